@@ -372,3 +372,32 @@ def encoder_flops(model: Any, lengths: Any) -> dict[str, float]:
         "attention": attention,
         "total": linear + attention,
     }
+
+
+def matmul_ceiling_tflops(
+    hidden: int, device: str = "cpu", dtype: str = "float32", rows: int = 4096
+) -> float:
+    """What this device sustains on the model's biggest matmul: the best of 5 timed
+    ``(rows x hidden) @ (hidden x 4*hidden)`` products (the feed-forward shape, at a size where
+    the BLAS library is at its most efficient), in TFLOP/s.
+
+    The datasheet peak assumes every multiply-add unit busy every cycle; no library reaches it.
+    This is the ceiling an implementation doing the same FLOPs can approach on this machine.
+    """
+    import torch
+
+    kind = getattr(torch, dtype)
+    left = torch.randn(rows, hidden, device=device, dtype=kind)
+    right = torch.randn(hidden, 4 * hidden, device=device, dtype=kind)
+    sync = torch.cuda.synchronize if str(device).startswith("cuda") else (lambda: None)
+    best = float("inf")
+    with torch.inference_mode():
+        for _ in range(2):  # warm-up
+            left @ right
+        for _ in range(5):
+            sync()
+            start = time.perf_counter()
+            left @ right
+            sync()
+            best = min(best, time.perf_counter() - start)
+    return 2.0 * rows * hidden * 4 * hidden / best / 1e12

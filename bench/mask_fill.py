@@ -34,6 +34,31 @@ def masked(sentence: str, mask: str) -> str | None:
     return _LAST_WORD.sub(lambda m: mask + m.group(2), sentence, count=1)
 
 
+def mask_fill_flop_bound(
+    filler: Any, timed: list[str], per_sentence: list[str], rows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """hf-mlm's FLOP rate against the matmul ceiling measured here, and the best ratio over the
+    per-sentence pipeline that any implementation doing hf-mlm's FLOPs could reach."""
+    encoder = filler.model.base_model
+    head_params = sum(p.numel() for p in filler.model.get_output_embeddings().parameters())
+    head_params += sum(p.numel() for n, p in filler.model.named_parameters() if "transform" in n)
+
+    def needed(texts: list[str]) -> float:  # encoder over the real tokens + head at one position
+        lengths = [len(ids) for ids in filler.encode(texts)[0]]
+        return common.encoder_flops(encoder, lengths)["total"] + 2.0 * head_params * len(texts)
+
+    ceiling = common.matmul_ceiling_tflops(encoder.config.hidden_size) * 1e12
+    ours = needed(timed) / rows[0]["seconds"]
+    fastest_possible = needed(per_sentence) / ceiling
+    return {
+        "head_params": head_params,
+        "hf_mlm_tflops": round(ours / 1e12, 4),
+        "matmul_ceiling_tflops": round(ceiling / 1e12, 4),
+        "fraction_of_matmul_ceiling": round(ours / ceiling, 4),
+        "max_possible_speedup_over_per_sentence": round(rows[2]["seconds"] / fastest_possible, 2),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -130,6 +155,14 @@ def main() -> None:
         "speedup_of_hf_mlm",
     ]
     common.print_table(rows, columns)
+    flop_bound = mask_fill_flop_bound(filler, subset, subset[::spacing][: args.per_sentence], rows)
+    print(
+        f"hf-mlm: {flop_bound['hf_mlm_tflops']} TFLOP/s (encoder + head at the mask) = "
+        f"{flop_bound['fraction_of_matmul_ceiling']:.1%} of the matmul ceiling measured here "
+        f"({flop_bound['matmul_ceiling_tflops']} TFLOP/s); computing only the encoder and the head at "
+        f"the mask at that ceiling would be {flop_bound['max_possible_speedup_over_per_sentence']}x "
+        "the per-sentence pipeline"
+    )
     checks = [
         common.check("hf-mlm / pipeline-per-sentence >= 5x", rows[2]["speedup_of_hf_mlm"], 5),
         common.check("padding efficiency (timed subset) >= 0.9", rows[0]["padding_efficiency"], 0.9),
@@ -143,6 +176,7 @@ def main() -> None:
             "batch_size": args.batch_size,
             "top_k": args.top_k,
             "rows": rows,
+            "flop_bound": flop_bound,
             "checks": checks,
         },
     )

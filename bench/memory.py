@@ -4,15 +4,21 @@ The audit runs in a child process (expand BBNLI, load :class:`HFNLIClassifier`, 
 :func:`nlibias.predict.predict_pairs` through a fresh SQLite cache); the parent reads the child's
 peak resident set size with ``resource.getrusage(RUSAGE_CHILDREN)`` after it exits.
 
+Then, growth with the number of samples: the whole ``nlibias audit`` command (read, predict,
+score with 200 bootstrap resamples, write) with a tiny classifier, so that the model does not
+dominate, on BBNLI (3,134 samples) and WinoQueer-NLI (76,288); each run in its own process,
+which reports its own peak RSS. Growth per sample is compared with the bytes the audit writes
+per sample (``predictions.jsonl``) and the bytes it reads (``samples.jsonl``).
+
     python bench/memory.py              # every unique pair (a full audit: long on 2 busy cores)
     python bench/memory.py --pairs 256  # the first 256 unique pairs
     python bench/memory.py --quick      # 32 pairs
+    python bench/memory.py --growth-only
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import subprocess
@@ -20,79 +26,125 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import _common as common
 
 TARGET_GIB = 2.0
 
 
-def child(model_dir: str, pairs_limit: int, batch_size: int) -> None:
-    """The audit itself (runs in the subprocess); prints one JSON line."""
-    common.set_threads(None)
-    from nlibias.backends.hf_nli import HFNLIClassifier
-    from nlibias.cache import PredictionCache
-    from nlibias.predict import predict_pairs
+_RSS_MARKER = "peak-rss-kib="
 
-    all_pairs, unique = common.bbnli_pairs()
-    chosen = set(unique[:pairs_limit])
-    pairs = all_pairs if pairs_limit <= 0 else [p for p in all_pairs if p in chosen]
-    after_load = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    clf = HFNLIClassifier(model_dir, device="cpu", max_batch_size=batch_size)
-    after_model = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with tempfile.TemporaryDirectory() as tmp:
-        cache = PredictionCache(Path(tmp) / "cache.sqlite")
-        start = time.perf_counter()
-        run = predict_pairs(clf, pairs, cache, progress=False)
-        seconds = time.perf_counter() - start
-    print(
-        json.dumps(
-            {
-                "pairs": len(pairs),
-                "unique_pairs": run.unique_pairs,
-                "seconds": round(seconds, 1),
-                "maxrss_kib_after_samples": after_load,
-                "maxrss_kib_after_model": after_model,
-            }
-        )
-    )
+
+def cli_child(arguments: list[str]) -> None:
+    """Run ``nlibias ARGUMENTS`` in this process, then print this process's peak RSS."""
+    from nlibias.cli.main import main as nlibias_main
+
+    sys.argv = ["nlibias", *arguments]
+    try:
+        nlibias_main()
+    except SystemExit as stop:
+        if stop.code not in (0, None):
+            raise
+    print(f"{_RSS_MARKER}{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}")
+
+
+def audit_peak_rss(samples_dir: Path, model_dir: Path, out_dir: Path) -> dict[str, Any]:
+    """Peak RSS of one ``nlibias audit`` over ``samples_dir`` (own process), with file sizes."""
+    arguments = [
+        "audit", "--samples", str(samples_dir), "--model", str(model_dir), "--out", str(out_dir),
+        "--no-cache", "--bootstrap", "200", "--quiet",
+    ]  # fmt: skip
+    start = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, __file__, "--cli-child", *arguments],
+        capture_output=True, text=True, check=True, env=dict(os.environ),
+    )  # fmt: skip
+    seconds = time.perf_counter() - start
+    peak_kib = int(result.stdout.strip().splitlines()[-1].removeprefix(_RSS_MARKER))
+    samples_file = samples_dir / "samples.jsonl"
+    n = sum(1 for _ in samples_file.open(encoding="utf-8"))
+    return {
+        "samples": n,
+        "seconds": round(seconds, 1),
+        "peak_rss_mib": round(peak_kib / 1024, 1),
+        "samples_jsonl_bytes": samples_file.stat().st_size,
+        "predictions_jsonl_bytes": (out_dir / "predictions.jsonl").stat().st_size,
+    }
+
+
+def growth(work: Path) -> dict[str, Any]:
+    """Peak RSS of the small and the large audit and the growth per sample between them."""
+    from nlibias.io.samples import write_samples
+    from nlibias.sources.wq_nli import expand_wq_nli
+    from nlibias.testing import bbnli_texts, build_tiny_nli_classifier
+
+    model_dir = work / "tiny-nli"
+    if not (model_dir / "config.json").exists():
+        build_tiny_nli_classifier(model_dir, bbnli_texts())
+    sets = {"bbnli": common.bbnli_samples(), "wq-nli": list(expand_wq_nli().samples)}
+    rows = []
+    for name, samples in sets.items():
+        write_samples(work / name, samples)
+        del samples
+        rows.append({"set": name, **audit_peak_rss(work / name, model_dir, work / f"out-{name}")})
+    small, large = rows
+    extra = large["samples"] - small["samples"]
+    per_sample = (large["peak_rss_mib"] - small["peak_rss_mib"]) * 2**20 / extra
+    written = large["predictions_jsonl_bytes"] / large["samples"]
+    read = large["samples_jsonl_bytes"] / large["samples"]
+    return {
+        "runs": rows,
+        "growth_bytes_per_sample": round(per_sample),
+        "written_bytes_per_sample": round(written),
+        "read_bytes_per_sample": round(read),
+        "growth_over_written": round(per_sample / written, 2),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--pairs", type=int, default=0, help="unique pairs to audit (0: all)")
-    parser.add_argument("--batch-size", type=int, default=128, help="max batch size (default: the backend's)")
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        child(args.child[0], int(args.child[1]), int(args.child[2]))
+    parser.add_argument("--quick", action="store_true", help="32 samples for the BERT-base audit")
+    parser.add_argument("--pairs", type=int, default=0, help="first N BBNLI samples to audit (0: all)")
+    parser.add_argument("--growth-only", action="store_true", help="only the growth runs (~1 min)")
+    if len(sys.argv) > 1 and sys.argv[1] == "--cli-child":
+        cli_child(sys.argv[2:])
         return
+    args = parser.parse_args()
     if args.quick:
         args.pairs = 32
+    from nlibias.io.samples import write_samples
 
-    model_dir = Path(tempfile.gettempdir()) / "nlibias-bench" / "bert-base-nli"
-    if not (model_dir / "config.json").exists():
-        common.build_model(model_dir, "nli", "bert-base")
-    command = [sys.executable, __file__, "--child", str(model_dir), str(args.pairs), str(args.batch_size)]
-    result = subprocess.run(command, capture_output=True, text=True, check=True, env=dict(os.environ))
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    report = json.loads(result.stdout.strip().splitlines()[-1])
-    peak_gib = usage.ru_maxrss / 2**20  # ru_maxrss is in KiB on Linux
-    report["peak_rss_gib"] = round(peak_gib, 3)
-    report["rss_gib_after_samples"] = round(report.pop("maxrss_kib_after_samples") / 2**20, 3)
-    report["rss_gib_after_model"] = round(report.pop("maxrss_kib_after_model") / 2**20, 3)
-    report["batch_size"] = args.batch_size
+    work = Path(tempfile.gettempdir()) / "nlibias-bench" / "memory"
+    payload: dict[str, Any] = {"machine": common.machine_info()}
+    checks = []
+    if not args.growth_only:
+        model_dir = Path(tempfile.gettempdir()) / "nlibias-bench" / "bert-base-nli"
+        if not (model_dir / "config.json").exists():
+            common.build_model(model_dir, "nli", "bert-base")
+        samples = common.bbnli_samples()
+        samples = samples[: args.pairs] if args.pairs > 0 else samples
+        write_samples(work / f"bbnli-{len(samples)}", samples)
+        audit = audit_peak_rss(work / f"bbnli-{len(samples)}", model_dir, work / "out-bert-base")
+        print(f"nlibias audit of {audit['samples']} BBNLI samples, bert-base-sized model (fp32, CPU)")
+        common.print_table([audit], list(audit))
+        peak_gib = audit["peak_rss_mib"] / 1024
+        checks.append(common.check(f"peak RSS under {TARGET_GIB} GiB", peak_gib, TARGET_GIB, below=True))
+        payload["audit"] = audit
+    grown = growth(work)
+    print("\ngrowth with the number of samples, tiny classifier (nlibias audit, --bootstrap 200)")
+    common.print_table(grown["runs"], list(grown["runs"][0]))
     print(
-        f"audit of {report['pairs']} BBNLI samples ({report['unique_pairs']} unique pairs), bert-base-sized model"
+        f"peak RSS grows {grown['growth_bytes_per_sample']} bytes a sample; the audit writes "
+        f"{grown['written_bytes_per_sample']} bytes a sample (predictions.jsonl, one model) and reads "
+        f"{grown['read_bytes_per_sample']} (samples.jsonl): growth / written = {grown['growth_over_written']}"
     )
-    common.print_table([report], list(report))
-    checks = [common.check(f"peak RSS under {TARGET_GIB} GiB", peak_gib, TARGET_GIB, below=True)]
-    path = common.write_results(
-        "memory" + ("_quick" if args.quick else ""),
-        {"machine": common.machine_info(), "audit": report, "checks": checks},
-    )
+    payload["growth"] = grown
+    payload["checks"] = checks
+    name = "memory" + ("_quick" if args.quick else "") + ("_growth" if args.growth_only else "")
+    path = common.write_results(name, payload)
     print(f"wrote {path}")
 
 

@@ -248,6 +248,25 @@ def main() -> None:
         f"{flops['attention'] / 1e12:.3f}); {flop_bound['achieved_tflops_end_to_end']} TFLOP/s end to end"
         + (f" = {flop_bound['fraction_of_peak']:.1%} of {peak[0]} TFLOP/s ({peak[1]})" if peak else "")
     )
+    # The ceiling measured on this machine bounds every ratio: an implementation doing the
+    # per-pair baseline's FLOPs cannot beat it by more than ceiling / the baseline's rate.
+    dtype = str(next(clf.model.parameters()).dtype).removeprefix("torch.")
+    ceiling = common.matmul_ceiling_tflops(clf.model.config.hidden_size, device, dtype) * 1e12
+    per_pair_rate = common.encoder_flops(clf.model, clf.encode(per_pair)[2])["total"] / rows[2]["seconds"]
+    flop_bound.update(
+        {
+            "matmul_ceiling_tflops": round(ceiling / 1e12, 4),
+            "fraction_of_matmul_ceiling": round(achieved / ceiling, 4),
+            "per_pair_pipeline_tflops": round(per_pair_rate / 1e12, 4),
+            "max_possible_speedup_over_per_pair": round(ceiling / per_pair_rate, 2),
+        }
+    )
+    print(
+        f"matmul ceiling measured on this {device} ({dtype}, feed-forward shape): {ceiling / 1e12:.4f} TFLOP/s; "
+        f"hf-nli reaches {achieved / ceiling:.1%} of it, the per-pair pipeline {per_pair_rate / 1e12:.4f} "
+        f"TFLOP/s, so nothing doing these FLOPs can be more than {ceiling / per_pair_rate:.1f}x the "
+        "per-pair pipeline here"
+    )
     checks = [
         common.check("hf-nli / pipeline-per-pair >= 10x", rows[2]["speedup_of_hf_nli"], 10),
         common.check("hf-nli / pipeline-batched >= 1.5x", rows[1]["speedup_of_hf_nli"], 1.5),

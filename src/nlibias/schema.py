@@ -19,7 +19,7 @@ LABEL_INDEX: dict[str, int] = {label: i for i, label in enumerate(LABELS)}
 STEREOTYPES: tuple[Stereotype, Stereotype] = ("pro", "anti")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sample:
     """One premise/hypothesis pair of a bias benchmark.
 
@@ -69,7 +69,7 @@ class Sample:
         return cls(**{k: v for k, v in record.items() if k in known})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Prediction:
     """One model's answer on one sample.
 

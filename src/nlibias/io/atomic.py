@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ def write_json(path: str | Path, data: Any) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
-def write_jsonl(path: str | Path, records: Iterator[dict[str, Any]] | list[dict[str, Any]]) -> None:
+def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> None:
     with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as handle:
         for record in records:
             handle.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")

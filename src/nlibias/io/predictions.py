@@ -15,7 +15,7 @@ from typing import Any
 from nlibias.errors import SourceError
 from nlibias.io.atomic import write_jsonl
 from nlibias.io.jsonl import iter_jsonl
-from nlibias.schema import LABELS, Prediction
+from nlibias.schema import LABEL_INDEX, LABELS, Prediction
 
 PREDICTIONS_JSONL = "predictions.jsonl"
 PROBABILITY_TOLERANCE = 1e-3
@@ -23,11 +23,11 @@ PROBABILITY_TOLERANCE = 1e-3
 
 def write_predictions(path: str | Path, predictions: Iterable[Prediction]) -> Path:
     path = Path(path)
-    write_jsonl(path, [p.to_dict() for p in predictions])
+    write_jsonl(path, (p.to_dict() for p in predictions))  # a generator: one row in memory at a time
     return path
 
 
-def _parse_line(path: Path, line: int, raw: Any, default_model: str) -> Prediction:
+def _parse_line(path: Path, line: int, raw: Any, default_model: str, models: dict[str, str]) -> Prediction:
     def fail(field: str | None, reason: str, fix: str | None = None) -> SourceError:
         return SourceError(path, field, reason, line=line, fix=fix)
 
@@ -63,7 +63,14 @@ def _parse_line(path: Path, line: int, raw: Any, default_model: str) -> Predicti
             )
         vector = (float(values[0]), float(values[1]), float(values[2]))
     extra = {k: v for k, v in raw.items() if k not in ("id", "label", "model", "probs")}
-    return Prediction(sample_id=raw["id"], model=model, label=label, probs=vector, extra=extra)
+    # One string object per model and label across the file (json makes one per line).
+    return Prediction(
+        sample_id=raw["id"],
+        model=models.setdefault(model, model),
+        label=None if label is None else LABELS[LABEL_INDEX[label]],
+        probs=vector,
+        extra=extra,
+    )
 
 
 def read_predictions(
@@ -83,8 +90,9 @@ def read_predictions(
     default = default_model or path.stem
     seen: dict[tuple[str, str], int] = {}
     predictions: list[Prediction] = []
+    models: dict[str, str] = {}
     for line_number, raw in iter_jsonl(path):
-        prediction = _parse_line(path, line_number, raw, default)
+        prediction = _parse_line(path, line_number, raw, default, models)
         if known_ids is not None and prediction.sample_id not in known_ids:
             raise SourceError(
                 path,

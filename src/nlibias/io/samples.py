@@ -34,6 +34,8 @@ _CORE_FIELDS = (
     "counterfactual_group",
 )
 _KNOWN_KEYS = frozenset((*_CORE_FIELDS, "provenance"))
+# Fields whose values repeat across samples (ids and pair keys are unique or nearly so).
+_SHARED_FIELDS = tuple(f for f in _CORE_FIELDS if f not in ("id", "source", "pair_key"))
 
 
 class SampleRecord(BaseModel):
@@ -91,7 +93,58 @@ _OPTIONAL_TEXT = ("pair_key", "group", "counterfactual_group")
 _STEREOTYPES = (None, "pro", "anti")
 
 
-def _quick_sample(raw: dict[str, Any]) -> Sample | None:
+class _StringPool:
+    """One shared object per distinct string value (``sys.intern`` without immortal strings).
+
+    Samples repeat most of their text: domain, subtopic, gold label and every provenance key on
+    every line, a premise for each of its hypotheses, a hypothesis for each premise. ``json``
+    makes a new string object for each occurrence; sharing them cut what an audit holds per
+    WQ-NLI sample from 2.5 kB to about 0.8 kB (``tracemalloc``, docs/benchmarks.md). Ids are
+    unique and stay out of the pool.
+    """
+
+    def __init__(self) -> None:
+        self._strings: dict[str, str] = {}
+
+    def text(self, value: Any) -> Any:
+        return self._strings.setdefault(value, value) if type(value) is str else value
+
+    def value(self, value: Any) -> Any:
+        """``value`` with every string in it (dict keys, list items, nested) shared."""
+        if type(value) is str:
+            return self._strings.setdefault(value, value)
+        if type(value) is dict:
+            share = self._strings.setdefault
+            # Strings and numbers inline: a call per value made reading WQ-NLI 60% slower.
+            return {
+                share(k, k): share(v, v)
+                if type(v) is str
+                else (self.value(v) if type(v) in (dict, list) else v)
+                for k, v in value.items()
+            }
+        if type(value) is list:
+            return [self.value(v) for v in value]
+        return value
+
+    def sample(self, sample: Sample) -> Sample:
+        text = self.text
+        return Sample(
+            id=sample.id,
+            source=text(sample.source),
+            domain=text(sample.domain),
+            subtopic=text(sample.subtopic),
+            premise=text(sample.premise),
+            hypothesis=text(sample.hypothesis),
+            gold=text(sample.gold),
+            stereotype=text(sample.stereotype),
+            pair_key=sample.pair_key,
+            group=text(sample.group),
+            counterfactual_group=text(sample.counterfactual_group),
+            provenance=self.value(dict(sample.provenance)),
+        )
+
+
+def _quick_sample(raw: dict[str, Any], shared: _StringPool) -> Sample | None:
     """The sample of a well-formed record without pydantic, or None to let the validator explain.
 
     Files nlibias wrote itself are always well-formed; checking them field by field in plain
@@ -115,15 +168,21 @@ def _quick_sample(raw: dict[str, Any]) -> Sample | None:
         return None
     if "pair_key" not in raw or not set(raw) <= _KNOWN_KEYS:
         return None  # pair_key is required (null allowed); extra keys go to provenance via the validator
-    fields: dict[str, Any] = {name: get(name) for name in _CORE_FIELDS}
-    fields["source"] = source
-    return Sample(**fields, provenance=dict(provenance))
+    text = shared.text
+    fields: dict[str, Any] = {name: text(get(name)) for name in _SHARED_FIELDS}
+    return Sample(
+        id=raw["id"],
+        source=text(source),
+        pair_key=get("pair_key"),
+        **fields,
+        provenance=shared.value(provenance),
+    )
 
 
-def _from_record(path: Path, line: int, raw: Any) -> Sample:
+def _from_record(path: Path, line: int, raw: Any, shared: _StringPool) -> Sample:
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a JSON object", line=line)
-    quick = _quick_sample(raw)
+    quick = _quick_sample(raw, shared)
     if quick is not None:
         return quick
     try:
@@ -140,7 +199,9 @@ def _from_record(path: Path, line: int, raw: Any) -> Sample:
         ) from None
     provenance = dict(record.provenance)
     provenance.update(record.model_extra or {})
-    return Sample(**{name: getattr(record, name) for name in _CORE_FIELDS}, provenance=provenance)
+    return shared.sample(
+        Sample(**{name: getattr(record, name) for name in _CORE_FIELDS}, provenance=provenance)
+    )
 
 
 def _resolve(path: Path) -> Path:
@@ -163,15 +224,16 @@ def read_samples(path: str | Path) -> list[Sample]:
     """Samples from a run directory, a JSONL file or a Parquet file; ids must be unique."""
     path = _resolve(Path(path))
     samples: list[Sample] = []
+    shared = _StringPool()
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
         for i, row in enumerate(pq.read_table(path).to_pylist(), start=1):
             row["provenance"] = json.loads(row.get("provenance") or "{}")
-            samples.append(_from_record(path, i, row))
+            samples.append(_from_record(path, i, row, shared))
     else:
         for line_number, raw in iter_jsonl(path):
-            samples.append(_from_record(path, line_number, raw))
+            samples.append(_from_record(path, line_number, raw, shared))
     _check_unique(path, samples)
     return samples
 

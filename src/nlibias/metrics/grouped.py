@@ -38,15 +38,16 @@ from nlibias.metrics.bbnli import (
     slice_units,
 )
 from nlibias.metrics.meta import MEASURES, PERCENT_MEASURES
+from nlibias.metrics.resampling import chunk_sizes, unit_draw_counts
 
 
-def _resample_weights(n_units: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """``(resamples, n_units)`` float matrix: how often each unit is drawn in each resample."""
-    if n_units == 0:
-        return np.zeros((resamples, 0))
-    draws = rng.integers(0, n_units, size=(resamples, n_units))
-    draws += np.arange(resamples)[:, None] * n_units
-    return np.bincount(draws.ravel(), minlength=resamples * n_units).reshape(resamples, n_units).astype(float)
+def _resampled_totals(rows: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """``(resamples, columns)``: the column sums of ``rows`` in each resample of its rows."""
+    if len(rows) == 0:
+        return np.zeros((resamples, rows.shape[1]))
+    return np.vstack(
+        [unit_draw_counts(len(rows), size, rng) @ rows for size in chunk_sizes(resamples, len(rows))]
+    )
 
 
 def bootstrap_intervals(
@@ -68,8 +69,10 @@ def bootstrap_intervals(
         return dict.fromkeys(PERCENT_MEASURES)
     matrix = units.matrix.astype(float)
     bias_rows, test_rows = matrix[~units.is_test_unit], matrix[units.is_test_unit]
-    totals = _resample_weights(len(bias_rows), resamples, rng) @ bias_rows
-    totals += _resample_weights(len(test_rows), resamples, rng) @ test_rows
+    # Chunked so that memory stays flat for big runs; BBNLI-sized slices fit in one chunk and
+    # draw exactly the numbers a single (resamples x units) draw would.
+    totals = _resampled_totals(bias_rows, resamples, rng)
+    totals += _resampled_totals(test_rows, resamples, rng)
     tail = (1.0 - confidence) / 2.0 * 100.0
     intervals: dict[str, list[float] | None] = {}
     for name, values in measures_from_totals(totals).items():

@@ -26,11 +26,9 @@ from typing import Any
 import numpy as np
 
 from nlibias.errors import ConfigError
+from nlibias.metrics.resampling import chunk_sizes, unit_draw_counts
 from nlibias.schema import Sample
 from nlibias.text_table import render_table
-
-#: Largest number of floats one bootstrap chunk may hold (keeps memory flat for big slices).
-_CHUNK_FLOATS = 4_000_000
 
 
 def _slice_rng(seed: int, slice_name: str) -> np.random.Generator:
@@ -66,23 +64,14 @@ def bootstrap_means(
         if len(unique_codes) * 2 <= n_units:
             filled, defined = filled[first], defined[first]
             probabilities = frequency / n_units
-    width = len(filled)
-    per_chunk = max(1, _CHUNK_FLOATS // max(width, n_units if probabilities is None else 1))
     sums, counts = [], []
-    done = 0
-    while done < resamples:
-        size = min(per_chunk, resamples - done)
+    for size in chunk_sizes(resamples, len(filled)):
         if probabilities is not None:
             weights = rng.multinomial(n_units, probabilities, size=size).astype(float)
         else:
-            draws = rng.integers(0, n_units, size=(size, n_units))
-            draws += np.arange(size)[:, None] * n_units
-            weights = (
-                np.bincount(draws.ravel(), minlength=size * n_units).reshape(size, n_units).astype(float)
-            )
+            weights = unit_draw_counts(n_units, size, rng)
         sums.append(weights @ filled)
         counts.append(weights @ defined.astype(float))
-        done += size
     total, number = np.vstack(sums), np.vstack(counts)
     tail = (1.0 - confidence) / 2.0 * 100.0
     intervals: list[list[float] | None] = []
