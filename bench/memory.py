@@ -1,8 +1,8 @@
-"""Peak memory (RSS) of an NLI audit of the BBNLI set with a BERT-base-sized model.
+"""Peak memory (RSS) of ``nlibias audit`` over the BBNLI set with a BERT-base-sized model.
 
-The audit runs in a child process (expand BBNLI, load :class:`HFNLIClassifier`, run
-:func:`nlibias.predict.predict_pairs` through a fresh SQLite cache); the parent reads the child's
-peak resident set size with ``resource.getrusage(RUSAGE_CHILDREN)`` after it exits.
+The whole command (read the samples, predict through the default caps, score with 200
+bootstrap resamples, write the run directory; ``--no-cache``) runs in a child process, which
+prints its own peak resident set size (``resource.getrusage(RUSAGE_SELF)``) when it is done.
 
 Then, growth with the number of samples: the whole ``nlibias audit`` command (read, predict,
 score with 200 bootstrap resamples, write) with a tiny classifier, so that the model does not
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,31 +50,36 @@ def cli_child(arguments: list[str]) -> None:
     print(f"{_RSS_MARKER}{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}")
 
 
-def audit_peak_rss(samples_dir: Path, model_dir: Path, out_dir: Path) -> dict[str, Any]:
-    """Peak RSS of one ``nlibias audit`` over ``samples_dir`` (own process), with file sizes."""
+def audit_peak_rss(samples_dir: Path, model_dir: Path, out_dir: Path, repeats: int = 1) -> dict[str, Any]:
+    """Peak RSS of ``nlibias audit`` over ``samples_dir`` (own process each time; the median of
+    ``repeats`` runs: identical runs differ by up to ~10% here), with the files' sizes."""
     arguments = [
         "audit", "--samples", str(samples_dir), "--model", str(model_dir), "--out", str(out_dir),
         "--no-cache", "--bootstrap", "200", "--quiet",
     ]  # fmt: skip
-    start = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, __file__, "--cli-child", *arguments],
-        capture_output=True, text=True, check=True, env=dict(os.environ),
-    )  # fmt: skip
-    seconds = time.perf_counter() - start
-    peak_kib = int(result.stdout.strip().splitlines()[-1].removeprefix(_RSS_MARKER))
+    peaks, times = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = subprocess.run(
+            [sys.executable, __file__, "--cli-child", *arguments],
+            capture_output=True, text=True, check=True, env=dict(os.environ),
+        )  # fmt: skip
+        times.append(time.perf_counter() - start)
+        peaks.append(int(result.stdout.strip().splitlines()[-1].removeprefix(_RSS_MARKER)))
+    peak_kib, seconds = statistics.median(peaks), statistics.median(times)
     samples_file = samples_dir / "samples.jsonl"
     n = sum(1 for _ in samples_file.open(encoding="utf-8"))
     return {
         "samples": n,
         "seconds": round(seconds, 1),
         "peak_rss_mib": round(peak_kib / 1024, 1),
+        "peak_rss_mib_runs": [round(k / 1024, 1) for k in peaks],
         "samples_jsonl_bytes": samples_file.stat().st_size,
         "predictions_jsonl_bytes": (out_dir / "predictions.jsonl").stat().st_size,
     }
 
 
-def growth(work: Path) -> dict[str, Any]:
+def growth(work: Path, repeats: int) -> dict[str, Any]:
     """Peak RSS of the small and the large audit and the growth per sample between them."""
     from nlibias.io.samples import write_samples
     from nlibias.sources.wq_nli import expand_wq_nli
@@ -87,7 +93,7 @@ def growth(work: Path) -> dict[str, Any]:
     for name, samples in sets.items():
         write_samples(work / name, samples)
         del samples
-        rows.append({"set": name, **audit_peak_rss(work / name, model_dir, work / f"out-{name}")})
+        rows.append({"set": name, **audit_peak_rss(work / name, model_dir, work / f"out-{name}", repeats)})
     small, large = rows
     extra = large["samples"] - small["samples"]
     per_sample = (large["peak_rss_mib"] - small["peak_rss_mib"]) * 2**20 / extra
@@ -108,13 +114,14 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="32 samples for the BERT-base audit")
     parser.add_argument("--pairs", type=int, default=0, help="first N BBNLI samples to audit (0: all)")
-    parser.add_argument("--growth-only", action="store_true", help="only the growth runs (~1 min)")
+    parser.add_argument("--growth-only", action="store_true", help="only the growth runs (~1.5 min)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per growth set (median taken)")
     if len(sys.argv) > 1 and sys.argv[1] == "--cli-child":
         cli_child(sys.argv[2:])
         return
     args = parser.parse_args()
     if args.quick:
-        args.pairs = 32
+        args.pairs, args.repeats = 32, 1
     from nlibias.io.samples import write_samples
 
     work = Path(tempfile.gettempdir()) / "nlibias-bench" / "memory"
@@ -133,7 +140,7 @@ def main() -> None:
         peak_gib = audit["peak_rss_mib"] / 1024
         checks.append(common.check(f"peak RSS under {TARGET_GIB} GiB", peak_gib, TARGET_GIB, below=True))
         payload["audit"] = audit
-    grown = growth(work)
+    grown = growth(work, args.repeats)
     print("\ngrowth with the number of samples, tiny classifier (nlibias audit, --bootstrap 200)")
     common.print_table(grown["runs"], list(grown["runs"][0]))
     print(
