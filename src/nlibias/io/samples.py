@@ -94,7 +94,7 @@ _STEREOTYPES = (None, "pro", "anti")
 
 
 class _StringPool:
-    """One shared object per distinct string value (``sys.intern`` without immortal strings).
+    """One shared object per distinct string value (like ``sys.intern``, freed with the samples).
 
     Samples repeat most of their text: domain, subtopic, gold label and every provenance key on
     every line, a premise for each of its hypotheses, a hypothesis for each premise. ``json``

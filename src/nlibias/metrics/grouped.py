@@ -69,8 +69,7 @@ def bootstrap_intervals(
         return dict.fromkeys(PERCENT_MEASURES)
     matrix = units.matrix.astype(float)
     bias_rows, test_rows = matrix[~units.is_test_unit], matrix[units.is_test_unit]
-    # Chunked so that memory stays flat for big runs; BBNLI-sized slices fit in one chunk and
-    # draw exactly the numbers a single (resamples x units) draw would.
+    # Chunked so that memory stays flat for big runs (the same draws as one big draw).
     totals = _resampled_totals(bias_rows, resamples, rng)
     totals += _resampled_totals(test_rows, resamples, rng)
     tail = (1.0 - confidence) / 2.0 * 100.0
