@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,10 +34,19 @@ def _sample(i: int, **changes: object) -> Sample:
     return Sample(**fields)  # type: ignore[arg-type]
 
 
-def _read_with_validator_only(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Sample]:
+def _read_with_validator_only(path: Path, monkeypatch: pytest.MonkeyPatch, **options: Any) -> list[Sample]:
     with monkeypatch.context() as patch:
         patch.setattr(samples_io, "_quick_sample", lambda raw, shared: None)
-        return read_samples(path)
+        return read_samples(path, **options)
+
+
+def _read(
+    which: str, paths: dict[str, Path], monkeypatch: pytest.MonkeyPatch, **options: Any
+) -> list[Sample]:
+    """The samples file ``which`` (jsonl, parquet, or the jsonl through the validator only)."""
+    if which == "validator":
+        return _read_with_validator_only(paths["jsonl"], monkeypatch, **options)
+    return read_samples(paths[which], **options)
 
 
 def test_fast_path_reads_what_nlibias_wrote_exactly_as_the_validator(
@@ -116,10 +126,7 @@ def test_repeated_text_is_one_object_across_samples(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, which: str
 ) -> None:
     paths = write_samples(tmp_path, [_wq_like(i) for i in range(4)])
-    if which == "validator":
-        first, second, third, _ = _read_with_validator_only(paths["jsonl"], monkeypatch)
-    else:
-        first, second, third, _ = read_samples(paths[which])
+    first, second, third, _ = _read(which, paths, monkeypatch)
     assert first.premise is third.premise  # same premise text, one object
     assert first.hypothesis is second.hypothesis
     assert first.domain is second.domain and first.gold is second.gold
@@ -145,3 +152,29 @@ def test_reading_shares_strings_so_a_sample_costs_a_third(tmp_path: Path) -> Non
         tracemalloc.stop()
     assert len(samples) == n
     assert held / n < 1500, f"{held / n:.0f} bytes a sample"
+
+
+@pytest.mark.parametrize("which", ["jsonl", "parquet", "validator"])
+def test_provenance_keys_keep_only_those_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, which: str
+) -> None:
+    paths = write_samples(tmp_path, [_wq_like(i) for i in range(3)])
+    samples = _read(which, paths, monkeypatch, provenance_keys=["identity_group", "repeat_of", "absent"])
+    assert [s.provenance for s in samples] == [{"identity_group": "LGBTQ", "repeat_of": None}] * 3
+    assert [s.premise for s in samples] == [_wq_like(i).premise for i in range(3)]  # the rest is intact
+    assert read_samples(paths["jsonl"], provenance_keys=[])[0].provenance == {}
+
+
+def test_peek_source_reads_the_first_record_only(tmp_path: Path) -> None:
+    paths = write_samples(tmp_path / "run", [_wq_like(0), _sample(1, source="bbnli")])
+    assert samples_io.peek_source(tmp_path / "run") == "wq-nli"
+    assert samples_io.peek_source(paths["parquet"]) == "wq-nli"
+    record = _sample(0).to_dict()
+    del record["source"]
+    (tmp_path / "mine.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    assert samples_io.peek_source(tmp_path / "mine.jsonl") == "custom"  # read_samples' default
+    (tmp_path / "bad.jsonl").write_text("not json\n", encoding="utf-8")
+    assert samples_io.peek_source(tmp_path / "bad.jsonl") is None  # read_samples explains it
+    assert samples_io.peek_source(tmp_path / "missing.jsonl") is None
+    (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
+    assert samples_io.peek_source(tmp_path / "empty.jsonl") is None

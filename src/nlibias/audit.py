@@ -22,8 +22,15 @@ from nlibias.cache import PredictionCache
 from nlibias.errors import ConfigError
 from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.io.predictions import PREDICTIONS_JSONL, write_predictions
+from nlibias.io.samples import peek_source, read_samples
 from nlibias.schema import Prediction, Sample
-from nlibias.scoring import format_all_tables, is_generative_key, samples_source, scorer_for
+from nlibias.scoring import (
+    format_all_tables,
+    is_generative_key,
+    provenance_keys_for,
+    samples_source,
+    scorer_for,
+)
 
 METRICS_JSON = "metrics.json"
 TABLES_TXT = "tables.txt"
@@ -38,6 +45,15 @@ class AuditResult:
     """The content of ``metrics.json``."""
     tables: str
     predictions: Sequence[Prediction] = field(repr=False, default=())
+
+
+def read_samples_to_score(path: str | Path) -> list[Sample]:
+    """The samples of a run directory or samples file, with only the provenance keys their
+    benchmark's measures read (:func:`nlibias.scoring.provenance_keys_for`): the BBNLI measures
+    read none, so an audit of an extended run does not hold its samples' provenance records
+    (1.8 kB a sample in memory).
+    """
+    return read_samples(path, provenance_keys=provenance_keys_for(peek_source(path)))
 
 
 def build_metrics(

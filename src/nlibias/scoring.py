@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,17 +30,25 @@ TablesFormatter = Callable[[Mapping[str, Any]], str]
 class _Entry:
     scorer: Scorer | str
     tables: TablesFormatter | str | None
+    provenance: tuple[str, ...] | str | None = None
+    """Provenance keys the scorer reads (a lazy ``module:ATTRIBUTE`` string allowed); None: all."""
 
 
-# One line per benchmark. Lazy targets keep `import nlibias` light.
-_BUILTIN: dict[str, tuple[str, str | None]] = {
-    "bbnli": ("nlibias.metrics.bbnli_scorer:score_bbnli", "nlibias.tables:format_bbnli_tables"),
-    "bbnli-next": ("nlibias.metrics.bbnli_scorer:score_bbnli", "nlibias.tables:format_bbnli_tables"),
-    "custom": ("nlibias.metrics.bbnli_scorer:score_bbnli", "nlibias.tables:format_bbnli_tables"),
-    "wq-nli": ("nlibias.metrics.wq_nli:score_wq_nli", "nlibias.metrics.wq_nli:format_wq_nli_tables"),
+# One line per benchmark. Lazy targets keep `import nlibias` light. The BBNLI measures read no
+# provenance, so an audit of a BBNLI(-next) run does not hold the samples' provenance records.
+_BUILTIN: dict[str, tuple[str, str | None, tuple[str, ...] | str | None]] = {
+    "bbnli": ("nlibias.metrics.bbnli_scorer:score_bbnli", "nlibias.tables:format_bbnli_tables", ()),
+    "bbnli-next": ("nlibias.metrics.bbnli_scorer:score_bbnli", "nlibias.tables:format_bbnli_tables", ()),
+    "custom": ("nlibias.metrics.bbnli_scorer:score_bbnli", "nlibias.tables:format_bbnli_tables", ()),
+    "wq-nli": (
+        "nlibias.metrics.wq_nli:score_wq_nli",
+        "nlibias.metrics.wq_nli:format_wq_nli_tables",
+        "nlibias.metrics.wq_nli:PROVENANCE_KEYS",
+    ),
     "occupations": (
         "nlibias.metrics.occupations:score_occupations",
         "nlibias.metrics.occupations:format_occupations_tables",
+        "nlibias.metrics.occupations:PROVENANCE_KEYS",
     ),
 }
 
@@ -61,15 +69,25 @@ def is_generative_key(model: str) -> bool:
 
 
 def register_scorer(
-    source: str, scorer: Scorer | str, *, tables: TablesFormatter | str | None = None, replace: bool = False
+    source: str,
+    scorer: Scorer | str,
+    *,
+    tables: TablesFormatter | str | None = None,
+    provenance_keys: Collection[str] | None = None,
+    replace: bool = False,
 ) -> None:
-    """Register the measures of a benchmark source (refuses duplicates unless ``replace``)."""
+    """Register the measures of a benchmark source (refuses duplicates unless ``replace``).
+
+    ``provenance_keys`` names the provenance keys the scorer reads; an audit then loads only
+    those (less memory per sample). None (the default) keeps every key.
+    """
     if source in _REGISTRY and not replace:
         raise ConfigError(f"a scorer for source {source!r} is already registered (pass replace=True)")
     for target in (scorer, tables):
         if isinstance(target, str) and ":" not in target:
             raise ConfigError(f"lazy target {target!r} must look like 'package.module:function'")
-    _REGISTRY[source] = _Entry(scorer, tables)
+    keys = None if provenance_keys is None else tuple(provenance_keys)
+    _REGISTRY[source] = _Entry(scorer, tables, keys)
 
 
 def registered_sources() -> list[str]:
@@ -120,6 +138,23 @@ def format_all_tables(metrics: Mapping[str, Any], **options: Any) -> str:
     if generative and _GENERATIVE.tables is not None:
         parts.append(_load(_GENERATIVE.tables)(generative))
     return "\n\n".join(p for p in parts if p)
+
+
+def provenance_keys_for(source: str | None) -> frozenset[str] | None:
+    """The provenance keys the measures of ``source`` read, or None (keep all: an unknown source,
+    or a scorer registered without saying).
+
+    >>> sorted(provenance_keys_for("bbnli")), provenance_keys_for("no-such-source")
+    ([], None)
+    """
+    entry = _REGISTRY.get(source) if source is not None else None
+    if entry is None or entry.provenance is None:
+        return None
+    keys = entry.provenance
+    if isinstance(keys, str):
+        module_name, _, attribute = keys.partition(":")
+        keys = getattr(importlib.import_module(module_name), attribute)
+    return frozenset(keys)
 
 
 def tables_for(source: str) -> TablesFormatter | None:

@@ -103,12 +103,11 @@ def audit_command(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
 ) -> None:
     """Run NLI classifiers and/or generative LMs over the samples and report the bias measures."""
-    from nlibias.audit import audit
+    from nlibias.audit import audit, read_samples_to_score
     from nlibias.cache import PredictionCache, default_cache_path
-    from nlibias.io.samples import read_samples
     from nlibias.models import build_predictors, close_predictors
 
-    loaded = read_samples(samples)
+    loaded = read_samples_to_score(samples)
     cache_store = None if no_cache else PredictionCache(cache or default_cache_path())
     predictors = build_predictors(
         model,
@@ -172,11 +171,10 @@ def score_command(
     as_json: bool = typer.Option(False, "--json", help="Print metrics.json instead of tables."),
 ) -> None:
     """Score a predictions file (from nlibias or any other tool) with the benchmark's measures."""
-    from nlibias.audit import score
+    from nlibias.audit import read_samples_to_score, score
     from nlibias.io.predictions import read_predictions
-    from nlibias.io.samples import read_samples
 
-    loaded = read_samples(samples)
+    loaded = read_samples_to_score(samples)
     rows = read_predictions(predictions, known_ids={s.id for s in loaded})
     result = score(
         loaded,

@@ -7,7 +7,7 @@ is validated line by line (file, line, field and reason in every error).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +103,15 @@ class _StringPool:
     unique and stay out of the pool.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, provenance_keys: Collection[str] | None = None) -> None:
         self._strings: dict[str, str] = {}
+        self._keys = None if provenance_keys is None else frozenset(provenance_keys)
+
+    def provenance(self, provenance: dict[str, Any]) -> dict[str, Any]:
+        """The provenance record to keep: only the wanted keys, strings shared."""
+        if self._keys is not None:
+            provenance = {k: v for k, v in provenance.items() if k in self._keys}
+        return self.value(provenance)
 
     def text(self, value: Any) -> Any:
         return self._strings.setdefault(value, value) if type(value) is str else value
@@ -140,7 +147,7 @@ class _StringPool:
             pair_key=sample.pair_key,
             group=text(sample.group),
             counterfactual_group=text(sample.counterfactual_group),
-            provenance=self.value(dict(sample.provenance)),
+            provenance=self.provenance(dict(sample.provenance)),
         )
 
 
@@ -175,7 +182,7 @@ def _quick_sample(raw: dict[str, Any], shared: _StringPool) -> Sample | None:
         source=text(source),
         pair_key=get("pair_key"),
         **fields,
-        provenance=shared.value(provenance),
+        provenance=shared.provenance(provenance),
     )
 
 
@@ -220,11 +227,15 @@ def _resolve(path: Path) -> Path:
     return path
 
 
-def read_samples(path: str | Path) -> list[Sample]:
-    """Samples from a run directory, a JSONL file or a Parquet file; ids must be unique."""
+def read_samples(path: str | Path, *, provenance_keys: Collection[str] | None = None) -> list[Sample]:
+    """Samples from a run directory, a JSONL file or a Parquet file; ids must be unique.
+
+    ``provenance_keys`` keeps only those keys of each sample's provenance (an audit loads what
+    its measures read: :func:`nlibias.scoring.provenance_keys_for`); None keeps everything.
+    """
     path = _resolve(Path(path))
     samples: list[Sample] = []
-    shared = _StringPool()
+    shared = _StringPool(provenance_keys)
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
@@ -236,6 +247,26 @@ def read_samples(path: str | Path) -> list[Sample]:
             samples.append(_from_record(path, line_number, raw, shared))
     _check_unique(path, samples)
     return samples
+
+
+def peek_source(path: str | Path) -> str | None:
+    """The ``source`` of the first sample in a run directory or samples file (``custom`` when the
+    record has none), or None when it cannot be read (:func:`read_samples` then says why)."""
+    try:
+        resolved = _resolve(Path(path))
+        if resolved.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(resolved, columns=["source"]).slice(0, 1).to_pylist()
+            first: Any = table[0] if table else None
+        else:
+            first = next((raw for _, raw in iter_jsonl(resolved)), None)
+    except (SourceError, OSError, ValueError, KeyError):
+        return None
+    if not isinstance(first, dict):
+        return None
+    source = first.get("source", "custom")
+    return source if isinstance(source, str) else None
 
 
 def _check_unique(path: Path, samples: Iterable[Sample]) -> None:

@@ -32,6 +32,8 @@ from nlibias.schema import LABELS, Prediction, Sample
 
 MEASURE_KEYS: tuple[str, ...] = ("S", "delta_p", "B")
 GROUPINGS: tuple[str, ...] = ("dominant_gender", "occupation", "hypothesis_template")
+#: The only provenance keys the occupation measures read (an audit loads no others).
+PROVENANCE_KEYS: tuple[str, ...] = GROUPINGS
 CITATION = (
     "Evaluating Gender Bias in Natural Language Inference (gender-occupation challenge set), section 3.2.2"
 )

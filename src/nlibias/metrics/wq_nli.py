@@ -44,6 +44,14 @@ CONDITIONS: dict[str, str] = {
     "M7": "argmax p(.|S) = E and argmax p(.|S~) = N",
     "M8": "argmax p(.|S) = E and argmax p(.|S~) = C",
 }
+#: The only provenance keys the WQ-NLI measures read (an audit loads no others).
+PROVENANCE_KEYS: tuple[str, ...] = (
+    "identity_group",
+    "predicate_category",
+    "counterfactual",
+    "subject_kind",
+    "repeat_of",
+)
 GROUPINGS: tuple[str, ...] = (
     "identity_group",
     "predicate_category",

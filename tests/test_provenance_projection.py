@@ -1,0 +1,87 @@
+"""An audit loads only the provenance its measures read, and scores exactly as with all of it.
+
+The scorers declare the provenance keys they read (``nlibias.scoring.provenance_keys_for``); a
+scorer that starts reading another key without declaring it makes these tests fail, because
+the metrics of the trimmed samples then differ from those of the full ones.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nlibias.audit import build_metrics, read_samples_to_score
+from nlibias.backends.fake import FakeNLIClassifier
+from nlibias.data_locations import resolve_benchmark_path
+from nlibias.io.samples import read_samples, write_samples
+from nlibias.predict import ClassifierPredictor
+from nlibias.schema import LABELS, Prediction, Sample
+from nlibias.scoring import provenance_keys_for, register_scorer
+
+
+def _samples(source: str) -> list[Sample]:
+    if source == "bbnli":
+        from nlibias.sources.bbnli import expand_bbnli
+
+        return list(expand_bbnli(resolve_benchmark_path("bbnli")).samples)
+    if source == "wq-nli":
+        from nlibias.sources.wq_nli import expand_wq_nli
+
+        samples = list(expand_wq_nli().samples)
+        # The first 3,000 rows (every grouping appears) and the 128 rows repeating earlier ones.
+        return samples[:6000] + [s for s in samples[6000:] if s.provenance.get("repeat_of") is not None]
+    from nlibias.sources.occupations import expand_occupations
+
+    return list(expand_occupations().samples)
+
+
+@pytest.mark.parametrize("source", ["bbnli", "wq-nli", "occupations"])
+def test_scores_of_trimmed_samples_equal_scores_of_full_samples(source: str, tmp_path: Path) -> None:
+    full = _samples(source)
+    write_samples(tmp_path, full)
+    trimmed = read_samples_to_score(tmp_path)
+    kept = provenance_keys_for(source)
+    assert kept is not None
+    assert all(set(s.provenance) <= kept for s in trimmed)
+    assert any(s.provenance for s in full)  # there was something to leave out
+    predictions = list(
+        ClassifierPredictor(FakeNLIClassifier()).predict(full, None, progress=False).predictions
+    )
+    if source == "bbnli":  # a generative model's answers are scored too (its own measures)
+        predictions += [
+            Prediction(s.id, "lm|prompt=true|scored", LABELS[i % 2 * 2], extra={"answer": "yes"})
+            for i, s in enumerate(full)
+        ]
+    expected = build_metrics(read_samples(tmp_path), predictions, bootstrap=20, seed=3)
+    assert build_metrics(trimmed, predictions, bootstrap=20, seed=3) == expected
+    assert json.dumps(expected, sort_keys=True) == json.dumps(
+        build_metrics(trimmed, predictions, bootstrap=20, seed=3), sort_keys=True
+    )
+
+
+def test_bbnli_audits_hold_no_provenance_and_unknown_sources_keep_all(tmp_path: Path) -> None:
+    sample = Sample(
+        id="a", source="my-bench", domain="d", subtopic="t", premise="P.", hypothesis="H.",
+        gold="neutral", provenance={"row": 1, "note": "kept"},
+    )  # fmt: skip
+    write_samples(tmp_path / "mine", [sample])
+    assert read_samples_to_score(tmp_path / "mine")[0].provenance == {"row": 1, "note": "kept"}
+    write_samples(tmp_path / "bbnli", [Sample(**{**sample.to_dict(), "source": "bbnli"})])
+    assert read_samples_to_score(tmp_path / "bbnli")[0].provenance == {}
+
+
+def test_a_registered_scorer_can_declare_its_provenance_keys(tmp_path: Path) -> None:
+    register_scorer(
+        "declared-bench",
+        "nlibias.metrics.bbnli_scorer:score_bbnli",
+        provenance_keys=["row"],
+        replace=True,
+    )
+    sample = Sample(
+        id="a", source="declared-bench", domain="d", subtopic="t", premise="P.", hypothesis="H.",
+        gold="neutral", provenance={"row": 1, "note": "dropped"},
+    )  # fmt: skip
+    write_samples(tmp_path, [sample])
+    assert read_samples_to_score(tmp_path)[0].provenance == {"row": 1}
