@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import nlibias.scoring as scoring
 from nlibias.audit import build_metrics, read_samples_to_score
 from nlibias.backends.fake import FakeNLIClassifier
 from nlibias.data_locations import resolve_benchmark_path
@@ -72,7 +73,10 @@ def test_bbnli_audits_hold_no_provenance_and_unknown_sources_keep_all(tmp_path: 
     assert read_samples_to_score(tmp_path / "bbnli")[0].provenance == {}
 
 
-def test_a_registered_scorer_can_declare_its_provenance_keys(tmp_path: Path) -> None:
+def test_a_registered_scorer_can_declare_its_provenance_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scoring, "_REGISTRY", dict(scoring._REGISTRY))  # leave no registration behind
     register_scorer(
         "declared-bench",
         "nlibias.metrics.bbnli_scorer:score_bbnli",
