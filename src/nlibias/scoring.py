@@ -94,11 +94,16 @@ def registered_sources() -> list[str]:
     return list(_REGISTRY)
 
 
+def _resolve(target: str) -> Any:
+    """The object a lazy ``package.module:attribute`` target names."""
+    module_name, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
 def _load(target: Callable[..., Any] | str) -> Callable[..., Any]:
     if not isinstance(target, str):
         return target
-    module_name, _, attribute = target.partition(":")
-    function = getattr(importlib.import_module(module_name), attribute)
+    function = _resolve(target)
     if not callable(function):
         raise ConfigError(f"{target} is not callable")
     return function
@@ -151,10 +156,7 @@ def provenance_keys_for(source: str | None) -> frozenset[str] | None:
     if entry is None or entry.provenance is None:
         return None
     keys = entry.provenance
-    if isinstance(keys, str):
-        module_name, _, attribute = keys.partition(":")
-        keys = getattr(importlib.import_module(module_name), attribute)
-    return frozenset(keys)
+    return frozenset(_resolve(keys) if isinstance(keys, str) else keys)
 
 
 def tables_for(source: str) -> TablesFormatter | None:

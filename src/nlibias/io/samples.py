@@ -7,7 +7,7 @@ is validated line by line (file, line, field and reason in every error).
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ _CORE_FIELDS = (
 )
 _KNOWN_KEYS = frozenset((*_CORE_FIELDS, "provenance"))
 # Fields whose values repeat across samples (ids and pair keys are unique or nearly so).
-_SHARED_FIELDS = tuple(f for f in _CORE_FIELDS if f not in ("id", "source", "pair_key"))
+_SHARED_FIELDS = tuple(f for f in _CORE_FIELDS if f not in ("id", "pair_key"))
 
 
 class SampleRecord(BaseModel):
@@ -113,9 +113,6 @@ class _StringPool:
             provenance = {k: v for k, v in provenance.items() if k in self._keys}
         return self.value(provenance)
 
-    def text(self, value: Any) -> Any:
-        return self._strings.setdefault(value, value) if type(value) is str else value
-
     def value(self, value: Any) -> Any:
         """``value`` with every string in it (dict keys, list items, nested) shared."""
         if type(value) is str:
@@ -133,21 +130,17 @@ class _StringPool:
             return [self.value(v) for v in value]
         return value
 
-    def sample(self, sample: Sample) -> Sample:
-        text = self.text
+    def sample(self, fields: Mapping[str, Any], provenance: dict[str, Any]) -> Sample:
+        """The sample of already-checked ``fields`` (every core field), its text shared."""
+        share = self._strings.setdefault  # inline, not a call to self.value per field (slower)
+        text: dict[str, Any] = {
+            name: share(v, v) if type(v := fields[name]) is str else v for name in _SHARED_FIELDS
+        }
         return Sample(
-            id=sample.id,
-            source=text(sample.source),
-            domain=text(sample.domain),
-            subtopic=text(sample.subtopic),
-            premise=text(sample.premise),
-            hypothesis=text(sample.hypothesis),
-            gold=text(sample.gold),
-            stereotype=text(sample.stereotype),
-            pair_key=sample.pair_key,
-            group=text(sample.group),
-            counterfactual_group=text(sample.counterfactual_group),
-            provenance=self.provenance(dict(sample.provenance)),
+            id=fields["id"],
+            pair_key=fields["pair_key"],
+            **text,
+            provenance=self.provenance(provenance),
         )
 
 
@@ -175,15 +168,9 @@ def _quick_sample(raw: dict[str, Any], shared: _StringPool) -> Sample | None:
         return None
     if "pair_key" not in raw or not set(raw) <= _KNOWN_KEYS:
         return None  # pair_key is required (null allowed); extra keys go to provenance via the validator
-    text = shared.text
-    fields: dict[str, Any] = {name: text(get(name)) for name in _SHARED_FIELDS}
-    return Sample(
-        id=raw["id"],
-        source=text(source),
-        pair_key=get("pair_key"),
-        **fields,
-        provenance=shared.provenance(provenance),
-    )
+    fields: dict[str, Any] = {name: get(name) for name in _CORE_FIELDS}
+    fields["source"] = source
+    return shared.sample(fields, provenance)
 
 
 def _from_record(path: Path, line: int, raw: Any, shared: _StringPool) -> Sample:
@@ -206,9 +193,7 @@ def _from_record(path: Path, line: int, raw: Any, shared: _StringPool) -> Sample
         ) from None
     provenance = dict(record.provenance)
     provenance.update(record.model_extra or {})
-    return shared.sample(
-        Sample(**{name: getattr(record, name) for name in _CORE_FIELDS}, provenance=provenance)
-    )
+    return shared.sample({name: getattr(record, name) for name in _CORE_FIELDS}, provenance)
 
 
 def _resolve(path: Path) -> Path:

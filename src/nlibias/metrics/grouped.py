@@ -43,8 +43,6 @@ from nlibias.metrics.resampling import chunk_sizes, unit_draw_counts
 
 def _resampled_totals(rows: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
     """``(resamples, columns)``: the column sums of ``rows`` in each resample of its rows."""
-    if len(rows) == 0:
-        return np.zeros((resamples, rows.shape[1]))
     return np.vstack(
         [unit_draw_counts(len(rows), size, rng) @ rows for size in chunk_sizes(resamples, len(rows))]
     )
