@@ -2,13 +2,16 @@
 
 The whole command (read the samples, predict through the default caps, score with 200
 bootstrap resamples, write the run directory; ``--no-cache``) runs in a child process, which
-prints its own peak resident set size (``resource.getrusage(RUSAGE_SELF)``) when it is done.
+prints its own peak resident set size (``VmHWM``) when it is done.
 
 Then, growth with the number of samples: the whole ``nlibias audit`` command (read, predict,
 score with 200 bootstrap resamples, write) with a tiny classifier, so that the model does not
-dominate, on BBNLI (3,134 samples) and WinoQueer-NLI (76,288); each run in its own process,
-which reports its own peak RSS. Growth per sample is compared with the bytes the audit writes
-per sample (``predictions.jsonl``) and the bytes it reads (``samples.jsonl``).
+dominate, on BBNLI (3,134 samples), BBNLI copied 12 and 24 times with distinct hypotheses (the
+shape of an extended run: 37,608 and 75,216), half of WinoQueer-NLI and all of it (38,144 and
+76,288); each run in its own process, which reports its own peak RSS. The growth per added
+sample between a set and the one twice its size (same benchmark, so fixed costs cancel) is
+compared with the bytes the audit writes per sample (``predictions.jsonl``): the target is
+"memory does not grow beyond the outputs themselves".
 
     python bench/memory.py              # every unique pair (a full audit: long on 2 busy cores)
     python bench/memory.py --pairs 256  # the first 256 unique pairs
@@ -47,7 +50,20 @@ def cli_child(arguments: list[str]) -> None:
     except SystemExit as stop:
         if stop.code not in (0, None):
             raise
-    print(f"{_RSS_MARKER}{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}")
+    print(f"{_RSS_MARKER}{own_peak_rss_kib()}")
+
+
+def own_peak_rss_kib() -> int:
+    """This process's peak resident set size in KiB: ``VmHWM``, the high-water mark of its own
+    memory map. Not ``getrusage``: its ``ru_maxrss`` keeps the high-water mark of the process
+    image before ``exec``, i.e. of this script's parent at fork time, which holds the sample sets.
+    """
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # not Linux: the best available
 
 
 def audit_peak_rss(samples_dir: Path, model_dir: Path, out_dir: Path, repeats: int = 1) -> dict[str, Any]:
@@ -79,8 +95,32 @@ def audit_peak_rss(samples_dir: Path, model_dir: Path, out_dir: Path, repeats: i
     }
 
 
+def replicated(samples: list[Any], copies: int) -> list[Any]:
+    """``copies`` copies of ``samples`` with their own ids, pair keys and hypotheses (each copy's
+    hypotheses end in " (copy k)"), so every copy is predicted: the shape of an extended run."""
+    from dataclasses import replace
+
+    out = list(samples)
+    for k in range(1, copies):
+        out += [
+            replace(
+                s,
+                id=f"{s.id}#copy{k}",
+                pair_key=None if s.pair_key is None else f"{s.pair_key}#copy{k}",
+                hypothesis=f"{s.hypothesis} (copy {k})",
+            )
+            for s in samples
+        ]
+    return out
+
+
+#: Pairs of sets the growth per sample is measured between (same benchmark, twice the samples,
+#: so a fixed cost such as one chunk of pairs in flight cancels out), then the old BBNLI → WQ-NLI.
+SEGMENTS = (("bbnli-x12", "bbnli-x24"), ("wq-nli-half", "wq-nli"), ("bbnli", "wq-nli"))
+
+
 def growth(work: Path, repeats: int) -> dict[str, Any]:
-    """Peak RSS of the small and the large audit and the growth per sample between them."""
+    """Peak RSS of audits of growing sample sets and the growth per sample between them."""
     from nlibias.io.samples import write_samples
     from nlibias.sources.wq_nli import expand_wq_nli
     from nlibias.testing import bbnli_texts, build_tiny_nli_classifier
@@ -88,24 +128,35 @@ def growth(work: Path, repeats: int) -> dict[str, Any]:
     model_dir = work / "tiny-nli"
     if not (model_dir / "config.json").exists():
         build_tiny_nli_classifier(model_dir, bbnli_texts())
-    sets = {"bbnli": common.bbnli_samples(), "wq-nli": list(expand_wq_nli().samples)}
-    rows = []
-    for name, samples in sets.items():
-        write_samples(work / name, samples)
-        del samples
-        rows.append({"set": name, **audit_peak_rss(work / name, model_dir, work / f"out-{name}", repeats)})
-    small, large = rows
-    extra = large["samples"] - small["samples"]
-    per_sample = (large["peak_rss_mib"] - small["peak_rss_mib"]) * 2**20 / extra
-    written = large["predictions_jsonl_bytes"] / large["samples"]
-    read = large["samples_jsonl_bytes"] / large["samples"]
-    return {
-        "runs": rows,
-        "growth_bytes_per_sample": round(per_sample),
-        "written_bytes_per_sample": round(written),
-        "read_bytes_per_sample": round(read),
-        "growth_over_written": round(per_sample / written, 2),
+    bbnli, wq = common.bbnli_samples(), list(expand_wq_nli().samples)
+    sets = {
+        "bbnli": bbnli,
+        "bbnli-x12": replicated(bbnli, 12),
+        "bbnli-x24": replicated(bbnli, 24),
+        "wq-nli-half": wq[: len(wq) // 2],
+        "wq-nli": wq,
     }
+    rows: dict[str, dict[str, Any]] = {}
+    for name in list(sets):
+        write_samples(work / name, sets.pop(name))
+        rows[name] = {"set": name, **audit_peak_rss(work / name, model_dir, work / f"out-{name}", repeats)}
+    segments = []
+    for small_name, large_name in SEGMENTS:
+        small, large = rows[small_name], rows[large_name]
+        extra = large["samples"] - small["samples"]
+        per_sample = (large["peak_rss_mib"] - small["peak_rss_mib"]) * 2**20 / extra
+        written = large["predictions_jsonl_bytes"] / large["samples"]
+        segments.append(
+            {
+                "from": small_name,
+                "to": large_name,
+                "growth_bytes_per_sample": round(per_sample),
+                "written_bytes_per_sample": round(written),
+                "read_bytes_per_sample": round(large["samples_jsonl_bytes"] / large["samples"]),
+                "growth_over_written": round(per_sample / written, 2),
+            }
+        )
+    return {"runs": list(rows.values()), "segments": segments}
 
 
 def main() -> None:
@@ -114,7 +165,7 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="32 samples for the BERT-base audit")
     parser.add_argument("--pairs", type=int, default=0, help="first N BBNLI samples to audit (0: all)")
-    parser.add_argument("--growth-only", action="store_true", help="only the growth runs (~1.5 min)")
+    parser.add_argument("--growth-only", action="store_true", help="only the growth runs (~4 min)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per growth set (median taken)")
     if len(sys.argv) > 1 and sys.argv[1] == "--cli-child":
         cli_child(sys.argv[2:])
@@ -143,11 +194,17 @@ def main() -> None:
     grown = growth(work, args.repeats)
     print("\ngrowth with the number of samples, tiny classifier (nlibias audit, --bootstrap 200)")
     common.print_table(grown["runs"], list(grown["runs"][0]))
-    print(
-        f"peak RSS grows {grown['growth_bytes_per_sample']} bytes a sample; the audit writes "
-        f"{grown['written_bytes_per_sample']} bytes a sample (predictions.jsonl, one model) and reads "
-        f"{grown['read_bytes_per_sample']} (samples.jsonl): growth / written = {grown['growth_over_written']}"
-    )
+    print("\npeak RSS growth per added sample, against the bytes the audit writes per sample")
+    common.print_table(grown["segments"], list(grown["segments"][0]))
+    for segment in grown["segments"][:2]:  # same benchmark, twice the samples
+        checks.append(
+            common.check(
+                f"growth {segment['from']} -> {segment['to']} within the outputs (B/sample)",
+                segment["growth_bytes_per_sample"],
+                segment["written_bytes_per_sample"],
+                below=True,
+            )
+        )
     payload["growth"] = grown
     payload["checks"] = checks
     name = "memory" + ("_quick" if args.quick else "") + ("_growth" if args.growth_only else "")

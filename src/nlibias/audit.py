@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,8 +64,7 @@ def build_metrics(
     seed: int = 0,
 ) -> dict[str, Any]:
     """``{"source": ..., "models": {MODEL: metrics}}`` for every model present in ``predictions``."""
-    if bootstrap < 0:
-        raise ConfigError("--bootstrap must be 0 (no intervals) or a positive number of resamples")
+    check_bootstrap(bootstrap)
     source = samples_source(samples)
     by_model: dict[str, list[Prediction]] = {}
     for prediction in predictions:
@@ -74,9 +73,21 @@ def build_metrics(
         model: scorer_for(source, model)(samples, model_predictions, bootstrap=bootstrap, seed=seed)
         for model, model_predictions in by_model.items()
     }
+    return metrics_document(source, len(samples), models, bootstrap=bootstrap, seed=seed)
+
+
+def check_bootstrap(bootstrap: int) -> None:
+    if bootstrap < 0:
+        raise ConfigError("--bootstrap must be 0 (no intervals) or a positive number of resamples")
+
+
+def metrics_document(
+    source: str, n_samples: int, models: dict[str, Any], *, bootstrap: int, seed: int
+) -> dict[str, Any]:
+    """``metrics.json`` without its ``run`` section, from each model's metrics."""
     metrics: dict[str, Any] = {
         "source": source,
-        "n_samples": len(samples),
+        "n_samples": n_samples,
         "bootstrap": {"resamples": bootstrap, "seed": seed, "confidence": 0.95, "unit": "pair"},
         "models": models,
     }
@@ -93,9 +104,10 @@ def format_tables(metrics: Mapping[str, Any], **options: Any) -> str:
     return format_all_tables(metrics, **options)
 
 
-def _write_outputs(
-    out_dir: Path, predictions: Sequence[Prediction], metrics: dict[str, Any], tables: str
+def write_outputs(
+    out_dir: Path, predictions: Iterable[Prediction], metrics: dict[str, Any], tables: str
 ) -> None:
+    """The run directory's files (each written to a temporary name, then renamed)."""
     write_predictions(out_dir / PREDICTIONS_JSONL, predictions)
     write_json(out_dir / METRICS_JSON, metrics)
     atomic_write_text(out_dir / TABLES_TXT, tables + "\n")
@@ -118,6 +130,27 @@ def run_info(samples_path: str | Path | None) -> dict[str, Any]:
         except Exception:  # not installed: nothing to record
             continue
     return info
+
+
+def check_predictors(predictors: Sequence[Predictor]) -> None:
+    """Refuse no model and model keys given twice (their results would overwrite each other)."""
+    if not predictors:
+        raise ConfigError("no model given: pass --model (NLI classifier) or --generative")
+    names = [p.name for p in predictors]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigError(f"model key(s) given twice: {', '.join(duplicates)}")
+
+
+def run_section(
+    samples_path: str | Path | None, model_runs: dict[str, Any], cache: PredictionCache | None
+) -> dict[str, Any]:
+    """``metrics.json``'s ``run``: versions, machine, each model's description and stats, cache."""
+    return {
+        **run_info(samples_path),
+        "models": model_runs,
+        "cache": str(cache.path) if cache is not None else None,
+    }
 
 
 def audit(
@@ -150,12 +183,7 @@ def audit(
     """
     if not samples:
         raise ConfigError("no samples to audit")
-    if not predictors:
-        raise ConfigError("no model given: pass --model (NLI classifier) or --generative")
-    names = [p.name for p in predictors]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ConfigError(f"model key(s) given twice: {', '.join(duplicates)}")
+    check_predictors(predictors)
     samples_source(samples)  # refuse mixed benchmarks before any compute starts
 
     predictions: list[Prediction] = []
@@ -174,18 +202,14 @@ def audit(
         }
 
     metrics = build_metrics(samples, predictions, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = {
-        **run_info(samples_path),
-        "models": model_runs,
-        "cache": str(cache.path) if cache is not None else None,
-    }
+    metrics["run"] = run_section(samples_path, model_runs, cache)
     metrics.update(extra or {})
     tables = format_tables(metrics)
     if note:
         tables = f"{tables}\n\nNote: {note}"
     out_path = Path(out_dir) if out_dir is not None else None
     if out_path is not None:
-        _write_outputs(out_path, predictions, metrics, tables)
+        write_outputs(out_path, predictions, metrics, tables)
     return AuditResult(out_dir=out_path, metrics=metrics, tables=tables, predictions=predictions)
 
 
@@ -217,5 +241,5 @@ def score(
     tables = format_tables(metrics)
     out_path = Path(out_dir) if out_dir is not None else None
     if out_path is not None:
-        _write_outputs(out_path, predictions, metrics, tables)
+        write_outputs(out_path, predictions, metrics, tables)
     return AuditResult(out_dir=out_path, metrics=metrics, tables=tables, predictions=predictions)

@@ -39,6 +39,38 @@ class PredictionRun:
     def pairs_per_second(self) -> float:
         return self.computed_pairs / self.seconds if self.seconds > 0 else 0.0
 
+    def stats(self) -> dict[str, Any]:
+        """What ``metrics.json`` records of the run (``run.models.MODEL.stats``)."""
+        return {
+            "unique_inputs": self.unique_pairs,
+            "cached": self.cached_pairs,
+            "computed": self.computed_pairs,
+            "seconds": round(self.seconds, 3),
+            "pairs_per_second": round(self.pairs_per_second, 2),
+            "real_tokens": self.real_tokens,
+            "padded_tokens": self.padded_tokens,
+            "padding_efficiency": round(self.padding_efficiency, 4),
+        }
+
+    @classmethod
+    def combine(cls, runs: Sequence[PredictionRun]) -> PredictionRun:
+        """One run from runs over disjoint inputs (probabilities concatenated, counts summed).
+
+        >>> one = PredictionRun(np.zeros((1, 3)), 1, 0, 1, 5, 6, 0.5)
+        >>> both = PredictionRun.combine([one, one])
+        >>> both.probs.shape, both.computed_pairs, both.padding_efficiency, both.seconds
+        ((2, 3), 2, 0.8333333333333334, 1.0)
+        """
+        return cls(
+            probs=np.concatenate([r.probs for r in runs]) if runs else np.zeros((0, 3)),
+            unique_pairs=sum(r.unique_pairs for r in runs),
+            cached_pairs=sum(r.cached_pairs for r in runs),
+            computed_pairs=sum(r.computed_pairs for r in runs),
+            real_tokens=sum(r.real_tokens for r in runs),
+            padded_tokens=sum(r.padded_tokens for r in runs),
+            seconds=sum(r.seconds for r in runs),
+        )
+
 
 def predict_pairs(
     classifier: NLIClassifier,
@@ -46,8 +78,12 @@ def predict_pairs(
     cache: PredictionCache | None = None,
     *,
     progress: bool = True,
+    bar: Any = None,
 ) -> PredictionRun:
     """Probabilities for ``pairs``, computing only those not already cached.
+
+    ``bar``: a progress bar (``tqdm``) to advance by every pair answered, cached or computed,
+    instead of a bar of its own (a caller predicting chunk by chunk keeps one bar).
 
     >>> from nlibias.backends.fake import FakeNLIClassifier
     >>> run = predict_pairs(FakeNLIClassifier(), [("P", "H"), ("P", "H")], progress=False)
@@ -70,13 +106,20 @@ def predict_pairs(
         cache.register_identity(fingerprint, classifier.identity())
 
     real = padded = 0
+    if bar is not None:
+        bar.update(len(unique_pairs) - len(missing))
     if missing:
+        from contextlib import nullcontext
+
         from tqdm.auto import tqdm
 
         todo = [unique_pairs[i] for i in missing]
-        with tqdm(
-            total=len(todo), unit="pair", desc=classifier.name, disable=not progress, leave=False
-        ) as bar:
+        shown = (
+            tqdm(total=len(todo), unit="pair", desc=classifier.name, disable=not progress, leave=False)
+            if bar is None
+            else nullcontext(bar)
+        )
+        with shown as bar:
             for batch in classifier.predict_batches(todo):
                 targets = [missing[int(j)] for j in batch.indices]
                 unique_probs[targets] = batch.probs
@@ -146,14 +189,4 @@ class ClassifierPredictor:
             )
             for sample, choice, row in zip(samples, best, run.probs, strict=True)
         ]
-        stats = {
-            "unique_inputs": run.unique_pairs,
-            "cached": run.cached_pairs,
-            "computed": run.computed_pairs,
-            "seconds": round(run.seconds, 3),
-            "pairs_per_second": round(run.pairs_per_second, 2),
-            "real_tokens": run.real_tokens,
-            "padded_tokens": run.padded_tokens,
-            "padding_efficiency": round(run.padding_efficiency, 4),
-        }
-        return PredictorRun(predictions=predictions, stats=stats)
+        return PredictorRun(predictions=predictions, stats=run.stats())

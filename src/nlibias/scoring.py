@@ -26,29 +26,45 @@ TablesFormatter = Callable[[Mapping[str, Any]], str]
 """``tables(models) -> str`` where ``models`` maps model key → that model's metrics dict."""
 
 
+ColumnScorer = Callable[..., dict[str, Any]]
+"""``scorer(columns: SampleColumns, probs: ndarray, *, model: str, bootstrap: int, seed: int)``:
+a classifier's metrics from the samples' columns and its ``(samples x 3)`` probabilities, equal to
+the scorer's on the same samples and predictions (a streamed audit calls it)."""
+
+
 @dataclass(frozen=True)
 class _Entry:
     scorer: Scorer | str
     tables: TablesFormatter | str | None
     provenance: tuple[str, ...] | str | None = None
     """Provenance keys the scorer reads (a lazy ``module:ATTRIBUTE`` string allowed); None: all."""
+    columns: ColumnScorer | str | None = None
+    """The same measures over columns (:data:`ColumnScorer`); None: objects only."""
 
 
 # One line per benchmark. Lazy targets keep `import nlibias` light. The BBNLI measures read no
 # provenance, so an audit of a BBNLI(-next) run does not hold the samples' provenance records.
-_BUILTIN: dict[str, tuple[str, str | None, tuple[str, ...] | str | None]] = {
-    "bbnli": ("nlibias.metrics.bbnli_scorer:score_bbnli", "nlibias.tables:format_bbnli_tables", ()),
-    "bbnli-next": ("nlibias.metrics.bbnli_scorer:score_bbnli", "nlibias.tables:format_bbnli_tables", ()),
-    "custom": ("nlibias.metrics.bbnli_scorer:score_bbnli", "nlibias.tables:format_bbnli_tables", ()),
+_BBNLI = (
+    "nlibias.metrics.bbnli_scorer:score_bbnli",
+    "nlibias.tables:format_bbnli_tables",
+    (),
+    "nlibias.metrics.bbnli_scorer:score_bbnli_probabilities",
+)
+_BUILTIN: dict[str, tuple[str, str | None, tuple[str, ...] | str | None, str | None]] = {
+    "bbnli": _BBNLI,
+    "bbnli-next": _BBNLI,
+    "custom": _BBNLI,
     "wq-nli": (
         "nlibias.metrics.wq_nli:score_wq_nli",
         "nlibias.metrics.wq_nli:format_wq_nli_tables",
         "nlibias.metrics.wq_nli:PROVENANCE_KEYS",
+        "nlibias.metrics.wq_nli:score_wq_nli_columns",
     ),
     "occupations": (
         "nlibias.metrics.occupations:score_occupations",
         "nlibias.metrics.occupations:format_occupations_tables",
         "nlibias.metrics.occupations:PROVENANCE_KEYS",
+        None,
     ),
 }
 
@@ -74,20 +90,22 @@ def register_scorer(
     *,
     tables: TablesFormatter | str | None = None,
     provenance_keys: Collection[str] | None = None,
+    column_scorer: ColumnScorer | str | None = None,
     replace: bool = False,
 ) -> None:
     """Register the measures of a benchmark source (refuses duplicates unless ``replace``).
 
     ``provenance_keys`` names the provenance keys the scorer reads; an audit then loads only
-    those (less memory per sample). None (the default) keeps every key.
+    those (less memory per sample). None (the default) keeps every key. ``column_scorer``
+    (:data:`ColumnScorer`) lets classifier audits of the source stream from the run directory.
     """
     if source in _REGISTRY and not replace:
         raise ConfigError(f"a scorer for source {source!r} is already registered (pass replace=True)")
-    for target in (scorer, tables):
+    for target in (scorer, tables, column_scorer):
         if isinstance(target, str) and ":" not in target:
             raise ConfigError(f"lazy target {target!r} must look like 'package.module:function'")
     keys = None if provenance_keys is None else tuple(provenance_keys)
-    _REGISTRY[source] = _Entry(scorer, tables, keys)
+    _REGISTRY[source] = _Entry(scorer, tables, keys, column_scorer)
 
 
 def registered_sources() -> list[str]:
@@ -157,6 +175,17 @@ def provenance_keys_for(source: str | None) -> frozenset[str] | None:
         return None
     keys = entry.provenance
     return frozenset(_resolve(keys) if isinstance(keys, str) else keys)
+
+
+def column_scorer_for(source: str) -> ColumnScorer | None:
+    """The columnar scorer of ``source`` (:data:`ColumnScorer`), or None when it has only the
+    object one (an audit then holds its samples and predictions as objects).
+
+    >>> column_scorer_for("bbnli").__name__, column_scorer_for("occupations")
+    ('score_bbnli_probabilities', None)
+    """
+    target = _entry(source).columns
+    return None if target is None else _load(target)
 
 
 def tables_for(source: str) -> TablesFormatter | None:

@@ -103,11 +103,11 @@ def audit_command(
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
 ) -> None:
     """Run NLI classifiers and/or generative LMs over the samples and report the bias measures."""
-    from nlibias.audit import audit, read_samples_to_score
     from nlibias.cache import PredictionCache, default_cache_path
     from nlibias.models import build_predictors, close_predictors
+    from nlibias.streamed_audit import audit_samples, read_samples_to_audit
 
-    loaded = read_samples_to_score(samples)
+    checked = read_samples_to_audit(samples)  # every line checked before a model is loaded
     cache_store = None if no_cache else PredictionCache(cache or default_cache_path())
     predictors = build_predictors(
         model,
@@ -128,15 +128,14 @@ def audit_command(
         ray_gpus_per_worker=ray_gpus_per_worker,
     )
     try:
-        result = audit(
-            loaded,
+        result = audit_samples(
+            checked,
             predictors,
             out_dir=out,
             cache=cache_store,
             bootstrap=bootstrap,
             seed=seed,
             progress=not quiet,
-            samples_path=samples,
         )
     finally:
         close_predictors(predictors)

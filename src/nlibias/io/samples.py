@@ -7,7 +7,7 @@ is validated line by line (file, line, field and reason in every error).
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +93,13 @@ _OPTIONAL_TEXT = ("pair_key", "group", "counterfactual_group")
 _STEREOTYPES = (None, "pro", "anti")
 
 
+class _KeepNothing(dict[str, str]):
+    """A string table that shares nothing: ``setdefault`` hands the value back unstored."""
+
+    def setdefault(self, key: str, default: str) -> str:
+        return default
+
+
 class _StringPool:
     """One shared object per distinct string value (like ``sys.intern``, freed with the samples).
 
@@ -103,8 +110,8 @@ class _StringPool:
     unique and stay out of the pool.
     """
 
-    def __init__(self, provenance_keys: Collection[str] | None = None) -> None:
-        self._strings: dict[str, str] = {}
+    def __init__(self, provenance_keys: Collection[str] | None = None, *, share: bool = True) -> None:
+        self._strings: dict[str, str] = {} if share else _KeepNothing()
         self._keys = None if provenance_keys is None else frozenset(provenance_keys)
 
     def provenance(self, provenance: dict[str, Any]) -> dict[str, Any]:
@@ -196,7 +203,9 @@ def _from_record(path: Path, line: int, raw: Any, shared: _StringPool) -> Sample
     return shared.sample({name: getattr(record, name) for name in _CORE_FIELDS}, provenance)
 
 
-def _resolve(path: Path) -> Path:
+def resolve_samples_path(path: str | Path) -> Path:
+    """The samples file of a run directory (JSONL first), or ``path`` itself; errors say what is missing."""
+    path = Path(path)
     if path.is_dir():
         for name in (SAMPLES_JSONL, SAMPLES_PARQUET):
             if (path / name).exists():
@@ -218,27 +227,43 @@ def read_samples(path: str | Path, *, provenance_keys: Collection[str] | None = 
     ``provenance_keys`` keeps only those keys of each sample's provenance (an audit loads what
     its measures read: :func:`nlibias.scoring.provenance_keys_for`); None keeps everything.
     """
-    path = _resolve(Path(path))
-    samples: list[Sample] = []
-    shared = _StringPool(provenance_keys)
+    resolved = resolve_samples_path(path)
+    samples = list(iter_samples(resolved, provenance_keys=provenance_keys))
+    _check_unique(resolved, samples)
+    return samples
+
+
+def iter_samples(
+    path: str | Path, *, provenance_keys: Collection[str] | None = None, share_strings: bool = True
+) -> Iterator[Sample]:
+    """The samples of :func:`read_samples` one at a time (ids not checked for uniqueness), so
+    that a pass over a big run holds one sample, not all of them (a Parquet file is read one
+    record batch at a time). Errors name the file and line as :func:`read_samples`' do.
+
+    ``share_strings=False``: for a caller that keeps no sample, no table of every distinct text
+    seen so far (it would grow with the file).
+    """
+    path = resolve_samples_path(path)
+    shared = _StringPool(provenance_keys, share=share_strings)
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
-        for i, row in enumerate(pq.read_table(path).to_pylist(), start=1):
-            row["provenance"] = json.loads(row.get("provenance") or "{}")
-            samples.append(_from_record(path, i, row, shared))
+        line = 0
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
+            for row in batch.to_pylist():
+                line += 1
+                row["provenance"] = json.loads(row.get("provenance") or "{}")
+                yield _from_record(path, line, row, shared)
     else:
         for line_number, raw in iter_jsonl(path):
-            samples.append(_from_record(path, line_number, raw, shared))
-    _check_unique(path, samples)
-    return samples
+            yield _from_record(path, line_number, raw, shared)
 
 
 def peek_source(path: str | Path) -> str | None:
     """The ``source`` of the first sample in a run directory or samples file (``custom`` when the
     record has none), or None when it cannot be read (:func:`read_samples` then says why)."""
     try:
-        resolved = _resolve(Path(path))
+        resolved = resolve_samples_path(path)
         if resolved.suffix == ".parquet":
             import pyarrow.parquet as pq
 

@@ -144,9 +144,9 @@ class SliceUnits:
     """
 
     matrix: np.ndarray
-    """``(units, len(COUNT_FIELDS))`` int64 counts."""
+    """``(units, len(COUNT_FIELDS))`` counts (whole numbers, as float64)."""
     is_test_unit: np.ndarray
-    """``(units,)`` bool: True for rows of non-bias test samples."""
+    """``(units,)`` bool: True for rows of non-bias test samples (the last rows)."""
     n_pairs: int
     unpaired: tuple[Any, ...]
     """Ids (or positions) of answered bias samples without an answered twin."""
@@ -165,15 +165,20 @@ class SliceUnits:
 
 @dataclass(frozen=True, eq=False)
 class EncodedSamples:
-    """Validated, integer-coded inputs; slices are index arrays into them."""
+    """Validated, integer-coded inputs; slices are index arrays into them.
+
+    ``pair_code`` is equal for the two samples of a pair (-1: no pair key); ``text_code`` is equal
+    for samples with the same premise and hypothesis (None: texts not given). ``pair_keys`` and
+    ``ids`` are only read for messages and for naming samples in the output.
+    """
 
     predicted: np.ndarray
     gold: np.ndarray
     stereotype: np.ndarray
-    pair_key: list[Any]
-    premise: list[str] | None
-    hypothesis: list[str] | None
-    ids: list[Any] | None
+    pair_code: np.ndarray
+    pair_keys: Sequence[Any]
+    text_code: np.ndarray | None
+    ids: Sequence[Any] | None
 
     def __len__(self) -> int:
         return len(self.predicted)
@@ -191,6 +196,28 @@ def _codes(values: Sequence[Any], table: dict[str, int], *, field: str, allow_no
             raise ValueError(f"{field}[{i}] is {value!r}; expected one of {', '.join(allowed)}")
         codes[i] = code
     return codes
+
+
+def label_codes(
+    labels: Sequence[str | None], *, field: str = "predicted", allow_none: bool = True
+) -> np.ndarray:
+    """Labels as integer codes (:data:`ENTAILMENT`, :data:`NEUTRAL`, :data:`CONTRADICTION`; None
+    → :data:`UNANSWERED`), refusing anything else with the position and value.
+
+    >>> label_codes(["entailment", None, "contradiction"]).tolist()
+    [0, -1, 2]
+    """
+    return _codes(list(labels), _LABEL_CODES, field=field, allow_none=allow_none)
+
+
+def _equality_codes(values: Sequence[Any]) -> np.ndarray:
+    """One integer per distinct value (None → -1): equal values, equal codes."""
+    seen: dict[Any, int] = {}
+    return np.fromiter(
+        (-1 if v is None else seen.setdefault(v, len(seen)) for v in values),
+        dtype=np.int64,
+        count=len(values),
+    )
 
 
 def encode_samples(
@@ -217,15 +244,62 @@ def encode_samples(
         if gold is None
         else _codes(list(gold), _LABEL_CODES, field="gold", allow_none=False)
     )
+    keys = [None] * n if pair_key is None else list(pair_key)
+    texts = None
+    if premise is not None and hypothesis is not None:
+        texts = _equality_codes(list(zip(premise, hypothesis, strict=True)))
     return EncodedSamples(
         predicted=_codes(list(predicted), _LABEL_CODES, field="predicted", allow_none=True),
         gold=gold_codes,
         stereotype=_codes(list(stereotype), _STEREOTYPE_CODES, field="stereotype", allow_none=True),
-        pair_key=[None] * n if pair_key is None else list(pair_key),
-        premise=None if premise is None else list(premise),
-        hypothesis=None if hypothesis is None else list(hypothesis),
+        pair_code=_equality_codes(keys),
+        pair_keys=keys,
+        text_code=texts,
         ids=None if ids is None else list(ids),
     )
+
+
+def pair_positions(
+    stereotype: np.ndarray, pair_code: np.ndarray, *, key_of: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(pairs, lone)`` from integer codes, without a Python loop over samples.
+
+    ``pairs`` is ``(k, 2)``: pro position, anti position of each complete pair, in the order of
+    the pro positions; ``lone`` the sorted positions of bias samples without a twin (including
+    those with pair code -1). ``stereotype`` holds :data:`PRO` / :data:`ANTI` / -1. Two samples of
+    one role with one code raise ``ValueError`` naming ``key_of(position)`` (the first duplicate
+    in position order, as a sequential scan would find it).
+
+    >>> pairs, lone = pair_positions(np.array([0, 1, -1, 0]), np.array([7, 7, -1, 9]))
+    >>> pairs.tolist(), lone.tolist()
+    ([[0, 1]], [3])
+    """
+    bias = stereotype != NO_STEREOTYPE
+    keyed = np.flatnonzero(bias & (pair_code != -1))
+    order = np.lexsort((keyed, stereotype[keyed], pair_code[keyed]))
+    at, code, role = keyed[order], pair_code[keyed][order], stereotype[keyed][order]
+    same_code = code[1:] == code[:-1]
+    duplicate = np.flatnonzero(same_code & (role[1:] == role[:-1]))
+    if len(duplicate):
+        k = int(duplicate[np.argmin(at[duplicate + 1])])
+        first = k
+        while first > 0 and code[first - 1] == code[k] and role[first - 1] == role[k]:
+            first -= 1
+        key = key_of(int(at[k])) if key_of is not None else int(code[k])
+        name = "pro" if role[k] == PRO else "anti"
+        raise ValueError(
+            f"pair_key {key!r} has more than one {name}-stereotype sample (positions {int(at[first])} "
+            f"and {int(at[k + 1])}); a pair is exactly one pro and one anti sample, so give each pair "
+            f"its own key"
+        )
+    # After the check a code has at most one pro then one anti: a pair is two neighbours.
+    starts = np.flatnonzero(same_code)
+    pairs = np.column_stack([at[starts], at[starts + 1]]).reshape(-1, 2)
+    pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]
+    in_pair = np.zeros(len(stereotype), dtype=bool)
+    in_pair[pairs.ravel()] = True
+    lone = np.flatnonzero(bias & ~in_pair)
+    return pairs, lone
 
 
 def find_pairs(
@@ -242,29 +316,16 @@ def find_pairs(
     >>> find_pairs(["pro", "anti", None, "pro"], ["a", "a", None, "b"])
     ([(0, 1)], [3])
     """
-    pro_of: dict[Any, int] = {}
-    anti_of: dict[Any, int] = {}
-    lone: list[int] = []
-    for i, (role, key) in enumerate(zip(stereotype, pair_key, strict=True)):
-        if role in ("pro", PRO):
-            table, name = pro_of, "pro"
-        elif role in ("anti", ANTI):
-            table, name = anti_of, "anti"
-        else:
-            continue
-        if key is None:
-            lone.append(i)
-            continue
-        if key in table:
-            raise ValueError(
-                f"pair_key {key!r} has more than one {name}-stereotype sample (positions {table[key]} "
-                f"and {i}); a pair is exactly one pro and one anti sample, so give each pair its own key"
-            )
-        table[key] = i
-    pairs = [(pro, anti_of[key]) for key, pro in pro_of.items() if key in anti_of]
-    lone += [i for key, i in pro_of.items() if key not in anti_of]
-    lone += [i for key, i in anti_of.items() if key not in pro_of]
-    return pairs, sorted(lone)
+    roles = np.fromiter(
+        (PRO if r in ("pro", PRO) else ANTI if r in ("anti", ANTI) else NO_STEREOTYPE for r in stereotype),
+        dtype=np.int64,
+        count=len(stereotype),
+    )
+    keys = list(pair_key)
+    if len(keys) != len(roles):
+        raise ValueError(f"pair_key has {len(keys)} items but stereotype has {len(roles)}")
+    pairs, lone = pair_positions(roles, _equality_codes(keys), key_of=keys.__getitem__)
+    return [(int(a), int(b)) for a, b in pairs.tolist()], lone.tolist()
 
 
 def _sample_rows(pred: np.ndarray, gold: np.ndarray, stereo: np.ndarray) -> np.ndarray:
@@ -272,7 +333,7 @@ def _sample_rows(pred: np.ndarray, gold: np.ndarray, stereo: np.ndarray) -> np.n
     answered = pred != UNANSWERED
     bias = answered & (stereo != NO_STEREOTYPE)
     test = answered & (stereo == NO_STEREOTYPE)
-    rows = np.zeros((len(pred), len(COUNT_FIELDS)), dtype=np.int64)
+    rows = np.zeros((len(pred), len(COUNT_FIELDS)), dtype=np.int8)  # 0/1: a byte each
     rows[:, _COL["n"]] = bias
     rows[:, _COL["n_correct"]] = bias & (pred == gold)
     for role, suffix in ((PRO, "S"), (ANTI, "A")):
@@ -295,10 +356,11 @@ def slice_units(encoded: EncodedSamples, index: np.ndarray | None = None) -> Sli
     """
     idx = np.arange(len(encoded)) if index is None else np.asarray(index, dtype=np.int64)
     pred, gold, stereo = encoded.predicted[idx], encoded.gold[idx], encoded.stereotype[idx]
-    pairs, _ = find_pairs(stereo.tolist(), [encoded.pair_key[i] for i in idx.tolist()])
+    pair_array, _ = pair_positions(
+        stereo, encoded.pair_code[idx], key_of=lambda local: encoded.pair_keys[int(idx[local])]
+    )
     answered = pred != UNANSWERED
 
-    pair_array = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     both = answered[pair_array[:, 0]] & answered[pair_array[:, 1]]
     kept = pair_array[both]
     n_pairs = len(kept)
@@ -315,7 +377,8 @@ def slice_units(encoded: EncodedSamples, index: np.ndarray | None = None) -> Sli
     unit_of[tests] = n_pairs + len(singles) + np.arange(len(tests))
     n_units = n_pairs + len(singles) + len(tests)
 
-    matrix = np.zeros((n_units, len(COUNT_FIELDS)), dtype=np.int64)
+    # Float from the start: the bootstrap multiplies it by draw counts (whole numbers stay exact).
+    matrix = np.zeros((n_units, len(COUNT_FIELDS)), dtype=np.float64)
     member = unit_of >= 0
     np.add.at(matrix, unit_of[member], _sample_rows(pred, gold, stereo)[member])
     s_label, a_label = pred[kept[:, 0]], pred[kept[:, 1]]
@@ -331,9 +394,9 @@ def slice_units(encoded: EncodedSamples, index: np.ndarray | None = None) -> Sli
         return position if encoded.ids is None else _plain(encoded.ids[position])
 
     degenerate: int | None = None
-    if encoded.premise is not None and encoded.hypothesis is not None:
-        prem, hyp = encoded.premise, encoded.hypothesis
-        degenerate = sum(prem[idx[s]] == prem[idx[a]] and hyp[idx[s]] == hyp[idx[a]] for s, a in pairs)
+    if encoded.text_code is not None:
+        texts = encoded.text_code[idx]
+        degenerate = int((texts[pair_array[:, 0]] == texts[pair_array[:, 1]]).sum())
     missing = ~answered
     return SliceUnits(
         matrix=matrix,

@@ -1,12 +1,21 @@
-"""The BBNLI scorer: samples + one model's predictions → that model's ``metrics.json`` entry."""
+"""The BBNLI scorer: samples + one model's predictions → that model's ``metrics.json`` entry.
+
+The measures run over columns (:class:`nlibias.columns.SampleColumns` and integer label codes):
+:func:`score_bbnli_columns` is what a streamed audit calls; :func:`score_bbnli` turns samples and
+:class:`~nlibias.schema.Prediction` objects into columns first, so both give the same numbers.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from nlibias.columns import SampleColumns
 from nlibias.errors import ConfigError
-from nlibias.metrics.grouped import compute_bbnli_report
+from nlibias.metrics.bbnli import UNANSWERED, EncodedSamples, label_codes
+from nlibias.metrics.grouped import BBNLIFrame
 from nlibias.schema import Prediction, Sample
 
 
@@ -25,6 +34,51 @@ def align_predictions(samples: Sequence[Sample], predictions: Sequence[Predictio
     return [by_id[s.id] for s in samples]
 
 
+def score_bbnli_columns(
+    columns: SampleColumns,
+    predicted: np.ndarray,
+    *,
+    gold: np.ndarray | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """BBNLI measures overall, by domain and by subtopic from columns and label codes.
+
+    ``predicted`` holds one code per sample (0 entailment, 1 neutral, 2 contradiction, -1 no
+    answer); ``gold`` overrides the samples' gold codes. The output is
+    :func:`nlibias.metrics.grouped.compute_bbnli_report`'s.
+
+    >>> from nlibias.schema import Sample
+    >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.",
+    ...                hypothesis=f"{s} H.", gold="neutral", stereotype=s, pair_key="k")
+    ...         for s in ("pro", "anti")]
+    >>> report = score_bbnli_columns(SampleColumns.from_samples(pair), np.array([0, 1]), bootstrap=0)
+    >>> report["overall"]["cf_pro"], report["by_domain"]["d"]["n_pairs"]
+    (50.0, 1)
+    """
+    predicted = np.asarray(predicted, dtype=np.int64)
+    if len(predicted) != len(columns):
+        raise ValueError(f"{len(predicted)} predictions for {len(columns)} samples; pass one per sample")
+    if len(predicted) and (predicted.min() < UNANSWERED or predicted.max() > 2):
+        raise ValueError("predicted codes must be -1 (no answer), 0, 1 or 2")
+    encoded = EncodedSamples(
+        predicted=predicted,
+        gold=columns.gold if gold is None else np.asarray(gold, dtype=np.int64),
+        stereotype=columns.stereotype,
+        pair_code=columns.pair_code,
+        pair_keys=columns.pair_keys,
+        text_code=columns.text_code,
+        ids=columns.ids,
+    )
+    frame = BBNLIFrame.from_encoded(
+        encoded,
+        groups={"domain": columns.domain, "subtopic": columns.subtopic},
+        bootstrap=bootstrap,
+        seed=seed,
+    )
+    return frame.to_dict()
+
+
 def bbnli_report(
     samples: Sequence[Sample],
     labels: Sequence[str | None],
@@ -33,17 +87,12 @@ def bbnli_report(
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """:func:`compute_bbnli_report` over samples; ``gold`` overrides the samples' gold labels."""
-    return compute_bbnli_report(
-        labels,
-        gold=gold if gold is not None else [s.gold for s in samples],
-        stereotype=[s.stereotype for s in samples],
-        pair_key=[s.pair_key for s in samples],
-        domain=[s.domain for s in samples],
-        subtopic=[s.subtopic for s in samples],
-        ids=[s.id for s in samples],
-        premise=[s.premise for s in samples],
-        hypothesis=[s.hypothesis for s in samples],
+    """:func:`score_bbnli_columns` over samples; ``gold`` overrides the samples' gold labels."""
+    gold_codes = None if gold is None else label_codes(gold, field="gold", allow_none=False)
+    return score_bbnli_columns(
+        SampleColumns.from_samples(samples),
+        label_codes(labels),
+        gold=gold_codes,
         bootstrap=bootstrap,
         seed=seed,
     )
@@ -52,6 +101,18 @@ def bbnli_report(
 def score_bbnli(
     samples: Sequence[Sample], predictions: Sequence[Prediction], *, bootstrap: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
-    """BBNLI measures overall, by domain and by subtopic (see :func:`compute_bbnli_report`)."""
+    """BBNLI measures overall, by domain and by subtopic (see :func:`score_bbnli_columns`)."""
     labels = [p.label for p in align_predictions(samples, predictions)]
     return bbnli_report(samples, labels, bootstrap=bootstrap, seed=seed)
+
+
+def score_bbnli_probabilities(
+    columns: SampleColumns, probs: np.ndarray, *, model: str, bootstrap: int = 1000, seed: int = 0
+) -> dict[str, Any]:
+    """A classifier's BBNLI measures from its ``(samples x 3)`` probabilities: the predicted
+    label is the most probable one, as :class:`nlibias.predict.ClassifierPredictor` reports it."""
+    if len(probs) and np.isnan(probs).any():
+        first = columns.ids[int(np.flatnonzero(np.isnan(probs).any(axis=1))[0])]
+        raise ConfigError(f"model {model!r} has no probabilities for sample {first!r}")
+    predicted = probs.argmax(axis=1) if len(probs) else np.zeros(0, dtype=np.int64)
+    return score_bbnli_columns(columns, predicted, bootstrap=bootstrap, seed=seed)

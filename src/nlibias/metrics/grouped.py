@@ -39,6 +39,7 @@ from nlibias.metrics.bbnli import (
 )
 from nlibias.metrics.meta import MEASURES, PERCENT_MEASURES
 from nlibias.metrics.resampling import chunk_sizes, unit_draw_counts
+from nlibias.metrics.row_slices import group_positions
 
 
 def _resampled_totals(rows: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -65,8 +66,12 @@ def bootstrap_intervals(
     """
     if resamples <= 0:
         return dict.fromkeys(PERCENT_MEASURES)
-    matrix = units.matrix.astype(float)
-    bias_rows, test_rows = matrix[~units.is_test_unit], matrix[units.is_test_unit]
+    matrix = np.asarray(units.matrix, dtype=float)
+    first_test = len(matrix) - int(units.is_test_unit.sum())
+    if units.is_test_unit[first_test:].all():  # test units come last: views, not copies
+        bias_rows, test_rows = matrix[:first_test], matrix[first_test:]
+    else:
+        bias_rows, test_rows = matrix[~units.is_test_unit], matrix[units.is_test_unit]
     # Chunked so that memory stays flat for big runs (the same draws as one big draw).
     totals = _resampled_totals(bias_rows, resamples, rng)
     totals += _resampled_totals(test_rows, resamples, rng)
@@ -117,14 +122,7 @@ class BBNLIFrame:
         seed: int = 0,
         confidence: float = 0.95,
     ) -> None:
-        if not isinstance(bootstrap, int) or bootstrap < 0:
-            raise ValueError(f"bootstrap is {bootstrap!r}; pass the number of resamples (0 disables CIs)")
-        if not 0.0 < confidence < 1.0:
-            raise ValueError(f"confidence is {confidence!r}; pass a level between 0 and 1, e.g. 0.95")
-        self.bootstrap = bootstrap
-        self.seed = seed
-        self.confidence = confidence
-        self._encoded: EncodedSamples = encode_samples(
+        encoded = encode_samples(
             predicted,
             gold=gold,
             stereotype=stereotype,
@@ -133,19 +131,49 @@ class BBNLIFrame:
             hypothesis=hypothesis,
             ids=ids,
         )
-        n = len(self._encoded)
+        self._build(encoded, groups, bootstrap=bootstrap, seed=seed, confidence=confidence)
+
+    @classmethod
+    def from_encoded(
+        cls,
+        encoded: EncodedSamples,
+        *,
+        groups: Mapping[str, Sequence[Any]] | None = None,
+        bootstrap: int = 1000,
+        seed: int = 0,
+        confidence: float = 0.95,
+    ) -> BBNLIFrame:
+        """The frame of already-coded samples (e.g. from :class:`nlibias.columns.SampleColumns`);
+        a grouping may be a :class:`~nlibias.columns.Categorical` (grouped by its codes)."""
+        frame = cls.__new__(cls)
+        frame._build(encoded, groups, bootstrap=bootstrap, seed=seed, confidence=confidence)
+        return frame
+
+    def _build(
+        self,
+        encoded: EncodedSamples,
+        groups: Mapping[str, Sequence[Any]] | None,
+        *,
+        bootstrap: int,
+        seed: int,
+        confidence: float,
+    ) -> None:
+        if not isinstance(bootstrap, int) or bootstrap < 0:
+            raise ValueError(f"bootstrap is {bootstrap!r}; pass the number of resamples (0 disables CIs)")
+        if not 0.0 < confidence < 1.0:
+            raise ValueError(f"confidence is {confidence!r}; pass a level between 0 and 1, e.g. 0.95")
+        self.bootstrap = bootstrap
+        self.seed = seed
+        self.confidence = confidence
+        self._encoded: EncodedSamples = encoded
+        n = len(encoded)
         self.overall: dict[str, Any] = self._slice("overall", None)
         self.by_group: dict[str, dict[str, dict[str, Any]]] = {}
         for by, values in (groups or {}).items():
             if len(values) != n:
                 raise ValueError(f"group {by!r} has {len(values)} values but there are {n} samples")
-            members: dict[str, list[int]] = {}
-            for i, value in enumerate(values):
-                members.setdefault(str(_unwrap(value)), []).append(i)
-            self.by_group[by] = {
-                key: self._slice(f"{by}={key}", np.asarray(members[key], dtype=np.int64))
-                for key in sorted(members)
-            }
+            members = group_positions(values)
+            self.by_group[by] = {key: self._slice(f"{by}={key}", members[key]) for key in sorted(members)}
 
     def _slice(self, name: str, index: np.ndarray | None) -> dict[str, Any]:
         units = slice_units(self._encoded, index)
@@ -187,10 +215,6 @@ def _check_measure(measure: str) -> Any:
     if measure not in MEASURES:
         raise KeyError(f"unknown measure {measure!r}; known: {', '.join(MEASURES)}")
     return MEASURES[measure]
-
-
-def _unwrap(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def compute_bbnli_report(

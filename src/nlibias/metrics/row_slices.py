@@ -21,10 +21,12 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from nlibias.columns import NO_CODE, Categorical
 from nlibias.errors import ConfigError
 from nlibias.metrics.resampling import chunk_sizes, unit_draw_counts
 from nlibias.schema import Sample
@@ -52,14 +54,13 @@ def bootstrap_means(
     if resamples <= 0 or n_units == 0:
         return [None] * n_columns
     defined = ~np.isnan(values)
-    filled = np.where(defined, values, 0.0)
+    filled = _zero_filled(values, defined)
     # Drawing n units with replacement only matters through how often each distinct unit value is
     # drawn, which is Multinomial(n, frequency / n): exact, and fast when units are 0/1 rows.
     probabilities = None
-    binary = bool(np.isin(filled, (0.0, 1.0)).all()) and n_columns <= 30
+    binary = n_columns <= 30 and bool(np.isin(filled, (0.0, 1.0)).all())
     if binary:
-        bits = np.hstack([filled, defined]).astype(np.int64)
-        codes = bits @ (np.int64(1) << np.arange(2 * n_columns, dtype=np.int64))
+        codes = _binary_row_codes(filled, defined)
         unique_codes, first, frequency = np.unique(codes, return_index=True, return_counts=True)
         if len(unique_codes) * 2 <= n_units:
             filled, defined = filled[first], defined[first]
@@ -84,6 +85,27 @@ def bootstrap_means(
         lo, hi = np.percentile(means, [tail, 100.0 - tail])
         intervals.append([float(lo), float(hi)])
     return intervals
+
+
+def _zero_filled(values: np.ndarray, defined: np.ndarray) -> np.ndarray:
+    """``values`` with NaN as 0; ``values`` itself (no copy) when it has no NaN and is already the
+    C-ordered float64 array ``np.where`` would make, so the sums below see the same memory layout."""
+    if values.dtype == np.float64 and values.flags.c_contiguous and defined.all():
+        return values
+    return np.where(defined, values, 0.0)
+
+
+def _binary_row_codes(filled: np.ndarray, defined: np.ndarray) -> np.ndarray:
+    """One integer per row of 0/1 ``filled`` and ``defined``: bit j is column j, bit m + j its flag.
+
+    Built a column at a time, so no ``(rows x 2m)`` integer matrix is held.
+    """
+    n_columns = filled.shape[1]
+    codes = np.zeros(len(filled), dtype=np.int64)
+    for j in range(n_columns):
+        codes |= filled[:, j].astype(np.int64) << j
+        codes |= defined[:, j].astype(np.int64) << (n_columns + j)
+    return codes
 
 
 def summarise_slice(
@@ -127,7 +149,9 @@ def summarise_units(
     """``{"overall": slice, "by_<grouping>": {value: slice}}`` for a ``(units x measures)`` matrix.
 
     Values are fractions (0/1 for conditions, or any number in [0, 1]); reported values are
-    percent. Groups are sorted by name. ``bootstrap=0`` gives ``None`` intervals.
+    percent. Each grouping holds one label per unit (any sequence, or a
+    :class:`~nlibias.columns.Categorical`); groups are named ``str(label)`` and sorted by name.
+    ``bootstrap=0`` gives ``None`` intervals.
     """
     if not isinstance(bootstrap, int) or bootstrap < 0:
         raise ValueError(f"bootstrap is {bootstrap!r}; pass the number of resamples (0 disables CIs)")
@@ -153,13 +177,27 @@ def summarise_units(
     for by, labels in groups.items():
         if len(labels) != len(values):
             raise ValueError(f"grouping {by!r} has {len(labels)} values but there are {len(values)} units")
-        members: dict[str, list[int]] = {}
-        for i, label in enumerate(labels):
-            members.setdefault(str(label), []).append(i)
-        out[f"by_{by}"] = {
-            key: one(f"{by}={key}", np.asarray(members[key], dtype=np.int64)) for key in sorted(members)
-        }
+        members = group_positions(labels)
+        out[f"by_{by}"] = {key: one(f"{by}={key}", members[key]) for key in sorted(members)}
     return out
+
+
+def group_positions(labels: Sequence[Any]) -> dict[str, np.ndarray]:
+    """``{str(label): positions}``, positions ascending; labels with the same text share a group.
+
+    A :class:`~nlibias.columns.Categorical` is grouped from its codes (no Python object per unit).
+
+    >>> {k: v.tolist() for k, v in group_positions(["b", "a", "b"]).items()}
+    {'b': [0, 2], 'a': [1]}
+    >>> {k: v.tolist() for k, v in group_positions(Categorical.from_values([2, "2", None])).items()}
+    {'2': [0, 1], 'None': [2]}
+    """
+    if isinstance(labels, Categorical):
+        return labels.members()
+    members: dict[str, list[int]] = {}
+    for i, label in enumerate(labels):
+        members.setdefault(str(label), []).append(i)
+    return {key: np.asarray(positions, dtype=np.int64) for key, positions in members.items()}
 
 
 text_table = render_table
@@ -206,3 +244,87 @@ def pair_samples(
         else:
             unpaired.extend(s.id for s in pair.values())
     return complete, unpaired
+
+
+@dataclass(frozen=True)
+class PairedPositions:
+    """Complete pairs and left-over samples as positions into columns (see :func:`pair_codes`)."""
+
+    first: np.ndarray
+    """The position of each complete pair's first-role sample; pairs in first-seen order."""
+    second: np.ndarray
+    """The position of each complete pair's second-role sample, aligned with :attr:`first`."""
+    unpaired: np.ndarray
+    """Positions of samples with no pair key, no role or no partner, ordered as in
+    :func:`pair_samples`: those without key or role first, then lone members, pairs in first-seen
+    order."""
+
+
+def pair_codes(
+    pair_code: np.ndarray,
+    role_code: np.ndarray,
+    *,
+    roles: tuple[str, str],
+    unit: str,
+    pair_keys: Sequence[str | None],
+    ids: Sequence[str],
+    members: str = "samples",
+) -> PairedPositions:
+    """:func:`pair_samples` over integer columns, with array operations instead of a loop.
+
+    ``pair_code`` is equal for the samples of one pair (:data:`~nlibias.columns.NO_CODE`: no key);
+    ``role_code`` is 0 for ``roles[0]``, 1 for ``roles[1]``, anything else for no role. A pair is
+    "seen" at its first sample that has a role. ``pair_keys`` and ``ids`` are read only to name
+    the samples of an error, which is the one a sequential scan would meet first.
+
+    >>> paired = pair_codes(np.array([7, 7, -1, 9, 8, 8]), np.array([1, 0, 0, 0, -1, 0]),
+    ...                     roles=("pro", "anti"), unit="row", pair_keys=list("kk-jll"), ids=list("abcdef"))
+    >>> paired.first.tolist(), paired.second.tolist(), paired.unpaired.tolist()
+    ([1], [0], [2, 4, 3, 5])
+    """
+    has_role = (role_code == 0) | (role_code == 1)
+    eligible = (pair_code != NO_CODE) & has_role
+    positions = np.flatnonzero(eligible)
+    role = role_code[positions].astype(np.int64)
+    # np.unique's stable sort gives each pair's first position; ordering pairs by it = first seen.
+    _, first_seen, pair_of = np.unique(pair_code[positions], return_index=True, return_inverse=True)
+    pair_of = pair_of.reshape(-1)
+    slot = pair_of * 2 + role
+    if len(slot) and np.bincount(slot).max() > 1:
+        _raise_duplicate_role(
+            positions, slot, roles=roles, unit=unit, members=members, pair_keys=pair_keys, ids=ids
+        )
+    member = np.full((len(first_seen), 2), -1, dtype=np.int64)
+    member[pair_of, role] = positions
+    member = member[np.argsort(first_seen, kind="stable")]
+    complete = (member >= 0).all(axis=1)
+    lone = member[~complete].max(axis=1)  # an incomplete pair has one member, the other slot is -1
+    return PairedPositions(
+        first=member[complete, 0],
+        second=member[complete, 1],
+        unpaired=np.concatenate([np.flatnonzero(~eligible), lone]),
+    )
+
+
+def _raise_duplicate_role(
+    positions: np.ndarray,
+    slot: np.ndarray,
+    *,
+    roles: tuple[str, str],
+    unit: str,
+    members: str,
+    pair_keys: Sequence[str | None],
+    ids: Sequence[str],
+) -> None:
+    """Raise :func:`pair_samples`'s error for the repeated (pair, role) slot met first in a scan."""
+    order = np.argsort(slot, kind="stable")  # within a slot, positions stay ascending
+    repeats = np.flatnonzero(slot[order][1:] == slot[order][:-1]) + 1
+    # The scan stops at the smallest position that repeats a slot: always a slot's second sample,
+    # so the sample before it in ``order`` is that slot's first.
+    k = int(repeats[np.argmin(positions[order[repeats]])])
+    first, second = int(positions[order[k - 1]]), int(positions[order[k]])
+    name = roles[int(slot[order[k]]) % 2]
+    raise ConfigError(
+        f"pair {pair_keys[second]!r} has two {name} {members} ({ids[first]!r}, {ids[second]!r}); "
+        f"each {unit} is one {roles[0]} and one {roles[1]}"
+    )

@@ -23,14 +23,16 @@ others; when the largest probability is shared there is no argmax and M7/M8 do n
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from nlibias.columns import NO_CODE, Categorical, ItemSequence, SampleColumns
 from nlibias.errors import ConfigError
-from nlibias.metrics.row_slices import pair_samples, summarise_units, text_table
+from nlibias.metrics.row_slices import pair_codes, summarise_units, text_table
 from nlibias.schema import Prediction, Sample
 
 M_KEYS: tuple[str, ...] = ("M1", "M2", "M3", "M4", "M5", "M6", "M7", "M8")
@@ -107,76 +109,184 @@ def wq_metrics(stereo: np.ndarray, counter: np.ndarray) -> dict[str, float | Non
 class WQRows:
     """One model's probabilities arranged by WQ-NLI row (pair), with each row's slice labels."""
 
-    pair_keys: tuple[str, ...]
+    pair_keys: Sequence[str]
     stereo: np.ndarray
     """``(rows x 3)`` p(E|S), p(N|S), p(C|S)."""
     counter: np.ndarray
     """``(rows x 3)`` p(E|S~), p(N|S~), p(C|S~)."""
-    groups: dict[str, list[str]]
+    groups: dict[str, Categorical]
     """Grouping name → one label per row (identity group, predicate category, ...)."""
     unpaired: tuple[str, ...]
     """Ids of samples whose pair has no stereotypical or no counter-stereotypical sample."""
     repeated_rows: int
 
 
-def probabilities_by_sample(
-    samples: Sequence[Sample], predictions: Sequence[Prediction]
-) -> dict[str, tuple[float, ...]]:
+def _no_probabilities_error(model: str, n_without: int, n_samples: int, first_id: str) -> ConfigError:
+    return ConfigError(
+        f"model {model!r} gave no probabilities for {n_without} of {n_samples} samples "
+        f"(first: {first_id!r}); the WQ-NLI measures M1-M8 and the occupation measures ΔP and B "
+        f"are computed from p(entailment), p(neutral), p(contradiction). Audit with an NLI "
+        f"classifier backend (or a predictions file with probabilities), not with labels only"
+    )
+
+
+def _single_model(predictions: Sequence[Prediction]) -> str:
     models = {p.model for p in predictions}
     if len(models) > 1:
         raise ConfigError(f"score one model at a time, got {sorted(models)}")
-    by_id = {p.sample_id: p for p in predictions}
-    missing = [s.id for s in samples if s.id not in by_id]
+    return next(iter(models), "")
+
+
+def _refuse_missing_predictions(samples: Sequence[Sample], predicted_ids: Container[str]) -> None:
+    missing = [s.id for s in samples if s.id not in predicted_ids]
     if missing:
         raise ConfigError(
             f"{len(missing)} samples have no prediction (first: {missing[0]!r}); "
             f"predict every sample or pass only the samples you predicted"
         )
+
+
+def probabilities_by_sample(
+    samples: Sequence[Sample], predictions: Sequence[Prediction]
+) -> dict[str, tuple[float, ...]]:
+    model = _single_model(predictions)
+    by_id = {p.sample_id: p for p in predictions}
+    _refuse_missing_predictions(samples, by_id)
     no_probs = [s.id for s in samples if by_id[s.id].probs is None]
     if no_probs:
-        model = next(iter(models))
-        raise ConfigError(
-            f"model {model!r} gave no probabilities for {len(no_probs)} of {len(samples)} samples "
-            f"(first: {no_probs[0]!r}); the WQ-NLI measures M1-M8 and the occupation measures ΔP and B "
-            f"are computed from p(entailment), p(neutral), p(contradiction). Audit with an NLI "
-            f"classifier backend (or a predictions file with probabilities), not with labels only"
-        )
+        raise _no_probabilities_error(model, len(no_probs), len(samples), no_probs[0])
     return {s.id: tuple(by_id[s.id].probs or ()) for s in samples}
 
 
-def _row_label(sample: Sample, key: str, fallback: str | None) -> str:
-    value = sample.provenance.get(key) if sample.provenance else None
-    return str(value if value is not None else (fallback if fallback is not None else "unknown"))
+_NO_PROBABILITIES = (math.nan, math.nan, math.nan)
+
+
+def aligned_probabilities(
+    samples: Sequence[Sample], predictions: Sequence[Prediction]
+) -> tuple[np.ndarray, str]:
+    """``(samples x 3)`` probabilities in sample order (NaN rows: no probabilities) and the model.
+
+    Refuses predictions of several models and samples without a prediction.
+
+    >>> sample = Sample(id="a", source="wq-nli", domain="d", subtopic="t", premise="P.",
+    ...                 hypothesis="H.", gold="neutral")
+    >>> probs, model = aligned_probabilities([sample], [Prediction("a", "m", "neutral")])
+    >>> probs.tolist(), model
+    ([[nan, nan, nan]], 'm')
+    """
+    model = _single_model(predictions)
+    probs_of = {p.sample_id: p.probs for p in predictions}  # what alignment needs: one entry a prediction
+    _refuse_missing_predictions(samples, probs_of)
+    rows = [_NO_PROBABILITIES if (p := probs_of[s.id]) is None else p for s in samples]
+    return np.array(rows, dtype=float).reshape(len(samples), 3), model
+
+
+def _refuse_missing_probabilities(columns: SampleColumns, probs: np.ndarray, model: str) -> None:
+    if probs.shape != (len(columns), 3):
+        raise ValueError(f"probs has shape {probs.shape}; pass one row of 3 probabilities per sample")
+    without = np.flatnonzero(np.isnan(probs).all(axis=1))
+    if len(without):
+        raise _no_probabilities_error(model, len(without), len(columns), columns.ids[int(without[0])])
+
+
+#: Where a row's provenance label is None, the sample column it falls back to (None: "unknown").
+_LABEL_FALLBACKS: dict[str, str | None] = {
+    "identity_group": "group",
+    "predicate_category": "subtopic",
+    "counterfactual": "counterfactual_group",
+    "subject_kind": None,
+}
+
+
+def _row_labels(columns: SampleColumns, key: str, fallback: str | None, rows: np.ndarray) -> Categorical:
+    """``str(provenance[key])`` of each row's sample at ``rows``, else ``str(fallback)``, else "unknown".
+
+    Works on the value tables (a few hundred entries), then picks a code per row.
+    """
+    texts: dict[str, int] = {}  # label text -> code in the result
+
+    def code_of(text: str) -> int:
+        return texts.setdefault(text, len(texts))
+
+    def unknown_if_none(value: Any) -> str:
+        return str(value if value is not None else "unknown")
+
+    fallback_column = None if fallback is None else getattr(columns, fallback)
+    if fallback_column is None:
+        fallback_codes, fallback_map = np.zeros(len(rows), dtype=np.int64), np.array([code_of("unknown")])
+    else:
+        fallback_codes = fallback_column.codes[rows]
+        fallback_map = _int_array(code_of(unknown_if_none(v)) for v in fallback_column.values)
+    own = columns.provenance.get(key)  # absent: the samples were read without it, all None
+    own_codes = np.full(len(rows), NO_CODE, dtype=np.int64)
+    if own is not None:
+        own_map = _int_array(NO_CODE if v is None else code_of(str(v)) for v in own.values)
+        own_codes = own_map[own.codes[rows]]
+    codes = np.where(own_codes != NO_CODE, own_codes, fallback_map[fallback_codes])
+    return Categorical(codes.astype(np.int32), tuple(texts))
+
+
+def _int_array(values: Iterable[int]) -> np.ndarray:
+    return np.fromiter(values, dtype=np.int64)
+
+
+def _count_repeats(columns: SampleColumns, rows: np.ndarray) -> int:
+    """Rows whose sample at ``rows`` repeats an earlier row (provenance ``repeat_of`` not None)."""
+    repeat_of = columns.provenance.get("repeat_of")
+    if repeat_of is None:
+        return 0
+    is_repeat = np.array([v is not None for v in repeat_of.values], dtype=bool)
+    return int(is_repeat[repeat_of.codes[rows]].sum())
+
+
+class _Picked(ItemSequence[str]):
+    """``strings[positions[i]]`` on demand: the row keys without a Python string per row."""
+
+    __slots__ = ("_positions", "_strings")
+
+    def __init__(self, strings: Sequence[Any], positions: np.ndarray) -> None:
+        self._strings, self._positions = strings, positions
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def _item(self, i: int) -> str:
+        return str(self._strings[int(self._positions[i])])
+
+
+def arrange_column_rows(columns: SampleColumns, probs: np.ndarray, *, model: str) -> WQRows:
+    """Pair each row's stereotypical (``pro``) and counter-stereotypical (``anti``) sample.
+
+    ``probs`` is ``(samples x 3)``, aligned with ``columns`` (NaN rows: no probabilities, refused).
+    """
+    probs = np.asarray(probs, dtype=float)
+    _refuse_missing_probabilities(columns, probs, model)
+    paired = pair_codes(
+        columns.pair_code,
+        columns.stereotype,
+        roles=("pro", "anti"),
+        unit="WQ-NLI row",
+        pair_keys=columns.pair_keys,
+        ids=columns.ids,
+    )
+    pro = paired.first  # a row's labels are read from its stereotypical sample
+    groups = {key: _row_labels(columns, key, fallback, pro) for key, fallback in _LABEL_FALLBACKS.items()}
+    groups["domain"] = Categorical(columns.domain.codes[pro], columns.domain.values)
+    return WQRows(
+        pair_keys=_Picked(columns.pair_keys, pro),
+        stereo=probs[pro],
+        counter=probs[paired.second],
+        groups=groups,
+        unpaired=tuple(columns.position_ids(paired.unpaired)),
+        repeated_rows=_count_repeats(columns, pro),
+    )
 
 
 def arrange_rows(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> WQRows:
     """Pair each row's stereotypical (``pro``) and counter-stereotypical (``anti``) sample."""
-    probs = probabilities_by_sample(samples, predictions)
-    pairs, unpaired = pair_samples(samples, lambda s: s.stereotype, ("pro", "anti"), unit="WQ-NLI row")
-    keys: list[str] = []
-    stereo, counter = [], []
-    groups: dict[str, list[str]] = {name: [] for name in GROUPINGS}
-    repeated = 0
-    for pair in pairs:
-        key = str(pair["pro"].pair_key)
-        pro, anti = pair["pro"], pair["anti"]
-        keys.append(key)
-        stereo.append(probs[pro.id])
-        counter.append(probs[anti.id])
-        groups["identity_group"].append(_row_label(pro, "identity_group", pro.group))
-        groups["predicate_category"].append(_row_label(pro, "predicate_category", pro.subtopic))
-        groups["counterfactual"].append(_row_label(pro, "counterfactual", pro.counterfactual_group))
-        groups["subject_kind"].append(_row_label(pro, "subject_kind", None))
-        groups["domain"].append(pro.domain)
-        repeated += pro.provenance.get("repeat_of") is not None if pro.provenance else 0
-    return WQRows(
-        pair_keys=tuple(keys),
-        stereo=np.asarray(stereo, dtype=float).reshape(-1, 3),
-        counter=np.asarray(counter, dtype=float).reshape(-1, 3),
-        groups=groups,
-        unpaired=tuple(unpaired),
-        repeated_rows=int(repeated),
-    )
+    probs, model = aligned_probabilities(samples, predictions)
+    columns = SampleColumns.from_samples(samples, provenance_keys=PROVENANCE_KEYS)
+    return arrange_column_rows(columns, probs, model=model)
 
 
 def score_wq_nli(
@@ -194,22 +304,53 @@ def score_wq_nli(
     ``{"n_rows": rows, "M1": percent, ..., "counts": {"M1": rows where it holds, ...},
     "ci": {"M1": [lo, hi], ...}}``; intervals come from resampling rows (seeded). ``overall`` also
     lists ``unpaired`` sample ids and counts ``repeated_rows``. Refuses predictions without
-    probabilities.
+    probabilities. The samples are scored as columns (:func:`score_wq_nli_columns`).
     """
-    rows = arrange_rows(samples, predictions)
+    probs, model = aligned_probabilities(samples, predictions)
+    columns = SampleColumns.from_samples(samples, provenance_keys=PROVENANCE_KEYS)
+    return score_wq_nli_columns(
+        columns, probs, model=model, bootstrap=bootstrap, seed=seed, confidence=confidence
+    )
+
+
+def score_wq_nli_columns(
+    columns: SampleColumns,
+    probs: np.ndarray,
+    *,
+    model: str,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """:func:`score_wq_nli` from sample columns and a ``(samples x 3)`` probability array.
+
+    ``columns`` should keep :data:`PROVENANCE_KEYS`; ``probs`` rows follow the columns' samples,
+    NaN where ``model`` gave no probabilities (refused, as :func:`score_wq_nli` does).
+
+    >>> pair = [Sample(id=f"r:{s}", source="wq-nli", domain="d", subtopic="t", premise=f"{s}.",
+    ...                hypothesis="H.", gold="neutral", stereotype=s, pair_key="r") for s in ("pro", "anti")]
+    >>> columns = SampleColumns.from_samples(pair, provenance_keys=PROVENANCE_KEYS)
+    >>> report = score_wq_nli_columns(columns, np.array([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1]]),
+    ...                               model="m", bootstrap=0)
+    >>> report["overall"]["M1"], report["overall"]["n_rows"], list(report["by_subject_kind"])
+    (100.0, 1, ['unknown'])
+    """
+    rows = arrange_column_rows(columns, probs, model=model)
     held = wq_conditions(rows.stereo, rows.counter).astype(float)
+    groups, unpaired, repeated_rows = rows.groups, rows.unpaired, rows.repeated_rows
+    del rows  # the rows' probabilities are done with: free them before the slices are summarised
     report = summarise_units(
         held,
         M_KEYS,
-        groups=rows.groups,
+        groups=groups,
         count_measures=set(M_KEYS),
         bootstrap=bootstrap,
         seed=seed,
         n_key="n_rows",
         confidence=confidence,
     )
-    report["overall"]["unpaired"] = list(rows.unpaired)
-    report["overall"]["repeated_rows"] = rows.repeated_rows
+    report["overall"]["unpaired"] = list(unpaired)
+    report["overall"]["repeated_rows"] = repeated_rows
     return report
 
 

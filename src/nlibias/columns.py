@@ -1,0 +1,340 @@
+"""Samples as columns: what the measures read, in a few bytes a sample.
+
+A list of :class:`~nlibias.schema.Sample` objects costs ~0.5 kB a sample even with shared
+strings; an audit of an extended run holds 100k of them. :class:`SampleColumns` keeps instead
+one small integer per categorical field (domain, subtopic, gold label, stereotype, groups,
+the provenance keys a scorer reads), a 64-bit digest for ``pair_key`` and for the
+(premise, hypothesis) text, and the ids and pair keys packed in one UTF-8 buffer each
+(:class:`StringColumn`): ~0.1 kB a sample. It is built in one pass over any iterable of samples,
+so a samples file can be streamed into it (:func:`nlibias.io.samples.iter_samples`).
+
+Digests are the first 8 bytes of BLAKE2b; two different pair keys (or texts) share a digest with
+probability ~n²/2⁶⁵ (10⁻¹⁰ for 100k samples).
+
+>>> from nlibias.schema import Sample
+>>> pair = [Sample(id=f"x:{s}", source="bbnli", domain="gender", subtopic="t", premise="P.",
+...                hypothesis=f"{s} H.", gold="neutral", stereotype=s, pair_key="x")
+...         for s in ("pro", "anti")]
+>>> columns = SampleColumns.from_samples(pair)
+>>> len(columns), columns.ids[1], columns.domain[0], columns.stereotype.tolist()
+(2, 'x:anti', 'gender', [0, 1])
+>>> bool(columns.pair_code[0] == columns.pair_code[1]), bool(columns.text_code[0] == columns.text_code[1])
+(True, False)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import operator
+from array import array
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
+
+import numpy as np
+
+from nlibias.errors import ConfigError
+from nlibias.schema import LABEL_INDEX, Sample
+
+NO_CODE = -1
+"""The code of a missing value (no pair key, no stereotype)."""
+_STEREOTYPE_CODES = {"pro": 0, "anti": 1}
+
+
+def digest64(text: str) -> int:
+    """A signed 64-bit digest of ``text`` (never :data:`NO_CODE`).
+
+    >>> digest64("k") == digest64("k"), digest64("k") == digest64("l")
+    (True, False)
+    """
+    code = int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little", signed=True
+    )
+    return code if code != NO_CODE else 0
+
+
+T = TypeVar("T")
+
+
+class ItemSequence(Sequence[T]):
+    """A read-only sequence whose items are made on demand by ``_item(i)``, ``0 <= i < len``:
+    indexing (negative too), slicing and iteration written once for the column types.
+
+    >>> class Squares(ItemSequence[int]):
+    ...     def __len__(self) -> int: return 4
+    ...     def _item(self, i: int) -> int: return i * i
+    >>> Squares()[-1], Squares()[1:3], list(Squares())
+    (9, [1, 4], [0, 1, 4, 9])
+    """
+
+    __slots__ = ()
+
+    def _item(self, i: int) -> T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return [self._item(i) for i in range(*index.indices(len(self)))]
+        i = operator.index(index)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(f"item {index} of {len(self)}")
+        return self._item(i)
+
+    def __iter__(self) -> Iterator[T]:
+        for i in range(len(self)):
+            yield self._item(i)
+
+
+class StringColumn(ItemSequence[str]):
+    """Strings packed in one UTF-8 buffer with an offset per string (8 bytes + the text).
+
+    >>> column = StringColumn.from_strings(["a", "bé", ""])
+    >>> len(column), column[1], list(column)
+    (3, 'bé', ['a', 'bé', ''])
+    """
+
+    __slots__ = ("_buffer", "_offsets")
+
+    def __init__(self, buffer: bytes, offsets: np.ndarray) -> None:
+        self._buffer = buffer
+        self._offsets = offsets
+
+    @classmethod
+    def from_strings(cls, strings: Iterable[str]) -> StringColumn:
+        builder = _StringColumnBuilder()
+        for text in strings:
+            builder.append(text)
+        return builder.finish()
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def _item(self, i: int) -> str:
+        return self._buffer[self._offsets[i] : self._offsets[i + 1]].decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        buffer, offsets = self._buffer, self._offsets.tolist()
+        for start, stop in itertools.pairwise(offsets):
+            yield buffer[start:stop].decode("utf-8")
+
+    @property
+    def nbytes(self) -> int:
+        return len(self._buffer) + self._offsets.nbytes
+
+
+class _StringColumnBuilder:
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._offsets = array("q", [0])
+
+    def append(self, text: str) -> None:
+        self._buffer += text.encode("utf-8")
+        self._offsets.append(len(self._buffer))
+
+    def finish(self) -> StringColumn:
+        return StringColumn(bytes(self._buffer), np.frombuffer(self._offsets, dtype=np.int64).copy())
+
+
+@dataclass(frozen=True, eq=False)
+class Categorical(Sequence[Any]):
+    """A column of repeated values: an int32 code per item and the distinct values.
+
+    >>> column = Categorical.from_values(["b", "a", "b", None])
+    >>> column.codes.tolist(), column.values, column[2], column.tolist()
+    ([0, 1, 0, 2], ('b', 'a', None), 'b', ['b', 'a', 'b', None])
+    """
+
+    codes: np.ndarray
+    values: tuple[Any, ...]
+
+    @classmethod
+    def from_values(cls, values: Iterable[Any]) -> Categorical:
+        builder = _CategoricalBuilder()
+        for value in values:
+            builder.append(value)
+        return builder.finish()
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self.values[c] for c in self.codes[index].tolist()]
+        return self.values[int(self.codes[index])]
+
+    def tolist(self) -> list[Any]:
+        return [self.values[c] for c in self.codes.tolist()]
+
+    def members(self) -> dict[str, np.ndarray]:
+        """``{str(value): positions}`` for every value present (values with the same text merge)."""
+        order = np.argsort(self.codes, kind="stable")
+        bounds = np.searchsorted(self.codes[order], np.arange(len(self.values) + 1))
+        groups: dict[str, list[np.ndarray]] = {}
+        for code, value in enumerate(self.values):
+            positions = order[bounds[code] : bounds[code + 1]]
+            if len(positions):
+                groups.setdefault(str(value), []).append(positions)
+        return {name: np.sort(np.concatenate(parts)) for name, parts in groups.items()}
+
+
+def _hashable(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        return ("<unhashable>", repr(value))
+    return (type(value), value)  # 1 and True and 1.0 stay apart, as in the JSON they came from
+
+
+class _CategoricalBuilder:
+    def __init__(self) -> None:
+        self._codes = array("i")
+        self._index: dict[Any, int] = {}
+        self._values: list[Any] = []
+
+    def append(self, value: Any) -> None:
+        key = _hashable(value)
+        code = self._index.get(key)
+        if code is None:
+            code = self._index[key] = len(self._values)
+            self._values.append(value)
+        self._codes.append(code)
+
+    def finish(self) -> Categorical:
+        return Categorical(np.frombuffer(self._codes, dtype=np.int32).copy(), tuple(self._values))
+
+
+@dataclass(frozen=True, eq=False)
+class SampleColumns:
+    """The samples of one benchmark as columns (see the module docstring).
+
+    ``gold`` holds label indices (:data:`nlibias.schema.LABELS` order), ``stereotype`` 0 (pro),
+    1 (anti) or -1 (none), ``pair_code`` a digest of ``pair_key`` or -1 (none), ``text_code`` a
+    digest of premise and hypothesis (equal codes: the same pair of texts).
+    """
+
+    source: str
+    ids: StringColumn
+    pair_keys: Sequence[str | None]
+    """The pair key of each sample (None where it has none); for messages and row keys."""
+    pair_code: np.ndarray
+    text_code: np.ndarray
+    gold: np.ndarray
+    stereotype: np.ndarray
+    domain: Categorical
+    subtopic: Categorical
+    group: Categorical
+    counterfactual_group: Categorical
+    provenance: Mapping[str, Categorical]
+    """The kept provenance keys, each a column (None where a sample lacks the key)."""
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @classmethod
+    def from_samples(
+        cls, samples: Iterable[Sample], *, provenance_keys: Collection[str] = ()
+    ) -> SampleColumns:
+        """Columns of ``samples`` (one pass: a generator is read once), keeping ``provenance_keys``.
+
+        Refuses mixed sources (an empty set has source ""); ids are checked by
+        :meth:`first_duplicate_id`.
+        """
+        ids, keys = _StringColumnBuilder(), _PairKeyBuilder()
+        pair_code, text_code = array("q"), array("q")
+        gold, stereotype = array("b"), array("b")
+        categorical = {name: _CategoricalBuilder() for name in _CATEGORICAL}
+        provenance = {key: _CategoricalBuilder() for key in provenance_keys}
+        sources: set[str] = set()
+        for sample in samples:
+            sources.add(sample.source)
+            ids.append(sample.id)
+            keys.append(sample.pair_key)
+            pair_code.append(NO_CODE if sample.pair_key is None else digest64(sample.pair_key))
+            text_code.append(digest64(f"{sample.premise}\x00{sample.hypothesis}"))
+            gold.append(LABEL_INDEX[sample.gold])
+            stereotype.append(_STEREOTYPE_CODES.get(sample.stereotype or "", NO_CODE))
+            for name, builder in categorical.items():
+                builder.append(getattr(sample, name))
+            for key, builder in provenance.items():
+                builder.append(sample.provenance.get(key) if sample.provenance else None)
+        if len(sources) > 1:
+            raise ConfigError(
+                f"the samples mix sources {', '.join(sorted(sources))}; audit each benchmark separately "
+                f"(one samples directory per benchmark)"
+            )
+        return cls(
+            source=next(iter(sources), ""),
+            ids=ids.finish(),
+            pair_keys=keys.finish(),
+            pair_code=np.frombuffer(pair_code, dtype=np.int64).copy(),
+            text_code=np.frombuffer(text_code, dtype=np.int64).copy(),
+            gold=np.frombuffer(gold, dtype=np.int8).astype(np.int64),
+            stereotype=np.frombuffer(stereotype, dtype=np.int8).astype(np.int64),
+            provenance={key: builder.finish() for key, builder in provenance.items()},
+            **{name: builder.finish() for name, builder in categorical.items()},
+        )
+
+    def first_duplicate_id(self) -> tuple[int, int] | None:
+        """Positions ``(earlier, later)`` of the first repeated id in file order, or None.
+
+        >>> from nlibias.schema import Sample
+        >>> s = Sample(id="a", source="x", domain="d", subtopic="t", premise="P", hypothesis="H",
+        ...            gold="neutral")
+        >>> SampleColumns.from_samples([s, s]).first_duplicate_id()
+        (0, 1)
+        """
+        codes = np.fromiter((digest64(i) for i in self.ids), dtype=np.int64, count=len(self.ids))
+        order = np.argsort(codes, kind="stable")
+        found: tuple[int, int] | None = None
+        for k in np.flatnonzero(codes[order][1:] == codes[order][:-1]).tolist():
+            earlier, later = int(order[k]), int(order[k + 1])
+            if self.ids[earlier] == self.ids[later] and (found is None or later < found[1]):
+                found = (earlier, later)
+        return found
+
+    def position_ids(self, positions: Iterable[int]) -> list[str]:
+        return [self.ids[int(i)] for i in positions]
+
+
+_CATEGORICAL = ("domain", "subtopic", "group", "counterfactual_group")
+
+
+class _PairKeyBuilder:
+    """Pair keys packed like ids; ``None`` kept apart (a StringColumn holds only strings)."""
+
+    def __init__(self) -> None:
+        self._strings = _StringColumnBuilder()
+        self._missing = array("q")
+        self._n = 0
+
+    def append(self, key: str | None) -> None:
+        if key is None:
+            self._missing.append(self._n)
+        self._strings.append(key or "")
+        self._n += 1
+
+    def finish(self) -> Sequence[str | None]:
+        return _OptionalStrings(self._strings.finish(), frozenset(self._missing))
+
+
+class _OptionalStrings(ItemSequence[str | None]):
+    __slots__ = ("_missing", "_strings")
+
+    def __init__(self, strings: StringColumn, missing: frozenset[int]) -> None:
+        self._strings = strings
+        self._missing = missing
+
+    def __len__(self) -> int:
+        return len(self._strings)
+
+    def _item(self, i: int) -> str | None:
+        return None if i in self._missing else self._strings[i]

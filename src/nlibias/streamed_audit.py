@@ -1,0 +1,252 @@
+"""Audit a samples file without holding its samples: memory grows by ~0.1 kB a sample.
+
+An NLI-classifier audit of a benchmark whose measures have a columnar scorer (BBNLI,
+BBNLI-next, custom pair sets, WinoQueer-NLI; :func:`nlibias.scoring.column_scorer_for`) reads the
+samples file in passes instead of loading it:
+
+1. :func:`read_samples_to_audit` builds :class:`~nlibias.columns.SampleColumns` (every line
+   validated, ids checked, the benchmark's scorer looked up) before any model runs;
+2. for each model, one pass sends the first occurrence of every distinct (premise, hypothesis)
+   to the classifier, ``chunk_pairs`` pairs at a time, through the prediction cache;
+3. the measures are computed over the columns and each model's ``(samples x 3)`` probabilities,
+   and ``predictions.jsonl`` is written row by row from them.
+
+The files and numbers are those of :func:`nlibias.audit.audit` on the same samples (runs with
+more distinct pairs than ``chunk_pairs`` batch them differently, so probabilities may differ in
+the last bits). Other audits (generative LMs, the occupation measures, scorers registered without
+a columnar form) fall back to :func:`nlibias.audit.audit`, which holds samples and predictions as
+objects.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nlibias.audit import (
+    AuditResult,
+    audit,
+    check_bootstrap,
+    check_predictors,
+    format_tables,
+    metrics_document,
+    read_samples_to_score,
+    run_section,
+    write_outputs,
+)
+from nlibias.backends.base import NLIClassifier, Predictor
+from nlibias.cache import PredictionCache
+from nlibias.columns import ItemSequence, SampleColumns
+from nlibias.errors import ConfigError, SourceError
+from nlibias.io.samples import iter_samples, peek_source, resolve_samples_path
+from nlibias.predict import ClassifierPredictor, PredictionRun, predict_pairs
+from nlibias.schema import LABELS, Prediction
+from nlibias.scoring import column_scorer_for, provenance_keys_for
+
+DEFAULT_CHUNK_PAIRS = 16_384
+"""Distinct pairs per classifier call: the batches are length-sorted within a chunk, and a chunk's
+texts and token ids (~1.5 kB a pair) are what the pass holds."""
+
+
+@dataclass(frozen=True, eq=False)
+class SamplesToAudit:
+    """A checked samples file and its columns (what a streamed audit keeps of the samples)."""
+
+    path: Path
+    columns: SampleColumns
+
+
+def read_samples_to_audit(path: str | Path) -> SamplesToAudit:
+    """Check every sample of a run directory or samples file and keep them as columns.
+
+    Errors name the file and line (bad records, duplicate ids) or the fix (no samples, mixed
+    benchmarks, a source with no registered measures).
+    """
+    resolved = resolve_samples_path(path)
+    source = peek_source(resolved)
+    keys = tuple(provenance_keys_for(source) or ())
+    passing = iter_samples(resolved, provenance_keys=keys, share_strings=False)
+    columns = SampleColumns.from_samples(passing, provenance_keys=keys)
+    if not len(columns):
+        raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
+    duplicate = columns.first_duplicate_id()
+    if duplicate is not None:
+        earlier, later = duplicate
+        raise SourceError(
+            resolved,
+            "id",
+            f"duplicate sample id {columns.ids[later]!r} (also sample {earlier + 1})",
+            line=later + 1,
+            fix="every sample needs its own id",
+        )
+    column_scorer_for(columns.source)  # an unknown source fails here, before any model runs
+    return SamplesToAudit(path=Path(path), columns=columns)
+
+
+def can_stream(columns: SampleColumns, predictors: Sequence[Predictor]) -> bool:
+    """True when every model is an NLI classifier and the benchmark has a columnar scorer."""
+    return column_scorer_for(columns.source) is not None and all(
+        isinstance(p, ClassifierPredictor) for p in predictors
+    )
+
+
+def audit_samples(
+    samples: SamplesToAudit,
+    predictors: Sequence[Predictor],
+    *,
+    out_dir: str | Path | None,
+    cache: PredictionCache | None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    progress: bool = True,
+    chunk_pairs: int = DEFAULT_CHUNK_PAIRS,
+) -> AuditResult:
+    """Predict, score and write the run directory of ``samples`` (streamed when :func:`can_stream`).
+
+    >>> import tempfile
+    >>> from nlibias.backends.fake import FakeNLIClassifier
+    >>> from nlibias.io.samples import write_samples
+    >>> from nlibias.schema import Sample
+    >>> pair = [Sample(id=f"x:{s}", source="bbnli", domain="d", subtopic="t", premise="P.",
+    ...                hypothesis=f"{s} H.", gold="neutral", stereotype=s, pair_key="x")
+    ...         for s in ("pro", "anti")]
+    >>> run_dir = write_samples(tempfile.mkdtemp(), pair)["jsonl"].parent
+    >>> result = audit_samples(read_samples_to_audit(run_dir), [ClassifierPredictor(FakeNLIClassifier())],
+    ...                        out_dir=None, cache=None, bootstrap=0, progress=False)
+    >>> result.metrics["models"]["fake-nli"]["overall"]["n_pairs"], len(result.predictions)
+    (1, 2)
+    """
+    check_predictors(predictors)
+    check_bootstrap(bootstrap)
+    if chunk_pairs < 1:
+        raise ConfigError(f"chunk_pairs is {chunk_pairs}; pass a positive number of pairs")
+    columns = samples.columns
+    if not can_stream(columns, predictors):
+        return audit(
+            read_samples_to_score(samples.path),
+            predictors,
+            out_dir=out_dir,
+            cache=cache,
+            bootstrap=bootstrap,
+            seed=seed,
+            progress=progress,
+            samples_path=samples.path,
+        )
+    scorer = column_scorer_for(columns.source)
+    assert scorer is not None  # can_stream checked it
+    distinct = DistinctPairs.of(columns)
+    probabilities: dict[str, np.ndarray] = {}
+    model_runs: dict[str, Any] = {}
+    for predictor in predictors:
+        assert isinstance(predictor, ClassifierPredictor)  # can_stream checked it
+        started = time.perf_counter()
+        run = predict_distinct(predictor.classifier, samples.path, distinct, cache, progress, chunk_pairs)
+        probabilities[predictor.name] = distinct.spread(run.probs)
+        model_runs[predictor.name] = {
+            **predictor.describe(),
+            "stats": {**run.stats(), "wall_seconds": round(time.perf_counter() - started, 3)},
+        }
+    models = {
+        name: scorer(columns, probs, model=name, bootstrap=bootstrap, seed=seed)
+        for name, probs in probabilities.items()
+    }
+    metrics = metrics_document(columns.source, len(columns), models, bootstrap=bootstrap, seed=seed)
+    metrics["run"] = run_section(samples.path, model_runs, cache)
+    tables = format_tables(metrics)
+    predictions = ProbabilityPredictions(columns, probabilities)
+    out_path = Path(out_dir) if out_dir is not None else None
+    if out_path is not None:
+        write_outputs(out_path, predictions, metrics, tables)
+    return AuditResult(out_dir=out_path, metrics=metrics, tables=tables, predictions=predictions)
+
+
+@dataclass(frozen=True, eq=False)
+class DistinctPairs:
+    """Which samples carry the first occurrence of each distinct (premise, hypothesis).
+
+    >>> d = DistinctPairs(first=np.array([True, False, True]), slot=np.array([0, 0, 1]))
+    >>> d.spread(np.array([[1.0, 0, 0], [0, 1.0, 0]])).tolist()
+    [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+
+    first: np.ndarray
+    """``(samples,)`` bool: the sample is the first with its texts (the one sent to the model)."""
+    slot: np.ndarray
+    """``(samples,)``: the rank of its texts' first occurrence among all first occurrences."""
+
+    @classmethod
+    def of(cls, columns: SampleColumns) -> DistinctPairs:
+        _, first_at, inverse = np.unique(columns.text_code, return_index=True, return_inverse=True)
+        rank = np.empty(len(first_at), dtype=np.int64)
+        rank[np.argsort(first_at, kind="stable")] = np.arange(len(first_at))
+        first = np.zeros(len(columns), dtype=bool)
+        first[first_at] = True
+        return cls(first=first, slot=rank[inverse.ravel()])
+
+    def __len__(self) -> int:
+        return int(self.first.sum())
+
+    def spread(self, distinct_probs: np.ndarray) -> np.ndarray:
+        """Each sample's row of ``distinct_probs`` (rows in first-occurrence order)."""
+        return distinct_probs[self.slot]
+
+
+def predict_distinct(
+    classifier: NLIClassifier,
+    path: Path,
+    distinct: DistinctPairs,
+    cache: PredictionCache | None,
+    progress: bool,
+    chunk_pairs: int,
+) -> PredictionRun:
+    """One pass over the samples file: the classifier's probabilities for each distinct pair, in
+    first-occurrence order, ``chunk_pairs`` at a time (one progress bar for the whole pass)."""
+    from tqdm.auto import tqdm
+
+    runs: list[PredictionRun] = []
+    chunk: list[tuple[str, str]] = []
+    seen = 0
+    with tqdm(total=len(distinct), unit="pair", desc=classifier.name, disable=not progress) as bar:
+        for position, sample in enumerate(iter_samples(path, provenance_keys=(), share_strings=False)):
+            if position >= len(distinct.first):
+                break
+            if distinct.first[position]:
+                chunk.append((sample.premise, sample.hypothesis))
+            if len(chunk) == chunk_pairs:
+                runs.append(predict_pairs(classifier, chunk, cache, progress=False, bar=bar))
+                chunk = []
+            seen = position + 1
+        if chunk:
+            runs.append(predict_pairs(classifier, chunk, cache, progress=False, bar=bar))
+    if seen != len(distinct.first):
+        raise SourceError(path, None, "the file changed while it was being audited", fix="audit it again")
+    return PredictionRun.combine(runs)
+
+
+class ProbabilityPredictions(ItemSequence[Prediction]):
+    """Every model's predictions (model by model, samples in order) made on demand from the ids
+    and probability arrays: what ``predictions.jsonl`` holds, without an object per row."""
+
+    def __init__(self, columns: SampleColumns, probabilities: Mapping[str, np.ndarray]) -> None:
+        self._ids = columns.ids
+        self._models = list(probabilities)
+        self._probs = [probabilities[m] for m in self._models]
+        self._best = [p.argmax(axis=1) if len(p) else np.zeros(0, dtype=np.int64) for p in self._probs]
+
+    def __len__(self) -> int:
+        return len(self._ids) * len(self._models)
+
+    def _item(self, index: int) -> Prediction:
+        model, i = divmod(index, len(self._ids))
+        row = self._probs[model][i]
+        return Prediction(
+            sample_id=self._ids[i],
+            model=self._models[model],
+            label=LABELS[int(self._best[model][i])],
+            probs=(float(row[0]), float(row[1]), float(row[2])),
+        )

@@ -1,0 +1,235 @@
+"""The streamed audit (samples kept as columns, predictions as arrays) against the object audit:
+the same files and numbers, chunked or not; its checks before compute; its memory per sample."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from nlibias.audit import audit
+from nlibias.backends.base import BatchResult, Pair
+from nlibias.backends.fake import FakeNLIClassifier
+from nlibias.cache import PredictionCache
+from nlibias.errors import ConfigError, SourceError
+from nlibias.io.samples import read_samples, write_samples
+from nlibias.predict import ClassifierPredictor
+from nlibias.streamed_audit import audit_samples, can_stream, read_samples_to_audit
+
+
+@pytest.fixture(scope="module")
+def bbnli_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from nlibias.data_locations import resolve_benchmark_path
+    from nlibias.sources.bbnli import expand_bbnli
+
+    run = tmp_path_factory.mktemp("bbnli")
+    write_samples(run, list(expand_bbnli(resolve_benchmark_path("bbnli")).samples))
+    return run
+
+
+@pytest.fixture(scope="module")
+def wq_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from nlibias.sources.wq_nli import expand_wq_nli
+
+    run = tmp_path_factory.mktemp("wq")
+    # 6,000 samples: whole rows, the repeated rows' region of the file left out (speed).
+    write_samples(run, list(expand_wq_nli().samples)[:6000])
+    return run
+
+
+def _predictors() -> list[ClassifierPredictor]:
+    return [
+        ClassifierPredictor(FakeNLIClassifier("fake-a", seed=0)),
+        ClassifierPredictor(FakeNLIClassifier("fake-b", seed=1, rules={"not": "contradiction"})),
+    ]
+
+
+def _both_ways(run: Path, tmp_path: Path, *, chunk_pairs: int, bootstrap: int) -> tuple[Path, Path]:
+    objects, streamed = tmp_path / "objects", tmp_path / "streamed"
+    audit(
+        read_samples(run),
+        _predictors(),
+        out_dir=objects,
+        cache=None,
+        bootstrap=bootstrap,
+        progress=False,
+        samples_path=run,
+    )
+    audit_samples(
+        read_samples_to_audit(run),
+        _predictors(),
+        out_dir=streamed,
+        cache=None,
+        bootstrap=bootstrap,
+        progress=False,
+        chunk_pairs=chunk_pairs,
+    )
+    return objects, streamed
+
+
+def _metrics(out: Path) -> dict:
+    return json.loads((out / "metrics.json").read_text())
+
+
+@pytest.mark.parametrize("chunk_pairs", [16_384, 700])
+def test_bbnli_streamed_equals_object_audit(bbnli_run: Path, tmp_path: Path, chunk_pairs: int) -> None:
+    objects, streamed = _both_ways(bbnli_run, tmp_path, chunk_pairs=chunk_pairs, bootstrap=200)
+    before, after = _metrics(objects), _metrics(streamed)
+    assert after["models"] == before["models"]  # every measure, count, id list and CI
+    assert (after["source"], after["n_samples"], after["bootstrap"]) == (
+        before["source"],
+        before["n_samples"],
+        before["bootstrap"],
+    )
+    for model in ("fake-a", "fake-b"):
+        old, new = before["run"]["models"][model]["stats"], after["run"]["models"][model]["stats"]
+        # BBNLI repeats some (premise, hypothesis) pairs: each distinct one is predicted once.
+        assert new["unique_inputs"] == old["unique_inputs"] < before["n_samples"]
+        assert new["computed"] == old["computed"] == old["unique_inputs"]
+    # The fake model answers each pair the same whatever its batch: the files are byte-identical.
+    assert (streamed / "predictions.jsonl").read_bytes() == (objects / "predictions.jsonl").read_bytes()
+    assert (streamed / "tables.txt").read_text() == (objects / "tables.txt").read_text()
+
+
+def test_wq_nli_streamed_equals_object_audit(wq_run: Path, tmp_path: Path) -> None:
+    objects, streamed = _both_ways(wq_run, tmp_path, chunk_pairs=1000, bootstrap=100)
+    assert _metrics(streamed)["models"] == _metrics(objects)["models"]
+    assert _metrics(streamed)["models"]["fake-a"]["overall"]["n_rows"] == 3000
+    assert (streamed / "predictions.jsonl").read_bytes() == (objects / "predictions.jsonl").read_bytes()
+
+
+class _CountingClassifier(FakeNLIClassifier):
+    """The fake classifier, recording every pair it is asked for."""
+
+    def __init__(self) -> None:
+        super().__init__("counting")
+        self.asked: list[Pair] = []
+
+    def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[BatchResult]:
+        self.asked += list(pairs)
+        yield from super().predict_batches(pairs)
+
+
+def test_each_distinct_pair_goes_to_the_model_once_and_the_cache_answers_a_rerun(
+    bbnli_run: Path, tmp_path: Path
+) -> None:
+    checked = read_samples_to_audit(bbnli_run)
+    cache = PredictionCache(tmp_path / "cache.sqlite")
+    first = _CountingClassifier()
+    result = audit_samples(
+        checked, [ClassifierPredictor(first)], out_dir=None, cache=cache, bootstrap=0, progress=False,
+        chunk_pairs=500,
+    )  # fmt: skip
+    samples = read_samples(bbnli_run)
+    distinct = list(dict.fromkeys((s.premise, s.hypothesis) for s in samples))
+    assert first.asked == distinct  # first-occurrence order, across chunk boundaries, no repeats
+    assert result.metrics["run"]["models"]["counting"]["stats"]["cached"] == 0
+    again = _CountingClassifier()
+    rerun = audit_samples(
+        checked, [ClassifierPredictor(again)], out_dir=None, cache=cache, bootstrap=0, progress=False
+    )
+    assert again.asked == []
+    stats = rerun.metrics["run"]["models"]["counting"]["stats"]
+    assert (stats["cached"], stats["computed"]) == (len(distinct), 0)
+    # Predictions made on demand from the arrays: one per sample, the label the most probable one.
+    prediction = rerun.predictions[len(samples) - 1]
+    assert prediction.sample_id == samples[-1].id
+    assert prediction.probs is not None and prediction.label is not None
+    assert (
+        max(prediction.probs)
+        == prediction.probs[["entailment", "neutral", "contradiction"].index(prediction.label)]
+    )
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _row(i: int, **changes: object) -> dict:
+    row = {
+        "id": f"s{i}", "source": "bbnli", "domain": "gender", "subtopic": "t", "premise": "P.",
+        "hypothesis": f"H {i}.", "gold": "neutral", "stereotype": "pro", "pair_key": f"k{i}",
+    }  # fmt: skip
+    return row | changes
+
+
+def test_bad_input_is_refused_before_any_model_runs(tmp_path: Path) -> None:
+    duplicate = _write_jsonl(tmp_path / "dup.jsonl", [_row(1), _row(2), _row(1, hypothesis="other")])
+    with pytest.raises(
+        SourceError, match=r"dup.jsonl:3: field id: duplicate sample id 's1' \(also sample 1\)"
+    ):
+        read_samples_to_audit(duplicate)
+    mixed = _write_jsonl(tmp_path / "mixed.jsonl", [_row(1), _row(2, source="wq-nli")])
+    with pytest.raises(ConfigError, match="mix sources bbnli, wq-nli"):
+        read_samples_to_audit(mixed)
+    unknown = _write_jsonl(tmp_path / "unknown.jsonl", [_row(1, source="bbnly")])
+    with pytest.raises(ConfigError, match="Did you mean 'bbnli'"):
+        read_samples_to_audit(unknown)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(SourceError, match="no samples"):
+        read_samples_to_audit(empty)
+    bad_label = _write_jsonl(tmp_path / "bad.jsonl", [_row(1), _row(2, gold="yes")])
+    with pytest.raises(SourceError, match=r"bad.jsonl:2: field gold"):
+        read_samples_to_audit(bad_label)
+    checked = read_samples_to_audit(_write_jsonl(tmp_path / "ok.jsonl", [_row(1)]))
+    with pytest.raises(ConfigError, match="chunk_pairs"):
+        audit_samples(checked, _predictors(), out_dir=None, cache=None, chunk_pairs=0)
+    with pytest.raises(ConfigError, match="given twice"):
+        audit_samples(checked, _predictors() * 2, out_dir=None, cache=None)
+
+
+def test_occupations_and_generative_audits_fall_back_to_objects(tmp_path: Path) -> None:
+    from nlibias.backends.generative import GenerativePredictor
+
+    rows = [_row(1, source="occupations", provenance={"occupation": "nurse"})]
+    checked = read_samples_to_audit(_write_jsonl(tmp_path / "occ.jsonl", rows))
+    assert not can_stream(checked.columns, _predictors())  # occupations: no columnar scorer
+    bbnli = read_samples_to_audit(_write_jsonl(tmp_path / "b.jsonl", [_row(1)]))
+    assert can_stream(bbnli.columns, _predictors())
+    generative = GenerativePredictor.__new__(GenerativePredictor)
+    assert not can_stream(bbnli.columns, [*_predictors(), generative])
+
+
+def test_streamed_audit_holds_a_fraction_of_the_object_audit(bbnli_run: Path, tmp_path: Path) -> None:
+    """Python memory at the peak of each audit of BBNLI copied 8 times (25,072 samples, each copy
+    with its own ids, keys and hypotheses), per sample. The object audit holds the samples
+    (~0.45 kB each), a Prediction per sample (~0.33 kB) and the scorer's lists; the streamed one
+    columns (~0.15 kB) and three floats a sample. Measured: objects ~2.0 kB, streamed ~0.35 kB."""
+    samples = read_samples(bbnli_run)
+    copies = [
+        replace(s, id=f"{s.id}#{k}", pair_key=f"{s.pair_key}#{k}", hypothesis=f"{s.hypothesis} {k}")
+        for k in range(8)
+        for s in samples
+    ]
+    run = tmp_path / "x8"
+    write_samples(run, copies)
+    n = len(copies)
+    del copies, samples
+
+    def peak_bytes_per_sample(job) -> float:  # type: ignore[no-untyped-def]
+        tracemalloc.start()
+        job()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return peak / n
+
+    def objects() -> None:
+        audit(read_samples(run), _predictors()[:1], out_dir=None, cache=None, bootstrap=50, progress=False)
+
+    def streamed() -> None:
+        checked = read_samples_to_audit(run)
+        audit_samples(
+            checked, _predictors()[:1], out_dir=None, cache=None, bootstrap=50, progress=False,
+            chunk_pairs=2000,  # a chunk's texts are a fixed cost: small here, so that n dominates
+        )  # fmt: skip
+
+    object_peak, streamed_peak = peak_bytes_per_sample(objects), peak_bytes_per_sample(streamed)
+    print(f"objects {object_peak:.0f} B, streamed {streamed_peak:.0f} B a sample")
+    assert streamed_peak < 600, streamed_peak
+    assert streamed_peak < object_peak / 3, (streamed_peak, object_peak)
