@@ -6,12 +6,14 @@ prints its own peak resident set size (``VmHWM``) when it is done.
 
 Then, growth with the number of samples: the whole ``nlibias audit`` command (read, predict,
 score with 200 bootstrap resamples, write) with a tiny classifier, so that the model does not
-dominate, on BBNLI (3,134 samples), BBNLI copied 12 and 24 times with distinct hypotheses (the
-shape of an extended run: 37,608 and 75,216), half of WinoQueer-NLI and all of it (38,144 and
-76,288); each run in its own process, which reports its own peak RSS. The growth per added
-sample between a set and the one twice its size (same benchmark, so fixed costs cancel) is
-compared with the bytes the audit writes per sample (``predictions.jsonl``): the target is
-"memory does not grow beyond the outputs themselves".
+dominate, on BBNLI copied 8 and 24 times with distinct hypotheses (the shape of an extended run:
+25,072 and 75,216 samples) and on a third of WinoQueer-NLI and all of it (25,429 and 76,288);
+each run in its own process, which reports its own peak RSS, once with glibc's default
+allocator settings and once with a fixed mmap threshold, plus the peak of what the audit
+allocates (``tracemalloc``); see :func:`growth`. The growth per added sample between a set and
+the one three times its size (same benchmark, so fixed costs cancel) is compared with the bytes
+the audit writes per sample (``predictions.jsonl``): the target is "memory does not grow beyond
+the outputs themselves".
 
     python bench/memory.py              # every unique pair (a full audit: long on 2 busy cores)
     python bench/memory.py --pairs 256  # the first 256 unique pairs
@@ -66,9 +68,11 @@ def own_peak_rss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # not Linux: the best available
 
 
-def audit_peak_rss(samples_dir: Path, model_dir: Path, out_dir: Path, repeats: int = 1) -> dict[str, Any]:
-    """Peak RSS of ``nlibias audit`` over ``samples_dir`` (own process each time; the median of
-    ``repeats`` runs: identical runs differ by up to ~10% here), with the files' sizes."""
+def audit_peak_rss(
+    samples_dir: Path, model_dir: Path, out_dir: Path, repeats: int = 1, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Peak RSS of ``nlibias audit`` over ``samples_dir`` (own process each time, with ``env``
+    added to the environment; the median of ``repeats`` runs), with the files' sizes."""
     arguments = [
         "audit", "--samples", str(samples_dir), "--model", str(model_dir), "--out", str(out_dir),
         "--no-cache", "--bootstrap", "200", "--quiet",
@@ -78,7 +82,7 @@ def audit_peak_rss(samples_dir: Path, model_dir: Path, out_dir: Path, repeats: i
         start = time.perf_counter()
         result = subprocess.run(
             [sys.executable, __file__, "--cli-child", *arguments],
-            capture_output=True, text=True, check=True, env=dict(os.environ),
+            capture_output=True, text=True, check=True, env={**os.environ, **(env or {})},
         )  # fmt: skip
         times.append(time.perf_counter() - start)
         peaks.append(int(result.stdout.strip().splitlines()[-1].removeprefix(_RSS_MARKER)))
@@ -114,13 +118,40 @@ def replicated(samples: list[Any], copies: int) -> list[Any]:
     return out
 
 
-#: Pairs of sets the growth per sample is measured between (same benchmark, twice the samples,
-#: so a fixed cost such as one chunk of pairs in flight cancels out), then the old BBNLI → WQ-NLI.
-SEGMENTS = (("bbnli-x12", "bbnli-x24"), ("wq-nli-half", "wq-nli"), ("bbnli", "wq-nli"))
+#: The sets the growth per sample is measured between: the same benchmark, three times the samples.
+SEGMENTS = (("bbnli-x8", "bbnli-x24"), ("wq-nli-third", "wq-nli"))
+#: glibc's fixed mmap threshold (see :func:`growth`).
+FIXED_MMAP_THRESHOLD = {"MALLOC_MMAP_THRESHOLD_": "131072"}
+
+
+def traced_peak(samples_dir: Path, predictors: list[Any]) -> int:
+    """Peak bytes of Python objects and numpy arrays allocated by a streamed audit of
+    ``samples_dir`` (``tracemalloc``, in this process; run one audit first so that imports and
+    first-call caches are not counted): what the audit holds, without the allocator's retention
+    and without the model's native buffers (bounded by one chunk of pairs)."""
+    import tracemalloc
+
+    from nlibias.streamed_audit import audit_samples, read_samples_to_audit
+
+    tracemalloc.start()
+    audit_samples(read_samples_to_audit(samples_dir), predictors, out_dir=None, cache=None,
+                  bootstrap=200, progress=False)  # fmt: skip
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
 
 
 def growth(work: Path, repeats: int) -> dict[str, Any]:
-    """Peak RSS of audits of growing sample sets and the growth per sample between them."""
+    """Growth of an audit's memory with the number of samples, three ways, between each pair of
+    :data:`SEGMENTS`:
+
+    - ``rss``: peak RSS of ``nlibias audit`` in its own process (median of ``repeats``). With
+      glibc's default (dynamic) mmap threshold, buffers freed during inference stay in the heap,
+      so this rises with the number of batches run and varies by +-25 MB between identical runs.
+    - ``rss_fixed_mmap``: the same with ``MALLOC_MMAP_THRESHOLD_=131072`` (big buffers go back to
+      the system when freed; ~10% slower inference for a BERT-base model): one run, stable.
+    - ``traced``: the peak of what the audit allocates (:func:`traced_peak`).
+    """
     from nlibias.io.samples import write_samples
     from nlibias.sources.wq_nli import expand_wq_nli
     from nlibias.testing import bbnli_texts, build_tiny_nli_classifier
@@ -129,31 +160,51 @@ def growth(work: Path, repeats: int) -> dict[str, Any]:
     if not (model_dir / "config.json").exists():
         build_tiny_nli_classifier(model_dir, bbnli_texts())
     bbnli, wq = common.bbnli_samples(), list(expand_wq_nli().samples)
-    sets = {
-        "bbnli": bbnli,
-        "bbnli-x12": replicated(bbnli, 12),
-        "bbnli-x24": replicated(bbnli, 24),
-        "wq-nli-half": wq[: len(wq) // 2],
-        "wq-nli": wq,
+    builders = {
+        "bbnli-x8": lambda: replicated(bbnli, 8),
+        "bbnli-x24": lambda: replicated(bbnli, 24),
+        "wq-nli-third": lambda: wq[: len(wq) // 3],
+        "wq-nli": lambda: wq,
     }
+    from nlibias.models import build_predictors
+    from nlibias.streamed_audit import audit_samples, read_samples_to_audit
+
+    predictors = build_predictors([str(model_dir)])
+    write_samples(work / "warm-up", bbnli[:2000])
+    audit_samples(
+        read_samples_to_audit(work / "warm-up"),
+        predictors,
+        out_dir=None,
+        cache=None,
+        bootstrap=200,
+        progress=False,
+    )  # fmt: skip  (imports, first forward: not counted)
     rows: dict[str, dict[str, Any]] = {}
-    for name in list(sets):
-        write_samples(work / name, sets.pop(name))
-        rows[name] = {"set": name, **audit_peak_rss(work / name, model_dir, work / f"out-{name}", repeats)}
+    for name, build in builders.items():
+        write_samples(work / name, build())
+        out = work / f"out-{name}"
+        row = {"set": name, **audit_peak_rss(work / name, model_dir, out, repeats)}
+        fixed = audit_peak_rss(work / name, model_dir, out, 1, env=FIXED_MMAP_THRESHOLD)
+        row["peak_rss_mib_fixed_mmap"] = fixed["peak_rss_mib"]
+        row["traced_peak_mib"] = round(traced_peak(work / name, predictors) / 2**20, 1)
+        rows[name] = row
+        print(f"  {name}: {row['samples']} samples, peak RSS {row['peak_rss_mib_runs']} MiB", flush=True)
     segments = []
     for small_name, large_name in SEGMENTS:
         small, large = rows[small_name], rows[large_name]
-        extra = large["samples"] - small["samples"]
-        per_sample = (large["peak_rss_mib"] - small["peak_rss_mib"]) * 2**20 / extra
-        written = large["predictions_jsonl_bytes"] / large["samples"]
+
+        def per_sample(key: str, small: dict[str, Any] = small, large: dict[str, Any] = large) -> int:
+            return round((large[key] - small[key]) * 2**20 / (large["samples"] - small["samples"]))
+
         segments.append(
             {
                 "from": small_name,
                 "to": large_name,
-                "growth_bytes_per_sample": round(per_sample),
-                "written_bytes_per_sample": round(written),
+                "rss_bytes_per_sample": per_sample("peak_rss_mib"),
+                "rss_fixed_mmap_bytes_per_sample": per_sample("peak_rss_mib_fixed_mmap"),
+                "traced_bytes_per_sample": per_sample("traced_peak_mib"),
+                "written_bytes_per_sample": round(large["predictions_jsonl_bytes"] / large["samples"]),
                 "read_bytes_per_sample": round(large["samples_jsonl_bytes"] / large["samples"]),
-                "growth_over_written": round(per_sample / written, 2),
             }
         )
     return {"runs": list(rows.values()), "segments": segments}
@@ -165,8 +216,10 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="32 samples for the BERT-base audit")
     parser.add_argument("--pairs", type=int, default=0, help="first N BBNLI samples to audit (0: all)")
-    parser.add_argument("--growth-only", action="store_true", help="only the growth runs (~4 min)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per growth set (median taken)")
+    parser.add_argument("--growth-only", action="store_true", help="only the growth runs (~5 min)")
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="default-allocator runs per growth set (median)"
+    )
     if len(sys.argv) > 1 and sys.argv[1] == "--cli-child":
         cli_child(sys.argv[2:])
         return
@@ -194,17 +247,18 @@ def main() -> None:
     grown = growth(work, args.repeats)
     print("\ngrowth with the number of samples, tiny classifier (nlibias audit, --bootstrap 200)")
     common.print_table(grown["runs"], list(grown["runs"][0]))
-    print("\npeak RSS growth per added sample, against the bytes the audit writes per sample")
+    print("\ngrowth per added sample (bytes), against the bytes the audit writes per sample")
     common.print_table(grown["segments"], list(grown["segments"][0]))
-    for segment in grown["segments"][:2]:  # same benchmark, twice the samples
-        checks.append(
-            common.check(
-                f"growth {segment['from']} -> {segment['to']} within the outputs (B/sample)",
-                segment["growth_bytes_per_sample"],
-                segment["written_bytes_per_sample"],
-                below=True,
+    for segment in grown["segments"]:
+        for measure in ("rss", "rss_fixed_mmap", "traced"):
+            checks.append(
+                common.check(
+                    f"{measure} growth {segment['from']} -> {segment['to']} within the outputs (B/sample)",
+                    segment[f"{measure}_bytes_per_sample"],
+                    segment["written_bytes_per_sample"],
+                    below=True,
+                )
             )
-        )
     payload["growth"] = grown
     payload["checks"] = checks
     name = "memory" + ("_quick" if args.quick else "") + ("_growth" if args.growth_only else "")

@@ -177,6 +177,13 @@ def test_bad_input_is_refused_before_any_model_runs(tmp_path: Path) -> None:
     bad_label = _write_jsonl(tmp_path / "bad.jsonl", [_row(1), _row(2, gold="yes")])
     with pytest.raises(SourceError, match=r"bad.jsonl:2: field gold"):
         read_samples_to_audit(bad_label)
+    # Two pro samples in one pair: found by scoring placeholder answers, named from the file.
+    twins = _write_jsonl(tmp_path / "twins.jsonl", [_row(1, pair_key="dup"), _row(2, pair_key="dup")])
+    with pytest.raises(SourceError, match=r"twins.jsonl: pair_key 'dup' has more than one pro"):
+        read_samples_to_audit(twins)
+    wq_twins = [_row(i, source="wq-nli", pair_key="row7") for i in (1, 2)]
+    with pytest.raises(ConfigError, match=r"pair 'row7' has two pro samples \('s1', 's2'\)"):
+        read_samples_to_audit(_write_jsonl(tmp_path / "wq.jsonl", wq_twins))
     checked = read_samples_to_audit(_write_jsonl(tmp_path / "ok.jsonl", [_row(1)]))
     with pytest.raises(ConfigError, match="chunk_pairs"):
         audit_samples(checked, _predictors(), out_dir=None, cache=None, chunk_pairs=0)

@@ -104,7 +104,7 @@ class StringColumn(ItemSequence[str]):
 
     __slots__ = ("_buffer", "_offsets")
 
-    def __init__(self, buffer: bytes, offsets: np.ndarray) -> None:
+    def __init__(self, buffer: bytes | bytearray, offsets: np.ndarray) -> None:
         self._buffer = buffer
         self._offsets = offsets
 
@@ -141,7 +141,8 @@ class _StringColumnBuilder:
         self._offsets.append(len(self._buffer))
 
     def finish(self) -> StringColumn:
-        return StringColumn(bytes(self._buffer), np.frombuffer(self._offsets, dtype=np.int64).copy())
+        # No copies: the column keeps the builder's buffers (a copy would double the peak).
+        return StringColumn(self._buffer, np.frombuffer(self._offsets, dtype=np.int64))
 
 
 @dataclass(frozen=True, eq=False)
@@ -209,15 +210,28 @@ class _CategoricalBuilder:
         self._codes.append(code)
 
     def finish(self) -> Categorical:
-        return Categorical(np.frombuffer(self._codes, dtype=np.int32).copy(), tuple(self._values))
+        codes = np.frombuffer(self._codes, dtype=np.int32)
+        return Categorical(codes.astype(smallest_int_type(len(self._values))), tuple(self._values))
+
+
+def smallest_int_type(n_values: int) -> type[np.signedinteger[Any]]:
+    """The narrowest signed integer type that holds codes ``0 .. n_values - 1`` (and -1).
+
+    >>> smallest_int_type(100).__name__, smallest_int_type(1000).__name__, smallest_int_type(10**5).__name__
+    ('int8', 'int16', 'int32')
+    """
+    for candidate in (np.int8, np.int16):
+        if n_values <= np.iinfo(candidate).max:
+            return candidate
+    return np.int32
 
 
 @dataclass(frozen=True, eq=False)
 class SampleColumns:
     """The samples of one benchmark as columns (see the module docstring).
 
-    ``gold`` holds label indices (:data:`nlibias.schema.LABELS` order), ``stereotype`` 0 (pro),
-    1 (anti) or -1 (none), ``pair_code`` a digest of ``pair_key`` or -1 (none), ``text_code`` a
+    ``gold`` holds label indices (:data:`nlibias.schema.LABELS` order) and ``stereotype`` 0 (pro),
+    1 (anti) or -1 (none), as int8; ``pair_code`` a digest of ``pair_key`` or -1 (none), ``text_code`` a
     digest of premise and hypothesis (equal codes: the same pair of texts).
     """
 
@@ -241,14 +255,20 @@ class SampleColumns:
 
     @classmethod
     def from_samples(
-        cls, samples: Iterable[Sample], *, provenance_keys: Collection[str] = ()
+        cls,
+        samples: Iterable[Sample],
+        *,
+        provenance_keys: Collection[str] = (),
+        pair_keys: Sequence[str | None] | None = None,
     ) -> SampleColumns:
         """Columns of ``samples`` (one pass: a generator is read once), keeping ``provenance_keys``.
 
+        ``pair_keys``: where to look the pair keys up instead of keeping them (they are read only
+        to name a pair in an error; a streamed audit looks them up in the file).
         Refuses mixed sources (an empty set has source ""); ids are checked by
         :meth:`first_duplicate_id`.
         """
-        ids, keys = _StringColumnBuilder(), _PairKeyBuilder()
+        ids, keys = _StringColumnBuilder(), _PairKeyBuilder(keep=pair_keys is None)
         pair_code, text_code = array("q"), array("q")
         gold, stereotype = array("b"), array("b")
         categorical = {name: _CategoricalBuilder() for name in _CATEGORICAL}
@@ -274,11 +294,11 @@ class SampleColumns:
         return cls(
             source=next(iter(sources), ""),
             ids=ids.finish(),
-            pair_keys=keys.finish(),
-            pair_code=np.frombuffer(pair_code, dtype=np.int64).copy(),
-            text_code=np.frombuffer(text_code, dtype=np.int64).copy(),
-            gold=np.frombuffer(gold, dtype=np.int8).astype(np.int64),
-            stereotype=np.frombuffer(stereotype, dtype=np.int8).astype(np.int64),
+            pair_keys=keys.finish() if pair_keys is None else pair_keys,
+            pair_code=np.frombuffer(pair_code, dtype=np.int64),
+            text_code=np.frombuffer(text_code, dtype=np.int64),
+            gold=np.frombuffer(gold, dtype=np.int8),
+            stereotype=np.frombuffer(stereotype, dtype=np.int8),
             provenance={key: builder.finish() for key, builder in provenance.items()},
             **{name: builder.finish() for name, builder in categorical.items()},
         )
@@ -311,12 +331,15 @@ _CATEGORICAL = ("domain", "subtopic", "group", "counterfactual_group")
 class _PairKeyBuilder:
     """Pair keys packed like ids; ``None`` kept apart (a StringColumn holds only strings)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep: bool = True) -> None:
         self._strings = _StringColumnBuilder()
         self._missing = array("q")
         self._n = 0
+        self._keep = keep
 
     def append(self, key: str | None) -> None:
+        if not self._keep:
+            return
         if key is None:
             self._missing.append(self._n)
         self._strings.append(key or "")

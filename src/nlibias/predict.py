@@ -52,25 +52,6 @@ class PredictionRun:
             "padding_efficiency": round(self.padding_efficiency, 4),
         }
 
-    @classmethod
-    def combine(cls, runs: Sequence[PredictionRun]) -> PredictionRun:
-        """One run from runs over disjoint inputs (probabilities concatenated, counts summed).
-
-        >>> one = PredictionRun(np.zeros((1, 3)), 1, 0, 1, 5, 6, 0.5)
-        >>> both = PredictionRun.combine([one, one])
-        >>> both.probs.shape, both.computed_pairs, both.padding_efficiency, both.seconds
-        ((2, 3), 2, 0.8333333333333334, 1.0)
-        """
-        return cls(
-            probs=np.concatenate([r.probs for r in runs]) if runs else np.zeros((0, 3)),
-            unique_pairs=sum(r.unique_pairs for r in runs),
-            cached_pairs=sum(r.cached_pairs for r in runs),
-            computed_pairs=sum(r.computed_pairs for r in runs),
-            real_tokens=sum(r.real_tokens for r in runs),
-            padded_tokens=sum(r.padded_tokens for r in runs),
-            seconds=sum(r.seconds for r in runs),
-        )
-
 
 def predict_pairs(
     classifier: NLIClassifier,

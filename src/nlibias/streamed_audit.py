@@ -5,7 +5,8 @@ BBNLI-next, custom pair sets, WinoQueer-NLI; :func:`nlibias.scoring.column_score
 samples file in passes instead of loading it:
 
 1. :func:`read_samples_to_audit` builds :class:`~nlibias.columns.SampleColumns` (every line
-   validated, ids checked, the benchmark's scorer looked up) before any model runs;
+   validated, ids checked, the samples scored once with placeholder probabilities so that a
+   malformed pair stops the audit) before any model runs;
 2. for each model, one pass sends the first occurrence of every distinct (premise, hypothesis)
    to the classifier, ``chunk_pairs`` pairs at a time, through the prediction cache;
 3. the measures are computed over the columns and each model's ``(samples x 3)`` probabilities,
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +44,14 @@ from nlibias.backends.base import NLIClassifier, Predictor
 from nlibias.cache import PredictionCache
 from nlibias.columns import ItemSequence, SampleColumns
 from nlibias.errors import ConfigError, SourceError
-from nlibias.io.samples import iter_samples, peek_source, resolve_samples_path
+from nlibias.io.samples import FieldLookup, iter_samples, peek_source, resolve_samples_path
 from nlibias.predict import ClassifierPredictor, PredictionRun, predict_pairs
 from nlibias.schema import LABELS, Prediction
 from nlibias.scoring import column_scorer_for, provenance_keys_for
 
-DEFAULT_CHUNK_PAIRS = 16_384
+DEFAULT_CHUNK_PAIRS = 8192
 """Distinct pairs per classifier call: the batches are length-sorted within a chunk, and a chunk's
-texts and token ids (~1.5 kB a pair) are what the pass holds."""
+texts and tokens (~2.7 kB a pair in Python objects while it is tokenized) are what the pass holds."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,7 +72,9 @@ def read_samples_to_audit(path: str | Path) -> SamplesToAudit:
     source = peek_source(resolved)
     keys = tuple(provenance_keys_for(source) or ())
     passing = iter_samples(resolved, provenance_keys=keys, share_strings=False)
-    columns = SampleColumns.from_samples(passing, provenance_keys=keys)
+    columns = SampleColumns.from_samples(passing, provenance_keys=keys, pair_keys=())
+    # The pair keys (up to 40 B a sample) are read back from the file only to name a pair in an error.
+    columns = replace(columns, pair_keys=FieldLookup(resolved, "pair_key", len(columns)))
     if not len(columns):
         raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
     duplicate = columns.first_duplicate_id()
@@ -84,8 +87,22 @@ def read_samples_to_audit(path: str | Path) -> SamplesToAudit:
             line=later + 1,
             fix="every sample needs its own id",
         )
-    column_scorer_for(columns.source)  # an unknown source fails here, before any model runs
+    check_scorable(resolved, columns)
     return SamplesToAudit(path=Path(path), columns=columns)
+
+
+def check_scorable(path: Path, columns: SampleColumns) -> None:
+    """Score the samples once with placeholder probabilities (no intervals: about a second for
+    100k samples), so that what would stop the scoring (an unknown source, a pair key with two
+    pro samples, ...) stops the audit before any model runs rather than after."""
+    scorer = column_scorer_for(columns.source)  # an unknown source fails here
+    if scorer is None:
+        return
+    uniform = np.full((len(columns), 3), 1.0 / 3.0)
+    try:
+        scorer(columns, uniform, model="(input check)", bootstrap=0, seed=0)
+    except ValueError as error:  # the measures' own checks (they do not know the file)
+        raise SourceError(path, None, str(error)) from None
 
 
 def can_stream(columns: SampleColumns, predictors: Sequence[Predictor]) -> bool:
@@ -140,25 +157,25 @@ def audit_samples(
     scorer = column_scorer_for(columns.source)
     assert scorer is not None  # can_stream checked it
     distinct = DistinctPairs.of(columns)
-    probabilities: dict[str, np.ndarray] = {}
+    distinct_probs: dict[str, np.ndarray] = {}  # per model: a row per distinct pair, not per sample
     model_runs: dict[str, Any] = {}
     for predictor in predictors:
         assert isinstance(predictor, ClassifierPredictor)  # can_stream checked it
         started = time.perf_counter()
         run = predict_distinct(predictor.classifier, samples.path, distinct, cache, progress, chunk_pairs)
-        probabilities[predictor.name] = distinct.spread(run.probs)
+        distinct_probs[predictor.name] = run.probs
         model_runs[predictor.name] = {
             **predictor.describe(),
             "stats": {**run.stats(), "wall_seconds": round(time.perf_counter() - started, 3)},
         }
     models = {
-        name: scorer(columns, probs, model=name, bootstrap=bootstrap, seed=seed)
-        for name, probs in probabilities.items()
+        name: scorer(columns, distinct.spread(probs), model=name, bootstrap=bootstrap, seed=seed)
+        for name, probs in distinct_probs.items()
     }
     metrics = metrics_document(columns.source, len(columns), models, bootstrap=bootstrap, seed=seed)
     metrics["run"] = run_section(samples.path, model_runs, cache)
     tables = format_tables(metrics)
-    predictions = ProbabilityPredictions(columns, probabilities)
+    predictions = ProbabilityPredictions(columns, distinct, distinct_probs)
     out_path = Path(out_dir) if out_dir is not None else None
     if out_path is not None:
         write_outputs(out_path, predictions, metrics, tables)
@@ -186,7 +203,8 @@ class DistinctPairs:
         rank[np.argsort(first_at, kind="stable")] = np.arange(len(first_at))
         first = np.zeros(len(columns), dtype=bool)
         first[first_at] = True
-        return cls(first=first, slot=rank[inverse.ravel()])
+        slot = rank.astype(np.int32) if len(rank) < 2**31 else rank  # 4 bytes a sample
+        return cls(first=first, slot=slot[inverse.ravel()])
 
     def __len__(self) -> int:
         return int(self.first.sum())
@@ -205,10 +223,27 @@ def predict_distinct(
     chunk_pairs: int,
 ) -> PredictionRun:
     """One pass over the samples file: the classifier's probabilities for each distinct pair, in
-    first-occurrence order, ``chunk_pairs`` at a time (one progress bar for the whole pass)."""
+    first-occurrence order, ``chunk_pairs`` at a time (one progress bar for the whole pass).
+
+    Nothing made during a chunk outlives it except its rows of one preallocated array: a small
+    object kept per chunk (a result, a list entry) would pin the allocator's pages that the
+    chunk's thousands of short-lived strings shared with it, and memory would grow by chunk.
+    """
     from tqdm.auto import tqdm
 
-    runs: list[PredictionRun] = []
+    probs = np.full((len(distinct), 3), np.nan)
+    counts = np.zeros(len(_COUNTED), dtype=np.int64)  # summed in place, no new objects per chunk
+    seconds = np.zeros(1)
+    filled = 0
+
+    def run_chunk(pairs: list[tuple[str, str]]) -> None:
+        nonlocal filled
+        run = predict_pairs(classifier, pairs, cache, progress=False, bar=bar)
+        probs[filled : filled + len(pairs)] = run.probs
+        counts[:] += [getattr(run, name) for name in _COUNTED]
+        seconds[0] += run.seconds
+        filled += len(pairs)
+
     chunk: list[tuple[str, str]] = []
     seen = 0
     with tqdm(total=len(distinct), unit="pair", desc=classifier.name, disable=not progress) as bar:
@@ -218,24 +253,33 @@ def predict_distinct(
             if distinct.first[position]:
                 chunk.append((sample.premise, sample.hypothesis))
             if len(chunk) == chunk_pairs:
-                runs.append(predict_pairs(classifier, chunk, cache, progress=False, bar=bar))
+                run_chunk(chunk)
                 chunk = []
             seen = position + 1
         if chunk:
-            runs.append(predict_pairs(classifier, chunk, cache, progress=False, bar=bar))
-    if seen != len(distinct.first):
+            run_chunk(chunk)
+    if seen != len(distinct.first) or filled != len(distinct):
         raise SourceError(path, None, "the file changed while it was being audited", fix="audit it again")
-    return PredictionRun.combine(runs)
+    totals = {name: int(count) for name, count in zip(_COUNTED, counts, strict=True)}
+    return PredictionRun(probs=probs, seconds=float(seconds[0]), **totals)
+
+
+#: The counts of a :class:`PredictionRun` that add up over chunks, in its field order.
+_COUNTED = ("unique_pairs", "cached_pairs", "computed_pairs", "real_tokens", "padded_tokens")
 
 
 class ProbabilityPredictions(ItemSequence[Prediction]):
     """Every model's predictions (model by model, samples in order) made on demand from the ids
-    and probability arrays: what ``predictions.jsonl`` holds, without an object per row."""
+    and each distinct pair's probabilities: what ``predictions.jsonl`` holds, without an object
+    per row."""
 
-    def __init__(self, columns: SampleColumns, probabilities: Mapping[str, np.ndarray]) -> None:
+    def __init__(
+        self, columns: SampleColumns, distinct: DistinctPairs, distinct_probs: Mapping[str, np.ndarray]
+    ) -> None:
         self._ids = columns.ids
-        self._models = list(probabilities)
-        self._probs = [probabilities[m] for m in self._models]
+        self._slot = distinct.slot
+        self._models = list(distinct_probs)
+        self._probs = [distinct_probs[m] for m in self._models]
         self._best = [p.argmax(axis=1) if len(p) else np.zeros(0, dtype=np.int64) for p in self._probs]
 
     def __len__(self) -> int:
@@ -243,10 +287,11 @@ class ProbabilityPredictions(ItemSequence[Prediction]):
 
     def _item(self, index: int) -> Prediction:
         model, i = divmod(index, len(self._ids))
-        row = self._probs[model][i]
+        slot = int(self._slot[i])
+        row = self._probs[model][slot]
         return Prediction(
             sample_id=self._ids[i],
             model=self._models[model],
-            label=LABELS[int(self._best[model][i])],
+            label=LABELS[int(self._best[model][slot])],
             probs=(float(row[0]), float(row[1]), float(row[2])),
         )

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from nlibias.columns import ItemSequence
 from nlibias.errors import SourceError
 from nlibias.io.atomic import atomic_path, write_jsonl
 from nlibias.io.jsonl import iter_jsonl
@@ -291,3 +292,31 @@ def _check_unique(path: Path, samples: Iterable[Sample]) -> None:
                 fix="every sample needs its own id",
             )
         seen.add(sample.id)
+
+
+class FieldLookup(ItemSequence[Any]):
+    """One field of the samples in a file, read on demand: item ``i`` reads the file up to sample
+    ``i`` (slow; for messages that name a pair, so that a streamed audit need not keep the field).
+
+    >>> import tempfile
+    >>> from nlibias.schema import Sample
+    >>> s = Sample(id="a", source="x", domain="d", subtopic="t", premise="P", hypothesis="H",
+    ...            gold="neutral", pair_key="k1")
+    >>> path = write_samples(tempfile.mkdtemp(), [s])["jsonl"]
+    >>> FieldLookup(path, "pair_key", 1)[0]
+    'k1'
+    """
+
+    __slots__ = ("_field", "_length", "_path")
+
+    def __init__(self, path: str | Path, field: str, length: int) -> None:
+        self._path, self._field, self._length = Path(path), field, length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def _item(self, i: int) -> Any:
+        for position, sample in enumerate(iter_samples(self._path, provenance_keys=(), share_strings=False)):
+            if position == i:
+                return getattr(sample, self._field)
+        raise IndexError(f"{self._path} has fewer than {i + 1} samples")
