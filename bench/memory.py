@@ -6,8 +6,8 @@ prints its own peak resident set size (``VmHWM``) when it is done.
 
 Then, growth with the number of samples: the whole ``nlibias audit`` command (read, predict,
 score with 200 bootstrap resamples, write) with a tiny classifier, so that the model does not
-dominate, on BBNLI copied 8 and 24 times with distinct hypotheses (the shape of an extended run:
-25,072 and 75,216 samples) and on a third of WinoQueer-NLI and all of it (25,429 and 76,288);
+dominate, on BBNLI copied 6 and 18 times with distinct hypotheses (the shape of an extended run:
+18,804 and 56,412 samples) and on a third of WinoQueer-NLI and all of it (25,429 and 76,288);
 each run in its own process, which reports its own peak RSS, once with glibc's default
 allocator settings and once with a fixed mmap threshold, plus the peak of what the audit
 allocates (``tracemalloc``); see :func:`growth`. The growth per added sample between a set and
@@ -19,11 +19,13 @@ the outputs themselves".
     python bench/memory.py --pairs 256  # the first 256 unique pairs
     python bench/memory.py --quick      # 32 pairs
     python bench/memory.py --growth-only
+    python bench/memory.py --code OLD_CHECKOUT/src   # the growth runs of another commit (RSS only)
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import resource
 import statistics
@@ -119,7 +121,7 @@ def replicated(samples: list[Any], copies: int) -> list[Any]:
 
 
 #: The sets the growth per sample is measured between: the same benchmark, three times the samples.
-SEGMENTS = (("bbnli-x8", "bbnli-x24"), ("wq-nli-third", "wq-nli"))
+SEGMENTS = (("bbnli-x6", "bbnli-x18"), ("wq-nli-third", "wq-nli"))
 #: glibc's fixed mmap threshold (see :func:`growth`).
 FIXED_MMAP_THRESHOLD = {"MALLOC_MMAP_THRESHOLD_": "131072"}
 
@@ -141,7 +143,7 @@ def traced_peak(samples_dir: Path, predictors: list[Any]) -> int:
     return peak
 
 
-def growth(work: Path, repeats: int) -> dict[str, Any]:
+def growth(work: Path, repeats: int, code: Path | None = None) -> dict[str, Any]:
     """Growth of an audit's memory with the number of samples, three ways, between each pair of
     :data:`SEGMENTS`:
 
@@ -151,6 +153,9 @@ def growth(work: Path, repeats: int) -> dict[str, Any]:
     - ``rss_fixed_mmap``: the same with ``MALLOC_MMAP_THRESHOLD_=131072`` (big buffers go back to
       the system when freed; ~10% slower inference for a BERT-base model): one run, stable.
     - ``traced``: the peak of what the audit allocates (:func:`traced_peak`).
+
+    ``code``: a ``src`` directory of another nlibias checkout (e.g. an older commit) that the
+    audits run instead (``PYTHONPATH``); only the RSS measures are taken then.
     """
     from nlibias.io.samples import write_samples
     from nlibias.sources.wq_nli import expand_wq_nli
@@ -161,40 +166,38 @@ def growth(work: Path, repeats: int) -> dict[str, Any]:
         build_tiny_nli_classifier(model_dir, bbnli_texts())
     bbnli, wq = common.bbnli_samples(), list(expand_wq_nli().samples)
     builders = {
-        "bbnli-x8": lambda: replicated(bbnli, 8),
-        "bbnli-x24": lambda: replicated(bbnli, 24),
+        "bbnli-x6": lambda: replicated(bbnli, 6),
+        "bbnli-x18": lambda: replicated(bbnli, 18),
         "wq-nli-third": lambda: wq[: len(wq) // 3],
         "wq-nli": lambda: wq,
     }
     from nlibias.models import build_predictors
     from nlibias.streamed_audit import audit_samples, read_samples_to_audit
 
+    env = {} if code is None else {"PYTHONPATH": str(code)}
     predictors = build_predictors([str(model_dir)])
-    write_samples(work / "warm-up", bbnli[:2000])
-    audit_samples(
-        read_samples_to_audit(work / "warm-up"),
-        predictors,
-        out_dir=None,
-        cache=None,
-        bootstrap=200,
-        progress=False,
-    )  # fmt: skip  (imports, first forward: not counted)
+    if code is None:  # imports and the first forward, not to be counted by traced_peak
+        write_samples(work / "warm-up", bbnli[:2000])
+        warm_up = read_samples_to_audit(work / "warm-up")
+        audit_samples(warm_up, predictors, out_dir=None, cache=None, bootstrap=200, progress=False)
     rows: dict[str, dict[str, Any]] = {}
     for name, build in builders.items():
         write_samples(work / name, build())
         out = work / f"out-{name}"
-        row = {"set": name, **audit_peak_rss(work / name, model_dir, out, repeats)}
-        fixed = audit_peak_rss(work / name, model_dir, out, 1, env=FIXED_MMAP_THRESHOLD)
+        row = {"set": name, **audit_peak_rss(work / name, model_dir, out, repeats, env=env)}
+        fixed = audit_peak_rss(work / name, model_dir, out, 1, env={**env, **FIXED_MMAP_THRESHOLD})
         row["peak_rss_mib_fixed_mmap"] = fixed["peak_rss_mib"]
-        row["traced_peak_mib"] = round(traced_peak(work / name, predictors) / 2**20, 1)
+        traced = traced_peak(work / name, predictors) if code is None else math.nan
+        row["traced_peak_mib"] = round(traced / 2**20, 1)
         rows[name] = row
         print(f"  {name}: {row['samples']} samples, peak RSS {row['peak_rss_mib_runs']} MiB", flush=True)
     segments = []
     for small_name, large_name in SEGMENTS:
         small, large = rows[small_name], rows[large_name]
 
-        def per_sample(key: str, small: dict[str, Any] = small, large: dict[str, Any] = large) -> int:
-            return round((large[key] - small[key]) * 2**20 / (large["samples"] - small["samples"]))
+        def per_sample(key: str, small: dict[str, Any] = small, large: dict[str, Any] = large) -> int | None:
+            growth = (large[key] - small[key]) * 2**20 / (large["samples"] - small["samples"])
+            return None if math.isnan(growth) else round(growth)  # NaN: not measured (--code)
 
         segments.append(
             {
@@ -220,10 +223,15 @@ def main() -> None:
     parser.add_argument(
         "--repeats", type=int, default=1, help="default-allocator runs per growth set (median)"
     )
+    parser.add_argument(
+        "--code", type=Path, default=None, help="src/ of another checkout to measure (growth RSS only)"
+    )
     if len(sys.argv) > 1 and sys.argv[1] == "--cli-child":
         cli_child(sys.argv[2:])
         return
     args = parser.parse_args()
+    if args.code is not None:
+        args.growth_only, args.code = True, args.code.resolve()
     if args.quick:
         args.pairs, args.repeats = 32, 1
     from nlibias.io.samples import write_samples
@@ -244,13 +252,13 @@ def main() -> None:
         peak_gib = audit["peak_rss_mib"] / 1024
         checks.append(common.check(f"peak RSS under {TARGET_GIB} GiB", peak_gib, TARGET_GIB, below=True))
         payload["audit"] = audit
-    grown = growth(work, args.repeats)
+    grown = growth(work, args.repeats, args.code)
     print("\ngrowth with the number of samples, tiny classifier (nlibias audit, --bootstrap 200)")
     common.print_table(grown["runs"], list(grown["runs"][0]))
     print("\ngrowth per added sample (bytes), against the bytes the audit writes per sample")
     common.print_table(grown["segments"], list(grown["segments"][0]))
     for segment in grown["segments"]:
-        for measure in ("rss", "rss_fixed_mmap", "traced"):
+        for measure in ("rss", "rss_fixed_mmap") + (("traced",) if args.code is None else ()):
             checks.append(
                 common.check(
                     f"{measure} growth {segment['from']} -> {segment['to']} within the outputs (B/sample)",
@@ -261,7 +269,9 @@ def main() -> None:
             )
     payload["growth"] = grown
     payload["checks"] = checks
+    payload["code"] = str(args.code) if args.code is not None else None
     name = "memory" + ("_quick" if args.quick else "") + ("_growth" if args.growth_only else "")
+    name += "_other_code" if args.code is not None else ""
     path = common.write_results(name, payload)
     print(f"wrote {path}")
 
