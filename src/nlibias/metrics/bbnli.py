@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from nlibias.metrics.meta import PERCENT_MEASURES
+from nlibias.metrics.row_slices import DuplicateRole, match_pairs
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2
 UNANSWERED = -1
@@ -262,7 +263,7 @@ def encode_samples(
 def pair_positions(
     stereotype: np.ndarray, pair_code: np.ndarray, *, key_of: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(pairs, lone)`` from integer codes, without a Python loop over samples.
+    """``(pairs, lone)`` from integer codes (:func:`nlibias.metrics.row_slices.match_pairs`).
 
     ``pairs`` is ``(k, 2)``: pro position, anti position of each complete pair, in the order of
     the pro positions; ``lone`` the sorted positions of bias samples without a twin (including
@@ -274,31 +275,19 @@ def pair_positions(
     >>> pairs.tolist(), lone.tolist()
     ([[0, 1]], [3])
     """
-    bias = stereotype != NO_STEREOTYPE
-    keyed = np.flatnonzero(bias & (pair_code != -1))
-    order = np.lexsort((keyed, stereotype[keyed], pair_code[keyed]))
-    at, code, role = keyed[order], pair_code[keyed][order], stereotype[keyed][order]
-    same_code = code[1:] == code[:-1]
-    duplicate = np.flatnonzero(same_code & (role[1:] == role[:-1]))
-    if len(duplicate):
-        k = int(duplicate[np.argmin(at[duplicate + 1])])
-        first = k
-        while first > 0 and code[first - 1] == code[k] and role[first - 1] == role[k]:
-            first -= 1
-        key = key_of(int(at[k])) if key_of is not None else int(code[k])
-        name = "pro" if role[k] == PRO else "anti"
+    try:
+        paired = match_pairs(pair_code, stereotype)
+    except DuplicateRole as repeat:
+        first, second = repeat.first, repeat.second
+        key = key_of(first) if key_of is not None else int(pair_code[first])
         raise ValueError(
-            f"pair_key {key!r} has more than one {name}-stereotype sample (positions {int(at[first])} "
-            f"and {int(at[k + 1])}); a pair is exactly one pro and one anti sample, so give each pair "
-            f"its own key"
-        )
-    # After the check a code has at most one pro then one anti: a pair is two neighbours.
-    starts = np.flatnonzero(same_code)
-    pairs = np.column_stack([at[starts], at[starts + 1]]).reshape(-1, 2)
-    pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]
-    in_pair = np.zeros(len(stereotype), dtype=bool)
-    in_pair[pairs.ravel()] = True
-    lone = np.flatnonzero(bias & ~in_pair)
+            f"pair_key {key!r} has more than one {('pro', 'anti')[repeat.role]}-stereotype sample "
+            f"(positions {first} and {second}); a pair is exactly one pro and one anti sample, so "
+            f"give each pair its own key"
+        ) from None
+    order = np.argsort(paired.first, kind="stable")
+    pairs = np.column_stack([paired.first[order], paired.second[order]]).reshape(-1, 2)
+    lone = np.sort(paired.unpaired[stereotype[paired.unpaired] != NO_STEREOTYPE])
     return pairs, lone
 
 

@@ -260,25 +260,24 @@ class PairedPositions:
     order."""
 
 
-def pair_codes(
-    pair_code: np.ndarray,
-    role_code: np.ndarray,
-    *,
-    roles: tuple[str, str],
-    unit: str,
-    pair_keys: Sequence[str | None],
-    ids: Sequence[str],
-    members: str = "samples",
-) -> PairedPositions:
-    """:func:`pair_samples` over integer columns, with array operations instead of a loop.
+class DuplicateRole(ValueError):
+    """Two samples in one role of one pair: positions ``first`` < ``second``, role index ``role``
+    (the repeat a sequential scan meets first). Callers turn it into their own message."""
+
+    def __init__(self, first: int, second: int, role: int) -> None:
+        super().__init__(f"positions {first} and {second} share a pair and role {role}")
+        self.first, self.second, self.role = first, second, role
+
+
+def match_pairs(pair_code: np.ndarray, role_code: np.ndarray) -> PairedPositions:
+    """Pairs from integer columns with array operations (no loop over samples).
 
     ``pair_code`` is equal for the samples of one pair (:data:`~nlibias.columns.NO_CODE`: no key);
-    ``role_code`` is 0 for ``roles[0]``, 1 for ``roles[1]``, anything else for no role. A pair is
-    "seen" at its first sample that has a role. ``pair_keys`` and ``ids`` are read only to name
-    the samples of an error, which is the one a sequential scan would meet first.
+    ``role_code`` is 0 for the first role, 1 for the second, anything else for no role. A pair is
+    "seen" at its first sample that has a role. Two samples in one role of a pair raise
+    :class:`DuplicateRole`.
 
-    >>> paired = pair_codes(np.array([7, 7, -1, 9, 8, 8]), np.array([1, 0, 0, 0, -1, 0]),
-    ...                     roles=("pro", "anti"), unit="row", pair_keys=list("kk-jll"), ids=list("abcdef"))
+    >>> paired = match_pairs(np.array([7, 7, -1, 9, 8, 8]), np.array([1, 0, 0, 0, -1, 0]))
     >>> paired.first.tolist(), paired.second.tolist(), paired.unpaired.tolist()
     ([1], [0], [2, 4, 3, 5])
     """
@@ -291,9 +290,7 @@ def pair_codes(
     pair_of = pair_of.reshape(-1)
     slot = pair_of * 2 + role
     if len(slot) and np.bincount(slot).max() > 1:
-        _raise_duplicate_role(
-            positions, slot, roles=roles, unit=unit, members=members, pair_keys=pair_keys, ids=ids
-        )
+        raise _first_repeat(positions, slot)
     member = np.full((len(first_seen), 2), -1, dtype=np.int64)
     member[pair_of, role] = positions
     member = member[np.argsort(first_seen, kind="stable")]
@@ -306,25 +303,39 @@ def pair_codes(
     )
 
 
-def _raise_duplicate_role(
-    positions: np.ndarray,
-    slot: np.ndarray,
-    *,
-    roles: tuple[str, str],
-    unit: str,
-    members: str,
-    pair_keys: Sequence[str | None],
-    ids: Sequence[str],
-) -> None:
-    """Raise :func:`pair_samples`'s error for the repeated (pair, role) slot met first in a scan."""
+def _first_repeat(positions: np.ndarray, slot: np.ndarray) -> DuplicateRole:
+    """The repeated (pair, role) slot a sequential scan meets first."""
     order = np.argsort(slot, kind="stable")  # within a slot, positions stay ascending
     repeats = np.flatnonzero(slot[order][1:] == slot[order][:-1]) + 1
     # The scan stops at the smallest position that repeats a slot: always a slot's second sample,
     # so the sample before it in ``order`` is that slot's first.
     k = int(repeats[np.argmin(positions[order[repeats]])])
-    first, second = int(positions[order[k - 1]]), int(positions[order[k]])
-    name = roles[int(slot[order[k]]) % 2]
-    raise ConfigError(
-        f"pair {pair_keys[second]!r} has two {name} {members} ({ids[first]!r}, {ids[second]!r}); "
-        f"each {unit} is one {roles[0]} and one {roles[1]}"
-    )
+    return DuplicateRole(int(positions[order[k - 1]]), int(positions[order[k]]), int(slot[order[k]]) % 2)
+
+
+def pair_codes(
+    pair_code: np.ndarray,
+    role_code: np.ndarray,
+    *,
+    roles: tuple[str, str],
+    unit: str,
+    pair_keys: Sequence[str | None],
+    ids: Sequence[str],
+    members: str = "samples",
+) -> PairedPositions:
+    """:func:`pair_samples` over integer columns (:func:`match_pairs`), with its error message:
+    ``pair_keys`` and ``ids`` are read only to name the samples of a repeated role.
+
+    >>> paired = pair_codes(np.array([7, 7, -1, 9, 8, 8]), np.array([1, 0, 0, 0, -1, 0]),
+    ...                     roles=("pro", "anti"), unit="row", pair_keys=list("kk-jll"), ids=list("abcdef"))
+    >>> paired.first.tolist(), paired.second.tolist(), paired.unpaired.tolist()
+    ([1], [0], [2, 4, 3, 5])
+    """
+    try:
+        return match_pairs(pair_code, role_code)
+    except DuplicateRole as repeat:
+        first, second = repeat.first, repeat.second
+        raise ConfigError(
+            f"pair {pair_keys[second]!r} has two {roles[repeat.role]} {members} "
+            f"({ids[first]!r}, {ids[second]!r}); each {unit} is one {roles[0]} and one {roles[1]}"
+        ) from None
