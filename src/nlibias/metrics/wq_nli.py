@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ import numpy as np
 
 from nlibias.columns import NO_CODE, Categorical, ItemSequence, SampleColumns
 from nlibias.errors import ConfigError
+from nlibias.metrics.bbnli_scorer import align_predictions
 from nlibias.metrics.row_slices import pair_codes, summarise_units, text_table
 from nlibias.schema import Prediction, Sample
 
@@ -130,32 +131,14 @@ def _no_probabilities_error(model: str, n_without: int, n_samples: int, first_id
     )
 
 
-def _single_model(predictions: Sequence[Prediction]) -> str:
-    models = {p.model for p in predictions}
-    if len(models) > 1:
-        raise ConfigError(f"score one model at a time, got {sorted(models)}")
-    return next(iter(models), "")
-
-
-def _refuse_missing_predictions(samples: Sequence[Sample], predicted_ids: Container[str]) -> None:
-    missing = [s.id for s in samples if s.id not in predicted_ids]
-    if missing:
-        raise ConfigError(
-            f"{len(missing)} samples have no prediction (first: {missing[0]!r}); "
-            f"predict every sample or pass only the samples you predicted"
-        )
-
-
 def probabilities_by_sample(
     samples: Sequence[Sample], predictions: Sequence[Prediction]
 ) -> dict[str, tuple[float, ...]]:
-    model = _single_model(predictions)
-    by_id = {p.sample_id: p for p in predictions}
-    _refuse_missing_predictions(samples, by_id)
-    no_probs = [s.id for s in samples if by_id[s.id].probs is None]
+    aligned = align_predictions(samples, predictions)
+    no_probs = [s.id for s, p in zip(samples, aligned, strict=True) if p.probs is None]
     if no_probs:
-        raise _no_probabilities_error(model, len(no_probs), len(samples), no_probs[0])
-    return {s.id: tuple(by_id[s.id].probs or ()) for s in samples}
+        raise _no_probabilities_error(aligned[0].model, len(no_probs), len(samples), no_probs[0])
+    return {s.id: tuple(p.probs or ()) for s, p in zip(samples, aligned, strict=True)}
 
 
 _NO_PROBABILITIES = (math.nan, math.nan, math.nan)
@@ -174,10 +157,9 @@ def aligned_probabilities(
     >>> probs.tolist(), model
     ([[nan, nan, nan]], 'm')
     """
-    model = _single_model(predictions)
-    probs_of = {p.sample_id: p.probs for p in predictions}  # what alignment needs: one entry a prediction
-    _refuse_missing_predictions(samples, probs_of)
-    rows = [_NO_PROBABILITIES if (p := probs_of[s.id]) is None else p for s in samples]
+    aligned = align_predictions(samples, predictions)
+    rows = [_NO_PROBABILITIES if p.probs is None else p.probs for p in aligned]
+    model = aligned[0].model if aligned else ""
     return np.array(rows, dtype=float).reshape(len(samples), 3), model
 
 
