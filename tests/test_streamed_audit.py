@@ -240,3 +240,13 @@ def test_streamed_audit_holds_a_fraction_of_the_object_audit(bbnli_run: Path, tm
     print(f"objects {object_peak:.0f} B, streamed {streamed_peak:.0f} B a sample")
     assert streamed_peak < 600, streamed_peak
     assert streamed_peak < object_peak / 3, (streamed_peak, object_peak)
+
+
+@pytest.mark.parametrize("change", ["appended", "truncated"])
+def test_a_file_changed_between_the_check_and_the_predictions_is_refused(tmp_path: Path, change: str) -> None:
+    path = _write_jsonl(tmp_path / "s.jsonl", [_row(1), _row(2, stereotype="anti", pair_key="k1")])
+    checked = read_samples_to_audit(path)
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join([*lines, json.dumps(_row(3)) + "\n"] if change == "appended" else lines[:1]))
+    with pytest.raises(SourceError, match="changed while it was being audited"):
+        audit_samples(checked, _predictors()[:1], out_dir=None, cache=None, bootstrap=0, progress=False)

@@ -223,49 +223,44 @@ def predict_distinct(
     chunk_pairs: int,
 ) -> PredictionRun:
     """One pass over the samples file: the classifier's probabilities for each distinct pair, in
-    first-occurrence order, ``chunk_pairs`` at a time (one progress bar for the whole pass).
-
-    Nothing made during a chunk outlives it except its rows of one preallocated array: a small
-    object kept per chunk (a result, a list entry) would pin the allocator's pages that the
-    chunk's thousands of short-lived strings shared with it, and memory would grow by chunk.
-    """
+    first-occurrence order, ``chunk_pairs`` at a time (one progress bar for the whole pass), each
+    chunk's rows written into one array (no concatenation at the end)."""
     from tqdm.auto import tqdm
 
     probs = np.full((len(distinct), 3), np.nan)
-    counts = np.zeros(len(_COUNTED), dtype=np.int64)  # summed in place, no new objects per chunk
-    seconds = np.zeros(1)
+    totals = dict.fromkeys(
+        ("unique_pairs", "cached_pairs", "computed_pairs", "real_tokens", "padded_tokens"), 0
+    )
+    seconds = 0.0
     filled = 0
 
     def run_chunk(pairs: list[tuple[str, str]]) -> None:
-        nonlocal filled
+        nonlocal filled, seconds
         run = predict_pairs(classifier, pairs, cache, progress=False, bar=bar)
         probs[filled : filled + len(pairs)] = run.probs
-        counts[:] += [getattr(run, name) for name in _COUNTED]
-        seconds[0] += run.seconds
+        for name in totals:
+            totals[name] += getattr(run, name)
+        seconds += run.seconds
         filled += len(pairs)
 
+    changed = SourceError(path, None, "the file changed while it was being audited", fix="audit it again")
     chunk: list[tuple[str, str]] = []
-    seen = 0
+    read = 0
     with tqdm(total=len(distinct), unit="pair", desc=classifier.name, disable=not progress) as bar:
         for position, sample in enumerate(iter_samples(path, provenance_keys=(), share_strings=False)):
             if position >= len(distinct.first):
-                break
+                raise changed  # more samples than when it was checked
             if distinct.first[position]:
                 chunk.append((sample.premise, sample.hypothesis))
             if len(chunk) == chunk_pairs:
                 run_chunk(chunk)
                 chunk = []
-            seen = position + 1
+            read = position + 1
         if chunk:
             run_chunk(chunk)
-    if seen != len(distinct.first) or filled != len(distinct):
-        raise SourceError(path, None, "the file changed while it was being audited", fix="audit it again")
-    totals = {name: int(count) for name, count in zip(_COUNTED, counts, strict=True)}
-    return PredictionRun(probs=probs, seconds=float(seconds[0]), **totals)
-
-
-#: The counts of a :class:`PredictionRun` that add up over chunks, in its field order.
-_COUNTED = ("unique_pairs", "cached_pairs", "computed_pairs", "real_tokens", "padded_tokens")
+    if read != len(distinct.first) or filled != len(probs):
+        raise changed
+    return PredictionRun(probs=probs, seconds=seconds, **totals)
 
 
 class ProbabilityPredictions(ItemSequence[Prediction]):

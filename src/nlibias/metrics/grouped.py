@@ -67,11 +67,8 @@ def bootstrap_intervals(
     if resamples <= 0:
         return dict.fromkeys(PERCENT_MEASURES)
     matrix = np.asarray(units.matrix, dtype=float)
-    first_test = len(matrix) - int(units.is_test_unit.sum())
-    if units.is_test_unit[first_test:].all():  # test units come last: views, not copies
-        bias_rows, test_rows = matrix[:first_test], matrix[first_test:]
-    else:
-        bias_rows, test_rows = matrix[~units.is_test_unit], matrix[units.is_test_unit]
+    first_test = len(matrix) - int(units.is_test_unit.sum())  # test units are the last rows
+    bias_rows, test_rows = matrix[:first_test], matrix[first_test:]  # views, not copies
     # Chunked so that memory stays flat for big runs (the same draws as one big draw).
     totals = _resampled_totals(bias_rows, resamples, rng)
     totals += _resampled_totals(test_rows, resamples, rng)
