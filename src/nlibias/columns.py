@@ -146,7 +146,7 @@ class _StringColumnBuilder:
 
 
 @dataclass(frozen=True, eq=False)
-class Categorical(Sequence[Any]):
+class Categorical(ItemSequence[Any]):
     """A column of repeated values: an int32 code per item and the distinct values.
 
     >>> column = Categorical.from_values(["b", "a", "b", None])
@@ -167,10 +167,8 @@ class Categorical(Sequence[Any]):
     def __len__(self) -> int:
         return len(self.codes)
 
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self.values[c] for c in self.codes[index].tolist()]
-        return self.values[int(self.codes[index])]
+    def _item(self, i: int) -> Any:
+        return self.values[int(self.codes[i])]
 
     def tolist(self) -> list[Any]:
         return [self.values[c] for c in self.codes.tolist()]
