@@ -72,6 +72,7 @@ def main() -> None:
 
     import torch
 
+    from nlibias.backends.generative import GenerativeMode
     from nlibias.backends.hf_causal import CausalLMSource, HFCausalLM
     from nlibias.data_locations import resolve_benchmark_path
     from nlibias.demo import sample_pairs_stratified
@@ -94,14 +95,14 @@ def main() -> None:
 
     tokens: dict[str, tuple[int, int]] = {}
 
-    def run(mode: str, items: list[str], share: bool = True) -> list[Any]:
+    def run(mode: GenerativeMode, items: list[str], share: bool = True) -> list[Any]:
         lm.share_prefixes = share
         out: list[Any] = [None] * len(items)
         real = padded = 0
         for batch in lm.answer_batches(
             items,
             answers=answers,
-            mode=mode,  # type: ignore[arg-type]
+            mode=mode,
             max_new_tokens=args.max_new_tokens,
         ):
             for i, record in zip(batch.indices, batch.records, strict=True):

@@ -180,7 +180,7 @@ def main() -> None:
         np.mean([a == b for a, b in zip(ours["_output"][::spacing], rows[2]["_output"], strict=False)])
     )
 
-    variants: list[dict[str, Any]] = []
+    variants = []
     if args.variants:
         meter.remove()  # no timing hooks during the comparison: they would slow fp32 only
         variants = run_variants(clf, subset[: args.variant_pairs], model_dir, args.batch_size, args.rounds)
@@ -318,7 +318,7 @@ def run_variants(
     from nlibias.backends.hf_nli import HFNLIClassifier
 
     names = {"int8": "hf-nli quantize=int8", "compile": "hf-nli compile=True"}
-    options = {"int8": {"quantize": "int8"}, "compile": {"compile": True}}
+    options: dict[str, dict[str, Any]] = {"int8": {"quantize": "int8"}, "compile": {"compile": True}}
     built: dict[str, Any] = {"fp32": clf}
     warmups: dict[str, float] = {"fp32": 0.0}
     out: list[dict[str, Any]] = []

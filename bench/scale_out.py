@@ -13,6 +13,7 @@ gain: the point of the numbers is the fixed cost of the workers and that results
 from __future__ import annotations
 
 import argparse
+import logging
 import tempfile
 import time
 from pathlib import Path
@@ -92,7 +93,9 @@ def main() -> None:
             from nlibias.backends.ray_data import RayNLIClassifier
 
             init, _ = timed(
-                lambda: ray.init(num_cpus=len(devices), include_dashboard=False, logging_level="warning")
+                lambda: ray.init(
+                    num_cpus=len(devices), include_dashboard=False, logging_level=logging.WARNING
+                )
             )
             start, ray_clf = timed(lambda: RayNLIClassifier(str(model), num_workers=len(devices)))
             # predict_s includes starting the actor pool (each actor loads the model).
