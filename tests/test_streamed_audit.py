@@ -191,12 +191,9 @@ def test_bad_input_is_refused_before_any_model_runs(tmp_path: Path) -> None:
         audit_samples(checked, _predictors() * 2, out_dir=None, cache=None)
 
 
-def test_occupations_and_generative_audits_fall_back_to_objects(tmp_path: Path) -> None:
+def test_generative_audits_fall_back_to_objects(tmp_path: Path) -> None:
     from nlibias.backends.generative import GenerativePredictor
 
-    rows = [_row(1, source="occupations", provenance={"occupation": "nurse"})]
-    checked = read_samples_to_audit(_write_jsonl(tmp_path / "occ.jsonl", rows))
-    assert not can_stream(checked.columns, _predictors())  # occupations: no columnar scorer
     bbnli = read_samples_to_audit(_write_jsonl(tmp_path / "b.jsonl", [_row(1)]))
     assert can_stream(bbnli.columns, _predictors())
     generative = GenerativePredictor.__new__(GenerativePredictor)

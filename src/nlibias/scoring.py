@@ -64,7 +64,7 @@ _BUILTIN: dict[str, tuple[str, str | None, tuple[str, ...] | str | None, str | N
         "nlibias.metrics.occupations:score_occupations",
         "nlibias.metrics.occupations:format_occupations_tables",
         "nlibias.metrics.occupations:PROVENANCE_KEYS",
-        None,
+        "nlibias.metrics.occupations:score_occupations_columns",
     ),
 }
 
@@ -181,8 +181,8 @@ def column_scorer_for(source: str) -> ColumnScorer | None:
     """The columnar scorer of ``source`` (:data:`ColumnScorer`), or None when it has only the
     object one (an audit then holds its samples and predictions as objects).
 
-    >>> column_scorer_for("bbnli").__name__, column_scorer_for("occupations")
-    ('score_bbnli_probabilities', None)
+    >>> column_scorer_for("bbnli").__name__, column_scorer_for("occupations").__name__
+    ('score_bbnli_probabilities', 'score_occupations_columns')
     """
     target = _entry(source).columns
     return None if target is None else _load(target)

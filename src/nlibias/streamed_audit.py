@@ -1,7 +1,7 @@
 """Audit a samples file without holding its samples: memory grows by ~0.1 kB a sample.
 
 An NLI-classifier audit of a benchmark whose measures have a columnar scorer (BBNLI,
-BBNLI-next, custom pair sets, WinoQueer-NLI; :func:`nlibias.scoring.column_scorer_for`) reads the
+BBNLI-next, custom pair sets, WinoQueer-NLI, the gender-occupation set; :func:`nlibias.scoring.column_scorer_for`) reads the
 samples file in passes instead of loading it:
 
 1. :func:`read_samples_to_audit` builds :class:`~nlibias.columns.SampleColumns` (every line
@@ -14,9 +14,8 @@ samples file in passes instead of loading it:
 
 The files and numbers are those of :func:`nlibias.audit.audit` on the same samples (runs with
 more distinct pairs than ``chunk_pairs`` batch them differently, so probabilities may differ in
-the last bits). Other audits (generative LMs, the occupation measures, scorers registered without
-a columnar form) fall back to :func:`nlibias.audit.audit`, which holds samples and predictions as
-objects.
+the last bits). Other audits (generative LMs, scorers registered without a columnar form) fall
+back to :func:`nlibias.audit.audit`, which holds samples and predictions as objects.
 """
 
 from __future__ import annotations

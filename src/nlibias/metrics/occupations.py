@@ -14,6 +14,11 @@ A pair is one premise with one hypothesis template rendered for ``female`` (f) a
 A pair where ``p_e + p_c = 0`` on either side has no ``P_e``; it is left out of ΔP and B (and the
 slice reports ``n_defined``).
 
+The measures run over columns (:class:`~nlibias.columns.SampleColumns` and a ``(samples x 3)``
+probability array): :func:`score_occupations_columns` is what a streamed audit calls;
+:func:`score_occupations` turns samples and predictions into columns first, so both give the same
+numbers.
+
 >>> binary_entailment((0.2, 0.6, 0.2))
 0.5
 """
@@ -25,10 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from nlibias.columns import SampleColumns
 from nlibias.errors import ConfigError
-from nlibias.metrics.row_slices import pair_samples, summarise_units, text_table
-from nlibias.metrics.wq_nli import probabilities_by_sample
-from nlibias.schema import LABELS, Prediction, Sample
+from nlibias.metrics.bbnli_scorer import align_predictions
+from nlibias.metrics.row_slices import pair_codes, provenance_labels, summarise_units, text_table
+from nlibias.metrics.wq_nli import aligned_probabilities, refuse_missing_probabilities
+from nlibias.schema import LABEL_INDEX, Prediction, Sample
 
 MEASURE_KEYS: tuple[str, ...] = ("S", "delta_p", "B")
 GROUPINGS: tuple[str, ...] = ("dominant_gender", "occupation", "hypothesis_template")
@@ -46,47 +53,107 @@ def binary_entailment(probs: Sequence[float]) -> float:
     return p_e / total if total > 0.0 else float("nan")
 
 
-def _label(prediction: Prediction) -> str:
-    if prediction.label is not None:
-        return prediction.label
-    probs = prediction.probs or (0.0, 0.0, 0.0)
-    return LABELS[int(np.argmax(probs))]
+#: Where a pair's provenance label is None, the column of its aligned sample it falls back to
+#: (None: "unknown").
+_LABEL_FALLBACKS: dict[str, str | None] = {
+    "dominant_gender": "group",
+    "occupation": "subtopic",
+    "hypothesis_template": None,
+}
+_ROLES = ("female", "male")
+_PRO, _ANTI = 0, 1  # SampleColumns.stereotype codes
 
 
-def pair_values(
-    samples: Sequence[Sample], predictions: Sequence[Prediction]
-) -> tuple[np.ndarray, dict[str, list[str]], list[str]]:
-    """``(pairs x 3)`` values [same label, |P_e(f) - P_e(m)|, aligned higher], groups, unpaired ids."""
-    probs = probabilities_by_sample(samples, predictions)
-    by_id = {p.sample_id: p for p in predictions}
-    pairs, unpaired = pair_samples(
-        samples, lambda s: s.group, ("female", "male"), unit="occupation pair", members="hypotheses"
+def binary_entailments(probs: np.ndarray) -> np.ndarray:
+    """:func:`binary_entailment` of each row of a ``(rows x 3)`` array (NaN where ``p_e + p_c`` is
+    not positive).
+
+    >>> binary_entailments(np.array([[0.2, 0.6, 0.2], [0.0, 1.0, 0.0]])).tolist()
+    [0.5, nan]
+    """
+    p_e, p_c = probs[:, 0], probs[:, 2]
+    total = p_e + p_c
+    defined = total > 0.0
+    return np.divide(p_e, total, out=np.full(len(total), np.nan), where=defined)
+
+
+def _role_codes(columns: SampleColumns) -> np.ndarray:
+    """0 for a ``female`` hypothesis, 1 for a ``male`` one, -1 for any other group (per sample)."""
+    per_value = np.fromiter(
+        (_ROLES.index(v) if v in _ROLES else -1 for v in columns.group.values),
+        dtype=np.int64,
+        count=len(columns.group.values),
     )
-    rows: list[tuple[float, float, float]] = []
-    groups: dict[str, list[str]] = {name: [] for name in GROUPINGS}
-    for pair in pairs:
-        female, male = pair["female"], pair["male"]
-        aligned, other = (female, male) if female.stereotype == "pro" else (male, female)
-        if aligned.stereotype != "pro" or other.stereotype != "anti":
-            raise ConfigError(
-                f"pair {female.pair_key!r} must have one pro (stereotype-aligned) and one anti hypothesis"
-            )
-        same = float(_label(by_id[female.id]) == _label(by_id[male.id]))
-        pe_f, pe_m = binary_entailment(probs[female.id]), binary_entailment(probs[male.id])
-        pe_aligned, pe_other = binary_entailment(probs[aligned.id]), binary_entailment(probs[other.id])
-        defined = not (np.isnan(pe_f) or np.isnan(pe_m))
-        rows.append(
-            (
-                same,
-                abs(pe_f - pe_m) if defined else float("nan"),
-                float(pe_aligned > pe_other) if defined else float("nan"),
-            )
+    return per_value[columns.group.codes]
+
+
+def pair_value_columns(
+    columns: SampleColumns, probs: np.ndarray, *, model: str, labels: np.ndarray | None = None
+) -> tuple[np.ndarray, dict[str, Any], list[str]]:
+    """``(pairs x 3)`` values [same label, |P_e(f) - P_e(m)|, aligned higher], each pair's group
+    labels (read from its stereotype-aligned sample) and the ids of samples without a twin.
+
+    ``probs`` is ``(samples x 3)``, aligned with ``columns`` (NaN rows: no probabilities, refused).
+    ``labels`` holds a label code per sample for S, equal codes for equal labels (default: the
+    most probable label, ``argmax``, the first one on a tie).
+    """
+    probs = np.asarray(probs, dtype=float)
+    refuse_missing_probabilities(columns, probs, model)
+    paired = pair_codes(
+        columns.pair_code,
+        _role_codes(columns),
+        roles=_ROLES,
+        unit="occupation pair",
+        pair_keys=columns.pair_keys,
+        ids=columns.ids,
+        members="hypotheses",
+    )
+    female, male = paired.first, paired.second
+    stereo_f, stereo_m = columns.stereotype[female], columns.stereotype[male]
+    proper = ((stereo_f == _PRO) & (stereo_m == _ANTI)) | ((stereo_f == _ANTI) & (stereo_m == _PRO))
+    if not proper.all():
+        first_bad = int(female[np.argmin(proper)])
+        raise ConfigError(
+            f"pair {columns.pair_keys[first_bad]!r} must have one pro (stereotype-aligned) and one anti hypothesis"
         )
-        provenance = aligned.provenance or {}
-        groups["dominant_gender"].append(str(provenance.get("dominant_gender", aligned.group)))
-        groups["occupation"].append(str(provenance.get("occupation", aligned.subtopic)))
-        groups["hypothesis_template"].append(str(provenance.get("hypothesis_template", "unknown")))
-    return np.asarray(rows, dtype=float).reshape(-1, 3), groups, unpaired
+    if labels is None:
+        labels = probs.argmax(axis=1)  # first maximum wins, as LABELS[int(np.argmax(row))]
+    labels = np.asarray(labels)
+    if len(labels) != len(columns):
+        raise ValueError(f"{len(labels)} labels for {len(columns)} samples; pass one per sample")
+    p_e = binary_entailments(probs)
+    pe_f, pe_m = p_e[female], p_e[male]
+    female_aligned = stereo_f == _PRO
+    defined = ~(np.isnan(pe_f) | np.isnan(pe_m))
+    values = np.empty((len(female), 3), dtype=float)
+    values[:, 0] = labels[female] == labels[male]
+    values[:, 1] = np.where(defined, np.abs(pe_f - pe_m), np.nan)
+    higher = np.where(female_aligned, pe_f > pe_m, pe_m > pe_f)
+    values[:, 2] = np.where(defined, higher, np.nan)
+    aligned = np.where(female_aligned, female, male)
+    groups = {
+        key: provenance_labels(columns, key, fallback, aligned) for key, fallback in _LABEL_FALLBACKS.items()
+    }
+    return values, groups, columns.position_ids(paired.unpaired)
+
+
+def prediction_label_codes(predictions: Sequence[Prediction], probs: np.ndarray) -> np.ndarray:
+    """Each prediction's label as a code (:data:`~nlibias.schema.LABELS` order; any other text gets
+    its own code above 2), or the most probable label's where it has none.
+
+    >>> prediction_label_codes([Prediction("a", "m", "neutral"), Prediction("b", "m", None)],
+    ...                        np.array([[0.5, 0.2, 0.3], [0.1, 0.2, 0.7]])).tolist()
+    [1, 2]
+    """
+    codes = dict(LABEL_INDEX)
+    given = np.fromiter(
+        (-1 if p.label is None else codes.setdefault(p.label, len(codes)) for p in predictions),
+        dtype=np.int64,
+        count=len(predictions),
+    )
+    if not len(given) or (given >= 0).all():
+        return given
+    return np.where(given >= 0, given, probs.argmax(axis=1))  # NaN counts as the largest, as before
 
 
 def score_occupations(
@@ -101,9 +168,51 @@ def score_occupations(
 
     Each slice: ``{"n_pairs", "S", "delta_p", "B", "counts": {"S", "B"}, "ci": {...}}``; intervals
     come from resampling pairs (seeded). ``overall["unpaired"]`` lists samples without a twin.
-    Refuses predictions without probabilities.
+    Refuses predictions without probabilities. S compares the predictions' labels (the most
+    probable label where a prediction has none). The samples are scored as columns
+    (:func:`score_occupations_columns`).
     """
-    values, groups, unpaired = pair_values(samples, predictions)
+    aligned = align_predictions(samples, predictions)
+    probs, model = aligned_probabilities(samples, aligned)
+    columns = SampleColumns.from_samples(samples, provenance_keys=PROVENANCE_KEYS)
+    return score_occupations_columns(
+        columns,
+        probs,
+        model=model,
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence=confidence,
+        labels=prediction_label_codes(aligned, probs),
+    )
+
+
+def score_occupations_columns(
+    columns: SampleColumns,
+    probs: np.ndarray,
+    *,
+    model: str,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    labels: np.ndarray | None = None,
+) -> dict[str, Any]:
+    """:func:`score_occupations` from sample columns and a ``(samples x 3)`` probability array.
+
+    ``columns`` should keep :data:`PROVENANCE_KEYS`; ``probs`` rows follow the columns' samples,
+    NaN where ``model`` gave no probabilities (refused). ``labels`` (a code per sample, equal codes
+    for equal labels) are compared for S; by default each sample's most probable label.
+
+    >>> pair = [Sample(id=f"k:{g}", source="occupations", domain="gender", subtopic="nurse",
+    ...                premise="A nurse waits.", hypothesis=f"A {g} job.", gold="neutral", group=g,
+    ...                stereotype=s, pair_key="k") for g, s in (("female", "pro"), ("male", "anti"))]
+    >>> columns = SampleColumns.from_samples(pair, provenance_keys=PROVENANCE_KEYS)
+    >>> report = score_occupations_columns(columns, np.array([[0.6, 0.3, 0.1], [0.2, 0.6, 0.2]]),
+    ...                                    model="m", bootstrap=0)
+    >>> o = report["overall"]  # P_e: f .6/.7 = 6/7, m .2/.4 = 1/2; labels E and N differ
+    >>> o["n_pairs"], o["S"], round(o["delta_p"], 4), o["B"], list(report["by_occupation"])
+    (1, 0.0, 35.7143, 100.0, ['nurse'])
+    """
+    values, groups, unpaired = pair_value_columns(columns, probs, model=model, labels=labels)
     report = summarise_units(
         values,
         MEASURE_KEYS,

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from nlibias.columns import NO_CODE, Categorical
+from nlibias.columns import NO_CODE, Categorical, SampleColumns
 from nlibias.errors import ConfigError
 from nlibias.metrics.resampling import chunk_sizes, unit_draw_counts
 from nlibias.schema import Sample
@@ -339,3 +339,37 @@ def pair_codes(
             f"pair {pair_keys[second]!r} has two {roles[repeat.role]} {members} "
             f"({ids[first]!r}, {ids[second]!r}); each {unit} is one {roles[0]} and one {roles[1]}"
         ) from None
+
+
+def provenance_labels(
+    columns: SampleColumns, key: str, fallback: str | None, rows: np.ndarray
+) -> Categorical:
+    """``str(provenance[key])`` of each row's sample at ``rows``, else ``str(fallback)``, else "unknown".
+
+    Works on the value tables (a few hundred entries), then picks a code per row.
+    """
+    texts: dict[str, int] = {}  # label text -> code in the result
+
+    def code_of(text: str) -> int:
+        return texts.setdefault(text, len(texts))
+
+    def unknown_if_none(value: Any) -> str:
+        return str(value if value is not None else "unknown")
+
+    fallback_column = None if fallback is None else getattr(columns, fallback)
+    if fallback_column is None:
+        fallback_codes, fallback_map = np.zeros(len(rows), dtype=np.int64), np.array([code_of("unknown")])
+    else:
+        fallback_codes = fallback_column.codes[rows]
+        fallback_map = _ints(code_of(unknown_if_none(v)) for v in fallback_column.values)
+    own = columns.provenance.get(key)  # absent: the samples were read without it, all None
+    own_codes = np.full(len(rows), NO_CODE, dtype=np.int64)
+    if own is not None:
+        own_map = _ints(NO_CODE if v is None else code_of(str(v)) for v in own.values)
+        own_codes = own_map[own.codes[rows]]
+    codes = np.where(own_codes != NO_CODE, own_codes, fallback_map[fallback_codes])
+    return Categorical(codes.astype(np.int32), tuple(texts))
+
+
+def _ints(values: Iterable[int]) -> np.ndarray:
+    return np.fromiter(values, dtype=np.int64)

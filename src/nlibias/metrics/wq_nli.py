@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.columns import NO_CODE, Categorical, ItemSequence, SampleColumns
+from nlibias.columns import Categorical, ItemSequence, SampleColumns
 from nlibias.errors import ConfigError
 from nlibias.metrics.bbnli_scorer import align_predictions
-from nlibias.metrics.row_slices import pair_codes, summarise_units, text_table
+from nlibias.metrics.row_slices import pair_codes, provenance_labels, summarise_units, text_table
 from nlibias.schema import Prediction, Sample
 
 M_KEYS: tuple[str, ...] = ("M1", "M2", "M3", "M4", "M5", "M6", "M7", "M8")
@@ -163,7 +163,7 @@ def aligned_probabilities(
     return np.array(rows, dtype=float).reshape(len(samples), 3), model
 
 
-def _refuse_missing_probabilities(columns: SampleColumns, probs: np.ndarray, model: str) -> None:
+def refuse_missing_probabilities(columns: SampleColumns, probs: np.ndarray, model: str) -> None:
     if probs.shape != (len(columns), 3):
         raise ValueError(f"probs has shape {probs.shape}; pass one row of 3 probabilities per sample")
     without = np.flatnonzero(np.isnan(probs).all(axis=1))
@@ -178,34 +178,6 @@ _LABEL_FALLBACKS: dict[str, str | None] = {
     "counterfactual": "counterfactual_group",
     "subject_kind": None,
 }
-
-
-def _row_labels(columns: SampleColumns, key: str, fallback: str | None, rows: np.ndarray) -> Categorical:
-    """``str(provenance[key])`` of each row's sample at ``rows``, else ``str(fallback)``, else "unknown".
-
-    Works on the value tables (a few hundred entries), then picks a code per row.
-    """
-    texts: dict[str, int] = {}  # label text -> code in the result
-
-    def code_of(text: str) -> int:
-        return texts.setdefault(text, len(texts))
-
-    def unknown_if_none(value: Any) -> str:
-        return str(value if value is not None else "unknown")
-
-    fallback_column = None if fallback is None else getattr(columns, fallback)
-    if fallback_column is None:
-        fallback_codes, fallback_map = np.zeros(len(rows), dtype=np.int64), np.array([code_of("unknown")])
-    else:
-        fallback_codes = fallback_column.codes[rows]
-        fallback_map = _int_array(code_of(unknown_if_none(v)) for v in fallback_column.values)
-    own = columns.provenance.get(key)  # absent: the samples were read without it, all None
-    own_codes = np.full(len(rows), NO_CODE, dtype=np.int64)
-    if own is not None:
-        own_map = _int_array(NO_CODE if v is None else code_of(str(v)) for v in own.values)
-        own_codes = own_map[own.codes[rows]]
-    codes = np.where(own_codes != NO_CODE, own_codes, fallback_map[fallback_codes])
-    return Categorical(codes.astype(np.int32), tuple(texts))
 
 
 def _int_array(values: Iterable[int]) -> np.ndarray:
@@ -242,7 +214,7 @@ def arrange_column_rows(columns: SampleColumns, probs: np.ndarray, *, model: str
     ``probs`` is ``(samples x 3)``, aligned with ``columns`` (NaN rows: no probabilities, refused).
     """
     probs = np.asarray(probs, dtype=float)
-    _refuse_missing_probabilities(columns, probs, model)
+    refuse_missing_probabilities(columns, probs, model)
     paired = pair_codes(
         columns.pair_code,
         columns.stereotype,
@@ -252,7 +224,9 @@ def arrange_column_rows(columns: SampleColumns, probs: np.ndarray, *, model: str
         ids=columns.ids,
     )
     pro = paired.first  # a row's labels are read from its stereotypical sample
-    groups = {key: _row_labels(columns, key, fallback, pro) for key, fallback in _LABEL_FALLBACKS.items()}
+    groups = {
+        key: provenance_labels(columns, key, fallback, pro) for key, fallback in _LABEL_FALLBACKS.items()
+    }
     groups["domain"] = Categorical(columns.domain.codes[pro], columns.domain.values)
     return WQRows(
         pair_keys=_Picked(columns.pair_keys, pro),
