@@ -19,12 +19,14 @@ the outputs themselves".
     python bench/memory.py --pairs 256  # the first 256 unique pairs
     python bench/memory.py --quick      # 32 pairs
     python bench/memory.py --growth-only
+    python bench/memory.py --score      # the growth runs of `nlibias score` (~2 min)
     python bench/memory.py --code OLD_CHECKOUT/src   # the growth runs of another commit (RSS only)
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import resource
@@ -33,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +82,24 @@ def audit_peak_rss(
         "audit", "--samples", str(samples_dir), "--model", str(model_dir), "--out", str(out_dir),
         "--no-cache", "--bootstrap", "200", "--quiet",
     ]  # fmt: skip
+    return command_peak_rss(arguments, samples_dir, out_dir, repeats, env)
+
+
+def score_peak_rss(
+    samples_dir: Path, predictions: Path, out_dir: Path, repeats: int = 1, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Peak RSS of ``nlibias score`` of ``predictions`` against ``samples_dir`` (as
+    :func:`audit_peak_rss`)."""
+    arguments = [
+        "score", "--samples", str(samples_dir), "--predictions", str(predictions), "--out", str(out_dir),
+        "--bootstrap", "200",
+    ]  # fmt: skip
+    return command_peak_rss(arguments, samples_dir, out_dir, repeats, env)
+
+
+def command_peak_rss(
+    arguments: list[str], samples_dir: Path, out_dir: Path, repeats: int, env: dict[str, str] | None
+) -> dict[str, Any]:
     peaks, times = [], []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -126,6 +147,18 @@ SEGMENTS = (("bbnli-x6", "bbnli-x18"), ("wq-nli-third", "wq-nli"))
 FIXED_MMAP_THRESHOLD = {"MALLOC_MMAP_THRESHOLD_": "131072"}
 
 
+def growth_sets() -> dict[str, Callable[[], list[Any]]]:
+    """How to make each set of :data:`SEGMENTS`."""
+    from nlibias.sources.wq_nli import expand_wq_nli
+
+    return {
+        "bbnli-x6": lambda: replicated(common.bbnli_samples(), 6),
+        "bbnli-x18": lambda: replicated(common.bbnli_samples(), 18),
+        "wq-nli-third": lambda: (wq := list(expand_wq_nli().samples))[: len(wq) // 3],
+        "wq-nli": lambda: list(expand_wq_nli().samples),
+    }
+
+
 def traced_peak(samples_dir: Path, predictors: list[Any]) -> int:
     """Peak bytes of Python objects and numpy arrays allocated by a streamed audit of
     ``samples_dir`` (``tracemalloc``, in this process; run one audit first so that imports and
@@ -158,19 +191,12 @@ def growth(work: Path, repeats: int, code: Path | None = None) -> dict[str, Any]
     audits run instead (``PYTHONPATH``); only the RSS measures are taken then.
     """
     from nlibias.io.samples import write_samples
-    from nlibias.sources.wq_nli import expand_wq_nli
     from nlibias.testing import bbnli_texts, build_tiny_nli_classifier
 
     model_dir = work / "tiny-nli"
     if not (model_dir / "config.json").exists():
         build_tiny_nli_classifier(model_dir, bbnli_texts())
-    bbnli, wq = common.bbnli_samples(), list(expand_wq_nli().samples)
-    builders = {
-        "bbnli-x6": lambda: replicated(bbnli, 6),
-        "bbnli-x18": lambda: replicated(bbnli, 18),
-        "wq-nli-third": lambda: wq[: len(wq) // 3],
-        "wq-nli": lambda: wq,
-    }
+    bbnli, builders = common.bbnli_samples(), growth_sets()
     from nlibias.models import build_predictors
     from nlibias.streamed_audit import audit_samples, read_samples_to_audit
 
@@ -183,14 +209,32 @@ def growth(work: Path, repeats: int, code: Path | None = None) -> dict[str, Any]
     rows: dict[str, dict[str, Any]] = {}
     for name, build in builders.items():
         write_samples(work / name, build())
-        out = work / f"out-{name}"
-        row = {"set": name, **audit_peak_rss(work / name, model_dir, out, repeats, env=env)}
-        fixed = audit_peak_rss(work / name, model_dir, out, 1, env={**env, **FIXED_MMAP_THRESHOLD})
-        row["peak_rss_mib_fixed_mmap"] = fixed["peak_rss_mib"]
-        traced = traced_peak(work / name, predictors) if code is None else math.nan
-        row["traced_peak_mib"] = round(traced / 2**20, 1)
-        rows[name] = row
-        print(f"  {name}: {row['samples']} samples, peak RSS {row['peak_rss_mib_runs']} MiB", flush=True)
+        args = (work / name, model_dir, work / f"out-{name}")
+        traced = None if code is not None else functools.partial(traced_peak, work / name, predictors)
+        rows[name] = measured_set(name, audit_peak_rss, args, env, traced, repeats)
+    return {"runs": list(rows.values()), "segments": growth_segments(rows)}
+
+
+def measured_set(
+    name: str,
+    peak_rss: Callable[..., dict[str, Any]],
+    args: tuple[Any, ...],
+    env: dict[str, str],
+    traced: Callable[[], int] | None,
+    repeats: int,
+) -> dict[str, Any]:
+    """One growth set's row: ``peak_rss(*args, runs, env=...)`` with glibc's defaults (median of
+    ``repeats`` runs) and with a fixed mmap threshold (one run), and the traced peak (NaN without
+    ``traced``)."""
+    row = {"set": name, **peak_rss(*args, repeats, env=env)}
+    row["peak_rss_mib_fixed_mmap"] = peak_rss(*args, 1, env={**env, **FIXED_MMAP_THRESHOLD})["peak_rss_mib"]
+    row["traced_peak_mib"] = round((traced() if traced is not None else math.nan) / 2**20, 1)
+    print(f"  {name}: {row['samples']} samples, peak RSS {row['peak_rss_mib_runs']} MiB", flush=True)
+    return row
+
+
+def growth_segments(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Bytes per added sample between the sets of each of :data:`SEGMENTS`, each way measured."""
     segments = []
     for small_name, large_name in SEGMENTS:
         small, large = rows[small_name], rows[large_name]
@@ -210,7 +254,51 @@ def growth(work: Path, repeats: int, code: Path | None = None) -> dict[str, Any]
                 "read_bytes_per_sample": round(large["samples_jsonl_bytes"] / large["samples"]),
             }
         )
-    return {"runs": list(rows.values()), "segments": segments}
+    return segments
+
+
+def traced_score_peak(samples_dir: Path, predictions: Path) -> int:
+    """Peak bytes allocated by scoring ``predictions`` (:func:`nlibias.streamed_score.score_files`,
+    in this process, as :func:`traced_peak`)."""
+    import tracemalloc
+
+    from nlibias.streamed_score import score_files
+
+    tracemalloc.start()
+    score_files(samples_dir, predictions, out_dir=None, bootstrap=200)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+def score_growth(work: Path, repeats: int, code: Path | None = None) -> dict[str, Any]:
+    """:func:`growth` for ``nlibias score``: scoring each set's ``predictions.jsonl`` (one tiny
+    model, from the growth audits; made first where missing) against its samples."""
+    from nlibias.io.samples import write_samples
+    from nlibias.streamed_score import score_files
+    from nlibias.testing import bbnli_texts, build_tiny_nli_classifier
+
+    model_dir = work / "tiny-nli"
+    if not (model_dir / "config.json").exists():
+        build_tiny_nli_classifier(model_dir, bbnli_texts())
+    env = {} if code is None else {"PYTHONPATH": str(code)}
+    names = [name for segment in SEGMENTS for name in segment]
+    for name in names:
+        if not (work / f"out-{name}" / "predictions.jsonl").exists():
+            if not (work / name / "samples.jsonl").exists():
+                write_samples(work / name, growth_sets()[name]())
+            audit_peak_rss(work / name, model_dir, work / f"out-{name}")
+    if code is None:  # imports and first calls, not to be counted by traced_score_peak
+        score_files(
+            work / names[0], work / f"out-{names[0]}" / "predictions.jsonl", out_dir=None, bootstrap=200
+        )
+    rows: dict[str, dict[str, Any]] = {}
+    for name in names:
+        predictions = work / f"out-{name}" / "predictions.jsonl"
+        args = (work / name, predictions, work / f"score-{name}")
+        traced = None if code is not None else functools.partial(traced_score_peak, work / name, predictions)
+        rows[name] = measured_set(name, score_peak_rss, args, env, traced, repeats)
+    return {"runs": list(rows.values()), "segments": growth_segments(rows)}
 
 
 def main() -> None:
@@ -220,6 +308,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="32 samples for the BERT-base audit")
     parser.add_argument("--pairs", type=int, default=0, help="first N BBNLI samples to audit (0: all)")
     parser.add_argument("--growth-only", action="store_true", help="only the growth runs (~5 min)")
+    parser.add_argument(
+        "--score", action="store_true", help="the growth runs of `nlibias score` instead of `nlibias audit`"
+    )
     parser.add_argument(
         "--repeats", type=int, default=1, help="default-allocator runs per growth set (median)"
     )
@@ -232,6 +323,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.code is not None:
         args.growth_only, args.code = True, args.code.resolve()
+    if args.score:
+        args.growth_only = True
     if args.quick:
         args.pairs, args.repeats = 32, 1
     from nlibias.io.samples import write_samples
@@ -252,10 +345,11 @@ def main() -> None:
         peak_gib = audit["peak_rss_mib"] / 1024
         checks.append(common.check(f"peak RSS under {TARGET_GIB} GiB", peak_gib, TARGET_GIB, below=True))
         payload["audit"] = audit
-    grown = growth(work, args.repeats, args.code)
-    print("\ngrowth with the number of samples, tiny classifier (nlibias audit, --bootstrap 200)")
+    command = "nlibias score" if args.score else "nlibias audit"
+    grown = (score_growth if args.score else growth)(work, args.repeats, args.code)
+    print(f"\ngrowth with the number of samples, tiny classifier ({command}, --bootstrap 200)")
     common.print_table(grown["runs"], list(grown["runs"][0]))
-    print("\ngrowth per added sample (bytes), against the bytes the audit writes per sample")
+    print(f"\ngrowth per added sample (bytes), against the bytes {command} writes per sample")
     common.print_table(grown["segments"], list(grown["segments"][0]))
     for segment in grown["segments"]:
         for measure in ("rss", "rss_fixed_mmap") + (("traced",) if args.code is None else ()):
@@ -271,6 +365,7 @@ def main() -> None:
     payload["checks"] = checks
     payload["code"] = str(args.code) if args.code is not None else None
     name = "memory" + ("_quick" if args.quick else "") + ("_growth" if args.growth_only else "")
+    name += "_score" if args.score else ""
     name += "_other_code" if args.code is not None else ""
     path = common.write_results(name, payload)
     print(f"wrote {path}")

@@ -10,7 +10,7 @@ Add new shared fixtures below, one section per topic.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -96,3 +96,54 @@ def one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+# --- samples runs and memory --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def bbnli_samples_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The BBNLI expansion (3,134 samples) written as a samples run directory."""
+    from nlibias.data_locations import resolve_benchmark_path
+    from nlibias.io.samples import write_samples
+    from nlibias.sources.bbnli import expand_bbnli
+
+    run = tmp_path_factory.mktemp("bbnli-samples")
+    write_samples(run, list(expand_bbnli(resolve_benchmark_path("bbnli")).samples))
+    return run
+
+
+@pytest.fixture(scope="session")
+def bbnli_x8_samples_run(tmp_path_factory: pytest.TempPathFactory, bbnli_samples_run: Path) -> Path:
+    """BBNLI copied 8 times (25,072 samples), each copy with its own ids, pair keys and
+    hypotheses: the shape of an extended run, for memory measurements."""
+    from dataclasses import replace
+
+    from nlibias.io.samples import read_samples, write_samples
+
+    samples = read_samples(bbnli_samples_run)
+    copies = [
+        replace(s, id=f"{s.id}#{k}", pair_key=f"{s.pair_key}#{k}", hypothesis=f"{s.hypothesis} {k}")
+        for k in range(8)
+        for s in samples
+    ]
+    run = tmp_path_factory.mktemp("bbnli-x8")
+    write_samples(run, copies)
+    return run
+
+
+@pytest.fixture()
+def traced_peak() -> Callable[[Callable[[], object]], int]:
+    """``traced_peak(job)``: the peak bytes of Python objects and numpy arrays allocated while
+    ``job()`` runs (``tracemalloc``)."""
+    import tracemalloc
+
+    def measure(job: Callable[[], object]) -> int:
+        tracemalloc.start()
+        try:
+            job()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    return measure

@@ -94,6 +94,25 @@ class ItemSequence(Sequence[T]):
             yield self._item(i)
 
 
+class Picked(ItemSequence[T]):
+    """``items[positions[i]]`` on demand: a view of some items of a sequence (nothing copied).
+
+    >>> list(Picked(["a", "b", "c"], np.array([2, 0])))
+    ['c', 'a']
+    """
+
+    __slots__ = ("_items", "_positions")
+
+    def __init__(self, items: Sequence[T], positions: np.ndarray) -> None:
+        self._items, self._positions = items, positions
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def _item(self, i: int) -> T:
+        return self._items[int(self._positions[i])]
+
+
 class StringColumn(ItemSequence[str]):
     """Strings packed in one UTF-8 buffer with an offset per string (8 bytes + the text).
 
@@ -173,6 +192,16 @@ class Categorical(ItemSequence[Any]):
     def tolist(self) -> list[Any]:
         return [self.values[c] for c in self.codes.tolist()]
 
+    def take(self, positions: np.ndarray) -> Categorical:
+        """The items at ``positions``, keeping only the values they use (in first-code order).
+
+        >>> Categorical.from_values(["a", "b", "c", "b"]).take(np.array([3, 2])).values
+        ('b', 'c')
+        """
+        used, codes = np.unique(self.codes[positions], return_inverse=True)
+        values = tuple(self.values[int(c)] for c in used)
+        return Categorical(codes.ravel().astype(smallest_int_type(len(values))), values)
+
     def members(self) -> dict[str, np.ndarray]:
         """``{str(value): positions}`` for every value present (values with the same text merge)."""
         order = np.argsort(self.codes, kind="stable")
@@ -234,7 +263,7 @@ class SampleColumns:
     """
 
     source: str
-    ids: StringColumn
+    ids: Sequence[str]
     pair_keys: Sequence[str | None]
     """The pair key of each sample (None where it has none); for messages and row keys."""
     pair_code: np.ndarray
@@ -310,14 +339,30 @@ class SampleColumns:
         >>> SampleColumns.from_samples([s, s]).first_duplicate_id()
         (0, 1)
         """
-        codes = np.fromiter((digest64(i) for i in self.ids), dtype=np.int64, count=len(self.ids))
-        order = np.argsort(codes, kind="stable")
-        found: tuple[int, int] | None = None
-        for k in np.flatnonzero(codes[order][1:] == codes[order][:-1]).tolist():
-            earlier, later = int(order[k]), int(order[k + 1])
-            if self.ids[earlier] == self.ids[later] and (found is None or later < found[1]):
-                found = (earlier, later)
-        return found
+        return IdPositions(self.ids).first_duplicate()
+
+    def take(self, positions: np.ndarray) -> SampleColumns:
+        """The samples at ``positions`` (in that order) as columns; ids and pair keys are views.
+
+        >>> from nlibias.schema import Sample
+        >>> samples = [Sample(id=i, source="x", domain=d, subtopic="t", premise="P", hypothesis=i,
+        ...                   gold="neutral") for i, d in (("a", "d1"), ("b", "d2"), ("c", "d1"))]
+        >>> part = SampleColumns.from_samples(samples).take(np.array([2, 0]))
+        >>> list(part.ids), part.domain.values, len(part)
+        (['c', 'a'], ('d1',), 2)
+        """
+        positions = np.asarray(positions, dtype=np.int64)
+        return SampleColumns(
+            source=self.source,
+            ids=Picked(self.ids, positions),
+            pair_keys=Picked(self.pair_keys, positions),
+            pair_code=self.pair_code[positions],
+            text_code=self.text_code[positions],
+            gold=self.gold[positions],
+            stereotype=self.stereotype[positions],
+            provenance={key: column.take(positions) for key, column in self.provenance.items()},
+            **{name: getattr(self, name).take(positions) for name in _CATEGORICAL},
+        )
 
     def position_ids(self, positions: Iterable[int]) -> list[str]:
         return [self.ids[int(i)] for i in positions]
@@ -359,3 +404,41 @@ class _OptionalStrings(ItemSequence[str | None]):
 
     def _item(self, i: int) -> str | None:
         return None if i in self._missing else self._strings[i]
+
+
+class IdPositions:
+    """Where each id is among the samples: ``positions(id)`` is its position, -1 if absent
+    (16 bytes a sample: a sorted 64-bit digest per id and its position; ids compared on a match).
+
+    >>> positions = IdPositions(["a", "b", "c"])
+    >>> positions("c"), positions("z")
+    (2, -1)
+    """
+
+    __slots__ = ("_ids", "_order", "_sorted")
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        codes = np.fromiter((digest64(i) for i in ids), dtype=np.int64, count=len(ids))
+        self._ids = ids
+        self._order = np.argsort(codes, kind="stable")
+        self._sorted = codes[self._order]
+
+    def __call__(self, sample_id: str) -> int:
+        code = digest64(sample_id)
+        k = int(np.searchsorted(self._sorted, code))
+        while k < len(self._sorted) and self._sorted[k] == code:
+            position = int(self._order[k])
+            if self._ids[position] == sample_id:
+                return position
+            k += 1  # another id with the same digest
+        return -1
+
+    def first_duplicate(self) -> tuple[int, int] | None:
+        """Positions ``(earlier, later)`` of the first repeated id in sample order, or None."""
+        order, codes = self._order, self._sorted
+        found: tuple[int, int] | None = None
+        for k in np.flatnonzero(codes[1:] == codes[:-1]).tolist():
+            earlier, later = int(order[k]), int(order[k + 1])
+            if self._ids[earlier] == self._ids[later] and (found is None or later < found[1]):
+                found = (earlier, later)
+        return found

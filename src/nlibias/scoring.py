@@ -29,7 +29,9 @@ TablesFormatter = Callable[[Mapping[str, Any]], str]
 ColumnScorer = Callable[..., dict[str, Any]]
 """``scorer(columns: SampleColumns, probs: ndarray, *, model: str, bootstrap: int, seed: int)``:
 a classifier's metrics from the samples' columns and its ``(samples x 3)`` probabilities, equal to
-the scorer's on the same samples and predictions (a streamed audit calls it)."""
+the scorer's on the same samples and predictions (a streamed audit calls it). A scorer that also
+takes ``labels=`` (a label code per sample, -1 for none; probabilities NaN where a row gave only
+a label) scores predictions files without holding them (``nlibias score``)."""
 
 
 @dataclass(frozen=True)

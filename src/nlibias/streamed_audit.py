@@ -65,8 +65,17 @@ def read_samples_to_audit(path: str | Path) -> SamplesToAudit:
     """Check every sample of a run directory or samples file and keep them as columns.
 
     Errors name the file and line (bad records, duplicate ids) or the fix (no samples, mixed
-    benchmarks, a source with no registered measures).
+    benchmarks, a source with no registered measures); the samples are then scored once with
+    placeholder probabilities (:func:`check_scorable`).
     """
+    samples = read_sample_columns(path)
+    check_scorable(resolve_samples_path(path), samples.columns)
+    return samples
+
+
+def read_sample_columns(path: str | Path) -> SamplesToAudit:
+    """:func:`read_samples_to_audit` without scoring the samples (for a scoring that may cover
+    only some of them)."""
     resolved = resolve_samples_path(path)
     source = peek_source(resolved)
     keys = tuple(provenance_keys_for(source) or ())
@@ -86,7 +95,6 @@ def read_samples_to_audit(path: str | Path) -> SamplesToAudit:
             line=later + 1,
             fix="every sample needs its own id",
         )
-    check_scorable(resolved, columns)
     return SamplesToAudit(path=Path(path), columns=columns)
 
 

@@ -170,20 +170,9 @@ def score_command(
     as_json: bool = typer.Option(False, "--json", help="Print metrics.json instead of tables."),
 ) -> None:
     """Score a predictions file (from nlibias or any other tool) with the benchmark's measures."""
-    from nlibias.audit import read_samples_to_score, score
-    from nlibias.io.predictions import read_predictions
+    from nlibias.streamed_score import score_files
 
-    loaded = read_samples_to_score(samples)
-    rows = read_predictions(predictions, known_ids={s.id for s in loaded})
-    result = score(
-        loaded,
-        rows,
-        out_dir=out,
-        bootstrap=bootstrap,
-        seed=seed,
-        samples_path=samples,
-        predictions_path=predictions,
-    )
+    result = score_files(samples, predictions, out_dir=out, bootstrap=bootstrap, seed=seed)
     scored, given = result.metrics["run"]["samples_scored"], result.metrics["run"]["samples_given"]
     if scored < given and not as_json:
         warn(f"{given - scored} of {given} samples have no prediction and are left out")

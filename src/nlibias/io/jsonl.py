@@ -20,13 +20,45 @@ from nlibias.errors import SourceError
 def iter_jsonl(path: str | Path, *, comments: bool = False) -> Iterator[tuple[int, Any]]:
     """``(line number, parsed value)`` for each non-blank line (and, with ``comments``, each line
     not starting with ``#``); a line that is not JSON raises :class:`SourceError` naming it."""
+    for line_number, _, value in iter_jsonl_offsets(path, comments=comments):
+        yield line_number, value
+
+
+def iter_jsonl_offsets(path: str | Path, *, comments: bool = False) -> Iterator[tuple[int, int, Any]]:
+    """:func:`iter_jsonl` with the byte offset where each record's line starts (to read one
+    record again later: :func:`read_jsonl_record`).
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.jsonl"
+    >>> _ = path.write_text('{"a": "é"}\\n\\n[2]\\n', encoding="utf-8")
+    >>> [(line, offset) for line, offset, _ in iter_jsonl_offsets(path)], read_jsonl_record(path, 13)
+    ([(1, 0), (3, 13)], [2])
+    """
     path = Path(path)
-    with path.open(encoding="utf-8") as handle:
+    offset = 0
+    with path.open("rb") as handle:
         for line_number, line in enumerate(handle, start=1):
+            start, offset = offset, offset + len(line)
             stripped = line.strip()
-            if not stripped or (comments and stripped.startswith("#")):
+            if not stripped or (comments and stripped.startswith(b"#")):
                 continue
-            try:
-                yield line_number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SourceError(path, None, f"invalid JSON: {exc.msg}", line=line_number) from None
+            yield line_number, start, _parse(path, line, line_number)
+
+
+def read_jsonl_record(path: str | Path, offset: int, *, line_number: int | None = None) -> Any:
+    """The JSON value on the line that starts at byte ``offset``."""
+    path = Path(path)
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        return _parse(path, handle.readline(), line_number)
+
+
+def _parse(path: Path, line: bytes, line_number: int | None) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise SourceError(path, None, f"invalid JSON: {exc.msg}", line=line_number) from None
+    except UnicodeDecodeError:
+        raise SourceError(
+            path, None, "not UTF-8 text", line=line_number, fix="save the file as UTF-8"
+        ) from None

@@ -8,13 +8,18 @@ must sum to 1.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable
+from array import array
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from nlibias.columns import ItemSequence
 from nlibias.errors import SourceError
 from nlibias.io.atomic import write_jsonl
-from nlibias.io.jsonl import iter_jsonl
+from nlibias.io.jsonl import iter_jsonl, iter_jsonl_offsets, read_jsonl_record
 from nlibias.schema import LABEL_INDEX, LABELS, Prediction
 
 PREDICTIONS_JSONL = "predictions.jsonl"
@@ -73,6 +78,34 @@ def _parse_line(path: Path, line: int, raw: Any, default_model: str, models: dic
     )
 
 
+def _resolve(path: str | Path) -> Path:
+    path = Path(path)
+    if path.is_dir():
+        path = path / PREDICTIONS_JSONL
+    if not path.exists():
+        raise SourceError(path, None, "file does not exist")
+    return path
+
+
+def _unknown_id(path: Path, sample_id: str, line: int) -> SourceError:
+    return SourceError(
+        path,
+        "id",
+        f"unknown sample id {sample_id!r}",
+        line=line,
+        fix="predictions must refer to ids of the samples given with --samples",
+    )
+
+
+def _duplicate_row(path: Path, sample_id: str, model: str, first_line: int, line: int) -> SourceError:
+    return SourceError(
+        path,
+        "id",
+        f"duplicate row for id {sample_id!r} and model {model!r} (first on line {first_line})",
+        line=line,
+    )
+
+
 def read_predictions(
     path: str | Path, *, known_ids: Collection[str] | None = None, default_model: str | None = None
 ) -> list[Prediction]:
@@ -82,11 +115,7 @@ def read_predictions(
     labels and probabilities that do not sum to 1. Rows without ``model`` get ``default_model``
     (the file's stem by default).
     """
-    path = Path(path)
-    if path.is_dir():
-        path = path / PREDICTIONS_JSONL
-    if not path.exists():
-        raise SourceError(path, None, "file does not exist")
+    path = _resolve(path)
     default = default_model or path.stem
     seen: dict[tuple[str, str], int] = {}
     predictions: list[Prediction] = []
@@ -94,23 +123,132 @@ def read_predictions(
     for line_number, raw in iter_jsonl(path):
         prediction = _parse_line(path, line_number, raw, default, models)
         if known_ids is not None and prediction.sample_id not in known_ids:
-            raise SourceError(
-                path,
-                "id",
-                f"unknown sample id {prediction.sample_id!r}",
-                line=line_number,
-                fix="predictions must refer to ids of the samples given with --samples",
-            )
+            raise _unknown_id(path, prediction.sample_id, line_number)
         key = (prediction.sample_id, prediction.model)
         if key in seen:
-            raise SourceError(
-                path,
-                "id",
-                f"duplicate row for id {key[0]!r} and model {key[1]!r} (first on line {seen[key]})",
-                line=line_number,
-            )
+            raise _duplicate_row(path, key[0], key[1], seen[key], line_number)
         seen[key] = line_number
         predictions.append(prediction)
     if not predictions:
         raise SourceError(path, None, "no predictions in the file")
     return predictions
+
+
+NO_LABEL = -1
+"""The label code of a row whose ``label`` is null (an answer that could not be parsed)."""
+
+
+@dataclass(frozen=True, eq=False)
+class ModelRows:
+    """One model's rows of a predictions file, aligned with the samples (a few bytes a sample)."""
+
+    line: np.ndarray
+    """``(samples,)`` int32: the file line of the sample's row, 0 where the model has none."""
+    label: np.ndarray
+    """``(samples,)`` int8: the row's label code (:data:`~nlibias.schema.LABELS` order, :data:`NO_LABEL`)."""
+    probs: np.ndarray
+    """``(samples x 3)`` float64: the row's probabilities, NaN where it gave none (or has no row)."""
+
+    @classmethod
+    def empty(cls, n_samples: int) -> ModelRows:
+        return cls(
+            line=np.zeros(n_samples, dtype=np.int32),
+            label=np.full(n_samples, NO_LABEL, dtype=np.int8),
+            probs=np.full((n_samples, 3), np.nan),
+        )
+
+    def predicted(self) -> np.ndarray:
+        return self.line > 0
+
+
+@dataclass(frozen=True, eq=False)
+class PredictionArrays:
+    """A predictions file read into arrays: each model's rows (models in the order they first
+    appear) and the file itself as a :class:`PredictionsFile` (its rows, read again on demand)."""
+
+    models: Mapping[str, ModelRows]
+    rows: PredictionsFile
+
+
+def read_prediction_arrays(
+    path: str | Path,
+    *,
+    position_of: Callable[[str], int],
+    n_samples: int,
+    default_model: str | None = None,
+) -> PredictionArrays:
+    """Read and validate a predictions file as :func:`read_predictions` does (the same errors,
+    with the line), keeping for each row only its model's arrays (``position_of(id)``: the
+    sample's position, -1 for an id not among the samples) and the row's byte offset.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "p.jsonl"
+    >>> _ = path.write_text('{"id": "b", "label": "neutral", "model": "m"}\\n'
+    ...                     '{"id": "a", "label": null, "model": "m"}\\n')
+    >>> arrays = read_prediction_arrays(path, position_of={"a": 0, "b": 1}.get, n_samples=2)
+    >>> rows = arrays.models["m"]
+    >>> rows.line.tolist(), rows.label.tolist(), arrays.rows[0].sample_id, len(arrays.rows)
+    ([2, 1], [-1, 1], 'b', 2)
+    """
+    path = _resolve(path)
+    default = default_model or path.stem
+    models: dict[str, ModelRows] = {}
+    names: dict[str, str] = {}
+    offsets = array("q")
+    for line_number, offset, raw in iter_jsonl_offsets(path):
+        prediction = _parse_line(path, line_number, raw, default, names)
+        position = position_of(prediction.sample_id)
+        if position is None or position < 0:
+            raise _unknown_id(path, prediction.sample_id, line_number)
+        rows = models.get(prediction.model)
+        if rows is None:
+            rows = models[prediction.model] = ModelRows.empty(n_samples)
+        if rows.line[position]:
+            raise _duplicate_row(
+                path, prediction.sample_id, prediction.model, int(rows.line[position]), line_number
+            )
+        rows.line[position] = line_number
+        if prediction.label is not None:
+            rows.label[position] = LABEL_INDEX[prediction.label]
+        if prediction.probs is not None:
+            rows.probs[position] = prediction.probs
+        offsets.append(offset)
+    if not offsets:
+        raise SourceError(path, None, "no predictions in the file")
+    return PredictionArrays(
+        models=models, rows=PredictionsFile(path, np.frombuffer(offsets, dtype=np.int64), default)
+    )
+
+
+class PredictionsFile(ItemSequence[Prediction]):
+    """The rows of a checked predictions file, parsed again when asked for (8 bytes a row held):
+    iterating reads the file once; it refuses a file that changed since it was checked."""
+
+    __slots__ = ("_default", "_offsets", "_path", "_stamp")
+
+    def __init__(self, path: Path, offsets: np.ndarray, default_model: str) -> None:
+        self._path, self._offsets, self._default = path, offsets, default_model
+        self._stamp = _stamp(path)
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def _check_unchanged(self) -> None:
+        if _stamp(self._path) != self._stamp:
+            raise SourceError(self._path, None, "the file changed after it was checked", fix="score it again")
+
+    def _item(self, i: int) -> Prediction:
+        self._check_unchanged()
+        raw = read_jsonl_record(self._path, int(self._offsets[i]))
+        return _parse_line(self._path, 0, raw, self._default, {})
+
+    def __iter__(self) -> Iterator[Prediction]:
+        self._check_unchanged()
+        names: dict[str, str] = {}
+        for line_number, _, raw in iter_jsonl_offsets(self._path):
+            yield _parse_line(self._path, line_number, raw, self._default, names)
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    status = path.stat()
+    return status.st_size, status.st_mtime_ns

@@ -27,11 +27,15 @@ def align_predictions(samples: Sequence[Sample], predictions: Sequence[Predictio
         raise ConfigError(f"score one model at a time, got {sorted(models)}")
     missing = [s.id for s in samples if s.id not in by_id]
     if missing:
-        raise ConfigError(
-            f"{len(missing)} samples have no prediction (first: {missing[0]!r}); "
-            f"predict every sample or pass only the samples you predicted"
-        )
+        raise missing_predictions_error(len(missing), missing[0])
     return [by_id[s.id] for s in samples]
+
+
+def missing_predictions_error(n_missing: int, first_id: str) -> ConfigError:
+    return ConfigError(
+        f"{n_missing} samples have no prediction (first: {first_id!r}); "
+        f"predict every sample or pass only the samples you predicted"
+    )
 
 
 def score_bbnli_columns(
@@ -107,10 +111,20 @@ def score_bbnli(
 
 
 def score_bbnli_probabilities(
-    columns: SampleColumns, probs: np.ndarray, *, model: str, bootstrap: int = 1000, seed: int = 0
+    columns: SampleColumns,
+    probs: np.ndarray,
+    *,
+    model: str,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    labels: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """A classifier's BBNLI measures from its ``(samples x 3)`` probabilities: the predicted
-    label is the most probable one, as :class:`nlibias.predict.ClassifierPredictor` reports it."""
+    label is the most probable one, as :class:`nlibias.predict.ClassifierPredictor` reports it.
+    ``labels`` (a code per sample, -1: no answer), as a predictions file gives them, are used
+    instead when given (the BBNLI measures read labels only; ``probs`` may then be NaN)."""
+    if labels is not None:
+        return score_bbnli_columns(columns, labels, bootstrap=bootstrap, seed=seed)
     if len(probs) and np.isnan(probs).any():
         first = columns.ids[int(np.flatnonzero(np.isnan(probs).any(axis=1))[0])]
         raise ConfigError(f"model {model!r} has no probabilities for sample {first!r}")

@@ -94,8 +94,8 @@ def pair_value_columns(
     labels (read from its stereotype-aligned sample) and the ids of samples without a twin.
 
     ``probs`` is ``(samples x 3)``, aligned with ``columns`` (NaN rows: no probabilities, refused).
-    ``labels`` holds a label code per sample for S, equal codes for equal labels (default: the
-    most probable label, ``argmax``, the first one on a tie).
+    ``labels`` holds a label code per sample for S, equal codes for equal labels, -1 for none
+    (the most probable label, ``argmax``, the first one on a tie: the default for every sample).
     """
     probs = np.asarray(probs, dtype=float)
     refuse_missing_probabilities(columns, probs, model)
@@ -116,11 +116,13 @@ def pair_value_columns(
         raise ConfigError(
             f"pair {columns.pair_keys[first_bad]!r} must have one pro (stereotype-aligned) and one anti hypothesis"
         )
+    most_probable = probs.argmax(axis=1)  # first maximum wins, as LABELS[int(np.argmax(row))]
     if labels is None:
-        labels = probs.argmax(axis=1)  # first maximum wins, as LABELS[int(np.argmax(row))]
+        labels = most_probable
     labels = np.asarray(labels)
     if len(labels) != len(columns):
         raise ValueError(f"{len(labels)} labels for {len(columns)} samples; pass one per sample")
+    labels = np.where(labels >= 0, labels, most_probable)  # no label given: the most probable one
     p_e = binary_entailments(probs)
     pe_f, pe_m = p_e[female], p_e[male]
     female_aligned = stereo_f == _PRO
@@ -137,23 +139,19 @@ def pair_value_columns(
     return values, groups, columns.position_ids(paired.unpaired)
 
 
-def prediction_label_codes(predictions: Sequence[Prediction], probs: np.ndarray) -> np.ndarray:
+def prediction_label_codes(predictions: Sequence[Prediction]) -> np.ndarray:
     """Each prediction's label as a code (:data:`~nlibias.schema.LABELS` order; any other text gets
-    its own code above 2), or the most probable label's where it has none.
+    its own code above 2), -1 where it has none.
 
-    >>> prediction_label_codes([Prediction("a", "m", "neutral"), Prediction("b", "m", None)],
-    ...                        np.array([[0.5, 0.2, 0.3], [0.1, 0.2, 0.7]])).tolist()
-    [1, 2]
+    >>> prediction_label_codes([Prediction("a", "m", "neutral"), Prediction("b", "m", None)]).tolist()
+    [1, -1]
     """
     codes = dict(LABEL_INDEX)
-    given = np.fromiter(
+    return np.fromiter(
         (-1 if p.label is None else codes.setdefault(p.label, len(codes)) for p in predictions),
         dtype=np.int64,
         count=len(predictions),
     )
-    if not len(given) or (given >= 0).all():
-        return given
-    return np.where(given >= 0, given, probs.argmax(axis=1))  # NaN counts as the largest, as before
 
 
 def score_occupations(
@@ -182,7 +180,7 @@ def score_occupations(
         bootstrap=bootstrap,
         seed=seed,
         confidence=confidence,
-        labels=prediction_label_codes(aligned, probs),
+        labels=prediction_label_codes(aligned),
     )
 
 
@@ -200,7 +198,8 @@ def score_occupations_columns(
 
     ``columns`` should keep :data:`PROVENANCE_KEYS`; ``probs`` rows follow the columns' samples,
     NaN where ``model`` gave no probabilities (refused). ``labels`` (a code per sample, equal codes
-    for equal labels) are compared for S; by default each sample's most probable label.
+    for equal labels, -1 for none) are compared for S; by default, and where -1, each sample's most
+    probable label.
 
     >>> pair = [Sample(id=f"k:{g}", source="occupations", domain="gender", subtopic="nurse",
     ...                premise="A nurse waits.", hypothesis=f"A {g} job.", gold="neutral", group=g,

@@ -26,11 +26,11 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from nlibias.columns import Categorical, ItemSequence, SampleColumns
+from nlibias.columns import Categorical, Picked, SampleColumns
 from nlibias.errors import ConfigError
 from nlibias.metrics.bbnli_scorer import align_predictions
 from nlibias.metrics.row_slices import pair_codes, provenance_labels, summarise_units, text_table
@@ -193,21 +193,6 @@ def _count_repeats(columns: SampleColumns, rows: np.ndarray) -> int:
     return int(is_repeat[repeat_of.codes[rows]].sum())
 
 
-class _Picked(ItemSequence[str]):
-    """``strings[positions[i]]`` on demand: the row keys without a Python string per row."""
-
-    __slots__ = ("_positions", "_strings")
-
-    def __init__(self, strings: Sequence[Any], positions: np.ndarray) -> None:
-        self._strings, self._positions = strings, positions
-
-    def __len__(self) -> int:
-        return len(self._positions)
-
-    def _item(self, i: int) -> str:
-        return str(self._strings[int(self._positions[i])])
-
-
 def arrange_column_rows(columns: SampleColumns, probs: np.ndarray, *, model: str) -> WQRows:
     """Pair each row's stereotypical (``pro``) and counter-stereotypical (``anti``) sample.
 
@@ -229,7 +214,7 @@ def arrange_column_rows(columns: SampleColumns, probs: np.ndarray, *, model: str
     }
     groups["domain"] = Categorical(columns.domain.codes[pro], columns.domain.values)
     return WQRows(
-        pair_keys=_Picked(columns.pair_keys, pro),
+        pair_keys=cast(Sequence[str], Picked(columns.pair_keys, pro)),  # a paired row has a key
         stereo=probs[pro],
         counter=probs[paired.second],
         groups=groups,
@@ -277,11 +262,13 @@ def score_wq_nli_columns(
     bootstrap: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    labels: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """:func:`score_wq_nli` from sample columns and a ``(samples x 3)`` probability array.
 
     ``columns`` should keep :data:`PROVENANCE_KEYS`; ``probs`` rows follow the columns' samples,
-    NaN where ``model`` gave no probabilities (refused, as :func:`score_wq_nli` does).
+    NaN where ``model`` gave no probabilities (refused, as :func:`score_wq_nli` does). ``labels``
+    is accepted and not read: the WQ-NLI measures use the probabilities only.
 
     >>> pair = [Sample(id=f"r:{s}", source="wq-nli", domain="d", subtopic="t", premise=f"{s}.",
     ...                hypothesis="H.", gold="neutral", stereotype=s, pair_key="r") for s in ("pro", "anti")]

@@ -1,0 +1,135 @@
+"""Score a predictions file without holding its rows or its samples (``nlibias score``).
+
+A predictions file from nlibias or another tool is read in one pass into a few arrays per model
+(the row's line, label code and probabilities, aligned with the samples: ~30 bytes a sample and
+model) and the byte offset of each row; the samples are kept as
+:class:`~nlibias.columns.SampleColumns`. The measures run over the columns (the benchmark's
+column scorer, given the file's labels), and the output's ``predictions.jsonl`` is copied row by
+row from the file. The files and numbers are those of :func:`nlibias.audit.score`, which
+this falls back to for generative models' rows (their measures read the answers' texts) and for
+benchmarks whose scorer has no columnar form taking ``labels``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import numpy as np
+
+from nlibias.audit import (
+    AuditResult,
+    check_bootstrap,
+    format_tables,
+    metrics_document,
+    read_samples_to_score,
+    run_info,
+    score,
+    write_outputs,
+)
+from nlibias.columns import IdPositions
+from nlibias.io.predictions import PredictionArrays, read_prediction_arrays, read_predictions
+from nlibias.metrics.bbnli_scorer import missing_predictions_error
+from nlibias.scoring import ColumnScorer, column_scorer_for, is_generative_key
+from nlibias.streamed_audit import read_sample_columns
+
+
+def score_files(
+    samples_path: str | Path,
+    predictions_path: str | Path,
+    *,
+    out_dir: str | Path | None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> AuditResult:
+    """Score the predictions file at ``predictions_path`` against the samples at ``samples_path``
+    (run directories or files), as :func:`nlibias.audit.score` does, and write ``out_dir``.
+
+    Only the samples with a prediction (from any model) are scored; every model must have a row
+    for each of them. Errors name the file and line (bad rows, unknown ids, duplicate rows).
+
+    >>> import tempfile, pathlib
+    >>> from nlibias.io.samples import write_samples
+    >>> from nlibias.schema import Sample
+    >>> pair = [Sample(id=f"x:{s}", source="bbnli", domain="d", subtopic="t", premise="P.",
+    ...                hypothesis=f"{s} H.", gold="neutral", stereotype=s, pair_key="x")
+    ...         for s in ("pro", "anti")]
+    >>> run_dir = write_samples(tempfile.mkdtemp(), pair)["jsonl"].parent
+    >>> rows = pathlib.Path(tempfile.mkdtemp()) / "m.jsonl"
+    >>> _ = rows.write_text('{"id": "x:pro", "label": "entailment"}\\n{"id": "x:anti", "label": "neutral"}\\n')
+    >>> result = score_files(run_dir, rows, out_dir=None, bootstrap=0)
+    >>> overall = result.metrics["models"]["m"]["overall"]  # pro entailed, anti neutral: 1 of 2 points
+    >>> overall["n_pairs"], overall["cf_pro"], len(result.predictions)
+    (1, 50.0, 2)
+    """
+    check_bootstrap(bootstrap)
+    columns = read_sample_columns(samples_path).columns
+    scorer = column_scorer_for(columns.source)
+    if scorer is None or not takes_labels(scorer):
+        return _score_objects(samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed)
+    arrays = read_prediction_arrays(
+        predictions_path, position_of=IdPositions(columns.ids), n_samples=len(columns)
+    )
+    if any(is_generative_key(model) for model in arrays.models):
+        return _score_objects(samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed)
+    positions = _predicted_positions(arrays)
+    every_sample = len(positions) == len(columns)
+    scored = columns if every_sample else columns.take(positions)
+
+    def pick(values: np.ndarray) -> np.ndarray:
+        return values if every_sample else values[positions]  # no copy in the usual case
+
+    models = {}
+    for model, rows in arrays.models.items():
+        missing = np.flatnonzero(pick(rows.line) == 0)
+        if len(missing):
+            raise missing_predictions_error(len(missing), scored.ids[int(missing[0])])
+        models[model] = scorer(
+            scored, pick(rows.probs), labels=pick(rows.label), model=model, bootstrap=bootstrap, seed=seed
+        )
+    metrics = metrics_document(scored.source, len(scored), models, bootstrap=bootstrap, seed=seed)
+    metrics["run"] = {
+        **run_info(samples_path),
+        "predictions": str(predictions_path),
+        "samples_scored": len(scored),
+        "samples_given": len(columns),
+    }
+    tables = format_tables(metrics)
+    out_path = Path(out_dir) if out_dir is not None else None
+    if out_path is not None:
+        write_outputs(out_path, arrays.rows, metrics, tables)
+    return AuditResult(out_dir=out_path, metrics=metrics, tables=tables, predictions=arrays.rows)
+
+
+def takes_labels(scorer: ColumnScorer) -> bool:
+    """Whether a column scorer accepts ``labels=`` (the built-in ones do; see :data:`ColumnScorer`)."""
+    parameters = inspect.signature(scorer).parameters
+    return "labels" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+
+
+def _predicted_positions(arrays: PredictionArrays) -> np.ndarray:
+    """Positions of the samples that some model predicted, in sample order."""
+    predicted = np.zeros(len(next(iter(arrays.models.values())).line), dtype=bool)
+    for rows in arrays.models.values():
+        predicted |= rows.predicted()
+    return np.flatnonzero(predicted)
+
+
+def _score_objects(
+    samples_path: str | Path,
+    predictions_path: str | Path,
+    *,
+    out_dir: str | Path | None,
+    bootstrap: int,
+    seed: int,
+) -> AuditResult:
+    samples = read_samples_to_score(samples_path)
+    return score(
+        samples,
+        read_predictions(predictions_path, known_ids={s.id for s in samples}),
+        out_dir=out_dir,
+        bootstrap=bootstrap,
+        seed=seed,
+        samples_path=samples_path,
+        predictions_path=predictions_path,
+    )

@@ -1,0 +1,270 @@
+"""``nlibias score`` without holding the file (predictions as arrays, samples as columns) against
+the object scoring it replaced (:func:`nlibias.audit.score`): the same files and numbers, the
+same refusals with the file and line, the fallbacks, and its memory per sample."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import nlibias.streamed_score as streamed_score
+from nlibias.audit import read_samples_to_score, score
+from nlibias.cli.main import app
+from nlibias.errors import ConfigError, SourceError
+from nlibias.io.predictions import read_prediction_arrays, read_predictions
+from nlibias.io.samples import read_samples, write_samples
+from nlibias.schema import LABELS, Sample
+from nlibias.streamed_score import score_files, takes_labels
+
+
+@pytest.fixture(scope="module")
+def bbnli_run(bbnli_samples_run: Path) -> Path:
+    return bbnli_samples_run
+
+
+def _probs(rng: random.Random) -> dict[str, float]:
+    weights = [rng.random() + 1e-3 for _ in LABELS]
+    return {label: w / sum(weights) for label, w in zip(LABELS, weights, strict=True)}
+
+
+def _rows(
+    samples: list[Sample], *, seed: int, model: str | None, probs: bool, label: str = "argmax"
+) -> list[dict]:
+    """One row per sample: probabilities (or none), a label that is the most probable one, a
+    random one (``label="random"``), or null now and then (``"some-null"``), plus a field that
+    another tool might add."""
+    rng = random.Random(seed)
+    rows = []
+    for sample in samples:
+        p = _probs(rng)
+        row: dict[str, Any] = {"id": sample.id, "label": max(p, key=p.__getitem__)}
+        if label == "random":
+            row["label"] = rng.choice(LABELS)
+        elif label == "some-null" and rng.random() < 0.05:
+            row["label"] = None
+        if model is not None:
+            row["model"] = model
+        if probs:
+            row["probs"] = p
+        row["tool_note"] = f"row {len(rows)}"
+        rows.append(row)
+    return rows
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def _score_both(run: Path, predictions: Path, tmp_path: Path, bootstrap: int = 100) -> tuple[Path, Path]:
+    objects, streamed = tmp_path / "objects", tmp_path / "streamed"
+    samples = read_samples_to_score(run)
+    score(
+        samples,
+        read_predictions(predictions, known_ids={s.id for s in samples}),
+        out_dir=objects,
+        bootstrap=bootstrap,
+        samples_path=run,
+        predictions_path=predictions,
+    )
+    score_files(run, predictions, out_dir=streamed, bootstrap=bootstrap)
+    return objects, streamed
+
+
+def _assert_same_files(objects: Path, streamed: Path) -> dict:
+    expected, got = (json.loads((d / "metrics.json").read_text()) for d in (objects, streamed))
+    assert got["models"] == expected["models"]
+    for key in ("source", "n_samples", "bootstrap"):
+        assert got[key] == expected[key]
+    for key in ("predictions", "samples_scored", "samples_given", "samples"):
+        assert got["run"].get(key) == expected["run"].get(key), key
+    assert (streamed / "predictions.jsonl").read_bytes() == (objects / "predictions.jsonl").read_bytes()
+    assert (streamed / "tables.txt").read_text() == (objects / "tables.txt").read_text()
+    return got
+
+
+def test_bbnli_two_models_a_subset_and_label_only_rows_score_as_the_objects_do(
+    bbnli_run: Path, tmp_path: Path
+) -> None:
+    samples = read_samples(bbnli_run)
+    # Every 7th sample left out by both models: the scoring covers the others only.
+    kept = [s for i, s in enumerate(samples) if i % 7]
+    rows = _rows(kept, seed=0, model="with-probs", probs=True, label="some-null")
+    rows += _rows(list(reversed(kept)), seed=1, model="labels-only", probs=False, label="random")
+    predictions = _write(tmp_path / "p.jsonl", rows)
+    got = _assert_same_files(*_score_both(bbnli_run, predictions, tmp_path))
+    assert list(got["models"]) == ["with-probs", "labels-only"]
+    assert got["run"]["samples_scored"] == len(kept) < got["run"]["samples_given"] == len(samples)
+    # The rows' labels are scored, not their most probable ones: a null label is no answer.
+    assert got["models"]["with-probs"]["overall"]["n_unanswered"] > 0
+
+
+def test_wq_nli_and_occupations_score_as_the_objects_do(tmp_path: Path) -> None:
+    from nlibias.sources.occupations import expand_occupations
+    from nlibias.sources.wq_nli import expand_wq_nli
+
+    for name, samples in (
+        ("wq", list(expand_wq_nli().samples)[:3000]),
+        ("occupations", list(expand_occupations().samples)),
+    ):
+        run = tmp_path / name
+        write_samples(run, samples)
+        # Occupations' S compares the given labels, which here differ from the most probable.
+        rows = _rows(samples, seed=2, model="m", probs=True, label="random")
+        predictions = _write(tmp_path / f"{name}.jsonl", rows)
+        got = _assert_same_files(*_score_both(run, predictions, tmp_path / f"out-{name}"))
+        assert got["source"] == samples[0].source
+
+
+def test_rows_without_model_take_the_file_name_and_the_cli_scores_the_same(
+    bbnli_run: Path, tmp_path: Path
+) -> None:
+    samples = read_samples(bbnli_run)[:400]
+    predictions = _write(tmp_path / "other-tool.jsonl", _rows(samples, seed=3, model=None, probs=False))
+    objects, _ = _score_both(bbnli_run, predictions, tmp_path)
+    out = tmp_path / "cli"
+    result = CliRunner().invoke(
+        app,
+        [
+            "score",
+            "--samples",
+            str(bbnli_run),
+            "--predictions",
+            str(predictions),
+            "--out",
+            str(out),
+            "--bootstrap",
+            "100",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "samples have no prediction and are left out" in result.output
+    got = _assert_same_files(objects, out)
+    assert list(got["models"]) == ["other-tool"]
+
+
+def test_bad_rows_are_refused_with_the_line(bbnli_run: Path, tmp_path: Path) -> None:
+    samples = read_samples(bbnli_run)[:10]
+    rows = _rows(samples, seed=4, model="m", probs=True)
+    cases = {
+        "unknown": (
+            [*rows[:3], {**rows[3], "id": "nope"}],
+            r"unknown.jsonl:4: field id: unknown sample id 'nope'",
+        ),
+        "duplicate": (
+            [*rows[:5], rows[2]],
+            r"duplicate.jsonl:6: field id: duplicate row for id .* and model 'm' \(first on line 3\)",
+        ),
+        "label": (
+            [*rows[:2], {**rows[2], "label": "yes"}],
+            r"label.jsonl:3: field label: unknown label 'yes'",
+        ),
+        "json": (rows[:2], r"json.jsonl:3: invalid JSON"),
+    }
+    for name, (bad, pattern) in cases.items():
+        path = _write(tmp_path / f"{name}.jsonl", bad)
+        if name == "json":
+            path.write_text(path.read_text() + "{not json\n")
+        with pytest.raises(SourceError, match=pattern):
+            score_files(bbnli_run, path, out_dir=None, bootstrap=0)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(SourceError, match="no predictions in the file"):
+        score_files(bbnli_run, empty, out_dir=None, bootstrap=0)
+
+
+def test_a_model_that_misses_a_sample_another_model_predicted_is_refused(
+    bbnli_run: Path, tmp_path: Path
+) -> None:
+    samples = read_samples(bbnli_run)[:20]
+    rows = _rows(samples, seed=5, model="a", probs=False) + _rows(
+        samples[:18], seed=6, model="b", probs=False
+    )
+    path = _write(tmp_path / "p.jsonl", rows)
+    message = rf"2 samples have no prediction \(first: '{samples[18].id}'\)"
+    with pytest.raises(ConfigError, match=message):
+        score_files(bbnli_run, path, out_dir=None, bootstrap=0)
+    samples_objects = read_samples_to_score(bbnli_run)
+    with pytest.raises(ConfigError, match=message):  # the object scoring says the same
+        score(samples_objects, read_predictions(path), out_dir=None, bootstrap=0)
+
+
+def test_a_predictions_file_changed_before_it_is_copied_is_refused(bbnli_run: Path, tmp_path: Path) -> None:
+    samples = read_samples(bbnli_run)[:10]
+    path = _write(tmp_path / "p.jsonl", _rows(samples, seed=7, model="m", probs=True))
+    arrays = read_prediction_arrays(
+        path, position_of={s.id: i for i, s in enumerate(samples)}.get, n_samples=10
+    )
+    assert arrays.rows[9].sample_id == samples[9].id  # read again from its offset
+    path.write_text(path.read_text() + "\n")
+    os.utime(path, ns=(1, 1))  # a different size and time
+    with pytest.raises(SourceError, match="changed after it was checked"):
+        list(arrays.rows)
+
+
+def test_generative_rows_and_scorers_without_labels_fall_back_to_objects(
+    bbnli_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    samples = read_samples(bbnli_run)[:40]
+    calls: list[str] = []
+    original = streamed_score._score_objects
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append("objects")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(streamed_score, "_score_objects", spy)
+    generative = _write(
+        tmp_path / "g.jsonl", _rows(samples, seed=8, model="lm|prompt=true|scored", probs=False)
+    )
+    result = score_files(bbnli_run, generative, out_dir=None, bootstrap=0)
+    assert calls == ["objects"] and "lm|prompt=true|scored" in result.metrics["models"]
+    plain = _write(tmp_path / "c.jsonl", _rows(samples, seed=8, model="clf", probs=False))
+    score_files(bbnli_run, plain, out_dir=None, bootstrap=0)
+    assert calls == ["objects"]  # a classifier's rows stream
+
+    def no_labels(columns: Any, probs: np.ndarray, *, model: str, bootstrap: int, seed: int) -> dict:
+        return {}
+
+    assert not takes_labels(no_labels)
+    assert takes_labels(streamed_score.column_scorer_for("bbnli"))  # type: ignore[arg-type]
+
+
+def test_streamed_scoring_holds_a_fraction_of_the_object_scoring(
+    bbnli_x8_samples_run: Path, tmp_path: Path, traced_peak: Callable[[Callable[[], object]], int]
+) -> None:
+    """Python memory at the peak of scoring a predictions file of BBNLI copied 8 times (25,072
+    samples), per sample. The object scoring holds a Sample (~0.45 kB) and a Prediction (~0.35 kB
+    with the row's extra field) per row and the scorer's lists; the streamed one columns (~0.15
+    kB), ~30 bytes a sample and model, and 8 bytes a row. Measured: objects ~1.6 kB, streamed
+    ~0.47 kB (the measures' transient arrays included)."""
+    run = bbnli_x8_samples_run
+    samples = read_samples(run)
+    predictions = _write(tmp_path / "p.jsonl", _rows(samples, seed=9, model="m", probs=True))
+    n = len(samples)
+    del samples
+
+    def objects() -> None:
+        loaded = read_samples_to_score(run)
+        score(
+            loaded,
+            read_predictions(predictions, known_ids={s.id for s in loaded}),
+            out_dir=None,
+            bootstrap=50,
+        )
+
+    def streamed() -> None:
+        score_files(run, predictions, out_dir=None, bootstrap=50)
+
+    object_peak, streamed_peak = traced_peak(objects) / n, traced_peak(streamed) / n
+    print(f"objects {object_peak:.0f} B, streamed {streamed_peak:.0f} B a sample")
+    assert streamed_peak < 600, streamed_peak
+    assert streamed_peak < object_peak / 3, (streamed_peak, object_peak)
