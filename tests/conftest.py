@@ -98,6 +98,26 @@ def one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(before)
 
 
+# --- WinoQueer-NLI ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def wq_nli_csv(data_dir: Path) -> Path:
+    """The shared WinoQueer-NLI CSV (the test is skipped when it is missing)."""
+    path = data_dir / "wq-nli" / "winoqueer_nli.csv"
+    if not path.exists():
+        pytest.skip(f"WQ-NLI data not found at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def wq_nli_expansion(wq_nli_csv: Path):  # type: ignore[no-untyped-def]
+    """Every sample of the shared WinoQueer-NLI file (76,288), expanded once per session."""
+    from nlibias.sources.wq_nli import expand_wq_nli
+
+    return expand_wq_nli(wq_nli_csv)
+
+
 # --- samples runs and memory --------------------------------------------------------------------
 
 
