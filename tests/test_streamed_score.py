@@ -268,3 +268,18 @@ def test_streamed_scoring_holds_a_fraction_of_the_object_scoring(
     print(f"objects {object_peak:.0f} B, streamed {streamed_peak:.0f} B a sample")
     assert streamed_peak < 600, streamed_peak
     assert streamed_peak < object_peak / 3, (streamed_peak, object_peak)
+
+
+def test_rescoring_a_run_directory_in_place_keeps_its_predictions(bbnli_run: Path, tmp_path: Path) -> None:
+    """``--predictions RUN --out RUN``: the copy is written to a temporary file and renamed, so
+    the file being read is replaced only once it has been read to the end."""
+    samples = read_samples(bbnli_run)[:300]
+    run = tmp_path / "run"
+    run.mkdir()
+    original = _write(run / "predictions.jsonl", _rows(samples, seed=10, model="m", probs=True)).read_bytes()
+    first = score_files(bbnli_run, run, out_dir=run, bootstrap=0)
+    normalised = (run / "predictions.jsonl").read_bytes()
+    assert normalised.count(b"\n") == original.count(b"\n") == 300
+    again = score_files(bbnli_run, run, out_dir=run, bootstrap=0)
+    assert (run / "predictions.jsonl").read_bytes() == normalised  # a normalised file is a fixed point
+    assert again.metrics["models"] == first.metrics["models"]

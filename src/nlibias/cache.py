@@ -16,6 +16,8 @@ from typing import Any
 
 from platformdirs import user_cache_dir
 
+from nlibias.sqlite_wal import enable_wal
+
 _LOOKUP_CHUNK = 500  # SQLite's default limit on bound variables is 999 on old builds
 
 
@@ -64,7 +66,7 @@ class PredictionCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(str(self.path), timeout=60)
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        enable_wal(self._conn, timeout_s=60.0)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS outputs (key TEXT PRIMARY KEY, fingerprint TEXT, value TEXT NOT NULL)"

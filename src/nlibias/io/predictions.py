@@ -33,6 +33,13 @@ def write_predictions(path: str | Path, predictions: Iterable[Prediction]) -> Pa
 
 
 def _parse_line(path: Path, line: int, raw: Any, default_model: str, models: dict[str, str]) -> Prediction:
+    _check_row(path, line, raw, default_model)
+    return _row_prediction(raw, default_model, models)
+
+
+def _check_row(path: Path, line: int, raw: Any, default_model: str) -> None:
+    """Refuse a row that :func:`_row_prediction` cannot read, naming the file, line and field."""
+
     def fail(field: str | None, reason: str, fix: str | None = None) -> SourceError:
         return SourceError(path, field, reason, line=line, fix=fix)
 
@@ -49,7 +56,6 @@ def _parse_line(path: Path, line: int, raw: Any, default_model: str, models: dic
     if not isinstance(model, str) or not model:
         raise fail("model", "must be a non-empty string")
     probs = raw.get("probs")
-    vector: tuple[float, float, float] | None = None
     if probs is not None:
         if not isinstance(probs, dict) or set(probs) != set(LABELS):
             raise fail("probs", "expected an object with exactly entailment, neutral, contradiction")
@@ -66,16 +72,26 @@ def _parse_line(path: Path, line: int, raw: Any, default_model: str, models: dic
                 f"probabilities sum to {total:.6f}, not 1",
                 fix=f"normalise them (tolerance {PROBABILITY_TOLERANCE})",
             )
-        vector = (float(values[0]), float(values[1]), float(values[2]))
-    extra = {k: v for k, v in raw.items() if k not in ("id", "label", "model", "probs")}
+
+
+def _row_prediction(raw: dict[str, Any], default_model: str, models: dict[str, str]) -> Prediction:
+    """The prediction of a checked row (:func:`_check_row`)."""
+    model = raw.get("model", default_model)
+    label = raw["label"]
+    probs = raw.get("probs")
     # One string object per model and label across the file (json makes one per line).
     return Prediction(
         sample_id=raw["id"],
         model=models.setdefault(model, model),
         label=None if label is None else LABELS[LABEL_INDEX[label]],
-        probs=vector,
-        extra=extra,
+        probs=None
+        if probs is None
+        else (float(probs[LABELS[0]]), float(probs[LABELS[1]]), float(probs[LABELS[2]])),
+        extra={k: v for k, v in raw.items() if k not in _ROW_FIELDS},
     )
+
+
+_ROW_FIELDS = frozenset(("id", "label", "model", "probs"))
 
 
 def _resolve(path: str | Path) -> Path:
@@ -240,13 +256,13 @@ class PredictionsFile(ItemSequence[Prediction]):
     def _item(self, i: int) -> Prediction:
         self._check_unchanged()
         raw = read_jsonl_record(self._path, int(self._offsets[i]))
-        return _parse_line(self._path, 0, raw, self._default, {})
+        return _row_prediction(raw, self._default, {})
 
     def __iter__(self) -> Iterator[Prediction]:
         self._check_unchanged()
         names: dict[str, str] = {}
-        for line_number, _, raw in iter_jsonl_offsets(self._path):
-            yield _parse_line(self._path, line_number, raw, self._default, names)
+        for _, _, raw in iter_jsonl_offsets(self._path):
+            yield _row_prediction(raw, self._default, names)  # every row was checked
 
 
 def _stamp(path: Path) -> tuple[int, int]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nlibias.errors import ConfigError
+from nlibias.sqlite_wal import enable_wal
 
 ANNOTATIONS_DB = "validation/annotations.sqlite"
 Round = Literal["category", "stereotype"]
@@ -159,7 +160,7 @@ class AnnotationStore:
     def _connect(self) -> Iterator[sqlite3.Connection]:
         db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
+            enable_wal(db, timeout_s=30.0)
             db.execute("PRAGMA synchronous=FULL")
             db.execute("PRAGMA busy_timeout=30000")
             yield db

@@ -1,0 +1,37 @@
+"""Switching a SQLite database to write-ahead logging when other processes may be opening it.
+
+``PRAGMA journal_mode=WAL`` needs the database to itself for a moment, and SQLite answers
+"database is locked" at once, without calling the connection's busy handler, while another
+connection holds a lock (for instance a second annotation server or audit worker creating the
+same fresh file). WAL is a property of the file, so the switch happens once; this retries it
+with backoff until it succeeds, the file is already in WAL mode, or ``timeout_s`` passes.
+
+>>> import tempfile, pathlib
+>>> db = sqlite3.connect(pathlib.Path(tempfile.mkdtemp()) / "x.sqlite")
+>>> enable_wal(db)
+>>> db.execute("PRAGMA journal_mode").fetchone()[0]
+'wal'
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+
+def enable_wal(db: sqlite3.Connection, *, timeout_s: float = 30.0) -> None:
+    """Put the database of ``db`` in WAL mode, waiting up to ``timeout_s`` for other connections."""
+    deadline = time.monotonic() + timeout_s
+    delay = 0.005
+    while True:
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) and "busy" not in str(error):
+                raise
+            if time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(2 * delay, 0.25)
