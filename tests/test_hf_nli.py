@@ -219,6 +219,37 @@ def test_encoding_in_chunks_gives_the_arrays_of_one_call(
     assert flat == {} and offsets.tolist() == [0] and lengths.size == 0
 
 
+@pytest.mark.parametrize("chunk", [4096, 7])
+def test_encoding_equals_the_tokenizer_called_pair_by_pair(
+    tiny_nli_dir: Path, pairs: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """The fast path (the tokenizer's Rust backend called directly) gives what ``tokenizer(p, h)``
+    gives, truncation included, also right after a truncated pair has left truncation set on the
+    shared backend (chunks of 7 put truncated pairs before and after chunk boundaries)."""
+    import nlibias.backends.hf_nli as hf_nli
+
+    monkeypatch.setattr(hf_nli, "ENCODE_CHUNK", chunk)
+    clf = HFNLIClassifier(tiny_nli_dir, max_length=48)
+    long_text = " ".join(["Women are emotional."] * 40)
+    mixed = [*pairs[:40], ("Men are rational.", long_text), *pairs[40:80], (long_text, "Men are rational.")]
+    mixed += pairs[80:120]
+    flat, offsets, lengths = clf.encode(mixed)
+    assert getattr(clf.tokenizer, "backend_tokenizer", None) is not None  # the fast path ran
+    truncated = 0
+    for i, (premise, hypothesis) in enumerate(mixed):
+        expected = clf.tokenizer(premise, hypothesis)
+        if len(expected["input_ids"]) > 48:
+            truncated += 1
+            try:
+                expected = clf.tokenizer(premise, hypothesis, truncation="only_second", max_length=48)
+            except Exception:  # the premise alone is too long
+                expected = clf.tokenizer(premise, hypothesis, truncation="longest_first", max_length=48)
+        row = slice(offsets[i], offsets[i + 1])
+        assert flat["input_ids"][row].tolist() == expected["input_ids"], i
+        assert flat["token_type_ids"][row].tolist() == expected["token_type_ids"], i
+    assert truncated >= 2 and lengths.max() == 48
+
+
 # --- labels ------------------------------------------------------------------------------------
 
 
