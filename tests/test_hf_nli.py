@@ -250,6 +250,41 @@ def test_encoding_equals_the_tokenizer_called_pair_by_pair(
     assert truncated >= 2 and lengths.max() == 48
 
 
+def test_encoding_with_a_roberta_style_tokenizer_equals_the_tokenizer_call(
+    tiny_nli_dir: Path, pairs: list[tuple[str, str]], bbnli_corpus: list[str]
+) -> None:
+    """A byte-level BPE tokenizer with RoBERTa's pair template (``<s> A </s></s> B </s>``, no token
+    types), as the ynie RoBERTa and BART checkpoints have: the backend path gives its ids."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    specials = ["<s>", "<pad>", "</s>", "<unk>"]
+    bpe.train_from_iterator(
+        bbnli_corpus,
+        trainers.BpeTrainer(
+            vocab_size=400, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        ),
+    )
+    bpe.post_processor = processors.RobertaProcessing(
+        ("</s>", bpe.token_to_id("</s>")), ("<s>", bpe.token_to_id("<s>"))
+    )
+    roberta_like = PreTrainedTokenizerFast(
+        tokenizer_object=bpe, bos_token="<s>", eos_token="</s>", sep_token="</s>", cls_token="<s>",
+        pad_token="<pad>", unk_token="<unk>", model_input_names=["input_ids", "attention_mask"],
+    )  # fmt: skip
+    clf = HFNLIClassifier(tiny_nli_dir, max_length=10**4)
+    clf.tokenizer, clf._with_token_types = roberta_like, False
+    flat, offsets, _ = clf.encode(pairs[:60])
+    assert set(flat) == {"input_ids"}
+    for i, (premise, hypothesis) in enumerate(pairs[:60]):
+        expected = roberta_like(premise, hypothesis)["input_ids"]
+        assert flat["input_ids"][offsets[i] : offsets[i + 1]].tolist() == expected, i
+    assert expected[0] == bpe.token_to_id("<s>") and expected.count(bpe.token_to_id("</s>")) == 3
+
+
 # --- labels ------------------------------------------------------------------------------------
 
 
