@@ -229,7 +229,7 @@ class _CategoricalBuilder:
         self._values: list[Any] = []
 
     def append(self, value: Any) -> None:
-        key = _hashable(value)
+        key = value if type(value) is str else _hashable(value)  # most values are strings
         code = self._index.get(key)
         if code is None:
             code = self._index[key] = len(self._values)

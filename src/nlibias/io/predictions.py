@@ -209,25 +209,23 @@ def read_prediction_arrays(
     path = _resolve(path)
     default = default_model or path.stem
     models: dict[str, ModelRows] = {}
-    names: dict[str, str] = {}
     offsets = array("q")
     for line_number, offset, raw in iter_jsonl_offsets(path):
-        prediction = _parse_line(path, line_number, raw, default, names)
-        position = position_of(prediction.sample_id)
+        _check_row(path, line_number, raw, default)  # the row is read from ``raw`` directly below
+        sample_id, model, label, probs = raw["id"], raw.get("model", default), raw["label"], raw.get("probs")
+        position = position_of(sample_id)
         if position is None or position < 0:
-            raise _unknown_id(path, prediction.sample_id, line_number)
-        rows = models.get(prediction.model)
+            raise _unknown_id(path, sample_id, line_number)
+        rows = models.get(model)
         if rows is None:
-            rows = models[prediction.model] = ModelRows.empty(n_samples)
+            rows = models[model] = ModelRows.empty(n_samples)
         if rows.line[position]:
-            raise _duplicate_row(
-                path, prediction.sample_id, prediction.model, int(rows.line[position]), line_number
-            )
+            raise _duplicate_row(path, sample_id, model, int(rows.line[position]), line_number)
         rows.line[position] = line_number
-        if prediction.label is not None:
-            rows.label[position] = LABEL_INDEX[prediction.label]
-        if prediction.probs is not None:
-            rows.probs[position] = prediction.probs
+        if label is not None:
+            rows.label[position] = LABEL_INDEX[label]
+        if probs is not None:
+            rows.probs[position] = (probs[LABELS[0]], probs[LABELS[1]], probs[LABELS[2]])
         offsets.append(offset)
     if not offsets:
         raise SourceError(path, None, "no predictions in the file")
