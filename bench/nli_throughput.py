@@ -281,7 +281,9 @@ def main() -> None:
         checks.append(
             common.check("hf-nli fraction of the bf16 FLOP bound >= 0.4", achieved / (peak[0] * 1e12), 0.4)
         )
-    suffix = "" if args.shape == "bert-base" and not args.model else f"_{args.shape}"
+    suffix = (
+        f"_{Path(args.model).name}" if args.model else "" if args.shape == "bert-base" else f"_{args.shape}"
+    )
     if args.samples:
         suffix += "_samples"
     path = common.write_results(
