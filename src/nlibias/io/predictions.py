@@ -84,11 +84,14 @@ def _row_prediction(raw: dict[str, Any], default_model: str, models: dict[str, s
         sample_id=raw["id"],
         model=models.setdefault(model, model),
         label=None if label is None else LABELS[LABEL_INDEX[label]],
-        probs=None
-        if probs is None
-        else (float(probs[LABELS[0]]), float(probs[LABELS[1]]), float(probs[LABELS[2]])),
+        probs=None if probs is None else _vector(probs),
         extra={k: v for k, v in raw.items() if k not in _ROW_FIELDS},
     )
+
+
+def _vector(probs: Mapping[str, Any]) -> tuple[float, float, float]:
+    """A row's ``probs`` object as ``(p_entailment, p_neutral, p_contradiction)``."""
+    return float(probs[LABELS[0]]), float(probs[LABELS[1]]), float(probs[LABELS[2]])
 
 
 _ROW_FIELDS = frozenset(("id", "label", "model", "probs"))
@@ -210,6 +213,7 @@ def read_prediction_arrays(
     default = default_model or path.stem
     models: dict[str, ModelRows] = {}
     offsets = array("q")
+    stamp = _stamp(path)  # taken first: a change while the file is read is caught too
     for line_number, offset, raw in iter_jsonl_offsets(path):
         _check_row(path, line_number, raw, default)  # the row is read from ``raw`` directly below
         sample_id, model, label, probs = raw["id"], raw.get("model", default), raw["label"], raw.get("probs")
@@ -225,13 +229,13 @@ def read_prediction_arrays(
         if label is not None:
             rows.label[position] = LABEL_INDEX[label]
         if probs is not None:
-            rows.probs[position] = (probs[LABELS[0]], probs[LABELS[1]], probs[LABELS[2]])
+            rows.probs[position] = _vector(probs)
         offsets.append(offset)
     if not offsets:
         raise SourceError(path, None, "no predictions in the file")
-    return PredictionArrays(
-        models=models, rows=PredictionsFile(path, np.frombuffer(offsets, dtype=np.int64), default)
-    )
+    checked = PredictionsFile(path, np.frombuffer(offsets, dtype=np.int64), default, stamp)
+    checked.check_unchanged()
+    return PredictionArrays(models=models, rows=checked)
 
 
 class PredictionsFile(ItemSequence[Prediction]):
@@ -240,24 +244,25 @@ class PredictionsFile(ItemSequence[Prediction]):
 
     __slots__ = ("_default", "_offsets", "_path", "_stamp")
 
-    def __init__(self, path: Path, offsets: np.ndarray, default_model: str) -> None:
+    def __init__(self, path: Path, offsets: np.ndarray, default_model: str, stamp: tuple[int, int]) -> None:
         self._path, self._offsets, self._default = path, offsets, default_model
-        self._stamp = _stamp(path)
+        self._stamp = stamp
+        """The file's size and modification time when it was checked."""
 
     def __len__(self) -> int:
         return len(self._offsets)
 
-    def _check_unchanged(self) -> None:
+    def check_unchanged(self) -> None:
         if _stamp(self._path) != self._stamp:
             raise SourceError(self._path, None, "the file changed after it was checked", fix="score it again")
 
     def _item(self, i: int) -> Prediction:
-        self._check_unchanged()
+        self.check_unchanged()
         raw = read_jsonl_record(self._path, int(self._offsets[i]))
         return _row_prediction(raw, self._default, {})
 
     def __iter__(self) -> Iterator[Prediction]:
-        self._check_unchanged()
+        self.check_unchanged()
         names: dict[str, str] = {}
         for _, _, raw in iter_jsonl_offsets(self._path):
             yield _row_prediction(raw, self._default, names)  # every row was checked
