@@ -154,16 +154,8 @@ def bbnli_x8_samples_run(tmp_path_factory: pytest.TempPathFactory, bbnli_samples
 
 @pytest.fixture()
 def traced_peak() -> Callable[[Callable[[], object]], int]:
-    """``traced_peak(job)``: the peak bytes of Python objects and numpy arrays allocated while
-    ``job()`` runs (``tracemalloc``)."""
-    import tracemalloc
+    """``traced_peak(job)``: the peak bytes allocated while ``job()`` runs
+    (:func:`nlibias.testing.memory.traced_peak`)."""
+    from nlibias.testing.memory import traced_peak
 
-    def measure(job: Callable[[], object]) -> int:
-        tracemalloc.start()
-        try:
-            job()
-            return tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-
-    return measure
+    return traced_peak

@@ -17,6 +17,7 @@ from nlibias.backends.fake import FakeNLIClassifier
 from nlibias.columns import SampleColumns
 from nlibias.errors import ConfigError
 from nlibias.io.samples import write_samples
+from nlibias.metrics.bbnli_scorer import align_predictions
 from nlibias.metrics.occupations import (
     PROVENANCE_KEYS,
     binary_entailment,
@@ -24,7 +25,6 @@ from nlibias.metrics.occupations import (
     score_occupations_columns,
 )
 from nlibias.metrics.row_slices import pair_samples, summarise_units
-from nlibias.metrics.wq_nli import probabilities_by_sample
 from nlibias.predict import ClassifierPredictor
 from nlibias.schema import LABELS, Prediction, Sample
 from nlibias.scoring import column_scorer_for
@@ -42,10 +42,25 @@ def _old_label(prediction: Prediction) -> str:
     return LABELS[int(np.argmax(probs))]
 
 
+def _old_probabilities_by_sample(
+    samples: Sequence[Sample], predictions: Sequence[Prediction]
+) -> dict[str, tuple[float, ...]]:
+    aligned = align_predictions(samples, predictions)
+    no_probs = [s.id for s, p in zip(samples, aligned, strict=True) if p.probs is None]
+    if no_probs:
+        raise ConfigError(
+            f"model {aligned[0].model!r} gave no probabilities for {len(no_probs)} of {len(samples)} samples "
+            f"(first: {no_probs[0]!r}); the WQ-NLI measures M1-M8 and the occupation measures ΔP and B "
+            f"are computed from p(entailment), p(neutral), p(contradiction). Audit with an NLI "
+            f"classifier backend (or a predictions file with probabilities), not with labels only"
+        )
+    return {s.id: tuple(p.probs or ()) for s, p in zip(samples, aligned, strict=True)}
+
+
 def _old_pair_values(
     samples: Sequence[Sample], predictions: Sequence[Prediction]
 ) -> tuple[np.ndarray, dict[str, list[str]], list[str]]:
-    probs = probabilities_by_sample(samples, predictions)
+    probs = _old_probabilities_by_sample(samples, predictions)
     by_id = {p.sample_id: p for p in predictions}
     pairs, unpaired = pair_samples(
         samples, lambda s: s.group, ("female", "male"), unit="occupation pair", members="hypotheses"

@@ -204,13 +204,7 @@ def audit(
     metrics = build_metrics(samples, predictions, bootstrap=bootstrap, seed=seed)
     metrics["run"] = run_section(samples_path, model_runs, cache)
     metrics.update(extra or {})
-    tables = format_tables(metrics)
-    if note:
-        tables = f"{tables}\n\nNote: {note}"
-    out_path = Path(out_dir) if out_dir is not None else None
-    if out_path is not None:
-        write_outputs(out_path, predictions, metrics, tables)
-    return AuditResult(out_dir=out_path, metrics=metrics, tables=tables, predictions=predictions)
+    return finish_run(out_dir, predictions, metrics, note=note)
 
 
 def score(
@@ -232,13 +226,34 @@ def score(
     # Score only the samples that were predicted: a user may have run a subset.
     subset = [s for s in samples if s.id in predicted_ids]
     metrics = build_metrics(subset, predictions, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = {
+    metrics["run"] = score_run_section(samples_path, predictions_path, scored=len(subset), given=len(samples))
+    return finish_run(out_dir, predictions, metrics)
+
+
+def score_run_section(
+    samples_path: str | Path | None, predictions_path: str | Path | None, *, scored: int, given: int
+) -> dict[str, Any]:
+    """``metrics.json``'s ``run`` for a scoring of existing predictions."""
+    return {
         **run_info(samples_path),
         "predictions": str(predictions_path) if predictions_path else None,
-        "samples_scored": len(subset),
-        "samples_given": len(samples),
+        "samples_scored": scored,
+        "samples_given": given,
     }
+
+
+def finish_run(
+    out_dir: str | Path | None,
+    predictions: Sequence[Prediction],
+    metrics: dict[str, Any],
+    *,
+    note: str | None = None,
+) -> AuditResult:
+    """The tables of ``metrics`` (``note`` appended), and the run directory written when ``out_dir``
+    is given: the last step of every audit and scoring."""
     tables = format_tables(metrics)
+    if note:
+        tables = f"{tables}\n\nNote: {note}"
     out_path = Path(out_dir) if out_dir is not None else None
     if out_path is not None:
         write_outputs(out_path, predictions, metrics, tables)

@@ -33,17 +33,22 @@ from nlibias.audit import (
     audit,
     check_bootstrap,
     check_predictors,
-    format_tables,
+    finish_run,
     metrics_document,
     read_samples_to_score,
     run_section,
-    write_outputs,
 )
 from nlibias.backends.base import NLIClassifier, Predictor
 from nlibias.cache import PredictionCache
 from nlibias.columns import ItemSequence, SampleColumns
 from nlibias.errors import ConfigError, SourceError
-from nlibias.io.samples import FieldLookup, iter_samples, peek_source, resolve_samples_path
+from nlibias.io.samples import (
+    FieldLookup,
+    duplicate_id_error,
+    iter_samples,
+    peek_source,
+    resolve_samples_path,
+)
 from nlibias.predict import ClassifierPredictor, PredictionRun, predict_pairs
 from nlibias.schema import LABELS, Prediction
 from nlibias.scoring import column_scorer_for, provenance_keys_for
@@ -88,13 +93,7 @@ def read_sample_columns(path: str | Path) -> SamplesToAudit:
     duplicate = columns.first_duplicate_id()
     if duplicate is not None:
         earlier, later = duplicate
-        raise SourceError(
-            resolved,
-            "id",
-            f"duplicate sample id {columns.ids[later]!r} (also sample {earlier + 1})",
-            line=later + 1,
-            fix="every sample needs its own id",
-        )
+        raise duplicate_id_error(resolved, columns.ids[later], earlier=earlier, later=later)
     return SamplesToAudit(path=Path(path), columns=columns)
 
 
@@ -181,12 +180,7 @@ def audit_samples(
     }
     metrics = metrics_document(columns.source, len(columns), models, bootstrap=bootstrap, seed=seed)
     metrics["run"] = run_section(samples.path, model_runs, cache)
-    tables = format_tables(metrics)
-    predictions = ProbabilityPredictions(columns, distinct, distinct_probs)
-    out_path = Path(out_dir) if out_dir is not None else None
-    if out_path is not None:
-        write_outputs(out_path, predictions, metrics, tables)
-    return AuditResult(out_dir=out_path, metrics=metrics, tables=tables, predictions=predictions)
+    return finish_run(out_dir, ProbabilityPredictions(columns, distinct, distinct_probs), metrics)
 
 
 @dataclass(frozen=True, eq=False)

@@ -20,12 +20,11 @@ import numpy as np
 from nlibias.audit import (
     AuditResult,
     check_bootstrap,
-    format_tables,
+    finish_run,
     metrics_document,
     read_samples_to_score,
-    run_info,
     score,
-    write_outputs,
+    score_run_section,
 )
 from nlibias.columns import IdPositions
 from nlibias.io.predictions import PredictionArrays, read_prediction_arrays, read_predictions
@@ -72,7 +71,7 @@ def score_files(
     )
     if any(is_generative_key(model) for model in arrays.models):
         return _score_objects(samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed)
-    positions = _predicted_positions(arrays)
+    positions = _predicted_positions(arrays, len(columns))
     every_sample = len(positions) == len(columns)
     scored = columns if every_sample else columns.take(positions)
 
@@ -88,17 +87,8 @@ def score_files(
             scored, pick(rows.probs), labels=pick(rows.label), model=model, bootstrap=bootstrap, seed=seed
         )
     metrics = metrics_document(scored.source, len(scored), models, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = {
-        **run_info(samples_path),
-        "predictions": str(predictions_path),
-        "samples_scored": len(scored),
-        "samples_given": len(columns),
-    }
-    tables = format_tables(metrics)
-    out_path = Path(out_dir) if out_dir is not None else None
-    if out_path is not None:
-        write_outputs(out_path, arrays.rows, metrics, tables)
-    return AuditResult(out_dir=out_path, metrics=metrics, tables=tables, predictions=arrays.rows)
+    metrics["run"] = score_run_section(samples_path, predictions_path, scored=len(scored), given=len(columns))
+    return finish_run(out_dir, arrays.rows, metrics)
 
 
 def takes_labels(scorer: ColumnScorer) -> bool:
@@ -107,9 +97,9 @@ def takes_labels(scorer: ColumnScorer) -> bool:
     return "labels" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
 
-def _predicted_positions(arrays: PredictionArrays) -> np.ndarray:
+def _predicted_positions(arrays: PredictionArrays, n_samples: int) -> np.ndarray:
     """Positions of the samples that some model predicted, in sample order."""
-    predicted = np.zeros(len(next(iter(arrays.models.values())).line), dtype=bool)
+    predicted = np.zeros(n_samples, dtype=bool)
     for rows in arrays.models.values():
         predicted |= rows.predicted()
     return np.flatnonzero(predicted)

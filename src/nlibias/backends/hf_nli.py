@@ -268,7 +268,7 @@ class HFNLIClassifier:
         if backend.padding is not None:
             backend.no_padding()
         encode = getattr(backend, "encode_batch_fast", backend.encode_batch)  # fast: no offsets
-        encodings = encode([(premise, hypothesis) for premise, hypothesis in pairs], add_special_tokens=True)
+        encodings = encode(list(pairs), add_special_tokens=True)
         encoded = {"input_ids": [encoding.ids for encoding in encodings]}
         if self._with_token_types:
             encoded["token_type_ids"] = [encoding.type_ids for encoding in encodings]

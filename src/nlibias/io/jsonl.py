@@ -45,12 +45,12 @@ def iter_jsonl_offsets(path: str | Path, *, comments: bool = False) -> Iterator[
             yield line_number, start, _parse(path, line, line_number)
 
 
-def read_jsonl_record(path: str | Path, offset: int, *, line_number: int | None = None) -> Any:
+def read_jsonl_record(path: str | Path, offset: int) -> Any:
     """The JSON value on the line that starts at byte ``offset``."""
     path = Path(path)
     with path.open("rb") as handle:
         handle.seek(offset)
-        return _parse(path, handle.readline(), line_number)
+        return _parse(path, handle.readline(), None)
 
 
 def _parse(path: Path, line: bytes, line_number: int | None) -> Any:

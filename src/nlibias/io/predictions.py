@@ -204,7 +204,7 @@ def read_prediction_arrays(
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "p.jsonl"
     >>> _ = path.write_text('{"id": "b", "label": "neutral", "model": "m"}\\n'
     ...                     '{"id": "a", "label": null, "model": "m"}\\n')
-    >>> arrays = read_prediction_arrays(path, position_of={"a": 0, "b": 1}.get, n_samples=2)
+    >>> arrays = read_prediction_arrays(path, position_of=lambda i: "ab".find(i), n_samples=2)
     >>> rows = arrays.models["m"]
     >>> rows.line.tolist(), rows.label.tolist(), arrays.rows[0].sample_id, len(arrays.rows)
     ([2, 1], [-1, 1], 'b', 2)
@@ -218,7 +218,7 @@ def read_prediction_arrays(
         _check_row(path, line_number, raw, default)  # the row is read from ``raw`` directly below
         sample_id, model, label, probs = raw["id"], raw.get("model", default), raw["label"], raw.get("probs")
         position = position_of(sample_id)
-        if position is None or position < 0:
+        if position < 0:
             raise _unknown_id(path, sample_id, line_number)
         rows = models.get(model)
         if rows is None:

@@ -281,17 +281,22 @@ def peek_source(path: str | Path) -> str | None:
 
 
 def _check_unique(path: Path, samples: Iterable[Sample]) -> None:
-    seen: set[str] = set()
-    for position, sample in enumerate(samples, start=1):
-        if sample.id in seen:
-            raise SourceError(
-                path,
-                "id",
-                f"duplicate sample id {sample.id!r}",
-                line=position,
-                fix="every sample needs its own id",
-            )
-        seen.add(sample.id)
+    seen: dict[str, int] = {}
+    for position, sample in enumerate(samples):
+        earlier = seen.setdefault(sample.id, position)
+        if earlier != position:
+            raise duplicate_id_error(path, sample.id, earlier=earlier, later=position)
+
+
+def duplicate_id_error(path: Path, sample_id: str, *, earlier: int, later: int) -> SourceError:
+    """The error for a sample id at positions ``earlier`` and ``later`` (0-based) of a samples file."""
+    return SourceError(
+        path,
+        "id",
+        f"duplicate sample id {sample_id!r} (also sample {earlier + 1})",
+        line=later + 1,
+        fix="every sample needs its own id",
+    )
 
 
 class FieldLookup(ItemSequence[Any]):

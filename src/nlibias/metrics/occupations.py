@@ -34,7 +34,7 @@ from nlibias.columns import SampleColumns
 from nlibias.errors import ConfigError
 from nlibias.metrics.bbnli_scorer import align_predictions
 from nlibias.metrics.row_slices import pair_codes, provenance_labels, summarise_units, text_table
-from nlibias.metrics.wq_nli import aligned_probabilities, refuse_missing_probabilities
+from nlibias.metrics.wq_nli import probability_rows, refuse_missing_probabilities
 from nlibias.schema import LABEL_INDEX, Prediction, Sample
 
 MEASURE_KEYS: tuple[str, ...] = ("S", "delta_p", "B")
@@ -171,7 +171,7 @@ def score_occupations(
     (:func:`score_occupations_columns`).
     """
     aligned = align_predictions(samples, predictions)
-    probs, model = aligned_probabilities(samples, aligned)
+    probs, model = probability_rows(aligned)
     columns = SampleColumns.from_samples(samples, provenance_keys=PROVENANCE_KEYS)
     return score_occupations_columns(
         columns,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -131,16 +131,6 @@ def _no_probabilities_error(model: str, n_without: int, n_samples: int, first_id
     )
 
 
-def probabilities_by_sample(
-    samples: Sequence[Sample], predictions: Sequence[Prediction]
-) -> dict[str, tuple[float, ...]]:
-    aligned = align_predictions(samples, predictions)
-    no_probs = [s.id for s, p in zip(samples, aligned, strict=True) if p.probs is None]
-    if no_probs:
-        raise _no_probabilities_error(aligned[0].model, len(no_probs), len(samples), no_probs[0])
-    return {s.id: tuple(p.probs or ()) for s, p in zip(samples, aligned, strict=True)}
-
-
 _NO_PROBABILITIES = (math.nan, math.nan, math.nan)
 
 
@@ -157,10 +147,14 @@ def aligned_probabilities(
     >>> probs.tolist(), model
     ([[nan, nan, nan]], 'm')
     """
-    aligned = align_predictions(samples, predictions)
+    return probability_rows(align_predictions(samples, predictions))
+
+
+def probability_rows(aligned: Sequence[Prediction]) -> tuple[np.ndarray, str]:
+    """:func:`aligned_probabilities` of predictions already in sample order (one model)."""
     rows = [_NO_PROBABILITIES if p.probs is None else p.probs for p in aligned]
     model = aligned[0].model if aligned else ""
-    return np.array(rows, dtype=float).reshape(len(samples), 3), model
+    return np.array(rows, dtype=float).reshape(len(aligned), 3), model
 
 
 def refuse_missing_probabilities(columns: SampleColumns, probs: np.ndarray, model: str) -> None:
@@ -178,10 +172,6 @@ _LABEL_FALLBACKS: dict[str, str | None] = {
     "counterfactual": "counterfactual_group",
     "subject_kind": None,
 }
-
-
-def _int_array(values: Iterable[int]) -> np.ndarray:
-    return np.fromiter(values, dtype=np.int64)
 
 
 def _count_repeats(columns: SampleColumns, rows: np.ndarray) -> int:
