@@ -159,21 +159,29 @@ def growth_sets() -> dict[str, Callable[[], list[Any]]]:
     }
 
 
-def traced_peak(samples_dir: Path, predictors: list[Any]) -> int:
-    """Peak bytes of Python objects and numpy arrays allocated by a streamed audit of
-    ``samples_dir`` (``tracemalloc``, in this process; run one audit first so that imports and
-    first-call caches are not counted): what the audit holds, without the allocator's retention
-    and without the model's native buffers (bounded by one chunk of pairs)."""
-    import tracemalloc
-
+def audit_job(samples_dir: Path, predictors: list[Any]) -> Callable[[], object]:
+    """A streamed audit of ``samples_dir`` (no output files), for :func:`nlibias.testing.memory.traced_peak`."""
     from nlibias.streamed_audit import audit_samples, read_samples_to_audit
 
-    tracemalloc.start()
-    audit_samples(read_samples_to_audit(samples_dir), predictors, out_dir=None, cache=None,
-                  bootstrap=200, progress=False)  # fmt: skip
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak
+    return lambda: audit_samples(read_samples_to_audit(samples_dir), predictors, out_dir=None,
+                                 cache=None, bootstrap=200, progress=False)  # fmt: skip
+
+
+def score_job(samples_dir: Path, predictions: Path) -> Callable[[], object]:
+    """A streamed scoring of ``predictions`` (no output files), for :func:`nlibias.testing.memory.traced_peak`."""
+    from nlibias.streamed_score import score_files
+
+    return lambda: score_files(samples_dir, predictions, out_dir=None, bootstrap=200)
+
+
+def tiny_model(work: Path) -> Path:
+    """The tiny classifier of the growth runs (built once under ``work``)."""
+    from nlibias.testing import bbnli_texts, build_tiny_nli_classifier
+
+    model_dir = work / "tiny-nli"
+    if not (model_dir / "config.json").exists():
+        build_tiny_nli_classifier(model_dir, bbnli_texts())
+    return model_dir
 
 
 def growth(work: Path, repeats: int, code: Path | None = None) -> dict[str, Any]:
@@ -185,32 +193,28 @@ def growth(work: Path, repeats: int, code: Path | None = None) -> dict[str, Any]
       so this rises with the number of batches run and varies by +-25 MB between identical runs.
     - ``rss_fixed_mmap``: the same with ``MALLOC_MMAP_THRESHOLD_=131072`` (big buffers go back to
       the system when freed; ~10% slower inference for a BERT-base model): one run, stable.
-    - ``traced``: the peak of what the audit allocates (:func:`traced_peak`).
+    - ``traced``: the peak of what the audit allocates (:func:`nlibias.testing.memory.traced_peak`).
 
     ``code``: a ``src`` directory of another nlibias checkout (e.g. an older commit) that the
     audits run instead (``PYTHONPATH``); only the RSS measures are taken then.
     """
     from nlibias.io.samples import write_samples
-    from nlibias.testing import bbnli_texts, build_tiny_nli_classifier
-
-    model_dir = work / "tiny-nli"
-    if not (model_dir / "config.json").exists():
-        build_tiny_nli_classifier(model_dir, bbnli_texts())
-    bbnli, builders = common.bbnli_samples(), growth_sets()
     from nlibias.models import build_predictors
-    from nlibias.streamed_audit import audit_samples, read_samples_to_audit
+    from nlibias.testing.memory import traced_peak  # not at the top: the measured child imports this file
 
+    model_dir = tiny_model(work)
     env = {} if code is None else {"PYTHONPATH": str(code)}
     predictors = build_predictors([str(model_dir)])
     if code is None:  # imports and the first forward, not to be counted by traced_peak
-        write_samples(work / "warm-up", bbnli[:2000])
-        warm_up = read_samples_to_audit(work / "warm-up")
-        audit_samples(warm_up, predictors, out_dir=None, cache=None, bootstrap=200, progress=False)
+        write_samples(work / "warm-up", common.bbnli_samples()[:2000])
+        audit_job(work / "warm-up", predictors)()
     rows: dict[str, dict[str, Any]] = {}
-    for name, build in builders.items():
+    for name, build in growth_sets().items():
         write_samples(work / name, build())
         args = (work / name, model_dir, work / f"out-{name}")
-        traced = None if code is not None else functools.partial(traced_peak, work / name, predictors)
+        traced = (
+            None if code is not None else functools.partial(traced_peak, audit_job(work / name, predictors))
+        )
         rows[name] = measured_set(name, audit_peak_rss, args, env, traced, repeats)
     return {"runs": list(rows.values()), "segments": growth_segments(rows)}
 
@@ -257,30 +261,13 @@ def growth_segments(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return segments
 
 
-def traced_score_peak(samples_dir: Path, predictions: Path) -> int:
-    """Peak bytes allocated by scoring ``predictions`` (:func:`nlibias.streamed_score.score_files`,
-    in this process, as :func:`traced_peak`)."""
-    import tracemalloc
-
-    from nlibias.streamed_score import score_files
-
-    tracemalloc.start()
-    score_files(samples_dir, predictions, out_dir=None, bootstrap=200)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak
-
-
 def score_growth(work: Path, repeats: int, code: Path | None = None) -> dict[str, Any]:
     """:func:`growth` for ``nlibias score``: scoring each set's ``predictions.jsonl`` (one tiny
     model, from the growth audits; made first where missing) against its samples."""
     from nlibias.io.samples import write_samples
-    from nlibias.streamed_score import score_files
-    from nlibias.testing import bbnli_texts, build_tiny_nli_classifier
+    from nlibias.testing.memory import traced_peak
 
-    model_dir = work / "tiny-nli"
-    if not (model_dir / "config.json").exists():
-        build_tiny_nli_classifier(model_dir, bbnli_texts())
+    model_dir = tiny_model(work)
     env = {} if code is None else {"PYTHONPATH": str(code)}
     names = [name for segment in SEGMENTS for name in segment]
     for name in names:
@@ -288,15 +275,15 @@ def score_growth(work: Path, repeats: int, code: Path | None = None) -> dict[str
             if not (work / name / "samples.jsonl").exists():
                 write_samples(work / name, growth_sets()[name]())
             audit_peak_rss(work / name, model_dir, work / f"out-{name}")
-    if code is None:  # imports and first calls, not to be counted by traced_score_peak
-        score_files(
-            work / names[0], work / f"out-{names[0]}" / "predictions.jsonl", out_dir=None, bootstrap=200
-        )
+    if code is None:  # imports and first calls, not to be counted by traced_peak
+        score_job(work / names[0], work / f"out-{names[0]}" / "predictions.jsonl")()
     rows: dict[str, dict[str, Any]] = {}
     for name in names:
         predictions = work / f"out-{name}" / "predictions.jsonl"
         args = (work / name, predictions, work / f"score-{name}")
-        traced = None if code is not None else functools.partial(traced_score_peak, work / name, predictions)
+        traced = (
+            None if code is not None else functools.partial(traced_peak, score_job(work / name, predictions))
+        )
         rows[name] = measured_set(name, score_peak_rss, args, env, traced, repeats)
     return {"runs": list(rows.values()), "segments": growth_segments(rows)}
 
