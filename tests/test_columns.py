@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from nlibias.columns import Categorical, SampleColumns, StringColumn, smallest_int_type
+from nlibias.columns import Categorical, IdPositions, SampleColumns, StringColumn, smallest_int_type
 from nlibias.errors import ConfigError
 from nlibias.schema import LABEL_INDEX, Sample
 
@@ -96,3 +96,16 @@ def test_string_column_and_categorical_details() -> None:
     assert [smallest_int_type(n).__name__ for n in (1, 127, 128, 32767, 32768)] == [
         "int8", "int8", "int16", "int16", "int32",
     ]  # fmt: skip
+
+
+def test_id_positions_in_any_order_repeated_and_absent() -> None:
+    ids = StringColumn.from_strings([f"id-{i}" for i in range(50)])
+    positions = IdPositions(ids)
+    # In sample order (an nlibias predictions file: the remembered next position answers),
+    # then shuffled, repeated and unknown ids (the digest search answers).
+    assert [positions(f"id-{i}") for i in range(50)] == list(range(50))
+    order = [7, 7, 3, 49, 0, 1, 2, 48, 48, 10]
+    assert [positions(f"id-{i}") for i in order] == order
+    assert positions("id-50") == -1 and positions("") == -1
+    assert positions("id-11") == 11  # after a miss, and right after 10: the remembered position
+    assert IdPositions(["a", "b", "a"]).first_duplicate() == (0, 2)

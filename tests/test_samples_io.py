@@ -165,6 +165,20 @@ def test_provenance_keys_keep_only_those_keys(
     assert read_samples(paths["jsonl"], provenance_keys=[])[0].provenance == {}
 
 
+@pytest.mark.parametrize("keys", [None, ["identity_group", "words", "absent"]])
+def test_reading_without_sharing_gives_the_same_samples(tmp_path: Path, keys: list[str] | None) -> None:
+    """``share_strings=False`` (a pass that keeps no sample) skips the string table, nothing else."""
+    records = [_wq_like(i) for i in range(6)]
+    path = write_samples(tmp_path, records)["jsonl"]
+    shared = list(samples_io.iter_samples(path, provenance_keys=keys))
+    unshared = list(samples_io.iter_samples(path, provenance_keys=keys, share_strings=False))
+    assert unshared == shared
+    assert [s.provenance for s in unshared] == [s.provenance for s in shared]  # not part of ==
+    if keys is not None:
+        assert unshared[0].provenance == {"identity_group": "LGBTQ", "words": {"WORD1": "breadwinner"}}
+    assert unshared[0].premise is not unshared[2].premise  # nothing shared
+
+
 def test_peek_source_reads_the_first_record_only(tmp_path: Path) -> None:
     paths = write_samples(tmp_path / "run", [_wq_like(0), _sample(1, source="bbnli")])
     assert samples_io.peek_source(tmp_path / "run") == "wq-nli"

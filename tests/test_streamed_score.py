@@ -284,3 +284,53 @@ def test_rescoring_a_run_directory_in_place_keeps_its_predictions(bbnli_run: Pat
     again = score_files(bbnli_run, run, out_dir=run, bootstrap=0)
     assert (run / "predictions.jsonl").read_bytes() == normalised  # a normalised file is a fixed point
     assert again.metrics["models"] == first.metrics["models"]
+    # The result's rows are read back from the file now in the run directory.
+    assert [p.to_dict() for p in again.predictions] == [json.loads(row) for row in normalised.splitlines()]
+    assert again.predictions[-1].sample_id == samples[-1].id
+
+
+def test_rows_as_nlibias_writes_them_and_rows_that_need_rewriting_give_the_object_files(
+    bbnli_run: Path, tmp_path: Path
+) -> None:
+    """Rows already in ``write_predictions``' form are written as they are read; any difference
+    (field order, integer or reordered probabilities, a null ``probs``, no model) is rewritten."""
+    samples = read_samples(bbnli_run)[:240]
+    rng = random.Random(11)
+    rows: list[dict[str, Any]] = []
+    for i, sample in enumerate(samples):
+        p = _probs(rng)
+        row: dict[str, Any] = {"id": sample.id, "model": "m", "label": max(p, key=p.__getitem__), "probs": p}
+        variant = i % 6
+        if variant == 1:
+            row = {"label": row["label"], **row}  # another field order
+        elif variant == 2:
+            row["probs"] = {"entailment": 0, "neutral": 1, "contradiction": 0}  # integers
+            row["label"] = "neutral"
+        elif variant == 3:
+            row["probs"] = dict(reversed(list(p.items())))
+        elif variant == 4:
+            row["probs"] = None
+            row["extra"] = [1, "é"]
+        elif variant == 5:
+            row["after"] = {"k": 1}  # an extra field after the written ones: still as is
+        rows.append(row)
+    predictions = _write(tmp_path / "p.jsonl", rows)
+    objects, streamed = _score_both(bbnli_run, predictions, tmp_path)
+    _assert_same_files(objects, streamed)
+    written = [json.loads(line) for line in (streamed / "predictions.jsonl").read_text().splitlines()]
+    assert written[2]["probs"] == {"entailment": 0.0, "neutral": 1.0, "contradiction": 0.0}
+    assert "probs" not in written[4] and list(written[1])[:3] == ["id", "model", "label"]
+
+
+def test_a_refused_file_leaves_the_run_directory_as_it_was(bbnli_run: Path, tmp_path: Path) -> None:
+    """The copy is written while the file is read; a bad row near the end discards it."""
+    samples = read_samples(bbnli_run)[:200]
+    out = tmp_path / "out"
+    good = _write(tmp_path / "good.jsonl", _rows(samples, seed=12, model="m", probs=True))
+    score_files(bbnli_run, good, out_dir=out, bootstrap=0)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    rows = _rows(samples, seed=13, model="m", probs=True)
+    rows[-2]["label"] = "maybe"
+    with pytest.raises(SourceError, match=r"bad.jsonl:199: field label"):
+        score_files(bbnli_run, _write(tmp_path / "bad.jsonl", rows), out_dir=out, bootstrap=0)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no temporary file left either

@@ -105,10 +105,12 @@ def format_tables(metrics: Mapping[str, Any], **options: Any) -> str:
 
 
 def write_outputs(
-    out_dir: Path, predictions: Iterable[Prediction], metrics: dict[str, Any], tables: str
+    out_dir: Path, predictions: Iterable[Prediction] | None, metrics: dict[str, Any], tables: str
 ) -> None:
-    """The run directory's files (each written to a temporary name, then renamed)."""
-    write_predictions(out_dir / PREDICTIONS_JSONL, predictions)
+    """The run directory's files (each written to a temporary name, then renamed); ``predictions``
+    None: ``predictions.jsonl`` is already there."""
+    if predictions is not None:
+        write_predictions(out_dir / PREDICTIONS_JSONL, predictions)
     write_json(out_dir / METRICS_JSON, metrics)
     atomic_write_text(out_dir / TABLES_TXT, tables + "\n")
 
@@ -248,13 +250,15 @@ def finish_run(
     metrics: dict[str, Any],
     *,
     note: str | None = None,
+    predictions_written: bool = False,
 ) -> AuditResult:
     """The tables of ``metrics`` (``note`` appended), and the run directory written when ``out_dir``
-    is given: the last step of every audit and scoring."""
+    is given: the last step of every audit and scoring. ``predictions_written``: its
+    ``predictions.jsonl`` is already in place (written while the predictions were read)."""
     tables = format_tables(metrics)
     if note:
         tables = f"{tables}\n\nNote: {note}"
     out_path = Path(out_dir) if out_dir is not None else None
     if out_path is not None:
-        write_outputs(out_path, predictions, metrics, tables)
+        write_outputs(out_path, None if predictions_written else predictions, metrics, tables)
     return AuditResult(out_dir=out_path, metrics=metrics, tables=tables, predictions=predictions)

@@ -415,20 +415,28 @@ class IdPositions:
     (2, -1)
     """
 
-    __slots__ = ("_ids", "_order", "_sorted")
+    __slots__ = ("_following", "_ids", "_order", "_sorted")
 
     def __init__(self, ids: Sequence[str]) -> None:
         codes = np.fromiter((digest64(i) for i in ids), dtype=np.int64, count=len(ids))
         self._ids = ids
         self._order = np.argsort(codes, kind="stable")
         self._sorted = codes[self._order]
+        self._following = 0
+        """The position after the last id found: tried first, so that ids asked for in sample
+        order (an nlibias predictions file) need no digest and no search."""
 
     def __call__(self, sample_id: str) -> int:
+        following = self._following
+        if following < len(self._ids) and self._ids[following] == sample_id:
+            self._following = following + 1
+            return following
         code = digest64(sample_id)
         k = int(np.searchsorted(self._sorted, code))
         while k < len(self._sorted) and self._sorted[k] == code:
             position = int(self._order[k])
             if self._ids[position] == sample_id:
+                self._following = position + 1
                 return position
             k += 1  # another id with the same digest
         return -1

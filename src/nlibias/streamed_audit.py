@@ -40,7 +40,7 @@ from nlibias.audit import (
 )
 from nlibias.backends.base import NLIClassifier, Predictor
 from nlibias.cache import PredictionCache
-from nlibias.columns import ItemSequence, SampleColumns
+from nlibias.columns import IdPositions, ItemSequence, SampleColumns
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.samples import (
     FieldLookup,
@@ -81,6 +81,13 @@ def read_samples_to_audit(path: str | Path) -> SamplesToAudit:
 def read_sample_columns(path: str | Path) -> SamplesToAudit:
     """:func:`read_samples_to_audit` without scoring the samples (for a scoring that may cover
     only some of them)."""
+    columns, _ = read_sample_columns_and_ids(path)
+    return SamplesToAudit(path=Path(path), columns=columns)
+
+
+def read_sample_columns_and_ids(path: str | Path) -> tuple[SampleColumns, IdPositions]:
+    """The checked columns of :func:`read_sample_columns` and the index of their ids that the
+    duplicate check built (16 bytes a sample; for looking predictions' ids up)."""
     resolved = resolve_samples_path(path)
     source = peek_source(resolved)
     keys = tuple(provenance_keys_for(source) or ())
@@ -90,11 +97,12 @@ def read_sample_columns(path: str | Path) -> SamplesToAudit:
     columns = replace(columns, pair_keys=FieldLookup(resolved, "pair_key", len(columns)))
     if not len(columns):
         raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
-    duplicate = columns.first_duplicate_id()
+    id_positions = IdPositions(columns.ids)
+    duplicate = id_positions.first_duplicate()
     if duplicate is not None:
         earlier, later = duplicate
         raise duplicate_id_error(resolved, columns.ids[later], earlier=earlier, later=later)
-    return SamplesToAudit(path=Path(path), columns=columns)
+    return columns, id_positions
 
 
 def check_scorable(path: Path, columns: SampleColumns) -> None:

@@ -13,7 +13,9 @@ benchmarks whose scorer has no columnar form taking ``labels``.
 from __future__ import annotations
 
 import inspect
+from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -26,11 +28,17 @@ from nlibias.audit import (
     score,
     score_run_section,
 )
-from nlibias.columns import IdPositions
-from nlibias.io.predictions import PredictionArrays, read_prediction_arrays, read_predictions
+from nlibias.columns import SampleColumns
+from nlibias.io.atomic import PendingFile
+from nlibias.io.predictions import (
+    PREDICTIONS_JSONL,
+    PredictionArrays,
+    read_prediction_arrays,
+    read_predictions,
+)
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
 from nlibias.scoring import ColumnScorer, column_scorer_for, is_generative_key
-from nlibias.streamed_audit import read_sample_columns
+from nlibias.streamed_audit import read_sample_columns_and_ids
 
 
 def score_files(
@@ -62,15 +70,38 @@ def score_files(
     (1, 50.0, 2)
     """
     check_bootstrap(bootstrap)
-    columns = read_sample_columns(samples_path).columns
+    columns, id_positions = read_sample_columns_and_ids(samples_path)
     scorer = column_scorer_for(columns.source)
     if scorer is None or not takes_labels(scorer):
         return _score_objects(samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed)
-    arrays = read_prediction_arrays(
-        predictions_path, position_of=IdPositions(columns.ids), n_samples=len(columns)
-    )
-    if any(is_generative_key(model) for model in arrays.models):
-        return _score_objects(samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed)
+    with ExitStack() as pending:
+        # predictions.jsonl is written in the same pass that reads the file, and replaces the
+        # run directory's only once everything is scored (an error or a fallback discards it)
+        copy = (
+            None if out_dir is None else pending.enter_context(PendingFile(Path(out_dir) / PREDICTIONS_JSONL))
+        )
+        arrays = read_prediction_arrays(
+            predictions_path, position_of=id_positions, n_samples=len(columns), copy_to=copy
+        )
+        del id_positions  # not needed while scoring (which is where the peak is)
+        if any(is_generative_key(model) for model in arrays.models):
+            pending.close()
+            return _score_objects(
+                samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed
+            )
+        metrics = _score_arrays(scorer, columns, arrays, bootstrap=bootstrap, seed=seed)
+        metrics["run"] = score_run_section(
+            samples_path, predictions_path, scored=metrics["n_samples"], given=len(columns)
+        )
+        if copy is not None:
+            copy.commit()
+    return finish_run(out_dir, arrays.rows, metrics, predictions_written=copy is not None)
+
+
+def _score_arrays(
+    scorer: ColumnScorer, columns: SampleColumns, arrays: PredictionArrays, *, bootstrap: int, seed: int
+) -> dict[str, Any]:
+    """``metrics.json`` (without ``run``) for the samples that some model predicted."""
     positions = _predicted_positions(arrays, len(columns))
     every_sample = len(positions) == len(columns)
     scored = columns if every_sample else columns.take(positions)
@@ -86,9 +117,7 @@ def score_files(
         models[model] = scorer(
             scored, pick(rows.probs), labels=pick(rows.label), model=model, bootstrap=bootstrap, seed=seed
         )
-    metrics = metrics_document(scored.source, len(scored), models, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = score_run_section(samples_path, predictions_path, scored=len(scored), given=len(columns))
-    return finish_run(out_dir, arrays.rows, metrics)
+    return metrics_document(scored.source, len(scored), models, bootstrap=bootstrap, seed=seed)
 
 
 def takes_labels(scorer: ColumnScorer) -> bool:

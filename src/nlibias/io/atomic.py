@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 
@@ -37,6 +38,50 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+class PendingFile:
+    """A file written under a temporary name next to ``path`` that replaces ``path`` only on
+    :meth:`commit`; leaving the ``with`` block without a commit (an error, a change of plan)
+    deletes it. For a file whose writing starts before the run knows it will succeed.
+
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "rows.jsonl"
+    >>> with PendingFile(target) as pending:
+    ...     _ = pending.handle.write(b"{}\\n")
+    ...     before = target.exists()
+    ...     pending.commit()
+    >>> before, target.read_bytes()
+    (False, b'{}\\n')
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".part")
+        self._tmp = Path(tmp_name)
+        self.handle = os.fdopen(fd, "wb")
+        """Binary: write UTF-8 bytes."""
+        self.committed = False
+
+    def commit(self) -> None:
+        """Close the file and rename it over :attr:`path`."""
+        self.handle.close()
+        os.replace(self._tmp, self.path)
+        self.committed = True
+
+    def discard(self) -> None:
+        if not self.committed:
+            self.handle.close()
+            self._tmp.unlink(missing_ok=True)
+
+    def __enter__(self) -> PendingFile:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.discard()
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

@@ -7,6 +7,7 @@ must sum to 1.
 
 from __future__ import annotations
 
+import json
 import math
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
@@ -18,7 +19,7 @@ import numpy as np
 
 from nlibias.columns import ItemSequence
 from nlibias.errors import SourceError
-from nlibias.io.atomic import write_jsonl
+from nlibias.io.atomic import PendingFile, write_jsonl
 from nlibias.io.jsonl import iter_jsonl, iter_jsonl_offsets, read_jsonl_record
 from nlibias.schema import LABEL_INDEX, LABELS, Prediction
 
@@ -60,10 +61,7 @@ def _check_row(path: Path, line: int, raw: Any, default_model: str) -> None:
         if not isinstance(probs, dict) or set(probs) != set(LABELS):
             raise fail("probs", "expected an object with exactly entailment, neutral, contradiction")
         values = [probs[name] for name in LABELS]
-        if not all(
-            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
-            for v in values
-        ):
+        if not all(_is_probability(v) for v in values):
             raise fail("probs", "probabilities must be finite non-negative numbers")
         total = float(sum(values))
         if abs(total - 1.0) > PROBABILITY_TOLERANCE:
@@ -72,6 +70,14 @@ def _check_row(path: Path, line: int, raw: Any, default_model: str) -> None:
                 f"probabilities sum to {total:.6f}, not 1",
                 fix=f"normalise them (tolerance {PROBABILITY_TOLERANCE})",
             )
+
+
+def _is_probability(value: Any) -> bool:
+    if type(value) is float:  # the usual case, first: a third of the time of checking a row
+        return 0.0 <= value < math.inf  # False for NaN
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    )
 
 
 def _row_prediction(raw: dict[str, Any], default_model: str, models: dict[str, str]) -> Prediction:
@@ -195,10 +201,15 @@ def read_prediction_arrays(
     position_of: Callable[[str], int],
     n_samples: int,
     default_model: str | None = None,
+    copy_to: PendingFile | None = None,
 ) -> PredictionArrays:
     """Read and validate a predictions file as :func:`read_predictions` does (the same errors,
     with the line), keeping for each row only its model's arrays (``position_of(id)``: the
     sample's position, -1 for an id not among the samples) and the row's byte offset.
+
+    ``copy_to``: each row is also written there as :func:`write_predictions` writes it (every
+    field named, the model filled in), in the same pass; the rows are then read back from the
+    copy, once it is committed, rather than from this file.
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "p.jsonl"
@@ -214,6 +225,7 @@ def read_prediction_arrays(
     models: dict[str, ModelRows] = {}
     offsets = array("q")
     stamp = _stamp(path)  # taken first: a change while the file is read is caught too
+    copy = None if copy_to is None else _RowCopy(copy_to, default)
     for line_number, offset, raw in iter_jsonl_offsets(path):
         _check_row(path, line_number, raw, default)  # the row is read from ``raw`` directly below
         sample_id, model, label, probs = raw["id"], raw.get("model", default), raw["label"], raw.get("probs")
@@ -230,12 +242,54 @@ def read_prediction_arrays(
             rows.label[position] = LABEL_INDEX[label]
         if probs is not None:
             rows.probs[position] = _vector(probs)
-        offsets.append(offset)
+        offsets.append(offset if copy is None else copy.write(raw))
     if not offsets:
         raise SourceError(path, None, "no predictions in the file")
-    checked = PredictionsFile(path, np.frombuffer(offsets, dtype=np.int64), default, stamp)
+    row_offsets = np.frombuffer(offsets, dtype=np.int64)
+    checked = PredictionsFile(path, row_offsets, default, stamp)
     checked.check_unchanged()
+    if copy is not None:  # read back from the copy (rescoring in place replaces this file)
+        checked = PredictionsFile(copy.path, row_offsets, default, None)
     return PredictionArrays(models=models, rows=checked)
+
+
+class _RowCopy:
+    """Checked rows written as :func:`write_predictions` writes them, with each row's offset."""
+
+    def __init__(self, pending: PendingFile, default_model: str) -> None:
+        self.path, self._write, self._default = pending.path, pending.handle.write, default_model
+        self._names: dict[str, str] = {}
+        self._offset = 0
+
+    def write(self, raw: dict[str, Any]) -> int:
+        """Write a checked row; its offset in the copy."""
+        record = raw if _written_as_is(raw) else _row_prediction(raw, self._default, self._names).to_dict()
+        data = (json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+        start = self._offset
+        self._offset += self._write(data)
+        return start
+
+
+_WRITTEN_ORDER = ["id", "model", "label"]
+_WRITTEN_PROBS = list(LABELS)
+
+
+def _written_as_is(raw: dict[str, Any]) -> bool:
+    """Whether a checked row is already what :func:`write_predictions` makes of it (fields in
+    its order, the model named, probabilities as floats in label order), as in files nlibias
+    wrote: then it is written without building a :class:`Prediction` first."""
+    keys = list(raw)
+    if keys[:3] != _WRITTEN_ORDER:
+        return False
+    if "probs" not in raw:
+        return True
+    probs = raw["probs"]
+    return (
+        keys[3] == "probs"
+        and type(probs) is dict
+        and list(probs) == _WRITTEN_PROBS
+        and all(type(v) is float for v in probs.values())
+    )
 
 
 class PredictionsFile(ItemSequence[Prediction]):
@@ -244,15 +298,22 @@ class PredictionsFile(ItemSequence[Prediction]):
 
     __slots__ = ("_default", "_offsets", "_path", "_stamp")
 
-    def __init__(self, path: Path, offsets: np.ndarray, default_model: str, stamp: tuple[int, int]) -> None:
+    def __init__(
+        self, path: Path, offsets: np.ndarray, default_model: str, stamp: tuple[int, int] | None
+    ) -> None:
         self._path, self._offsets, self._default = path, offsets, default_model
         self._stamp = stamp
-        """The file's size and modification time when it was checked."""
+        """The file's size and modification time when it was checked; None for a copy being
+        written (:func:`read_prediction_arrays`' ``copy_to``): stamped when first read."""
 
     def __len__(self) -> int:
         return len(self._offsets)
 
     def check_unchanged(self) -> None:
+        if self._stamp is None:
+            if not self._path.exists():
+                raise SourceError(self._path, None, "the copy of the predictions was not written")
+            self._stamp = _stamp(self._path)
         if _stamp(self._path) != self._stamp:
             raise SourceError(self._path, None, "the file changed after it was checked", fix="score it again")
 

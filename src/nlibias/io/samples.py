@@ -94,13 +94,6 @@ _OPTIONAL_TEXT = ("pair_key", "group", "counterfactual_group")
 _STEREOTYPES = (None, "pro", "anti")
 
 
-class _KeepNothing(dict[str, str]):
-    """A string table that shares nothing: ``setdefault`` hands the value back unstored."""
-
-    def setdefault(self, key: str, default: str) -> str:
-        return default
-
-
 class _StringPool:
     """One shared object per distinct string value (like ``sys.intern``, freed with the samples).
 
@@ -112,14 +105,9 @@ class _StringPool:
     """
 
     def __init__(self, provenance_keys: Collection[str] | None = None, *, share: bool = True) -> None:
-        self._strings: dict[str, str] = {} if share else _KeepNothing()
+        self._strings: dict[str, str] = {}
+        self._share = share
         self._keys = None if provenance_keys is None else frozenset(provenance_keys)
-
-    def provenance(self, provenance: dict[str, Any]) -> dict[str, Any]:
-        """The provenance record to keep: only the wanted keys, strings shared."""
-        if self._keys is not None:
-            provenance = {k: v for k, v in provenance.items() if k in self._keys}
-        return self.value(provenance)
 
     def value(self, value: Any) -> Any:
         """``value`` with every string in it (dict keys, list items, nested) shared."""
@@ -139,17 +127,16 @@ class _StringPool:
         return value
 
     def sample(self, fields: Mapping[str, Any], provenance: dict[str, Any]) -> Sample:
-        """The sample of already-checked ``fields`` (every core field), its text shared."""
-        share = self._strings.setdefault  # inline, not a call to self.value per field (slower)
-        text: dict[str, Any] = {
-            name: share(v, v) if type(v := fields[name]) is str else v for name in _SHARED_FIELDS
-        }
-        return Sample(
-            id=fields["id"],
-            pair_key=fields["pair_key"],
-            **text,
-            provenance=self.provenance(provenance),
-        )
+        """The sample of already-checked ``fields`` (every core field), its text shared when the
+        pool shares (otherwise a call per field to a table that keeps nothing was a third of a read)."""
+        if self._keys is not None:
+            provenance = {k: v for k, v in provenance.items() if k in self._keys}
+        text = {name: fields[name] for name in _SHARED_FIELDS}
+        if self._share:
+            share = self._strings.setdefault  # inline, not a call to self.value per field (slower)
+            text = {name: share(v, v) if type(v) is str else v for name, v in text.items()}
+            provenance = self.value(provenance)
+        return Sample(id=fields["id"], pair_key=fields["pair_key"], **text, provenance=provenance)
 
 
 def _quick_sample(raw: dict[str, Any], shared: _StringPool) -> Sample | None:
