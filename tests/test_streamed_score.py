@@ -226,8 +226,15 @@ def test_generative_rows_and_scorers_without_labels_fall_back_to_objects(
     generative = _write(
         tmp_path / "g.jsonl", _rows(samples, seed=8, model="lm|prompt=true|scored", probs=False)
     )
-    result = score_files(bbnli_run, generative, out_dir=None, bootstrap=0)
+    out = tmp_path / "out"
+    result = score_files(bbnli_run, generative, out_dir=out, bootstrap=0)
     assert calls == ["objects"] and "lm|prompt=true|scored" in result.metrics["models"]
+    # The objects wrote the run directory; the streamed copy begun before the fallback is gone.
+    assert sorted(p.name for p in out.iterdir()) == ["metrics.json", "predictions.jsonl", "tables.txt"]
+    assert (
+        json.loads((out / "predictions.jsonl").read_text().splitlines()[0])["model"]
+        == "lm|prompt=true|scored"
+    )
     plain = _write(tmp_path / "c.jsonl", _rows(samples, seed=8, model="clf", probs=False))
     score_files(bbnli_run, plain, out_dir=None, bootstrap=0)
     assert calls == ["objects"]  # a classifier's rows stream

@@ -13,7 +13,7 @@ benchmarks whose scorer has no columnar form taking ``labels``.
 from __future__ import annotations
 
 import inspect
-from contextlib import ExitStack
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -74,18 +74,15 @@ def score_files(
     scorer = column_scorer_for(columns.source)
     if scorer is None or not takes_labels(scorer):
         return _score_objects(samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed)
-    with ExitStack() as pending:
-        # predictions.jsonl is written in the same pass that reads the file, and replaces the
-        # run directory's only once everything is scored (an error or a fallback discards it)
-        copy = (
-            None if out_dir is None else pending.enter_context(PendingFile(Path(out_dir) / PREDICTIONS_JSONL))
-        )
+    # predictions.jsonl is written in the same pass that reads the file, and replaces the run
+    # directory's only once everything is scored (an error or a fallback discards it on leaving)
+    copying = nullcontext() if out_dir is None else PendingFile(Path(out_dir) / PREDICTIONS_JSONL)
+    with copying as copy:
         arrays = read_prediction_arrays(
             predictions_path, position_of=id_positions, n_samples=len(columns), copy_to=copy
         )
         del id_positions  # not needed while scoring (which is where the peak is)
         if any(is_generative_key(model) for model in arrays.models):
-            pending.close()
             return _score_objects(
                 samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed
             )
