@@ -179,6 +179,16 @@ def test_reading_without_sharing_gives_the_same_samples(tmp_path: Path, keys: li
     assert unshared[0].premise is not unshared[2].premise  # nothing shared
 
 
+def test_checked_fields_are_the_samples_fields_in_both_formats(tmp_path: Path) -> None:
+    records = [_wq_like(i) for i in range(5)] + [_sample(9, pair_key=None)]
+    paths = write_samples(tmp_path, records)
+    fields = ("premise", "hypothesis", "pair_key")
+    expected = [(s.premise, s.hypothesis, s.pair_key) for s in records]
+    for name in ("jsonl", "parquet"):
+        assert list(samples_io.iter_checked_fields(paths[name], fields)) == expected, name
+    assert samples_io.FieldLookup(paths["jsonl"], "pair_key", 6)[5] is None
+
+
 def test_peek_source_reads_the_first_record_only(tmp_path: Path) -> None:
     paths = write_samples(tmp_path / "run", [_wq_like(0), _sample(1, source="bbnli")])
     assert samples_io.peek_source(tmp_path / "run") == "wq-nli"

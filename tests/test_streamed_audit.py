@@ -219,11 +219,52 @@ def test_streamed_audit_holds_a_fraction_of_the_object_audit(
     assert streamed_peak < object_peak / 3, (streamed_peak, object_peak)
 
 
-@pytest.mark.parametrize("change", ["appended", "truncated"])
+@pytest.mark.parametrize("change", ["appended", "truncated", "rewritten"])
 def test_a_file_changed_between_the_check_and_the_predictions_is_refused(tmp_path: Path, change: str) -> None:
     path = _write_jsonl(tmp_path / "s.jsonl", [_row(1), _row(2, stereotype="anti", pair_key="k1")])
     checked = read_samples_to_audit(path)
     lines = path.read_text().splitlines(keepends=True)
-    path.write_text("".join([*lines, json.dumps(_row(3)) + "\n"] if change == "appended" else lines[:1]))
-    with pytest.raises(SourceError, match="changed while it was being audited"):
+    message = "changed while it was being audited"
+    if change == "appended":
+        lines.append(json.dumps(_row(3)) + "\n")
+    elif change == "truncated":
+        lines = lines[:1]
+    else:  # the texts are read again without checking the samples: a record without them is refused
+        lines[1] = json.dumps({"id": "other"}) + "\n"
+        message = r"s\.jsonl:2: the file changed after it was checked"
+    path.write_text("".join(lines))
+    with pytest.raises(SourceError, match=message):
         audit_samples(checked, _predictors()[:1], out_dir=None, cache=None, bootstrap=0, progress=False)
+
+
+def test_predictions_lines_are_what_json_writes_for_every_row(tmp_path: Path) -> None:
+    """The audit writes ``predictions.jsonl`` from formatted lines; they must be byte for byte
+    what ``json.dumps`` of each row gives, for ids and models that JSON must escape too."""
+    import numpy as np
+
+    from nlibias.columns import SampleColumns
+    from nlibias.io.predictions import write_predictions
+    from nlibias.schema import Sample
+    from nlibias.streamed_audit import DistinctPairs, ProbabilityPredictions
+
+    ids = ['q"uote', "back\\slash", "new\nline\ttab", "é ü 漢字 🙂", "\u2028\x00\x1f", "plain:1"] * 1500
+    samples = [
+        Sample(id=f"{i}:{text}", source="bbnli", domain="d", subtopic="t", premise="P",
+               hypothesis=f"H{i % 700}", gold="neutral")
+        for i, text in enumerate(ids)
+    ]  # fmt: skip
+    columns = SampleColumns.from_samples(samples)
+    distinct = DistinctPairs.of(columns)  # 700 distinct texts: samples share rows
+    rng = np.random.default_rng(0)
+    probs = {model: rng.dirichlet([1.0, 1.0, 1.0], size=len(distinct)) for model in ("m", 'model "2" \\ é')}
+    probs["m"][3] = [1.0, 0.0, 0.0]  # exact zeros and ones
+    predictions = ProbabilityPredictions(columns, distinct, probs)
+    expected = "".join(json.dumps(p.to_dict(), ensure_ascii=False) + "\n" for p in predictions)
+    assert "".join(predictions.json_lines()) == expected
+    written = write_predictions(tmp_path / "p.jsonl", predictions)
+    assert written.read_text(encoding="utf-8") == expected
+    assert expected.count("\n") == 2 * len(samples)  # 9,000 rows a model: more than one block
+
+    probs["m"][5, 1] = np.nan
+    with pytest.raises(ValueError, match="not finite"):
+        write_predictions(tmp_path / "nan.jsonl", ProbabilityPredictions(columns, distinct, probs))

@@ -20,8 +20,9 @@ back to :func:`nlibias.audit.audit`, which holds samples and predictions as obje
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -42,9 +43,11 @@ from nlibias.backends.base import NLIClassifier, Predictor
 from nlibias.cache import PredictionCache
 from nlibias.columns import IdPositions, ItemSequence, SampleColumns
 from nlibias.errors import ConfigError, SourceError
+from nlibias.io.predictions import probability_line
 from nlibias.io.samples import (
     FieldLookup,
     duplicate_id_error,
+    iter_checked_fields,
     iter_samples,
     peek_source,
     resolve_samples_path,
@@ -54,6 +57,8 @@ from nlibias.schema import LABELS, Prediction
 from nlibias.scoring import column_scorer_for, provenance_keys_for
 
 DEFAULT_CHUNK_PAIRS = 8192
+_LINES_BLOCK = 4096
+"""Samples whose ``predictions.jsonl`` lines are made from one conversion of their probabilities."""
 """Distinct pairs per classifier call: the batches are length-sorted within a chunk, and a chunk's
 texts and tokens (~2.7 kB a pair in Python objects while it is tokenized) are what the pass holds."""
 
@@ -256,11 +261,13 @@ def predict_distinct(
     chunk: list[tuple[str, str]] = []
     read = 0
     with tqdm(total=len(distinct), unit="pair", desc=classifier.name, disable=not progress) as bar:
-        for position, sample in enumerate(iter_samples(path, provenance_keys=(), share_strings=False)):
+        for position, (premise, hypothesis) in enumerate(
+            iter_checked_fields(path, ("premise", "hypothesis"))
+        ):
             if position >= len(distinct.first):
                 raise changed  # more samples than when it was checked
             if distinct.first[position]:
-                chunk.append((sample.premise, sample.hypothesis))
+                chunk.append((premise, hypothesis))
             if len(chunk) == chunk_pairs:
                 run_chunk(chunk)
                 chunk = []
@@ -288,6 +295,22 @@ class ProbabilityPredictions(ItemSequence[Prediction]):
 
     def __len__(self) -> int:
         return len(self._ids) * len(self._models)
+
+    def json_lines(self) -> Iterator[str]:
+        """The lines of ``predictions.jsonl`` (:class:`~nlibias.io.predictions.WritesJsonLines`),
+        model by model, made a block of samples at a time."""
+        for model, probs, best in zip(self._models, self._probs, self._best, strict=True):
+            if not np.isfinite(probs).all():
+                raise ValueError(
+                    f"{model} gave probabilities that are not finite numbers; they cannot be written"
+                )
+            quoted_model = json.dumps(model, ensure_ascii=False)
+            for start in range(0, len(self._ids), _LINES_BLOCK):
+                slots = self._slot[start : start + _LINES_BLOCK]
+                rows = probs[slots].tolist()  # Python floats: their repr is what json writes
+                labels = [LABELS[k] for k in best[slots].tolist()]
+                for i, row, label in zip(range(start, start + len(slots)), rows, labels, strict=True):
+                    yield probability_line(self._ids[i], quoted_model, label, row)
 
     def _item(self, index: int) -> Prediction:
         model, i = divmod(index, len(self._ids))

@@ -10,16 +10,16 @@ from __future__ import annotations
 import json
 import math
 from array import array
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from nlibias.columns import ItemSequence
 from nlibias.errors import SourceError
-from nlibias.io.atomic import PendingFile, write_jsonl
+from nlibias.io.atomic import PendingFile, atomic_path, write_jsonl
 from nlibias.io.jsonl import iter_jsonl, iter_jsonl_offsets, read_jsonl_record
 from nlibias.schema import LABEL_INDEX, LABELS, Prediction
 
@@ -27,10 +27,44 @@ PREDICTIONS_JSONL = "predictions.jsonl"
 PROBABILITY_TOLERANCE = 1e-3
 
 
+@runtime_checkable
+class WritesJsonLines(Protocol):
+    """Predictions that make their own lines of ``predictions.jsonl``, each exactly the line
+    :func:`write_predictions` writes for the row (without a :class:`Prediction` and a dict per
+    row: a third of the time of writing an audit's predictions)."""
+
+    def json_lines(self) -> Iterator[str]: ...
+
+
 def write_predictions(path: str | Path, predictions: Iterable[Prediction]) -> Path:
     path = Path(path)
-    write_jsonl(path, (p.to_dict() for p in predictions))  # a generator: one row in memory at a time
+    if isinstance(predictions, WritesJsonLines):
+        with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as handle:
+            handle.writelines(predictions.json_lines())
+    else:
+        write_jsonl(path, (p.to_dict() for p in predictions))  # a generator: one row in memory at a time
     return path
+
+
+def probability_line(sample_id: str, quoted_model: str, label: str, probs: Sequence[float]) -> str:
+    """The ``predictions.jsonl`` line of a row with probabilities (``quoted_model``: the model's
+    JSON string, quotes included; ``probs``: finite Python floats), as :func:`write_predictions`
+    writes it.
+
+    >>> prediction = Prediction('a"1', "m", "neutral", (0.25, 0.5, 0.25))
+    >>> line = probability_line('a"1', json.dumps("m"), "neutral", [0.25, 0.5, 0.25])
+    >>> line == json.dumps(prediction.to_dict(), ensure_ascii=False) + chr(10)
+    True
+    """
+    entailment, neutral, contradiction = probs
+    return (
+        f'{{"id": {_quote(sample_id)}, "model": {quoted_model}, "label": "{label}", "probs": '
+        f'{{"entailment": {entailment!r}, "neutral": {neutral!r}, "contradiction": {contradiction!r}}}}}\n'
+    )
+
+
+_quote: Callable[[str], str] = json.encoder.encode_basestring
+"""JSON string of a str as ``json.dumps(..., ensure_ascii=False)`` writes it (the C encoder)."""
 
 
 def _parse_line(path: Path, line: int, raw: Any, default_model: str, models: dict[str, str]) -> Prediction:

@@ -247,6 +247,36 @@ def iter_samples(
             yield _from_record(path, line_number, raw, shared)
 
 
+def iter_checked_fields(path: str | Path, fields: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+    """The values of ``fields`` (top-level fields of the sample records, e.g. ``premise`` and
+    ``hypothesis``) for each sample of a file that :func:`iter_samples` has already checked, in
+    the same order: no sample is built, so a second pass over a big run costs little more than
+    parsing it (a Parquet file reads only those columns). A record without them means the file
+    changed since it was checked, and is refused.
+
+    >>> import tempfile
+    >>> from nlibias.schema import Sample
+    >>> s = Sample(id="a", source="x", domain="d", subtopic="t", premise="P", hypothesis="H",
+    ...            gold="neutral", pair_key="k1")
+    >>> list(iter_checked_fields(write_samples(tempfile.mkdtemp(), [s, s])["jsonl"], ("premise", "pair_key")))
+    [('P', 'k1'), ('P', 'k1')]
+    """
+    path = resolve_samples_path(path)
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=4096, columns=list(fields)):
+            yield from zip(*(batch.column(name).to_pylist() for name in fields), strict=True)
+        return
+    for line, raw in iter_jsonl(path):
+        try:
+            yield tuple(raw[name] for name in fields)
+        except (KeyError, TypeError):
+            raise SourceError(
+                path, None, "the file changed after it was checked (a sample lacks a field)", line=line
+            ) from None
+
+
 def peek_source(path: str | Path) -> str | None:
     """The ``source`` of the first sample in a run directory or samples file (``custom`` when the
     record has none), or None when it cannot be read (:func:`read_samples` then says why)."""
@@ -308,7 +338,7 @@ class FieldLookup(ItemSequence[Any]):
         return self._length
 
     def _item(self, i: int) -> Any:
-        for position, sample in enumerate(iter_samples(self._path, provenance_keys=(), share_strings=False)):
+        for position, (value,) in enumerate(iter_checked_fields(self._path, (self._field,))):
             if position == i:
-                return getattr(sample, self._field)
+                return value
         raise IndexError(f"{self._path} has fewer than {i + 1} samples")
