@@ -24,6 +24,7 @@ import pytest
 from nlibias.backends.generative import GenerativePredictor, build_generative_predictors
 from nlibias.backends.openai_http import JSONClient, OpenAICompatibleLM, RetryPolicy, ServerError
 from nlibias.cache import PredictionCache
+from nlibias.errors import ConfigError
 from nlibias.prompts import PROMPT_STYLES
 from nlibias.schema import Sample
 
@@ -357,6 +358,42 @@ def test_spec_string_builds_http_predictors(fake_server: Callable[..., FakeServe
     assert server.requests[0][1]["model"] == "served-model"
     completions = build_generative_predictors(f"openai-completions:{server.url}#m", ["true"])[0]
     assert completions.backend.identity()["api"] == "completions"  # type: ignore[attr-defined]
+
+
+def test_concurrency_from_the_command_line_reaches_the_server_backends_only(
+    fake_server: Callable[..., FakeServer],
+) -> None:
+    from nlibias.models import build_predictors
+
+    server = fake_server()
+    predictors = build_predictors([], generative=[f"openai:{server.url}#m", "fake:local"], prompts=["true"],
+                                  concurrency=16)  # fmt: skip
+    served, local = (p.backend for p in predictors)  # type: ignore[attr-defined]
+    assert served.concurrency == 16 and not hasattr(local, "concurrency")
+    assert build_predictors([], generative=[f"openai:{server.url}#m"])[0].backend.concurrency == 4  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match="--concurrency applies to generative models behind a server"):
+        build_predictors(["fake:clf"], generative=["fake:local"], concurrency=8)
+    with pytest.raises(ConfigError, match="concurrency must be at least 1"):
+        build_predictors([], generative=[f"openai:{server.url}#m"], concurrency=0)
+
+
+def test_concurrency_flag_of_nlibias_audit(fake_server: Callable[..., FakeServer], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+    from nlibias.io.samples import write_samples
+
+    def slow(n: int, path: str, payload: dict[str, Any], headers: dict[str, str]) -> Reply:
+        status, extra, body, _ = chat_reply(payload)
+        return status, extra, body, 0.05
+
+    server = fake_server(slow)
+    run = write_samples(tmp_path / "run", bbnli_like_samples(6))["jsonl"].parent
+    arguments = ["audit", "--samples", str(run), "--out", str(tmp_path / "out"), "--generative",
+                 f"openai:{server.url}#m", "--prompt", "true", "--no-cache", "--bootstrap", "0", "--quiet"]  # fmt: skip
+    result = CliRunner().invoke(app, [*arguments, "--concurrency", "3"])
+    assert result.exit_code == 0, result.output
+    assert len(server.requests) == 12 and server.max_in_flight == 3
 
 
 # --- a real llama.cpp server ---------------------------------------------------------------------

@@ -27,6 +27,7 @@ def build_predictors(
     ray_address: str | None = None,
     ray_workers: int = 2,
     ray_gpus_per_worker: float = 0.0,
+    concurrency: int | None = None,
 ) -> list[Predictor]:
     """One predictor per ``--model`` and one per (``--generative``, ``--prompt``) combination.
 
@@ -38,6 +39,10 @@ def build_predictors(
     or a cluster address such as ``"auto"`` / ``"ray://host:10001"``) runs it on ``ray_workers``
     Ray Data actors (:class:`~nlibias.backends.ray_data.RayNLIClassifier`). Both give the results
     of one process and share its cache entries. Call :func:`close_predictors` when done.
+
+    ``concurrency``: requests in flight to each generative model behind a server
+    (``openai:URL#MODEL``; default 4): a server that batches concurrent requests, such as vLLM,
+    answers that many at once.
 
     >>> build_predictors(["fake:a"], devices=["cpu"], device="cpu")
     Traceback (most recent call last):
@@ -95,11 +100,16 @@ def build_predictors(
         else:
             classifier = create_classifier(spec, device=device, **options)
         predictors.append(ClassifierPredictor(classifier))
+    served = [spec for spec in generative if spec.startswith("openai")]
+    if concurrency is not None and not served:
+        raise ConfigError(
+            "--concurrency applies to generative models behind a server; add --generative openai:URL#MODEL"
+        )
     if generative:
         from nlibias.backends.generative import build_generative_predictors
 
         for spec in generative:
-            local = not spec.startswith("openai")  # servers batch and place the model themselves
+            local = spec not in served  # servers batch and place the model themselves
             predictors.extend(
                 build_generative_predictors(
                     spec,
@@ -108,6 +118,7 @@ def build_predictors(
                     max_new_tokens=max_new_tokens,
                     device=device if local else None,
                     max_batch_tokens=max_tokens if local else None,
+                    concurrency=None if local else concurrency,
                 )
             )
     elif prompts:

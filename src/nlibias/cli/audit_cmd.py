@@ -46,6 +46,12 @@ def audit_command(
         "scored", "--mode", help="Generative answers: scored (one forward pass) or generated."
     ),
     max_new_tokens: int = typer.Option(48, "--max-new-tokens", help="Token limit of generated answers."),
+    concurrency: int | None = typer.Option(
+        None,
+        "--concurrency",
+        help="Requests in flight to each openai:URL#MODEL server (default 4). Raise it for a GPU server "
+        "that batches concurrent requests, such as vLLM (docs/scaling.md).",
+    ),
     out: Path = typer.Option(
         ..., "--out", help="Run directory for predictions.jsonl, metrics.json, tables.txt."
     ),
@@ -127,6 +133,7 @@ def audit_command(
         ray_address=ray,
         ray_workers=ray_workers,
         ray_gpus_per_worker=ray_gpus_per_worker,
+        concurrency=concurrency,
     )
     try:
         result = audit_samples(
