@@ -57,10 +57,10 @@ from nlibias.schema import LABELS, Prediction
 from nlibias.scoring import column_scorer_for, provenance_keys_for
 
 DEFAULT_CHUNK_PAIRS = 8192
-_LINES_BLOCK = 4096
-"""Samples whose ``predictions.jsonl`` lines are made from one conversion of their probabilities."""
 """Distinct pairs per classifier call: the batches are length-sorted within a chunk, and a chunk's
 texts and tokens (~2.7 kB a pair in Python objects while it is tokenized) are what the pass holds."""
+_LINES_BLOCK = 4096
+"""Samples whose ``predictions.jsonl`` lines are made from one conversion of their probabilities."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,21 +78,15 @@ def read_samples_to_audit(path: str | Path) -> SamplesToAudit:
     benchmarks, a source with no registered measures); the samples are then scored once with
     placeholder probabilities (:func:`check_scorable`).
     """
-    samples = read_sample_columns(path)
-    check_scorable(resolve_samples_path(path), samples.columns)
-    return samples
-
-
-def read_sample_columns(path: str | Path) -> SamplesToAudit:
-    """:func:`read_samples_to_audit` without scoring the samples (for a scoring that may cover
-    only some of them)."""
     columns, _ = read_sample_columns_and_ids(path)
+    check_scorable(resolve_samples_path(path), columns)
     return SamplesToAudit(path=Path(path), columns=columns)
 
 
 def read_sample_columns_and_ids(path: str | Path) -> tuple[SampleColumns, IdPositions]:
-    """The checked columns of :func:`read_sample_columns` and the index of their ids that the
-    duplicate check built (16 bytes a sample; for looking predictions' ids up)."""
+    """:func:`read_samples_to_audit` without scoring the samples (for a scoring that may cover
+    only some of them), with the index of their ids that the duplicate check built (16 bytes a
+    sample; for looking predictions' ids up)."""
     resolved = resolve_samples_path(path)
     source = peek_source(resolved)
     keys = tuple(provenance_keys_for(source) or ())

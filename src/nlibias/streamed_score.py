@@ -4,8 +4,8 @@ A predictions file from nlibias or another tool is read in one pass into a few a
 (the row's line, label code and probabilities, aligned with the samples: ~30 bytes a sample and
 model) and the byte offset of each row; the samples are kept as
 :class:`~nlibias.columns.SampleColumns`. The measures run over the columns (the benchmark's
-column scorer, given the file's labels), and the output's ``predictions.jsonl`` is copied row by
-row from the file. The files and numbers are those of :func:`nlibias.audit.score`, which
+column scorer, given the file's labels), and the output's ``predictions.jsonl`` is written row by
+row in that same pass. The files and numbers are those of :func:`nlibias.audit.score`, which
 this falls back to for generative models' rows (their measures read the answers' texts) and for
 benchmarks whose scorer has no columnar form taking ``labels``.
 """
