@@ -94,7 +94,20 @@ def write_json(path: str | Path, data: Any) -> None:
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
-def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> None:
+def json_line(record: Any) -> str:
+    """One JSON Lines record as every JSONL file of nlibias writes it (``NaN`` refused).
+
+    >>> json_line({"id": "é", "p": 0.5})
+    '{"id": "é", "p": 0.5}\\n'
+    """
+    return json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_lines(path: str | Path, lines: Iterable[str]) -> None:
+    """Text lines (each ending in a newline), atomically; ``lines`` may be a generator."""
     with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
+        handle.writelines(lines)
+
+
+def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> None:
+    write_lines(path, (json_line(record) for record in records))

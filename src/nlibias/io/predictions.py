@@ -19,7 +19,7 @@ import numpy as np
 
 from nlibias.columns import ItemSequence
 from nlibias.errors import SourceError
-from nlibias.io.atomic import PendingFile, atomic_path, write_jsonl
+from nlibias.io.atomic import PendingFile, json_line, write_jsonl, write_lines
 from nlibias.io.jsonl import iter_jsonl, iter_jsonl_offsets, read_jsonl_record
 from nlibias.schema import LABEL_INDEX, LABELS, Prediction
 
@@ -39,8 +39,7 @@ class WritesJsonLines(Protocol):
 def write_predictions(path: str | Path, predictions: Iterable[Prediction]) -> Path:
     path = Path(path)
     if isinstance(predictions, WritesJsonLines):
-        with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as handle:
-            handle.writelines(predictions.json_lines())
+        write_lines(path, predictions.json_lines())
     else:
         write_jsonl(path, (p.to_dict() for p in predictions))  # a generator: one row in memory at a time
     return path
@@ -298,7 +297,7 @@ class _RowCopy:
     def write(self, raw: dict[str, Any]) -> int:
         """Write a checked row; its offset in the copy."""
         record = raw if _written_as_is(raw) else _row_prediction(raw, self._default, self._names).to_dict()
-        data = (json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+        data = json_line(record).encode("utf-8")
         start = self._offset
         self._offset += self._write(data)
         return start
