@@ -69,12 +69,9 @@ def prepare(work: Path, name: str, make: Callable[[], list[Any]]) -> tuple[Path,
 
 def score_objects(samples: Path, predictions: Path, out: Path) -> None:
     """The object scoring: what ``nlibias score`` ran before the streamed one."""
-    from nlibias.audit import read_samples_to_score, score
-    from nlibias.io.predictions import read_predictions
+    from nlibias.streamed_score import score_files_as_objects
 
-    loaded = read_samples_to_score(samples)
-    rows = read_predictions(predictions, known_ids={s.id for s in loaded})
-    score(loaded, rows, out_dir=out, bootstrap=200, samples_path=samples, predictions_path=predictions)
+    score_files_as_objects(samples, predictions, out_dir=out, bootstrap=200)
 
 
 def score_streamed(samples: Path, predictions: Path, out: Path) -> None:

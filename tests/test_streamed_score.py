@@ -22,7 +22,7 @@ from nlibias.errors import ConfigError, SourceError
 from nlibias.io.predictions import read_prediction_arrays, read_predictions
 from nlibias.io.samples import read_samples, write_samples
 from nlibias.schema import LABELS, Sample
-from nlibias.streamed_score import score_files, takes_labels
+from nlibias.streamed_score import score_files, score_files_as_objects, takes_labels
 
 
 @pytest.fixture(scope="module")
@@ -66,15 +66,7 @@ def _write(path: Path, rows: list[dict]) -> Path:
 
 def _score_both(run: Path, predictions: Path, tmp_path: Path, bootstrap: int = 100) -> tuple[Path, Path]:
     objects, streamed = tmp_path / "objects", tmp_path / "streamed"
-    samples = read_samples_to_score(run)
-    score(
-        samples,
-        read_predictions(predictions, known_ids={s.id for s in samples}),
-        out_dir=objects,
-        bootstrap=bootstrap,
-        samples_path=run,
-        predictions_path=predictions,
-    )
+    score_files_as_objects(run, predictions, out_dir=objects, bootstrap=bootstrap)
     score_files(run, predictions, out_dir=streamed, bootstrap=bootstrap)
     return objects, streamed
 
@@ -216,13 +208,13 @@ def test_generative_rows_and_scorers_without_labels_fall_back_to_objects(
 ) -> None:
     samples = read_samples(bbnli_run)[:40]
     calls: list[str] = []
-    original = streamed_score._score_objects
+    original = streamed_score.score_files_as_objects
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         calls.append("objects")
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(streamed_score, "_score_objects", spy)
+    monkeypatch.setattr(streamed_score, "score_files_as_objects", spy)
     generative = _write(
         tmp_path / "g.jsonl", _rows(samples, seed=8, model="lm|prompt=true|scored", probs=False)
     )

@@ -73,7 +73,9 @@ def score_files(
     columns, id_positions = read_sample_columns_and_ids(samples_path)
     scorer = column_scorer_for(columns.source)
     if scorer is None or not takes_labels(scorer):
-        return _score_objects(samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed)
+        return score_files_as_objects(
+            samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed
+        )
     # predictions.jsonl is written in the same pass that reads the file, and replaces the run
     # directory's only once everything is scored (an error or a fallback discards it on leaving)
     copying = nullcontext() if out_dir is None else PendingFile(Path(out_dir) / PREDICTIONS_JSONL)
@@ -83,7 +85,7 @@ def score_files(
         )
         del id_positions  # not needed while scoring (which is where the peak is)
         if any(is_generative_key(model) for model in arrays.models):
-            return _score_objects(
+            return score_files_as_objects(
                 samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed
             )
         metrics = _score_arrays(scorer, columns, arrays, bootstrap=bootstrap, seed=seed)
@@ -131,14 +133,16 @@ def _predicted_positions(arrays: PredictionArrays, n_samples: int) -> np.ndarray
     return np.flatnonzero(predicted)
 
 
-def _score_objects(
+def score_files_as_objects(
     samples_path: str | Path,
     predictions_path: str | Path,
     *,
     out_dir: str | Path | None,
-    bootstrap: int,
-    seed: int,
+    bootstrap: int = 1000,
+    seed: int = 0,
 ) -> AuditResult:
+    """:func:`score_files` with the samples and predictions loaded as objects
+    (:func:`nlibias.audit.score`): its fallback, and the reference it is tested and timed against."""
     samples = read_samples_to_score(samples_path)
     return score(
         samples,
