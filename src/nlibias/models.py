@@ -100,16 +100,15 @@ def build_predictors(
         else:
             classifier = create_classifier(spec, device=device, **options)
         predictors.append(ClassifierPredictor(classifier))
-    served = [spec for spec in generative if spec.startswith("openai")]
-    if concurrency is not None and not served:
+    from nlibias.backends.generative import build_generative_predictors, is_server_spec
+
+    if concurrency is not None and not any(is_server_spec(spec) for spec in generative):
         raise ConfigError(
             "--concurrency applies to generative models behind a server; add --generative openai:URL#MODEL"
         )
     if generative:
-        from nlibias.backends.generative import build_generative_predictors
-
         for spec in generative:
-            local = spec not in served  # servers batch and place the model themselves
+            local = not is_server_spec(spec)  # servers batch and place the model themselves
             predictors.extend(
                 build_generative_predictors(
                     spec,

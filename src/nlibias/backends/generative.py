@@ -362,6 +362,19 @@ HTTP_OPTIONS = frozenset(
 )
 
 
+SERVER_SCHEMES = ("openai:", "openai-completions:")
+
+
+def is_server_spec(spec: str) -> bool:
+    """Whether ``spec`` names a model behind an OpenAI-compatible server (which batches and
+    places the model itself), not a local one.
+
+    >>> is_server_spec("openai:http://host:8000/v1#m"), is_server_spec("openai-community/gpt2")
+    (True, False)
+    """
+    return spec.startswith(SERVER_SCHEMES)
+
+
 def build_backend(spec: str, *, name: str | None = None, **options: Any) -> GenerativeBackend:
     """A backend from a CLI spec string.
 
@@ -376,7 +389,7 @@ def build_backend(spec: str, *, name: str | None = None, **options: Any) -> Gene
     from nlibias.backends import hf_causal
 
     options = {key: value for key, value in options.items() if value is not None}
-    is_http = spec.startswith(("openai:", "openai-completions:"))
+    is_http = is_server_spec(spec)
     wrong = sorted(set(options) & (LOCAL_OPTIONS if is_http else HTTP_OPTIONS))
     if wrong and not spec.startswith("fake:"):
         kind = "local models (smollm2, hf:, gguf:)" if is_http else "servers (openai:URL#MODEL)"
