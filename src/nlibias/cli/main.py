@@ -10,13 +10,19 @@ import nlibias.cli.augment_cmd
 import nlibias.cli.demo_cmd
 import nlibias.cli.expand_cmd
 import nlibias.cli.extend_cmd
+import nlibias.cli.finetune_cmd
 import nlibias.cli.report_cmd
 import nlibias.cli.validate_cmd  # noqa: F401
 from nlibias.cli.app import app, fail
 from nlibias.errors import ConfigError, NlibiasError
 
 # Library parameters whose command-line option is not simply ``--`` + the name with dashes.
-_FLAGS = {"models": "--model / --generative", "out_dir": "--out", "samples_path": "--samples"}
+_FLAGS = {
+    "models": "--model / --generative",
+    "out_dir": "--out",
+    "samples_path": "--samples",
+    "eval_path": "--eval",
+}
 
 
 def flag_of(parameter: str) -> str:

@@ -25,6 +25,9 @@ _ACTIONS = (
     "is reading a newspaper", "climbs a rock wall", "is holding a baby on her back",
     "waits for the bus in the rain", "is painting a mural", "plays guitar on stage",
 )  # fmt: skip
+_PLACES = tuple(f"{where} {what}" for where in ("near the", "behind the", "at the", "beside a") for what in (
+    "station", "market", "river", "school", "church", "beach", "stadium", "bakery", "garden", "bridge",
+))  # fmt: skip
 _HYPOTHESES = (
     ("entailment", "{s} is outside."), ("neutral", "{s} is waiting for her friend."),
     ("contradiction", "{s} is sleeping at home."), ("entailment", "Somebody is there."),
@@ -41,7 +44,7 @@ def snli_shaped_rows(n: int, *, seed: int = 0) -> Iterator[dict[str, str]]:
         subject, action = rng.choice(_SUBJECTS), rng.choice(_ACTIONS)
         label, template = rng.choice(_HYPOTHESES)
         yield {
-            "sentence1": f"{subject} {action}.",
+            "sentence1": f"{subject} {action} {rng.choice(_PLACES)}.",
             "sentence2": template.format(s=subject),
             "gold_label": "-" if rng.random() < 0.01 else label,
         }
