@@ -22,6 +22,7 @@ _FLAGS = {
     "out_dir": "--out",
     "samples_path": "--samples",
     "eval_path": "--eval",
+    "pairs": "--pair",
 }
 
 

@@ -214,7 +214,7 @@ def finetune(
     004's. ``callbacks``: extra ``transformers.TrainerCallback`` objects.
     """
     import torch
-    from transformers import DataCollatorWithPadding, Trainer
+    from transformers import DataCollatorWithPadding, PrinterCallback, Trainer
 
     if batch_size < 1 or epochs <= 0 or save_steps < 1:
         bad = "batch_size" if batch_size < 1 else "epochs" if epochs <= 0 else "save_steps"
@@ -243,6 +243,7 @@ def finetune(
         processing_class=tokenizer,
         callbacks=list(callbacks),
     )
+    trainer.remove_callback(PrinterCallback)  # it prints log dicts on stdout when the bar is off
     result = trainer.train(resume_from_checkpoint=resume_from)
     trainer.save_model(str(out))
     tokenizer.save_pretrained(str(out))

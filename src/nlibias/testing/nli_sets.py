@@ -66,17 +66,19 @@ _VERBS = ("sings", "runs", "reads", "waits", "smiles", "works", "sleeps", "walks
 def learnable_nli_rows(n: int, *, seed: int = 0) -> list[dict[str, str]]:
     """A toy NLI set a tiny model learns in a few steps: the label is marked by a cue in the
     hypothesis (``not`` → contradiction, ``because`` → neutral, neither → entailment), rows cycle
-    entailment, neutral, contradiction."""
+    entailment, neutral, contradiction. Premises name an occupation; hypotheses speak of "The
+    <occupation>", "He" or "She" (something for a gender swap to change)."""
     rng = random.Random(seed)
     rows = []
     for i in range(n):
         noun, verb = rng.choice(_NOUNS), rng.choice(_VERBS)
+        subject = rng.choice((f"The {noun}", "He", "She"))
         premise = f"The {noun} {verb} today."
         label = ("entailment", "neutral", "contradiction")[i % 3]
         hypothesis = {
-            "entailment": f"The {noun} {verb}.",
-            "neutral": f"The {noun} {verb} because it is late.",
-            "contradiction": f"The {noun} does not {verb[:-1]}.",
+            "entailment": f"{subject} {verb}.",
+            "neutral": f"{subject} {verb} because it is late.",
+            "contradiction": f"{subject} does not {verb[:-1]}.",
         }[label]
         rows.append({"premise": premise, "hypothesis": hypothesis, "label": label})
     return rows
