@@ -94,3 +94,29 @@ def test_augment_finetune_audit_report(tmp_path: Path) -> None:
         "female",
         "male",
     }
+
+
+def test_debias_recipe_chains_the_steps_and_skips_finished_ones(tmp_path: Path) -> None:
+    rows = learnable_nli_rows(60, seed=4)
+    train = tmp_path / "train.jsonl"
+    train.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "premises.txt").write_text("\n".join(PREMISES) + "\n")
+    texts = [r["premise"] for r in rows] + [r["hypothesis"] for r in rows] + PREMISES
+    base = build_tiny_nli_classifier(tmp_path / "tiny", texts, seed=3, init_std=0.02)
+    args = ["debias", "--model", str(base), "--train", str(train), "--out", str(tmp_path / "out"),
+            "--premises", str(tmp_path / "premises.txt"), "--max-steps", "2", "--batch-size", "8",
+            "--device", "cpu", "--no-cache", "--bootstrap", "20"]  # fmt: skip
+    output = invoke(args)
+    assert "paper 004 Table 7 layout" in output and "tiny-aug - tiny-base" in output
+    out = tmp_path / "out"
+    finished = {
+        p: p.stat().st_mtime_ns
+        for p in [out / "augmented" / "train.jsonl", *out.glob("models/*/finetune.json")]
+    }
+    assert len(finished) == 3
+    invoke(args)  # a second run redoes only the audit and the comparison
+    assert {p: p.stat().st_mtime_ns for p in finished} == finished
+    comparison = json.loads((out / "audit" / "debias_comparison.json").read_text())
+    assert [(Path(p["before"]).name, Path(p["after"]).name) for p in comparison["pairs"]] == [
+        ("tiny-base", "tiny-aug")
+    ]

@@ -132,7 +132,8 @@ def augment_gender_swap(
                 swapped = _swap_row(row, swapper, select, match, counts, by_occupation, swap_counts)
                 if swapped is not None:
                     spill.write(json_line(swapped))
-                if swapped is not None or swapper.find(row.premise) or swapper.find(row.hypothesis):
+                # any original that may hold a listed word (a superset is harmless: only a memory cost)
+                if swapped is not None or swapper.may_hold(row.premise) or swapper.may_hold(row.hypothesis):
                     gendered_keys.append(_key(row.premise, row.hypothesis, row.label))
             bar.close()
             spill.close()

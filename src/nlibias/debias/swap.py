@@ -98,7 +98,7 @@ class Swapper:
         self._plain = frozenset(k for k in self._mapping if "'" not in k)
         self._apostrophe_keys = tuple(k for k in self._mapping if "'" in k)
 
-    def _may_hold(self, text: str) -> bool:
+    def may_hold(self, text: str) -> bool:
         """A fast test that is True whenever ``text`` holds a listed word (and sometimes not)."""
         lower = text.lower()
         return not self._plain.isdisjoint(_LETTERS.findall(lower)) or any(
@@ -107,7 +107,7 @@ class Swapper:
 
     def find(self, text: str) -> bool:
         """Whether ``text`` holds any word of the list (names only where capitalised)."""
-        return self._may_hold(text) and any(self._lookup(m) is not None for m in _WORD.finditer(text))
+        return self.may_hold(text) and any(self._lookup(m) is not None for m in _WORD.finditer(text))
 
     def _lookup(self, match: re.Match[str]) -> tuple[str, str, int] | None:
         """``(word, counterpart or rule, end of the word)`` for a listed word, else None."""
@@ -125,7 +125,7 @@ class Swapper:
         """``text`` with every listed word swapped, and the ``(word, counterpart)`` changes made
         (lower case, in order)."""
         changes: list[tuple[str, str]] = []
-        if not self._may_hold(text):
+        if not self.may_hold(text):
             return text, changes
         pieces: list[str] = []
         last = 0
