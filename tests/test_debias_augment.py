@@ -190,3 +190,11 @@ def test_cli_prints_the_summary_and_errors_without_traceback(tmp_path: Path) -> 
         app, ["augment", "gender-swap", "--train", str(source), "--out", str(tmp_path / "a2"), "--json"]
     )
     assert json.loads(result.stdout)["swapped_rows_written"] == 1
+
+
+def test_hub_name_offline_is_a_clear_error(tmp_path: Path) -> None:
+    from nlibias.errors import DataNotFoundError
+
+    # the tests run offline (conftest): a hub name fails at once, naming the set and the split
+    with pytest.raises(DataNotFoundError, match="'stanfordnlp/snli' \\(split 'train'\\)"):
+        augment_gender_swap("stanfordnlp/snli", tmp_path / "aug", progress=False)
