@@ -35,7 +35,7 @@ from typing import TypedDict
 from nlibias.debias.occupation_match import MATCH_RULES, occupations_in
 from nlibias.debias.swap import Swapper
 from nlibias.debias.training_rows import TrainingRow, iter_training_rows, source_digest, source_kind
-from nlibias.debias.wordlists import read_pairs, swap_list_named
+from nlibias.debias.wordlists import SwapList, read_pairs, swap_list_named
 from nlibias.errors import ConfigError
 from nlibias.io.atomic import PendingFile, json_line, write_json
 
@@ -141,7 +141,27 @@ def augment_gender_swap(
             pending.commit()
     finally:
         spill_path.unlink(missing_ok=True)
-    summary = AugmentSummary(
+    summary = _summary(
+        train, kind, split, select, match, swaps, names, counts, swap_counts, by_occupation, out
+    )
+    write_json(out / SUMMARY_FILE, summary)
+    return summary
+
+
+def _summary(
+    train: str | Path,
+    kind: str,
+    split: str,
+    select: str,
+    match: str,
+    swaps: SwapList,
+    names: str | Path | None,
+    counts: Counter[str],
+    swap_counts: Counter[str],
+    by_occupation: Counter[str],
+    out: Path,
+) -> AugmentSummary:
+    return AugmentSummary(
         source=str(train),
         source_kind=kind,
         source_sha256=source_digest(train),
@@ -164,8 +184,6 @@ def augment_gender_swap(
         selected_by_occupation=dict(sorted(by_occupation.items(), key=lambda kv: (-kv[1], kv[0]))),
         out=str(out / TRAIN_FILE),
     )
-    write_json(out / SUMMARY_FILE, summary)
-    return summary
 
 
 def _record(row: TrainingRow, premise: str, hypothesis: str, swapped: bool) -> dict[str, object]:
