@@ -120,3 +120,29 @@ def test_a_killed_run_resumes_from_its_checkpoint(toy: dict[str, Path], tmp_path
     with pytest.raises(ConfigError) as error:
         finetune(str(toy["base"]), toy["train"], out, **{**options, "learning_rate": 1e-3})
     assert error.value.parameter == "out_dir"
+
+
+def test_bart_fine_tunes_and_reports_accuracy(toy: dict[str, Path], tmp_path: Path) -> None:
+    # BART returns (logits, encoder states) from predict: the accuracy must read the logits
+    from transformers import BartConfig, BartForSequenceClassification
+
+    from nlibias.testing.tiny_models import save_model, train_tiny_tokenizer
+
+    rows = [json.loads(line) for line in toy["train"].read_text().splitlines()]
+    tokenizer = train_tiny_tokenizer(
+        [r["premise"] for r in rows] + [r["hypothesis"] for r in rows], token_type_ids=False
+    )
+    special = {"pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.cls_token_id}
+    special |= {
+        k: tokenizer.sep_token_id for k in ("eos_token_id", "decoder_start_token_id", "forced_eos_token_id")
+    }
+    config = BartConfig(
+        vocab_size=len(tokenizer), d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
+        num_labels=3, **special,
+    )  # fmt: skip
+    base = save_model(BartForSequenceClassification(config), tokenizer, tmp_path / "bart")
+    record = finetune(str(base), toy["train"], tmp_path / "out", eval_path=toy["eval"], max_steps=3, **FAST)
+    assert record["steps"] == 3 and record["eval_accuracy"] is not None
+    saved = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert saved["id2label"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}  # a new head
