@@ -7,6 +7,8 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from nlibias.cli.main import app
@@ -198,3 +200,34 @@ def test_hub_name_offline_is_a_clear_error(tmp_path: Path) -> None:
     # the tests run offline (conftest): a hub name fails at once, naming the set and the split
     with pytest.raises(DataNotFoundError, match="'stanfordnlp/snli' \\(split 'train'\\)"):
         augment_gender_swap("stanfordnlp/snli", tmp_path / "aug", progress=False)
+
+
+texts = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30).filter(
+    lambda t: t.strip() != "" and t == t.strip()
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(texts, texts, st.sampled_from(["entailment", "neutral", "contradiction", "-"])),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_jsonl_csv_and_parquet_readers_agree(tmp_path: Path, rows: list[tuple[str, str, str]]) -> None:
+    import csv
+
+    import pandas as pd
+
+    records = [{"premise": p, "hypothesis": h, "label": lab} for p, h, lab in rows]
+    write_rows(tmp_path / "p.jsonl", records)
+    with (tmp_path / "p.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["premise", "hypothesis", "label"])
+        writer.writeheader()
+        writer.writerows(records)
+    pd.DataFrame(records).to_parquet(tmp_path / "p.parquet")
+    expected = [(i, p, h, None if lab == "-" else lab) for i, (p, h, lab) in enumerate(rows)]
+    for name in ("p.jsonl", "p.csv", "p.parquet"):
+        got = [(r.row, r.premise, r.hypothesis, r.label) for r in iter_training_rows(tmp_path / name)]
+        assert got == expected, name

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nlibias.errors import ConfigError
 from nlibias.jobs.debias_compare import compare_debiasing, find_pairs
@@ -65,3 +67,24 @@ def test_compare_refuses_runs_without_pairs(tmp_path: Path) -> None:
     assert error.value.parameter == "pairs"
     with pytest.raises(ConfigError, match="'c' is not in"):
         compare_debiasing(tmp_path, [("a", "c")])
+
+
+values = st.lists(
+    st.tuples(st.sampled_from([0.0, 1.0]), st.floats(0, 1), st.sampled_from([0.0, 1.0, np.nan])),
+    min_size=1,
+    max_size=20,
+)
+
+
+@given(values, values)
+def test_paired_difference_is_the_difference_of_means_over_pairs_both_define(a: list, b: list) -> None:
+    n = min(len(a), len(b))
+    before, after = np.array(a[:n], dtype=float), np.array(b[:n], dtype=float)
+    overall = paired_differences(before, after, groups={}, bootstrap=0)["overall"]
+    for j, key in enumerate(("S", "delta_p", "B")):
+        both = ~(np.isnan(before[:, j]) | np.isnan(after[:, j]))
+        if not both.any():
+            assert overall[key] is None
+            continue
+        expected = 100 * (sum(after[both, j]) - sum(before[both, j])) / both.sum()
+        assert overall[key] == pytest.approx(expected, abs=1e-9)
