@@ -74,6 +74,12 @@ def test_tiny_model_learns_the_toy_set_above_chance(toy: dict[str, Path], tmp_pa
 def test_defaults_are_the_papers(toy: dict[str, Path]) -> None:
     from nlibias.debias.finetune import default_learning_rate
 
+    # a start that failed before any checkpoint (here: no such model) does not block another
+    with pytest.raises(OSError):
+        finetune(str(toy["root"] / "no-such-model"), toy["train"], toy["root"] / "x", **FAST)
+    assert (toy["root"] / "x" / CHECKPOINTS / "plan.json").is_file()
+    assert finetune(str(toy["base"]), toy["train"], toy["root"] / "x", max_steps=1, **FAST)["steps"] == 1
+
     assert default_learning_rate("FacebookAI/roberta-base") == 1e-5
     assert default_learning_rate("facebook/bart-base") == 2e-5
     with pytest.raises(ConfigError) as error:

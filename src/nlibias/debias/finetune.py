@@ -176,7 +176,8 @@ def _check_resumable(out: Path, settings: FinetuneSettings, hashes: dict[str, st
     """The newest checkpoint to resume from, after checking the recorded plan matches this one."""
     plan_path = out / CHECKPOINTS / "plan.json"
     plan = {"settings": asdict(settings), "data": hashes}
-    if plan_path.is_file():
+    checkpoints = sorted((out / CHECKPOINTS).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
+    if plan_path.is_file() and checkpoints:  # a plan without checkpoints (a failed start) is replaced
         recorded = json.loads(plan_path.read_text(encoding="utf-8"))
         if recorded != json.loads(json.dumps(plan)):
             raise ConfigError(
@@ -185,7 +186,6 @@ def _check_resumable(out: Path, settings: FinetuneSettings, hashes: dict[str, st
                 parameter="out_dir",
             )
     write_json(plan_path, plan)
-    checkpoints = sorted((out / CHECKPOINTS).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
     return str(checkpoints[-1]) if checkpoints else None
 
 
