@@ -152,3 +152,16 @@ def test_bart_fine_tunes_and_reports_accuracy(toy: dict[str, Path], tmp_path: Pa
     assert record["steps"] == 3 and record["eval_accuracy"] is not None
     saved = json.loads((tmp_path / "out" / "config.json").read_text())
     assert saved["id2label"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}  # a new head
+
+
+def test_missing_training_packages_are_one_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "datasets" else real(name, *a)
+    )
+    with pytest.raises(ConfigError, match=r"needs datasets: pip install 'nlibias\[train\]'"):
+        finetune("bert-base-uncased", tmp_path / "t.jsonl", tmp_path / "out")

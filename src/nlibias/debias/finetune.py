@@ -68,6 +68,19 @@ class FinetuneRecord(TypedDict):
     out: str
 
 
+def _require_training_packages() -> None:
+    """One clear error when an optional package of fine-tuning is missing."""
+    import importlib.util
+
+    missing = [
+        p for p in ("torch", "transformers", "datasets", "accelerate") if importlib.util.find_spec(p) is None
+    ]
+    if missing:
+        raise ConfigError(
+            f"fine-tuning needs {', '.join(missing)}: pip install 'nlibias[train]' (and torch for your machine)"
+        )
+
+
 def default_learning_rate(model: str) -> float:
     """Paper 004: 1e-5 for RoBERTa, 2e-5 for the others (BERT, BART).
 
@@ -213,6 +226,7 @@ def finetune(
     directory, a saved ``datasets`` directory, a hub name). ``learning_rate`` defaults to paper
     004's. ``callbacks``: extra ``transformers.TrainerCallback`` objects.
     """
+    _require_training_packages()
     import torch
     from transformers import DataCollatorWithPadding, PrinterCallback, Trainer
 
