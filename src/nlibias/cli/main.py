@@ -24,6 +24,11 @@ _FLAGS = {
     "samples_path": "--samples",
     "eval_path": "--eval",
     "pairs": "--pair",
+    "prompts": "--prompt",
+    "generative": "--generative",
+    "from_stage": "--from",
+    "ray_address": "--ray",
+    "ray_gpus_per_worker": "--ray-gpus-per-worker",
 }
 
 
