@@ -230,7 +230,12 @@ def test_generative_rows_and_scorers_without_labels_fall_back_to_objects(
     result = score_files(bbnli_run, generative, out_dir=out, bootstrap=0)
     assert calls == ["objects"] and "lm|prompt=true|scored" in result.metrics["models"]
     # The objects wrote the run directory; the streamed copy begun before the fallback is gone.
-    assert sorted(p.name for p in out.iterdir()) == ["metrics.json", "predictions.jsonl", "tables.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "manifest.json",
+        "metrics.json",
+        "predictions.jsonl",
+        "tables.txt",
+    ]
     assert (
         json.loads((out / "predictions.jsonl").read_text().splitlines()[0])["model"]
         == "lm|prompt=true|scored"

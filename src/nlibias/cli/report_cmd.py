@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import typer
 
-from nlibias.cli.app import app, fail
+from nlibias.cli.app import app, fail, warn
 
 
 @app.command("report")
@@ -30,7 +31,11 @@ def report_command(
     """Write an HTML report (default) or print paper-layout tables (--format)."""
     from nlibias.report.load import load_runs
 
-    loaded = load_runs(runs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = load_runs(runs)
+    for caught_warning in caught:  # e.g. a run directory written before manifests
+        warn(str(caught_warning.message))
     if fmt is not None:
         from nlibias.report.compare import compare as compare_runs
         from nlibias.report.compare import format_comparison

@@ -15,7 +15,6 @@ from __future__ import annotations
 import inspect
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -28,6 +27,8 @@ from nlibias.io.predictions import (
     read_prediction_arrays,
     read_predictions,
 )
+from nlibias.io.results import MetricsDocument
+from nlibias.io.run_manifest import check_run_file
 from nlibias.jobs.audit import (
     AuditResult,
     check_bootstrap,
@@ -71,6 +72,7 @@ def score_files(
     (1, 50.0, 2)
     """
     check_bootstrap(bootstrap)
+    check_run_file(predictions_path)  # a run directory's predictions.jsonl: the one its manifest lists
     columns, id_positions = read_sample_columns_and_ids(samples_path)
     scorer = column_scorer_for(columns.source)
     if scorer is None or not takes_labels(scorer):
@@ -93,14 +95,12 @@ def score_files(
         metrics["run"] = score_run_section(
             samples_path, predictions_path, scored=metrics["n_samples"], given=len(columns)
         )
-        if copy is not None:
-            copy.commit()
-    return finish_run(out_dir, arrays.rows, metrics, predictions_written=copy is not None)
+        return finish_run(out_dir, arrays.rows, metrics, predictions_file=copy)
 
 
 def _score_arrays(
     scorer: ColumnScorer, columns: SampleColumns, arrays: PredictionArrays, *, bootstrap: int, seed: int
-) -> dict[str, Any]:
+) -> MetricsDocument:
     """``metrics.json`` (without ``run``) for the samples that some model predicted."""
     positions = _predicted_positions(arrays, len(columns))
     every_sample = len(positions) == len(columns)

@@ -49,6 +49,7 @@ from nlibias.jobs.audit import (
     metrics_document,
     read_samples_to_score,
     run_section,
+    with_extra,
 )
 from nlibias.models.base import NLIClassifier
 from nlibias.runtime.base import Predictor
@@ -197,7 +198,7 @@ def audit_samples(
     kinds = {name: "classifier" for name in models}
     metrics = metrics_document(columns.source, len(columns), models, kinds, bootstrap=bootstrap, seed=seed)
     metrics["run"] = run_section(samples.path, model_runs, cache)
-    metrics.update(extra or {})
+    metrics = with_extra(metrics, extra)
     return finish_run(out_dir, ProbabilityPredictions(columns, distinct, distinct_probs), metrics, note=note)
 
 
