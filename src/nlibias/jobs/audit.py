@@ -2,7 +2,8 @@
 
 A run directory holds ``predictions.jsonl`` (one row per sample and model), ``metrics.json``
 (``{"models": {MODEL: {"overall": M, "by_domain": {...}, "by_subtopic": {...}}}}`` plus run
-information) and ``tables.txt``. Model outputs live in the prediction cache, so an interrupted
+information; typed as :class:`nlibias.io.results.MetricsDocument`), ``tables.txt`` and, written
+last, ``manifest.json`` (:mod:`nlibias.io.run_manifest`: readers refuse a half-replaced directory). Model outputs live in the prediction cache, so an interrupted
 audit rerun with the same command computes only what is missing.
 """
 
@@ -109,7 +110,10 @@ def build_metrics(
         model: scorer_for(source, kinds[model])(samples, model_predictions, bootstrap=bootstrap, seed=seed)
         for model, model_predictions in by_model.items()
     }
-    return metrics_document(source, len(samples), models, kinds, bootstrap=bootstrap, seed=seed)
+    domain_of = {s.subtopic: s.domain for s in samples}
+    return metrics_document(
+        source, len(samples), models, kinds, bootstrap=bootstrap, seed=seed, domain_of=domain_of
+    )
 
 
 def check_bootstrap(bootstrap: int) -> None:
@@ -128,17 +132,19 @@ def metrics_document(
     *,
     bootstrap: int,
     seed: int,
+    domain_of: Mapping[str, str] | None = None,
 ) -> MetricsDocument:
     """``metrics.json`` without its ``run`` section, from each model's metrics and predictor kind
     (:class:`~nlibias.io.results.MetricsDocument`, version :data:`~nlibias.io.results.SCHEMA_VERSION`).
     A model with subtopic slices and no ranking of them yet gets its ``most_biased_subtopics``
-    (:func:`nlibias.metrics.ranking.most_biased_subtopics`), which the reports read back."""
+    (:func:`nlibias.metrics.ranking.most_biased_subtopics`; ``domain_of``: each subtopic's
+    domain), which the reports read back."""
     from nlibias.metrics.ranking import most_biased_subtopics
 
     for model_metrics in models.values():
         by_subtopic = model_metrics.get("by_subtopic")
         if isinstance(by_subtopic, Mapping) and by_subtopic and "most_biased_subtopics" not in model_metrics:
-            model_metrics["most_biased_subtopics"] = most_biased_subtopics(by_subtopic)
+            model_metrics["most_biased_subtopics"] = most_biased_subtopics(by_subtopic, domain_of)
     metrics: MetricsDocument = {
         "schema_version": SCHEMA_VERSION,
         "source": source,

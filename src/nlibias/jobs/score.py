@@ -117,7 +117,15 @@ def _score_arrays(
         models[model] = scorer(
             scored, pick(rows.probs), labels=pick(rows.label), model=model, bootstrap=bootstrap, seed=seed
         )
-    return metrics_document(scored.source, len(scored), models, arrays.kinds, bootstrap=bootstrap, seed=seed)
+    return metrics_document(
+        scored.source,
+        len(scored),
+        models,
+        arrays.kinds,
+        bootstrap=bootstrap,
+        seed=seed,
+        domain_of=scored.domain_of_subtopic(),
+    )
 
 
 def takes_labels(scorer: ColumnScorer) -> bool:

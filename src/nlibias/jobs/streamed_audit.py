@@ -196,7 +196,15 @@ def audit_samples(
         for name, probs in distinct_probs.items()
     }
     kinds = {name: "classifier" for name in models}
-    metrics = metrics_document(columns.source, len(columns), models, kinds, bootstrap=bootstrap, seed=seed)
+    metrics = metrics_document(
+        columns.source,
+        len(columns),
+        models,
+        kinds,
+        bootstrap=bootstrap,
+        seed=seed,
+        domain_of=columns.domain_of_subtopic(),
+    )
     metrics["run"] = run_section(samples.path, model_runs, cache)
     metrics = with_extra(metrics, extra)
     return finish_run(out_dir, ProbabilityPredictions(columns, distinct, distinct_probs), metrics, note=note)
