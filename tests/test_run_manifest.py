@@ -165,3 +165,19 @@ def test_a_directory_written_before_manifests_loads_with_one_warning(samples: Pa
         assert nlibias.load_run(out).metrics == first.metrics  # warned once per directory
     code, output = _cli("report", str(out), "--format", "md")
     assert code == 0 and "warning:" in output and "no manifest.json" in output, output
+
+
+def test_a_hand_corrupted_metrics_json_is_named_by_its_field_before_the_manifest(
+    samples: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    _audit(samples, out, "fake:a")
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    metrics["models"]["a"]["overall"]["accuracy"] = -5000.0
+    (out / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    code, output = _cli("report", str(out), "--format", "md")
+    assert code == 2 and "field models.a.overall.accuracy: -5000.0 is outside [0, 100]" in output, output
+    metrics["models"]["a"]["overall"]["accuracy"] = 99.0  # possible, but not what the run wrote
+    (out / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    with pytest.raises(SourceError, match=r"file metrics\.json does not match manifest\.json"):
+        nlibias.load_run(out)

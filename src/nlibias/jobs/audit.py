@@ -110,7 +110,9 @@ def build_metrics(
         model: scorer_for(source, kinds[model])(samples, model_predictions, bootstrap=bootstrap, seed=seed)
         for model, model_predictions in by_model.items()
     }
-    domain_of = {s.subtopic: s.domain for s in samples}
+    domain_of: dict[str, str] = {}
+    for sample in samples:  # the first domain of each subtopic, as SampleColumns.domain_of_subtopic
+        domain_of.setdefault(sample.subtopic, sample.domain)
     return metrics_document(
         source, len(samples), models, kinds, bootstrap=bootstrap, seed=seed, domain_of=domain_of
     )

@@ -138,8 +138,8 @@ def load_run(directory: str | Path) -> AuditResult:
     metrics_path = path / METRICS_JSON
     if not metrics_path.is_file():
         raise SourceError(path, None, "no metrics.json here", fix="pass a run directory written by an audit")
+    metrics = read_metrics(metrics_path)  # an impossible value is named by its field first
     check_run_directory(path, OUTPUT_FILES)
-    metrics = read_metrics(metrics_path)
     tables_path = path / TABLES_TXT
     tables = tables_path.read_text(encoding="utf-8").rstrip("\n") if tables_path.is_file() else ""
     predictions_path = path / PREDICTIONS_JSONL

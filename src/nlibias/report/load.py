@@ -220,8 +220,8 @@ def load_run(path: str | Path, *, label: str | None = None) -> Run:
     path = metrics_path.parent
     metrics = _no_metrics()
     if metrics_path.is_file():
+        metrics = read_metrics(metrics_path)  # an impossible value is named by its field first
         check_run_directory(path)
-        metrics = read_metrics(metrics_path)
     run_json = _read_json(path / RUN_JSON)
     if not metrics and not run_json:
         raise SourceError(
