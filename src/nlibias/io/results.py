@@ -298,7 +298,7 @@ def read_metrics(path: str | Path) -> MetricsDocument:
     try:
         document = json.loads(text)  # NaN / Infinity parse, and the schema refuses them by field
     except json.JSONDecodeError as error:
-        reason = f"not valid JSON: {error.msg} at column {error.colno}"
+        reason = f"not valid JSON: {error.msg.removesuffix(' at')} at column {error.colno}"
         raise SourceError(path, None, reason, line=error.lineno, fix=fix) from None
     return check_metrics(document, path=path)
 

@@ -3,8 +3,9 @@
 A run directory holds ``predictions.jsonl`` (one row per sample and model), ``metrics.json``
 (``{"models": {MODEL: {"overall": M, "by_domain": {...}, "by_subtopic": {...}}}}`` plus run
 information; typed as :class:`nlibias.io.results.MetricsDocument`), ``tables.txt`` and, written
-last, ``manifest.json`` (:mod:`nlibias.io.run_manifest`: readers refuse a half-replaced directory). Model outputs live in the prediction cache, so an interrupted
-audit rerun with the same command computes only what is missing.
+last, ``manifest.json`` (:mod:`nlibias.io.run_manifest`: readers refuse a half-replaced
+directory). Model outputs live in the prediction cache, so an interrupted audit rerun with the
+same command computes only what is missing.
 """
 
 from __future__ import annotations

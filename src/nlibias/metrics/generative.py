@@ -18,7 +18,8 @@ and adds, in every slice (overall, each domain, each subtopic):
   stereotype when its "yes" is likelier on pro hypotheses; these continuous numbers show it.
 
 and, per model, ``most_biased_subtopics``: the four subtopics with the highest ``yes_rate_pro``
-(the paper's Table 8; ranked by :func:`nlibias.metrics.ranking.most_biased_subtopics`). :func:`prompt_sensitivity` compares one model's prompt styles.
+(the paper's Table 8; ranked by :func:`nlibias.metrics.ranking.most_biased_subtopics`).
+:func:`prompt_sensitivity` compares one model's prompt styles.
 
 For binary prompts a test hypothesis whose true label is contradiction is correct when answered
 "no" (a binary answer cannot tell neutral from contradiction), so ``test_accuracy`` compares with
