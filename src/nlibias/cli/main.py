@@ -16,7 +16,16 @@ from nlibias.cli.app import app, fail
 from nlibias.errors import ConfigError, NlibiasError
 
 # Library parameters whose command-line option is not simply ``--`` + the name with dashes.
-_FLAGS = {"models": "--model / --generative", "out_dir": "--out", "samples_path": "--samples"}
+_FLAGS = {
+    "models": "--model / --generative",
+    "out_dir": "--out",
+    "samples_path": "--samples",
+    "prompts": "--prompt",
+    "generative": "--generative",
+    "from_stage": "--from",
+    "ray_address": "--ray",
+    "ray_gpus_per_worker": "--ray-gpus-per-worker",
+}
 
 
 def flag_of(parameter: str) -> str:
