@@ -250,3 +250,47 @@ def test_a_percent_is_a_finite_number_from_0_to_100(value: Any) -> None:
         and 0 <= value <= 100
     )
     assert (schema_issues(_doc(accuracy=value), metrics_schema()) == []) == ok
+
+
+# --- cross-check: the validator agrees with the reference JSON Schema implementation --------------
+
+_values = (
+    st.floats(allow_nan=True, allow_infinity=True, width=32)
+    | st.integers(-200, 200)
+    | st.booleans()
+    | st.none()
+    | st.sampled_from(["", "x"])
+    | st.lists(st.floats(-1, 101), max_size=3)
+)
+_keys = st.sampled_from(["accuracy", "bbnli_bias_score", "n", "M1", "mean_answer_mass", "ci", "counts", "x"])
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(_keys, _values | st.dictionaries(st.sampled_from(["cf_pro", "n_e"]), _values), max_size=4)
+)
+def test_the_validator_agrees_with_jsonschema(overall: dict[str, Any]) -> None:
+    """jsonschema (the reference implementation, draft 2020-12) on the published schema, plus
+    "every number is finite" (JSON has no NaN; jsonschema lets it pass), is the oracle."""
+    jsonschema = pytest.importorskip("jsonschema")
+    document = _doc(**overall)
+    reference = jsonschema.Draft202012Validator(metrics_schema()).is_valid(document) and _finite(document)
+    assert (metrics_issues(document) == []) == reference, metrics_issues(document)
+
+
+def test_the_published_schema_is_a_valid_draft_2020_12_schema() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.Draft202012Validator.check_schema(metrics_schema())
+    for fixture in sorted(FIXTURES.glob("*/*/metrics.json")):
+        document = json.loads(fixture.read_text(encoding="utf-8"))
+        assert jsonschema.Draft202012Validator(metrics_schema()).is_valid(document), fixture
