@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin, is_typeddict
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
+FieldPath = tuple[str | int, ...]
+"""Keys and list positions from the document's root to a value."""
 _SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -129,7 +131,7 @@ def _strip_required(hint: Any) -> Any:
     return hint
 
 
-def field_path(parts: tuple[str | int, ...]) -> str:
+def field_path(parts: FieldPath) -> str:
     """``models.a.overall.accuracy``; list positions as ``[0]``, odd keys quoted.
 
     >>> field_path(("models", "gpt-2|x", "by_domain", 0))
@@ -194,28 +196,27 @@ def schema_issues(
     ``strict``: an object whose schema does not say ``additionalProperties`` accepts only its
     declared keys.
     """
-    issues: list[str] = []
-    defs = schema.get("$defs", {})
+    return _Checker(schema, strict=strict, limit=limit).problems(schema, value, ())[:limit]
 
-    def resolve(node: Mapping[str, Any]) -> Mapping[str, Any]:
+
+class _Checker:
+    """One check of a value against a schema (the subset :func:`json_schema` emits)."""
+
+    def __init__(self, schema: Mapping[str, Any], *, strict: bool, limit: int) -> None:
+        self.defs: Mapping[str, Any] = schema.get("$defs", {})
+        self.strict = strict
+        self.limit = limit
+
+    def resolve(self, node: Mapping[str, Any]) -> Mapping[str, Any]:
         while "$ref" in node:
-            node = defs[node["$ref"].rsplit("/", 1)[-1]]
+            node = self.defs[node["$ref"].rsplit("/", 1)[-1]]
         return node
 
-    def problem(node: Mapping[str, Any], item: Any, path: tuple[str | int, ...]) -> list[str]:
+    def problems(self, node: Mapping[str, Any], item: Any, path: FieldPath) -> list[str]:
         """This node's problems with ``item`` (recursing into containers)."""
-        node = resolve(node)
+        node = self.resolve(node)
         if "anyOf" in node:
-            branches = [resolve(b) for b in node["anyOf"]]
-            found = [problem(b, item, path) for b in branches]
-            if any(not f for f in found):
-                return []
-            kind = _json_type(item)
-            for branch, branch_found in zip(branches, found, strict=True):
-                if _accepts_type(branch.get("type"), kind):
-                    return branch_found  # the branch of the value's own type says what is wrong
-            expected = " or ".join(_NAMES.get(str(b.get("type")), str(b.get("type"))) for b in branches)
-            return [f"{field_path(path)}: expected {expected}, got {_shown(item)}"]
+            return self.any_of([self.resolve(b) for b in node["anyOf"]], item, path)
         if "enum" in node:
             if item not in node["enum"]:
                 allowed = ", ".join(_quote(v) if isinstance(v, str) else repr(v) for v in node["enum"])
@@ -227,14 +228,25 @@ def schema_issues(
             expected = _NAMES.get(expected_type, expected_type)
             return [f"{field_path(path)}: expected {expected}, got {_shown(item)}"]
         if kind in ("number", "integer"):
-            return _number_problems(node, item, path)
+            return self.number(node, item, path)
         if kind == "array":
-            return _array_problems(node, item, path)
+            return self.array(node, item, path)
         if kind == "object":
-            return _object_problems(node, item, path)
+            return self.object(node, item, path)
         return []
 
-    def _number_problems(node: Mapping[str, Any], item: float, path: tuple[str | int, ...]) -> list[str]:
+    def any_of(self, branches: list[Mapping[str, Any]], item: Any, path: FieldPath) -> list[str]:
+        found = [self.problems(b, item, path) for b in branches]
+        if any(not f for f in found):
+            return []
+        kind = _json_type(item)
+        for branch, branch_found in zip(branches, found, strict=True):
+            if _accepts_type(branch.get("type"), kind):
+                return branch_found  # the branch of the value's own type says what is wrong
+        expected = " or ".join(_NAMES.get(str(b.get("type")), str(b.get("type"))) for b in branches)
+        return [f"{field_path(path)}: expected {expected}, got {_shown(item)}"]
+
+    def number(self, node: Mapping[str, Any], item: float, path: FieldPath) -> list[str]:
         if not math.isfinite(item):
             return [f"{field_path(path)}: {item} is not a finite number"]
         low, high = node.get("minimum"), node.get("maximum")
@@ -242,7 +254,7 @@ def schema_issues(
             return [f"{field_path(path)}: {item!r} is outside [{_bound(low)}, {_bound(high)}]"]
         return []
 
-    def _array_problems(node: Mapping[str, Any], item: list[Any], path: tuple[str | int, ...]) -> list[str]:
+    def array(self, node: Mapping[str, Any], item: list[Any], path: FieldPath) -> list[str]:
         found: list[str] = []
         if ("minItems" in node and len(item) < node["minItems"]) or (
             "maxItems" in node and len(item) > node["maxItems"]
@@ -250,32 +262,27 @@ def schema_issues(
             found.append(f"{field_path(path)}: expected {node.get('minItems')} items, got {len(item)}")
         if "items" in node:
             for i, element in enumerate(item):
-                found += problem(node["items"], element, (*path, i))
-                if len(found) >= limit:
+                found += self.problems(node["items"], element, (*path, i))
+                if len(found) >= self.limit:
                     break
         return found
 
-    def _object_problems(
-        node: Mapping[str, Any], item: dict[str, Any], path: tuple[str | int, ...]
-    ) -> list[str]:
+    def object(self, node: Mapping[str, Any], item: dict[str, Any], path: FieldPath) -> list[str]:
         found = [
             f"{field_path((*path, key))}: missing" for key in node.get("required", ()) if key not in item
         ]
         properties = node.get("properties", {})
-        extra = node.get("additionalProperties", not (strict and "properties" in node))
+        extra = node.get("additionalProperties", not (self.strict and "properties" in node))
         for key, element in item.items():
             if key in properties:
-                found += problem(properties[key], element, (*path, key))
+                found += self.problems(properties[key], element, (*path, key))
             elif extra is False:
                 found.append(f"{field_path((*path, key))}: not a field of this schema")
             elif isinstance(extra, Mapping):
-                found += problem(extra, element, (*path, key))
-            if len(found) >= limit:
+                found += self.problems(extra, element, (*path, key))
+            if len(found) >= self.limit:
                 break
         return found
-
-    issues = problem(schema, value, ())
-    return issues[:limit]
 
 
 def _accepts_type(expected: Any, kind: str, item: Any = None) -> bool:
