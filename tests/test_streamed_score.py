@@ -217,7 +217,12 @@ def test_generative_rows_are_scored_by_their_kind_on_the_one_path(bbnli_run: Pat
     metrics = _assert_same_files(objects, streamed)
     assert metrics["predictor_kinds"] == {"lm|prompt=true|scored": "generative"}
     assert "yes_rate_pro" in metrics["models"]["lm|prompt=true|scored"]["overall"]
-    assert sorted(p.name for p in streamed.iterdir()) == ["metrics.json", "predictions.jsonl", "tables.txt"]
+    assert sorted(p.name for p in streamed.iterdir()) == [
+        "manifest.json",
+        "metrics.json",
+        "predictions.jsonl",
+        "tables.txt",
+    ]
 
 
 def test_streamed_scoring_holds_a_fraction_of_the_object_scoring(

@@ -13,6 +13,7 @@ import nlibias.cli.expand_cmd
 import nlibias.cli.extend_cmd
 import nlibias.cli.finetune_cmd
 import nlibias.cli.report_cmd
+import nlibias.cli.schema_cmd
 import nlibias.cli.validate_cmd  # noqa: F401
 from nlibias.cli.app import app, fail
 from nlibias.errors import ConfigError, NlibiasError

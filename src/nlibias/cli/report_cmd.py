@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import typer
 
-from nlibias.cli.app import app, fail
+from nlibias.cli.app import app, fail, warn
 
 
 @app.command("report")
@@ -42,7 +43,11 @@ def report_command(
         return
     from nlibias.report.load import load_runs
 
-    loaded = load_runs(runs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = load_runs(runs)
+    for caught_warning in caught:  # e.g. a run directory written before manifests
+        warn(str(caught_warning.message))
     if fmt is not None:
         from nlibias.report.compare import compare as compare_runs
         from nlibias.report.compare import format_comparison

@@ -2,8 +2,10 @@
 
 A run directory holds ``predictions.jsonl`` (one row per sample and model), ``metrics.json``
 (``{"models": {MODEL: {"overall": M, "by_domain": {...}, "by_subtopic": {...}}}}`` plus run
-information) and ``tables.txt``. Model outputs live in the prediction cache, so an interrupted
-audit rerun with the same command computes only what is missing.
+information; typed as :class:`nlibias.io.results.MetricsDocument`), ``tables.txt`` and, written
+last, ``manifest.json`` (:mod:`nlibias.io.run_manifest`: readers refuse a half-replaced
+directory). Model outputs live in the prediction cache, so an interrupted audit rerun with the
+same command computes only what is missing.
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from nlibias import __version__
 from nlibias.benchmarks.registry import column_scorer_for, pair_measures_for_generative, provenance_keys_for
 from nlibias.errors import ConfigError
-from nlibias.io.atomic import atomic_write_text, write_json
+from nlibias.io.atomic import PendingFile, atomic_write_text, write_json
 from nlibias.io.predictions import PREDICTIONS_JSONL, write_predictions
+from nlibias.io.results import SCHEMA_VERSION, MetricsDocument, RunInfo
+from nlibias.io.run_manifest import begin_write, finish_write
 from nlibias.io.samples import peek_source, read_samples
 from nlibias.report.tables import format_all_tables
 from nlibias.runtime.base import Predictor
@@ -35,6 +39,8 @@ if TYPE_CHECKING:
 
 METRICS_JSON = "metrics.json"
 TABLES_TXT = "tables.txt"
+OUTPUT_FILES = (PREDICTIONS_JSONL, METRICS_JSON, TABLES_TXT)
+"""What an audit or a scoring writes into its run directory (listed in ``manifest.json``)."""
 
 
 class Tables(str):
@@ -54,8 +60,8 @@ class AuditResult:
     """
 
     out_dir: Path | None
-    metrics: Mapping[str, Any]
-    """The content of ``metrics.json``."""
+    metrics: MetricsDocument
+    """The content of ``metrics.json`` (typed: :class:`nlibias.io.results.MetricsDocument`)."""
     tables_text: str
     """The text tables as written to ``tables.txt``."""
     predictions: Sequence[Prediction] = field(repr=False, default=())
@@ -149,32 +155,60 @@ def metrics_document(
     *,
     bootstrap: int,
     seed: int,
-) -> dict[str, Any]:
-    """``metrics.json`` without its ``run`` section, from each model's metrics and predictor kind."""
-    metrics: dict[str, Any] = {
+    domain_of: Mapping[str, str] | None = None,
+) -> MetricsDocument:
+    """``metrics.json`` without its ``run`` section, from each model's metrics and predictor kind
+    (:class:`~nlibias.io.results.MetricsDocument`, version :data:`~nlibias.io.results.SCHEMA_VERSION`).
+    A model with subtopic slices and no ranking of them yet gets its ``most_biased_subtopics``
+    (:func:`nlibias.metrics.ranking.most_biased_subtopics`; ``domain_of``: each subtopic's
+    domain), which the reports read back."""
+    from nlibias.metrics.ranking import most_biased_subtopics
+
+    for model_metrics in models.values():
+        by_subtopic = model_metrics.get("by_subtopic")
+        if isinstance(by_subtopic, Mapping) and by_subtopic and "most_biased_subtopics" not in model_metrics:
+            model_metrics["most_biased_subtopics"] = most_biased_subtopics(by_subtopic, domain_of)
+    metrics: MetricsDocument = {
+        "schema_version": SCHEMA_VERSION,
         "source": source,
         "n_samples": n_samples,
         "bootstrap": {"resamples": bootstrap, "seed": seed, "confidence": 0.95, "unit": "pair"},
         "models": models,
-        "predictor_kinds": {model: kinds[model] for model in models},
+        "predictor_kinds": {model: cast(PredictorKind, kinds[model]) for model in models},
     }
     generative = {k: v for k, v in models.items() if kinds[k] == "generative"}
     if generative:
         from nlibias.metrics.generative import prompt_sensitivity
 
-        metrics["generative"] = {"prompt_sensitivity": prompt_sensitivity(generative)}
+        metrics["generative"] = {"prompt_sensitivity": cast(Any, prompt_sensitivity(generative))}
+    return metrics
+
+
+def with_extra(metrics: MetricsDocument, extra: Mapping[str, Any] | None) -> MetricsDocument:
+    """``metrics`` with the keys of ``extra`` merged in (an audit's own additions, e.g. ``demo``)."""
+    cast(dict[str, Any], metrics).update(extra or {})
     return metrics
 
 
 def write_outputs(
-    out_dir: Path, predictions: Iterable[Prediction] | None, metrics: dict[str, Any], tables: str
+    out_dir: Path,
+    predictions: Iterable[Prediction] | PendingFile,
+    metrics: MetricsDocument,
+    tables: str,
 ) -> None:
-    """The run directory's files (each written to a temporary name, then renamed); ``predictions``
-    None: ``predictions.jsonl`` is already there."""
-    if predictions is not None:
-        write_predictions(out_dir / PREDICTIONS_JSONL, predictions)
+    """The run directory's files, changed as a unit (:mod:`nlibias.io.run_manifest`): stale
+    ``.part`` files removed and the manifest marked incomplete, each file written to a temporary
+    name and renamed, then the manifest with every file's checksum. ``predictions`` may be a
+    :class:`~nlibias.io.atomic.PendingFile` already holding ``predictions.jsonl``'s rows."""
+    pending = predictions if isinstance(predictions, PendingFile) else None
+    begin_write(out_dir, OUTPUT_FILES, keep=[pending.temporary_path] if pending is not None else [])
+    if pending is not None:
+        pending.commit()
+    else:
+        write_predictions(out_dir / PREDICTIONS_JSONL, cast(Iterable[Prediction], predictions))
     write_json(out_dir / METRICS_JSON, metrics)
     atomic_write_text(out_dir / TABLES_TXT, tables + "\n")
+    finish_write(out_dir, OUTPUT_FILES)
 
 
 def run_info(samples_path: str | Path | None) -> dict[str, Any]:
@@ -210,42 +244,45 @@ def check_predictors(predictors: Sequence[Predictor]) -> None:
 
 def run_section(
     samples_path: str | Path | None, model_runs: dict[str, Any], cache: PredictionCache | None
-) -> dict[str, Any]:
+) -> RunInfo:
     """``metrics.json``'s ``run``: versions, machine, each model's description and stats, cache."""
-    return {
+    section = {
         **run_info(samples_path),
         "models": model_runs,
         "cache": str(cache.path) if cache is not None else None,
     }
+    return cast(RunInfo, section)
 
 
 def score_run_section(
     samples_path: str | Path | None, predictions_path: str | Path | None, *, scored: int, given: int
-) -> dict[str, Any]:
+) -> RunInfo:
     """``metrics.json``'s ``run`` for a scoring of existing predictions."""
-    return {
+    section = {
         **run_info(samples_path),
         "predictions": str(predictions_path) if predictions_path else None,
         "samples_scored": scored,
         "samples_given": given,
     }
+    return cast(RunInfo, section)
 
 
 def finish_run(
     out_dir: str | Path | None,
     predictions: Sequence[Prediction],
-    metrics: dict[str, Any],
+    metrics: MetricsDocument,
     *,
     note: str | None = None,
-    predictions_written: bool = False,
+    predictions_file: PendingFile | None = None,
 ) -> AuditResult:
     """The tables of ``metrics`` (``note`` appended), and the run directory written when ``out_dir``
-    is given: the last step of every audit and scoring. ``predictions_written``: its
-    ``predictions.jsonl`` is already in place (written while the predictions were read)."""
+    is given: the last step of every audit and scoring. ``predictions_file``: ``predictions.jsonl``
+    already written under a temporary name (while the predictions were read), renamed in with
+    the other files."""
     tables = format_all_tables(metrics)
     if note:
         tables = f"{tables}\n\nNote: {note}"
     out_path = Path(out_dir) if out_dir is not None else None
     if out_path is not None:
-        write_outputs(out_path, None if predictions_written else predictions, metrics, tables)
+        write_outputs(out_path, predictions_file or predictions, metrics, tables)
     return AuditResult(out_dir=out_path, metrics=metrics, tables_text=tables, predictions=predictions)

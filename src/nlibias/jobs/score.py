@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -27,6 +26,8 @@ from nlibias.io.predictions import (
     read_prediction_arrays,
     read_predictions,
 )
+from nlibias.io.results import MetricsDocument
+from nlibias.io.run_manifest import check_run_file
 from nlibias.jobs.audit import (
     AuditResult,
     ModelOutputs,
@@ -72,6 +73,7 @@ def score_files(
     (1, 50.0, 2)
     """
     check_bootstrap(bootstrap)
+    check_run_file(predictions_path)  # a run directory's predictions.jsonl: the one its manifest lists
     columns, id_positions = read_sample_columns_and_ids(samples_path)
     column_scorer_for(columns.source)  # a benchmark that cannot be scored stops here
     # predictions.jsonl is written in the same pass that reads the file, and replaces the run
@@ -87,9 +89,7 @@ def score_files(
         metrics["run"] = score_run_section(
             samples_path, predictions_path, scored=metrics["n_samples"], given=len(columns)
         )
-        if copy is not None:
-            copy.commit()
-    return finish_run(out_dir, arrays.rows, metrics, predictions_written=copy is not None)
+        return finish_run(out_dir, arrays.rows, metrics, predictions_file=copy)
 
 
 def _generative_rows(
@@ -114,7 +114,7 @@ def _score_arrays(
     *,
     bootstrap: int,
     seed: int,
-) -> dict[str, Any]:
+) -> MetricsDocument:
     """``metrics.json`` (without ``run``) for the samples that some model predicted."""
     positions = _predicted_positions(arrays, len(columns))
     every_sample = len(positions) == len(columns)
@@ -137,7 +137,15 @@ def _score_arrays(
             predictions=None if answered is None else [answered[i] for i in positions.tolist()],
         )
         models[model] = score_outputs(scored, outputs, model=model, bootstrap=bootstrap, seed=seed)
-    return metrics_document(scored.source, len(scored), models, arrays.kinds, bootstrap=bootstrap, seed=seed)
+    return metrics_document(
+        scored.source,
+        len(scored),
+        models,
+        arrays.kinds,
+        bootstrap=bootstrap,
+        seed=seed,
+        domain_of=scored.domain_of_subtopic(),
+    )
 
 
 def _predicted_positions(arrays: PredictionArrays, n_samples: int) -> np.ndarray:

@@ -48,6 +48,7 @@ from nlibias.jobs.audit import (
     read_samples_to_score,
     run_section,
     score_outputs,
+    with_extra,
 )
 from nlibias.models.base import NLIClassifier
 from nlibias.runtime.base import Predictor
@@ -191,10 +192,17 @@ def audit_samples(
             columns, outputs, model=predictor.name, bootstrap=bootstrap, seed=seed
         )
         del outputs  # a (samples x 3) array: free it before the next model runs
-    metrics = metrics_document(columns.source, len(columns), models, kinds, bootstrap=bootstrap, seed=seed)
+    metrics = metrics_document(
+        columns.source,
+        len(columns),
+        models,
+        kinds,
+        bootstrap=bootstrap,
+        seed=seed,
+        domain_of=columns.domain_of_subtopic(),
+    )
     metrics["run"] = run_section(samples.path, model_runs, cache)
-    metrics.update(extra or {})
-    return finish_run(out_dir, ChainedPredictions(parts), metrics, note=note)
+    return finish_run(out_dir, ChainedPredictions(parts), with_extra(metrics, extra), note=note)
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,7 +18,8 @@ and adds, in every slice (overall, each domain, each subtopic):
   stereotype when its "yes" is likelier on pro hypotheses; these continuous numbers show it.
 
 and, per model, ``most_biased_subtopics``: the four subtopics with the highest ``yes_rate_pro``
-(the paper's Table 8; ties broken by ``mean_p_yes_pro`` when scored, then by name). :func:`prompt_sensitivity` compares one model's prompt styles.
+(the paper's Table 8; ranked by :func:`nlibias.metrics.ranking.most_biased_subtopics`).
+:func:`prompt_sensitivity` compares one model's prompt styles.
 
 For binary prompts a test hypothesis whose true label is contradiction is correct when answered
 "no" (a binary answer cannot tell neutral from contradiction), so ``test_accuracy`` compares with
@@ -36,12 +37,19 @@ from typing import Any
 
 import numpy as np
 
+from nlibias.metrics.ranking import TOP_SUBTOPICS, most_biased_subtopics
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 
 _STEREOTYPES = {0: "pro", 1: "anti"}  # SampleColumns.stereotype codes
 
-TOP_SUBTOPICS = 4
+__all__ = [
+    "TOP_SUBTOPICS",
+    "most_biased_subtopics",
+    "prompt_sensitivity",
+    "score_generative",
+    "score_generative_columns",
+]
 SENSITIVITY_ROWS = 5
 _Z95 = 1.959963984540054
 
@@ -194,39 +202,6 @@ def _merge(slice_metrics: dict[str, Any], numbers: dict[str, Any]) -> None:
     intervals = numbers.pop("_ci")
     slice_metrics.update(numbers)
     slice_metrics.setdefault("ci", {}).update(intervals)
-
-
-def most_biased_subtopics(
-    by_subtopic: Mapping[str, Mapping[str, Any]],
-    domain_of: Mapping[str, str] | None = None,
-    *,
-    top: int = TOP_SUBTOPICS,
-) -> list[dict[str, Any]]:
-    """The ``top`` subtopics by ``yes_rate_pro``, highest first (ties: higher ``mean_p_yes_pro``,
-    then name; subtopics with no answered pro hypothesis are left out).
-
-    >>> most_biased_subtopics({"a": {"yes_rate_pro": 10.0, "n_pro_answered": 5},
-    ...                        "b": {"yes_rate_pro": 30.0, "n_pro_answered": 5}}, top=1)
-    [{'subtopic': 'b', 'domain': None, 'yes_rate_pro': 30.0, 'mean_p_yes_pro': None, 'n_pro_answered': 5}]
-    """
-    defined = [(name, m) for name, m in by_subtopic.items() if m.get("yes_rate_pro") is not None]
-    defined.sort(
-        key=lambda item: (
-            -float(item[1]["yes_rate_pro"]),
-            -float(item[1].get("mean_p_yes_pro") or 0.0),
-            item[0],
-        )
-    )
-    return [
-        {
-            "subtopic": name,
-            "domain": (domain_of or {}).get(name),
-            "yes_rate_pro": m["yes_rate_pro"],
-            "mean_p_yes_pro": m.get("mean_p_yes_pro"),
-            "n_pro_answered": m.get("n_pro_answered"),
-        }
-        for name, m in defined[:top]
-    ]
 
 
 def group_keys(models: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, str]]:

@@ -17,6 +17,7 @@ from typing import Any
 from nlibias.benchmarks.registry import samples_source, scorer_for
 from nlibias.errors import ConfigError
 from nlibias.io.predictions import read_predictions
+from nlibias.io.results import MetricsDocument
 from nlibias.jobs.audit import (
     AuditResult,
     check_bootstrap,
@@ -35,7 +36,7 @@ from nlibias.schema.model_keys import PredictorKind
 
 def build_metrics(
     samples: Sequence[Sample], predictions: Sequence[Prediction], *, bootstrap: int = 1000, seed: int = 0
-) -> dict[str, Any]:
+) -> MetricsDocument:
     """``metrics.json`` without ``run`` for every model present in ``predictions`` (object scorers)."""
     check_bootstrap(bootstrap)
     source = samples_source(samples)
@@ -48,7 +49,12 @@ def build_metrics(
         model: scorer_for(source, kinds[model])(samples, rows, bootstrap=bootstrap, seed=seed)
         for model, rows in by_model.items()
     }
-    return metrics_document(source, len(samples), models, kinds, bootstrap=bootstrap, seed=seed)
+    domain_of: dict[str, str] = {}
+    for sample in samples:  # each subtopic's first domain, as SampleColumns.domain_of_subtopic
+        domain_of.setdefault(sample.subtopic, sample.domain)
+    return metrics_document(
+        source, len(samples), models, kinds, bootstrap=bootstrap, seed=seed, domain_of=domain_of
+    )
 
 
 def audit_objects(
