@@ -31,7 +31,7 @@ def serve_command(
     host: str = typer.Option(
         "127.0.0.1", "--host", help="Address to bind; anything but loopback needs a token."
     ),
-    port: int = typer.Option(8765, "--port", help="Port to listen on."),
+    port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port to listen on (0: any free port)."),
     token: str | None = typer.Option(
         None,
         "--token",

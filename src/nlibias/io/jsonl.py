@@ -55,10 +55,22 @@ def read_jsonl_record(path: str | Path, offset: int) -> Any:
 
 def _parse(path: Path, line: bytes, line_number: int | None) -> Any:
     try:
-        return json.loads(line)
+        value = json.loads(line)
     except json.JSONDecodeError as exc:
         raise SourceError(path, None, f"invalid JSON: {exc.msg}", line=line_number) from None
     except UnicodeDecodeError:
         raise SourceError(
             path, None, "not UTF-8 text", line=line_number, fix="save the file as UTF-8"
         ) from None
+    if b"\\ud" in line or b"\\uD" in line:  # a surrogate escape: refuse a lone one now, not at write time
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise SourceError(
+                path,
+                None,
+                "a \\ud800-\\udfff escape that is not half of a surrogate pair (not a character)",
+                line=line_number,
+                fix="remove it or write the character itself",
+            ) from None
+    return value

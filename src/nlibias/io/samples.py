@@ -234,13 +234,14 @@ def iter_samples(
     path = resolve_samples_path(path)
     shared = _StringPool(provenance_keys, share=share_strings)
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
         line = 0
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
+        for batch in parquet_batches(path):
             for row in batch.to_pylist():
                 line += 1
-                row["provenance"] = json.loads(row.get("provenance") or "{}")
+                try:
+                    row["provenance"] = json.loads(row.get("provenance") or "{}")
+                except (json.JSONDecodeError, TypeError):
+                    raise SourceError(path, "provenance", "not a JSON object", line=line) from None
                 yield _from_record(path, line, row, shared)
     else:
         for line_number, raw in iter_jsonl(path):
@@ -263,9 +264,7 @@ def iter_checked_fields(path: str | Path, fields: Sequence[str]) -> Iterator[tup
     """
     path = resolve_samples_path(path)
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=4096, columns=list(fields)):
+        for batch in parquet_batches(path, list(fields)):
             yield from zip(*(batch.column(name).to_pylist() for name in fields), strict=True)
         return
     for line, raw in iter_jsonl(path):
@@ -275,6 +274,23 @@ def iter_checked_fields(path: str | Path, fields: Sequence[str]) -> Iterator[tup
             raise SourceError(
                 path, None, "the file changed after it was checked (a sample lacks a field)", line=line
             ) from None
+
+
+def parquet_batches(path: Path, columns: list[str] | None = None) -> Iterator[Any]:
+    """The record batches of a Parquet file; a damaged file or a missing column is refused with
+    the path (pyarrow's own errors name neither)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        yield from pq.ParquetFile(path).iter_batches(batch_size=4096, columns=columns)
+    except (pa.ArrowException, OSError, ValueError, KeyError) as exc:
+        raise SourceError(
+            path,
+            None,
+            f"not a readable Parquet samples file ({type(exc).__name__}: {exc})",
+            fix="write it again with `nlibias expand`, or pass the samples.jsonl file",
+        ) from None
 
 
 def peek_source(path: str | Path) -> str | None:

@@ -70,7 +70,7 @@ def score_files(
     >>> overall["n_pairs"], overall["cf_pro"], len(result.predictions)
     (1, 50.0, 2)
     """
-    check_bootstrap(bootstrap)
+    check_bootstrap(bootstrap, seed)
     columns, id_positions = read_sample_columns_and_ids(samples_path)
     scorer = column_scorer_for(columns.source)
     if scorer is None or not takes_labels(scorer):

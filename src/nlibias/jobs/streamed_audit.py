@@ -157,7 +157,7 @@ def audit_samples(
     (1, 2)
     """
     check_predictors(predictors)
-    check_bootstrap(bootstrap)
+    check_bootstrap(bootstrap, seed)
     if chunk_pairs < 1:
         raise ConfigError(
             f"chunk_pairs is {chunk_pairs}; pass a positive number of pairs", parameter="chunk_pairs"
