@@ -501,7 +501,7 @@ def expand_bbnli(source: str | Path) -> Expansion:
         sub_samples, sub_degenerate = expand_subtopic(sub)
         samples.extend(sub_samples)
         degenerate.extend(sub_degenerate)
-    warnings = (degenerate_warning(degenerate),) if degenerate else ()
+    warnings: tuple[str, ...] = (degenerate_warning(degenerate),) if degenerate else ()
     warnings += domain_folder_warnings(subtopics, source)
     return Expansion(
         samples=tuple(samples),

@@ -6,8 +6,8 @@ import json
 import sys
 from typing import Any, NoReturn
 
-import click
 import typer
+import typer.exceptions
 from typer.core import TyperGroup
 
 DEBUG_KEY = "nlibias.debug"
@@ -18,13 +18,13 @@ class GuardedGroup(TyperGroup):
     (:mod:`nlibias.cli.faults`), so the installed ``nlibias`` and an in-process ``CliRunner``
     print the same short errors and exit with the same codes."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         from nlibias.cli import faults
         from nlibias.errors import NlibiasError
 
         try:
             return super().invoke(ctx)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+        except (typer.exceptions.TyperException, typer.Exit, typer.Abort):  # usage errors, --help, exits
             raise
         except KeyboardInterrupt:
             fail(

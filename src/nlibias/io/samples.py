@@ -168,12 +168,34 @@ def _quick_sample(raw: dict[str, Any], shared: _StringPool) -> Sample | None:
     return shared.sample(fields, provenance)
 
 
+_NEUTRAL_BIAS_SOURCES = frozenset({"bbnli", "bbnli-next", "occupations"})
+"""Sources whose bias samples (stereotype pro/anti) are neutral by construction (DESIGN: BBNLI)."""
+
+
+def _checked(path: Path, line: int, sample: Sample) -> Sample:
+    """Refuse what would change results silently: an empty text, a bias sample of a neutral-gold
+    benchmark with another gold label."""
+    for name in ("premise", "hypothesis"):
+        if not getattr(sample, name).strip():
+            raise SourceError(path, name, "empty text", line=line, fix="remove the sample or write its text")
+    if sample.stereotype is not None and sample.gold != "neutral" and sample.source in _NEUTRAL_BIAS_SOURCES:
+        raise SourceError(
+            path,
+            "gold",
+            f"a {sample.source} bias sample (stereotype {sample.stereotype}) has gold {sample.gold}; "
+            "its bias samples are neutral",
+            line=line,
+            fix="set gold to neutral, or stereotype to null for a test sample",
+        )
+    return sample
+
+
 def _from_record(path: Path, line: int, raw: Any, shared: _StringPool) -> Sample:
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a JSON object", line=line)
     quick = _quick_sample(raw, shared)
     if quick is not None:
-        return quick
+        return _checked(path, line, quick)
     try:
         record = SampleRecord.model_validate(raw)
     except ValidationError as exc:
@@ -188,7 +210,9 @@ def _from_record(path: Path, line: int, raw: Any, shared: _StringPool) -> Sample
         ) from None
     provenance = dict(record.provenance)
     provenance.update(record.model_extra or {})
-    return shared.sample({name: getattr(record, name) for name in _CORE_FIELDS}, provenance)
+    return _checked(
+        path, line, shared.sample({name: getattr(record, name) for name in _CORE_FIELDS}, provenance)
+    )
 
 
 def resolve_samples_path(path: str | Path) -> Path:

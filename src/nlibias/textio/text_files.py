@@ -21,6 +21,7 @@ import csv
 import io
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from nlibias.errors import SourceError
 
@@ -93,7 +94,7 @@ def _csv_rows(path: str | Path, text: str) -> tuple[list[str] | None, Iterator[t
     return _next_row(path, reader, 1), _rest(path, reader)
 
 
-def _rest(path: str | Path, reader: csv._reader) -> Iterator[tuple[int, list[str]]]:
+def _rest(path: str | Path, reader: Any) -> Iterator[tuple[int, list[str]]]:
     while True:
         start = reader.line_num + 1
         row = _next_row(path, reader, start)
@@ -103,7 +104,7 @@ def _rest(path: str | Path, reader: csv._reader) -> Iterator[tuple[int, list[str
             yield start, row
 
 
-def _next_row(path: str | Path, reader: csv._reader, start: int) -> list[str] | None:
+def _next_row(path: str | Path, reader: Any, start: int) -> list[str] | None:
     previous = csv.field_size_limit(CSV_FIELD_LIMIT)
     try:
         return next(reader)

@@ -24,7 +24,7 @@ def load_yaml(text: str, path: str | Path) -> Any:
         def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
             seen: dict[Any, int] = {}
             for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+                key = self.construct_object(key_node, deep=deep)
                 line = key_node.start_mark.line + 1
                 try:
                     first = seen.setdefault(key, line)
