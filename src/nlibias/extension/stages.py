@@ -174,9 +174,11 @@ def run_validate(p: Pipeline) -> dict[str, Any] | str:
         "judgements_file": str(p.judgements_path()) if judgements is not None else None,
     }
     write_json(p.run_dir / "validation/summary.json", summary)
+    unjudged = result.summary["categories"].get("unjudged", {}).get("hypotheses", 0)
     return {
         "status": result.summary["status"],
         "queued_hypotheses": len({(s.subtopic, s.hypothesis) for s in kept}),
+        "unjudged_hypotheses": unjudged,
         "accepted_samples": len(result.accepted),
     }
 

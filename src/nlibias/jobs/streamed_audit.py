@@ -248,7 +248,16 @@ def predict_distinct(
 
     probs = np.full((len(distinct), 3), np.nan)
     totals = dict.fromkeys(
-        ("unique_pairs", "cached_pairs", "computed_pairs", "real_tokens", "padded_tokens"), 0
+        (
+            "unique_pairs",
+            "cached_pairs",
+            "computed_pairs",
+            "real_tokens",
+            "padded_tokens",
+            "cache_rejected",
+            "truncated_pairs",
+        ),
+        0,
     )
     seconds = 0.0
     filled = 0
