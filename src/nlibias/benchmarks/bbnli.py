@@ -27,7 +27,7 @@ from typing import Any, Literal
 from nlibias.benchmarks.templating import GROUP_SLOTS, placeholders, render
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample
-from nlibias.textio.text_files import read_text
+from nlibias.textio.text_files import check_json_text, read_text
 
 SOURCE = "bbnli"
 DEFAULT_ANSWER_CHOICES = ("Contradiction", "Neutral", "Entailment")
@@ -175,7 +175,7 @@ def load_bbnli_json(path: str | Path) -> BBNLISubtopic:
     path = Path(path)
     text = read_text(path)
     try:
-        raw = json.loads(text)
+        raw = check_json_text(path, text, json.loads(text))
     except json.JSONDecodeError as exc:
         raise SourceError(
             path, None, f"invalid JSON: {exc.msg}", line=exc.lineno, fix="fix the syntax at that position"

@@ -56,7 +56,12 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
             line=1,
             fix=f"BBNLI's CSV layout has the columns {','.join(CSV_COLUMNS)}",
         )
-    yield from read_csv_records(path, text)
+    rows = 0
+    for line, row in read_csv_records(path, text):
+        rows += 1
+        yield line, row
+    if not rows:
+        raise SourceError(path, None, "no data rows (only a header)", fix="point at BBNLI's expanded CSV")
 
 
 def read_bbnli_csv(path: str | Path) -> Expansion:

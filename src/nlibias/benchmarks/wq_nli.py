@@ -405,6 +405,8 @@ def read_wq_nli(path: str | Path) -> list[WQTriple]:
         else:
             first_row[key] = row
         triples.append(triple)
+    if not triples:
+        raise SourceError(path, None, "no data rows (only a header)", fix="point at winoqueer_nli.csv")
     return triples
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.errors import SourceError
-from nlibias.textio.text_files import read_text
+from nlibias.textio.text_files import check_json_text, read_text
 
 
 def read_json_file(path: str | Path) -> Any:
@@ -31,7 +31,7 @@ def read_json_file(path: str | Path) -> Any:
     """
     text = read_text(path)
     try:
-        return json.loads(text)
+        return check_json_text(path, text, json.loads(text))
     except json.JSONDecodeError as exc:
         raise SourceError(path, None, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
 
@@ -81,15 +81,6 @@ def _parse(path: Path, line: bytes, line_number: int | None) -> Any:
         raise SourceError(
             path, None, "not UTF-8 text", line=line_number, fix="save the file as UTF-8"
         ) from None
-    if b"\\ud" in line or b"\\uD" in line:  # a surrogate escape: refuse a lone one now, not at write time
-        try:
-            json.dumps(value, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise SourceError(
-                path,
-                None,
-                "a \\ud800-\\udfff escape that is not half of a surrogate pair (not a character)",
-                line=line_number,
-                fix="remove it or write the character itself",
-            ) from None
+    if b"\\u" in line:  # a lone surrogate escape is refused now, not when the text is written
+        check_json_text(path, line.decode("utf-8"), value, line=line_number)
     return value
