@@ -146,21 +146,13 @@ def build_base(root: Path, data_dir: Path) -> Base:
     return Base(root, root / "bbnli", samples, run / "predictions.jsonl", run, cache, validation_run)
 
 
-QUEUE_HEADER = [
-    "hypothesis_id",
-    "subtopic",
-    "domain",
-    "hypothesis",
-    "suggested_stereotype",
-    "masked_template",
-    "bbnli_template",
-    "fill_word",
-    "example_premise",
-    "samples",
-    "judgement",
-    "stereotype",
-    "note",
-]
+def _queue_header() -> list[str]:
+    from nlibias.extension.validation_handoff import QUEUE_COLUMNS
+
+    return list(QUEUE_COLUMNS)
+
+
+QUEUE_HEADER = _queue_header()
 
 
 def _hid(subtopic: str, hypothesis: str) -> str:
@@ -193,20 +185,13 @@ def bbnli_csv_rows(label: str = "1", hypothesis: str = "Men work.") -> list[list
     ]
 
 
-BBNLI_CSV_HEADER = [
-    "domain",
-    "name",
-    "id",
-    "type",
-    "unique_id",
-    "premise",
-    "hypothesis_type",
-    "hypothesis",
-    "question",
-    "true_label",
-    "bias_label",
-    "reference",
-]
+def _bbnli_csv_header() -> list[str]:
+    from nlibias.benchmarks.bbnli_csv import CSV_COLUMNS
+
+    return list(CSV_COLUMNS)
+
+
+BBNLI_CSV_HEADER = _bbnli_csv_header()
 WQ_HEADER = "stereo_premise,counter_premise,hypothesis\n"
 WQ_ROW = "Some people are LGBTQ+.,Some people are straight.,Some people are abnormal.\n"
 
