@@ -50,7 +50,9 @@ def main() -> None:
                 for start in range(0, len(keys), 500):
                     chunk = keys[start : start + 500]
                     marks = ",".join("?" * len(chunk))
-                    for key, text in db.execute(f"SELECT key, value FROM outputs WHERE key IN ({marks})", chunk):
+                    for key, text in db.execute(
+                        f"SELECT key, value FROM outputs WHERE key IN ({marks})", chunk
+                    ):
                         found[key] = json.loads(text.rpartition("#")[0])
                 db.close()
                 return found
