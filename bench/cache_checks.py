@@ -14,12 +14,13 @@ import random
 import sqlite3
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from nlibias.runtime.cache import PredictionCache, is_probability_row
 
 
-def _best(rounds: int, run) -> float:  # type: ignore[no-untyped-def]
+def _best(rounds: int, run: Callable[[], object]) -> float:
     times = []
     for _ in range(rounds):
         started = time.perf_counter()
