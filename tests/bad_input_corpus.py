@@ -101,7 +101,7 @@ def judge(case: Case, base_dir: Path, base: Base) -> Outcome:
     elif code == 70:
         verdict = "internal"
     elif code != 0:
-        verdict = "clear" if named in text or Path(named).name in text else "unclear"
+        verdict = "clear" if named in " ".join(text.split()) else "unclear"
     elif case.expect == "warn" and "warning" in text.lower():
         verdict = "warned"
     else:
