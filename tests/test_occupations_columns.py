@@ -24,7 +24,7 @@ from nlibias.metrics.occupations import (
     score_occupations,
     score_occupations_columns,
 )
-from nlibias.metrics.row_slices import pair_samples, summarise_units
+from nlibias.metrics.row_slices import pair_samples, units_frame
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.runtime.predict import ClassifierPredictor
 from nlibias.schema import LABELS, Prediction, Sample
@@ -96,7 +96,7 @@ def old_score_occupations(
     samples: Sequence[Sample], predictions: Sequence[Prediction], *, bootstrap: int, seed: int = 0
 ) -> dict[str, Any]:
     values, groups, unpaired = _old_pair_values(samples, predictions)
-    report = summarise_units(
+    report = units_frame(
         values,
         ("S", "delta_p", "B"),
         groups=groups,
@@ -104,7 +104,7 @@ def old_score_occupations(
         bootstrap=bootstrap,
         seed=seed,
         n_key="n_pairs",
-    )
+    ).to_dict()
     report["overall"]["unpaired"] = unpaired
     return report
 

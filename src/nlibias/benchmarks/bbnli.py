@@ -334,7 +334,7 @@ def load_bbnli_dir(path: str | Path) -> list[BBNLISubtopic]:
             path,
             None,
             "no BBNLI .json files found",
-            fix="point --source at a directory laid out as <domain>/<subtopic>.json, or at a CSV",
+            fix="pass as source a directory laid out as <domain>/<subtopic>.json, or a CSV",
         )
     subtopics = [load_bbnli_json(f) for f in files]
     seen: dict[str, str] = {}

@@ -27,7 +27,16 @@ EXIT_INTERNAL_ERROR = 70  # EX_SOFTWARE (sysexits.h)
 EXIT_INTERRUPTED = 130
 
 # Library parameters whose command-line option is not simply ``--`` + the name with dashes.
-_FLAGS = {"models": "--model / --generative", "out_dir": "--out", "samples_path": "--samples"}
+_FLAGS = {
+    "models": "--model / --generative",
+    "out_dir": "--out",
+    "samples_path": "--samples",
+    "prompts": "--prompt",
+    "generative": "--generative",
+    "from_stage": "--from",
+    "ray_address": "--ray",
+    "ray_gpus_per_worker": "--ray-gpus-per-worker",
+}
 
 _OS_REASONS = {
     errno.EACCES: (

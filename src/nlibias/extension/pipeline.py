@@ -311,13 +311,15 @@ class Pipeline:
     # -- running --------------------------------------------------------------------------------
 
     def run(self, *, from_stage: str | None = None, until: str | None = None) -> PipelineResult:
-        for name, value in (("--from", from_stage), ("--until", until)):
+        for name, value in (("from_stage", from_stage), ("until", until)):
             if value is not None and value not in STAGES:
-                raise ConfigError(f"{name} {value!r}: unknown stage (stages: {', '.join(STAGES)})")
+                raise ConfigError(
+                    f"{name} {value!r}: unknown stage (stages: {', '.join(STAGES)})", parameter=name
+                )
         first_forced = STAGES.index(from_stage) if from_stage else len(STAGES)
         last = STAGES.index(until) if until else len(STAGES) - 1
         if first_forced <= len(STAGES) - 1 and first_forced > last:
-            raise ConfigError(f"--from {from_stage} comes after --until {until}")
+            raise ConfigError(f"from_stage {from_stage} comes after until {until}", parameter="from_stage")
         self.run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.run_dir / "config.yaml", dump_config(self.config))
         reports: list[StageReport] = []
@@ -334,8 +336,9 @@ class Pipeline:
                 else:
                     if from_stage is not None and index < first_forced:
                         raise ConfigError(
-                            f"--from {from_stage}: the earlier stage {stage!r} has not finished or its inputs changed; "
-                            "run without --from"
+                            f"from_stage {from_stage}: the earlier stage {stage!r} has not finished or its inputs "
+                            "changed; run without from_stage",
+                            parameter="from_stage",
                         )
                     report = self._run_stage(stage, fingerprint)
                 reports.append(report)

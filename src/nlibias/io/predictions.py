@@ -160,7 +160,7 @@ def _unknown_id(path: Path, sample_id: str, line: int) -> SourceError:
         "id",
         f"unknown sample id {sample_id!r}",
         line=line,
-        fix="predictions must refer to ids of the samples given with --samples",
+        fix="predictions must refer to ids of the samples they are scored with",
     )
 
 

@@ -53,7 +53,7 @@ from nlibias.jobs.audit import (
 from nlibias.models.base import NLIClassifier
 from nlibias.runtime.base import Predictor
 from nlibias.runtime.cache import PredictionCache
-from nlibias.runtime.predict import ClassifierPredictor, PredictionRun, predict_pairs
+from nlibias.runtime.predict import ClassifierPredictor, PairProbabilities, predict_pairs
 from nlibias.schema import LABELS, Prediction
 from nlibias.schema.columns import IdPositions, ItemSequence, SampleColumns
 
@@ -240,7 +240,7 @@ def predict_distinct(
     cache: PredictionCache | None,
     progress: bool,
     chunk_pairs: int,
-) -> PredictionRun:
+) -> PairProbabilities:
     """One pass over the samples file: the classifier's probabilities for each distinct pair, in
     first-occurrence order, ``chunk_pairs`` at a time (one progress bar for the whole pass), each
     chunk's rows written into one array (no concatenation at the end)."""
@@ -290,7 +290,7 @@ def predict_distinct(
             run_chunk(chunk)
     if read != len(distinct.first) or filled != len(probs):
         raise changed
-    return PredictionRun(probs=probs, seconds=seconds, **totals)
+    return PairProbabilities(probs=probs, seconds=seconds, **totals)
 
 
 class ProbabilityPredictions(ItemSequence[Prediction]):

@@ -32,7 +32,7 @@ import numpy as np
 
 from nlibias.errors import ConfigError
 from nlibias.metrics.bbnli_scorer import align_predictions
-from nlibias.metrics.row_slices import pair_codes, provenance_labels, summarise_units
+from nlibias.metrics.row_slices import pair_codes, provenance_labels, units_frame
 from nlibias.metrics.wq_nli import probability_rows, refuse_missing_probabilities
 from nlibias.schema import LABEL_INDEX, Prediction, Sample
 from nlibias.schema.columns import SampleColumns
@@ -212,7 +212,7 @@ def score_occupations_columns(
     (1, 0.0, 35.7143, 100.0, ['nurse'])
     """
     values, groups, unpaired = pair_value_columns(columns, probs, model=model, labels=labels)
-    report = summarise_units(
+    report = units_frame(
         values,
         MEASURE_KEYS,
         groups=groups,
@@ -221,6 +221,6 @@ def score_occupations_columns(
         seed=seed,
         n_key="n_pairs",
         confidence=confidence,
-    )
+    ).to_dict()
     report["overall"]["unpaired"] = unpaired
     return report

@@ -217,7 +217,7 @@ def load_run(path: str | Path, *, label: str | None = None) -> Run:
             path,
             None,
             "no metrics.json (audit/score run) and no run.json (extension run) here",
-            fix="pass the --out directory of `nlibias audit`, `nlibias score` or `nlibias extend`",
+            fix="pass the output directory of an audit, a scoring or an extension",
         )
     card = _read_card(path) if run_json else None
     return Run(

@@ -21,7 +21,7 @@ from nlibias.schema.model_keys import PredictorKind
 
 
 @dataclass(frozen=True)
-class PredictionRun:
+class PairProbabilities:
     """Probabilities for every input pair, in input order, and what it took to get them."""
 
     probs: np.ndarray
@@ -178,7 +178,7 @@ def predict_pairs(
     *,
     progress: bool = True,
     bar: Any = None,
-) -> PredictionRun:
+) -> PairProbabilities:
     """Probabilities for ``pairs`` through :func:`cached_outputs` (distinct pairs computed once).
 
     ``bar``: a progress bar (``tqdm``) to advance by every pair answered, cached or computed,
@@ -213,7 +213,7 @@ def predict_pairs(
     unique_probs = np.array(run.outputs, dtype=np.float64).reshape(len(unique), 3)
     if np.isnan(unique_probs).any():
         raise RuntimeError(f"{classifier.name}: the backend returned no output for some pairs")
-    return PredictionRun(
+    return PairProbabilities(
         probs=unique_probs[positions] if len(positions) else np.zeros((0, 3)),
         unique_pairs=len(unique),
         cached_pairs=run.cached,

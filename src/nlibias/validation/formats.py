@@ -233,7 +233,10 @@ def detect_format(path: Path) -> str:
     if isinstance(data, list) and data and isinstance(data[0], dict):
         return "label-studio" if "data" in data[0] else "argilla"
     raise SourceError(
-        path, None, "cannot tell the format: expected a JSON list of tasks or records", fix="pass --format"
+        path,
+        None,
+        "cannot tell the format: expected a JSON list of tasks or records",
+        fix="name the format: label-studio, argilla or csv",
     )
 
 
@@ -275,7 +278,7 @@ class _Checker:
         annotator = annotator or (self.default_annotator or "")
         if not annotator:
             raise self.fail(
-                where, "annotator", "no annotator", fix="add an annotator column or pass --annotator"
+                where, "annotator", "no annotator", fix="add an annotator column or name a default annotator"
             )
         if not ANNOTATOR_PATTERN.match(annotator):
             raise self.fail(

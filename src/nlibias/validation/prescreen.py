@@ -215,7 +215,9 @@ def run_prescreen(
     from nlibias.runtime.cache import PredictionCache, default_cache_path
 
     if not nli_judge and not lm_judge:
-        raise ConfigError("name a judge: --judge NLI_MODEL and/or --lm-judge GENERATIVE_MODEL")
+        raise ConfigError(
+            "name a judge: an NLI model (judge) and/or a generative LM (lm_judge)", parameter="judge"
+        )
     run_dir = Path(run_dir)
     queue = read_queue(run_dir / QUEUE_CSV)
     store = AnnotationStore.for_run(run_dir)
