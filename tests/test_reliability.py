@@ -190,3 +190,32 @@ def test_the_judgements_csv_of_extend_refuses_a_short_row(tmp_path: Path) -> Non
     with pytest.raises(SourceError) as caught:
         read_judgements(path, [row])
     assert caught.value.line == 3 and "row has 1 field" in str(caught.value)
+
+
+def test_a_full_disk_while_writing_the_run_is_named_with_the_fix(
+    bbnli_samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import nlibias.io.atomic
+
+    def full(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(dst))
+
+    monkeypatch.setattr(nlibias.io.atomic.os, "replace", full)
+    out = tmp_path / "run"
+    args = [
+        "audit",
+        "--samples",
+        str(bbnli_samples),
+        "--model",
+        "fake:x",
+        "--out",
+        str(out),
+        "--no-cache",
+        "--quiet",
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "no space left on the device (free some space or choose another directory)" in result.output
+    assert str(out) in result.output
