@@ -359,6 +359,24 @@ def _masks_file_cases() -> list[Case]:
     masks("truncated", b'{"subtopic": "man_is_to_breadwinner", "masked": "<mask>')
     masks("not-object", b"[1]\n")
     masks("lone-surrogate", b'{"subtopic": "\\ud800"}\n')
+
+    def extend_input(name: str, flag: str, body: bytes, suffix: str) -> None:
+        def build(d: Path, base: Base) -> tuple[list[str], str]:
+            path = d / f"input{suffix}"
+            if flag == "--source":  # a BBNLI directory holding the bad file
+                path = d / "src" / "gender" / "bad.json"
+                path.parent.mkdir(parents=True)
+            path.write_bytes(body)
+            given = path.parent.parent if flag == "--source" else path
+            args = ["extend", flag, str(given), "--out", str(d / "next"), "--mlm", "fake", "--until", "masks"]
+            return [*args, "--cache", str(d / "c.sqlite"), "--no-progress"], str(path)
+
+        found.append(Case(f"extend-input/{name}", build))
+
+    extend_input("source-not-utf8", "--source", b'{"premise": ["' + LATIN1 + b'"]}', ".json")
+    extend_input("source-truncated", "--source", b'{"premise": ["A', ".json")
+    extend_input("templates-not-utf8", "--templates", b'{"subtopic": ' + LATIN1 + b"}\n", ".jsonl")
+    extend_input("templates-truncated", "--templates", b'{"subtopic": "man_is', ".jsonl")
     return found
 
 

@@ -35,6 +35,19 @@ def validation_cases() -> list[Case]:
 
         found.append(Case(f"validation/{name}", build, expect))
 
+    def kept_file(body: bytes) -> Callable[[Path, Base], tuple[list[str], str]]:
+        def build(run: Path, base: Base) -> tuple[list[str], str]:
+            path = run / "filter" / "kept.jsonl"
+            path.parent.mkdir()
+            path.write_bytes(body)
+            return ["validate", "prescreen", str(run), "--judge", "fake:j", "--no-progress"], str(path)
+
+        return build
+
+    validation("prescreen-kept-not-utf8", kept_file(b'{"subtopic": "s", "hypothesis": "' + LATIN1 + b'"}\n'))
+    validation("prescreen-kept-truncated", kept_file(b'{"subtopic": "s", "hypo'))
+    validation("prescreen-kept-wrong-type", kept_file(b'{"subtopic": "s", "hypothesis": 5}\n'))
+
     def queue_fault(body: bytes, command: str = "status") -> Callable[[Path, Base], tuple[list[str], str]]:
         def build(run: Path, base: Base) -> tuple[list[str], str]:
             path = run / "validation" / "queue.csv"

@@ -43,13 +43,14 @@ def test_the_corpus_covers_every_reader() -> None:
         "metrics-json",
         "prompt-file",
         "extend-config",
+        "extend-input",
         "masks-file",
         "validation",
         "cache",
         "options",
         "output",
     }
-    assert len(CASES) >= 130 and len({case.name for case in CASES}) == len(CASES)
+    assert len(CASES) >= 140 and len({case.name for case in CASES}) == len(CASES)
 
 
 @pytest.mark.parametrize("case", PARAMS)
