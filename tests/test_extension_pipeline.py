@@ -404,3 +404,32 @@ def test_default_classifier_passes_the_speed_flags_to_the_backend(tiny_nli_dir: 
     classifier = default_classifier(spec, settings)
     assert classifier.identity()["quantize"] == "int8-dynamic-linear"
     assert torch.get_num_threads() == 1
+
+
+def test_extend_warns_how_many_hypotheses_are_left_unjudged(tmp_path: Path) -> None:
+    import csv
+
+    from nlibias.cli.main import app
+
+    args = ["extend", "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "c.sqlite"), "--mlm", "fake"]
+    args += [
+        "--filter-model",
+        "fake:a",
+        "--holdout-model",
+        "fake:held",
+        "--subtopic",
+        SMALL[1],
+        "--top-k",
+        "2",
+    ]
+    CliRunner().invoke(app, args)  # stops at the queue
+    queue = tmp_path / "run" / "validation" / "queue.csv"
+    rows = list(csv.DictReader(queue.open(encoding="utf-8")))
+    assert len(rows) > 1
+    judged = tmp_path / "run" / "validation" / "judgements.csv"
+    judged.write_text(
+        f"hypothesis_id,judgement,stereotype\n{rows[0]['hypothesis_id']},valid,pro\n", encoding="utf-8"
+    )
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert f"warning: {len(rows) - 1} of {len(rows)} hypotheses have no judgement" in done.output

@@ -219,3 +219,32 @@ def test_a_full_disk_while_writing_the_run_is_named_with_the_fix(
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "no space left on the device (free some space or choose another directory)" in result.output
     assert str(out) in result.output
+
+
+def test_the_audit_warns_how_many_pairs_were_truncated(tiny_nli_dir: Path, tmp_path: Path) -> None:
+    from nlibias.io.samples import write_samples
+    from nlibias.schema import Sample
+    from nlibias.testing.tiny_models import TINY_MAX_LENGTH
+
+    long = " ".join(["the men went to work"] * TINY_MAX_LENGTH)  # past the tiny model's length
+    samples = [
+        Sample(
+            id=f"x:{s}",
+            source="bbnli",
+            domain="d",
+            subtopic="t",
+            premise="A man.",
+            hypothesis=text,
+            gold="neutral",
+            stereotype=s,
+            pair_key="x",
+        )
+        for s, text in (("pro", "Men work."), ("anti", long))
+    ]
+    run = write_samples(tmp_path / "s", samples)["jsonl"].parent
+    args = ["audit", "--samples", str(run), "--model", str(tiny_nli_dir), "--out", str(tmp_path / "o")]
+    result = CliRunner().invoke(app, [*args, "--no-cache", "--bootstrap", "0", "--quiet", "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    assert "1 pairs are longer than the model's maximum length and were truncated" in result.output
+    stats = json.loads((tmp_path / "o" / "metrics.json").read_text())["run"]["models"]
+    assert [m["stats"]["truncated_pairs"] for m in stats.values()] == [1]
