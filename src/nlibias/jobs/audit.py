@@ -9,15 +9,16 @@ audit rerun with the same command computes only what is missing.
 from __future__ import annotations
 
 import platform
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from nlibias import __version__
-from nlibias.benchmarks.registry import provenance_keys_for, samples_source, scorer_for
+from nlibias.benchmarks.registry import column_scorer_for, pair_measures_for_generative, provenance_keys_for
 from nlibias.errors import ConfigError
 from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.io.predictions import PREDICTIONS_JSONL, write_predictions
@@ -26,6 +27,7 @@ from nlibias.report.tables import format_all_tables
 from nlibias.runtime.base import Predictor
 from nlibias.runtime.cache import PredictionCache
 from nlibias.schema import Prediction, Sample
+from nlibias.schema.columns import SampleColumns
 from nlibias.schema.model_keys import PredictorKind
 
 if TYPE_CHECKING:
@@ -86,26 +88,49 @@ def read_samples_to_score(path: str | Path) -> list[Sample]:
     return read_samples(path, provenance_keys=provenance_keys_for(peek_source(path)))
 
 
-def build_metrics(
-    samples: Sequence[Sample],
-    predictions: Sequence[Prediction],
-    *,
-    bootstrap: int = 1000,
-    seed: int = 0,
+@dataclass(frozen=True, eq=False)
+class ModelOutputs:
+    """One model's outputs, aligned with the samples' columns: what its measures are computed from."""
+
+    kind: PredictorKind
+    """``classifier`` (3-way probabilities) or ``generative`` (answers read as labels)."""
+    probs: np.ndarray
+    """``(samples x 3)``: the probabilities, NaN where the model gave none."""
+    labels: np.ndarray | None = None
+    """A label code per sample (-1: no answer); None: each sample's most probable label."""
+    predictions: Sequence[Prediction] | None = None
+    """The rows themselves, one per sample (generative answers: their measures read the answers)."""
+
+    @classmethod
+    def of_predictions(cls, predictions: Sequence[Prediction], kind: PredictorKind) -> ModelOutputs:
+        """The outputs held by one model's predictions (one per sample, in sample order)."""
+        from nlibias.metrics.bbnli import label_codes
+
+        probs = np.full((len(predictions), 3), np.nan)
+        for i, prediction in enumerate(predictions):
+            if prediction.probs is not None:
+                probs[i] = prediction.probs
+        labels = label_codes([p.label for p in predictions])
+        return cls(kind=kind, probs=probs, labels=labels, predictions=predictions)
+
+
+def score_outputs(
+    columns: SampleColumns, outputs: ModelOutputs, *, model: str, bootstrap: int, seed: int
 ) -> dict[str, Any]:
-    """``{"source": ..., "models": {MODEL: metrics}}`` for every model present in ``predictions``."""
-    check_bootstrap(bootstrap, seed)
-    source = samples_source(samples)
-    by_model: dict[str, list[Prediction]] = {}
-    kinds: dict[str, PredictorKind] = {}
-    for prediction in predictions:
-        by_model.setdefault(prediction.model, []).append(prediction)
-        kinds.setdefault(prediction.model, prediction.kind)  # type: ignore[arg-type]
-    models = {
-        model: scorer_for(source, kinds[model])(samples, model_predictions, bootstrap=bootstrap, seed=seed)
-        for model, model_predictions in by_model.items()
-    }
-    return metrics_document(source, len(samples), models, kinds, bootstrap=bootstrap, seed=seed)
+    """One model's metrics with the measures of the samples' benchmark for its predictor kind:
+    the benchmark's column scorer, or the generative pair measures for yes/no answers on a pair
+    benchmark (:attr:`~nlibias.benchmarks.base.Benchmark.pair_measures_for_generative`)."""
+    if outputs.kind == "generative" and pair_measures_for_generative(columns.source):
+        from nlibias.metrics.generative import score_generative_columns
+
+        assert outputs.predictions is not None, "generative outputs carry their predictions"
+        return score_generative_columns(
+            columns, outputs.predictions, model=model, bootstrap=bootstrap, seed=seed
+        )
+    scorer = column_scorer_for(columns.source)
+    if outputs.labels is None:
+        return scorer(columns, outputs.probs, model=model, bootstrap=bootstrap, seed=seed)
+    return scorer(columns, outputs.probs, labels=outputs.labels, model=model, bootstrap=bootstrap, seed=seed)
 
 
 def check_bootstrap(bootstrap: int, seed: int = 0) -> None:
@@ -200,83 +225,6 @@ def run_section(
         "models": model_runs,
         "cache": str(cache.path) if cache is not None else None,
     }
-
-
-def audit(
-    samples: Sequence[Sample],
-    predictors: Sequence[Predictor],
-    *,
-    out_dir: str | Path | None,
-    cache: PredictionCache | None,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    progress: bool = True,
-    samples_path: str | Path | None = None,
-    extra: Mapping[str, Any] | None = None,
-    note: str | None = None,
-) -> AuditResult:
-    """Predict every sample with every predictor, score, and write the run directory.
-
-    ``extra`` is merged into ``metrics.json``; ``note`` is appended to ``tables.txt``.
-
-    >>> from nlibias.models.fake import FakeNLIClassifier
-    >>> from nlibias.runtime.predict import ClassifierPredictor
-    >>> from nlibias.schema import Sample
-    >>> pair = [Sample(id=f"x:{s}", source="bbnli", domain="d", subtopic="t", premise="P.",
-    ...                hypothesis=f"{s} H.", gold="neutral", stereotype=s, pair_key="x")
-    ...         for s in ("pro", "anti")]
-    >>> result = audit(pair, [ClassifierPredictor(FakeNLIClassifier())], out_dir=None, cache=None,
-    ...                bootstrap=0, progress=False)
-    >>> result.metrics["models"]["fake-nli"]["overall"]["n"]
-    2
-    """
-    if not samples:
-        raise ConfigError("no samples to audit")
-    check_predictors(predictors)
-    samples_source(samples)  # refuse mixed benchmarks before any compute starts
-
-    predictions: list[Prediction] = []
-    model_runs: dict[str, Any] = {}
-    for predictor in predictors:
-        started = time.perf_counter()
-        run = predictor.predict(samples, cache, progress=progress)
-        if len(run.predictions) != len(samples):
-            raise RuntimeError(
-                f"{predictor.name}: expected {len(samples)} predictions, got {len(run.predictions)}"
-            )
-        predictions.extend(run.predictions)
-        model_runs[predictor.name] = {
-            **predictor.describe(),
-            "stats": {**run.stats, "wall_seconds": round(time.perf_counter() - started, 3)},
-        }
-
-    metrics = build_metrics(samples, predictions, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = run_section(samples_path, model_runs, cache)
-    metrics.update(extra or {})
-    return finish_run(out_dir, predictions, metrics, note=note)
-
-
-def score(
-    samples: Sequence[Sample],
-    predictions: Sequence[Prediction],
-    *,
-    out_dir: str | Path | None,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    samples_path: str | Path | None = None,
-    predictions_path: str | Path | None = None,
-) -> AuditResult:
-    """Score existing predictions (e.g. from another tool) exactly as ``audit`` would."""
-    known = {s.id for s in samples}
-    unknown = [p.sample_id for p in predictions if p.sample_id not in known]
-    if unknown:
-        raise ConfigError(f"{len(unknown)} predictions refer to unknown sample ids (first: {unknown[0]!r})")
-    predicted_ids = {p.sample_id for p in predictions}
-    # Score only the samples that were predicted: a user may have run a subset.
-    subset = [s for s in samples if s.id in predicted_ids]
-    metrics = build_metrics(subset, predictions, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = score_run_section(samples_path, predictions_path, scored=len(subset), given=len(samples))
-    return finish_run(out_dir, predictions, metrics)
 
 
 def score_run_section(
