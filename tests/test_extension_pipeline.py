@@ -335,12 +335,11 @@ def test_masks_cli_lists_derives_and_validates(tmp_path: Path) -> None:
     assert failed.exit_code == 2 and f"{out}:1:" in failed.output  # the file and line, no traceback
 
 
-def test_extend_cli_stops_with_code_3_until_judged(tmp_path: Path) -> None:
-    from nlibias.cli.extend_cmd import EXIT_AWAITING_JUDGEMENTS
-    from nlibias.cli.main import app
-
+def _small_extend_args(tmp_path: Path) -> list[str]:
+    """``nlibias extend`` over one small subtopic with fake models (stops at the queue)."""
     args = ["extend", "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "c.sqlite"), "--mlm", "fake"]
-    args += [
+    return [
+        *args,
         "--filter-model",
         "fake:a",
         "--holdout-model",
@@ -350,6 +349,13 @@ def test_extend_cli_stops_with_code_3_until_judged(tmp_path: Path) -> None:
         "--top-k",
         "2",
     ]
+
+
+def test_extend_cli_stops_with_code_3_until_judged(tmp_path: Path) -> None:
+    from nlibias.cli.extend_cmd import EXIT_AWAITING_JUDGEMENTS
+    from nlibias.cli.main import app
+
+    args = _small_extend_args(tmp_path)
     waiting = CliRunner().invoke(app, args)
     assert waiting.exit_code == EXIT_AWAITING_JUDGEMENTS
     assert "await judgement" in waiting.output and (tmp_path / "run" / "validation" / "queue.csv").exists()
@@ -411,17 +417,7 @@ def test_extend_warns_how_many_hypotheses_are_left_unjudged(tmp_path: Path) -> N
 
     from nlibias.cli.main import app
 
-    args = ["extend", "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "c.sqlite"), "--mlm", "fake"]
-    args += [
-        "--filter-model",
-        "fake:a",
-        "--holdout-model",
-        "fake:held",
-        "--subtopic",
-        SMALL[1],
-        "--top-k",
-        "2",
-    ]
+    args = _small_extend_args(tmp_path)
     CliRunner().invoke(app, args)  # stops at the queue
     queue = tmp_path / "run" / "validation" / "queue.csv"
     rows = list(csv.DictReader(queue.open(encoding="utf-8")))
