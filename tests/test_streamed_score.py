@@ -107,8 +107,8 @@ def test_wq_nli_and_occupations_score_as_the_objects_do(tmp_path: Path) -> None:
     ):
         run = tmp_path / name
         write_samples(run, samples)
-        # Occupations' S compares the given labels, which here differ from the most probable.
-        rows = _rows(samples, seed=2, model="m", probs=True, label="random")
+        # Occupations' S compares the given labels (some null here), dP the probabilities.
+        rows = _rows(samples, seed=2, model="m", probs=True, label="some-null")
         predictions = _write(tmp_path / f"{name}.jsonl", rows)
         got = _assert_same_files(*_score_both(run, predictions, tmp_path / f"out-{name}"))
         assert got["source"] == samples[0].source

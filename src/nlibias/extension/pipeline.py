@@ -295,10 +295,14 @@ class Pipeline:
         path = self._marker(stage)
         if not path.exists():
             return None
-        marker = json.loads(path.read_text(encoding="utf-8"))
-        if marker.get("fingerprint") != fingerprint:
+        try:
+            marker = json.loads(path.read_bytes())
+        except ValueError:  # a damaged marker (not UTF-8, not JSON): the stage runs again
             return None
-        for rel, digest in marker.get("outputs", {}).items():
+        if not isinstance(marker, dict) or marker.get("fingerprint") != fingerprint:
+            return None
+        outputs = marker.get("outputs", {})
+        for rel, digest in outputs.items() if isinstance(outputs, dict) else [("", None)]:
             output = self.run_dir / rel
             if not output.exists() or sha256_file(output) != digest:
                 return None

@@ -139,8 +139,16 @@ def score_outputs(
     return scorer(columns, outputs.probs, labels=outputs.labels, model=model, bootstrap=bootstrap, seed=seed)
 
 
-def check_bootstrap(bootstrap: int) -> None:
-    if bootstrap < 0:
+def check_bootstrap(bootstrap: int, seed: int = 0) -> None:
+    """Refuse a negative or non-integer number of resamples or seed (numpy takes seeds >= 0).
+
+    >>> check_bootstrap(10, seed=-5)
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: seed is -5; pass an integer from 0 to 2**63 - 1
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise ConfigError(f"seed is {seed!r}; pass an integer from 0 to 2**63 - 1", parameter="seed")
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
         raise ConfigError(
             f"bootstrap is {bootstrap}; pass 0 (no intervals) or a positive number of resamples",
             parameter="bootstrap",

@@ -81,9 +81,11 @@ def run_audit(
     ``label_map``, ``max_tokens``, ``mode``, ``concurrency``, ...). ``extra`` is merged into
     ``metrics.json``; ``note`` is appended to the tables.
     """
+    from nlibias.jobs.audit import check_bootstrap
     from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
     from nlibias.runtime.predictors import build_predictors, close_predictors
 
+    check_bootstrap(bootstrap, seed)  # before any file is read or model loaded
     checked = read_samples_to_audit(samples)
     with ExitStack() as stack:
         store = _open_cache(cache, stack)

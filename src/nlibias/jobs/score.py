@@ -72,7 +72,7 @@ def score_files(
     >>> overall["n_pairs"], overall["cf_pro"], len(result.predictions)
     (1, 50.0, 2)
     """
-    check_bootstrap(bootstrap)
+    check_bootstrap(bootstrap, seed)
     check_run_file(predictions_path)  # a run directory's predictions.jsonl: the one its manifest lists
     columns, id_positions = read_sample_columns_and_ids(samples_path)
     column_scorer_for(columns.source)  # a benchmark that cannot be scored stops here

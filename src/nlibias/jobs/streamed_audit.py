@@ -149,7 +149,7 @@ def audit_samples(
     (1, 2)
     """
     check_predictors(predictors)
-    check_bootstrap(bootstrap)
+    check_bootstrap(bootstrap, seed)
     if chunk_pairs < 1:
         raise ConfigError(
             f"chunk_pairs is {chunk_pairs}; pass a positive number of pairs", parameter="chunk_pairs"
@@ -252,7 +252,16 @@ def predict_distinct(
 
     probs = np.full((len(distinct), 3), np.nan)
     totals = dict.fromkeys(
-        ("unique_pairs", "cached_pairs", "computed_pairs", "real_tokens", "padded_tokens"), 0
+        (
+            "unique_pairs",
+            "cached_pairs",
+            "computed_pairs",
+            "real_tokens",
+            "padded_tokens",
+            "cache_rejected",
+            "truncated_pairs",
+        ),
+        0,
     )
     seconds = 0.0
     filled = 0
