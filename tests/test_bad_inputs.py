@@ -12,17 +12,7 @@ from bad_input_cases import cases
 from bad_input_corpus import Base, Case, Outcome, build_base, judge
 
 CASES = cases()
-# Readers another branch makes refuse clearly (until it is merged, their message is misleading).
-ELSEWHERE = {
-    "metrics-json": "report's metrics.json checks come with the results branch (issue #19 item 5): "
-    "until then a damaged metrics.json is reported as missing",
-}
-PARAMS = [
-    pytest.param(case, id=case.name, marks=pytest.mark.xfail(reason=ELSEWHERE[reader], strict=False))
-    if (reader := case.name.split("/")[0]) in ELSEWHERE
-    else pytest.param(case, id=case.name)
-    for case in CASES
-]
+PARAMS = [pytest.param(case, id=case.name) for case in CASES]
 
 
 @pytest.fixture(scope="module")
