@@ -7,6 +7,7 @@ import sys
 # Importing a command module registers its commands on the app (one line per module).
 import nlibias.cli.audit_cmd
 import nlibias.cli.demo_cmd
+import nlibias.cli.doctor_cmd
 import nlibias.cli.expand_cmd
 import nlibias.cli.extend_cmd
 import nlibias.cli.report_cmd
