@@ -278,7 +278,7 @@ class _Checker:
             raise self.fail(
                 where, "annotator", "no annotator", fix="add an annotator column or pass --annotator"
             )
-        if not ANNOTATOR_PATTERN.match(annotator):
+        if not ANNOTATOR_PATTERN.fullmatch(annotator):
             raise self.fail(
                 where,
                 "annotator",
