@@ -44,7 +44,10 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         declared = _header(scope, b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+        if declared is not None and not declared.isdigit():
+            await _refuse(send, 400, "Content-Length is not a number")
+            return
+        if declared is not None and int(declared) > self.limit:
             await _refuse(send, 413, f"request body over {self.limit // 1024} kB")
             return
         chunks: list[bytes] = []
