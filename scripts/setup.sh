@@ -18,8 +18,7 @@ fi
 # install the wheel. NLIBIAS_BUILD_LLAMACPP=0 skips the build. A failed or timed-out build does
 # not stop the setup: it prints a warning with the log's tail, and those tests skip saying why.
 WHEELS=${NLIBIAS_WHEELS:-$HOME/.cache/nlibias/wheels}
-tag=$(.venv/bin/python -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
-find_wheel() { ls "$WHEELS"/llama_cpp_python-*-"$tag"-*.whl 2>/dev/null | sort -V | tail -n 1 || true; }
+find_wheel() { ls "$WHEELS"/llama_cpp_python-*.whl 2>/dev/null | sort -V | tail -n 1 || true; }
 llamacpp_warning() {
   echo "################################################################################"
   echo "WARNING: $1"
