@@ -410,7 +410,12 @@ def _why_llama_cpp_is_missing() -> str:
     """The skip reason: where scripts/setup.sh builds the wheel and its build log."""
     wheels = Path(os.environ.get("NLIBIAS_WHEELS") or Path.home() / ".cache" / "nlibias" / "wheels")
     log = wheels / "build.log"
-    how = f"its build failed: see {log}" if log.is_file() else "NLIBIAS_BUILD_LLAMACPP=0 or no setup run"
+    if any(wheels.glob("llama_cpp_python-*.whl")):
+        how = "a wheel is there: rerun scripts/setup.sh to install it"
+    elif log.is_file():
+        how = f"its build failed: see {log}"
+    else:
+        how = "NLIBIAS_BUILD_LLAMACPP=0 or no setup run"
     return f"llama-cpp-python[server] is not installed; scripts/setup.sh builds it into {wheels} ({how})"
 
 
