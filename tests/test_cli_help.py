@@ -16,9 +16,12 @@ from nlibias.cli.main import app
 
 runner = CliRunner()
 
-# A measurement in a help text: a speed-up ("1.5x") or a percentage ("38%"). The confidence level
-# of the intervals ("95% CIs", "95% intervals") is a setting, not a measurement.
-MEASURED = re.compile(r"\b\d+(?:\.\d+)?x\b|\b(?!95% (?:CI|interval))\d+(?:\.\d+)?\s?%")
+# A measurement in a help text: a speed-up ("1.5x"), a percentage ("38%"), a duration or a size
+# ("~5 minutes", "1.3 GB"). The confidence level of the intervals ("95% CIs") is a setting.
+MEASURED = re.compile(
+    r"\b\d+(?:\.\d+)?x\b|\b(?!95% (?:CI|interval))\d+(?:\.\d+)?\s?%"
+    r"|\b\d+(?:\.\d+)?\s?(?:minutes?|min|seconds?|ms|[kMG]i?B)\b"
+)
 BRACKETED = re.compile(r"[\w.-]*\[[^\]\s]+\]")
 
 
@@ -84,7 +87,9 @@ def test_no_help_text_hard_codes_a_measurement(path: tuple[str, ...], command: A
         ("up to 3x", True),
         ("Bootstrap resamples for the 95% CIs", False),
         ("differences whose 95% intervals do not overlap", False),
-        ("a 0x1F byte, 2 CPU cores, nlibias[ray]", False),
+        ("sized for ~5 minutes on 2 CPU cores", True),
+        ("peak 1.3 GB", True),
+        ("a 0x1F byte, 2 CPU cores, nlibias[ray], this many minutes (0: off)", False),
     ],
 )
 def test_the_measurement_pattern(text: str, measured: bool) -> None:

@@ -16,7 +16,9 @@ def demo_command(
         False, "--full", help="Every BBNLI bias-audit sample (2,276) instead of a sample."
     ),
     pairs: int | None = typer.Option(
-        None, "--pairs", help="Pairs in the stratified sample (default: sized for ~5 minutes on 2 CPU cores)."
+        None,
+        "--pairs",
+        help="Pairs in the stratified sample (default: sized for a few minutes on a laptop CPU; README.md has timings).",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the pair sample and of the bootstrap."),
     cache: Path | None = typer.Option(
