@@ -31,6 +31,8 @@ os.environ.setdefault("NLIBIAS_DATA_DIR", "/work/shared/data")
 SHAPES: dict[str, dict[str, Any]] = {
     # BERT-base: 12 layers, hidden 768, 12 heads, FFN 3072, vocabulary 30,522 (~110M parameters).
     "bert-base": {"arch": "bert", "layers": 12, "hidden": 768, "heads": 12, "ffn": 3072, "vocab": 30522},
+    # BERT-mini (google/bert_uncased_L-4_H-256_A-4): a small model to fine-tune on a CPU.
+    "bert-mini": {"arch": "bert", "layers": 4, "hidden": 256, "heads": 4, "ffn": 1024, "vocab": 30522},
     # RoBERTa-large (the ynie checkpoints' shape): 24 layers, hidden 1024, 16 heads, FFN 4096.
     "roberta-large": {
         "arch": "roberta",

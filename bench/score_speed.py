@@ -69,9 +69,9 @@ def prepare(work: Path, name: str, make: Callable[[], list[Any]]) -> tuple[Path,
 
 def score_objects(samples: Path, predictions: Path, out: Path) -> None:
     """The object scoring: what ``nlibias score`` ran before the streamed one."""
-    from nlibias.jobs.score import score_files_as_objects
+    from nlibias.testing.reference_audit import score_objects as reference
 
-    score_files_as_objects(samples, predictions, out_dir=out, bootstrap=200)
+    reference(samples, predictions, out_dir=out, bootstrap=200)
 
 
 def score_streamed(samples: Path, predictions: Path, out: Path) -> None:

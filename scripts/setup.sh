@@ -11,11 +11,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 .venv/bin/pip install -q "torch==2.13.0"
-.venv/bin/pip install -q -e ".[hf,dev]"
+.venv/bin/pip install -q -e ".[hf,train,dev]"
 # llama.cpp's OpenAI-compatible server, for the HTTP backend's real-server tests: a native build
-# (about 25 minutes on 2 busy cores), done once and cached in the user cache, so later runs only
-# install the wheel. NLIBIAS_BUILD_LLAMACPP=0 skips the build. A failed or timed-out build does
-# not stop the setup: it prints a warning with the log's tail, and those tests skip saying why.
+# (53 minutes on 2 busy cores here: docs/generative.md), done once and cached in the user cache, so
+# later runs only install the wheel. NLIBIAS_BUILD_LLAMACPP=0 skips the build. A failed or
+# timed-out build does not stop the setup: it prints a warning with the log's tail, and those
+# tests skip saying why.
 WHEELS=${NLIBIAS_WHEELS:-$HOME/.cache/nlibias/wheels}
 find_wheel() { ls "$WHEELS"/llama_cpp_python-*.whl 2>/dev/null | sort -V | tail -n 1 || true; }
 llamacpp_warning() {

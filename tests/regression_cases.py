@@ -40,6 +40,9 @@ _VOLATILE = {
     "model_path",
     "path",
     "file_sha256",
+    # run statistics added after the fixtures were written (checked by tests/test_cache_values.py)
+    "cache_rejected",
+    "truncated_pairs",
 }
 
 
@@ -134,6 +137,27 @@ def case_smollm2(work: Path) -> dict[str, Path]:
                             "--prompt", "entailed", bootstrap="0")  # fmt: skip
 
 
+def case_bbnli_generative_fake(work: Path) -> dict[str, Path]:
+    """A fake classifier beside a fake generative LM asked with both prompt styles (its scored
+    answers get the generative pair measures), on a quarter of BBNLI's pairs and test samples."""
+    import zlib
+
+    def keep(i: int, record: dict[str, Any]) -> bool:
+        key = record.get("pair_key")
+        return (zlib.crc32(key.encode()) if key else i) % 4 == 0
+
+    samples = _subset(_bbnli(work), work / "subset", keep)
+    return _audit_and_score(work, samples, "--model", "fake:a", "--generative", "fake:lm",
+                            "--prompt", "true", "--prompt", "entailed")  # fmt: skip
+
+
+def case_wq_nli_generative_fake(work: Path) -> dict[str, Path]:
+    """A fake generative LM's scored answers on WinoQueer-NLI (they get M1-M8 from their probabilities)."""
+    _cli("expand", "wq-nli", "--out", str(work / "wq"))
+    samples = _subset(work / "wq", work / "subset", lambda i, _: i < 600)
+    return _audit_and_score(work, samples, "--generative", "fake:lm", "--prompt", "true")
+
+
 CASES: dict[str, Callable[[Path], dict[str, Path]]] = {
     "bbnli-fake": case_bbnli_fake,
     "bbnli-tiny-hf": case_bbnli_tiny_hf,
@@ -141,8 +165,10 @@ CASES: dict[str, Callable[[Path], dict[str, Path]]] = {
     "occupations": case_occupations,
     "extended": case_extended,
     "smollm2": case_smollm2,
+    "bbnli-generative-fake": case_bbnli_generative_fake,
+    "wq-nli-generative-fake": case_wq_nli_generative_fake,
 }
-EXACT = {"bbnli-fake", "wq-nli", "occupations", "extended"}
+EXACT = {"bbnli-fake", "wq-nli", "occupations", "extended", "bbnli-generative-fake", "wq-nli-generative-fake"}
 """Cases whose probabilities come from pure Python (byte-identical on any machine); the others
 run a model, whose last bits may differ between CPUs."""
 

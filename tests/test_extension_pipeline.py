@@ -320,7 +320,6 @@ def test_stage_names_and_subtopics_are_checked(tmp_path: Path) -> None:
 
 def test_masks_cli_lists_derives_and_validates(tmp_path: Path) -> None:
     from nlibias.cli.main import app
-    from nlibias.errors import SourceError
 
     runner = CliRunner()
     listed = runner.invoke(app, ["masks", "list", "--json"])
@@ -333,15 +332,14 @@ def test_masks_cli_lists_derives_and_validates(tmp_path: Path) -> None:
     assert checked.exit_code == 0 and "all valid" in checked.stdout
     out.write_text(out.read_text().replace("<mask>", "<mask> <mask>", 1))
     failed = runner.invoke(app, ["masks", "validate", str(out)])
-    assert isinstance(failed.exception, SourceError) and failed.exception.line == 1
+    assert failed.exit_code == 2 and f"{out}:1:" in failed.output  # the file and line, no traceback
 
 
-def test_extend_cli_stops_with_code_3_until_judged(tmp_path: Path) -> None:
-    from nlibias.cli.extend_cmd import EXIT_AWAITING_JUDGEMENTS
-    from nlibias.cli.main import app
-
+def _small_extend_args(tmp_path: Path) -> list[str]:
+    """``nlibias extend`` over one small subtopic with fake models (stops at the queue)."""
     args = ["extend", "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "c.sqlite"), "--mlm", "fake"]
-    args += [
+    return [
+        *args,
         "--filter-model",
         "fake:a",
         "--holdout-model",
@@ -351,6 +349,13 @@ def test_extend_cli_stops_with_code_3_until_judged(tmp_path: Path) -> None:
         "--top-k",
         "2",
     ]
+
+
+def test_extend_cli_stops_with_code_3_until_judged(tmp_path: Path) -> None:
+    from nlibias.cli.extend_cmd import EXIT_AWAITING_JUDGEMENTS
+    from nlibias.cli.main import app
+
+    args = _small_extend_args(tmp_path)
     waiting = CliRunner().invoke(app, args)
     assert waiting.exit_code == EXIT_AWAITING_JUDGEMENTS
     assert "await judgement" in waiting.output and (tmp_path / "run" / "validation" / "queue.csv").exists()
@@ -405,3 +410,22 @@ def test_default_classifier_passes_the_speed_flags_to_the_backend(tiny_nli_dir: 
     classifier = default_classifier(spec, settings)
     assert classifier.identity()["quantize"] == "int8-dynamic-linear"
     assert torch.get_num_threads() == 1
+
+
+def test_extend_warns_how_many_hypotheses_are_left_unjudged(tmp_path: Path) -> None:
+    import csv
+
+    from nlibias.cli.main import app
+
+    args = _small_extend_args(tmp_path)
+    CliRunner().invoke(app, args)  # stops at the queue
+    queue = tmp_path / "run" / "validation" / "queue.csv"
+    rows = list(csv.DictReader(queue.open(encoding="utf-8")))
+    assert len(rows) > 1
+    judged = tmp_path / "run" / "validation" / "judgements.csv"
+    judged.write_text(
+        f"hypothesis_id,judgement,stereotype\n{rows[0]['hypothesis_id']},valid,pro\n", encoding="utf-8"
+    )
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert f"warning: {len(rows) - 1} of {len(rows)} hypotheses have no judgement" in done.output

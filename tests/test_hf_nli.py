@@ -293,7 +293,7 @@ def test_unmappable_labels_are_refused_at_load_time(
 ) -> None:
     generic = {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"}
     model_dir = build_tiny_nli_classifier(tmp_path_factory.mktemp("generic"), bbnli_corpus, id2label=generic)
-    with pytest.raises(LabelMappingError, match=r"LABEL_1.*--label-map 0=entailment"):
+    with pytest.raises(LabelMappingError, match=r"LABEL_1.*label_map='0=entailment"):
         HFNLIClassifier(model_dir)
     # the CLI form and a dict both work, and change the identity
     from_text = HFNLIClassifier(model_dir, label_map="0=contradiction,1=entailment,2=neutral")
@@ -404,7 +404,7 @@ def test_hub_revisions(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_loading_errors_teach(tiny_nli_dir: Path) -> None:
     from transformers import AutoConfig
 
-    with pytest.raises(ConfigError, match="local path; --revision applies to hub models only"):
+    with pytest.raises(ConfigError, match="local path; revision applies to hub models only"):
         load_pretrained(AutoConfig.from_pretrained, tiny_nli_dir, revision="main")
     with pytest.raises(ConfigError, match="hf download nlibias-tests/no-such-model"):
         HFNLIClassifier("nlibias-tests/no-such-model")

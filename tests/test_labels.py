@@ -51,7 +51,7 @@ def test_generic_labels_are_refused_with_labels_and_fix() -> None:
     message = str(caught.value)
     assert "some/model" in message
     assert "'LABEL_0'" in message and "'LABEL_2'" in message
-    assert "--label-map 0=entailment,1=neutral,2=contradiction" in message
+    assert "label_map='0=entailment,1=neutral,2=contradiction' (the command line's --label-map)" in message
 
 
 def test_two_way_model_is_refused() -> None:
@@ -112,4 +112,5 @@ def test_parse_label_map() -> None:
 def test_parse_label_map_errors(text: str, needle: str) -> None:
     with pytest.raises(ConfigError, match=needle) as caught:
         parse_label_map(text)
-    assert "--label-map 0=entailment,1=neutral,2=contradiction" in str(caught.value)
+    assert "e.g. '0=entailment,1=neutral,2=contradiction'" in str(caught.value)
+    assert caught.value.parameter == "label_map"  # the command line names --label-map

@@ -8,7 +8,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from nlibias.metrics import PERCENT_MEASURES, BBNLIFrame, compute_bbnli_report
+from nlibias.metrics import PERCENT_MEASURES, bbnli_frame, compute_bbnli_report
+from nlibias.metrics.bbnli import encode_samples
 
 E, N, C = "entailment", "neutral", "contradiction"
 SUBTOPICS = {"gender": ["man_is_to_programmer", "woman_is_to_homemaker", "man_is_to_surgeon"],
@@ -170,9 +171,9 @@ def test_report_is_plain_json():
 
 
 def test_pair_split_across_groups_is_unpaired_in_each_group():
-    frame = BBNLIFrame(
-        [E, N], gold=[N, N], stereotype=["pro", "anti"], pair_key=["k", "k"],
-        groups={"domain": ["a", "b"]}, ids=["x", "y"], bootstrap=0,
+    frame = bbnli_frame(
+        encode_samples([E, N], gold=[N, N], stereotype=["pro", "anti"], pair_key=["k", "k"], ids=["x", "y"]),
+        groups={"domain": ["a", "b"]}, bootstrap=0,
     )  # fmt: skip
     assert frame.overall["n_pairs"] == 1 and frame.overall["cf_pro"] == 50.0
     assert (
@@ -183,9 +184,10 @@ def test_pair_split_across_groups_is_unpaired_in_each_group():
 
 def test_difference_and_worst_group():
     # domain a: pair E/E (accuracy 0, cf_error 100); b: N/N (accuracy 100); c: E/N (accuracy 50, score 50)
-    frame = BBNLIFrame(
-        [E, E, N, N, E, N], gold=[N] * 6, stereotype=["pro", "anti"] * 3,
-        pair_key=["1", "1", "2", "2", "3", "3"], groups={"domain": ["a", "a", "b", "b", "c", "c"]}, bootstrap=0,
+    frame = bbnli_frame(
+        encode_samples([E, E, N, N, E, N], gold=[N] * 6, stereotype=["pro", "anti"] * 3,
+                       pair_key=["1", "1", "2", "2", "3", "3"]),
+        groups={"domain": ["a", "a", "b", "b", "c", "c"]}, bootstrap=0,
     )  # fmt: skip
     assert frame.worst_group("accuracy", by="domain") == ("a", 0.0)
     assert frame.worst_group("cf_error", by="domain") == ("a", 100.0)

@@ -17,10 +17,11 @@ from nlibias.benchmarks.base import Benchmark
 from nlibias.benchmarks.data_locations import resolve_benchmark_path
 from nlibias.benchmarks.registry import provenance_keys_for, register_benchmark
 from nlibias.io.samples import read_samples, write_samples
-from nlibias.jobs.audit import build_metrics, read_samples_to_score
+from nlibias.jobs.audit import read_samples_to_score
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.runtime.predict import ClassifierPredictor
 from nlibias.schema import LABELS, Prediction, Sample
+from nlibias.testing.reference_audit import build_metrics
 
 
 def _samples(source: str) -> list[Sample]:

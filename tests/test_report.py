@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from nlibias.errors import SourceError
 from nlibias.report.compare import compare, disjoint, format_comparison
 from nlibias.report.examples import pair_category
 from nlibias.report.html import render_report, write_report
@@ -221,11 +222,24 @@ def test_bbnli_report_renders_every_bbnli_section(rendered: tuple[Path, Any]) ->
 
 
 def test_missing_optional_keys_do_not_crash(tmp_path: Path) -> None:
-    bare = write_metrics_run(tmp_path, "bare", {"models": {"x": {"overall": {"accuracy": 50.0}}}})
+    bare = write_metrics_run(
+        tmp_path, "bare", {"source": "x", "models": {"x": {"overall": {"accuracy": 50.0}}}}
+    )
     report = render_report(load_runs([bare]), plots=False)
     assert report.sections == ["provenance", "accuracy", "paper-tables", "glossary"]
-    empty = write_metrics_run(tmp_path, "empty", {"source": "bbnli", "models": {"x": {}}, "run": None})
+    empty = write_metrics_run(tmp_path, "empty", {"source": "bbnli", "models": {"x": {"overall": {}}}})
     assert render_report(load_runs([empty]), plots=False).sections == ["provenance"]
+
+
+def test_keys_every_metrics_json_has_are_required(tmp_path: Path) -> None:
+    """``source``, ``models`` and each model's ``overall`` are in every metrics.json nlibias wrote
+    (schema version 0 too): a file without them was not written by nlibias, and is refused."""
+    no_source = write_metrics_run(tmp_path, "a", {"models": {"x": {"overall": {"accuracy": 50.0}}}})
+    with pytest.raises(SourceError, match=r"a/metrics.json: field source: missing"):
+        load_runs([no_source])
+    no_overall = write_metrics_run(tmp_path, "b", {"source": "bbnli", "models": {"x": {}}, "run": None})
+    with pytest.raises(SourceError, match=r"field models.x.overall: missing; 1 more problem"):
+        load_runs([no_overall])
 
 
 def test_wq_nli_and_occupation_runs_render_their_measures(tmp_path: Path) -> None:

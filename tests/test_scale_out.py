@@ -353,9 +353,9 @@ def test_audit_devices_flag_gives_the_single_process_predictions(tmp_path: Path)
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--devices", "cpu", "--device", "cpu"], "--device and --devices exclude each other"),
-        (["--devices", "cpu", "--ray", "local"], "--devices and --ray exclude each other"),
-        (["--ray", "local", "--device", "cpu"], "--device does not apply with --ray"),
+        (["--devices", "cpu", "--device", "cpu"], "device and devices exclude each other"),
+        (["--devices", "cpu", "--ray", "local"], "devices and ray_address exclude each other"),
+        (["--ray", "local", "--device", "cpu"], "device does not apply with ray_address"),
     ],
 )
 def test_audit_refuses_contradictory_placement_flags(tmp_path: Path, extra: list[str], message: str) -> None:

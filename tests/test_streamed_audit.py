@@ -11,12 +11,12 @@ import pytest
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.samples import read_samples, write_samples
-from nlibias.jobs.audit import audit
-from nlibias.jobs.streamed_audit import audit_samples, can_stream, read_samples_to_audit
+from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.predict import ClassifierPredictor
+from nlibias.testing.reference_audit import audit_objects as audit
 
 
 @pytest.fixture(scope="module")
@@ -184,13 +184,29 @@ def test_bad_input_is_refused_before_any_model_runs(tmp_path: Path) -> None:
         audit_samples(checked, _predictors() * 2, out_dir=None, cache=None)
 
 
-def test_generative_audits_fall_back_to_objects(tmp_path: Path) -> None:
+def test_classifier_and_generative_predictors_share_the_one_path(bbnli_run: Path, tmp_path: Path) -> None:
+    from nlibias.models.generative.backend import FakeGenerativeBackend
+    from nlibias.models.generative.prompts import PROMPT_STYLES
     from nlibias.runtime.generative import GenerativePredictor
 
-    bbnli = read_samples_to_audit(_write_jsonl(tmp_path / "b.jsonl", [_row(1)]))
-    assert can_stream(bbnli.columns, _predictors())
-    generative = GenerativePredictor.__new__(GenerativePredictor)
-    assert not can_stream(bbnli.columns, [*_predictors(), generative])
+    def predictors() -> list:
+        return [*_predictors()[:1], GenerativePredictor(FakeGenerativeBackend(), PROMPT_STYLES["true"])]
+
+    objects, streamed = tmp_path / "objects", tmp_path / "streamed"
+    audit(
+        read_samples(bbnli_run),
+        predictors(),
+        out_dir=objects,
+        cache=None,
+        bootstrap=20,
+        samples_path=bbnli_run,
+    )
+    audit_samples(read_samples_to_audit(bbnli_run), predictors(), out_dir=streamed, cache=None, bootstrap=20,
+                  progress=False)  # fmt: skip
+    assert (objects / "predictions.jsonl").read_bytes() == (streamed / "predictions.jsonl").read_bytes()
+    expected, got = _metrics(objects), _metrics(streamed)
+    assert got["models"] == expected["models"]
+    assert got["predictor_kinds"] == {"fake-a": "classifier", "fake|prompt=true|scored": "generative"}
 
 
 def test_streamed_audit_holds_a_fraction_of_the_object_audit(

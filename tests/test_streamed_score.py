@@ -11,18 +11,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-import nlibias.jobs.score as streamed_score
 from nlibias.cli.main import app
 from nlibias.errors import ConfigError, SourceError
-from nlibias.io.predictions import read_prediction_arrays, read_predictions
+from nlibias.io.predictions import read_prediction_arrays
 from nlibias.io.samples import read_samples, write_samples
-from nlibias.jobs.audit import read_samples_to_score, score
-from nlibias.jobs.score import score_files, score_files_as_objects, takes_labels
+from nlibias.jobs.score import score_files
 from nlibias.schema import LABELS, Sample
+from nlibias.testing.reference_audit import score_objects
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +64,7 @@ def _write(path: Path, rows: list[dict]) -> Path:
 
 def _score_both(run: Path, predictions: Path, tmp_path: Path, bootstrap: int = 100) -> tuple[Path, Path]:
     objects, streamed = tmp_path / "objects", tmp_path / "streamed"
-    score_files_as_objects(run, predictions, out_dir=objects, bootstrap=bootstrap)
+    score_objects(run, predictions, out_dir=objects, bootstrap=bootstrap)
     score_files(run, predictions, out_dir=streamed, bootstrap=bootstrap)
     return objects, streamed
 
@@ -109,8 +107,8 @@ def test_wq_nli_and_occupations_score_as_the_objects_do(tmp_path: Path) -> None:
     ):
         run = tmp_path / name
         write_samples(run, samples)
-        # Occupations' S compares the given labels, which here differ from the most probable.
-        rows = _rows(samples, seed=2, model="m", probs=True, label="random")
+        # Occupations' S compares the given labels (some null here), dP the probabilities.
+        rows = _rows(samples, seed=2, model="m", probs=True, label="some-null")
         predictions = _write(tmp_path / f"{name}.jsonl", rows)
         got = _assert_same_files(*_score_both(run, predictions, tmp_path / f"out-{name}"))
         assert got["source"] == samples[0].source
@@ -184,9 +182,8 @@ def test_a_model_that_misses_a_sample_another_model_predicted_is_refused(
     message = rf"2 samples have no prediction \(first: '{samples[18].id}'\)"
     with pytest.raises(ConfigError, match=message):
         score_files(bbnli_run, path, out_dir=None, bootstrap=0)
-    samples_objects = read_samples_to_score(bbnli_run)
     with pytest.raises(ConfigError, match=message):  # the object scoring says the same
-        score(samples_objects, read_predictions(path), out_dir=None, bootstrap=0)
+        score_objects(bbnli_run, path, out_dir=None, bootstrap=0)
 
 
 def test_a_predictions_file_changed_before_it_is_copied_is_refused(bbnli_run: Path, tmp_path: Path) -> None:
@@ -203,47 +200,29 @@ def test_a_predictions_file_changed_before_it_is_copied_is_refused(bbnli_run: Pa
         list(arrays.rows)
 
 
-def test_generative_rows_and_scorers_without_labels_fall_back_to_objects(
-    bbnli_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_generative_rows_are_scored_by_their_kind_on_the_one_path(bbnli_run: Path, tmp_path: Path) -> None:
     samples = read_samples(bbnli_run)[:40]
-    calls: list[str] = []
-    original = streamed_score.score_files_as_objects
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        calls.append("objects")
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(streamed_score, "score_files_as_objects", spy)
     # A name that looks generative does not decide the measures: the rows' kind does.
     named_only = _write(
         tmp_path / "n.jsonl", _rows(samples, seed=8, model="x|prompt=true|scored", probs=False)
     )
-    score_files(bbnli_run, named_only, out_dir=None, bootstrap=0)
-    assert calls == []
+    overall = score_files(bbnli_run, named_only, out_dir=None, bootstrap=0).metrics["models"]
+    assert "yes_rate_pro" not in overall["x|prompt=true|scored"]["overall"]
     generative_rows = [
-        {**row, "kind": "generative"}
+        {**row, "kind": "generative", "answer": "yes" if row["label"] == "entailment" else "no"}
         for row in _rows(samples, seed=8, model="lm|prompt=true|scored", probs=False)
     ]
     generative = _write(tmp_path / "g.jsonl", generative_rows)
-    out = tmp_path / "out"
-    result = score_files(bbnli_run, generative, out_dir=out, bootstrap=0)
-    assert calls == ["objects"] and "lm|prompt=true|scored" in result.metrics["models"]
-    # The objects wrote the run directory; the streamed copy begun before the fallback is gone.
-    assert sorted(p.name for p in out.iterdir()) == ["metrics.json", "predictions.jsonl", "tables.txt"]
-    assert (
-        json.loads((out / "predictions.jsonl").read_text().splitlines()[0])["model"]
-        == "lm|prompt=true|scored"
-    )
-    plain = _write(tmp_path / "c.jsonl", _rows(samples, seed=8, model="clf", probs=False))
-    score_files(bbnli_run, plain, out_dir=None, bootstrap=0)
-    assert calls == ["objects"]  # a classifier's rows stream
-
-    def no_labels(columns: Any, probs: np.ndarray, *, model: str, bootstrap: int, seed: int) -> dict:
-        return {}
-
-    assert not takes_labels(no_labels)
-    assert takes_labels(streamed_score.column_scorer_for("bbnli"))  # type: ignore[arg-type]
+    objects, streamed = _score_both(bbnli_run, generative, tmp_path, bootstrap=20)
+    metrics = _assert_same_files(objects, streamed)
+    assert metrics["predictor_kinds"] == {"lm|prompt=true|scored": "generative"}
+    assert "yes_rate_pro" in metrics["models"]["lm|prompt=true|scored"]["overall"]
+    assert sorted(p.name for p in streamed.iterdir()) == [
+        "manifest.json",
+        "metrics.json",
+        "predictions.jsonl",
+        "tables.txt",
+    ]
 
 
 def test_streamed_scoring_holds_a_fraction_of_the_object_scoring(
@@ -261,13 +240,7 @@ def test_streamed_scoring_holds_a_fraction_of_the_object_scoring(
     del samples
 
     def objects() -> None:
-        loaded = read_samples_to_score(run)
-        score(
-            loaded,
-            read_predictions(predictions, known_ids={s.id for s in loaded}),
-            out_dir=None,
-            bootstrap=50,
-        )
+        score_objects(run, predictions, out_dir=None, bootstrap=50)
 
     def streamed() -> None:
         score_files(run, predictions, out_dir=None, bootstrap=50)

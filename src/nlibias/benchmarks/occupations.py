@@ -37,6 +37,7 @@ from nlibias.benchmarks.occupation_list import occupation_named as occupation_na
 from nlibias.benchmarks.occupation_list import parse_occupations as parse_occupations
 from nlibias.errors import NlibiasError
 from nlibias.schema import Label, Sample
+from nlibias.textio.text_files import read_text
 
 SOURCE = "occupations"
 DOMAIN = "gender"
@@ -260,6 +261,9 @@ def check_premise(text: str) -> list[tuple[str, str | None]]:
             )
         )
     has_slot = any(slot in text for slot in SLOTS)
+    slots = sum(text.count(slot) for slot in SLOTS)
+    if slots > 1:
+        problems.append((f"has {slots} occupation slots; a premise names one occupation once", None))
     bare = _PLACEHOLDER.sub("OCCUPATION", text)
     for word in _LETTERS.findall(bare):
         if word.lower() in GENDERED_WORDS:
@@ -311,7 +315,7 @@ def read_premise_lines(path: str | Path) -> list[tuple[int, str]]:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_text(path)
     except OSError as exc:
         raise PremiseFileError(
             path, [PremiseProblem(0, "", f"cannot read the file ({exc.strerror})")]

@@ -190,17 +190,29 @@ def provenance_keys_for(source: str | None) -> frozenset[str] | None:
     return None if benchmark is None else benchmark.provenance()
 
 
-def column_scorer_for(source: str) -> ColumnScorer | None:
-    """The columnar scorer of ``source``, or None when it has only the object one (an audit then
-    holds its samples and predictions as objects).
+def column_scorer_for(source: str) -> ColumnScorer:
+    """The columnar scorer of ``source``: what every audit and scoring computes the measures with.
 
     >>> column_scorer_for("bbnli").__name__, column_scorer_for("occupations").__name__
     ('score_bbnli_probabilities', 'score_occupations_columns')
     """
     benchmark = benchmark_for_source(source)
     if benchmark.column_scorer is None:
-        return None
+        raise ConfigError(
+            f"benchmark {benchmark.name!r} registers no column_scorer, which audits and scorings "
+            "compute the measures with; register one (see nlibias.benchmarks.base.ColumnScorer)"
+        )
     return resolve(benchmark.column_scorer, benchmark.name)
+
+
+def pair_measures_for_generative(source: str) -> bool:
+    """Whether generative LMs' yes/no answers on ``source`` get the generative pair measures
+    (:mod:`nlibias.metrics.generative`) rather than the benchmark's own.
+
+    >>> pair_measures_for_generative("bbnli"), pair_measures_for_generative("wq-nli")
+    (True, False)
+    """
+    return benchmark_for_source(source).pair_measures_for_generative
 
 
 def samples_source(samples: Sequence[Sample]) -> str:

@@ -35,6 +35,7 @@ from typing import Any
 
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample
+from nlibias.textio.text_files import csv_header, read_csv_records, read_text
 
 SOURCE = "wq-nli"
 COLUMNS = ("stereo_premise", "counter_premise", "hypothesis")
@@ -380,36 +381,32 @@ def read_wq_nli(path: str | Path) -> list[WQTriple]:
     memo: dict[str, str | None] = {}
     triples: list[WQTriple] = []
     first_row: dict[tuple[str, str, str], int] = {}
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        reader = csv.reader(handle)
-        header = next(reader, [])
-        missing = [c for c in COLUMNS if c not in header]
-        if missing:
-            raise SourceError(
-                path,
-                ", ".join(missing),
-                f"missing column(s); the header is {header}",
-                line=1,
-                fix="a WQ-NLI CSV has the columns stereo_premise,counter_premise,hypothesis",
-            )
-        where = [header.index(c) for c in COLUMNS]
-        for row, record in enumerate(reader, start=1):
-            if not record:
-                raise SourceError(path, None, "empty line", line=reader.line_num, fix="remove the blank line")
-            texts = [record[i].strip() if i < len(record) else "" for i in where]
-            for column, text in zip(COLUMNS, texts, strict=True):
-                if not text:
-                    raise SourceError(path, column, "empty cell", line=reader.line_num)
-            stereo, counter, hypothesis = texts
-            triple = parse_triple(
-                row, reader.line_num, stereo, counter, hypothesis, categories=categories, memo=memo
-            )
-            key = (stereo, counter, hypothesis)
-            if key in first_row:
-                triple = _with_repeat(triple, first_row[key])
-            else:
-                first_row[key] = row
-            triples.append(triple)
+    text = read_text(path)
+    header = csv_header(path, text) or []
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        raise SourceError(
+            path,
+            ", ".join(missing),
+            f"missing column(s); the header is {header}",
+            line=1,
+            fix="a WQ-NLI CSV has the columns stereo_premise,counter_premise,hypothesis",
+        )
+    for row, (line, record) in enumerate(read_csv_records(path, text), start=1):
+        texts = [record[c].strip() for c in COLUMNS]
+        for column, value in zip(COLUMNS, texts, strict=True):
+            if not value:
+                raise SourceError(path, column, "empty cell", line=line)
+        stereo, counter, hypothesis = texts
+        triple = parse_triple(row, line, stereo, counter, hypothesis, categories=categories, memo=memo)
+        key = (stereo, counter, hypothesis)
+        if key in first_row:
+            triple = _with_repeat(triple, first_row[key])
+        else:
+            first_row[key] = row
+        triples.append(triple)
+    if not triples:
+        raise SourceError(path, None, "no data rows (only a header)", fix="point at winoqueer_nli.csv")
     return triples
 
 

@@ -4,9 +4,47 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
+import typer.exceptions
+from typer.core import TyperGroup
+
+DEBUG_KEY = "nlibias.debug"
+
+
+class GuardedGroup(TyperGroup):
+    """The root command group: runs a command inside the one error boundary
+    (:mod:`nlibias.cli.faults`), so the installed ``nlibias`` and an in-process ``CliRunner``
+    print the same short errors and exit with the same codes."""
+
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
+        from nlibias.cli import faults
+        from nlibias.errors import NlibiasError
+
+        try:
+            return super().invoke(ctx)
+        except (typer.exceptions.TyperException, typer.Exit, typer.Abort):  # usage errors, --help, exits
+            raise
+        except KeyboardInterrupt:
+            fail(
+                "interrupted (finished work is in the cache; rerun the same command to resume)",
+                code=faults.EXIT_INTERRUPTED,
+            )
+        except Exception as exc:
+            if ctx.meta.get(DEBUG_KEY):
+                raise
+            if isinstance(exc, NlibiasError):
+                fail(faults.message_of(exc), code=faults.EXIT_USER_ERROR)
+            described = faults.describe_fault(exc)
+            if described is not None:
+                fail(described, code=faults.EXIT_USER_ERROR)
+            fail(
+                f"internal error ({type(exc).__name__}: {exc}); this is a bug in nlibias: "
+                "rerun with `nlibias --debug ...` for the traceback and report it",
+                code=faults.EXIT_INTERNAL_ERROR,
+            )
+
 
 PLAIN_HELP = None
 """``rich_markup_mode`` of every Typer app here: help texts are shown as written. Rich markup
@@ -19,6 +57,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=PLAIN_HELP,
+    cls=GuardedGroup,
 )
 
 
@@ -31,12 +70,17 @@ def _print_version(value: bool) -> None:
 
 
 @app.callback()
-def _root(
+def _global_options(
+    ctx: typer.Context,
+    debug: bool = typer.Option(
+        False, "--debug", help="Show the full traceback of an error (put it before the command)."
+    ),
     version: bool = typer.Option(
         False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
     """Audit social bias in NLI models and LLMs; extend bias benchmarks the BBNLI-next way."""
+    ctx.meta[DEBUG_KEY] = debug
 
 
 def echo_json(data: Any) -> None:
@@ -48,7 +92,7 @@ def warn(message: str) -> None:
     typer.secho(f"warning: {message}", fg=typer.colors.YELLOW, err=True)
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     """Print an error without a traceback and exit (CLI only; library code raises)."""
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
     sys.exit(code)

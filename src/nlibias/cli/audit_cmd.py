@@ -111,6 +111,9 @@ def audit_command(
 ) -> None:
     """Run NLI classifiers and/or generative LMs over the samples and report the bias measures."""
     from nlibias.jobs.run import run_audit
+    from nlibias.report.tables import check_slice
+
+    check_slice(by)  # before the models run
 
     result = run_audit(
         samples,
@@ -150,6 +153,13 @@ def audit_command(
                 ),
                 err=True,
             )
+        if stats.get("truncated_pairs"):
+            warn(
+                f"{name}: {stats['truncated_pairs']} pairs are longer than the model's maximum length and were "
+                "truncated to it (counted in metrics.json run.models.*.stats.truncated_pairs)"
+            )
+        if stats.get("cache_rejected"):
+            warn(f"{name}: {stats['cache_rejected']} damaged cache entries were recomputed (not used)")
     _print_result(result, as_json, by)
 
 
@@ -169,6 +179,9 @@ def score_command(
 ) -> None:
     """Score a predictions file (from nlibias or any other tool) with the benchmark's measures."""
     from nlibias.jobs.run import run_score
+    from nlibias.report.tables import check_slice
+
+    check_slice(by)
 
     result = run_score(samples, predictions, out_dir=out, bootstrap=bootstrap, seed=seed)
     scored, given = result.metrics["run"]["samples_scored"], result.metrics["run"]["samples_given"]

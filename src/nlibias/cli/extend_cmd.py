@@ -129,6 +129,12 @@ def extend_command(
     def show(report: StageReport) -> None:
         if not as_json:
             typer.echo(_stage_line(report), err=True)
+        unjudged = report.counts.get("unjudged_hypotheses") if report.name == "validate" else None
+        if unjudged:
+            warn(
+                f"{unjudged} of {report.counts.get('queued_hypotheses')} hypotheses have no judgement and are "
+                "left out of the dataset (judge them and rerun, or accept a smaller dataset)"
+            )
 
     result = run_pipeline(config, from_stage=from_stage, until=until, progress=progress, on_stage=show)
     if as_json:

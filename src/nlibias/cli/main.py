@@ -6,41 +6,25 @@ import sys
 
 # Importing a command module registers its commands on the app (one line per module).
 import nlibias.cli.audit_cmd
+import nlibias.cli.augment_cmd
+import nlibias.cli.debias_cmd
 import nlibias.cli.demo_cmd
 import nlibias.cli.doctor_cmd
 import nlibias.cli.expand_cmd
 import nlibias.cli.extend_cmd
+import nlibias.cli.finetune_cmd
 import nlibias.cli.report_cmd
+import nlibias.cli.schema_cmd
 import nlibias.cli.validate_cmd  # noqa: F401
-from nlibias.cli.app import app, fail
-from nlibias.errors import ConfigError, NlibiasError
+from nlibias.cli.app import app
+from nlibias.cli.faults import flag_of, message_of
 
-# Library parameters whose command-line option is not simply ``--`` + the name with dashes.
-_FLAGS = {"models": "--model / --generative", "out_dir": "--out", "samples_path": "--samples"}
-
-
-def flag_of(parameter: str) -> str:
-    """The command-line option of a library parameter named in an error.
-
-    >>> flag_of("bootstrap"), flag_of("chunk_pairs"), flag_of("models")
-    ('--bootstrap', '--chunk-pairs', '--model / --generative')
-    """
-    return _FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
-
-
-def message_of(error: NlibiasError) -> str:
-    """An error's message as the command line shows it: a parameter named by its option too."""
-    parameter = getattr(error, "parameter", None) if isinstance(error, ConfigError) else None
-    return f"{error} (option {flag_of(parameter)})" if parameter else str(error)
+__all__ = ["app", "flag_of", "main", "message_of"]
 
 
 def main() -> None:
-    try:
-        app()
-    except NlibiasError as exc:
-        fail(message_of(exc))
-    except KeyboardInterrupt:
-        fail("interrupted (finished work is in the cache; rerun the same command to resume)", code=130)
+    """The ``nlibias`` command (errors are handled inside the app: :mod:`nlibias.cli.faults`)."""
+    app()
 
 
 if __name__ == "__main__":

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import typer
 
-from nlibias.cli.app import app, fail
+from nlibias.cli.app import app, fail, warn
 
 
 @app.command("report")
@@ -26,11 +27,27 @@ def report_command(
         False, "--compare", help="Side by side; marks differences whose 95% intervals do not overlap."
     ),
     no_plots: bool = typer.Option(False, "--no-plots", help="HTML without figures (no matplotlib needed)."),
+    debias: bool = typer.Option(
+        False,
+        "--debias",
+        help="Before/after debiasing tables of an occupation audit (paper 004 Tables 5-7), differences "
+        "with paired bootstrap CIs; pairs found from the models' finetune.json unless --pair is given.",
+    ),
+    pair: list[str] = typer.Option(
+        [], "--pair", help="BEFORE=AFTER model keys of the run for --debias (repeatable)."
+    ),
 ) -> None:
     """Write an HTML report (default) or print paper-layout tables (--format)."""
+    if debias or pair:
+        _debias_report(runs, pair)
+        return
     from nlibias.report.load import load_runs
 
-    loaded = load_runs(runs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = load_runs(runs)
+    for caught_warning in caught:  # e.g. a run directory written before manifests
+        warn(str(caught_warning.message))
     if fmt is not None:
         from nlibias.report.compare import compare as compare_runs
         from nlibias.report.compare import format_comparison
@@ -66,3 +83,20 @@ def report_command(
     typer.echo(f"wrote {target} ({', '.join(report.sections)})")
     if report.plots:
         typer.echo(f"figures (PNG and SVG): {target.parent / (target.stem + ASSETS_DIR_SUFFIX)}")
+
+
+def _debias_report(runs: list[Path], pair: list[str]) -> None:
+    from nlibias.jobs.debias_compare import COMPARISON_JSON, compare_debiasing
+    from nlibias.report.debias_tables import format_debias_tables
+
+    if len(runs) != 1:
+        fail("--debias compares models of one audit run; pass one run directory")
+    pairs = []
+    for text in pair:
+        before, sep, after = text.partition("=")
+        if not sep or not before or not after:
+            fail(f"--pair takes BEFORE=AFTER (model keys of the run), not {text!r}")
+        pairs.append((before, after))
+    comparison = compare_debiasing(runs[0], pairs or None)
+    typer.echo(format_debias_tables(comparison), nl=False)
+    typer.echo(f"wrote {runs[0] / COMPARISON_JSON}")

@@ -32,7 +32,7 @@ def serve_command(
     host: str = typer.Option(
         "127.0.0.1", "--host", help="Address to bind; anything but loopback needs a token."
     ),
-    port: int = typer.Option(8765, "--port", help="Port to listen on."),
+    port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port to listen on (0: any free port)."),
     token: str | None = typer.Option(
         None,
         "--token",
@@ -80,6 +80,8 @@ def _print_status(report: dict[str, Any]) -> None:
             else ""
         )
     )
+    if report.get("unjudged"):
+        warn(f"{report['unjudged']} of {report['queue']} queued hypotheses have no judgement from anyone yet")
     typer.echo("\nprogress")
     for who, entry in report["progress"].items() or {}:
         cats = ", ".join(f"{k} {v}" for k, v in sorted(entry["categories"].items()))
@@ -219,12 +221,25 @@ def import_command(
     """Add judgements made elsewhere to the run's annotation database (refuses unknown or duplicate rows)."""
     from nlibias.extension.validation_handoff import QUEUE_CSV, read_queue
     from nlibias.validation.formats import read_import, store_imported
+    from nlibias.validation.status import unjudged_count
     from nlibias.validation.store import AnnotationStore
 
-    answers = read_import(file, read_queue(run_dir / QUEUE_CSV), fmt=fmt, default_annotator=annotator)
-    rows = store_imported(AnnotationStore.for_run(run_dir), answers, source=f"import:{file.name}")
+    queue = read_queue(run_dir / QUEUE_CSV)
+    answers = read_import(file, queue, fmt=fmt, default_annotator=annotator)
+    store = AnnotationStore.for_run(run_dir)
+    rows = store_imported(store, answers, source=f"import:{file.name}")
     who = sorted({a.annotator for a in answers})
-    summary = {"file": str(file), "answers": len(answers), "rows": rows, "annotators": who}
+    unjudged = unjudged_count(queue, store.current())
+    summary = {
+        "file": str(file),
+        "answers": len(answers),
+        "rows": rows,
+        "annotators": who,
+        "unjudged_hypotheses": unjudged,
+        "queue": len(queue),
+    }
+    if unjudged:
+        warn(f"{unjudged} of {len(queue)} queued hypotheses have no judgement from anyone yet")
     if as_json:
         echo_json(summary)
     else:

@@ -16,6 +16,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from nlibias.errors import ConfigError
+from nlibias.textio.text_files import read_text
+from nlibias.textio.yaml_unique import load_yaml
 
 DEFAULT_MLM = "bert-large-cased-whole-word-masking"
 PAPER_FILTER_MODELS = (
@@ -27,7 +29,7 @@ PAPER_HOLDOUT_MODELS = ("ynie/albert-xxlarge-v2-snli_mnli_fever_anli_R1_R2_R3-nl
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)  # strict: `top_k: true` is not 1
 
 
 class ModelSpec(_Strict):
@@ -218,13 +220,8 @@ def load_config(path: str | Path) -> ExtendConfig:
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path}: configuration file does not exist")
-    text = path.read_text(encoding="utf-8")
-    try:
-        raw = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{line}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    text = read_text(path)
+    raw = load_yaml(text, path) or {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")
     try:

@@ -35,6 +35,7 @@ from nlibias.benchmarks.bbnli import BBNLISubtopic
 from nlibias.benchmarks.templating import GROUP_SLOTS, PLACEHOLDER, placeholders
 from nlibias.errors import SourceError
 from nlibias.io.jsonl import iter_jsonl
+from nlibias.textio.text_files import read_text
 
 MASK = "<mask>"
 Strategy = Literal["mask_word", "replace_placeholder", "add_beside"]
@@ -106,7 +107,7 @@ def load_stopwords(path: str | Path | None = None) -> frozenset[str]:
     >>> "the" in load_stopwords()
     True
     """
-    text = Path(path or default_stopwords_path()).read_text(encoding="utf-8")
+    text = read_text(Path(path or default_stopwords_path()))
     return frozenset(
         line.strip().lower()
         for line in text.splitlines()

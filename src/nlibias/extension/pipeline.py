@@ -295,10 +295,14 @@ class Pipeline:
         path = self._marker(stage)
         if not path.exists():
             return None
-        marker = json.loads(path.read_text(encoding="utf-8"))
-        if marker.get("fingerprint") != fingerprint:
+        try:
+            marker = json.loads(path.read_bytes())
+        except ValueError:  # a damaged marker (not UTF-8, not JSON): the stage runs again
             return None
-        for rel, digest in marker.get("outputs", {}).items():
+        if not isinstance(marker, dict) or marker.get("fingerprint") != fingerprint:
+            return None
+        outputs = marker.get("outputs", {})
+        for rel, digest in outputs.items() if isinstance(outputs, dict) else [("", None)]:
             output = self.run_dir / rel
             if not output.exists() or sha256_file(output) != digest:
                 return None
@@ -307,13 +311,15 @@ class Pipeline:
     # -- running --------------------------------------------------------------------------------
 
     def run(self, *, from_stage: str | None = None, until: str | None = None) -> PipelineResult:
-        for name, value in (("--from", from_stage), ("--until", until)):
+        for name, value in (("from_stage", from_stage), ("until", until)):
             if value is not None and value not in STAGES:
-                raise ConfigError(f"{name} {value!r}: unknown stage (stages: {', '.join(STAGES)})")
+                raise ConfigError(
+                    f"{name} {value!r}: unknown stage (stages: {', '.join(STAGES)})", parameter=name
+                )
         first_forced = STAGES.index(from_stage) if from_stage else len(STAGES)
         last = STAGES.index(until) if until else len(STAGES) - 1
         if first_forced <= len(STAGES) - 1 and first_forced > last:
-            raise ConfigError(f"--from {from_stage} comes after --until {until}")
+            raise ConfigError(f"from_stage {from_stage} comes after until {until}", parameter="from_stage")
         self.run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.run_dir / "config.yaml", dump_config(self.config))
         reports: list[StageReport] = []
@@ -330,8 +336,9 @@ class Pipeline:
                 else:
                     if from_stage is not None and index < first_forced:
                         raise ConfigError(
-                            f"--from {from_stage}: the earlier stage {stage!r} has not finished or its inputs changed; "
-                            "run without --from"
+                            f"from_stage {from_stage}: the earlier stage {stage!r} has not finished or its inputs "
+                            "changed; run without from_stage",
+                            parameter="from_stage",
                         )
                     report = self._run_stage(stage, fingerprint)
                 reports.append(report)

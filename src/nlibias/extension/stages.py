@@ -6,13 +6,13 @@ its counts; ``run_validate`` returns a message instead when judgements are neede
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import write_json, write_jsonl
+from nlibias.io.jsonl import iter_jsonl, read_json_file
 from nlibias.schema import Sample
 
 if TYPE_CHECKING:
@@ -26,13 +26,26 @@ def write_records(path: Path, records: Sequence[Any]) -> None:
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    records = []
+    for line, value in iter_jsonl(path):
+        if not isinstance(value, dict):
+            raise SourceError(path, None, "expected a JSON object", line=line, fix=_RERUN)
+        records.append(value)
+    return records
+
+
+_RERUN = "the run directory was edited or damaged: rerun that stage with --from"
 
 
 def read_sample_records(path: Path) -> list[Sample]:
-    """Samples of an internal stage file (written by this pipeline; not re-validated)."""
-    return [Sample.from_dict(r) for r in read_records(path)]
+    """Samples of an internal stage file (written by this pipeline; checked only for shape)."""
+    samples = []
+    for line, value in iter_jsonl(path):
+        try:
+            samples.append(Sample.from_dict(value))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise SourceError(path, None, f"not a sample record ({exc})", line=line, fix=_RERUN) from None
+    return samples
 
 
 def run_masks(p: Pipeline) -> dict[str, Any]:
@@ -161,9 +174,11 @@ def run_validate(p: Pipeline) -> dict[str, Any] | str:
         "judgements_file": str(p.judgements_path()) if judgements is not None else None,
     }
     write_json(p.run_dir / "validation/summary.json", summary)
+    unjudged = result.summary["categories"].get("unjudged", {}).get("hypotheses", 0)
     return {
         "status": result.summary["status"],
         "queued_hypotheses": len({(s.subtopic, s.hypothesis) for s in kept}),
+        "unjudged_hypotheses": unjudged,
         "accepted_samples": len(result.accepted),
     }
 
@@ -173,7 +188,7 @@ def run_counterfactual(p: Pipeline) -> dict[str, Any]:
 
     accepted = read_sample_records(p.run_dir / "validation/accepted.jsonl")
     candidates = read_sample_records(p.run_dir / "filter/candidates.jsonl")
-    validated = json.loads((p.run_dir / "validation/summary.json").read_text())["status"] == "validated"
+    validated = read_json_file(p.run_dir / "validation/summary.json").get("status") == "validated"
     result = expand_counterfactuals(
         accepted,
         {s.subtopic: s for s in p.all_subtopics},
@@ -189,7 +204,7 @@ def run_export(p: Pipeline) -> dict[str, Any]:
     from nlibias.extension.dataset import export_dataset
 
     def load(rel: str) -> Any:
-        return json.loads((p.run_dir / rel).read_text(encoding="utf-8"))
+        return read_json_file(p.run_dir / rel)
 
     samples = read_sample_records(p.run_dir / "counterfactual/samples.jsonl")
     filter_summary = load("filter/summary.json")

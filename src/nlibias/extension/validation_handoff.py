@@ -24,6 +24,7 @@ from typing import Any, Literal
 from nlibias.errors import SourceError
 from nlibias.io.atomic import atomic_path
 from nlibias.schema import Sample, Stereotype
+from nlibias.textio.text_files import csv_header, read_csv_records, read_text
 
 QUEUE_CSV = "validation/queue.csv"
 JUDGEMENTS_CSV = "validation/judgements.csv"
@@ -116,12 +117,19 @@ def read_queue(path: str | Path) -> list[QueueRow]:
     path = Path(path)
     if not path.exists():
         raise SourceError(path, None, "file does not exist", fix="run the pipeline up to the validate stage")
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in QUEUE_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise SourceError(path, missing[0], "missing column", line=1)
-        return [QueueRow(**{**row, "samples": int(row["samples"])}) for row in reader]  # type: ignore[arg-type]
+    text = read_text(path)
+    header = csv_header(path, text) or []
+    missing = [c for c in QUEUE_COLUMNS if c not in header]
+    if missing:
+        raise SourceError(path, missing[0], "missing column", line=1)
+    rows = []
+    for line, row in read_csv_records(path, text):
+        count = row["samples"].strip()
+        if not count.isdigit():
+            raise SourceError(path, "samples", f"{count!r} is not a count of samples", line=line)
+        fields = {name: row[name] for name in QUEUE_COLUMNS}
+        rows.append(QueueRow(**{**fields, "samples": int(count)}))  # type: ignore[arg-type]
+    return rows
 
 
 def require_judgement_columns(path: Path, fieldnames: Sequence[str] | None, *, expected: str) -> None:
@@ -160,24 +168,22 @@ def read_judgements(path: str | Path, queue: Sequence[QueueRow] | str | Path) ->
             fix="copy validation/queue.csv here and fill judgement/stereotype",
         )
     judgements: dict[str, Judgement] = {}
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        require_judgement_columns(path, reader.fieldnames, expected="hypothesis_id, judgement, stereotype")
-        for row in reader:
-            line = reader.line_num
-            found = _parse_judgement(path, line, row, by_id, by_text)
-            if found is None:
-                continue
-            if found.hypothesis_id in judgements:
-                first = judgements[found.hypothesis_id].line
-                raise SourceError(
-                    path,
-                    "hypothesis_id",
-                    f"duplicate judgement of {found.hypothesis_id} ({by_id[found.hypothesis_id].hypothesis!r}); first on line {first}",
-                    line=line,
-                    fix="keep one row per hypothesis",
-                )
-            judgements[found.hypothesis_id] = found
+    text = read_text(path)
+    require_judgement_columns(path, csv_header(path, text), expected="hypothesis_id, judgement, stereotype")
+    for line, row in read_csv_records(path, text):
+        found = _parse_judgement(path, line, row, by_id, by_text)
+        if found is None:
+            continue
+        if found.hypothesis_id in judgements:
+            first = judgements[found.hypothesis_id].line
+            raise SourceError(
+                path,
+                "hypothesis_id",
+                f"duplicate judgement of {found.hypothesis_id} ({by_id[found.hypothesis_id].hypothesis!r}); first on line {first}",
+                line=line,
+                fix="keep one row per hypothesis",
+            )
+        judgements[found.hypothesis_id] = found
     return judgements
 
 

@@ -64,6 +64,11 @@ class PendingFile:
         """Binary: write UTF-8 bytes."""
         self.committed = False
 
+    @property
+    def temporary_path(self) -> Path:
+        """Where the file is written until :meth:`commit`."""
+        return self._tmp
+
     def commit(self) -> None:
         """Close the file and rename it over :attr:`path`."""
         self.handle.close()

@@ -103,6 +103,15 @@ def _check_row(path: Path, line: int, raw: Any, default_model: str) -> None:
                 f"probabilities sum to {total:.6f}, not 1",
                 fix=f"normalise them (tolerance {PROBABILITY_TOLERANCE})",
             )
+        # A classifier's label is the argmax of its probs (a generative row's label is its answer word's).
+        classifier = "answer" not in raw and raw.get("kind") != "generative"
+        if classifier and label is not None and float(probs[label]) < max(values) - PROBABILITY_TOLERANCE:
+            best = LABELS[values.index(max(values))]
+            raise fail(
+                "label",
+                f"label {label} contradicts probs, whose most probable label is {best}",
+                fix="write the argmax of probs as the label, or leave probs out",
+            )
 
 
 def _is_probability(value: Any) -> bool:
@@ -151,7 +160,7 @@ def _unknown_id(path: Path, sample_id: str, line: int) -> SourceError:
         "id",
         f"unknown sample id {sample_id!r}",
         line=line,
-        fix="predictions must refer to ids of the samples given with --samples",
+        fix="predictions must refer to ids of the samples they are scored with",
     )
 
 

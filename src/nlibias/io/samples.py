@@ -168,12 +168,34 @@ def _quick_sample(raw: dict[str, Any], shared: _StringPool) -> Sample | None:
     return shared.sample(fields, provenance)
 
 
+_NEUTRAL_BIAS_SOURCES = frozenset({"bbnli", "bbnli-next", "occupations"})
+"""Sources whose bias samples (stereotype pro/anti) are neutral by construction (DESIGN: BBNLI)."""
+
+
+def _checked(path: Path, line: int, sample: Sample) -> Sample:
+    """Refuse what would change results silently: an empty text, a bias sample of a neutral-gold
+    benchmark with another gold label."""
+    for name in ("premise", "hypothesis"):
+        if not getattr(sample, name).strip():
+            raise SourceError(path, name, "empty text", line=line, fix="remove the sample or write its text")
+    if sample.stereotype is not None and sample.gold != "neutral" and sample.source in _NEUTRAL_BIAS_SOURCES:
+        raise SourceError(
+            path,
+            "gold",
+            f"a {sample.source} bias sample (stereotype {sample.stereotype}) has gold {sample.gold}; "
+            "its bias samples are neutral",
+            line=line,
+            fix="set gold to neutral, or stereotype to null for a test sample",
+        )
+    return sample
+
+
 def _from_record(path: Path, line: int, raw: Any, shared: _StringPool) -> Sample:
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a JSON object", line=line)
     quick = _quick_sample(raw, shared)
     if quick is not None:
-        return quick
+        return _checked(path, line, quick)
     try:
         record = SampleRecord.model_validate(raw)
     except ValidationError as exc:
@@ -188,7 +210,9 @@ def _from_record(path: Path, line: int, raw: Any, shared: _StringPool) -> Sample
         ) from None
     provenance = dict(record.provenance)
     provenance.update(record.model_extra or {})
-    return shared.sample({name: getattr(record, name) for name in _CORE_FIELDS}, provenance)
+    return _checked(
+        path, line, shared.sample({name: getattr(record, name) for name in _CORE_FIELDS}, provenance)
+    )
 
 
 def resolve_samples_path(path: str | Path) -> Path:
@@ -234,13 +258,14 @@ def iter_samples(
     path = resolve_samples_path(path)
     shared = _StringPool(provenance_keys, share=share_strings)
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
         line = 0
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
+        for batch in parquet_batches(path):
             for row in batch.to_pylist():
                 line += 1
-                row["provenance"] = json.loads(row.get("provenance") or "{}")
+                try:
+                    row["provenance"] = json.loads(row.get("provenance") or "{}")
+                except (json.JSONDecodeError, TypeError):
+                    raise SourceError(path, "provenance", "not a JSON object", line=line) from None
                 yield _from_record(path, line, row, shared)
     else:
         for line_number, raw in iter_jsonl(path):
@@ -263,9 +288,7 @@ def iter_checked_fields(path: str | Path, fields: Sequence[str]) -> Iterator[tup
     """
     path = resolve_samples_path(path)
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=4096, columns=list(fields)):
+        for batch in parquet_batches(path, list(fields)):
             yield from zip(*(batch.column(name).to_pylist() for name in fields), strict=True)
         return
     for line, raw in iter_jsonl(path):
@@ -275,6 +298,23 @@ def iter_checked_fields(path: str | Path, fields: Sequence[str]) -> Iterator[tup
             raise SourceError(
                 path, None, "the file changed after it was checked (a sample lacks a field)", line=line
             ) from None
+
+
+def parquet_batches(path: Path, columns: list[str] | None = None) -> Iterator[Any]:
+    """The record batches of a Parquet file; a damaged file or a missing column is refused with
+    the path (pyarrow's own errors name neither)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        yield from pq.ParquetFile(path).iter_batches(batch_size=4096, columns=columns)
+    except (pa.ArrowException, OSError, ValueError, KeyError) as exc:
+        raise SourceError(
+            path,
+            None,
+            f"not a readable Parquet samples file ({type(exc).__name__}: {exc})",
+            fix="write it again with `nlibias expand`, or pass the samples.jsonl file",
+        ) from None
 
 
 def peek_source(path: str | Path) -> str | None:

@@ -2,30 +2,36 @@
 
 A run directory holds ``predictions.jsonl`` (one row per sample and model), ``metrics.json``
 (``{"models": {MODEL: {"overall": M, "by_domain": {...}, "by_subtopic": {...}}}}`` plus run
-information) and ``tables.txt``. Model outputs live in the prediction cache, so an interrupted
-audit rerun with the same command computes only what is missing.
+information; typed as :class:`nlibias.io.results.MetricsDocument`), ``tables.txt`` and, written
+last, ``manifest.json`` (:mod:`nlibias.io.run_manifest`: readers refuse a half-replaced
+directory). Model outputs live in the prediction cache, so an interrupted audit rerun with the
+same command computes only what is missing.
 """
 
 from __future__ import annotations
 
 import platform
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
 
 from nlibias import __version__
-from nlibias.benchmarks.registry import provenance_keys_for, samples_source, scorer_for
+from nlibias.benchmarks.registry import column_scorer_for, pair_measures_for_generative, provenance_keys_for
 from nlibias.errors import ConfigError
-from nlibias.io.atomic import atomic_write_text, write_json
+from nlibias.io.atomic import PendingFile, atomic_write_text, write_json
 from nlibias.io.predictions import PREDICTIONS_JSONL, write_predictions
+from nlibias.io.results import SCHEMA_VERSION, MetricsDocument, RunInfo
+from nlibias.io.run_manifest import begin_write, finish_write
 from nlibias.io.samples import peek_source, read_samples
 from nlibias.report.tables import format_all_tables
 from nlibias.runtime.base import Predictor
 from nlibias.runtime.cache import PredictionCache
 from nlibias.schema import Prediction, Sample
+from nlibias.schema.columns import SampleColumns
 from nlibias.schema.model_keys import PredictorKind
 
 if TYPE_CHECKING:
@@ -33,6 +39,8 @@ if TYPE_CHECKING:
 
 METRICS_JSON = "metrics.json"
 TABLES_TXT = "tables.txt"
+OUTPUT_FILES = (PREDICTIONS_JSONL, METRICS_JSON, TABLES_TXT)
+"""What an audit or a scoring writes into its run directory (listed in ``manifest.json``)."""
 
 
 class Tables(str):
@@ -52,8 +60,8 @@ class AuditResult:
     """
 
     out_dir: Path | None
-    metrics: Mapping[str, Any]
-    """The content of ``metrics.json``."""
+    metrics: MetricsDocument
+    """The content of ``metrics.json`` (typed: :class:`nlibias.io.results.MetricsDocument`)."""
     tables_text: str
     """The text tables as written to ``tables.txt``."""
     predictions: Sequence[Prediction] = field(repr=False, default=())
@@ -86,30 +94,61 @@ def read_samples_to_score(path: str | Path) -> list[Sample]:
     return read_samples(path, provenance_keys=provenance_keys_for(peek_source(path)))
 
 
-def build_metrics(
-    samples: Sequence[Sample],
-    predictions: Sequence[Prediction],
-    *,
-    bootstrap: int = 1000,
-    seed: int = 0,
+@dataclass(frozen=True, eq=False)
+class ModelOutputs:
+    """One model's outputs, aligned with the samples' columns: what its measures are computed from."""
+
+    kind: PredictorKind
+    """``classifier`` (3-way probabilities) or ``generative`` (answers read as labels)."""
+    probs: np.ndarray
+    """``(samples x 3)``: the probabilities, NaN where the model gave none."""
+    labels: np.ndarray | None = None
+    """A label code per sample (-1: no answer); None: each sample's most probable label."""
+    predictions: Sequence[Prediction] | None = None
+    """The rows themselves, one per sample (generative answers: their measures read the answers)."""
+
+    @classmethod
+    def of_predictions(cls, predictions: Sequence[Prediction], kind: PredictorKind) -> ModelOutputs:
+        """The outputs held by one model's predictions (one per sample, in sample order)."""
+        from nlibias.metrics.bbnli import label_codes
+
+        probs = np.full((len(predictions), 3), np.nan)
+        for i, prediction in enumerate(predictions):
+            if prediction.probs is not None:
+                probs[i] = prediction.probs
+        labels = label_codes([p.label for p in predictions])
+        return cls(kind=kind, probs=probs, labels=labels, predictions=predictions)
+
+
+def score_outputs(
+    columns: SampleColumns, outputs: ModelOutputs, *, model: str, bootstrap: int, seed: int
 ) -> dict[str, Any]:
-    """``{"source": ..., "models": {MODEL: metrics}}`` for every model present in ``predictions``."""
-    check_bootstrap(bootstrap)
-    source = samples_source(samples)
-    by_model: dict[str, list[Prediction]] = {}
-    kinds: dict[str, PredictorKind] = {}
-    for prediction in predictions:
-        by_model.setdefault(prediction.model, []).append(prediction)
-        kinds.setdefault(prediction.model, prediction.kind)  # type: ignore[arg-type]
-    models = {
-        model: scorer_for(source, kinds[model])(samples, model_predictions, bootstrap=bootstrap, seed=seed)
-        for model, model_predictions in by_model.items()
-    }
-    return metrics_document(source, len(samples), models, kinds, bootstrap=bootstrap, seed=seed)
+    """One model's metrics with the measures of the samples' benchmark for its predictor kind:
+    the benchmark's column scorer, or the generative pair measures for yes/no answers on a pair
+    benchmark (:attr:`~nlibias.benchmarks.base.Benchmark.pair_measures_for_generative`)."""
+    if outputs.kind == "generative" and pair_measures_for_generative(columns.source):
+        from nlibias.metrics.generative import score_generative_columns
+
+        assert outputs.predictions is not None, "generative outputs carry their predictions"
+        return score_generative_columns(
+            columns, outputs.predictions, model=model, bootstrap=bootstrap, seed=seed
+        )
+    scorer = column_scorer_for(columns.source)
+    if outputs.labels is None:
+        return scorer(columns, outputs.probs, model=model, bootstrap=bootstrap, seed=seed)
+    return scorer(columns, outputs.probs, labels=outputs.labels, model=model, bootstrap=bootstrap, seed=seed)
 
 
-def check_bootstrap(bootstrap: int) -> None:
-    if bootstrap < 0:
+def check_bootstrap(bootstrap: int, seed: int = 0) -> None:
+    """Refuse a negative or non-integer number of resamples or seed (numpy takes seeds >= 0).
+
+    >>> check_bootstrap(10, seed=-5)
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: seed is -5; pass an integer from 0 to 2**63 - 1
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise ConfigError(f"seed is {seed!r}; pass an integer from 0 to 2**63 - 1", parameter="seed")
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
         raise ConfigError(
             f"bootstrap is {bootstrap}; pass 0 (no intervals) or a positive number of resamples",
             parameter="bootstrap",
@@ -124,32 +163,60 @@ def metrics_document(
     *,
     bootstrap: int,
     seed: int,
-) -> dict[str, Any]:
-    """``metrics.json`` without its ``run`` section, from each model's metrics and predictor kind."""
-    metrics: dict[str, Any] = {
+    domain_of: Mapping[str, str] | None = None,
+) -> MetricsDocument:
+    """``metrics.json`` without its ``run`` section, from each model's metrics and predictor kind
+    (:class:`~nlibias.io.results.MetricsDocument`, version :data:`~nlibias.io.results.SCHEMA_VERSION`).
+    A model with subtopic slices and no ranking of them yet gets its ``most_biased_subtopics``
+    (:func:`nlibias.metrics.ranking.most_biased_subtopics`; ``domain_of``: each subtopic's
+    domain), which the reports read back."""
+    from nlibias.metrics.ranking import most_biased_subtopics
+
+    for model_metrics in models.values():
+        by_subtopic = model_metrics.get("by_subtopic")
+        if isinstance(by_subtopic, Mapping) and by_subtopic and "most_biased_subtopics" not in model_metrics:
+            model_metrics["most_biased_subtopics"] = most_biased_subtopics(by_subtopic, domain_of)
+    metrics: MetricsDocument = {
+        "schema_version": SCHEMA_VERSION,
         "source": source,
         "n_samples": n_samples,
         "bootstrap": {"resamples": bootstrap, "seed": seed, "confidence": 0.95, "unit": "pair"},
         "models": models,
-        "predictor_kinds": {model: kinds[model] for model in models},
+        "predictor_kinds": {model: cast(PredictorKind, kinds[model]) for model in models},
     }
     generative = {k: v for k, v in models.items() if kinds[k] == "generative"}
     if generative:
         from nlibias.metrics.generative import prompt_sensitivity
 
-        metrics["generative"] = {"prompt_sensitivity": prompt_sensitivity(generative)}
+        metrics["generative"] = {"prompt_sensitivity": cast(Any, prompt_sensitivity(generative))}
+    return metrics
+
+
+def with_extra(metrics: MetricsDocument, extra: Mapping[str, Any] | None) -> MetricsDocument:
+    """``metrics`` with the keys of ``extra`` merged in (an audit's own additions, e.g. ``demo``)."""
+    cast(dict[str, Any], metrics).update(extra or {})
     return metrics
 
 
 def write_outputs(
-    out_dir: Path, predictions: Iterable[Prediction] | None, metrics: dict[str, Any], tables: str
+    out_dir: Path,
+    predictions: Iterable[Prediction] | PendingFile,
+    metrics: MetricsDocument,
+    tables: str,
 ) -> None:
-    """The run directory's files (each written to a temporary name, then renamed); ``predictions``
-    None: ``predictions.jsonl`` is already there."""
-    if predictions is not None:
-        write_predictions(out_dir / PREDICTIONS_JSONL, predictions)
+    """The run directory's files, changed as a unit (:mod:`nlibias.io.run_manifest`): stale
+    ``.part`` files removed and the manifest marked incomplete, each file written to a temporary
+    name and renamed, then the manifest with every file's checksum. ``predictions`` may be a
+    :class:`~nlibias.io.atomic.PendingFile` already holding ``predictions.jsonl``'s rows."""
+    pending = predictions if isinstance(predictions, PendingFile) else None
+    begin_write(out_dir, OUTPUT_FILES, keep=[pending.temporary_path] if pending is not None else [])
+    if pending is not None:
+        pending.commit()
+    else:
+        write_predictions(out_dir / PREDICTIONS_JSONL, cast(Iterable[Prediction], predictions))
     write_json(out_dir / METRICS_JSON, metrics)
     atomic_write_text(out_dir / TABLES_TXT, tables + "\n")
+    finish_write(out_dir, OUTPUT_FILES)
 
 
 def run_info(samples_path: str | Path | None) -> dict[str, Any]:
@@ -185,119 +252,45 @@ def check_predictors(predictors: Sequence[Predictor]) -> None:
 
 def run_section(
     samples_path: str | Path | None, model_runs: dict[str, Any], cache: PredictionCache | None
-) -> dict[str, Any]:
+) -> RunInfo:
     """``metrics.json``'s ``run``: versions, machine, each model's description and stats, cache."""
-    return {
+    section = {
         **run_info(samples_path),
         "models": model_runs,
         "cache": str(cache.path) if cache is not None else None,
     }
-
-
-def audit(
-    samples: Sequence[Sample],
-    predictors: Sequence[Predictor],
-    *,
-    out_dir: str | Path | None,
-    cache: PredictionCache | None,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    progress: bool = True,
-    samples_path: str | Path | None = None,
-    extra: Mapping[str, Any] | None = None,
-    note: str | None = None,
-) -> AuditResult:
-    """Predict every sample with every predictor, score, and write the run directory.
-
-    ``extra`` is merged into ``metrics.json``; ``note`` is appended to ``tables.txt``.
-
-    >>> from nlibias.models.fake import FakeNLIClassifier
-    >>> from nlibias.runtime.predict import ClassifierPredictor
-    >>> from nlibias.schema import Sample
-    >>> pair = [Sample(id=f"x:{s}", source="bbnli", domain="d", subtopic="t", premise="P.",
-    ...                hypothesis=f"{s} H.", gold="neutral", stereotype=s, pair_key="x")
-    ...         for s in ("pro", "anti")]
-    >>> result = audit(pair, [ClassifierPredictor(FakeNLIClassifier())], out_dir=None, cache=None,
-    ...                bootstrap=0, progress=False)
-    >>> result.metrics["models"]["fake-nli"]["overall"]["n"]
-    2
-    """
-    if not samples:
-        raise ConfigError("no samples to audit")
-    check_predictors(predictors)
-    samples_source(samples)  # refuse mixed benchmarks before any compute starts
-
-    predictions: list[Prediction] = []
-    model_runs: dict[str, Any] = {}
-    for predictor in predictors:
-        started = time.perf_counter()
-        run = predictor.predict(samples, cache, progress=progress)
-        if len(run.predictions) != len(samples):
-            raise RuntimeError(
-                f"{predictor.name}: expected {len(samples)} predictions, got {len(run.predictions)}"
-            )
-        predictions.extend(run.predictions)
-        model_runs[predictor.name] = {
-            **predictor.describe(),
-            "stats": {**run.stats, "wall_seconds": round(time.perf_counter() - started, 3)},
-        }
-
-    metrics = build_metrics(samples, predictions, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = run_section(samples_path, model_runs, cache)
-    metrics.update(extra or {})
-    return finish_run(out_dir, predictions, metrics, note=note)
-
-
-def score(
-    samples: Sequence[Sample],
-    predictions: Sequence[Prediction],
-    *,
-    out_dir: str | Path | None,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    samples_path: str | Path | None = None,
-    predictions_path: str | Path | None = None,
-) -> AuditResult:
-    """Score existing predictions (e.g. from another tool) exactly as ``audit`` would."""
-    known = {s.id for s in samples}
-    unknown = [p.sample_id for p in predictions if p.sample_id not in known]
-    if unknown:
-        raise ConfigError(f"{len(unknown)} predictions refer to unknown sample ids (first: {unknown[0]!r})")
-    predicted_ids = {p.sample_id for p in predictions}
-    # Score only the samples that were predicted: a user may have run a subset.
-    subset = [s for s in samples if s.id in predicted_ids]
-    metrics = build_metrics(subset, predictions, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = score_run_section(samples_path, predictions_path, scored=len(subset), given=len(samples))
-    return finish_run(out_dir, predictions, metrics)
+    return cast(RunInfo, section)
 
 
 def score_run_section(
     samples_path: str | Path | None, predictions_path: str | Path | None, *, scored: int, given: int
-) -> dict[str, Any]:
+) -> RunInfo:
     """``metrics.json``'s ``run`` for a scoring of existing predictions."""
-    return {
+    section = {
         **run_info(samples_path),
         "predictions": str(predictions_path) if predictions_path else None,
         "samples_scored": scored,
         "samples_given": given,
     }
+    return cast(RunInfo, section)
 
 
 def finish_run(
     out_dir: str | Path | None,
     predictions: Sequence[Prediction],
-    metrics: dict[str, Any],
+    metrics: MetricsDocument,
     *,
     note: str | None = None,
-    predictions_written: bool = False,
+    predictions_file: PendingFile | None = None,
 ) -> AuditResult:
     """The tables of ``metrics`` (``note`` appended), and the run directory written when ``out_dir``
-    is given: the last step of every audit and scoring. ``predictions_written``: its
-    ``predictions.jsonl`` is already in place (written while the predictions were read)."""
+    is given: the last step of every audit and scoring. ``predictions_file``: ``predictions.jsonl``
+    already written under a temporary name (while the predictions were read), renamed in with
+    the other files."""
     tables = format_all_tables(metrics)
     if note:
         tables = f"{tables}\n\nNote: {note}"
     out_path = Path(out_dir) if out_dir is not None else None
     if out_path is not None:
-        write_outputs(out_path, None if predictions_written else predictions, metrics, tables)
+        write_outputs(out_path, predictions_file or predictions, metrics, tables)
     return AuditResult(out_dir=out_path, metrics=metrics, tables_text=tables, predictions=predictions)

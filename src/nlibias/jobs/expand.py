@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nlibias.benchmarks.registry import get_benchmark
+from nlibias.errors import SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.samples import write_samples
 
@@ -30,6 +31,14 @@ def expand_to_dir(
     ``source`` (default: its file in the data dir) into ``out_dir``: ``samples.jsonl``,
     ``samples.parquet`` and ``expansion.json``. Returns the summary (counts, warnings, the files)."""
     expansion = get_benchmark(benchmark).expand_source(source, **options)
+    if not expansion.samples:
+        origin = getattr(expansion, "origin", None) or source or benchmark
+        raise SourceError(
+            origin,
+            None,
+            "the source expands to no samples (no data rows?)",
+            fix="check that it is the right file",
+        )
     files = write_samples(out_dir, expansion.samples)
     summary = {**expansion.summary(), "files": {name: str(p) for name, p in files.items()}}
     write_json(Path(out_dir) / SUMMARY_JSON, summary)

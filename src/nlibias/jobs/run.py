@@ -14,7 +14,6 @@ directory → the same result object).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.predictions import PREDICTIONS_JSONL
-from nlibias.jobs.audit import METRICS_JSON, TABLES_TXT, AuditResult
+from nlibias.jobs.audit import METRICS_JSON, OUTPUT_FILES, TABLES_TXT, AuditResult
 from nlibias.runtime.cache import PredictionCache
 
 CacheOption = bool | str | Path | PredictionCache | None
@@ -82,9 +81,11 @@ def run_audit(
     ``label_map``, ``max_tokens``, ``mode``, ``concurrency``, ...). ``extra`` is merged into
     ``metrics.json``; ``note`` is appended to the tables.
     """
+    from nlibias.jobs.audit import check_bootstrap
     from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
     from nlibias.runtime.predictors import build_predictors, close_predictors
 
+    check_bootstrap(bootstrap, seed)  # before any file is read or model loaded
     checked = read_samples_to_audit(samples)
     with ExitStack() as stack:
         store = _open_cache(cache, stack)
@@ -128,17 +129,19 @@ def run_score(
 
 def load_run(directory: str | Path) -> AuditResult:
     """The result of an audit or a scoring from its run directory (``metrics.json``,
-    ``tables.txt``, ``predictions.jsonl``)."""
+    ``tables.txt``, ``predictions.jsonl``): its files checked against ``manifest.json``
+    (:func:`nlibias.io.run_manifest.check_run_directory`), ``metrics.json`` against its schema
+    (:func:`nlibias.io.results.read_metrics`)."""
     from nlibias.io.predictions import read_predictions
+    from nlibias.io.results import read_metrics
+    from nlibias.io.run_manifest import check_run_directory
 
     path = Path(directory)
     metrics_path = path / METRICS_JSON
     if not metrics_path.is_file():
         raise SourceError(path, None, "no metrics.json here", fix="pass a run directory written by an audit")
-    try:
-        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise SourceError(metrics_path, None, f"not valid JSON ({error})") from None
+    metrics = read_metrics(metrics_path)  # an impossible value is named by its field first
+    check_run_directory(path, OUTPUT_FILES)
     tables_path = path / TABLES_TXT
     tables = tables_path.read_text(encoding="utf-8").rstrip("\n") if tables_path.is_file() else ""
     predictions_path = path / PREDICTIONS_JSONL

@@ -5,22 +5,20 @@ A predictions file from nlibias or another tool is read in one pass into a few a
 model) and the byte offset of each row; the samples are kept as
 :class:`~nlibias.schema.columns.SampleColumns`. The measures run over the columns (the benchmark's
 column scorer, given the file's labels), and the output's ``predictions.jsonl`` is written row by
-row in that same pass. The files and numbers are those of :func:`nlibias.jobs.audit.score`, which
-this falls back to for generative models' rows (their measures read the answers' texts) and for
-benchmarks whose scorer has no columnar form taking ``labels``.
+row in that same pass. Generative models' rows on a pair benchmark are also
+read as objects (their measures read the answers' words and probabilities). The numbers are
+those an audit of the same predictions gives (:func:`nlibias.jobs.audit.score_outputs`).
 """
 
 from __future__ import annotations
 
-import inspect
+from collections.abc import Mapping
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from nlibias.benchmarks.base import ColumnScorer
-from nlibias.benchmarks.registry import column_scorer_for
+from nlibias.benchmarks.registry import column_scorer_for, pair_measures_for_generative
 from nlibias.io.atomic import PendingFile
 from nlibias.io.predictions import (
     PREDICTIONS_JSONL,
@@ -28,18 +26,22 @@ from nlibias.io.predictions import (
     read_prediction_arrays,
     read_predictions,
 )
+from nlibias.io.results import MetricsDocument
+from nlibias.io.run_manifest import check_run_file
 from nlibias.jobs.audit import (
     AuditResult,
+    ModelOutputs,
     check_bootstrap,
     finish_run,
     metrics_document,
-    read_samples_to_score,
-    score,
+    score_outputs,
     score_run_section,
 )
 from nlibias.jobs.streamed_audit import read_sample_columns_and_ids
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
-from nlibias.schema.columns import SampleColumns
+from nlibias.schema import Prediction
+from nlibias.schema.columns import IdPositions, SampleColumns
+from nlibias.schema.model_keys import PredictorKind
 
 
 def score_files(
@@ -70,13 +72,10 @@ def score_files(
     >>> overall["n_pairs"], overall["cf_pro"], len(result.predictions)
     (1, 50.0, 2)
     """
-    check_bootstrap(bootstrap)
+    check_bootstrap(bootstrap, seed)
+    check_run_file(predictions_path)  # a run directory's predictions.jsonl: the one its manifest lists
     columns, id_positions = read_sample_columns_and_ids(samples_path)
-    scorer = column_scorer_for(columns.source)
-    if scorer is None or not takes_labels(scorer):
-        return score_files_as_objects(
-            samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed
-        )
+    column_scorer_for(columns.source)  # a benchmark that cannot be scored stops here
     # predictions.jsonl is written in the same pass that reads the file, and replaces the run
     # directory's only once everything is scored (an error or a fallback discards it on leaving)
     copying = nullcontext() if out_dir is None else PendingFile(Path(out_dir) / PREDICTIONS_JSONL)
@@ -84,23 +83,38 @@ def score_files(
         arrays = read_prediction_arrays(
             predictions_path, position_of=id_positions, n_samples=len(columns), copy_to=copy
         )
+        answers = _generative_rows(predictions_path, arrays, id_positions, columns.source)
         del id_positions  # not needed while scoring (which is where the peak is)
-        if any(kind == "generative" for kind in arrays.kinds.values()):
-            return score_files_as_objects(
-                samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed
-            )
-        metrics = _score_arrays(scorer, columns, arrays, bootstrap=bootstrap, seed=seed)
+        metrics = _score_arrays(columns, arrays, answers, bootstrap=bootstrap, seed=seed)
         metrics["run"] = score_run_section(
             samples_path, predictions_path, scored=metrics["n_samples"], given=len(columns)
         )
-        if copy is not None:
-            copy.commit()
-    return finish_run(out_dir, arrays.rows, metrics, predictions_written=copy is not None)
+        return finish_run(out_dir, arrays.rows, metrics, predictions_file=copy)
+
+
+def _generative_rows(
+    path: str | Path, arrays: PredictionArrays, id_positions: IdPositions, source: str
+) -> dict[str, list[Prediction | None]]:
+    """The rows of each generative model whose measures read its answers (yes/no answers on a
+    pair benchmark), one per sample position (None: no row); read from the file only then."""
+    wanted = {m for m, kind in arrays.kinds.items() if kind == "generative"}
+    if not wanted or not pair_measures_for_generative(source):
+        return {}
+    rows: dict[str, list[Prediction | None]] = {m: [None] * len(arrays.models[m].line) for m in wanted}
+    for prediction in read_predictions(path):
+        if prediction.model in rows:
+            rows[prediction.model][id_positions(prediction.sample_id)] = prediction
+    return rows
 
 
 def _score_arrays(
-    scorer: ColumnScorer, columns: SampleColumns, arrays: PredictionArrays, *, bootstrap: int, seed: int
-) -> dict[str, Any]:
+    columns: SampleColumns,
+    arrays: PredictionArrays,
+    answers: Mapping[str, list[Prediction | None]],
+    *,
+    bootstrap: int,
+    seed: int,
+) -> MetricsDocument:
     """``metrics.json`` (without ``run``) for the samples that some model predicted."""
     positions = _predicted_positions(arrays, len(columns))
     every_sample = len(positions) == len(columns)
@@ -114,16 +128,24 @@ def _score_arrays(
         missing = np.flatnonzero(pick(rows.line) == 0)
         if len(missing):
             raise missing_predictions_error(len(missing), scored.ids[int(missing[0])])
-        models[model] = scorer(
-            scored, pick(rows.probs), labels=pick(rows.label), model=model, bootstrap=bootstrap, seed=seed
+        kind: PredictorKind = "generative" if arrays.kinds[model] == "generative" else "classifier"
+        answered = answers.get(model)
+        outputs = ModelOutputs(
+            kind=kind,
+            probs=pick(rows.probs),
+            labels=pick(rows.label),
+            predictions=None if answered is None else [answered[i] for i in positions.tolist()],
         )
-    return metrics_document(scored.source, len(scored), models, arrays.kinds, bootstrap=bootstrap, seed=seed)
-
-
-def takes_labels(scorer: ColumnScorer) -> bool:
-    """Whether a column scorer accepts ``labels=`` (the built-in ones do; see :data:`ColumnScorer`)."""
-    parameters = inspect.signature(scorer).parameters
-    return "labels" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+        models[model] = score_outputs(scored, outputs, model=model, bootstrap=bootstrap, seed=seed)
+    return metrics_document(
+        scored.source,
+        len(scored),
+        models,
+        arrays.kinds,
+        bootstrap=bootstrap,
+        seed=seed,
+        domain_of=scored.domain_of_subtopic(),
+    )
 
 
 def _predicted_positions(arrays: PredictionArrays, n_samples: int) -> np.ndarray:
@@ -132,25 +154,3 @@ def _predicted_positions(arrays: PredictionArrays, n_samples: int) -> np.ndarray
     for rows in arrays.models.values():
         predicted |= rows.predicted()
     return np.flatnonzero(predicted)
-
-
-def score_files_as_objects(
-    samples_path: str | Path,
-    predictions_path: str | Path,
-    *,
-    out_dir: str | Path | None,
-    bootstrap: int = 1000,
-    seed: int = 0,
-) -> AuditResult:
-    """:func:`score_files` with the samples and predictions loaded as objects
-    (:func:`nlibias.jobs.audit.score`): its fallback, and the reference it is tested and timed against."""
-    samples = read_samples_to_score(samples_path)
-    return score(
-        samples,
-        read_predictions(predictions_path, known_ids={s.id for s in samples}),
-        out_dir=out_dir,
-        bootstrap=bootstrap,
-        seed=seed,
-        samples_path=samples_path,
-        predictions_path=predictions_path,
-    )

@@ -1,21 +1,18 @@
-"""Audit a samples file without holding its samples: memory grows by ~0.1 kB a sample.
+"""The audit: predict, score and write a run directory without holding the samples as objects.
 
-An NLI-classifier audit of a benchmark whose measures have a columnar scorer (BBNLI,
-BBNLI-next, custom pair sets, WinoQueer-NLI, the gender-occupation set; :func:`nlibias.benchmarks.registry.column_scorer_for`) reads the
-samples file in passes instead of loading it:
+Memory grows by ~0.1 kB a sample for an NLI classifier. Every audit (CLI, demo, Python API) runs
+:func:`audit_samples`:
 
 1. :func:`read_samples_to_audit` builds :class:`~nlibias.schema.columns.SampleColumns` (every line
    validated, ids checked, the samples scored once with placeholder probabilities so that a
    malformed pair stops the audit) before any model runs;
-2. for each model, one pass sends the first occurrence of every distinct (premise, hypothesis)
-   to the classifier, ``chunk_pairs`` pairs at a time, through the prediction cache;
-3. the measures are computed over the columns and each model's ``(samples x 3)`` probabilities,
-   and ``predictions.jsonl`` is written row by row from them.
-
-The files and numbers are those of :func:`nlibias.jobs.audit.audit` on the same samples (runs with
-more distinct pairs than ``chunk_pairs`` batch them differently, so probabilities may differ in
-the last bits). Other audits (generative LMs, scorers registered without a columnar form) fall
-back to :func:`nlibias.jobs.audit.audit`, which holds samples and predictions as objects.
+2. for each NLI classifier, one pass sends the first occurrence of every distinct (premise,
+   hypothesis) to it, ``chunk_pairs`` pairs at a time, through the prediction cache; a generative
+   LM (or any other predictor) gets the samples as objects (its prompts need the texts; such
+   audits are small) and answers through the same cache;
+3. each model's measures are computed over the columns and its outputs
+   (:func:`nlibias.jobs.audit.score_outputs`: the benchmark's column scorer for its predictor
+   kind), and ``predictions.jsonl`` is written row by row.
 """
 
 from __future__ import annotations
@@ -31,7 +28,8 @@ import numpy as np
 
 from nlibias.benchmarks.registry import column_scorer_for, provenance_keys_for
 from nlibias.errors import ConfigError, SourceError
-from nlibias.io.predictions import probability_line
+from nlibias.io.atomic import json_line
+from nlibias.io.predictions import WritesJsonLines, probability_line
 from nlibias.io.samples import (
     FieldLookup,
     duplicate_id_error,
@@ -42,20 +40,23 @@ from nlibias.io.samples import (
 )
 from nlibias.jobs.audit import (
     AuditResult,
-    audit,
+    ModelOutputs,
     check_bootstrap,
     check_predictors,
     finish_run,
     metrics_document,
     read_samples_to_score,
     run_section,
+    score_outputs,
+    with_extra,
 )
 from nlibias.models.base import NLIClassifier
 from nlibias.runtime.base import Predictor
 from nlibias.runtime.cache import PredictionCache
-from nlibias.runtime.predict import ClassifierPredictor, PredictionRun, predict_pairs
-from nlibias.schema import LABELS, Prediction
+from nlibias.runtime.predict import ClassifierPredictor, PairProbabilities, predict_pairs
+from nlibias.schema import LABELS, Prediction, Sample
 from nlibias.schema.columns import IdPositions, ItemSequence, SampleColumns
+from nlibias.schema.model_keys import PredictorKind
 
 DEFAULT_CHUNK_PAIRS = 8192
 """Distinct pairs per classifier call: the batches are length-sorted within a chunk, and a chunk's
@@ -110,20 +111,11 @@ def check_scorable(path: Path, columns: SampleColumns) -> None:
     100k samples), so that what would stop the scoring (an unknown source, a pair key with two
     pro samples, ...) stops the audit before any model runs rather than after."""
     scorer = column_scorer_for(columns.source)  # an unknown source fails here
-    if scorer is None:
-        return
     uniform = np.full((len(columns), 3), 1.0 / 3.0)
     try:
         scorer(columns, uniform, model="(input check)", bootstrap=0, seed=0)
     except ValueError as error:  # the measures' own checks (they do not know the file)
         raise SourceError(path, None, str(error)) from None
-
-
-def can_stream(columns: SampleColumns, predictors: Sequence[Predictor]) -> bool:
-    """True when every model is an NLI classifier and the benchmark has a columnar scorer."""
-    return column_scorer_for(columns.source) is not None and all(
-        isinstance(p, ClassifierPredictor) for p in predictors
-    )
 
 
 def audit_samples(
@@ -139,7 +131,7 @@ def audit_samples(
     extra: Mapping[str, Any] | None = None,
     note: str | None = None,
 ) -> AuditResult:
-    """Predict, score and write the run directory of ``samples`` (streamed when :func:`can_stream`).
+    """Predict, score and write the run directory of ``samples``: the one audit path.
 
     ``extra`` is merged into ``metrics.json``; ``note`` is appended to ``tables.txt``.
 
@@ -157,48 +149,60 @@ def audit_samples(
     (1, 2)
     """
     check_predictors(predictors)
-    check_bootstrap(bootstrap)
+    check_bootstrap(bootstrap, seed)
     if chunk_pairs < 1:
         raise ConfigError(
             f"chunk_pairs is {chunk_pairs}; pass a positive number of pairs", parameter="chunk_pairs"
         )
     columns = samples.columns
-    if not can_stream(columns, predictors):
-        return audit(
-            read_samples_to_score(samples.path),
-            predictors,
-            out_dir=out_dir,
-            cache=cache,
-            bootstrap=bootstrap,
-            seed=seed,
-            progress=progress,
-            samples_path=samples.path,
-            extra=extra,
-            note=note,
-        )
-    scorer = column_scorer_for(columns.source)
-    assert scorer is not None  # can_stream checked it
+    column_scorer_for(columns.source)  # a benchmark that cannot be scored stops the audit here
     distinct = DistinctPairs.of(columns)
-    distinct_probs: dict[str, np.ndarray] = {}  # per model: a row per distinct pair, not per sample
+    sample_objects: list[Sample] | None = None  # read only for predictors that need the texts
+    parts: list[Sequence[Prediction]] = []
+    models: dict[str, Any] = {}
+    kinds: dict[str, PredictorKind] = {}
     model_runs: dict[str, Any] = {}
     for predictor in predictors:
-        assert isinstance(predictor, ClassifierPredictor)  # can_stream checked it
         started = time.perf_counter()
-        run = predict_distinct(predictor.classifier, samples.path, distinct, cache, progress, chunk_pairs)
-        distinct_probs[predictor.name] = run.probs
+        if isinstance(predictor, ClassifierPredictor):
+            run = predict_distinct(predictor.classifier, samples.path, distinct, cache, progress, chunk_pairs)
+            outputs = ModelOutputs(kind="classifier", probs=distinct.spread(run.probs))
+            parts.append(ProbabilityPredictions(columns, distinct, {predictor.name: run.probs}))
+            stats = run.stats()
+        else:
+            if sample_objects is None:
+                sample_objects = read_samples_to_score(samples.path)
+                if [s.id for s in sample_objects] != list(columns.ids):
+                    raise SourceError(samples.path, None, "the file changed while it was being audited")
+            predictor_run = predictor.predict(sample_objects, cache, progress=progress)
+            predictions = predictor_run.predictions
+            if len(predictions) != len(columns):
+                raise RuntimeError(
+                    f"{predictor.name}: expected {len(columns)} predictions, got {len(predictions)}"
+                )
+            outputs = ModelOutputs.of_predictions(predictions, predictor.kind)
+            parts.append(predictions)
+            stats = dict(predictor_run.stats)
         model_runs[predictor.name] = {
             **predictor.describe(),
-            "stats": {**run.stats(), "wall_seconds": round(time.perf_counter() - started, 3)},
+            "stats": {**stats, "wall_seconds": round(time.perf_counter() - started, 3)},
         }
-    models = {
-        name: scorer(columns, distinct.spread(probs), model=name, bootstrap=bootstrap, seed=seed)
-        for name, probs in distinct_probs.items()
-    }
-    kinds = {name: "classifier" for name in models}
-    metrics = metrics_document(columns.source, len(columns), models, kinds, bootstrap=bootstrap, seed=seed)
+        kinds[predictor.name] = predictor.kind
+        models[predictor.name] = score_outputs(
+            columns, outputs, model=predictor.name, bootstrap=bootstrap, seed=seed
+        )
+        del outputs  # a (samples x 3) array: free it before the next model runs
+    metrics = metrics_document(
+        columns.source,
+        len(columns),
+        models,
+        kinds,
+        bootstrap=bootstrap,
+        seed=seed,
+        domain_of=columns.domain_of_subtopic(),
+    )
     metrics["run"] = run_section(samples.path, model_runs, cache)
-    metrics.update(extra or {})
-    return finish_run(out_dir, ProbabilityPredictions(columns, distinct, distinct_probs), metrics, note=note)
+    return finish_run(out_dir, ChainedPredictions(parts), with_extra(metrics, extra), note=note)
 
 
 @dataclass(frozen=True, eq=False)
@@ -240,7 +244,7 @@ def predict_distinct(
     cache: PredictionCache | None,
     progress: bool,
     chunk_pairs: int,
-) -> PredictionRun:
+) -> PairProbabilities:
     """One pass over the samples file: the classifier's probabilities for each distinct pair, in
     first-occurrence order, ``chunk_pairs`` at a time (one progress bar for the whole pass), each
     chunk's rows written into one array (no concatenation at the end)."""
@@ -248,7 +252,16 @@ def predict_distinct(
 
     probs = np.full((len(distinct), 3), np.nan)
     totals = dict.fromkeys(
-        ("unique_pairs", "cached_pairs", "computed_pairs", "real_tokens", "padded_tokens"), 0
+        (
+            "unique_pairs",
+            "cached_pairs",
+            "computed_pairs",
+            "real_tokens",
+            "padded_tokens",
+            "cache_rejected",
+            "truncated_pairs",
+        ),
+        0,
     )
     seconds = 0.0
     filled = 0
@@ -281,7 +294,7 @@ def predict_distinct(
             run_chunk(chunk)
     if read != len(distinct.first) or filled != len(probs):
         raise changed
-    return PredictionRun(probs=probs, seconds=seconds, **totals)
+    return PairProbabilities(probs=probs, seconds=seconds, **totals)
 
 
 class ProbabilityPredictions(ItemSequence[Prediction]):
@@ -327,3 +340,28 @@ class ProbabilityPredictions(ItemSequence[Prediction]):
             label=LABELS[int(self._best[model][slot])],
             probs=(float(row[0]), float(row[1]), float(row[2])),
         )
+
+
+class ChainedPredictions(ItemSequence[Prediction]):
+    """Several models' predictions one after the other (the models in the order they ran), as
+    ``predictions.jsonl`` holds them; parts that make their own lines (:class:`ProbabilityPredictions`)
+    make them here too."""
+
+    def __init__(self, parts: Sequence[Sequence[Prediction]]) -> None:
+        self._parts = list(parts)
+        self._starts = np.cumsum([0, *(len(part) for part in self._parts)])
+
+    def __len__(self) -> int:
+        return int(self._starts[-1])
+
+    def json_lines(self) -> Iterator[str]:
+        for part in self._parts:
+            if isinstance(part, WritesJsonLines):
+                yield from part.json_lines()
+            else:
+                for prediction in part:
+                    yield json_line(prediction.to_dict())
+
+    def _item(self, index: int) -> Prediction:
+        part = int(np.searchsorted(self._starts, index, side="right")) - 1
+        return self._parts[part][index - int(self._starts[part])]

@@ -16,18 +16,20 @@ from nlibias.metrics.bbnli import (
     measures_from_totals,
     pair_counts,
 )
-from nlibias.metrics.grouped import BBNLIFrame, bootstrap_intervals, compute_bbnli_report
+from nlibias.metrics.grouped import bbnli_frame, bootstrap_intervals, compute_bbnli_report
 from nlibias.metrics.meta import MEASURES, PERCENT_MEASURES, MeasureInfo
+from nlibias.metrics.metric_frame import MetricFrame
 
 __all__ = [
     "COUNT_FIELDS",
     "MEASURES",
     "PERCENT_MEASURES",
-    "BBNLIFrame",
     "BiasCounts",
     "MeasureInfo",
+    "MetricFrame",
     "PairCounts",
     "SliceUnits",
+    "bbnli_frame",
     "bbnli_measures",
     "bias_counts",
     "bootstrap_intervals",

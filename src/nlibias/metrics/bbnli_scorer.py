@@ -14,7 +14,7 @@ import numpy as np
 
 from nlibias.errors import ConfigError
 from nlibias.metrics.bbnli import UNANSWERED, EncodedSamples, label_codes
-from nlibias.metrics.grouped import BBNLIFrame
+from nlibias.metrics.grouped import bbnli_frame
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 
@@ -74,7 +74,7 @@ def score_bbnli_columns(
         text_code=columns.text_code,
         ids=columns.ids,
     )
-    frame = BBNLIFrame.from_encoded(
+    frame = bbnli_frame(
         encoded,
         groups={"domain": columns.domain, "subtopic": columns.subtopic},
         bootstrap=bootstrap,

@@ -1,8 +1,4 @@
-"""One grouped-result object: every BBNLI measure overall and per group, with bootstrap CIs.
-
-In the spirit of fairlearn's ``MetricFrame``: groups are given as keyword-only parallel arrays,
-each slice (overall, each domain, each subtopic, ...) is computed exactly once, and the object
-offers differences between groups and the worst group.
+"""BBNLI measures overall and per group, with bootstrap CIs, as a :class:`~nlibias.metrics.metric_frame.MetricFrame`.
 
 Confidence intervals are percentile bootstrap intervals. The resampling unit is a whole
 counterfactual pair (an unpaired bias sample and a test sample are units of their own), drawn
@@ -23,7 +19,6 @@ slices exist.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,9 +32,9 @@ from nlibias.metrics.bbnli import (
     measures_of_units,
     slice_units,
 )
-from nlibias.metrics.meta import MEASURES, PERCENT_MEASURES
+from nlibias.metrics.meta import PERCENT_MEASURES
+from nlibias.metrics.metric_frame import MetricFrame, check_resampling
 from nlibias.metrics.resampling import chunk_sizes, unit_draw_counts
-from nlibias.metrics.row_slices import group_positions
 
 
 def _resampled_totals(rows: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -84,134 +79,39 @@ def bootstrap_intervals(
     return intervals
 
 
-def _slice_rng(seed: int, slice_name: str) -> np.random.Generator:
-    return np.random.default_rng([seed, zlib.crc32(slice_name.encode("utf-8"))])
+def bbnli_frame(
+    encoded: EncodedSamples,
+    *,
+    groups: Mapping[str, Sequence[Any]] | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> MetricFrame:
+    """BBNLI measures overall and for every value of every grouping, as a :class:`MetricFrame`.
 
+    ``encoded`` is :func:`~nlibias.metrics.bbnli.encode_samples`' output (or columns coded the same
+    way); ``groups`` maps a grouping name to one group value per sample, e.g.
+    ``{"domain": [...], "subtopic": [...]}``. Every slice dict is
+    :func:`~nlibias.metrics.bbnli.bbnli_measures`' output plus ``"ci"``: ``{measure: [lo, hi] or None}``.
 
-class BBNLIFrame:
-    """BBNLI measures overall and for every value of every grouping, each slice computed once.
-
-    ``groups`` maps a grouping name to one group value per sample, e.g.
-    ``{"domain": [...], "subtopic": [...]}``. Every slice dict is :func:`bbnli_measures`' output
-    plus ``"ci"``: ``{measure: [lo, hi] or None}``.
-
-    >>> frame = BBNLIFrame(["entailment", "neutral", "contradiction", "contradiction"],
-    ...     gold=["neutral"] * 4, stereotype=["pro", "anti"] * 2, pair_key=["a", "a", "b", "b"],
+    >>> frame = bbnli_frame(encode_samples(["entailment", "neutral", "contradiction", "contradiction"],
+    ...     gold=["neutral"] * 4, stereotype=["pro", "anti"] * 2, pair_key=["a", "a", "b", "b"]),
     ...     groups={"domain": ["race", "race", "gender", "gender"]}, bootstrap=0)
     >>> frame.by_group["domain"]["race"]["cf_pro"], frame.by_group["domain"]["gender"]["cf_error"]
     (50.0, 100.0)
     >>> frame.worst_group("cf_error", by="domain"), frame.difference("cf_pro", by="domain")
     (('gender', 100.0), 50.0)
     """
+    check_resampling(bootstrap, confidence)
 
-    def __init__(
-        self,
-        predicted: Sequence[str | None],
-        *,
-        gold: Sequence[str],
-        stereotype: Sequence[str | None],
-        pair_key: Sequence[Any],
-        groups: Mapping[str, Sequence[Any]] | None = None,
-        ids: Sequence[Any] | None = None,
-        premise: Sequence[str] | None = None,
-        hypothesis: Sequence[str] | None = None,
-        bootstrap: int = 1000,
-        seed: int = 0,
-        confidence: float = 0.95,
-    ) -> None:
-        encoded = encode_samples(
-            predicted,
-            gold=gold,
-            stereotype=stereotype,
-            pair_key=pair_key,
-            premise=premise,
-            hypothesis=hypothesis,
-            ids=ids,
-        )
-        self._build(encoded, groups, bootstrap=bootstrap, seed=seed, confidence=confidence)
-
-    @classmethod
-    def from_encoded(
-        cls,
-        encoded: EncodedSamples,
-        *,
-        groups: Mapping[str, Sequence[Any]] | None = None,
-        bootstrap: int = 1000,
-        seed: int = 0,
-        confidence: float = 0.95,
-    ) -> BBNLIFrame:
-        """The frame of already-coded samples (e.g. from :class:`nlibias.schema.columns.SampleColumns`);
-        a grouping may be a :class:`~nlibias.schema.columns.Categorical` (grouped by its codes)."""
-        frame = cls.__new__(cls)
-        frame._build(encoded, groups, bootstrap=bootstrap, seed=seed, confidence=confidence)
-        return frame
-
-    def _build(
-        self,
-        encoded: EncodedSamples,
-        groups: Mapping[str, Sequence[Any]] | None,
-        *,
-        bootstrap: int,
-        seed: int,
-        confidence: float,
-    ) -> None:
-        if not isinstance(bootstrap, int) or bootstrap < 0:
-            raise ValueError(f"bootstrap is {bootstrap!r}; pass the number of resamples (0 disables CIs)")
-        if not 0.0 < confidence < 1.0:
-            raise ValueError(f"confidence is {confidence!r}; pass a level between 0 and 1, e.g. 0.95")
-        self.bootstrap = bootstrap
-        self.seed = seed
-        self.confidence = confidence
-        self._encoded: EncodedSamples = encoded
-        n = len(encoded)
-        self.overall: dict[str, Any] = self._slice("overall", None)
-        self.by_group: dict[str, dict[str, dict[str, Any]]] = {}
-        for by, values in (groups or {}).items():
-            if len(values) != n:
-                raise ValueError(f"group {by!r} has {len(values)} values but there are {n} samples")
-            members = group_positions(values)
-            self.by_group[by] = {key: self._slice(f"{by}={key}", members[key]) for key in sorted(members)}
-
-    def _slice(self, name: str, index: np.ndarray | None) -> dict[str, Any]:
-        units = slice_units(self._encoded, index)
+    def summarise(index: np.ndarray | None, rng: np.random.Generator) -> dict[str, Any]:
+        units = slice_units(encoded, index)
         result = measures_of_units(units)
-        intervals = bootstrap_intervals(
-            units,
-            resamples=self.bootstrap,
-            confidence=self.confidence,
-            rng=_slice_rng(self.seed, name),
-        )
+        intervals = bootstrap_intervals(units, resamples=bootstrap, confidence=confidence, rng=rng)
         result["ci"] = {m: None if result[m] is None else intervals[m] for m in PERCENT_MEASURES}
         return result
 
-    def _groups(self, by: str) -> dict[str, dict[str, Any]]:
-        if by not in self.by_group:
-            raise KeyError(f"no grouping {by!r}; this frame has {sorted(self.by_group)}")
-        return self.by_group[by]
-
-    def difference(self, measure: str, *, by: str) -> float | None:
-        """Largest minus smallest value of ``measure`` across the groups of ``by`` (defined ones)."""
-        _check_measure(measure)
-        values = [m[measure] for m in self._groups(by).values() if m[measure] is not None]
-        return float(max(values) - min(values)) if values else None
-
-    def worst_group(self, measure: str, *, by: str) -> tuple[str, float] | None:
-        """The group of ``by`` with the worst ``measure`` (by its declared direction) and its value."""
-        info = _check_measure(measure)
-        defined = [(key, m[measure]) for key, m in self._groups(by).items() if m[measure] is not None]
-        if not defined:
-            return None
-        return max(defined, key=lambda item: info.badness(item[1]))
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"overall": M, "by_<grouping>": {group: M}}``, JSON-serialisable."""
-        return {"overall": self.overall} | {f"by_{by}": slices for by, slices in self.by_group.items()}
-
-
-def _check_measure(measure: str) -> Any:
-    if measure not in MEASURES:
-        raise KeyError(f"unknown measure {measure!r}; known: {', '.join(MEASURES)}")
-    return MEASURES[measure]
+    return MetricFrame(summarise, n_units=len(encoded), groups=groups, seed=seed)
 
 
 def compute_bbnli_report(
@@ -236,17 +136,16 @@ def compute_bbnli_report(
     (``unpaired`` / ``unanswered`` list ``ids``) plus ``"ci": {measure: [lo, hi] or None}``.
     ``bootstrap=0`` disables the intervals (all ``None``). Plain Python values only.
     """
-    frame = BBNLIFrame(
+    encoded = encode_samples(
         predicted,
         gold=gold,
         stereotype=stereotype,
         pair_key=pair_key,
-        groups={"domain": domain, "subtopic": subtopic},
-        ids=ids,
         premise=premise,
         hypothesis=hypothesis,
-        bootstrap=bootstrap,
-        seed=seed,
-        confidence=confidence,
+        ids=ids,
     )
-    return frame.to_dict()
+    groups = {"domain": domain, "subtopic": subtopic}
+    return bbnli_frame(
+        encoded, groups=groups, bootstrap=bootstrap, seed=seed, confidence=confidence
+    ).to_dict()

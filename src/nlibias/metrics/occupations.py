@@ -25,14 +25,14 @@ numbers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from nlibias.errors import ConfigError
 from nlibias.metrics.bbnli_scorer import align_predictions
-from nlibias.metrics.row_slices import pair_codes, provenance_labels, summarise_units
+from nlibias.metrics.row_slices import pair_codes, provenance_labels, units_frame
 from nlibias.metrics.wq_nli import probability_rows, refuse_missing_probabilities
 from nlibias.schema import LABEL_INDEX, Prediction, Sample
 from nlibias.schema.columns import SampleColumns
@@ -212,7 +212,7 @@ def score_occupations_columns(
     (1, 0.0, 35.7143, 100.0, ['nurse'])
     """
     values, groups, unpaired = pair_value_columns(columns, probs, model=model, labels=labels)
-    report = summarise_units(
+    report = units_frame(
         values,
         MEASURE_KEYS,
         groups=groups,
@@ -221,6 +221,43 @@ def score_occupations_columns(
         seed=seed,
         n_key="n_pairs",
         confidence=confidence,
-    )
+    ).to_dict()
     report["overall"]["unpaired"] = unpaired
     return report
+
+
+def paired_differences(
+    before: np.ndarray,
+    after: np.ndarray,
+    *,
+    groups: Mapping[str, Sequence[Any]],
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """After minus before of S, ΔP and B (percentage points) over the same pairs, with intervals
+    from resampling pairs (the same pairs for both models: a paired bootstrap).
+
+    ``before`` and ``after`` are two models' ``(pairs x 3)`` values from :func:`pair_value_columns`
+    over the same samples. A pair undefined (NaN) for either model is left out of that measure.
+    The mean of the per-pair differences is the difference of the means over the pairs both define.
+
+    >>> before = np.array([[1.0, 0.2, 1.0], [0.0, 0.4, 0.0]])
+    >>> after = np.array([[1.0, 0.1, 0.0], [1.0, 0.1, 0.0]])
+    >>> d = paired_differences(before, after, groups={}, bootstrap=0)["overall"]
+    >>> d["S"], round(d["delta_p"], 6), d["B"]  # S 50 -> 100, dP 30 -> 10, B 50 -> 0
+    (50.0, -20.0, -50.0)
+    """
+    before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    if before.shape != after.shape:
+        raise ValueError(f"before has shape {before.shape} and after {after.shape}; pass the same pairs")
+    return units_frame(
+        after - before,
+        MEASURE_KEYS,
+        groups=groups,
+        count_measures=(),
+        bootstrap=bootstrap,
+        seed=seed,
+        n_key="n_pairs",
+        confidence=confidence,
+    ).to_dict()

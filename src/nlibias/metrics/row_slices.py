@@ -2,7 +2,7 @@
 
 The WQ-NLI measures (M1–M8: does a condition hold for a row?) and the gender-occupation measures
 (S, ΔP, B: a per-pair indicator or difference) are all means over units (rows, pairs) of one value
-per unit. :func:`summarise_units` takes the ``(units x measures)`` value matrix once and reports, for
+per unit. :func:`units_frame` takes the ``(units x measures)`` value matrix once and reports, for
 the whole set and for every value of every grouping, each measure's mean in percent, its count
 (for 0/1 measures), and a percentile bootstrap interval from resampling units with replacement
 within the slice. A slice's random stream is seeded from ``(seed, slice name)``, so its interval
@@ -10,8 +10,8 @@ does not depend on which other slices exist. ``NaN`` marks a unit where a measur
 that unit is left out of that measure (``n_defined`` says how many units it has).
 
 >>> values = np.array([[1.0, 0.2], [0.0, 0.4], [1.0, 0.0]])
->>> out = summarise_units(values, ["hit", "gap"], groups={"g": ["a", "a", "b"]},
-...                       count_measures={"hit"}, bootstrap=0, seed=0, n_key="n_rows")
+>>> out = units_frame(values, ["hit", "gap"], groups={"g": ["a", "a", "b"]},
+...                       count_measures={"hit"}, bootstrap=0, seed=0, n_key="n_rows").to_dict()
 >>> out["overall"]["hit"], out["overall"]["counts"]["hit"], round(out["by_g"]["a"]["gap"], 6)
 (66.66666666666667, 2, 30.0)
 """
@@ -19,7 +19,6 @@ that unit is left out of that measure (``n_defined`` says how many units it has)
 from __future__ import annotations
 
 import math
-import zlib
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,13 +26,10 @@ from typing import Any
 import numpy as np
 
 from nlibias.errors import ConfigError
+from nlibias.metrics.metric_frame import MetricFrame, check_resampling
 from nlibias.metrics.resampling import chunk_sizes, unit_draw_counts
 from nlibias.schema import Sample
 from nlibias.schema.columns import NO_CODE, Categorical, SampleColumns
-
-
-def _slice_rng(seed: int, slice_name: str) -> np.random.Generator:
-    return np.random.default_rng([seed, zlib.crc32(slice_name.encode("utf-8"))])
 
 
 def bootstrap_means(
@@ -134,7 +130,7 @@ def summarise_slice(
     return result
 
 
-def summarise_units(
+def units_frame(
     values: np.ndarray,
     names: Sequence[str],
     *,
@@ -144,59 +140,31 @@ def summarise_units(
     seed: int,
     n_key: str,
     confidence: float = 0.95,
-) -> dict[str, Any]:
-    """``{"overall": slice, "by_<grouping>": {value: slice}}`` for a ``(units x measures)`` matrix.
+) -> MetricFrame:
+    """The :class:`~nlibias.metrics.metric_frame.MetricFrame` of a ``(units x measures)`` matrix.
 
     Values are fractions (0/1 for conditions, or any number in [0, 1]); reported values are
     percent. Each grouping holds one label per unit (any sequence, or a
     :class:`~nlibias.schema.columns.Categorical`); groups are named ``str(label)`` and sorted by name.
     ``bootstrap=0`` gives ``None`` intervals.
     """
-    if not isinstance(bootstrap, int) or bootstrap < 0:
-        raise ValueError(f"bootstrap is {bootstrap!r}; pass the number of resamples (0 disables CIs)")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence is {confidence!r}; pass a level between 0 and 1, e.g. 0.95")
+    check_resampling(bootstrap, confidence)
     values = np.asarray(values, dtype=float).reshape(-1, len(names))
     report_defined = bool(np.isnan(values).any())
 
-    def one(name: str, index: np.ndarray | None) -> dict[str, Any]:
-        part = values if index is None else values[index]
+    def summarise(index: np.ndarray | None, rng: np.random.Generator) -> dict[str, Any]:
         return summarise_slice(
-            part,
+            values if index is None else values[index],
             names,
             count_measures=count_measures,
             bootstrap=bootstrap,
-            rng=_slice_rng(seed, name),
+            rng=rng,
             n_key=n_key,
             confidence=confidence,
             report_defined=report_defined,
         )
 
-    out: dict[str, Any] = {"overall": one("overall", None)}
-    for by, labels in groups.items():
-        if len(labels) != len(values):
-            raise ValueError(f"grouping {by!r} has {len(labels)} values but there are {len(values)} units")
-        members = group_positions(labels)
-        out[f"by_{by}"] = {key: one(f"{by}={key}", members[key]) for key in sorted(members)}
-    return out
-
-
-def group_positions(labels: Sequence[Any]) -> dict[str, np.ndarray]:
-    """``{str(label): positions}``, positions ascending; labels with the same text share a group.
-
-    A :class:`~nlibias.schema.columns.Categorical` is grouped from its codes (no Python object per unit).
-
-    >>> {k: v.tolist() for k, v in group_positions(["b", "a", "b"]).items()}
-    {'b': [0, 2], 'a': [1]}
-    >>> {k: v.tolist() for k, v in group_positions(Categorical.from_values([2, "2", None])).items()}
-    {'2': [0, 1], 'None': [2]}
-    """
-    if isinstance(labels, Categorical):
-        return labels.members()
-    members: dict[str, list[int]] = {}
-    for i, label in enumerate(labels):
-        members.setdefault(str(label), []).append(i)
-    return {key: np.asarray(positions, dtype=np.int64) for key, positions in members.items()}
+    return MetricFrame(summarise, n_units=len(values), groups=groups, seed=seed)
 
 
 def pair_samples(

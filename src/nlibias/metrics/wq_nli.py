@@ -32,7 +32,7 @@ import numpy as np
 
 from nlibias.errors import ConfigError
 from nlibias.metrics.bbnli_scorer import align_predictions
-from nlibias.metrics.row_slices import pair_codes, provenance_labels, summarise_units
+from nlibias.metrics.row_slices import pair_codes, provenance_labels, units_frame
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import Categorical, Picked, SampleColumns
 
@@ -272,7 +272,7 @@ def score_wq_nli_columns(
     held = wq_conditions(rows.stereo, rows.counter).astype(float)
     groups, unpaired, repeated_rows = rows.groups, rows.unpaired, rows.repeated_rows
     del rows  # the rows' probabilities are done with: free them before the slices are summarised
-    report = summarise_units(
+    report = units_frame(
         held,
         M_KEYS,
         groups=groups,
@@ -281,7 +281,7 @@ def score_wq_nli_columns(
         seed=seed,
         n_key="n_rows",
         confidence=confidence,
-    )
+    ).to_dict()
     report["overall"]["unpaired"] = list(unpaired)
     report["overall"]["repeated_rows"] = repeated_rows
     return report

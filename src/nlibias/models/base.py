@@ -30,6 +30,8 @@ class BatchResult:
     """Tokens of the inputs themselves."""
     padded_tokens: int = 0
     """Tokens the model processed, padding included (``real / padded`` = padding efficiency)."""
+    truncated: int = 0
+    """Pairs of the batch longer than the model's maximum length, truncated to it."""
 
 
 @runtime_checkable

@@ -82,7 +82,10 @@ def choose_device(device: str | None = None) -> str:
             "(install a CUDA build of torch, or pass --device cpu)"
         )
     if device == "mps" and not torch.backends.mps.is_available():
-        raise ConfigError("device 'mps' was asked for but torch reports MPS unavailable (pass --device cpu)")
+        raise ConfigError(
+            "device 'mps' was asked for but torch reports MPS unavailable (pass device='cpu')",
+            parameter="device",
+        )
     try:
         torch.device(device)
     except (RuntimeError, TypeError):
@@ -209,8 +212,9 @@ def load_pretrained(
     if local:
         if revision is not None:
             raise ConfigError(
-                f"{name_or_path} is a local path; --revision applies to hub models only "
-                "(a local model is identified by the hash of its files)"
+                f"{name_or_path} is a local path; revision applies to hub models only "
+                "(a local model is identified by the hash of its files)",
+                parameter="revision",
             )
         source: str = str(Path(name_or_path).expanduser())
         kwargs["local_files_only"] = True

@@ -14,47 +14,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from nlibias.report.slices import numeric_measures
+from nlibias.metrics.metric_frame import FRAME_COLUMNS, grouped_rows
 
 if TYPE_CHECKING:
     import pandas as pd
 
-COLUMNS = ("model", "slicing", "slice", "measure", "value", "ci_low", "ci_high", "n")
-_COUNT_KEYS = ("n", "n_pairs", "n_rows")  # the unit each benchmark counts a slice in
-
-
-def _count(part: Mapping[str, Any]) -> int | None:
-    return next((int(part[k]) for k in _COUNT_KEYS if isinstance(part.get(k), int)), None)
-
-
-def _slices(model_metrics: Mapping[str, Any]) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
-    if isinstance(model_metrics.get("overall"), Mapping):
-        yield "overall", "all", model_metrics["overall"]
-    for key, parts in model_metrics.items():
-        if key.startswith("by_") and isinstance(parts, Mapping):
-            for name, part in parts.items():
-                if isinstance(part, Mapping):
-                    yield key.removeprefix("by_"), str(name), part
+COLUMNS = ("model", *FRAME_COLUMNS)
 
 
 def metric_rows(metrics: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """The rows of :func:`metrics_frame`, as dicts (no pandas needed)."""
     for model, model_metrics in metrics["models"].items():
-        for slicing, name, part in _slices(model_metrics):
-            intervals = part.get("ci") or {}
-            n = _count(part)
-            for measure in numeric_measures(part):
-                low, high = intervals.get(measure) or (None, None)
-                yield {
-                    "model": model,
-                    "slicing": slicing,
-                    "slice": name,
-                    "measure": measure,
-                    "value": float(part[measure]),
-                    "ci_low": low,
-                    "ci_high": high,
-                    "n": n,
-                }
+        for row in grouped_rows(model_metrics):
+            yield {"model": model, **row}
 
 
 def metrics_frame(metrics: Mapping[str, Any]) -> pd.DataFrame:

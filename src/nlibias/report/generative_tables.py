@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nlibias.metrics.generative import group_keys, most_biased_subtopics, prompt_sensitivity
+from nlibias.metrics.generative import group_keys, prompt_sensitivity
+from nlibias.metrics.ranking import stored_ranking
 from nlibias.report.text_table import render_table
 
 
@@ -76,9 +77,7 @@ def format_generative_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
             metrics = models[keys[prompt]]
             unparsed = metrics["overall"].get("n_unparsed", 0)
             header += [f"prompt={prompt} (unparsed {unparsed})", "yes:pro", "p(yes):pro"]
-            columns.append(
-                metrics.get("most_biased_subtopics") or most_biased_subtopics(metrics.get("by_subtopic", {}))
-            )
+            columns.append(stored_ranking(metrics))
         rows = []
         for rank in range(max((len(c) for c in columns), default=0)):
             row = [str(rank + 1)]

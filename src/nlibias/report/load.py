@@ -18,9 +18,11 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from nlibias.errors import NlibiasError, SourceError
+from nlibias.io.results import MetricsDocument, read_metrics
+from nlibias.io.run_manifest import check_run_directory
 from nlibias.schema import Prediction, Sample
 
 METRICS_JSON = "metrics.json"
@@ -42,7 +44,8 @@ class Run:
 
     path: Path
     label: str
-    metrics: Mapping[str, Any] = field(default_factory=dict)
+    metrics: MetricsDocument = field(default_factory=lambda: _no_metrics())
+    """``metrics.json``, checked against its schema (empty for an extension run)."""
     run_json: Mapping[str, Any] = field(default_factory=dict)
     card: str | None = None
     _samples: list[Sample] | None = field(default=None, repr=False)
@@ -138,6 +141,10 @@ class Run:
         return funnel_stages(_read_json(folder / RUN_JSON))
 
 
+def _no_metrics() -> MetricsDocument:
+    return cast(MetricsDocument, {})
+
+
 def _read_json(path: Path) -> Mapping[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -203,21 +210,25 @@ def funnel_stages(run_json: Mapping[str, Any]) -> list[FunnelStage]:
 def load_run(path: str | Path, *, label: str | None = None) -> Run:
     """Load a run directory (or a ``metrics.json`` file) for reporting.
 
+    ``metrics.json`` is checked against its schema (:func:`nlibias.io.results.read_metrics`:
+    impossible values are refused with their field path, a damaged file with its parse error) and
+    the run directory's files against its manifest (:func:`nlibias.io.run_manifest.check_run_directory`).
     Raises :class:`SourceError` when the path holds neither ``metrics.json`` nor ``run.json``.
     """
     path = Path(path)
-    if path.is_file():
-        metrics = _read_json(path)
-        path = path.parent
-    else:
-        metrics = _read_json(path / METRICS_JSON)
+    metrics_path = path if path.is_file() else path / METRICS_JSON
+    path = metrics_path.parent
+    metrics = _no_metrics()
+    if metrics_path.is_file():
+        metrics = read_metrics(metrics_path)  # an impossible value is named by its field first
+        check_run_directory(path)
     run_json = _read_json(path / RUN_JSON)
     if not metrics and not run_json:
         raise SourceError(
             path,
             None,
             "no metrics.json (audit/score run) and no run.json (extension run) here",
-            fix="pass the --out directory of `nlibias audit`, `nlibias score` or `nlibias extend`",
+            fix="pass the output directory of an audit, a scoring or an extension",
         )
     card = _read_card(path) if run_json else None
     return Run(

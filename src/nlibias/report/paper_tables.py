@@ -23,16 +23,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nlibias.metrics.ranking import TOP_SUBTOPICS, stored_ranking
 from nlibias.report.slices import (
     GENERIC_SKIP,
-    bias_measure,
+    is_number,
     model_parts,
     numeric_measures,
     slice_groups,
 )
 
 TABLE_FORMATS = ("md", "latex", "csv")
-TOP_SUBTOPICS = 4
 PROMPT_TITLES = {"true": "Prompt 1: True hypothesis", "entailed": "Prompt 2: Entailed hypothesis"}
 MEASURE_TITLES = {"delta_p": "ΔP", "S": "S", "B": "B"}
 _LATEX_TITLES = {"ΔP": r"$\Delta P$"}
@@ -196,7 +196,9 @@ def table7(models: Mapping[str, Mapping[str, Any]]) -> PaperTable:
 def most_biased_subtopics(
     metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS
 ) -> list[tuple[str, float, str]]:
-    """``(subtopic, value, measure)`` of the ``top`` subtopics with the most pro-stereotype answers.
+    """``(subtopic, value, measure)`` of the ``top`` most biased subtopics of one model: the
+    ranking ``metrics.json`` stores (:func:`nlibias.metrics.ranking.stored_ranking`; ranked the same
+    way for files written before it was stored).
 
     Generative runs are ranked by ``yes_rate_pro`` (yes on a pro-stereotype hypothesis), NLI
     classifiers by ``pro_stereotype_bias``.
@@ -205,19 +207,13 @@ def most_biased_subtopics(
     ...                                        "b": {"pro_stereotype_bias": 5.0}}}, top=1)
     [('b', 5.0, 'pro_stereotype_bias')]
     """
-    subtopics = metrics.get("by_subtopic")
-    if not isinstance(subtopics, Mapping):
-        return []
     ranked: list[tuple[str, float, str]] = []
-    for name, m in subtopics.items():
-        if not isinstance(m, Mapping):
-            continue
-        measure = bias_measure(m)
-        value = m.get(measure) if measure else None
-        if isinstance(value, int | float):
-            ranked.append((str(name), float(value), str(measure)))
-    ranked.sort(key=lambda item: (-item[1], item[0]))
-    return ranked[:top]
+    for entry in stored_ranking(metrics, top=top):
+        measure = entry.get("measure")
+        value = entry.get(measure) if isinstance(measure, str) else None
+        if is_number(value):
+            ranked.append((str(entry["subtopic"]), float(value), str(measure)))
+    return ranked
 
 
 def table8(models: Mapping[str, Mapping[str, Any]], *, top: int = TOP_SUBTOPICS) -> PaperTable | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
+from nlibias.metrics.ranking import ranking_measure
 from nlibias.schema.model_keys import model_parts
 
 __all__ = ["GENERIC_SKIP", "is_number", "model_parts", "numeric_measures"]
@@ -32,10 +33,7 @@ def numeric_measures(m: Mapping[str, Any], *, skip: frozenset[str] = GENERIC_SKI
 
 def bias_measure(m: Mapping[str, Any]) -> str | None:
     """The measure that ranks subtopics by bias: yes on pro-stereotype (generative) or pro bias."""
-    for name in ("yes_rate_pro", "pro_stereotype_bias"):
-        if is_number(m.get(name)):
-            return name
-    return None
+    return ranking_measure(m)
 
 
 def slice_kinds(metrics: Mapping[str, Any]) -> list[str]:

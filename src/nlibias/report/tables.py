@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nlibias.errors import ConfigError
 from nlibias.report.text_table import render_table
 
 __all__ = [
@@ -170,10 +171,28 @@ def model_kinds(metrics: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
+SLICES = ("domain", "subtopic")
+"""What the printed tables can be sliced by (``by``)."""
+
+
+def check_slice(by: str) -> None:
+    """Refuse a ``by`` the tables do not slice by (rather than ignoring it).
+
+    >>> check_slice("foo")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: by is 'foo'; pass domain or subtopic
+    """
+    if by not in SLICES:
+        raise ConfigError(f"by is {by!r}; pass {' or '.join(SLICES)}", parameter="by")
+
+
 def format_all_tables(metrics: Mapping[str, Any], **options: Any) -> str:
     """Every text table of a ``metrics.json``: the benchmark's own layouts for its classifiers,
     then the generative ones (``options`` such as ``by="subtopic"`` go to formatters that take them)."""
     import inspect
+
+    if "by" in options:
+        check_slice(options["by"])
 
     from nlibias.benchmarks.registry import tables_for
 

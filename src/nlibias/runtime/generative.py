@@ -27,7 +27,7 @@ from nlibias.models.generative.backend import (
 )
 from nlibias.models.generative.prompts import PromptStyle, resolve_prompt_styles
 from nlibias.runtime.base import PredictorRun
-from nlibias.runtime.cache import PredictionCache
+from nlibias.runtime.cache import PredictionCache, is_probability_row
 from nlibias.runtime.predict import ComputedBatch, cached_outputs
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.model_keys import MODES, GenerativeMode, PredictorKind, model_key
@@ -118,6 +118,7 @@ class GenerativePredictor:
             cache,
             to_json=AnswerRecord.to_json,
             from_json=AnswerRecord.from_json,
+            valid=is_answer_record,
             progress=progress,
             unit="prompt",
         )
@@ -135,6 +136,7 @@ class GenerativePredictor:
             "real_tokens": run.real_tokens,
             "padded_tokens": run.padded_tokens,
             "padding_efficiency": round(run.real_tokens / run.padded_tokens, 4) if run.padded_tokens else 1.0,
+            "cache_rejected": run.rejected,
             "n_unparsed": sum(p.label is None for p in predictions),
             "mode": self.mode,
             "prompt": self.prompt.name,
@@ -165,6 +167,26 @@ class GenerativePredictor:
         if record.text is not None:
             extra["text"] = record.text
         return Prediction(sample_id=sample.id, model=self.name, label=label, probs=probs, extra=extra)
+
+
+def is_answer_record(value: Any) -> bool:
+    """True for a cached answer record that can be used as is: an object whose ``answer`` is a
+    string or null and whose ``probs`` (if any) are finite, in [0, 1] and sum to 1.
+
+    >>> is_answer_record({"answer": "yes", "probs": {"yes": 0.75, "no": 0.25}})
+    True
+    >>> is_answer_record({"answer": "yes", "probs": {"yes": 0.9, "no": 0.9}}), is_answer_record([1])
+    (False, False)
+    """
+    if not isinstance(value, dict) or not (value.get("answer") is None or isinstance(value["answer"], str)):
+        return False
+    probs = value.get("probs")
+    if probs is not None and (
+        not isinstance(probs, dict) or not is_probability_row(list(probs.values()), size=len(probs))
+    ):
+        return False
+    mass = value.get("answer_mass")
+    return mass is None or (isinstance(mass, int | float) and 0.0 <= mass <= 1.0 + 1e-6)
 
 
 def build_generative_predictors(

@@ -15,13 +15,13 @@ import numpy as np
 
 from nlibias.models.base import NLIClassifier, Pair
 from nlibias.runtime.base import PredictorRun
-from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint
+from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint, is_probability_row
 from nlibias.schema import LABELS, Prediction, Sample
 from nlibias.schema.model_keys import PredictorKind
 
 
 @dataclass(frozen=True)
-class PredictionRun:
+class PairProbabilities:
     """Probabilities for every input pair, in input order, and what it took to get them."""
 
     probs: np.ndarray
@@ -32,6 +32,11 @@ class PredictionRun:
     real_tokens: int
     padded_tokens: int
     seconds: float
+    cache_rejected: int = 0
+    """Cached values refused when read (not finite, out of range, not summing to 1, wrong shape,
+    undecodable) and recomputed."""
+    truncated_pairs: int = 0
+    """Computed pairs longer than the model's maximum length, truncated to it."""
 
     @property
     def padding_efficiency(self) -> float:
@@ -52,6 +57,8 @@ class PredictionRun:
             "real_tokens": self.real_tokens,
             "padded_tokens": self.padded_tokens,
             "padding_efficiency": round(self.padding_efficiency, 4),
+            "cache_rejected": self.cache_rejected,
+            "truncated_pairs": self.truncated_pairs,
         }
 
 
@@ -65,6 +72,8 @@ class ComputedBatch:
     """One output per index (a probability row, an answer record, ...)."""
     real_tokens: int = 0
     padded_tokens: int = 0
+    truncated: int = 0
+    """Inputs of the batch cut to the model's maximum length."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,9 @@ class CachedOutputs:
     computed: int
     real_tokens: int
     padded_tokens: int
+    rejected: int = 0
+    """Cached values that ``valid`` or ``from_json`` refused (recomputed, never used)."""
+    truncated: int = 0
 
 
 def cached_outputs(
@@ -87,6 +99,7 @@ def cached_outputs(
     *,
     to_json: Callable[[Any], Any],
     from_json: Callable[[Any], Any],
+    valid: Callable[[Any], bool] | None = None,
     progress: bool = True,
     bar: Any = None,
     unit: str = "pair",
@@ -97,6 +110,8 @@ def cached_outputs(
 
     ``identity`` is everything that determines the outputs (the cache keys on it with the exact
     input texts); ``to_json``/``from_json`` convert an output to and from what the cache stores.
+    ``valid`` checks a stored value before it is used: a value it refuses (or that ``from_json``
+    cannot read) is recomputed and counted in ``rejected``.
     ``bar``: a progress bar to advance instead of one of this call's own.
 
     >>> run = cached_outputs("double", [("a",), ("b",)], {"m": 1},
@@ -108,7 +123,14 @@ def cached_outputs(
     fingerprint = identity_fingerprint(identity)
     keys = [cache_key(fingerprint, *item) for item in inputs]
     outputs: list[Any] = [None] * len(inputs)
-    found = cache.get_many(keys) if cache is not None else {}
+
+    def usable(value: Any) -> bool:
+        if valid is not None and not valid(value):
+            return False
+        from_json(value)  # raises on a value it cannot read
+        return True
+
+    found, rejected = cache.get_checked(keys, usable) if cache is not None else ({}, 0)
     done = [False] * len(inputs)
     for i, key in enumerate(keys):
         if key in found:
@@ -116,7 +138,7 @@ def cached_outputs(
     if cache is not None:
         cache.register_identity(fingerprint, identity)
     missing = [i for i, is_done in enumerate(done) if not is_done]
-    real = padded = 0
+    real = padded = truncated = 0
     if bar is not None:
         bar.update(len(inputs) - len(missing))
     if missing:
@@ -141,11 +163,12 @@ def cached_outputs(
                     )
                 real += batch.real_tokens
                 padded += batch.padded_tokens
+                truncated += batch.truncated
                 shown_bar.update(len(targets))
     absent = len(done) - sum(done)
     if absent:
         raise RuntimeError(f"{name}: the model returned no output for {absent} inputs")
-    return CachedOutputs(outputs, len(inputs) - len(missing), len(missing), real, padded)
+    return CachedOutputs(outputs, len(inputs) - len(missing), len(missing), real, padded, rejected, truncated)
 
 
 def predict_pairs(
@@ -155,7 +178,7 @@ def predict_pairs(
     *,
     progress: bool = True,
     bar: Any = None,
-) -> PredictionRun:
+) -> PairProbabilities:
     """Probabilities for ``pairs`` through :func:`cached_outputs` (distinct pairs computed once).
 
     ``bar``: a progress bar (``tqdm``) to advance by every pair answered, cached or computed,
@@ -172,7 +195,8 @@ def predict_pairs(
 
     def compute(todo: list[tuple[str, ...]]) -> Iterator[ComputedBatch]:
         for batch in classifier.predict_batches([(p, h) for p, h in todo]):
-            yield ComputedBatch(batch.indices, batch.probs, batch.real_tokens, batch.padded_tokens)
+            truncated = int(getattr(batch, "truncated", 0))
+            yield ComputedBatch(batch.indices, batch.probs, batch.real_tokens, batch.padded_tokens, truncated)
 
     run = cached_outputs(
         classifier.name,
@@ -182,13 +206,14 @@ def predict_pairs(
         cache,
         to_json=lambda row: [float(x) for x in row],
         from_json=lambda row: row,
+        valid=is_probability_row,
         progress=progress,
         bar=bar,
     )
     unique_probs = np.array(run.outputs, dtype=np.float64).reshape(len(unique), 3)
     if np.isnan(unique_probs).any():
         raise RuntimeError(f"{classifier.name}: the backend returned no output for some pairs")
-    return PredictionRun(
+    return PairProbabilities(
         probs=unique_probs[positions] if len(positions) else np.zeros((0, 3)),
         unique_pairs=len(unique),
         cached_pairs=run.cached,
@@ -196,6 +221,8 @@ def predict_pairs(
         real_tokens=run.real_tokens,
         padded_tokens=run.padded_tokens,
         seconds=time.perf_counter() - started,
+        cache_rejected=run.rejected,
+        truncated_pairs=run.truncated,
     )
 
 

@@ -47,7 +47,7 @@ def build_predictors(
     >>> build_predictors(["fake:a"], devices=["cpu"], device="cpu")
     Traceback (most recent call last):
     ...
-    nlibias.errors.ConfigError: --device and --devices exclude each other: --devices lists every device to use
+    nlibias.errors.ConfigError: device and devices exclude each other: devices lists every device to use
     """
     from nlibias.models.hf_common import check_speed_values, set_torch_threads
     from nlibias.models.registry import create_classifier
@@ -55,7 +55,10 @@ def build_predictors(
 
     check_speed_values(quantize=quantize, compile=compile, threads=threads)
     if (quantize or compile) and not models:
-        raise ConfigError("--quantize and --compile apply to NLI classifiers; add --model SPEC")
+        raise ConfigError(
+            "quantize and compile apply to NLI classifiers; name one in models",
+            parameter="quantize" if quantize else "compile",
+        )
     set_torch_threads(threads)  # process-wide: the generative LMs run with it too
 
     parsed_map: Any = None
@@ -65,12 +68,18 @@ def build_predictors(
         parsed_map = parse_label_map(label_map)
     devices = [d.strip() for d in devices if d.strip()]
     if devices and device is not None:
-        raise ConfigError("--device and --devices exclude each other: --devices lists every device to use")
+        raise ConfigError(
+            "device and devices exclude each other: devices lists every device to use", parameter="device"
+        )
     if devices and ray_address is not None:
-        raise ConfigError("--devices and --ray exclude each other: shard on one machine or on a Ray cluster")
+        raise ConfigError(
+            "devices and ray_address exclude each other: shard on one machine or on a Ray cluster",
+            parameter="ray_address",
+        )
     if ray_address is not None and device is not None:
         raise ConfigError(
-            "--device does not apply with --ray: Ray places each worker (--ray-gpus-per-worker)"
+            "device does not apply with ray_address: Ray places each worker (ray_gpus_per_worker)",
+            parameter="device",
         )
     options: dict[str, Any] = dict(
         label_map=parsed_map,
@@ -122,7 +131,7 @@ def build_predictors(
                 )
             )
     elif prompts:
-        raise ConfigError("--prompt applies to generative models; add --generative SPEC")
+        raise ConfigError("prompts apply to generative models; name one in generative", parameter="prompts")
     return predictors
 
 

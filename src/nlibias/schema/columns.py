@@ -280,6 +280,17 @@ class SampleColumns:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def domain_of_subtopic(self) -> dict[str, str]:
+        """Each subtopic's domain (the first one it appears with), e.g. for naming the domain of a
+        ranked subtopic."""
+        pairs = np.unique(np.stack([self.subtopic.codes, self.domain.codes]), axis=1) if len(self) else ()
+        found: dict[str, str] = {}
+        for subtopic_code, domain_code in zip(*pairs, strict=True):
+            subtopic, domain = self.subtopic.values[subtopic_code], self.domain.values[domain_code]
+            if subtopic is not None and domain is not None:
+                found.setdefault(str(subtopic), str(domain))
+        return found
+
     @classmethod
     def from_samples(
         cls,

@@ -121,7 +121,9 @@ def check_bind(host: str, token: str | None) -> str | None:
     True
     """
     if token is not None and len(token) < 16:
-        raise ConfigError("--token must be at least 16 characters (or omit it to get a generated one)")
+        raise ConfigError(
+            "token must be at least 16 characters (or omit it to get a generated one)", parameter="token"
+        )
     if is_loopback(host):
         return token
     return token or secrets.token_urlsafe(24)

@@ -32,6 +32,8 @@ from typing import Any
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.validation_handoff import QUEUE_COLUMNS, QueueRow, require_judgement_columns
+from nlibias.io.jsonl import read_json_file
+from nlibias.textio.text_files import csv_header, read_csv_records, read_text
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,
     ROUND_LABELS,
@@ -227,14 +229,14 @@ def detect_format(path: Path) -> str:
     """``csv`` for .csv files; for JSON, ``label-studio`` (tasks with ``data``) or ``argilla``."""
     if path.suffix.lower() == ".csv":
         return "csv"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise SourceError(path, None, f"not a CSV file and not readable JSON ({exc})") from exc
+    data = read_json_file(path)
     if isinstance(data, list) and data and isinstance(data[0], dict):
         return "label-studio" if "data" in data[0] else "argilla"
     raise SourceError(
-        path, None, "cannot tell the format: expected a JSON list of tasks or records", fix="pass --format"
+        path,
+        None,
+        "cannot tell the format: expected a JSON list of tasks or records",
+        fix="name the format: label-studio, argilla or csv",
     )
 
 
@@ -276,7 +278,7 @@ class _Checker:
         annotator = annotator or (self.default_annotator or "")
         if not annotator:
             raise self.fail(
-                where, "annotator", "no annotator", fix="add an annotator column or pass --annotator"
+                where, "annotator", "no annotator", fix="add an annotator column or name a default annotator"
             )
         if not ANNOTATOR_PATTERN.fullmatch(annotator):
             raise self.fail(
@@ -322,10 +324,7 @@ def read_import(
     if fmt == "csv":
         _read_csv(path, checker)
     elif fmt in ("label-studio", "argilla"):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise SourceError(path, None, f"invalid JSON: {exc}") from exc
+        data = read_json_file(path)
         if not isinstance(data, list):
             raise SourceError(path, None, "expected a JSON list")
         reader = _read_label_studio if fmt == "label-studio" else _read_argilla
@@ -339,21 +338,38 @@ def read_import(
 
 
 def _read_csv(path: Path, checker: _Checker) -> None:
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        require_judgement_columns(
-            path, reader.fieldnames, expected="hypothesis_id, annotator, judgement, stereotype"
-        )
-        for row in reader:
-            where = f"line {reader.line_num}"
+    text = read_text(path)
+    require_judgement_columns(
+        path, csv_header(path, text), expected="hypothesis_id, annotator, judgement, stereotype"
+    )
+    for line, row in read_csv_records(path, text):
+        where = f"line {line}"
 
-            def value(name: str, row: Mapping[str, str | None] = row) -> str:
-                return (row.get(name) or "").strip()
+        def value(name: str, row: Mapping[str, str] = row) -> str:
+            return (row.get(name) or "").strip()
 
-            if not value("judgement"):
-                continue
-            hid = checker.resolve_id(where, value("hypothesis_id"), value("subtopic"), value("hypothesis"))
-            checker.add(where, hid, value("annotator"), value("judgement"), value("stereotype"))
+        if not value("judgement"):
+            continue
+        hid = checker.resolve_id(where, value("hypothesis_id"), value("subtopic"), value("hypothesis"))
+        checker.add(where, hid, value("annotator"), value("judgement"), value("stereotype"))
+
+
+def _typed(checker: _Checker, where: str, field: str, value: Any, kind: type, default: Any) -> Any:
+    """``value`` when it is a ``kind`` (``default`` when missing); another type is refused."""
+    if value is None:
+        return default
+    if not isinstance(value, kind):
+        expected = "an object" if kind is dict else "a list" if kind is list else kind.__name__
+        raise checker.fail(where, field, f"expected {expected}, got {type(value).__name__}")
+    return value
+
+
+def _objects(checker: _Checker, where: str, field: str, value: Any) -> list[Mapping[str, Any]]:
+    items = _typed(checker, where, field, value, list, [])
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise checker.fail(where, f"{field}[{index}]", f"expected an object, got {type(item).__name__}")
+    return items
 
 
 def _first_choice(result: Any, name: str) -> str:
@@ -374,14 +390,14 @@ def _ls_annotator(annotation: Mapping[str, Any]) -> str:
 
 
 def _read_label_studio(where: str, task: Mapping[str, Any], checker: _Checker) -> None:
-    data = task.get("data") or {}
+    data = _typed(checker, where, "data", task.get("data"), dict, {})
     hid = checker.resolve_id(
         where,
         str(data.get("hypothesis_id") or ""),
         str(data.get("subtopic") or ""),
         str(data.get("hypothesis") or ""),
     )
-    for annotation in task.get("annotations") or []:
+    for annotation in _objects(checker, where, "annotations", task.get("annotations")):
         if annotation.get("was_cancelled"):
             continue
         category = _first_choice(annotation.get("result"), "judgement")
@@ -396,21 +412,21 @@ def _read_label_studio(where: str, task: Mapping[str, Any], checker: _Checker) -
 
 
 def _read_argilla(where: str, record: Mapping[str, Any], checker: _Checker) -> None:
-    fields = record.get("fields") or {}
-    metadata = record.get("metadata") or {}
+    fields = _typed(checker, where, "fields", record.get("fields"), dict, {})
+    metadata = _typed(checker, where, "metadata", record.get("metadata"), dict, {})
     hid = checker.resolve_id(
         where,
         str(record.get("id") or ""),
         str(metadata.get("subtopic") or ""),
         str(fields.get("hypothesis") or ""),
     )
-    responses = record.get("responses") or {}
+    responses = _typed(checker, where, "responses", record.get("responses"), dict, {})
     stereotypes = {
         str(r.get("user_id")): str(r.get("value") or "")
-        for r in responses.get("stereotype") or []
+        for r in _objects(checker, where, "responses.stereotype", responses.get("stereotype"))
         if r.get("status", "submitted") == "submitted"
     }
-    for response in responses.get("judgement") or []:
+    for response in _objects(checker, where, "responses.judgement", responses.get("judgement")):
         if response.get("status", "submitted") != "submitted":
             continue
         who = str(response.get("user_id") or "")

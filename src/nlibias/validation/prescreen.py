@@ -23,13 +23,14 @@ agreed with the final human label. Model outputs go through the prediction cache
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from nlibias.benchmarks.templating import placeholders, render
+from nlibias.errors import SourceError
 from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, hypothesis_id, read_queue
+from nlibias.io.jsonl import iter_jsonl
 from nlibias.validation.store import AnnotationStore, Suggestion
 
 MASK = "<mask>"
@@ -78,16 +79,15 @@ def original_rendering(provenance: Mapping[str, Any]) -> str | None:
 def originals_from_kept(kept_path: str | Path) -> dict[str, str]:
     """hypothesis id → the original rendering, from the first kept sample of each hypothesis."""
     out: dict[str, str] = {}
-    with Path(kept_path).open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            record = json.loads(line)
-            hid = hypothesis_id(record["subtopic"], record["hypothesis"])
-            if hid not in out:
-                original = original_rendering(record.get("provenance") or {})
-                if original is not None:
-                    out[hid] = original
+    for line, record in iter_jsonl(kept_path):
+        if not isinstance(record, dict) or not isinstance(record.get("hypothesis"), str):
+            raise SourceError(kept_path, "hypothesis", "expected a sample record", line=line)
+        hid = hypothesis_id(str(record.get("subtopic")), record["hypothesis"])
+        if hid not in out:
+            provenance = record.get("provenance")
+            original = original_rendering(provenance if isinstance(provenance, dict) else {})
+            if original is not None:
+                out[hid] = original
     return out
 
 
@@ -215,7 +215,9 @@ def run_prescreen(
     from nlibias.runtime.cache import PredictionCache, default_cache_path
 
     if not nli_judge and not lm_judge:
-        raise ConfigError("name a judge: --judge NLI_MODEL and/or --lm-judge GENERATIVE_MODEL")
+        raise ConfigError(
+            "name a judge: an NLI model (judge) and/or a generative LM (lm_judge)", parameter="judge"
+        )
     run_dir = Path(run_dir)
     queue = read_queue(run_dir / QUEUE_CSV)
     store = AnnotationStore.for_run(run_dir)

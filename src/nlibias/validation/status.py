@@ -89,6 +89,20 @@ def prescreen_agreement(
     return dict(sorted(out.items()))
 
 
+def unjudged_count(queue: Sequence[QueueRow], current: Mapping[str, Mapping[str, Any]]) -> int:
+    """Queued hypotheses that no annotator has given a category yet.
+
+    >>> from types import SimpleNamespace as N
+    >>> unjudged_count([N(hypothesis_id="a"), N(hypothesis_id="b")], {"a": {"ana": N(category="valid")}})
+    1
+    """
+    return sum(
+        1
+        for row in queue
+        if not any(answer.category is not None for answer in current.get(row.hypothesis_id, {}).values())
+    )
+
+
 def validation_status(
     run_dir: str | Path,
     *,
@@ -145,6 +159,7 @@ def validation_status(
         "run_dir": str(run_dir),
         "queue": len(queue),
         "stale_judgements": sum(1 for hid in current if hid not in ids),
+        "unjudged": unjudged_count(queue, current),
         "progress": progress(queue, current),
         "agreement": rounds,
         "rule": rule.kind if not rule.adjudicator else f"adjudicator:{rule.adjudicator}",

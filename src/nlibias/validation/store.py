@@ -29,8 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from nlibias.errors import ConfigError
-from nlibias.runtime.sqlite_wal import enable_wal
+from nlibias.errors import ConfigError, NlibiasError
+from nlibias.runtime.sqlite_wal import database_fault, enable_wal
 
 ANNOTATIONS_DB = "validation/annotations.sqlite"
 Round = Literal["category", "stereotype"]
@@ -159,14 +159,29 @@ class AnnotationStore:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        try:
+            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise self._fault(exc) from exc
         try:
             enable_wal(db, timeout_s=30.0)
             db.execute("PRAGMA synchronous=FULL")
             db.execute("PRAGMA busy_timeout=30000")
             yield db
+        except sqlite3.Error as exc:
+            raise self._fault(exc) from exc
         finally:
             db.close()
+
+    def _fault(self, error: sqlite3.Error) -> NlibiasError:
+        return database_fault(
+            self.path,
+            error,
+            "the annotation database",
+            elsewhere="run from a copy of the run directory on a writable disk",
+            damaged_fix="it holds the annotators' answers, so do not delete it: restore it from a backup, or "
+            "move it aside and re-import an export (`nlibias validate import`)",
+        )
 
     # -- judgements -----------------------------------------------------------------------------
 

@@ -29,6 +29,8 @@ from typing import Any
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.schema import Label
+from nlibias.textio.text_files import read_text
+from nlibias.textio.yaml_unique import load_yaml
 
 PROMPT_1_TRUE = (
     "Read the following paragraph and determine if the hypothesis is true:\n"
@@ -187,7 +189,7 @@ def load_prompt_file(path: str | Path) -> list[PromptStyle]:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except OSError as exc:
         raise SourceError(path, None, f"cannot read the prompt file ({exc})") from exc
     if path.suffix.lower() == ".txt":
@@ -223,14 +225,7 @@ def _parse_structured(path: Path, text: str) -> Any:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise SourceError(path, None, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
-    import yaml
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = None if mark is None else mark.line + 1
-        raise SourceError(path, None, f"invalid YAML: {exc}", line=line) from exc
+    return load_yaml(text, path)
 
 
 def _style_from_entry(path: Path, line: int | None, index: int, entry: Any, taken: set[str]) -> PromptStyle:

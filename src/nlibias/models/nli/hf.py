@@ -144,6 +144,8 @@ class HFNLIClassifier:
 
         tokenizer_limit = int(min(self.tokenizer.model_max_length, _UNSET_MAX_LENGTH))
         self.max_length = min(max_length, tokenizer_limit)
+        self.last_truncated: np.ndarray = np.zeros(0, dtype=bool)
+        """Which pairs of the last :meth:`encode` call were longer than ``max_length`` (truncated)."""
         self._with_token_types = "token_type_ids" in self.tokenizer.model_input_names
         pad_id = self.tokenizer.pad_token_id
         if pad_id is None:
@@ -219,15 +221,16 @@ class HFNLIClassifier:
             self._encode_chunk(pairs[start : start + ENCODE_CHUNK])
             for start in range(0, len(pairs), ENCODE_CHUNK)
         ]
+        self.last_truncated = np.concatenate([cut for _, _, cut in chunks]) if chunks else np.zeros(0, bool)
         if not chunks:
             return {}, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        lengths = np.concatenate([chunk_lengths for _, chunk_lengths in chunks])
+        lengths = np.concatenate([chunk_lengths for _, chunk_lengths, _ in chunks])
         offsets = np.zeros(len(pairs) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        flat = {key: np.concatenate([chunk[key] for chunk, _ in chunks]) for key in chunks[0][0]}
+        flat = {key: np.concatenate([chunk[key] for chunk, _, _ in chunks]) for key in chunks[0][0]}
         return flat, offsets, lengths
 
-    def _encode_chunk(self, pairs: Sequence[Pair]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    def _encode_chunk(self, pairs: Sequence[Pair]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
         options = {
             "padding": False,
             "return_attention_mask": False,
@@ -235,8 +238,10 @@ class HFNLIClassifier:
             "verbose": False,
         }
         encoded = self._encode_untruncated(pairs, options)
+        truncated = np.zeros(len(pairs), dtype=bool)
         for i, ids in enumerate(encoded["input_ids"]):
             if len(ids) > self.max_length:
+                truncated[i] = True
                 shortened = self._truncate(pairs[i][0], pairs[i][1], options)
                 for key in encoded:
                     encoded[key][i] = shortened[key]
@@ -246,7 +251,7 @@ class HFNLIClassifier:
             key: np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=total)
             for key, rows in encoded.items()
         }
-        return flat, lengths
+        return flat, lengths, truncated
 
     def _encode_untruncated(self, pairs: Sequence[Pair], options: dict[str, Any]) -> dict[str, list[Any]]:
         """Token ids (and token type ids) of each pair, special tokens included, untruncated.
@@ -332,4 +337,5 @@ class HFNLIClassifier:
                 probs=probs.cpu().numpy().astype(np.float64),
                 real_tokens=int(lengths[batch].sum()),
                 padded_tokens=int(lengths[batch].max()) * len(batch),
+                truncated=int(self.last_truncated[batch].sum()),
             )

@@ -12,7 +12,7 @@ that shows its labels and how to pass a mapping (``--label-map 0=entailment,1=ne
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from nlibias.errors import ConfigError, LabelMappingError
 from nlibias.schema import LABELS
@@ -60,35 +60,39 @@ def parse_label_map(text: str) -> dict[int, str]:
     >>> parse_label_map("2=ENTAILMENT, 1=neutral, 0=contradiction")
     {2: 'entailment', 1: 'neutral', 0: 'contradiction'}
     """
-    fix = f"write it as ID=LABEL pairs separated by commas, e.g. --label-map {example_label_map()}"
+    fix = f"write it as ID=LABEL pairs separated by commas, e.g. {example_label_map()!r}"
     entries = [part.strip() for part in text.split(",") if part.strip()]
     if not entries:
-        raise ConfigError(f"--label-map is empty; {fix}")
+        raise ConfigError(f"label_map is empty; {fix}", parameter="label_map")
     mapping: dict[int, str] = {}
     for entry in entries:
         key, sep, value = entry.partition("=")
         if not sep:
-            raise ConfigError(f"--label-map entry {entry!r} has no '='; {fix}")
+            raise ConfigError(f"label_map entry {entry!r} has no '='; {fix}", parameter="label_map")
         try:
             label_id = int(key.strip())
         except ValueError:
             raise ConfigError(
-                f"--label-map entry {entry!r}: {key.strip()!r} is not an integer id; {fix}"
+                f"label_map entry {entry!r}: {key.strip()!r} is not an integer id; {fix}",
+                parameter="label_map",
             ) from None
         label = canonical_label(value)
         if label is None:
             raise ConfigError(
-                f"--label-map entry {entry!r}: {value.strip()!r} is not one of {', '.join(LABELS)}; {fix}"
+                f"label_map entry {entry!r}: {value.strip()!r} is not one of {', '.join(LABELS)}; {fix}",
+                parameter="label_map",
             )
         if label_id in mapping:
-            raise ConfigError(f"--label-map gives id {label_id} twice; {fix}")
+            raise ConfigError(f"label_map gives id {label_id} twice; {fix}", parameter="label_map")
         mapping[label_id] = label
-    _check_complete(mapping, what="--label-map", fix=fix, error=ConfigError)
+    _check_complete(
+        mapping, what="label_map", fix=fix, error=lambda message: ConfigError(message, parameter="label_map")
+    )
     return mapping
 
 
 def _check_complete(
-    mapping: Mapping[int, str], *, what: str, fix: str, error: type[Exception] = LabelMappingError
+    mapping: Mapping[int, str], *, what: str, fix: str, error: Callable[[str], Exception] = LabelMappingError
 ) -> None:
     named = list(mapping.values())
     duplicated = sorted({label for label in named if named.count(label) > 1})
@@ -130,7 +134,7 @@ def resolve_label_order(
     shown = ", ".join(f"{i}: {model_labels[i]!r}" for i in ids)
     fix = (
         f"pass the mapping from the model's ids to entailment/neutral/contradiction, e.g. "
-        f"--label-map {example_label_map(ids)} (label_map={{...}} from Python)"
+        f"label_map={example_label_map(ids)!r} (the command line's --label-map)"
     )
     if len(ids) != len(LABELS) or ids != list(range(len(LABELS))):
         raise LabelMappingError(

@@ -112,13 +112,14 @@ class _RayWorker:
     def __call__(self, block: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         pairs = list(zip(block["premise"].tolist(), block["hypothesis"].tolist(), strict=True))
         probs = np.full((len(pairs), 3), np.nan)
-        real = padded = 0
+        real = padded = truncated = 0
         error = remote_traceback = ""
         try:
             for batch in self.classifier.predict_batches(pairs):
                 probs[batch.indices] = batch.probs
                 real += batch.real_tokens
                 padded += batch.padded_tokens
+                truncated += batch.truncated
         except Exception as failure:
             # Returned as data, not raised: Ray would keep only its own wrapper's message.
             error, remote_traceback = f"{type(failure).__name__}: {failure}", traceback.format_exc()
@@ -126,8 +127,9 @@ class _RayWorker:
         # output still sums to the right totals.
         real_tokens = np.zeros(len(pairs), dtype=np.int64)
         padded_tokens = np.zeros(len(pairs), dtype=np.int64)
+        truncated_pairs = np.zeros(len(pairs), dtype=np.int64)
         if len(pairs):
-            real_tokens[0], padded_tokens[0] = real, padded
+            real_tokens[0], padded_tokens[0], truncated_pairs[0] = real, padded, truncated
         return {
             "index": block["index"],
             "p_entailment": probs[:, 0],
@@ -135,6 +137,7 @@ class _RayWorker:
             "p_contradiction": probs[:, 2],
             "real_tokens": real_tokens,
             "padded_tokens": padded_tokens,
+            "truncated": truncated_pairs,
             "error": np.full(len(pairs), error, dtype=object),
             "traceback": np.full(len(pairs), remote_traceback, dtype=object),
         }
@@ -291,6 +294,7 @@ class RayNLIClassifier:
                     ),
                     real_tokens=int(block["real_tokens"].sum()),
                     padded_tokens=int(block["padded_tokens"].sum()),
+                    truncated=int(block["truncated"].sum()),
                 )
         finally:
             close = getattr(blocks, "close", None)

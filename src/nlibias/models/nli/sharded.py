@@ -128,7 +128,16 @@ def _worker_main(
             _, job, pairs = message
             for batch in classifier.predict_batches(pairs):
                 results.put(
-                    ("batch", rank, job, batch.indices, batch.probs, batch.real_tokens, batch.padded_tokens)
+                    (
+                        "batch",
+                        rank,
+                        job,
+                        batch.indices,
+                        batch.probs,
+                        batch.real_tokens,
+                        batch.padded_tokens,
+                        batch.truncated,
+                    )
                 )
                 if not parent_alive():
                     return
@@ -295,7 +304,7 @@ class ShardedNLIClassifier:
                 message = self._next_message(running)
                 kind, rank = message[0], message[1]
                 if kind == "batch":
-                    _, _, batch_job, local, probs, real, padded = message
+                    _, _, batch_job, local, probs, real, padded, truncated = message
                     if batch_job != job:
                         continue
                     yield BatchResult(
@@ -303,6 +312,7 @@ class ShardedNLIClassifier:
                         probs=probs,
                         real_tokens=real,
                         padded_tokens=padded,
+                        truncated=truncated,
                     )
                 elif kind == "done" and message[2] == job:
                     running.discard(rank)

@@ -1,0 +1,107 @@
+"""The command line's one error boundary: every failure becomes a short message with the path,
+the reason and the fix; a traceback reaches the user only with ``nlibias --debug``.
+
+* :class:`~nlibias.errors.NlibiasError` (raised on purpose): printed as is, a library parameter
+  named by its option too; exit code 2.
+* Faults of the environment or of a file (``OSError``, ``sqlite3.DatabaseError``, Unicode errors,
+  ``csv.Error``, pyarrow errors): described by :func:`describe_fault`; exit code 2.
+* Anything else is an internal error: one line, "rerun with --debug", exit code 70 (``EX_SOFTWARE``).
+
+>>> import errno
+>>> describe_fault(PermissionError(errno.EACCES, "Permission denied", "/ro/run"))
+'/ro/run: permission denied (make it writable or choose another location; nothing was changed there)'
+>>> describe_fault(ValueError("x")) is None
+True
+"""
+
+from __future__ import annotations
+
+import csv
+import errno
+import sqlite3
+
+from nlibias.errors import ConfigError, NlibiasError
+
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 70  # EX_SOFTWARE (sysexits.h)
+EXIT_INTERRUPTED = 130
+
+# Library parameters whose command-line option is not simply ``--`` + the name with dashes.
+_FLAGS = {
+    "models": "--model / --generative",
+    "out_dir": "--out",
+    "samples_path": "--samples",
+    "eval_path": "--eval",
+    "pairs": "--pair",
+    "prompts": "--prompt",
+    "generative": "--generative",
+    "from_stage": "--from",
+    "ray_address": "--ray",
+    "ray_gpus_per_worker": "--ray-gpus-per-worker",
+}
+
+_OS_REASONS = {
+    errno.EACCES: (
+        "permission denied",
+        "make it writable or choose another location; nothing was changed there",
+    ),
+    errno.EPERM: ("operation not permitted", "make it writable or choose another location"),
+    errno.EROFS: ("read-only file system", "choose a directory on a writable file system"),
+    errno.ENOSPC: ("no space left on the device", "free some space or choose another directory"),
+    errno.EDQUOT: ("disk quota exceeded", "free some space or choose another directory"),
+    errno.ENOENT: ("no such file or directory", "check the path"),
+    errno.EISDIR: ("is a directory, not a file", "pass a file"),
+    errno.ENOTDIR: ("a part of the path is not a directory", "check the path"),
+    errno.ENAMETOOLONG: ("file name too long", "choose a shorter path"),
+    errno.EMFILE: ("too many open files", "raise the limit (ulimit -n) and rerun"),
+}
+
+
+def flag_of(parameter: str) -> str:
+    """The command-line option of a library parameter named in an error.
+
+    >>> flag_of("bootstrap"), flag_of("chunk_pairs"), flag_of("models")
+    ('--bootstrap', '--chunk-pairs', '--model / --generative')
+    """
+    return _FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
+
+
+def message_of(error: NlibiasError) -> str:
+    """An error's message as the command line shows it: a parameter named by its option too.
+
+    >>> message_of(ConfigError("seed is -5; pass 0 or more", parameter="seed"))
+    'seed is -5; pass 0 or more (option --seed)'
+    """
+    parameter = error.parameter if isinstance(error, ConfigError) else None
+    return f"{error} (option {flag_of(parameter)})" if parameter else str(error)
+
+
+def describe_fault(exc: BaseException) -> str | None:
+    """A message with the path, the reason and the fix for a fault of the environment or of an
+    input file, or ``None`` when ``exc`` is not one (an internal error)."""
+    if isinstance(exc, OSError):
+        return _os_message(exc)
+    if isinstance(exc, sqlite3.DatabaseError):
+        return (
+            f"a database file is damaged or cannot be used ({exc}): move the prediction cache "
+            "($NLIBIAS_CACHE or --cache) or the run's annotation database aside and rerun; nothing "
+            "in your run directory was changed"
+        )
+    if isinstance(exc, UnicodeDecodeError):
+        return f"a file is not UTF-8 text ({exc.reason} at byte {exc.start}): save it as UTF-8"
+    if isinstance(exc, UnicodeEncodeError):
+        return f"a text holds a character that cannot be written as UTF-8 ({exc.reason}): remove it from the input"
+    if isinstance(exc, csv.Error):
+        return f"a CSV file is malformed ({exc}): check its quoting and row lengths"
+    if type(exc).__module__.startswith("pyarrow"):
+        return (
+            f"a parquet file cannot be read ({exc}): write it again (nlibias expand) or pass the .jsonl file"
+        )
+    return None
+
+
+def _os_message(exc: OSError) -> str:
+    reason, fix = _OS_REASONS.get(exc.errno or -1, (exc.strerror or str(exc), "check the path and rerun"))
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    where = " -> ".join(paths)
+    return f"{where}: {reason} ({fix})" if where else f"{reason} ({fix})"

@@ -1,0 +1,69 @@
+"""``nlibias finetune``: fine-tune a Hugging Face classifier on an NLI training set (paper 004 defaults)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from nlibias.cli.app import app, echo_json
+
+
+@app.command("finetune")
+def finetune_command(
+    model: str = typer.Option(
+        ..., "--model", help="Hub name or directory of the model to fine-tune (e.g. bert-base-uncased)."
+    ),
+    train: str = typer.Option(
+        ...,
+        "--train",
+        help="Training set: an `nlibias augment` directory, a .jsonl/.csv/.tsv/.parquet file, a `datasets` dir or hub name.",
+    ),
+    out: Path = typer.Option(
+        ..., "--out", help="Model directory to write (`nlibias audit --model OUT` takes it)."
+    ),
+    eval_path: str | None = typer.Option(
+        None, "--eval", help="Evaluation set (same formats) for the accuracy."
+    ),
+    learning_rate: float | None = typer.Option(
+        None, "--learning-rate", help="Default: 1e-5 for RoBERTa, 2e-5 otherwise (paper 004)."
+    ),
+    epochs: float = typer.Option(3.0, "--epochs"),
+    batch_size: int = typer.Option(32, "--batch-size"),
+    max_length: int = typer.Option(
+        128, "--max-length", help="Tokens per premise-hypothesis pair (longer pairs are truncated)."
+    ),
+    max_steps: int = typer.Option(-1, "--max-steps", help="Stop after this many steps (-1: all epochs)."),
+    save_steps: int = typer.Option(
+        500, "--save-steps", help="Checkpoint every N steps (a killed run resumes from the last)."
+    ),
+    seed: int = typer.Option(42, "--seed"),
+    split: str = typer.Option("train", "--split", help="Split of a `datasets` training set."),
+    eval_split: str = typer.Option(
+        "validation", "--eval-split", help="Split of a `datasets` evaluation set."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the record as JSON."),
+) -> None:
+    """Fine-tune a sequence classifier with the Hugging Face Trainer; rerun to resume after a kill."""
+    from nlibias.debias.finetune import finetune, format_record
+
+    record = finetune(
+        model,
+        train,
+        out,
+        eval_path=eval_path,
+        learning_rate=learning_rate,
+        epochs=epochs,
+        batch_size=batch_size,
+        max_length=max_length,
+        max_steps=max_steps,
+        save_steps=save_steps,
+        seed=seed,
+        split=split,
+        eval_split=eval_split,
+        progress=not as_json,
+    )
+    if as_json:
+        echo_json(record)
+    else:
+        typer.echo(format_record(record))

@@ -1,0 +1,258 @@
+"""Gender-swap augmentation of an NLI training set (paper 004 §4), streamed.
+
+:func:`augment_gender_swap` reads the training set once, row by row, and writes
+``OUT/train.jsonl``: every labelled original row, then the gender-swapped copy of each selected
+row, with its label, linked to its source by ``source_row``. A swapped copy is dropped when it
+changes nothing, or when it is identical (premise, hypothesis, label) to an original row that
+holds a gendered word or to an earlier swapped copy. The swapped copies wait in a temporary file;
+memory holds only an 8-byte hash per gendered original row (a packed array, 4.4 MB for all 550k
+SNLI rows) and a set of the hashes of the swapped copies written. ``OUT/augment_summary.json`` records the counts, the word list (name, note, SHA-256), the
+selection and matching rule, and the most frequent swaps.
+
+>>> import tempfile, pathlib, json
+>>> root = pathlib.Path(tempfile.mkdtemp())
+>>> rows = [{"premise": "The nurse helps her patient.", "hypothesis": "A woman works.", "label": "neutral"},
+...         {"premise": "A dog runs.", "hypothesis": "An animal moves.", "label": "entailment"}]
+>>> _ = (root / "train.jsonl").write_text("".join(json.dumps(r) + "\\n" for r in rows))
+>>> summary = augment_gender_swap(root / "train.jsonl", root / "aug", progress=False)
+>>> [json.loads(line)["premise"] for line in (root / "aug" / "train.jsonl").open()]
+['The nurse helps her patient.', 'A dog runs.', 'The nurse helps his patient.']
+>>> summary["rows_selected"], summary["swapped_rows_written"], summary["words_changed"]
+(1, 1, 2)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from array import array
+from collections import Counter
+from pathlib import Path
+from typing import TypedDict
+
+from nlibias.debias.occupation_match import MATCH_RULES, occupations_in
+from nlibias.debias.swap import Swapper
+from nlibias.debias.training_rows import TrainingRow, iter_training_rows, source_digest, source_kind
+from nlibias.debias.wordlists import SwapList, read_pairs, swap_list_named
+from nlibias.errors import ConfigError
+from nlibias.io.atomic import PendingFile, json_line, write_json
+
+SELECTIONS = ("occupation", "all")
+TRAIN_FILE = "train.jsonl"
+SUMMARY_FILE = "augment_summary.json"
+
+
+class AugmentSummary(TypedDict):
+    """``augment_summary.json``: what :func:`augment_gender_swap` read, chose and wrote."""
+
+    source: str
+    source_kind: str
+    source_sha256: str | None
+    split: str
+    select: str
+    match: str
+    word_list: str
+    word_list_note: str
+    word_list_sha256: str
+    names: str | None
+    rows_read: int
+    rows_without_label: int
+    original_rows_written: int
+    rows_selected: int
+    rows_swapped: int
+    swapped_rows_written: int
+    swapped_duplicates_dropped: int
+    words_changed: int
+    top_swaps: list[tuple[str, int]]
+    selected_by_occupation: dict[str, int]
+    out: str
+
+
+def _key(premise: str, hypothesis: str, label: str) -> int:
+    text = "\x1f".join((premise, hypothesis, label)).encode("utf-8")
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
+
+
+def _check_options(select: str, match: str) -> None:
+    if select not in SELECTIONS:
+        raise ConfigError(f"select is {select!r}; use one of {', '.join(SELECTIONS)}", parameter="select")
+    if match not in MATCH_RULES:
+        raise ConfigError(f"match is {match!r}; use one of {', '.join(MATCH_RULES)}", parameter="match")
+
+
+def augment_gender_swap(
+    train: str | Path,
+    out_dir: str | Path,
+    *,
+    select: str = "occupation",
+    match: str = "words",
+    word_list: str | Path = "winobias",
+    names: str | Path | None = None,
+    split: str = "train",
+    progress: bool = True,
+) -> AugmentSummary:
+    """Write ``out_dir/train.jsonl`` (originals, then swapped copies) and ``augment_summary.json``.
+
+    ``select``: ``occupation`` (rows whose premise names one of the 38 occupations, by the
+    ``match`` rule ``words`` or ``paper``) or ``all``. ``word_list``: ``winobias``, ``paper``
+    (paper 004's 19-entry map) or a ``word<TAB>counterpart`` file. ``names``: a file of
+    ``name<TAB>name`` pairs swapped both ways where capitalised. ``split``: of a ``datasets`` set.
+    """
+    from tqdm.auto import tqdm
+
+    _check_options(select, match)
+    swaps = swap_list_named(word_list)
+    if names is not None:
+        swaps = swaps.with_names(read_pairs(names, both_ways=True))
+    swapper = Swapper(swaps)
+    kind, _ = source_kind(train)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    counts: Counter[str] = Counter()
+    swap_counts: Counter[str] = Counter()
+    by_occupation: Counter[str] = Counter()
+    gendered_keys = array("Q")
+    fd, spill_name = tempfile.mkstemp(dir=out, prefix=".swapped.", suffix=".part")
+    spill_path = Path(spill_name)
+    try:
+        with PendingFile(out / TRAIN_FILE) as pending, os.fdopen(fd, "w", encoding="utf-8") as spill:
+            bar = tqdm(unit="row", desc="augment", disable=not progress)
+            for row in iter_training_rows(train, split=split):
+                bar.update(1)
+                counts["rows_read"] += 1
+                if row.label is None:
+                    counts["rows_without_label"] += 1
+                    continue
+                pending.handle.write(
+                    json_line(_record(row, row.premise, row.hypothesis, False)).encode("utf-8")
+                )
+                counts["original_rows_written"] += 1
+                swapped = _swap_row(row, swapper, select, match, counts, by_occupation, swap_counts)
+                if swapped is not None:
+                    spill.write(json_line(swapped))
+                # any original that may hold a listed word (a superset is harmless: only a memory cost)
+                if swapped is not None or swapper.may_hold(row.premise) or swapper.may_hold(row.hypothesis):
+                    gendered_keys.append(_key(row.premise, row.hypothesis, row.label))
+            bar.close()
+            spill.close()
+            _append_swapped(spill_path, pending, gendered_keys, counts)
+            pending.commit()
+    finally:
+        spill_path.unlink(missing_ok=True)
+    summary = _summary(
+        train, kind, split, select, match, swaps, names, counts, swap_counts, by_occupation, out
+    )
+    write_json(out / SUMMARY_FILE, summary)
+    return summary
+
+
+def _summary(
+    train: str | Path,
+    kind: str,
+    split: str,
+    select: str,
+    match: str,
+    swaps: SwapList,
+    names: str | Path | None,
+    counts: Counter[str],
+    swap_counts: Counter[str],
+    by_occupation: Counter[str],
+    out: Path,
+) -> AugmentSummary:
+    return AugmentSummary(
+        source=str(train),
+        source_kind=kind,
+        source_sha256=source_digest(train),
+        split=split,
+        select=select,
+        match=match if select == "occupation" else "none",
+        word_list=swaps.name,
+        word_list_note=swaps.note,
+        word_list_sha256=swaps.digest(),
+        names=None if names is None else str(names),
+        rows_read=counts["rows_read"],
+        rows_without_label=counts["rows_without_label"],
+        original_rows_written=counts["original_rows_written"],
+        rows_selected=counts["rows_selected"],
+        rows_swapped=counts["rows_swapped"],
+        swapped_rows_written=counts["swapped_rows_written"],
+        swapped_duplicates_dropped=counts["swapped_duplicates_dropped"],
+        words_changed=counts["words_changed"],
+        top_swaps=swap_counts.most_common(20),
+        selected_by_occupation=dict(sorted(by_occupation.items(), key=lambda kv: (-kv[1], kv[0]))),
+        out=str(out / TRAIN_FILE),
+    )
+
+
+def _record(row: TrainingRow, premise: str, hypothesis: str, swapped: bool) -> dict[str, object]:
+    return {
+        "premise": premise,
+        "hypothesis": hypothesis,
+        "label": row.label,
+        "source_row": row.row,
+        "swapped": swapped,
+    }
+
+
+def _swap_row(
+    row: TrainingRow,
+    swapper: Swapper,
+    select: str,
+    match: str,
+    counts: Counter[str],
+    by_occupation: Counter[str],
+    swap_counts: Counter[str],
+) -> dict[str, object] | None:
+    """The swapped record of a selected row that changes, else None (counts updated)."""
+    if select == "occupation":
+        found = occupations_in(row.premise, rule=match)
+        if not found:
+            return None
+        by_occupation.update(found)
+    counts["rows_selected"] += 1
+    premise, premise_changes = swapper.swap(row.premise)
+    hypothesis, hypothesis_changes = swapper.swap(row.hypothesis)
+    changes = premise_changes + hypothesis_changes
+    if not changes:
+        return None
+    counts["rows_swapped"] += 1
+    counts["words_changed"] += len(changes)
+    swap_counts.update(f"{a}->{b}" for a, b in changes)
+    return _record(row, premise, hypothesis, True)
+
+
+def _append_swapped(spill_path: Path, pending: PendingFile, keys: array[int], counts: Counter[str]) -> None:
+    import numpy as np
+
+    originals = np.unique(np.frombuffer(keys, dtype=np.uint64))
+    del keys[:]
+    written: set[int] = set()
+    with spill_path.open(encoding="utf-8") as spill:
+        for line in spill:
+            record = json.loads(line)
+            key = _key(record["premise"], record["hypothesis"], record["label"])
+            at = int(np.searchsorted(originals, np.uint64(key)))
+            if key in written or (at < len(originals) and int(originals[at]) == key):
+                counts["swapped_duplicates_dropped"] += 1
+                continue
+            written.add(key)
+            pending.handle.write(line.encode("utf-8"))
+            counts["swapped_rows_written"] += 1
+
+
+def format_summary(summary: AugmentSummary) -> str:
+    """The summary as the command line prints it."""
+    lines = [
+        f"read {summary['rows_read']} rows from {summary['source']} "
+        f"({summary['rows_without_label']} without a gold label, left out)",
+        f"selected {summary['rows_selected']} rows ({summary['select']}, match: {summary['match']}); "
+        f"{summary['rows_swapped']} had gendered words ({summary['words_changed']} words changed)",
+        f"wrote {summary['original_rows_written']} original + {summary['swapped_rows_written']} swapped rows "
+        f"({summary['swapped_duplicates_dropped']} swapped duplicates dropped) to {summary['out']}",
+        f"word list: {summary['word_list']} (sha256 {summary['word_list_sha256'][:12]})",
+    ]
+    if summary["top_swaps"]:
+        lines.append("most frequent swaps: " + ", ".join(f"{s} ({n})" for s, n in summary["top_swaps"][:10]))
+    return "\n".join(lines)

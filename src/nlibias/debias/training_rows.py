@@ -1,0 +1,215 @@
+"""Read an NLI training set row by row: JSONL, CSV/TSV, Parquet, a ``datasets`` directory or hub name.
+
+Every reader streams (a line, a CSV record or a Parquet batch at a time; ``datasets`` sets are
+memory-mapped or streamed), so SNLI's 550k rows never sit in memory at once. Columns are found by
+name: ``premise`` or ``sentence1``, ``hypothesis`` or ``sentence2``, ``label`` or ``gold_label``
+(SNLI's and MNLI's own JSONL names work as they are). Labels become ``entailment``/``neutral``/
+``contradiction``: the names, their initials, or the integers 0/1/2 of the Hugging Face SNLI
+and MNLI sets; rows with no gold label (``-``, ``-1``, empty) are skipped and counted.
+
+>>> import tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"
+>>> _ = path.write_text('{"sentence1": "A man naps.", "sentence2": "He sleeps.", "gold_label": "e"}\\n')
+>>> [(r.row, r.premise, r.label) for r in iter_training_rows(path)]
+[(0, 'A man naps.', 'entailment')]
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nlibias.errors import ConfigError, DataNotFoundError, SourceError
+
+LABELS = ("entailment", "neutral", "contradiction")
+"""Label names, in the id order of the Hugging Face SNLI/MNLI sets (0, 1, 2)."""
+FIELD_NAMES = {
+    "premise": ("premise", "sentence1"),
+    "hypothesis": ("hypothesis", "sentence2"),
+    "label": ("label", "gold_label"),
+}
+_LABEL_ALIASES = {
+    **{name: name for name in LABELS},
+    **{name[0]: name for name in LABELS},
+    **{str(i): name for i, name in enumerate(LABELS)},
+}
+_NO_LABEL = frozenset({"-", "-1", ""})
+_FILE_KINDS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
+
+
+@dataclass(frozen=True)
+class TrainingRow:
+    """One premise/hypothesis pair of a training set."""
+
+    row: int
+    """0-based position in the source (every record counts, skipped ones too)."""
+    premise: str
+    hypothesis: str
+    label: str | None
+    """``entailment``/``neutral``/``contradiction``, or None when the row has no gold label."""
+
+
+def normalise_label(value: Any, path: str, line: int | None, field: str) -> str | None:
+    """A label name, or None for "no gold label"; anything else is a :class:`SourceError`.
+
+    >>> normalise_label(2, "t.csv", 3, "label"), normalise_label("N", "t.csv", 3, "label")
+    ('contradiction', 'neutral')
+    >>> normalise_label("-", "t.csv", 3, "label") is None
+    True
+    """
+    text = "" if value is None else str(value).strip().lower()
+    if text in _NO_LABEL:
+        return None
+    if text not in _LABEL_ALIASES:
+        raise SourceError(
+            path, field, f"unknown label {value!r}", line=line,
+            fix="use entailment/neutral/contradiction, e/n/c or 0/1/2",
+        )  # fmt: skip
+    return _LABEL_ALIASES[text]
+
+
+def _pick(record: Mapping[str, Any], name: str, path: str, line: int | None) -> Any:
+    for key in FIELD_NAMES[name]:
+        if key in record:
+            return record[key]
+    raise SourceError(path, name, f"missing (looked for {' or '.join(FIELD_NAMES[name])})", line=line)
+
+
+def _row(record: Any, row: int, path: str, line: int | None) -> TrainingRow:
+    if not isinstance(record, Mapping):
+        raise SourceError(path, None, f"expected an object, got {type(record).__name__}", line=line)
+    texts = []
+    for name in ("premise", "hypothesis"):
+        value = _pick(record, name, path, line)
+        if not isinstance(value, str) or not value.strip():
+            raise SourceError(path, name, f"expected a non-empty string, got {value!r}", line=line)
+        texts.append(value)
+    label_key = next((k for k in FIELD_NAMES["label"] if k in record), "label")
+    label = normalise_label(_pick(record, "label", path, line), path, line, label_key)
+    return TrainingRow(row, texts[0], texts[1], label)
+
+
+def source_kind(source: str | Path) -> tuple[str, Path | str]:
+    """``(kind, location)``: a file kind (``jsonl``, ``csv``, ``tsv``, ``parquet``), ``datasets``
+    (a saved directory), or ``hub``; a directory with ``train.jsonl`` (an ``augment`` output) is
+    that file.
+
+    >>> source_kind("snli")
+    ('hub', 'snli')
+    """
+    path = Path(source)
+    if path.is_dir():
+        if (path / "train.jsonl").is_file():
+            return "jsonl", path / "train.jsonl"
+        if any((path / name).is_file() for name in ("dataset_info.json", "state.json", "dataset_dict.json")):
+            return "datasets", path
+        raise SourceError(path, None, "a directory with neither train.jsonl nor a saved `datasets` set")
+    if path.is_file():
+        kind = _FILE_KINDS.get(path.suffix.lower())
+        if kind is None:
+            raise SourceError(
+                path, None, f"unknown file type {path.suffix!r}", fix="use .jsonl, .csv, .tsv or .parquet"
+            )
+        return kind, path
+    text = str(source)
+    if path.suffix.lower() in _FILE_KINDS or text.startswith((".", "/", "~")):
+        raise SourceError(path, None, "no such file or directory")
+    return "hub", text
+
+
+def iter_training_rows(source: str | Path, *, split: str = "train") -> Iterator[TrainingRow]:
+    """The rows of a training set, streamed; ``split`` picks the split of a ``datasets`` set
+    (a hub name may carry a configuration: ``nyu-mll/glue:mnli``)."""
+    kind, location = source_kind(source)
+    if kind == "jsonl":
+        yield from _iter_jsonl(Path(location))
+    elif kind in ("csv", "tsv"):
+        yield from _iter_csv(Path(location), "\t" if kind == "tsv" else ",")
+    elif kind == "parquet":
+        yield from _iter_parquet(Path(location))
+    else:
+        yield from _iter_datasets(kind, location, split)
+
+
+def _iter_jsonl(path: Path) -> Iterator[TrainingRow]:
+    row = 0
+    with path.open("rb") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                raise SourceError(path, None, f"not JSON: {exc}", line=line_number) from exc
+            yield _row(record, row, str(path), line_number)
+            row += 1
+
+
+def _iter_csv(path: Path, delimiter: str) -> Iterator[TrainingRow]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle, delimiter=delimiter)
+        for row, record in enumerate(reader):
+            yield _row(record, row, str(path), reader.line_num)
+
+
+def _iter_parquet(path: Path) -> Iterator[TrainingRow]:
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
+        raise SourceError(path, None, f"not a Parquet file: {exc}") from exc
+    row = 0
+    for batch in parquet.iter_batches(batch_size=8192):
+        for record in batch.to_pylist():
+            # Parquet has no lines: the row number (1-based) stands in for one
+            yield _row(record, row, str(path), row + 1)
+            row += 1
+
+
+def _iter_datasets(kind: str, location: Path | str, split: str) -> Iterator[TrainingRow]:
+    try:
+        import datasets
+    except ImportError as exc:
+        raise ConfigError(
+            "reading a `datasets` set needs the datasets package (pip install datasets)", parameter="train"
+        ) from exc
+    if kind == "datasets":
+        loaded: Any = datasets.load_from_disk(str(location))
+        if isinstance(loaded, datasets.DatasetDict):
+            if split not in loaded:
+                raise ConfigError(f"split {split!r} not in {sorted(loaded)}", parameter="split")
+            loaded = loaded[split]
+    else:
+        name, _, config = str(location).partition(":")
+        try:
+            loaded = datasets.load_dataset(name, config or None, split=split, streaming=True)
+        except Exception as exc:  # offline, unknown name: the hub client raises many types
+            raise DataNotFoundError(
+                f"cannot load the hub dataset {location!r} (split {split!r}): {exc}"
+            ) from exc
+    for row, record in enumerate(loaded):
+        yield _row(record, row, str(location), row + 1)
+
+
+def source_digest(source: str | Path) -> str | None:
+    """SHA-256 of a training file (of every file of a ``datasets`` directory, by name); None for a
+    hub name (its name and split are recorded instead)."""
+    kind, location = source_kind(source)
+    if kind == "hub":
+        return None
+    path = Path(location)
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    digest = hashlib.sha256()
+    for file in files:
+        if path.is_dir():
+            digest.update(str(file.relative_to(path)).encode("utf-8") + b"\0")
+        with file.open("rb") as handle:
+            while chunk := handle.read(1 << 16):
+                digest.update(chunk)
+    return digest.hexdigest()

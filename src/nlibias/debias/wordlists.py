@@ -1,0 +1,186 @@
+"""Gender-swap word lists: WinoBias's (the default, vendored), paper 004's 19-entry map, a user's.
+
+A :class:`SwapList` maps a lower-case word to its lower-case counterpart. "her" is the one word
+with two counterparts ("his" as a possessive, "him" as an object): lists map it to the marker
+:data:`HER_RULE`, and :mod:`nlibias.debias.swap` resolves it from the next word. "his" likewise
+maps to :data:`HIS_RULE` ("her" before a noun, "hers" standing alone).
+
+WinoBias's lists ship in ``nlibias/resources/winobias/`` unchanged, with their MIT licence and
+attribution (Zhao, Wang, Yatskar, Ordonez and Chang, NAACL 2018; github.com/uclanlp/corefBias).
+Loading them applies the corrections listed in :data:`WINOBIAS_TYPOS` and :data:`WINOBIAS_CORRECTIONS` and drops the words in
+:data:`WINOBIAS_DROPPED`; entries naming one of the 38 occupations are dropped too (swapping
+"tailor" for "seamstress" would change the occupation the augmentation is meant to keep).
+
+>>> swaps = winobias_list()
+>>> swaps.mapping["actress"], swaps.mapping["her"] == HER_RULE, "tailor" in swaps.mapping
+('actor', True, False)
+>>> paper_map().mapping["lady"], len(paper_map().mapping)
+('man', 19)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from nlibias.benchmarks.occupation_list import load_occupations
+from nlibias.errors import SourceError
+
+HER_RULE = "<her>"
+"""Marker target of "her": "his" or "him" by the word after it (see :mod:`nlibias.debias.swap`)."""
+HIS_RULE = "<his>"
+"""Marker target of "his": "her" or "hers" by the word after it."""
+
+WORD_LISTS = ("winobias", "paper")
+"""Built-in list names: ``winobias`` (default) and ``paper`` (paper 004's code, to reproduce it)."""
+
+WINOBIAS_TYPOS: dict[str, str] = {"mentleman": "gentleman"}
+"""Misspelt source words of ``generalized_swaps.txt``, read as the word meant."""
+
+WINOBIAS_CORRECTIONS: dict[str, str] = {
+    "chairwomen": "chairmen",  # the source maps the plural to the singular "chairman"
+    "barons": "baronesses",  # the source writes "barnoesses"
+    "god": "goddess",  # the source writes "godess"
+    "gods": "goddesses",
+}
+"""Source word → corrected counterpart (the source's counterpart is wrong or misspelt)."""
+
+WINOBIAS_DROPPED = frozenset({"miss"})
+"""Words left out of the WinoBias list: "miss" → "sir" breaks the verb ("miss the bus")."""
+
+# paper 004's Augmentation_Dataset_Creation.ipynb (shanyas10/Evaluating-gender-bias@44053d1),
+# `gender_map`, in its order: one-way, "her" always becomes "his", "lady" becomes "man".
+_PAPER_MAP: tuple[tuple[str, str], ...] = (
+    ("her", "his"), ("him", "her"), ("his", "her"), ("he", "she"), ("she", "he"),
+    ("girl", "boy"), ("boy", "girl"), ("man", "woman"), ("woman", "man"), ("men", "women"),
+    ("women", "men"), ("male", "female"), ("female", "male"), ("lady", "man"), ("ladies", "men"),
+    ("guy", "girl"), ("guys", "girls"), ("boys", "girls"), ("girls", "boys"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SwapList:
+    """A word list: lower-case word → lower-case counterpart (or a rule marker)."""
+
+    name: str
+    """``winobias``, ``paper`` or the user file's path."""
+    mapping: dict[str, str]
+    names: frozenset[str] = field(default_factory=frozenset)
+    """Keys that are first names: swapped only where the text capitalises them."""
+    note: str = ""
+    """Where the list comes from, written into the augmentation summary."""
+
+    def with_names(self, names: dict[str, str]) -> SwapList:
+        """This list plus name swaps (a name already in the list keeps the list's entry)."""
+        mapping = dict(self.mapping)
+        added = {k: v for k, v in names.items() if k not in mapping}
+        mapping.update(added)
+        return SwapList(self.name, mapping, self.names | frozenset(added), self.note)
+
+    def digest(self) -> str:
+        """SHA-256 of the mapping and names, recorded so a run names the exact list it used."""
+        text = json.dumps([sorted(self.mapping.items()), sorted(self.names)], ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _occupation_words() -> frozenset[str]:
+    words: set[str] = set()
+    for occupation in load_occupations():
+        words |= {occupation.name.lower(), occupation.plural.lower()}
+    return frozenset(words)
+
+
+def _pairs_file(text: str, path: str) -> list[tuple[str, str, int]]:
+    """``(word, counterpart, line)`` of a ``word<TAB>counterpart`` file (spaces around trimmed)."""
+    pairs = []
+    for line_number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = [p.strip().lower() for p in line.split("\t")]
+        if len(parts) != 2 or not all(parts):
+            raise SourceError(
+                path, None, "expected 'word<TAB>counterpart'", line=line_number, fix="one pair per line"
+            )
+        pairs.append((parts[0], parts[1], line_number))
+    return pairs
+
+
+def _resource_text(name: str) -> str:
+    return (resources.files("nlibias") / "resources" / "winobias" / name).read_text("utf-8")
+
+
+def winobias_list() -> SwapList:
+    """WinoBias's lists: ``generalized_swaps.txt`` one-way, then ``extra_gendered_words.txt`` in
+    both directions for words not yet mapped (the first entry of a word wins), corrected."""
+    occupations = _occupation_words()
+    mapping: dict[str, str] = {}
+    one_way = _pairs_file(_resource_text("generalized_swaps.txt"), "winobias/generalized_swaps.txt")
+    two_way = _pairs_file(_resource_text("extra_gendered_words.txt"), "winobias/extra_gendered_words.txt")
+    entries = [(a, b) for a, b, _ in one_way]
+    entries += [pair for a, b, _ in two_way for pair in ((a, b), (b, a))]
+    for word, counterpart in entries:
+        word = WINOBIAS_TYPOS.get(word, word)
+        counterpart = WINOBIAS_CORRECTIONS.get(word, counterpart)
+        if word in WINOBIAS_DROPPED or word in occupations or counterpart in occupations:
+            continue
+        mapping.setdefault(word, counterpart)
+    mapping.update({"her": HER_RULE, "his": HIS_RULE, "hers": "his"})
+    note = (
+        "WinoBias gender-swap lists (Zhao et al., NAACL 2018; github.com/uclanlp/corefBias "
+        "WinoBias/wino, MIT licence), vendored in nlibias/resources/winobias, with nlibias's "
+        "corrections, 'miss' and occupation words left out, and the her/his rule"
+    )
+    return SwapList("winobias", mapping, note=note)
+
+
+def paper_map() -> SwapList:
+    """Paper 004's 19-entry one-way map, as in its authors' code ("her" → "his" always)."""
+    note = (
+        "paper 004's gender_map (shanyas10/Evaluating-gender-bias@44053d1, "
+        "Augmentation_Dataset_Creation.ipynb): 19 one-way entries, her -> his always"
+    )
+    return SwapList("paper", dict(_PAPER_MAP), note=note)
+
+
+def read_pairs(path: str | Path, *, both_ways: bool) -> dict[str, str]:
+    """A user's ``word<TAB>counterpart`` file; ``both_ways`` adds each reverse direction unless
+    that word has an entry of its own. A word listed twice is an error naming both lines."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SourceError(path, None, f"cannot read the word list: {exc.strerror or exc}") from exc
+    mapping: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    for word, counterpart, line_number in _pairs_file(text, str(path)):
+        if word in lines:
+            raise SourceError(path, None, f"{word!r} is listed twice (line {lines[word]})", line=line_number)
+        mapping[word], lines[word] = counterpart, line_number
+    if both_ways:
+        for word, counterpart in list(mapping.items()):
+            mapping.setdefault(counterpart, word)
+    return mapping
+
+
+def user_list(path: str | Path) -> SwapList:
+    """A user's list: ``word<TAB>counterpart`` lines, each also applied in reverse unless the
+    counterpart has its own line. Where "her" maps to "his" or "him" (given or by reverse) it gets
+    the her rule, and "his" mapping to "her" or "hers" the his rule: one word cannot say which."""
+    mapping = read_pairs(path, both_ways=True)
+    if mapping.get("her") in ("his", "him"):
+        mapping["her"] = HER_RULE
+    if mapping.get("his") in ("her", "hers"):
+        mapping["his"] = HIS_RULE
+    return SwapList(str(path), mapping, note=f"user list {path}")
+
+
+def swap_list_named(word_list: str | Path) -> SwapList:
+    """``winobias``, ``paper`` or the path of a user's list."""
+    if str(word_list) == "winobias":
+        return winobias_list()
+    if str(word_list) == "paper":
+        return paper_map()
+    return user_list(word_list)

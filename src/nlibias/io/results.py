@@ -1,0 +1,309 @@
+"""``metrics.json``, typed: the TypedDicts every writer fills and every reader reads, its JSON
+Schema (``nlibias schema metrics``, published as ``docs/metrics.schema.json``) and its reader.
+
+Schema versions (``schema_version``):
+
+* **1** (this version): ``schema_version``; ``predictor_kinds``; every model with a
+  ``by_subtopic`` slicing stores its ``most_biased_subtopics`` (each entry names its ``measure``).
+* **0**: files written before the field existed (no ``schema_version``). They hold the same
+  layout with fewer fields: a missing ``predictor_kinds`` is read from the rows (see
+  :func:`nlibias.report.tables.predictor_kinds`), a missing ranking is ranked on reading by
+  :func:`nlibias.metrics.ranking.stored_ranking`. They load and validate as they are.
+
+A file with a larger version than this nlibias knows is refused (upgrade nlibias to read it).
+Every number of a measure must be finite and inside the measure's range (the ranges of
+:data:`nlibias.metrics.meta.MEASURES`, and percent for the other benchmarks' rates).
+
+>>> schema = metrics_schema()
+>>> schema["$defs"]["SliceMetrics"]["properties"]["accuracy"]["anyOf"][0]
+{'type': 'number', 'minimum': 0.0, 'maximum': 100.0}
+>>> check_metrics({"source": "bbnli", "models": {"a": {"overall": {"accuracy": -5000.0}}}},
+...               path="runs/x/metrics.json")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+nlibias.errors.SourceError: runs/x/metrics.json: field models.a.overall.accuracy: -5000.0 is outside [0, 100] (...)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal, NotRequired, TypedDict, cast
+
+from nlibias.errors import SourceError
+from nlibias.io.json_schema import Range, json_schema, schema_issues
+
+SCHEMA_VERSION = 1
+"""The version of ``metrics.json`` this nlibias writes (files without the field are version 0)."""
+
+Percent = Annotated[float, Range(0.0, 100.0)]
+SignedPercent = Annotated[float, Range(-100.0, 100.0)]
+Count = Annotated[int, Range(0, None)]
+Fraction = Annotated[float, Range(0.0, 1.0)]
+
+
+class SliceMetrics(TypedDict, total=False):
+    """The measures of one slice (overall, a domain, a subtopic, a group...), in percent, with
+    counts, 95% intervals (``ci``) and the numerators/denominators (``counts``). Which measures a
+    slice holds depends on the benchmark and the predictor kind."""
+
+    # BBNLI / BBNLI-next (classifiers and generative LMs), in the ranges metrics.meta.MEASURES
+    # declares (a test keeps them equal); None: undefined in this slice
+    accuracy: Percent | None
+    misprediction_rate: Percent | None
+    bbnli_bias_score: SignedPercent | None
+    pro_stereotype_bias: Percent | None
+    anti_stereotype_bias: Percent | None
+    cf_pro: Percent | None
+    cf_anti: Percent | None
+    cf_error: Percent | None
+    test_accuracy: Percent | None
+    n: Count
+    n_pairs: Count
+    n_test: Count
+    n_unanswered: Count
+    n_unpaired: Count
+    degenerate_pairs: Count
+    unpaired: list[str]
+    unanswered: list[str]
+    # generative LMs (yes/no answers)
+    yes_rate_pro: Percent | None
+    yes_rate_anti: Percent | None
+    unparsed_rate: Percent | None
+    mean_p_yes_pro: Percent | None
+    mean_p_yes_anti: Percent | None
+    p_yes_gap: SignedPercent | None
+    mean_answer_mass: Fraction | None
+    n_pro_answered: Count
+    n_anti_answered: Count
+    n_yes_pro: Count
+    n_yes_anti: Count
+    n_unparsed: Count
+    answers: dict[str, Count]
+    # WinoQueer-NLI (M1-M8: % of rows where the condition holds)
+    M1: Percent | None
+    M2: Percent | None
+    M3: Percent | None
+    M4: Percent | None
+    M5: Percent | None
+    M6: Percent | None
+    M7: Percent | None
+    M8: Percent | None
+    n_rows: Count
+    repeated_rows: Count
+    # gender-occupation (S and B: % of pairs; delta_p: mean |P_e(f) - P_e(m)| in percent)
+    S: Percent | None
+    B: Percent | None
+    delta_p: Percent | None
+    n_defined: Count
+    # every benchmark
+    ci: dict[str, tuple[float, float] | None]
+    counts: dict[str, Count]
+
+
+class RankedSubtopic(TypedDict):
+    """One of a model's most biased subtopics (:mod:`nlibias.metrics.ranking`): the value of the
+    ranking ``measure`` under the measure's own name, with its details."""
+
+    subtopic: str
+    domain: str | None
+    measure: NotRequired[Literal["yes_rate_pro", "pro_stereotype_bias"]]
+    """Absent in version 0 files (the measure is then the one whose value the entry holds)."""
+    yes_rate_pro: NotRequired[Percent]
+    mean_p_yes_pro: NotRequired[Percent | None]
+    n_pro_answered: NotRequired[Count | None]
+    pro_stereotype_bias: NotRequired[Percent]
+    n: NotRequired[Count | None]
+
+
+class ModelMetrics(TypedDict):
+    """One model's measures: ``overall`` and one mapping of slices per ``by_*`` slicing."""
+
+    overall: SliceMetrics
+    by_domain: NotRequired[dict[str, SliceMetrics]]
+    by_subtopic: NotRequired[dict[str, SliceMetrics]]
+    by_counterfactual: NotRequired[dict[str, SliceMetrics]]
+    by_identity_group: NotRequired[dict[str, SliceMetrics]]
+    by_predicate_category: NotRequired[dict[str, SliceMetrics]]
+    by_subject_kind: NotRequired[dict[str, SliceMetrics]]
+    by_dominant_gender: NotRequired[dict[str, SliceMetrics]]
+    by_occupation: NotRequired[dict[str, SliceMetrics]]
+    by_hypothesis_template: NotRequired[dict[str, SliceMetrics]]
+    most_biased_subtopics: NotRequired[list[RankedSubtopic]]
+    prompt: NotRequired[str]
+    mode: NotRequired[str]
+    answer_set: NotRequired[str]
+
+
+class BootstrapInfo(TypedDict):
+    """How the 95% intervals were computed (``resamples`` 0: no intervals)."""
+
+    resamples: Count
+    seed: int
+    confidence: Fraction
+    unit: str
+
+
+class RunStats(TypedDict, total=False):
+    """What one model's prediction loop did (``run.models.MODEL.stats``)."""
+
+    unique_inputs: Count
+    cached: Count
+    computed: Count
+    cache_rejected: Count
+    truncated_pairs: Count
+    seconds: Annotated[float, Range(0.0, None)]
+    wall_seconds: Annotated[float, Range(0.0, None)]
+    pairs_per_second: Annotated[float, Range(0.0, None)]
+    real_tokens: Count
+    padded_tokens: Count
+    padding_efficiency: Annotated[float, Range(0.0, None)]
+    n_unparsed: Count
+    mode: str
+    prompt: str
+
+
+class ModelRun(TypedDict, total=False):
+    """A model's description as its backend gives it (backend-specific keys allowed) and stats."""
+
+    backend: str
+    model: str
+    kind: str
+    device: str
+    dtype: str
+    revision: str
+    seed: int
+    stats: RunStats
+
+
+class RunInfo(TypedDict, total=False):
+    """Versions, machine and inputs of the run (``models`` for an audit; ``predictions``,
+    ``samples_scored`` and ``samples_given`` for a scoring)."""
+
+    nlibias: str
+    python: str
+    platform: str
+    finished: str
+    samples: str | None
+    torch: str
+    transformers: str
+    models: dict[str, ModelRun]
+    cache: str | None
+    predictions: str | None
+    samples_scored: Count
+    samples_given: Count
+
+
+class PromptSensitivityRow(TypedDict):
+    """A subtopic whose ``yes_rate_pro`` differs between one model's prompt styles."""
+
+    subtopic: str
+    yes_rate_pro: dict[str, Percent | None]
+    spread: Annotated[float, Range(0.0, 100.0)]
+    mean_p_yes_pro: dict[str, Percent | None]
+    p_yes_spread: Annotated[float, Range(0.0, 100.0)] | None
+
+
+class GenerativeSection(TypedDict):
+    """Comparisons across a generative model's prompt styles (``MODEL|MODE`` keys)."""
+
+    prompt_sensitivity: dict[str, list[PromptSensitivityRow]]
+
+
+class MetricsDocument(TypedDict):
+    """``metrics.json``: what an audit or a scoring measured, per model, and how it ran.
+    Keys beyond these are allowed (``extra`` of an audit, e.g. ``demo``)."""
+
+    schema_version: NotRequired[int]
+    """Absent: version 0 (written before nlibias recorded it)."""
+    source: str
+    n_samples: NotRequired[Count]
+    bootstrap: NotRequired[BootstrapInfo]
+    models: dict[str, ModelMetrics]
+    predictor_kinds: NotRequired[dict[str, Literal["classifier", "generative"]]]
+    generative: NotRequired[GenerativeSection]
+    run: NotRequired[RunInfo]
+    demo: NotRequired[dict[str, Any]]
+
+
+def metrics_schema() -> dict[str, Any]:
+    """The JSON Schema of ``metrics.json`` (what ``nlibias schema metrics`` prints).
+
+    >>> metrics_schema()["$defs"]["MetricsDocument"]["required"]
+    ['models', 'source']
+    """
+    return json_schema(
+        MetricsDocument,
+        title=f"nlibias metrics.json (schema version {SCHEMA_VERSION})",
+        open_types=(MetricsDocument, ModelRun),
+    )
+
+
+def metrics_issues(document: Any, *, strict: bool = False) -> list[str]:
+    """Every way ``document`` breaks the schema, each as ``field.path: reason`` (``[]``: valid).
+    ``strict``: also refuse fields the types do not declare (how the tests check the writers)."""
+    issues = schema_issues(document, metrics_schema(), strict=strict)
+    version = document.get("schema_version") if isinstance(document, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        issues.insert(0, f"schema_version: {version} is newer than this nlibias reads ({SCHEMA_VERSION})")
+    return issues
+
+
+def check_metrics(document: Any, *, path: str | Path) -> MetricsDocument:
+    """``document`` as a typed ``metrics.json``, or a :class:`SourceError` naming the file, the
+    first bad field and how many others are bad."""
+    issues = metrics_issues(document)
+    if issues:
+        field, _, reason = issues[0].partition(": ")
+        more = f"; {len(issues) - 1} more problem(s)" if len(issues) > 1 else ""
+        newer = field == "schema_version"
+        raise SourceError(
+            path,
+            field,
+            reason + more,
+            fix="upgrade nlibias to read it"
+            if newer
+            else "this file was not written by nlibias as it is: rerun the audit or score",
+        )
+    return cast(MetricsDocument, document)
+
+
+def read_metrics(path: str | Path) -> MetricsDocument:
+    """Read and check a ``metrics.json``; errors name the file and what is wrong with it (empty,
+    not UTF-8, a byte-order mark, not JSON or truncated, an impossible value with its field path).
+
+    >>> import tempfile, pathlib
+    >>> bad = pathlib.Path(tempfile.mkdtemp()) / "metrics.json"
+    >>> _ = bad.write_text('{"source": "bbnli", "models": {')
+    >>> read_metrics(bad)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: .../metrics.json:1: not valid JSON: ... (... rerun the audit or score)
+    """
+    path = Path(path)
+    data = path.read_bytes()
+    fix = "the file is damaged or was not written by nlibias: rerun the audit or score"
+    if not data.strip():
+        raise SourceError(path, None, "the file is empty", fix=fix)
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise SourceError(
+            path,
+            None,
+            "starts with a byte-order mark (BOM), which JSON does not allow",
+            fix="save it without one",
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SourceError(path, None, f"not UTF-8 (byte {error.start}: {error.reason})", fix=fix) from None
+    try:
+        document = json.loads(text)  # NaN / Infinity parse, and the schema refuses them by field
+    except json.JSONDecodeError as error:
+        reason = f"not valid JSON: {error.msg.removesuffix(' at')} at column {error.colno}"
+        raise SourceError(path, None, reason, line=error.lineno, fix=fix) from None
+    return check_metrics(document, path=path)
+
+
+def schema_version(document: Mapping[str, Any]) -> int:
+    """The document's ``schema_version`` (0 when absent: written before it was recorded)."""
+    version = document.get("schema_version", 0)
+    return version if isinstance(version, int) else 0

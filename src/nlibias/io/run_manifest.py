@@ -1,0 +1,210 @@
+"""A run directory changes as a unit: ``manifest.json`` lists the size and SHA-256 of each output
+file of the run, and readers refuse a directory whose files do not match it.
+
+Writing a run directory (:func:`nlibias.jobs.audit.write_outputs`) goes:
+
+1. :func:`begin_write`: delete stale ``.NAME.*.part`` files that a killed write left, and replace
+   the manifest with one marked ``"complete": false``;
+2. each output file is written to a temporary name and renamed over the old one;
+3. :func:`finish_write`: the manifest, with every file's size and checksum, renamed in last.
+
+A reader (:func:`check_run_directory`, :func:`check_run_file`) therefore finds either a complete
+manifest that every file matches, or an error naming the directory, the file and the fix: it never
+reads the new ``predictions.jsonl`` with the old ``metrics.json``. A directory written before
+manifests existed has none; it is read as it is, with one warning per directory.
+
+>>> import tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> begin_write(d, ["a.txt"])
+>>> _ = (d / "a.txt").write_text("new")
+>>> finish_write(d, ["a.txt"])
+>>> check_run_directory(d)["files"]["a.txt"]["bytes"]
+3
+>>> _ = (d / "a.txt").write_text("changed")
+>>> check_run_directory(d)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+nlibias.errors.SourceError: ...: run directory ... is incomplete or mixed: file a.txt does not match manifest.json (rerun the command that wrote it)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from collections.abc import Collection, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypedDict, cast
+
+from nlibias.errors import SourceError
+from nlibias.io.atomic import write_json
+
+MANIFEST_JSON = "manifest.json"
+MANIFEST_VERSION = 1
+_RERUN = "rerun the command that wrote it"
+
+
+class ManifestEntry(TypedDict):
+    """One output file as it was written."""
+
+    bytes: int
+    sha256: str
+
+
+class RunManifest(TypedDict):
+    """``manifest.json``: the run's output files; ``complete`` false while they are being replaced."""
+
+    manifest_version: int
+    complete: bool
+    written: str
+    files: dict[str, ManifestEntry]
+
+
+class LegacyRunWarning(UserWarning):
+    """A run directory written before nlibias wrote manifests: read without checking its files."""
+
+
+_warned: set[Path] = set()
+
+
+def manifest_schema() -> dict[str, Any]:
+    """The JSON Schema of ``manifest.json`` (``nlibias schema manifest``)."""
+    from nlibias.io.json_schema import json_schema
+
+    return json_schema(RunManifest, title=f"nlibias run manifest.json (version {MANIFEST_VERSION})")
+
+
+def file_entry(path: Path) -> ManifestEntry:
+    """Size and SHA-256 of a file (read in 1 MiB blocks)."""
+    digest = hashlib.sha256()
+    size = 0
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+            size += len(block)
+    return {"bytes": size, "sha256": digest.hexdigest()}
+
+
+def stale_parts(directory: Path, names: Iterable[str]) -> list[Path]:
+    """Temporary files (``.NAME.*.part``) that a killed write of ``names`` left in ``directory``."""
+    found: list[Path] = []
+    for name in [*names, MANIFEST_JSON]:
+        found += directory.glob(f".{name}.*.part")
+    return sorted(found)
+
+
+def begin_write(directory: str | Path, names: Collection[str], *, keep: Collection[Path] = ()) -> None:
+    """Before the first output file of a run is replaced: remove stale ``.part`` files (except
+    those in ``keep``, still being written) and mark the manifest incomplete."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    kept = {Path(p).resolve() for p in keep}
+    for part in stale_parts(directory, names):
+        if part.resolve() not in kept:
+            part.unlink(missing_ok=True)
+    write_json(directory / MANIFEST_JSON, _manifest({}, complete=False))
+
+
+def finish_write(directory: str | Path, names: Iterable[str]) -> None:
+    """After every output file is in place: the complete manifest, renamed in last."""
+    directory = Path(directory)
+    files = {name: file_entry(directory / name) for name in names if (directory / name).is_file()}
+    write_json(directory / MANIFEST_JSON, _manifest(files, complete=True))
+
+
+def _manifest(files: dict[str, ManifestEntry], *, complete: bool) -> RunManifest:
+    return {
+        "manifest_version": MANIFEST_VERSION,
+        "complete": complete,
+        "written": datetime.now(UTC).isoformat(timespec="seconds"),
+        "files": files,
+    }
+
+
+def read_manifest(directory: str | Path) -> RunManifest | None:
+    """The directory's manifest, or None when it has none (a run written before manifests)."""
+    path = Path(directory) / MANIFEST_JSON
+    if not path.is_file():
+        return None
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise SourceError(path, None, f"the run's manifest is damaged ({error})", fix=_RERUN) from None
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict) or not isinstance(data.get("complete"), bool):
+        raise SourceError(
+            path, None, "the run's manifest is damaged (no files or complete field)", fix=_RERUN
+        )
+    return cast(RunManifest, data)
+
+
+def _mismatch(directory: Path, name: str) -> SourceError:
+    return SourceError(
+        directory / MANIFEST_JSON,
+        None,
+        f"run directory {directory} is incomplete or mixed: file {name} does not match {MANIFEST_JSON}",
+        fix=_RERUN,
+    )
+
+
+def _check_entry(directory: Path, name: str, entry: ManifestEntry) -> None:
+    path = directory / name
+    if not path.is_file() or path.stat().st_size != entry.get("bytes"):
+        raise _mismatch(directory, name)
+    if file_entry(path)["sha256"] != entry.get("sha256"):
+        raise _mismatch(directory, name)
+
+
+def _complete_manifest(directory: Path) -> RunManifest | None:
+    manifest = read_manifest(directory)
+    if manifest is not None and not manifest["complete"]:
+        raise SourceError(
+            directory / MANIFEST_JSON,
+            None,
+            f"run directory {directory} is incomplete: a write of its files was interrupted",
+            fix=_RERUN,
+        )
+    return manifest
+
+
+def check_run_directory(directory: str | Path, names: Iterable[str] | None = None) -> RunManifest | None:
+    """Refuse a run directory whose files (``names``; default: every file its manifest lists) are
+    not those of one complete write. A directory without a manifest (written before manifests)
+    is accepted with one :class:`LegacyRunWarning`; returns the manifest, or None then."""
+    directory = Path(directory)
+    manifest = _complete_manifest(directory)
+    if manifest is None:
+        warn_legacy(directory)
+        return None
+    files = manifest["files"]
+    for name in files if names is None else names:
+        if name in files:
+            _check_entry(directory, name, files[name])
+        elif (directory / name).exists():
+            raise _mismatch(directory, name)  # a file the run did not write
+    return manifest
+
+
+def check_run_file(path: str | Path) -> None:
+    """Refuse a file of a run directory (e.g. the ``predictions.jsonl`` given to ``score``) that
+    does not match its directory's manifest; files outside a run directory pass as they are."""
+    path = Path(path)
+    if not path.is_file() or not (path.parent / MANIFEST_JSON).is_file():
+        return
+    manifest = _complete_manifest(path.parent)
+    if manifest is not None and path.name in manifest["files"]:
+        _check_entry(path.parent, path.name, manifest["files"][path.name])
+
+
+def warn_legacy(directory: Path) -> None:
+    """Warn once per directory that it is read without a manifest."""
+    key = directory.resolve()
+    if key in _warned:
+        return
+    _warned.add(key)
+    warnings.warn(
+        f"{directory}: no {MANIFEST_JSON} (written by an nlibias before run manifests): its files are "
+        "read without checking that they come from one run; rerun the command to add one",
+        LegacyRunWarning,
+        stacklevel=3,
+    )

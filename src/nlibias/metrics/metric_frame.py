@@ -1,0 +1,192 @@
+"""The one grouped-result object of every benchmark: measures overall and per group, with CIs.
+
+Modelled on fairlearn's ``MetricFrame``: groupings are keyword-only parallel arrays (one label per
+resampling unit, or a :class:`~nlibias.schema.columns.Categorical`), each slice (overall, each
+value of each grouping) is computed exactly once, and the object offers the differences between
+groups, the worst group and a tidy pandas DataFrame. What a slice *is* comes from the benchmark: a
+``summarise(index, rng)`` function turns the positions of a slice's units (``None``: all of them)
+and the slice's random stream into that slice's dict of measures (values in percent, counts, and
+``"ci": {measure: [lo, hi] or None}``). BBNLI's summary resamples whole counterfactual pairs
+(:mod:`nlibias.metrics.grouped`); WQ-NLI's and the gender-occupation set's resample rows or pairs
+of per-unit values (:mod:`nlibias.metrics.row_slices`).
+
+Each slice's random stream is seeded from ``(seed, slice name)``, so a slice's interval does not
+depend on which other slices exist.
+
+>>> def share_of_ones(index, rng):
+...     part = values if index is None else values[index]
+...     return {"n": len(part), "ones": 100.0 * float(part.mean()), "ci": {"ones": None}}
+>>> values = np.array([1.0, 0.0, 1.0, 1.0])
+>>> frame = MetricFrame(share_of_ones, n_units=4, groups={"g": ["a", "a", "b", "b"]}, seed=0)
+>>> frame.overall["ones"], frame.by_group["g"]["b"]["ones"], frame.difference("ones", by="g")
+(75.0, 100.0, 50.0)
+>>> table = frame.to_frame()
+>>> list(table["slice"]), list(table["value"]), list(table["n"])
+(['all', 'a', 'b'], [75.0, 50.0, 100.0], [4, 2, 2])
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nlibias.metrics.meta import MEASURES
+from nlibias.schema.columns import Categorical
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: ``summarise(index, rng)``: the measures of the units at ``index`` (``None``: every unit).
+SliceSummary = Callable[[np.ndarray | None, np.random.Generator], dict[str, Any]]
+
+#: Columns of :meth:`MetricFrame.to_frame` (and of ``AuditResult.to_frame`` with ``model`` first).
+FRAME_COLUMNS = ("slicing", "slice", "measure", "value", "ci_low", "ci_high", "n")
+_COUNT_KEYS = ("n", "n_pairs", "n_rows")  # the unit each benchmark counts a slice in
+# Counts that sit beside the measures in a slice (every "n_*" key is a count too).
+_NOT_MEASURES = frozenset({"n", "degenerate_pairs", "repeated_rows"})
+
+
+def check_resampling(bootstrap: Any, confidence: Any) -> None:
+    """Refuse a bootstrap size or confidence level no interval can be computed with.
+
+    >>> check_resampling(-1, 0.95)
+    Traceback (most recent call last):
+    ...
+    ValueError: bootstrap is -1; pass the number of resamples (0 disables CIs)
+    """
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
+        raise ValueError(f"bootstrap is {bootstrap!r}; pass the number of resamples (0 disables CIs)")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence is {confidence!r}; pass a level between 0 and 1, e.g. 0.95")
+
+
+def slice_rng(seed: int, slice_name: str) -> np.random.Generator:
+    """The random stream of one slice: the same for a slice whatever other slices exist."""
+    return np.random.default_rng([seed, zlib.crc32(slice_name.encode("utf-8"))])
+
+
+def group_positions(labels: Sequence[Any]) -> dict[str, np.ndarray]:
+    """``{str(label): positions}``, positions ascending; labels with the same text share a group.
+
+    A :class:`~nlibias.schema.columns.Categorical` is grouped from its codes (no Python object per unit).
+
+    >>> {k: v.tolist() for k, v in group_positions(["b", "a", "b"]).items()}
+    {'b': [0, 2], 'a': [1]}
+    >>> {k: v.tolist() for k, v in group_positions(Categorical.from_values([2, "2", None])).items()}
+    {'2': [0, 1], 'None': [2]}
+    """
+    if isinstance(labels, Categorical):
+        return labels.members()
+    positions: dict[str, list[int]] = {}
+    for i, label in enumerate(labels):
+        positions.setdefault(str(label), []).append(i)
+    return {key: np.asarray(found, dtype=np.int64) for key, found in positions.items()}
+
+
+def is_measure_value(key: str, value: Any) -> bool:
+    """True for a slice entry that is a measure's value (a number that is not a count)."""
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and key not in _NOT_MEASURES
+        and not key.startswith("n_")
+    )
+
+
+def slice_rows(slicing: str, name: str, part: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """The tidy rows (:data:`FRAME_COLUMNS`) of one slice dict: one per measure with a value."""
+    intervals = part.get("ci") or {}
+    n = next((int(part[k]) for k in _COUNT_KEYS if isinstance(part.get(k), int)), None)
+    for measure, value in part.items():
+        if not is_measure_value(measure, value):
+            continue
+        low, high = intervals.get(measure) or (None, None)
+        yield {
+            "slicing": slicing,
+            "slice": name,
+            "measure": measure,
+            "value": float(value),
+            "ci_low": low,
+            "ci_high": high,
+            "n": n,
+        }
+
+
+def grouped_rows(grouped: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """The tidy rows of a grouped dict ``{"overall": slice, "by_<grouping>": {group: slice}}``
+    (a model's entry in ``metrics.json``, or :meth:`MetricFrame.to_dict`)."""
+    if isinstance(grouped.get("overall"), Mapping):
+        yield from slice_rows("overall", "all", grouped["overall"])
+    for key, parts in grouped.items():
+        if key.startswith("by_") and isinstance(parts, Mapping):
+            for name, part in parts.items():
+                if isinstance(part, Mapping):
+                    yield from slice_rows(key.removeprefix("by_"), str(name), part)
+
+
+class MetricFrame:
+    """Measures overall and for every value of every grouping, each slice summarised once.
+
+    ``summarise(index, rng)`` gives one slice's dict (see the module docstring); ``n_units`` is
+    how many units the groupings label; ``groups`` maps a grouping name to one label per unit.
+    Groups are named ``str(label)`` and sorted by name.
+    """
+
+    def __init__(
+        self,
+        summarise: SliceSummary,
+        *,
+        n_units: int,
+        groups: Mapping[str, Sequence[Any]] | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.seed = seed
+        self.overall: dict[str, Any] = summarise(None, slice_rng(seed, "overall"))
+        self.by_group: dict[str, dict[str, dict[str, Any]]] = {}
+        for by, labels in (groups or {}).items():
+            if len(labels) != n_units:
+                raise ValueError(f"grouping {by!r} has {len(labels)} values but there are {n_units} units")
+            members = group_positions(labels)
+            self.by_group[by] = {
+                key: summarise(members[key], slice_rng(seed, f"{by}={key}")) for key in sorted(members)
+            }
+
+    def _groups(self, by: str) -> dict[str, dict[str, Any]]:
+        if by not in self.by_group:
+            raise KeyError(f"no grouping {by!r}; this frame has {sorted(self.by_group)}")
+        return self.by_group[by]
+
+    def _defined(self, measure: str, by: str) -> list[tuple[str, float]]:
+        if measure not in self.overall or not is_measure_value(measure, 0.0):
+            known = [key for key, value in self.overall.items() if is_measure_value(key, value)]
+            raise KeyError(f"unknown measure {measure!r}; this frame has {', '.join(known)}")
+        return [
+            (key, float(part[measure]))
+            for key, part in self._groups(by).items()
+            if is_measure_value(measure, part.get(measure))
+        ]
+
+    def difference(self, measure: str, *, by: str) -> float | None:
+        """Largest minus smallest value of ``measure`` across the groups of ``by`` (defined ones)."""
+        values = [value for _, value in self._defined(measure, by)]
+        return float(max(values) - min(values)) if values else None
+
+    def worst_group(self, measure: str, *, by: str) -> tuple[str, float] | None:
+        """The group of ``by`` with the worst ``measure`` by its declared direction, and its value."""
+        defined = self._defined(measure, by)
+        if measure not in MEASURES:
+            raise KeyError(f"measure {measure!r} declares no direction in nlibias.metrics.meta.MEASURES")
+        return max(defined, key=lambda item: MEASURES[measure].badness(item[1])) if defined else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"overall": slice, "by_<grouping>": {group: slice}}``, JSON-serialisable."""
+        return {"overall": self.overall} | {f"by_{by}": slices for by, slices in self.by_group.items()}
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (slicing, slice, measure): value, CI bounds and unit count (tidy, for pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame(list(grouped_rows(self.to_dict())), columns=list(FRAME_COLUMNS))

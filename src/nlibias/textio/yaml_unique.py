@@ -1,0 +1,49 @@
+"""YAML read safely and strictly: a key given twice in one mapping is refused with both lines
+(PyYAML's ``safe_load`` keeps the last one silently), and a syntax error names the line.
+
+>>> load_yaml("a: 1\\nb: 2\\na: 3\\n", "config.yaml")
+Traceback (most recent call last):
+nlibias.errors.SourceError: config.yaml:3: field a: the key is given twice (first on line 1) (keep one of them)
+>>> load_yaml("top_k: 5\\n", "config.yaml")
+{'top_k': 5}
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from nlibias.errors import SourceError
+
+
+def load_yaml(text: str, path: str | Path) -> Any:
+    """The YAML document in ``text`` (read from ``path``, named in errors) as Python values."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                line = key_node.start_mark.line + 1
+                try:
+                    first = seen.setdefault(key, line)
+                except TypeError:  # an unhashable key: PyYAML's own error follows
+                    continue
+                if first != line:
+                    raise SourceError(
+                        path,
+                        str(key),
+                        f"the key is given twice (first on line {first})",
+                        line=line,
+                        fix="keep one of them",
+                    )
+            return super().construct_mapping(node, deep=deep)
+
+    try:
+        return yaml.load(text, Loader=UniqueKeyLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = None if mark is None else mark.line + 1
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise SourceError(path, None, f"invalid YAML: {problem}", line=line) from None

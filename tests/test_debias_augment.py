@@ -1,0 +1,233 @@
+"""Gender-swap augmentation: occupation matching, readers, de-duplication, summary, streaming, CLI."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from nlibias.cli.main import app
+from nlibias.debias.augment import SUMMARY_FILE, TRAIN_FILE, augment_gender_swap
+from nlibias.debias.occupation_match import occupations_in
+from nlibias.debias.training_rows import iter_training_rows
+from nlibias.errors import ConfigError, SourceError
+from nlibias.testing.nli_sets import write_snli_shaped
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("premise", "words", "paper"),
+    [
+        ("A nurse.", ["nurse"], []),  # the authors' split keeps "nurse." whole: missed
+        ("Two Nurses chat", ["nurse"], ["nurse"]),
+        ("The nurse's bag", ["nurse"], []),
+        ("A construction worker rests.", ["construction worker"], []),
+        ("Construction-workers and a CEO,", ["construction worker", "CEO"], []),
+        ("The salespeople and the secretaries", ["salesperson", "secretary"], ["secretary"]),
+        ("A nursery and a cooking pot", [], []),  # inside longer words: no match
+        ("A baker, a guard and guards", ["baker", "guard"], ["guard"]),
+    ],
+)
+def test_occupation_matching(premise: str, words: list[str], paper: list[str]) -> None:
+    assert occupations_in(premise) == words
+    assert occupations_in(premise, rule="paper") == paper
+
+
+ROWS = [
+    # 0: selected (nurse), swapped: her -> his, woman -> man
+    {"premise": "The nurse helps her patient.", "hypothesis": "A woman works.", "label": "neutral"},
+    # 1: not selected (no occupation) but gendered: its key is kept for de-duplication
+    {"premise": "The nurse helps his patient.", "hypothesis": "A man works.", "label": "neutral"},
+    # 2: selected, no gendered word: no swapped copy
+    {"premise": "A teacher reads.", "hypothesis": "Someone reads.", "label": "entailment"},
+    # 3: no gold label: left out
+    {"premise": "A teacher and a man.", "hypothesis": "A man.", "label": "-"},
+    # 4 and 5: the same swapped copy twice: written once
+    {"premise": "A lawyer and his son.", "hypothesis": "He talks.", "label": "contradiction"},
+    {"premise": "A lawyer and his son.", "hypothesis": "He talks.", "label": "contradiction"},
+]
+
+
+def write_rows(path: Path, rows: list[dict[str, str]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def read_out(out: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (out / TRAIN_FILE).open()]
+
+
+def test_augment_writes_originals_then_deduplicated_swaps(tmp_path: Path) -> None:
+    source = write_rows(tmp_path / "train.jsonl", ROWS)
+    summary = augment_gender_swap(source, tmp_path / "aug", progress=False)
+    rows = read_out(tmp_path / "aug")
+    originals = [r for r in rows if not r["swapped"]]
+    swaps = [r for r in rows if r["swapped"]]
+    assert [r["source_row"] for r in originals] == [0, 1, 2, 4, 5]
+    # row 0's swap equals row 1 (dropped); rows 4 and 5 give one swap, linked to row 4
+    assert [(r["source_row"], r["premise"], r["hypothesis"], r["label"]) for r in swaps] == [
+        (4, "A lawyer and her daughter.", "She talks.", "contradiction")
+    ]
+    # selected: rows 0, 2, 4, 5 (row 1's premise also names the nurse: 5 in all); swapped: 0, 1, 4, 5
+    assert summary["rows_read"] == 6 and summary["rows_without_label"] == 1
+    assert summary["rows_selected"] == 5 and summary["rows_swapped"] == 4
+    # words changed: row 0: her, woman (2); row 1: his, man (2); rows 4, 5: his, son, he (3 each) = 10
+    assert summary["words_changed"] == 10
+    assert summary["swapped_rows_written"] == 1 and summary["swapped_duplicates_dropped"] == 3
+    assert dict(summary["top_swaps"])["his->her"] == 3
+    assert summary["selected_by_occupation"] == {"lawyer": 2, "nurse": 2, "teacher": 1}
+    on_disk = json.loads((tmp_path / "aug" / SUMMARY_FILE).read_text())
+    assert on_disk == json.loads(json.dumps(summary))
+    assert summary["word_list"] == "winobias" and len(summary["word_list_sha256"]) == 64
+
+
+def test_select_all_and_paper_options(tmp_path: Path) -> None:
+    rows = [{"premise": "A man naps.", "hypothesis": "A lady sleeps.", "label": "entailment"}]
+    source = write_rows(tmp_path / "t.jsonl", rows)
+    assert augment_gender_swap(source, tmp_path / "a", progress=False)["rows_selected"] == 0
+    summary = augment_gender_swap(source, tmp_path / "b", select="all", word_list="paper", progress=False)
+    assert summary["match"] == "none" and summary["word_list"] == "paper"
+    assert read_out(tmp_path / "b")[1]["hypothesis"] == "A man sleeps."  # the paper's lady -> man
+    with pytest.raises(ConfigError) as error:
+        augment_gender_swap(source, tmp_path / "c", select="some", progress=False)
+    assert error.value.parameter == "select"
+
+
+def test_csv_parquet_and_datasets_directory_read_like_jsonl(tmp_path: Path) -> None:
+    import datasets
+    import pandas as pd
+
+    frame = pd.DataFrame(ROWS)
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    frame.to_csv(tmp_path / "t.tsv", index=False, sep="\t")
+    frame.to_parquet(tmp_path / "t.parquet")
+    datasets.Dataset.from_pandas(frame).save_to_disk(str(tmp_path / "saved"))
+    expected = [
+        (r.row, r.premise, r.hypothesis, r.label)
+        for r in iter_training_rows(write_rows(tmp_path / "t.jsonl", ROWS))
+    ]
+    for source in ("t.csv", "t.tsv", "t.parquet", "saved"):
+        got = [(r.row, r.premise, r.hypothesis, r.label) for r in iter_training_rows(tmp_path / source)]
+        assert got == expected, source
+
+
+def test_snli_field_names_and_integer_labels(tmp_path: Path) -> None:
+    rows = [
+        {"sentence1": "A man.", "sentence2": "A person.", "gold_label": 0},
+        {"sentence1": "x", "sentence2": "y", "gold_label": -1},
+    ]
+    got = list(iter_training_rows(write_rows(tmp_path / "s.jsonl", rows)))
+    assert [(r.premise, r.label) for r in got] == [("A man.", "entailment"), ("x", None)]
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "field", "reason"),
+    [
+        ('{"premise": "a", "hypothesis": "b", "label": "e"}\n{"premise": "a"\n', 2, None, "not JSON"),
+        ('{"premise": "a", "label": "e"}\n', 1, "hypothesis", "missing"),
+        ('{"premise": "a", "hypothesis": "b", "label": "maybe"}\n', 1, "label", "unknown label"),
+        ('{"premise": "", "hypothesis": "b", "label": "e"}\n', 1, "premise", "non-empty string"),
+    ],
+)
+def test_bad_rows_name_file_line_and_field(
+    tmp_path: Path, content: str, line: int, field: str | None, reason: str
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    with pytest.raises(SourceError) as error:
+        augment_gender_swap(path, tmp_path / "out", progress=False)
+    assert (error.value.path, error.value.line, error.value.field) == (str(path), line, field)
+    assert reason in error.value.reason
+    assert not (tmp_path / "out" / TRAIN_FILE).exists()  # nothing half-written
+
+
+def test_bad_csv_row_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text("premise,hypothesis,label\na,b,e\nc,d,x\n")
+    with pytest.raises(SourceError) as error:
+        list(iter_training_rows(path))
+    assert (error.value.line, error.value.field) == (3, "label")
+
+
+def test_unknown_file_type_and_missing_file(tmp_path: Path) -> None:
+    (tmp_path / "t.xlsx").write_text("")
+    with pytest.raises(SourceError, match="unknown file type"):
+        list(iter_training_rows(tmp_path / "t.xlsx"))
+    with pytest.raises(SourceError, match="no such file"):
+        list(iter_training_rows(tmp_path / "none.jsonl"))
+
+
+def test_streaming_keeps_memory_far_below_the_file(tmp_path: Path) -> None:
+    # 30,000 SNLI-shaped rows (~3.5 MB of JSONL), nearly all gendered: the rows are never held;
+    # what grows is one 8-byte hash per gendered row (240 kB here) and its sorted copy at the end
+    warm_up = write_snli_shaped(tmp_path / "small.jsonl", 10)
+    augment_gender_swap(warm_up, tmp_path / "warm", progress=False)  # imports are not the point
+    path = write_snli_shaped(tmp_path / "big.jsonl", 30_000)
+    size = path.stat().st_size
+    tracemalloc.start()
+    summary = augment_gender_swap(path, tmp_path / "aug", progress=False)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert summary["rows_read"] == 30_000
+    assert summary["original_rows_written"] == 30_000 - summary["rows_without_label"]
+    assert peak < size / 4, (peak, size)
+    lines = sum(1 for _ in (tmp_path / "aug" / TRAIN_FILE).open())
+    assert lines == summary["original_rows_written"] + summary["swapped_rows_written"]
+
+
+def test_cli_prints_the_summary_and_errors_without_traceback(tmp_path: Path) -> None:
+    source = write_rows(tmp_path / "train.jsonl", ROWS)
+    result = runner.invoke(
+        app, ["augment", "gender-swap", "--train", str(source), "--out", str(tmp_path / "aug")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "selected 5 rows" in result.output and "his->her (3)" in result.output
+    result = runner.invoke(
+        app, ["augment", "gender-swap", "--train", str(source), "--out", str(tmp_path / "a2"), "--json"]
+    )
+    assert json.loads(result.stdout)["swapped_rows_written"] == 1
+
+
+def test_hub_name_offline_is_a_clear_error(tmp_path: Path) -> None:
+    from nlibias.errors import DataNotFoundError
+
+    # the tests run offline (conftest): a hub name fails at once, naming the set and the split
+    with pytest.raises(DataNotFoundError, match="'stanfordnlp/snli' \\(split 'train'\\)"):
+        augment_gender_swap("stanfordnlp/snli", tmp_path / "aug", progress=False)
+
+
+texts = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30).filter(
+    lambda t: t.strip() != "" and t == t.strip()
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(texts, texts, st.sampled_from(["entailment", "neutral", "contradiction", "-"])),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_jsonl_csv_and_parquet_readers_agree(tmp_path: Path, rows: list[tuple[str, str, str]]) -> None:
+    import csv
+
+    import pandas as pd
+
+    records = [{"premise": p, "hypothesis": h, "label": lab} for p, h, lab in rows]
+    write_rows(tmp_path / "p.jsonl", records)
+    with (tmp_path / "p.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["premise", "hypothesis", "label"])
+        writer.writeheader()
+        writer.writerows(records)
+    pd.DataFrame(records).to_parquet(tmp_path / "p.parquet")
+    expected = [(i, p, h, None if lab == "-" else lab) for i, (p, h, lab) in enumerate(rows)]
+    for name in ("p.jsonl", "p.csv", "p.parquet"):
+        got = [(r.row, r.premise, r.hypothesis, r.label) for r in iter_training_rows(tmp_path / name)]
+        assert got == expected, name

@@ -1,0 +1,91 @@
+"""Before/after comparison: paired differences (metrics) and pairs found from finetune.json (jobs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nlibias.errors import ConfigError
+from nlibias.jobs.debias_compare import compare_debiasing, find_pairs
+from nlibias.metrics.occupations import paired_differences
+
+
+def test_paired_differences_by_hand_and_against_the_difference_of_means() -> None:
+    # pairs x [same label, |dP|, aligned higher]; pair 3 has no P_e for the "after" model
+    before = np.array([[1, 0.30, 1], [0, 0.10, 0], [1, 0.20, 1], [1, 0.40, 1]], dtype=float)
+    after = np.array([[1, 0.10, 0], [1, 0.10, 0], [1, 0.00, 0], [1, np.nan, np.nan]], dtype=float)
+    result = paired_differences(before, after, groups={"g": ["f", "m", "f", "m"]}, bootstrap=200, seed=1)
+    overall = result["overall"]
+    # S over 4 pairs: 3/4 -> 4/4 = +25; dP over pairs 0-2: (.3+.1+.2)/3 = 20 -> (.1+.1+0)/3 = 6.67: -13.33;
+    # B over pairs 0-2: 2/3 -> 0 = -66.67
+    assert overall["S"] == pytest.approx(25.0)
+    assert overall["delta_p"] == pytest.approx(-40.0 / 3)
+    assert overall["B"] == pytest.approx(-200.0 / 3)
+    # independently: the difference of the means over the pairs both models define
+    both = ~np.isnan(after[:, 1])
+    assert overall["delta_p"] == pytest.approx(100 * (after[both, 1].mean() - before[both, 1].mean()))
+    # female-dominated pairs 0 and 2: S unchanged, B 2/2 -> 0/2
+    assert result["by_g"]["f"]["S"] == 0.0 and result["by_g"]["f"]["B"] == pytest.approx(-100.0)
+    low, high = overall["ci"]["B"]
+    assert low <= overall["B"] <= high <= 0  # B falls or stays in every pair: no resample rises
+    same = paired_differences(before, before, groups={}, bootstrap=50)["overall"]
+    assert same["S"] == 0.0 and same["ci"]["S"] == [0.0, 0.0]
+    with pytest.raises(ValueError, match="same pairs"):
+        paired_differences(before, after[:2], groups={})
+
+
+def record(path: Path, model: str, train: Path, accuracy: float) -> str:
+    path.mkdir(parents=True)
+    (path / "finetune.json").write_text(
+        json.dumps({"settings": {"model": model}, "train": str(train), "eval_accuracy": accuracy})
+    )
+    return str(path)
+
+
+def test_find_pairs_from_finetune_records(tmp_path: Path) -> None:
+    aug = tmp_path / "aug"
+    aug.mkdir()
+    (aug / "augment_summary.json").write_text("{}")
+    plain = tmp_path / "train.jsonl"
+    bert = record(tmp_path / "bert", "bert-base-uncased", plain, 0.9)
+    bert_aug = record(tmp_path / "bert-aug", "bert-base-uncased", aug, 0.91)
+    roberta_aug = record(tmp_path / "roberta-aug", "roberta-base", aug / "train.jsonl", 0.9)
+    # roberta-aug has no baseline among the models: no pair for it
+    assert find_pairs([bert_aug, "some/hub-model", bert, roberta_aug]) == [(bert, bert_aug)]
+    assert find_pairs([bert]) == []
+
+
+def test_compare_refuses_runs_without_pairs(tmp_path: Path) -> None:
+    (tmp_path / "metrics.json").write_text(json.dumps({"models": {"a": {}, "b": {}}, "run": {}}))
+    with pytest.raises(ConfigError) as error:
+        compare_debiasing(tmp_path)
+    assert error.value.parameter == "pairs"
+    with pytest.raises(ConfigError, match="'c' is not in"):
+        compare_debiasing(tmp_path, [("a", "c")])
+
+
+values = st.lists(
+    st.tuples(st.sampled_from([0.0, 1.0]), st.floats(0, 1), st.sampled_from([0.0, 1.0, np.nan])),
+    min_size=1,
+    max_size=20,
+)
+
+
+@settings(deadline=None)  # a shared machine can stall one example past the default 200 ms
+@given(values, values)
+def test_paired_difference_is_the_difference_of_means_over_pairs_both_define(a: list, b: list) -> None:
+    n = min(len(a), len(b))
+    before, after = np.array(a[:n], dtype=float), np.array(b[:n], dtype=float)
+    overall = paired_differences(before, after, groups={}, bootstrap=0)["overall"]
+    for j, key in enumerate(("S", "delta_p", "B")):
+        both = ~(np.isnan(before[:, j]) | np.isnan(after[:, j]))
+        if not both.any():
+            assert overall[key] is None
+            continue
+        expected = 100 * (sum(after[both, j]) - sum(before[both, j])) / both.sum()
+        assert overall[key] == pytest.approx(expected, abs=1e-9)

@@ -1,0 +1,185 @@
+"""Gender-swap rules (nlibias.debias.swap) and word lists (nlibias.debias.wordlists)."""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nlibias.debias.swap import Swapper
+from nlibias.debias.wordlists import HER_RULE, HIS_RULE, paper_map, swap_list_named, user_list, winobias_list
+from nlibias.errors import SourceError
+
+WINOBIAS = Swapper(winobias_list())
+PAPER = Swapper(paper_map())
+
+
+def swapped(text: str, swapper: Swapper = WINOBIAS) -> str:
+    return swapper.swap(text)[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "her" followed by a noun is a possessive -> "his"
+        ("She lost her keys.", "He lost his keys."),
+        ("A woman with a baby on her back.", "A man with a baby on his back."),
+        # "her" before a determiner, a preposition, punctuation or the end is an object -> "him"
+        ("He gave her a book.", "She gave him a book."),
+        ("The dog looks at her.", "The dog looks at him."),
+        ("They told her that it rained", "They told him that it rained"),
+        ("They saw her", "They saw him"),
+        # an -ly adverb after "her" marks an object; -ly adjectives and nouns do not
+        ("He hugs her tightly.", "She hugs him tightly."),
+        ("Her lovely dress and her family.", "His lovely dress and his family."),
+        # "his" before a noun -> "her"; standing alone -> "hers"; "hers" -> "his"
+        ("His hat is red.", "Her hat is red."),
+        ("The book is his.", "The book is hers."),
+        ("The book is hers.", "The book is his."),
+        ("him and himself", "her and herself"),
+    ],
+)
+def test_her_his_him_rule(text: str, expected: str) -> None:
+    assert swapped(text) == expected
+
+
+def test_case_is_kept() -> None:
+    assert swapped("HE said: Woman, the MAN's wife!") == "SHE said: Man, the WOMAN's husband!"
+    assert swapped("Mr. Smith met Mrs. Jones.") == "Mrs. Smith met Mr. Jones."
+
+
+def test_whole_words_only() -> None:
+    # "men" inside "women", "mention", "menus"; "he" inside "the", "she", "hero" (hero is listed: heroine)
+    text = "The women mention menus; the men eat. Theresa shelved them."
+    assert swapped(text) == "The men mention menus; the women eat. Theresa shelved them."
+    assert swapped("A 3man team and man2") == "A 3man team and man2"
+
+
+def test_punctuation_around_words() -> None:
+    assert swapped('"She," he said (to the man).') == '"He," she said (to the woman).'
+    assert swapped("A man's hat; the boys' toys.") == "A woman's hat; the girls' toys."
+    assert swapped("A man-made lake") == "A woman-made lake"
+
+
+def test_both_he_and_she_in_one_sentence_swap_once() -> None:
+    text, changes = WINOBIAS.swap("He said she was tired, so she drove him home.")
+    assert text == "She said he was tired, so he drove her home."
+    assert changes == [("he", "she"), ("she", "he"), ("she", "he"), ("him", "her")]
+
+
+def authors_replace_gender(text: str) -> str:
+    """Paper 004's replace_gender (Augmentation_Dataset_Creation.ipynb), re-expressed to check
+    our paper-map option against: lower-cases, then replaces map entries one after another,
+    skipping an entry whose target word was already produced by an earlier replacement."""
+    done = dict.fromkeys(paper_map().mapping, False)
+    for word, counterpart in paper_map().mapping.items():
+        if not done[counterpart]:
+            replaced = re.sub(rf"\b{word}\b", counterpart, text.lower())
+            if replaced != text.lower():
+                done[word] = True
+            text = replaced
+    return text.lower()
+
+
+# Hand-checked rows: the first is the authors' own example with its output in their notebook.
+PAPER_ROWS = [
+    (
+        "the cashier wrinkled her nose and began to query her computerized register system.",
+        "the cashier wrinkled his nose and began to query his computerized register system.",
+    ),
+    ("A man and his son are at the bakery.", "a woman and her son are at the bakery."),
+    ("Two ladies talk to a cashier.", "two men talk to a cashier."),
+    ("The female teacher helps the boys.", "the male teacher helps the girls."),
+    ("A guy hands her a receipt.", "a girl hands his a receipt."),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), PAPER_ROWS)
+def test_paper_map_reproduces_the_authors_output(text: str, expected: str) -> None:
+    assert authors_replace_gender(text) == expected
+    assert swapped(text, PAPER).lower() == expected
+
+
+def test_paper_map_differs_from_the_authors_code_where_their_code_swaps_back() -> None:
+    # the authors' loop turns "he" into "she", then skips "she" -> "he": both become "she"
+    text = "he said she was tired."
+    assert authors_replace_gender(text) == "she said she was tired."
+    assert swapped(text, PAPER) == "she said he was tired."
+
+
+def test_paper_map_is_the_19_entries_one_way() -> None:
+    mapping = paper_map().mapping
+    assert len(mapping) == 19
+    assert mapping["her"] == "his" and "him" not in mapping.values()
+    assert mapping["lady"] == "man" and mapping["guy"] == "girl"
+
+
+def test_winobias_list_vendored_with_attribution() -> None:
+    folder = resources.files("nlibias") / "resources" / "winobias"
+    assert "MIT License" in (folder / "LICENSE.upstream").read_text("utf-8")
+    assert "Zhao" in (folder / "README.md").read_text("utf-8")
+    mapping = winobias_list().mapping
+    # corrections of the source's typos, occupations and "miss" left out, the her rule
+    assert mapping["gentleman"] == "lady" and mapping["chairwomen"] == "chairmen"
+    assert mapping["god"] == "goddess"
+    assert "tailor" not in mapping and "tailors" not in mapping and "miss" not in mapping
+    assert mapping["her"] == HER_RULE and mapping["woman"] == "man" and mapping["men"] == "women"
+
+
+def test_names_swap_only_where_capitalised(tmp_path: Path) -> None:
+    names = tmp_path / "names.tsv"
+    names.write_text("John\tMary\nWill\tRose\n")
+    from nlibias.debias.wordlists import read_pairs
+
+    swapper = Swapper(winobias_list().with_names(read_pairs(names, both_ways=True)))
+    assert swapped("John met Mary; they will see a rose.", swapper) == "Mary met John; they will see a rose."
+
+
+def test_user_list_both_ways_and_errors(tmp_path: Path) -> None:
+    good = tmp_path / "mine.tsv"
+    good.write_text("# my list\nking\tqueen\nher\this\n")
+    swaps = user_list(good)
+    assert swaps.mapping["queen"] == "king"
+    assert swaps.mapping["her"] == HER_RULE and swaps.mapping["his"] == HIS_RULE
+    assert swapped("The queen met her dog.", Swapper(swaps)) == "The king met his dog."
+    assert swap_list_named(good).name == str(good)
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("king\tqueen\nprince princess\n")
+    with pytest.raises(SourceError) as error:
+        user_list(bad)
+    assert error.value.line == 2 and "word<TAB>counterpart" in str(error.value)
+    twice = tmp_path / "twice.tsv"
+    twice.write_text("king\tqueen\nKing\tlady\n")
+    with pytest.raises(SourceError, match="listed twice"):
+        user_list(twice)
+
+
+# Words whose swap is its own inverse (no her/his/him: "her" maps to two words)
+SYMMETRIC = ["he", "she", "man", "woman", "men", "women", "boy", "girl", "father", "mother", "king", "queen"]
+NEUTRAL = ["the", "a", "dog", "runs", "mention", "menus", "theme", "sheet", "human", "manager", "cook"]
+PUNCTUATION = [" ", ", ", ". ", "! ", " (", ") ", "'s "]
+
+
+@st.composite
+def sentences(draw: st.DrawFn) -> str:
+    words = draw(st.lists(st.sampled_from(SYMMETRIC + NEUTRAL), min_size=1, max_size=12))
+    cased = [draw(st.sampled_from([w, w.capitalize(), w.upper()])) for w in words]
+    gaps = [draw(st.sampled_from(PUNCTUATION)) for _ in cased]
+    return "".join(w + g for w, g in zip(cased, gaps, strict=True))
+
+
+@settings(deadline=None)  # a shared machine can stall one example past the default 200 ms
+@given(sentences())
+def test_swapping_twice_gives_the_sentence_back(text: str) -> None:
+    once, changes = WINOBIAS.swap(text)
+    assert WINOBIAS.swap(once)[0] == text
+    # one change per listed word, counted independently with a whole-word regex
+    listed = re.findall(
+        r"(?<![A-Za-z0-9])(?:" + "|".join(SYMMETRIC) + r")(?![A-Za-z0-9])", text, re.IGNORECASE
+    )
+    assert len(changes) == len(listed)
+    assert WINOBIAS.find(text) == bool(listed)

@@ -1,0 +1,250 @@
+"""Faults end in a consistent run or a clear refusal: damaged cache values are recomputed and
+counted, never used; damaged databases and unwritable places are named with the fix; the command
+line prints one short error (a traceback only with --debug, exit 70 for internal errors);
+truncation to the model's length is counted."""
+
+from __future__ import annotations
+
+import csv
+import errno
+import json
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nlibias.cli.faults import describe_fault
+from nlibias.cli.main import app
+from nlibias.errors import DamagedFileError, SourceError
+from nlibias.runtime.cache import PredictionCache, encode_value
+
+
+@pytest.fixture(scope="module")
+def bbnli_samples(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from nlibias.jobs.expand import expand_to_dir
+
+    out = tmp_path_factory.mktemp("bbnli-samples")
+    expand_to_dir("bbnli", out)
+    return out
+
+
+def _audit(samples: Path, out: Path, cache: Path) -> dict:
+    from nlibias.jobs.run import run_audit
+
+    run_audit(samples, ["fake:x"], cache=cache, out_dir=out, bootstrap=0, progress=False)
+    return json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+
+
+def test_200_bit_flips_in_the_cache_are_recomputed_and_counted(bbnli_samples: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "c.sqlite"
+    first = _audit(bbnli_samples, tmp_path / "a", cache)
+    db = sqlite3.connect(cache)
+    rows = db.execute("SELECT rowid, value FROM outputs").fetchall()
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    rng = random.Random(0)
+    for rowid, value in rng.sample(rows, 200):  # one bit of one digit of the JSON part, as a disk error would
+        data = bytearray(value.encode())
+        digits = [i for i, c in enumerate(data[: data.rindex(b"#")]) if chr(c).isdigit()]
+        data[rng.choice(digits)] ^= 1 << rng.choice([0, 1, 2, 3])
+        db.execute("UPDATE outputs SET value = ? WHERE rowid = ?", (data.decode("latin-1"), rowid))
+    db.commit()
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"  # SQLite sees nothing wrong
+    db.close()
+    second = _audit(bbnli_samples, tmp_path / "b", cache)
+    stats = second["run"]["models"]["x"]["stats"]
+    assert stats["cache_rejected"] == 200 and stats["computed"] == 200
+    assert stats["cached"] == first["run"]["models"]["x"]["stats"]["unique_inputs"] - 200
+    assert (tmp_path / "b" / "predictions.jsonl").read_bytes() == (
+        tmp_path / "a" / "predictions.jsonl"
+    ).read_bytes()
+    assert second["models"] == first["models"]
+    # the recomputed values replaced the damaged ones: a third run uses the cache only
+    assert _audit(bbnli_samples, tmp_path / "c", cache)["run"]["models"]["x"]["stats"]["cache_rejected"] == 0
+
+
+def test_implausible_cached_values_are_rejected_and_plausible_ones_used(tmp_path: Path) -> None:
+    from nlibias.models.fake import FakeNLIClassifier
+    from nlibias.runtime.cache import cache_key, identity_fingerprint
+    from nlibias.runtime.predict import predict_pairs
+
+    classifier = FakeNLIClassifier()
+    pairs = [(f"P{i}.", "H.") for i in range(6)]
+    fingerprint = identity_fingerprint(classifier.identity())
+    keys = [cache_key(fingerprint, *pair) for pair in pairs]
+    stored = [
+        "[0.2, 0.3, 0.5]",  # a value written before checksums: plain JSON, plausible, used
+        encode_value([0.2, 0.3, 0.5]),  # with its checksum: used
+        "[1.0, 0.9, 0.0]",  # sums to 1.9
+        "[NaN, 0.5, 0.5]",  # not finite
+        "[0.5, 0.5]",  # wrong shape
+        '{"probs": [0.2, 0.3, 0.5]',  # not JSON
+    ]
+    with PredictionCache(tmp_path / "c.sqlite") as cache:
+        with sqlite3.connect(tmp_path / "c.sqlite") as db:
+            db.executemany("INSERT INTO outputs VALUES (?, '', ?)", list(zip(keys, stored, strict=True)))
+        run = predict_pairs(classifier, pairs, cache, progress=False)
+        # 2 used, 4 rejected and recomputed (6 - 2 = 4 computed)
+        assert (run.cached_pairs, run.computed_pairs, run.cache_rejected) == (2, 4, 4)
+        assert run.probs[0].tolist() == [0.2, 0.3, 0.5] and run.probs[1].tolist() == [0.2, 0.3, 0.5]
+        fresh = predict_pairs(classifier, pairs[2:], None, progress=False).probs
+        assert run.probs[2:].tolist() == fresh.tolist()
+        assert run.stats()["cache_rejected"] == 4
+
+
+@pytest.mark.parametrize("damage", [b"this is not sqlite!!", b""])
+def test_a_damaged_cache_file_is_named_with_the_fix(tmp_path: Path, damage: bytes) -> None:
+    path = tmp_path / "c.sqlite"
+    with PredictionCache(path) as cache:
+        cache.put_many([("k", [0.2, 0.3, 0.5])] * 1)
+    data = path.read_bytes()
+    path.write_bytes(damage + data[len(damage) :] if damage else data[: len(data) // 2 + 100])
+    with pytest.raises(DamagedFileError) as caught:
+        PredictionCache(path).get_many(["k"])
+    message = str(caught.value)
+    assert (
+        str(path) in message and "move the file aside" in message and "run directory was changed" in message
+    )
+
+
+def test_truncated_pairs_are_counted(tiny_nli_dir: Path) -> None:
+    from nlibias.models.nli.hf import HFNLIClassifier
+    from nlibias.runtime.predict import predict_pairs
+
+    classifier = HFNLIClassifier(tiny_nli_dir, max_length=24, device="cpu")
+    long = " ".join(["the men went to work"] * 20)  # ~100 tokens
+    run = predict_pairs(classifier, [("A man.", "A person."), ("A man.", long), (long, long)], progress=False)
+    assert run.truncated_pairs == 2 and run.stats()["truncated_pairs"] == 2
+
+
+# -- the command line's error boundary -------------------------------------------------------------
+
+
+def test_an_internal_error_is_one_line_with_exit_70_and_a_traceback_with_debug(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import nlibias.jobs.run
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(nlibias.jobs.run, "run_score", broken)
+    args = ["score", "--samples", str(tmp_path), "--predictions", str(tmp_path / "p.jsonl")]
+    plain = CliRunner().invoke(app, args)
+    assert plain.exit_code == 70
+    assert "internal error (ZeroDivisionError: boom)" in plain.output and "--debug" in plain.output
+    assert "Traceback" not in plain.output
+    debug = CliRunner().invoke(app, ["--debug", *args])
+    assert isinstance(debug.exception, ZeroDivisionError)  # the traceback reaches the user
+
+
+def test_a_user_error_with_debug_shows_its_traceback_too(tmp_path: Path) -> None:
+    args = ["score", "--samples", str(tmp_path / "none"), "--predictions", str(tmp_path / "p.jsonl")]
+    assert CliRunner().invoke(app, args).exit_code == 2
+    assert isinstance(CliRunner().invoke(app, ["--debug", *args]).exception, SourceError)
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (
+            OSError(errno.ENOSPC, "No space left on device", "/full/run"),
+            "/full/run: no space left on the device",
+        ),
+        (OSError(errno.EROFS, "Read-only file system", "/ro/run"), "/ro/run: read-only file system"),
+        (PermissionError(errno.EACCES, "Permission denied", "/x"), "/x: permission denied"),
+        (sqlite3.DatabaseError("file is not a database"), "move the prediction cache"),
+        (csv.Error("field larger than field limit (131072)"), "a CSV file is malformed"),
+        (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), "not UTF-8 text"),
+    ],
+)
+def test_faults_of_the_environment_are_described_with_the_fix(error: BaseException, expected: str) -> None:
+    message = describe_fault(error)
+    assert message is not None and expected in message and "(" in message
+
+
+def test_pyarrow_errors_are_faults_of_a_file() -> None:
+    import pyarrow as pa
+
+    message = describe_fault(pa.ArrowInvalid("Parquet magic bytes not found"))
+    assert message is not None and "parquet file cannot be read" in message
+
+
+def test_an_unwritable_output_is_refused_with_its_path(bbnli_samples: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    out = blocker / "run"
+    result = CliRunner().invoke(
+        app, ["audit", "--samples", str(bbnli_samples), "--model", "fake:x", "--out", str(out), "--no-cache"]
+    )
+    assert result.exit_code == 2 and str(blocker) in result.output and "Traceback" not in result.output
+
+
+def test_the_judgements_csv_of_extend_refuses_a_short_row(tmp_path: Path) -> None:
+    from nlibias.extension.validation_handoff import QueueRow, read_judgements
+
+    row = QueueRow("h1", "s", "gender", "Men cook.", "pro", "m", "t", "w", "P.", 1)
+    path = tmp_path / "judgements.csv"
+    path.write_text("hypothesis_id,judgement,stereotype\nh1,valid,pro\nh1\n", encoding="utf-8")
+    with pytest.raises(SourceError) as caught:
+        read_judgements(path, [row])
+    assert caught.value.line == 3 and "row has 1 field" in str(caught.value)
+
+
+def test_a_full_disk_while_writing_the_run_is_named_with_the_fix(
+    bbnli_samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import nlibias.io.atomic
+
+    def full(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(dst))
+
+    monkeypatch.setattr(nlibias.io.atomic.os, "replace", full)
+    out = tmp_path / "run"
+    args = [
+        "audit",
+        "--samples",
+        str(bbnli_samples),
+        "--model",
+        "fake:x",
+        "--out",
+        str(out),
+        "--no-cache",
+        "--quiet",
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "no space left on the device (free some space or choose another directory)" in result.output
+    assert str(out) in result.output
+
+
+def test_the_audit_warns_how_many_pairs_were_truncated(tiny_nli_dir: Path, tmp_path: Path) -> None:
+    from nlibias.io.samples import write_samples
+    from nlibias.schema import Sample
+    from nlibias.testing.tiny_models import TINY_MAX_LENGTH
+
+    long = " ".join(["the men went to work"] * TINY_MAX_LENGTH)  # past the tiny model's length
+    samples = [
+        Sample(
+            id=f"x:{s}",
+            source="bbnli",
+            domain="d",
+            subtopic="t",
+            premise="A man.",
+            hypothesis=text,
+            gold="neutral",
+            stereotype=s,
+            pair_key="x",
+        )
+        for s, text in (("pro", "Men work."), ("anti", long))
+    ]
+    run = write_samples(tmp_path / "s", samples)["jsonl"].parent
+    args = ["audit", "--samples", str(run), "--model", str(tiny_nli_dir), "--out", str(tmp_path / "o")]
+    result = CliRunner().invoke(app, [*args, "--no-cache", "--bootstrap", "0", "--quiet", "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    assert "1 pairs are longer than the model's maximum length and were truncated" in result.output
+    stats = json.loads((tmp_path / "o" / "metrics.json").read_text())["run"]["models"]
+    assert [m["stats"]["truncated_pairs"] for m in stats.values()] == [1]
