@@ -8,7 +8,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from nlibias.cli.main import app
+from nlibias.jobs import demo
 from nlibias.jobs.demo import DISCLAIMER, run_demo, sample_pairs_stratified
 from nlibias.schema import Sample
 
@@ -64,9 +67,31 @@ def test_demo_pipeline_with_a_fake_model_writes_the_run_and_resumes(tmp_path: Pa
     assert DISCLAIMER in (out / "tables.txt").read_text()
     assert all(stats["computed"] > 0 for stats in result["models"].values())
 
+    # the HTML report beside the tables, the one `nlibias report RUN` writes
+    assert result["report"] == str(out / "report.html") == result["files"]["report.html"]
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "smollm2|prompt=entailed|scored" in html
+    assert CliRunner().invoke(app, ["report", str(out), "--out", str(tmp_path / "r.html")]).exit_code == 0
+    assert (tmp_path / "r.html").read_text(encoding="utf-8") == html
+
     again = run_demo(out, sample_pairs=20, model="fake:smollm2", cache_path=cache, bootstrap=50)
     assert all(stats["computed"] == 0 for stats in again["models"].values())
     assert [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()] == rows
+
+
+def test_demo_command_prints_where_the_report_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def fake_demo(out: Path, **options: object) -> dict[str, object]:
+        options.update(model="fake:smollm2", cache_path=tmp_path / "cache.sqlite")
+        return run_demo(out, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(demo, "run_demo", fake_demo)
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(
+        app, ["demo", "--out", str(out), "--pairs", "16", "--bootstrap", "0", "--quiet"]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"report: {out / 'report.html'} (open it in a browser)" in result.output
+    assert (out / "report.html").is_file()
 
 
 @pytest.mark.slow
@@ -78,6 +103,7 @@ def test_demo_with_smollm2(tmp_path: Path) -> None:
     (key,) = result["models"]
     assert key == "smollm2|prompt=true|scored"
     assert result["subtopics"] == 16 and result["n_pairs"] == 16
+    assert Path(result["report"]).is_file()
     metrics = json.loads((tmp_path / "demo" / "metrics.json").read_text())["models"][key]
     overall = metrics["overall"]
     assert overall["n_unparsed"] == 0  # scored answers always read

@@ -406,6 +406,22 @@ def test_concurrency_flag_of_nlibias_audit(fake_server: Callable[..., FakeServer
 llama_cpp_missing = importlib.util.find_spec("llama_cpp") is None
 
 
+def _why_llama_cpp_is_missing() -> str:
+    """The skip reason: where scripts/setup.sh builds the wheel and its build log."""
+    wheels = Path(os.environ.get("NLIBIAS_WHEELS") or Path.home() / ".cache" / "nlibias" / "wheels")
+    log = wheels / "build.log"
+    if any(wheels.glob("llama_cpp_python-*.whl")):
+        how = "a wheel is there: rerun scripts/setup.sh to install it"
+    elif log.is_file():
+        how = f"its build failed: see {log}"
+    else:
+        how = "NLIBIAS_BUILD_LLAMACPP=0 or no setup run"
+    return f"llama-cpp-python[server] is not installed; scripts/setup.sh builds it into {wheels} ({how})"
+
+
+LLAMA_CPP_MISSING_REASON = _why_llama_cpp_is_missing() if llama_cpp_missing else ""
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -479,9 +495,7 @@ def _bbnli_samples(n_pairs: int) -> list[Sample]:
 
 @pytest.mark.server
 @pytest.mark.slow
-@pytest.mark.skipif(
-    llama_cpp_missing, reason="llama-cpp-python is not installed (pip install 'llama-cpp-python[server]')"
-)
+@pytest.mark.skipif(llama_cpp_missing, reason=LLAMA_CPP_MISSING_REASON)
 def test_llama_cpp_server_answers_with_logprobs_and_text(llama_server: LlamaServer) -> None:
     backend = OpenAICompatibleLM(llama_server.url, "smollm2-gguf", concurrency=3, timeout=120)
     prompts = [PROMPT_STYLES["true"].render(s.premise, s.hypothesis) for s in _bbnli_samples(2)]
@@ -497,9 +511,7 @@ def test_llama_cpp_server_answers_with_logprobs_and_text(llama_server: LlamaServ
 
 @pytest.mark.server
 @pytest.mark.slow
-@pytest.mark.skipif(
-    llama_cpp_missing, reason="llama-cpp-python is not installed (pip install 'llama-cpp-python[server]')"
-)
+@pytest.mark.skipif(llama_cpp_missing, reason=LLAMA_CPP_MISSING_REASON)
 def test_llama_cpp_server_killed_mid_run_resumes_identically(
     llama_server: LlamaServer, tmp_path: Path
 ) -> None:
@@ -559,9 +571,7 @@ def test_llama_cpp_server_killed_mid_run_resumes_identically(
 
 @pytest.mark.server
 @pytest.mark.slow
-@pytest.mark.skipif(
-    llama_cpp_missing, reason="llama-cpp-python is not installed (pip install 'llama-cpp-python[server]')"
-)
+@pytest.mark.skipif(llama_cpp_missing, reason=LLAMA_CPP_MISSING_REASON)
 def test_llama_cpp_server_and_in_process_model_give_the_same_generated_answers(
     llama_server: LlamaServer, smollm2_lm: Any
 ) -> None:

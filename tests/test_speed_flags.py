@@ -174,7 +174,9 @@ def test_build_predictors_passes_the_flags(tiny_nli_dir: Path) -> None:
     # The fake backend takes none of these options; unset ones are not passed to any backend.
     [fake] = build_predictors(["fake:x"])
     assert fake.name == "x"
-    with pytest.raises(ConfigError, match="quantize and compile apply to NLI classifiers; name one in models"):
+    with pytest.raises(
+        ConfigError, match="quantize and compile apply to NLI classifiers; name one in models"
+    ):
         build_predictors([], generative=["smollm2"], quantize="int8")
 
 

@@ -189,3 +189,140 @@ def test_a_killed_server_loses_no_answer(run_dir: Path) -> None:
         process.wait()
     current = AnnotationStore.for_run(run_dir).current()
     assert [current[h]["ana"].category for h in hids] == ["valid", "invalid", "incoherent"]
+
+
+# -- hardening (#19.6): body limit, no echo, full-match names, Origin check, token in the URL ---
+
+
+def raw_exchange(base: str, request: bytes, *, then: bytes = b"") -> tuple[int, bytes]:
+    """Send a raw HTTP request, optionally more bytes after reading nothing; the status and body.
+
+    A server that waited for a body it was promised would time out here (socket timeout 10 s)."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        if then:
+            sock.sendall(then)
+        data = b""
+        while b"\r\n\r\n" not in data or len(data) < _expected_length(data):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def _expected_length(data: bytes) -> int:
+    head, _, _ = data.partition(b"\r\n\r\n")
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return len(head) + 4 + int(value)
+    return 1 << 62  # read to the end
+
+
+def test_an_announced_oversized_body_is_refused_before_it_is_read(run_dir: Path) -> None:
+    with running_app(run_dir, AppSettings()) as base:
+        head = (
+            "POST /api/answer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {300 * 1024 * 1024}\r\nConnection: close\r\n\r\n"
+        ).encode()
+        # 300 MB announced, nothing sent: the refusal comes without waiting for the body
+        status, body = raw_exchange(base, head)
+        assert status == 413 and b"64 kB" in body
+        # exactly the limit is read and answered (an invalid body, but read: 422, not 413)
+        at_limit = head.replace(str(300 * 1024 * 1024).encode(), str(64 * 1024).encode())
+        assert raw_exchange(base, at_limit, then=b" " * (64 * 1024))[0] == 422
+
+
+def test_a_streamed_oversized_body_is_refused_and_a_small_one_passes(run_dir: Path) -> None:
+    hid = read_queue(run_dir / "validation/queue.csv")[0].hypothesis_id
+    answer = {"hypothesis_id": hid, "annotator": "ana", "round": "category", "label": "valid"}
+
+    def chunked(payload: bytes, size: int = 4096) -> bytes:
+        parts = [payload[i : i + size] for i in range(0, len(payload), size)]
+        return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+
+    head = (
+        b"POST /api/answer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    )
+    with running_app(run_dir, AppSettings()) as base:
+        big = json.dumps({**answer, "pad": "x" * (65 * 1024)}).encode()  # no Content-Length: counted
+        status, _ = raw_exchange(base, head, then=chunked(big))
+        assert status == 413
+        status, body = raw_exchange(base, head, then=chunked(json.dumps(answer).encode()))
+        assert status == 200 and json.loads(body)["answer"]["category"] == "valid"
+
+
+def test_validation_errors_do_not_echo_the_input(run_dir: Path) -> None:
+    hid = read_queue(run_dir / "validation/queue.csv")[0].hypothesis_id
+    marker = "ECHO-ME-" + "y" * 2000
+    with running_app(run_dir, AppSettings()) as base:
+        for body in (
+            {"hypothesis_id": hid, "annotator": "ana", "round": "category", "label": marker},
+            {"hypothesis_id": hid, "annotator": "ana", "round": "category", "label": "valid", marker: 1},
+            [marker],
+        ):
+            status, detail, _ = call(base + "/api/answer", body)
+            assert status == 422 and "ECHO-ME" not in json.dumps(detail), detail
+            assert detail["detail"] and all({"loc", "msg"} <= set(d) for d in detail["detail"])
+        request = urllib.request.Request(
+            base + "/api/answer", data=b'{"label": "ECHO-ME', headers={"Content-Type": "application/json"}
+        )
+        with pytest.raises(urllib.error.HTTPError) as error:
+            urllib.request.urlopen(request, timeout=10)
+        assert error.value.code == 422 and b"ECHO-ME" not in error.value.read()
+
+
+@pytest.mark.parametrize("name", ["ana\n", "ana\r\n", " ana", "ana ", "an\na"])
+def test_annotator_names_must_match_in_full(run_dir: Path, name: str) -> None:
+    from urllib.parse import quote
+
+    from nlibias.errors import ConfigError
+    from nlibias.validation.store import check_annotator
+
+    hid = read_queue(run_dir / "validation/queue.csv")[0].hypothesis_id
+    answer = {"hypothesis_id": hid, "annotator": name, "round": "category", "label": "valid"}
+    with running_app(run_dir, AppSettings()) as base:
+        assert call(base + "/api/answer", answer)[0] in (400, 422)
+        assert call(base + "/api/items?annotator=" + quote(name))[0] == 400
+    with pytest.raises(ConfigError):
+        check_annotator(name)
+    with pytest.raises(ConfigError):
+        AnnotationStore.for_run(run_dir).record(hid, name, "category", "valid")
+    assert AnnotationStore.for_run(run_dir).current() == {}  # no look-alike annotator was stored
+
+
+def test_state_changing_requests_from_a_foreign_origin_are_refused(run_dir: Path) -> None:
+    hid = read_queue(run_dir / "validation/queue.csv")[0].hypothesis_id
+    answer = {"hypothesis_id": hid, "annotator": "ana", "round": "category", "label": "valid"}
+    with running_app(run_dir, AppSettings()) as base:
+        foreign = [
+            {"Origin": "http://evil.example"},
+            {"Origin": "null"},
+            {"Origin": base.replace("127.0.0.1", "localhost")},  # another origin, same machine
+            {"Origin": base + "0"},  # another port
+            {"Referer": "http://evil.example/page"},  # no Origin: the Referer decides
+        ]
+        for headers in foreign:
+            status, detail, _ = call(base + "/api/answer", answer, headers=headers)
+            assert status == 403 and "origin" in json.dumps(detail).lower(), headers
+        assert AnnotationStore.for_run(run_dir).current() == {}
+        assert call(base + "/api/answer", answer, headers={"Origin": base})[0] == 200
+        assert call(base + "/api/answer", answer, headers={"Referer": base + "/?x=1"})[0] == 200
+        assert call(base + "/api/answer", answer)[0] == 200  # no browser, no Origin: not a CSRF
+        # reading stays open to the page's own requests whatever their Origin header says
+        assert call(base + "/api/config", headers={"Origin": "http://evil.example"})[0] == 200
+
+
+def test_the_token_in_the_url_opens_the_page_but_never_authorises_a_post(run_dir: Path) -> None:
+    hid = read_queue(run_dir / "validation/queue.csv")[0].hypothesis_id
+    answer = {"hypothesis_id": hid, "annotator": "ana", "round": "category", "label": "valid"}
+    with running_app(run_dir, AppSettings(token=TOKEN, loopback_only=False)) as base:
+        assert call(base + f"/api/answer?token={TOKEN}", answer)[0] == 401
+        assert AnnotationStore.for_run(run_dir).current() == {}
+        assert call(base + f"/?token={TOKEN}")[0] == 200  # the link the CLI prints
+        assert call(base + "/api/answer", answer, headers={"X-Nlibias-Token": TOKEN})[0] == 200
+        assert call(base + "/api/answer", answer, headers={"Cookie": f"nlibias_token={TOKEN}"})[0] == 200

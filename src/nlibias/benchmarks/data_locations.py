@@ -89,10 +89,9 @@ def resolve_benchmark_path(
         if inner.exists():
             path = inner
         return _benchmark_file(benchmark, path)
-    for _, base in candidate_data_dirs():
-        path = base / BENCHMARK_DIRS[benchmark]
-        if _has_data(benchmark, path):
-            return _benchmark_file(benchmark, path)
+    found = locate_benchmark(benchmark)
+    if found is not None:
+        return found[1]
     if download:
         try:
             return _benchmark_file(benchmark, download_benchmark(benchmark))
@@ -106,6 +105,20 @@ def resolve_benchmark_path(
         f"Put the files there (layout: bbnli/<domain>/<subtopic>.json, wq-nli/winoqueer_nli.csv), "
         f"set NLIBIAS_DATA_DIR to a folder with that layout, or pass the path explicitly."
     )
+
+
+def locate_benchmark(benchmark: str) -> tuple[str, Path] | None:
+    """Where a benchmark's local data is found, without downloading: (why that place is searched,
+    the benchmark's path), or ``None``. The first of :func:`candidate_data_dirs` that holds it.
+
+    >>> locate_benchmark("bbnli")  # doctest: +SKIP
+    ('NLIBIAS_DATA_DIR', PosixPath('/work/shared/data/bbnli'))
+    """
+    for why, base in candidate_data_dirs():
+        path = base / BENCHMARK_DIRS[benchmark]
+        if _has_data(benchmark, path):
+            return why, _benchmark_file(benchmark, path)
+    return None
 
 
 def _has_data(benchmark: str, path: Path) -> bool:

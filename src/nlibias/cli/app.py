@@ -46,14 +46,27 @@ class GuardedGroup(TyperGroup):
             )
 
 
+PLAIN_HELP = None
+"""``rich_markup_mode`` of every Typer app here: help texts are shown as written. Rich markup
+would read ``nlibias[ray]`` as a style tag and drop it."""
+
 app = typer.Typer(
     name="nlibias",
     help="Audit social bias in NLI models and LLMs; extend bias benchmarks the BBNLI-next way.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=PLAIN_HELP,
     cls=GuardedGroup,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from nlibias import __version__
+
+        typer.echo(f"nlibias {__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -62,7 +75,11 @@ def _global_options(
     debug: bool = typer.Option(
         False, "--debug", help="Show the full traceback of an error (put it before the command)."
     ),
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
+    """Audit social bias in NLI models and LLMs; extend bias benchmarks the BBNLI-next way."""
     ctx.meta[DEBUG_KEY] = debug
 
 

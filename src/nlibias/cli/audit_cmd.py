@@ -72,9 +72,9 @@ def audit_command(
     quantize: str | None = typer.Option(
         None,
         "--quantize",
-        help="CPU only: int8 (dynamic int8 Linear layers). Faster (1.5x for a BERT-base-sized classifier on a "
-        "2-core CPU) but changes probabilities and can flip labels (it flipped 38% of a trained small LM's "
-        "answers): check agreement on your model first (docs/benchmarks.md).",
+        help="CPU only: int8 (dynamic int8 Linear layers). Faster, but changes probabilities and can flip "
+        "labels: check agreement on your model first. Measured speed and agreement: docs/benchmarks.md "
+        "(Optional speed flags).",
     ),
     compile_model: bool = typer.Option(
         False,

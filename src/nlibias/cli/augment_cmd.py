@@ -6,10 +6,13 @@ from pathlib import Path
 
 import typer
 
-from nlibias.cli.app import app, echo_json
+from nlibias.cli.app import PLAIN_HELP, app, echo_json
 
 augment_app = typer.Typer(
-    help="Augment an NLI training set for debiasing.", no_args_is_help=True, pretty_exceptions_enable=False
+    help="Augment an NLI training set for debiasing.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=PLAIN_HELP,
 )
 app.add_typer(augment_app, name="augment")
 

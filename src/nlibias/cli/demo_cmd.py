@@ -16,7 +16,9 @@ def demo_command(
         False, "--full", help="Every BBNLI bias-audit sample (2,276) instead of a sample."
     ),
     pairs: int | None = typer.Option(
-        None, "--pairs", help="Pairs in the stratified sample (default: sized for ~5 minutes on 2 CPU cores)."
+        None,
+        "--pairs",
+        help="Pairs in the stratified sample (default: sized for a few minutes on a laptop CPU; README.md has timings).",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the pair sample and of the bootstrap."),
     cache: Path | None = typer.Option(
@@ -29,8 +31,9 @@ def demo_command(
     """Audit SmolLM2-135M-Instruct (shipped with the package) with both paper prompts on BBNLI.
 
     Expands BBNLI, samples whole pro/anti pairs from every subtopic, scores the yes/no answers
-    in one forward pass per prompt, and writes samples, predictions.jsonl, metrics.json and
-    tables.txt into --out. No network needed. A demonstration, not a verdict.
+    in one forward pass per prompt, and writes samples, predictions.jsonl, metrics.json,
+    tables.txt and the HTML report report.html into --out. No network needed. A demonstration,
+    not a verdict.
     """
     from nlibias.jobs.demo import DEFAULT_SAMPLE_PAIRS, run_demo
 
@@ -66,4 +69,5 @@ def demo_command(
         f"of {result['pairs_available']} BBNLI pairs; {result['seconds']:.0f} s in all."
     )
     typer.echo(f"wrote {result['out_dir']}/: samples.jsonl, predictions.jsonl, metrics.json, tables.txt")
+    typer.echo(f"report: {result['report']} (open it in a browser)")
     warn(result["disclaimer"])

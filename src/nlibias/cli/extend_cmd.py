@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from nlibias.cli.app import app, echo_json, warn
+from nlibias.cli.app import PLAIN_HELP, app, echo_json, warn
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.bbnli import BBNLISubtopic
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 masks_app = typer.Typer(
     help="Masked hypothesis templates: per-subtopic counts, automatic derivation, file validation.",
     no_args_is_help=True,
+    rich_markup_mode=PLAIN_HELP,
 )
 app.add_typer(masks_app, name="masks")
 

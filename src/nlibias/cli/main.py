@@ -9,6 +9,7 @@ import nlibias.cli.audit_cmd
 import nlibias.cli.augment_cmd
 import nlibias.cli.debias_cmd
 import nlibias.cli.demo_cmd
+import nlibias.cli.doctor_cmd
 import nlibias.cli.expand_cmd
 import nlibias.cli.extend_cmd
 import nlibias.cli.finetune_cmd

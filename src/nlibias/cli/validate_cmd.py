@@ -7,11 +7,12 @@ from typing import Any
 
 import typer
 
-from nlibias.cli.app import app, echo_json, warn
+from nlibias.cli.app import PLAIN_HELP, app, echo_json, warn
 
 validate_app = typer.Typer(
     help="Human validation of generated hypotheses: annotation app, agreement, resolution, import/export.",
     no_args_is_help=True,
+    rich_markup_mode=PLAIN_HELP,
 )
 app.add_typer(validate_app, name="validate")
 

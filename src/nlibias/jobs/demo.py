@@ -3,7 +3,8 @@
 The demo expands BBNLI, draws a stratified sample of whole pro/anti pairs that covers every
 subtopic (seeded), asks SmolLM2 both prompt styles in scored mode (one forward pass per prompt,
 reading the probabilities of "yes" and "no"), and writes a run directory: ``samples.jsonl`` /
-``samples.parquet``, ``predictions.jsonl``, ``metrics.json`` and ``tables.txt``. Answers go
+``samples.parquet``, ``predictions.jsonl``, ``metrics.json``, ``tables.txt`` and the HTML report
+``report.html`` (the one ``nlibias report`` writes). Answers go
 through the prediction cache, so a second run (or a run resumed after an interruption) reuses them.
 
 A 135M-parameter model is a demonstration of the pipeline, not a verdict on anything:
@@ -146,6 +147,7 @@ def run_demo(
         extra={"demo": demo_info},
         note=DISCLAIMER,
     )
+    report_path = write_demo_report(out)
     metrics = result.metrics
     models = metrics["models"]
     runs = metrics["run"]["models"]
@@ -160,8 +162,10 @@ def run_demo(
                 "predictions.jsonl",
                 "metrics.json",
                 "tables.txt",
+                "report.html",
             )
         },
+        "report": str(report_path),
         "n_samples": len(samples),
         "n_pairs": n_pairs,
         "pairs_available": expansion.n_pairs,
@@ -178,3 +182,16 @@ def run_demo(
         "disclaimer": DISCLAIMER,
         "seconds": round(time.perf_counter() - started, 2),
     }
+
+
+def write_demo_report(run_dir: Path) -> Path:
+    """``report.html`` in the run directory, as ``nlibias report RUN`` writes it; figures when
+    matplotlib is installed (``nlibias[report]``), otherwise the report without them."""
+    import importlib.util
+
+    from nlibias.report.html import write_report
+    from nlibias.report.load import load_runs
+
+    target = run_dir / "report.html"
+    write_report(load_runs([run_dir]), target, plots=importlib.util.find_spec("matplotlib") is not None)
+    return target

@@ -11,10 +11,13 @@ path ever reaches the file system) and a small JSON API:
 
 Safety: with a token (required by :func:`check_bind` whenever the host is not a loopback
 address) every request must carry it (``X-Nlibias-Token`` header, ``Authorization: Bearer``,
-the ``nlibias_token`` cookie the page sets, or ``?token=`` on the first page load), else 401.
-On loopback without a token, requests whose ``Host`` is not a loopback name are refused (403),
-which blocks DNS-rebinding pages. Responses carry a strict Content-Security-Policy; the page
-writes data with ``textContent`` only.
+the ``nlibias_token`` cookie the page sets, or ``?token=`` on a GET such as the first page load;
+never ``?token=`` on a POST), else 401. On loopback without a token, requests whose ``Host`` is
+not a loopback name are refused (403), which blocks DNS-rebinding pages. A POST whose ``Origin``
+(else ``Referer``) is another site is refused (403). Bodies over 64 kB are refused (413) before
+they are read; 422 responses say where and what, never repeat the input
+(:mod:`nlibias.validation.http_guards`). Responses carry a strict Content-Security-Policy; the
+page writes data with ``textContent`` only.
 
 >>> # app = create_app("runs/next", AppSettings(annotator="ana")); uvicorn.run(app, port=8765)
 """
@@ -31,6 +34,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from nlibias.errors import ConfigError
 from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, read_queue
+from nlibias.validation.http_guards import (
+    MAX_BODY_BYTES,
+    SAFE_METHODS,
+    BodyLimit,
+    error_details,
+    foreign_origin,
+)
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,
     ROUND_LABELS,
@@ -76,7 +86,7 @@ class AnswerBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     hypothesis_id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
-    annotator: str = Field(pattern=ANNOTATOR_PATTERN.pattern)
+    annotator: str = Field(pattern=f"^{ANNOTATOR_PATTERN.pattern}$")  # Rust regex: $ is the very end
     round: Literal["category", "stereotype"]
     label: Literal["valid", "invalid", "incoherent", "pro", "anti"]
 
@@ -168,6 +178,7 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
     """The FastAPI application that serves the annotation page for ``run_dir``'s queue."""
     try:
         from fastapi import FastAPI, HTTPException, Request
+        from fastapi.exceptions import RequestValidationError
         from fastapi.responses import JSONResponse, Response
     except ImportError as exc:  # pragma: no cover - exercised by the install check
         raise ConfigError(
@@ -184,7 +195,7 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
 
     def annotator_or_fail(name: str | None) -> str:
         name = name or settings.annotator
-        if not name or not ANNOTATOR_PATTERN.match(name):
+        if not name or not ANNOTATOR_PATTERN.fullmatch(name):
             raise HTTPException(400, "annotator name missing or not allowed (letters, digits, _.@-)")
         if settings.annotator and name != settings.annotator:
             raise HTTPException(403, f"this server is for annotator {settings.annotator!r}")
@@ -198,6 +209,9 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
             and not is_loopback(host_name(request.headers.get("host", "")))
         ):
             return JSONResponse({"detail": "host not allowed"}, status_code=403)
+        foreign = foreign_origin(request.method, request.headers)
+        if foreign is not None:
+            return JSONResponse({"detail": f"{foreign}: refused"}, status_code=403)
         set_cookie = False
         if settings.token:
             auth = request.headers.get("authorization", "")
@@ -206,7 +220,8 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
                 auth[7:] if auth.lower().startswith("bearer ") else "",
                 request.cookies.get(TOKEN_COOKIE, ""),
             ]
-            from_query = request.query_params.get("token", "")
+            # ?token= only opens pages (the link the CLI prints), never authorises a change
+            from_query = request.query_params.get("token", "") if request.method in SAFE_METHODS else ""
             valid = any(o and hmac.compare_digest(o, settings.token) for o in offered)
             if not valid and from_query and hmac.compare_digest(from_query, settings.token):
                 valid = set_cookie = True
@@ -220,6 +235,12 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
         if set_cookie and settings.token:
             response.set_cookie(TOKEN_COOKIE, settings.token, httponly=True, samesite="strict")
         return response
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": error_details(exc.errors())}, status_code=422)
+
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
 
     def static_route(route: str) -> None:
         text, media = static[route]

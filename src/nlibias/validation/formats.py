@@ -280,7 +280,7 @@ class _Checker:
             raise self.fail(
                 where, "annotator", "no annotator", fix="add an annotator column or name a default annotator"
             )
-        if not ANNOTATOR_PATTERN.match(annotator):
+        if not ANNOTATOR_PATTERN.fullmatch(annotator):
             raise self.fail(
                 where,
                 "annotator",

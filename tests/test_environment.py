@@ -1,0 +1,109 @@
+"""``nlibias doctor``: the environment report (library) and its two printouts (CLI)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import nlibias
+from nlibias.cli.main import app
+from nlibias.jobs.environment import environment_report, extras_status, parse_requirement
+
+
+@pytest.fixture
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every nlibias location under tmp_path, with files of known sizes."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("NLIBIAS_CACHE", str(tmp_path / "preds" / "p.sqlite"))
+    monkeypatch.setenv("NLIBIAS_MODEL_CACHE", str(tmp_path / "models"))
+    monkeypatch.setenv("NLIBIAS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("NLIBIAS_WHEELS", raising=False)
+    (tmp_path / "preds").mkdir()
+    (tmp_path / "preds" / "p.sqlite").write_bytes(b"x" * 1000)
+    (tmp_path / "preds" / "p.sqlite-wal").write_bytes(b"x" * 24)
+    (tmp_path / "preds" / "other.sqlite").write_bytes(b"x" * 5)  # not the cache: not counted
+    (tmp_path / "models" / "m1").mkdir(parents=True)
+    (tmp_path / "models" / "m1" / "w.bin").write_bytes(b"x" * 10)
+    (tmp_path / "models" / "w2.bin").write_bytes(b"x" * 20)
+    (tmp_path / "data" / "bbnli" / "gender").mkdir(parents=True)
+    (tmp_path / "data" / "bbnli" / "gender" / "t.json").write_text("{}")
+    return tmp_path
+
+
+def test_report_reads_every_location_from_the_environment(isolated: Path) -> None:
+    report = environment_report(device=False)
+    caches = {c["name"]: c for c in report["caches"]}
+    predictions = caches["predictions"]
+    assert (
+        predictions["path"] == str(isolated / "preds" / "p.sqlite")
+        and predictions["set_by"] == "NLIBIAS_CACHE"
+    )
+    assert predictions["bytes"] == 1000 + 24  # the database and its WAL, not its neighbour
+    models = caches["converted GGUF models"]
+    assert models["bytes"] == 10 + 20 and models["set_by"] == "NLIBIAS_MODEL_CACHE"
+    user = caches["user cache (everything below)"]
+    assert user["path"] == str(isolated / "xdg" / "nlibias") and not user["exists"] and user["bytes"] == 0
+    wheels = caches["built wheels (scripts/setup.sh)"]
+    assert wheels["path"] == str(isolated / "xdg" / "nlibias" / "wheels") and wheels["set_by"] is None
+    assert report["data"]["bbnli"] == {
+        "found": True,
+        "path": str(isolated / "data" / "bbnli"),
+        "where": "NLIBIAS_DATA_DIR",
+    }
+    assert report["data"]["wq-nli"] == {"found": False, "path": None, "where": None}
+
+
+def test_versions_are_the_installed_ones() -> None:
+    report = environment_report(device=False)
+    assert report["nlibias"] == nlibias.__version__
+    assert report["packages"]["numpy"] == np.__version__
+    assert "pytest" not in report["packages"]  # development tools are not what nlibias runs with
+    assert report["device"] is None
+
+
+def test_device_is_the_one_a_model_would_get() -> None:
+    torch = pytest.importorskip("torch")
+    device = environment_report()["device"]
+    assert device is not None
+    assert device["default"] == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert len(device["cuda"]) == (torch.cuda.device_count() if torch.cuda.is_available() else 0)
+
+
+def test_extras_follow_the_package_metadata() -> None:
+    lines = [
+        "numpy>=1.26",
+        'transformers>=4.45; extra == "hf"',
+        "gguf>=0.10 ; extra == 'hf'",
+        'matplotlib>=3.8; extra == "report"',
+        'ray[data]>=2.30; extra == "ray"',
+        'nlibias[hf,ray,report]; extra == "all"',
+        'pytest>=8; extra == "dev"',
+    ]
+    parsed = [parse_requirement(line) for line in lines]
+    assert parsed[4] == ("ray", frozenset({"data"}), "ray")
+    installed = {"numpy", "gguf", "matplotlib"}
+    status = extras_status([p for p in parsed if p is not None], installed.__contains__)
+    assert status == {
+        "hf": {"installed": False, "missing": ["transformers"]},
+        "ray": {"installed": False, "missing": ["ray"]},
+        "report": {"installed": True, "missing": []},
+    }
+
+
+def test_cli_prints_the_same_report(isolated: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["doctor", "--json"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.output)
+    expected = json.loads(json.dumps(environment_report()))
+    assert printed == expected
+    text = runner.invoke(app, ["doctor"])
+    assert text.exit_code == 0, text.output
+    assert f"nlibias {nlibias.__version__}" in text.output
+    assert f"{isolated / 'preds' / 'p.sqlite'} (set by NLIBIAS_CACHE)  1.0 KiB" in text.output
+    assert f"bbnli: {isolated / 'data' / 'bbnli'} (from NLIBIAS_DATA_DIR)" in text.output
+    assert "wq-nli: not found" in text.output
