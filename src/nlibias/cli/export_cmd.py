@@ -18,7 +18,7 @@ app.add_typer(export_app, name="export")
 @export_app.command("lm-eval")
 def export_lm_eval_command(
     samples: Path = typer.Option(..., "--samples", help="Run directory or samples file (nlibias expand)."),
-    out: Path = typer.Option(..., "--out", help="Task directory to write (YAML, data, README)."),
+    out: Path = typer.Option(..., "--out", help="Task directory to write (YAML, data, run_lm_eval.sh, README)."),
     prompt: str = typer.Option("true", "--prompt", help="Prompt style: true, entailed, or a prompt file."),
     model: str = typer.Option(
         "smollm2",
@@ -31,7 +31,7 @@ def export_lm_eval_command(
     as_json: bool = typer.Option(False, "--json", help="Print the export summary as JSON."),
 ) -> None:
     """Write an lm-eval task that asks the model what nlibias asks it, as yes/no log-likelihoods."""
-    from nlibias.integrations.lm_eval import export_lm_eval
+    from nlibias.integrations.lm_eval import RUN_SCRIPT, export_lm_eval
 
     result = export_lm_eval(samples, out, prompt=prompt, model=model, task=task, device=device)
     if as_json:
@@ -41,4 +41,4 @@ def export_lm_eval_command(
     spellings = ", ".join(f"{word}: {'|'.join(map(repr, texts))}" for word, texts in result.spellings.items())
     typer.echo(f"wrote task {result.task} ({result.n_docs} documents, prompts {chat}) to {result.out_dir}")
     typer.echo(f"choices: {spellings}")
-    typer.echo(f"run: {result.command}")
+    typer.echo(f"run: bash {result.out_dir / RUN_SCRIPT} --output_path OUT   (that is: {result.command})")

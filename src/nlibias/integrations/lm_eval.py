@@ -32,12 +32,16 @@ exactly what a scored nlibias audit of the same model scores:
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nlibias.errors import ConfigError
+
+RUN_SCRIPT = "run_lm_eval.sh"
+"""The lm_eval command line of the export, extra flags appended (``--output_path DIR`` ...)."""
 
 DOC_FIELDS = ("id", "query", "choices", "choice_answers", "target", "prompt", "answers")
 """Fields of each exported document (the log reader needs ``id``, ``choice_answers``, ``prompt``
@@ -62,7 +66,8 @@ class LmEvalExport:
     spellings: dict[str, list[str]]
     """Answer word → the choice texts (without the moved whitespace) that stand for it."""
     command: str
-    """An ``lm_eval`` command line that runs the task."""
+    """The ``lm_eval`` command line that runs the task (``run_lm_eval.sh`` in the directory; add
+    ``--output_path DIR``)."""
 
 
 def export_lm_eval(
@@ -84,7 +89,7 @@ def export_lm_eval(
 
     >>> export_lm_eval("run", "out", model="fake:x")   # doctest: +SKIP
     """
-    from nlibias.io.atomic import write_json, write_jsonl
+    from nlibias.io.atomic import atomic_write_text, write_json, write_jsonl
     from nlibias.io.samples import read_samples
     from nlibias.models.generative.backend import build_backend
     from nlibias.models.generative.hf_causal import HFCausalLM
@@ -118,10 +123,16 @@ def export_lm_eval(
     chat = backend.chat
     pretrained = model_path or _pretrained_path(backend)
     model_args = f"pretrained={pretrained}" + (",add_bos_token=False" if chat else "")
-    command = (
-        f"lm_eval --include_path {out} --tasks {name} --model hf --model_args {model_args} "
-        "--batch_size 8 --log_samples --output_path OUT"
+    command = shlex.join(
+        ["lm_eval", "--include_path", str(out), "--tasks", name, "--model", "hf", "--model_args", model_args,
+         "--batch_size", "8", "--log_samples"]
+    )  # fmt: skip
+    script = out / RUN_SCRIPT
+    atomic_write_text(
+        script,
+        f'#!/usr/bin/env bash\n# {name}: add --output_path DIR (and any lm_eval flag)\nexec {command} "$@"\n',
     )
+    script.chmod(0o755)
     _write_yaml(out / f"{name}.yaml", name, data_path, style.name, backend.name, chat)
     words = {word: [text for text, _ in pairs] for word, pairs in spellings.items()}
     write_json(
@@ -237,7 +248,8 @@ def _write_readme(path: Path, name: str, chat: bool, command: str) -> None:
     atomic_write_text(
         path,
         f"# lm-eval task `{name}` (written by nlibias export lm-eval)\n\n"
-        f"Prompts: {template}.\n\nRun:\n\n    {command}\n\n"
+        f"Prompts: {template}.\n\nRun (`{RUN_SCRIPT}` holds this command; append any lm_eval flag):\n\n"
+        f"    {command} --output_path OUT\n\n"
         "Then score the logged answers with nlibias' measures:\n\n"
         f"    nlibias score --samples RUN --predictions OUT/*/samples_{name}_*.jsonl --out SCORED\n",
     )
