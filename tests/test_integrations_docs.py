@@ -42,10 +42,9 @@ def scored_models(run_dir: Path) -> dict[str, str]:
 @pytest.mark.skipif(
     not (BIN / "lm_eval").exists(), reason='lm-eval is not installed (pip install "nlibias[lm-eval]")'
 )
+@pytest.mark.timeout(1800)
 def test_lm_eval_block_runs(tiny_causal_dir: Path, tmp_path: Path) -> None:
-    lines = [
-        line.replace("--model smollm2", f"--model {tiny_causal_dir}") for line in doc_block("lm-eval")
-    ]
+    lines = [line.replace("--model smollm2", f"--model {tiny_causal_dir}") for line in doc_block("lm-eval")]
     assert any(str(tiny_causal_dir) in line for line in lines)
     env = {
         **os.environ,
@@ -63,6 +62,7 @@ def test_lm_eval_block_runs(tiny_causal_dir: Path, tmp_path: Path) -> None:
 @pytest.mark.skipif(
     not (BIN / "lm_eval").exists(), reason='lm-eval is not installed (pip install "nlibias[lm-eval]")'
 )
+@pytest.mark.timeout(1800)
 def test_lm_eval_block_runs_verbatim_with_smollm2(tmp_path: Path) -> None:
     env = {
         **os.environ,
@@ -73,6 +73,7 @@ def test_lm_eval_block_runs_verbatim_with_smollm2(tmp_path: Path) -> None:
     assert model.startswith("lm-eval:SmolLM2") and model.endswith("|prompt=true|scored")
 
 
+@pytest.mark.timeout(1800)
 def test_inspect_block_runs(tmp_path: Path) -> None:
     pytest.importorskip("inspect_ai", reason='inspect-ai is not installed (pip install "nlibias[inspect]")')
     (tmp_path / "stand-ins").mkdir()

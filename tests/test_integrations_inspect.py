@@ -83,13 +83,14 @@ def test_pyproject_registers_the_tasks_module_for_inspect() -> None:
 
 def inspect_eval_cli(args: list[str], env: dict[str, str], log_dir: Path) -> Path:
     command = [str(INSPECT), "eval", *args, "--log-dir", str(log_dir), "--display", "none"]
-    finished = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    finished = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1500)
     assert finished.returncode == 0, finished.stdout[-2000:] + finished.stderr[-3000:]
     logs = glob.glob(str(log_dir / "*.eval"))
     assert len(logs) == 1, logs
     return Path(logs[0])
 
 
+@pytest.mark.timeout(1800)
 def test_inspect_eval_cli_runs_the_registered_task_and_nlibias_scores_its_log(
     bbnli_run: Path, inspect_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -118,6 +119,7 @@ def test_inspect_eval_cli_runs_the_registered_task_and_nlibias_scores_its_log(
     assert metrics["models"][key]["overall"]["counts"]["n_unanswered_bias"] == 6
 
 
+@pytest.mark.timeout(1800)
 def test_the_default_task_expands_bbnli_from_the_data_dir(
     inspect_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -165,7 +165,7 @@ def run_lm_eval(task_dir: Path, task: str, pretrained: Path, out: Path, *, chat:
         "--device", "cpu", "--batch_size", "4", "--log_samples", "--output_path", str(out),
     ]  # fmt: skip
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    finished = subprocess.run(command, capture_output=True, text=True, env=env, cwd=out.parent, timeout=900)
+    finished = subprocess.run(command, capture_output=True, text=True, env=env, cwd=out.parent, timeout=1500)
     assert finished.returncode == 0, finished.stderr[-3000:]
     logs = glob.glob(str(out / "*" / f"samples_{task}_*.jsonl"))
     assert len(logs) == 1, logs
@@ -190,6 +190,7 @@ def assert_same_answers(scored_dir: Path, audit: object) -> float:
 
 
 @needs_lm_eval
+@pytest.mark.timeout(1800)
 def test_lm_eval_on_a_tiny_model_gives_the_audit_s_answers(
     bbnli_run: Path, newline_lm_dir: Path, tmp_path: Path
 ) -> None:
@@ -227,6 +228,7 @@ def test_lm_eval_on_a_tiny_model_gives_the_audit_s_answers(
 
 @pytest.mark.slow
 @needs_lm_eval
+@pytest.mark.timeout(1800)
 def test_lm_eval_on_smollm2_gives_the_audit_s_answers(bbnli_run: Path, tmp_path: Path) -> None:
     from nlibias.integrations.lm_eval import export_lm_eval
 

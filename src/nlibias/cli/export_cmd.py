@@ -18,7 +18,9 @@ app.add_typer(export_app, name="export")
 @export_app.command("lm-eval")
 def export_lm_eval_command(
     samples: Path = typer.Option(..., "--samples", help="Run directory or samples file (nlibias expand)."),
-    out: Path = typer.Option(..., "--out", help="Task directory to write (YAML, data, run_lm_eval.sh, README)."),
+    out: Path = typer.Option(
+        ..., "--out", help="Task directory to write (YAML, data, run_lm_eval.sh, README)."
+    ),
     prompt: str = typer.Option("true", "--prompt", help="Prompt style: true, entailed, or a prompt file."),
     model: str = typer.Option(
         "smollm2",
