@@ -9,8 +9,8 @@ user runs it (model loading included), alternating which goes first, ``--rounds`
 Printed: median wall time and peak RSS of each and their ratios; the largest difference between
 the two tools' p(yes); the padded tokens each runs through the model (nlibias: from its run
 stats; lm-eval: its batches replayed, one forward per prompt as its one-token-continuation cache
-gives); the FLOPs those tokens cost (2 x non-embedding parameters x tokens + attention) and their
-ratio, the bound on the speed-up that token counts explain; and the hardware bound: this machine's
+gives); the FLOPs those tokens cost (2 x non-embedding parameters x tokens + attention + the LM
+head where each computes it) and their ratio, the bound on the speed-up that token counts explain; and the hardware bound: this machine's
 measured fp32 matmul ceiling, and the shortest time nlibias' FLOPs could take at it.
 
     python bench/peer_lm_eval.py --prompts 200 --rounds 3
@@ -62,12 +62,17 @@ def lm_eval_padded_tokens(tokenizer: Any, prompts: list[str], batch_size: int) -
     return sum(lengths), padded
 
 
-def forward_flops(model: Any, tokens: int, lengths: list[int]) -> float:
-    """2 x non-embedding parameters x tokens + attention (4 x L^2 x hidden per layer)."""
-    params = sum(p.numel() for name, p in model.named_parameters() if "embed" not in name)
+def forward_flops(model: Any, tokens: int, lengths: list[int], head_rows: int) -> float:
+    """2 x non-embedding parameters x tokens + attention (4 x L^2 x hidden per layer) + the LM
+    head (2 x hidden x vocabulary) at ``head_rows`` positions: nlibias computes it at each
+    prompt's last position only, lm-eval (full logits) at every position it runs."""
+    params = sum(
+        p.numel() for name, p in model.named_parameters() if "embed" not in name and "lm_head" not in name
+    )
     config = model.config
     attention = config.num_hidden_layers * 4.0 * sum(n * n for n in lengths) * config.hidden_size
-    return 2.0 * params * tokens + attention
+    head = 2.0 * config.hidden_size * config.vocab_size * head_rows
+    return 2.0 * params * tokens + attention + head
 
 
 def main() -> None:
@@ -149,8 +154,8 @@ def main() -> None:
     prompts = [smollm2.format_prompt(PROMPT_STYLES["true"].render(s.premise, s.hypothesis)) for s in samples]  # type: ignore[attr-defined]
     lm_real, lm_padded = lm_eval_padded_tokens(tokenizer, prompts, args.batch_size)
     lengths = [len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in set(prompts)]
-    flops_ours = forward_flops(model, stats["padded_tokens"], lengths)
-    flops_theirs = forward_flops(model, lm_padded, lengths)
+    flops_ours = forward_flops(model, stats["padded_tokens"], lengths, head_rows=len(set(prompts)))
+    flops_theirs = forward_flops(model, lm_padded, lengths, head_rows=lm_padded)
     ceiling = matmul_ceiling_tflops(model.config.hidden_size)
 
     t_ours = statistics.median(r["seconds"] for r in runs["nlibias"])
