@@ -11,7 +11,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 .venv/bin/pip install -q "torch==2.13.0"
-.venv/bin/pip install -q -e ".[hf,train,dev]"
+# The constraint keeps that torch while the extras resolve (lm-eval would otherwise be free to
+# pull another build); lm-eval and inspect are the tools of docs/integrations.md, tested in CI.
+constraints=$(mktemp)
+echo "torch==2.13.0" >"$constraints"
+.venv/bin/pip install -q -c "$constraints" -e ".[hf,train,dev,lm-eval,inspect]"
+rm -f "$constraints"
 # llama.cpp's OpenAI-compatible server, for the HTTP backend's real-server tests: a native build
 # (53 minutes on 2 busy cores here: docs/generative.md), done once and cached in the user cache, so
 # later runs only install the wheel. NLIBIAS_BUILD_LLAMACPP=0 skips the build. A failed or

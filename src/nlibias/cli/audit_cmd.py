@@ -167,7 +167,10 @@ def audit_command(
 def score_command(
     samples: Path = typer.Option(..., "--samples", help="Run directory or samples file."),
     predictions: Path = typer.Option(
-        ..., "--predictions", help="JSONL with id, label, optional model and probs."
+        ...,
+        "--predictions",
+        help="JSONL with id, label, optional model and probs; or an lm-eval --log_samples file "
+        "(samples_TASK_*.jsonl) or an Inspect log (.eval) of an exported task (docs/integrations.md).",
     ),
     out: Path | None = typer.Option(
         None, "--out", help="Run directory for metrics.json (and a copy of predictions)."

@@ -121,10 +121,23 @@ def run_score(
 ) -> AuditResult:
     """Score a predictions file (nlibias' own, or any tool's JSONL with ``id``, ``label`` and
     optional ``model`` and ``probs``) with the measures of the samples' benchmark, exactly as an
-    audit would; given ``out_dir``, write the run directory."""
+    audit would; given ``out_dir``, write the run directory.
+
+    An lm-evaluation-harness ``--log_samples`` file or an Inspect AI log of an exported nlibias
+    task is recognised by its content and read as the answers it holds
+    (:mod:`nlibias.io.tool_logs`)."""
+    from nlibias.io.tool_logs import native_predictions
     from nlibias.jobs.score import score_files
 
-    return score_files(samples, predictions, out_dir=out_dir, bootstrap=bootstrap, seed=seed)
+    with native_predictions(predictions) as native:
+        return score_files(
+            samples,
+            native,
+            out_dir=out_dir,
+            bootstrap=bootstrap,
+            seed=seed,
+            predictions_name=None if Path(native) == Path(predictions) else predictions,
+        )
 
 
 def load_run(directory: str | Path) -> AuditResult:

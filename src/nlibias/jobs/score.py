@@ -51,12 +51,15 @@ def score_files(
     out_dir: str | Path | None,
     bootstrap: int = 1000,
     seed: int = 0,
+    predictions_name: str | Path | None = None,
 ) -> AuditResult:
     """Score the predictions file at ``predictions_path`` against the samples at ``samples_path``
     (run directories or files), as :func:`nlibias.jobs.audit.score` does, and write ``out_dir``.
 
     Only the samples with a prediction (from any model) are scored; every model must have a row
     for each of them. Errors name the file and line (bad rows, unknown ids, duplicate rows).
+    ``predictions_name``: the file recorded in ``metrics.json`` (default ``predictions_path``; the
+    original log when ``predictions_path`` is its conversion).
 
     >>> import tempfile, pathlib
     >>> from nlibias.io.samples import write_samples
@@ -87,7 +90,10 @@ def score_files(
         del id_positions  # not needed while scoring (which is where the peak is)
         metrics = _score_arrays(columns, arrays, answers, bootstrap=bootstrap, seed=seed)
         metrics["run"] = score_run_section(
-            samples_path, predictions_path, scored=metrics["n_samples"], given=len(columns)
+            samples_path,
+            predictions_name or predictions_path,
+            scored=metrics["n_samples"],
+            given=len(columns),
         )
         return finish_run(out_dir, arrays.rows, metrics, predictions_file=copy)
 

@@ -229,31 +229,45 @@ class HFCausalLM:
         return [list(ids) for ids in encoded]
 
     def answer_token_ids(self, answers: Sequence[str]) -> dict[str, tuple[int, ...]]:
-        """Single-token spellings of each answer word (case and leading-space variants).
+        """Single-token spellings of each answer word (case and leading-space variants), as
+        token ids (see :meth:`answer_spellings`).
 
         An id shared by two answer words counts for neither. A word with no single-token
         spelling cannot be scored: use generated answers for that model.
         """
+        spellings = self.answer_spellings(answers)
+        return {word: tuple(sorted(token for _, token in pairs)) for word, pairs in spellings.items()}
+
+    def answer_spellings(self, answers: Sequence[str]) -> dict[str, tuple[tuple[str, int], ...]]:
+        """The spellings whose probabilities make up each answer word's: ``(text, token id)``
+        for each distinct single-token id among ``word``, ``Word``, ``WORD``, each with and
+        without a leading space (the first spelling of an id in that order names it). Other
+        tools scoring the same answers (an lm-eval export) use these texts as choices.
+
+        >>> lm = HFCausalLM(CausalLMSource.smollm2())                  # doctest: +SKIP
+        >>> [text for text, _ in lm.answer_spellings(["yes", "no"])["yes"]]   # doctest: +SKIP
+        ['yes', ' yes', 'Yes', ' Yes', 'YES', ' YES']
+        """
         _, tokenizer = self.load()
         special = set(getattr(tokenizer, "all_special_ids", []) or [])
-        found: dict[str, set[int]] = {}
+        found: dict[str, dict[int, str]] = {}
         for word in answers:
-            ids: set[int] = set()
-            for variant in {word, word.capitalize(), word.upper()}:
+            ids: dict[int, str] = {}
+            for variant in dict.fromkeys((word, word.capitalize(), word.upper())):
                 for spaced in (variant, " " + variant):
                     tokens = tokenizer.encode(spaced, add_special_tokens=False)
                     if len(tokens) == 1 and int(tokens[0]) not in special:
-                        ids.add(int(tokens[0]))
+                        ids.setdefault(int(tokens[0]), spaced)
             found[word] = ids
         for word in answers:
             others = set().union(*(found[w] for w in answers if w != word))
-            found[word] -= others
+            found[word] = {token: text for token, text in found[word].items() if token not in others}
             if not found[word]:
                 raise ConfigError(
                     f"{self.name}: the answer word {word!r} has no single-token spelling in this "
                     "tokenizer, so it cannot be scored in one forward pass; use --mode generated"
                 )
-        return {word: tuple(sorted(ids)) for word, ids in found.items()}
+        return {word: tuple((text, token) for token, text in ids.items()) for word, ids in found.items()}
 
     # -- answering -----------------------------------------------------------------------------
 

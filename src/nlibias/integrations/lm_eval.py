@@ -1,0 +1,255 @@
+"""Export samples as an lm-evaluation-harness task (``nlibias export lm-eval``).
+
+The task directory holds ``<task>.yaml``, ``<task>.jsonl`` (one document per sample) and
+``README.md`` (the command to run). Each document is one sample asked with one prompt style as a
+``multiple_choice`` task of yes/no **log-likelihood** requests, built so that lm-eval scores
+exactly what a scored nlibias audit of the same model scores:
+
+* **The exact text nlibias sends.** The user message is rendered with the prompt style and the
+  model's chat template is applied by nlibias (as :meth:`HFCausalLM.format_prompt` does; a model
+  without one gets the plain prompt and ``"\\nAnswer:"``). The text is final: run lm-eval
+  **without** ``--apply_chat_template``, and with ``add_bos_token=False`` for a chat template
+  (the template brings its own special tokens, and nlibias adds none).
+* **The answer spellings as choices.** An answer word's probability in nlibias is the sum over
+  its single-token spellings (``yes``, `` yes``, ``Yes`` ...; :meth:`HFCausalLM.answer_spellings`),
+  renormalised among the answer words. Every spelling is one choice; ``choice_answers`` names the
+  word each stands for, and the log-likelihoods come back as the same probabilities
+  (:mod:`nlibias.io.tool_logs`).
+* **Trap 1: lm-eval moves the context's trailing whitespace into every continuation**
+  (``_encode_pair``): a chat template ending in ``"assistant\\n"`` would be scored with ``"\\nyes"``.
+  The export makes that explicit: the context is the prompt without its trailing whitespace, and
+  every choice starts with that whitespace. Each continuation then costs the same
+  ``log p("\\n" | context)`` more, which cancels when the choices are renormalised; the export
+  checks with the model's tokenizer that ``context + choice`` is the prompt's tokens plus the
+  spelling's one token, for every sample and choice, and refuses otherwise.
+* **Trap 2: an empty-string choice crashes lm-eval.** Spellings are never empty, and the export
+  refuses an empty choice rather than writing one. ``target_delimiter`` is ``""`` (lm-eval's
+  default puts a space before every choice).
+
+>>> task_name("bbnli", "true")
+'nlibias_bbnli_true'
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nlibias.errors import ConfigError
+
+RUN_SCRIPT = "run_lm_eval.sh"
+"""The lm_eval command line of the export, extra flags appended (``--output_path DIR`` ...)."""
+
+DOC_FIELDS = ("id", "query", "choices", "choice_answers", "target", "prompt", "answers")
+"""Fields of each exported document (the log reader needs ``id``, ``choice_answers``, ``prompt``
+and ``answers``)."""
+
+
+def task_name(source: str, prompt: str) -> str:
+    """The default task name: ``nlibias_<source>_<prompt>`` with ``-`` and ``.`` as ``_``."""
+    return "nlibias_" + f"{source}_{prompt}".replace("-", "_").replace(".", "_")
+
+
+@dataclass(frozen=True)
+class LmEvalExport:
+    """What :func:`export_lm_eval` wrote."""
+
+    out_dir: Path
+    task: str
+    """The task name to pass to ``lm_eval --tasks``."""
+    n_docs: int
+    chat_template: bool
+    """Whether the model's chat template is part of the exported text."""
+    spellings: dict[str, list[str]]
+    """Answer word → the choice texts (without the moved whitespace) that stand for it."""
+    command: str
+    """The ``lm_eval`` command line that runs the task (``run_lm_eval.sh`` in the directory; add
+    ``--output_path DIR``)."""
+
+
+def export_lm_eval(
+    samples: str | Path,
+    out_dir: str | Path,
+    *,
+    prompt: str = "true",
+    model: str = "smollm2",
+    task: str | None = None,
+    model_path: str | None = None,
+    **model_options: Any,
+) -> LmEvalExport:
+    """Write an lm-eval task directory for ``samples`` (a run directory or samples file) asked
+    with the prompt style ``prompt`` (a built-in name or a prompt file), formatted for the local
+    causal LM ``model`` (a generative model spec: ``smollm2``, ``hf:PATH``, a directory).
+
+    ``model_path``: what the README's command passes as ``pretrained=`` (default: the model's
+    directory, or the dequantised copy of a GGUF model). ``model_options`` go to the backend.
+
+    >>> export_lm_eval("run", "out", model="fake:x")   # doctest: +SKIP
+    """
+    from nlibias.io.atomic import atomic_write_text, write_json, write_jsonl
+    from nlibias.io.samples import read_samples
+    from nlibias.models.generative.backend import build_backend
+    from nlibias.models.generative.hf_causal import HFCausalLM
+    from nlibias.models.generative.prompts import resolve_prompt_styles
+
+    styles = resolve_prompt_styles([prompt])
+    if len(styles) != 1:
+        raise ConfigError(
+            f"prompt {prompt!r} names {len(styles)} prompt styles; export one at a time", parameter="prompt"
+        )
+    style = styles[0]
+    backend = build_backend(model, **model_options)
+    if not isinstance(backend, HFCausalLM):
+        raise ConfigError(
+            f"model {model!r} is not a local causal LM; lm-eval's hf model needs one "
+            "(smollm2, hf:PATH or a model directory)",
+            parameter="model",
+        )
+    rows = read_samples(samples)
+    if not rows:
+        raise ConfigError("the samples file is empty", parameter="samples")
+    name = task or task_name(rows[0].source, style.name)
+    spellings = backend.answer_spellings(style.answers)
+    user_texts = [style.render(s.premise, s.hypothesis) for s in rows]
+    documents = _documents(backend, rows, user_texts, style, spellings)
+
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    data_path = out / f"{name}.jsonl"
+    write_jsonl(data_path, documents)
+    chat = backend.chat
+    pretrained = model_path or _pretrained_path(backend)
+    model_args = f"pretrained={pretrained}" + (",add_bos_token=False" if chat else "")
+    command = shlex.join(
+        ["lm_eval", "--include_path", str(out), "--tasks", name, "--model", "hf", "--model_args", model_args,
+         "--batch_size", "8", "--log_samples"]
+    )  # fmt: skip
+    script = out / RUN_SCRIPT
+    atomic_write_text(
+        script,
+        f'#!/usr/bin/env bash\n# {name}: add --output_path DIR (and any lm_eval flag)\nexec {command} "$@"\n',
+    )
+    script.chmod(0o755)
+    _write_yaml(out / f"{name}.yaml", name, data_path, style.name, backend.name, chat)
+    words = {word: [text for text, _ in pairs] for word, pairs in spellings.items()}
+    write_json(
+        out / "nlibias_export.json",
+        {
+            "task": name,
+            "prompt": {"name": style.name, "template": style.template, "answers": list(style.answers)},
+            "model": backend.name,
+            "chat_template": chat,
+            "spellings": words,
+            "documents": len(documents),
+            "samples": str(samples),
+            "command": command,
+        },
+    )
+    _write_readme(out / "README.md", name, chat, command)
+    return LmEvalExport(out, name, len(documents), chat, words, command)
+
+
+def _documents(
+    backend: Any,
+    rows: Sequence[Any],
+    user_texts: Sequence[str],
+    style: Any,
+    spellings: dict[str, tuple[tuple[str, int], ...]],
+) -> list[dict[str, Any]]:
+    """One lm-eval document per sample, each checked against the model's tokenizer (trap 1)."""
+    _, tokenizer = backend.load()
+    add_special = not backend.chat
+    choices = [(word, text, token) for word, pairs in spellings.items() for text, token in pairs]
+    formatted = {text: backend.format_prompt(text) for text in dict.fromkeys(user_texts)}
+    checked: dict[str, tuple[str, str]] = {}
+    for text, full in formatted.items():
+        context = full.rstrip()
+        moved = full[len(context) :]
+        prompt_ids = list(tokenizer(full, add_special_tokens=add_special)["input_ids"])
+        wholes = tokenizer([context + moved + t for _, t, _ in choices], add_special_tokens=add_special)
+        for (word, spelled, token), whole in zip(choices, wholes["input_ids"], strict=True):
+            if not spelled or list(whole) != [*prompt_ids, token]:
+                raise ConfigError(
+                    f"the {word!r} spelling {spelled!r} does not tokenize as one token after the prompt "
+                    f"of {backend.name} (prompt {text[:60]!r}...), so lm-eval would not score what "
+                    "nlibias scores",
+                    parameter="model",
+                )
+        checked[text] = (context, moved)
+    labels = style.labels
+    documents = []
+    for sample, text in zip(rows, user_texts, strict=True):
+        context, moved = checked[text]
+        words = [word for word, _, _ in choices]
+        gold_words = [w for w in style.answers if labels[w] == sample.gold]
+        # binary prompts: a contradiction is "not entailed", i.e. no
+        target_word = gold_words[0] if gold_words else ("no" if "no" in words else words[0])
+        documents.append(
+            {
+                "id": sample.id,
+                "query": context,
+                "choices": [moved + t for _, t, _ in choices],
+                "choice_answers": words,
+                "target": words.index(target_word),
+                "prompt": style.name,
+                "answers": "/".join(style.answers),
+            }
+        )
+    return documents
+
+
+def _pretrained_path(backend: Any) -> str:
+    converted = backend._converted_dir()
+    if converted is not None:
+        backend.load()  # writes the dequantised copy on first load
+        if (converted / "model.safetensors").is_file():
+            return str(converted)
+    return str(backend.source.name_or_path)
+
+
+def _write_yaml(path: Path, name: str, data_path: Path, prompt: str, model: str, chat: bool) -> None:
+    import yaml
+
+    from nlibias.io.atomic import atomic_write_text
+
+    config = {
+        "task": name,
+        "dataset_path": "json",
+        "dataset_kwargs": {"data_files": {"test": str(data_path)}},
+        "test_split": "test",
+        "output_type": "multiple_choice",
+        "doc_to_text": "query",
+        "doc_to_choice": "choices",
+        "doc_to_target": "target",
+        "target_delimiter": "",
+        "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
+        "metadata": {"version": 1.0, "nlibias_prompt": prompt, "nlibias_model": model},
+    }
+    header = (
+        f"# Written by `nlibias export lm-eval` for {model} (prompt style {prompt!r}).\n"
+        f"# The prompts {'include the chat template' if chat else 'are plain (no chat template)'}: "
+        "run lm_eval WITHOUT --apply_chat_template.\n"
+        "# Score the answers with: nlibias score --samples RUN --predictions samples_<task>_*.jsonl\n"
+    )
+    atomic_write_text(path, header + yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+
+
+def _write_readme(path: Path, name: str, chat: bool, command: str) -> None:
+    from nlibias.io.atomic import atomic_write_text
+
+    template = (
+        "chat template applied by nlibias (run lm_eval without --apply_chat_template; add_bos_token=False)"
+        if chat
+        else "plain prompts (the model has no chat template)"
+    )
+    atomic_write_text(
+        path,
+        f"# lm-eval task `{name}` (written by nlibias export lm-eval)\n\n"
+        f"Prompts: {template}.\n\nRun (`{RUN_SCRIPT}` holds this command; append any lm_eval flag):\n\n"
+        f"    {command} --output_path OUT\n\n"
+        "Then score the logged answers with nlibias' measures:\n\n"
+        f"    nlibias score --samples RUN --predictions OUT/*/samples_{name}_*.jsonl --out SCORED\n",
+    )

@@ -1,0 +1,228 @@
+"""Other tools' logs read as nlibias predictions, so ``nlibias score`` scores them with our measures.
+
+:func:`predictions_format` tells a file's format by its content (and name):
+
+* ``lm-eval``: an lm-evaluation-harness ``--log_samples`` file (``samples_<task>_<time>.jsonl``)
+  of a task written by ``nlibias export lm-eval``. Each document's per-choice log-likelihoods are
+  read as a **scored** answer, as a scored nlibias audit computes it: an answer word's
+  log-probability is the log-sum-exp over its spellings (the choices of that word), and the words
+  are renormalised among themselves (the log-probability of whitespace that lm-eval moved into
+  every continuation is the same for each choice and cancels here).
+* ``inspect``: an Inspect AI log (``.eval`` or ``.json``) of an ``nlibias/...`` task. Each sample's
+  completion is a **generated** answer, parsed as nlibias parses its own
+  (:func:`nlibias.models.generative.answers.parse_answer`).
+* ``nlibias``: anything else (nlibias' own ``predictions.jsonl`` or any JSONL with id and label).
+
+:func:`native_predictions` writes a converted file that the usual reader takes
+(:mod:`nlibias.io.predictions`); rows carry the same fields as a generative audit's.
+
+>>> word_probabilities([-1.0, -2.0, -1.5], ["yes", "yes", "no"], ("yes", "no"))["no"]  # doctest: +ELLIPSIS
+0.3071...
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from nlibias.errors import ConfigError, SourceError
+from nlibias.io.atomic import write_jsonl
+from nlibias.io.jsonl import iter_jsonl
+from nlibias.models.generative.answers import parse_answer
+from nlibias.models.generative.prompts import BINARY_LABELS, THREE_WAY_LABELS
+from nlibias.schema.model_keys import model_key
+
+PredictionsFormat = Literal["nlibias", "lm-eval", "inspect"]
+_LM_EVAL_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+def predictions_format(path: str | Path) -> PredictionsFormat:
+    """The format of a predictions file, from its first bytes and first record.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "samples_t_2026-01-01T00-00-00.jsonl"
+    >>> _ = p.write_text('{"doc_id": 0, "doc": {"id": "a"}, "filtered_resps": []}\\n')
+    >>> predictions_format(p), predictions_format(p.with_name("x.jsonl").with_suffix(".jsonl"))
+    ('lm-eval', 'nlibias')
+    """
+    path = Path(path)
+    if not path.is_file():
+        return "nlibias"  # a run directory or a missing file: the native reader says what is wrong
+    with path.open("rb") as handle:
+        head = handle.read(4)
+        handle.seek(0)
+        first_line = handle.readline(1 << 20)
+    if head == _ZIP_MAGIC:
+        return "inspect"
+    try:
+        first = json.loads(first_line) if first_line.strip() else None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        first = None
+    if isinstance(first, dict) and "doc_id" in first and "doc" in first and "resps" in first:
+        return "lm-eval"
+    if path.suffix == ".json" and _looks_like_inspect_json(path):
+        return "inspect"
+    if isinstance(first, dict) and "filtered_resps" in first:
+        return "lm-eval"
+    return "nlibias"
+
+
+def _looks_like_inspect_json(path: Path) -> bool:
+    with path.open("rb") as handle:
+        start = handle.read(4096)
+    return b'"eval"' in start and (b'"version"' in start or b'"status"' in start)
+
+
+@contextmanager
+def native_predictions(path: str | Path) -> Iterator[Path]:
+    """``path`` itself for nlibias' own format; for an lm-eval or Inspect log, a converted
+    predictions file (removed on leaving)."""
+    kind = predictions_format(path)
+    if kind == "nlibias":
+        yield Path(path)
+        return
+    rows = lm_eval_rows(path) if kind == "lm-eval" else inspect_rows(path)
+    with tempfile.TemporaryDirectory(prefix="nlibias-converted-") as tmp:
+        converted = Path(tmp) / "predictions.jsonl"
+        write_jsonl(converted, rows)
+        yield converted
+
+
+def word_probabilities(
+    loglikelihoods: Sequence[float], choice_answers: Sequence[str], answers: Sequence[str]
+) -> dict[str, float]:
+    """Each answer word's probability from per-choice log-likelihoods: log-sum-exp over the
+    word's choices, then a softmax over the words (as a scored audit renormalises them)."""
+    totals = []
+    for word in answers:
+        values = [ll for ll, w in zip(loglikelihoods, choice_answers, strict=True) if w == word]
+        top = max(values)
+        totals.append(top + math.log(sum(math.exp(v - top) for v in values)))
+    top = max(totals)
+    weights = [math.exp(t - top) for t in totals]
+    norm = sum(weights)
+    return {word: w / norm for word, w in zip(answers, weights, strict=True)}
+
+
+def _labels(answers: Sequence[str]) -> dict[str, str]:
+    return dict(THREE_WAY_LABELS if "maybe" in answers else BINARY_LABELS)
+
+
+def _label_probs(probs: dict[str, float], labels: dict[str, str]) -> dict[str, float]:
+    by_label = {"entailment": 0.0, "neutral": 0.0, "contradiction": 0.0}
+    for word, p in probs.items():
+        by_label[labels[word]] += p
+    return by_label
+
+
+def _lm_eval_model(path: Path) -> str:
+    """``lm-eval:<model>`` from the run's results file beside the samples (else the task name)."""
+    match = _LM_EVAL_NAME.match(path.name)
+    if match:
+        results = path.with_name(f"results_{match['time']}.json")
+        try:
+            name = json.loads(results.read_text(encoding="utf-8")).get("model_name")
+        except (OSError, ValueError, AttributeError):
+            name = None
+        if isinstance(name, str) and name:
+            return f"lm-eval:{Path(name).name or name}"
+        return f"lm-eval:{match['task']}"
+    return f"lm-eval:{path.stem}"
+
+
+def lm_eval_rows(path: str | Path) -> Iterator[dict[str, Any]]:
+    """nlibias prediction rows of an lm-eval ``--log_samples`` file of an exported task."""
+    path = Path(path)
+    model = _lm_eval_model(path)
+    for line, raw in iter_jsonl(path):
+        doc = raw.get("doc") if isinstance(raw, dict) else None
+        if not isinstance(doc, dict) or not {"id", "choice_answers", "answers", "prompt"} <= set(doc):
+            raise SourceError(
+                path,
+                "doc",
+                "not a document of a task written by nlibias export lm-eval (no id, choice_answers, answers, prompt)",
+                line=line,
+                fix="export the task with `nlibias export lm-eval` and run lm_eval with --log_samples",
+            )
+        answers = tuple(str(doc["answers"]).split("/"))
+        resps = raw.get("filtered_resps")
+        if not isinstance(resps, list) or len(resps) != len(doc["choice_answers"]):
+            raise SourceError(path, "filtered_resps", "expected one log-likelihood per choice", line=line)
+        try:
+            loglikelihoods = [float(r[0] if isinstance(r, list | tuple) else r) for r in resps]
+        except (TypeError, ValueError, IndexError):
+            raise SourceError(path, "filtered_resps", "log-likelihoods are not numbers", line=line) from None
+        probs = word_probabilities(loglikelihoods, doc["choice_answers"], answers)
+        labels = _labels(answers)
+        answer = max(answers, key=lambda w: probs[w])  # the first word on a tie, as argmax does
+        yield {
+            "id": doc["id"],
+            "model": model_key(model, str(doc["prompt"]), "scored"),
+            "label": labels[answer],
+            "probs": _label_probs(probs, labels),
+            "kind": "generative",
+            "prompt": doc["prompt"],
+            "mode": "scored",
+            "answer": answer,
+            "answer_rule": "scored",
+            "answer_method": "scored",
+            "answers": "/".join(answers),
+            "answer_probs": probs,
+            "tool": "lm-eval",
+            "tool_doc_id": raw.get("doc_id"),
+        }
+
+
+def inspect_rows(path: str | Path) -> Iterator[dict[str, Any]]:
+    """nlibias prediction rows of an Inspect AI log of an ``nlibias/...`` task: each sample's
+    completion parsed as nlibias parses generated answers."""
+    try:
+        from inspect_ai.log import read_eval_log, read_eval_log_samples
+    except ImportError:
+        raise ConfigError(
+            'reading Inspect logs needs inspect-ai: pip install "nlibias[inspect]"', parameter="predictions"
+        ) from None
+    path = Path(path)
+    header = read_eval_log(str(path), header_only=True)
+    model = f"inspect:{header.eval.model}"
+    seen: set[str] = set()
+    for sample in read_eval_log_samples(str(path), all_samples_required=False):
+        metadata = sample.metadata or {}
+        if "nlibias_prompt" not in metadata:
+            raise SourceError(
+                path,
+                f"samples[{sample.id}].metadata",
+                "not a sample of an nlibias task (no nlibias_prompt)",
+                fix="run `inspect eval nlibias/bbnli ...` (tasks registered by nlibias)",
+            )
+        sample_id = str(sample.id)
+        if sample_id in seen:
+            raise SourceError(
+                path, "epochs", f"sample {sample_id!r} appears twice", fix="run inspect eval with --epochs 1"
+            )
+        seen.add(sample_id)
+        answers = tuple(str(metadata.get("nlibias_answers", "yes/no")).split("/"))
+        text = sample.output.completion if sample.output is not None else ""
+        parsed = parse_answer(text, answers)
+        labels = _labels(answers)
+        yield {
+            "id": sample_id,
+            "model": model_key(model, str(metadata["nlibias_prompt"]), "generated"),
+            "label": None if parsed.answer is None else labels[parsed.answer],
+            "kind": "generative",
+            "prompt": metadata["nlibias_prompt"],
+            "mode": "generated",
+            "answer": parsed.answer,
+            "answer_rule": parsed.rule,
+            "answer_method": "generated",
+            "answers": "/".join(answers),
+            "text": text,
+            "tool": "inspect",
+        }
