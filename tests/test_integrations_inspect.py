@@ -67,7 +67,10 @@ def inspect_environment(extra: Path) -> dict[str, str]:
         )
         lines = "".join(f"{name} = {target}\n" for name, target in declared.items())
         (dist / "entry_points.txt").write_text("[inspect_ai]\n" + lines)
-    path = os.pathsep.join([str(REPO / "src"), str(extra), os.environ.get("PYTHONPATH", "")])
+    # REPO/src is not put first: a plain src/nlibias.egg-info there (left by `pip install -e .`)
+    # would then hide the editable install's metadata, and Inspect names a task "nlibias/..." only
+    # for a package installed (or installed editable); the inherited PYTHONPATH decides the code.
+    path = os.pathsep.join(p for p in [str(extra), os.environ.get("PYTHONPATH", "")] if p)
     return {**os.environ, "PYTHONPATH": path, "INSPECT_LOG_LEVEL": "warning", "NO_COLOR": "1"}
 
 

@@ -130,14 +130,17 @@ def run_score(
     from nlibias.jobs.score import score_files
 
     with native_predictions(predictions) as native:
-        return score_files(
+        converted = Path(native) != Path(predictions)
+        result = score_files(
             samples,
             native,
             out_dir=out_dir,
             bootstrap=bootstrap,
             seed=seed,
-            predictions_name=None if Path(native) == Path(predictions) else predictions,
+            predictions_name=predictions if converted else None,
         )
+        # a converted log lives in a temporary file: hold its rows before it is removed
+        return result.materialised() if converted else result
 
 
 def load_run(directory: str | Path) -> AuditResult:
