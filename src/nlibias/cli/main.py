@@ -15,7 +15,13 @@ from nlibias.cli.app import app, fail
 from nlibias.errors import ConfigError, NlibiasError
 
 # Library parameters whose command-line option is not simply ``--`` + the name with dashes.
-_FLAGS = {"models": "--model / --generative", "out_dir": "--out", "samples_path": "--samples"}
+_FLAGS = {
+    "models": "--model / --generative / --mlm / --causal",
+    "out_dir": "--out",
+    "samples_path": "--samples",
+    "tp_variants": "--tp-variant",
+    "source": "--source",
+}
 
 
 def flag_of(parameter: str) -> str:

@@ -105,7 +105,20 @@ def build_metrics(
         model: scorer_for(source, kinds[model])(samples, model_predictions, bootstrap=bootstrap, seed=seed)
         for model, model_predictions in by_model.items()
     }
-    return metrics_document(source, len(samples), models, kinds, bootstrap=bootstrap, seed=seed)
+    metrics = metrics_document(source, len(samples), models, kinds, bootstrap=bootstrap, seed=seed)
+    if source == "wq-nli":
+        from nlibias.metrics.token_probability import wq_nli_item_agreement
+
+        agreement = [
+            {"tp_model": tp, "nli_model": nli, **wq_nli_item_agreement(samples, by_model[tp], by_model[nli])}
+            for tp in by_model
+            if kinds[tp] == "sentence-logprob"
+            for nli in by_model
+            if kinds[nli] == "classifier"
+        ]
+        if agreement:
+            metrics["tp_nli_agreement"] = agreement
+    return metrics
 
 
 def check_bootstrap(bootstrap: int) -> None:
