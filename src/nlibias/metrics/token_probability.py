@@ -135,11 +135,11 @@ def score_token_probability(
     less = [float(p.extra["score_less"]) for _, p in rows]
     direction = ["antistereo" if s.stereotype == "anti" else "stereo" for s, _ in rows]
     candidates: dict[str, list[Any]] = {"domain": [s.domain for s, _ in rows]}
-    candidates["group"] = [s.group or "" for s, _ in rows]
-    candidates["subtopic"] = [s.subtopic for s, _ in rows]
-    for key in TP_GROUPINGS:
+    for key in TP_GROUPINGS:  # named as the same slices of M1 where the samples have them
         if all(key in s.provenance for s, _ in rows):
             candidates[key] = [str(s.provenance[key]) for s, _ in rows]
+    candidates["group"] = [s.group or "" for s, _ in rows]
+    candidates["subtopic"] = [s.subtopic for s, _ in rows]
     groups: dict[str, list[Any]] = {}
     for name, labels in candidates.items():
         if not any(labels == kept for kept in groups.values()):

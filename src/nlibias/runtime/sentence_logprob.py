@@ -88,6 +88,7 @@ class SentenceLogprobPredictor:
             "pairs_per_second": round(run.computed / seconds, 2) if seconds > 0 else 0.0,
             "real_tokens": run.real_tokens,
             "padded_tokens": run.padded_tokens,
+            "padding_efficiency": round(run.real_tokens / run.padded_tokens, 4) if run.padded_tokens else 1.0,
         }
         return PredictorRun(predictions=predictions, stats=stats)
 

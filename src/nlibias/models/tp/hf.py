@@ -37,6 +37,8 @@ from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, sha
 BACKEND_VERSION = 1
 PAIRS_PER_CHUNK = 64
 """Pairs whose copies are batched together (and committed to the cache together)."""
+MEMO_SENTENCES = 200_000
+"""Sentences whose token log-probabilities a scorer keeps for reuse (cleared beyond it)."""
 
 
 def _scored_positions(
@@ -63,6 +65,7 @@ class _Scorer:
     name: str
     uncased: bool
     _identity: dict[str, Any]
+    _memo: dict[tuple[int, ...], dict[int, float]]
 
     def identity(self) -> Mapping[str, Any]:
         return dict(self._identity)
@@ -75,8 +78,35 @@ class _Scorer:
     def _encode(self, text: str) -> tuple[list[int], list[bool]]:
         raise NotImplementedError
 
-    def _sentence_log_probs(self, jobs: list[tuple[list[int], list[int]]]) -> tuple[list[float], int, int]:
+    def _token_log_probs(
+        self, jobs: list[tuple[list[int], list[int]]]
+    ) -> tuple[list[dict[int, float]], int, int]:
+        """Each job's log-probability at (at least) each of its positions; tokens counted."""
         raise NotImplementedError
+
+    def _sentence_log_probs(self, jobs: list[tuple[list[int], list[int]]]) -> tuple[list[float], int, int]:
+        """Each job's sum over its positions (in position order, as the reference adds them).
+        Token log-probabilities already computed for the same token ids (the other variant, the
+        same sentence in another pair) are reused, not recomputed."""
+        memo = self._memo
+        if len(memo) > MEMO_SENTENCES:
+            memo.clear()
+        todo = []
+        for ids, positions in jobs:
+            known = memo.setdefault(tuple(ids), {})
+            missing = [p for p in positions if p not in known]
+            if missing:
+                todo.append((ids, missing))
+        real = padded = 0
+        if todo:
+            found, real, padded = self._token_log_probs(todo)
+            for (ids, _), values in zip(todo, found, strict=True):
+                memo[tuple(ids)].update(values)
+        sums = []
+        for ids, positions in jobs:
+            known = memo[tuple(ids)]
+            sums.append(float(sum(known[p] for p in sorted(positions))))
+        return sums, real, padded
 
     def score_pair_batches(
         self, pairs: Sequence[tuple[str, str]], *, variant: str
@@ -119,7 +149,7 @@ class HFMaskedScorer(_Scorer):
         *,
         revision: str | None = None,
         device: str | None = None,
-        dtype: str | None = None,
+        dtype: Any = None,
         max_tokens: int = 8192,
         max_batch_size: int = 256,
         name: str | None = None,
@@ -159,6 +189,7 @@ class HFMaskedScorer(_Scorer):
         )  # fmt: skip
         self.model.to(self.device).eval()
         self.uncased = _lowercases(self.tokenizer)
+        self._memo = {}
         self._head = find_mask_head(self.model)
         self.max_length = int(min(self.tokenizer.model_max_length, 512))
         local = is_local_model(self.model_name_or_path)
@@ -178,15 +209,17 @@ class HFMaskedScorer(_Scorer):
         )  # fmt: skip
         return list(encoded["input_ids"]), [not m for m in encoded["special_tokens_mask"]]
 
-    def _sentence_log_probs(self, jobs: list[tuple[list[int], list[int]]]) -> tuple[list[float], int, int]:
-        """Each job's sum of log P(token | the rest) over its positions, one masked copy per position."""
+    def _token_log_probs(
+        self, jobs: list[tuple[list[int], list[int]]]
+    ) -> tuple[list[dict[int, float]], int, int]:
+        """log P(token | the rest) at each job's positions, one masked copy per position."""
         import torch
 
         owner = np.array([j for j, (_, positions) in enumerate(jobs) for _ in positions], dtype=np.int64)
         where = np.array([p for _, positions in jobs for p in positions], dtype=np.int64)
-        sums = np.zeros(len(jobs))
+        found: list[dict[int, float]] = [{} for _ in jobs]
         if not len(owner):
-            return sums.tolist(), 0, 0
+            return found, 0, 0
         lengths = np.array([len(jobs[j][0]) for j in owner], dtype=np.int64)
         pad_id = self.tokenizer.pad_token_id or 0
         mask_id = self.tokenizer.mask_token_id
@@ -205,10 +238,11 @@ class HFMaskedScorer(_Scorer):
             rows = torch.arange(len(batch))
             ids[rows, positions] = mask_id
             log_probs = self._masked_log_probs(ids, attention, rows, positions, targets)
-            np.add.at(sums, owner[batch], log_probs)
+            for copy, value in zip(batch.tolist(), log_probs.tolist(), strict=True):
+                found[int(owner[copy])][int(where[copy])] = value
             real += int(lengths[batch].sum())
             padded += width * len(batch)
-        return sums.tolist(), real, padded
+        return found, real, padded
 
     def _masked_log_probs(
         self, ids: Any, attention: Any, rows: Any, positions: Any, targets: Any
@@ -223,7 +257,7 @@ class HFMaskedScorer(_Scorer):
                 logits = head(encoder(**inputs)[0][rows, positions])
             else:
                 logits = self.model(**inputs).logits[rows, positions]
-            log_probs = torch.log_softmax(logits.float(), dim=-1)
+            log_probs = torch.log_softmax(logits if logits.dtype == torch.float64 else logits.float(), dim=-1)
             return (
                 log_probs[torch.arange(len(targets), device=self.device), targets.to(self.device)]
                 .cpu()
@@ -263,6 +297,7 @@ class HFCausalScorer(_Scorer):
         self.model, self.tokenizer = self._lm.load()
         self.device = self._lm.device
         self.uncased = _lowercases(self.tokenizer)
+        self._memo = {}
         self.bos = self.tokenizer.bos_token or self.tokenizer.eos_token
         if self.bos is None:
             raise ConfigError(f"{spec}: the tokenizer has neither a BOS nor an EOS token to start a sentence")
@@ -283,13 +318,15 @@ class HFCausalScorer(_Scorer):
         )["input_ids"]  # fmt: skip
         return list(ids), [i > 0 for i in range(len(ids))]  # the first token (BOS) is never scored
 
-    def _sentence_log_probs(self, jobs: list[tuple[list[int], list[int]]]) -> tuple[list[float], int, int]:
-        """Each job's sum of log P(token_t | tokens before t) over its positions: one pass per sentence."""
+    def _token_log_probs(
+        self, jobs: list[tuple[list[int], list[int]]]
+    ) -> tuple[list[dict[int, float]], int, int]:
+        """log P(token_t | tokens before t) at every position t >= 1: one pass per sentence."""
         import torch
 
         lengths = np.array([len(ids) for ids, _ in jobs], dtype=np.int64)
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        sums = [0.0] * len(jobs)
+        found: list[dict[int, float]] = [{} for _ in jobs]
         real = padded = 0
         for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
             width = int(lengths[batch].max())
@@ -302,14 +339,15 @@ class HFCausalScorer(_Scorer):
             with torch.inference_mode():
                 logits = self.model(
                     input_ids=ids.to(self.device), attention_mask=attention.to(self.device)
-                ).logits.float()
+                ).logits
+                logits = logits if logits.dtype == torch.float64 else logits.float()
                 # position t-1 predicts token t: log P = logit of the token - logsumexp of the row
                 head = logits[:, :-1]
                 picked = head.gather(2, ids[:, 1:].to(self.device).unsqueeze(-1)).squeeze(-1)
-                token_lp = (picked - torch.logsumexp(head, dim=-1)).cpu().numpy()
+                token_lp = (picked - torch.logsumexp(head, dim=-1)).cpu().tolist()
             for row, j in enumerate(batch):
-                positions = jobs[int(j)][1]
-                sums[int(j)] = float(sum(float(token_lp[row, p - 1]) for p in positions))
+                n = len(jobs[int(j)][0])
+                found[int(j)] = {t: token_lp[row][t - 1] for t in range(1, n)}
             real += int(lengths[batch].sum())
             padded += width * len(batch)
-        return sums, real, padded
+        return found, real, padded
