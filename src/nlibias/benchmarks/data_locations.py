@@ -1,4 +1,4 @@
-"""Where benchmark data comes from: explicit path → ``$NLIBIAS_DATA_DIR`` → user cache → pinned download.
+r"""Where benchmark data comes from: explicit path → ``$NLIBIAS_DATA_DIR`` → user cache → pinned download.
 
 Layout under a data directory: ``bbnli/<domain>/<subtopic file>.json``,
 ``wq-nli/winoqueer_nli.csv``, ``crows-pairs/crows_pairs_anonymized.csv`` and
@@ -152,7 +152,7 @@ def _benchmark_file(benchmark: str, path: Path) -> Path:
 
 
 def git_blob_id(content: bytes) -> str:
-    """The git blob id of ``content``: SHA-1 of ``"blob <size>\0"`` + content."""
+    r"""The git blob id of ``content``: SHA-1 of ``"blob <size>\0"`` + content."""
     return hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
 
 
