@@ -160,3 +160,37 @@ def test_lowercasing_is_read_from_the_tokenizer(tmp_path: Path, tiny_mlm_dir: Pa
     tokenizer.save_pretrained(tmp_path)
     model.save_pretrained(tmp_path)
     assert HFMaskedScorer(tmp_path, device="cpu").uncased is True
+
+
+def test_server_scorer_sums_prompt_logprobs_of_shared_tokens() -> None:
+    from nlibias.models.tp.server import ServerScorer
+
+    # token strings and log-probabilities as an echo completion returns them; the last token is
+    # the one generated token asked for (text_offset past the prompt)
+    answers = {
+        "Men are rational.": (["<s>", "Men", " are", " rational", ".", "!"], [None, -3.0, -1.0, -2.0, -0.5, -9.0]),
+        "Women are rational.": (["<s>", "Women", " are", " rational", ".", "!"], [None, -4.0, -1.5, -2.5, -0.25, -9.0]),
+    }  # fmt: skip
+
+    def post(path: str, payload: dict) -> dict:
+        assert path == "/completions" and payload["echo"] is True and payload["logprobs"] >= 0
+        tokens, values = answers[payload["prompt"]]
+        offsets = [0, 0, 3, 7, 16, len(payload["prompt"])]
+        if payload["prompt"].startswith("Women"):
+            offsets = [0, 0, 5, 9, 18, len(payload["prompt"])]
+        return {
+            "choices": [{"logprobs": {"tokens": tokens, "token_logprobs": values, "text_offset": offsets}}]
+        }
+
+    scorer = ServerScorer("http://127.0.0.1:9/v1", "m", concurrency=1)
+    scorer.client.post = post  # type: ignore[method-assign]
+    (shared,) = list(
+        scorer.score_pair_batches([("Men are rational.", "Women are rational.")], variant="shared")
+    )
+    # shared tokens after the first: " are", " rational", "." -> -1 - 2 - 0.5 and -1.5 - 2.5 - 0.25
+    score = shared.scores[0]
+    assert (score.more, score.less, score.tokens_more) == (-3.5, -4.25, 3)
+    (whole,) = list(
+        scorer.score_pair_batches([("Men are rational.", "Women are rational.")], variant="whole")
+    )
+    assert (whole.scores[0].more, whole.scores[0].less) == (-6.5, -8.25)
