@@ -84,8 +84,9 @@ def audit(
     """Audit NLI classifiers (``models``: hub names, local directories, ``fake:NAME``) and
     generative LMs (``generative``: ``smollm2``, ``hf:NAME``, ``gguf:PATH``,
     ``openai:URL#MODEL``, asked with each of ``prompts``: ``true``, ``entailed`` or prompt files)
-    on ``samples``; as ``nlibias audit``. ``cache``: True (the user prediction cache), False, or a
-    file. Returns an :class:`~nlibias.jobs.audit.AuditResult` with its predictions in memory."""
+    on ``samples``; as ``nlibias audit``. ``mlm=`` / ``causal=`` add language models scoring the
+    samples' sentence pairs (token-probability bias; ``tp_variants=["shared", "whole"]``).
+    ``cache``: True (the user prediction cache), False, or a file. Returns an :class:`~nlibias.jobs.audit.AuditResult` with its predictions in memory."""
     from nlibias.jobs.run import run_audit
 
     return run_audit(

@@ -51,6 +51,9 @@ a classifier's metrics from the samples' columns and its ``(samples x 3)`` proba
 the scorer's on the same samples and predictions (a streamed audit calls it). A scorer that also
 takes ``labels=`` (a label code per sample, -1 for none; probabilities NaN where a row gave only
 a label) scores predictions files without holding them (``nlibias score``)."""
+SentencePairs = Callable[..., list[Any]]
+"""``pairs(samples) -> [SentencePair | None, ...]``, one per sample (None: the sample is scored
+through another sample of its item, or its pair could not be recovered)."""
 TablesFormatter = Callable[..., str]
 """``tables(models, **options) -> str`` where ``models`` maps model key → that model's metrics."""
 
@@ -96,12 +99,16 @@ class Benchmark:
     pair_measures_for_generative: bool = False
     """Generative LMs' yes/no answers get the pair measures of :mod:`nlibias.metrics.generative`
     (pro/anti pairs); otherwise they get this benchmark's own measures."""
+    sentence_pairs: LazyTarget | SentencePairs | None = None
+    """The sentence pair each sample stands for, for token-probability bias (:data:`SentencePairs`);
+    None: its samples hold no sentence pairs (a language model's sentence scores do not apply)."""
     citation: str = ""
     data: Mapping[str, Any] = field(default_factory=dict)
     """Free-form facts for listings (licence, paper, counts)."""
 
     def __post_init__(self) -> None:
-        for target in (self.scorer, self.tables, self.expand, self.summary_table, self.column_scorer):
+        targets = (self.scorer, self.tables, self.expand, self.summary_table, self.column_scorer)
+        for target in (*targets, self.sentence_pairs):
             if isinstance(target, str) and ":" not in target:
                 raise ConfigError(
                     f"benchmark {self.name!r}: lazy target {target!r} must look like 'package.module:function'"

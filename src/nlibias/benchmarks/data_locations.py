@@ -1,8 +1,14 @@
-"""Where benchmark data comes from: explicit path → ``$NLIBIAS_DATA_DIR`` → user cache → pinned download.
+r"""Where benchmark data comes from: explicit path → ``$NLIBIAS_DATA_DIR`` → user cache → pinned download.
 
-Layout under a data directory: ``bbnli/<domain>/<subtopic file>.json`` and
-``wq-nli/winoqueer_nli.csv``. Downloads are pinned to upstream commits and checked file by file
-against SHA-256 sums recorded here; offline, a missing file is an error that says where to put it.
+Layout under a data directory: ``bbnli/<domain>/<subtopic file>.json``,
+``wq-nli/winoqueer_nli.csv``, ``crows-pairs/crows_pairs_anonymized.csv`` and
+``winoqueer/winoqueer_final.csv``. Downloads are pinned to upstream commits and checked file by
+file against SHA-256 sums (or, for WinoQueer, the git blob id: the SHA-1 of ``"blob <size>\0"``
+followed by the content) recorded here; offline, a missing file is an error that says where to
+put it.
+
+>>> git_blob_id(b"hello\n")  # `printf 'hello\n' | git hash-object --stdin`
+'ce013625030ba8dba906f756967f9e9ca394464a'
 """
 
 from __future__ import annotations
@@ -50,7 +56,30 @@ PINNED_FILES["wq-nli/winoqueer_nli.csv"] = (
     "f0a3a9201692b74cde50fec2aa42caa21c951c0746650346f996174282db34af",
 )
 
-BENCHMARK_DIRS = {"bbnli": "bbnli", "wq-nli": "wq-nli"}
+CROWS_PAIRS_COMMIT = "8aaac11"
+WINOQUEER_COMMIT = "1180ba6"
+PINNED_FILES["crows-pairs/crows_pairs_anonymized.csv"] = (
+    f"https://raw.githubusercontent.com/nyu-mll/crows-pairs/{CROWS_PAIRS_COMMIT}/data/crows_pairs_anonymized.csv",
+    "dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c",
+)
+PINNED_FILES["winoqueer/winoqueer_final.csv"] = (
+    f"https://raw.githubusercontent.com/katyfelkner/winoqueer/{WINOQUEER_COMMIT}/data/winoqueer_final.csv",
+    "gitblob:0c874a4b98b41435a2359e9a69d95ab7bd95302d",
+)
+"""WinoQueer's file is pinned by its git blob id (what ``git ls-tree`` shows for it upstream)."""
+
+BENCHMARK_DIRS = {
+    "bbnli": "bbnli",
+    "wq-nli": "wq-nli",
+    "crows-pairs": "crows-pairs",
+    "winoqueer": "winoqueer",
+}
+BENCHMARK_FILES = {
+    "wq-nli": "winoqueer_nli.csv",
+    "crows-pairs": "crows_pairs_anonymized.csv",
+    "winoqueer": "winoqueer_final.csv",
+}
+"""The one file of each single-file benchmark (BBNLI is a directory)."""
 
 
 def user_data_dir() -> Path:
@@ -102,7 +131,8 @@ def resolve_benchmark_path(
     places = "\n".join(f"  - {why}: {p / BENCHMARK_DIRS[benchmark]}" for why, p in candidate_data_dirs())
     raise DataNotFoundError(
         f"no {benchmark} data found and {reason}.\nLooked in:\n{places}\n"
-        f"Put the files there (layout: bbnli/<domain>/<subtopic>.json, wq-nli/winoqueer_nli.csv), "
+        f"Put the files there (layout: bbnli/<domain>/<subtopic>.json, wq-nli/winoqueer_nli.csv, "
+        f"crows-pairs/crows_pairs_anonymized.csv, winoqueer/winoqueer_final.csv), "
         f"set NLIBIAS_DATA_DIR to a folder with that layout, or pass the path explicitly."
     )
 
@@ -123,15 +153,27 @@ def locate_benchmark(benchmark: str) -> tuple[str, Path] | None:
 
 def _has_data(benchmark: str, path: Path) -> bool:
     """True when ``path`` holds the benchmark's files (an empty folder left by a failed download does not)."""
-    if benchmark == "wq-nli":
+    if benchmark in BENCHMARK_FILES:
         return _benchmark_file(benchmark, path).is_file()
     return path.is_dir() and any(path.rglob("*.json"))
 
 
 def _benchmark_file(benchmark: str, path: Path) -> Path:
-    if benchmark == "wq-nli" and path.is_dir():
-        return path / "winoqueer_nli.csv"
+    if benchmark in BENCHMARK_FILES and path.is_dir():
+        return path / BENCHMARK_FILES[benchmark]
     return path
+
+
+def git_blob_id(content: bytes) -> str:
+    r"""The git blob id of ``content``: SHA-1 of ``"blob <size>\0"`` + content."""
+    return hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
+
+
+def content_digest(content: bytes, pinned: str) -> str:
+    """``content``'s digest in the form of ``pinned`` (``gitblob:<sha1>`` or a bare SHA-256)."""
+    if pinned.startswith("gitblob:"):
+        return "gitblob:" + git_blob_id(content)
+    return hashlib.sha256(content).hexdigest()
 
 
 def download_benchmark(benchmark: str, target: Path | None = None) -> Path:
@@ -146,11 +188,11 @@ def download_benchmark(benchmark: str, target: Path | None = None) -> Path:
         if not rel.startswith(prefix):
             continue
         dest = base / rel
-        if dest.exists() and _sha256(dest) == digest:
+        if dest.exists() and content_digest(dest.read_bytes(), digest) == digest:
             continue
         with urllib.request.urlopen(url, timeout=30) as response:
             payload = response.read()
-        actual = hashlib.sha256(payload).hexdigest()
+        actual = content_digest(payload, digest)
         if actual != digest:
             raise ValueError(f"checksum mismatch for {url}: expected {digest}, got {actual}")
         dest.parent.mkdir(parents=True, exist_ok=True)  # only once a file is good: no empty folders
@@ -159,11 +201,3 @@ def download_benchmark(benchmark: str, target: Path | None = None) -> Path:
             handle.write(payload)
         os.replace(tmp, dest)
     return base / BENCHMARK_DIRS[benchmark]
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -53,6 +53,7 @@ BUILTIN: tuple[Benchmark, ...] = (
         tables="nlibias.report.wq_nli_tables:format_wq_nli_tables",
         column_scorer="nlibias.metrics.wq_nli:score_wq_nli_columns",
         provenance_keys="nlibias.metrics.wq_nli:PROVENANCE_KEYS",
+        sentence_pairs="nlibias.benchmarks.wq_tp:wq_nli_sentence_pairs",
     ),
     Benchmark(
         name="occupations",
@@ -68,6 +69,48 @@ BUILTIN: tuple[Benchmark, ...] = (
         provenance_keys="nlibias.metrics.occupations:PROVENANCE_KEYS",
     ),
 )
+
+_PAIRS = "nlibias.schema.sentence_pairs:premise_hypothesis_pairs"
+_TP_SCORER = "nlibias.metrics.token_probability:score_token_probability"
+_TP_TABLES = "nlibias.report.tp_tables:format_tp_tables"
+_TP_SUMMARY = "nlibias.report.tp_tables:format_pairs_expansion"
+SENTENCE_PAIR_BENCHMARKS: tuple[Benchmark, ...] = (
+    Benchmark(
+        name="crows-pairs",
+        description="CrowS-Pairs (Nangia et al. 2020): 1,508 sentence pairs, 9 bias types, stereo and "
+        "antistereo directions; token-probability bias of masked and causal LMs",
+        sources=("crows-pairs",),
+        expand="nlibias.benchmarks.sentence_pairs:expand_crows_pairs",
+        summary_table=_TP_SUMMARY, scorer=_TP_SCORER, tables=_TP_TABLES, sentence_pairs=_PAIRS,
+        provenance_keys=("direction",),
+    ),
+    Benchmark(
+        name="winoqueer",
+        description="WinoQueer (Felkner et al. 2023): LGBTQ+ vs counterfactual sentence pairs "
+        "(winoqueer_final.csv, pinned by git blob id); token-probability bias",
+        sources=("winoqueer",),
+        expand="nlibias.benchmarks.sentence_pairs:expand_winoqueer",
+        summary_table=_TP_SUMMARY, scorer=_TP_SCORER, tables=_TP_TABLES, sentence_pairs=_PAIRS,
+        provenance_keys=("direction",),
+    ),
+    Benchmark(
+        name="bbnli-tp",
+        description="BBNLI's pro vs anti hypotheses as sentence pairs (token-probability bias)",
+        sources=("bbnli-tp",),
+        expand="nlibias.benchmarks.sentence_pairs:expand_bbnli_pairs",
+        summary_table=_TP_SUMMARY, scorer=_TP_SCORER, tables=_TP_TABLES, sentence_pairs=_PAIRS,
+        provenance_keys=("direction",),
+    ),
+    Benchmark(
+        name="sentence-pairs",
+        description="Your own (more, less) sentence pairs from a CSV or JSONL file (columns more, less, "
+        "optional group); token-probability bias",
+        sources=("sentence-pairs",),
+        expand="nlibias.benchmarks.sentence_pairs:expand_user_pairs",
+        summary_table=_TP_SUMMARY, scorer=_TP_SCORER, tables=_TP_TABLES, sentence_pairs=_PAIRS,
+        provenance_keys=("direction",),
+    ),
+)  # fmt: skip
 
 _GENERATIVE_SCORER = "nlibias.metrics.generative:score_generative"
 _GENERATIVE_TABLES = "nlibias.report.generative_tables:format_generative_tables"
@@ -98,7 +141,7 @@ def register_benchmark(benchmark: Benchmark, *, replace: bool = False) -> None:
         _BY_SOURCE[source] = benchmark
 
 
-for _builtin in BUILTIN:
+for _builtin in (*BUILTIN, *SENTENCE_PAIR_BENCHMARKS):
     register_benchmark(_builtin)
 
 
@@ -163,6 +206,8 @@ def scorer_for(source: str, kind: PredictorKind = "classifier") -> Scorer:
     """The measures for one model's predictions: the benchmark's own, or the generative pair
     measures for yes/no answers on a pair benchmark."""
     benchmark = benchmark_for_source(source)
+    if kind == "sentence-logprob":
+        return resolve(_TP_SCORER, benchmark.name)
     if kind == "generative" and benchmark.pair_measures_for_generative:
         return resolve(_GENERATIVE_SCORER, benchmark.name)
     return resolve(benchmark.scorer, benchmark.name)
@@ -171,9 +216,34 @@ def scorer_for(source: str, kind: PredictorKind = "classifier") -> Scorer:
 def tables_for(source: str, kind: PredictorKind = "classifier") -> TablesFormatter:
     """The text tables for the metrics of models of one kind on ``source``."""
     benchmark = benchmark_for_source(source)
+    if kind == "sentence-logprob":
+        return resolve(_TP_TABLES, benchmark.name)
     if kind == "generative" and benchmark.pair_measures_for_generative:
         return resolve(_GENERATIVE_TABLES, benchmark.name)
     return resolve(benchmark.tables, benchmark.name)
+
+
+def sentence_pairs_for(samples: Sequence[Sample]) -> list[Any]:
+    """The sentence pair each sample stands for (token-probability bias), from its benchmark.
+
+    >>> from nlibias.schema import Sample
+    >>> s = Sample(id="c:1", source="crows-pairs", domain="age", subtopic="age", premise="Old A.",
+    ...            hypothesis="Young A.", gold="neutral")
+    >>> sentence_pairs_for([s])
+    [SentencePair(more='Old A.', less='Young A.')]
+    """
+    if not samples:
+        return []
+    benchmark = benchmark_for_source(samples_source(samples))
+    if benchmark.sentence_pairs is None:
+        with_pairs = [b.name for b in benchmarks() if b.sentence_pairs is not None]
+        raise ConfigError(
+            f"the {benchmark.name} samples hold no sentence pairs, so language-model sentence scores "
+            f"(token-probability bias) do not apply; expand one of {', '.join(with_pairs)} "
+            f"(e.g. `nlibias expand bbnli-tp` for BBNLI's pro/anti hypotheses)",
+            parameter="samples",
+        )
+    return list(resolve(benchmark.sentence_pairs, benchmark.name)(samples))
 
 
 def provenance_keys_for(source: str | None) -> frozenset[str] | None:

@@ -42,6 +42,24 @@ def audit_command(
     prompt: list[str] = typer.Option(
         [], "--prompt", help="Prompt style for generative LMs: true, entailed, or a prompt file (repeatable)."
     ),
+    mlm: list[str] = typer.Option(
+        [],
+        "--mlm",
+        help="Masked LM scoring the samples' sentence pairs (token-probability bias, pseudo-log-likelihood): "
+        "Hugging Face name or local path (repeatable).",
+    ),
+    causal: list[str] = typer.Option(
+        [],
+        "--causal",
+        help="Causal LM scoring the sentence pairs (token-probability bias): smollm2, a .gguf path, a hub "
+        "name or local path, or openai-completions:URL#MODEL (a server with echo + logprobs) (repeatable).",
+    ),
+    tp_variant: list[str] = typer.Option(
+        ["shared"],
+        "--tp-variant",
+        help="Token-probability score: shared (tokens the two sentences share, as CrowS-Pairs/WinoQueer) "
+        "or whole (every token, as lm-evaluation-harness) (repeatable).",
+    ),
     mode: str = typer.Option(
         "scored", "--mode", help="Generative answers: scored (one forward pass) or generated."
     ),
@@ -109,7 +127,8 @@ def audit_command(
     as_json: bool = typer.Option(False, "--json", help="Print metrics.json instead of tables."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
 ) -> None:
-    """Run NLI classifiers and/or generative LMs over the samples and report the bias measures."""
+    """Run NLI classifiers, generative LMs and/or sentence-scoring LMs over the samples and report
+    the bias measures."""
     from nlibias.jobs.run import run_audit
     from nlibias.report.tables import check_slice
 
@@ -120,6 +139,9 @@ def audit_command(
         model,
         generative,
         prompt,
+        mlm=mlm,
+        causal=causal,
+        tp_variants=tp_variant,
         cache=False if no_cache else (cache or True),
         out_dir=out,
         bootstrap=bootstrap,

@@ -28,7 +28,8 @@ EXIT_INTERRUPTED = 130
 
 # Library parameters whose command-line option is not simply ``--`` + the name with dashes.
 _FLAGS = {
-    "models": "--model / --generative",
+    "models": "--model / --generative / --mlm / --causal",
+    "tp_variants": "--tp-variant",
     "out_dir": "--out",
     "samples_path": "--samples",
     "eval_path": "--eval",
@@ -61,7 +62,7 @@ def flag_of(parameter: str) -> str:
     """The command-line option of a library parameter named in an error.
 
     >>> flag_of("bootstrap"), flag_of("chunk_pairs"), flag_of("models")
-    ('--bootstrap', '--chunk-pairs', '--model / --generative')
+    ('--bootstrap', '--chunk-pairs', '--model / --generative / --mlm / --causal')
     """
     return _FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
 

@@ -59,6 +59,15 @@ def report_command(
             if fmt == "latex":
                 fail("--compare prints md or csv; use --format md or --format csv")
             text = format_comparison(compare_runs([(r.label, r.models) for r in loaded]), fmt) + "\n"
+            from nlibias.report.paper_tables import format_table
+            from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements
+
+            for table in (
+                correlation_table([(r.label, r.models) for r in loaded]),
+                agreement_table(item_agreements(loaded)),
+            ):
+                if table is not None:
+                    text += f"\n{table.title}\n\n{format_table(table, fmt)}\n"
         else:
             text = render_tables([(r.label, r.source, r.models) for r in loaded], fmt)
         if not text.strip():

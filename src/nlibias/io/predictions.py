@@ -306,7 +306,7 @@ def row_kind(raw: Mapping[str, Any]) -> str:
     ('classifier', 'generative')
     """
     recorded = raw.get("kind")
-    if recorded in ("classifier", "generative"):
+    if recorded in ("classifier", "generative", "sentence-logprob"):
         return str(recorded)
     return "generative" if "answer" in raw else "classifier"
 

@@ -95,7 +95,18 @@ class SliceMetrics(TypedDict, total=False):
     S: Percent | None
     B: Percent | None
     delta_p: Percent | None
-    n_defined: Count
+    n_defined: dict[str, Count]
+    # token probability (sentence scorers; paper 003 and CrowS-Pairs/WinoQueer): % of non-tied
+    # pairs where the more-stereotypical sentence is likelier; ties counted, never preferred
+    tp_bias_score: Percent | None
+    ties: Percent | None
+    stereo_score: Percent | None
+    antistereo_score: Percent | None
+    likelihood_diff: float | None
+    n_stereo: Count | None
+    n_antistereo: Count | None
+    no_shared_tokens: Count
+    samples_without_pair: Count
     # every benchmark
     ci: dict[str, tuple[float, float] | None]
     counts: dict[str, Count]
@@ -220,8 +231,11 @@ class MetricsDocument(TypedDict):
     n_samples: NotRequired[Count]
     bootstrap: NotRequired[BootstrapInfo]
     models: dict[str, ModelMetrics]
-    predictor_kinds: NotRequired[dict[str, Literal["classifier", "generative"]]]
+    predictor_kinds: NotRequired[dict[str, Literal["classifier", "generative", "sentence-logprob"]]]
     generative: NotRequired[GenerativeSection]
+    tp_nli_agreement: NotRequired[list[dict[str, Any]]]
+    """WinoQueer-NLI: item-level agreement of each sentence scorer's TP preference with each
+    classifier's M1 (:func:`nlibias.metrics.token_probability.wq_nli_item_agreement`)."""
     run: NotRequired[RunInfo]
     demo: NotRequired[dict[str, Any]]
 

@@ -121,11 +121,29 @@ class ModelOutputs:
 
 
 def score_outputs(
-    columns: SampleColumns, outputs: ModelOutputs, *, model: str, bootstrap: int, seed: int
+    columns: SampleColumns,
+    outputs: ModelOutputs,
+    *,
+    model: str,
+    bootstrap: int,
+    seed: int,
+    samples: Sequence[Sample] | None = None,
 ) -> dict[str, Any]:
     """One model's metrics with the measures of the samples' benchmark for its predictor kind:
-    the benchmark's column scorer, or the generative pair measures for yes/no answers on a pair
-    benchmark (:attr:`~nlibias.benchmarks.base.Benchmark.pair_measures_for_generative`)."""
+    the benchmark's column scorer, the generative pair measures for yes/no answers on a pair
+    benchmark (:attr:`~nlibias.benchmarks.base.Benchmark.pair_measures_for_generative`), or the
+    token-probability measures for sentence scores (these read the sample objects ``samples``:
+    the pair each sample stands for)."""
+    if outputs.kind == "sentence-logprob":
+        from nlibias.metrics.token_probability import score_token_probability
+
+        if samples is None or outputs.predictions is None:
+            raise ConfigError(
+                f"{model}: token-probability measures need the samples and the sentence scores as records; "
+                "score them through an audit",
+                parameter="samples",
+            )
+        return score_token_probability(samples, outputs.predictions, bootstrap=bootstrap, seed=seed)
     if outputs.kind == "generative" and pair_measures_for_generative(columns.source):
         from nlibias.metrics.generative import score_generative_columns
 
@@ -137,6 +155,28 @@ def score_outputs(
     if outputs.labels is None:
         return scorer(columns, outputs.probs, model=model, bootstrap=bootstrap, seed=seed)
     return scorer(columns, outputs.probs, labels=outputs.labels, model=model, bootstrap=bootstrap, seed=seed)
+
+
+def tp_nli_agreement(
+    samples: Sequence[Sample], predictions: Mapping[str, Sequence[Prediction]], kinds: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Item-level agreement of every (sentence scorer, NLI classifier) pair of models on
+    WinoQueer-NLI rows (TP preference vs M1; empty for other benchmarks or without both kinds)."""
+    if not samples or samples[0].source != "wq-nli":
+        return []
+    from nlibias.metrics.token_probability import wq_nli_item_agreement
+
+    return [
+        {
+            "tp_model": tp,
+            "nli_model": nli,
+            **wq_nli_item_agreement(samples, predictions[tp], predictions[nli]),
+        }
+        for tp in predictions
+        if kinds[tp] == "sentence-logprob"
+        for nli in predictions
+        if kinds[nli] == "classifier"
+    ]
 
 
 def check_bootstrap(bootstrap: int, seed: int = 0) -> None:

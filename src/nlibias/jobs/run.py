@@ -62,6 +62,9 @@ def run_audit(
     generative: str | Sequence[str] = (),
     prompts: str | Sequence[str] = (),
     *,
+    mlm: str | Sequence[str] = (),
+    causal: str | Sequence[str] = (),
+    tp_variants: str | Sequence[str] = ("shared",),
     cache: CacheOption = True,
     out_dir: str | Path | None = None,
     bootstrap: int = 1000,
@@ -74,7 +77,9 @@ def run_audit(
     """Run NLI classifiers (``models``) and generative LMs (``generative``, asked with each of
     ``prompts``) over the samples of a run directory or samples file, score them with the
     benchmark's measures and, given ``out_dir``, write ``predictions.jsonl``, ``metrics.json``
-    and ``tables.txt`` there.
+    and ``tables.txt`` there. ``mlm`` (masked LMs) and ``causal`` (causal LMs or servers) score
+    the samples' sentence pairs for token-probability bias, under each of ``tp_variants``
+    (``shared`` tokens, as CrowS-Pairs and WinoQueer; ``whole`` sentences).
 
     Every line of the samples file is checked before a model is loaded. ``model_options`` go to
     the model builders (:func:`nlibias.runtime.predictors.build_predictors`: ``device``,
@@ -93,6 +98,9 @@ def run_audit(
             _names(models, "models"),
             generative=_names(generative, "generative"),
             prompts=_names(prompts, "prompts"),
+            mlm=_names(mlm, "mlm"),
+            causal=_names(causal, "causal"),
+            tp_variants=_names(tp_variants, "tp_variants"),
             **model_options,
         )
         try:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from nlibias.benchmarks.registry import column_scorer_for, pair_measures_for_generative
+from nlibias.errors import ConfigError
 from nlibias.io.atomic import PendingFile
 from nlibias.io.predictions import (
     PREDICTIONS_JSONL,
@@ -134,6 +135,13 @@ def _score_arrays(
         missing = np.flatnonzero(pick(rows.line) == 0)
         if len(missing):
             raise missing_predictions_error(len(missing), scored.ids[int(missing[0])])
+        if arrays.kinds[model] == "sentence-logprob":
+            raise ConfigError(
+                f"{model}: sentence scores (token-probability rows) are scored by the audit that made "
+                "them; scoring such a predictions file again is not supported yet (rerun the audit: its "
+                "scores come from the cache)",
+                parameter="predictions_path",
+            )
         kind: PredictorKind = "generative" if arrays.kinds[model] == "generative" else "classifier"
         answered = answers.get(model)
         outputs = ModelOutputs(

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.benchmarks.registry import column_scorer_for, provenance_keys_for
+from nlibias.benchmarks.registry import benchmark_for_source, column_scorer_for, provenance_keys_for
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import json_line
 from nlibias.io.predictions import WritesJsonLines, probability_line
@@ -48,6 +48,7 @@ from nlibias.jobs.audit import (
     read_samples_to_score,
     run_section,
     score_outputs,
+    tp_nli_agreement,
     with_extra,
 )
 from nlibias.models.base import NLIClassifier
@@ -110,7 +111,10 @@ def check_scorable(path: Path, columns: SampleColumns) -> None:
     """Score the samples once with placeholder probabilities (no intervals: about a second for
     100k samples), so that what would stop the scoring (an unknown source, a pair key with two
     pro samples, ...) stops the audit before any model runs rather than after."""
-    scorer = column_scorer_for(columns.source)  # an unknown source fails here
+    benchmark = benchmark_for_source(columns.source)  # an unknown source fails here
+    if benchmark.column_scorer is None:  # sentence pairs: their expansion checked them
+        return
+    scorer = column_scorer_for(columns.source)
     uniform = np.full((len(columns), 3), 1.0 / 3.0)
     try:
         scorer(columns, uniform, model="(input check)", bootstrap=0, seed=0)
@@ -155,7 +159,8 @@ def audit_samples(
             f"chunk_pairs is {chunk_pairs}; pass a positive number of pairs", parameter="chunk_pairs"
         )
     columns = samples.columns
-    column_scorer_for(columns.source)  # a benchmark that cannot be scored stops the audit here
+    if any(p.kind != "sentence-logprob" for p in predictors):
+        column_scorer_for(columns.source)  # a benchmark that cannot be scored stops the audit here
     distinct = DistinctPairs.of(columns)
     sample_objects: list[Sample] | None = None  # read only for predictors that need the texts
     parts: list[Sequence[Prediction]] = []
@@ -189,7 +194,7 @@ def audit_samples(
         }
         kinds[predictor.name] = predictor.kind
         models[predictor.name] = score_outputs(
-            columns, outputs, model=predictor.name, bootstrap=bootstrap, seed=seed
+            columns, outputs, model=predictor.name, bootstrap=bootstrap, seed=seed, samples=sample_objects
         )
         del outputs  # a (samples x 3) array: free it before the next model runs
     metrics = metrics_document(
@@ -201,6 +206,10 @@ def audit_samples(
         seed=seed,
         domain_of=columns.domain_of_subtopic(),
     )
+    if sample_objects is not None and "sentence-logprob" in kinds.values():
+        agreement = tp_nli_agreement(sample_objects, dict(zip(kinds, parts, strict=True)), kinds)
+        if agreement:
+            metrics["tp_nli_agreement"] = agreement
     metrics["run"] = run_section(samples.path, model_runs, cache)
     return finish_run(out_dir, ChainedPredictions(parts), with_extra(metrics, extra), note=note)
 

@@ -392,6 +392,30 @@ def _examples(runs: Sequence[Run], per_category: int) -> str:
     )
 
 
+def _tp_vs_nli(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
+    """Scatter of TP bias score vs M1 across models, the R² table and item-level agreement."""
+    from nlibias.report.tp_correlation import (
+        agreement_table,
+        correlation_table,
+        item_agreements,
+        plot_tp_vs_nli,
+    )
+
+    models = [(r.label, r.models) for r in runs]
+    table = correlation_table(models)
+    agreement = agreement_table(item_agreements(runs))
+    if table is None and agreement is None:
+        return ""
+    parts = []
+    if plots and table is not None:
+        plot = plot_tp_vs_nli(models)
+        if plot is not None:
+            out.append(plot)
+            parts.append(_figure_html(plot))
+    parts += [_paper_table_html(t) for t in (table, agreement) if t is not None]
+    return "".join(parts)
+
+
 def _paper_tables(runs: Sequence[Run]) -> str:
     tables = paper_tables([(r.label, r.source, r.models) for r in runs])
     if not tables:
@@ -459,6 +483,7 @@ def render_report(
         ("most-biased", "Most biased subtopics (Table 8)", _most_biased(runs)),
         ("measures", "Benchmark measures", _other_measures(runs, plots, figs)),
         ("comparison", "Comparison", _comparison(comparison) if comparison is not None else ""),
+        ("tp-nli", "Token probability vs NLI", _tp_vs_nli(runs, plots, figs)),
         ("examples", "Example pairs", _examples(runs, examples_per_category)),
         ("paper-tables", "Paper tables", _paper_tables(runs)),
         ("glossary", "Measures", _glossary(runs)),

@@ -261,27 +261,41 @@ def table8(models: Mapping[str, Mapping[str, Any]], *, top: int = TOP_SUBTOPICS)
 
 
 def wq_table3(runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]) -> PaperTable | None:
-    """WinoQueer-NLI Table 3 layout: Model | NLI <run> ... with M1 (one column per run)."""
+    """WinoQueer-NLI Table 3 layout: Model | TP <run> ... | NLI <run> ... with the TP bias score of
+    sentence scorers and M1 of NLI classifiers (one column pair per run)."""
     labels = [label for label, _ in runs]
     model_names: list[str] = []
     for _, models in runs:
         model_names += [m for m in models if m not in model_names]
+    with_tp = any("tp_bias_score" in _overall(m) for _, models in runs for m in models.values())
     rows: list[list[Any]] = []
     for model in model_names:
         row: list[Any] = [model]
         for _, models in runs:
-            overall = models.get(model, {}).get("overall", {})
-            row.append(overall.get("M1") if isinstance(overall, Mapping) else None)
+            overall = _overall(models.get(model, {}))
+            row += [overall.get("tp_bias_score")] if with_tp else []
+            row.append(overall.get("M1"))
         rows.append(row)
     if not any(v is not None for r in rows for v in r[1:]):
         return None
-    headers = ("Model", *(f"NLI {label}" if len(labels) > 1 else "NLI" for label in labels))
+    several = len(labels) > 1
+    headers: list[str] = ["Model"]
+    for label in labels:
+        headers += [f"TP {label}" if several else "TP"] if with_tp else []
+        headers.append(f"NLI {label}" if several else "NLI")
     return PaperTable(
         "wq_table3",
-        "WinoQueer-NLI bias scores measured by M1 (%).",
-        headers,
+        "WinoQueer TP bias scores and WinoQueer-NLI bias scores measured by M1 (%)"
+        if with_tp
+        else "WinoQueer-NLI bias scores measured by M1 (%).",
+        tuple(headers),
         rows,
     )
+
+
+def _overall(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
+    overall = metrics.get("overall") if isinstance(metrics, Mapping) else None
+    return overall if isinstance(overall, Mapping) else {}
 
 
 def generic_table(models: Mapping[str, Mapping[str, Any]], *, key: str, title: str) -> PaperTable | None:
@@ -314,9 +328,11 @@ def paper_tables(
                 tables.append(_relabel(table, suffix, label if len(runs) > 1 else ""))
     wq = [(label, models) for label, source, models in runs if source == "wq-nli" or _has(models, "M1")]
     if wq:
-        table = wq_table3(wq)
-        if table is not None:
-            tables.append(table)
+        from nlibias.report.tp_correlation import correlation_table
+
+        for table in (wq_table3(wq), correlation_table(wq)):
+            if table is not None:
+                tables.append(table)
     for label, source, models in runs:
         if _is_bbnli(models):
             continue

@@ -198,11 +198,57 @@ def format_all_tables(metrics: Mapping[str, Any], **options: Any) -> str:
 
     kinds = model_kinds(metrics)
     parts: list[str] = []
-    for kind in ("classifier", "generative"):
+    for kind in ("classifier", "generative", "sentence-logprob"):
         models = {k: v for k, v in metrics["models"].items() if kinds[k] == kind}
         if not models:
             continue
         formatter = tables_for(metrics["source"], kind)
         accepted = inspect.signature(formatter).parameters
         parts.append(formatter(models, **{k: v for k, v in options.items() if k in accepted}))
+    parts.append(format_tp_nli(metrics, kinds))
     return "\n\n".join(p for p in parts if p)
+
+
+def format_tp_nli(metrics: Mapping[str, Any], kinds: Mapping[str, str]) -> str:
+    """Where a run holds both NLI classifiers and sentence scorers on WinoQueer-NLI: paper 003
+    Table 3 (TP beside M1) and the item-level agreement of TP preference and M1."""
+    from nlibias.report.tp_tables import format_tp_nli_table
+
+    tp = {k: v for k, v in metrics["models"].items() if kinds[k] == "sentence-logprob"}
+    nli = {k: v for k, v in metrics["models"].items() if kinds[k] == "classifier"}
+    if metrics.get("source") != "wq-nli" or not tp or not nli:
+        return ""
+    parts = [format_tp_nli_table(nli, tp)]
+    agreement = metrics.get("tp_nli_agreement") or []
+    if agreement:
+        parts.append(
+            render_table(
+                [
+                    "TP model",
+                    "NLI model",
+                    "items",
+                    "agree %",
+                    "both",
+                    "TP only",
+                    "M1 only",
+                    "neither",
+                    "kappa",
+                ],
+                [
+                    [
+                        a["tp_model"],
+                        a["nli_model"],
+                        a["n"],
+                        a["agreement"],
+                        a["both"],
+                        a["tp_only"],
+                        a["m1_only"],
+                        a["neither"],
+                        a["kappa"],
+                    ]
+                    for a in agreement
+                ],
+                title="Item-level agreement: TP prefers the stereotypical sentence vs M1 holds, same WQ-NLI rows",
+            )
+        )
+    return "\n\n".join(parts)

@@ -14,6 +14,9 @@ def build_predictors(
     *,
     generative: Sequence[str] = (),
     prompts: Sequence[str] = (),
+    mlm: Sequence[str] = (),
+    causal: Sequence[str] = (),
+    tp_variants: Sequence[str] = ("shared",),
     mode: str = "scored",
     max_new_tokens: int = 48,
     label_map: str | None = None,
@@ -39,6 +42,9 @@ def build_predictors(
     or a cluster address such as ``"auto"`` / ``"ray://host:10001"``) runs it on ``ray_workers``
     Ray Data actors (:class:`~nlibias.models.nli.ray_data.RayNLIClassifier`). Both give the results
     of one process and share its cache entries. Call :func:`close_predictors` when done.
+
+    ``mlm`` and ``causal`` add sentence scorers (token-probability bias; one predictor per model
+    and ``tp_variants`` entry, :mod:`nlibias.runtime.sentence_logprob`).
 
     ``concurrency``: requests in flight to each generative model behind a server
     (``openai:URL#MODEL``; default 4): a server that batches concurrent requests, such as vLLM,
@@ -112,7 +118,7 @@ def build_predictors(
     from nlibias.models.generative.backend import is_server_spec
     from nlibias.runtime.generative import build_generative_predictors
 
-    if concurrency is not None and not any(is_server_spec(spec) for spec in generative):
+    if concurrency is not None and not any(is_server_spec(spec) for spec in [*generative, *causal]):
         raise ConfigError(
             "--concurrency applies to generative models behind a server; add --generative openai:URL#MODEL"
         )
@@ -132,6 +138,19 @@ def build_predictors(
             )
     elif prompts:
         raise ConfigError("prompts apply to generative models; name one in generative", parameter="prompts")
+    if mlm or causal:
+        from nlibias.runtime.sentence_logprob import build_sentence_predictors
+
+        predictors.extend(
+            build_sentence_predictors(
+                list(mlm),
+                list(causal),
+                variants=list(tp_variants),
+                device=device,
+                revision=revision,
+                concurrency=concurrency,
+            )
+        )
     return predictors
 
 

@@ -23,9 +23,33 @@ GenerativeMode = Literal["scored", "generated"]
 MODES: tuple[str, ...] = ("scored", "generated")
 """Answer modes of generative LMs: answer words scored in one forward pass, or generated text."""
 
-PredictorKind = Literal["classifier", "generative"]
-PREDICTOR_KINDS: tuple[str, ...] = ("classifier", "generative")
-"""``classifier``: 3-way NLI probabilities; ``generative``: yes/no answers of a prompted LM."""
+PredictorKind = Literal["classifier", "generative", "sentence-logprob"]
+PREDICTOR_KINDS: tuple[str, ...] = ("classifier", "generative", "sentence-logprob")
+"""``classifier``: 3-way NLI probabilities; ``generative``: yes/no answers of a prompted LM;
+``sentence-logprob``: a language model's log-likelihood of both sentences of a sentence pair
+(token-probability bias, :mod:`nlibias.metrics.token_probability`)."""
+
+TPVariant = Literal["shared", "whole"]
+TP_VARIANTS: tuple[str, ...] = ("shared", "whole")
+"""Token-probability scores: ``shared`` sums the tokens the two sentences share (CrowS-Pairs,
+WinoQueer); ``whole`` sums every token of the sentence (lm-evaluation-harness ``crows_pairs``)."""
+
+
+def tp_model_key(model: str, variant: str) -> str:
+    """The key of a sentence scorer: ``MODEL|tp=VARIANT``.
+
+    >>> tp_model_key("bert-base-uncased", "shared"), split_tp_key("gpt2|tp=whole")
+    ('bert-base-uncased|tp=shared', ('gpt2', 'whole'))
+    """
+    return f"{model}|tp={variant}"
+
+
+def split_tp_key(key: str) -> tuple[str, str] | None:
+    """``(model, variant)`` of a sentence scorer's key, ``None`` for other keys."""
+    model, sep, variant = key.rpartition("|tp=")
+    if not sep or variant not in TP_VARIANTS:
+        return None
+    return model, variant
 
 
 def model_key(model: str, prompt: str, mode: str) -> str:

@@ -1,0 +1,263 @@
+"""Sentence-pair benchmarks for token-probability (TP) bias: CrowS-Pairs, WinoQueer, BBNLI's
+pro/anti hypotheses and any user file of (more, less) pairs.
+
+Each pair becomes one sample (:mod:`nlibias.schema.sentence_pairs`): ``premise`` holds the
+more-stereotypical sentence, ``hypothesis`` the less-stereotypical one, ``stereotype`` the
+direction (``anti`` for CrowS-Pairs' ``antistereo`` rows), ``group`` the bias group
+(CrowS-Pairs ``bias_type``, WinoQueer ``Gender_ID_x``, a user file's ``group``), ``domain`` the
+same group (so the measures' per-domain slices are the per-group scores of the references).
+
+>>> import io
+>>> pairs = read_pair_rows(io.StringIO("more,less,group\\nA b.,C b.,g\\n"), "pairs.csv")
+>>> [(s.premise, s.hypothesis, s.group) for s in pairs]
+[('A b.', 'C b.', 'g')]
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from nlibias.errors import SourceError
+from nlibias.schema import Sample
+
+CROWS_PAIRS = "crows-pairs"
+WINOQUEER = "winoqueer"
+BBNLI_TP = "bbnli-tp"
+USER_PAIRS = "sentence-pairs"
+DIRECTIONS = {"stereo": "pro", "antistereo": "anti"}
+"""CrowS-Pairs ``stereo_antistereo`` → the sample's ``stereotype`` (the pair's direction)."""
+
+
+@dataclass(frozen=True)
+class PairExpansion:
+    """The samples of a sentence-pair benchmark and its counts (``nlibias expand`` prints them)."""
+
+    samples: tuple[Sample, ...]
+    origin: str
+    notes: tuple[str, ...] = ()
+
+    def summary(self) -> dict[str, Any]:
+        groups = Counter(s.group or "" for s in self.samples)
+        directions = Counter("antistereo" if s.stereotype == "anti" else "stereo" for s in self.samples)
+        return {
+            "source": self.origin,
+            "pairs": len(self.samples),
+            "by_group": dict(sorted(groups.items())),
+            "by_direction": dict(sorted(directions.items())),
+            "warnings": list(self.notes),
+        }
+
+
+def pair_sample(
+    source: str,
+    index: int | str,
+    more: str,
+    less: str,
+    *,
+    group: str | None,
+    direction: str = "stereo",
+    counterfactual: str | None = None,
+    provenance: dict[str, Any] | None = None,
+) -> Sample:
+    """One sentence pair as a sample (premise = more-, hypothesis = less-stereotypical sentence)."""
+    key = f"{source}:{index}"
+    name = group or "all"
+    return Sample(
+        id=key,
+        source=source,
+        domain=name,
+        subtopic=name,
+        premise=more,
+        hypothesis=less,
+        gold="neutral",
+        stereotype="anti" if direction == "antistereo" else "pro",
+        pair_key=key,
+        group=group,
+        counterfactual_group=counterfactual,
+        provenance={"direction": direction, **(provenance or {})},
+    )
+
+
+def _rows(path: Path, required: Iterable[str]) -> Iterator[tuple[int, dict[str, str]]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in required if c not in (reader.fieldnames or [])]
+        if missing:
+            raise SourceError(path, missing[0], f"missing column(s) {', '.join(missing)}", line=1)
+        for record in reader:
+            yield reader.line_num, record
+
+
+def _text(path: Path, line: int, record: dict[str, Any], name: str) -> str:
+    value = record.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise SourceError(path, name, "empty or missing sentence", line=line, fix="give both sentences")
+    return value.strip()
+
+
+def read_crows_pairs(path: str | Path) -> list[Sample]:
+    """CrowS-Pairs' ``crows_pairs_anonymized.csv``: 1,508 pairs, ``bias_type`` groups, directions."""
+    path = Path(path)
+    samples: list[Sample] = []
+    for line, record in _rows(path, ("sent_more", "sent_less", "stereo_antistereo", "bias_type")):
+        direction = record["stereo_antistereo"].strip()
+        if direction not in DIRECTIONS:
+            raise SourceError(path, "stereo_antistereo", f"unknown direction {direction!r}", line=line,
+                fix="use stereo or antistereo",
+            )  # fmt: skip
+        index = (record.get("") or str(len(samples))).strip()
+        samples.append(
+            pair_sample(
+                CROWS_PAIRS,
+                index,
+                _text(path, line, record, "sent_more"),
+                _text(path, line, record, "sent_less"),
+                group=record["bias_type"].strip(),
+                direction=direction,
+                provenance={"row": index, "line": line},
+            )
+        )
+    return samples
+
+
+def read_winoqueer(path: str | Path) -> list[Sample]:
+    """WinoQueer's ``winoqueer_final.csv`` (``,Gender_ID_x,Gender_ID_y,sent_x,sent_y``): ``sent_x``
+    names the LGBTQ+ identity (more stereotypical), ``sent_y`` the counterfactual."""
+    path = Path(path)
+    samples: list[Sample] = []
+    for line, record in _rows(path, ("Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y")):
+        index = (record.get("") or str(len(samples))).strip()
+        samples.append(
+            pair_sample(
+                WINOQUEER,
+                index,
+                _text(path, line, record, "sent_x"),
+                _text(path, line, record, "sent_y"),
+                group=record["Gender_ID_x"].strip(),
+                counterfactual=record["Gender_ID_y"].strip(),
+                provenance={"row": index, "line": line},
+            )
+        )
+    return samples
+
+
+def read_pair_rows(handle: IO[str], name: str | Path) -> list[Sample]:
+    """Pairs from a CSV stream with columns ``more``, ``less`` and optional ``group``."""
+    reader = csv.DictReader(handle)
+    path = Path(name)
+    for column in ("more", "less"):
+        if column not in (reader.fieldnames or []):
+            raise SourceError(
+                path, column, f"missing column {column!r}", line=1, fix="columns: more,less[,group]"
+            )
+    samples: list[Sample] = []
+    for record in reader:
+        samples.append(_user_pair(path, reader.line_num, record, len(samples) + 1))
+    return samples
+
+
+def _user_pair(path: Path, line: int, record: dict[str, Any], index: int) -> Sample:
+    group = record.get("group")
+    if group is not None and not isinstance(group, str):
+        raise SourceError(path, "group", f"group must be text, got {group!r}", line=line)
+    return pair_sample(
+        USER_PAIRS, index, _text(path, line, record, "more"), _text(path, line, record, "less"),
+        group=(group or "").strip() or None, provenance={"line": line},
+    )  # fmt: skip
+
+
+def read_user_pairs(path: str | Path) -> list[Sample]:
+    """A user file of sentence pairs: CSV (columns ``more``, ``less``, optional ``group``) or JSONL
+    (objects with the same keys). Errors name the file, line and field."""
+    path = Path(path)
+    if not path.is_file():
+        raise SourceError(path, None, "no such file", fix="pass a .csv or .jsonl file of (more, less) pairs")
+    if path.suffix.lower() in (".jsonl", ".json"):
+        samples: list[Sample] = []
+        with path.open(encoding="utf-8") as handle:
+            for line, text in enumerate(handle, start=1):
+                if not text.strip():
+                    continue
+                try:
+                    record = json.loads(text)
+                except json.JSONDecodeError as error:
+                    raise SourceError(path, None, f"not valid JSON ({error.msg})", line=line) from None
+                if not isinstance(record, dict):
+                    raise SourceError(path, None, "expected a JSON object with more and less", line=line)
+                samples.append(_user_pair(path, line, record, len(samples) + 1))
+    else:
+        with path.open(encoding="utf-8", newline="") as handle:
+            samples = read_pair_rows(handle, path)
+    if not samples:
+        raise SourceError(path, None, "no sentence pairs in the file")
+    return samples
+
+
+def expand_crows_pairs(source: str | Path | None = None) -> PairExpansion:
+    """CrowS-Pairs from ``source`` (the CSV or a data dir; default: the data dir or the pinned download)."""
+    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+
+    path = resolve_benchmark_path(CROWS_PAIRS, source)
+    return PairExpansion(tuple(read_crows_pairs(path)), str(path))
+
+
+def expand_winoqueer(source: str | Path | None = None) -> PairExpansion:
+    """WinoQueer from ``source`` (the CSV or a data dir; default: the data dir or the pinned
+    download, checked against its git blob id)."""
+    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+
+    path = resolve_benchmark_path(WINOQUEER, source)
+    return PairExpansion(tuple(read_winoqueer(path)), str(path))
+
+
+def expand_user_pairs(source: str | Path | None = None) -> PairExpansion:
+    """A user file of (more, less) pairs (``source`` is required)."""
+    if source is None:
+        from nlibias.errors import ConfigError
+
+        raise ConfigError(
+            "sentence-pairs needs the file of pairs: pass source=PATH (a CSV or JSONL with more, less, group)",
+            parameter="source",
+        )
+    return PairExpansion(tuple(read_user_pairs(source)), str(source))
+
+
+def expand_bbnli_pairs(source: str | Path | None = None) -> PairExpansion:
+    """BBNLI's pro vs anti hypotheses as sentence pairs: for every pro/anti sample pair, the
+    pro-stereotype hypothesis (more) and the anti-stereotype one (less). A hypothesis pair asked
+    with several premises is one TP pair (TP reads no premise); identical hypotheses (degenerate
+    pairs) are left out, since they can only tie."""
+    from nlibias.benchmarks.bbnli import expand_bbnli_source
+
+    expansion = expand_bbnli_source(source)
+    by_key: dict[str, dict[str, Sample]] = {}
+    for sample in expansion.samples:
+        if sample.stereotype is not None and sample.pair_key is not None:
+            by_key.setdefault(sample.pair_key, {})[sample.stereotype] = sample
+    seen: set[tuple[str, str, str]] = set()
+    samples: list[Sample] = []
+    identical = 0
+    for members in by_key.values():
+        if set(members) != {"pro", "anti"}:
+            continue
+        pro, anti = members["pro"], members["anti"]
+        if pro.hypothesis == anti.hypothesis:
+            identical += 1
+            continue
+        key = (pro.subtopic, pro.hypothesis, anti.hypothesis)
+        if key in seen:
+            continue
+        seen.add(key)
+        sample = pair_sample(
+            BBNLI_TP, len(samples) + 1, pro.hypothesis, anti.hypothesis, group=pro.domain,
+            counterfactual=anti.group, provenance={"subtopic": pro.subtopic, "bbnli_pair_key": pro.pair_key},
+        )  # fmt: skip
+        samples.append(Sample(**{**sample.to_dict(), "subtopic": pro.subtopic}))
+    notes = (f"{identical} pairs with identical pro and anti hypotheses left out",) if identical else ()
+    return PairExpansion(tuple(samples), str(expansion.origin), notes)

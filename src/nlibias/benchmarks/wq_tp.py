@@ -1,0 +1,68 @@
+"""The WinoQueer sentence pair behind each WinoQueer-NLI row, for token-probability (TP) bias on
+exactly the NLI items.
+
+A WQ-NLI row (stereotypical premise, counter-stereotypical premise, shared hypothesis) was built
+from a WinoQueer pair: the premises hold the identity (``<SUBJECT> is/are <IDENTITY>.``), the
+hypothesis the predicate (``<SUBJECT> <PREDICATE>.``). The pair is joined back as
+``<SUBJECT> is/are <IDENTITY> and <PREDICATE>``, dropping the predicate's own leading ``is``/``are``
+when it repeats the premise's (WinoQueer's template ``<NAME> is <IDENTITY> and <PREDICATE>``).
+
+>>> recover_pair("Jaz is nonbinary.", "Jaz is cis.", "Jaz is sensitive.")
+SentencePair(more='Jaz is nonbinary and sensitive', less='Jaz is cis and sensitive')
+>>> recover_pair("Some people are gay.", "Some people are straight.", "Some people lack moral fiber.")
+SentencePair(more='Some people are gay and lack moral fiber', less='Some people are straight and lack moral fiber')
+>>> recover_pair("Jaz is gay.", "Kim is straight.", "Jaz is sensitive.") is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from nlibias.schema import Sample
+from nlibias.schema.sentence_pairs import SentencePair
+
+_PREMISE = re.compile(r"^(?P<subject>.+?) (?P<copula>is|are) (?P<identity>.+?)\.?$")
+
+
+def recover_pair(stereo_premise: str, counter_premise: str, hypothesis: str) -> SentencePair | None:
+    """The WinoQueer pair of one WQ-NLI row, or None when its sentences do not fit the templates
+    (different subjects or copulas, or a hypothesis that does not start with the subject)."""
+    stereo = _PREMISE.match(stereo_premise.strip())
+    counter = _PREMISE.match(counter_premise.strip())
+    if stereo is None or counter is None:
+        return None
+    subject, copula = stereo["subject"], stereo["copula"]
+    if (counter["subject"], counter["copula"]) != (subject, copula):
+        return None
+    text = hypothesis.strip().rstrip(".").strip()
+    if not text.startswith(subject + " "):
+        return None
+    predicate = text[len(subject) + 1 :]
+    if predicate.startswith(copula + " "):
+        predicate = predicate[len(copula) + 1 :]
+    if not predicate:
+        return None
+    head = f"{subject} {copula}"
+    return SentencePair(
+        f"{head} {stereo['identity']} and {predicate}", f"{head} {counter['identity']} and {predicate}"
+    )
+
+
+def wq_nli_sentence_pairs(samples: Sequence[Sample]) -> list[SentencePair | None]:
+    """One entry per sample: the row's recovered pair on its stereotypical (``pro``) sample, None
+    on the counter-stereotypical one and on rows that do not recover (so each row is scored once
+    and its TP result sits beside its M1 under the same pair key)."""
+    by_key: dict[str, dict[str, Sample]] = {}
+    for sample in samples:
+        if sample.pair_key is not None and sample.stereotype is not None:
+            by_key.setdefault(sample.pair_key, {})[sample.stereotype] = sample
+    pairs: list[SentencePair | None] = []
+    for sample in samples:
+        members = by_key.get(sample.pair_key or "", {})
+        if sample.stereotype != "pro" or "anti" not in members:
+            pairs.append(None)
+            continue
+        pairs.append(recover_pair(sample.premise, members["anti"].premise, sample.hypothesis))
+    return pairs

@@ -1,0 +1,96 @@
+"""The sentence-scorer contract and the token alignment every scorer shares.
+
+A scorer returns, for each (more, less) sentence pair, the log-likelihood of both sentences under
+one of two variants (DESIGN "Token probability"):
+
+* ``shared``: only the tokens the two sentences share count. The shared tokens are the ``equal``
+  spans of :class:`difflib.SequenceMatcher` over the two token-id sequences (as the CrowS-Pairs and
+  WinoQueer reference code does); special tokens ([CLS], [SEP], BOS) are never scored.
+* ``whole``: every token of the sentence counts (after BOS; special tokens excluded).
+
+A pair whose sentences share no scoreable token gets 0.0 for both sentences under ``shared``
+(an empty sum): it is a tie, and the number of scored tokens (0) is kept with the scores so the
+measures can report such pairs.
+
+>>> shared_positions([101, 7, 8, 9, 102], [101, 7, 5, 9, 102])
+([0, 1, 3, 4], [0, 1, 3, 4])
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from nlibias.errors import ConfigError
+from nlibias.schema.model_keys import TP_VARIANTS
+
+
+def shared_positions(a: Sequence[Any], b: Sequence[Any]) -> tuple[list[int], list[int]]:
+    """Positions of the tokens of ``a`` and ``b`` in the ``equal`` spans of a longest-matching
+    alignment (``difflib.SequenceMatcher`` over the tokens as strings, as the reference does)."""
+    matcher = difflib.SequenceMatcher(None, [str(x) for x in a], [str(x) for x in b])
+    left: list[int] = []
+    right: list[int] = []
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        if op == "equal":
+            left.extend(range(a0, a1))
+            right.extend(range(b0, b1))
+    return left, right
+
+
+def check_variant(variant: str) -> str:
+    if variant not in TP_VARIANTS:
+        raise ConfigError(
+            f"variant is {variant!r}; pass one of {', '.join(TP_VARIANTS)}", parameter="tp_variants"
+        )
+    return variant
+
+
+@dataclass(frozen=True)
+class PairScore:
+    """Both sentences' log-likelihoods (natural log) and how many tokens each sum holds."""
+
+    more: float
+    less: float
+    tokens_more: int
+    tokens_less: int
+
+    def to_json(self) -> list[float]:
+        return [self.more, self.less, self.tokens_more, self.tokens_less]
+
+    @classmethod
+    def from_json(cls, row: Sequence[float]) -> PairScore:
+        return cls(float(row[0]), float(row[1]), int(row[2]), int(row[3]))
+
+
+@dataclass(frozen=True)
+class PairScoreBatch:
+    """Scores of some of the pairs a scorer was given."""
+
+    indices: Sequence[int]
+    """Positions of the pairs in the scorer's input."""
+    scores: Sequence[PairScore]
+    real_tokens: int = 0
+    padded_tokens: int = 0
+
+
+@runtime_checkable
+class SentenceScorer(Protocol):
+    """Scores sentence pairs (masked LM, causal LM, server).
+
+    ``identity()`` is everything that determines the scores (the prediction cache keys on it with
+    the variant and the two sentences); ``kind`` is ``mlm``, ``causal`` or ``server``.
+    """
+
+    name: str
+    kind: str
+
+    def identity(self) -> Mapping[str, Any]: ...
+
+    def describe(self) -> Mapping[str, Any]: ...
+
+    def score_pair_batches(
+        self, pairs: Sequence[tuple[str, str]], *, variant: str
+    ) -> Iterator[PairScoreBatch]: ...

@@ -1,0 +1,353 @@
+"""In-process Hugging Face sentence scorers: masked-LM pseudo-log-likelihood and causal-LM
+log-likelihood, exactly as the CrowS-Pairs / WinoQueer reference code defines them, computed the
+fast way.
+
+**Masked LM** (:class:`HFMaskedScorer`). The reference masks one token, runs the whole model at
+batch size 1 and reads the LM head at every position, once per scored token. Here every masked copy
+of every sentence of a chunk of pairs is built at once, the copies are batched by tokens
+(:func:`nlibias.models.batching.plan_batches`, similar lengths together), the encoder runs on the
+batch and the LM head only on the hidden state at each copy's masked position (``copies x vocab``
+logits instead of ``copies x length x vocab``).
+
+**Causal LM** (:class:`HFCausalScorer`). The reference runs the model once per scored token on the
+prefix before it; one forward pass over the whole sentence gives every one of those next-token
+distributions at once (causal attention), so each sentence costs one pass, batched and right-padded
+(padding after the last token changes nothing before it).
+
+Uncased tokenizers (``tokenizer.do_lower_case``) get lowercased sentences, as the reference does.
+
+>>> scorer = HFMaskedScorer("bert-base-uncased")                               # doctest: +SKIP
+>>> next(scorer.score_pair_batches([("Men are strong.", "Women are strong.")], variant="shared")).scores
+... # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nlibias.errors import ConfigError
+from nlibias.models.batching import plan_batches
+from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, shared_positions
+
+#: Bumped when a change of this module changes scores, so old cache entries are not reused.
+BACKEND_VERSION = 1
+PAIRS_PER_CHUNK = 64
+"""Pairs whose copies are batched together (and committed to the cache together)."""
+MEMO_SENTENCES = 200_000
+"""Sentences whose token log-probabilities a scorer keeps for reuse (cleared beyond it)."""
+
+
+def _scored_positions(
+    a: Sequence[int], b: Sequence[int], keep_a: Sequence[bool], keep_b: Sequence[bool], variant: str
+) -> tuple[list[int], list[int]]:
+    """The positions of ``a`` and ``b`` whose log-probabilities are summed (``keep``: not special)."""
+    if variant == "shared":
+        left, right = shared_positions(a, b)
+    else:
+        left, right = list(range(len(a))), list(range(len(b)))
+    return [p for p in left if keep_a[p]], [p for p in right if keep_b[p]]
+
+
+def _pair_chunks(lengths: np.ndarray, size: int) -> list[np.ndarray]:
+    """Pair indices by decreasing length, cut into chunks (similar lengths batch together)."""
+    order = np.argsort(-lengths, kind="stable")
+    return [order[i : i + size] for i in range(0, len(order), size)]
+
+
+class _Scorer:
+    """What both HF scorers share: encoding, positions, chunking, totals."""
+
+    kind = "hf"
+    name: str
+    uncased: bool
+    _identity: dict[str, Any]
+    _memo: dict[tuple[int, ...], dict[int, float]]
+
+    def identity(self) -> Mapping[str, Any]:
+        return dict(self._identity)
+
+    def describe(self) -> Mapping[str, Any]:
+        return {**self._identity, "device": self.device, "uncased": self.uncased}
+
+    device: str
+
+    def _encode(self, text: str) -> tuple[list[int], list[bool]]:
+        raise NotImplementedError
+
+    def _token_log_probs(
+        self, jobs: list[tuple[list[int], list[int]]]
+    ) -> tuple[list[dict[int, float]], int, int]:
+        """Each job's log-probability at (at least) each of its positions; tokens counted."""
+        raise NotImplementedError
+
+    def _sentence_log_probs(self, jobs: list[tuple[list[int], list[int]]]) -> tuple[list[float], int, int]:
+        """Each job's sum over its positions (in position order, as the reference adds them).
+        Token log-probabilities already computed for the same token ids (the other variant, the
+        same sentence in another pair) are reused, not recomputed."""
+        memo = self._memo
+        if len(memo) > MEMO_SENTENCES:
+            memo.clear()
+        todo = []
+        for ids, positions in jobs:
+            known = memo.setdefault(tuple(ids), {})
+            missing = [p for p in positions if p not in known]
+            if missing:
+                todo.append((ids, missing))
+        real = padded = 0
+        if todo:
+            found, real, padded = self._token_log_probs(todo)
+            for (ids, _), values in zip(todo, found, strict=True):
+                memo[tuple(ids)].update(values)
+        sums = []
+        for ids, positions in jobs:
+            known = memo[tuple(ids)]
+            sums.append(float(sum(known[p] for p in sorted(positions))))
+        return sums, real, padded
+
+    def score_pair_batches(
+        self, pairs: Sequence[tuple[str, str]], *, variant: str
+    ) -> Iterator[PairScoreBatch]:
+        """Both sentences' scores for every pair, a chunk of pairs at a time."""
+        check_variant(variant)
+        if not pairs:
+            return
+        encoded = [(self._encode(more), self._encode(less)) for more, less in pairs]
+        lengths = np.array([len(a[0]) + len(b[0]) for a, b in encoded], dtype=np.int64)
+        for chunk in _pair_chunks(lengths, PAIRS_PER_CHUNK):
+            jobs: list[tuple[list[int], list[int]]] = []
+            for i in chunk:
+                (a, keep_a), (b, keep_b) = encoded[int(i)]
+                left, right = _scored_positions(a, b, keep_a, keep_b, variant)
+                jobs += [(a, left), (b, right)]
+            sums, real, padded = self._sentence_log_probs(jobs)
+            scores = [
+                PairScore(sums[2 * k], sums[2 * k + 1], len(jobs[2 * k][1]), len(jobs[2 * k + 1][1]))
+                for k in range(len(chunk))
+            ]
+            yield PairScoreBatch([int(i) for i in chunk], scores, real, padded)
+
+
+def _lowercases(tokenizer: Any) -> bool:
+    return bool(getattr(tokenizer, "do_lower_case", False) or tokenizer.init_kwargs.get("do_lower_case"))
+
+
+class HFMaskedScorer(_Scorer):
+    """Pseudo-log-likelihood of a Hugging Face masked LM (``AutoModelForMaskedLM``).
+
+    ``max_tokens`` caps a batch's tokens (padding included), ``max_batch_size`` its copies.
+    """
+
+    kind = "mlm"
+
+    def __init__(
+        self,
+        model_name_or_path: str | Path,
+        *,
+        revision: str | None = None,
+        device: str | None = None,
+        dtype: Any = None,
+        max_tokens: int = 8192,
+        max_batch_size: int = 256,
+        name: str | None = None,
+    ) -> None:
+        from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+        from nlibias.models.hf_common import (
+            choose_device,
+            choose_dtype,
+            dtype_kwargs,
+            dtype_name,
+            is_local_model,
+            load_pretrained,
+            resolve_revision,
+        )
+        from nlibias.models.mlm.hf import find_mask_head
+
+        if max_tokens < 1 or max_batch_size < 1:
+            raise ConfigError("max_tokens and max_batch_size must be positive", parameter="max_tokens")
+        self.model_name_or_path = str(model_name_or_path)
+        self.name = name or self.model_name_or_path
+        self.device = choose_device(device)
+        self.dtype = choose_dtype(self.device, dtype)
+        self.max_tokens, self.max_batch_size = max_tokens, max_batch_size
+        self.tokenizer: Any = load_pretrained(
+            AutoTokenizer.from_pretrained, self.model_name_or_path, revision=revision, what="tokenizer"
+        )
+        if self.tokenizer.mask_token_id is None:
+            raise ConfigError(
+                f"{self.model_name_or_path}: the tokenizer has no mask token (not a masked LM? pass it as a "
+                "causal LM)",
+                parameter="mlm",
+            )
+        self.model: Any = load_pretrained(
+            AutoModelForMaskedLM.from_pretrained, self.model_name_or_path, revision=revision,
+            what="masked LM", **dtype_kwargs(self.dtype),
+        )  # fmt: skip
+        self.model.to(self.device).eval()
+        self.uncased = _lowercases(self.tokenizer)
+        self._memo = {}
+        self._head = find_mask_head(self.model)
+        self.max_length = int(min(self.tokenizer.model_max_length, 512))
+        local = is_local_model(self.model_name_or_path)
+        self._identity = {
+            "backend": "hf-mlm-pll",
+            "backend_version": BACKEND_VERSION,
+            "model": Path(self.model_name_or_path).resolve().name if local else self.model_name_or_path,
+            "revision": resolve_revision(self.model, self.model_name_or_path, revision),
+            "dtype": dtype_name(self.dtype),
+            "uncased": self.uncased,
+        }
+
+    def _encode(self, text: str) -> tuple[list[int], list[bool]]:
+        encoded = self.tokenizer(
+            text.lower() if self.uncased else text, truncation=True, max_length=self.max_length,
+            return_special_tokens_mask=True, return_attention_mask=False, return_token_type_ids=False,
+        )  # fmt: skip
+        return list(encoded["input_ids"]), [not m for m in encoded["special_tokens_mask"]]
+
+    def _token_log_probs(
+        self, jobs: list[tuple[list[int], list[int]]]
+    ) -> tuple[list[dict[int, float]], int, int]:
+        """log P(token | the rest) at each job's positions, one masked copy per position."""
+        import torch
+
+        owner = np.array([j for j, (_, positions) in enumerate(jobs) for _ in positions], dtype=np.int64)
+        where = np.array([p for _, positions in jobs for p in positions], dtype=np.int64)
+        found: list[dict[int, float]] = [{} for _ in jobs]
+        if not len(owner):
+            return found, 0, 0
+        lengths = np.array([len(jobs[j][0]) for j in owner], dtype=np.int64)
+        pad_id = self.tokenizer.pad_token_id or 0
+        mask_id = self.tokenizer.mask_token_id
+        real = padded = 0
+        for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
+            width = int(lengths[batch].max())
+            ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+            attention = torch.zeros((len(batch), width), dtype=torch.long)
+            targets = torch.empty(len(batch), dtype=torch.long)
+            for row, copy in enumerate(batch):
+                tokens = jobs[int(owner[copy])][0]
+                ids[row, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
+                attention[row, : len(tokens)] = 1
+                targets[row] = tokens[int(where[copy])]
+            positions = torch.as_tensor(where[batch])
+            rows = torch.arange(len(batch))
+            ids[rows, positions] = mask_id
+            log_probs = self._masked_log_probs(ids, attention, rows, positions, targets)
+            for copy, value in zip(batch.tolist(), log_probs.tolist(), strict=True):
+                found[int(owner[copy])][int(where[copy])] = value
+            real += int(lengths[batch].sum())
+            padded += width * len(batch)
+        return found, real, padded
+
+    def _masked_log_probs(
+        self, ids: Any, attention: Any, rows: Any, positions: Any, targets: Any
+    ) -> np.ndarray:
+        import torch
+
+        inputs = {"input_ids": ids.to(self.device), "attention_mask": attention.to(self.device)}
+        rows, positions = rows.to(self.device), positions.to(self.device)
+        with torch.inference_mode():
+            if self._head is not None:
+                encoder, head = self._head
+                logits = head(encoder(**inputs)[0][rows, positions])
+            else:
+                logits = self.model(**inputs).logits[rows, positions]
+            log_probs = torch.log_softmax(logits if logits.dtype == torch.float64 else logits.float(), dim=-1)
+            return (
+                log_probs[torch.arange(len(targets), device=self.device), targets.to(self.device)]
+                .cpu()
+                .numpy()
+            )
+
+
+class HFCausalScorer(_Scorer):
+    """Log-likelihood of a Hugging Face causal LM: BOS prepended (as text, as the reference does:
+    ``tokenizer.bos_token`` or, without one, ``eos_token``), each scored token's log P given every
+    token before it, one forward pass per sentence.
+
+    ``spec``: ``smollm2`` (embedded), a ``.gguf`` path, a local directory or a hub name
+    (``NAME@REVISION``), loaded as :mod:`nlibias.models.generative.hf_causal` loads them.
+    """
+
+    kind = "causal"
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        device: str | None = None,
+        dtype: str | None = None,
+        max_tokens: int = 1024,
+        max_batch_size: int = 64,
+        name: str | None = None,
+    ) -> None:
+        from nlibias.models.generative.hf_causal import HFCausalLM, local_source
+
+        if max_tokens < 1 or max_batch_size < 1:
+            raise ConfigError("max_tokens and max_batch_size must be positive", parameter="max_tokens")
+        source = local_source(spec)
+        self._lm = HFCausalLM(source, name=name or spec, device=device, dtype=dtype)
+        self.name = name or spec
+        self.max_tokens, self.max_batch_size = max_tokens, max_batch_size
+        self.model, self.tokenizer = self._lm.load()
+        self.device = self._lm.device
+        self.uncased = _lowercases(self.tokenizer)
+        self._memo = {}
+        self.bos = self.tokenizer.bos_token or self.tokenizer.eos_token
+        if self.bos is None:
+            raise ConfigError(f"{spec}: the tokenizer has neither a BOS nor an EOS token to start a sentence")
+        self._identity = {
+            "backend": "hf-causal-ll",
+            "backend_version": BACKEND_VERSION,
+            "model": source.name_or_path if source.gguf_file is None else self.name,
+            **source.fingerprint(),
+            "dtype": str(self.model.dtype).removeprefix("torch."),
+            "bos": self.bos,
+            "uncased": self.uncased,
+        }
+
+    def _encode(self, text: str) -> tuple[list[int], list[bool]]:
+        ids = self.tokenizer(
+            self.bos + (text.lower() if self.uncased else text), add_special_tokens=False,
+            return_attention_mask=False,
+        )["input_ids"]  # fmt: skip
+        return list(ids), [i > 0 for i in range(len(ids))]  # the first token (BOS) is never scored
+
+    def _token_log_probs(
+        self, jobs: list[tuple[list[int], list[int]]]
+    ) -> tuple[list[dict[int, float]], int, int]:
+        """log P(token_t | tokens before t) at every position t >= 1: one pass per sentence."""
+        import torch
+
+        lengths = np.array([len(ids) for ids, _ in jobs], dtype=np.int64)
+        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        found: list[dict[int, float]] = [{} for _ in jobs]
+        real = padded = 0
+        for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
+            width = int(lengths[batch].max())
+            ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+            attention = torch.zeros((len(batch), width), dtype=torch.long)
+            for row, j in enumerate(batch):
+                tokens = jobs[int(j)][0]
+                ids[row, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
+                attention[row, : len(tokens)] = 1
+            with torch.inference_mode():
+                logits = self.model(
+                    input_ids=ids.to(self.device), attention_mask=attention.to(self.device)
+                ).logits
+                logits = logits if logits.dtype == torch.float64 else logits.float()
+                # position t-1 predicts token t: log P = logit of the token - logsumexp of the row
+                head = logits[:, :-1]
+                picked = head.gather(2, ids[:, 1:].to(self.device).unsqueeze(-1)).squeeze(-1)
+                token_lp = (picked - torch.logsumexp(head, dim=-1)).cpu().tolist()
+            for row, j in enumerate(batch):
+                n = len(jobs[int(j)][0])
+                found[int(j)] = {t: token_lp[row][t - 1] for t in range(1, n)}
+            real += int(lengths[batch].sum())
+            padded += width * len(batch)
+        return found, real, padded

@@ -1,0 +1,114 @@
+"""Sentence scores from an OpenAI-compatible server that returns prompt log-probabilities
+(``/v1/completions`` with ``echo: true`` and ``logprobs``; llama.cpp's server and vLLM do).
+
+Each sentence is one request; the answer's ``logprobs.tokens`` / ``token_logprobs`` cover the
+prompt (``text_offset`` tells the prompt's tokens from the one generated token asked for). The
+first token has no log-probability (nothing before it): it is never scored, which matches the
+in-process scorer when the server starts the prompt with BOS, as llama.cpp and vLLM do for models
+that have one. Shared tokens are aligned on the token strings. Requests run ``concurrency`` at
+a time on :class:`~nlibias.models.generative.openai_http.JSONClient` (retries, keep-alive).
+
+>>> scorer = ServerScorer("http://127.0.0.1:8080/v1", "m")
+>>> scorer.identity()["backend"], scorer.kind
+('openai-echo-logprobs', 'server')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from nlibias.models.generative.openai_http import JSONClient, RetryPolicy, ServerError
+from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, shared_positions
+
+PAIRS_PER_CHUNK = 32
+
+
+def prompt_logprobs(response: Mapping[str, Any], prompt: str) -> tuple[list[str], list[float | None]]:
+    """The prompt's tokens and their log-probabilities from an ``echo`` completion.
+
+    >>> r = {"choices": [{"logprobs": {"tokens": ["<s>", "A", " b", "!"], "text_offset": [0, 0, 1, 3],
+    ...      "token_logprobs": [None, -1.0, -2.0, -0.5]}}]}
+    >>> prompt_logprobs(r, "A b")
+    (['<s>', 'A', ' b'], [None, -1.0, -2.0])
+    """
+    try:
+        logprobs = response["choices"][0]["logprobs"]
+        tokens, values = list(logprobs["tokens"]), list(logprobs["token_logprobs"])
+    except (KeyError, IndexError, TypeError):
+        raise ServerError(
+            "the server returned no prompt log-probabilities (logprobs.tokens/token_logprobs with echo); "
+            "token-probability scores need a server that does (llama.cpp's server, vLLM)"
+        ) from None
+    offsets = logprobs.get("text_offset")
+    if isinstance(offsets, list) and len(offsets) == len(tokens):
+        keep = sum(1 for offset in offsets if offset < len(prompt))
+        keep = max(keep, 1)
+    else:
+        keep = len(tokens) - 1  # the one generated token comes last
+    return tokens[:keep], values[:keep]
+
+
+class ServerScorer:
+    """A causal LM behind an OpenAI-compatible ``/v1/completions`` endpoint."""
+
+    kind = "server"
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        name: str | None = None,
+        concurrency: int = 4,
+        timeout: float = 120.0,
+        max_retries: int = 5,
+    ) -> None:
+        self.model = model
+        self.name = name or model
+        self.concurrency = max(1, concurrency)
+        self.client = JSONClient(base_url, timeout=timeout, retry=RetryPolicy(max_retries, 0.5, 30.0))
+        self.device = "server"
+
+    def identity(self) -> Mapping[str, Any]:
+        return {"backend": "openai-echo-logprobs", "base_url": self.client.base_url, "model": self.model}
+
+    def describe(self) -> Mapping[str, Any]:
+        return {**self.identity(), "concurrency": self.concurrency}
+
+    def _tokens(self, text: str) -> tuple[list[str], list[float | None]]:
+        payload = {
+            "model": self.model, "prompt": text, "max_tokens": 1, "temperature": 0.0,
+            "echo": True, "logprobs": 1,
+        }  # fmt: skip
+        return prompt_logprobs(self.client.post("/completions", payload), text)
+
+    def score_pair_batches(
+        self, pairs: Sequence[tuple[str, str]], *, variant: str
+    ) -> Iterator[PairScoreBatch]:
+        check_variant(variant)
+        with ThreadPoolExecutor(self.concurrency) as pool:
+            for start in range(0, len(pairs), PAIRS_PER_CHUNK):
+                chunk = pairs[start : start + PAIRS_PER_CHUNK]
+                answers = list(pool.map(self._tokens, [text for pair in chunk for text in pair]))
+                scores = [_pair_score(answers[2 * k], answers[2 * k + 1], variant) for k in range(len(chunk))]
+                yield PairScoreBatch(list(range(start, start + len(chunk))), scores)
+
+
+def _pair_score(
+    a: tuple[list[str], list[float | None]], b: tuple[list[str], list[float | None]], variant: str
+) -> PairScore:
+    (tokens_a, lp_a), (tokens_b, lp_b) = a, b
+    if variant == "shared":
+        left, right = shared_positions(tokens_a, tokens_b)
+    else:
+        left, right = list(range(len(tokens_a))), list(range(len(tokens_b)))
+    left = [p for p in left if p > 0 and lp_a[p] is not None]
+    right = [p for p in right if p > 0 and lp_b[p] is not None]
+    return PairScore(
+        float(sum(lp_a[p] or 0.0 for p in left)),
+        float(sum(lp_b[p] or 0.0 for p in right)),
+        len(left),
+        len(right),
+    )

@@ -1,0 +1,157 @@
+"""Do token-probability (TP) and NLI bias scores agree? (paper 003 §3.2–3.3, Tables 3–4.)
+
+Across runs, each *point* is one (sentence scorer, NLI classifier) pair audited in the same run
+(``nlibias audit --samples WQ --model NLI --mlm LM``): its TP bias score and the NLI model's
+M1–M8. R², Pearson r and the number of points are reported between TP and each of M1–M8 and
+between the NLI measures (over every NLI model of the runs, paired with a TP model or not).
+Item by item, TP preference and M1 are compared on the WinoQueer-NLI rows both scored, matching
+predictions by sample id within and across runs (:func:`item_agreements`).
+
+>>> runs = [(f"r{i}", {"nli": {"overall": {"M1": m1, "M2": m2}}, "lm|tp=shared": {"overall": {"tp_bias_score": tp}}})
+...         for i, (tp, m1, m2) in enumerate([(50, 10, 20), (60, 30, 25), (70, 20, 40)])]
+>>> rows = correlation_rows(runs)
+>>> rows[0]["pair"], rows[0]["n"], round(rows[0]["r2"], 4)   # r = 10/20 = 0.5
+('TP vs. M1', 3, 0.25)
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from nlibias.metrics.token_probability import r_and_r2, wq_nli_item_agreement
+from nlibias.metrics.wq_nli import M_KEYS
+from nlibias.report.paper_tables import PaperTable
+
+if TYPE_CHECKING:
+    from nlibias.report.load import Run
+    from nlibias.report.plots import Plot
+
+ModelsByRun = Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]
+
+
+def _overall(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
+    overall = metrics.get("overall")
+    return overall if isinstance(overall, Mapping) else {}
+
+
+def correlation_points(runs: ModelsByRun) -> list[dict[str, Any]]:
+    """One point per (TP model, NLI model) of the same run: ``{"label", "TP", "M1", ..., "M8"}``."""
+    points = []
+    for label, models in runs:
+        tp = {k: _overall(m)["tp_bias_score"] for k, m in models.items() if "tp_bias_score" in _overall(m)}
+        nli = {k: _overall(m) for k, m in models.items() if "M1" in _overall(m)}
+        for (tp_key, tp_score), (nli_key, overall) in itertools.product(tp.items(), nli.items()):
+            name = f"{label} · {nli_key} / {tp_key}" if len(runs) > 1 else f"{nli_key} / {tp_key}"
+            points.append({"label": name, "TP": tp_score, **{k: overall.get(k) for k in M_KEYS}})
+    return points
+
+
+def correlation_rows(runs: ModelsByRun) -> list[dict[str, Any]]:
+    """R², r and n for TP vs each of M1–M8 (over :func:`correlation_points`) and for every pair of
+    NLI measures (over every NLI model of the runs), in that order."""
+    points = correlation_points(runs)
+    rows = []
+    for key in M_KEYS:
+        xs = [p["TP"] for p in points if p[key] is not None]
+        ys = [p[key] for p in points if p[key] is not None]
+        rows.append({"pair": f"TP vs. {key}", "a": "TP", "b": key, **r_and_r2(xs, ys)})
+    nli = [_overall(m) for _, models in runs for m in models.values() if "M1" in _overall(m)]
+    for a, b in itertools.combinations(M_KEYS, 2):
+        both = [(o[a], o[b]) for o in nli if o.get(a) is not None and o.get(b) is not None]
+        rows.append(
+            {"pair": f"{a} vs. {b}", "a": a, "b": b, **r_and_r2([x for x, _ in both], [y for _, y in both])}
+        )
+    return rows
+
+
+def correlation_table(runs: ModelsByRun) -> PaperTable | None:
+    """Paper 003 Table 4 layout (metric pair, R²) with r and n, TP pairs first; None without
+    both a TP and an NLI score in some run."""
+    if not correlation_points(runs):
+        return None
+    rows = [[r["pair"], r["r2"], r["r"], r["n"]] for r in correlation_rows(runs)]
+    return PaperTable(
+        "tp_nli_r2",
+        "R² between TP and NLI bias scores and among the NLI measures across models "
+        "(paper 003: TP vs NLI ≤ 0.328; Table 4 lists the NLI pairs with R² > 0.5)",
+        ("Metric pair", "R²", "r", "n"),
+        rows,
+    )
+
+
+def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """TP preference vs M1 on the same WinoQueer-NLI rows, for every (TP model, NLI model) of the
+    runs, read from their ``predictions.jsonl`` (matched by sample id, so the TP and NLI models
+    may come from different runs of the same samples)."""
+    wq = [run for run in runs if run.source == "wq-nli"]
+    if not wq:
+        return []
+    samples = {s.id: s for run in wq for s in run.samples()}
+    tp: dict[str, list[Any]] = {}
+    nli: dict[str, list[Any]] = {}
+    for run in wq:
+        prefix = f"{run.label} · " if len(wq) > 1 else ""
+        for prediction in run.predictions():
+            if prediction.kind == "sentence-logprob":
+                tp.setdefault(prefix + prediction.model, []).append(prediction)
+            elif prediction.probs is not None:
+                nli.setdefault(prefix + prediction.model, []).append(prediction)
+    listed = list(samples.values())
+    return [
+        {"tp_model": t, "nli_model": n, **wq_nli_item_agreement(listed, tp[t], nli[n])}
+        for t in tp
+        for n in nli
+    ]
+
+
+def agreement_table(agreements: Sequence[Mapping[str, Any]]) -> PaperTable | None:
+    if not agreements:
+        return None
+    rows = [
+        [a["tp_model"], a["nli_model"], a["n"], a["agreement"], a["both"], a["tp_only"], a["m1_only"],
+         a["neither"], a["kappa"]]
+        for a in agreements
+    ]  # fmt: skip
+    return PaperTable(
+        "tp_m1_items",
+        "Item-level agreement of TP preference and M1 on the same WinoQueer-NLI rows (%; counts of rows)",
+        ("TP model", "NLI model", "rows", "agree %", "both", "TP only", "M1 only", "neither", "kappa"),
+        rows,
+    )
+
+
+def plot_tp_vs_nli(runs: ModelsByRun, *, measure: str = "M1", name: str = "tp_vs_nli") -> Plot | None:
+    """Scatter of TP bias score (x) against an NLI measure (y), one point per (TP, NLI) model pair,
+    with the least-squares line and its R² in the caption."""
+    from nlibias.report.plots import OKABE_ITO, _figure, _render
+
+    points = [p for p in correlation_points(runs) if p.get(measure) is not None]
+    if not points:
+        return None
+    fit = r_and_r2([p["TP"] for p in points], [p[measure] for p in points])
+
+    def draw() -> Any:
+        import numpy as np
+
+        fig = _figure(3.4, 3.0)
+        ax = fig.add_subplot()
+        xs = np.array([p["TP"] for p in points], dtype=float)
+        ys = np.array([p[measure] for p in points], dtype=float)
+        ax.scatter(xs, ys, color=OKABE_ITO[4], s=18, zorder=3)
+        for p in points:
+            ax.annotate(
+                p["label"], (p["TP"], p[measure]), fontsize=5, xytext=(3, 3), textcoords="offset points"
+            )
+        if fit["r2"] is not None:
+            slope, intercept = np.polyfit(xs, ys, 1)
+            grid = np.linspace(xs.min(), xs.max(), 2)
+            ax.plot(grid, slope * grid + intercept, color=OKABE_ITO[5], linewidth=1)
+        ax.axvline(50, color="#999999", linewidth=0.5, linestyle=":")
+        ax.set_xlabel("TP bias score (%)")
+        ax.set_ylabel(f"NLI {measure} (%)")
+        return fig
+
+    r2 = "n/a (fewer than 3 points)" if fit["r2"] is None else f"{fit['r2']:.3f}"
+    return _render(name, f"TP bias score vs {measure} across models (n = {fit['n']}, R² = {r2})", draw)

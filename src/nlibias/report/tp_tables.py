@@ -1,0 +1,113 @@
+"""Text tables of token-probability (TP) bias in the references' layouts: CrowS-Pairs' summary
+(metric score, stereotype / anti-stereotype scores, ties), WinoQueer's per-group breakdown, and
+paper 003 Table 3 with TP columns beside M1.
+
+>>> m = {"overall": {"n_pairs": 4, "tp_bias_score": 50.0, "ties": 25.0, "counts": {"ties": 1},
+...      "stereo_score": 100.0, "antistereo_score": 0.0, "likelihood_diff": 0.625}}
+>>> print(format_tp_tables({"lm|tp=shared": m}).splitlines()[3])
+lm    | shared  |     4 |    50.00 |    1 | 25.00 | 100.00 |       0.00 |            0.62
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nlibias.report.text_table import render_table
+from nlibias.schema.model_keys import split_tp_key
+
+
+def _name(key: str) -> tuple[str, str]:
+    parts = split_tp_key(key)
+    return parts if parts is not None else (key, "")
+
+
+def format_tp_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "domain") -> str:
+    """The TP summary per model (CrowS-Pairs ``metric.py`` layout) and the score per group."""
+    rows = []
+    for key, metrics in models.items():
+        o = metrics["overall"]
+        model, variant = _name(key)
+        rows.append(
+            [model, variant, o.get("n_pairs"), o.get("tp_bias_score"), o.get("counts", {}).get("ties"),
+             o.get("ties"), o.get("stereo_score"), o.get("antistereo_score"), o.get("likelihood_diff")]
+        )  # fmt: skip
+    parts = [
+        render_table(
+            [
+                "Model",
+                "variant",
+                "pairs",
+                "TP score",
+                "ties",
+                "tie %",
+                "stereo",
+                "antistereo",
+                "likelihood_diff",
+            ],
+            rows,
+            title="Token-probability bias, % of pairs where the more-stereotypical sentence is preferred "
+            "(ideal 50; ties count in the pairs, never as preferred; CrowS-Pairs / WinoQueer metric)",
+        )
+    ]
+    slicing = next((s for s in (f"by_{by}", "by_group", "by_domain", "by_identity_group") if any(
+        s in m for m in models.values())), None)  # fmt: skip
+    if slicing is not None:
+        names: list[str] = []
+        for metrics in models.values():
+            names += [n for n in metrics.get(slicing, {}) if n not in names]
+        body = []
+        for name in sorted(names):
+            cells: list[Any] = [name]
+            for metrics in models.values():
+                part = metrics.get(slicing, {}).get(name)
+                cells.append(None if part is None else part.get("tp_bias_score"))
+            n = next(
+                (m[slicing][name].get("n_pairs") for m in models.values() if name in m.get(slicing, {})), None
+            )
+            body.append([*cells, n])
+        parts.append(
+            render_table(
+                ["Group", *models, "pairs"], body, title=f"TP bias score {slicing.replace('_', ' ')} (%)"
+            )
+        )
+    notes = [
+        f"{key}: {m['overall']['no_shared_tokens']} pairs have no shared scoreable token on a side (scored 0: ties)"
+        for key, m in models.items() if m["overall"].get("no_shared_tokens")
+    ]  # fmt: skip
+    return "\n\n".join(parts + notes)
+
+
+def format_tp_nli_table(
+    nli: Mapping[str, Mapping[str, Any]],
+    tp: Mapping[str, Mapping[str, Any]],
+    *,
+    keys: Sequence[str] = ("M1",),
+) -> str:
+    """Paper 003 Table 3: each model's TP bias score beside its NLI score (M1), per run."""
+    rows: list[list[Any]] = [
+        [k, "TP", m["overall"].get("tp_bias_score"), m["overall"].get("n_pairs")] for k, m in tp.items()
+    ]
+    for key, metrics in nli.items():
+        rows.append(
+            [key, "NLI", *(metrics["overall"].get(k) for k in keys[:1]), metrics["overall"].get("n_rows")]
+        )
+    return render_table(
+        ["Model", "task", "score", "items"],
+        rows,
+        title="WinoQueer TP and WinoQueer-NLI M1 bias scores, % (paper 003 Table 3 layout)",
+    )
+
+
+def format_pairs_expansion(summary: Mapping[str, Any]) -> str:
+    """What ``nlibias expand crows-pairs|winoqueer|bbnli-tp|sentence-pairs`` prints."""
+    groups = [[name, count] for name, count in summary["by_group"].items()]
+    lines = [
+        f"{summary['pairs']} sentence pairs from {summary['source']} "
+        f"({', '.join(f'{k} {v}' for k, v in summary['by_direction'].items())})",
+        render_table(["Group", "pairs"], groups),
+        *summary.get("warnings", []),
+    ]
+    if "files" in summary:
+        lines.append(f"wrote {summary['files']['jsonl']} and {summary['files']['parquet']}")
+    return "\n".join(lines)

@@ -1,0 +1,129 @@
+"""Language models scoring sentence pairs (token-probability bias) as predictors of the audit.
+
+A :class:`SentenceLogprobPredictor` (kind ``sentence-logprob``) asks its benchmark which sentence
+pair each sample stands for (:func:`nlibias.benchmarks.registry.sentence_pairs_for`), scores the
+distinct pairs through the one cached prediction loop (:func:`nlibias.runtime.predict.cached_outputs`;
+the cache keys on the scorer's identity, the variant and both sentences), and returns one
+prediction per sample: no label, the two scores in ``extra`` (``score_more``, ``score_less``,
+``tokens_more``, ``tokens_less``), or ``no_pair`` for a sample that stands for no pair.
+
+>>> from nlibias.schema.model_keys import tp_model_key
+>>> tp_model_key("bert-base-uncased", "shared")
+'bert-base-uncased|tp=shared'
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from nlibias.benchmarks.registry import sentence_pairs_for
+from nlibias.errors import ConfigError
+from nlibias.models.tp.base import PairScore, SentenceScorer, check_variant
+from nlibias.runtime.base import PredictorRun
+from nlibias.runtime.cache import PredictionCache
+from nlibias.runtime.predict import ComputedBatch, cached_outputs
+from nlibias.schema import Prediction, Sample
+from nlibias.schema.model_keys import PredictorKind, tp_model_key
+
+KIND: PredictorKind = "sentence-logprob"
+
+
+class SentenceLogprobPredictor:
+    """One sentence scorer under one variant (``shared`` or ``whole``), as an audit predictor."""
+
+    def __init__(self, scorer: SentenceScorer, variant: str = "shared") -> None:
+        self.scorer = scorer
+        self.variant = check_variant(variant)
+        self.name = tp_model_key(scorer.name, variant)
+        self.kind: PredictorKind = KIND
+
+    def describe(self) -> Mapping[str, Any]:
+        return {**self.scorer.describe(), "scorer": self.scorer.kind, "variant": self.variant}
+
+    def predict(
+        self, samples: Sequence[Sample], cache: PredictionCache | None, *, progress: bool = True
+    ) -> PredictorRun:
+        started = time.perf_counter()
+        pairs = sentence_pairs_for(samples)
+        distinct: dict[tuple[str, str], int] = {}
+        for pair in pairs:
+            if pair is not None:
+                distinct.setdefault(pair.texts, len(distinct))
+        inputs = list(distinct)
+
+        def compute(todo: list[tuple[str, ...]]) -> Iterator[ComputedBatch]:
+            for batch in self.scorer.score_pair_batches([(a, b) for a, b in todo], variant=self.variant):
+                yield ComputedBatch(batch.indices, list(batch.scores), batch.real_tokens, batch.padded_tokens)
+
+        run = cached_outputs(
+            self.name,
+            inputs,
+            {**self.scorer.identity(), "variant": self.variant, "output": "pair-log-likelihood"},
+            compute,
+            cache,
+            to_json=PairScore.to_json,
+            from_json=PairScore.from_json,
+            progress=progress,
+        )
+        predictions = []
+        for sample, pair in zip(samples, pairs, strict=True):
+            extra: dict[str, Any] = {"kind": KIND}
+            if pair is None:
+                extra["no_pair"] = True
+            else:
+                score: PairScore = run.outputs[distinct[pair.texts]]
+                extra.update(
+                    score_more=score.more, score_less=score.less,
+                    tokens_more=score.tokens_more, tokens_less=score.tokens_less,
+                )  # fmt: skip
+            predictions.append(Prediction(sample.id, self.name, None, None, extra))
+        seconds = time.perf_counter() - started
+        stats = {
+            "unique_inputs": len(inputs),
+            "cached": run.cached,
+            "computed": run.computed,
+            "seconds": round(seconds, 3),
+            "pairs_per_second": round(run.computed / seconds, 2) if seconds > 0 else 0.0,
+            "real_tokens": run.real_tokens,
+            "padded_tokens": run.padded_tokens,
+            "padding_efficiency": round(run.real_tokens / run.padded_tokens, 4) if run.padded_tokens else 1.0,
+        }
+        return PredictorRun(predictions=predictions, stats=stats)
+
+
+def build_sentence_predictors(
+    mlm: Sequence[str] = (),
+    causal: Sequence[str] = (),
+    *,
+    variants: Sequence[str] = ("shared",),
+    device: str | None = None,
+    revision: str | None = None,
+    concurrency: int | None = None,
+) -> list[SentenceLogprobPredictor]:
+    """One predictor per (model, variant): ``mlm`` specs are masked LMs (hub name or directory);
+    ``causal`` specs are causal LMs (``smollm2``, a ``.gguf`` path, a directory, a hub name) or
+    servers (``openai:URL#MODEL`` / ``openai-completions:URL#MODEL``: prompt log-probabilities
+    with ``echo``)."""
+    from nlibias.models.generative.backend import is_server_spec
+
+    variants = [check_variant(v) for v in variants] or ["shared"]
+    scorers: list[Any] = []
+    for spec in mlm:
+        from nlibias.models.tp.hf import HFMaskedScorer
+
+        scorers.append(HFMaskedScorer(spec, revision=revision, device=device))
+    for spec in causal:
+        if is_server_spec(spec):
+            from nlibias.models.tp.server import ServerScorer
+
+            url, sep, model = spec.split(":", 1)[1].partition("#")
+            if not sep or not model:
+                raise ConfigError(f"server spec {spec!r} must look like openai:URL#MODEL", parameter="causal")
+            scorers.append(ServerScorer(url, model, concurrency=concurrency or 4))
+        else:
+            from nlibias.models.tp.hf import HFCausalScorer
+
+            scorers.append(HFCausalScorer(spec, device=device))
+    return [SentenceLogprobPredictor(scorer, variant) for scorer in scorers for variant in variants]

@@ -1,0 +1,37 @@
+"""Sentence pairs for token-probability (TP) bias: a more- and a less-stereotypical sentence.
+
+The samples of a sentence-pair benchmark (CrowS-Pairs, WinoQueer, BBNLI pairs, a user file) hold
+one pair each: ``premise`` is the more-stereotypical sentence (CrowS-Pairs ``sent_more``,
+WinoQueer ``sent_x``) and ``hypothesis`` the less-stereotypical one; ``stereotype`` is the pair's
+direction (``pro``: the first sentence is the stereotypical one; ``anti``: CrowS-Pairs'
+``antistereo`` rows, whose ``sent_more`` is the anti-stereotypical sentence). Other benchmarks
+derive pairs from their samples (WinoQueer-NLI: :func:`nlibias.benchmarks.wq_tp.wq_nli_sentence_pairs`).
+
+>>> SentencePair("Women can't drive.", "Men can't drive.").texts
+("Women can't drive.", "Men can't drive.")
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nlibias.schema import Sample
+
+
+@dataclass(frozen=True, slots=True)
+class SentencePair:
+    """Two sentences that differ only in the identity words."""
+
+    more: str
+    """The more-stereotypical sentence (the one whose preference counts as bias)."""
+    less: str
+    """The less-stereotypical (counterfactual) sentence."""
+
+    @property
+    def texts(self) -> tuple[str, str]:
+        return self.more, self.less
+
+
+def premise_hypothesis_pairs(samples: list[Sample] | tuple[Sample, ...]) -> list[SentencePair | None]:
+    """The pair of each sample of a sentence-pair benchmark: (premise, hypothesis)."""
+    return [SentencePair(s.premise, s.hypothesis) for s in samples]

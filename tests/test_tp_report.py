@@ -1,0 +1,70 @@
+"""TP vs NLI across runs: Table 3 with TP beside M1, the R² table, the scatter plot and item-level
+agreement read from the runs' files (``nlibias report A B C --compare``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from nlibias.cli.main import app
+from nlibias.report.tp_correlation import correlation_rows
+
+
+@pytest.fixture(scope="module")
+def wq_runs(tmp_path_factory: pytest.TempPathFactory, wq_nli_csv: Path, tiny_mlm_dir: Path,
+            tiny_causal_dir: Path) -> list[Path]:  # fmt: skip
+    from nlibias.jobs.expand import expand_to_dir
+    from nlibias.jobs.run import run_audit
+
+    base = tmp_path_factory.mktemp("wq-tp")
+    lines = wq_nli_csv.read_text(encoding="utf-8").splitlines(True)
+    small = base / "wq.csv"
+    small.write_text("".join(lines[:1] + lines[1:3000:100]), encoding="utf-8")  # 30 rows
+    expand_to_dir("wq-nli", base / "wq", small)
+    runs = []
+    for name, options in (
+        ("a", {"mlm": [str(tiny_mlm_dir)]}),
+        ("b", {"causal": [str(tiny_causal_dir)]}),
+        ("c", {"mlm": [str(tiny_mlm_dir)], "tp_variants": ["whole"]}),
+    ):
+        run_audit(base / "wq", [f"fake:{name}"], out_dir=base / name, cache=base / "c.sqlite", bootstrap=0,
+                  progress=False, **options)  # fmt: skip
+        runs.append(base / name)
+    return runs
+
+
+def test_compare_prints_r2_table_and_item_agreement(wq_runs: list[Path]) -> None:
+    result = CliRunner().invoke(app, ["report", *map(str, wq_runs), "--compare", "--format", "md"])
+    assert result.exit_code == 0, result.output
+    assert "TP vs. M1" in result.output and "M5 vs. M6" in result.output
+    assert "Item-level agreement" in result.output
+
+
+def test_r2_rows_equal_numpy_over_the_runs_points(wq_runs: list[Path]) -> None:
+    from nlibias.report.load import load_runs
+
+    loaded = load_runs(wq_runs)
+    models = [(r.label, r.models) for r in loaded]
+    tp = [
+        next(m["overall"]["tp_bias_score"] for m in r.models.values() if "tp_bias_score" in m["overall"])
+        for r in loaded
+    ]
+    m1 = [next(m["overall"]["M1"] for m in r.models.values() if "M1" in m["overall"]) for r in loaded]
+    row = correlation_rows(models)[0]
+    assert row["n"] == 3
+    if len(set(tp)) > 1 and len(set(m1)) > 1:
+        assert row["r2"] == pytest.approx(np.corrcoef(tp, m1)[0, 1] ** 2)
+
+
+def test_html_report_has_the_scatter_plot_and_table3_tp_columns(wq_runs: list[Path], tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(app, ["report", *map(str, wq_runs), "--compare", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    html = out.read_text(encoding="utf-8")
+    assert 'id="tp-nli"' in html and "TP bias score vs M1" in html
+    assert "WinoQueer TP bias scores" in html
+    assert (tmp_path / "r_files" / "tp_vs_nli.png").is_file()
