@@ -17,6 +17,10 @@ constraints=$(mktemp)
 echo "torch==2.13.0" >"$constraints"
 .venv/bin/pip install -q -c "$constraints" -e ".[hf,train,dev,lm-eval,inspect]"
 rm -f "$constraints"
+# The editable install's metadata is in the venv; the copy setuptools leaves in src/ would be found
+# first by anything that puts src/ on sys.path (pytest's doctests do) and hide that the package is
+# installed editable (Inspect AI then does not name our tasks nlibias/...).
+rm -rf src/nlibias.egg-info
 # llama.cpp's OpenAI-compatible server, for the HTTP backend's real-server tests: a native build
 # (53 minutes on 2 busy cores here: docs/generative.md), done once and cached in the user cache, so
 # later runs only install the wheel. NLIBIAS_BUILD_LLAMACPP=0 skips the build. A failed or
