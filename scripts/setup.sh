@@ -40,7 +40,7 @@ if [ -z "$wheel" ] && [ "${NLIBIAS_BUILD_LLAMACPP:-1}" != 0 ]; then
   log="$WHEELS/build.log"
   echo "building llama-cpp-python (once, cached in $WHEELS; log: $log) ..."
   started=$(date +%s)
-  if timeout --kill-after=30 "${NLIBIAS_LLAMACPP_BUILD_TIMEOUT:-3000}" \
+  if timeout --kill-after=30 "${NLIBIAS_LLAMACPP_BUILD_TIMEOUT:-2400}" \
       bash scripts/build-llamacpp-wheel.sh >"$log" 2>&1; then
     wheel=$(find_wheel)
     echo "built llama-cpp-python in $(($(date +%s) - started)) s"
