@@ -128,15 +128,7 @@ class GenerativePredictor:
         ]
         seconds = time.perf_counter() - started
         stats = {
-            "unique_inputs": len(unique),
-            "cached": run.cached,
-            "computed": run.computed,
-            "seconds": round(seconds, 3),
-            "pairs_per_second": round(run.computed / seconds, 2) if seconds > 0 else 0.0,
-            "real_tokens": run.real_tokens,
-            "padded_tokens": run.padded_tokens,
-            "padding_efficiency": round(run.real_tokens / run.padded_tokens, 4) if run.padded_tokens else 1.0,
-            "cache_rejected": run.rejected,
+            **run.stats(seconds),
             "n_unparsed": sum(p.label is None for p in predictions),
             "mode": self.mode,
             "prompt": self.prompt.name,

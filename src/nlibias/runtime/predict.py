@@ -89,6 +89,23 @@ class CachedOutputs:
     """Cached values that ``valid`` or ``from_json`` refused (recomputed, never used)."""
     truncated: int = 0
 
+    def stats(self, seconds: float) -> dict[str, Any]:
+        """What ``metrics.json`` records of a predictor's run over these outputs (``seconds``: its
+        wall time), before the predictor adds its own fields."""
+        return {
+            "unique_inputs": len(self.outputs),
+            "cached": self.cached,
+            "computed": self.computed,
+            "seconds": round(seconds, 3),
+            "pairs_per_second": round(self.computed / seconds, 2) if seconds > 0 else 0.0,
+            "real_tokens": self.real_tokens,
+            "padded_tokens": self.padded_tokens,
+            "padding_efficiency": round(self.real_tokens / self.padded_tokens, 4)
+            if self.padded_tokens
+            else 1.0,
+            "cache_rejected": self.rejected,
+        }
+
 
 def cached_outputs(
     name: str,

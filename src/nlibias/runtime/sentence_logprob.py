@@ -79,18 +79,7 @@ class SentenceLogprobPredictor:
                     tokens_more=score.tokens_more, tokens_less=score.tokens_less,
                 )  # fmt: skip
             predictions.append(Prediction(sample.id, self.name, None, None, extra))
-        seconds = time.perf_counter() - started
-        stats = {
-            "unique_inputs": len(inputs),
-            "cached": run.cached,
-            "computed": run.computed,
-            "seconds": round(seconds, 3),
-            "pairs_per_second": round(run.computed / seconds, 2) if seconds > 0 else 0.0,
-            "real_tokens": run.real_tokens,
-            "padded_tokens": run.padded_tokens,
-            "padding_efficiency": round(run.real_tokens / run.padded_tokens, 4) if run.padded_tokens else 1.0,
-        }
-        return PredictorRun(predictions=predictions, stats=stats)
+        return PredictorRun(predictions=predictions, stats=run.stats(time.perf_counter() - started))
 
 
 def build_sentence_predictors(
