@@ -100,3 +100,17 @@ def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.output == f"nlibias {nlibias.__version__}\n"
+
+
+def test_defaults_shared_by_the_command_line_and_the_library_agree() -> None:
+    """An option's default is the library's (``--max-new-tokens`` once said 48 where the Python API
+    and the Inspect tasks said 64)."""
+    import inspect
+
+    from nlibias.models.generative.backend import DEFAULT_MAX_NEW_TOKENS
+    from nlibias.runtime.predictors import build_predictors
+
+    audit = dict(COMMANDS)[("audit",)]
+    option = next(p for p in audit.params if p.name == "max_new_tokens")
+    library = inspect.signature(build_predictors).parameters["max_new_tokens"].default
+    assert option.default == library == DEFAULT_MAX_NEW_TOKENS == 64

@@ -25,6 +25,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "regression"
 # metrics.json's ``predictor_kinds`` and ``schema_version``, a generative row's ``kind``, each
 # model's ``most_biased_subtopics`` where the fixture has none (classifiers) and the ``measure``
 # that names the ranking measure of each entry (:mod:`nlibias.metrics.ranking`).
+# One default changed on purpose and edited into the fixtures: ``run.models.*.max_new_tokens`` of
+# generative models is 64 (the command line's 48 now follows the library's one default).
 _ADDED_METRICS = ("predictor_kinds", "schema_version")
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from nlibias.cli.app import app, echo_json, warn
+from nlibias.models.generative.backend import DEFAULT_MAX_NEW_TOKENS
 
 if TYPE_CHECKING:
     from nlibias.jobs.audit import AuditResult
@@ -63,7 +64,9 @@ def audit_command(
     mode: str = typer.Option(
         "scored", "--mode", help="Generative answers: scored (one forward pass) or generated."
     ),
-    max_new_tokens: int = typer.Option(48, "--max-new-tokens", help="Token limit of generated answers."),
+    max_new_tokens: int = typer.Option(
+        DEFAULT_MAX_NEW_TOKENS, "--max-new-tokens", help="Token limit of generated answers."
+    ),
     concurrency: int | None = typer.Option(
         None,
         "--concurrency",

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nlibias.errors import ConfigError
+from nlibias.models.generative.backend import DEFAULT_MAX_NEW_TOKENS
 from nlibias.runtime.base import Predictor
 
 
@@ -18,7 +19,7 @@ def build_predictors(
     causal: Sequence[str] = (),
     tp_variants: Sequence[str] = ("shared",),
     mode: str = "scored",
-    max_new_tokens: int = 48,
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     label_map: str | None = None,
     revision: str | None = None,
     device: str | None = None,
