@@ -64,6 +64,37 @@ class ConfigError(NlibiasError):
         self.parameter = parameter
 
 
+class DataError(NlibiasError):
+    """Data that do not fit together: neither a bad parameter nor a malformed line of a file.
+
+    Predictions missing for samples, a model with no probabilities for a sample, a pair with two
+    samples in one role, predictions of two models where one is scored. The message names what
+    it can in words; ``sample`` (a sample id), ``model`` and ``field`` (a samples or predictions
+    field) keep them for a caller, and ``fix`` says what to do.
+
+    >>> error = DataError("model 'm' has no probabilities for sample 'a:pro'", sample="a:pro",
+    ...                   model="m", fix="audit with an NLI classifier")
+    >>> str(error), error.sample, error.model, error.field
+    ("model 'm' has no probabilities for sample 'a:pro' (audit with an NLI classifier)", 'a:pro', 'm', None)
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        sample: str | None = None,
+        model: str | None = None,
+        field: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.sample = sample
+        self.model = model
+        self.field = field
+        self.fix = fix
+        super().__init__(reason + (f" ({fix})" if fix else ""))
+
+
 class FileAccessError(NlibiasError):
     """A file or directory cannot be read or written (permissions, a full disk, a missing folder).
 

@@ -1,8 +1,9 @@
 """The command line's one error boundary: every failure becomes a short message with the path,
 the reason and the fix; a traceback reaches the user only with ``nlibias --debug``.
 
-* :class:`~nlibias.errors.NlibiasError` (raised on purpose): printed as is, a library parameter
-  named by its option too; exit code 2.
+* :class:`~nlibias.errors.NlibiasError` (raised on purpose: a parameter, a file line or data that
+  do not fit together, :class:`~nlibias.errors.DataError`): printed as is, a library parameter
+  named by its option (or argument) too; exit code 2.
 * Faults of the environment or of a file (``OSError``, ``sqlite3.DatabaseError``, Unicode errors,
   ``csv.Error``, pyarrow errors): described by :func:`describe_fault`; exit code 2.
 * Anything else is an internal error: one line, "rerun with --debug", exit code 70 (``EX_SOFTWARE``).
@@ -39,7 +40,46 @@ _FLAGS = {
     "from_stage": "--from",
     "ray_address": "--ray",
     "ray_gpus_per_worker": "--ray-gpus-per-worker",
+    "classifiers": "--filter-model",
+    "holdout": "--holdout-model",
+    "subtopics": "--subtopic",
+    "fmt": "--format",
+    "num_workers": "--ray-workers",
+    "num_gpus": "--ray-gpus-per-worker",
 }
+
+# Library parameters a command takes as an argument, not an option.
+_ARGUMENTS = {"benchmark": "NAME"}
+
+# Library parameters no command takes (Python API, plug-ins, backends' own settings): their
+# messages name the value already, so the command line adds no option.
+_NOT_OPTIONS = frozenset(
+    {
+        "api",
+        "arch",
+        "base_url",
+        "chunk_pairs",
+        "column_scorer",
+        "dtype",
+        "expand",
+        "kind",
+        "label",
+        "max_batch_size",
+        "name_or_path",
+        "num_cpus",
+        "overrides",
+        "round_",
+        "scorer",
+        "sentence_pairs",
+        "sources",
+        "spec",
+        "summary_table",
+        "tables",
+        "target",
+        "use_chat_template",
+        "vocab_size",
+    }
+)
 
 _OS_REASONS = {
     errno.EACCES: (
@@ -68,13 +108,25 @@ def flag_of(parameter: str) -> str:
 
 
 def message_of(error: NlibiasError) -> str:
-    """An error's message as the command line shows it: a parameter named by its option too.
+    """An error's message as the command line shows it: a parameter named by its option (or
+    argument) too; a parameter no command takes, a file error and a data error as they are.
 
     >>> message_of(ConfigError("seed is -5; pass 0 or more", parameter="seed"))
     'seed is -5; pass 0 or more (option --seed)'
+    >>> message_of(ConfigError("no benchmark named 'bbnl'", parameter="benchmark"))
+    "no benchmark named 'bbnl' (argument NAME)"
+    >>> message_of(ConfigError("unknown dtype 'fp8'", parameter="dtype"))
+    "unknown dtype 'fp8'"
+    >>> from nlibias.errors import DataError
+    >>> message_of(DataError("2 samples have no prediction", sample="a", fix="predict every sample"))
+    '2 samples have no prediction (predict every sample)'
     """
     parameter = error.parameter if isinstance(error, ConfigError) else None
-    return f"{error} (option {flag_of(parameter)})" if parameter else str(error)
+    if not parameter or parameter in _NOT_OPTIONS:
+        return str(error)
+    if parameter in _ARGUMENTS:
+        return f"{error} (argument {_ARGUMENTS[parameter]})"
+    return f"{error} (option {flag_of(parameter)})"
 
 
 def describe_fault(exc: BaseException) -> str | None:
