@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from nlibias.benchmarks.registry import column_scorer_for
-from nlibias.errors import ConfigError
+from nlibias.errors import DataError
 from nlibias.io.samples import write_samples
 from nlibias.jobs.audit import read_samples_to_score
 from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
@@ -48,7 +48,7 @@ def _old_probabilities_by_sample(
     aligned = align_predictions(samples, predictions)
     no_probs = [s.id for s, p in zip(samples, aligned, strict=True) if p.probs is None]
     if no_probs:
-        raise ConfigError(
+        raise DataError(
             f"model {aligned[0].model!r} gave no probabilities for {len(no_probs)} of {len(samples)} samples "
             f"(first: {no_probs[0]!r}); the WQ-NLI measures M1-M8 and the occupation measures ΔP and B "
             f"are computed from p(entailment), p(neutral), p(contradiction). Audit with an NLI "
@@ -71,7 +71,7 @@ def _old_pair_values(
         female, male = pair["female"], pair["male"]
         aligned, other = (female, male) if female.stereotype == "pro" else (male, female)
         if aligned.stereotype != "pro" or other.stereotype != "anti":
-            raise ConfigError(
+            raise DataError(
                 f"pair {female.pair_key!r} must have one pro (stereotype-aligned) and one anti hypothesis"
             )
         same = float(_old_label(by_id[female.id]) == _old_label(by_id[male.id]))
@@ -179,7 +179,7 @@ def _columns(samples: Sequence[Sample]) -> SampleColumns:
 
 
 def _error(call: Any) -> str:
-    with pytest.raises(ConfigError) as raised:
+    with pytest.raises(DataError) as raised:
         call()
     return str(raised.value)
 
@@ -352,5 +352,5 @@ def test_a_malformed_occupations_run_is_refused_before_any_model_runs(tmp_path):
     run = tmp_path / "bad"
     run.mkdir()
     write_samples(run, _pair("k", "nurse", ("female", "pro"), ("male", "pro")))
-    with pytest.raises(ConfigError, match=r"pair 'k' must have one pro \(stereotype-aligned\) and one anti"):
+    with pytest.raises(DataError, match=r"pair 'k' must have one pro \(stereotype-aligned\) and one anti"):
         read_samples_to_audit(run)

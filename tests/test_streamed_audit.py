@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.samples import read_samples, write_samples
 from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
 from nlibias.models.base import BatchResult, Pair
@@ -158,10 +158,10 @@ def test_bad_input_is_refused_before_any_model_runs(tmp_path: Path) -> None:
     ):
         read_samples_to_audit(duplicate)
     mixed = _write_jsonl(tmp_path / "mixed.jsonl", [_row(1), _row(2, source="wq-nli")])
-    with pytest.raises(ConfigError, match="mix sources bbnli, wq-nli"):
+    with pytest.raises(DataError, match="mix sources bbnli, wq-nli"):
         read_samples_to_audit(mixed)
     unknown = _write_jsonl(tmp_path / "unknown.jsonl", [_row(1, source="bbnly")])
-    with pytest.raises(ConfigError, match="Did you mean 'bbnli'"):
+    with pytest.raises(DataError, match="Did you mean 'bbnli'"):
         read_samples_to_audit(unknown)
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
@@ -175,7 +175,7 @@ def test_bad_input_is_refused_before_any_model_runs(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match=r"twins.jsonl: pair_key 'dup' has more than one pro"):
         read_samples_to_audit(twins)
     wq_twins = [_row(i, source="wq-nli", pair_key="row7") for i in (1, 2)]
-    with pytest.raises(ConfigError, match=r"pair 'row7' has two pro samples \('s1', 's2'\)"):
+    with pytest.raises(DataError, match=r"pair 'row7' has two pro samples \('s1', 's2'\)"):
         read_samples_to_audit(_write_jsonl(tmp_path / "wq.jsonl", wq_twins))
     checked = read_samples_to_audit(_write_jsonl(tmp_path / "ok.jsonl", [_row(1)]))
     with pytest.raises(ConfigError, match="chunk_pairs"):

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nlibias.cli.main import app
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import DataError, SourceError
 from nlibias.io.predictions import read_prediction_arrays
 from nlibias.io.samples import read_samples, write_samples
 from nlibias.jobs.score import score_files
@@ -180,9 +180,9 @@ def test_a_model_that_misses_a_sample_another_model_predicted_is_refused(
     )
     path = _write(tmp_path / "p.jsonl", rows)
     message = rf"2 samples have no prediction \(first: '{samples[18].id}'\)"
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(DataError, match=message):
         score_files(bbnli_run, path, out_dir=None, bootstrap=0)
-    with pytest.raises(ConfigError, match=message):  # the object scoring says the same
+    with pytest.raises(DataError, match=message):  # the object scoring says the same
         score_objects(bbnli_run, path, out_dir=None, bootstrap=0)
 
 

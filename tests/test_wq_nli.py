@@ -22,7 +22,7 @@ from nlibias.benchmarks.wq_nli import (
     load_predicate_categories,
     read_wq_nli,
 )
-from nlibias.errors import ConfigError
+from nlibias.errors import DataError
 from nlibias.metrics.wq_nli import (
     M_KEYS,
     metric_r2,
@@ -234,12 +234,12 @@ def test_unpaired_samples_are_reported_and_left_out():
 def test_refuses_predictions_without_probabilities():
     samples, predictions, _ = synthetic_wq(3, seed=0)
     labels_only = [Prediction(p.sample_id, p.model, p.label) for p in predictions]
-    with pytest.raises(ConfigError, match="no probabilities for 6 of 6 samples"):
+    with pytest.raises(DataError, match="no probabilities for 6 of 6 samples"):
         score_wq_nli(samples, labels_only, bootstrap=0)
-    with pytest.raises(ConfigError, match="no prediction"):
+    with pytest.raises(DataError, match="no prediction"):
         score_wq_nli(samples, predictions[:-1], bootstrap=0)
     two_models = [*predictions, Prediction(samples[0].id, "other", "neutral", (0.1, 0.8, 0.1))]
-    with pytest.raises(ConfigError, match="one model at a time"):
+    with pytest.raises(DataError, match="one model at a time"):
         score_wq_nli(samples, two_models, bootstrap=0)
 
 

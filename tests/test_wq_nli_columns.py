@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from nlibias.errors import ConfigError
+from nlibias.errors import DataError
 from nlibias.metrics.row_slices import pair_codes, pair_samples, units_frame
 from nlibias.metrics.wq_nli import (
     M_KEYS,
@@ -201,7 +201,7 @@ def test_columns_refuse_missing_probabilities():
     probs[[2, 5]] = np.nan  # a:pro and free
     columns = SampleColumns.from_samples(samples, provenance_keys=PROVENANCE_KEYS)
     with pytest.raises(
-        ConfigError, match=r"model 'm' gave no probabilities for 2 of 8 samples \(first: 'a:pro'\)"
+        DataError, match=r"model 'm' gave no probabilities for 2 of 8 samples \(first: 'a:pro'\)"
     ):
         score_wq_nli_columns(columns, probs, model="m", bootstrap=0)
 
@@ -221,9 +221,9 @@ def test_columns_refuse_missing_probabilities():
 def test_two_samples_in_one_role_name_the_key_and_both_ids(keys_and_roles, message):
     samples = [wq(f"s{i}", role, key) for i, (key, role) in enumerate(keys_and_roles)]
     probs = np.full((len(samples), 3), 1 / 3)
-    with pytest.raises(ConfigError, match=re.escape(message + "; each WQ-NLI row is one pro and one anti")):
+    with pytest.raises(DataError, match=re.escape(message + "; each WQ-NLI row is one pro and one anti")):
         score_wq_nli_columns(SampleColumns.from_samples(samples), probs, model="m", bootstrap=0)
-    with pytest.raises(ConfigError, match=re.escape(message)):  # as the sample-by-sample pairing says
+    with pytest.raises(DataError, match=re.escape(message)):  # as the sample-by-sample pairing says
         pair_samples(samples, lambda s: s.stereotype, ("pro", "anti"), unit="WQ-NLI row")
 
 
@@ -242,9 +242,9 @@ def test_pairing_on_codes_equals_pairing_sample_by_sample():
         columns = SampleColumns.from_samples(samples)
         try:
             pairs, unpaired = pair_samples(samples, lambda s: s.stereotype, ("pro", "anti"), unit="row")
-        except ConfigError as error:
+        except DataError as error:
             outcomes["error"] += 1
-            with pytest.raises(ConfigError, match=re.escape(str(error))):
+            with pytest.raises(DataError, match=re.escape(str(error))):
                 pair_columns(columns)
             continue
         paired = pair_columns(columns)

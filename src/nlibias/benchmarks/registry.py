@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nlibias.benchmarks.base import Benchmark, ColumnScorer, Scorer, TablesFormatter, resolve
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, DataError
 from nlibias.schema import Sample
 from nlibias.schema.model_keys import PredictorKind
 
@@ -124,17 +124,21 @@ def register_benchmark(benchmark: Benchmark, *, replace: bool = False) -> None:
     """Add ``benchmark`` to the registry (a name or sample source taken already is refused
     unless ``replace``)."""
     if not isinstance(benchmark, Benchmark):
-        raise ConfigError(f"register_benchmark takes a Benchmark, got {type(benchmark).__name__}")
+        raise ConfigError(
+            f"register_benchmark takes a Benchmark, got {type(benchmark).__name__}", parameter="benchmark"
+        )
     if not replace:
         if benchmark.name in _BY_NAME:
             raise ConfigError(
-                f"a benchmark named {benchmark.name!r} is already registered (pass replace=True)"
+                f"a benchmark named {benchmark.name!r} is already registered (pass replace=True)",
+                parameter="benchmark",
             )
         taken = [s for s in benchmark.sources if s in _BY_SOURCE]
         if taken:
             raise ConfigError(
                 f"benchmark {benchmark.name!r}: sample source(s) {', '.join(taken)} already belong to "
-                f"{_BY_SOURCE[taken[0]].name!r} (pass replace=True)"
+                f"{_BY_SOURCE[taken[0]].name!r} (pass replace=True)",
+                parameter="benchmark",
             )
     _BY_NAME[benchmark.name] = benchmark
     for source in benchmark.sources:
@@ -168,10 +172,10 @@ def benchmarks() -> list[Benchmark]:
     return list(_BY_NAME.values())
 
 
-def _unknown(kind: str, name: str, known: Sequence[str], fix: str) -> ConfigError:
+def _unknown(kind: str, name: str, known: Sequence[str], fix: str) -> str:
     close = difflib.get_close_matches(name, list(known), n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
-    return ConfigError(f"no benchmark {kind} {name!r}.{hint} Known: {', '.join(known)}. {fix}")
+    return f"no benchmark {kind} {name!r}.{hint} Known: {', '.join(known)}. {fix}"
 
 
 def get_benchmark(name: str) -> Benchmark:
@@ -180,7 +184,10 @@ def get_benchmark(name: str) -> Benchmark:
         _load_entry_points()
     if name in _BY_NAME:
         return _BY_NAME[name]
-    raise _unknown("named", name, list(_BY_NAME), "Register it with register_benchmark().")
+    raise ConfigError(
+        _unknown("named", name, list(_BY_NAME), "Register it with register_benchmark()."),
+        parameter="benchmark",
+    )
 
 
 def benchmark_for_source(source: str) -> Benchmark:
@@ -189,11 +196,14 @@ def benchmark_for_source(source: str) -> Benchmark:
         _load_entry_points()
     if source in _BY_SOURCE:
         return _BY_SOURCE[source]
-    raise _unknown(
-        "for sample source",
-        source,
-        list(_BY_SOURCE),
-        "Set the samples' `source` field to one of them, or register a benchmark for it.",
+    raise DataError(
+        _unknown(
+            "for sample source",
+            source,
+            list(_BY_SOURCE),
+            "Set the samples' `source` field to one of them, or register a benchmark for it.",
+        ),
+        field="source",
     )
 
 
@@ -289,9 +299,10 @@ def samples_source(samples: Sequence[Sample]) -> str:
     """The one source of a sample set (mixing benchmarks in one audit is refused: their measures differ)."""
     sources = sorted({s.source for s in samples})
     if len(sources) != 1:
-        raise ConfigError(
+        raise DataError(
             f"the samples mix sources {', '.join(sources)}; audit each benchmark separately "
-            f"(one samples directory per benchmark)"
+            f"(one samples directory per benchmark)",
+            field="source",
         )
     return sources[0]
 

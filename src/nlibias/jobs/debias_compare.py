@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.predictions import PREDICTIONS_JSONL, read_prediction_arrays
 from nlibias.jobs.streamed_audit import read_sample_columns_and_ids
@@ -123,7 +123,9 @@ def compare_debiasing(
         raise ConfigError(f"{metrics_path} does not record its samples; pass samples", parameter="samples")
     columns, ids = read_sample_columns_and_ids(samples_path)
     if columns.source != "occupations":
-        raise ConfigError(f"the run's samples are {columns.source!r}; before/after needs occupation samples")
+        raise DataError(
+            f"the run's samples are {columns.source!r}; before/after needs occupation samples", field="source"
+        )
     arrays = read_prediction_arrays(run / PREDICTIONS_JSONL, position_of=ids, n_samples=len(columns))
     values = {}
     for model in {m for pair in chosen for m in pair}:

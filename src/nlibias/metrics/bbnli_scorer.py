@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.errors import ConfigError
+from nlibias.errors import DataError
 from nlibias.metrics.bbnli import UNANSWERED, EncodedSamples, label_codes
 from nlibias.metrics.grouped import bbnli_frame
 from nlibias.schema import Prediction, Sample
@@ -24,17 +24,18 @@ def align_predictions(samples: Sequence[Sample], predictions: Sequence[Predictio
     by_id = {p.sample_id: p for p in predictions}
     models = {p.model for p in predictions}
     if len(models) > 1:
-        raise ConfigError(f"score one model at a time, got {sorted(models)}")
+        raise DataError(f"score one model at a time, got {sorted(models)}", field="model")
     missing = [s.id for s in samples if s.id not in by_id]
     if missing:
         raise missing_predictions_error(len(missing), missing[0])
     return [by_id[s.id] for s in samples]
 
 
-def missing_predictions_error(n_missing: int, first_id: str) -> ConfigError:
-    return ConfigError(
-        f"{n_missing} samples have no prediction (first: {first_id!r}); "
-        f"predict every sample or pass only the samples you predicted"
+def missing_predictions_error(n_missing: int, first_id: str) -> DataError:
+    return DataError(
+        f"{n_missing} samples have no prediction (first: {first_id!r})",
+        sample=first_id,
+        fix="predict every sample or pass only the samples you predicted",
     )
 
 
@@ -127,6 +128,8 @@ def score_bbnli_probabilities(
         return score_bbnli_columns(columns, labels, bootstrap=bootstrap, seed=seed)
     if len(probs) and np.isnan(probs).any():
         first = columns.ids[int(np.flatnonzero(np.isnan(probs).any(axis=1))[0])]
-        raise ConfigError(f"model {model!r} has no probabilities for sample {first!r}")
+        raise DataError(
+            f"model {model!r} has no probabilities for sample {first!r}", sample=first, model=model
+        )
     predicted = probs.argmax(axis=1) if len(probs) else np.zeros(0, dtype=np.int64)
     return score_bbnli_columns(columns, predicted, bootstrap=bootstrap, seed=seed)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.errors import ConfigError
+from nlibias.errors import DataError
 from nlibias.metrics.bbnli_scorer import align_predictions
 from nlibias.metrics.row_slices import pair_codes, provenance_labels, units_frame
 from nlibias.metrics.wq_nli import probability_rows, refuse_missing_probabilities
@@ -113,8 +113,10 @@ def pair_value_columns(
     proper = ((stereo_f == _PRO) & (stereo_m == _ANTI)) | ((stereo_f == _ANTI) & (stereo_m == _PRO))
     if not proper.all():
         first_bad = int(female[np.argmin(proper)])
-        raise ConfigError(
-            f"pair {columns.pair_keys[first_bad]!r} must have one pro (stereotype-aligned) and one anti hypothesis"
+        raise DataError(
+            f"pair {columns.pair_keys[first_bad]!r} must have one pro (stereotype-aligned) and one anti hypothesis",
+            sample=columns.ids[first_bad],
+            field="stereotype",
         )
     most_probable = probs.argmax(axis=1)  # first maximum wins, as LABELS[int(np.argmax(row))]
     if labels is None:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.errors import ConfigError
+from nlibias.errors import DataError
 from nlibias.metrics.metric_frame import MetricFrame, check_resampling
 from nlibias.metrics.resampling import chunk_sizes, unit_draw_counts
 from nlibias.schema import Sample
@@ -195,9 +195,11 @@ def pair_samples(
             continue
         slot = by_key.setdefault(sample.pair_key, {})
         if name in slot:
-            raise ConfigError(
+            raise DataError(
                 f"pair {sample.pair_key!r} has two {name} {members} ({slot[name].id!r}, {sample.id!r}); "
-                f"each {unit} is one {roles[0]} and one {roles[1]}"
+                f"each {unit} is one {roles[0]} and one {roles[1]}",
+                sample=sample.id,
+                field="pair_key",
             )
         slot[name] = sample
     complete: list[dict[str, Sample]] = []
@@ -298,9 +300,11 @@ def pair_codes(
         return match_pairs(pair_code, role_code)
     except DuplicateRole as repeat:
         first, second = repeat.first, repeat.second
-        raise ConfigError(
+        raise DataError(
             f"pair {pair_keys[second]!r} has two {roles[repeat.role]} {members} "
-            f"({ids[first]!r}, {ids[second]!r}); each {unit} is one {roles[0]} and one {roles[1]}"
+            f"({ids[first]!r}, {ids[second]!r}); each {unit} is one {roles[0]} and one {roles[1]}",
+            sample=ids[second],
+            field="pair_key",
         ) from None
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, DataError
 from nlibias.metrics.row_slices import units_frame
 from nlibias.schema import Prediction, Sample
 
@@ -100,7 +100,7 @@ def _pair_rows(
     by_id = {p.sample_id: p for p in predictions}
     models = {p.model for p in predictions}
     if len(models) > 1:
-        raise ConfigError(f"score one model at a time, got {sorted(models)}")
+        raise DataError(f"score one model at a time, got {sorted(models)}", field="model")
     rows = []
     for sample in samples:
         prediction = by_id.get(sample.id)

@@ -30,7 +30,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from nlibias.errors import ConfigError
+from nlibias.errors import DataError
 from nlibias.metrics.bbnli_scorer import align_predictions
 from nlibias.metrics.row_slices import pair_codes, provenance_labels, units_frame
 from nlibias.schema import Prediction, Sample
@@ -122,12 +122,15 @@ class WQRows:
     repeated_rows: int
 
 
-def _no_probabilities_error(model: str, n_without: int, n_samples: int, first_id: str) -> ConfigError:
-    return ConfigError(
+def _no_probabilities_error(model: str, n_without: int, n_samples: int, first_id: str) -> DataError:
+    return DataError(
         f"model {model!r} gave no probabilities for {n_without} of {n_samples} samples "
         f"(first: {first_id!r}); the WQ-NLI measures M1-M8 and the occupation measures ΔP and B "
         f"are computed from p(entailment), p(neutral), p(contradiction). Audit with an NLI "
-        f"classifier backend (or a predictions file with probabilities), not with labels only"
+        f"classifier backend (or a predictions file with probabilities), not with labels only",
+        sample=first_id,
+        model=model,
+        field="probs",
     )
 
 

@@ -34,7 +34,7 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from nlibias.errors import ConfigError
+from nlibias.errors import DataError
 from nlibias.schema import LABEL_INDEX, Sample
 
 NO_CODE = -1
@@ -325,9 +325,10 @@ class SampleColumns:
             for key, builder in provenance.items():
                 builder.append(sample.provenance.get(key) if sample.provenance else None)
         if len(sources) > 1:
-            raise ConfigError(
+            raise DataError(
                 f"the samples mix sources {', '.join(sorted(sources))}; audit each benchmark separately "
-                f"(one samples directory per benchmark)"
+                f"(one samples directory per benchmark)",
+                field="source",
             )
         return cls(
             source=next(iter(sources), ""),
