@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.config import ExtendConfig, FilterConfig, MLMConfig, ModelSpec, load_config
 from nlibias.extension.pipeline import STAGES, Factories, run_pipeline
 from nlibias.models.base import BatchResult, Pair
@@ -287,11 +287,12 @@ def test_config_file_errors_name_the_line_and_suggest_the_key(tmp_path: Path) ->
     path = tmp_path / "bad.yaml"
     path.write_text("run_dir: x\nfilter:\n  models: [a]\n  polcy: any\n")
     with pytest.raises(
-        ConfigError, match=r"bad\.yaml:4: unknown key 'filter\.polcy'; did you mean 'policy'\?"
-    ):
+        SourceError, match=r"bad\.yaml:4: unknown key 'filter\.polcy'; did you mean 'policy'\?"
+    ) as refused:
         load_config(path)
+    assert (refused.value.path, refused.value.line) == (str(path), 4)
     path.write_text("filter:\n  models: [a]\n  holdout: [a]\n")
-    with pytest.raises(ConfigError, match="both a filter model and a held-out model"):
+    with pytest.raises(SourceError, match="both a filter model and a held-out model"):
         load_config(path)
 
 
@@ -390,11 +391,12 @@ def test_speed_settings_are_checked_where_the_config_is_read(tmp_path: Path) -> 
     path = tmp_path / "flags.yaml"
     path.write_text("filter:\n  models:\n    - model: a\n      quantize: int4\n")
     with pytest.raises(
-        ConfigError, match=r"flags\.yaml:3: filter\.models\.0: quantize='int4' is not supported"
-    ):
+        SourceError, match=r"flags\.yaml:3: field filter\.models\.0: quantize='int4' is not supported"
+    ) as refused:
         load_config(path)
+    assert (refused.value.line, refused.value.field) == (3, "filter.models.0")
     path.write_text("filter:\n  models: [a]\n  threads: 0\n")
-    with pytest.raises(ConfigError, match=r"flags\.yaml:3:.*threads"):
+    with pytest.raises(SourceError, match=r"flags\.yaml:3:.*threads"):
         load_config(path)
 
 

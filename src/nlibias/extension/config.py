@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, SourceError
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml
 
@@ -196,38 +196,47 @@ def _line_of(text: str, loc: Sequence[Any]) -> int | None:
     return line
 
 
-def validation_error_message(exc: ValidationError, where: str, text: str | None = None) -> str:
-    """One readable line per pydantic error: ``file:line: field a.b: reason (fix)``."""
-    messages = []
+def _problems(exc: ValidationError, text: str | None) -> list[tuple[int | None, str | None, str]]:
+    """``(line, field, reason)`` of each pydantic error (an unknown key is named in its reason)."""
+    problems: list[tuple[int | None, str | None, str]] = []
     for error in exc.errors():
         loc = [p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
         field = ".".join(str(p) for p in loc)
         line = _line_of(text, loc) if text is not None else None
-        place = f"{where}:{line}" if line else where
         if error["type"] == "extra_forbidden":
             known = _known_keys(loc)
             close = difflib.get_close_matches(str(loc[-1]), known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            messages.append(f"{place}: unknown key {field!r}{hint} (known here: {', '.join(known)})")
+            problems.append((line, None, f"unknown key {field!r}{hint} (known here: {', '.join(known)})"))
         else:
             reason = str(error["msg"]).removeprefix("Value error, ")
-            messages.append(f"{place}: {field or 'config'}: {reason}")
-    return "\n".join(messages)
+            problems.append((line, field or "config", reason))
+    return problems
+
+
+def validation_error_message(exc: ValidationError, where: str, text: str | None = None) -> str:
+    """One readable line per pydantic error: ``file:line: field a.b: reason (fix)``."""
+    return "\n".join(
+        str(SourceError(where, field, reason, line=line)) for line, field, reason in _problems(exc, text)
+    )
 
 
 def load_config(path: str | Path) -> ExtendConfig:
-    """Read and validate a YAML run configuration; errors name the file, line and key."""
+    """Read and validate a YAML run configuration; errors name the file, line and key
+    (a :class:`~nlibias.errors.SourceError` naming the first problem, every problem in its message)."""
     path = Path(path)
     if not path.exists():
-        raise ConfigError(f"{path}: configuration file does not exist")
+        raise SourceError(path, None, "configuration file does not exist")
     text = read_text(path)
     raw = load_yaml(text, path) or {}
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping of settings at the top level")
+        raise SourceError(path, None, "expected a mapping of settings at the top level")
     try:
         return ExtendConfig.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(validation_error_message(exc, str(path), text)) from None
+        (line, field, reason), *others = _problems(exc, text)
+        more = "".join("\n" + str(SourceError(path, f, r, line=n)) for n, f, r in others)
+        raise SourceError(path, field, reason + more, line=line) from None
 
 
 def with_overrides(config: ExtendConfig, overrides: Mapping[str, Any]) -> ExtendConfig:
@@ -248,7 +257,7 @@ def with_overrides(config: ExtendConfig, overrides: Mapping[str, Any]) -> Extend
     try:
         return ExtendConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(validation_error_message(exc, "command line")) from None
+        raise ConfigError(validation_error_message(exc, "overrides"), parameter="overrides") from None
 
 
 def dump_config(config: ExtendConfig) -> str:

@@ -59,7 +59,8 @@ class FilterPolicy:
     def check(self, models: int) -> None:
         if self.kind == "at_least" and not 1 <= self.k <= models:
             raise ConfigError(
-                f"policy at_least:{self.k} needs between 1 and {models} (the number of filter models)"
+                f"policy at_least:{self.k} needs between 1 and {models} (the number of filter models)",
+                parameter="policy",
             )
 
 
@@ -72,20 +73,24 @@ def parse_policy(value: str | int | Mapping[str, Any] | FilterPolicy) -> FilterP
     if isinstance(value, FilterPolicy):
         return value
     if isinstance(value, bool):
-        raise ConfigError(f"unknown filter policy {value!r}")
+        raise ConfigError(f"unknown filter policy {value!r}", parameter="policy")
     if isinstance(value, int):
         return FilterPolicy("at_least", value)
     if isinstance(value, Mapping):
         if set(value) == {"at_least"} and isinstance(value["at_least"], int) and value["at_least"] >= 1:
             return FilterPolicy("at_least", int(value["at_least"]))
-        raise ConfigError(f"unknown filter policy {dict(value)!r} (use any, all or at_least: K)")
+        raise ConfigError(
+            f"unknown filter policy {dict(value)!r} (use any, all or at_least: K)", parameter="policy"
+        )
     text = str(value).strip().lower()
     if text in ("any", "all"):
         return FilterPolicy(text)  # type: ignore[arg-type]
     match = _AT_LEAST.match(text)
     if match and int(match.group(1)) >= 1:
         return FilterPolicy("at_least", int(match.group(1)))
-    raise ConfigError(f"unknown filter policy {value!r} (use any, all or at_least:K, e.g. at_least:2)")
+    raise ConfigError(
+        f"unknown filter policy {value!r} (use any, all or at_least:K, e.g. at_least:2)", parameter="policy"
+    )
 
 
 @dataclass(frozen=True)
@@ -117,15 +122,16 @@ def filter_candidates(
     started = time.perf_counter()
     rule = parse_policy(policy)
     if not classifiers:
-        raise ConfigError("adversarial filtering needs at least one filter model")
+        raise ConfigError("adversarial filtering needs at least one filter model", parameter="classifiers")
     names = [c.name for c in classifiers]
     duplicated = [n for n, count in Counter(names).items() if count > 1]
     if duplicated:
-        raise ConfigError(f"filter model {duplicated[0]!r} is listed twice")
+        raise ConfigError(f"filter model {duplicated[0]!r} is listed twice", parameter="classifiers")
     leaked = [n for n in names if n in set(holdout)]
     if leaked:
         raise ConfigError(
-            f"{leaked[0]!r} is both a filter model and a held-out model; held-out models never filter"
+            f"{leaked[0]!r} is both a filter model and a held-out model; held-out models never filter",
+            parameter="holdout",
         )
     rule.check(len(classifiers))
     pairs = [(c.premise, c.hypothesis) for c in candidates]

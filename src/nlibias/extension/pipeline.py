@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.benchmarks.bbnli import BBNLISubtopic
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.config import ExtendConfig, FilterConfig, MLMConfig, ModelSpec, dump_config
 from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.models.base import NLIClassifier
@@ -196,7 +196,10 @@ class Pipeline:
             if key is None:
                 close = difflib.get_close_matches(name, list(by_id), n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise ConfigError(f"unknown subtopic {name!r}{hint}; known: {', '.join(sorted(by_id))}")
+                raise ConfigError(
+                    f"unknown subtopic {name!r}{hint}; known: {', '.join(sorted(by_id))}",
+                    parameter="subtopics",
+                )
             chosen.append(by_id[key])
         return chosen or list(self.all_subtopics)
 
@@ -277,7 +280,9 @@ class Pipeline:
         for rel in INPUTS[stage]:
             path = self.run_dir / rel
             if not path.exists():
-                raise ConfigError(f"{path} is missing: stage {stage} needs the outputs of the earlier stages")
+                raise SourceError(
+                    path, None, f"missing: stage {stage} needs the outputs of the earlier stages"
+                )
             inputs[rel] = sha256_file(path)
         payload = {
             "stage": stage,

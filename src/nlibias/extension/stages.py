@@ -68,7 +68,8 @@ def run_masks(p: Pipeline) -> dict[str, Any]:
     templates = [t for t in combine_templates(curated, derived) if t.subtopic in selected]
     if not templates:
         raise ConfigError(
-            "no masked templates for the selected subtopics (set templates.curated to a file or templates.derive: true)"
+            "no masked templates for the selected subtopics (set templates.curated to a file or templates.derive: true)",
+            parameter="templates",
         )
     write_records(p.run_dir / "masks/templates.jsonl", templates)
     rows = template_counts(templates, p.subtopics)

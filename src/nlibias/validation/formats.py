@@ -85,7 +85,7 @@ def export_judgements(
         )
     if fmt == "argilla":
         return json.dumps(_argilla_records(queue, current, suggestions), indent=1, ensure_ascii=False) + "\n"
-    raise ConfigError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}")
+    raise ConfigError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}", parameter="fmt")
 
 
 def _queue_data(row: QueueRow) -> dict[str, Any]:
@@ -333,7 +333,7 @@ def read_import(
                 raise SourceError(path, f"record {number}", "expected an object")
             reader(f"record {number}", item, checker)
     else:
-        raise ConfigError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}")
+        raise ConfigError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}", parameter="fmt")
     return checker.answers
 
 

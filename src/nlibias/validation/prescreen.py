@@ -228,7 +228,7 @@ def run_prescreen(
 
             kept = run_dir / "filter/kept.jsonl"
             if not kept.exists():
-                raise ConfigError(f"{kept} is missing: the NLI pre-screen needs the filter stage's output")
+                raise SourceError(kept, None, "missing: the NLI pre-screen needs the filter stage's output")
             originals = originals_from_kept(kept)
             judge = f"nli:{nli_judge}"
             made = nli_suggestions(

@@ -49,7 +49,7 @@ def parse_rule(text: str) -> Rule:
         return Rule(kind)
     if kind == "adjudicator" and name:
         return Rule("adjudicator", check_annotator(name))
-    raise ConfigError(f"unknown resolution rule {text!r}: use {', '.join(RULES)}")
+    raise ConfigError(f"unknown resolution rule {text!r}: use {', '.join(RULES)}", parameter="rule")
 
 
 @dataclass(frozen=True)

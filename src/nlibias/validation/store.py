@@ -79,16 +79,19 @@ def check_annotator(name: str) -> str:
     if not ANNOTATOR_PATTERN.fullmatch(name or ""):
         raise ConfigError(
             f"annotator name {name!r} is not allowed: use 1-64 letters, digits, '_', '.', '@' or '-', "
-            "starting with a letter or digit"
+            "starting with a letter or digit",
+            parameter="annotator",
         )
     return name
 
 
 def check_label(round_: str, label: str) -> None:
     if round_ not in ROUND_LABELS:
-        raise ConfigError(f"unknown round {round_!r}: use {' or '.join(ROUNDS)}")
+        raise ConfigError(f"unknown round {round_!r}: use {' or '.join(ROUNDS)}", parameter="round_")
     if label not in ROUND_LABELS[round_]:
-        raise ConfigError(f"unknown {round_} label {label!r}: use {', '.join(ROUND_LABELS[round_])}")
+        raise ConfigError(
+            f"unknown {round_} label {label!r}: use {', '.join(ROUND_LABELS[round_])}", parameter="label"
+        )
 
 
 @dataclass(frozen=True)
