@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, SourceError
 from nlibias.models.generative.backend import (
     build_backend,
 )
@@ -86,8 +86,9 @@ def test_answer_token_ids_skip_unknown_and_special_tokens(tiny_lm: HFCausalLM) -
     ids = tiny_lm.answer_token_ids(("yes", "no", "maybe"))
     assert ids["yes"] == tuple(sorted(tokenizer.convert_tokens_to_ids(["yes", "Yes"])))
     assert tokenizer.unk_token_id not in {i for group in ids.values() for i in group}
-    with pytest.raises(ConfigError, match="--mode generated"):
+    with pytest.raises(ConfigError, match="use mode='generated'") as refused:
         tiny_lm.answer_token_ids(("yes", "perhaps"))
+    assert refused.value.parameter == "mode"  # the command line names --mode
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +202,7 @@ def test_spec_strings(tiny_causal_dir: Path) -> None:
     assert build_backend(str(tiny_causal_dir), name="mine").name == "mine"
     assert build_backend("hf:org/model@v2").source.revision == "v2"  # type: ignore[attr-defined]
     assert build_backend("hf:org/model").name == "org/model"
-    with pytest.raises(ConfigError, match=r"does not exist"):
+    with pytest.raises(SourceError, match=r"^/nowhere/model\.gguf: GGUF file does not exist"):
         build_backend("gguf:/nowhere/model.gguf")
     with pytest.raises(ConfigError, match="openai:http://HOST:PORT/v1#MODEL"):
         build_backend("openai:127.0.0.1:8080")

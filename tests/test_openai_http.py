@@ -376,8 +376,11 @@ def test_concurrency_from_the_command_line_reaches_the_server_backends_only(
     served, local = (p.backend for p in predictors)  # type: ignore[attr-defined]
     assert served.concurrency == 16 and not hasattr(local, "concurrency")
     assert build_predictors([], generative=[f"openai:{server.url}#m"])[0].backend.concurrency == 4  # type: ignore[attr-defined]
-    with pytest.raises(ConfigError, match="--concurrency applies to generative models behind a server"):
+    with pytest.raises(
+        ConfigError, match=r"^concurrency applies to generative models behind a server"
+    ) as refused:
         build_predictors(["fake:clf"], generative=["fake:local"], concurrency=8)
+    assert refused.value.parameter == "concurrency"  # the command line names --concurrency
     with pytest.raises(ConfigError, match="concurrency must be at least 1"):
         build_predictors([], generative=[f"openai:{server.url}#m"], concurrency=0)
 

@@ -287,7 +287,7 @@ def test_ray_worker_failures_name_the_worker(local_ray: Any, tmp_path: Path) -> 
         assert "Traceback" in caught.value.remote_traceback
         # An actor whose classifier is not the one the driver probed is refused at start-up.
         differing = RayNLIClassifier("fake:demo", factory=pid_seeded_factory)
-        with pytest.raises(WorkerError, match="ConfigError: the classifier built on this node differs"):
+        with pytest.raises(WorkerError, match="DataError: the classifier built on this node differs"):
             predict_pairs(differing, pairs, progress=False)
     finally:
         local_ray.cloudpickle.unregister_pickle_by_value(this_module)

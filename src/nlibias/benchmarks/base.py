@@ -66,7 +66,7 @@ def resolve(target: LazyTarget | Callable[..., Any], what: str) -> Any:
     try:
         return getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as error:
-        raise ConfigError(f"{what}: cannot load {target!r} ({error})") from None
+        raise ConfigError(f"{what}: cannot load {target!r} ({error})", parameter="target") from None
 
 
 @dataclass(frozen=True)
@@ -107,26 +107,38 @@ class Benchmark:
     """Free-form facts for listings (licence, paper, counts)."""
 
     def __post_init__(self) -> None:
-        targets = (self.scorer, self.tables, self.expand, self.summary_table, self.column_scorer)
-        for target in (*targets, self.sentence_pairs):
+        targets = {
+            "scorer": self.scorer,
+            "tables": self.tables,
+            "expand": self.expand,
+            "summary_table": self.summary_table,
+            "column_scorer": self.column_scorer,
+            "sentence_pairs": self.sentence_pairs,
+        }
+        for name, target in targets.items():
             if isinstance(target, str) and ":" not in target:
                 raise ConfigError(
-                    f"benchmark {self.name!r}: lazy target {target!r} must look like 'package.module:function'"
+                    f"benchmark {self.name!r}: lazy target {target!r} must look like 'package.module:function'",
+                    parameter=name,
                 )
         if not self.sources:
-            raise ConfigError(f"benchmark {self.name!r}: sources must name at least one sample source")
+            raise ConfigError(
+                f"benchmark {self.name!r}: sources must name at least one sample source", parameter="sources"
+            )
 
     def expand_source(self, source: str | Path | None = None, **options: Any) -> Expansion:
         """Expand ``source`` (default: the benchmark's file in the data dir) into samples."""
         if self.expand is None:
             raise ConfigError(
-                f"benchmark {self.name!r} has no expansion: its samples are written by another stage"
+                f"benchmark {self.name!r} has no expansion: its samples are written by another stage",
+                parameter="benchmark",
             )
         unknown = sorted(set(options) - set(self.expand_options))
         if unknown:
             takes = ", ".join(self.expand_options) or "none"
             raise ConfigError(
-                f"benchmark {self.name!r} takes no option(s) {', '.join(unknown)} (it takes: {takes})"
+                f"benchmark {self.name!r} takes no option(s) {', '.join(unknown)} (it takes: {takes})",
+                parameter=unknown[0],
             )
         expander: Expander = resolve(self.expand, f"benchmark {self.name!r}")
         return expander(source, **options)

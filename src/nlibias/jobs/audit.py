@@ -287,7 +287,7 @@ def check_predictors(predictors: Sequence[Predictor]) -> None:
     names = [p.name for p in predictors]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        raise ConfigError(f"model key(s) given twice: {', '.join(duplicates)}")
+        raise ConfigError(f"model key(s) given twice: {', '.join(duplicates)}", parameter="models")
 
 
 def run_section(

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, SourceError
 
 if TYPE_CHECKING:
     import torch
@@ -79,7 +79,8 @@ def choose_device(device: str | None = None) -> str:
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError(
             f"device {device!r} was asked for but torch sees no CUDA GPU "
-            "(install a CUDA build of torch, or pass --device cpu)"
+            "(install a CUDA build of torch, or pass device='cpu')",
+            parameter="device",
         )
     if device == "mps" and not torch.backends.mps.is_available():
         raise ConfigError(
@@ -89,7 +90,9 @@ def choose_device(device: str | None = None) -> str:
     try:
         torch.device(device)
     except (RuntimeError, TypeError):
-        raise ConfigError(f"unknown device {device!r} (use cpu, cuda, cuda:N or mps)") from None
+        raise ConfigError(
+            f"unknown device {device!r} (use cpu, cuda, cuda:N or mps)", parameter="device"
+        ) from None
     return device
 
 
@@ -110,7 +113,9 @@ def choose_dtype(device: str, dtype: str | torch.dtype | None = None) -> torch.d
         return torch.float32
     name = _DTYPE_NAMES.get(dtype.lower())
     if name is None:
-        raise ConfigError(f"unknown dtype {dtype!r} (use auto, float32, bfloat16 or float16)")
+        raise ConfigError(
+            f"unknown dtype {dtype!r} (use auto, float32, bfloat16 or float16)", parameter="dtype"
+        )
     return getattr(torch, name)
 
 
@@ -138,9 +143,10 @@ def hash_local_model(path: str | Path) -> str:
     """
     files = local_model_files(path)
     if not files:
-        raise ConfigError(
-            f"{path}: no model files found (expected config.json, weights and tokenizer files "
-            "written by save_pretrained)"
+        raise SourceError(
+            path,
+            None,
+            "no model files found (expected config.json, weights and tokenizer files written by save_pretrained)",
         )
     digest = hashlib.sha256()
     for file in files:
@@ -233,7 +239,9 @@ def load_pretrained(
                 "Hugging Face cache (download it where the network is reachable: "
                 f"`hf download {source}`) or that the hub is reachable (HF_HUB_OFFLINE unset)"
             )
-        raise ConfigError(f"cannot load the {what} {source!r}: {err} ({fix})") from err
+        raise ConfigError(
+            f"cannot load the {what} {source!r}: {err} ({fix})", parameter="name_or_path"
+        ) from err
 
 
 # --- optional speed settings: threads, int8 dynamic quantization, torch.compile -----------------
@@ -273,14 +281,16 @@ def check_speed_values(
     """
     if quantize is not None and quantize not in QUANTIZE_MODES:
         raise ConfigError(
-            f"quantize={quantize!r} is not supported (use {', '.join(QUANTIZE_MODES)}, or leave it unset)"
+            f"quantize={quantize!r} is not supported (use {', '.join(QUANTIZE_MODES)}, or leave it unset)",
+            parameter="quantize",
         )
     if not isinstance(compile, bool):
-        raise ConfigError(f"compile must be true or false (got {compile!r})")
+        raise ConfigError(f"compile must be true or false (got {compile!r})", parameter="compile")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ConfigError(
             f"threads must be a positive integer (got {threads!r}); "
-            "leave it unset for one thread per CPU core"
+            "leave it unset for one thread per CPU core",
+            parameter="threads",
         )
 
 
@@ -302,7 +312,8 @@ def check_speed_options(device: str, dtype: torch.dtype, quantize: str | None, c
         raise ConfigError(
             f"quantize={quantize!r} and compile cannot be combined (torch.compile cannot trace "
             "the int8 Linear layers: one graph break per layer, long compilation, no gain); "
-            "choose one"
+            "choose one",
+            parameter="compile",
         )
     if quantize is not None:
         kind = device.split(":")[0]
@@ -310,12 +321,14 @@ def check_speed_options(device: str, dtype: torch.dtype, quantize: str | None, c
             raise ConfigError(
                 f"quantize={quantize!r} runs on CPU only (torch's dynamic int8 kernels have no "
                 f"{kind.upper()} version; on a GPU, bf16 is the fast setting): "
-                "use device cpu, or drop quantize"
+                "use device cpu, or drop quantize",
+                parameter="quantize",
             )
         if dtype != torch.float32:
             raise ConfigError(
                 f"quantize={quantize!r} quantizes float32 weights; dtype {dtype_name(dtype)} was asked "
-                "for (drop dtype, or drop quantize)"
+                "for (drop dtype, or drop quantize)",
+                parameter="quantize",
             )
 
 

@@ -27,9 +27,9 @@ _DEFAULT_KIND = "hf"
 def register_nli_backend(kind: str, target: str) -> None:
     """Add a backend kind (refuses to shadow an existing one)."""
     if kind in _BACKENDS:
-        raise ConfigError(f"NLI backend kind {kind!r} is already registered")
+        raise ConfigError(f"NLI backend kind {kind!r} is already registered", parameter="kind")
     if ":" not in target:
-        raise ConfigError(f"target {target!r} must look like 'package.module:Class'")
+        raise ConfigError(f"target {target!r} must look like 'package.module:Class'", parameter="target")
     _BACKENDS[kind] = target
 
 
@@ -55,7 +55,8 @@ def split_spec(spec: str) -> tuple[str, str]:
         close = difflib.get_close_matches(kind, known_kinds(), n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise ConfigError(
-            f"unknown backend kind {kind!r} in {spec!r}.{hint} Known: {', '.join(known_kinds())}"
+            f"unknown backend kind {kind!r} in {spec!r}.{hint} Known: {', '.join(known_kinds())}",
+            parameter="spec",
         )
     return _DEFAULT_KIND, spec
 
@@ -66,7 +67,7 @@ def _target(kind: str) -> Any:
         for point in entry_points(group=ENTRY_POINT_GROUP):
             if point.name == kind:
                 return point.load()
-        raise ConfigError(f"unknown NLI backend kind {kind!r}")
+        raise ConfigError(f"unknown NLI backend kind {kind!r}", parameter="spec")
     module_name, _, attribute = target.partition(":")
     return getattr(importlib.import_module(module_name), attribute)
 

@@ -56,7 +56,7 @@ class GenerativePredictor:
         cache: PredictionCache | None = None,
     ) -> None:
         if mode not in MODES:
-            raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+            raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode")
         self.backend = backend
         self.prompt = prompt
         self.mode: GenerativeMode = mode
@@ -200,7 +200,7 @@ def build_generative_predictors(
     ['m|prompt=true|generated']
     """
     if mode not in MODES:
-        raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode")
     checked_mode: GenerativeMode = "scored" if mode == "scored" else "generated"
     styles = resolve_prompt_styles(list(prompts))
     backend = build_backend(spec, name=name, **backend_options)

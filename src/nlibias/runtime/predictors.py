@@ -121,7 +121,8 @@ def build_predictors(
 
     if concurrency is not None and not any(is_server_spec(spec) for spec in [*generative, *causal]):
         raise ConfigError(
-            "--concurrency applies to generative models behind a server; add --generative openai:URL#MODEL"
+            "concurrency applies to generative models behind a server; add openai:URL#MODEL to generative",
+            parameter="concurrency",
         )
     if generative:
         for spec in generative:

@@ -70,7 +70,7 @@ def audit_objects(
 ) -> AuditResult:
     """Predict every sample with every predictor, score the objects, write ``out_dir``."""
     if not samples:
-        raise ConfigError("no samples to audit")
+        raise ConfigError("no samples to audit", parameter="samples")
     check_predictors(predictors)
     predictions: list[Prediction] = []
     model_runs: dict[str, Any] = {}

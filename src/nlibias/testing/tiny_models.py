@@ -162,7 +162,9 @@ def train_tiny_tokenizer(
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
     if vocab_size < len(SPECIAL_TOKENS) + 1:
-        raise ConfigError(f"vocab_size must be more than {len(SPECIAL_TOKENS)}, got {vocab_size}")
+        raise ConfigError(
+            f"vocab_size must be more than {len(SPECIAL_TOKENS)}, got {vocab_size}", parameter="vocab_size"
+        )
     vocab = _wordpiece_vocab(texts, vocab_size)
     backend = Tokenizer(models.WordPiece(vocab=vocab, unk_token="[UNK]", max_input_chars_per_word=100))
     backend.normalizer = normalizers.BertNormalizer(lowercase=False, strip_accents=False)
@@ -251,7 +253,7 @@ def build_tiny_nli_classifier(
             )
             model = RobertaForSequenceClassification(config)
         else:
-            raise ConfigError(f"arch must be 'bert' or 'roberta', got {arch!r}")
+            raise ConfigError(f"arch must be 'bert' or 'roberta', got {arch!r}", parameter="arch")
     return save_model(model, tokenizer, out_dir)
 
 

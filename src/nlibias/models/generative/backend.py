@@ -211,7 +211,9 @@ def build_backend(spec: str, *, name: str | None = None, **options: Any) -> Gene
     wrong = sorted(set(options) & (LOCAL_OPTIONS if is_http else HTTP_OPTIONS))
     if wrong and not spec.startswith("fake:"):
         kind = "local models (smollm2, hf:, gguf:)" if is_http else "servers (openai:URL#MODEL)"
-        raise ConfigError(f"option(s) {', '.join(wrong)} apply to {kind}, not to {spec!r}")
+        raise ConfigError(
+            f"option(s) {', '.join(wrong)} apply to {kind}, not to {spec!r}", parameter=wrong[0]
+        )
     if spec.startswith("fake:"):
         return FakeGenerativeBackend(name=name or spec[len("fake:") :] or "fake")
     if is_http:
@@ -221,7 +223,8 @@ def build_backend(spec: str, *, name: str | None = None, **options: Any) -> Gene
         url, _, model = rest.partition("#")
         if not url.startswith(("http://", "https://")) or not model:
             raise ConfigError(
-                f"cannot read {spec!r}: write openai:http://HOST:PORT/v1#MODEL (the model name after '#')"
+                f"cannot read {spec!r}: write openai:http://HOST:PORT/v1#MODEL (the model name after '#')",
+                parameter="spec",
             )
         api: Literal["chat", "completions"] = "completions" if scheme == "openai-completions" else "chat"
         return OpenAICompatibleLM(url, model, api=api, name=name or "", **options)
@@ -232,7 +235,9 @@ def build_backend(spec: str, *, name: str | None = None, **options: Any) -> Gene
         return hf_causal.HFCausalLM(source, name=name, **options)
     target = spec[len("hf:") :] if spec.startswith("hf:") else spec
     if not target:
-        raise ConfigError("empty model spec; use smollm2, hf:NAME_OR_PATH, gguf:PATH or openai:URL#MODEL")
+        raise ConfigError(
+            "empty model spec; use smollm2, hf:NAME_OR_PATH, gguf:PATH or openai:URL#MODEL", parameter="spec"
+        )
     source = hf_causal.local_source(target)
     default_name = source.gguf_file or source.name_or_path.rstrip("/").split("/")[-1]
     if not source.gguf_file and "/" in target and not target.startswith(("/", ".", "~")):

@@ -164,7 +164,9 @@ class HFCausalLM:
         try:
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - depends on the installed extras
-            raise ConfigError("generative LMs need transformers: pip install 'nlibias[hf]'") from exc
+            raise ConfigError(
+                "generative LMs need transformers: pip install 'nlibias[hf]'", parameter="generative"
+            ) from exc
         kwargs: dict[str, Any] = {}
         location = self.source.name_or_path
         converted = self._converted_dir()
@@ -181,7 +183,8 @@ class HFCausalLM:
             raise ConfigError(
                 f"cannot load causal LM {self.source.name_or_path!r}"
                 + (f" (gguf_file={self.source.gguf_file})" if self.source.gguf_file else "")
-                + f": {exc}"
+                + f": {exc}",
+                parameter="generative",
             ) from exc
         if converted is not None and "gguf_file" in kwargs:
             _save_converted(model, tokenizer, converted)
@@ -210,7 +213,9 @@ class HFCausalLM:
         _, tokenizer = self.load()
         has_template = bool(getattr(tokenizer, "chat_template", None))
         if self.use_chat_template and not has_template:
-            raise ConfigError(f"{self.name} has no chat template; drop the chat-template option")
+            raise ConfigError(
+                f"{self.name} has no chat template; drop use_chat_template", parameter="use_chat_template"
+            )
         return has_template if self.use_chat_template is None else self.use_chat_template
 
     def format_prompt(self, user_text: str) -> str:
@@ -265,7 +270,8 @@ class HFCausalLM:
             if not found[word]:
                 raise ConfigError(
                     f"{self.name}: the answer word {word!r} has no single-token spelling in this "
-                    "tokenizer, so it cannot be scored in one forward pass; use --mode generated"
+                    "tokenizer, so it cannot be scored in one forward pass; use mode='generated'",
+                    parameter="mode",
                 )
         return {word: tuple((text, token) for token, text in ids.items()) for word, ids in found.items()}
 
@@ -289,7 +295,7 @@ class HFCausalLM:
         elif mode == "generated":
             yield from self._generated(sequences, lengths, answers, max_new_tokens)
         else:
-            raise ConfigError(f"mode must be 'scored' or 'generated', got {mode!r}")
+            raise ConfigError(f"mode must be 'scored' or 'generated', got {mode!r}", parameter="mode")
 
     def _scored(
         self, sequences: list[list[int]], lengths: np.ndarray, answers: tuple[str, ...]
@@ -361,7 +367,9 @@ class HFCausalLM:
 
         model, tokenizer = self.load()
         if max_new_tokens < 1:
-            raise ConfigError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+            raise ConfigError(
+                f"max_new_tokens must be at least 1, got {max_new_tokens}", parameter="max_new_tokens"
+            )
         eos = _eos_ids(model, tokenizer)
         batches = plan_batches(
             lengths + max_new_tokens, max_tokens=self.max_batch_tokens, max_batch_size=self.max_batch_size

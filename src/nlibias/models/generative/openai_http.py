@@ -110,7 +110,9 @@ class JSONClient:
     ) -> None:
         parts = urlsplit(base_url.rstrip("/"))
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError(f"server URL {base_url!r} must look like http://HOST:PORT/v1")
+            raise ConfigError(
+                f"server URL {base_url!r} must look like http://HOST:PORT/v1", parameter="base_url"
+            )
         self.base_url = base_url.rstrip("/")
         self._https = parts.scheme == "https"
         self._host = parts.hostname
@@ -247,9 +249,11 @@ class OpenAICompatibleLM:
 
     def __post_init__(self) -> None:
         if self.api not in ("chat", "completions"):
-            raise ConfigError(f"api must be 'chat' or 'completions', got {self.api!r}")
+            raise ConfigError(f"api must be 'chat' or 'completions', got {self.api!r}", parameter="api")
         if self.concurrency < 1:
-            raise ConfigError(f"concurrency must be at least 1, got {self.concurrency}")
+            raise ConfigError(
+                f"concurrency must be at least 1, got {self.concurrency}", parameter="concurrency"
+            )
         self.name = self.name or self.model
         self.client = JSONClient(
             self.base_url,
@@ -364,7 +368,7 @@ class OpenAICompatibleLM:
             return self._scored(prompt, answers, max_new_tokens)
         if mode == "generated":
             return self._generated(prompt, answers, max_new_tokens)
-        raise ConfigError(f"mode must be 'scored' or 'generated', got {mode!r}")
+        raise ConfigError(f"mode must be 'scored' or 'generated', got {mode!r}", parameter="mode")
 
     # -- many requests ---------------------------------------------------------------------------
 

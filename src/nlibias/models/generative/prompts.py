@@ -293,11 +293,14 @@ def resolve_prompt_styles(
         else:
             raise ConfigError(
                 f"unknown prompt style {spec!r}: use {', '.join(sorted(known))} or the path of a "
-                "prompt file (.yaml/.json with 'prompts:', or .txt with one template)"
+                "prompt file (.yaml/.json with 'prompts:', or .txt with one template)",
+                parameter="prompts",
             )
     seen: set[str] = set()
     for style in styles:
         if style.name in seen:
-            raise ConfigError(f"prompt style {style.name!r} given twice; each style runs once")
+            raise ConfigError(
+                f"prompt style {style.name!r} given twice; each style runs once", parameter="prompts"
+            )
         seen.add(style.name)
     return styles

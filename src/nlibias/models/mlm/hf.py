@@ -179,7 +179,8 @@ class HFMaskedLMFiller:
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
         if max_tokens < 1 or max_batch_size < 1 or max_length < 1:
-            raise ConfigError("max_tokens, max_batch_size and max_length must be positive")
+            bad = "max_tokens" if max_tokens < 1 else "max_batch_size" if max_batch_size < 1 else "max_length"
+            raise ConfigError("max_tokens, max_batch_size and max_length must be positive", parameter=bad)
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device = choose_device(device)
@@ -192,7 +193,8 @@ class HFMaskedLMFiller:
         )
         if self.tokenizer.mask_token is None:
             raise ConfigError(
-                f"{self.model_name_or_path}: the tokenizer has no mask token (not a masked LM?)"
+                f"{self.model_name_or_path}: the tokenizer has no mask token (not a masked LM?)",
+                parameter="mlm",
             )
         self.model: Any = load_pretrained(
             AutoModelForMaskedLM.from_pretrained,
@@ -297,7 +299,7 @@ class HFMaskedLMFiller:
         import torch
 
         if top_k < 1:
-            raise ConfigError(f"top_k must be positive, got {top_k}")
+            raise ConfigError(f"top_k must be positive, got {top_k}", parameter="top_k")
         if not texts:
             return
         ids, positions = self.encode(texts)

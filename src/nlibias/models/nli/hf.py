@@ -87,9 +87,11 @@ class HFNLIClassifier:
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
         if max_tokens < 1 or max_batch_size < 1 or max_length < 1:
+            bad = "max_tokens" if max_tokens < 1 else "max_batch_size" if max_batch_size < 1 else "max_length"
             raise ConfigError(
                 f"max_tokens, max_batch_size and max_length must be positive "
-                f"(got {max_tokens}, {max_batch_size}, {max_length})"
+                f"(got {max_tokens}, {max_batch_size}, {max_length})",
+                parameter=bad,
             )
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, DataError
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.nli.sharded import ClassifierFactory, WorkerError
 
@@ -53,7 +53,8 @@ def import_ray() -> Any:
     except ImportError as error:
         raise ConfigError(
             f'the Ray backend needs Ray Data ({error}): pip install "nlibias[ray]" '
-            "(on the driver and on every worker node)"
+            "(on the driver and on every worker node)",
+            parameter="ray_address",
         ) from None
     return ray
 
@@ -104,9 +105,11 @@ class _RayWorker:
             differ = sorted(
                 k for k in {*identity, *expected_identity} if identity.get(k) != expected_identity.get(k)
             )
-            raise ConfigError(
+            raise DataError(
                 f"the classifier built on this node differs from the one the driver probed "
-                f"(identity differs in {', '.join(differ)}): give every node the same model files and versions"
+                f"(identity differs in {', '.join(differ)}): give every node the same model files and versions",
+                model=spec,
+                field=differ[0],
             )
 
     def __call__(self, block: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -176,9 +179,19 @@ class RayNLIClassifier:
         **options: Any,
     ) -> None:
         if num_workers < 1 or batch_size < 1 or num_cpus < 0 or num_gpus < 0:
+            bad = (
+                "num_workers"
+                if num_workers < 1
+                else "batch_size"
+                if batch_size < 1
+                else "num_cpus"
+                if num_cpus < 0
+                else "num_gpus"
+            )
             raise ConfigError(
                 f"num_workers and batch_size must be positive, num_cpus and num_gpus not negative "
-                f"(got {num_workers}, {batch_size}, {num_cpus}, {num_gpus})"
+                f"(got {num_workers}, {batch_size}, {num_cpus}, {num_gpus})",
+                parameter=bad,
             )
         ray = import_ray()
         self.spec = spec

@@ -252,10 +252,14 @@ class ShardedNLIClassifier:
         if isinstance(devices, str) or not devices or not all(isinstance(d, str) and d for d in devices):
             raise ConfigError(
                 f"devices must be a non-empty list of device names such as ['cuda:0', 'cuda:1'] "
-                f"(got {devices!r})"
+                f"(got {devices!r})",
+                parameter="devices",
             )
         if "device" in options:
-            raise ConfigError("pass the devices as `devices=[...]`, not `device=` (one worker per device)")
+            raise ConfigError(
+                "pass the devices as `devices=[...]`, not `device=` (one worker per device)",
+                parameter="device",
+            )
         self.spec = spec
         self.devices = list(devices)
         self.options = {key: value for key, value in options.items() if value is not None}
@@ -396,7 +400,8 @@ class ShardedNLIClassifier:
                 raise ConfigError(
                     f"the workers on {self.devices[0]!r} and {self.devices[rank]!r} would compute "
                     f"different results (identity differs in {', '.join(differ)}); "
-                    "use devices of one kind, or pin the setting (e.g. dtype='bfloat16')"
+                    "use devices of one kind, or pin the setting (e.g. dtype='bfloat16')",
+                    parameter="devices",
                 )
 
     def _next_message(self, expecting: set[int], timeout: float | None = None) -> tuple[Any, ...]:

@@ -300,7 +300,10 @@ class HFCausalScorer(_Scorer):
         self._memo = {}
         self.bos = self.tokenizer.bos_token or self.tokenizer.eos_token
         if self.bos is None:
-            raise ConfigError(f"{spec}: the tokenizer has neither a BOS nor an EOS token to start a sentence")
+            raise ConfigError(
+                f"{spec}: the tokenizer has neither a BOS nor an EOS token to start a sentence",
+                parameter="causal",
+            )
         self._identity = {
             "backend": "hf-causal-ll",
             "backend_version": BACKEND_VERSION,
