@@ -267,3 +267,101 @@ def test_smollm2_on_20_crows_pairs_end_to_end(tmp_path: Path, data_dir: Path) ->
         overall = result.metrics["models"][key]["overall"]
         assert overall["n_pairs"] == 20 and 0.0 <= overall["tp_bias_score"] <= 100.0
         assert overall["likelihood_diff"] > 0
+
+
+# --- a kind of model the benchmark cannot score: refused before any model loads -----------------------
+
+
+def _crows_pairs_run(tmp_path: Path, data_dir: Path) -> Path:
+    from nlibias.jobs.expand import expand_to_dir
+
+    rows = (
+        (data_dir / "crows-pairs" / "crows_pairs_anonymized.csv").read_text(encoding="utf-8").splitlines(True)
+    )
+    small = tmp_path / "cp.csv"
+    small.write_text("".join(rows[:11]), encoding="utf-8")
+    expand_to_dir("crows-pairs", tmp_path / "cp", small)
+    return tmp_path / "cp"
+
+
+@pytest.fixture
+def no_model_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building a predictor fails loudly: a check that passes this far came too late."""
+
+    def loaded(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a model was about to be loaded")
+
+    monkeypatch.setattr("nlibias.runtime.predictors.build_predictors", loaded)
+    monkeypatch.setattr("nlibias.runtime.sentence_logprob.build_sentence_predictors", loaded)
+    monkeypatch.setattr("nlibias.models.registry.create_classifier", loaded)
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "option", "parameter", "message"),
+    [
+        ("crows-pairs", "models", "models",
+         "crows-pairs samples are sentence pairs: score them with mlm= or causal= (token probability); "
+         "models= takes NLI classifiers, which score bbnli, wq-nli, occupations samples"),
+        ("crows-pairs", "generative", "generative", "generative= takes generative LMs"),
+        ("occupations", "mlm", "mlm",
+         "occupations samples hold no sentence pairs: score them with models= (NLI classifiers) or generative="),
+        ("bbnli", "causal", "causal", "which score wq-nli, crows-pairs, winoqueer, bbnli-tp, sentence-pairs"),
+    ],
+)  # fmt: skip
+def test_a_kind_the_benchmark_cannot_score_is_refused_before_any_model_loads(
+    tmp_path: Path, data_dir: Path, bbnli_samples_run: Path, no_model_loads: None,
+    benchmark: str, option: str, parameter: str, message: str,
+) -> None:  # fmt: skip
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+    from nlibias.jobs.expand import expand_to_dir
+    from nlibias.jobs.run import run_audit
+
+    if benchmark == "crows-pairs":
+        samples = _crows_pairs_run(tmp_path, data_dir)
+    elif benchmark == "bbnli":
+        samples = bbnli_samples_run
+    else:
+        samples = tmp_path / benchmark
+        expand_to_dir(benchmark, samples)
+    with pytest.raises(ConfigError) as error:
+        run_audit(samples, **{option: ["/no/such/model"]}, cache=False, bootstrap=0, progress=False)
+    assert error.value.parameter == parameter and message in str(error.value)
+
+    flag = {"models": "--model", "generative": "--generative", "mlm": "--mlm", "causal": "--causal"}[option]
+    out = tmp_path / "run"
+    cli = CliRunner().invoke(app, ["audit", "--samples", str(samples), flag, "/no/such/model", "--out", str(out),
+                                   "--no-cache", "--quiet"])  # fmt: skip
+    assert cli.exit_code == 2, cli.output
+    assert "Traceback" not in cli.output and len(cli.output.strip().splitlines()) == 1
+    assert message in cli.output and f"(option {flag}" in cli.output
+    assert not out.exists()
+
+
+def test_wq_nli_takes_classifiers_and_sentence_scorers(
+    tmp_path: Path, wq_nli_csv: Path, no_model_loads: None
+) -> None:
+    from nlibias.jobs.expand import expand_to_dir
+    from nlibias.jobs.run import run_audit
+
+    lines = wq_nli_csv.read_text(encoding="utf-8").splitlines(True)
+    small = tmp_path / "wq.csv"
+    small.write_text("".join(lines[:3]), encoding="utf-8")
+    expand_to_dir("wq-nli", tmp_path / "wq", small)
+    with pytest.raises(AssertionError, match="about to be loaded"):  # the check let both kinds through
+        run_audit(tmp_path / "wq", ["fake:a"], mlm=["/m"], causal=["/c"], cache=False, progress=False)
+
+
+def test_audit_samples_refuses_a_predictor_of_a_kind_the_benchmark_cannot_score(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
+    from nlibias.models.fake import FakeNLIClassifier
+    from nlibias.runtime.predict import ClassifierPredictor
+
+    checked = read_samples_to_audit(_crows_pairs_run(tmp_path, data_dir))
+    classifier = FakeNLIClassifier()
+    with pytest.raises(ConfigError, match="crows-pairs samples are sentence pairs") as error:
+        audit_samples(checked, [ClassifierPredictor(classifier)], out_dir=None, cache=None, progress=False)
+    assert error.value.parameter == "predictors" and classifier.calls == []

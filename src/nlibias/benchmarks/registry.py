@@ -295,6 +295,85 @@ def pair_measures_for_generative(source: str) -> bool:
     return benchmark_for_source(source).pair_measures_for_generative
 
 
+_KIND_NAMES: dict[str, str] = {
+    "classifier": "NLI classifiers",
+    "generative": "generative LMs answering NLI prompts",
+    "sentence-logprob": "language models scoring sentence pairs (token probability)",
+}
+
+
+def scorable_kinds(source: str) -> tuple[PredictorKind, ...]:
+    """The predictor kinds whose outputs the measures of ``source`` score: ``classifier`` and
+    ``generative`` where its benchmark has a column scorer (NLI measures), ``sentence-logprob``
+    where it says which sentence pair each sample stands for (:attr:`Benchmark.sentence_pairs`).
+
+    >>> scorable_kinds("bbnli"), scorable_kinds("crows-pairs")
+    (('classifier', 'generative'), ('sentence-logprob',))
+    >>> scorable_kinds("wq-nli")
+    ('classifier', 'generative', 'sentence-logprob')
+    """
+    return _kinds_of(benchmark_for_source(source))
+
+
+def _kinds_of(benchmark: Benchmark) -> tuple[PredictorKind, ...]:
+    kinds: list[PredictorKind] = []
+    if benchmark.column_scorer is not None:
+        kinds += ["classifier", "generative"]
+    if benchmark.sentence_pairs is not None:
+        kinds.append("sentence-logprob")
+    return tuple(kinds)
+
+
+def kind_refusal(source: str, kind: PredictorKind, *, given: str) -> str | None:
+    """Why outputs of ``kind`` cannot be scored on samples of ``source``, what to use instead and
+    which benchmarks that kind scores (``given``: how the outputs were asked for, e.g.
+    ``"models= takes"``); None when they can be scored. A benchmark that scores no kind at all
+    (registered without a column scorer or sentence pairs) is refused by :func:`column_scorer_for`.
+
+    >>> for part in kind_refusal("crows-pairs", "classifier", given="models= takes").split("; "):
+    ...     print(part)
+    crows-pairs samples are sentence pairs: score them with mlm= or causal= (token probability)
+    models= takes NLI classifiers, which score bbnli, wq-nli, occupations samples
+    >>> kind_refusal("wq-nli", "sentence-logprob", given="mlm= takes") is None
+    True
+    """
+    benchmark = benchmark_for_source(source)
+    kinds = _kinds_of(benchmark)
+    if kind in kinds:
+        return None
+    if not kinds:
+        column_scorer_for(source)  # raises: says what to register
+    hint = ""
+    if kind == "sentence-logprob":
+        instead = (
+            f"{benchmark.name} samples hold no sentence pairs: "
+            "score them with models= (NLI classifiers) or generative= (generative LMs)"
+        )
+        hint = " (e.g. `nlibias expand bbnli-tp` for BBNLI's pro/anti hypotheses)"
+    else:
+        instead = (
+            f"{benchmark.name} samples are sentence pairs: "
+            "score them with mlm= or causal= (token probability)"
+        )
+    scored = ", ".join(b.name for b in benchmarks() if kind in _kinds_of(b))
+    return f"{instead}; {given} {_KIND_NAMES[kind]}, which score {scored} samples{hint}"
+
+
+def check_predictor_kind(source: str, kind: PredictorKind, *, parameter: str) -> None:
+    """Refuse predictors of ``kind``, named in the parameter ``parameter``, on samples of
+    ``source`` whose benchmark cannot score their outputs (:func:`kind_refusal`): checked before
+    any model loads.
+
+    >>> check_predictor_kind("bbnli", "sentence-logprob", parameter="mlm")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    nlibias.errors.ConfigError: bbnli samples hold no sentence pairs: ...
+    """
+    reason = kind_refusal(source, kind, given=f"{parameter}= takes")
+    if reason is not None:
+        raise ConfigError(reason, parameter=parameter)
+
+
 def samples_source(samples: Sequence[Sample]) -> str:
     """The one source of a sample set (mixing benchmarks in one audit is refused: their measures differ)."""
     sources = sorted({s.source for s in samples})

@@ -81,25 +81,36 @@ def run_audit(
     the samples' sentence pairs for token-probability bias, under each of ``tp_variants``
     (``shared`` tokens, as CrowS-Pairs and WinoQueer; ``whole`` sentences).
 
-    Every line of the samples file is checked before a model is loaded. ``model_options`` go to
-    the model builders (:func:`nlibias.runtime.predictors.build_predictors`: ``device``,
-    ``label_map``, ``max_tokens``, ``mode``, ``concurrency``, ...). ``extra`` is merged into
-    ``metrics.json``; ``note`` is appended to the tables.
+    Every line of the samples file is checked before a model is loaded, and so is whether the
+    samples' benchmark can score each kind of model asked for (NLI classifiers and generative
+    LMs need NLI samples, sentence scorers need sentence pairs; WinoQueer-NLI has both).
+    ``model_options`` go to the model builders
+    (:func:`nlibias.runtime.predictors.build_predictors`: ``device``, ``label_map``,
+    ``max_tokens``, ``mode``, ``concurrency``, ...). ``extra`` is merged into ``metrics.json``;
+    ``note`` is appended to the tables.
     """
     from nlibias.jobs.audit import check_bootstrap
     from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
-    from nlibias.runtime.predictors import build_predictors, close_predictors
+    from nlibias.runtime.predictors import build_predictors, check_specs_for_source, close_predictors
 
     check_bootstrap(bootstrap, seed)  # before any file is read or model loaded
+    specs = {
+        "models": _names(models, "models"),
+        "generative": _names(generative, "generative"),
+        "mlm": _names(mlm, "mlm"),
+        "causal": _names(causal, "causal"),
+    }
     checked = read_samples_to_audit(samples)
+    # a kind of model the samples' benchmark cannot score stops here, before any model loads
+    check_specs_for_source(checked.columns.source, **specs)
     with ExitStack() as stack:
         store = _open_cache(cache, stack)
         predictors = build_predictors(
-            _names(models, "models"),
-            generative=_names(generative, "generative"),
+            specs["models"],
+            generative=specs["generative"],
             prompts=_names(prompts, "prompts"),
-            mlm=_names(mlm, "mlm"),
-            causal=_names(causal, "causal"),
+            mlm=specs["mlm"],
+            causal=specs["causal"],
             tp_variants=_names(tp_variants, "tp_variants"),
             **model_options,
         )

@@ -26,7 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.benchmarks.registry import benchmark_for_source, column_scorer_for, provenance_keys_for
+from nlibias.benchmarks.registry import (
+    benchmark_for_source,
+    check_predictor_kind,
+    column_scorer_for,
+    provenance_keys_for,
+)
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import json_line
 from nlibias.io.predictions import WritesJsonLines, probability_line
@@ -159,8 +164,8 @@ def audit_samples(
             f"chunk_pairs is {chunk_pairs}; pass a positive number of pairs", parameter="chunk_pairs"
         )
     columns = samples.columns
-    if any(p.kind != "sentence-logprob" for p in predictors):
-        column_scorer_for(columns.source)  # a benchmark that cannot be scored stops the audit here
+    for kind in dict.fromkeys(p.kind for p in predictors):  # a kind the benchmark cannot score stops here
+        check_predictor_kind(columns.source, kind, parameter="predictors")
     distinct = DistinctPairs.of(columns)
     sample_objects: list[Sample] | None = None  # read only for predictors that need the texts
     parts: list[Sequence[Prediction]] = []

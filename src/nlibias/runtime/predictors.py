@@ -1,4 +1,5 @@
-"""Turn command-line model specs into predictors (NLI classifiers and generative LMs)."""
+"""Turn command-line model specs into predictors (NLI classifiers, generative LMs, sentence
+scorers), after checking that the samples' benchmark can score each kind asked for."""
 
 from __future__ import annotations
 
@@ -8,6 +9,34 @@ from typing import Any
 from nlibias.errors import ConfigError
 from nlibias.models.generative.backend import DEFAULT_MAX_NEW_TOKENS
 from nlibias.runtime.base import Predictor
+from nlibias.schema.model_keys import PredictorKind
+
+SPEC_KINDS: dict[str, PredictorKind] = {
+    "models": "classifier",
+    "generative": "generative",
+    "mlm": "sentence-logprob",
+    "causal": "sentence-logprob",
+}
+"""The predictor kind of the specs given in each parameter of :func:`build_predictors` (and
+:func:`nlibias.jobs.run.run_audit`)."""
+
+
+def check_specs_for_source(source: str, **specs: Sequence[str]) -> None:
+    """Refuse model specs whose predictor kind the samples' benchmark cannot score, before any
+    model is loaded (a classifier on sentence pairs, a sentence scorer on samples without them):
+    ``specs`` are the spec lists by parameter (``models``, ``generative``, ``mlm``, ``causal``).
+
+    >>> check_specs_for_source("wq-nli", models=["fake:a"], mlm=["bert-base-uncased"])  # both kinds
+    >>> check_specs_for_source("occupations", models=["fake:a"], causal=["gpt2"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    nlibias.errors.ConfigError: occupations samples hold no sentence pairs: ...; causal= takes language ...
+    """
+    from nlibias.benchmarks.registry import check_predictor_kind
+
+    for parameter, given in specs.items():
+        if given:
+            check_predictor_kind(source, SPEC_KINDS[parameter], parameter=parameter)
 
 
 def build_predictors(
