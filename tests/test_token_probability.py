@@ -220,6 +220,13 @@ def test_audit_crows_pairs_with_tiny_mlm_and_causal_lm(tmp_path: Path, data_dir:
     assert json.loads((out / "metrics.json").read_text())["models"] == metrics["models"]
     rows_written = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert all(r["kind"] == "sentence-logprob" and "score_more" in r for r in rows_written)
+    # the predictions scored again (nlibias score): the same measures and the same rows
+    rescored = tmp_path / "rescored"
+    result = runner.invoke(app, ["score", "--samples", str(tmp_path / "cp"), "--predictions", str(out),
+                                 "--out", str(rescored), "--bootstrap", "50"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads((rescored / "metrics.json").read_text())["models"] == metrics["models"]
+    assert (rescored / "predictions.jsonl").read_bytes() == (out / "predictions.jsonl").read_bytes()
 
 
 def test_wq_nli_audit_puts_tp_beside_m1(
