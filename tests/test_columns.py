@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from nlibias.errors import ConfigError
+from nlibias.errors import DataError
 from nlibias.schema import LABEL_INDEX, Sample
 from nlibias.schema.columns import Categorical, IdPositions, SampleColumns, StringColumn, smallest_int_type
 
@@ -70,7 +70,7 @@ def test_mixed_sources_and_duplicate_ids() -> None:
     base = Sample(
         id="a", source="bbnli", domain="d", subtopic="t", premise="P", hypothesis="H", gold="neutral"
     )
-    with pytest.raises(ConfigError, match="mix sources bbnli, wq-nli"):
+    with pytest.raises(DataError, match="mix sources bbnli, wq-nli"):
         SampleColumns.from_samples([base, replace(base, id="b", source="wq-nli")])
     ids = ["a", "b", "c", "b", "a", "c"]
     columns = SampleColumns.from_samples([replace(base, id=i) for i in ids])

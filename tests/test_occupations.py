@@ -29,7 +29,7 @@ from nlibias.benchmarks.occupations import (
     render_template,
     substitute_occupation,
 )
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import DataError, SourceError
 from nlibias.metrics.occupations import binary_entailment, score_occupations
 from nlibias.report.occupation_tables import format_occupations_tables
 from nlibias.schema import Prediction, Sample
@@ -325,10 +325,10 @@ def test_scorer_matches_naive_implementation_to_the_last_digit():
 
 def test_refusals_and_unpaired():
     s1, p1 = pair("k1", "nurse", (0.6, 0.3, 0.1), (0.2, 0.6, 0.2))
-    with pytest.raises(ConfigError, match="no probabilities"):
+    with pytest.raises(DataError, match="no probabilities"):
         score_occupations(s1, [Prediction(p.sample_id, p.model, p.label) for p in p1], bootstrap=0)
     twin = Sample(**{**s1[0].to_dict(), "id": "k1:female2"})
-    with pytest.raises(ConfigError, match="two female hypotheses"):
+    with pytest.raises(DataError, match="two female hypotheses"):
         score_occupations(
             [*s1, twin], [*p1, Prediction("k1:female2", "m", "neutral", (0.2, 0.6, 0.2))], bootstrap=0
         )
