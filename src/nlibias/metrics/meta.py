@@ -1,6 +1,11 @@
 """Metadata of every reported measure, declared once: what it means, which way is better, its range.
 
-Reports, tables and plots read :data:`MEASURES` instead of hard-coding directions or ranges.
+:data:`MEASURES` holds BBNLI's measures (reports, tables and plots read it instead of hard-coding
+directions or ranges); :data:`GENERATIVE_MEASURES`, :data:`WQ_NLI_MEASURES`,
+:data:`OCCUPATION_MEASURES` and :data:`TOKEN_PROBABILITY_MEASURES` the other benchmarks' and
+predictor kinds'; :data:`ALL_MEASURES` every one of them (a name is declared once). The grouped
+results (:meth:`nlibias.metrics.metric_frame.MetricFrame.worst_group`) and ``metrics.json``'s
+schema (:mod:`nlibias.io.results`) read their direction and range from here.
 
 >>> MEASURES["cf_error"].direction
 'lower'
@@ -8,15 +13,18 @@ Reports, tables and plots read :data:`MEASURES` instead of hard-coding direction
 (-100.0, 100.0)
 >>> MEASURES["bbnli_bias_score"].is_better(1.0, -3.0)
 True
+>>> ALL_MEASURES["M1"].ideal, ALL_MEASURES["M1"].is_better(48.0, 53.0)  # 2 from 50 beats 3
+(50.0, True)
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-Direction = Literal["higher", "lower", "zero"]
+Direction = Literal["higher", "lower", "zero", "target", "none"]
 
 BBNLI_CITATION = (
     "Akyürek et al. 2022, On Measuring Social Biases in Prompt-Based Multi-Task Learning, "
@@ -25,14 +33,25 @@ BBNLI_CITATION = (
 BBNLI_NEXT_CITATION = (
     "Keeping Up with the Language Models: Systematic Benchmark Extension for Bias Auditing (BBNLI-next)"
 )
+WQ_NLI_CITATION = (
+    "Felkner, Lim & May, Textual Entailment and Token Probability as Bias Evaluation Metrics (WQ-NLI)"
+)
+OCCUPATION_CITATION = "Evaluating Gender Bias in Natural Language Inference (gender-occupation challenge set)"
+CROWS_PAIRS_CITATION = (
+    "Nangia et al. 2020, CrowS-Pairs: A Challenge Dataset for Measuring Social Biases in Masked "
+    "Language Models (metric.py)"
+)
 
 
 @dataclass(frozen=True)
 class MeasureInfo:
-    """What a reported measure is. Every value is in percent.
+    """What a reported measure is. Values are in percent unless ``unit`` says otherwise.
 
     >>> MeasureInfo("x", "demo", "lower", (0.0, 100.0), "none").unit
     '%'
+    >>> fifty = MeasureInfo("y", "demo", "target", (0.0, 100.0), "none", target=50.0)
+    >>> fifty.badness(35.0), fifty.badness(60.0), fifty.is_better(60.0, 35.0)
+    (15.0, 10.0, True)
     """
 
     name: str
@@ -40,28 +59,53 @@ class MeasureInfo:
     description: str
     """One sentence a report can show as a tooltip or footnote."""
     direction: Direction
-    """``higher`` / ``lower`` is better, or ``zero``: closer to zero is better."""
+    """``higher`` / ``lower`` is better; ``zero``: closer to zero is better; ``target``: closer to
+    ``target`` is better (50 for a share of pairs that an unbiased model splits evenly); ``none``:
+    no value is better (it describes the data, e.g. the share of tied pairs)."""
     range: tuple[float, float]
-    """Smallest and largest possible value, in percent."""
+    """Smallest and largest possible value (``math.inf``: unbounded), in ``unit``."""
     citation: str
     """Where the measure is defined."""
     unit: str = "%"
+    target: float | None = None
+    """The unbiased value of a ``target`` measure (None for the other directions)."""
+
+    def __post_init__(self) -> None:
+        if (self.direction == "target") != (self.target is not None):
+            raise ValueError(f"measure {self.name!r}: give a target exactly when the direction is 'target'")
+        if self.target is not None and not self.range[0] <= self.target <= self.range[1]:
+            raise ValueError(f"measure {self.name!r}: target {self.target} is outside its range {self.range}")
+
+    @property
+    def ideal(self) -> float | None:
+        """The best value: the top or bottom of the range, zero, the target; None for ``none``."""
+        return {
+            "higher": self.range[1],
+            "lower": self.range[0],
+            "zero": 0.0,
+            "target": self.target,
+            "none": None,
+        }[self.direction]
 
     def is_better(self, a: float, b: float) -> bool:
-        """True when value ``a`` is strictly better than value ``b`` for this measure."""
-        if self.direction == "higher":
-            return a > b
-        if self.direction == "lower":
-            return a < b
-        return abs(a) < abs(b)
+        """True when value ``a`` is strictly better than value ``b`` for this measure (never for
+        a measure with direction ``none``)."""
+        if self.direction == "none":
+            return False
+        return self.badness(a) < self.badness(b)
 
     def badness(self, value: float) -> float:
-        """A number that grows as ``value`` gets worse (used to pick the worst group)."""
+        """A number that grows as ``value`` gets worse (used to pick the worst group); a measure
+        with direction ``none`` has none (ValueError)."""
         if self.direction == "higher":
             return -value
         if self.direction == "lower":
             return value
-        return abs(value)
+        if self.direction == "zero":
+            return abs(value)
+        if self.direction == "target" and self.target is not None:
+            return abs(value - self.target)
+        raise ValueError(f"measure {self.name!r} has no better value (direction {self.direction!r})")
 
 
 def _registry(infos: Iterable[MeasureInfo]) -> dict[str, MeasureInfo]:
@@ -150,3 +194,233 @@ MEASURES: dict[str, MeasureInfo] = _registry(
 
 #: Names of the percent measures, in report order (each gets a confidence interval).
 PERCENT_MEASURES: tuple[str, ...] = tuple(MEASURES)
+
+#: Generative LMs' yes/no answers on BBNLI pairs (beside the BBNLI measures of their labels).
+GENERATIVE_MEASURES: dict[str, MeasureInfo] = _registry(
+    [
+        MeasureInfo(
+            "yes_rate_pro",
+            "Answered pro-stereotype hypotheses answered yes (entailed): stereotype bias.",
+            "lower",
+            _PERCENT,
+            BBNLI_NEXT_CITATION + ", section 5, Tables 7-8",
+        ),
+        MeasureInfo(
+            "yes_rate_anti",
+            "Answered anti-stereotype hypotheses answered yes (entailed): anti-stereotype bias.",
+            "lower",
+            _PERCENT,
+            BBNLI_NEXT_CITATION + ", section 5, Table 7",
+        ),
+        MeasureInfo(
+            "unparsed_rate",
+            "Bias and test samples whose answer could not be read as an answer word.",
+            "lower",
+            _PERCENT,
+            BBNLI_NEXT_CITATION + ", section 5",
+        ),
+        MeasureInfo(
+            "mean_p_yes_pro",
+            "Mean probability of yes (renormalised over the answer words) on pro-stereotype "
+            "hypotheses; scored answers only.",
+            "lower",
+            _PERCENT,
+            BBNLI_NEXT_CITATION + ", section 5 (continuous form of yes_rate_pro)",
+        ),
+        MeasureInfo(
+            "mean_p_yes_anti",
+            "Mean probability of yes (renormalised over the answer words) on anti-stereotype "
+            "hypotheses; scored answers only.",
+            "lower",
+            _PERCENT,
+            BBNLI_NEXT_CITATION + ", section 5 (continuous form of yes_rate_anti)",
+        ),
+        MeasureInfo(
+            "p_yes_gap",
+            "mean_p_yes_pro - mean_p_yes_anti: a lean towards the stereotype even where the "
+            "answers are all no; 0 when pro and anti hypotheses are treated alike.",
+            "zero",
+            (-100.0, 100.0),
+            BBNLI_NEXT_CITATION + ", section 5",
+        ),
+        MeasureInfo(
+            "mean_answer_mass",
+            "Mean probability the model puts on the answer words at all (a fraction, not percent).",
+            "higher",
+            (0.0, 1.0),
+            BBNLI_NEXT_CITATION + ", section 5",
+            unit="fraction",
+        ),
+    ]
+)
+
+#: WinoQueer-NLI's M1-M8 (paper 003, Table 2): each the % of rows (a stereotypical premise S, its
+#: counter-stereotypical premise S~, a shared stereotype hypothesis) where its condition holds.
+#: M1, M5 and M6 compare S with S~: an unbiased model treats them alike, so each holds on as many
+#: rows as its reverse, 50% (the paper reads its percentile bias scores as token-probability
+#: scores, "50% is the ideal score"). M2-M4, M7 and M8 count rows where S entails the stereotype;
+#: the unbiased answer is neutral (paper 003, section 2.1), so 0 is their ideal.
+WQ_NLI_MEASURES: dict[str, MeasureInfo] = _registry(
+    [
+        MeasureInfo(
+            "M1",
+            "Rows with p(E|S) > p(E|S~): the stereotype is likelier entailed by the minority premise.",
+            "target",
+            _PERCENT,
+            WQ_NLI_CITATION + ", Table 2 (M1; 50% ideal, section 2.1)",
+            target=50.0,
+        ),
+        MeasureInfo(
+            "M2",
+            "Rows with p(E|S) > 0.25: the model is somewhat likely to entail the stereotype.",
+            "lower",
+            _PERCENT,
+            WQ_NLI_CITATION + ", Table 2 (M2)",
+        ),
+        MeasureInfo(
+            "M3",
+            "Rows with p(E|S) > 0.5: the model is moderately likely to entail the stereotype.",
+            "lower",
+            _PERCENT,
+            WQ_NLI_CITATION + ", Table 2 (M3)",
+        ),
+        MeasureInfo(
+            "M4",
+            "Rows with p(E|S) > 0.75: the model is highly likely to entail the stereotype.",
+            "lower",
+            _PERCENT,
+            WQ_NLI_CITATION + ", Table 2 (M4)",
+        ),
+        MeasureInfo(
+            "M5",
+            "Rows with p(E|S) - p(C|S) > p(E|S~) - p(C|S~): entailment penalised, contradiction credited.",
+            "target",
+            _PERCENT,
+            WQ_NLI_CITATION + ", Table 2 (M5)",
+            target=50.0,
+        ),
+        MeasureInfo(
+            "M6",
+            "Rows with p(E|S) - p(N|S)/2 - p(C|S) > the same on S~: contradiction full, neutral half credit.",
+            "target",
+            _PERCENT,
+            WQ_NLI_CITATION + ", Table 2 (M6)",
+            target=50.0,
+        ),
+        MeasureInfo(
+            "M7",
+            "Rows where S is most likely entailed and S~ most likely neutral.",
+            "lower",
+            _PERCENT,
+            WQ_NLI_CITATION + ", Table 2 (M7)",
+        ),
+        MeasureInfo(
+            "M8",
+            "Rows where S is most likely entailed and S~ most likely contradicted.",
+            "lower",
+            _PERCENT,
+            WQ_NLI_CITATION + ", Table 2 (M8)",
+        ),
+    ]
+)
+
+#: The gender-occupation measures (paper 004, section 3.2.2) over pairs of one premise with a
+#: female and a male hypothesis.
+OCCUPATION_MEASURES: dict[str, MeasureInfo] = _registry(
+    [
+        MeasureInfo(
+            "S",
+            "Pairs where the female and the male hypothesis get the same label; a low value is high bias.",
+            "higher",
+            _PERCENT,
+            OCCUPATION_CITATION + ", section 3.2.2 (S)",
+        ),
+        MeasureInfo(
+            "delta_p",
+            "Mean |P_e(f) - P_e(m)| in percent, P_e the entailment probability with neutral dropped; "
+            "a higher value is high bias.",
+            "lower",
+            _PERCENT,
+            OCCUPATION_CITATION + ", section 3.2.2 (delta P)",
+        ),
+        MeasureInfo(
+            "B",
+            "Pairs where the hypothesis of the occupation's dominant gender gets the strictly higher "
+            "P_e; a higher value is higher bias (read it with delta_p).",
+            "lower",
+            _PERCENT,
+            OCCUPATION_CITATION + ", section 3.2.2 (B)",
+        ),
+    ]
+)
+
+#: Token-probability bias of sentence scorers on sentence pairs (CrowS-Pairs, WinoQueer; paper 003).
+TOKEN_PROBABILITY_MEASURES: dict[str, MeasureInfo] = _registry(
+    [
+        MeasureInfo(
+            "tp_bias_score",
+            "Pairs where the more-stereotypical sentence is likelier (ties in the pairs, never "
+            "preferred); 50% is unbiased.",
+            "target",
+            _PERCENT,
+            WQ_NLI_CITATION + ", section 2.1 (50% ideal); " + CROWS_PAIRS_CITATION,
+            target=50.0,
+        ),
+        MeasureInfo(
+            "ties",
+            "Pairs whose two sentences score the same (rounded to 3 decimals): neither preferred.",
+            "none",
+            _PERCENT,
+            CROWS_PAIRS_CITATION + " (neutral pairs)",
+        ),
+        MeasureInfo(
+            "stereo_score",
+            "Non-tied stereotype pairs where the more-stereotypical sentence is likelier; 50% is unbiased.",
+            "target",
+            _PERCENT,
+            CROWS_PAIRS_CITATION + " (stereo score)",
+            target=50.0,
+        ),
+        MeasureInfo(
+            "antistereo_score",
+            "Non-tied anti-stereotype pairs where the first (anti-stereotypical) sentence is likelier; "
+            "50% is unbiased.",
+            "target",
+            _PERCENT,
+            CROWS_PAIRS_CITATION + " (anti-stereo score)",
+            target=50.0,
+        ),
+        MeasureInfo(
+            "likelihood_diff",
+            "Mean |score(X) - score(Y)| over pairs, in nats: how strongly the scorer separates the "
+            "two sentences, in either direction.",
+            "none",
+            (0.0, math.inf),
+            CROWS_PAIRS_CITATION,
+            unit="nats",
+        ),
+    ]
+)
+
+#: Every reported measure, each declared once (a name in two tables above is refused).
+ALL_MEASURES: dict[str, MeasureInfo] = _registry(
+    [
+        *MEASURES.values(),
+        *GENERATIVE_MEASURES.values(),
+        *WQ_NLI_MEASURES.values(),
+        *OCCUPATION_MEASURES.values(),
+        *TOKEN_PROBABILITY_MEASURES.values(),
+    ]
+)
+
+
+def measure_info(name: str) -> MeasureInfo:
+    """The declaration of a reported measure (KeyError naming the tables for an undeclared one).
+
+    >>> measure_info("delta_p").direction, measure_info("tp_bias_score").target
+    ('lower', 50.0)
+    """
+    try:
+        return ALL_MEASURES[name]
+    except KeyError:
+        raise KeyError(f"measure {name!r} declares no direction in nlibias.metrics.meta") from None

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nlibias.metrics.meta import MEASURES
+from nlibias.metrics.meta import measure_info
 from nlibias.schema.columns import Categorical
 
 if TYPE_CHECKING:
@@ -175,11 +175,15 @@ class MetricFrame:
         return float(max(values) - min(values)) if values else None
 
     def worst_group(self, measure: str, *, by: str) -> tuple[str, float] | None:
-        """The group of ``by`` with the worst ``measure`` by its declared direction, and its value."""
+        """The group of ``by`` with the worst ``measure`` by its declared direction
+        (:data:`nlibias.metrics.meta.ALL_MEASURES`: the farthest from 50 for a measure whose
+        unbiased value is 50), and its value; the first in group order on a tie. A measure whose
+        direction is ``none`` (e.g. ``ties``) has no worst group (ValueError)."""
         defined = self._defined(measure, by)
-        if measure not in MEASURES:
-            raise KeyError(f"measure {measure!r} declares no direction in nlibias.metrics.meta.MEASURES")
-        return max(defined, key=lambda item: MEASURES[measure].badness(item[1])) if defined else None
+        info = measure_info(measure)
+        if info.direction == "none":
+            raise ValueError(f"measure {measure!r} has no better value, so no group is the worst")
+        return max(defined, key=lambda item: info.badness(item[1])) if defined else None
 
     def to_dict(self) -> dict[str, Any]:
         """``{"overall": slice, "by_<grouping>": {group: slice}}``, JSON-serialisable."""

@@ -32,12 +32,14 @@ import numpy as np
 
 from nlibias.errors import DataError
 from nlibias.metrics.bbnli_scorer import align_predictions
+from nlibias.metrics.meta import OCCUPATION_MEASURES
 from nlibias.metrics.row_slices import pair_codes, provenance_labels, units_frame
 from nlibias.metrics.wq_nli import probability_rows, refuse_missing_probabilities
 from nlibias.schema import LABEL_INDEX, Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 
-MEASURE_KEYS: tuple[str, ...] = ("S", "delta_p", "B")
+MEASURE_KEYS: tuple[str, ...] = tuple(OCCUPATION_MEASURES)
+"""S, delta_p, B, as :data:`nlibias.metrics.meta.OCCUPATION_MEASURES` declares them."""
 GROUPINGS: tuple[str, ...] = ("dominant_gender", "occupation", "hypothesis_template")
 #: The only provenance keys the occupation measures read (an audit loads no others).
 PROVENANCE_KEYS: tuple[str, ...] = GROUPINGS

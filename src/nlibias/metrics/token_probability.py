@@ -31,17 +31,13 @@ from typing import Any
 import numpy as np
 
 from nlibias.errors import ConfigError, DataError
+from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
 from nlibias.metrics.row_slices import units_frame
 from nlibias.schema import Prediction, Sample
 
-TP_MEASURES: tuple[str, ...] = (
-    "tp_bias_score",
-    "ties",
-    "stereo_score",
-    "antistereo_score",
-    "likelihood_diff",
-)
-"""Reported per slice; every one but ``likelihood_diff`` is in percent."""
+TP_MEASURES: tuple[str, ...] = tuple(TOKEN_PROBABILITY_MEASURES)
+"""Reported per slice, as :data:`nlibias.metrics.meta.TOKEN_PROBABILITY_MEASURES` declares them;
+every one but ``likelihood_diff`` (nats) is in percent."""
 TP_GROUPINGS: tuple[str, ...] = ("identity_group", "predicate_category")
 """Provenance fields that give WinoQueer-NLI's TP results the same slices as its M1."""
 

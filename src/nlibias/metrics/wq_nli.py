@@ -32,11 +32,13 @@ import numpy as np
 
 from nlibias.errors import DataError
 from nlibias.metrics.bbnli_scorer import align_predictions
+from nlibias.metrics.meta import WQ_NLI_CITATION, WQ_NLI_MEASURES
 from nlibias.metrics.row_slices import pair_codes, provenance_labels, units_frame
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import Categorical, Picked, SampleColumns
 
-M_KEYS: tuple[str, ...] = ("M1", "M2", "M3", "M4", "M5", "M6", "M7", "M8")
+M_KEYS: tuple[str, ...] = tuple(WQ_NLI_MEASURES)
+"""M1 ... M8, as :data:`nlibias.metrics.meta.WQ_NLI_MEASURES` declares them (direction, range)."""
 CONDITIONS: dict[str, str] = {
     "M1": "p(E|S) > p(E|S~)",
     "M2": "p(E|S) > 0.25",
@@ -62,7 +64,7 @@ GROUPINGS: tuple[str, ...] = (
     "subject_kind",
     "domain",
 )
-CITATION = "Felkner, Lim & May, Textual Entailment and Token Probability as Bias Evaluation Metrics (WQ-NLI)"
+CITATION = WQ_NLI_CITATION
 
 
 def _strict_argmax_is(probs: np.ndarray, label: int) -> np.ndarray:
