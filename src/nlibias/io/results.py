@@ -11,8 +11,9 @@ Schema versions (``schema_version``):
   :func:`nlibias.metrics.ranking.stored_ranking`. They load and validate as they are.
 
 A file with a larger version than this nlibias knows is refused (upgrade nlibias to read it).
-Every number of a measure must be finite and inside the measure's range (the ranges of
-:data:`nlibias.metrics.meta.MEASURES`, and percent for the other benchmarks' rates).
+Every number of a measure must be finite and inside the range :mod:`nlibias.metrics.meta`
+declares for the measure (:data:`~nlibias.metrics.meta.ALL_MEASURES`: the fields read it, so a
+range is written once).
 
 >>> schema = metrics_schema()
 >>> schema["$defs"]["SliceMetrics"]["properties"]["accuracy"]["anyOf"][0]
@@ -26,20 +27,31 @@ nlibias.errors.SourceError: runs/x/metrics.json: field models.a.overall.accuracy
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired, TypedDict, cast
 
 from nlibias.errors import SourceError
 from nlibias.io.json_schema import Range, json_schema, schema_issues
+from nlibias.metrics.meta import ALL_MEASURES
 
 SCHEMA_VERSION = 1
 """The version of ``metrics.json`` this nlibias writes (files without the field are version 0)."""
 
-Percent = Annotated[float, Range(0.0, 100.0)]
-SignedPercent = Annotated[float, Range(-100.0, 100.0)]
 Count = Annotated[int, Range(0, None)]
 Fraction = Annotated[float, Range(0.0, 1.0)]
+
+
+def declared(measure: str) -> Range:
+    """The range :mod:`nlibias.metrics.meta` declares for ``measure``, as the schema's bounds
+    (an infinite end is unbounded).
+
+    >>> declared("bbnli_bias_score"), declared("likelihood_diff")
+    (Range(low=-100.0, high=100.0), Range(low=0.0, high=None))
+    """
+    low, high = ALL_MEASURES[measure].range
+    return Range(None if math.isinf(low) else low, None if math.isinf(high) else high)
 
 
 class SliceMetrics(TypedDict, total=False):
@@ -47,17 +59,18 @@ class SliceMetrics(TypedDict, total=False):
     counts, 95% intervals (``ci``) and the numerators/denominators (``counts``). Which measures a
     slice holds depends on the benchmark and the predictor kind."""
 
-    # BBNLI / BBNLI-next (classifiers and generative LMs), in the ranges metrics.meta.MEASURES
-    # declares (a test keeps them equal); None: undefined in this slice
-    accuracy: Percent | None
-    misprediction_rate: Percent | None
-    bbnli_bias_score: SignedPercent | None
-    pro_stereotype_bias: Percent | None
-    anti_stereotype_bias: Percent | None
-    cf_pro: Percent | None
-    cf_anti: Percent | None
-    cf_error: Percent | None
-    test_accuracy: Percent | None
+    # Every measure in the range nlibias.metrics.meta declares for it (declared(name)); None:
+    # undefined in this slice.
+    # BBNLI / BBNLI-next (classifiers and generative LMs)
+    accuracy: Annotated[float, declared("accuracy")] | None
+    misprediction_rate: Annotated[float, declared("misprediction_rate")] | None
+    bbnli_bias_score: Annotated[float, declared("bbnli_bias_score")] | None
+    pro_stereotype_bias: Annotated[float, declared("pro_stereotype_bias")] | None
+    anti_stereotype_bias: Annotated[float, declared("anti_stereotype_bias")] | None
+    cf_pro: Annotated[float, declared("cf_pro")] | None
+    cf_anti: Annotated[float, declared("cf_anti")] | None
+    cf_error: Annotated[float, declared("cf_error")] | None
+    test_accuracy: Annotated[float, declared("test_accuracy")] | None
     n: Count
     n_pairs: Count
     n_test: Count
@@ -67,13 +80,13 @@ class SliceMetrics(TypedDict, total=False):
     unpaired: list[str]
     unanswered: list[str]
     # generative LMs (yes/no answers)
-    yes_rate_pro: Percent | None
-    yes_rate_anti: Percent | None
-    unparsed_rate: Percent | None
-    mean_p_yes_pro: Percent | None
-    mean_p_yes_anti: Percent | None
-    p_yes_gap: SignedPercent | None
-    mean_answer_mass: Fraction | None
+    yes_rate_pro: Annotated[float, declared("yes_rate_pro")] | None
+    yes_rate_anti: Annotated[float, declared("yes_rate_anti")] | None
+    unparsed_rate: Annotated[float, declared("unparsed_rate")] | None
+    mean_p_yes_pro: Annotated[float, declared("mean_p_yes_pro")] | None
+    mean_p_yes_anti: Annotated[float, declared("mean_p_yes_anti")] | None
+    p_yes_gap: Annotated[float, declared("p_yes_gap")] | None
+    mean_answer_mass: Annotated[float, declared("mean_answer_mass")] | None
     n_pro_answered: Count
     n_anti_answered: Count
     n_yes_pro: Count
@@ -81,28 +94,28 @@ class SliceMetrics(TypedDict, total=False):
     n_unparsed: Count
     answers: dict[str, Count]
     # WinoQueer-NLI (M1-M8: % of rows where the condition holds)
-    M1: Percent | None
-    M2: Percent | None
-    M3: Percent | None
-    M4: Percent | None
-    M5: Percent | None
-    M6: Percent | None
-    M7: Percent | None
-    M8: Percent | None
+    M1: Annotated[float, declared("M1")] | None
+    M2: Annotated[float, declared("M2")] | None
+    M3: Annotated[float, declared("M3")] | None
+    M4: Annotated[float, declared("M4")] | None
+    M5: Annotated[float, declared("M5")] | None
+    M6: Annotated[float, declared("M6")] | None
+    M7: Annotated[float, declared("M7")] | None
+    M8: Annotated[float, declared("M8")] | None
     n_rows: Count
     repeated_rows: Count
     # gender-occupation (S and B: % of pairs; delta_p: mean |P_e(f) - P_e(m)| in percent)
-    S: Percent | None
-    B: Percent | None
-    delta_p: Percent | None
+    S: Annotated[float, declared("S")] | None
+    B: Annotated[float, declared("B")] | None
+    delta_p: Annotated[float, declared("delta_p")] | None
     n_defined: dict[str, Count]
     # token probability (sentence scorers; paper 003 and CrowS-Pairs/WinoQueer): % of non-tied
     # pairs where the more-stereotypical sentence is likelier; ties counted, never preferred
-    tp_bias_score: Percent | None
-    ties: Percent | None
-    stereo_score: Percent | None
-    antistereo_score: Percent | None
-    likelihood_diff: float | None
+    tp_bias_score: Annotated[float, declared("tp_bias_score")] | None
+    ties: Annotated[float, declared("ties")] | None
+    stereo_score: Annotated[float, declared("stereo_score")] | None
+    antistereo_score: Annotated[float, declared("antistereo_score")] | None
+    likelihood_diff: Annotated[float, declared("likelihood_diff")] | None
     n_stereo: Count | None
     n_antistereo: Count | None
     no_shared_tokens: Count
@@ -120,10 +133,10 @@ class RankedSubtopic(TypedDict):
     domain: str | None
     measure: NotRequired[Literal["yes_rate_pro", "pro_stereotype_bias"]]
     """Absent in version 0 files (the measure is then the one whose value the entry holds)."""
-    yes_rate_pro: NotRequired[Percent]
-    mean_p_yes_pro: NotRequired[Percent | None]
+    yes_rate_pro: NotRequired[Annotated[float, declared("yes_rate_pro")]]
+    mean_p_yes_pro: NotRequired[Annotated[float, declared("mean_p_yes_pro")] | None]
     n_pro_answered: NotRequired[Count | None]
-    pro_stereotype_bias: NotRequired[Percent]
+    pro_stereotype_bias: NotRequired[Annotated[float, declared("pro_stereotype_bias")]]
     n: NotRequired[Count | None]
 
 
@@ -209,9 +222,9 @@ class PromptSensitivityRow(TypedDict):
     """A subtopic whose ``yes_rate_pro`` differs between one model's prompt styles."""
 
     subtopic: str
-    yes_rate_pro: dict[str, Percent | None]
+    yes_rate_pro: dict[str, Annotated[float, declared("yes_rate_pro")] | None]
     spread: Annotated[float, Range(0.0, 100.0)]
-    mean_p_yes_pro: dict[str, Percent | None]
+    mean_p_yes_pro: dict[str, Annotated[float, declared("mean_p_yes_pro")] | None]
     p_yes_spread: Annotated[float, Range(0.0, 100.0)] | None
 
 
