@@ -597,3 +597,20 @@ def test_llama_cpp_server_and_in_process_model_give_the_same_generated_answers(
         in_process[i].answer for i in range(len(prompts))
     ]
     assert all(over_http[i].answer in ("yes", "no") for i in range(len(prompts)))  # parsed, not None
+
+
+@pytest.mark.server
+@pytest.mark.slow
+@pytest.mark.skipif(llama_cpp_missing, reason=LLAMA_CPP_MISSING_REASON)
+def test_llama_cpp_python_server_is_refused_as_a_sentence_scorer(llama_server: LlamaServer) -> None:
+    # llama-cpp-python's server echoes each prompt token with the log-probability of the
+    # distribution at that token (the one that predicts the next token): token-probability sums
+    # from it would be wrong, and the scorer's alignment check refuses it before any pair.
+    from nlibias.models.generative.openai_http import ServerError
+    from nlibias.models.tp.server import ServerScorer
+
+    if llama_server.process is None or llama_server.process.poll() is not None:
+        llama_server.start()
+    scorer = ServerScorer(llama_server.url, "smollm2-gguf", concurrency=1, timeout=120)
+    with pytest.raises(ServerError, match="shifted by one token"):
+        list(scorer.score_pair_batches([("Men are rational.", "Women are rational.")], variant="shared"))

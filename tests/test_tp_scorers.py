@@ -8,6 +8,7 @@ one prefix) per scored token, batch size 1, the full LM head, in float64 like th
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -163,7 +164,7 @@ def test_lowercasing_is_read_from_the_tokenizer(tmp_path: Path, tiny_mlm_dir: Pa
 
 
 def test_server_scorer_sums_prompt_logprobs_of_shared_tokens() -> None:
-    from nlibias.models.tp.server import ServerScorer
+    from nlibias.models.tp.server import ALIGNMENT_PROBE, ServerScorer
 
     # token strings and log-probabilities as an echo completion returns them; the last token is
     # the one generated token asked for (text_offset past the prompt)
@@ -173,6 +174,10 @@ def test_server_scorer_sums_prompt_logprobs_of_shared_tokens() -> None:
     }  # fmt: skip
 
     def post(path: str, payload: dict) -> dict:
+        if payload["prompt"] == ALIGNMENT_PROBE:  # the alignment check: no top_logprobs, nothing told
+            return {
+                "choices": [{"logprobs": {"tokens": ["One"], "token_logprobs": [None], "text_offset": [0]}}]
+            }
         assert path == "/completions" and payload["echo"] is True and payload["logprobs"] >= 0
         tokens, values = answers[payload["prompt"]]
         offsets = [0, 0, 3, 7, 16, len(payload["prompt"])]
@@ -194,3 +199,46 @@ def test_server_scorer_sums_prompt_logprobs_of_shared_tokens() -> None:
         scorer.score_pair_batches([("Men are rational.", "Women are rational.")], variant="whole")
     )
     assert (whole.scores[0].more, whole.scores[0].less) == (-6.5, -8.25)
+
+
+def _probe_answers(shifted: bool) -> Callable[[str, dict], dict]:
+    """A server's answers to the alignment probe: the prompt's last token ``" six"`` reported with
+    the distribution that predicts it (aligned) or with the one that follows it (shifted)."""
+    from nlibias.models.tp.server import ALIGNMENT_PROBE
+
+    following = {",": -0.7, " seven": -1.2}
+    predicting_six = {" six": -0.3, " 6": -2.0}
+    calls: list[dict] = []
+
+    def post(path: str, payload: dict) -> dict:
+        calls.append(payload)
+        assert path == "/completions" and payload["prompt"] == ALIGNMENT_PROBE and payload["logprobs"] >= 2
+        if not payload.get("echo"):
+            return {"choices": [{"text": ",", "logprobs": {"tokens": [","], "top_logprobs": [following]}}]}
+        at_six = following if shifted else predicting_six
+        return {
+            "choices": [{"logprobs": {
+                "tokens": ["One", ",", " six"], "text_offset": [0, 3, len(ALIGNMENT_PROBE) - 4],
+                "token_logprobs": [None, -1.0, at_six.get(" six", -9.0)],
+                "top_logprobs": [None, {",": -0.1}, at_six],
+            }}]
+        }  # fmt: skip
+
+    post.calls = calls  # type: ignore[attr-defined]
+    return post
+
+
+@pytest.mark.parametrize("shifted", [False, True])
+def test_server_scorer_refuses_shifted_prompt_logprobs(shifted: bool) -> None:
+    from nlibias.models.generative.openai_http import ServerError
+    from nlibias.models.tp.server import ServerScorer
+
+    scorer = ServerScorer("http://127.0.0.1:9/v1", "m", concurrency=1)
+    scorer.client.post = _probe_answers(shifted)  # type: ignore[method-assign]
+    if shifted:
+        with pytest.raises(ServerError, match="shifted by one token"):
+            scorer.check_alignment()
+    else:
+        scorer.check_alignment()
+        scorer.check_alignment()  # once per scorer: two requests in all
+        assert len(scorer.client.post.calls) == 2  # type: ignore[attr-defined]

@@ -1,5 +1,5 @@
 """Sentence scores from an OpenAI-compatible server that returns prompt log-probabilities
-(``/v1/completions`` with ``echo: true`` and ``logprobs``; llama.cpp's server and vLLM do).
+(``/v1/completions`` with ``echo: true`` and ``logprobs``, as vLLM does).
 
 Each sentence is one request; the answer's ``logprobs.tokens`` / ``token_logprobs`` cover the
 prompt (``text_offset`` tells the prompt's tokens from the one generated token asked for). The
@@ -7,6 +7,11 @@ first token has no log-probability (nothing before it): it is never scored, whic
 in-process scorer when the server starts the prompt with BOS, as llama.cpp and vLLM do for models
 that have one. Shared tokens are aligned on the token strings. Requests run ``concurrency`` at
 a time on :class:`~nlibias.models.generative.openai_http.JSONClient` (retries, keep-alive).
+
+Before its first sentence, a scorer checks that the server's prompt log-probabilities are aligned
+(:func:`check_prompt_alignment`): llama-cpp-python's server (0.3.36, tried here) answers ``echo``
+with each prompt token's log-probability under the distribution *at* that token, which predicts
+the next one, so every sum would be wrong; such a server is refused.
 
 >>> scorer = ServerScorer("http://127.0.0.1:8080/v1", "m")
 >>> scorer.identity()["backend"], scorer.kind
@@ -39,7 +44,7 @@ def prompt_logprobs(response: Mapping[str, Any], prompt: str) -> tuple[list[str]
     except (KeyError, IndexError, TypeError):
         raise ServerError(
             "the server returned no prompt log-probabilities (logprobs.tokens/token_logprobs with echo); "
-            "token-probability scores need a server that does (llama.cpp's server, vLLM)"
+            "token-probability scores need a server that does (vLLM)"
         ) from None
     offsets = logprobs.get("text_offset")
     if isinstance(offsets, list) and len(offsets) == len(tokens):
@@ -48,6 +53,47 @@ def prompt_logprobs(response: Mapping[str, Any], prompt: str) -> tuple[list[str]
     else:
         keep = len(tokens) - 1  # the one generated token comes last
     return tokens[:keep], values[:keep]
+
+
+ALIGNMENT_PROBE = "One, two, three, four, five, six"
+
+
+def check_prompt_alignment(echoed: Mapping[str, Any], plain: Mapping[str, Any], url: str) -> None:
+    """Refuse a server whose echoed prompt log-probabilities are shifted by one position.
+
+    ``echoed``: the answer to the probe prompt with ``echo`` and ``logprobs``; ``plain``: to the
+    same prompt without ``echo``. Its one generated token's ``top_logprobs`` is the distribution
+    that follows the prompt. An aligned server reports, at the prompt's last token, the
+    distribution that *predicts* that token, one position earlier: another distribution. A server
+    that reports the same one there has shifted every prompt token by one. Without
+    ``top_logprobs`` nothing can be told, and nothing is refused.
+
+    >>> def answer(top):  # a three-token prompt, echoed
+    ...     return {"choices": [{"logprobs": {"tokens": ["One", ",", " six"], "text_offset": [0, 3, 4],
+    ...                                       "token_logprobs": [None, -1.0, -2.0], "top_logprobs": top}}]}
+    >>> plain = {"choices": [{"logprobs": {"top_logprobs": [{"x": -0.5, "y": -1.0}]}}]}
+    >>> check_prompt_alignment(answer([None, {",": -0.1}, {" six": -0.2}]), plain, "u")  # aligned
+    >>> check_prompt_alignment(answer([None, {" six": -0.1}, {"x": -0.5, "y": -1.0}]), plain, "u")
+    Traceback (most recent call last):
+    nlibias.models.generative.openai_http.ServerError: u: the server's echoed prompt log-probabilities are shifted by one token ...
+    """
+    try:
+        echoed_top = echoed["choices"][0]["logprobs"]["top_logprobs"]
+        following = plain["choices"][0]["logprobs"]["top_logprobs"][0]
+        tokens, _ = prompt_logprobs(echoed, ALIGNMENT_PROBE)
+        at_last = echoed_top[len(tokens) - 1]
+    except (KeyError, IndexError, TypeError):
+        return
+    if not isinstance(at_last, Mapping) or not isinstance(following, Mapping) or not following:
+        return
+    # at_last may hold the prompt token itself beside the top entries (llama-cpp-python adds it)
+    if all(t in at_last and abs(at_last[t] - following[t]) < 1e-3 for t in following):
+        raise ServerError(
+            f"{url}: the server's echoed prompt log-probabilities are shifted by one token (each "
+            "token gets the probability of the distribution that follows it, as llama-cpp-python's "
+            "server gives them), so token-probability scores from it would be wrong; serve the "
+            "model with vLLM, or score it in process (causal=PATH or a gguf: spec)"
+        )
 
 
 class ServerScorer:
@@ -70,12 +116,28 @@ class ServerScorer:
         self.concurrency = max(1, concurrency)
         self.client = JSONClient(base_url, timeout=timeout, retry=RetryPolicy(max_retries, 0.5, 30.0))
         self.device = "server"
+        self._alignment_checked = False
 
     def identity(self) -> Mapping[str, Any]:
         return {"backend": "openai-echo-logprobs", "base_url": self.client.base_url, "model": self.model}
 
     def describe(self) -> Mapping[str, Any]:
         return {**self.identity(), "concurrency": self.concurrency}
+
+    def check_alignment(self) -> None:
+        """:func:`check_prompt_alignment` on this server, once (two requests)."""
+        if self._alignment_checked:
+            return
+        probe = {
+            "model": self.model,
+            "prompt": ALIGNMENT_PROBE,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": 5,
+        }
+        echoed = self.client.post("/completions", {**probe, "echo": True})
+        check_prompt_alignment(echoed, self.client.post("/completions", probe), self.client.base_url)
+        self._alignment_checked = True
 
     def _tokens(self, text: str) -> tuple[list[str], list[float | None]]:
         payload = {
@@ -88,6 +150,8 @@ class ServerScorer:
         self, pairs: Sequence[tuple[str, str]], *, variant: str
     ) -> Iterator[PairScoreBatch]:
         check_variant(variant)
+        if pairs:
+            self.check_alignment()
         with ThreadPoolExecutor(self.concurrency) as pool:
             for start in range(0, len(pairs), PAIRS_PER_CHUNK):
                 chunk = pairs[start : start + PAIRS_PER_CHUNK]
