@@ -278,8 +278,8 @@ class _Checker:
                 found += self.problems(properties[key], element, (*path, key))
             elif extra is False:
                 found.append(f"{field_path((*path, key))}: not a field of this schema")
-            elif isinstance(extra, Mapping):
-                found += self.problems(extra, element, (*path, key))
+            else:  # any value is allowed here, but a number must still be finite (JSON has no NaN)
+                found += self.problems(extra if isinstance(extra, Mapping) else {}, element, (*path, key))
             if len(found) >= self.limit:
                 break
         return found
