@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import errno
+import re
 import sqlite3
 
 from nlibias.errors import ConfigError, NlibiasError
@@ -120,13 +121,32 @@ def message_of(error: NlibiasError) -> str:
     >>> from nlibias.errors import DataError
     >>> message_of(DataError("2 samples have no prediction", sample="a", fix="predict every sample"))
     '2 samples have no prediction (predict every sample)'
+
+    A parameter named inside any error's text (``parameter NAME``) is named by its option:
+
+    >>> from nlibias.errors import SourceError
+    >>> message_of(SourceError("r/x.jsonl", None, "damaged", fix="rerun from that stage (parameter from_stage)"))
+    'r/x.jsonl: damaged (rerun from that stage (option --from))'
     """
+    text = _PARAMETER_IN_TEXT.sub(_option_in_text, str(error))
     parameter = error.parameter if isinstance(error, ConfigError) else None
     if not parameter or parameter in _NOT_OPTIONS:
-        return str(error)
+        return text
     if parameter in _ARGUMENTS:
-        return f"{error} (argument {_ARGUMENTS[parameter]})"
-    return f"{error} (option {flag_of(parameter)})"
+        return f"{text} (argument {_ARGUMENTS[parameter]})"
+    return f"{text} (option {flag_of(parameter)})"
+
+
+_PARAMETER_IN_TEXT = re.compile(r"\bparameter ([a-z_]+)\b")
+
+
+def _option_in_text(match: re.Match[str]) -> str:
+    parameter = match.group(1)
+    if parameter in _NOT_OPTIONS:
+        return match.group(0)
+    if parameter in _ARGUMENTS:
+        return f"argument {_ARGUMENTS[parameter]}"
+    return f"option {flag_of(parameter)}"
 
 
 def describe_fault(exc: BaseException) -> str | None:

@@ -34,7 +34,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-_RERUN = "the run directory was edited or damaged: rerun that stage with --from"
+_RERUN = "the run directory was edited or damaged: rerun from that stage (parameter from_stage)"
 
 
 def read_sample_records(path: Path) -> list[Sample]:

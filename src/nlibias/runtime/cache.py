@@ -94,7 +94,7 @@ class PredictionCache:
                 self.path,
                 exc,
                 "the prediction cache",
-                elsewhere="pass another --cache file (or set NLIBIAS_CACHE)",
+                elsewhere="use another cache file (parameter cache, or NLIBIAS_CACHE)",
             ) from exc
 
     def register_identity(self, fingerprint: str, identity: Mapping[str, Any]) -> None:
