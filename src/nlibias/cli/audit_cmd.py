@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from nlibias.cli.app import app, echo_json, warn
-from nlibias.models.generative.backend import DEFAULT_MAX_NEW_TOKENS
+from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS
 
 if TYPE_CHECKING:
     from nlibias.jobs.audit import AuditResult

@@ -36,9 +36,9 @@ from inspect_ai.solver import TaskState, generate
 
 from nlibias.errors import ConfigError
 from nlibias.models.generative.answers import parse_answer
-from nlibias.models.generative.backend import DEFAULT_MAX_NEW_TOKENS
 from nlibias.models.generative.prompts import PromptStyle, resolve_prompt_styles
 from nlibias.schema import Sample
+from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS
 
 
 def prompt_name(prompt: Any) -> str:

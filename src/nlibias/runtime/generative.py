@@ -19,18 +19,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from nlibias.errors import ConfigError
-from nlibias.models.generative.backend import (
-    DEFAULT_MAX_NEW_TOKENS,
-    AnswerRecord,
-    GenerativeBackend,
-    build_backend,
-)
+from nlibias.models.generative.backend import AnswerRecord, GenerativeBackend, build_backend
 from nlibias.models.generative.prompts import PromptStyle, resolve_prompt_styles
 from nlibias.runtime.base import PredictorRun
 from nlibias.runtime.cache import PredictionCache, is_probability_row
 from nlibias.runtime.predict import ComputedBatch, cached_outputs
 from nlibias.schema import Prediction, Sample
-from nlibias.schema.model_keys import MODES, GenerativeMode, PredictorKind, model_key
+from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS, MODES, GenerativeMode, PredictorKind, model_key
 
 
 class GenerativePredictor:

@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from nlibias.errors import ConfigError
-from nlibias.models.generative.backend import DEFAULT_MAX_NEW_TOKENS
 from nlibias.runtime.base import Predictor
-from nlibias.schema.model_keys import PredictorKind
+from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS, PredictorKind
 
 SPEC_KINDS: dict[str, PredictorKind] = {
     "models": "classifier",

@@ -22,6 +22,9 @@ from typing import Literal
 GenerativeMode = Literal["scored", "generated"]
 MODES: tuple[str, ...] = ("scored", "generated")
 """Answer modes of generative LMs: answer words scored in one forward pass, or generated text."""
+DEFAULT_MAX_NEW_TOKENS = 64
+"""Token limit of generated answers (``mode="generated"``), the one default of the library, the
+command line and the Inspect tasks (kept here, in a module without imports, for the CLI)."""
 
 PredictorKind = Literal["classifier", "generative", "sentence-logprob"]
 PREDICTOR_KINDS: tuple[str, ...] = ("classifier", "generative", "sentence-logprob")

@@ -20,12 +20,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_chec
 import numpy as np
 
 from nlibias.errors import ConfigError
-from nlibias.schema.model_keys import GenerativeMode
+from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS, GenerativeMode
 
 if TYPE_CHECKING:
     pass
-
-DEFAULT_MAX_NEW_TOKENS = 64
 
 
 @dataclass(frozen=True)

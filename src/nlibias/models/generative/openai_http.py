@@ -38,12 +38,8 @@ from urllib.parse import urlsplit
 
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.models.generative.answers import parse_answer
-from nlibias.models.generative.backend import (
-    DEFAULT_MAX_NEW_TOKENS,
-    AnswerBatch,
-    AnswerRecord,
-)
-from nlibias.schema.model_keys import GenerativeMode
+from nlibias.models.generative.backend import AnswerBatch, AnswerRecord
+from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS, GenerativeMode
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 PLAIN_ANSWER_CUE = "\nAnswer:"
