@@ -138,7 +138,8 @@ def cached_outputs(
     (['aa', 'bb'], 2)
     """
     fingerprint = identity_fingerprint(identity)
-    keys = [cache_key(fingerprint, *item) for item in inputs]
+    # keys only for a cache: hashing every input for nothing costs time and scatters small strings
+    keys = [cache_key(fingerprint, *item) for item in inputs] if cache is not None else []
     outputs: list[Any] = [None] * len(inputs)
 
     def usable(value: Any) -> bool:
