@@ -22,7 +22,7 @@ rm -f "$constraints"
 # installed editable (Inspect AI then does not name our tasks nlibias/...).
 rm -rf src/nlibias.egg-info
 # llama.cpp's OpenAI-compatible server, for the HTTP backend's real-server tests: a native build
-# (53 minutes on 2 busy cores here: docs/generative.md), done once and cached in the user cache, so
+# (4.5 minutes on 2 idle cores here, much longer on busy ones: docs/generative.md), done once and cached in the user cache, so
 # later runs only install the wheel. NLIBIAS_BUILD_LLAMACPP=0 skips the build. A failed or
 # timed-out build does not stop the setup: it prints a warning with the log's tail, and those
 # tests skip saying why.
