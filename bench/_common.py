@@ -303,7 +303,7 @@ def check(name: str, value: float, target: float, *, below: bool = False) -> dic
     ok = value <= target if below else value >= target
     sign = "<=" if below else ">="
     print(f"{'PASS' if ok else 'FAIL'}  {name}: {value:.3g} (target {sign} {target})")
-    return {"target": name, "value": round(value, 4), "threshold": target, "pass": ok}
+    return {"target": name, "value": float(f"{value:.4g}"), "threshold": target, "pass": ok}  # 4 significant digits
 
 
 def write_results(name: str, payload: dict[str, Any]) -> Path:
