@@ -303,7 +303,8 @@ def check(name: str, value: float, target: float, *, below: bool = False) -> dic
     ok = value <= target if below else value >= target
     sign = "<=" if below else ">="
     print(f"{'PASS' if ok else 'FAIL'}  {name}: {value:.3g} (target {sign} {target})")
-    return {"target": name, "value": float(f"{value:.4g}"), "threshold": target, "pass": ok}  # 4 significant digits
+    value = float(f"{value:.4g}")  # 4 significant digits: a 5.7e-6 difference must not read 0.0
+    return {"target": name, "value": value, "threshold": target, "pass": ok}
 
 
 def write_results(name: str, payload: dict[str, Any]) -> Path:
