@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 import nlibias
 from nlibias.cli import faults
 from nlibias.cli.main import app
-from nlibias.errors import ConfigError, DataError, NlibiasError
+from nlibias.errors import ConfigError, DataError, NlibiasError, SourceError
 
 PACKAGE = Path(nlibias.__file__).parent
 
@@ -144,11 +144,14 @@ def test_a_data_error_is_one_line_with_exit_2_and_no_traceback(tmp_path: Path) -
     ]
     result = CliRunner().invoke(app, arguments)
     assert result.exit_code == 2, result.output
-    assert "error: pair 'row7' has two pro samples ('s1', 's2')" in result.output
+    # checked before any model runs, so the error names the samples file the pair is in
+    assert f"error: {samples}: field pair_key: pair 'row7' has two pro samples ('s1', 's2')" in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert "Traceback" not in result.output and "(option" not in result.output
     debug = CliRunner().invoke(app, ["--debug", *arguments])
-    assert isinstance(debug.exception, DataError) and debug.exception.sample == "s2"
+    assert isinstance(debug.exception, SourceError) and debug.exception.path == str(samples)
+    cause = debug.exception.__cause__
+    assert isinstance(cause, DataError) and cause.sample == "s2"
 
 
 def test_data_errors_are_not_config_errors() -> None:

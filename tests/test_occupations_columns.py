@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from nlibias.benchmarks.registry import column_scorer_for
-from nlibias.errors import DataError
+from nlibias.errors import DataError, SourceError
 from nlibias.io.samples import write_samples
 from nlibias.jobs.audit import read_samples_to_score
 from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
@@ -352,5 +352,8 @@ def test_a_malformed_occupations_run_is_refused_before_any_model_runs(tmp_path):
     run = tmp_path / "bad"
     run.mkdir()
     write_samples(run, _pair("k", "nurse", ("female", "pro"), ("male", "pro")))
-    with pytest.raises(DataError, match=r"pair 'k' must have one pro \(stereotype-aligned\) and one anti"):
+    with pytest.raises(
+        SourceError,
+        match=r"samples.jsonl: field stereotype: pair 'k' must have one pro \(stereotype-aligned\)",
+    ):
         read_samples_to_audit(run)

@@ -175,7 +175,9 @@ def test_bad_input_is_refused_before_any_model_runs(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match=r"twins.jsonl: pair_key 'dup' has more than one pro"):
         read_samples_to_audit(twins)
     wq_twins = [_row(i, source="wq-nli", pair_key="row7") for i in (1, 2)]
-    with pytest.raises(DataError, match=r"pair 'row7' has two pro samples \('s1', 's2'\)"):
+    with pytest.raises(
+        SourceError, match=r"wq.jsonl: field pair_key: pair 'row7' has two pro samples \('s1', 's2'\)"
+    ):
         read_samples_to_audit(_write_jsonl(tmp_path / "wq.jsonl", wq_twins))
     checked = read_samples_to_audit(_write_jsonl(tmp_path / "ok.jsonl", [_row(1)]))
     with pytest.raises(ConfigError, match="chunk_pairs"):

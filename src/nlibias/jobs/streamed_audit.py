@@ -32,7 +32,7 @@ from nlibias.benchmarks.registry import (
     column_scorer_for,
     provenance_keys_for,
 )
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import json_line
 from nlibias.io.predictions import WritesJsonLines, probability_line
 from nlibias.io.samples import (
@@ -125,6 +125,8 @@ def check_scorable(path: Path, columns: SampleColumns) -> None:
         scorer(columns, uniform, model="(input check)", bootstrap=0, seed=0)
     except ValueError as error:  # the measures' own checks (they do not know the file)
         raise SourceError(path, None, str(error)) from None
+    except DataError as error:  # samples that do not fit together: name the file they are in
+        raise SourceError(path, error.field, error.reason, fix=error.fix) from error
 
 
 def audit_samples(
