@@ -128,22 +128,20 @@ def message_of(error: NlibiasError) -> str:
     >>> message_of(SourceError("r/x.jsonl", None, "damaged", fix="rerun from that stage (parameter from_stage)"))
     'r/x.jsonl: damaged (rerun from that stage (option --from))'
     """
-    text = _PARAMETER_IN_TEXT.sub(_option_in_text, str(error))
+    text = _PARAMETER_IN_TEXT.sub(lambda m: _on_command_line(m.group(1)) or m.group(0), str(error))
     parameter = error.parameter if isinstance(error, ConfigError) else None
-    if not parameter or parameter in _NOT_OPTIONS:
-        return text
-    if parameter in _ARGUMENTS:
-        return f"{text} (argument {_ARGUMENTS[parameter]})"
-    return f"{text} (option {flag_of(parameter)})"
+    named = _on_command_line(parameter) if parameter else None
+    return f"{text} ({named})" if named else text
 
 
 _PARAMETER_IN_TEXT = re.compile(r"\bparameter ([a-z_]+)\b")
 
 
-def _option_in_text(match: re.Match[str]) -> str:
-    parameter = match.group(1)
+def _on_command_line(parameter: str) -> str | None:
+    """How the command line names a library parameter (``option --seed``, ``argument NAME``);
+    None for a parameter no command takes."""
     if parameter in _NOT_OPTIONS:
-        return match.group(0)
+        return None
     if parameter in _ARGUMENTS:
         return f"argument {_ARGUMENTS[parameter]}"
     return f"option {flag_of(parameter)}"
