@@ -5,6 +5,7 @@ on the embedded SmolLM2."""
 from __future__ import annotations
 
 import random
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -216,7 +217,11 @@ def test_shared_prefixes_give_the_plain_scores(arch: str, tiny_causal_dir: Path,
     assert max(len(b.stages) for b in plan) == 3  # root, premises, hypotheses
     assert len({len(s) for s in sequences}) > 5  # and really padded
     plain, plain_real, _ = scored(lm, prompts, share=False)
-    shared, real, padded = scored(lm, prompts, share=True)
+    with warnings.catch_warnings():
+        # the key/value cache goes in under its current name (transformers 5.24 warns about
+        # past_key_values with a FutureWarning and 5.40 removes it)
+        warnings.simplefilter("error", FutureWarning)
+        shared, real, padded = scored(lm, prompts, share=True)
     assert plain_real == sum(len(s) for s in sequences)
     assert real == sum(b.real_tokens for b in plan) and real < plain_real / 2 and padded >= real
     assert sorted(shared) == list(range(len(prompts)))

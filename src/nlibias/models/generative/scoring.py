@@ -63,11 +63,21 @@ def plain_last_logits(model: Any, sequences: Sequence[Sequence[int]], pad_id: in
     ]
 
 
+def cache_keyword(model: Any) -> str:
+    """The name under which ``model``'s forward pass takes and returns its key/value cache:
+    ``cache`` from transformers 5.24 on (``past_key_values`` is deprecated there, with a
+    FutureWarning, and removed in 5.40), ``past_key_values`` before."""
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
 def staged_last_logits(model: Any, stages: Sequence[Stage], pad_id: int, device: str) -> Any:
     """Next-token logits after each node of the last stage, the stages run one after the other
     on a shared key/value cache (see the module docstring): ``[last-stage nodes, vocab]``."""
     import torch
 
+    keyword = cache_keyword(model)
     cache: Any = None
     mask: Any = None
     seen: Any = None
@@ -89,11 +99,11 @@ def staged_last_logits(model: Any, stages: Sequence[Stage], pad_id: int, device:
             input_ids=input_ids,
             attention_mask=full_mask,
             position_ids=positions,
-            past_key_values=cache,
             use_cache=True,
             logits_to_keep=1,
+            **{keyword: cache},
         )
-        cache, mask, seen = output.past_key_values, full_mask, offset + segment_mask.sum(-1)
+        cache, mask, seen = output[keyword], full_mask, offset + segment_mask.sum(-1)
         logits = output.logits[:, -1, :]
     return logits
 
