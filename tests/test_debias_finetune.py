@@ -74,10 +74,10 @@ def test_tiny_model_learns_the_toy_set_above_chance(toy: dict[str, Path], tmp_pa
 def test_defaults_are_the_papers(toy: dict[str, Path]) -> None:
     from nlibias.debias.finetune import default_learning_rate
 
-    # a start that failed before any checkpoint (here: no such model) does not block another
-    with pytest.raises(OSError):
+    # a model path that does not exist is refused as such, before anything is written
+    with pytest.raises(ConfigError, match="does not exist") as missing:
         finetune(str(toy["root"] / "no-such-model"), toy["train"], toy["root"] / "x", **FAST)
-    assert (toy["root"] / "x" / CHECKPOINTS / "plan.json").is_file()
+    assert missing.value.parameter == "model" and not (toy["root"] / "x").exists()
     assert finetune(str(toy["base"]), toy["train"], toy["root"] / "x", max_steps=1, **FAST)["steps"] == 1
 
     assert default_learning_rate("FacebookAI/roberta-base") == 1e-5

@@ -37,7 +37,17 @@ def finetune_command(
     save_steps: int = typer.Option(
         500, "--save-steps", help="Checkpoint every N steps (a killed run resumes from the last)."
     ),
-    seed: int = typer.Option(42, "--seed"),
+    seed: int = typer.Option(42, "--seed", help="Seed of the new head's initialisation and the data order."),
+    lr_scheduler: str = typer.Option(
+        "linear", "--lr-scheduler", help="linear, cosine, constant, constant_with_warmup or polynomial."
+    ),
+    warmup_steps: int = typer.Option(0, "--warmup-steps", help="Steps of linear warm-up."),
+    warmup_ratio: float = typer.Option(
+        0.0, "--warmup-ratio", help="Warm-up as a fraction of all steps (instead of --warmup-steps)."
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="OUT holds a fine-tune with other settings or data: train again there."
+    ),
     split: str = typer.Option("train", "--split", help="Split of a `datasets` training set."),
     eval_split: str = typer.Option(
         "validation", "--eval-split", help="Split of a `datasets` evaluation set."
@@ -59,8 +69,12 @@ def finetune_command(
         max_steps=max_steps,
         save_steps=save_steps,
         seed=seed,
+        lr_scheduler=lr_scheduler,
+        warmup_steps=warmup_steps,
+        warmup_ratio=warmup_ratio,
         split=split,
         eval_split=eval_split,
+        force=force,
         progress=not as_json,
     )
     if as_json:

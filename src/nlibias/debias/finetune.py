@@ -15,14 +15,19 @@ throughput and, with an evaluation set, its accuracy.
 from __future__ import annotations
 
 import json
+import os
 import platform
+import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
-from nlibias.debias.training_rows import LABELS, iter_training_rows, source_digest
-from nlibias.errors import ConfigError
+from nlibias.debias.checkpoints import usable_checkpoint
+from nlibias.debias.finetune_checks import DataCheck, check_data, check_model_path, check_options
+from nlibias.debias.fingerprint import canonical, changes, fingerprint, model_identity
+from nlibias.debias.training_rows import LABELS, iter_training_rows, source_digest, source_kind
+from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
 
 RECORD_FILE = "finetune.json"
@@ -46,12 +51,22 @@ class FinetuneSettings:
     """Stop after this many optimiser steps (-1: run all epochs)."""
     seed: int = 42
     bf16: bool = False
+    save_steps: int = 500
+    lr_scheduler: str = "linear"
+    warmup_steps: int = 0
+    warmup_ratio: float = 0.0
+    split: str = "train"
+    eval_split: str = "validation"
 
 
 class FinetuneRecord(TypedDict):
-    """``finetune.json``: how a model directory was trained."""
+    """``finetune.json``: how a model directory was trained (paths absolute, so a reader finds
+    the data and the model from any working directory)."""
 
     settings: dict[str, Any]
+    base_model: dict[str, Any]
+    """``name`` (absolute path or hub id), ``kind`` (local/hub), ``revision`` (hub commit),
+    ``files_sha256`` (local: hash of config, weights and tokenizer files)."""
     train: str
     train_sha256: str | None
     train_rows: int
@@ -61,11 +76,15 @@ class FinetuneRecord(TypedDict):
     eval_accuracy: float | None
     steps: int
     resumed_from: str | None
+    discarded_checkpoints: list[str]
     train_seconds: float
     examples_per_second: float
     device: str
     versions: dict[str, str]
     out: str
+    inputs: dict[str, Any]
+    """What the fingerprint covers: settings, data (path, SHA-256) and base model identity."""
+    fingerprint: str
 
 
 def _require_training_packages() -> None:
@@ -136,26 +155,31 @@ def _load_model(model: str) -> tuple[Any, Any, dict[str, int]]:
     head's id of each label."""
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
+    from nlibias.models.hf_common import load_pretrained
     from nlibias.models.nli.labels import canonical_label
 
-    tokenizer = AutoTokenizer.from_pretrained(model)
-    config = AutoConfig.from_pretrained(model)
-    own = {int(k): canonical_label(str(v)) for k, v in (getattr(config, "id2label", None) or {}).items()}
-    if sorted(own) == [0, 1, 2] and sorted(filter(None, own.values())) == sorted(LABELS):
-        label_ids = {str(label): i for i, label in own.items()}
-        classifier = AutoModelForSequenceClassification.from_pretrained(model)
-    else:
-        label_ids = {label: i for i, label in ID2LABEL.items()}
-        classifier = AutoModelForSequenceClassification.from_pretrained(
-            model, num_labels=3, id2label=ID2LABEL, label2id=label_ids, ignore_mismatched_sizes=True
-        )
+    try:
+        tokenizer = load_pretrained(AutoTokenizer.from_pretrained, model, what="tokenizer")
+        config = load_pretrained(AutoConfig.from_pretrained, model, what="model config")
+        own = {int(k): canonical_label(str(v)) for k, v in (getattr(config, "id2label", None) or {}).items()}
+        if sorted(own) == [0, 1, 2] and sorted(filter(None, own.values())) == sorted(LABELS):
+            label_ids = {str(label): i for i, label in own.items()}
+            classifier = load_pretrained(AutoModelForSequenceClassification.from_pretrained, model)
+        else:
+            label_ids = {label: i for i, label in ID2LABEL.items()}
+            classifier = load_pretrained(
+                AutoModelForSequenceClassification.from_pretrained, model, num_labels=3,
+                id2label=ID2LABEL, label2id=label_ids, ignore_mismatched_sizes=True,
+            )  # fmt: skip
+    except ConfigError as error:  # the loader names its own parameter; here it is ``model``
+        raise ConfigError(str(error), parameter="model") from error.__cause__
     if tokenizer.pad_token is None:  # GPT-style tokenizers: pad with end-of-text
         tokenizer.pad_token = tokenizer.eos_token
         classifier.config.pad_token_id = tokenizer.pad_token_id
     return tokenizer, classifier, label_ids
 
 
-def _training_arguments(settings: FinetuneSettings, out: Path, save_steps: int, progress: bool) -> Any:
+def _training_arguments(settings: FinetuneSettings, out: Path, progress: bool) -> Any:
     import torch
     from transformers import TrainingArguments
 
@@ -164,6 +188,8 @@ def _training_arguments(settings: FinetuneSettings, out: Path, save_steps: int, 
         num_train_epochs=settings.epochs,
         max_steps=settings.max_steps,
         learning_rate=settings.learning_rate,
+        lr_scheduler_type=settings.lr_scheduler,
+        warmup_steps=settings.warmup_ratio or settings.warmup_steps,  # a float below 1 is a ratio
         weight_decay=settings.weight_decay,
         adam_beta1=settings.adam_beta1,
         adam_beta2=settings.adam_beta2,
@@ -173,33 +199,107 @@ def _training_arguments(settings: FinetuneSettings, out: Path, save_steps: int, 
         bf16=settings.bf16,
         seed=settings.seed,
         save_strategy="steps",
-        save_steps=save_steps,
+        save_steps=settings.save_steps,
         save_total_limit=2,
         logging_strategy="steps",
-        logging_steps=max(1, min(save_steps, 100)),
+        logging_steps=max(1, min(settings.save_steps, 100)),
         eval_strategy="no",
         report_to="none",
         disable_tqdm=not progress,
+        log_level="warning",
         dataloader_num_workers=0,
         dataloader_pin_memory=torch.cuda.is_available(),
     )
 
 
-def _check_resumable(out: Path, settings: FinetuneSettings, hashes: dict[str, str | None]) -> str | None:
-    """The newest checkpoint to resume from, after checking the recorded plan matches this one."""
-    plan_path = out / CHECKPOINTS / "plan.json"
-    plan = {"settings": asdict(settings), "data": hashes}
-    checkpoints = sorted((out / CHECKPOINTS).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
-    if plan_path.is_file() and checkpoints:  # a plan without checkpoints (a failed start) is replaced
+def _quiet_progress() -> Any:
+    """The Trainer's progress bar (on stderr) without its ``{'loss': ...}`` and
+    ``{'train_runtime': ...}`` lines, which it writes on stdout."""
+    from transformers.trainer_callback import ProgressCallback
+
+    class QuietProgress(ProgressCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+            return None
+
+    return QuietProgress()
+
+
+def _plan(out: Path, inputs: dict[str, Any], force: bool) -> tuple[str | None, list[str]]:
+    """Check the checkpoints' recorded inputs against this run's (refuse, or with ``force`` drop
+    them), drop incomplete checkpoints, and return the newest complete one to resume from."""
+    checkpoints = out / CHECKPOINTS
+    plan_path = checkpoints / "plan.json"
+    resume, discarded = usable_checkpoint(checkpoints)
+    if plan_path.is_file() and resume is not None:  # a plan without checkpoints (a failed start) is replaced
         recorded = json.loads(plan_path.read_text(encoding="utf-8"))
-        if recorded != json.loads(json.dumps(plan)):
-            raise ConfigError(
-                f"{out} holds checkpoints of a run with other settings or data ({plan_path}); "
-                "use another out_dir or delete its checkpoints folder",
-                parameter="out_dir",
-            )
-    write_json(plan_path, plan)
-    return str(checkpoints[-1]) if checkpoints else None
+        recorded_inputs = recorded.get("inputs") if "inputs" in recorded else None
+        if canonical(recorded_inputs) != canonical(inputs):
+            if not force:
+                raise ConfigError(
+                    f"{out} holds checkpoints of a run with other inputs ({plan_path}): "
+                    + "; ".join(changes(recorded_inputs, inputs))
+                    + ". Use another out_dir, or force=True to start over",
+                    parameter="out_dir",
+                )
+            _remove(checkpoints)
+            resume = None
+    write_json(plan_path, {"inputs": inputs, "fingerprint": fingerprint(inputs)})
+    return (None if resume is None else str(resume)), discarded
+
+
+def _remove(folder: Path) -> None:
+    """Delete ``folder`` as a unit: renamed first, so a kill mid-way leaves no half folder."""
+    if folder.exists():
+        doomed = folder.with_name(f".removing-{folder.name}-{os.getpid()}")
+        folder.rename(doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
+
+
+def _existing(out: Path, inputs: dict[str, Any], force: bool) -> FinetuneRecord | None:
+    """A finished record for the same inputs (reused), None when there is none (or ``force``
+    dropped one for other inputs); a record for other inputs is refused with what changed."""
+    path = out / RECORD_FILE
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise SourceError(path, None, f"not valid JSON ({error})", fix="delete it to train again") from None
+    if record.get("fingerprint") == fingerprint(inputs):
+        return cast(FinetuneRecord, record)
+    if not force:
+        raise ConfigError(
+            f"{out} holds a model fine-tuned with other inputs: "
+            + "; ".join(changes(record.get("inputs"), inputs))
+            + ". Use another out_dir, or force=True to train again there",
+            parameter="out_dir",
+        )
+    path.unlink()
+    _remove(out / CHECKPOINTS)
+    return None
+
+
+def finetune_inputs(
+    settings: FinetuneSettings, train: str | Path, eval_path: str | Path | None
+) -> dict[str, Any]:
+    """What decides a fine-tune's result: its settings, the data (absolute path and SHA-256)
+    and the base model's identity (:func:`nlibias.debias.fingerprint.model_identity`)."""
+
+    def data(source: str | Path | None) -> dict[str, Any] | None:
+        if source is None:
+            return None
+        kind, _ = source_kind(source)
+        where = str(source) if kind == "hub" else str(Path(source).expanduser().absolute())
+        return {"path": where, "sha256": source_digest(source)}
+
+    return canonical(
+        {
+            "settings": asdict(settings),
+            "train": data(train),
+            "eval": data(eval_path),
+            "base_model": model_identity(settings.model),
+        }
+    )
 
 
 def finetune(
@@ -215,8 +315,12 @@ def finetune(
     max_steps: int = -1,
     save_steps: int = 500,
     seed: int = 42,
+    lr_scheduler: str = "linear",
+    warmup_steps: int = 0,
+    warmup_ratio: float = 0.0,
     split: str = "train",
     eval_split: str = "validation",
+    force: bool = False,
     progress: bool = True,
     callbacks: Sequence[Any] = (),
 ) -> FinetuneRecord:
@@ -224,89 +328,146 @@ def finetune(
 
     ``train``/``eval_path``: what ``nlibias augment`` reads (a file, an ``augment`` output
     directory, a saved ``datasets`` directory, a hub name). ``learning_rate`` defaults to paper
-    004's. ``callbacks``: extra ``transformers.TrainerCallback`` objects.
+    004's. ``callbacks``: extra ``transformers.TrainerCallback`` objects. Every option and every
+    row of both data sets are checked before the model loads. Run again with the same inputs, it
+    returns the finished record (or resumes from the newest complete checkpoint); with other
+    inputs it refuses and says what changed, unless ``force`` (then it trains again from the start).
     """
     _require_training_packages()
-    import torch
-    from transformers import DataCollatorWithPadding, PrinterCallback, Trainer
+    settings = finetune_settings(
+        model, learning_rate=learning_rate, epochs=epochs, batch_size=batch_size, max_length=max_length,
+        max_steps=max_steps, save_steps=save_steps, seed=seed, lr_scheduler=lr_scheduler,
+        warmup_steps=warmup_steps, warmup_ratio=warmup_ratio, split=split, eval_split=eval_split,
+    )  # fmt: skip
+    check_model_path(model)
+    train_check = check_data(train, split, "train")
+    eval_check = None if eval_path is None else check_data(eval_path, eval_split, "eval_path")
+    out = Path(out_dir).expanduser().absolute()
+    inputs = finetune_inputs(settings, train, eval_path)
+    done = _existing(out, inputs, force)
+    if done is not None:
+        return done
+    resume_from, discarded = _plan(out, inputs, force)
+    return _train(settings, inputs, out, resume_from, discarded, progress, callbacks, train_check, eval_check)
 
-    if batch_size < 1 or epochs <= 0 or save_steps < 1:
-        bad = "batch_size" if batch_size < 1 else "epochs" if epochs <= 0 else "save_steps"
-        raise ConfigError(f"{bad} must be positive", parameter=bad)
-    out = Path(out_dir)
-    settings = FinetuneSettings(
-        model=model,
-        learning_rate=learning_rate if learning_rate is not None else default_learning_rate(model),
-        epochs=epochs,
-        batch_size=batch_size,
-        max_length=max_length,
-        max_steps=max_steps,
-        seed=seed,
-        bf16=bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported()),
+
+def finetune_settings(model: str, *, learning_rate: float | None, **options: Any) -> FinetuneSettings:
+    """The settings of a fine-tune, every option checked (:func:`check_options`) before any work."""
+    import torch
+
+    rate = learning_rate if learning_rate is not None else default_learning_rate(model)
+    check_options(
+        learning_rate=rate, **{k: v for k, v in options.items() if k not in ("split", "eval_split")}
     )
-    hashes = {"train": source_digest(train), "eval": None if eval_path is None else source_digest(eval_path)}
-    resume_from = _check_resumable(out, settings, hashes)
-    tokenizer, classifier, label_ids = _load_model(model)
+    bf16 = bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+    return FinetuneSettings(model=model, learning_rate=float(rate), bf16=bf16, **options)
+
+
+def _train(
+    settings: FinetuneSettings,
+    inputs: dict[str, Any],
+    out: Path,
+    resume_from: str | None,
+    discarded: list[str],
+    progress: bool,
+    callbacks: Sequence[Any],
+    train_check: DataCheck,
+    eval_check: DataCheck | None,
+) -> FinetuneRecord:
+    from transformers import DataCollatorWithPadding, PrinterCallback, ProgressCallback, Trainer
+
+    tokenizer, classifier, label_ids = _load_model(settings.model)
     data_dir = out / CHECKPOINTS / "data"
-    train_set = _tokenized(train, split, tokenizer, settings, label_ids, data_dir, hashes["train"])
+    train, eval_path = inputs["train"]["path"], (inputs["eval"] or {}).get("path")
+    hashes = {"train": inputs["train"]["sha256"], "eval": (inputs["eval"] or {}).get("sha256")}
+    train_set = _tokenized(train, settings.split, tokenizer, settings, label_ids, data_dir, hashes["train"])
+    eval_set = None
+    if eval_path is not None:
+        eval_set = _tokenized(
+            eval_path, settings.eval_split, tokenizer, settings, label_ids, data_dir, hashes["eval"]
+        )
     trainer = Trainer(
         model=classifier,
-        args=_training_arguments(settings, out, save_steps, progress),
+        args=_training_arguments(settings, out, progress),
         train_dataset=train_set,
         data_collator=DataCollatorWithPadding(tokenizer),
         processing_class=tokenizer,
         callbacks=list(callbacks),
     )
     trainer.remove_callback(PrinterCallback)  # it prints log dicts on stdout when the bar is off
+    trainer.remove_callback(ProgressCallback)  # its log lines go to stdout too: a quiet bar instead
+    if progress:
+        trainer.add_callback(_quiet_progress())
     result = trainer.train(resume_from_checkpoint=resume_from)
     trainer.save_model(str(out))
     tokenizer.save_pretrained(str(out))
-    accuracy, eval_rows = None, None
-    if eval_path is not None:
-        eval_set = _tokenized(eval_path, eval_split, tokenizer, settings, label_ids, data_dir, hashes["eval"])
-        predictions = trainer.predict(eval_set)
-        eval_rows = len(eval_set)
-        logits: Any = predictions.predictions
-        if isinstance(logits, tuple):  # BART also returns its encoder states
-            logits = logits[0]
-        accuracy = float((logits.argmax(-1) == predictions.label_ids).mean())
+    accuracy = None
+    if eval_set is not None:
+        accuracy = _accuracy(trainer, eval_set)
     return _write_record(
-        out, settings, train, train_set, eval_path, hashes, eval_rows, accuracy, result, resume_from
-    )
+        out, settings, inputs, len(train_set), None if eval_set is None else len(eval_set), accuracy, result,
+        resume_from, discarded,
+    )  # fmt: skip
+
+
+def _accuracy(trainer: Any, eval_set: Any) -> float:
+    import numpy as np
+
+    predictions = trainer.predict(eval_set)
+    logits: Any = predictions.predictions
+    if isinstance(logits, tuple):  # BART also returns its encoder states
+        logits = logits[0]
+    if not np.isfinite(logits).all():
+        raise DataError(
+            "the fine-tuned model's outputs on the evaluation set are not finite numbers (NaN or "
+            "infinity): training diverged; lower learning_rate or check the data",
+            field="eval_accuracy",
+        )
+    return float((logits.argmax(-1) == predictions.label_ids).mean())
 
 
 def _write_record(
     out: Path,
     settings: FinetuneSettings,
-    train: str | Path,
-    train_set: Any,
-    eval_path: str | Path | None,
-    hashes: dict[str, str | None],
+    inputs: dict[str, Any],
+    train_rows: int,
     eval_rows: int | None,
     accuracy: float | None,
     result: Any,
     resume_from: str | None,
+    discarded: list[str],
 ) -> FinetuneRecord:
     import torch
     import transformers
 
+    import nlibias
+
     metrics = result.metrics
+    eval_data = inputs["eval"] or {}
     record = FinetuneRecord(
         settings=asdict(settings),
-        train=str(train),
-        train_sha256=hashes["train"],
-        train_rows=len(train_set),
-        eval=None if eval_path is None else str(eval_path),
-        eval_sha256=hashes["eval"],
+        base_model=inputs["base_model"],
+        train=inputs["train"]["path"],
+        train_sha256=inputs["train"]["sha256"],
+        train_rows=train_rows,
+        eval=eval_data.get("path"),
+        eval_sha256=eval_data.get("sha256"),
         eval_rows=eval_rows,
         eval_accuracy=accuracy,
         steps=int(result.global_step),
         resumed_from=None if resume_from is None else Path(resume_from).name,
+        discarded_checkpoints=discarded,
         train_seconds=float(metrics.get("train_runtime", 0.0)),
         examples_per_second=float(metrics.get("train_samples_per_second", 0.0)),
         device=torch.cuda.get_device_name(0) if torch.cuda.is_available() else platform.processor() or "cpu",
-        versions={"torch": torch.__version__, "transformers": transformers.__version__},
+        versions={
+            "nlibias": nlibias.__version__,
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+        },
         out=str(out),
+        inputs=inputs,
+        fingerprint=fingerprint(inputs),
     )
     write_json(out / RECORD_FILE, record)
     return record
@@ -321,6 +482,8 @@ def format_record(record: FinetuneRecord) -> str:
     ]
     if record["resumed_from"]:
         lines.append(f"resumed from {record['resumed_from']}")
+    if record.get("discarded_checkpoints"):
+        lines.append(f"incomplete checkpoints removed: {', '.join(record['discarded_checkpoints'])}")
     if record["eval_accuracy"] is not None:
         lines.append(
             f"eval accuracy: {100 * record['eval_accuracy']:.2f}% on {record['eval_rows']} rows of {record['eval']}"

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import ConfigError, DamagedFileError, SourceError
 
 if TYPE_CHECKING:
     import torch
@@ -241,6 +241,15 @@ def load_pretrained(
             )
         raise ConfigError(
             f"cannot load the {what} {source!r}: {err} ({fix})", parameter="name_or_path"
+        ) from err
+    except Exception as err:  # safetensors' own error type: a weights file damaged or cut short
+        if type(err).__name__ != "SafetensorError":
+            raise
+        weights = sorted(Path(source).glob("*.safetensors")) if local else []
+        raise DamagedFileError(
+            weights[0] if len(weights) == 1 else source,
+            f"the weights of the {what} cannot be read ({err}); the file is damaged or truncated",
+            fix="copy or save the model again (an interrupted copy or a full disk leaves a short file)",
         ) from err
 
 

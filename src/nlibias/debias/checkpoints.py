@@ -1,0 +1,84 @@
+"""The Trainer's checkpoints, as a resume may trust them.
+
+The Hugging Face ``Trainer`` writes ``checkpoint-N/`` file by file (weights, optimizer, scheduler,
+RNG state, and ``trainer_state.json`` last); a kill in between leaves a folder the Trainer's
+resume trips over ("Can't find a valid checkpoint"). :func:`usable_checkpoint` is what a resume
+calls first: it moves every incomplete ``checkpoint-*`` folder out of the way (renamed, then
+deleted, so a kill during the deletion leaves no folder named like a checkpoint) and returns the
+newest complete one.
+
+A checkpoint is complete when ``trainer_state.json`` reads as JSON and names the folder's step,
+the weights file reads (a safetensors header that fits the file, or a non-empty ``.bin``), and
+the optimizer and scheduler states exist and are not empty.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+PREFIX = "checkpoint-"
+_DISCARDED = "incomplete-"
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+_STATES = ("optimizer.pt", "scheduler.pt")
+
+
+def step_of(folder: Path) -> int | None:
+    """The step in a ``checkpoint-N`` folder name (None for another name).
+
+    >>> step_of(Path("checkpoint-10")), step_of(Path("checkpoint-x")), step_of(Path("data"))
+    (10, None, None)
+    """
+    number = folder.name[len(PREFIX) :] if folder.name.startswith(PREFIX) else ""
+    return int(number) if number.isdigit() else None
+
+
+def _weights_read(path: Path) -> bool:
+    if path.suffix != ".safetensors":
+        return path.stat().st_size > 0
+    try:
+        with path.open("rb") as handle:
+            header_size = int.from_bytes(handle.read(8), "little")
+            header = json.loads(handle.read(header_size)) if 0 < header_size < (1 << 27) else None
+    except (OSError, ValueError):
+        return False
+    if not isinstance(header, dict):
+        return False
+    ends = [int(t["data_offsets"][1]) for k, t in header.items() if k != "__metadata__"]
+    return path.stat().st_size >= 8 + header_size + max(ends, default=0)
+
+
+def is_complete(folder: Path) -> bool:
+    """Whether ``folder`` holds a whole checkpoint (see the module's description)."""
+    try:
+        state = json.loads((folder / "trainer_state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(state, dict) or state.get("global_step") != step_of(folder):
+        return False
+    weights = [folder / name for name in _WEIGHTS if (folder / name).is_file()]
+    if not weights or not all(_weights_read(w) for w in weights):
+        return False
+    return all((folder / name).is_file() and (folder / name).stat().st_size > 0 for name in _STATES)
+
+
+def usable_checkpoint(checkpoints: Path) -> tuple[Path | None, list[str]]:
+    """``(newest complete checkpoint or None, names of the incomplete ones removed)``."""
+    if not checkpoints.is_dir():
+        return None, []
+    for leftover in checkpoints.glob(f"{_DISCARDED}*"):  # a kill during an earlier removal
+        shutil.rmtree(leftover, ignore_errors=True)
+    found = sorted(
+        (p for p in checkpoints.iterdir() if p.is_dir() and step_of(p) is not None),
+        key=lambda p: step_of(p) or 0,
+    )
+    removed = []
+    for folder in [p for p in found if not is_complete(p)]:
+        doomed = folder.with_name(f"{_DISCARDED}{folder.name}-{os.getpid()}")
+        folder.rename(doomed)  # atomic: from here no reader takes it for a checkpoint
+        shutil.rmtree(doomed, ignore_errors=True)
+        removed.append(folder.name)
+    complete = [p for p in found if p.name not in removed]
+    return (complete[-1] if complete else None), removed

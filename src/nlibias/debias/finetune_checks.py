@@ -1,0 +1,142 @@
+"""Checks a fine-tune runs before any work: its options, the model path, and every row of the
+training and evaluation data (read with the reader ``augment`` uses), so a bad value stops the
+run in seconds with the parameter, file and line at fault rather than after the model loaded.
+
+>>> check_options(learning_rate=2e-5, epochs=3.0, batch_size=32, max_length=128, max_steps=-1,
+...               save_steps=500, seed=42, warmup_steps=0, warmup_ratio=0.0, lr_scheduler="linear")
+>>> check_options(learning_rate=float("inf"), epochs=3.0, batch_size=32, max_length=128,
+...               max_steps=-1, save_steps=500, seed=42, warmup_steps=0, warmup_ratio=0.0,
+...               lr_scheduler="linear")
+Traceback (most recent call last):
+...
+nlibias.errors.ConfigError: learning_rate must be a finite number above 0, not inf
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from nlibias.debias.training_rows import iter_training_rows, source_kind
+from nlibias.errors import ConfigError
+
+LR_SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "polynomial")
+"""Learning-rate schedules offered (the Hugging Face Trainer's names; linear is its default)."""
+_SEED_LIMIT = 2**32
+
+
+def _positive_number(name: str, value: float) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ConfigError(f"{name} must be a finite number above 0, not {value!r}", parameter=name)
+
+
+def _whole(name: str, value: int, low: int, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{name} must be {what}, not {value!r}", parameter=name)
+
+
+def check_options(
+    *,
+    learning_rate: float,
+    epochs: float,
+    batch_size: int,
+    max_length: int,
+    max_steps: int,
+    save_steps: int,
+    seed: int,
+    warmup_steps: int,
+    warmup_ratio: float,
+    lr_scheduler: str,
+) -> None:
+    """Refuse a value that would fail later or train nothing, naming its parameter."""
+    _positive_number("learning_rate", learning_rate)
+    _positive_number("epochs", epochs)
+    _whole("batch_size", batch_size, 1, "a whole number of at least 1")
+    _whole("max_length", max_length, 1, "a whole number of tokens, at least 1")
+    _whole("save_steps", save_steps, 1, "a whole number of at least 1")
+    _whole("warmup_steps", warmup_steps, 0, "a whole number of at least 0")
+    if (
+        isinstance(max_steps, bool)
+        or not isinstance(max_steps, int)
+        or not (max_steps == -1 or max_steps >= 1)
+    ):
+        raise ConfigError(
+            f"max_steps must be -1 (run all epochs) or a whole number of at least 1, not {max_steps!r}",
+            parameter="max_steps",
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < _SEED_LIMIT:
+        raise ConfigError(f"seed must be a whole number from 0 to 2**32 - 1, not {seed!r}", parameter="seed")
+    ratio_ok = (
+        isinstance(warmup_ratio, (int, float)) and math.isfinite(warmup_ratio) and 0 <= warmup_ratio < 1
+    )
+    if not ratio_ok:
+        raise ConfigError(f"warmup_ratio must be in [0, 1), not {warmup_ratio!r}", parameter="warmup_ratio")
+    if warmup_steps and warmup_ratio:
+        raise ConfigError("give warmup_steps or warmup_ratio, not both", parameter="warmup_steps")
+    if lr_scheduler not in LR_SCHEDULERS:
+        raise ConfigError(
+            f"lr_scheduler is {lr_scheduler!r}; use one of {', '.join(LR_SCHEDULERS)}",
+            parameter="lr_scheduler",
+        )
+
+
+def looks_like_path(model: str) -> bool:
+    """Whether a model name is meant as a local path, not a hub id: it holds the path separator
+    and its first component exists, or starts with ``.``/``~``/``/``, or names a file type.
+
+    >>> looks_like_path("bert-base-uncased"), looks_like_path("./runs/bert"), looks_like_path("~/m")
+    (False, True, True)
+    """
+    if model.startswith((".", "~", "/", os.sep)):
+        return True
+    if os.sep in model or "/" in model:
+        first = model.replace(os.sep, "/").split("/", 1)[0]
+        return Path(first).exists()
+    return False
+
+
+def check_model_path(model: str) -> None:
+    """A model meant as a local path that does not exist: say so (not "cannot reach the hub")."""
+    if not model.strip():
+        raise ConfigError("model is empty: give a hub name or a model directory", parameter="model")
+    path = Path(model).expanduser()
+    if not path.exists() and looks_like_path(model):
+        raise ConfigError(f"model directory {model} does not exist", parameter="model")
+    if path.exists() and not (path.is_dir() and (path / "config.json").is_file()):
+        raise ConfigError(
+            f"{model} is not a model directory (no config.json): give one written by save_pretrained "
+            "(or by `nlibias finetune`)",
+            parameter="model",
+        )
+
+
+@dataclass(frozen=True)
+class DataCheck:
+    """What a full read of a training or evaluation set found."""
+
+    rows: int
+    labelled: int
+
+
+def check_data(source: str | Path, split: str, parameter: str) -> DataCheck:
+    """Read every row of ``source`` (a bad row raises its file, line and field); refuse a set
+    with no labelled row. A hub name is not read here (it streams from the network)."""
+    if source_kind(source)[0] == "hub":
+        return DataCheck(rows=-1, labelled=-1)
+    rows = labelled = 0
+    for row in iter_training_rows(source, split=split):
+        rows += 1
+        labelled += row.label is not None
+    if labelled == 0:
+        what = "is empty" if rows == 0 else f"has {rows} rows and none with a gold label"
+        raise ConfigError(
+            f"{parameter} {source} {what}: nothing to train or evaluate on", parameter=parameter
+        )
+    return DataCheck(rows=rows, labelled=labelled)

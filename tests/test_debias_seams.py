@@ -1,0 +1,202 @@
+"""Fine-tuning's seams: options, data and model paths refused before any work, incomplete
+checkpoints never resumed from, reruns that reuse, refuse or (forced) redo, and the provenance
+``finetune.json`` records."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nlibias.debias.checkpoints import is_complete, usable_checkpoint
+from nlibias.debias.finetune import CHECKPOINTS, RECORD_FILE, finetune
+from nlibias.errors import ConfigError, DamagedFileError, SourceError
+from nlibias.testing.nli_sets import learnable_nli_rows
+from nlibias.testing.tiny_models import build_tiny_nli_classifier
+
+FAST = {"learning_rate": 3e-3, "batch_size": 8, "max_length": 32, "progress": False}
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> Any:
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("seams")
+    rows = learnable_nli_rows(64, seed=1)
+    train = root / "train.jsonl"
+    train.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    texts = [r["premise"] for r in rows] + [r["hypothesis"] for r in rows]
+    base = build_tiny_nli_classifier(root / "base", texts, seed=3, init_std=0.02)
+    return {"base": base, "train": train, "root": root}
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("max_length", 0),
+        ("max_steps", 0),
+        ("max_steps", -2),
+        ("epochs", 0),
+        ("epochs", math.nan),
+        ("learning_rate", -1.0),
+        ("learning_rate", math.inf),
+        ("seed", -1),
+        ("batch_size", 0),
+        ("save_steps", 0),
+        ("warmup_ratio", 1.5),
+        ("lr_scheduler", "sometimes"),
+    ],
+)
+def test_options_are_refused_by_name_before_any_work(
+    toy: dict[str, Path], tmp_path: Path, option: str, value: Any
+) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(ConfigError) as error:
+        finetune(str(toy["base"]), toy["train"], out, **{**FAST, option: value})
+    assert error.value.parameter == option
+    assert not out.exists()  # refused before anything was written
+
+
+def bad_file(root: Path, name: str, text: str, encoding: str = "utf-8") -> Path:
+    path = root / name
+    path.write_text(text, encoding=encoding)
+    return path
+
+
+def test_bad_training_and_eval_data_are_refused_with_file_line_field(
+    toy: dict[str, Path], tmp_path: Path
+) -> None:
+    good = '{"premise": "A man naps.", "hypothesis": "He sleeps.", "label": "entailment"}\n'
+    no_label = bad_file(tmp_path, "nolabel.jsonl", '{"premise": "A man naps.", "hypothesis": "He sleeps."}\n')
+    maybe = bad_file(tmp_path, "maybe.jsonl", good + good.replace('"entailment"', '"maybe"'))
+    empty = bad_file(tmp_path, "empty.jsonl", "")
+    other_columns = bad_file(tmp_path, "other.csv", "text,target\nA man naps.,0\n")
+    out = tmp_path / "out"
+    with pytest.raises(SourceError, match="label: missing"):
+        finetune(str(toy["base"]), no_label, out, **FAST)
+    with pytest.raises(SourceError) as error:
+        finetune(str(toy["base"]), maybe, out, **FAST)
+    assert error.value.line == 2 and "unknown label 'maybe'" in str(error.value)
+    # the reader refuses a set without rows (SourceError); a set of unlabelled rows is a ConfigError
+    with pytest.raises((SourceError, ConfigError), match=r"no rows|is empty"):
+        finetune(str(toy["base"]), empty, out, **FAST)
+    unlabelled = bad_file(tmp_path, "unlabelled.jsonl", good.replace('"entailment"', '"-"'))
+    with pytest.raises(ConfigError, match="none with a gold label") as empty_error:
+        finetune(str(toy["base"]), unlabelled, out, **FAST)
+    assert empty_error.value.parameter == "train"
+    # an evaluation set that cannot be read is refused before training, not after the weights
+    with pytest.raises(SourceError, match="premise"):
+        finetune(str(toy["base"]), toy["train"], out, eval_path=other_columns, **FAST)
+    assert not out.exists()
+
+
+def test_a_model_path_that_does_not_exist_is_named(toy: dict[str, Path], tmp_path: Path) -> None:
+    for missing in (str(tmp_path / "nowhere"), "./nowhere-model", "~/nowhere-model-x"):
+        with pytest.raises(ConfigError, match="does not exist") as error:
+            finetune(missing, toy["train"], tmp_path / "out", **FAST)
+        assert error.value.parameter == "model"
+
+
+def test_a_truncated_weights_file_names_the_file(toy: dict[str, Path], tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(toy["base"], broken)
+    weights = broken / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])
+    with pytest.raises(DamagedFileError) as error:
+        finetune(str(broken), toy["train"], tmp_path / "out", max_steps=1, **FAST)
+    assert error.value.path == str(weights)
+
+
+def test_checkpoint_completeness_and_resume_from_the_newest_complete_one(
+    toy: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "m"
+    options = {**FAST, "max_steps": 4, "save_steps": 2}
+    first = finetune(str(toy["base"]), toy["train"], out, **options)
+    assert first["steps"] == 4
+    checkpoints = out / CHECKPOINTS
+    assert all(is_complete(p) for p in checkpoints.glob("checkpoint-*"))
+    # simulate kills while the Trainer wrote checkpoint-6 (only training_args.bin and weights cut
+    # short) and checkpoint-8 (everything but trainer_state.json)
+    six = checkpoints / "checkpoint-6"
+    six.mkdir()
+    (six / "training_args.bin").write_bytes(b"x")
+    (six / "model.safetensors").write_bytes(
+        (checkpoints / "checkpoint-4" / "model.safetensors").read_bytes()[:500]
+    )
+    eight = checkpoints / "checkpoint-8"
+    shutil.copytree(checkpoints / "checkpoint-4", eight)
+    (eight / "trainer_state.json").unlink()
+    assert not is_complete(six) and not is_complete(eight)
+    newest, removed = usable_checkpoint(checkpoints)
+    assert newest == checkpoints / "checkpoint-4" and removed == ["checkpoint-6", "checkpoint-8"]
+    assert sorted(p.name for p in checkpoints.iterdir() if p.name.startswith("checkpoint")) == [
+        "checkpoint-2",
+        "checkpoint-4",
+    ]
+    # a resume after such a kill: the record is gone, the incomplete folder is skipped
+    (out / RECORD_FILE).unlink()
+    shutil.copytree(checkpoints / "checkpoint-2", eight)
+    (eight / "optimizer.pt").unlink()
+    capsys.readouterr()
+    again = finetune(str(toy["base"]), toy["train"], out, **{**options, "progress": True})
+    assert again["resumed_from"] == "checkpoint-4" and again["discarded_checkpoints"] == ["checkpoint-8"]
+    printed = capsys.readouterr()
+    assert "train_runtime" not in printed.out  # the Trainer's log dicts stay off stdout ...
+    assert "it/s" in printed.err or "s/it" in printed.err  # ... while its progress bar stays on stderr
+
+
+def test_rerun_reuses_refuses_or_with_force_redoes(toy: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "m"
+    options = {**FAST, "max_steps": 2, "save_steps": 2}
+    first = finetune(str(toy["base"]), toy["train"], out, **options)
+    stamp = (out / RECORD_FILE).stat().st_mtime_ns
+    assert finetune(str(toy["base"]), toy["train"], out, **options) == first  # reused, not retrained
+    assert (out / RECORD_FILE).stat().st_mtime_ns == stamp
+    with pytest.raises(ConfigError, match=r"settings.learning_rate: 0.003 -> 0.001") as error:
+        finetune(str(toy["base"]), toy["train"], out, **{**options, "learning_rate": 1e-3})
+    assert error.value.parameter == "out_dir"
+    assert json.loads((out / RECORD_FILE).read_text())["settings"]["learning_rate"] == 0.003
+    forced = finetune(str(toy["base"]), toy["train"], out, force=True, **{**options, "learning_rate": 1e-3})
+    assert forced["settings"]["learning_rate"] == 1e-3 and forced["resumed_from"] is None
+    assert json.loads((out / RECORD_FILE).read_text())["fingerprint"] == forced["fingerprint"]
+
+
+def test_record_holds_the_provenance(
+    toy: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hashlib
+
+    import nlibias
+    from nlibias.models.hf_common import hash_local_model
+
+    monkeypatch.chdir(toy["root"])
+    record = finetune(
+        "base", "train.jsonl", "rel-out", max_steps=1, warmup_steps=1, lr_scheduler="cosine", **FAST
+    )
+    saved = json.loads((toy["root"] / "rel-out" / RECORD_FILE).read_text())
+    assert saved == json.loads(json.dumps(record))
+    assert saved["train"] == str(toy["train"]) and saved["out"] == str(toy["root"] / "rel-out")
+    assert saved["train_sha256"] == hashlib.sha256(toy["train"].read_bytes()).hexdigest()
+    assert saved["train_rows"] == 64 and saved["versions"]["nlibias"] == nlibias.__version__
+    assert saved["base_model"] == {
+        "name": str(toy["base"]),
+        "kind": "local",
+        "revision": None,
+        "files_sha256": hash_local_model(toy["base"]),
+    }
+    settings = saved["settings"]
+    assert (settings["lr_scheduler"], settings["warmup_steps"], settings["save_steps"]) == ("cosine", 1, 500)
+    assert (settings["max_length"], settings["seed"], settings["split"]) == (32, 42, "train")
