@@ -13,11 +13,12 @@ excluded words. Pro and anti renderings are filled independently (they are diffe
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from nlibias.errors import ConfigError
+from nlibias.extension.config import MLMConfig
 from nlibias.extension.masked import SOURCE, MaskedSample
 from nlibias.models.mlm.mask_filler import MASK, FillCandidate, MaskFiller
 from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint
@@ -38,9 +39,12 @@ class FillRun:
     duplicates_dropped: int
     """Candidates whose (subtopic, premise, hypothesis) an earlier candidate already had."""
     seconds: float
+    fill_model: Mapping[str, Any] = field(default_factory=dict)
+    """The filler's name, kind and identity (what the cache keys on), for the card."""
 
     def stats(self) -> dict[str, Any]:
         return {
+            "fill_model": dict(self.fill_model),
             "masked_samples": self.masked_samples,
             "candidates": len(self.candidates),
             "unique_masked_hypotheses": self.unique_requests,
@@ -192,4 +196,57 @@ def fill_masked_samples(
         short_requests=sum(1 for f in fills if len(f) < top_k),
         duplicates_dropped=duplicates,
         seconds=time.perf_counter() - started,
+        fill_model=describe_filler(filler),
     )
+
+
+def describe_filler(filler: MaskFiller) -> dict[str, Any]:
+    """``{"name", "kind", "identity"}`` of a filler (kind: ``causal``, ``masked`` or ``fake``)."""
+    from nlibias.models.mlm.causal_fill import CausalLMFiller
+    from nlibias.models.mlm.mask_filler import FakeMaskFiller
+
+    kind = (
+        "causal"
+        if isinstance(filler, CausalLMFiller)
+        else "fake"
+        if isinstance(filler, FakeMaskFiller)
+        else "masked"
+    )
+    return {"name": filler.name, "kind": kind, "identity": dict(filler.identity())}
+
+
+def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
+    """The causal-LM filler the fill model names (``causal:NAME``, ``smollm2``, a ``.gguf`` file, a
+    causal LM's directory or cached hub id: :func:`~nlibias.models.mlm.causal_fill.split_fill_spec`),
+    with the shipped stop words; ``None`` when it names a masked LM or the fake."""
+    from nlibias.extension.masks import load_stopwords
+    from nlibias.models.mlm.causal_fill import CausalLMFiller, split_fill_spec
+
+    kind, target = split_fill_spec(settings.model)
+    if kind != "causal":
+        return None
+    if settings.revision and "@" not in target.partition("?")[0]:
+        base, sep, options = target.partition("?")
+        target = f"{base}@{settings.revision}{sep}{options}"
+    return CausalLMFiller(
+        target,
+        stopwords=load_stopwords(),
+        device=settings.device,
+        dtype=settings.dtype,
+        max_tokens=min(settings.max_tokens, 2048),
+        max_batch_size=settings.max_batch_size,
+        threads=settings.threads,
+        name=settings.model,
+    )
+
+
+def masked_target(spec: str) -> str:
+    """A masked LM's spec without its ``masked:`` / ``mlm:`` prefix.
+
+    >>> masked_target("masked:bert-base-cased"), masked_target("./my-mlm")
+    ('bert-base-cased', './my-mlm')
+    """
+    for prefix in ("masked:", "mlm:"):
+        if spec.startswith(prefix):
+            return spec[len(prefix) :]
+    return spec

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from nlibias.errors import ConfigError
+from nlibias.extension.config import FilterConfig, ModelSpec
 from nlibias.models.base import NLIClassifier
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.predict import predict_pairs
@@ -148,6 +149,7 @@ def filter_candidates(
             "computed": run.computed_pairs,
             "seconds": round(run.seconds, 3),
             "mispredicted": sum(1 for label in labels[classifier.name] if label != "neutral"),
+            "identity": dict(classifier.identity()),
         }
     annotated: list[Sample] = []
     kept: list[Sample] = []
@@ -207,3 +209,26 @@ def policy_counts(candidates: Sequence[Sample], models: int) -> dict[str, int]:
     for k in range(1, models + 1):
         counts[f"at_least:{k}"] = sum(1 for w in wrong if w >= k)
     return counts
+
+
+def registry_classifier_for(spec: ModelSpec, settings: FilterConfig) -> NLIClassifier | None:
+    """The classifier of a filter model whose spec names a registered backend kind other than a
+    Hugging Face classifier or the fake (``prompt:smollm2``, entry-point backends), built by
+    :func:`nlibias.models.registry.create_classifier`; ``None`` for the others."""
+    from nlibias.models.registry import create_classifier, split_spec
+
+    kind, _ = split_spec(spec.model)
+    if kind in ("hf", "fake"):
+        return None
+    options: dict[str, Any] = {
+        "name": spec.key,
+        "revision": spec.revision,
+        "device": settings.device,
+        "dtype": settings.dtype,
+        "max_tokens": settings.max_tokens,
+        "threads": settings.threads,
+        "label_map": spec.label_map,
+        "quantize": spec.quantize,
+        "compile": spec.compile or None,
+    }
+    return create_classifier(spec.model, **options)

@@ -1,7 +1,9 @@
 """A small, strict registry of NLI classifier backends, addressed by ``KIND:NAME`` specs.
 
 ``ynie/roberta-large-...`` or ``./my-model`` (no known prefix) → Hugging Face classifier;
-``hf:NAME`` the same, explicitly; ``fake:NAME`` → the deterministic fake (dry runs, tests).
+``hf:NAME`` the same, explicitly; ``fake:NAME`` → the deterministic fake (dry runs, tests);
+``prompt:MODEL`` → a causal LM asked for the three labels with a prompt
+(:mod:`nlibias.models.nli.prompted`; ``prompt:smollm2?prompt=FILE`` replaces the prompt).
 Third-party backends register under the entry-point group ``nlibias.nli_backends`` with a
 ``"package.module:Class"`` target; nothing is imported until a spec asks for it.
 """
@@ -20,6 +22,7 @@ ENTRY_POINT_GROUP = "nlibias.nli_backends"
 _BACKENDS: dict[str, str] = {
     "hf": "nlibias.models.nli.hf:HFNLIClassifier",
     "fake": "nlibias.models.fake:FakeNLIClassifier",
+    "prompt": "nlibias.models.nli.prompted:PromptedNLIClassifier",
 }
 _DEFAULT_KIND = "hf"
 

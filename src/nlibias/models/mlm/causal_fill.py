@@ -1,0 +1,404 @@
+"""Causal-LM fill: a generative LM proposes the whole words of a ``<mask>`` (DESIGN "Fill").
+
+A causal LM reads left to right, so it cannot look at the mask's right context while proposing.
+The fill therefore works in two steps, both batched over every text of a chunk:
+
+1. **Candidates from the left context.** The text before the mask (after the BOS text) is
+   continued by a small beam: the ``beam`` most probable word-starting tokens, then up to
+   ``depth - 1`` word-continuing tokens (BPE pieces without a word-start marker, WordPiece ``##``
+   pieces), keeping the ``beam`` best partial words per left context at each step. A partial word
+   becomes a candidate when it looks like a whole word; its left score is
+   ``log P(word's tokens | left) + log P(word boundary | left, word)``, the boundary being any next
+   token that does not continue the word. Identical left contexts (many masked hypotheses share
+   one) are continued once.
+2. **Re-ranking by the whole sentence.** The candidates are filtered exactly as the masked-LM fill
+   filters its ranking (:func:`nlibias.models.mlm.hf.rank_whole_words`: not a whole word, an
+   excluded word, a word already kept), plus the stop words this filler was given; the best
+   ``pool`` of them by left score are put into the sentence (left + word + right) and re-ranked
+   by the log-probability of the whole completed sentence (every token after the BOS text), and
+   the first ``top_k`` are kept.
+
+Each :class:`~nlibias.models.mlm.mask_filler.FillCandidate` then holds the word, its rank after
+re-ranking, ``log_prob`` = the natural-log probability of the whole completed sentence, and
+``vocab_rank`` = its rank among the left-context candidates (1 = the most probable continuation).
+
+Forward passes are planned by :func:`nlibias.models.batching.plan_batches` (sorted by length,
+capped by tokens); beam steps read only the last position's logits (left padding with position
+ids, :func:`nlibias.models.generative.scoring.plain_last_logits`); sentences are right-padded.
+
+>>> split_fill_spec("causal:smollm2?beam=8")
+('causal', 'smollm2?beam=8')
+>>> split_fill_spec("fake:x")[0], split_fill_spec("masked:./bert")
+('fake', ('masked', './bert'))
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from nlibias.errors import ConfigError
+from nlibias.models.batching import plan_batches
+from nlibias.models.mlm.hf import detect_scheme, is_whole_word, rank_whole_words, whole_word_table
+from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate
+from nlibias.models.spec_options import int_option, split_spec_options
+
+BACKEND_VERSION = 1
+DEFAULT_BEAM = 16
+DEFAULT_DEPTH = 3
+DEFAULT_POOL = 40
+FILL_OPTIONS = frozenset({"beam", "depth", "pool"})
+FillKind = Literal["causal", "masked", "fake"]
+_PIECE_PUNCTUATION = frozenset("'’-")
+
+
+def split_fill_spec(spec: str) -> tuple[FillKind, str]:
+    """Which kind of fill a spec names, and the spec without its kind prefix.
+
+    ``causal:NAME`` / ``masked:NAME`` (or ``mlm:NAME``) say it; ``fake`` / ``fake:NAME`` is the
+    dry-run fake; ``smollm2`` and ``.gguf`` files are causal; a local directory or a hub model in
+    the local Hugging Face cache is causal when its ``config.json`` says so (``is_decoder``, or an
+    architecture ending in ``ForCausalLM`` / ``LMHeadModel``); anything else is a masked LM (the
+    default of the paper).
+    """
+    kind, sep, rest = spec.partition(":")
+    if sep and kind == "causal":
+        return "causal", rest
+    if sep and kind in ("masked", "mlm"):
+        return "masked", rest
+    if spec == "fake" or spec.startswith("fake:"):
+        return "fake", spec
+    base = spec.partition("?")[0]
+    if base == "smollm2" or base.lower().endswith(".gguf"):
+        return "causal", spec
+    config = _read_config(base)
+    if config is not None and _is_causal_config(config):
+        return "causal", spec
+    return "masked", spec
+
+
+def _read_config(name: str) -> dict[str, Any] | None:
+    path = Path(name).expanduser() / "config.json"
+    if not path.is_file():
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            found = try_to_load_from_cache(name.partition("@")[0], "config.json")
+        except Exception:  # not a hub id, or no hub client: decided as a masked LM
+            return None
+        if not isinstance(found, str):
+            return None
+        path = Path(found)
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def _is_causal_config(config: Mapping[str, Any]) -> bool:
+    """>>> _is_causal_config({"architectures": ["LlamaForCausalLM"]}), _is_causal_config({"architectures": ["BertForMaskedLM"]})
+    (True, False)
+    """
+    architectures = [str(a) for a in config.get("architectures") or []]
+    if any(a.endswith("ForMaskedLM") for a in architectures):
+        return False
+    return bool(config.get("is_decoder")) or any(
+        a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures
+    )
+
+
+def is_word_piece(text: str) -> bool:
+    """A piece that can continue a word: letters, digits, inner apostrophes and hyphens.
+
+    >>> is_word_piece("itive"), is_word_piece(" x"), is_word_piece(""), is_word_piece(".")
+    (True, False, False, False)
+    """
+    return bool(text) and all(c.isalnum() or c in _PIECE_PUNCTUATION for c in text)
+
+
+@dataclass(frozen=True)
+class PieceTables:
+    """Which token ids start a word (after a space) or continue one, and their text."""
+
+    start_text: list[str | None]
+    piece_text: list[str | None]
+    scheme: str
+
+    @property
+    def starts(self) -> np.ndarray:
+        return np.array([t is not None for t in self.start_text], dtype=bool)
+
+    @property
+    def pieces(self) -> np.ndarray:
+        return np.array([t is not None for t in self.piece_text], dtype=bool)
+
+
+def piece_tables(tokenizer: Any, vocab_size: int) -> PieceTables:
+    """Word-start and word-continuation tables of a tokenizer over ``vocab_size`` ids (ids past the
+    tokenizer's vocabulary are neither)."""
+    known = min(vocab_size, len(tokenizer))
+    tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(list(range(known)))]
+    special = set(tokenizer.all_special_ids)
+    scheme = detect_scheme(tokens)
+    decode = None if scheme == "wordpiece" else (lambda t: tokenizer.convert_tokens_to_string([t]))
+    starts = whole_word_table(tokens, special, scheme=scheme, decode=decode)
+    pieces: list[str | None] = []
+    for token_id, token in enumerate(tokens):
+        text: str | None = None
+        if token_id not in special:
+            if scheme == "wordpiece":
+                text = token[2:] if token.startswith("##") else None
+            elif not token.startswith("Ġ" if scheme == "bpe" else "▁"):
+                text = tokenizer.convert_tokens_to_string([token])
+        pieces.append(text if text is not None and is_word_piece(text) else None)
+    pad = [None] * (vocab_size - known)
+    return PieceTables([*starts, *pad], [*pieces, *pad], scheme)
+
+
+@dataclass(frozen=True)
+class MaskedText:
+    """A text split at its one ``<mask>``: ``left`` + ``sep`` + WORD + ``right``."""
+
+    left: str
+    sep: str
+    right: str
+
+    @classmethod
+    def split(cls, text: str) -> MaskedText:
+        """>>> MaskedText.split("Men are <mask> at work.")
+        MaskedText(left='Men are', sep=' ', right=' at work.')
+        """
+        if text.count(MASK) != 1:
+            raise ValueError(f"expected exactly one {MASK} in the text: {text!r}")
+        before, _, after = text.partition(MASK)
+        left = before.rstrip()
+        return cls(left, " " if left and before != left else "", after)
+
+    def filled(self, word: str) -> str:
+        return f"{self.left}{self.sep}{word}{self.right}"
+
+
+@dataclass
+class _Beam:
+    context: int
+    tokens: tuple[int, ...]
+    text: str
+    score: float
+
+
+class CausalLMFiller:
+    """Fills ``<mask>`` with a causal LM (see the module docstring). Implements
+    :class:`~nlibias.models.mlm.mask_filler.MaskFiller`.
+
+    ``spec``: ``smollm2``, a ``.gguf`` path, a local directory or a hub name (``NAME@REVISION``),
+    optionally followed by ``?beam=16&depth=3&pool=40``. ``stopwords`` are never proposed (the
+    extension pipeline passes its shipped stop-word list: a causal LM continuing "Women are less"
+    mostly proposes function words). ``forward_passes`` counts the model calls made.
+    """
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        stopwords: Collection[str] = (),
+        device: str | None = None,
+        dtype: str | None = None,
+        max_tokens: int = 2048,
+        max_batch_size: int = 128,
+        threads: int | None = None,
+        name: str | None = None,
+    ) -> None:
+        from nlibias.models.generative.hf_causal import HFCausalLM, local_source
+        from nlibias.models.hf_common import set_torch_threads
+
+        if max_tokens < 1 or max_batch_size < 1:
+            raise ConfigError("max_tokens and max_batch_size must be positive", parameter="max_tokens")
+        base, options = split_spec_options(spec, FILL_OPTIONS, parameter="fill_model")
+        self.beam = int_option(options, "beam", DEFAULT_BEAM, parameter="fill_model")
+        self.depth = int_option(options, "depth", DEFAULT_DEPTH, parameter="fill_model")
+        self.pool = int_option(options, "pool", DEFAULT_POOL, parameter="fill_model")
+        set_torch_threads(threads)
+        self.name = name or spec
+        self.max_tokens, self.max_batch_size = max_tokens, max_batch_size
+        self.stopwords = frozenset(w.lower() for w in stopwords)
+        self._lm = HFCausalLM(local_source(base), name=base, device=device, dtype=dtype)
+        self.model, self.tokenizer = self._lm.load()
+        self.device = self._lm.device
+        self.bos = self.tokenizer.bos_token or self.tokenizer.eos_token or ""
+        vocab = int(self.model.get_output_embeddings().weight.shape[0])
+        self.tables = piece_tables(self.tokenizer, vocab)
+        self._starts, self._pieces = self.tables.starts, self.tables.pieces
+        self.pad_id = int(self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0)
+        self.forward_passes = 0
+        stop_hash = hashlib.sha256("\n".join(sorted(self.stopwords)).encode()).hexdigest()[:16]
+        self._identity = {
+            "backend": "causal-fill",
+            "backend_version": BACKEND_VERSION,
+            "lm": dict(self._lm.identity()),
+            "beam": self.beam,
+            "depth": self.depth,
+            "pool": self.pool,
+            "bos": self.bos,
+            "stopwords": stop_hash,
+        }
+
+    def identity(self) -> Mapping[str, Any]:
+        return dict(self._identity)
+
+    def describe(self) -> dict[str, Any]:
+        return {**self._identity, "name": self.name, "device": self.device, "kind": "causal"}
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` after the BOS text (as the sentence scorers of the TP audit do)."""
+        return list(self.tokenizer(self.bos + text, add_special_tokens=False)["input_ids"])
+
+    # -- step 1: candidates from the left context ------------------------------------------------
+
+    def _steps(
+        self, sequences: Sequence[Sequence[int]], allowed: Sequence[np.ndarray]
+    ) -> list[tuple[float, list[int], list[float]]]:
+        """For each sequence: log P(the next token ends a word), and the ``beam`` best next tokens
+        among ``allowed`` with their log-probabilities."""
+        import torch
+
+        from nlibias.models.generative.scoring import plain_last_logits
+
+        not_piece = torch.as_tensor(~self._pieces, device=self.device)
+        lengths = np.array([len(s) for s in sequences])
+        out: list[tuple[float, list[int], list[float]]] = [(0.0, [], [])] * len(sequences)
+        for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
+            with torch.inference_mode():
+                logits = plain_last_logits(
+                    self.model, [sequences[i] for i in batch], self.pad_id, self.device
+                )
+                logprobs = torch.log_softmax(logits.float(), dim=-1)
+                boundary = torch.logsumexp(logprobs.masked_fill(~not_piece, float("-inf")), dim=-1)
+                masks = torch.as_tensor(np.stack([allowed[i] for i in batch]), device=self.device)
+                top = torch.topk(
+                    logprobs.masked_fill(~masks, float("-inf")), min(self.beam, logprobs.shape[-1])
+                )
+            self.forward_passes += 1
+            values, ids, ends = top.values.cpu().tolist(), top.indices.cpu().tolist(), boundary.cpu().tolist()
+            for row, i in enumerate(batch):
+                kept = [(t, v) for t, v in zip(ids[row], values[row], strict=True) if v != float("-inf")]
+                out[int(i)] = (float(ends[row]), [t for t, _ in kept], [v for _, v in kept])
+        return out
+
+    def left_candidates(self, contexts: Sequence[MaskedText]) -> list[dict[str, float]]:
+        """For each left context: candidate word → left score (see the module docstring)."""
+        tables = self.tables
+        prefixes = [self.encode(c.left) for c in contexts]
+        # after a space (or in a WordPiece vocabulary) a word starts with a word-start token;
+        # at the very start of the text (BPE, SentencePiece) with a token without the marker
+        spaced = [bool(c.sep) or tables.scheme == "wordpiece" for c in contexts]
+        found: list[dict[str, float]] = [{} for _ in contexts]
+        beams = [_Beam(i, (), "", 0.0) for i in range(len(contexts))]
+        for depth in range(self.depth + 1):
+            allowed = [self._starts if depth == 0 and spaced[b.context] else self._pieces for b in beams]
+            steps = self._steps([prefixes[b.context] + list(b.tokens) for b in beams], allowed)
+            grown: list[_Beam] = []
+            for beam, (boundary, ids, values) in zip(beams, steps, strict=True):
+                if depth > 0 and is_whole_word(beam.text):
+                    score = beam.score + boundary
+                    best = found[beam.context].get(beam.text)
+                    found[beam.context][beam.text] = score if best is None else max(best, score)
+                if depth < self.depth:
+                    texts = tables.start_text if depth == 0 and spaced[beam.context] else tables.piece_text
+                    for token, value in zip(ids, values, strict=True):
+                        piece = texts[token]
+                        if piece is not None:
+                            grown.append(
+                                _Beam(
+                                    beam.context, (*beam.tokens, token), beam.text + piece, beam.score + value
+                                )
+                            )
+            by_context: dict[int, list[_Beam]] = {}
+            for beam in grown:
+                by_context.setdefault(beam.context, []).append(beam)
+            beams = [
+                b
+                for group in by_context.values()
+                for b in sorted(group, key=lambda b: (-b.score, b.tokens))[: self.beam]
+            ]
+            if not beams:
+                break
+        return found
+
+    # -- step 2: re-ranking by the whole sentence -------------------------------------------------
+
+    def sentence_log_probs(self, sentences: Sequence[str]) -> list[float]:
+        """log P of each sentence: every token after the BOS text, given all tokens before it."""
+        import torch
+
+        encoded = [self.encode(s) for s in sentences]
+        lengths = np.array([len(e) for e in encoded])
+        scores = [0.0] * len(sentences)
+        for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
+            width = int(lengths[batch].max())
+            ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for row, i in enumerate(batch):
+                ids[row, : lengths[i]] = torch.tensor(encoded[i], dtype=torch.long)
+                mask[row, : lengths[i]] = 1
+            ids, mask = ids.to(self.device), mask.to(self.device)
+            with torch.inference_mode():
+                logits = self.model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+                picked = logits.gather(2, ids[:, 1:, None]).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+                total = (picked.double() * mask[:, 1:]).sum(-1).cpu().tolist()  # float64 sum: exact to 1e-6
+            self.forward_passes += 1
+            for row, i in enumerate(batch):
+                scores[int(i)] = float(total[row])
+        return scores
+
+    def fill_batches(
+        self, texts: Sequence[str], *, top_k: int, exclude: Sequence[Collection[str]]
+    ) -> Iterator[FillBatch]:
+        """Up to ``top_k`` whole-word candidates per text, in chunks of texts (each chunk's left
+        contexts continued together, its sentences re-ranked together)."""
+        if top_k < 1:
+            raise ConfigError(f"top_k must be positive, got {top_k}", parameter="top_k")
+        chunk = max(1, self.max_batch_size // 2)
+        for start in range(0, len(texts), chunk):
+            stop = min(start + chunk, len(texts))
+            yield self._fill_chunk(texts[start:stop], exclude[start:stop], np.arange(start, stop), top_k)
+
+    def _fill_chunk(
+        self, texts: Sequence[str], exclude: Sequence[Collection[str]], indices: np.ndarray, top_k: int
+    ) -> FillBatch:
+        split = [MaskedText.split(t) for t in texts]
+        contexts: dict[MaskedText, int] = {}
+        context_of = [contexts.setdefault(MaskedText(s.left, s.sep, ""), len(contexts)) for s in split]
+        found = self.left_candidates(list(contexts))
+        shortlists: list[list[FillCandidate]] = []
+        for context, skip in zip(context_of, exclude, strict=True):
+            words = sorted(found[context], key=lambda w: (-found[context][w], w))
+            scores = np.array([found[context][w] for w in words], dtype=np.float64)
+            shortlists.append(
+                rank_whole_words(
+                    scores,
+                    np.arange(len(words)),
+                    words,
+                    top_k=max(self.pool, top_k),
+                    exclude={*(w.lower() for w in skip), *self.stopwords},
+                )
+            )
+        sentences = [m.filled(c.word) for m, short in zip(split, shortlists, strict=True) for c in short]
+        scores_flat = iter(self.sentence_log_probs(sentences))
+        rows: list[tuple[FillCandidate, ...]] = []
+        for short in shortlists:
+            scored = [(next(scores_flat), c) for c in short]
+            scored.sort(key=lambda pair: (-pair[0], pair[1].rank))
+            rows.append(
+                tuple(
+                    FillCandidate(c.word, rank, score, c.rank)
+                    for rank, (score, c) in enumerate(scored[:top_k], start=1)
+                )
+            )
+        return FillBatch(indices=indices, candidates=rows)

@@ -1,0 +1,155 @@
+"""A causal LM asked for the three NLI labels with a prompt: an NLI classifier like any other.
+
+The spec is ``prompt:MODEL`` (``prompt:smollm2``, ``prompt:./model-dir``, ``prompt:file.gguf``,
+``prompt:org/name@REVISION``), optionally ``prompt:MODEL?prompt=FILE`` to replace the prompt.
+The prompt is a text file with ``{premise}`` and ``{hypothesis}`` (``{{``/``}}`` for literal
+braces); the default is ``nli_prompt.txt`` shipped beside this module. The user message goes
+through the model's chat template when it has one (else ``"\\nAnswer:"`` is appended), exactly as
+the scored yes/no audit asks (:class:`~nlibias.models.generative.hf_causal.HFCausalLM`).
+
+The label words are ``yes`` → entailment, ``maybe`` → neutral, ``no`` → contradiction. Each word's
+probability is read at the next-token position after the prompt, in one forward pass per input
+(shared prompt prefixes computed once): the sum over its single-token spellings (``yes``, ``Yes``,
+`` yes``, ``YES`` ...). The three probabilities are renormalised among themselves, i.e. a softmax
+over the three label words' log-probabilities. The model identity holds the LM's identity and the
+prompt file's SHA-256, so the prediction cache and the provenance change with the prompt.
+
+>>> PROMPT_LABELS
+{'yes': 'entailment', 'maybe': 'neutral', 'no': 'contradiction'}
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nlibias.errors import ConfigError, SourceError
+from nlibias.models.base import BatchResult, Pair
+from nlibias.models.spec_options import split_spec_options
+from nlibias.schema import LABELS
+
+BACKEND_VERSION = 1
+PROMPT_LABELS: dict[str, str] = {"yes": "entailment", "maybe": "neutral", "no": "contradiction"}
+LABEL_WORDS: tuple[str, ...] = tuple(PROMPT_LABELS)
+_COLUMNS = [
+    LABEL_WORDS.index(next(w for w, label in PROMPT_LABELS.items() if label == name)) for name in LABELS
+]
+"""For each of ``LABELS`` (entailment, neutral, contradiction), its label word's position."""
+
+
+def default_prompt_path() -> Path:
+    return Path(str(resources.files("nlibias") / "models" / "nli" / "prompts" / "nli_prompt.txt"))
+
+
+def load_nli_prompt(path: str | Path | None = None) -> tuple[str, str, Path]:
+    """``(template, sha256 of the file, path)``; a template without ``{premise}`` and
+    ``{hypothesis}`` (or with other placeholders) is refused, naming the file."""
+    from nlibias.models.generative.prompts import template_problem
+    from nlibias.textio.text_files import read_text
+
+    file = Path(path).expanduser() if path is not None else default_prompt_path()
+    if not file.is_file():
+        raise SourceError(
+            file, None, "prompt file does not exist", fix="pass a text file with {premise} and {hypothesis}"
+        )
+    text = read_text(file)
+    template = text.rstrip("\n")
+    problem = template_problem(template)
+    if problem is not None:
+        raise SourceError(file, None, problem)
+    return template, hashlib.sha256(file.read_bytes()).hexdigest(), file
+
+
+class PromptedNLIClassifier:
+    """A prompted causal LM as a 3-way NLI classifier (see the module docstring); implements
+    :class:`~nlibias.models.base.NLIClassifier`. The LM loads on first use."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        prompt_file: str | Path | None = None,
+        name: str | None = None,
+        revision: str | None = None,
+        device: str | None = None,
+        dtype: str | None = None,
+        max_tokens: int = 4096,
+        max_batch_size: int = 32,
+        threads: int | None = None,
+        label_map: Any = None,
+        quantize: str | None = None,
+        compile: bool | None = None,
+    ) -> None:
+        from nlibias.models.generative.hf_causal import HFCausalLM, local_source
+        from nlibias.models.hf_common import set_torch_threads
+
+        for option, value in (("label_map", label_map), ("quantize", quantize), ("compile", compile)):
+            if value:
+                raise ConfigError(
+                    f"{option} applies to sequence-classification models, not to a prompted LM ({model!r})",
+                    parameter=option,
+                )
+        if max_tokens < 1 or max_batch_size < 1:
+            raise ConfigError("max_tokens and max_batch_size must be positive", parameter="max_tokens")
+        base, options = split_spec_options(model, {"prompt"}, parameter="model")
+        if "prompt" in options and prompt_file is not None:
+            raise ConfigError(
+                f"{model!r}: the prompt is given twice (spec and prompt_file)", parameter="model"
+            )
+        self.template, self.prompt_sha256, self.prompt_path = load_nli_prompt(
+            options.get("prompt", prompt_file)
+        )
+        set_torch_threads(threads)
+        source = local_source(f"{base}@{revision}" if revision and "@" not in base else base)
+        self.name = name or f"prompt:{model}"
+        self.lm = HFCausalLM(
+            source,
+            name=base,
+            device=device,
+            dtype=dtype,
+            max_batch_tokens=max_tokens,
+            max_batch_size=max_batch_size,
+        )
+        self._identity: dict[str, Any] | None = None
+
+    def identity(self) -> Mapping[str, Any]:
+        if self._identity is None:
+            self._identity = {
+                "backend": "prompted-nli",
+                "backend_version": BACKEND_VERSION,
+                "lm": dict(self.lm.identity()),
+                "prompt_sha256": self.prompt_sha256,
+                "label_words": dict(PROMPT_LABELS),
+            }
+        return self._identity
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **self.identity(),
+            "name": self.name,
+            "prompt_file": str(self.prompt_path),
+            "device": self.lm.device,
+        }
+
+    def prompts(self, pairs: Sequence[Pair]) -> list[str]:
+        """The user message of each pair (before the chat template)."""
+        return [self.template.format(premise=p, hypothesis=h) for p, h in pairs]
+
+    def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[BatchResult]:
+        """(entailment, neutral, contradiction) probabilities, batch by batch."""
+        for batch in self.lm.answer_batches(self.prompts(pairs), answers=LABEL_WORDS, mode="scored"):
+            probs = np.array(
+                [[float((r.probs or {})[LABEL_WORDS[c]]) for c in _COLUMNS] for r in batch.records],
+                dtype=np.float64,
+            ).reshape(len(batch.records), 3)
+            yield BatchResult(
+                indices=np.asarray(batch.indices, dtype=np.int64),
+                probs=probs,
+                real_tokens=batch.real_tokens,
+                padded_tokens=batch.padded_tokens,
+            )

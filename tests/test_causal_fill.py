@@ -1,0 +1,203 @@
+"""Causal-LM fill: the batched fill equals a one-sequence-at-a-time reference, goes through the
+prediction cache, and the fill kind is chosen from the spec / model config."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from nlibias.errors import ConfigError  # noqa: E402
+from nlibias.models.mlm.causal_fill import CausalLMFiller, MaskedText, split_fill_spec  # noqa: E402
+from nlibias.models.mlm.hf import is_whole_word  # noqa: E402
+
+TEXTS = [
+    "Women are less competitive for jobs in engineering.",
+    "Men are more rational than women at work.",
+    "Muslim men have many wives and children.",
+    "Jewish women raise many children at home.",
+    "Programmers are mostly men who like computers.",
+]
+MASKED = [
+    "Women are less <mask> for jobs in engineering.",
+    "Women are less <mask> at work.",  # shares its left context with the first
+    "Men are more <mask> than women at work.",
+    "<mask> men have many wives.",  # mask at the start: the first token has no space marker
+    "Jewish women raise <mask> children.",
+]
+EXCLUDE = [{"competitive"}, set(), {"rational"}, set(), {"many"}]
+STOP = {"the", "a", "and"}
+
+
+def build_tiny_bpe_causal_lm(out_dir: Path) -> Path:
+    """A tiny Llama with a byte-level BPE vocabulary of 300 tokens: most words are 2-4 pieces."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    from nlibias.testing.tiny_models import save_model
+
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(TEXTS * 3, vocab_size=300, min_frequency=1, special_tokens=["<pad>", "<|end|>"])
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe._tokenizer, pad_token="<pad>", eos_token="<|end|>"
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(3)
+        model = LlamaForCausalLM(
+            LlamaConfig(
+                vocab_size=len(tokenizer),
+                hidden_size=32,
+                intermediate_size=64,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                num_key_value_heads=2,
+                max_position_embeddings=256,
+                pad_token_id=tokenizer.pad_token_id,
+                eos_token_id=tokenizer.eos_token_id,
+                bos_token_id=None,
+            )
+        )
+        with torch.no_grad():
+            model.lm_head.weight.normal_(0.0, 0.5)
+    return save_model(model, tokenizer, out_dir)
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_bpe_causal_lm(tmp_path_factory.mktemp("bpe-causal"))
+
+
+def reference_fill(
+    model: Any, tok: Any, text: str, exclude: set[str], *, top_k: int, beam: int, depth: int, pool: int
+) -> tuple[list[tuple[str, int, float, int]], int]:
+    """The fill's definition, one sequence per forward pass, no batching or padding:
+    ``[(word, rank, sentence log-prob, left rank)]`` and the longest candidate's token count."""
+    before, after = text.split("<mask>")
+    left = before.rstrip()
+    spaced = bool(left) and before != left
+    bos = tok.bos_token or tok.eos_token
+    specials = set(tok.all_special_ids)
+    decoded = {i: tok.decode([i]) for i in range(len(tok)) if i not in specials}
+
+    def word_chars(s: str) -> bool:
+        return bool(s) and all(c.isalnum() or c in "'’-" for c in s)
+
+    starts = {i: d[1:] for i, d in decoded.items() if d.startswith(" ") and is_whole_word(d[1:])}
+    pieces = {i: d for i, d in decoded.items() if word_chars(d)}
+    prefix = tok(bos + left, add_special_tokens=False)["input_ids"]
+
+    def next_log_probs(ids: list[int]) -> Any:
+        with torch.no_grad():
+            return torch.log_softmax(model(torch.tensor([ids])).logits[0, -1].float(), dim=-1)
+
+    found: dict[str, float] = {}
+    beams: list[tuple[tuple[int, ...], str, float]] = [((), "", 0.0)]
+    for step in range(depth + 1):
+        grown = []
+        for tokens, partial, score in beams:
+            lp = next_log_probs(prefix + list(tokens))
+            if step > 0 and is_whole_word(partial):
+                ends = [i for i in range(lp.shape[0]) if i not in pieces]
+                total = score + float(torch.logsumexp(lp[ends], dim=0))
+                found[partial] = max(found.get(partial, -math.inf), total)
+            if step < depth:
+                table = starts if step == 0 and spaced else pieces
+                best = sorted(table, key=lambda i: -float(lp[i]))[:beam]
+                grown += [((*tokens, i), partial + table[i], score + float(lp[i])) for i in best]
+        beams = sorted(grown, key=lambda b: (-b[2], b[0]))[:beam]
+    ranked = sorted(found, key=lambda w: (-found[w], w))
+    skip = {w.lower() for w in exclude} | STOP
+    shortlist: list[tuple[str, int]] = []
+    for position, word in enumerate(ranked, start=1):
+        if word.lower() not in skip and word not in {w for w, _ in shortlist}:
+            shortlist.append((word, position))
+        if len(shortlist) == max(pool, top_k):
+            break
+    scored = []
+    longest = 0
+    for left_rank, (word, _) in enumerate(shortlist, start=1):
+        ids = tok(bos + f"{left}{' ' if spaced else ''}{word}{after}", add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            lp = torch.log_softmax(model(torch.tensor([ids])).logits[0].float(), dim=-1)
+        scored.append((sum(float(lp[t - 1, ids[t]]) for t in range(1, len(ids))), left_rank, word))
+        longest = max(longest, len(tok(" " + word, add_special_tokens=False)["input_ids"]))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    return [
+        (w, rank, s, left_rank) for rank, (s, left_rank, w) in enumerate(scored[:top_k], start=1)
+    ], longest
+
+
+def test_batched_fill_equals_one_at_a_time_reference(tiny_dir: Path) -> None:
+    filler = CausalLMFiller(
+        f"{tiny_dir}?beam=6&depth=3&pool=8", stopwords=STOP, max_tokens=64, max_batch_size=8
+    )
+    assert (filler.beam, filler.depth, filler.pool) == (6, 3, 8)
+    batches = list(filler.fill_batches(MASKED, top_k=4, exclude=EXCLUDE))
+    got: dict[int, Any] = {}
+    for batch in batches:
+        got.update({int(i): rows for i, rows in zip(batch.indices, batch.candidates, strict=True)})
+    assert sorted(got) == list(range(len(MASKED)))
+    longest = 0
+    for i, text in enumerate(MASKED):
+        expected, multi = reference_fill(
+            filler.model, filler.tokenizer, text, EXCLUDE[i], top_k=4, beam=6, depth=3, pool=8
+        )
+        longest = max(longest, multi)
+        assert [c.word for c in got[i]] == [w for w, *_ in expected], text
+        assert [c.rank for c in got[i]] == [r for _, r, *_ in expected]
+        assert [c.vocab_rank for c in got[i]] == [v for *_, v in expected]
+        for candidate, (_, _, score, _) in zip(got[i], expected, strict=True):
+            assert candidate.log_prob == pytest.approx(score, abs=1e-5)
+        assert not {c.word.lower() for c in got[i]} & (EXCLUDE[i] | STOP)
+        assert len(got[i]) == 4
+    assert longest >= 2  # the comparison covered words of several tokens, not only one-token words
+
+
+def test_fill_goes_through_the_prediction_cache(tiny_dir: Path, tmp_path: Path) -> None:
+    from nlibias.extension.fill import fill_requests
+    from nlibias.runtime.cache import PredictionCache
+
+    filler = CausalLMFiller(f"{tiny_dir}?beam=4&depth=2&pool=5", stopwords=STOP)
+    cache = PredictionCache(tmp_path / "c.sqlite")
+    first, computed = fill_requests(
+        MASKED, [frozenset(e) for e in EXCLUDE], filler, cache, top_k=3, progress=False
+    )
+    passes = filler.forward_passes
+    assert computed == len(MASKED) and passes > 0
+    again, computed_again = fill_requests(
+        MASKED, [frozenset(e) for e in EXCLUDE], filler, cache, top_k=3, progress=False
+    )
+    assert computed_again == 0 and filler.forward_passes == passes  # a rerun computes nothing
+    assert again == first
+    # other beam settings are another identity: computed again, not read from the cache
+    wider = CausalLMFiller(f"{tiny_dir}?beam=5&depth=2&pool=5", stopwords=STOP)
+    _, computed_wider = fill_requests(MASKED[:1], [frozenset()], wider, cache, top_k=3, progress=False)
+    assert computed_wider == 1
+    cache.close()
+
+
+def test_masked_text_split() -> None:
+    assert MaskedText.split("A <mask> b.").filled("x") == "A x b."
+    assert MaskedText.split("<mask> are here.") == MaskedText("", "", " are here.")
+    with pytest.raises(ValueError):
+        MaskedText.split("no mask")
+
+
+def test_fill_kind_from_spec_and_config(tiny_dir: Path, tmp_path: Path) -> None:
+    from nlibias.testing import bbnli_texts, build_tiny_masked_lm
+
+    masked_dir = build_tiny_masked_lm(tmp_path / "mlm", bbnli_texts()[:50])
+    assert split_fill_spec(str(tiny_dir)) == ("causal", str(tiny_dir))  # LlamaForCausalLM in config.json
+    assert split_fill_spec(str(masked_dir)) == ("masked", str(masked_dir))
+    assert split_fill_spec("smollm2") == ("causal", "smollm2")
+    assert split_fill_spec("causal:org/x") == ("causal", "org/x")
+    assert split_fill_spec("masked:" + str(tiny_dir)) == ("masked", str(tiny_dir))
+    assert split_fill_spec("bert-large-cased-whole-word-masking")[0] == "masked"
+    with pytest.raises(ConfigError) as info:
+        CausalLMFiller(f"{tiny_dir}?beams=3")
+    assert info.value.parameter == "fill_model"
