@@ -6,6 +6,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -104,21 +105,101 @@ def test_held_out_models_are_never_built_and_a_rerun_skips_every_stage(tmp_path:
     assert all(s["seconds"] >= 0 and s["counts"] for s in record["stages"])
 
 
-def test_a_changed_setting_reruns_its_stage_and_the_later_ones_only(tmp_path: Path) -> None:
+def test_a_rerun_with_another_setting_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     run_pipeline(small_config(tmp_path), factories=Spy().factories, progress=False, until="filter")
+    before = {p: p.read_bytes() for p in (tmp_path / "run").rglob("*") if p.is_file()}
     spy = Spy()
-    result = run_pipeline(small_config(tmp_path, mlm__top_k=3), factories=spy.factories, progress=False)
-    assert statuses(result) == {
-        "masks": "skipped", "masked": "skipped", "fill": "ran", "filter": "ran",
-        "validate": "ran", "counterfactual": "ran", "export": "ran",
-    }  # fmt: skip
+    with pytest.raises(
+        ConfigError, match=r"\(stage fill: mlm\.top_k: 2 -> 3\); nothing was changed"
+    ) as refused:
+        run_pipeline(small_config(tmp_path, mlm__top_k=3), factories=spy.factories, progress=False)
+    assert refused.value.parameter == "run_dir"
+    assert "parameter force, or parameter from_stage fill" in str(refused.value)
+    assert spy.fillers == [] and spy.built == []  # refused before any model is built
+    assert {p: p.read_bytes() for p in (tmp_path / "run").rglob("*") if p.is_file()} == before
     # forced rerun from a stage: the fill comes from the cache, the model is not called
     spy = Spy()
     result = run_pipeline(
         small_config(tmp_path, mlm__top_k=3), factories=spy.factories, progress=False, from_stage="fill"
     )
     assert statuses(result)["masked"] == "skipped" and statuses(result)["fill"] == "ran"
-    assert spy.fillers[0].calls == [] and all(c.calls == [] for c in spy.classifiers.values())
+    assert statuses(result)["export"] == "ran"
+
+
+@pytest.mark.parametrize(
+    ("change", "stage", "named"),
+    [
+        # issue #25: these settings were in no fingerprint, and a rerun mixed the two runs
+        ({"filter__holdout": ["OTHER"]}, "filter", "filter.holdout"),
+        ({"filter__dtype": "bfloat16"}, "filter", 'filter.dtype: "float32" -> "bfloat16"'),  # auto: CPU
+        ({"mlm__dtype": "float16"}, "fill", "mlm.dtype"),
+        ({"seed": 7}, "export", "card.seed: 0 -> 7"),
+        ({"validation": {"unvalidated": False}}, "validate", "validation.unvalidated: true -> false"),
+    ],
+)
+def test_every_setting_that_changes_an_output_is_in_its_stage_fingerprint(
+    tmp_path: Path, change: dict[str, Any], stage: str, named: str
+) -> None:
+    run_pipeline(small_config(tmp_path), factories=Spy().factories, progress=False)
+    with pytest.raises(ConfigError) as refused:
+        run_pipeline(small_config(tmp_path, **change), factories=Spy().factories, progress=False)
+    assert f"stage {stage}: " in str(refused.value) and named in str(refused.value)
+
+
+def test_speed_only_settings_and_the_cache_path_reuse_every_stage(tmp_path: Path) -> None:
+    run_pipeline(small_config(tmp_path), factories=Spy().factories, progress=False)
+    faster = small_config(
+        tmp_path,
+        cache=str(tmp_path / "other-cache.sqlite"),
+        filter__max_batch_size=7,
+        filter__threads=1,
+        mlm__max_tokens=99,
+    )
+    result = run_pipeline(faster, factories=Spy().factories, progress=False)
+    assert set(statuses(result).values()) == {"skipped"}
+
+
+def test_a_forced_rerun_with_other_settings_equals_a_clean_run(tmp_path: Path) -> None:
+    from fault_injection import RUN_FIELDS, differences, read_tree
+
+    changed = {"mlm__top_k": 3, "filter__policy": "all", "filter__holdout": ["OTHER"], "seed": 3}
+    # markers hash files that hold run fields (stage seconds), so their hashes are left out too
+    fields = RUN_FIELDS | {"fingerprint", "inputs", "outputs"}
+    run_pipeline(small_config(tmp_path, **changed), factories=Spy().factories, progress=False)
+    clean = read_tree(tmp_path / "run", fields=fields)
+    shutil.rmtree(tmp_path / "run")
+    run_pipeline(small_config(tmp_path), factories=Spy().factories, progress=False)
+    other = read_tree(tmp_path / "run", fields=fields)
+    assert differences(clean, other)  # the comparison can fail: the first run differs
+    forced = run_pipeline(
+        small_config(tmp_path, **changed), factories=Spy().factories, progress=False, force=True
+    )
+    assert statuses(forced) == {
+        "masks": "skipped", "masked": "skipped", "fill": "ran", "filter": "ran",
+        "validate": "ran", "counterfactual": "ran", "export": "ran",
+    }  # fmt: skip
+    assert differences(clean, read_tree(tmp_path / "run", fields=fields)) == []
+
+
+def test_a_stage_that_reruns_removes_the_later_stages_outputs_first(tmp_path: Path) -> None:
+    run_pipeline(small_config(tmp_path), factories=Spy().factories, progress=False)
+    # a kill inside the filter stage of a forced rerun: the dataset of the earlier run is gone
+    crashing = Spy(crash_model="B", crash_after=1)
+    with pytest.raises(KeyboardInterrupt):
+        run_pipeline(
+            small_config(tmp_path, filter__policy="all", cache=str(tmp_path / "cold.sqlite")),
+            factories=crashing.factories,
+            progress=False,
+            force=True,
+        )
+    run_dir = tmp_path / "run"
+    assert not (run_dir / "dataset" / "samples.jsonl").exists()
+    assert sorted(p.name for p in (run_dir / "stages").iterdir()) == [
+        "fill.done.json",
+        "masked.done.json",
+        "masks.done.json",
+    ]
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"  # not complete
 
 
 def test_a_crash_inside_the_filter_stage_resumes_without_recomputing(tmp_path: Path) -> None:
@@ -360,7 +441,10 @@ def test_extend_cli_stops_with_code_3_until_judged(tmp_path: Path) -> None:
     waiting = CliRunner().invoke(app, args)
     assert waiting.exit_code == EXIT_AWAITING_JUDGEMENTS
     assert "await judgement" in waiting.output and (tmp_path / "run" / "validation" / "queue.csv").exists()
-    done = CliRunner().invoke(app, [*args, "--unvalidated", "--policy", "all"])
+    refused = CliRunner().invoke(app, [*args, "--unvalidated", "--policy", "all"])
+    assert refused.exit_code == 2 and 'stage filter: filter.policy: "any" -> "all"' in refused.output
+    assert "(option --force, or option --from filter) (option --out)" in refused.output
+    done = CliRunner().invoke(app, [*args, "--unvalidated", "--policy", "all", "--force"])
     assert done.exit_code == 0, done.output
     assert json.loads((tmp_path / "run" / "filter" / "summary.json").read_text())["policy"] == "all"
 
@@ -378,11 +462,16 @@ def test_speed_flags_of_filter_models_rerun_only_the_filter_and_later_stages(tmp
     assert statuses(again)["filter"] == "skipped"
     # int8 on model A changes its outputs: the filter stage reruns, earlier stages do not
     flagged = [{"model": "A", "quantize": "int8"}, {"model": "B"}]
+    with pytest.raises(ConfigError, match=r"stage filter: filter\.models\[0\]\.quantize: null -> \"int8\""):
+        run_pipeline(
+            small_config(tmp_path, filter__models=flagged), factories=Spy().factories, until="filter"
+        )
     result = run_pipeline(
         small_config(tmp_path, filter__models=flagged),
         factories=Spy().factories,
         progress=False,
         until="filter",
+        force=True,
     )
     assert statuses(result)["fill"] == "skipped" and statuses(result)["filter"] == "ran"
 

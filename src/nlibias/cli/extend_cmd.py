@@ -84,6 +84,11 @@ def extend_command(
     from_stage: str | None = typer.Option(
         None, "--from", help="Rerun from this stage on (earlier ones must be done)."
     ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Recompute the stages whose settings differ from the run directory's (and the later ones).",
+    ),
     cache: Path | None = typer.Option(
         None, "--cache", help="Prediction cache file (default $NLIBIAS_CACHE or user cache)."
     ),
@@ -96,8 +101,9 @@ def extend_command(
     """Extend BBNLI the BBNLI-next way: masks → masked → fill → filter → validate → counterfactual → export.
 
     Every stage writes named files in the run directory and is skipped when they exist and its
-    inputs did not change, so rerunning the same command resumes a killed run. Exits with code 3
-    when it stops to wait for human judgements.
+    inputs did not change, so rerunning the same command resumes a killed run. A run directory
+    whose stages were run with other settings is refused (use a new --out, --force or --from).
+    Exits with code 3 when it stops to wait for human judgements.
     """
     from nlibias.extension.config import ExtendConfig, load_config, with_overrides
     from nlibias.extension.pipeline import run_pipeline
@@ -136,7 +142,9 @@ def extend_command(
                 "left out of the dataset (judge them and rerun, or accept a smaller dataset)"
             )
 
-    result = run_pipeline(config, from_stage=from_stage, until=until, progress=progress, on_stage=show)
+    result = run_pipeline(
+        config, from_stage=from_stage, until=until, progress=progress, on_stage=show, force=force
+    )
     if as_json:
         echo_json(
             {

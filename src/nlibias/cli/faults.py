@@ -39,6 +39,7 @@ _FLAGS = {
     "prompts": "--prompt",
     "generative": "--generative",
     "from_stage": "--from",
+    "run_dir": "--out",
     "ray_address": "--ray",
     "ray_gpus_per_worker": "--ray-gpus-per-worker",
     "classifiers": "--filter-model",

@@ -1,10 +1,15 @@
 """The ``nlibias extend`` pipeline: masks → masked → fill → filter → validate → counterfactual → export.
 
 Each stage reads named files of the run directory and writes its own; when it finishes it writes
-``stages/<name>.done.json`` with a fingerprint of its inputs (file hashes) and settings, and the
-hashes of its outputs. A stage whose marker matches is skipped, so a killed run resumes at the
-stage it was in, and the prediction cache (committed batch by batch) spares the model calls that
-stage had already made. ``run.json`` records per-stage status, counts and durations.
+``stages/<name>.done.json`` with its settings and inputs (:mod:`.fingerprint`: the settings that
+change its outputs, model file hashes, input file hashes), their fingerprint, and the hashes of
+its outputs. A stage whose marker matches is skipped, so a killed run resumes at the stage it was
+in, and the prediction cache (committed batch by batch) spares the model calls that stage had
+already made. A rerun whose settings differ from a finished stage's is refused before anything is
+written, naming the stage and the settings (go on with a new run directory, ``force`` or
+``from_stage``); a stage that runs first removes the markers and outputs of the later stages, so
+the directory never holds the outputs of two runs. ``run.json`` records per-stage status, counts
+and durations (``running`` while a run goes on or after it was killed).
 
 >>> # result = run_pipeline(load_config("configs/bbnli-next.yaml"), until="filter")
 """
@@ -23,13 +28,21 @@ from typing import Any
 from nlibias.benchmarks.bbnli import BBNLISubtopic
 from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.config import ExtendConfig, FilterConfig, MLMConfig, ModelSpec, dump_config
+from nlibias.extension.fingerprint import (
+    fingerprint,
+    judgements_input,
+    setting_changes,
+    sha256_file,
+    stage_settings,
+)
 from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.models.base import NLIClassifier
 from nlibias.models.mlm.mask_filler import MaskFiller
 from nlibias.runtime.cache import PredictionCache, default_cache_path
 
 STAGES: tuple[str, ...] = ("masks", "masked", "fill", "filter", "validate", "counterfactual", "export")
-PIPELINE_VERSION = 1
+PIPELINE_VERSION = 2
+"""2: markers record settings and inputs; a rerun with other settings is refused."""
 
 OUTPUTS: dict[str, tuple[str, ...]] = {
     "masks": ("masks/templates.jsonl", "masks/counts.json"),
@@ -53,7 +66,7 @@ INPUTS: dict[str, tuple[str, ...]] = {
     "fill": ("masked/samples.jsonl",),
     "filter": ("fill/candidates.jsonl",),
     "validate": ("filter/kept.jsonl",),
-    "counterfactual": ("validation/accepted.jsonl", "filter/candidates.jsonl"),
+    "counterfactual": ("validation/accepted.jsonl", "validation/summary.json", "filter/candidates.jsonl"),
     "export": (
         "counterfactual/samples.jsonl",
         "counterfactual/stats.json",
@@ -134,23 +147,10 @@ class StageReport:
 class PipelineResult:
     run_dir: Path
     status: str
-    """``complete``, ``stopped`` (``--until``) or ``awaiting_judgements``."""
+    """``complete``, ``stopped`` (``--until``) or ``awaiting_judgements``; ``run.json`` also says
+    ``running`` while a run goes on (or after it was killed) and ``failed`` after an error."""
     stages: list[StageReport]
     message: str = ""
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _model_fingerprint(model: str, revision: str | None) -> str:
-    from nlibias.models.hf_common import hash_local_model, is_local_model
-
-    return hash_local_model(model) if is_local_model(model) else f"{model}@{revision or 'main'}"
 
 
 class Pipeline:
@@ -171,6 +171,7 @@ class Pipeline:
         self.on_stage = on_stage
         self._subtopics: list[BBNLISubtopic] | None = None
         self._cache: PredictionCache | None = None
+        self._settings_memo: dict[str, dict[str, Any]] = {}
 
     # -- inputs ---------------------------------------------------------------------------------
 
@@ -203,9 +204,6 @@ class Pipeline:
             chosen.append(by_id[key])
         return chosen or list(self.all_subtopics)
 
-    def _source_hashes(self) -> dict[str, str]:
-        return {Path(s.path).name: sha256_file(Path(s.path)) for s in self.subtopics}
-
     def templates_path(self) -> Path | None:
         from nlibias.extension.masks import default_templates_path
 
@@ -226,57 +224,15 @@ class Pipeline:
             self._cache = PredictionCache(self.config.cache or default_cache_path())
         return self._cache
 
-    def _settings(self, stage: str) -> dict[str, Any]:
-        """What, besides its input files, determines a stage's outputs."""
-        config = self.config
-        if stage == "masks":
-            path = self.templates_path()
-            from nlibias.extension.masks import default_stopwords_path
+    def settings(self, stage: str) -> dict[str, Any]:
+        """What, besides its input files, determines a stage's outputs (:mod:`.fingerprint`)."""
+        if stage not in self._settings_memo:
+            self._settings_memo[stage] = stage_settings(self, stage)
+        return self._settings_memo[stage]
 
-            stopwords = (
-                Path(config.templates.stopwords) if config.templates.stopwords else default_stopwords_path()
-            )
-            return {
-                "templates": sha256_file(path) if path is not None and path.exists() else str(path),
-                "derive": config.templates.derive,
-                "stopwords": sha256_file(stopwords) if config.templates.derive else None,
-                "subtopics": sorted(s.subtopic for s in self.subtopics),
-                "source": self._source_hashes(),
-            }
-        if stage in ("masked", "counterfactual"):
-            settings: dict[str, Any] = {"source": self._source_hashes()}
-            if stage == "counterfactual":
-                settings["validation"] = self._settings("validate")
-            return settings
-        if stage == "fill":
-            mlm = config.mlm
-            return {
-                "mlm": _model_fingerprint(mlm.model, mlm.revision),
-                "top_k": mlm.top_k,
-                "block": sorted(mlm.block_list),
-            }
-        if stage == "filter":
-            return {
-                "models": [
-                    # speed flags that change outputs are appended only when set, so runs
-                    # without them keep their fingerprints (and resume)
-                    [m.key, _model_fingerprint(m.model, m.revision), m.label_map]
-                    + ([f"quantize={m.quantize}"] if m.quantize else [])
-                    + (["compile"] if m.compile else [])
-                    for m in config.filter.models
-                ],
-                "policy": config.filter.policy_text,
-            }
-        if stage == "validate":
-            judgements = self.judgements_path()
-            return {
-                "judgements": sha256_file(judgements) if judgements.exists() else None,
-                "unvalidated": config.validation.unvalidated,
-            }
-        return {"config": config.model_dump()}
-
-    def fingerprint(self, stage: str) -> str:
-        inputs = {}
+    def inputs(self, stage: str) -> dict[str, Any]:
+        """The hashes of the files a stage reads (earlier stages' outputs, the judgements)."""
+        inputs: dict[str, Any] = {}
         for rel in INPUTS[stage]:
             path = self.run_dir / rel
             if not path.exists():
@@ -284,19 +240,17 @@ class Pipeline:
                     path, None, f"missing: stage {stage} needs the outputs of the earlier stages"
                 )
             inputs[rel] = sha256_file(path)
-        payload = {
-            "stage": stage,
-            "version": PIPELINE_VERSION,
-            "settings": self._settings(stage),
-            "inputs": inputs,
-        }
-        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+        if stage in ("validate", "counterfactual"):
+            inputs.update(judgements_input(self))
+        return inputs
+
+    def fingerprint(self, stage: str) -> str:
+        return fingerprint(stage, PIPELINE_VERSION, self.settings(stage), self.inputs(stage))
 
     def _marker(self, stage: str) -> Path:
         return self.run_dir / "stages" / f"{stage}.done.json"
 
-    def finished(self, stage: str, fingerprint: str) -> dict[str, Any] | None:
-        """The stage's marker when it matches ``fingerprint`` and its outputs are intact, else None."""
+    def _read_marker(self, stage: str) -> dict[str, Any] | None:
         path = self._marker(stage)
         if not path.exists():
             return None
@@ -304,18 +258,60 @@ class Pipeline:
             marker = json.loads(path.read_bytes())
         except ValueError:  # a damaged marker (not UTF-8, not JSON): the stage runs again
             return None
-        if not isinstance(marker, dict) or marker.get("fingerprint") != fingerprint:
+        return marker if isinstance(marker, dict) else None
+
+    def finished(self, stage: str, fingerprint: str) -> dict[str, Any] | None:
+        """The stage's marker when it matches ``fingerprint`` and its outputs are intact, else None."""
+        marker = self._read_marker(stage)
+        if marker is None or marker.get("fingerprint") != fingerprint:
             return None
         outputs = marker.get("outputs", {})
         for rel, digest in outputs.items() if isinstance(outputs, dict) else [("", None)]:
             output = self.run_dir / rel
             if not output.exists() or sha256_file(output) != digest:
                 return None
-        return dict(marker)
+        return marker
+
+    def conflicts(self, *, rerun_from: int, force: bool = False) -> list[tuple[str, list[str]]]:
+        """``(stage, changes)`` of each finished stage whose recorded settings differ from this
+        run's; stages from index ``rerun_from`` on (and all, with ``force``) rerun, so none of theirs."""
+        found = []
+        for index, stage in enumerate(STAGES):
+            marker = self._read_marker(stage)
+            if force or index >= rerun_from or marker is None or not isinstance(marker.get("settings"), dict):
+                continue  # no marker, or one written before markers recorded settings: it reruns
+            changes = setting_changes(marker["settings"], self.settings(stage))
+            if changes:
+                found.append((stage, changes))
+        return found
+
+    def _refuse_other_settings(self, rerun_from: int, force: bool) -> None:
+        found = self.conflicts(rerun_from=rerun_from, force=force)
+        if not found:
+            return
+        described = "; ".join(f"stage {stage}: {', '.join(changes)}" for stage, changes in found)
+        raise ConfigError(
+            f"run_dir {str(self.run_dir)!r} holds an extend run with other settings ({described}); "
+            "nothing was changed. To go on: write to a new run directory (parameter run_dir), or "
+            f"recompute the stages whose settings changed and the later ones (parameter force, or "
+            f"parameter from_stage {found[0][0]})",
+            parameter="run_dir",
+        )
+
+    def _invalidate_after(self, stage: str) -> None:
+        """Before ``stage`` runs: its marker and every later stage's marker and outputs go, so the
+        directory never shows a later stage as done on outputs of another run."""
+        for later in STAGES[STAGES.index(stage) :]:
+            self._marker(later).unlink(missing_ok=True)
+            if later != stage:
+                for rel in OUTPUTS[later]:
+                    (self.run_dir / rel).unlink(missing_ok=True)
 
     # -- running --------------------------------------------------------------------------------
 
-    def run(self, *, from_stage: str | None = None, until: str | None = None) -> PipelineResult:
+    def run(
+        self, *, from_stage: str | None = None, until: str | None = None, force: bool = False
+    ) -> PipelineResult:
         for name, value in (("from_stage", from_stage), ("until", until)):
             if value is not None and value not in STAGES:
                 raise ConfigError(
@@ -325,11 +321,13 @@ class Pipeline:
         last = STAGES.index(until) if until else len(STAGES) - 1
         if first_forced <= len(STAGES) - 1 and first_forced > last:
             raise ConfigError(f"from_stage {from_stage} comes after until {until}", parameter="from_stage")
+        self._refuse_other_settings(first_forced, force)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.run_dir / "config.yaml", dump_config(self.config))
         reports: list[StageReport] = []
         status, message = "complete" if last == len(STAGES) - 1 else "stopped", ""
         started = datetime.now(UTC).isoformat(timespec="seconds")
+        self._write_run_json(reports, "running", started)
         try:
             for index, stage in enumerate(STAGES[: last + 1]):
                 fingerprint = self.fingerprint(stage)
@@ -345,13 +343,16 @@ class Pipeline:
                             "changed; run without from_stage",
                             parameter="from_stage",
                         )
-                    report = self._run_stage(stage, fingerprint)
+                    report = self._run_stage(stage)
                 reports.append(report)
                 if self.on_stage is not None:
                     self.on_stage(report)
                 if report.status == "waiting":
                     status, message = "awaiting_judgements", report.message
                     break
+        except BaseException:  # an error or an interrupt: run.json must not say complete
+            status = "failed"
+            raise
         finally:
             self._write_run_json(reports, status, started)
             if self._cache is not None:
@@ -359,7 +360,8 @@ class Pipeline:
                 self._cache = None
         return PipelineResult(self.run_dir, status, reports, message)
 
-    def _run_stage(self, stage: str, fingerprint: str) -> StageReport:
+    def _run_stage(self, stage: str) -> StageReport:
+        self._invalidate_after(stage)
         began = time.perf_counter()
         from nlibias.extension import stages
 
@@ -368,9 +370,15 @@ class Pipeline:
         seconds = round(time.perf_counter() - began, 3)
         if isinstance(outcome, str):
             return StageReport(stage, "waiting", seconds, {}, outcome)
+        # settings again: a hub model downloaded by the stage now resolves to its commit
+        self._settings_memo.pop(stage, None)
+        settings, inputs = self.settings(stage), self.inputs(stage)
         marker = {
             "stage": stage,
-            "fingerprint": fingerprint,
+            "version": PIPELINE_VERSION,
+            "fingerprint": fingerprint(stage, PIPELINE_VERSION, settings, inputs),
+            "settings": settings,
+            "inputs": inputs,
             "outputs": {rel: sha256_file(self.run_dir / rel) for rel in OUTPUTS[stage]},
             "counts": outcome,
             "seconds": seconds,
@@ -424,8 +432,13 @@ def run_pipeline(
     factories: Factories = DEFAULT_FACTORIES,
     progress: bool = True,
     on_stage: Callable[[StageReport], None] | None = None,
+    force: bool = False,
 ) -> PipelineResult:
-    """Run (or resume) the extension pipeline described by ``config``; see :class:`Pipeline`."""
+    """Run (or resume) the extension pipeline described by ``config``; see :class:`Pipeline`.
+
+    A run directory whose finished stages recorded other settings is refused (a
+    :class:`~nlibias.errors.ConfigError` naming each stage and setting) unless ``force`` (those
+    stages and the later ones run again) or ``from_stage`` (that stage and the later ones do)."""
     return Pipeline(config, factories=factories, progress=progress, on_stage=on_stage).run(
-        from_stage=from_stage, until=until
+        from_stage=from_stage, until=until, force=force
     )

@@ -1,0 +1,185 @@
+"""What each stage of ``nlibias extend`` depends on, and how a rerun compares it with the run directory.
+
+A stage's outputs are a function of
+
+* its **settings**: the parts of the configuration that change what it writes (flat dotted keys,
+  e.g. ``mlm.top_k``, so a refusal can name them), with the model files' hashes and the weights'
+  dtype as it will be resolved (a GPU's default dtype is not the CPU's);
+* its **inputs**: the files of earlier stages it reads, and the judgements file.
+
+Settings that change only how fast a stage runs (:data:`SPEED_ONLY`) are left out, as the
+prediction cache leaves them out of its keys. Every other setting of a stage's config section is
+in, including ones added later, so a new option can never let two runs mix silently (add it to
+:data:`SPEED_ONLY` only if it cannot change an output).
+
+A rerun whose settings differ from those a finished stage recorded is refused
+(:func:`nlibias.extension.pipeline.Pipeline.run`); inputs that differ (an earlier stage was
+rerun) make the stage run again.
+
+>>> setting_changes({"mlm.top_k": 20, "seed": 0}, {"mlm.top_k": 5, "seed": 0})
+['mlm.top_k: 20 -> 5']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nlibias.extension.pipeline import Pipeline
+
+#: Device settings that change how fast a model stage runs, never what it writes.
+SPEED_ONLY = frozenset({"device", "threads", "max_tokens", "max_batch_size"})
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _is_fake(model: str) -> bool:
+    return model == "fake" or model.startswith("fake:")
+
+
+def model_files(model: str, revision: str | None) -> str | None:
+    """The file hash of a local model directory; for a hub id, the commit its revision names in
+    the local Hugging Face cache (None before it is downloaded, and for a fake)."""
+    from nlibias.models.hf_common import hash_local_model, is_local_model
+
+    if _is_fake(model):
+        return None
+    if is_local_model(model):
+        return hash_local_model(model)
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(model, "config.json", revision=revision or "main")
+    except (ImportError, ValueError):  # not a valid hub id (the stage itself will say so)
+        return None
+    return f"commit:{Path(found).parent.name}" if isinstance(found, str) else None
+
+
+def resolved_dtype(device: str | None, dtype: str | None, models: list[str]) -> str | None:
+    """The dtype the models' weights will have (``None`` = auto resolves by device); fakes have none."""
+    if all(_is_fake(m) for m in models):
+        return dtype
+    from nlibias.models.hf_common import choose_device, choose_dtype, dtype_name
+
+    return dtype_name(choose_dtype(choose_device(device), dtype))
+
+
+def _section(name: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    return {f"{name}.{key}": value for key, value in values.items() if key not in SPEED_ONLY}
+
+
+def _source(p: Pipeline) -> dict[str, Any]:
+    return {
+        "subtopics": sorted(s.subtopic for s in p.subtopics),
+        "source": {Path(s.path).name: sha256_file(Path(s.path)) for s in p.subtopics},
+    }
+
+
+def _masks(p: Pipeline) -> dict[str, Any]:
+    from nlibias.extension.masks import default_stopwords_path
+
+    templates = p.config.templates
+    path = p.templates_path()
+    stopwords = Path(templates.stopwords) if templates.stopwords else default_stopwords_path()
+    return {
+        **_section("templates", templates.model_dump()),
+        "templates.sha256": sha256_file(path) if path is not None and path.exists() else None,
+        "templates.stopwords_sha256": sha256_file(stopwords) if templates.derive else None,
+        **_source(p),
+    }
+
+
+def _fill(p: Pipeline) -> dict[str, Any]:
+    mlm = p.config.mlm
+    return {
+        **_section("mlm", mlm.model_dump()),
+        "mlm.block_list": sorted({w.lower() for w in mlm.block_list}),
+        "mlm.dtype": resolved_dtype(mlm.device, mlm.dtype, [mlm.model]),
+        "mlm.files": model_files(mlm.model, mlm.revision),
+    }
+
+
+def _filter(p: Pipeline) -> dict[str, Any]:
+    settings = p.config.filter
+    dumped = settings.model_dump()
+    return {
+        **_section("filter", dumped),
+        "filter.models": [{**m, "files": model_files(m["model"], m["revision"])} for m in dumped["models"]],
+        "filter.policy": settings.policy_text,
+        "filter.dtype": resolved_dtype(settings.device, settings.dtype, [m.model for m in settings.models]),
+    }
+
+
+def stage_settings(p: Pipeline, stage: str) -> dict[str, Any]:
+    """What, besides its input files, determines a stage's outputs (flat dotted keys)."""
+    if stage == "masks":
+        return _masks(p)
+    if stage in ("masked", "counterfactual"):
+        return _source(p)
+    if stage == "fill":
+        return _fill(p)
+    if stage == "filter":
+        return _filter(p)
+    if stage == "validate":
+        return {"validation.unvalidated": p.config.validation.unvalidated}
+    # export: everything the card records, and its title
+    return {
+        **{f"card.{key}": value for key, value in p.card_config().items()},
+        "pretty_name": p.config.pretty_name,
+    }
+
+
+def judgements_input(p: Pipeline) -> dict[str, str | None]:
+    """The judgements file as an input: a changed file reruns the stages that read it."""
+    path = p.judgements_path()
+    return {"judgements": str(path), "judgements.sha256": sha256_file(path) if path.exists() else None}
+
+
+def fingerprint(stage: str, version: int, settings: Mapping[str, Any], inputs: Mapping[str, Any]) -> str:
+    payload = {"stage": stage, "version": version, "settings": settings, "inputs": inputs}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _flat(value: Any, prefix: str, out: dict[str, Any]) -> dict[str, Any]:
+    """Nested dicts and lists of dicts as ``a.b[0].c`` keys (so a change names its leaf)."""
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            _flat(item, f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        out[f"{prefix}.count"] = len(value)
+        for index, item in enumerate(value):
+            _flat(item, f"{prefix}[{index}]", out)
+    else:
+        out[prefix] = value
+    return out
+
+
+def setting_changes(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    """``key: old -> new`` for each setting that differs (a missing one shows as null).
+
+    >>> setting_changes({"m": [{"q": None}]}, {"m": [{"q": "int8"}]})
+    ['m[0].q: null -> "int8"']
+    """
+    recorded = _flat(dict(recorded), "", {})
+    normal = _flat(json.loads(json.dumps(dict(current), default=str)), "", {})  # tuples as lists
+    keys = sorted(set(recorded) | set(normal))
+    return [
+        f"{key}: {_short(recorded.get(key))} -> {_short(normal.get(key))}"
+        for key in keys
+        if recorded.get(key) != normal.get(key)
+    ]
