@@ -11,6 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bad_input_cases_probe import (
+    probe_files_cases,
+    probe_options_cases,
+    probe_predictions_cases,
+    probe_samples_cases,
+    probe_tp_cases,
+)
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_corpus import (
     BBNLI_CSV_HEADER,
@@ -396,4 +403,9 @@ def cases() -> list[Case]:
         *validation_cases(),
         *cache_cases(),
         *options_cases(),
+        *probe_samples_cases(),
+        *probe_predictions_cases(),
+        *probe_tp_cases(),
+        *probe_files_cases(),
+        *probe_options_cases(),
     ]

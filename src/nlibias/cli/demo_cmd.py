@@ -18,6 +18,7 @@ def demo_command(
     pairs: int | None = typer.Option(
         None,
         "--pairs",
+        min=1,
         help="Pairs in the stratified sample (default: sized for a few minutes on a laptop CPU; README.md has timings).",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the pair sample and of the bootstrap."),

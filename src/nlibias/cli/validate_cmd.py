@@ -43,7 +43,7 @@ def serve_command(
         True, "--blur/--no-blur", help="Blur hypotheses until revealed (offensive content)."
     ),
     break_minutes: float = typer.Option(
-        40.0, "--break-minutes", help="Break reminder after this many minutes (0: off)."
+        40.0, "--break-minutes", min=0.0, help="Break reminder after this many minutes (0: off)."
     ),
     hints: bool = typer.Option(True, "--hints/--no-hints", help="Show pre-screen suggestions as hints."),
 ) -> None:
@@ -135,7 +135,7 @@ def status_command(
         "drop", "--rule", help="Resolution rule for the preview: drop | majority | adjudicator:NAME."
     ),
     min_annotators: int = typer.Option(
-        1, "--min-annotators", help="Answers a hypothesis needs before it is resolved."
+        1, "--min-annotators", min=1, help="Answers a hypothesis needs before it is resolved."
     ),
     exclude: list[str] = typer.Option(
         [], "--exclude", help="Annotator to leave out of the agreement (repeatable)."
@@ -162,7 +162,7 @@ def resolve_command(
         "drop", "--rule", help="drop (disagreements dropped) | majority | adjudicator:NAME."
     ),
     min_annotators: int = typer.Option(
-        1, "--min-annotators", help="Answers a hypothesis needs before it is resolved."
+        1, "--min-annotators", min=1, help="Answers a hypothesis needs before it is resolved."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
@@ -254,7 +254,7 @@ def prescreen_command(
         None, "--lm-judge", help="Generative LM (smollm2, hf:..., openai:URL#MODEL, fake:NAME)."
     ),
     threshold: float = typer.Option(
-        0.5, "--threshold", help="Probability for an entailment/contradiction suggestion."
+        0.5, "--threshold", min=0.0, max=1.0, help="Probability for an entailment/contradiction suggestion."
     ),
     cache: Path | None = typer.Option(
         None, "--cache", help="Prediction cache file (default $NLIBIAS_CACHE or user cache)."

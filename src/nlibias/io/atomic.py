@@ -2,18 +2,46 @@
 
 A reader (or a resumed run) therefore sees either the old file or the complete new one, never a
 half-written file.
+
+Fault injection (tests only, ``tests/test_fault_injection.py``): each rename is a fault point,
+before and after; ``NLIBIAS_FAULT_AT=N`` SIGKILLs the process at the N-th point, and
+``NLIBIAS_FAULT_LOG=FILE`` appends one line per point to FILE (to count them).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+
+
+_fault_points = 0
+
+
+def fault_point(label: str) -> None:
+    """A point where a fault-injection test may kill the process (see the module doc)."""
+    at, log = os.environ.get("NLIBIAS_FAULT_AT"), os.environ.get("NLIBIAS_FAULT_LOG")
+    if at is None and log is None:
+        return
+    global _fault_points
+    _fault_points += 1
+    if log:
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"{_fault_points}\t{label}\n")
+    if at is not None and int(at) == _fault_points:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _replace(tmp: Path, path: Path) -> None:
+    fault_point(f"before {path.name}")
+    os.replace(tmp, path)
+    fault_point(f"after {path.name}")
 
 
 @contextmanager
@@ -34,7 +62,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
-        os.replace(tmp, path)
+        _replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -72,7 +100,7 @@ class PendingFile:
     def commit(self) -> None:
         """Close the file and rename it over :attr:`path`."""
         self.handle.close()
-        os.replace(self._tmp, self.path)
+        _replace(self._tmp, self.path)
         self.committed = True
 
     def discard(self) -> None:
@@ -96,7 +124,9 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 def write_json(path: str | Path, data: Any) -> None:
     """Pretty JSON, atomically; ``NaN`` is refused (JSON has no NaN)."""
-    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    from nlibias.io.jsonl import dumps_finite  # a NaN is refused naming its field
+
+    atomic_write_text(path, dumps_finite(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def json_line(record: Any) -> str:
@@ -105,7 +135,12 @@ def json_line(record: Any) -> str:
     >>> json_line({"id": "é", "p": 0.5})
     '{"id": "é", "p": 0.5}\\n'
     """
-    return json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
+    try:
+        return json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError:
+        from nlibias.io.jsonl import dumps_finite
+
+        return dumps_finite(record, ensure_ascii=False) + "\n"  # refused naming the field
 
 
 def write_lines(path: str | Path, lines: Iterable[str]) -> None:

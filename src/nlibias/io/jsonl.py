@@ -10,16 +10,19 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from nlibias.errors import SourceError
-from nlibias.textio.text_files import check_json_text, read_text
+from nlibias.errors import DataError
+from nlibias.textio.json_text import parse_json
+from nlibias.textio.text_files import read_text
 
 
-def read_json_file(path: str | Path) -> Any:
-    """The JSON value of a whole file, read as UTF-8; a file that is not UTF-8 or not JSON is
+def read_json_file(path: str | Path, *, allow_nan: bool = False) -> Any:
+    """The JSON value of a whole file, read as UTF-8; a file that is not UTF-8 or not JSON (or
+    holds NaN, deep nesting, a huge integer: :func:`~nlibias.textio.json_text.parse_json`) is
     refused with its line.
 
     >>> import tempfile, pathlib
@@ -29,11 +32,48 @@ def read_json_file(path: str | Path) -> Any:
     Traceback (most recent call last):
     nlibias.errors.SourceError: ...x.json:2: invalid JSON: Expecting value
     """
-    text = read_text(path)
+    return parse_json(path, read_text(path), allow_nan=allow_nan)
+
+
+def dumps_finite(value: Any, **options: Any) -> str:
+    """``json.dumps(value, allow_nan=False, **options)``; a NaN or infinite number is refused as a
+    :class:`~nlibias.errors.DataError` naming the field it is in (JSON has no NaN; Python's own
+    error names nothing).
+
+    >>> dumps_finite({"id": "a", "probs": {"entailment": float("nan")}})
+    Traceback (most recent call last):
+    nlibias.errors.DataError: probs.entailment is nan, which JSON cannot hold (write a finite number, or leave the field out)
+    """
     try:
-        return check_json_text(path, text, json.loads(text))
-    except json.JSONDecodeError as exc:
-        raise SourceError(path, None, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError as error:
+        where = _nonfinite_field(value)
+        if where is None:
+            raise
+        field, number = where
+        raise DataError(
+            f"{field} is {number!r}, which JSON cannot hold",
+            field=field,
+            fix="write a finite number, or leave the field out",
+        ) from error
+
+
+def _nonfinite_field(value: Any, prefix: str = "") -> tuple[str, float] | None:
+    """``(dotted field, value)`` of the first NaN or infinite number in ``value``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return prefix or "value", value
+    items: Any = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list | tuple)
+        else ()
+    )
+    for key, item in items:
+        found = _nonfinite_field(item, f"{prefix}.{key}" if prefix else str(key))
+        if found is not None:
+            return found
+    return None
 
 
 def iter_jsonl(path: str | Path, *, comments: bool = False) -> Iterator[tuple[int, Any]]:
@@ -73,14 +113,4 @@ def read_jsonl_record(path: str | Path, offset: int) -> Any:
 
 
 def _parse(path: Path, line: bytes, line_number: int | None) -> Any:
-    try:
-        value = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise SourceError(path, None, f"invalid JSON: {exc.msg}", line=line_number) from None
-    except UnicodeDecodeError:
-        raise SourceError(
-            path, None, "not UTF-8 text", line=line_number, fix="save the file as UTF-8"
-        ) from None
-    if b"\\u" in line:  # a lone surrogate escape is refused now, not when the text is written
-        check_json_text(path, line.decode("utf-8"), value, line=line_number)
-    return value
+    return parse_json(path, line, line=line_number)

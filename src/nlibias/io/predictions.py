@@ -112,6 +112,74 @@ def _check_row(path: Path, line: int, raw: Any, default_model: str) -> None:
                 f"label {label} contradicts probs, whose most probable label is {best}",
                 fix="write the argmax of probs as the label, or leave probs out",
             )
+    kind = row_kind(raw)
+    if kind == "generative":
+        _check_generative(raw, fail)
+    elif kind == "sentence-logprob":
+        _check_sentence_scores(raw, fail)
+
+
+_BINARY_LABELS = {"yes": "entailment", "no": "neutral"}
+_THREE_WAY_LABELS = {"yes": "entailment", "maybe": "neutral", "no": "contradiction"}
+"""A generative row's answer word → its label (as :mod:`nlibias.models.generative.prompts` maps them)."""
+
+
+def _check_generative(raw: dict[str, Any], fail: Callable[..., SourceError]) -> None:
+    """A generative row's ``answer_probs`` are probabilities of its answer words summing to 1,
+    ``answer_mass`` a probability, and its ``label`` the label of its ``answer`` word."""
+    answer_probs = raw.get("answer_probs")
+    if answer_probs is not None:
+        if not isinstance(answer_probs, dict) or not answer_probs:
+            raise fail("answer_probs", "expected an object of answer word → probability")
+        for word, value in answer_probs.items():
+            if not _is_probability(value) or value > 1.0 + PROBABILITY_TOLERANCE:
+                raise fail(f"answer_probs.{word}", f"{value!r} is not a probability (a number in [0, 1])")
+        total = float(sum(answer_probs.values()))
+        if abs(total - 1.0) > PROBABILITY_TOLERANCE:
+            raise fail(
+                "answer_probs",
+                f"the answer probabilities sum to {total:.6f}, not 1",
+                fix=f"normalise them (tolerance {PROBABILITY_TOLERANCE})",
+            )
+    mass = raw.get("answer_mass")
+    if mass is not None and (not _is_probability(mass) or mass > 1.0 + PROBABILITY_TOLERANCE):
+        raise fail("answer_mass", f"{mass!r} is not a probability (a number in [0, 1])")
+    answer, label = raw.get("answer"), raw.get("label")
+    if answer is not None and not isinstance(answer, str):
+        raise fail("answer", f"{answer!r} is not an answer word (a string, or null for no answer)")
+    if answer is None or label is None:
+        return
+    answers = raw.get("answers")
+    if isinstance(answers, str):  # the prompt's answer set: yes/no or yes/no/maybe
+        allowed = {(_THREE_WAY_LABELS if "maybe" in answers else _BINARY_LABELS).get(answer)}
+    else:  # written without it: "no" is neutral (yes/no) or contradiction (yes/no/maybe)
+        allowed = {_BINARY_LABELS.get(answer), _THREE_WAY_LABELS.get(answer)}
+    if None not in allowed and label not in allowed:
+        expected = " or ".join(sorted(a for a in allowed if a))
+        raise fail(
+            "label",
+            f"label {label} contradicts answer {answer!r}, which stands for {expected}",
+            fix=f"write {expected} as the label (or the answer the model gave)",
+        )
+
+
+def _check_sentence_scores(raw: dict[str, Any], fail: Callable[..., SourceError]) -> None:
+    """A sentence scorer's ``score_more`` / ``score_less`` are log-likelihoods (finite, at most 0)
+    and its token counts whole numbers (a row without them is refused when it is scored)."""
+    for field in ("score_more", "score_less"):
+        if field not in raw:
+            continue
+        value = raw[field]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise fail(field, f"{value!r} is not a finite number (a log-likelihood)")
+        if value > PROBABILITY_TOLERANCE:
+            raise fail(
+                field, f"{value!r} is above 0: a log-likelihood (a sum of log-probabilities) is at most 0"
+            )
+    for field in ("tokens_more", "tokens_less"):
+        value = raw.get(field, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise fail(field, f"{value!r} is not a number of tokens (a whole number, 0 or more)")
 
 
 def _is_probability(value: Any) -> bool:

@@ -29,7 +29,6 @@ nlibias.errors.SourceError: ...: run directory ... is incomplete or mixed: file 
 from __future__ import annotations
 
 import hashlib
-import json
 import warnings
 from collections.abc import Collection, Iterable
 from datetime import UTC, datetime
@@ -38,6 +37,7 @@ from typing import Any, TypedDict, cast
 
 from nlibias.errors import SourceError
 from nlibias.io.atomic import write_json
+from nlibias.textio.json_text import parse_json
 
 MANIFEST_JSON = "manifest.json"
 MANIFEST_VERSION = 1
@@ -127,14 +127,25 @@ def read_manifest(directory: str | Path) -> RunManifest | None:
     if not path.is_file():
         return None
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise SourceError(path, None, f"the run's manifest is damaged ({error})", fix=_RERUN) from None
+        data: Any = parse_json(path, path.read_bytes())
+    except SourceError as error:
+        raise SourceError(
+            path, error.field, f"the run's manifest is damaged ({error.reason})", line=error.line, fix=_RERUN
+        ) from None
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, dict) or not isinstance(data.get("complete"), bool):
         raise SourceError(
             path, None, "the run's manifest is damaged (no files or complete field)", fix=_RERUN
         )
+    for name, entry in files.items():
+        if not isinstance(entry, dict):
+            raise SourceError(
+                path,
+                f"files.{name}",
+                f"the run's manifest is damaged (the entry of {name} is {type(entry).__name__}, "
+                "not an object with bytes and sha256)",
+                fix=_RERUN,
+            )
     return cast(RunManifest, data)
 
 

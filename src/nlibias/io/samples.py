@@ -6,7 +6,7 @@ is validated line by line (file, line, field and reason in every error).
 
 from __future__ import annotations
 
-import json
+import unicodedata
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,9 +15,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from nlibias.errors import SourceError
 from nlibias.io.atomic import atomic_path, write_jsonl
-from nlibias.io.jsonl import iter_jsonl
+from nlibias.io.jsonl import dumps_finite, iter_jsonl
 from nlibias.schema import LABELS, Sample
 from nlibias.schema.columns import ItemSequence
+from nlibias.textio.json_text import parse_json
 
 SAMPLES_JSONL = "samples.jsonl"
 SAMPLES_PARQUET = "samples.parquet"
@@ -81,7 +82,7 @@ def write_samples(run_dir: str | Path, samples: Sequence[Sample]) -> dict[str, P
     jsonl = run_dir / SAMPLES_JSONL
     write_jsonl(jsonl, [s.to_dict() for s in samples])
     columns: dict[str, list[Any]] = {name: [getattr(s, name) for s in samples] for name in _CORE_FIELDS}
-    columns["provenance"] = [json.dumps(dict(s.provenance), ensure_ascii=False) for s in samples]
+    columns["provenance"] = [dumps_finite(dict(s.provenance), ensure_ascii=False) for s in samples]
     table = pa.table({name: pa.array(values, type=pa.string()) for name, values in columns.items()})
     parquet = run_dir / SAMPLES_PARQUET
     with atomic_path(parquet) as tmp:
@@ -172,12 +173,54 @@ _NEUTRAL_BIAS_SOURCES = frozenset({"bbnli", "bbnli-next", "occupations"})
 """Sources whose bias samples (stereotype pro/anti) are neutral by construction (DESIGN: BBNLI)."""
 
 
+_KEY_FIELDS = ("id", "source", "domain", "subtopic", "pair_key", "group", "counterfactual_group")
+"""Fields that name a slice, a pair or a sample: ``" gender"`` would be a slice of its own."""
+
+
+def is_blank_text(text: str) -> bool:
+    """Whether ``text`` is empty once whitespace and invisible characters (zero-width spaces,
+    joiners, byte-order marks: Unicode categories Z* and Cf, and controls) are taken out.
+
+    >>> is_blank_text("\u200b\u2060\ufeff \u00a0"), is_blank_text(" a\u200b")
+    (True, False)
+    """
+    if text.isprintable():  # the usual case, in C: no control, format or odd space character
+        return not text.strip()
+    return all(unicodedata.category(c)[0] in "ZC" for c in text)
+
+
 def _checked(path: Path, line: int, sample: Sample) -> Sample:
-    """Refuse what would change results silently: an empty text, a bias sample of a neutral-gold
-    benchmark with another gold label."""
+    """Refuse what would change results silently: an empty id, a key field with spaces around it,
+    an empty (or invisible) text, a bias sample of a neutral-gold benchmark with another gold label."""
+    for name in _KEY_FIELDS:
+        value = getattr(sample, name)
+        if value is None:
+            continue
+        if not value.strip():
+            if name == "id":
+                raise SourceError(
+                    path, name, "empty sample id", line=line, fix="give every sample its own id"
+                )
+            if name in ("pair_key", "group", "counterfactual_group"):
+                raise SourceError(path, name, "empty text", line=line, fix="use null where there is none")
+            raise SourceError(path, name, "empty text", line=line, fix=f"write the sample's {name}")
+        if value != value.strip():
+            raise SourceError(
+                path,
+                name,
+                f"{value!r} has spaces around it (it would be a {name} of its own, apart from {value.strip()!r})",
+                line=line,
+                fix="remove the spaces",
+            )
     for name in ("premise", "hypothesis"):
-        if not getattr(sample, name).strip():
-            raise SourceError(path, name, "empty text", line=line, fix="remove the sample or write its text")
+        if is_blank_text(getattr(sample, name)):
+            raise SourceError(
+                path,
+                name,
+                "empty text (nothing visible: only spaces or zero-width characters)",
+                line=line,
+                fix="remove the sample or write its text",
+            )
     if sample.stereotype is not None and sample.gold != "neutral" and sample.source in _NEUTRAL_BIAS_SOURCES:
         raise SourceError(
             path,
@@ -213,6 +256,46 @@ def _from_record(path: Path, line: int, raw: Any, shared: _StringPool) -> Sample
     return _checked(
         path, line, shared.sample({name: getattr(record, name) for name in _CORE_FIELDS}, provenance)
     )
+
+
+_SHARED_PREMISE_SOURCES = frozenset({"bbnli-next", "occupations"})
+"""Sources whose pair members are asked about the same premise (only the hypothesis' group differs)."""
+_TWIN_FIELDS = ("domain", "subtopic", "premise", "premise_index", "combination_index", "premise_template")
+"""What the two samples of a pair share: their slice, and their premise (its text where the
+source keeps it, otherwise the premise and word combination it was rendered from)."""
+
+
+class _Twins:
+    """Refuses a pair whose two samples disagree on a field they share (:data:`_TWIN_FIELDS`):
+    they would be scored as a counterfactual pair while they are not one. Holds only the samples
+    whose twin has not been read yet (a pair's samples are usually next to each other)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._waiting: dict[str, tuple[int, tuple[Any, ...]]] = {}
+
+    def check(self, line: int, sample: Sample, provenance: Any) -> None:
+        key = sample.pair_key
+        if key is None or sample.stereotype is None:  # a test sample is no member of a pair
+            return
+        given = provenance if isinstance(provenance, dict) else {}
+        shared = sample.premise if sample.source in _SHARED_PREMISE_SOURCES else None
+        fields = (sample.domain, sample.subtopic, shared, *(given.get(k) for k in _TWIN_FIELDS[3:]))
+        first = self._waiting.pop(key, None)
+        if first is None:
+            self._waiting[key] = (line, fields)
+            return
+        first_line, first_fields = first
+        for name, before, now in zip(_TWIN_FIELDS, first_fields, fields, strict=True):
+            if before != now:
+                raise SourceError(
+                    self._path,
+                    name if name in _CORE_FIELDS else f"provenance.{name}",
+                    f"the two samples of pair {key!r} differ in {name}: {before!r} on line {first_line}, "
+                    f"{now!r} on line {line}; a counterfactual pair differs only in its group",
+                    line=line,
+                    fix="give the two samples the same value, or different pair_keys if they are not a pair",
+                )
 
 
 def resolve_samples_path(path: str | Path) -> Path:
@@ -257,19 +340,24 @@ def iter_samples(
     """
     path = resolve_samples_path(path)
     shared = _StringPool(provenance_keys, share=share_strings)
+    twins = _Twins(path)
     if path.suffix == ".parquet":
         line = 0
         for batch in parquet_batches(path):
             for row in batch.to_pylist():
                 line += 1
-                try:
-                    row["provenance"] = json.loads(row.get("provenance") or "{}")
-                except (json.JSONDecodeError, TypeError):
-                    raise SourceError(path, "provenance", "not a JSON object", line=line) from None
-                yield _from_record(path, line, row, shared)
+                provenance = row.get("provenance")
+                if not isinstance(provenance, str | None):
+                    raise SourceError(path, "provenance", "not a JSON object", line=line)
+                row["provenance"] = parse_json(path, provenance or "{}", line=line)
+                sample = _from_record(path, line, row, shared)
+                twins.check(line, sample, row["provenance"])
+                yield sample
     else:
         for line_number, raw in iter_jsonl(path):
-            yield _from_record(path, line_number, raw, shared)
+            sample = _from_record(path, line_number, raw, shared)
+            twins.check(line_number, sample, raw.get("provenance"))
+            yield sample
 
 
 def iter_checked_fields(path: str | Path, fields: Sequence[str]) -> Iterator[tuple[Any, ...]]:
@@ -346,14 +434,32 @@ def _check_unique(path: Path, samples: Iterable[Sample]) -> None:
 
 
 def duplicate_id_error(path: Path, sample_id: str, *, earlier: int, later: int) -> SourceError:
-    """The error for a sample id at positions ``earlier`` and ``later`` (0-based) of a samples file."""
+    """The error for a sample id at positions ``earlier`` and ``later`` (0-based) of a samples file,
+    naming the lines both are on (blank lines make a JSONL line differ from a position)."""
+    first, second = _lines_of(path, (earlier, later))
     return SourceError(
         path,
         "id",
-        f"duplicate sample id {sample_id!r} (also sample {earlier + 1})",
-        line=later + 1,
+        f"duplicate sample id {sample_id!r} (also sample {earlier + 1}); the first is on line {first}",
+        line=second,
         fix="every sample needs its own id",
     )
+
+
+def _lines_of(path: Path, positions: tuple[int, int]) -> tuple[int, int]:
+    """The file lines of two sample positions (a Parquet file's row numbers; the positions + 1
+    where the file cannot be read again)."""
+    wanted = {p: p + 1 for p in positions}
+    if path.suffix != ".parquet":
+        try:
+            for position, (line, _) in enumerate(iter_jsonl(path)):
+                if position in wanted:
+                    wanted[position] = line
+                if position >= max(positions):
+                    break
+        except (SourceError, OSError):
+            pass
+    return wanted[positions[0]], wanted[positions[1]]
 
 
 class FieldLookup(ItemSequence[Any]):

@@ -218,6 +218,10 @@ def run_prescreen(
         raise ConfigError(
             "name a judge: an NLI model (judge) and/or a generative LM (lm_judge)", parameter="judge"
         )
+    if not 0.0 <= threshold <= 1.0:  # NaN too: a probability threshold outside [0, 1] suggests nothing
+        raise ConfigError(
+            f"threshold is {threshold}; a probability threshold is between 0 and 1", parameter="threshold"
+        )
     run_dir = Path(run_dir)
     queue = read_queue(run_dir / QUEUE_CSV)
     store = AnnotationStore.for_run(run_dir)

@@ -112,6 +112,13 @@ def validation_status(
 ) -> dict[str, Any]:
     """Progress per annotator, agreement per round (overall, per label, per subtopic), the final
     labels ``rule`` would give, and how often each pre-screen judge agreed with them."""
+    if isinstance(min_annotators, bool) or not isinstance(min_annotators, int) or min_annotators < 1:
+        from nlibias.errors import ConfigError
+
+        raise ConfigError(
+            f"min_annotators is {min_annotators!r}; a hypothesis needs at least 1 answer to be resolved",
+            parameter="min_annotators",
+        )
     run_dir = Path(run_dir)
     queue = read_queue(run_dir / QUEUE_CSV)
     store = AnnotationStore.for_run(run_dir)
