@@ -327,6 +327,11 @@ def read_metrics(path: str | Path) -> MetricsDocument:
     except json.JSONDecodeError as error:
         reason = f"not valid JSON: {error.msg.removesuffix(' at')} at column {error.colno}"
         raise SourceError(path, None, reason, line=error.lineno, fix=fix) from None
+    except (RecursionError, ValueError):  # nested too deep, a number past the digit limit
+        from nlibias.textio.json_text import parse_json
+
+        parse_json(path, text, allow_nan=True)  # raises a SourceError saying which, with the line
+        raise
     return check_metrics(document, path=path)
 
 
