@@ -11,11 +11,13 @@ True
 from __future__ import annotations
 
 import io
+import re
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nlibias.metrics.meta import MEASURES
+from nlibias.metrics.meta import ALL_MEASURES, MEASURES
 from nlibias.report.load import FunnelStage
 from nlibias.report.slices import bias_measure, interval, is_number, numeric_measures, slice_groups
 
@@ -88,33 +90,76 @@ def _error(m: Mapping[str, Any], measure: str) -> tuple[float, float]:
     return max(0.0, float(value) - bounds[0]), max(0.0, bounds[1] - float(value))
 
 
-def _positions(groups: Sequence[str]) -> tuple[list[float], dict[str, float]]:
-    """x of each bar with a gap between groups (models), and the centre of each group."""
-    xs: list[float] = []
-    members: dict[str, list[float]] = {}
-    x = 0.0
-    for i, group in enumerate(groups):
-        if i and group != groups[i - 1]:
-            x += 0.6
-        xs.append(x)
-        members.setdefault(group, []).append(x)
-        x += 1.0
-    return xs, {g: sum(v) / len(v) for g, v in members.items()}
+def wrap_label(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width`` characters, broken after ``| / _ - = ,`` or a space
+    where it can be (model keys have no spaces), inside a word only where it must.
+
+    >>> print(wrap_label("smollm2|prompt=entailed|scored", 16))
+    smollm2|prompt=
+    entailed|scored
+    >>> wrap_label("abcdefghij", 4)
+    'abcd\\nefgh\\nij'
+    """
+    width = max(width, 4)
+    if len(text) <= width:
+        return text
+    lines: list[str] = []
+    line = ""
+    for piece in re.findall(r"[^|/_\-=, ]*[|/_\-=, ]?", text):
+        while len(piece) > width:
+            if line:
+                lines.append(line)
+                line = ""
+            lines.append(piece[:width])
+            piece = piece[width:]
+        if line and len(line) + len(piece.rstrip()) > width:
+            lines.append(line)
+            line = piece
+        else:
+            line += piece
+    if line:
+        lines.append(line)
+    return "\n".join(x.rstrip() for x in lines if x.strip())
 
 
-def _label_groups(ax: Any, centres: Mapping[str, float]) -> None:
-    for name, centre in centres.items():
-        ax.annotate(
-            name,
-            xy=(centre, 0),
-            xycoords=("data", "axes fraction"),
-            xytext=(0, -20),
-            textcoords="offset points",
-            ha="center",
-            va="top",
-            fontsize=7,
-            fontweight="bold",
-        )
+def _chars(width_in: float, fontsize: float) -> int:
+    """How many characters of ``fontsize`` points fit in ``width_in`` inches (0.62 em a character,
+    wide enough for the widest common letters of DejaVu Sans on average)."""
+    return int(width_in * 72 / (fontsize * 0.62))
+
+
+def _agg_canvas(fig: Any) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    return fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+
+
+def _legend(fig: Any, handles: Sequence[Any], labels: Sequence[str], *, max_cols: int = 4) -> None:
+    """A legend below the axes with as many columns as fit the figure's width (measured after
+    drawing), labels wrapped so that one column always fits; the figure grows by the legend's
+    height, so the axes keep theirs."""
+    canvas = _agg_canvas(fig)
+    wrapped = [wrap_label(label, _chars(fig.get_figwidth() - 0.5, 7)) for label in labels]
+    for ncols in range(min(max_cols, len(wrapped)), 0, -1):
+        legend = fig.legend(handles, wrapped, frameon=False, ncols=ncols, loc="outside lower center")
+        with warnings.catch_warnings():  # a trial legend may squeeze the axes: only its width counts
+            warnings.simplefilter("ignore", UserWarning)
+            canvas.draw()
+        box = legend.get_window_extent()
+        if ncols == 1 or (box.x0 >= fig.bbox.x0 and box.x1 <= fig.bbox.x1):
+            break
+        legend.remove()
+    fig.set_figheight(fig.get_figheight() + box.height / fig.dpi + 0.05)
+
+
+def _domains(series: Sequence[Mapping[str, Any]], measure: str) -> list[str]:
+    """The slices (``all`` and each domain) where any of ``series`` has ``measure``, in order."""
+    names: list[str] = []
+    for metrics in series:
+        for name, m in slice_groups(metrics, kinds=["domain"]):
+            if name not in names and is_number(m.get(measure)):
+                names.append(name)
+    return names
 
 
 def plot_accuracy(runs: ModelsByRun) -> Plot | None:
@@ -126,17 +171,17 @@ def plot_accuracy(runs: ModelsByRun) -> Plot | None:
                 series.append((label, model, metrics))
     if not series:
         return None
-    domains: list[str] = []
-    for _, _, metrics in series:
-        domains += [d for d, _ in slice_groups(metrics, kinds=["domain"]) if d not in domains]
+    domains = _domains([metrics for _, _, metrics in series], "accuracy")
     several_runs = len(runs) > 1
     model_names = list(dict.fromkeys(model for _, model, _ in series))
     labels = list(dict.fromkeys(label for label, _, _ in series))
 
     def draw() -> Any:
-        fig = _figure(COLUMN_WIDTH_IN if len(series) * len(domains) <= 12 else WIDE_WIDTH_IN, 2.3)
+        width_in = COLUMN_WIDTH_IN if len(series) * len(domains) <= 12 else WIDE_WIDTH_IN
+        fig = _figure(width_in, 2.0)
         ax = fig.add_subplot()
         width = 0.8 / len(series)
+        handles: list[Any] = []
         for i, (label, model, metrics) in enumerate(series):
             by_name = dict(slice_groups(metrics, kinds=["domain"]))
             xs, ys, lo, hi = [], [], [], []
@@ -149,62 +194,89 @@ def plot_accuracy(runs: ModelsByRun) -> Plot | None:
                 down, up = _error(m, "accuracy")
                 lo.append(down)
                 hi.append(up)
-            name = f"{model} ({label})" if several_runs else model
-            ax.bar(
-                xs,
-                ys,
-                width,
-                yerr=[lo, hi],
-                capsize=1.5,
-                error_kw={"linewidth": 0.6},
-                color=OKABE_ITO[model_names.index(model) % len(OKABE_ITO)],
-                hatch=HATCHES[labels.index(label) % len(HATCHES)] if several_runs else "",
-                edgecolor="#333333",
-                linewidth=0.3,
-                label=name,
+            handles.append(
+                ax.bar(
+                    xs,
+                    ys,
+                    width,
+                    yerr=[lo, hi],
+                    capsize=1.5,
+                    error_kw={"linewidth": 0.6},
+                    color=OKABE_ITO[model_names.index(model) % len(OKABE_ITO)],
+                    hatch=HATCHES[labels.index(label) % len(HATCHES)] if several_runs else "",
+                    edgecolor="#333333",
+                    linewidth=0.3,
+                )
             )
-        ax.set_xticks(range(len(domains)), domains)
+        slot = (width_in - 0.6) / max(len(domains), 1)
+        ax.set_xticks(range(len(domains)), [wrap_label(d, _chars(slot, 7)) for d in domains])
         ax.set_ylabel("accuracy (%)")
         ax.set_ylim(0, 100)
-        fig.legend(frameon=False, ncols=min(3, len(series)), loc="outside upper center")
+        names = [f"{model} ({label})" if several_runs else model for label, model, _ in series]
+        _legend(fig, handles, names, max_cols=3)
         return fig
 
     return _render("accuracy", "Accuracy on bias-audit samples (gold: neutral), 95% bootstrap CIs.", draw)
 
 
+def _small_multiples(
+    models: Mapping[str, Mapping[str, Any]], measures: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """The models that have every one of ``measures`` in some slice, and the slices to show."""
+    names = [
+        model
+        for model, metrics in models.items()
+        if any(all(is_number(m.get(k)) for k in measures) for _, m in slice_groups(metrics, kinds=["domain"]))
+    ]
+    return names, _domains([models[n] for n in names], measures[0])
+
+
+def _panel_grid(names: Sequence[str], domains: Sequence[str]) -> Any:
+    """One axis per model (its name, wrapped, as the title), sharing the y axis: model names and
+    slice labels never compete for the space under one axis."""
+    panel = max(1.7, 0.45 * len(domains) + 0.7)
+    cols = max(1, min(len(names), int(WIDE_WIDTH_IN // panel)))
+    rows = -(-len(names) // cols)
+    width = max(COLUMN_WIDTH_IN, min(WIDE_WIDTH_IN, cols * panel))
+    fig = _figure(width, 0.6 + 1.9 * rows)
+    axes = fig.subplots(rows, cols, sharey=True, squeeze=False).ravel()
+    slot = (width / cols - 0.4) / max(len(domains), 1)
+    for ax, name in zip(axes, names, strict=False):
+        ax.set_title(wrap_label(name, _chars(width / cols - 0.3, 7)), fontsize=7)
+        ax.set_xticks(range(len(domains)), [wrap_label(d, _chars(slot, 6)) for d in domains], fontsize=6)
+        ax.set_xlim(-0.6, len(domains) - 0.4)
+    for ax in axes[len(names) :]:
+        ax.set_visible(False)
+    return fig, axes
+
+
 def plot_error_split(
     label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "error_split"
 ) -> Plot | None:
-    """Pro / anti / group-insensitive error stacked per model and domain (sums to Mispred, Table 7)."""
-    bars: list[tuple[str, str, float, float, float]] = []
-    for model, metrics in models.items():
-        for domain, m in slice_groups(metrics, kinds=["domain"]):
-            if all(is_number(m.get(k)) for k in ("cf_pro", "cf_anti", "cf_error")):
-                bars.append((model, domain, float(m["cf_pro"]), float(m["cf_anti"]), float(m["cf_error"])))
-    if not bars:
+    """Pro / anti / group-insensitive error stacked per domain, one panel per model (sums to
+    Mispred, Table 7)."""
+    parts = ("cf_pro", "cf_anti", "cf_error")
+    names, domains = _small_multiples(models, parts)
+    if not names:
         return None
 
     def draw() -> Any:
-        fig = _figure(COLUMN_WIDTH_IN if len(bars) <= 8 else WIDE_WIDTH_IN, 2.4)
-        ax = fig.add_subplot()
-        xs, centres = _positions([b[0] for b in bars])
-        pro = [b[2] for b in bars]
-        anti = [b[3] for b in bars]
-        err = [b[4] for b in bars]
-        ax.bar(xs, pro, color=OKABE_ITO[5], label="pro")
-        ax.bar(xs, anti, bottom=pro, color=OKABE_ITO[4], label="anti")
-        ax.bar(
-            xs,
-            err,
-            bottom=[p + a for p, a in zip(pro, anti, strict=True)],
-            color="#BBBBBB",
-            label="group-insensitive error",
-        )
-        ax.set_xticks(xs, [b[1] for b in bars], fontsize=6, rotation=30, ha="right")
-        _label_groups(ax, centres)
-        ax.set_ylabel("% of paired samples")
-        ax.set_ylim(0, 100)
-        fig.legend(frameon=False, ncols=3, loc="outside upper center")
+        fig, axes = _panel_grid(names, domains)
+        handles: list[Any] = []
+        for ax, model in zip(axes, names, strict=False):
+            by_name = dict(slice_groups(models[model], kinds=["domain"]))
+            xs = [
+                j for j, d in enumerate(domains) if all(is_number(by_name.get(d, {}).get(k)) for k in parts)
+            ]
+            bottom = [0.0] * len(xs)
+            handles = []
+            for part, colour in zip(parts, (OKABE_ITO[5], OKABE_ITO[4], "#BBBBBB"), strict=True):
+                values = [float(by_name[domains[x]][part]) for x in xs]
+                handles.append(ax.bar(xs, values, 0.7, bottom=bottom, color=colour))
+                bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+            ax.set_ylim(0, 100)
+        axes[0].set_ylabel("% of paired samples")
+        _legend(fig, handles, ["pro", "anti", "group-insensitive error"], max_cols=3)
         return fig
 
     return _render(
@@ -215,38 +287,38 @@ def plot_error_split(
 def plot_pro_anti(
     label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "pro_anti"
 ) -> Plot | None:
-    """Pro- vs anti-stereotype bias per model and domain with bootstrap CIs (Table 5)."""
-    bars: list[tuple[str, str, Mapping[str, Any]]] = []
-    for model, metrics in models.items():
-        for domain, m in slice_groups(metrics, kinds=["domain"]):
-            if is_number(m.get("pro_stereotype_bias")) and is_number(m.get("anti_stereotype_bias")):
-                bars.append((model, domain, m))
-    if not bars:
+    """Pro- vs anti-stereotype bias per domain with bootstrap CIs, one panel per model (Table 5)."""
+    pair = ("pro_stereotype_bias", "anti_stereotype_bias")
+    names, domains = _small_multiples(models, pair)
+    if not names:
         return None
 
     def draw() -> Any:
-        fig = _figure(COLUMN_WIDTH_IN if len(bars) <= 8 else WIDE_WIDTH_IN, 2.3)
-        ax = fig.add_subplot()
-        xs, centres = _positions([b[0] for b in bars])
-        for offset, measure, colour, title in (
-            (-0.2, "pro_stereotype_bias", OKABE_ITO[5], "pro"),
-            (0.2, "anti_stereotype_bias", OKABE_ITO[4], "anti"),
-        ):
-            errors = [_error(m, measure) for _, _, m in bars]
-            ax.bar(
-                [x + offset for x in xs],
-                [float(m[measure]) for _, _, m in bars],
-                0.4,
-                yerr=[[e[0] for e in errors], [e[1] for e in errors]],
-                capsize=1.5,
-                error_kw={"linewidth": 0.6},
-                color=colour,
-                label=title,
-            )
-        ax.set_xticks(xs, [b[1] for b in bars], fontsize=6, rotation=30, ha="right")
-        _label_groups(ax, centres)
-        ax.set_ylabel("% of samples")
-        fig.legend(frameon=False, ncols=2, loc="outside upper center")
+        fig, axes = _panel_grid(names, domains)
+        handles: list[Any] = []
+        for ax, model in zip(axes, names, strict=False):
+            by_name = dict(slice_groups(models[model], kinds=["domain"]))
+            rows = [
+                (j, by_name[d])
+                for j, d in enumerate(domains)
+                if all(is_number(by_name.get(d, {}).get(k)) for k in pair)
+            ]
+            handles = []
+            for offset, measure, colour in ((-0.2, pair[0], OKABE_ITO[5]), (0.2, pair[1], OKABE_ITO[4])):
+                errors = [_error(m, measure) for _, m in rows]
+                handles.append(
+                    ax.bar(
+                        [j + offset for j, _ in rows],
+                        [float(m[measure]) for _, m in rows],
+                        0.4,
+                        yerr=[[e[0] for e in errors], [e[1] for e in errors]],
+                        capsize=1.5,
+                        error_kw={"linewidth": 0.6},
+                        color=colour,
+                    )
+                )
+        axes[0].set_ylabel("% of samples")
+        _legend(fig, handles, ["pro-stereotype", "anti-stereotype"], max_cols=2)
         return fig
 
     return _render(name, f"Pro- vs anti-stereotype bias with 95% bootstrap CIs ({label}).", draw)
@@ -282,74 +354,99 @@ def plot_subtopic_heatmap(
     def draw() -> Any:
         import numpy as np
 
-        fig = _figure(max(COLUMN_WIDTH_IN, 1.6 + 0.7 * len(names)), 0.8 + 0.17 * len(subtopics))
+        column = 0.95
+        labels = [wrap_label(n, _chars(column - 0.1, 6)) for n in names]
+        lines = max(label.count("\n") + 1 for label in labels)
+        left = 0.3 + max(len(s) for s in subtopics) * 6 * 0.62 / 72
+        fig = _figure(
+            max(COLUMN_WIDTH_IN, left + 1.0 + column * len(names)), 0.9 + 0.12 * lines + 0.17 * len(subtopics)
+        )
         ax = fig.add_subplot()
         data = np.array(grid, dtype=float)
-        image = ax.imshow(
-            data,
-            aspect="auto",
-            cmap="cividis",
-            vmin=0,
-            vmax=max(1.0, float(np.nanmax(data)) if np.isfinite(data).any() else 1.0),
-        )
-        ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+        top = float(np.nanmax(data)) if np.isfinite(data).any() else 1.0
+        image = ax.imshow(data, aspect="auto", cmap="cividis", vmin=0, vmax=max(1.0, top))
+        ax.set_xticks(range(len(names)), labels, fontsize=6)
         ax.set_yticks(range(len(subtopics)), subtopics, fontsize=6)
         for i in range(data.shape[0]):
             for j in range(data.shape[1]):
                 if np.isfinite(data[i, j]):
-                    bright = data[i, j] > 0.6 * np.nanmax(data)
-                    ax.text(
-                        j,
-                        i,
-                        f"{data[i, j]:.1f}",
-                        ha="center",
-                        va="center",
-                        fontsize=5,
-                        color="black" if bright else "white",
-                    )
+                    colour = "black" if data[i, j] > 0.6 * top else "white"
+                    ax.text(j, i, f"{data[i, j]:.1f}", ha="center", va="center", fontsize=5, color=colour)
         fig.colorbar(image, ax=ax, label=f"{chosen} (%)", shrink=0.8)
         return fig
 
     return _render(name, f"{chosen} per subtopic and model, % ({label}).", draw)
 
 
+#: How each unit of :mod:`nlibias.metrics.meta` is named on a measures axis (``count``: a
+#: number no measure declares, such as ``no_shared_tokens``).
+UNIT_AXES = {"%": "percent", "fraction": "fraction (0 to 1)", "nats": "nats", "count": "count"}
+
+
+def measures_by_unit(models: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Every measure of the models' ``overall`` outside BBNLI's own (M1–M8, S/ΔP/B, yes rates, ...),
+    grouped by the unit :mod:`nlibias.metrics.meta` declares (``count`` for undeclared numbers).
+
+    >>> measures_by_unit({"m": {"overall": {"M1": 50.0, "mean_answer_mass": 0.5, "ties": 3.0, "x": 4}}})
+    {'%': ['M1', 'ties'], 'fraction': ['mean_answer_mass'], 'count': ['x']}
+    """
+    groups: dict[str, list[str]] = {}
+    for metrics in models.values():
+        overall = metrics.get("overall")
+        if not isinstance(overall, Mapping):
+            continue
+        for measure in numeric_measures(overall):
+            if measure in MEASURES:
+                continue
+            info = ALL_MEASURES.get(measure)
+            unit = info.unit if info is not None else "count"
+            if measure not in groups.setdefault(unit, []):
+                groups[unit].append(measure)
+    order = list(UNIT_AXES)
+    return dict(sorted(groups.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+
+
 def plot_generic_measures(
     label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "measures"
 ) -> Plot | None:
-    """Overall value of every measure present (M1–M8, S/ΔP/B, ...) per model, as grouped bars."""
-    measures: list[str] = []
-    for metrics in models.values():
-        overall = metrics.get("overall")
-        if isinstance(overall, Mapping):
-            measures += [m for m in numeric_measures(overall) if m not in measures and m not in MEASURES]
-    if not measures:
+    """Overall value of every measure present (M1–M8, S/ΔP/B, ...) per model as horizontal bars,
+    one axis per unit (percent, fraction, nats, counts): scales never share an axis."""
+    groups = measures_by_unit(models)
+    if not groups:
         return None
     names = list(models)
 
     def draw() -> Any:
-        fig = _figure(COLUMN_WIDTH_IN if len(measures) * len(names) <= 16 else WIDE_WIDTH_IN, 2.2)
-        ax = fig.add_subplot()
-        width = 0.8 / len(names)
-        for i, model in enumerate(names):
-            overall = models[model].get("overall", {})
-            values = [float(overall.get(m)) if is_number(overall.get(m)) else 0.0 for m in measures]
-            errors = [_error(overall, m) for m in measures]
-            ax.bar(
-                [j - 0.4 + width * (i + 0.5) for j in range(len(measures))],
-                values,
-                width,
-                yerr=[[e[0] for e in errors], [e[1] for e in errors]],
-                capsize=1.5,
-                error_kw={"linewidth": 0.6},
-                color=OKABE_ITO[i % len(OKABE_ITO)],
-                label=model,
-            )
-        ax.set_xticks(range(len(measures)), measures)
-        ax.axhline(0, color="black", linewidth=0.5)
-        fig.legend(frameon=False, ncols=min(4, len(names)), loc="outside upper center")
+        heights = [len(measures) * (0.09 * len(names) + 0.06) + 0.45 for measures in groups.values()]
+        fig = _figure(COLUMN_WIDTH_IN if len(names) <= 2 else 5.0, sum(heights) + 0.5)
+        axes = fig.subplots(len(groups), 1, squeeze=False, gridspec_kw={"height_ratios": heights}).ravel()
+        handles: list[Any] = []
+        for ax, (unit, measures) in zip(axes, groups.items(), strict=True):
+            height = 0.8 / len(names)
+            handles = []
+            for i, model in enumerate(names):
+                overall = models[model].get("overall", {})
+                values = [float(overall[m]) if is_number(overall.get(m)) else 0.0 for m in measures]
+                errors = [_error(overall, m) for m in measures]
+                handles.append(
+                    ax.barh(
+                        [j - 0.4 + height * (i + 0.5) for j in range(len(measures))],
+                        values,
+                        height,
+                        xerr=[[e[0] for e in errors], [e[1] for e in errors]],
+                        capsize=1.0,
+                        error_kw={"linewidth": 0.5},
+                        color=OKABE_ITO[i % len(OKABE_ITO)],
+                    )
+                )
+            ax.set_yticks(range(len(measures)), measures, fontsize=6.5)
+            ax.invert_yaxis()
+            ax.axvline(0, color="black", linewidth=0.5)
+            ax.set_xlabel(UNIT_AXES.get(unit, unit), fontsize=7)
+        _legend(fig, handles, names, max_cols=3)
         return fig
 
-    return _render(name, f"Overall measures per model ({label}).", draw)
+    return _render(name, f"Overall measures per model, one axis per unit ({label}).", draw)
 
 
 def plot_funnel(stages: Sequence[FunnelStage], *, name: str = "funnel") -> Plot | None:

@@ -1,0 +1,90 @@
+"""Is every text of a matplotlib figure legible: inside the figure and clear of every other text?
+
+Read from the rendered text extents (``fig.canvas.draw()``, then each text's
+``get_window_extent(renderer)`` against the figure's bounding box and against each other), not by
+eye. The report's tests run every figure through :func:`text_problems`; it is also a tool for a
+new figure.
+
+>>> import matplotlib
+>>> matplotlib.use("Agg", force=False)
+>>> from matplotlib.figure import Figure
+>>> fig = Figure(figsize=(1.5, 1), dpi=100)
+>>> ax = fig.add_subplot()
+>>> _ = ax.set_xticks([0, 0.3], ["a long tick label", "another long one"])
+>>> problems = text_problems(fig)
+>>> any("overlaps" in p for p in problems), any("outside the figure" in p for p in problems)
+(True, True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Pixels two texts may share (antialiasing and font-metric slack), or stick out of the figure.
+TOLERANCE_PX = 1.0
+
+
+def drawn_texts(fig: Any) -> list[Any]:
+    """The figure's texts that are drawn and not empty: tick labels outside the axis' view (made
+    by matplotlib but not drawn) are left out."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)  # a bare Figure: draw it with Agg, as the report saves it
+    fig.canvas.draw()
+    undrawn: set[int] = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            low, high = sorted(axis.get_view_interval())
+            slack = (high - low) * 1e-9
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                where = tick.get_loc()
+                if where is None or not low - slack <= where <= high + slack:
+                    undrawn.update({id(tick.label1), id(tick.label2)})
+                for label in (tick.label1, tick.label2):
+                    if not tick.get_visible() or not label.get_visible():
+                        undrawn.add(id(label))
+    texts = []
+    for artist in fig.findobj(Text):
+        if id(artist) in undrawn or not artist.get_visible() or not artist.get_text().strip():
+            continue
+        if not _shown(artist):
+            continue
+        texts.append(artist)
+    return texts
+
+
+def _shown(artist: Any) -> bool:
+    """False when the text's axes are hidden."""
+    axes = getattr(artist, "axes", None)
+    return axes is None or bool(axes.get_visible())
+
+
+def text_problems(fig: Any) -> list[str]:
+    """Every text cut by the figure's edge and every pair of texts that overlap, in words
+    (``[]``: all legible)."""
+    texts = drawn_texts(fig)
+    renderer = fig.canvas.get_renderer()
+    figure_box = fig.bbox
+    boxes = [(text.get_text(), text.get_window_extent(renderer)) for text in texts]
+    problems = []
+    for label, box in boxes:
+        if (
+            box.x0 < figure_box.x0 - TOLERANCE_PX
+            or box.y0 < figure_box.y0 - TOLERANCE_PX
+            or box.x1 > figure_box.x1 + TOLERANCE_PX
+            or box.y1 > figure_box.y1 + TOLERANCE_PX
+        ):
+            problems.append(f"{label!r} is cut: outside the figure ({_box(box)} vs {_box(figure_box)})")
+    for i, (label, box) in enumerate(boxes):
+        for other, other_box in boxes[i + 1 :]:
+            width = min(box.x1, other_box.x1) - max(box.x0, other_box.x0)
+            height = min(box.y1, other_box.y1) - max(box.y0, other_box.y0)
+            if width > TOLERANCE_PX and height > TOLERANCE_PX:
+                problems.append(f"{label!r} overlaps {other!r} ({width:.0f} x {height:.0f} px)")
+    return problems
+
+
+def _box(box: Any) -> str:
+    return f"x {box.x0:.0f}..{box.x1:.0f}, y {box.y0:.0f}..{box.y1:.0f}"
