@@ -45,7 +45,11 @@ def extend_command(
         None, "--source", help="BBNLI JSON directory (default: the resolved data dir)."
     ),
     mlm: str | None = typer.Option(
-        None, "--mlm", help="Masked LM: hub id or local path (default bert-large-cased-whole-word-masking)."
+        None,
+        "--fill-model",
+        "--mlm",
+        help="Fill model: a masked LM (hub id or path; default bert-large-cased-whole-word-masking) or a "
+        "causal LM (smollm2, FILE.gguf, causal:NAME; see docs/extension.md).",
     ),
     top_k: int | None = typer.Option(
         None, "--top-k", help="Whole-word fills per masked hypothesis (default 20)."
@@ -53,7 +57,7 @@ def extend_command(
     filter_model: list[str] = typer.Option(
         [],
         "--filter-model",
-        help="Filter NLI model, hub id or path (repeatable; replaces the config's list).",
+        help="Filter NLI model: hub id, path or prompt:MODEL (repeatable; replaces the config's list).",
     ),
     holdout_model: list[str] = typer.Option(
         [],

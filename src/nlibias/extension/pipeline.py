@@ -93,10 +93,15 @@ def default_filler(settings: MLMConfig) -> MaskFiller:
         from nlibias.models.mlm.mask_filler import FakeMaskFiller
 
         return FakeMaskFiller(settings.model)
+    from nlibias.extension.fill import causal_filler_for, masked_target
+
+    causal = causal_filler_for(settings)  # causal:NAME, smollm2, a causal LM (docs/extension.md)
+    if causal is not None:
+        return causal
     from nlibias.models.mlm.hf import HFMaskedLMFiller
 
     return HFMaskedLMFiller(
-        settings.model,
+        masked_target(settings.model),
         revision=settings.revision,
         device=settings.device,
         dtype=settings.dtype,
@@ -112,6 +117,11 @@ def default_classifier(spec: ModelSpec, settings: FilterConfig) -> NLIClassifier
         from nlibias.models.fake import FakeNLIClassifier
 
         return FakeNLIClassifier(spec.key, seed=int(hashlib.sha256(spec.model.encode()).hexdigest()[:6], 16))
+    from nlibias.extension.filtering import registry_classifier_for
+
+    registered = registry_classifier_for(spec, settings)  # prompt:MODEL and other registered kinds
+    if registered is not None:
+        return registered
     from nlibias.models.nli.hf import HFNLIClassifier
 
     return HFNLIClassifier(
