@@ -136,6 +136,12 @@ def audit_command(
     from nlibias.report.tables import check_slice
 
     check_slice(by)  # before the models run
+    if no_cache and cache is not None:  # one of the two would be ignored without a word
+        from nlibias.errors import ConfigError
+
+        raise ConfigError(
+            f"no_cache and cache={str(cache)!r} contradict each other; give one of them", parameter="no_cache"
+        )
 
     result = run_audit(
         samples,
@@ -191,11 +197,12 @@ def audit_command(
 @app.command("score")
 def score_command(
     samples: Path = typer.Option(..., "--samples", help="Run directory or samples file."),
-    predictions: Path = typer.Option(
+    predictions: list[str] = typer.Option(
         ...,
         "--predictions",
         help="JSONL with id, label, optional model and probs; or an lm-eval --log_samples file "
-        "(samples_TASK_*.jsonl) or an Inspect log (.eval) of an exported task (docs/integrations.md).",
+        "(samples_TASK_*.jsonl) or an Inspect log (.eval) of an exported task (docs/integrations.md). "
+        "Repeat it, or quote a glob pattern ('logs/*.eval'), to score several files together.",
     ),
     out: Path | None = typer.Option(
         None, "--out", help="Run directory for metrics.json (and a copy of predictions)."
@@ -205,7 +212,7 @@ def score_command(
     by: str = typer.Option("domain", "--by", help=_BY_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print metrics.json instead of tables."),
 ) -> None:
-    """Score a predictions file (from nlibias or any other tool) with the benchmark's measures."""
+    """Score predictions files (from nlibias or any other tool) with the benchmark's measures."""
     from nlibias.jobs.run import run_score
     from nlibias.report.tables import check_slice
 

@@ -15,6 +15,11 @@ nlibias' own parser (:func:`nlibias.models.generative.answers.parse_answer`); th
 answer word of the sample's gold label. ``nlibias score --samples RUN --predictions LOG.eval``
 reads the log back into nlibias' measures (:mod:`nlibias.io.tool_logs`).
 
+It also registers the ``nlibias`` model provider (``--model nlibias/smollm2``: a local model answered
+by nlibias' own backend, offline; :mod:`nlibias.integrations.inspect_model`), and makes Inspect's
+token counts work offline when Inspect loads it (:func:`nlibias.integrations.offline.use_offline_token_count`:
+``NLIBIAS_INSPECT_TOKEN_COUNT``).
+
 Inspect reads ``-T`` values as YAML, so ``-T prompt=true`` arrives as the boolean ``True``; it is
 read back as the style named ``true``.
 
@@ -30,15 +35,26 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.dataset import Sample as InspectSample
-from inspect_ai.model import GenerateConfig
+from inspect_ai.model import GenerateConfig, ModelAPI, modelapi
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState, generate
 
 from nlibias.errors import ConfigError
+from nlibias.integrations.offline import use_offline_token_count
 from nlibias.models.generative.answers import parse_answer
 from nlibias.models.generative.prompts import PromptStyle, resolve_prompt_styles
 from nlibias.schema import Sample
 from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS
+
+use_offline_token_count()  # Inspect's token estimate would download tiktoken's o200k_base
+
+
+@modelapi(name="nlibias")
+def nlibias_model() -> type[ModelAPI]:
+    """``--model nlibias/SPEC``: a local model answered by nlibias' generative backend."""
+    from nlibias.integrations.inspect_model import NlibiasModelAPI
+
+    return NlibiasModelAPI
 
 
 def prompt_name(prompt: Any) -> str:

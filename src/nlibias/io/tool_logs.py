@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -34,12 +33,22 @@ from typing import Any, Literal
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import write_jsonl
 from nlibias.io.jsonl import iter_jsonl
+from nlibias.io.tool_log_checks import (
+    LM_EVAL_SAMPLES_NAME,
+    check_input_file,
+    check_inspect_count,
+    check_inspect_sample,
+    check_lm_eval_coverage,
+    missing_doc_fields,
+    read_inspect_header,
+)
 from nlibias.models.generative.answers import parse_answer
 from nlibias.models.generative.prompts import BINARY_LABELS, THREE_WAY_LABELS
 from nlibias.schema.model_keys import model_key
 
 PredictionsFormat = Literal["nlibias", "lm-eval", "inspect"]
-_LM_EVAL_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
+_LM_EVAL_NAME = LM_EVAL_SAMPLES_NAME
+_DOC_FIELDS = ("id", "choice_answers", "answers", "prompt")
 _ZIP_MAGIC = b"PK\x03\x04"
 
 
@@ -83,7 +92,10 @@ def _looks_like_inspect_json(path: Path) -> bool:
 @contextmanager
 def native_predictions(path: str | Path) -> Iterator[Path]:
     """``path`` itself for nlibias' own format; for an lm-eval or Inspect log, a converted
-    predictions file (removed on leaving)."""
+    predictions file (removed on leaving). An empty file, a file that cannot be what its name
+    says, and the log of a run that failed or did not cover its task are refused
+    (:mod:`nlibias.io.tool_log_checks`)."""
+    check_input_file(Path(path))
     kind = predictions_format(path)
     if kind == "nlibias":
         yield Path(path)
@@ -141,16 +153,20 @@ def lm_eval_rows(path: str | Path) -> Iterator[dict[str, Any]]:
     """nlibias prediction rows of an lm-eval ``--log_samples`` file of an exported task."""
     path = Path(path)
     model = _lm_eval_model(path)
+    doc_ids = []
     for line, raw in iter_jsonl(path):
         doc = raw.get("doc") if isinstance(raw, dict) else None
-        if not isinstance(doc, dict) or not {"id", "choice_answers", "answers", "prompt"} <= set(doc):
+        missing = missing_doc_fields(doc, _DOC_FIELDS)
+        if not isinstance(doc, dict) or missing:
+            what = "not an object" if not isinstance(doc, dict) else "no " + ", ".join(missing)
             raise SourceError(
                 path,
                 "doc",
-                "not a document of a task written by nlibias export lm-eval (no id, choice_answers, answers, prompt)",
+                f"not a document of a task written by nlibias export lm-eval ({what})",
                 line=line,
                 fix="export the task with `nlibias export lm-eval` and run lm_eval with --log_samples",
             )
+        doc_ids.append(raw.get("doc_id"))
         answers = tuple(str(doc["answers"]).split("/"))
         resps = raw.get("filtered_resps")
         if not isinstance(resps, list) or len(resps) != len(doc["choice_answers"]):
@@ -178,19 +194,20 @@ def lm_eval_rows(path: str | Path) -> Iterator[dict[str, Any]]:
             "tool": "lm-eval",
             "tool_doc_id": raw.get("doc_id"),
         }
+    check_lm_eval_coverage(path, doc_ids)  # before the converted rows are used: see native_predictions
 
 
 def inspect_rows(path: str | Path) -> Iterator[dict[str, Any]]:
     """nlibias prediction rows of an Inspect AI log of an ``nlibias/...`` task: each sample's
     completion parsed as nlibias parses generated answers."""
     try:
-        from inspect_ai.log import read_eval_log, read_eval_log_samples
+        from inspect_ai.log import read_eval_log_samples
     except ImportError:
         raise ConfigError(
             'reading Inspect logs needs inspect-ai: pip install "nlibias[inspect]"', parameter="predictions"
         ) from None
     path = Path(path)
-    header = read_eval_log(str(path), header_only=True)
+    header = read_inspect_header(path)  # a failed, cancelled or unfinished run is refused here
     model = f"inspect:{header.eval.model}"
     seen: set[str] = set()
     for sample in read_eval_log_samples(str(path), all_samples_required=False):
@@ -208,6 +225,7 @@ def inspect_rows(path: str | Path) -> Iterator[dict[str, Any]]:
                 path, "epochs", f"sample {sample_id!r} appears twice", fix="run inspect eval with --epochs 1"
             )
         seen.add(sample_id)
+        check_inspect_sample(path, sample)
         answers = tuple(str(metadata.get("nlibias_answers", "yes/no")).split("/"))
         text = sample.output.completion if sample.output is not None else ""
         parsed = parse_answer(text, answers)
@@ -226,3 +244,4 @@ def inspect_rows(path: str | Path) -> Iterator[dict[str, Any]]:
             "text": text,
             "tool": "inspect",
         }
+    check_inspect_count(path, header, len(seen))

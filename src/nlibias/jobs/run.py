@@ -9,7 +9,7 @@ directory → the same result object).
 >>> _ = expand_to_dir("occupations", samples_dir)
 >>> result = run_audit(samples_dir, ["fake:a"], cache=False, bootstrap=0, progress=False)
 >>> result.metrics["predictor_kinds"], round(result.metrics["models"]["a"]["overall"]["S"], 2)
-({'a': 'classifier'}, 33.04)
+({'a': 'classifier'}, 49.91)
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def run_audit(
 
 def run_score(
     samples: str | Path,
-    predictions: str | Path,
+    predictions: str | Path | Sequence[str | Path],
     *,
     out_dir: str | Path | None = None,
     bootstrap: int = 1000,
@@ -144,22 +144,11 @@ def run_score(
 
     An lm-evaluation-harness ``--log_samples`` file or an Inspect AI log of an exported nlibias
     task is recognised by its content and read as the answers it holds
-    (:mod:`nlibias.io.tool_logs`)."""
-    from nlibias.io.tool_logs import native_predictions
-    from nlibias.jobs.score import score_files
+    (:mod:`nlibias.io.tool_logs`). ``predictions`` may also be several files or a glob pattern,
+    scored together (:mod:`nlibias.jobs.score_several`)."""
+    from nlibias.jobs.score_several import score_predictions
 
-    with native_predictions(predictions) as native:
-        converted = Path(native) != Path(predictions)
-        result = score_files(
-            samples,
-            native,
-            out_dir=out_dir,
-            bootstrap=bootstrap,
-            seed=seed,
-            predictions_name=predictions if converted else None,
-        )
-        # a converted log lives in a temporary file: hold its rows before it is removed
-        return result.materialised() if converted else result
+    return score_predictions(samples, predictions, out_dir=out_dir, bootstrap=bootstrap, seed=seed)
 
 
 def load_run(directory: str | Path) -> AuditResult:

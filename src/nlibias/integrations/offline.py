@@ -1,0 +1,142 @@
+"""Inspect AI without a network: a token counter that needs no download, and the local model
+directory of an nlibias model spec.
+
+**Token counts.** Inspect estimates token counts with tiktoken's ``o200k_base`` encoding (its
+mock model fills its usage with them), and tiktoken downloads that file on first use: offline,
+``inspect eval ... --model mockllm/model`` fails. :func:`use_offline_token_count` replaces
+Inspect's estimate with one that uses tiktoken when its encoding can be had and otherwise counts
+characters (:func:`estimate_tokens`). nlibias' Inspect tasks call it when Inspect loads them, as
+the environment variable :data:`TOKEN_COUNT_ENV` says:
+
+* ``auto`` (default): tiktoken's ``o200k_base`` as Inspect uses it when it loads (from its cache
+  or by download), else, after one failed try, :func:`estimate_tokens`;
+* ``estimate``: :func:`estimate_tokens` only (no download tried: for a network that hangs);
+* ``tiktoken``: Inspect's own counter, untouched.
+
+The count only fills the log's usage fields (and Inspect's context-compaction trigger, which the
+one-turn nlibias tasks never reach); the answers do not depend on it.
+
+**Local models.** :func:`local_model_dir` is the Hugging Face directory of an nlibias model spec
+(the embedded SmolLM2's dequantised copy of its GGUF, written on first use), for tools that load
+a model directory (``inspect eval ... --model hf/DIR``, lm-eval's ``pretrained=DIR``).
+``python -m nlibias.integrations.offline [SPEC]`` prints it.
+
+>>> estimate_tokens(""), estimate_tokens("Is the hypothesis true?")
+(1, 8)
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from nlibias.errors import ConfigError
+
+TOKEN_COUNT_ENV = "NLIBIAS_INSPECT_TOKEN_COUNT"
+"""``auto`` (default), ``estimate`` or ``tiktoken``: how Inspect counts tokens once nlibias' tasks load."""
+
+TOKEN_COUNT_MODES = ("auto", "estimate", "tiktoken")
+
+_log = logging.getLogger(__name__)
+_encoding: Any = None  # None: not tried yet; False: tiktoken's encoding could not be had
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free token count: one token per 3 characters, rounded up (at least 1). BPE
+    vocabularies average about 4 characters a token on English text, so this overcounts, as
+    Inspect prefers (it adds 10% to tiktoken's count for the same reason)."""
+    return max(1, math.ceil(len(text) / 3))
+
+
+def _tiktoken_encoding() -> Any:
+    global _encoding
+    if _encoding is None:
+        try:
+            import tiktoken
+
+            _encoding = tiktoken.get_encoding("o200k_base")
+        except Exception as exc:  # no network, no cache, no tiktoken: all mean "estimate"
+            _log.warning("tiktoken's o200k_base is not available (%s); token counts are estimated", exc)
+            _encoding = False
+    return _encoding
+
+
+def _auto_count(text: str) -> int:
+    encoding = _tiktoken_encoding()
+    if encoding is False:
+        return estimate_tokens(text)
+    return max(1, int(len(encoding.encode(text, disallowed_special=())) * 1.1))  # as Inspect counts
+
+
+def token_count_mode(mode: str | None = None) -> str:
+    """``mode``, else the environment's :data:`TOKEN_COUNT_ENV`, else ``auto``; checked."""
+    chosen = (mode if mode is not None else os.environ.get(TOKEN_COUNT_ENV) or "auto").strip().lower()
+    if chosen not in TOKEN_COUNT_MODES:
+        raise ConfigError(
+            f"token count mode {chosen!r} (from {TOKEN_COUNT_ENV}) is not one of {', '.join(TOKEN_COUNT_MODES)}",
+            parameter="mode",
+        )
+    return chosen
+
+
+def use_offline_token_count(mode: str | None = None) -> str:
+    """Make Inspect's token estimate work offline, as ``mode`` (default: the environment's
+    :data:`TOKEN_COUNT_ENV`, else ``auto``) says; returns the mode in effect. Idempotent."""
+    chosen = token_count_mode(mode)
+    from inspect_ai.model import _model, _tokens
+
+    original = getattr(_tokens, "_nlibias_original_count", None) or _tokens.count_text_tokens
+    _tokens._nlibias_original_count = original  # type: ignore[attr-defined]
+    counter = {"auto": _auto_count, "estimate": estimate_tokens, "tiktoken": original}[chosen]
+    _tokens.count_text_tokens = counter
+    _model.count_text_tokens = counter  # imported by name there
+    return chosen
+
+
+def local_model_dir(spec: str = "smollm2", **options: Any) -> Path:
+    """The Hugging Face directory of the local causal LM ``spec`` (``smollm2``, ``hf:PATH``, a
+    directory): a GGUF model's dequantised copy in nlibias' cache (written now if missing:
+    ``$NLIBIAS_MODEL_CACHE`` moves it), else the model's own directory. ``options`` go to the
+    backend (``device``, ``dtype``)."""
+    from nlibias.models.generative.backend import build_backend
+    from nlibias.models.generative.hf_causal import HFCausalLM
+
+    backend = build_backend(spec, **options)
+    if not isinstance(backend, HFCausalLM):
+        raise ConfigError(
+            f"model {spec!r} is not a local causal LM (smollm2, hf:PATH or a directory)", parameter="spec"
+        )
+    converted = backend._converted_dir()
+    if converted is not None:
+        if not (converted / "model.safetensors").is_file():
+            backend.load()  # writes the dequantised copy on first load
+        if (converted / "model.safetensors").is_file():
+            return converted
+        raise ConfigError(
+            f"the dequantised copy of {spec!r} could not be written to {converted}", parameter="spec"
+        )
+    location = Path(backend.source.name_or_path)
+    if not location.is_dir():
+        raise ConfigError(f"model {spec!r} is not a local directory ({location})", parameter="spec")
+    return location
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m nlibias.integrations.offline [SPEC]``: print the model's local directory."""
+    from nlibias.errors import NlibiasError
+
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        print(local_model_dir(args[0] if args else "smollm2", device="cpu"))
+    except NlibiasError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - exercised through a subprocess in the tests
+    raise SystemExit(main())
