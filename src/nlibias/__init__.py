@@ -9,7 +9,7 @@ The Python API is the command line's, function for function (both call :mod:`nli
 >>> list(frame.columns)
 ['model', 'slicing', 'slice', 'measure', 'value', 'ci_low', 'ci_high', 'n']
 >>> frame.query("slicing == 'overall' and measure == 'S'")["value"].round(2).tolist()
-[33.04]
+[49.91]
 
 The package imports nothing heavy at import time; torch, transformers and pandas are imported by
 the functions that need them.
@@ -17,18 +17,60 @@ the functions that need them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nlibias.version import __version__
+
 if TYPE_CHECKING:
+    from nlibias.benchmarks.base import Benchmark
+    from nlibias.benchmarks.registry import register_benchmark
     from nlibias.jobs.audit import AuditResult
     from nlibias.jobs.expand import Samples
     from nlibias.jobs.run import CacheOption
-    from nlibias.schema import Sample
+    from nlibias.models.base import NLIClassifier
+    from nlibias.runtime.base import Predictor
+    from nlibias.schema import Prediction, Sample
 
-__version__ = "0.1.0"
-__all__ = ["__version__", "audit", "expand", "list_benchmarks", "load_run", "score"]
+_PUBLIC_TYPES = {
+    "AuditResult": "nlibias.jobs.audit",
+    "Samples": "nlibias.jobs.expand",
+    "Sample": "nlibias.schema",
+    "Prediction": "nlibias.schema",
+    "Benchmark": "nlibias.benchmarks.base",
+    "register_benchmark": "nlibias.benchmarks.registry",
+    "Predictor": "nlibias.runtime.base",
+    "NLIClassifier": "nlibias.models.base",
+}
+"""The public types, imported when first used (the package itself imports nothing heavy)."""
+
+__all__ = [
+    "AuditResult",
+    "Benchmark",
+    "NLIClassifier",
+    "Prediction",
+    "Predictor",
+    "Sample",
+    "Samples",
+    "__version__",
+    "audit",
+    "expand",
+    "list_benchmarks",
+    "load_run",
+    "register_benchmark",
+    "score",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC_TYPES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nlibias' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 
 def expand(
@@ -42,15 +84,18 @@ def expand(
     return expand_samples(name, source, out_dir=out_dir, **options)
 
 
-def _samples_path(samples: Samples | str | Path | Sequence[Sample]) -> str | Path:
+@contextmanager
+def _samples_on_disk(samples: Samples | str | Path | Sequence[Sample]) -> Iterator[str | Path]:
     """A samples file for the audit: the given one, or the given sample objects written to a
-    temporary run directory."""
+    temporary run directory that is removed when the audit is done."""
     from nlibias.jobs.expand import Samples
 
     if isinstance(samples, Samples):
-        return samples.path
+        yield samples.path
+        return
     if isinstance(samples, str | Path):
-        return samples
+        yield samples
+        return
     import tempfile
 
     from nlibias.errors import ConfigError
@@ -63,9 +108,9 @@ def _samples_path(samples: Samples | str | Path | Sequence[Sample]) -> str | Pat
             "samples must be what expand() returned, a run directory or samples file, or Sample objects",
             parameter="samples",
         )
-    directory = tempfile.mkdtemp(prefix="nlibias-samples-")
-    write_samples(directory, records)
-    return directory
+    with tempfile.TemporaryDirectory(prefix="nlibias-samples-") as directory:
+        write_samples(directory, records)
+        yield directory
 
 
 def audit(
@@ -89,18 +134,19 @@ def audit(
     ``cache``: True (the user prediction cache), False, or a file. Returns an :class:`~nlibias.jobs.audit.AuditResult` with its predictions in memory."""
     from nlibias.jobs.run import run_audit
 
-    return run_audit(
-        _samples_path(samples),
-        models,
-        generative,
-        prompts,
-        cache=cache,
-        out_dir=out_dir,
-        bootstrap=bootstrap,
-        seed=seed,
-        progress=progress,
-        **model_options,
-    ).materialised()
+    with _samples_on_disk(samples) as path:
+        return run_audit(
+            path,
+            models,
+            generative,
+            prompts,
+            cache=cache,
+            out_dir=out_dir,
+            bootstrap=bootstrap,
+            seed=seed,
+            progress=progress,
+            **model_options,
+        ).materialised()
 
 
 def score(
@@ -115,9 +161,8 @@ def score(
     ``model`` and ``probs``) with the samples' measures; as ``nlibias score``."""
     from nlibias.jobs.run import run_score
 
-    return run_score(
-        _samples_path(samples), predictions, out_dir=out_dir, bootstrap=bootstrap, seed=seed
-    ).materialised()
+    with _samples_on_disk(samples) as path:
+        return run_score(path, predictions, out_dir=out_dir, bootstrap=bootstrap, seed=seed).materialised()
 
 
 def load_run(directory: str | Path) -> AuditResult:

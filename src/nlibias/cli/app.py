@@ -63,7 +63,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from nlibias import __version__
+        from nlibias.version import __version__
 
         typer.echo(f"nlibias {__version__}")
         raise typer.Exit()

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from nlibias import __version__
 from nlibias.benchmarks.registry import column_scorer_for, pair_measures_for_generative, provenance_keys_for
 from nlibias.errors import ConfigError
 from nlibias.io.atomic import PendingFile, atomic_write_text, write_json
@@ -33,6 +32,7 @@ from nlibias.runtime.cache import PredictionCache
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.model_keys import PredictorKind
+from nlibias.version import __version__
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,6 +72,25 @@ class AuditResult:
         from nlibias.report.frame import metrics_frame
 
         return metrics_frame(self.metrics)
+
+    def samples_frame(self, samples: str | Path | Sequence[Sample] | None = None) -> pd.DataFrame:
+        """The predictions as a pandas DataFrame with one row per sample and model: ``id``,
+        ``model``, the sample's fields (domain, subtopic, premise, hypothesis, gold, stereotype,
+        pair_key, ...), ``kind``, ``label``, ``p_entailment``/``p_neutral``/``p_contradiction``
+        and the backend's fields (a generative answer's ``answer``, ``answer_probs.yes``, ...).
+        ``samples``: the samples audited (default: the samples file the run recorded)."""
+        from nlibias.report.frame import samples_frame
+
+        if samples is None:
+            recorded = self.metrics.get("run", {}).get("samples")
+            if not recorded or not Path(recorded).exists():
+                raise ConfigError(
+                    f"the run's samples are not at {recorded!r}: pass the samples it audited",
+                    parameter="samples",
+                )
+            samples = recorded
+        records = read_samples(samples) if isinstance(samples, str | Path) else samples
+        return samples_frame(self.predictions, records)
 
     def tables(self, *, by: str = "domain") -> Tables:
         """The text tables in the papers' layouts (``by``: domain or subtopic slices)."""
@@ -256,7 +275,7 @@ def write_outputs(
         write_predictions(out_dir / PREDICTIONS_JSONL, cast(Iterable[Prediction], predictions))
     write_json(out_dir / METRICS_JSON, metrics)
     atomic_write_text(out_dir / TABLES_TXT, tables + "\n")
-    finish_write(out_dir, OUTPUT_FILES)
+    finish_write(out_dir, OUTPUT_FILES, inputs={"samples": (metrics.get("run") or {}).get("samples")})
 
 
 def run_info(samples_path: str | Path | None) -> dict[str, Any]:

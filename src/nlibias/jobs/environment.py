@@ -73,7 +73,7 @@ _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 
 def environment_report(*, device: bool = True) -> EnvironmentReport:
     """Everything ``nlibias doctor`` prints. ``device=False`` skips importing torch."""
-    from nlibias import __version__
+    from nlibias.version import __version__
 
     requirements = _requirements()
     return {

@@ -77,9 +77,24 @@ class Samples:
 def expand_samples(
     benchmark: str, source: str | Path | None = None, *, out_dir: str | Path | None = None, **options: Any
 ) -> Samples:
-    """:func:`expand_to_dir` into ``out_dir`` (default: a new temporary directory), as :class:`Samples`."""
+    """:func:`expand_to_dir` into ``out_dir`` (default: a new temporary directory, removed when
+    the returned :class:`Samples` is garbage-collected or the process ends), as :class:`Samples`."""
+    import shutil
     import tempfile
+    import weakref
 
-    target = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix=f"nlibias-{benchmark}-"))
-    summary = expand_to_dir(benchmark, target, source, **options)
-    return Samples(path=target, benchmark=benchmark, summary=summary)
+    if out_dir is not None:
+        target = Path(out_dir)
+        return Samples(
+            path=target, benchmark=benchmark, summary=expand_to_dir(benchmark, target, source, **options)
+        )
+    target = Path(tempfile.mkdtemp(prefix=f"nlibias-{benchmark}-"))
+    try:
+        summary = expand_to_dir(benchmark, target, source, **options)
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
+    samples = Samples(path=target, benchmark=benchmark, summary=summary)
+    # a temporary directory lives as long as the object that names it (and never past the process)
+    weakref.finalize(samples, shutil.rmtree, target, ignore_errors=True)
+    return samples

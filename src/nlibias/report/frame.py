@@ -1,5 +1,6 @@
 """``metrics.json`` as a tidy table (compare Fairlearn's ``MetricFrame.by_group``): one row per
-(model, slicing, slice, measure) with its value, 95% interval and count.
+(model, slicing, slice, measure) with its value, 95% interval and count; and the predictions as a
+per-sample table joined with the samples' fields (:func:`samples_frame`).
 
 >>> metrics = {"models": {"m": {"overall": {"accuracy": 50.0, "n": 4, "ci": {"accuracy": [10.0, 90.0]}},
 ...                              "by_domain": {"race": {"accuracy": 25.0, "n": 2, "ci": {}}}}}}
@@ -11,13 +12,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from nlibias.errors import DataError
 from nlibias.metrics.metric_frame import FRAME_COLUMNS, grouped_rows
+from nlibias.schema import LABELS
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from nlibias.schema import Prediction, Sample
 
 COLUMNS = ("model", *FRAME_COLUMNS)
 
@@ -35,3 +40,72 @@ def metrics_frame(metrics: Mapping[str, Any]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame(list(metric_rows(metrics)), columns=list(COLUMNS))
+
+
+SAMPLE_FIELDS = (
+    "source",
+    "domain",
+    "subtopic",
+    "premise",
+    "hypothesis",
+    "gold",
+    "stereotype",
+    "pair_key",
+    "group",
+    "counterfactual_group",
+)
+"""The sample fields a per-sample frame carries beside each prediction."""
+
+
+def prediction_row(prediction: Prediction) -> dict[str, Any]:
+    """One prediction as a flat row: ``id``, ``model``, ``kind``, ``label``, the three
+    probabilities as ``p_entailment``/``p_neutral``/``p_contradiction`` (None without them), and
+    the backend's fields, a nested mapping spread into ``field.key`` columns.
+
+    >>> from nlibias.schema import Prediction
+    >>> row = prediction_row(Prediction("s1", "m|p", "entailment", None,
+    ...                                 {"kind": "generative", "answer": "yes", "answer_probs": {"yes": 0.9, "no": 0.1}}))
+    >>> row["p_entailment"], row["answer"], row["answer_probs.yes"]
+    (None, 'yes', 0.9)
+    """
+    probs = prediction.probs if prediction.probs is not None else (None, None, None)
+    row: dict[str, Any] = {
+        "id": prediction.sample_id,
+        "model": prediction.model,
+        "kind": prediction.kind,
+        "label": prediction.label,
+        **{f"p_{label}": p for label, p in zip(LABELS, probs, strict=True)},
+    }
+    for key, value in prediction.extra.items():
+        if key in row:
+            continue
+        if isinstance(value, Mapping):
+            row.update({f"{key}.{inner}": v for inner, v in value.items()})
+        else:
+            row[key] = value
+    return row
+
+
+def samples_frame(predictions: Iterable[Prediction], samples: Iterable[Sample]) -> pd.DataFrame:
+    """One row per prediction (a sample and a model) with its probabilities and answers as
+    columns (:func:`prediction_row`), joined with the sample's fields (:data:`SAMPLE_FIELDS`).
+    A prediction whose sample is not in ``samples`` is refused (the frame would have holes)."""
+    import pandas as pd
+
+    by_id = {s.id: s for s in samples}
+    rows = []
+    for prediction in predictions:
+        sample = by_id.get(prediction.sample_id)
+        if sample is None:
+            raise DataError(
+                f"prediction of model {prediction.model!r} for sample id {prediction.sample_id!r}, "
+                "which the samples do not hold: pass the samples the run audited"
+            )
+        row = prediction_row(prediction)
+        row.update({name: getattr(sample, name) for name in SAMPLE_FIELDS})
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    first = ["id", "model", *SAMPLE_FIELDS, "kind", "label"]
+    if frame.empty:
+        return pd.DataFrame(columns=first)
+    return frame[first + [c for c in frame.columns if c not in first]]
