@@ -15,8 +15,7 @@ same group (so the measures' per-domain slices are the per-group scores of the r
 
 from __future__ import annotations
 
-import csv
-import json
+import io
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -25,6 +24,8 @@ from typing import IO, Any
 
 from nlibias.errors import SourceError
 from nlibias.schema import Sample
+from nlibias.textio.json_text import parse_json
+from nlibias.textio.text_files import csv_header, read_csv_records, read_text
 
 CROWS_PAIRS = "crows-pairs"
 WINOQUEER = "winoqueer"
@@ -85,13 +86,14 @@ def pair_sample(
 
 
 def _rows(path: Path, required: Iterable[str]) -> Iterator[tuple[int, dict[str, str]]]:
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in required if c not in (reader.fieldnames or [])]
-        if missing:
-            raise SourceError(path, missing[0], f"missing column(s) {', '.join(missing)}", line=1)
-        for record in reader:
-            yield reader.line_num, record
+    """The rows of a CSV file read through :mod:`nlibias.textio` (UTF-8 with the line of a bad
+    byte, a byte-order mark dropped, strict rows)."""
+    text = read_text(path)
+    header = csv_header(path, text) or []
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise SourceError(path, missing[0], f"missing column(s) {', '.join(missing)}", line=1)
+    yield from read_csv_records(path, text)
 
 
 def _text(path: Path, line: int, record: dict[str, Any], name: str) -> str:
@@ -149,16 +151,17 @@ def read_winoqueer(path: str | Path) -> list[Sample]:
 
 def read_pair_rows(handle: IO[str], name: str | Path) -> list[Sample]:
     """Pairs from a CSV stream with columns ``more``, ``less`` and optional ``group``."""
-    reader = csv.DictReader(handle)
     path = Path(name)
+    text = handle.read().removeprefix("\ufeff")
+    header = csv_header(path, text) or []
     for column in ("more", "less"):
-        if column not in (reader.fieldnames or []):
+        if column not in header:
             raise SourceError(
                 path, column, f"missing column {column!r}", line=1, fix="columns: more,less[,group]"
             )
     samples: list[Sample] = []
-    for record in reader:
-        samples.append(_user_pair(path, reader.line_num, record, len(samples) + 1))
+    for line, record in read_csv_records(path, text):
+        samples.append(_user_pair(path, line, record, len(samples) + 1))
     return samples
 
 
@@ -166,10 +169,15 @@ def _user_pair(path: Path, line: int, record: dict[str, Any], index: int) -> Sam
     group = record.get("group")
     if group is not None and not isinstance(group, str):
         raise SourceError(path, "group", f"group must be text, got {group!r}", line=line)
+    more, less = _text(path, line, record, "more"), _text(path, line, record, "less")
+    if more == less:
+        raise SourceError(
+            path, "less", f"the two sentences are the same ({more!r}): the pair can only tie", line=line,
+            fix="write the less-stereotypical sentence with the other group, or remove the row",
+        )  # fmt: skip
     return pair_sample(
-        USER_PAIRS, index, _text(path, line, record, "more"), _text(path, line, record, "less"),
-        group=(group or "").strip() or None, provenance={"line": line},
-    )  # fmt: skip
+        USER_PAIRS, index, more, less, group=(group or "").strip() or None, provenance={"line": line}
+    )
 
 
 def read_user_pairs(path: str | Path) -> list[Sample]:
@@ -180,20 +188,15 @@ def read_user_pairs(path: str | Path) -> list[Sample]:
         raise SourceError(path, None, "no such file", fix="pass a .csv or .jsonl file of (more, less) pairs")
     if path.suffix.lower() in (".jsonl", ".json"):
         samples: list[Sample] = []
-        with path.open(encoding="utf-8") as handle:
-            for line, text in enumerate(handle, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    record = json.loads(text)
-                except json.JSONDecodeError as error:
-                    raise SourceError(path, None, f"not valid JSON ({error.msg})", line=line) from None
-                if not isinstance(record, dict):
-                    raise SourceError(path, None, "expected a JSON object with more and less", line=line)
-                samples.append(_user_pair(path, line, record, len(samples) + 1))
+        for line, text in enumerate(read_text(path).split("\n"), start=1):
+            if not text.strip():
+                continue
+            record = parse_json(path, text, line=line)
+            if not isinstance(record, dict):
+                raise SourceError(path, None, "expected a JSON object with more and less", line=line)
+            samples.append(_user_pair(path, line, record, len(samples) + 1))
     else:
-        with path.open(encoding="utf-8", newline="") as handle:
-            samples = read_pair_rows(handle, path)
+        samples = read_pair_rows(io.StringIO(read_text(path), newline=""), path)
     if not samples:
         raise SourceError(path, None, "no sentence pairs in the file")
     return samples

@@ -28,6 +28,18 @@ PAPER_FILTER_MODELS = (
 PAPER_HOLDOUT_MODELS = ("ynie/albert-xxlarge-v2-snli_mnli_fever_anli_R1_R2_R3-nli",)
 
 
+def _model_name(value: str) -> str:
+    if not value.strip():  # "" loads the current directory as a model
+        raise ValueError("the model name is empty; name a model (a hub id or a local path)")
+    return value
+
+
+def _directory(value: str) -> str:
+    if not value.strip():  # "" writes the run into the current directory
+        raise ValueError("the path is empty; name the run directory")
+    return value
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)  # strict: `top_k: true` is not 1
 
@@ -46,6 +58,8 @@ class ModelSpec(_Strict):
     probabilities: see docs/benchmarks.md, "Optional speed flags")."""
     compile: bool = False
     """NLI filter models: ``torch.compile`` the model (compilation first; see docs/benchmarks.md)."""
+
+    _named = field_validator("model")(classmethod(lambda cls, v: _model_name(v)))
 
     @model_validator(mode="after")
     def _check_speed(self) -> ModelSpec:
@@ -94,6 +108,8 @@ class MLMConfig(DeviceConfig):
     top_k: int = Field(default=20, ge=1)
     block_list: list[str] = []
     """Words never used as fills (compared lower-cased)."""
+
+    _named = field_validator("model")(classmethod(lambda cls, v: _model_name(v)))
 
 
 class FilterConfig(DeviceConfig):
@@ -144,6 +160,7 @@ class ExtendConfig(_Strict):
     """Everything that describes an extension run (see ``configs/bbnli-next.yaml``)."""
 
     run_dir: str = "runs/next"
+    _run_dir = field_validator("run_dir")(classmethod(lambda cls, v: _directory(v)))
     source: str | None = None
     """BBNLI JSON directory (default: the resolved data dir: NLIBIAS_DATA_DIR, user cache, download)."""
     subtopics: list[str] = []
@@ -257,7 +274,40 @@ def with_overrides(config: ExtendConfig, overrides: Mapping[str, Any]) -> Extend
     try:
         return ExtendConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(validation_error_message(exc, "overrides"), parameter="overrides") from None
+        raise _override_error(exc, overrides) from None
+
+
+_OVERRIDE_PARAMETERS = {
+    "run_dir": "out_dir",
+    "mlm.model": "mlm",
+    "mlm.top_k": "top_k",
+    "filter.models": "classifiers",
+    "filter.holdout": "holdout",
+    "filter.policy": "policy",
+    "validation.unvalidated": "unvalidated",
+    "validation.judgements": "judgements",
+    "templates.curated": "templates",
+    "templates.derive": "derive",
+    "mlm.device": "device",
+    "filter.device": "device",
+}
+"""The parameter (of ``nlibias extend``, the command line's option) each override key comes from."""
+
+
+def _override_error(exc: ValidationError, overrides: Mapping[str, Any]) -> ConfigError:
+    """The error of an override that does not validate, naming the parameter it came from (the
+    key itself, ``mlm.top_k``, means nothing to a caller who passed ``top_k``)."""
+    _, field, reason = _problems(exc, None)[0]
+    given = [key for key, value in overrides.items() if value is not None]
+    field = field or ""
+    # The override at the field, or under the section whose own check failed (named in its reason).
+    under = [key for key in given if key == field or key.startswith(field + ".")]
+    named = [key for key in under if key.rsplit(".", 1)[-1].rstrip("s") in reason]
+    key = next(iter(named or under), None)
+    if key is None:
+        return ConfigError(validation_error_message(exc, "overrides"), parameter="overrides")
+    parameter = _OVERRIDE_PARAMETERS.get(key, key.rsplit(".", 1)[-1])
+    return ConfigError(f"{parameter} {overrides[key]!r}: {reason}", parameter=parameter)
 
 
 def dump_config(config: ExtendConfig) -> str:

@@ -96,11 +96,20 @@ def build_predictors(
         )
     set_torch_threads(threads)  # process-wide: the generative LMs run with it too
 
+    for parameter, specs in (
+        ("models", models),
+        ("generative", generative),
+        ("mlm", mlm),
+        ("causal", causal),
+    ):
+        if any(not spec.strip() for spec in specs):  # "" would load the current directory as a model
+            raise ConfigError(f"{parameter} holds an empty model name; name a model", parameter=parameter)
     parsed_map: Any = None
     if label_map is not None:
-        from nlibias.models.nli.labels import parse_label_map
+        from nlibias.models.nli.labels import check_label_map_applies, parse_label_map
 
         parsed_map = parse_label_map(label_map)
+        check_label_map_applies(models)  # a map no classifier reads would be ignored without a word
     devices = [d.strip() for d in devices if d.strip()]
     if devices and device is not None:
         raise ConfigError(

@@ -4,6 +4,9 @@
 >>> load_yaml("a: 1\\nb: 2\\na: 3\\n", "config.yaml")
 Traceback (most recent call last):
 nlibias.errors.SourceError: config.yaml:3: field a: the key is given twice (first on line 1) (keep one of them)
+>>> load_yaml("mlm: {top_k: 3, top_k: 50}\\n", "config.yaml")
+Traceback (most recent call last):
+nlibias.errors.SourceError: config.yaml:1: field top_k: the key is given twice (first on line 1, column 7) (keep one of them)
 >>> load_yaml("top_k: 5\\n", "config.yaml")
 {'top_k': 5}
 """
@@ -22,20 +25,22 @@ def load_yaml(text: str, path: str | Path) -> Any:
 
     class UniqueKeyLoader(yaml.SafeLoader):
         def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-            seen: dict[Any, int] = {}
+            seen: dict[Any, tuple[int, int]] = {}
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=deep)
-                line = key_node.start_mark.line + 1
+                mark = key_node.start_mark
+                where = (mark.line + 1, mark.column + 1)
                 try:
-                    first = seen.setdefault(key, line)
+                    first = seen.setdefault(key, where)
                 except TypeError:  # an unhashable key: PyYAML's own error follows
                     continue
-                if first != line:
+                if first != where:  # the line and column: a flow mapping gives both keys on one line
+                    at = f"line {first[0]}" + (f", column {first[1]}" if first[0] == where[0] else "")
                     raise SourceError(
                         path,
                         str(key),
-                        f"the key is given twice (first on line {first})",
-                        line=line,
+                        f"the key is given twice (first on {at})",
+                        line=where[0],
                         fix="keep one of them",
                     )
             return super().construct_mapping(node, deep=deep)

@@ -12,7 +12,7 @@ that shows its labels and how to pass a mapping (``--label-map 0=entailment,1=ne
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from nlibias.errors import ConfigError, LabelMappingError
 from nlibias.schema import LABELS
@@ -174,3 +174,32 @@ def resolve_label_order(
         _check_complete(mapping, what=f"{model_name}: its labels {{{shown}}}", fix=fix)
     column_of = {label: i for i, label in mapping.items()}
     return [column_of[label] for label in LABELS]
+
+
+_WITHOUT_LABEL_IDS = frozenset({"fake", "prompt"})
+"""Classifier kinds whose outputs are not ids a label map could name (the fake; a prompted
+causal LM scores label words)."""
+
+
+def check_label_map_applies(models: Sequence[str]) -> None:
+    """Refuse a label map that no classifier would read (it would be ignored without a word):
+    no NLI classifier among ``models``, or one that has no output ids to map.
+
+    >>> check_label_map_applies(["ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli"])
+    >>> check_label_map_applies(["fake:m"])
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: label_map does not apply to 'fake:m': a fake or prompted classifier has no output ids to map; leave label_map out, or audit that model on its own
+    """
+    if not models:
+        raise ConfigError(
+            "label_map maps an NLI classifier's output ids, and models names no NLI classifier "
+            "(generative and sentence-scoring models have no label ids); leave label_map out",
+            parameter="label_map",
+        )
+    for spec in models:
+        if spec.partition(":")[0] in _WITHOUT_LABEL_IDS:
+            raise ConfigError(
+                f"label_map does not apply to {spec!r}: a fake or prompted classifier has no output ids "
+                "to map; leave label_map out, or audit that model on its own",
+                parameter="label_map",
+            )
