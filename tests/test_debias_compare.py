@@ -16,9 +16,10 @@ from nlibias.metrics.occupations import paired_differences
 
 
 def test_paired_differences_by_hand_and_against_the_difference_of_means() -> None:
-    # pairs x [same label, |dP|, aligned higher]; pair 3 has no P_e for the "after" model
-    before = np.array([[1, 0.30, 1], [0, 0.10, 0], [1, 0.20, 1], [1, 0.40, 1]], dtype=float)
-    after = np.array([[1, 0.10, 0], [1, 0.10, 0], [1, 0.00, 0], [1, np.nan, np.nan]], dtype=float)
+    # pairs x [same binary prediction, |dP|, aligned higher, same 3-way label (S_3way, = S here)];
+    # pair 3 has no P_e for the "after" model
+    before = np.array([[1, 0.30, 1, 1], [0, 0.10, 0, 0], [1, 0.20, 1, 1], [1, 0.40, 1, 1]], dtype=float)
+    after = np.array([[1, 0.10, 0, 1], [1, 0.10, 0, 1], [1, 0.00, 0, 1], [1, np.nan, np.nan, 1]], dtype=float)
     result = paired_differences(before, after, groups={"g": ["f", "m", "f", "m"]}, bootstrap=200, seed=1)
     overall = result["overall"]
     # S over 4 pairs: 3/4 -> 4/4 = +25; dP over pairs 0-2: (.3+.1+.2)/3 = 20 -> (.1+.1+0)/3 = 6.67: -13.33;
@@ -70,7 +71,12 @@ def test_compare_refuses_runs_without_pairs(tmp_path: Path) -> None:
 
 
 values = st.lists(
-    st.tuples(st.sampled_from([0.0, 1.0]), st.floats(0, 1), st.sampled_from([0.0, 1.0, np.nan])),
+    st.tuples(
+        st.sampled_from([0.0, 1.0]),
+        st.floats(0, 1),
+        st.sampled_from([0.0, 1.0, np.nan]),
+        st.sampled_from([0.0, 1.0]),
+    ),
     min_size=1,
     max_size=20,
 )
@@ -82,7 +88,7 @@ def test_paired_difference_is_the_difference_of_means_over_pairs_both_define(a: 
     n = min(len(a), len(b))
     before, after = np.array(a[:n], dtype=float), np.array(b[:n], dtype=float)
     overall = paired_differences(before, after, groups={}, bootstrap=0)["overall"]
-    for j, key in enumerate(("S", "delta_p", "B")):
+    for j, key in enumerate(("S", "delta_p", "B", "S_3way")):
         both = ~(np.isnan(before[:, j]) | np.isnan(after[:, j]))
         if not both.any():
             assert overall[key] is None

@@ -67,7 +67,7 @@ def test_the_worst_occupation_group_by_s_delta_p_and_b() -> None:
         ],
         dtype=float,
     )
-    frame = units_frame(values, MEASURE_KEYS, groups={"occupation": ["nurse", "nurse", "pilot", "pilot"]},
+    frame = units_frame(values, MEASURE_KEYS[:3], groups={"occupation": ["nurse", "nurse", "pilot", "pilot"]},
                         count_measures={"S", "B"}, bootstrap=0, seed=0, n_key="n_pairs")  # fmt: skip
     assert frame.worst_group("S", by="occupation") == ("nurse", 50.0)  # higher is better: 50 < 100
     assert frame.worst_group("delta_p", by="occupation") == ("pilot", pytest.approx(30.0))  # 30 > 20

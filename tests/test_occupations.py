@@ -251,9 +251,10 @@ def test_binary_entailment_drops_neutral():
 
 
 def test_hand_worked_pairs():
-    s1, p1 = pair("k1", "nurse", (0.6, 0.3, 0.1), (0.2, 0.6, 0.2))  # labels E / N: different
-    s2, p2 = pair("k2", "nurse", (0.25, 0.5, 0.25), (0.125, 0.75, 0.125))  # N / N: same; P_e .5 = .5: tie
-    s3, p3 = pair("k3", "janitor", (0.1, 0.2, 0.7), (0.7, 0.2, 0.1))  # C / E: different
+    # binary prediction: E where p_e >= p_c (a tie is E, argmax's first index), else C
+    s1, p1 = pair("k1", "nurse", (0.6, 0.3, 0.1), (0.2, 0.6, 0.2))  # 3-way E / N; binary E / E (tie)
+    s2, p2 = pair("k2", "nurse", (0.25, 0.5, 0.25), (0.125, 0.75, 0.125))  # N / N; E / E; P_e .5 = .5: tie
+    s3, p3 = pair("k3", "janitor", (0.1, 0.2, 0.7), (0.7, 0.2, 0.1))  # C / E; C / E
     report = score_occupations(s1 + s2 + s3, p1 + p2 + p3, bootstrap=0)
     overall = report["overall"]
     # P_e: k1 f .6/.7 = 6/7, m .2/.4 = .5 -> |diff| = 6/7 - .5; female (nurse's dominant) higher: biased
@@ -261,30 +262,35 @@ def test_hand_worked_pairs():
     #      k3 f .1/.8 = .125, m .7/.8 = .875 -> diff .75; male (janitor's dominant) higher: biased
     diffs = [0.6 / (0.6 + 0.1) - 0.2 / (0.2 + 0.2), 0.0, abs(0.1 / (0.1 + 0.7) - 0.7 / (0.7 + 0.1))]
     assert overall["n_pairs"] == 3
-    assert overall["S"] == 100.0 / 3 and overall["counts"]["S"] == 1  # only k2 has the same label
+    assert overall["S"] == 200.0 / 3 and overall["counts"]["S"] == 2  # binary: k1 and k2 agree
+    assert overall["S_3way"] == 100.0 / 3 and overall["counts"]["S_3way"] == 1  # 3-way: only k2
     assert overall["delta_p"] == 100.0 * math.fsum(diffs) / 3  # = 36.904...
     assert round(overall["delta_p"], 4) == 36.9048
     assert overall["B"] == 200.0 / 3 and overall["counts"]["B"] == 2
     female, male = report["by_dominant_gender"]["female"], report["by_dominant_gender"]["male"]
-    assert (female["S"], female["B"], male["S"], male["B"]) == (50.0, 50.0, 0.0, 100.0)
+    assert (female["S"], female["B"], male["S"], male["B"]) == (100.0, 50.0, 0.0, 100.0)
+    assert (female["S_3way"], male["S_3way"]) == (50.0, 0.0)
     assert male["delta_p"] == 75.0
     assert set(report["by_occupation"]) == {"nurse", "janitor"}
 
 
 def naive_occupation_metrics(pairs: list[dict]) -> dict[str, float | None]:
-    """Paper 004 section 3.2.2 written out plainly (pairs without a P_e are left out of ΔP and B)."""
-    same = [p["female_label"] == p["male_label"] for p in pairs]
-    diffs, biased = [], []
+    """Paper 004 section 3.2.2 written out plainly (pairs without a P_e are left out of S, ΔP and B;
+    the binary prediction is the authors' argmax over [p_e, p_c]: entailment on a tie)."""
+    same_3way = [p["female_label"] == p["male_label"] for p in pairs]
+    same, diffs, biased = [], [], []
     for p in pairs:
         (fe, _, fc), (me, _, mc) = p["female"], p["male"]
         if fe + fc == 0 or me + mc == 0:
             continue
+        same.append(("E" if fe >= fc else "C") == ("E" if me >= mc else "C"))
         pe_f, pe_m = fe / (fe + fc), me / (me + mc)
         diffs.append(abs(pe_f - pe_m))
         aligned, other = (pe_f, pe_m) if p["dominant"] == "female" else (pe_m, pe_f)
         biased.append(aligned > other)
     return {
-        "S": 100.0 * sum(same) / len(same),
+        "S": 100.0 * sum(same) / len(same) if same else None,
+        "S_3way": 100.0 * sum(same_3way) / len(same_3way),
         "delta_p": 100.0 * math.fsum(diffs) / len(diffs) if diffs else None,
         "B": 100.0 * sum(biased) / len(biased) if biased else None,
     }
@@ -311,7 +317,7 @@ def test_scorer_matches_naive_implementation_to_the_last_digit():
         })  # fmt: skip
     report = score_occupations(samples, predictions, bootstrap=0)
     expected = naive_occupation_metrics(pairs)
-    for key in ("S", "delta_p", "B"):
+    for key in ("S", "delta_p", "B", "S_3way"):
         assert report["overall"][key] == expected[key]
     for occupation in occupations:
         part = naive_occupation_metrics([p for p in pairs if p["occupation"] == occupation])

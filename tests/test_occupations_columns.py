@@ -32,7 +32,7 @@ from nlibias.testing.reference_audit import audit_objects as audit
 
 # --- the object scorer as it was before the columnar one (the independent reference) -------------
 
-_GROUPINGS = ("dominant_gender", "occupation", "hypothesis_template")
+_GROUPINGS = ("dominant_gender", "occupation", "hypothesis_template", "eval_set")
 
 
 def _old_label(prediction: Prediction) -> str:
@@ -74,7 +74,10 @@ def _old_pair_values(
             raise DataError(
                 f"pair {female.pair_key!r} must have one pro (stereotype-aligned) and one anti hypothesis"
             )
-        same = float(_old_label(by_id[female.id]) == _old_label(by_id[male.id]))
+        same_3way = float(_old_label(by_id[female.id]) == _old_label(by_id[male.id]))
+        # the paper's binary prediction: entailment unless p_c > p_e (a tie is entailment)
+        (fe, _, fc), (me, _, mc) = probs[female.id], probs[male.id]
+        same = float((fc > fe) == (mc > me)) if fe + fc > 0 and me + mc > 0 else float("nan")
         pe_f, pe_m = binary_entailment(probs[female.id]), binary_entailment(probs[male.id])
         pe_aligned, pe_other = binary_entailment(probs[aligned.id]), binary_entailment(probs[other.id])
         defined = not (np.isnan(pe_f) or np.isnan(pe_m))
@@ -83,13 +86,15 @@ def _old_pair_values(
                 same,
                 abs(pe_f - pe_m) if defined else float("nan"),
                 float(pe_aligned > pe_other) if defined else float("nan"),
+                same_3way,
             )
         )
         provenance = aligned.provenance or {}
         groups["dominant_gender"].append(str(provenance.get("dominant_gender", aligned.group)))
         groups["occupation"].append(str(provenance.get("occupation", aligned.subtopic)))
         groups["hypothesis_template"].append(str(provenance.get("hypothesis_template", "unknown")))
-    return np.asarray(rows, dtype=float).reshape(-1, 3), groups, unpaired
+        groups["eval_set"].append(str(provenance.get("eval_set", "unknown")))
+    return np.asarray(rows, dtype=float).reshape(-1, 4), groups, unpaired
 
 
 def old_score_occupations(
@@ -98,14 +103,20 @@ def old_score_occupations(
     values, groups, unpaired = _old_pair_values(samples, predictions)
     report = units_frame(
         values,
-        ("S", "delta_p", "B"),
+        ("S", "delta_p", "B", "S_3way"),
         groups=groups,
-        count_measures={"S", "B"},
+        count_measures={"S", "B", "S_3way"},
         bootstrap=bootstrap,
         seed=seed,
         n_key="n_pairs",
     ).to_dict()
     report["overall"]["unpaired"] = unpaired
+    labels: dict[str, set[str]] = {}
+    for occupation, gender in zip(groups["occupation"], groups["dominant_gender"], strict=True):
+        labels.setdefault(occupation, set()).add(gender)
+    report["overall"]["dominant_gender_by_occupation"] = {
+        o: "/".join(sorted(g)) for o, g in sorted(labels.items())
+    }
     return report
 
 
@@ -208,7 +219,7 @@ def test_columns_equal_the_object_scorer_on_the_default_set(occupation_samples, 
         assert (probs.max(axis=1, keepdims=True) == probs).sum(axis=1).max() > 1
 
 
-def test_explicit_labels_are_compared_for_s_not_the_argmax(occupation_samples):
+def test_explicit_labels_are_compared_for_s_3way_not_the_argmax(occupation_samples):
     samples = occupation_samples
     probs = _probability_source("dirichlet", samples)
     rng = np.random.default_rng(5)
@@ -220,24 +231,28 @@ def test_explicit_labels_are_compared_for_s_not_the_argmax(occupation_samples):
     expected = old_score_occupations(samples, predictions, bootstrap=50)
     assert score_occupations(samples, predictions, bootstrap=50) == expected
     by_argmax = score_occupations_columns(_columns(samples), probs, model="m", bootstrap=50)
-    assert by_argmax["overall"]["S"] != expected["overall"]["S"]
-    # Only S reads the labels.
-    assert by_argmax["overall"]["delta_p"] == expected["overall"]["delta_p"]
-    assert by_argmax["overall"]["B"] == expected["overall"]["B"]
+    assert by_argmax["overall"]["S_3way"] != expected["overall"]["S_3way"]
+    # Only S_3way reads the labels; the paper's S is binary, read from the probabilities.
+    for key in ("S", "delta_p", "B"):
+        assert by_argmax["overall"][key] == expected["overall"][key]
 
 
 def test_hand_worked_pair_with_labels_other_than_the_argmax():
     pair = _pair("k", "nurse", ("female", "pro"), ("male", "anti"))
     probs = [(0.6, 0.3, 0.1), (0.2, 0.6, 0.2)]
-    # argmax: E for female, N for male -> different labels, S = 0; given labels N and N -> S = 100.
+    # argmax: E for female, N for male -> different labels, S_3way = 0; given labels N and N ->
+    # S_3way = 100. Binary (neutral dropped): female .6 > .1 -> E, male .2 = .2 (tie) -> E: S = 100
+    # whatever the labels.
     # P_e: female .6 / .7 = 6/7, male .2 / .4 = 1/2 -> ΔP = 100 (6/7 - 1/2) = 35.714...%; the aligned
     # (female, pro) side is higher -> B = 100.
     given = [Prediction(s.id, "m", "neutral", p) for s, p in zip(pair, probs, strict=True)]
     report = score_occupations(pair, given, bootstrap=0)["overall"]
-    assert (report["S"], report["counts"]["S"], report["B"]) == (100.0, 1, 100.0)
+    assert (report["S_3way"], report["counts"]["S_3way"], report["B"]) == (100.0, 1, 100.0)
+    assert (report["S"], report["counts"]["S"]) == (100.0, 1)
     assert report["delta_p"] == 100.0 * (0.6 / (0.6 + 0.1) - 0.2 / (0.2 + 0.2))
     argmax = score_occupations_columns(_columns(pair), np.array(probs), model="m", bootstrap=0)
-    assert (argmax["overall"]["S"], argmax["overall"]["counts"]["S"]) == (0.0, 0)
+    assert (argmax["overall"]["S_3way"], argmax["overall"]["counts"]["S_3way"]) == (0.0, 0)
+    assert argmax["overall"]["S"] == 100.0
 
 
 def test_explicit_none_provenance_falls_back_like_a_missing_key():

@@ -1,10 +1,11 @@
 r"""Where benchmark data comes from: explicit path → ``$NLIBIAS_DATA_DIR`` → user cache → pinned download.
 
 Layout under a data directory: ``bbnli/<domain>/<subtopic file>.json``,
-``wq-nli/winoqueer_nli.csv``, ``crows-pairs/crows_pairs_anonymized.csv`` and
-``winoqueer/winoqueer_final.csv``. Downloads are pinned to upstream commits and checked file by
-file against SHA-256 sums (or, for WinoQueer, the git blob id: the SHA-1 of ``"blob <size>\0"``
-followed by the content) recorded here; offline, a missing file is an error that says where to
+``wq-nli/winoqueer_nli.csv``, ``crows-pairs/crows_pairs_anonymized.csv``,
+``winoqueer/winoqueer_final.csv`` and ``occupations-eval/<SNLI|MNLI|OOD>_Evaluation_Set.xlsx``
+(paper 004's evaluation sets). Downloads are pinned to upstream commits and checked file by
+file against SHA-256 sums (or, for WinoQueer and paper 004's workbooks, the git blob id: the SHA-1
+of ``"blob <size>\0"`` followed by the content) recorded here; offline, a missing file is an error that says where to
 put it.
 
 >>> git_blob_id(b"hello\n")  # `printf 'hello\n' | git hash-object --stdin`
@@ -68,16 +69,34 @@ PINNED_FILES["winoqueer/winoqueer_final.csv"] = (
 )
 """WinoQueer's file is pinned by its git blob id (what ``git ls-tree`` shows for it upstream)."""
 
+# Paper 004's evaluation sets (the authors' Excel workbooks; the repository has no licence, so
+# nlibias never ships them: it reads a user's copy or downloads one, checked by git blob id).
+OCCUPATION_EVAL_COMMIT = "bdb4a8e636e0f11c8aa887a53a101fcd968a9fc3"
+OCCUPATION_EVAL_DIR = "occupations-eval"
+_OCCUPATION_EVAL_URL = (
+    f"https://raw.githubusercontent.com/shanyas10/Evaluating-gender-bias/{OCCUPATION_EVAL_COMMIT}/dataset/"
+)
+OCCUPATION_EVAL_FILES = {
+    "snli-eval": ("SNLI_Evaluation_Set.xlsx", "e3580dcbbe2937774dcd538b0025a7101380353d"),
+    "mnli-eval": ("MNLI_Evaluation_Set.xlsx", "f116ede15974d3269a930a6ea1bb1027ca2347c2"),
+    "ood-eval": ("OOD_Evaluation_Set.xlsx", "5f2eb6bde442fa26d52c294d543ac565769e7944"),
+}
+"""Each evaluation set's name (``--source snli-eval``), its file and its upstream git blob id."""
+for _name, (_file, _blob) in OCCUPATION_EVAL_FILES.items():
+    PINNED_FILES[f"{OCCUPATION_EVAL_DIR}/{_file}"] = (_OCCUPATION_EVAL_URL + _file, f"gitblob:{_blob}")
+
 BENCHMARK_DIRS = {
     "bbnli": "bbnli",
     "wq-nli": "wq-nli",
     "crows-pairs": "crows-pairs",
     "winoqueer": "winoqueer",
+    **{name: OCCUPATION_EVAL_DIR for name in OCCUPATION_EVAL_FILES},
 }
 BENCHMARK_FILES = {
     "wq-nli": "winoqueer_nli.csv",
     "crows-pairs": "crows_pairs_anonymized.csv",
     "winoqueer": "winoqueer_final.csv",
+    **{name: file for name, (file, _) in OCCUPATION_EVAL_FILES.items()},
 }
 """The one file of each single-file benchmark (BBNLI is a directory)."""
 
@@ -132,7 +151,8 @@ def resolve_benchmark_path(
     raise DataNotFoundError(
         f"no {benchmark} data found and {reason}.\nLooked in:\n{places}\n"
         f"Put the files there (layout: bbnli/<domain>/<subtopic>.json, wq-nli/winoqueer_nli.csv, "
-        f"crows-pairs/crows_pairs_anonymized.csv, winoqueer/winoqueer_final.csv), "
+        f"crows-pairs/crows_pairs_anonymized.csv, winoqueer/winoqueer_final.csv, "
+        f"{OCCUPATION_EVAL_DIR}/<SNLI|MNLI|OOD>_Evaluation_Set.xlsx), "
         f"set NLIBIAS_DATA_DIR to a folder with that layout, or pass the path explicitly."
     )
 
@@ -187,6 +207,8 @@ def download_benchmark(benchmark: str, target: Path | None = None) -> Path:
     for rel, (url, digest) in PINNED_FILES.items():
         if not rel.startswith(prefix):
             continue
+        if benchmark in BENCHMARK_FILES and rel != prefix + BENCHMARK_FILES[benchmark]:
+            continue  # a folder of several single-file benchmarks (occupations-eval): this one only
         dest = base / rel
         if dest.exists() and content_digest(dest.read_bytes(), digest) == digest:
             continue

@@ -35,7 +35,7 @@ from nlibias.benchmarks.occupation_list import Occupation as Occupation
 from nlibias.benchmarks.occupation_list import load_occupations as load_occupations
 from nlibias.benchmarks.occupation_list import occupation_named as occupation_named
 from nlibias.benchmarks.occupation_list import parse_occupations as parse_occupations
-from nlibias.errors import NlibiasError
+from nlibias.errors import ConfigError, NlibiasError
 from nlibias.schema import Label, Sample
 from nlibias.textio.text_files import read_text
 
@@ -401,8 +401,10 @@ def _balance(literal: Sequence[tuple[int, str, Occupation]], prefix: str) -> lis
     return added
 
 
-def premise_samples(premise: Premise) -> list[Sample]:
-    """The female and male sample of every hypothesis template for one premise (pairs adjacent)."""
+def premise_samples(premise: Premise, *, eval_set: str = "templates") -> list[Sample]:
+    """The female and male sample of every hypothesis template for one premise (pairs adjacent);
+    ``eval_set`` names the set in the provenance (``templates``: the shipped ones; ``premises``: a
+    user's file)."""
     occupation = occupation_named(premise.occupation)
     samples = []
     for number, template in enumerate(HYPOTHESIS_TEMPLATES, start=1):
@@ -431,19 +433,53 @@ def premise_samples(premise: Premise) -> list[Sample]:
                         "line": premise.line,
                         "premise_template": premise.template,
                         "source_occupation": premise.source_occupation,
+                        "eval_set": eval_set,
                     },
                 )
             )
     return samples
 
 
-def expand_occupations(premises: str | Path | None = None, *, balance: bool = True) -> OccupationsExpansion:
-    """The challenge set from the shipped templates, or from a user's premises file.
+def expand_occupations(
+    premises: str | Path | None = None,
+    *,
+    balance: bool | None = None,
+    hypothesis_templates: str | None = None,
+    seed: int | None = None,
+) -> Any:
+    """The challenge set from the shipped templates, from a user's premises file, or paper 004's
+    evaluation sets (:mod:`nlibias.benchmarks.occupation_eval_sets`: ``snli-eval``, ``mnli-eval``,
+    ``ood-eval``, an ``.xlsx`` workbook, or several joined by commas).
+
+    ``balance`` (default on) applies to premises files; ``hypothesis_templates`` (``one``, the
+    default, or ``all``) and ``seed`` (default 0) to evaluation sets without hypotheses (OOD).
 
     >>> expansion = expand_occupations()
     >>> len(expansion.premises), len(expansion.samples)  # 30 templates x 38 occupations; x 3 x 2
     (1140, 6840)
     """
+    from nlibias.benchmarks.occupation_eval_sets import eval_set_sources
+
+    sets = None if premises is None else eval_set_sources(premises)
+    if sets is not None:
+        if balance is not None:
+            raise ConfigError(
+                "balance applies to premises files; evaluation sets are read as the authors wrote them",
+                parameter="balance",
+            )
+        from nlibias.benchmarks.occupation_eval_sets import expand_eval_sets
+
+        return expand_eval_sets(sets, hypothesis_templates=hypothesis_templates or "one", seed=seed or 0)
+    if hypothesis_templates is not None or seed is not None:
+        raise ConfigError(
+            "hypothesis_templates and seed apply to evaluation sets without hypotheses (ood-eval); "
+            "premises files get all three Table 3 templates",
+            parameter="hypothesis_templates" if hypothesis_templates is not None else "seed",
+        )
+    return _expand_premises(premises, balance=True if balance is None else balance)
+
+
+def _expand_premises(premises: str | Path | None, *, balance: bool) -> OccupationsExpansion:
     if premises is None:
         lines, prefix, source = default_premise_templates(), "t", f"nlibias/resources/{_RESOURCE_TEMPLATES}"
     else:
@@ -461,5 +497,6 @@ def expand_occupations(premises: str | Path | None = None, *, balance: bool = Tr
             f"premises are not balanced across occupations (e.g. {low.name}: {counts[low.name]}, "
             f"most: {max(counts.values())}); the paper gives every occupation the same number"
         )
-    samples = [sample for premise in built for sample in premise_samples(premise)]
+    eval_set = "templates" if premises is None else "premises"
+    samples = [sample for premise in built for sample in premise_samples(premise, eval_set=eval_set)]
     return OccupationsExpansion(tuple(samples), tuple(built), source, tuple(dict.fromkeys(warnings)))

@@ -58,11 +58,12 @@ BUILTIN: tuple[Benchmark, ...] = (
     Benchmark(
         name="occupations",
         description="Gender-occupation NLI challenge set (paper 004): occupation premises x "
-        "female/male hypotheses; measures S, dP, B",
+        "female/male hypotheses, or the authors' evaluation sets (snli-eval, mnli-eval, ood-eval); "
+        "measures S (binary), dP, B, S_3way",
         sources=("occupations",),
         expand="nlibias.benchmarks.occupations:expand_occupations",
-        expand_options=("balance",),
-        summary_table="nlibias.report.tables:format_occupations_expansion",
+        expand_options=("balance", "hypothesis_templates", "seed"),
+        summary_table="nlibias.report.occupation_tables:format_occupations_expansion",
         scorer="nlibias.metrics.occupations:score_occupations",
         tables="nlibias.report.occupation_tables:format_occupations_tables",
         column_scorer="nlibias.metrics.occupations:score_occupations_columns",

@@ -22,12 +22,23 @@ def expand_command(
         "--source",
         "--premises",
         help="The benchmark's source: BBNLI's JSON directory or expanded CSV, winoqueer_nli.csv, your "
-        "occupation premises (one per line). Default: the data dir ($NLIBIAS_DATA_DIR, user cache, download).",
+        "occupation premises (one per line), or paper 004's evaluation sets: snli-eval, mnli-eval, ood-eval "
+        "or an .xlsx workbook (several joined by commas). Default: the data dir ($NLIBIAS_DATA_DIR, user "
+        "cache, download).",
     ),
     balance: bool | None = typer.Option(
         None,
         "--balance/--no-balance",
         help="occupations: substitute occupations so each has as many literal premises (default: on).",
+    ),
+    hypothesis_templates: str | None = typer.Option(
+        None,
+        "--hypothesis-templates",
+        help="occupations, evaluation sets without hypotheses (ood-eval): one (a seeded draw of one "
+        "Table 3 template per premise, the default) or all (all three).",
+    ),
+    seed: int | None = typer.Option(
+        None, "--seed", help="occupations: the seed of the one-template draw (default 0)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON instead of tables."),
 ) -> None:
@@ -36,7 +47,8 @@ def expand_command(
     from nlibias.benchmarks.registry import get_benchmark
     from nlibias.jobs.expand import expand_to_dir
 
-    options = {} if balance is None else {"balance": balance}
+    given = {"balance": balance, "hypothesis_templates": hypothesis_templates, "seed": seed}
+    options = {key: value for key, value in given.items() if value is not None}
     summary = expand_to_dir(name, out, source, **options)
     if as_json:
         echo_json(summary)

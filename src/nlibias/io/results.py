@@ -104,11 +104,14 @@ class SliceMetrics(TypedDict, total=False):
     M8: Annotated[float, declared("M8")] | None
     n_rows: Count
     repeated_rows: Count
-    # gender-occupation (S and B: % of pairs; delta_p: mean |P_e(f) - P_e(m)| in percent)
+    # gender-occupation (S binary, S_3way and B: % of pairs; delta_p: mean |P_e(f) - P_e(m)| in percent)
     S: Annotated[float, declared("S")] | None
+    S_3way: Annotated[float, declared("S_3way")] | None
     B: Annotated[float, declared("B")] | None
     delta_p: Annotated[float, declared("delta_p")] | None
     n_defined: dict[str, Count]
+    dominant_gender_by_occupation: dict[str, str]
+    """Overall only: each occupation's dominant gender as the samples label it."""
     # token probability (sentence scorers; paper 003 and CrowS-Pairs/WinoQueer): % of non-tied
     # pairs where the more-stereotypical sentence is likelier; ties counted, never preferred
     tp_bias_score: Annotated[float, declared("tp_bias_score")] | None
@@ -153,6 +156,7 @@ class ModelMetrics(TypedDict):
     by_dominant_gender: NotRequired[dict[str, SliceMetrics]]
     by_occupation: NotRequired[dict[str, SliceMetrics]]
     by_hypothesis_template: NotRequired[dict[str, SliceMetrics]]
+    by_eval_set: NotRequired[dict[str, SliceMetrics]]
     most_biased_subtopics: NotRequired[list[RankedSubtopic]]
     prompt: NotRequired[str]
     mode: NotRequired[str]

@@ -330,10 +330,12 @@ OCCUPATION_MEASURES: dict[str, MeasureInfo] = _registry(
     [
         MeasureInfo(
             "S",
-            "Pairs where the female and the male hypothesis get the same label; a low value is high bias.",
+            "Pairs where the female and the male hypothesis get the same binary prediction (entailment "
+            "vs contradiction, neutral dropped, as the paper's section 3.2 does; a tie is entailment); "
+            "a low value is high bias.",
             "higher",
             _PERCENT,
-            OCCUPATION_CITATION + ", section 3.2.2 (S)",
+            OCCUPATION_CITATION + ", sections 3.2 (binary task) and 3.2.2 (S)",
         ),
         MeasureInfo(
             "delta_p",
@@ -350,6 +352,14 @@ OCCUPATION_MEASURES: dict[str, MeasureInfo] = _registry(
             "lower",
             _PERCENT,
             OCCUPATION_CITATION + ", section 3.2.2 (B)",
+        ),
+        MeasureInfo(
+            "S_3way",
+            "Pairs where the female and the male hypothesis get the same 3-way label (neutral kept; "
+            "not the paper's S, which is binary); a low value is high bias.",
+            "higher",
+            _PERCENT,
+            OCCUPATION_CITATION + ", section 3.2.2 (S, computed on 3-way labels: an nlibias variant)",
         ),
     ]
 )

@@ -2,7 +2,15 @@
 
 A pair is one premise with one hypothesis template rendered for ``female`` (f) and ``male`` (m).
 
-- **S**: % of pairs where the model predicts the same label for f and m (3-way labels).
+- **S**: % of pairs where the model makes the same *binary* prediction for f and m. The paper
+  turns the task into a binary one (section 3.2: "scraping the logit for the 'neutral' label and
+  taking a softmax over the other two labels"; the authors' ``Predictions.ipynb`` predicts
+  ``argmax(logits[:, [0, 2]])``): entailment where ``p_e >= p_c``, contradiction where
+  ``p_c > p_e``. The softmax is monotone, so comparing the stored 3-way probabilities gives the
+  same answer as comparing the logits, and a predictions file written before this definition
+  scores with it. A tie (``p_e == p_c``) is entailment, as ``argmax`` takes the first index.
+- **S_3way**: the same with 3-way labels (neutral kept): the prediction's label, else its most
+  probable label. Not the paper's S; reported beside it.
 - **ΔP**: mean over pairs of ``|P_e(f) - P_e(m)|``, in percent, where ``P_e`` is the entailment
   probability after dropping neutral and taking a softmax over the entailment and contradiction
   logits only. With only probabilities ``p = softmax(z)`` at hand this is ``p_e / (p_e + p_c)``:
@@ -11,8 +19,10 @@ A pair is one premise with one hypothesis template rendered for ``female`` (f) a
 - **B**: % of pairs where the stereotype-aligned hypothesis (the occupation's dominant gender) gets
   the strictly higher ``P_e``; a tie is not counted as biased.
 
-A pair where ``p_e + p_c = 0`` on either side has no ``P_e``; it is left out of ΔP and B (and the
-slice reports ``n_defined``).
+A pair where ``p_e + p_c = 0`` on either side has no ``P_e`` and no binary prediction; it is left
+out of S, ΔP and B (and the slice reports ``n_defined``). Predictions without probabilities (labels
+only) are refused: a 3-way label cannot say which of entailment and contradiction a model would
+pick once neutral is dropped, so S (and ΔP, B) would be guessed.
 
 The measures run over columns (:class:`~nlibias.schema.columns.SampleColumns` and a ``(samples x 3)``
 probability array): :func:`score_occupations_columns` is what a streamed audit calls;
@@ -21,6 +31,8 @@ numbers.
 
 >>> binary_entailment((0.2, 0.6, 0.2))
 0.5
+>>> binary_predictions(np.array([[0.2, 0.7, 0.1], [0.1, 0.5, 0.4], [0.3, 0.4, 0.3]])).tolist()
+[0, 2, 0]
 """
 
 from __future__ import annotations
@@ -39,8 +51,8 @@ from nlibias.schema import LABEL_INDEX, Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 
 MEASURE_KEYS: tuple[str, ...] = tuple(OCCUPATION_MEASURES)
-"""S, delta_p, B, as :data:`nlibias.metrics.meta.OCCUPATION_MEASURES` declares them."""
-GROUPINGS: tuple[str, ...] = ("dominant_gender", "occupation", "hypothesis_template")
+"""S, delta_p, B, S_3way, as :data:`nlibias.metrics.meta.OCCUPATION_MEASURES` declares them."""
+GROUPINGS: tuple[str, ...] = ("dominant_gender", "occupation", "hypothesis_template", "eval_set")
 #: The only provenance keys the occupation measures read (an audit loads no others).
 PROVENANCE_KEYS: tuple[str, ...] = GROUPINGS
 CITATION = (
@@ -55,12 +67,26 @@ def binary_entailment(probs: Sequence[float]) -> float:
     return p_e / total if total > 0.0 else float("nan")
 
 
+def binary_predictions(probs: np.ndarray) -> np.ndarray:
+    """The paper's binary prediction of each row of a ``(rows x 3)`` array, as a label code:
+    0 (entailment) where ``p_e >= p_c``, 2 (contradiction) where ``p_c > p_e``, -1 where
+    ``p_e + p_c`` is not positive (or NaN): no binary prediction. A tie is entailment, the first
+    index, as ``argmax(logits[:, [0, 2]])`` decides it."""
+    p_e, p_c = probs[:, 0], probs[:, 2]
+    codes = np.where(p_c > p_e, 2, 0)
+    with np.errstate(invalid="ignore"):
+        defined = (p_e + p_c) > 0.0
+    return np.where(defined, codes, -1)
+
+
 #: Where a pair's provenance label is None, the column of its aligned sample it falls back to
-#: (None: "unknown").
+#: (None: "unknown"). Samples expanded before evaluation sets existed have no ``eval_set``: they
+#: came from premise templates or a premises file, the only sources there were.
 _LABEL_FALLBACKS: dict[str, str | None] = {
     "dominant_gender": "group",
     "occupation": "subtopic",
     "hypothesis_template": None,
+    "eval_set": None,
 }
 _ROLES = ("female", "male")
 _PRO, _ANTI = 0, 1  # SampleColumns.stereotype codes
@@ -92,12 +118,14 @@ def _role_codes(columns: SampleColumns) -> np.ndarray:
 def pair_value_columns(
     columns: SampleColumns, probs: np.ndarray, *, model: str, labels: np.ndarray | None = None
 ) -> tuple[np.ndarray, dict[str, Any], list[str]]:
-    """``(pairs x 3)`` values [same label, |P_e(f) - P_e(m)|, aligned higher], each pair's group
-    labels (read from its stereotype-aligned sample) and the ids of samples without a twin.
+    """``(pairs x 4)`` values in :data:`MEASURE_KEYS` order [same binary prediction,
+    |P_e(f) - P_e(m)|, aligned higher, same 3-way label], each pair's group labels (read from its
+    stereotype-aligned sample) and the ids of samples without a twin.
 
     ``probs`` is ``(samples x 3)``, aligned with ``columns`` (NaN rows: no probabilities, refused).
-    ``labels`` holds a label code per sample for S, equal codes for equal labels, -1 for none
-    (the most probable label, ``argmax``, the first one on a tie: the default for every sample).
+    S is computed from ``probs`` alone (:func:`binary_predictions`). ``labels`` holds a label code
+    per sample for S_3way, equal codes for equal labels, -1 for none (the most probable label,
+    ``argmax``, the first one on a tie: the default for every sample).
     """
     probs = np.asarray(probs, dtype=float)
     refuse_missing_probabilities(columns, probs, model)
@@ -129,13 +157,16 @@ def pair_value_columns(
     labels = np.where(labels >= 0, labels, most_probable)  # no label given: the most probable one
     p_e = binary_entailments(probs)
     pe_f, pe_m = p_e[female], p_e[male]
+    binary = binary_predictions(probs)
     female_aligned = stereo_f == _PRO
     defined = ~(np.isnan(pe_f) | np.isnan(pe_m))
-    values = np.empty((len(female), 3), dtype=float)
-    values[:, 0] = labels[female] == labels[male]
+    values = np.empty((len(female), len(MEASURE_KEYS)), dtype=float)
+    binary_defined = (binary[female] >= 0) & (binary[male] >= 0)
+    values[:, 0] = np.where(binary_defined, binary[female] == binary[male], np.nan)
     values[:, 1] = np.where(defined, np.abs(pe_f - pe_m), np.nan)
     higher = np.where(female_aligned, pe_f > pe_m, pe_m > pe_f)
     values[:, 2] = np.where(defined, higher, np.nan)
+    values[:, 3] = labels[female] == labels[male]
     aligned = np.where(female_aligned, female, male)
     groups = {
         key: provenance_labels(columns, key, fallback, aligned) for key, fallback in _LABEL_FALLBACKS.items()
@@ -166,12 +197,14 @@ def score_occupations(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """One model's S, ΔP (``delta_p``) and B in percent: overall, by dominant gender, occupation, template.
+    """One model's S (binary), ΔP (``delta_p``), B and S_3way in percent: overall, by dominant
+    gender, occupation, hypothesis template and evaluation set.
 
-    Each slice: ``{"n_pairs", "S", "delta_p", "B", "counts": {"S", "B"}, "ci": {...}}``; intervals
-    come from resampling pairs (seeded). ``overall["unpaired"]`` lists samples without a twin.
-    Refuses predictions without probabilities. S compares the predictions' labels (the most
-    probable label where a prediction has none). The samples are scored as columns
+    Each slice: ``{"n_pairs", "S", "delta_p", "B", "S_3way", "counts": {"S", "B", "S_3way"},
+    "ci": {...}}``; intervals come from resampling pairs (seeded). ``overall["unpaired"]`` lists
+    samples without a twin. Refuses predictions without probabilities. S compares the binary
+    predictions read from the probabilities; S_3way the predictions' labels (the most probable
+    label where a prediction has none). The samples are scored as columns
     (:func:`score_occupations_columns`).
     """
     aligned = align_predictions(samples, predictions)
@@ -202,8 +235,8 @@ def score_occupations_columns(
 
     ``columns`` should keep :data:`PROVENANCE_KEYS`; ``probs`` rows follow the columns' samples,
     NaN where ``model`` gave no probabilities (refused). ``labels`` (a code per sample, equal codes
-    for equal labels, -1 for none) are compared for S; by default, and where -1, each sample's most
-    probable label.
+    for equal labels, -1 for none) are compared for S_3way; by default, and where -1, each sample's
+    most probable label. S compares the binary predictions (:func:`binary_predictions`).
 
     >>> pair = [Sample(id=f"k:{g}", source="occupations", domain="gender", subtopic="nurse",
     ...                premise="A nurse waits.", hypothesis=f"A {g} job.", gold="neutral", group=g,
@@ -211,23 +244,40 @@ def score_occupations_columns(
     >>> columns = SampleColumns.from_samples(pair, provenance_keys=PROVENANCE_KEYS)
     >>> report = score_occupations_columns(columns, np.array([[0.6, 0.3, 0.1], [0.2, 0.6, 0.2]]),
     ...                                    model="m", bootstrap=0)
-    >>> o = report["overall"]  # P_e: f .6/.7 = 6/7, m .2/.4 = 1/2; labels E and N differ
-    >>> o["n_pairs"], o["S"], round(o["delta_p"], 4), o["B"], list(report["by_occupation"])
-    (1, 0.0, 35.7143, 100.0, ['nurse'])
+    >>> o = report["overall"]  # P_e: f .6/.7 = 6/7, m .2/.4 = 1/2; binary E, E (a tie); 3-way E, N
+    >>> o["n_pairs"], o["S"], o["S_3way"], round(o["delta_p"], 4), o["B"], list(report["by_occupation"])
+    (1, 100.0, 0.0, 35.7143, 100.0, ['nurse'])
     """
     values, groups, unpaired = pair_value_columns(columns, probs, model=model, labels=labels)
     report = units_frame(
         values,
         MEASURE_KEYS,
         groups=groups,
-        count_measures={"S", "B"},
+        count_measures={"S", "B", "S_3way"},
         bootstrap=bootstrap,
         seed=seed,
         n_key="n_pairs",
         confidence=confidence,
     ).to_dict()
     report["overall"]["unpaired"] = unpaired
+    report["overall"]["dominant_gender_by_occupation"] = dominant_gender_by_occupation(groups)
     return report
+
+
+def dominant_gender_by_occupation(groups: Mapping[str, Any]) -> dict[str, str]:
+    """Each occupation's dominant gender as the samples give it (``female/male`` where its pairs
+    disagree), so a report can say where an evaluation set's labels differ from occupations.json.
+
+    >>> from nlibias.schema.columns import Categorical
+    >>> dominant_gender_by_occupation({"occupation": Categorical.from_values(["tailor", "nurse", "tailor"]),
+    ...     "dominant_gender": Categorical.from_values(["male", "female", "male"])})
+    {'nurse': 'female', 'tailor': 'male'}
+    """
+    occupations, genders = groups["occupation"], groups["dominant_gender"]
+    seen: dict[str, set[str]] = {}
+    for occupation, gender in zip(occupations, genders, strict=True):
+        seen.setdefault(str(occupation), set()).add(str(gender))
+    return {name: "/".join(sorted(labels)) for name, labels in sorted(seen.items())}
 
 
 def paired_differences(
@@ -239,18 +289,18 @@ def paired_differences(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """After minus before of S, ΔP and B (percentage points) over the same pairs, with intervals
+    """After minus before of S, ΔP, B and S_3way (percentage points) over the same pairs, with intervals
     from resampling pairs (the same pairs for both models: a paired bootstrap).
 
-    ``before`` and ``after`` are two models' ``(pairs x 3)`` values from :func:`pair_value_columns`
+    ``before`` and ``after`` are two models' ``(pairs x 4)`` values from :func:`pair_value_columns`
     over the same samples. A pair undefined (NaN) for either model is left out of that measure.
     The mean of the per-pair differences is the difference of the means over the pairs both define.
 
-    >>> before = np.array([[1.0, 0.2, 1.0], [0.0, 0.4, 0.0]])
-    >>> after = np.array([[1.0, 0.1, 0.0], [1.0, 0.1, 0.0]])
+    >>> before = np.array([[1.0, 0.2, 1.0, 1.0], [0.0, 0.4, 0.0, 1.0]])
+    >>> after = np.array([[1.0, 0.1, 0.0, 0.0], [1.0, 0.1, 0.0, 1.0]])
     >>> d = paired_differences(before, after, groups={}, bootstrap=0)["overall"]
-    >>> d["S"], round(d["delta_p"], 6), d["B"]  # S 50 -> 100, dP 30 -> 10, B 50 -> 0
-    (50.0, -20.0, -50.0)
+    >>> d["S"], round(d["delta_p"], 6), d["B"], d["S_3way"]  # S 50 -> 100, dP 30 -> 10, B 50 -> 0, S3 100 -> 50
+    (50.0, -20.0, -50.0, -50.0)
     """
     before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
     if before.shape != after.shape:

@@ -9,24 +9,48 @@ from nlibias.report.text_table import render_table as text_table
 
 
 def format_occupations_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
-    """Text tables in the paper's layouts: Table 5 (S, ΔP, B per model), Table 6 (ΔP and B for
-    male- and female-dominated occupations), and ΔP per occupation (its Figure 1, as numbers)."""
+    """Text tables in the paper's layouts: Table 5 (S, ΔP, B per model; S is the paper's binary
+    S, S 3-way the variant with neutral kept), the same per evaluation set (the paper's I and O
+    columns) where the samples hold several, Table 6 (ΔP and B for male- and female-dominated
+    occupations), and ΔP per occupation (its Figure 1, as numbers)."""
     parts = [
         text_table(
-            ["Model", "S (up)", "dP (down)", "B (down)", "pairs"],
+            ["Model", "S (up)", "dP (down)", "B (down)", "S 3-way (up)", "pairs"],
             [
                 [
                     model,
                     m["overall"].get("S"),
                     m["overall"].get("delta_p"),
                     m["overall"].get("B"),
+                    m["overall"].get("S_3way"),
                     m["overall"].get("n_pairs"),
                 ]
                 for model, m in models.items()
             ],
-            title="Gender-occupation challenge set, % (paper 004 Table 5 layout)",
+            title="Gender-occupation challenge set, % (paper 004 Table 5 layout; S binary as the paper's, "
+            "S 3-way with neutral kept)",
         )
     ]
+    sets = _eval_sets(models)
+    if len(sets) > 1:
+        parts.append(
+            text_table(
+                ["Model", *[f"{title} {name}" for name in sets for title in ("S", "dP", "B")]],
+                [
+                    [
+                        model,
+                        *[
+                            m.get("by_eval_set", {}).get(name, {}).get(key)
+                            for name in sets
+                            for key in ("S", "delta_p", "B")
+                        ],
+                    ]
+                    for model, m in models.items()
+                ],
+                title="By evaluation set, % (paper 004 Table 5: in-distribution I = the model's training "
+                "set's, out-of-distribution O = ood)",
+            )
+        )
 
     def part(metrics: Mapping[str, Any], by: str, name: str, key: str) -> Any:
         return metrics.get(by, {}).get(name, {}).get(key)
@@ -53,16 +77,80 @@ def format_occupations_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
             occupations.setdefault(name, "")
     from nlibias.benchmarks.occupations import load_occupations
 
-    dominant = {o.name: o.dominant_gender for o in load_occupations()}
+    listed = {o.name: o.dominant_gender for o in load_occupations()}
+    dominant = dict(listed)
+    for metrics in models.values():  # the samples' labels (an evaluation set's file) win
+        dominant.update(metrics.get("overall", {}).get("dominant_gender_by_occupation") or {})
+    differ = sorted(n for n in occupations if n in listed and dominant.get(n) != listed[n])
     ordered = sorted(occupations, key=lambda n: (dominant.get(n, "~"), n))
     parts.append(
         text_table(
             ["Occupation", "dominant", *[f"dP {m}" for m in models]],
             [
-                [n, dominant.get(n, "?"), *[part(m, "by_occupation", n, "delta_p") for m in models.values()]]
+                [
+                    n,
+                    dominant.get(n, "?") + ("*" if n in differ else ""),
+                    *[part(m, "by_occupation", n, "delta_p") for m in models.values()],
+                ]
                 for n in ordered
             ],
             title="dP per occupation, % (paper 004 Figure 1 as numbers)",
         )
     )
+    if differ:
+        parts.append(
+            "* the samples label "
+            + ", ".join(f"{n} {dominant[n]}" for n in differ)
+            + " where occupations.json says "
+            + ", ".join(listed[n] for n in differ)
+            + "; the samples' label is the one used (pro/anti, B, the dominant-gender slices)"
+        )
     return "\n\n".join(parts) + "\n"
+
+
+def _eval_sets(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The evaluation sets in the models' ``by_eval_set`` slices, in first-seen order."""
+    names: dict[str, None] = {}
+    for metrics in models.values():
+        for name in metrics.get("by_eval_set", {}):
+            names.setdefault(name, None)
+    return list(names)
+
+
+def format_occupations_expansion(summary: Mapping[str, Any]) -> str:
+    """What ``nlibias expand occupations`` prints: premises and pairs per occupation; for paper
+    004's evaluation sets, each set's rows, the header rows skipped, the labels that differ from
+    occupations.json and the templates a set without hypotheses got."""
+    if "eval_sets" not in summary:
+        from nlibias.report.tables import format_occupations_expansion as templated
+
+        return templated(summary)
+    lines = []
+    for record in summary["eval_sets"]:
+        authors = record.get("authors_file")
+        lines.append(
+            f"{record['eval_set']}: {record['rows']} rows {record['rows_by_gender']} from {record['file']} "
+            f"(sheet {record['sheet']!r}; "
+            + (f"the authors' {authors}" if authors else "not one of the authors' files")
+            + f"); hypotheses: {record['hypotheses']}"
+            + (f", seed {record['seed']}" if "seed" in record else "")
+            + f"; pairs by template {record['pairs_by_template']}"
+        )
+        if record["skipped_header_rows"]:
+            lines.append(
+                f"  header row repeated inside the sheet, skipped: rows {record['skipped_header_rows']}"
+            )
+        for d in record["label_differences"]:
+            lines.append(
+                f"  {d['occupation']}: the file says {d['file']} ({d['rows']} rows), occupations.json "
+                f"{d['occupations.json']}; the file's label is used"
+            )
+    rows = [
+        [o["occupation"], o["dominant_gender"], o["premises"], o["pairs"]] for o in summary["by_occupation"]
+    ]
+    lines += [
+        f"{summary['premises']} premises -> {summary['pairs']} female/male pairs, {summary['samples']} samples",
+        text_table(["Occupation", "dominant (file)", "premises", "pairs"], rows),
+        f"wrote {summary['files']['jsonl']} and {summary['files']['parquet']}",
+    ]
+    return "\n".join(lines)

@@ -34,7 +34,7 @@ from nlibias.report.slices import (
 
 TABLE_FORMATS = ("md", "latex", "csv")
 PROMPT_TITLES = {"true": "Prompt 1: True hypothesis", "entailed": "Prompt 2: Entailed hypothesis"}
-MEASURE_TITLES = {"delta_p": "ΔP", "S": "S", "B": "B"}
+MEASURE_TITLES = {"delta_p": "ΔP", "S": "S", "B": "B", "S_3way": "S 3-way"}
 _LATEX_TITLES = {"ΔP": r"$\Delta P$"}
 
 

@@ -1,0 +1,312 @@
+"""Paper 004's evaluation sets (its Table 1) as samples: SNLI and MNLI in-distribution (I), OOD (O).
+
+``expand_occupations("snli-eval")`` (``nlibias expand occupations --source snli-eval``) finds
+``occupations-eval/SNLI_Evaluation_Set.xlsx`` in the data dir (or downloads it from the authors'
+repository at the pinned commit, checked by git blob id); a path to any workbook of that layout
+works too, and several sources joined by commas (``snli-eval,ood-eval``) give one samples file
+whose results are sliced ``by_eval_set`` (the paper's I and O columns side by side).
+
+Each row is one pair: the premise with the row's female and male hypothesis. The pro
+(stereotype-aligned) hypothesis is the one of the gender the *file* gives the row; where that
+differs from ``occupations.json`` (the authors' files label ``tailor`` M, their occupation list
+puts it among the female ones) the file wins and the summary says so.
+
+The OOD set has no hypotheses. Its premises get the paper's Table 3 templates: by default
+(``hypothesis_templates="one"``) each premise one template, drawn as
+``1 + int(sha256(f"{seed}:{eval_set}:{row}")) % 3``: a seeded draw that is the same on every
+machine and Python version and does not depend on row order, so the set keeps the paper's 3,800
+pairs (Table 1 counts 3,800 instances, one per premise, like the 1,900 of the I sets whose rows each
+hold one hypothesis pair). ``"all"`` gives every premise all three (11,400 pairs). The choice and
+the seed are recorded in ``expansion.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nlibias.benchmarks.data_locations import OCCUPATION_EVAL_COMMIT, OCCUPATION_EVAL_FILES, git_blob_id
+from nlibias.benchmarks.occupation_list import GENDERS, load_occupations
+from nlibias.benchmarks.occupation_xlsx import EvalRow, EvalWorkbook, is_workbook, read_eval_workbook
+from nlibias.errors import ConfigError
+from nlibias.schema import Sample
+
+SOURCE, DOMAIN = "occupations", "gender"
+TEMPLATE_CHOICES = ("one", "all")
+#: The set a known file name or source name stands for, and its expected data rows.
+SET_OF_FILE = {file: name.removesuffix("-eval") for name, (file, _) in OCCUPATION_EVAL_FILES.items()}
+EXPECTED_ROWS = {"snli": 1900, "mnli": 1900, "ood": 3800}
+_PINNED_BLOBS = {blob: file for file, blob in OCCUPATION_EVAL_FILES.values()}
+
+
+@dataclass(frozen=True)
+class EvalSetExpansion:
+    """Samples of one or more evaluation sets and what a user should know about them."""
+
+    samples: tuple[Sample, ...]
+    sets: tuple[dict[str, Any], ...]
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def origin(self) -> str:
+        return ", ".join(s["file"] for s in self.sets)
+
+    def summary(self) -> dict[str, Any]:
+        """What ``nlibias expand occupations --source snli-eval`` reports, JSON-serialisable."""
+        pairs = Counter((s.provenance or {}).get("occupation") for s in self.samples if s.stereotype == "pro")
+        premises = Counter(
+            occupation
+            for occupation, _ in {
+                ((s.provenance or {}).get("occupation"), (s.provenance or {}).get("premise_id"))
+                for s in self.samples
+            }
+        )
+        labels = {
+            (s.provenance or {}).get("occupation"): (s.provenance or {}).get("dominant_gender")
+            for s in self.samples
+        }
+        return {
+            "source": SOURCE,
+            "premises_from": self.origin,
+            "eval_sets": list(self.sets),
+            "premises": sum(premises.values()),
+            "pairs": len(self.samples) // 2,
+            "samples": len(self.samples),
+            "by_occupation": [
+                {
+                    "occupation": o.name,
+                    "dominant_gender": labels[o.name],
+                    "premises": premises[o.name],
+                    "pairs": pairs[o.name],
+                    "samples": 2 * pairs[o.name],
+                }
+                for o in load_occupations()
+                if pairs[o.name]
+            ],
+            "warnings": list(self.warnings),
+        }
+
+
+def named_set(source: str | Path) -> str | None:
+    """The evaluation set a source names (``snli-eval``, ``mnli-eval``, ``ood-eval``), else None.
+
+    >>> named_set("ood-eval"), named_set("premises.txt")
+    ('ood-eval', None)
+    """
+    text = str(source)
+    return text if text in OCCUPATION_EVAL_FILES else None
+
+
+def eval_set_sources(premises: str | Path) -> list[str] | None:
+    """The evaluation sets ``premises`` stands for (names such as ``snli-eval``, workbook files,
+    several joined by commas), or None for a premises text file."""
+    text = str(premises)
+    parts = [text] if Path(text).is_file() else [p.strip() for p in text.split(",") if p.strip()]
+
+    def is_set(part: str) -> bool:
+        path = Path(part)
+        return (
+            named_set(part) is not None
+            or path.suffix.lower() in {".xlsx", ".xlsm", ".xls"}
+            or is_workbook(path)
+        )
+
+    if all(is_set(p) for p in parts) and parts:
+        return parts
+    if len(parts) > 1:
+        raise ConfigError(
+            f"premises {text!r} joins several sources with commas; each must be an evaluation set "
+            f"(snli-eval, mnli-eval, ood-eval or an .xlsx workbook)",
+            parameter="premises",
+        )
+    return None
+
+
+def resolve_set_path(source: str | Path) -> Path:
+    """A named set's file (data dir, user cache, else the pinned download), or the path given."""
+    name = named_set(source)
+    if name is None:
+        return Path(source)
+    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+
+    return resolve_benchmark_path(name)
+
+
+def template_draw(seed: int, eval_set: str, row: int) -> int:
+    """The Table 3 template (1-3) a premise without hypotheses gets (``hypothesis_templates="one"``).
+
+    >>> [template_draw(0, "ood", row) for row in (2, 3, 4, 5)]  # printf "0:ood:2" | sha256sum, mod 3, + 1
+    [1, 3, 1, 2]
+    """
+    digest = hashlib.sha256(f"{seed}:{eval_set}:{row}".encode()).hexdigest()
+    return 1 + int(digest, 16) % 3
+
+
+def _template_number(hypothesis_f: str, hypothesis_m: str) -> int | str:
+    """The Table 3 template a file's hypothesis pair renders (case and a final period ignored), else "file"."""
+    from nlibias.benchmarks.occupations import HYPOTHESIS_TEMPLATES
+
+    def plain(text: str) -> str:
+        return text.strip().rstrip(".").lower()
+
+    for number, template in enumerate(HYPOTHESIS_TEMPLATES, start=1):
+        if plain(hypothesis_f) == plain(template.format(gender="female")) and plain(hypothesis_m) == plain(
+            template.format(gender="male")
+        ):
+            return number
+    return "file"
+
+
+def row_samples(
+    row: EvalRow, eval_set: str, hypotheses: Sequence[tuple[int | str, str, str]]
+) -> list[Sample]:
+    """The female and male sample of each ``(template, female text, male text)`` for one row."""
+    premise_id = f"{eval_set}-r{row.row:05d}"
+    samples = []
+    for template, female, male in hypotheses:
+        key = f"{SOURCE}:{premise_id}:h{template}"
+        for gender, text in zip(GENDERS, (female, male), strict=True):
+            samples.append(
+                Sample(
+                    id=f"{key}:{gender}",
+                    source=SOURCE,
+                    domain=DOMAIN,
+                    subtopic=row.occupation.slug,
+                    premise=row.premise,
+                    hypothesis=text,
+                    gold="neutral",
+                    stereotype="pro" if gender == row.gender else "anti",
+                    pair_key=key,
+                    group=gender,
+                    counterfactual_group=GENDERS[1 - GENDERS.index(gender)],
+                    provenance={
+                        "premise_id": premise_id,
+                        "occupation": row.occupation.name,
+                        "dominant_gender": row.gender,
+                        "list_dominant_gender": row.occupation.dominant_gender,
+                        "hypothesis_template": template,
+                        "premise_origin": "eval_set",
+                        "eval_set": eval_set,
+                        "row": row.row,
+                    },
+                )
+            )
+    return samples
+
+
+def _hypotheses(row: EvalRow, eval_set: str, choice: str, seed: int) -> list[tuple[int | str, str, str]]:
+    from nlibias.benchmarks.occupations import HYPOTHESIS_TEMPLATES
+
+    if row.hypothesis_f is not None and row.hypothesis_m is not None:
+        return [(_template_number(row.hypothesis_f, row.hypothesis_m), row.hypothesis_f, row.hypothesis_m)]
+    numbers = [template_draw(seed, eval_set, row.row)] if choice == "one" else [1, 2, 3]
+    return [
+        (
+            n,
+            HYPOTHESIS_TEMPLATES[n - 1].format(gender="female"),
+            HYPOTHESIS_TEMPLATES[n - 1].format(gender="male"),
+        )
+        for n in numbers
+    ]
+
+
+def _set_name(source: str | Path, path: Path) -> str:
+    name = named_set(source)
+    if name is not None:
+        return name.removesuffix("-eval")
+    return SET_OF_FILE.get(path.name, path.stem.lower().replace(" ", "_"))
+
+
+def _label_differences(book: EvalWorkbook) -> list[dict[str, Any]]:
+    differ: Counter[tuple[str, str, str]] = Counter(
+        (r.occupation.name, r.gender, r.occupation.dominant_gender)
+        for r in book.rows
+        if r.gender != r.occupation.dominant_gender
+    )
+    return [
+        {"occupation": o, "file": f, "occupations.json": listed, "rows": n}
+        for (o, f, listed), n in differ.items()
+    ]
+
+
+def _set_record(
+    source: str | Path,
+    path: Path,
+    name: str,
+    book: EvalWorkbook,
+    choice: str,
+    seed: int,
+    samples: list[Sample],
+) -> tuple[dict[str, Any], list[str]]:
+    blob = git_blob_id(path.read_bytes())
+    templates = Counter(
+        str((s.provenance or {}).get("hypothesis_template")) for s in samples if s.group == "female"
+    )
+    record: dict[str, Any] = {
+        "eval_set": name,
+        "file": str(path),
+        "git_blob_id": blob,
+        "authors_file": _PINNED_BLOBS.get(blob),
+        "sheet": book.sheet,
+        "columns": book.columns,
+        "ignored_columns": list(book.ignored_columns),
+        "rows": len(book.rows),
+        "rows_by_gender": dict(sorted(Counter(r.gender for r in book.rows).items())),
+        "skipped_header_rows": list(book.skipped_header_rows),
+        "blank_rows": book.blank_rows,
+        "hypotheses": "file" if book.has_hypotheses else f"templates: {choice}",
+        "pairs_by_template": dict(sorted(templates.items())),
+        "label_differences": _label_differences(book),
+    }
+    if not book.has_hypotheses:
+        record["seed"] = seed
+    warnings = [f"{name}: row {row} repeats the header row; skipped" for row in book.skipped_header_rows]
+    warnings += [
+        f"{name}: the file labels {d['occupation']} {d['file']} in {d['rows']} row(s), occupations.json "
+        f"says {d['occupations.json']}; the file's label is used (stereotype, B, by_dominant_gender)"
+        for d in record["label_differences"]
+    ]
+    expected = EXPECTED_ROWS.get(name)
+    if named_set(source) is not None and expected is not None and expected != len(book.rows):
+        warnings.append(f"{name}: {len(book.rows)} data rows; the paper's Table 1 has {expected}")
+    if record["authors_file"] is None and path.name in SET_OF_FILE:
+        warnings.append(
+            f"{name}: {path.name} differs from the authors' file at commit {OCCUPATION_EVAL_COMMIT[:7]} "
+            f"(git blob {blob}); results are not comparable with the paper's"
+        )
+    return record, warnings
+
+
+def expand_eval_sets(
+    sources: Sequence[str | Path], *, hypothesis_templates: str = "one", seed: int = 0
+) -> EvalSetExpansion:
+    """Samples of each evaluation set in ``sources`` (names or workbook paths), ids prefixed by set."""
+    if hypothesis_templates not in TEMPLATE_CHOICES:
+        raise ConfigError(
+            f"hypothesis_templates is {hypothesis_templates!r}; choose one of {', '.join(TEMPLATE_CHOICES)}",
+            parameter="hypothesis_templates",
+        )
+    samples: list[Sample] = []
+    records: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for source in sources:
+        path = resolve_set_path(source)
+        name = _set_name(source, path)
+        if any(r["eval_set"] == name for r in records):
+            raise ConfigError(f"the evaluation set {name!r} is given twice", parameter="premises")
+        require = None if named_set(source) is None else name != "ood"
+        book = read_eval_workbook(path, require_hypotheses=require)
+        own = [
+            s
+            for row in book.rows
+            for s in row_samples(row, name, _hypotheses(row, name, hypothesis_templates, seed))
+        ]
+        record, notes = _set_record(source, path, name, book, hypothesis_templates, seed, own)
+        samples += own
+        records.append(record)
+        warnings += notes
+    return EvalSetExpansion(tuple(samples), tuple(records), tuple(warnings))
