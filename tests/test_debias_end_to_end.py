@@ -96,27 +96,77 @@ def test_augment_finetune_audit_report(tmp_path: Path) -> None:
     }
 
 
-def test_debias_recipe_chains_the_steps_and_skips_finished_ones(tmp_path: Path) -> None:
+def test_debias_recipe_with_two_seeds_skips_finished_steps_and_refuses_changes(tmp_path: Path) -> None:
     rows = learnable_nli_rows(60, seed=4)
     train = tmp_path / "train.jsonl"
     train.write_text("".join(json.dumps(r) + "\n" for r in rows))
     (tmp_path / "premises.txt").write_text("\n".join(PREMISES) + "\n")
     texts = [r["premise"] for r in rows] + [r["hypothesis"] for r in rows] + PREMISES
     base = build_tiny_nli_classifier(tmp_path / "tiny", texts, seed=3, init_std=0.02)
-    args = ["debias", "--model", str(base), "--train", str(train), "--out", str(tmp_path / "out"),
-            "--premises", str(tmp_path / "premises.txt"), "--max-steps", "2", "--batch-size", "8",
-            "--device", "cpu", "--no-cache", "--bootstrap", "20"]  # fmt: skip
-    output = invoke(args)
-    assert "paper 004 Table 7 layout" in output and "tiny-aug - tiny-base" in output
     out = tmp_path / "out"
+    args = ["debias", "--model", str(base), "--train", str(train), "--out", str(out),
+            "--premises", str(tmp_path / "premises.txt"), "--max-steps", "2", "--batch-size", "8",
+            "--learning-rate", "3e-3", "--device", "cpu", "--no-cache", "--bootstrap", "20",
+            "--seeds", "2", "--eval", str(train)]  # fmt: skip
+    output = invoke(args)
+    assert "paper 004 Table 7 layout" in output and "tiny-aug-s42 - tiny-base-s42" in output
+    assert "tiny-aug-s43 - tiny-base-s43" in output and "mean (min–max) of 2 seeds" in output
+    assert "train_runtime" not in output
+    comparison = json.loads((out / "audit" / "debias_comparison.json").read_text())
+    [group] = comparison["seed_groups"]
+    assert group["seeds"] == [42, 43]
+    s_values = group["measures"]["S"]["before"]["values"]
+    # independent: the per-seed S values are each model's own overall S in metrics.json
+    metrics = json.loads((out / "audit" / "metrics.json").read_text())["models"]
+    assert s_values == [metrics[str(out / "models" / f"tiny-base-s{s}")]["overall"]["S"] for s in (42, 43)]
+    assert group["measures"]["S"]["before"]["mean"] == pytest.approx(sum(s_values) / 2)
     finished = {
         p: p.stat().st_mtime_ns
-        for p in [out / "augmented" / "train.jsonl", *out.glob("models/*/finetune.json")]
+        for p in [
+            out / "augmented" / "train.jsonl",
+            out / "audit" / "metrics.json",
+            out / "audit" / "debias_comparison.json",
+            *out.glob("models/*/finetune.json"),
+        ]
     }
-    assert len(finished) == 3
-    invoke(args)  # a second run redoes only the audit and the comparison
+    assert len(finished) == 7  # augmented data, audit, comparison, 2 models x 2 seeds
+    assert invoke(args) == output  # a second run reuses every step and prints the same tables
     assert {p: p.stat().st_mtime_ns for p in finished} == finished
-    comparison = json.loads((out / "audit" / "debias_comparison.json").read_text())
-    assert [(Path(p["before"]).name, Path(p["after"]).name) for p in comparison["pairs"]] == [
-        ("tiny-base", "tiny-aug")
+
+    # another learning rate: refused before any work, naming what changed; the old models stay
+    changed = ["--learning-rate" if a == "--learning-rate" else a for a in args]
+    changed[changed.index("--learning-rate") + 1] = "1e-3"
+    refused = runner.invoke(app, changed)
+    assert refused.exit_code == 2, refused.output
+    assert "learning_rate: 0.003 -> 0.001" in refused.output and "--force" in refused.output
+    record = json.loads((out / "models" / "tiny-base-s42" / "finetune.json").read_text())
+    assert record["settings"]["learning_rate"] == 0.003
+    # another training set: refused too (augmentation and both models would be stale)
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(json.dumps(r) + "\n" for r in learnable_nli_rows(60, seed=5)))
+    moved = [
+        str(other) if a == str(train) and i == args.index("--train") + 1 else a for i, a in enumerate(args)
     ]
+    refused = runner.invoke(app, moved)
+    assert refused.exit_code == 2 and "augment: train.path" in refused.output, refused.output
+    assert "train.sha256" in refused.output and "models/tiny-base-s42" in refused.output
+    assert {p: p.stat().st_mtime_ns for p in finished} == finished  # nothing was redone or mixed
+    # with --force, only the stages whose inputs changed (and those that read them) are redone
+    invoke([*changed, "--force"])
+    record = json.loads((out / "models" / "tiny-base-s42" / "finetune.json").read_text())
+    assert record["settings"]["learning_rate"] == 0.001
+    assert (out / "augmented" / "train.jsonl").stat().st_mtime_ns == finished[
+        out / "augmented" / "train.jsonl"
+    ]
+
+
+def test_debias_refuses_bad_options_before_any_work(tmp_path: Path) -> None:
+    train = tmp_path / "train.jsonl"
+    train.write_text("".join(json.dumps(r) + "\n" for r in learnable_nli_rows(8, seed=4)))
+    for option, value in (("--epochs", "0"), ("--seeds", "0"), ("--max-length", "0"), ("--seed", "-1")):
+        result = runner.invoke(
+            app, ["debias", "--model", str(tmp_path / "no-model"), "--train", str(train), "--out",
+                  str(tmp_path / "out"), option, value],
+        )  # fmt: skip
+        assert result.exit_code == 2, result.output
+        assert not (tmp_path / "out").exists()

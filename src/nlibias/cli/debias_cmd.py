@@ -35,6 +35,20 @@ def debias_command(
     max_steps: int = typer.Option(
         -1, "--max-steps", help="Stop each fine-tune after N steps (-1: all epochs)."
     ),
+    max_length: int = typer.Option(128, "--max-length", help="Tokens per premise-hypothesis pair."),
+    save_steps: int = typer.Option(500, "--save-steps", help="Checkpoint every N steps."),
+    lr_scheduler: str = typer.Option(
+        "linear", "--lr-scheduler", help="linear, cosine, constant, constant_with_warmup or polynomial."
+    ),
+    warmup_steps: int = typer.Option(0, "--warmup-steps", help="Steps of linear warm-up."),
+    warmup_ratio: float = typer.Option(0.0, "--warmup-ratio", help="Warm-up as a fraction of all steps."),
+    seed: int = typer.Option(42, "--seed", help="Seed of the first fine-tune of each model."),
+    seeds: int = typer.Option(
+        1, "--seeds", help="Fine-tune each model N times (seeds SEED, SEED+1, ...); tables show the spread."
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="Redo the steps whose recorded settings or data differ (else refused)."
+    ),
     device: str | None = typer.Option(
         None, "--device", help="Audit device: cpu, cuda, ... Default: GPU when present."
     ),
@@ -49,7 +63,7 @@ def debias_command(
     audit_options: dict[str, object] = {"device": device} if device else {}
     if no_cache:
         audit_options["cache"] = False
-    comparison = run_debias(
+    result = run_debias(
         model,
         train,
         out,
@@ -58,9 +72,16 @@ def debias_command(
         augment_options={"select": select, "match": match, "word_list": word_list},
         finetune_options={
             "epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate, "max_steps": max_steps,
+            "max_length": max_length, "save_steps": save_steps, "lr_scheduler": lr_scheduler,
+            "warmup_steps": warmup_steps, "warmup_ratio": warmup_ratio,
         },
         audit_options=audit_options,
         bootstrap=bootstrap,
+        seed=seed,
+        seeds=seeds,
+        force=force,
     )  # fmt: skip
-    typer.echo(format_debias_tables(comparison), nl=False)
+    if result.reused:
+        typer.echo(f"reused (inputs unchanged): {', '.join(result.reused)}", err=True)
+    typer.echo(format_debias_tables(result.comparison), nl=False)
     typer.echo(f"wrote {out / 'audit' / COMPARISON_JSON}")

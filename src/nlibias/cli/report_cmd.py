@@ -95,7 +95,7 @@ def report_command(
 
 
 def _debias_report(runs: list[Path], pair: list[str]) -> None:
-    from nlibias.jobs.debias_compare import COMPARISON_JSON, compare_debiasing
+    from nlibias.jobs.debias_compare import COMPARISON_JSON, compare_debiasing, save_comparison
     from nlibias.report.debias_tables import format_debias_tables
 
     if len(runs) != 1:
@@ -106,6 +106,9 @@ def _debias_report(runs: list[Path], pair: list[str]) -> None:
         if not sep or not before or not after:
             fail(f"--pair takes BEFORE=AFTER (model keys of the run), not {text!r}")
         pairs.append((before, after))
-    comparison = compare_debiasing(runs[0], pairs or None)
+    comparison = compare_debiasing(runs[0], pairs or None, write=False)
     typer.echo(format_debias_tables(comparison), nl=False)
-    typer.echo(f"wrote {runs[0] / COMPARISON_JSON}")
+    if save_comparison(runs[0], comparison):
+        typer.echo(f"wrote {runs[0] / COMPARISON_JSON}")
+    else:
+        warn(f"kept {runs[0] / COMPARISON_JSON}: it holds pairs or accuracies this comparison lacks")

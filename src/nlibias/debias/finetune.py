@@ -238,7 +238,7 @@ def _plan(out: Path, inputs: dict[str, Any], force: bool) -> tuple[str | None, l
                 raise ConfigError(
                     f"{out} holds checkpoints of a run with other inputs ({plan_path}): "
                     + "; ".join(changes(recorded_inputs, inputs))
-                    + ". Use another out_dir, or force=True to start over",
+                    + ". Use another out_dir, or set force (parameter force) to start over",
                     parameter="out_dir",
                 )
             _remove(checkpoints)
@@ -271,7 +271,7 @@ def _existing(out: Path, inputs: dict[str, Any], force: bool) -> FinetuneRecord 
         raise ConfigError(
             f"{out} holds a model fine-tuned with other inputs: "
             + "; ".join(changes(record.get("inputs"), inputs))
-            + ". Use another out_dir, or force=True to train again there",
+            + ". Use another out_dir, or set force (parameter force) to train again there",
             parameter="out_dir",
         )
     path.unlink()
@@ -280,10 +280,15 @@ def _existing(out: Path, inputs: dict[str, Any], force: bool) -> FinetuneRecord 
 
 
 def finetune_inputs(
-    settings: FinetuneSettings, train: str | Path, eval_path: str | Path | None
+    settings: FinetuneSettings,
+    train: str | Path,
+    eval_path: str | Path | None,
+    *,
+    base_model: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What decides a fine-tune's result: its settings, the data (absolute path and SHA-256)
-    and the base model's identity (:func:`nlibias.debias.fingerprint.model_identity`)."""
+    and the base model's identity (``base_model``, else
+    :func:`nlibias.debias.fingerprint.model_identity`)."""
 
     def data(source: str | Path | None) -> dict[str, Any] | None:
         if source is None:
@@ -297,7 +302,7 @@ def finetune_inputs(
             "settings": asdict(settings),
             "train": data(train),
             "eval": data(eval_path),
-            "base_model": model_identity(settings.model),
+            "base_model": base_model if base_model is not None else model_identity(settings.model),
         }
     )
 
@@ -440,7 +445,7 @@ def _write_record(
     import torch
     import transformers
 
-    import nlibias
+    from nlibias.version import __version__
 
     metrics = result.metrics
     eval_data = inputs["eval"] or {}
@@ -461,7 +466,7 @@ def _write_record(
         examples_per_second=float(metrics.get("train_samples_per_second", 0.0)),
         device=torch.cuda.get_device_name(0) if torch.cuda.is_available() else platform.processor() or "cpu",
         versions={
-            "nlibias": nlibias.__version__,
+            "nlibias": __version__,
             "torch": torch.__version__,
             "transformers": transformers.__version__,
         },

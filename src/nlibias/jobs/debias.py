@@ -1,44 +1,39 @@
 """``nlibias debias``: paper 004's whole experiment in one call, each step skipped when done.
 
-augment the training set → fine-tune each model on the original and on the augmented set →
-expand the occupation samples → audit every fine-tuned model → compare before and after. The
-steps write into ``OUT/``: ``augmented/``, ``models/<name>-base/`` and ``models/<name>-aug/``,
-``occupations/``, ``audit/`` (with ``debias_comparison.json``). Run it again after a kill: a
-finished step is skipped (the augmentation when its summary names the same source data and
-options, a fine-tune when its ``finetune.json`` exists) and an unfinished fine-tune resumes from
-its checkpoint; the audit's predictions come from the prediction cache.
+augment the training set → fine-tune each model on the original and on the augmented set, once
+per seed → expand the occupation samples → audit every fine-tuned model → compare before and
+after. The steps write into ``OUT/``: ``augmented/``, ``models/<name>-base-s<seed>/`` and
+``models/<name>-aug-s<seed>/``, ``occupations/``, ``audit/`` (with ``debias_comparison.json``),
+and ``stages/`` (each step's recorded inputs, :mod:`nlibias.jobs.debias_stages`).
+
+Every option, the models' paths and every row of the training and evaluation data are checked,
+and every step's inputs compared with what ``OUT/`` records, before any work. Run it again: a
+step whose inputs match is skipped (an unfinished fine-tune resumes from its checkpoint; the
+audit's predictions come from the prediction cache); a step whose inputs changed is refused with
+what changed, or with ``force`` redone together with the steps that read its output.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from nlibias.debias.augment import SUMMARY_FILE, augment_gender_swap
-from nlibias.debias.finetune import RECORD_FILE, finetune
-from nlibias.debias.training_rows import source_digest
+from nlibias.debias.augment import SELECTIONS, SUMMARY_FILE, augment_gender_swap
+from nlibias.debias.finetune import RECORD_FILE, finetune, finetune_inputs, finetune_settings
+from nlibias.debias.finetune_checks import check_data, check_model_path
+from nlibias.debias.fingerprint import canonical, model_identity
+from nlibias.debias.occupation_match import MATCH_RULES
+from nlibias.debias.training_rows import source_digest, source_kind
 from nlibias.debias.wordlists import swap_list_named
 from nlibias.errors import ConfigError
-from nlibias.jobs.debias_compare import DebiasComparison, compare_debiasing
+from nlibias.jobs.debias_compare import COMPARISON_JSON, DebiasComparison, compare_debiasing
+from nlibias.jobs.debias_stages import DONE, Stage, begin_stage, check_stages
 from nlibias.jobs.expand import expand_samples
 from nlibias.jobs.run import run_audit
-
-
-def _augmented(train: str | Path, out: Path, augment_options: dict[str, Any], progress: bool) -> Path:
-    summary_path = out / SUMMARY_FILE
-    if summary_path.is_file():
-        done = json.loads(summary_path.read_text(encoding="utf-8"))
-        wanted = {
-            "source_sha256": source_digest(train),
-            "select": augment_options.get("select", "occupation"),
-            "word_list_sha256": swap_list_named(augment_options.get("word_list", "winobias")).digest(),
-        }
-        if all(done.get(k) == v for k, v in wanted.items()) and done.get("source_sha256") is not None:
-            return out
-    augment_gender_swap(train, out, progress=progress, **augment_options)
-    return out
+from nlibias.version import __version__
 
 
 def model_dir_name(model: str) -> str:
@@ -48,6 +43,128 @@ def model_dir_name(model: str) -> str:
     ('roberta-base', 'my_model')
     """
     return model.rstrip("/").rsplit("/", 1)[-1].replace(" ", "_")
+
+
+@dataclass(frozen=True)
+class DebiasResult:
+    """What :func:`run_debias` compared, and which steps it ran and which it reused."""
+
+    comparison: DebiasComparison
+    ran: list[str]
+    reused: list[str]
+
+
+@dataclass(frozen=True)
+class _Tune:
+    model: str
+    seed: int
+    data: str  # "base" or "aug"
+    target: Path
+    stage: Stage
+
+
+def _data(source: str | Path | None) -> dict[str, Any] | None:
+    if source is None:
+        return None
+    hub = source_kind(source)[0] == "hub"
+    return {
+        "path": str(source) if hub else str(Path(source).expanduser().absolute()),
+        "sha256": source_digest(source),
+    }
+
+
+def _file(path: str | Path | None) -> dict[str, Any] | None:
+    """A plain file (premises, names) by absolute path and SHA-256."""
+    if path is None:
+        return None
+    import hashlib
+
+    where = Path(path).expanduser().absolute()
+    return {"path": str(where), "sha256": hashlib.sha256(where.read_bytes()).hexdigest()}
+
+
+def _check_common(models: Sequence[str], seeds: int, bootstrap: int, augment: dict[str, Any]) -> list[str]:
+    if not models:
+        raise ConfigError("no model given: pass one or more models to fine-tune", parameter="models")
+    names = [model_dir_name(m) for m in models]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"models with the same folder name: {', '.join(names)}", parameter="models")
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise ConfigError(f"seeds must be a whole number of at least 1, not {seeds!r}", parameter="seeds")
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
+        raise ConfigError(
+            f"bootstrap must be a whole number of at least 0, not {bootstrap!r}", parameter="bootstrap"
+        )
+    if augment.get("select", "occupation") not in SELECTIONS:
+        raise ConfigError(
+            f"select is {augment['select']!r}; use one of {', '.join(SELECTIONS)}", parameter="select"
+        )
+    if augment.get("match", "words") not in MATCH_RULES:
+        raise ConfigError(
+            f"match is {augment['match']!r}; use one of {', '.join(MATCH_RULES)}", parameter="match"
+        )
+    for model in models:
+        check_model_path(model)
+    return names
+
+
+def _augment_stage(out: Path, train: str | Path, options: dict[str, Any]) -> Stage:
+    word_list = swap_list_named(options.get("word_list", "winobias"))
+    inputs = {
+        "train": _data(train),
+        "options": canonical(options),
+        "word_list_sha256": word_list.digest(),
+        "names": _file(options.get("names")),
+    }
+    return Stage("augment", out / "augmented", out / "augmented" / SUMMARY_FILE, inputs)
+
+
+def _tunes(
+    out: Path,
+    models: Sequence[str],
+    names: list[str],
+    seeds: list[int],
+    augment: Stage,
+    train: str | Path,
+    eval_path: str | Path | None,
+    options: dict[str, Any],
+) -> list[_Tune]:
+    tunes = []
+    for model, name in zip(models, names, strict=True):
+        identity = model_identity(model)
+        for seed in seeds:
+            settings = finetune_settings(model, seed=seed, **options)
+            for data in ("base", "aug"):
+                target = out / "models" / f"{name}-{data}-s{seed}"
+                inputs = finetune_inputs(settings, train, eval_path, base_model=identity)
+                if data == "aug":  # the augmented file is written later: its stage stands for it
+                    inputs["train"] = {"augment_stage": augment.fingerprint}
+                stage = Stage(f"models/{target.name}", target, target / RECORD_FILE, inputs)
+                tunes.append(_Tune(model, seed, data, target, stage))
+    return tunes
+
+
+_FINETUNE_DEFAULTS: dict[str, Any] = {
+    "learning_rate": None, "epochs": 3.0, "batch_size": 32, "max_length": 128, "max_steps": -1,
+    "save_steps": 500, "lr_scheduler": "linear", "warmup_steps": 0, "warmup_ratio": 0.0,
+    "split": "train", "eval_split": "validation",
+}  # fmt: skip
+"""Every option of :func:`nlibias.debias.finetune.finetune` that ``finetune_options`` may set."""
+
+
+def _finetune_options(options: dict[str, Any] | None) -> dict[str, Any]:
+    chosen = dict(options or {})
+    if "seed" in chosen:
+        raise ConfigError(
+            "give the seed as seed (and seeds), not in finetune_options", parameter="finetune_options"
+        )
+    unknown = sorted(set(chosen) - set(_FINETUNE_DEFAULTS))
+    if unknown:
+        raise ConfigError(
+            f"finetune_options has unknown keys {', '.join(unknown)}; known: {', '.join(_FINETUNE_DEFAULTS)}",
+            parameter="finetune_options",
+        )
+    return {**_FINETUNE_DEFAULTS, **chosen}
 
 
 def run_debias(
@@ -61,38 +178,87 @@ def run_debias(
     finetune_options: dict[str, Any] | None = None,
     audit_options: dict[str, Any] | None = None,
     bootstrap: int = 1000,
+    seed: int = 42,
+    seeds: int = 1,
+    force: bool = False,
     progress: bool = True,
-) -> DebiasComparison:
-    """Augment ``train``, fine-tune each of ``models`` on it and on the original, audit all on the
-    occupation samples (``premises``: your premise file; default: the shipped one), compare."""
-    if not models:
-        raise ConfigError("no model given: pass one or more models to fine-tune", parameter="models")
-    names = [model_dir_name(m) for m in models]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"models with the same folder name: {', '.join(names)}", parameter="models")
-    out = Path(out_dir)
-    augmented = _augmented(train, out / "augmented", dict(augment_options or {}), progress)
-    pairs = []
-    for model, name in zip(models, names, strict=True):
-        trained = []
-        for suffix, data in (("base", train), ("aug", augmented)):
-            target = out / "models" / f"{name}-{suffix}"
-            if not (target / RECORD_FILE).is_file():
-                finetune(
-                    model, data, target, eval_path=eval_path, progress=progress, **(finetune_options or {})
-                )
-            trained.append(str(target))
-        pairs.append((trained[0], trained[1]))
-    samples = out / "occupations"
-    if not (samples / "samples.jsonl").is_file():
-        expand_samples("occupations", premises, out_dir=samples)
-    audited = [m for pair in pairs for m in pair]
-    run_audit(
-        samples,
-        audited,
-        out_dir=out / "audit",
-        bootstrap=bootstrap,
-        progress=progress,
-        **(audit_options or {}),
+) -> DebiasResult:
+    """Augment ``train``, fine-tune each of ``models`` on it and on the original (``seeds`` times:
+    seeds ``seed``, ``seed + 1``, ...), audit all on the occupation samples (``premises``: your
+    premise file; default: the shipped one), compare. ``force``: redo the steps whose recorded
+    inputs differ from these (else they are refused)."""
+    augment = dict(augment_options or {})
+    names = _check_common(models, seeds, bootstrap, augment)
+    options = _finetune_options(finetune_options)
+    check_data(train, options["split"], "train")
+    if eval_path is not None:
+        check_data(eval_path, options["eval_split"], "eval_path")
+    if premises is not None and not Path(premises).expanduser().is_file():
+        raise ConfigError(f"premises file {premises} does not exist", parameter="premises")
+    out = Path(out_dir).expanduser().absolute()
+    augment_stage = _augment_stage(out, train, augment)
+    tunes = _tunes(
+        out, models, names, [seed + i for i in range(seeds)], augment_stage, train, eval_path, options
     )
-    return compare_debiasing(out / "audit", pairs, bootstrap=bootstrap)
+    occupations = Stage(
+        "occupations",
+        out / "occupations",
+        out / "occupations" / "samples.jsonl",
+        {"premises": _file(premises), "nlibias": __version__},
+    )
+    audit = Stage(
+        "audit",
+        out / "audit",
+        out / "audit" / "manifest.json",
+        {
+            "samples": occupations.fingerprint,
+            "models": {str(t.target): t.stage.fingerprint for t in tunes},
+            "options": canonical(audit_options or {}),
+            "bootstrap": bootstrap,
+        },
+    )
+    pairs = [(str(b.target), str(a.target)) for b, a in zip(tunes[::2], tunes[1::2], strict=True)]
+    comparison = Stage(
+        "comparison",
+        out / "audit" / COMPARISON_JSON,
+        out / "audit" / COMPARISON_JSON,
+        {"audit": audit.fingerprint, "pairs": pairs, "bootstrap": bootstrap},
+    )
+    stages = [augment_stage, *(t.stage for t in tunes), occupations, audit, comparison]
+    statuses = check_stages(out, stages, force)
+    ran: list[str] = []
+
+    def start(stage: Stage) -> bool:
+        if statuses[stage.name] == DONE:
+            return False
+        begin_stage(out, stage, statuses[stage.name])
+        ran.append(stage.name)
+        return True
+
+    if start(augment_stage):
+        augment_gender_swap(train, augment_stage.output, progress=progress, **augment)
+    for tune in tunes:
+        if start(tune.stage):
+            data = train if tune.data == "base" else augment_stage.output
+            finetune(
+                tune.model,
+                data,
+                tune.target,
+                eval_path=eval_path,
+                seed=tune.seed,
+                progress=progress,
+                **options,
+            )
+    if start(occupations):
+        expand_samples("occupations", premises, out_dir=occupations.output)
+    if start(audit):
+        audited = [str(t.target) for t in tunes]
+        run_audit(
+            occupations.output, audited, out_dir=audit.output, bootstrap=bootstrap, progress=progress,
+            **(audit_options or {}),
+        )  # fmt: skip
+    if start(comparison):
+        result = compare_debiasing(audit.output, pairs, bootstrap=bootstrap)
+    else:
+        result = cast(DebiasComparison, json.loads(comparison.output.read_text(encoding="utf-8")))
+    return DebiasResult(result, ran, [s.name for s in stages if s.name not in ran])

@@ -10,7 +10,15 @@ are those of the run's ``metrics.json``. Accuracy is read from each model direct
 
 Pairs are given as ``(before, after)`` model keys, or found: a model directory whose
 ``finetune.json`` names an ``nlibias augment`` output as its training set is an "after", and the
-model trained from the same base model on anything else is its "before".
+model trained from the same base model with the same settings (seed included) on anything else
+is its "before". A model key that is a relative path is looked up from the working directory,
+then from the run directory and each of its parents (where ``nlibias audit`` ran), so the report
+finds the pairs from any working directory; relative paths inside an older ``finetune.json`` are
+read against the directory the model was found from.
+
+Pairs that differ only in the seed are a seed group (:func:`seed_groups`): per-seed values, their
+mean and min-max spread, and a change marked only when every seed's paired interval excludes 0
+on the same side and the before and after ranges across seeds do not overlap.
 """
 
 from __future__ import annotations
@@ -50,23 +58,55 @@ class DebiasComparison(TypedDict):
     bootstrap: int
     seed: int
     pairs: list[ModelPair]
+    seed_groups: list[dict[str, Any]]
+    """Pairs that differ only in their seed, summarised across seeds (:func:`seed_groups`)."""
 
 
-def _finetune_record(model: str) -> dict[str, Any] | None:
-    path = Path(model) / _FINETUNE_RECORD
-    if not path.is_file():
+def model_directory(model: str, run: str | Path) -> Path | None:
+    """The directory holding ``model``'s ``finetune.json``: an absolute path as it is; a relative
+    one from the working directory, else from the run directory or one of its parents."""
+    path = Path(model).expanduser()
+    if path.is_absolute():
+        return path if (path / _FINETUNE_RECORD).is_file() else None
+    root = Path(run).expanduser().absolute()
+    for base in (Path.cwd(), root, *root.parents):
+        if (base / path / _FINETUNE_RECORD).is_file():
+            return base / path
+    return None
+
+
+def _finetune_record(model: str, run: str | Path = ".") -> dict[str, Any] | None:
+    """``finetune.json`` of ``model`` with its ``train``/``eval`` paths made absolute (an older
+    record's relative paths are read against the directory the model was found from)."""
+    directory = model_directory(model, run)
+    if directory is None:
         return None
+    path = directory / _FINETUNE_RECORD
     try:
         record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise SourceError(path, None, f"not valid JSON ({error})") from None
+    base = directory if not Path(model).expanduser().is_absolute() else Path.cwd()
+    for _ in Path(model).parts if base == directory else ():  # where the relative key was given from
+        base = base.parent
+    for key in ("train", "eval"):
+        value = record.get(key)
+        if isinstance(value, str) and value and not Path(value).is_absolute() and (base / value).exists():
+            record[key] = str(base / value)
     return record
 
 
-def find_pairs(models: Sequence[str]) -> list[tuple[str, str]]:
+def _pair_key(record: dict[str, Any]) -> str:
+    """Base model and settings: what a before and its after share (their data differ)."""
+    base = (record.get("base_model") or {}).get("name") or record.get("settings", {}).get("model")
+    return json.dumps([base, record.get("settings", {})], sort_keys=True, default=str)
+
+
+def find_pairs(models: Sequence[str], run: str | Path = ".") -> list[tuple[str, str]]:
     """``(before, after)`` pairs among fine-tuned model directories: an "after" was trained on an
-    ``nlibias augment`` output, its "before" on another set from the same base model."""
-    records = {m: _finetune_record(m) for m in models}
+    ``nlibias augment`` output, its "before" on another set from the same base model with the
+    same settings (the seed included)."""
+    records = {m: _finetune_record(m, run) for m in models}
     trained = {m: r for m, r in records.items() if r is not None}
 
     def augmented(record: dict[str, Any]) -> bool:
@@ -77,10 +117,7 @@ def find_pairs(models: Sequence[str]) -> list[tuple[str, str]]:
     for after, record in trained.items():
         if not augmented(record):
             continue
-        base = record.get("settings", {}).get("model")
-        befores = [
-            m for m, r in trained.items() if not augmented(r) and r.get("settings", {}).get("model") == base
-        ]
+        befores = [m for m, r in trained.items() if not augmented(r) and _pair_key(r) == _pair_key(record)]
         if len(befores) == 1:
             pairs.append((befores[0], after))
     return pairs
@@ -106,7 +143,7 @@ def compare_debiasing(
         )
     metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
     models = list(metrics.get("models", {}))
-    chosen = list(pairs) if pairs else find_pairs(models)
+    chosen = list(pairs) if pairs else find_pairs(models, run)
     if not chosen:
         raise ConfigError(
             "no before/after pair: pass pairs (before, after), or audit model directories written by "
@@ -135,8 +172,9 @@ def compare_debiasing(
         values[model], groups, _ = pair_value_columns(columns, rows.probs, model=model, labels=rows.label)
     slices = ("overall", "by_dominant_gender")
     result = DebiasComparison(
-        run=str(run), samples=str(samples_path), bootstrap=bootstrap, seed=seed, pairs=[]
-    )
+        run=str(run.absolute()), samples=str(samples_path), bootstrap=bootstrap, seed=seed, pairs=[],
+        seed_groups=[],
+    )  # fmt: skip
     for before, after in chosen:
         difference = paired_differences(
             values[before], values[after], groups={"dominant_gender": groups["dominant_gender"]},
@@ -146,7 +184,9 @@ def compare_debiasing(
             ModelPair(
                 before=before,
                 after=after,
-                accuracy={role: _accuracy(model) for role, model in (("before", before), ("after", after))},
+                accuracy={
+                    role: _accuracy(model, run) for role, model in (("before", before), ("after", after))
+                },
                 metrics={
                     role: {s: metrics["models"][model].get(s) for s in slices}
                     for role, model in (("before", before), ("after", after))
@@ -154,12 +194,113 @@ def compare_debiasing(
                 difference={s: difference[s] for s in slices},
             )
         )
+    result["seed_groups"] = seed_groups(result, _groups(chosen, run))
     if write:
-        write_json(run / COMPARISON_JSON, result)
+        save_comparison(run, result)
     return result
 
 
-def _accuracy(model: str) -> float | None:
-    record = _finetune_record(model)
+def save_comparison(run_dir: str | Path, comparison: DebiasComparison) -> bool:
+    """Write ``debias_comparison.json`` unless the one there holds more: a pair this one lacks,
+    or an accuracy this one does not know. True when written."""
+    path = Path(run_dir) / COMPARISON_JSON
+    if path.is_file():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            old = None  # a damaged file holds nothing worth keeping
+        if isinstance(old, dict) and _loses_information(old, comparison):
+            return False
+    write_json(path, comparison)
+    return True
+
+
+def _loses_information(old: dict[str, Any], new: DebiasComparison) -> bool:
+    fresh = {(p["before"], p["after"]): p for p in new["pairs"]}
+    for pair in old.get("pairs") or []:
+        match = fresh.get((pair.get("before"), pair.get("after")))
+        if match is None:
+            return True
+        known = pair.get("accuracy") or {}
+        if any(known.get(role) is not None and match["accuracy"].get(role) is None for role in known):
+            return True
+    return False
+
+
+def _groups(pairs: Sequence[tuple[str, str]], run: str | Path) -> list[list[int]]:
+    """Indices of ``pairs`` that differ only in their seed (pairs without records stay alone)."""
+    groups: dict[str, list[int]] = {}
+    for index, (before, after) in enumerate(pairs):
+        records = [_finetune_record(m, run) for m in (before, after)]
+        if any(r is None for r in records):
+            groups[f"#{index}"] = [index]
+            continue
+        key = json.dumps(
+            [
+                {**(r or {}).get("settings", {}), "seed": None} for r in records
+            ] + [(r or {}).get("train_sha256") for r in records],
+            sort_keys=True, default=str,
+        )  # fmt: skip
+        groups.setdefault(key, []).append(index)
+    return list(groups.values())
+
+
+def _seed_of(model: str, run: str | Path) -> int | None:
+    record = _finetune_record(model, run)
+    seed = None if record is None else record.get("settings", {}).get("seed")
+    return seed if isinstance(seed, int) else None
+
+
+def _spread(values: list[float | None]) -> dict[str, Any]:
+    known = [float(v) for v in values if v is not None]
+    if not known:
+        return {"values": values, "mean": None, "min": None, "max": None}
+    return {"values": values, "mean": sum(known) / len(known), "min": min(known), "max": max(known)}
+
+
+def _changed(pairs: list[ModelPair], key: str, before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """A change beyond resampling noise (every seed's paired 95% interval excludes 0, on one side)
+    and beyond seed noise (the before and after ranges across seeds do not overlap)."""
+    sides = set()
+    for pair in pairs:
+        ci = (pair["difference"]["overall"].get("ci") or {}).get(key)
+        if not ci or ci[0] is None or ci[1] is None or ci[0] <= 0 <= ci[1]:
+            return False
+        sides.add(ci[0] > 0)
+    if len(sides) != 1 or None in (before["min"], after["min"]):
+        return False
+    return len(pairs) == 1 or before["max"] < after["min"] or after["max"] < before["min"]
+
+
+def seed_groups(comparison: DebiasComparison, groups: list[list[int]]) -> list[dict[str, Any]]:
+    """Per group of pairs that differ only in the seed: each measure's per-seed values before and
+    after, their mean and min-max, the differences, and whether it changed (:func:`_changed`)."""
+    run = comparison["run"]
+    out = []
+    for indices in groups:
+        pairs = [comparison["pairs"][i] for i in indices]
+        summary: dict[str, Any] = {
+            "before": [p["before"] for p in pairs],
+            "after": [p["after"] for p in pairs],
+            "seeds": [_seed_of(p["before"], run) for p in pairs],
+            "accuracy": {r: _spread([p["accuracy"].get(r) for p in pairs]) for r in ("before", "after")},
+            "measures": {},
+        }
+        for key in ("S", "delta_p", "B"):
+            roles = {
+                r: _spread([(p["metrics"][r].get("overall") or {}).get(key) for p in pairs])
+                for r in ("before", "after")
+            }
+            summary["measures"][key] = {
+                **roles,
+                "difference": _spread([p["difference"]["overall"].get(key) for p in pairs]),
+                "changed": _changed(pairs, key, roles["before"], roles["after"]),
+            }
+        out.append(summary)
+    return out
+
+
+def _accuracy(model: str, run: str | Path) -> float | None:
+    record = _finetune_record(model, run)
     accuracy = None if record is None else record.get("eval_accuracy")
     return None if accuracy is None else 100.0 * float(accuracy)

@@ -13,6 +13,7 @@ Before debiasing, % (paper 004 Table 5 layout)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,40 +48,109 @@ def _gender(part: Mapping[str, Any], gender: str) -> Mapping[str, Any]:
     return (part.get("by_dominant_gender") or {}).get(gender) or {}
 
 
-def format_debias_tables(comparison: Mapping[str, Any]) -> str:
-    """The comparison (:func:`nlibias.jobs.debias_compare.compare_debiasing`) as text tables."""
-    pairs = comparison["pairs"]
-    parts = []
-    for role, title in (("before", "Before debiasing"), ("after", "After debiasing")):
-        table = "Table 5" if role == "before" else "Table 7"
-        parts.append(
-            render_table(
-                ["Model", "Acc (up)", *(label for _, label in _MEASURES)],
-                [
-                    [
-                        short_name(p[role]),
-                        _number(p["accuracy"][role]),
-                        *(_number(p["metrics"][role]["overall"].get(k)) for k, _ in _MEASURES),
-                    ]
-                    for p in pairs
-                ],
-                title=f"{title}, % (paper 004 {table} layout)",
-            )
-        )
-    parts.append(
-        render_table(
-            ["After - before", "Acc", *(f"{label.split()[0]} [95% CI]" for _, label in _MEASURES)],
+def _base_name(model: str) -> str:
+    """A seed's model as its group shows it: without the ``-s<seed>`` suffix.
+
+    >>> _base_name("/runs/models/bert-base-s42")
+    'bert-base'
+    """
+    return re.sub(r"-s\d+$", "", short_name(model))
+
+
+def _spread_cell(spread: Mapping[str, Any]) -> str:
+    if spread.get("mean") is None:
+        return "–"
+    return f"{spread['mean']:.2f} ({spread['min']:.2f}–{spread['max']:.2f})"
+
+
+def _multi_seed(comparison: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [g for g in comparison.get("seed_groups") or [] if len(g["before"]) > 1]
+
+
+def _role_table(comparison: Mapping[str, Any], role: str) -> str:
+    title, table = ("Before debiasing", "Table 5") if role == "before" else ("After debiasing", "Table 7")
+    rows = [
+        [
+            short_name(p[role]),
+            _number(p["accuracy"][role]),
+            *(_number(p["metrics"][role]["overall"].get(k)) for k, _ in _MEASURES),
+        ]
+        for p in comparison["pairs"]
+    ]
+    for group in _multi_seed(comparison):
+        rows.append(
             [
-                [
-                    f"{short_name(p['after'])} - {short_name(p['before'])}",
-                    _accuracy_difference(p["accuracy"]),
-                    *(_with_ci(p["difference"]["overall"], k) for k, _ in _MEASURES),
-                ]
-                for p in pairs
-            ],
-            title="Change, percentage points (paired bootstrap over pairs; an interval without 0 is a change)",
+                f"{_base_name(group[role][0])}: mean (min–max) of {len(group[role])} seeds",
+                _spread_cell(group["accuracy"][role]),
+                *(_spread_cell(group["measures"][k][role]) for k, _ in _MEASURES),
+            ]
         )
+    return render_table(
+        ["Model", "Acc (up)", *(label for _, label in _MEASURES)],
+        rows,
+        title=f"{title}, % (paper 004 {table} layout)",
     )
+
+
+def _change_table(comparison: Mapping[str, Any]) -> str:
+    changed = {
+        (p["before"], p["after"]): g["measures"]
+        for g in comparison.get("seed_groups") or []
+        if len(g["before"]) == 1
+        for p in comparison["pairs"]
+        if p["before"] == g["before"][0]
+    }
+    rows = []
+    for p in comparison["pairs"]:
+        marks = changed.get((p["before"], p["after"]))
+        rows.append(
+            [
+                f"{short_name(p['after'])} - {short_name(p['before'])}",
+                _accuracy_difference(p["accuracy"]),
+                *(
+                    _with_ci(p["difference"]["overall"], k) + (" *" if marks and marks[k]["changed"] else "")
+                    for k, _ in _MEASURES
+                ),
+            ]
+        )
+    for group in _multi_seed(comparison):
+        measures = group["measures"]
+        rows.append(
+            [
+                f"{_base_name(group['after'][0])} - {_base_name(group['before'][0])}: "
+                f"mean [min, max] of {len(group['before'])} seeds",
+                _spread_difference(group["accuracy"]),
+                *(_spread_change(measures[k]) for k, _ in _MEASURES),
+            ]
+        )
+    return render_table(
+        ["After - before", "Acc", *(f"{label.split()[0]} [95% CI]" for _, label in _MEASURES)],
+        rows,
+        title="Change, percentage points (paired bootstrap over pairs, 95% CI per seed; across seeds: mean "
+        "[min, max]; * marks a change: every seed's interval excludes 0 on one side and the before and "
+        "after values' min-max ranges across seeds do not overlap)",
+    )
+
+
+def _spread_change(measure: Mapping[str, Any]) -> str:
+    spread = measure["difference"]
+    if spread.get("mean") is None:
+        return "–"
+    mark = " *" if measure.get("changed") else ""
+    return f"{spread['mean']:+.2f} [{spread['min']:+.2f}, {spread['max']:+.2f}]{mark}"
+
+
+def _spread_difference(accuracy: Mapping[str, Mapping[str, Any]]) -> str:
+    before, after = accuracy["before"].get("mean"), accuracy["after"].get("mean")
+    return "–" if before is None or after is None else f"{after - before:+.2f}"
+
+
+def format_debias_tables(comparison: Mapping[str, Any]) -> str:
+    """The comparison (:func:`nlibias.jobs.debias_compare.compare_debiasing`) as text tables: one
+    row per fine-tuned model (per seed), and for models fine-tuned with several seeds the mean and
+    min–max spread across seeds."""
+    pairs = comparison["pairs"]
+    parts = [_role_table(comparison, "before"), _role_table(comparison, "after"), _change_table(comparison)]
     rows = []
     for p in pairs:
         for role in ("before", "after"):
