@@ -85,6 +85,11 @@ def render_card(info: Mapping[str, Any]) -> str:
         ],
         "nlibias_run": {**dict(info["config"]), "validation_status": info["validation"]["status"]},
     }
+    models = model_rows(info)
+    if models:
+        header["nlibias_run"]["model_identities"] = {
+            f"{r['role']}:{r['model']}": r["identity"] for r in models
+        }
     parts = [
         "---",
         yaml.safe_dump(header, sort_keys=False, allow_unicode=True).rstrip(),
@@ -115,6 +120,7 @@ def render_card(info: Mapping[str, Any]) -> str:
         "",
         markdown_table(["setting", "value"], [[k, _short(v)] for k, v in info["config"].items()]),
         "",
+        *models_section(models),
         "## Masked templates per subtopic (paper Table 9)",
         "",
         markdown_table(["Domain", "Subtopic", "Count"], domain_subtopic_rows(tables["templates"])),
@@ -123,7 +129,7 @@ def render_card(info: Mapping[str, Any]) -> str:
         "",
         markdown_table(["Domain", "Subtopic", "Count"], domain_subtopic_rows(tables["masked"])),
         "",
-        f"Fill: {info['fill']['unique_masked_hypotheses']} unique masked hypotheses, top-{info['config']['top_k']} "
+        f"Fill ({_fill_kind(info)}): {info['fill']['unique_masked_hypotheses']} unique masked hypotheses, top-{info['config']['top_k']} "
         f"whole words each → {info['fill']['candidates']} candidate samples "
         f"({info['fill']['duplicates_dropped']} duplicates dropped, {info['fill']['short_lists']} short lists).",
         "",
@@ -163,7 +169,7 @@ def render_card(info: Mapping[str, Any]) -> str:
         "`id`, `pair_key` (shared by a sample and its twin), `stereotype` (`pro`/`anti`), `group` / "
         "`counterfactual_group`, `added_as_twin` (the twin was added by counterfactual expansion, not "
         "selected by the filter), `template_id`, `masked_template`, `bbnli_template`, `fill_word`, "
-        "`fill_rank` and `lm_score` (natural-log probability at the mask; empty for a twin that was never a "
+        "`fill_rank` and `lm_score` (natural log: a masked LM's probability at the mask, a causal LM's of the whole filled sentence; empty for a twin that was never a "
         "candidate), `filter_labels` (JSON: each filter model's label), `mispredicted_by`, `validation`, "
         "`provenance` (JSON: everything else).",
         "",
@@ -175,6 +181,100 @@ def render_card(info: Mapping[str, Any]) -> str:
         "",
     ]
     return "\n".join(parts)
+
+
+def model_rows(info: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The fill model and each filter model with its identity (what the prediction cache keys on:
+    backend, weights hash, prompt hash, settings), as the fill and filter stages recorded them.
+
+    >>> rows = model_rows({"fill": {"fill_model": {"name": "smollm2", "kind": "causal",
+    ...     "identity": {"backend": "causal-fill", "lm": {"weights": "ab12"}}}}, "filter": {}})
+    >>> rows[0]["role"], flat_identity(rows[0]["identity"])
+    ('fill', 'backend=causal-fill, lm.weights=ab12')
+    """
+    rows: list[dict[str, Any]] = []
+    fill = info.get("fill", {}).get("fill_model")
+    if fill:
+        rows.append(
+            {"role": "fill", "model": fill["name"], "kind": fill["kind"], "identity": fill["identity"]}
+        )
+    for name, stats in info.get("filter", {}).get("model_stats", {}).items():
+        if "identity" in stats:
+            identity = stats["identity"]
+            rows.append(
+                {"role": "filter", "model": name, "kind": identity.get("backend", "?"), "identity": identity}
+            )
+    return rows
+
+
+def flat_identity(identity: Mapping[str, Any], prefix: str = "") -> str:
+    """``key=value`` pairs of a nested identity, nested keys dotted."""
+    parts: list[str] = []
+    for key, value in identity.items():
+        if isinstance(value, Mapping):
+            parts.append(flat_identity(value, f"{prefix}{key}."))
+        else:
+            parts.append(f"{prefix}{key}={value}")
+    return ", ".join(p for p in parts if p)
+
+
+def models_section(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The card's "Models" section (empty when the stages recorded no identities)."""
+    if not rows:
+        return []
+    table = markdown_table(
+        ["role", "model", "kind", "identity"],
+        [[r["role"], r["model"], r["kind"], flat_identity(r["identity"])] for r in rows],
+    )
+    return [
+        "## Models",
+        "",
+        table,
+        "",
+        "Held-out models are named in the configuration and never loaded.",
+        "",
+    ]
+
+
+def fill_comparison_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Fill models compared on the same masked templates (rows of
+    :func:`nlibias.extension.fill_compare.compare_fills`), as a Markdown table."""
+    headers = [
+        "fill model",
+        "kind",
+        "candidates",
+        "variants per template",
+        "distinct words",
+        "meaning changed (proxy)",
+        "kept by filter",
+    ]
+    return markdown_table(
+        headers,
+        [
+            [
+                r["fill_model"],
+                r["kind"],
+                r["candidates"],
+                r["variants_per_template"],
+                r["distinct_words"],
+                _percent(r.get("meaning_changed")),
+                _percent(r.get("keep_rate")),
+            ]
+            for r in rows
+        ],
+    )
+
+
+def _percent(value: Any) -> str:
+    return "-" if value is None else f"{100 * float(value):.1f}%"
+
+
+def _fill_kind(info: Mapping[str, Any]) -> str:
+    fill = info.get("fill", {}).get("fill_model") or {}
+    kinds = {"causal": "causal LM: left-context beam, re-ranked by the whole sentence", "masked": "masked LM"}
+    return f"{fill.get('name', info['config'].get('mlm'))}, " + kinds.get(
+        fill.get("kind", "masked"), fill.get("kind", "")
+    )
 
 
 def _short(value: Any) -> str:

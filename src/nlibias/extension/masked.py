@@ -148,3 +148,15 @@ def masked_counts(
             row["count"] += 1
             row["unique_hypotheses"].add(sample.hypothesis)
     return [{**row, "unique_hypotheses": len(row["unique_hypotheses"])} for row in rows.values()]
+
+
+def original_hypothesis(candidate: Any, subtopic: BBNLISubtopic) -> str:
+    """The BBNLI hypothesis a candidate sample was derived from: its ``bbnli_template`` rendered
+    with the same word combination and formulation (the sentence before masking and filling).
+
+    ``candidate`` is a fill-stage :class:`~nlibias.schema.Sample` (its provenance holds the
+    template, the words and the formulation).
+    """
+    provenance = candidate.provenance
+    values = subtopic.values(provenance["words"], provenance["formulation"])
+    return render(provenance["bbnli_template"], values)

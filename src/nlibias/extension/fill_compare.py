@@ -1,0 +1,102 @@
+"""Fill models compared on the same masked samples: how many variants each proposes, how varied
+they are, how often a variant changes the meaning of the BBNLI hypothesis it came from (a stated
+proxy), and how many the adversarial filter keeps.
+
+The proxy for "changes the meaning": a judge NLI model (any classifier, e.g. ``prompt:smollm2``)
+reads the original BBNLI hypothesis as the premise and the filled variant as the hypothesis; a
+variant it does not find entailed (label neutral or contradiction) counts as meaning-changing. It
+is only as good as the judge, and it says nothing about whether the variant is still a stereotype.
+
+>>> # rows = compare_fills(masked, {"mlm": filler_a, "causal": filler_b}, subtopics, judge, filters, cache)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nlibias.benchmarks.bbnli import BBNLISubtopic
+from nlibias.extension.fill import describe_filler, fill_masked_samples
+from nlibias.extension.filtering import filter_candidates
+from nlibias.extension.masked import MaskedSample, original_hypothesis
+from nlibias.models.base import NLIClassifier
+from nlibias.models.mlm.mask_filler import MaskFiller
+from nlibias.runtime.cache import PredictionCache
+from nlibias.runtime.predict import predict_pairs
+from nlibias.schema import LABELS, Sample
+
+
+def fill_statistics(candidates: Sequence[Sample]) -> dict[str, Any]:
+    """Candidates, distinct fill words per masked template (averaged over templates) and in all.
+
+    >>> from nlibias.schema import Sample
+    >>> s = [Sample(id=str(i), source="x", domain="d", subtopic="t", premise="P", hypothesis=w, gold="neutral",
+    ...      provenance={"template_id": t, "fill_word": w}) for i, (t, w) in enumerate([("a", "x"), ("a", "y"), ("b", "x")])]
+    >>> fill_statistics(s)
+    {'candidates': 3, 'templates': 2, 'variants_per_template': 1.5, 'distinct_words': 2}
+    """
+    per_template: dict[str, set[str]] = {}
+    for c in candidates:
+        per_template.setdefault(str(c.provenance["template_id"]), set()).add(
+            str(c.provenance["fill_word"]).lower()
+        )
+    words = set().union(*per_template.values()) if per_template else set()
+    return {
+        "candidates": len(candidates),
+        "templates": len(per_template),
+        "variants_per_template": round(
+            sum(len(w) for w in per_template.values()) / max(1, len(per_template)), 2
+        ),
+        "distinct_words": len(words),
+    }
+
+
+def meaning_changed_share(
+    candidates: Sequence[Sample],
+    subtopics: Mapping[str, BBNLISubtopic],
+    judge: NLIClassifier,
+    cache: PredictionCache | None,
+    *,
+    progress: bool = False,
+) -> float:
+    """Share of candidates whose original BBNLI hypothesis does not entail them (judge's argmax)."""
+    if not candidates:
+        return 0.0
+    pairs = [(original_hypothesis(c, subtopics[c.subtopic]), c.hypothesis) for c in candidates]
+    probs = predict_pairs(judge, pairs, cache, progress=progress).probs
+    entailed = LABELS.index("entailment")
+    return float((probs.argmax(axis=1) != entailed).mean())
+
+
+def compare_fills(
+    masked: Sequence[MaskedSample],
+    fillers: Mapping[str, MaskFiller],
+    subtopics: Sequence[BBNLISubtopic],
+    *,
+    judge: NLIClassifier | None,
+    filters: Sequence[NLIClassifier],
+    cache: PredictionCache | None,
+    top_k: int = 5,
+    progress: bool = False,
+) -> list[dict[str, Any]]:
+    """One row per fill model (all fills, judge and filters through the prediction cache)."""
+    by_id = {s.subtopic: s for s in subtopics}
+    rows: list[dict[str, Any]] = []
+    for label, filler in fillers.items():
+        run = fill_masked_samples(masked, filler, cache, top_k=top_k, progress=progress)
+        row: dict[str, Any] = {
+            "fill_model": label,
+            "kind": describe_filler(filler)["kind"],
+            **fill_statistics(run.candidates),
+            "short_lists": run.short_requests,
+            "fill_seconds": round(run.seconds, 2),
+        }
+        if judge is not None:
+            row["meaning_changed"] = meaning_changed_share(
+                run.candidates, by_id, judge, cache, progress=progress
+            )
+        if filters:
+            kept = filter_candidates(run.candidates, filters, cache, progress=progress)
+            row["keep_rate"] = len(kept.kept) / max(1, len(kept.candidates))
+        rows.append(row)
+    return rows
