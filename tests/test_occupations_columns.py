@@ -50,7 +50,7 @@ def _old_probabilities_by_sample(
     if no_probs:
         raise DataError(
             f"model {aligned[0].model!r} gave no probabilities for {len(no_probs)} of {len(samples)} samples "
-            f"(first: {no_probs[0]!r}); the WQ-NLI measures M1-M8 and the occupation measures ΔP and B "
+            f"(first: {no_probs[0]!r}); the WQ-NLI measures M1-M8 and the occupation measures S, ΔP and B "
             f"are computed from p(entailment), p(neutral), p(contradiction). Audit with an NLI "
             f"classifier backend (or a predictions file with probabilities), not with labels only"
         )

@@ -127,7 +127,7 @@ class WQRows:
 def _no_probabilities_error(model: str, n_without: int, n_samples: int, first_id: str) -> DataError:
     return DataError(
         f"model {model!r} gave no probabilities for {n_without} of {n_samples} samples "
-        f"(first: {first_id!r}); the WQ-NLI measures M1-M8 and the occupation measures ΔP and B "
+        f"(first: {first_id!r}); the WQ-NLI measures M1-M8 and the occupation measures S, ΔP and B "
         f"are computed from p(entailment), p(neutral), p(contradiction). Audit with an NLI "
         f"classifier backend (or a predictions file with probabilities), not with labels only",
         sample=first_id,
