@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bad_input_cases_probe import (
+    probe_cache_cases,
     probe_files_cases,
     probe_options_cases,
     probe_predictions_cases,
@@ -408,4 +409,5 @@ def cases() -> list[Case]:
         *probe_tp_cases(),
         *probe_files_cases(),
         *probe_options_cases(),
+        *probe_cache_cases(),
     ]

@@ -304,3 +304,34 @@ def probe_options_cases() -> list[Case]:
     extend("run-dir-empty", [], "CONFIG", b"run_dir: ''\n")
     extend("mlm-model-empty", [], "CONFIG", b"mlm:\n  model: ''\n")
     return found
+
+
+def probe_cache_cases() -> list[Case]:
+    """Cache rows that were used although they belong to another key or carry no checksum of
+    their key: recomputed, with a warning (the audit still succeeds, on the right values)."""
+    found: list[Case] = []
+
+    def cache(name: str, edit: Callable[[Any], None]) -> None:
+        def build(d: Path, base: Base) -> tuple[list[str], str]:
+            import sqlite3
+
+            path = d / "cache.sqlite"
+            shutil.copy(base.cache, path)
+            with sqlite3.connect(path) as db:
+                edit(db)
+            args = ["audit", "--samples", str(base.samples), "--model", "fake:m", "--out", str(d / "o")]
+            return [*args, "--bootstrap", "0", "--cache", str(path), "--quiet"], "recomputed"
+
+        found.append(Case(f"cache/{name}", build, expect="warn"))
+
+    def swap(db: Any) -> None:
+        (key_a, value_a), (key_b, value_b) = db.execute("SELECT key, value FROM outputs LIMIT 2")
+        db.execute("UPDATE outputs SET value = ? WHERE key = ?", (value_b, key_a))
+        db.execute("UPDATE outputs SET value = ? WHERE key = ?", (value_a, key_b))
+
+    def legacy(db: Any) -> None:  # the value alone, as nlibias wrote it before checksums
+        db.execute("UPDATE outputs SET value = substr(value, 1, instr(value, '#') - 1)")
+
+    cache("values-swapped-between-keys", swap)
+    cache("rows-without-checksum", legacy)
+    return found

@@ -136,14 +136,14 @@ probability_rows = (
 @SETTINGS
 @given(probability_rows, st.data())
 def test_a_flipped_bit_in_a_stored_value_is_never_used(row: list[float], data: st.DataObject) -> None:
-    stored = encode_value(row).encode()
-    assert decode_value(stored.decode()) == row and is_probability_row(row)
+    stored = encode_value(row, "key").encode()
+    assert decode_value(stored.decode(), "key") == row and is_probability_row(row)
     position = data.draw(st.integers(0, len(stored) - 1))
     bit = data.draw(st.integers(0, 6))  # ASCII stays ASCII: the flip lands in the stored text itself
     flipped = bytearray(stored)
     flipped[position] ^= 1 << bit
     try:
-        value = decode_value(flipped.decode("ascii"))
+        value = decode_value(flipped.decode("ascii"), "key")
     except ValueError:
         return
     # Only a flip that leaves the text's meaning intact (e.g. in the checksum's own letters'

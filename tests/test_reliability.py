@@ -10,6 +10,7 @@ import errno
 import json
 import random
 import sqlite3
+import zlib
 from pathlib import Path
 
 import pytest
@@ -74,9 +75,11 @@ def test_implausible_cached_values_are_rejected_and_plausible_ones_used(tmp_path
     fingerprint = identity_fingerprint(classifier.identity())
     keys = [cache_key(fingerprint, *pair) for pair in pairs]
     stored = [
-        "[0.2, 0.3, 0.5]",  # a value written before checksums: plain JSON, plausible, used
-        encode_value([0.2, 0.3, 0.5]),  # with its checksum: used
-        "[1.0, 0.9, 0.0]",  # sums to 1.9
+        "[0.2, 0.3, 0.5]",  # written before checksums: plain JSON, plausible, but recomputed
+        encode_value([0.2, 0.3, 0.5], keys[1]),  # with the checksum of its key and value: used
+        "[1.0, 0.9, 0.0]#K{:08x}".format(
+            zlib.crc32(keys[2].encode() + b"\x00[1.0, 0.9, 0.0]")
+        ),  # sums to 1.9
         "[NaN, 0.5, 0.5]",  # not finite
         "[0.5, 0.5]",  # wrong shape
         '{"probs": [0.2, 0.3, 0.5]',  # not JSON
@@ -85,12 +88,38 @@ def test_implausible_cached_values_are_rejected_and_plausible_ones_used(tmp_path
         with sqlite3.connect(tmp_path / "c.sqlite") as db:
             db.executemany("INSERT INTO outputs VALUES (?, '', ?)", list(zip(keys, stored, strict=True)))
         run = predict_pairs(classifier, pairs, cache, progress=False)
-        # 2 used, 4 rejected and recomputed (6 - 2 = 4 computed)
-        assert (run.cached_pairs, run.computed_pairs, run.cache_rejected) == (2, 4, 4)
-        assert run.probs[0].tolist() == [0.2, 0.3, 0.5] and run.probs[1].tolist() == [0.2, 0.3, 0.5]
-        fresh = predict_pairs(classifier, pairs[2:], None, progress=False).probs
-        assert run.probs[2:].tolist() == fresh.tolist()
-        assert run.stats()["cache_rejected"] == 4
+        # 1 used, 5 rejected and recomputed (6 - 1 = 5 computed); 4 of them had no key checksum
+        assert (run.cached_pairs, run.computed_pairs, run.cache_rejected) == (1, 5, 5)
+        assert cache.unkeyed == 4  # rows 0, 3, 4, 5: no "#K" checksum
+        assert run.probs[1].tolist() == [0.2, 0.3, 0.5]
+        fresh = predict_pairs(classifier, [pairs[0], *pairs[2:]], None, progress=False).probs
+        assert [run.probs[0].tolist(), *run.probs[2:].tolist()] == fresh.tolist()
+        assert run.stats()["cache_rejected"] == 5
+        # the recomputed values replaced the old rows: the next run reads every value from the cache
+        again = predict_pairs(classifier, pairs, cache, progress=False)
+        assert (again.cached_pairs, again.computed_pairs, again.cache_rejected) == (6, 0, 0)
+
+
+def test_cached_values_swapped_between_two_keys_are_recomputed(tmp_path: Path) -> None:
+    """Two values exchanged between their keys keep intact checksums of their own texts; the
+    checksum covers the key too, so both fail and are recomputed (the swap is never used)."""
+    from nlibias.models.fake import FakeNLIClassifier
+    from nlibias.runtime.predict import predict_pairs
+
+    classifier = FakeNLIClassifier()
+    pairs = [("P0.", "H."), ("P1.", "H.")]
+    path = tmp_path / "c.sqlite"
+    with PredictionCache(path) as cache:
+        first = predict_pairs(classifier, pairs, cache, progress=False).probs.tolist()
+    assert first[0] != first[1]  # the swap would change the results
+    with sqlite3.connect(path) as db:
+        (key_a, value_a), (key_b, value_b) = db.execute("SELECT key, value FROM outputs ORDER BY rowid")
+        db.execute("UPDATE outputs SET value = ? WHERE key = ?", (value_b, key_a))
+        db.execute("UPDATE outputs SET value = ? WHERE key = ?", (value_a, key_b))
+    with PredictionCache(path) as cache:
+        run = predict_pairs(classifier, pairs, cache, progress=False)
+    assert (run.cached_pairs, run.computed_pairs, run.cache_rejected) == (0, 2, 2)
+    assert run.probs.tolist() == first  # recomputed: the values of their own pairs
 
 
 @pytest.mark.parametrize("damage", [b"this is not sqlite!!", b""])

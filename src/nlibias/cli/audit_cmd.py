@@ -190,7 +190,10 @@ def audit_command(
                 "truncated to it (counted in metrics.json run.models.*.stats.truncated_pairs)"
             )
         if stats.get("cache_rejected"):
-            warn(f"{name}: {stats['cache_rejected']} damaged cache entries were recomputed (not used)")
+            warn(
+                f"{name}: {stats['cache_rejected']} cache entries were recomputed (not used): damaged, moved "
+                "from another key, or written by an older nlibias without a checksum of their key"
+            )
     _print_result(result, as_json, by)
 
 

@@ -72,6 +72,9 @@ class PredictionCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.unkeyed = 0
+        """Values read without a checksum of their key (older caches): recomputed, counted in
+        the rejected values too."""
         with self._guard():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(self.path), timeout=60)
@@ -114,7 +117,8 @@ class PredictionCache:
         self, keys: Sequence[str], check: Callable[[Any], bool] | None = None
     ) -> tuple[dict[str, Any], int]:
         """The values stored under ``keys`` that decode as JSON and pass ``check``, and how many
-        stored values were rejected (damaged: to be recomputed, never used)."""
+        stored values were rejected (damaged, moved from another key, or stored without a checksum
+        of their key by an older nlibias: to be recomputed, never used)."""
         found: dict[str, Any] = {}
         rejected = 0
         unique = list(dict.fromkeys(keys))
@@ -125,8 +129,11 @@ class PredictionCache:
                 rows = self._conn.execute(f"SELECT key, value FROM outputs WHERE key IN ({marks})", chunk)
                 for key, text in rows:
                     try:
-                        value = decode_value(text)
+                        value = decode_value(text, key)
                         usable = check is None or bool(check(value))
+                    except UnkeyedValue:
+                        usable = False
+                        self.unkeyed += 1
                     except (ValueError, TypeError, KeyError, AttributeError, IndexError):
                         usable = False
                     if usable:
@@ -137,7 +144,7 @@ class PredictionCache:
 
     def put_many(self, items: Iterable[tuple[str, Any]], *, fingerprint: str = "") -> None:
         """Write and commit in one transaction (the unit a crash can lose)."""
-        rows = [(key, fingerprint, encode_value(value)) for key, value in items]
+        rows = [(key, fingerprint, encode_value(value, key)) for key, value in items]
         with self._guard(), self._conn:
             self._conn.executemany("INSERT OR REPLACE INTO outputs VALUES (?, ?, ?)", rows)
 
@@ -155,36 +162,49 @@ class PredictionCache:
         self.close()
 
 
-def encode_value(value: Any) -> str:
-    """A value as the cache stores it: its JSON and a CRC-32 of that JSON (``#`` + 8 hex digits),
-    so that a flipped bit in a stored value is found on reading even where the value still looks
-    plausible (SQLite checks its pages' structure, not the bytes of a value).
+class UnkeyedValue(ValueError):
+    """A stored value without a checksum of its key (written by an earlier nlibias,
+    or rewritten by hand): it could belong to another key, so it is recomputed, not used."""
 
-    >>> encode_value([0.5, 0.5, 0.0])
-    '[0.5, 0.5, 0.0]#abfc45f5'
-    >>> decode_value(encode_value([0.5, 0.5, 0.0])), decode_value("[0.5, 0.5, 0.0]")  # legacy: no CRC
-    ([0.5, 0.5, 0.0], [0.5, 0.5, 0.0])
-    >>> decode_value("[0.5, 0.4, 0.0]#abfc45f5")
+
+def encode_value(value: Any, key: str = "") -> str:
+    """A value as the cache stores it under ``key``: its JSON, ``#K`` and a CRC-32 of the key and
+    that JSON (8 hex digits), so that a flipped bit in a stored value is found on reading even
+    where the value still looks plausible (SQLite checks its pages' structure, not the bytes of a
+    value), and so is a value moved or copied to another key (its checksum intact).
+
+    >>> encode_value([0.5, 0.5, 0.0], "k1")
+    '[0.5, 0.5, 0.0]#Kbf7c52a5'
+    >>> decode_value(encode_value([0.5, 0.5, 0.0], "k1"), "k1")
+    [0.5, 0.5, 0.0]
+    >>> decode_value(encode_value([0.5, 0.5, 0.0], "k1"), "k2")
     Traceback (most recent call last):
-    ValueError: the stored value does not match its checksum
+    ValueError: the stored value does not match its checksum (damaged, or moved from another key)
+    >>> decode_value("[0.5, 0.5, 0.0]", "k1")  # written without a checksum of its key: recomputed
+    Traceback (most recent call last):
+    nlibias.runtime.cache.UnkeyedValue: the stored value has no checksum of its key (written by an older nlibias, or by hand)
     """
     text = json.dumps(value)
-    return f"{text}#{zlib.crc32(text.encode()):08x}"
+    return f"{text}#K{_checksum(key, text):08x}"
 
 
-def decode_value(stored: str) -> Any:
-    """The value of :func:`encode_value`'s text (or of a value stored before checksums: plain
-    JSON); ``ValueError`` when the checksum does not match or the JSON is damaged."""
-    text, mark, checksum = stored.rpartition("#")
-    if mark and len(checksum) == 8:
-        try:
-            expected = int(checksum, 16)
-        except ValueError:  # not a checksum: a '#' inside a legacy value's string
-            return json.loads(stored)
-        if zlib.crc32(text.encode()) != expected:
-            raise ValueError("the stored value does not match its checksum")
-        return json.loads(text)
-    return json.loads(stored)
+def _checksum(key: str, text: str) -> int:
+    return zlib.crc32(b"%s\x00%s" % (key.encode(), text.encode()))
+
+
+def decode_value(stored: str, key: str = "") -> Any:
+    """The value of :func:`encode_value`'s text stored under ``key``; ``ValueError`` when the
+    checksum does not match (a damaged value, or one moved from another key) or the JSON is
+    damaged, :class:`UnkeyedValue` for a value stored without a checksum of its key (plain JSON,
+    or the value-only checksum of earlier versions): such a row is a miss, recomputed."""
+    text, mark, checksum = stored.rpartition("#K")
+    if not mark or len(checksum) != 8 or not all(c in "0123456789abcdefABCDEF" for c in checksum):
+        raise UnkeyedValue(
+            "the stored value has no checksum of its key (written by an older nlibias, or by hand)"
+        )
+    if _checksum(key, text) != int(checksum, 16):
+        raise ValueError("the stored value does not match its checksum (damaged, or moved from another key)")
+    return json.loads(text)
 
 
 def is_probability_row(value: Any, *, size: int = 3, tolerance: float = 1e-3) -> bool:
