@@ -109,12 +109,17 @@ def format_occupations_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def _eval_sets(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The evaluation sets in the models' ``by_eval_set`` slices, in first-seen order."""
+    """The evaluation sets in the models' ``by_eval_set`` slices: the paper's in-distribution
+    sets (I) first, then the others, OOD (O) last."""
     names: dict[str, None] = {}
     for metrics in models.values():
         for name in metrics.get("by_eval_set", {}):
             names.setdefault(name, None)
-    return list(names)
+    first = ("snli", "mnli")
+    return sorted(
+        names,
+        key=lambda n: (0 if n in first else 2 if n == "ood" else 1, first.index(n) if n in first else 0, n),
+    )
 
 
 def format_occupations_expansion(summary: Mapping[str, Any]) -> str:
@@ -142,7 +147,7 @@ def format_occupations_expansion(summary: Mapping[str, Any]) -> str:
             )
         for d in record["label_differences"]:
             lines.append(
-                f"  {d['occupation']}: the file says {d['file']} ({d['rows']} rows), occupations.json "
+                f"  {d['occupation']}: the file says {d['file']} ({d['rows']} row(s)), occupations.json "
                 f"{d['occupations.json']}; the file's label is used"
             )
     rows = [
