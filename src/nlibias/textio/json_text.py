@@ -11,7 +11,7 @@ Traceback (most recent call last):
 nlibias.errors.SourceError: x.jsonl:3: field p: NaN is not a number JSON allows (write a finite number, or null where the field may be empty)
 >>> parse_json("x.json", "[" * 100000 + "]" * 100000)
 Traceback (most recent call last):
-nlibias.errors.SourceError: x.json:1: invalid JSON: nested too deeply (more than 1000 levels of arrays and objects) (a samples or predictions file holds flat records)
+nlibias.errors.SourceError: x.json:1: invalid JSON: nested too deeply (more than 500 levels of arrays and objects) (a samples or predictions file holds flat records)
 >>> parse_json("x.json", '{"a": [1, 2.5, null]}')
 {'a': [1, 2.5, None]}
 """
@@ -26,10 +26,10 @@ from typing import Any
 from nlibias.errors import SourceError
 from nlibias.textio.text_files import check_json_text
 
-MAX_DEPTH = 1000
-"""Deepest nesting of arrays and objects read (the records nlibias reads are a few levels deep)."""
+MAX_DEPTH = 500
+"""Deepest nesting of arrays and objects read: the records nlibias reads are a few levels deep, and
+Python's parser recurses once a level, up to its recursion limit (1,000 frames by default)."""
 
-_NOT_NUMBERS = ("NaN", "Infinity", "-Infinity")
 _KEY_BEFORE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*$')
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
 _BRACKETS = re.compile(r"[\[\]{}]")
