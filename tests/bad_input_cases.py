@@ -14,6 +14,7 @@ from typing import Any
 from bad_input_cases_probe import (
     probe_cache_cases,
     probe_files_cases,
+    probe_nesting_cases,
     probe_options_cases,
     probe_predictions_cases,
     probe_samples_cases,
@@ -410,4 +411,5 @@ def cases() -> list[Case]:
         *probe_files_cases(),
         *probe_options_cases(),
         *probe_cache_cases(),
+        *probe_nesting_cases(),
     ]

@@ -335,3 +335,52 @@ def probe_cache_cases() -> list[Case]:
     cache("values-swapped-between-keys", swap)
     cache("rows-without-checksum", legacy)
     return found
+
+
+def probe_nesting_cases() -> list[Case]:
+    """Sources, prompt files and configurations nested deep enough to exhaust Python's recursion."""
+    found: list[Case] = []
+
+    def case(name: str, build_args: Callable[[Path, Base], tuple[list[str], Path]]) -> None:
+        def build(d: Path, base: Base) -> tuple[list[str], str]:
+            args, path = build_args(d, base)
+            return args, str(path)
+
+        found.append(Case(name, build))
+
+    def bbnli(d: Path, base: Base) -> tuple[list[str], Path]:
+        path = d / "src" / "gender" / "deep.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(DEEP, encoding="utf-8")
+        return ["expand", "bbnli", "--source", str(d / "src"), "--out", str(d / "o")], path
+
+    def prompt(suffix: str, body: str) -> Callable[[Path, Base], tuple[list[str], Path]]:
+        def build(d: Path, base: Base) -> tuple[list[str], Path]:
+            path = d / f"prompts{suffix}"
+            path.write_text(body, encoding="utf-8")
+            args = ["audit", "--samples", str(base.samples), "--generative", "fake:g", "--prompt", str(path)]
+            return [*args, "--out", str(d / "o"), "--bootstrap", "0", "--no-cache", "--quiet"], path
+
+        return build
+
+    def config(d: Path, base: Base) -> tuple[list[str], Path]:
+        path = d / "config.yaml"
+        path.write_text("mlm: " + DEEP + "\n", encoding="utf-8")
+        args = [
+            "extend",
+            "--config",
+            str(path),
+            "--out",
+            str(d / "next"),
+            "--mlm",
+            "fake",
+            "--until",
+            "masks",
+        ]
+        return [*args, "--cache", str(d / "c.sqlite"), "--no-progress"], path
+
+    case("bbnli-json/deep-nesting", bbnli)
+    case("prompt-file/json-deep-nesting", prompt(".json", DEEP))
+    case("prompt-file/yaml-deep-nesting", prompt(".yaml", "prompts: " + DEEP + "\n"))
+    case("extend-config/yaml-deep-nesting", config)
+    return found

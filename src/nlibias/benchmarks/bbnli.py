@@ -180,6 +180,11 @@ def load_bbnli_json(path: str | Path) -> BBNLISubtopic:
         raise SourceError(
             path, None, f"invalid JSON: {exc.msg}", line=exc.lineno, fix="fix the syntax at that position"
         ) from exc
+    except (RecursionError, ValueError):  # nested too deep, a number past the digit limit
+        from nlibias.textio.json_text import parse_json
+
+        parse_json(path, text, allow_nan=True)  # raises a SourceError saying which, with the line
+        raise
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a JSON object with the BBNLI keys", line=1)
 

@@ -11,7 +11,7 @@ Traceback (most recent call last):
 nlibias.errors.SourceError: x.jsonl:3: field p: NaN is not a number JSON allows (write a finite number, or null where the field may be empty)
 >>> parse_json("x.json", "[" * 100000 + "]" * 100000)
 Traceback (most recent call last):
-nlibias.errors.SourceError: x.json:1: invalid JSON: nested too deeply (more than 500 levels of arrays and objects) (a samples or predictions file holds flat records)
+nlibias.errors.SourceError: x.json:1: invalid JSON: nested too deeply (more than 500 levels of arrays and objects) (nlibias reads records a few levels deep: check that this is the file meant)
 >>> parse_json("x.json", '{"a": [1, 2.5, null]}')
 {'a': [1, 2.5, None]}
 """
@@ -71,7 +71,7 @@ def parse_json(
             None,
             f"invalid JSON: nested too deeply (more than {MAX_DEPTH} levels of arrays and objects)",
             line=first,
-            fix="a samples or predictions file holds flat records",
+            fix="nlibias reads records a few levels deep: check that this is the file meant",
         )
     try:
         value = json.loads(text, parse_constant=None if allow_nan else _refuse_constant)

@@ -47,6 +47,13 @@ def load_yaml(text: str, path: str | Path) -> Any:
 
     try:
         return yaml.load(text, Loader=UniqueKeyLoader)
+    except RecursionError:  # PyYAML recurses once a level of nesting
+        raise SourceError(
+            path,
+            None,
+            "invalid YAML: nested too deeply",
+            fix="nlibias reads settings a few levels deep: check that this is the file meant",
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = None if mark is None else mark.line + 1

@@ -225,6 +225,11 @@ def _parse_structured(path: Path, text: str) -> Any:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise SourceError(path, None, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
+        except (RecursionError, ValueError):  # nested too deep, a number past the digit limit
+            from nlibias.textio.json_text import parse_json
+
+            parse_json(path, text, allow_nan=True)  # raises a SourceError saying which, with the line
+            raise
     return load_yaml(text, path)
 
 
