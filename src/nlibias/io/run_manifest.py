@@ -13,6 +13,10 @@ manifest that every file matches, or an error naming the directory, the file and
 reads the new ``predictions.jsonl`` with the old ``metrics.json``. A directory written before
 manifests existed has none; it is read as it is, with one warning per directory.
 
+The manifest also records the run's *inputs* read from elsewhere (``inputs``: the samples file
+an audit read, with its size and SHA-256), so a reader can tell when one was edited after the
+run (:func:`changed_inputs`): a report would otherwise show the new texts beside the old answers.
+
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
 >>> begin_write(d, ["a.txt"])
@@ -30,10 +34,10 @@ from __future__ import annotations
 
 import hashlib
 import warnings
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import Any, NotRequired, TypedDict, cast
 
 from nlibias.errors import SourceError
 from nlibias.io.atomic import write_json
@@ -51,6 +55,14 @@ class ManifestEntry(TypedDict):
     sha256: str
 
 
+class InputEntry(TypedDict):
+    """A file the run read (e.g. its samples), as it was when the run was written."""
+
+    path: str
+    bytes: int
+    sha256: str
+
+
 class RunManifest(TypedDict):
     """``manifest.json``: the run's output files; ``complete`` false while they are being replaced."""
 
@@ -58,6 +70,8 @@ class RunManifest(TypedDict):
     complete: bool
     written: str
     files: dict[str, ManifestEntry]
+    inputs: NotRequired[dict[str, InputEntry]]
+    """Absent in runs written before inputs were recorded."""
 
 
 class LegacyRunWarning(UserWarning):
@@ -105,11 +119,67 @@ def begin_write(directory: str | Path, names: Collection[str], *, keep: Collecti
     write_json(directory / MANIFEST_JSON, _manifest({}, complete=False))
 
 
-def finish_write(directory: str | Path, names: Iterable[str]) -> None:
-    """After every output file is in place: the complete manifest, renamed in last."""
+def finish_write(
+    directory: str | Path, names: Iterable[str], *, inputs: Mapping[str, str | Path | None] | None = None
+) -> None:
+    """After every output file is in place: the complete manifest, renamed in last. ``inputs``:
+    files the run read, by role (``{"samples": path}``; a samples directory stands for the
+    samples file read from it), recorded with their checksums; a missing one is left out."""
     directory = Path(directory)
     files = {name: file_entry(directory / name) for name in names if (directory / name).is_file()}
-    write_json(directory / MANIFEST_JSON, _manifest(files, complete=True))
+    manifest = _manifest(files, complete=True)
+    recorded = {role: _input_entry(path) for role, path in (inputs or {}).items() if path}
+    if any(recorded.values()):
+        manifest["inputs"] = {role: entry for role, entry in recorded.items() if entry is not None}
+    write_json(directory / MANIFEST_JSON, manifest)
+
+
+def _input_file(path: str | Path) -> Path | None:
+    """The file read for ``path``: itself, or a run directory's samples file (JSONL first)."""
+    path = Path(path)
+    if path.is_dir():
+        from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET
+
+        path = next((path / n for n in (SAMPLES_JSONL, SAMPLES_PARQUET) if (path / n).is_file()), path)
+    return path if path.is_file() else None
+
+
+def _input_entry(path: str | Path) -> InputEntry | None:
+    found = _input_file(path)
+    if found is None:
+        return None
+    return {"path": str(found.resolve()), **file_entry(found)}
+
+
+def changed_inputs(directory: str | Path) -> list[str]:
+    """Each recorded input of the run (:func:`finish_write`) that is no longer as the run read it,
+    in words naming the file (``[]``: unchanged, or nothing recorded). A file that is gone is
+    not a change: readers that need it say so themselves.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "samples.jsonl").write_text("old")
+    >>> finish_write(d / "run", [], inputs={"samples": d})
+    >>> changed_inputs(d / "run")
+    []
+    >>> _ = (d / "samples.jsonl").write_text("new")
+    >>> changed_inputs(d / "run")  # doctest: +ELLIPSIS
+    ['samples file .../samples.jsonl changed after the run (SHA-256 ... when audited, now ...)']
+    """
+    manifest = read_manifest(directory)
+    inputs = manifest.get("inputs") if manifest is not None else None
+    found: list[str] = []
+    for role, entry in (inputs if isinstance(inputs, dict) else {}).items():
+        path = Path(str(entry.get("path", "")))
+        if not path.is_file():
+            continue
+        now = file_entry(path)
+        if now["sha256"] != entry.get("sha256"):
+            found.append(
+                f"{role} file {path} changed after the run (SHA-256 {str(entry.get('sha256'))[:12]} when "
+                f"audited, now {now['sha256'][:12]})"
+            )
+    return found
 
 
 def _manifest(files: dict[str, ManifestEntry], *, complete: bool) -> RunManifest:

@@ -2,12 +2,15 @@
 
 A *run* is an audit/score directory (``metrics.json``, ``predictions.jsonl``) or an extension
 dataset directory (``run.json`` with per-stage counts, a card ``README.md``, samples). Nothing
-here raises on a missing optional file or key; only a directory with neither metrics nor
-``run.json`` is refused.
+here raises on a missing optional file or key; a directory with neither metrics nor
+``run.json`` is refused, and so is a ``metrics.json`` that contradicts itself
+(:mod:`nlibias.report.metrics_checks`). A samples file edited after the audit is not shown beside
+the audit's answers: :attr:`Run.input_changes` says what changed, the report's example pairs are
+left out and a :class:`SamplesChangedWarning` is raised.
 
 >>> import json, tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
->>> _ = (d / "metrics.json").write_text(json.dumps({"source": "bbnli", "models": {}}))
+>>> _ = (d / "metrics.json").write_text(json.dumps({"source": "bbnli", "models": {"m": {"overall": {}}}}))
 >>> load_run(d).source
 'bbnli'
 """
@@ -15,6 +18,7 @@ here raises on a missing optional file or key; only a directory with neither met
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +26,8 @@ from typing import Any, cast
 
 from nlibias.errors import NlibiasError, SourceError
 from nlibias.io.results import MetricsDocument, read_metrics
-from nlibias.io.run_manifest import check_run_directory
+from nlibias.io.run_manifest import changed_inputs, check_run_directory
+from nlibias.report.metrics_checks import check_consistent, check_unique_keys
 from nlibias.schema import Prediction, Sample
 
 METRICS_JSON = "metrics.json"
@@ -48,6 +53,9 @@ class Run:
     """``metrics.json``, checked against its schema (empty for an extension run)."""
     run_json: Mapping[str, Any] = field(default_factory=dict)
     card: str | None = None
+    input_changes: list[str] = field(default_factory=list)
+    """Inputs of the run (its samples file) edited since the run was written, in words; the
+    report then shows no sample texts (they would sit beside answers to other texts)."""
     _samples: list[Sample] | None = field(default=None, repr=False)
     _predictions: list[Prediction] | None = field(default=None, repr=False)
 
@@ -90,7 +98,7 @@ class Run:
         if self._samples is None:
             path = self.samples_path()
             self._samples = []
-            if path is not None:
+            if path is not None and not self.input_changes:
                 from nlibias.io.samples import read_samples
 
                 try:
@@ -139,6 +147,10 @@ class Run:
         if folder.resolve() == self.path.resolve():
             return []
         return funnel_stages(_read_json(folder / RUN_JSON))
+
+
+class SamplesChangedWarning(UserWarning):
+    """The samples file of a run was edited after the run: its texts are not the ones audited."""
 
 
 def _no_metrics() -> MetricsDocument:
@@ -219,9 +231,20 @@ def load_run(path: str | Path, *, label: str | None = None) -> Run:
     metrics_path = path if path.is_file() else path / METRICS_JSON
     path = metrics_path.parent
     metrics = _no_metrics()
+    changes: list[str] = []
     if metrics_path.is_file():
         metrics = read_metrics(metrics_path)  # an impossible value is named by its field first
+        check_unique_keys(metrics_path)
+        check_consistent(metrics, path=metrics_path)
         check_run_directory(path)
+        changes = changed_inputs(path)
+        for change in changes:
+            warnings.warn(
+                f"{path}: {change}; the report leaves out its sample texts (rerun the audit on the "
+                "edited samples, or restore the file)",
+                SamplesChangedWarning,
+                stacklevel=2,
+            )
     run_json = _read_json(path / RUN_JSON)
     if not metrics and not run_json:
         raise SourceError(
@@ -232,7 +255,12 @@ def load_run(path: str | Path, *, label: str | None = None) -> Run:
         )
     card = _read_card(path) if run_json else None
     return Run(
-        path=path, label=label or path.name or str(path), metrics=metrics, run_json=run_json, card=card
+        path=path,
+        label=label or path.name or str(path),
+        metrics=metrics,
+        run_json=run_json,
+        card=card,
+        input_changes=changes,
     )
 
 
