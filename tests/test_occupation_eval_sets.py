@@ -273,3 +273,14 @@ def test_score_uses_the_binary_s_and_reports_s_3way_beside_it(tmp_path: Path) ->
     assert (same_binary, same_3way) == (2, 1)
     assert (overall["S"], overall["counts"]["S"]) == (40.0, 2)
     assert (overall["S_3way"], overall["counts"]["S_3way"]) == (20.0, 1)
+
+
+def test_tables_say_when_a_metrics_file_holds_the_old_3way_s() -> None:
+    from nlibias.report.occupation_tables import format_occupations_tables
+
+    new = {"overall": {"S": 60.0, "S_3way": 40.0, "delta_p": 1.0, "B": 2.0, "n_pairs": 5}}
+    old = {"overall": {"S": 40.0, "delta_p": 1.0, "B": 2.0, "n_pairs": 5}}  # written before S_3way existed
+    assert "note:" not in format_occupations_tables({"new": new})
+    assert "note: old: metrics written before S became the paper's binary S" in format_occupations_tables(
+        {"new": new, "old": old}
+    )

@@ -31,6 +31,12 @@ def format_occupations_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
             "S 3-way with neutral kept)",
         )
     ]
+    old = [model for model, m in models.items() if "S" in m["overall"] and "S_3way" not in m["overall"]]
+    if old:
+        parts.append(
+            f"note: {', '.join(old)}: metrics written before S became the paper's binary S; their S is the "
+            "3-way S (S_3way). Score the predictions again (score) for the binary S."
+        )
     sets = _eval_sets(models)
     if len(sets) > 1:
         parts.append(
