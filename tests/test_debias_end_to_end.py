@@ -170,3 +170,50 @@ def test_debias_refuses_bad_options_before_any_work(tmp_path: Path) -> None:
         )  # fmt: skip
         assert result.exit_code == 2, result.output
         assert not (tmp_path / "out").exists()
+
+
+def test_report_debias_finds_pairs_and_accuracy_from_any_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nlibias.debias.augment import augment_gender_swap
+    from nlibias.debias.finetune import finetune
+
+    work = tmp_path / "work"
+    (work / "runs").mkdir(parents=True)
+    monkeypatch.chdir(work)  # every path below is relative to work/, as a user types them
+    rows = learnable_nli_rows(60, seed=4)
+    Path("runs/train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    Path("premises.txt").write_text("\n".join(PREMISES) + "\n")
+    nlibias.expand("occupations", "premises.txt", out_dir="runs/occ", balance=False)
+    texts = [r["premise"] for r in rows] + [r["hypothesis"] for r in rows] + PREMISES
+    build_tiny_nli_classifier(Path("runs/tiny"), texts, seed=3, init_std=0.02)
+    augment_gender_swap("runs/train.jsonl", "runs/aug", progress=False)
+    fast = {"learning_rate": 3e-3, "batch_size": 8, "max_steps": 2, "progress": False}
+    for name, data in (("before", "runs/train.jsonl"), ("after", "runs/aug")):
+        finetune("runs/tiny", data, f"runs/{name}", eval_path="runs/train.jsonl", **fast)
+    invoke(["audit", "--samples", "runs/occ", "--model", "runs/before", "--model", "runs/after",
+            "--out", "runs/audit", "--no-cache", "--device", "cpu", "--bootstrap", "20"])  # fmt: skip
+    # an older finetune.json held the paths as typed: relative to the directory it ran from
+    after_record = work / "runs" / "after" / "finetune.json"
+    old = json.loads(after_record.read_text())
+    after_record.write_text(json.dumps({**old, "train": "runs/aug", "eval": "runs/train.jsonl"}))
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    audit = str(work / "runs" / "audit")
+    found = invoke(["report", audit, "--debias"])
+    comparison = json.loads((work / "runs" / "audit" / "debias_comparison.json").read_text())
+    [pair] = comparison["pairs"]
+    assert (pair["before"], pair["after"]) == ("runs/before", "runs/after")
+    accuracy = {r: 100 * json.loads((work / "runs" / r / "finetune.json").read_text())["eval_accuracy"]
+                for r in ("before", "after")}  # fmt: skip
+    assert pair["accuracy"] == pytest.approx({"before": accuracy["before"], "after": accuracy["after"]})
+    assert f"{accuracy['before']:.2f}" in found
+    named = invoke(["report", audit, "--pair", "runs/before=runs/after"])
+    assert named == found  # the same pair, the same numbers
+    # a comparison that would lose what the file holds (here: no finetune.json, no accuracy) is not written
+    (work / "runs" / "before" / "finetune.json").rename(work / "runs" / "before-record.json")
+    kept = runner.invoke(app, ["report", audit, "--pair", "runs/before=runs/after"])
+    assert kept.exit_code == 0 and "kept" in kept.output
+    assert json.loads((work / "runs" / "audit" / "debias_comparison.json").read_text()) == comparison

@@ -200,3 +200,25 @@ def test_record_holds_the_provenance(
     settings = saved["settings"]
     assert (settings["lr_scheduler"], settings["warmup_steps"], settings["save_steps"]) == ("cosine", 1, 500)
     assert (settings["max_length"], settings["seed"], settings["split"]) == (32, 42, "train")
+
+
+def test_an_audit_refuses_nan_probabilities_naming_the_model(toy: dict[str, Path], tmp_path: Path) -> None:
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    import nlibias
+    from nlibias.errors import DataError
+
+    broken = tmp_path / "nan-model"
+    shutil.copytree(toy["base"], broken)
+    model = AutoModelForSequenceClassification.from_pretrained(broken)
+    with torch.no_grad():
+        model.classifier.bias.fill_(float("nan"))  # what a diverged fine-tune leaves
+    model.save_pretrained(broken)
+    (tmp_path / "premises.txt").write_text("The nurse is sitting on a bench.\n")
+    samples = nlibias.expand(
+        "occupations", tmp_path / "premises.txt", out_dir=tmp_path / "occ", balance=False
+    )
+    with pytest.raises(DataError, match="not numbers") as error:
+        nlibias.audit(samples.path, [str(broken)], cache=False, device="cpu", bootstrap=0, progress=False)
+    assert error.value.model == str(broken)

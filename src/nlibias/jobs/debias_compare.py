@@ -75,6 +75,19 @@ def model_directory(model: str, run: str | Path) -> Path | None:
     return None
 
 
+def _from_run(path: str, run: str | Path) -> Path:
+    """A path the run recorded: relative ones as from the working directory, else from the run
+    directory or one of its parents (where ``nlibias audit`` ran); as given when none exists."""
+    given = Path(path).expanduser()
+    if given.is_absolute():
+        return given
+    root = Path(run).expanduser().absolute()
+    for base in (Path.cwd(), root, *root.parents):
+        if (base / given).exists():
+            return base / given
+    return given
+
+
 def _finetune_record(model: str, run: str | Path = ".") -> dict[str, Any] | None:
     """``finetune.json`` of ``model`` with its ``train``/``eval`` paths made absolute (an older
     record's relative paths are read against the directory the model was found from)."""
@@ -158,7 +171,7 @@ def compare_debiasing(
     samples_path = samples or (metrics.get("run") or {}).get("samples")
     if not samples_path:
         raise ConfigError(f"{metrics_path} does not record its samples; pass samples", parameter="samples")
-    columns, ids = read_sample_columns_and_ids(samples_path)
+    columns, ids = read_sample_columns_and_ids(samples if samples else _from_run(str(samples_path), run))
     if columns.source != "occupations":
         raise DataError(
             f"the run's samples are {columns.source!r}; before/after needs occupation samples", field="source"

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from nlibias.errors import DataError
 from nlibias.models.base import NLIClassifier, Pair
 from nlibias.runtime.base import PredictorRun
 from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint, is_probability_row
@@ -214,6 +215,13 @@ def predict_pairs(
     def compute(todo: list[tuple[str, ...]]) -> Iterator[ComputedBatch]:
         for batch in classifier.predict_batches([(p, h) for p, h in todo]):
             truncated = int(getattr(batch, "truncated", 0))
+            if not np.isfinite(batch.probs).all():  # a model with NaN weights: never cached, never scored
+                raise DataError(
+                    f"{classifier.name} gives probabilities that are not numbers (NaN or infinity) for "
+                    f"{int((~np.isfinite(batch.probs)).any(axis=1).sum())} of {len(batch.indices)} pairs",
+                    model=classifier.name,
+                    fix="its weights hold NaN or overflow (a fine-tune that diverged?): use another checkpoint",
+                )
             # rows as plain lists: row views would keep every batch's array alive until the chunk
             # ends, which raised an extended audit's peak RSS by ~40 MB with glibc's allocator
             rows = batch.probs.tolist()
