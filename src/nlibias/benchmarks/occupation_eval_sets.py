@@ -262,8 +262,8 @@ def _set_record(
         "pairs_by_template": dict(sorted(templates.items())),
         "label_differences": _label_differences(book),
     }
-    if not book.has_hypotheses:
-        record["seed"] = seed
+    if not book.has_hypotheses and choice == "one":
+        record["seed"] = seed  # the seed of the draw (all three templates need none)
     warnings = [f"{name}: row {row} repeats the header row; skipped" for row in book.skipped_header_rows]
     warnings += [
         f"{name}: the file labels {d['occupation']} {d['file']} in {d['rows']} row(s), occupations.json "
