@@ -9,7 +9,7 @@ from __future__ import annotations
 REPORT_CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#1a1a1a;line-height:1.45}
 h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #0072B2;padding-bottom:.2em;margin-top:2em}
-h3{margin-bottom:.3em}nav a{margin-right:.8em;font-size:.9em}
+h3{margin-bottom:.3em}nav a{font-size:.9em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.85em}th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}
 th{border-bottom:2px solid #555}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .ci{color:#666;font-size:.85em}.muted{color:#666}.diff.better{background:#d9f0e3}.diff.worse{background:#fbe3d6}
@@ -20,6 +20,16 @@ pre{background:#f6f8fa;padding:.8em;overflow:auto;font-size:.8em;max-height:28em
 .example{border:1px solid #ddd;border-radius:6px;padding:.6em .9em;margin:.6em 0}
 .label{font-family:monospace;background:#eef;padding:0 .3em;border-radius:3px}
 .warn{background:#fff3cd;padding:.5em .8em;border-left:4px solid #E69F00}
+.table-wrap{overflow-x:auto;max-width:100%;margin:.6em 0}.table-wrap table{margin:0}
+td .key{overflow-wrap:anywhere;min-width:8em;display:inline-block}
+dl.kv{margin:0;display:grid;grid-template-columns:max-content minmax(8em,1fr);column-gap:.6em;row-gap:.1em}
+dl.kv dt{color:#555;font-family:monospace;font-size:.95em}dl.kv dd{margin:0;overflow-wrap:anywhere}
+.caveats{background:#fff3cd;border-left:6px solid #D55E00;padding:.4em 1em;margin:1em 0}
+.caveats h2{border:none;margin:.3em 0;padding:0;font-size:1.2em}.caveats ul{margin:.3em 0;padding-left:1.2em}
+.caveats li{margin:.25em 0}.caveats li.severe{font-weight:600}
+nav{display:flex;flex-wrap:wrap;gap:.2em .8em}nav a{margin:0}
+figure{overflow-x:auto}
+@media (max-width:700px){body{margin:1em auto;padding:0 .6em}figure img{max-width:none}h1{font-size:1.3em}}
 """
 REPORT_JS = """
 document.querySelectorAll('.sensitive').forEach(function(el){

@@ -8,7 +8,7 @@ Every text read from data files is escaped.
 
 >>> import json, tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
->>> _ = (d / "metrics.json").write_text(json.dumps({"source": "bbnli", "models": {}}))
+>>> _ = (d / "metrics.json").write_text(json.dumps({"source": "bbnli", "models": {"m": {"overall": {}}}}))
 >>> from nlibias.report.load import load_run
 >>> "<!DOCTYPE html>" in render_report([load_run(d)], plots=False).html
 True
@@ -17,8 +17,7 @@ True
 from __future__ import annotations
 
 import base64
-import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,8 @@ from nlibias.report.assets import REPORT_CSS as _CSS
 from nlibias.report.assets import REPORT_JS as _JS
 from nlibias.report.compare import Comparison, compare
 from nlibias.report.examples import CATEGORY_TITLES, example_pairs
+from nlibias.report.html_parts import escape as _e
+from nlibias.report.html_parts import table as _table
 from nlibias.report.load import Run
 from nlibias.report.paper_tables import (
     MEASURE_TITLES,
@@ -38,7 +39,8 @@ from nlibias.report.paper_tables import (
     most_biased_subtopics,
     paper_tables,
 )
-from nlibias.report.slices import interval, is_number, numeric_measures, slice_groups
+from nlibias.report.run_notes import Caveat, caveats_html, provenance_html
+from nlibias.report.slices import interval, is_number, slice_groups
 
 ASSETS_DIR_SUFFIX = "_files"
 
@@ -51,10 +53,8 @@ class Report:
     plots: list[figures.Plot] = field(default_factory=list)
     sections: list[str] = field(default_factory=list)
     """Ids of the sections that were rendered (the others had no data)."""
-
-
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    caveats: list[Caveat] = field(default_factory=list)
+    """What the box above every section says (:func:`nlibias.report.run_notes.run_caveats`)."""
 
 
 def _num(value: Any) -> str:
@@ -67,20 +67,6 @@ def _value_ci(m: Mapping[str, Any], measure: str) -> str:
     if bounds is not None:
         text += f' <span class="ci">[{bounds[0]:.2f}, {bounds[1]:.2f}]</span>'
     return text
-
-
-def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric_from: int = 1) -> str:
-    """Headers are escaped here; cells must already be HTML (escape with ``_e``)."""
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join(
-        "<tr>"
-        + "".join(
-            f'<td class="num">{c}</td>' if i >= numeric_from else f"<td>{c}</td>" for i, c in enumerate(row)
-        )
-        + "</tr>"
-        for row in rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _figure_html(plot: figures.Plot | None) -> str:
@@ -100,67 +86,6 @@ def _paper_table_html(table: PaperTable) -> str:
         for r in table.rows
     ]
     return f"<h3>{_e(table.title)}</h3>" + _table(table.headers, rows, numeric_from=len(table.headers))
-
-
-def _provenance(runs: Sequence[Run]) -> str:
-    parts: list[str] = []
-    for run in runs:
-        info = run.run_info
-        parts.append(f'<h3>{_e(run.label)} <span class="muted">({_e(run.path)})</span></h3>')
-        facts: list[tuple[str, Any]] = [
-            ("source", run.metrics.get("source")),
-            ("samples", run.metrics.get("n_samples")),
-        ]
-        boot = run.metrics.get("bootstrap")
-        if isinstance(boot, Mapping):
-            facts.append(("bootstrap", ", ".join(f"{k}={v}" for k, v in boot.items())))
-        for key in (
-            "samples",
-            "predictions",
-            "cache",
-            "finished",
-            "nlibias",
-            "python",
-            "torch",
-            "transformers",
-            "platform",
-        ):
-            if info.get(key) is not None:
-                facts.append((f"run.{key}" if key == "samples" else key, info[key]))
-        if run.run_json:
-            for key, value in run.run_json.items():
-                if not isinstance(value, Mapping | list):
-                    facts.append((f"run.json {key}", value))
-        rows = [[_e(k), _e(v)] for k, v in facts if v is not None]
-        parts.append(_table(["", "value"], rows, numeric_from=99))
-        described = info.get("models")
-        if isinstance(described, Mapping) and described:
-            model_rows = []
-            for key, desc in described.items():
-                desc = desc if isinstance(desc, Mapping) else {}
-                raw_stats = desc.get("stats")
-                stats: Mapping[str, Any] = raw_stats if isinstance(raw_stats, Mapping) else {}
-                settings = ", ".join(
-                    f"{k}={v}" for k, v in desc.items() if k not in ("stats", "model", "revision", "backend")
-                )
-                model_rows.append(
-                    [
-                        _e(key),
-                        _e(desc.get("backend", "")),
-                        _e(desc.get("model", "")),
-                        _e(desc.get("revision") or "–"),
-                        _e(settings),
-                        _e(", ".join(f"{k}={v}" for k, v in stats.items())),
-                    ]
-                )
-            parts.append(
-                _table(
-                    ["model key", "backend", "model", "revision", "settings", "stats"],
-                    model_rows,
-                    numeric_from=99,
-                )
-            )
-    return "".join(parts)
 
 
 def _card(runs: Sequence[Run]) -> str:
@@ -300,12 +225,8 @@ def _most_biased(runs: Sequence[Run]) -> str:
 def _other_measures(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
     parts = []
     for i, run in enumerate(runs):
-        measures: list[str] = []
-        for metrics in run.models.values():
-            overall = metrics.get("overall")
-            if isinstance(overall, Mapping):
-                measures += [m for m in numeric_measures(overall) if m not in MEASURES and m not in measures]
-        if not measures:
+        groups = figures.measures_by_unit(run.models)
+        if not groups:
             continue
         parts.append(f'<h3>{_e(run.label)} <span class="muted">({_e(run.source)})</span></h3>')
         if plots:
@@ -313,15 +234,16 @@ def _other_measures(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -
             if plot is not None:
                 out.append(plot)
                 parts.append(_figure_html(plot))
+        measures = [m for group in groups.values() for m in group]
+        unit_of = {m: unit for unit, group in groups.items() for m in group}
+        headers = [
+            MEASURE_TITLES.get(m, m) + ("" if unit_of[m] == "%" else f" ({unit_of[m]})") for m in measures
+        ]
         rows = []
         for model, metrics in run.models.items():
             for name, m in slice_groups(metrics, kinds=[k for k in _kinds(metrics) if k != "subtopic"]):
                 rows.append([_e(model), _e(name), _e(m.get("n", "")), *(_value_ci(m, k) for k in measures)])
-        parts.append(
-            _table(
-                ["model", "slice", "n", *(MEASURE_TITLES.get(m, m) for m in measures)], rows, numeric_from=2
-            )
-        )
+        parts.append(_table(["model", "slice", "n", *headers], rows, numeric_from=2))
     return "".join(parts)
 
 
@@ -469,7 +391,7 @@ def render_report(
         compare_runs = len(runs) > 1 or any(len(r.models) > 1 for r in runs)
     comparison = compare([(r.label, r.models) for r in runs]) if compare_runs else None
     sections: list[tuple[str, str, str]] = [
-        ("provenance", "Run configuration and provenance", _provenance(runs)),
+        ("provenance", "Run configuration and provenance", provenance_html(runs)),
         ("card", "Dataset card", _card(runs)),
         ("funnel", "Extension funnel", _funnel(runs, plots, figs)),
         ("accuracy", "Accuracy", _accuracy(runs, plots, figs)),
@@ -493,6 +415,7 @@ def render_report(
     body = "".join(
         f'<section id="{sid}"><h2>{_e(title)}</h2>{content}</section>' for sid, title, content in shown
     )
+    notes, caveats = caveats_html(runs)
     title = "nlibias report: " + ", ".join(r.label for r in runs)
     document = (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
@@ -500,9 +423,9 @@ def render_report(
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; '
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>{_e(title)}</h1><nav>{nav}</nav>{body}<script>{_JS}</script></body></html>\n"
+        f"<h1>{_e(title)}</h1>{notes}<nav>{nav}</nav>{body}<script>{_JS}</script></body></html>\n"
     )
-    return Report(html=document, plots=figs, sections=[sid for sid, _, _ in shown])
+    return Report(html=document, plots=figs, sections=[sid for sid, _, _ in shown], caveats=caveats)
 
 
 def write_report(

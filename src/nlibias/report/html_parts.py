@@ -1,0 +1,52 @@
+"""Small HTML builders the report's sections share: escaping, tables in a scrolling box,
+key/value lists.
+
+>>> table(["a"], [["<b>"]], numeric_from=9)
+'<div class="table-wrap"><table><thead><tr><th>a</th></tr></thead><tbody><tr><td><b></td></tr></tbody></table></div>'
+>>> key_values({"seed": 0, "prompt": {"style": "true"}})
+'<dl class="kv"><dt>seed</dt><dd>0</dd><dt>prompt</dt><dd><dl class="kv"><dt>style</dt><dd>true</dd></dl></dd></dl>'
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+
+def escape(value: Any) -> str:
+    """``value`` as text that is safe inside HTML (quotes included)."""
+    return html.escape(str(value), quote=True)
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric_from: int = 1) -> str:
+    """A table inside a box that scrolls sideways when the table is wider than the page.
+    Headers are escaped here; cells must already be HTML (escape with :func:`escape`)."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="num">{c}</td>' if i >= numeric_from else f"<td>{c}</td>" for i, c in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    )
+    return f'<div class="table-wrap"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def key_values(values: Mapping[str, Any], *, skip: Iterable[str] = ()) -> str:
+    """A mapping as a definition list (nested mappings nested, lists joined by commas);
+    ``""`` when nothing is left after ``skip`` and empty values."""
+    left_out = set(skip)
+    items = []
+    for key, value in values.items():
+        if key in left_out or value is None or value == {} or value == []:
+            continue
+        if isinstance(value, Mapping):
+            shown = key_values(value)
+        elif isinstance(value, list | tuple):
+            shown = escape(", ".join(str(v) for v in value))
+        else:
+            shown = escape(value)
+        items.append(f"<dt>{escape(key)}</dt><dd>{shown}</dd>")
+    return f'<dl class="kv">{"".join(items)}</dl>' if items else ""

@@ -1,0 +1,223 @@
+"""What a reader must know before the numbers: the run's caveats (a demonstration, unvalidated
+data, a small model, few samples, no intervals, samples edited after the audit), derived from the
+run's own metadata, and the provenance section (settings as key/value lists).
+
+>>> from pathlib import Path
+>>> from nlibias.report.load import Run
+>>> run = Run(path=Path("demo"), label="demo", metrics={"source": "bbnli", "n_samples": 480,
+...     "models": {"m": {"overall": {}}}, "demo": {"disclaimer": "A demonstration, not a verdict."},
+...     "run": {"models": {"m": {"backend": "hf-causal", "model": "HuggingFaceTB/SmolLM2-135M-Instruct"}}}})
+>>> [c.kind for c in run_caveats(run)]
+['demo', 'small-model', 'few-samples']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nlibias.report.html_parts import escape, key_values, table
+from nlibias.report.load import Run
+
+#: Fewer bias-audit samples than this gets a caveat: the 95% intervals are then several points wide.
+FEW_SAMPLES = 1000
+#: A model whose id names fewer parameters than this gets a caveat.
+SMALL_MODEL_PARAMETERS = 1e9
+_SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([MB])(?![A-Za-z])", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Caveat:
+    """One thing to read before the numbers: ``kind`` (``demo``, ``unvalidated``, ``small-model``,
+    ``few-samples``, ``no-intervals``, ``degenerate-pairs``, ``samples-changed``) and its text."""
+
+    kind: str
+    text: str
+    severe: bool = False
+
+
+def parameters_named(model_id: str) -> float | None:
+    """The parameter count a model id states (``SmolLM2-135M`` → 1.35e8), or None.
+
+    >>> parameters_named("HuggingFaceTB/SmolLM2-135M-Instruct"), parameters_named("Llama-3.1-8B")
+    (135000000.0, 8000000000.0)
+    >>> parameters_named("roberta-large-mnli") is None
+    True
+    """
+    found = _SIZE.findall(model_id)
+    if not found:
+        return None
+    number, unit = found[-1]
+    return float(number) * (1e6 if unit.upper() == "M" else 1e9)
+
+
+def _model_ids(run: Run) -> list[str]:
+    described = run.run_info.get("models")
+    ids = []
+    if isinstance(described, Mapping):
+        for desc in described.values():
+            model = desc.get("model") if isinstance(desc, Mapping) else None
+            if isinstance(model, str) and model not in ids:
+                ids.append(model)
+    return ids
+
+
+def _unvalidated(run: Run) -> int:
+    """How many of the run's samples carry an ``unvalidated`` validation mark (extension data
+    built without human judgements); -1 when only the dataset card says so."""
+    count = 0
+    for sample in run.samples():
+        validation = sample.provenance.get("validation") if sample.provenance else None
+        if isinstance(validation, Mapping) and validation.get("judgement") == "unvalidated":
+            count += 1
+    if count:
+        return count
+    card = run.card_text() or ""
+    return -1 if "validation_status: unvalidated" in card or "**UNVALIDATED" in card else 0
+
+
+def run_caveats(run: Run) -> list[Caveat]:
+    """The caveats of one run, most important first."""
+    caveats = [
+        Caveat("samples-changed", change + ": example pairs are left out.", True)
+        for change in run.input_changes
+    ]
+    demo = run.metrics.get("demo")
+    if isinstance(demo, Mapping):
+        text = (
+            demo.get("disclaimer") or "This run is the demo: a demonstration of the pipeline, not a verdict."
+        )
+        caveats.append(Caveat("demo", f"Demonstration, not a verdict. {text}", True))
+    unvalidated = _unvalidated(run)
+    if unvalidated:
+        many = f"{unvalidated:,} of the samples are" if unvalidated > 0 else "The dataset is"
+        caveats.append(
+            Caveat(
+                "unvalidated",
+                f"{many} UNVALIDATED: no human judged the generated hypotheses; they may be incoherent "
+                "or state no stereotype. Do not report these scores as BBNLI-next results.",
+                True,
+            )
+        )
+    for model in _model_ids(run):
+        size = parameters_named(model)
+        if size is not None and size < SMALL_MODEL_PARAMETERS:
+            caveats.append(
+                Caveat(
+                    "small-model",
+                    f"{model} is a small model ({size / 1e6:,.0f}M parameters by its name): its answers "
+                    "say little about larger models, and a low bias score may only mean it rarely says yes.",
+                )
+            )
+    n_samples = run.metrics.get("n_samples")
+    if isinstance(n_samples, int) and 0 < n_samples < FEW_SAMPLES:
+        caveats.append(
+            Caveat(
+                "few-samples",
+                f"Only {n_samples:,} samples were audited: read every value with its 95% interval; "
+                "differences inside the intervals are not evidence of anything.",
+            )
+        )
+    boot = run.metrics.get("bootstrap")
+    if isinstance(boot, Mapping) and boot.get("resamples") == 0:
+        caveats.append(Caveat("no-intervals", "No confidence intervals (bootstrap resamples 0)."))
+    degenerate = max(
+        (
+            int(m["overall"].get("degenerate_pairs") or 0)
+            for m in run.models.values()
+            if isinstance(m.get("overall"), Mapping)
+        ),
+        default=0,
+    )
+    if degenerate:
+        caveats.append(
+            Caveat(
+                "degenerate-pairs",
+                f"{degenerate} degenerate pairs (pro and anti texts identical, as in the BBNLI source) are "
+                "included in the measures.",
+            )
+        )
+    return caveats
+
+
+def caveats_html(runs: Sequence[Run]) -> tuple[str, list[Caveat]]:
+    """The caveats box shown above everything else, and the caveats in it (``""``: none)."""
+    found: list[tuple[Run, Caveat]] = [(run, c) for run in runs for c in run_caveats(run)]
+    if not found:
+        return "", []
+    several = len(runs) > 1
+    items = "".join(
+        f'<li class="{"severe" if c.severe else ""}">'
+        + (f"<b>{escape(run.label)}:</b> " if several else "")
+        + f"{escape(c.text)}</li>"
+        for run, c in found
+    )
+    return (
+        f'<section id="caveats" class="caveats"><h2>Read this first</h2><ul>{items}</ul></section>',
+        [c for _, c in found],
+    )
+
+
+def _facts(run: Run) -> list[tuple[str, Any]]:
+    info = run.run_info
+    facts: list[tuple[str, Any]] = [
+        ("source", run.metrics.get("source")),
+        ("samples", run.metrics.get("n_samples")),
+    ]
+    boot = run.metrics.get("bootstrap")
+    if isinstance(boot, Mapping):
+        facts.append(("bootstrap", ", ".join(f"{k}={v}" for k, v in boot.items())))
+    for key in (
+        "samples",
+        "predictions",
+        "cache",
+        "finished",
+        "nlibias",
+        "python",
+        "torch",
+        "transformers",
+        "platform",
+    ):
+        if info.get(key) is not None:
+            facts.append((f"run.{key}" if key == "samples" else key, info[key]))
+    for key, value in (run.run_json or {}).items():
+        if not isinstance(value, Mapping | list):
+            facts.append((f"run.json {key}", value))
+    return facts
+
+
+def provenance_html(runs: Sequence[Run]) -> str:
+    """Each run's facts, and each model's backend, id, revision, settings and loop statistics
+    (settings and statistics as key/value lists, never a raw dict)."""
+    parts: list[str] = []
+    for run in runs:
+        parts.append(f'<h3>{escape(run.label)} <span class="muted">({escape(run.path)})</span></h3>')
+        rows = [[escape(k), escape(v)] for k, v in _facts(run) if v is not None]
+        parts.append(table(["", "value"], rows, numeric_from=99))
+        described = run.run_info.get("models")
+        if not isinstance(described, Mapping) or not described:
+            continue
+        model_rows = []
+        for key, desc in described.items():
+            desc = desc if isinstance(desc, Mapping) else {}
+            stats = desc.get("stats")
+            model_rows.append(
+                [
+                    f'<span class="key">{escape(key)}</span>',
+                    escape(desc.get("backend", "")),
+                    escape(desc.get("model", "")),
+                    escape(desc.get("revision") or "–"),
+                    key_values(desc, skip=("stats", "model", "revision", "backend")),
+                    key_values(stats) if isinstance(stats, Mapping) else "",
+                ]
+            )
+        parts.append(
+            table(
+                ["model key", "backend", "model", "revision", "settings", "stats"],
+                model_rows,
+                numeric_from=99,
+            )
+        )
+    return "".join(parts)
