@@ -231,3 +231,114 @@ def test_jsonl_csv_and_parquet_readers_agree(tmp_path: Path, rows: list[tuple[st
     for name in ("p.jsonl", "p.csv", "p.parquet"):
         got = [(r.row, r.premise, r.hypothesis, r.label) for r in iter_training_rows(tmp_path / name)]
         assert got == expected, name
+
+
+# --- issue #25: readers and command seams ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [("e.jsonl", ""), ("e.jsonl", "\n\n"), ("e.csv", "premise,hypothesis,label\n"), ("e.tsv", "")],
+)
+def test_an_empty_training_file_is_refused_naming_it(tmp_path: Path, name: str, content: str) -> None:
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(SourceError) as error:
+        augment_gender_swap(path, tmp_path / "out", progress=False)
+    assert error.value.path == str(path) and error.value.reason == "no rows"
+    assert not (tmp_path / "out" / TRAIN_FILE).exists()
+
+
+def test_a_file_without_one_labelled_row_is_refused(tmp_path: Path) -> None:
+    path = write_rows(tmp_path / "t.jsonl", [{"premise": "a", "hypothesis": "b", "label": "-"}] * 2)
+    with pytest.raises(SourceError, match=r"no rows with a gold label \(2 rows read"):
+        augment_gender_swap(path, tmp_path / "out", progress=False)
+    assert not (tmp_path / "out" / TRAIN_FILE).exists()
+
+
+def test_out_over_the_inputs_directory_is_refused_before_writing(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    source = write_rows(tmp_path / "data" / TRAIN_FILE, ROWS)
+    before = source.read_bytes()
+    for train, out in [
+        (source, tmp_path / "data"),
+        (tmp_path / "data", tmp_path / "data" / "."),
+        (source, source.parent / ".." / "data"),
+    ]:
+        with pytest.raises(ConfigError) as error:
+            augment_gender_swap(train, out, progress=False)
+        assert error.value.parameter == "out_dir" and "holds the training set" in str(error.value)
+    assert source.read_bytes() == before and sorted(p.name for p in source.parent.iterdir()) == [TRAIN_FILE]
+    # a sibling directory is fine
+    assert augment_gender_swap(source, tmp_path / "aug", progress=False)["rows_read"] == len(ROWS)
+
+
+def test_tsv_keeps_quotes_as_text_and_counts_fields_per_line(tmp_path: Path) -> None:
+    path = tmp_path / "q.tsv"
+    # SNLI/MNLI TSVs are not CSV-quoted: a premise may start with a quote, a quote may stay open
+    path.write_text(
+        'premise\thypothesis\tlabel\n"Hi," said the nurse.\tShe talks.\te\nA "stray quote\tb\tn\nc\td\tc\ne\tf\te\n'
+    )
+    got = [(r.row, r.premise, r.hypothesis, r.label) for r in iter_training_rows(path)]
+    assert got == [
+        (0, '"Hi," said the nurse.', "She talks.", "entailment"),
+        (1, 'A "stray quote', "b", "neutral"),
+        (2, "c", "d", "contradiction"),
+        (3, "e", "f", "entailment"),
+    ]
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("premise\thypothesis\tlabel\na\tb\te\nc\td\n")
+    with pytest.raises(SourceError) as error:
+        list(iter_training_rows(bad))
+    assert error.value.line == 3 and "2 fields, the header has 3" in error.value.reason
+
+
+def test_csv_rows_are_read_strictly(tmp_path: Path) -> None:
+    short = tmp_path / "short.csv"
+    short.write_text("premise,hypothesis,label\na,b,e\nc,d\n")
+    with pytest.raises(SourceError) as error:
+        list(iter_training_rows(short))
+    assert error.value.line == 3 and "2 fields" in error.value.reason
+    unclosed = tmp_path / "unclosed.csv"
+    unclosed.write_text('premise,hypothesis,label\na,b,e\n"c,d,e\nf,g,n\n')
+    with pytest.raises(SourceError) as error:
+        list(iter_training_rows(unclosed))
+    assert error.value.line == 3 and "not closed" in error.value.reason
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv", "tsv"])
+def test_a_byte_order_mark_is_dropped_in_every_text_format(tmp_path: Path, suffix: str) -> None:
+    plain = {
+        "jsonl": '{"premise": "A man naps.", "hypothesis": "He sleeps.", "label": "e"}\n',
+        "csv": "premise,hypothesis,label\nA man naps.,He sleeps.,e\n",
+        "tsv": "premise\thypothesis\tlabel\nA man naps.\tHe sleeps.\te\n",
+    }[suffix]
+    path = tmp_path / f"bom.{suffix}"
+    path.write_bytes(b"\xef\xbb\xbf" + plain.encode("utf-8"))
+    got = [(r.row, r.premise, r.hypothesis, r.label) for r in iter_training_rows(path)]
+    assert got == [(0, "A man naps.", "He sleeps.", "entailment")]
+
+
+def test_an_empty_word_list_or_names_file_is_refused(tmp_path: Path) -> None:
+    source = write_rows(tmp_path / "t.jsonl", ROWS)
+    for content in ("", "# only a comment\n\n"):
+        empty = tmp_path / "words.tsv"
+        empty.write_text(content)
+        with pytest.raises(SourceError) as error:
+            augment_gender_swap(source, tmp_path / "a", word_list=empty, progress=False)
+        assert error.value.path == str(empty) and "no word pairs" in error.value.reason
+        with pytest.raises(SourceError, match="no word pairs"):
+            augment_gender_swap(source, tmp_path / "b", names=empty, progress=False)
+
+
+def test_cli_error_starts_its_own_line_after_the_progress_bar(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"premise": "a", "hypothesis": "b", "label": "e"}\n{"premise": "a"\n')
+    result = runner.invoke(
+        app, ["augment", "gender-swap", "--train", str(path), "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2, result.output
+    before, _, after = result.output.partition("error:")
+    assert "t.jsonl:2" in after and "Traceback" not in result.output
+    # the bar (if drawn) was cleared: what precedes the message ends with a carriage return or newline
+    assert before == "" or before.endswith(("\r", "\n")), repr(before)

@@ -36,7 +36,7 @@ from nlibias.debias.occupation_match import MATCH_RULES, occupations_in
 from nlibias.debias.swap import Swapper
 from nlibias.debias.training_rows import TrainingRow, iter_training_rows, source_digest, source_kind
 from nlibias.debias.wordlists import SwapList, read_pairs, swap_list_named
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import PendingFile, json_line, write_json
 
 SELECTIONS = ("occupation", "all")
@@ -107,8 +107,9 @@ def augment_gender_swap(
     if names is not None:
         swaps = swaps.with_names(read_pairs(names, both_ways=True))
     swapper = Swapper(swaps)
-    kind, _ = source_kind(train)
+    kind, location = source_kind(train)
     out = Path(out_dir)
+    _check_out(kind, location, out)
     out.mkdir(parents=True, exist_ok=True)
     counts: Counter[str] = Counter()
     swap_counts: Counter[str] = Counter()
@@ -118,24 +119,34 @@ def augment_gender_swap(
     spill_path = Path(spill_name)
     try:
         with PendingFile(out / TRAIN_FILE) as pending, os.fdopen(fd, "w", encoding="utf-8") as spill:
-            bar = tqdm(unit="row", desc="augment", disable=not progress)
-            for row in iter_training_rows(train, split=split):
-                bar.update(1)
-                counts["rows_read"] += 1
-                if row.label is None:
-                    counts["rows_without_label"] += 1
-                    continue
-                pending.handle.write(
-                    json_line(_record(row, row.premise, row.hypothesis, False)).encode("utf-8")
-                )
-                counts["original_rows_written"] += 1
-                swapped = _swap_row(row, swapper, select, match, counts, by_occupation, swap_counts)
-                if swapped is not None:
-                    spill.write(json_line(swapped))
-                # any original that may hold a listed word (a superset is harmless: only a memory cost)
-                if swapped is not None or swapper.may_hold(row.premise) or swapper.may_hold(row.hypothesis):
-                    gendered_keys.append(_key(row.premise, row.hypothesis, row.label))
-            bar.close()
+            # leave=False and a with block: the bar is cleared when the pass ends or fails, so an
+            # error is printed on a line of its own, not after the bar
+            with tqdm(unit="row", desc="augment", disable=not progress, leave=False) as bar:
+                for row in iter_training_rows(train, split=split):
+                    bar.update(1)
+                    counts["rows_read"] += 1
+                    if row.label is None:
+                        counts["rows_without_label"] += 1
+                        continue
+                    pending.handle.write(
+                        json_line(_record(row, row.premise, row.hypothesis, False)).encode("utf-8")
+                    )
+                    counts["original_rows_written"] += 1
+                    swapped = _swap_row(row, swapper, select, match, counts, by_occupation, swap_counts)
+                    if swapped is not None:
+                        spill.write(json_line(swapped))
+                    # any original that may hold a listed word (a superset is harmless: a memory cost)
+                    if (
+                        swapped is not None
+                        or swapper.may_hold(row.premise)
+                        or swapper.may_hold(row.hypothesis)
+                    ):
+                        gendered_keys.append(_key(row.premise, row.hypothesis, row.label))
+            if not counts["original_rows_written"]:
+                raise SourceError(
+                    location, None, f"no rows with a gold label ({counts['rows_read']} rows read, none labelled)",
+                    fix="label the rows entailment/neutral/contradiction",
+                )  # fmt: skip
             spill.close()
             _append_swapped(spill_path, pending, gendered_keys, counts)
             pending.commit()
@@ -146,6 +157,22 @@ def augment_gender_swap(
     )
     write_json(out / SUMMARY_FILE, summary)
     return summary
+
+
+def _check_out(kind: str, location: Path | str, out: Path) -> None:
+    """Refuse an ``out`` that is the directory holding the training set (or inside a ``datasets``
+    directory): writing ``train.jsonl`` there would replace the input or mix with it."""
+    if kind == "hub":
+        return
+    source = Path(location).resolve()
+    holder = source if kind == "datasets" else source.parent
+    target = out.resolve()
+    if target == holder or (kind == "datasets" and holder in target.parents):
+        raise ConfigError(
+            f"out_dir {out} holds the training set {location}: writing {TRAIN_FILE} there would "
+            "replace the input or mix with it; choose another directory",
+            parameter="out_dir",
+        )
 
 
 def _summary(

@@ -39,6 +39,7 @@ _LABEL_ALIASES = {
     **{str(i): name for i, name in enumerate(LABELS)},
 }
 _NO_LABEL = frozenset({"-", "-1", ""})
+_BOM = b"\xef\xbb\xbf"
 _FILE_KINDS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
 
 
@@ -124,22 +125,36 @@ def source_kind(source: str | Path) -> tuple[str, Path | str]:
 
 def iter_training_rows(source: str | Path, *, split: str = "train") -> Iterator[TrainingRow]:
     """The rows of a training set, streamed; ``split`` picks the split of a ``datasets`` set
-    (a hub name may carry a configuration: ``nyu-mll/glue:mnli``)."""
+    (a hub name may carry a configuration: ``nyu-mll/glue:mnli``). A set without a single row is
+    a :class:`SourceError` (an empty training set is never what was meant)."""
     kind, location = source_kind(source)
     if kind == "jsonl":
-        yield from _iter_jsonl(Path(location))
-    elif kind in ("csv", "tsv"):
-        yield from _iter_csv(Path(location), "\t" if kind == "tsv" else ",")
+        rows = _iter_jsonl(Path(location))
+    elif kind == "csv":
+        rows = _iter_csv(Path(location))
+    elif kind == "tsv":
+        rows = _iter_tsv(Path(location))
     elif kind == "parquet":
-        yield from _iter_parquet(Path(location))
+        rows = _iter_parquet(Path(location))
     else:
-        yield from _iter_datasets(kind, location, split)
+        rows = _iter_datasets(kind, location, split)
+    empty = True
+    for row in rows:
+        empty = False
+        yield row
+    if empty:
+        where = f" (split {split!r})" if kind in ("datasets", "hub") else ""
+        raise SourceError(
+            location, None, f"no rows{where}", fix="check that this is the training set you meant"
+        )
 
 
 def _iter_jsonl(path: Path) -> Iterator[TrainingRow]:
     row = 0
     with path.open("rb") as handle:
         for line_number, line in enumerate(handle, start=1):
+            if line_number == 1:
+                line = line.removeprefix(_BOM)
             if not line.strip():
                 continue
             try:
@@ -150,11 +165,72 @@ def _iter_jsonl(path: Path) -> Iterator[TrainingRow]:
             row += 1
 
 
-def _iter_csv(path: Path, delimiter: str) -> Iterator[TrainingRow]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle, delimiter=delimiter)
-        for row, record in enumerate(reader):
-            yield _row(record, row, str(path), reader.line_num)
+def _iter_csv(path: Path) -> Iterator[TrainingRow]:
+    """CSV as written by spreadsheets and pandas: quoted fields, read strictly (an unclosed quote,
+    a row with more or fewer fields than the header is an error with its line)."""
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle, strict=True)
+        header = _csv_next(path, reader)
+        if header is None:
+            return
+        row = 0
+        while True:
+            start = reader.line_num + 1
+            fields = _csv_next(path, reader, start)
+            if fields is None:
+                return
+            if not fields:
+                continue  # a blank line
+            _check_count(path, start, fields, header, "commas and quotes")
+            yield _row(dict(zip(header, fields, strict=True)), row, str(path), start)
+            row += 1
+
+
+def _csv_next(path: Path, reader: Any, start: int = 1) -> list[str] | None:
+    try:
+        return next(reader)
+    except StopIteration:
+        return None
+    except csv.Error as exc:
+        if "unexpected end of data" in str(exc):
+            reason = "a quote opened in this row is not closed before the end of the file"
+            raise SourceError(
+                path, None, f"malformed CSV: {reason}", line=start, fix="close the quote"
+            ) from None
+        raise SourceError(
+            path, None, f"malformed CSV: {exc}", line=reader.line_num, fix="check the quoting of this row"
+        ) from None
+
+
+def _iter_tsv(path: Path) -> Iterator[TrainingRow]:
+    """TSV as SNLI and MNLI ship it: one row per line, fields split on tabs, no quoting (a quote is
+    text: '"Hi," she said' keeps its quotes); every line must have the header's number of fields."""
+    header: list[str] | None = None
+    row = 0
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            fields = line.split("\t")
+            if header is None:
+                header = fields
+                continue
+            _check_count(path, line_number, fields, header, "tabs")
+            yield _row(dict(zip(header, fields, strict=True)), row, str(path), line_number)
+            row += 1
+
+
+def _check_count(path: Path, line: int, fields: list[str], header: list[str], what: str) -> None:
+    if len(fields) != len(header):
+        count = f"{len(fields)} field{'' if len(fields) == 1 else 's'}"
+        raise SourceError(
+            path,
+            None,
+            f"row has {count}, the header has {len(header)}",
+            line=line,
+            fix=f"check the row's {what}",
+        )
 
 
 def _iter_parquet(path: Path) -> Iterator[TrainingRow]:

@@ -147,7 +147,8 @@ def paper_map() -> SwapList:
 
 def read_pairs(path: str | Path, *, both_ways: bool) -> dict[str, str]:
     """A user's ``word<TAB>counterpart`` file; ``both_ways`` adds each reverse direction unless
-    that word has an entry of its own. A word listed twice is an error naming both lines."""
+    that word has an entry of its own. A word listed twice is an error naming both lines; a file
+    without a single pair is an error (it would swap nothing, silently)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -159,6 +160,11 @@ def read_pairs(path: str | Path, *, both_ways: bool) -> dict[str, str]:
         if word in lines:
             raise SourceError(path, None, f"{word!r} is listed twice (line {lines[word]})", line=line_number)
         mapping[word], lines[word] = counterpart, line_number
+    if not mapping:
+        raise SourceError(
+            path, None, "no word pairs (the file is empty or holds only comments)",
+            fix="one 'word<TAB>counterpart' pair per line",
+        )  # fmt: skip
     if both_ways:
         for word, counterpart in list(mapping.items()):
             mapping.setdefault(counterpart, word)
