@@ -18,7 +18,7 @@ from nlibias.errors import ConfigError, DamagedFileError, SourceError
 from nlibias.testing.nli_sets import learnable_nli_rows
 from nlibias.testing.tiny_models import build_tiny_nli_classifier
 
-FAST = {"learning_rate": 3e-3, "batch_size": 8, "max_length": 32, "progress": False}
+FAST: dict[str, Any] = {"learning_rate": 3e-3, "batch_size": 8, "max_length": 32, "progress": False}
 
 
 @pytest.fixture(autouse=True)
@@ -222,3 +222,46 @@ def test_an_audit_refuses_nan_probabilities_naming_the_model(toy: dict[str, Path
     with pytest.raises(DataError, match="not numbers") as error:
         nlibias.audit(samples.path, [str(broken)], cache=False, device="cpu", bootstrap=0, progress=False)
     assert error.value.model == str(broken)
+
+
+KILLED_WHILE_SAVING = """
+import os, signal, sys
+from transformers import Trainer
+from nlibias.debias.finetune import finetune
+
+real = Trainer._save_rng_state
+
+def save_then_die(self, output_dir):
+    real(self, output_dir)
+    if output_dir.endswith("checkpoint-4"):  # weights, optimizer, RNG written; trainer_state.json not yet
+        os.kill(os.getpid(), signal.SIGKILL)
+
+Trainer._save_rng_state = save_then_die
+base, train, out = sys.argv[1:4]
+finetune(base, train, out, learning_rate=3e-3, batch_size=8, max_length=32, max_steps=6, save_steps=2,
+         progress=False)
+"""
+
+
+def test_a_real_sigkill_while_saving_a_checkpoint_resumes_from_the_complete_one(
+    toy: dict[str, Path], tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "killed"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    run = subprocess.run(
+        [sys.executable, "-c", KILLED_WHILE_SAVING, str(toy["base"]), str(toy["train"]), str(out)],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == -signal.SIGKILL, run.stderr[-2000:]
+    four = out / CHECKPOINTS / "checkpoint-4"
+    assert (four / "model.safetensors").is_file() and not (four / "trainer_state.json").exists()
+    record = finetune(
+        str(toy["base"]), toy["train"], out, max_steps=6, save_steps=2, **FAST
+    )  # the same call after the kill
+    assert record["resumed_from"] == "checkpoint-2" and record["discarded_checkpoints"] == ["checkpoint-4"]
+    assert record["steps"] == 6
