@@ -76,3 +76,35 @@ def test_report_opens_offline_without_errors(report_file: Path) -> None:
     assert blocked == [], f"the report tried to reach the network: {blocked}"
     assert errors == [], f"console errors: {errors}"
     assert (ARTIFACTS / "report.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_report_fits_the_window_and_wide_tables_scroll_in_their_box(report_file: Path, width: int) -> None:
+    """At a desktop and a phone width the page never scrolls sideways: every table sits in a box
+    with overflow-x:auto, and the caveats come before the first section."""
+    executable = chromium_path()
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
+    )
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.goto(report_file.as_uri(), wait_until="load")
+            overflow = page.evaluate(
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            assert overflow <= 0, f"the page scrolls sideways by {overflow} px at {width} px"
+            outside = page.eval_on_selector_all(
+                "table",
+                "ts => ts.filter(t => !t.parentElement.classList.contains('table-wrap')"
+                " || getComputedStyle(t.parentElement).overflowX !== 'auto').length",
+            )
+            assert outside == 0
+            order = page.eval_on_selector_all("section", "s => s.map(x => x.id)")
+            assert order[0] == "caveats"  # 28 + extension samples: the few-samples caveat
+            assert "samples were audited" in page.inner_text("#caveats")
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / f"report-{width}.png"), full_page=False)
+        finally:
+            browser.close()

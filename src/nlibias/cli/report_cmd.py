@@ -90,6 +90,9 @@ def report_command(
     target = out if out is not None else loaded[0].path / "report.html"
     report = write_report(loaded, target, compare_runs=True if compare else None, plots=not no_plots)
     typer.echo(f"wrote {target} ({', '.join(report.sections)})")
+    if report.caveats:
+        kinds = ", ".join(dict.fromkeys(c.kind for c in report.caveats))
+        typer.echo(f"caveats at the top of the report: {kinds}")
     if report.plots:
         typer.echo(f"figures (PNG and SVG): {target.parent / (target.stem + ASSETS_DIR_SUFFIX)}")
 

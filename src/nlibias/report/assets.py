@@ -12,7 +12,7 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #0072B2;padding
 h3{margin-bottom:.3em}nav a{font-size:.9em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.85em}th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}
 th{border-bottom:2px solid #555}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.ci{color:#666;font-size:.85em}.muted{color:#666}.diff.better{background:#d9f0e3}.diff.worse{background:#fbe3d6}
+.ci{color:#666;font-size:.85em;white-space:nowrap}.muted{color:#666}.diff.better{background:#d9f0e3}.diff.worse{background:#fbe3d6}
 figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}figcaption{font-size:.85em;color:#444}
 pre{background:#f6f8fa;padding:.8em;overflow:auto;font-size:.8em;max-height:28em}
 .sensitive{filter:blur(5px);cursor:pointer;transition:filter .15s;user-select:none}
