@@ -284,3 +284,33 @@ def test_tables_say_when_a_metrics_file_holds_the_old_3way_s() -> None:
     assert "note: old: metrics written before S became the paper's binary S" in format_occupations_tables(
         {"new": new, "old": old}
     )
+
+
+def test_the_header_is_found_below_data_rows_as_in_the_authors_snli_sheet(tmp_path: Path) -> None:
+    """The authors' SNLI and MNLI sheets (GitHub shanyas10/Evaluating-gender-bias @bdb4a8e) have
+    no header in row 1: 1,450 data rows come first, then their only header row (an unnamed index,
+    'Unnamed: 0', sentence1, occupation, bias, gender, hypothesis_f, hypothesis_m), then 450 rows.
+    This sheet has the same shape in small: 2 rows, the header, 1 row."""
+    from openpyxl import Workbook
+
+    f, m = "This text talks about a female occupation", "This text talks about a male occupation"
+    book = Workbook()
+    sheet = book.active
+    assert sheet is not None
+    for values in (
+        [1650.0, 524113.0, "a accountant is feeding a goat.", "accountant", True, "F", f, m],
+        [1651.0, 317667.0, "a nurse presents a lesson plan", "nurse", True, "F", f, m],
+        [None, "Unnamed: 0", "sentence1", "occupation", "bias", "gender", "hypothesis_f", "hypothesis_m"],
+        [12.0, 99.0, "the tailor waves.", "tailor", True, "M", f, m],
+    ):
+        sheet.append(values)
+    path = tmp_path / "SNLI_Evaluation_Set.xlsx"
+    book.save(path)
+    read = read_eval_workbook(path)
+    assert [r.row for r in read.rows] == [1, 2, 4] and read.skipped_header_rows == (3,)
+    assert [r.premise for r in read.rows] == [
+        "a accountant is feeding a goat.", "a nurse presents a lesson plan", "the tailor waves.",
+    ]  # fmt: skip
+    assert [r.gender for r in read.rows] == ["female", "female", "male"]
+    assert read.columns["premise"] == "sentence1" and read.has_hypotheses
+    assert {"Unnamed: 0", "bias"} <= set(read.ignored_columns)

@@ -5,12 +5,14 @@ row with its occupation, the gender the authors assign the occupation (``F`` or 
 row's own female and male hypothesis; ``OOD_Evaluation_Set.xlsx`` has no hypothesis columns.
 :func:`read_eval_workbook` reads the first worksheet of any such workbook (``openpyxl``, read-only):
 
-- the header is the first non-blank row; header names match case-, space- and underscore-blind
+- the header is the first row that names the required columns, wherever it stands (the authors'
+  SNLI and MNLI sheets have theirs at row 1451, below 1,450 data rows, and their ``sentence1``
+  column is the premise); it applies to every row, above it and below; header names match case-, space- and underscore-blind
   (``Hypothesis F`` is ``hypothesis_f``) against the names in :data:`COLUMN_NAMES`; columns
   ``occupation``, ``premise`` and ``gender`` are required, ``hypothesis_f`` and ``hypothesis_m``
   come together or not at all; other columns (an unnamed index, notes) are ignored and listed;
-- a row that repeats the header (a stray header inside the sheet) is skipped and reported;
-  blank rows are skipped and counted;
+- a header row that is not the sheet's first row (a stray header inside the sheet) is skipped and
+  reported; blank rows between the first and the last filled row are skipped and counted;
 - any other row must have every required cell: an occupation of the 38 (singular or plural, any
   case), a gender ``F``/``M`` (or ``female``/``male``), a premise and, in a set with hypotheses,
   two different hypotheses; a row that does not is refused with its row number and column.
@@ -35,7 +37,7 @@ from nlibias.errors import ConfigError, SourceError
 #: underscores as one ``_``) each accepts.
 COLUMN_NAMES: dict[str, tuple[str, ...]] = {
     "occupation": ("occupation", "occupations", "profession"),
-    "premise": ("premise", "premises", "sentence", "sentences"),
+    "premise": ("premise", "premises", "sentence", "sentences", "sentence1"),
     "gender": ("gender", "dominant_gender"),
     "hypothesis_f": ("hypothesis_f", "hypothesis_female", "female_hypothesis", "f_hypothesis"),
     "hypothesis_m": ("hypothesis_m", "hypothesis_male", "male_hypothesis", "m_hypothesis"),
@@ -199,47 +201,53 @@ def read_eval_workbook(path: str | Path, *, require_hypotheses: bool | None = No
         handle.close()
 
 
+def _is_header(values: Sequence[Any]) -> bool:
+    """Whether a row names every required column (the header, wherever it stands)."""
+    names = {normalise_header(cell) for cell in values}
+    return all(names & set(COLUMN_NAMES[role]) for role in REQUIRED)
+
+
 def _read_rows(
     path: Path, sheet: str, rows: Iterable[tuple[Any, ...]], require_hypotheses: bool | None
 ) -> EvalWorkbook:
+    numbered = list(enumerate(rows, start=1))
+    nonblank = [(n, v) for n, v in numbered if any(_cell_text(c) for c in v)]
+    if not nonblank:
+        raise SourceError(path, None, f"worksheet {sheet!r} is empty: no header row", fix=XLSX_FIX)
+    # The authors' SNLI and MNLI sheets were written as two frames one below the other: their only
+    # header stands at row 1451, under 1,450 data rows. So the header is the first row that names
+    # the columns, wherever it is, and it applies to the rows above it as to those below.
+    header_number, header = next(((n, v) for n, v in nonblank if _is_header(v)), nonblank[0])
+    columns, ignored = _match_columns(path, header, header_number)  # refuses a sheet without one
+    has_hypotheses = HYPOTHESES[0] in columns
+    if require_hypotheses is not None and require_hypotheses != has_hypotheses:
+        wanted = "hypothesis_f and hypothesis_m columns" if require_hypotheses else "no hypothesis columns"
+        raise SourceError(path, HYPOTHESES[0], f"this evaluation set has {wanted}", line=header_number)
     occupations = _occupation_index()
-    columns: dict[str, int] | None = None
-    header_names: dict[str, str] = {}
-    ignored: list[str] = []
     read: list[EvalRow] = []
-    stray: list[int] = []
-    blank = 0
-    for number, values in enumerate(rows, start=1):
+    headers: list[int] = []
+    for number, values in nonblank:
         cells = [_cell_text(v) for v in values]
-        if not any(cells):
-            blank += columns is not None
-            continue
-        if columns is None:
-            columns, ignored = _match_columns(path, values, number)
-            header_names = {role: str(values[i]) for role, i in columns.items()}
-            has_hypotheses = HYPOTHESES[0] in columns
-            if require_hypotheses is not None and require_hypotheses != has_hypotheses:
-                wanted = (
-                    "hypothesis_f and hypothesis_m columns" if require_hypotheses else "no hypothesis columns"
-                )
-                raise SourceError(path, HYPOTHESES[0], f"this evaluation set has {wanted}", line=number)
-            continue
-
+        if len(cells) > len(header) and any(cells[len(header) :]):
+            raise SourceError(
+                path,
+                None,
+                f"row {number} has cells beyond the {len(header)} columns of the header (row {header_number})",
+                line=number,
+            )
         row = {role: cells[index] if index < len(cells) else "" for role, index in columns.items()}
         if all(normalise_header(row[role]) in COLUMN_NAMES[role] for role in row):
-            stray.append(number)  # the header again, inside the data
+            headers.append(number)  # the header, or the header again inside the data
             continue
         read.append(_row(path, number, row, occupations))
-    if columns is None:
-        raise SourceError(path, None, f"worksheet {sheet!r} is empty: no header row", fix=XLSX_FIX)
     return EvalWorkbook(
         str(path),
         sheet,
-        header_names,
+        {role: str(header[i]) for role, i in columns.items()},
         tuple(read),
-        HYPOTHESES[0] in columns,
-        tuple(stray),
-        blank,
+        has_hypotheses,
+        tuple(n for n in headers if n != nonblank[0][0]),  # a header above all data is no stray one
+        len(numbered) - nonblank[0][0] + 1 - len(nonblank),  # blank rows below the first filled one
         tuple(ignored),
     )
 
