@@ -47,6 +47,18 @@ def gender_swap_command(
         None, "--names", help="Also swap first names: a file of name<TAB>name pairs."
     ),
     split: str = typer.Option("train", "--split", help="Split of a `datasets` set or hub dataset."),
+    her: str = typer.Option(
+        "rule",
+        "--her",
+        help="Who reads 'her' as 'him' or 'his': rule (fast, default) or lm (a language model reads "
+        "each 'her' the rule has no cue for, by the log-probability of both swapped sentences).",
+    ),
+    her_model: str = typer.Option(
+        "smollm2",
+        "--her-model",
+        help="The language model of --her lm: smollm2 (embedded), a causal LM (.gguf, directory, "
+        "hub name) or mlm:NAME for a masked LM.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Append gender-swapped copies of the selected rows to a training set; print the summary."""
@@ -60,6 +72,8 @@ def gender_swap_command(
         word_list=word_list,
         names=names,
         split=split,
+        her=her,
+        her_model=her_model,
         progress=not as_json,
     )
     if as_json:

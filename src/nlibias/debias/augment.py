@@ -29,11 +29,13 @@ import os
 import tempfile
 from array import array
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import TypedDict
+from typing import Any, TypedDict
 
+from nlibias.debias.her_resolver import DEFAULT_HER_MODEL, HerResolver, check_her
 from nlibias.debias.occupation_match import MATCH_RULES, occupations_in
-from nlibias.debias.swap import Swapper
+from nlibias.debias.swap import Swapper, SwapPlan
 from nlibias.debias.training_rows import TrainingRow, iter_training_rows, source_digest, source_kind
 from nlibias.debias.wordlists import SwapList, read_pairs, swap_list_named
 from nlibias.errors import ConfigError, SourceError
@@ -57,6 +59,14 @@ class AugmentSummary(TypedDict):
     word_list_note: str
     word_list_sha256: str
     names: str | None
+    her: str
+    """``rule`` or ``lm``: who read the "her"s the rule has no cue for."""
+    her_model: dict[str, Any] | None
+    """The language model's identity (name, weights, scorer) under ``her="lm"``."""
+    her_open_texts: int
+    """Distinct texts of selected rows the language model read (0 under ``rule``)."""
+    her_lm_differs: int
+    """Of those, texts where its reading differs from the rule's."""
     rows_read: int
     rows_without_label: int
     original_rows_written: int
@@ -91,6 +101,8 @@ def augment_gender_swap(
     word_list: str | Path = "winobias",
     names: str | Path | None = None,
     split: str = "train",
+    her: str = "rule",
+    her_model: str | HerResolver = DEFAULT_HER_MODEL,
     progress: bool = True,
 ) -> AugmentSummary:
     """Write ``out_dir/train.jsonl`` (originals, then swapped copies) and ``augment_summary.json``.
@@ -99,10 +111,12 @@ def augment_gender_swap(
     ``match`` rule ``words`` or ``paper``) or ``all``. ``word_list``: ``winobias``, ``paper``
     (paper 004's 19-entry map) or a ``word<TAB>counterpart`` file. ``names``: a file of
     ``name<TAB>name`` pairs swapped both ways where capitalised. ``split``: of a ``datasets`` set.
+    ``her``: ``rule`` (the swap rule reads every "her") or ``lm``: ``her_model`` (a name, see
+    :meth:`HerResolver.load`, or a loaded :class:`HerResolver`) reads each "her" the rule has no
+    cue for; the training set is then read twice (the texts to read first, all in one batch).
     """
-    from tqdm.auto import tqdm
-
     _check_options(select, match)
+    check_her(her)
     swaps = swap_list_named(word_list)
     if names is not None:
         swaps = swaps.with_names(read_pairs(names, both_ways=True))
@@ -110,53 +124,131 @@ def augment_gender_swap(
     kind, location = source_kind(train)
     out = Path(out_dir)
     _check_out(kind, location, out)
-    out.mkdir(parents=True, exist_ok=True)
+    resolver: HerResolver | None = None
+    resolved: dict[str, tuple[str, list[tuple[str, str]]]] = {}
     counts: Counter[str] = Counter()
+    if her == "lm":
+        resolver = her_model if isinstance(her_model, HerResolver) else HerResolver.load(her_model)
+        resolved = _read_open_her(train, split, swapper, select, match, resolver, counts, progress)
     swap_counts: Counter[str] = Counter()
     by_occupation: Counter[str] = Counter()
-    gendered_keys = array("Q")
+    out.mkdir(parents=True, exist_ok=True)
     fd, spill_name = tempfile.mkstemp(dir=out, prefix=".swapped.", suffix=".part")
     spill_path = Path(spill_name)
+    swap = _swap_with(swapper, resolved)
     try:
         with PendingFile(out / TRAIN_FILE) as pending, os.fdopen(fd, "w", encoding="utf-8") as spill:
-            # leave=False and a with block: the bar is cleared when the pass ends or fails, so an
-            # error is printed on a line of its own, not after the bar
-            with tqdm(unit="row", desc="augment", disable=not progress, leave=False) as bar:
-                for row in iter_training_rows(train, split=split):
-                    bar.update(1)
-                    counts["rows_read"] += 1
-                    if row.label is None:
-                        counts["rows_without_label"] += 1
-                        continue
-                    pending.handle.write(
-                        json_line(_record(row, row.premise, row.hypothesis, False)).encode("utf-8")
-                    )
-                    counts["original_rows_written"] += 1
-                    swapped = _swap_row(row, swapper, select, match, counts, by_occupation, swap_counts)
-                    if swapped is not None:
-                        spill.write(json_line(swapped))
-                    # any original that may hold a listed word (a superset is harmless: a memory cost)
-                    if (
-                        swapped is not None
-                        or swapper.may_hold(row.premise)
-                        or swapper.may_hold(row.hypothesis)
-                    ):
-                        gendered_keys.append(_key(row.premise, row.hypothesis, row.label))
+            keys = _write_originals(
+                train,
+                split,
+                swapper,
+                swap,
+                select,
+                match,
+                pending,
+                spill,
+                (counts, by_occupation, swap_counts),
+                progress,
+            )
             if not counts["original_rows_written"]:
+                read = counts["rows_read"]
                 raise SourceError(
-                    location, None, f"no rows with a gold label ({counts['rows_read']} rows read, none labelled)",
+                    location, None, f"no rows with a gold label ({read} row{'s' * (read != 1)} read, none labelled)",
                     fix="label the rows entailment/neutral/contradiction",
                 )  # fmt: skip
             spill.close()
-            _append_swapped(spill_path, pending, gendered_keys, counts)
+            _append_swapped(spill_path, pending, keys, counts)
             pending.commit()
     finally:
         spill_path.unlink(missing_ok=True)
-    summary = _summary(
-        train, kind, split, select, match, swaps, names, counts, swap_counts, by_occupation, out
-    )
+    options = {"select": select, "match": match, "split": split, "names": names, "her": her}
+    summary = _summary(train, kind, options, swaps, counts, swap_counts, by_occupation, resolver, out)
     write_json(out / SUMMARY_FILE, summary)
     return summary
+
+
+SwapFunction = Callable[[str], tuple[str, list[tuple[str, str]]]]
+
+
+def _swap_with(swapper: Swapper, resolved: dict[str, tuple[str, list[tuple[str, str]]]]) -> SwapFunction:
+    """The swap of one text: the language model's reading where it read the text, else the rule's."""
+    if not resolved:
+        return swapper.swap
+
+    def swap(text: str) -> tuple[str, list[tuple[str, str]]]:
+        done = resolved.get(text)
+        return done if done is not None else swapper.swap(text)
+
+    return swap
+
+
+def _write_originals(
+    train: str | Path,
+    split: str,
+    swapper: Swapper,
+    swap: SwapFunction,
+    select: str,
+    match: str,
+    pending: PendingFile,
+    spill: Any,
+    counters: tuple[Counter[str], Counter[str], Counter[str]],
+    progress: bool,
+) -> array[int]:
+    """The pass over the training set: originals to ``pending``, swapped copies to ``spill``;
+    returns the hashes of the originals that may hold a gendered word."""
+    from tqdm.auto import tqdm
+
+    counts, by_occupation, swap_counts = counters
+    gendered_keys = array("Q")
+    # leave=False and a with block: the bar is cleared when the pass ends or fails, so an error is
+    # printed on a line of its own, not after the bar
+    with tqdm(unit="row", desc="augment", disable=not progress, leave=False) as bar:
+        for row in iter_training_rows(train, split=split):
+            bar.update(1)
+            counts["rows_read"] += 1
+            if row.label is None:
+                counts["rows_without_label"] += 1
+                continue
+            pending.handle.write(json_line(_record(row, row.premise, row.hypothesis, False)).encode("utf-8"))
+            counts["original_rows_written"] += 1
+            swapped = _swap_row(row, swap, select, match, counts, by_occupation, swap_counts)
+            if swapped is not None:
+                spill.write(json_line(swapped))
+            # any original that may hold a listed word (a superset is harmless: a memory cost)
+            if swapped is not None or swapper.may_hold(row.premise) or swapper.may_hold(row.hypothesis):
+                gendered_keys.append(_key(row.premise, row.hypothesis, row.label))
+    return gendered_keys
+
+
+def _read_open_her(
+    train: str | Path,
+    split: str,
+    swapper: Swapper,
+    select: str,
+    match: str,
+    resolver: HerResolver,
+    counts: Counter[str],
+    progress: bool,
+) -> dict[str, tuple[str, list[tuple[str, str]]]]:
+    """A first pass: every distinct text of a selected, labelled row with a "her" the rule has no
+    cue for, read by the language model in one batched call; text → (swapped text, changes)."""
+    from tqdm.auto import tqdm
+
+    plans: dict[str, SwapPlan] = {}
+    with tqdm(unit="row", desc="augment: finding her", disable=not progress, leave=False) as bar:
+        for row in iter_training_rows(train, split=split):
+            bar.update(1)
+            if row.label is None or _selection(row, select, match) is None:
+                continue
+            for text in (row.premise, row.hypothesis):
+                if text not in plans:
+                    plan = swapper.plan(text)
+                    if plan is not None and plan.open:
+                        plans[text] = plan
+    picks = resolver.choose(list(plans.values()))
+    counts["her_open_texts"] = len(plans)
+    counts["her_lm_differs"] = sum(any(p) for p in picks)
+    return {text: plan.render(p) for (text, plan), p in zip(plans.items(), picks, strict=True)}
 
 
 def _check_out(kind: str, location: Path | str, out: Path) -> None:
@@ -178,27 +270,30 @@ def _check_out(kind: str, location: Path | str, out: Path) -> None:
 def _summary(
     train: str | Path,
     kind: str,
-    split: str,
-    select: str,
-    match: str,
+    options: dict[str, Any],
     swaps: SwapList,
-    names: str | Path | None,
     counts: Counter[str],
     swap_counts: Counter[str],
     by_occupation: Counter[str],
+    resolver: HerResolver | None,
     out: Path,
 ) -> AugmentSummary:
+    names = options["names"]
     return AugmentSummary(
         source=str(train),
         source_kind=kind,
         source_sha256=source_digest(train),
-        split=split,
-        select=select,
-        match=match if select == "occupation" else "none",
+        split=options["split"],
+        select=options["select"],
+        match=options["match"] if options["select"] == "occupation" else "none",
         word_list=swaps.name,
         word_list_note=swaps.note,
         word_list_sha256=swaps.digest(),
         names=None if names is None else str(names),
+        her=options["her"],
+        her_model=None if resolver is None else dict(resolver.identity()),
+        her_open_texts=counts["her_open_texts"],
+        her_lm_differs=counts["her_lm_differs"],
         rows_read=counts["rows_read"],
         rows_without_label=counts["rows_without_label"],
         original_rows_written=counts["original_rows_written"],
@@ -223,9 +318,16 @@ def _record(row: TrainingRow, premise: str, hypothesis: str, swapped: bool) -> d
     }
 
 
+def _selection(row: TrainingRow, select: str, match: str) -> list[str] | None:
+    """The occupations that select ``row`` (``[]`` under ``all``), or None when it is not selected."""
+    if select != "occupation":
+        return []
+    return occupations_in(row.premise, rule=match) or None
+
+
 def _swap_row(
     row: TrainingRow,
-    swapper: Swapper,
+    swap: SwapFunction,
     select: str,
     match: str,
     counts: Counter[str],
@@ -233,14 +335,13 @@ def _swap_row(
     swap_counts: Counter[str],
 ) -> dict[str, object] | None:
     """The swapped record of a selected row that changes, else None (counts updated)."""
-    if select == "occupation":
-        found = occupations_in(row.premise, rule=match)
-        if not found:
-            return None
-        by_occupation.update(found)
+    found = _selection(row, select, match)
+    if found is None:
+        return None
+    by_occupation.update(found)
     counts["rows_selected"] += 1
-    premise, premise_changes = swapper.swap(row.premise)
-    hypothesis, hypothesis_changes = swapper.swap(row.hypothesis)
+    premise, premise_changes = swap(row.premise)
+    hypothesis, hypothesis_changes = swap(row.hypothesis)
     changes = premise_changes + hypothesis_changes
     if not changes:
         return None
@@ -280,6 +381,11 @@ def format_summary(summary: AugmentSummary) -> str:
         f"({summary['swapped_duplicates_dropped']} swapped duplicates dropped) to {summary['out']}",
         f"word list: {summary['word_list']} (sha256 {summary['word_list_sha256'][:12]})",
     ]
+    if summary["her"] == "lm" and summary["her_model"] is not None:
+        lines.append(
+            f"her read by {summary['her_model']['spec']} in {summary['her_open_texts']} texts "
+            f"({summary['her_lm_differs']} read otherwise than the rule)"
+        )
     if summary["top_swaps"]:
         lines.append("most frequent swaps: " + ", ".join(f"{s} ({n})" for s, n in summary["top_swaps"][:10]))
     return "\n".join(lines)

@@ -27,6 +27,8 @@ Rules (each tested in ``tests/test_debias_swap.py``):
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 from nlibias.debias.wordlists import HER_RULE, HIS_RULE, SwapList
 
@@ -42,11 +44,79 @@ FUNCTION_WORDS = frozenset(
 )
 """Words after "her"/"his" that mark it as standing alone (object "him" / pronoun "hers")."""
 
+CERTAIN_OBJECT = frozenset(
+    "a an the this these those he she it they we you i him them me us his my your its our their".split()  # noqa: SIM905
+)
+"""Words after "her" that only an object allows: a possessive never precedes a determiner, a
+personal pronoun or another possessive ("gave her a book", "told her they left", "lent her his
+car"). With the end of the sentence and
+punctuation, the cases the ``lm`` choice leaves to the rule."""
+
+OBJECT_PARTICLES = frozenset(
+    """down away alone apart together outside inside indoors outdoors overnight downstairs
+    upstairs twice""".split()  # noqa: SIM905
+)
+"""Adverbs and particles (not in -ly) after "her" that mark an object: "let her down", "left her
+alone", "kept her indoors"."""
+
+PERCEPTION_CAUSATIVE = frozenset(
+    """let lets letting make makes made making have has had having help helps helped helping
+    hear hears heard hearing see sees saw seen seeing watch watches watched watching feel feels
+    felt feeling notice notices noticed""".split()  # noqa: SIM905
+)
+"""Verbs taking an object and a bare verb: "let her go", "heard her sing"."""
+
+BARE_VERBS = frozenset(
+    """go come leave stay wait sit stand speak sing cry laugh dance eat drink sleep win lose pay
+    climb carry open close cross find borrow rewrite run walk fall smile move say tell know
+    be do get take give see look think try feel read write drive fly swim jump enter arrive die
+    buy sell answer finish start stop learn understand explain change decide choose""".split()  # noqa: SIM905
+)
+"""Bare verbs after a :data:`PERCEPTION_CAUSATIVE` verb and "her": "made her wait"."""
+
+RESULTATIVE = frozenset(
+    """make makes made making keep keeps kept keeping find finds found finding leave leaves left
+    leaving drive drives drove driven driving declare declares declared consider considers
+    considered get gets got getting render renders rendered""".split()  # noqa: SIM905
+)
+"""Verbs taking an object and an adjective: "made her happy", "found her tired"."""
+
+PREDICATE_ADJECTIVES = frozenset(
+    """happy sad angry tired exhausted busy asleep awake alive dead healthy sick ill dizzy crazy
+    warm cold famous rich poor proud nervous calm comfortable uncomfortable hungry thirsty
+    anxious afraid scared upset jealous curious sleepy quiet wet dry free lucky guilty innocent
+    responsible sure ready weak strong late furious miserable unhappy""".split()  # noqa: SIM905
+)
+"""Adjectives after a :data:`RESULTATIVE` verb and "her" (and before the end of the clause)."""
+
+ELECTIVE = frozenset(
+    """elect elects elected appoint appoints appointed name names named crown crowns crowned
+    make makes made vote votes voted""".split()  # noqa: SIM905
+)
+TITLES = frozenset(
+    """president captain chair chairperson director mayor champion leader head governor secretary
+    treasurer manager coach editor ambassador minister senator judge partner heir""".split()  # noqa: SIM905
+)
+"""Titles after an :data:`ELECTIVE` verb and "her": "elected her president"."""
+
+FIXED_COMPOUNDS = frozenset(
+    """man-made man-hour man-hours man-day man-days man-year man-years man-month man-months
+    man-eating man-eater man-eaters man-of-war men-of-war""".split()  # noqa: SIM905
+)
+"""Hyphenated compounds where "man" means people, not a man: never swapped ("man-made")."""
+
 _LY_NOT_ADVERBS = frozenset(
     """lovely only friendly elderly early family holy ugly curly silly daily lonely jolly belly
     lily bubbly wooly woolly frilly hilly chilly smelly sly fly ally reply supply rally""".split()  # noqa: SIM905
 )
 _NEXT_WORD = re.compile(r"\s*([A-Za-z]+)?")
+_PREVIOUS_WORD = re.compile(r"([A-Za-z]+)\s+$")
+_PARTNER = re.compile(r"\s*(?:/|&|\bor\b|\band\b)\s*([A-Za-z]+)(?![A-Za-z])", re.IGNORECASE)
+_PARTNER_BEFORE = re.compile(r"(?<![A-Za-z])([A-Za-z]+)\s*(?:/|&|\bor\b|\band\b)\s*$", re.IGNORECASE)
+_PAIRED = frozenset({"his", "her", "him", "hers"})
+_COMPOUND = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
+_SENTENCE_START = re.compile(r"""(?:^|[.!?]["')\]]?\s+)["'(\[]?$""")
+_NEUTRAL_HE = re.compile(r"(?:\(s\)|s/)$", re.IGNORECASE)
 _WORD = re.compile(r"(?<![^\W_])[^\W\d_]+(?:'[^\W\d_]+)?(?![^\W_])")
 _LETTERS = re.compile(r"[^\W\d_]+")
 """A word: letters not touching another letter or digit, an apostrophe and letters may follow."""
@@ -66,21 +136,127 @@ def keep_case(matched: str, counterpart: str) -> str:
     return counterpart
 
 
+def _partner(text: str, word: str, start: int, end: int) -> tuple[str | None, int]:
+    """The other word of a coordinated pair ``word`` belongs to ("his/her", "his or her", "him or
+    her", either order), lower case, or None; and where the clause goes on (past the pair), so both
+    words of the pair read the same next word."""
+    match = _PARTNER.match(text, end)
+    if match and match.group(1).lower() in _PAIRED and match.group(1).lower() != word:
+        return match.group(1).lower(), match.end()
+    match = _PARTNER_BEFORE.search(text, 0, start)
+    if match and match.group(1).lower() in _PAIRED and match.group(1).lower() != word:
+        return match.group(1).lower(), end
+    return None, end
+
+
+CERTAIN, CUE, DEFAULT = "certain", "cue", "default"
+"""How :func:`reading` decided: grammar leaves one reading; a cue (a function word, a particle,
+an -ly adverb, a verb and the word after "her"); no cue at all (a noun is assumed next)."""
+
+
+def reading(text: str, start: int, end: int) -> tuple[bool, str]:
+    """``(stands_alone, how)`` for the "her" or "his" at ``text[start:end]``: whether it stands
+    alone (an object "him", a pronoun "hers") rather than before its noun, and how that was
+    decided (:data:`CERTAIN`, :data:`CUE` or :data:`DEFAULT`).
+
+    >>> reading("gave her a book", 5, 8), reading("made her happy.", 5, 8), reading("took her car", 5, 8)
+    ((True, 'certain'), (True, 'cue'), (False, 'default'))
+    """
+    word = text[start:end].lower()
+    partner, after_partner = _partner(text, word, start, end)
+    if partner in ("him", "hers"):
+        return True, CERTAIN  # "him or her", "hers/his": the partner stands alone, so does it
+    certain_pair = partner is not None  # "his/her": read both from the word after the pair
+    match = _NEXT_WORD.match(text, after_partner)
+    following = match.group(1) if match else None
+    if following is None:
+        return True, CERTAIN
+    if _SENTENCE_START.search(text, 0, start) and not certain_pair:
+        return False, CERTAIN  # "Her friends ...": an object does not start a sentence
+    after = match.end() if match else after_partner
+    how = CERTAIN if certain_pair else CUE
+    if text[after : after + 1] == "-" and text[after + 1 : after + 2].isalpha():
+        return False, how  # a compound after it: "her in-laws", "her so-called friend"
+    lower = following.lower()
+    if lower in CERTAIN_OBJECT:
+        return True, CERTAIN
+    if lower in FUNCTION_WORDS or lower in OBJECT_PARTICLES:
+        return True, how
+    if lower.endswith("ly") and lower not in _LY_NOT_ADVERBS:
+        return True, how
+    if word == "her" and _verb_cue(text, start, after, lower):
+        return True, how
+    return False, CERTAIN if certain_pair else DEFAULT
+
+
+def _verb_cue(text: str, start: int, after: int, following: str) -> bool:
+    """Whether the verb before "her" and the word after it read "her" as an object: "let her go",
+    "made her happy.", "elected her president"."""
+    match = _PREVIOUS_WORD.search(text, 0, start)
+    previous = match.group(1).lower() if match else ""
+    if previous in PERCEPTION_CAUSATIVE and following in BARE_VERBS:
+        return True
+    if previous in ELECTIVE and following in TITLES:
+        return True
+    if previous in RESULTATIVE and following in PREDICATE_ADJECTIVES:
+        return stands_alone_at(text, after)
+    return False
+
+
+def stands_alone_at(text: str, end: int) -> bool:
+    """Whether the clause ends at ``end`` or goes on with a function word."""
+    match = _NEXT_WORD.match(text, end)
+    following = match.group(1) if match else None
+    return following is None or following.lower() in FUNCTION_WORDS
+
+
 def stands_alone(text: str, end: int) -> bool:
-    """Whether the word ending at ``end`` is followed by nothing, punctuation, a function word or
-    an -ly adverb (so "her" there is an object, "his" a pronoun).
+    """Whether the "her"/"his" ending at ``end`` stands alone (see :func:`reading`).
 
     >>> stands_alone("gave her a book", 8), stands_alone("her book", 3), stands_alone("at her.", 6)
     (True, False, True)
     """
-    match = _NEXT_WORD.match(text, end)
-    word = match.group(1) if match else None
-    if word is None:
-        return True
-    lower = word.lower()
-    if lower in FUNCTION_WORDS:
-        return True
-    return lower.endswith("ly") and lower not in _LY_NOT_ADVERBS
+    start = end
+    while start > 0 and text[start - 1].isalpha():
+        start -= 1
+    return reading(text, start, end)[0]
+
+
+@dataclass(frozen=True)
+class SwapPlan:
+    """The swaps of one text before any choice: each swapped word's span and its counterparts
+    (cased); a "her" the rule is not certain of has two, the rule's reading first."""
+
+    text: str
+    spans: tuple[tuple[int, int], ...]
+    words: tuple[str, ...]
+    """The matched words, lower case."""
+    options: tuple[tuple[str, ...], ...]
+
+    @property
+    def open(self) -> tuple[int, ...]:
+        """The swaps with two readings (an uncertain "her")."""
+        return tuple(i for i, o in enumerate(self.options) if len(o) > 1)
+
+    def render(self, picks: Sequence[int] | None = None) -> tuple[str, list[tuple[str, str]]]:
+        """The swapped text (``picks``: the option of each swap, default the rule's) and the
+        ``(word, counterpart)`` changes, lower case."""
+        pieces: list[str] = []
+        changes: list[tuple[str, str]] = []
+        last = 0
+        for i, ((start, end), word, options) in enumerate(
+            zip(self.spans, self.words, self.options, strict=True)
+        ):
+            target = options[picks[i] if picks is not None else 0]
+            if target.lower() == word:
+                continue
+            changes.append((word, target.lower()))
+            pieces += [self.text[last:start], target]
+            last = end
+        if not changes:
+            return self.text, changes
+        pieces.append(self.text[last:])
+        return "".join(pieces), changes
 
 
 class Swapper:
@@ -123,31 +299,53 @@ class Swapper:
 
     def swap(self, text: str) -> tuple[str, list[tuple[str, str]]]:
         """``text`` with every listed word swapped, and the ``(word, counterpart)`` changes made
-        (lower case, in order)."""
-        changes: list[tuple[str, str]] = []
+        (lower case, in order); "her" as the rule reads it."""
+        plan = self.plan(text)
+        return (text, []) if plan is None else plan.render()
+
+    def plan(self, text: str, *, open_her: Collection[str] = (DEFAULT,)) -> SwapPlan | None:
+        """Every listed word of ``text`` with its counterparts (None when there is none); a "her"
+        that :func:`reading` decided in one of the ways ``open_her`` gets both counterparts (by
+        default the "her"s no cue decided; ``(CUE, DEFAULT)`` opens those decided by a cue too)."""
         if not self.may_hold(text):
-            return text, changes
-        pieces: list[str] = []
-        last = 0
+            return None
+        spans: list[tuple[int, int]] = []
+        words: list[str] = []
+        options: list[tuple[str, ...]] = []
         mapping = self._mapping
         for match in _WORD.finditer(text):
             token = match.group(0).lower()
             if token not in mapping and "'" not in token:
                 continue  # the common case, decided without a call
             found = self._lookup(match)
-            if found is None:
+            if found is None or self._kept(text, match.start(), found[0]):
                 continue
             word, target, end = found
-            if target == HER_RULE:
-                target = "him" if stands_alone(text, end) else "his"
-            elif target == HIS_RULE:
-                target = "hers" if stands_alone(text, end) else "her"
-            if target == word.lower():
-                continue
-            changes.append((word.lower(), target))
-            pieces += [text[last : match.start()], keep_case(word, target)]
-            last = end
-        if not changes:
-            return text, changes
-        pieces.append(text[last:])
-        return "".join(pieces), changes
+            if target in (HER_RULE, HIS_RULE):
+                alone, how = reading(text, match.start(), end)
+                pair = ("him", "his") if target == HER_RULE else ("hers", "her")
+                first, second = pair if alone else pair[::-1]
+                is_open = target == HER_RULE and how in open_her
+                choices: tuple[str, ...] = (first, second) if is_open else (first,)
+            else:
+                choices = (target,)
+            spans.append((match.start(), end))
+            words.append(word.lower())
+            options.append(tuple(keep_case(word, c) for c in choices))
+        if not spans:
+            return None
+        return SwapPlan(text, tuple(spans), tuple(words), tuple(options))
+
+    @staticmethod
+    def _kept(text: str, start: int, word: str) -> bool:
+        """Words left as they are: "he" of "(s)he" and "s/he"; "man" of a :data:`FIXED_COMPOUNDS`
+        compound ("man-made")."""
+        lower = word.lower()
+        if lower == "he" and _NEUTRAL_HE.search(text, 0, start):
+            return True
+        if lower in ("man", "men"):
+            compound = _COMPOUND.match(text, start)
+            if compound:
+                parts = compound.group(0).lower().split("-")
+                return any("-".join(parts[:n]) in FIXED_COMPOUNDS for n in range(2, len(parts) + 1))
+        return False

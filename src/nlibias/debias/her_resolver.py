@@ -1,0 +1,124 @@
+"""Read each uncertain "her" of a gender swap with a language model: "him" or "his"?
+
+The swap rule (:mod:`nlibias.debias.swap`) reads "her" from the words around it: certain where
+grammar leaves one reading (the end of the sentence, punctuation, a determiner, a pronoun or a
+possessive next: "gave her a book"), by a cue (a function word, a particle, an -ly adverb, a
+verb and the word after "her": "made her happy."), or, with no cue at all, as a possessive before
+a noun. That last kind is *open*: its plan (:class:`~nlibias.debias.swap.SwapPlan`) holds both
+counterparts (``open_her`` of :meth:`~nlibias.debias.swap.Swapper.plan` opens more). :class:`HerResolver` writes the
+complete swapped sentence under each reading ("The news made him happy." / "The news made his
+happy."), scores every candidate sentence by its total log-probability under a language model
+(the sentence scorers of :mod:`nlibias.models.tp`: a causal LM's log-likelihood, a masked LM's
+pseudo-log-likelihood, every token counted: the ``whole`` variant) and keeps the higher; a tie
+keeps the rule's reading. A text with up to :data:`MAX_JOINT` open "her"s has every combination
+scored; beyond that each is decided alone, the others at the rule's reading.
+
+All candidates of all texts go to the scorer in one call, which batches them (similar lengths
+together), so a training file costs one batched pass over its distinct open texts.
+
+>>> from nlibias.debias.swap import Swapper
+>>> from nlibias.debias.wordlists import winobias_list
+>>> plan = Swapper(winobias_list()).plan("She sent her flowers.")
+>>> [plan.render(picks)[0] for picks in candidate_picks(plan)]
+['He sent his flowers.', 'He sent him flowers.']
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nlibias.debias.swap import SwapPlan
+from nlibias.errors import ConfigError
+
+HER_CHOICES = ("rule", "lm")
+"""``rule``: the swap rule alone (fast, the default); ``lm``: a language model reads each open "her"."""
+DEFAULT_HER_MODEL = "smollm2"
+MAX_JOINT = 4
+"""Open "her"s of one text scored jointly (2**4 = 16 candidates at most); beyond, one at a time."""
+
+
+def check_her(her: str) -> None:
+    if her not in HER_CHOICES:
+        raise ConfigError(f"her is {her!r}; use one of {', '.join(HER_CHOICES)}", parameter="her")
+
+
+def candidate_picks(plan: SwapPlan) -> list[tuple[int, ...]]:
+    """The option picks to score for ``plan``, the rule's reading (all zeros) first."""
+    base = [0] * len(plan.options)
+    open_ = plan.open
+    if len(open_) <= MAX_JOINT:
+        combos = list(itertools.product((0, 1), repeat=len(open_)))
+    else:  # the rule's reading, then each open "her" flipped alone
+        combos = [tuple(int(j == k) for j in range(len(open_))) for k in range(-1, len(open_))]
+    picks = []
+    for combo in combos:
+        chosen = list(base)
+        for slot, pick in zip(open_, combo, strict=True):
+            chosen[slot] = pick
+        picks.append(tuple(chosen))
+    return list(dict.fromkeys(picks))
+
+
+class HerResolver:
+    """A sentence scorer (:class:`nlibias.models.tp.base.SentenceScorer`) reading open "her"s.
+
+    ``spec`` names the model for the record; :meth:`load` builds the scorer from a name.
+    """
+
+    def __init__(self, scorer: Any, *, spec: str) -> None:
+        self.scorer = scorer
+        self.spec = spec
+
+    @classmethod
+    def load(cls, spec: str = DEFAULT_HER_MODEL, *, device: str | None = None) -> HerResolver:
+        """``smollm2`` (embedded), a causal LM (a ``.gguf`` path, a directory, a hub name;
+        ``causal:NAME`` also) or a masked LM as ``mlm:NAME`` (pseudo-log-likelihood)."""
+        if spec.startswith("mlm:"):
+            from nlibias.models.tp.hf import HFMaskedScorer
+
+            return cls(HFMaskedScorer(spec.removeprefix("mlm:"), device=device), spec=spec)
+        from nlibias.models.tp.hf import HFCausalScorer
+
+        return cls(HFCausalScorer(spec.removeprefix("causal:"), device=device), spec=spec)
+
+    def identity(self) -> Mapping[str, Any]:
+        """What determines the choices: the name given, the scorer kind and its identity."""
+        return {"spec": self.spec, "scorer": self.scorer.kind, **self.scorer.identity(), "variant": "whole"}
+
+    def choose(self, plans: Sequence[SwapPlan]) -> list[tuple[int, ...]]:
+        """The picks of each plan: the candidate sentence with the highest log-probability."""
+        candidates = [candidate_picks(plan) for plan in plans]
+        sentences = [plan.render(p)[0] for plan, picks in zip(plans, candidates, strict=True) for p in picks]
+        scores = self._scores(sentences)
+        chosen = []
+        at = 0
+        for plan, picks in zip(plans, candidates, strict=True):
+            own = scores[at : at + len(picks)]
+            at += len(picks)
+            if len(plan.open) <= MAX_JOINT:
+                best = max(range(len(picks)), key=lambda k: (own[k], -k))  # a tie: the earlier (rule first)
+                chosen.append(picks[best])
+            else:  # one at a time: flip each open "her" whose flip scores higher than the rule
+                merged = list(picks[0])
+                for k, alone in enumerate(picks[1:], start=1):
+                    if own[k] > own[0]:
+                        merged = [max(a, b) for a, b in zip(merged, alone, strict=True)]
+                chosen.append(tuple(merged))
+        return chosen
+
+    def _scores(self, sentences: Sequence[str]) -> list[float]:
+        """Each sentence's total log-probability (one batched scorer call)."""
+        if not sentences:
+            return []
+        pairs = [
+            (sentences[i], sentences[min(i + 1, len(sentences) - 1)]) for i in range(0, len(sentences), 2)
+        ]
+        scores = [0.0] * len(sentences)
+        for batch in self.scorer.score_pair_batches(pairs, variant="whole"):
+            for index, score in zip(batch.indices, batch.scores, strict=True):
+                scores[2 * index] = score.more
+                if 2 * index + 1 < len(sentences):
+                    scores[2 * index + 1] = score.less
+        return scores
