@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 import os
 import subprocess
 import sys
@@ -28,17 +29,9 @@ pytest.importorskip("inspect_ai", reason='inspect-ai is not installed (pip insta
 REPO = Path(__file__).resolve().parents[1]
 INSPECT = Path(sys.executable).parent / "inspect"
 
-# Offline, tiktoken cannot download the encoding Inspect's mock model counts its input tokens
-# with; this stand-in counts words (the count only fills the log's usage field).
-OFFLINE_TIKTOKEN = """
-import tiktoken
-
-class _WordCount:
-    def encode(self, text, **_):
-        return text.split()
-
-tiktoken.get_encoding = lambda name: _WordCount()
-"""
+# No stand-in for tiktoken: nlibias' tasks make Inspect's token count work offline when Inspect
+# loads them (nlibias.integrations.offline). The environment below makes sure tiktoken's download
+# fails (an empty cache, a proxy that refuses), on a machine with a network too.
 
 
 @pytest.fixture(scope="module")
@@ -53,11 +46,10 @@ def bbnli_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def inspect_environment(extra: Path) -> dict[str, str]:
-    """The environment of an ``inspect`` command: this checkout's sources, the offline tiktoken
-    stand-in, and the pyproject's entry point where the installed nlibias predates it (an
-    editable install registers entry points when it is installed, not when pyproject changes).
-    ``extra``: an empty directory for the stand-ins."""
-    (extra / "sitecustomize.py").write_text(OFFLINE_TIKTOKEN)
+    """The environment of an ``inspect`` command: this checkout's sources, no network for
+    tiktoken (an empty cache and a proxy that refuses), and the pyproject's entry point where the
+    installed nlibias predates it (an editable install registers entry points when it is
+    installed, not when pyproject changes). ``extra``: an empty directory for the stand-ins."""
     declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"]["inspect_ai"]
     if not any(ep.name == "nlibias" for ep in entry_points(group="inspect_ai")):
         dist = extra / "nlibias_inspect_entry_point-0.dist-info"
@@ -71,7 +63,10 @@ def inspect_environment(extra: Path) -> dict[str, str]:
     # would then hide the editable install's metadata, and Inspect names a task "nlibias/..." only
     # for a package installed (or installed editable); the inherited PYTHONPATH decides the code.
     path = os.pathsep.join(p for p in [str(extra), os.environ.get("PYTHONPATH", "")] if p)
-    return {**os.environ, "PYTHONPATH": path, "INSPECT_LOG_LEVEL": "warning", "NO_COLOR": "1"}
+    (extra / "tiktoken-cache").mkdir(exist_ok=True)
+    offline = {"TIKTOKEN_CACHE_DIR": str(extra / "tiktoken-cache"), "HTTPS_PROXY": "http://127.0.0.1:9",
+               "https_proxy": "http://127.0.0.1:9", "NO_PROXY": "", "no_proxy": ""}  # fmt: skip
+    return {**os.environ, **offline, "PYTHONPATH": path, "INSPECT_LOG_LEVEL": "warning", "NO_COLOR": "1"}
 
 
 @pytest.fixture(scope="module")
@@ -204,6 +199,121 @@ def test_the_task_refuses_a_prompt_it_does_not_know(bbnli_run: Path) -> None:
     with pytest.raises(ConfigError):
         bbnli(prompt="nonsense", samples=str(bbnli_run))
     assert PROMPT_STYLES["true"].name == "true"
+
+
+# --- offline: Inspect's token count, and local models through the nlibias provider ----------------
+
+
+def test_the_token_count_needs_no_download(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tiktoken
+    from inspect_ai.model import _model, _tokens
+
+    from nlibias.errors import ConfigError
+    from nlibias.integrations import offline
+
+    def no_network(name: str) -> Any:
+        raise ConnectionError("no network")
+
+    monkeypatch.setattr(tiktoken, "get_encoding", no_network)
+    monkeypatch.setattr(offline, "_encoding", None)  # not tried yet in this process
+    monkeypatch.setattr(_tokens, "count_text_tokens", _tokens.count_text_tokens)  # restored after
+    monkeypatch.setattr(_model, "count_text_tokens", _model.count_text_tokens)
+    text = "Is the hypothesis true? Answer yes or no."  # 41 characters → ceil(41 / 3) = 14
+    assert offline.use_offline_token_count("auto") == "auto"
+    assert _model.count_text_tokens(text) == 14 == math.ceil(len(text) / 3)  # tiktoken failed: estimate
+    assert offline.use_offline_token_count("tiktoken") == "tiktoken"
+    with pytest.raises(ConnectionError):  # Inspect's own counter, which downloads
+        _model.count_text_tokens(text)
+    monkeypatch.setenv(offline.TOKEN_COUNT_ENV, "estimate")
+    assert offline.use_offline_token_count() == "estimate" and _tokens.count_text_tokens(text) == 14
+    monkeypatch.setenv(offline.TOKEN_COUNT_ENV, "words")
+    with pytest.raises(ConfigError, match="not one of auto, estimate, tiktoken"):
+        offline.use_offline_token_count()
+
+
+def _same_generated_answers(theirs: Any, ours: Any) -> None:
+    mine = {p.sample_id: p for p in ours.predictions}
+    other = {p.sample_id: p for p in theirs.predictions}
+    assert mine.keys() == other.keys() and len(mine) == 6
+    assert any(p.extra["text"] for p in mine.values())  # the model said something
+    for sample_id, p in mine.items():
+        assert other[sample_id].extra["text"] == p.extra["text"]
+        assert other[sample_id].label == p.label and other[sample_id].extra["answer"] == p.extra["answer"]
+
+
+@pytest.mark.timeout(1800)
+def test_inspect_eval_cli_with_an_nlibias_model_answers_as_an_audit(
+    bbnli_run: Path, inspect_env: dict[str, str], tmp_path: Path
+) -> None:
+    from nlibias.jobs.run import run_audit
+
+    log = inspect_eval_cli(
+        ["nlibias/bbnli", "-T", "prompt=true", "-T", f"samples={bbnli_run}", "--model", "nlibias/fake:x"],
+        inspect_env,
+        tmp_path / "logs",
+    )
+    theirs = run_score(bbnli_run, log, bootstrap=0)
+    assert list(theirs.metrics["models"]) == ["inspect:nlibias/fake:x|prompt=true|generated"]
+    ours = run_audit(
+        bbnli_run, generative=["fake:x"], prompts=["true"], mode="generated", cache=False, bootstrap=0,
+        progress=False,
+    )  # fmt: skip
+    _same_generated_answers(theirs, ours)
+    assert {p.extra["answer_rule"] for p in theirs.predictions} != {"no-answer"}  # real answers
+
+
+@pytest.mark.timeout(1800)
+def test_a_local_model_directory_through_the_nlibias_provider(
+    bbnli_run: Path, tiny_causal_dir: Path, tmp_path: Path
+) -> None:
+    from inspect_ai import eval as inspect_eval
+
+    import nlibias.integrations.inspect_tasks  # noqa: F401  (registers the provider and the tasks)
+    from nlibias.integrations.offline import local_model_dir, main
+    from nlibias.jobs.run import run_audit
+
+    [log] = inspect_eval(
+        "nlibias/bbnli",
+        task_args={"prompt": "true", "samples": str(bbnli_run), "max_tokens": 8},
+        model=f"nlibias/{tiny_causal_dir}",
+        model_args={"device": "cpu"},
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success"
+    theirs = run_score(bbnli_run, log.location, bootstrap=0)
+    ours = run_audit(
+        bbnli_run, generative=[str(tiny_causal_dir)], prompts=["true"], mode="generated", max_new_tokens=8,
+        device="cpu", cache=False, bootstrap=0, progress=False,
+    )  # fmt: skip
+    _same_generated_answers(theirs, ours)
+    assert local_model_dir(str(tiny_causal_dir), device="cpu") == tiny_causal_dir  # not a GGUF: itself
+    assert main(["fake:x"]) == 2  # not a local causal LM: refused, no traceback
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_smollm2_offline_through_the_nlibias_provider(bbnli_run: Path, tmp_path: Path) -> None:
+    from inspect_ai import eval as inspect_eval
+
+    import nlibias.integrations.inspect_tasks  # noqa: F401
+    from nlibias.jobs.run import run_audit
+
+    [log] = inspect_eval(
+        "nlibias/bbnli",
+        task_args={"prompt": "true", "samples": str(bbnli_run)},
+        model="nlibias/smollm2",
+        model_args={"device": "cpu"},
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success"
+    theirs = run_score(bbnli_run, log.location, bootstrap=0)
+    ours = run_audit(
+        bbnli_run, generative=["smollm2"], prompts=["true"], mode="generated",
+        device="cpu", cache=False, bootstrap=0, progress=False,
+    )  # fmt: skip
+    _same_generated_answers(theirs, ours)
 
 
 # --- SmolLM2 behind llama.cpp's OpenAI-compatible server ------------------------------------------

@@ -86,7 +86,7 @@ def format_generative_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
                 row += (
                     ["", "", ""]
                     if item is None
-                    else [item["subtopic"], _fmt(item["yes_rate_pro"]), _fmt(item.get("mean_p_yes_pro"))]
+                    else [item["subtopic"], _fmt(item.get("yes_rate_pro")), _fmt(item.get("mean_p_yes_pro"))]
                 )
             rows.append(row)
         parts += [
