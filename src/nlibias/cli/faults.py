@@ -64,6 +64,7 @@ _NOT_OPTIONS = frozenset(
         "column_scorer",
         "dtype",
         "expand",
+        "finetune_options",
         "kind",
         "label",
         "max_batch_size",

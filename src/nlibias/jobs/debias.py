@@ -139,7 +139,8 @@ def _tunes(
                 inputs = finetune_inputs(settings, train, eval_path, base_model=identity)
                 if data == "aug":  # the augmented file is written later: its stage stands for it
                     inputs["train"] = {"augment_stage": augment.fingerprint}
-                stage = Stage(f"models/{target.name}", target, target / RECORD_FILE, inputs)
+                reads = ("augment",) if data == "aug" else ()
+                stage = Stage(f"models/{target.name}", target, target / RECORD_FILE, inputs, reads)
                 tunes.append(_Tune(model, seed, data, target, stage))
     return tunes
 
@@ -216,6 +217,7 @@ def run_debias(
             "options": canonical(audit_options or {}),
             "bootstrap": bootstrap,
         },
+        reads=("occupations", *(t.stage.name for t in tunes)),
     )
     pairs = [(str(b.target), str(a.target)) for b, a in zip(tunes[::2], tunes[1::2], strict=True)]
     comparison = Stage(
@@ -223,6 +225,7 @@ def run_debias(
         out / "audit" / COMPARISON_JSON,
         out / "audit" / COMPARISON_JSON,
         {"audit": audit.fingerprint, "pairs": pairs, "bootstrap": bootstrap},
+        reads=("audit",),
     )
     stages = [augment_stage, *(t.stage for t in tunes), occupations, audit, comparison]
     statuses = check_stages(out, stages, force)

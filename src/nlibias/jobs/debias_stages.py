@@ -29,6 +29,8 @@ from nlibias.io.atomic import write_json
 
 STAGES_DIR = "stages"
 DONE, RUN, REDO = "done", "run", "redo"
+_UPSTREAM_KEYS = ("models.", "audit:", "samples:", "train.augment_stage:")
+"""How a change line of an input that is another stage's fingerprint begins."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class Stage:
     output: Path
     finished: Path
     inputs: dict[str, Any] = field(hash=False)
+    reads: tuple[str, ...] = ()
+    """Names of the stages whose output (fingerprint) this one's inputs hold."""
 
     @property
     def fingerprint(self) -> str:
@@ -81,7 +85,13 @@ def check_stages(out: Path, stages: Sequence[Stage], force: bool) -> dict[str, s
         status, changed = stage_status(out, stage)
         statuses[stage.name] = status
         if status == REDO:
-            conflicts.append(f"{stage.name}: " + "; ".join(changed))
+            upstream = [name for name in stage.reads if statuses.get(name) == REDO]
+            why = (
+                "its input stages changed (above)"
+                if upstream and _only_upstream(stage, changed)
+                else "; ".join(changed)
+            )
+            conflicts.append(f"{stage.name}: {why}")
     if conflicts and not force:
         raise ConfigError(
             f"{out} holds results of other inputs, which would mix with these:\n  "
@@ -91,6 +101,11 @@ def check_stages(out: Path, stages: Sequence[Stage], force: bool) -> dict[str, s
             parameter="out_dir",
         )
     return statuses
+
+
+def _only_upstream(stage: Stage, changed: list[str]) -> bool:
+    """Whether every change is a fingerprint of a stage read (not a setting of this one)."""
+    return all(line.startswith(_UPSTREAM_KEYS) for line in changed)
 
 
 def _remove(path: Path) -> None:
