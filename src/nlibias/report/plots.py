@@ -90,6 +90,13 @@ def _error(m: Mapping[str, Any], measure: str) -> tuple[float, float]:
     return max(0.0, float(value) - bounds[0]), max(0.0, bounds[1] - float(value))
 
 
+def _bars(errors: Sequence[tuple[float, float]]) -> list[list[float]] | None:
+    """Error bars for matplotlib, or None when no bar has an interval (no stray caps drawn)."""
+    if not any(down or up for down, up in errors):
+        return None
+    return [[e[0] for e in errors], [e[1] for e in errors]]
+
+
 def wrap_label(text: str, width: int) -> str:
     """``text`` in lines of at most ``width`` characters, broken after ``| / _ - = ,`` or a space
     where it can be (model keys have no spaces), inside a word only where it must.
@@ -199,7 +206,7 @@ def plot_accuracy(runs: ModelsByRun) -> Plot | None:
                     xs,
                     ys,
                     width,
-                    yerr=[lo, hi],
+                    yerr=_bars([(a, b) for a, b in zip(lo, hi, strict=True)]),
                     capsize=1.5,
                     error_kw={"linewidth": 0.6},
                     color=OKABE_ITO[model_names.index(model) % len(OKABE_ITO)],
@@ -311,7 +318,7 @@ def plot_pro_anti(
                         [j + offset for j, _ in rows],
                         [float(m[measure]) for _, m in rows],
                         0.4,
-                        yerr=[[e[0] for e in errors], [e[1] for e in errors]],
+                        yerr=_bars(errors),
                         capsize=1.5,
                         error_kw={"linewidth": 0.6},
                         color=colour,
@@ -433,7 +440,7 @@ def plot_generic_measures(
                         [j - 0.4 + height * (i + 0.5) for j in range(len(measures))],
                         values,
                         height,
-                        xerr=[[e[0] for e in errors], [e[1] for e in errors]],
+                        xerr=_bars(errors),
                         capsize=1.0,
                         error_kw={"linewidth": 0.5},
                         color=OKABE_ITO[i % len(OKABE_ITO)],
