@@ -55,7 +55,8 @@ def finetune_command(
     as_json: bool = typer.Option(False, "--json", help="Print the record as JSON."),
 ) -> None:
     """Fine-tune a sequence classifier with the Hugging Face Trainer; rerun to resume after a kill."""
-    from nlibias.debias.finetune import finetune, format_record
+    from nlibias.debias.finetune import finetune
+    from nlibias.debias.finetune_record import format_record
 
     record = finetune(
         model,

@@ -16,21 +16,20 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import Any, cast
 
 from nlibias.debias.checkpoints import usable_checkpoint
 from nlibias.debias.finetune_checks import DataCheck, check_data, check_model_path, check_options
+from nlibias.debias.finetune_record import RECORD_FILE, FinetuneRecord, write_record
 from nlibias.debias.fingerprint import canonical, changes, fingerprint, model_identity
 from nlibias.debias.training_rows import LABELS, iter_training_rows, source_digest, source_kind
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
 
-RECORD_FILE = "finetune.json"
 CHECKPOINTS = "checkpoints"
 ID2LABEL = dict(enumerate(LABELS))
 
@@ -57,34 +56,6 @@ class FinetuneSettings:
     warmup_ratio: float = 0.0
     split: str = "train"
     eval_split: str = "validation"
-
-
-class FinetuneRecord(TypedDict):
-    """``finetune.json``: how a model directory was trained (paths absolute, so a reader finds
-    the data and the model from any working directory)."""
-
-    settings: dict[str, Any]
-    base_model: dict[str, Any]
-    """``name`` (absolute path or hub id), ``kind`` (local/hub), ``revision`` (hub commit),
-    ``files_sha256`` (local: hash of config, weights and tokenizer files)."""
-    train: str
-    train_sha256: str | None
-    train_rows: int
-    eval: str | None
-    eval_sha256: str | None
-    eval_rows: int | None
-    eval_accuracy: float | None
-    steps: int
-    resumed_from: str | None
-    discarded_checkpoints: list[str]
-    train_seconds: float
-    examples_per_second: float
-    device: str
-    versions: dict[str, str]
-    out: str
-    inputs: dict[str, Any]
-    """What the fingerprint covers: settings, data (path, SHA-256) and base model identity."""
-    fingerprint: str
 
 
 def _require_training_packages() -> None:
@@ -409,7 +380,7 @@ def _train(
     accuracy = None
     if eval_set is not None:
         accuracy = _accuracy(trainer, eval_set)
-    return _write_record(
+    return write_record(
         out, settings, inputs, len(train_set), None if eval_set is None else len(eval_set), accuracy, result,
         resume_from, discarded,
     )  # fmt: skip
@@ -429,68 +400,3 @@ def _accuracy(trainer: Any, eval_set: Any) -> float:
             field="eval_accuracy",
         )
     return float((logits.argmax(-1) == predictions.label_ids).mean())
-
-
-def _write_record(
-    out: Path,
-    settings: FinetuneSettings,
-    inputs: dict[str, Any],
-    train_rows: int,
-    eval_rows: int | None,
-    accuracy: float | None,
-    result: Any,
-    resume_from: str | None,
-    discarded: list[str],
-) -> FinetuneRecord:
-    import torch
-    import transformers
-
-    from nlibias.version import __version__
-
-    metrics = result.metrics
-    eval_data = inputs["eval"] or {}
-    record = FinetuneRecord(
-        settings=asdict(settings),
-        base_model=inputs["base_model"],
-        train=inputs["train"]["path"],
-        train_sha256=inputs["train"]["sha256"],
-        train_rows=train_rows,
-        eval=eval_data.get("path"),
-        eval_sha256=eval_data.get("sha256"),
-        eval_rows=eval_rows,
-        eval_accuracy=accuracy,
-        steps=int(result.global_step),
-        resumed_from=None if resume_from is None else Path(resume_from).name,
-        discarded_checkpoints=discarded,
-        train_seconds=float(metrics.get("train_runtime", 0.0)),
-        examples_per_second=float(metrics.get("train_samples_per_second", 0.0)),
-        device=torch.cuda.get_device_name(0) if torch.cuda.is_available() else platform.processor() or "cpu",
-        versions={
-            "nlibias": __version__,
-            "torch": torch.__version__,
-            "transformers": transformers.__version__,
-        },
-        out=str(out),
-        inputs=inputs,
-        fingerprint=fingerprint(inputs),
-    )
-    write_json(out / RECORD_FILE, record)
-    return record
-
-
-def format_record(record: FinetuneRecord) -> str:
-    """The record as the command line prints it."""
-    lines = [
-        f"fine-tuned {record['settings']['model']} on {record['train_rows']} rows of {record['train']} "
-        f"({record['steps']} steps, {record['examples_per_second']:.1f} examples/s on {record['device']})",
-        f"model directory: {record['out']} (nlibias audit --model {record['out']})",
-    ]
-    if record["resumed_from"]:
-        lines.append(f"resumed from {record['resumed_from']}")
-    if record.get("discarded_checkpoints"):
-        lines.append(f"incomplete checkpoints removed: {', '.join(record['discarded_checkpoints'])}")
-    if record["eval_accuracy"] is not None:
-        lines.append(
-            f"eval accuracy: {100 * record['eval_accuracy']:.2f}% on {record['eval_rows']} rows of {record['eval']}"
-        )
-    return "\n".join(lines)

@@ -168,6 +168,43 @@ def _finetune_options(options: dict[str, Any] | None) -> dict[str, Any]:
     return {**_FINETUNE_DEFAULTS, **chosen}
 
 
+def _later_stages(
+    out: Path,
+    premises: str | Path | None,
+    tunes: list[_Tune],
+    audit_options: dict[str, Any] | None,
+    bootstrap: int,
+) -> tuple[Stage, Stage, Stage]:
+    """The occupations, audit and comparison stages (the last two read the fine-tunes')."""
+    occupations = Stage(
+        "occupations",
+        out / "occupations",
+        out / "occupations" / "samples.jsonl",
+        {"premises": _file(premises), "nlibias": __version__},
+    )
+    audit = Stage(
+        "audit",
+        out / "audit",
+        out / "audit" / "manifest.json",
+        {
+            "samples": occupations.fingerprint,
+            "models": {str(t.target): t.stage.fingerprint for t in tunes},
+            "options": canonical(audit_options or {}),
+            "bootstrap": bootstrap,
+        },
+        reads=("occupations", *(t.stage.name for t in tunes)),
+    )
+    pairs = [[str(b.target), str(a.target)] for b, a in zip(tunes[::2], tunes[1::2], strict=True)]
+    comparison = Stage(
+        "comparison",
+        out / "audit" / COMPARISON_JSON,
+        out / "audit" / COMPARISON_JSON,
+        {"audit": audit.fingerprint, "pairs": pairs, "bootstrap": bootstrap},
+        reads=("audit",),
+    )
+    return occupations, audit, comparison
+
+
 def run_debias(
     models: Sequence[str],
     train: str | Path,
@@ -201,32 +238,8 @@ def run_debias(
     tunes = _tunes(
         out, models, names, [seed + i for i in range(seeds)], augment_stage, train, eval_path, options
     )
-    occupations = Stage(
-        "occupations",
-        out / "occupations",
-        out / "occupations" / "samples.jsonl",
-        {"premises": _file(premises), "nlibias": __version__},
-    )
-    audit = Stage(
-        "audit",
-        out / "audit",
-        out / "audit" / "manifest.json",
-        {
-            "samples": occupations.fingerprint,
-            "models": {str(t.target): t.stage.fingerprint for t in tunes},
-            "options": canonical(audit_options or {}),
-            "bootstrap": bootstrap,
-        },
-        reads=("occupations", *(t.stage.name for t in tunes)),
-    )
-    pairs = [(str(b.target), str(a.target)) for b, a in zip(tunes[::2], tunes[1::2], strict=True)]
-    comparison = Stage(
-        "comparison",
-        out / "audit" / COMPARISON_JSON,
-        out / "audit" / COMPARISON_JSON,
-        {"audit": audit.fingerprint, "pairs": pairs, "bootstrap": bootstrap},
-        reads=("audit",),
-    )
+    occupations, audit, comparison = _later_stages(out, premises, tunes, audit_options, bootstrap)
+    pairs = comparison.inputs["pairs"]
     stages = [augment_stage, *(t.stage for t in tunes), occupations, audit, comparison]
     statuses = check_stages(out, stages, force)
     ran: list[str] = []
@@ -261,7 +274,7 @@ def run_debias(
             **(audit_options or {}),
         )  # fmt: skip
     if start(comparison):
-        result = compare_debiasing(audit.output, pairs, bootstrap=bootstrap)
+        result = compare_debiasing(audit.output, [(b, a) for b, a in pairs], bootstrap=bootstrap)
     else:
         result = cast(DebiasComparison, json.loads(comparison.output.read_text(encoding="utf-8")))
     return DebiasResult(result, ran, [s.name for s in stages if s.name not in ran])
