@@ -189,7 +189,7 @@ def encode_value(value: Any, key: str = "") -> str:
 
 
 def _checksum(key: str, text: str) -> int:
-    return zlib.crc32(b"%s\x00%s" % (key.encode(), text.encode()))
+    return zlib.crc32(text.encode(), zlib.crc32(key.encode() + b"\x00"))  # the CRC of key, NUL, text
 
 
 def decode_value(stored: str, key: str = "") -> Any:
