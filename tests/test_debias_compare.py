@@ -95,3 +95,71 @@ def test_paired_difference_is_the_difference_of_means_over_pairs_both_define(a: 
             continue
         expected = 100 * (sum(after[both, j]) - sum(before[both, j])) / both.sum()
         assert overall[key] == pytest.approx(expected, abs=1e-9)
+
+
+def comparison_pair(before: float, after: float, ci: list[float] | None, seed: int) -> dict:
+    metrics = {
+        role: {"overall": {"S": value, "delta_p": 10.0, "B": 50.0}, "by_dominant_gender": {}}
+        for role, value in (("before", before), ("after", after))
+    }
+    return {
+        "before": f"m-base-s{seed}",
+        "after": f"m-aug-s{seed}",
+        "accuracy": {"before": 80.0 + seed - 42, "after": None},
+        "metrics": metrics,
+        "difference": {
+            "overall": {
+                "S": after - before,
+                "delta_p": 0.0,
+                "B": 0.0,
+                "ci": {"S": ci, "delta_p": [0.0, 0.0], "B": None},
+            },
+            "by_dominant_gender": {},
+        },
+    }
+
+
+def test_seed_groups_mean_spread_and_the_change_rule() -> None:
+    from nlibias.jobs.debias_compare import seed_groups
+    from nlibias.report.debias_tables import format_debias_tables
+
+    # S before/after per seed: 50 -> 60 (CI [+4, +16]), 54 -> 62 (CI [+2, +14]), 52 -> 66 (CI [+8, +20])
+    pairs = [
+        comparison_pair(50, 60, [4, 16], 42),
+        comparison_pair(54, 62, [2, 14], 43),
+        comparison_pair(52, 66, [8, 20], 44),
+    ]
+    comparison: dict = {"run": "/nowhere", "pairs": pairs}
+    [group] = seed_groups(comparison, [[0, 1, 2]])  # type: ignore[arg-type]
+    s = group["measures"]["S"]
+    # before: mean (50+54+52)/3 = 52, range 50-54; after: mean (60+62+66)/3 = 62.67, range 60-66
+    assert s["before"]["mean"] == pytest.approx(52.0) and (s["before"]["min"], s["before"]["max"]) == (50, 54)
+    assert s["after"]["mean"] == pytest.approx(188 / 3) and (s["after"]["min"], s["after"]["max"]) == (60, 66)
+    # differences 10, 8, 14: mean 32/3 = 10.67, range 8-14
+    assert s["difference"]["mean"] == pytest.approx(32 / 3) and s["difference"]["values"] == [10, 8, 14]
+    # every CI excludes 0 above it, and the ranges 50-54 and 60-66 do not overlap: a change
+    assert s["changed"] is True
+    # delta_p: every CI is [0, 0], which holds 0: no change; B has no CI: no change
+    assert group["measures"]["delta_p"]["changed"] is False and group["measures"]["B"]["changed"] is False
+    # accuracy 80, 81, 82 before: mean 81; after unknown
+    assert (
+        group["accuracy"]["before"]["mean"] == pytest.approx(81.0)
+        and group["accuracy"]["after"]["mean"] is None
+    )
+
+    # one seed's interval holds 0: not a change, though the mean moved by 8.67
+    shaky = [pairs[0], comparison_pair(54, 58, [-1, 9], 43), pairs[2]]
+    [group] = seed_groups({"run": "/nowhere", "pairs": shaky}, [[0, 1, 2]])  # type: ignore[arg-type]
+    assert group["measures"]["S"]["changed"] is False
+    # every interval excludes 0, but the ranges across seeds overlap (before 50-61, after 60-66): not a change
+    overlap = [pairs[0], comparison_pair(61, 62, [0.5, 2], 43), pairs[2]]
+    [group] = seed_groups({"run": "/nowhere", "pairs": overlap}, [[0, 1, 2]])  # type: ignore[arg-type]
+    assert group["measures"]["S"]["changed"] is False
+    # independently: the rule written out for the first set
+    cis, before, after = [[4, 16], [2, 14], [8, 20]], [50, 54, 52], [60, 62, 66]
+    assert all(lo > 0 for lo, _ in cis) and max(before) < min(after)
+
+    comparison["seed_groups"] = seed_groups(comparison, [[0, 1, 2]])  # type: ignore[arg-type]
+    text = format_debias_tables(comparison)
+    assert "m-base: mean (min–max) of 3 seeds" in text and "52.00 (50.00–54.00)" in text
+    assert "+10.67 [+8.00, +14.00] *" in text and "m-aug-s42 - m-base-s42" in text

@@ -265,3 +265,15 @@ def test_a_real_sigkill_while_saving_a_checkpoint_resumes_from_the_complete_one(
     )  # the same call after the kill
     assert record["resumed_from"] == "checkpoint-2" and record["discarded_checkpoints"] == ["checkpoint-4"]
     assert record["steps"] == 6
+
+
+def test_a_csv_with_a_byte_order_mark_is_read_like_one_without(tmp_path: Path) -> None:
+    from nlibias.debias.finetune_checks import check_data
+
+    text = "premise,hypothesis,label\nA man naps.,He sleeps.,entailment\nA dog runs.,It sits.,contradiction\n"
+    plain = bad_file(tmp_path, "plain.csv", text)
+    bom = bad_file(tmp_path, "bom.csv", text, encoding="utf-8-sig")
+    assert bom.read_bytes()[:3] == b"\xef\xbb\xbf"
+    # 2 rows, both labelled, with and without the mark (the mark once made "premise" unknown)
+    assert check_data(bom, "train", "train") == check_data(plain, "train", "train")
+    assert check_data(bom, "train", "train").labelled == 2
