@@ -3,11 +3,16 @@
 :func:`finetune` runs the Hugging Face ``Trainer``: AdamW (β 0.9/0.999), weight decay 0.01,
 3 epochs, learning rate 2e-5 (1e-5 for RoBERTa, as the paper trains it), bf16 on a GPU that has
 it. The result, ``OUT/``, is a model directory ``nlibias audit --model OUT`` takes: weights,
-tokenizer and a config whose ``id2label`` names entailment/neutral/contradiction. Checkpoints
-go to ``OUT/checkpoints/`` every ``save_steps`` steps; running the same call again after a
-kill resumes from the newest one (settings and data must be those recorded). ``OUT/finetune.json``
-records the settings, the SHA-256 of the training and evaluation data, the steps, the
-throughput and, with an evaluation set, its accuracy.
+tokenizer and a config whose ``id2label`` names entailment/neutral/contradiction.
+
+Before any work every option is checked (:mod:`nlibias.debias.finetune_checks`), and so are the
+model path and every row of the training and evaluation sets. Checkpoints go to
+``OUT/checkpoints/`` every ``save_steps`` steps; the same call after a kill drops incomplete
+checkpoints and resumes from the newest complete one (:mod:`nlibias.debias.checkpoints`). The
+same call on a finished ``OUT`` returns its record; other inputs are refused with what changed,
+unless ``force``. ``OUT/finetune.json`` (:mod:`nlibias.debias.finetune_record`) records the
+settings, the base model's identity, the data (absolute paths, SHA-256, rows), the versions, the
+steps, the throughput and, with an evaluation set, its accuracy.
 
 >>> finetune("bert-base-uncased", "runs/aug", "runs/bert-aug", eval_path="mnli_dev.jsonl")  # doctest: +SKIP
 """
