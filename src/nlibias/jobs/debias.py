@@ -103,8 +103,6 @@ def _check_common(models: Sequence[str], seeds: int, bootstrap: int, augment: di
         raise ConfigError(
             f"match is {augment['match']!r}; use one of {', '.join(MATCH_RULES)}", parameter="match"
         )
-    for model in models:
-        check_model_path(model)
     return names
 
 
@@ -228,11 +226,16 @@ def run_debias(
     augment = dict(augment_options or {})
     names = _check_common(models, seeds, bootstrap, augment)
     options = _finetune_options(finetune_options)
+    for first_or_last in {seed, seed + seeds - 1}:  # every option checked before any file is read
+        finetune_settings(models[0], seed=first_or_last, **options)
+    swap_list_named(augment.get("word_list", "winobias"))
+    for model in models:
+        check_model_path(model)
+    if premises is not None and not Path(premises).expanduser().is_file():
+        raise ConfigError(f"premises file {premises} does not exist", parameter="premises")
     check_data(train, options["split"], "train")
     if eval_path is not None:
         check_data(eval_path, options["eval_split"], "eval_path")
-    if premises is not None and not Path(premises).expanduser().is_file():
-        raise ConfigError(f"premises file {premises} does not exist", parameter="premises")
     out = Path(out_dir).expanduser().absolute()
     augment_stage = _augment_stage(out, train, augment)
     tunes = _tunes(
