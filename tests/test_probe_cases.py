@@ -86,6 +86,11 @@ def test_nan_on_its_way_into_a_json_output_is_refused_naming_the_field(tmp_path:
         write_json(tmp_path / "m.json", {"run": {"seconds": math.inf}})
     assert not (tmp_path / "m.json").exists()  # nothing half-written
     assert json_line({"p": 0.25}) == '{"p": 0.25}\n'
+    from nlibias.io.predictions import probability_line
+
+    with pytest.raises(DataError, match=r"sample 'a': probs\.contradiction is not a finite number") as caught:
+        probability_line("a", '"m"', "neutral", [0.25, 0.5, math.inf])  # repr would write "inf"
+    assert caught.value.field == "probs.contradiction"
 
 
 # -- samples ---------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from nlibias.errors import SourceError
+from nlibias.errors import DataError, SourceError
 from nlibias.io.atomic import PendingFile, json_line, write_jsonl, write_lines
 from nlibias.io.jsonl import iter_jsonl, iter_jsonl_offsets, read_jsonl_record
 from nlibias.schema import LABEL_INDEX, LABELS, Prediction
@@ -56,12 +56,21 @@ def probability_line(sample_id: str, quoted_model: str, label: str, probs: Seque
     True
     """
     entailment, neutral, contradiction = probs
+    if not (_finite(entailment) and _finite(neutral) and _finite(contradiction)):  # repr would write nan
+        field = f"probs.{LABELS[[_finite(p) for p in probs].index(False)]}"
+        raise DataError(
+            f"sample {sample_id!r}: {field} is not a finite number, which JSON cannot hold",
+            sample=sample_id,
+            field=field,
+            fix="check the model's outputs (a NaN comes from damaged weights or an overflow)",
+        )
     return (
         f'{{"id": {_quote(sample_id)}, "model": {quoted_model}, "label": "{label}", "probs": '
         f'{{"entailment": {entailment!r}, "neutral": {neutral!r}, "contradiction": {contradiction!r}}}}}\n'
     )
 
 
+_finite = math.isfinite
 _quote: Callable[[str], str] = json.encoder.encode_basestring
 """JSON string of a str as ``json.dumps(..., ensure_ascii=False)`` writes it (the C encoder)."""
 
