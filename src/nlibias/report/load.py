@@ -160,7 +160,7 @@ def _no_metrics() -> MetricsDocument:
 def _read_json(path: Path) -> Mapping[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested too deep
         return {}
     return data if isinstance(data, Mapping) else {}
 
