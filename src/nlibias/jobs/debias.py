@@ -203,6 +203,17 @@ def _later_stages(
     return occupations, audit, comparison
 
 
+def _stored_comparison(path: Path, pairs: list[list[str]], bootstrap: int) -> DebiasComparison | None:
+    """The comparison a finished run wrote, if it still is that one (same pairs and resamples)."""
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    same = stored.get("bootstrap") == bootstrap and stored.get("seed") == 0
+    same = same and [[p.get("before"), p.get("after")] for p in stored.get("pairs") or []] == pairs
+    return cast(DebiasComparison, stored) if same and "seed_groups" in stored else None
+
+
 def run_debias(
     models: Sequence[str],
     train: str | Path,
@@ -276,8 +287,9 @@ def run_debias(
             occupations.output, audited, out_dir=audit.output, bootstrap=bootstrap, progress=progress,
             **(audit_options or {}),
         )  # fmt: skip
-    if start(comparison):
+    result = None if start(comparison) else _stored_comparison(comparison.output, pairs, bootstrap)
+    if result is None:  # not done, or rewritten since by `report --debias` with other options
         result = compare_debiasing(audit.output, [(b, a) for b, a in pairs], bootstrap=bootstrap)
-    else:
-        result = cast(DebiasComparison, json.loads(comparison.output.read_text(encoding="utf-8")))
+        if comparison.name not in ran:
+            ran.append(comparison.name)
     return DebiasResult(result, ran, [s.name for s in stages if s.name not in ran])
