@@ -29,6 +29,18 @@ RUN_FIELDS: frozenset[str] = frozenset(
         "cache_rejected",
         "sha256",  # manifest.json entries hash files whose JSON differs only in the fields above
         "bytes",
+        # audit metrics.json run.models.*.stats: what this run computed (a rerun finds the rest cached)
+        "pairs_per_second",
+        "real_tokens",
+        "padded_tokens",
+        "padding_efficiency",
+        "wall_seconds",
+        "truncated_pairs",
+        # finetune.json: how long, and from which checkpoint a resumed run went on
+        "train_seconds",
+        "examples_per_second",
+        "resumed_from",
+        "discarded_checkpoints",
     }
 )
 #: Whole files that record one run's timing and nothing else.
@@ -72,9 +84,28 @@ def read_tree(
     return tree
 
 
+def first_difference(expected: Any, got: Any, where: str = "") -> str:
+    """Where two parsed values first differ (``a.b[2]: 1 != 2``), values shortened."""
+    if isinstance(expected, dict) and isinstance(got, dict):
+        for key in sorted(set(expected) | set(got), key=str):
+            if expected.get(key, "<absent>") != got.get(key, "<absent>"):
+                return first_difference(
+                    expected.get(key, "<absent>"), got.get(key, "<absent>"), f"{where}.{key}"
+                )
+    if isinstance(expected, list) and isinstance(got, list) and len(expected) == len(got):
+        for index, (a, b) in enumerate(zip(expected, got, strict=True)):
+            if a != b:
+                return first_difference(a, b, f"{where}[{index}]")
+    return f"{where or '<file>'}: {str(expected)[:80]!r} != {str(got)[:80]!r}"
+
+
 def differences(expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
-    """Files missing, extra or different (their names: the contents can be large)."""
+    """Files missing, extra or different (where they first differ: the contents can be large)."""
     out = [f"missing {k}" for k in sorted(set(expected) - set(got))]
     out += [f"extra {k}" for k in sorted(set(got) - set(expected))]
-    out += [f"differs {k}" for k in sorted(set(expected) & set(got)) if expected[k] != got[k]]
+    out += [
+        f"differs {k} at {first_difference(expected[k], got[k])}"
+        for k in sorted(set(expected) & set(got))
+        if expected[k] != got[k]
+    ]
     return out

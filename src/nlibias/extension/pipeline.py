@@ -302,9 +302,8 @@ class Pipeline:
         described = "; ".join(f"stage {stage}: {', '.join(changes)}" for stage, changes in found)
         raise ConfigError(
             f"run_dir {str(self.run_dir)!r} holds an extend run with other settings ({described}); "
-            "nothing was changed. To go on: write to a new run directory (parameter run_dir), or "
-            f"recompute the stages whose settings changed and the later ones (parameter force, or "
-            f"parameter from_stage {found[0][0]})",
+            "nothing was changed. To go on: recompute the stages whose settings changed and the later "
+            f"ones (parameter force, or parameter from_stage {found[0][0]}), or choose a new run directory",
             parameter="run_dir",
         )
 

@@ -4,12 +4,14 @@ A reader (or a resumed run) therefore sees either the old file or the complete n
 half-written file.
 
 Fault injection (tests only, ``tests/test_fault_injection.py``): each rename is a fault point,
-before and after; ``NLIBIAS_FAULT_AT=N`` SIGKILLs the process at the N-th point, and
+before and after; ``NLIBIAS_FAULT_AT=N`` SIGKILLs the process at the N-th point (or at the
+first point of a label, e.g. ``NLIBIAS_FAULT_AT="before finetune.json"``), and
 ``NLIBIAS_FAULT_LOG=FILE`` appends one line per point to FILE (to count them).
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import signal
@@ -19,7 +21,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
-
 
 _fault_points = 0
 
@@ -34,8 +35,29 @@ def fault_point(label: str) -> None:
     if log:
         with open(log, "a", encoding="utf-8") as handle:
             handle.write(f"{_fault_points}\t{label}\n")
-    if at is not None and int(at) == _fault_points:
+    if at is not None and (int(at) == _fault_points if at.isdigit() else at == label):
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _temporary(path: Path) -> tuple[int, Path]:
+    """A new temporary file next to ``path``, named ``.NAME.PID.RANDOM.part``, after removing those a
+    killed writer of ``path`` left (their process is gone), so kills do not pile files up."""
+    for part in path.parent.glob(f".{glob.escape(path.name)}.*.part"):
+        pid = part.name[len(path.name) + 2 :].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            part.unlink(missing_ok=True)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".part")
+    return fd, Path(name)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _replace(tmp: Path, path: Path) -> None:
@@ -57,9 +79,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    fd, tmp = _temporary(path)
     os.close(fd)
-    tmp = Path(tmp_name)
     try:
         yield tmp
         _replace(tmp, path)
@@ -86,8 +107,7 @@ class PendingFile:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".part")
-        self._tmp = Path(tmp_name)
+        fd, self._tmp = _temporary(self.path)
         self.handle = os.fdopen(fd, "wb")
         """Binary: write UTF-8 bytes."""
         self.committed = False

@@ -269,6 +269,7 @@ def write_outputs(
     :class:`~nlibias.io.atomic.PendingFile` already holding ``predictions.jsonl``'s rows."""
     pending = predictions if isinstance(predictions, PendingFile) else None
     begin_write(out_dir, OUTPUT_FILES, keep=[pending.temporary_path] if pending is not None else [])
+    remove_derived(out_dir)
     if pending is not None:
         pending.commit()
     else:
@@ -276,6 +277,24 @@ def write_outputs(
     write_json(out_dir / METRICS_JSON, metrics)
     atomic_write_text(out_dir / TABLES_TXT, tables + "\n")
     finish_write(out_dir, OUTPUT_FILES, inputs={"samples": (metrics.get("run") or {}).get("samples")})
+
+
+#: What other commands derive from a run directory's outputs at its default places (``nlibias
+#: report RUN``: report.html and its figures; ``report --debias``: the comparison). A new write
+#: of the outputs makes them stale, so it removes them: the directory never shows an old report
+#: beside new metrics.
+DERIVED_FILES = ("report.html", "report_files", "debias_comparison.json")
+
+
+def remove_derived(out_dir: Path) -> None:
+    import shutil
+
+    for name in DERIVED_FILES:
+        path = out_dir / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def run_info(samples_path: str | Path | None) -> dict[str, Any]:
