@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -102,6 +103,13 @@ def newline_lm_dir(tiny_causal_dir: Path, tmp_path_factory: pytest.TempPathFacto
     return target
 
 
+class _TaggedLoader(yaml.SafeLoader):
+    """YAML as lm-eval writes it: ``!function NAME`` read as the text ``"!function NAME"``."""
+
+
+_TaggedLoader.add_constructor("!function", lambda loader, node: f"!function {node.value}")
+
+
 def test_export_writes_the_exact_prompts_and_handles_both_traps(
     bbnli_run: Path, newline_lm_dir: Path, tmp_path: Path
 ) -> None:
@@ -113,8 +121,9 @@ def test_export_writes_the_exact_prompts_and_handles_both_traps(
         bbnli_run, tmp_path / "task", prompt="true", model=str(newline_lm_dir), device="cpu"
     )
     assert result.task == "nlibias_bbnli_true" and result.n_docs == 6 and result.chat_template
-    config = yaml.safe_load((tmp_path / "task" / "nlibias_bbnli_true.yaml").read_text())
+    config = yaml.load((tmp_path / "task" / "nlibias_bbnli_true.yaml").read_text(), Loader=_TaggedLoader)
     assert config["output_type"] == "multiple_choice" and config["target_delimiter"] == ""
+    assert config["process_results"] == "!function nlibias_metrics.process_results"
     assert config["doc_to_text"] == "query" and config["doc_to_choice"] == "choices"
     documents = [json.loads(line) for line in (tmp_path / "task" / "nlibias_bbnli_true.jsonl").open()]
     lm = build_backend(str(newline_lm_dir), device="cpu")
@@ -128,6 +137,59 @@ def test_export_writes_the_exact_prompts_and_handles_both_traps(
         assert all(choice.startswith("\n") for choice in doc["choices"])  # trap 2: none is empty
         assert doc["choice_answers"][doc["target"]] == "no"  # gold neutral → "no" (not entailed)
     assert result.spellings == {"yes": ["yes", "Yes"], "no": ["no", "No"]}
+
+
+def test_lm_eval_s_acc_counts_answer_words_as_nlibias_does(
+    bbnli_run: Path, newline_lm_dir: Path, tmp_path: Path
+) -> None:
+    """lm-eval's default multiple-choice acc compares the most likely *spelling* with one target
+    spelling; the exported task's process_results compares answer words, as nlibias answers."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    from nlibias.integrations.lm_eval import METRICS_MODULE, export_lm_eval
+
+    export_lm_eval(bbnli_run, tmp_path / "task", prompt="true", model=str(newline_lm_dir), device="cpu")
+    config = load_yaml(tmp_path / "task" / "nlibias_bbnli_true.yaml", resolve_func=True)
+    process_results = config["process_results"]  # the !function tag, resolved as lm-eval resolves it
+    assert callable(process_results) and process_results.__module__.endswith(METRICS_MODULE)
+    doc: dict[str, Any] = {"choice_answers": ["yes", "yes", "no", "no"], "answers": "yes/no", "target": 2}
+    lls = [(-1.0, True), (-3.0, False), (-1.5, False), (-1.6, False)]
+    # the most likely spelling is a yes (-1.0), but the words: yes = log(e^-1 + e^-3) = log(0.4177)
+    # = -0.873; no = log(e^-1.5 + e^-1.6) = log(0.2231 + 0.2019) = log(0.4250) = -0.856 → no
+    assert process_results(doc, lls) == {"acc": 1.0}
+    probs = word_probabilities([ll for ll, _ in lls], doc["choice_answers"], ("yes", "no"))
+    assert probs["no"] > probs["yes"]  # independent: nlibias' own reader answers no too
+    assert process_results({**doc, "target": 0}, lls) == {"acc": 0.0}  # target yes: the answer is no
+    source = (tmp_path / "task" / f"{METRICS_MODULE}.py").read_text()
+    assert "import nlibias" not in source and "from nlibias" not in source  # lm-eval runs it alone
+
+
+def test_run_script_takes_the_model_directory_from_the_environment(
+    bbnli_run: Path, tiny_causal_dir: Path, tmp_path: Path
+) -> None:
+    from nlibias.integrations.lm_eval import PRETRAINED_ENV, RUN_SCRIPT, export_lm_eval
+
+    result = export_lm_eval(bbnli_run, tmp_path / "task", model=str(tiny_causal_dir), device="cpu")
+    stand_in = tmp_path / "bin"
+    stand_in.mkdir()
+    (stand_in / "lm_eval").write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$@"\n')  # prints its arguments
+    (stand_in / "lm_eval").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != PRETRAINED_ENV}
+    env["PATH"] = f"{stand_in}{os.pathsep}{env['PATH']}"
+
+    def arguments(extra: dict[str, str]) -> list[str]:
+        done = subprocess.run(
+            ["bash", str(tmp_path / "task" / RUN_SCRIPT), "--limit", "2"], env={**env, **extra},
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return done.stdout.splitlines()
+
+    default = arguments({})
+    assert default == [*result.command.split()[1:], "--limit", "2"]  # the export's command, flags appended
+    assert default[default.index("--model_args") + 1].startswith(f"pretrained={tiny_causal_dir}")
+    moved = arguments({PRETRAINED_ENV: "/elsewhere/my model"})
+    assert moved[moved.index("--model_args") + 1].startswith("pretrained=/elsewhere/my model")
+    assert str(tiny_causal_dir) not in moved[moved.index("--model_args") + 1]
 
 
 def test_export_refuses_a_spelling_lm_eval_would_score_differently(
@@ -224,6 +286,11 @@ def test_lm_eval_on_a_tiny_model_gives_the_audit_s_answers(
     ours = audit.metrics["models"]["model|prompt=true|scored"]["overall"]
     theirs = metrics["models"]["lm-eval:model|prompt=true|scored"]["overall"]
     assert theirs["counts"] == ours["counts"] and theirs["answers"] == ours["answers"]
+    # lm-eval's own headline acc is the share of "no" answers (the target of every bias sample)
+    [results] = glob.glob(str(log.parent / "results_*.json"))
+    acc = json.loads(Path(results).read_text())["results"]["nlibias_bbnli_true"]["acc,none"]
+    no_answers = sum(p.extra["answer"] == "no" for p in audit.predictions)
+    assert acc == pytest.approx(no_answers / 6)
 
 
 @pytest.mark.slow
