@@ -114,3 +114,14 @@ def test_defaults_shared_by_the_command_line_and_the_library_agree() -> None:
     option = next(p for p in audit.params if p.name == "max_new_tokens")
     library = inspect.signature(build_predictors).parameters["max_new_tokens"].default
     assert option.default == library == DEFAULT_MAX_NEW_TOKENS == 64
+
+
+@pytest.mark.parametrize(
+    ("path", "command"), COMMANDS, ids=lambda p: " ".join(p) if isinstance(p, tuple) else ""
+)
+def test_a_repeatable_option_shows_one_value_not_a_python_list(path: tuple[str, ...], command: Any) -> None:
+    shown = _rendered(path)
+    options = [line for line in shown.splitlines() if line.lstrip().startswith("--")]
+    assert not [line for line in options if "<list[" in line], shown
+    if path == ("audit",):
+        assert re.search(r"--model <str>\s", shown)  # and the option is still shown with a value

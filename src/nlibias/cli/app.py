@@ -18,6 +18,12 @@ class GuardedGroup(TyperGroup):
     (:mod:`nlibias.cli.faults`), so the installed ``nlibias`` and an in-process ``CliRunner``
     print the same short errors and exit with the same codes."""
 
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            name_repeatable_values(command, ctx)
+        return command
+
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         from nlibias.cli import faults
         from nlibias.errors import NlibiasError
@@ -44,6 +50,19 @@ class GuardedGroup(TyperGroup):
                 "rerun with `nlibias --debug ...` for the traceback and report it",
                 code=faults.EXIT_INTERNAL_ERROR,
             )
+
+
+def name_repeatable_values(command: Any, ctx: Any) -> None:
+    """Show a repeatable option's value as one value (``--model <str>``, its help says
+    "repeatable"), not as Typer's ``<list[str]>``, which reads as if it took a Python list."""
+    for param in getattr(command, "params", ()):
+        if not getattr(param, "multiple", False) or param.metavar is not None:
+            continue
+        shown = param.display_type(ctx) if hasattr(param, "display_type") else ""
+        if shown.startswith("<list[") and shown.endswith("]>"):
+            param.metavar = f"<{shown[len('<list[') : -len(']>')]}>"
+    for sub in getattr(command, "commands", {}).values():  # nested groups: nlibias validate ...
+        name_repeatable_values(sub, ctx)
 
 
 PLAIN_HELP = None
