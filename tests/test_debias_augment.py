@@ -293,6 +293,25 @@ def test_tsv_keeps_quotes_as_text_and_counts_fields_per_line(tmp_path: Path) -> 
     assert error.value.line == 3 and "2 fields, the header has 3" in error.value.reason
 
 
+def test_snli_txt_is_read_as_tsv(tmp_path: Path) -> None:
+    # SNLI's own layout (snli_1.0_dev.txt): 14 tab-separated columns, no quoting, gold_label first
+    header = (
+        "gold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\tsentence2_parse\t"
+        "sentence1\tsentence2\tcaptionID\tpairID\tlabel1\tlabel2\tlabel3\tlabel4\tlabel5"
+    )
+    lines = [
+        'neutral\t( x )\t( y )\t(ROOT x)\t(ROOT y)\t"Stop," the nurse said.\tShe talks.\tc1\tp1\tneutral\t\t\t\t',
+        "-\t( x )\t( y )\t(ROOT x)\t(ROOT y)\tA man naps.\tHe sleeps.\tc2\tp2\tneutral\tentailment\t\t\t",
+    ]
+    path = tmp_path / "snli_1.0_dev.txt"
+    path.write_text("\n".join([header, *lines]) + "\n")
+    got = [(r.row, r.premise, r.hypothesis, r.label) for r in iter_training_rows(path)]
+    assert got == [
+        (0, '"Stop," the nurse said.', "She talks.", "neutral"),
+        (1, "A man naps.", "He sleeps.", None),
+    ]
+
+
 def test_csv_rows_are_read_strictly(tmp_path: Path) -> None:
     short = tmp_path / "short.csv"
     short.write_text("premise,hypothesis,label\na,b,e\nc,d\n")

@@ -40,7 +40,14 @@ _LABEL_ALIASES = {
 }
 _NO_LABEL = frozenset({"-", "-1", ""})
 _BOM = b"\xef\xbb\xbf"
-_FILE_KINDS = {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
+_FILE_KINDS = {
+    ".jsonl": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".txt": "tsv",  # SNLI's and MNLI's own snli_1.0_train.txt, multinli_1.0_train.txt
+    ".parquet": "parquet",
+}
 
 
 @dataclass(frozen=True)
@@ -114,7 +121,10 @@ def source_kind(source: str | Path) -> tuple[str, Path | str]:
         kind = _FILE_KINDS.get(path.suffix.lower())
         if kind is None:
             raise SourceError(
-                path, None, f"unknown file type {path.suffix!r}", fix="use .jsonl, .csv, .tsv or .parquet"
+                path,
+                None,
+                f"unknown file type {path.suffix!r}",
+                fix="use .jsonl, .csv, .tsv (.txt) or .parquet",
             )
         return kind, path
     text = str(source)
