@@ -71,6 +71,9 @@ def test_the_rule_reads_the_hand_labelled_sets_at_least_as_well_as_before() -> N
         ("They let her go; we heard her sing.", "They let him go; we heard him sing."),
         ("They saw her face.", "They saw his face."),
         ("The club elected her president.", "The club elected him president."),
+        # cues need the clause to end after a title or adjective; nouns-as-often-as-verbs are no cue
+        ("She made her secretary type the letter.", "He made his secretary type the letter."),
+        ("She helped her close friend move.", "He helped his close friend move."),
         ("He lent her his car.", "She lent him her car."),
         ("Her friends left.", "His friends left."),
     ],
