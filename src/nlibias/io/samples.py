@@ -6,6 +6,7 @@ is validated line by line (file, line, field and reason in every error).
 
 from __future__ import annotations
 
+import operator
 import unicodedata
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -192,6 +193,36 @@ def is_blank_text(text: str) -> bool:
 def _checked(path: Path, line: int, sample: Sample) -> Sample:
     """Refuse what would change results silently: an empty id, a key field with spaces around it,
     an empty (or invisible) text, a bias sample of a neutral-gold benchmark with another gold label."""
+    for value in _key_values(sample):  # strip() returns a str with nothing to strip as it is
+        if value is not None and (not value or value.strip() is not value):
+            _check_key_fields(path, line, sample)
+            break
+    for name in ("premise", "hypothesis"):
+        if is_blank_text(getattr(sample, name)):
+            raise SourceError(
+                path,
+                name,
+                "empty text (nothing visible: only spaces or zero-width characters)",
+                line=line,
+                fix="remove the sample or write its text",
+            )
+    if sample.stereotype is not None and sample.gold != "neutral" and sample.source in _NEUTRAL_BIAS_SOURCES:
+        raise SourceError(
+            path,
+            "gold",
+            f"a {sample.source} bias sample (stereotype {sample.stereotype}) has gold {sample.gold}; "
+            "its bias samples are neutral",
+            line=line,
+            fix="set gold to neutral, or stereotype to null for a test sample",
+        )
+    return sample
+
+
+_key_values = operator.attrgetter(*_KEY_FIELDS)
+
+
+def _check_key_fields(path: Path, line: int, sample: Sample) -> None:
+    """Refuse an empty key field or one with spaces around it, naming the field."""
     for name in _KEY_FIELDS:
         value = getattr(sample, name)
         if value is None:
@@ -212,25 +243,6 @@ def _checked(path: Path, line: int, sample: Sample) -> Sample:
                 line=line,
                 fix="remove the spaces",
             )
-    for name in ("premise", "hypothesis"):
-        if is_blank_text(getattr(sample, name)):
-            raise SourceError(
-                path,
-                name,
-                "empty text (nothing visible: only spaces or zero-width characters)",
-                line=line,
-                fix="remove the sample or write its text",
-            )
-    if sample.stereotype is not None and sample.gold != "neutral" and sample.source in _NEUTRAL_BIAS_SOURCES:
-        raise SourceError(
-            path,
-            "gold",
-            f"a {sample.source} bias sample (stereotype {sample.stereotype}) has gold {sample.gold}; "
-            "its bias samples are neutral",
-            line=line,
-            fix="set gold to neutral, or stereotype to null for a test sample",
-        )
-    return sample
 
 
 def _from_record(path: Path, line: int, raw: Any, shared: _StringPool) -> Sample:
@@ -272,30 +284,39 @@ class _Twins:
 
     def __init__(self, path: Path) -> None:
         self._path = path
-        self._waiting: dict[str, tuple[int, tuple[Any, ...]]] = {}
+        self._waiting: dict[str, tuple[int, Sample, Any]] = {}
 
     def check(self, line: int, sample: Sample, provenance: Any) -> None:
         key = sample.pair_key
         if key is None or sample.stereotype is None:  # a test sample is no member of a pair
             return
-        given = provenance if isinstance(provenance, dict) else {}
-        shared = sample.premise if sample.source in _SHARED_PREMISE_SOURCES else None
-        fields = (sample.domain, sample.subtopic, shared, *(given.get(k) for k in _TWIN_FIELDS[3:]))
         first = self._waiting.pop(key, None)
         if first is None:
-            self._waiting[key] = (line, fields)
+            self._waiting[key] = (line, sample, provenance)
+        else:
+            self._compare(key, first, (line, sample, provenance))
+
+    def _compare(self, key: str, *members: tuple[int, Sample, Any]) -> None:
+        (first_line, *_), (line, *_) = members
+        before, now = (self._shared(sample, provenance) for _, sample, provenance in members)
+        if before == now:
             return
-        first_line, first_fields = first
-        for name, before, now in zip(_TWIN_FIELDS, first_fields, fields, strict=True):
-            if before != now:
+        for name, a, b in zip(_TWIN_FIELDS, before, now, strict=True):
+            if a != b:
                 raise SourceError(
                     self._path,
                     name if name in _CORE_FIELDS else f"provenance.{name}",
-                    f"the two samples of pair {key!r} differ in {name}: {before!r} on line {first_line}, "
-                    f"{now!r} on line {line}; a counterfactual pair differs only in its group",
+                    f"the two samples of pair {key!r} differ in {name}: {a!r} on line {first_line}, "
+                    f"{b!r} on line {line}; a counterfactual pair differs only in its group",
                     line=line,
                     fix="give the two samples the same value, or different pair_keys if they are not a pair",
                 )
+
+    @staticmethod
+    def _shared(sample: Sample, provenance: Any) -> tuple[Any, ...]:
+        given = provenance if isinstance(provenance, dict) else {}
+        premise = sample.premise if sample.source in _SHARED_PREMISE_SOURCES else None
+        return (sample.domain, sample.subtopic, premise, *(given.get(k) for k in _TWIN_FIELDS[3:]))
 
 
 def resolve_samples_path(path: str | Path) -> Path:

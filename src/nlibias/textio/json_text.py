@@ -11,7 +11,7 @@ Traceback (most recent call last):
 nlibias.errors.SourceError: x.jsonl:3: field p: NaN is not a number JSON allows (write a finite number, or null where the field may be empty)
 >>> parse_json("x.json", "[" * 100000 + "]" * 100000)
 Traceback (most recent call last):
-nlibias.errors.SourceError: x.json:1: invalid JSON: nested too deeply (more than 500 levels of arrays and objects) (nlibias reads records a few levels deep: check that this is the file meant)
+nlibias.errors.SourceError: x.json:1: invalid JSON: nested too deeply (hundreds of levels of arrays and objects) (nlibias reads records a few levels deep: check that this is the file meant)
 >>> parse_json("x.json", '{"a": [1, 2.5, null]}')
 {'a': [1, 2.5, None]}
 """
@@ -26,13 +26,7 @@ from typing import Any
 from nlibias.errors import SourceError
 from nlibias.textio.text_files import check_json_text
 
-MAX_DEPTH = 500
-"""Deepest nesting of arrays and objects read: the records nlibias reads are a few levels deep, and
-Python's parser recurses once a level, up to its recursion limit (1,000 frames by default)."""
-
 _KEY_BEFORE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*$')
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
-_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 class _NotANumber(Exception):
@@ -44,6 +38,10 @@ def _refuse_constant(name: str) -> Any:
     raise _NotANumber(name)
 
 
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+_NAN_DECODER = json.JSONDecoder()
+
+
 def parse_json(
     path: str | Path, text: str | bytes, *, line: int | None = None, allow_nan: bool = False
 ) -> Any:
@@ -51,9 +49,24 @@ def parse_json(
 
     Refused with the file and line: invalid JSON, ``NaN`` / ``Infinity`` (with the field they
     are in; ``allow_nan=True`` lets a reader with its own per-field check see them), nesting
-    deeper than :data:`MAX_DEPTH`, an integer past the interpreter's digit limit, a lone
-    surrogate escape. A UTF-8 byte-order mark at the start is dropped.
+    deeper than Python's parser recurses (its recursion limit, ~1,000 levels less the caller's
+    stack), an integer past the interpreter's digit limit, a lone surrogate escape. A UTF-8
+    byte-order mark at the start is dropped.
     """
+    constant = None if allow_nan else _refuse_constant
+    try:  # the usual case first: valid UTF-8 and JSON, parsed once by a decoder made once
+        decoded = text.decode("utf-8") if isinstance(text, bytes) else text
+        value = (_DECODER if constant is not None else _NAN_DECODER).decode(decoded)
+    except (ValueError, RecursionError, _NotANumber):
+        return _parse_slowly(path, text, line, constant)  # says why, with the line
+    if "\\u" in decoded:
+        check_json_text(path, decoded, value, line=line)
+    return value
+
+
+def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constant: Any) -> Any:
+    """:func:`parse_json` of a text that json could not parse as it is: a byte-order mark
+    dropped, then every failure turned into a :class:`SourceError` with the line."""
     if isinstance(text, bytes):
         data = text.removeprefix(b"\xef\xbb\xbf")
         try:
@@ -65,22 +78,20 @@ def parse_json(
             ) from None
     text = text.removeprefix("\ufeff")
     first = line or 1
-    if _too_deep(text):
-        raise SourceError(
-            path,
-            None,
-            f"invalid JSON: nested too deeply (more than {MAX_DEPTH} levels of arrays and objects)",
-            line=first,
-            fix="nlibias reads records a few levels deep: check that this is the file meant",
-        )
     try:
-        value = json.loads(text, parse_constant=None if allow_nan else _refuse_constant)
+        value = json.loads(text, parse_constant=constant)
     except json.JSONDecodeError as exc:
         raise SourceError(path, None, f"invalid JSON: {exc.msg}", line=first + exc.lineno - 1) from None
     except _NotANumber as exc:
         raise _not_a_number(path, text, exc.name, first) from None
-    except RecursionError:  # not reached below MAX_DEPTH; kept so that no reader ends in one
-        raise SourceError(path, None, "invalid JSON: nested too deeply", line=first) from None
+    except RecursionError:  # Python's parser recurses once a level of arrays and objects
+        raise SourceError(
+            path,
+            None,
+            "invalid JSON: nested too deeply (hundreds of levels of arrays and objects)",
+            line=first,
+            fix="nlibias reads records a few levels deep: check that this is the file meant",
+        ) from None
     except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
         if "digits" not in str(exc):
             raise
@@ -94,18 +105,6 @@ def parse_json(
     if "\\u" in text:
         check_json_text(path, text, value, line=line)
     return value
-
-
-def _too_deep(text: str) -> bool:
-    """Whether arrays and objects nest deeper than :data:`MAX_DEPTH` (strings left out)."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
-        return False
-    depth = 0
-    for bracket in _BRACKETS.findall(_STRINGS.sub("", text)):
-        depth += 1 if bracket in "[{" else -1
-        if depth > MAX_DEPTH:
-            return True
-    return False
 
 
 def _not_a_number(path: str | Path, text: str, name: str, first: int) -> SourceError:
