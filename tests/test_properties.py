@@ -223,3 +223,37 @@ def test_measures_do_not_depend_on_sample_order(case: tuple, rng) -> None:  # ty
             assert shuffled[key] == pytest.approx(value, abs=1e-9), key
         else:
             assert shuffled[key] == value, key
+
+
+# -- the checked JSON loader ----------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@SETTINGS
+@given(json_values)
+def test_the_checked_loader_reads_what_json_reads_when_it_is_json(value: object) -> None:
+    """Python's own parser is the oracle on valid JSON (text, bytes, a byte-order mark before)."""
+    from nlibias.textio.json_text import parse_json
+
+    text = json.dumps(value, ensure_ascii=False)
+    assume(not any(0xD800 <= ord(c) <= 0xDFFF for c in text))  # a lone surrogate is refused, not read
+    assert parse_json("x.json", text) == json.loads(text)
+    assert parse_json("x.json", text.encode()) == json.loads(text)
+    assert parse_json("x.json", "\ufeff" + text) == json.loads(text)
+
+
+@SETTINGS
+@given(json_values, st.sampled_from(["NaN", "Infinity", "-Infinity"]))
+def test_a_non_finite_number_anywhere_is_refused(value: object, constant: str) -> None:
+    from nlibias.textio.json_text import parse_json
+
+    text = json.dumps([value, {"k": float(constant.replace("Infinity", "inf"))}])
+    with pytest.raises(SourceError, match=f"{constant} is not a number JSON allows"):
+        parse_json("x.json", text)
