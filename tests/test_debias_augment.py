@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tracemalloc
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,7 @@ ROWS = [
 ]
 
 
-def write_rows(path: Path, rows: list[dict[str, str]]) -> Path:
+def write_rows(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 

@@ -200,3 +200,22 @@ def test_smollm2_reads_a_handful_right(one_torch_thread: None) -> None:
     assert all(p is not None and p.open for p in plans)
     picks = resolver.choose(plans)  # type: ignore[arg-type]
     assert [p.render(c)[0] for p, c in zip(plans, picks, strict=True)] == list(cases.values())  # type: ignore[union-attr]
+
+
+def test_cli_her_lm_with_a_model_directory(tmp_path: Path, tiny_her_lm: Path, one_torch_thread: None) -> None:
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+
+    source = tmp_path / "t.jsonl"
+    source.write_text(
+        json.dumps({"premise": "The nurse sent her flowers.", "hypothesis": "x", "label": "e"}) + "\n"
+    )
+    args = ["augment", "gender-swap", "--train", str(source), "--out", str(tmp_path / "o"), "--json"]
+    result = CliRunner().invoke(app, [*args, "--her", "lm", "--her-model", str(tiny_her_lm)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["her"] == "lm" and summary["her_open_texts"] == 1
+    assert summary["her_model"]["spec"] == str(tiny_her_lm) and summary["her_model"]["scorer"] == "causal"
+    refused = CliRunner().invoke(app, [*args, "--her", "model"])
+    assert refused.exit_code == 2 and "--her" in refused.output
