@@ -152,6 +152,9 @@ def _load_model(model: str) -> tuple[Any, Any, dict[str, int]]:
     if tokenizer.pad_token is None:  # GPT-style tokenizers: pad with end-of-text
         tokenizer.pad_token = tokenizer.eos_token
         classifier.config.pad_token_id = tokenizer.pad_token_id
+    # what the first training forward pass sets (integer labels, 3 classes): set here, a resume
+    # with no step left to train saves the same config.json as a run never stopped
+    classifier.config.problem_type = "single_label_classification"
     return tokenizer, classifier, label_ids
 
 
@@ -380,6 +383,9 @@ def _train(
     if progress:
         trainer.add_callback(_quiet_progress())
     result = trainer.train(resume_from_checkpoint=resume_from)
+    # a fast tokenizer saves the truncation of its last call: make that call here, so the saved
+    # tokenizer is the same whether this run tokenized the data or found it cached (a resume)
+    tokenizer(["premise"], ["hypothesis"], truncation=True, max_length=settings.max_length)
     trainer.save_model(str(out))
     tokenizer.save_pretrained(str(out))
     accuracy = None
