@@ -523,3 +523,12 @@ def test_extend_warns_how_many_hypotheses_are_left_unjudged(tmp_path: Path) -> N
     done = CliRunner().invoke(app, args)
     assert done.exit_code == 0, done.output
     assert f"warning: {len(rows) - 1} of {len(rows)} hypotheses have no judgement" in done.output
+
+
+def test_a_local_model_behind_a_kind_prefix_is_identified_by_its_files(tiny_nli_dir: Path) -> None:
+    from nlibias.extension.fingerprint import model_files
+    from nlibias.models.hf_common import hash_local_model
+
+    files = hash_local_model(tiny_nli_dir)
+    assert model_files(str(tiny_nli_dir), None) == files == model_files(f"causal:{tiny_nli_dir}", None)
+    assert model_files("fake:x", None) is None and model_files("fake", None) is None

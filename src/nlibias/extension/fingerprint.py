@@ -56,6 +56,9 @@ def model_files(model: str, revision: str | None) -> str | None:
         return None
     if is_local_model(model):
         return hash_local_model(model)
+    kind, colon, rest = model.partition(":")  # causal:PATH, prompt:PATH, ...: the files behind it
+    if colon and kind.isidentifier() and rest and is_local_model(rest):
+        return hash_local_model(rest)
     try:
         from huggingface_hub import try_to_load_from_cache
 
