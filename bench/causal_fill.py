@@ -103,7 +103,7 @@ def main() -> None:
                 top_k=args.top_k,
                 beam=filler.beam,
                 depth=filler.depth,
-                pool=filler.pool,
+                pool=filler.pool_size(args.top_k),
             )[0]
             for text in texts
         ]

@@ -40,6 +40,7 @@ def main() -> None:
     parser.add_argument("--judge", default="prompt:smollm2")
     parser.add_argument("--filter-model", default="prompt:smollm2")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--limit", type=int, default=None, help="evenly spaced masked samples (default: all)")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     common.set_threads(args.threads)
@@ -59,6 +60,8 @@ def main() -> None:
     everything = load_bbnli_dir(resolve_benchmark_path("bbnli", None))
     chosen = [s for s in everything if s.subtopic in SUBTOPICS]
     masked = expand_masked_templates(load_masked_templates(None, everything), chosen)
+    if args.limit:
+        masked = masked[:: common.evenly_spaced_step(len(masked), args.limit)][: args.limit]
     if args.mlm:
         mlm_path, mlm_label = args.mlm, args.mlm
     else:

@@ -14,7 +14,7 @@ The fill therefore works in two steps, both batched over every text of a chunk:
 2. **Re-ranking by the whole sentence.** The candidates are filtered exactly as the masked-LM fill
    filters its ranking (:func:`nlibias.models.mlm.hf.rank_whole_words`: not a whole word, an
    excluded word, a word already kept), plus the stop words this filler was given; the best
-   ``pool`` of them by left score are put into the sentence (left + word + right) and re-ranked
+   ``pool`` (default ``2 x top_k``) of them by left score are put into the sentence (left + word + right) and re-ranked
    by the log-probability of the whole completed sentence (every token after the BOS text), and
    the first ``top_k`` are kept.
 
@@ -52,7 +52,8 @@ from nlibias.models.spec_options import int_option, split_spec_options
 BACKEND_VERSION = 1
 DEFAULT_BEAM = 16
 DEFAULT_DEPTH = 3
-DEFAULT_POOL = 40
+POOL_PER_WORD = 2
+"""Without a ``pool`` option, ``2 x top_k`` candidates are re-ranked by the whole sentence."""
 FILL_OPTIONS = frozenset({"beam", "depth", "pool"})
 FillKind = Literal["causal", "masked", "fake"]
 _PIECE_PUNCTUATION = frozenset("'’-")
@@ -198,7 +199,7 @@ class CausalLMFiller:
     :class:`~nlibias.models.mlm.mask_filler.MaskFiller`.
 
     ``spec``: ``smollm2``, a ``.gguf`` path, a local directory or a hub name (``NAME@REVISION``),
-    optionally followed by ``?beam=16&depth=3&pool=40``. ``stopwords`` are never proposed (the
+    optionally followed by ``?beam=16&depth=3&pool=10`` (default pool: ``2 x top_k``). ``stopwords`` are never proposed (the
     extension pipeline passes its shipped stop-word list: a causal LM continuing "Women are less"
     mostly proposes function words). ``forward_passes`` counts the model calls made.
     """
@@ -223,7 +224,9 @@ class CausalLMFiller:
         base, options = split_spec_options(spec, FILL_OPTIONS, parameter="fill_model")
         self.beam = int_option(options, "beam", DEFAULT_BEAM, parameter="fill_model")
         self.depth = int_option(options, "depth", DEFAULT_DEPTH, parameter="fill_model")
-        self.pool = int_option(options, "pool", DEFAULT_POOL, parameter="fill_model")
+        self.pool: int | None = (
+            int_option(options, "pool", 0, parameter="fill_model") if "pool" in options else None
+        )
         set_torch_threads(threads)
         self.name = name or spec
         self.max_tokens, self.max_batch_size = max_tokens, max_batch_size
@@ -244,13 +247,17 @@ class CausalLMFiller:
             "lm": dict(self._lm.identity()),
             "beam": self.beam,
             "depth": self.depth,
-            "pool": self.pool,
+            "pool": self.pool or f"{POOL_PER_WORD}*top_k",
             "bos": self.bos,
             "stopwords": stop_hash,
         }
 
     def identity(self) -> Mapping[str, Any]:
         return dict(self._identity)
+
+    def pool_size(self, top_k: int) -> int:
+        """How many candidates are re-ranked by the whole sentence (at least ``top_k``)."""
+        return max(self.pool or POOL_PER_WORD * top_k, top_k)
 
     def describe(self) -> dict[str, Any]:
         return {**self._identity, "name": self.name, "device": self.device, "kind": "causal"}
@@ -385,7 +392,7 @@ class CausalLMFiller:
                     scores,
                     np.arange(len(words)),
                     words,
-                    top_k=max(self.pool, top_k),
+                    top_k=self.pool_size(top_k),
                     exclude={*(w.lower() for w in skip), *self.stopwords},
                 )
             )
