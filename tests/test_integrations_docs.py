@@ -1,6 +1,7 @@
 """The command blocks of docs/integrations.md run as written, in a fresh directory: the lm-eval
 block with a tiny causal LM in place of ``smollm2`` (and verbatim, ``slow``), the Inspect block
-with Inspect's mock model."""
+with Inspect's mock model and no network for tiktoken, the local-model Inspect block with the tiny
+model in place of ``smollm2`` (and verbatim, ``slow``)."""
 
 from __future__ import annotations
 
@@ -75,10 +76,54 @@ def test_lm_eval_block_runs_verbatim_with_smollm2(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(1800)
 def test_inspect_block_runs(tmp_path: Path) -> None:
+    work = _run_inspect_block("inspect", tmp_path)  # no network for tiktoken: nlibias' token count
+    metrics = json.loads((work / "bbnli-inspect-scored" / "metrics.json").read_text())
+    assert metrics["run"]["samples_scored"] == 12
+    assert metrics["predictor_kinds"] == {"inspect:mockllm/model|prompt=true|generated": "generative"}
+
+
+def _run_inspect_block(name: str, tmp_path: Path, replace: dict[str, str] | None = None) -> Path:
     pytest.importorskip("inspect_ai", reason='inspect-ai is not installed (pip install "nlibias[inspect]")')
     (tmp_path / "stand-ins").mkdir()
     (tmp_path / "work").mkdir()
-    run_lines(doc_block("inspect"), tmp_path / "work", inspect_environment(tmp_path / "stand-ins"))
-    metrics = json.loads((tmp_path / "work" / "bbnli-inspect-scored" / "metrics.json").read_text())
-    assert metrics["run"]["samples_scored"] == 12
-    assert metrics["predictor_kinds"] == {"inspect:mockllm/model|prompt=true|generated": "generative"}
+    lines = doc_block(name)
+    for old, new in (replace or {}).items():
+        assert any(old in line for line in lines), old
+        lines = [line.replace(old, new) for line in lines]
+    run_lines(lines, tmp_path / "work", inspect_environment(tmp_path / "stand-ins"))
+    return tmp_path / "work"
+
+
+@pytest.mark.timeout(1800)
+def test_inspect_local_model_block_runs(tiny_causal_dir: Path, tmp_path: Path) -> None:
+    work = _run_inspect_block("inspect-local", tmp_path, {"nlibias/smollm2": f"nlibias/{tiny_causal_dir}"})
+    metrics = json.loads((work / "bbnli-inspect-local-scored" / "metrics.json").read_text())
+    assert metrics["run"]["samples_scored"] == 4
+    assert metrics["predictor_kinds"] == {
+        f"inspect:nlibias/{tiny_causal_dir}|prompt=true|generated": "generative"
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_inspect_local_model_block_runs_verbatim_with_smollm2(tmp_path: Path) -> None:
+    work = _run_inspect_block("inspect-local", tmp_path)
+    metrics = json.loads((work / "bbnli-inspect-local-scored" / "metrics.json").read_text())
+    assert metrics["run"]["samples_scored"] == 4
+    assert metrics["predictor_kinds"] == {"inspect:nlibias/smollm2|prompt=true|generated": "generative"}
+
+
+def test_the_documented_local_model_command_prints_a_model_directory() -> None:
+    from nlibias.models.generative.sources import smollm2_gguf_path
+
+    try:
+        smollm2_gguf_path()
+    except Exception as exc:  # the embedded model's package is missing
+        pytest.skip(f"SmolLM2 is not installed: {exc}")
+    match = re.search(r"```bash\n(python -m nlibias\.integrations\.offline [^\n]*)\n```", DOC.read_text())
+    assert match, "the local-model command is not in the docs"
+    done = subprocess.run(["bash", "-c", match.group(1)], capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = Path(done.stdout.strip())
+    assert (folder / "config.json").is_file() and (folder / "model.safetensors").is_file()

@@ -25,6 +25,12 @@ exactly what a scored nlibias audit of the same model scores:
 * **Trap 2: an empty-string choice crashes lm-eval.** Spellings are never empty, and the export
   refuses an empty choice rather than writing one. ``target_delimiter`` is ``""`` (lm-eval's
   default puts a space before every choice).
+* **lm-eval's ``acc`` counts answer words.** Its default multiple-choice ``acc`` compares the most
+  likely *spelling* with one target spelling (``" No"`` against ``"no"`` scores 0). The task's
+  ``process_results`` (``nlibias_metrics.py``, written beside the YAML, self-contained) sums each
+  word's spellings as nlibias does: ``acc`` is 1 when the answer word is the target's word.
+
+``run_lm_eval.sh`` loads the model directory of the export, or ``$NLIBIAS_LM_EVAL_PRETRAINED``.
 
 >>> task_name("bbnli", "true")
 'nlibias_bbnli_true'
@@ -258,7 +264,7 @@ def _write_yaml(path: Path, name: str, data_path: Path, prompt: str, model: str,
         "run lm_eval WITHOUT --apply_chat_template.\n"
         "# acc: the share of documents whose answer WORD (each word's spellings summed, as nlibias\n"
         "# answers) is the target word ('no' for BBNLI's bias samples): see nlibias_metrics.py.\n"
-        "# Score the answers with: nlibias score --samples RUN --predictions samples_<task>_*.jsonl\n"
+        "# Score the answers with: nlibias score --samples RUN --predictions 'OUT/*/samples_<task>_*.jsonl'\n"
     )
     functions = f"process_results: !function {METRICS_MODULE}.process_results\n"
     atomic_write_text(path, header + yaml.safe_dump(config, sort_keys=False, allow_unicode=True) + functions)
@@ -278,7 +284,10 @@ def _write_readme(path: Path, name: str, chat: bool, command: str) -> None:
         f"Prompts: {template}.\n\nRun (`{RUN_SCRIPT}` holds this command; append any lm_eval flag):\n\n"
         f"    {command} --output_path OUT\n\n"
         "Then score the logged answers with nlibias' measures:\n\n"
-        f"    nlibias score --samples RUN --predictions OUT/*/samples_{name}_*.jsonl --out SCORED\n",
+        f"    nlibias score --samples RUN --predictions 'OUT/*/samples_{name}_*.jsonl' --out SCORED\n\n"
+        "(quoted: nlibias expands the pattern; keep the results_*.json lm_eval writes beside the samples\n"
+        f"file, it says how many documents the run evaluated). `${PRETRAINED_ENV}` replaces the model\n"
+        "directory the script loads.\n",
     )
 
 

@@ -14,7 +14,9 @@
 * ``nlibias``: anything else (nlibias' own ``predictions.jsonl`` or any JSONL with id and label).
 
 :func:`native_predictions` writes a converted file that the usual reader takes
-(:mod:`nlibias.io.predictions`); rows carry the same fields as a generative audit's.
+(:mod:`nlibias.io.predictions`); rows carry the same fields as a generative audit's. Before
+that, the log is checked (:mod:`nlibias.io.tool_log_checks`): an empty file, a file that cannot be
+what its name says, and the log of a run that failed or did not cover its task are refused.
 
 >>> word_probabilities([-1.0, -2.0, -1.5], ["yes", "yes", "no"], ("yes", "no"))["no"]  # doctest: +ELLIPSIS
 0.3071...
