@@ -43,7 +43,10 @@ def check_input_file(path: Path) -> None:
         return  # a run directory or a missing file: the native reader says what is wrong
     with path.open("rb") as handle:
         head = handle.read(1 << 16)
-    if not head.strip():
+        blank = not head.strip()
+        while blank and (chunk := handle.read(1 << 20)):  # a long run of blank lines: read on
+            blank = not chunk.strip()
+    if blank:
         raise SourceError(
             path,
             None,
