@@ -33,12 +33,6 @@ import pytest
 from fault_injection import RUN_FIELDS, differences, read_tree
 
 KILLS = int(os.environ.get("NLIBIAS_FAULT_KILLS", "2"))
-FINETUNE_DEFECT = (
-    "debias/finetune.py: killed after the final model is saved and before finetune.json is renamed "
-    "in, the rerun resumes from the last checkpoint with 0 steps to go and saves the model again: "
-    "config.json without problem_type (set by the first training forward pass) and tokenizer.json "
-    "without its truncation settings (set when a batch is tokenized), so the output differs"
-)
 AUGMENT_DEFECT = (
     "debias/augment.py: the spill file .swapped.*.part (its own tempfile.mkstemp) that a kill leaves in "
     "the output directory is never removed by the rerun"
@@ -152,7 +146,6 @@ COMMANDS = [
             f"finetune --model {i.model} --train {i.train} --out {w}/out --max-steps 6 "
             "--save-steps 2 --batch-size 8 --learning-rate 3e-3".split()
         ),
-        marks=(pytest.mark.xfail(strict=False, reason=FINETUNE_DEFECT),),
     ),
     Command(
         "debias",
