@@ -164,7 +164,7 @@ def test_debias_refuses_bad_options_before_any_work(tmp_path: Path) -> None:
     train = tmp_path / "train.jsonl"
     train.write_text("".join(json.dumps(r) + "\n" for r in learnable_nli_rows(8, seed=4)))
     for option, value in (("--epochs", "0"), ("--seeds", "0"), ("--max-length", "0"), ("--seed", "-1"),
-                          ("--max-steps", "0"), ("--learning-rate", "inf"), ("--batch-size", "0")):  # fmt: skip
+                          ("--max-steps", "0"), ("--learning-rate", "inf"), ("--batch-size", "0"), ("--her", "maybe")):  # fmt: skip
         result = runner.invoke(
             app, ["debias", "--model", str(tmp_path / "no-model"), "--train", str(train), "--out",
                   str(tmp_path / "out"), option, value],

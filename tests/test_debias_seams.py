@@ -200,6 +200,15 @@ def test_record_holds_the_provenance(
     settings = saved["settings"]
     assert (settings["lr_scheduler"], settings["warmup_steps"], settings["save_steps"]) == ("cosine", 1, 500)
     assert (settings["max_length"], settings["seed"], settings["split"]) == (32, 42, "train")
+    # the fine-tuned model's identity is its weights, config and tokenizer: not the record of how
+    # long training took (a resumed and an uninterrupted run must share it, and the cache with it)
+    out = toy["root"] / "rel-out"
+    identity = hash_local_model(out)
+    (out / RECORD_FILE).write_text(json.dumps({**saved, "train_seconds": 1e6}))
+    assert hash_local_model(out) == identity
+    config = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**config, "problem_type": "regression"}))
+    assert hash_local_model(out) != identity
 
 
 def test_an_audit_refuses_nan_probabilities_naming_the_model(toy: dict[str, Path], tmp_path: Path) -> None:

@@ -37,13 +37,6 @@ AUGMENT_DEFECT = (
     "debias/augment.py: the spill file .swapped.*.part (its own tempfile.mkstemp) that a kill leaves in "
     "the output directory is never removed by the rerun"
 )
-IDENTITY_DEFECT = (
-    "models/hf_common.py: hash_local_model hashes every top-level .json of a model directory, "
-    "finetune.json included, whose train_seconds and examples_per_second differ from run to run: a "
-    "fine-tuned model's identity (the revision debias's audit records in metrics.json, and every "
-    "prediction-cache key) changes with the fine-tune's wall time, so after a kill the audit records "
-    "another revision than an uninterrupted run's, and identical weights never share cache entries"
-)
 SEED = int(os.environ.get("NLIBIAS_FAULT_SEED", "25"))
 NLIBIAS = str(Path(sys.executable).parent / "nlibias")
 PREMISES = [
@@ -153,8 +146,6 @@ COMMANDS = [
             f"debias --model {i.model} --train {i.train} --out {w}/out --premises {i.premises} "
             "--max-steps 2 --batch-size 8 --device cpu --no-cache --bootstrap 20".split()
         ),
-        # every trial shows it (the killed run's fine-tunes took other times than the clean run's)
-        marks=(pytest.mark.xfail(strict=True, reason=IDENTITY_DEFECT),),
     ),
     Command("report", lambda i, w: f"report {i.audit} --out {w}/out/report.html".split()),
 ]

@@ -27,6 +27,14 @@ def debias_command(
     word_list: str = typer.Option(
         "winobias", "--word-list", help="winobias, paper or a word<TAB>counterpart file."
     ),
+    her: str = typer.Option(
+        "rule",
+        "--her",
+        help="How augment reads 'her': rule, or lm (a language model where the rule has no cue).",
+    ),
+    her_model: str | None = typer.Option(
+        None, "--her-model", help="The language model of --her lm (default: augment's, SmolLM2)."
+    ),
     epochs: float = typer.Option(3.0, "--epochs"),
     batch_size: int = typer.Option(32, "--batch-size"),
     learning_rate: float | None = typer.Option(
@@ -60,6 +68,11 @@ def debias_command(
     from nlibias.jobs.debias_compare import COMPARISON_JSON
     from nlibias.report.debias_tables import format_debias_tables
 
+    augment_options: dict[str, object] = {"select": select, "match": match, "word_list": word_list}
+    if her != "rule" or her_model is not None:  # the default stays out of the recorded options
+        augment_options["her"] = her
+    if her_model is not None:
+        augment_options["her_model"] = her_model
     audit_options: dict[str, object] = {"device": device} if device else {}
     if no_cache:
         audit_options["cache"] = False
@@ -69,7 +82,7 @@ def debias_command(
         out,
         eval_path=eval_path,
         premises=premises,
-        augment_options={"select": select, "match": match, "word_list": word_list},
+        augment_options=augment_options,
         finetune_options={
             "epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate, "max_steps": max_steps,
             "max_length": max_length, "save_steps": save_steps, "lr_scheduler": lr_scheduler,

@@ -361,6 +361,10 @@ def _train(
     from transformers import DataCollatorWithPadding, PrinterCallback, ProgressCallback, Trainer
 
     tokenizer, classifier, label_ids = _load_model(settings.model)
+    # a fast tokenizer saves the truncation of its last call (in every checkpoint and in OUT):
+    # make that call first, so what is saved is the same whether this run tokenized the data or
+    # found it in the cache (a resume)
+    tokenizer(["premise"], ["hypothesis"], truncation=True, max_length=settings.max_length)
     data_dir = out / CHECKPOINTS / "data"
     train, eval_path = inputs["train"]["path"], (inputs["eval"] or {}).get("path")
     hashes = {"train": inputs["train"]["sha256"], "eval": (inputs["eval"] or {}).get("sha256")}
@@ -383,9 +387,6 @@ def _train(
     if progress:
         trainer.add_callback(_quiet_progress())
     result = trainer.train(resume_from_checkpoint=resume_from)
-    # a fast tokenizer saves the truncation of its last call: make that call here, so the saved
-    # tokenizer is the same whether this run tokenized the data or found it cached (a resume)
-    tokenizer(["premise"], ["hypothesis"], truncation=True, max_length=settings.max_length)
     trainer.save_model(str(out))
     tokenizer.save_pretrained(str(out))
     accuracy = None

@@ -25,6 +25,7 @@ from nlibias.debias.augment import SELECTIONS, SUMMARY_FILE, augment_gender_swap
 from nlibias.debias.finetune import RECORD_FILE, finetune, finetune_inputs, finetune_settings
 from nlibias.debias.finetune_checks import check_data, check_model_path
 from nlibias.debias.fingerprint import canonical, model_identity
+from nlibias.debias.her_resolver import check_her
 from nlibias.debias.occupation_match import MATCH_RULES
 from nlibias.debias.training_rows import source_digest, source_kind
 from nlibias.debias.wordlists import swap_list_named
@@ -99,6 +100,7 @@ def _check_common(models: Sequence[str], seeds: int, bootstrap: int, augment: di
         raise ConfigError(
             f"select is {augment['select']!r}; use one of {', '.join(SELECTIONS)}", parameter="select"
         )
+    check_her(augment.get("her", "rule"))
     if augment.get("match", "words") not in MATCH_RULES:
         raise ConfigError(
             f"match is {augment['match']!r}; use one of {', '.join(MATCH_RULES)}", parameter="match"

@@ -37,6 +37,11 @@ MODEL_FILE_SUFFIXES: tuple[str, ...] = (
     ".tiktoken",
 )
 
+#: Files a training run leaves beside the weights that record how it ran (its wall time, its
+#: output folder), not what the model computes: never hashed, so identical weights trained twice
+#: (or resumed after a kill) have one identity.
+TRAINING_RECORDS: frozenset[str] = frozenset({"finetune.json", "training_args.bin", "trainer_state.json"})
+
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _HASH_CHUNK = 1 << 20
 
@@ -131,7 +136,11 @@ def local_model_files(path: str | Path) -> list[Path]:
     if root.is_file():
         return [root]
     return sorted(
-        (p for p in root.iterdir() if p.is_file() and p.suffix in MODEL_FILE_SUFFIXES),
+        (
+            p
+            for p in root.iterdir()
+            if p.is_file() and p.suffix in MODEL_FILE_SUFFIXES and p.name not in TRAINING_RECORDS
+        ),
         key=lambda p: p.name,
     )
 
