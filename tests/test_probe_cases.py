@@ -246,3 +246,20 @@ def test_a_latin1_pairs_file_is_refused_naming_it(tmp_path: Path) -> None:
     path.write_bytes("more,less\nCaf\xe9 men.,Caf\xe9 women.\n".encode("latin-1"))
     with pytest.raises(SourceError, match=r"pairs\.csv:2: not UTF-8 text: byte 0xe9 at column 4"):
         read_user_pairs(path)
+
+
+def test_the_library_refuses_a_demo_of_no_pairs_and_a_negative_break() -> None:
+    """The command line refused these already; the Python API hung (demo) or served a page whose
+    break timer never fires (negative minutes)."""
+    from nlibias.errors import ConfigError
+    from nlibias.jobs.demo import run_demo
+    from nlibias.validation.app import AppSettings
+
+    with pytest.raises(ConfigError, match="sample_pairs is 0") as refused:
+        run_demo("unused", sample_pairs=0)
+    assert refused.value.parameter == "sample_pairs"
+    for minutes in (-5.0, float("nan"), float("inf")):
+        with pytest.raises(ConfigError, match="break_minutes") as refused:
+            AppSettings(break_minutes=minutes)
+        assert refused.value.parameter == "break_minutes"
+    assert AppSettings(break_minutes=0).break_minutes == 0  # 0: no reminders

@@ -48,6 +48,7 @@ _FLAGS = {
     "fmt": "--format",
     "num_workers": "--ray-workers",
     "num_gpus": "--ray-gpus-per-worker",
+    "sample_pairs": "--pairs",
 }
 
 # Library parameters a command takes as an argument, not an option.

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from nlibias.errors import ConfigError
 from nlibias.schema import Sample
 
 DEFAULT_SAMPLE_PAIRS = 240
@@ -119,6 +120,11 @@ def run_demo(
     from nlibias.io.samples import write_samples
     from nlibias.jobs.run import run_audit
 
+    if not full and sample_pairs < 1:
+        raise ConfigError(
+            f"sample_pairs is {sample_pairs}; the demo audits at least one pair (or full=True for all)",
+            parameter="sample_pairs",
+        )
     started = time.perf_counter()
     out = Path(out_dir)
     expansion = expand_bbnli(resolve_benchmark_path("bbnli", data_dir))

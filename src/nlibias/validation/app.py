@@ -80,6 +80,15 @@ class AppSettings:
     loopback_only: bool = True
     """Refuse requests whose Host header is not a loopback name (set False when sharing)."""
 
+    def __post_init__(self) -> None:
+        import math
+
+        if not (math.isfinite(self.break_minutes) and self.break_minutes >= 0):
+            raise ConfigError(
+                f"break_minutes is {self.break_minutes}; pass 0 (no reminders) or a positive number of minutes",
+                parameter="break_minutes",
+            )
+
 
 class AnswerBody(BaseModel):
     """The body of ``POST /api/answer``."""
