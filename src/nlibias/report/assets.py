@@ -21,7 +21,6 @@ pre{background:#f6f8fa;padding:.8em;overflow:auto;font-size:.8em;max-height:28em
 .label{font-family:monospace;background:#eef;padding:0 .3em;border-radius:3px}
 .warn{background:#fff3cd;padding:.5em .8em;border-left:4px solid #E69F00}
 .table-wrap{overflow-x:auto;max-width:100%;margin:.6em 0}.table-wrap table{margin:0}
-td .key{overflow-wrap:anywhere;min-width:8em;display:inline-block}
 dl.kv{margin:0;display:grid;grid-template-columns:max-content minmax(8em,1fr);column-gap:.6em;row-gap:.1em}
 dl.kv dt{color:#555;font-family:monospace;font-size:.95em}dl.kv dd{margin:0;overflow-wrap:anywhere}
 .caveats{background:#fff3cd;border-left:6px solid #D55E00;padding:.4em 1em;margin:1em 0}

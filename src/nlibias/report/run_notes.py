@@ -6,9 +6,11 @@ run's own metadata, and the provenance section (settings as key/value lists).
 >>> from nlibias.report.load import Run
 >>> run = Run(path=Path("demo"), label="demo", metrics={"source": "bbnli", "n_samples": 480,
 ...     "models": {"m": {"overall": {}}}, "demo": {"disclaimer": "A demonstration, not a verdict."},
-...     "run": {"models": {"m": {"backend": "hf-causal", "model": "HuggingFaceTB/SmolLM2-135M-Instruct"}}}})
+...     "run": {"models": {"m": {"model": "smollm2", "identity": {"gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf"}}}}})
 >>> [c.kind for c in run_caveats(run)]
 ['demo', 'small-model', 'few-samples']
+>>> run_caveats(run)[1].text[:64]
+'smollm2 (SmolLM2-135M-Instruct.Q4_1.gguf) is a small model (135M'
 """
 
 from __future__ import annotations
@@ -53,15 +55,35 @@ def parameters_named(model_id: str) -> float | None:
     return float(number) * (1e6 if unit.upper() == "M" else 1e9)
 
 
-def _model_ids(run: Run) -> list[str]:
+#: Keys of a model's description (nested ones too) that name its weights.
+_NAMING_KEYS = ("model", "model_id", "gguf_file", "repo", "name_or_path", "path")
+
+
+def _names(description: Any) -> list[str]:
+    found: list[str] = []
+    if isinstance(description, Mapping):
+        for key, value in description.items():
+            if key in _NAMING_KEYS and isinstance(value, str):
+                found.append(value)
+            elif isinstance(value, Mapping):
+                found += _names(value)
+    return found
+
+
+def _model_sizes(run: Run) -> dict[str, float]:
+    """Each described model's id, and the smallest parameter count any of its names states
+    (``smollm2`` is described with ``gguf_file: SmolLM2-135M-Instruct.Q4_1.gguf``)."""
     described = run.run_info.get("models")
-    ids = []
-    if isinstance(described, Mapping):
-        for desc in described.values():
+    sizes: dict[str, float] = {}
+    for desc in described.values() if isinstance(described, Mapping) else []:
+        named = [(n, parameters_named(n)) for n in _names(desc)]
+        counts = [(size, n) for n, size in named if size is not None]
+        if counts:
+            size, name = min(counts)
             model = desc.get("model") if isinstance(desc, Mapping) else None
-            if isinstance(model, str) and model not in ids:
-                ids.append(model)
-    return ids
+            label = name if not isinstance(model, str) or model == name else f"{model} ({name})"
+            sizes.setdefault(label, size)
+    return sizes
 
 
 def _unvalidated(run: Run) -> int:
@@ -101,9 +123,8 @@ def run_caveats(run: Run) -> list[Caveat]:
                 True,
             )
         )
-    for model in _model_ids(run):
-        size = parameters_named(model)
-        if size is not None and size < SMALL_MODEL_PARAMETERS:
+    for model, size in _model_sizes(run).items():
+        if size < SMALL_MODEL_PARAMETERS:
             caveats.append(
                 Caveat(
                     "small-model",
@@ -188,6 +209,13 @@ def _facts(run: Run) -> list[tuple[str, Any]]:
     return facts
 
 
+def _nested(desc: Mapping[str, Any], *keys: str) -> str:
+    value: Any = desc
+    for key in keys:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value if isinstance(value, str) else ""
+
+
 def provenance_html(runs: Sequence[Run]) -> str:
     """Each run's facts, and each model's backend, id, revision, settings and loop statistics
     (settings and statistics as key/value lists, never a raw dict)."""
@@ -205,8 +233,8 @@ def provenance_html(runs: Sequence[Run]) -> str:
             stats = desc.get("stats")
             model_rows.append(
                 [
-                    f'<span class="key">{escape(key)}</span>',
-                    escape(desc.get("backend", "")),
+                    escape(key).replace("|", "|<wbr>"),
+                    escape(desc.get("backend") or _nested(desc, "identity", "backend")),
                     escape(desc.get("model", "")),
                     escape(desc.get("revision") or "–"),
                     key_values(desc, skip=("stats", "model", "revision", "backend")),
