@@ -263,3 +263,26 @@ def test_the_library_refuses_a_demo_of_no_pairs_and_a_negative_break() -> None:
             AppSettings(break_minutes=minutes)
         assert refused.value.parameter == "break_minutes"
     assert AppSettings(break_minutes=0).break_minutes == 0  # 0: no reminders
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("[" * 100000 + "]" * 100000, "nested too deeply"),
+        ('{"label": ' + "9" * 5000 + "}", "thousands of digits"),
+    ],
+)
+def test_a_training_file_or_tool_log_nested_too_deep_or_with_a_huge_number_is_named(
+    tmp_path: Path, text: str, why: str
+) -> None:
+    """Both ended in an internal error (RecursionError) in augment/finetune and in score's
+    format sniffing, which read these files with json.loads."""
+    from nlibias.debias.training_rows import iter_training_rows
+    from nlibias.io.tool_logs import predictions_format
+
+    path = tmp_path / "train.jsonl"
+    path.write_text(text + "\n", encoding="utf-8")
+    with pytest.raises(SourceError, match=why) as refused:
+        list(iter_training_rows(path))
+    assert "train.jsonl:1" in str(refused.value)
+    assert predictions_format(path) == "nlibias"  # the native reader then names the problem

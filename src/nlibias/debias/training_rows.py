@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nlibias.errors import ConfigError, DataNotFoundError, SourceError
+from nlibias.textio.json_text import parse_json
 
 LABELS = ("entailment", "neutral", "contradiction")
 """Label names, in the id order of the Hugging Face SNLI/MNLI sets (0, 1, 2)."""
@@ -167,10 +167,7 @@ def _iter_jsonl(path: Path) -> Iterator[TrainingRow]:
                 line = line.removeprefix(_BOM)
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                raise SourceError(path, None, f"not JSON: {exc}", line=line_number) from exc
+            record = parse_json(path, line, line=line_number)  # deep nesting, huge numbers: named
             yield _row(record, row, str(path), line_number)
             row += 1
 

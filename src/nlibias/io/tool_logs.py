@@ -74,7 +74,7 @@ def predictions_format(path: str | Path) -> PredictionsFormat:
         return "inspect"
     try:
         first = json.loads(first_line) if first_line.strip() else None
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep: the native reader says so
         first = None
     if isinstance(first, dict) and "doc_id" in first and "doc" in first and "resps" in first:
         return "lm-eval"
