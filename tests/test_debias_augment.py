@@ -130,7 +130,7 @@ def test_snli_field_names_and_integer_labels(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "line", "field", "reason"),
     [
-        ('{"premise": "a", "hypothesis": "b", "label": "e"}\n{"premise": "a"\n', 2, None, "not JSON"),
+        ('{"premise": "a", "hypothesis": "b", "label": "e"}\n{"premise": "a"\n', 2, None, "invalid JSON"),
         ('{"premise": "a", "label": "e"}\n', 1, "hypothesis", "missing"),
         ('{"premise": "a", "hypothesis": "b", "label": "maybe"}\n', 1, "label", "unknown label"),
         ('{"premise": "", "hypothesis": "b", "label": "e"}\n', 1, "premise", "non-empty string"),

@@ -167,7 +167,7 @@ def _iter_jsonl(path: Path) -> Iterator[TrainingRow]:
                 line = line.removeprefix(_BOM)
             if not line.strip():
                 continue
-            record = parse_json(path, line, line=line_number)  # deep nesting, huge numbers: named
+            record = parse_json(path, line.rstrip(b"\r\n"), line=line_number)  # too deep, huge numbers: named
             yield _row(record, row, str(path), line_number)
             row += 1
 
