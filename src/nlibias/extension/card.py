@@ -103,7 +103,7 @@ def render_card(info: Mapping[str, Any]) -> str:
         f"# {header['pretty_name']}",
         "",
         "Premise/hypothesis pairs that audit NLI models for social bias, generated the BBNLI-next way: "
-        "masked hypothesis templates derived from BBNLI, filled by a masked language model, filtered "
+        "masked hypothesis templates derived from BBNLI, filled by a language model (masked or causal), filtered "
         "adversarially by an ensemble of NLI models, judged by humans, and expanded so that every sample "
         "has its group-swapped twin. The gold label of every sample is `neutral`; a model that predicts "
         "entailment or contradiction reveals bias (pro- or anti-stereotype) or brittleness.",
