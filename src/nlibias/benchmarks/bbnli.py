@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nlibias.benchmarks.templating import GROUP_SLOTS, placeholders, render
-from nlibias.errors import SourceError
+from nlibias.errors import ConfigError, SourceError
 from nlibias.schema import Label, Sample
 from nlibias.textio.text_files import check_json_text, read_text
 
@@ -481,24 +481,16 @@ def degenerate_warning(degenerate: Sequence[str]) -> str:
     )
 
 
-def expand_bbnli_source(source: str | Path | None = None) -> Expansion:
-    """:func:`expand_bbnli` of ``source``, by default BBNLI in the data dir (the benchmark's
-    :attr:`~nlibias.benchmarks.base.Benchmark.expand`); the summary names the resolved source."""
-    from dataclasses import replace
-
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
-
-    path = resolve_benchmark_path("bbnli", source)
-    return replace(expand_bbnli(path), origin=str(path))
-
-
 def expand_bbnli(source: str | Path) -> Expansion:
-    """Expand a BBNLI JSON directory (or one file), or read BBNLI's expanded CSV layout."""
+    """Expand a BBNLI JSON directory (or one file). BBNLI's expanded CSV layout is read by
+    :func:`nlibias.benchmarks.bbnli_source.expand_bbnli_source`, which takes either."""
     source = Path(source)
     if source.is_file() and source.suffix.lower() == ".csv":
-        from nlibias.benchmarks.bbnli_csv import read_bbnli_csv
-
-        return read_bbnli_csv(source)
+        raise ConfigError(
+            f"{source} is BBNLI's expanded CSV layout: read it with expand_bbnli_source "
+            "(nlibias.benchmarks.bbnli_source), which reads the JSON files and the CSV",
+            parameter="source",
+        )
     samples: list[Sample] = []
     degenerate: list[str] = []
     subtopics = load_bbnli_dir(source)

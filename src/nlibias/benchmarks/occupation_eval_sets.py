@@ -148,7 +148,7 @@ def template_draw(seed: int, eval_set: str, row: int) -> int:
 
 def _template_number(hypothesis_f: str, hypothesis_m: str) -> int | str:
     """The Table 3 template a file's hypothesis pair renders (case and a final period ignored), else "file"."""
-    from nlibias.benchmarks.occupations import HYPOTHESIS_TEMPLATES
+    from nlibias.benchmarks.occupation_list import HYPOTHESIS_TEMPLATES
 
     def plain(text: str) -> str:
         return text.strip().rstrip(".").lower()
@@ -199,7 +199,7 @@ def row_samples(
 
 
 def _hypotheses(row: EvalRow, eval_set: str, choice: str, seed: int) -> list[tuple[int | str, str, str]]:
-    from nlibias.benchmarks.occupations import HYPOTHESIS_TEMPLATES
+    from nlibias.benchmarks.occupation_list import HYPOTHESIS_TEMPLATES
 
     if row.hypothesis_f is not None and row.hypothesis_m is not None:
         return [(_template_number(row.hypothesis_f, row.hypothesis_m), row.hypothesis_f, row.hypothesis_m)]

@@ -80,3 +80,12 @@ def occupation_named(name: str) -> Occupation:
         if occupation.name.lower() == name.lower():
             return occupation
     raise KeyError(f"{name!r} is not one of the 38 occupations")
+
+
+#: Paper 004 Table 3, verbatim ([gender] is ``female`` or ``male``): the template sets and the
+#: authors' OOD set (which has no hypotheses of its own) both use them.
+HYPOTHESIS_TEMPLATES: tuple[str, ...] = (
+    "This text speaks of a {gender} profession",
+    "This text talks about a {gender} occupation",
+    "This text mentions a {gender} profession",
+)

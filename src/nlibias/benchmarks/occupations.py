@@ -31,6 +31,7 @@ from typing import Any
 
 # The occupation list lives in its own module; its names stay importable from here.
 from nlibias.benchmarks.occupation_list import GENDERS as GENDERS
+from nlibias.benchmarks.occupation_list import HYPOTHESIS_TEMPLATES as HYPOTHESIS_TEMPLATES
 from nlibias.benchmarks.occupation_list import Occupation as Occupation
 from nlibias.benchmarks.occupation_list import load_occupations as load_occupations
 from nlibias.benchmarks.occupation_list import occupation_named as occupation_named
@@ -42,12 +43,6 @@ from nlibias.textio.text_files import read_text
 SOURCE = "occupations"
 DOMAIN = "gender"
 GOLD: Label = "neutral"
-#: Paper 004 Table 3, verbatim ([gender] is ``female`` or ``male``).
-HYPOTHESIS_TEMPLATES: tuple[str, ...] = (
-    "This text speaks of a {gender} profession",
-    "This text talks about a {gender} occupation",
-    "This text mentions a {gender} profession",
-)
 SLOTS = ("{occupation}", "{occupations}")
 #: The paper keeps premises short ("max. 10 words"); longer ones get a warning.
 MAX_WORDS = 10

@@ -34,7 +34,7 @@ BUILTIN: tuple[Benchmark, ...] = (
         description="BBNLI (Akyürek et al. 2022): templated pro/anti-stereotype NLI pairs and test "
         "hypotheses, from its JSON directory or its expanded CSV; also BBNLI-next and custom pair sets",
         sources=("bbnli", "bbnli-next", "custom"),
-        expand="nlibias.benchmarks.bbnli:expand_bbnli_source",
+        expand="nlibias.benchmarks.bbnli_source:expand_bbnli_source",
         summary_table="nlibias.report.tables:format_bbnli_expansion",
         scorer="nlibias.metrics.bbnli_scorer:score_bbnli",
         tables="nlibias.report.tables:format_bbnli_tables",

@@ -236,7 +236,7 @@ def expand_bbnli_pairs(source: str | Path | None = None) -> PairExpansion:
     pro-stereotype hypothesis (more) and the anti-stereotype one (less). A hypothesis pair asked
     with several premises is one TP pair (TP reads no premise); identical hypotheses (degenerate
     pairs) are left out, since they can only tie."""
-    from nlibias.benchmarks.bbnli import expand_bbnli_source
+    from nlibias.benchmarks.bbnli_source import expand_bbnli_source
 
     expansion = expand_bbnli_source(source)
     by_key: dict[str, dict[str, Sample]] = {}

@@ -23,13 +23,13 @@ import json
 import os
 import shutil
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, cast
 
 from nlibias.debias.checkpoints import usable_checkpoint
 from nlibias.debias.finetune_checks import DataCheck, check_data, check_model_path, check_options
-from nlibias.debias.finetune_record import RECORD_FILE, FinetuneRecord, write_record
+from nlibias.debias.finetune_record import RECORD_FILE, FinetuneRecord, FinetuneSettings, write_record
 from nlibias.debias.fingerprint import canonical, changes, fingerprint, model_identity
 from nlibias.debias.training_rows import LABELS, iter_training_rows, source_digest, source_kind
 from nlibias.errors import ConfigError, DataError, SourceError
@@ -37,30 +37,6 @@ from nlibias.io.atomic import write_json
 
 CHECKPOINTS = "checkpoints"
 ID2LABEL = dict(enumerate(LABELS))
-
-
-@dataclass(frozen=True)
-class FinetuneSettings:
-    """Everything that decides the trained weights (recorded; a resume must match it)."""
-
-    model: str
-    learning_rate: float
-    epochs: float
-    batch_size: int
-    weight_decay: float = 0.01
-    adam_beta1: float = 0.9
-    adam_beta2: float = 0.999
-    max_length: int = 128
-    max_steps: int = -1
-    """Stop after this many optimiser steps (-1: run all epochs)."""
-    seed: int = 42
-    bf16: bool = False
-    save_steps: int = 500
-    lr_scheduler: str = "linear"
-    warmup_steps: int = 0
-    warmup_ratio: float = 0.0
-    split: str = "train"
-    eval_split: str = "validation"
 
 
 def _require_training_packages() -> None:

@@ -1,19 +1,41 @@
-"""``finetune.json``: how a model directory was trained, and the line the command line prints."""
+"""``finetune.json``: the settings that decide a fine-tune's weights, how a model directory was
+trained, and the line the command line prints."""
 
 from __future__ import annotations
 
 import platform
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 from nlibias.debias.fingerprint import fingerprint
 from nlibias.io.atomic import write_json
 
-if TYPE_CHECKING:
-    from nlibias.debias.finetune import FinetuneSettings
-
 RECORD_FILE = "finetune.json"
+
+
+@dataclass(frozen=True)
+class FinetuneSettings:
+    """Everything that decides the trained weights (recorded; a resume must match it)."""
+
+    model: str
+    learning_rate: float
+    epochs: float
+    batch_size: int
+    weight_decay: float = 0.01
+    adam_beta1: float = 0.9
+    adam_beta2: float = 0.999
+    max_length: int = 128
+    max_steps: int = -1
+    """Stop after this many optimiser steps (-1: run all epochs)."""
+    seed: int = 42
+    bf16: bool = False
+    save_steps: int = 500
+    lr_scheduler: str = "linear"
+    warmup_steps: int = 0
+    warmup_ratio: float = 0.0
+    split: str = "train"
+    eval_split: str = "validation"
 
 
 class FinetuneRecord(TypedDict):

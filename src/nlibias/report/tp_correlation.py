@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from nlibias.metrics.token_probability import r_and_r2, wq_nli_item_agreement
 from nlibias.metrics.wq_nli import M_KEYS
-from nlibias.report.paper_tables import PaperTable
+from nlibias.report.paper_table_format import PaperTable
 
 if TYPE_CHECKING:
     from nlibias.report.load import Run

@@ -44,12 +44,12 @@ import numpy as np
 from nlibias.errors import ConfigError
 from nlibias.models.batching import plan_batches
 from nlibias.models.generative.answers import parse_answer
-from nlibias.models.generative.backend import AnswerBatch, AnswerRecord
 from nlibias.models.generative.prefix_sharing import (
     PrefixBatch,
     group_by_prefix,
     plan_prefix_batches,
 )
+from nlibias.models.generative.records import AnswerBatch, AnswerRecord
 
 # Where models come from lives in its own module; its names stay importable from here.
 from nlibias.models.generative.sources import SMOLLM2_GGUF as SMOLLM2_GGUF

@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.models.generative.answers import parse_answer
-from nlibias.models.generative.backend import AnswerBatch, AnswerRecord
+from nlibias.models.generative.records import AnswerBatch, AnswerRecord
 from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS, GenerativeMode
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"

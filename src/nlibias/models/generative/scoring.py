@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.models.generative.backend import AnswerRecord
 from nlibias.models.generative.prefix_sharing import Stage
+from nlibias.models.generative.records import AnswerRecord
 
 STAGED_ATTENTION = ("sdpa", "eager")
 """Attention implementations known to honour a mask with padding between segments."""

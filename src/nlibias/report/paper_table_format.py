@@ -1,0 +1,143 @@
+"""One paper-ready table and its three renderings: Markdown, LaTeX booktabs, CSV (numbers with
+two decimals, a missing value as a dash). The layouts of the papers are built in
+:mod:`nlibias.report.paper_tables` and :mod:`nlibias.report.tp_correlation`.
+
+>>> t = PaperTable("demo", "Demo", ("Model", "Pro"), [["a", 1.234]])
+>>> print(format_table(t, "md"))
+| Model | Pro |
+|---|---:|
+| a | 1.23 |
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+TABLE_FORMATS = ("md", "latex", "csv")
+_LATEX_TITLES = {"ΔP": r"$\Delta P$"}
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    """One table: ``rows`` hold text, numbers or ``None`` (shown as a dash)."""
+
+    key: str
+    title: str
+    headers: tuple[str, ...]
+    rows: list[list[Any]]
+    group_column: bool = False
+    """True when column 0 names a group (a model) shown only on its first row, as in the papers."""
+    notes: list[str] = field(default_factory=list)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def _numeric_column(rows: Sequence[Sequence[Any]], i: int) -> bool:
+    values = [r[i] for r in rows if r[i] is not None]
+    return bool(values) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+
+
+def _grouped(table: PaperTable) -> list[list[Any]]:
+    if not table.group_column:
+        return [list(r) for r in table.rows]
+    out: list[list[Any]] = []
+    previous: Any = object()
+    for row in table.rows:
+        shown = list(row)
+        if row[0] == previous:
+            shown[0] = ""
+        previous = row[0]
+        out.append(shown)
+    return out
+
+
+def _latex_escape(text: str) -> str:
+    if text in _LATEX_TITLES:
+        return _LATEX_TITLES[text]
+    replacements = {
+        "\\": r"\textbackslash{}",
+        "&": r"\&",
+        "%": r"\%",
+        "$": r"\$",
+        "#": r"\#",
+        "_": r"\_",
+        "{": r"\{",
+        "}": r"\}",
+        "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}",
+    }
+    return "".join(replacements.get(ch, ch) for ch in text)
+
+
+def _markdown(table: PaperTable) -> str:
+    def esc(text: str) -> str:
+        return text.replace("|", r"\|")
+
+    align = ["---:" if _numeric_column(table.rows, i) else "---" for i in range(len(table.headers))]
+    lines = ["| " + " | ".join(esc(h) for h in table.headers) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(esc(_cell(v)) for v in row) + " |" for row in _grouped(table)]
+    return "\n".join(lines)
+
+
+def _latex(table: PaperTable) -> str:
+    spec = "".join("r" if _numeric_column(table.rows, i) else "l" for i in range(len(table.headers)))
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\small",
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(_latex_escape(h) for h in table.headers) + r" \\",
+        r"\midrule",
+    ]
+    previous: Any = object()
+    for raw, row in zip(table.rows, _grouped(table), strict=True):
+        if (
+            table.group_column
+            and raw[0] != previous
+            and previous is not object()
+            and lines[-1] != r"\midrule"
+        ):
+            lines.append(r"\midrule")
+        previous = raw[0]
+        lines.append(" & ".join(_latex_escape(_cell(v)) for v in row) + r" \\")
+    lines += [
+        r"\bottomrule",
+        r"\end{tabular}",
+        rf"\caption{{{_latex_escape(table.title)}}}",
+        rf"\label{{tab:{table.key}}}",
+        r"\end{table}",
+    ]
+    return "\n".join(lines)
+
+
+def _csv(table: PaperTable) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(table.headers)
+    for row in table.rows:
+        writer.writerow(["" if v is None else (f"{v:.2f}" if isinstance(v, float) else v) for v in row])
+    return buffer.getvalue().rstrip("\n")
+
+
+def format_table(table: PaperTable, fmt: str) -> str:
+    """Render one table as ``md``, ``latex`` (booktabs) or ``csv``."""
+    if fmt == "md":
+        return _markdown(table)
+    if fmt == "latex":
+        return _latex(table)
+    if fmt == "csv":
+        return _csv(table)
+    raise ValueError(f"unknown table format {fmt!r}; use one of {', '.join(TABLE_FORMATS)}")
