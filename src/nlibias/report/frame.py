@@ -13,16 +13,17 @@ per-sample table joined with the samples' fields (:func:`samples_frame`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import DataError
 from nlibias.metrics.metric_frame import FRAME_COLUMNS, grouped_rows
-from nlibias.schema import LABELS
+from nlibias.schema import LABELS, Sample
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from nlibias.schema import Prediction, Sample
+    from nlibias.schema import Prediction
 
 COLUMNS = ("model", *FRAME_COLUMNS)
 
@@ -42,18 +43,7 @@ def metrics_frame(metrics: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(list(metric_rows(metrics)), columns=list(COLUMNS))
 
 
-SAMPLE_FIELDS = (
-    "source",
-    "domain",
-    "subtopic",
-    "premise",
-    "hypothesis",
-    "gold",
-    "stereotype",
-    "pair_key",
-    "group",
-    "counterfactual_group",
-)
+SAMPLE_FIELDS = tuple(f.name for f in fields(Sample) if f.name not in ("id", "provenance"))
 """The sample fields a per-sample frame carries beside each prediction."""
 
 
