@@ -75,43 +75,49 @@ _PAIRS = "nlibias.schema.sentence_pairs:premise_hypothesis_pairs"
 _TP_SCORER = "nlibias.metrics.token_probability:score_token_probability"
 _TP_TABLES = "nlibias.report.tp_tables:format_tp_tables"
 _TP_SUMMARY = "nlibias.report.tp_tables:format_pairs_expansion"
+
+
+def sentence_pair_benchmark(name: str, description: str, expand: str) -> Benchmark:
+    """A benchmark of (more, less) sentence pairs scored for token-probability bias: every one
+    shares the pairs' reader, scorer, tables and summary and differs only in its source."""
+    return Benchmark(
+        name=name,
+        description=description,
+        sources=(name,),
+        expand=f"nlibias.benchmarks.sentence_pairs:{expand}",
+        summary_table=_TP_SUMMARY,
+        scorer=_TP_SCORER,
+        tables=_TP_TABLES,
+        sentence_pairs=_PAIRS,
+        provenance_keys=("direction",),
+    )
+
+
 SENTENCE_PAIR_BENCHMARKS: tuple[Benchmark, ...] = (
-    Benchmark(
-        name="crows-pairs",
-        description="CrowS-Pairs (Nangia et al. 2020): 1,508 sentence pairs, 9 bias types, stereo and "
+    sentence_pair_benchmark(
+        "crows-pairs",
+        "CrowS-Pairs (Nangia et al. 2020): 1,508 sentence pairs, 9 bias types, stereo and "
         "antistereo directions; token-probability bias of masked and causal LMs",
-        sources=("crows-pairs",),
-        expand="nlibias.benchmarks.sentence_pairs:expand_crows_pairs",
-        summary_table=_TP_SUMMARY, scorer=_TP_SCORER, tables=_TP_TABLES, sentence_pairs=_PAIRS,
-        provenance_keys=("direction",),
+        "expand_crows_pairs",
     ),
-    Benchmark(
-        name="winoqueer",
-        description="WinoQueer (Felkner et al. 2023): LGBTQ+ vs counterfactual sentence pairs "
+    sentence_pair_benchmark(
+        "winoqueer",
+        "WinoQueer (Felkner et al. 2023): LGBTQ+ vs counterfactual sentence pairs "
         "(winoqueer_final.csv, pinned by git blob id); token-probability bias",
-        sources=("winoqueer",),
-        expand="nlibias.benchmarks.sentence_pairs:expand_winoqueer",
-        summary_table=_TP_SUMMARY, scorer=_TP_SCORER, tables=_TP_TABLES, sentence_pairs=_PAIRS,
-        provenance_keys=("direction",),
+        "expand_winoqueer",
     ),
-    Benchmark(
-        name="bbnli-tp",
-        description="BBNLI's pro vs anti hypotheses as sentence pairs (token-probability bias)",
-        sources=("bbnli-tp",),
-        expand="nlibias.benchmarks.sentence_pairs:expand_bbnli_pairs",
-        summary_table=_TP_SUMMARY, scorer=_TP_SCORER, tables=_TP_TABLES, sentence_pairs=_PAIRS,
-        provenance_keys=("direction",),
+    sentence_pair_benchmark(
+        "bbnli-tp",
+        "BBNLI's pro vs anti hypotheses as sentence pairs (token-probability bias)",
+        "expand_bbnli_pairs",
     ),
-    Benchmark(
-        name="sentence-pairs",
-        description="Your own (more, less) sentence pairs from a CSV or JSONL file (columns more, less, "
+    sentence_pair_benchmark(
+        "sentence-pairs",
+        "Your own (more, less) sentence pairs from a CSV or JSONL file (columns more, less, "
         "optional group); token-probability bias",
-        sources=("sentence-pairs",),
-        expand="nlibias.benchmarks.sentence_pairs:expand_user_pairs",
-        summary_table=_TP_SUMMARY, scorer=_TP_SCORER, tables=_TP_TABLES, sentence_pairs=_PAIRS,
-        provenance_keys=("direction",),
+        "expand_user_pairs",
     ),
-)  # fmt: skip
+)
 
 _GENERATIVE_SCORER = "nlibias.metrics.generative:score_generative"
 _GENERATIVE_TABLES = "nlibias.report.generative_tables:format_generative_tables"
