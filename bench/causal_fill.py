@@ -109,9 +109,11 @@ def main() -> None:
         ]
     ref_flops, ref_calls = meter.flops, meter.calls
     same_words = all([c.word for c in fast[i]] == [w for w, *_ in reference[i]] for i in range(len(texts)))
-    diff = max(
-        abs(c.log_prob - r[2]) for i in range(len(texts)) for c, r in zip(fast[i], reference[i], strict=True)
-    )
+    pairs = [
+        (c.log_prob, r[2]) for i in range(len(texts)) for c, r in zip(fast[i], reference[i], strict=True)
+    ]
+    diff = max(abs(a - b) for a, b in pairs)
+    relative = max(abs(a - b) / max(abs(b), 1e-12) for a, b in pairs)
     ceiling = common.matmul_ceiling_tflops(filler.model.config.hidden_size)
     fast_s, ref_s = fast_t["seconds"], ref_t["seconds"]
     result = {
@@ -127,6 +129,7 @@ def main() -> None:
         "reference_forward_calls": ref_calls,
         "same_words_and_ranks": same_words,
         "max_abs_score_diff": float(f"{diff:.3g}"),
+        "max_relative_score_diff": float(f"{relative:.3g}"),
         "batched_gflop": round(fast_flops / 1e9, 2),
         "reference_gflop": round(ref_flops / 1e9, 2),
         "matmul_ceiling_tflops": round(ceiling, 4),
@@ -143,7 +146,10 @@ def main() -> None:
         f"Its {fast_flops / 1e9:.1f} GFLOP at this CPU's measured matmul rate ({ceiling:.3f} TFLOP/s) "
         f"take at least {fast_flops / (ceiling * 1e12):.2f} s: it runs at {result['fraction_of_ceiling']:.0%} of that bound."
     )
-    common.check("candidates agree (max |score diff|)", diff, 1e-4, below=True)
+    # sentence log-probabilities of about -50 summed in float32 through 30 layers: padded batches
+    # and single sequences differ in the last digits, so the check is relative
+    common.check("same words and ranks", float(same_words), 1.0)
+    common.check("scores agree (max relative difference)", relative, 1e-5, below=True)
     print(f"results: {common.write_results('causal_fill', result)}")
 
 
