@@ -104,7 +104,9 @@ def _read_config(name: str) -> dict[str, Any] | None:
 
 
 def _is_causal_config(config: Mapping[str, Any]) -> bool:
-    """>>> _is_causal_config({"architectures": ["LlamaForCausalLM"]}), _is_causal_config({"architectures": ["BertForMaskedLM"]})
+    """Whether a model's ``config.json`` describes a causal (decoder) LM.
+
+    >>> _is_causal_config({"architectures": ["LlamaForCausalLM"]}), _is_causal_config({"architectures": ["BertForMaskedLM"]})
     (True, False)
     """
     architectures = [str(a) for a in config.get("architectures") or []]
@@ -173,7 +175,9 @@ class MaskedText:
 
     @classmethod
     def split(cls, text: str) -> MaskedText:
-        """>>> MaskedText.split("Men are <mask> at work.")
+        """Split ``text`` at its ``<mask>`` (a space before the mask becomes ``sep``).
+
+        >>> MaskedText.split("Men are <mask> at work.")
         MaskedText(left='Men are', sep=' ', right=' at work.')
         """
         if text.count(MASK) != 1:
