@@ -53,7 +53,7 @@ class FlopMeter:
         self._handle = model.register_forward_pre_hook(self._count, with_kwargs=True)
 
     def _count(self, _module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        ids = kwargs.get("input_ids", args[0] if args else None)
+        ids: Any = kwargs.get("input_ids", args[0] if args else None)
         rows, width = int(ids.shape[0]), int(ids.shape[1])
         head_rows = rows if kwargs.get("logits_to_keep") == 1 else rows * width
         self.flops += 2.0 * self.params * rows * width
