@@ -33,17 +33,6 @@ import pytest
 from fault_injection import RUN_FIELDS, differences, read_tree
 
 KILLS = int(os.environ.get("NLIBIAS_FAULT_KILLS", "2"))
-AUGMENT_DEFECT = (
-    "debias/augment.py: the spill file .swapped.*.part (its own tempfile.mkstemp) that a kill leaves in "
-    "the output directory is never removed by the rerun"
-)
-RESUME_DEFECT = (
-    "debias/finetune.py (seen through debias, whose fine-tunes run --max-steps 2 with save_steps 500; "
-    "`nlibias finetune --max-steps 2` alone shows it too): killed after the final save (checkpoint-2) and "
-    "before finetune.json is renamed in, the rerun resumes from checkpoint-2 and trains one step past "
-    "max_steps: finetune.json says steps 3, and checkpoints/checkpoint-3 appears, so the model differs "
-    "from an uninterrupted run's"
-)
 SEED = int(os.environ.get("NLIBIAS_FAULT_SEED", "25"))
 NLIBIAS = str(Path(sys.executable).parent / "nlibias")
 PREMISES = [
@@ -138,7 +127,6 @@ COMMANDS = [
     Command(
         "augment",
         lambda i, w: f"augment gender-swap --train {i.train} --out {w}/out".split(),
-        marks=(pytest.mark.xfail(strict=False, reason=AUGMENT_DEFECT),),
     ),
     Command(
         "finetune",
@@ -153,9 +141,6 @@ COMMANDS = [
             f"debias --model {i.model} --train {i.train} --out {w}/out --premises {i.premises} "
             "--max-steps 2 --batch-size 8 --device cpu --no-cache --bootstrap 20".split()
         ),
-        # not strict: whether a random kill lands on the defect's point depends on the draws (the
-        # test at that point below is strict)
-        marks=(pytest.mark.xfail(strict=False, reason=RESUME_DEFECT),),
     ),
     Command("report", lambda i, w: f"report {i.audit} --out {w}/out/report.html".split()),
 ]
@@ -232,14 +217,8 @@ def test_a_killed_command_reruns_to_the_uninterrupted_output(
     ("name", "label"),
     [
         pytest.param("finetune", "before finetune.json"),  # fixed: problem_type and truncation set explicitly
-        pytest.param(
-            "augment", "before train.jsonl", marks=pytest.mark.xfail(strict=True, reason=AUGMENT_DEFECT)
-        ),
-        pytest.param(
-            "debias",
-            "before finetune.json",
-            marks=pytest.mark.xfail(strict=True, reason=RESUME_DEFECT),
-        ),
+        pytest.param("augment", "before train.jsonl"),  # fixed: the spill file is named as atomic writes'
+        pytest.param("debias", "before finetune.json"),  # fixed: the last checkpoint is the finished model
         pytest.param("extend", "before filter.done.json"),
         pytest.param("audit", "before metrics.json"),
     ],

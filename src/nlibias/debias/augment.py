@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from array import array
 from collections import Counter
 from collections.abc import Callable
@@ -39,7 +38,7 @@ from nlibias.debias.swap import Swapper, SwapPlan
 from nlibias.debias.training_rows import TrainingRow, iter_training_rows, source_digest, source_kind
 from nlibias.debias.wordlists import SwapList, read_pairs, swap_list_named
 from nlibias.errors import ConfigError, SourceError
-from nlibias.io.atomic import PendingFile, json_line, write_json
+from nlibias.io.atomic import PendingFile, json_line, temporary_file, write_json
 
 SELECTIONS = ("occupation", "all")
 TRAIN_FILE = "train.jsonl"
@@ -133,8 +132,8 @@ def augment_gender_swap(
     swap_counts: Counter[str] = Counter()
     by_occupation: Counter[str] = Counter()
     out.mkdir(parents=True, exist_ok=True)
-    fd, spill_name = tempfile.mkstemp(dir=out, prefix=".swapped.", suffix=".part")
-    spill_path = Path(spill_name)
+    # named as atomic writes name theirs, so a rerun after a kill removes the one left behind
+    fd, spill_path = temporary_file(out / "swapped")
     swap = _swap_with(swapper, resolved)
     try:
         with PendingFile(out / TRAIN_FILE) as pending, os.fdopen(fd, "w", encoding="utf-8") as spill:

@@ -82,3 +82,23 @@ def usable_checkpoint(checkpoints: Path) -> tuple[Path | None, list[str]]:
         removed.append(folder.name)
     complete = [p for p in found if p.name not in removed]
     return (complete[-1] if complete else None), removed
+
+
+def final_step(checkpoint: str | Path | None) -> int | None:
+    """The step of a checkpoint that the Trainer saved at the end of training (its global step
+    reached the run's ``max_steps``), else None. Resuming from such a checkpoint would train one
+    step more than the run asked for (transformers 5.24 does); it is the finished model.
+
+    >>> final_step(None) is None
+    True
+    """
+    if checkpoint is None:
+        return None
+    try:
+        state = json.loads((Path(checkpoint) / "trainer_state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    step, last = state.get("global_step"), state.get("max_steps")
+    if isinstance(step, int) and isinstance(last, int) and 0 < last <= step:
+        return step
+    return None

@@ -27,7 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, cast
 
-from nlibias.debias.checkpoints import usable_checkpoint
+from nlibias.debias.checkpoints import final_step, usable_checkpoint
 from nlibias.debias.finetune_checks import DataCheck, check_data, check_model_path, check_options
 from nlibias.debias.finetune_record import RECORD_FILE, FinetuneRecord, FinetuneSettings, write_record
 from nlibias.debias.fingerprint import canonical, changes, fingerprint, model_identity
@@ -337,6 +337,9 @@ def _train(
     from transformers import DataCollatorWithPadding, PrinterCallback, ProgressCallback, Trainer
 
     tokenizer, classifier, label_ids = _load_model(settings.model)
+    finished = final_step(resume_from)
+    if finished is not None:  # killed after the last checkpoint: its weights are the trained model
+        classifier = type(classifier).from_pretrained(resume_from)
     # a fast tokenizer saves the truncation of its last call (in every checkpoint and in OUT):
     # make that call first, so what is saved is the same whether this run tokenized the data or
     # found it in the cache (a resume)
@@ -362,7 +365,12 @@ def _train(
     trainer.remove_callback(ProgressCallback)  # its log lines go to stdout too: a quiet bar instead
     if progress:
         trainer.add_callback(_quiet_progress())
-    result = trainer.train(resume_from_checkpoint=resume_from)
+    if finished is None:
+        result = trainer.train(resume_from_checkpoint=resume_from)
+    else:
+        from transformers.trainer_utils import TrainOutput
+
+        result = TrainOutput(global_step=finished, training_loss=float("nan"), metrics={})
     trainer.save_model(str(out))
     tokenizer.save_pretrained(str(out))
     accuracy = None

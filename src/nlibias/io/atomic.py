@@ -39,9 +39,10 @@ def fault_point(label: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _temporary(path: Path) -> tuple[int, Path]:
-    """A new temporary file next to ``path``, named ``.NAME.PID.RANDOM.part``, after removing those a
-    killed writer of ``path`` left (their process is gone), so kills do not pile files up."""
+def temporary_file(path: Path) -> tuple[int, Path]:
+    """A new temporary file next to ``path`` (an open descriptor and its path), named
+    ``.NAME.PID.RANDOM.part``, after removing those a killed writer of ``path`` left (their
+    process is gone), so kills do not pile files up."""
     for part in path.parent.glob(f".{glob.escape(path.name)}.*.part"):
         pid = part.name[len(path.name) + 2 :].split(".", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
@@ -79,7 +80,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _temporary(path)
+    fd, tmp = temporary_file(path)
     os.close(fd)
     try:
         yield tmp
@@ -107,7 +108,7 @@ class PendingFile:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, self._tmp = _temporary(self.path)
+        fd, self._tmp = temporary_file(self.path)
         self.handle = os.fdopen(fd, "wb")
         """Binary: write UTF-8 bytes."""
         self.committed = False
