@@ -125,7 +125,7 @@ class FilterConfig(DeviceConfig):
 
     @model_validator(mode="after")
     def _check(self) -> FilterConfig:
-        from nlibias.extension.filtering import parse_policy
+        from nlibias.extension.filter_policy import parse_policy
 
         if not self.models:
             raise ValueError("filter.models: at least one filter model is needed")
@@ -144,7 +144,7 @@ class FilterConfig(DeviceConfig):
 
     @property
     def policy_text(self) -> str:
-        from nlibias.extension.filtering import parse_policy
+        from nlibias.extension.filter_policy import parse_policy
 
         return parse_policy(self.policy).describe()
 

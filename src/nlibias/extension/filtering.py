@@ -14,84 +14,22 @@ True
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from nlibias.errors import ConfigError
 from nlibias.extension.config import FilterConfig, ModelSpec
+from nlibias.extension.filter_policy import FilterPolicy as FilterPolicy
+from nlibias.extension.filter_policy import parse_policy as parse_policy
 from nlibias.models.base import NLIClassifier
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.predict import predict_pairs
 from nlibias.schema import LABELS, Sample
-
-PolicyKind = Literal["any", "all", "at_least"]
-_AT_LEAST = re.compile(r"^at[_-]?least[:=_ -]?(\d+)$")
-
-
-@dataclass(frozen=True)
-class FilterPolicy:
-    """When a candidate is kept, from how many filter models mispredict it."""
-
-    kind: PolicyKind
-    k: int = 1
-    """For ``at_least``: the number of filter models that must mispredict."""
-
-    def keeps(self, mispredicting: int, models: int) -> bool:
-        """Whether a candidate that ``mispredicting`` of ``models`` filter models got wrong is kept.
-
-        >>> FilterPolicy("all").keeps(2, 3)
-        False
-        """
-        if self.kind == "any":
-            return mispredicting >= 1
-        if self.kind == "all":
-            return models > 0 and mispredicting == models
-        return mispredicting >= self.k
-
-    def describe(self) -> str:
-        return f"at_least:{self.k}" if self.kind == "at_least" else self.kind
-
-    def check(self, models: int) -> None:
-        if self.kind == "at_least" and not 1 <= self.k <= models:
-            raise ConfigError(
-                f"policy at_least:{self.k} needs between 1 and {models} (the number of filter models)",
-                parameter="policy",
-            )
-
-
-def parse_policy(value: str | int | Mapping[str, Any] | FilterPolicy) -> FilterPolicy:
-    """``any`` | ``all`` | ``at_least:K`` (also ``at-least-K``, an int K, or ``{"at_least": K}``).
-
-    >>> parse_policy("any").describe(), parse_policy({"at_least": 2}).describe(), parse_policy(3).k
-    ('any', 'at_least:2', 3)
-    """
-    if isinstance(value, FilterPolicy):
-        return value
-    if isinstance(value, bool):
-        raise ConfigError(f"unknown filter policy {value!r}", parameter="policy")
-    if isinstance(value, int):
-        return FilterPolicy("at_least", value)
-    if isinstance(value, Mapping):
-        if set(value) == {"at_least"} and isinstance(value["at_least"], int) and value["at_least"] >= 1:
-            return FilterPolicy("at_least", int(value["at_least"]))
-        raise ConfigError(
-            f"unknown filter policy {dict(value)!r} (use any, all or at_least: K)", parameter="policy"
-        )
-    text = str(value).strip().lower()
-    if text in ("any", "all"):
-        return FilterPolicy(text)  # type: ignore[arg-type]
-    match = _AT_LEAST.match(text)
-    if match and int(match.group(1)) >= 1:
-        return FilterPolicy("at_least", int(match.group(1)))
-    raise ConfigError(
-        f"unknown filter policy {value!r} (use any, all or at_least:K, e.g. at_least:2)", parameter="policy"
-    )
 
 
 @dataclass(frozen=True)
