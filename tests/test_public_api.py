@@ -97,3 +97,13 @@ def test_a_users_mypy_sees_the_typed_results(tmp_path: Path) -> None:
     )
     assert "TypedDict(nlibias.io.results.RunInfo" in done.stdout, done.stdout
     assert "user_code.py:4: error:" in done.stdout and "[typeddict-item]" in done.stdout, done.stdout
+
+
+def test_the_wheel_ships_py_typed_and_the_prompt_files() -> None:
+    """Package data is what an installed copy has: a user's type checker reads py.typed."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    shipped = data["tool"]["setuptools"]["package-data"]["nlibias"]
+    assert "py.typed" in shipped and (root / "src" / "nlibias" / "py.typed").is_file()
