@@ -56,11 +56,14 @@ def name_repeatable_values(command: Any, ctx: Any) -> None:
     """Show a repeatable option's value as one value (``--model <str>``, its help says
     "repeatable"), not as Typer's ``<list[str]>``, which reads as if it took a Python list."""
     for param in getattr(command, "params", ()):
-        if not getattr(param, "multiple", False) or param.metavar is not None:
-            continue
         shown = param.display_type(ctx) if hasattr(param, "display_type") else ""
-        if shown.startswith("<list[") and shown.endswith("]>"):
-            param.metavar = f"<{shown[len('<list[') : -len(']>')]}>"
+        if not (shown.startswith("<list[") and shown.endswith("]>")):
+            continue
+        one = f"<{shown[len('<list[') : -len(']>')].lower()}>"
+        if getattr(param, "multiple", False) and param.metavar is None:
+            param.metavar = one
+        elif param.nargs == -1:  # an argument: its name stays ("runs..."), its type shows one value
+            param.display_type_rich = lambda ctx=None, one=one: one
     for sub in getattr(command, "commands", {}).values():  # nested groups: nlibias validate ...
         name_repeatable_values(sub, ctx)
 
