@@ -163,6 +163,18 @@ def run_caveats(run: Run) -> list[Caveat]:
     return caveats
 
 
+def _with_code(text: str) -> str:
+    """Escaped text with the backtick-quoted commands of the command line's texts as ``<code>``.
+
+    >>> _with_code("Audit with `nlibias audit` <now>")
+    'Audit with <code>nlibias audit</code> &lt;now&gt;'
+    """
+    parts = escape(text).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: leave the text as it is
+        return escape(text)
+    return "".join(f"<code>{part}</code>" if i % 2 else part for i, part in enumerate(parts))
+
+
 def caveats_html(runs: Sequence[Run]) -> tuple[str, list[Caveat]]:
     """The caveats box shown above everything else, and the caveats in it (``""``: none)."""
     found: list[tuple[Run, Caveat]] = [(run, c) for run in runs for c in run_caveats(run)]
@@ -172,7 +184,7 @@ def caveats_html(runs: Sequence[Run]) -> tuple[str, list[Caveat]]:
     items = "".join(
         f'<li class="{"severe" if c.severe else ""}">'
         + (f"<b>{escape(run.label)}:</b> " if several else "")
-        + f"{escape(c.text)}</li>"
+        + f"{_with_code(c.text)}</li>"
         for run, c in found
     )
     return (
