@@ -219,6 +219,7 @@ def test_a_killed_command_reruns_to_the_uninterrupted_output(
         pytest.param("finetune", "before finetune.json"),  # fixed: problem_type and truncation set explicitly
         pytest.param("augment", "before train.jsonl"),  # fixed: the spill file is named as atomic writes'
         pytest.param("debias", "before finetune.json"),  # fixed: the last checkpoint is the finished model
+        pytest.param("debias", "before expansion.json"),  # fixed: the occupations stage ends with it
         pytest.param("extend", "before filter.done.json"),
         pytest.param("audit", "before metrics.json"),
     ],

@@ -32,7 +32,7 @@ from nlibias.debias.wordlists import swap_list_named
 from nlibias.errors import ConfigError
 from nlibias.jobs.debias_compare import COMPARISON_JSON, DebiasComparison, compare_debiasing
 from nlibias.jobs.debias_stages import DONE, Stage, begin_stage, check_stages
-from nlibias.jobs.expand import expand_samples
+from nlibias.jobs.expand import SUMMARY_JSON, expand_samples
 from nlibias.jobs.run import run_audit
 from nlibias.version import __version__
 
@@ -179,7 +179,7 @@ def _later_stages(
     occupations = Stage(
         "occupations",
         out / "occupations",
-        out / "occupations" / "samples.jsonl",
+        out / "occupations" / SUMMARY_JSON,  # written after the samples: the stage's last file
         {"premises": _file(premises), "nlibias": __version__},
     )
     audit = Stage(
