@@ -286,3 +286,24 @@ def test_a_csv_with_a_byte_order_mark_is_read_like_one_without(tmp_path: Path) -
     # 2 rows, both labelled, with and without the mark (the mark once made "premise" unknown)
     assert check_data(bom, "train", "train") == check_data(plain, "train", "train")
     assert check_data(bom, "train", "train").labelled == 2
+
+
+def test_an_audit_stage_killed_before_its_complete_manifest_is_not_finished(tmp_path: Path) -> None:
+    """A run directory's manifest exists from the start of its write (``complete: false``); the
+    20-kill fault run killed debias just before the complete one was renamed in, and the rerun took
+    the audit as done, keeping the first manifest and a stray .part file."""
+    from nlibias.io.run_manifest import begin_write, finish_write
+    from nlibias.jobs.debias import _complete_run
+    from nlibias.jobs.debias_stages import Stage
+
+    run = tmp_path / "audit"
+    run.mkdir()
+    stage = Stage("audit", run, run / "manifest.json", {}, complete=lambda: _complete_run(run))
+    assert not stage.has_finished()  # nothing written yet
+    begin_write(run, ["metrics.json"])
+    assert (run / "manifest.json").is_file() and not stage.has_finished()
+    (run / "metrics.json").write_text("{}", encoding="utf-8")
+    finish_write(run, ["metrics.json"])
+    assert stage.has_finished()
+    (run / "manifest.json").write_text("not json", encoding="utf-8")
+    assert not stage.has_finished()  # a damaged manifest is not a finished stage

@@ -29,7 +29,8 @@ from nlibias.debias.her_resolver import check_her
 from nlibias.debias.occupation_match import MATCH_RULES
 from nlibias.debias.training_rows import source_digest, source_kind
 from nlibias.debias.wordlists import swap_list_named
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, NlibiasError
+from nlibias.io.run_manifest import read_manifest
 from nlibias.jobs.debias_compare import COMPARISON_JSON, DebiasComparison, compare_debiasing
 from nlibias.jobs.debias_stages import DONE, Stage, begin_stage, check_stages
 from nlibias.jobs.expand import SUMMARY_JSON, expand_samples
@@ -193,6 +194,7 @@ def _later_stages(
             "bootstrap": bootstrap,
         },
         reads=("occupations", *(t.stage.name for t in tunes)),
+        complete=lambda: _complete_run(out / "audit"),
     )
     pairs = [[str(b.target), str(a.target)] for b, a in zip(tunes[::2], tunes[1::2], strict=True)]
     comparison = Stage(
@@ -203,6 +205,16 @@ def _later_stages(
         reads=("audit",),
     )
     return occupations, audit, comparison
+
+
+def _complete_run(directory: Path) -> bool:
+    """Whether the run directory's manifest says its last write finished (a kill before the final
+    manifest leaves the first one, ``complete: false``)."""
+    try:
+        manifest = read_manifest(directory)
+    except NlibiasError:  # damaged: not finished
+        return False
+    return manifest is not None and manifest["complete"]
 
 
 def _stored_comparison(path: Path, pairs: list[list[str]], bootstrap: int) -> DebiasComparison | None:

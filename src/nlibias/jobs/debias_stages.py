@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,12 @@ class Stage:
     inputs: dict[str, Any] = field(hash=False)
     reads: tuple[str, ...] = ()
     """Names of the stages whose output (fingerprint) this one's inputs hold."""
+    complete: Callable[[], bool] | None = field(default=None, compare=False)
+    """Beside ``finished`` existing, what else says the stage finished (a run directory's
+    manifest exists from the start of its write: it must also say ``complete``)."""
+
+    def has_finished(self) -> bool:
+        return self.finished.exists() and (self.complete is None or self.complete())
 
     @property
     def fingerprint(self) -> str:
@@ -75,7 +81,7 @@ def stage_status(out: Path, stage: Stage) -> tuple[str, list[str]]:
         return RUN, []
     if record.get("fingerprint") != stage.fingerprint:
         return REDO, changes(record.get("inputs"), stage.inputs)
-    return (DONE if stage.finished.exists() else RUN), []
+    return (DONE if stage.has_finished() else RUN), []
 
 
 def check_stages(out: Path, stages: Sequence[Stage], force: bool) -> dict[str, str]:
