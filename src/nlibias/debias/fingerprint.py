@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from nlibias.io.fingerprint import flat_keys
+
 
 def canonical(inputs: Any) -> Any:
     """``inputs`` as plain JSON values (tuples as lists, paths as strings)."""
@@ -32,20 +34,11 @@ def fingerprint(inputs: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, Mapping) and value:
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            out |= _flat(item, f"{prefix}.{key}" if prefix else str(key))
-        return out
-    return {prefix: value}
-
-
 def changes(old: Mapping[str, Any] | None, new: Mapping[str, Any], limit: int = 8) -> list[str]:
     """``key: old -> new`` for every input that differs (at most ``limit`` lines, then a count)."""
     if old is None:
         return ["no inputs recorded (written by an older nlibias or by hand)"]
-    before, after = _flat(canonical(old)), _flat(canonical(new))
+    before, after = flat_keys(canonical(old)), flat_keys(canonical(new))
     lines = [
         f"{key}: {_short(before.get(key, '(none)'))} -> {_short(after.get(key, '(none)'))}"
         for key in sorted(set(before) | set(after))

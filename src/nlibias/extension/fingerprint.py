@@ -28,19 +28,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nlibias.io.fingerprint import flat_keys, sha256_file
+
 if TYPE_CHECKING:
     from nlibias.extension.pipeline import Pipeline
 
+__all__ = ["fingerprint", "judgements_input", "setting_changes", "sha256_file", "stage_settings"]
+
 #: Device settings that change how fast a model stage runs, never what it writes.
 SPEED_ONLY = frozenset({"device", "threads", "max_tokens", "max_batch_size"})
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _is_fake(model: str) -> bool:
@@ -158,28 +154,14 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _flat(value: Any, prefix: str, out: dict[str, Any]) -> dict[str, Any]:
-    """Nested dicts and lists of dicts as ``a.b[0].c`` keys (so a change names its leaf)."""
-    if isinstance(value, dict) and value:
-        for key, item in value.items():
-            _flat(item, f"{prefix}.{key}" if prefix else str(key), out)
-    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        out[f"{prefix}.count"] = len(value)
-        for index, item in enumerate(value):
-            _flat(item, f"{prefix}[{index}]", out)
-    else:
-        out[prefix] = value
-    return out
-
-
 def setting_changes(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
     """``key: old -> new`` for each setting that differs (a missing one shows as null).
 
     >>> setting_changes({"m": [{"q": None}]}, {"m": [{"q": "int8"}]})
     ['m[0].q: null -> "int8"']
     """
-    recorded = _flat(dict(recorded), "", {})
-    normal = _flat(json.loads(json.dumps(dict(current), default=str)), "", {})  # tuples as lists
+    recorded = flat_keys(dict(recorded))
+    normal = flat_keys(json.loads(json.dumps(dict(current), default=str)))  # tuples as lists
     keys = sorted(set(recorded) | set(normal))
     return [
         f"{key}: {_short(recorded.get(key))} -> {_short(normal.get(key))}"
