@@ -1,0 +1,135 @@
+"""One model's outputs on a benchmark's samples, as columns: what every measure reads.
+
+A predictor (:mod:`nlibias.runtime.contract`) returns its rows (what ``predictions.jsonl`` holds)
+and a :class:`ModelOutputs` aligned with the samples' :class:`~nlibias.schema.columns.SampleColumns`;
+a predictions file read by ``nlibias score`` gives the same object. Measures take these arrays,
+never the row objects, so one scoring path serves audits, scorings and notebooks.
+
+Besides the 3-way probabilities and label codes, the numbers and words a backend records on each
+row (``Prediction.extra``) become columns by name: a number (``score_more``, ``answer_mass``), a
+mapping of numbers flattened with a dot (``answer_probs.yes``), a flag as 1.0, a word
+(``answer``, ``prompt``). A sample whose row lacks the field holds NaN (numbers) or None (words).
+
+>>> from nlibias.schema import Prediction
+>>> rows = [Prediction("a", "lm", "entailment", extra={"answer": "yes", "answer_probs": {"yes": 0.9, "no": 0.1}}),
+...         Prediction("b", "lm", None, extra={"answer": "hmm"})]
+>>> outputs = ModelOutputs.of_predictions(rows, "generative")
+>>> outputs.labels.tolist(), outputs.values["answer_probs.yes"].tolist()[0], outputs.strings["answer"]
+([0, -1], 0.9, ('yes', 'hmm'))
+>>> bool(np.isnan(outputs.values["answer_probs.yes"][1])), outputs.has("answer_probs.maybe")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nlibias.schema import LABEL_INDEX, Prediction
+
+NO_LABEL = -1
+"""The label code of a row without a label (an unparsed answer, a sentence score)."""
+
+
+@dataclass(frozen=True, eq=False)
+class ModelOutputs:
+    """One model's outputs, one entry per sample in the samples' order.
+
+    ``kind`` is the predictor kind that made them (``classifier``, ``generative``,
+    ``sentence-logprob`` or a kind a plug-in registers): the benchmark decides from it which
+    measures apply.
+    """
+
+    kind: str
+    probs: np.ndarray
+    """``(samples x 3)`` entailment, neutral, contradiction; NaN where the model gave none."""
+    labels: np.ndarray | None = None
+    """A label code per sample (:data:`nlibias.schema.LABELS` order, -1: none); None: each
+    sample's most probable label."""
+    values: Mapping[str, np.ndarray] = field(default_factory=dict)
+    """Per-sample numbers recorded on the rows, by field name (NaN where a row lacks it)."""
+    strings: Mapping[str, Sequence[str | None]] = field(default_factory=dict)
+    """Per-sample words recorded on the rows, by field name (None where a row lacks it)."""
+
+    def __len__(self) -> int:
+        return len(self.probs)
+
+    def has(self, name: str) -> bool:
+        """Whether some row recorded the number or word ``name``."""
+        if name in self.values:
+            return bool(np.isfinite(self.values[name]).any())
+        return name in self.strings and any(s is not None for s in self.strings[name])
+
+    def label_codes(self) -> np.ndarray:
+        """The label code of every sample: the recorded one, else the most probable (-1: none)."""
+        if self.labels is not None:
+            return self.labels
+        codes = np.full(len(self.probs), NO_LABEL, dtype=np.int8)
+        known = np.isfinite(self.probs).all(axis=1)
+        codes[known] = self.probs[known].argmax(axis=1)
+        return codes
+
+    def take(self, positions: np.ndarray) -> ModelOutputs:
+        """The outputs of the samples at ``positions``, in that order."""
+        at = np.asarray(positions, dtype=np.int64)
+        picked = at.tolist()
+        return ModelOutputs(
+            kind=self.kind,
+            probs=self.probs[at],
+            labels=None if self.labels is None else self.labels[at],
+            values={name: column[at] for name, column in self.values.items()},
+            strings={name: tuple(column[i] for i in picked) for name, column in self.strings.items()},
+        )
+
+    @classmethod
+    def of_predictions(cls, predictions: Sequence[Prediction | None], kind: str) -> ModelOutputs:
+        """The outputs held by one model's rows (one per sample, in sample order; None: no row)."""
+        n = len(predictions)
+        probs = np.full((n, 3), np.nan)
+        labels = np.full(n, NO_LABEL, dtype=np.int8)
+        numbers: dict[str, np.ndarray] = {}
+        words: dict[str, list[str | None]] = {}
+        for i, prediction in enumerate(predictions):
+            if prediction is None:
+                continue
+            if prediction.probs is not None:
+                probs[i] = prediction.probs
+            if prediction.label is not None:
+                labels[i] = LABEL_INDEX[prediction.label]
+            for name, value in _fields(prediction.extra):
+                if isinstance(value, str):
+                    words.setdefault(name, [None] * n)[i] = value
+                else:
+                    numbers.setdefault(name, np.full(n, np.nan))[i] = value
+        return cls(
+            kind=kind,
+            probs=probs,
+            labels=labels,
+            values=numbers,
+            strings={name: tuple(column) for name, column in words.items()},
+        )
+
+
+def _fields(extra: Mapping[str, Any]) -> list[tuple[str, float | str]]:
+    """The numbers and words of a row's backend fields (``kind`` is the row's kind, not a field)."""
+    found: list[tuple[str, float | str]] = []
+    for name, value in extra.items():
+        if name == "kind":
+            continue
+        if isinstance(value, str):
+            found.append((name, value))
+        elif _is_number(value):
+            found.append((name, float(value)))
+        elif isinstance(value, Mapping):
+            found += [(f"{name}.{key}", float(v)) for key, v in value.items() if _is_number(v)]
+    return found
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return True  # a flag (``no_pair``) counts 1.0 / 0.0
+    return isinstance(value, int | float) and math.isfinite(value)
