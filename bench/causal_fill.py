@@ -28,8 +28,8 @@ SUBTOPICS = ("jewish_woman_is_to_kids", "Muslim_man_to_many_wives")
 def masked_texts(n: int) -> list[str]:
     from nlibias.benchmarks.bbnli import load_bbnli_dir
     from nlibias.benchmarks.data_locations import resolve_benchmark_path
-    from nlibias.extension.masked import expand_masked_templates
-    from nlibias.extension.masks import load_masked_templates
+    from nlibias.extension.masked_samples import expand_masked_templates
+    from nlibias.extension.masked_templates import load_masked_templates
 
     everything = load_bbnli_dir(resolve_benchmark_path("bbnli", None))
     chosen = [s for s in everything if s.subtopic in SUBTOPICS]
@@ -77,7 +77,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     threads = common.set_threads(args.threads)
 
-    from nlibias.extension.masks import load_stopwords
+    from nlibias.extension.masked_templates import load_stopwords
     from nlibias.models.mlm.causal_fill import CausalLMFiller
     from nlibias.testing.causal_fill_reference import reference_fill
 

@@ -51,8 +51,8 @@ def main() -> None:
     from nlibias.extension.config import MLMConfig
     from nlibias.extension.fill import causal_filler_for
     from nlibias.extension.fill_compare import compare_fills
-    from nlibias.extension.masked import expand_masked_templates
-    from nlibias.extension.masks import load_masked_templates
+    from nlibias.extension.masked_samples import expand_masked_templates
+    from nlibias.extension.masked_templates import load_masked_templates
     from nlibias.models.mlm.hf import HFMaskedLMFiller
     from nlibias.models.registry import create_classifier
     from nlibias.runtime.cache import PredictionCache, default_cache_path

@@ -9,8 +9,8 @@ import pytest
 
 from nlibias.benchmarks.bbnli import BBNLISubtopic, BBNLITemplate, load_bbnli_dir
 from nlibias.errors import SourceError
-from nlibias.extension.masked import expand_masked_templates, masked_counts
-from nlibias.extension.masks import (
+from nlibias.extension.masked_samples import expand_masked_templates, masked_counts
+from nlibias.extension.masked_templates import (
     MASK,
     STRATEGIES,
     MaskedTemplate,

@@ -13,7 +13,7 @@ from nlibias.cli.app import PLAIN_HELP, app, echo_json, warn
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.bbnli import BBNLISubtopic
-    from nlibias.extension.masks import MaskedTemplate
+    from nlibias.extension.masked_templates import MaskedTemplate
     from nlibias.extension.pipeline import StageReport
 
 masks_app = typer.Typer(
@@ -201,7 +201,7 @@ def _count_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> s
 def _print_counts(
     templates: Sequence[MaskedTemplate], subtopics: Sequence[BBNLISubtopic], as_json: bool
 ) -> None:
-    from nlibias.extension.masks import STRATEGIES, template_counts
+    from nlibias.extension.masked_templates import STRATEGIES, template_counts
 
     rows = template_counts(templates, subtopics)
     if as_json:
@@ -224,7 +224,11 @@ def masks_list(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Masked templates per subtopic (paper Table 9 layout), by strategy and origin."""
-    from nlibias.extension.masks import combine_templates, derive_masked_templates, load_masked_templates
+    from nlibias.extension.masked_templates import (
+        combine_templates,
+        derive_masked_templates,
+        load_masked_templates,
+    )
 
     everything, chosen = _subtopics(source, subtopic)
     names = {s.subtopic for s in chosen}
@@ -253,7 +257,7 @@ def masks_derive(
     as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON (with --out)."),
 ) -> None:
     """Derive masked templates automatically (mask a word, replace a placeholder, add 'and <mask>')."""
-    from nlibias.extension.masks import derive_masked_templates, load_stopwords
+    from nlibias.extension.masked_templates import derive_masked_templates, load_stopwords
     from nlibias.io.atomic import atomic_write_text
 
     _, chosen = _subtopics(source, subtopic)
@@ -278,7 +282,7 @@ def masks_validate(
     as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
 ) -> None:
     """Check a masked-template file (one <mask>, known placeholders and subtopic, derivation); print counts."""
-    from nlibias.extension.masks import load_masked_templates
+    from nlibias.extension.masked_templates import load_masked_templates
 
     everything, _ = _subtopics(source, [])
     loaded = load_masked_templates(path, everything)

@@ -19,7 +19,7 @@ from typing import Any
 
 from nlibias.errors import ConfigError
 from nlibias.extension.config import MLMConfig
-from nlibias.extension.masked import SOURCE, MaskedSample
+from nlibias.extension.masked_samples import SOURCE, MaskedSample
 from nlibias.models.mlm.mask_filler import MASK, FillCandidate, MaskFiller
 from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint
 from nlibias.schema import Sample
@@ -219,7 +219,7 @@ def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
     """The causal-LM filler the fill model names (``causal:NAME``, ``smollm2``, a ``.gguf`` file, a
     causal LM's directory or cached hub id: :func:`~nlibias.models.mlm.causal_fill.split_fill_spec`),
     with the shipped stop words; ``None`` when it names a masked LM or the fake."""
-    from nlibias.extension.masks import load_stopwords
+    from nlibias.extension.masked_templates import load_stopwords
     from nlibias.models.mlm.causal_fill import CausalLMFiller, split_fill_spec
 
     kind, target = split_fill_spec(settings.model)

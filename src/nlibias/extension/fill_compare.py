@@ -18,7 +18,7 @@ from typing import Any
 from nlibias.benchmarks.bbnli import BBNLISubtopic
 from nlibias.extension.fill import describe_filler, fill_masked_samples
 from nlibias.extension.filtering import filter_candidates
-from nlibias.extension.masked import MaskedSample, original_hypothesis
+from nlibias.extension.masked_samples import MaskedSample, original_hypothesis
 from nlibias.models.base import NLIClassifier
 from nlibias.models.mlm.mask_filler import MaskFiller
 from nlibias.runtime.cache import PredictionCache

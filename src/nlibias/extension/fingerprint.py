@@ -85,7 +85,7 @@ def _source(p: Pipeline) -> dict[str, Any]:
 
 
 def _masks(p: Pipeline) -> dict[str, Any]:
-    from nlibias.extension.masks import default_stopwords_path
+    from nlibias.extension.masked_templates import default_stopwords_path
 
     templates = p.config.templates
     path = p.templates_path()

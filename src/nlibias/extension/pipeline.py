@@ -215,7 +215,7 @@ class Pipeline:
         return chosen or list(self.all_subtopics)
 
     def templates_path(self) -> Path | None:
-        from nlibias.extension.masks import default_templates_path
+        from nlibias.extension.masked_templates import default_templates_path
 
         curated = self.config.templates.curated
         if curated is None:

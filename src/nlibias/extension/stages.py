@@ -49,7 +49,7 @@ def read_sample_records(path: Path) -> list[Sample]:
 
 
 def run_masks(p: Pipeline) -> dict[str, Any]:
-    from nlibias.extension.masks import (
+    from nlibias.extension.masked_templates import (
         combine_templates,
         derive_masked_templates,
         load_masked_templates,
@@ -84,8 +84,8 @@ def run_masks(p: Pipeline) -> dict[str, Any]:
 
 
 def run_masked(p: Pipeline) -> dict[str, Any]:
-    from nlibias.extension.masked import expand_masked_templates, masked_counts
-    from nlibias.extension.masks import MaskedTemplate
+    from nlibias.extension.masked_samples import expand_masked_templates, masked_counts
+    from nlibias.extension.masked_templates import MaskedTemplate
 
     templates = [MaskedTemplate.from_dict(r) for r in read_records(p.run_dir / "masks/templates.jsonl")]
     masked = expand_masked_templates(templates, p.subtopics)
@@ -97,7 +97,7 @@ def run_masked(p: Pipeline) -> dict[str, Any]:
 
 def run_fill(p: Pipeline) -> dict[str, Any]:
     from nlibias.extension.fill import fill_masked_samples
-    from nlibias.extension.masked import MaskedSample
+    from nlibias.extension.masked_samples import MaskedSample
 
     masked = [MaskedSample.from_dict(r) for r in read_records(p.run_dir / "masked/samples.jsonl")]
     filler = p.factories.filler(p.config.mlm)

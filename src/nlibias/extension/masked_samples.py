@@ -18,7 +18,7 @@ from typing import Any
 
 from nlibias.benchmarks.bbnli import FORMULATIONS, BBNLISubtopic, Formulation
 from nlibias.benchmarks.templating import PLACEHOLDER, render
-from nlibias.extension.masks import MaskedTemplate
+from nlibias.extension.masked_templates import MaskedTemplate
 
 SOURCE = "bbnli-next"
 
