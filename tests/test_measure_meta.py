@@ -21,9 +21,8 @@ from nlibias.metrics.meta import (
     MeasureInfo,
     measure_info,
 )
-from nlibias.metrics.metric_frame import is_measure_value
+from nlibias.metrics.metric_frame import is_measure_value, units_frame
 from nlibias.metrics.occupations import MEASURE_KEYS
-from nlibias.metrics.row_slices import units_frame
 from nlibias.metrics.token_probability import TP_MEASURES, tp_measures, tp_unit_values
 from nlibias.metrics.wq_nli import M_KEYS, wq_conditions
 

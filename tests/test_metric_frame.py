@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 from nlibias.metrics import MetricFrame, bbnli_frame
 from nlibias.metrics.bbnli import encode_samples
-from nlibias.metrics.metric_frame import FRAME_COLUMNS, check_resampling
-from nlibias.metrics.row_slices import units_frame
+from nlibias.metrics.metric_frame import FRAME_COLUMNS, check_resampling, units_frame
 
 E, N, C = "entailment", "neutral", "contradiction"
 

@@ -17,13 +17,14 @@ from nlibias.io.samples import write_samples
 from nlibias.jobs.audit import read_samples_to_score
 from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
 from nlibias.metrics.bbnli_scorer import align_predictions
+from nlibias.metrics.metric_frame import units_frame
 from nlibias.metrics.occupations import (
     PROVENANCE_KEYS,
     binary_entailment,
     score_occupations,
     score_occupations_columns,
 )
-from nlibias.metrics.row_slices import pair_samples, units_frame
+from nlibias.metrics.pairing import pair_samples
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.runtime.predict import ClassifierPredictor
 from nlibias.schema import LABELS, Prediction, Sample

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import nlibias.metrics.resampling as resampling
-from nlibias.metrics.grouped import _resampled_totals
+from nlibias.metrics.bootstrap import _resampled_totals
 from nlibias.metrics.resampling import CHUNK_FLOATS, chunk_sizes, unit_draw_counts
 
 
@@ -45,7 +45,7 @@ def test_chunked_resampling_draws_exactly_what_one_big_draw_did(
         for unit in draws[resample]:
             weights[resample, unit] += 1
     expected = weights @ rows
-    assert np.array_equal(_resampled_totals(rows, 50, np.random.default_rng(7)), expected)
+    assert np.array_equal(_resampled_totals([rows], 50, np.random.default_rng(7))[0], expected)
 
 
 def test_a_big_run_is_resampled_in_flat_memory() -> None:
@@ -54,7 +54,7 @@ def test_a_big_run_is_resampled_in_flat_memory() -> None:
     rows = np.ones((40_000, 4))
     tracemalloc.start()
     try:
-        totals = _resampled_totals(rows, 1000, np.random.default_rng(0))
+        (totals,) = _resampled_totals([rows], 1000, np.random.default_rng(0))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

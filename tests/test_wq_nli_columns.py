@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from nlibias.errors import DataError
-from nlibias.metrics.row_slices import pair_codes, pair_samples, units_frame
+from nlibias.metrics.metric_frame import units_frame
+from nlibias.metrics.pairing import pair_codes, pair_samples
 from nlibias.metrics.wq_nli import (
     M_KEYS,
     PROVENANCE_KEYS,

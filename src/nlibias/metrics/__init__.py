@@ -16,7 +16,8 @@ from nlibias.metrics.bbnli import (
     measures_from_totals,
     pair_counts,
 )
-from nlibias.metrics.grouped import bbnli_frame, bootstrap_intervals, compute_bbnli_report
+from nlibias.metrics.bbnli_scorer import bbnli_frame, compute_bbnli_report
+from nlibias.metrics.bootstrap import bootstrap_intervals
 from nlibias.metrics.meta import MEASURES, PERCENT_MEASURES, MeasureInfo
 from nlibias.metrics.metric_frame import MetricFrame
 

@@ -10,7 +10,7 @@ Inputs are parallel sequences (lists or numpy arrays), one item per sample:
 - ``pair_key``: equal for a pro sample and its anti twin (ignored for test samples).
 
 Every measure is computed from one vector of raw counts (:data:`COUNT_FIELDS`), so the point
-estimate and the bootstrap resamples (:mod:`nlibias.metrics.grouped`) use the same arithmetic:
+estimate and the bootstrap resamples (:mod:`nlibias.metrics.bbnli_scorer`) use the same arithmetic:
 per slice, samples are grouped into *units* (a pair, an unpaired bias sample, a test sample),
 each unit gets one row of counts, and a slice's counts are the sum of its rows.
 
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from nlibias.metrics.meta import PERCENT_MEASURES
-from nlibias.metrics.row_slices import DuplicateRole, match_pairs
+from nlibias.metrics.pairing import DuplicateRole, match_pairs
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2
 UNANSWERED = -1
@@ -263,7 +263,7 @@ def encode_samples(
 def pair_positions(
     stereotype: np.ndarray, pair_code: np.ndarray, *, key_of: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(pairs, lone)`` from integer codes (:func:`nlibias.metrics.row_slices.match_pairs`).
+    """``(pairs, lone)`` from integer codes (:func:`nlibias.metrics.pairing.match_pairs`).
 
     ``pairs`` is ``(k, 2)``: pro position, anti position of each complete pair, in the order of
     the pro positions; ``lone`` the sorted positions of bias samples without a twin (including

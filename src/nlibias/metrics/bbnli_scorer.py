@@ -1,22 +1,144 @@
 """The BBNLI scorer: samples + one model's predictions → that model's ``metrics.json`` entry.
 
 The measures run over columns (:class:`nlibias.schema.columns.SampleColumns` and integer label codes):
-:func:`score_bbnli_columns` is what a streamed audit calls; :func:`score_bbnli` turns samples and
+:func:`score_bbnli_columns` is what an audit calls; :func:`score_bbnli` turns samples and
 :class:`~nlibias.schema.Prediction` objects into columns first, so both give the same numbers.
+Every slice is summarised once by :func:`bbnli_frame`, a
+:class:`~nlibias.metrics.metric_frame.MetricFrame` of the measures of :mod:`nlibias.metrics.bbnli`.
+
+Confidence intervals are percentile bootstrap intervals (:mod:`nlibias.metrics.bootstrap`). The
+resampling unit is a whole counterfactual pair (an unpaired bias sample and a test sample are units
+of their own), drawn with replacement within each slice, separately for bias-audit units and test
+units (so a resample keeps the slice's number of bias units and of test units); the resampled count
+rows give every measure (:func:`~nlibias.metrics.bbnli.measures_from_totals`). A resample in which a
+measure is undefined (e.g. no pair drawn) is left out of that measure's percentiles. Each slice's
+random stream is seeded from ``(seed, slice name)``, so a slice's interval does not depend on which
+other slices exist.
+
+>>> report = compute_bbnli_report(
+...     ["entailment", "neutral"], gold=["neutral"] * 2, stereotype=["pro", "anti"],
+...     pair_key=["k", "k"], domain=["gender"] * 2, subtopic=["t"] * 2, ids=["a", "b"], bootstrap=0)
+>>> report["by_subtopic"]["t"]["cf_pro"], report["overall"]["ci"]["cf_pro"]
+(50.0, None)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from nlibias.errors import DataError
-from nlibias.metrics.bbnli import UNANSWERED, EncodedSamples, label_codes
-from nlibias.metrics.grouped import bbnli_frame
+from nlibias.metrics.bbnli import (
+    UNANSWERED,
+    EncodedSamples,
+    SliceUnits,
+    encode_samples,
+    label_codes,
+    measures_from_totals,
+    measures_of_units,
+    slice_units,
+)
+from nlibias.metrics.bootstrap import bootstrap_intervals
+from nlibias.metrics.meta import PERCENT_MEASURES
+from nlibias.metrics.metric_frame import MetricFrame, check_resampling
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
+
+
+def unit_intervals(
+    units: SliceUnits, *, resamples: int, rng: np.random.Generator, confidence: float = 0.95
+) -> dict[str, list[float] | None]:
+    """Percentile interval ``[lo, hi]`` of every percent measure over resampled units (bias units
+    and test units drawn separately); ``None`` when never defined.
+
+    >>> units = slice_units(encode_samples(["entailment"] * 4, gold=["neutral"] * 4,
+    ...     stereotype=["pro", "anti"] * 2, pair_key=["a", "a", "b", "b"]))
+    >>> unit_intervals(units, resamples=50, rng=np.random.default_rng(0))["cf_error"]
+    [100.0, 100.0]
+    """
+    n_test = int(units.is_test_unit.sum())  # test units are the last rows
+    return bootstrap_intervals(
+        [np.asarray(units.matrix, dtype=float)],
+        measures_from_totals,
+        resamples=resamples,
+        rng=rng,
+        confidence=confidence,
+        strata=(len(units.matrix) - n_test, n_test),
+    )
+
+
+def bbnli_frame(
+    encoded: EncodedSamples,
+    *,
+    groups: Mapping[str, Sequence[Any]] | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> MetricFrame:
+    """BBNLI measures overall and for every value of every grouping, as a :class:`MetricFrame`.
+
+    ``encoded`` is :func:`~nlibias.metrics.bbnli.encode_samples`' output (or columns coded the same
+    way); ``groups`` maps a grouping name to one group value per sample, e.g.
+    ``{"domain": [...], "subtopic": [...]}``. Every slice dict is
+    :func:`~nlibias.metrics.bbnli.bbnli_measures`' output plus ``"ci"``: ``{measure: [lo, hi] or None}``.
+
+    >>> frame = bbnli_frame(encode_samples(["entailment", "neutral", "contradiction", "contradiction"],
+    ...     gold=["neutral"] * 4, stereotype=["pro", "anti"] * 2, pair_key=["a", "a", "b", "b"]),
+    ...     groups={"domain": ["race", "race", "gender", "gender"]}, bootstrap=0)
+    >>> frame.by_group["domain"]["race"]["cf_pro"], frame.by_group["domain"]["gender"]["cf_error"]
+    (50.0, 100.0)
+    >>> frame.worst_group("cf_error", by="domain"), frame.difference("cf_pro", by="domain")
+    (('gender', 100.0), 50.0)
+    """
+    check_resampling(bootstrap, confidence)
+
+    def summarise(index: np.ndarray | None, rng: np.random.Generator) -> dict[str, Any]:
+        units = slice_units(encoded, index)
+        result = measures_of_units(units)
+        intervals = unit_intervals(units, resamples=bootstrap, confidence=confidence, rng=rng)
+        result["ci"] = {m: None if result[m] is None else intervals[m] for m in PERCENT_MEASURES}
+        return result
+
+    return MetricFrame(summarise, n_units=len(encoded), groups=groups, seed=seed)
+
+
+def compute_bbnli_report(
+    predicted: Sequence[str | None],
+    *,
+    gold: Sequence[str],
+    stereotype: Sequence[str | None],
+    pair_key: Sequence[Any],
+    domain: Sequence[str],
+    subtopic: Sequence[str],
+    ids: Sequence[Any],
+    premise: Sequence[str] | None = None,
+    hypothesis: Sequence[str] | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """Every BBNLI measure overall, per domain and per subtopic, with bootstrap CIs.
+
+    Returns ``{"overall": M, "by_domain": {domain: M}, "by_subtopic": {subtopic: M}}`` (groups
+    sorted by name), where each ``M`` is :func:`nlibias.metrics.bbnli.bbnli_measures`' output
+    (``unpaired`` / ``unanswered`` list ``ids``) plus ``"ci": {measure: [lo, hi] or None}``.
+    ``bootstrap=0`` disables the intervals (all ``None``). Plain Python values only.
+    """
+    encoded = encode_samples(
+        predicted,
+        gold=gold,
+        stereotype=stereotype,
+        pair_key=pair_key,
+        premise=premise,
+        hypothesis=hypothesis,
+        ids=ids,
+    )
+    groups = {"domain": domain, "subtopic": subtopic}
+    return bbnli_frame(
+        encoded, groups=groups, bootstrap=bootstrap, seed=seed, confidence=confidence
+    ).to_dict()
 
 
 def align_predictions(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> list[Prediction]:
@@ -51,7 +173,7 @@ def score_bbnli_columns(
 
     ``predicted`` holds one code per sample (0 entailment, 1 neutral, 2 contradiction, -1 no
     answer); ``gold`` overrides the samples' gold codes. The output is
-    :func:`nlibias.metrics.grouped.compute_bbnli_report`'s.
+    :func:`compute_bbnli_report`'s.
 
     >>> from nlibias.schema import Sample
     >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.",

@@ -7,8 +7,9 @@ groups, the worst group and a tidy pandas DataFrame. What a slice *is* comes fro
 ``summarise(index, rng)`` function turns the positions of a slice's units (``None``: all of them)
 and the slice's random stream into that slice's dict of measures (values in percent, counts, and
 ``"ci": {measure: [lo, hi] or None}``). BBNLI's summary resamples whole counterfactual pairs
-(:mod:`nlibias.metrics.grouped`); WQ-NLI's and the gender-occupation set's resample rows or pairs
-of per-unit values (:mod:`nlibias.metrics.row_slices`).
+(:func:`nlibias.metrics.bbnli_scorer.bbnli_frame`); WQ-NLI's, the gender-occupation set's and
+token probability's are means of one value per unit (a row, a pair): :func:`units_frame`. Both
+draw their intervals from one engine (:mod:`nlibias.metrics.bootstrap`).
 
 Each slice's random stream is seeded from ``(seed, slice name)``, so a slice's interval does not
 depend on which other slices exist.
@@ -23,16 +24,32 @@ depend on which other slices exist.
 >>> table = frame.to_frame()
 >>> list(table["slice"]), list(table["value"]), list(table["n"])
 (['all', 'a', 'b'], [75.0, 50.0, 100.0], [4, 2, 2])
+
+The WQ-NLI measures (M1–M8: does a condition hold for a row?), the gender-occupation measures
+(S, ΔP, B: a per-pair indicator or difference) and the token-probability measures are all means
+over units of one value per unit. :func:`units_frame` takes the ``(units x measures)`` value matrix
+once and reports, for every slice, each measure's mean in percent, its count (for 0/1 measures),
+and a percentile bootstrap interval from resampling units with replacement within the slice
+(:func:`nlibias.metrics.bootstrap.mean_intervals`). ``NaN`` marks a unit where a measure is
+undefined; that unit is left out of that measure (``n_defined`` says how many units it has).
+
+>>> values = np.array([[1.0, 0.2], [0.0, 0.4], [1.0, 0.0]])
+>>> out = units_frame(values, ["hit", "gap"], groups={"g": ["a", "a", "b"]},
+...                   count_measures={"hit"}, bootstrap=0, seed=0, n_key="n_rows").to_dict()
+>>> out["overall"]["hit"], out["overall"]["counts"]["hit"], round(out["by_g"]["a"]["gap"], 6)
+(66.66666666666667, 2, 30.0)
 """
 
 from __future__ import annotations
 
+import math
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from nlibias.metrics.bootstrap import mean_intervals
 from nlibias.metrics.meta import measure_info
 from nlibias.schema.columns import Categorical
 
@@ -194,3 +211,66 @@ class MetricFrame:
         import pandas as pd
 
         return pd.DataFrame(list(grouped_rows(self.to_dict())), columns=list(FRAME_COLUMNS))
+
+
+def summarise_slice(
+    values: np.ndarray,
+    names: Sequence[str],
+    *,
+    count_measures: Collection[str],
+    bootstrap: int,
+    rng: np.random.Generator,
+    n_key: str,
+    confidence: float = 0.95,
+    report_defined: bool = False,
+) -> dict[str, Any]:
+    """One slice: ``{n_key: units, <measure>: percent or None, "counts": {...}, "ci": {...}}``."""
+    defined = ~np.isnan(values)
+    n_defined = defined.sum(axis=0)
+    # Correctly rounded sums: the result does not depend on the order of the units.
+    sums = [math.fsum(values[defined[:, j], j].tolist()) for j in range(values.shape[1])]
+    result: dict[str, Any] = {n_key: int(values.shape[0])}
+    for j, name in enumerate(names):
+        result[name] = float(100.0 * sums[j] / n_defined[j]) if n_defined[j] else None
+    result["counts"] = {name: round(sums[j]) for j, name in enumerate(names) if name in count_measures}
+    if report_defined:
+        result["n_defined"] = {name: int(n_defined[j]) for j, name in enumerate(names)}
+    result["ci"] = mean_intervals(values, names, resamples=bootstrap, rng=rng, confidence=confidence)
+    return result
+
+
+def units_frame(
+    values: np.ndarray,
+    names: Sequence[str],
+    *,
+    groups: Mapping[str, Sequence[Any]],
+    count_measures: Collection[str],
+    bootstrap: int,
+    seed: int,
+    n_key: str,
+    confidence: float = 0.95,
+) -> MetricFrame:
+    """The :class:`MetricFrame` of a ``(units x measures)`` matrix.
+
+    Values are fractions (0/1 for conditions, or any number in [0, 1]); reported values are
+    percent. Each grouping holds one label per unit (any sequence, or a
+    :class:`~nlibias.schema.columns.Categorical`); groups are named ``str(label)`` and sorted by name.
+    ``bootstrap=0`` gives ``None`` intervals.
+    """
+    check_resampling(bootstrap, confidence)
+    values = np.asarray(values, dtype=float).reshape(-1, len(names))
+    report_defined = bool(np.isnan(values).any())
+
+    def summarise(index: np.ndarray | None, rng: np.random.Generator) -> dict[str, Any]:
+        return summarise_slice(
+            values if index is None else values[index],
+            names,
+            count_measures=count_measures,
+            bootstrap=bootstrap,
+            rng=rng,
+            n_key=n_key,
+            confidence=confidence,
+            report_defined=report_defined,
+        )
+
+    return MetricFrame(summarise, n_units=len(values), groups=groups, seed=seed)

@@ -45,7 +45,8 @@ import numpy as np
 from nlibias.errors import DataError
 from nlibias.metrics.bbnli_scorer import align_predictions
 from nlibias.metrics.meta import OCCUPATION_MEASURES
-from nlibias.metrics.row_slices import pair_codes, provenance_labels, units_frame
+from nlibias.metrics.metric_frame import units_frame
+from nlibias.metrics.pairing import pair_codes, provenance_labels
 from nlibias.metrics.wq_nli import probability_rows, refuse_missing_probabilities
 from nlibias.schema import LABEL_INDEX, Prediction, Sample
 from nlibias.schema.columns import SampleColumns

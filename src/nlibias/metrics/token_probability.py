@@ -12,7 +12,7 @@ never as preferred:
   preferred sentence is still ``sent_more``, the anti-stereotypical one);
 * ``likelihood_diff`` = mean |score(X) − score(Y)| (natural log, not percent).
 
-Intervals are percentile bootstraps over whole pairs (:func:`nlibias.metrics.row_slices.units_frame`).
+Intervals are percentile bootstraps over whole pairs (:func:`nlibias.metrics.metric_frame.units_frame`).
 
 >>> preferences([-10.0, -5.0, -3.0004], [-11.0, -5.0, -3.0001])
 [1, 0, 0]
@@ -32,7 +32,7 @@ import numpy as np
 
 from nlibias.errors import ConfigError, DataError
 from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
-from nlibias.metrics.row_slices import units_frame
+from nlibias.metrics.metric_frame import units_frame
 from nlibias.schema import Prediction, Sample
 
 TP_MEASURES: tuple[str, ...] = tuple(TOKEN_PROBABILITY_MEASURES)
@@ -55,7 +55,7 @@ def preferences(more: Sequence[float], less: Sequence[float]) -> list[int]:
 def tp_unit_values(more: Sequence[float], less: Sequence[float], *, direction: Sequence[str]) -> np.ndarray:
     """``(pairs x 5)``: each pair's contribution to :data:`TP_MEASURES` (NaN where a sub-score
     does not apply: another direction, or a tie). ``likelihood_diff`` enters as |diff| / 100,
-    since :func:`~nlibias.metrics.row_slices.units_frame` reports 100 x the mean."""
+    since :func:`~nlibias.metrics.metric_frame.units_frame` reports 100 x the mean."""
     prefer = np.array(preferences(more, less), dtype=float)
     tie = prefer == 0
     stereo = np.array([d != "antistereo" for d in direction], dtype=bool)

@@ -33,7 +33,8 @@ import numpy as np
 from nlibias.errors import DataError
 from nlibias.metrics.bbnli_scorer import align_predictions
 from nlibias.metrics.meta import WQ_NLI_CITATION, WQ_NLI_MEASURES
-from nlibias.metrics.row_slices import pair_codes, provenance_labels, units_frame
+from nlibias.metrics.metric_frame import units_frame
+from nlibias.metrics.pairing import pair_codes, provenance_labels
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import Categorical, Picked, SampleColumns
 

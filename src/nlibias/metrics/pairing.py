@@ -1,170 +1,28 @@
-"""Per-unit measures summarised overall and per group, with seeded percentile-bootstrap intervals.
+"""Counterfactual pairs from sample columns: which samples form a pair, and each pair's labels.
 
-The WQ-NLI measures (M1–M8: does a condition hold for a row?) and the gender-occupation measures
-(S, ΔP, B: a per-pair indicator or difference) are all means over units (rows, pairs) of one value
-per unit. :func:`units_frame` takes the ``(units x measures)`` value matrix once and reports, for
-the whole set and for every value of every grouping, each measure's mean in percent, its count
-(for 0/1 measures), and a percentile bootstrap interval from resampling units with replacement
-within the slice. A slice's random stream is seeded from ``(seed, slice name)``, so its interval
-does not depend on which other slices exist. ``NaN`` marks a unit where a measure is undefined;
-that unit is left out of that measure (``n_defined`` says how many units it has).
+A pair is two samples with one ``pair_key`` in two roles (WinoQueer-NLI's stereotypical and
+counter-stereotypical premise, an occupation's female and male hypothesis, BBNLI's pro and anti
+hypothesis). :func:`match_pairs` finds them with array operations over integer columns;
+:func:`pair_codes` adds the error message that names a repeated role; :func:`pair_samples` does the
+same over :class:`~nlibias.schema.Sample` objects (a reference for tests and notebooks);
+:func:`provenance_labels` gives each pair the slice label of one of its samples.
 
->>> values = np.array([[1.0, 0.2], [0.0, 0.4], [1.0, 0.0]])
->>> out = units_frame(values, ["hit", "gap"], groups={"g": ["a", "a", "b"]},
-...                       count_measures={"hit"}, bootstrap=0, seed=0, n_key="n_rows").to_dict()
->>> out["overall"]["hit"], out["overall"]["counts"]["hit"], round(out["by_g"]["a"]["gap"], 6)
-(66.66666666666667, 2, 30.0)
+>>> paired = match_pairs(np.array([5, 5, 6]), np.array([1, 0, 0]))
+>>> paired.first.tolist(), paired.second.tolist(), paired.unpaired.tolist()
+([1], [0], [2])
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from nlibias.errors import DataError
-from nlibias.metrics.metric_frame import MetricFrame, check_resampling
-from nlibias.metrics.resampling import chunk_sizes, unit_draw_counts
 from nlibias.schema import Sample
 from nlibias.schema.columns import NO_CODE, Categorical, SampleColumns
-
-
-def bootstrap_means(
-    values: np.ndarray, *, resamples: int, rng: np.random.Generator, confidence: float = 0.95
-) -> list[list[float] | None]:
-    """Percentile interval (in percent) of each column's mean over units resampled with replacement.
-
-    Each resample draws ``len(values)`` units with replacement (drawn as multinomial counts over
-    the distinct unit values when they repeat, which is the same distribution); a column's mean
-    skips ``NaN`` units; a resample in which a column has no defined unit is left out of that
-    column's percentiles.
-
-    >>> bootstrap_means(np.ones((5, 1)), resamples=20, rng=np.random.default_rng(0))
-    [[100.0, 100.0]]
-    """
-    n_units, n_columns = values.shape
-    if resamples <= 0 or n_units == 0:
-        return [None] * n_columns
-    defined = ~np.isnan(values)
-    filled = _zero_filled(values, defined)
-    # Drawing n units with replacement only matters through how often each distinct unit value is
-    # drawn, which is Multinomial(n, frequency / n): exact, and fast when units are 0/1 rows.
-    probabilities = None
-    binary = n_columns <= 30 and bool(np.isin(filled, (0.0, 1.0)).all())
-    if binary:
-        codes = _binary_row_codes(filled, defined)
-        unique_codes, first, frequency = np.unique(codes, return_index=True, return_counts=True)
-        if len(unique_codes) * 2 <= n_units:
-            filled, defined = filled[first], defined[first]
-            probabilities = frequency / n_units
-    sums, counts = [], []
-    for size in chunk_sizes(resamples, len(filled)):
-        if probabilities is not None:
-            weights = rng.multinomial(n_units, probabilities, size=size).astype(float)
-        else:
-            weights = unit_draw_counts(n_units, size, rng)
-        sums.append(weights @ filled)
-        counts.append(weights @ defined.astype(float))
-    total, number = np.vstack(sums), np.vstack(counts)
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    intervals: list[list[float] | None] = []
-    for column in range(n_columns):
-        ok = number[:, column] > 0
-        if not ok.any():
-            intervals.append(None)
-            continue
-        means = 100.0 * total[ok, column] / number[ok, column]
-        lo, hi = np.percentile(means, [tail, 100.0 - tail])
-        intervals.append([float(lo), float(hi)])
-    return intervals
-
-
-def _zero_filled(values: np.ndarray, defined: np.ndarray) -> np.ndarray:
-    """``values`` with NaN as 0; ``values`` itself (no copy) when it has no NaN and is already the
-    C-ordered float64 array ``np.where`` would make, so the sums below see the same memory layout."""
-    if values.dtype == np.float64 and values.flags.c_contiguous and defined.all():
-        return values
-    return np.where(defined, values, 0.0)
-
-
-def _binary_row_codes(filled: np.ndarray, defined: np.ndarray) -> np.ndarray:
-    """One integer per row of 0/1 ``filled`` and ``defined``: bit j is column j, bit m + j its flag.
-
-    Built a column at a time, so no ``(rows x 2m)`` integer matrix is held.
-    """
-    n_columns = filled.shape[1]
-    codes = np.zeros(len(filled), dtype=np.int64)
-    for j in range(n_columns):
-        codes |= filled[:, j].astype(np.int64) << j
-        codes |= defined[:, j].astype(np.int64) << (n_columns + j)
-    return codes
-
-
-def summarise_slice(
-    values: np.ndarray,
-    names: Sequence[str],
-    *,
-    count_measures: Collection[str],
-    bootstrap: int,
-    rng: np.random.Generator,
-    n_key: str,
-    confidence: float = 0.95,
-    report_defined: bool = False,
-) -> dict[str, Any]:
-    """One slice: ``{n_key: units, <measure>: percent or None, "counts": {...}, "ci": {...}}``."""
-    defined = ~np.isnan(values)
-    n_defined = defined.sum(axis=0)
-    # Correctly rounded sums: the result does not depend on the order of the units.
-    sums = [math.fsum(values[defined[:, j], j].tolist()) for j in range(values.shape[1])]
-    result: dict[str, Any] = {n_key: int(values.shape[0])}
-    for j, name in enumerate(names):
-        result[name] = float(100.0 * sums[j] / n_defined[j]) if n_defined[j] else None
-    result["counts"] = {name: round(sums[j]) for j, name in enumerate(names) if name in count_measures}
-    if report_defined:
-        result["n_defined"] = {name: int(n_defined[j]) for j, name in enumerate(names)}
-    intervals = bootstrap_means(values, resamples=bootstrap, rng=rng, confidence=confidence)
-    result["ci"] = {name: intervals[j] for j, name in enumerate(names)}
-    return result
-
-
-def units_frame(
-    values: np.ndarray,
-    names: Sequence[str],
-    *,
-    groups: Mapping[str, Sequence[Any]],
-    count_measures: Collection[str],
-    bootstrap: int,
-    seed: int,
-    n_key: str,
-    confidence: float = 0.95,
-) -> MetricFrame:
-    """The :class:`~nlibias.metrics.metric_frame.MetricFrame` of a ``(units x measures)`` matrix.
-
-    Values are fractions (0/1 for conditions, or any number in [0, 1]); reported values are
-    percent. Each grouping holds one label per unit (any sequence, or a
-    :class:`~nlibias.schema.columns.Categorical`); groups are named ``str(label)`` and sorted by name.
-    ``bootstrap=0`` gives ``None`` intervals.
-    """
-    check_resampling(bootstrap, confidence)
-    values = np.asarray(values, dtype=float).reshape(-1, len(names))
-    report_defined = bool(np.isnan(values).any())
-
-    def summarise(index: np.ndarray | None, rng: np.random.Generator) -> dict[str, Any]:
-        return summarise_slice(
-            values if index is None else values[index],
-            names,
-            count_measures=count_measures,
-            bootstrap=bootstrap,
-            rng=rng,
-            n_key=n_key,
-            confidence=confidence,
-            report_defined=report_defined,
-        )
-
-    return MetricFrame(summarise, n_units=len(values), groups=groups, seed=seed)
 
 
 def pair_samples(

@@ -1,0 +1,162 @@
+"""The one bootstrap engine of every measure: percentile intervals from resampling units.
+
+A slice's units each carry a row of numbers, in one or more column blocks (:func:`bootstrap_intervals`'
+``blocks``): BBNLI's units are counterfactual pairs, unpaired bias samples and test samples, each
+with a row of raw counts (:mod:`nlibias.metrics.bbnli`); the per-unit measures (WQ-NLI rows,
+gender-occupation pairs, token-probability pairs) have a row of values and a row of 0/1 flags
+saying where each value is defined (:func:`mean_intervals`). A resample draws the units with
+replacement, within each stratum separately (BBNLI: bias units and test units, so a resample keeps
+the slice's number of each); a ``(B x units)`` matrix ``W`` of how often each unit was drawn gives
+all ``B`` resampled totals of a block ``X`` as ``W @ X`` in one product, a chunk of resamples at a
+time (:mod:`nlibias.metrics.resampling`). A statistic turns the totals into each measure's
+resampled values, NaN where a resample leaves it undefined; such resamples are left out of that
+measure's percentiles.
+
+When ``distinct`` is set and the rows are 0/1 and repeat (at least two units per distinct row), the
+draws are multinomial counts over the distinct rows: the same distribution as drawing units,
+exact, and faster; the per-unit means use it, BBNLI's counts do not (their draws stay as they were).
+
+>>> rows = np.array([[1.0], [1.0], [1.0], [1.0]])  # every resample of 4 units sums to 4
+>>> bootstrap_intervals([rows], lambda total: {"sum": total[:, 0]}, resamples=50,
+...                     rng=np.random.default_rng(0))
+{'sum': [4.0, 4.0]}
+>>> mean_intervals(np.ones((5, 1)), ["ones"], resamples=20, rng=np.random.default_rng(0))
+{'ones': [100.0, 100.0]}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from nlibias.metrics.resampling import chunk_sizes, unit_draw_counts
+
+#: ``statistic(*totals)``: each measure's value in every resample (NaN: undefined there), from
+#: the ``(resamples x columns)`` totals of each block, in block order.
+Statistic = Callable[..., Mapping[str, np.ndarray]]
+_MAX_CODE_BITS = 60  # 0/1 rows of at most this many columns are coded as one integer each
+
+
+def bootstrap_intervals(
+    blocks: Sequence[np.ndarray],
+    statistic: Statistic,
+    *,
+    resamples: int,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+    strata: Sequence[int] = (),
+    distinct: bool = False,
+) -> dict[str, list[float] | None]:
+    """Percentile interval ``[lo, hi]`` of every measure of ``statistic``; None where no resample
+    defines it (or ``resamples`` is 0).
+
+    ``blocks`` are ``(units x columns)`` float arrays over the same units; ``strata`` the sizes of
+    consecutive runs of units resampled separately (default: one stratum of all units), drawn in
+    order; ``distinct``: see the module docstring.
+    """
+    n_units = len(blocks[0])
+    sizes = list(strata) or [n_units]
+    if sum(sizes) != n_units or any(len(block) != n_units for block in blocks):
+        raise ValueError(f"strata of {sizes} units and blocks of {[len(b) for b in blocks]} rows disagree")
+    if resamples <= 0:
+        return dict.fromkeys(statistic(*(np.zeros((0, block.shape[1])) for block in blocks)))
+    totals: list[np.ndarray] | None = None
+    start = 0
+    for size in sizes:
+        part = [block[start : start + size] for block in blocks]  # views, not copies
+        start += size
+        drawn = _resampled_totals(part, resamples, rng, distinct=distinct)
+        totals = drawn if totals is None else [t + d for t, d in zip(totals, drawn, strict=True)]
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    intervals: dict[str, list[float] | None] = {}
+    for name, values in statistic(*(totals or ())).items():
+        defined = values[~np.isnan(values)]
+        if defined.size == 0:
+            intervals[name] = None
+            continue
+        lo, hi = np.percentile(defined, [tail, 100.0 - tail])
+        intervals[name] = [float(lo), float(hi)]
+    return intervals
+
+
+def _resampled_totals(
+    blocks: Sequence[np.ndarray], resamples: int, rng: np.random.Generator, *, distinct: bool = False
+) -> list[np.ndarray]:
+    """The ``(resamples x columns)`` totals of each block over ``resamples`` resamples of its rows."""
+    n_units = len(blocks[0])
+    probabilities = _distinct_rows(blocks) if distinct else None
+    if probabilities is not None:
+        first, probabilities = probabilities
+        blocks = [block[first] for block in blocks]
+    sums: list[list[np.ndarray]] = [[] for _ in blocks]
+    for size in chunk_sizes(resamples, len(blocks[0])):
+        if probabilities is not None:
+            weights = rng.multinomial(n_units, probabilities, size=size).astype(float)
+        else:
+            weights = unit_draw_counts(n_units, size, rng)
+        for found, block in zip(sums, blocks, strict=True):
+            found.append(weights @ block)
+    return [np.vstack(found) for found in sums]
+
+
+def _distinct_rows(blocks: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(first position, frequency / units)`` of each distinct unit row, when the rows are 0/1 and
+    there are at most half as many distinct ones as units; else None (draw units one by one)."""
+    n_units = len(blocks[0])
+    if sum(block.shape[1] for block in blocks) > _MAX_CODE_BITS:
+        return None
+    if not all(np.isin(block, (0.0, 1.0)).all() for block in blocks):
+        return None
+    # One integer per row, bit j its j-th 0/1 value (blocks side by side), built a column at a
+    # time so that no (rows x columns) integer matrix is held.
+    codes = np.zeros(n_units, dtype=np.int64)
+    bit = 0
+    for block in blocks:
+        for j in range(block.shape[1]):
+            codes |= block[:, j].astype(np.int64) << bit
+            bit += 1
+    unique_codes, first, frequency = np.unique(codes, return_index=True, return_counts=True)
+    if len(unique_codes) * 2 > n_units:
+        return None
+    return first, frequency / n_units
+
+
+def mean_intervals(
+    values: np.ndarray,
+    names: Sequence[str],
+    *,
+    resamples: int,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+) -> dict[str, list[float] | None]:
+    """Percentile interval (in percent) of each column's mean over units resampled with replacement;
+    a column's mean skips ``NaN`` units (a resample with no defined unit is left out).
+
+    >>> mean_intervals(np.array([[0.0], [1.0], [np.nan]]), ["x"], resamples=0, rng=np.random.default_rng(0))
+    {'x': None}
+    """
+    defined = ~np.isnan(values)
+    filled = _zero_filled(values, defined)
+
+    def means(sums: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            found = np.where(counts > 0, 100.0 * sums / counts, np.nan)
+        return {name: found[:, j] for j, name in enumerate(names)}
+
+    return bootstrap_intervals(
+        [filled, defined.astype(float)],
+        means,
+        resamples=resamples if len(values) else 0,
+        rng=rng,
+        confidence=confidence,
+        distinct=True,
+    )
+
+
+def _zero_filled(values: np.ndarray, defined: np.ndarray) -> np.ndarray:
+    """``values`` with NaN as 0; ``values`` itself (no copy) when it has no NaN and is already the
+    C-ordered float64 array ``np.where`` would make, so the sums see the same memory layout."""
+    if values.dtype == np.float64 and values.flags.c_contiguous and defined.all():
+        return values
+    return np.where(defined, values, 0.0)
