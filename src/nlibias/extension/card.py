@@ -73,6 +73,25 @@ def first_line(info: Mapping[str, Any]) -> str:
 
 def render_card(info: Mapping[str, Any]) -> str:
     """The full ``README.md`` text from the pipeline's collected ``info`` (see :mod:`.dataset`)."""
+    header = card_header(info)
+    parts = [
+        "---",
+        yaml.safe_dump(header, sort_keys=False, allow_unicode=True).rstrip(),
+        "---",
+        first_line(info),
+        "",
+        *intro_section(info, header["pretty_name"]),
+        *models_section(model_rows(info)),
+        *generation_tables(info),
+        *fill_comparison_section(info.get("fill_comparison") or {}),
+        *outcome_tables(info),
+        *closing_section(),
+    ]
+    return "\n".join(parts)
+
+
+def card_header(info: Mapping[str, Any]) -> dict[str, Any]:
+    """The YAML header: Hugging Face dataset metadata and ``nlibias_run`` (how the data was made)."""
     header: dict[str, Any] = {
         "pretty_name": info.get("pretty_name", "BBNLI-next (nlibias run)"),
         "language": ["en"],
@@ -90,17 +109,13 @@ def render_card(info: Mapping[str, Any]) -> str:
         header["nlibias_run"]["model_identities"] = {
             f"{r['role']}:{r['model']}": r["identity"] for r in models
         }
-    parts = [
-        "---",
-        yaml.safe_dump(header, sort_keys=False, allow_unicode=True).rstrip(),
-        "---",
-        first_line(info),
-        "",
-    ]
-    tables = info["tables"]
-    files = info["files"]
-    parts += [
-        f"# {header['pretty_name']}",
+    return header
+
+
+def intro_section(info: Mapping[str, Any], title: str) -> list[str]:
+    """Title, what the dataset is, its files and how to load them, the configuration."""
+    return [
+        f"# {title}",
         "",
         "Premise/hypothesis pairs that audit NLI models for social bias, generated the BBNLI-next way: "
         "masked hypothesis templates derived from BBNLI, filled by a language model (masked or causal), filtered "
@@ -110,7 +125,7 @@ def render_card(info: Mapping[str, Any]) -> str:
         "",
         "## Files",
         "",
-        markdown_table(["file", "rows"], [[name, rows] for name, rows in files["rows"].items()]),
+        markdown_table(["file", "rows"], [[name, rows] for name, rows in info["files"]["rows"].items()]),
         "",
         'Load with `datasets.load_dataset("<this folder>")` (Parquet, via the `configs` header), or '
         '`load_dataset("parquet" | "json" | "csv", data_files="data/train.<ext>")`; '
@@ -120,7 +135,13 @@ def render_card(info: Mapping[str, Any]) -> str:
         "",
         markdown_table(["setting", "value"], [[k, _short(v)] for k, v in info["config"].items()]),
         "",
-        *models_section(models),
+    ]
+
+
+def generation_tables(info: Mapping[str, Any]) -> list[str]:
+    """Masked templates and samples (paper Tables 9, 10), the fill, and the filter (Table 11)."""
+    tables, fill = info["tables"], info["fill"]
+    return [
         "## Masked templates per subtopic (paper Table 9)",
         "",
         markdown_table(["Domain", "Subtopic", "Count"], domain_subtopic_rows(tables["templates"])),
@@ -129,9 +150,9 @@ def render_card(info: Mapping[str, Any]) -> str:
         "",
         markdown_table(["Domain", "Subtopic", "Count"], domain_subtopic_rows(tables["masked"])),
         "",
-        f"Fill ({_fill_kind(info)}): {info['fill']['unique_masked_hypotheses']} unique masked hypotheses, top-{info['config']['top_k']} "
-        f"whole words each → {info['fill']['candidates']} candidate samples "
-        f"({info['fill']['duplicates_dropped']} duplicates dropped, {info['fill']['short_lists']} short lists).",
+        f"Fill ({_fill_kind(info)}): {fill['unique_masked_hypotheses']} unique masked hypotheses, "
+        f"top-{info['config']['top_k']} whole words each → {fill['candidates']} candidate samples "
+        f"({fill['duplicates_dropped']} duplicates dropped, {fill['short_lists']} short lists).",
         "",
         "## Candidates mispredicted by each filter model (paper Table 11)",
         "",
@@ -140,11 +161,18 @@ def render_card(info: Mapping[str, Any]) -> str:
             [[r["model"], r["domain"], r["count"]] for r in tables["mispredicted"]],
         ),
         "",
-        f"Policy `{info['config']['policy']}` kept {info['filter']['kept']} of {info['filter']['candidates']} candidates. "
-        "Candidates each policy would keep:",
+        f"Policy `{info['config']['policy']}` kept {info['filter']['kept']} of "
+        f"{info['filter']['candidates']} candidates. Candidates each policy would keep:",
         "",
         markdown_table(["policy", "kept"], [[k, v] for k, v in tables["policy_counts"].items()]),
         "",
+    ]
+
+
+def outcome_tables(info: Mapping[str, Any]) -> list[str]:
+    """Validation (paper Table 3), counterfactual expansion, final samples (Tables 4 and 12)."""
+    tables = info["tables"]
+    return [
         "## Validation of generated hypotheses (paper Table 3)",
         "",
         markdown_table(
@@ -164,14 +192,21 @@ def render_card(info: Mapping[str, Any]) -> str:
         "",
         markdown_table(["Domain", "Subtopic", "Count"], domain_subtopic_rows(tables["final_by_subtopic"])),
         "",
+    ]
+
+
+def closing_section() -> list[str]:
+    """The columns of the data files and the limitations."""
+    return [
         "## Columns",
         "",
         "`id`, `pair_key` (shared by a sample and its twin), `stereotype` (`pro`/`anti`), `group` / "
         "`counterfactual_group`, `added_as_twin` (the twin was added by counterfactual expansion, not "
         "selected by the filter), `template_id`, `masked_template`, `bbnli_template`, `fill_word`, "
-        "`fill_rank` and `lm_score` (natural log: a masked LM's probability at the mask, a causal LM's of the whole filled sentence; empty for a twin that was never a "
-        "candidate), `filter_labels` (JSON: each filter model's label), `mispredicted_by`, `validation`, "
-        "`provenance` (JSON: everything else).",
+        "`fill_rank` and `lm_score` (natural log: a masked LM's probability at the mask, a causal LM's "
+        "of the whole filled sentence; empty for a twin that was never a candidate), `filter_labels` "
+        "(JSON: each filter model's label), `mispredicted_by`, `validation`, `provenance` (JSON: "
+        "everything else).",
         "",
         "## Limitations",
         "",
@@ -180,7 +215,6 @@ def render_card(info: Mapping[str, Any]) -> str:
         "is low by construction.",
         "",
     ]
-    return "\n".join(parts)
 
 
 def model_rows(info: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -263,6 +297,36 @@ def fill_comparison_table(rows: Sequence[Mapping[str, Any]]) -> str:
             for r in rows
         ],
     )
+
+
+def fill_comparison_section(comparison: Mapping[str, Any]) -> list[str]:
+    """The card's fill comparison (``filter/fill_compare.json``): shown whenever the run compared
+    its fill with another one on the same masked samples; empty otherwise.
+
+    >>> fill_comparison_section({"rows": [{"fill_model": "m", "kind": "masked"}]})
+    []
+    """
+    rows = comparison.get("rows") or []
+    if len(rows) < 2:
+        return []
+    judge = comparison.get("judge")
+    filters = ", ".join(comparison.get("filters") or []) or "-"
+    return [
+        "## Fill models compared",
+        "",
+        f"The same {comparison.get('masked_samples', '?')} masked samples filled by each model "
+        f"(top-{comparison.get('top_k', '?')}); only the run's own fill (`{rows[0]['fill_model']}`) "
+        "made the dataset.",
+        "",
+        fill_comparison_table(rows),
+        "",
+        "Variants per template: distinct fill words per masked template, averaged. Meaning changed "
+        f"(a proxy): the share of variants that the judge `{judge or '-'}`, reading the original BBNLI "
+        "hypothesis as the premise, does not find entailed; it is only as good as the judge and says "
+        f"nothing about whether a variant is still a stereotype. Kept by filter: filter `{filters}`, "
+        "policy of the run.",
+        "",
+    ]
 
 
 def _percent(value: Any) -> str:

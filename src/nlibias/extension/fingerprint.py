@@ -26,12 +26,10 @@ import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from nlibias.extension.context import StageContext
 from nlibias.io.fingerprint import flat_keys, sha256_file
-
-if TYPE_CHECKING:
-    from nlibias.extension.pipeline import Pipeline
 
 __all__ = ["fingerprint", "judgements_input", "setting_changes", "sha256_file", "stage_settings"]
 
@@ -77,14 +75,14 @@ def _section(name: str, values: Mapping[str, Any]) -> dict[str, Any]:
     return {f"{name}.{key}": value for key, value in values.items() if key not in SPEED_ONLY}
 
 
-def _source(p: Pipeline) -> dict[str, Any]:
+def _source(p: StageContext) -> dict[str, Any]:
     return {
         "subtopics": sorted(s.subtopic for s in p.subtopics),
         "source": {Path(s.path).name: sha256_file(Path(s.path)) for s in p.subtopics},
     }
 
 
-def _masks(p: Pipeline) -> dict[str, Any]:
+def _masks(p: StageContext) -> dict[str, Any]:
     from nlibias.extension.masked_templates import default_stopwords_path
 
     templates = p.config.templates
@@ -98,7 +96,7 @@ def _masks(p: Pipeline) -> dict[str, Any]:
     }
 
 
-def _fill(p: Pipeline) -> dict[str, Any]:
+def _fill(p: StageContext) -> dict[str, Any]:
     mlm = p.config.mlm
     return {
         **_section("mlm", mlm.model_dump()),
@@ -108,7 +106,7 @@ def _fill(p: Pipeline) -> dict[str, Any]:
     }
 
 
-def _filter(p: Pipeline) -> dict[str, Any]:
+def _filter(p: StageContext) -> dict[str, Any]:
     settings = p.config.filter
     dumped = settings.model_dump()
     return {
@@ -119,7 +117,7 @@ def _filter(p: Pipeline) -> dict[str, Any]:
     }
 
 
-def stage_settings(p: Pipeline, stage: str) -> dict[str, Any]:
+def stage_settings(p: StageContext, stage: str) -> dict[str, Any]:
     """What, besides its input files, determines a stage's outputs (flat dotted keys)."""
     if stage == "masks":
         return _masks(p)
@@ -138,7 +136,7 @@ def stage_settings(p: Pipeline, stage: str) -> dict[str, Any]:
     }
 
 
-def judgements_input(p: Pipeline) -> dict[str, str | None]:
+def judgements_input(p: StageContext) -> dict[str, str | None]:
     """The judgements file as an input: a changed file reruns the stages that read it."""
     path = p.judgements_path()
     return {"judgements": str(path), "judgements.sha256": sha256_file(path) if path.exists() else None}

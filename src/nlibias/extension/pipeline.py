@@ -28,6 +28,7 @@ from typing import Any
 from nlibias.benchmarks.bbnli import BBNLISubtopic
 from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.config import ExtendConfig, FilterConfig, MLMConfig, ModelSpec, dump_config
+from nlibias.extension.context import Factories
 from nlibias.extension.fingerprint import (
     fingerprint,
     judgements_input,
@@ -77,14 +78,6 @@ INPUTS: dict[str, tuple[str, ...]] = {
         "validation/summary.json",
     ),
 }
-
-
-@dataclass(frozen=True)
-class Factories:
-    """How the pipeline builds its models (tests pass fakes)."""
-
-    filler: Callable[[MLMConfig], MaskFiller]
-    classifier: Callable[[ModelSpec, FilterConfig], NLIClassifier]
 
 
 def default_filler(settings: MLMConfig) -> MaskFiller:

@@ -1,4 +1,5 @@
-"""The seven stages of the extension pipeline, each a function of the :class:`~.pipeline.Pipeline`.
+"""The seven stages of the extension pipeline, each a function of the run
+(:class:`~.context.StageContext`, which :class:`~.pipeline.Pipeline` implements).
 
 Each reads the files its predecessor wrote, writes its own (:data:`~.pipeline.OUTPUTS`) and returns
 its counts; ``run_validate`` returns a message instead when judgements are needed and missing.
@@ -11,12 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import ConfigError, SourceError
+from nlibias.extension.context import StageContext
 from nlibias.io.atomic import write_json, write_jsonl
 from nlibias.io.jsonl import iter_jsonl, read_json_file
 from nlibias.schema import Sample
 
 if TYPE_CHECKING:
-    from nlibias.extension.pipeline import Pipeline
     from nlibias.extension.validation_handoff import Judgement
 
 
@@ -48,7 +49,7 @@ def read_sample_records(path: Path) -> list[Sample]:
     return samples
 
 
-def run_masks(p: Pipeline) -> dict[str, Any]:
+def run_masks(p: StageContext) -> dict[str, Any]:
     from nlibias.extension.masked_templates import (
         combine_templates,
         derive_masked_templates,
@@ -83,7 +84,7 @@ def run_masks(p: Pipeline) -> dict[str, Any]:
     }
 
 
-def run_masked(p: Pipeline) -> dict[str, Any]:
+def run_masked(p: StageContext) -> dict[str, Any]:
     from nlibias.extension.masked_samples import expand_masked_templates, masked_counts
     from nlibias.extension.masked_templates import MaskedTemplate
 
@@ -95,7 +96,7 @@ def run_masked(p: Pipeline) -> dict[str, Any]:
     return {"masked_samples": len(masked), "unique_masked_hypotheses": len({m.hypothesis for m in masked})}
 
 
-def run_fill(p: Pipeline) -> dict[str, Any]:
+def run_fill(p: StageContext) -> dict[str, Any]:
     from nlibias.extension.fill import fill_masked_samples
     from nlibias.extension.masked_samples import MaskedSample
 
@@ -115,7 +116,7 @@ def run_fill(p: Pipeline) -> dict[str, Any]:
     return run.stats()
 
 
-def run_filter(p: Pipeline) -> dict[str, Any]:
+def run_filter(p: StageContext) -> dict[str, Any]:
     from nlibias.extension.filtering import filter_candidates, misprediction_table, policy_counts
 
     candidates = read_sample_records(p.run_dir / "fill/candidates.jsonl")
@@ -145,7 +146,7 @@ def run_filter(p: Pipeline) -> dict[str, Any]:
     return {"candidates": len(run.candidates), "kept": len(run.kept), "policy": run.policy.describe()}
 
 
-def load_judgements(p: Pipeline) -> dict[str, Judgement] | None:
+def load_judgements(p: StageContext) -> dict[str, Judgement] | None:
     """The run's judgements (validated against its queue), or None when there is no judgements file."""
     from nlibias.extension.validation_handoff import QUEUE_CSV, read_judgements, read_queue
 
@@ -155,7 +156,7 @@ def load_judgements(p: Pipeline) -> dict[str, Judgement] | None:
     return read_judgements(path, read_queue(p.run_dir / QUEUE_CSV))
 
 
-def run_validate(p: Pipeline) -> dict[str, Any] | str:
+def run_validate(p: StageContext) -> dict[str, Any] | str:
     from nlibias.extension.validation_handoff import apply_judgements, write_validation_queue
 
     kept = read_sample_records(p.run_dir / "filter/kept.jsonl")
@@ -184,7 +185,7 @@ def run_validate(p: Pipeline) -> dict[str, Any] | str:
     }
 
 
-def run_counterfactual(p: Pipeline) -> dict[str, Any]:
+def run_counterfactual(p: StageContext) -> dict[str, Any]:
     from nlibias.extension.counterfactual import expand_counterfactuals
 
     accepted = read_sample_records(p.run_dir / "validation/accepted.jsonl")
@@ -201,7 +202,7 @@ def run_counterfactual(p: Pipeline) -> dict[str, Any]:
     return dict(result.stats)
 
 
-def run_export(p: Pipeline) -> dict[str, Any]:
+def run_export(p: StageContext) -> dict[str, Any]:
     from nlibias.extension.dataset import export_dataset
 
     def load(rel: str) -> Any:
