@@ -84,7 +84,8 @@ def main() -> None:
     stop = load_stopwords()
     filler = CausalLMFiller(args.spec, stopwords=stop, device="cpu", dtype="float32")
     texts = masked_texts(args.texts)
-    meter = FlopMeter(filler.model)
+    model, tokenizer = filler.load()
+    meter = FlopMeter(model)
     list(filler.fill_batches(texts[:1], top_k=args.top_k, exclude=[()]))  # warm-up
     meter.reset()
     with common.stopwatch() as fast_t:
@@ -96,8 +97,8 @@ def main() -> None:
     with common.stopwatch() as ref_t:
         reference = [
             reference_fill(
-                filler.model,
-                filler.tokenizer,
+                model,
+                tokenizer,
                 text,
                 set(stop),
                 top_k=args.top_k,

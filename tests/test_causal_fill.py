@@ -82,9 +82,10 @@ def test_batched_fill_equals_one_at_a_time_reference(tiny_dir: Path) -> None:
         got.update({int(i): rows for i, rows in zip(batch.indices, batch.candidates, strict=True)})
     assert sorted(got) == list(range(len(MASKED)))
     longest = 0
+    model, tokenizer = filler.load()
     for i, text in enumerate(MASKED):
         expected, multi = reference_fill(
-            filler.model, filler.tokenizer, text, EXCLUDE[i] | STOP, top_k=4, beam=6, depth=3, pool=8
+            model, tokenizer, text, EXCLUDE[i] | STOP, top_k=4, beam=6, depth=3, pool=8
         )
         longest = max(longest, multi)
         assert [c.word for c in got[i]] == [w for w, *_ in expected], text
@@ -117,6 +118,31 @@ def test_fill_goes_through_the_prediction_cache(tiny_dir: Path, tmp_path: Path) 
     wider = CausalLMFiller(f"{tiny_dir}?beam=5&depth=2&pool=5", stopwords=STOP)
     _, computed_wider = fill_requests(MASKED[:1], [frozenset()], wider, cache, top_k=3, progress=False)
     assert computed_wider == 1
+    cache.close()
+
+
+def test_a_fully_cached_rerun_loads_no_model(
+    tiny_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the filler loads its LM on the first cache miss only: with every fill cached, a loader that
+    # fails when called is never reached (the identity, hence the cache key, needs no model)
+    from nlibias.extension.fill import fill_requests
+    from nlibias.models.generative.hf_causal import HFCausalLM
+    from nlibias.runtime.cache import PredictionCache
+
+    cache = PredictionCache(tmp_path / "c.sqlite")
+    spec = f"{tiny_dir}?beam=3&depth=2&pool=4"
+    first, _ = fill_requests(MASKED, [frozenset(e) for e in EXCLUDE], CausalLMFiller(spec), cache, top_k=2)
+
+    def no_loading(self: Any) -> Any:
+        raise AssertionError("the model was loaded although every fill was cached")
+
+    monkeypatch.setattr(HFCausalLM, "load", no_loading)
+    rerun = CausalLMFiller(spec)
+    again, computed = fill_requests(MASKED, [frozenset(e) for e in EXCLUDE], rerun, cache, top_k=2)
+    assert computed == 0 and again == first and rerun.forward_passes == 0
+    with pytest.raises(AssertionError, match="was loaded"):  # a miss does load it
+        fill_requests(["Men are <mask> here."], [frozenset()], rerun, cache, top_k=2)
     cache.close()
 
 

@@ -49,7 +49,8 @@ from nlibias.models.mlm.hf import detect_scheme, is_whole_word, rank_whole_words
 from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate
 from nlibias.models.spec_options import int_option, split_spec_options
 
-BACKEND_VERSION = 1
+BACKEND_VERSION = 2
+"""2: the identity no longer holds the BOS text (the weights hash covers the tokenizer)."""
 DEFAULT_BEAM = 16
 DEFAULT_DEPTH = 3
 POOL_PER_WORD = 2
@@ -198,6 +199,24 @@ class _Beam:
     score: float
 
 
+def stopwords_hash(words: Collection[str]) -> str:
+    """A short content hash of a stop-word list (lower-cased, order and duplicates ignored).
+
+    >>> stopwords_hash(["The", "a"]) == stopwords_hash({"a", "the"})
+    True
+    """
+    return hashlib.sha256("\n".join(sorted({w.lower() for w in words})).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    model: Any
+    tokenizer: Any
+    bos: str
+    tables: PieceTables
+    pad_id: int
+
+
 class CausalLMFiller:
     """Fills ``<mask>`` with a causal LM (see the module docstring). Implements
     :class:`~nlibias.models.mlm.mask_filler.MaskFiller`.
@@ -236,15 +255,11 @@ class CausalLMFiller:
         self.max_tokens, self.max_batch_size = max_tokens, max_batch_size
         self.stopwords = frozenset(w.lower() for w in stopwords)
         self._lm = HFCausalLM(local_source(base), name=base, device=device, dtype=dtype)
-        self.model, self.tokenizer = self._lm.load()
         self.device = self._lm.device
-        self.bos = self.tokenizer.bos_token or self.tokenizer.eos_token or ""
-        vocab = int(self.model.get_output_embeddings().weight.shape[0])
-        self.tables = piece_tables(self.tokenizer, vocab)
-        self._starts, self._pieces = self.tables.starts, self.tables.pieces
-        self.pad_id = int(self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0)
         self.forward_passes = 0
-        stop_hash = hashlib.sha256("\n".join(sorted(self.stopwords)).encode()).hexdigest()[:16]
+        self._loaded: _Loaded | None = None
+        # the identity needs no loaded model (the weights hash covers the tokenizer, so its BOS
+        # text too): a rerun whose fills are all cached never loads the LM
         self._identity = {
             "backend": "causal-fill",
             "backend_version": BACKEND_VERSION,
@@ -252,9 +267,28 @@ class CausalLMFiller:
             "beam": self.beam,
             "depth": self.depth,
             "pool": self.pool or f"{POOL_PER_WORD}*top_k",
-            "bos": self.bos,
-            "stopwords": stop_hash,
+            "stopwords": stopwords_hash(self.stopwords),
         }
+
+    def _model(self) -> _Loaded:
+        """The LM, its tokenizer and piece tables, loaded on the first fill that is not cached."""
+        if self._loaded is None:
+            model, tokenizer = self._lm.load()
+            vocab = int(model.get_output_embeddings().weight.shape[0])
+            pad = tokenizer.pad_token_id
+            self._loaded = _Loaded(
+                model=model,
+                tokenizer=tokenizer,
+                bos=tokenizer.bos_token or tokenizer.eos_token or "",
+                tables=piece_tables(tokenizer, vocab),
+                pad_id=int(pad if pad is not None else 0),
+            )
+        return self._loaded
+
+    def load(self) -> tuple[Any, Any]:
+        """``(model, tokenizer)``, loaded now if they were not (benchmarks and tests read them)."""
+        loaded = self._model()
+        return loaded.model, loaded.tokenizer
 
     def identity(self) -> Mapping[str, Any]:
         return dict(self._identity)
@@ -268,7 +302,8 @@ class CausalLMFiller:
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` after the BOS text (as the sentence scorers of the TP audit do)."""
-        return list(self.tokenizer(self.bos + text, add_special_tokens=False)["input_ids"])
+        loaded = self._model()
+        return list(loaded.tokenizer(loaded.bos + text, add_special_tokens=False)["input_ids"])
 
     # -- step 1: candidates from the left context ------------------------------------------------
 
@@ -281,13 +316,14 @@ class CausalLMFiller:
 
         from nlibias.models.generative.scoring import plain_last_logits
 
-        not_piece = torch.as_tensor(~self._pieces, device=self.device)
+        loaded = self._model()
+        not_piece = torch.as_tensor(~loaded.tables.pieces, device=self.device)
         lengths = np.array([len(s) for s in sequences])
         out: list[tuple[float, list[int], list[float]]] = [(0.0, [], [])] * len(sequences)
         for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
             with torch.inference_mode():
                 logits = plain_last_logits(
-                    self.model, [sequences[i] for i in batch], self.pad_id, self.device
+                    loaded.model, [sequences[i] for i in batch], loaded.pad_id, self.device
                 )
                 logprobs = torch.log_softmax(logits.float(), dim=-1)
                 boundary = torch.logsumexp(logprobs.masked_fill(~not_piece, float("-inf")), dim=-1)
@@ -304,7 +340,8 @@ class CausalLMFiller:
 
     def left_candidates(self, contexts: Sequence[MaskedText]) -> list[dict[str, float]]:
         """For each left context: candidate word → left score (see the module docstring)."""
-        tables = self.tables
+        tables = self._model().tables
+        starts, pieces = tables.starts, tables.pieces
         prefixes = [self.encode(c.left) for c in contexts]
         # after a space (or in a WordPiece vocabulary) a word starts with a word-start token;
         # at the very start of the text (BPE, SentencePiece) with a token without the marker
@@ -312,7 +349,7 @@ class CausalLMFiller:
         found: list[dict[str, float]] = [{} for _ in contexts]
         beams = [_Beam(i, (), "", 0.0) for i in range(len(contexts))]
         for depth in range(self.depth + 1):
-            allowed = [self._starts if depth == 0 and spaced[b.context] else self._pieces for b in beams]
+            allowed = [starts if depth == 0 and spaced[b.context] else pieces for b in beams]
             steps = self._steps([prefixes[b.context] + list(b.tokens) for b in beams], allowed)
             grown: list[_Beam] = []
             for beam, (boundary, ids, values) in zip(beams, steps, strict=True):
@@ -348,19 +385,20 @@ class CausalLMFiller:
         """log P of each sentence: every token after the BOS text, given all tokens before it."""
         import torch
 
+        loaded = self._model()
         encoded = [self.encode(s) for s in sentences]
         lengths = np.array([len(e) for e in encoded])
         scores = [0.0] * len(sentences)
         for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
             width = int(lengths[batch].max())
-            ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
+            ids = torch.full((len(batch), width), loaded.pad_id, dtype=torch.long)
             mask = torch.zeros((len(batch), width), dtype=torch.long)
             for row, i in enumerate(batch):
                 ids[row, : lengths[i]] = torch.tensor(encoded[i], dtype=torch.long)
                 mask[row, : lengths[i]] = 1
             ids, mask = ids.to(self.device), mask.to(self.device)
             with torch.inference_mode():
-                logits = self.model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+                logits = loaded.model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
                 picked = logits.gather(2, ids[:, 1:, None]).squeeze(-1) - torch.logsumexp(logits, dim=-1)
                 total = (picked.double() * mask[:, 1:]).sum(-1).cpu().tolist()  # float64 sum: exact to 1e-6
             self.forward_passes += 1
