@@ -1,0 +1,298 @@
+"""BBNLI's subtopic JSON files: the parsed records and the reader that validates them.
+
+A subtopic file holds premises, test and bias hypothesis templates with ``{{NAME}}`` placeholders,
+the ``data`` word lists that fill them and the two groups ``GROUP1``/``GROUP2``. Errors name the
+file, the line of the field, the field and the reason. The expansion into samples is
+:mod:`nlibias.benchmarks.bbnli`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from nlibias.benchmarks.templating import GROUP_SLOTS, placeholders
+from nlibias.errors import SourceError
+from nlibias.schema import Label
+from nlibias.textio.text_files import check_json_text, read_text
+
+DEFAULT_ANSWER_CHOICES = ("Contradiction", "Neutral", "Entailment")
+Formulation = Literal["pro", "anti"]
+FORMULATIONS: tuple[Formulation, Formulation] = ("pro", "anti")
+REQUIRED_KEYS = (
+    "premise",
+    "test_hypothesis",
+    "bias_hypothesis_stereotypical",
+    "data",
+    "GROUP1",
+    "GROUP2",
+    "name",
+    "domain",
+)
+
+
+def subtopic_id(name: str) -> str:
+    """The subtopic id: the file's ``name`` with spaces as underscores and a trailing period dropped.
+
+    >>> subtopic_id("Muslim women to invisible.")
+    'Muslim_women_to_invisible'
+    """
+    return name.strip().replace(" ", "_").rstrip(".")
+
+
+@dataclass(frozen=True)
+class BBNLITemplate:
+    """One hypothesis template of a subtopic file."""
+
+    index: int
+    text: str
+    label: Label
+    """The true label (``neutral`` for every bias hypothesis)."""
+    bias_label: Label | None
+    """For bias hypotheses, the label that would reveal the stereotype; ``None`` for test ones."""
+    question: str | None = None
+
+
+@dataclass(frozen=True)
+class BBNLISubtopic:
+    """A parsed, validated BBNLI subtopic file."""
+
+    path: str
+    subtopic: str
+    name: str
+    domain: str
+    premises: tuple[str, ...]
+    test_hypotheses: tuple[BBNLITemplate, ...]
+    bias_hypotheses: tuple[BBNLITemplate, ...]
+    words: Mapping[str, tuple[str, ...]]
+    """Placeholder name → its word list, in file order (the cross product's order)."""
+    group1: str
+    group2: str
+    references: tuple[str, ...] = ()
+
+    def combinations(self) -> list[dict[str, str]]:
+        """Every combination of the word lists, in the reference's order."""
+        keys = list(self.words)
+        return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*self.words.values())]
+
+    def values(self, words: Mapping[str, str], formulation: Formulation) -> dict[str, str]:
+        """Placeholder values for a word combination under a formulation (anti swaps the groups)."""
+        first, second = (self.group1, self.group2) if formulation == "pro" else (self.group2, self.group1)
+        return {**words, "GROUP1": first, "GROUP2": second}
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading and validating one file
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """Line number of the first occurrence of ``"key"`` in a JSON text (for error messages)."""
+    match = re.search(r'"' + re.escape(key) + r'"\s*:', text)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def _is_string_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+
+
+def _parse_object(path: Path, text: str) -> dict[str, Any]:
+    """The file's JSON object; a syntax error or another top-level value is refused."""
+    try:
+        raw = check_json_text(path, text, json.loads(text))
+    except json.JSONDecodeError as exc:
+        raise SourceError(
+            path, None, f"invalid JSON: {exc.msg}", line=exc.lineno, fix="fix the syntax at that position"
+        ) from exc
+    except (RecursionError, ValueError):  # nested too deep, a number past the digit limit
+        from nlibias.textio.json_text import parse_json
+
+        parse_json(path, text, allow_nan=True)  # raises a SourceError saying which, with the line
+        raise
+    if not isinstance(raw, dict):
+        raise SourceError(path, None, "expected a JSON object with the BBNLI keys", line=1)
+    for key in REQUIRED_KEYS:
+        if key not in raw:
+            raise SourceError(
+                path, key, "missing key", fix=f"every BBNLI subtopic file needs: {', '.join(REQUIRED_KEYS)}"
+            )
+    return raw
+
+
+@dataclass(frozen=True)
+class _SubtopicFile:
+    """A subtopic file's text and JSON object, read field by field."""
+
+    path: Path
+    text: str
+    raw: dict[str, Any]
+
+    def fail(self, key: str, reason: str, fix: str | None = None) -> SourceError:
+        return SourceError(self.path, key, reason, line=_line_of(self.text, key), fix=fix)
+
+    def string_list(self, key: str) -> tuple[str, ...]:
+        value = self.raw[key]
+        if not _is_string_list(value):
+            raise self.fail(key, "expected a non-empty list of strings")
+        return tuple(value)
+
+    def groups(self) -> tuple[str, str]:
+        """``GROUP1[0]`` and ``GROUP2[0]``, which must differ."""
+        group1, group2 = self.string_list("GROUP1")[0], self.string_list("GROUP2")[0]
+        if group1 == group2:
+            raise self.fail(
+                "GROUP2",
+                f"GROUP1 and GROUP2 are both {group1!r}: no pro/anti pair can be formed",
+                fix="name two different groups",
+            )
+        return group1, group2
+
+    def check_strings(self, *keys: str) -> None:
+        for key in keys:
+            if not isinstance(self.raw[key], str) or not self.raw[key].strip():
+                raise self.fail(key, "expected a non-empty string")
+
+    def words(self) -> dict[str, tuple[str, ...]]:
+        """The ``data`` word lists by placeholder name, in file order."""
+        data = self.raw["data"]
+        if not isinstance(data, dict):
+            raise self.fail("data", "expected an object mapping each placeholder to its list of words")
+        words: dict[str, tuple[str, ...]] = {}
+        for key, value in data.items():
+            if not _is_string_list(value):
+                raise self.fail(key, f"data.{key}: expected a non-empty list of strings")
+            if key in GROUP_SLOTS:
+                raise self.fail(key, f"data.{key}: {key} is set by GROUP1/GROUP2, not by a word list")
+            words[key] = tuple(value)
+        return words
+
+    @property
+    def answer_choices(self) -> Any:
+        return self.raw.get("answer_choices", list(DEFAULT_ANSWER_CHOICES))
+
+    def labels(self) -> list[Label]:
+        """``answer_choices`` (default: BBNLI's), lower-cased: a permutation of the three NLI labels."""
+        choices = self.answer_choices
+        normalized = [c.lower() for c in choices] if isinstance(choices, list) else []
+        if sorted(normalized) != ["contradiction", "entailment", "neutral"]:
+            raise self.fail("answer_choices", f"expected the three NLI labels, got {choices!r}")
+        return [c for c in normalized]
+
+    def questions(self, key: str, count: int) -> list[str | None]:
+        value = self.raw.get(key)
+        if value is None:
+            return [None] * count
+        if not isinstance(value, list) or len(value) != count:
+            raise self.fail(key, f"expected {count} entries, one per hypothesis")
+        return [q[0] if isinstance(q, list) and q and isinstance(q[0], str) else None for q in value]
+
+
+@dataclass(frozen=True)
+class _TemplateChecks:
+    """What a template entry is checked against: the placeholders with a value and the labels."""
+
+    file: _SubtopicFile
+    known: frozenset[str]
+    labels: list[Label]
+
+    def placeholders(self, key: str, index: int, template: str) -> None:
+        unknown = [p for p in placeholders(template) if p not in self.known]
+        if unknown:
+            raise self.file.fail(
+                key,
+                f"{key}[{index}] uses placeholder {{{{{unknown[0]}}}}} with no word list in data",
+                fix=f"add data.{unknown[0]} or fix the placeholder name (known: {', '.join(sorted(self.known))})",
+            )
+
+    def label(self, key: str, index: int, value: Any) -> Label:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 3:
+            raise self.file.fail(
+                key,
+                f"{key}[{index}]: label {value!r} is not an index into answer_choices {self.file.answer_choices}",
+            )
+        return self.labels[value]
+
+    def templates(self, key: str, question_key: str, *, bias: bool) -> tuple[BBNLITemplate, ...]:
+        """The ``[template, label]`` entries of ``key`` (bias ones: ``[template, label, bias_label]``,
+        at least one, each neutral)."""
+        shape = "template, label, bias_label" if bias else "template, label"
+        entries = self.file.raw[key]
+        if not isinstance(entries, list) or (bias and not entries):
+            raise self.file.fail(key, f"expected {'a non-empty list' if bias else 'a list'} of [{shape}]")
+        questions = self.file.questions(question_key, len(entries))
+        templates: list[BBNLITemplate] = []
+        for i, entry in enumerate(entries):
+            if not (
+                isinstance(entry, list) and len(entry) >= (3 if bias else 2) and isinstance(entry[0], str)
+            ):
+                raise self.file.fail(key, f"{key}[{i}]: expected [{shape}]")
+            self.placeholders(key, i, entry[0])
+            label = self.label(key, i, entry[1])
+            if bias and label != "neutral":
+                raise self.file.fail(
+                    key,
+                    f"{key}[{i}]: gold label {label}; BBNLI's bias hypotheses are neutral",
+                    fix="set its label to the index of Neutral in answer_choices, or move it to test_hypothesis",
+                )
+            bias_label = self.label(key, i, entry[2]) if bias else None
+            templates.append(BBNLITemplate(i, entry[0], label, bias_label, questions[i]))
+        return tuple(templates)
+
+
+def load_bbnli_json(path: str | Path) -> BBNLISubtopic:
+    """Parse and validate one BBNLI subtopic file; errors name the file, line, field and reason."""
+    path = Path(path)
+    text = read_text(path)
+    file = _SubtopicFile(path, text, _parse_object(path, text))
+    premises = file.string_list("premise")
+    group1, group2 = file.groups()
+    file.check_strings("name", "domain")
+    words = file.words()
+    checks = _TemplateChecks(file, frozenset(words) | frozenset(GROUP_SLOTS), file.labels())
+    for i, premise in enumerate(premises):
+        checks.placeholders("premise", i, premise)
+    tests = checks.templates("test_hypothesis", "test_question", bias=False)
+    bias = checks.templates("bias_hypothesis_stereotypical", "bias_question_stereotypical", bias=True)
+    references = file.raw.get("reference", [])
+    return BBNLISubtopic(
+        path=str(path),
+        subtopic=subtopic_id(file.raw["name"]),
+        name=file.raw["name"],
+        domain=file.raw["domain"].strip(),
+        premises=premises,
+        test_hypotheses=tests,
+        bias_hypotheses=bias,
+        words=words,
+        group1=group1,
+        group2=group2,
+        references=tuple(str(r) for r in references) if isinstance(references, list) else (),
+    )
+
+
+def load_bbnli_dir(path: str | Path) -> list[BBNLISubtopic]:
+    """Every ``*.json`` subtopic file under ``path`` (recursively, sorted by path)."""
+    path = Path(path)
+    files = sorted(path.rglob("*.json")) if path.is_dir() else [path]
+    if not files:
+        raise SourceError(
+            path,
+            None,
+            "no BBNLI .json files found",
+            fix="pass as source a directory laid out as <domain>/<subtopic>.json, or a CSV",
+        )
+    subtopics = [load_bbnli_json(f) for f in files]
+    seen: dict[str, str] = {}
+    for sub in subtopics:
+        if sub.subtopic in seen:
+            raise SourceError(
+                sub.path,
+                "name",
+                f"subtopic {sub.subtopic!r} is also defined in {seen[sub.subtopic]}",
+                fix="give each subtopic file a distinct name",
+            )
+        seen[sub.subtopic] = sub.path
+    return subtopics
