@@ -147,6 +147,26 @@ def test_every_setting_that_changes_an_output_is_in_its_stage_fingerprint(
     assert f"stage {stage}: " in str(refused.value) and named in str(refused.value)
 
 
+def test_a_changed_stop_word_list_of_a_causal_fill_is_refused_and_force_redoes_the_fill(
+    tmp_path: Path,
+) -> None:
+    # the stop words a causal fill skips change its candidates: same file name, other content
+    stop = tmp_path / "stop.txt"
+    stop.write_text("the\na\n", encoding="utf-8")
+    config = small_config(tmp_path, mlm={"model": "causal:fake-lm", "top_k": 2, "stopwords": str(stop)})
+    run_pipeline(config, factories=Spy().factories, progress=False)
+    stop.write_text("the\na\nof\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"stage fill: mlm\.stopwords_sha256: ") as refused:
+        run_pipeline(config, factories=Spy().factories, progress=False)
+    assert refused.value.parameter == "run_dir"
+    forced = run_pipeline(config, factories=Spy().factories, progress=False, force=True)
+    assert statuses(forced)["fill"] == "ran" and statuses(forced)["masked"] == "skipped"
+    # a masked-LM fill reads no stop words: its fingerprint holds none
+    from nlibias.extension.fingerprint import fill_stopwords_hash
+
+    assert fill_stopwords_hash(small_config(tmp_path).mlm) is None
+
+
 def test_speed_only_settings_and_the_cache_path_reuse_every_stage(tmp_path: Path) -> None:
     run_pipeline(small_config(tmp_path), factories=Spy().factories, progress=False)
     faster = small_config(

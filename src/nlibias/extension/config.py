@@ -108,6 +108,9 @@ class MLMConfig(DeviceConfig):
     top_k: int = Field(default=20, ge=1)
     block_list: list[str] = []
     """Words never used as fills (compared lower-cased)."""
+    stopwords: str | None = None
+    """Stop-word file of a causal fill (words it never proposes); default: the one shipped with
+    nlibias. Its content is part of the fill stage's fingerprint; a masked-LM fill ignores it."""
 
     _named = field_validator("model")(classmethod(lambda cls, v: _model_name(v)))
 

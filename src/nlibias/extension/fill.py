@@ -218,7 +218,8 @@ def describe_filler(filler: MaskFiller) -> dict[str, Any]:
 def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
     """The causal-LM filler the fill model names (``causal:NAME``, ``smollm2``, a ``.gguf`` file, a
     causal LM's directory or cached hub id: :func:`~nlibias.models.mlm.causal_fill.split_fill_spec`),
-    with the shipped stop words; ``None`` when it names a masked LM or the fake."""
+    with the stop words of ``settings.stopwords`` (default: the shipped list); ``None`` when it
+    names a masked LM or the fake."""
     from nlibias.extension.masked_templates import load_stopwords
     from nlibias.models.mlm.causal_fill import CausalLMFiller, split_fill_spec
 
@@ -230,7 +231,7 @@ def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
         target = f"{base}@{settings.revision}{sep}{options}"
     return CausalLMFiller(
         target,
-        stopwords=load_stopwords(),
+        stopwords=load_stopwords(settings.stopwords),
         device=settings.device,
         dtype=settings.dtype,
         max_tokens=min(settings.max_tokens, 2048),

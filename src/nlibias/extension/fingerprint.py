@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from nlibias.extension.config import MLMConfig
 from nlibias.extension.context import StageContext
 from nlibias.io.fingerprint import flat_keys, sha256_file
 
@@ -96,10 +97,22 @@ def _masks(p: StageContext) -> dict[str, Any]:
     }
 
 
+def fill_stopwords_hash(mlm: MLMConfig) -> str | None:
+    """The content hash of the stop words a causal fill skips (``None`` for another fill, which
+    reads none): a rerun with another list must not reuse the fills made with this one."""
+    from nlibias.extension.masked_templates import load_stopwords
+    from nlibias.models.mlm.causal_fill import split_fill_spec, stopwords_hash
+
+    if split_fill_spec(mlm.model)[0] != "causal":
+        return None
+    return stopwords_hash(load_stopwords(mlm.stopwords))
+
+
 def _fill(p: StageContext) -> dict[str, Any]:
     mlm = p.config.mlm
     return {
         **_section("mlm", mlm.model_dump()),
+        "mlm.stopwords_sha256": fill_stopwords_hash(mlm),
         "mlm.block_list": sorted({w.lower() for w in mlm.block_list}),
         "mlm.dtype": resolved_dtype(mlm.device, mlm.dtype, [mlm.model]),
         "mlm.files": model_files(mlm.model, mlm.revision),
