@@ -202,30 +202,28 @@ def fill_masked_samples(
 
 def describe_filler(filler: MaskFiller) -> dict[str, Any]:
     """``{"name", "kind", "identity"}`` of a filler (kind: ``causal``, ``masked`` or ``fake``)."""
-    from nlibias.models.mlm.causal_fill import CausalLMFiller
     from nlibias.models.mlm.mask_filler import FakeMaskFiller
 
-    kind = (
-        "causal"
-        if isinstance(filler, CausalLMFiller)
-        else "fake"
-        if isinstance(filler, FakeMaskFiller)
-        else "masked"
-    )
+    # causal fillers say so (fill_kind); the others are masked LMs, or the dry-run fake
+    kind = getattr(filler, "fill_kind", None) or ("fake" if isinstance(filler, FakeMaskFiller) else "masked")
     return {"name": filler.name, "kind": kind, "identity": dict(filler.identity())}
 
 
 def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
     """The causal-LM filler the fill model names (``causal:NAME``, ``smollm2``, a ``.gguf`` file, a
-    causal LM's directory or cached hub id: :func:`~nlibias.models.mlm.causal_fill.split_fill_spec`),
+    causal LM's directory or cached hub id, ``openai:URL#MODEL`` for a server: :func:`~nlibias.models.mlm.causal_fill.split_fill_spec`),
     with the stop words of ``settings.stopwords`` (default: the shipped list); ``None`` when it
     names a masked LM or the fake."""
     from nlibias.extension.masked_templates import load_stopwords
-    from nlibias.models.mlm.causal_fill import CausalLMFiller, split_fill_spec
+    from nlibias.models.mlm.causal_fill import SERVER_SCHEMES, CausalLMFiller, split_fill_spec
 
     kind, target = split_fill_spec(settings.model)
     if kind != "causal":
         return None
+    if target.startswith(tuple(f"{scheme}:" for scheme in SERVER_SCHEMES)):
+        from nlibias.models.mlm.server_fill import ServerCausalFiller
+
+        return ServerCausalFiller(target, stopwords=load_stopwords(settings.stopwords), name=settings.model)
     if settings.revision and "@" not in target.partition("?")[0]:
         base, sep, options = target.partition("?")
         target = f"{base}@{settings.revision}{sep}{options}"

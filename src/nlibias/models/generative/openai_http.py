@@ -213,6 +213,23 @@ def _explain(url: str, status: int, message: str, api_key_env: str | None) -> st
     return text
 
 
+def completion_top_logprobs(response: Mapping[str, Any]) -> dict[str, float] | None:
+    """``{token: log-probability}`` of the first generated token's top alternatives in a
+    ``/v1/completions`` answer asked with ``logprobs``; ``None`` when the answer has none.
+
+    >>> completion_top_logprobs({"choices": [{"logprobs": {"top_logprobs": [{" a": -0.1, " b": -2.5}]}}]})
+    {' a': -0.1, ' b': -2.5}
+    >>> completion_top_logprobs({"choices": [{"text": "a"}]}) is None
+    True
+    """
+    choice = (response.get("choices") or [{}])[0]
+    logprobs = choice.get("logprobs") if isinstance(choice, Mapping) else None
+    top = logprobs.get("top_logprobs") if isinstance(logprobs, Mapping) else None
+    if not isinstance(top, list) or not top or not isinstance(top[0], Mapping):
+        return None
+    return {str(token): float(value) for token, value in top[0].items()}
+
+
 def _answer_word(token: str, answers: Sequence[str]) -> str | None:
     word = token.strip(_TOKEN_JUNK).lower()
     return word if word in answers else None

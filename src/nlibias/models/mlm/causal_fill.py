@@ -30,13 +30,15 @@ ids, :func:`nlibias.models.generative.scoring.plain_last_logits`); sentences are
 ('causal', 'smollm2?beam=8')
 >>> split_fill_spec("fake:x")[0], split_fill_spec("masked:./bert")
 ('fake', ('masked', './bert'))
+>>> split_fill_spec("openai:http://127.0.0.1:8080/v1#m")
+('causal', 'openai:http://127.0.0.1:8080/v1#m')
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -58,13 +60,16 @@ POOL_PER_WORD = 2
 FILL_OPTIONS = frozenset({"beam", "depth", "pool"})
 FillKind = Literal["causal", "masked", "fake"]
 _PIECE_PUNCTUATION = frozenset("'’-")
+SERVER_SCHEMES = ("openai", "openai-completions")
+"""Fill specs ``openai:URL#MODEL``: a causal fill over HTTP (:mod:`.server_fill`)."""
 
 
 def split_fill_spec(spec: str) -> tuple[FillKind, str]:
     """Which kind of fill a spec names, and the spec without its kind prefix.
 
     ``causal:NAME`` / ``masked:NAME`` (or ``mlm:NAME``) say it; ``fake`` / ``fake:NAME`` is the
-    dry-run fake; ``smollm2`` and ``.gguf`` files are causal; a local directory or a hub model in
+    dry-run fake; ``smollm2``, ``.gguf`` files (``gguf:PATH`` too) and ``openai:URL#MODEL`` (an
+    OpenAI-compatible server, kept whole) are causal; a local directory or a hub model in
     the local Hugging Face cache is causal when its ``config.json`` says so (``is_decoder``, or an
     architecture ending in ``ForCausalLM`` / ``LMHeadModel``); anything else is a masked LM (the
     default of the paper).
@@ -72,6 +77,10 @@ def split_fill_spec(spec: str) -> tuple[FillKind, str]:
     kind, sep, rest = spec.partition(":")
     if sep and kind == "causal":
         return "causal", rest
+    if sep and kind == "gguf":
+        return "causal", rest
+    if sep and kind in SERVER_SCHEMES:  # served: nlibias.models.mlm.server_fill
+        return "causal", spec
     if sep and kind in ("masked", "mlm"):
         return "masked", rest
     if spec == "fake" or spec.startswith("fake:"):
@@ -190,6 +199,10 @@ class MaskedText:
     def filled(self, word: str) -> str:
         return f"{self.left}{self.sep}{word}{self.right}"
 
+    def context(self) -> MaskedText:
+        """The left context alone (texts that share it are continued once)."""
+        return MaskedText(self.left, self.sep, "")
+
 
 @dataclass
 class _Beam:
@@ -226,6 +239,8 @@ class CausalLMFiller:
     extension pipeline passes its shipped stop-word list: a causal LM continuing "Women are less"
     mostly proposes function words). ``forward_passes`` counts the model calls made.
     """
+
+    fill_kind = "causal"
 
     def __init__(
         self,
@@ -423,31 +438,55 @@ class CausalLMFiller:
     ) -> FillBatch:
         split = [MaskedText.split(t) for t in texts]
         contexts: dict[MaskedText, int] = {}
-        context_of = [contexts.setdefault(MaskedText(s.left, s.sep, ""), len(contexts)) for s in split]
+        context_of = [contexts.setdefault(s.context(), len(contexts)) for s in split]
         found = self.left_candidates(list(contexts))
-        shortlists: list[list[FillCandidate]] = []
-        for context, skip in zip(context_of, exclude, strict=True):
-            words = sorted(found[context], key=lambda w: (-found[context][w], w))
-            scores = np.array([found[context][w] for w in words], dtype=np.float64)
-            shortlists.append(
-                rank_whole_words(
-                    scores,
-                    np.arange(len(words)),
-                    words,
-                    top_k=self.pool_size(top_k),
-                    exclude={*(w.lower() for w in skip), *self.stopwords},
-                )
-            )
-        sentences = [m.filled(c.word) for m, short in zip(split, shortlists, strict=True) for c in short]
-        scores_flat = iter(self.sentence_log_probs(sentences))
-        rows: list[tuple[FillCandidate, ...]] = []
-        for short in shortlists:
-            scored = [(next(scores_flat), c) for c in short]
-            scored.sort(key=lambda pair: (-pair[0], pair[1].rank))
-            rows.append(
-                tuple(
-                    FillCandidate(c.word, rank, score, c.rank)
-                    for rank, (score, c) in enumerate(scored[:top_k], start=1)
-                )
-            )
+        rows = rerank_by_sentence(
+            split,
+            [found[c] for c in context_of],
+            [{*(w.lower() for w in skip), *self.stopwords} for skip in exclude],
+            pool=self.pool_size(top_k),
+            top_k=top_k,
+            score=self.sentence_log_probs,
+        )
         return FillBatch(indices=indices, candidates=rows)
+
+
+def rerank_by_sentence(
+    split: Sequence[MaskedText],
+    found: Sequence[Mapping[str, float]],
+    exclude: Sequence[Collection[str]],
+    *,
+    pool: int,
+    top_k: int,
+    score: Callable[[Sequence[str]], list[float]],
+) -> list[tuple[FillCandidate, ...]]:
+    """Step 2 of every causal fill (in process or over HTTP): for each text, its left-context
+    candidates (``found``: word → left score) filtered like the masked-LM fill (not a whole word,
+    an ``exclude``d word, a word already kept), the best ``pool`` put into the sentence, re-ranked
+    by ``score`` (the log-probability of each whole sentence, all sentences in one call) and the
+    first ``top_k`` kept; ties keep the left-score order.
+
+    >>> split = [MaskedText.split("A <mask> b.")]
+    >>> rows = rerank_by_sentence(split, [{"x": -1.0, "y": -2.0, "z": -3.0}], [{"z"}], pool=2, top_k=1,
+    ...                           score=lambda sentences: [-5.0 if "x" in s else -4.0 for s in sentences])
+    >>> rows[0][0].word, rows[0][0].vocab_rank
+    ('y', 2)
+    """
+    shortlists: list[list[FillCandidate]] = []
+    for words_scores, skip in zip(found, exclude, strict=True):
+        words = sorted(words_scores, key=lambda w: (-words_scores[w], w))
+        scores = np.array([words_scores[w] for w in words], dtype=np.float64)
+        shortlists.append(rank_whole_words(scores, np.arange(len(words)), words, top_k=pool, exclude=skip))
+    sentences = [m.filled(c.word) for m, short in zip(split, shortlists, strict=True) for c in short]
+    scores_flat = iter(score(sentences))
+    rows: list[tuple[FillCandidate, ...]] = []
+    for short in shortlists:
+        scored = [(next(scores_flat), c) for c in short]
+        scored.sort(key=lambda pair: (-pair[0], pair[1].rank))
+        rows.append(
+            tuple(
+                FillCandidate(c.word, rank, score, c.rank)
+                for rank, (score, c) in enumerate(scored[:top_k], start=1)
+            )
+        )
+    return rows

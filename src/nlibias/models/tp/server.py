@@ -146,6 +146,19 @@ class ServerScorer:
         }  # fmt: skip
         return prompt_logprobs(self.client.post("/completions", payload), text)
 
+    def sentence_log_probs(self, texts: Sequence[str]) -> list[float]:
+        """log P of each whole text (every prompt token after the first), ``concurrency``
+        requests at a time; the server's alignment is checked before the first.
+
+        >>> # ServerScorer(url, "m").sentence_log_probs(["Men are kind.", "Women are kind."])
+        """
+        if not texts:
+            return []
+        self.check_alignment()
+        with ThreadPoolExecutor(self.concurrency) as pool:
+            answers = list(pool.map(self._tokens, texts))
+        return [float(sum(v for v in values[1:] if v is not None)) for _, values in answers]
+
     def score_pair_batches(
         self, pairs: Sequence[tuple[str, str]], *, variant: str
     ) -> Iterator[PairScoreBatch]:

@@ -1,0 +1,235 @@
+"""Causal-LM fill from an OpenAI-compatible server that returns log-probabilities (vLLM, ...).
+
+The same two steps as the in-process causal fill (:mod:`nlibias.models.mlm.causal_fill`), asked
+of a server over ``/v1/completions`` (the client, retries with backoff and keep-alive are
+:class:`~nlibias.models.generative.openai_http.JSONClient`'s):
+
+1. **Candidates from the left context.** The text before the mask is sent as the prompt for one
+   token with ``logprobs: top_logprobs`` (default 20): the word-starting tokens among the answer's
+   top alternatives (a leading space, then a whole word; at the start of the text, a word piece)
+   start the beam, then up to ``depth - 1`` word-continuing tokens (word pieces without a leading
+   space) grow it, one request per partial word (the prompt is the left context plus the partial
+   word), keeping the ``beam`` best partial words per left context. A partial word is a
+   candidate when it looks like a whole word; its left score is the sum of its tokens'
+   log-probabilities plus log P(word boundary) = log(1 - the probability of the continuing pieces
+   among the top alternatives): a server shows only its top tokens, so pieces outside them count
+   as boundary (the in-process fill sums the whole vocabulary).
+2. **Re-ranking by the whole sentence**, shared with the in-process fill
+   (:func:`~nlibias.models.mlm.causal_fill.rerank_by_sentence`): the filtered candidates' completed
+   sentences are scored by their prompt log-probabilities (``echo`` + ``logprobs``:
+   :meth:`nlibias.models.tp.server.ServerScorer.sentence_log_probs`, which first refuses a server
+   whose echoed log-probabilities are shifted by one token, as llama-cpp-python's are).
+
+The prompts are texts, so the server tokenizes each one itself: a partial word's continuation is
+asked of the text it spells, whatever tokens spelled it. Identical prompts of one step are sent
+once; requests run ``concurrency`` at a time. The identity holds the server URL, the model name
+and the fill settings, not the weights (a server does not show them): serving another model under
+the same name is not noticed by the prediction cache.
+
+>>> filler = ServerCausalFiller("openai:http://127.0.0.1:8080/v1#m?beam=4&depth=2", stopwords={"the"})
+>>> filler.identity()["server"]["model"], filler.beam, filler.top_logprobs
+('m', 4, 20)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nlibias.errors import ConfigError
+from nlibias.models.generative.openai_http import ServerError, completion_top_logprobs
+from nlibias.models.mlm.causal_fill import (
+    DEFAULT_BEAM,
+    DEFAULT_DEPTH,
+    FILL_OPTIONS,
+    POOL_PER_WORD,
+    SERVER_SCHEMES,
+    MaskedText,
+    is_word_piece,
+    rerank_by_sentence,
+    stopwords_hash,
+)
+from nlibias.models.mlm.hf import is_whole_word
+from nlibias.models.mlm.mask_filler import FillBatch
+from nlibias.models.spec_options import int_option, split_spec_options
+from nlibias.models.tp.server import ServerScorer
+
+BACKEND_VERSION = 1
+DEFAULT_TOP_LOGPROBS = 20
+SERVER_FILL_OPTIONS = FILL_OPTIONS | {"top_logprobs"}
+TEXTS_PER_CHUNK = 32
+
+
+@dataclass(frozen=True)
+class _Beam:
+    context: int
+    text: str
+    score: float
+
+
+def parse_server_spec(spec: str) -> tuple[str, str, dict[str, str]]:
+    """``(base URL, model, options)`` of ``openai:URL#MODEL?key=value``.
+
+    >>> parse_server_spec("openai:http://h:8000/v1#org/m?beam=8")
+    ('http://h:8000/v1', 'org/m', {'beam': '8'})
+    """
+    base, options = split_spec_options(spec, SERVER_FILL_OPTIONS, parameter="fill_model")
+    scheme, _, rest = base.partition(":")
+    url, _, model = rest.partition("#")
+    if scheme not in SERVER_SCHEMES or not url.startswith(("http://", "https://")) or not model:
+        raise ConfigError(
+            f"{spec!r}: a served fill model looks like openai:http://HOST:PORT/v1#MODEL",
+            parameter="fill_model",
+        )
+    return url, model, options
+
+
+class ServerCausalFiller:
+    """Fills ``<mask>`` with a causal LM behind an OpenAI-compatible server (module docstring).
+    Implements :class:`~nlibias.models.mlm.mask_filler.MaskFiller`.
+
+    ``spec``: ``openai:URL#MODEL``, optionally followed by ``?beam=16&depth=3&pool=10&top_logprobs=20``.
+    ``requests`` counts the completions asked for (the beam's and the sentences').
+    """
+
+    fill_kind = "causal"
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        stopwords: Collection[str] = (),
+        name: str | None = None,
+        concurrency: int = 4,
+        timeout: float = 120.0,
+        max_retries: int = 5,
+    ) -> None:
+        url, model, options = parse_server_spec(spec)
+        self.beam = int_option(options, "beam", DEFAULT_BEAM, parameter="fill_model")
+        self.depth = int_option(options, "depth", DEFAULT_DEPTH, parameter="fill_model")
+        self.pool: int | None = (
+            int_option(options, "pool", 0, parameter="fill_model") if "pool" in options else None
+        )
+        self.top_logprobs = int_option(options, "top_logprobs", DEFAULT_TOP_LOGPROBS, parameter="fill_model")
+        self.name = name or spec
+        self.stopwords = frozenset(w.lower() for w in stopwords)
+        self.scorer = ServerScorer(
+            url, model, concurrency=concurrency, timeout=timeout, max_retries=max_retries
+        )
+        self.device = "server"
+        self._identity = {
+            "backend": "server-causal-fill",
+            "backend_version": BACKEND_VERSION,
+            "server": dict(self.scorer.identity()),
+            "beam": self.beam,
+            "depth": self.depth,
+            "pool": self.pool or f"{POOL_PER_WORD}*top_k",
+            "top_logprobs": self.top_logprobs,
+            "stopwords": stopwords_hash(self.stopwords),
+        }
+
+    @property
+    def requests(self) -> int:
+        return self.scorer.client.requests_sent
+
+    def identity(self) -> Mapping[str, Any]:
+        return dict(self._identity)
+
+    def describe(self) -> dict[str, Any]:
+        return {**self._identity, "name": self.name, "device": self.device, "kind": "causal"}
+
+    def pool_size(self, top_k: int) -> int:
+        """How many candidates are re-ranked by the whole sentence (at least ``top_k``)."""
+        return max(self.pool or POOL_PER_WORD * top_k, top_k)
+
+    def next_tokens(self, prompt: str) -> dict[str, float]:
+        """The server's top next tokens after ``prompt`` with their log-probabilities."""
+        payload = {
+            "model": self.scorer.model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0,
+            "logprobs": self.top_logprobs,
+        }  # fmt: skip
+        top = completion_top_logprobs(self.scorer.client.post("/completions", payload))
+        if top is None:
+            raise ServerError(
+                f"{self.scorer.client.base_url}: the completion has no top log-probabilities "
+                "(logprobs.top_logprobs); a causal fill needs a server that returns them (vLLM)"
+            )
+        return top
+
+    def _ask(self, prompts: Sequence[str]) -> list[dict[str, float]]:
+        unique = list(dict.fromkeys(prompts))  # beams that spell the same text ask once
+        with ThreadPoolExecutor(self.scorer.concurrency) as pool:
+            answers = dict(zip(unique, pool.map(self.next_tokens, unique), strict=True))
+        return [answers[p] for p in prompts]
+
+    def left_candidates(self, contexts: Sequence[MaskedText]) -> list[dict[str, float]]:
+        """For each left context: candidate word → left score (see the module docstring)."""
+        found: list[dict[str, float]] = [{} for _ in contexts]
+        beams = [_Beam(i, "", 0.0) for i in range(len(contexts))]
+        for depth in range(self.depth + 1):
+            prompts = [
+                contexts[b.context].left + (contexts[b.context].sep + b.text if depth else "") for b in beams
+            ]
+            grown: list[_Beam] = []
+            for beam, top in zip(beams, self._ask(prompts), strict=True):
+                pieces = {t: v for t, v in top.items() if is_word_piece(t)}
+                if depth > 0 and is_whole_word(beam.text):
+                    continuing = sum(math.exp(v) for v in pieces.values())
+                    if continuing < 1.0:
+                        score = beam.score + math.log1p(-continuing)
+                        found[beam.context][beam.text] = max(found[beam.context].get(beam.text, score), score)
+                if depth < self.depth:
+                    grown += [
+                        _Beam(beam.context, beam.text + word, beam.score + value)
+                        for word, value in self._growth(top, pieces, depth, contexts[beam.context]).items()
+                    ]
+            by_context: dict[int, list[_Beam]] = {}
+            for beam in grown:
+                by_context.setdefault(beam.context, []).append(beam)
+            beams = [
+                b
+                for group in by_context.values()
+                for b in sorted(group, key=lambda b: (-b.score, b.text))[: self.beam]
+            ]
+            if not beams:
+                break
+        return found
+
+    @staticmethod
+    def _growth(
+        top: Mapping[str, float], pieces: Mapping[str, float], depth: int, context: MaskedText
+    ) -> dict[str, float]:
+        """The text each acceptable next token adds to a partial word, with its log-probability:
+        first a word-starting token (after a space: `` word``), then word pieces."""
+        if depth > 0 or not context.sep:
+            return dict(pieces)
+        return {t[1:]: v for t, v in top.items() if t.startswith(" ") and is_whole_word(t[1:])}
+
+    def fill_batches(
+        self, texts: Sequence[str], *, top_k: int, exclude: Sequence[Collection[str]]
+    ) -> Iterator[FillBatch]:
+        """Up to ``top_k`` whole-word candidates per text, in chunks of texts."""
+        if top_k < 1:
+            raise ConfigError(f"top_k must be positive, got {top_k}", parameter="top_k")
+        if texts:
+            self.scorer.check_alignment()  # before the beam's requests, not after them
+        for start in range(0, len(texts), TEXTS_PER_CHUNK):
+            stop = min(start + TEXTS_PER_CHUNK, len(texts))
+            split = [MaskedText.split(t) for t in texts[start:stop]]
+            contexts: dict[MaskedText, int] = {}
+            context_of = [contexts.setdefault(s.context(), len(contexts)) for s in split]
+            found = self.left_candidates(list(contexts))
+            rows = rerank_by_sentence(
+                split,
+                [found[c] for c in context_of],
+                [{*(w.lower() for w in skip), *self.stopwords} for skip in exclude[start:stop]],
+                pool=self.pool_size(top_k),
+                top_k=top_k,
+                score=self.scorer.sentence_log_probs,
+            )
+            yield FillBatch(indices=np.arange(start, stop), candidates=rows)
