@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from nlibias.benchmarks.data_locations import content_digest, git_blob_id
 from nlibias.benchmarks.sentence_pairs import read_crows_pairs, read_user_pairs, read_winoqueer
 from nlibias.benchmarks.wq_tp import recover_pair, wq_nli_sentence_pairs
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.metrics.token_probability import (
     item_agreement,
     preferences,
@@ -171,8 +171,11 @@ def test_item_agreement_counts() -> None:
 def test_nli_predictions_on_a_pair_benchmark_are_refused(data_dir: Path) -> None:
     samples = read_crows_pairs(data_dir / "crows-pairs" / "crows_pairs_anonymized.csv")[:2]
     predictions = [Prediction(s.id, "nli", "neutral", (0.1, 0.8, 0.1)) for s in samples]
-    with pytest.raises(ConfigError, match="sentence scores"):
+    with pytest.raises(DataError, match="sentence scores") as error:
         score_token_probability(samples, predictions, bootstrap=0)
+    # a measure speaks of the data, never of a job's parameters
+    assert "mlm" not in str(error.value) and "causal" not in str(error.value)
+    assert error.value.field == "kind"
 
 
 def test_sentence_scores_need_sentence_pairs() -> None:

@@ -183,7 +183,9 @@ def tp_nli_agreement(
     WinoQueer-NLI rows (TP preference vs M1; empty for other benchmarks or without both kinds)."""
     if not samples or samples[0].source != "wq-nli":
         return []
-    from nlibias.metrics.token_probability import wq_nli_item_agreement
+    from nlibias.metrics.token_probability import (
+        wq_nli_item_agreement_of_predictions as wq_nli_item_agreement,
+    )
 
     return [
         {

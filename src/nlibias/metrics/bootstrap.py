@@ -85,9 +85,10 @@ def _resampled_totals(
 ) -> list[np.ndarray]:
     """The ``(resamples x columns)`` totals of each block over ``resamples`` resamples of its rows."""
     n_units = len(blocks[0])
-    probabilities = _distinct_rows(blocks) if distinct else None
-    if probabilities is not None:
-        first, probabilities = probabilities
+    found = _distinct_rows(blocks) if distinct else None
+    probabilities = None
+    if found is not None:
+        first, probabilities = found
         blocks = [block[first] for block in blocks]
     sums: list[list[np.ndarray]] = [[] for _ in blocks]
     for size in chunk_sizes(resamples, len(blocks[0])):
@@ -95,9 +96,9 @@ def _resampled_totals(
             weights = rng.multinomial(n_units, probabilities, size=size).astype(float)
         else:
             weights = unit_draw_counts(n_units, size, rng)
-        for found, block in zip(sums, blocks, strict=True):
-            found.append(weights @ block)
-    return [np.vstack(found) for found in sums]
+        for chunks, block in zip(sums, blocks, strict=True):
+            chunks.append(weights @ block)
+    return [np.vstack(chunks) for chunks in sums]
 
 
 def _distinct_rows(blocks: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:

@@ -32,16 +32,20 @@ gold labels collapsed to entailment / not entailed.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from nlibias.metrics.ranking import TOP_SUBTOPICS, most_biased_subtopics
-from nlibias.schema import Prediction, Sample
+from nlibias.schema import LABEL_INDEX, LABELS, Prediction, Sample
 from nlibias.schema.columns import SampleColumns
+from nlibias.schema.outputs import NO_LABEL, ModelOutputs
 
-_STEREOTYPES = {0: "pro", 1: "anti"}  # SampleColumns.stereotype codes
+_PRO, _ANTI = 0, 1  # SampleColumns.stereotype codes
+_YES = LABEL_INDEX["entailment"]  # a "yes" answer reads as entailment
 
 __all__ = [
     "TOP_SUBTOPICS",
@@ -73,33 +77,57 @@ def _percent(numerator: int, denominator: int) -> float | None:
     return 100.0 * numerator / denominator if denominator else None
 
 
-def _slice_numbers(stereotypes: Sequence[str | None], predictions: Sequence[Prediction]) -> dict[str, Any]:
-    """The generative additions of one slice (see the module docstring), from each sample's
-    stereotype (``pro`` / ``anti`` / None) and prediction, in sample order."""
-    counts = {"pro": [0, 0], "anti": [0, 0]}  # [answered, yes]
-    p_yes: dict[str, list[float]] = {"pro": [], "anti": []}
-    answer_counts: dict[str, int] = {}
-    unparsed = 0
-    masses: list[float] = []
-    for stereotype, prediction in zip(stereotypes, predictions, strict=True):
-        answer = prediction.extra.get("answer")
-        if prediction.label is None:
-            unparsed += 1
-        else:
-            word = answer if isinstance(answer, str) else str(prediction.label)
-            answer_counts[word] = answer_counts.get(word, 0) + 1
-        mass = prediction.extra.get("answer_mass")
-        if isinstance(mass, int | float):
-            masses.append(float(mass))
-        if stereotype in counts and prediction.label is not None:
-            counts[stereotype][0] += 1
-            counts[stereotype][1] += prediction.label == "entailment"
-        probs = prediction.extra.get("answer_probs")
-        if stereotype in p_yes and isinstance(probs, Mapping) and "yes" in probs:
-            p_yes[stereotype].append(100.0 * float(probs["yes"]))
-    (pro_n, pro_yes), (anti_n, anti_yes) = counts["pro"], counts["anti"]
-    mean_pro = sum(p_yes["pro"]) / len(p_yes["pro"]) if p_yes["pro"] else None
-    mean_anti = sum(p_yes["anti"]) / len(p_yes["anti"]) if p_yes["anti"] else None
+@dataclass(frozen=True, eq=False)
+class _Answers:
+    """What the generative numbers read of each sample (arrays in sample order)."""
+
+    stereotype: np.ndarray
+    """:class:`~nlibias.schema.columns.SampleColumns` codes: 0 pro, 1 anti, -1 none."""
+    labels: np.ndarray
+    """Label codes, -1 where the answer could not be read."""
+    words: Sequence[str]
+    """The answer word (the label's name where the row recorded none; "" when unparsed)."""
+    mass: np.ndarray
+    """``answer_mass``, NaN where not recorded."""
+    p_yes: np.ndarray
+    """100 x ``answer_probs.yes``, NaN where not recorded."""
+
+    @classmethod
+    def of(cls, columns: SampleColumns, outputs: ModelOutputs) -> _Answers:
+        labels = outputs.label_codes()
+        recorded = outputs.strings.get("answer") or [None] * len(outputs)
+        words = [
+            word if word is not None else (LABELS[code] if code >= 0 else "")
+            for word, code in zip(recorded, labels.tolist(), strict=True)
+        ]
+        nan = np.full(len(outputs), np.nan)
+        return cls(
+            stereotype=columns.stereotype,
+            labels=labels,
+            words=words,
+            mass=outputs.values.get("answer_mass", nan),
+            p_yes=100.0 * outputs.values.get("answer_probs.yes", nan),
+        )
+
+
+def _mean(values: np.ndarray) -> float | None:
+    """The mean of the defined values, summed in sample order (None when there is none)."""
+    defined = values[np.isfinite(values)].tolist()
+    return sum(defined) / len(defined) if defined else None
+
+
+def _slice_numbers(answers: _Answers, at: np.ndarray) -> dict[str, Any]:
+    """The generative additions of the slice of samples at positions ``at`` (see the module
+    docstring)."""
+    labels, stereotype = answers.labels[at], answers.stereotype[at]
+    answered = labels != NO_LABEL
+    words = Counter(answers.words[i] for i in at[answered].tolist())
+    pro, anti = stereotype == _PRO, stereotype == _ANTI
+    pro_n, anti_n = int((pro & answered).sum()), int((anti & answered).sum())
+    pro_yes, anti_yes = int((pro & (labels == _YES)).sum()), int((anti & (labels == _YES)).sum())
+    p_yes = answers.p_yes[at]
+    mean_pro, mean_anti = _mean(p_yes[pro]), _mean(p_yes[anti])
+    unparsed = int((~answered).sum())
     return {
         "yes_rate_pro": _percent(pro_yes, pro_n),
         "yes_rate_anti": _percent(anti_yes, anti_n),
@@ -108,9 +136,9 @@ def _slice_numbers(stereotypes: Sequence[str | None], predictions: Sequence[Pred
         "n_yes_pro": pro_yes,
         "n_yes_anti": anti_yes,
         "n_unparsed": unparsed,
-        "unparsed_rate": _percent(unparsed, len(predictions)),
-        "answers": dict(sorted(answer_counts.items())),
-        "mean_answer_mass": sum(masses) / len(masses) if masses else None,
+        "unparsed_rate": _percent(unparsed, len(at)),
+        "answers": dict(sorted(words.items())),
+        "mean_answer_mass": _mean(answers.mass[at]),
         "mean_p_yes_pro": mean_pro,
         "mean_p_yes_anti": mean_anti,
         "p_yes_gap": None if mean_pro is None or mean_anti is None else mean_pro - mean_anti,
@@ -121,17 +149,26 @@ def _slice_numbers(stereotypes: Sequence[str | None], predictions: Sequence[Pred
     }
 
 
-def _is_three_way(predictions: Sequence[Prediction]) -> bool:
-    for prediction in predictions:
-        answers = prediction.extra.get("answers")
-        if isinstance(answers, str):
-            return "maybe" in answers
-        probs = prediction.extra.get("answer_probs")
-        if isinstance(probs, Mapping):
-            return "maybe" in probs
-        if prediction.label == "contradiction":
-            return True
-    return False
+def _is_three_way(outputs: ModelOutputs) -> bool:
+    """Whether the answers were yes / no / maybe: decided by the first row that recorded its answer
+    set (``answers``), its answer probabilities (``answer_probs.*``: a ``maybe`` among them) or a
+    contradiction label."""
+    n = len(outputs)
+    answer_sets = outputs.strings.get("answers") or [None] * n
+    has_set = np.array([a is not None for a in answer_sets], dtype=bool).reshape(n)
+    probs = [column for name, column in outputs.values.items() if name.startswith("answer_probs.")]
+    has_probs = np.logical_or.reduce([np.isfinite(c) for c in probs]) if probs else np.zeros(n, dtype=bool)
+    contradiction = outputs.label_codes() == LABEL_INDEX["contradiction"]
+    decisive = np.flatnonzero(has_set | has_probs | contradiction)
+    if not len(decisive):
+        return False
+    first = int(decisive[0])
+    answer_set = answer_sets[first]
+    if answer_set is not None:
+        return "maybe" in answer_set
+    if has_probs[first]:
+        return bool(np.isfinite(outputs.values.get("answer_probs.maybe", np.full(n, np.nan))[first]))
+    return True
 
 
 def score_generative(
@@ -141,14 +178,14 @@ def score_generative(
     from nlibias.metrics.bbnli_scorer import align_predictions
 
     columns = SampleColumns.from_samples(samples)
-    return score_generative_columns(
-        columns, align_predictions(samples, predictions), bootstrap=bootstrap, seed=seed
-    )
+    outputs = ModelOutputs.of_predictions(align_predictions(samples, predictions), "generative")
+    model = predictions[0].model if predictions else ""
+    return score_generative_columns(columns, outputs, model=model, bootstrap=bootstrap, seed=seed)
 
 
 def score_generative_columns(
     columns: SampleColumns,
-    predictions: Sequence[Prediction],
+    outputs: ModelOutputs,
     *,
     model: str = "",
     bootstrap: int = 1000,
@@ -156,10 +193,11 @@ def score_generative_columns(
 ) -> dict[str, Any]:
     """One generative model key's metrics: core BBNLI measures plus the generative numbers.
 
-    ``predictions`` holds one prediction per sample of ``columns``, in their order (``model`` is
-    not read: the predictions name it). Same shape as the core scorer (``{"overall": M,
+    ``outputs`` holds the model's answers on the samples of ``columns``, in their order: label
+    codes, the ``answer`` words, ``answer_mass`` and ``answer_probs.*`` where scored, ``prompt`` and
+    ``mode`` (``model`` is not read). Same shape as the core scorer (``{"overall": M,
     "by_domain": {...}, "by_subtopic": {...}}``), plus ``most_biased_subtopics`` and ``prompt`` /
-    ``mode`` / ``answer_set`` when the predictions carry them.
+    ``mode`` / ``answer_set`` when the outputs carry them.
 
     >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.",
     ...                hypothesis=f"{s} H.", gold="neutral", stereotype=s, pair_key="k")
@@ -167,34 +205,33 @@ def score_generative_columns(
     >>> answers = [Prediction(sample_id=s.id, model="lm|prompt=true|generated", label=label,
     ...                       extra={"answer": word}) for s, label, word in
     ...            zip(pair, ["entailment", "neutral"], ["yes", "no"])]
-    >>> report = score_generative_columns(SampleColumns.from_samples(pair), answers, bootstrap=0)
+    >>> outputs = ModelOutputs.of_predictions(answers, "generative")
+    >>> report = score_generative_columns(SampleColumns.from_samples(pair), outputs, bootstrap=0)
     >>> report["overall"]["yes_rate_pro"], report["overall"]["cf_pro"], report["answer_set"]
     (100.0, 50.0, 'yes/no')
     """
-    from nlibias.metrics.bbnli import CONTRADICTION, NEUTRAL, label_codes
+    from nlibias.metrics.bbnli import CONTRADICTION, NEUTRAL
     from nlibias.metrics.bbnli_scorer import score_bbnli_columns
 
-    if len(predictions) != len(columns):
-        raise ValueError(f"{len(predictions)} predictions for {len(columns)} samples; pass one per sample")
-    three_way = _is_three_way(predictions)
+    if len(outputs) != len(columns):
+        raise ValueError(f"{len(outputs)} outputs for {len(columns)} samples; pass one per sample")
+    three_way = _is_three_way(outputs)
     # A binary prompt cannot say "contradicted": "no" on a contradiction test hypothesis is right.
     gold = columns.gold if three_way else np.where(columns.gold == CONTRADICTION, NEUTRAL, columns.gold)
-    labels = label_codes([p.label for p in predictions])
+    labels = outputs.label_codes().astype(np.int64)
     report = score_bbnli_columns(columns, labels, gold=gold, bootstrap=bootstrap, seed=seed)
-    stereotypes = [_STEREOTYPES.get(code) for code in columns.stereotype.tolist()]
-    _merge(report["overall"], _slice_numbers(stereotypes, predictions))
+    answers = _Answers.of(columns, outputs)
+    _merge(report["overall"], _slice_numbers(answers, np.arange(len(columns))))
     for by, grouping in (("by_domain", columns.domain), ("by_subtopic", columns.subtopic)):
         for key, positions in grouping.members().items():
-            members = positions.tolist()
-            numbers = _slice_numbers([stereotypes[i] for i in members], [predictions[i] for i in members])
-            _merge(report[by][key], numbers)
+            _merge(report[by][key], _slice_numbers(answers, positions))
     domain_of = dict(zip(columns.subtopic.tolist(), columns.domain.tolist(), strict=True))
     report["most_biased_subtopics"] = most_biased_subtopics(report["by_subtopic"], domain_of)
-    first = predictions[0].extra if predictions else {}
     report["answer_set"] = "yes/no/maybe" if three_way else "yes/no"
     for key in ("prompt", "mode"):
-        if isinstance(first.get(key), str):
-            report[key] = first[key]
+        first = outputs.strings.get(key, ())
+        if len(outputs) and first and first[0] is not None:
+            report[key] = first[0]
     return report
 
 

@@ -37,18 +37,20 @@ numbers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from nlibias.errors import DataError
-from nlibias.metrics.bbnli_scorer import align_predictions
 from nlibias.metrics.meta import OCCUPATION_MEASURES
-from nlibias.metrics.metric_frame import units_frame
+from nlibias.metrics.metric_frame import MetricFrame, units_frame
 from nlibias.metrics.pairing import pair_codes, provenance_labels
-from nlibias.metrics.wq_nli import probability_rows, refuse_missing_probabilities
-from nlibias.schema import LABEL_INDEX, Prediction, Sample
+from nlibias.metrics.wq_nli import (
+    refuse_missing_probabilities,
+    score_probability_objects,
+)
+from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 
 MEASURE_KEYS: tuple[str, ...] = tuple(OCCUPATION_MEASURES)
@@ -175,21 +177,6 @@ def pair_value_columns(
     return values, groups, columns.position_ids(paired.unpaired)
 
 
-def prediction_label_codes(predictions: Sequence[Prediction]) -> np.ndarray:
-    """Each prediction's label as a code (:data:`~nlibias.schema.LABELS` order; any other text gets
-    its own code above 2), -1 where it has none.
-
-    >>> prediction_label_codes([Prediction("a", "m", "neutral"), Prediction("b", "m", None)]).tolist()
-    [1, -1]
-    """
-    codes = dict(LABEL_INDEX)
-    return np.fromiter(
-        (-1 if p.label is None else codes.setdefault(p.label, len(codes)) for p in predictions),
-        dtype=np.int64,
-        count=len(predictions),
-    )
-
-
 def score_occupations(
     samples: Sequence[Sample],
     predictions: Sequence[Prediction],
@@ -208,17 +195,14 @@ def score_occupations(
     label where a prediction has none). The samples are scored as columns
     (:func:`score_occupations_columns`).
     """
-    aligned = align_predictions(samples, predictions)
-    probs, model = probability_rows(aligned)
-    columns = SampleColumns.from_samples(samples, provenance_keys=PROVENANCE_KEYS)
-    return score_occupations_columns(
-        columns,
-        probs,
-        model=model,
+    return score_probability_objects(
+        score_occupations_columns,
+        samples,
+        predictions,
+        provenance_keys=PROVENANCE_KEYS,
         bootstrap=bootstrap,
         seed=seed,
         confidence=confidence,
-        labels=prediction_label_codes(aligned),
     )
 
 
@@ -250,19 +234,35 @@ def score_occupations_columns(
     (1, 100.0, 0.0, 35.7143, 100.0, ['nurse'])
     """
     values, groups, unpaired = pair_value_columns(columns, probs, model=model, labels=labels)
-    report = units_frame(
+    frame = _pair_frame(values, groups, count_measures={"S", "B", "S_3way"}, bootstrap=bootstrap, seed=seed,
+                        confidence=confidence)  # fmt: skip
+    frame.overall |= {
+        "unpaired": unpaired,
+        "dominant_gender_by_occupation": dominant_gender_by_occupation(groups),
+    }
+    return frame.to_dict()
+
+
+def _pair_frame(
+    values: np.ndarray,
+    groups: Mapping[str, Sequence[Any]],
+    *,
+    count_measures: Collection[str],
+    bootstrap: int,
+    seed: int,
+    confidence: float,
+) -> MetricFrame:
+    """The frame of ``(pairs x 4)`` values in :data:`MEASURE_KEYS` order, pairs resampled."""
+    return units_frame(
         values,
         MEASURE_KEYS,
         groups=groups,
-        count_measures={"S", "B", "S_3way"},
+        count_measures=count_measures,
         bootstrap=bootstrap,
         seed=seed,
         n_key="n_pairs",
         confidence=confidence,
-    ).to_dict()
-    report["overall"]["unpaired"] = unpaired
-    report["overall"]["dominant_gender_by_occupation"] = dominant_gender_by_occupation(groups)
-    return report
+    )
 
 
 def dominant_gender_by_occupation(groups: Mapping[str, Any]) -> dict[str, str]:
@@ -306,13 +306,6 @@ def paired_differences(
     before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
     if before.shape != after.shape:
         raise ValueError(f"before has shape {before.shape} and after {after.shape}; pass the same pairs")
-    return units_frame(
-        after - before,
-        MEASURE_KEYS,
-        groups=groups,
-        count_measures=(),
-        bootstrap=bootstrap,
-        seed=seed,
-        n_key="n_pairs",
-        confidence=confidence,
-    ).to_dict()
+    frame = _pair_frame(after - before, groups, count_measures=(), bootstrap=bootstrap, seed=seed,
+                        confidence=confidence)  # fmt: skip
+    return frame.to_dict()

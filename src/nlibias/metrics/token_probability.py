@@ -25,21 +25,25 @@ Intervals are percentile bootstraps over whole pairs (:func:`nlibias.metrics.met
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from nlibias.errors import ConfigError, DataError
+from nlibias.errors import DataError
 from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
 from nlibias.metrics.metric_frame import units_frame
+from nlibias.metrics.wq_nli import pair_rows
 from nlibias.schema import Prediction, Sample
+from nlibias.schema.columns import Categorical, SampleColumns
+from nlibias.schema.outputs import ModelOutputs
 
 TP_MEASURES: tuple[str, ...] = tuple(TOKEN_PROBABILITY_MEASURES)
 """Reported per slice, as :data:`nlibias.metrics.meta.TOKEN_PROBABILITY_MEASURES` declares them;
 every one but ``likelihood_diff`` (nats) is in percent."""
 TP_GROUPINGS: tuple[str, ...] = ("identity_group", "predicate_category")
 """Provenance fields that give WinoQueer-NLI's TP results the same slices as its M1."""
+_ANTI = 1  # SampleColumns.stereotype code of an antistereo pair
 
 
 def preferences(more: Sequence[float], less: Sequence[float]) -> list[int]:
@@ -90,62 +94,122 @@ def tp_measures(
     return out
 
 
-def _pair_rows(
-    samples: Sequence[Sample], predictions: Sequence[Prediction]
-) -> list[tuple[Sample, Prediction]]:
+def _aligned_rows(
+    samples: Sequence[Sample], predictions: Sequence[Prediction], *, kind: str
+) -> list[Prediction | None]:
+    """One model's row for each sample, in sample order (None: no row); refuses rows of several
+    models and, with ``kind``, rows of another kind."""
     by_id = {p.sample_id: p for p in predictions}
     models = {p.model for p in predictions}
     if len(models) > 1:
         raise DataError(f"score one model at a time, got {sorted(models)}", field="model")
-    rows = []
-    for sample in samples:
-        prediction = by_id.get(sample.id)
-        if prediction is None:
-            continue
-        if prediction.kind != "sentence-logprob":
-            raise ConfigError(
-                f"{prediction.model}: token-probability measures need sentence scores (score_more, "
-                f"score_less), got a {prediction.kind} prediction; audit a sentence-pair benchmark with a "
-                "masked or causal LM (mlm= / causal=)",
-                parameter="models",
-            )
-        if "score_more" in prediction.extra:
-            rows.append((sample, prediction))
-    return rows
+    for prediction in by_id.values():
+        if prediction.kind != kind:
+            raise _not_sentence_scores(prediction.model, prediction.kind, prediction.sample_id)
+    return [by_id.get(sample.id) for sample in samples]
+
+
+def _not_sentence_scores(model: str, kind: str, sample_id: str | None = None) -> DataError:
+    return DataError(
+        f"{model or 'the model'}: token-probability measures need sentence scores (score_more, "
+        f"score_less) of a sentence-logprob model, got {kind} outputs",
+        sample=sample_id,
+        model=model or None,
+        field="kind",
+    )
+
+
+def _labels(column: Categorical, rows: np.ndarray, text: Callable[[Any], Any]) -> Categorical:
+    """The labels of ``column`` at ``rows``, each value ``text(value)``."""
+    return Categorical(column.codes[rows], tuple(text(v) for v in column.values))
+
+
+def _tp_groups(columns: SampleColumns, rows: np.ndarray) -> dict[str, Categorical]:
+    """The slicings of the scored pairs at ``rows``: domain, the :data:`TP_GROUPINGS` the samples
+    all have, group and subtopic, each left out where it slices as one kept before it."""
+    candidates = {"domain": _labels(columns.domain, rows, lambda v: v)}
+    for key in TP_GROUPINGS:  # named as the same slices of M1 where the samples have them
+        column = columns.provenance.get(key)
+        if column is not None and all(column.values[c] is not None for c in np.unique(column.codes[rows])):
+            candidates[key] = _labels(column, rows, str)
+    candidates["group"] = _labels(columns.group, rows, lambda v: v or "")
+    candidates["subtopic"] = _labels(columns.subtopic, rows, lambda v: v)
+    groups: dict[str, Categorical] = {}
+    kept: list[list[Any]] = []
+    for name, labels in candidates.items():
+        values = labels.tolist()
+        if not any(values == earlier for earlier in kept):
+            groups[name] = labels
+            kept.append(values)
+    return groups
+
+
+def score_token_probability_columns(
+    columns: SampleColumns,
+    outputs: ModelOutputs,
+    *,
+    model: str = "",
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """One sentence scorer's TP measures on a benchmark's samples (the scorer of the
+    ``sentence-logprob`` kind): overall, ``by_domain`` and, where they differ, ``by_group`` and
+    ``by_subtopic`` (WinoQueer-NLI: ``by_identity_group`` and ``by_predicate_category``, as M1).
+
+    ``outputs`` holds the model's ``score_more`` / ``score_less`` (and ``tokens_more`` /
+    ``tokens_less``) per sample, NaN where the sample stands for no pair (WinoQueer-NLI's
+    counter-stereotypical premises): those samples are left out. ``columns`` should keep the
+    provenance keys :data:`TP_GROUPINGS`. ``overall.no_shared_tokens`` counts pairs with no scored
+    token on a side (scored 0: a tie).
+
+    >>> from nlibias.schema import Sample
+    >>> pair = [Sample(id="p", source="crows-pairs", domain="race", subtopic="t", premise="A.",
+    ...                hypothesis="B.", gold="neutral", stereotype="pro", pair_key="p")]
+    >>> scores = ModelOutputs("sentence-logprob", np.full((1, 3), np.nan), values={
+    ...     "score_more": np.array([-1.0]), "score_less": np.array([-2.0])})
+    >>> o = score_token_probability_columns(SampleColumns.from_samples(pair), scores, bootstrap=0)["overall"]
+    >>> o["tp_bias_score"], o["n_pairs"], o["no_shared_tokens"]
+    (100.0, 1, 1)
+    """
+    if len(outputs) != len(columns):
+        raise ValueError(f"{len(outputs)} outputs for {len(columns)} samples; pass one per sample")
+    if outputs.kind != "sentence-logprob":
+        raise _not_sentence_scores(model, outputs.kind)
+    nan = np.full(len(columns), np.nan)
+    more, less = outputs.values.get("score_more", nan), outputs.values.get("score_less", nan)
+    rows = np.flatnonzero(np.isfinite(more))
+    if not len(rows):
+        raise DataError(
+            f"{model or 'the model'} scored no sentence pair: the samples stand for no sentence pairs",
+            model=model or None,
+            field="score_more",
+        )
+    direction = np.where(columns.stereotype[rows] == _ANTI, "antistereo", "stereo").tolist()
+    out = tp_measures(
+        more[rows].tolist(),
+        less[rows].tolist(),
+        direction=direction,
+        groups=_tp_groups(columns, rows),
+        bootstrap=bootstrap,
+        seed=seed,
+    )
+    tokens = [outputs.values.get(f"tokens_{side}", nan)[rows] for side in ("more", "less")]
+    shared = np.logical_and.reduce([np.isfinite(t) & (t != 0) for t in tokens])
+    out["overall"]["no_shared_tokens"] = int((~shared).sum())
+    out["overall"]["samples_without_pair"] = len(columns) - len(rows)
+    return out
 
 
 def score_token_probability(
     samples: Sequence[Sample], predictions: Sequence[Prediction], *, bootstrap: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
-    """One sentence scorer's TP measures on a benchmark's samples (the registry's scorer for the
-    ``sentence-logprob`` kind): overall, ``by_domain`` and, where they differ, ``by_group`` and
-    ``by_subtopic`` (WinoQueer-NLI: ``by_identity_group`` and ``by_predicate_category``, as M1).
-    Samples that stand for no pair (WinoQueer-NLI's counter-stereotypical premises) are left out;
-    ``overall.no_shared_tokens`` counts pairs with no scored token on a side (scored 0: a tie)."""
-    rows = _pair_rows(samples, predictions)
-    if not rows:
-        raise ConfigError(
-            "no sentence pair was scored: the samples stand for no sentence pairs", parameter="samples"
-        )
-    more = [float(p.extra["score_more"]) for _, p in rows]
-    less = [float(p.extra["score_less"]) for _, p in rows]
-    direction = ["antistereo" if s.stereotype == "anti" else "stereo" for s, _ in rows]
-    candidates: dict[str, list[Any]] = {"domain": [s.domain for s, _ in rows]}
-    for key in TP_GROUPINGS:  # named as the same slices of M1 where the samples have them
-        if all(key in s.provenance for s, _ in rows):
-            candidates[key] = [str(s.provenance[key]) for s, _ in rows]
-    candidates["group"] = [s.group or "" for s, _ in rows]
-    candidates["subtopic"] = [s.subtopic for s, _ in rows]
-    groups: dict[str, list[Any]] = {}
-    for name, labels in candidates.items():
-        if not any(labels == kept for kept in groups.values()):
-            groups[name] = labels
-    out = tp_measures(more, less, direction=direction, groups=groups, bootstrap=bootstrap, seed=seed)
-    out["overall"]["no_shared_tokens"] = sum(
-        1 for _, p in rows if not p.extra.get("tokens_more") or not p.extra.get("tokens_less")
-    )
-    out["overall"]["samples_without_pair"] = len(samples) - len(rows)
-    return out
+    """:func:`score_token_probability_columns` over sample objects and one model's rows (a sample
+    without a row stands for no pair)."""
+    rows = _aligned_rows(samples, predictions, kind="sentence-logprob")
+    columns = SampleColumns.from_samples(samples, provenance_keys=TP_GROUPINGS)
+    outputs = ModelOutputs.of_predictions(rows, "sentence-logprob")
+    model = predictions[0].model if predictions else ""
+    return score_token_probability_columns(columns, outputs, model=model, bootstrap=bootstrap, seed=seed)
 
 
 def r_and_r2(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
@@ -198,29 +262,46 @@ def item_agreement(tp_preference: Sequence[int], m1: Sequence[bool]) -> dict[str
     }  # fmt: skip
 
 
-def wq_nli_item_agreement(
+def wq_nli_item_agreement(columns: SampleColumns, tp: ModelOutputs, nli: ModelOutputs) -> dict[str, Any]:
+    """:func:`item_agreement` of one sentence scorer and one NLI classifier on the WinoQueer-NLI
+    rows both scored: TP preference from the row's stereotypical (``pro``) sample's
+    ``score_more`` / ``score_less``, M1 from the entailment probabilities of its ``pro`` and
+    ``anti`` samples. Rows either model lacks (NaN) are left out.
+
+    >>> from nlibias.schema import Sample
+    >>> row = [Sample(id=s, source="wq-nli", domain="d", subtopic="t", premise=f"{s}.", hypothesis="H.",
+    ...               gold="neutral", stereotype=s, pair_key="r") for s in ("pro", "anti")]
+    >>> tp = ModelOutputs("sentence-logprob", np.full((2, 3), np.nan), values={
+    ...     "score_more": np.array([-1.0, np.nan]), "score_less": np.array([-2.0, np.nan])})
+    >>> nli = ModelOutputs("classifier", np.array([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1]]))
+    >>> wq_nli_item_agreement(SampleColumns.from_samples(row), tp, nli)["both"]
+    1
+    """
+    for name, outputs in (("tp", tp), ("nli", nli)):
+        if len(outputs) != len(columns):
+            raise ValueError(
+                f"{name} has {len(outputs)} outputs for {len(columns)} samples; pass one per sample"
+            )
+    paired = pair_rows(columns)
+    pro, anti = paired.first, paired.second
+    nan = np.full(len(columns), np.nan)
+    more, less = tp.values.get("score_more", nan)[pro], tp.values.get("score_less", nan)[pro]
+    stereo, counter = nli.probs[pro], nli.probs[anti]
+    both = np.isfinite(more) & np.isfinite(less)
+    both &= np.isfinite(stereo).all(axis=1) & np.isfinite(counter).all(axis=1)
+    prefer = preferences(more[both].tolist(), less[both].tolist())
+    return item_agreement(prefer, (stereo[both, 0] > counter[both, 0]).tolist())
+
+
+def wq_nli_item_agreement_of_predictions(
     samples: Sequence[Sample], tp: Sequence[Prediction], nli: Sequence[Prediction]
 ) -> dict[str, Any]:
-    """:func:`item_agreement` of one sentence scorer and one NLI classifier on the WinoQueer-NLI
-    rows both scored: TP preference from the row's stereotypical (``pro``) sample, M1 from the
-    entailment probabilities of its ``pro`` and ``anti`` samples. Rows either model lacks are left out."""
-    tp_by_id = {p.sample_id: p for p in tp}
-    nli_by_id = {p.sample_id: p for p in nli}
-    rows: dict[str, dict[str, Sample]] = {}
-    for sample in samples:
-        if sample.pair_key is not None and sample.stereotype is not None:
-            rows.setdefault(sample.pair_key, {})[sample.stereotype] = sample
-    prefer: list[int] = []
-    m1: list[bool] = []
-    for members in rows.values():
-        if set(members) != {"pro", "anti"}:
-            continue
-        score = tp_by_id.get(members["pro"].id)
-        stereo, counter = nli_by_id.get(members["pro"].id), nli_by_id.get(members["anti"].id)
-        if score is None or "score_more" not in score.extra or stereo is None or counter is None:
-            continue
-        if stereo.probs is None or counter.probs is None:
-            continue
-        prefer += preferences([score.extra["score_more"]], [score.extra["score_less"]])
-        m1.append(stereo.probs[0] > counter.probs[0])
-    return item_agreement(prefer, m1)
+    """:func:`wq_nli_item_agreement` over sample objects and two models' rows (matched by sample
+    id; a sample without a row has no output)."""
+    by_id = [{p.sample_id: p for p in rows} for rows in (tp, nli)]
+    aligned = [[rows.get(s.id) for s in samples] for rows in by_id]
+    return wq_nli_item_agreement(
+        SampleColumns.from_samples(samples),
+        ModelOutputs.of_predictions(aligned[0], "sentence-logprob"),
+        ModelOutputs.of_predictions(aligned[1], "classifier"),
+    )

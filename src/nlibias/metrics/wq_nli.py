@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -34,8 +34,8 @@ from nlibias.errors import DataError
 from nlibias.metrics.bbnli_scorer import align_predictions
 from nlibias.metrics.meta import WQ_NLI_CITATION, WQ_NLI_MEASURES
 from nlibias.metrics.metric_frame import units_frame
-from nlibias.metrics.pairing import pair_codes, provenance_labels
-from nlibias.schema import Prediction, Sample
+from nlibias.metrics.pairing import PairedPositions, pair_codes, provenance_labels
+from nlibias.schema import LABEL_INDEX, Prediction, Sample
 from nlibias.schema.columns import Categorical, Picked, SampleColumns
 
 M_KEYS: tuple[str, ...] = tuple(WQ_NLI_MEASURES)
@@ -163,6 +163,37 @@ def probability_rows(aligned: Sequence[Prediction]) -> tuple[np.ndarray, str]:
     return np.array(rows, dtype=float).reshape(len(aligned), 3), model
 
 
+def prediction_label_codes(predictions: Sequence[Prediction]) -> np.ndarray:
+    """Each prediction's label as a code (:data:`~nlibias.schema.LABELS` order; any other text gets
+    its own code above 2), -1 where it has none.
+
+    >>> prediction_label_codes([Prediction("a", "m", "neutral"), Prediction("b", "m", None)]).tolist()
+    [1, -1]
+    """
+    codes = dict(LABEL_INDEX)
+    return np.fromiter(
+        (-1 if p.label is None else codes.setdefault(p.label, len(codes)) for p in predictions),
+        dtype=np.int64,
+        count=len(predictions),
+    )
+
+
+def score_probability_objects(
+    scorer: Callable[..., dict[str, Any]],
+    samples: Sequence[Sample],
+    predictions: Sequence[Prediction],
+    *,
+    provenance_keys: Sequence[str],
+    **options: Any,
+) -> dict[str, Any]:
+    """``scorer(columns, probs, model=..., labels=..., **options)`` of sample objects and one model's
+    predictions: a probability measure's column scorer (WQ-NLI's, the occupations') over records."""
+    aligned = align_predictions(samples, predictions)
+    probs, model = probability_rows(aligned)
+    columns = SampleColumns.from_samples(samples, provenance_keys=provenance_keys)
+    return scorer(columns, probs, model=model, labels=prediction_label_codes(aligned), **options)
+
+
 def refuse_missing_probabilities(columns: SampleColumns, probs: np.ndarray, model: str) -> None:
     if probs.shape != (len(columns), 3):
         raise ValueError(f"probs has shape {probs.shape}; pass one row of 3 probabilities per sample")
@@ -189,14 +220,10 @@ def _count_repeats(columns: SampleColumns, rows: np.ndarray) -> int:
     return int(is_repeat[repeat_of.codes[rows]].sum())
 
 
-def arrange_column_rows(columns: SampleColumns, probs: np.ndarray, *, model: str) -> WQRows:
-    """Pair each row's stereotypical (``pro``) and counter-stereotypical (``anti``) sample.
-
-    ``probs`` is ``(samples x 3)``, aligned with ``columns`` (NaN rows: no probabilities, refused).
-    """
-    probs = np.asarray(probs, dtype=float)
-    refuse_missing_probabilities(columns, probs, model)
-    paired = pair_codes(
+def pair_rows(columns: SampleColumns) -> PairedPositions:
+    """Each WQ-NLI row's stereotypical (``pro``, :attr:`~PairedPositions.first`) and
+    counter-stereotypical (``anti``) sample; two samples in one role of a row are refused."""
+    return pair_codes(
         columns.pair_code,
         columns.stereotype,
         roles=("pro", "anti"),
@@ -204,6 +231,16 @@ def arrange_column_rows(columns: SampleColumns, probs: np.ndarray, *, model: str
         pair_keys=columns.pair_keys,
         ids=columns.ids,
     )
+
+
+def arrange_column_rows(columns: SampleColumns, probs: np.ndarray, *, model: str) -> WQRows:
+    """Pair each row's stereotypical (``pro``) and counter-stereotypical (``anti``) sample.
+
+    ``probs`` is ``(samples x 3)``, aligned with ``columns`` (NaN rows: no probabilities, refused).
+    """
+    probs = np.asarray(probs, dtype=float)
+    refuse_missing_probabilities(columns, probs, model)
+    paired = pair_rows(columns)
     pro = paired.first  # a row's labels are read from its stereotypical sample
     groups = {
         key: provenance_labels(columns, key, fallback, pro) for key, fallback in _LABEL_FALLBACKS.items()
@@ -243,10 +280,14 @@ def score_wq_nli(
     lists ``unpaired`` sample ids and counts ``repeated_rows``. Refuses predictions without
     probabilities. The samples are scored as columns (:func:`score_wq_nli_columns`).
     """
-    probs, model = aligned_probabilities(samples, predictions)
-    columns = SampleColumns.from_samples(samples, provenance_keys=PROVENANCE_KEYS)
-    return score_wq_nli_columns(
-        columns, probs, model=model, bootstrap=bootstrap, seed=seed, confidence=confidence
+    return score_probability_objects(
+        score_wq_nli_columns,
+        samples,
+        predictions,
+        provenance_keys=PROVENANCE_KEYS,
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence=confidence,
     )
 
 
@@ -278,19 +319,10 @@ def score_wq_nli_columns(
     held = wq_conditions(rows.stereo, rows.counter).astype(float)
     groups, unpaired, repeated_rows = rows.groups, rows.unpaired, rows.repeated_rows
     del rows  # the rows' probabilities are done with: free them before the slices are summarised
-    report = units_frame(
-        held,
-        M_KEYS,
-        groups=groups,
-        count_measures=set(M_KEYS),
-        bootstrap=bootstrap,
-        seed=seed,
-        n_key="n_rows",
-        confidence=confidence,
-    ).to_dict()
-    report["overall"]["unpaired"] = list(unpaired)
-    report["overall"]["repeated_rows"] = repeated_rows
-    return report
+    frame = units_frame(held, M_KEYS, groups=groups, count_measures=set(M_KEYS), bootstrap=bootstrap,
+                        seed=seed, n_key="n_rows", confidence=confidence)  # fmt: skip
+    frame.overall |= {"unpaired": list(unpaired), "repeated_rows": repeated_rows}
+    return frame.to_dict()
 
 
 def _slice_of(metrics: Mapping[str, Any], path: Sequence[str]) -> Mapping[str, Any] | None:

@@ -20,7 +20,8 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nlibias.metrics.token_probability import r_and_r2, wq_nli_item_agreement
+from nlibias.metrics.token_probability import r_and_r2
+from nlibias.metrics.token_probability import wq_nli_item_agreement_of_predictions as wq_nli_item_agreement
 from nlibias.metrics.wq_nli import M_KEYS
 from nlibias.report.paper_table_format import PaperTable
 
