@@ -13,24 +13,7 @@ def format_occupations_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
     S, S 3-way the variant with neutral kept), the same per evaluation set (the paper's I and O
     columns) where the samples hold several, Table 6 (ΔP and B for male- and female-dominated
     occupations), and ΔP per occupation (its Figure 1, as numbers)."""
-    parts = [
-        text_table(
-            ["Model", "S (up)", "dP (down)", "B (down)", "S 3-way (up)", "pairs"],
-            [
-                [
-                    model,
-                    m["overall"].get("S"),
-                    m["overall"].get("delta_p"),
-                    m["overall"].get("B"),
-                    m["overall"].get("S_3way"),
-                    m["overall"].get("n_pairs"),
-                ]
-                for model, m in models.items()
-            ],
-            title="Gender-occupation challenge set, % (paper 004 Table 5 layout; S binary as the paper's, "
-            "S 3-way with neutral kept)",
-        )
-    ]
+    parts = [_overall_table(models)]
     old = [model for model, m in models.items() if "S" in m["overall"] and "S_3way" not in m["overall"]]
     if old:
         parts.append(
@@ -39,44 +22,57 @@ def format_occupations_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
         )
     sets = _eval_sets(models)
     if len(sets) > 1:
-        parts.append(
-            text_table(
-                ["Model", *[f"{title} {name}" for name in sets for title in ("S", "dP", "B")]],
-                [
-                    [
-                        model,
-                        *[
-                            m.get("by_eval_set", {}).get(name, {}).get(key)
-                            for name in sets
-                            for key in ("S", "delta_p", "B")
-                        ],
-                    ]
-                    for model, m in models.items()
-                ],
-                title="By evaluation set, % (paper 004 Table 5: in-distribution I = the model's training "
-                "set's, out-of-distribution O = ood)",
-            )
-        )
+        parts.append(_eval_set_table(models, sets))
+    parts.append(_dominant_gender_table(models))
+    parts += _occupation_table(models)
+    return "\n\n".join(parts) + "\n"
 
-    def part(metrics: Mapping[str, Any], by: str, name: str, key: str) -> Any:
-        return metrics.get(by, {}).get(name, {}).get(key)
 
-    parts.append(
-        text_table(
-            ["Model", "dP Male", "dP Female", "B Male", "B Female"],
-            [
-                [
-                    model,
-                    part(m, "by_dominant_gender", "male", "delta_p"),
-                    part(m, "by_dominant_gender", "female", "delta_p"),
-                    part(m, "by_dominant_gender", "male", "B"),
-                    part(m, "by_dominant_gender", "female", "B"),
-                ]
-                for model, m in models.items()
-            ],
-            title="By male- and female-dominated occupations, % (paper 004 Table 6 layout)",
-        )
+def _part(metrics: Mapping[str, Any], by: str, name: str, key: str) -> Any:
+    """``metrics[by][name][key]``, None where a level is missing."""
+    return metrics.get(by, {}).get(name, {}).get(key)
+
+
+def _overall_table(models: Mapping[str, Mapping[str, Any]]) -> str:
+    """Table 5: S, ΔP, B (and S 3-way, pairs) per model."""
+    keys = ("S", "delta_p", "B", "S_3way", "n_pairs")
+    return text_table(
+        ["Model", "S (up)", "dP (down)", "B (down)", "S 3-way (up)", "pairs"],
+        [[model, *(m["overall"].get(key) for key in keys)] for model, m in models.items()],
+        title="Gender-occupation challenge set, % (paper 004 Table 5 layout; S binary as the paper's, "
+        "S 3-way with neutral kept)",
     )
+
+
+def _eval_set_table(models: Mapping[str, Mapping[str, Any]], sets: list[str]) -> str:
+    """Table 5's I and O columns: S, ΔP, B per model and evaluation set."""
+    return text_table(
+        ["Model", *[f"{title} {name}" for name in sets for title in ("S", "dP", "B")]],
+        [
+            [model, *[_part(m, "by_eval_set", name, key) for name in sets for key in ("S", "delta_p", "B")]]
+            for model, m in models.items()
+        ],
+        title="By evaluation set, % (paper 004 Table 5: in-distribution I = the model's training "
+        "set's, out-of-distribution O = ood)",
+    )
+
+
+def _dominant_gender_table(models: Mapping[str, Mapping[str, Any]]) -> str:
+    """Table 6: ΔP and B for male- and female-dominated occupations."""
+    cells = (("male", "delta_p"), ("female", "delta_p"), ("male", "B"), ("female", "B"))
+    return text_table(
+        ["Model", "dP Male", "dP Female", "B Male", "B Female"],
+        [
+            [model, *(_part(m, "by_dominant_gender", gender, key) for gender, key in cells)]
+            for model, m in models.items()
+        ],
+        title="By male- and female-dominated occupations, % (paper 004 Table 6 layout)",
+    )
+
+
+def _occupation_table(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Figure 1 as numbers: ΔP per occupation and model, occupations by dominant gender; and a
+    footnote where the samples' labels differ from occupations.json."""
     occupations: dict[str, str] = {}
     for metrics in models.values():
         for name in metrics.get("by_occupation", {}):
@@ -89,20 +85,20 @@ def format_occupations_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
         dominant.update(metrics.get("overall", {}).get("dominant_gender_by_occupation") or {})
     differ = sorted(n for n in occupations if n in listed and dominant.get(n) != listed[n])
     ordered = sorted(occupations, key=lambda n: (dominant.get(n, "~"), n))
-    parts.append(
+    parts = [
         text_table(
             ["Occupation", "dominant", *[f"dP {m}" for m in models]],
             [
                 [
                     n,
                     dominant.get(n, "?") + ("*" if n in differ else ""),
-                    *[part(m, "by_occupation", n, "delta_p") for m in models.values()],
+                    *[_part(m, "by_occupation", n, "delta_p") for m in models.values()],
                 ]
                 for n in ordered
             ],
             title="dP per occupation, % (paper 004 Figure 1 as numbers)",
         )
-    )
+    ]
     if differ:
         parts.append(
             "* the samples label "
@@ -111,7 +107,7 @@ def format_occupations_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
             + ", ".join(listed[n] for n in differ)
             + "; the samples' label is the one used (pro/anti, B, the dominant-gender slices)"
         )
-    return "\n\n".join(parts) + "\n"
+    return parts
 
 
 def _eval_sets(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
