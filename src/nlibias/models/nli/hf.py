@@ -84,15 +84,8 @@ class HFNLIClassifier:
         threads: int | None = None,
     ) -> None:
         import torch
-        from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-        if max_tokens < 1 or max_batch_size < 1 or max_length < 1:
-            bad = "max_tokens" if max_tokens < 1 else "max_batch_size" if max_batch_size < 1 else "max_length"
-            raise ConfigError(
-                f"max_tokens, max_batch_size and max_length must be positive "
-                f"(got {max_tokens}, {max_batch_size}, {max_length})",
-                parameter=bad,
-            )
+        _check_sizes(max_tokens, max_batch_size, max_length)
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device = choose_device(device)
@@ -106,9 +99,7 @@ class HFNLIClassifier:
         self.max_batch_size = max_batch_size
 
         # Labels are checked on the config, before the weights are read.
-        config = load_pretrained(
-            AutoConfig.from_pretrained, self.model_name_or_path, revision=revision, what="model config"
-        )
+        config = _load_config(self.model_name_or_path, revision)
         override = parse_label_map(label_map) if isinstance(label_map, str) else label_map
         self.label_order: list[int] = resolve_label_order(
             config.id2label, override, model_name=self.model_name_or_path
@@ -119,23 +110,8 @@ class HFNLIClassifier:
             SimpleNamespace(config=config), self.model_name_or_path, revision
         )
         pinned = self.revision if is_commit_hash(self.revision) else revision
-        self.tokenizer: Any = load_pretrained(
-            AutoTokenizer.from_pretrained,
-            self.model_name_or_path,
-            revision=pinned,
-            what="tokenizer",
-            use_fast=True,
-        )
-        self.model: Any = load_pretrained(
-            AutoModelForSequenceClassification.from_pretrained,
-            self.model_name_or_path,
-            revision=pinned,
-            what="model",
-            config=config,
-            **dtype_kwargs(self.dtype),
-        )
-        self.model.to(self.device)
-        self.model.eval()
+        self.tokenizer: Any = _load_tokenizer(self.model_name_or_path, pinned)
+        self.model: Any = _load_model(self.model_name_or_path, pinned, config, self.dtype, self.device)
         if quantize is not None:
             assert quantize in QUANTIZE_MODES  # checked above
             self.model = quantize_int8_dynamic(self.model)
@@ -149,18 +125,19 @@ class HFNLIClassifier:
         self.last_truncated: np.ndarray = np.zeros(0, dtype=bool)
         """Which pairs of the last :meth:`encode` call were longer than ``max_length`` (truncated)."""
         self._with_token_types = "token_type_ids" in self.tokenizer.model_input_names
-        pad_id = self.tokenizer.pad_token_id
-        if pad_id is None:
-            pad_id = getattr(config, "pad_token_id", None)
-        self._pad_values = {
-            "input_ids": int(pad_id) if pad_id is not None else 0,
-            "token_type_ids": int(getattr(self.tokenizer, "pad_token_type_id", 0) or 0),
-        }
+        self._pad_values = _pad_values(self.tokenizer, config)
         self._column_order = torch.tensor(self.label_order, device=self.device)
+        self._identity: dict[str, Any] = self._make_identity()
+        self.batches_computed = 0
+        """Forward passes run so far (tests check that cached pairs are not recomputed)."""
+        self.pairs_computed = 0
+
+    def _make_identity(self) -> dict[str, Any]:
+        """What :meth:`identity` returns, built once the model is loaded."""
         # A local model is identified by its file hash; its folder name is kept for readability.
         local = is_local_model(self.model_name_or_path)
         model_id = Path(self.model_name_or_path).resolve().name if local else self.model_name_or_path
-        self._identity: dict[str, Any] = {
+        identity: dict[str, Any] = {
             "backend": "hf-nli",
             "backend_version": BACKEND_VERSION,
             "model": model_id,
@@ -171,15 +148,15 @@ class HFNLIClassifier:
             "label_order": list(self.label_order),
         }
         # Only when set, so the default identity (and every cache entry keyed on it) is unchanged.
-        if quantize is not None:
-            self._identity["quantize"] = f"{quantize}-dynamic-linear"
+        if self.quantize is not None:
+            import torch
+
+            identity["quantize"] = f"{self.quantize}-dynamic-linear"
             # x86/fbgemm and Arm/qnnpack kernels round differently: their outputs are not shared.
-            self._identity["quantized_engine"] = str(torch.backends.quantized.engine)
-        if compile:
-            self._identity["compile"] = True
-        self.batches_computed = 0
-        """Forward passes run so far (tests check that cached pairs are not recomputed)."""
-        self.pairs_computed = 0
+            identity["quantized_engine"] = str(torch.backends.quantized.engine)
+        if self.compile:
+            identity["compile"] = True
+        return identity
 
     def identity(self) -> Mapping[str, Any]:
         """Everything that determines the outputs: backend, model, pinned revision (commit or
@@ -341,3 +318,58 @@ class HFNLIClassifier:
                 padded_tokens=int(lengths[batch].max()) * len(batch),
                 truncated=int(self.last_truncated[batch].sum()),
             )
+
+
+def _check_sizes(max_tokens: int, max_batch_size: int, max_length: int) -> None:
+    """Refuse a batch or length limit below 1, naming the first one that is."""
+    if max_tokens < 1 or max_batch_size < 1 or max_length < 1:
+        bad = "max_tokens" if max_tokens < 1 else "max_batch_size" if max_batch_size < 1 else "max_length"
+        raise ConfigError(
+            f"max_tokens, max_batch_size and max_length must be positive "
+            f"(got {max_tokens}, {max_batch_size}, {max_length})",
+            parameter=bad,
+        )
+
+
+def _load_config(name_or_path: str, revision: str | None) -> Any:
+    """The model's config (its labels are checked before the weights are read)."""
+    from transformers import AutoConfig
+
+    return load_pretrained(AutoConfig.from_pretrained, name_or_path, revision=revision, what="model config")
+
+
+def _load_tokenizer(name_or_path: str, revision: str | None) -> Any:
+    """The fast tokenizer at ``revision``."""
+    from transformers import AutoTokenizer
+
+    return load_pretrained(
+        AutoTokenizer.from_pretrained, name_or_path, revision=revision, what="tokenizer", use_fast=True
+    )
+
+
+def _load_model(name_or_path: str, revision: str | None, config: Any, dtype: Any, device: str) -> Any:
+    """The sequence-classification weights at ``revision`` in ``dtype``, on ``device``, in eval mode."""
+    from transformers import AutoModelForSequenceClassification
+
+    model = load_pretrained(
+        AutoModelForSequenceClassification.from_pretrained,
+        name_or_path,
+        revision=revision,
+        what="model",
+        config=config,
+        **dtype_kwargs(dtype),
+    )
+    model.to(device)
+    model.eval()
+    return model
+
+
+def _pad_values(tokenizer: Any, config: Any) -> dict[str, int]:
+    """The padding value per input name: the tokenizer's pad token (else the config's, else 0)."""
+    pad_id = tokenizer.pad_token_id
+    if pad_id is None:
+        pad_id = getattr(config, "pad_token_id", None)
+    return {
+        "input_ids": int(pad_id) if pad_id is not None else 0,
+        "token_type_ids": int(getattr(tokenizer, "pad_token_type_id", 0) or 0),
+    }

@@ -84,6 +84,29 @@ def _probe(
     return classifier.name, dict(classifier.identity()), dict(describe()) if callable(describe) else {}
 
 
+def _length_sorted_blocks(pairs: Sequence[Pair], batch_size: int, num_workers: int) -> list[Any]:
+    """``pairs`` longest first, cut into Arrow tables (``index``, ``premise``, ``hypothesis``) of at
+    most ``batch_size`` rows."""
+    import pyarrow as pa
+
+    lengths = np.fromiter((len(p) + len(h) for p, h in pairs), dtype=np.int64, count=len(pairs))
+    order = np.argsort(-lengths, kind="stable")
+    # At least two blocks per actor when there are pairs enough, so no actor sits idle.
+    block_size = min(batch_size, max(1, math.ceil(len(pairs) / (2 * num_workers))))
+    # One Arrow table per block: Ray Data hands whole blocks to idle actors, so the pool
+    # balances itself, and similar lengths share a block (little padding).
+    return [
+        pa.table(
+            {
+                "index": order[start : start + block_size],
+                "premise": [pairs[int(i)][0] for i in order[start : start + block_size]],
+                "hypothesis": [pairs[int(i)][1] for i in order[start : start + block_size]],
+            }
+        )
+        for start in range(0, len(pairs), block_size)
+    ]
+
+
 class _RayWorker:
     """The ``map_batches`` callable class: one classifier per actor, one block per call."""
 
@@ -239,31 +262,33 @@ class RayNLIClassifier:
         if not pairs:
             return
         ray = import_ray()
-        import pyarrow as pa
-
-        lengths = np.fromiter((len(p) + len(h) for p, h in pairs), dtype=np.int64, count=len(pairs))
-        order = np.argsort(-lengths, kind="stable")
-        # At least two blocks per actor when there are pairs enough, so no actor sits idle.
-        block_size = min(self.batch_size, max(1, math.ceil(len(pairs) / (2 * self.num_workers))))
-        # One Arrow table per block: Ray Data hands whole blocks to idle actors, so the pool
-        # balances itself, and similar lengths share a block (little padding).
-        tables = [
-            pa.table(
-                {
-                    "index": order[start : start + block_size],
-                    "premise": [pairs[int(i)][0] for i in order[start : start + block_size]],
-                    "hypothesis": [pairs[int(i)][1] for i in order[start : start + block_size]],
-                }
-            )
-            for start in range(0, len(pairs), block_size)
-        ]
-        context = ray.data.DataContext.get_current()
-        saved = {key: getattr(context, key) for key in _QUIET_CONTEXT}
+        tables = _length_sorted_blocks(pairs, self.batch_size, self.num_workers)
         # Ray Data logs each execution at INFO and warns that its progress bars are off
         # (predict_pairs shows its own); keep the terminal for nlibias' output while this runs.
         data_logger = logging.getLogger("ray.data")
         saved_level = data_logger.level
         data_logger.setLevel(logging.ERROR)
+        blocks = self._stream(ray, tables)
+        try:
+            while True:
+                try:
+                    block = next(blocks)
+                except StopIteration:
+                    return
+                except Exception as error:
+                    raise self._worker_error(error) from None
+                yield self._block_result(block)
+        finally:
+            close = getattr(blocks, "close", None)
+            if callable(close):
+                close()  # stops the streaming execution (and its actors) when the caller stops early
+            data_logger.setLevel(saved_level)
+
+    def _stream(self, ray: Any, tables: list[Any]) -> Iterator[dict[str, np.ndarray]]:
+        """The finished blocks of ``tables`` as the actor pool returns them (Ray Data's quiet
+        settings are on while the execution is planned, and restored after)."""
+        context = ray.data.DataContext.get_current()
+        saved = {key: getattr(context, key) for key in _QUIET_CONTEXT}
         for key, value in _QUIET_CONTEXT.items():
             setattr(context, key, value)
         try:
@@ -283,37 +308,25 @@ class RayNLIClassifier:
                 num_cpus=self.num_cpus,
                 num_gpus=self.num_gpus,
             )
-            blocks = iter(dataset.iter_batches(batch_size=None, batch_format="numpy"))
+            return iter(dataset.iter_batches(batch_size=None, batch_format="numpy"))
         finally:
             for key, value in saved.items():
                 setattr(context, key, value)
-        try:
-            while True:
-                try:
-                    block = next(blocks)
-                except StopIteration:
-                    return
-                except Exception as error:
-                    raise self._worker_error(error) from None
-                if len(block["error"]) and block["error"][0]:
-                    raise WorkerError(
-                        f"{self._where()} failed: {block['error'][0]}",
-                        remote_traceback=str(block["traceback"][0]),
-                    )
-                yield BatchResult(
-                    indices=np.asarray(block["index"], dtype=np.int64),
-                    probs=np.stack(
-                        [block["p_entailment"], block["p_neutral"], block["p_contradiction"]], axis=1
-                    ),
-                    real_tokens=int(block["real_tokens"].sum()),
-                    padded_tokens=int(block["padded_tokens"].sum()),
-                    truncated=int(block["truncated"].sum()),
-                )
-        finally:
-            close = getattr(blocks, "close", None)
-            if callable(close):
-                close()  # stops the streaming execution (and its actors) when the caller stops early
-            data_logger.setLevel(saved_level)
+
+    def _block_result(self, block: Mapping[str, np.ndarray]) -> BatchResult:
+        """One finished block as a :class:`BatchResult`, or the worker's error raised."""
+        if len(block["error"]) and block["error"][0]:
+            raise WorkerError(
+                f"{self._where()} failed: {block['error'][0]}",
+                remote_traceback=str(block["traceback"][0]),
+            )
+        return BatchResult(
+            indices=np.asarray(block["index"], dtype=np.int64),
+            probs=np.stack([block["p_entailment"], block["p_neutral"], block["p_contradiction"]], axis=1),
+            real_tokens=int(block["real_tokens"].sum()),
+            padded_tokens=int(block["padded_tokens"].sum()),
+            truncated=int(block["truncated"].sum()),
+        )
 
     def close(self) -> None:
         """Shut Ray down if this classifier started it (a joined instance is left running)."""
