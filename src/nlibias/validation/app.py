@@ -186,9 +186,7 @@ def _static_text(name: str) -> str:
 def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
     """The FastAPI application that serves the annotation page for ``run_dir``'s queue."""
     try:
-        from fastapi import FastAPI, HTTPException, Request
-        from fastapi.exceptions import RequestValidationError
-        from fastapi.responses import JSONResponse, Response
+        from fastapi import FastAPI
     except ImportError as exc:  # pragma: no cover - exercised by the install check
         raise ConfigError(
             "the validation app needs FastAPI and uvicorn: pip install 'nlibias[validate]'"
@@ -197,45 +195,67 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
     settings = settings or AppSettings()
     run_dir = Path(run_dir)
     queue = read_queue(run_dir / QUEUE_CSV)
-    queue_ids = {row.hypothesis_id for row in queue}
     store = AnnotationStore.for_run(run_dir)
     static = {route: (_static_text(name), media) for route, (name, media) in _STATIC.items()}
     app = FastAPI(title="nlibias validation", docs_url=None, redoc_url=None, openapi_url=None)
+    _add_guards(app, settings)
+    _add_static_routes(app, static)
+    _add_api_routes(app, settings, queue, store)
+    return app
 
-    def annotator_or_fail(name: str | None) -> str:
-        name = name or settings.annotator
-        if not name or not ANNOTATOR_PATTERN.fullmatch(name):
-            raise HTTPException(400, "annotator name missing or not allowed (letters, digits, _.@-)")
-        if settings.annotator and name != settings.annotator:
-            raise HTTPException(403, f"this server is for annotator {settings.annotator!r}")
-        return name
+
+def _refusal(request: Any, settings: AppSettings) -> tuple[int, str] | None:
+    """The status and detail that refuse ``request`` for its ``Host`` (not a loopback name, on a
+    loopback server without a token) or its ``Origin``; None when neither does."""
+    if (
+        settings.loopback_only
+        and not settings.token
+        and not is_loopback(host_name(request.headers.get("host", "")))
+    ):
+        return 403, "host not allowed"
+    foreign = foreign_origin(request.method, request.headers)
+    if foreign is not None:
+        return 403, f"{foreign}: refused"
+    return None
+
+
+def _token_proof(request: Any, token: str) -> Literal["sent", "query"] | None:
+    """How ``request`` carries ``token``: ``"sent"`` (header, bearer or cookie), ``"query"``
+    (``?token=`` on a safe method: the page then sets the cookie), None when it does not."""
+    auth = request.headers.get("authorization", "")
+    offered = [
+        request.headers.get(TOKEN_HEADER, ""),
+        auth[7:] if auth.lower().startswith("bearer ") else "",
+        request.cookies.get(TOKEN_COOKIE, ""),
+    ]
+    if any(o and hmac.compare_digest(o, token) for o in offered):
+        return "sent"
+    # ?token= only opens pages (the link the CLI prints), never authorises a change
+    from_query = request.query_params.get("token", "") if request.method in SAFE_METHODS else ""
+    if from_query and hmac.compare_digest(from_query, token):
+        return "query"
+    return None
+
+
+def _add_guards(app: Any, settings: AppSettings) -> None:
+    """The checks every request passes (host, origin, token), the security headers of every
+    response, the 422 handler and the body limit."""
+    from fastapi import Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Any) -> Any:
-        if (
-            settings.loopback_only
-            and not settings.token
-            and not is_loopback(host_name(request.headers.get("host", "")))
-        ):
-            return JSONResponse({"detail": "host not allowed"}, status_code=403)
-        foreign = foreign_origin(request.method, request.headers)
-        if foreign is not None:
-            return JSONResponse({"detail": f"{foreign}: refused"}, status_code=403)
+        refused = _refusal(request, settings)
+        if refused is not None:
+            status, detail = refused
+            return JSONResponse({"detail": detail}, status_code=status)
         set_cookie = False
         if settings.token:
-            auth = request.headers.get("authorization", "")
-            offered = [
-                request.headers.get(TOKEN_HEADER, ""),
-                auth[7:] if auth.lower().startswith("bearer ") else "",
-                request.cookies.get(TOKEN_COOKIE, ""),
-            ]
-            # ?token= only opens pages (the link the CLI prints), never authorises a change
-            from_query = request.query_params.get("token", "") if request.method in SAFE_METHODS else ""
-            valid = any(o and hmac.compare_digest(o, settings.token) for o in offered)
-            if not valid and from_query and hmac.compare_digest(from_query, settings.token):
-                valid = set_cookie = True
-            if not valid:
+            proof = _token_proof(request, settings.token)
+            if proof is None:
                 return JSONResponse({"detail": "missing or wrong token"}, status_code=401)
+            set_cookie = proof == "query"
         response = await call_next(request)
         response.headers["Content-Security-Policy"] = _CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
@@ -250,6 +270,11 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
         return JSONResponse({"detail": error_details(exc.errors())}, status_code=422)
 
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
+
+
+def _add_static_routes(app: Any, static: dict[str, tuple[str, str]]) -> None:
+    """The page's fixed routes (no request path reaches the file system) and an empty favicon."""
+    from fastapi.responses import Response
 
     def static_route(route: str) -> None:
         text, media = static[route]
@@ -266,6 +291,31 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
     def favicon() -> Response:
         return Response(status_code=204)
 
+
+def _annotator_or_fail(name: str | None, settings: AppSettings) -> str:
+    """The annotator a request names (else the server's), 400 when missing or not allowed, 403
+    when the server is for another annotator."""
+    from fastapi import HTTPException
+
+    name = name or settings.annotator
+    if not name or not ANNOTATOR_PATTERN.fullmatch(name):
+        raise HTTPException(400, "annotator name missing or not allowed (letters, digits, _.@-)")
+    if settings.annotator and name != settings.annotator:
+        raise HTTPException(403, f"this server is for annotator {settings.annotator!r}")
+    return name
+
+
+def _answers_of(store: AnnotationStore, who: str) -> dict[str, CurrentAnswer]:
+    """``who``'s current answer per hypothesis id."""
+    return {hid: by[who] for hid, by in store.current(annotator=who).items() if who in by}
+
+
+def _add_api_routes(app: Any, settings: AppSettings, queue: list[QueueRow], store: AnnotationStore) -> None:
+    """``GET /api/config``, ``GET /api/items`` and ``POST /api/answer``."""
+    from fastapi import HTTPException
+
+    queue_ids = {row.hypothesis_id for row in queue}
+
     @app.get("/api/config")
     def config() -> dict[str, Any]:
         return {
@@ -279,8 +329,8 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
 
     @app.get("/api/items")
     def items(annotator: str | None = None) -> dict[str, Any]:
-        who = annotator_or_fail(annotator)
-        answers = {hid: by[who] for hid, by in store.current(annotator=who).items() if who in by}
+        who = _annotator_or_fail(annotator, settings)
+        answers = _answers_of(store, who)
         hints = store.suggestions() if settings.show_hints else {}
         return {
             "annotator": who,
@@ -297,7 +347,7 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
 
     @app.post("/api/answer")
     def answer(body: AnswerBody) -> dict[str, Any]:
-        who = annotator_or_fail(body.annotator)
+        who = _annotator_or_fail(body.annotator, settings)
         if body.hypothesis_id not in queue_ids:
             raise HTTPException(404, "unknown hypothesis")
         if body.label not in ROUND_LABELS[body.round]:
@@ -307,13 +357,11 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
             if mine is None or mine.category != "valid":
                 raise HTTPException(409, "mark the hypothesis valid before choosing pro/anti")
         store.record(body.hypothesis_id, who, body.round, body.label)
-        answers = {hid: by[who] for hid, by in store.current(annotator=who).items() if who in by}
+        answers = _answers_of(store, who)
         return {
             "answer": _answer_json(answers.get(body.hypothesis_id)),
             "progress": _progress(queue_ids, answers),
         }
-
-    return app
 
 
 def serve(run_dir: str | Path, settings: AppSettings, *, host: str = "127.0.0.1", port: int = 8765) -> None:
