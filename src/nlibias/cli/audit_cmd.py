@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from nlibias.jobs.audit import AuditResult
 
 _BY_HELP = "Slices in the printed tables: domain or subtopic (metrics.json always has both)."
+_BOOTSTRAP_OPT = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95% CIs (0: none).")
+_SEED_OPT = typer.Option(0, "--seed", help="Seed of the bootstrap.")
+_BY_OPT = typer.Option("domain", "--by", help=_BY_HELP)
+_JSON_OPT = typer.Option(False, "--json", help="Print metrics.json instead of tables.")
 
 
 def _print_result(result: AuditResult, as_json: bool, by: str) -> None:
@@ -27,150 +31,106 @@ def _print_result(result: AuditResult, as_json: bool, by: str) -> None:
         typer.echo(f"\nwrote {result.out_dir / 'predictions.jsonl'} and {result.out_dir / 'metrics.json'}")
 
 
-@app.command("audit")
-def audit_command(
-    samples: Path = typer.Option(
-        ..., "--samples", help="Run directory or samples file from `nlibias expand`."
-    ),
-    model: list[str] = typer.Option(
-        [],
-        "--model",
-        help="NLI classifier: Hugging Face name or local path (repeatable); fake:NAME for a dry run.",
-    ),
-    generative: list[str] = typer.Option(
-        [], "--generative", help="Generative LM: smollm2, hf:NAME, gguf:PATH, openai:URL#MODEL (repeatable)."
-    ),
-    prompt: list[str] = typer.Option(
-        [], "--prompt", help="Prompt style for generative LMs: true, entailed, or a prompt file (repeatable)."
-    ),
-    mlm: list[str] = typer.Option(
-        [],
-        "--mlm",
-        help="Masked LM scoring the samples' sentence pairs (token-probability bias, pseudo-log-likelihood): "
-        "Hugging Face name or local path (repeatable).",
-    ),
-    causal: list[str] = typer.Option(
-        [],
-        "--causal",
-        help="Causal LM scoring the sentence pairs (token-probability bias): smollm2, a .gguf path, a hub "
-        "name or local path, or openai-completions:URL#MODEL (a server with echo + logprobs) (repeatable).",
-    ),
-    tp_variant: list[str] = typer.Option(
-        ["shared"],
-        "--tp-variant",
-        help="Token-probability score: shared (tokens the two sentences share, as CrowS-Pairs/WinoQueer) "
-        "or whole (every token, as lm-evaluation-harness) (repeatable).",
-    ),
-    mode: str = typer.Option(
-        "scored", "--mode", help="Generative answers: scored (one forward pass) or generated."
-    ),
-    max_new_tokens: int = typer.Option(
-        DEFAULT_MAX_NEW_TOKENS, "--max-new-tokens", help="Token limit of generated answers."
-    ),
-    concurrency: int | None = typer.Option(
-        None,
-        "--concurrency",
-        help="Requests in flight to each openai:URL#MODEL server (default 4). Raise it for a GPU server "
-        "that batches concurrent requests, such as vLLM (docs/scaling.md).",
-    ),
-    out: Path = typer.Option(
-        ..., "--out", help="Run directory for predictions.jsonl, metrics.json, tables.txt."
-    ),
-    label_map: str | None = typer.Option(
-        None,
-        "--label-map",
-        help="Override the classifiers' label mapping, e.g. 0=entailment,1=neutral,2=contradiction.",
-    ),
-    revision: str | None = typer.Option(
-        None, "--revision", help="Hub revision (branch, tag or commit) to pin."
-    ),
-    device: str | None = typer.Option(
-        None, "--device", help="cpu, cuda, cuda:1, ... Default: GPU when present."
-    ),
-    max_tokens: int = typer.Option(
-        8192, "--max-tokens", help="Token budget of one batch (padding included)."
-    ),
-    quantize: str | None = typer.Option(
-        None,
-        "--quantize",
-        help="CPU only: int8 (dynamic int8 Linear layers). Faster, but changes probabilities and can flip "
-        "labels: check agreement on your model first. Measured speed and agreement: docs/benchmarks.md "
-        "(Optional speed flags).",
-    ),
-    compile_model: bool = typer.Option(
-        False,
-        "--compile",
-        help="torch.compile the classifiers: tens of seconds of compilation, no reliable gain "
-        "measured on CPU (docs/benchmarks.md).",
-    ),
-    threads: int | None = typer.Option(None, "--threads", help="torch CPU threads (default: one per core)."),
-    devices: str | None = typer.Option(
-        None,
-        "--devices",
-        help="Shard each classifier over these devices, one worker process each, e.g. "
-        "cuda:0,cuda:1 (docs/scaling.md). Same results and cache entries as one process.",
-    ),
-    ray: str | None = typer.Option(
-        None,
-        "--ray",
-        help="Run each classifier on Ray Data actors: 'local' starts a local Ray instance, or a "
-        "cluster address ('auto', 'ray://host:10001'). Needs nlibias[ray] (docs/scaling.md).",
-    ),
-    ray_workers: int = typer.Option(2, "--ray-workers", help="Ray actors per classifier."),
-    ray_gpus_per_worker: float = typer.Option(
-        0.0, "--ray-gpus-per-worker", help="GPUs each Ray actor asks for (0: CPU actors)."
-    ),
-    cache: Path | None = typer.Option(
-        None, "--cache", help="Prediction cache file. Default: the user cache."
-    ),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the prediction cache."),
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95% CIs (0: none)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
-    by: str = typer.Option("domain", "--by", help=_BY_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print metrics.json instead of tables."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
-) -> None:
-    """Run NLI classifiers, generative LMs and/or sentence-scoring LMs over the samples and report
-    the bias measures."""
-    from nlibias.jobs.run import run_audit
-    from nlibias.report.tables import check_slice
+_SAMPLES_OPT = typer.Option(..., "--samples", help="Run directory or samples file from `nlibias expand`.")
+_MODEL_OPT = typer.Option(
+    [],
+    "--model",
+    help="NLI classifier: Hugging Face name or local path (repeatable); fake:NAME for a dry run.",
+)
+_GENERATIVE_OPT = typer.Option(
+    [], "--generative", help="Generative LM: smollm2, hf:NAME, gguf:PATH, openai:URL#MODEL (repeatable)."
+)
+_PROMPT_OPT = typer.Option(
+    [], "--prompt", help="Prompt style for generative LMs: true, entailed, or a prompt file (repeatable)."
+)
+_MLM_OPT = typer.Option(
+    [],
+    "--mlm",
+    help="Masked LM scoring the samples' sentence pairs (token-probability bias, pseudo-log-likelihood): "
+    "Hugging Face name or local path (repeatable).",
+)
+_CAUSAL_OPT = typer.Option(
+    [],
+    "--causal",
+    help="Causal LM scoring the sentence pairs (token-probability bias): smollm2, a .gguf path, a hub "
+    "name or local path, or openai-completions:URL#MODEL (a server with echo + logprobs) (repeatable).",
+)
+_TP_VARIANT_OPT = typer.Option(
+    ["shared"],
+    "--tp-variant",
+    help="Token-probability score: shared (tokens the two sentences share, as CrowS-Pairs/WinoQueer) "
+    "or whole (every token, as lm-evaluation-harness) (repeatable).",
+)
+_MODE_OPT = typer.Option(
+    "scored", "--mode", help="Generative answers: scored (one forward pass) or generated."
+)
+_MAX_NEW_TOKENS_OPT = typer.Option(
+    DEFAULT_MAX_NEW_TOKENS, "--max-new-tokens", help="Token limit of generated answers."
+)
+_CONCURRENCY_OPT = typer.Option(
+    None,
+    "--concurrency",
+    help="Requests in flight to each openai:URL#MODEL server (default 4). Raise it for a GPU server "
+    "that batches concurrent requests, such as vLLM (docs/scaling.md).",
+)
+_OUT_OPT = typer.Option(..., "--out", help="Run directory for predictions.jsonl, metrics.json, tables.txt.")
+_LABEL_MAP_OPT = typer.Option(
+    None,
+    "--label-map",
+    help="Override the classifiers' label mapping, e.g. 0=entailment,1=neutral,2=contradiction.",
+)
+_REVISION_OPT = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit) to pin.")
+_DEVICE_OPT = typer.Option(None, "--device", help="cpu, cuda, cuda:1, ... Default: GPU when present.")
+_MAX_TOKENS_OPT = typer.Option(8192, "--max-tokens", help="Token budget of one batch (padding included).")
+_QUANTIZE_OPT = typer.Option(
+    None,
+    "--quantize",
+    help="CPU only: int8 (dynamic int8 Linear layers). Faster, but changes probabilities and can flip "
+    "labels: check agreement on your model first. Measured speed and agreement: docs/benchmarks.md "
+    "(Optional speed flags).",
+)
+_COMPILE_OPT = typer.Option(
+    False,
+    "--compile",
+    help="torch.compile the classifiers: tens of seconds of compilation, no reliable gain "
+    "measured on CPU (docs/benchmarks.md).",
+)
+_THREADS_OPT = typer.Option(None, "--threads", help="torch CPU threads (default: one per core).")
+_DEVICES_OPT = typer.Option(
+    None,
+    "--devices",
+    help="Shard each classifier over these devices, one worker process each, e.g. "
+    "cuda:0,cuda:1 (docs/scaling.md). Same results and cache entries as one process.",
+)
+_RAY_OPT = typer.Option(
+    None,
+    "--ray",
+    help="Run each classifier on Ray Data actors: 'local' starts a local Ray instance, or a "
+    "cluster address ('auto', 'ray://host:10001'). Needs nlibias[ray] (docs/scaling.md).",
+)
+_RAY_WORKERS_OPT = typer.Option(2, "--ray-workers", help="Ray actors per classifier.")
+_RAY_GPUS_OPT = typer.Option(
+    0.0, "--ray-gpus-per-worker", help="GPUs each Ray actor asks for (0: CPU actors)."
+)
+_CACHE_OPT = typer.Option(None, "--cache", help="Prediction cache file. Default: the user cache.")
+_NO_CACHE_OPT = typer.Option(False, "--no-cache", help="Do not read or write the prediction cache.")
+_QUIET_OPT = typer.Option(False, "--quiet", help="No progress bars.")
 
-    check_slice(by)  # before the models run
+
+def _cache_setting(cache: Path | None, no_cache: bool) -> Path | bool:
+    """``run_audit``'s ``cache``: False, a file, or True (the user cache); refuses both flags at once."""
     if no_cache and cache is not None:  # one of the two would be ignored without a word
         from nlibias.errors import ConfigError
 
         raise ConfigError(
             f"no_cache and cache={str(cache)!r} contradict each other; give one of them", parameter="no_cache"
         )
+    return False if no_cache else (cache or True)
 
-    result = run_audit(
-        samples,
-        model,
-        generative,
-        prompt,
-        mlm=mlm,
-        causal=causal,
-        tp_variants=tp_variant,
-        cache=False if no_cache else (cache or True),
-        out_dir=out,
-        bootstrap=bootstrap,
-        seed=seed,
-        progress=not quiet,
-        mode=mode,
-        max_new_tokens=max_new_tokens,
-        label_map=label_map,
-        revision=revision,
-        device=device,
-        max_tokens=max_tokens,
-        quantize=quantize,
-        compile=compile_model,
-        threads=threads,
-        devices=devices.split(",") if devices else (),
-        ray_address=ray,
-        ray_workers=ray_workers,
-        ray_gpus_per_worker=ray_gpus_per_worker,
-        concurrency=concurrency,
-    )
+
+def _print_model_stats(result: AuditResult, as_json: bool) -> None:
+    """Per model: what was computed and read from the cache (stderr), and warnings on truncated
+    pairs and rejected cache entries."""
     for name, info in result.metrics["run"]["models"].items():
         stats = info.get("stats", {})
         if not as_json and stats:
@@ -194,6 +154,75 @@ def audit_command(
                 f"{name}: {stats['cache_rejected']} cache entries were recomputed (not used): damaged, moved "
                 "from another key, or written by an older nlibias without a checksum of their key"
             )
+
+
+@app.command("audit")
+def audit_command(
+    samples: Path = _SAMPLES_OPT,
+    model: list[str] = _MODEL_OPT,
+    generative: list[str] = _GENERATIVE_OPT,
+    prompt: list[str] = _PROMPT_OPT,
+    mlm: list[str] = _MLM_OPT,
+    causal: list[str] = _CAUSAL_OPT,
+    tp_variant: list[str] = _TP_VARIANT_OPT,
+    mode: str = _MODE_OPT,
+    max_new_tokens: int = _MAX_NEW_TOKENS_OPT,
+    concurrency: int | None = _CONCURRENCY_OPT,
+    out: Path = _OUT_OPT,
+    label_map: str | None = _LABEL_MAP_OPT,
+    revision: str | None = _REVISION_OPT,
+    device: str | None = _DEVICE_OPT,
+    max_tokens: int = _MAX_TOKENS_OPT,
+    quantize: str | None = _QUANTIZE_OPT,
+    compile_model: bool = _COMPILE_OPT,
+    threads: int | None = _THREADS_OPT,
+    devices: str | None = _DEVICES_OPT,
+    ray: str | None = _RAY_OPT,
+    ray_workers: int = _RAY_WORKERS_OPT,
+    ray_gpus_per_worker: float = _RAY_GPUS_OPT,
+    cache: Path | None = _CACHE_OPT,
+    no_cache: bool = _NO_CACHE_OPT,
+    bootstrap: int = _BOOTSTRAP_OPT,
+    seed: int = _SEED_OPT,
+    by: str = _BY_OPT,
+    as_json: bool = _JSON_OPT,
+    quiet: bool = _QUIET_OPT,
+) -> None:
+    """Run NLI classifiers, generative LMs and/or sentence-scoring LMs over the samples and report
+    the bias measures."""
+    from nlibias.jobs.run import run_audit
+    from nlibias.report.tables import check_slice
+
+    check_slice(by)  # before the models run
+    result = run_audit(
+        samples,
+        model,
+        generative,
+        prompt,
+        mlm=mlm,
+        causal=causal,
+        tp_variants=tp_variant,
+        cache=_cache_setting(cache, no_cache),
+        out_dir=out,
+        bootstrap=bootstrap,
+        seed=seed,
+        progress=not quiet,
+        mode=mode,
+        max_new_tokens=max_new_tokens,
+        label_map=label_map,
+        revision=revision,
+        device=device,
+        max_tokens=max_tokens,
+        quantize=quantize,
+        compile=compile_model,
+        threads=threads,
+        devices=devices.split(",") if devices else (),
+        ray_address=ray,
+        ray_workers=ray_workers,
+        ray_gpus_per_worker=ray_gpus_per_worker,
+        concurrency=concurrency,
+    )
+    _print_model_stats(result, as_json)
     _print_result(result, as_json, by)
 
 
@@ -210,10 +239,10 @@ def score_command(
     out: Path | None = typer.Option(
         None, "--out", help="Run directory for metrics.json (and a copy of predictions)."
     ),
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95% CIs (0: none)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
-    by: str = typer.Option("domain", "--by", help=_BY_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print metrics.json instead of tables."),
+    bootstrap: int = _BOOTSTRAP_OPT,
+    seed: int = _SEED_OPT,
+    by: str = _BY_OPT,
+    as_json: bool = _JSON_OPT,
 ) -> None:
     """Score predictions files (from nlibias or any other tool) with the benchmark's measures."""
     from nlibias.jobs.run import run_score

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -13,8 +14,9 @@ from nlibias.cli.app import PLAIN_HELP, app, echo_json, warn
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.bbnli import BBNLISubtopic
+    from nlibias.extension.config import ExtendConfig
     from nlibias.extension.masked_templates import MaskedTemplate
-    from nlibias.extension.pipeline import StageReport
+    from nlibias.extension.pipeline import PipelineResult, StageReport
 
 masks_app = typer.Typer(
     help="Masked hypothesis templates: per-subtopic counts, automatic derivation, file validation.",
@@ -33,122 +35,94 @@ def _stage_line(report: StageReport) -> str:
     return f"{report.name:<15} {report.status:<8} {report.seconds:8.2f}s  {counts}"
 
 
-@app.command("extend")
-def extend_command(
-    config_file: Path | None = typer.Option(
-        None, "--config", help="YAML run configuration (see configs/bbnli-next.yaml); flags override it."
-    ),
-    out: Path | None = typer.Option(
-        None, "--out", help="Run directory (config: run_dir; default runs/next)."
-    ),
-    source: Path | None = typer.Option(
-        None, "--source", help="BBNLI JSON directory (default: the resolved data dir)."
-    ),
-    mlm: str | None = typer.Option(
-        None,
-        "--fill-model",
-        "--mlm",
-        help="Fill model: a masked LM (hub id or path; default bert-large-cased-whole-word-masking) or a "
-        "causal LM (smollm2, FILE.gguf, causal:NAME; see docs/extension.md).",
-    ),
-    top_k: int | None = typer.Option(
-        None, "--top-k", help="Whole-word fills per masked hypothesis (default 20)."
-    ),
-    filter_model: list[str] = typer.Option(
-        [],
-        "--filter-model",
-        help="Filter NLI model: hub id, path or prompt:MODEL (repeatable; replaces the config's list).",
-    ),
-    holdout_model: list[str] = typer.Option(
-        [],
-        "--holdout-model",
-        help="Held-out model, never used to filter (repeatable; replaces the config's list).",
-    ),
-    policy: str | None = typer.Option(
-        None, "--policy", help="Keep a candidate when: any | all | at_least:K filter models mispredict."
-    ),
-    subtopic: list[str] = typer.Option([], "--subtopic", help="Extend only these subtopics (repeatable)."),
-    unvalidated: bool = typer.Option(
-        False,
-        "--unvalidated",
-        help="Go on without human judgements (the dataset card says so in its first line).",
-    ),
-    judgements: Path | None = typer.Option(
-        None, "--judgements", help="Judgements CSV (default <run dir>/validation/judgements.csv)."
-    ),
-    templates: str | None = typer.Option(
-        None,
-        "--templates",
-        help="Masked-template file ('default' = the curated file shipped with nlibias; 'none').",
-    ),
-    derive: bool | None = typer.Option(
-        None, "--derive/--no-derive", help="Also derive masked templates automatically from the source."
-    ),
-    until: str | None = typer.Option(None, "--until", help="Stop after this stage."),
-    from_stage: str | None = typer.Option(
-        None, "--from", help="Rerun from this stage on (earlier ones must be done)."
-    ),
-    force: bool = typer.Option(
-        False,
-        "--force",
-        help="Recompute the stages whose settings differ from the run directory's (and the later ones).",
-    ),
-    cache: Path | None = typer.Option(
-        None, "--cache", help="Prediction cache file (default $NLIBIAS_CACHE or user cache)."
-    ),
-    device: str | None = typer.Option(
-        None, "--device", help="cpu, cuda, cuda:N, mps (MLM and filter models)."
-    ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars on the long stages."),
-    as_json: bool = typer.Option(False, "--json", help="Print the stage reports as JSON."),
-) -> None:
-    """Extend BBNLI the BBNLI-next way: masks → masked → fill → filter → validate → counterfactual → export.
+_CONFIG_OPT = typer.Option(
+    None, "--config", help="YAML run configuration (see configs/bbnli-next.yaml); flags override it."
+)
+_OUT_OPT = typer.Option(None, "--out", help="Run directory (config: run_dir; default runs/next).")
+_SOURCE_OPT = typer.Option(None, "--source", help="BBNLI JSON directory (default: the resolved data dir).")
+_FILL_MODEL_OPT = typer.Option(
+    None,
+    "--fill-model",
+    "--mlm",
+    help="Fill model: a masked LM (hub id or path; default bert-large-cased-whole-word-masking) or a "
+    "causal LM (smollm2, FILE.gguf, causal:NAME; see docs/extension.md).",
+)
+_TOP_K_OPT = typer.Option(None, "--top-k", help="Whole-word fills per masked hypothesis (default 20).")
+_FILTER_MODEL_OPT = typer.Option(
+    [],
+    "--filter-model",
+    help="Filter NLI model: hub id, path or prompt:MODEL (repeatable; replaces the config's list).",
+)
+_HOLDOUT_MODEL_OPT = typer.Option(
+    [],
+    "--holdout-model",
+    help="Held-out model, never used to filter (repeatable; replaces the config's list).",
+)
+_POLICY_OPT = typer.Option(
+    None, "--policy", help="Keep a candidate when: any | all | at_least:K filter models mispredict."
+)
+_SUBTOPIC_OPT = typer.Option([], "--subtopic", help="Extend only these subtopics (repeatable).")
+_UNVALIDATED_OPT = typer.Option(
+    False,
+    "--unvalidated",
+    help="Go on without human judgements (the dataset card says so in its first line).",
+)
+_JUDGEMENTS_OPT = typer.Option(
+    None, "--judgements", help="Judgements CSV (default <run dir>/validation/judgements.csv)."
+)
+_TEMPLATES_OPT = typer.Option(
+    None,
+    "--templates",
+    help="Masked-template file ('default' = the curated file shipped with nlibias; 'none').",
+)
+_DERIVE_OPT = typer.Option(
+    None, "--derive/--no-derive", help="Also derive masked templates automatically from the source."
+)
+_UNTIL_OPT = typer.Option(None, "--until", help="Stop after this stage.")
+_FROM_OPT = typer.Option(None, "--from", help="Rerun from this stage on (earlier ones must be done).")
+_FORCE_OPT = typer.Option(
+    False,
+    "--force",
+    help="Recompute the stages whose settings differ from the run directory's (and the later ones).",
+)
+_CACHE_OPT = typer.Option(
+    None, "--cache", help="Prediction cache file (default $NLIBIAS_CACHE or user cache)."
+)
+_DEVICE_OPT = typer.Option(None, "--device", help="cpu, cuda, cuda:N, mps (MLM and filter models).")
+_PROGRESS_OPT = typer.Option(True, "--progress/--no-progress", help="Progress bars on the long stages.")
+_JSON_OPT = typer.Option(False, "--json", help="Print the stage reports as JSON.")
 
-    Every stage writes named files in the run directory and is skipped when they exist and its
-    inputs did not change, so rerunning the same command resumes a killed run. A run directory
-    whose stages were run with other settings is refused (use a new --out, --force or --from).
-    Exits with code 3 when it stops to wait for human judgements.
-    """
+
+def _extend_config(
+    config_file: Path | None, overrides: dict[str, Any], templates: str | None
+) -> ExtendConfig:
+    """The run configuration: the YAML file (or the defaults) with the flags that were given on top;
+    ``--templates none`` turns the curated templates off."""
     from nlibias.extension.config import ExtendConfig, load_config, with_overrides
-    from nlibias.extension.pipeline import run_pipeline
 
     config = load_config(config_file) if config_file is not None else ExtendConfig()
-    overrides: dict[str, Any] = {
-        "run_dir": str(out) if out else None,
-        "source": str(source) if source else None,
-        "mlm.model": mlm,
-        "mlm.top_k": top_k,
-        "filter.models": list(filter_model) or None,
-        "filter.holdout": list(holdout_model) or None,
-        "filter.policy": policy,
-        "subtopics": list(subtopic) or None,
-        "validation.unvalidated": True if unvalidated else None,
-        "validation.judgements": str(judgements) if judgements else None,
-        "templates.curated": None if templates is None else templates,
-        "templates.derive": derive,
-        "cache": str(cache) if cache else None,
-        "mlm.device": device,
-        "filter.device": device,
-    }
     config = with_overrides(config, overrides)
     if templates is not None and templates.lower() == "none":
         config = config.model_copy(
             update={"templates": config.templates.model_copy(update={"curated": None})}
         )
+    return config
 
-    def show(report: StageReport) -> None:
-        if not as_json:
-            typer.echo(_stage_line(report), err=True)
-        unjudged = report.counts.get("unjudged_hypotheses") if report.name == "validate" else None
-        if unjudged:
-            warn(
-                f"{unjudged} of {report.counts.get('queued_hypotheses')} hypotheses have no judgement and are "
-                "left out of the dataset (judge them and rerun, or accept a smaller dataset)"
-            )
 
-    result = run_pipeline(
-        config, from_stage=from_stage, until=until, progress=progress, on_stage=show, force=force
-    )
+def _show_stage(report: StageReport, *, as_json: bool) -> None:
+    """A finished stage: its line on stderr, and a warning when judgements are missing."""
+    if not as_json:
+        typer.echo(_stage_line(report), err=True)
+    unjudged = report.counts.get("unjudged_hypotheses") if report.name == "validate" else None
+    if unjudged:
+        warn(
+            f"{unjudged} of {report.counts.get('queued_hypotheses')} hypotheses have no judgement and are "
+            "left out of the dataset (judge them and rerun, or accept a smaller dataset)"
+        )
+
+
+def _print_outcome(result: PipelineResult, as_json: bool) -> None:
+    """The run's outcome; exits with :data:`EXIT_AWAITING_JUDGEMENTS` when it waits for judgements."""
     if as_json:
         echo_json(
             {
@@ -166,8 +140,71 @@ def extend_command(
         typer.echo(f"dataset: {card.parent} (card: {card}; run record: {result.run_dir / 'run.json'})")
 
 
+@app.command("extend")
+def extend_command(
+    config_file: Path | None = _CONFIG_OPT,
+    out: Path | None = _OUT_OPT,
+    source: Path | None = _SOURCE_OPT,
+    mlm: str | None = _FILL_MODEL_OPT,
+    top_k: int | None = _TOP_K_OPT,
+    filter_model: list[str] = _FILTER_MODEL_OPT,
+    holdout_model: list[str] = _HOLDOUT_MODEL_OPT,
+    policy: str | None = _POLICY_OPT,
+    subtopic: list[str] = _SUBTOPIC_OPT,
+    unvalidated: bool = _UNVALIDATED_OPT,
+    judgements: Path | None = _JUDGEMENTS_OPT,
+    templates: str | None = _TEMPLATES_OPT,
+    derive: bool | None = _DERIVE_OPT,
+    until: str | None = _UNTIL_OPT,
+    from_stage: str | None = _FROM_OPT,
+    force: bool = _FORCE_OPT,
+    cache: Path | None = _CACHE_OPT,
+    device: str | None = _DEVICE_OPT,
+    progress: bool = _PROGRESS_OPT,
+    as_json: bool = _JSON_OPT,
+) -> None:
+    """Extend BBNLI the BBNLI-next way: masks → masked → fill → filter → validate → counterfactual → export.
+
+    Every stage writes named files in the run directory and is skipped when they exist and its
+    inputs did not change, so rerunning the same command resumes a killed run. A run directory
+    whose stages were run with other settings is refused (use a new --out, --force or --from).
+    Exits with code 3 when it stops to wait for human judgements.
+    """
+    from nlibias.extension.pipeline import run_pipeline
+
+    overrides: dict[str, Any] = {
+        "run_dir": str(out) if out else None,
+        "source": str(source) if source else None,
+        "mlm.model": mlm,
+        "mlm.top_k": top_k,
+        "filter.models": list(filter_model) or None,
+        "filter.holdout": list(holdout_model) or None,
+        "filter.policy": policy,
+        "subtopics": list(subtopic) or None,
+        "validation.unvalidated": True if unvalidated else None,
+        "validation.judgements": str(judgements) if judgements else None,
+        "templates.curated": None if templates is None else templates,
+        "templates.derive": derive,
+        "cache": str(cache) if cache else None,
+        "mlm.device": device,
+        "filter.device": device,
+    }
+    result = run_pipeline(
+        _extend_config(config_file, overrides, templates),
+        from_stage=from_stage,
+        until=until,
+        progress=progress,
+        on_stage=functools.partial(_show_stage, as_json=as_json),
+        force=force,
+    )
+    _print_outcome(result, as_json)
+
+
 # ---------------------------------------------------------------------------------------------
 # nlibias masks ...
+
+_MASKS_SOURCE_OPT = typer.Option(None, "--source", help="BBNLI JSON directory (default: resolved data dir).")
+_MASKS_SUBTOPIC_OPT = typer.Option([], "--subtopic", help="Only these subtopics (repeatable).")
 
 
 def _subtopics(source: Path | None, names: Sequence[str]) -> tuple[list[BBNLISubtopic], list[BBNLISubtopic]]:
@@ -216,10 +253,8 @@ def masks_list(
         None, "--templates", help="Masked-template file (default: the curated one)."
     ),
     derive: bool = typer.Option(False, "--derive", help="Add the templates derived automatically."),
-    source: Path | None = typer.Option(
-        None, "--source", help="BBNLI JSON directory (default: resolved data dir)."
-    ),
-    subtopic: list[str] = typer.Option([], "--subtopic", help="Only these subtopics (repeatable)."),
+    source: Path | None = _MASKS_SOURCE_OPT,
+    subtopic: list[str] = _MASKS_SUBTOPIC_OPT,
     show: bool = typer.Option(False, "--show", help="Print the templates themselves, not only counts."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
@@ -247,13 +282,11 @@ def masks_derive(
     out: Path | None = typer.Option(
         None, "--out", help="Write the derived templates here (default: stdout)."
     ),
-    source: Path | None = typer.Option(
-        None, "--source", help="BBNLI JSON directory (default: resolved data dir)."
-    ),
+    source: Path | None = _MASKS_SOURCE_OPT,
     stopwords: Path | None = typer.Option(
         None, "--stopwords", help="Stop-word file (default: the shipped one)."
     ),
-    subtopic: list[str] = typer.Option([], "--subtopic", help="Only these subtopics (repeatable)."),
+    subtopic: list[str] = _MASKS_SUBTOPIC_OPT,
     as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON (with --out)."),
 ) -> None:
     """Derive masked templates automatically (mask a word, replace a placeholder, add 'and <mask>')."""
@@ -276,9 +309,7 @@ def masks_derive(
 @masks_app.command("validate")
 def masks_validate(
     path: Path = typer.Argument(..., help="Masked-template JSONL file to check."),
-    source: Path | None = typer.Option(
-        None, "--source", help="BBNLI JSON directory (default: resolved data dir)."
-    ),
+    source: Path | None = _MASKS_SOURCE_OPT,
     as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
 ) -> None:
     """Check a masked-template file (one <mask>, known placeholders and subtopic, derivation); print counts."""

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from nlibias.cli.app import app, fail, warn
+
+if TYPE_CHECKING:
+    from nlibias.report.load import Run
 
 
 @app.command("report")
@@ -41,6 +45,15 @@ def report_command(
     if debias or pair:
         _debias_report(runs, pair)
         return
+    loaded = _load_runs(runs)
+    if fmt is not None:
+        _print_tables(loaded, fmt, compare, out)
+        return
+    _write_html(loaded, out, compare, no_plots)
+
+
+def _load_runs(runs: list[Path]) -> list[Run]:
+    """Load the run directories; print the warnings raised while loading them as warnings."""
     from nlibias.report.load import load_runs
 
     with warnings.catch_warnings(record=True) as caught:
@@ -48,38 +61,49 @@ def report_command(
         loaded = load_runs(runs)
     for caught_warning in caught:  # e.g. a run directory written before manifests
         warn(str(caught_warning.message))
-    if fmt is not None:
-        from nlibias.report.compare import compare as compare_runs
-        from nlibias.report.compare import format_comparison
-        from nlibias.report.paper_tables import TABLE_FORMATS, render_tables
+    return loaded
 
-        if fmt not in TABLE_FORMATS:
-            fail(f"--format must be one of {', '.join(TABLE_FORMATS)}, not {fmt!r}")
-        if compare:
-            if fmt == "latex":
-                fail("--compare prints md or csv; use --format md or --format csv")
-            text = format_comparison(compare_runs([(r.label, r.models) for r in loaded]), fmt) + "\n"
-            from nlibias.report.paper_tables import format_table
-            from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements
 
-            for table in (
-                correlation_table([(r.label, r.models) for r in loaded]),
-                agreement_table(item_agreements(loaded)),
-            ):
-                if table is not None:
-                    text += f"\n{table.title}\n\n{format_table(table, fmt)}\n"
-        else:
-            text = render_tables([(r.label, r.source, r.models) for r in loaded], fmt)
-        if not text.strip():
-            fail("no table can be built from these runs (no metrics with known measures)")
-        if out is None:
-            typer.echo(text, nl=False)
-        else:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(text, encoding="utf-8")
-            typer.echo(f"wrote {out}")
-        return
+def _tables_text(loaded: list[Run], fmt: str, compare: bool) -> str:
+    """Paper tables in ``fmt``, or with ``compare`` the side-by-side comparison and the TP tables."""
+    from nlibias.report.compare import compare as compare_runs
+    from nlibias.report.compare import format_comparison
+    from nlibias.report.paper_tables import TABLE_FORMATS, render_tables
 
+    if fmt not in TABLE_FORMATS:
+        fail(f"--format must be one of {', '.join(TABLE_FORMATS)}, not {fmt!r}")
+    if not compare:
+        return render_tables([(r.label, r.source, r.models) for r in loaded], fmt)
+    if fmt == "latex":
+        fail("--compare prints md or csv; use --format md or --format csv")
+    text = format_comparison(compare_runs([(r.label, r.models) for r in loaded]), fmt) + "\n"
+    from nlibias.report.paper_tables import format_table
+    from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements
+
+    for table in (
+        correlation_table([(r.label, r.models) for r in loaded]),
+        agreement_table(item_agreements(loaded)),
+    ):
+        if table is not None:
+            text += f"\n{table.title}\n\n{format_table(table, fmt)}\n"
+    return text
+
+
+def _print_tables(loaded: list[Run], fmt: str, compare: bool, out: Path | None) -> None:
+    """``--format``: the tables on stdout, or written to ``out``."""
+    text = _tables_text(loaded, fmt, compare)
+    if not text.strip():
+        fail("no table can be built from these runs (no metrics with known measures)")
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {out}")
+
+
+def _write_html(loaded: list[Run], out: Path | None, compare: bool, no_plots: bool) -> None:
+    """The HTML report (default ``<first run>/report.html``) and what it holds."""
     from nlibias.report.html import ASSETS_DIR_SUFFIX, write_report
 
     if not no_plots:
