@@ -20,12 +20,15 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from nlibias.errors import ConfigError
 from nlibias.schema import Sample
+
+if TYPE_CHECKING:
+    from nlibias.jobs.audit import AuditResult
 
 DEFAULT_SAMPLE_PAIRS = 240
 """Pairs in the default demo sample (15 per subtopic on average). Measured with ``nlibias demo`` on
@@ -115,9 +118,6 @@ def run_demo(
     ``full=True`` audits every BBNLI bias-audit sample instead of ``sample_pairs`` pairs.
     ``cache_path`` defaults to the user prediction cache (``$NLIBIAS_CACHE`` overrides it).
     """
-    from nlibias.benchmarks.bbnli import expand_bbnli
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
-    from nlibias.io.samples import write_samples
     from nlibias.jobs.run import run_audit
 
     if not full and sample_pairs < 1:
@@ -127,16 +127,12 @@ def run_demo(
         )
     started = time.perf_counter()
     out = Path(out_dir)
-    expansion = expand_bbnli(resolve_benchmark_path("bbnli", data_dir))
-    bias = expansion.bias_samples
-    samples = bias if full else sample_pairs_stratified(bias, sample_pairs, seed=seed)
-    write_samples(out, samples)
-    n_pairs = len({s.pair_key for s in samples})
+    samples, pairs_available = _write_demo_samples(out, full, sample_pairs, seed, data_dir)
     demo_info = {
         "disclaimer": DISCLAIMER,
         "full": full,
-        "pairs": n_pairs,
-        "pairs_available": expansion.n_pairs,
+        "pairs": len({s.pair_key for s in samples}),
+        "pairs_available": pairs_available,
         "subtopics": len({s.subtopic for s in samples}),
         "seed": seed,
     }
@@ -154,10 +150,37 @@ def run_demo(
         note=DISCLAIMER,
     )
     report_path = write_demo_report(out)
+    return _demo_summary(out, samples, pairs_available, result, report_path, started)
+
+
+def _write_demo_samples(
+    out: Path, full: bool, sample_pairs: int, seed: int, data_dir: str | Path | None
+) -> tuple[list[Sample], int]:
+    """Expand BBNLI, keep every bias-audit sample (``full``) or a stratified sample of pairs, write
+    them into the run directory; returns them and the number of pairs BBNLI has."""
+    from nlibias.benchmarks.bbnli import expand_bbnli
+    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.io.samples import write_samples
+
+    expansion = expand_bbnli(resolve_benchmark_path("bbnli", data_dir))
+    bias = expansion.bias_samples
+    samples = bias if full else sample_pairs_stratified(bias, sample_pairs, seed=seed)
+    write_samples(out, samples)
+    return samples, expansion.n_pairs
+
+
+def _demo_summary(
+    out: Path,
+    samples: Sequence[Sample],
+    pairs_available: int,
+    result: AuditResult,
+    report_path: Path,
+    started: float,
+) -> dict[str, Any]:
+    """What :func:`run_demo` returns: files, sizes, per-model stats, overall measures, tables."""
     metrics = result.metrics
     models = metrics["models"]
     runs = metrics["run"]["models"]
-    tables = result.tables_text
     return {
         "out_dir": str(out),
         "files": {
@@ -173,8 +196,8 @@ def run_demo(
         },
         "report": str(report_path),
         "n_samples": len(samples),
-        "n_pairs": n_pairs,
-        "pairs_available": expansion.n_pairs,
+        "n_pairs": len({s.pair_key for s in samples}),
+        "pairs_available": pairs_available,
         "subtopics": metrics["demo"]["subtopics"],
         "models": {key: runs[key]["stats"] for key in runs},
         "overall": {
@@ -184,7 +207,7 @@ def run_demo(
             }
             for key, value in models.items()
         },
-        "tables": tables,
+        "tables": result.tables_text,
         "disclaimer": DISCLAIMER,
         "seconds": round(time.perf_counter() - started, 2),
     }
