@@ -47,7 +47,7 @@ def main() -> None:
 
     from nlibias.benchmarks.bbnli import load_bbnli_dir
     from nlibias.benchmarks.data_locations import resolve_benchmark_path
-    from nlibias.extension.card import fill_comparison_table
+    from nlibias.extension.card import fill_comparison_section
     from nlibias.extension.config import MLMConfig
     from nlibias.extension.fill import causal_filler_for
     from nlibias.extension.fill_compare import compare_fills
@@ -84,7 +84,14 @@ def main() -> None:
         f"{len(masked)} masked samples ({len({m.hypothesis for m in masked})} unique masked hypotheses) of "
         f"{', '.join(SUBTOPICS)}; top-{args.top_k}; judge {args.judge}; filter {args.filter_model}, policy any\n"
     )
-    print(fill_comparison_table(rows))
+    comparison = {
+        "rows": rows,
+        "judge": args.judge,
+        "filters": [args.filter_model],
+        "top_k": args.top_k,
+        "masked_samples": len(masked),
+    }
+    print("\n".join(fill_comparison_section(comparison)))  # the section a run's card shows
     print(f"\n({t['seconds']:.1f} s with the cache {args.cache or default_cache_path()})")
     print(
         f"results: {common.write_results('fill_compare', {'machine': common.machine_info(), 'rows': rows})}"

@@ -167,6 +167,34 @@ def test_a_changed_stop_word_list_of_a_causal_fill_is_refused_and_force_redoes_t
     assert fill_stopwords_hash(small_config(tmp_path).mlm) is None
 
 
+def test_the_card_compares_the_fills_whenever_the_run_has_two(tmp_path: Path) -> None:
+    plain = run_pipeline(small_config(tmp_path), factories=Spy().factories, progress=False)
+    card = (plain.run_dir / "dataset" / "README.md").read_text(encoding="utf-8")
+    assert "## Fill models compared" not in card  # one fill: nothing to compare
+    spy = Spy()
+    config = small_config(tmp_path, run_dir=str(tmp_path / "two"), filter__compare_fills=["fake:other-fill"])
+    result = run_pipeline(config, factories=spy.factories, progress=False)
+    assert [f.name for f in spy.fillers] == ["fake-mlm", "fake-mlm", "fake:other-fill"]
+    comparison = json.loads((result.run_dir / "filter" / "fill_compare.json").read_text())
+    assert [r["fill_model"] for r in comparison["rows"]] == ["fake-mlm", "fake:other-fill"]
+    assert comparison["judge"] == "A" and comparison["filters"] == ["A", "B"]
+    card = (result.run_dir / "dataset" / "README.md").read_text(encoding="utf-8")
+    section = card[card.index("## Fill models compared") :]
+    assert "| fake-mlm |" in section and "| fake:other-fill |" in section
+    # the run's own row equals the run's fill: same candidates as the fill stage wrote
+    candidates = len((result.run_dir / "fill" / "candidates.jsonl").read_text().splitlines())
+    assert comparison["rows"][0]["candidates"] == candidates
+    # the comparison is a filter-stage setting: changing it reruns the filter, not the fill
+    again = run_pipeline(
+        small_config(tmp_path, run_dir=str(tmp_path / "two"), filter__compare_fills=[]),
+        factories=Spy().factories,
+        progress=False,
+        from_stage="filter",
+    )
+    assert statuses(again)["fill"] == "skipped"
+    assert "## Fill models compared" not in (again.run_dir / "dataset" / "README.md").read_text()
+
+
 def test_speed_only_settings_and_the_cache_path_reuse_every_stage(tmp_path: Path) -> None:
     run_pipeline(small_config(tmp_path), factories=Spy().factories, progress=False)
     faster = small_config(

@@ -123,6 +123,10 @@ class FilterConfig(DeviceConfig):
     """Models kept out of filtering (recorded in the card; never loaded by the pipeline)."""
     policy: str | int | dict[str, int] = "any"
     """``any`` (paper), ``all``, ``at_least:K`` (or ``{at_least: K}``)."""
+    compare_fills: list[str] = []
+    """Other fill models compared with ``mlm.model`` on the same masked samples: the filter stage
+    fills with each (cached; they never feed the dataset), filters their candidates the same way
+    and writes ``filter/fill_compare.json``, which the card shows."""
 
     _normalise = field_validator("models", "holdout", mode="before")(classmethod(lambda cls, v: _specs(v)))
 

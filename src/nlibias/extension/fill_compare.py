@@ -77,13 +77,17 @@ def compare_fills(
     filters: Sequence[NLIClassifier],
     cache: PredictionCache | None,
     top_k: int = 5,
+    block_list: Sequence[str] = (),
+    policy: str | int | Mapping[str, int] = "any",
     progress: bool = False,
 ) -> list[dict[str, Any]]:
     """One row per fill model (all fills, judge and filters through the prediction cache)."""
     by_id = {s.subtopic: s for s in subtopics}
     rows: list[dict[str, Any]] = []
     for label, filler in fillers.items():
-        run = fill_masked_samples(masked, filler, cache, top_k=top_k, progress=progress)
+        run = fill_masked_samples(
+            masked, filler, cache, top_k=top_k, block_list=block_list, progress=progress
+        )
         row: dict[str, Any] = {
             "fill_model": label,
             "kind": describe_filler(filler)["kind"],
@@ -96,7 +100,7 @@ def compare_fills(
                 run.candidates, by_id, judge, cache, progress=progress
             )
         if filters:
-            kept = filter_candidates(run.candidates, filters, cache, progress=progress)
+            kept = filter_candidates(run.candidates, filters, cache, policy=policy, progress=progress)
             row["keep_rate"] = len(kept.kept) / max(1, len(kept.candidates))
         rows.append(row)
     return rows

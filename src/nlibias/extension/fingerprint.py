@@ -125,6 +125,7 @@ def _filter(p: StageContext) -> dict[str, Any]:
     return {
         **_section("filter", dumped),
         "filter.models": [{**m, "files": model_files(m["model"], m["revision"])} for m in dumped["models"]],
+        "filter.compare_files": [model_files(m, p.config.mlm.revision) for m in settings.compare_fills],
         "filter.policy": settings.policy_text,
         "filter.dtype": resolved_dtype(settings.device, settings.dtype, [m.model for m in settings.models]),
     }

@@ -49,7 +49,12 @@ OUTPUTS: dict[str, tuple[str, ...]] = {
     "masks": ("masks/templates.jsonl", "masks/counts.json"),
     "masked": ("masked/samples.jsonl", "masked/counts.json"),
     "fill": ("fill/candidates.jsonl", "fill/stats.json"),
-    "filter": ("filter/candidates.jsonl", "filter/kept.jsonl", "filter/summary.json"),
+    "filter": (
+        "filter/candidates.jsonl",
+        "filter/kept.jsonl",
+        "filter/summary.json",
+        "filter/fill_compare.json",
+    ),
     "validate": ("validation/queue.csv", "validation/accepted.jsonl", "validation/summary.json"),
     "counterfactual": ("counterfactual/samples.jsonl", "counterfactual/stats.json"),
     "export": (
@@ -65,7 +70,7 @@ INPUTS: dict[str, tuple[str, ...]] = {
     "masks": (),
     "masked": ("masks/templates.jsonl",),
     "fill": ("masked/samples.jsonl",),
-    "filter": ("fill/candidates.jsonl",),
+    "filter": ("fill/candidates.jsonl", "masked/samples.jsonl"),
     "validate": ("filter/kept.jsonl",),
     "counterfactual": ("validation/accepted.jsonl", "validation/summary.json", "filter/candidates.jsonl"),
     "export": (
@@ -75,6 +80,7 @@ INPUTS: dict[str, tuple[str, ...]] = {
         "masked/counts.json",
         "fill/stats.json",
         "filter/summary.json",
+        "filter/fill_compare.json",
         "validation/summary.json",
     ),
 }

@@ -15,6 +15,7 @@ from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.context import StageContext
 from nlibias.io.atomic import write_json, write_jsonl
 from nlibias.io.jsonl import iter_jsonl, read_json_file
+from nlibias.models.base import NLIClassifier
 from nlibias.schema import Sample
 
 if TYPE_CHECKING:
@@ -143,7 +144,44 @@ def run_filter(p: StageContext) -> dict[str, Any]:
         "model_stats": run.model_stats,
     }
     write_json(p.run_dir / "filter/summary.json", summary)
+    write_json(p.run_dir / "filter/fill_compare.json", compare_run_fills(p, classifiers))
     return {"candidates": len(run.candidates), "kept": len(run.kept), "policy": run.policy.describe()}
+
+
+def compare_run_fills(p: StageContext, classifiers: Sequence[NLIClassifier]) -> dict[str, Any]:
+    """The run's fill and each of ``filter.compare_fills`` on the run's masked samples (fills,
+    filter and judge through the cache; the first filter model judges the meaning-changed proxy):
+    :func:`~nlibias.extension.fill_compare.compare_fills`' rows. ``{"rows": []}`` without any."""
+    others = p.config.filter.compare_fills
+    if not others:
+        return {"rows": []}
+    from nlibias.extension.fill_compare import compare_fills
+    from nlibias.extension.masked_samples import MaskedSample
+
+    masked = [MaskedSample.from_dict(r) for r in read_records(p.run_dir / "masked/samples.jsonl")]
+    mlm = p.config.mlm
+    fillers = {mlm.model: p.factories.filler(mlm)}
+    for spec in others:
+        fillers.setdefault(spec, p.factories.filler(mlm.model_copy(update={"model": spec})))
+    rows = compare_fills(
+        masked,
+        fillers,
+        p.subtopics,
+        judge=classifiers[0],
+        filters=classifiers,
+        cache=p.cache,
+        top_k=mlm.top_k,
+        block_list=mlm.block_list,
+        policy=p.config.filter.policy,
+        progress=p.progress,
+    )
+    return {
+        "rows": rows,
+        "judge": classifiers[0].name,
+        "filters": [c.name for c in classifiers],
+        "top_k": mlm.top_k,
+        "masked_samples": len(masked),
+    }
 
 
 def load_judgements(p: StageContext) -> dict[str, Judgement] | None:
@@ -216,6 +254,7 @@ def run_export(p: StageContext) -> dict[str, Any]:
         "fill": load("fill/stats.json"),
         "filter": filter_summary,
         "validation": load("validation/summary.json"),
+        "fill_comparison": load("filter/fill_compare.json"),
         "counterfactual": load("counterfactual/stats.json"),
         "tables": {
             "templates": load("masks/counts.json")["subtopics"],
