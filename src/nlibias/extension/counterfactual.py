@@ -28,6 +28,17 @@ from nlibias.schema import Sample, Stereotype
 
 _OTHER_FORMULATION: dict[str, Formulation] = {"pro": "anti", "anti": "pro"}
 _OPPOSITE: dict[str, Stereotype] = {"pro": "anti", "anti": "pro"}
+_COUNTS = (
+    "pairs",
+    "pairs_both_survived",
+    "twins_added",
+    "twins_were_candidates",
+    "twins_mispredicted",
+    "twins_judged_not_valid",
+    "conflicting_pairs_dropped",
+    "degenerate_dropped",
+)
+"""The counters of the expansion's stats, in the order they are written."""
 _CANDIDATE_ONLY = ("kept", "mispredicted_by", "filter", "validation", "fill_rank", "lm_score", "vocab_rank")
 
 
@@ -72,26 +83,10 @@ def expand_counterfactuals(
     candidate_index = {(c.subtopic, c.premise, c.hypothesis): c for c in candidates}
     done: set[str] = set()
     out: list[Sample] = []
-    stats = {
-        "accepted": len(accepted),
-        "pairs": 0,
-        "pairs_both_survived": 0,
-        "twins_added": 0,
-        "twins_were_candidates": 0,
-        "twins_mispredicted": 0,
-        "twins_judged_not_valid": 0,
-        "conflicting_pairs_dropped": 0,
-        "degenerate_dropped": 0,
-    }
+    stats: dict[str, Any] = {"accepted": len(accepted), **dict.fromkeys(_COUNTS, 0)}
     for sample in accepted:
         subtopic = subtopics[sample.subtopic]
-        formulation: Formulation = sample.provenance["formulation"]
-        if render_filled(sample, subtopic, formulation) != sample.hypothesis:
-            raise NlibiasError(
-                f"{sample.id}: re-rendering its filled template does not give its hypothesis "
-                f"({sample.hypothesis!r}); the candidate files do not match the templates"
-            )
-        twin_text = render_filled(sample, subtopic, _OTHER_FORMULATION[formulation])
+        twin_text = _twin_text(sample, subtopic)
         if twin_text == sample.hypothesis:
             stats["degenerate_dropped"] += 1
             continue
@@ -100,43 +95,55 @@ def expand_counterfactuals(
             continue
         done.add(key)
         partner = index.get((sample.subtopic, sample.premise, twin_text))
+        if partner is not None and partner.stereotype == sample.stereotype:
+            stats["conflicting_pairs_dropped"] += 1
+            continue
         if partner is not None:
-            if partner.stereotype == sample.stereotype:
-                stats["conflicting_pairs_dropped"] += 1
-                continue
-            members = [sample, partner]
             stats["pairs_both_survived"] += 1
-            added = [False, False]
+            out += [_paired(sample, key, added=False), _paired(partner, key, added=False)]
         else:
             twin = _twin(sample, subtopic, twin_text, candidate_index, judgements)
-            stats["twins_added"] += 1
-            source = twin.provenance.get("filter")
-            if source is not None:
-                stats["twins_were_candidates"] += 1
-                if twin.provenance.get("mispredicted_by", 0):
-                    stats["twins_mispredicted"] += 1
-            if twin.provenance.get("twin_judgement") not in (None, "valid"):
-                stats["twins_judged_not_valid"] += 1
-            members = [sample, twin]
-            added = [False, True]
+            _count_twin(stats, twin)
+            out += [_paired(sample, key, added=False), _paired(twin, key, added=True)]
         stats["pairs"] += 1
-        for member, was_added in zip(members, added, strict=True):
-            stereotype = member.stereotype or "pro"
-            candidate_id = member.provenance.get("candidate_id_of_twin") if was_added else member.id
-            out.append(
-                replace(
-                    member,
-                    id=f"{key}:{stereotype}",
-                    pair_key=key,
-                    provenance={
-                        **dict(member.provenance),
-                        "candidate_id": candidate_id,
-                        "added_as_twin": was_added,
-                    },
-                )
-            )
     stats["samples"] = len(out)
     return CounterfactualResult(samples=out, stats=stats)
+
+
+def _twin_text(sample: Sample, subtopic: BBNLISubtopic) -> str:
+    """The sample's hypothesis with the groups exchanged; refused when re-rendering its filled
+    template does not give back its own hypothesis."""
+    formulation: Formulation = sample.provenance["formulation"]
+    if render_filled(sample, subtopic, formulation) != sample.hypothesis:
+        raise NlibiasError(
+            f"{sample.id}: re-rendering its filled template does not give its hypothesis "
+            f"({sample.hypothesis!r}); the candidate files do not match the templates"
+        )
+    return render_filled(sample, subtopic, _OTHER_FORMULATION[formulation])
+
+
+def _count_twin(stats: dict[str, Any], twin: Sample) -> None:
+    """Count an added twin: whether it was itself a candidate, mispredicted, judged not valid."""
+    stats["twins_added"] += 1
+    if twin.provenance.get("filter") is not None:
+        stats["twins_were_candidates"] += 1
+        if twin.provenance.get("mispredicted_by", 0):
+            stats["twins_mispredicted"] += 1
+    if twin.provenance.get("twin_judgement") not in (None, "valid"):
+        stats["twins_judged_not_valid"] += 1
+
+
+def _paired(member: Sample, key: str, *, added: bool) -> Sample:
+    """A pair member under its pair's key (``<key>:pro`` or ``<key>:anti``), recording the
+    candidate it came from and whether it was added as a twin."""
+    stereotype = member.stereotype or "pro"
+    candidate_id = member.provenance.get("candidate_id_of_twin") if added else member.id
+    return replace(
+        member,
+        id=f"{key}:{stereotype}",
+        pair_key=key,
+        provenance={**dict(member.provenance), "candidate_id": candidate_id, "added_as_twin": added},
+    )
 
 
 def _twin(
