@@ -12,7 +12,6 @@ from nlibias.metrics.bbnli import (
     SliceUnits,
     bbnli_measures,
     bias_counts,
-    find_pairs,
     measures_from_totals,
     pair_counts,
 )
@@ -20,6 +19,7 @@ from nlibias.metrics.bbnli_scorer import bbnli_frame, compute_bbnli_report
 from nlibias.metrics.bootstrap import bootstrap_intervals
 from nlibias.metrics.meta import MEASURES, PERCENT_MEASURES, MeasureInfo
 from nlibias.metrics.metric_frame import MetricFrame
+from nlibias.metrics.pairing import find_pairs
 
 __all__ = [
     "COUNT_FIELDS",

@@ -37,13 +37,12 @@ from typing import Any
 import numpy as np
 
 from nlibias.metrics.meta import PERCENT_MEASURES
-from nlibias.metrics.pairing import DuplicateRole, match_pairs
+from nlibias.metrics.pairing import ANTI, NO_STEREOTYPE, PRO, equality_codes, pair_positions
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2
 UNANSWERED = -1
 _LABEL_CODES = {"entailment": ENTAILMENT, "neutral": NEUTRAL, "contradiction": CONTRADICTION}
-_STEREOTYPE_CODES = {"pro": 0, "anti": 1}
-PRO, ANTI, NO_STEREOTYPE = 0, 1, -1
+_STEREOTYPE_CODES = {"pro": PRO, "anti": ANTI}
 
 # Counterfactual pair table (paper 000 Table 6; paper 002 numbers it Table 5), indexed [label of the pro sample S, label of the
 # anti twin A] in the order entailment, neutral, contradiction.
@@ -211,16 +210,6 @@ def label_codes(
     return _codes(list(labels), _LABEL_CODES, field=field, allow_none=allow_none)
 
 
-def _equality_codes(values: Sequence[Any]) -> np.ndarray:
-    """One integer per distinct value (None → -1): equal values, equal codes."""
-    seen: dict[Any, int] = {}
-    return np.fromiter(
-        (-1 if v is None else seen.setdefault(v, len(seen)) for v in values),
-        dtype=np.int64,
-        count=len(values),
-    )
-
-
 def encode_samples(
     predicted: Sequence[str | None],
     *,
@@ -248,73 +237,16 @@ def encode_samples(
     keys = [None] * n if pair_key is None else list(pair_key)
     texts = None
     if premise is not None and hypothesis is not None:
-        texts = _equality_codes(list(zip(premise, hypothesis, strict=True)))
+        texts = equality_codes(list(zip(premise, hypothesis, strict=True)))
     return EncodedSamples(
         predicted=_codes(list(predicted), _LABEL_CODES, field="predicted", allow_none=True),
         gold=gold_codes,
         stereotype=_codes(list(stereotype), _STEREOTYPE_CODES, field="stereotype", allow_none=True),
-        pair_code=_equality_codes(keys),
+        pair_code=equality_codes(keys),
         pair_keys=keys,
         text_code=texts,
         ids=None if ids is None else list(ids),
     )
-
-
-def pair_positions(
-    stereotype: np.ndarray, pair_code: np.ndarray, *, key_of: Any = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(pairs, lone)`` from integer codes (:func:`nlibias.metrics.pairing.match_pairs`).
-
-    ``pairs`` is ``(k, 2)``: pro position, anti position of each complete pair, in the order of
-    the pro positions; ``lone`` the sorted positions of bias samples without a twin (including
-    those with pair code -1). ``stereotype`` holds :data:`PRO` / :data:`ANTI` / -1. Two samples of
-    one role with one code raise ``ValueError`` naming ``key_of(position)`` (the first duplicate
-    in position order, as a sequential scan would find it).
-
-    >>> pairs, lone = pair_positions(np.array([0, 1, -1, 0]), np.array([7, 7, -1, 9]))
-    >>> pairs.tolist(), lone.tolist()
-    ([[0, 1]], [3])
-    """
-    try:
-        paired = match_pairs(pair_code, stereotype)
-    except DuplicateRole as repeat:
-        first, second = repeat.first, repeat.second
-        key = key_of(first) if key_of is not None else int(pair_code[first])
-        raise ValueError(
-            f"pair_key {key!r} has more than one {('pro', 'anti')[repeat.role]}-stereotype sample "
-            f"(positions {first} and {second}); a pair is exactly one pro and one anti sample, so "
-            f"give each pair its own key"
-        ) from None
-    order = np.argsort(paired.first, kind="stable")
-    pairs = np.column_stack([paired.first[order], paired.second[order]]).reshape(-1, 2)
-    lone = np.sort(paired.unpaired[stereotype[paired.unpaired] != NO_STEREOTYPE])
-    return pairs, lone
-
-
-def find_pairs(
-    stereotype: Sequence[str | None] | np.ndarray, pair_key: Sequence[Any]
-) -> tuple[list[tuple[int, int]], list[int]]:
-    """Match each pro sample with its anti twin by ``pair_key``.
-
-    Returns ``(pairs, lone)``: ``(pro position, anti position)`` for each complete pair (in the
-    order of the pro samples) and the sorted positions of bias samples without a twin (including
-    those whose ``pair_key`` is ``None``). Test samples (stereotype ``None``) are ignored. A key
-    with two pro or two anti samples raises ``ValueError``. ``stereotype`` may be strings or the
-    codes of :func:`encode_samples`.
-
-    >>> find_pairs(["pro", "anti", None, "pro"], ["a", "a", None, "b"])
-    ([(0, 1)], [3])
-    """
-    roles = np.fromiter(
-        (PRO if r in ("pro", PRO) else ANTI if r in ("anti", ANTI) else NO_STEREOTYPE for r in stereotype),
-        dtype=np.int64,
-        count=len(stereotype),
-    )
-    keys = list(pair_key)
-    if len(keys) != len(roles):
-        raise ValueError(f"pair_key has {len(keys)} items but stereotype has {len(roles)}")
-    pairs, lone = pair_positions(roles, _equality_codes(keys), key_of=keys.__getitem__)
-    return [(int(a), int(b)) for a, b in pairs.tolist()], lone.tolist()
 
 
 def _sample_rows(pred: np.ndarray, gold: np.ndarray, stereo: np.ndarray) -> np.ndarray:

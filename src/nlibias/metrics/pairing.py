@@ -5,7 +5,9 @@ counter-stereotypical premise, an occupation's female and male hypothesis, BBNLI
 hypothesis). :func:`match_pairs` finds them with array operations over integer columns;
 :func:`pair_codes` adds the error message that names a repeated role; :func:`pair_samples` does the
 same over :class:`~nlibias.schema.Sample` objects (a reference for tests and notebooks);
-:func:`provenance_labels` gives each pair the slice label of one of its samples.
+:func:`provenance_labels` gives each pair the slice label of one of its samples;
+:func:`pair_positions` and :func:`find_pairs` pair BBNLI's pro and anti samples (a repeated role is a
+``ValueError`` naming the key).
 
 >>> paired = match_pairs(np.array([5, 5, 6]), np.array([1, 0, 0]))
 >>> paired.first.tolist(), paired.second.tolist(), paired.unpaired.tolist()
@@ -23,6 +25,9 @@ import numpy as np
 from nlibias.errors import DataError
 from nlibias.schema import Sample
 from nlibias.schema.columns import NO_CODE, Categorical, SampleColumns
+
+PRO, ANTI, NO_STEREOTYPE = 0, 1, NO_CODE
+"""Stereotype codes (:class:`~nlibias.schema.columns.SampleColumns`): pro, anti, none (a test sample)."""
 
 
 def pair_samples(
@@ -198,3 +203,70 @@ def provenance_labels(
 
 def _ints(values: Iterable[int]) -> np.ndarray:
     return np.fromiter(values, dtype=np.int64)
+
+
+def equality_codes(values: Sequence[Any]) -> np.ndarray:
+    """One integer per distinct value (None → -1): equal values, equal codes."""
+    seen: dict[Any, int] = {}
+    return np.fromiter(
+        (-1 if v is None else seen.setdefault(v, len(seen)) for v in values),
+        dtype=np.int64,
+        count=len(values),
+    )
+
+
+def pair_positions(
+    stereotype: np.ndarray, pair_code: np.ndarray, *, key_of: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(pairs, lone)`` from integer codes (:func:`match_pairs`).
+
+    ``pairs`` is ``(k, 2)``: pro position, anti position of each complete pair, in the order of
+    the pro positions; ``lone`` the sorted positions of bias samples without a twin (including
+    those with pair code -1). ``stereotype`` holds :data:`PRO` / :data:`ANTI` / -1. Two samples of
+    one role with one code raise ``ValueError`` naming ``key_of(position)`` (the first duplicate
+    in position order, as a sequential scan would find it).
+
+    >>> pairs, lone = pair_positions(np.array([0, 1, -1, 0]), np.array([7, 7, -1, 9]))
+    >>> pairs.tolist(), lone.tolist()
+    ([[0, 1]], [3])
+    """
+    try:
+        paired = match_pairs(pair_code, stereotype)
+    except DuplicateRole as repeat:
+        first, second = repeat.first, repeat.second
+        key = key_of(first) if key_of is not None else int(pair_code[first])
+        raise ValueError(
+            f"pair_key {key!r} has more than one {('pro', 'anti')[repeat.role]}-stereotype sample "
+            f"(positions {first} and {second}); a pair is exactly one pro and one anti sample, so "
+            f"give each pair its own key"
+        ) from None
+    order = np.argsort(paired.first, kind="stable")
+    pairs = np.column_stack([paired.first[order], paired.second[order]]).reshape(-1, 2)
+    lone = np.sort(paired.unpaired[stereotype[paired.unpaired] != NO_STEREOTYPE])
+    return pairs, lone
+
+
+def find_pairs(
+    stereotype: Sequence[str | None] | np.ndarray, pair_key: Sequence[Any]
+) -> tuple[list[tuple[int, int]], list[int]]:
+    """Match each pro sample with its anti twin by ``pair_key``.
+
+    Returns ``(pairs, lone)``: ``(pro position, anti position)`` for each complete pair (in the
+    order of the pro samples) and the sorted positions of bias samples without a twin (including
+    those whose ``pair_key`` is ``None``). Test samples (stereotype ``None``) are ignored. A key
+    with two pro or two anti samples raises ``ValueError``. ``stereotype`` may be strings or the
+    codes of :func:`nlibias.metrics.bbnli.encode_samples`.
+
+    >>> find_pairs(["pro", "anti", None, "pro"], ["a", "a", None, "b"])
+    ([(0, 1)], [3])
+    """
+    roles = np.fromiter(
+        (PRO if r in ("pro", PRO) else ANTI if r in ("anti", ANTI) else NO_STEREOTYPE for r in stereotype),
+        dtype=np.int64,
+        count=len(stereotype),
+    )
+    keys = list(pair_key)
+    if len(keys) != len(roles):
+        raise ValueError(f"pair_key has {len(keys)} items but stereotype has {len(roles)}")
+    pairs, lone = pair_positions(roles, equality_codes(keys), key_of=keys.__getitem__)
+    return [(int(a), int(b)) for a, b in pairs.tolist()], lone.tolist()
