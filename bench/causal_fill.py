@@ -115,7 +115,7 @@ def main() -> None:
     ]
     diff = max(abs(a - b) for a, b in pairs)
     relative = max(abs(a - b) / max(abs(b), 1e-12) for a, b in pairs)
-    ceiling = common.matmul_ceiling_tflops(filler.model.config.hidden_size)
+    ceiling = common.matmul_ceiling_tflops(filler.load()[0].config.hidden_size)
     fast_s, ref_s = fast_t["seconds"], ref_t["seconds"]
     result = {
         "machine": common.machine_info(),

@@ -161,17 +161,18 @@ def growth_sets() -> dict[str, Callable[[], list[Any]]]:
 
 def audit_job(samples_dir: Path, predictors: list[Any]) -> Callable[[], object]:
     """A streamed audit of ``samples_dir`` (no output files), for :func:`nlibias.testing.memory.traced_peak`."""
-    from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
+    from nlibias.catalog.registry import read_benchmark_samples
+    from nlibias.jobs.audit import audit_samples
 
-    return lambda: audit_samples(read_samples_to_audit(samples_dir), predictors, out_dir=None,
+    return lambda: audit_samples(read_benchmark_samples(samples_dir), predictors, out_dir=None,
                                  cache=None, bootstrap=200, progress=False)  # fmt: skip
 
 
 def score_job(samples_dir: Path, predictions: Path) -> Callable[[], object]:
     """A streamed scoring of ``predictions`` (no output files), for :func:`nlibias.testing.memory.traced_peak`."""
-    from nlibias.jobs.score import score_files
+    from nlibias.jobs.score import run_score
 
-    return lambda: score_files(samples_dir, predictions, out_dir=None, bootstrap=200)
+    return lambda: run_score(samples_dir, predictions, out_dir=None, bootstrap=200)
 
 
 def tiny_model(work: Path) -> Path:
@@ -199,7 +200,7 @@ def growth(work: Path, repeats: int, code: Path | None = None) -> dict[str, Any]
     audits run instead (``PYTHONPATH``); only the RSS measures are taken then.
     """
     from nlibias.io.samples import write_samples
-    from nlibias.runtime.predictors import build_predictors
+    from nlibias.runtime.build import build_predictors
     from nlibias.testing.memory import traced_peak  # not at the top: the measured child imports this file
 
     model_dir = tiny_model(work)

@@ -85,11 +85,12 @@ def main() -> None:
     parser.add_argument("--work", help="work directory of an earlier (stopped) series to resume")
     args = parser.parse_args()
 
-    from nlibias.benchmarks.registry import get_benchmark
+    from nlibias.catalog.registry import get_benchmark
     from nlibias.integrations.lm_eval import export_lm_eval
     from nlibias.io.samples import write_samples
     from nlibias.jobs.demo import sample_pairs_stratified
-    from nlibias.jobs.run import load_run, run_score
+    from nlibias.jobs.results import load_run
+    from nlibias.jobs.score import run_score
 
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="nlibias-peer-lm-eval-"))
     bias = [s for s in get_benchmark("bbnli").expand_source(None).samples if s.stereotype]

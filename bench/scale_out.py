@@ -40,7 +40,7 @@ def main() -> None:
 
     from nlibias.models.nli.hf import HFNLIClassifier
     from nlibias.models.nli.sharded import ShardedNLIClassifier, cpu_threads_per_worker
-    from nlibias.runtime.predict import predict_pairs
+    from nlibias.runtime.classifier import predict_pairs
 
     threads = set_threads(None)
     devices = args.devices.split(",")

@@ -2,7 +2,7 @@
 
 The same samples and predictions file are scored both ways in one process, alternating, for a
 few rounds (this machine's timings move by +-20% between identical runs, so the table gives the
-fastest and the median run of each way): the streamed way (:func:`nlibias.jobs.score.score_files`,
+fastest and the median run of each way): the streamed way (:func:`nlibias.jobs.score.run_score`,
 what ``nlibias score`` runs) and the object way it replaced (samples and predictions loaded as
 objects, then :func:`nlibias.jobs.audit.score`). Both write a run directory; the script checks that
 the files are the same. Two predictions files per set: rows as nlibias writes them, and rows as
@@ -75,9 +75,9 @@ def score_objects(samples: Path, predictions: Path, out: Path) -> None:
 
 
 def score_streamed(samples: Path, predictions: Path, out: Path) -> None:
-    from nlibias.jobs.score import score_files
+    from nlibias.jobs.score import run_score
 
-    score_files(samples, predictions, out_dir=out, bootstrap=200)
+    run_score(samples, predictions, out_dir=out, bootstrap=200)
 
 
 WAYS: dict[str, Callable[[Path, Path, Path], None]] = {"objects": score_objects, "streamed": score_streamed}

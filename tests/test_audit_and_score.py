@@ -21,7 +21,7 @@ from nlibias.cli.main import app
 from nlibias.io.samples import read_samples, write_samples
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.runtime.cache import PredictionCache
-from nlibias.runtime.predict import ClassifierPredictor
+from nlibias.runtime.classifier import ClassifierPredictor
 from nlibias.schema import Sample
 from nlibias.testing.reference_audit import audit_sample_list as audit
 
@@ -282,7 +282,7 @@ _SLOW_AUDIT = textwrap.dedent(
     from nlibias.models.fake import FakeNLIClassifier
     from nlibias.runtime.cache import PredictionCache
     from nlibias.io.samples import read_samples
-    from nlibias.runtime.predict import ClassifierPredictor
+    from nlibias.runtime.classifier import ClassifierPredictor
 
     class SlowFake(FakeNLIClassifier):
         def predict_batches(self, pairs):

@@ -107,7 +107,7 @@ def test_defaults_shared_by_the_command_line_and_the_library_agree() -> None:
     and the Inspect tasks said 64)."""
     import inspect
 
-    from nlibias.runtime.predictors import build_predictors
+    from nlibias.runtime.build import build_predictors
     from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS
 
     audit = dict(COMMANDS)[("audit",)]

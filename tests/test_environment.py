@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import nlibias
 from nlibias.cli.main import app
-from nlibias.jobs.environment import environment_report, extras_status, parse_requirement
+from nlibias.jobs.doctor import environment_report, extras_status, parse_requirement
 
 
 @pytest.fixture

@@ -28,8 +28,7 @@ NO_PARAMETER = {
     ("debias/finetune.py", "_require_training_packages"): "optional packages fine-tuning needs are missing",
     ("validation/app.py", "create_app"): "the validation app's optional packages are missing",
     ("validation/app.py", "serve"): "the validation app's optional packages are missing",
-    ("benchmarks/registry.py", "_load_entry_points"): "an installed plug-in fails to load",
-    ("benchmarks/registry.py", "column_scorer_for"): "a plug-in benchmark registers no column scorer",
+    ("catalog/registry.py", "_load_entry_points"): "an installed plug-in fails to load",
     ("models/registry.py", "create_classifier"): "a plug-in backend breaks the NLIClassifier contract",
 }
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.metrics.generative import (
     most_biased_subtopics,
     prompt_sensitivity,
@@ -178,7 +179,9 @@ def test_model_keys_round_trip() -> None:
 def test_fake_predictor_generated_answers_count_unparsed(tmp_path: Path) -> None:
     samples, _ = toy()
     predictor = build_generative_predictors("fake:f", ["true"], mode="generated")[0]
-    run = predictor.predict(samples, PredictionCache(tmp_path / "c.sqlite"), progress=False)
+    run = predictor.predict(
+        read_benchmark_samples(samples), PredictionCache(tmp_path / "c.sqlite"), progress=False
+    )
     texts = {p.extra["text"] for p in run.predictions}
     assert texts <= set(FakeGenerativeBackend.TEXTS)
     unparsed = [p for p in run.predictions if p.label is None]
@@ -190,16 +193,21 @@ def test_fake_predictor_generated_answers_count_unparsed(tmp_path: Path) -> None
 
 def test_fake_predictor_uses_the_cache_and_dedups_prompts(tmp_path: Path) -> None:
     samples, _ = toy()
-    samples = [*samples, Sample.from_dict({**samples[0].to_dict(), "id": "dup"})]  # same texts
+    twin = {**samples[0].to_dict(), "id": "dup", "pair_key": None, "stereotype": None}
+    samples = [*samples, Sample.from_dict(twin)]  # same texts
     backend = FakeGenerativeBackend()
     cache = PredictionCache(tmp_path / "c.sqlite")
-    first = GenerativePredictor(backend, PROMPT_STYLES["true"]).predict(samples, cache, progress=False)
+    first = GenerativePredictor(backend, PROMPT_STYLES["true"]).predict(
+        read_benchmark_samples(samples), cache, progress=False
+    )
     assert backend.calls == len(samples) - 1  # the duplicate text is asked once
-    second = GenerativePredictor(backend, PROMPT_STYLES["true"]).predict(samples, cache, progress=False)
+    second = GenerativePredictor(backend, PROMPT_STYLES["true"]).predict(
+        read_benchmark_samples(samples), cache, progress=False
+    )
     assert backend.calls == len(samples) - 1 and second.stats["cached"] == len(samples) - 1
     assert [p.to_dict() for p in first.predictions] == [p.to_dict() for p in second.predictions]
     GenerativePredictor(backend, PROMPT_STYLES["true"], mode="generated").predict(
-        samples, cache, progress=False
+        read_benchmark_samples(samples), cache, progress=False
     )
     assert backend.calls == 2 * (len(samples) - 1)  # another mode is another question
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, SourceError
 from nlibias.models.generative.backend import (
     build_backend,
@@ -158,7 +159,7 @@ def test_predictor_caches_answers_and_a_cached_rerun_never_loads_the_model(
     samples = samples_of(3)
     cache = PredictionCache(tmp_path / "c.sqlite")
     first = build_generative_predictors(f"hf:{tiny_causal_dir}", ["true"], name="tiny")[0]
-    run = first.predict(samples, cache, progress=False)
+    run = first.predict(read_benchmark_samples(samples), cache, progress=False)
     assert run.stats["computed"] == len(samples) and run.stats["cached"] == 0
     assert {p.label for p in run.predictions} <= {"entailment", "neutral"}
     p0 = run.predictions[0]
@@ -166,19 +167,21 @@ def test_predictor_caches_answers_and_a_cached_rerun_never_loads_the_model(
     assert p0.probs is not None and p0.probs[2] == 0.0 and sum(p0.probs) == pytest.approx(1.0)
 
     again = build_generative_predictors(f"hf:{tiny_causal_dir}", ["true"], name="tiny")[0]
-    rerun = again.predict(samples, cache, progress=False)
+    rerun = again.predict(read_benchmark_samples(samples), cache, progress=False)
     assert rerun.stats["computed"] == 0 and rerun.stats["cached"] == len(samples)
     assert again.backend._model is None  # type: ignore[attr-defined]
     assert [p.to_dict() for p in rerun.predictions] == [p.to_dict() for p in run.predictions]
 
     # another prompt style or mode is another question: nothing is reused across them
     entailed = build_generative_predictors(f"hf:{tiny_causal_dir}", ["entailed"], name="tiny")[0]
-    assert entailed.predict(samples, cache, progress=False).stats["cached"] == 0
+    assert entailed.predict(read_benchmark_samples(samples), cache, progress=False).stats["cached"] == 0
 
 
 def test_three_way_prompt_maps_maybe_to_neutral(tiny_lm: HFCausalLM) -> None:
     style = PromptStyle("t3", "{premise}\n{hypothesis}\nyes, no or maybe?", ("yes", "no", "maybe"))
-    run = GenerativePredictor(tiny_lm, style).predict(samples_of(2), None, progress=False)
+    run = GenerativePredictor(tiny_lm, style).predict(
+        read_benchmark_samples(samples_of(2)), None, progress=False
+    )
     for prediction in run.predictions:
         probs = prediction.extra["answer_probs"]
         assert prediction.probs == pytest.approx((probs["yes"], probs["maybe"], probs["no"]))

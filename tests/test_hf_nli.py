@@ -20,7 +20,7 @@ from nlibias.models.hf_common import (
 )
 from nlibias.models.nli.hf import HFNLIClassifier
 from nlibias.runtime.cache import PredictionCache
-from nlibias.runtime.predict import predict_pairs
+from nlibias.runtime.classifier import predict_pairs
 from nlibias.testing import bbnli_texts, build_tiny_nli_classifier, train_tiny_tokenizer
 
 # Column order of the permuted test model: contradiction, entailment, neutral.

@@ -21,7 +21,7 @@ import pytest
 
 from nlibias.io.samples import read_samples, write_samples
 from nlibias.io.tool_logs import predictions_format
-from nlibias.jobs.run import run_score
+from nlibias.jobs.score import run_score
 from nlibias.models.generative.prompts import PROMPT_STYLES
 
 pytest.importorskip("inspect_ai", reason='inspect-ai is not installed (pip install "nlibias[inspect]")')
@@ -37,7 +37,7 @@ INSPECT = Path(sys.executable).parent / "inspect"
 @pytest.fixture(scope="module")
 def bbnli_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Six BBNLI bias samples: three pro/anti pairs."""
-    from nlibias.benchmarks.registry import get_benchmark
+    from nlibias.catalog.registry import get_benchmark
 
     samples = [s for s in get_benchmark("bbnli").expand_source(None).samples if s.stereotype]
     run = tmp_path_factory.mktemp("bbnli-run")
@@ -245,7 +245,7 @@ def _same_generated_answers(theirs: Any, ours: Any) -> None:
 def test_inspect_eval_cli_with_an_nlibias_model_answers_as_an_audit(
     bbnli_run: Path, inspect_env: dict[str, str], tmp_path: Path
 ) -> None:
-    from nlibias.jobs.run import run_audit
+    from nlibias.jobs.audit import run_audit
 
     log = inspect_eval_cli(
         ["nlibias/bbnli", "-T", "prompt=true", "-T", f"samples={bbnli_run}", "--model", "nlibias/fake:x"],
@@ -270,7 +270,7 @@ def test_a_local_model_directory_through_the_nlibias_provider(
 
     import nlibias.integrations.inspect_tasks  # noqa: F401  (registers the provider and the tasks)
     from nlibias.integrations.offline import local_model_dir, main
-    from nlibias.jobs.run import run_audit
+    from nlibias.jobs.audit import run_audit
 
     [log] = inspect_eval(
         "nlibias/bbnli",
@@ -297,7 +297,7 @@ def test_smollm2_offline_through_the_nlibias_provider(bbnli_run: Path, tmp_path:
     from inspect_ai import eval as inspect_eval
 
     import nlibias.integrations.inspect_tasks  # noqa: F401
-    from nlibias.jobs.run import run_audit
+    from nlibias.jobs.audit import run_audit
 
     [log] = inspect_eval(
         "nlibias/bbnli",
@@ -337,7 +337,7 @@ def test_smollm2_through_a_local_server_answers_as_nlibias_does(
     from inspect_ai import eval as inspect_eval
 
     import nlibias.integrations.inspect_tasks  # noqa: F401
-    from nlibias.jobs.run import run_audit
+    from nlibias.jobs.audit import run_audit
 
     [log] = inspect_eval(
         "nlibias/bbnli",

@@ -21,7 +21,8 @@ import yaml
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.samples import read_samples, write_samples
 from nlibias.io.tool_logs import lm_eval_rows, predictions_format, word_probabilities
-from nlibias.jobs.run import run_audit, run_score
+from nlibias.jobs.audit import run_audit
+from nlibias.jobs.score import run_score
 
 lm_eval_missing = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) is None
 needs_lm_eval = pytest.mark.skipif(
@@ -76,7 +77,7 @@ def test_a_document_of_another_task_is_refused_with_its_line(tmp_path: Path) -> 
 @pytest.fixture(scope="module")
 def bbnli_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Six BBNLI bias samples (three pro/anti pairs from different subtopics)."""
-    from nlibias.benchmarks.registry import get_benchmark
+    from nlibias.catalog.registry import get_benchmark
 
     samples = [s for s in get_benchmark("bbnli").expand_source(None).samples if s.stereotype]
     chosen = samples[:2] + samples[400:402] + samples[1500:1502]
@@ -236,7 +237,7 @@ def run_lm_eval(task_dir: Path, task: str, pretrained: Path, out: Path, *, chat:
 
 def assert_same_answers(scored_dir: Path, audit: object) -> float:
     """Labels equal and p(entailment) within 1e-4 of the audit's; the largest difference."""
-    from nlibias.jobs.run import load_run
+    from nlibias.jobs.results import load_run
 
     theirs = {p.sample_id: p for p in load_run(scored_dir).predictions}
     ours = {p.sample_id: p for p in audit.predictions}  # type: ignore[attr-defined]

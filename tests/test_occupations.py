@@ -381,7 +381,7 @@ def test_bad_premises_file_fails_without_traceback(tmp_path):
 def test_audit_end_to_end_with_fake_classifier(tmp_path):
     from nlibias.models.fake import FakeNLIClassifier
     from nlibias.runtime.cache import PredictionCache
-    from nlibias.runtime.predict import ClassifierPredictor
+    from nlibias.runtime.classifier import ClassifierPredictor
     from nlibias.testing.reference_audit import audit_sample_list as audit
 
     samples = list(expand_occupations().samples[:1200])  # 200 premises x 3 templates x 2 genders

@@ -11,11 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from nlibias.benchmarks.registry import column_scorer_for
+from nlibias.catalog.registry import get_benchmark, read_benchmark_samples
 from nlibias.errors import DataError, SourceError
 from nlibias.io.samples import write_samples
-from nlibias.jobs.audit import read_samples_to_score
-from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
+from nlibias.jobs.audit import audit_samples
 from nlibias.metrics.bbnli_scorer import align_predictions
 from nlibias.metrics.metric_frame import units_frame
 from nlibias.metrics.occupations import (
@@ -26,7 +25,7 @@ from nlibias.metrics.occupations import (
 )
 from nlibias.metrics.pairing import pair_samples
 from nlibias.models.fake import FakeNLIClassifier
-from nlibias.runtime.predict import ClassifierPredictor
+from nlibias.runtime.classifier import ClassifierPredictor
 from nlibias.schema import LABELS, Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.testing.reference_audit import audit_objects as audit
@@ -148,7 +147,9 @@ def _predictions(samples: Sequence[Sample], probs: np.ndarray, *, labelled: bool
 
 def _probability_source(name: str, samples: Sequence[Sample]) -> np.ndarray:
     if name == "fake":
-        run = ClassifierPredictor(FakeNLIClassifier()).predict(samples, None, progress=False)
+        run = ClassifierPredictor(FakeNLIClassifier()).predict(
+            read_benchmark_samples(samples), None, progress=False
+        )
         return np.array([p.probs for p in run.predictions], dtype=float)
     rng = np.random.default_rng(20240611)
     if name == "dirichlet":
@@ -343,13 +344,21 @@ def test_streamed_occupations_audit_equals_the_object_audit(occupation_samples, 
 
     objects, streamed = tmp_path / "objects", tmp_path / "streamed"
     audit(
-        read_samples_to_score(run), predictors(), out_dir=objects, cache=None, bootstrap=100,
+        read_benchmark_samples(run).records(), predictors(), out_dir=objects, cache=None, bootstrap=100,
         progress=False, samples_path=run,
     )  # fmt: skip
-    checked = read_samples_to_audit(run)
-    assert column_scorer_for("occupations") is score_occupations_columns
+    checked = read_benchmark_samples(run)
+    assert (
+        get_benchmark("occupations").measures["classifier"].score.__name__
+        == score_occupations_columns.__name__
+    )
     audit_samples(
-        checked, predictors(), out_dir=streamed, cache=None, bootstrap=100, progress=False, chunk_pairs=1000
+        checked,
+        [ClassifierPredictor(p.classifier, chunk_pairs=1000) for p in predictors()],
+        out_dir=streamed,
+        cache=None,
+        bootstrap=100,
+        progress=False,
     )
     before = json.loads((objects / "metrics.json").read_text())
     after = json.loads((streamed / "metrics.json").read_text())
@@ -372,4 +381,4 @@ def test_a_malformed_occupations_run_is_refused_before_any_model_runs(tmp_path):
         SourceError,
         match=r"samples.jsonl: field stereotype: pair 'k' must have one pro \(stereotype-aligned\)",
     ):
-        read_samples_to_audit(run)
+        read_benchmark_samples(run)

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError
 from nlibias.models.generative.openai_http import (
     JSONClient,
@@ -323,7 +324,7 @@ def test_interrupted_run_resumes_from_the_cache(
 ) -> None:
     samples = bbnli_like_samples(8)  # 16 prompts
     reference = GenerativePredictor(lm(fake_server()), PROMPT_STYLES["true"]).predict(
-        samples, None, progress=False
+        read_benchmark_samples(samples), None, progress=False
     )
 
     def dies_after_six(n: int, path: str, payload: dict[str, Any], headers: dict[str, str]) -> Reply:
@@ -333,18 +334,20 @@ def test_interrupted_run_resumes_from_the_cache(
     cache = PredictionCache(tmp_path / "cache.sqlite")
     predictor = GenerativePredictor(lm(dying, concurrency=2, max_retries=1), PROMPT_STYLES["true"])
     with pytest.raises(ServerError, match="rerun"):
-        predictor.predict(samples, cache, progress=False)
+        predictor.predict(read_benchmark_samples(samples), cache, progress=False)
     assert len(cache) == 6  # every answer that arrived was committed
     dying.close()
 
     restarted = fake_server(port=dying.port)  # same URL, healthy again
     resumed = GenerativePredictor(lm(restarted, concurrency=2), PROMPT_STYLES["true"]).predict(
-        samples, cache, progress=False
+        read_benchmark_samples(samples), cache, progress=False
     )
     assert resumed.stats["cached"] == 6 and resumed.stats["computed"] == 10
     assert len(restarted.requests) == 10
     assert [p.to_dict() for p in resumed.predictions] == [p.to_dict() for p in reference.predictions]
-    again = GenerativePredictor(lm(restarted), PROMPT_STYLES["true"]).predict(samples, cache, progress=False)
+    again = GenerativePredictor(lm(restarted), PROMPT_STYLES["true"]).predict(
+        read_benchmark_samples(samples), cache, progress=False
+    )
     assert again.stats["computed"] == 0 and len(restarted.requests) == 10
 
 
@@ -357,7 +360,7 @@ def test_spec_string_builds_http_predictors(fake_server: Callable[..., FakeServe
         "served-model|prompt=true|scored",
         "served-model|prompt=entailed|scored",
     ]
-    run = predictors[0].predict(bbnli_like_samples(1), None, progress=False)
+    run = predictors[0].predict(read_benchmark_samples(bbnli_like_samples(1)), None, progress=False)
     # pro hypothesis mentions "men": the fake answers No (0.7) → neutral; anti → Yes → entailment
     assert [p.label for p in run.predictions] == ["neutral", "entailment"]
     assert server.requests[0][1]["model"] == "served-model"
@@ -368,7 +371,7 @@ def test_spec_string_builds_http_predictors(fake_server: Callable[..., FakeServe
 def test_concurrency_from_the_command_line_reaches_the_server_backends_only(
     fake_server: Callable[..., FakeServer],
 ) -> None:
-    from nlibias.runtime.predictors import build_predictors
+    from nlibias.runtime.build import build_predictors
 
     server = fake_server()
     predictors = build_predictors([], generative=[f"openai:{server.url}#m", "fake:local"], prompts=["true"],
@@ -539,7 +542,9 @@ def test_llama_cpp_server_killed_mid_run_resumes_identically(
         )
         return GenerativePredictor(backend, style)
 
-    reference = predictor().predict(samples, PredictionCache(tmp_path / "reference.sqlite"), progress=False)
+    reference = predictor().predict(
+        read_benchmark_samples(samples), PredictionCache(tmp_path / "reference.sqlite"), progress=False
+    )
 
     cache = PredictionCache(tmp_path / "cache.sqlite")
     killer_done = threading.Event()
@@ -553,13 +558,13 @@ def test_llama_cpp_server_killed_mid_run_resumes_identically(
 
     threading.Thread(target=kill_after_three_answers, daemon=True).start()
     with pytest.raises(ServerError):
-        predictor(retries=2).predict(samples, cache, progress=False)
+        predictor(retries=2).predict(read_benchmark_samples(samples), cache, progress=False)
     assert killer_done.wait(5)
     finished = len(cache)
     assert 3 <= finished < unique
 
     llama_server.start()
-    resumed = predictor().predict(samples, cache, progress=False)
+    resumed = predictor().predict(read_benchmark_samples(samples), cache, progress=False)
     assert resumed.stats["cached"] == finished and resumed.stats["computed"] == unique - finished
     assert [p.label for p in resumed.predictions] == [p.label for p in reference.predictions]
     # llama.cpp reuses the KV cache of the longest prefix shared with the previous request, so a
@@ -567,7 +572,7 @@ def test_llama_cpp_server_killed_mid_run_resumes_identically(
     # to 8e-4); the answers are the same, and the cached ones are returned bit for bit
     for got, want in zip(resumed.predictions, reference.predictions, strict=True):
         assert got.probs == pytest.approx(want.probs, abs=5e-3)
-    again = predictor().predict(samples, cache, progress=False)
+    again = predictor().predict(read_benchmark_samples(samples), cache, progress=False)
     assert again.stats["computed"] == 0
     assert [p.to_dict() for p in again.predictions] == [p.to_dict() for p in resumed.predictions]
 

@@ -190,7 +190,7 @@ def test_extend_overrides_name_the_parameter_and_empty_names_are_refused() -> No
 
 
 def test_a_label_map_no_classifier_reads_is_refused() -> None:
-    from nlibias.runtime.predictors import build_predictors
+    from nlibias.runtime.build import build_predictors
 
     for models, generative in (([], ["fake:g"]), (["fake:m"], [])):
         with pytest.raises(ConfigError, match="label_map") as caught:

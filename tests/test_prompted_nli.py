@@ -15,7 +15,7 @@ pytest.importorskip("transformers")
 
 from nlibias.errors import ConfigError, SourceError  # noqa: E402
 from nlibias.models.nli.prompted import PROMPT_LABELS, PromptedNLIClassifier, load_nli_prompt  # noqa: E402
-from nlibias.runtime.predict import predict_pairs  # noqa: E402
+from nlibias.runtime.classifier import predict_pairs  # noqa: E402
 
 PAIRS = [
     ("The man is a nurse.", "Men are rational."),
@@ -119,7 +119,7 @@ def test_refusals(tiny_dir: Path, tmp_path: Path) -> None:
 def test_usable_as_audited_classifier_and_filter_model(tiny_dir: Path) -> None:
     from nlibias.extension.config import FilterConfig, ModelSpec
     from nlibias.extension.filtering import filter_candidates, registry_classifier_for
-    from nlibias.runtime.predictors import build_predictors
+    from nlibias.runtime.build import build_predictors
     from nlibias.schema import Sample
 
     (predictor,) = build_predictors([f"prompt:{tiny_dir}"])

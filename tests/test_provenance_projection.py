@@ -1,6 +1,6 @@
 """An audit loads only the provenance its measures read, and scores exactly as with all of it.
 
-The scorers declare the provenance keys they read (``nlibias.benchmarks.registry.provenance_keys_for``); a
+The benchmarks declare the provenance keys their measures read (``Benchmark.provenance_keys``); a
 scorer that starts reading another key without declaring it makes these tests fail, because
 the metrics of the trimmed samples then differ from those of the full ones.
 """
@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-import nlibias.benchmarks.registry as scoring
+import nlibias.catalog.registry as scoring
 from nlibias.benchmarks.base import Benchmark
 from nlibias.benchmarks.data_locations import resolve_benchmark_path
-from nlibias.benchmarks.registry import provenance_keys_for, register_benchmark
+from nlibias.catalog.bbnli import BENCHMARK as BBNLI
+from nlibias.catalog.registry import get_benchmark, read_benchmark_samples, register_benchmark
 from nlibias.io.samples import read_samples, write_samples
-from nlibias.jobs.audit import read_samples_to_score
 from nlibias.models.fake import FakeNLIClassifier
-from nlibias.runtime.predict import ClassifierPredictor
+from nlibias.runtime.classifier import ClassifierPredictor
 from nlibias.schema import LABELS, Prediction, Sample
 from nlibias.testing.reference_audit import build_metrics
 
@@ -44,13 +44,14 @@ def _samples(source: str) -> list[Sample]:
 def test_scores_of_trimmed_samples_equal_scores_of_full_samples(source: str, tmp_path: Path) -> None:
     full = _samples(source)
     write_samples(tmp_path, full)
-    trimmed = read_samples_to_score(tmp_path)
-    kept = provenance_keys_for(source)
+    checked = read_benchmark_samples(tmp_path)
+    trimmed = checked.records()
+    kept = get_benchmark(source).provenance()
     assert kept is not None
     assert all(set(s.provenance) <= kept for s in trimmed)
     assert any(s.provenance for s in full)  # there was something to leave out
     predictions = list(
-        ClassifierPredictor(FakeNLIClassifier()).predict(full, None, progress=False).predictions
+        ClassifierPredictor(FakeNLIClassifier()).predict(checked, None, progress=False).predictions
     )
     if source == "bbnli":  # a generative model's answers are scored too (its own measures)
         predictions += [
@@ -63,15 +64,22 @@ def test_scores_of_trimmed_samples_equal_scores_of_full_samples(source: str, tmp
     assert json.dumps(expected, sort_keys=True) == json.dumps(got, sort_keys=True)
 
 
-def test_bbnli_audits_hold_no_provenance_and_unknown_sources_keep_all(tmp_path: Path) -> None:
+def test_bbnli_audits_hold_no_provenance_and_undeclared_keys_keep_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scoring, "_BY_NAME", dict(scoring._BY_NAME))
+    monkeypatch.setattr(scoring, "_BY_SOURCE", dict(scoring._BY_SOURCE))
+    register_benchmark(
+        Benchmark("my-bench", "keeps all", ("my-bench",), BBNLI.measures, provenance_keys=None)
+    )
     sample = Sample(
         id="a", source="my-bench", domain="d", subtopic="t", premise="P.", hypothesis="H.",
         gold="neutral", provenance={"row": 1, "note": "kept"},
     )  # fmt: skip
     write_samples(tmp_path / "mine", [sample])
-    assert read_samples_to_score(tmp_path / "mine")[0].provenance == {"row": 1, "note": "kept"}
+    assert read_benchmark_samples(tmp_path / "mine").records()[0].provenance == {"row": 1, "note": "kept"}
     write_samples(tmp_path / "bbnli", [Sample(**{**sample.to_dict(), "source": "bbnli"})])
-    assert read_samples_to_score(tmp_path / "bbnli")[0].provenance == {}
+    assert read_benchmark_samples(tmp_path / "bbnli").records()[0].provenance == {}
 
 
 def test_a_registered_scorer_can_declare_its_provenance_keys(
@@ -85,8 +93,7 @@ def test_a_registered_scorer_can_declare_its_provenance_keys(
             name="declared-bench",
             description="a test benchmark",
             sources=("declared-bench",),
-            scorer="nlibias.metrics.bbnli_scorer:score_bbnli",
-            tables="nlibias.report.tables:format_bbnli_tables",
+            measures=BBNLI.measures,
             provenance_keys=["row"],
         )
     )
@@ -95,4 +102,4 @@ def test_a_registered_scorer_can_declare_its_provenance_keys(
         gold="neutral", provenance={"row": 1, "note": "dropped"},
     )  # fmt: skip
     write_samples(tmp_path, [sample])
-    assert read_samples_to_score(tmp_path)[0].provenance == {"row": 1}
+    assert read_benchmark_samples(tmp_path).records()[0].provenance == {"row": 1}

@@ -16,7 +16,7 @@ import nlibias
 
 def test_public_types_are_at_the_root_and_listed() -> None:
     from nlibias.benchmarks.base import Benchmark
-    from nlibias.jobs.audit import AuditResult
+    from nlibias.jobs.results import AuditResult
 
     assert nlibias.AuditResult is AuditResult and nlibias.Benchmark is Benchmark
     for name in nlibias.__all__:

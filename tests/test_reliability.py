@@ -32,7 +32,7 @@ def bbnli_samples(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _audit(samples: Path, out: Path, cache: Path) -> dict:
-    from nlibias.jobs.run import run_audit
+    from nlibias.jobs.audit import run_audit
 
     run_audit(samples, ["fake:x"], cache=cache, out_dir=out, bootstrap=0, progress=False)
     return json.loads((out / "metrics.json").read_text(encoding="utf-8"))
@@ -68,7 +68,7 @@ def test_200_bit_flips_in_the_cache_are_recomputed_and_counted(bbnli_samples: Pa
 def test_implausible_cached_values_are_rejected_and_plausible_ones_used(tmp_path: Path) -> None:
     from nlibias.models.fake import FakeNLIClassifier
     from nlibias.runtime.cache import cache_key, identity_fingerprint
-    from nlibias.runtime.predict import predict_pairs
+    from nlibias.runtime.classifier import predict_pairs
 
     classifier = FakeNLIClassifier()
     pairs = [(f"P{i}.", "H.") for i in range(6)]
@@ -104,7 +104,7 @@ def test_cached_values_swapped_between_two_keys_are_recomputed(tmp_path: Path) -
     """Two values exchanged between their keys keep intact checksums of their own texts; the
     checksum covers the key too, so both fail and are recomputed (the swap is never used)."""
     from nlibias.models.fake import FakeNLIClassifier
-    from nlibias.runtime.predict import predict_pairs
+    from nlibias.runtime.classifier import predict_pairs
 
     classifier = FakeNLIClassifier()
     pairs = [("P0.", "H."), ("P1.", "H.")]
@@ -139,7 +139,7 @@ def test_a_damaged_cache_file_is_named_with_the_fix(tmp_path: Path, damage: byte
 
 def test_truncated_pairs_are_counted(tiny_nli_dir: Path) -> None:
     from nlibias.models.nli.hf import HFNLIClassifier
-    from nlibias.runtime.predict import predict_pairs
+    from nlibias.runtime.classifier import predict_pairs
 
     classifier = HFNLIClassifier(tiny_nli_dir, max_length=24, device="cpu")
     long = " ".join(["the men went to work"] * 20)  # ~100 tokens
@@ -153,12 +153,12 @@ def test_truncated_pairs_are_counted(tiny_nli_dir: Path) -> None:
 def test_an_internal_error_is_one_line_with_exit_70_and_a_traceback_with_debug(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import nlibias.jobs.run
+    import nlibias.jobs.score
 
     def broken(*args: object, **kwargs: object) -> None:
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(nlibias.jobs.run, "run_score", broken)
+    monkeypatch.setattr(nlibias.jobs.score, "run_score", broken)
     args = ["score", "--samples", str(tmp_path), "--predictions", str(tmp_path / "p.jsonl")]
     plain = CliRunner().invoke(app, args)
     assert plain.exit_code == 70

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import nlibias
-import nlibias.jobs.audit as audit_module
+import nlibias.jobs.results as audit_module
 from nlibias.errors import SourceError
 from nlibias.io.run_manifest import MANIFEST_JSON, LegacyRunWarning, check_run_directory
 from nlibias.io.samples import write_samples

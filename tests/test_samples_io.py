@@ -179,14 +179,25 @@ def test_reading_without_sharing_gives_the_same_samples(tmp_path: Path, keys: li
     assert unshared[0].premise is not unshared[2].premise  # nothing shared
 
 
-def test_checked_fields_are_the_samples_fields_in_both_formats(tmp_path: Path) -> None:
+def test_sample_columns_hold_the_samples_in_both_formats(tmp_path: Path) -> None:
+    """Read once as columns (texts and pair keys included), a file gives back its samples, from
+    JSONL and Parquet alike, with the provenance keys asked for."""
     records = [_wq_like(i) for i in range(5)] + [_sample(9, pair_key=None)]
     paths = write_samples(tmp_path, records)
-    fields = ("premise", "hypothesis", "pair_key")
-    expected = [(s.premise, s.hypothesis, s.pair_key) for s in records]
+    keep = ("identity_group",)
+    expected = [
+        Sample.from_dict({**s.to_dict(), "provenance": {k: v for k, v in s.provenance.items() if k in keep}})
+        for s in records
+    ]
     for name in ("jsonl", "parquet"):
-        assert list(samples_io.iter_checked_fields(paths[name], fields)) == expected, name
-    assert samples_io.FieldLookup(paths["jsonl"], "pair_key", 6)[5] is None
+        read = samples_io.read_sample_columns(paths[name], provenance_keys=keep)
+        assert read.columns.records() == expected, name
+        assert [s.provenance for s in read.columns.records()] == [s.provenance for s in expected], name
+        assert list(read.columns.pair_keys)[5] is None
+    assert (
+        samples_io.read_sample_columns(paths["jsonl"]).sha256
+        == samples_io.file_entry(paths["jsonl"])["sha256"]
+    )
 
 
 def test_peek_source_reads_the_first_record_only(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from nlibias.models.nli.sharded import (
     deal_batches,
 )
 from nlibias.runtime.cache import PredictionCache
-from nlibias.runtime.predict import predict_pairs
+from nlibias.runtime.classifier import predict_pairs
 
 needs_ray = pytest.mark.skipif(
     importlib.util.find_spec("ray") is None, reason='ray is not installed (pip install "nlibias[ray]")'

@@ -19,9 +19,9 @@ from nlibias.errors import ConfigError
 from nlibias.models.hf_common import check_speed_options, check_speed_values, set_torch_threads
 from nlibias.models.nli import hf as hf_nli
 from nlibias.models.nli.hf import HFNLIClassifier
+from nlibias.runtime.build import build_predictors
 from nlibias.runtime.cache import PredictionCache, identity_fingerprint
-from nlibias.runtime.predict import predict_pairs
-from nlibias.runtime.predictors import build_predictors
+from nlibias.runtime.classifier import predict_pairs
 
 #: The default identity's keys, exactly: a new key here would invalidate every existing cache.
 DEFAULT_IDENTITY_KEYS = {

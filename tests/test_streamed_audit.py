@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.samples import read_samples, write_samples
-from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
+from nlibias.jobs.audit import audit_samples
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.runtime.cache import PredictionCache
-from nlibias.runtime.predict import ClassifierPredictor
+from nlibias.runtime.classifier import ClassifierPredictor
 from nlibias.testing.reference_audit import audit_objects as audit
 
 
@@ -53,13 +54,12 @@ def _both_ways(run: Path, tmp_path: Path, *, chunk_pairs: int, bootstrap: int) -
         samples_path=run,
     )
     audit_samples(
-        read_samples_to_audit(run),
-        _predictors(),
+        read_benchmark_samples(run),
+        [ClassifierPredictor(p.classifier, chunk_pairs=chunk_pairs) for p in _predictors()],
         out_dir=streamed,
         cache=None,
         bootstrap=bootstrap,
         progress=False,
-        chunk_pairs=chunk_pairs,
     )
     return objects, streamed
 
@@ -110,12 +110,12 @@ class _CountingClassifier(FakeNLIClassifier):
 def test_each_distinct_pair_goes_to_the_model_once_and_the_cache_answers_a_rerun(
     bbnli_run: Path, tmp_path: Path
 ) -> None:
-    checked = read_samples_to_audit(bbnli_run)
+    checked = read_benchmark_samples(bbnli_run)
     cache = PredictionCache(tmp_path / "cache.sqlite")
     first = _CountingClassifier()
     result = audit_samples(
-        checked, [ClassifierPredictor(first)], out_dir=None, cache=cache, bootstrap=0, progress=False,
-        chunk_pairs=500,
+        checked, [ClassifierPredictor(first, chunk_pairs=500)], out_dir=None, cache=cache, bootstrap=0,
+        progress=False,
     )  # fmt: skip
     samples = read_samples(bbnli_run)
     distinct = list(dict.fromkeys((s.premise, s.hypothesis) for s in samples))
@@ -156,32 +156,32 @@ def test_bad_input_is_refused_before_any_model_runs(tmp_path: Path) -> None:
     with pytest.raises(
         SourceError, match=r"dup.jsonl:3: field id: duplicate sample id 's1' \(also sample 1\)"
     ):
-        read_samples_to_audit(duplicate)
+        read_benchmark_samples(duplicate)
     mixed = _write_jsonl(tmp_path / "mixed.jsonl", [_row(1), _row(2, source="wq-nli")])
     with pytest.raises(DataError, match="mix sources bbnli, wq-nli"):
-        read_samples_to_audit(mixed)
+        read_benchmark_samples(mixed)
     unknown = _write_jsonl(tmp_path / "unknown.jsonl", [_row(1, source="bbnly")])
-    with pytest.raises(DataError, match="Did you mean 'bbnli'"):
-        read_samples_to_audit(unknown)
+    with pytest.raises(SourceError, match=r"unknown.jsonl: field source: .*Did you mean 'bbnli'"):
+        read_benchmark_samples(unknown)
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     with pytest.raises(SourceError, match="no samples"):
-        read_samples_to_audit(empty)
+        read_benchmark_samples(empty)
     bad_label = _write_jsonl(tmp_path / "bad.jsonl", [_row(1), _row(2, gold="yes")])
     with pytest.raises(SourceError, match=r"bad.jsonl:2: field gold"):
-        read_samples_to_audit(bad_label)
+        read_benchmark_samples(bad_label)
     # Two pro samples in one pair: found by scoring placeholder answers, named from the file.
     twins = _write_jsonl(tmp_path / "twins.jsonl", [_row(1, pair_key="dup"), _row(2, pair_key="dup")])
     with pytest.raises(SourceError, match=r"twins.jsonl: pair_key 'dup' has more than one pro"):
-        read_samples_to_audit(twins)
+        read_benchmark_samples(twins)
     wq_twins = [_row(i, source="wq-nli", pair_key="row7") for i in (1, 2)]
     with pytest.raises(
         SourceError, match=r"wq.jsonl: field pair_key: pair 'row7' has two pro samples \('s1', 's2'\)"
     ):
-        read_samples_to_audit(_write_jsonl(tmp_path / "wq.jsonl", wq_twins))
-    checked = read_samples_to_audit(_write_jsonl(tmp_path / "ok.jsonl", [_row(1)]))
+        read_benchmark_samples(_write_jsonl(tmp_path / "wq.jsonl", wq_twins))
+    checked = read_benchmark_samples(_write_jsonl(tmp_path / "ok.jsonl", [_row(1)]))
     with pytest.raises(ConfigError, match="chunk_pairs"):
-        audit_samples(checked, _predictors(), out_dir=None, cache=None, chunk_pairs=0)
+        ClassifierPredictor(FakeNLIClassifier(), chunk_pairs=0)
     with pytest.raises(ConfigError, match="given twice"):
         audit_samples(checked, _predictors() * 2, out_dir=None, cache=None)
 
@@ -203,7 +203,7 @@ def test_classifier_and_generative_predictors_share_the_one_path(bbnli_run: Path
         bootstrap=20,
         samples_path=bbnli_run,
     )
-    audit_samples(read_samples_to_audit(bbnli_run), predictors(), out_dir=streamed, cache=None, bootstrap=20,
+    audit_samples(read_benchmark_samples(bbnli_run), predictors(), out_dir=streamed, cache=None, bootstrap=20,
                   progress=False)  # fmt: skip
     assert (objects / "predictions.jsonl").read_bytes() == (streamed / "predictions.jsonl").read_bytes()
     expected, got = _metrics(objects), _metrics(streamed)
@@ -225,11 +225,10 @@ def test_streamed_audit_holds_a_fraction_of_the_object_audit(
         audit(read_samples(run), _predictors()[:1], out_dir=None, cache=None, bootstrap=50, progress=False)
 
     def streamed() -> None:
-        checked = read_samples_to_audit(run)
-        audit_samples(
-            checked, _predictors()[:1], out_dir=None, cache=None, bootstrap=50, progress=False,
-            chunk_pairs=2000,  # a chunk's texts are a fixed cost: small here, so that n dominates
-        )  # fmt: skip
+        checked = read_benchmark_samples(run)
+        predictor = ClassifierPredictor(_predictors()[0].classifier, chunk_pairs=2000)
+        # a chunk's texts are a fixed cost: small here, so that n dominates
+        audit_samples(checked, [predictor], out_dir=None, cache=None, bootstrap=50, progress=False)
 
     object_peak, streamed_peak = traced_peak(objects) / n, traced_peak(streamed) / n
     print(f"objects {object_peak:.0f} B, streamed {streamed_peak:.0f} B a sample")
@@ -238,21 +237,44 @@ def test_streamed_audit_holds_a_fraction_of_the_object_audit(
 
 
 @pytest.mark.parametrize("change", ["appended", "truncated", "rewritten"])
-def test_a_file_changed_between_the_check_and_the_predictions_is_refused(tmp_path: Path, change: str) -> None:
+def test_a_file_changed_after_it_was_read_is_audited_as_read_and_the_run_says_so(
+    tmp_path: Path, change: str
+) -> None:
+    """The samples are read once: a change after that does not reach the audit, and the run's
+    manifest records the file as it was read, so a report of the run names the change."""
+    from nlibias.io.run_manifest import changed_inputs
+
     path = _write_jsonl(tmp_path / "s.jsonl", [_row(1), _row(2, stereotype="anti", pair_key="k1")])
-    checked = read_samples_to_audit(path)
+    checked = read_benchmark_samples(path)
     lines = path.read_text().splitlines(keepends=True)
-    message = "changed while it was being audited"
     if change == "appended":
         lines.append(json.dumps(_row(3)) + "\n")
     elif change == "truncated":
         lines = lines[:1]
-    else:  # the texts are read again without checking the samples: a record without them is refused
+    else:
         lines[1] = json.dumps({"id": "other"}) + "\n"
-        message = r"s\.jsonl:2: the file changed after it was checked"
     path.write_text("".join(lines))
-    with pytest.raises(SourceError, match=message):
-        audit_samples(checked, _predictors()[:1], out_dir=None, cache=None, bootstrap=0, progress=False)
+    out = tmp_path / "run"
+    result = audit_samples(checked, _predictors()[:1], out_dir=out, cache=None, bootstrap=0, progress=False)
+    assert [p.sample_id for p in result.predictions] == ["s1", "s2"]
+    (changed,) = changed_inputs(out)
+    assert f"{path.resolve()} changed after the run (SHA-256 {checked.sha256[:12]} when audited" in changed
+
+
+def test_a_file_changed_while_it_is_read_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nlibias.io.samples as samples_io
+
+    path = _write_jsonl(tmp_path / "s.jsonl", [_row(1), _row(2, stereotype="anti", pair_key="k1")])
+    real = samples_io.iter_samples
+
+    def then_append(*args: object, **kwargs: object) -> Iterator[object]:
+        yield from real(*args, **kwargs)  # type: ignore[arg-type]
+        with path.open("a") as handle:
+            handle.write(json.dumps(_row(3)) + "\n")
+
+    monkeypatch.setattr(samples_io, "iter_samples", then_append)
+    with pytest.raises(SourceError, match=r"s\.jsonl: the file changed while it was being read"):
+        read_benchmark_samples(path)
 
 
 def test_predictions_lines_are_what_json_writes_for_every_row(tmp_path: Path) -> None:
@@ -260,10 +282,11 @@ def test_predictions_lines_are_what_json_writes_for_every_row(tmp_path: Path) ->
     what ``json.dumps`` of each row gives, for ids and models that JSON must escape too."""
     import numpy as np
 
-    from nlibias.io.predictions import write_predictions
-    from nlibias.jobs.streamed_audit import DistinctPairs, ProbabilityPredictions
+    from nlibias.io.predictions import prediction_lines, write_predictions
+    from nlibias.runtime.classifier import DistinctPairs
     from nlibias.schema import Sample
     from nlibias.schema.columns import SampleColumns
+    from nlibias.schema.outputs import ChainedRows, ProbabilityRows
 
     ids = ['q"uote', "back\\slash", "new\nline\ttab", "é ü 漢字 🙂", "\u2028\x00\x1f", "plain:1"] * 1500
     samples = [
@@ -276,13 +299,15 @@ def test_predictions_lines_are_what_json_writes_for_every_row(tmp_path: Path) ->
     rng = np.random.default_rng(0)
     probs = {model: rng.dirichlet([1.0, 1.0, 1.0], size=len(distinct)) for model in ("m", 'model "2" \\ é')}
     probs["m"][3] = [1.0, 0.0, 0.0]  # exact zeros and ones
-    predictions = ProbabilityPredictions(columns, distinct, probs)
+    predictions = ChainedRows([ProbabilityRows(m, columns.ids, distinct.slot, p) for m, p in probs.items()])
     expected = "".join(json.dumps(p.to_dict(), ensure_ascii=False) + "\n" for p in predictions)
-    assert "".join(predictions.json_lines()) == expected
+    assert "".join(prediction_lines(predictions)) == expected
     written = write_predictions(tmp_path / "p.jsonl", predictions)
     assert written.read_text(encoding="utf-8") == expected
     assert expected.count("\n") == 2 * len(samples)  # 9,000 rows a model: more than one block
 
     probs["m"][5, 1] = np.nan
     with pytest.raises(ValueError, match="not finite"):
-        write_predictions(tmp_path / "nan.jsonl", ProbabilityPredictions(columns, distinct, probs))
+        write_predictions(
+            tmp_path / "nan.jsonl", ProbabilityRows("m", columns.ids, distinct.slot, probs["m"])
+        )

@@ -18,7 +18,7 @@ from nlibias.cli.main import app
 from nlibias.errors import DataError, SourceError
 from nlibias.io.predictions import read_prediction_arrays
 from nlibias.io.samples import read_samples, write_samples
-from nlibias.jobs.score import score_files
+from nlibias.jobs.score import run_score
 from nlibias.schema import LABELS, Sample
 from nlibias.testing.reference_audit import score_objects
 
@@ -65,7 +65,7 @@ def _write(path: Path, rows: list[dict]) -> Path:
 def _score_both(run: Path, predictions: Path, tmp_path: Path, bootstrap: int = 100) -> tuple[Path, Path]:
     objects, streamed = tmp_path / "objects", tmp_path / "streamed"
     score_objects(run, predictions, out_dir=objects, bootstrap=bootstrap)
-    score_files(run, predictions, out_dir=streamed, bootstrap=bootstrap)
+    run_score(run, predictions, out_dir=streamed, bootstrap=bootstrap)
     return objects, streamed
 
 
@@ -164,11 +164,11 @@ def test_bad_rows_are_refused_with_the_line(bbnli_run: Path, tmp_path: Path) -> 
         if name == "json":
             path.write_text(path.read_text() + "{not json\n")
         with pytest.raises(SourceError, match=pattern):
-            score_files(bbnli_run, path, out_dir=None, bootstrap=0)
+            run_score(bbnli_run, path, out_dir=None, bootstrap=0)
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
-    with pytest.raises(SourceError, match="no predictions in the file"):
-        score_files(bbnli_run, empty, out_dir=None, bootstrap=0)
+    with pytest.raises(SourceError, match="no predictions"):
+        run_score(bbnli_run, empty, out_dir=None, bootstrap=0)
 
 
 def test_a_model_that_misses_a_sample_another_model_predicted_is_refused(
@@ -181,7 +181,7 @@ def test_a_model_that_misses_a_sample_another_model_predicted_is_refused(
     path = _write(tmp_path / "p.jsonl", rows)
     message = rf"2 samples have no prediction \(first: '{samples[18].id}'\)"
     with pytest.raises(DataError, match=message):
-        score_files(bbnli_run, path, out_dir=None, bootstrap=0)
+        run_score(bbnli_run, path, out_dir=None, bootstrap=0)
     with pytest.raises(DataError, match=message):  # the object scoring says the same
         score_objects(bbnli_run, path, out_dir=None, bootstrap=0)
 
@@ -206,7 +206,7 @@ def test_generative_rows_are_scored_by_their_kind_on_the_one_path(bbnli_run: Pat
     named_only = _write(
         tmp_path / "n.jsonl", _rows(samples, seed=8, model="x|prompt=true|scored", probs=False)
     )
-    overall = score_files(bbnli_run, named_only, out_dir=None, bootstrap=0).metrics["models"]
+    overall = run_score(bbnli_run, named_only, out_dir=None, bootstrap=0).metrics["models"]
     assert "yes_rate_pro" not in overall["x|prompt=true|scored"]["overall"]
     generative_rows = [
         {**row, "kind": "generative", "answer": "yes" if row["label"] == "entailment" else "no"}
@@ -243,7 +243,7 @@ def test_streamed_scoring_holds_a_fraction_of_the_object_scoring(
         score_objects(run, predictions, out_dir=None, bootstrap=50)
 
     def streamed() -> None:
-        score_files(run, predictions, out_dir=None, bootstrap=50)
+        run_score(run, predictions, out_dir=None, bootstrap=50)
 
     object_peak, streamed_peak = traced_peak(objects) / n, traced_peak(streamed) / n
     print(f"objects {object_peak:.0f} B, streamed {streamed_peak:.0f} B a sample")
@@ -258,10 +258,10 @@ def test_rescoring_a_run_directory_in_place_keeps_its_predictions(bbnli_run: Pat
     run = tmp_path / "run"
     run.mkdir()
     original = _write(run / "predictions.jsonl", _rows(samples, seed=10, model="m", probs=True)).read_bytes()
-    first = score_files(bbnli_run, run, out_dir=run, bootstrap=0)
+    first = run_score(bbnli_run, run, out_dir=run, bootstrap=0)
     normalised = (run / "predictions.jsonl").read_bytes()
     assert normalised.count(b"\n") == original.count(b"\n") == 300
-    again = score_files(bbnli_run, run, out_dir=run, bootstrap=0)
+    again = run_score(bbnli_run, run, out_dir=run, bootstrap=0)
     assert (run / "predictions.jsonl").read_bytes() == normalised  # a normalised file is a fixed point
     assert again.metrics["models"] == first.metrics["models"]
     # The result's rows are read back from the file now in the run directory.
@@ -307,10 +307,10 @@ def test_a_refused_file_leaves_the_run_directory_as_it_was(bbnli_run: Path, tmp_
     samples = read_samples(bbnli_run)[:200]
     out = tmp_path / "out"
     good = _write(tmp_path / "good.jsonl", _rows(samples, seed=12, model="m", probs=True))
-    score_files(bbnli_run, good, out_dir=out, bootstrap=0)
+    run_score(bbnli_run, good, out_dir=out, bootstrap=0)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     rows = _rows(samples, seed=13, model="m", probs=True)
     rows[-2]["label"] = "maybe"
     with pytest.raises(SourceError, match=r"bad.jsonl:199: field label"):
-        score_files(bbnli_run, _write(tmp_path / "bad.jsonl", rows), out_dir=out, bootstrap=0)
+        run_score(bbnli_run, _write(tmp_path / "bad.jsonl", rows), out_dir=out, bootstrap=0)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no temporary file left either

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from nlibias.benchmarks.data_locations import content_digest, git_blob_id
 from nlibias.benchmarks.sentence_pairs import read_crows_pairs, read_user_pairs, read_winoqueer
 from nlibias.benchmarks.wq_tp import recover_pair, wq_nli_sentence_pairs
+from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.metrics.token_probability import (
     item_agreement,
@@ -23,6 +24,7 @@ from nlibias.metrics.token_probability import (
     tp_measures,
 )
 from nlibias.schema import Prediction, Sample
+from nlibias.schema.columns import SampleColumns
 
 # --- benchmarks ---------------------------------------------------------------------------------
 
@@ -75,7 +77,7 @@ def test_user_pairs_csv_jsonl_and_errors(tmp_path: Path) -> None:
 
 
 def test_wq_nli_rows_recover_their_winoqueer_pairs(wq_nli_expansion) -> None:  # type: ignore[no-untyped-def]
-    pairs = wq_nli_sentence_pairs(list(wq_nli_expansion.samples))
+    pairs = wq_nli_sentence_pairs(SampleColumns.from_samples(wq_nli_expansion.samples))
     recovered = [p for p in pairs if p is not None]
     assert len(recovered) == 38144  # every row of the shared file, once (on its pro sample)
     assert recover_pair("Jaz is nonbinary.", "Jaz is Cis.", "Jaz is sensitive.").texts == (
@@ -179,11 +181,11 @@ def test_nli_predictions_on_a_pair_benchmark_are_refused(data_dir: Path) -> None
 
 
 def test_sentence_scores_need_sentence_pairs() -> None:
-    from nlibias.benchmarks.registry import sentence_pairs_for
+    from nlibias.catalog.registry import read_benchmark_samples
 
-    sample = Sample("o:1", "occupations", "gender", "t", "P.", "H.", "neutral")
-    with pytest.raises(ConfigError, match="bbnli-tp"):
-        sentence_pairs_for([sample])
+    samples = read_benchmark_samples([Sample("o:1", "occupations", "gender", "t", "P.", "H.", "neutral")])
+    with pytest.raises(ConfigError, match="occupations samples hold no sentence pairs"):
+        samples.sentence_pairs  # noqa: B018
 
 
 # --- audits end to end ----------------------------------------------------------------------------
@@ -235,7 +237,7 @@ def test_audit_crows_pairs_with_tiny_mlm_and_causal_lm(tmp_path: Path, data_dir:
 def test_wq_nli_audit_puts_tp_beside_m1(
     tmp_path: Path, wq_nli_csv: Path, tiny_mlm_dir: Path, tiny_nli_dir: Path
 ) -> None:
-    from nlibias.jobs.run import run_audit
+    from nlibias.jobs.audit import run_audit
 
     lines = wq_nli_csv.read_text(encoding="utf-8").splitlines(True)
     small = tmp_path / "wq.csv"
@@ -256,7 +258,7 @@ def test_wq_nli_audit_puts_tp_beside_m1(
 @pytest.mark.slow
 def test_smollm2_on_20_crows_pairs_end_to_end(tmp_path: Path, data_dir: Path) -> None:
     pytest.importorskip("gguf")
-    from nlibias.jobs.run import run_audit
+    from nlibias.jobs.audit import run_audit
     from nlibias.models.generative.sources import smollm2_gguf_path
 
     try:
@@ -301,7 +303,7 @@ def no_model_loads(monkeypatch: pytest.MonkeyPatch) -> None:
     def loaded(*args: object, **kwargs: object) -> None:
         raise AssertionError("a model was about to be loaded")
 
-    monkeypatch.setattr("nlibias.runtime.predictors.build_predictors", loaded)
+    monkeypatch.setattr("nlibias.jobs.audit.build_predictors", loaded)
     monkeypatch.setattr("nlibias.runtime.sentence_logprob.build_sentence_predictors", loaded)
     monkeypatch.setattr("nlibias.models.registry.create_classifier", loaded)
 
@@ -325,8 +327,8 @@ def test_a_kind_the_benchmark_cannot_score_is_refused_before_any_model_loads(
     from typer.testing import CliRunner
 
     from nlibias.cli.main import app
+    from nlibias.jobs.audit import run_audit
     from nlibias.jobs.expand import expand_to_dir
-    from nlibias.jobs.run import run_audit
 
     if benchmark == "crows-pairs":
         samples = _crows_pairs_run(tmp_path, data_dir)
@@ -352,8 +354,8 @@ def test_a_kind_the_benchmark_cannot_score_is_refused_before_any_model_loads(
 def test_wq_nli_takes_classifiers_and_sentence_scorers(
     tmp_path: Path, wq_nli_csv: Path, no_model_loads: None
 ) -> None:
+    from nlibias.jobs.audit import run_audit
     from nlibias.jobs.expand import expand_to_dir
-    from nlibias.jobs.run import run_audit
 
     lines = wq_nli_csv.read_text(encoding="utf-8").splitlines(True)
     small = tmp_path / "wq.csv"
@@ -366,11 +368,11 @@ def test_wq_nli_takes_classifiers_and_sentence_scorers(
 def test_audit_samples_refuses_a_predictor_of_a_kind_the_benchmark_cannot_score(
     tmp_path: Path, data_dir: Path
 ) -> None:
-    from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
+    from nlibias.jobs.audit import audit_samples
     from nlibias.models.fake import FakeNLIClassifier
-    from nlibias.runtime.predict import ClassifierPredictor
+    from nlibias.runtime.classifier import ClassifierPredictor
 
-    checked = read_samples_to_audit(_crows_pairs_run(tmp_path, data_dir))
+    checked = read_benchmark_samples(_crows_pairs_run(tmp_path, data_dir))
     classifier = FakeNLIClassifier()
     with pytest.raises(ConfigError, match="crows-pairs samples are sentence pairs") as error:
         audit_samples(checked, [ClassifierPredictor(classifier)], out_dir=None, cache=None, progress=False)

@@ -16,7 +16,7 @@ import pytest
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.samples import read_samples, write_samples
-from nlibias.jobs.run import run_score
+from nlibias.jobs.score import run_score
 
 pytest.importorskip("inspect_ai", reason='inspect-ai is not installed (pip install "nlibias[inspect]")')
 
@@ -24,7 +24,7 @@ pytest.importorskip("inspect_ai", reason='inspect-ai is not installed (pip insta
 @pytest.fixture(scope="module")
 def bbnli_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Six BBNLI bias samples: three pro/anti pairs (ids in pair order: pro, anti)."""
-    from nlibias.benchmarks.registry import get_benchmark
+    from nlibias.catalog.registry import get_benchmark
 
     samples = [s for s in get_benchmark("bbnli").expand_source(None).samples if s.stereotype]
     run = tmp_path_factory.mktemp("bbnli-run")

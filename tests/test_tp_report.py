@@ -16,8 +16,8 @@ from nlibias.report.tp_correlation import correlation_rows
 @pytest.fixture(scope="module")
 def wq_runs(tmp_path_factory: pytest.TempPathFactory, wq_nli_csv: Path, tiny_mlm_dir: Path,
             tiny_causal_dir: Path) -> list[Path]:  # fmt: skip
+    from nlibias.jobs.audit import run_audit
     from nlibias.jobs.expand import expand_to_dir
-    from nlibias.jobs.run import run_audit
 
     base = tmp_path_factory.mktemp("wq-tp")
     lines = wq_nli_csv.read_text(encoding="utf-8").splitlines(True)

@@ -13,15 +13,16 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.cli.main import app
 from nlibias.errors import SourceError
+from nlibias.jobs.audit import audit_samples
 from nlibias.jobs.expand import expand_to_dir
-from nlibias.jobs.score import score_files
-from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
+from nlibias.jobs.score import run_score
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.models.tp.base import PairScore, PairScoreBatch
-from nlibias.runtime.base import Predictor
-from nlibias.runtime.predict import ClassifierPredictor
+from nlibias.runtime.classifier import ClassifierPredictor
+from nlibias.runtime.contract import Predictor
 from nlibias.runtime.sentence_logprob import SentenceLogprobPredictor
 
 BOOTSTRAP, SEED = 40, 7
@@ -81,7 +82,7 @@ def _tp_predictors() -> list[Predictor]:
 def crows_pairs_audit(tmp_path: Path, data_dir: Path) -> tuple[Path, Path, dict[str, Any]]:
     samples = _crows_pairs_run(tmp_path, data_dir)
     out = tmp_path / "audit"
-    audit_samples(read_samples_to_audit(samples), _tp_predictors(), out_dir=out, cache=None,
+    audit_samples(read_benchmark_samples(samples), _tp_predictors(), out_dir=out, cache=None,
                   bootstrap=BOOTSTRAP, seed=SEED, progress=False)  # fmt: skip
     return samples, out, json.loads((out / "metrics.json").read_text(encoding="utf-8"))
 
@@ -104,7 +105,7 @@ def test_scoring_a_tp_predictions_file_gives_the_audits_metrics_and_rows(
     assert len(overall) == 3 and all(o["n_pairs"] == 30 for o in overall)
     assert {o["tp_bias_score"] for o in overall} != {0.0} and any(o["counts"]["ties"] for o in overall)
 
-    result = score_files(samples, audit_dir / "predictions.jsonl", out_dir=tmp_path / "scored",
+    result = run_score(samples, audit_dir / "predictions.jsonl", out_dir=tmp_path / "scored",
                          bootstrap=BOOTSTRAP, seed=SEED)  # fmt: skip
     assert result.metrics["models"] == audited["models"]
     assert set(result.metrics["predictor_kinds"].values()) == {"sentence-logprob"}
@@ -133,7 +134,7 @@ def test_wq_nli_tp_beside_a_classifier_scores_as_audited_with_the_agreement(
         ClassifierPredictor(FakeNLIClassifier("fake-b", seed=3)),
     ]
     audit_dir = tmp_path / "audit"
-    audited = audit_samples(read_samples_to_audit(tmp_path / "wq"), predictors, out_dir=audit_dir,
+    audited = audit_samples(read_benchmark_samples(tmp_path / "wq"), predictors, out_dir=audit_dir,
                             cache=None, bootstrap=BOOTSTRAP, seed=SEED, progress=False)  # fmt: skip
     agreement = audited.metrics["tp_nli_agreement"]
     assert [(a["tp_model"], a["nli_model"]) for a in agreement] == [
@@ -183,7 +184,7 @@ def test_a_hand_edited_sentence_score_row_is_refused_with_file_line_and_field(
     samples, audit_dir, _ = crows_pairs_audit
     edited = _edit_row(audit_dir / "predictions.jsonl", 37, change, drop)  # the 2nd model's 7th row
     with pytest.raises(SourceError) as error:
-        score_files(samples, edited, out_dir=None, bootstrap=0)
+        run_score(samples, edited, out_dir=None, bootstrap=0)
     assert (error.value.path, error.value.line, error.value.field) == (str(edited), 37, field)
     assert reason in error.value.reason
     cli = CliRunner().invoke(app, ["score", "--samples", str(samples), "--predictions", str(edited)])
@@ -195,7 +196,7 @@ def test_no_pair_rows_need_no_scores(crows_pairs_audit: tuple[Path, Path, dict[s
     samples, audit_dir, _ = crows_pairs_audit
     edited = _edit_row(audit_dir / "predictions.jsonl", 1, {"no_pair": True},
                        ["score_more", "score_less", "tokens_more", "tokens_less"])  # fmt: skip
-    result = score_files(samples, edited, out_dir=None, bootstrap=0)
+    result = run_score(samples, edited, out_dir=None, bootstrap=0)
     first = next(iter(result.metrics["models"].values()))["overall"]
     assert (first["n_pairs"], first["samples_without_pair"]) == (29, 1)
 
@@ -210,7 +211,7 @@ def test_rows_of_a_kind_the_samples_cannot_score_are_refused_with_their_line(
     with pytest.raises(
         SourceError, match="crows-pairs samples are sentence pairs: score them with mlm="
     ) as error:
-        score_files(samples, nli, out_dir=None, bootstrap=0)
+        run_score(samples, nli, out_dir=None, bootstrap=0)
     assert error.value.line == 1 and "model 'nli'" in str(error.value)
 
     bbnli_ids = [
@@ -223,5 +224,5 @@ def test_rows_of_a_kind_the_samples_cannot_score_are_refused_with_their_line(
         for i in bbnli_ids
     ))  # fmt: skip
     with pytest.raises(SourceError, match="bbnli samples hold no sentence pairs") as error:
-        score_files(bbnli_samples_run, scores, out_dir=None, bootstrap=0)
+        run_score(bbnli_samples_run, scores, out_dir=None, bootstrap=0)
     assert error.value.line == 1 and "bbnli-tp" in str(error.value)

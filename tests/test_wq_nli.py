@@ -424,7 +424,7 @@ def test_audit_end_to_end_with_fake_classifier(expansion, tmp_path):
     from nlibias.io import read_predictions
     from nlibias.models.fake import FakeNLIClassifier
     from nlibias.runtime.cache import PredictionCache
-    from nlibias.runtime.predict import ClassifierPredictor
+    from nlibias.runtime.classifier import ClassifierPredictor
     from nlibias.testing.reference_audit import audit_sample_list as audit
 
     samples = list(expansion.samples[:600])  # 300 rows

@@ -1,6 +1,6 @@
 """nlibias: audit social bias in NLI models and LLMs, and extend bias benchmarks (BBNLI-next).
 
-The Python API is the command line's, function for function (both call :mod:`nlibias.jobs.run`):
+The Python API is the command line's, function for function (both call :mod:`nlibias.jobs`):
 
 >>> import nlibias
 >>> samples = nlibias.expand("occupations")
@@ -17,31 +17,38 @@ the functions that need them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nlibias.version import __version__
 
 if TYPE_CHECKING:
-    from nlibias.benchmarks.base import Benchmark
-    from nlibias.benchmarks.registry import register_benchmark
-    from nlibias.jobs.audit import AuditResult
+    from nlibias.benchmarks.base import Benchmark, BenchmarkSamples, Extra, Measures
+    from nlibias.catalog.registry import register_benchmark
+    from nlibias.jobs.audit import CacheOption
     from nlibias.jobs.expand import Samples
-    from nlibias.jobs.run import CacheOption
+    from nlibias.jobs.results import AuditResult
     from nlibias.models.base import NLIClassifier
-    from nlibias.runtime.base import Predictor
+    from nlibias.runtime.contract import Predictor, PredictorRun
     from nlibias.schema import Prediction, Sample
+    from nlibias.schema.columns import SampleColumns
+    from nlibias.schema.outputs import ModelOutputs
 
 _PUBLIC_TYPES = {
-    "AuditResult": "nlibias.jobs.audit",
+    "AuditResult": "nlibias.jobs.results",
     "Samples": "nlibias.jobs.expand",
     "Sample": "nlibias.schema",
     "Prediction": "nlibias.schema",
     "Benchmark": "nlibias.benchmarks.base",
-    "register_benchmark": "nlibias.benchmarks.registry",
-    "Predictor": "nlibias.runtime.base",
+    "BenchmarkSamples": "nlibias.benchmarks.base",
+    "Measures": "nlibias.benchmarks.base",
+    "Extra": "nlibias.benchmarks.base",
+    "SampleColumns": "nlibias.schema.columns",
+    "ModelOutputs": "nlibias.schema.outputs",
+    "register_benchmark": "nlibias.catalog.registry",
+    "Predictor": "nlibias.runtime.contract",
+    "PredictorRun": "nlibias.runtime.contract",
     "NLIClassifier": "nlibias.models.base",
 }
 """The public types, imported when first used (the package itself imports nothing heavy)."""
@@ -49,10 +56,16 @@ _PUBLIC_TYPES = {
 __all__ = [
     "AuditResult",
     "Benchmark",
+    "BenchmarkSamples",
+    "Extra",
+    "Measures",
+    "ModelOutputs",
     "NLIClassifier",
     "Prediction",
     "Predictor",
+    "PredictorRun",
     "Sample",
+    "SampleColumns",
     "Samples",
     "__version__",
     "audit",
@@ -84,38 +97,9 @@ def expand(
     return expand_samples(name, source, out_dir=out_dir, **options)
 
 
-@contextmanager
-def _samples_on_disk(samples: Samples | str | Path | Sequence[Sample]) -> Iterator[str | Path]:
-    """A samples file for the audit: the given one, or the given sample objects written to a
-    temporary run directory that is removed when the audit is done."""
-    from nlibias.jobs.expand import Samples
-
-    if isinstance(samples, Samples):
-        yield samples.path
-        return
-    if isinstance(samples, str | Path):
-        yield samples
-        return
-    import tempfile
-
-    from nlibias.errors import ConfigError
-    from nlibias.io.samples import write_samples
-    from nlibias.schema import Sample
-
-    records = list(samples)
-    if not records or not all(isinstance(s, Sample) for s in records):
-        raise ConfigError(
-            "samples must be what expand() returned, a run directory or samples file, or Sample objects",
-            parameter="samples",
-        )
-    with tempfile.TemporaryDirectory(prefix="nlibias-samples-") as directory:
-        write_samples(directory, records)
-        yield directory
-
-
 def audit(
     samples: Samples | str | Path | Sequence[Sample],
-    models: str | Sequence[str] = (),
+    models: str | Predictor | Sequence[str | Predictor] = (),
     generative: str | Sequence[str] = (),
     prompts: str | Sequence[str] = (),
     *,
@@ -126,27 +110,27 @@ def audit(
     progress: bool = True,
     **model_options: Any,
 ) -> AuditResult:
-    """Audit NLI classifiers (``models``: hub names, local directories, ``fake:NAME``) and
+    """Audit NLI classifiers (``models``: hub names, local directories, ``fake:NAME``, or your
+    own model as an object keeping the :class:`Predictor` contract) and
     generative LMs (``generative``: ``smollm2``, ``hf:NAME``, ``gguf:PATH``,
     ``openai:URL#MODEL``, asked with each of ``prompts``: ``true``, ``entailed`` or prompt files)
     on ``samples``; as ``nlibias audit``. ``mlm=`` / ``causal=`` add language models scoring the
     samples' sentence pairs (token-probability bias; ``tp_variants=["shared", "whole"]``).
-    ``cache``: True (the user prediction cache), False, or a file. Returns an :class:`~nlibias.jobs.audit.AuditResult` with its predictions in memory."""
-    from nlibias.jobs.run import run_audit
+    ``cache``: True (the user prediction cache), False, or a file. Returns an :class:`AuditResult` with its predictions in memory."""
+    from nlibias.jobs.audit import run_audit
 
-    with _samples_on_disk(samples) as path:
-        return run_audit(
-            path,
-            models,
-            generative,
-            prompts,
-            cache=cache,
-            out_dir=out_dir,
-            bootstrap=bootstrap,
-            seed=seed,
-            progress=progress,
-            **model_options,
-        ).materialised()
+    return run_audit(
+        samples,
+        models,
+        generative,
+        prompts,
+        cache=cache,
+        out_dir=out_dir,
+        bootstrap=bootstrap,
+        seed=seed,
+        progress=progress,
+        **model_options,
+    ).materialised()
 
 
 def score(
@@ -159,21 +143,20 @@ def score(
 ) -> AuditResult:
     """Score a predictions file (from nlibias or any tool: JSONL with ``id``, ``label``, optional
     ``model`` and ``probs``) with the samples' measures; as ``nlibias score``."""
-    from nlibias.jobs.run import run_score
+    from nlibias.jobs.score import run_score
 
-    with _samples_on_disk(samples) as path:
-        return run_score(path, predictions, out_dir=out_dir, bootstrap=bootstrap, seed=seed).materialised()
+    return run_score(samples, predictions, out_dir=out_dir, bootstrap=bootstrap, seed=seed).materialised()
 
 
 def load_run(directory: str | Path) -> AuditResult:
     """The result of an earlier audit or scoring, from its run directory."""
-    from nlibias.jobs.run import load_run as load
+    from nlibias.jobs.results import load_run as load
 
     return load(directory)
 
 
 def list_benchmarks() -> list[dict[str, Any]]:
     """The registered benchmarks: name, description, sample sources, whether they expand."""
-    from nlibias.benchmarks.registry import describe_benchmarks
+    from nlibias.catalog.registry import describe_benchmarks
 
     return describe_benchmarks()

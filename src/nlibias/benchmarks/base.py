@@ -1,35 +1,38 @@
 """The benchmark contract: one object per benchmark (compare HELM's ``Scenario``).
 
 A :class:`Benchmark` knows how to expand its source into samples, which sample ``source`` values
-it covers, which provenance keys its measures read, which measures apply (a scorer over sample
-objects and one over sample columns, which audits and scorings use), and how its results
-are laid out as text tables. Its functions are named by lazy ``"package.module:attribute"``
-targets, so that registering a benchmark imports nothing and this layer depends on no other:
-the measures live in :mod:`nlibias.metrics`, the tables in :mod:`nlibias.report`.
+it covers, which provenance keys its measures read, and, for each predictor kind it can score
+(``classifier``, ``generative``, ``sentence-logprob`` or a kind of its own), the :class:`Measures`
+that apply: a scorer over the samples' columns and the model's outputs, and the text tables of
+their results. Analyses over several models at once (:class:`Extra`) and the sentence pair each
+sample stands for are the benchmark's too. Everything is held as plain callables: the built-in
+benchmarks are defined in :mod:`nlibias.catalog`, a layer above the measures and the reports,
+so the import contracts see every dependency.
 
-Adding a benchmark is one module (its source reader) plus one :class:`Benchmark` registered in
-:mod:`nlibias.benchmarks.registry` (or, from another package, an entry point in the group
-``nlibias.benchmarks`` that names the object).
+The job resolves a samples file's benchmark once and passes it down with the samples as one
+:class:`BenchmarkSamples`; nothing below the job looks a benchmark up by name.
 
->>> from nlibias.benchmarks.registry import get_benchmark
->>> bbnli = get_benchmark("bbnli")
->>> bbnli.sources, bbnli.pair_measures_for_generative
-(('bbnli', 'bbnli-next', 'custom'), True)
+>>> def score(columns, outputs, *, model="", bootstrap=0, seed=0):
+...     return {"overall": {"n": len(columns)}}
+>>> toy = Benchmark(name="toy", description="a toy", sources=("toy",),
+...                 measures={"classifier": Measures(score=score, tables=lambda models: "")})
+>>> toy.kinds(), toy.measures_for("classifier").score is score
+(('classifier',), True)
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
 from nlibias.errors import ConfigError
 from nlibias.schema import Sample
-
-LazyTarget = str
-"""``"package.module:attribute"``, imported when first used."""
+from nlibias.schema.columns import SampleColumns
+from nlibias.schema.outputs import ModelOutputs
+from nlibias.schema.sentence_pairs import SentencePair
 
 
 class Expansion(Protocol):
@@ -43,30 +46,38 @@ class Expansion(Protocol):
 
 Expander = Callable[..., Expansion]
 """``expand(source: str | Path | None, **options) -> Expansion``; ``source`` None: the data dir."""
-Scorer = Callable[..., dict[str, Any]]
-"""``scorer(samples, predictions, *, bootstrap: int, seed: int) -> {"overall": M, "by_...": {...}}``"""
 ColumnScorer = Callable[..., dict[str, Any]]
-"""``scorer(columns: SampleColumns, probs: ndarray, *, model: str, bootstrap: int, seed: int)``:
-a classifier's metrics from the samples' columns and its ``(samples x 3)`` probabilities, equal to
-the scorer's on the same samples and predictions (a streamed audit calls it). A scorer that also
-takes ``labels=`` (a label code per sample, -1 for none; probabilities NaN where a row gave only
-a label) scores predictions files without holding them (``nlibias score``)."""
-SentencePairs = Callable[..., list[Any]]
-"""``pairs(samples) -> [SentencePair | None, ...]``, one per sample (None: the sample is scored
-through another sample of its item, or its pair could not be recovered)."""
+"""``score(columns: SampleColumns, outputs: ModelOutputs, *, model: str, bootstrap: int, seed: int)``:
+one model's metrics, ``{"overall": M, "by_domain": {...}, ...}``."""
 TablesFormatter = Callable[..., str]
-"""``tables(models, **options) -> str`` where ``models`` maps model key → that model's metrics."""
+"""``tables(models, **options) -> str`` where ``models`` maps model key → that model's metrics
+(options such as ``by="subtopic"`` reach the formatters that take them)."""
+SentencePairs = Callable[[SampleColumns], list[SentencePair | None]]
+"""The sentence pair each sample stands for (None: scored through another sample of its item,
+or no pair could be recovered)."""
 
 
-def resolve(target: LazyTarget | Callable[..., Any], what: str) -> Any:
-    """The object a lazy ``package.module:attribute`` target names (a callable passes through)."""
-    if not isinstance(target, str):
-        return target
-    module_name, _, attribute = target.partition(":")
-    try:
-        return getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as error:
-        raise ConfigError(f"{what}: cannot load {target!r} ({error})", parameter="target") from None
+@dataclass(frozen=True)
+class Measures:
+    """What a benchmark computes from the outputs of one predictor kind, and how it shows them."""
+
+    score: ColumnScorer
+    tables: TablesFormatter
+    across: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
+    """``across(models)``: what the models of this kind add to ``metrics.json`` together (e.g.
+    generative LMs' prompt sensitivity), from each model's metrics; None: nothing."""
+
+
+@dataclass(frozen=True)
+class Extra:
+    """An analysis of several models together, written as ``metrics.json[name]`` when it has a
+    result (e.g. WinoQueer-NLI's agreement of sentence scores and NLI classifiers)."""
+
+    name: str
+    compute: Callable[[SampleColumns, Mapping[str, ModelOutputs]], Any]
+    """``compute(columns, outputs_by_model)``: the result, or an empty value (nothing written)."""
+    tables: Callable[[Mapping[str, Any]], str] | None = None
+    """``tables(metrics)``: its text table from the whole ``metrics.json`` ('' for none)."""
 
 
 @dataclass(frozen=True)
@@ -79,52 +90,66 @@ class Benchmark:
     """One line for listings."""
     sources: tuple[str, ...]
     """The ``Sample.source`` values whose samples get this benchmark's measures."""
-    scorer: LazyTarget | Scorer
-    """Measures of one model's predictions on sample objects (:data:`Scorer`): the same numbers
-    as ``column_scorer`` for a list of samples in a notebook, and the tests' reference."""
-    tables: LazyTarget | TablesFormatter
-    """Text tables of several models' metrics in the papers' layouts (:data:`TablesFormatter`)."""
-    expand: LazyTarget | Expander | None = None
-    """Source → samples (:data:`Expander`); None for sample sets written by another stage (e.g.
-    ``nlibias extend``'s datasets)."""
+    measures: Mapping[str, Measures] = field(default_factory=dict)
+    """The measures of each predictor kind it scores, in the order its tables are shown."""
+    expand: Expander | None = None
+    """Source → samples; None for sample sets written by another stage (``nlibias extend``)."""
     expand_options: tuple[str, ...] = ()
     """Keyword options ``expand`` takes besides ``source`` (others are refused by name)."""
-    summary_table: LazyTarget | Callable[[Mapping[str, Any]], str] | None = None
+    summary_table: Callable[[Mapping[str, Any]], str] | None = None
     """The expansion summary as text (what ``nlibias expand`` prints)."""
-    column_scorer: LazyTarget | ColumnScorer | None = None
-    """The measures over columns (:data:`ColumnScorer`): what every audit and scoring computes
-    them with (a benchmark without one can be expanded and listed, not audited)."""
-    provenance_keys: Collection[str] | LazyTarget | None = ()
-    """Provenance keys the measures read (a lazy ``module:ATTRIBUTE`` allowed); None: all."""
-    pair_measures_for_generative: bool = False
-    """Generative LMs' yes/no answers get the pair measures of :mod:`nlibias.metrics.generative`
-    (pro/anti pairs); otherwise they get this benchmark's own measures."""
-    sentence_pairs: LazyTarget | SentencePairs | None = None
-    """The sentence pair each sample stands for, for token-probability bias (:data:`SentencePairs`);
-    None: its samples hold no sentence pairs (a language model's sentence scores do not apply)."""
+    provenance_keys: Collection[str] | None = ()
+    """Provenance keys the measures read; None: all."""
+    sentence_pairs: SentencePairs | None = None
+    """The sentence pair each sample stands for, for the measures of language models' sentence
+    scores; None: its samples hold no sentence pairs."""
+    extras: tuple[Extra, ...] = ()
     citation: str = ""
     data: Mapping[str, Any] = field(default_factory=dict)
     """Free-form facts for listings (licence, paper, counts)."""
 
     def __post_init__(self) -> None:
-        targets = {
-            "scorer": self.scorer,
-            "tables": self.tables,
-            "expand": self.expand,
-            "summary_table": self.summary_table,
-            "column_scorer": self.column_scorer,
-            "sentence_pairs": self.sentence_pairs,
-        }
-        for name, target in targets.items():
-            if isinstance(target, str) and ":" not in target:
-                raise ConfigError(
-                    f"benchmark {self.name!r}: lazy target {target!r} must look like 'package.module:function'",
-                    parameter=name,
-                )
         if not self.sources:
             raise ConfigError(
                 f"benchmark {self.name!r}: sources must name at least one sample source", parameter="sources"
             )
+        wrong = [kind for kind, m in self.measures.items() if not isinstance(m, Measures)]
+        if wrong:
+            raise ConfigError(
+                f"benchmark {self.name!r}: the measures of kind {wrong[0]!r} must be a Measures(score=, tables=)",
+                parameter="measures",
+            )
+
+    def kinds(self) -> tuple[str, ...]:
+        """The predictor kinds whose outputs it scores."""
+        return tuple(self.measures)
+
+    def measures_for(self, kind: str) -> Measures:
+        """The measures of ``kind``'s outputs (:meth:`refusal` says why there are none)."""
+        if kind not in self.measures:
+            raise ConfigError(self.refusal(kind, given="outputs of"), parameter="kind")
+        return self.measures[kind]
+
+    def refusal(self, kind: str, *, given: str, others: Sequence[Benchmark] = ()) -> str:
+        """Why outputs of ``kind`` cannot be scored on these samples and what to use instead
+        (``given``: how they were asked for, e.g. ``"models= takes"``; ``others``: the benchmarks
+        to name that do score them)."""
+        scored = ", ".join(b.name for b in others if kind in b.measures) or "no registered"
+        if kind == "sentence-logprob":
+            instead = (
+                f"{self.name} samples hold no sentence pairs: "
+                "score them with models= (NLI classifiers) or generative= (generative LMs)"
+            )
+            return f"{instead}; {given} {_KIND_NAMES[kind]}, which score {scored} samples (e.g. `nlibias expand bbnli-tp` for BBNLI's pro/anti hypotheses)"
+        if "sentence-logprob" in self.measures and kind in _KIND_NAMES:
+            instead = (
+                f"{self.name} samples are sentence pairs: score them with mlm= or causal= (token probability)"
+            )
+        else:
+            instead = f"{self.name} samples have no measures for {kind} outputs (they score: {', '.join(self.measures) or 'none'})"
+        return (
+            f"{instead}; {given} {_KIND_NAMES.get(kind, kind + ' predictors')}, which score {scored} samples"
+        )
 
     def expand_source(self, source: str | Path | None = None, **options: Any) -> Expansion:
         """Expand ``source`` (default: the benchmark's file in the data dir) into samples."""
@@ -140,12 +165,53 @@ class Benchmark:
                 f"benchmark {self.name!r} takes no option(s) {', '.join(unknown)} (it takes: {takes})",
                 parameter=unknown[0],
             )
-        expander: Expander = resolve(self.expand, f"benchmark {self.name!r}")
-        return expander(source, **options)
+        return self.expand(source, **options)
 
     def provenance(self) -> frozenset[str] | None:
         """The provenance keys the measures read, or None (keep all)."""
-        keys = self.provenance_keys
-        if keys is None:
-            return None
-        return frozenset(resolve(keys, self.name) if isinstance(keys, str) else keys)
+        return None if self.provenance_keys is None else frozenset(self.provenance_keys)
+
+
+_KIND_NAMES: dict[str, str] = {
+    "classifier": "NLI classifiers",
+    "generative": "generative LMs answering NLI prompts",
+    "sentence-logprob": "language models scoring sentence pairs (token probability)",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class BenchmarkSamples:
+    """A checked samples file, its benchmark and its samples as columns: what the job reads once
+    and passes to every predictor and measure.
+
+    ``sha256`` is the digest of the bytes the columns were read from (the run's manifest records
+    it, so a report can tell when the file changed afterwards).
+    """
+
+    benchmark: Benchmark
+    columns: SampleColumns
+    path: Path | None = None
+    sha256: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def texts(self) -> list[tuple[str, str]]:
+        """Each sample's (premise, hypothesis)."""
+        return list(zip(self.columns.premise.tolist(), self.columns.hypothesis.tolist(), strict=True))
+
+    @cached_property
+    def sentence_pairs(self) -> list[SentencePair | None]:
+        """The sentence pair each sample stands for (token-probability bias), from its benchmark."""
+        if self.benchmark.sentence_pairs is None:
+            raise ConfigError(
+                f"the {self.benchmark.name} samples hold no sentence pairs, so language-model sentence "
+                "scores (token-probability bias) do not apply",
+                parameter="samples",
+            )
+        return self.benchmark.sentence_pairs(self.columns)
+
+    def records(self) -> list[Sample]:
+        """The samples as objects (for predictors whose prompts are built from whole records);
+        provenance holds the keys the benchmark's measures read."""
+        return self.columns.records()

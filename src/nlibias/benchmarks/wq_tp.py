@@ -18,9 +18,8 @@ True
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
-from nlibias.schema import Sample
+from nlibias.schema.columns import NO_CODE, SampleColumns
 from nlibias.schema.sentence_pairs import SentencePair
 
 _PREMISE = re.compile(r"^(?P<subject>.+?) (?P<copula>is|are) (?P<identity>.+?)\.?$")
@@ -50,19 +49,17 @@ def recover_pair(stereo_premise: str, counter_premise: str, hypothesis: str) -> 
     )
 
 
-def wq_nli_sentence_pairs(samples: Sequence[Sample]) -> list[SentencePair | None]:
+def wq_nli_sentence_pairs(columns: SampleColumns) -> list[SentencePair | None]:
     """One entry per sample: the row's recovered pair on its stereotypical (``pro``) sample, None
     on the counter-stereotypical one and on rows that do not recover (so each row is scored once
     and its TP result sits beside its M1 under the same pair key)."""
-    by_key: dict[str, dict[str, Sample]] = {}
-    for sample in samples:
-        if sample.pair_key is not None and sample.stereotype is not None:
-            by_key.setdefault(sample.pair_key, {})[sample.stereotype] = sample
-    pairs: list[SentencePair | None] = []
-    for sample in samples:
-        members = by_key.get(sample.pair_key or "", {})
-        if sample.stereotype != "pro" or "anti" not in members:
-            pairs.append(None)
-            continue
-        pairs.append(recover_pair(sample.premise, members["anti"].premise, sample.hypothesis))
+    pro, anti = 0, 1  # SampleColumns.stereotype codes
+    stereotype = columns.stereotype.tolist()
+    pair_code = columns.pair_code.tolist()
+    anti_at = {code: i for i, code in enumerate(pair_code) if stereotype[i] == anti and code != NO_CODE}
+    pairs: list[SentencePair | None] = [None] * len(columns)
+    for i, code in enumerate(pair_code):
+        if stereotype[i] == pro and code != NO_CODE and code in anti_at:
+            counter = columns.premise[anti_at[code]]
+            pairs[i] = recover_pair(columns.premise[i], counter, columns.hypothesis[i])
     return pairs

@@ -11,7 +11,7 @@ from nlibias.cli.app import app, echo_json, warn
 from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS
 
 if TYPE_CHECKING:
-    from nlibias.jobs.audit import AuditResult
+    from nlibias.jobs.results import AuditResult
 
 _BY_HELP = "Slices in the printed tables: domain or subtopic (metrics.json always has both)."
 _BOOTSTRAP_OPT = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95% CIs (0: none).")
@@ -21,12 +21,10 @@ _JSON_OPT = typer.Option(False, "--json", help="Print metrics.json instead of ta
 
 
 def _print_result(result: AuditResult, as_json: bool, by: str) -> None:
-    from nlibias.report.tables import format_all_tables as format_tables
-
     if as_json:
         echo_json(result.metrics)
         return
-    typer.echo(format_tables(result.metrics, by=by))
+    typer.echo(result.tables(by=by))
     if result.out_dir is not None:
         typer.echo(f"\nwrote {result.out_dir / 'predictions.jsonl'} and {result.out_dir / 'metrics.json'}")
 
@@ -190,7 +188,7 @@ def audit_command(
 ) -> None:
     """Run NLI classifiers, generative LMs and/or sentence-scoring LMs over the samples and report
     the bias measures."""
-    from nlibias.jobs.run import run_audit
+    from nlibias.jobs.audit import run_audit
     from nlibias.report.tables import check_slice
 
     check_slice(by)  # before the models run
@@ -245,7 +243,7 @@ def score_command(
     as_json: bool = _JSON_OPT,
 ) -> None:
     """Score predictions files (from nlibias or any other tool) with the benchmark's measures."""
-    from nlibias.jobs.run import run_score
+    from nlibias.jobs.score import run_score
     from nlibias.report.tables import check_slice
 
     check_slice(by)

@@ -15,7 +15,7 @@ def doctor_command(
 
     Paste its output into a bug report. Nothing is downloaded or written.
     """
-    from nlibias.jobs.environment import environment_report, human_size
+    from nlibias.jobs.doctor import environment_report, human_size
 
     report = environment_report()
     if as_json:

@@ -43,8 +43,7 @@ def expand_command(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON instead of tables."),
 ) -> None:
     """Expand a benchmark source into samples; print its counts."""
-    from nlibias.benchmarks.base import resolve
-    from nlibias.benchmarks.registry import get_benchmark
+    from nlibias.catalog.registry import get_benchmark
     from nlibias.jobs.expand import expand_to_dir
 
     given = {"balance": balance, "hypothesis_templates": hypothesis_templates, "seed": seed}
@@ -57,7 +56,7 @@ def expand_command(
         warn(message)
     benchmark = get_benchmark(name)
     if benchmark.summary_table is not None:
-        typer.echo(resolve(benchmark.summary_table, name)(summary))
+        typer.echo(benchmark.summary_table(summary))
     else:
         typer.echo(f"wrote {summary['files']['jsonl']}")
 
@@ -67,7 +66,7 @@ def benchmarks_command(
     as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
 ) -> None:
     """List the registered benchmarks (built-in and from plug-ins)."""
-    from nlibias.benchmarks.registry import describe_benchmarks
+    from nlibias.catalog.registry import describe_benchmarks
     from nlibias.report.text_table import render_table
 
     listed = describe_benchmarks()

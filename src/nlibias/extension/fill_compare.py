@@ -22,7 +22,7 @@ from nlibias.extension.masked_samples import MaskedSample, original_hypothesis
 from nlibias.models.base import NLIClassifier
 from nlibias.models.mlm.mask_filler import MaskFiller
 from nlibias.runtime.cache import PredictionCache
-from nlibias.runtime.predict import predict_pairs
+from nlibias.runtime.classifier import predict_pairs
 from nlibias.schema import LABELS, Sample
 
 

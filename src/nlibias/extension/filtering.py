@@ -1,7 +1,7 @@
 """Adversarial filtering: keep the candidates that the filter ensemble finds hard.
 
 Every candidate (premise, filled hypothesis) is classified by each filter model through
-:func:`nlibias.runtime.predict.predict_pairs` (cached, deduplicated). The gold label of every candidate is
+:func:`nlibias.runtime.classifier.predict_pairs` (cached, deduplicated). The gold label of every candidate is
 ``neutral``, so a non-neutral prediction is a misprediction. A candidate is kept under a policy:
 ``any`` (at least one filter model mispredicts it; the paper's rule), ``all``, or ``at_least:k``.
 Every filter model's label and probabilities are recorded on every candidate, kept or not.
@@ -28,7 +28,7 @@ from nlibias.extension.filter_policy import FilterPolicy as FilterPolicy
 from nlibias.extension.filter_policy import parse_policy as parse_policy
 from nlibias.models.base import NLIClassifier
 from nlibias.runtime.cache import PredictionCache
-from nlibias.runtime.predict import predict_pairs
+from nlibias.runtime.classifier import predict_pairs
 from nlibias.schema import LABELS, Sample
 
 

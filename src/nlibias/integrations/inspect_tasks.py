@@ -133,7 +133,7 @@ def bbnli(prompt: Any = "true", samples: str | None = None, max_tokens: int = DE
     if samples is not None:
         rows = read_samples(samples)
     else:
-        from nlibias.benchmarks.registry import get_benchmark
+        from nlibias.catalog.registry import get_benchmark
 
         rows = list(get_benchmark("bbnli").expand_source(None).samples)
     return _task(rows, _style(prompt), max_tokens)

@@ -248,7 +248,9 @@ class MetricsDocument(TypedDict):
     n_samples: NotRequired[Count]
     bootstrap: NotRequired[BootstrapInfo]
     models: dict[str, ModelMetrics]
-    predictor_kinds: NotRequired[dict[str, Literal["classifier", "generative", "sentence-logprob"]]]
+    predictor_kinds: NotRequired[dict[str, str]]
+    """Each model's predictor kind: ``classifier``, ``generative``, ``sentence-logprob`` or a kind a
+    registered benchmark scores."""
     generative: NotRequired[GenerativeSection]
     tp_nli_agreement: NotRequired[list[dict[str, Any]]]
     """WinoQueer-NLI: item-level agreement of each sentence scorer's TP preference with each

@@ -120,15 +120,25 @@ def begin_write(directory: str | Path, names: Collection[str], *, keep: Collecti
 
 
 def finish_write(
-    directory: str | Path, names: Iterable[str], *, inputs: Mapping[str, str | Path | None] | None = None
+    directory: str | Path,
+    names: Iterable[str],
+    *,
+    inputs: Mapping[str, str | Path | None] | None = None,
+    input_sha256: Mapping[str, str | None] | None = None,
 ) -> None:
     """After every output file is in place: the complete manifest, renamed in last. ``inputs``:
     files the run read, by role (``{"samples": path}``; a samples directory stands for the
-    samples file read from it), recorded with their checksums; a missing one is left out."""
+    samples file read from it), recorded with their checksums; a missing one is left out.
+    ``input_sha256``: the checksum of an input as the run read it, where the run took it then
+    (a file changed since is then recorded as it was read, so readers see the change)."""
     directory = Path(directory)
     files = {name: file_entry(directory / name) for name in names if (directory / name).is_file()}
     manifest = _manifest(files, complete=True)
     recorded = {role: _input_entry(path) for role, path in (inputs or {}).items() if path}
+    for role, sha256 in (input_sha256 or {}).items():
+        entry = recorded.get(role)
+        if entry is not None and sha256:
+            entry["sha256"] = sha256
     if any(recorded.values()):
         manifest["inputs"] = {role: entry for role, entry in recorded.items() if entry is not None}
     write_json(directory / MANIFEST_JSON, manifest)

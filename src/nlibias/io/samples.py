@@ -9,6 +9,7 @@ from __future__ import annotations
 import operator
 import unicodedata
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from nlibias.errors import SourceError
 from nlibias.io.atomic import atomic_path, write_jsonl
 from nlibias.io.jsonl import dumps_finite, iter_jsonl
+from nlibias.io.run_manifest import file_entry
 from nlibias.schema import LABELS, Sample
-from nlibias.schema.columns import ItemSequence
+from nlibias.schema.columns import IdPositions, SampleColumns
 from nlibias.textio.json_text import parse_json
 
 SAMPLES_JSONL = "samples.jsonl"
@@ -337,11 +339,52 @@ def resolve_samples_path(path: str | Path) -> Path:
     return path
 
 
+@dataclass(frozen=True, eq=False)
+class ReadColumns:
+    """A samples file read once as columns, and the file as it was read."""
+
+    columns: SampleColumns
+    sha256: str
+    """The SHA-256 of the file's bytes (it did not change while it was read)."""
+
+
+def read_sample_columns(path: str | Path, *, provenance_keys: Collection[str] | None = ()) -> ReadColumns:
+    """Every sample of a run directory or samples file, checked (each line, unique ids) and kept
+    as :class:`~nlibias.schema.columns.SampleColumns` with ``provenance_keys`` (None: all). A file
+    that changes while it is read is refused.
+
+    >>> import tempfile
+    >>> from nlibias.schema import Sample
+    >>> s = Sample(id="a", source="x", domain="d", subtopic="t", premise="P", hypothesis="H", gold="neutral")
+    >>> read = read_sample_columns(write_samples(tempfile.mkdtemp(), [s])["jsonl"])
+    >>> list(read.columns.ids), read.columns.premise[0], len(read.sha256)
+    (['a'], 'P', 64)
+    """
+    resolved = resolve_samples_path(path)
+    before = file_entry(resolved)
+    passing = iter_samples(resolved, provenance_keys=provenance_keys, share_strings=False)
+    if provenance_keys is None:  # keep every key any sample has: gather them while reading
+        samples = list(passing)
+        keys: Collection[str] = sorted({k for s in samples for k in s.provenance})
+        columns = SampleColumns.from_samples(samples, provenance_keys=keys)
+    else:
+        columns = SampleColumns.from_samples(passing, provenance_keys=provenance_keys)
+    if not len(columns):
+        raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
+    duplicate = IdPositions(columns.ids).first_duplicate()
+    if duplicate is not None:
+        earlier, later = duplicate
+        raise duplicate_id_error(resolved, columns.ids[later], earlier=earlier, later=later)
+    if file_entry(resolved) != before:
+        raise SourceError(resolved, None, "the file changed while it was being read", fix="read it again")
+    return ReadColumns(columns, before["sha256"])
+
+
 def read_samples(path: str | Path, *, provenance_keys: Collection[str] | None = None) -> list[Sample]:
     """Samples from a run directory, a JSONL file or a Parquet file; ids must be unique.
 
     ``provenance_keys`` keeps only those keys of each sample's provenance (an audit loads what
-    its measures read: :func:`nlibias.benchmarks.registry.provenance_keys_for`); None keeps everything.
+    its measures read: :meth:`nlibias.benchmarks.base.Benchmark.provenance`); None keeps everything.
     """
     resolved = resolve_samples_path(path)
     samples = list(iter_samples(resolved, provenance_keys=provenance_keys))
@@ -379,34 +422,6 @@ def iter_samples(
             sample = _from_record(path, line_number, raw, shared)
             twins.check(line_number, sample, raw.get("provenance"))
             yield sample
-
-
-def iter_checked_fields(path: str | Path, fields: Sequence[str]) -> Iterator[tuple[Any, ...]]:
-    """The values of ``fields`` (top-level fields of the sample records, e.g. ``premise`` and
-    ``hypothesis``) for each sample of a file that :func:`iter_samples` has already checked, in
-    the same order: no sample is built, so a second pass over a big run costs little more than
-    parsing it (a Parquet file reads only those columns). A record without them means the file
-    changed since it was checked, and is refused.
-
-    >>> import tempfile
-    >>> from nlibias.schema import Sample
-    >>> s = Sample(id="a", source="x", domain="d", subtopic="t", premise="P", hypothesis="H",
-    ...            gold="neutral", pair_key="k1")
-    >>> list(iter_checked_fields(write_samples(tempfile.mkdtemp(), [s, s])["jsonl"], ("premise", "pair_key")))
-    [('P', 'k1'), ('P', 'k1')]
-    """
-    path = resolve_samples_path(path)
-    if path.suffix == ".parquet":
-        for batch in parquet_batches(path, list(fields)):
-            yield from zip(*(batch.column(name).to_pylist() for name in fields), strict=True)
-        return
-    for line, raw in iter_jsonl(path):
-        try:
-            yield tuple(raw[name] for name in fields)
-        except (KeyError, TypeError):
-            raise SourceError(
-                path, None, "the file changed after it was checked (a sample lacks a field)", line=line
-            ) from None
 
 
 def parquet_batches(path: Path, columns: list[str] | None = None) -> Iterator[Any]:
@@ -481,31 +496,3 @@ def _lines_of(path: Path, positions: tuple[int, int]) -> tuple[int, int]:
         except (SourceError, OSError):
             pass
     return wanted[positions[0]], wanted[positions[1]]
-
-
-class FieldLookup(ItemSequence[Any]):
-    """One field of the samples in a file, read on demand: item ``i`` reads the file up to sample
-    ``i`` (slow; for messages that name a pair, so that a streamed audit need not keep the field).
-
-    >>> import tempfile
-    >>> from nlibias.schema import Sample
-    >>> s = Sample(id="a", source="x", domain="d", subtopic="t", premise="P", hypothesis="H",
-    ...            gold="neutral", pair_key="k1")
-    >>> path = write_samples(tempfile.mkdtemp(), [s])["jsonl"]
-    >>> FieldLookup(path, "pair_key", 1)[0]
-    'k1'
-    """
-
-    __slots__ = ("_field", "_length", "_path")
-
-    def __init__(self, path: str | Path, field: str, length: int) -> None:
-        self._path, self._field, self._length = Path(path), field, length
-
-    def __len__(self) -> int:
-        return self._length
-
-    def _item(self, i: int) -> Any:
-        for position, (value,) in enumerate(iter_checked_fields(self._path, (self._field,))):
-            if position == i:
-                return value
-        raise IndexError(f"{self._path} has fewer than {i + 1} samples")

@@ -1,376 +1,207 @@
-"""Audit: run predictors over samples (through the cache), score them, write the run directory.
+"""The audit: models over a benchmark's samples → predictions, measures and a run directory.
 
-A run directory holds ``predictions.jsonl`` (one row per sample and model), ``metrics.json``
-(``{"models": {MODEL: {"overall": M, "by_domain": {...}, "by_subtopic": {...}}}}`` plus run
-information; typed as :class:`nlibias.io.results.MetricsDocument`), ``tables.txt`` and, written
-last, ``manifest.json`` (:mod:`nlibias.io.run_manifest`: readers refuse a half-replaced
-directory). Model outputs live in the prediction cache, so an interrupted audit rerun with the
-same command computes only what is missing.
+Every audit (command line, demo, Python API) runs :func:`run_audit`, which reads the samples once
+(:func:`nlibias.catalog.registry.read_benchmark_samples`: every line checked, the benchmark found,
+the samples kept as columns), refuses a kind of model the benchmark cannot score before any model
+loads, builds the predictors and calls :func:`audit_samples`: each predictor answers through the
+prediction cache and returns its rows and outputs (:mod:`nlibias.runtime.contract`); the
+benchmark's measures for the predictor's kind score them, its extra analyses look at all models
+together, and the run directory is written as a unit (:func:`nlibias.jobs.results.finish_run`).
+
+>>> import tempfile
+>>> from nlibias.jobs.expand import expand_to_dir
+>>> samples_dir = tempfile.mkdtemp()
+>>> _ = expand_to_dir("occupations", samples_dir)
+>>> result = run_audit(samples_dir, ["fake:a"], cache=False, bootstrap=0, progress=False)
+>>> result.metrics["predictor_kinds"], round(result.metrics["models"]["a"]["overall"]["S"], 2)
+({'a': 'classifier'}, 49.91)
 """
 
 from __future__ import annotations
 
-import platform
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
-import numpy as np
-
-from nlibias.benchmarks.registry import column_scorer_for, pair_measures_for_generative, provenance_keys_for
-from nlibias.errors import ConfigError
-from nlibias.io.atomic import PendingFile, atomic_write_text, write_json
-from nlibias.io.predictions import PREDICTIONS_JSONL, write_predictions
-from nlibias.io.results import SCHEMA_VERSION, MetricsDocument, RunInfo
-from nlibias.io.run_manifest import begin_write, finish_write
-from nlibias.io.samples import peek_source, read_samples
-from nlibias.report.tables import format_all_tables
-from nlibias.runtime.base import Predictor
+from nlibias.benchmarks.base import BenchmarkSamples
+from nlibias.catalog.registry import check_kinds, read_benchmark_samples
+from nlibias.errors import ConfigError, DataError
+from nlibias.jobs.results import (
+    AuditResult,
+    check_bootstrap,
+    check_predictors,
+    finish_run,
+    metrics_document,
+    run_section,
+    with_extra,
+)
+from nlibias.runtime.build import ModelSpec, build_predictors, close_predictors, spec_kinds
 from nlibias.runtime.cache import PredictionCache
-from nlibias.schema import Prediction, Sample
-from nlibias.schema.columns import SampleColumns
-from nlibias.schema.model_keys import PredictorKind
-from nlibias.version import __version__
+from nlibias.runtime.contract import Predictor
+from nlibias.schema import Sample
+from nlibias.schema.outputs import ChainedRows, ModelOutputs
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-METRICS_JSON = "metrics.json"
-TABLES_TXT = "tables.txt"
-OUTPUT_FILES = (PREDICTIONS_JSONL, METRICS_JSON, TABLES_TXT)
-"""What an audit or a scoring writes into its run directory (listed in ``manifest.json``)."""
+CacheOption = bool | str | Path | PredictionCache | None
+"""``True``: the user prediction cache; a path: that SQLite file; a cache object; ``False``/``None``:
+no cache."""
 
 
-class Tables(str):
-    """Text tables that show as themselves in a REPL or notebook (not as a quoted string)."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-@dataclass(frozen=True)
-class AuditResult:
-    """What an audit or a scoring produced: the data written to ``out_dir`` (when one was given).
-
-    ``metrics`` is the content of ``metrics.json``; :meth:`to_frame` gives it as a tidy pandas
-    DataFrame, :meth:`tables` as the papers' text layouts; ``predictions`` are the rows of
-    ``predictions.jsonl``.
-    """
-
-    out_dir: Path | None
-    metrics: MetricsDocument
-    """The content of ``metrics.json`` (typed: :class:`nlibias.io.results.MetricsDocument`)."""
-    tables_text: str
-    """The text tables as written to ``tables.txt``."""
-    predictions: Sequence[Prediction] = field(repr=False, default=())
-
-    def to_frame(self) -> pd.DataFrame:
-        """Every measure as a tidy DataFrame: model, slicing, slice, measure, value, ci_low,
-        ci_high, n (one row per model, slice and measure)."""
-        from nlibias.report.frame import metrics_frame
-
-        return metrics_frame(self.metrics)
-
-    def samples_frame(self, samples: str | Path | Sequence[Sample] | None = None) -> pd.DataFrame:
-        """The predictions as a pandas DataFrame with one row per sample and model: ``id``,
-        ``model``, the sample's fields (domain, subtopic, premise, hypothesis, gold, stereotype,
-        pair_key, ...), ``kind``, ``label``, ``p_entailment``/``p_neutral``/``p_contradiction``
-        and the backend's fields (a generative answer's ``answer``, ``answer_probs.yes``, ...).
-        ``samples``: the samples audited (default: the samples file the run recorded)."""
-        from nlibias.report.frame import samples_frame
-
-        if samples is None:
-            recorded = self.metrics.get("run", {}).get("samples")
-            if not recorded or not Path(recorded).exists():
-                raise ConfigError(
-                    f"the run's samples are not at {recorded!r}: pass the samples it audited",
-                    parameter="samples",
-                )
-            samples = recorded
-        records = read_samples(samples) if isinstance(samples, str | Path) else samples
-        return samples_frame(self.predictions, records)
-
-    def tables(self, *, by: str = "domain") -> Tables:
-        """The text tables in the papers' layouts (``by``: domain or subtopic slices)."""
-        return Tables(format_all_tables(self.metrics, by=by))
-
-    def materialised(self) -> AuditResult:
-        """The same result with its predictions held in memory (a streamed run reads them from
-        its files on demand)."""
-        if isinstance(self.predictions, tuple):
-            return self
-        return replace(self, predictions=tuple(self.predictions))
-
-
-def read_samples_to_score(path: str | Path) -> list[Sample]:
-    """The samples of a run directory or samples file, with only the provenance keys their
-    benchmark's measures read (:func:`nlibias.benchmarks.registry.provenance_keys_for`): the BBNLI measures
-    read none, so an audit of an extended run does not hold its samples' provenance records
-    (1.8 kB a sample in memory).
-    """
-    return read_samples(path, provenance_keys=provenance_keys_for(peek_source(path)))
-
-
-@dataclass(frozen=True, eq=False)
-class ModelOutputs:
-    """One model's outputs, aligned with the samples' columns: what its measures are computed from."""
-
-    kind: PredictorKind
-    """``classifier`` (3-way probabilities) or ``generative`` (answers read as labels)."""
-    probs: np.ndarray
-    """``(samples x 3)``: the probabilities, NaN where the model gave none."""
-    labels: np.ndarray | None = None
-    """A label code per sample (-1: no answer); None: each sample's most probable label."""
-    predictions: Sequence[Prediction] | None = None
-    """The rows themselves, one per sample (generative answers: their measures read the answers)."""
-
-    @classmethod
-    def of_predictions(cls, predictions: Sequence[Prediction], kind: PredictorKind) -> ModelOutputs:
-        """The outputs held by one model's predictions (one per sample, in sample order)."""
-        from nlibias.metrics.bbnli import label_codes
-
-        probs = np.full((len(predictions), 3), np.nan)
-        for i, prediction in enumerate(predictions):
-            if prediction.probs is not None:
-                probs[i] = prediction.probs
-        labels = label_codes([p.label for p in predictions])
-        return cls(kind=kind, probs=probs, labels=labels, predictions=predictions)
-
-
-def score_outputs(
-    columns: SampleColumns,
-    outputs: ModelOutputs,
+def run_audit(
+    samples: str | PathLike[str] | Sequence[Sample],
+    models: ModelSpec | Sequence[ModelSpec] = (),
+    generative: str | Sequence[str] = (),
+    prompts: str | Sequence[str] = (),
     *,
-    model: str,
-    bootstrap: int,
-    seed: int,
-    samples: Sequence[Sample] | None = None,
-) -> dict[str, Any]:
-    """One model's metrics with the measures of the samples' benchmark for its predictor kind:
-    the benchmark's column scorer, the generative pair measures for yes/no answers on a pair
-    benchmark (:attr:`~nlibias.benchmarks.base.Benchmark.pair_measures_for_generative`), or the
-    token-probability measures for sentence scores (these read the sample objects ``samples``:
-    the pair each sample stands for)."""
-    if outputs.kind == "sentence-logprob":
-        from nlibias.metrics.token_probability import score_token_probability
+    mlm: str | Sequence[str] = (),
+    causal: str | Sequence[str] = (),
+    tp_variants: str | Sequence[str] = ("shared",),
+    cache: CacheOption = True,
+    out_dir: str | Path | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    progress: bool = True,
+    extra: Mapping[str, Any] | None = None,
+    note: str | None = None,
+    **model_options: Any,
+) -> AuditResult:
+    """Run NLI classifiers (``models``: names, or objects keeping the predictor contract) and
+    generative LMs (``generative``, asked with each of ``prompts``) over ``samples`` (a run
+    directory, a samples file, what :func:`nlibias.expand` returned, or Sample objects), score them
+    with the benchmark's measures and, given ``out_dir``, write ``predictions.jsonl``,
+    ``metrics.json`` and ``tables.txt`` there. ``mlm`` (masked LMs) and ``causal`` (causal LMs or
+    servers) score the samples' sentence pairs for token-probability bias, under each of
+    ``tp_variants`` (``shared`` tokens, as CrowS-Pairs and WinoQueer; ``whole`` sentences).
 
-        if samples is None or outputs.predictions is None:
-            raise ConfigError(
-                f"{model}: token-probability measures need the samples and the sentence scores as records; "
-                "score them through an audit",
-                parameter="samples",
-            )
-        return score_token_probability(samples, outputs.predictions, bootstrap=bootstrap, seed=seed)
-    if outputs.kind == "generative" and pair_measures_for_generative(columns.source):
-        from nlibias.metrics.generative import score_generative_columns
-
-        assert outputs.predictions is not None, "generative outputs carry their predictions"
-        return score_generative_columns(
-            columns, outputs.predictions, model=model, bootstrap=bootstrap, seed=seed
+    Every sample is checked before a model is loaded, and so is whether the samples' benchmark can
+    score each kind of model asked for. ``model_options`` go to the model builders
+    (:func:`nlibias.runtime.build.build_predictors`: ``device``, ``label_map``, ``max_tokens``,
+    ``mode``, ``concurrency``, ...). ``extra`` is merged into ``metrics.json``; ``note`` is
+    appended to the tables.
+    """
+    check_bootstrap(bootstrap, seed)  # before any file is read or model loaded
+    specs = {
+        "models": _names(models, "models"),
+        "generative": _names(generative, "generative"),
+        "mlm": _names(mlm, "mlm"),
+        "causal": _names(causal, "causal"),
+    }
+    checked = read_benchmark_samples(samples)
+    check_kinds(checked.benchmark, spec_kinds(**specs))  # before any model loads
+    with ExitStack() as stack:
+        store = _open_cache(cache, stack)
+        predictors = build_predictors(
+            specs["models"],
+            generative=specs["generative"],
+            prompts=_names(prompts, "prompts"),
+            mlm=specs["mlm"],
+            causal=specs["causal"],
+            tp_variants=_names(tp_variants, "tp_variants"),
+            **model_options,
         )
-    scorer = column_scorer_for(columns.source)
-    if outputs.labels is None:
-        return scorer(columns, outputs.probs, model=model, bootstrap=bootstrap, seed=seed)
-    return scorer(columns, outputs.probs, labels=outputs.labels, model=model, bootstrap=bootstrap, seed=seed)
+        try:
+            return audit_samples(
+                checked, predictors, out_dir=out_dir, cache=store, bootstrap=bootstrap, seed=seed,
+                progress=progress, extra=extra, note=note,
+            )  # fmt: skip
+        finally:
+            close_predictors(predictors)
 
 
-def tp_nli_agreement(
-    samples: Sequence[Sample], predictions: Mapping[str, Sequence[Prediction]], kinds: Mapping[str, str]
-) -> list[dict[str, Any]]:
-    """Item-level agreement of every (sentence scorer, NLI classifier) pair of models on
-    WinoQueer-NLI rows (TP preference vs M1; empty for other benchmarks or without both kinds)."""
-    if not samples or samples[0].source != "wq-nli":
-        return []
-    from nlibias.metrics.token_probability import (
-        wq_nli_item_agreement_of_predictions as wq_nli_item_agreement,
+def audit_samples(
+    samples: BenchmarkSamples,
+    predictors: Sequence[Predictor],
+    *,
+    out_dir: str | Path | None,
+    cache: PredictionCache | None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    progress: bool = True,
+    extra: Mapping[str, Any] | None = None,
+    note: str | None = None,
+) -> AuditResult:
+    """Predict, score and write the run directory of ``samples``: the one audit path.
+
+    >>> import tempfile
+    >>> from nlibias.catalog.registry import read_benchmark_samples
+    >>> from nlibias.models.fake import FakeNLIClassifier
+    >>> from nlibias.runtime.classifier import ClassifierPredictor
+    >>> from nlibias.schema import Sample
+    >>> pair = [Sample(id=f"x:{s}", source="bbnli", domain="d", subtopic="t", premise="P.",
+    ...                hypothesis=f"{s} H.", gold="neutral", stereotype=s, pair_key="x")
+    ...         for s in ("pro", "anti")]
+    >>> result = audit_samples(read_benchmark_samples(pair), [ClassifierPredictor(FakeNLIClassifier())],
+    ...                        out_dir=None, cache=None, bootstrap=0, progress=False)
+    >>> result.metrics["models"]["fake-nli"]["overall"]["n_pairs"], len(result.predictions)
+    (1, 2)
+    """
+    check_predictors(predictors)
+    check_bootstrap(bootstrap, seed)
+    benchmark, columns = samples.benchmark, samples.columns
+    check_kinds(benchmark, [("predictors", p.kind) for p in predictors])
+    rows, models, kinds, runs = [], {}, {}, {}
+    outputs: dict[str, ModelOutputs] = {}  # kept only for the benchmark's analyses across models
+    for predictor in predictors:
+        started = time.perf_counter()
+        run = predictor.predict(samples, cache, progress=progress)
+        if len(run.predictions) != len(columns) or len(run.outputs) != len(columns):
+            raise DataError(
+                f"{predictor.name} returned {len(run.predictions)} rows and {len(run.outputs)} outputs "
+                f"for {len(columns)} samples; a predictor answers every sample, in order",
+                model=predictor.name,
+            )
+        rows.append(run.predictions)
+        measures = benchmark.measures[predictor.kind]
+        models[predictor.name] = measures.score(
+            columns, run.outputs, model=predictor.name, bootstrap=bootstrap, seed=seed
+        )
+        kinds[predictor.name] = predictor.kind
+        wall = round(time.perf_counter() - started, 3)
+        runs[predictor.name] = {**predictor.describe(), "stats": {**run.stats, "wall_seconds": wall}}
+        if benchmark.extras:
+            outputs[predictor.name] = run.outputs
+    metrics = metrics_document(
+        columns.source, benchmark, models, kinds, n_samples=len(columns), bootstrap=bootstrap, seed=seed,
+        domain_of=columns.domain_of_subtopic(),
+    )  # fmt: skip
+    for analysis in benchmark.extras:
+        found = analysis.compute(columns, outputs)
+        if found:
+            metrics[analysis.name] = found  # type: ignore[literal-required]
+    metrics["run"] = run_section(samples.path, runs, cache)
+    return finish_run(
+        out_dir, ChainedRows(rows), with_extra(metrics, extra), benchmark, note=note,
+        samples_sha256=samples.sha256,
+    )  # fmt: skip
+
+
+def _open_cache(cache: CacheOption, stack: ExitStack) -> PredictionCache | None:
+    from nlibias.runtime.cache import default_cache_path
+
+    if cache is None or cache is False:
+        return None
+    if isinstance(cache, PredictionCache):
+        return cache
+    if cache is True:
+        return stack.enter_context(PredictionCache(default_cache_path()))
+    if isinstance(cache, str | Path):
+        return stack.enter_context(PredictionCache(cache))
+    raise ConfigError(
+        f"cache is {cache!r}; pass True, False, a file path or a PredictionCache", parameter="cache"
     )
 
-    return [
-        {
-            "tp_model": tp,
-            "nli_model": nli,
-            **wq_nli_item_agreement(samples, predictions[tp], predictions[nli]),
-        }
-        for tp in predictions
-        if kinds[tp] == "sentence-logprob"
-        for nli in predictions
-        if kinds[nli] == "classifier"
-    ]
 
-
-def check_bootstrap(bootstrap: int, seed: int = 0) -> None:
-    """Refuse a negative or non-integer number of resamples or seed (numpy takes seeds >= 0).
-
-    >>> check_bootstrap(10, seed=-5)
-    Traceback (most recent call last):
-    nlibias.errors.ConfigError: seed is -5; pass an integer from 0 to 2**63 - 1
-    """
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise ConfigError(f"seed is {seed!r}; pass an integer from 0 to 2**63 - 1", parameter="seed")
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
-        raise ConfigError(
-            f"bootstrap is {bootstrap}; pass 0 (no intervals) or a positive number of resamples",
-            parameter="bootstrap",
-        )
-
-
-def metrics_document(
-    source: str,
-    n_samples: int,
-    models: dict[str, Any],
-    kinds: Mapping[str, str],
-    *,
-    bootstrap: int,
-    seed: int,
-    domain_of: Mapping[str, str] | None = None,
-) -> MetricsDocument:
-    """``metrics.json`` without its ``run`` section, from each model's metrics and predictor kind
-    (:class:`~nlibias.io.results.MetricsDocument`, version :data:`~nlibias.io.results.SCHEMA_VERSION`).
-    A model with subtopic slices and no ranking of them yet gets its ``most_biased_subtopics``
-    (:func:`nlibias.metrics.ranking.most_biased_subtopics`; ``domain_of``: each subtopic's
-    domain), which the reports read back."""
-    from nlibias.metrics.ranking import most_biased_subtopics
-
-    for model_metrics in models.values():
-        by_subtopic = model_metrics.get("by_subtopic")
-        if isinstance(by_subtopic, Mapping) and by_subtopic and "most_biased_subtopics" not in model_metrics:
-            model_metrics["most_biased_subtopics"] = most_biased_subtopics(by_subtopic, domain_of)
-    metrics: MetricsDocument = {
-        "schema_version": SCHEMA_VERSION,
-        "source": source,
-        "n_samples": n_samples,
-        "bootstrap": {"resamples": bootstrap, "seed": seed, "confidence": 0.95, "unit": "pair"},
-        "models": models,
-        "predictor_kinds": {model: cast(PredictorKind, kinds[model]) for model in models},
-    }
-    generative = {k: v for k, v in models.items() if kinds[k] == "generative"}
-    if generative:
-        from nlibias.metrics.generative import prompt_sensitivity
-
-        metrics["generative"] = {"prompt_sensitivity": cast(Any, prompt_sensitivity(generative))}
-    return metrics
-
-
-def with_extra(metrics: MetricsDocument, extra: Mapping[str, Any] | None) -> MetricsDocument:
-    """``metrics`` with the keys of ``extra`` merged in (an audit's own additions, e.g. ``demo``)."""
-    cast(dict[str, Any], metrics).update(extra or {})
-    return metrics
-
-
-def write_outputs(
-    out_dir: Path,
-    predictions: Iterable[Prediction] | PendingFile,
-    metrics: MetricsDocument,
-    tables: str,
-) -> None:
-    """The run directory's files, changed as a unit (:mod:`nlibias.io.run_manifest`): stale
-    ``.part`` files removed and the manifest marked incomplete, each file written to a temporary
-    name and renamed, then the manifest with every file's checksum. ``predictions`` may be a
-    :class:`~nlibias.io.atomic.PendingFile` already holding ``predictions.jsonl``'s rows."""
-    pending = predictions if isinstance(predictions, PendingFile) else None
-    begin_write(out_dir, OUTPUT_FILES, keep=[pending.temporary_path] if pending is not None else [])
-    remove_derived(out_dir)
-    if pending is not None:
-        pending.commit()
-    else:
-        write_predictions(out_dir / PREDICTIONS_JSONL, cast(Iterable[Prediction], predictions))
-    write_json(out_dir / METRICS_JSON, metrics)
-    atomic_write_text(out_dir / TABLES_TXT, tables + "\n")
-    finish_write(out_dir, OUTPUT_FILES, inputs={"samples": (metrics.get("run") or {}).get("samples")})
-
-
-#: What other commands derive from a run directory's outputs at its default places (``nlibias
-#: report RUN``: report.html and its figures; ``report --debias``: the comparison). A new write
-#: of the outputs makes them stale, so it removes them: the directory never shows an old report
-#: beside new metrics.
-DERIVED_FILES = ("report.html", "report_files", "debias_comparison.json")
-
-
-def remove_derived(out_dir: Path) -> None:
-    import shutil
-
-    for name in DERIVED_FILES:
-        path = out_dir / name
-        if path.is_dir():
-            shutil.rmtree(path)
-        else:
-            path.unlink(missing_ok=True)
-
-
-def run_info(samples_path: str | Path | None) -> dict[str, Any]:
-    """Versions and machine facts recorded with every result."""
-    info: dict[str, Any] = {
-        "nlibias": __version__,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-        "samples": str(samples_path) if samples_path is not None else None,
-    }
-    for package in ("torch", "transformers"):
-        try:
-            from importlib.metadata import version
-
-            info[package] = version(package)
-        except Exception:  # not installed: nothing to record
-            continue
-    return info
-
-
-def check_predictors(predictors: Sequence[Predictor]) -> None:
-    """Refuse no model and model keys given twice (their results would overwrite each other)."""
-    if not predictors:
-        raise ConfigError(
-            "no model given: pass an NLI classifier or a generative LM in models", parameter="models"
-        )
-    names = [p.name for p in predictors]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ConfigError(f"model key(s) given twice: {', '.join(duplicates)}", parameter="models")
-
-
-def run_section(
-    samples_path: str | Path | None, model_runs: dict[str, Any], cache: PredictionCache | None
-) -> RunInfo:
-    """``metrics.json``'s ``run``: versions, machine, each model's description and stats, cache."""
-    section = {
-        **run_info(samples_path),
-        "models": model_runs,
-        "cache": str(cache.path) if cache is not None else None,
-    }
-    return cast(RunInfo, section)
-
-
-def score_run_section(
-    samples_path: str | Path | None, predictions_path: str | Path | None, *, scored: int, given: int
-) -> RunInfo:
-    """``metrics.json``'s ``run`` for a scoring of existing predictions."""
-    section = {
-        **run_info(samples_path),
-        "predictions": str(predictions_path) if predictions_path else None,
-        "samples_scored": scored,
-        "samples_given": given,
-    }
-    return cast(RunInfo, section)
-
-
-def finish_run(
-    out_dir: str | Path | None,
-    predictions: Sequence[Prediction],
-    metrics: MetricsDocument,
-    *,
-    note: str | None = None,
-    predictions_file: PendingFile | None = None,
-) -> AuditResult:
-    """The tables of ``metrics`` (``note`` appended), and the run directory written when ``out_dir``
-    is given: the last step of every audit and scoring. ``predictions_file``: ``predictions.jsonl``
-    already written under a temporary name (while the predictions were read), renamed in with
-    the other files."""
-    tables = format_all_tables(metrics)
-    if note:
-        tables = f"{tables}\n\nNote: {note}"
-    out_path = Path(out_dir) if out_dir is not None else None
-    if out_path is not None:
-        write_outputs(out_path, predictions_file or predictions, metrics, tables)
-    return AuditResult(out_dir=out_path, metrics=metrics, tables_text=tables, predictions=predictions)
+def _names(value: Any, parameter: str) -> list[Any]:
+    """A list of models from one or several (a bare string is one name, not its letters); a
+    model may be an object keeping the predictor contract only in ``models``."""
+    if isinstance(value, str | Predictor):
+        value = [value]
+    names = list(value)
+    allowed = (str, Predictor) if parameter == "models" else (str,)
+    wrong = [n for n in names if not isinstance(n, allowed)]
+    if wrong:
+        what = "names (strings) or predictors" if parameter == "models" else "names (strings)"
+        raise ConfigError(f"{parameter} must be {what}, got {wrong[0]!r}", parameter=parameter)
+    return names

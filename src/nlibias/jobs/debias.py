@@ -31,10 +31,10 @@ from nlibias.debias.training_rows import source_digest, source_kind
 from nlibias.debias.wordlists import swap_list_named
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.io.run_manifest import read_manifest
+from nlibias.jobs.audit import run_audit
 from nlibias.jobs.debias_compare import COMPARISON_JSON, DebiasComparison, compare_debiasing
 from nlibias.jobs.debias_stages import DONE, Stage, begin_stage, check_stages
 from nlibias.jobs.expand import SUMMARY_JSON, expand_samples
-from nlibias.jobs.run import run_audit
 from nlibias.version import __version__
 
 

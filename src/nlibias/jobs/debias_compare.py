@@ -28,11 +28,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
+from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.predictions import PREDICTIONS_JSONL, read_prediction_arrays
-from nlibias.jobs.streamed_audit import read_sample_columns_and_ids
 from nlibias.metrics.occupations import pair_value_columns, paired_differences
+from nlibias.schema.columns import IdPositions
 
 COMPARISON_JSON = "debias_comparison.json"
 _AUGMENT_SUMMARY = "augment_summary.json"
@@ -171,7 +172,8 @@ def compare_debiasing(
     samples_path = samples or (metrics.get("run") or {}).get("samples")
     if not samples_path:
         raise ConfigError(f"{metrics_path} does not record its samples; pass samples", parameter="samples")
-    columns, ids = read_sample_columns_and_ids(samples if samples else _from_run(str(samples_path), run))
+    columns = read_benchmark_samples(samples if samples else _from_run(str(samples_path), run)).columns
+    ids = IdPositions(columns.ids)
     if columns.source != "occupations":
         raise DataError(
             f"the run's samples are {columns.source!r}; before/after needs occupation samples", field="source"

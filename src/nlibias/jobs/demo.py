@@ -28,7 +28,7 @@ from nlibias.errors import ConfigError
 from nlibias.schema import Sample
 
 if TYPE_CHECKING:
-    from nlibias.jobs.audit import AuditResult
+    from nlibias.jobs.results import AuditResult
 
 DEFAULT_SAMPLE_PAIRS = 240
 """Pairs in the default demo sample (15 per subtopic on average). Measured with ``nlibias demo`` on
@@ -118,7 +118,7 @@ def run_demo(
     ``full=True`` audits every BBNLI bias-audit sample instead of ``sample_pairs`` pairs.
     ``cache_path`` defaults to the user prediction cache (``$NLIBIAS_CACHE`` overrides it).
     """
-    from nlibias.jobs.run import run_audit
+    from nlibias.jobs.audit import run_audit
 
     if not full and sample_pairs < 1:
         raise ConfigError(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nlibias.benchmarks.registry import get_benchmark
+from nlibias.catalog.registry import get_benchmark
 from nlibias.errors import SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.samples import write_samples

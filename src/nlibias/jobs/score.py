@@ -5,34 +5,44 @@ A predictions file from nlibias or another tool is read in one pass into a few a
 model) and the byte offset of each row; the samples are kept as
 :class:`~nlibias.schema.columns.SampleColumns`. The measures run over the columns (the benchmark's
 column scorer, given the file's labels), and the output's ``predictions.jsonl`` is written row by
-row in that same pass. Rows whose measures read more than a label and probabilities are also read
-as objects, only when the file has them: generative models' answers on a pair benchmark, and
-sentence scorers' rows (token-probability bias, kind ``sentence-logprob``: each row's
-``score_more``, ``score_less``, ``tokens_more`` and ``tokens_less``, or ``no_pair``, checked
-with the file and line), whose measures also read the samples as objects (the pair each sample
-stands for); with NLI classifiers beside them on WinoQueer-NLI, their item-level agreement
-(``tp_nli_agreement``) is computed too. A kind of rows the samples' benchmark cannot score (NLI
-rows on sentence pairs, sentence scores on NLI samples) is refused with the first such line. The
-numbers are those an audit of the same predictions gives (:func:`nlibias.jobs.audit.score_outputs`).
+row in that same pass. A kind of rows that holds more than a label and probabilities (generative
+answers, sentence scores) is also read as records, only when the file has it, each row checked
+with the file and line (:data:`ROW_CHECKS`). The benchmark's measures for each model's kind score
+its outputs, and its analyses across models (WinoQueer-NLI's TP vs NLI agreement) run as in an
+audit. A kind of rows the samples' benchmark cannot score (NLI rows on sentence pairs, sentence
+scores on NLI samples) is refused with the first such line. The numbers are those an audit of the
+same predictions gives (:func:`nlibias.jobs.audit.audit_samples`).
+
+Several files (``nlibias score --predictions A --predictions B``, or a quoted glob pattern that
+nlibias expands) are read one by one, each checked as a lone file is, and their rows combined:
+two logs of one model covering different samples score as one model; the same sample answered by
+the same model in two files is refused, naming both files. ``metrics.json`` records the files
+joined with :data:`os.pathsep`.
+
+>>> import tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> for name in ("b.jsonl", "a.jsonl"):
+...     _ = (folder / name).write_text('{"id": "x", "label": "neutral"}\\n')
+>>> [p.name for p in expand_predictions([str(folder / "*.jsonl"), folder / "a.jsonl"])]
+['a.jsonl', 'b.jsonl']
 """
 
 from __future__ import annotations
 
+import glob
 import math
-from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
+import os
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack, nullcontext
+from os import PathLike
 from pathlib import Path
-from typing import cast
 
 import numpy as np
 
-from nlibias.benchmarks.registry import (
-    column_scorer_for,
-    kind_refusal,
-    pair_measures_for_generative,
-    scorable_kinds,
-)
-from nlibias.errors import SourceError
+from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
+from nlibias.catalog.registry import benchmarks, read_benchmark_samples
+from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import PendingFile
 from nlibias.io.predictions import (
     PREDICTIONS_JSONL,
@@ -42,27 +52,135 @@ from nlibias.io.predictions import (
 )
 from nlibias.io.results import MetricsDocument
 from nlibias.io.run_manifest import check_run_file
-from nlibias.io.samples import resolve_samples_path
-from nlibias.jobs.audit import (
+from nlibias.jobs.results import (
     AuditResult,
-    ModelOutputs,
     check_bootstrap,
     finish_run,
     metrics_document,
-    read_samples_to_score,
-    score_outputs,
     score_run_section,
-    tp_nli_agreement,
 )
-from nlibias.jobs.streamed_audit import read_sample_columns_and_ids
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
-from nlibias.schema import LABELS, Prediction, Sample
+from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import IdPositions, SampleColumns
-from nlibias.schema.model_keys import PredictorKind
+from nlibias.schema.outputs import ModelOutputs
+
+PredictionsInput = str | Path | Sequence[str | Path]
+
+
+def expand_predictions(predictions: PredictionsInput) -> list[Path]:
+    """The predictions files named: each path as given, or the files a glob pattern matches
+    (sorted; a pattern is expanded only when no file has its literal name), each file once."""
+    given = [predictions] if isinstance(predictions, str | Path) else list(predictions)
+    if not given:
+        raise ConfigError("no predictions file given", parameter="predictions")
+    paths: list[Path] = []
+    for item in given:
+        text = str(item)
+        if glob.has_magic(text) and not Path(text).exists():
+            matches = sorted(glob.glob(text))
+            if not matches:
+                raise ConfigError(f"predictions pattern {text!r} matches no file", parameter="predictions")
+            paths.extend(Path(m) for m in matches)
+        else:
+            paths.append(Path(item))
+    unique: dict[Path, Path] = {}
+    for path in paths:
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values())
+
+
+def run_score(
+    samples: str | PathLike[str] | Sequence[Sample],
+    predictions: PredictionsInput,
+    *,
+    out_dir: str | Path | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> AuditResult:
+    """Score ``predictions`` against the measures of the samples' benchmark, exactly as an audit
+    would, and given ``out_dir`` write the run directory: ``predictions`` is nlibias' own
+    predictions file or any tool's JSONL with ``id``, ``label`` and optional ``model`` and
+    ``probs``, an lm-evaluation-harness ``--log_samples`` file or an Inspect AI log of an exported
+    nlibias task (recognised by content, :mod:`nlibias.io.tool_logs`), a glob pattern, or several
+    of these, scored together."""
+    from nlibias.io.tool_logs import native_predictions
+
+    check_bootstrap(bootstrap, seed)
+    paths = expand_predictions(predictions)
+    checked = read_benchmark_samples(samples)
+    with ExitStack() as stack:
+        natives = [Path(stack.enter_context(native_predictions(path))) for path in paths]
+        converted = any(n != p for n, p in zip(natives, paths, strict=True))
+        if len(paths) == 1:
+            result = score_files(
+                checked, natives[0], out_dir=out_dir, bootstrap=bootstrap, seed=seed,
+                predictions_name=paths[0] if converted else None,
+            )  # fmt: skip
+        else:
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="nlibias-combined-")))
+            combined = _combine(checked.columns.ids, paths, natives, tmp / PREDICTIONS_JSONL)
+            result = score_files(
+                checked, combined, out_dir=out_dir, bootstrap=bootstrap, seed=seed,
+                predictions_name=os.pathsep.join(str(p) for p in paths),
+            )  # fmt: skip
+            converted = True
+        # a converted or combined file lives in a temporary directory: hold its rows first
+        return result.materialised() if converted else result
+
+
+def _combine(ids: Sequence[str], paths: Sequence[Path], natives: Sequence[Path], target: Path) -> Path:
+    """The rows of every file in one predictions file (each file checked as it is read, its
+    model filled in), refusing a sample that one model answers in two files."""
+    id_positions = IdPositions(ids)
+    owner: dict[str, np.ndarray] = {}  # model → index of the file answering each sample (-1: none)
+    line_of: dict[str, np.ndarray] = {}
+    with PendingFile(target) as pending:
+        for index, (path, native) in enumerate(zip(paths, natives, strict=True)):
+            check_run_file(native)
+            arrays = read_prediction_arrays(
+                native,
+                position_of=id_positions,
+                n_samples=len(ids),
+                default_model=_default_model(path) if native == path else None,
+                copy_to=pending,
+            )
+            for model, rows in arrays.models.items():
+                answered = rows.line > 0
+                files = owner.setdefault(model, np.full(len(ids), -1, dtype=np.int32))
+                lines = line_of.setdefault(model, np.zeros(len(ids), dtype=np.int64))
+                both = np.flatnonzero(answered & (files >= 0))
+                if len(both):
+                    at = int(both[0])
+                    earlier = int(files[at])
+                    first = paths[earlier]
+                    where = f" (line {int(lines[at])})" if natives[earlier] == first else ""
+                    raise SourceError(
+                        path,
+                        "id",
+                        f"sample {ids[at]!r} of model {model!r} is answered here and in {first}"
+                        f"{where}; {len(both)} samples are answered in both files",
+                        line=int(rows.line[at]) if native == path else None,
+                        fix="pass each model's answer to a sample once: leave out one of the two files "
+                        "(e.g. an older rerun)",
+                    )
+                files[answered] = index
+                lines[answered] = rows.line[answered]
+        pending.commit()
+    return target
+
+
+def _default_model(path: Path) -> str:
+    """The model of a native row without one, as a lone file is read (its file's stem)."""
+    return (path / PREDICTIONS_JSONL if path.is_dir() else path).stem
+
+
+ARRAY_KINDS = frozenset({"classifier"})
+"""Kinds whose rows hold a label and probabilities only: read as arrays, never as records (every
+other kind's rows are read as records, for the numbers and words its measures read)."""
 
 
 def score_files(
-    samples_path: str | Path,
+    samples: BenchmarkSamples,
     predictions_path: str | Path,
     *,
     out_dir: str | Path | None,
@@ -70,8 +188,8 @@ def score_files(
     seed: int = 0,
     predictions_name: str | Path | None = None,
 ) -> AuditResult:
-    """Score the predictions file at ``predictions_path`` against the samples at ``samples_path``
-    (run directories or files), as :func:`nlibias.jobs.audit.score` does, and write ``out_dir``.
+    """Score the predictions file at ``predictions_path`` (a file or run directory) against
+    ``samples`` (read by :func:`run_score`) and write ``out_dir``.
 
     Only the samples with a prediction (from any model) are scored; every model must have a row
     for each of them. Errors name the file and line (bad rows, unknown ids, duplicate rows).
@@ -87,16 +205,14 @@ def score_files(
     >>> run_dir = write_samples(tempfile.mkdtemp(), pair)["jsonl"].parent
     >>> rows = pathlib.Path(tempfile.mkdtemp()) / "m.jsonl"
     >>> _ = rows.write_text('{"id": "x:pro", "label": "entailment"}\\n{"id": "x:anti", "label": "neutral"}\\n')
-    >>> result = score_files(run_dir, rows, out_dir=None, bootstrap=0)
+    >>> result = score_files(read_benchmark_samples(run_dir), rows, out_dir=None, bootstrap=0)
     >>> overall = result.metrics["models"]["m"]["overall"]  # pro entailed, anti neutral: 1 of 2 points
     >>> overall["n_pairs"], overall["cf_pro"], len(result.predictions)
     (1, 50.0, 2)
     """
-    check_bootstrap(bootstrap, seed)
     check_run_file(predictions_path)  # a run directory's predictions.jsonl: the one its manifest lists
-    columns, id_positions = read_sample_columns_and_ids(samples_path)
-    if not scorable_kinds(columns.source):
-        column_scorer_for(columns.source)  # a benchmark that cannot be scored stops here
+    benchmark, columns = samples.benchmark, samples.columns
+    id_positions = IdPositions(columns.ids)
     # predictions.jsonl is written in the same pass that reads the file, and replaces the run
     # directory's only once everything is scored (an error or a fallback discards it on leaving)
     copying = nullcontext() if out_dir is None else PendingFile(Path(out_dir) / PREDICTIONS_JSONL)
@@ -104,20 +220,19 @@ def score_files(
         arrays = read_prediction_arrays(
             predictions_path, position_of=id_positions, n_samples=len(columns), copy_to=copy
         )
-        _check_kinds(predictions_path, arrays, columns.source)
-        records = _rows_as_records(predictions_path, arrays, id_positions, columns.source)
+        _check_kinds(predictions_path, arrays, benchmark)
+        records = _rows_as_records(predictions_path, arrays, id_positions)
         del id_positions  # not needed while scoring (which is where the peak is)
-        samples = None
-        if "sentence-logprob" in arrays.kinds.values():  # their measures read the samples' pairs
-            samples = _sample_objects(samples_path, columns)
-        metrics = _score_arrays(columns, arrays, records, samples, bootstrap=bootstrap, seed=seed)
+        metrics = _score_arrays(benchmark, columns, arrays, records, bootstrap=bootstrap, seed=seed)
         metrics["run"] = score_run_section(
-            samples_path,
+            samples.path,
             predictions_name or predictions_path,
             scored=metrics["n_samples"],
             given=len(columns),
         )
-        return finish_run(out_dir, arrays.rows, metrics, predictions_file=copy)
+        return finish_run(
+            out_dir, arrays.rows, metrics, benchmark, predictions_file=copy, samples_sha256=samples.sha256
+        )
 
 
 def _predictions_file(path: str | Path) -> Path:
@@ -126,32 +241,26 @@ def _predictions_file(path: str | Path) -> Path:
     return path / PREDICTIONS_JSONL if path.is_dir() else path
 
 
-def _check_kinds(path: str | Path, arrays: PredictionArrays, source: str) -> None:
+def _check_kinds(path: str | Path, arrays: PredictionArrays, benchmark: Benchmark) -> None:
     """Refuse a model whose kind of rows the samples' benchmark cannot score (NLI rows on
     sentence pairs, sentence scores on NLI samples), naming its first line."""
     for model, kind in arrays.kinds.items():
-        reason = kind_refusal(
-            source, cast(PredictorKind, kind), given=f"model {model!r} of this file holds outputs of"
-        )
-        if reason is not None:
+        if kind not in benchmark.measures:
+            reason = benchmark.refusal(
+                kind, given=f"model {model!r} of this file holds outputs of", others=benchmarks()
+            )
             lines = arrays.models[model].line
             first = int(lines[lines > 0].min())
             raise SourceError(_predictions_file(path), None, reason, line=first)
 
 
 def _rows_as_records(
-    path: str | Path, arrays: PredictionArrays, id_positions: IdPositions, source: str
+    path: str | Path, arrays: PredictionArrays, id_positions: IdPositions
 ) -> dict[str, list[Prediction | None]]:
-    """The rows of each model whose measures read them as records, one per sample position
-    (None: no row), read from the file only when there are such models: a generative model's
-    yes/no answers on a pair benchmark, a sentence scorer's sentence scores (each row checked:
-    :func:`_check_sentence_scores`)."""
-    generative_pairs = pair_measures_for_generative(source)
-    wanted = {
-        m
-        for m, kind in arrays.kinds.items()
-        if kind == "sentence-logprob" or (kind == "generative" and generative_pairs)
-    }
+    """The rows of each model whose measures read more than labels and probabilities, one per
+    sample position (None: no row), read from the file only when there are such models
+    (generative answers, sentence scores: each row checked by its kind's :data:`ROW_CHECKS`)."""
+    wanted = {m for m, kind in arrays.kinds.items() if kind not in ARRAY_KINDS}
     if not wanted:
         return {}
     rows: dict[str, list[Prediction | None]] = {m: [None] * len(arrays.models[m].line) for m in wanted}
@@ -159,11 +268,11 @@ def _rows_as_records(
         if prediction.model in rows:
             rows[prediction.model][id_positions(prediction.sample_id)] = prediction
     for model in wanted:
-        if arrays.kinds[model] == "sentence-logprob":
-            lines = arrays.models[model].line
-            for position, row in enumerate(rows[model]):
-                if row is not None:
-                    _check_sentence_scores(_predictions_file(path), int(lines[position]), row)
+        check = ROW_CHECKS.get(arrays.kinds[model])
+        lines = arrays.models[model].line
+        for position, row in enumerate(rows[model]):
+            if row is not None and check is not None:
+                check(_predictions_file(path), int(lines[position]), row)
     return rows
 
 
@@ -202,23 +311,11 @@ def _check_sentence_scores(path: Path, line: int, prediction: Prediction) -> Non
             raise fail(field, f"{value!r} is not a number of tokens (a whole number, 0 or more)")
 
 
-def _sample_objects(samples_path: str | Path, columns: SampleColumns) -> list[Sample]:
-    """The samples as objects (sentence scores' measures read the pair each stands for), read
-    once, with the provenance keys their measures read, as the audit reads them."""
-    samples = read_samples_to_score(samples_path)
-    if [s.id for s in samples] != list(columns.ids):
-        raise SourceError(
-            resolve_samples_path(samples_path), None, "the file changed while it was being scored",
-            fix="score it again",
-        )  # fmt: skip
-    return samples
-
-
 def _score_arrays(
+    benchmark: Benchmark,
     columns: SampleColumns,
     arrays: PredictionArrays,
     records: Mapping[str, list[Prediction | None]],
-    samples: Sequence[Sample] | None,
     *,
     bootstrap: int,
     seed: int,
@@ -227,68 +324,40 @@ def _score_arrays(
     positions = _predicted_positions(arrays, len(columns))
     every_sample = len(positions) == len(columns)
     scored = columns if every_sample else columns.take(positions)
-    at = positions.tolist()
-    scored_samples = None if samples is None else (samples if every_sample else [samples[i] for i in at])
 
     def pick(values: np.ndarray) -> np.ndarray:
         return values if every_sample else values[positions]  # no copy in the usual case
 
     models = {}
-    picked: dict[str, list[Prediction]] = {}  # each model's rows as records, for the TP vs NLI agreement
+    outputs: dict[str, ModelOutputs] = {}  # kept only for the benchmark's analyses across models
     for model, rows in arrays.models.items():
         missing = np.flatnonzero(pick(rows.line) == 0)
         if len(missing):
             raise missing_predictions_error(len(missing), scored.ids[int(missing[0])])
-        kind = cast(PredictorKind, arrays.kinds[model])
+        kind = arrays.kinds[model]
         read = records.get(model)
-        if read is not None:
-            picked[model] = [cast(Prediction, read[i]) for i in at]  # every position has a row
-        outputs = ModelOutputs(
-            kind=kind,
-            probs=pick(rows.probs),
-            labels=pick(rows.label),
-            predictions=picked.get(model),
+        if read is None:
+            model_outputs = ModelOutputs(kind, pick(rows.probs), pick(rows.label))
+        else:  # every predicted position has a row
+            model_outputs = ModelOutputs.of_predictions(read, kind).take(positions)
+        models[model] = benchmark.measures[kind].score(
+            scored, model_outputs, model=model, bootstrap=bootstrap, seed=seed
         )
-        models[model] = score_outputs(
-            scored, outputs, model=model, bootstrap=bootstrap, seed=seed, samples=scored_samples
-        )
+        if benchmark.extras:
+            outputs[model] = model_outputs
     metrics = metrics_document(
-        scored.source,
-        len(scored),
-        models,
-        arrays.kinds,
-        bootstrap=bootstrap,
-        seed=seed,
-        domain_of=scored.domain_of_subtopic(),
-    )
-    if scored_samples is not None and "classifier" in arrays.kinds.values():
-        paired = {
-            model: picked[model]
-            if kind == "sentence-logprob"
-            else _probability_records(scored.ids, model, pick(arrays.models[model].probs),
-                                      pick(arrays.models[model].label))
-            for model, kind in arrays.kinds.items()
-            if kind in ("sentence-logprob", "classifier")
-        }  # fmt: skip
-        agreement = tp_nli_agreement(scored_samples, paired, arrays.kinds)
-        if agreement:
-            metrics["tp_nli_agreement"] = agreement
+        scored.source, benchmark, models, arrays.kinds, n_samples=len(scored), bootstrap=bootstrap,
+        seed=seed, domain_of=scored.domain_of_subtopic(),
+    )  # fmt: skip
+    for analysis in benchmark.extras:
+        found = analysis.compute(scored, outputs)
+        if found:
+            metrics[analysis.name] = found  # type: ignore[literal-required]
     return metrics
 
 
-def _probability_records(
-    ids: Sequence[str], model: str, probs: np.ndarray, labels: np.ndarray
-) -> list[Prediction]:
-    """A classifier's rows as records from its arrays (no probabilities: None), one per sample."""
-    return [
-        Prediction(
-            sample_id,
-            model,
-            None if code < 0 else LABELS[code],
-            None if not np.isfinite(row).all() else (float(row[0]), float(row[1]), float(row[2])),
-        )
-        for sample_id, code, row in zip(ids, labels.tolist(), probs, strict=True)
-    ]
+ROW_CHECKS: dict[str, Callable[[Path, int, Prediction], None]] = {"sentence-logprob": _check_sentence_scores}
+"""What a kind's rows must hold to be scored, checked with the file and line (a hand-edited file)."""
 
 
 def _predicted_positions(arrays: PredictionArrays, n_samples: int) -> np.ndarray:

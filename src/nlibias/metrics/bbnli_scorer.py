@@ -243,7 +243,7 @@ def score_bbnli_probabilities(
     labels: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """A classifier's BBNLI measures from its ``(samples x 3)`` probabilities: the predicted
-    label is the most probable one, as :class:`nlibias.runtime.predict.ClassifierPredictor` reports it.
+    label is the most probable one, as :class:`nlibias.runtime.classifier.ClassifierPredictor` reports it.
     ``labels`` (a code per sample, -1: no answer), as a predictions file gives them, are used
     instead when given (the BBNLI measures read labels only; ``probs`` may then be NaN)."""
     if labels is not None:

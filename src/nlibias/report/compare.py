@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlibias.metrics.meta import MEASURES
-from nlibias.report.slices import interval, is_number, numeric_measures, slice_groups, slice_kinds
+from nlibias.report.metric_readers import interval, is_number, numeric_measures, slice_groups, slice_kinds
 
 
 @dataclass(frozen=True)

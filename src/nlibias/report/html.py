@@ -32,6 +32,7 @@ from nlibias.report.examples import CATEGORY_TITLES, example_pairs
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table as _table
 from nlibias.report.load import Run
+from nlibias.report.metric_readers import interval, is_number, slice_groups
 from nlibias.report.paper_tables import (
     MEASURE_TITLES,
     PaperTable,
@@ -40,7 +41,6 @@ from nlibias.report.paper_tables import (
     paper_tables,
 )
 from nlibias.report.run_notes import Caveat, caveats_html, provenance_html
-from nlibias.report.slices import interval, is_number, slice_groups
 
 ASSETS_DIR_SUFFIX = "_files"
 

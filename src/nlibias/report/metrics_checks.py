@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.errors import SourceError
-from nlibias.report.slices import is_number
+from nlibias.report.metric_readers import is_number
 
 #: Points by which accuracy + misprediction rate may miss 100 (two-decimal rounding of both).
 SUM_TOLERANCE = 0.01

@@ -21,16 +21,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nlibias.metrics.ranking import TOP_SUBTOPICS, stored_ranking
+from nlibias.report.metric_readers import GENERIC_SKIP, is_number, model_parts, numeric_measures, slice_groups
 from nlibias.report.paper_table_format import TABLE_FORMATS as TABLE_FORMATS
 from nlibias.report.paper_table_format import PaperTable as PaperTable
 from nlibias.report.paper_table_format import format_table as format_table
-from nlibias.report.slices import (
-    GENERIC_SKIP,
-    is_number,
-    model_parts,
-    numeric_measures,
-    slice_groups,
-)
 
 PROMPT_TITLES = {"true": "Prompt 1: True hypothesis", "entailed": "Prompt 2: Entailed hypothesis"}
 MEASURE_TITLES = {"delta_p": "ΔP", "S": "S", "B": "B", "S_3way": "S 3-way"}

@@ -19,7 +19,7 @@ from typing import Any
 
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
 from nlibias.report.load import FunnelStage
-from nlibias.report.slices import bias_measure, interval, is_number, numeric_measures, slice_groups
+from nlibias.report.metric_readers import bias_measure, interval, is_number, numeric_measures, slice_groups
 
 #: Okabe & Ito (2008) colour-blind-safe palette (black last).
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")

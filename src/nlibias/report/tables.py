@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nlibias.benchmarks.base import Benchmark
 from nlibias.errors import ConfigError
 from nlibias.report.text_table import render_table
 
@@ -186,37 +187,35 @@ def check_slice(by: str) -> None:
         raise ConfigError(f"by is {by!r}; pass {' or '.join(SLICES)}", parameter="by")
 
 
-def format_all_tables(metrics: Mapping[str, Any], **options: Any) -> str:
-    """Every text table of a ``metrics.json``: the benchmark's own layouts for its classifiers,
-    then the generative ones (``options`` such as ``by="subtopic"`` go to formatters that take them)."""
+def format_all_tables(metrics: Mapping[str, Any], benchmark: Benchmark, **options: Any) -> str:
+    """Every text table of a ``metrics.json`` of ``benchmark``'s samples: for each predictor kind
+    it scores, its models' tables in the benchmark's layouts, then its extra analyses' tables
+    (``options`` such as ``by="subtopic"`` go to formatters that take them)."""
     import inspect
 
     if "by" in options:
         check_slice(options["by"])
-
-    from nlibias.benchmarks.registry import tables_for
-
     kinds = model_kinds(metrics)
     parts: list[str] = []
-    for kind in ("classifier", "generative", "sentence-logprob"):
+    for kind, measures in benchmark.measures.items():
         models = {k: v for k, v in metrics["models"].items() if kinds[k] == kind}
         if not models:
             continue
-        formatter = tables_for(metrics["source"], kind)
-        accepted = inspect.signature(formatter).parameters
-        parts.append(formatter(models, **{k: v for k, v in options.items() if k in accepted}))
-    parts.append(format_tp_nli(metrics, kinds))
+        accepted = inspect.signature(measures.tables).parameters
+        parts.append(measures.tables(models, **{k: v for k, v in options.items() if k in accepted}))
+    parts += [extra.tables(metrics) for extra in benchmark.extras if extra.tables is not None]
     return "\n\n".join(p for p in parts if p)
 
 
-def format_tp_nli(metrics: Mapping[str, Any], kinds: Mapping[str, str]) -> str:
-    """Where a run holds both NLI classifiers and sentence scorers on WinoQueer-NLI: paper 003
+def format_tp_nli(metrics: Mapping[str, Any]) -> str:
+    """Where a WinoQueer-NLI run holds both NLI classifiers and sentence scorers: paper 003
     Table 3 (TP beside M1) and the item-level agreement of TP preference and M1."""
     from nlibias.report.tp_tables import format_tp_nli_table
 
+    kinds = model_kinds(metrics)
     tp = {k: v for k, v in metrics["models"].items() if kinds[k] == "sentence-logprob"}
     nli = {k: v for k, v in metrics["models"].items() if kinds[k] == "classifier"}
-    if metrics.get("source") != "wq-nli" or not tp or not nli:
+    if not tp or not nli:
         return ""
     parts = [format_tp_nli_table(nli, tp)]
     agreement = metrics.get("tp_nli_agreement") or []

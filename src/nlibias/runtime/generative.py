@@ -1,6 +1,6 @@
 """Generative LMs as audit predictors: one :class:`GenerativePredictor` per (backend, prompt style,
 answer mode). It renders each sample with the prompt style, asks the backend through the one
-cached prediction loop (:func:`nlibias.runtime.predict.cached_outputs`), and turns answer words
+cached prediction loop (:func:`nlibias.runtime.loop.cached_outputs`), and turns answer words
 into labels (binary: yes = entailment, no = neutral; 3-way: yes / maybe / no = entailment /
 neutral / contradiction; unparsed = ``None``).
 
@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import ConfigError
 from nlibias.models.generative.backend import AnswerRecord, GenerativeBackend, build_backend
 from nlibias.models.generative.prompts import PromptStyle, resolve_prompt_styles
-from nlibias.runtime.base import PredictorRun
 from nlibias.runtime.cache import PredictionCache, is_probability_row
-from nlibias.runtime.predict import ComputedBatch, cached_outputs
-from nlibias.schema import Prediction, Sample
-from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS, MODES, GenerativeMode, PredictorKind, model_key
+from nlibias.runtime.contract import PredictorRun
+from nlibias.runtime.loop import ComputedBatch, cached_outputs
+from nlibias.schema import Prediction
+from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS, MODES, GenerativeMode, model_key
+
+if TYPE_CHECKING:
+    from nlibias.benchmarks.base import BenchmarkSamples
 
 
 class GenerativePredictor:
@@ -33,10 +36,14 @@ class GenerativePredictor:
 
     >>> from nlibias.models.generative.backend import FakeGenerativeBackend
     >>> from nlibias.models.generative.prompts import PROMPT_STYLES
+    >>> from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
+    >>> from nlibias.schema import Sample
+    >>> from nlibias.schema.columns import SampleColumns
     >>> sample = Sample(id="a", source="bbnli", domain="gender", subtopic="t", premise="P.",
     ...                 hypothesis="H.", gold="neutral", stereotype="pro", pair_key="k")
+    >>> samples = BenchmarkSamples(Benchmark("toy", "", ("bbnli",)), SampleColumns.from_samples([sample]))
     >>> run = GenerativePredictor(FakeGenerativeBackend(), PROMPT_STYLES["true"]).predict(
-    ...     [sample], None, progress=False)
+    ...     samples, None, progress=False)
     >>> run.predictions[0].label in ("entailment", "neutral")
     True
     """
@@ -58,7 +65,7 @@ class GenerativePredictor:
         self.max_new_tokens = max_new_tokens
         self.default_cache = cache
         self.name = model_key(backend.name, prompt.name, mode)
-        self.kind: PredictorKind = "generative"
+        self.kind: str = "generative"
 
     def answer_identity(self) -> dict[str, Any]:
         """Backend identity plus the settings that change answers (the cache fingerprint's input)."""
@@ -88,12 +95,12 @@ class GenerativePredictor:
         }
 
     def predict(
-        self, samples: Sequence[Sample], cache: PredictionCache | None, *, progress: bool = True
+        self, samples: BenchmarkSamples, cache: PredictionCache | None, *, progress: bool = True
     ) -> PredictorRun:
         """Answer every sample (cached answers are reused; new ones are committed per batch)."""
         started = time.perf_counter()
         cache = cache if cache is not None else self.default_cache
-        texts = [self.prompt.render(s.premise, s.hypothesis) for s in samples]
+        texts = [self.prompt.render(premise, hypothesis) for premise, hypothesis in samples.texts()]
         unique = list(dict.fromkeys(texts))
 
         def compute(todo: list[tuple[str, ...]]) -> Iterator[ComputedBatch]:
@@ -119,7 +126,8 @@ class GenerativePredictor:
         )
         records = dict(zip(unique, run.outputs, strict=True))
         predictions = [
-            self._prediction(sample, records[text]) for sample, text in zip(samples, texts, strict=True)
+            self._prediction(sample_id, records[text])
+            for sample_id, text in zip(samples.columns.ids, texts, strict=True)
         ]
         seconds = time.perf_counter() - started
         stats = {
@@ -128,9 +136,9 @@ class GenerativePredictor:
             "mode": self.mode,
             "prompt": self.prompt.name,
         }
-        return PredictorRun(predictions=predictions, stats=stats)
+        return PredictorRun.of_predictions(predictions, self.kind, stats)
 
-    def _prediction(self, sample: Sample, record: AnswerRecord) -> Prediction:
+    def _prediction(self, sample_id: str, record: AnswerRecord) -> Prediction:
         label = self.prompt.label_of(record.answer)
         probs: tuple[float, float, float] | None = None
         if record.probs is not None:
@@ -153,7 +161,7 @@ class GenerativePredictor:
             extra["answer_mass"] = record.answer_mass
         if record.text is not None:
             extra["text"] = record.text
-        return Prediction(sample_id=sample.id, model=self.name, label=label, probs=probs, extra=extra)
+        return Prediction(sample_id=sample_id, model=self.name, label=label, probs=probs, extra=extra)
 
 
 def is_answer_record(value: Any) -> bool:

@@ -1,8 +1,8 @@
 """Language models scoring sentence pairs (token-probability bias) as predictors of the audit.
 
-A :class:`SentenceLogprobPredictor` (kind ``sentence-logprob``) asks its benchmark which sentence
-pair each sample stands for (:func:`nlibias.benchmarks.registry.sentence_pairs_for`), scores the
-distinct pairs through the one cached prediction loop (:func:`nlibias.runtime.predict.cached_outputs`;
+A :class:`SentenceLogprobPredictor` (kind ``sentence-logprob``) asks the samples' benchmark which
+sentence pair each sample stands for (:attr:`nlibias.benchmarks.base.BenchmarkSamples.sentence_pairs`), scores the
+distinct pairs through the one cached prediction loop (:func:`nlibias.runtime.loop.cached_outputs`;
 the cache keys on the scorer's identity, the variant and both sentences), and returns one
 prediction per sample: no label, the two scores in ``extra`` (``score_more``, ``score_less``,
 ``tokens_more``, ``tokens_less``), or ``no_pair`` for a sample that stands for no pair.
@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nlibias.benchmarks.registry import sentence_pairs_for
 from nlibias.errors import ConfigError
 from nlibias.models.tp.base import PairScore, SentenceScorer, check_variant
-from nlibias.runtime.base import PredictorRun
 from nlibias.runtime.cache import PredictionCache
-from nlibias.runtime.predict import ComputedBatch, cached_outputs
-from nlibias.schema import Prediction, Sample
+from nlibias.runtime.contract import PredictorRun
+from nlibias.runtime.loop import ComputedBatch, cached_outputs
+from nlibias.schema import Prediction
 from nlibias.schema.model_keys import PredictorKind, tp_model_key
+
+if TYPE_CHECKING:
+    from nlibias.benchmarks.base import BenchmarkSamples
 
 KIND: PredictorKind = "sentence-logprob"
 
@@ -37,16 +39,16 @@ class SentenceLogprobPredictor:
         self.scorer = scorer
         self.variant = check_variant(variant)
         self.name = tp_model_key(scorer.name, variant)
-        self.kind: PredictorKind = KIND
+        self.kind: str = KIND
 
     def describe(self) -> Mapping[str, Any]:
         return {**self.scorer.describe(), "scorer": self.scorer.kind, "variant": self.variant}
 
     def predict(
-        self, samples: Sequence[Sample], cache: PredictionCache | None, *, progress: bool = True
+        self, samples: BenchmarkSamples, cache: PredictionCache | None, *, progress: bool = True
     ) -> PredictorRun:
         started = time.perf_counter()
-        pairs = sentence_pairs_for(samples)
+        pairs = samples.sentence_pairs
         distinct: dict[tuple[str, str], int] = {}
         for pair in pairs:
             if pair is not None:
@@ -68,7 +70,7 @@ class SentenceLogprobPredictor:
             progress=progress,
         )
         predictions = []
-        for sample, pair in zip(samples, pairs, strict=True):
+        for sample_id, pair in zip(samples.columns.ids, pairs, strict=True):
             extra: dict[str, Any] = {"kind": KIND}
             if pair is None:
                 extra["no_pair"] = True
@@ -78,8 +80,8 @@ class SentenceLogprobPredictor:
                     score_more=score.more, score_less=score.less,
                     tokens_more=score.tokens_more, tokens_less=score.tokens_less,
                 )  # fmt: skip
-            predictions.append(Prediction(sample.id, self.name, None, None, extra))
-        return PredictorRun(predictions=predictions, stats=run.stats(time.perf_counter() - started))
+            predictions.append(Prediction(sample_id, self.name, None, None, extra))
+        return PredictorRun.of_predictions(predictions, self.kind, run.stats(time.perf_counter() - started))
 
 
 def build_sentence_predictors(

@@ -35,7 +35,7 @@ from typing import Any, TypeVar, overload
 import numpy as np
 
 from nlibias.errors import DataError
-from nlibias.schema import LABEL_INDEX, Sample
+from nlibias.schema import LABEL_INDEX, LABELS, Sample
 
 NO_CODE = -1
 """The code of a missing value (no pair key, no stereotype)."""
@@ -276,6 +276,9 @@ class SampleColumns:
     counterfactual_group: Categorical
     provenance: Mapping[str, Categorical]
     """The kept provenance keys, each a column (None where a sample lacks the key)."""
+    premise: Categorical
+    """The texts, each distinct one held once (predictors read them; measures never do)."""
+    hypothesis: Categorical
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -297,19 +300,16 @@ class SampleColumns:
         samples: Iterable[Sample],
         *,
         provenance_keys: Collection[str] = (),
-        pair_keys: Sequence[str | None] | None = None,
     ) -> SampleColumns:
         """Columns of ``samples`` (one pass: a generator is read once), keeping ``provenance_keys``.
 
-        ``pair_keys``: where to look the pair keys up instead of keeping them (they are read only
-        to name a pair in an error; a streamed audit looks them up in the file).
         Refuses mixed sources (an empty set has source ""); ids are checked by
         :meth:`first_duplicate_id`.
         """
-        ids, keys = _StringColumnBuilder(), _PairKeyBuilder(keep=pair_keys is None)
+        ids, keys = _StringColumnBuilder(), _PairKeyBuilder()
         pair_code, text_code = array("q"), array("q")
         gold, stereotype = array("b"), array("b")
-        categorical = {name: _CategoricalBuilder() for name in _CATEGORICAL}
+        categorical = {name: _CategoricalBuilder() for name in (*_CATEGORICAL, *_TEXTS)}
         provenance = {key: _CategoricalBuilder() for key in provenance_keys}
         sources: set[str] = set()
         for sample in samples:
@@ -333,7 +333,7 @@ class SampleColumns:
         return cls(
             source=next(iter(sources), ""),
             ids=ids.finish(),
-            pair_keys=keys.finish() if pair_keys is None else pair_keys,
+            pair_keys=keys.finish(),
             pair_code=np.frombuffer(pair_code, dtype=np.int64),
             text_code=np.frombuffer(text_code, dtype=np.int64),
             gold=np.frombuffer(gold, dtype=np.int8),
@@ -373,28 +373,53 @@ class SampleColumns:
             gold=self.gold[positions],
             stereotype=self.stereotype[positions],
             provenance={key: column.take(positions) for key, column in self.provenance.items()},
-            **{name: getattr(self, name).take(positions) for name in _CATEGORICAL},
+            **{name: getattr(self, name).take(positions) for name in (*_CATEGORICAL, *_TEXTS)},
         )
+
+    def records(self) -> list[Sample]:
+        """The samples as objects, with the kept provenance keys (for predictors whose prompts are
+        built from whole records).
+
+        >>> s = Sample(id="a", source="x", domain="d", subtopic="t", premise="P", hypothesis="H",
+        ...            gold="neutral", stereotype="pro", pair_key="k", provenance={"row": 1})
+        >>> SampleColumns.from_samples([s], provenance_keys=["row"]).records() == [s]
+        True
+        """
+        fields = {name: getattr(self, name).tolist() for name in (*_CATEGORICAL, *_TEXTS)}
+        provenance = {key: column.tolist() for key, column in self.provenance.items()}
+        stereotypes = {code: name for name, code in _STEREOTYPE_CODES.items()}
+        return [
+            Sample(
+                id=self.ids[i],
+                source=self.source,
+                gold=LABELS[gold],
+                stereotype=stereotypes.get(stereotype),  # type: ignore[arg-type]
+                pair_key=self.pair_keys[i],
+                provenance={k: v[i] for k, v in provenance.items() if v[i] is not None},
+                **{name: values[i] for name, values in fields.items()},
+            )
+            for i, (gold, stereotype) in enumerate(
+                zip(self.gold.tolist(), self.stereotype.tolist(), strict=True)
+            )
+        ]
 
     def position_ids(self, positions: Iterable[int]) -> list[str]:
         return [self.ids[int(i)] for i in positions]
 
 
 _CATEGORICAL = ("domain", "subtopic", "group", "counterfactual_group")
+_TEXTS = ("premise", "hypothesis")
 
 
 class _PairKeyBuilder:
     """Pair keys packed like ids; ``None`` kept apart (a StringColumn holds only strings)."""
 
-    def __init__(self, *, keep: bool = True) -> None:
+    def __init__(self) -> None:
         self._strings = _StringColumnBuilder()
         self._missing = array("q")
         self._n = 0
-        self._keep = keep
 
     def append(self, key: str | None) -> None:
-        if not self._keep:
-            return
         if key is None:
             self._missing.append(self._n)
         self._strings.append(key or "")

@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.schema import LABEL_INDEX, Prediction
+from nlibias.schema import LABEL_INDEX, LABELS, Prediction
+from nlibias.schema.columns import ItemSequence
 
 NO_LABEL = -1
 """The label code of a row without a label (an unparsed answer, a sentence score)."""
@@ -133,3 +134,51 @@ def _is_number(value: Any) -> bool:
     if isinstance(value, bool):
         return True  # a flag (``no_pair``) counts 1.0 / 0.0
     return isinstance(value, int | float) and math.isfinite(value)
+
+
+class ProbabilityRows(ItemSequence[Prediction]):
+    """A classifier's rows made on demand from the samples' ids and each distinct pair's
+    probabilities (``slot[i]``: the row of ``distinct_probs`` of sample ``i``): what
+    ``predictions.jsonl`` holds for it, without an object per row
+    (:func:`nlibias.io.predictions.write_predictions` writes them from the arrays).
+
+    >>> rows = ProbabilityRows("m", ["a", "b"], np.array([0, 0]), np.array([[0.2, 0.7, 0.1]]))
+    >>> rows[1].sample_id, rows[1].label, rows[1].probs
+    ('b', 'neutral', (0.2, 0.7, 0.1))
+    """
+
+    def __init__(self, model: str, ids: Sequence[str], slot: np.ndarray, distinct_probs: np.ndarray) -> None:
+        self.model = model
+        self.ids = ids
+        self.slot = slot
+        self.distinct_probs = distinct_probs
+        self.best = distinct_probs.argmax(axis=1) if len(distinct_probs) else np.zeros(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _item(self, index: int) -> Prediction:
+        slot = int(self.slot[index])
+        row = self.distinct_probs[slot]
+        return Prediction(
+            sample_id=self.ids[index],
+            model=self.model,
+            label=LABELS[int(self.best[slot])],
+            probs=(float(row[0]), float(row[1]), float(row[2])),
+        )
+
+
+class ChainedRows(ItemSequence[Prediction]):
+    """Several models' rows one after the other (the models in the order they ran), as
+    ``predictions.jsonl`` holds them."""
+
+    def __init__(self, parts: Sequence[Sequence[Prediction]]) -> None:
+        self.parts = list(parts)
+        self._starts = np.cumsum([0, *(len(part) for part in self.parts)])
+
+    def __len__(self) -> int:
+        return int(self._starts[-1])
+
+    def _item(self, index: int) -> Prediction:
+        part = int(np.searchsorted(self._starts, index, side="right")) - 1
+        return self.parts[part][index - int(self._starts[part])]

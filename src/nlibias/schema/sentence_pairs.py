@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nlibias.schema import Sample
+from nlibias.schema.columns import SampleColumns
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,8 @@ class SentencePair:
         return self.more, self.less
 
 
-def premise_hypothesis_pairs(samples: list[Sample] | tuple[Sample, ...]) -> list[SentencePair | None]:
+def premise_hypothesis_pairs(columns: SampleColumns) -> list[SentencePair | None]:
     """The pair of each sample of a sentence-pair benchmark: (premise, hypothesis)."""
-    return [SentencePair(s.premise, s.hypothesis) for s in samples]
+    return [
+        SentencePair(p, h) for p, h in zip(columns.premise.tolist(), columns.hypothesis.tolist(), strict=True)
+    ]

@@ -1,8 +1,8 @@
 """The object audit and scoring: the tests' and benchmarks' independent reference.
 
 Samples and predictions held as objects, each model scored with its benchmark's object scorer
-(:attr:`nlibias.benchmarks.base.Benchmark.scorer`, or the generative pair measures): what the
-library computed before its one columnar path (:func:`nlibias.jobs.streamed_audit.audit_samples`,
+(:data:`OBJECT_SCORERS`: each benchmark's object scorers): what the
+library computed before its one columnar path (:func:`nlibias.jobs.audit.audit_samples`,
 :func:`nlibias.jobs.score.score_files`). Tests check that path against this one; ``bench/`` times
 it as the naive way. Not part of the library's run path.
 """
@@ -10,81 +10,104 @@ it as the naive way. Not part of the library's run path.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from nlibias.benchmarks.registry import samples_source, scorer_for
+from nlibias.benchmarks.base import BenchmarkSamples
+from nlibias.catalog.registry import benchmark_of, read_benchmark_samples
 from nlibias.errors import ConfigError
 from nlibias.io.predictions import read_predictions
 from nlibias.io.results import MetricsDocument
-from nlibias.jobs.audit import (
-    AuditResult,
-    check_bootstrap,
-    check_predictors,
-    finish_run,
-    metrics_document,
-    read_samples_to_score,
-    run_section,
-    score_run_section,
-)
-from nlibias.runtime.base import Predictor
-from nlibias.runtime.cache import PredictionCache
+from nlibias.io.samples import read_samples
+from nlibias.jobs import results
+from nlibias.jobs.results import AuditResult
+from nlibias.metrics.bbnli_scorer import score_bbnli
+from nlibias.metrics.generative import score_generative
+from nlibias.metrics.occupations import score_occupations
+from nlibias.metrics.token_probability import score_token_probability
+from nlibias.metrics.wq_nli import score_wq_nli
+from nlibias.runtime.contract import Predictor
 from nlibias.schema import Prediction, Sample
-from nlibias.schema.model_keys import PredictorKind
+from nlibias.schema.columns import SampleColumns
+
+ObjectScorer = Callable[..., dict[str, Any]]
+OBJECT_SCORERS: dict[tuple[str, str], ObjectScorer] = {
+    ("bbnli", "classifier"): score_bbnli,
+    ("bbnli", "generative"): score_generative,
+    ("wq-nli", "classifier"): score_wq_nli,
+    ("wq-nli", "generative"): score_wq_nli,
+    ("wq-nli", "sentence-logprob"): score_token_probability,
+    ("occupations", "classifier"): score_occupations,
+    ("occupations", "generative"): score_occupations,
+}
+"""Each built-in benchmark's measures over objects, by predictor kind (sentence-pair benchmarks:
+the token-probability measures)."""
+
+
+def _object_scorer(benchmark: str, kind: str) -> ObjectScorer:
+    if kind == "sentence-logprob":
+        return score_token_probability
+    return OBJECT_SCORERS[(benchmark, kind)]
 
 
 def build_metrics(
     samples: Sequence[Sample], predictions: Sequence[Prediction], *, bootstrap: int = 1000, seed: int = 0
 ) -> MetricsDocument:
     """``metrics.json`` without ``run`` for every model present in ``predictions`` (object scorers)."""
-    check_bootstrap(bootstrap)
-    source = samples_source(samples)
+    results.check_bootstrap(bootstrap)
+    benchmark = benchmark_of(samples)
     by_model: dict[str, list[Prediction]] = {}
-    kinds: dict[str, PredictorKind] = {}
+    kinds: dict[str, str] = {}
     for prediction in predictions:
         by_model.setdefault(prediction.model, []).append(prediction)
-        kinds.setdefault(prediction.model, prediction.kind)  # type: ignore[arg-type]
+        kinds.setdefault(prediction.model, prediction.kind)
     models = {
-        model: scorer_for(source, kinds[model])(samples, rows, bootstrap=bootstrap, seed=seed)
+        model: _object_scorer(benchmark.name, kinds[model])(samples, rows, bootstrap=bootstrap, seed=seed)
         for model, rows in by_model.items()
     }
     domain_of: dict[str, str] = {}
     for sample in samples:  # each subtopic's first domain, as SampleColumns.domain_of_subtopic
         domain_of.setdefault(sample.subtopic, sample.domain)
-    return metrics_document(
-        source, len(samples), models, kinds, bootstrap=bootstrap, seed=seed, domain_of=domain_of
-    )
+    metrics = results.metrics_document(
+        samples[0].source, benchmark, models, kinds, n_samples=len(samples), bootstrap=bootstrap, seed=seed,
+        domain_of=domain_of,
+    )  # fmt: skip
+    return metrics
 
 
 def audit_objects(
     samples: Sequence[Sample],
     predictors: Sequence[Predictor],
     *,
-    out_dir: str | Path | None,
-    cache: PredictionCache | None,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    progress: bool = False,
     samples_path: str | Path | None = None,
+    **options: Any,
 ) -> AuditResult:
-    """Predict every sample with every predictor, score the objects, write ``out_dir``."""
+    """Predict every sample with every predictor, score the objects, write ``out_dir`` (options:
+    ``out_dir``, ``cache``, ``bootstrap``, ``seed``, ``progress``, as the library's audit)."""
+    out_dir, cache = options["out_dir"], options["cache"]
+    bootstrap, seed, progress = (
+        options.get("bootstrap", 1000),
+        options.get("seed", 0),
+        options.get("progress", False),
+    )
     if not samples:
         raise ConfigError("no samples to audit", parameter="samples")
-    check_predictors(predictors)
+    results.check_predictors(predictors)
+    benchmark = benchmark_of(samples)
+    columns = SampleColumns.from_samples(samples, provenance_keys=benchmark.provenance() or ())
+    given = BenchmarkSamples(benchmark, columns)
     predictions: list[Prediction] = []
     model_runs: dict[str, Any] = {}
     for predictor in predictors:
         started = time.perf_counter()
-        run = predictor.predict(samples, cache, progress=progress)
+        run = predictor.predict(given, cache, progress=progress)
         predictions.extend(run.predictions)
-        model_runs[predictor.name] = {
-            **predictor.describe(),
-            "stats": {**run.stats, "wall_seconds": round(time.perf_counter() - started, 3)},
-        }
+        wall = round(time.perf_counter() - started, 3)
+        model_runs[predictor.name] = {**predictor.describe(), "stats": {**run.stats, "wall_seconds": wall}}
     metrics = build_metrics(samples, predictions, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = run_section(samples_path, model_runs, cache)
-    return finish_run(out_dir, predictions, metrics)
+    metrics["run"] = results.run_section(samples_path, model_runs, cache)
+    return results.finish_run(out_dir, list(predictions), metrics, benchmark)
 
 
 def score_objects(
@@ -96,46 +119,35 @@ def score_objects(
     seed: int = 0,
 ) -> AuditResult:
     """Score a predictions file with samples and predictions as objects (only predicted samples)."""
-    samples = read_samples_to_score(samples_path)
+    benchmark = read_benchmark_samples(samples_path).benchmark
+    samples = read_samples(samples_path, provenance_keys=benchmark.provenance())
     known = {s.id for s in samples}
     predictions = read_predictions(predictions_path, known_ids=known)
     predicted = {p.sample_id for p in predictions}
     subset = [s for s in samples if s.id in predicted]
     metrics = build_metrics(subset, predictions, bootstrap=bootstrap, seed=seed)
-    metrics["run"] = score_run_section(samples_path, predictions_path, scored=len(subset), given=len(samples))
-    return finish_run(out_dir, predictions, metrics)
+    metrics["run"] = results.score_run_section(
+        samples_path, predictions_path, scored=len(subset), given=len(samples)
+    )
+    return results.finish_run(out_dir, predictions, metrics, benchmark)
 
 
 def audit_sample_list(
     samples: Sequence[Sample],
     predictors: Sequence[Predictor],
     *,
-    out_dir: str | Path | None,
-    cache: PredictionCache | None,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    progress: bool = False,
     samples_dir: str | Path | None = None,
+    **options: Any,
 ) -> AuditResult:
-    """The library's audit (:func:`~nlibias.jobs.streamed_audit.audit_samples`) of sample objects,
-    written first to ``samples_dir`` (default: a new temporary directory), for tests that build
-    their samples in memory."""
+    """The library's audit (:func:`~nlibias.jobs.audit.audit_samples`: ``out_dir``, ``cache``,
+    ``bootstrap``, ...) of sample objects, written first to ``samples_dir`` (default: a new
+    temporary directory), for tests that build their samples in memory."""
     import tempfile
 
     from nlibias.io.samples import write_samples
-    from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
+    from nlibias.jobs.audit import audit_samples
 
-    directory = (
-        Path(samples_dir) if samples_dir is not None else Path(tempfile.mkdtemp(prefix="nlibias-test-"))
-    )
+    directory = Path(samples_dir or tempfile.mkdtemp(prefix="nlibias-test-"))
     if not (directory / "samples.jsonl").exists():
         write_samples(directory, samples)
-    return audit_samples(
-        read_samples_to_audit(directory),
-        predictors,
-        out_dir=out_dir,
-        cache=cache,
-        bootstrap=bootstrap,
-        seed=seed,
-        progress=progress,
-    )
+    return audit_samples(read_benchmark_samples(directory), predictors, **{"progress": False, **options})

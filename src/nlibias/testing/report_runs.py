@@ -1,7 +1,7 @@
 """Small saved runs of every shape a report renders, for tests and demos (no model, no data files).
 
 * :func:`build_bbnli_run`: a real audit (fake classifiers) over a handful of BBNLI-like pairs,
-  written with :func:`nlibias.jobs.streamed_audit.audit_samples`, with its samples directory beside it.
+  written with :func:`nlibias.jobs.audit.audit_samples`, with its samples directory beside it.
 * :func:`write_metrics_run`: a run directory from a hand-written ``metrics.json``
   (:func:`wq_nli_metrics`, :func:`occupation_metrics`, :func:`generative_metrics`).
 * :func:`build_extension_run`: an extension dataset directory (card ``README.md``, ``run.json``
@@ -74,10 +74,11 @@ def build_bbnli_run(root: str | Path, *, name: str = "audit", bootstrap: int = 5
     Model ``rules`` answers by lowercase substring rules (entailment for "men are good" and
     "black people sell", contradiction for "asian men"); model ``hash`` answers pseudo-randomly.
     """
+    from nlibias.catalog.registry import read_benchmark_samples
     from nlibias.io.samples import write_samples
-    from nlibias.jobs.streamed_audit import audit_samples, read_samples_to_audit
+    from nlibias.jobs.audit import audit_samples
     from nlibias.models.fake import FakeNLIClassifier
-    from nlibias.runtime.predict import ClassifierPredictor
+    from nlibias.runtime.classifier import ClassifierPredictor
 
     root = Path(root)
     samples = bbnli_like_samples()
@@ -91,7 +92,7 @@ def build_bbnli_run(root: str | Path, *, name: str = "audit", bootstrap: int = 5
     ]
     out = root / name
     audit_samples(
-        read_samples_to_audit(samples_dir),
+        read_benchmark_samples(samples_dir),
         predictors,
         out_dir=out,
         cache=None,

@@ -146,7 +146,7 @@ def nli_suggestions(
     progress: bool = False,
 ) -> list[Suggestion]:
     """NLI suggestions for the queue rows whose original rendering is known."""
-    from nlibias.runtime.predict import predict_pairs
+    from nlibias.runtime.classifier import predict_pairs
 
     rows = [row for row in queue if row.hypothesis_id in originals]
     pairs = []

@@ -41,7 +41,7 @@ import json
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
@@ -210,6 +210,27 @@ class _Beam:
     tokens: tuple[int, ...]
     text: str
     score: float
+
+
+B = TypeVar("B")
+
+
+def best_beams(grown: Sequence[B], width: int, *, tie: Callable[[B], Any]) -> list[B]:
+    """The ``width`` best-scoring beams of each left context (ties broken by ``tie``), contexts
+    in their first order: one beam step of the causal fills (in process and from a server).
+
+    >>> best_beams([_Beam(0, (1,), "a", -1.0), _Beam(0, (2,), "b", -0.5), _Beam(1, (3,), "c", -2.0)], 1,
+    ...            tie=lambda b: b.tokens)
+    [_Beam(context=0, tokens=(2,), text='b', score=-0.5), _Beam(context=1, tokens=(3,), text='c', score=-2.0)]
+    """
+    by_context: dict[Any, list[B]] = {}
+    for beam in grown:
+        by_context.setdefault(beam.context, []).append(beam)  # type: ignore[attr-defined]
+    return [
+        b
+        for group in by_context.values()
+        for b in sorted(group, key=lambda b: (-b.score, tie(b)))[:width]  # type: ignore[attr-defined]
+    ]
 
 
 def stopwords_hash(words: Collection[str]) -> str:
@@ -382,14 +403,7 @@ class CausalLMFiller:
                                     beam.context, (*beam.tokens, token), beam.text + piece, beam.score + value
                                 )
                             )
-            by_context: dict[int, list[_Beam]] = {}
-            for beam in grown:
-                by_context.setdefault(beam.context, []).append(beam)
-            beams = [
-                b
-                for group in by_context.values()
-                for b in sorted(group, key=lambda b: (-b.score, b.tokens))[: self.beam]
-            ]
+            beams = best_beams(grown, self.beam, tie=lambda b: b.tokens)
             if not beams:
                 break
         return found

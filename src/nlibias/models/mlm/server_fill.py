@@ -50,6 +50,7 @@ from nlibias.models.mlm.causal_fill import (
     POOL_PER_WORD,
     SERVER_SCHEMES,
     MaskedText,
+    best_beams,
     is_word_piece,
     rerank_by_sentence,
     stopwords_hash,
@@ -188,14 +189,7 @@ class ServerCausalFiller:
                         _Beam(beam.context, beam.text + word, beam.score + value)
                         for word, value in self._growth(top, pieces, depth, contexts[beam.context]).items()
                     ]
-            by_context: dict[int, list[_Beam]] = {}
-            for beam in grown:
-                by_context.setdefault(beam.context, []).append(beam)
-            beams = [
-                b
-                for group in by_context.values()
-                for b in sorted(group, key=lambda b: (-b.score, b.text))[: self.beam]
-            ]
+            beams = best_beams(grown, self.beam, tie=lambda b: b.text)
             if not beams:
                 break
         return found

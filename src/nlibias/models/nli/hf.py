@@ -6,7 +6,7 @@ run under ``torch.inference_mode()``. Softmax is taken in float32 and the column
 nlibias' canonical order (entailment, neutral, contradiction) through the model's ``id2label``.
 
 >>> clf = HFNLIClassifier("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli")  # doctest: +SKIP
->>> from nlibias.runtime.predict import predict_pairs                                       # doctest: +SKIP
+>>> from nlibias.runtime.classifier import predict_pairs                                       # doctest: +SKIP
 >>> predict_pairs(clf, [("A man sleeps.", "A person rests.")]).probs               # doctest: +SKIP
 """
 

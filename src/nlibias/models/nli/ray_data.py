@@ -1,6 +1,6 @@
 """Run an NLI classifier on a Ray cluster through Ray Data, as one :class:`NLIClassifier`.
 
-The driver (where :func:`~nlibias.runtime.predict.predict_pairs` and the prediction cache live) sorts
+The driver (where :func:`~nlibias.runtime.classifier.predict_pairs` and the prediction cache live) sorts
 the pairs by length, cuts them into blocks of ``batch_size`` pairs and hands them to
 ``Dataset.map_batches`` with an actor pool of ``num_workers`` actors; each actor builds the
 classifier once (:func:`~nlibias.models.registry.create_classifier`) and runs its

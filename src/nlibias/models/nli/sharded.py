@@ -5,13 +5,13 @@ the classifier with :func:`~nlibias.models.registry.create_classifier` on its de
 ``predict_batches`` on its shard. The parent deals the pairs, longest first, round-robin to the
 workers (so every shard holds about the same number of tokens and the same length mix) and
 yields each worker's batches as they arrive, with indices mapped back to the caller's positions;
-:func:`~nlibias.runtime.predict.predict_pairs` then commits each batch to the cache exactly as it does
+:func:`~nlibias.runtime.classifier.predict_pairs` then commits each batch to the cache exactly as it does
 for a single process. Results are those of the wrapped classifier (same model, same settings),
 so :meth:`ShardedNLIClassifier.identity` is the wrapped classifier's identity and the cache
 entries are shared with single-process runs.
 
 >>> with ShardedNLIClassifier("fake:demo", ["cpu", "cpu"]) as clf:  # doctest: +SKIP
-...     from nlibias.runtime.predict import predict_pairs
+...     from nlibias.runtime.classifier import predict_pairs
 ...     predict_pairs(clf, [("P.", "H.")] * 3, progress=False).unique_pairs
 1
 """

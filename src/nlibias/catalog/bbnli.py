@@ -1,0 +1,25 @@
+"""BBNLI (Akyürek et al. 2022), BBNLI-next and custom pair sets: templated pro/anti-stereotype NLI
+pairs and test hypotheses; BBNLI's bias measures for classifiers, and its pair measures plus
+answer rates for generative LMs."""
+
+from __future__ import annotations
+
+from nlibias.benchmarks.base import Benchmark
+from nlibias.benchmarks.bbnli_source import expand_bbnli_source
+from nlibias.catalog.kinds import GENERATIVE_PAIR_MEASURES, nli_measures
+from nlibias.metrics.bbnli_scorer import score_bbnli_probabilities
+from nlibias.report.tables import format_bbnli_expansion, format_bbnli_tables
+
+BENCHMARK = Benchmark(
+    name="bbnli",
+    description="BBNLI (Akyürek et al. 2022): templated pro/anti-stereotype NLI pairs and test "
+    "hypotheses, from its JSON directory or its expanded CSV; also BBNLI-next and custom pair sets",
+    sources=("bbnli", "bbnli-next", "custom"),
+    measures={
+        "classifier": nli_measures(score_bbnli_probabilities, format_bbnli_tables),
+        "generative": GENERATIVE_PAIR_MEASURES,
+    },
+    expand=expand_bbnli_source,
+    summary_table=format_bbnli_expansion,
+    provenance_keys=(),  # the BBNLI measures read no provenance: audits do not hold it
+)

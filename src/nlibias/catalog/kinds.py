@@ -1,0 +1,62 @@
+"""The measures every built-in benchmark shares for a predictor kind: a benchmark's own
+probability measures over a classifier's outputs (or a scoring's labels), BBNLI's pair measures
+plus answer rates for generative LMs' yes/no answers, and the token-probability measures of
+language models' sentence scores.
+
+>>> from nlibias.metrics.bbnli_scorer import score_bbnli_probabilities
+>>> from nlibias.report.tables import format_bbnli_tables
+>>> measures = nli_measures(score_bbnli_probabilities, format_bbnli_tables)
+>>> measures.tables is format_bbnli_tables, measures.score.__name__
+(True, 'score_bbnli_probabilities')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from functools import partial, update_wrapper
+from typing import Any
+
+from nlibias.benchmarks.base import ColumnScorer, Measures, TablesFormatter
+from nlibias.metrics.generative import prompt_sensitivity, score_generative_columns
+from nlibias.metrics.token_probability import score_token_probability_columns
+from nlibias.report.generative_tables import format_generative_tables
+from nlibias.report.tp_tables import format_tp_tables
+from nlibias.schema.columns import SampleColumns
+from nlibias.schema.outputs import ModelOutputs
+
+
+def nli_measures(score_probabilities: ColumnScorer, tables: TablesFormatter) -> Measures:
+    """Measures from a benchmark's probability scorer (``score(columns, probs, *, labels=None,
+    model, bootstrap, seed)``): the outputs' probabilities, and their label codes where the
+    outputs carry them (answers read as labels, or a predictions file's labels)."""
+    score = partial(_probability_measures, score_probabilities)
+    update_wrapper(score, score_probabilities)  # named as the scorer it applies
+    return Measures(score=score, tables=tables)
+
+
+def _probability_measures(
+    scorer: ColumnScorer, columns: SampleColumns, outputs: ModelOutputs, **options: Any
+) -> Any:
+    if outputs.labels is None:
+        return scorer(columns, outputs.probs, **options)
+    return scorer(columns, outputs.probs, labels=outputs.labels, **options)
+
+
+def generative_across(models: Mapping[str, Any]) -> dict[str, Any]:
+    """What generative LMs add together: how their answers move with the prompt style."""
+    return {"generative": {"prompt_sensitivity": prompt_sensitivity(models)}}
+
+
+def generative_measures(measures: Measures) -> Measures:
+    """``measures`` for generative LMs' answers: the same scorer and tables, and the prompt
+    sensitivity across the models asked with several prompt styles."""
+    return replace(measures, across=generative_across)
+
+
+GENERATIVE_PAIR_MEASURES = generative_measures(
+    Measures(score=score_generative_columns, tables=format_generative_tables)
+)
+"""Generative LMs' yes/no answers on pro/anti pairs: BBNLI's measures plus answer rates."""
+TOKEN_PROBABILITY_MEASURES = Measures(score=score_token_probability_columns, tables=format_tp_tables)
+"""Language models' sentence scores: token-probability bias (CrowS-Pairs, WinoQueer)."""

@@ -1,0 +1,224 @@
+"""The benchmark registry: one :class:`~nlibias.benchmarks.base.Benchmark` per name, found by
+name (``nlibias expand NAME``) or by the ``source`` field of samples (which measures apply).
+
+Strict: a name or source registered twice is refused unless ``replace=True``; an unknown name
+gets the closest known one as a hint. Third-party packages add benchmarks with
+:func:`register_benchmark` or through the entry-point group ``nlibias.benchmarks`` (each entry
+names a ``Benchmark`` object), loaded on first lookup. The built-in benchmarks are the
+:data:`BUILTIN` modules' ``BENCHMARK`` objects: adding one is a module and a line there.
+
+The job resolves a samples file's benchmark once (:func:`read_benchmark_samples`) and passes it
+down; which measures a model's outputs get follows from it and the predictor's kind, never from
+the model's name.
+
+>>> [b.name for b in benchmarks()][:3]
+['bbnli', 'wq-nli', 'occupations']
+>>> get_benchmark("crows-pairs").kinds()
+('sentence-logprob',)
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
+from nlibias.catalog import bbnli, occupations, sentence_pairs, wq_nli
+from nlibias.errors import ConfigError, DataError, SourceError
+from nlibias.io.samples import peek_source, read_sample_columns, resolve_samples_path, write_samples
+from nlibias.schema import Sample
+from nlibias.schema.outputs import ModelOutputs
+
+ENTRY_POINT_GROUP = "nlibias.benchmarks"
+
+BUILTIN: tuple[Benchmark, ...] = (
+    bbnli.BENCHMARK,
+    wq_nli.BENCHMARK,
+    occupations.BENCHMARK,
+    *sentence_pairs.BENCHMARKS,
+)
+
+_BY_NAME: dict[str, Benchmark] = {}
+_BY_SOURCE: dict[str, Benchmark] = {}
+_entry_points_loaded = False
+
+
+def register_benchmark(benchmark: Benchmark, *, replace: bool = False) -> None:
+    """Add ``benchmark`` to the registry (a name or sample source taken already is refused
+    unless ``replace``)."""
+    if not isinstance(benchmark, Benchmark):
+        raise ConfigError(
+            f"register_benchmark takes a Benchmark, got {type(benchmark).__name__}", parameter="benchmark"
+        )
+    if not replace:
+        if benchmark.name in _BY_NAME:
+            raise ConfigError(
+                f"a benchmark named {benchmark.name!r} is already registered (pass replace=True)",
+                parameter="benchmark",
+            )
+        taken = [s for s in benchmark.sources if s in _BY_SOURCE]
+        if taken:
+            raise ConfigError(
+                f"benchmark {benchmark.name!r}: sample source(s) {', '.join(taken)} already belong to "
+                f"{_BY_SOURCE[taken[0]].name!r} (pass replace=True)",
+                parameter="benchmark",
+            )
+    _BY_NAME[benchmark.name] = benchmark
+    for source in benchmark.sources:
+        _BY_SOURCE[source] = benchmark
+
+
+for _builtin in BUILTIN:
+    register_benchmark(_builtin)
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name in _BY_NAME:
+            continue
+        try:
+            benchmark = entry.load()
+        except Exception as error:  # a broken plug-in must not stop the built-in benchmarks
+            raise ConfigError(f"entry point {entry.name!r} ({entry.value}) failed to load: {error}") from None
+        register_benchmark(benchmark)
+
+
+def benchmarks() -> list[Benchmark]:
+    """Every registered benchmark, built-in first."""
+    _load_entry_points()
+    return list(_BY_NAME.values())
+
+
+def _find(table: dict[str, Benchmark], key: str, kind: str, fix: str) -> Benchmark | str:
+    """``table[key]`` (the plug-ins' entry points loaded first when it is not there), or why not."""
+    if key not in table:
+        _load_entry_points()
+    if key in table:
+        return table[key]
+    close = difflib.get_close_matches(key, list(table), n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return f"no benchmark {kind} {key!r}.{hint} Known: {', '.join(table)}. {fix}"
+
+
+def get_benchmark(name: str) -> Benchmark:
+    """The benchmark registered as ``name``."""
+    found = _find(_BY_NAME, name, "named", "Register it with register_benchmark().")
+    if isinstance(found, str):
+        raise ConfigError(found, parameter="benchmark")
+    return found
+
+
+def benchmark_for_source(source: str) -> Benchmark:
+    """The benchmark whose measures apply to samples with this ``source``."""
+    fix = "Set the samples' `source` field to one of them, or register a benchmark for it."
+    found = _find(_BY_SOURCE, source, "for sample source", fix)
+    if isinstance(found, str):
+        raise DataError(found, field="source")
+    return found
+
+
+def benchmark_of(samples: Sequence[Sample]) -> Benchmark:
+    """The benchmark of a list of sample objects (mixing benchmarks is refused: their measures differ)."""
+    sources = sorted({s.source for s in samples})
+    if len(sources) != 1:
+        raise DataError(
+            f"the samples mix sources {', '.join(sources) or '(none)'}; audit each benchmark separately "
+            f"(one samples directory per benchmark)",
+            field="source",
+        )
+    return benchmark_for_source(sources[0])
+
+
+def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> BenchmarkSamples:
+    """The benchmark and samples of a run directory or samples file (or of sample objects), read
+    once and checked: every line validated, ids unique, the benchmark found from the samples'
+    ``source``, and the samples scored once with placeholder outputs, so that what would stop the
+    scoring (a pair key with two pro samples, ...) stops the audit before any model runs. Errors
+    name the file and line (sample objects are checked as a file of them would be)."""
+    if not isinstance(samples, str | PathLike):
+        return _read_objects(samples)
+    given = Path(samples)  # as given (a run directory stays one): what the run records
+    resolved = resolve_samples_path(given)
+    source = peek_source(resolved)
+    if source is None:
+        raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
+    try:
+        benchmark = benchmark_for_source(source or "")
+    except DataError as error:
+        raise SourceError(resolved, error.field, error.reason, fix=error.fix) from None
+    if not benchmark.measures:
+        raise SourceError(
+            resolved,
+            "source",
+            f"benchmark {benchmark.name!r} registers no measures: its samples cannot be audited",
+        )
+    read = read_sample_columns(resolved, provenance_keys=benchmark.provenance())
+    checked = BenchmarkSamples(benchmark, read.columns, given, read.sha256)
+    if "classifier" in benchmark.measures:  # a placeholder model: uniform probabilities
+        uniform = ModelOutputs("classifier", np.full((len(read.columns), 3), 1.0 / 3.0))
+        try:
+            benchmark.measures["classifier"].score(
+                read.columns, uniform, model="(input check)", bootstrap=0, seed=0
+            )
+        except ValueError as error:  # the measures' own checks (they do not know the file)
+            raise SourceError(resolved, None, str(error)) from None
+        except DataError as error:  # samples that do not fit together: name the file they are in
+            raise SourceError(resolved, error.field, error.reason, fix=error.fix) from error
+    return checked
+
+
+def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
+    """Sample objects, checked as the file of them would be (written, read back, removed)."""
+    import tempfile
+
+    records = list(samples)
+    if not records or not all(isinstance(s, Sample) for s in records):
+        raise ConfigError(
+            "samples must be what expand() returned, a run directory or samples file, or Sample objects",
+            parameter="samples",
+        )
+    with tempfile.TemporaryDirectory(prefix="nlibias-samples-") as directory:
+        write_samples(directory, records)
+        read = read_benchmark_samples(directory)
+    return BenchmarkSamples(read.benchmark, read.columns)  # no file: it is gone
+
+
+def check_kinds(
+    benchmark: Benchmark, kinds: Iterable[tuple[str, str]], *, given: str = "{parameter}= takes"
+) -> None:
+    """Refuse predictor kinds the benchmark cannot score, before any model loads: ``kinds`` are
+    (parameter that asked for them, kind) pairs (``("models", "classifier")``, ...)."""
+    for parameter, kind in kinds:
+        if kind not in benchmark.measures:
+            reason = benchmark.refusal(kind, given=given.format(parameter=parameter), others=benchmarks())
+            raise ConfigError(reason, parameter=parameter)
+
+
+def registered_sources() -> list[str]:
+    _load_entry_points()
+    return list(_BY_SOURCE)
+
+
+def describe_benchmarks() -> list[dict[str, Any]]:
+    """Name, description, sources, whether it expands and which predictor kinds it scores."""
+    return [
+        {
+            "name": b.name,
+            "description": b.description,
+            "sources": list(b.sources),
+            "expands": b.expand is not None,
+            "kinds": list(b.kinds()),
+        }
+        for b in benchmarks()
+    ]

@@ -1,0 +1,53 @@
+"""WinoQueer-NLI (paper 003): stereotypical and counter-stereotypical premises with a shared
+hypothesis. Its measures M1-M8 score classifiers and generative LMs' answers; each row's
+WinoQueer sentence pair (recovered from its premises) gets the token-probability measures of
+language models; with both kinds in one run, their item-level agreement (TP preference vs M1) is
+this benchmark's extra analysis."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from nlibias.benchmarks.base import Benchmark, Extra
+from nlibias.benchmarks.wq_nli import expand_wq_nli
+from nlibias.benchmarks.wq_tp import wq_nli_sentence_pairs
+from nlibias.catalog.kinds import TOKEN_PROBABILITY_MEASURES, generative_measures, nli_measures
+from nlibias.metrics.token_probability import wq_nli_item_agreement
+from nlibias.metrics.wq_nli import PROVENANCE_KEYS, score_wq_nli_columns
+from nlibias.report.tables import format_tp_nli, format_wq_nli_expansion
+from nlibias.report.wq_nli_tables import format_wq_nli_tables
+from nlibias.schema.columns import SampleColumns
+from nlibias.schema.outputs import ModelOutputs
+
+
+def tp_nli_agreement(columns: SampleColumns, outputs: Mapping[str, ModelOutputs]) -> list[dict[str, Any]]:
+    """Item-level agreement of every (sentence scorer, NLI classifier) pair of models in the run
+    (empty without both kinds)."""
+    return [
+        {"tp_model": tp, "nli_model": nli, **wq_nli_item_agreement(columns, outputs[tp], outputs[nli])}
+        for tp in outputs
+        if outputs[tp].kind == "sentence-logprob"
+        for nli in outputs
+        if outputs[nli].kind == "classifier"
+    ]
+
+
+_MEASURES = nli_measures(score_wq_nli_columns, format_wq_nli_tables)
+
+BENCHMARK = Benchmark(
+    name="wq-nli",
+    description="WinoQueer-NLI (paper 003): stereotypical and counter-stereotypical premises "
+    "with a shared hypothesis; measures M1-M8",
+    sources=("wq-nli",),
+    measures={
+        "classifier": _MEASURES,
+        "generative": generative_measures(_MEASURES),
+        "sentence-logprob": TOKEN_PROBABILITY_MEASURES,
+    },
+    expand=expand_wq_nli,
+    summary_table=format_wq_nli_expansion,
+    provenance_keys=PROVENANCE_KEYS,
+    sentence_pairs=wq_nli_sentence_pairs,
+    extras=(Extra("tp_nli_agreement", tp_nli_agreement, tables=format_tp_nli),),
+)

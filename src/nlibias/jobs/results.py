@@ -1,0 +1,311 @@
+"""What an audit or a scoring produces, and how it is written: :class:`AuditResult`, the
+``metrics.json`` document and the run directory.
+
+A run directory holds ``predictions.jsonl`` (one row per sample and model), ``metrics.json``
+(``{"models": {MODEL: {"overall": M, "by_domain": {...}, "by_subtopic": {...}}}}`` plus run
+information; typed as :class:`nlibias.io.results.MetricsDocument`), ``tables.txt`` and, written
+last, ``manifest.json`` (:mod:`nlibias.io.run_manifest`: readers refuse a half-replaced
+directory). Model outputs live in the prediction cache, so an interrupted audit rerun with the
+same command computes only what is missing.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from nlibias.benchmarks.base import Benchmark
+from nlibias.errors import ConfigError
+from nlibias.io.atomic import PendingFile, atomic_write_text, write_json
+from nlibias.io.predictions import PREDICTIONS_JSONL, write_predictions
+from nlibias.io.results import SCHEMA_VERSION, MetricsDocument, RunInfo
+from nlibias.io.run_manifest import begin_write, finish_write
+from nlibias.io.samples import read_samples
+from nlibias.report.tables import format_all_tables
+from nlibias.runtime.cache import PredictionCache
+from nlibias.runtime.contract import Predictor
+from nlibias.schema import Prediction, Sample
+from nlibias.schema.model_keys import PredictorKind
+from nlibias.version import __version__
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+METRICS_JSON = "metrics.json"
+TABLES_TXT = "tables.txt"
+OUTPUT_FILES = (PREDICTIONS_JSONL, METRICS_JSON, TABLES_TXT)
+"""What an audit or a scoring writes into its run directory (listed in ``manifest.json``)."""
+
+
+class Tables(str):
+    """Text tables that show as themselves in a REPL or notebook (not as a quoted string)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """What an audit or a scoring produced: the data written to ``out_dir`` (when one was given).
+
+    ``metrics`` is the content of ``metrics.json``; :meth:`to_frame` gives it as a tidy pandas
+    DataFrame, :meth:`tables` as the papers' text layouts; ``predictions`` are the rows of
+    ``predictions.jsonl``.
+    """
+
+    out_dir: Path | None
+    metrics: MetricsDocument
+    """The content of ``metrics.json`` (typed: :class:`nlibias.io.results.MetricsDocument`)."""
+    tables_text: str
+    """The text tables as written to ``tables.txt``."""
+    predictions: Sequence[Prediction] = field(repr=False, default=())
+
+    def to_frame(self) -> pd.DataFrame:
+        """Every measure as a tidy DataFrame: model, slicing, slice, measure, value, ci_low,
+        ci_high, n (one row per model, slice and measure)."""
+        from nlibias.report.frame import metrics_frame
+
+        return metrics_frame(self.metrics)
+
+    def samples_frame(self, samples: str | Path | Sequence[Sample] | None = None) -> pd.DataFrame:
+        """The predictions as a pandas DataFrame with one row per sample and model: ``id``,
+        ``model``, the sample's fields (domain, subtopic, premise, hypothesis, gold, stereotype,
+        pair_key, ...), ``kind``, ``label``, ``p_entailment``/``p_neutral``/``p_contradiction``
+        and the backend's fields (a generative answer's ``answer``, ``answer_probs.yes``, ...).
+        ``samples``: the samples audited (default: the samples file the run recorded)."""
+        from nlibias.report.frame import samples_frame
+
+        if samples is None:
+            recorded = self.metrics.get("run", {}).get("samples")
+            if not recorded or not Path(recorded).exists():
+                raise ConfigError(
+                    f"the run's samples are not at {recorded!r}: pass the samples it audited",
+                    parameter="samples",
+                )
+            samples = recorded
+        records = read_samples(samples) if isinstance(samples, str | Path) else samples
+        return samples_frame(self.predictions, records)
+
+    def tables(self, *, by: str = "domain") -> Tables:
+        """The text tables in the papers' layouts (``by``: domain or subtopic slices)."""
+        from nlibias.catalog.registry import benchmark_for_source
+
+        return Tables(format_all_tables(self.metrics, benchmark_for_source(self.metrics["source"]), by=by))
+
+    def materialised(self) -> AuditResult:
+        """The same result with its predictions held in memory (a streamed run reads them from
+        its files on demand)."""
+        if isinstance(self.predictions, tuple):
+            return self
+        return replace(self, predictions=tuple(self.predictions))
+
+
+def check_bootstrap(bootstrap: int, seed: int = 0) -> None:
+    """Refuse a negative or non-integer number of resamples or seed (numpy takes seeds >= 0).
+
+    >>> check_bootstrap(10, seed=-5)
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: seed is -5; pass an integer from 0 to 2**63 - 1
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise ConfigError(f"seed is {seed!r}; pass an integer from 0 to 2**63 - 1", parameter="seed")
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
+        raise ConfigError(
+            f"bootstrap is {bootstrap}; pass 0 (no intervals) or a positive number of resamples",
+            parameter="bootstrap",
+        )
+
+
+def metrics_document(
+    source: str,
+    benchmark: Benchmark,
+    models: dict[str, Any],
+    kinds: Mapping[str, str],
+    *,
+    n_samples: int,
+    bootstrap: int,
+    seed: int,
+    domain_of: Mapping[str, str] | None = None,
+) -> MetricsDocument:
+    """``metrics.json`` without its ``run`` section, from each model's metrics and predictor kind
+    (:class:`~nlibias.io.results.MetricsDocument`, version :data:`~nlibias.io.results.SCHEMA_VERSION`),
+    with what the benchmark's measures of each kind add across its models.
+    A model with subtopic slices and no ranking of them yet gets its ``most_biased_subtopics``
+    (:func:`nlibias.metrics.ranking.most_biased_subtopics`; ``domain_of``: each subtopic's
+    domain), which the reports read back."""
+    from nlibias.metrics.ranking import most_biased_subtopics
+
+    for model_metrics in models.values():
+        by_subtopic = model_metrics.get("by_subtopic")
+        if isinstance(by_subtopic, Mapping) and by_subtopic and "most_biased_subtopics" not in model_metrics:
+            model_metrics["most_biased_subtopics"] = most_biased_subtopics(by_subtopic, domain_of)
+    metrics: MetricsDocument = {
+        "schema_version": SCHEMA_VERSION,
+        "source": source,
+        "n_samples": n_samples,
+        "bootstrap": {"resamples": bootstrap, "seed": seed, "confidence": 0.95, "unit": "pair"},
+        "models": models,
+        "predictor_kinds": {model: cast(PredictorKind, kinds[model]) for model in models},
+    }
+    for kind, measures in benchmark.measures.items():
+        of_kind = {model: m for model, m in models.items() if kinds[model] == kind}
+        if of_kind and measures.across is not None:
+            cast(dict[str, Any], metrics).update(measures.across(of_kind))
+    return metrics
+
+
+def with_extra(metrics: MetricsDocument, extra: Mapping[str, Any] | None) -> MetricsDocument:
+    """``metrics`` with the keys of ``extra`` merged in (an audit's own additions, e.g. ``demo``)."""
+    cast(dict[str, Any], metrics).update(extra or {})
+    return metrics
+
+
+def write_outputs(
+    out_dir: Path,
+    predictions: Iterable[Prediction] | PendingFile,
+    metrics: MetricsDocument,
+    tables: str,
+    *,
+    samples_sha256: str | None = None,
+) -> None:
+    """The run directory's files, changed as a unit (:mod:`nlibias.io.run_manifest`): stale
+    ``.part`` files removed and the manifest marked incomplete, each file written to a temporary
+    name and renamed, then the manifest with every file's checksum. ``predictions`` may be a
+    :class:`~nlibias.io.atomic.PendingFile` already holding ``predictions.jsonl``'s rows."""
+    pending = predictions if isinstance(predictions, PendingFile) else None
+    begin_write(out_dir, OUTPUT_FILES, keep=[pending.temporary_path] if pending is not None else [])
+    remove_derived(out_dir)
+    if pending is not None:
+        pending.commit()
+    else:
+        write_predictions(out_dir / PREDICTIONS_JSONL, cast(Iterable[Prediction], predictions))
+    write_json(out_dir / METRICS_JSON, metrics)
+    atomic_write_text(out_dir / TABLES_TXT, tables + "\n")
+    samples = (metrics.get("run") or {}).get("samples")
+    finish_write(out_dir, OUTPUT_FILES, inputs={"samples": samples}, input_sha256={"samples": samples_sha256})
+
+
+#: What other commands derive from a run directory's outputs at its default places (``nlibias
+#: report RUN``: report.html and its figures; ``report --debias``: the comparison). A new write
+#: of the outputs makes them stale, so it removes them: the directory never shows an old report
+#: beside new metrics.
+DERIVED_FILES = ("report.html", "report_files", "debias_comparison.json")
+
+
+def remove_derived(out_dir: Path) -> None:
+    import shutil
+
+    for name in DERIVED_FILES:
+        path = out_dir / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+
+
+def run_info(samples_path: str | Path | None) -> dict[str, Any]:
+    """Versions and machine facts recorded with every result."""
+    info: dict[str, Any] = {
+        "nlibias": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "samples": str(samples_path) if samples_path is not None else None,
+    }
+    for package in ("torch", "transformers"):
+        try:
+            from importlib.metadata import version
+
+            info[package] = version(package)
+        except Exception:  # not installed: nothing to record
+            continue
+    return info
+
+
+def check_predictors(predictors: Sequence[Predictor]) -> None:
+    """Refuse no model and model keys given twice (their results would overwrite each other)."""
+    if not predictors:
+        raise ConfigError(
+            "no model given: pass an NLI classifier or a generative LM in models", parameter="models"
+        )
+    names = [p.name for p in predictors]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigError(f"model key(s) given twice: {', '.join(duplicates)}", parameter="models")
+
+
+def run_section(
+    samples_path: str | Path | None, model_runs: dict[str, Any], cache: PredictionCache | None
+) -> RunInfo:
+    """``metrics.json``'s ``run``: versions, machine, each model's description and stats, cache."""
+    section = {
+        **run_info(samples_path),
+        "models": model_runs,
+        "cache": str(cache.path) if cache is not None else None,
+    }
+    return cast(RunInfo, section)
+
+
+def score_run_section(
+    samples_path: str | Path | None, predictions_path: str | Path | None, *, scored: int, given: int
+) -> RunInfo:
+    """``metrics.json``'s ``run`` for a scoring of existing predictions."""
+    section = {
+        **run_info(samples_path),
+        "predictions": str(predictions_path) if predictions_path else None,
+        "samples_scored": scored,
+        "samples_given": given,
+    }
+    return cast(RunInfo, section)
+
+
+def finish_run(
+    out_dir: str | Path | None,
+    predictions: Sequence[Prediction],
+    metrics: MetricsDocument,
+    benchmark: Benchmark,
+    *,
+    note: str | None = None,
+    predictions_file: PendingFile | None = None,
+    samples_sha256: str | None = None,
+) -> AuditResult:
+    """The tables of ``metrics`` (``note`` appended), and the run directory written when ``out_dir``
+    is given: the last step of every audit and scoring. ``predictions_file``: ``predictions.jsonl``
+    already written under a temporary name (while the predictions were read), renamed in with
+    the other files."""
+    tables = format_all_tables(metrics, benchmark)
+    if note:
+        tables = f"{tables}\n\nNote: {note}"
+    out_path = Path(out_dir) if out_dir is not None else None
+    if out_path is not None:
+        write_outputs(
+            out_path, predictions_file or predictions, metrics, tables, samples_sha256=samples_sha256
+        )
+    return AuditResult(out_dir=out_path, metrics=metrics, tables_text=tables, predictions=predictions)
+
+
+def load_run(directory: str | Path) -> AuditResult:
+    """The result of an audit or a scoring from its run directory (``metrics.json``,
+    ``tables.txt``, ``predictions.jsonl``): its files checked against ``manifest.json``
+    (:func:`nlibias.io.run_manifest.check_run_directory`), ``metrics.json`` against its schema
+    (:func:`nlibias.io.results.read_metrics`)."""
+    from nlibias.errors import SourceError
+    from nlibias.io.predictions import read_predictions
+    from nlibias.io.results import read_metrics
+    from nlibias.io.run_manifest import check_run_directory
+
+    path = Path(directory)
+    metrics_path = path / METRICS_JSON
+    if not metrics_path.is_file():
+        raise SourceError(path, None, "no metrics.json here", fix="pass a run directory written by an audit")
+    metrics = read_metrics(metrics_path)  # an impossible value is named by its field first
+    check_run_directory(path, OUTPUT_FILES)
+    tables_path = path / TABLES_TXT
+    tables = tables_path.read_text(encoding="utf-8").rstrip("\n") if tables_path.is_file() else ""
+    predictions_path = path / PREDICTIONS_JSONL
+    predictions = tuple(read_predictions(predictions_path)) if predictions_path.is_file() else ()
+    return AuditResult(out_dir=path, metrics=metrics, tables_text=tables, predictions=predictions)

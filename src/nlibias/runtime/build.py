@@ -1,0 +1,250 @@
+"""Turn model specs (names, paths, ``fake:NAME``, ``openai:URL#MODEL``, ...) into predictors: NLI
+classifiers, generative LMs asked with each prompt style, sentence scorers. A model given as an
+object that keeps the predictor contract (:class:`~nlibias.runtime.contract.Predictor`: a
+notebook user's own model) is used as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from nlibias.errors import ConfigError
+from nlibias.runtime.contract import Predictor
+from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS, PredictorKind
+
+SPEC_KINDS: dict[str, PredictorKind] = {
+    "models": "classifier",
+    "generative": "generative",
+    "mlm": "sentence-logprob",
+    "causal": "sentence-logprob",
+}
+"""The predictor kind of the specs given in each parameter of :func:`build_predictors` (and
+:func:`nlibias.jobs.audit.run_audit`)."""
+
+ModelSpec = str | Predictor
+"""A model's name or path, or an object that keeps the predictor contract."""
+
+
+def spec_kinds(**specs: Sequence[ModelSpec]) -> list[tuple[str, str]]:
+    """The (parameter, predictor kind) pairs the specs ask for (an object: its own kind).
+
+    >>> spec_kinds(models=["fake:a", "fake:b"], mlm=[], causal=["gpt2"])
+    [('models', 'classifier'), ('causal', 'sentence-logprob')]
+    """
+    kinds: dict[tuple[str, str], None] = {}
+    for parameter, given in specs.items():
+        for spec in given:
+            kinds[(parameter, spec.kind if isinstance(spec, Predictor) else SPEC_KINDS[parameter])] = None
+    return list(kinds)
+
+
+def build_predictors(
+    models: Sequence[ModelSpec],
+    *,
+    generative: Sequence[str] = (),
+    prompts: Sequence[str] = (),
+    mlm: Sequence[str] = (),
+    causal: Sequence[str] = (),
+    tp_variants: Sequence[str] = ("shared",),
+    mode: str = "scored",
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+    label_map: str | None = None,
+    revision: str | None = None,
+    device: str | None = None,
+    max_tokens: int = 8192,
+    quantize: str | None = None,
+    compile: bool = False,
+    threads: int | None = None,
+    devices: Sequence[str] = (),
+    ray_address: str | None = None,
+    ray_workers: int = 2,
+    ray_gpus_per_worker: float = 0.0,
+    concurrency: int | None = None,
+) -> list[Predictor]:
+    """One predictor per entry of ``models`` and one per (``generative``, ``prompts``) combination.
+
+    ``models`` holds NLI classifiers' specs, or objects that keep the predictor contract (used as
+    they are). ``quantize``, ``compile`` and ``threads`` go to the NLI classifiers (see
+    :class:`~nlibias.models.nli.hf.HFNLIClassifier`); unset, they are not passed at all.
+
+    ``devices`` (``["cuda:0", "cuda:1"]``) shards each NLI classifier over one worker process per
+    device (:class:`~nlibias.models.nli.sharded.ShardedNLIClassifier`); ``ray_address`` (``"local"``
+    or a cluster address such as ``"auto"`` / ``"ray://host:10001"``) runs it on ``ray_workers``
+    Ray Data actors (:class:`~nlibias.models.nli.ray_data.RayNLIClassifier`). Both give the results
+    of one process and share its cache entries. Call :func:`close_predictors` when done.
+
+    ``mlm`` and ``causal`` add sentence scorers (token-probability bias; one predictor per model
+    and ``tp_variants`` entry, :mod:`nlibias.runtime.sentence_logprob`).
+
+    ``concurrency``: requests in flight to each generative model behind a server
+    (``openai:URL#MODEL``; default 4): a server that batches concurrent requests, such as vLLM,
+    answers that many at once.
+
+    >>> build_predictors(["fake:a"], devices=["cpu"], device="cpu")
+    Traceback (most recent call last):
+    ...
+    nlibias.errors.ConfigError: device and devices exclude each other: devices lists every device to use
+    """
+    from nlibias.models.hf_common import set_torch_threads
+
+    specs = [m for m in models if not isinstance(m, Predictor)]
+    _check_options(specs, generative, mlm, causal, quantize=quantize, compile=compile, threads=threads)
+    _check_placement(device, [d.strip() for d in devices if d.strip()], ray_address)
+    set_torch_threads(threads)  # process-wide: the generative LMs run with it too
+    options: dict[str, Any] = dict(
+        label_map=_label_map(label_map, specs),
+        revision=revision,
+        max_tokens=max_tokens,
+        quantize=quantize,
+        compile=compile or None,  # None is not passed: backends without the option still work
+        threads=threads,
+    )
+    placed = [d.strip() for d in devices if d.strip()]
+    placement: dict[str, Any] = dict(
+        devices=placed, ray_address=ray_address, ray_workers=ray_workers,
+        ray_gpus_per_worker=ray_gpus_per_worker, device=device,
+    )  # fmt: skip
+    predictors = [m if isinstance(m, Predictor) else _classifier(m, options, **placement) for m in models]
+    predictors += _generative(
+        generative, prompts, mode, max_new_tokens, device, max_tokens, concurrency, causal
+    )
+    if mlm or causal:
+        from nlibias.runtime.sentence_logprob import build_sentence_predictors
+
+        predictors += build_sentence_predictors(
+            list(mlm), list(causal), variants=list(tp_variants), device=device, revision=revision,
+            concurrency=concurrency,
+        )  # fmt: skip
+    return predictors
+
+
+def _check_options(
+    specs: Sequence[str],
+    generative: Sequence[str],
+    mlm: Sequence[str],
+    causal: Sequence[str],
+    *,
+    quantize: str | None,
+    compile: bool,
+    threads: int | None,
+) -> None:
+    """Refuse speed settings out of range or for no classifier, and empty model names."""
+    from nlibias.models.hf_common import check_speed_values
+
+    check_speed_values(quantize=quantize, compile=compile, threads=threads)
+    if (quantize or compile) and not specs:
+        raise ConfigError(
+            "quantize and compile apply to NLI classifiers; name one in models",
+            parameter="quantize" if quantize else "compile",
+        )
+    for parameter, given in (("models", specs), ("generative", generative), ("mlm", mlm), ("causal", causal)):
+        if any(not spec.strip() for spec in given):  # "" would load the current directory as a model
+            raise ConfigError(f"{parameter} holds an empty model name; name a model", parameter=parameter)
+
+
+def _label_map(label_map: str | None, models: Sequence[str]) -> Any:
+    if label_map is None:
+        return None
+    from nlibias.models.nli.labels import check_label_map_applies, parse_label_map
+
+    parsed = parse_label_map(label_map)
+    check_label_map_applies(models)  # a map no classifier reads would be ignored without a word
+    return parsed
+
+
+def _check_placement(device: str | None, devices: Sequence[str], ray_address: str | None) -> None:
+    """Refuse placements that exclude each other."""
+    if devices and device is not None:
+        raise ConfigError(
+            "device and devices exclude each other: devices lists every device to use", parameter="device"
+        )
+    if devices and ray_address is not None:
+        raise ConfigError(
+            "devices and ray_address exclude each other: shard on one machine or on a Ray cluster",
+            parameter="ray_address",
+        )
+    if ray_address is not None and device is not None:
+        raise ConfigError(
+            "device does not apply with ray_address: Ray places each worker (ray_gpus_per_worker)",
+            parameter="device",
+        )
+
+
+def _classifier(
+    spec: str,
+    options: dict[str, Any],
+    *,
+    devices: Sequence[str],
+    ray_address: str | None,
+    ray_workers: int,
+    ray_gpus_per_worker: float,
+    device: str | None,
+) -> Predictor:
+    """One NLI classifier as a predictor: in this process, sharded over ``devices``, or on Ray."""
+    from nlibias.runtime.classifier import ClassifierPredictor
+
+    classifier: Any
+    if devices:
+        from nlibias.models.nli.sharded import ShardedNLIClassifier
+
+        classifier = ShardedNLIClassifier(spec, devices, **options)
+    elif ray_address is not None:
+        from nlibias.models.nli.ray_data import RayNLIClassifier
+
+        classifier = RayNLIClassifier(
+            spec,
+            num_workers=ray_workers,
+            address=None if ray_address == "local" else ray_address,
+            num_gpus=ray_gpus_per_worker,
+            **options,
+        )
+    else:
+        from nlibias.models.registry import create_classifier
+
+        classifier = create_classifier(spec, device=device, **options)
+    return ClassifierPredictor(classifier)
+
+
+def _generative(
+    generative: Sequence[str],
+    prompts: Sequence[str],
+    mode: str,
+    max_new_tokens: int,
+    device: str | None,
+    max_tokens: int,
+    concurrency: int | None,
+    causal: Sequence[str],
+) -> list[Predictor]:
+    """One predictor per (generative model, prompt style)."""
+    from nlibias.models.generative.backend import is_server_spec
+    from nlibias.runtime.generative import build_generative_predictors
+
+    if concurrency is not None and not any(is_server_spec(spec) for spec in [*generative, *causal]):
+        raise ConfigError(
+            "concurrency applies to generative models behind a server; add openai:URL#MODEL to generative",
+            parameter="concurrency",
+        )
+    if prompts and not generative:
+        raise ConfigError("prompts apply to generative models; name one in generative", parameter="prompts")
+    predictors: list[Predictor] = []
+    for spec in generative:
+        local = not is_server_spec(spec)  # servers batch and place the model themselves
+        predictors += build_generative_predictors(
+            spec,
+            list(prompts),  # empty: both of the paper's prompt styles
+            mode=mode,
+            max_new_tokens=max_new_tokens,
+            device=device if local else None,
+            max_batch_tokens=max_tokens if local else None,
+            concurrency=None if local else concurrency,
+        )
+    return predictors
+
+
+def close_predictors(predictors: Sequence[Predictor]) -> None:
+    """Stop what predictors hold open (worker processes, Ray actors); safe to call twice."""
+    for predictor in predictors:
+        close = getattr(predictor, "close", None)
+        if callable(close):
+            close()

@@ -1,0 +1,238 @@
+"""An NLI classifier as an audit predictor: each distinct (premise, hypothesis) of the samples is
+sent to it once, ``chunk_pairs`` pairs at a time (one progress bar for the whole pass), through
+the prediction cache (:func:`predict_pairs`, through :func:`nlibias.runtime.loop.cached_outputs`); its rows are made on demand
+from the ids and each distinct pair's probabilities
+(:class:`~nlibias.schema.outputs.ProbabilityRows`: no object per row).
+
+>>> from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
+>>> from nlibias.models.fake import FakeNLIClassifier
+>>> from nlibias.schema import Sample
+>>> from nlibias.schema.columns import SampleColumns
+>>> s = Sample(id="a", source="toy", domain="d", subtopic="t", premise="P.", hypothesis="H.", gold="neutral")
+>>> samples = BenchmarkSamples(Benchmark("toy", "a toy", ("toy",)), SampleColumns.from_samples([s, s]))
+>>> run = ClassifierPredictor(FakeNLIClassifier()).predict(samples, None, progress=False)
+>>> run.predictions[0].sample_id, run.outputs.probs.shape, run.stats["unique_inputs"]
+('a', (2, 3), 1)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nlibias.errors import ConfigError, DataError
+from nlibias.models.base import NLIClassifier, Pair
+from nlibias.runtime.cache import is_probability_row
+from nlibias.runtime.contract import PredictorRun
+from nlibias.runtime.loop import ComputedBatch, cached_outputs
+from nlibias.schema.columns import SampleColumns
+from nlibias.schema.outputs import ModelOutputs, ProbabilityRows
+
+if TYPE_CHECKING:
+    from nlibias.benchmarks.base import BenchmarkSamples
+    from nlibias.runtime.cache import PredictionCache
+
+
+@dataclass(frozen=True)
+class PairProbabilities:
+    """Probabilities for every input pair, in input order, and what it took to get them."""
+
+    probs: np.ndarray
+    """Shape ``(len(pairs), 3)``: entailment, neutral, contradiction."""
+    unique_pairs: int
+    cached_pairs: int
+    computed_pairs: int
+    real_tokens: int
+    padded_tokens: int
+    seconds: float
+    cache_rejected: int = 0
+    """Cached values refused when read (not finite, out of range, not summing to 1, wrong shape,
+    undecodable) and recomputed."""
+    truncated_pairs: int = 0
+    """Computed pairs longer than the model's maximum length, truncated to it."""
+
+    @property
+    def padding_efficiency(self) -> float:
+        return self.real_tokens / self.padded_tokens if self.padded_tokens else 1.0
+
+    @property
+    def pairs_per_second(self) -> float:
+        return self.computed_pairs / self.seconds if self.seconds > 0 else 0.0
+
+    def stats(self) -> dict[str, Any]:
+        """What ``metrics.json`` records of the run (``run.models.MODEL.stats``)."""
+        return {
+            "unique_inputs": self.unique_pairs,
+            "cached": self.cached_pairs,
+            "computed": self.computed_pairs,
+            "seconds": round(self.seconds, 3),
+            "pairs_per_second": round(self.pairs_per_second, 2),
+            "real_tokens": self.real_tokens,
+            "padded_tokens": self.padded_tokens,
+            "padding_efficiency": round(self.padding_efficiency, 4),
+            "cache_rejected": self.cache_rejected,
+            "truncated_pairs": self.truncated_pairs,
+        }
+
+
+def predict_pairs(
+    classifier: NLIClassifier,
+    pairs: Sequence[Pair],
+    cache: PredictionCache | None = None,
+    *,
+    progress: bool = True,
+    bar: Any = None,
+) -> PairProbabilities:
+    """Probabilities for ``pairs`` through :func:`cached_outputs` (distinct pairs computed once).
+
+    ``bar``: a progress bar (``tqdm``) to advance by every pair answered, cached or computed,
+    instead of a bar of its own (a caller predicting chunk by chunk keeps one bar).
+
+    >>> from nlibias.models.fake import FakeNLIClassifier
+    >>> run = predict_pairs(FakeNLIClassifier(), [("P", "H"), ("P", "H")], progress=False)
+    >>> run.probs.shape, run.unique_pairs
+    ((2, 3), 1)
+    """
+    started = time.perf_counter()
+    unique: dict[Pair, int] = {}
+    positions = np.fromiter((unique.setdefault(pair, len(unique)) for pair in pairs), dtype=np.int64)
+
+    def compute(todo: list[tuple[str, ...]]) -> Iterator[ComputedBatch]:
+        for batch in classifier.predict_batches([(p, h) for p, h in todo]):
+            truncated = int(getattr(batch, "truncated", 0))
+            if not np.isfinite(batch.probs).all():  # a model with NaN weights: never cached, never scored
+                raise DataError(
+                    f"{classifier.name} gives probabilities that are not numbers (NaN or infinity) for "
+                    f"{int((~np.isfinite(batch.probs)).any(axis=1).sum())} of {len(batch.indices)} pairs",
+                    model=classifier.name,
+                    fix="its weights hold NaN or overflow (a fine-tune that diverged?): use another checkpoint",
+                )
+            # rows as plain lists: row views would keep every batch's array alive until the chunk
+            # ends, which raised an extended audit's peak RSS by ~40 MB with glibc's allocator
+            rows = batch.probs.tolist()
+            yield ComputedBatch(batch.indices, rows, batch.real_tokens, batch.padded_tokens, truncated)
+
+    run = cached_outputs(
+        classifier.name,
+        list(unique),
+        classifier.identity(),
+        compute,
+        cache,
+        to_json=lambda row: [float(x) for x in row],
+        from_json=lambda row: row,
+        valid=is_probability_row,
+        progress=progress,
+        bar=bar,
+    )
+    unique_probs = np.array(run.outputs, dtype=np.float64).reshape(len(unique), 3)
+    if np.isnan(unique_probs).any():
+        raise RuntimeError(f"{classifier.name}: the backend returned no output for some pairs")
+    return PairProbabilities(
+        probs=unique_probs[positions] if len(positions) else np.zeros((0, 3)),
+        unique_pairs=len(unique),
+        cached_pairs=run.cached,
+        computed_pairs=run.computed,
+        real_tokens=run.real_tokens,
+        padded_tokens=run.padded_tokens,
+        seconds=time.perf_counter() - started,
+        cache_rejected=run.rejected,
+        truncated_pairs=run.truncated,
+    )
+
+
+DEFAULT_CHUNK_PAIRS = 8192
+"""Distinct pairs per classifier call: the batches are length-sorted within a chunk, and a chunk's
+texts and tokens (~2.7 kB a pair in Python objects while it is tokenized) are what the pass holds."""
+_COUNTS = (
+    "unique_pairs",
+    "cached_pairs",
+    "computed_pairs",
+    "real_tokens",
+    "padded_tokens",
+    "cache_rejected",
+    "truncated_pairs",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class DistinctPairs:
+    """Which samples carry the first occurrence of each distinct (premise, hypothesis).
+
+    >>> d = DistinctPairs(first_at=np.array([0, 2]), slot=np.array([0, 0, 1]))
+    >>> d.spread(np.array([[1.0, 0, 0], [0, 1.0, 0]])).tolist()
+    [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+
+    first_at: np.ndarray
+    """The position of each distinct pair's first sample, in first-occurrence order."""
+    slot: np.ndarray
+    """``(samples,)``: the rank of its texts' first occurrence among all first occurrences."""
+
+    @classmethod
+    def of(cls, columns: SampleColumns) -> DistinctPairs:
+        _, first_at, inverse = np.unique(columns.text_code, return_index=True, return_inverse=True)
+        order = np.argsort(first_at, kind="stable")
+        rank = np.empty(len(first_at), dtype=np.int64)
+        rank[order] = np.arange(len(first_at))
+        slot = rank.astype(np.int32) if len(rank) < 2**31 else rank  # 4 bytes a sample
+        return cls(first_at=first_at[order], slot=slot[inverse.ravel()])
+
+    def __len__(self) -> int:
+        return len(self.first_at)
+
+    def spread(self, distinct_probs: np.ndarray) -> np.ndarray:
+        """Each sample's row of ``distinct_probs`` (rows in first-occurrence order)."""
+        return distinct_probs[self.slot]
+
+
+class ClassifierPredictor:
+    """Adapts an :class:`~nlibias.models.base.NLIClassifier` to the audit's predictor contract
+    (kind ``classifier``)."""
+
+    kind = "classifier"
+
+    def __init__(self, classifier: NLIClassifier, *, chunk_pairs: int = DEFAULT_CHUNK_PAIRS) -> None:
+        if chunk_pairs < 1:
+            raise ConfigError(
+                f"chunk_pairs is {chunk_pairs}; pass a positive number of pairs", parameter="chunk_pairs"
+            )
+        self.classifier = classifier
+        self.name = classifier.name
+        self.chunk_pairs = chunk_pairs
+
+    def close(self) -> None:
+        """Stop the classifier's workers, when it has any (sharded and Ray classifiers)."""
+        close = getattr(self.classifier, "close", None)
+        if callable(close):
+            close()
+
+    def describe(self) -> Mapping[str, Any]:
+        describe = getattr(self.classifier, "describe", None)
+        return dict(describe()) if callable(describe) else dict(self.classifier.identity())
+
+    def predict(
+        self, samples: BenchmarkSamples, cache: PredictionCache | None, *, progress: bool = True
+    ) -> PredictorRun:
+        from tqdm.auto import tqdm
+
+        columns = samples.columns
+        distinct = DistinctPairs.of(columns)
+        probs = np.full((len(distinct), 3), np.nan)
+        totals = dict.fromkeys(_COUNTS, 0)
+        seconds = 0.0
+        with tqdm(total=len(distinct), unit="pair", desc=self.name, disable=not progress) as bar:
+            for start in range(0, len(distinct), self.chunk_pairs):
+                at = distinct.first_at[start : start + self.chunk_pairs].tolist()
+                pairs = [(columns.premise[i], columns.hypothesis[i]) for i in at]
+                run = predict_pairs(self.classifier, pairs, cache, progress=False, bar=bar)
+                probs[start : start + len(at)] = run.probs
+                for name in totals:
+                    totals[name] += getattr(run, name)
+                seconds += run.seconds
+        stats = PairProbabilities(probs=probs, seconds=seconds, **totals).stats()
+        rows = ProbabilityRows(self.name, columns.ids, distinct.slot, probs)
+        return PredictorRun(rows, ModelOutputs("classifier", distinct.spread(probs)), stats)

@@ -1,0 +1,92 @@
+"""The predictor contract: anything the audit runs over a benchmark's samples (an NLI classifier,
+a generative LM asked with one prompt style, a language model scoring sentence pairs, or a
+notebook user's own model), and what a predictor returns.
+
+The audit never asks what class a predictor is (compare lm-evaluation-harness, whose evaluator
+asks the model for the request type): a predictor says its ``kind``, reads the samples' columns
+it needs and returns its rows and its :class:`~nlibias.schema.outputs.ModelOutputs`; the
+benchmark says which measures and tables apply to that kind
+(:attr:`nlibias.benchmarks.base.Benchmark.measures`). Built-in implementations:
+:class:`nlibias.runtime.classifier.ClassifierPredictor`,
+:class:`nlibias.runtime.generative.GenerativePredictor`,
+:class:`nlibias.runtime.sentence_logprob.SentenceLogprobPredictor`.
+
+>>> import numpy as np
+>>> from nlibias.schema.outputs import ModelOutputs
+>>> class Always:
+...     name, kind = "always-neutral", "classifier"
+...     def describe(self): return {"model": "always neutral"}
+...     def predict(self, samples, cache, *, progress=True):
+...         probs = np.tile([0.0, 1.0, 0.0], (len(samples), 1))
+...         return PredictorRun.of_probabilities(self.name, samples.columns.ids, probs)
+>>> isinstance(Always(), Predictor)
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from nlibias.schema import LABELS, Prediction
+from nlibias.schema.outputs import ModelOutputs
+
+if TYPE_CHECKING:
+    from nlibias.benchmarks.base import BenchmarkSamples
+    from nlibias.runtime.cache import PredictionCache
+
+
+@dataclass(frozen=True)
+class PredictorRun:
+    """What a predictor returns for a benchmark's samples."""
+
+    predictions: Sequence[Prediction]
+    """Its rows, one per sample in sample order (what ``predictions.jsonl`` holds)."""
+    outputs: ModelOutputs
+    """The same outputs as columns: what the measures read."""
+    stats: Mapping[str, Any]
+    """Throughput and cache figures: unique_inputs, cached, computed, seconds, real/padded tokens..."""
+
+    @classmethod
+    def of_predictions(
+        cls, predictions: Sequence[Prediction], kind: str, stats: Mapping[str, Any]
+    ) -> PredictorRun:
+        """A run from its rows (their outputs read off them: :meth:`ModelOutputs.of_predictions`)."""
+        return cls(predictions, ModelOutputs.of_predictions(predictions, kind), stats)
+
+    @classmethod
+    def of_probabilities(
+        cls, model: str, ids: Sequence[str], probs: np.ndarray, stats: Mapping[str, Any] | None = None
+    ) -> PredictorRun:
+        """A classifier's run from its ``(samples x 3)`` probabilities (rows labelled by the most probable)."""
+        best = probs.argmax(axis=1).tolist() if len(probs) else []
+        rows = [
+            Prediction(sample_id, model, LABELS[choice], (float(row[0]), float(row[1]), float(row[2])))
+            for sample_id, choice, row in zip(ids, best, probs.tolist(), strict=True)
+        ]
+        return cls(rows, ModelOutputs("classifier", np.asarray(probs, dtype=np.float64)), stats or {})
+
+
+@runtime_checkable
+class Predictor(Protocol):
+    """Anything the audit can run over a benchmark's samples.
+
+    ``name`` is the model key in ``metrics.json`` (one predictor per key: a generative model asked
+    with two prompt styles is two predictors); ``kind`` says which measures its outputs get
+    (``classifier``, ``generative``, ``sentence-logprob``, or a kind a registered benchmark
+    scores). ``describe()`` returns provenance for the run record (model id, pinned revision,
+    settings). ``predict`` must go through the prediction cache when one is given, so that a
+    rerun computes nothing twice and a killed run resumes.
+    """
+
+    name: str
+    kind: str
+
+    def describe(self) -> Mapping[str, Any]: ...
+
+    def predict(
+        self, samples: BenchmarkSamples, cache: PredictionCache | None, *, progress: bool = True
+    ) -> PredictorRun: ...

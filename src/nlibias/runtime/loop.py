@@ -1,0 +1,141 @@
+"""The one prediction loop of every predictor kind: distinct inputs looked up in the cache in
+bulk, only the missing ones sent to the model, each computed batch committed before the next
+starts (:func:`cached_outputs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint
+
+
+@dataclass(frozen=True)
+class ComputedBatch:
+    """One batch of outputs a model computed, in the loop's terms."""
+
+    indices: Sequence[int] | np.ndarray
+    """Positions of the batch's items in the list of inputs the model was given."""
+    outputs: Sequence[Any] | np.ndarray
+    """One output per index (a probability row, an answer record, ...)."""
+    real_tokens: int = 0
+    padded_tokens: int = 0
+    truncated: int = 0
+    """Inputs of the batch cut to the model's maximum length."""
+
+
+@dataclass(frozen=True)
+class CachedOutputs:
+    """Every distinct input's output, in input order, and how each was obtained."""
+
+    outputs: list[Any]
+    cached: int
+    computed: int
+    real_tokens: int
+    padded_tokens: int
+    rejected: int = 0
+    """Cached values that ``valid`` or ``from_json`` refused (recomputed, never used)."""
+    truncated: int = 0
+
+    def stats(self, seconds: float) -> dict[str, Any]:
+        """What ``metrics.json`` records of a predictor's run over these outputs (``seconds``: its
+        wall time), before the predictor adds its own fields."""
+        return {
+            "unique_inputs": len(self.outputs),
+            "cached": self.cached,
+            "computed": self.computed,
+            "seconds": round(seconds, 3),
+            "pairs_per_second": round(self.computed / seconds, 2) if seconds > 0 else 0.0,
+            "real_tokens": self.real_tokens,
+            "padded_tokens": self.padded_tokens,
+            "padding_efficiency": round(self.real_tokens / self.padded_tokens, 4)
+            if self.padded_tokens
+            else 1.0,
+            "cache_rejected": self.rejected,
+        }
+
+
+def cached_outputs(
+    name: str,
+    inputs: Sequence[tuple[str, ...]],
+    identity: Mapping[str, Any],
+    compute: Callable[[list[tuple[str, ...]]], Iterable[ComputedBatch]],
+    cache: PredictionCache | None,
+    *,
+    to_json: Callable[[Any], Any],
+    from_json: Callable[[Any], Any],
+    valid: Callable[[Any], bool] | None = None,
+    progress: bool = True,
+    bar: Any = None,
+    unit: str = "pair",
+) -> CachedOutputs:
+    """The one prediction loop of every predictor kind: look the distinct ``inputs`` up in the
+    cache in bulk, send only the missing ones to ``compute``, and commit each computed batch to
+    the cache before the next starts (a killed run loses at most one batch).
+
+    ``identity`` is everything that determines the outputs (the cache keys on it with the exact
+    input texts); ``to_json``/``from_json`` convert an output to and from what the cache stores.
+    ``valid`` checks a stored value before it is used: a value it refuses (or that ``from_json``
+    cannot read) is recomputed and counted in ``rejected``.
+    ``bar``: a progress bar to advance instead of one of this call's own.
+
+    >>> run = cached_outputs("double", [("a",), ("b",)], {"m": 1},
+    ...     lambda todo: [ComputedBatch(range(len(todo)), [t[0] * 2 for t in todo])], None,
+    ...     to_json=str, from_json=str, progress=False)
+    >>> run.outputs, run.computed
+    (['aa', 'bb'], 2)
+    """
+    fingerprint = identity_fingerprint(identity)
+    # keys only for a cache: hashing every input for nothing costs time and scatters small strings
+    keys = [cache_key(fingerprint, *item) for item in inputs] if cache is not None else []
+    outputs: list[Any] = [None] * len(inputs)
+
+    def usable(value: Any) -> bool:
+        if valid is not None and not valid(value):
+            return False
+        from_json(value)  # raises on a value it cannot read
+        return True
+
+    found, rejected = cache.get_checked(keys, usable) if cache is not None else ({}, 0)
+    done = [False] * len(inputs)
+    for i, key in enumerate(keys):
+        if key in found:
+            outputs[i], done[i] = from_json(found[key]), True
+    if cache is not None:
+        cache.register_identity(fingerprint, identity)
+    missing = [i for i, is_done in enumerate(done) if not is_done]
+    real = padded = truncated = 0
+    if bar is not None:
+        bar.update(len(inputs) - len(missing))
+    if missing:
+        from contextlib import nullcontext
+
+        from tqdm.auto import tqdm
+
+        shown = (
+            tqdm(total=len(missing), unit=unit, desc=name, disable=not progress, leave=False)
+            if bar is None
+            else nullcontext(bar)
+        )
+        with shown as shown_bar:
+            for batch in compute([inputs[i] for i in missing]):
+                targets = [missing[int(j)] for j in batch.indices]
+                for target, output in zip(targets, batch.outputs, strict=True):
+                    outputs[target], done[target] = output, True
+                if cache is not None:
+                    cache.put_many(
+                        ((keys[t], to_json(o)) for t, o in zip(targets, batch.outputs, strict=True)),
+                        fingerprint=fingerprint,
+                    )
+                real += batch.real_tokens
+                padded += batch.padded_tokens
+                truncated += batch.truncated
+                shown_bar.update(len(targets))
+    absent = len(done) - sum(done)
+    if absent:
+        raise RuntimeError(f"{name}: the model returned no output for {absent} inputs")
+    return CachedOutputs(outputs, len(inputs) - len(missing), len(missing), real, padded, rejected, truncated)

@@ -1,0 +1,98 @@
+"""The GPU paths give the CPU's numbers (skipped without a CUDA device).
+
+A classifier in float32 on the GPU must give the CPU's probabilities to rounding; in its default
+bfloat16 the probabilities move by a little and the run says which dtype it used (and the cache
+keys on it, so CPU and GPU answers never mix). An audit on the GPU goes through the same path and
+its measures stay within what those differences allow. Run on a machine with a GPU:
+``pytest tests/test_gpu_paths.py -rs``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def _pairs(bbnli_samples_run: Path) -> list[tuple[str, str]]:
+    from nlibias.io.samples import read_samples
+
+    samples = read_samples(bbnli_samples_run)
+    return list(dict.fromkeys((s.premise, s.hypothesis) for s in samples))
+
+
+def _probs(classifier: object, pairs: list[tuple[str, str]]) -> np.ndarray:
+    from nlibias.runtime.classifier import predict_pairs
+
+    return predict_pairs(classifier, pairs, None, progress=False).probs  # type: ignore[arg-type]
+
+
+def test_a_float32_classifier_on_the_gpu_gives_the_cpu_probabilities(
+    tiny_nli_dir: Path, bbnli_samples_run: Path
+) -> None:
+    from nlibias.models.nli.hf import HFNLIClassifier
+
+    pairs = _pairs(bbnli_samples_run)
+    cpu = HFNLIClassifier(str(tiny_nli_dir), device="cpu", dtype="float32")
+    gpu = HFNLIClassifier(str(tiny_nli_dir), device="cuda", dtype="float32")
+    on_cpu, on_gpu = _probs(cpu, pairs), _probs(gpu, pairs)
+    print(f"float32: {len(pairs)} pairs, largest difference {np.abs(on_cpu - on_gpu).max():.2e}")
+    np.testing.assert_allclose(on_gpu, on_cpu, atol=1e-4)
+    assert cpu.identity() != gpu.identity() or cpu.identity()["dtype"] == gpu.identity()["dtype"]
+
+
+def test_the_default_gpu_dtype_is_recorded_and_keys_the_cache(
+    tiny_nli_dir: Path, bbnli_samples_run: Path
+) -> None:
+    from nlibias.models.nli.hf import HFNLIClassifier
+
+    pairs = _pairs(bbnli_samples_run)
+    cpu = HFNLIClassifier(str(tiny_nli_dir), device="cpu")
+    gpu = HFNLIClassifier(str(tiny_nli_dir), device="cuda")  # bfloat16 where supported
+    assert gpu.identity()["dtype"] != cpu.identity()["dtype"]  # never served from the other's cache
+    on_cpu, on_gpu = _probs(cpu, pairs), _probs(gpu, pairs)
+    agree = float((on_cpu.argmax(axis=1) == on_gpu.argmax(axis=1)).mean())
+    print(
+        f"{gpu.identity()['dtype']}: largest difference {np.abs(on_cpu - on_gpu).max():.3f}, labels agree {agree:.1%}"
+    )
+    assert np.abs(on_cpu - on_gpu).max() < 0.05
+
+
+def test_an_audit_on_the_gpu_gives_the_cpu_measures(tiny_nli_dir: Path, bbnli_samples_run: Path) -> None:
+    from nlibias.jobs.audit import run_audit
+
+    def audit(device: str) -> dict:
+        result = run_audit(
+            bbnli_samples_run, [str(tiny_nli_dir)], cache=False, bootstrap=0, progress=False, device=device
+        )
+        return result.metrics
+
+    cpu, gpu = audit("cpu"), audit("cuda")
+    (model,) = cpu["models"]
+    assert gpu["run"]["models"][model]["dtype"] != cpu["run"]["models"][model]["dtype"]
+    for measure in ("accuracy", "pro_stereotype_bias", "anti_stereotype_bias", "bbnli_bias_score"):
+        a, b = cpu["models"][model]["overall"][measure], gpu["models"][model]["overall"][measure]
+        print(f"{measure}: cpu {a:.3f}, gpu {b:.3f}")
+        assert abs(a - b) < 2.0  # points: a handful of near-tie labels may flip under bfloat16
+
+
+def test_generative_scored_answers_on_the_gpu_equal_the_cpu_ones(
+    tiny_causal_dir: Path, bbnli_samples_run: Path
+) -> None:
+    from nlibias.catalog.registry import read_benchmark_samples
+    from nlibias.runtime.generative import build_generative_predictors
+
+    samples = read_benchmark_samples(bbnli_samples_run)
+    runs = {}
+    for device in ("cpu", "cuda"):
+        (predictor,) = build_generative_predictors(
+            f"hf:{tiny_causal_dir}", ["true"], device=device, dtype="float32"
+        )
+        runs[device] = predictor.predict(samples, None, progress=False)
+    cpu, gpu = runs["cpu"].outputs, runs["cuda"].outputs
+    assert (cpu.label_codes() == gpu.label_codes()).mean() > 0.99
+    np.testing.assert_allclose(gpu.values["answer_probs.yes"], cpu.values["answer_probs.yes"], atol=1e-3)
