@@ -582,3 +582,25 @@ def test_a_local_model_behind_a_kind_prefix_is_identified_by_its_files(tiny_nli_
     files = hash_local_model(tiny_nli_dir)
     assert model_files(str(tiny_nli_dir), None) == files == model_files(f"causal:{tiny_nli_dir}", None)
     assert model_files("fake:x", None) is None and model_files("fake", None) is None
+
+
+def test_compare_fill_on_the_command_line_reaches_the_filter_stage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nlibias.extension.pipeline as pipeline
+    from nlibias.cli.main import app
+    from nlibias.extension.pipeline import PipelineResult
+
+    seen: list[ExtendConfig] = []
+
+    def capture(config: ExtendConfig, **_: Any) -> PipelineResult:
+        seen.append(config)
+        return PipelineResult(status="stopped", run_dir=tmp_path, stages=[], message="")
+
+    monkeypatch.setattr(pipeline, "run_pipeline", capture)
+    args = ["extend", "--out", str(tmp_path), "--fill-model", "smollm2", "--compare-fill", "masked:bert-base-cased",
+            "--compare-fill", "gguf:other.gguf"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert seen[0].filter.compare_fills == ["masked:bert-base-cased", "gguf:other.gguf"]
+    assert seen[0].mlm.model == "smollm2"

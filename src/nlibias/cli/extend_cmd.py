@@ -47,6 +47,12 @@ _FILL_MODEL_OPT = typer.Option(
     help="Fill model: a masked LM (hub id or path; default bert-large-cased-whole-word-masking) or a "
     "causal LM (smollm2, FILE.gguf, causal:NAME; see docs/extension.md).",
 )
+_COMPARE_FILL_OPT = typer.Option(
+    [],
+    "--compare-fill",
+    help="Another fill model to compare with --fill-model on the same masked samples (repeatable; "
+    "the card shows the table; its fills never enter the dataset).",
+)
 _TOP_K_OPT = typer.Option(None, "--top-k", help="Whole-word fills per masked hypothesis (default 20).")
 _FILTER_MODEL_OPT = typer.Option(
     [],
@@ -146,6 +152,7 @@ def extend_command(
     out: Path | None = _OUT_OPT,
     source: Path | None = _SOURCE_OPT,
     mlm: str | None = _FILL_MODEL_OPT,
+    compare_fill: list[str] = _COMPARE_FILL_OPT,
     top_k: int | None = _TOP_K_OPT,
     filter_model: list[str] = _FILTER_MODEL_OPT,
     holdout_model: list[str] = _HOLDOUT_MODEL_OPT,
@@ -178,6 +185,7 @@ def extend_command(
         "mlm.model": mlm,
         "mlm.top_k": top_k,
         "filter.models": list(filter_model) or None,
+        "filter.compare_fills": list(compare_fill) or None,
         "filter.holdout": list(holdout_model) or None,
         "filter.policy": policy,
         "subtopics": list(subtopic) or None,
