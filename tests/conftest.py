@@ -18,6 +18,9 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 os.environ["HF_HUB_OFFLINE"] = "1"
+# Tests compare models with CPU references: "auto" means the CPU even where a GPU is present
+# (tests/test_gpu_paths.py asks for cuda by name).
+os.environ.setdefault("NLIBIAS_DEVICE", "cpu")
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("NLIBIAS_DATA_DIR", str((REPO_ROOT / ".." / "shared" / "data").resolve()))
 

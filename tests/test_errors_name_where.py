@@ -161,6 +161,12 @@ def test_data_errors_are_not_config_errors() -> None:
 
 
 def test_a_parameter_the_command_line_has_no_option_for_is_printed_without_one() -> None:
-    assert faults.message_of(ConfigError("unknown dtype 'x'", parameter="dtype")) == "unknown dtype 'x'"
+    message = "use_chat_template must be true or false"
+    assert faults.message_of(ConfigError(message, parameter="use_chat_template")) == message
+    # dtype is an option of `nlibias audit` now: its flag is named
+    assert (
+        faults.message_of(ConfigError("unknown dtype 'x'", parameter="dtype"))
+        == "unknown dtype 'x' (option --dtype)"
+    )
     assert faults.message_of(ConfigError("policy", parameter="policy")) == "policy (option --policy)"
     assert faults.message_of(ConfigError("b", parameter="benchmark")) == "b (argument NAME)"

@@ -365,12 +365,16 @@ def test_empty_input_yields_nothing(classifier: HFNLIClassifier) -> None:
 def test_device_and_dtype_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
+    monkeypatch.delenv("NLIBIAS_DEVICE", raising=False)  # the tests' conftest pins it to cpu
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert choose_device(None) == "cpu"
     with pytest.raises(ConfigError, match="no CUDA GPU"):
         choose_device("cuda")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     assert choose_device(None) == "cuda"
+    monkeypatch.setenv("NLIBIAS_DEVICE", "cpu")  # "auto" kept on the CPU on a GPU machine
+    assert choose_device(None) == choose_device("auto") == "cpu"
+    assert choose_device("cuda") == "cuda"  # a device asked for by name wins
     assert choose_dtype("cpu", None) == torch.float32
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
     assert choose_dtype("cuda", None) == torch.bfloat16

@@ -78,7 +78,15 @@ _LABEL_MAP_OPT = typer.Option(
     help="Override the classifiers' label mapping, e.g. 0=entailment,1=neutral,2=contradiction.",
 )
 _REVISION_OPT = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit) to pin.")
-_DEVICE_OPT = typer.Option(None, "--device", help="cpu, cuda, cuda:1, ... Default: GPU when present.")
+_DEVICE_OPT = typer.Option(
+    None, "--device", help="cpu, cuda, cuda:1, ... Default: GPU when present (or $NLIBIAS_DEVICE)."
+)
+_DTYPE_OPT = typer.Option(
+    None,
+    "--dtype",
+    help="Weights of local models: float32, bfloat16 or float16. Default: bf16 on a GPU (fast; "
+    "probabilities move a little from the CPU's), float32 on the CPU. float32 on a GPU gives the CPU's numbers.",
+)
 _MAX_TOKENS_OPT = typer.Option(8192, "--max-tokens", help="Token budget of one batch (padding included).")
 _QUANTIZE_OPT = typer.Option(
     None,
@@ -170,6 +178,7 @@ def audit_command(
     label_map: str | None = _LABEL_MAP_OPT,
     revision: str | None = _REVISION_OPT,
     device: str | None = _DEVICE_OPT,
+    dtype: str | None = _DTYPE_OPT,
     max_tokens: int = _MAX_TOKENS_OPT,
     quantize: str | None = _QUANTIZE_OPT,
     compile_model: bool = _COMPILE_OPT,
@@ -210,6 +219,7 @@ def audit_command(
         label_map=label_map,
         revision=revision,
         device=device,
+        dtype=dtype,
         max_tokens=max_tokens,
         quantize=quantize,
         compile=compile_model,

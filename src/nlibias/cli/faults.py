@@ -62,7 +62,6 @@ _NOT_OPTIONS = frozenset(
         "arch",
         "base_url",
         "chunk_pairs",
-        "dtype",
         "expand",
         "finetune_options",
         "kind",

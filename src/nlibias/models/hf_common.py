@@ -72,14 +72,20 @@ def is_commit_hash(revision: str | None) -> bool:
 
 
 def choose_device(device: str | None = None) -> str:
-    """``device`` if given (checked), else ``cuda`` when available, else ``cpu``.
+    """``device`` if given (checked), else ``$NLIBIAS_DEVICE`` if set, else ``cuda`` when
+    available, else ``cpu``.
 
     >>> choose_device("cpu")
     'cpu'
     """
+    import os
+
     import torch
 
     if device is None or device == "auto":
+        forced = os.environ.get("NLIBIAS_DEVICE", "").strip()
+        if forced and forced != "auto":
+            return choose_device(forced)
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError(

@@ -52,6 +52,7 @@ def build_predictors(
     label_map: str | None = None,
     revision: str | None = None,
     device: str | None = None,
+    dtype: str | None = None,
     max_tokens: int = 8192,
     quantize: str | None = None,
     compile: bool = False,
@@ -65,7 +66,9 @@ def build_predictors(
     """One predictor per entry of ``models`` and one per (``generative``, ``prompts``) combination.
 
     ``models`` holds NLI classifiers' specs, or objects that keep the predictor contract (used as
-    they are). ``quantize``, ``compile`` and ``threads`` go to the NLI classifiers (see
+    they are). ``dtype`` (``float32``, ``bfloat16``, ``float16``; default: bf16 on a GPU, fp32 on
+    the CPU) is the weights' type of the local NLI classifiers and generative LMs: ``float32`` on a GPU gives the CPU's
+    probabilities to rounding. ``quantize``, ``compile`` and ``threads`` go to the NLI classifiers (see
     :class:`~nlibias.models.nli.hf.HFNLIClassifier`); unset, they are not passed at all.
 
     ``devices`` (``["cuda:0", "cuda:1"]``) shards each NLI classifier over one worker process per
@@ -95,6 +98,7 @@ def build_predictors(
     options: dict[str, Any] = dict(
         label_map=_label_map(label_map, specs),
         revision=revision,
+        dtype=dtype,
         max_tokens=max_tokens,
         quantize=quantize,
         compile=compile or None,  # None is not passed: backends without the option still work
@@ -107,7 +111,7 @@ def build_predictors(
     )  # fmt: skip
     predictors = [m if isinstance(m, Predictor) else _classifier(m, options, **placement) for m in models]
     predictors += _generative(
-        generative, prompts, mode, max_new_tokens, device, max_tokens, concurrency, causal
+        generative, prompts, mode, max_new_tokens, device, dtype, max_tokens, concurrency, causal
     )
     if mlm or causal:
         from nlibias.runtime.sentence_logprob import build_sentence_predictors
@@ -212,6 +216,7 @@ def _generative(
     mode: str,
     max_new_tokens: int,
     device: str | None,
+    dtype: str | None,
     max_tokens: int,
     concurrency: int | None,
     causal: Sequence[str],
@@ -236,6 +241,7 @@ def _generative(
             mode=mode,
             max_new_tokens=max_new_tokens,
             device=device if local else None,
+            dtype=dtype if local else None,
             max_batch_tokens=max_tokens if local else None,
             concurrency=None if local else concurrency,
         )
