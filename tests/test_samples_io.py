@@ -11,6 +11,7 @@ import pytest
 
 import nlibias.io.samples as samples_io
 from nlibias.errors import SourceError
+from nlibias.io.fingerprint import sha256_file
 from nlibias.io.samples import read_samples, write_samples
 from nlibias.schema import Sample
 
@@ -194,10 +195,7 @@ def test_sample_columns_hold_the_samples_in_both_formats(tmp_path: Path) -> None
         assert read.columns.records() == expected, name
         assert [s.provenance for s in read.columns.records()] == [s.provenance for s in expected], name
         assert list(read.columns.pair_keys)[5] is None
-    assert (
-        samples_io.read_sample_columns(paths["jsonl"]).sha256
-        == samples_io.file_entry(paths["jsonl"])["sha256"]
-    )
+    assert samples_io.read_sample_columns(paths["jsonl"]).sha256 == sha256_file(paths["jsonl"])
 
 
 def test_peek_source_reads_the_first_record_only(tmp_path: Path) -> None:

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from nlibias.errors import SourceError
 from nlibias.io.atomic import atomic_path, write_jsonl
+from nlibias.io.fingerprint import sha256_file
 from nlibias.io.jsonl import dumps_finite, iter_jsonl
-from nlibias.io.run_manifest import file_entry
 from nlibias.schema import LABELS, Sample
 from nlibias.schema.columns import IdPositions, SampleColumns
 from nlibias.textio.json_text import parse_json
@@ -361,7 +361,7 @@ def read_sample_columns(path: str | Path, *, provenance_keys: Collection[str] | 
     (['a'], 'P', 64)
     """
     resolved = resolve_samples_path(path)
-    before = file_entry(resolved)
+    before = sha256_file(resolved)
     passing = iter_samples(resolved, provenance_keys=provenance_keys, share_strings=False)
     if provenance_keys is None:  # keep every key any sample has: gather them while reading
         samples = list(passing)
@@ -375,9 +375,9 @@ def read_sample_columns(path: str | Path, *, provenance_keys: Collection[str] | 
     if duplicate is not None:
         earlier, later = duplicate
         raise duplicate_id_error(resolved, columns.ids[later], earlier=earlier, later=later)
-    if file_entry(resolved) != before:
+    if sha256_file(resolved) != before:
         raise SourceError(resolved, None, "the file changed while it was being read", fix="read it again")
-    return ReadColumns(columns, before["sha256"])
+    return ReadColumns(columns, before)
 
 
 def read_samples(path: str | Path, *, provenance_keys: Collection[str] | None = None) -> list[Sample]:

@@ -66,10 +66,9 @@ def build_predictors(
     """One predictor per entry of ``models`` and one per (``generative``, ``prompts``) combination.
 
     ``models`` holds NLI classifiers' specs, or objects that keep the predictor contract (used as
-    they are). ``dtype`` (``float32``, ``bfloat16``, ``float16``; default: bf16 on a GPU, fp32 on
-    the CPU) is the weights' type of the local NLI classifiers and generative LMs: ``float32`` on a GPU gives the CPU's
-    probabilities to rounding. ``quantize``, ``compile`` and ``threads`` go to the NLI classifiers (see
-    :class:`~nlibias.models.nli.hf.HFNLIClassifier`); unset, they are not passed at all.
+    they are). ``dtype``: the weights of local classifiers and LMs (default bf16 on a GPU, float32
+    on the CPU, which float32 on a GPU reproduces). ``quantize``, ``compile`` and ``threads`` go to
+    the NLI classifiers (:class:`~nlibias.models.nli.hf.HFNLIClassifier`); unset, never passed.
 
     ``devices`` (``["cuda:0", "cuda:1"]``) shards each NLI classifier over one worker process per
     device (:class:`~nlibias.models.nli.sharded.ShardedNLIClassifier`); ``ray_address`` (``"local"``
@@ -81,8 +80,7 @@ def build_predictors(
     and ``tp_variants`` entry, :mod:`nlibias.runtime.sentence_logprob`).
 
     ``concurrency``: requests in flight to each generative model behind a server
-    (``openai:URL#MODEL``; default 4): a server that batches concurrent requests, such as vLLM,
-    answers that many at once.
+    (``openai:URL#MODEL``; default 4), which a batching server such as vLLM answers at once.
 
     >>> build_predictors(["fake:a"], devices=["cpu"], device="cpu")
     Traceback (most recent call last):
@@ -92,8 +90,9 @@ def build_predictors(
     from nlibias.models.hf_common import set_torch_threads
 
     specs = [m for m in models if not isinstance(m, Predictor)]
+    placed = [d.strip() for d in devices if d.strip()]
     _check_options(specs, generative, mlm, causal, quantize=quantize, compile=compile, threads=threads)
-    _check_placement(device, [d.strip() for d in devices if d.strip()], ray_address)
+    _check_placement(device, placed, ray_address)
     set_torch_threads(threads)  # process-wide: the generative LMs run with it too
     options: dict[str, Any] = dict(
         label_map=_label_map(label_map, specs),
@@ -104,7 +103,6 @@ def build_predictors(
         compile=compile or None,  # None is not passed: backends without the option still work
         threads=threads,
     )
-    placed = [d.strip() for d in devices if d.strip()]
     placement: dict[str, Any] = dict(
         devices=placed, ray_address=ray_address, ray_workers=ray_workers,
         ray_gpus_per_worker=ray_gpus_per_worker, device=device,
@@ -124,15 +122,9 @@ def build_predictors(
 
 
 def _check_options(
-    specs: Sequence[str],
-    generative: Sequence[str],
-    mlm: Sequence[str],
-    causal: Sequence[str],
-    *,
-    quantize: str | None,
-    compile: bool,
-    threads: int | None,
-) -> None:
+    specs: Sequence[str], generative: Sequence[str], mlm: Sequence[str], causal: Sequence[str],
+    *, quantize: str | None, compile: bool, threads: int | None,
+) -> None:  # fmt: skip
     """Refuse speed settings out of range or for no classifier, and empty model names."""
     from nlibias.models.hf_common import check_speed_values
 
