@@ -140,7 +140,9 @@ def audit_samples(
     check_predictors(predictors)
     check_bootstrap(bootstrap, seed)
     benchmark, columns = samples.benchmark, samples.columns
-    check_kinds(benchmark, [("predictors", p.kind) for p in predictors])
+    unscored = [p.kind for p in predictors if p.kind not in benchmark.measures]
+    if unscored:  # run_audit refused it before loading, naming the benchmarks that score the kind
+        raise ConfigError(benchmark.refusal(unscored[0], given="predictors= takes"), parameter="predictors")
     rows, models, kinds, runs = [], {}, {}, {}
     outputs: dict[str, ModelOutputs] = {}  # kept only for the benchmark's analyses across models
     for predictor in predictors:
