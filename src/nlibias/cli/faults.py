@@ -117,8 +117,8 @@ def message_of(error: NlibiasError) -> str:
     'seed is -5; pass 0 or more (option --seed)'
     >>> message_of(ConfigError("no benchmark named 'bbnl'", parameter="benchmark"))
     "no benchmark named 'bbnl' (argument NAME)"
-    >>> message_of(ConfigError("unknown dtype 'fp8'", parameter="dtype"))
-    "unknown dtype 'fp8'"
+    >>> message_of(ConfigError("use_chat_template must be true or false", parameter="use_chat_template"))
+    'use_chat_template must be true or false'
     >>> from nlibias.errors import DataError
     >>> message_of(DataError("2 samples have no prediction", sample="a", fix="predict every sample"))
     '2 samples have no prediction (predict every sample)'
