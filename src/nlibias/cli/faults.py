@@ -71,6 +71,7 @@ _NOT_OPTIONS = frozenset(
         "name_or_path",
         "num_cpus",
         "overrides",
+        "predictors",
         "round_",
         "sentence_pairs",
         "sources",
