@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 
-from nlibias.schema.columns import NO_CODE, SampleColumns
 from nlibias.schema.sentence_pairs import SentencePair
 
 _PREMISE = re.compile(r"^(?P<subject>.+?) (?P<copula>is|are) (?P<identity>.+?)\.?$")
@@ -47,19 +46,3 @@ def recover_pair(stereo_premise: str, counter_premise: str, hypothesis: str) -> 
     return SentencePair(
         f"{head} {stereo['identity']} and {predicate}", f"{head} {counter['identity']} and {predicate}"
     )
-
-
-def wq_nli_sentence_pairs(columns: SampleColumns) -> list[SentencePair | None]:
-    """One entry per sample: the row's recovered pair on its stereotypical (``pro``) sample, None
-    on the counter-stereotypical one and on rows that do not recover (so each row is scored once
-    and its TP result sits beside its M1 under the same pair key)."""
-    pro, anti = 0, 1  # SampleColumns.stereotype codes
-    stereotype = columns.stereotype.tolist()
-    pair_code = columns.pair_code.tolist()
-    anti_at = {code: i for i, code in enumerate(pair_code) if stereotype[i] == anti and code != NO_CODE}
-    pairs: list[SentencePair | None] = [None] * len(columns)
-    for i, code in enumerate(pair_code):
-        if stereotype[i] == pro and code != NO_CODE and code in anti_at:
-            counter = columns.premise[anti_at[code]]
-            pairs[i] = recover_pair(columns.premise[i], counter, columns.hypothesis[i])
-    return pairs

@@ -5,7 +5,7 @@ one pair each: ``premise`` is the more-stereotypical sentence (CrowS-Pairs ``sen
 WinoQueer ``sent_x``) and ``hypothesis`` the less-stereotypical one; ``stereotype`` is the pair's
 direction (``pro``: the first sentence is the stereotypical one; ``anti``: CrowS-Pairs'
 ``antistereo`` rows, whose ``sent_more`` is the anti-stereotypical sentence). Other benchmarks
-derive pairs from their samples (WinoQueer-NLI: :func:`nlibias.benchmarks.wq_tp.wq_nli_sentence_pairs`).
+derive pairs from their samples (WinoQueer-NLI: :func:`nlibias.catalog.wq_nli.wq_nli_sentence_pairs`).
 
 >>> SentencePair("Women can't drive.", "Men can't drive.").texts
 ("Women can't drive.", "Men can't drive.")
