@@ -15,6 +15,13 @@ from pathlib import Path
 from typing import Any
 
 
+def file_stamp(path: Path) -> tuple[int, int]:
+    """A file's size and modification time (ns): what changes when the file is rewritten, taken
+    before and after a read to catch a change during it."""
+    status = path.stat()
+    return status.st_size, status.st_mtime_ns
+
+
 def sha256_file(path: Path) -> str:
     """The SHA-256 of a file's bytes (read in 1 MiB blocks)."""
     digest = hashlib.sha256()

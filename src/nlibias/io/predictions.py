@@ -19,6 +19,7 @@ import numpy as np
 
 from nlibias.errors import DataError, SourceError
 from nlibias.io.atomic import PendingFile, json_line, write_lines
+from nlibias.io.fingerprint import file_stamp
 from nlibias.io.jsonl import iter_jsonl, iter_jsonl_offsets, read_jsonl_record
 from nlibias.schema import LABEL_INDEX, LABELS, Prediction
 from nlibias.schema.columns import ItemSequence
@@ -367,7 +368,7 @@ def read_prediction_arrays(
     models: dict[str, ModelRows] = {}
     kinds: dict[str, str] = {}
     offsets = array("q")
-    stamp = _stamp(path)  # taken first: a change while the file is read is caught too
+    stamp = file_stamp(path)  # taken first: a change while the file is read is caught too
     copy = None if copy_to is None else _RowCopy(copy_to, default)
     for line_number, offset, raw in iter_jsonl_offsets(path):
         _check_row(path, line_number, raw, default)  # the row is read from ``raw`` directly below
@@ -469,8 +470,8 @@ class PredictionsFile(ItemSequence[Prediction]):
         if self._stamp is None:
             if not self._path.exists():
                 raise SourceError(self._path, None, "the copy of the predictions was not written")
-            self._stamp = _stamp(self._path)
-        if _stamp(self._path) != self._stamp:
+            self._stamp = file_stamp(self._path)
+        if file_stamp(self._path) != self._stamp:
             raise SourceError(self._path, None, "the file changed after it was checked", fix="score it again")
 
     def _item(self, i: int) -> Prediction:
@@ -483,8 +484,3 @@ class PredictionsFile(ItemSequence[Prediction]):
         names: dict[str, str] = {}
         for _, _, raw in iter_jsonl_offsets(self._path):
             yield _row_prediction(raw, self._default, names)  # every row was checked
-
-
-def _stamp(path: Path) -> tuple[int, int]:
-    status = path.stat()
-    return status.st_size, status.st_mtime_ns

@@ -17,10 +17,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from nlibias.errors import SourceError
 from nlibias.io.atomic import atomic_path, write_jsonl
-from nlibias.io.fingerprint import sha256_file
+from nlibias.io.fingerprint import file_stamp, sha256_file
 from nlibias.io.jsonl import dumps_finite, iter_jsonl
 from nlibias.schema import LABELS, Sample
-from nlibias.schema.columns import IdPositions, SampleColumns
+from nlibias.schema.columns import SampleColumns
 from nlibias.textio.json_text import parse_json
 
 SAMPLES_JSONL = "samples.jsonl"
@@ -361,7 +361,8 @@ def read_sample_columns(path: str | Path, *, provenance_keys: Collection[str] | 
     (['a'], 'P', 64)
     """
     resolved = resolve_samples_path(path)
-    before = sha256_file(resolved)
+    stamp = file_stamp(resolved)  # taken first: a change while the file is hashed or read is caught too
+    sha256 = sha256_file(resolved)
     passing = iter_samples(resolved, provenance_keys=provenance_keys, share_strings=False)
     if provenance_keys is None:  # keep every key any sample has: gather them while reading
         samples = list(passing)
@@ -371,13 +372,13 @@ def read_sample_columns(path: str | Path, *, provenance_keys: Collection[str] | 
         columns = SampleColumns.from_samples(passing, provenance_keys=provenance_keys)
     if not len(columns):
         raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
-    duplicate = IdPositions(columns.ids).first_duplicate()
+    duplicate = columns.first_duplicate_id()
     if duplicate is not None:
         earlier, later = duplicate
         raise duplicate_id_error(resolved, columns.ids[later], earlier=earlier, later=later)
-    if sha256_file(resolved) != before:
+    if file_stamp(resolved) != stamp:
         raise SourceError(resolved, None, "the file changed while it was being read", fix="read it again")
-    return ReadColumns(columns, before)
+    return ReadColumns(columns, sha256)
 
 
 def read_samples(path: str | Path, *, provenance_keys: Collection[str] | None = None) -> list[Sample]:
