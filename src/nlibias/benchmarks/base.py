@@ -22,7 +22,7 @@ The job resolves a samples file's benchmark once and passes it down with the sam
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -129,6 +129,21 @@ class Benchmark:
         if kind not in self.measures:
             raise ConfigError(self.refusal(kind, given="outputs of"), parameter="kind")
         return self.measures[kind]
+
+    def check_kinds(
+        self,
+        kinds: Iterable[tuple[str, str]],
+        *,
+        others: Sequence[Benchmark] = (),
+        given: str = "{parameter}= takes",
+    ) -> None:
+        """Refuse predictor kinds it cannot score: ``kinds`` are (parameter that asked for them,
+        kind) pairs (``("models", "classifier")``, ...); ``others``: the benchmarks to name that
+        score them (:meth:`refusal`)."""
+        for parameter, kind in kinds:
+            if kind not in self.measures:
+                reason = self.refusal(kind, given=given.format(parameter=parameter), others=others)
+                raise ConfigError(reason, parameter=parameter)
 
     def refusal(self, kind: str, *, given: str, others: Sequence[Benchmark] = ()) -> str:
         """Why outputs of ``kind`` cannot be scored on these samples and what to use instead

@@ -194,20 +194,9 @@ def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
     return BenchmarkSamples(read.benchmark, read.columns)  # no file: it is gone
 
 
-def check_kinds(
-    benchmark: Benchmark, kinds: Iterable[tuple[str, str]], *, given: str = "{parameter}= takes"
-) -> None:
-    """Refuse predictor kinds the benchmark cannot score, before any model loads: ``kinds`` are
-    (parameter that asked for them, kind) pairs (``("models", "classifier")``, ...)."""
-    for parameter, kind in kinds:
-        if kind not in benchmark.measures:
-            reason = benchmark.refusal(kind, given=given.format(parameter=parameter), others=benchmarks())
-            raise ConfigError(reason, parameter=parameter)
-
-
-def registered_sources() -> list[str]:
-    _load_entry_points()
-    return list(_BY_SOURCE)
+def check_kinds(benchmark: Benchmark, kinds: Iterable[tuple[str, str]]) -> None:
+    """:meth:`Benchmark.check_kinds`, naming the registered benchmarks that score a refused kind."""
+    benchmark.check_kinds(kinds, others=benchmarks())
 
 
 def describe_benchmarks() -> list[dict[str, Any]]:

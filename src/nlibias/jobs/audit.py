@@ -140,9 +140,7 @@ def audit_samples(
     check_predictors(predictors)
     check_bootstrap(bootstrap, seed)
     benchmark, columns = samples.benchmark, samples.columns
-    unscored = [p.kind for p in predictors if p.kind not in benchmark.measures]
-    if unscored:  # run_audit refused it before loading, naming the benchmarks that score the kind
-        raise ConfigError(benchmark.refusal(unscored[0], given="predictors= takes"), parameter="predictors")
+    benchmark.check_kinds([("predictors", p.kind) for p in predictors])  # run_audit checked it before loading
     rows, models, kinds, runs = [], {}, {}, {}
     outputs: dict[str, ModelOutputs] = {}  # kept only for the benchmark's analyses across models
     for predictor in predictors:
