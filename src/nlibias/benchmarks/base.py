@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from nlibias.errors import ConfigError
 from nlibias.schema import Sample
 from nlibias.schema.columns import SampleColumns
+from nlibias.schema.measure_info import MeasureInfo
 from nlibias.schema.outputs import ModelOutputs
 from nlibias.schema.sentence_pairs import SentencePair
 
@@ -66,6 +67,10 @@ class Measures:
     across: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     """``across(models)``: what the models of this kind add to ``metrics.json`` together (e.g.
     generative LMs' prompt sensitivity), from each model's metrics; None: nothing."""
+    infos: tuple[MeasureInfo, ...] = ()
+    """The measures ``score`` reports, declared once each (name, meaning, better direction,
+    range): registering the benchmark registers them, so ``metrics.json``'s schema checks their
+    range and reports rank groups by their direction."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,8 @@ class Benchmark:
     """The sentence pair each sample stands for, for the measures of language models' sentence
     scores; None: its samples hold no sentence pairs."""
     extras: tuple[Extra, ...] = ()
+    pinned_data: tuple[Any, ...] = ()
+    """Where its source data comes from (the pinned upstream files, checked on download)."""
     citation: str = ""
     data: Mapping[str, Any] = field(default_factory=dict)
     """Free-form facts for listings (licence, paper, counts)."""
@@ -119,6 +126,14 @@ class Benchmark:
                 f"benchmark {self.name!r}: the measures of kind {wrong[0]!r} must be a Measures(score=, tables=)",
                 parameter="measures",
             )
+
+    def measure_infos(self) -> tuple[MeasureInfo, ...]:
+        """Every measure its scorers report, each once, in the order of its kinds."""
+        seen: dict[str, MeasureInfo] = {}
+        for measures in self.measures.values():
+            for info in measures.infos:
+                seen.setdefault(info.name, info)
+        return tuple(seen.values())
 
     def kinds(self) -> tuple[str, ...]:
         """The predictor kinds whose outputs it scores."""

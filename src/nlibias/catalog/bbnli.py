@@ -8,6 +8,7 @@ from nlibias.benchmarks.base import Benchmark
 from nlibias.benchmarks.bbnli_source import expand_bbnli_source
 from nlibias.catalog.kinds import GENERATIVE_PAIR_MEASURES, nli_measures
 from nlibias.metrics.bbnli_scorer import score_bbnli_probabilities
+from nlibias.metrics.meta import MEASURES
 from nlibias.report.tables import format_bbnli_expansion, format_bbnli_tables
 
 BENCHMARK = Benchmark(
@@ -16,7 +17,7 @@ BENCHMARK = Benchmark(
     "hypotheses, from its JSON directory or its expanded CSV; also BBNLI-next and custom pair sets",
     sources=("bbnli", "bbnli-next", "custom"),
     measures={
-        "classifier": nli_measures(score_bbnli_probabilities, format_bbnli_tables),
+        "classifier": nli_measures(score_bbnli_probabilities, format_bbnli_tables, MEASURES.values()),
         "generative": GENERATIVE_PAIR_MEASURES,
     },
     expand=expand_bbnli_source,

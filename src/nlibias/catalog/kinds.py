@@ -5,34 +5,40 @@ language models' sentence scores.
 
 >>> from nlibias.metrics.bbnli_scorer import score_bbnli_probabilities
 >>> from nlibias.report.tables import format_bbnli_tables
->>> measures = nli_measures(score_bbnli_probabilities, format_bbnli_tables)
->>> measures.tables is format_bbnli_tables, measures.score.__name__
-(True, 'score_bbnli_probabilities')
+>>> from nlibias.metrics.meta import MEASURES
+>>> measures = nli_measures(score_bbnli_probabilities, format_bbnli_tables, MEASURES.values())
+>>> measures.tables is format_bbnli_tables, measures.score.__name__, measures.infos[0].name
+(True, 'score_bbnli_probabilities', 'accuracy')
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from functools import partial, update_wrapper
 from typing import Any
 
 from nlibias.benchmarks.base import ColumnScorer, Measures, TablesFormatter
 from nlibias.metrics.generative import prompt_sensitivity, score_generative_columns
+from nlibias.metrics.meta import GENERATIVE_MEASURES, MEASURES, TOKEN_PROBABILITY_MEASURES
 from nlibias.metrics.token_probability import score_token_probability_columns
 from nlibias.report.generative_tables import format_generative_tables
 from nlibias.report.tp_tables import format_tp_tables
 from nlibias.schema.columns import SampleColumns
+from nlibias.schema.measure_info import MeasureInfo
 from nlibias.schema.outputs import ModelOutputs
 
 
-def nli_measures(score_probabilities: ColumnScorer, tables: TablesFormatter) -> Measures:
+def nli_measures(
+    score_probabilities: ColumnScorer, tables: TablesFormatter, infos: Iterable[MeasureInfo]
+) -> Measures:
     """Measures from a benchmark's probability scorer (``score(columns, probs, *, labels=None,
     model, bootstrap, seed)``): the outputs' probabilities, and their label codes where the
-    outputs carry them (answers read as labels, or a predictions file's labels)."""
+    outputs carry them (answers read as labels, or a predictions file's labels); ``infos``: the
+    measures it reports."""
     score = partial(_probability_measures, score_probabilities)
     update_wrapper(score, score_probabilities)  # named as the scorer it applies
-    return Measures(score=score, tables=tables)
+    return Measures(score=score, tables=tables, infos=tuple(infos))
 
 
 def _probability_measures(
@@ -55,8 +61,16 @@ def generative_measures(measures: Measures) -> Measures:
 
 
 GENERATIVE_PAIR_MEASURES = generative_measures(
-    Measures(score=score_generative_columns, tables=format_generative_tables)
+    Measures(
+        score=score_generative_columns,
+        tables=format_generative_tables,
+        infos=(*MEASURES.values(), *GENERATIVE_MEASURES.values()),
+    )
 )
 """Generative LMs' yes/no answers on pro/anti pairs: BBNLI's measures plus answer rates."""
-TOKEN_PROBABILITY_MEASURES = Measures(score=score_token_probability_columns, tables=format_tp_tables)
+TOKEN_PROBABILITY = Measures(
+    score=score_token_probability_columns,
+    tables=format_tp_tables,
+    infos=tuple(TOKEN_PROBABILITY_MEASURES.values()),
+)
 """Language models' sentence scores: token-probability bias (CrowS-Pairs, WinoQueer)."""

@@ -6,10 +6,11 @@ from __future__ import annotations
 from nlibias.benchmarks.base import Benchmark
 from nlibias.benchmarks.occupations import expand_occupations
 from nlibias.catalog.kinds import generative_measures, nli_measures
+from nlibias.metrics.meta import OCCUPATION_MEASURES
 from nlibias.metrics.occupations import PROVENANCE_KEYS, score_occupations_columns
 from nlibias.report.occupation_tables import format_occupations_expansion, format_occupations_tables
 
-_MEASURES = nli_measures(score_occupations_columns, format_occupations_tables)
+_MEASURES = nli_measures(score_occupations_columns, format_occupations_tables, OCCUPATION_MEASURES.values())
 
 BENCHMARK = Benchmark(
     name="occupations",

@@ -31,6 +31,7 @@ from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
 from nlibias.catalog import bbnli, occupations, sentence_pairs, wq_nli
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.samples import peek_source, read_sample_columns, resolve_samples_path, write_samples
+from nlibias.metrics.meta import register_measures
 from nlibias.schema import Sample
 from nlibias.schema.outputs import ModelOutputs
 
@@ -50,7 +51,8 @@ _entry_points_loaded = False
 
 def register_benchmark(benchmark: Benchmark, *, replace: bool = False) -> None:
     """Add ``benchmark`` to the registry (a name or sample source taken already is refused
-    unless ``replace``)."""
+    unless ``replace``) and declare its measures (:func:`nlibias.metrics.meta.register_measures`:
+    ``metrics.json``'s schema then checks their ranges)."""
     if not isinstance(benchmark, Benchmark):
         raise ConfigError(
             f"register_benchmark takes a Benchmark, got {type(benchmark).__name__}", parameter="benchmark"
@@ -68,6 +70,10 @@ def register_benchmark(benchmark: Benchmark, *, replace: bool = False) -> None:
                 f"{_BY_SOURCE[taken[0]].name!r} (pass replace=True)",
                 parameter="benchmark",
             )
+    try:  # its measures' declarations, before anything of it is registered
+        register_measures(benchmark.measure_infos(), owner=f"benchmark {benchmark.name!r}")
+    except ValueError as error:
+        raise ConfigError(str(error), parameter="benchmark") from None
     _BY_NAME[benchmark.name] = benchmark
     for source in benchmark.sources:
         _BY_SOURCE[source] = benchmark

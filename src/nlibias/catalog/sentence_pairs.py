@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from nlibias.benchmarks import sentence_pairs as readers
 from nlibias.benchmarks.base import Benchmark, Expander
-from nlibias.catalog.kinds import TOKEN_PROBABILITY_MEASURES
+from nlibias.catalog.kinds import TOKEN_PROBABILITY
 from nlibias.report.tp_tables import format_pairs_expansion
 from nlibias.schema.sentence_pairs import premise_hypothesis_pairs
 
@@ -21,7 +21,7 @@ def sentence_pair_benchmark(name: str, description: str, expand: Expander) -> Be
         name=name,
         description=description,
         sources=(name,),
-        measures={"sentence-logprob": TOKEN_PROBABILITY_MEASURES},
+        measures={"sentence-logprob": TOKEN_PROBABILITY},
         expand=expand,
         summary_table=format_pairs_expansion,
         sentence_pairs=premise_hypothesis_pairs,

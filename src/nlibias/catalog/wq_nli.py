@@ -12,7 +12,8 @@ from typing import Any
 from nlibias.benchmarks.base import Benchmark, Extra
 from nlibias.benchmarks.wq_nli import expand_wq_nli
 from nlibias.benchmarks.wq_tp import recover_pair
-from nlibias.catalog.kinds import TOKEN_PROBABILITY_MEASURES, generative_measures, nli_measures
+from nlibias.catalog.kinds import TOKEN_PROBABILITY, generative_measures, nli_measures
+from nlibias.metrics.meta import WQ_NLI_MEASURES
 from nlibias.metrics.token_probability import wq_nli_item_agreement
 from nlibias.metrics.wq_nli import PROVENANCE_KEYS, pair_rows, score_wq_nli_columns
 from nlibias.report.tables import format_tp_nli, format_wq_nli_expansion
@@ -46,7 +47,7 @@ def tp_nli_agreement(columns: SampleColumns, outputs: Mapping[str, ModelOutputs]
     ]
 
 
-_MEASURES = nli_measures(score_wq_nli_columns, format_wq_nli_tables)
+_MEASURES = nli_measures(score_wq_nli_columns, format_wq_nli_tables, WQ_NLI_MEASURES.values())
 
 BENCHMARK = Benchmark(
     name="wq-nli",
@@ -56,7 +57,7 @@ BENCHMARK = Benchmark(
     measures={
         "classifier": _MEASURES,
         "generative": generative_measures(_MEASURES),
-        "sentence-logprob": TOKEN_PROBABILITY_MEASURES,
+        "sentence-logprob": TOKEN_PROBABILITY,
     },
     expand=expand_wq_nli,
     summary_table=format_wq_nli_expansion,

@@ -1,0 +1,81 @@
+"""What a reported measure is: its name, meaning, which way is better, its range and unit.
+
+The record every measure is declared with (:mod:`nlibias.metrics.meta` declares the built-in
+ones; a benchmark's :class:`~nlibias.benchmarks.base.Measures` carries those its scorer reports).
+
+>>> info = MeasureInfo("gap", "demo", "zero", (-100.0, 100.0), "none")
+>>> info.ideal, info.is_better(-2.0, 3.0)
+(0.0, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Direction = Literal["higher", "lower", "zero", "target", "none"]
+
+
+@dataclass(frozen=True)
+class MeasureInfo:
+    """What a reported measure is. Values are in percent unless ``unit`` says otherwise.
+
+    >>> MeasureInfo("x", "demo", "lower", (0.0, 100.0), "none").unit
+    '%'
+    >>> fifty = MeasureInfo("y", "demo", "target", (0.0, 100.0), "none", target=50.0)
+    >>> fifty.badness(35.0), fifty.badness(60.0), fifty.is_better(60.0, 35.0)
+    (15.0, 10.0, True)
+    """
+
+    name: str
+    """Key of the measure in every metrics output (``accuracy``, ``cf_pro``, ...)."""
+    description: str
+    """One sentence a report can show as a tooltip or footnote."""
+    direction: Direction
+    """``higher`` / ``lower`` is better; ``zero``: closer to zero is better; ``target``: closer to
+    ``target`` is better (50 for a share of pairs that an unbiased model splits evenly); ``none``:
+    no value is better (it describes the data, e.g. the share of tied pairs)."""
+    range: tuple[float, float]
+    """Smallest and largest possible value (``math.inf``: unbounded), in ``unit``."""
+    citation: str
+    """Where the measure is defined."""
+    unit: str = "%"
+    target: float | None = None
+    """The unbiased value of a ``target`` measure (None for the other directions)."""
+
+    def __post_init__(self) -> None:
+        if (self.direction == "target") != (self.target is not None):
+            raise ValueError(f"measure {self.name!r}: give a target exactly when the direction is 'target'")
+        if self.target is not None and not self.range[0] <= self.target <= self.range[1]:
+            raise ValueError(f"measure {self.name!r}: target {self.target} is outside its range {self.range}")
+
+    @property
+    def ideal(self) -> float | None:
+        """The best value: the top or bottom of the range, zero, the target; None for ``none``."""
+        return {
+            "higher": self.range[1],
+            "lower": self.range[0],
+            "zero": 0.0,
+            "target": self.target,
+            "none": None,
+        }[self.direction]
+
+    def is_better(self, a: float, b: float) -> bool:
+        """True when value ``a`` is strictly better than value ``b`` for this measure (never for
+        a measure with direction ``none``)."""
+        if self.direction == "none":
+            return False
+        return self.badness(a) < self.badness(b)
+
+    def badness(self, value: float) -> float:
+        """A number that grows as ``value`` gets worse (used to pick the worst group); a measure
+        with direction ``none`` has none (ValueError)."""
+        if self.direction == "higher":
+            return -value
+        if self.direction == "lower":
+            return value
+        if self.direction == "zero":
+            return abs(value)
+        if self.direction == "target" and self.target is not None:
+            return abs(value - self.target)
+        raise ValueError(f"measure {self.name!r} has no better value (direction {self.direction!r})")
