@@ -3,22 +3,30 @@ public API only: registered, expanded, audited beside a built-in classifier, wri
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 import nlibias
-from nlibias.errors import ConfigError
-from toy_benchmark import BENCHMARK, AgreementJudge
+from nlibias.errors import ConfigError, SourceError
+from nlibias.io.results import check_metrics, metrics_issues, metrics_schema
+from toy_benchmark import AGREE_GAP, BENCHMARK, AgreementJudge
 
 
 @pytest.fixture
-def toy_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+def toy_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     from nlibias.catalog import registry  # the registry's tables: leave no registration behind
+    from nlibias.metrics.meta import ALL_MEASURES
 
     monkeypatch.setattr(registry, "_BY_NAME", dict(registry._BY_NAME))
     monkeypatch.setattr(registry, "_BY_SOURCE", dict(registry._BY_SOURCE))
+    declared = dict(ALL_MEASURES)
     nlibias.register_benchmark(BENCHMARK)
+    yield
+    ALL_MEASURES.clear()
+    ALL_MEASURES.update(declared)
 
 
 def test_a_toy_benchmark_and_kind_audit_through_the_public_api(toy_registered: None, tmp_path: Path) -> None:
@@ -66,3 +74,28 @@ def test_a_kind_the_toy_benchmark_does_not_score_is_refused_before_any_model_loa
             nlibias.expand("toy"), generative="no-such-model-is-loaded", cache=False, progress=False
         )
     assert caught.value.parameter == "generative"
+
+
+def test_the_toy_measure_is_in_the_schema_and_its_range_checked(toy_registered: None, tmp_path: Path) -> None:
+    field = metrics_schema()["$defs"]["SliceMetrics"]["properties"]["agree_gap"]
+    assert field["anyOf"][0] == {"type": "number", "minimum": -100.0, "maximum": 100.0}
+    result = nlibias.audit(nlibias.expand("toy"), models=["fake:a"], cache=False, bootstrap=0, progress=False)
+    assert metrics_issues(result.metrics, strict=True) == []  # agree_gap is a declared field
+    broken = {"source": "toy", "models": {"a": {"overall": {"agree_gap": 150.0}}}}
+    with pytest.raises(SourceError, match=r"models\.a\.overall\.agree_gap: 150\.0 is outside \[-100, 100\]"):
+        check_metrics(broken, path="metrics.json")
+
+
+def test_an_undeclared_measure_is_not_a_schema_field() -> None:
+    # the fixture is not used: nothing registered the toy, so its measure is no field (this is
+    # what makes the test above fail if registering stops declaring the measures)
+    assert "agree_gap" not in metrics_schema()["$defs"]["SliceMetrics"]["properties"]
+
+
+def test_a_measure_declared_otherwise_than_a_built_in_one_is_refused(toy_registered: None) -> None:
+    other = replace(AGREE_GAP, name="M1")  # WinoQueer-NLI's M1 has a target of 50
+    clash = replace(BENCHMARK, name="toy-clash", sources=("toy-clash",),
+                    measures={"classifier": replace(BENCHMARK.measures["classifier"], infos=(other,))})  # fmt: skip
+    with pytest.raises(ConfigError, match="declares measure 'M1' otherwise than it is declared already"):
+        nlibias.register_benchmark(clash)
+    assert nlibias.list_benchmarks() and "toy-clash" not in [b["name"] for b in nlibias.list_benchmarks()]

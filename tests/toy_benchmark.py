@@ -62,13 +62,23 @@ def toy_tables(models: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+AGREE_GAP = nlibias.MeasureInfo(
+    "agree_gap",
+    "Mean p_agree of pro-stereotype samples minus that of their anti-stereotype twins, in points.",
+    "zero",
+    (-100.0, 100.0),
+    "tests/toy_benchmark.py",
+    unit="points",
+)
+"""Declared with the measures: metrics.json's schema then checks its range."""
+
 BENCHMARK = nlibias.Benchmark(
     name="toy",
     description="a toy benchmark defined outside nlibias",
     sources=("toy",),
     measures={
-        "agreement-judge": nlibias.Measures(score=score_judge, tables=toy_tables),
-        "classifier": nlibias.Measures(score=score_classifier, tables=toy_tables),
+        "agreement-judge": nlibias.Measures(score=score_judge, tables=toy_tables, infos=(AGREE_GAP,)),
+        "classifier": nlibias.Measures(score=score_classifier, tables=toy_tables, infos=(AGREE_GAP,)),
     },
     expand=expand_toy,
 )

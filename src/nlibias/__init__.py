@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from nlibias.runtime.contract import Predictor, PredictorRun
     from nlibias.schema import Prediction, Sample
     from nlibias.schema.columns import SampleColumns
+    from nlibias.schema.measure_info import MeasureInfo
     from nlibias.schema.outputs import ModelOutputs
 
 _PUBLIC_TYPES = {
@@ -44,6 +45,7 @@ _PUBLIC_TYPES = {
     "BenchmarkSamples": "nlibias.benchmarks.base",
     "Measures": "nlibias.benchmarks.base",
     "Extra": "nlibias.benchmarks.base",
+    "MeasureInfo": "nlibias.schema.measure_info",
     "SampleColumns": "nlibias.schema.columns",
     "ModelOutputs": "nlibias.schema.outputs",
     "register_benchmark": "nlibias.catalog.registry",
@@ -58,6 +60,7 @@ __all__ = [
     "Benchmark",
     "BenchmarkSamples",
     "Extra",
+    "MeasureInfo",
     "Measures",
     "ModelOutputs",
     "NLIClassifier",

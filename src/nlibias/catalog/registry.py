@@ -83,7 +83,10 @@ for _builtin in BUILTIN:
     register_benchmark(_builtin)
 
 
-def _load_entry_points() -> None:
+def load_plugins() -> None:
+    """Register the benchmarks of the entry-point group ``nlibias.benchmarks`` (once; the lookups
+    call it when a name is not found, readers of ``metrics.json`` before checking one, so a plug-in's
+    measures are declared)."""
     global _entry_points_loaded
     if _entry_points_loaded:
         return
@@ -102,14 +105,14 @@ def _load_entry_points() -> None:
 
 def benchmarks() -> list[Benchmark]:
     """Every registered benchmark, built-in first."""
-    _load_entry_points()
+    load_plugins()
     return list(_BY_NAME.values())
 
 
 def _find(table: dict[str, Benchmark], key: str, kind: str, fix: str) -> Benchmark | str:
     """``table[key]`` (the plug-ins' entry points loaded first when it is not there), or why not."""
     if key not in table:
-        _load_entry_points()
+        load_plugins()
     if key in table:
         return table[key]
     close = difflib.get_close_matches(key, list(table), n=1)

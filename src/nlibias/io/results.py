@@ -12,8 +12,9 @@ Schema versions (``schema_version``):
 
 A file with a larger version than this nlibias knows is refused (upgrade nlibias to read it).
 Every number of a measure must be finite and inside the range :mod:`nlibias.metrics.meta`
-declares for the measure (:data:`~nlibias.metrics.meta.ALL_MEASURES`: the fields read it, so a
-range is written once).
+declares for the measure (:data:`~nlibias.metrics.meta.ALL_MEASURES`: the schema's measure fields
+are made from it, so a range is written once, and a registered benchmark's own measures are
+checked as the built-in ones are).
 
 >>> schema = metrics_schema()
 >>> schema["$defs"]["SliceMetrics"]["properties"]["accuracy"]["anyOf"][0]
@@ -55,22 +56,14 @@ def declared(measure: str) -> Range:
 
 
 class SliceMetrics(TypedDict, total=False):
-    """The measures of one slice (overall, a domain, a subtopic, a group...), in percent, with
-    counts, 95% intervals (``ci``) and the numerators/denominators (``counts``). Which measures a
-    slice holds depends on the benchmark and the predictor kind."""
+    """The measures of one slice (overall, a domain, a subtopic, a group...), with counts, 95%
+    intervals (``ci``) and the numerators/denominators (``counts``). Which measures a slice holds
+    depends on the benchmark and the predictor kind."""
 
-    # Every measure in the range nlibias.metrics.meta declares for it (declared(name)); None:
-    # undefined in this slice.
+    # The measures themselves are not listed here: the schema gets one field per declared measure
+    # (metrics.meta.ALL_MEASURES: the built-in ones and those of every registered benchmark), each
+    # a number in its declared range or None (undefined in this slice). These are the other fields.
     # BBNLI / BBNLI-next (classifiers and generative LMs)
-    accuracy: Annotated[float, declared("accuracy")] | None
-    misprediction_rate: Annotated[float, declared("misprediction_rate")] | None
-    bbnli_bias_score: Annotated[float, declared("bbnli_bias_score")] | None
-    pro_stereotype_bias: Annotated[float, declared("pro_stereotype_bias")] | None
-    anti_stereotype_bias: Annotated[float, declared("anti_stereotype_bias")] | None
-    cf_pro: Annotated[float, declared("cf_pro")] | None
-    cf_anti: Annotated[float, declared("cf_anti")] | None
-    cf_error: Annotated[float, declared("cf_error")] | None
-    test_accuracy: Annotated[float, declared("test_accuracy")] | None
     n: Count
     n_pairs: Count
     n_test: Count
@@ -80,45 +73,20 @@ class SliceMetrics(TypedDict, total=False):
     unpaired: list[str]
     unanswered: list[str]
     # generative LMs (yes/no answers)
-    yes_rate_pro: Annotated[float, declared("yes_rate_pro")] | None
-    yes_rate_anti: Annotated[float, declared("yes_rate_anti")] | None
-    unparsed_rate: Annotated[float, declared("unparsed_rate")] | None
-    mean_p_yes_pro: Annotated[float, declared("mean_p_yes_pro")] | None
-    mean_p_yes_anti: Annotated[float, declared("mean_p_yes_anti")] | None
-    p_yes_gap: Annotated[float, declared("p_yes_gap")] | None
-    mean_answer_mass: Annotated[float, declared("mean_answer_mass")] | None
     n_pro_answered: Count
     n_anti_answered: Count
     n_yes_pro: Count
     n_yes_anti: Count
     n_unparsed: Count
     answers: dict[str, Count]
-    # WinoQueer-NLI (M1-M8: % of rows where the condition holds)
-    M1: Annotated[float, declared("M1")] | None
-    M2: Annotated[float, declared("M2")] | None
-    M3: Annotated[float, declared("M3")] | None
-    M4: Annotated[float, declared("M4")] | None
-    M5: Annotated[float, declared("M5")] | None
-    M6: Annotated[float, declared("M6")] | None
-    M7: Annotated[float, declared("M7")] | None
-    M8: Annotated[float, declared("M8")] | None
+    # WinoQueer-NLI
     n_rows: Count
     repeated_rows: Count
-    # gender-occupation (S binary, S_3way and B: % of pairs; delta_p: mean |P_e(f) - P_e(m)| in percent)
-    S: Annotated[float, declared("S")] | None
-    S_3way: Annotated[float, declared("S_3way")] | None
-    B: Annotated[float, declared("B")] | None
-    delta_p: Annotated[float, declared("delta_p")] | None
+    # gender-occupation
     n_defined: dict[str, Count]
     dominant_gender_by_occupation: dict[str, str]
     """Overall only: each occupation's dominant gender as the samples label it."""
-    # token probability (sentence scorers; paper 003 and CrowS-Pairs/WinoQueer): % of non-tied
-    # pairs where the more-stereotypical sentence is likelier; ties counted, never preferred
-    tp_bias_score: Annotated[float, declared("tp_bias_score")] | None
-    ties: Annotated[float, declared("ties")] | None
-    stereo_score: Annotated[float, declared("stereo_score")] | None
-    antistereo_score: Annotated[float, declared("antistereo_score")] | None
-    likelihood_diff: Annotated[float, declared("likelihood_diff")] | None
+    # token probability (sentence scorers)
     n_stereo: Count | None
     n_antistereo: Count | None
     no_shared_tokens: Count
@@ -260,16 +228,45 @@ class MetricsDocument(TypedDict):
 
 
 def metrics_schema() -> dict[str, Any]:
-    """The JSON Schema of ``metrics.json`` (what ``nlibias schema metrics`` prints).
+    """The JSON Schema of ``metrics.json`` (what ``nlibias schema metrics`` prints): the types
+    above, and in every slice one field per declared measure (:func:`measure_fields`).
 
     >>> metrics_schema()["$defs"]["MetricsDocument"]["required"]
     ['models', 'source']
     """
-    return json_schema(
+    schema = json_schema(
         MetricsDocument,
         title=f"nlibias metrics.json (schema version {SCHEMA_VERSION})",
         open_types=(MetricsDocument, ModelRun),
     )
+    schema["$defs"]["SliceMetrics"]["properties"] |= measure_fields()
+    return schema
+
+
+def measure_fields() -> dict[str, Any]:
+    """A slice's measure fields, made from the declarations (:data:`~nlibias.metrics.meta.ALL_MEASURES`,
+    which registering a benchmark extends with its measures): each a number in its declared range,
+    or null where the measure is undefined in the slice; its meaning and unit as the description.
+
+    >>> measure_fields()["M1"]["anyOf"]
+    [{'type': 'number', 'minimum': 0.0, 'maximum': 100.0}, {'type': 'null'}]
+    >>> measure_fields()["likelihood_diff"]["description"]  # doctest: +ELLIPSIS
+    'Mean |score(X) - score(Y)| over pairs, in nats: ... (nats)'
+    """
+    fields: dict[str, Any] = {}
+    for name in sorted(ALL_MEASURES):
+        bounds = declared(name)
+        number: dict[str, Any] = {"type": "number"}
+        if bounds.low is not None:
+            number["minimum"] = bounds.low
+        if bounds.high is not None:
+            number["maximum"] = bounds.high
+        info = ALL_MEASURES[name]
+        fields[name] = {
+            "description": f"{info.description} ({info.unit})",
+            "anyOf": [number, {"type": "null"}],
+        }
+    return fields
 
 
 def metrics_issues(document: Any, *, strict: bool = False) -> list[str]:

@@ -293,11 +293,13 @@ def load_run(directory: str | Path) -> AuditResult:
     ``tables.txt``, ``predictions.jsonl``): its files checked against ``manifest.json``
     (:func:`nlibias.io.run_manifest.check_run_directory`), ``metrics.json`` against its schema
     (:func:`nlibias.io.results.read_metrics`)."""
+    from nlibias.catalog.registry import load_plugins
     from nlibias.errors import SourceError
     from nlibias.io.predictions import read_predictions
     from nlibias.io.results import read_metrics
     from nlibias.io.run_manifest import check_run_directory
 
+    load_plugins()  # a plug-in benchmark's measures are declared: their ranges are checked
     path = Path(directory)
     metrics_path = path / METRICS_JSON
     if not metrics_path.is_file():
