@@ -99,3 +99,24 @@ def test_a_measure_declared_otherwise_than_a_built_in_one_is_refused(toy_registe
     with pytest.raises(ConfigError, match="declares measure 'M1' otherwise than it is declared already"):
         nlibias.register_benchmark(clash)
     assert nlibias.list_benchmarks() and "toy-clash" not in [b["name"] for b in nlibias.list_benchmarks()]
+
+
+def test_a_measure_outside_its_declared_range_stops_the_audit_before_writing(
+    toy_registered: None, tmp_path: Path
+) -> None:
+    class Overjoyed(AgreementJudge):
+        name = "overjoyed"
+
+        def predict(self, samples, cache, *, progress=True):  # type: ignore[no-untyped-def]
+            # p_agree 3.0 on pro samples and 0.0 on anti: a gap of 300 points, outside [-100, 100]
+            values = [3.0 if code == 0 else 0.0 for code in samples.columns.stereotype.tolist()]
+            rows = [nlibias.Prediction(i, self.name, None, extra={"kind": self.kind, "p_agree": v})
+                    for i, v in zip(samples.columns.ids, values, strict=True)]  # fmt: skip
+            return nlibias.PredictorRun.of_predictions(rows, self.kind, {})
+
+    with pytest.raises(
+        ConfigError, match=r"models\.overjoyed\.overall\.agree_gap: 300\.0 is outside \[-100, 100\]"
+    ):
+        nlibias.audit(nlibias.expand("toy"), models=[Overjoyed()], cache=False, bootstrap=0, progress=False,
+                      out_dir=tmp_path / "run")  # fmt: skip
+    assert not (tmp_path / "run" / "metrics.json").exists()

@@ -29,7 +29,7 @@ from nlibias.report.tables import format_all_tables
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import Predictor
 from nlibias.schema import Prediction, Sample
-from nlibias.schema.model_keys import PredictorKind
+from nlibias.schema.predictor_kinds import PredictorKind
 from nlibias.version import __version__
 
 if TYPE_CHECKING:
@@ -263,6 +263,21 @@ def score_run_section(
     return cast(RunInfo, section)
 
 
+def check_measures(metrics: MetricsDocument, benchmark: Benchmark) -> None:
+    """Refuse ``metrics`` when a measure is outside the range it is declared with (or not a finite
+    number): a scorer's fault, stopped before anything is written, as ``load_run`` would refuse
+    the file afterwards."""
+    from nlibias.io.results import metrics_issues
+
+    problems = metrics_issues(metrics)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ConfigError(
+            f"the measures of benchmark {benchmark.name!r} gave {problems[0]}{more}: outside what the "
+            "measure declares (its MeasureInfo range); nothing was written. Fix the scorer or the declaration"
+        )
+
+
 def finish_run(
     out_dir: str | Path | None,
     predictions: Sequence[Prediction],
@@ -277,6 +292,7 @@ def finish_run(
     is given: the last step of every audit and scoring. ``predictions_file``: ``predictions.jsonl``
     already written under a temporary name (while the predictions were read), renamed in with
     the other files."""
+    check_measures(metrics, benchmark)
     tables = format_all_tables(metrics, benchmark)
     if note:
         tables = f"{tables}\n\nNote: {note}"
