@@ -4,7 +4,10 @@
 * BBNLI-next Table 7: Model | Domain | Mispred | Pro | Anti | Error
 * BBNLI-next Table 8: the four most biased subtopics per model and prompt style
 * WinoQueer-NLI Table 3: Model | NLI <run>... (M1, one column per run)
-* the occupation set and any other benchmark: Model | Slice | every measure present
+* every run but BBNLI's (the occupation set, WinoQueer-NLI, any other benchmark): Model | Slice |
+  every measure present, titled by the run's source, its measures and their units
+
+Which tables a run gets is read from the measures its metrics hold, never from its ``source``.
 
 Numbers are shown with two decimals.
 
@@ -17,9 +20,11 @@ Numbers are shown with two decimals.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.ranking import TOP_SUBTOPICS, stored_ranking
 from nlibias.report.metric_readers import GENERIC_SKIP, is_number, model_parts, numeric_measures, slice_groups
 from nlibias.report.paper_table_format import TABLE_FORMATS as TABLE_FORMATS
@@ -168,13 +173,73 @@ def _overall(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
     return overall if isinstance(overall, Mapping) else {}
 
 
-def generic_table(models: Mapping[str, Mapping[str, Any]], *, key: str, title: str) -> PaperTable | None:
-    """Model | Slice | every numeric measure present (overall first, then every ``by_*`` slice)."""
+def generic_measures(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Every numeric measure in the models' ``overall``, in order of appearance.
+
+    >>> generic_measures({"a": {"overall": {"n": 3, "S": 1.0}}, "b": {"overall": {"B": 2.0, "S": 0.5}}})
+    ['S', 'B']
+    """
     measures: list[str] = []
     for metrics in models.values():
         overall = metrics.get("overall")
         if isinstance(overall, Mapping):
             measures += [m for m in numeric_measures(overall, skip=GENERIC_SKIP) if m not in measures]
+    return measures
+
+
+def measures_title(name: str, measures: Sequence[str]) -> str:
+    """A generic table's title from what it shows, never from which benchmark it is: ``name``
+    (the run's source), the measures (numbered runs such as M1..M8 shortened to ``M1–M8``) and
+    their units as :data:`nlibias.metrics.meta.ALL_MEASURES` declares them (an undeclared
+    measure names none).
+
+    >>> measures_title("wq-nli", [f"M{i}" for i in range(1, 9)])
+    'wq-nli measures M1–M8 (%)'
+    >>> measures_title("occupations", ["S", "delta_p", "B"])
+    'occupations measures S, ΔP, B (%)'
+    >>> measures_title("pairs", ["tp_bias_score", "likelihood_diff", "x"])
+    'pairs measures tp_bias_score, likelihood_diff, x (%; likelihood_diff in nats)'
+    """
+    units = {m: ALL_MEASURES[m].unit for m in measures if m in ALL_MEASURES}
+    stated = (["%"] if "%" in units.values() else []) + [f"{m} in {u}" for m, u in units.items() if u != "%"]
+    names = _name_list([MEASURE_TITLES.get(m, m) for m in measures])
+    return f"{name} measures {names}" + (f" ({'; '.join(stated)})" if stated else "")
+
+
+_NUMBERED = re.compile(r"(.*?)(\d+)")
+
+
+def _name_list(names: Sequence[str]) -> str:
+    """``names`` joined by commas, three or more consecutive numbered names as one range.
+
+    >>> _name_list(["M1", "M2", "M3", "M5", "M6", "S"])
+    'M1–M3, M5, M6, S'
+    """
+    parts: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        parts.extend([f"{run[0]}–{run[-1]}"] if len(run) >= 3 else run)
+        run.clear()
+
+    for name in names:
+        match, last = _NUMBERED.fullmatch(name), _NUMBERED.fullmatch(run[-1]) if run else None
+        follows = (
+            match is not None
+            and last is not None
+            and match[1] == last[1]
+            and int(match[2]) == int(last[2]) + 1
+        )
+        if not follows:
+            flush()
+        run.append(name)
+    flush()
+    return ", ".join(parts)
+
+
+def generic_table(models: Mapping[str, Mapping[str, Any]], *, key: str, title: str) -> PaperTable | None:
+    """Model | Slice | every numeric measure present (overall first, then every ``by_*`` slice)."""
+    measures = generic_measures(models)
     if not measures:
         return None
     rows: list[list[Any]] = []
@@ -188,7 +253,19 @@ def generic_table(models: Mapping[str, Mapping[str, Any]], *, key: str, title: s
 def paper_tables(
     runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]],
 ) -> list[PaperTable]:
-    """Every paper table that the runs' data supports. ``runs`` = ``(label, source, models)``."""
+    """Every paper table that the runs' data supports. ``runs`` = ``(label, source, models)``.
+
+    What is shown is decided by the measures present, never by ``source`` (a benchmark added to
+    the catalog gets its tables without a line here): BBNLI-next Tables 5, 7, 8 for runs with
+    BBNLI's pair measures, WinoQueer-NLI Table 3 and the TP/NLI R² table for runs whose models
+    report M1, and for every run but BBNLI's a generic table titled by its source, measures and
+    units (:func:`measures_title`; key ``<source>_measures``).
+
+    >>> models = {"bert": {"overall": {"M1": 60.0, "M2": 10.0}}}
+    >>> [(t.key, t.title) for t in paper_tables([("r", "renamed", models)])]  # doctest: +NORMALIZE_WHITESPACE
+    [('wq_table3', 'WinoQueer-NLI bias scores measured by M1 (%).'),
+     ('renamed_measures', 'renamed measures M1, M2 (%)')]
+    """
     tables: list[PaperTable] = []
     bbnli = [(label, models) for label, source, models in runs if _is_bbnli(models)]
     for label, models in bbnli:
@@ -196,7 +273,7 @@ def paper_tables(
         for table in (table5(models), table7(models), table8(models)):
             if table is not None and table.rows:
                 tables.append(_relabel(table, suffix, label if len(runs) > 1 else ""))
-    wq = [(label, models) for label, source, models in runs if source == "wq-nli" or _has(models, "M1")]
+    wq = [(label, models) for label, _source, models in runs if _has(models, "M1")]
     if wq:
         from nlibias.report.tp_correlation import correlation_table
 
@@ -207,10 +284,7 @@ def paper_tables(
         if _is_bbnli(models):
             continue
         suffix = f" [{label}]" if len(runs) > 1 else ""
-        title = {
-            "wq-nli": "WinoQueer-NLI measures M1–M8 (%)",
-            "occupations": "Gender-occupation S, ΔP, B",
-        }.get(source, f"{source} measures")
+        title = measures_title(source, generic_measures(models))
         table = generic_table(models, key=f"{source}_measures", title=title + suffix)
         if table is not None:
             tables.append(_relabel(table, "", label if len(runs) > 1 else ""))
