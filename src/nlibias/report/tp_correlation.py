@@ -85,26 +85,59 @@ def correlation_table(runs: ModelsByRun) -> PaperTable | None:
 def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
     """TP preference vs M1 on the same WinoQueer-NLI rows, for every (TP model, NLI model) of the
     runs, read from their ``predictions.jsonl`` (matched by sample id, so the TP and NLI models
-    may come from different runs of the same samples)."""
-    wq = [run for run in runs if run.source == "wq-nli"]
-    if not wq:
-        return []
-    samples = {s.id: s for run in wq for s in run.samples()}
-    tp: dict[str, list[Any]] = {}
-    nli: dict[str, list[Any]] = {}
-    for run in wq:
-        prefix = f"{run.label} · " if len(wq) > 1 else ""
-        for prediction in run.predictions():
+    may come from different runs of the same samples).
+
+    Which runs take part is read from their content, never from their ``source``:
+
+    * a run in which some model's ``overall`` holds M1 had its samples scored as WinoQueer-NLI rows
+      (M1 compares a row's stereotypical and counter-stereotypical premise and is declared once in
+      :mod:`nlibias.metrics.meta`: whatever reports it pairs its samples as M1 pairs them). Its
+      samples are the rows and its models with probabilities the NLI side;
+    * the TP side of those rows: the sentence scorers of that run itself, and of every run holding
+      ``tp_bias_score`` that scored the same samples (one of its samples is one of the rows, same id
+      and texts): a language model audited alone over the WinoQueer-NLI samples, beside a
+      classifier's run;
+    * nothing else: a run over other samples (BBNLI, occupations, CrowS-Pairs or WinoQueer sentence
+      pairs, a TP run over another samples file) is paired with no run, and without a run holding
+      M1 the list is empty. A (TP, NLI) pair is listed only where both ran over the same rows.
+
+    ``tp_nli_agreement`` in ``metrics.json`` is not the rule: only a run holding both kinds writes
+    it, so a sentence scorer and a classifier audited in two runs would not be paired.
+    """
+    rows = {i: {s.id: s for s in run.samples()} for i, run in enumerate(runs) if _reports(run, "M1")}
+    pairs = {
+        (i, j)
+        for i, own in rows.items()
+        if own
+        for j, run in enumerate(runs)
+        if i == j or (_reports(run, "tp_bias_score") and any(own.get(s.id) == s for s in run.samples()))
+    }
+    shown = sorted({k for pair in pairs for k in pair})
+    prefix = {k: f"{runs[k].label} · " if len(shown) > 1 else "" for k in shown}
+    tp: dict[int, dict[str, list[Any]]] = {k: {} for k in shown}
+    nli: dict[int, dict[str, list[Any]]] = {k: {} for k in shown}
+    for k in shown:
+        for prediction in runs[k].predictions():
             if prediction.kind == "sentence-logprob":
-                tp.setdefault(prefix + prediction.model, []).append(prediction)
-            elif prediction.probs is not None:
-                nli.setdefault(prefix + prediction.model, []).append(prediction)
-    listed = list(samples.values())
+                tp[k].setdefault(prediction.model, []).append(prediction)
+            elif prediction.probs is not None and k in rows:
+                nli[k].setdefault(prediction.model, []).append(prediction)
     return [
-        {"tp_model": t, "nli_model": n, **wq_nli_item_agreement(listed, tp[t], nli[n])}
-        for t in tp
-        for n in nli
+        {
+            "tp_model": prefix[j] + t,
+            "nli_model": prefix[i] + n,
+            **wq_nli_item_agreement(list(rows[i].values()), tp_rows, nli_rows),
+        }
+        for j in shown
+        for t, tp_rows in tp[j].items()
+        for i in shown
+        if (i, j) in pairs
+        for n, nli_rows in nli[i].items()
     ]
+
+
+def _reports(run: Run, measure: str) -> bool:
+    return any(measure in _overall(metrics) for metrics in run.models.values())
 
 
 def agreement_table(agreements: Sequence[Mapping[str, Any]]) -> PaperTable | None:
