@@ -17,13 +17,14 @@ True
 from __future__ import annotations
 
 import base64
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nlibias.io.atomic import atomic_write_text
-from nlibias.metrics.meta import MEASURES
+from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.report import plots as figures
 from nlibias.report.assets import REPORT_CSS as _CSS
 from nlibias.report.assets import REPORT_JS as _JS
@@ -41,6 +42,7 @@ from nlibias.report.paper_tables import (
     paper_tables,
 )
 from nlibias.report.run_notes import Caveat, caveats_html, provenance_html
+from nlibias.schema.measure_info import MeasureInfo
 
 ASSETS_DIR_SUFFIX = "_files"
 
@@ -353,6 +355,9 @@ def _paper_tables(runs: Sequence[Run]) -> str:
 
 
 def _glossary(runs: Sequence[Run]) -> str:
+    """Every declared measure (:data:`nlibias.metrics.meta.ALL_MEASURES`, which also holds the
+    measures a registered benchmark declares) present in some model's ``overall``, in declaration
+    order: meaning, better direction, range in the measure's unit, citation."""
     present = {
         k
         for r in runs
@@ -364,18 +369,40 @@ def _glossary(runs: Sequence[Run]) -> str:
         [
             _e(info.name),
             _e(info.description),
-            _e(info.direction),
-            _e(f"{info.range[0]:g} to {info.range[1]:g}"),
+            _e(_better(info)),
+            _e(_range(info)),
             _e(info.citation),
         ]
-        for info in MEASURES.values()
+        for info in ALL_MEASURES.values()
         if info.name in present
     ]
     return (
-        _table(["measure", "meaning", "better", "range (%)", "defined in"], rows, numeric_from=99)
-        if rows
-        else ""
+        _table(["measure", "meaning", "better", "range", "defined in"], rows, numeric_from=99) if rows else ""
     )
+
+
+def _better(info: MeasureInfo) -> str:
+    """Which values are better, in words.
+
+    >>> _better(ALL_MEASURES["M1"]), _better(ALL_MEASURES["bbnli_bias_score"]), _better(ALL_MEASURES["ties"])
+    ('closer to 50', 'closer to 0', 'neither')
+    """
+    if info.direction == "target" and info.target is not None:
+        return f"closer to {info.target:g}"
+    return {"zero": "closer to 0", "none": "neither"}.get(info.direction, info.direction)
+
+
+def _range(info: MeasureInfo) -> str:
+    """The range with its unit.
+
+    >>> _range(ALL_MEASURES["accuracy"]), _range(ALL_MEASURES["mean_answer_mass"])
+    ('0 to 100 %', '0 to 1 fraction')
+    >>> _range(ALL_MEASURES["likelihood_diff"])
+    '0 or more nats'
+    """
+    low, high = info.range
+    span = f"{low:g} or more" if math.isinf(high) else f"{low:g} to {high:g}"
+    return f"{span} {info.unit}"
 
 
 def render_report(
