@@ -59,6 +59,20 @@ def test_a_sentence_scorer_alone_gets_no_winoqueer_nli_table() -> None:
     assert table.title == "wq-nli measures tp_bias_score, ties, likelihood_diff (%; likelihood_diff in nats)"
 
 
+def test_sentence_scorers_audited_apart_join_table_3_of_their_source() -> None:
+    """A sentence scorer audited in a run directory of its own, over the samples of a run that
+    reports M1 (the same source), gets its TP column in Table 3; one over other samples does not."""
+    nli = wq_nli_metrics(m1=62.5)["models"]
+    lm = {"lm|tp=shared": {"overall": {"tp_bias_score": 55.0}}}
+    crows = {"lm2|tp=shared": {"overall": {"tp_bias_score": 70.0}}}
+    tables = paper_tables([("nli", "wq-nli", nli), ("tp", "wq-nli", lm), ("cp", "crows-pairs", crows)])
+    (table3,) = [t for t in tables if t.key == "wq_table3"]
+    assert table3.headers == ("Model", "TP nli", "NLI nli", "TP tp", "NLI tp")
+    rows = {row[0]: row[1:] for row in table3.rows}
+    assert rows["lm|tp=shared"] == [None, None, 55.0, None]
+    assert "lm2|tp=shared" not in rows
+
+
 # --- item-level TP vs M1 agreement ---------------------------------------------------------------
 
 # Four WinoQueer-NLI rows: (TP prefers the stereotypical sentence, M1 holds) per row.

@@ -258,7 +258,7 @@ def paper_tables(
     What is shown is decided by the measures present, never by ``source`` (a benchmark added to
     the catalog gets its tables without a line here): BBNLI-next Tables 5, 7, 8 for runs with
     BBNLI's pair measures, WinoQueer-NLI Table 3 and the TP/NLI R² table for runs whose models
-    report M1, and for every run but BBNLI's a generic table titled by its source, measures and
+    report M1 and the runs of the same source (sentence scorers audited apart), and for every run but BBNLI's a generic table titled by its source, measures and
     units (:func:`measures_title`; key ``<source>_measures``).
 
     >>> models = {"bert": {"overall": {"M1": 60.0, "M2": 10.0}}}
@@ -273,7 +273,10 @@ def paper_tables(
         for table in (table5(models), table7(models), table8(models)):
             if table is not None and table.rows:
                 tables.append(_relabel(table, suffix, label if len(runs) > 1 else ""))
-    wq = [(label, models) for label, _source, models in runs if _has(models, "M1")]
+    # WinoQueer-NLI's tables: the runs reporting M1 and every run of the same sample source (its
+    # sentence scorers may have been audited in a run directory of their own)
+    wq_sources = {source for _label, source, models in runs if _has(models, "M1")}
+    wq = [(label, models) for label, source, models in runs if source in wq_sources]
     if wq:
         from nlibias.report.tp_correlation import correlation_table
 
