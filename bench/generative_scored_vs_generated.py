@@ -77,7 +77,7 @@ def main() -> None:
     from nlibias.jobs.demo import sample_pairs_stratified
     from nlibias.models.generative.hf_causal import CausalLMSource, HFCausalLM
     from nlibias.models.generative.prompts import PROMPT_STYLES
-    from nlibias.schema.model_keys import GenerativeMode
+    from nlibias.schema.predictor_kinds import GenerativeMode
 
     bias = expand_bbnli(resolve_benchmark_path("bbnli")).bias_samples
     if args.premises > 0:

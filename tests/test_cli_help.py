@@ -107,13 +107,32 @@ def test_defaults_shared_by_the_command_line_and_the_library_agree() -> None:
     and the Inspect tasks said 64)."""
     import inspect
 
+    from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
     from nlibias.runtime.build import build_predictors
-    from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS
 
     audit = dict(COMMANDS)[("audit",)]
     option = next(p for p in audit.params if p.name == "max_new_tokens")
     library = inspect.signature(build_predictors).parameters["max_new_tokens"].default
     assert option.default == library == DEFAULT_MAX_NEW_TOKENS == 64
+
+
+def test_help_loads_no_model_library() -> None:
+    """``nlibias audit --help`` (whose defaults come from ``models/generative/defaults.py``) stays
+    light: neither torch nor transformers is imported to show it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from nlibias.cli.main import app\n"
+        "try:\n"
+        "    app(['audit', '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout[-500:]
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from nlibias.cli.app import app, echo_json, warn
-from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS
+from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 
 if TYPE_CHECKING:
     from nlibias.jobs.results import AuditResult

@@ -22,7 +22,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageUser, GenerateConfig, ModelAPI, ModelOutput
 
 from nlibias.errors import ConfigError
-from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS
+from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 
 
 class NlibiasModelAPI(ModelAPI):

@@ -42,9 +42,9 @@ from inspect_ai.solver import TaskState, generate
 from nlibias.errors import ConfigError
 from nlibias.integrations.offline import use_offline_token_count
 from nlibias.models.generative.answers import parse_answer
+from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.models.generative.prompts import PromptStyle, resolve_prompt_styles
 from nlibias.schema import Sample
-from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS
 
 use_offline_token_count()  # Inspect's token estimate would download tiktoken's o200k_base
 

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from nlibias.errors import ConfigError
+from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.runtime.contract import Predictor
-from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS, PredictorKind
+from nlibias.schema.predictor_kinds import PredictorKind
 
 SPEC_KINDS: dict[str, PredictorKind] = {
     "models": "classifier",

@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import ConfigError
 from nlibias.models.generative.backend import AnswerRecord, GenerativeBackend, build_backend
+from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.models.generative.prompts import PromptStyle, resolve_prompt_styles
 from nlibias.runtime.cache import PredictionCache, is_probability_row
 from nlibias.runtime.contract import PredictorRun
 from nlibias.runtime.loop import ComputedBatch, cached_outputs
 from nlibias.schema import Prediction
-from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS, MODES, GenerativeMode, model_key
+from nlibias.schema.model_keys import model_key
+from nlibias.schema.predictor_kinds import MODES, GenerativeMode
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import BenchmarkSamples

@@ -2,8 +2,9 @@
 ``metrics.json``. A classifier's key is its name; a generative LM asked with a prompt style in an
 answer mode reports under ``MODEL|prompt=STYLE|MODE``. This is the one parser of that form.
 
-Keys name results; they never decide which measures apply: that is the predictor kind recorded
-with the results (:data:`PREDICTOR_KINDS`).
+A sentence scorer reports under ``MODEL|tp=VARIANT``. Keys name results; they never decide which
+measures apply: that is the predictor kind recorded with the results
+(:mod:`nlibias.schema.predictor_kinds`, which holds the answer modes and variants keys name).
 
 >>> model_key("smollm2", "true", "scored")
 'smollm2|prompt=true|scored'
@@ -17,25 +18,7 @@ True
 
 from __future__ import annotations
 
-from typing import Literal
-
-GenerativeMode = Literal["scored", "generated"]
-MODES: tuple[str, ...] = ("scored", "generated")
-"""Answer modes of generative LMs: answer words scored in one forward pass, or generated text."""
-DEFAULT_MAX_NEW_TOKENS = 64
-"""Token limit of generated answers (``mode="generated"``), the one default of the library, the
-command line and the Inspect tasks (kept here, in a module without imports, for the CLI)."""
-
-PredictorKind = Literal["classifier", "generative", "sentence-logprob"]
-PREDICTOR_KINDS: tuple[str, ...] = ("classifier", "generative", "sentence-logprob")
-"""``classifier``: 3-way NLI probabilities; ``generative``: yes/no answers of a prompted LM;
-``sentence-logprob``: a language model's log-likelihood of both sentences of a sentence pair
-(token-probability bias, :mod:`nlibias.metrics.token_probability`)."""
-
-TPVariant = Literal["shared", "whole"]
-TP_VARIANTS: tuple[str, ...] = ("shared", "whole")
-"""Token-probability scores: ``shared`` sums the tokens the two sentences share (CrowS-Pairs,
-WinoQueer); ``whole`` sums every token of the sentence (lm-evaluation-harness ``crows_pairs``)."""
+from nlibias.schema.predictor_kinds import MODES, TP_VARIANTS
 
 
 def tp_model_key(model: str, variant: str) -> str:

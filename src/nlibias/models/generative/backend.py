@@ -20,8 +20,9 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from nlibias.errors import ConfigError
+from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
-from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS, GenerativeMode
+from nlibias.schema.predictor_kinds import GenerativeMode
 
 __all__ = ["AnswerBatch", "AnswerRecord", "FakeGenerativeBackend", "GenerativeBackend", "build_backend"]
 

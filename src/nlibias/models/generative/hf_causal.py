@@ -59,7 +59,7 @@ from nlibias.models.generative.sources import CausalLMSource as CausalLMSource
 from nlibias.models.generative.sources import local_source as local_source
 from nlibias.models.generative.sources import quick_file_hash as quick_file_hash
 from nlibias.models.generative.sources import smollm2_gguf_path as smollm2_gguf_path
-from nlibias.schema.model_keys import GenerativeMode
+from nlibias.schema.predictor_kinds import GenerativeMode
 
 PLAIN_ANSWER_CUE = "\nAnswer:"
 """Appended to the prompt of a model without a chat template, so the next token is the answer."""

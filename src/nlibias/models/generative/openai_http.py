@@ -38,8 +38,9 @@ from urllib.parse import urlsplit
 
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.models.generative.answers import parse_answer
+from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
-from nlibias.schema.model_keys import DEFAULT_MAX_NEW_TOKENS, GenerativeMode
+from nlibias.schema.predictor_kinds import GenerativeMode
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 PLAIN_ANSWER_CUE = "\nAnswer:"

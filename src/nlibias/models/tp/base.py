@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from nlibias.errors import ConfigError
-from nlibias.schema.model_keys import TP_VARIANTS
+from nlibias.schema.predictor_kinds import TP_VARIANTS
 
 
 def shared_positions(a: Sequence[Any], b: Sequence[Any]) -> tuple[list[int], list[int]]:

@@ -1,0 +1,14 @@
+"""Generation settings shared by the library, the command line and the Inspect tasks.
+
+Imports nothing (nor does :mod:`nlibias.models.generative`'s ``__init__``), so the command line can
+take its option defaults from here without loading torch.
+
+>>> DEFAULT_MAX_NEW_TOKENS
+64
+"""
+
+from __future__ import annotations
+
+DEFAULT_MAX_NEW_TOKENS = 64
+"""Token limit of generated answers (``mode="generated"``), the one default of the library, the
+command line and the Inspect tasks."""

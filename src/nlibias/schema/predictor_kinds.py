@@ -1,0 +1,33 @@
+"""Predictor kinds: what a predictor's outputs are, which decides the measures they get; and the
+variants of a kind (a generative LM's answer modes, a sentence scorer's token-probability scores).
+
+The kind is recorded with the results (``predictor_kinds`` in ``metrics.json``, ``kind`` in
+``predictions.jsonl``); a benchmark names the measures of each kind it scores
+(:class:`~nlibias.benchmarks.base.Benchmark`), and may name a kind of its own besides these. The
+variants are part of the model keys results are reported under (:mod:`nlibias.schema.model_keys`).
+
+>>> PREDICTOR_KINDS
+('classifier', 'generative', 'sentence-logprob')
+>>> MODES, TP_VARIANTS
+(('scored', 'generated'), ('shared', 'whole'))
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+PredictorKind = Literal["classifier", "generative", "sentence-logprob"]
+PREDICTOR_KINDS: tuple[str, ...] = ("classifier", "generative", "sentence-logprob")
+"""``classifier``: 3-way NLI probabilities; ``generative``: yes/no answers of a prompted LM;
+``sentence-logprob``: a language model's log-likelihood of both sentences of a sentence pair
+(token-probability bias, :mod:`nlibias.metrics.token_probability`)."""
+
+GenerativeMode = Literal["scored", "generated"]
+MODES: tuple[str, ...] = ("scored", "generated")
+"""Answer modes of generative LMs: answer words scored in one forward pass, or generated text."""
+
+TPVariant = Literal["shared", "whole"]
+TP_VARIANTS: tuple[str, ...] = ("shared", "whole")
+"""Token-probability scores of sentence scorers: ``shared`` sums the tokens the two sentences share
+(CrowS-Pairs, WinoQueer); ``whole`` sums every token of the sentence (lm-evaluation-harness
+``crows_pairs``)."""
