@@ -246,6 +246,10 @@ def probe_options_cases() -> list[Case]:
             "0=entailment,1=neutral,2=contradiction",
         ], "--label-map"
 
+    @add("options/dtype-on-fake")
+    def _(d: Path, base: Base) -> tuple[list[str], str]:
+        return [*audit_args(base.samples, d), "--dtype", "bfloat16"], "--dtype"
+
     @add("options/model-empty")
     def _(d: Path, base: Base) -> tuple[list[str], str]:
         args = audit_args(base.samples, d)

@@ -203,6 +203,40 @@ def test_a_label_map_no_classifier_reads_is_refused() -> None:
     assert caught.value.parameter == "models"
 
 
+def test_a_dtype_no_model_loads_weights_in_is_refused() -> None:
+    from nlibias.runtime.build import build_predictors
+
+    predictor = build_predictors(["fake:o"])[0]  # an object keeping the predictor contract
+    server = "openai:http://127.0.0.1:9/v1#m"
+    for models, options, named in (
+        (["fake:m"], {}, "'fake:m' (a fake)"),
+        ([], {"generative": ["fake:g", server]}, f"'fake:g' (a fake), {server!r} (behind a server"),
+        ([predictor], {"mlm": ["bert-base-uncased"]}, "'o' (a predictor object, used as it is), "
+         "'bert-base-uncased' (a sentence scorer"),
+        (["fake:m"], {"causal": [server]}, f"'fake:m' (a fake), {server!r} (behind a server"),
+    ):  # fmt: skip
+        with pytest.raises(ConfigError, match=r"^dtype 'bfloat16' applies to models that load") as caught:
+            build_predictors(models, dtype="bfloat16", **options)  # type: ignore[arg-type]
+        assert caught.value.parameter == "dtype"
+        assert f"none of those given does: {named}" in str(caught.value)
+        assert str(caught.value).endswith("; leave dtype out")
+
+
+def test_a_dtype_is_accepted_when_one_model_loads_weights_in_it(
+    tiny_nli_dir: Path, tiny_causal_dir: Path
+) -> None:
+    import torch
+
+    from nlibias.runtime.build import build_predictors
+
+    fake, hf = build_predictors(["fake:m", str(tiny_nli_dir)], dtype="float32", device="cpu")
+    assert fake.name == "m" and hf.classifier.dtype == torch.float32  # type: ignore[attr-defined]
+    generative = build_predictors(
+        ["fake:m"], generative=[str(tiny_causal_dir)], prompts=["true"], dtype="float32", device="cpu"
+    )
+    assert [p.kind for p in generative] == ["classifier", "generative"]
+
+
 @pytest.mark.parametrize("bad", [0, -1])
 def test_validation_status_needs_at_least_one_annotator(tmp_path: Path, bad: int) -> None:
     from nlibias.validation.resolve import parse_rule

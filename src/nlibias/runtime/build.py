@@ -67,8 +67,9 @@ def build_predictors(
     """One predictor per entry of ``models`` and one per (``generative``, ``prompts``) combination.
 
     ``models`` holds NLI classifiers' specs, or objects that keep the predictor contract (used as
-    they are). ``dtype``: the weights of local classifiers and LMs (default bf16 on a GPU, float32
-    on the CPU, which float32 on a GPU reproduces). ``quantize``, ``compile`` and ``threads`` go to
+    they are). ``dtype``: the weights of local classifiers and generative LMs (default bf16 on a GPU,
+    float32 on the CPU, which float32 on a GPU reproduces); refused when no model given takes it
+    (fakes, servers, predictor objects and sentence scorers do not). ``quantize``, ``compile`` and ``threads`` go to
     the NLI classifiers (:class:`~nlibias.models.nli.hf.HFNLIClassifier`); unset, never passed.
 
     ``devices`` (``["cuda:0", "cuda:1"]``) shards each NLI classifier over one worker process per
@@ -93,6 +94,7 @@ def build_predictors(
     specs = [m for m in models if not isinstance(m, Predictor)]
     placed = [d.strip() for d in devices if d.strip()]
     _check_options(specs, generative, mlm, causal, quantize=quantize, compile=compile, threads=threads)
+    _check_dtype_applies(dtype, models, generative, mlm, causal)
     _check_placement(device, placed, ray_address)
     set_torch_threads(threads)  # process-wide: the generative LMs run with it too
     options: dict[str, Any] = dict(
@@ -138,6 +140,56 @@ def _check_options(
     for parameter, given in (("models", specs), ("generative", generative), ("mlm", mlm), ("causal", causal)):
         if any(not spec.strip() for spec in given):  # "" would load the current directory as a model
             raise ConfigError(f"{parameter} holds an empty model name; name a model", parameter=parameter)
+
+
+def _check_dtype_applies(
+    dtype: str | None,
+    models: Sequence[ModelSpec],
+    generative: Sequence[str],
+    mlm: Sequence[str],
+    causal: Sequence[str],
+) -> None:
+    """Refuse a dtype that no model given would load its weights in (it would be ignored without a
+    word): it goes to NLI classifiers other than the fake (Hugging Face, ``prompt:MODEL``, a
+    registered backend) and to local generative LMs, never to a fake, a server, a predictor object
+    or a sentence scorer.
+
+    >>> _check_dtype_applies("float32", ["fake:a", "roberta-large-mnli"], [], [], [])
+    >>> _check_dtype_applies("float32", ["fake:a"], ["openai:http://h/v1#m"], [], [])
+    Traceback (most recent call last):
+    ...
+    nlibias.errors.ConfigError: dtype 'float32' applies to models that load their weights here (NLI classifiers such as a Hugging Face model or prompt:MODEL, local generative LMs), and none of those given does: 'fake:a' (a fake), 'openai:http://h/v1#m' (behind a server, which loads its own weights); leave dtype out
+    """
+    from nlibias.models.generative.backend import is_server_spec
+
+    if dtype is None:
+        return
+    takes = [m for m in models if not isinstance(m, Predictor) and m.partition(":")[0] != "fake"]
+    takes += [g for g in generative if not g.startswith("fake:") and not is_server_spec(g)]
+    if takes:
+        return
+    given = [_why_no_dtype(spec, scorer=False) for spec in [*models, *generative]]
+    given += [_why_no_dtype(spec, scorer=True) for spec in [*mlm, *causal]]
+    raise ConfigError(
+        f"dtype {dtype!r} applies to models that load their weights here (NLI classifiers such as a "
+        "Hugging Face model or prompt:MODEL, local generative LMs), and none of those given does: "
+        f"{', '.join(given) or 'no model'}; leave dtype out",
+        parameter="dtype",
+    )
+
+
+def _why_no_dtype(spec: ModelSpec, *, scorer: bool) -> str:
+    """``spec`` named with why it takes no dtype (:func:`_check_dtype_applies`); ``scorer``: given
+    as a sentence scorer (``mlm``, ``causal``)."""
+    from nlibias.models.generative.backend import is_server_spec
+
+    if isinstance(spec, Predictor):
+        return f"{spec.name!r} (a predictor object, used as it is)"
+    if is_server_spec(spec):
+        return f"{spec!r} (behind a server, which loads its own weights)"
+    if scorer:
+        return f"{spec!r} (a sentence scorer, loaded in its device's default dtype)"
+    return f"{spec!r} (a fake)"
 
 
 def _label_map(label_map: str | None, models: Sequence[str]) -> Any:
