@@ -211,8 +211,7 @@ def test_a_dtype_no_model_loads_weights_in_is_refused() -> None:
     for models, options, named in (
         (["fake:m"], {}, "'fake:m' (a fake)"),
         ([], {"generative": ["fake:g", server]}, f"'fake:g' (a fake), {server!r} (behind a server"),
-        ([predictor], {"mlm": ["bert-base-uncased"]}, "'o' (a predictor object, used as it is), "
-         "'bert-base-uncased' (a sentence scorer"),
+        ([predictor], {"causal": [server]}, f"'o' (a predictor object, used as it is), {server!r} (behind"),
         (["fake:m"], {"causal": [server]}, f"'fake:m' (a fake), {server!r} (behind a server"),
     ):  # fmt: skip
         with pytest.raises(ConfigError, match=r"^dtype 'bfloat16' applies to models that load") as caught:
@@ -223,7 +222,7 @@ def test_a_dtype_no_model_loads_weights_in_is_refused() -> None:
 
 
 def test_a_dtype_is_accepted_when_one_model_loads_weights_in_it(
-    tiny_nli_dir: Path, tiny_causal_dir: Path
+    tiny_nli_dir: Path, tiny_causal_dir: Path, tiny_mlm_dir: Path
 ) -> None:
     import torch
 
@@ -235,6 +234,10 @@ def test_a_dtype_is_accepted_when_one_model_loads_weights_in_it(
         ["fake:m"], generative=[str(tiny_causal_dir)], prompts=["true"], dtype="float32", device="cpu"
     )
     assert [p.kind for p in generative] == ["classifier", "generative"]
+    # sentence scorers load in it too (and record it: it keys their cache)
+    scorers = build_predictors([], mlm=[str(tiny_mlm_dir)], causal=[str(tiny_causal_dir)], dtype="bfloat16",
+                               device="cpu")  # fmt: skip
+    assert [p.describe()["dtype"] for p in scorers] == ["bfloat16", "bfloat16"]
 
 
 @pytest.mark.parametrize("bad", [0, -1])

@@ -118,8 +118,8 @@ def build_predictors(
         from nlibias.runtime.sentence_logprob import build_sentence_predictors
 
         predictors += build_sentence_predictors(
-            list(mlm), list(causal), variants=list(tp_variants), device=device, revision=revision,
-            concurrency=concurrency,
+            list(mlm), list(causal), variants=list(tp_variants), device=device, dtype=dtype,
+            revision=revision, concurrency=concurrency,
         )  # fmt: skip
     return predictors
 
@@ -151,14 +151,14 @@ def _check_dtype_applies(
 ) -> None:
     """Refuse a dtype that no model given would load its weights in (it would be ignored without a
     word): it goes to NLI classifiers other than the fake (Hugging Face, ``prompt:MODEL``, a
-    registered backend) and to local generative LMs, never to a fake, a server, a predictor object
-    or a sentence scorer.
+    registered backend), to local generative LMs and to local sentence scorers (``mlm``, and
+    ``causal`` but for servers), never to a fake, a server or a predictor object.
 
     >>> _check_dtype_applies("float32", ["fake:a", "roberta-large-mnli"], [], [], [])
     >>> _check_dtype_applies("float32", ["fake:a"], ["openai:http://h/v1#m"], [], [])
     Traceback (most recent call last):
     ...
-    nlibias.errors.ConfigError: dtype 'float32' applies to models that load their weights here (NLI classifiers such as a Hugging Face model or prompt:MODEL, local generative LMs), and none of those given does: 'fake:a' (a fake), 'openai:http://h/v1#m' (behind a server, which loads its own weights); leave dtype out
+    nlibias.errors.ConfigError: dtype 'float32' applies to models that load their weights here (NLI classifiers such as a Hugging Face model or prompt:MODEL, local generative LMs and sentence scorers), and none of those given does: 'fake:a' (a fake), 'openai:http://h/v1#m' (behind a server, which loads its own weights); leave dtype out
     """
     from nlibias.models.generative.backend import is_server_spec
 
@@ -166,29 +166,27 @@ def _check_dtype_applies(
         return
     takes = [m for m in models if not isinstance(m, Predictor) and m.partition(":")[0] != "fake"]
     takes += [g for g in generative if not g.startswith("fake:") and not is_server_spec(g)]
+    takes += [*mlm, *(c for c in causal if not is_server_spec(c))]
     if takes:
         return
-    given = [_why_no_dtype(spec, scorer=False) for spec in [*models, *generative]]
-    given += [_why_no_dtype(spec, scorer=True) for spec in [*mlm, *causal]]
+    given = [_why_no_dtype(spec) for spec in [*models, *generative, *causal]]
     raise ConfigError(
         f"dtype {dtype!r} applies to models that load their weights here (NLI classifiers such as a "
-        "Hugging Face model or prompt:MODEL, local generative LMs), and none of those given does: "
+        "Hugging Face model or prompt:MODEL, local generative LMs and sentence scorers), and none of "
+        "those given does: "
         f"{', '.join(given) or 'no model'}; leave dtype out",
         parameter="dtype",
     )
 
 
-def _why_no_dtype(spec: ModelSpec, *, scorer: bool) -> str:
-    """``spec`` named with why it takes no dtype (:func:`_check_dtype_applies`); ``scorer``: given
-    as a sentence scorer (``mlm``, ``causal``)."""
+def _why_no_dtype(spec: ModelSpec) -> str:
+    """``spec`` named with why it takes no dtype (:func:`_check_dtype_applies`)."""
     from nlibias.models.generative.backend import is_server_spec
 
     if isinstance(spec, Predictor):
         return f"{spec.name!r} (a predictor object, used as it is)"
     if is_server_spec(spec):
         return f"{spec!r} (behind a server, which loads its own weights)"
-    if scorer:
-        return f"{spec!r} (a sentence scorer, loaded in its device's default dtype)"
     return f"{spec!r} (a fake)"
 
 

@@ -91,13 +91,15 @@ def build_sentence_predictors(
     *,
     variants: Sequence[str] = ("shared",),
     device: str | None = None,
+    dtype: str | None = None,
     revision: str | None = None,
     concurrency: int | None = None,
 ) -> list[SentenceLogprobPredictor]:
     """One predictor per (model, variant): ``mlm`` specs are masked LMs (hub name or directory);
     ``causal`` specs are causal LMs (``smollm2``, a ``.gguf`` path, a directory, a hub name) or
     servers (``openai:URL#MODEL`` / ``openai-completions:URL#MODEL``: prompt log-probabilities
-    with ``echo``)."""
+    with ``echo``). ``dtype``: the weights' dtype of the local models (None: their device's
+    default), recorded with their scores and keying their cache."""
     from nlibias.models.generative.backend import is_server_spec
 
     variants = [check_variant(v) for v in variants] or ["shared"]
@@ -105,7 +107,7 @@ def build_sentence_predictors(
     for spec in mlm:
         from nlibias.models.tp.hf import HFMaskedScorer
 
-        scorers.append(HFMaskedScorer(spec, revision=revision, device=device))
+        scorers.append(HFMaskedScorer(spec, revision=revision, device=device, dtype=dtype))
     for spec in causal:
         if is_server_spec(spec):
             from nlibias.models.tp.server import ServerScorer
@@ -117,5 +119,5 @@ def build_sentence_predictors(
         else:
             from nlibias.models.tp.hf import HFCausalScorer
 
-            scorers.append(HFCausalScorer(spec, device=device))
+            scorers.append(HFCausalScorer(spec, device=device, dtype=dtype))
     return [SentenceLogprobPredictor(scorer, variant) for scorer in scorers for variant in variants]
