@@ -21,8 +21,8 @@ from nlibias.metrics.token_probability import (
     score_token_probability,
     score_token_probability_columns,
     wq_nli_item_agreement,
-    wq_nli_item_agreement_of_predictions,
 )
+from nlibias.report.tp_correlation import item_agreement_of_rows
 from nlibias.schema import LABEL_INDEX, Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.outputs import NO_LABEL, ModelOutputs
@@ -186,7 +186,7 @@ def test_agreement_over_columns_equals_a_count_over_objects(data: st.DataObject)
                 e = data.draw(st.floats(0, 1))
                 nli.append(Prediction(sample.id, "nli", "neutral", (e, (1 - e) / 2, (1 - e) / 2)))
     want = _agreement_by_objects(samples, tp, nli)
-    assert wq_nli_item_agreement_of_predictions(samples, tp, nli) == want
+    assert item_agreement_of_rows(samples, tp, nli) == want
     by_id = [{p.sample_id: p for p in rows} for rows in (tp, nli)]
     n = len(samples)
     values = {name: _nan(n) for name in ("score_more", "score_less")}

@@ -291,17 +291,3 @@ def wq_nli_item_agreement(columns: SampleColumns, tp: ModelOutputs, nli: ModelOu
     both &= np.isfinite(stereo).all(axis=1) & np.isfinite(counter).all(axis=1)
     prefer = preferences(more[both].tolist(), less[both].tolist())
     return item_agreement(prefer, (stereo[both, 0] > counter[both, 0]).tolist())
-
-
-def wq_nli_item_agreement_of_predictions(
-    samples: Sequence[Sample], tp: Sequence[Prediction], nli: Sequence[Prediction]
-) -> dict[str, Any]:
-    """:func:`wq_nli_item_agreement` over sample objects and two models' rows (matched by sample
-    id; a sample without a row has no output)."""
-    by_id = [{p.sample_id: p for p in rows} for rows in (tp, nli)]
-    aligned = [[rows.get(s.id) for s in samples] for rows in by_id]
-    return wq_nli_item_agreement(
-        SampleColumns.from_samples(samples),
-        ModelOutputs.of_predictions(aligned[0], "sentence-logprob"),
-        ModelOutputs.of_predictions(aligned[1], "classifier"),
-    )

@@ -20,10 +20,12 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nlibias.metrics.token_probability import r_and_r2
-from nlibias.metrics.token_probability import wq_nli_item_agreement_of_predictions as wq_nli_item_agreement
+from nlibias.metrics.token_probability import r_and_r2, wq_nli_item_agreement
 from nlibias.metrics.wq_nli import M_KEYS
 from nlibias.report.paper_table_format import PaperTable
+from nlibias.schema import Prediction, Sample
+from nlibias.schema.columns import SampleColumns
+from nlibias.schema.outputs import ModelOutputs
 
 if TYPE_CHECKING:
     from nlibias.report.load import Run
@@ -126,7 +128,7 @@ def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
         {
             "tp_model": prefix[j] + t,
             "nli_model": prefix[i] + n,
-            **wq_nli_item_agreement(list(rows[i].values()), tp_rows, nli_rows),
+            **item_agreement_of_rows(list(rows[i].values()), tp_rows, nli_rows),
         }
         for j in shown
         for t, tp_rows in tp[j].items()
@@ -138,6 +140,21 @@ def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
 
 def _reports(run: Run, measure: str) -> bool:
     return any(measure in _overall(metrics) for metrics in run.models.values())
+
+
+def item_agreement_of_rows(
+    samples: Sequence[Sample], tp: Sequence[Prediction], nli: Sequence[Prediction]
+) -> dict[str, Any]:
+    """:func:`~nlibias.metrics.token_probability.wq_nli_item_agreement` over the rows of two runs'
+    ``predictions.jsonl`` (matched to ``samples`` by sample id; a sample without a row has no
+    output)."""
+    by_id = [{p.sample_id: p for p in rows} for rows in (tp, nli)]
+    aligned = [[rows.get(s.id) for s in samples] for rows in by_id]
+    return wq_nli_item_agreement(
+        SampleColumns.from_samples(samples),
+        ModelOutputs.of_predictions(aligned[0], "sentence-logprob"),
+        ModelOutputs.of_predictions(aligned[1], "classifier"),
+    )
 
 
 def agreement_table(agreements: Sequence[Mapping[str, Any]]) -> PaperTable | None:
