@@ -88,9 +88,10 @@ def machine_info() -> dict[str, Any]:
 def bbnli_samples() -> list[Any]:
     """Every sample of the BBNLI expansion (bias and test samples) from the shared data copy."""
     from nlibias.benchmarks.bbnli import expand_bbnli
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
 
-    return list(expand_bbnli(resolve_benchmark_path("bbnli")).samples)
+    return list(expand_bbnli(resolve_data(BBNLI_DATA)).samples)
 
 
 def bbnli_pairs() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:

@@ -27,11 +27,12 @@ SUBTOPICS = ("jewish_woman_is_to_kids", "Muslim_man_to_many_wives")
 
 def masked_texts(n: int) -> list[str]:
     from nlibias.benchmarks.bbnli import load_bbnli_dir
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
     from nlibias.extension.masked_samples import expand_masked_templates
     from nlibias.extension.masked_templates import load_masked_templates
 
-    everything = load_bbnli_dir(resolve_benchmark_path("bbnli", None))
+    everything = load_bbnli_dir(resolve_data(BBNLI_DATA))
     chosen = [s for s in everything if s.subtopic in SUBTOPICS]
     masked = expand_masked_templates(load_masked_templates(None, everything), chosen)
     unique = list(dict.fromkeys(m.hypothesis for m in masked))

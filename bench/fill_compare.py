@@ -46,7 +46,8 @@ def main() -> None:
     common.set_threads(args.threads)
 
     from nlibias.benchmarks.bbnli import load_bbnli_dir
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
     from nlibias.extension.card import fill_comparison_section
     from nlibias.extension.config import MLMConfig
     from nlibias.extension.fill import causal_filler_for
@@ -57,7 +58,7 @@ def main() -> None:
     from nlibias.models.registry import create_classifier
     from nlibias.runtime.cache import PredictionCache, default_cache_path
 
-    everything = load_bbnli_dir(resolve_benchmark_path("bbnli", None))
+    everything = load_bbnli_dir(resolve_data(BBNLI_DATA))
     chosen = [s for s in everything if s.subtopic in SUBTOPICS]
     masked = expand_masked_templates(load_masked_templates(None, everything), chosen)
     if args.limit:

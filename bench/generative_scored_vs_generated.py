@@ -73,13 +73,14 @@ def main() -> None:
     import torch
 
     from nlibias.benchmarks.bbnli import expand_bbnli
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
     from nlibias.jobs.demo import sample_pairs_stratified
     from nlibias.models.generative.hf_causal import CausalLMSource, HFCausalLM
     from nlibias.models.generative.prompts import PROMPT_STYLES
     from nlibias.schema.predictor_kinds import GenerativeMode
 
-    bias = expand_bbnli(resolve_benchmark_path("bbnli")).bias_samples
+    bias = expand_bbnli(resolve_data(BBNLI_DATA)).bias_samples
     if args.premises > 0:
         import random
 

@@ -48,13 +48,14 @@ def main() -> None:
     args = parser.parse_args()
 
     from nlibias.benchmarks.bbnli import expand_bbnli
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
     from nlibias.models.generative.hf_causal import CausalLMSource, HFCausalLM
     from nlibias.models.generative.prompts import PROMPT_STYLES
     from nlibias.models.hf_common import quantize_int8_dynamic
 
     threads = common.set_threads(None)
-    bias = expand_bbnli(resolve_benchmark_path("bbnli")).bias_samples
+    bias = expand_bbnli(resolve_data(BBNLI_DATA)).bias_samples
     premises = sorted({s.premise for s in bias})
     chosen = set(random.Random(0).sample(premises, min(args.premises, len(premises))))
     prompts = list(

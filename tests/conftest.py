@@ -128,11 +128,12 @@ def wq_nli_expansion(wq_nli_csv: Path):  # type: ignore[no-untyped-def]
 def bbnli_samples_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The BBNLI expansion (3,134 samples) written as a samples run directory."""
     from nlibias.benchmarks.bbnli import expand_bbnli
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
     from nlibias.io.samples import write_samples
 
     run = tmp_path_factory.mktemp("bbnli-samples")
-    write_samples(run, list(expand_bbnli(resolve_benchmark_path("bbnli")).samples))
+    write_samples(run, list(expand_bbnli(resolve_data(BBNLI_DATA)).samples))
     return run
 
 

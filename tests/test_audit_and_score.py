@@ -173,9 +173,10 @@ def _naive_bbnli(samples: list[dict], labels: dict[str, str]) -> dict[str, float
 
 def test_score_on_bbnli_matches_independent_computation(tmp_path: Path) -> None:
     from nlibias.benchmarks.bbnli import expand_bbnli
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
 
-    samples = list(expand_bbnli(resolve_benchmark_path("bbnli")).samples)
+    samples = list(expand_bbnli(resolve_data(BBNLI_DATA)).samples)
     write_samples(tmp_path / "bbnli", samples)
     rng = random.Random(7)
     labels = {s.id: rng.choice(["entailment", "neutral", "neutral", "contradiction"]) for s in samples}
@@ -378,9 +379,10 @@ def test_audit_refuses_mixed_sources_before_compute() -> None:
 
 
 def test_cli_audit_with_tiny_hf_model_on_a_few_subtopics(tmp_path: Path, tiny_nli_dir: Path) -> None:
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
 
-    bbnli = resolve_benchmark_path("bbnli")
+    bbnli = resolve_data(BBNLI_DATA)
     expanded = runner.invoke(
         app,
         [

@@ -14,7 +14,8 @@ import pytest
 
 from nlibias.benchmarks.bbnli import expand_bbnli, load_bbnli_json
 from nlibias.benchmarks.bbnli_csv import read_bbnli_csv
-from nlibias.benchmarks.data_locations import resolve_benchmark_path
+from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+from nlibias.benchmarks.data_locations import resolve_data
 from nlibias.errors import SourceError
 
 # DESIGN.md "BBNLI expansion": bias-audit samples per subtopic on the 16 public files.
@@ -30,7 +31,7 @@ EXPECTED_BIAS = {
 
 @pytest.fixture(scope="module")
 def bbnli_dir() -> Path:
-    return resolve_benchmark_path("bbnli")
+    return resolve_data(BBNLI_DATA)
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,10 @@ from nlibias.schema.columns import Categorical, IdPositions, SampleColumns, Stri
 @pytest.fixture(scope="module")
 def bbnli() -> list[Sample]:
     from nlibias.benchmarks.bbnli import expand_bbnli
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
 
-    return list(expand_bbnli(resolve_benchmark_path("bbnli")).samples)
+    return list(expand_bbnli(resolve_data(BBNLI_DATA)).samples)
 
 
 def test_columns_read_back_every_field(bbnli: list[Sample]) -> None:

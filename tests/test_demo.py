@@ -19,9 +19,10 @@ from nlibias.schema import Sample
 @pytest.fixture(scope="module")
 def bias_samples() -> list[Sample]:
     from nlibias.benchmarks.bbnli import expand_bbnli
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
 
-    return expand_bbnli(resolve_benchmark_path("bbnli")).bias_samples
+    return expand_bbnli(resolve_data(BBNLI_DATA)).bias_samples
 
 
 def test_sample_covers_every_subtopic_with_whole_pairs(bias_samples: list[Sample]) -> None:

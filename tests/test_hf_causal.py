@@ -28,9 +28,10 @@ ANSWERS = ("yes", "no")
 
 def samples_of(n_pairs: int) -> list[Sample]:
     from nlibias.benchmarks.bbnli import expand_bbnli
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
 
-    bias = expand_bbnli(resolve_benchmark_path("bbnli")).bias_samples
+    bias = expand_bbnli(resolve_data(BBNLI_DATA)).bias_samples
     step = len(bias) // (2 * n_pairs)
     keys = list(dict.fromkeys(s.pair_key for s in bias))[::step][:n_pairs]
     return [s for s in bias if s.pair_key in set(keys)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nlibias.benchmarks import data_locations
-from nlibias.benchmarks.occupation_eval_sets import expand_eval_sets
+from nlibias.benchmarks.occupation_eval_sets import EVAL_SET_DATA, expand_eval_sets
 from nlibias.benchmarks.occupation_xlsx import read_eval_workbook
 from nlibias.benchmarks.occupations import HYPOTHESIS_TEMPLATES, expand_occupations
 from nlibias.cli.main import app
@@ -206,14 +207,13 @@ def test_named_set_from_the_data_dir_and_the_pinned_download(tmp_path: Path, mon
         return Response()
 
     monkeypatch.setattr(data_locations.urllib.request, "urlopen", urlopen)
-    url = data_locations.PINNED_FILES["occupations-eval/OOD_Evaluation_Set.xlsx"][0]
+    ood = EVAL_SET_DATA["ood-eval"]
+    url = ood.files["OOD_Evaluation_Set.xlsx"][0]
     assert url.startswith("https://raw.githubusercontent.com/shanyas10/Evaluating-gender-bias/bdb4a8e")
     with pytest.raises(ValueError, match="checksum mismatch"):
-        data_locations.download_benchmark("ood-eval", tmp_path / "cache")
-    monkeypatch.setitem(
-        data_locations.PINNED_FILES, "occupations-eval/OOD_Evaluation_Set.xlsx", (url, f"gitblob:{blob}")
-    )
-    got = data_locations.download_benchmark("ood-eval", tmp_path / "cache")
+        data_locations.download_data(ood, tmp_path / "cache")
+    ours = replace(ood, files={"OOD_Evaluation_Set.xlsx": (url, f"gitblob:{blob}")})
+    got = data_locations.download_data(ours, tmp_path / "cache")
     assert fetched == [url, url]  # never the SNLI or MNLI file
     assert sorted(p.name for p in got.iterdir()) == ["OOD_Evaluation_Set.xlsx"]
 

@@ -492,10 +492,11 @@ def llama_server() -> Iterator[LlamaServer]:
 
 def _bbnli_samples(n_pairs: int) -> list[Sample]:
     from nlibias.benchmarks.bbnli import expand_bbnli
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
     from nlibias.jobs.demo import sample_pairs_stratified
 
-    bias = expand_bbnli(resolve_benchmark_path("bbnli")).bias_samples
+    bias = expand_bbnli(resolve_data(BBNLI_DATA)).bias_samples
     return sample_pairs_stratified(bias, n_pairs, seed=1, min_per_subtopic=1)[: 2 * n_pairs]
 
 

@@ -172,10 +172,11 @@ def test_plans_rebuild_every_prompt_once_and_keep_the_caps(seed: int) -> None:
 def bbnli_like_prompts(n_premises: int = 3, n_hypotheses: int = 5) -> list[str]:
     """Paper Prompt 1 on real BBNLI premises, each with several hypotheses of different lengths."""
     from nlibias.benchmarks.bbnli import expand_bbnli
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
 
     by_premise: dict[str, list[str]] = {}
-    for sample in expand_bbnli(resolve_benchmark_path("bbnli")).bias_samples:
+    for sample in expand_bbnli(resolve_data(BBNLI_DATA)).bias_samples:
         by_premise.setdefault(sample.premise, [])
         if sample.hypothesis not in by_premise[sample.premise]:
             by_premise[sample.premise].append(sample.hypothesis)

@@ -14,7 +14,8 @@ import pytest
 
 import nlibias.catalog.registry as scoring
 from nlibias.benchmarks.base import Benchmark
-from nlibias.benchmarks.data_locations import resolve_benchmark_path
+from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+from nlibias.benchmarks.data_locations import resolve_data
 from nlibias.catalog.bbnli import BENCHMARK as BBNLI
 from nlibias.catalog.registry import get_benchmark, read_benchmark_samples, register_benchmark
 from nlibias.io.samples import read_samples, write_samples
@@ -28,7 +29,7 @@ def _samples(source: str) -> list[Sample]:
     if source == "bbnli":
         from nlibias.benchmarks.bbnli import expand_bbnli
 
-        return list(expand_bbnli(resolve_benchmark_path("bbnli")).samples)
+        return list(expand_bbnli(resolve_data(BBNLI_DATA)).samples)
     if source == "wq-nli":
         from nlibias.benchmarks.wq_nli import expand_wq_nli
 

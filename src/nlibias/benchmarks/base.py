@@ -28,6 +28,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
+from nlibias.benchmarks.data_locations import PinnedData
 from nlibias.errors import ConfigError
 from nlibias.schema import Sample
 from nlibias.schema.columns import SampleColumns
@@ -109,7 +110,7 @@ class Benchmark:
     """The sentence pair each sample stands for, for the measures of language models' sentence
     scores; None: its samples hold no sentence pairs."""
     extras: tuple[Extra, ...] = ()
-    pinned_data: tuple[Any, ...] = ()
+    pinned_data: tuple[PinnedData, ...] = ()
     """Where its source data comes from (the pinned upstream files, checked on download)."""
     citation: str = ""
     data: Mapping[str, Any] = field(default_factory=dict)

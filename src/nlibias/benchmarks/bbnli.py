@@ -11,8 +11,9 @@ GROUP1[0], GROUP2 = GROUP2[0]; bias hypotheses are pro-stereotype) and an ``anti
 dropped as NLI samples: bias samples are unique by (formulation, premise, hypothesis) and test
 samples by (premise, hypothesis, true label) within a subtopic.
 
->>> from nlibias.benchmarks.data_locations import resolve_benchmark_path
->>> expansion = expand_bbnli(resolve_benchmark_path("bbnli"))  # doctest: +SKIP
+>>> from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+>>> from nlibias.benchmarks.data_locations import resolve_data
+>>> expansion = expand_bbnli(resolve_data(BBNLI_DATA))  # doctest: +SKIP
 >>> len(expansion.bias_samples), len(expansion.test_samples)   # doctest: +SKIP
 (2276, 858)
 """

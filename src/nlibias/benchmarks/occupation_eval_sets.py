@@ -18,6 +18,12 @@ machine and Python version and does not depend on row order, so the set keeps th
 pairs (Table 1 counts 3,800 instances, one per premise, like the 1,900 of the I sets whose rows each
 hold one hypothesis pair). ``"all"`` gives every premise all three (11,400 pairs). The choice and
 the seed are recorded in ``expansion.json``.
+
+The three workbooks are pinned here, one :class:`~nlibias.benchmarks.data_locations.PinnedData`
+each (:data:`EVAL_SET_DATA`, the occupations benchmark's ``pinned_data``):
+
+>>> [d.paths() for d in EVAL_SET_DATA.values()][2]
+('occupations-eval/OOD_Evaluation_Set.xlsx',)
 """
 
 from __future__ import annotations
@@ -29,13 +35,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nlibias.benchmarks.data_locations import OCCUPATION_EVAL_COMMIT, OCCUPATION_EVAL_FILES, git_blob_id
+from nlibias.benchmarks.data_locations import PinnedData, git_blob_id, resolve_data
 from nlibias.benchmarks.occupation_list import GENDERS, load_occupations
 from nlibias.benchmarks.occupation_xlsx import EvalRow, EvalWorkbook, is_workbook, read_eval_workbook
 from nlibias.errors import ConfigError
 from nlibias.schema import Sample
 
 SOURCE, DOMAIN = "occupations", "gender"
+
+# Paper 004's evaluation sets (the authors' Excel workbooks; the repository has no licence, so
+# nlibias never ships them: it reads a user's copy or downloads one, checked by git blob id).
+OCCUPATION_EVAL_COMMIT = "bdb4a8e636e0f11c8aa887a53a101fcd968a9fc3"
+OCCUPATION_EVAL_DIR = "occupations-eval"
+_OCCUPATION_EVAL_URL = (
+    f"https://raw.githubusercontent.com/shanyas10/Evaluating-gender-bias/{OCCUPATION_EVAL_COMMIT}/dataset/"
+)
+OCCUPATION_EVAL_FILES = {
+    "snli-eval": ("SNLI_Evaluation_Set.xlsx", "e3580dcbbe2937774dcd538b0025a7101380353d"),
+    "mnli-eval": ("MNLI_Evaluation_Set.xlsx", "f116ede15974d3269a930a6ea1bb1027ca2347c2"),
+    "ood-eval": ("OOD_Evaluation_Set.xlsx", "5f2eb6bde442fa26d52c294d543ac565769e7944"),
+}
+"""Each evaluation set's name (``--source snli-eval``), its file and its upstream git blob id."""
+EVAL_SET_DATA: dict[str, PinnedData] = {
+    name: PinnedData(
+        name=name,
+        directory=OCCUPATION_EVAL_DIR,
+        files={file: (_OCCUPATION_EVAL_URL + file, f"gitblob:{blob}")},
+        main_file=file,
+        layout=f"{OCCUPATION_EVAL_DIR}/<SNLI|MNLI|OOD>_Evaluation_Set.xlsx",
+    )
+    for name, (file, blob) in OCCUPATION_EVAL_FILES.items()
+}
+"""Each evaluation set's pinned workbook (all three share the folder ``occupations-eval``; a
+download writes only the set asked for)."""
 TEMPLATE_CHOICES = ("one", "all")
 #: The set a known file name or source name stands for, and its expected data rows.
 SET_OF_FILE = {file: name.removesuffix("-eval") for name, (file, _) in OCCUPATION_EVAL_FILES.items()}
@@ -131,9 +163,7 @@ def resolve_set_path(source: str | Path) -> Path:
     name = named_set(source)
     if name is None:
         return Path(source)
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
-
-    return resolve_benchmark_path(name)
+    return resolve_data(EVAL_SET_DATA[name])
 
 
 def template_draw(seed: int, eval_set: str, row: int) -> int:

@@ -11,6 +11,12 @@ same group (so the measures' per-domain slices are the per-group scores of the r
 >>> pairs = read_pair_rows(io.StringIO("more,less,group\\nA b.,C b.,g\\n"), "pairs.csv")
 >>> [(s.premise, s.hypothesis, s.group) for s in pairs]
 [('A b.', 'C b.', 'g')]
+
+CrowS-Pairs' and WinoQueer's upstream files are pinned here (:data:`CROWS_PAIRS_DATA`,
+:data:`WINOQUEER_DATA`), each a single CSV:
+
+>>> CROWS_PAIRS_DATA.layout, WINOQUEER_DATA.layout
+('crows-pairs/crows_pairs_anonymized.csv', 'winoqueer/winoqueer_final.csv')
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from nlibias.benchmarks.data_locations import PinnedData, resolve_data
 from nlibias.errors import SourceError
 from nlibias.schema import Sample
 from nlibias.textio.json_text import parse_json
@@ -33,6 +40,33 @@ BBNLI_TP = "bbnli-tp"
 USER_PAIRS = "sentence-pairs"
 DIRECTIONS = {"stereo": "pro", "antistereo": "anti"}
 """CrowS-Pairs ``stereo_antistereo`` → the sample's ``stereotype`` (the pair's direction)."""
+
+CROWS_PAIRS_COMMIT = "8aaac11"
+WINOQUEER_COMMIT = "1180ba6"
+CROWS_PAIRS_DATA = PinnedData(
+    name=CROWS_PAIRS,
+    directory="crows-pairs",
+    files={
+        "crows_pairs_anonymized.csv": (
+            f"https://raw.githubusercontent.com/nyu-mll/crows-pairs/{CROWS_PAIRS_COMMIT}/data/crows_pairs_anonymized.csv",
+            "dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c",
+        )
+    },
+    main_file="crows_pairs_anonymized.csv",
+)
+"""CrowS-Pairs' CSV at the pinned commit and its SHA-256."""
+WINOQUEER_DATA = PinnedData(
+    name=WINOQUEER,
+    directory="winoqueer",
+    files={
+        "winoqueer_final.csv": (
+            f"https://raw.githubusercontent.com/katyfelkner/winoqueer/{WINOQUEER_COMMIT}/data/winoqueer_final.csv",
+            "gitblob:0c874a4b98b41435a2359e9a69d95ab7bd95302d",
+        )
+    },
+    main_file="winoqueer_final.csv",
+)
+"""WinoQueer's file is pinned by its git blob id (what ``git ls-tree`` shows for it upstream)."""
 
 
 @dataclass(frozen=True)
@@ -204,18 +238,14 @@ def read_user_pairs(path: str | Path) -> list[Sample]:
 
 def expand_crows_pairs(source: str | Path | None = None) -> PairExpansion:
     """CrowS-Pairs from ``source`` (the CSV or a data dir; default: the data dir or the pinned download)."""
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
-
-    path = resolve_benchmark_path(CROWS_PAIRS, source)
+    path = resolve_data(CROWS_PAIRS_DATA, source)
     return PairExpansion(tuple(read_crows_pairs(path)), str(path))
 
 
 def expand_winoqueer(source: str | Path | None = None) -> PairExpansion:
     """WinoQueer from ``source`` (the CSV or a data dir; default: the data dir or the pinned
     download, checked against its git blob id)."""
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
-
-    path = resolve_benchmark_path(WINOQUEER, source)
+    path = resolve_data(WINOQUEER_DATA, source)
     return PairExpansion(tuple(read_winoqueer(path)), str(path))
 
 

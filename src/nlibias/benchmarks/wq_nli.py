@@ -17,6 +17,8 @@ them all; :attr:`WQNLIExpansion.repeats` lists them.
 
 >>> canonical_predicate("is a danger to children")
 'are a danger to children'
+>>> WQ_NLI_DATA.layout  # where the pinned CSV lies under a data dir
+'wq-nli/winoqueer_nli.csv'
 >>> canonical_predicate("He is a groomer"[3:])
 'are groomers'
 """
@@ -33,11 +35,27 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from nlibias.benchmarks.data_locations import PinnedData, resolve_data
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample
 from nlibias.textio.text_files import csv_header, read_csv_records, read_text
 
 SOURCE = "wq-nli"
+
+WQ_NLI_COMMIT = "547cb0a81eeb3102ffa114aa35d3d70bc4843597"
+_WQ_URL = f"https://raw.githubusercontent.com/katyfelkner/wq-nli/{WQ_NLI_COMMIT}/data/"
+WQ_NLI_DATA = PinnedData(
+    name="wq-nli",
+    directory="wq-nli",
+    files={
+        "winoqueer_nli.csv": (
+            _WQ_URL + "winoqueer_nli.csv",
+            "f0a3a9201692b74cde50fec2aa42caa21c951c0746650346f996174282db34af",
+        )
+    },
+    main_file="winoqueer_nli.csv",
+)
+"""The WinoQueer-NLI CSV at the pinned commit and its SHA-256 (the registered benchmark's ``pinned_data``)."""
 COLUMNS = ("stereo_premise", "counter_premise", "hypothesis")
 GOLD: Label = "neutral"
 
@@ -458,9 +476,7 @@ def expand_wq_nli(source: str | Path | None = None) -> WQNLIExpansion:
     >>> len(expansion.triples), len(expansion.samples), len(expansion.repeats)  # doctest: +SKIP
     (38144, 76288, 128)
     """
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
-
-    path = resolve_benchmark_path("wq-nli", source)
+    path = resolve_data(WQ_NLI_DATA, source)
     triples = read_wq_nli(path)
     samples = [sample for triple in triples for sample in triple_samples(triple)]
     return WQNLIExpansion(tuple(samples), tuple(triples), str(path), tuple(_warnings(triples)))

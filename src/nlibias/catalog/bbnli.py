@@ -5,7 +5,7 @@ answer rates for generative LMs."""
 from __future__ import annotations
 
 from nlibias.benchmarks.base import Benchmark
-from nlibias.benchmarks.bbnli_source import expand_bbnli_source
+from nlibias.benchmarks.bbnli_source import BBNLI_DATA, expand_bbnli_source
 from nlibias.catalog.kinds import GENERATIVE_PAIR_MEASURES, nli_measures
 from nlibias.metrics.bbnli_scorer import score_bbnli_probabilities
 from nlibias.metrics.meta import MEASURES
@@ -23,4 +23,5 @@ BENCHMARK = Benchmark(
     expand=expand_bbnli_source,
     summary_table=format_bbnli_expansion,
     provenance_keys=(),  # the BBNLI measures read no provenance: audits do not hold it
+    pinned_data=(BBNLI_DATA,),
 )

@@ -4,6 +4,7 @@ measures S (binary), ΔP, B and S_3way for classifiers and for generative LMs' a
 from __future__ import annotations
 
 from nlibias.benchmarks.base import Benchmark
+from nlibias.benchmarks.occupation_eval_sets import EVAL_SET_DATA
 from nlibias.benchmarks.occupations import expand_occupations
 from nlibias.catalog.kinds import generative_measures, nli_measures
 from nlibias.metrics.meta import OCCUPATION_MEASURES
@@ -23,4 +24,5 @@ BENCHMARK = Benchmark(
     expand_options=("balance", "hypothesis_templates", "seed"),
     summary_table=format_occupations_expansion,
     provenance_keys=PROVENANCE_KEYS,
+    pinned_data=tuple(EVAL_SET_DATA.values()),
 )

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nlibias.benchmarks.base import Benchmark, Extra
-from nlibias.benchmarks.wq_nli import expand_wq_nli
+from nlibias.benchmarks.wq_nli import WQ_NLI_DATA, expand_wq_nli
 from nlibias.benchmarks.wq_tp import recover_pair
 from nlibias.catalog.kinds import TOKEN_PROBABILITY, generative_measures, nli_measures
 from nlibias.metrics.meta import WQ_NLI_MEASURES
@@ -64,4 +64,5 @@ BENCHMARK = Benchmark(
     provenance_keys=PROVENANCE_KEYS,
     sentence_pairs=wq_nli_sentence_pairs,
     extras=(Extra("tp_nli_agreement", tp_nli_agreement, tables=format_tp_nli),),
+    pinned_data=(WQ_NLI_DATA,),
 )

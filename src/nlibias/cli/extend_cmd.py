@@ -217,10 +217,11 @@ _MASKS_SUBTOPIC_OPT = typer.Option([], "--subtopic", help="Only these subtopics 
 
 def _subtopics(source: Path | None, names: Sequence[str]) -> tuple[list[BBNLISubtopic], list[BBNLISubtopic]]:
     from nlibias.benchmarks.bbnli import load_bbnli_dir
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
     from nlibias.errors import ConfigError
 
-    everything = load_bbnli_dir(resolve_benchmark_path("bbnli", source))
+    everything = load_bbnli_dir(resolve_data(BBNLI_DATA, source))
     by_id = {s.subtopic.lower(): s for s in everything}
     unknown = [n for n in names if n.lower() not in by_id]
     if unknown:

@@ -188,9 +188,10 @@ class Pipeline:
     def all_subtopics(self) -> list[BBNLISubtopic]:
         if self._subtopics is None:
             from nlibias.benchmarks.bbnli import load_bbnli_dir
-            from nlibias.benchmarks.data_locations import resolve_benchmark_path
+            from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+            from nlibias.benchmarks.data_locations import resolve_data
 
-            self._subtopics = load_bbnli_dir(resolve_benchmark_path("bbnli", self.config.source))
+            self._subtopics = load_bbnli_dir(resolve_data(BBNLI_DATA, self.config.source))
         return self._subtopics
 
     @property

@@ -159,10 +159,11 @@ def _write_demo_samples(
     """Expand BBNLI, keep every bias-audit sample (``full``) or a stratified sample of pairs, write
     them into the run directory; returns them and the number of pairs BBNLI has."""
     from nlibias.benchmarks.bbnli import expand_bbnli
-    from nlibias.benchmarks.data_locations import resolve_benchmark_path
+    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
     from nlibias.io.samples import write_samples
 
-    expansion = expand_bbnli(resolve_benchmark_path("bbnli", data_dir))
+    expansion = expand_bbnli(resolve_data(BBNLI_DATA, data_dir))
     bias = expansion.bias_samples
     samples = bias if full else sample_pairs_stratified(bias, sample_pairs, seed=seed)
     write_samples(out, samples)

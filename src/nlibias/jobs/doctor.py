@@ -228,12 +228,16 @@ def _size(path: Path) -> int:
 
 
 def _data() -> dict[str, DataInfo]:
-    from nlibias.benchmarks.data_locations import BENCHMARK_DIRS, locate_benchmark
+    """Where each registered benchmark's pinned data is found locally (each data once, by name)."""
+    from nlibias.benchmarks.data_locations import locate_data
+    from nlibias.catalog.registry import benchmarks
 
     data: dict[str, DataInfo] = {}
-    for benchmark in BENCHMARK_DIRS:
-        found = locate_benchmark(benchmark)
-        data[benchmark] = (
+    for pinned in (p for b in benchmarks() for p in b.pinned_data):
+        if pinned.name in data:
+            continue
+        found = locate_data(pinned)
+        data[pinned.name] = (
             {"found": True, "path": str(found[1]), "where": found[0]}
             if found is not None
             else {"found": False, "path": None, "where": None}
