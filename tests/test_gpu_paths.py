@@ -100,3 +100,29 @@ def test_generative_scored_answers_on_the_gpu_equal_the_cpu_ones(
     cpu, gpu = runs["cpu"].outputs, runs["cuda"].outputs
     assert (cpu.label_codes() == gpu.label_codes()).mean() > 0.99
     np.testing.assert_allclose(gpu.values["answer_probs.yes"], cpu.values["answer_probs.yes"], atol=1e-3)
+
+
+def test_sentence_scores_on_the_gpu_in_float32_equal_the_cpu_ones(
+    tiny_mlm_dir: Path, tiny_causal_dir: Path, tmp_path: Path
+) -> None:
+    """Sentence scorers take the dtype too: in float32 a masked LM's pseudo-log-likelihoods and a
+    causal LM's log-likelihoods on the GPU are the CPU's, and the dtype is recorded per scorer."""
+    import nlibias
+    from nlibias.catalog.registry import read_benchmark_samples
+    from nlibias.io.samples import read_samples, write_samples
+    from nlibias.runtime.sentence_logprob import build_sentence_predictors
+
+    # BBNLI's pro/anti hypotheses as sentence pairs
+    pairs = list(read_samples(nlibias.expand("bbnli-tp", out_dir=tmp_path / "all")))[:120]
+    write_samples(tmp_path / "pairs", pairs)
+    samples = read_benchmark_samples(tmp_path / "pairs")
+    scores = {}
+    for device in ("cpu", "cuda"):
+        predictors = build_sentence_predictors(
+            [str(tiny_mlm_dir)], [str(tiny_causal_dir)], device=device, dtype="float32"
+        )
+        assert [p.describe()["dtype"] for p in predictors] == ["float32", "float32"]
+        scores[device] = [p.predict(samples, None, progress=False).outputs.values for p in predictors]
+    for cpu, gpu in zip(scores["cpu"], scores["cuda"], strict=True):
+        for name in ("score_more", "score_less"):
+            np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-4, atol=1e-3, equal_nan=True)
