@@ -55,6 +55,29 @@ def test_report_reads_every_location_from_the_environment(isolated: Path) -> Non
         "where": "NLIBIAS_DATA_DIR",
     }
     assert report["data"]["wq-nli"] == {"found": False, "path": None, "where": None}
+    assert report["plugin_error"] is None
+
+
+def test_a_plug_in_that_fails_to_load_is_reported_and_the_rest_listed(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.metadata
+
+    from nlibias.catalog import registry
+
+    class BrokenEntry:
+        name, value = "mine", "pkg.mod:BENCH"
+
+        def load(self) -> object:
+            raise ModuleNotFoundError("No module named 'pkg'")
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: [BrokenEntry()])
+    monkeypatch.setattr(registry, "_entry_points_loaded", False)
+    report = environment_report(device=False)
+    assert (
+        report["plugin_error"] == "entry point 'mine' (pkg.mod:BENCH) failed to load: No module named 'pkg'"
+    )
+    assert report["data"]["bbnli"]["found"] and "wq-nli" in report["data"]  # the built-in ones
 
 
 def test_versions_are_the_installed_ones() -> None:

@@ -48,6 +48,8 @@ def doctor_command(
             else "not found (downloaded on first use)"
         )
         typer.echo(f"  {name}: {where}")
+    if report["plugin_error"]:
+        typer.echo(f"  plug-ins: {report['plugin_error']}")
     typer.echo("\nextras:")
     for extra, status in report["extras"].items():
         state = "installed" if status["installed"] else f"missing {', '.join(status['missing'])}"

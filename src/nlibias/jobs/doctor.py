@@ -7,7 +7,7 @@ downloads, loads a model or writes a file.
 >>> report["nlibias"] == __import__("nlibias").__version__
 True
 >>> sorted(report)
-['caches', 'data', 'device', 'extras', 'nlibias', 'packages', 'platform', 'python']
+['caches', 'data', 'device', 'extras', 'nlibias', 'packages', 'platform', 'plugin_error', 'python']
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ class EnvironmentReport(TypedDict):
     device: DeviceInfo | None
     caches: list[CacheInfo]
     data: dict[str, DataInfo]
+    plugin_error: str | None
+    """Why an installed benchmark plug-in failed to load (its data is then not listed), or None."""
     extras: dict[str, ExtraInfo]
     """Each optional feature (``pip install "nlibias[NAME]"``) and what it still lacks."""
 
@@ -76,6 +78,7 @@ def environment_report(*, device: bool = True) -> EnvironmentReport:
     from nlibias.version import __version__
 
     requirements = _requirements()
+    data, plugin_error = _data()
     return {
         "nlibias": __version__,
         "python": f"{platform.python_version()} ({sys.executable})",
@@ -89,7 +92,8 @@ def environment_report(*, device: bool = True) -> EnvironmentReport:
         ),
         "device": _device() if device else None,
         "caches": _caches(),
-        "data": _data(),
+        "data": data,
+        "plugin_error": plugin_error,
         "extras": extras_status(requirements, _installed),
     }
 
@@ -227,11 +231,19 @@ def _size(path: Path) -> int:
     return total
 
 
-def _data() -> dict[str, DataInfo]:
-    """Where each registered benchmark's pinned data is found locally (each data once, by name)."""
+def _data() -> tuple[dict[str, DataInfo], str | None]:
+    """Where each registered benchmark's pinned data is found locally (each data once, by name),
+    and why the plug-ins failed to load, if they did (the doctor reports it and goes on with the
+    benchmarks registered)."""
     from nlibias.benchmarks.data_locations import locate_data
-    from nlibias.catalog.registry import benchmarks
+    from nlibias.catalog.registry import benchmarks, load_plugins
+    from nlibias.errors import ConfigError
 
+    plugin_error = None
+    try:
+        load_plugins()
+    except ConfigError as error:
+        plugin_error = str(error)
     data: dict[str, DataInfo] = {}
     for pinned in (p for b in benchmarks() for p in b.pinned_data):
         if pinned.name in data:
@@ -242,7 +254,7 @@ def _data() -> dict[str, DataInfo]:
             if found is not None
             else {"found": False, "path": None, "where": None}
         )
-    return data
+    return data, plugin_error
 
 
 def human_size(n: int) -> str:
