@@ -49,19 +49,24 @@ def test_a_toy_benchmark_and_kind_audit_through_the_public_api(toy_registered: N
     assert str(loaded.tables()) == result.tables_text
 
 
+class FixedJudge(AgreementJudge):
+    """A toy-kind predictor that agrees ``pro`` with pro-stereotype samples and ``anti`` with the others."""
+
+    def __init__(self, name: str, pro: float, anti: float) -> None:
+        self.name, self.pro, self.anti = name, pro, anti
+
+    def predict(self, samples, cache, *, progress=True):  # type: ignore[no-untyped-def]
+        values = [self.pro if code == 0 else self.anti for code in samples.columns.stereotype.tolist()]
+        rows = [nlibias.Prediction(i, self.name, None, extra={"kind": self.kind, "p_agree": v})
+                for i, v in zip(samples.columns.ids, values, strict=True)]  # fmt: skip
+        return nlibias.PredictorRun.of_predictions(rows, self.kind, {})
+
+
 def test_the_gap_is_hand_derived_for_a_judge_that_prefers_pro(toy_registered: None, tmp_path: Path) -> None:
-    class ProJudge(AgreementJudge):
-        name = "pro-judge"
-
-        def predict(self, samples, cache, *, progress=True):  # type: ignore[no-untyped-def]
-            values = [0.9 if code == 0 else 0.4 for code in samples.columns.stereotype.tolist()]
-            rows = [nlibias.Prediction(i, self.name, None, extra={"kind": self.kind, "p_agree": v})
-                    for i, v in zip(samples.columns.ids, values, strict=True)]  # fmt: skip
-            return nlibias.PredictorRun.of_predictions(rows, self.kind, {})
-
     result = nlibias.audit(
-        nlibias.expand("toy"), models=[ProJudge()], cache=False, bootstrap=0, progress=False
-    )
+        nlibias.expand("toy"), models=[FixedJudge("pro-judge", 0.9, 0.4)], cache=False, bootstrap=0,
+        progress=False,
+    )  # fmt: skip
     # pro mean 0.9, anti mean 0.4: a gap of 50 points
     assert result.metrics["models"]["pro-judge"]["overall"]["agree_gap"] == pytest.approx(50.0)
 
@@ -104,19 +109,11 @@ def test_a_measure_declared_otherwise_than_a_built_in_one_is_refused(toy_registe
 def test_a_measure_outside_its_declared_range_stops_the_audit_before_writing(
     toy_registered: None, tmp_path: Path
 ) -> None:
-    class Overjoyed(AgreementJudge):
-        name = "overjoyed"
-
-        def predict(self, samples, cache, *, progress=True):  # type: ignore[no-untyped-def]
-            # p_agree 3.0 on pro samples and 0.0 on anti: a gap of 300 points, outside [-100, 100]
-            values = [3.0 if code == 0 else 0.0 for code in samples.columns.stereotype.tolist()]
-            rows = [nlibias.Prediction(i, self.name, None, extra={"kind": self.kind, "p_agree": v})
-                    for i, v in zip(samples.columns.ids, values, strict=True)]  # fmt: skip
-            return nlibias.PredictorRun.of_predictions(rows, self.kind, {})
-
+    # p_agree 3.0 on pro samples and 0.0 on anti: a gap of 300 points, outside [-100, 100]
+    overjoyed = FixedJudge("overjoyed", 3.0, 0.0)
     with pytest.raises(
         ConfigError, match=r"models\.overjoyed\.overall\.agree_gap: 300\.0 is outside \[-100, 100\]"
     ):
-        nlibias.audit(nlibias.expand("toy"), models=[Overjoyed()], cache=False, bootstrap=0, progress=False,
+        nlibias.audit(nlibias.expand("toy"), models=[overjoyed], cache=False, bootstrap=0, progress=False,
                       out_dir=tmp_path / "run")  # fmt: skip
     assert not (tmp_path / "run" / "metrics.json").exists()

@@ -67,10 +67,10 @@ def build_predictors(
     """One predictor per entry of ``models`` and one per (``generative``, ``prompts``) combination.
 
     ``models`` holds NLI classifiers' specs, or objects that keep the predictor contract (used as
-    they are). ``dtype``: the weights of local classifiers and generative LMs (default bf16 on a GPU,
-    float32 on the CPU, which float32 on a GPU reproduces); refused when no model given takes it
-    (fakes, servers, predictor objects and sentence scorers do not). ``quantize``, ``compile`` and ``threads`` go to
-    the NLI classifiers (:class:`~nlibias.models.nli.hf.HFNLIClassifier`); unset, never passed.
+    they are). ``dtype``: the weights of every local model (default bf16 on a GPU, float32 on the
+    CPU, which float32 on a GPU reproduces); refused when no model given takes it (fakes, servers
+    and predictor objects do not). ``quantize``, ``compile`` and ``threads`` go to the NLI
+    classifiers (:class:`~nlibias.models.nli.hf.HFNLIClassifier`); unset, never passed.
 
     ``devices`` (``["cuda:0", "cuda:1"]``) shards each NLI classifier over one worker process per
     device (:class:`~nlibias.models.nli.sharded.ShardedNLIClassifier`); ``ray_address`` (``"local"``
@@ -81,8 +81,8 @@ def build_predictors(
     ``mlm`` and ``causal`` add sentence scorers (token-probability bias; one predictor per model
     and ``tp_variants`` entry, :mod:`nlibias.runtime.sentence_logprob`).
 
-    ``concurrency``: requests in flight to each generative model behind a server
-    (``openai:URL#MODEL``; default 4), which a batching server such as vLLM answers at once.
+    ``concurrency``: requests in flight to each model behind a server (``openai:URL#MODEL``;
+    default 4), which a batching server such as vLLM answers at once.
 
     >>> build_predictors(["fake:a"], devices=["cpu"], device="cpu")
     Traceback (most recent call last):
@@ -93,19 +93,16 @@ def build_predictors(
 
     specs = [m for m in models if not isinstance(m, Predictor)]
     placed = [d.strip() for d in devices if d.strip()]
-    _check_options(specs, generative, mlm, causal, quantize=quantize, compile=compile, threads=threads)
-    _check_dtype_applies(dtype, models, generative, mlm, causal)
+    _check_options(
+        models, generative, mlm, causal, quantize=quantize, compile=compile, threads=threads, dtype=dtype
+    )
     _check_placement(device, placed, ray_address)
     set_torch_threads(threads)  # process-wide: the generative LMs run with it too
     options: dict[str, Any] = dict(
-        label_map=_label_map(label_map, specs),
-        revision=revision,
-        dtype=dtype,
-        max_tokens=max_tokens,
-        quantize=quantize,
+        label_map=_label_map(label_map, specs), revision=revision, dtype=dtype, max_tokens=max_tokens,
+        quantize=quantize, threads=threads,
         compile=compile or None,  # None is not passed: backends without the option still work
-        threads=threads,
-    )
+    )  # fmt: skip
     placement: dict[str, Any] = dict(
         devices=placed, ray_address=ray_address, ray_workers=ray_workers,
         ray_gpus_per_worker=ray_gpus_per_worker, device=device,
@@ -125,11 +122,15 @@ def build_predictors(
 
 
 def _check_options(
-    specs: Sequence[str], generative: Sequence[str], mlm: Sequence[str], causal: Sequence[str],
-    *, quantize: str | None, compile: bool, threads: int | None,
+    models: Sequence[ModelSpec], generative: Sequence[str], mlm: Sequence[str], causal: Sequence[str],
+    *, quantize: str | None, compile: bool, threads: int | None, dtype: str | None,
 ) -> None:  # fmt: skip
-    """Refuse speed settings out of range or for no classifier, and empty model names."""
+    """Refuse speed settings out of range or for no classifier, a dtype no model takes
+    (:func:`_check_dtype_applies`), and empty model names."""
     from nlibias.models.hf_common import check_speed_values
+
+    specs = [m for m in models if not isinstance(m, Predictor)]
+    _check_dtype_applies(dtype, models, generative, mlm, causal)
 
     check_speed_values(quantize=quantize, compile=compile, threads=threads)
     if (quantize or compile) and not specs:
