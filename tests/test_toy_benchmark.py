@@ -117,3 +117,19 @@ def test_a_measure_outside_its_declared_range_stops_the_audit_before_writing(
         nlibias.audit(nlibias.expand("toy"), models=[overjoyed], cache=False, bootstrap=0, progress=False,
                       out_dir=tmp_path / "run")  # fmt: skip
     assert not (tmp_path / "run" / "metrics.json").exists()
+
+
+def test_a_replaced_benchmark_may_declare_its_own_measures_anew(toy_registered: None) -> None:
+    """A notebook rerun: the toy registered again with its measure's range changed replaces the
+    declaration; the built-in ones stay fixed (M1 above)."""
+    from nlibias.metrics.meta import ALL_MEASURES
+
+    wider = replace(AGREE_GAP, range=(-200.0, 200.0))
+    measures = {kind: replace(m, infos=(wider,)) for kind, m in BENCHMARK.measures.items()}
+    nlibias.register_benchmark(replace(BENCHMARK, measures=measures), replace=True)
+    assert ALL_MEASURES["agree_gap"].range == (-200.0, 200.0)
+    other = replace(
+        BENCHMARK, name="toy-2", sources=("toy-2",), measures={"classifier": BENCHMARK.measures["classifier"]}
+    )
+    with pytest.raises(ConfigError, match="declares measure 'agree_gap' otherwise"):
+        nlibias.register_benchmark(other)  # another benchmark: the toy's declaration holds

@@ -70,8 +70,14 @@ def register_benchmark(benchmark: Benchmark, *, replace: bool = False) -> None:
                 f"{_BY_SOURCE[taken[0]].name!r} (pass replace=True)",
                 parameter="benchmark",
             )
+    replaced = _BY_NAME.get(benchmark.name)
+    # the measures only the replaced benchmark declared may be declared anew (a notebook's rerun)
+    redeclarable = set() if replaced is None else {i.name for i in replaced.measure_infos()}
+    redeclarable -= {i.name for b in _BY_NAME.values() if b is not replaced for i in b.measure_infos()}
     try:  # its measures' declarations, before anything of it is registered
-        register_measures(benchmark.measure_infos(), owner=f"benchmark {benchmark.name!r}")
+        register_measures(
+            benchmark.measure_infos(), owner=f"benchmark {benchmark.name!r}", redeclarable=redeclarable
+        )
     except ValueError as error:
         raise ConfigError(str(error), parameter="benchmark") from None
     _BY_NAME[benchmark.name] = benchmark

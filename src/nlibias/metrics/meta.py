@@ -20,7 +20,7 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from nlibias.schema.measure_info import MeasureInfo
 
@@ -357,11 +357,18 @@ ALL_MEASURES: dict[str, MeasureInfo] = _registry(
 )
 
 
-def register_measures(infos: Iterable[MeasureInfo], *, owner: str) -> None:
+BUILT_IN_MEASURES = frozenset(ALL_MEASURES)
+"""The names declared here, which no registration may declare otherwise."""
+
+
+def register_measures(
+    infos: Iterable[MeasureInfo], *, owner: str, redeclarable: Collection[str] = ()
+) -> None:
     """Declare measures beside the built-in ones (what registering a benchmark does with its
     measures' :attr:`~nlibias.benchmarks.base.Measures.infos`): ``metrics.json``'s schema then
     checks their range and grouped results rank by their direction. A name declared already must
-    be declared the same (``owner``: who declares them, for the error).
+    be declared the same (``owner``: who declares them, for the error), but for the
+    ``redeclarable`` names that are not built in (those of a benchmark being replaced).
 
     >>> register_measures([ALL_MEASURES["M1"]], owner="wq-nli")  # the same declaration: nothing to do
     >>> register_measures([MeasureInfo("M1", "other", "higher", (0.0, 1.0), "")], owner="toy")  # doctest: +ELLIPSIS
@@ -369,15 +376,17 @@ def register_measures(infos: Iterable[MeasureInfo], *, owner: str) -> None:
     ValueError: toy declares measure 'M1' otherwise than it is declared already (...): give it another name
     """
     declared = tuple(infos)
+    free = set(redeclarable) - BUILT_IN_MEASURES
     for info in declared:
         known = ALL_MEASURES.get(info.name)
-        if known is not None and known != info:
+        if known is not None and known != info and info.name not in free:
             raise ValueError(
                 f"{owner} declares measure {info.name!r} otherwise than it is declared already "
                 f"({known.description!r}): give it another name"
             )
     for info in declared:
-        ALL_MEASURES.setdefault(info.name, info)
+        if info.name in free or info.name not in ALL_MEASURES:
+            ALL_MEASURES[info.name] = info
 
 
 def measure_info(name: str) -> MeasureInfo:
