@@ -221,6 +221,15 @@ def test_a_dtype_no_model_loads_weights_in_is_refused() -> None:
         assert str(caught.value).endswith("; leave dtype out")
 
 
+def test_a_dtype_is_named_wrongly_before_it_is_found_to_apply_to_no_model() -> None:
+    from nlibias.runtime.build import build_predictors
+
+    with pytest.raises(ConfigError, match=r"^unknown dtype 'flaot32' \(use auto, float32") as caught:
+        build_predictors(["fake:m"], dtype="flaot32")
+    assert caught.value.parameter == "dtype"
+    assert [p.name for p in build_predictors(["fake:m"], dtype="auto")] == ["m"]  # auto: the default
+
+
 def test_a_dtype_is_accepted_when_one_model_loads_weights_in_it(
     tiny_nli_dir: Path, tiny_causal_dir: Path, tiny_mlm_dir: Path
 ) -> None:

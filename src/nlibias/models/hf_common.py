@@ -118,16 +118,29 @@ def choose_dtype(device: str, dtype: str | torch.dtype | None = None) -> torch.d
 
     if isinstance(dtype, torch.dtype):
         return dtype
-    if dtype is None or dtype == "auto":
+    name = dtype_choice(dtype)
+    if name is None:
         if device.startswith("cuda"):
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         return torch.float32
+    return getattr(torch, name)
+
+
+def dtype_choice(dtype: str | None) -> str | None:
+    """The torch dtype name ``dtype`` asks for, None for the device's default (None or ``auto``);
+    an unknown name is refused. Imports no torch.
+
+    >>> dtype_choice("bf16"), dtype_choice("auto")
+    ('bfloat16', None)
+    """
+    if dtype is None or dtype.lower() == "auto":
+        return None
     name = _DTYPE_NAMES.get(dtype.lower())
     if name is None:
         raise ConfigError(
             f"unknown dtype {dtype!r} (use auto, float32, bfloat16 or float16)", parameter="dtype"
         )
-    return getattr(torch, name)
+    return name
 
 
 def dtype_name(dtype: torch.dtype) -> str:

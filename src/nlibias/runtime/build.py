@@ -162,8 +162,9 @@ def _check_dtype_applies(
     nlibias.errors.ConfigError: dtype 'float32' applies to models that load their weights here (NLI classifiers such as a Hugging Face model or prompt:MODEL, local generative LMs and sentence scorers), and none of those given does: 'fake:a' (a fake), 'openai:http://h/v1#m' (behind a server, which loads its own weights); leave dtype out
     """
     from nlibias.models.generative.backend import is_server_spec
+    from nlibias.models.hf_common import dtype_choice
 
-    if dtype is None:
+    if dtype_choice(dtype) is None:  # the devices' defaults (none, or "auto"): nothing to apply
         return
     takes = [m for m in models if not isinstance(m, Predictor) and m.partition(":")[0] != "fake"]
     takes += [g for g in generative if not g.startswith("fake:") and not is_server_spec(g)]
