@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
+import secrets
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -189,8 +189,9 @@ def download_data(data: PinnedData, target: Path | None = None) -> Path:
         if actual != digest:
             raise ValueError(f"checksum mismatch for {url}: expected {digest}, got {actual}")
         dest.parent.mkdir(parents=True, exist_ok=True)  # only once a file is good: no empty folders
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".part-")
-        with os.fdopen(fd, "wb") as handle:
+        # open() gives the umask's mode (mkstemp's 0o600 would keep the data from other users)
+        tmp = dest.parent / f".part-{os.getpid()}-{secrets.token_hex(6)}"
+        with open(tmp, "xb") as handle:
             handle.write(payload)
         os.replace(tmp, dest)
     return folder

@@ -16,6 +16,7 @@ import json
 import os
 import signal
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,7 @@ from types import TracebackType
 from typing import Any
 
 _fault_points = 0
+_umask_lock = threading.Lock()
 
 
 def fault_point(label: str) -> None:
@@ -39,15 +41,53 @@ def fault_point(label: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system allows (Linux's
+    ``/proc/self/status``); elsewhere set and restored at once under a lock.
+
+    >>> 0 <= current_umask() <= 0o777
+    True
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _umask_lock:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The mode ``open()`` gives a new file under the current umask (0o644 under 0o022);
+    :func:`tempfile.mkstemp` always gives 0o600, so files written through a temporary name
+    are set to this before they replace their target.
+
+    >>> file_mode() == 0o666 & ~current_umask()
+    True
+    """
+    return 0o666 & ~current_umask()
+
+
+def directory_mode() -> int:
+    """The mode ``mkdir()`` gives a new folder under the current umask (0o755 under 0o022)."""
+    return 0o777 & ~current_umask()
+
+
 def temporary_file(path: Path) -> tuple[int, Path]:
     """A new temporary file next to ``path`` (an open descriptor and its path), named
     ``.NAME.PID.RANDOM.part``, after removing those a killed writer of ``path`` left (their
-    process is gone), so kills do not pile files up."""
+    process is gone), so kills do not pile files up. Its mode is the umask's
+    (:func:`file_mode`), not mkstemp's 0o600, so the file it becomes is readable as any other."""
     for part in path.parent.glob(f".{glob.escape(path.name)}.*.part"):
         pid = part.name[len(path.name) + 2 :].split(".", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
             part.unlink(missing_ok=True)
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".part")
+    os.chmod(name, file_mode())
     return fd, Path(name)
 
 

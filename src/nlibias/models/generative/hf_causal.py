@@ -416,15 +416,17 @@ class HFCausalLM:
 def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
     """Save a GGUF-loaded model as plain safetensors (atomically; failures only cost speed)."""
     import copy
+    import secrets
     import shutil
-    import tempfile
 
     from safetensors.torch import save_model
 
     staging: Path | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=target.parent))
+        # mkdir() gives the umask's mode (mkdtemp's 0o700 would hide the model from other users)
+        staging = target.parent / f".converting-{os.getpid()}-{secrets.token_hex(6)}"
+        staging.mkdir()
         config = copy.deepcopy(model.config)
         if hasattr(config, "quantization_config"):
             del config.quantization_config
