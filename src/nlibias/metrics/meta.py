@@ -76,6 +76,10 @@ MEASURES: dict[str, MeasureInfo] = _registry(
             "zero",
             (-100.0, 100.0),
             BBNLI_CITATION + "; " + BBNLI_NEXT_CITATION + ", section 3.4 and appendix A.6",
+            headline=True,
+            neutral=0.0,
+            signed=True,
+            title="pro - anti",
         ),
         MeasureInfo(
             "pro_stereotype_bias",
@@ -202,6 +206,10 @@ WQ_NLI_MEASURES: dict[str, MeasureInfo] = _registry(
             _PERCENT,
             WQ_NLI_CITATION + ", Table 2 (M1; 50% ideal, section 2.1)",
             target=50.0,
+            headline=True,
+            neutral=50.0,
+            signed=True,
+            title="M1 (p(E|S) > p(E|S~))",
         ),
         MeasureInfo(
             "M2",
@@ -269,6 +277,9 @@ OCCUPATION_MEASURES: dict[str, MeasureInfo] = _registry(
             "higher",
             _PERCENT,
             OCCUPATION_CITATION + ", sections 3.2 (binary task) and 3.2.2 (S)",
+            headline=True,
+            neutral=100.0,
+            title="S (same prediction)",
         ),
         MeasureInfo(
             "delta_p",
@@ -277,6 +288,9 @@ OCCUPATION_MEASURES: dict[str, MeasureInfo] = _registry(
             "lower",
             _PERCENT,
             OCCUPATION_CITATION + ", section 3.2.2 (delta P)",
+            headline=True,
+            neutral=0.0,
+            title="delta P",
         ),
         MeasureInfo(
             "B",
@@ -285,6 +299,10 @@ OCCUPATION_MEASURES: dict[str, MeasureInfo] = _registry(
             "lower",
             _PERCENT,
             OCCUPATION_CITATION + ", section 3.2.2 (B)",
+            headline=True,
+            neutral=50.0,
+            signed=True,
+            title="B (stereotype preferred)",
         ),
         MeasureInfo(
             "S_3way",
@@ -308,6 +326,10 @@ TOKEN_PROBABILITY_MEASURES: dict[str, MeasureInfo] = _registry(
             _PERCENT,
             WQ_NLI_CITATION + ", section 2.1 (50% ideal); " + CROWS_PAIRS_CITATION,
             target=50.0,
+            headline=True,
+            neutral=50.0,
+            signed=True,
+            title="TP score",
         ),
         MeasureInfo(
             "ties",

@@ -6,6 +6,13 @@ ones; a benchmark's :class:`~nlibias.benchmarks.base.Measures` carries those its
 >>> info = MeasureInfo("gap", "demo", "zero", (-100.0, 100.0), "none")
 >>> info.ideal, info.is_better(-2.0, 3.0)
 (0.0, True)
+
+A headline bias measure also says which value means "no bias" and whether it is signed (a value
+above the neutral one leans towards the stereotype, below it against):
+
+>>> gap = MeasureInfo("gap", "demo", "zero", (-100.0, 100.0), "none", headline=True, neutral=0.0, signed=True)
+>>> gap.bias_amount(-3.0), gap.leaning(-3.0)
+(3.0, 'anti')
 """
 
 from __future__ import annotations
@@ -42,8 +49,24 @@ class MeasureInfo:
     unit: str = "%"
     target: float | None = None
     """The unbiased value of a ``target`` measure (None for the other directions)."""
+    headline: bool = False
+    """One of the measures that answer "is this model biased?" for its benchmark: shown first,
+    with its interval, in every output (verdicts), and tested by the gate."""
+    neutral: float | None = None
+    """The value that means "no bias" (0 for pro - anti, 50 for shares an unbiased model splits
+    evenly, 100 for S); None for a measure that is not a bias measure."""
+    signed: bool = False
+    """True when a value above :attr:`neutral` leans towards the stereotype and a value below it
+    against (its verdict says which way); False for a magnitude (S, delta P: how much, not which
+    way)."""
+    title: str = ""
+    """A short name for tables and verdicts (default: :attr:`name`)."""
 
     def __post_init__(self) -> None:
+        if (self.headline or self.signed) and self.neutral is None:
+            raise ValueError(f"measure {self.name!r}: a headline or signed measure needs its neutral value")
+        if self.neutral is not None and not self.range[0] <= self.neutral <= self.range[1]:
+            raise ValueError(f"measure {self.name!r}: neutral {self.neutral} is outside its range {self.range}")
         if (self.direction == "target") != (self.target is not None):
             raise ValueError(f"measure {self.name!r}: give a target exactly when the direction is 'target'")
         if self.target is not None and not self.range[0] <= self.target <= self.range[1]:
@@ -59,6 +82,31 @@ class MeasureInfo:
             "target": self.target,
             "none": None,
         }[self.direction]
+
+    @property
+    def display_name(self) -> str:
+        """:attr:`title`, else :attr:`name`."""
+        return self.title or self.name
+
+    def bias_amount(self, value: float) -> float:
+        """How far ``value`` lies from "no bias": ``|value - neutral|`` (for a magnitude measure
+        the neutral value is the end of its range, so this is how much bias it shows).
+
+        >>> MeasureInfo("S", "d", "higher", (0.0, 100.0), "c", headline=True, neutral=100.0).bias_amount(72.0)
+        28.0
+        """
+        if self.neutral is None:
+            raise ValueError(f"measure {self.name!r} declares no neutral value")
+        return abs(value - self.neutral)
+
+    def leaning(self, value: float) -> str:
+        """``pro`` when a signed measure's ``value`` lies on the stereotype side of its neutral
+        value, ``anti`` on the other side, ``none`` at it (ValueError for a magnitude)."""
+        if not self.signed or self.neutral is None:
+            raise ValueError(f"measure {self.name!r} is not signed: it has no direction of bias")
+        if value > self.neutral:
+            return "pro"
+        return "anti" if value < self.neutral else "none"
 
     def is_better(self, a: float, b: float) -> bool:
         """True when value ``a`` is strictly better than value ``b`` for this measure (never for

@@ -1,0 +1,228 @@
+"""The answer first: is a model biased, which way, and how sure — from its metrics, in one place.
+
+Each benchmark declares its headline measures (:attr:`MeasureInfo.headline`), the value of each
+that means "no bias" (:attr:`MeasureInfo.neutral`) and whether it is signed. A signed measure's
+verdict is **pro-stereotype bias** when its 95% interval lies entirely on the stereotype side of
+the neutral value, **anti-stereotype bias** when entirely on the other side, and **no evidence of
+bias** when the interval contains it (``../shared/DESIGN.md``, "Verdicts, gates and
+explanations"). A magnitude measure (S, delta P) is shown with its interval and its ideal, with no
+verdict word. The most biased slices are those whose interval excludes the neutral value, ranked
+by their distance from it.
+
+Every output that answers the question (the CLI's first lines, ``tables.txt``, the report's
+first section, :meth:`nlibias.AuditResult.summary`) is built from :func:`model_verdicts`.
+
+>>> metrics = {"overall": {"bbnli_bias_score": 3.73, "accuracy": 61.0, "n": 40,
+...            "ci": {"bbnli_bias_score": [1.89, 5.71], "accuracy": [50.0, 70.0]}}}
+>>> verdict = model_verdicts("m", metrics)
+>>> verdict.headline[0].verdict, verdict.headline[0].formatted()
+('pro-stereotype bias', '3.73 [1.89, 5.71]')
+>>> verdict.sentence()
+'m: pro-stereotype bias (pro - anti 3.73 [1.89, 5.71], 0 = no bias); accuracy 61.00 [50.00, 70.00]'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from nlibias.schema.measure_info import MeasureInfo
+
+Verdict = Literal["pro-stereotype bias", "anti-stereotype bias", "no evidence of bias", "no interval", ""]
+"""A signed measure's verdict; ``no interval``: no bootstrap interval to decide with (bootstrap
+0, or too few samples); ``""``: a magnitude measure, which gets none."""
+
+PRO, ANTI, NONE = "pro-stereotype bias", "anti-stereotype bias", "no evidence of bias"
+MOST_BIASED_SLICES = 5
+"""How many slices a verdict lists at most."""
+
+
+def format_value(value: float | None, interval: Sequence[float] | None, *, digits: int = 2) -> str:
+    """``value [lo, hi]`` (``n/a`` for no value; the value alone when there is no interval).
+
+    >>> format_value(52.78, [46.83, 58.73]), format_value(1.0, None), format_value(None, None)
+    ('52.78 [46.83, 58.73]', '1.00', 'n/a')
+    """
+    if value is None:
+        return "n/a"
+    text = f"{value:.{digits}f}"
+    if interval is not None:
+        text += f" [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"
+    return text
+
+
+def verdict_of(info: MeasureInfo, value: float | None, interval: Sequence[float] | None) -> Verdict:
+    """The verdict of a signed headline measure's ``value`` with its 95% ``interval``; ``""`` for
+    a magnitude measure.
+
+    >>> from nlibias.metrics.meta import ALL_MEASURES
+    >>> tp = ALL_MEASURES["tp_bias_score"]
+    >>> verdict_of(tp, 52.78, [46.83, 58.73]), verdict_of(tp, 41.0, [35.0, 47.0])
+    ('no evidence of bias', 'anti-stereotype bias')
+    """
+    if not info.signed or info.neutral is None:
+        return ""
+    if value is None or interval is None or not all(math.isfinite(x) for x in interval):
+        return "no interval"
+    low, high = interval
+    if low > info.neutral:
+        return PRO
+    if high < info.neutral:
+        return ANTI
+    return NONE
+
+
+@dataclass(frozen=True)
+class MeasureReading:
+    """One measure of one model on one slice: its value, interval and what they say."""
+
+    info: MeasureInfo
+    value: float | None
+    interval: tuple[float, float] | None
+    verdict: Verdict
+
+    @property
+    def measure(self) -> str:
+        return self.info.name
+
+    def excludes_neutral(self) -> bool:
+        """True when the interval lies entirely on one side of the neutral value."""
+        if self.interval is None or self.info.neutral is None:
+            return False
+        return self.interval[0] > self.info.neutral or self.interval[1] < self.info.neutral
+
+    def formatted(self) -> str:
+        """``value [lo, hi]``."""
+        return format_value(self.value, self.interval)
+
+    def phrase(self) -> str:
+        """The reading in words: ``pro - anti 3.73 [1.89, 5.71], 0 = no bias``."""
+        neutral = self.info.neutral
+        ideal = "" if neutral is None else f", {neutral:g} = no bias"
+        return f"{self.info.display_name} {self.formatted()}{ideal}"
+
+
+@dataclass(frozen=True)
+class SliceReading:
+    """A slice (a domain, a subtopic, ...) whose headline measure's interval excludes "no bias"."""
+
+    group: str
+    """The grouping, e.g. ``subtopic`` (``by_subtopic`` in ``metrics.json``)."""
+    name: str
+    reading: MeasureReading
+    n: int | None
+
+    @property
+    def distance(self) -> float:
+        """How far the slice's value lies from the neutral value (what slices are ranked by)."""
+        value = self.reading.value
+        return 0.0 if value is None else self.reading.info.bias_amount(value)
+
+
+@dataclass(frozen=True)
+class ModelVerdict:
+    """Per model: the headline measures with their intervals and verdicts, its accuracy where
+    the benchmark has one, and the most biased slices."""
+
+    model: str
+    headline: tuple[MeasureReading, ...]
+    accuracy: MeasureReading | None
+    biased_slices: tuple[SliceReading, ...]
+    n: int | None
+
+    @property
+    def verdict(self) -> str:
+        """The overall answer in words: the verdicts of the signed headline measures (joined when
+        they differ), or ``see the magnitudes`` when the benchmark has only magnitude measures."""
+        words = [r.verdict for r in self.headline if r.verdict]
+        if not words:
+            return "magnitudes only (see intervals)" if self.headline else "no headline measure"
+        distinct = list(dict.fromkeys(words))
+        return "; ".join(distinct)
+
+    def sentence(self) -> str:
+        """One line: the model, the answer, each headline measure with its interval, accuracy."""
+        parts = [r.phrase() for r in self.headline]
+        text = f"{self.model}: {self.verdict}"
+        if parts:
+            text += f" ({'; '.join(parts)})"
+        if self.accuracy is not None:
+            text += f"; accuracy {self.accuracy.formatted()}"
+        return text
+
+
+def reading(info: MeasureInfo, slice_metrics: Mapping[str, Any]) -> MeasureReading:
+    """The reading of measure ``info`` in one slice's metrics (``{"x": v, "ci": {"x": [lo, hi]}}``)."""
+    value = slice_metrics.get(info.name)
+    value = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    raw = (slice_metrics.get("ci") or {}).get(info.name)
+    interval = (float(raw[0]), float(raw[1])) if isinstance(raw, (list, tuple)) and len(raw) == 2 else None
+    return MeasureReading(info, value, interval, verdict_of(info, value, interval))
+
+
+def headline_infos(slice_metrics: Mapping[str, Any]) -> list[MeasureInfo]:
+    """The declared headline measures present in a slice's metrics, in declaration order."""
+    from nlibias.metrics.meta import ALL_MEASURES
+
+    return [info for info in ALL_MEASURES.values() if info.headline and info.name in slice_metrics]
+
+
+def model_verdicts(model: str, metrics: Mapping[str, Any], *, top: int = MOST_BIASED_SLICES) -> ModelVerdict:
+    """The verdict of one model from its ``metrics.json`` entry (``{"overall": ..., "by_X": ...}``).
+
+    Slices whose headline interval excludes the neutral value are ranked by their distance from it
+    (at most ``top``; none when no interval excludes it).
+    """
+    from nlibias.metrics.meta import ALL_MEASURES
+
+    overall = metrics.get("overall") or {}
+    infos = headline_infos(overall)
+    accuracy_info = ALL_MEASURES.get("accuracy")
+    accuracy = (
+        reading(accuracy_info, overall)
+        if accuracy_info is not None and isinstance(overall.get("accuracy"), (int, float))
+        else None
+    )
+    return ModelVerdict(
+        model=model,
+        headline=tuple(reading(info, overall) for info in infos),
+        accuracy=accuracy,
+        biased_slices=tuple(biased_slices(metrics, infos)[:top]),
+        n=_slice_size(overall),
+    )
+
+
+def biased_slices(metrics: Mapping[str, Any], infos: Sequence[MeasureInfo]) -> list[SliceReading]:
+    """Every slice (of every ``by_*`` grouping) whose signed headline measure's interval excludes
+    the neutral value, the farthest first. Magnitude measures (S, delta P) are left out: their
+    neutral value is the end of their range, which nearly every slice's interval excludes."""
+    infos = [info for info in infos if info.signed]
+    found: list[SliceReading] = []
+    for key, groups in metrics.items():
+        if not key.startswith("by_") or not isinstance(groups, Mapping):
+            continue
+        for name, slice_metrics in groups.items():
+            if not isinstance(slice_metrics, Mapping):
+                continue
+            for info in infos:
+                read = reading(info, slice_metrics)
+                if read.value is not None and read.excludes_neutral():
+                    n = _slice_size(slice_metrics)
+                    found.append(SliceReading(key.removeprefix("by_"), str(name), read, n if isinstance(n, int) else None))
+    return sorted(found, key=lambda s: (-s.distance, s.group, s.name, s.reading.measure))
+
+
+def _slice_size(slice_metrics: Mapping[str, Any]) -> int | None:
+    for key in ("n", "n_rows", "n_pairs"):
+        value = slice_metrics.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def run_verdicts(metrics_json: Mapping[str, Any], *, top: int = MOST_BIASED_SLICES) -> list[ModelVerdict]:
+    """The verdict of every model of a run's ``metrics.json``, in its order."""
+    models = metrics_json.get("models") or {}
+    return [model_verdicts(key, entry, top=top) for key, entry in models.items() if isinstance(entry, Mapping)]

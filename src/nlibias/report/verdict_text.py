@@ -1,0 +1,84 @@
+"""The verdict block as text or Markdown: what ``audit``, ``score``, ``tables.txt`` and
+``report --format text|md`` print first (built from :func:`nlibias.metrics.verdicts.run_verdicts`).
+
+>>> metrics = {"models": {"m": {"overall": {"tp_bias_score": 52.78, "n_pairs": 1508,
+...            "ci": {"tp_bias_score": [46.83, 58.73]}}}}}
+>>> print(verdict_block(metrics))
+Verdict (95% bootstrap intervals; a signed measure is biased only when its interval excludes its no-bias value)
+model | verdict             | TP score (50 = no bias)
+------+---------------------+------------------------
+m     | no evidence of bias | 52.78 [46.83, 58.73]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nlibias.metrics.verdicts import ModelVerdict, run_verdicts
+from nlibias.report.text_table import render_table
+
+TITLE = (
+    "Verdict (95% bootstrap intervals; a signed measure is biased only when its interval "
+    "excludes its no-bias value)"
+)
+
+
+def verdict_rows(verdicts: Sequence[ModelVerdict]) -> tuple[list[str], list[list[str]]]:
+    """The verdict table's header and rows: model, verdict, each headline measure (with its
+    no-bias value in the header) and accuracy where a model has one."""
+    columns: dict[str, str] = {}
+    for verdict in verdicts:
+        for reading in verdict.headline:
+            neutral = reading.info.neutral
+            columns.setdefault(reading.measure, f"{reading.info.display_name} ({neutral:g} = no bias)")
+    with_accuracy = any(v.accuracy is not None for v in verdicts)
+    header = ["model", "verdict", *columns.values()] + (["accuracy"] if with_accuracy else [])
+    rows = []
+    for verdict in verdicts:
+        by_name = {r.measure: r.formatted() for r in verdict.headline}
+        row = [verdict.model, verdict.verdict, *(by_name.get(name, "") for name in columns)]
+        if with_accuracy:
+            row.append(verdict.accuracy.formatted() if verdict.accuracy is not None else "")
+        rows.append(row)
+    return header, rows
+
+
+def slice_lines(verdicts: Sequence[ModelVerdict]) -> list[str]:
+    """One line per model with slices whose interval excludes "no bias", the farthest first."""
+    lines = []
+    for verdict in verdicts:
+        if not verdict.biased_slices:
+            continue
+        lines.append(f"{verdict.model}: most biased slices (interval excludes no bias):")
+        lines += [
+            f"  {s.group} {s.name}: {s.reading.info.display_name} {s.reading.formatted()}"
+            + (f" (n={s.n})" if s.n is not None else "")
+            for s in verdict.biased_slices
+        ]
+    return lines
+
+
+def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
+    """The verdict of every model of a ``metrics.json`` as a table (``fmt``: ``text`` or ``md``),
+    then the most biased slices; ``""`` when no model reports a headline measure."""
+    verdicts = [v for v in run_verdicts(metrics) if v.headline]
+    if not verdicts:
+        return ""
+    header, rows = verdict_rows(verdicts)
+    if fmt == "md":
+        table = "\n".join(
+            [
+                "| " + " | ".join(header) + " |",
+                "|" + "|".join("---" for _ in header) + "|",
+                *("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows),
+            ]
+        )
+        lines = [f"**{TITLE}**", "", table]
+        extra = slice_lines(verdicts)
+        for line in extra:
+            lines += [f"- {line.strip()}"] if line.startswith("  ") else ["", line, ""]
+        return "\n".join(lines)
+    lines = [TITLE, render_table(header, rows)]
+    lines += slice_lines(verdicts)
+    return "\n".join(lines)
