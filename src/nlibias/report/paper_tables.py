@@ -309,6 +309,20 @@ def _is_bbnli(models: Mapping[str, Mapping[str, Any]]) -> bool:
     return _has(models, "cf_pro") or _has(models, "pro_stereotype_bias")
 
 
+def verdict_blocks(runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]], fmt: str) -> list[str]:
+    """The verdict block of each run (text or md), titled by the run's label when there are several."""
+    from nlibias.report.verdict_block import verdict_block
+
+    blocks = []
+    for label, _source, models in runs:
+        block = verdict_block({"models": models}, fmt=fmt)
+        if block and len(runs) > 1:
+            block = (f"**{label}**\n\n" if fmt == "md" else f"{label}\n") + block
+        if block:
+            blocks.append(block)
+    return blocks
+
+
 def render_tables(runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]], fmt: str) -> str:
     """All supported paper tables of ``runs`` in one format, separated by blank lines.
 
@@ -316,7 +330,7 @@ def render_tables(runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]
     """
     if fmt not in TABLE_FORMATS:
         raise ValueError(f"unknown table format {fmt!r}; use one of {', '.join(TABLE_FORMATS)}")
-    parts: list[str] = []
+    parts: list[str] = verdict_blocks(runs, fmt) if fmt in ("text", "md") else []
     for table in paper_tables(runs):
         body = format_table(table, fmt)
         if fmt == "md":

@@ -1,5 +1,6 @@
-"""The verdict block as text or Markdown: what ``audit``, ``score``, ``tables.txt`` and
-``report --format text|md`` print first (built from :func:`nlibias.metrics.verdicts.run_verdicts`).
+"""The verdict block as text, Markdown or an HTML table: what ``audit``, ``score``, ``tables.txt``
+and ``report --format text|md`` print first, and what a notebook shows for an
+:class:`~nlibias.AuditResult` (built from :func:`nlibias.metrics.verdicts.run_verdicts`).
 
 >>> metrics = {"models": {"m": {"overall": {"tp_bias_score": 52.78, "n_pairs": 1508,
 ...            "ci": {"tp_bias_score": [46.83, 58.73]}}}}}
@@ -12,6 +13,7 @@ m     | no evidence of bias | 52.78 [46.83, 58.73]
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -82,3 +84,31 @@ def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
     lines = [TITLE, render_table(header, rows)]
     lines += slice_lines(verdicts)
     return "\n".join(lines)
+
+
+def verdict_table_html(metrics: Mapping[str, Any]) -> str:
+    """The verdict table as an HTML ``<table>`` (with the most biased slices under each model);
+    ``""`` when no model reports a headline measure.
+
+    >>> metrics = {"models": {"m": {"overall": {"M1": 53.2, "ci": {"M1": [51.45, 55.5]}}}}}
+    >>> "pro-stereotype bias" in verdict_table_html(metrics)
+    True
+    """
+    verdicts = [v for v in run_verdicts(metrics) if v.headline]
+    if not verdicts:
+        return ""
+    header, rows = verdict_rows(verdicts)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = []
+    for verdict, row in zip(verdicts, rows, strict=True):
+        cells = "".join(f"<td>{html.escape(c)}</td>" for c in row)
+        body.append(f"<tr>{cells}</tr>")
+        if verdict.biased_slices:
+            items = "; ".join(
+                html.escape(f"{s.group} {s.name}: {s.reading.formatted()}") for s in verdict.biased_slices
+            )
+            body.append(f'<tr><td colspan="{len(header)}">most biased slices: {items}</td></tr>')
+    return (
+        f'<table class="nlibias-verdict"><caption>{html.escape(TITLE)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
