@@ -15,7 +15,7 @@ fi
 # pull another build); lm-eval and inspect are the tools of docs/integrations.md, tested in CI.
 constraints=$(mktemp)
 echo "torch==2.13.0" >"$constraints"
-.venv/bin/pip install -q -c "$constraints" -e ".[hf,train,dev,lm-eval,inspect,xlsx]"
+.venv/bin/pip install -q -c "$constraints" -e ".[hf,train,dev,lm-eval,inspect,xlsx,explain]"
 rm -f "$constraints"
 # The editable install's metadata is in the venv; the copy setuptools leaves in src/ would be found
 # first by anything that puts src/ on sys.path (pytest's doctests do) and hide that the package is

@@ -49,6 +49,7 @@ _FLAGS = {
     "num_workers": "--ray-workers",
     "num_gpus": "--ray-gpus-per-worker",
     "sample_pairs": "--pairs",
+    "judges": "--judge",
 }
 
 # Library parameters a command takes as an argument, not an option.

@@ -11,6 +11,7 @@ import nlibias.cli.debias_cmd
 import nlibias.cli.demo_cmd
 import nlibias.cli.doctor_cmd
 import nlibias.cli.expand_cmd
+import nlibias.cli.explain_cmd
 import nlibias.cli.export_cmd
 import nlibias.cli.extend_cmd
 import nlibias.cli.finetune_cmd

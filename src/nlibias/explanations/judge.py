@@ -1,0 +1,145 @@
+"""One NLI judge over the explanations of generated answers: every pair it needs goes through the
+batched, cached classifier runtime at once (:func:`nlibias.runtime.classifier.predict_pairs`:
+distinct pairs computed once, sorted by length into token-capped batches, cached).
+
+Per explanation the judge is asked, for each sentence, premise ⊨ sentence and hypothesis ⊨
+sentence (a sentence is grounded when either is its most probable label: the premise entails it,
+or it restates the hypothesis), and explanation ⊨ hypothesis for the stance. The label follows
+:func:`nlibias.metrics.explanations.explanation_label`.
+
+>>> from nlibias.models.fake import FakeNLIClassifier
+>>> answer = GeneratedAnswer(id="a", model="m", prompt="true", text="Yes. They work.", answer="yes",
+...     answer_rule="leading-word", explanation="They work.", sentences=("They work.",),
+...     premise="They work.", hypothesis="They are rich.", stereotype="pro", pair_key="k",
+...     domain="d", subtopic="t")
+>>> judge = FakeNLIClassifier("j", rules={"work": "entailment", "rich": "neutral"})
+>>> row = judge_answers([answer], judge, None, progress=False).rows[0]
+>>> row["grounded"], row["stance"], row["consistent"], row["label"]
+(1.0, 'neutral', True, 'balanced')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from nlibias.metrics.explanations import (
+    DEFAULT_GROUNDED_THRESHOLD,
+    STANCES,
+    explanation_label,
+    is_consistent,
+    stance_of,
+)
+from nlibias.runtime.classifier import predict_pairs
+
+if TYPE_CHECKING:
+    from nlibias.models.base import NLIClassifier
+    from nlibias.runtime.cache import PredictionCache
+
+
+@dataclass(frozen=True)
+class GeneratedAnswer:
+    """One generated answer of an audit run, split (:mod:`nlibias.explanations.split`), with the
+    sample it answers."""
+
+    id: str
+    model: str
+    prompt: str | None
+    text: str
+    answer: str | None
+    answer_rule: str
+    explanation: str
+    sentences: tuple[str, ...]
+    premise: str
+    hypothesis: str
+    stereotype: str | None
+    pair_key: str | None
+    domain: str
+    subtopic: str
+
+
+@dataclass(frozen=True)
+class JudgedAnswers:
+    """The rows of ``explanations.jsonl`` for one judge, and its runtime counts."""
+
+    rows: list[dict[str, Any]]
+    stats: Mapping[str, Any]
+
+
+def _probs(values: Sequence[float]) -> dict[str, float]:
+    return {label: round(float(p), 6) for label, p in zip(STANCES, values, strict=True)}
+
+
+def judge_answers(
+    answers: Sequence[GeneratedAnswer],
+    judge: NLIClassifier,
+    cache: PredictionCache | None,
+    *,
+    threshold: float = DEFAULT_GROUNDED_THRESHOLD,
+    progress: bool = True,
+) -> JudgedAnswers:
+    """Judge every explanation of ``answers`` with ``judge`` (module docstring); one row each."""
+    pairs: list[tuple[str, str]] = []
+    for item in answers:
+        for sentence in item.sentences:
+            pairs += [(item.premise, sentence), (item.hypothesis, sentence)]
+        if item.sentences:
+            pairs.append((item.explanation, item.hypothesis))
+    run = predict_pairs(judge, pairs, cache, progress=progress)
+    rows: list[dict[str, Any]] = []
+    at = 0
+    for item in answers:
+        sentences = []
+        for sentence in item.sentences:
+            by_premise, by_hypothesis = run.probs[at].tolist(), run.probs[at + 1].tolist()
+            at += 2
+            grounded = "entailment" in (stance_of(by_premise), stance_of(by_hypothesis))
+            sentences.append(
+                {"text": sentence, "premise": _probs(by_premise), "hypothesis": _probs(by_hypothesis),
+                 "grounded": grounded}
+            )  # fmt: skip
+        row = _row(item, judge.name, sentences)
+        if item.sentences:
+            stance_probs = run.probs[at].tolist()
+            at += 1
+            _label(row, stance_probs, sentences, threshold)
+        rows.append(row)
+    return JudgedAnswers(rows, run.stats())
+
+
+def _row(item: GeneratedAnswer, judge: str, sentences: list[dict[str, Any]]) -> dict[str, Any]:
+    """The row of an answer before its label (an answer with no explanation keeps these nulls)."""
+    row = asdict(item)
+    row.pop("sentences")
+    row |= {
+        "sentences": sentences,
+        "grounded": None,
+        "stance": None,
+        "stance_probs": None,
+        "consistent": None,
+        "label": None,
+        "judge": judge,
+    }
+    return row
+
+
+def _label(
+    row: dict[str, Any], stance_probs: list[float], sentences: list[dict[str, Any]], threshold: float
+) -> None:
+    grounded = sum(s["grounded"] for s in sentences) / len(sentences)
+    stance = stance_of(stance_probs)
+    consistent = is_consistent(row["answer"], stance)
+    row |= {
+        "grounded": round(grounded, 6),
+        "stance": stance,
+        "stance_probs": _probs(stance_probs),
+        "consistent": consistent,
+        "label": explanation_label(
+            consistent=consistent,
+            grounded=grounded,
+            stance=stance,
+            stereotype=row["stereotype"],
+            threshold=threshold,
+        ),
+    }

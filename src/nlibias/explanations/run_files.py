@@ -1,0 +1,167 @@
+"""What ``explain`` reads from an audit run (its generated answers and their samples) and what it
+writes beside them: ``RUN/explanations/explanations.jsonl`` (one row per generated answer and
+judge) and ``RUN/explanations/explanations.json`` (the rates per model, judge and slice).
+
+>>> # answers, samples_path = generated_answers("runs/G")
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from nlibias.errors import ConfigError, SourceError
+from nlibias.explanations.judge import GeneratedAnswer
+from nlibias.explanations.split import split_answer, split_sentences
+from nlibias.io.atomic import write_json, write_jsonl
+from nlibias.metrics.explanations import EXPLANATION_MEASURES, ExplanationColumns, explanation_rates
+from nlibias.schema import Prediction, Sample
+
+EXPLANATIONS_DIR = "explanations"
+EXPLANATIONS_JSONL = "explanations.jsonl"
+EXPLANATIONS_JSON = "explanations.json"
+FORMAT_VERSION = 1
+
+
+def samples_of_run(run_dir: Path, samples: str | Path | None) -> Path:
+    """The samples file the run answered: ``samples`` when given, else the one its manifest (or
+    ``metrics.json``) records; refused when it is gone or was edited after the audit."""
+    from nlibias.io.run_manifest import changed_inputs, read_manifest
+
+    if samples is not None:
+        return Path(samples)
+    manifest: Mapping[str, Any] = read_manifest(run_dir) or {}
+    recorded = (manifest.get("inputs") or {}).get("samples") or {}
+    path = recorded.get("path")
+    if not path:
+        metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+        path = (metrics.get("run") or {}).get("samples")
+    if not path or not Path(path).exists():
+        raise ConfigError(
+            f"the run {str(run_dir)!r} does not record a samples file that still exists "
+            f"({path or 'none recorded: the audit was given samples in memory'}); pass samples, the "
+            "samples the audit answered",
+            parameter="samples",
+        )
+    changed = changed_inputs(run_dir)
+    if changed:
+        raise ConfigError(
+            f"{'; '.join(changed)}: its texts are not those the model answered; pass samples, the "
+            "file as audited, or audit again",
+            parameter="samples",
+        )
+    return Path(path)
+
+
+def generated_answers(
+    run_dir: str | Path, samples: str | Path | None = None
+) -> tuple[list[GeneratedAnswer], Path]:
+    """Every generated answer of the run, split into short answer, explanation and sentences,
+    with its sample; and the samples file read. A run without generated answers (scored
+    answers, classifiers only) is refused, saying how to make one."""
+    from nlibias.io.predictions import read_predictions
+    from nlibias.io.run_manifest import check_run_directory
+    from nlibias.io.samples import read_samples
+
+    run_dir = Path(run_dir)
+    predictions_path = run_dir / "predictions.jsonl"
+    if not predictions_path.is_file():
+        raise SourceError(
+            run_dir, None, "no predictions.jsonl here", fix="pass the run directory of an audit"
+        )
+    check_run_directory(run_dir)
+    generated = [p for p in read_predictions(predictions_path) if _is_generated(p)]
+    if not generated:
+        raise SourceError(
+            predictions_path,
+            None,
+            "no generated answers here (scored answers and classifiers keep no text to explain)",
+            fix="audit a generative model with mode='generated' (nlibias audit --generative MODEL "
+            "--mode generated) and explain that run",
+        )
+    samples_path = samples_of_run(run_dir, samples)
+    by_id = {s.id: s for s in read_samples(samples_path)}
+    missing = sorted({p.sample_id for p in generated} - set(by_id))
+    if missing:
+        raise ConfigError(
+            f"{len(missing)} answered samples are not in {samples_path} (first: {missing[0]!r}); pass "
+            "samples, the samples the audit answered",
+            parameter="samples",
+        )
+    return [_answer(p, by_id[p.sample_id]) for p in generated], samples_path
+
+
+def _is_generated(prediction: Prediction) -> bool:
+    extra = prediction.extra
+    return extra.get("kind") == "generative" and extra.get("mode") == "generated" and "text" in extra
+
+
+def _answer(prediction: Prediction, sample: Sample) -> GeneratedAnswer:
+    extra = prediction.extra
+    answers = tuple(str(extra.get("answers") or "yes/no").split("/"))
+    text = str(extra.get("text") or "")
+    split = split_answer(text, answers)
+    return GeneratedAnswer(
+        id=prediction.sample_id,
+        model=prediction.model,
+        prompt=extra.get("prompt"),
+        text=text,
+        answer=split.answer,
+        answer_rule=split.rule,
+        explanation=split.explanation,
+        sentences=tuple(split_sentences(split.explanation)),
+        premise=sample.premise,
+        hypothesis=sample.hypothesis,
+        stereotype=sample.stereotype,
+        pair_key=sample.pair_key,
+        domain=sample.domain,
+        subtopic=sample.subtopic,
+    )
+
+
+def summarise(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    settings: Mapping[str, Any],
+    resamples: int,
+    seed: int,
+) -> dict[str, Any]:
+    """``explanations.json``: the settings, the measures' declarations, and per model and judge
+    the rates of :func:`nlibias.metrics.explanations.explanation_rates`."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((str(row["model"]), str(row["judge"])), []).append(row)
+    models: dict[str, dict[str, Any]] = {}
+    for (model, judge), group in groups.items():
+        columns = ExplanationColumns.of_rows(group)
+        models.setdefault(model, {})[judge] = explanation_rates(columns, resamples=resamples, seed=seed)
+    return {
+        "format_version": FORMAT_VERSION,
+        **settings,
+        "bootstrap": {"resamples": resamples, "seed": seed, "unit": "pair (else sample)", "confidence": 0.95},
+        "measures": {
+            name: {
+                "description": info.description,
+                "direction": info.direction,
+                "range": list(info.range),
+                "unit": info.unit,
+            }
+            for name, info in EXPLANATION_MEASURES.items()
+        },
+        "models": models,
+    }
+
+
+def write_outputs(out_dir: Path, rows: Sequence[Mapping[str, Any]], summary: Mapping[str, Any]) -> None:
+    """The two files, each written atomically; the summary last (it marks the stage finished)."""
+    write_jsonl(out_dir / EXPLANATIONS_JSONL, [dict(row) for row in rows])
+    write_json(out_dir / EXPLANATIONS_JSON, summary)
+
+
+def read_rows(out_dir: str | Path) -> list[dict[str, Any]]:
+    """The rows of ``explanations.jsonl``."""
+    from nlibias.io.jsonl import iter_jsonl
+
+    return [record for _, record in iter_jsonl(Path(out_dir) / EXPLANATIONS_JSONL)]

@@ -1,0 +1,134 @@
+"""A generated text as its short answer and its explanation, and the explanation as sentences.
+
+The short answer is what :func:`nlibias.models.generative.answers.parse_answer` reads. When the
+text *starts* with the answer word (rule ``leading-word``: "Yes, because ...", "**No**. The
+paragraph ...", "Answer: no - ..."), the explanation is the rest of the text after that word;
+otherwise the answer is stated inside the text ("The hypothesis is false because ...") and the
+whole text is the explanation. Markdown emphasis and typographic quotes are removed, the case is
+kept. Sentences come from pysbd (a rule-based sentence boundary detector: abbreviations and
+decimals do not end a sentence), never from a regular expression of ours.
+
+>>> split_answer("**Yes**, because the premise says so. It names them.")
+SplitAnswer(answer='yes', rule='leading-word', explanation='because the premise says so. It names them.')
+>>> split_sentences("Mr. Smith earns 3.5 dollars. He works!")
+['Mr. Smith earns 3.5 dollars.', 'He works!']
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from nlibias.errors import ConfigError
+from nlibias.models.generative.answers import parse_answer
+from nlibias.models.generative.prompts import BINARY_ANSWERS
+
+_MARKDOWN = re.compile(r"[*_`#>~|]+")
+_SPACES = re.compile(r"[ \t\f\v]+")
+_LEADING_JUNK = re.compile(r"^[\s\"'()\[\]{}<>:;,.\-–—•·=+]+")
+_PREFIXES = (
+    re.compile(r"^(?:(?:my|the|final|short|your)\s+)*answer\b\s*(?:is|would be)?\s*[:\-–—=]?\s*", re.I),
+    re.compile(r"^(?:response|output|assistant|verdict|result|a)\s*:\s*", re.I),
+    re.compile(r"^(?:i\s+would\s+say|i'd\s+say|i\s+say)\s*[:,]?\s*", re.I),
+    re.compile(
+        r"^(?:based\s+on|according\s+to|given|after\s+reading|from)\s+(?:the|this)\s+"
+        r"(?:given\s+|provided\s+)?(?:paragraph|information|premise|text|passage|context)"
+        r"(?:\s+(?:provided|given|above))?\s*,\s*",
+        re.I,
+    ),
+)
+_LEADING = re.compile(r"^(yes|no|maybe|not\s+entailed|entailed|true|false|correct|incorrect)(?![\w'-])", re.I)
+_AFTER_ANSWER = re.compile(r"^[\s,.;:!?\-–—)\]]+")
+
+
+@dataclass(frozen=True)
+class SplitAnswer:
+    """A generated text's short answer (None: unreadable), the parser's rule, and its explanation
+    ("" when the text holds nothing but the answer)."""
+
+    answer: str | None
+    rule: str
+    explanation: str
+
+
+def normalise_text(text: str) -> str:
+    """``text`` without Markdown emphasis, typographic quotes and repeated spaces, case kept.
+
+    >>> normalise_text("  **Yes**,   it’s   true ")
+    "Yes, it's true"
+    """
+    text = unicodedata.normalize("NFKC", text)
+    text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
+    text = _MARKDOWN.sub(" ", text)
+    lines = [_SPACES.sub(" ", line).strip() for line in text.splitlines()]
+    return "\n".join(line for line in lines if line).replace(" ,", ",").replace(" .", ".")
+
+
+def _after_leading_answer(text: str) -> str | None:
+    """The text after a leading answer word (labels such as ``Answer:`` skipped), or None."""
+    for _ in range(4):
+        before = text
+        text = _LEADING_JUNK.sub("", text)
+        for prefix in _PREFIXES:
+            text = prefix.sub("", text)
+        if text == before:
+            break
+    leading = _LEADING.match(text)
+    if leading is None:
+        return None
+    return _AFTER_ANSWER.sub("", text[leading.end() :])
+
+
+def split_answer(text: str | None, answers: tuple[str, ...] = BINARY_ANSWERS) -> SplitAnswer:
+    """The short answer (:func:`~nlibias.models.generative.answers.parse_answer`) and the
+    explanation of a generated text (module docstring).
+
+    >>> split_answer("The hypothesis is false: the paragraph says nothing about men.")
+    SplitAnswer(answer='no', rule='statement', explanation='The hypothesis is false: the paragraph says nothing about men.')
+    >>> split_answer("No.").explanation
+    ''
+    """
+    parsed = parse_answer(text, answers)
+    if text is None:
+        return SplitAnswer(parsed.answer, parsed.rule, "")
+    cleaned = normalise_text(text)
+    rest = (
+        _after_leading_answer(cleaned) if parsed.rule in ("leading-word", "not-an-allowed-answer") else None
+    )
+    explanation = cleaned if rest is None else rest
+    return SplitAnswer(parsed.answer, parsed.rule, explanation.strip())
+
+
+@functools.cache
+def _segmenter() -> Any:
+    try:
+        import pysbd
+    except ImportError as exc:  # an optional dependency: say how to get it
+        raise ConfigError(
+            "explaining generated answers needs the sentence splitter pysbd: pip install 'nlibias[explain]'",
+            parameter="judges",
+        ) from exc
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+def splitter_identity() -> str:
+    """The splitter and its version (recorded with the outputs: another version may split otherwise)."""
+    from importlib.metadata import version
+
+    _segmenter()
+    return f"pysbd {version('pysbd')}"
+
+
+def split_sentences(explanation: str) -> list[str]:
+    """The sentences of ``explanation`` (pysbd), stripped; pieces with no letter or digit dropped.
+
+    >>> split_sentences("")
+    []
+    """
+    if not explanation.strip():
+        return []
+    pieces = (piece.strip() for piece in _segmenter().segment(explanation))
+    return [piece for piece in pieces if any(ch.isalnum() for ch in piece)]
