@@ -88,21 +88,33 @@ def test_counts_stray_header_and_relabel(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("row", "field", "match"),
+    ("row", "field", "column", "match"),
     [
-        (["nurse", "", "F", "a", "b"], "premise", "row 3 has an empty premise cell"),
-        (["nurse", "P.", "X", "a", "b"], "gender", "row 3: 'X' is not F, M"),
-        (["astronaut", "P.", "F", "a", "b"], "occupation", "row 3: 'astronaut' is not one of the 38"),
-        (["nurse", "P.", "F", "same", "same"], "hypothesis_m", "row 3: the female and the male"),
-        (["nurse", "P.", "F", "a"], "hypothesis_m", "row 3 has an empty hypothesis_m cell"),
+        (["nurse", "", "F", "a", "b"], "premise", "B", "the premise is empty"),
+        (["nurse", "A nurse waits here.", "X", "a", "b"], "gender", "C", "'X' is not F, M"),
+        (
+            ["astronaut", "A nurse waits here.", "F", "a", "b"],
+            "occupation",
+            "A",
+            "'astronaut' is not one of the 38",
+        ),
+        (
+            ["nurse", "A nurse waits here.", "F", "same", "same"],
+            "hypothesis_m",
+            "E",
+            "the female and the male",
+        ),
+        (["nurse", "A nurse waits here.", "F", "a"], "hypothesis_m", "E", "the hypothesis_m is empty"),
     ],
 )
-def test_a_malformed_row_is_refused_with_its_row_and_column(tmp_path: Path, row, field, match) -> None:
+def test_a_malformed_row_is_refused_with_its_row_and_column(
+    tmp_path: Path, row, field, column, match
+) -> None:
     path = workbook(tmp_path / "x.xlsx", [["nurse", "A nurse waits.", "F", "a", "b"], row])
     with pytest.raises(SourceError, match=match) as error:
         read_eval_workbook(path)
     assert (error.value.line, error.value.field) == (3, field)
-    assert str(error.value).startswith(f"{path}:3: field {field}:")
+    assert str(error.value).startswith(f"{path}: Sheet1!{column}3: field {field}:")
 
 
 def test_header_problems(tmp_path: Path) -> None:
@@ -143,7 +155,14 @@ def ood_like(path: Path, n: int = 30) -> Path:
     names = ["nurse", "janitor", "editor"]
     return workbook(
         path,
-        [[names[i % 3], f"Premise {i}.", "F" if names[i % 3] != "janitor" else "M"] for i in range(n)],
+        [
+            [
+                names[i % 3],
+                f"The {names[i % 3]} waits in room {i}.",
+                "F" if names[i % 3] != "janitor" else "M",
+            ]
+            for i in range(n)
+        ],
         header=["occupation", "premise", "gender"],
     )
 

@@ -295,6 +295,7 @@ def _set_record(
     if not book.has_hypotheses and choice == "one":
         record["seed"] = seed  # the seed of the draw (all three templates need none)
     warnings = [f"{name}: row {row} repeats the header row; skipped" for row in book.skipped_header_rows]
+    warnings += [f"{name}: {warning}" for warning in book.warnings]
     warnings += [
         f"{name}: the file labels {d['occupation']} {d['file']} in {d['rows']} row(s), occupations.json "
         f"says {d['occupations.json']}; the file's label is used (stereotype, B, by_dominant_gender)"

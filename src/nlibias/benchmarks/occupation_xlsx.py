@@ -13,9 +13,16 @@ row's own female and male hypothesis; ``OOD_Evaluation_Set.xlsx`` has no hypothe
   come together or not at all; other columns (an unnamed index, notes) are ignored and listed;
 - a header row that is not the sheet's first row (a stray header inside the sheet) is skipped and
   reported; blank rows between the first and the last filled row are skipped and counted;
-- any other row must have every required cell: an occupation of the 38 (singular or plural, any
-  case), a gender ``F``/``M`` (or ``female``/``male``), a premise and, in a set with hypotheses,
-  two different hypotheses; a row that does not is refused with its row number and column.
+- any other row is built as an :class:`~nlibias.benchmarks.occupation_rows.OccupationRow`, the
+  one gate of the premises file too: an occupation of the 38 (singular or plural, any case), a
+  gender ``F``/``M`` (or ``female``/``male``), a premise that is a sentence (not a number or a
+  date), names its own occupation and no gendered word, and, in a set with hypotheses, two
+  different hypotheses, not swapped; a row that does not is refused naming its cell
+  (``Sheet1!B7``); a cell right of the header's last column is refused; a repeated row is a
+  warning; an empty cell that holds a formula without a computed value is named as a formula.
+
+A workbook without a worksheet, with a worksheet cut short, or whose text cells refer to a
+missing ``sharedStrings.xml`` is refused naming the file.
 
 A file that is not an ``.xlsx`` workbook is refused with what it is (an ``.xls`` of Excel 97-2003,
 some other zip, text).
@@ -24,13 +31,14 @@ some other zip, text).
 from __future__ import annotations
 
 import re
-import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nlibias.benchmarks.occupation_list import Occupation, load_occupations
+from nlibias.benchmarks.occupation_list import Occupation
+from nlibias.benchmarks.occupation_rows import GENDER_VALUES as GENDER_VALUES
+from nlibias.benchmarks.occupation_rows import OccupationRow, RowOrigin, repeated_rows
 from nlibias.errors import ConfigError, SourceError
 
 #: The column roles and the header names (normalised: lower case, runs of spaces, hyphens and
@@ -44,7 +52,6 @@ COLUMN_NAMES: dict[str, tuple[str, ...]] = {
 }
 REQUIRED = ("occupation", "premise", "gender")
 HYPOTHESES = ("hypothesis_f", "hypothesis_m")
-GENDER_VALUES = {"f": "female", "female": "female", "m": "male", "male": "male"}
 _ZIP_MAGIC = b"PK\x03\x04"
 _OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 XLSX_FIX = (
@@ -81,6 +88,9 @@ class EvalWorkbook:
     skipped_header_rows: tuple[int, ...] = field(default=())
     blank_rows: int = 0
     ignored_columns: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = field(default=())
+    """Rows repeated, words that may be person names, a second occupation named (see
+    :mod:`~nlibias.benchmarks.occupation_rows`)."""
 
 
 def normalise_header(value: Any) -> str:
@@ -118,14 +128,6 @@ def is_workbook(path: Path) -> bool:
     return head.startswith(_ZIP_MAGIC) or head == _OLE2_MAGIC
 
 
-def _occupation_index() -> dict[str, Occupation]:
-    index: dict[str, Occupation] = {}
-    for occupation in load_occupations():
-        index[" ".join(occupation.name.lower().split())] = occupation
-        index[" ".join(occupation.plural.lower().split())] = occupation
-    return index
-
-
 def _open_rows(path: Path) -> tuple[str, Iterable[tuple[Any, ...]], Any]:
     try:
         import openpyxl
@@ -136,18 +138,78 @@ def _open_rows(path: Path) -> tuple[str, Iterable[tuple[Any, ...]], Any]:
     kind = workbook_kind(path)
     if kind is not None:
         raise SourceError(path, None, f"the file is {kind}", fix=XLSX_FIX)
-    from openpyxl.utils.exceptions import InvalidFileException
-
     handle = path.open("rb")  # a file object: openpyxl would refuse a workbook by its file name alone
     try:
         book = openpyxl.load_workbook(handle, read_only=True, data_only=True)
-    except (zipfile.BadZipFile, InvalidFileException, KeyError, OSError, ValueError) as exc:
+    except Exception as exc:  # openpyxl raises what its zip and XML parsers raise
+        handle.close()
+        raise _damaged(path, exc) from exc
+    if not book.worksheets:
+        book.close()
         handle.close()
         raise SourceError(
-            path, None, f"a zip file but not a readable .xlsx workbook ({exc})", fix=XLSX_FIX
-        ) from exc
+            path, None, "the workbook has no worksheet (xl/worksheets is empty or missing)", fix=XLSX_FIX
+        )
     sheet = book.worksheets[0]
-    return sheet.title, sheet.iter_rows(values_only=True), (book, handle)
+    return sheet.title, _guarded(path, sheet.iter_rows(values_only=True)), (book, handle)
+
+
+def _damaged(path: Path, exc: BaseException) -> SourceError:
+    """A workbook openpyxl cannot read, said in words: a missing part, a cut XML, a bad zip."""
+    text = str(exc)
+    if isinstance(exc, KeyError) and "worksheets" in text:
+        reason = f"the workbook has no worksheet ({text.strip(chr(39))} is missing)"
+    elif isinstance(exc, KeyError) and "sharedStrings" in text:
+        reason = "its text cells refer to xl/sharedStrings.xml, which the workbook does not hold"
+    elif isinstance(exc, SyntaxError):  # xml.etree's ParseError (and lxml's) derive from it
+        reason = f"a part of the workbook is cut short or damaged XML ({text})"
+    else:
+        reason = f"a zip file but not a readable .xlsx workbook ({type(exc).__name__}: {text})"
+    return SourceError(path, None, reason, fix=XLSX_FIX)
+
+
+def _guarded(path: Path, rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """The worksheet's rows; an error while they stream (a cut worksheet, a shared string the
+    workbook lacks) becomes a SourceError naming the file."""
+    iterator = iter(rows)
+    while True:
+        try:
+            row = next(iterator)
+        except StopIteration:
+            return
+        except IndexError as exc:  # a shared-string index past the (missing) table
+            raise SourceError(
+                path,
+                None,
+                "a text cell refers to the shared strings (xl/sharedStrings.xml), which the workbook "
+                "does not hold: it is damaged",
+                fix=XLSX_FIX,
+            ) from exc
+        except Exception as exc:  # a cut worksheet (ParseError), a bad zip member
+            error = _damaged(path, exc)
+            if isinstance(exc, SyntaxError):
+                error = SourceError(
+                    path, None, f"the worksheet is cut short or damaged XML ({exc})", fix=XLSX_FIX
+                )
+            raise error from exc
+        yield row
+
+
+def _formula_at(path: Path, row: int, column: int) -> str | None:
+    """The formula written in a cell (``=...``), or None: read only to name an empty cell."""
+    import openpyxl
+
+    try:
+        with path.open("rb") as handle:
+            book = openpyxl.load_workbook(handle, read_only=True, data_only=False)
+            try:
+                cells = next(book.worksheets[0].iter_rows(min_row=row, max_row=row, values_only=True), ())
+            finally:
+                book.close()
+    except Exception:  # the values were read; this second look only names a formula
+        return None
+    value = cells[column - 1] if column - 1 < len(cells) else None
+    return value if isinstance(value, str) and value.startswith("=") else None
 
 
 def _match_columns(path: Path, header: Sequence[Any], line: int) -> tuple[dict[str, int], list[str]]:
@@ -223,58 +285,71 @@ def _read_rows(
     if require_hypotheses is not None and require_hypotheses != has_hypotheses:
         wanted = "hypothesis_f and hypothesis_m columns" if require_hypotheses else "no hypothesis columns"
         raise SourceError(path, HYPOTHESES[0], f"this evaluation set has {wanted}", line=header_number)
-    occupations = _occupation_index()
-    read: list[EvalRow] = []
+    # read-only rows are padded to the sheet's widest row: the header ends at its last named cell
+    width = max(i for i, cell in enumerate(header) if _cell_text(cell)) + 1
+    read: list[OccupationRow] = []
     headers: list[int] = []
     for number, values in nonblank:
-        cells = [_cell_text(v) for v in values]
-        if len(cells) > len(header) and any(cells[len(header) :]):
+        beyond = [i for i, cell in enumerate(values) if i >= width and _cell_text(cell)]
+        if beyond:
+            origin = RowOrigin(str(path), sheet=sheet, row=number)
             raise SourceError(
                 path,
                 None,
-                f"row {number} has cells beyond the {len(header)} columns of the header (row {header_number})",
+                f"{origin.cell('', beyond[0] + 1)}: row {number} has a cell beyond the {width} columns "
+                f"of the header (row {header_number}): {values[beyond[0]]!r}",
                 line=number,
             )
-        row = {role: cells[index] if index < len(cells) else "" for role, index in columns.items()}
-        if all(normalise_header(row[role]) in COLUMN_NAMES[role] for role in row):
+        cells = {role: values[index] if index < len(values) else None for role, index in columns.items()}
+        if all(normalise_header(cells[role]) in COLUMN_NAMES[role] for role in cells):
             headers.append(number)  # the header, or the header again inside the data
             continue
-        read.append(_row(path, number, row, occupations))
+        read.append(_row(path, sheet, number, cells, columns))
     return EvalWorkbook(
         str(path),
         sheet,
         {role: str(header[i]) for role, i in columns.items()},
-        tuple(read),
+        tuple(_eval_row(r) for r in read),
         has_hypotheses,
         tuple(n for n in headers if n != nonblank[0][0]),  # a header above all data is no stray one
         len(numbered) - nonblank[0][0] + 1 - len(nonblank),  # blank rows below the first filled one
         tuple(ignored),
+        tuple(dict.fromkeys([w for r in read for w in r.warnings] + repeated_rows(read))),
     )
 
 
-def _row(path: Path, number: int, cells: dict[str, str], occupations: dict[str, Occupation]) -> EvalRow:
-    for role, text in cells.items():
-        if not text:
-            raise SourceError(path, role, f"row {number} has an empty {role} cell", line=number)
-    occupation = occupations.get(cells["occupation"].lower())
-    if occupation is None:
-        raise SourceError(
-            path,
-            "occupation",
-            f"row {number}: {cells['occupation']!r} is not one of the 38 occupations of occupations.json",
-            line=number,
-        )
-    gender = GENDER_VALUES.get(cells["gender"].lower())
-    if gender is None:
-        raise SourceError(
-            path, "gender", f"row {number}: {cells['gender']!r} is not F, M, female or male", line=number
-        )
-    hypothesis_f, hypothesis_m = cells.get("hypothesis_f"), cells.get("hypothesis_m")
-    if hypothesis_f is not None and hypothesis_f == hypothesis_m:
-        raise SourceError(
-            path,
-            "hypothesis_m",
-            f"row {number}: the female and the male hypothesis are the same text ({hypothesis_f!r})",
-            line=number,
-        )
-    return EvalRow(number, occupation, cells["premise"], gender, hypothesis_f, hypothesis_m)
+def _row(
+    path: Path, sheet: str, number: int, cells: dict[str, Any], columns: dict[str, int]
+) -> OccupationRow:
+    """The row as an :class:`OccupationRow` (every rule checked there); an empty cell that holds a
+    formula without a cached value is named as such."""
+    origin = RowOrigin(str(path), sheet=sheet, row=number, columns={r: i + 1 for r, i in columns.items()})
+    for role, value in cells.items():
+        if _cell_text(value):
+            continue
+        formula = _formula_at(path, number, columns[role] + 1)
+        if formula is not None:
+            raise SourceError(
+                path,
+                role,
+                f"{origin.cell(role)} holds the formula {formula!r} with no value computed: the workbook "
+                "was saved by a program that does not compute formulas",
+                line=number,
+                fix="open it in Excel or LibreOffice and save it again, or paste the values",
+            )
+        cells[role] = ""  # the record refuses it as empty
+    return OccupationRow(
+        origin,
+        cells["premise"],
+        occupation=cells["occupation"],
+        gender=cells["gender"],
+        hypothesis_f=cells.get("hypothesis_f"),
+        hypothesis_m=cells.get("hypothesis_m"),
+    )
+
+
+def _eval_row(row: OccupationRow) -> EvalRow:
+    assert row.origin.row is not None and row.gender is not None
+    return EvalRow(
+        row.origin.row, row.occupation_info, row.premise, row.gender, row.hypothesis_f, row.hypothesis_m
+    )

@@ -36,6 +36,7 @@ from nlibias.benchmarks.occupation_list import Occupation as Occupation
 from nlibias.benchmarks.occupation_list import load_occupations as load_occupations
 from nlibias.benchmarks.occupation_list import occupation_named as occupation_named
 from nlibias.benchmarks.occupation_list import parse_occupations as parse_occupations
+from nlibias.benchmarks.occupation_rows import OccupationRow, OccupationRowError, RowOrigin, repeated_rows
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.schema import Label, Sample
 from nlibias.textio.text_files import read_text
@@ -305,9 +306,15 @@ def _name_problems(text: str, problems: list[tuple[str, str | None]]) -> None:
 def read_premise_lines(path: str | Path) -> list[tuple[int, str]]:
     """``(line number, text)`` of every premise in a one-per-line file (blank and ``#`` lines skipped).
 
-    Every line is checked with :func:`check_premise`; all rejected lines are reported together in
-    one :class:`PremiseFileError`.
+    Every line is built as an :class:`~nlibias.benchmarks.occupation_rows.OccupationRow` (its rules:
+    :func:`check_premise`, and a line must be a sentence); all rejected lines are reported together
+    in one :class:`PremiseFileError`.
     """
+    return [(row.origin.line or 0, row.premise) for row in read_premise_rows(path)]
+
+
+def read_premise_rows(path: str | Path) -> list[OccupationRow]:
+    """The premises of a one-per-line file as checked rows (see :func:`read_premise_lines`)."""
     path = Path(path)
     try:
         text = read_text(path)
@@ -317,12 +324,18 @@ def read_premise_lines(path: str | Path) -> list[tuple[int, str]]:
         ) from exc
     lines = [(i, raw.strip()) for i, raw in enumerate(text.splitlines(), start=1)]
     lines = [(i, t) for i, t in lines if t and not t.startswith("#")]
-    problems = [PremiseProblem(i, t, reason, word) for i, t in lines for reason, word in check_premise(t)]
+    rows: list[OccupationRow] = []
+    problems: list[PremiseProblem] = []
+    for number, line in lines:
+        try:
+            rows.append(OccupationRow(RowOrigin(str(path), line=number), line))
+        except OccupationRowError as error:
+            problems += [PremiseProblem(number, line, p.reason, p.word) for p in error.problems]
     if problems:
         raise PremiseFileError(path, problems)
     if not lines:
         raise PremiseFileError(path, [PremiseProblem(0, "", "the file has no premise lines")])
-    return lines
+    return rows
 
 
 def default_premise_templates() -> list[tuple[int, str]]:
@@ -475,12 +488,15 @@ def expand_occupations(
 
 
 def _expand_premises(premises: str | Path | None, *, balance: bool) -> OccupationsExpansion:
+    repeats: list[str] = []
     if premises is None:
         lines, prefix, source = default_premise_templates(), "t", f"nlibias/resources/{_RESOURCE_TEMPLATES}"
     else:
-        lines, prefix, source = read_premise_lines(premises), "l", str(premises)
+        rows = read_premise_rows(premises)
+        lines, prefix, source = [(r.origin.line or 0, r.premise) for r in rows], "l", str(premises)
+        repeats = repeated_rows(rows)
     built = build_premises(lines, balance=balance, prefix=prefix)
-    warnings = [
+    warnings = repeats + [
         f"line {p.line} has {len(p.text.split())} words; the paper keeps premises to at most {MAX_WORDS}"
         for p in built
         if p.origin != "substituted" and len(p.text.split()) > MAX_WORDS
