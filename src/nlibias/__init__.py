@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from nlibias.catalog.registry import register_benchmark
     from nlibias.jobs.audit import CacheOption
     from nlibias.jobs.expand import Samples
+    from nlibias.jobs.explain import ExplainResult
     from nlibias.jobs.results import AuditResult
     from nlibias.models.base import NLIClassifier
     from nlibias.runtime.contract import Predictor, PredictorRun
@@ -73,6 +74,7 @@ __all__ = [
     "__version__",
     "audit",
     "expand",
+    "explain",
     "list_benchmarks",
     "load_run",
     "register_benchmark",
@@ -111,6 +113,7 @@ def audit(
     bootstrap: int = 1000,
     seed: int = 0,
     progress: bool = True,
+    limit: int | None = None,
     **model_options: Any,
 ) -> AuditResult:
     """Audit NLI classifiers (``models``: hub names, local directories, ``fake:NAME``, or your
@@ -119,7 +122,9 @@ def audit(
     ``openai:URL#MODEL``, asked with each of ``prompts``: ``true``, ``entailed`` or prompt files)
     on ``samples``; as ``nlibias audit``. ``mlm=`` / ``causal=`` add language models scoring the
     samples' sentence pairs (token-probability bias; ``tp_variants=["shared", "whole"]``).
-    ``cache``: True (the user prediction cache), False, or a file. Returns an :class:`AuditResult` with its predictions in memory."""
+    ``cache``: True (the user prediction cache), False, or a file. ``limit``: audit a stratified
+    subset of about that many samples (pairs whole, every subtopic, drawn with ``seed``).
+    Returns an :class:`AuditResult` with its predictions in memory."""
     from nlibias.jobs.audit import run_audit
 
     return run_audit(
@@ -132,6 +137,7 @@ def audit(
         bootstrap=bootstrap,
         seed=seed,
         progress=progress,
+        limit=limit,
         **model_options,
     ).materialised()
 
@@ -149,6 +155,20 @@ def score(
     from nlibias.jobs.score import run_score
 
     return run_score(samples, predictions, out_dir=out_dir, bootstrap=bootstrap, seed=seed).materialised()
+
+
+def explain(
+    run_dir: str | Path, judges: str | NLIClassifier | Sequence[str | NLIClassifier], **options: Any
+) -> ExplainResult:
+    """Label the explanations of an audit's generated answers (``mode="generated"``) with NLI
+    judges (``fake:NAME``, Hugging Face names, ``prompt:MODEL`` or classifier objects): writes
+    ``run_dir/explanations/``; as ``nlibias explain``. ``options``: ``threshold``, ``samples``,
+    ``cache``, ``bootstrap``, ``seed``, ``progress`` and the judges' ``device``/``dtype``/...
+
+    >>> # nlibias.explain("runs/G", ["fake:j"]).summary["models"]"""
+    from nlibias.jobs.explain import run_explain
+
+    return run_explain(run_dir, judges, **options)
 
 
 def load_run(directory: str | Path) -> AuditResult:
