@@ -1,0 +1,328 @@
+"""Paired comparison of two runs over the same samples: one bootstrap, both runs on the same draws.
+
+Two models that answered the same items are compared item by item, not by whether their two
+intervals overlap. Each run's data is cut into the audit's resampling units (:class:`RunUnits`:
+BBNLI's counterfactual pairs, unpaired bias samples and test samples, each with a row of counts;
+one row of values per unit for the measures that are means over units), and one set of draws of
+the shared units gives, in every resample, each measure for the baseline and for the candidate.
+The draws, the strata and the percentile intervals are those of the audit's own engine
+(:func:`nlibias.metrics.bootstrap.bootstrap_intervals`, handed the two runs' blocks side by
+side), and the measures come from each scorer's own function of the resampled totals
+(:func:`nlibias.metrics.bbnli.measures_from_totals`; the mean in percent of the per-unit values).
+
+For a headline measure with neutral value ν (``../shared/DESIGN.md``, "Gate") each resample gives
+the change in bias ``d = |m_cand - ν| - |m_base - ν|`` (for S and ΔP, whose neutral value is an
+end of their range, this is the change in the worse direction). The comparison reports the
+difference ``Δ = m_cand - m_base`` and ``d`` with their percentile intervals and the one-sided
+bootstrap p-value ``(1 + #{d_b <= margin}) / (B + 1)`` of "the candidate is more biased by more
+than ``margin``" (a resample where ``d`` is undefined counts as not worse); :func:`holm` adjusts
+the p-values of the slices tested for one model and measure.
+
+>>> infos = [MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)]
+>>> base = mean_units(np.array([[0.0], [0.0], [1.0], [0.0]]), ["gap"])  # 25 %
+>>> cand = mean_units(np.array([[1.0], [0.0], [1.0], [1.0]]), ["gap"])  # 75 %
+>>> found = compare_units(base, cand, infos, resamples=200, seed=0)[0]
+>>> found.baseline, found.candidate, found.delta
+(25.0, 75.0, 50.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from nlibias.metrics.bbnli import UNANSWERED, EncodedSamples, measures_from_totals, slice_units
+from nlibias.metrics.bootstrap import Statistic, bootstrap_intervals
+from nlibias.metrics.metric_frame import group_positions, slice_rng
+from nlibias.metrics.pairing import NO_STEREOTYPE, pair_positions
+from nlibias.schema.measure_info import MeasureInfo
+
+OVERALL = "overall"
+"""The slice of every unit (:func:`compare_units`' ``slices`` names groupings besides it)."""
+
+
+@dataclass(frozen=True, eq=False)
+class RunUnits:
+    """One run's resampling units: ``(units x columns)`` blocks, the statistic that turns their
+    resampled totals into measures, each unit's stratum (units of one stratum are drawn among
+    themselves; the codes never decrease) and each grouping's label per unit.
+
+    Two runs compared must have the same units in the same order (the same samples cut the same
+    way): :func:`compare_units` checks the shapes, strata and groupings.
+    """
+
+    blocks: tuple[np.ndarray, ...]
+    statistic: Statistic
+    stratum: np.ndarray
+    groups: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.stratum)
+
+    def take(self, index: np.ndarray | None) -> tuple[list[np.ndarray], tuple[int, ...]]:
+        """The blocks of the units at ``index`` (ascending; None: all) and their strata sizes."""
+        blocks = list(self.blocks) if index is None else [block[index] for block in self.blocks]
+        codes = self.stratum if index is None else self.stratum[index]
+        _, sizes = np.unique(codes, return_counts=True)
+        return blocks, tuple(int(s) for s in sizes)
+
+
+def mean_units(
+    values: np.ndarray, names: Sequence[str], *, groups: Mapping[str, Sequence[Any]] | None = None
+) -> RunUnits:
+    """Units whose measures are the mean, in percent, of one value per unit (NaN: undefined there,
+    left out of that measure), as :func:`nlibias.metrics.metric_frame.units_frame` reports them.
+
+    >>> units = mean_units(np.array([[1.0], [np.nan], [0.0]]), ["x"])
+    >>> float(units.statistic(*(b.sum(axis=0, keepdims=True) for b in units.blocks))["x"][0])
+    50.0
+    """
+    values = np.asarray(values, dtype=float).reshape(-1, len(names))
+    defined = ~np.isnan(values)
+    filled = np.where(defined, values, 0.0)
+    names = list(names)
+
+    def means(sums: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            found = np.where(counts > 0, 100.0 * sums / counts, np.nan)
+        return {name: found[:, j] for j, name in enumerate(names)}
+
+    return RunUnits(
+        (filled, defined.astype(float)), means, np.zeros(len(values), dtype=np.int64), dict(groups or {})
+    )
+
+
+def bbnli_units(encoded: EncodedSamples, *, groups: Mapping[str, Sequence[Any]] | None = None) -> RunUnits:
+    """A BBNLI run's units over its samples' pairs: each pair of a pro sample and its anti twin is
+    one unit, each bias sample without a twin one, each test sample one (bias units first, then
+    test units: the two strata), whatever the model answered, so two runs over the same samples
+    share them. A unit's row is the scorer's own count row (:func:`~nlibias.metrics.bbnli.slice_units`):
+    a pair with an unanswered sample holds its answered sample's counts as an unpaired one, so the
+    totals over all units are the audit's. ``groups``: grouping → one label per *sample* (a unit
+    takes its first sample's label; a pair's two samples share their domain and subtopic).
+
+    >>> from nlibias.metrics.bbnli import encode_samples
+    >>> enc = encode_samples(["entailment", None, "neutral"], gold=["neutral"] * 3,
+    ...                      stereotype=["pro", "anti", None], pair_key=["k", "k", None])
+    >>> units = bbnli_units(enc)  # one pair (its anti sample unanswered) and one test sample
+    >>> len(units), units.stratum.tolist(), float(units.statistic(units.blocks[0][:1])["accuracy"][0])
+    (2, [0, 1], 0.0)
+    """
+    pairs, lone = pair_positions(encoded.stereotype, encoded.pair_code, key_of=lambda i: encoded.pair_keys[i])
+    tests = np.flatnonzero(encoded.stereotype == NO_STEREOTYPE)
+    unit_of = np.full(len(encoded), -1, dtype=np.int64)  # each sample's structural unit
+    unit_of[pairs[:, 0]] = unit_of[pairs[:, 1]] = np.arange(len(pairs))
+    unit_of[lone] = len(pairs) + np.arange(len(lone))
+    unit_of[tests] = len(pairs) + len(lone) + np.arange(len(tests))
+    n_units = len(pairs) + len(lone) + len(tests)
+    # The scorer's units, in its order: answered pairs (in pair order), then unpaired answered
+    # bias samples and answered test samples (in sample order): map each row to its unit.
+    scored = slice_units(encoded)
+    answered = encoded.predicted != UNANSWERED
+    both = np.flatnonzero(answered[pairs[:, 0]] & answered[pairs[:, 1]])
+    in_pair = np.zeros(len(encoded), dtype=bool)
+    in_pair[pairs[both].ravel()] = True
+    is_bias = encoded.stereotype != NO_STEREOTYPE
+    singles = np.flatnonzero(answered & is_bias & ~in_pair)
+    rows_unit = np.concatenate([both, unit_of[singles], unit_of[np.flatnonzero(answered & ~is_bias)]])
+    matrix = np.zeros((n_units, scored.matrix.shape[1]))
+    np.add.at(matrix, rows_unit, scored.matrix)
+    first = np.concatenate([pairs[:, 0], lone, tests]).astype(np.int64)
+    unit_groups = {by: [labels[int(i)] for i in first] for by, labels in (groups or {}).items()}
+    stratum = np.zeros(n_units, dtype=np.int64)
+    stratum[len(pairs) + len(lone) :] = 1
+    return RunUnits((matrix,), measures_from_totals, stratum, unit_groups)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One measure of one slice, baseline against candidate (values in the measure's unit;
+    intervals ``(lo, hi)`` or None where no resample defines them)."""
+
+    measure: str
+    slicing: str
+    """``overall`` or a grouping (``domain``, ``subtopic``, ...)."""
+    slice: str
+    n_units: int
+    baseline: float | None
+    baseline_ci: tuple[float, float] | None
+    candidate: float | None
+    candidate_ci: tuple[float, float] | None
+    delta: float | None
+    """``candidate - baseline``."""
+    delta_ci: tuple[float, float] | None
+    change: float | None
+    """``d``: how much farther the candidate lies from "no bias" than the baseline."""
+    change_ci: tuple[float, float] | None
+    p: float
+    """One-sided bootstrap p-value of "more biased by more than ``margin``"."""
+    margin: float
+    p_adjusted: float = 1.0
+    """``p`` after Holm's correction over the slices of this model and measure."""
+
+    @property
+    def slice_name(self) -> str:
+        """``overall`` or ``grouping=name``."""
+        return OVERALL if self.slicing == OVERALL else f"{self.slicing}={self.slice}"
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment: the i-th smallest of ``m`` p-values is multiplied by
+    ``m - i + 1`` (i from 1), made non-decreasing in that order, capped at 1.
+
+    >>> holm([0.01, 0.04, 0.03])  # sorted .01 .03 .04 -> 3*.01, 2*.03, max(.06, 1*.04)
+    [0.03, 0.06, 0.06]
+    """
+    order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
+    adjusted = [1.0] * len(pvalues)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[i]))
+        adjusted[i] = round(running, 12)
+    return adjusted
+
+
+def _interval(values: np.ndarray, confidence: float) -> tuple[float, float] | None:
+    defined = values[~np.isnan(values)]
+    if defined.size == 0:
+        return None
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    lo, hi = np.percentile(defined, [tail, 100.0 - tail])
+    return float(lo), float(hi)
+
+
+def _point(units: RunUnits, index: np.ndarray | None, name: str) -> float | None:
+    blocks, _ = units.take(index)
+    value = float(units.statistic(*(b.sum(axis=0, keepdims=True) for b in blocks))[name][0])
+    return None if np.isnan(value) else value
+
+
+def paired_resamples(
+    base: RunUnits,
+    cand: RunUnits,
+    names: Sequence[str],
+    *,
+    index: np.ndarray | None = None,
+    resamples: int,
+    rng: np.random.Generator,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Each measure of ``names`` in ``resamples`` resamples of the units at ``index`` (None: all),
+    for the baseline and the candidate on the same draws: ``(baseline, candidate)``, each
+    ``{name: (resamples,) array}`` (NaN: undefined in that resample)."""
+    base_blocks, strata = base.take(index)
+    cand_blocks, cand_strata = cand.take(index)
+    if strata != cand_strata or [b.shape[0] for b in base_blocks] != [b.shape[0] for b in cand_blocks]:
+        raise ValueError("the two runs' units differ; compare runs over the same samples")
+    held: dict[str, dict[str, np.ndarray]] = {}
+    n_base = len(base_blocks)
+
+    def both(*totals: np.ndarray) -> dict[str, np.ndarray]:
+        held["base"] = dict(base.statistic(*totals[:n_base]))
+        held["cand"] = dict(cand.statistic(*totals[n_base:]))
+        return {}
+
+    bootstrap_intervals([*base_blocks, *cand_blocks], both, resamples=resamples, rng=rng, strata=strata)
+    empty = np.full(0, np.nan)
+    return (
+        {n: np.asarray(held.get("base", {}).get(n, empty), dtype=float) for n in names},
+        {n: np.asarray(held.get("cand", {}).get(n, empty), dtype=float) for n in names},
+    )
+
+
+def compare_slice(
+    base: RunUnits,
+    cand: RunUnits,
+    infos: Sequence[MeasureInfo],
+    *,
+    slicing: str = OVERALL,
+    name: str = OVERALL,
+    index: np.ndarray | None = None,
+    resamples: int,
+    rng: np.random.Generator,
+    confidence: float = 0.95,
+    margins: Mapping[str, float] | None = None,
+) -> list[Comparison]:
+    """The :class:`Comparison` of each measure of ``infos`` on one slice (unadjusted p-values)."""
+    drawn_base, drawn_cand = paired_resamples(
+        base, cand, [i.name for i in infos], index=index, resamples=resamples, rng=rng
+    )
+    found = []
+    for info in infos:
+        margin = float((margins or {}).get(info.name, 0.0))
+        b, c = drawn_base[info.name], drawn_cand[info.name]
+        neutral = info.neutral if info.neutral is not None else 0.0
+        change = np.abs(c - neutral) - np.abs(b - neutral)
+        worse = np.sum(~(change <= margin) & ~np.isnan(change))  # NaN: not worse
+        base_value, cand_value = _point(base, index, info.name), _point(cand, index, info.name)
+        both_defined = base_value is not None and cand_value is not None
+        found.append(
+            Comparison(
+                measure=info.name,
+                slicing=slicing,
+                slice=name,
+                n_units=len(base) if index is None else len(index),
+                baseline=base_value,
+                baseline_ci=_interval(b, confidence),
+                candidate=cand_value,
+                candidate_ci=_interval(c, confidence),
+                delta=cand_value - base_value if both_defined else None,  # type: ignore[operator]
+                delta_ci=_interval(c - b, confidence),
+                change=abs(cand_value - neutral) - abs(base_value - neutral) if both_defined else None,  # type: ignore[operator]
+                change_ci=_interval(change, confidence),
+                p=(1.0 + (len(change) - worse)) / (len(change) + 1.0),
+                margin=margin,
+            )
+        )
+    return found
+
+
+def slice_positions(units: RunUnits, slicing: str) -> dict[str, np.ndarray]:
+    """``{slice name: unit positions}`` of one grouping (``overall``: every unit)."""
+    if slicing == OVERALL:
+        return {OVERALL: np.arange(len(units))}
+    if slicing not in units.groups:
+        return {}
+    members = group_positions(units.groups[slicing])
+    return {key: members[key] for key in sorted(members)}
+
+
+def compare_units(
+    base: RunUnits,
+    cand: RunUnits,
+    infos: Sequence[MeasureInfo],
+    *,
+    slices: Sequence[str] = (OVERALL,),
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    margins: Mapping[str, float] | None = None,
+) -> list[Comparison]:
+    """Every measure of ``infos`` on every slice of ``slices`` (``overall`` and grouping names; a
+    grouping the units lack gives none), p-values Holm-adjusted over the slices of each measure.
+    Each slice's draws are seeded from ``(seed, slice name)`` as the audit's are."""
+    found: list[Comparison] = []
+    for slicing in slices:
+        for name, index in slice_positions(base, slicing).items():
+            label = OVERALL if slicing == OVERALL else f"{slicing}={name}"
+            found.extend(
+                compare_slice(
+                    base,
+                    cand,
+                    infos,
+                    slicing=slicing,
+                    name=name,
+                    index=None if slicing == OVERALL else index,
+                    resamples=resamples,
+                    rng=slice_rng(seed, label),
+                    confidence=confidence,
+                    margins=margins,
+                )  # fmt: skip
+            )
+    adjusted: list[Comparison] = []
+    for info in infos:
+        mine = [c for c in found if c.measure == info.name]
+        adjusted += [replace(c, p_adjusted=p) for c, p in zip(mine, holm([c.p for c in mine]), strict=True)]
+    return adjusted

@@ -1,0 +1,172 @@
+"""The paired bootstrap (:mod:`nlibias.metrics.paired`): hand-derived values, the same draws as an
+obviously-correct loop, Holm's adjustment, the audit's own intervals, and the test's error rates
+in simulation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from nlibias.metrics.bbnli import EncodedSamples, bbnli_measures, encode_samples
+from nlibias.metrics.bbnli_scorer import score_bbnli_columns
+from nlibias.metrics.meta import ALL_MEASURES
+from nlibias.metrics.metric_frame import slice_rng
+from nlibias.metrics.paired import bbnli_units, compare_units, holm, mean_units
+from nlibias.schema import Sample
+from nlibias.schema.columns import SampleColumns
+
+SCORE = ALL_MEASURES["bbnli_bias_score"]
+
+# Four pairs (pro, anti) and what each model answered; every gold label is neutral.
+STEREO = ["pro", "anti"] * 4
+KEYS = ["a", "a", "b", "b", "c", "c", "d", "d"]
+BASE = ["entailment", "neutral", "neutral", "neutral", "neutral", "contradiction", "neutral", "neutral"]
+CAND = [
+    "entailment",
+    "contradiction",
+    "entailment",
+    "neutral",
+    "neutral",
+    "contradiction",
+    "neutral",
+    "neutral",
+]
+
+
+def _units(labels: list[str]):  # type: ignore[no-untyped-def]
+    return bbnli_units(encode_samples(labels, gold=None, stereotype=STEREO, pair_key=KEYS))
+
+
+def test_hand_built_values() -> None:
+    # Baseline: pro count (E on pro, C on anti) = a:pro E + c:anti C = 2, anti count 0, n = 8,
+    # correct (neutral) 6 -> score = (2*2/2 - 1)(1 - 6/8) = 1 * 0.25 = 25 points.
+    # Candidate: a:pro E, a:anti C, b:pro E, c:anti C -> pro 4, anti 0, correct 4 ->
+    # (2*4/4 - 1)(1 - 4/8) = 50 points. Delta = +25; d = |50| - |25| = 25.
+    found = compare_units(_units(BASE), _units(CAND), [SCORE], resamples=0)[0]
+    assert (found.baseline, found.candidate, found.delta, found.change) == (25.0, 50.0, 25.0, 25.0)
+    assert found.p == 1.0 and found.delta_ci is None  # no resample: no interval, no evidence
+
+
+def test_paired_interval_equals_a_plain_loop_over_the_same_draws() -> None:
+    resamples, seed = 300, 7
+    found = compare_units(_units(BASE), _units(CAND), [SCORE], resamples=resamples, seed=seed)[0]
+    # The same draws: the overall slice's stream, 4 pair units drawn with replacement (one chunk).
+    draws = slice_rng(seed, "overall").integers(0, 4, size=(resamples, 4))
+    deltas, changes = [], []
+    for row in draws:
+        # Build the resampled samples label by label and score them with the plain BBNLI measures.
+        stereo, keys, base, cand = [], [], [], []
+        for j, unit in enumerate(row):
+            for k in (0, 1):
+                stereo.append(STEREO[2 * unit + k])
+                keys.append(f"{j}")  # each drawn pair its own key
+                base.append(BASE[2 * unit + k])
+                cand.append(CAND[2 * unit + k])
+        b = bbnli_measures(base, gold=["neutral"] * 8, stereotype=stereo, pair_key=keys)["bbnli_bias_score"]
+        c = bbnli_measures(cand, gold=["neutral"] * 8, stereotype=stereo, pair_key=keys)["bbnli_bias_score"]
+        deltas.append(c - b)
+        changes.append(abs(c) - abs(b))
+    assert found.delta_ci == pytest.approx(tuple(np.percentile(deltas, [2.5, 97.5])))
+    assert found.change_ci == pytest.approx(tuple(np.percentile(changes, [2.5, 97.5])))
+    assert found.p == pytest.approx((1 + sum(d <= 0 for d in changes)) / (resamples + 1))
+
+
+def test_holm_hand_example() -> None:
+    # Sorted: .001 (x4 = .004), .01 (x3 = .03), .02 (x2 = .04), .2 (x1 = .2).
+    assert holm([0.02, 0.2, 0.001, 0.01]) == [0.04, 0.2, 0.004, 0.03]
+    # Monotone: the second-smallest .011 x 2 = .022 < .03 (3 x .01) so it takes .03.
+    assert holm([0.01, 0.011, 0.5]) == [0.03, 0.03, 0.5]
+    assert holm([]) == []
+
+
+def test_baseline_interval_is_the_audits() -> None:
+    # With every sample answered the units are the audit's, in its order: the same seed gives the
+    # audit's interval for the baseline (its draws are shared with the candidate).
+    samples = [
+        Sample(id=f"{k}:{s}", source="bbnli", domain="d", subtopic="t", premise="P.", hypothesis=f"{k}{s} H.",
+               gold="neutral", stereotype=s, pair_key=k)
+        for k, s in zip(KEYS, STEREO, strict=True)
+    ]  # fmt: skip
+    columns = SampleColumns.from_samples(samples)
+    codes = np.array([{"entailment": 0, "neutral": 1, "contradiction": 2}[x] for x in BASE])
+    audit = score_bbnli_columns(columns, codes, bootstrap=200, seed=3)["overall"]["ci"]["bbnli_bias_score"]
+    found = compare_units(_units(BASE), _units(CAND), [SCORE], resamples=200, seed=3)[0]
+    assert list(found.baseline_ci or ()) == audit
+
+
+def test_mean_units_compare() -> None:
+    # 4 units, one 0/1 value each: baseline 1 of 4 (25 %), candidate 3 of 4 (75 %); neutral 50:
+    # d = |75 - 50| - |25 - 50| = 0.
+    info = ALL_MEASURES["tp_bias_score"]
+    base = mean_units(np.array([[1.0], [0.0], [0.0], [0.0]]), ["tp_bias_score"])
+    cand = mean_units(np.array([[1.0], [1.0], [1.0], [0.0]]), ["tp_bias_score"])
+    found = compare_units(base, cand, [info], resamples=100)[0]
+    assert (found.delta, found.change) == (50.0, 0.0)
+
+
+def _simulated_run(rng: np.random.Generator, n_pairs: int, pro_shift: float, fresh: float, base: np.ndarray):  # type: ignore[no-untyped-def]
+    """A candidate from ``base`` labels: each sample answered afresh with probability ``fresh``
+    from E/N/C = (.25 + s, .5, .25 - s) on pro samples and (.25 - s, .5, .25 + s) on anti ones."""
+    stereo = np.tile([0, 1], n_pairs)
+    p_e = np.where(stereo == 0, 0.25 + pro_shift, 0.25 - pro_shift)
+    u = rng.random(2 * n_pairs)
+    drawn = np.where(u < p_e, 0, np.where(u < p_e + 0.5, 1, 2))
+    return np.where(rng.random(2 * n_pairs) < fresh, drawn, base)
+
+
+def _encoded(labels: np.ndarray) -> EncodedSamples:
+    n = len(labels)
+    return EncodedSamples(
+        predicted=labels.astype(np.int64), gold=np.ones(n, dtype=np.int64),
+        stereotype=np.tile([0, 1], n // 2).astype(np.int64), pair_code=np.repeat(np.arange(n // 2), 2),
+        pair_keys=list(np.repeat(np.arange(n // 2), 2)), text_code=None, ids=None,
+    )  # fmt: skip
+
+
+def _fails(
+    rng: np.random.Generator,
+    n_pairs: int,
+    pro_shift: float,
+    fresh: float,
+    resamples: int,
+    base_shift: float = 0.0,
+) -> bool:
+    base = _simulated_run(rng, n_pairs, base_shift, 1.0, np.zeros(2 * n_pairs))
+    cand = _simulated_run(rng, n_pairs, pro_shift, fresh, base)
+    seed = int(rng.integers(1 << 30))
+    found = compare_units(
+        bbnli_units(_encoded(base)), bbnli_units(_encoded(cand)), [SCORE], resamples=resamples, seed=seed
+    )
+    return found[0].p_adjusted < 0.05
+
+
+def test_a_candidate_equal_in_distribution_fails_at_most_at_the_nominal_rate() -> None:
+    # 200 simulated gates, candidate answered independently from the baseline's (exchangeable
+    # pro/anti) distribution: the true bias of both is 0. Under a 5 % test the number of failures
+    # is at most Binomial(200, .05); its 99.9 % quantile is the bound (P(X > bound) < .001).
+    runs = 200
+    bound = next(
+        k
+        for k in range(runs)
+        if sum(math.comb(runs, i) * 0.05**i * 0.95 ** (runs - i) for i in range(k + 1, runs + 1)) < 0.001
+    )
+    rng = np.random.default_rng(2024)
+    failures = sum(_fails(rng, 100, 0.0, 1.0, 200) for _ in range(runs))
+    assert failures <= bound, (failures, bound)
+
+
+def test_three_points_more_pro_stereotype_bias_fails_nine_times_in_ten() -> None:
+    # The full BBNLI size, 1,138 pairs. As score = (pro - anti) / n when gold is neutral (the
+    # factor 1 - accuracy cancels), a baseline answering pro samples E .30 / N .5 / C .20 and anti
+    # samples E .20 / C .30 scores 10 points (each sample: pro .30 - anti .20 = .10).
+    # The candidate is the baseline with 10 % of its answers given afresh by a more biased model
+    # (pro E .45 / C .05, anti E .05 / C .45: .40 per sample), so its score is 10 + 10 % x (40 - 10)
+    # = +3 points in expectation. The paired difference's standard error is about .7 points, so
+    # the gate should fail nearly always; at least 45 of 50 runs are required. (Near the neutral
+    # value the test is weaker by design: a baseline at -1.5 and a candidate at +1.5 are equally
+    # biased, d = 0.)
+    rng = np.random.default_rng(11)
+    failures = sum(_fails(rng, 1138, 0.20, 0.1, 200, base_shift=0.05) for _ in range(50))
+    assert failures >= 45, failures
