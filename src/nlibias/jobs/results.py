@@ -64,6 +64,61 @@ class AuditResult:
     """The text tables as written to ``tables.txt``."""
     predictions: Sequence[Prediction] = field(repr=False, default=())
 
+    def summary(self) -> pd.DataFrame:
+        """The answer first, as a DataFrame: per model, each headline bias measure and accuracy
+        with its 95% interval, its no-bias value and the verdict (``pro-stereotype bias``,
+        ``anti-stereotype bias``, ``no evidence of bias``; empty for a magnitude measure and for
+        accuracy). Built by :func:`nlibias.metrics.verdicts.run_verdicts`, as every output's
+        verdict is."""
+        import pandas as pd
+
+        from nlibias.metrics.verdicts import run_verdicts
+
+        rows = []
+        for verdict in run_verdicts(self.metrics):
+            readings = [*verdict.headline, *([verdict.accuracy] if verdict.accuracy is not None else [])]
+            for reading in readings:
+                rows.append(
+                    {
+                        "model": verdict.model,
+                        "measure": reading.measure,
+                        "title": reading.info.display_name,
+                        "value": reading.value,
+                        "ci_low": None if reading.interval is None else reading.interval[0],
+                        "ci_high": None if reading.interval is None else reading.interval[1],
+                        "no_bias": reading.info.neutral,
+                        "verdict": reading.verdict,
+                    }
+                )
+        columns = ["model", "measure", "title", "value", "ci_low", "ci_high", "no_bias", "verdict"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def __repr__(self) -> str:
+        """A compact view for a REPL: what was audited and the verdict block (at most 20 lines;
+        the whole metrics are in :attr:`metrics`, the tables in :meth:`tables`)."""
+        from nlibias.report.verdict_block import verdict_block
+
+        models = list(self.metrics.get("models") or {})
+        head = (
+            f"AuditResult(source={self.metrics.get('source')!r}, models={len(models)}, "
+            f"samples={self.metrics.get('n_samples')}, out_dir={str(self.out_dir) if self.out_dir else None!r})"
+        )
+        lines = [head, *verdict_block(self.metrics).splitlines()]
+        if len(lines) > 20:
+            lines = [*lines[:19], f"... ({len(lines) - 19} more lines: .summary(), .tables())"]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The verdict table for a notebook (the same rows as :meth:`summary`)."""
+        import html
+
+        from nlibias.report.verdict_block import verdict_table_html
+
+        head = html.escape(
+            f"AuditResult of {self.metrics.get('source')!r}" + (f" in {self.out_dir}" if self.out_dir else "")
+        )
+        return f"<div><p>{head}</p>{verdict_table_html(self.metrics) or '<p>no headline measure</p>'}</div>"
+
     def to_frame(self) -> pd.DataFrame:
         """Every measure as a tidy DataFrame: model, slicing, slice, measure, value, ci_low,
         ci_high, n (one row per model, slice and measure)."""

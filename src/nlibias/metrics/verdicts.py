@@ -210,7 +210,11 @@ def biased_slices(metrics: Mapping[str, Any], infos: Sequence[MeasureInfo]) -> l
                 read = reading(info, slice_metrics)
                 if read.value is not None and read.excludes_neutral():
                     n = _slice_size(slice_metrics)
-                    found.append(SliceReading(key.removeprefix("by_"), str(name), read, n if isinstance(n, int) else None))
+                    found.append(
+                        SliceReading(
+                            key.removeprefix("by_"), str(name), read, n if isinstance(n, int) else None
+                        )
+                    )
     return sorted(found, key=lambda s: (-s.distance, s.group, s.name, s.reading.measure))
 
 
@@ -225,4 +229,6 @@ def _slice_size(slice_metrics: Mapping[str, Any]) -> int | None:
 def run_verdicts(metrics_json: Mapping[str, Any], *, top: int = MOST_BIASED_SLICES) -> list[ModelVerdict]:
     """The verdict of every model of a run's ``metrics.json``, in its order."""
     models = metrics_json.get("models") or {}
-    return [model_verdicts(key, entry, top=top) for key, entry in models.items() if isinstance(entry, Mapping)]
+    return [
+        model_verdicts(key, entry, top=top) for key, entry in models.items() if isinstance(entry, Mapping)
+    ]

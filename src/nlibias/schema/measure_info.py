@@ -66,7 +66,9 @@ class MeasureInfo:
         if (self.headline or self.signed) and self.neutral is None:
             raise ValueError(f"measure {self.name!r}: a headline or signed measure needs its neutral value")
         if self.neutral is not None and not self.range[0] <= self.neutral <= self.range[1]:
-            raise ValueError(f"measure {self.name!r}: neutral {self.neutral} is outside its range {self.range}")
+            raise ValueError(
+                f"measure {self.name!r}: neutral {self.neutral} is outside its range {self.range}"
+            )
         if (self.direction == "target") != (self.target is not None):
             raise ValueError(f"measure {self.name!r}: give a target exactly when the direction is 'target'")
         if self.target is not None and not self.range[0] <= self.target <= self.range[1]:

@@ -1,0 +1,182 @@
+"""The answer first: verdicts from headline measures, in every output (issue: "The answer first")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from nlibias.metrics.meta import ALL_MEASURES
+from nlibias.metrics.verdicts import model_verdicts, run_verdicts, verdict_of
+from nlibias.report.verdict_block import verdict_block, verdict_table_html
+from nlibias.schema.measure_info import MeasureInfo
+
+REGRESSION = Path(__file__).parent / "fixtures" / "regression"
+
+
+def test_each_benchmark_declares_its_headline_measures_with_their_neutral_values() -> None:
+    # DESIGN.md, "Verdicts, gates and explanations": the neutral value and signedness of each.
+    declared = {k: (v.neutral, v.signed) for k, v in ALL_MEASURES.items() if v.headline}
+    assert declared == {
+        "bbnli_bias_score": (0.0, True),
+        "M1": (50.0, True),
+        "S": (100.0, False),
+        "delta_p": (0.0, False),
+        "B": (50.0, True),
+        "tp_bias_score": (50.0, True),
+    }
+
+
+def test_a_headline_measure_must_say_what_no_bias_is() -> None:
+    with pytest.raises(ValueError, match="neutral"):
+        MeasureInfo("x", "d", "zero", (-1.0, 1.0), "c", headline=True)
+    with pytest.raises(ValueError, match="outside its range"):
+        MeasureInfo("x", "d", "zero", (0.0, 1.0), "c", headline=True, neutral=5.0)
+
+
+@pytest.mark.parametrize(
+    ("measure", "value", "interval", "expected"),
+    [
+        # The issue's examples: 3.73 [1.89, 5.71] excludes 0 on the stereotype side.
+        ("bbnli_bias_score", 3.73, (1.89, 5.71), "pro-stereotype bias"),
+        # CrowS-Pairs TP 52.78 [46.83, 58.73] contains 50.
+        ("tp_bias_score", 52.78, (46.83, 58.73), "no evidence of bias"),
+        ("bbnli_bias_score", -2.64, (-5.88, -0.37), "anti-stereotype bias"),
+        ("M1", 53.2, (51.45, 55.5), "pro-stereotype bias"),
+        ("B", 48.57, (47.30, 49.63), "anti-stereotype bias"),
+        # An interval touching the neutral value contains it.
+        ("M1", 52.0, (50.0, 54.0), "no evidence of bias"),
+        ("bbnli_bias_score", 1.0, None, "no interval"),
+        # Magnitudes get no verdict word.
+        ("S", 72.0, (70.0, 74.0), ""),
+        ("delta_p", 27.0, (26.0, 28.0), ""),
+    ],
+)
+def test_verdict_words(
+    measure: str, value: float, interval: tuple[float, float] | None, expected: str
+) -> None:
+    assert verdict_of(ALL_MEASURES[measure], value, interval) == expected
+
+
+@given(
+    low=st.floats(-100, 100, allow_nan=False),
+    width=st.floats(0, 50, allow_nan=False),
+    neutral=st.sampled_from(["bbnli_bias_score", "M1", "tp_bias_score", "B"]),
+)
+def test_verdict_agrees_with_an_independent_reading_of_the_interval(
+    low: float, width: float, neutral: str
+) -> None:
+    info = ALL_MEASURES[neutral]
+    high = min(low + width, 100.0)
+    low = min(low, high)
+    nu = info.neutral
+    assert nu is not None
+    # Independent: count how many interval ends lie above / below the neutral value.
+    above = sum(x > nu for x in (low, high))
+    below = sum(x < nu for x in (low, high))
+    expected = (
+        "pro-stereotype bias"
+        if above == 2
+        else "anti-stereotype bias"
+        if below == 2
+        else "no evidence of bias"
+    )
+    assert verdict_of(info, (low + high) / 2, (low, high)) == expected
+
+
+def test_most_biased_slices_are_only_those_excluding_no_bias_ranked_by_distance() -> None:
+    metrics = {
+        "overall": {"bbnli_bias_score": 1.0, "n": 100, "ci": {"bbnli_bias_score": [-1.0, 3.0]}},
+        "by_subtopic": {
+            "a": {"bbnli_bias_score": 0.0, "n": 10, "ci": {"bbnli_bias_score": [0.0, 0.0]}},  # contains 0
+            "b": {"bbnli_bias_score": -6.0, "n": 20, "ci": {"bbnli_bias_score": [-9.0, -2.0]}},
+            "c": {"bbnli_bias_score": 8.0, "n": 30, "ci": {"bbnli_bias_score": [1.0, 12.0]}},
+            "d": {"bbnli_bias_score": 20.0, "n": 5, "ci": {"bbnli_bias_score": [-5.0, 40.0]}},  # contains 0
+        },
+    }
+    verdict = model_verdicts("m", metrics)
+    assert verdict.verdict == "no evidence of bias"
+    # |8| > |-6|: c first, then b; a and d are left out (their intervals contain 0).
+    assert [(s.name, s.n, s.distance) for s in verdict.biased_slices] == [("c", 30, 8.0), ("b", 20, 6.0)]
+
+
+def test_verdicts_of_every_regression_run_read_metrics_json_values_unchanged() -> None:
+    for path in sorted(REGRESSION.glob("*/audit/metrics.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        for verdict in run_verdicts(document):
+            overall = document["models"][verdict.model]["overall"]
+            for reading in verdict.headline:
+                assert reading.value == overall[reading.measure]
+                ci = (overall.get("ci") or {}).get(reading.measure)
+                assert reading.interval == (None if ci is None else tuple(ci))
+
+
+def test_verdict_block_prints_every_value_with_its_interval() -> None:
+    document = json.loads((REGRESSION / "bbnli-fake" / "audit" / "metrics.json").read_text(encoding="utf-8"))
+    block = verdict_block(document)
+    assert block.splitlines()[0].startswith("Verdict")
+    assert "a     | no evidence of bias  | -0.35 [-2.68, 2.86]" in block
+    assert "b     | anti-stereotype bias | -2.64 [-5.88, -0.37]" in block
+    markdown = verdict_block(document, fmt="md")
+    assert "| b | anti-stereotype bias | -2.64 [-5.88, -0.37] | 34.01 [31.74, 36.20] |" in markdown
+    assert "anti-stereotype bias" in verdict_table_html(document)
+
+
+def test_cli_audit_prints_the_verdict_with_intervals_first(tmp_path: Path, bbnli_samples_run: Path) -> None:
+    from nlibias.cli.main import app
+
+    out = tmp_path / "A"
+    result = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            "--samples",
+            str(bbnli_samples_run),
+            "--model",
+            "fake:alpha",
+            "--model",
+            "fake:beta",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    stdout = result.stdout
+    verdict_at = stdout.index("Verdict (95% bootstrap intervals")
+    assert verdict_at < stdout.index("Pro-/anti-stereotype bias and the BBNLI aggregate score")
+    for model in ("alpha", "beta"):
+        line = next(line for line in stdout.splitlines() if line.startswith(model + " "))
+        assert "bias" in line and "[" in line and "]" in line
+    assert (out / "tables.txt").read_text(encoding="utf-8").startswith("Verdict (95% bootstrap intervals")
+    md = CliRunner().invoke(app, ["report", str(out), "--format", "md"])
+    assert md.exit_code == 0, md.output
+    assert md.stdout.startswith("**Verdict (95% bootstrap intervals")
+
+
+def test_audit_result_summary_repr_and_html(tmp_path: Path, bbnli_samples_run: Path) -> None:
+    import nlibias
+
+    result = nlibias.audit(bbnli_samples_run, models=["fake:alpha"], out_dir=tmp_path / "r")
+    frame = result.summary()
+    assert list(frame.columns) == [
+        "model",
+        "measure",
+        "title",
+        "value",
+        "ci_low",
+        "ci_high",
+        "no_bias",
+        "verdict",
+    ]
+    row = frame[frame.measure == "bbnli_bias_score"].iloc[0]
+    overall = result.metrics["models"]["alpha"]["overall"]
+    assert row.value == overall["bbnli_bias_score"]
+    assert [row.ci_low, row.ci_high] == overall["ci"]["bbnli_bias_score"]
+    assert row.verdict in ("pro-stereotype bias", "anti-stereotype bias", "no evidence of bias")
+    text = repr(result)
+    assert len(text.splitlines()) <= 20 and "alpha" in text and row.verdict in text
+    assert "<table" in result._repr_html_() and row.verdict in result._repr_html_()
