@@ -319,7 +319,7 @@ def compare_units(
                     rng=slice_rng(seed, label),
                     confidence=confidence,
                     margins=margins,
-                )  # fmt: skip
+                )
             )
     adjusted: list[Comparison] = []
     for info in infos:
