@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from nlibias.cli.app import app, echo_json, warn
+from nlibias.cli.options import Json, Limit, Quiet
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 
 if TYPE_CHECKING:
@@ -17,7 +18,6 @@ _BY_HELP = "Slices in the printed tables: domain or subtopic (metrics.json alway
 _BOOTSTRAP_OPT = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95% CIs (0: none).")
 _SEED_OPT = typer.Option(0, "--seed", help="Seed of the bootstrap.")
 _BY_OPT = typer.Option("domain", "--by", help=_BY_HELP)
-_JSON_OPT = typer.Option(False, "--json", help="Print metrics.json instead of tables.")
 
 
 def _print_result(result: AuditResult, as_json: bool, by: str) -> None:
@@ -119,7 +119,6 @@ _RAY_GPUS_OPT = typer.Option(
 )
 _CACHE_OPT = typer.Option(None, "--cache", help="Prediction cache file. Default: the user cache.")
 _NO_CACHE_OPT = typer.Option(False, "--no-cache", help="Do not read or write the prediction cache.")
-_QUIET_OPT = typer.Option(False, "--quiet", help="No progress bars.")
 
 
 def _cache_setting(cache: Path | None, no_cache: bool) -> Path | bool:
@@ -191,8 +190,9 @@ def audit_command(
     bootstrap: int = _BOOTSTRAP_OPT,
     seed: int = _SEED_OPT,
     by: str = _BY_OPT,
-    as_json: bool = _JSON_OPT,
-    quiet: bool = _QUIET_OPT,
+    limit: Limit = None,
+    as_json: Json = False,
+    quiet: Quiet = False,
 ) -> None:
     """Run NLI classifiers, generative LMs and/or sentence-scoring LMs over the samples and report
     the bias measures."""
@@ -212,7 +212,8 @@ def audit_command(
         out_dir=out,
         bootstrap=bootstrap,
         seed=seed,
-        progress=not quiet,
+        progress=not quiet and not as_json,
+        limit=limit,
         mode=mode,
         max_new_tokens=max_new_tokens,
         label_map=label_map,
@@ -229,7 +230,7 @@ def audit_command(
         ray_gpus_per_worker=ray_gpus_per_worker,
         concurrency=concurrency,
     )
-    _print_model_stats(result, as_json)
+    _print_model_stats(result, as_json or quiet)
     _print_result(result, as_json, by)
 
 
@@ -249,7 +250,8 @@ def score_command(
     bootstrap: int = _BOOTSTRAP_OPT,
     seed: int = _SEED_OPT,
     by: str = _BY_OPT,
-    as_json: bool = _JSON_OPT,
+    as_json: Json = False,
+    quiet: Quiet = False,
 ) -> None:
     """Score predictions files (from nlibias or any other tool) with the benchmark's measures."""
     from nlibias.jobs.score import run_score
@@ -259,6 +261,6 @@ def score_command(
 
     result = run_score(samples, predictions, out_dir=out, bootstrap=bootstrap, seed=seed)
     scored, given = result.metrics["run"]["samples_scored"], result.metrics["run"]["samples_given"]
-    if scored < given and not as_json:
+    if scored < given and not as_json:  # a warning, so --quiet keeps it
         warn(f"{given - scored} of {given} samples have no prediction and are left out")
     _print_result(result, as_json, by)

@@ -65,6 +65,7 @@ def run_audit(
     progress: bool = True,
     extra: Mapping[str, Any] | None = None,
     note: str | None = None,
+    limit: int | None = None,
     **model_options: Any,
 ) -> AuditResult:
     """Run NLI classifiers (``models``: names, or objects keeping the predictor contract) and
@@ -80,6 +81,11 @@ def run_audit(
     (:func:`nlibias.runtime.build.build_predictors`: ``device``, ``label_map``, ``max_tokens``,
     ``mode``, ``concurrency``, ...). ``extra`` is merged into ``metrics.json``; ``note`` is
     appended to the tables.
+
+    ``limit`` audits a stratified subset of about that many samples instead of all
+    (:func:`nlibias.jobs.subset.stratified_subset`: pairs kept whole, every subtopic, drawn with
+    ``seed``); the subset is written into ``out_dir`` as its samples, and ``metrics.json`` records
+    it under ``subset`` (limit, seed, samples kept, samples given, where from).
     """
     check_bootstrap(bootstrap, seed)  # before any file is read or model loaded
     specs = {
@@ -89,6 +95,9 @@ def run_audit(
         "causal": _names(causal, "causal"),
     }
     checked = read_benchmark_samples(samples)
+    if limit is not None:
+        checked, subset = _limited(samples, checked, limit, seed, out_dir)
+        extra = {**(extra or {}), "subset": subset}
     check_kinds(checked.benchmark, spec_kinds(**specs))  # before any model loads
     with ExitStack() as stack:
         store = _open_cache(cache, stack)
@@ -175,6 +184,42 @@ def audit_samples(
         out_dir, ChainedRows(rows), with_extra(metrics, extra), benchmark, note=note,
         samples_sha256=samples.sha256,
     )  # fmt: skip
+
+
+def _limited(
+    given: str | PathLike[str] | Sequence[Sample],
+    checked: BenchmarkSamples,
+    limit: int,
+    seed: int,
+    out_dir: str | Path | None,
+) -> tuple[BenchmarkSamples, dict[str, Any]]:
+    """The stratified subset of ``checked`` (``limit``), written into ``out_dir`` when there is one,
+    and what ``metrics.json`` records of it."""
+    from nlibias.io.samples import read_samples, write_samples
+    from nlibias.jobs.subset import stratified_subset
+
+    # from a file: every field, as the subset's samples file will hold them
+    everything = read_samples(given) if isinstance(given, str | PathLike) else list(given)
+    subset = stratified_subset(everything, limit, seed=seed)
+    info = {"limit": limit, "seed": seed, "samples": len(subset), "of": len(everything)}
+    info["from"] = str(checked.path) if checked.path is not None else None
+    if out_dir is None:
+        return read_benchmark_samples(subset), info
+    out = Path(out_dir)
+    if checked.path is not None and _same_folder(checked.path, out):
+        raise ConfigError(
+            f"out_dir {out} holds the samples that limit would subset: their subset would replace them; "
+            "write the limited audit into another folder",
+            parameter="out_dir",
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    write_samples(out, subset)
+    return read_benchmark_samples(out), info
+
+
+def _same_folder(samples: Path, out: Path) -> bool:
+    folder = samples if samples.is_dir() else samples.parent
+    return folder.resolve() == out.resolve()
 
 
 def _open_cache(cache: CacheOption, stack: ExitStack) -> PredictionCache | None:

@@ -22,81 +22,33 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from nlibias.errors import ConfigError
+from nlibias.jobs.subset import MIN_PAIRS_PER_SUBTOPIC, sample_pairs_stratified
 from nlibias.schema import Sample
 
 if TYPE_CHECKING:
     from nlibias.jobs.results import AuditResult
 
+__all__ = [  # the sampler lives in nlibias.jobs.subset (audit --limit shares it); importable here as before
+    "DEFAULT_SAMPLE_PAIRS",
+    "DEMO_PROMPTS",
+    "DISCLAIMER",
+    "MIN_PAIRS_PER_SUBTOPIC",
+    "run_demo",
+    "sample_pairs_stratified",
+    "write_demo_report",
+]
+
 DEFAULT_SAMPLE_PAIRS = 240
 """Pairs in the default demo sample (15 per subtopic on average). Measured with ``nlibias demo`` on
 2 CPU cores (AMD EPYC, torch 2 threads), first run including the GGUF conversion: 4 min 18 s wall
 (load average about 2 from other work); about 5 min on a busier machine."""
-MIN_PAIRS_PER_SUBTOPIC = 3
 DEMO_PROMPTS: tuple[str, ...] = ("true", "entailed")
 DISCLAIMER = (
     "SmolLM2-135M-Instruct is a 135-million-parameter model run here to demonstrate the audit end "
     "to end, offline. Its answers are a demonstration, not a verdict: they say little about larger "
     "models, and a sample of pairs gives wide intervals. Audit real models with `nlibias audit`."
 )
-
-
-def sample_pairs_stratified(
-    samples: Sequence[Sample], n_pairs: int, *, seed: int = 0, min_per_subtopic: int = MIN_PAIRS_PER_SUBTOPIC
-) -> list[Sample]:
-    """Whole pro/anti pairs, every subtopic represented, the rest allocated in proportion to size.
-
-    Each subtopic gets ``min_per_subtopic`` pairs first (fewer when the budget or the subtopic is
-    too small, but at least one); the remaining budget is
-    shared in proportion to the subtopics' sizes (largest remainders first), without exceeding
-    any subtopic's pairs. Pairs are drawn with a seeded generator; the result keeps the input order.
-    ``n_pairs`` below the number of subtopics is raised to it so every subtopic appears.
-
-    >>> pair = lambda t, k: [Sample(id=f"{t}{k}{s}", source="bbnli", domain="d", subtopic=t,
-    ...     premise="P", hypothesis=s, gold="neutral", stereotype=s, pair_key=f"{t}{k}") for s in ("pro", "anti")]
-    >>> pool = [s for t in "ab" for k in range(10) for s in pair(t, k)]
-    >>> picked = sample_pairs_stratified(pool, 4, seed=0, min_per_subtopic=1)
-    >>> len(picked), sorted({s.subtopic for s in picked})
-    (8, ['a', 'b'])
-    """
-    pairs_of: dict[str, dict[str, list[Sample]]] = {}
-    for sample in samples:
-        if sample.stereotype is None or sample.pair_key is None:
-            continue
-        pairs_of.setdefault(sample.subtopic, {}).setdefault(sample.pair_key, []).append(sample)
-    complete = {
-        topic: sorted(key for key, members in pairs.items() if len(members) == 2)
-        for topic, pairs in pairs_of.items()
-    }
-    complete = {topic: keys for topic, keys in complete.items() if keys}
-    sizes = {topic: len(keys) for topic, keys in complete.items()}
-    budget = min(max(n_pairs, len(sizes)), sum(sizes.values()))
-    floor = max(1, min(min_per_subtopic, budget // max(len(sizes), 1)))
-    quota = {topic: min(floor, size) for topic, size in sizes.items()}
-    left = budget - sum(quota.values())
-    if left > 0:
-        room = {topic: sizes[topic] - quota[topic] for topic in sizes}
-        total_room = sum(room.values())
-        shares = {topic: left * room[topic] / total_room for topic in sizes} if total_room else {}
-        for topic, share in shares.items():
-            quota[topic] += int(share)
-        remaining = budget - sum(quota.values())
-        order = sorted(shares, key=lambda t: (-(shares[t] - int(shares[t])), t))
-        for topic in order:
-            if remaining <= 0:
-                break
-            if quota[topic] < sizes[topic]:
-                quota[topic] += 1
-                remaining -= 1
-    rng = np.random.default_rng(seed)
-    chosen: set[str] = set()
-    for topic in sorted(complete):
-        keys = complete[topic]
-        picked = rng.choice(len(keys), size=min(quota[topic], len(keys)), replace=False)
-        chosen.update(keys[int(i)] for i in picked)
-    return [s for s in samples if s.pair_key in chosen and s.stereotype is not None]
 
 
 def run_demo(

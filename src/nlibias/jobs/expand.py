@@ -8,10 +8,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 from nlibias.catalog.registry import get_benchmark
 from nlibias.errors import SourceError
@@ -21,16 +22,28 @@ from nlibias.io.samples import write_samples
 if TYPE_CHECKING:
     import pandas as pd
 
+    from nlibias.schema import Sample
+
 SUMMARY_JSON = "expansion.json"
 
 
 def expand_to_dir(
-    benchmark: str, out_dir: str | Path, source: str | Path | None = None, **options: Any
+    benchmark: str,
+    out_dir: str | Path,
+    source: str | Path | None = None,
+    *,
+    allow_modified_data: bool | None = None,
+    **options: Any,
 ) -> dict[str, Any]:
     """Expand ``benchmark`` (a registered name: ``bbnli``, ``wq-nli``, ``occupations``, ...) from
     ``source`` (default: its file in the data dir) into ``out_dir``: ``samples.jsonl``,
-    ``samples.parquet`` and ``expansion.json``. Returns the summary (counts, warnings, the files)."""
-    expansion = get_benchmark(benchmark).expand_source(source, **options)
+    ``samples.parquet`` and ``expansion.json``. Returns the summary (counts, warnings, the files).
+    ``allow_modified_data``: use pinned data that differs from its pins, warned and recorded in the
+    summary's ``modified_data`` (None: ``$NLIBIAS_ALLOW_MODIFIED_DATA``; default: refused)."""
+    from nlibias.benchmarks.data_locations import data_checks, modified_data_warnings
+
+    with data_checks(allow_modified_data) as modified:
+        expansion = get_benchmark(benchmark).expand_source(source, **options)
     if not expansion.samples:
         origin = getattr(expansion, "origin", None) or source or benchmark
         raise SourceError(
@@ -41,6 +54,9 @@ def expand_to_dir(
         )
     files = write_samples(out_dir, expansion.samples)
     summary = {**expansion.summary(), "files": {name: str(p) for name, p in files.items()}}
+    if modified:  # the digests of the modified data it was expanded from
+        summary["modified_data"] = modified
+        summary["warnings"] = [*summary.get("warnings", []), *modified_data_warnings(modified)]
     write_json(Path(out_dir) / SUMMARY_JSON, summary)
     return summary
 
@@ -48,7 +64,15 @@ def expand_to_dir(
 @dataclass(frozen=True)
 class Samples:
     """An expanded benchmark in a run directory: what :func:`nlibias.expand` returns and
-    :func:`nlibias.audit` takes. ``len()`` counts the samples; :meth:`to_frame` shows them."""
+    :func:`nlibias.audit` takes. It behaves as the list of samples it holds (``len()``, ``for``,
+    ``samples[i]``, slices give lists; read from the file once, when first asked);
+    :meth:`to_frame` shows them as a table.
+
+    >>> samples = expand_samples("occupations")
+    >>> first = samples[0]
+    >>> len(samples) == len(list(samples)), first in samples, samples[:2] == list(samples)[:2]
+    (True, True, True)
+    """
 
     path: Path
     """The run directory holding ``samples.jsonl`` and ``samples.parquet``."""
@@ -64,6 +88,27 @@ class Samples:
 
     def __fspath__(self) -> str:
         return str(self.path)
+
+    @cached_property
+    def _records(self) -> list[Sample]:
+        from nlibias.io.samples import read_samples
+
+        return read_samples(self.path)
+
+    def __iter__(self) -> Iterator[Sample]:
+        return iter(self._records)
+
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> Sample: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Sample]: ...
+
+    def __getitem__(self, index: SupportsIndex | slice) -> Sample | list[Sample]:
+        return self._records[index]
+
+    def __contains__(self, sample: object) -> bool:
+        return sample in self._records
 
     def to_frame(self) -> pd.DataFrame:
         """The samples as a pandas DataFrame (one row per sample; provenance as a dict column)."""

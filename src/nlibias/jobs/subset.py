@@ -1,0 +1,134 @@
+"""Stratified, seeded subsets of samples: the demo's sample and ``nlibias audit --limit N``.
+
+Both keep pro/anti pairs whole and cover every subtopic, so a quick run is a small version of the
+whole benchmark rather than its first subtopics (which ``head -n 500`` of a samples file gives).
+
+>>> from nlibias.schema import Sample
+>>> pair = lambda t, k: [Sample(id=f"{t}{k}{s}", source="bbnli", domain="d", subtopic=t,
+...     premise="P", hypothesis=s, gold="neutral", stereotype=s, pair_key=f"{t}{k}") for s in ("pro", "anti")]
+>>> pool = [s for t in "abc" for k in range(10) for s in pair(t, k)]
+>>> picked = stratified_subset(pool, 12, seed=0)
+>>> len(picked), sorted({s.subtopic for s in picked})
+(12, ['a', 'b', 'c'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from nlibias.errors import ConfigError
+from nlibias.schema import Sample
+
+MIN_PAIRS_PER_SUBTOPIC = 3
+"""Pairs each subtopic gets first in :func:`sample_pairs_stratified` (when the budget allows)."""
+
+
+def _allocate(sizes: Mapping[str, int], budget: int, floor: int) -> dict[str, int]:
+    """``budget`` units over the strata of ``sizes``: ``floor`` each (capped at its size), the rest in
+    proportion to what each has left (largest remainders first, ties by name)."""
+    quota = {topic: min(floor, size) for topic, size in sizes.items()}
+    left = budget - sum(quota.values())
+    if left > 0:
+        room = {topic: sizes[topic] - quota[topic] for topic in sizes}
+        total_room = sum(room.values())
+        shares = {topic: left * room[topic] / total_room for topic in sizes} if total_room else {}
+        for topic, share in shares.items():
+            quota[topic] += int(share)
+        remaining = budget - sum(quota.values())
+        order = sorted(shares, key=lambda t: (-(shares[t] - int(shares[t])), t))
+        for topic in order:
+            if remaining <= 0:
+                break
+            if quota[topic] < sizes[topic]:
+                quota[topic] += 1
+                remaining -= 1
+    return quota
+
+
+def _draw(units: Mapping[str, list[str]], quota: Mapping[str, int], rng: np.random.Generator) -> set[str]:
+    """``quota[topic]`` of each topic's unit keys, drawn without replacement (topics in name order)."""
+    chosen: set[str] = set()
+    for topic in sorted(units):
+        keys = units[topic]
+        picked = rng.choice(len(keys), size=min(quota[topic], len(keys)), replace=False)
+        chosen.update(keys[int(i)] for i in picked)
+    return chosen
+
+
+def _complete_pairs(samples: Sequence[Sample]) -> dict[str, list[str]]:
+    """The pair keys of each subtopic whose pair has both members (sorted)."""
+    pairs_of: dict[str, dict[str, list[Sample]]] = {}
+    for sample in samples:
+        if sample.stereotype is None or sample.pair_key is None:
+            continue
+        pairs_of.setdefault(sample.subtopic, {}).setdefault(sample.pair_key, []).append(sample)
+    complete = {
+        topic: sorted(key for key, members in pairs.items() if len(members) == 2)
+        for topic, pairs in pairs_of.items()
+    }
+    return {topic: keys for topic, keys in complete.items() if keys}
+
+
+def _pair_keys(samples: Sequence[Sample], n_pairs: int, seed: int, min_per_subtopic: int) -> set[str]:
+    complete = _complete_pairs(samples)
+    sizes = {topic: len(keys) for topic, keys in complete.items()}
+    budget = min(max(n_pairs, len(sizes)), sum(sizes.values()))
+    floor = max(1, min(min_per_subtopic, budget // max(len(sizes), 1)))
+    return _draw(complete, _allocate(sizes, budget, floor), np.random.default_rng(seed))
+
+
+def sample_pairs_stratified(
+    samples: Sequence[Sample], n_pairs: int, *, seed: int = 0, min_per_subtopic: int = MIN_PAIRS_PER_SUBTOPIC
+) -> list[Sample]:
+    """Whole pro/anti pairs, every subtopic represented, the rest allocated in proportion to size.
+
+    Each subtopic gets ``min_per_subtopic`` pairs first (fewer when the budget or the subtopic is
+    too small, but at least one); the remaining budget is
+    shared in proportion to the subtopics' sizes (largest remainders first), without exceeding
+    any subtopic's pairs. Pairs are drawn with a seeded generator; the result keeps the input order.
+    ``n_pairs`` below the number of subtopics is raised to it so every subtopic appears.
+
+    >>> pair = lambda t, k: [Sample(id=f"{t}{k}{s}", source="bbnli", domain="d", subtopic=t,
+    ...     premise="P", hypothesis=s, gold="neutral", stereotype=s, pair_key=f"{t}{k}") for s in ("pro", "anti")]
+    >>> pool = [s for t in "ab" for k in range(10) for s in pair(t, k)]
+    >>> picked = sample_pairs_stratified(pool, 4, seed=0, min_per_subtopic=1)
+    >>> len(picked), sorted({s.subtopic for s in picked})
+    (8, ['a', 'b'])
+    """
+    chosen = _pair_keys(samples, n_pairs, seed, min_per_subtopic)
+    return [s for s in samples if s.pair_key in chosen and s.stereotype is not None]
+
+
+def stratified_subset(samples: Sequence[Sample], limit: int, *, seed: int = 0) -> list[Sample]:
+    """At most about ``limit`` of ``samples``, drawn as :func:`sample_pairs_stratified` draws pairs:
+    pro/anti pairs kept whole, every subtopic represented, seeded; samples outside a complete pair
+    (a benchmark's test samples) are drawn in proportion too, by subtopic. The input order is kept.
+
+    The budget is shared between paired and other samples in proportion to their numbers; pairs get
+    at least one per subtopic, so a limit below twice the number of subtopics is exceeded to cover
+    them all. A limit at or above ``len(samples)`` keeps them all.
+
+    >>> solo = [Sample(id=f"t{i}", source="bbnli", domain="d", subtopic="ab"[i % 2], premise="P",
+    ...     hypothesis="H", gold="neutral", stereotype=None, pair_key=None) for i in range(6)]
+    >>> [s.id for s in stratified_subset(solo, 2, seed=0)]  # one of each subtopic's three
+    ['t2', 't5']
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ConfigError(f"limit is {limit!r}; give a number of samples of at least 1", parameter="limit")
+    if limit >= len(samples):
+        return list(samples)
+    complete = _complete_pairs(samples)
+    paired = {key for keys in complete.values() for key in keys}
+    singles: dict[str, list[str]] = {}
+    for sample in samples:
+        if sample.pair_key not in paired or sample.stereotype is None:
+            singles.setdefault(sample.subtopic, []).append(sample.id)
+    n_paired = 2 * len(paired)
+    pairs = _pair_keys(samples, round(limit * n_paired / len(samples)) // 2, seed, 1) if paired else set()
+    sizes = {topic: len(ids) for topic, ids in singles.items()}
+    budget = max(0, min(limit - 2 * len(pairs), sum(sizes.values())))
+    floor = min(1, budget // max(len(sizes), 1))
+    ids = _draw(singles, _allocate(sizes, budget, floor), np.random.default_rng([seed, 1]))
+    return [s for s in samples if s.id in ids or (s.pair_key in pairs and s.stereotype is not None)]
