@@ -130,3 +130,36 @@ def test_cli_prints_the_same_report(isolated: Path) -> None:
     assert f"{isolated / 'preds' / 'p.sqlite'} (set by NLIBIAS_CACHE)  1.0 KiB" in text.output
     assert f"bbnli: {isolated / 'data' / 'bbnli'} (from NLIBIAS_DATA_DIR)" in text.output
     assert "wq-nli: not found" in text.output
+
+
+def test_a_broken_plug_in_does_not_hide_the_plug_ins_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: the loaded flag was set before the loop and the first broken plug-in raised, so a
+    later, working plug-in was never registered and every lookup silently went without it."""
+    import importlib.metadata
+
+    from nlibias.benchmarks.base import Benchmark
+    from nlibias.catalog import registry
+    from nlibias.errors import ConfigError
+
+    good = Benchmark(name="good-plugin", description="a working plug-in", sources=("good-plugin",))
+
+    class Entry:
+        def __init__(self, name: str, load: object) -> None:
+            self.name, self.value, self._load = name, f"pkg:{name}", load
+
+        def load(self) -> object:
+            if isinstance(self._load, Exception):
+                raise self._load
+            return self._load
+
+    entries = [Entry("broken", ModuleNotFoundError("No module named 'pkg'")), Entry("good-plugin", good)]
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: entries)
+    monkeypatch.setattr(registry, "_entry_points_loaded", False)
+    monkeypatch.setattr(registry, "_BY_NAME", dict(registry._BY_NAME))
+    monkeypatch.setattr(registry, "_BY_SOURCE", dict(registry._BY_SOURCE))
+    monkeypatch.setattr(registry, "_PLUGIN_ERRORS", {})
+    with pytest.raises(ConfigError, match=r"'broken'.*No module named 'pkg'"):
+        registry.load_plugins()
+    assert registry.get_benchmark("good-plugin") is good
+    with pytest.raises(ConfigError, match="installed but broken"):
+        registry.get_benchmark("broken")

@@ -92,21 +92,33 @@ for _builtin in BUILTIN:
 def load_plugins() -> None:
     """Register the benchmarks of the entry-point group ``nlibias.benchmarks`` (once; the lookups
     call it when a name is not found, readers of ``metrics.json`` before checking one, so a plug-in's
-    measures are declared)."""
+    measures are declared).
+
+    Every plug-in that loads is registered, even when another fails; the first call then raises
+    one ConfigError naming each broken plug-in, and a later lookup of a broken plug-in's name
+    says why it is missing (:data:`_PLUGIN_ERRORS`)."""
     global _entry_points_loaded
     if _entry_points_loaded:
         return
-    _entry_points_loaded = True
     from importlib.metadata import entry_points
 
+    failures: list[str] = []
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         if entry.name in _BY_NAME:
             continue
         try:
             benchmark = entry.load()
-        except Exception as error:  # a broken plug-in must not stop the built-in benchmarks
-            raise ConfigError(f"entry point {entry.name!r} ({entry.value}) failed to load: {error}") from None
-        register_benchmark(benchmark)
+            register_benchmark(benchmark)
+        except Exception as error:  # a broken plug-in must not stop the others or the built-in ones
+            _PLUGIN_ERRORS[entry.name] = f"entry point {entry.name!r} ({entry.value}) failed to load: {error}"
+            failures.append(_PLUGIN_ERRORS[entry.name])
+    _entry_points_loaded = True
+    if failures:
+        raise ConfigError("; ".join(failures))
+
+
+_PLUGIN_ERRORS: dict[str, str] = {}
+"""Why each broken plug-in (by entry-point name) is not registered."""
 
 
 def benchmarks() -> list[Benchmark]:
@@ -121,6 +133,8 @@ def _find(table: dict[str, Benchmark], key: str, kind: str, fix: str) -> Benchma
         load_plugins()
     if key in table:
         return table[key]
+    if key in _PLUGIN_ERRORS:
+        return f"no benchmark {kind} {key!r}: its plug-in is installed but broken ({_PLUGIN_ERRORS[key]})"
     close = difflib.get_close_matches(key, list(table), n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     return f"no benchmark {kind} {key!r}.{hint} Known: {', '.join(table)}. {fix}"

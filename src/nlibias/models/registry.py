@@ -27,15 +27,6 @@ _BACKENDS: dict[str, str] = {
 _DEFAULT_KIND = "hf"
 
 
-def register_nli_backend(kind: str, target: str) -> None:
-    """Add a backend kind (refuses to shadow an existing one)."""
-    if kind in _BACKENDS:
-        raise ConfigError(f"NLI backend kind {kind!r} is already registered", parameter="kind")
-    if ":" not in target:
-        raise ConfigError(f"target {target!r} must look like 'package.module:Class'", parameter="target")
-    _BACKENDS[kind] = target
-
-
 def known_kinds() -> list[str]:
     kinds = dict(_BACKENDS)
     for point in entry_points(group=ENTRY_POINT_GROUP):
