@@ -1,0 +1,460 @@
+"""The bias gate: did a candidate model get more biased than the one shipped (``nlibias gate``)?
+
+Two run directories over the same samples (same ids and texts, same benchmark) are compared model
+by model (matched by key; ``pairs={"CAND": "BASE"}`` for others; one model each pair up without
+being told). For each headline measure the models report and each slice tested, one paired
+bootstrap over the shared resampling units (:mod:`nlibias.metrics.paired`) gives the baseline's
+and the candidate's values with intervals, the difference with its interval and the one-sided
+p-value of "the candidate is farther from no bias by more than the margin", Holm-adjusted over
+the slices of the model and measure. A check fails when its adjusted p is below 1 - confidence,
+or when the candidate's whole interval lies beyond an absolute limit (``max_abs``) of its rules
+(:mod:`nlibias.jobs.gate_rules`). Without a baseline only the absolute limits apply.
+
+>>> import nlibias
+>>> result = nlibias.gate("runs/candidate", "runs/shipped")  # doctest: +SKIP
+>>> result.passed, result.reason  # doctest: +SKIP
+(False, 'm: bbnli_bias_score overall is more biased than the baseline: ...')
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nlibias.errors import ConfigError, DataError, SourceError
+from nlibias.jobs.gate_rules import DEFAULT_SLICES, OVERALL, GateRules, load_rules
+from nlibias.metrics.paired import Comparison, RunUnits, compare_units
+from nlibias.schema.measure_info import MeasureInfo
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from nlibias.schema.columns import SampleColumns
+    from nlibias.schema.outputs import ModelOutputs
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """One rule on one slice of one model's measure, and whether it held."""
+
+    model: str
+    baseline_model: str | None
+    measure: str
+    title: str
+    rule: str
+    """``paired`` (not more biased than the baseline) or ``max_abs`` (an absolute limit)."""
+    comparison: Comparison
+    limit: float | None
+    """The rule's margin (``paired``) or the largest distance from "no bias" (``max_abs``)."""
+    neutral: float
+    failed: bool
+    detail: str
+    """The numbers in words (the reason when it failed)."""
+
+    def row(self) -> dict[str, Any]:
+        """A flat record (for tables, JSON and pandas)."""
+        c = self.comparison
+        return {
+            "model": self.model, "baseline_model": self.baseline_model, "measure": self.measure,
+            "rule": self.rule, "slicing": c.slicing, "slice": c.slice, "n_units": c.n_units,
+            "baseline": c.baseline, "baseline_ci": c.baseline_ci, "candidate": c.candidate,
+            "candidate_ci": c.candidate_ci, "delta": c.delta, "delta_ci": c.delta_ci,
+            "change": c.change, "change_ci": c.change_ci, "p": c.p, "p_adjusted": c.p_adjusted,
+            "limit": self.limit, "neutral": self.neutral, "verdict": "fail" if self.failed else "pass",
+            "detail": self.detail,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """What :func:`gate` decided: ``passed``, the ``reason`` in one line and every check."""
+
+    passed: bool
+    reason: str
+    checks: tuple[GateCheck, ...]
+    candidate: str
+    baseline: str | None
+    rules: GateRules
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the decision, the settings and one record per check."""
+        return {
+            "passed": self.passed,
+            "reason": self.reason,
+            "candidate": self.candidate,
+            "baseline": self.baseline,
+            "source": self.source,
+            "test": "paired percentile bootstrap over shared resampling units, one-sided, Holm over slices",
+            "rules": self.rules.model_dump(),
+            "checks": [check.row() for check in self.checks],
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per check (model, measure, rule, slice, values, intervals, p-values, verdict)."""
+        import pandas as pd
+
+        rows = [check.row() for check in self.checks]
+        return pd.DataFrame(rows, columns=list(rows[0]) if rows else ["model", "measure", "verdict"])
+
+
+@dataclass(frozen=True, eq=False)
+class _RunData:
+    path: Path
+    metrics: Mapping[str, Any]
+    columns: SampleColumns
+    outputs: Mapping[str, ModelOutputs]
+
+
+def _samples_path(run: Path, metrics: Mapping[str, Any], samples: str | Path | None) -> Path:
+    """The samples a run scored: ``samples`` when given, else the file its manifest or
+    ``metrics.json`` records (a relative path from the working directory, the run or a parent)."""
+    if samples is not None:
+        return Path(samples)
+    candidates: list[Path] = []
+    manifest = run / "manifest.json"
+    if manifest.is_file():
+        recorded = (
+            (json.loads(manifest.read_text(encoding="utf-8")).get("inputs") or {}).get("samples") or {}
+        ).get("path")
+        if isinstance(recorded, str):
+            candidates.append(Path(recorded))
+    recorded = (metrics.get("run") or {}).get("samples")
+    if isinstance(recorded, str) and recorded:
+        given = Path(recorded).expanduser()
+        root = run.absolute()
+        candidates += (
+            [given] if given.is_absolute() else [b / given for b in (Path.cwd(), root, *root.parents)]
+        )
+    for path in candidates:
+        if path.exists():
+            return path
+    raise SourceError(
+        run / "metrics.json", "run.samples", f"the samples this run scored are not at {recorded!r}",
+        fix="pass samples (the samples file the runs audited)",
+    )  # fmt: skip
+
+
+def _load(run_dir: str | Path, samples: str | Path | None) -> _RunData:
+    """A run's metrics, the samples it scored (as columns) and each model's outputs on them."""
+    import numpy as np
+
+    from nlibias.catalog.registry import read_benchmark_samples
+    from nlibias.jobs.results import load_run
+    from nlibias.schema.columns import IdPositions
+    from nlibias.schema.outputs import ModelOutputs
+
+    run = Path(run_dir)
+    result = load_run(run)
+    columns = read_benchmark_samples(_samples_path(run, result.metrics, samples)).columns
+    positions = IdPositions(columns.ids)
+    by_model: dict[str, list[Any]] = {}
+    for prediction in result.predictions:
+        try:
+            at = positions(prediction.sample_id)
+        except KeyError:
+            raise DataError(
+                f"{run}: sample {prediction.sample_id!r} is not among the samples read", sample=prediction.sample_id,
+                fix="pass the samples the run audited",
+            ) from None  # fmt: skip
+        by_model.setdefault(prediction.model, [None] * len(columns))[at] = prediction
+    predicted = np.zeros(len(columns), dtype=bool)
+    for rows in by_model.values():
+        predicted |= np.array([r is not None for r in rows])
+    kept = np.flatnonzero(predicted)
+    kinds = result.metrics.get("predictor_kinds") or {}
+    outputs = {
+        model: ModelOutputs.of_predictions([rows[i] for i in kept], str(kinds.get(model, "classifier")))
+        for model, rows in by_model.items()
+    }
+    scored = columns if len(kept) == len(columns) else columns.take(kept)
+    return _RunData(run, result.metrics, scored, outputs)
+
+
+def check_same_samples(candidate: _RunData, baseline: _RunData) -> None:
+    """Refuse runs of different benchmarks or samples, naming the first difference."""
+    a, b = candidate.columns, baseline.columns
+    source_a, source_b = candidate.metrics.get("source"), baseline.metrics.get("source")
+    if source_a != source_b:
+        raise DataError(
+            f"the candidate run is of {source_a!r} samples and the baseline of {source_b!r}; "
+            "a gate compares runs of one benchmark",
+            field="source",
+        )
+    if len(a) != len(b):
+        raise DataError(
+            f"the candidate run ({candidate.path}) scored {len(a)} samples and the baseline ({baseline.path}) "
+            f"{len(b)}; a gate compares runs over the same samples",
+            fix="audit both models on the same samples file",
+        )
+    for i in range(len(a)):
+        for field_name, left, right in (
+            ("id", a.ids[i], b.ids[i]),
+            ("premise", a.premise[i], b.premise[i]),
+            ("hypothesis", a.hypothesis[i], b.hypothesis[i]),
+        ):
+            if left != right:
+                raise DataError(
+                    f"sample {i + 1} differs: {field_name} {left!r} in the candidate run ({candidate.path}), "
+                    f"{right!r} in the baseline ({baseline.path}); a gate compares runs over the same samples",
+                    sample=str(a.ids[i]),
+                    field=field_name,
+                    fix="audit both models on the same samples file",
+                )
+
+
+def match_models(
+    candidate: Sequence[str], baseline: Sequence[str], pairs: Mapping[str, str] | None
+) -> list[tuple[str, str]]:
+    """``(candidate model, baseline model)`` pairs: ``pairs`` first, then equal keys; a run of
+    one model each pair up without being told.
+
+    >>> match_models(["a", "b"], ["b", "a"], None), match_models(["new"], ["old"], None)
+    ([('a', 'a'), ('b', 'b')], [('new', 'old')])
+    """
+    given = dict(pairs or {})
+    for cand, base in given.items():
+        if cand not in candidate:
+            raise ConfigError(
+                f"pairs names candidate model {cand!r}; the candidate run has {', '.join(candidate)}",
+                parameter="pairs",
+            )
+        if base not in baseline:
+            raise ConfigError(
+                f"pairs names baseline model {base!r}; the baseline run has {', '.join(baseline)}",
+                parameter="pairs",
+            )
+    if not given and len(candidate) == 1 and len(baseline) == 1:
+        return [(candidate[0], baseline[0])]
+    found = [(c, given.get(c, c)) for c in candidate if c in given or c in baseline]
+    if not found:
+        raise ConfigError(
+            f"no model of the candidate run ({', '.join(candidate)}) is in the baseline run ({', '.join(baseline)}); "
+            "pair them by key (pairs={'CANDIDATE': 'BASELINE'})",
+            parameter="pairs",
+        )
+    return found
+
+
+def _infos(*runs: Mapping[str, Any]) -> list[MeasureInfo]:
+    from nlibias.metrics.verdicts import headline_infos
+
+    first, *others = runs
+    return [
+        i
+        for i in headline_infos(first.get("overall") or {})
+        if all(i.name in (o.get("overall") or {}) for o in others)
+    ]
+
+
+def _slices(units: RunUnits, rules: GateRules, info: MeasureInfo) -> list[str]:
+    """The slicings tested for ``info``: those named (a named grouping the units lack is refused;
+    the default's ``domain`` is skipped where there is none)."""
+    wanted = rules.slices_of(info.name)
+    usable = [s for s in wanted if s == OVERALL or s in units.groups]
+    missing = [s for s in wanted if s not in usable]
+    if missing and wanted != list(DEFAULT_SLICES):
+        raise ConfigError(
+            f"slices {', '.join(missing)} of measure {info.name} are not groupings of these runs "
+            f"(they have overall, {', '.join(sorted(units.groups))})",
+            parameter="rules",
+        )
+    return usable
+
+
+def _fmt(value: float | None, interval: Sequence[float] | None) -> str:
+    from nlibias.metrics.verdicts import format_value
+
+    return format_value(value, interval)
+
+
+def _checks(
+    cand_model: str,
+    base_model: str | None,
+    info: MeasureInfo,
+    comparisons: Sequence[Comparison],
+    rules: GateRules,
+) -> list[GateCheck]:
+    """The paired checks (with a baseline) and the absolute-limit checks of one measure."""
+    alpha = 1.0 - rules.confidence
+    neutral = info.neutral if info.neutral is not None else 0.0
+    limit = rules.max_abs_of(info.name)
+    found = []
+    for c in comparisons:
+        where = f"{cand_model}: {info.name} {c.slice_name}"
+        if base_model is not None:
+            failed = c.p_adjusted < alpha
+            detail = (
+                f"{where}: {_fmt(c.candidate, c.candidate_ci)} against {_fmt(c.baseline, c.baseline_ci)}, "
+                f"delta {_fmt(c.delta, c.delta_ci)}, change in bias {_fmt(c.change, c.change_ci)} "
+                f"(margin {c.margin:g}), adjusted p {c.p_adjusted:.4f} "
+                + ("<" if failed else ">=")
+                + f" {alpha:g}"
+            )
+            found.append(
+                GateCheck(
+                    cand_model,
+                    base_model,
+                    info.name,
+                    info.display_name,
+                    "paired",
+                    c,
+                    c.margin,
+                    neutral,
+                    failed,
+                    detail,
+                )
+            )
+        if limit is not None:
+            ci = c.candidate_ci
+            beyond = ci is not None and (ci[0] > neutral + limit or ci[1] < neutral - limit)
+            detail = f"{where}: {_fmt(c.candidate, ci)}, limit {neutral:g} +- {limit:g}: " + (
+                "the whole interval lies beyond it" if beyond else "within it or its interval reaches it"
+            )
+            found.append(
+                GateCheck(
+                    cand_model,
+                    base_model,
+                    info.name,
+                    info.display_name,
+                    "max_abs",
+                    c,
+                    limit,
+                    neutral,
+                    beyond,
+                    detail,
+                )
+            )
+    return found
+
+
+def _model_checks(
+    cand: RunUnits,
+    base: RunUnits | None,
+    infos: Sequence[MeasureInfo],
+    rules: GateRules,
+    models: tuple[str, str | None],
+) -> list[GateCheck]:
+    found: list[GateCheck] = []
+    for info in infos:
+        if base is None and rules.max_abs_of(info.name) is None:
+            continue
+        comparisons = compare_units(
+            base if base is not None else cand, cand, [info], slices=_slices(cand, rules, info),
+            resamples=rules.bootstrap, seed=rules.seed, confidence=rules.confidence,
+            margins={info.name: rules.margin_of(info.name)},
+        )  # fmt: skip
+        found += _checks(models[0], models[1], info, comparisons, rules)
+    return found
+
+
+def _rules(rules: GateRules | str | Path | None, margin: float | None) -> GateRules:
+    if rules is None:
+        found = GateRules()
+    elif isinstance(rules, GateRules):
+        found = rules
+    else:
+        found = load_rules(rules)
+    if margin is not None:
+        if not margin >= 0.0:
+            raise ConfigError(f"margin is {margin!r}; pass 0 or more points", parameter="margin")
+        found = found.model_copy(update={"margin": float(margin)})
+    return found
+
+
+def gate(
+    candidate: str | Path,
+    baseline: str | Path | None = None,
+    rules: GateRules | str | Path | None = None,
+    pairs: Mapping[str, str] | None = None,
+    margin: float | None = None,
+    *,
+    samples: str | Path | None = None,
+) -> GateResult:
+    """Decide whether the candidate run's models are more biased than the baseline run's.
+
+    ``candidate``/``baseline``: run directories (``nlibias audit``/``nlibias score``) over the
+    same samples. ``rules``: a :class:`~nlibias.jobs.gate_rules.GateRules` or a rules file
+    (default: margin 0, overall and domains, 95 %, 1,000 resamples, seed 0); ``margin`` overrides
+    its margin. ``pairs``: ``{candidate model: baseline model}`` for models whose keys differ.
+    ``samples``: the samples file, where a run's recorded one has moved. Without ``baseline`` only
+    the rules' absolute limits apply (refused when they have none).
+
+    >>> result = gate("runs/candidate", "runs/shipped", margin=1.0)  # doctest: +SKIP
+    >>> result.passed, result.to_frame()[["measure", "slice", "verdict"]]  # doctest: +SKIP
+    """
+    from nlibias.metrics.paired_units import run_units
+
+    checked = _rules(rules, margin)
+    if baseline is None and not checked.has_limits:
+        raise ConfigError(
+            "without a baseline only absolute limits apply, and the rules have none: give a baseline run "
+            "or rules with max_abs for a measure",
+            parameter="rules",
+        )
+    cand = _load(candidate, samples)
+    base = None if baseline is None else _load(baseline, samples)
+    models = cand.metrics.get("models") or {}
+    if base is not None:
+        check_same_samples(cand, base)
+        matched: list[tuple[str, str | None]] = list(
+            match_models(list(models), list(base.metrics.get("models") or {}), pairs)
+        )
+    else:
+        matched = [(m, None) for m in models]
+    checks: list[GateCheck] = []
+    for cand_model, base_model in matched:
+        runs = [models[cand_model]] + (
+            [base.metrics["models"][base_model]] if base is not None and base_model else []
+        )
+        infos = _infos(*runs)
+        if not infos:
+            continue
+        names = [i.name for i in infos]
+        cand_units = run_units(cand.columns, cand.outputs[cand_model], model=cand_model, measures=names)
+        base_units = None
+        if base is not None and base_model is not None:
+            base_units = run_units(base.columns, base.outputs[base_model], model=base_model, measures=names)
+        checks += _model_checks(cand_units, base_units, infos, checked, (cand_model, base_model))
+    if not checks:
+        raise DataError(
+            "no headline measure to test: the runs' models report none the gate knows", field="models"
+        )
+    return _result(
+        checks, cand.path, None if base is None else base.path, checked, str(cand.metrics.get("source"))
+    )
+
+
+def _result(
+    checks: list[GateCheck], candidate: Path, baseline: Path | None, rules: GateRules, source: str
+) -> GateResult:
+    failed = [c for c in checks if c.failed]
+    if failed:
+        worst = min(failed, key=lambda c: (c.rule != "paired", c.comparison.p_adjusted))
+        more = (
+            f" (and {len(failed) - 1} more failing check{'s' if len(failed) > 2 else ''})"
+            if len(failed) > 1
+            else ""
+        )
+        reason = worst.detail + more
+    else:
+        models = len({c.model for c in checks})
+        kinds = " or ".join(
+            sorted(
+                {
+                    "more biased than the baseline" if c.rule == "paired" else "beyond an absolute limit"
+                    for c in checks
+                }
+            )
+        )
+        reason = f"{len(checks)} checks of {models} model{'s' if models > 1 else ''}: none {kinds} at {rules.confidence:g} confidence"
+    return GateResult(
+        passed=not failed, reason=reason, checks=tuple(checks), candidate=str(candidate),
+        baseline=None if baseline is None else str(baseline), rules=rules, source=source,
+    )  # fmt: skip
+
+
+__all__ = ["GateCheck", "GateResult", "gate"]

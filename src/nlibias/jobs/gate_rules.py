@@ -1,0 +1,167 @@
+"""The rules of a bias gate (``nlibias gate --rules gate.yaml``): margins, absolute limits, slices.
+
+A rules file is YAML, every key checked (unknown ones refused with the line):
+
+.. code-block:: yaml
+
+    confidence: 0.95      # a change fails when its Holm-adjusted p is below 1 - confidence
+    bootstrap: 1000       # resamples of the paired bootstrap
+    seed: 0
+    margin: 0.0           # points a measure may grow away from "no bias" before it counts
+    slices: [overall, domain]     # overall and groupings (domain, subtopic, ...)
+    measures:
+      bbnli_bias_score:
+        margin: 1.0
+        max_abs: 5        # fail when the candidate's whole interval lies beyond neutral +- 5
+        slices: [overall, domain, subtopic]
+
+>>> rules = parse_rules("margin: 0.5\\nmeasures:\\n  bbnli_bias_score: {max_abs: 5}\\n", "gate.yaml")
+>>> rules.margin_of("bbnli_bias_score"), rules.max_abs_of("bbnli_bias_score"), rules.max_abs_of("M1")
+(0.5, 5.0, None)
+>>> parse_rules("margins: 1\\n", "gate.yaml")
+Traceback (most recent call last):
+nlibias.errors.SourceError: gate.yaml:1: unknown key 'margins'; did you mean 'margin'? (known here: confidence, bootstrap, seed, margin, slices, measures)
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from nlibias.errors import SourceError
+from nlibias.textio.yaml_unique import load_yaml
+
+OVERALL = "overall"
+DEFAULT_SLICES = (OVERALL, "domain")
+
+
+def _headline_names() -> list[str]:
+    from nlibias.metrics.meta import ALL_MEASURES
+
+    return [name for name, info in ALL_MEASURES.items() if info.headline]
+
+
+class MeasureRule(BaseModel):
+    """What one headline measure is held to (unset: the file's defaults)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    margin: float | None = Field(default=None, ge=0.0)
+    """Points the measure may move away from "no bias" before the change counts."""
+    max_abs: float | None = Field(default=None, ge=0.0)
+    """Largest distance from "no bias" allowed for the candidate's own value (its whole interval
+    beyond it fails)."""
+    slices: list[str] | None = None
+    """Overrides the file's ``slices`` for this measure."""
+
+
+class GateRules(BaseModel):
+    """Every setting of a gate (the defaults: margin 0, overall and domains, 95 %, 1,000 resamples)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+    bootstrap: int = Field(default=1000, ge=1)
+    seed: int = 0
+    margin: float = Field(default=0.0, ge=0.0)
+    slices: list[str] = Field(default_factory=lambda: list(DEFAULT_SLICES))
+    measures: dict[str, MeasureRule] = Field(default_factory=dict)
+
+    @field_validator("slices")
+    @classmethod
+    def _some_slices(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("name at least one slice (overall, domain, subtopic, ...)")
+        return value
+
+    def margin_of(self, measure: str) -> float:
+        rule = self.measures.get(measure)
+        return self.margin if rule is None or rule.margin is None else rule.margin
+
+    def max_abs_of(self, measure: str) -> float | None:
+        rule = self.measures.get(measure)
+        return None if rule is None else rule.max_abs
+
+    def slices_of(self, measure: str) -> list[str]:
+        rule = self.measures.get(measure)
+        return self.slices if rule is None or rule.slices is None else rule.slices
+
+    @property
+    def has_limits(self) -> bool:
+        """Whether any measure has an absolute limit."""
+        return any(rule.max_abs is not None for rule in self.measures.values())
+
+
+def _line_of(text: str, loc: Sequence[Any]) -> int | None:
+    """Line (1-based) of the YAML node at ``loc``, or of its deepest existing parent."""
+    import yaml
+
+    try:
+        node: Any = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next(((k, v) for k, v in node.value if k.value == str(part)), None)
+            if match is None:
+                break
+            line, node = match[0].start_mark.line + 1, match[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _problem(exc: ValidationError, text: str) -> tuple[int | None, str | None, str]:
+    """``(line, field, reason)`` of the first pydantic error."""
+    error = exc.errors()[0]
+    loc = list(error["loc"])
+    field = ".".join(str(p) for p in loc)
+    line = _line_of(text, loc)
+    if error["type"] == "extra_forbidden":
+        known = list((MeasureRule if "measures" in loc[:-1] else GateRules).model_fields)
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return line, None, f"unknown key {str(loc[-1])!r}{hint} (known here: {', '.join(known)})"
+    return line, field, str(error["msg"]).removeprefix("Value error, ")
+
+
+def parse_rules(text: str, path: str | Path) -> GateRules:
+    """The rules in ``text`` (read from ``path``, named in errors with the line)."""
+    raw = load_yaml(text, path)
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise SourceError(path, None, "expected a mapping of rules at the top level", line=1)
+    try:
+        rules = GateRules.model_validate(raw)
+    except ValidationError as exc:
+        line, field, reason = _problem(exc, text)
+        raise SourceError(path, field, reason, line=line) from None
+    known = _headline_names()
+    for name in rules.measures:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            reason = f"{name!r} is not a headline measure{hint} (the gate tests {', '.join(known)})"
+            raise SourceError(path, f"measures.{name}", reason, line=_line_of(text, ["measures", name]))
+    return rules
+
+
+def load_rules(path: str | Path) -> GateRules:
+    """Read and check a rules file (SourceError naming the file and line)."""
+    path = Path(path)
+    if not path.is_file():
+        raise SourceError(path, None, "rules file does not exist")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise SourceError(path, None, f"not UTF-8 text ({error.reason})") from None
+    return parse_rules(text, path)

@@ -1,0 +1,97 @@
+"""One model's resampling units for the paired comparison, built by each benchmark's own scorer code.
+
+:func:`run_units` picks the builder from the headline measures a model's metrics hold (not from
+the benchmark's name): BBNLI's pro - anti score (NLI classifiers and generative LMs alike: the
+generative scorer reads the same label codes, and its binary gold only changes the test samples'
+accuracy, no headline measure) resamples the scorer's pair units
+(:func:`nlibias.metrics.paired.bbnli_units`); the gender-occupation measures (S, ΔP, B), WinoQueer-NLI's
+M1 and the token-probability score are means over units of the values their scorers compute
+(:func:`~nlibias.metrics.occupations.pair_value_columns`,
+:func:`~nlibias.metrics.wq_nli.wq_conditions`, :func:`~nlibias.metrics.token_probability.tp_unit_values`).
+
+>>> from nlibias.schema import Sample
+>>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.", hypothesis=f"{s} H.",
+...                gold="neutral", stereotype=s, pair_key="k") for s in ("pro", "anti")]
+>>> outputs = ModelOutputs("classifier", np.full((2, 3), np.nan), np.array([0, 1]))
+>>> units = run_units(SampleColumns.from_samples(pair), outputs, model="m", measures=["bbnli_bias_score"])
+>>> len(units), sorted(units.groups)
+(1, ['domain', 'subtopic'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+import numpy as np
+
+from nlibias.errors import DataError
+from nlibias.metrics.bbnli import EncodedSamples
+from nlibias.metrics.paired import RunUnits, bbnli_units, mean_units
+from nlibias.schema.columns import SampleColumns
+from nlibias.schema.outputs import ModelOutputs
+
+Builder = Callable[[SampleColumns, ModelOutputs, str], RunUnits]
+
+
+def _bbnli(columns: SampleColumns, outputs: ModelOutputs, model: str) -> RunUnits:
+    encoded = EncodedSamples(
+        predicted=outputs.label_codes().astype(np.int64),
+        gold=columns.gold,
+        stereotype=columns.stereotype,
+        pair_code=columns.pair_code,
+        pair_keys=columns.pair_keys,
+        text_code=None,
+        ids=columns.ids,
+    )
+    groups = {"domain": columns.domain.tolist(), "subtopic": columns.subtopic.tolist()}
+    return bbnli_units(encoded, groups=groups)
+
+
+def _occupations(columns: SampleColumns, outputs: ModelOutputs, model: str) -> RunUnits:
+    from nlibias.metrics.occupations import MEASURE_KEYS, pair_value_columns
+
+    values, groups, _ = pair_value_columns(columns, outputs.probs, model=model, labels=outputs.labels)
+    return mean_units(values, MEASURE_KEYS, groups=groups)
+
+
+def _wq_nli(columns: SampleColumns, outputs: ModelOutputs, model: str) -> RunUnits:
+    from nlibias.metrics.wq_nli import M_KEYS, arrange_column_rows, wq_conditions
+
+    rows = arrange_column_rows(columns, outputs.probs, model=model)
+    return mean_units(wq_conditions(rows.stereo, rows.counter).astype(float), M_KEYS, groups=rows.groups)
+
+
+def _token_probability(columns: SampleColumns, outputs: ModelOutputs, model: str) -> RunUnits:
+    from nlibias.metrics.token_probability import TP_MEASURES, tp_unit_values
+
+    nan = np.full(len(columns), np.nan)
+    more, less = outputs.values.get("score_more", nan), outputs.values.get("score_less", nan)
+    rows = np.flatnonzero(np.isfinite(more))
+    direction = np.where(columns.stereotype[rows] == 1, "antistereo", "stereo").tolist()
+    values = tp_unit_values(more[rows].tolist(), less[rows].tolist(), direction=direction)
+    return mean_units(values, TP_MEASURES, groups={"domain": columns.domain.take(rows)})
+
+
+BUILDERS: tuple[tuple[frozenset[str], Builder], ...] = (
+    (frozenset({"bbnli_bias_score"}), _bbnli),
+    (frozenset({"S", "delta_p", "B"}), _occupations),
+    (frozenset({"M1"}), _wq_nli),
+    (frozenset({"tp_bias_score"}), _token_probability),
+)
+"""Which builder resamples which headline measures."""
+
+
+def run_units(
+    columns: SampleColumns, outputs: ModelOutputs, *, model: str, measures: Collection[str]
+) -> RunUnits:
+    """The units of one model's ``outputs`` on ``columns`` that give the headline ``measures``
+    (all of them from one builder); DataError naming a measure no builder resamples."""
+    for names, builder in BUILDERS:
+        if set(measures) <= names:
+            return builder(columns, outputs, model)
+    unknown = sorted(set(measures) - set().union(*(names for names, _ in BUILDERS)))
+    raise DataError(
+        f"the paired comparison cannot resample {', '.join(unknown or sorted(measures))} of model {model!r} "
+        f"(it resamples {', '.join(sorted(set().union(*(n for n, _ in BUILDERS))))})",
+        model=model,
+    )
