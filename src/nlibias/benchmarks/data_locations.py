@@ -7,6 +7,14 @@ checked file by file against the recorded digest, a bare SHA-256 or ``gitblob:<s
 blob id: the SHA-1 of ``"blob <size>\0"`` followed by the content), and only then renamed into
 place; offline, a missing file is an error that says where to put it.
 
+Data found locally (``$NLIBIAS_DATA_DIR``, the user cache) is verified where it is read
+(:func:`verify_data`): a pinned file whose digest differs is refused with a SourceError naming
+the file and both digests, unless the user opts out (``allow_modified_data=True`` of
+:func:`data_checks` / ``nlibias.expand``, or ``NLIBIAS_ALLOW_MODIFIED_DATA=1``): then it is used
+with a warning and recorded. Each file is hashed once per state: the digest is kept in the user
+cache (``data-verified.json``) under its path, size and modification time. A path given
+explicitly is the user's own data and is not verified.
+
 >>> git_blob_id(b"hello\n")  # `printf 'hello\n' | git hash-object --stdin`
 'ce013625030ba8dba906f756967f9e9ca394464a'
 """
@@ -14,17 +22,28 @@ place; offline, a missing file is an error that says where to put it.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import secrets
 import urllib.request
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from platformdirs import user_cache_dir
 
-from nlibias.errors import DataNotFoundError
+from nlibias.errors import ConfigError, DataNotFoundError, SourceError
+from nlibias.textio.env_paths import env_path
+
+ALLOW_ENV = "NLIBIAS_ALLOW_MODIFIED_DATA"
+"""The environment variable of the opt-out (``1``/``true``/``yes``: use modified data, warned)."""
+_ALLOW: ContextVar[bool | None] = ContextVar("nlibias_allow_modified_data", default=None)
+_MODIFIED: ContextVar[list[dict[str, str]] | None] = ContextVar("nlibias_modified_data", default=None)
 
 
 @dataclass(frozen=True)
@@ -76,9 +95,9 @@ def candidate_data_dirs(explicit: str | Path | None = None) -> list[tuple[str, P
     found: list[tuple[str, Path]] = []
     if explicit is not None:
         found.append(("the path you gave", Path(explicit)))
-    env = os.environ.get("NLIBIAS_DATA_DIR")
-    if env:
-        found.append(("NLIBIAS_DATA_DIR", Path(env)))
+    env = env_path("NLIBIAS_DATA_DIR")
+    if env is not None:
+        found.append(("NLIBIAS_DATA_DIR", env))
     found.append(("the user cache", user_data_dir()))
     return found
 
@@ -109,6 +128,7 @@ def resolve_data(data: PinnedData, explicit: str | Path | None = None, *, downlo
         return _data_path(data, path)
     found = locate_data(data)
     if found is not None:
+        verify_data(data, found[1] if data.main_file is None else found[1].parent)
         return found[1]
     if download:
         try:
@@ -181,7 +201,7 @@ def download_data(data: PinnedData, target: Path | None = None) -> Path:
     folder = (target or user_data_dir()) / data.directory
     for rel, (url, digest) in data.files.items():
         dest = folder / rel
-        if dest.exists() and content_digest(dest.read_bytes(), digest) == digest:
+        if dest.exists() and verified_digest(dest, digest) == digest:
             continue
         with urllib.request.urlopen(url, timeout=30) as response:
             payload = response.read()
@@ -194,4 +214,139 @@ def download_data(data: PinnedData, target: Path | None = None) -> Path:
         with open(tmp, "xb") as handle:
             handle.write(payload)
         os.replace(tmp, dest)
+        _remember({_state_key(dest, digest): actual})
     return folder
+
+
+def allow_modified_data() -> bool:
+    """Whether modified pinned data is used (warned) rather than refused: :func:`data_checks`'
+    setting, else ``$NLIBIAS_ALLOW_MODIFIED_DATA``."""
+    chosen = _ALLOW.get()
+    if chosen is not None:
+        return chosen
+    value = os.environ.get(ALLOW_ENV, "").strip().lower()
+    if value in {"", "0", "false", "no", "off"}:
+        return False
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    raise ConfigError(f"{ALLOW_ENV} is {value!r}; set it to 1 (use modified data) or 0", parameter=ALLOW_ENV)
+
+
+@contextmanager
+def data_checks(allow_modified_data: bool | None = None) -> Iterator[list[dict[str, str]]]:
+    """Within: pinned data differing from its pins is used (with a warning) when
+    ``allow_modified_data`` (None: ``$NLIBIAS_ALLOW_MODIFIED_DATA``); the list yielded receives
+    each modified file used (``file``, ``expected``, ``found`` digests) for the run's record.
+
+    >>> with data_checks(allow_modified_data=True) as used:
+    ...     allow_modified_data()
+    True
+    >>> used
+    []
+    """
+    allow_token = _ALLOW.set(allow_modified_data)
+    used: list[dict[str, str]] = []
+    used_token = _MODIFIED.set(used)
+    try:
+        yield used
+    finally:
+        _MODIFIED.reset(used_token)
+        _ALLOW.reset(allow_token)
+
+
+def modified_data_warnings(modified: list[dict[str, str]]) -> list[str]:
+    """The warning a run's summary gives for each modified file it used (:func:`data_checks`).
+
+    >>> modified_data_warnings([{"file": "d/x.csv", "expected": "ab", "found": "cd"}])
+    ['d/x.csv differs from the pinned data (expected digest ab, found cd); used as it is (allow_modified_data)']
+    """
+    return [
+        f"{m['file']} differs from the pinned data (expected digest {m['expected']}, found {m['found']}); "
+        "used as it is (allow_modified_data)"
+        for m in modified
+    ]
+
+
+def verify_data(data: PinnedData, folder: Path) -> None:
+    """Check each pinned file of ``data`` present under ``folder`` against its digest (hashed once
+    per file state, :func:`verified_digest`); refuse one that differs, or, with the opt-out
+    (:func:`allow_modified_data`), warn and record it."""
+    for rel, (_, digest) in data.files.items():
+        path = folder / rel
+        if not path.is_file():
+            continue
+        found = verified_digest(path, digest)
+        if found == digest:
+            continue
+        message = f"{path} differs from the pinned {data.name} data: expected {digest}, found {found}"
+        if not allow_modified_data():
+            raise SourceError(
+                path,
+                None,
+                f"differs from the pinned {data.name} data: expected digest {digest}, found {found}",
+                fix=f"delete it (or restore it) and nlibias downloads the pinned file again into the user "
+                f"cache; to use it as it is, pass allow_modified_data=True (nlibias expand "
+                f"--allow-modified-data) or set {ALLOW_ENV}=1",
+            )
+        warnings.warn(
+            f"{message}; used as it is ({ALLOW_ENV} / allow_modified_data)", UserWarning, stacklevel=2
+        )
+        record = _MODIFIED.get()
+        entry = {"file": str(path), "expected": digest, "found": found}
+        if record is not None and entry not in record:
+            record.append(entry)
+
+
+def file_digest(path: Path, pinned: str) -> str:
+    """``path``'s digest in the form of ``pinned`` (the one place a data file is hashed)."""
+    return content_digest(path.read_bytes(), pinned)
+
+
+def verified_cache_path() -> Path:
+    """The file keeping each verified data file's digest by its state (the user cache)."""
+    return Path(user_cache_dir("nlibias")) / "data-verified.json"
+
+
+def _state_key(path: Path, pinned: str) -> str:
+    stat = path.stat()
+    kind = "gitblob" if pinned.startswith("gitblob:") else "sha256"
+    return json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, kind])
+
+
+def verified_digest(path: Path, pinned: str) -> str:
+    """``path``'s digest (form of ``pinned``), from the verification cache when its path, size and
+    modification time are those last hashed, else hashed now and remembered."""
+    key = _state_key(path, pinned)
+    known = _load_verified().get(key)
+    if isinstance(known, str):
+        return known
+    found = file_digest(path, pinned)
+    _remember({key: found})
+    return found
+
+
+def _load_verified() -> dict[str, Any]:
+    try:
+        loaded = json.loads(verified_cache_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none yet, or damaged: hash again and rewrite it
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _remember(entries: Mapping[str, str]) -> None:
+    """Add digests to the verification cache (an atomic rewrite; a cache that cannot be written
+    only costs hashing again)."""
+    path = verified_cache_path()
+    merged = {**_load_verified(), **entries}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.parent / f".data-verified-{os.getpid()}-{secrets.token_hex(6)}"  # the umask's mode
+        try:
+            with open(tmp, "x", encoding="utf-8") as handle:
+                json.dump(merged, handle)
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    except OSError:
+        return

@@ -40,6 +40,13 @@ def expand_command(
     seed: int | None = typer.Option(
         None, "--seed", help="occupations: the seed of the one-template draw (default 0)."
     ),
+    allow_modified_data: bool = typer.Option(
+        False,
+        "--allow-modified-data",
+        help="Use benchmark data in the data dir or user cache that differs from its pinned checksums "
+        "(warned, its digest recorded in expansion.json); default: refused. Also "
+        "NLIBIAS_ALLOW_MODIFIED_DATA=1.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON instead of tables."),
 ) -> None:
     """Expand a benchmark source into samples; print its counts."""
@@ -48,7 +55,7 @@ def expand_command(
 
     given = {"balance": balance, "hypothesis_templates": hypothesis_templates, "seed": seed}
     options = {key: value for key, value in given.items() if value is not None}
-    summary = expand_to_dir(name, out, source, **options)
+    summary = expand_to_dir(name, out, source, allow_modified_data=allow_modified_data or None, **options)
     if as_json:
         echo_json(summary)
         return

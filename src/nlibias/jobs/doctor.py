@@ -194,10 +194,11 @@ def _caches() -> list[CacheInfo]:
     from nlibias.benchmarks.data_locations import user_data_dir
     from nlibias.models.generative.hf_causal import converted_models_dir
     from nlibias.runtime.cache import default_cache_path
+    from nlibias.textio.env_paths import env_path
 
     predictions = default_cache_path()
     wal_files = [predictions, *(predictions.with_name(predictions.name + s) for s in ("-wal", "-shm"))]
-    wheels = os.environ.get("NLIBIAS_WHEELS") or str(Path(user_cache_dir("nlibias")) / "wheels")
+    wheels = str(env_path("NLIBIAS_WHEELS") or Path(user_cache_dir("nlibias")) / "wheels")
     return [
         _cache("user cache (everything below)", Path(user_cache_dir("nlibias")), None),
         _cache("predictions", predictions, "NLIBIAS_CACHE", files=wal_files),

@@ -24,12 +24,12 @@ _LOOKUP_CHUNK = 500  # SQLite's default limit on bound variables is 999 on old b
 
 
 def default_cache_path() -> Path:
-    """``$NLIBIAS_CACHE`` if set, else ``predictions.sqlite`` in the user cache directory."""
-    import os
+    """``$NLIBIAS_CACHE`` if set (``~`` expanded), else ``predictions.sqlite`` in the user cache directory."""
+    from nlibias.textio.env_paths import env_path
 
-    override = os.environ.get("NLIBIAS_CACHE")
-    if override:
-        return Path(override)
+    override = env_path("NLIBIAS_CACHE")
+    if override is not None:
+        return override
     return Path(user_cache_dir("nlibias")) / "predictions.sqlite"
 
 

@@ -15,7 +15,6 @@ different vocabulary (and different token ids) from one run to the next.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nlibias.errors import ConfigError, DataNotFoundError
+from nlibias.textio.env_paths import env_path
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -85,8 +85,8 @@ def bbnli_texts(data_dir: str | Path | None = None) -> list[str]:
 
 def _bbnli_dir(data_dir: str | Path | None) -> Path:
     if data_dir is None:
-        env = os.environ.get("NLIBIAS_DATA_DIR")
-        if not env:
+        env = env_path("NLIBIAS_DATA_DIR")
+        if env is None:
             raise DataNotFoundError(
                 "no BBNLI data directory: pass data_dir or set NLIBIAS_DATA_DIR to the directory "
                 "that holds bbnli/<domain>/<subtopic>.json"

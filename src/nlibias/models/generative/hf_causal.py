@@ -78,7 +78,9 @@ def converted_models_dir() -> Path:
     """
     from platformdirs import user_cache_dir
 
-    return Path(os.environ.get("NLIBIAS_MODEL_CACHE") or Path(user_cache_dir("nlibias")) / "gguf-converted")
+    from nlibias.textio.env_paths import env_path
+
+    return env_path("NLIBIAS_MODEL_CACHE") or Path(user_cache_dir("nlibias")) / "gguf-converted"
 
 
 def _default_device() -> str:
