@@ -75,9 +75,9 @@ def test_paired_interval_equals_a_plain_loop_over_the_same_draws() -> None:
 
 def test_holm_hand_example() -> None:
     # Sorted: .001 (x4 = .004), .01 (x3 = .03), .02 (x2 = .04), .2 (x1 = .2).
-    assert holm([0.02, 0.2, 0.001, 0.01]) == [0.04, 0.2, 0.004, 0.03]
+    assert holm([0.02, 0.2, 0.001, 0.01]) == pytest.approx([0.04, 0.2, 0.004, 0.03])
     # Monotone: the second-smallest .011 x 2 = .022 < .03 (3 x .01) so it takes .03.
-    assert holm([0.01, 0.011, 0.5]) == [0.03, 0.03, 0.5]
+    assert holm([0.01, 0.011, 0.5]) == pytest.approx([0.03, 0.03, 0.5])
     assert holm([]) == []
 
 

@@ -12,7 +12,8 @@ The Python API is the command line's, function for function (both call :mod:`nli
 [49.91]
 
 The package imports nothing heavy at import time; torch, transformers and pandas are imported by
-the functions that need them.
+the functions that need them. Every public function checks its arguments against its type hints
+(:func:`nlibias.schema.arguments.checked`): a wrong type is a ConfigError naming the argument.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nlibias.schema.arguments import checked
 from nlibias.version import __version__
 
 if TYPE_CHECKING:
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from nlibias.jobs.audit import CacheOption
     from nlibias.jobs.expand import Samples
     from nlibias.jobs.explain import ExplainResult
+    from nlibias.jobs.gate import GateResult
     from nlibias.jobs.results import AuditResult
     from nlibias.models.base import NLIClassifier
     from nlibias.runtime.contract import Predictor, PredictorRun
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
 
 _PUBLIC_TYPES = {
     "AuditResult": "nlibias.jobs.results",
+    "GateResult": "nlibias.jobs.gate",
     "Samples": "nlibias.jobs.expand",
     "Sample": "nlibias.schema",
     "Prediction": "nlibias.schema",
@@ -61,6 +65,7 @@ __all__ = [
     "Benchmark",
     "BenchmarkSamples",
     "Extra",
+    "GateResult",
     "MeasureInfo",
     "Measures",
     "ModelOutputs",
@@ -75,6 +80,7 @@ __all__ = [
     "audit",
     "expand",
     "explain",
+    "gate",
     "list_benchmarks",
     "load_run",
     "register_benchmark",
@@ -91,6 +97,7 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+@checked
 def expand(
     name: str, source: str | Path | None = None, *, out_dir: str | Path | None = None, **options: Any
 ) -> Samples:
@@ -102,6 +109,14 @@ def expand(
     return expand_samples(name, source, out_dir=out_dir, **options)
 
 
+@checked(
+    lazy={
+        "Samples": "nlibias.jobs.expand",
+        "Sample": "nlibias.schema",
+        "Predictor": "nlibias.runtime.contract",
+        "CacheOption": "nlibias.jobs.audit",
+    }
+)
 def audit(
     samples: Samples | str | Path | Sequence[Sample],
     models: str | Predictor | Sequence[str | Predictor] = (),
@@ -142,6 +157,7 @@ def audit(
     ).materialised()
 
 
+@checked(lazy={"Samples": "nlibias.jobs.expand", "Sample": "nlibias.schema"})
 def score(
     samples: Samples | str | Path | Sequence[Sample],
     predictions: str | Path,
@@ -171,6 +187,7 @@ def explain(
     return run_explain(run_dir, judges, **options)
 
 
+@checked
 def load_run(directory: str | Path) -> AuditResult:
     """The result of an earlier audit or scoring, from its run directory."""
     from nlibias.jobs.results import load_run as load
@@ -178,6 +195,25 @@ def load_run(directory: str | Path) -> AuditResult:
     return load(directory)
 
 
+def gate(
+    candidate: str | Path,
+    baseline: str | Path | None = None,
+    rules: str | Path | None = None,
+    pairs: dict[str, str] | None = None,
+    margin: float | None = None,
+    **options: Any,
+) -> GateResult:
+    """Is the candidate run's model more biased than the baseline's (the same samples)? A paired
+    bootstrap per headline measure and slice, Holm-adjusted; as ``nlibias gate``. ``rules``: a
+    rules file (margins, ``max_abs`` limits, slices, confidence); ``options``: ``samples``.
+
+    >>> # nlibias.gate("runs/candidate", "runs/shipped").passed"""
+    from nlibias.jobs.gate import gate as run_gate
+
+    return run_gate(candidate, baseline, rules=rules, pairs=pairs, margin=margin, **options)
+
+
+@checked
 def list_benchmarks() -> list[dict[str, Any]]:
     """The registered benchmarks: name, description, sample sources, whether they expand."""
     from nlibias.catalog.registry import describe_benchmarks

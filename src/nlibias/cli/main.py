@@ -15,6 +15,7 @@ import nlibias.cli.explain_cmd
 import nlibias.cli.export_cmd
 import nlibias.cli.extend_cmd
 import nlibias.cli.finetune_cmd
+import nlibias.cli.gate_cmd
 import nlibias.cli.report_cmd
 import nlibias.cli.schema_cmd
 import nlibias.cli.validate_cmd  # noqa: F401

@@ -198,7 +198,7 @@ def check_same_samples(candidate: _RunData, baseline: _RunData) -> None:
         ):
             if left != right:
                 raise DataError(
-                    f"sample {i + 1} differs: {field_name} {left!r} in the candidate run ({candidate.path}), "
+                    f"sample {i + 1} ({a.ids[i]!r}) differs: {field_name} {left!r} in the candidate run ({candidate.path}), "
                     f"{right!r} in the baseline ({baseline.path}); a gate compares runs over the same samples",
                     sample=str(a.ids[i]),
                     field=field_name,

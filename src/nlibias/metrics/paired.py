@@ -173,7 +173,7 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     """Holm's step-down adjustment: the i-th smallest of ``m`` p-values is multiplied by
     ``m - i + 1`` (i from 1), made non-decreasing in that order, capped at 1.
 
-    >>> holm([0.01, 0.04, 0.03])  # sorted .01 .03 .04 -> 3*.01, 2*.03, max(.06, 1*.04)
+    >>> [round(p, 6) for p in holm([0.01, 0.04, 0.03])]  # sorted .01 .03 .04 -> 3*.01, 2*.03, max(.06, 1*.04)
     [0.03, 0.06, 0.06]
     """
     order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
@@ -181,7 +181,7 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     running = 0.0
     for rank, i in enumerate(order):
         running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[i]))
-        adjusted[i] = round(running, 12)
+        adjusted[i] = running
     return adjusted
 
 

@@ -1,0 +1,72 @@
+"""``nlibias gate``: fail a CI job when a candidate model got more biased than the baseline (docs/gates.md).
+
+Exit codes: 0 the gate passed, 1 it failed, 2 bad input (the usual error boundary,
+:mod:`nlibias.cli.faults`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from nlibias.cli.app import app, echo_json
+
+EXIT_FAILED = 1
+
+
+def _pairs(values: list[str]) -> dict[str, str]:
+    from nlibias.errors import ConfigError
+
+    found: dict[str, str] = {}
+    for value in values:
+        cand, sep, base = value.partition("=")
+        if not sep or not cand or not base:
+            raise ConfigError(f"pairs: {value!r} is not CANDIDATE_MODEL=BASELINE_MODEL", parameter="pairs")
+        found[cand] = base
+    return found
+
+
+@app.command("gate")
+def gate_command(
+    candidate: Path = typer.Argument(
+        ..., help="Run directory of the candidate model(s) (nlibias audit / score)."
+    ),
+    baseline: Path | None = typer.Option(
+        None, "--baseline", help="Run directory of the shipped model(s), over the same samples."
+    ),
+    pair: list[str] = typer.Option(
+        [], "--pair", help="CANDIDATE_MODEL=BASELINE_MODEL for models whose keys differ (repeatable)."
+    ),
+    margin: float | None = typer.Option(
+        None, "--margin", help="Points a measure may move away from 'no bias' before it counts (default 0)."
+    ),
+    rules: Path | None = typer.Option(
+        None,
+        "--rules",
+        help="Rules file (YAML): margins, max_abs limits, slices, confidence, bootstrap, seed.",
+    ),
+    samples: Path | None = typer.Option(
+        None, "--samples", help="The samples file the runs audited (default: the one each run records)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the decision and every check as JSON."),
+    junit: Path | None = typer.Option(
+        None, "--junit", help="Write JUnit XML here (a testcase per rule and slice)."
+    ),
+    markdown: Path | None = typer.Option(
+        None, "--markdown", help="Write a Markdown summary here (CI job summary)."
+    ),
+) -> None:
+    """Exit 1 when a candidate is significantly more biased than the baseline (paired bootstrap,
+    Holm over slices) or beyond an absolute limit; exit 0 when it is not; 2 on bad input."""
+    from nlibias.jobs.gate import gate
+    from nlibias.jobs.gate_output import gate_text, write_gate_files
+
+    result = gate(candidate, baseline, rules=rules, pairs=_pairs(pair), margin=margin, samples=samples)
+    write_gate_files(result, junit=junit, markdown=markdown)
+    if as_json:
+        echo_json(result.to_dict())
+    else:
+        typer.echo(gate_text(result))
+    if not result.passed:
+        raise typer.Exit(code=EXIT_FAILED)

@@ -1,0 +1,159 @@
+"""``nlibias gate`` end to end on BBNLI: a candidate made more biased on purpose fails (exit 1, a
+failing JUnit testcase read back with junitparser), a copy of the baseline passes (exit 0), and
+mismatched samples and bad rules are refused (exit 2) naming the file and line."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nlibias.cli.main import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """BBNLI expanded, a fake model's audit (the baseline), its copy, a candidate whose rows were
+    made more biased and rescored, and a run over samples with one hypothesis changed."""
+    root = tmp_path_factory.mktemp("gate")
+    expanded = runner.invoke(app, ["expand", "bbnli", "--out", str(root / "bb")])
+    assert expanded.exit_code == 0, expanded.output
+    samples = root / "bb" / "samples.jsonl"
+    base = root / "base"
+    audit = ["audit", "--samples", str(samples), "--model", "fake:m", "--out", str(base), "--bootstrap", "50"]
+    assert runner.invoke(app, [*audit, "--cache", str(root / "c.sqlite"), "--quiet"]).exit_code == 0
+    shutil.copytree(base, root / "copy")
+    # 40 % of the pro-stereotype rows turned to entailment (a pro-stereotype answer), rescored.
+    rows = [json.loads(line) for line in (base / "predictions.jsonl").read_text().splitlines()]
+    pro = [r for r in rows if r["id"].endswith(":pro")]
+    for row in random.Random(0).sample(pro, int(0.4 * len(pro))):
+        row["label"] = "entailment"
+        row["probs"] = {"entailment": 0.8, "neutral": 0.1, "contradiction": 0.1}
+    biased = root / "biased.jsonl"
+    biased.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    scored = runner.invoke(app, ["score", "--samples", str(samples), "--predictions", str(biased),
+                                 "--out", str(root / "cand"), "--bootstrap", "50"])  # fmt: skip
+    assert scored.exit_code == 0, scored.output
+    # The same ids, one hypothesis changed: another sample set.
+    lines = samples.read_text().splitlines()
+    changed = json.loads(lines[2])
+    changed["hypothesis"] = changed["hypothesis"] + " Really."
+    lines[2] = json.dumps(changed)
+    (root / "other").mkdir()
+    (root / "other" / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    other = runner.invoke(app, ["score", "--samples", str(root / "other" / "samples.jsonl"),
+                                "--predictions", str(base / "predictions.jsonl"), "--out", str(root / "otherrun"),
+                                "--bootstrap", "0"])  # fmt: skip
+    assert other.exit_code == 0, other.output
+    rules = root / "rules.yaml"
+    rules.write_text("bootstrap: 300\nslices: [overall, domain]\n")
+    return {"base": base, "copy": root / "copy", "cand": root / "cand", "other": root / "otherrun",
+            "rules": rules, "root": root, "changed_id": Path(changed["id"])}  # fmt: skip
+
+
+def test_a_more_biased_candidate_fails_with_a_failing_junit_testcase(runs: dict[str, Path]) -> None:
+    junitparser = pytest.importorskip("junitparser")
+    xml, md = runs["root"] / "gate.xml", runs["root"] / "gate.md"
+    args = ["gate", str(runs["cand"]), "--baseline", str(runs["base"]), "--rules", str(runs["rules"])]
+    result = runner.invoke(app, [*args, "--junit", str(xml), "--markdown", str(md)])
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("FAIL: m: bbnli_bias_score")
+    assert "| overall" in result.output and "domain=gender" in result.output
+    suites = list(junitparser.JUnitXml.fromfile(str(xml)))
+    assert [s.name for s in suites] == ["nlibias gate: m"]
+    cases = list(suites[0])
+    assert {c.name for c in cases} == {"paired overall", "paired domain=gender", "paired domain=race",
+                                       "paired domain=religion"}  # fmt: skip
+    overall = next(c for c in cases if c.name == "paired overall")
+    assert not overall.is_passed and isinstance(overall.result[0], junitparser.Failure)
+    assert "adjusted p" in overall.result[0].message and "delta" in overall.result[0].message
+    assert md.read_text().startswith("### Bias gate: ❌ FAIL")
+
+
+def test_a_copy_of_the_baseline_passes(runs: dict[str, Path]) -> None:
+    junitparser = pytest.importorskip("junitparser")
+    xml = runs["root"] / "copy.xml"
+    args = ["gate", str(runs["copy"]), "--baseline", str(runs["base"]), "--rules", str(runs["rules"])]
+    result = runner.invoke(app, [*args, "--junit", str(xml)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("PASS")
+    cases = [c for suite in junitparser.JUnitXml.fromfile(str(xml)) for c in suite]
+    assert len(cases) == 4 and all(c.is_passed for c in cases)
+
+
+def test_library_result(runs: dict[str, Path]) -> None:
+    import dataclasses
+
+    import nlibias
+
+    result = nlibias.gate(runs["cand"], runs["base"], rules=runs["rules"], margin=1.0)
+    assert isinstance(result, nlibias.GateResult) and not result.passed
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.passed = True  # type: ignore[misc]
+    frame = result.to_frame()
+    assert list(frame["slice"])[:2] == ["overall", "gender"] and frame["verdict"].iloc[0] == "fail"
+    assert (frame["limit"] == 1.0).all() and set(frame["rule"]) == {"paired"}
+    # Holm: the adjusted p is never below the raw one, and at most 4 times it (4 slices).
+    assert ((frame["p_adjusted"] >= frame["p"]) & (frame["p_adjusted"] <= 4 * frame["p"] + 1e-12)).all()
+    json.dumps(result.to_dict())  # JSON-ready
+    # The candidate's overall delta equals its recorded values' difference.
+    base = json.loads((runs["base"] / "metrics.json").read_text())["models"]["m"]["overall"]
+    cand = json.loads((runs["cand"] / "metrics.json").read_text())["models"]["m"]["overall"]
+    row = frame.iloc[0]
+    assert row["delta"] == pytest.approx(cand["bbnli_bias_score"] - base["bbnli_bias_score"])
+
+
+def test_absolute_limits_without_a_baseline(runs: dict[str, Path]) -> None:
+    limits = runs["root"] / "limits.yaml"
+    limits.write_text("bootstrap: 200\nslices: [overall]\nmeasures:\n  bbnli_bias_score:\n    max_abs: 5\n")
+    result = runner.invoke(app, ["gate", str(runs["cand"]), "--rules", str(limits)])
+    # The candidate scores about +17 points overall, its whole interval above 0 + 5.
+    assert result.exit_code == 1, result.output
+    assert "max_abs 5" in result.output and "the whole interval lies beyond it" in result.output
+    refused = runner.invoke(app, ["gate", str(runs["cand"]), "--rules", str(runs["rules"])])
+    assert refused.exit_code == 2 and "only absolute limits apply" in refused.output
+
+
+def test_mismatched_samples_are_refused(runs: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["gate", str(runs["other"]), "--baseline", str(runs["base"])])
+    assert result.exit_code == 2, result.output
+    assert "differs: hypothesis" in result.output and str(runs["changed_id"]) in result.output
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("margins: 1\n", "rules.yaml:1: unknown key 'margins'; did you mean 'margin'?"),
+        (
+            "bootstrap: 100\nmeasures:\n  bbnli_score:\n    max_abs: 5\n",
+            "rules.yaml:3: field measures.bbnli_score",
+        ),
+        (
+            "measures:\n  bbnli_bias_score:\n    max_abs: -1\n",
+            "rules.yaml:3: field measures.bbnli_bias_score.max_abs",
+        ),
+        ("confidence: 0.9\nconfidence: 0.8\n", "rules.yaml:2: field confidence: the key is given twice"),
+        ("slices: [overall, subtopics]\n", "subtopics"),
+    ],
+)
+def test_bad_rules_are_refused_with_the_line(
+    runs: dict[str, Path], tmp_path: Path, text: str, message: str
+) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(text)
+    result = runner.invoke(
+        app, ["gate", str(runs["copy"]), "--baseline", str(runs["base"]), "--rules", str(rules)]
+    )
+    assert result.exit_code == 2, result.output
+    assert message in result.output.replace(str(tmp_path) + "/", "")
+
+
+def test_pairs_name_models_of_the_runs(runs: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["gate", str(runs["copy"]), "--baseline", str(runs["base"]), "--pair", "x=m"])
+    assert result.exit_code == 2 and "--pair" in result.output and "'x'" in result.output
