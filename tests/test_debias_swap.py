@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import unicodedata
+import warnings
 from importlib import resources
 from pathlib import Path
 
@@ -183,3 +185,156 @@ def test_swapping_twice_gives_the_sentence_back(text: str) -> None:
     )
     assert len(changes) == len(listed)
     assert WINOBIAS.find(text) == bool(listed)
+
+
+# -- text that looks like a word and is not one (issue #34) ----------------------------------------
+
+
+def nfd(text: str) -> str:
+    return unicodedata.normalize("NFD", text)
+
+
+def nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+def test_nfd_letters_are_not_split_into_a_word_and_a_mark() -> None:
+    # NFD "Hélène" is H e U+0301 l e U+0300 n e: code point by code point "He" was a word (-> "Shélène")
+    assert nfd("Hélène") != "Hélène"
+    assert swapped(nfd("Hélène met her.")) == "Hélène met him."
+    # "HÉ" is not "he", written either way
+    assert swapped("HÉ said no.") == "HÉ said no."
+    assert swapped(nfd("HÉ said no.")) == "HÉ said no."
+    # a mark with no precomposed letter (e + U+0331 macron below) is part of the word too
+    assert swapped("he\u0331 said") == "he\u0331 said"
+    assert swapped("\u0331he said") == "\u0331he said"
+
+
+def test_a_zero_width_space_inside_a_word_is_removed_with_a_warning_then_swapped() -> None:
+    # before: "h" and "er" were two words, "He" swapped alone: a mixed-gender copy
+    with pytest.warns(UserWarning, match=r"U\+200B ZERO WIDTH SPACE"):
+        assert swapped("He thanked h\u200ber.") == "She thanked him."
+    for invisible in ("\u200c", "\u200d", "\u00ad", "\u200e", "\u202e", "\u2066", "\u2060", "\ufeff"):
+        with pytest.warns(UserWarning, match="format character"):
+            assert (
+                swapped(f"The m{invisible}an said h{invisible}e was late.") == "The woman said she was late."
+            )
+
+
+def test_the_word_after_her_may_start_with_a_letter_outside_ascii() -> None:
+    # "élan" is a word: "her" before it is a possessive (before: no ASCII word followed, read as "him")
+    assert swapped("He admired her élan.") == "She admired his élan."
+    assert swapped("He admired her Ölgemälde.") == "She admired his Ölgemälde."
+
+
+def test_an_nfd_word_list_matches_nfc_text_and_the_other_way(tmp_path: Path) -> None:
+    words = tmp_path / "fr.tsv"
+    words.write_text(nfd("garçon\tfille\nhéros\théroïne\n"), encoding="utf-8")
+    swapper = Swapper(user_list(words))
+    assert swapped("Le garçon et le héros.", swapper) == "Le fille et le héroïne."
+    assert swapped(nfd("Le garçon et le HÉROS."), swapper) == "Le fille et le HÉROÏNE."
+
+
+def test_non_ascii_capitals_keep_their_case(tmp_path: Path) -> None:
+    words = tmp_path / "es.tsv"
+    words.write_text("él\tella\n", encoding="utf-8")
+    swapper = Swapper(user_list(words))
+    assert swapped("Él llegó; ÉL sabe; él no.", swapper) == "Ella llegó; ELLA sabe; ella no."
+    assert swapped("Ella llegó; ELLA sabe.", swapper) == "Él llegó; ÉL sabe."
+
+
+def test_turkish_dotted_and_dotless_i_are_not_the_letter_i() -> None:
+    # "İ" lower-cases to "i" + U+0307 and "ı" is another letter: such a word is left as it is
+    for text in ("HİS hat", "hıs hat", "HİM", "hİm"):
+        assert swapped(text) == text
+    assert swapped("HIS hat") == "HER hat"
+
+
+def test_full_width_letters_are_matched_and_written_full_width() -> None:
+    # full-width forms are matched on their NFKC fold; the counterpart is written full width
+    assert swapped("ｈｅ ｓａｉｄ ｓｈｅ") == "ｓｈｅ ｓａｉｄ ｈｅ"
+    assert swapped("ＨＥＲ ｂｏｏｋ, Ｈｅ ｓａｉｄ") == "ＨＩＳ ｂｏｏｋ, Ｓｈｅ ｓａｉｄ"
+    # a word with full-width and plain letters mixed is matched too, the counterpart written plain
+    assert swapped("ｈe said") == "she said"
+
+
+def test_a_bom_at_the_start_of_a_names_file_never_reaches_the_text(tmp_path: Path) -> None:
+    from nlibias.debias.wordlists import read_pairs
+
+    names = tmp_path / "names.tsv"
+    names.write_bytes("\ufeffJohn\tMary\n".encode())
+    mapping = read_pairs(names, both_ways=True)
+    assert mapping == {"john": "mary", "mary": "john"}
+    swapper = Swapper(winobias_list().with_names(mapping))
+    out = swapped("Mary met John.", swapper)
+    assert out == "John met Mary." and "\ufeff" not in out
+
+
+def test_a_bom_inside_a_names_file_is_removed_with_a_warning_naming_the_line(tmp_path: Path) -> None:
+    from nlibias.debias.wordlists import read_pairs
+
+    names = tmp_path / "names.tsv"
+    # two files pasted together: the second one's BOM starts line 2
+    names.write_text("John\tMary\n\ufeffWill\tRose\n", encoding="utf-8")
+    with pytest.warns(UserWarning, match=r"names\.tsv:2: .*U\+FEFF"):
+        mapping = read_pairs(names, both_ways=True)
+    assert mapping["will"] == "rose" and mapping["rose"] == "will"
+
+
+# -- properties over generated Unicode -------------------------------------------------------------
+
+WIDE = {chr(c): chr(c + 0xFEE0) for c in range(0x21, 0x7F)}
+SPACES = [" ", "  ", "\u00a0", "\u3000", "\t"]
+
+
+def full_width(word: str) -> str:
+    return "".join(WIDE.get(c, c) for c in word)
+
+
+def pattern(word: str) -> str:
+    """The casing pattern: all capitals, first capital, lower (one-letter words: capital or not)."""
+    letters = unicodedata.normalize("NFKC", word)
+    if letters.isupper() and len(letters) > 1:
+        return "upper"
+    return "title" if letters[:1].isupper() else "lower"
+
+
+@st.composite
+def list_word_texts(draw: st.DrawFn) -> tuple[list[str], list[str]]:
+    words = draw(st.lists(st.sampled_from(SYMMETRIC), min_size=1, max_size=10))
+    cased = [draw(st.sampled_from([w, w.capitalize(), w.upper()])) for w in words]
+    shaped = [full_width(w) if draw(st.booleans()) else w for w in cased]
+    gaps = [draw(st.sampled_from(SPACES)) for _ in shaped]
+    return shaped, gaps
+
+
+@settings(deadline=None)
+@given(list_word_texts())
+def test_swapping_list_words_twice_gives_them_back_and_keeps_each_casing(
+    parts: tuple[list[str], list[str]],
+) -> None:
+    words, gaps = parts
+    text = "".join(w + g for w, g in zip(words, gaps, strict=True))
+    once, changes = WINOBIAS.swap(text)
+    assert len(changes) == len(words)
+    assert WINOBIAS.swap(once)[0] == text
+    out_words = re.split("|".join(map(re.escape, SPACES[1:] + SPACES[:1])), once)[: len(words)]
+    assert [pattern(w) for w in out_words] == [pattern(w) for w in words]
+    assert [w == full_width(w) for w in out_words] == [w == full_width(w) for w in words]
+
+
+LISTED = frozenset(k for k in winobias_list().mapping if "'" not in k)
+
+
+@settings(deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40))
+def test_swap_never_changes_a_text_without_a_list_word(text: str) -> None:
+    from nlibias.textio.text_door import enter_text
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clean = enter_text(text, "generated")
+        # an independent reading of the words: the whole text NFKC-folded, runs of letters
+        words = re.findall(r"[^\W\d_]+", unicodedata.normalize("NFKC", clean).lower())
+        if LISTED.isdisjoint(words) and "'" not in clean:
+            assert WINOBIAS.swap(clean) == (clean, [])

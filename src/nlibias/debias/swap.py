@@ -17,6 +17,13 @@ Rules (each tested in ``tests/test_debias_swap.py``):
   "family" excepted); otherwise it is a possessive ("his"): "her book", "on her back".
   **"his"** becomes "hers" by the same test ("the book is his.") and "her" otherwise.
 * **Names** (an optional list) are swapped only where the text capitalises them.
+* **Unicode.** Text enters through :func:`nlibias.textio.text_door.enter_text` (NFC; invisible
+  format characters such as a zero-width space removed with a warning, so "h\u200ber" is "her").
+  A word is a run of letters in any script: "é" is part of a word, and a word touching a
+  combining mark ("he" + U+0331) is not a listed word. Words and list entries are compared on
+  their fold (:func:`~nlibias.textio.text_door.fold`: full-width "ｈｅｒ" is "her") in lower
+  case; a full-width word gets a full-width counterpart. "HÉ" is not "he", and the Turkish
+  dotted capital "İ" and dotless "ı" are not the letter "i": such words are left as they are.
 
 >>> from nlibias.debias.wordlists import winobias_list
 >>> swapper = Swapper(winobias_list())
@@ -27,10 +34,12 @@ Rules (each tested in ``tests/test_debias_swap.py``):
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from nlibias.debias.wordlists import HER_RULE, HIS_RULE, SwapList
+from nlibias.textio.text_door import enter_text, fold, is_full_width, to_full_width, word_key
 
 FUNCTION_WORDS = frozenset(
     """a an the this that these those some any all both each every no another
@@ -110,17 +119,19 @@ _LY_NOT_ADVERBS = frozenset(
     """lovely only friendly elderly early family holy ugly curly silly daily lonely jolly belly
     lily bubbly wooly woolly frilly hilly chilly smelly sly fly ally reply supply rally""".split()  # noqa: SIM905
 )
-_NEXT_WORD = re.compile(r"\s*([A-Za-z]+)?")
-_PREVIOUS_WORD = re.compile(r"([A-Za-z]+)\s+$")
-_PARTNER = re.compile(r"\s*(?:/|&|\bor\b|\band\b)\s*([A-Za-z]+)(?![A-Za-z])", re.IGNORECASE)
-_PARTNER_BEFORE = re.compile(r"(?<![A-Za-z])([A-Za-z]+)\s*(?:/|&|\bor\b|\band\b)\s*$", re.IGNORECASE)
+_NEXT_WORD = re.compile(r"\s*([^\W\d_]+)?")
+_PREVIOUS_WORD = re.compile(r"([^\W\d_]+)\s+$")
+_PARTNER = re.compile(r"\s*(?:/|&|\bor\b|\band\b)\s*([^\W\d_]+)(?![^\W\d_])", re.IGNORECASE)
+_PARTNER_BEFORE = re.compile(r"(?<![^\W\d_])([^\W\d_]+)\s*(?:/|&|\bor\b|\band\b)\s*$", re.IGNORECASE)
 _PAIRED = frozenset({"his", "her", "him", "hers"})
 _COMPOUND = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
 _SENTENCE_START = re.compile(r"""(?:^|[.!?]["')\]]?\s+)["'(\[]?$""")
 _NEUTRAL_HE = re.compile(r"(?:\(s\)|s/)$", re.IGNORECASE)
-_WORD = re.compile(r"(?<![^\W_])[^\W\d_]+(?:'[^\W\d_]+)?(?![^\W_])")
-_LETTERS = re.compile(r"[^\W\d_]+")
+_WORD = re.compile(r"(?<![^\W_])[^\W\d_]+(?:['\u2019][^\W\d_]+)?(?![^\W_])")
 """A word: letters not touching another letter or digit, an apostrophe and letters may follow."""
+_LETTERS = re.compile(r"[^\W\d_]+")
+_APOSTROPHE = "\u2019"
+"""The typographic apostrophe, read as "'" ("ma’am" is "ma'am")."""
 
 
 def keep_case(matched: str, counterpart: str) -> str:
@@ -135,6 +146,28 @@ def keep_case(matched: str, counterpart: str) -> str:
     if matched[:1].isupper():
         return counterpart[:1].upper() + counterpart[1:]
     return counterpart
+
+
+def _key(word: str) -> str:
+    """A list entry as it is matched (a final period dropped: "mr." matches "Mr")."""
+    return word_key(word).rstrip(".")
+
+
+def _touches_mark(text: str, start: int, end: int) -> bool:
+    """Whether a combining mark touches ``text[start:end]``: "he" + U+0331 is not the word "he"."""
+    category = unicodedata.category
+    after = text[end : end + 1]
+    before = text[start - 1 : start] if start else ""
+    return (not after.isascii() and category(after)[0] == "M") or (
+        not before.isascii() and category(before)[0] == "M"
+    )
+
+
+def _shaped(matched: str, counterpart: str) -> str:
+    """``counterpart`` in the case of ``matched`` (see :func:`keep_case`), full width where
+    ``matched`` is."""
+    cased = keep_case(fold(matched), counterpart)
+    return to_full_width(cased) if is_full_width(matched) else cased
 
 
 def _partner(text: str, word: str, start: int, end: int) -> tuple[str | None, int]:
@@ -266,73 +299,86 @@ class Swapper:
     Words are found as runs of letters (an apostrophe and letters may follow: "ma'am", "man's");
     a run not in the list is looked up without its apostrophe suffix ("man" + "'s"). A listed
     word's final period is not part of the match ("mr." matches "Mr" and the period stays).
+    List entries and words are compared by :func:`~nlibias.textio.text_door.word_key` (NFC, the
+    fold, lower case), so an NFD list matches NFC text and full-width text matches the list.
     """
 
     def __init__(self, swaps: SwapList) -> None:
         self.swaps = swaps
-        self._mapping = {k.rstrip("."): v.rstrip(".") for k, v in swaps.mapping.items()}
-        self._names = frozenset(n.rstrip(".") for n in swaps.names)
+        self._mapping = {_key(k): _key(v) for k, v in swaps.mapping.items()}
+        self._names = frozenset(_key(n) for n in swaps.names)
         self._plain = frozenset(k for k in self._mapping if "'" not in k)
         self._apostrophe_keys = tuple(k for k in self._mapping if "'" in k)
 
     def may_hold(self, text: str) -> bool:
         """A fast test that is True whenever ``text`` holds a listed word (and sometimes not)."""
-        lower = text.lower()
+        lower = fold(text).lower()
+        if _APOSTROPHE in lower:
+            lower = lower.replace(_APOSTROPHE, "'")
         return not self._plain.isdisjoint(_LETTERS.findall(lower)) or any(
             k in lower for k in self._apostrophe_keys
         )
 
     def find(self, text: str) -> bool:
         """Whether ``text`` holds any word of the list (names only where capitalised)."""
-        return self.may_hold(text) and any(self._lookup(m) is not None for m in _WORD.finditer(text))
+        return self.plan(text, open_her=()) is not None
 
     def _lookup(self, match: re.Match[str]) -> tuple[str, str, int] | None:
-        """``(word, counterpart or rule, end of the word)`` for a listed word, else None."""
-        token = match.group(0)
-        word = token.lower()
+        """``(word, counterpart or rule, end of the word)`` for a listed word (lower case, of the
+        folded text), else None."""
+        token = match.group(0).lower().replace(_APOSTROPHE, "'")
+        word = token
         if word not in self._mapping:
             word = word.split("'", 1)[0]
             if word not in self._mapping:
                 return None
-        if word in self._names and not token[:1].isupper():
+        end = match.start() + len(word)
+        if word in self._names and not match.string[match.start()].isupper():
             return None
-        return token[: len(word)], self._mapping[word], match.start() + len(word)
+        return word, self._mapping[word], end
 
     def swap(self, text: str) -> tuple[str, list[tuple[str, str]]]:
         """``text`` with every listed word swapped, and the ``(word, counterpart)`` changes made
-        (lower case, in order); "her" as the rule reads it."""
+        (lower case, in order); "her" as the rule reads it. ``text`` enters through the text door
+        first (NFC, format characters removed with a warning)."""
         plan = self.plan(text)
-        return (text, []) if plan is None else plan.render()
+        return (enter_text(text, "text", stacklevel=3), []) if plan is None else plan.render()
 
     def plan(self, text: str, *, open_her: Collection[str] = (DEFAULT,)) -> SwapPlan | None:
-        """Every listed word of ``text`` with its counterparts (None when there is none); a "her"
-        that :func:`reading` decided in one of the ways ``open_her`` gets both counterparts (by
-        default the "her"s no cue decided; ``(CUE, DEFAULT)`` opens those decided by a cue too)."""
-        if not self.may_hold(text):
+        """Every listed word of ``text`` (through the text door) with its counterparts (None when
+        there is none); a "her" that :func:`reading` decided in one of the ways ``open_her`` gets
+        both counterparts (by default the "her"s no cue decided; ``(CUE, DEFAULT)`` opens those
+        decided by a cue too)."""
+        text = enter_text(text, "text", stacklevel=3)
+        folded = fold(text)  # same length: a position in it is a position in text
+        if not self.may_hold(folded):
             return None
         spans: list[tuple[int, int]] = []
         words: list[str] = []
         options: list[tuple[str, ...]] = []
         mapping = self._mapping
-        for match in _WORD.finditer(text):
+        for match in _WORD.finditer(folded):
             token = match.group(0).lower()
-            if token not in mapping and "'" not in token:
+            if token not in mapping and "'" not in token and _APOSTROPHE not in token:
                 continue  # the common case, decided without a call
             found = self._lookup(match)
-            if found is None or self._kept(text, match.start(), found[0]):
+            if found is None:
                 continue
             word, target, end = found
+            start = match.start()
+            if _touches_mark(text, start, end) or self._kept(folded, start, word):
+                continue
             if target in (HER_RULE, HIS_RULE):
-                alone, how = reading(text, match.start(), end)
+                alone, how = reading(folded, start, end)
                 pair = ("him", "his") if target == HER_RULE else ("hers", "her")
                 first, second = pair if alone else pair[::-1]
                 is_open = target == HER_RULE and how in open_her
                 choices: tuple[str, ...] = (first, second) if is_open else (first,)
             else:
                 choices = (target,)
-            spans.append((match.start(), end))
-            words.append(word.lower())
-            options.append(tuple(keep_case(word, c) for c in choices))
+            spans.append((start, end))
+            words.append(word)
+            options.append(tuple(_shaped(text[start:end], c) for c in choices))
         if not spans:
             return None
         return SwapPlan(text, tuple(spans), tuple(words), tuple(options))

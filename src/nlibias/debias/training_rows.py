@@ -5,7 +5,9 @@ memory-mapped or streamed), so SNLI's 550k rows never sit in memory at once. Col
 name: ``premise`` or ``sentence1``, ``hypothesis`` or ``sentence2``, ``label`` or ``gold_label``
 (SNLI's and MNLI's own JSONL names work as they are). Labels become ``entailment``/``neutral``/
 ``contradiction``: the names, their initials, or the integers 0/1/2 of the Hugging Face SNLI
-and MNLI sets; rows with no gold label (``-``, ``-1``, empty) are skipped and counted.
+and MNLI sets; rows with no gold label (``-``, ``-1``, empty) are skipped and counted. Premises
+and hypotheses enter through :func:`~nlibias.textio.text_door.enter_text` (NFC; zero-width and
+other format characters removed with a warning naming the file, line and field).
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"
@@ -25,6 +27,7 @@ from typing import Any
 
 from nlibias.errors import ConfigError, DataNotFoundError, SourceError
 from nlibias.textio.json_text import parse_json
+from nlibias.textio.text_door import enter_text
 
 LABELS = ("entailment", "neutral", "contradiction")
 """Label names, in the id order of the Hugging Face SNLI/MNLI sets (0, 1, 2)."""
@@ -94,6 +97,8 @@ def _row(record: Any, row: int, path: str, line: int | None) -> TrainingRow:
     texts = []
     for name in ("premise", "hypothesis"):
         value = _pick(record, name, path, line)
+        if isinstance(value, str):  # the text door: NFC, format characters removed with a warning
+            value = enter_text(value, f"{path}:{line} ({name})", stacklevel=4)
         if not isinstance(value, str) or not value.strip():
             raise SourceError(path, name, f"expected a non-empty string, got {value!r}", line=line)
         texts.append(value)

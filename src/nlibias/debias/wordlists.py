@@ -28,6 +28,8 @@ from pathlib import Path
 
 from nlibias.benchmarks.occupation_list import load_occupations
 from nlibias.errors import SourceError
+from nlibias.textio.text_door import enter_text
+from nlibias.textio.text_files import decode_utf8
 
 HER_RULE = "<her>"
 """Marker target of "her": "his" or "him" by the word after it (see :mod:`nlibias.debias.swap`)."""
@@ -109,7 +111,8 @@ def _pairs_file(text: str, path: str) -> list[tuple[str, str, int]]:
 
 
 def _resource_text(name: str) -> str:
-    return (resources.files("nlibias") / "resources" / "winobias" / name).read_text("utf-8")
+    text = (resources.files("nlibias") / "resources" / "winobias" / name).read_text("utf-8")
+    return enter_text(text, f"winobias/{name}", lines=True)
 
 
 def winobias_list() -> SwapList:
@@ -148,12 +151,17 @@ def paper_map() -> SwapList:
 def read_pairs(path: str | Path, *, both_ways: bool) -> dict[str, str]:
     """A user's ``word<TAB>counterpart`` file; ``both_ways`` adds each reverse direction unless
     that word has an entry of its own. A word listed twice is an error naming both lines; a file
-    without a single pair is an error (it would swap nothing, silently)."""
+    without a single pair is an error (it would swap nothing, silently). The file enters through
+    the text door (:func:`~nlibias.textio.text_door.enter_text`): a leading byte-order mark is
+    dropped, the words are read in NFC, and format characters (a zero-width space, a byte-order
+    mark inside the file) are removed with a warning naming the line."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise SourceError(path, None, f"cannot read the word list: {exc.strerror or exc}") from exc
+    # the text door: a leading BOM dropped, NFC, format characters removed with a warning (path:line)
+    text = enter_text(decode_utf8(path, data), str(path), lines=True, stacklevel=3)
     mapping: dict[str, str] = {}
     lines: dict[str, int] = {}
     for word, counterpart, line_number in _pairs_file(text, str(path)):

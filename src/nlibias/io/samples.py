@@ -1,7 +1,9 @@
 """Samples files: ``samples.jsonl`` (one sample per line) and ``samples.parquet`` in a run directory.
 
 Read side accepts a run directory, a ``.jsonl`` file or a ``.parquet`` file; user-written JSONL
-is validated line by line (file, line, field and reason in every error).
+is validated line by line (file, line, field and reason in every error). Premises and hypotheses
+enter through :func:`~nlibias.textio.text_door.enter_text` (NFC; format characters such as
+zero-width spaces removed with a warning naming the file, line and field).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from nlibias.io.jsonl import dumps_finite, iter_jsonl
 from nlibias.schema import LABELS, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.textio.json_text import parse_json
+from nlibias.textio.text_door import enter_text
 
 SAMPLES_JSONL = "samples.jsonl"
 SAMPLES_PARQUET = "samples.parquet"
@@ -250,6 +253,10 @@ def _check_key_fields(path: Path, line: int, sample: Sample) -> None:
 def _from_record(path: Path, line: int, raw: Any, shared: _StringPool) -> Sample:
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a JSON object", line=line)
+    for name in ("premise", "hypothesis"):  # the text door, here so that its warning names the line
+        value = raw.get(name)
+        if type(value) is str and not value.isascii():
+            raw[name] = enter_text(value, f"{path}:{line} ({name})", stacklevel=5)
     quick = _quick_sample(raw, shared)
     if quick is not None:
         return _checked(path, line, quick)

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from nlibias.textio.text_door import enter_text
+
 Label = Literal["entailment", "neutral", "contradiction"]
 Stereotype = Literal["pro", "anti"]
 
@@ -21,7 +23,8 @@ STEREOTYPES: tuple[Stereotype, Stereotype] = ("pro", "anti")
 
 @dataclass(frozen=True, slots=True)
 class Sample:
-    """One premise/hypothesis pair of a bias benchmark.
+    """One premise/hypothesis pair of a bias benchmark (its texts through the text door:
+    :func:`~nlibias.textio.text_door.enter_text`, NFC, format characters removed with a warning).
 
     >>> s = Sample(id="x", source="bbnli", domain="gender", subtopic="t", premise="P.",
     ...            hypothesis="H.", gold="neutral", stereotype="pro", pair_key="k")
@@ -51,6 +54,15 @@ class Sample:
     """The group it is contrasted with (BBNLI: the value in GROUP2's slot)."""
     provenance: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
     """Where the sample comes from: premise index, template id, words, fill word, ..."""
+
+    def __post_init__(self) -> None:
+        # the text door (NFC, format characters removed with a warning): a Sample built in Python
+        # holds the texts a file's sample would; readers pass their texts first, naming the line
+        for name in ("premise", "hypothesis"):
+            value = getattr(self, name)
+            if type(value) is str and not value.isascii():
+                where = f"sample {self.id!r} {name}"
+                object.__setattr__(self, name, enter_text(value, where, stacklevel=4))
 
     @property
     def is_bias_sample(self) -> bool:
