@@ -169,5 +169,6 @@ def test_a_parameter_the_command_line_has_no_option_for_is_printed_without_one()
         faults.message_of(ConfigError("unknown dtype 'x'", parameter="dtype"))
         == "unknown dtype 'x' (option --dtype)"
     )
-    assert faults.message_of(ConfigError("policy", parameter="policy")) == "policy (option --policy)"
+    # a parameter the message names is named by its option only (issue #39)
+    assert faults.message_of(ConfigError("policy", parameter="policy")) == "--policy"
     assert faults.message_of(ConfigError("b", parameter="benchmark")) == "b (argument NAME)"

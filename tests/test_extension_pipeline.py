@@ -493,10 +493,8 @@ def test_extend_cli_stops_with_code_3_until_judged(tmp_path: Path) -> None:
     assert "await judgement" in waiting.output and (tmp_path / "run" / "validation" / "queue.csv").exists()
     refused = CliRunner().invoke(app, [*args, "--unvalidated", "--policy", "all"])
     assert refused.exit_code == 2 and 'stage filter: filter.policy: "any" -> "all"' in refused.output
-    assert (
-        "(option --force, or option --from filter), or choose a new run directory (option --out)"
-        in refused.output
-    )
+    assert "(option --force, or option --from filter), or choose a new run directory" in refused.output
+    assert "error: --out " in refused.output and "run_dir" not in refused.output  # flag, not parameter
     done = CliRunner().invoke(app, [*args, "--unvalidated", "--policy", "all", "--force"])
     assert done.exit_code == 0, done.output
     assert json.loads((tmp_path / "run" / "filter" / "summary.json").read_text())["policy"] == "all"

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import typer
 
-from nlibias.cli.app import app
+from nlibias.cli.app import app, echo_json
+from nlibias.cli.options import Json, Quiet
 
 _MODEL_OPT = typer.Option(..., "--model", help="Model to fine-tune (hub name or directory); repeatable.")
 _TRAIN_OPT = typer.Option(
@@ -98,6 +99,8 @@ def debias_command(
     device: str | None = _DEVICE_OPT,
     no_cache: bool = _NO_CACHE_OPT,
     bootstrap: int = _BOOTSTRAP_OPT,
+    quiet: Quiet = False,
+    as_json: Json = False,
 ) -> None:
     """Run paper 004's debiasing experiment: augment → fine-tune (original, augmented) → audit → compare."""
     from nlibias.jobs.debias import run_debias
@@ -121,8 +124,12 @@ def debias_command(
         seed=seed,
         seeds=seeds,
         force=force,
+        progress=not quiet and not as_json,
     )  # fmt: skip
-    if result.reused:
+    if as_json:
+        echo_json({"comparison": result.comparison, "ran": result.ran, "reused": result.reused})
+        return
+    if result.reused and not quiet:
         typer.echo(f"reused (inputs unchanged): {', '.join(result.reused)}", err=True)
     typer.echo(format_debias_tables(result.comparison), nl=False)
     typer.echo(f"wrote {out / 'audit' / COMPARISON_JSON}")

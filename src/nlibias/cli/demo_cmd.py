@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from nlibias.cli.app import app, echo_json, warn
+from nlibias.cli.options import Json, Quiet
 
 
 @app.command("demo")
@@ -26,8 +27,8 @@ def demo_command(
         None, "--cache", help="Prediction cache file. Default: the user cache."
     ),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95% CIs (0: none)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON instead of tables."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
+    as_json: Json = False,
+    quiet: Quiet = False,
 ) -> None:
     """Audit SmolLM2-135M-Instruct (shipped with the package) with both paper prompts on BBNLI.
 
@@ -38,7 +39,7 @@ def demo_command(
     """
     from nlibias.jobs.demo import DEFAULT_SAMPLE_PAIRS, run_demo
 
-    if not as_json:
+    if not as_json and not quiet:
         what = "every BBNLI bias-audit sample" if full else f"{pairs or DEFAULT_SAMPLE_PAIRS} BBNLI pairs"
         typer.echo(
             f"nlibias demo: SmolLM2-135M-Instruct, prompts 'true' and 'entailed', scored answers, "
@@ -59,7 +60,7 @@ def demo_command(
         return
     typer.echo(result["tables"])
     typer.echo("")
-    for key, stats in result["models"].items():
+    for key, stats in result["models"].items() if not quiet else ():
         typer.echo(
             f"{key}: {stats['computed']} answers computed, {stats['cached']} from cache, "
             f"{stats['wall_seconds']:.1f} s",

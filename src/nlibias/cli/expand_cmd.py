@@ -4,16 +4,41 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import typer
+from typer.core import TyperCommand
 
 from nlibias.cli.app import app, echo_json, warn
+from nlibias.cli.options import Json, Quiet
+
+_NAME_HELP = "Benchmark: {names} (`nlibias benchmarks` describes them)."
 
 
-@app.command("expand")
+def benchmark_names_help() -> str:
+    """The help of ``expand``'s NAME: every registered benchmark that expands, plug-ins included,
+    read from the registry when the help is shown (so ``nlibias`` starts without loading it)."""
+    from nlibias.catalog.registry import describe_benchmarks
+
+    try:
+        names = [b["name"] for b in describe_benchmarks() if b["expands"]]
+    except Exception:  # a broken plug-in: the help still shows (nlibias doctor names the plug-in)
+        names = []
+    return _NAME_HELP.format(names=", ".join(names) or "a registered benchmark's name")
+
+
+class _ExpandCommand(TyperCommand):
+    """``expand``, whose NAME help lists the registered benchmarks when it is shown."""
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        for param in self.params:
+            if param.name == "name":
+                param.help = benchmark_names_help()  # type: ignore[attr-defined]
+        super().format_help(ctx, formatter)
+
+
+@app.command("expand", cls=_ExpandCommand)
 def expand_command(
-    name: str = typer.Argument(
-        ..., help="Benchmark: bbnli, wq-nli, occupations, or one a plug-in registered (`nlibias benchmarks`)."
-    ),
+    name: str = typer.Argument(..., help=_NAME_HELP.format(names="a registered benchmark's name")),
     out: Path = typer.Option(
         ..., "--out", help="Run directory to write samples.jsonl and samples.parquet into."
     ),
@@ -47,7 +72,8 @@ def expand_command(
         "(warned, its digest recorded in expansion.json); default: refused. Also "
         "NLIBIAS_ALLOW_MODIFIED_DATA=1.",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON instead of tables."),
+    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: Json = False,
 ) -> None:
     """Expand a benchmark source into samples; print its counts."""
     from nlibias.catalog.registry import get_benchmark

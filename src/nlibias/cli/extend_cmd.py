@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from nlibias.cli.app import PLAIN_HELP, app, echo_json, warn
+from nlibias.cli.options import Json, Quiet
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.bbnli import BBNLISubtopic
@@ -95,8 +97,9 @@ _CACHE_OPT = typer.Option(
     None, "--cache", help="Prediction cache file (default $NLIBIAS_CACHE or user cache)."
 )
 _DEVICE_OPT = typer.Option(None, "--device", help="cpu, cuda, cuda:N, mps (MLM and filter models).")
-_PROGRESS_OPT = typer.Option(True, "--progress/--no-progress", help="Progress bars on the long stages.")
-_JSON_OPT = typer.Option(False, "--json", help="Print the stage reports as JSON.")
+_PROGRESS_OPT = typer.Option(
+    True, "--progress/--no-progress", hidden=True, help="Deprecated: --no-progress is --quiet."
+)
 
 
 def _extend_config(
@@ -127,6 +130,19 @@ def _show_stage(report: StageReport, *, as_json: bool) -> None:
         )
 
 
+def awaiting_message(run_dir: Path, detail: str) -> str:
+    """What ``extend`` says when it stops for judgements: the annotation app first.
+
+    >>> print(awaiting_message(Path("runs/ext"), "12 generated hypotheses await judgement."))
+    the run waits for human judgements: judge them in the browser with `nlibias validate serve runs/ext`, then rerun this command (`nlibias validate status runs/ext` shows how far the judging is). 12 generated hypotheses await judgement.
+    """
+    run = shlex.quote(str(run_dir))
+    return (
+        f"the run waits for human judgements: judge them in the browser with `nlibias validate serve {run}`, "
+        f"then rerun this command (`nlibias validate status {run}` shows how far the judging is). {detail}"
+    )
+
+
 def _print_outcome(result: PipelineResult, as_json: bool) -> None:
     """The run's outcome; exits with :data:`EXIT_AWAITING_JUDGEMENTS` when it waits for judgements."""
     if as_json:
@@ -139,7 +155,7 @@ def _print_outcome(result: PipelineResult, as_json: bool) -> None:
             }
         )
     if result.status == "awaiting_judgements":
-        warn(result.message)
+        warn(awaiting_message(result.run_dir, result.message))
         sys.exit(EXIT_AWAITING_JUDGEMENTS)
     if result.status == "complete" and not as_json:
         card = result.run_dir / "dataset" / "README.md"
@@ -168,7 +184,8 @@ def extend_command(
     cache: Path | None = _CACHE_OPT,
     device: str | None = _DEVICE_OPT,
     progress: bool = _PROGRESS_OPT,
-    as_json: bool = _JSON_OPT,
+    quiet: Quiet = False,
+    as_json: Json = False,
 ) -> None:
     """Extend BBNLI the BBNLI-next way: masks → masked → fill → filter → validate → counterfactual → export.
 
@@ -201,8 +218,8 @@ def extend_command(
         _extend_config(config_file, overrides, templates),
         from_stage=from_stage,
         until=until,
-        progress=progress,
-        on_stage=functools.partial(_show_stage, as_json=as_json),
+        progress=progress and not quiet and not as_json,
+        on_stage=functools.partial(_show_stage, as_json=as_json or quiet),
         force=force,
     )
     _print_outcome(result, as_json)

@@ -112,15 +112,20 @@ def flag_of(parameter: str) -> str:
 
 
 def message_of(error: NlibiasError) -> str:
-    """An error's message as the command line shows it: a parameter named by its option (or
-    argument) too; a parameter no command takes, a file error and a data error as they are.
+    """An error's message as the command line shows it: a library parameter that has an option is
+    named by the option only (never by its Python name); a parameter no command takes, a file
+    error and a data error as they are.
 
     >>> message_of(ConfigError("seed is -5; pass 0 or more", parameter="seed"))
-    'seed is -5; pass 0 or more (option --seed)'
+    '--seed is -5; pass 0 or more'
+    >>> message_of(ConfigError("unknown dtype 'x'", parameter="dtype"))  # not named in the text
+    "unknown dtype 'x' (option --dtype)"
     >>> message_of(ConfigError("no benchmark named 'bbnl'", parameter="benchmark"))
     "no benchmark named 'bbnl' (argument NAME)"
     >>> message_of(ConfigError("use_chat_template must be true or false", parameter="use_chat_template"))
     'use_chat_template must be true or false'
+    >>> message_of(ConfigError("quantize applies to NLI classifiers; name one in models", parameter="models"))
+    'quantize applies to NLI classifiers; name one in --model / --generative / --mlm / --causal'
     >>> from nlibias.errors import DataError
     >>> message_of(DataError("2 samples have no prediction", sample="a", fix="predict every sample"))
     '2 samples have no prediction (predict every sample)'
@@ -130,14 +135,42 @@ def message_of(error: NlibiasError) -> str:
     >>> from nlibias.errors import SourceError
     >>> message_of(SourceError("r/x.jsonl", None, "damaged", fix="rerun from that stage (parameter from_stage)"))
     'r/x.jsonl: damaged (rerun from that stage (option --from))'
+    >>> message_of(ConfigError("use another out_dir, or set force (parameter force)", parameter="out_dir"))
+    'use another --out, or set --force'
     """
-    text = _PARAMETER_IN_TEXT.sub(lambda m: _on_command_line(m.group(1)) or m.group(0), str(error))
+    text = _NAME_AND_PARAMETER.sub(lambda m: _flag_or_none(m.group(2)) or m.group(0), str(error))
+    text = _PARAMETER_IN_TEXT.sub(lambda m: _on_command_line(m.group(1)) or m.group(0), text)
     parameter = error.parameter if isinstance(error, ConfigError) else None
-    named = _on_command_line(parameter) if parameter else None
+    if not parameter:
+        return text
+    flag = _flag_or_none(parameter)
+    if flag is not None:
+        text = _name_pattern(parameter).sub(flag, text)
+        if flag in text:
+            return text
+    named = _on_command_line(parameter)
     return f"{text} ({named})" if named else text
 
 
 _PARAMETER_IN_TEXT = re.compile(r"\bparameter ([a-z_]+)\b")
+_NAME_AND_PARAMETER = re.compile(r"\b([a-z_]+) \(parameter (\1)\)")
+"""``force (parameter force)``: the name and its parameter, said once by the option."""
+
+
+def _name_pattern(parameter: str) -> re.Pattern[str]:
+    """Where a message names ``parameter`` as a Python name: anywhere when it has an underscore
+    (``out_dir``), else at the start of the message or after "in " (``seed is -5``, ``in models``);
+    never inside a quoted value, a path or an option (``'seed'``, ``a/seed``, ``--seed``)."""
+    word = re.escape(parameter)
+    where = r"(?<![\w'\"./=-])" if "_" in parameter else r"(?:^|(?<=\bin ))"
+    return re.compile(where + word + r"(?![\w'\"/=-])")
+
+
+def _flag_or_none(parameter: str) -> str | None:
+    """The option of a library parameter, None for one no command takes or an argument."""
+    if parameter in _NOT_OPTIONS or parameter in _ARGUMENTS:
+        return None
+    return flag_of(parameter)
 
 
 def _on_command_line(parameter: str) -> str | None:

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from nlibias.cli.app import app, fail, warn
+from nlibias.cli.app import app, echo_json, fail, warn
+from nlibias.cli.options import Json, Quiet
 
 if TYPE_CHECKING:
     from nlibias.report.load import Run
@@ -40,16 +41,21 @@ def report_command(
     pair: list[str] = typer.Option(
         [], "--pair", help="BEFORE=AFTER model keys of the run for --debias (repeatable)."
     ),
+    quiet: Quiet = False,
+    as_json: Json = False,
 ) -> None:
-    """Write an HTML report (default) or print paper-layout tables (--format)."""
+    """Write an HTML report (default) or print paper-layout tables (--format).
+
+    --json prints what was done as JSON: the file written (HTML: its sections, caveats and figures),
+    the tables' text (--format without --out), or the before/after comparison (--debias)."""
     if debias or pair:
-        _debias_report(runs, pair)
+        _debias_report(runs, pair, as_json)
         return
     loaded = _load_runs(runs)
     if fmt is not None:
-        _print_tables(loaded, fmt, compare, out)
+        _print_tables(loaded, fmt, compare, out, as_json)
         return
-    _write_html(loaded, out, compare, no_plots)
+    _write_html(loaded, out, compare, no_plots, quiet=quiet, as_json=as_json)
 
 
 def _load_runs(runs: list[Path]) -> list[Run]:
@@ -89,11 +95,19 @@ def _tables_text(loaded: list[Run], fmt: str, compare: bool) -> str:
     return text
 
 
-def _print_tables(loaded: list[Run], fmt: str, compare: bool, out: Path | None) -> None:
+def _print_tables(
+    loaded: list[Run], fmt: str, compare: bool, out: Path | None, as_json: bool = False
+) -> None:
     """``--format``: the tables on stdout, or written to ``out``."""
     text = _tables_text(loaded, fmt, compare)
     if not text.strip():
         fail("no table can be built from these runs (no metrics with known measures)")
+    if as_json:
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8")
+        echo_json({"format": fmt, "out": None if out is None else str(out), "text": text})
+        return
     if out is None:
         typer.echo(text, nl=False)
     else:
@@ -102,7 +116,15 @@ def _print_tables(loaded: list[Run], fmt: str, compare: bool, out: Path | None) 
         typer.echo(f"wrote {out}")
 
 
-def _write_html(loaded: list[Run], out: Path | None, compare: bool, no_plots: bool) -> None:
+def _write_html(
+    loaded: list[Run],
+    out: Path | None,
+    compare: bool,
+    no_plots: bool,
+    *,
+    quiet: bool = False,
+    as_json: bool = False,
+) -> None:
     """The HTML report (default ``<first run>/report.html``) and what it holds."""
     from nlibias.report.html import ASSETS_DIR_SUFFIX, write_report
 
@@ -113,15 +135,28 @@ def _write_html(loaded: list[Run], out: Path | None, compare: bool, no_plots: bo
             fail('figures need matplotlib: pip install "nlibias[report]" (or pass --no-plots)')
     target = out if out is not None else loaded[0].path / "report.html"
     report = write_report(loaded, target, compare_runs=True if compare else None, plots=not no_plots)
+    figures = target.parent / (target.stem + ASSETS_DIR_SUFFIX)
+    if as_json:
+        echo_json(
+            {
+                "out": str(target),
+                "sections": list(report.sections),
+                "caveats": list(dict.fromkeys(c.kind for c in report.caveats)),
+                "figures": str(figures) if report.plots else None,
+            }
+        )
+        return
     typer.echo(f"wrote {target} ({', '.join(report.sections)})")
+    if quiet:
+        return
     if report.caveats:
         kinds = ", ".join(dict.fromkeys(c.kind for c in report.caveats))
         typer.echo(f"caveats at the top of the report: {kinds}")
     if report.plots:
-        typer.echo(f"figures (PNG and SVG): {target.parent / (target.stem + ASSETS_DIR_SUFFIX)}")
+        typer.echo(f"figures (PNG and SVG): {figures}")
 
 
-def _debias_report(runs: list[Path], pair: list[str]) -> None:
+def _debias_report(runs: list[Path], pair: list[str], as_json: bool = False) -> None:
     from nlibias.jobs.debias_compare import COMPARISON_JSON, compare_debiasing, save_comparison
     from nlibias.report.debias_tables import format_debias_tables
 
@@ -134,8 +169,12 @@ def _debias_report(runs: list[Path], pair: list[str]) -> None:
             fail(f"--pair takes BEFORE=AFTER (model keys of the run), not {text!r}")
         pairs.append((before, after))
     comparison = compare_debiasing(runs[0], pairs or None, write=False)
+    saved = save_comparison(runs[0], comparison)
+    if as_json:
+        echo_json({"comparison": comparison, "out": str(runs[0] / COMPARISON_JSON) if saved else None})
+        return
     typer.echo(format_debias_tables(comparison), nl=False)
-    if save_comparison(runs[0], comparison):
+    if saved:
         typer.echo(f"wrote {runs[0] / COMPARISON_JSON}")
     else:
         warn(f"kept {runs[0] / COMPARISON_JSON}: it holds pairs or accuracies this comparison lacks")

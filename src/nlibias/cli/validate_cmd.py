@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from nlibias.cli.app import PLAIN_HELP, app, echo_json, warn
+from nlibias.cli.options import Json, Quiet
 
 validate_app = typer.Typer(
     help="Human validation of generated hypotheses: annotation app, agreement, resolution, import/export.",
@@ -116,16 +117,34 @@ def _print_status(report: dict[str, Any]) -> None:
                     f"  {' vs '.join(pair['annotators']):<28} items {pair['items']:>5}  "
                     f"{_fmt(pair['percent'])}%  cohen {_fmt(pair['cohen_kappa'], 3)}"
                 )
-    res = report["resolution"]
-    typer.echo(
-        f"\nresolution ({report['rule']}): {res['status']}  final categories {res['categories']}  stereotypes {res['stereotypes']}"
-    )
+    typer.echo(f"\nresolution preview (rule {report['rule']})")
+    typer.echo(_resolution_table(report["resolution"]))
     for judge, entry in report["prescreen"].items():
         typer.echo(
             f"pre-screen {judge}: category agrees with the final label on {entry['category_agree']}/{entry['compared']} "
             f"({_fmt(entry['category_percent'])}%), stereotype on {entry['stereotype_agree']}/{entry['stereotype_compared']} "
             f"({_fmt(entry['stereotype_percent'])}%)"
         )
+
+
+def _resolution_table(resolution: dict[str, dict[str, int]]) -> str:
+    """The resolution preview as a table of counts (hypotheses per status, final category and
+    stereotype), not raw dicts.
+
+    >>> print(_resolution_table({"status": {"pending": 1215}, "categories": {}, "stereotypes": {}}))
+    count of | value   | hypotheses
+    ---------+---------+-----------
+    status   | pending |       1215
+    """
+    from nlibias.report.text_table import render_table
+
+    parts = (("status", "status"), ("final category", "categories"), ("stereotype", "stereotypes"))
+    rows = [
+        [label, value, count]
+        for label, key in parts
+        for value, count in sorted(resolution.get(key, {}).items())
+    ]
+    return render_table(["count of", "value", "hypotheses"], rows) if rows else "  nothing to resolve yet"
 
 
 @validate_app.command("status")
@@ -140,7 +159,8 @@ def status_command(
     exclude: list[str] = typer.Option(
         [], "--exclude", help="Annotator to leave out of the agreement (repeatable)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: Json = False,
 ) -> None:
     """Progress per annotator, agreement (percent, Cohen's/Fleiss' kappa) per round, label and subtopic."""
     from nlibias.validation.resolve import parse_rule
@@ -259,14 +279,18 @@ def prescreen_command(
     cache: Path | None = typer.Option(
         None, "--cache", help="Prediction cache file (default $NLIBIAS_CACHE or user cache)."
     ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    progress: bool = typer.Option(
+        True, "--progress/--no-progress", hidden=True, help="Deprecated: --no-progress is --quiet."
+    ),
+    quiet: Quiet = False,
+    as_json: Json = False,
 ) -> None:
     """Store model suggestions, shown as hints in the app and measured by `status`."""
     from nlibias.validation.prescreen import run_prescreen
 
+    shown = progress and not quiet and not as_json
     report = run_prescreen(
-        run_dir, nli_judge=judge, lm_judge=lm_judge, cache_path=cache, threshold=threshold, progress=progress
+        run_dir, nli_judge=judge, lm_judge=lm_judge, cache_path=cache, threshold=threshold, progress=shown
     )
     if as_json:
         echo_json(report)

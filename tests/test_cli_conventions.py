@@ -1,0 +1,138 @@
+"""Command-line conventions (issue #39): --quiet and --json on every command that prints, defined
+once; expand --help lists every registered benchmark; python -m nlibias; errors name flags, not
+Python parameters; extend's stop for judgements names the annotation app; validate status prints
+tables, not dicts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from nlibias.cli import faults
+from nlibias.cli.main import app
+from nlibias.errors import ConfigError
+
+runner = CliRunner()
+
+PRINTING = [
+    ("audit",), ("score",), ("report",), ("debias",), ("demo",), ("extend",), ("expand",),
+    ("validate", "status"), ("validate", "prescreen"),
+]  # fmt: skip
+
+
+def _command(path: tuple[str, ...]) -> Any:
+    command: Any = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]
+    return command
+
+
+@pytest.mark.parametrize("path", PRINTING, ids=" ".join)
+def test_every_printing_command_takes_quiet_and_json(path: tuple[str, ...]) -> None:
+    options = {opt for param in _command(path).params for opt in getattr(param, "opts", [])}
+    assert {"--quiet", "--json"} <= options, path
+
+
+def test_quiet_and_json_are_one_definition() -> None:
+    from nlibias.cli import options
+
+    for path in PRINTING:
+        params = {p.name: p for p in _command(path).params}
+        assert params["quiet"].help == options.Quiet.__metadata__[0].help, path
+        assert params["as_json"].help == options.Json.__metadata__[0].help, path
+
+
+def test_extend_keeps_no_progress_as_a_hidden_alias() -> None:
+    params = {p.name: p for p in _command(("extend",)).params}
+    assert params["progress"].hidden and "--no-progress" in params["progress"].secondary_opts
+
+
+def test_expand_help_lists_every_registered_benchmark() -> None:
+    from nlibias.catalog.registry import describe_benchmarks
+
+    result = runner.invoke(app, ["expand", "--help"], terminal_width=400)
+    assert result.exit_code == 0, result.output
+    names = [b["name"] for b in describe_benchmarks() if b["expands"]]
+    assert {"crows-pairs", "winoqueer", "bbnli-tp", "sentence-pairs"} <= set(names)
+    assert ", ".join(names) in " ".join(result.output.split())
+
+
+def test_python_dash_m_nlibias_runs_the_command() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "nlibias", "--version"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and done.stdout.startswith("nlibias "), done.stderr
+    helped = subprocess.run(
+        [sys.executable, "-m", "nlibias", "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert helped.returncode == 0 and "Usage: nlibias " in helped.stdout
+
+
+@pytest.mark.parametrize(
+    ("message", "parameter", "shown"),
+    [
+        ("quantize applies to NLI classifiers; name one in models", "models",
+         "quantize applies to NLI classifiers; name one in --model / --generative / --mlm / --causal"),
+        ("seed is -5; pass 0 or more", "seed", "--seed is -5; pass 0 or more"),
+        ("tp_variants holds 'x'", "tp_variants", "--tp-variant holds 'x'"),
+        ("use another out_dir, or set force (parameter force)", "out_dir", "use another --out, or set --force"),
+        ("unknown dtype 'x'", "dtype", "unknown dtype 'x' (option --dtype)"),  # not named: the flag is added
+        ("a 'seed' file in /x/seed", "seed", "a 'seed' file in /x/seed (option --seed)"),  # values stay
+    ],
+)  # fmt: skip
+def test_an_error_names_the_flag_never_the_python_parameter(message: str, parameter: str, shown: str) -> None:
+    assert faults.message_of(ConfigError(message, parameter=parameter)) == shown
+
+
+def test_cli_error_names_only_the_flag(tmp_path: Path) -> None:
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(
+        json.dumps(
+            {
+                "id": "a",
+                "domain": "d",
+                "subtopic": "t",
+                "premise": "P.",
+                "hypothesis": "H.",
+                "gold": "neutral",
+            }
+        )
+        + "\n"
+    )
+    result = runner.invoke(app, ["audit", "--samples", str(samples), "--model", "fake:a", "--out", str(tmp_path / "o"),
+                                 "--bootstrap", "-1"])  # fmt: skip
+    assert result.exit_code == 2
+    assert "error: --bootstrap is -1" in result.output and "(option" not in result.output, result.output
+
+
+def test_extend_stop_for_judgements_names_the_annotation_app() -> None:
+    from nlibias.cli.extend_cmd import awaiting_message
+
+    text = awaiting_message(Path("runs/my ext"), "12 generated hypotheses await judgement.")
+    assert text.startswith(
+        "the run waits for human judgements: judge them in the browser with `nlibias validate serve 'runs/my ext'`"
+    )
+    assert text.endswith("12 generated hypotheses await judgement.")
+
+
+def test_validate_status_prints_tables_and_json(tmp_path: Path) -> None:
+    from nlibias.validation.sample_queue import write_sample_queue
+
+    run_dir = tmp_path / "run"
+    queue = write_sample_queue(run_dir)
+    shown = runner.invoke(app, ["validate", "status", str(run_dir)])
+    assert shown.exit_code == 0, shown.output
+    assert "{'" not in shown.output, shown.output  # no raw dicts
+    lines = shown.output.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("count of"))
+    assert [c.strip() for c in lines[header + 2].split("|")] == ["status", "pending", str(len(queue))]
+    as_json = runner.invoke(app, ["validate", "status", str(run_dir), "--json"])
+    assert as_json.exit_code == 0
+    assert json.loads(as_json.output)["resolution"]["status"] == {"pending": len(queue)}
