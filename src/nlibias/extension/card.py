@@ -90,6 +90,60 @@ def render_card(info: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def published_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's configuration as a published card records it: no local path. The source is named
+    by its pinned release and digest (:func:`source_record`), the templates by their hash only;
+    the paths stay in the run's ``run.json``.
+
+    >>> published_config({"source": None, "templates_file": "/home/me/t.yaml", "templates_sha256": "ab"})
+    {'source': None, 'templates_sha256': 'ab'}
+    """
+    published = dict(config)
+    published.pop("templates_file", None)
+    if "source" in published:
+        published["source"] = source_record(published["source"], published.get("subtopics") or [])
+    return published
+
+
+def source_record(source: str | None, subtopics: Sequence[str]) -> dict[str, Any] | None:
+    """The BBNLI source of a run without its local path: the release its files are pinned to (when
+    every file used matches its pinned SHA-256) and one digest over the files used (SHA-256 of
+    their sorted ``path<TAB>sha256`` lines).
+
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp()); (root / "gender").mkdir()
+    >>> _ = (root / "gender" / "mine.json").write_text("{}")
+    >>> record = source_record(str(root), ["mine"])
+    >>> record["release"], record["files"], len(record["sha256"])
+    (None, 1, 64)
+    """
+    import hashlib
+    from pathlib import Path
+
+    from nlibias.benchmarks.bbnli_source import BBNLI_COMMIT, BBNLI_DATA
+
+    if source is None:
+        return None
+    root = Path(source)
+    files = sorted(f for name in subtopics for f in root.glob(f"*/{name}.json")) if root.is_dir() else []
+    digests = {f.relative_to(root).as_posix(): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+    if not digests and root.is_file():  # BBNLI's expanded CSV
+        digests = {root.name: hashlib.sha256(root.read_bytes()).hexdigest()}
+    pinned = {rel: digest for rel, (_, digest) in BBNLI_DATA.files.items()}
+    release = (
+        f"feyzaakyurek/bbnli@{BBNLI_COMMIT}"
+        if digests and all(pinned.get(rel) == digest for rel, digest in digests.items())
+        else None
+    )
+    lines = "".join(f"{rel}\t{digest}\n" for rel, digest in sorted(digests.items()))
+    return {
+        "name": "bbnli",
+        "release": release,
+        "files": len(digests),
+        "sha256": hashlib.sha256(lines.encode()).hexdigest(),
+    }
+
+
 def card_header(info: Mapping[str, Any]) -> dict[str, Any]:
     """The YAML header: Hugging Face dataset metadata and ``nlibias_run`` (how the data was made)."""
     header: dict[str, Any] = {
@@ -102,7 +156,10 @@ def card_header(info: Mapping[str, Any]) -> dict[str, Any]:
         "configs": [
             {"config_name": "default", "data_files": [{"split": "train", "path": "data/train.parquet"}]}
         ],
-        "nlibias_run": {**dict(info["config"]), "validation_status": info["validation"]["status"]},
+        "nlibias_run": {
+            **published_config(info["config"]),
+            "validation_status": info["validation"]["status"],
+        },
     }
     models = model_rows(info)
     if models:
@@ -133,7 +190,9 @@ def intro_section(info: Mapping[str, Any], title: str) -> list[str]:
         "",
         "## Configuration",
         "",
-        markdown_table(["setting", "value"], [[k, _short(v)] for k, v in info["config"].items()]),
+        markdown_table(
+            ["setting", "value"], [[k, _short(v)] for k, v in published_config(info["config"]).items()]
+        ),
         "",
     ]
 
