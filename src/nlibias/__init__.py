@@ -83,6 +83,7 @@ __all__ = [
     "gate",
     "list_benchmarks",
     "load_run",
+    "model_index",
     "register_benchmark",
     "score",
 ]
@@ -195,6 +196,7 @@ def load_run(directory: str | Path) -> AuditResult:
     return load(directory)
 
 
+@checked
 def gate(
     candidate: str | Path,
     baseline: str | Path | None = None,
@@ -211,6 +213,17 @@ def gate(
     from nlibias.jobs.gate import gate as run_gate
 
     return run_gate(candidate, baseline, rules=rules, pairs=pairs, margin=margin, **options)
+
+
+@checked
+def model_index(run: str | Path, model: str | None = None) -> list[dict[str, Any]]:
+    """A run's headline measures and accuracy as the ``model-index`` metadata of a Hugging Face
+    model card (one entry per model, ``verified: false``); as ``nlibias export model-index``.
+
+    >>> # nlibias.model_index("runs/audit")[0]["results"][0]["metrics"]"""
+    from nlibias.jobs.model_index import model_index as build
+
+    return build(run, model=model)
 
 
 @checked

@@ -1,4 +1,4 @@
-"""``nlibias export lm-eval``: samples as an lm-evaluation-harness task (docs/integrations.md)."""
+"""``nlibias export``: samples as an lm-evaluation-harness task (docs/integrations.md); a run as model-card metadata."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import typer
 from nlibias.cli.app import app, echo_json
 
 export_app = typer.Typer(
-    help="Write samples as another evaluation tool's task (lm-eval); see docs/integrations.md.",
+    help="Write samples as another evaluation tool's task (lm-eval; docs/integrations.md) or a run as model-card metadata (model-index).",
     no_args_is_help=True,
 )
 app.add_typer(export_app, name="export")
@@ -44,3 +44,30 @@ def export_lm_eval_command(
     typer.echo(f"wrote task {result.task} ({result.n_docs} documents, prompts {chat}) to {result.out_dir}")
     typer.echo(f"choices: {spellings}")
     typer.echo(f"run: bash {result.out_dir / RUN_SCRIPT} --output_path OUT   (that is: {result.command})")
+
+
+@export_app.command("model-index")
+def export_model_index_command(
+    run: Path = typer.Argument(..., help="Run directory (nlibias audit / score)."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Write the model-index YAML here (default: print it)."
+    ),
+    card: Path | None = typer.Option(
+        None, "--card", help="Update this model card's (README.md) metadata block in place; the rest is kept."
+    ),
+    model: str | None = typer.Option(
+        None, "--model", help="Only this model of the run (needed with --card for several)."
+    ),
+) -> None:
+    """Write a run's headline measures and accuracy as Hugging Face model-card metadata (model-index)."""
+    from nlibias.io.atomic import atomic_write_text
+    from nlibias.jobs.model_index import model_index_yaml, update_card
+
+    if card is not None:
+        update_card(run, card, model=model)
+        typer.echo(f"updated the model-index of {card}")
+    if out is not None:
+        atomic_write_text(out, model_index_yaml(run, model=model))
+        typer.echo(f"wrote {out}")
+    if card is None and out is None:
+        typer.echo(model_index_yaml(run, model=model), nl=False)
