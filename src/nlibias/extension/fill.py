@@ -20,7 +20,7 @@ from typing import Any
 from nlibias.errors import ConfigError
 from nlibias.extension.config import MLMConfig
 from nlibias.extension.masked_samples import SOURCE, MaskedSample
-from nlibias.models.mlm.mask_filler import MASK, FillCandidate, MaskFiller
+from nlibias.models.mlm.mask_filler import MASK, FillCandidate, MaskFiller, check_fill_batch
 from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint
 from nlibias.schema import Sample
 
@@ -100,6 +100,7 @@ def fill_requests(
             todo_texts = [texts[i] for i in missing]
             todo_skips = [skips[i] for i in missing]
             for batch in filler.fill_batches(todo_texts, top_k=top_k, exclude=todo_skips):
+                check_fill_batch(batch, source=filler.name, texts=len(todo_texts))  # every backend's answers
                 targets = [missing[int(j)] for j in batch.indices]
                 for target, candidates in zip(targets, batch.candidates, strict=True):
                     results[target] = candidates

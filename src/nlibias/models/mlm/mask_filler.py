@@ -21,9 +21,61 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from nlibias.errors import SourceError
 from nlibias.models.batching import plan_batches
 
 MASK = "<mask>"
+#: Rounding a log-probability of 1 may give above 0 (float32 log-softmax): this much is allowed.
+LOG_PROB_SLACK = 1e-4
+
+
+def check_fill_answer(word: Any, log_prob: Any, *, source: str, field: str) -> float:
+    """The one rule of a fill answer (a word, or token, with its log-probability), whatever
+    backend gave it (masked LM, causal fill, server): the word is a non-empty string and the
+    log-probability a real number (not text, not a bool), finite and at most 0 (a probability
+    is at most 1). Returns the log-probability as a float; refuses with a
+    :class:`~nlibias.errors.SourceError` naming ``source`` (a server URL, a model) and ``field``.
+
+    >>> check_fill_answer(" kind", -0.5, source="http://h/v1", field="logprobs.top_logprobs")
+    -0.5
+    >>> check_fill_answer(" kind", 3.0, source="http://h/v1", field="logprobs.top_logprobs")
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: http://h/v1: field logprobs.top_logprobs: ...
+    """
+
+    def refuse(reason: str) -> SourceError:
+        return SourceError(
+            source,
+            field,
+            f"{reason} (token or word {word!r}); a fill answer's log-probability is a number at most 0",
+            fix="check that the model or server returns natural-log probabilities",
+        )
+
+    if not isinstance(word, str) or not word:
+        raise refuse("the word is empty or not text")
+    if isinstance(log_prob, bool) or not isinstance(log_prob, int | float | np.integer | np.floating):
+        raise refuse(f"the log-probability {log_prob!r} is {type(log_prob).__name__}, not a number")
+    value = float(log_prob)
+    if not math.isfinite(value):
+        raise refuse(f"the log-probability is {value}")
+    if value > LOG_PROB_SLACK:
+        raise refuse(f"the log-probability {value} is above 0 (a probability above 1)")
+    return value
+
+
+def check_fill_batch(batch: FillBatch, *, source: str, texts: int) -> None:
+    """Every candidate of ``batch`` passes :func:`check_fill_answer`; its ranks are 1, 2, ...
+    (its vocabulary ranks positive) and its indices within the ``texts`` asked (one tuple of
+    candidates per index)."""
+    if len(batch.candidates) != len(batch.indices) or any(not 0 <= int(i) < texts for i in batch.indices):
+        raise SourceError(source, "indices", "the fill batch's indices do not match the texts asked")
+    for row in batch.candidates:
+        for rank, candidate in enumerate(row, start=1):
+            check_fill_answer(candidate.word, candidate.log_prob, source=source, field="log_prob")
+            if candidate.rank != rank or candidate.vocab_rank < 1:
+                raise SourceError(
+                    source, "rank", f"candidate {candidate.word!r} has rank {candidate.rank}, expected {rank}"
+                )
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from nlibias.errors import ConfigError
-from nlibias.models.generative.openai_http import ServerError, completion_top_logprobs
+from nlibias.models.generative.openai_http import ServerError
 from nlibias.models.mlm.causal_fill import (
     DEFAULT_BEAM,
     DEFAULT_DEPTH,
@@ -56,9 +56,9 @@ from nlibias.models.mlm.causal_fill import (
     stopwords_hash,
 )
 from nlibias.models.mlm.hf import is_whole_word
-from nlibias.models.mlm.mask_filler import FillBatch
+from nlibias.models.mlm.mask_filler import FillBatch, check_fill_answer
 from nlibias.models.spec_options import int_option, split_spec_options
-from nlibias.models.tp.server import ServerScorer
+from nlibias.models.tp.server import ServerScorer, prompt_logprobs
 
 BACKEND_VERSION = 1
 DEFAULT_TOP_LOGPROBS = 20
@@ -88,6 +88,21 @@ def parse_server_spec(spec: str) -> tuple[str, str, dict[str, str]]:
             parameter="fill_model",
         )
     return url, model, options
+
+
+def raw_top_logprobs(answer: Any) -> Mapping[str, Any] | None:
+    """The first generated token's top alternatives of a ``/v1/completions`` answer as the server
+    wrote them (not converted: :func:`~nlibias.models.mlm.mask_filler.check_fill_answer` judges
+    each value); ``None`` when the answer has none.
+
+    >>> raw_top_logprobs({"choices": [{"logprobs": {"top_logprobs": [{" a": "-0.1"}]}}]})
+    {' a': '-0.1'}
+    """
+    try:
+        top = answer["choices"][0]["logprobs"]["top_logprobs"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return top[0] if isinstance(top, list) and top and isinstance(top[0], Mapping) else None
 
 
 class ServerCausalFiller:
@@ -154,13 +169,42 @@ class ServerCausalFiller:
             "model": self.scorer.model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0,
             "logprobs": self.top_logprobs,
         }  # fmt: skip
-        top = completion_top_logprobs(self.scorer.client.post("/completions", payload))
-        if top is None:
+        raw = raw_top_logprobs(self.scorer.client.post("/completions", payload))
+        if raw is None:
             raise ServerError(
                 f"{self.scorer.client.base_url}: the completion has no top log-probabilities "
                 "(logprobs.top_logprobs); a causal fill needs a server that returns them (vLLM)"
             )
-        return top
+        where = f"{self.scorer.client.base_url}/completions"
+        return {
+            str(token): check_fill_answer(token, value, source=where, field="logprobs.top_logprobs")
+            for token, value in raw.items()
+        }
+
+    def sentence_log_probs(self, texts: Sequence[str]) -> list[float]:
+        """log P of each whole text (every prompt token after the first), as
+        :meth:`~nlibias.models.tp.server.ServerScorer.sentence_log_probs` computes it, each
+        token's answer checked by :func:`~nlibias.models.mlm.mask_filler.check_fill_answer`."""
+        if not texts:
+            return []
+        self.scorer.check_alignment()
+        with ThreadPoolExecutor(self.scorer.concurrency) as pool:
+            return list(pool.map(self._sentence_log_prob, texts))
+
+    def _sentence_log_prob(self, text: str) -> float:
+        payload = {
+            "model": self.scorer.model, "prompt": text, "max_tokens": 1, "temperature": 0.0,
+            "echo": True, "logprobs": 1,
+        }  # fmt: skip
+        tokens, values = prompt_logprobs(self.scorer.client.post("/completions", payload), text)
+        where = f"{self.scorer.client.base_url}/completions"
+        return float(
+            sum(
+                check_fill_answer(str(token), value, source=where, field="logprobs.token_logprobs")
+                for token, value in zip(tokens[1:], values[1:], strict=True)
+                if value is not None
+            )
+        )
 
     def _ask(self, prompts: Sequence[str]) -> list[dict[str, float]]:
         unique = list(dict.fromkeys(prompts))  # beams that spell the same text ask once
@@ -224,6 +268,6 @@ class ServerCausalFiller:
                 [{*(w.lower() for w in skip), *self.stopwords} for skip in exclude[start:stop]],
                 pool=self.pool_size(top_k),
                 top_k=top_k,
-                score=self.scorer.sentence_log_probs,
+                score=self.sentence_log_probs,
             )
             yield FillBatch(indices=np.arange(start, stop), candidates=rows)
