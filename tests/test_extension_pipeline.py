@@ -596,9 +596,11 @@ def test_compare_fill_on_the_command_line_reaches_the_filter_stage(
         return PipelineResult(status="stopped", run_dir=tmp_path, stages=[], message="")
 
     monkeypatch.setattr(pipeline, "run_pipeline", capture)
+    gguf = tmp_path / "other.gguf"  # a local path must exist (checked with the settings)
+    gguf.write_bytes(b"GGUF")
     args = ["extend", "--out", str(tmp_path), "--fill-model", "smollm2", "--compare-fill", "masked:bert-base-cased",
-            "--compare-fill", "gguf:other.gguf"]  # fmt: skip
+            "--compare-fill", f"gguf:{gguf}"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert seen[0].filter.compare_fills == ["masked:bert-base-cased", "gguf:other.gguf"]
+    assert seen[0].filter.compare_fills == ["masked:bert-base-cased", f"gguf:{gguf}"]
     assert seen[0].mlm.model == "smollm2"

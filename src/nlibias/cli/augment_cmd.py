@@ -53,11 +53,11 @@ def gender_swap_command(
         help="Who reads 'her' as 'him' or 'his': rule (fast, default) or lm (a language model reads "
         "each 'her' the rule has no cue for, by the log-probability of both swapped sentences).",
     ),
-    her_model: str = typer.Option(
-        "smollm2",
+    her_model: str | None = typer.Option(
+        None,
         "--her-model",
-        help="The language model of --her lm: smollm2 (embedded), a causal LM (.gguf, directory, "
-        "hub name) or mlm:NAME for a masked LM.",
+        help="The language model of --her lm: smollm2 (embedded, the default), a causal LM (.gguf, "
+        "directory, hub name) or mlm:NAME for a masked LM.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:

@@ -49,7 +49,7 @@ def serve_command(
     hints: bool = typer.Option(True, "--hints/--no-hints", help="Show pre-screen suggestions as hints."),
 ) -> None:
     """Open the annotation app on http://127.0.0.1:PORT (every answer is committed at once)."""
-    from nlibias.validation.app import AppSettings, check_bind, is_loopback, serve
+    from nlibias.validation.app import AppSettings, bind_socket, bound_port, check_bind, is_loopback, serve
     from nlibias.validation.store import check_annotator
 
     if annotator:
@@ -63,13 +63,20 @@ def serve_command(
         show_hints=hints,
         loopback_only=is_loopback(host),
     )
-    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+    sock = bind_socket(host, port)  # bound first: the URL names the real port (--port 0: a free one)
+    shown = (
+        "127.0.0.1"
+        if host in ("0.0.0.0", "::")
+        else f"[{host}]"
+        if ":" in host and not host.startswith("[")
+        else host
+    )
+    url = f"http://{shown}:{bound_port(sock)}/" + (f"?token={token}" if token else "")
     typer.echo(f"annotation app for {run_dir}: {url}")
     if token and not is_loopback(host):
         warn("bound beyond localhost: share the URL (with its token) only with your annotators; plain HTTP")
     typer.echo("stop with Ctrl+C (answers are already saved)")
-    serve(run_dir, settings, host=host, port=port)
+    serve(run_dir, settings, sock=sock)
 
 
 def _print_status(report: dict[str, Any]) -> None:

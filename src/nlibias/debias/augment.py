@@ -101,7 +101,7 @@ def augment_gender_swap(
     names: str | Path | None = None,
     split: str = "train",
     her: str = "rule",
-    her_model: str | HerResolver = DEFAULT_HER_MODEL,
+    her_model: str | HerResolver | None = None,
     progress: bool = True,
 ) -> AugmentSummary:
     """Write ``out_dir/train.jsonl`` (originals, then swapped copies) and ``augment_summary.json``.
@@ -111,11 +111,12 @@ def augment_gender_swap(
     (paper 004's 19-entry map) or a ``word<TAB>counterpart`` file. ``names``: a file of
     ``name<TAB>name`` pairs swapped both ways where capitalised. ``split``: of a ``datasets`` set.
     ``her``: ``rule`` (the swap rule reads every "her") or ``lm``: ``her_model`` (a name, see
-    :meth:`HerResolver.load`, or a loaded :class:`HerResolver`) reads each "her" the rule has no
-    cue for; the training set is then read twice (the texts to read first, all in one batch).
+    :meth:`HerResolver.load`, or a loaded :class:`HerResolver`; default :data:`DEFAULT_HER_MODEL`,
+    refused with ``her='rule'``) reads each "her" the rule has no cue for; the training set is
+    then read twice (the texts to read first, all in one batch).
     """
     _check_options(select, match)
-    check_her(her)
+    check_her(her, her_model)
     swaps = swap_list_named(word_list)
     if names is not None:
         swaps = swaps.with_names(read_pairs(names, both_ways=True))
@@ -127,7 +128,8 @@ def augment_gender_swap(
     resolved: dict[str, tuple[str, list[tuple[str, str]]]] = {}
     counts: Counter[str] = Counter()
     if her == "lm":
-        resolver = her_model if isinstance(her_model, HerResolver) else HerResolver.load(her_model)
+        given = her_model if her_model is not None else DEFAULT_HER_MODEL
+        resolver = given if isinstance(given, HerResolver) else HerResolver.load(given)
         resolved = _read_open_her(train, split, swapper, select, match, resolver, counts, progress)
     swap_counts: Counter[str] = Counter()
     by_occupation: Counter[str] = Counter()

@@ -39,9 +39,23 @@ MAX_JOINT = 4
 """Open "her"s of one text scored jointly (2**4 = 16 candidates at most); beyond, one at a time."""
 
 
-def check_her(her: str) -> None:
+def check_her(her: str, her_model: object = None) -> None:
+    """``her`` is one of :data:`HER_CHOICES`; ``her_model`` (None: not given) only with ``her='lm'``,
+    the one reading that uses it.
+
+    >>> check_her("rule", "smollm2")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: her_model 'smollm2' applies to nothing: only her='lm' reads "her" with a language model (her is 'rule'); pass her='lm' too, or leave her_model out
+    """
     if her not in HER_CHOICES:
         raise ConfigError(f"her is {her!r}; use one of {', '.join(HER_CHOICES)}", parameter="her")
+    if her_model is not None and her != "lm":
+        shown = her_model if isinstance(her_model, str) else type(her_model).__name__
+        raise ConfigError(
+            f"her_model {shown!r} applies to nothing: only her='lm' reads \"her\" with a language model "
+            f"(her is {her!r}); pass her='lm' too, or leave her_model out",
+            parameter="her_model",
+        )
 
 
 def candidate_picks(plan: SwapPlan) -> list[tuple[int, ...]]:
@@ -75,13 +89,16 @@ class HerResolver:
     def load(cls, spec: str = DEFAULT_HER_MODEL, *, device: str | None = None) -> HerResolver:
         """``smollm2`` (embedded), a causal LM (a ``.gguf`` path, a directory, a hub name;
         ``causal:NAME`` also) or a masked LM as ``mlm:NAME`` (pseudo-log-likelihood)."""
-        if spec.startswith("mlm:"):
-            from nlibias.models.tp.hf import HFMaskedScorer
+        from nlibias.models.mlm.model_names import loading_as
 
-            return cls(HFMaskedScorer(spec.removeprefix("mlm:"), device=device), spec=spec)
-        from nlibias.models.tp.hf import HFCausalScorer
+        with loading_as("her_model", spec):  # errors name her_model, not the scorer's own parameter
+            if spec.startswith("mlm:"):
+                from nlibias.models.tp.hf import HFMaskedScorer
 
-        return cls(HFCausalScorer(spec.removeprefix("causal:"), device=device), spec=spec)
+                return cls(HFMaskedScorer(spec.removeprefix("mlm:"), device=device), spec=spec)
+            from nlibias.models.tp.hf import HFCausalScorer
+
+            return cls(HFCausalScorer(spec.removeprefix("causal:"), device=device), spec=spec)
 
     def identity(self) -> Mapping[str, Any]:
         """What determines the choices: the name given, the scorer kind and its identity."""

@@ -256,11 +256,50 @@ def load_config(path: str | Path) -> ExtendConfig:
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a mapping of settings at the top level")
     try:
-        return ExtendConfig.model_validate(raw)
+        config = ExtendConfig.model_validate(raw)
     except ValidationError as exc:
         (line, field, reason), *others = _problems(exc, text)
         more = "".join("\n" + str(SourceError(path, f, r, line=n)) for n, f, r in others)
         raise SourceError(path, field, reason + more, line=line) from None
+    problem = settings_problem(config)
+    if problem is not None:
+        key, reason = problem
+        raise SourceError(path, key, reason, line=_line_of(text, key.split(".")))
+    return config
+
+
+def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
+    """``(dotted key, reason)`` of a setting that names a model path that does not exist, repeats
+    another setting or applies to nothing; ``None`` when there is none (the checks that span
+    sections, after each section's own).
+
+    >>> settings_problem(ExtendConfig.model_validate({"filter": {"compare_fills": ["fake"]}, "mlm": {"model": "fake"}}))
+    ('filter.compare_fills', "'fake' is the fill model itself; compare the fill model with another one")
+    """
+    from nlibias.models.mlm.causal_fill import split_fill_spec
+    from nlibias.models.mlm.model_names import model_path
+
+    named = [("mlm.model", config.mlm.model)]
+    named += [("filter.compare_fills", spec) for spec in config.filter.compare_fills]
+    named += [("filter.models", spec.model) for spec in config.filter.models]
+    for key, spec in named:
+        path = model_path(spec)
+        if path is not None and not Path(path).expanduser().exists():
+            return (
+                key,
+                f"{spec!r}: the local path {path} does not exist (check the path; a hub model is named org/name)",
+            )
+    if config.mlm.model in config.filter.compare_fills:
+        return "filter.compare_fills", (
+            f"{config.mlm.model!r} is the fill model itself; compare the fill model with another one"
+        )
+    fills = [config.mlm.model, *config.filter.compare_fills]
+    if config.mlm.stopwords is not None and all(split_fill_spec(f)[0] != "causal" for f in fills):
+        return "mlm.stopwords", (
+            "stop words apply to a causal fill only, and no fill model here is causal "
+            f"({', '.join(fills)}); remove mlm.stopwords or name a causal fill model (causal:NAME)"
+        )
+    return None
 
 
 def with_overrides(config: ExtendConfig, overrides: Mapping[str, Any]) -> ExtendConfig:
@@ -279,16 +318,23 @@ def with_overrides(config: ExtendConfig, overrides: Mapping[str, Any]) -> Extend
             target = target[part]
         target[last] = value
     try:
-        return ExtendConfig.model_validate(data)
+        checked = ExtendConfig.model_validate(data)
     except ValidationError as exc:
         raise _override_error(exc, overrides) from None
+    problem = settings_problem(checked)
+    if problem is not None:
+        key, reason = problem
+        parameter = _OVERRIDE_PARAMETERS.get(key, key.rsplit(".", 1)[-1])
+        raise ConfigError(f"{parameter} {reason}" if reason.startswith("'") else reason, parameter=parameter)
+    return checked
 
 
 _OVERRIDE_PARAMETERS = {
     "run_dir": "out_dir",
-    "mlm.model": "mlm",
+    "mlm.model": "fill_model",
     "mlm.top_k": "top_k",
     "filter.models": "classifiers",
+    "filter.compare_fills": "compare_fill",
     "filter.holdout": "holdout",
     "filter.policy": "policy",
     "validation.unvalidated": "unvalidated",

@@ -16,6 +16,7 @@ from nlibias.extension.context import StageContext
 from nlibias.io.atomic import write_json, write_jsonl
 from nlibias.io.jsonl import iter_jsonl, read_json_file
 from nlibias.models.base import NLIClassifier
+from nlibias.models.mlm.model_names import loading_as
 from nlibias.schema import Sample
 
 if TYPE_CHECKING:
@@ -102,7 +103,8 @@ def run_fill(p: StageContext) -> dict[str, Any]:
     from nlibias.extension.masked_samples import MaskedSample
 
     masked = [MaskedSample.from_dict(r) for r in read_records(p.run_dir / "masked/samples.jsonl")]
-    filler = p.factories.filler(p.config.mlm)
+    with loading_as("fill_model", p.config.mlm.model):
+        filler = p.factories.filler(p.config.mlm)
     run = fill_masked_samples(
         masked,
         filler,
@@ -122,7 +124,10 @@ def run_filter(p: StageContext) -> dict[str, Any]:
 
     candidates = read_sample_records(p.run_dir / "fill/candidates.jsonl")
     settings = p.config.filter
-    classifiers = [p.factories.classifier(spec, settings) for spec in settings.models]
+    classifiers = []
+    for spec in settings.models:
+        with loading_as("classifiers", spec.model):
+            classifiers.append(p.factories.classifier(spec, settings))
     run = filter_candidates(
         candidates,
         classifiers,
@@ -162,7 +167,8 @@ def compare_run_fills(p: StageContext, classifiers: Sequence[NLIClassifier]) -> 
     mlm = p.config.mlm
     fillers = {mlm.model: p.factories.filler(mlm)}
     for spec in others:
-        fillers.setdefault(spec, p.factories.filler(mlm.model_copy(update={"model": spec})))
+        with loading_as("compare_fill", spec):
+            fillers.setdefault(spec, p.factories.filler(mlm.model_copy(update={"model": spec})))
     rows = compare_fills(
         masked,
         fillers,

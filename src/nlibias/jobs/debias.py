@@ -101,7 +101,7 @@ def _check_common(models: Sequence[str], seeds: int, bootstrap: int, augment: di
         raise ConfigError(
             f"select is {augment['select']!r}; use one of {', '.join(SELECTIONS)}", parameter="select"
         )
-    check_her(augment.get("her", "rule"))
+    check_her(augment.get("her", "rule"), augment.get("her_model"))
     if augment.get("match", "words") not in MATCH_RULES:
         raise ConfigError(
             f"match is {augment['match']!r}; use one of {', '.join(MATCH_RULES)}", parameter="match"

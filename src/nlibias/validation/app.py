@@ -25,6 +25,7 @@ page writes data with ``textContent`` only.
 import hmac
 import ipaddress
 import secrets
+import socket
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -364,12 +365,63 @@ def _add_api_routes(app: Any, settings: AppSettings, queue: list[QueueRow], stor
         }
 
 
-def serve(run_dir: str | Path, settings: AppSettings, *, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Run the app with uvicorn until interrupted (the CLI prints the URL first)."""
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host``:``port`` (0: any free port; ``getsockname()`` tells
+    which), bound before the URL is printed so that the URL names the real port. A host that
+    does not resolve is refused naming it; so is a port in use.
+
+    >>> sock = bind_socket("127.0.0.1", 0); sock.getsockname()[1] > 0
+    True
+    >>> sock.close()
+    """
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[
+            0
+        ]
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ConfigError(
+            f"host {host!r} cannot be resolved to an address ({exc}); use an IP address such as 127.0.0.1 "
+            "or a host name this machine resolves",
+            parameter="host",
+        ) from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc} (choose another port, or 0 for any free one)",
+            parameter="port",
+        ) from None
+    return sock
+
+
+def bound_port(sock: socket.socket) -> int:
+    """The port a bound socket listens on."""
+    return int(sock.getsockname()[1])
+
+
+def serve(
+    run_dir: str | Path,
+    settings: AppSettings,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    sock: socket.socket | None = None,
+) -> None:
+    """Run the app with uvicorn until interrupted (the CLI prints the URL first), on ``sock``
+    when given (see :func:`bind_socket`), else on ``host``:``port``."""
     try:
         import uvicorn
     except ImportError as exc:
         raise ConfigError(
             "the validation app needs FastAPI and uvicorn: pip install 'nlibias[validate]'"
         ) from exc
-    uvicorn.run(create_app(run_dir, settings), host=host, port=port, log_level="warning")
+    app = create_app(run_dir, settings)
+    if sock is None:
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+        return
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server.run(sockets=[sock])

@@ -1,0 +1,77 @@
+"""Model names given by a user, checked before anything loads, and errors named after the
+parameter that named the model.
+
+A model name is a hub id (``org/model``) or a local path; a name that can only be a path (it
+starts with ``/``, ``./``, ``../`` or ``~``, or names a ``.gguf`` file) and does not exist is
+refused here, saying so, instead of being sent to the hub, whose answer ("Repo id must be in the
+form ...") says nothing about a mistyped path. The loaders below (masked LM, causal LM, NLI
+classifier, sentence scorer) name their own generic parameter (``name_or_path``, ``mlm``,
+``causal``, ``generative``, ``model``); :func:`loading_as` renames it to the parameter the user
+gave the name under (``fill_model``, ``compare_fill``, ``classifiers``, ``her_model``).
+
+>>> model_path("causal:./models/x?beam=4"), model_path("bert-base-cased"), model_path("mlm:~/m@v1")
+('./models/x', None, '~/m')
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from nlibias.errors import ConfigError
+
+#: Kind prefixes a model name may carry (fill models, HER models).
+KIND_PREFIXES = ("causal:", "masked:", "mlm:", "gguf:")
+#: The parameters the loaders name (each its own): renamed to the one the user gave.
+LOADER_PARAMETERS = frozenset({"name_or_path", "mlm", "causal", "generative", "model", "models", "spec"})
+
+
+def model_path(spec: str) -> str | None:
+    """The local path a model name can only mean (kind prefix, ``?options`` and ``@revision``
+    dropped), or ``None`` when it may be a hub id (or names a server, the fake, ...)."""
+    base = spec
+    for prefix in KIND_PREFIXES:
+        base = base.removeprefix(prefix)
+    base = base.partition("?")[0]
+    if base.startswith(("~", ".", "/")) and "@" in Path(base).name:
+        base = base.rpartition("@")[0]
+    if base.startswith(("/", "./", "../", "~")) or base.lower().endswith(".gguf"):
+        return base
+    return None
+
+
+def check_model_path(spec: str, *, parameter: str) -> None:
+    """Refuse a model name that can only be a local path and names nothing.
+
+    >>> check_model_path("/no/such/model", parameter="fill_model")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: fill_model '/no/such/model': the local path /no/such/model does not exist ...
+    """
+    path = model_path(spec)
+    if path is not None and not Path(path).expanduser().exists():
+        raise ConfigError(
+            f"{parameter} {spec!r}: the local path {path} does not exist "
+            "(check the path; a hub model is named org/name)",
+            parameter=parameter,
+        )
+
+
+@contextlib.contextmanager
+def loading_as(parameter: str, spec: str) -> Iterator[None]:
+    """Load a model the user named under ``parameter``: the name's path is checked first, and a
+    loader's error comes out named after ``parameter``.
+
+    >>> with loading_as("her_model", "x"):  # doctest: +ELLIPSIS
+    ...     raise ConfigError("cannot load 'x'", parameter="causal")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: cannot load 'x'
+    """
+    check_model_path(spec, parameter=parameter)
+    try:
+        yield
+    except ConfigError as error:
+        generic = error.parameter is None or error.parameter in LOADER_PARAMETERS | {"fill_model"}
+        if generic and error.parameter != parameter:
+            raise ConfigError(str(error), parameter=parameter) from error
+        raise
