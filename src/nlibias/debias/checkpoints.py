@@ -14,10 +14,15 @@ the optimizer and scheduler states exist and are not empty.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+
+from nlibias.errors import FileAccessError
 
 PREFIX = "checkpoint-"
 _DISCARDED = "incomplete-"
@@ -102,3 +107,44 @@ def final_step(checkpoint: str | Path | None) -> int | None:
     if isinstance(step, int) and isinstance(last, int) and 0 < last <= step:
         return step
     return None
+
+
+#: Error numbers of a device that has no room left (a full disk, a quota).
+_FULL = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded"}
+#: What torch's and safetensors' own errors say when a file write fails (torch's stream writer
+#: raises a RuntimeError, safetensors its SafetensorError, neither an OSError).
+_WRITE_FAILED = (
+    "file write failed",
+    "PytorchStreamWriter failed",
+    "No space left",
+    "StorageFull",
+    "os error 28",
+)
+
+
+@contextlib.contextmanager
+def disk_full_named(folder: Path) -> Iterator[None]:
+    """Writes into ``folder`` (checkpoints, the model, its record) whose device fills up end in
+    a :class:`~nlibias.errors.FileAccessError` that says "no space left on the device" and names
+    the folder (or the file, when the error names one), instead of torch's internal error.
+
+    >>> import errno, pathlib
+    >>> with disk_full_named(pathlib.Path("/runs/m")):  # doctest: +ELLIPSIS
+    ...     raise OSError(errno.ENOSPC, "No space left on device")
+    Traceback (most recent call last):
+    nlibias.errors.FileAccessError: /runs/m: no space left on the device ...
+    """
+    fix = "free some space on that device or choose another out_dir, then rerun: training resumes"
+    try:
+        yield
+    except OSError as error:
+        if error.errno not in _FULL:
+            raise
+        where = error.filename if error.filename is not None else folder
+        raise FileAccessError(where, f"{_FULL[error.errno]} while writing into {folder}", fix=fix) from error
+    except Exception as error:  # torch's RuntimeError, safetensors' SafetensorError
+        if not any(text in str(error) for text in _WRITE_FAILED):
+            raise
+        raise FileAccessError(
+            folder, f"no space left on the device: a file write failed ({str(error).strip()[:200]})", fix=fix
+        ) from error

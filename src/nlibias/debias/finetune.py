@@ -27,8 +27,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, cast
 
-from nlibias.debias.checkpoints import final_step, usable_checkpoint
-from nlibias.debias.finetune_checks import DataCheck, check_data, check_model_path, check_options
+from nlibias.debias.checkpoints import disk_full_named, final_step, usable_checkpoint
+from nlibias.debias.finetune_checks import (
+    DataCheck,
+    check_data,
+    check_max_length,
+    check_model_path,
+    check_options,
+)
 from nlibias.debias.finetune_record import RECORD_FILE, FinetuneRecord, FinetuneSettings, write_record
 from nlibias.debias.fingerprint import canonical, changes, fingerprint, model_identity
 from nlibias.debias.training_rows import LABELS, iter_training_rows, source_digest, source_kind
@@ -307,8 +313,11 @@ def finetune(
     done = _existing(out, inputs, force)
     if done is not None:
         return done
-    resume_from, discarded = _plan(out, inputs, force)
-    return _train(settings, inputs, out, resume_from, discarded, progress, callbacks, train_check, eval_check)
+    with disk_full_named(out):  # a full disk says so and names out, not torch's write error
+        resume_from, discarded = _plan(out, inputs, force)
+        return _train(
+            settings, inputs, out, resume_from, discarded, progress, callbacks, train_check, eval_check
+        )
 
 
 def finetune_settings(model: str, *, learning_rate: float | None, **options: Any) -> FinetuneSettings:
@@ -337,6 +346,7 @@ def _train(
     from transformers import DataCollatorWithPadding, PrinterCallback, ProgressCallback, Trainer
 
     tokenizer, classifier, label_ids = _load_model(settings.model)
+    check_max_length(settings.max_length, classifier.config, tokenizer, settings.model)
     finished = final_step(resume_from)
     if finished is not None:  # killed after the last checkpoint: its weights are the trained model
         classifier = type(classifier).from_pretrained(resume_from)

@@ -18,6 +18,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from nlibias.debias.training_rows import iter_training_rows, source_kind
 from nlibias.errors import ConfigError
@@ -114,6 +115,40 @@ def check_model_path(model: str) -> None:
             f"{model} is not a model directory (no config.json): give one written by save_pretrained "
             "(or by `nlibias finetune`)",
             parameter="model",
+        )
+
+
+def position_limit(config: Any, tokenizer: Any) -> int | None:
+    """How many tokens the model reads: its ``max_position_embeddings`` (less the padding offset
+    of RoBERTa-style positions, which start after the padding id), or the tokenizer's own
+    ``model_max_length`` when smaller; ``None`` when the model sets no limit."""
+    positions = getattr(config, "max_position_embeddings", None)
+    if not isinstance(positions, int) or positions < 1:
+        return None
+    if getattr(config, "model_type", "") in ("roberta", "xlm-roberta", "camembert", "longformer"):
+        positions -= int(getattr(config, "pad_token_id", 1) or 1) + 1
+    tokenizer_max = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tokenizer_max, int) and 0 < tokenizer_max < positions:
+        return tokenizer_max
+    return positions
+
+
+def check_max_length(max_length: int, config: Any, tokenizer: Any, model: str) -> None:
+    """Refuse a ``max_length`` the model cannot read (a long row would stop training with an
+    index error deep inside the model), naming both numbers.
+
+    >>> class C: max_position_embeddings, model_type = 512, "bert"
+    >>> check_max_length(128, C(), None, "m")
+    >>> check_max_length(100000, C(), None, "m")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: max_length is 100000, but the model m reads at most 512 tokens (max_position_embeddings 512); pass max_length 512 or less
+    """
+    limit = position_limit(config, tokenizer)
+    if limit is not None and max_length > limit:
+        raise ConfigError(
+            f"max_length is {max_length}, but the model {model} reads at most {limit} tokens "
+            f"(max_position_embeddings {config.max_position_embeddings}); pass max_length {limit} or less",
+            parameter="max_length",
         )
 
 

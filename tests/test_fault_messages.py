@@ -1,0 +1,205 @@
+"""Fault paths end in a clear message: a full disk while fine-tuning says "no space left on the
+device" and names the folder (torch's own write error included), and a max_length the model
+cannot read is refused before training, naming both numbers."""
+
+from __future__ import annotations
+
+import errno
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nlibias.errors import ConfigError, FileAccessError
+
+pytest.importorskip("transformers")
+pytest.importorskip("datasets")
+
+FAST = {"learning_rate": 3e-3, "batch_size": 8, "max_length": 32, "max_steps": 2, "progress": False}
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    from nlibias.testing.nli_sets import learnable_nli_rows
+    from nlibias.testing.tiny_models import build_tiny_nli_classifier
+
+    root = tmp_path_factory.mktemp("toy")
+    rows = learnable_nli_rows(24, seed=1)
+    rows[0] = {**rows[0], "premise": " ".join(["word"] * 700)}  # longer than the model's 512 positions
+    train = root / "train.jsonl"
+    train.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    texts = [r["premise"] for r in rows] + [r["hypothesis"] for r in rows]
+    return {"base": build_tiny_nli_classifier(root / "base", texts, init_std=0.02), "train": train}
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> Any:
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def full_disk(*args: Any, **kwargs: Any) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")  # a write() fails: no file name
+
+
+def torch_write_failed(*args: Any, **kwargs: Any) -> None:
+    # what torch.save raises when its stream writer cannot write (a full disk), not an OSError
+    raise RuntimeError(
+        "[enforce fail at inline_container.cc:664] . PytorchStreamWriter failed writing file data/0: file write failed"
+    )
+
+
+@pytest.mark.parametrize("failure", [full_disk, torch_write_failed], ids=["oserror", "torch-runtimeerror"])
+def test_a_full_disk_while_saving_names_the_folder(
+    toy: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: Any
+) -> None:
+    from transformers import Trainer
+
+    from nlibias.debias.finetune import finetune
+
+    monkeypatch.setattr(Trainer, "save_model", failure)
+    out = tmp_path / "model"
+    with pytest.raises(FileAccessError, match="no space left on the device") as caught:
+        finetune(str(toy["base"]), toy["train"], out, **FAST)
+    assert str(out) in str(caught.value)
+
+
+def test_the_command_line_says_it_too(
+    toy: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from transformers import Trainer
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+
+    monkeypatch.setattr(Trainer, "save_model", full_disk)
+    out = tmp_path / "cli-model"
+    args = [
+        "finetune",
+        "--model",
+        str(toy["base"]),
+        "--train",
+        str(toy["train"]),
+        "--out",
+        str(out),
+        "--max-steps",
+        "2",
+    ]
+    result = CliRunner().invoke(app, [*args, "--batch-size", "8", "--max-length", "32"])
+    assert result.exit_code == 2, result.output
+    assert "no space left on the device" in result.output and str(out) in result.output
+    assert "internal error" not in result.output
+
+
+def test_max_length_beyond_the_models_positions_is_refused_before_training(
+    toy: dict[str, Path], tmp_path: Path
+) -> None:
+    from nlibias.debias.finetune import finetune
+
+    out = tmp_path / "model"
+    with pytest.raises(ConfigError, match=r"100000.*512") as caught:
+        finetune(str(toy["base"]), toy["train"], out, **{**FAST, "max_length": 100000})
+    assert caught.value.parameter == "max_length"
+    assert not list(out.glob("checkpoints/checkpoint-*"))  # nothing trained
+
+
+# -- messages that name the parameter the user gave ------------------------------------------------
+
+
+def run_cli(args: list[str]) -> tuple[int, str]:
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+
+    result = CliRunner().invoke(app, args)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.output
+
+
+EXTEND = ["extend", "--subtopic", "man_is_to_programmer", "--filter-model", "fake:a", "--no-progress"]
+
+
+@pytest.mark.parametrize(
+    ("options", "flag", "said"),
+    [
+        (["--fill-model", "/no/such/mlm"], "--fill-model", "/no/such/mlm does not exist"),
+        (["--fill-model", "causal:./no/such-lm"], "--fill-model", "./no/such-lm does not exist"),
+        (["--mlm", "fake", "--compare-fill", "/no/such/lm"], "--compare-fill", "/no/such/lm does not exist"),
+        (
+            ["--mlm", "fake", "--filter-model", "/no/such/nli"],
+            "--filter-model",
+            "/no/such/nli does not exist",
+        ),
+        (["--mlm", "fake", "--compare-fill", "fake"], "--compare-fill", "is the fill model itself"),
+    ],
+    ids=[
+        "fill-model-path",
+        "causal-fill-path",
+        "compare-fill-path",
+        "filter-model-path",
+        "compare-fill-same",
+    ],
+)
+def test_extend_model_errors_name_the_option_given(
+    tmp_path: Path, options: list[str], flag: str, said: str
+) -> None:
+    code, output = run_cli([*EXTEND, "--out", str(tmp_path / "run"), *options])
+    assert code == 2 and said in output and flag in output, output
+    assert "Repo id" not in output and "--mlm)" not in output and "--causal" not in output
+    assert not (tmp_path / "run").exists()  # refused before any stage ran
+
+
+def test_a_compare_fill_that_fails_to_load_is_named_as_such(tmp_path: Path) -> None:
+    # the served spec's own error names its parameter fill_model; here the user gave it as --compare-fill
+    args = [*EXTEND, "--out", str(tmp_path / "run"), "--mlm", "fake", "--compare-fill", "openai:ftp://x"]
+    code, output = run_cli([*args, "--until", "filter"])
+    assert code == 2 and "openai:ftp://x" in output and "--compare-fill" in output, output
+
+
+def test_stopwords_with_only_masked_fills_apply_to_nothing(tmp_path: Path) -> None:
+    stop = tmp_path / "stop.txt"
+    stop.write_text("the\n")
+    config = tmp_path / "next.yaml"
+    config.write_text(f"mlm:\n  model: fake\n  stopwords: {stop}\n")
+    code, output = run_cli(["extend", "--config", str(config), "--out", str(tmp_path / "run")])
+    assert code == 2 and f"{config}:3: field mlm.stopwords" in output and "causal fill only" in output, output
+
+
+def test_her_model_without_her_lm_applies_to_nothing(tmp_path: Path) -> None:
+    train = tmp_path / "train.jsonl"
+    train.write_text(
+        json.dumps({"premise": "She is a nurse.", "hypothesis": "She helps.", "label": "neutral"}) + "\n"
+    )
+    code, output = run_cli(
+        ["augment", "gender-swap", "--train", str(train), "--out", str(tmp_path / "o"), "--her-model", "x"]
+    )
+    assert code == 2 and "applies to nothing" in output and "--her-model" in output, output
+    # with --her lm, a path that does not exist is named under --her-model (not --causal, not the hub's words)
+    lm = ["--her", "lm", "--her-model", "./no/such.gguf"]
+    code, output = run_cli(["augment", "gender-swap", "--train", str(train), "--out", str(tmp_path / "o"), *lm])
+    assert code == 2 and "does not exist" in output and "--her-model" in output, output
+    assert "--causal" not in output
+
+
+def test_validate_serve_prints_the_bound_port_and_refuses_an_unknown_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import re
+
+    import nlibias.validation.app as validation_app
+
+    served: list[Any] = []
+    monkeypatch.setattr(validation_app, "serve", lambda *args, **kwargs: served.append(kwargs))
+    code, output = run_cli(["validate", "serve", str(tmp_path), "--port", "0"])
+    assert code == 0, output
+    port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", output).group(1))  # type: ignore[union-attr]
+    assert port > 0 and served[0]["sock"].getsockname()[1] == port
+    served[0]["sock"].close()
+    code, output = run_cli(["validate", "serve", str(tmp_path), "--host", "no-such-host.invalid"])
+    assert code == 2 and "'no-such-host.invalid' cannot be resolved" in output and "--host" in output
+    assert ":0/" not in output
