@@ -256,6 +256,9 @@ def load_pretrained(
         source = str(name_or_path)
         if revision is not None:
             kwargs["revision"] = revision
+        from nlibias.models.hub_reach import check_hub_model
+
+        check_hub_model(source, revision, what, kwargs)  # unreachable and not cached: refused at once
     try:
         return loader(source, **kwargs)
     except (OSError, ValueError) as err:
