@@ -200,12 +200,19 @@ def test_named_set_from_the_data_dir_and_the_pinned_download(tmp_path: Path, mon
     (data / "occupations-eval").mkdir(parents=True)
     snli_like(data / "occupations-eval" / "SNLI_Evaluation_Set.xlsx")
     monkeypatch.setenv("NLIBIAS_DATA_DIR", str(data))
-    summary = expand_occupations("snli-eval").summary()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the verification cache
+    # not the authors' file: refused under its pinned name, unless the user opts out
+    with pytest.raises(SourceError, match="differs from the pinned snli-eval data"):
+        expand_occupations("snli-eval")
+    monkeypatch.setenv("NLIBIAS_ALLOW_MODIFIED_DATA", "1")
+    with pytest.warns(UserWarning, match="differs from the pinned snli-eval data"):
+        summary = expand_occupations("snli-eval").summary()
     assert summary["eval_sets"][0]["eval_set"] == "snli"
     assert "snli: 5 data rows; the paper's Table 1 has 1900" in summary["warnings"]
     with pytest.raises(SourceError, match="has hypothesis_f and hypothesis_m columns"):
         ood_like(data / "occupations-eval" / "MNLI_Evaluation_Set.xlsx")
-        expand_occupations("mnli-eval")
+        with pytest.warns(UserWarning, match="differs from the pinned mnli-eval data"):
+            expand_occupations("mnli-eval")
     # The download: only the file asked for, checked by git blob id
     payload = ood_like(tmp_path / "o.xlsx").read_bytes()
     blob = hashlib.sha1(b"blob %d\0" % len(payload) + payload).hexdigest()

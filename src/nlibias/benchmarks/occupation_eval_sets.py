@@ -40,6 +40,7 @@ from nlibias.benchmarks.occupation_list import GENDERS, load_occupations
 from nlibias.benchmarks.occupation_xlsx import EvalRow, EvalWorkbook, is_workbook, read_eval_workbook
 from nlibias.errors import ConfigError
 from nlibias.schema import Sample
+from nlibias.schema.arguments import option_applies_to_nothing
 
 SOURCE, DOMAIN = "occupations", "gender"
 
@@ -313,31 +314,52 @@ def _set_record(
 
 
 def expand_eval_sets(
-    sources: Sequence[str | Path], *, hypothesis_templates: str = "one", seed: int = 0
+    sources: Sequence[str | Path], *, hypothesis_templates: str | None = None, seed: int | None = None
 ) -> EvalSetExpansion:
-    """Samples of each evaluation set in ``sources`` (names or workbook paths), ids prefixed by set."""
-    if hypothesis_templates not in TEMPLATE_CHOICES:
+    """Samples of each evaluation set in ``sources`` (names or workbook paths), ids prefixed by set.
+
+    ``hypothesis_templates`` (default ``one``) and ``seed`` (default 0) apply to the sets without
+    hypotheses; given where every set brings its own, they are refused (they would change nothing)."""
+    books = [_read_set(source) for source in sources]
+    _check_template_options(books, hypothesis_templates, seed)
+    choice, seed = hypothesis_templates or "one", seed or 0
+    if choice not in TEMPLATE_CHOICES:
         raise ConfigError(
-            f"hypothesis_templates is {hypothesis_templates!r}; choose one of {', '.join(TEMPLATE_CHOICES)}",
+            f"hypothesis_templates is {choice!r}; choose one of {', '.join(TEMPLATE_CHOICES)}",
             parameter="hypothesis_templates",
         )
     samples: list[Sample] = []
     records: list[dict[str, Any]] = []
     warnings: list[str] = []
-    for source in sources:
-        path = resolve_set_path(source)
-        name = _set_name(source, path)
+    for source, path, name, book in books:
         if any(r["eval_set"] == name for r in records):
             raise ConfigError(f"the evaluation set {name!r} is given twice", parameter="premises")
-        require = None if named_set(source) is None else name != "ood"
-        book = read_eval_workbook(path, require_hypotheses=require)
-        own = [
-            s
-            for row in book.rows
-            for s in row_samples(row, name, _hypotheses(row, name, hypothesis_templates, seed))
-        ]
-        record, notes = _set_record(source, path, name, book, hypothesis_templates, seed, own)
+        own = [s for row in book.rows for s in row_samples(row, name, _hypotheses(row, name, choice, seed))]
+        record, notes = _set_record(source, path, name, book, choice, seed, own)
         samples += own
         records.append(record)
         warnings += notes
     return EvalSetExpansion(tuple(samples), tuple(records), tuple(warnings))
+
+
+def _read_set(source: str | Path) -> tuple[str | Path, Path, str, EvalWorkbook]:
+    """One evaluation set: (source as given, its file, its name, its workbook as read)."""
+    path = resolve_set_path(source)
+    name = _set_name(source, path)
+    require = None if named_set(source) is None else name != "ood"
+    return source, path, name, read_eval_workbook(path, require_hypotheses=require)
+
+
+def _check_template_options(
+    books: Sequence[tuple[str | Path, Path, str, EvalWorkbook]],
+    hypothesis_templates: str | None,
+    seed: int | None,
+) -> None:
+    """Refuse ``hypothesis_templates`` or ``seed`` where every set brings its own hypotheses."""
+    if all(book.has_hypotheses for *_, book in books):
+        given = "every set given brings its own hypotheses (" + ", ".join(n for _, _, n, _ in books) + ")"
+        for parameter, value in (("hypothesis_templates", hypothesis_templates), ("seed", seed)):
+            if value is not None:
+                raise option_applies_to_nothing(
+                    parameter, "evaluation sets without hypotheses (ood-eval)", value=value, given=given
+                )

@@ -37,8 +37,9 @@ from nlibias.benchmarks.occupation_list import load_occupations as load_occupati
 from nlibias.benchmarks.occupation_list import occupation_named as occupation_named
 from nlibias.benchmarks.occupation_list import parse_occupations as parse_occupations
 from nlibias.benchmarks.occupation_rows import OccupationRow, OccupationRowError, RowOrigin, repeated_rows
-from nlibias.errors import ConfigError, NlibiasError
+from nlibias.errors import NlibiasError
 from nlibias.schema import Label, Sample
+from nlibias.schema.arguments import checked, option_applies_to_nothing
 from nlibias.textio.text_files import read_text
 
 SOURCE = "occupations"
@@ -448,6 +449,7 @@ def premise_samples(premise: Premise, *, eval_set: str = "templates") -> list[Sa
     return samples
 
 
+@checked
 def expand_occupations(
     premises: str | Path | None = None,
     *,
@@ -471,18 +473,21 @@ def expand_occupations(
     sets = None if premises is None else eval_set_sources(premises)
     if sets is not None:
         if balance is not None:
-            raise ConfigError(
-                "balance applies to premises files; evaluation sets are read as the authors wrote them",
-                parameter="balance",
+            raise option_applies_to_nothing(
+                "balance",
+                "premises files",
+                given="evaluation sets are read as the authors wrote them",
             )
         from nlibias.benchmarks.occupation_eval_sets import expand_eval_sets
 
-        return expand_eval_sets(sets, hypothesis_templates=hypothesis_templates or "one", seed=seed or 0)
+        return expand_eval_sets(sets, hypothesis_templates=hypothesis_templates, seed=seed)
     if hypothesis_templates is not None or seed is not None:
-        raise ConfigError(
-            "hypothesis_templates and seed apply to evaluation sets without hypotheses (ood-eval); "
-            "premises files get all three Table 3 templates",
-            parameter="hypothesis_templates" if hypothesis_templates is not None else "seed",
+        raise option_applies_to_nothing(
+            "hypothesis_templates" if hypothesis_templates is not None else "seed",
+            "evaluation sets without hypotheses (ood-eval)",
+            subject="hypothesis_templates and seed",
+            plural=True,
+            given="premises files get all three Table 3 templates",
         )
     return _expand_premises(premises, balance=True if balance is None else balance)
 

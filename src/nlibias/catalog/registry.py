@@ -33,6 +33,7 @@ from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.samples import peek_source, read_sample_columns, resolve_samples_path, write_samples
 from nlibias.metrics.meta import register_measures
 from nlibias.schema import Sample
+from nlibias.schema.arguments import checked
 from nlibias.schema.outputs import ModelOutputs
 
 ENTRY_POINT_GROUP = "nlibias.benchmarks"
@@ -49,13 +50,16 @@ _BY_SOURCE: dict[str, Benchmark] = {}
 _entry_points_loaded = False
 
 
+@checked
 def register_benchmark(benchmark: Benchmark, *, replace: bool = False) -> None:
     """Add ``benchmark`` to the registry (a name or sample source taken already is refused
     unless ``replace``) and declare its measures (:func:`nlibias.metrics.meta.register_measures`:
-    ``metrics.json``'s schema then checks their ranges)."""
-    if not isinstance(benchmark, Benchmark):
+    ``metrics.json``'s schema then checks their ranges). Its name must be a word: not empty, no
+    spaces around it (``nlibias expand NAME`` finds it by that name)."""
+    if not benchmark.name.strip() or benchmark.name != benchmark.name.strip():
         raise ConfigError(
-            f"register_benchmark takes a Benchmark, got {type(benchmark).__name__}", parameter="benchmark"
+            f"benchmark name {benchmark.name!r} is empty or has spaces around it; name the benchmark",
+            parameter="benchmark",
         )
     if not replace:
         if benchmark.name in _BY_NAME:

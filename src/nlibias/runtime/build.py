@@ -12,6 +12,7 @@ from typing import Any
 from nlibias.errors import ConfigError
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.runtime.contract import Predictor
+from nlibias.schema.arguments import option_applies_to_nothing
 from nlibias.schema.predictor_kinds import PredictorKind
 
 SPEC_KINDS: dict[str, PredictorKind] = {
@@ -134,9 +135,12 @@ def _check_options(
 
     check_speed_values(quantize=quantize, compile=compile, threads=threads)
     if (quantize or compile) and not specs:
-        raise ConfigError(
-            "quantize and compile apply to NLI classifiers; name one in models",
-            parameter="quantize" if quantize else "compile",
+        raise option_applies_to_nothing(
+            "quantize" if quantize else "compile",
+            "NLI classifiers",
+            subject="quantize and compile",
+            plural=True,
+            fix="name one in models",
         )
     for parameter, given in (("models", specs), ("generative", generative), ("mlm", mlm), ("causal", causal)):
         if any(not spec.strip() for spec in given):  # "" would load the current directory as a model
@@ -159,7 +163,7 @@ def _check_dtype_applies(
     >>> _check_dtype_applies("float32", ["fake:a"], ["openai:http://h/v1#m"], [], [])
     Traceback (most recent call last):
     ...
-    nlibias.errors.ConfigError: dtype 'float32' applies to models that load their weights here (NLI classifiers such as a Hugging Face model or prompt:MODEL, local generative LMs and sentence scorers), and none of those given does: 'fake:a' (a fake), 'openai:http://h/v1#m' (behind a server, which loads its own weights); leave dtype out
+    nlibias.schema.arguments.InapplicableOption: dtype 'float32' applies to models that load their weights here (NLI classifiers such as a Hugging Face model or prompt:MODEL, local generative LMs and sentence scorers), and none of those given does: 'fake:a' (a fake), 'openai:http://h/v1#m' (behind a server, which loads its own weights); leave dtype out
     """
     from nlibias.models.generative.backend import is_server_spec
     from nlibias.models.hf_common import dtype_choice
@@ -172,12 +176,12 @@ def _check_dtype_applies(
     if takes:
         return
     given = [_why_no_dtype(spec) for spec in [*models, *generative, *causal]]
-    raise ConfigError(
-        f"dtype {dtype!r} applies to models that load their weights here (NLI classifiers such as a "
-        "Hugging Face model or prompt:MODEL, local generative LMs and sentence scorers), and none of "
-        "those given does: "
-        f"{', '.join(given) or 'no model'}; leave dtype out",
-        parameter="dtype",
+    raise option_applies_to_nothing(
+        "dtype",
+        "models that load their weights here (NLI classifiers such as a Hugging Face model or "
+        "prompt:MODEL, local generative LMs and sentence scorers)",
+        value=dtype,
+        given=f"none of those given does: {', '.join(given) or 'no model'}",
     )
 
 
@@ -271,12 +275,13 @@ def _generative(
     from nlibias.runtime.generative import build_generative_predictors
 
     if concurrency is not None and not any(is_server_spec(spec) for spec in [*generative, *causal]):
-        raise ConfigError(
-            "concurrency applies to generative models behind a server; add openai:URL#MODEL to generative",
-            parameter="concurrency",
+        raise option_applies_to_nothing(
+            "concurrency", "generative models behind a server", fix="add openai:URL#MODEL to generative"
         )
     if prompts and not generative:
-        raise ConfigError("prompts apply to generative models; name one in generative", parameter="prompts")
+        raise option_applies_to_nothing(
+            "prompts", "generative models", plural=True, fix="name one in generative"
+        )
     predictors: list[Predictor] = []
     for spec in generative:
         local = not is_server_spec(spec)  # servers batch and place the model themselves

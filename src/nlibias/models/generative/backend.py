@@ -22,6 +22,7 @@ import numpy as np
 from nlibias.errors import ConfigError
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
+from nlibias.schema.arguments import option_applies_to_nothing
 from nlibias.schema.predictor_kinds import GenerativeMode
 
 __all__ = ["AnswerBatch", "AnswerRecord", "FakeGenerativeBackend", "GenerativeBackend", "build_backend"]
@@ -166,8 +167,8 @@ def build_backend(spec: str, *, name: str | None = None, **options: Any) -> Gene
     wrong = sorted(set(options) & (LOCAL_OPTIONS if is_http else HTTP_OPTIONS))
     if wrong and not spec.startswith("fake:"):
         kind = "local models (smollm2, hf:, gguf:)" if is_http else "servers (openai:URL#MODEL)"
-        raise ConfigError(
-            f"option(s) {', '.join(wrong)} apply to {kind}, not to {spec!r}", parameter=wrong[0]
+        raise option_applies_to_nothing(
+            wrong[0], f"{kind}, not to {spec!r}", subject=f"option(s) {', '.join(wrong)}", plural=True
         )
     if spec.startswith("fake:"):
         return FakeGenerativeBackend(name=name or spec[len("fake:") :] or "fake")

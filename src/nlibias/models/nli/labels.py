@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from nlibias.errors import ConfigError, LabelMappingError
 from nlibias.schema import LABELS
+from nlibias.schema.arguments import option_applies_to_nothing
 
 #: Spellings accepted for each canonical label, after lower-casing and dropping everything
 #: but letters (so ``Entailment``, ``ENTAILMENT``, ``entail`` and ``entails`` all match).
@@ -188,18 +189,19 @@ def check_label_map_applies(models: Sequence[str]) -> None:
     >>> check_label_map_applies(["ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli"])
     >>> check_label_map_applies(["fake:m"])
     Traceback (most recent call last):
-    nlibias.errors.ConfigError: label_map does not apply to 'fake:m': a fake or prompted classifier has no output ids to map; leave label_map out, or audit that model on its own
+    nlibias.schema.arguments.InapplicableOption: label_map applies to NLI classifiers' output ids, not to 'fake:m': a fake or prompted classifier has no output ids to map; leave label_map out, or audit that model on its own
     """
     if not models:
-        raise ConfigError(
-            "label_map maps an NLI classifier's output ids, and models names no NLI classifier "
-            "(generative and sentence-scoring models have no label ids); leave label_map out",
-            parameter="label_map",
+        raise option_applies_to_nothing(
+            "label_map",
+            "NLI classifiers' output ids",
+            given="models names no NLI classifier (generative and sentence-scoring models have no label ids)",
         )
     for spec in models:
         if spec.partition(":")[0] in _WITHOUT_LABEL_IDS:
-            raise ConfigError(
-                f"label_map does not apply to {spec!r}: a fake or prompted classifier has no output ids "
-                "to map; leave label_map out, or audit that model on its own",
-                parameter="label_map",
+            raise option_applies_to_nothing(
+                "label_map",
+                f"NLI classifiers' output ids, not to {spec!r}: a fake or prompted classifier has no "
+                "output ids to map",
+                fix="leave label_map out, or audit that model on its own",
             )

@@ -32,6 +32,7 @@ from nlibias.errors import ConfigError, SourceError
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.spec_options import split_spec_options
 from nlibias.schema import LABELS
+from nlibias.schema.arguments import option_applies_to_nothing
 
 BACKEND_VERSION = 1
 PROMPT_LABELS: dict[str, str] = {"yes": "entailment", "maybe": "neutral", "no": "contradiction"}
@@ -90,9 +91,8 @@ class PromptedNLIClassifier:
 
         for option, value in (("label_map", label_map), ("quantize", quantize), ("compile", compile)):
             if value:
-                raise ConfigError(
-                    f"{option} applies to sequence-classification models, not to a prompted LM ({model!r})",
-                    parameter=option,
+                raise option_applies_to_nothing(
+                    option, f"sequence-classification models, not to a prompted LM ({model!r})"
                 )
         if max_tokens < 1 or max_batch_size < 1:
             raise ConfigError("max_tokens and max_batch_size must be positive", parameter="max_tokens")

@@ -1,0 +1,216 @@
+"""Arguments checked at the door, one mechanism for the whole API.
+
+:func:`checked` wraps a public function so that each argument is checked against the function's
+own type hints before it runs: a value of the wrong type is a :class:`~nlibias.errors.ConfigError`
+naming the argument (``parameter``) and what it takes — never a bare ``TypeError: 'int' object is
+not iterable`` from deep inside. ``bool`` is not taken for ``int`` (``bootstrap=True``), nor a
+string for a ``bool`` (``balance="no"`` would read as true). Names the hints use that the module
+imports only for type checking are given as ``lazy`` (name → module), imported on the first call.
+
+:func:`option_applies_to_nothing` is the one refusal of an option given where nothing reads it
+(a dtype with no model that loads weights, a label map with no classifier, ``seed`` for sets that
+bring their own hypotheses): every such check builds its error here.
+
+>>> @checked
+... def head(texts: list[str], n: int = 1) -> list[str]:
+...     return texts[:n]
+>>> head(["a", "b"], n=1)
+['a']
+>>> head(123)
+Traceback (most recent call last):
+...
+nlibias.errors.ConfigError: texts must be a list of str; got int 123
+>>> head(["a"], n=True)
+Traceback (most recent call last):
+...
+nlibias.errors.ConfigError: n must be int; got bool True
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import functools
+import importlib
+import inspect
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, overload
+
+from nlibias.errors import ConfigError
+
+F = TypeVar("F", bound=Callable[..., Any])
+_CHECKED = "__nlibias_checked__"
+_UNSET: Any = object()
+
+
+@overload
+def checked(function: F, *, lazy: Mapping[str, str] | None = None) -> F: ...
+
+
+@overload
+def checked(function: None = None, *, lazy: Mapping[str, str] | None = None) -> Callable[[F], F]: ...
+
+
+def checked(function: F | None = None, *, lazy: Mapping[str, str] | None = None) -> F | Callable[[F], F]:
+    """Check ``function``'s arguments against its type hints on every call (see the module notes).
+
+    ``lazy``: names its hints use that its module imports only under ``TYPE_CHECKING`` → the module
+    that defines each. ``*args``/``**kwargs`` and parameters hinted ``Any`` are not checked.
+    """
+
+    def wrap(inner: F) -> F:
+        signature = inspect.signature(inner)
+        hints: dict[str, Any] = {}
+
+        @functools.wraps(inner)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:
+                return inner(*args, **kwargs)  # Python's own message for a call that cannot bind
+            if not hints:
+                hints.update(_resolve(inner, signature, lazy or {}))
+            for name, value in bound.arguments.items():
+                hint = hints.get(name)
+                if hint is not None and not _matches(value, hint):
+                    raise ConfigError(
+                        f"{name} must be {describe(hint)}; got {type(value).__name__} {_shown(value)}",
+                        parameter=name,
+                    )
+            return inner(*args, **kwargs)
+
+        setattr(wrapper, _CHECKED, True)
+        return wrapper  # type: ignore[return-value]
+
+    return wrap if function is None else wrap(function)
+
+
+def is_checked(function: Callable[..., Any]) -> bool:
+    """Whether ``function`` checks its arguments (:func:`checked`)."""
+    return bool(getattr(function, _CHECKED, False))
+
+
+def _resolve(
+    function: Callable[..., Any], signature: inspect.Signature, lazy: Mapping[str, str]
+) -> dict[str, Any]:
+    """Each checked parameter's hint, evaluated (``from __future__ import annotations`` keeps strings)."""
+    namespace = dict(getattr(function, "__globals__", {}))
+    for name, module in lazy.items():
+        namespace[name] = getattr(importlib.import_module(module), name)
+    resolved: dict[str, Any] = {}
+    for name, parameter in signature.parameters.items():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        hint = parameter.annotation
+        if hint is inspect.Parameter.empty:
+            continue
+        if isinstance(hint, str):
+            hint = eval(hint, namespace)  # the function's own annotation
+        if hint is not Any:
+            resolved[name] = hint
+    return resolved
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    """Whether ``value`` fits ``hint`` (unions, Optional, Literal, sequences, mappings, classes)."""
+    if hint is Any or hint is object:
+        return True
+    if hint is None or hint is type(None):
+        return value is None
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, arg) for arg in typing.get_args(hint))
+    if origin is typing.Literal:
+        return any(value == arg and type(value) is type(arg) for arg in typing.get_args(hint))
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if origin is None:
+        return _isinstance(value, hint)
+    if not _isinstance(value, origin):
+        return False
+    args = typing.get_args(hint)
+    if origin in (list, tuple, set, frozenset, collections.abc.Sequence, collections.abc.Iterable):
+        if isinstance(value, (str, bytes)) and origin is not str:
+            return False
+        if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+            args = args[:1]
+        elif origin is tuple:
+            return len(value) == len(args) and all(_matches(v, a) for v, a in zip(value, args, strict=True))
+        if len(args) == 1 and isinstance(value, collections.abc.Sized):
+            return all(_matches(item, args[0]) for item in value)
+    if origin in (dict, collections.abc.Mapping) and len(args) == 2:
+        return all(_matches(k, args[0]) and _matches(v, args[1]) for k, v in value.items())
+    return True
+
+
+def _isinstance(value: Any, kind: Any) -> bool:
+    try:
+        return isinstance(value, kind)
+    except TypeError:  # a hint isinstance cannot test (a non-runtime protocol, a TypeVar): let it pass
+        return True
+
+
+def describe(hint: Any) -> str:
+    """A hint in words.
+
+    >>> describe(str | None), describe(list[str]), describe(int | bool)
+    ('str or None', 'a list of str', 'int or bool')
+    """
+    if hint is None or hint is type(None):
+        return "None"
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        parts = [describe(arg) for arg in typing.get_args(hint)]
+        return ", ".join(parts[:-1]) + " or " + parts[-1]
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(arg) for arg in typing.get_args(hint))
+    if origin is None:
+        return getattr(hint, "__name__", str(hint))
+    args = typing.get_args(hint)
+    container = {list: "a list", tuple: "a tuple", set: "a set", frozenset: "a set", dict: "a dict"}.get(
+        origin, f"a {getattr(origin, '__name__', str(origin)).lower()}"
+    )
+    if len(args) == 1 or (origin is tuple and len(args) == 2 and args[1] is Ellipsis):
+        return f"{container} of {describe(args[0])}"
+    return container
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class InapplicableOption(ConfigError):
+    """An option given where nothing reads it (:func:`option_applies_to_nothing` builds it)."""
+
+
+def option_applies_to_nothing(
+    parameter: str,
+    applies_to: str,
+    *,
+    value: Any = _UNSET,
+    subject: str | None = None,
+    plural: bool = False,
+    given: str | None = None,
+    fix: str | None = None,
+) -> InapplicableOption:
+    """The refusal of an option that nothing given reads (it would be ignored without a word):
+    ``{subject} [{value!r}] applies to {applies_to}[, and {given}]; {fix}`` (default fix: leave it
+    out), naming ``parameter``. The caller raises it.
+
+    >>> str(option_applies_to_nothing("seed", "evaluation sets without hypotheses", value=3,
+    ...                               given="every set given brings its own"))
+    'seed 3 applies to evaluation sets without hypotheses, and every set given brings its own; leave seed out'
+    """
+    what = subject or parameter
+    if value is not _UNSET:
+        what += f" {value!r}"
+    message = f"{what} {'apply' if plural else 'applies'} to {applies_to}"
+    if given:
+        message += f", and {given}"
+    return InapplicableOption(f"{message}; {fix or f'leave {parameter} out'}", parameter=parameter)
