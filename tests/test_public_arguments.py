@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 import nlibias
 from nlibias.cli.main import app
 from nlibias.errors import ConfigError
+from nlibias.schema.arguments import is_checked
 
 openpyxl = pytest.importorskip("openpyxl")
 
@@ -99,11 +100,16 @@ def test_a_tilde_in_a_path_variable_is_the_home_folder(
 
 
 def test_every_public_function_checks_its_arguments() -> None:
-    from nlibias.schema.arguments import is_checked
+    import inspect
 
-    public = [nlibias.audit, nlibias.score, nlibias.expand, nlibias.load_run, nlibias.list_benchmarks,
-              nlibias.register_benchmark]  # fmt: skip
-    assert all(is_checked(function) for function in public)
+    public = [getattr(nlibias, name) for name in nlibias.__all__ if not name.startswith("_")]
+    functions = [f for f in public if inspect.isfunction(f)]
+    assert {f.__name__ for f in functions} >= {"audit", "score", "expand", "load_run", "list_benchmarks"}
+    assert [f.__name__ for f in functions if not is_checked(f)] == []
+    assert is_checked(nlibias.register_benchmark)
+    with pytest.raises(ConfigError) as caught:
+        nlibias.explain(5, ["fake:j"])
+    assert caught.value.parameter == "run_dir"
 
 
 # -- options that apply to nothing ----------------------------------------------------------------

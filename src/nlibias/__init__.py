@@ -174,6 +174,7 @@ def score(
     return run_score(samples, predictions, out_dir=out_dir, bootstrap=bootstrap, seed=seed).materialised()
 
 
+@checked(lazy={"NLIClassifier": "nlibias.models.base"})
 def explain(
     run_dir: str | Path, judges: str | NLIClassifier | Sequence[str | NLIClassifier], **options: Any
 ) -> ExplainResult:
