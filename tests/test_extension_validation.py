@@ -137,6 +137,11 @@ def test_judgements_are_read_by_id_or_by_text_and_empty_rows_are_unjudged(tmp_pa
             "hypothesis_id",
             "duplicate judgement",
         ),
+        (  # was accepted, the stereotype dropped without a word
+            {"hypothesis_id": "{women coding}", "judgement": "invalid", "stereotype": "pro"},
+            "stereotype",
+            "an invalid hypothesis takes no stereotype",
+        ),
     ],
 )
 def test_bad_judgements_are_refused_with_line_numbers(
@@ -251,3 +256,21 @@ def test_export_writes_loadable_files_whose_counts_match_the_card(tmp_path: Path
     assert len(read_samples(tmp_path / "dataset")) == 12
     row = json.loads((tmp_path / "dataset" / "data" / "train.jsonl").read_text().splitlines()[0])
     assert row["fill_word"] == "good" and json.loads(row["provenance"])["masked_template"]
+
+
+def test_a_judgement_column_given_twice_is_refused(tmp_path: Path) -> None:
+    """csv.DictReader keeps the last of two same-named columns: ``valid`` here would be read as
+    ``invalid``; the header is refused instead (both readers share its check)."""
+    from nlibias.validation.formats import read_import
+
+    queue = build_queue(replace_candidates())
+    hid = hypothesis_id("syn", "men are less good at coding.")
+    path = tmp_path / "j.csv"
+    path.write_text(
+        f"hypothesis_id,judgement,stereotype,judgement\n{hid},valid,anti,invalid\n", encoding="utf-8"
+    )
+    with pytest.raises(SourceError, match="column 'judgement' appears twice") as caught:
+        read_judgements(path, queue)
+    assert (caught.value.line, caught.value.field) == (1, "judgement")
+    with pytest.raises(SourceError, match="appears twice"):
+        read_import(path, queue, default_annotator="ana")

@@ -181,7 +181,9 @@ def test_her_model_without_her_lm_applies_to_nothing(tmp_path: Path) -> None:
     assert code == 2 and "applies to nothing" in output and "--her-model" in output, output
     # with --her lm, a path that does not exist is named under --her-model (not --causal, not the hub's words)
     lm = ["--her", "lm", "--her-model", "./no/such.gguf"]
-    code, output = run_cli(["augment", "gender-swap", "--train", str(train), "--out", str(tmp_path / "o"), *lm])
+    code, output = run_cli(
+        ["augment", "gender-swap", "--train", str(train), "--out", str(tmp_path / "o"), *lm]
+    )
     assert code == 2 and "does not exist" in output and "--her-model" in output, output
     assert "--causal" not in output
 
@@ -203,3 +205,24 @@ def test_validate_serve_prints_the_bound_port_and_refuses_an_unknown_host(
     code, output = run_cli(["validate", "serve", str(tmp_path), "--host", "no-such-host.invalid"])
     assert code == 2 and "'no-such-host.invalid' cannot be resolved" in output and "--host" in output
     assert ":0/" not in output
+
+
+# -- leftovers: a benchmark source with a key twice ------------------------------------------------
+
+
+def test_a_bbnli_source_with_a_key_twice_is_refused(tmp_path: Path) -> None:
+    from nlibias.benchmarks.bbnli_json import load_bbnli_json
+    from nlibias.errors import SourceError
+
+    source = Path(__import__("os").environ["NLIBIAS_DATA_DIR"]) / "bbnli"
+    good = next(iter(sorted(source.glob("*/*.json"))))
+    record = json.loads(good.read_text(encoding="utf-8"))
+    text = json.dumps(record, indent=1)
+    # the same key again at the end of the object: json keeps this last value, silently
+    twice = text[: text.rindex("}")].rstrip() + ',\n "premise": ["Somebody else."]\n}\n'
+    path = tmp_path / "gender" / good.name
+    path.parent.mkdir()
+    path.write_text(twice, encoding="utf-8")
+    with pytest.raises(SourceError, match="appears twice") as caught:
+        load_bbnli_json(path)
+    assert caught.value.field == "premise" and caught.value.line == twice.count("\n") - 1

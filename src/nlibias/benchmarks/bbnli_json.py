@@ -19,6 +19,7 @@ from typing import Any, Literal
 from nlibias.benchmarks.templating import GROUP_SLOTS, placeholders
 from nlibias.errors import SourceError
 from nlibias.schema import Label
+from nlibias.textio.json_text import unique_keys_json
 from nlibias.textio.text_files import check_json_text, read_text
 
 DEFAULT_ANSWER_CHOICES = ("Contradiction", "Neutral", "Entailment")
@@ -103,7 +104,7 @@ def _is_string_list(value: Any) -> bool:
 def _parse_object(path: Path, text: str) -> dict[str, Any]:
     """The file's JSON object; a syntax error or another top-level value is refused."""
     try:
-        raw = check_json_text(path, text, json.loads(text))
+        raw = check_json_text(path, text, unique_keys_json(path, text))  # a key twice is refused
     except json.JSONDecodeError as exc:
         raise SourceError(
             path, None, f"invalid JSON: {exc.msg}", line=exc.lineno, fix="fix the syntax at that position"

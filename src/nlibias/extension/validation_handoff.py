@@ -135,7 +135,13 @@ def read_queue(path: str | Path) -> list[QueueRow]:
 def require_judgement_columns(path: Path, fieldnames: Sequence[str] | None, *, expected: str) -> None:
     """The header of a judgements CSV, checked: a ``judgement`` column and rows identified by
     ``hypothesis_id`` or by ``subtopic`` + ``hypothesis``; ``expected`` lists the columns in the fix."""
-    columns = set(fieldnames or [])
+    named = list(fieldnames or [])
+    twice = sorted({c for c in named if named.count(c) > 1})
+    if twice:  # a row would keep the last of the two values, silently
+        raise SourceError(
+            path, twice[0], f"column {twice[0]!r} appears twice in the header", line=1, fix="keep one of them"
+        )
+    columns = set(named)
     if "judgement" not in columns:
         raise SourceError(path, "judgement", "missing column", line=1, fix=f"columns: {expected}")
     if "hypothesis_id" not in columns and not {"subtopic", "hypothesis"} <= columns:
@@ -146,6 +152,38 @@ def require_judgement_columns(path: Path, fieldnames: Sequence[str] | None, *, e
             line=1,
             fix="identify rows by hypothesis_id or by subtopic + hypothesis",
         )
+
+
+def judgement_problem(
+    category: str, stereotype: str, *, need_stereotype: bool = True
+) -> tuple[str, str, str | None] | None:
+    """``(field, reason, fix)`` when a judgement and its stereotype (lower-cased, ``""`` for
+    none) do not go together, else ``None``: the one rule of every judgements reader (the
+    pipeline's judgements.csv, ``validate import``). The judgement is valid, invalid or
+    incoherent; the stereotype pro, anti or none; only a valid hypothesis takes a stereotype,
+    and (``need_stereotype``) a valid one needs it.
+
+    >>> judgement_problem("valid", "pro") is None, judgement_problem("invalid", "pro")[1]
+    (True, 'an invalid hypothesis takes no stereotype (it is pro here)')
+    """
+    if category not in CATEGORIES:
+        return "judgement", f"unknown judgement {category!r}", "use valid, invalid or incoherent"
+    if stereotype not in ("", *_STEREOTYPES):
+        return "stereotype", f"unknown stereotype {stereotype!r}", "use pro or anti"
+    if stereotype and category != "valid":
+        article = "an" if category[0] in "aeiou" else "a"
+        return (
+            "stereotype",
+            f"{article} {category} hypothesis takes no stereotype (it is {stereotype} here)",
+            "leave stereotype empty, or judge the hypothesis valid",
+        )
+    if need_stereotype and category == "valid" and not stereotype:
+        return (
+            "stereotype",
+            "a valid hypothesis needs pro or anti",
+            "the queue's suggested_stereotype column holds the template's formulation",
+        )
+    return None
 
 
 def read_judgements(path: str | Path, queue: Sequence[QueueRow] | str | Path) -> dict[str, Judgement]:
@@ -219,27 +257,11 @@ def _parse_judgement(
                 line=line,
             )
         key = found
-    if label not in CATEGORIES:
-        raise SourceError(
-            path,
-            "judgement",
-            f"unknown judgement {label!r}",
-            line=line,
-            fix="use valid, invalid or incoherent",
-        )
     stereotype = value("stereotype").lower()
-    if stereotype not in ("", "pro", "anti"):
-        raise SourceError(
-            path, "stereotype", f"unknown stereotype {stereotype!r}", line=line, fix="use pro or anti"
-        )
-    if label == "valid" and not stereotype:
-        raise SourceError(
-            path,
-            "stereotype",
-            "a valid hypothesis needs pro or anti",
-            line=line,
-            fix="the queue's suggested_stereotype column holds the template's formulation",
-        )
+    problem = judgement_problem(label, stereotype)
+    if problem is not None:
+        field, reason, fix = problem
+        raise SourceError(path, field, reason, line=line, fix=fix)
     return Judgement(
         hypothesis_id=key,
         judgement=_CATEGORY[label],

@@ -107,6 +107,44 @@ def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constan
     return value
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` that refuses a key given twice in one object (json keeps the last)."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _DuplicateKey(key)
+        found[key] = value
+    return found
+
+
+def unique_keys_json(path: str | Path, text: str, *, first_line: int = 1) -> Any:
+    """``json.loads(text)`` refusing a key given twice in one object (json would keep the last
+    value silently): a :class:`~nlibias.errors.SourceError` naming the file, the key and the line
+    of its second occurrence. Other failures are ``json``'s own (the caller's to report).
+
+    >>> unique_keys_json("s.json", '{"premise": ["A."],\\n "premise": ["B."]}')
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: s.json:2: field premise: the key appears twice in one object; JSON keeps only the last (keep one)
+    """
+    try:
+        return json.loads(text, object_pairs_hook=_unique_object)
+    except _DuplicateKey as exc:
+        places = [m.start() for m in re.finditer(r'"' + re.escape(exc.key) + r'"\s*:', text)]
+        at = places[1] if len(places) > 1 else (places[0] if places else 0)
+        raise SourceError(
+            path,
+            exc.key,
+            "the key appears twice in one object; JSON keeps only the last",
+            line=first_line + text.count("\n", 0, at),
+            fix="keep one",
+        ) from None
+
+
 def _not_a_number(path: str | Path, text: str, name: str, first: int) -> SourceError:
     """The error for a ``NaN`` / ``Infinity`` constant: the line and the key it is the value of."""
     match = re.search(r"(?<![\w\"])-?(NaN|Infinity)(?![\w\"])", text)

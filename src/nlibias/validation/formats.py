@@ -31,12 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.errors import ConfigError, SourceError
-from nlibias.extension.validation_handoff import QUEUE_COLUMNS, QueueRow, require_judgement_columns
+from nlibias.extension.validation_handoff import (
+    QUEUE_COLUMNS,
+    QueueRow,
+    judgement_problem,
+    require_judgement_columns,
+)
 from nlibias.io.jsonl import read_json_file
 from nlibias.textio.text_files import csv_header, read_csv_records, read_text
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,
-    ROUND_LABELS,
     AnnotationStore,
     CurrentAnswer,
     Suggestion,
@@ -288,14 +292,9 @@ class _Checker:
                 fix="letters, digits, _.@-",
             )
         category, stereotype = category.lower(), stereotype.lower()
-        if category not in ROUND_LABELS["category"]:
-            raise self.fail(
-                where, "judgement", f"unknown judgement {category!r}", fix="use valid, invalid or incoherent"
-            )
-        if stereotype not in ("", *ROUND_LABELS["stereotype"]):
-            raise self.fail(where, "stereotype", f"unknown stereotype {stereotype!r}", fix="use pro or anti")
-        if stereotype and category != "valid":
-            raise self.fail(where, "stereotype", f"a {category} hypothesis takes no stereotype")
+        problem = judgement_problem(category, stereotype, need_stereotype=False)  # the one rule
+        if problem is not None:
+            raise self.fail(where, *problem)
         key = (hid, annotator)
         if key in self.seen:
             raise self.fail(
