@@ -24,9 +24,10 @@ from nlibias.io.jsonl import iter_jsonl, iter_jsonl_offsets, read_jsonl_record
 from nlibias.schema import LABEL_INDEX, LABELS, Prediction
 from nlibias.schema.columns import ItemSequence
 from nlibias.schema.outputs import ChainedRows, ProbabilityRows
+from nlibias.schema.prediction_rows import PROBABILITY_TOLERANCE as PROBABILITY_TOLERANCE  # re-exported
+from nlibias.schema.prediction_rows import RowRefused, check_row, row_kind
 
 PREDICTIONS_JSONL = "predictions.jsonl"
-PROBABILITY_TOLERANCE = 1e-3
 
 
 _LINES_BLOCK = 4096
@@ -103,122 +104,12 @@ def _parse_line(path: Path, line: int, raw: Any, default_model: str, models: dic
 
 
 def _check_row(path: Path, line: int, raw: Any, default_model: str) -> None:
-    """Refuse a row that :func:`_row_prediction` cannot read, naming the file, line and field."""
-
-    def fail(field: str | None, reason: str, fix: str | None = None) -> SourceError:
-        return SourceError(path, field, reason, line=line, fix=fix)
-
-    if not isinstance(raw, dict):
-        raise fail(None, "expected a JSON object with id and label")
-    if not isinstance(raw.get("id"), str) or not raw["id"]:
-        raise fail("id", "missing or not a string")
-    label = raw.get("label", ...)
-    if label is ...:
-        raise fail("label", "missing", fix=f"use one of {', '.join(LABELS)} (or null for no answer)")
-    if label is not None and label not in LABELS:
-        raise fail("label", f"unknown label {label!r}", fix=f"use one of {', '.join(LABELS)}")
-    model = raw.get("model", default_model)
-    if not isinstance(model, str) or not model:
-        raise fail("model", "must be a non-empty string")
-    probs = raw.get("probs")
-    if probs is not None:
-        if not isinstance(probs, dict) or set(probs) != set(LABELS):
-            raise fail("probs", "expected an object with exactly entailment, neutral, contradiction")
-        values = [probs[name] for name in LABELS]
-        if not all(_is_probability(v) for v in values):
-            raise fail("probs", "probabilities must be finite non-negative numbers")
-        total = float(sum(values))
-        if abs(total - 1.0) > PROBABILITY_TOLERANCE:
-            raise fail(
-                "probs",
-                f"probabilities sum to {total:.6f}, not 1",
-                fix=f"normalise them (tolerance {PROBABILITY_TOLERANCE})",
-            )
-        # A classifier's label is the argmax of its probs (a generative row's label is its answer word's).
-        classifier = "answer" not in raw and raw.get("kind") != "generative"
-        if classifier and label is not None and float(probs[label]) < max(values) - PROBABILITY_TOLERANCE:
-            best = LABELS[values.index(max(values))]
-            raise fail(
-                "label",
-                f"label {label} contradicts probs, whose most probable label is {best}",
-                fix="write the argmax of probs as the label, or leave probs out",
-            )
-    kind = row_kind(raw)
-    if kind == "generative":
-        _check_generative(raw, fail)
-    elif kind == "sentence-logprob":
-        _check_sentence_scores(raw, fail)
-
-
-_BINARY_LABELS = {"yes": "entailment", "no": "neutral"}
-_THREE_WAY_LABELS = {"yes": "entailment", "maybe": "neutral", "no": "contradiction"}
-"""A generative row's answer word → its label (as :mod:`nlibias.models.generative.prompts` maps them)."""
-
-
-def _check_generative(raw: dict[str, Any], fail: Callable[..., SourceError]) -> None:
-    """A generative row's ``answer_probs`` are probabilities of its answer words summing to 1,
-    ``answer_mass`` a probability, and its ``label`` the label of its ``answer`` word."""
-    answer_probs = raw.get("answer_probs")
-    if answer_probs is not None:
-        if not isinstance(answer_probs, dict) or not answer_probs:
-            raise fail("answer_probs", "expected an object of answer word → probability")
-        for word, value in answer_probs.items():
-            if not _is_probability(value) or value > 1.0 + PROBABILITY_TOLERANCE:
-                raise fail(f"answer_probs.{word}", f"{value!r} is not a probability (a number in [0, 1])")
-        total = float(sum(answer_probs.values()))
-        if abs(total - 1.0) > PROBABILITY_TOLERANCE:
-            raise fail(
-                "answer_probs",
-                f"the answer probabilities sum to {total:.6f}, not 1",
-                fix=f"normalise them (tolerance {PROBABILITY_TOLERANCE})",
-            )
-    mass = raw.get("answer_mass")
-    if mass is not None and (not _is_probability(mass) or mass > 1.0 + PROBABILITY_TOLERANCE):
-        raise fail("answer_mass", f"{mass!r} is not a probability (a number in [0, 1])")
-    answer, label = raw.get("answer"), raw.get("label")
-    if answer is not None and not isinstance(answer, str):
-        raise fail("answer", f"{answer!r} is not an answer word (a string, or null for no answer)")
-    if answer is None or label is None:
-        return
-    answers = raw.get("answers")
-    if isinstance(answers, str):  # the prompt's answer set: yes/no or yes/no/maybe
-        allowed = {(_THREE_WAY_LABELS if "maybe" in answers else _BINARY_LABELS).get(answer)}
-    else:  # written without it: "no" is neutral (yes/no) or contradiction (yes/no/maybe)
-        allowed = {_BINARY_LABELS.get(answer), _THREE_WAY_LABELS.get(answer)}
-    if None not in allowed and label not in allowed:
-        expected = " or ".join(sorted(a for a in allowed if a))
-        raise fail(
-            "label",
-            f"label {label} contradicts answer {answer!r}, which stands for {expected}",
-            fix=f"write {expected} as the label (or the answer the model gave)",
-        )
-
-
-def _check_sentence_scores(raw: dict[str, Any], fail: Callable[..., SourceError]) -> None:
-    """A sentence scorer's ``score_more`` / ``score_less`` are log-likelihoods (finite, at most 0)
-    and its token counts whole numbers (a row without them is refused when it is scored)."""
-    for field in ("score_more", "score_less"):
-        if field not in raw:
-            continue
-        value = raw[field]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise fail(field, f"{value!r} is not a finite number (a log-likelihood)")
-        if value > PROBABILITY_TOLERANCE:
-            raise fail(
-                field, f"{value!r} is above 0: a log-likelihood (a sum of log-probabilities) is at most 0"
-            )
-    for field in ("tokens_more", "tokens_less"):
-        value = raw.get(field, 0)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise fail(field, f"{value!r} is not a number of tokens (a whole number, 0 or more)")
-
-
-def _is_probability(value: Any) -> bool:
-    if type(value) is float:  # the usual case, first: a third of the time of checking a row
-        return 0.0 <= value < math.inf  # False for NaN
-    return (
-        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
-    )
+    """Refuse a row that breaks a rule of its kind (:mod:`nlibias.schema.prediction_rows`, where
+    every rule lives), naming the file, line and field."""
+    try:
+        check_row(raw)
+    except RowRefused as refused:
+        raise SourceError(path, refused.field, refused.reason, line=line, fix=refused.fix) from None
 
 
 def _row_prediction(raw: dict[str, Any], default_model: str, models: dict[str, str]) -> Prediction:
@@ -396,18 +287,6 @@ def read_prediction_arrays(
     if copy is not None:  # read back from the copy (rescoring in place replaces this file)
         checked = PredictionsFile(copy.path, row_offsets, default, None)
     return PredictionArrays(models=models, rows=checked, kinds=kinds)
-
-
-def row_kind(raw: Mapping[str, Any]) -> str:
-    """The predictor kind of a predictions-file row (as :attr:`nlibias.schema.Prediction.kind`).
-
-    >>> row_kind({"id": "a", "label": "neutral"}), row_kind({"id": "a", "label": None, "answer": "maybe"})
-    ('classifier', 'generative')
-    """
-    recorded = raw.get("kind")
-    if recorded in ("classifier", "generative", "sentence-logprob"):
-        return str(recorded)
-    return "generative" if "answer" in raw else "classifier"
 
 
 class _RowCopy:

@@ -47,6 +47,7 @@ from nlibias.io.tool_log_checks import (
 from nlibias.models.generative.answers import parse_answer
 from nlibias.models.generative.prompts import BINARY_LABELS, THREE_WAY_LABELS
 from nlibias.schema.model_keys import model_key
+from nlibias.schema.prediction_rows import ANSWER_SETS, RowRefused, check_loglikelihood, check_row
 
 PredictionsFormat = Literal["nlibias", "lm-eval", "inspect"]
 _LM_EVAL_NAME = LM_EVAL_SAMPLES_NAME
@@ -96,17 +97,44 @@ def native_predictions(path: str | Path) -> Iterator[Path]:
     """``path`` itself for nlibias' own format; for an lm-eval or Inspect log, a converted
     predictions file (removed on leaving). An empty file, a file that cannot be what its name
     says, and the log of a run that failed or did not cover its task are refused
-    (:mod:`nlibias.io.tool_log_checks`)."""
-    check_input_file(Path(path))
+    (:mod:`nlibias.io.tool_log_checks`); so is a row that breaks a rule of its kind
+    (:mod:`nlibias.schema.prediction_rows`). An error raised while the converted file is read
+    (an unknown sample id, a duplicate row) names the log and the row's place in it, not the copy."""
+    path = Path(path)
+    check_input_file(path)
     kind = predictions_format(path)
     if kind == "nlibias":
-        yield Path(path)
+        yield path
         return
-    rows = lm_eval_rows(path) if kind == "lm-eval" else inspect_rows(path)
+    rows = _lm_eval_rows_at(path) if kind == "lm-eval" else _inspect_rows_at(path)
+    places: list[tuple[int | None, str | None]] = []
     with tempfile.TemporaryDirectory(prefix="nlibias-converted-") as tmp:
         converted = Path(tmp) / "predictions.jsonl"
-        write_jsonl(converted, rows)
-        yield converted
+        write_jsonl(converted, (_checked(path, place, row, places) for place, row in rows))
+        try:
+            yield converted
+        except SourceError as error:
+            if Path(error.path) != converted:
+                raise
+            line, where = places[error.line - 1] if error.line else (None, None)
+            field = ".".join(p for p in (where, error.field) if p) or None
+            raise SourceError(path, field, error.reason, line=line, fix=error.fix) from None
+
+
+_Place = tuple[int | None, str | None]
+"""Where a converted row comes from in its log: the line (lm-eval) or the sample's field (Inspect)."""
+
+
+def _checked(path: Path, place: _Place, row: dict[str, Any], places: list[_Place]) -> dict[str, Any]:
+    """``row`` once it keeps every rule of its kind, refused naming the log and the row's place."""
+    try:
+        check_row(row)
+    except RowRefused as refused:
+        line, where = place
+        field = ".".join(p for p in (where, refused.field) if p) or None
+        raise SourceError(path, field, refused.reason, line=line, fix=refused.fix) from None
+    places.append(place)
+    return row
 
 
 def word_probabilities(
@@ -153,62 +181,130 @@ def _lm_eval_model(path: Path) -> str:
 
 def lm_eval_rows(path: str | Path) -> Iterator[dict[str, Any]]:
     """nlibias prediction rows of an lm-eval ``--log_samples`` file of an exported task."""
-    path = Path(path)
+    for _, row in _lm_eval_rows_at(Path(path)):
+        yield row
+
+
+def _lm_eval_rows_at(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
+    """Each row of an lm-eval log with its line; a document that is not one of an exported task,
+    log-likelihoods that are not log-likelihoods, and a log mixing prompt styles are refused."""
     model = _lm_eval_model(path)
     doc_ids = []
+    first_prompt: tuple[str, int] | None = None
     for line, raw in iter_jsonl(path):
-        doc = raw.get("doc") if isinstance(raw, dict) else None
-        missing = missing_doc_fields(doc, _DOC_FIELDS)
-        if not isinstance(doc, dict) or missing:
-            what = "not an object" if not isinstance(doc, dict) else "no " + ", ".join(missing)
+        doc = _lm_eval_doc(path, line, raw)
+        doc_ids.append(raw.get("doc_id"))
+        prompt = str(doc["prompt"])
+        if first_prompt is None:
+            first_prompt = (prompt, line)
+        elif prompt != first_prompt[0]:
             raise SourceError(
                 path,
-                "doc",
-                f"not a document of a task written by nlibias export lm-eval ({what})",
+                "doc.prompt",
+                f"the log mixes prompt styles: {prompt!r} here, {first_prompt[0]!r} on line {first_prompt[1]} "
+                "(an exported task asks one prompt style)",
                 line=line,
-                fix="export the task with `nlibias export lm-eval` and run lm_eval with --log_samples",
+                fix="pass the log of one task (one prompt style) per file; several files score together",
             )
-        doc_ids.append(raw.get("doc_id"))
         answers = tuple(str(doc["answers"]).split("/"))
-        resps = raw.get("filtered_resps")
-        if not isinstance(resps, list) or len(resps) != len(doc["choice_answers"]):
-            raise SourceError(path, "filtered_resps", "expected one log-likelihood per choice", line=line)
-        try:
-            loglikelihoods = [float(r[0] if isinstance(r, list | tuple) else r) for r in resps]
-        except (TypeError, ValueError, IndexError):
-            raise SourceError(path, "filtered_resps", "log-likelihoods are not numbers", line=line) from None
+        loglikelihoods = _loglikelihoods(path, line, raw.get("filtered_resps"), len(doc["choice_answers"]))
         probs = word_probabilities(loglikelihoods, doc["choice_answers"], answers)
         labels = _labels(answers)
         answer = max(answers, key=lambda w: probs[w])  # the first word on a tie, as argmax does
-        yield {
-            "id": doc["id"],
-            "model": model_key(model, str(doc["prompt"]), "scored"),
-            "label": labels[answer],
-            "probs": _label_probs(probs, labels),
-            "kind": "generative",
-            "prompt": doc["prompt"],
-            "mode": "scored",
-            "answer": answer,
-            "answer_rule": "scored",
-            "answer_method": "scored",
-            "answers": "/".join(answers),
-            "answer_probs": probs,
-            "tool": "lm-eval",
-            "tool_doc_id": raw.get("doc_id"),
-        }
+        yield (
+            (line, None),
+            {
+                "id": doc["id"],
+                "model": model_key(model, prompt, "scored"),
+                "label": labels[answer],
+                "probs": _label_probs(probs, labels),
+                "kind": "generative",
+                "prompt": doc["prompt"],
+                "mode": "scored",
+                "answer": answer,
+                "answer_rule": "scored",
+                "answer_method": "scored",
+                "answers": "/".join(answers),
+                "answer_probs": probs,
+                "tool": "lm-eval",
+                "tool_doc_id": raw.get("doc_id"),
+            },
+        )
     check_lm_eval_coverage(path, doc_ids)  # before the converted rows are used: see native_predictions
+
+
+def _lm_eval_doc(path: Path, line: int, raw: Any) -> dict[str, Any]:
+    """The document of a logged line, refused unless it is one of a task nlibias exported: its
+    answer set known and every choice one of its words, every word among the choices."""
+    doc = raw.get("doc") if isinstance(raw, dict) else None
+    missing = missing_doc_fields(doc, _DOC_FIELDS)
+    if not isinstance(doc, dict) or missing:
+        what = "not an object" if not isinstance(doc, dict) else "no " + ", ".join(missing)
+        raise SourceError(
+            path,
+            "doc",
+            f"not a document of a task written by nlibias export lm-eval ({what})",
+            line=line,
+            fix="export the task with `nlibias export lm-eval` and run lm_eval with --log_samples",
+        )
+    answers, choices = doc["answers"], doc["choice_answers"]
+    if answers not in ANSWER_SETS:
+        raise SourceError(
+            path, "doc.answers", f"{answers!r} is not an answer set ({', '.join(ANSWER_SETS)})", line=line
+        )
+    words = answers.split("/")
+    if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
+        raise SourceError(
+            path, "doc.choice_answers", "expected a list of answer words, one per choice", line=line
+        )
+    stray = [c for c in choices if c not in words]
+    absent = [w for w in words if w not in choices]
+    if stray or absent:
+        reason = (
+            f"choice {stray[0]!r} is not a word of {answers}"
+            if stray
+            else f"no choice stands for {absent[0]!r}"
+        )
+        raise SourceError(
+            path,
+            "doc.choice_answers",
+            f"inconsistent with answers {answers!r}: {reason}",
+            line=line,
+            fix="score the log of the task `nlibias export lm-eval` wrote, unedited",
+        )
+    return doc
+
+
+def _loglikelihoods(path: Path, line: int, resps: Any, n_choices: int) -> list[float]:
+    """A logged document's per-choice log-likelihoods (``filtered_resps``), each one checked as a
+    log-likelihood (:func:`~nlibias.schema.prediction_rows.check_loglikelihood`)."""
+    if not isinstance(resps, list) or len(resps) != n_choices:
+        raise SourceError(path, "filtered_resps", "expected one log-likelihood per choice", line=line)
+    values = []
+    for k, resp in enumerate(resps):
+        value = resp[0] if isinstance(resp, list | tuple) and resp else resp
+        try:
+            values.append(check_loglikelihood(value, f"filtered_resps[{k}]"))
+        except RowRefused as refused:
+            raise SourceError(path, refused.field, refused.reason, line=line, fix=refused.fix) from None
+    return values
 
 
 def inspect_rows(path: str | Path) -> Iterator[dict[str, Any]]:
     """nlibias prediction rows of an Inspect AI log of an ``nlibias/...`` task: each sample's
     completion parsed as nlibias parses generated answers."""
+    for _, row in _inspect_rows_at(Path(path)):
+        yield row
+
+
+def _inspect_rows_at(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
+    """Each row of an Inspect log with its place (the sample's field)."""
     try:
         from inspect_ai.log import read_eval_log_samples
     except ImportError:
         raise ConfigError(
             'reading Inspect logs needs inspect-ai: pip install "nlibias[inspect]"', parameter="predictions"
         ) from None
-    path = Path(path)
     header = read_inspect_header(path)  # a failed, cancelled or unfinished run is refused here
     model = f"inspect:{header.eval.model}"
     seen: set[str] = set()
@@ -232,18 +328,21 @@ def inspect_rows(path: str | Path) -> Iterator[dict[str, Any]]:
         text = sample.output.completion if sample.output is not None else ""
         parsed = parse_answer(text, answers)
         labels = _labels(answers)
-        yield {
-            "id": sample_id,
-            "model": model_key(model, str(metadata["nlibias_prompt"]), "generated"),
-            "label": None if parsed.answer is None else labels[parsed.answer],
-            "kind": "generative",
-            "prompt": metadata["nlibias_prompt"],
-            "mode": "generated",
-            "answer": parsed.answer,
-            "answer_rule": parsed.rule,
-            "answer_method": "generated",
-            "answers": "/".join(answers),
-            "text": text,
-            "tool": "inspect",
-        }
+        yield (
+            (None, f"samples[{sample_id}]"),
+            {
+                "id": sample_id,
+                "model": model_key(model, str(metadata["nlibias_prompt"]), "generated"),
+                "label": None if parsed.answer is None else labels[parsed.answer],
+                "kind": "generative",
+                "prompt": metadata["nlibias_prompt"],
+                "mode": "generated",
+                "answer": parsed.answer,
+                "answer_rule": parsed.rule,
+                "answer_method": "generated",
+                "answers": "/".join(answers),
+                "text": text,
+                "tool": "inspect",
+            },
+        )
     check_inspect_count(path, header, len(seen))

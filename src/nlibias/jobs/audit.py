@@ -22,13 +22,14 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 from nlibias.benchmarks.base import BenchmarkSamples
 from nlibias.catalog.registry import check_kinds, read_benchmark_samples
-from nlibias.errors import ConfigError, DataError
+from nlibias.errors import ConfigError
 from nlibias.jobs.results import (
     AuditResult,
     check_bootstrap,
@@ -41,8 +42,11 @@ from nlibias.jobs.results import (
 from nlibias.runtime.build import ModelSpec, build_predictors, close_predictors, spec_kinds
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import Predictor
+from nlibias.runtime.progress import CommandBar, prepare_progress
 from nlibias.schema import Sample
+from nlibias.schema.model_keys import check_classifier_key, check_model_spec
 from nlibias.schema.outputs import ChainedRows, ModelOutputs
+from nlibias.schema.prediction_rows import check_predictor_run
 
 CacheOption = bool | str | Path | PredictionCache | None
 """``True``: the user prediction cache; a path: that SQLite file; a cache object; ``False``/``None``:
@@ -88,6 +92,7 @@ def run_audit(
     it under ``subset`` (limit, seed, samples kept, samples given, where from).
     """
     check_bootstrap(bootstrap, seed)  # before any file is read or model loaded
+    progress = prepare_progress(progress)  # bars only on a terminal; else the libraries' bars are off too
     specs = {
         "models": _names(models, "models"),
         "generative": _names(generative, "generative"),
@@ -147,20 +152,25 @@ def audit_samples(
     (1, 2)
     """
     check_predictors(predictors)
+    for predictor in predictors:  # a predictor object's name is its key, checked as a spec's is
+        if not isinstance(predictor.name, str):
+            raise ConfigError(
+                f"models: a predictor's name is {predictor.name!r}, not a string", parameter="models"
+            )
+        if predictor.kind == "classifier" or not predictor.name:
+            check_classifier_key(predictor.name, "models")
     check_bootstrap(bootstrap, seed)
     benchmark, columns = samples.benchmark, samples.columns
     benchmark.check_kinds([("predictors", p.kind) for p in predictors])  # run_audit checked it before loading
     rows, models, kinds, runs = [], {}, {}, {}
     outputs: dict[str, ModelOutputs] = {}  # kept only for the benchmark's analyses across models
+    # one bar for the audit: each model's pass over the samples is a slot of it (no restart at 0)
+    bar = CommandBar(len(columns) * len(predictors), "audit", "sample", progress)
     for predictor in predictors:
         started = time.perf_counter()
-        run = predictor.predict(samples, cache, progress=progress)
-        if len(run.predictions) != len(columns) or len(run.outputs) != len(columns):
-            raise DataError(
-                f"{predictor.name} returned {len(run.predictions)} rows and {len(run.outputs)} outputs "
-                f"for {len(columns)} samples; a predictor answers every sample, in order",
-                model=predictor.name,
-            )
+        with bar.slot(len(columns), predictor.name):
+            run = predictor.predict(samples, cache, progress=progress)
+        check_predictor_run(predictor.name, predictor.kind, run, columns.ids)  # the rows' one gate
         rows.append(run.predictions)
         measures = benchmark.measures[predictor.kind]
         models[predictor.name] = measures.score(
@@ -171,6 +181,7 @@ def audit_samples(
         runs[predictor.name] = {**predictor.describe(), "stats": {**run.stats, "wall_seconds": wall}}
         if benchmark.extras:
             outputs[predictor.name] = run.outputs
+    bar.close()
     metrics = metrics_document(
         columns.source, benchmark, models, kinds, n_samples=len(columns), bootstrap=bootstrap, seed=seed,
         domain_of=columns.domain_of_subtopic(),
@@ -180,10 +191,11 @@ def audit_samples(
         if found:
             metrics[analysis.name] = found  # type: ignore[literal-required]
     metrics["run"] = run_section(samples.path, runs, cache)
-    return finish_run(
+    result = finish_run(
         out_dir, ChainedRows(rows), with_extra(metrics, extra), benchmark, note=note,
         samples_sha256=samples.sha256,
     )  # fmt: skip
+    return replace(result, audited=columns)  # samples_frame() needs no file (expand()'s may be gone)
 
 
 def _limited(
@@ -244,6 +256,9 @@ def _names(value: Any, parameter: str) -> list[Any]:
     if isinstance(value, str | Predictor):
         value = [value]
     names = list(value)
+    for name in names:
+        if isinstance(name, str):
+            check_model_spec(name, parameter, classifier=parameter == "models")
     allowed = (str, Predictor) if parameter == "models" else (str,)
     wrong = [n for n in names if not isinstance(n, allowed)]
     if wrong:

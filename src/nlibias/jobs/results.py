@@ -29,6 +29,7 @@ from nlibias.report.tables import format_all_tables
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import Predictor
 from nlibias.schema import Prediction, Sample
+from nlibias.schema.columns import SampleColumns
 from nlibias.schema.predictor_kinds import PredictorKind
 from nlibias.version import __version__
 
@@ -63,6 +64,11 @@ class AuditResult:
     tables_text: str
     """The text tables as written to ``tables.txt``."""
     predictions: Sequence[Prediction] = field(repr=False, default=())
+    samples_sha256: str | None = field(repr=False, default=None)
+    """The SHA-256 of the samples file as the run read it (None: not known)."""
+    audited: SampleColumns | None = field(repr=False, default=None, compare=False)
+    """The samples audited, held by an audit's result (:meth:`samples_frame` reads them: their file
+    may be gone, as a temporary ``expand()``'s is)."""
 
     def summary(self) -> pd.DataFrame:
         """The answer first, as a DataFrame: per model, each headline bias measure and accuracy
@@ -131,19 +137,62 @@ class AuditResult:
         ``model``, the sample's fields (domain, subtopic, premise, hypothesis, gold, stereotype,
         pair_key, ...), ``kind``, ``label``, ``p_entailment``/``p_neutral``/``p_contradiction``
         and the backend's fields (a generative answer's ``answer``, ``answer_probs.yes``, ...).
-        ``samples``: the samples audited (default: the samples file the run recorded)."""
+        ``samples``: the samples audited (default: those the audit held, else the samples file the
+        run recorded). A samples file that is not the one the run read (edited since, or another
+        folder's) is refused: its texts would sit beside answers to other texts."""
         from nlibias.report.frame import samples_frame
 
-        if samples is None:
-            recorded = self.metrics.get("run", {}).get("samples")
-            if not recorded or not Path(recorded).exists():
-                raise ConfigError(
-                    f"the run's samples are not at {recorded!r}: pass the samples it audited",
-                    parameter="samples",
-                )
-            samples = recorded
-        records = read_samples(samples) if isinstance(samples, str | Path) else samples
+        if samples is None and self.audited is not None:
+            return samples_frame(self.predictions, self.audited.records())
+        path = self._recorded_samples() if samples is None else samples
+        if isinstance(path, str | Path):
+            self._check_samples_file(Path(path))
+        records = read_samples(path) if isinstance(path, str | Path) else path
         return samples_frame(self.predictions, records)
+
+    def _recorded_samples(self) -> Path:
+        """The samples file the run read: the manifest's absolute path, else ``run.samples`` as
+        given or relative to the run directory."""
+        entry = self._samples_input()
+        recorded = self.metrics.get("run", {}).get("samples")
+        candidates = [Path(str(entry["path"]))] if entry.get("path") else []
+        if recorded:
+            candidates.append(Path(recorded))
+            if self.out_dir is not None and not Path(recorded).is_absolute():
+                candidates.append(self.out_dir / recorded)
+        found = next((c for c in candidates if c.exists()), None)
+        if found is None:
+            raise ConfigError(
+                f"the run's samples are not at {recorded!r}: pass the samples it audited", parameter="samples"
+            )
+        return found
+
+    def _check_samples_file(self, path: Path) -> None:
+        """Refuse a samples file whose bytes are not those the run read (its recorded SHA-256)."""
+        from nlibias.io.fingerprint import sha256_file
+        from nlibias.io.samples import resolve_samples_path
+
+        expected = self.samples_sha256 or self._samples_input().get("sha256")
+        if not expected:
+            return  # a run written before the checksum was recorded
+        file = resolve_samples_path(path)
+        now = sha256_file(file)
+        if now != expected:
+            raise ConfigError(
+                f"the samples file {file} is not the one the run audited (SHA-256 {expected[:12]} when "
+                f"audited, now {now[:12]}): it was edited after the run, or it is another folder's; pass "
+                "the samples the run audited",
+                parameter="samples",
+            )
+
+    def _samples_input(self) -> dict[str, Any]:
+        """The samples entry of the run directory's manifest (path and SHA-256; {}: none)."""
+        from nlibias.io.run_manifest import read_manifest
+
+        manifest: Any = read_manifest(self.out_dir) if self.out_dir is not None else None
+        inputs = manifest.get("inputs") if isinstance(manifest, dict) else None
+        entry = inputs.get("samples") if isinstance(inputs, dict) else None
+        return entry if isinstance(entry, dict) else {}
 
     def tables(self, *, by: str = "domain") -> Tables:
         """The text tables in the papers' layouts (``by``: domain or subtopic slices)."""
@@ -356,7 +405,13 @@ def finish_run(
         write_outputs(
             out_path, predictions_file or predictions, metrics, tables, samples_sha256=samples_sha256
         )
-    return AuditResult(out_dir=out_path, metrics=metrics, tables_text=tables, predictions=predictions)
+    return AuditResult(
+        out_dir=out_path,
+        metrics=metrics,
+        tables_text=tables,
+        predictions=predictions,
+        samples_sha256=samples_sha256,
+    )
 
 
 def load_run(directory: str | Path) -> AuditResult:

@@ -18,6 +18,7 @@ True
 
 from __future__ import annotations
 
+from nlibias.errors import ConfigError
 from nlibias.schema.predictor_kinds import MODES, TP_VARIANTS
 
 
@@ -59,3 +60,46 @@ def model_parts(key: str) -> tuple[str, str]:
         return key, ""
     model, prompt, mode = parts
     return f"{model}|{mode}", prompt
+
+
+def check_model_spec(spec: str, parameter: str, *, classifier: bool = False) -> None:
+    """Refuse a model spec that names no model (``''``, ``fake:``, ``hf:``) and, for an NLI
+    classifier (``classifier``), one written as a generative LM's or a sentence scorer's key: its
+    results would be reported under a key that says it is another kind of model.
+
+    >>> check_model_spec("fake:a", "models", classifier=True)
+    >>> check_model_spec("fake:", "models")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: models: 'fake:' names no model after 'fake:' (a model's name is the key its results are reported under)
+    >>> check_model_spec("fake:m|prompt=true|scored", "models", classifier=True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: models: 'fake:m|prompt=true|scored' is written as a generative LM's key ...
+    """
+    prefix, sep, name = spec.partition(":")
+    if not spec.strip():
+        raise ConfigError(f"{parameter}: {spec!r} names no model", parameter=parameter)
+    if sep and prefix.isidentifier() and not name.strip():
+        raise ConfigError(
+            f"{parameter}: {spec!r} names no model after {prefix + ':'!r} (a model's name is the key its "
+            "results are reported under)",
+            parameter=parameter,
+        )
+    if classifier:
+        check_classifier_key(spec, parameter)
+
+
+def check_classifier_key(key: str, parameter: str) -> None:
+    """Refuse an NLI classifier's name (or spec) in a generative LM's or a sentence scorer's key
+    syntax (``MODEL|prompt=STYLE|MODE``, ``MODEL|tp=VARIANT``), and an empty name."""
+    if not key:
+        raise ConfigError(
+            f"{parameter}: a model's name is empty (it is the key its results are reported under)",
+            parameter=parameter,
+        )
+    if split_model_key(key) is not None or split_tp_key(key) is not None:
+        what = "a generative LM's key" if split_model_key(key) is not None else "a sentence scorer's key"
+        raise ConfigError(
+            f"{parameter}: {key!r} is written as {what} (MODEL|prompt=STYLE|MODE, MODEL|tp=VARIANT), but it is an NLI "
+            "classifier: its results would be reported as another kind of model's",
+            parameter=parameter,
+        )

@@ -1,0 +1,455 @@
+"""Prediction rows: one validated record per predictor kind, holding every rule a row of that kind
+has, whatever route it takes into nlibias: a predictions file (:mod:`nlibias.io.predictions`), a
+predictor object's output (:func:`nlibias.jobs.audit.audit_samples`), an lm-eval or Inspect log
+(:mod:`nlibias.io.tool_logs`). A route calls :func:`check_row` (or :func:`check_prediction`) and
+turns :class:`RowRefused` into its own error, saying where the row came from (file and line, the
+predictor's name and sample id).
+
+* every row (:class:`CommonRow`): ``id`` a non-empty string, ``label`` one of
+  :data:`~nlibias.schema.LABELS` or null, ``model`` a non-empty string, ``probs`` exactly the three
+  labels, each a finite number in [0, 1], summing to 1 within :data:`PROBABILITY_TOLERANCE`, and
+  the label the most probable of them;
+* a classifier's row (:class:`ClassifierRow`): the common rules (a null label is no answer, also
+  beside probabilities: the file format says so, and every route reads it alike);
+* a generative row (:class:`GenerativeRow`): ``answers`` a known answer set, ``answer`` one of its
+  words (or null), the label the one that word stands for, ``answer_probs`` probabilities of the
+  answer words summing to 1, ``answer_mass`` a probability;
+* a sentence scorer's row (:class:`SentenceLogprobRow`): ``score_more``/``score_less`` are
+  log-likelihoods (finite, at most 0: :func:`check_loglikelihood`), token counts whole numbers.
+
+Sample ids are checked against the samples by the route (it holds them).
+
+>>> check_row({"id": "a", "label": "neutral", "probs": {"entailment": 0.2, "neutral": 0.7, "contradiction": 0.1}})
+>>> try:
+...     check_row({"id": "a", "label": "entailment", "answer": "banana"})
+... except RowRefused as refused:
+...     print(refused.field, "-", refused.reason)
+answer - 'banana' is not an answer word of yes/no/maybe
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter, ValidationError, model_validator
+from pydantic import field_validator as _field_validator
+from pydantic_core import PydanticCustomError
+
+from nlibias.errors import DataError
+from nlibias.schema import LABELS, Prediction
+from nlibias.schema.outputs import ModelOutputs, ProbabilityRows
+
+PROBABILITY_TOLERANCE = 1e-3
+"""How far a row's probabilities may sum from 1 (and a label's probability fall below the largest)."""
+
+ANSWER_SETS: dict[str, dict[str, str]] = {
+    "yes/no": {"yes": "entailment", "no": "neutral"},
+    "yes/no/maybe": {"yes": "entailment", "no": "contradiction", "maybe": "neutral"},
+}
+"""A generative row's ``answers`` (its prompt's answer set) → each answer word's label (as
+:mod:`nlibias.models.generative.prompts` maps them)."""
+
+KINDS = ("classifier", "generative", "sentence-logprob")
+"""The kinds whose rows have rules of their own; a plug-in kind's rows keep the common ones."""
+
+
+class RowRefused(Exception):  # not a ValueError: pydantic lets it through unchanged
+    """A prediction row broke a rule: ``field`` (dotted, None for the whole row), ``reason`` and
+    ``fix``. The route that read the row turns it into an error naming where the row came from."""
+
+    def __init__(self, field: str | None, reason: str, fix: str | None = None) -> None:
+        super().__init__(f"{field}: {reason}" if field else reason)
+        self.field, self.reason, self.fix = field, reason, fix
+
+
+def _refuse(field: str | None, reason: str, fix: str | None = None) -> PydanticCustomError:
+    return PydanticCustomError("nlibias_row", "{reason}", {"field": field, "reason": reason, "fix": fix})
+
+
+def is_probability(value: Any) -> bool:
+    """A finite number in [0, 1] (within :data:`PROBABILITY_TOLERANCE` above); never a bool."""
+    if type(value) is float:  # the usual case first
+        return 0.0 <= value <= 1.0 + PROBABILITY_TOLERANCE  # False for NaN
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0.0 <= value <= 1.0 + PROBABILITY_TOLERANCE
+    )
+
+
+def check_distribution(values: Mapping[str, Any], field: str, what: str = "probabilities") -> None:
+    """Refuse (:class:`RowRefused`) values that are not probabilities summing to 1.
+
+    >>> check_distribution({"yes": 0.4, "no": 0.2}, "answer_probs")
+    Traceback (most recent call last):
+    nlibias.schema.prediction_rows.RowRefused: answer_probs: probabilities sum to 0.600000, not 1
+    """
+    for key, value in values.items():
+        if not is_probability(value):
+            raise RowRefused(f"{field}.{key}", f"{value!r} is not a probability (a finite number in [0, 1])")
+    total = float(sum(values.values()))
+    if abs(total - 1.0) > PROBABILITY_TOLERANCE:
+        raise RowRefused(
+            field,
+            f"{what} sum to {total:.6f}, not 1",
+            fix=f"normalise them (tolerance {PROBABILITY_TOLERANCE})",
+        )
+
+
+def check_loglikelihood(value: Any, field: str) -> float:
+    """``value`` as a log-likelihood (a sum of log-probabilities: finite, at most 0), else
+    :class:`RowRefused`.
+
+    >>> check_loglikelihood(-2.5, "score_more")
+    -2.5
+    >>> check_loglikelihood(3.0, "filtered_resps[0]")
+    Traceback (most recent call last):
+    nlibias.schema.prediction_rows.RowRefused: filtered_resps[0]: 3.0 is above 0: a log-likelihood (a sum of log-probabilities) is at most 0
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise RowRefused(field, f"{value!r} is not a finite number (a log-likelihood)")
+    if value > PROBABILITY_TOLERANCE:
+        raise RowRefused(
+            field, f"{value!r} is above 0: a log-likelihood (a sum of log-probabilities) is at most 0"
+        )
+    return float(value)
+
+
+def _nested(check: Any, *args: Any) -> None:
+    """Run a :class:`RowRefused` check inside a validator, as a pydantic error (collected in order)."""
+    try:
+        check(*args)
+    except RowRefused as refused:
+        raise _refuse(refused.field, refused.reason, refused.fix) from None
+
+
+class CommonRow(BaseModel):
+    """The rules every prediction row keeps (a plug-in kind's rows keep only these)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)  # extra fields: the backend's (Prediction.extra)
+
+    id: Any
+    label: Any
+    model: Any = None
+    probs: Any = None
+
+    @_field_validator("id", mode="plain")
+    @classmethod
+    def _id(cls, value: Any) -> str:
+        if not isinstance(value, str) or not value:
+            raise _refuse("id", "missing or not a string")
+        return value
+
+    @_field_validator("label", mode="plain")
+    @classmethod
+    def _label(cls, value: Any) -> str | None:
+        if value is not None and value not in LABELS:
+            raise _refuse("label", f"unknown label {value!r}", fix=f"use one of {', '.join(LABELS)}")
+        return value
+
+    @_field_validator("model", mode="plain")
+    @classmethod
+    def _model(cls, value: Any) -> str | None:
+        if not isinstance(value, str) or not value:  # checked only when the row names its model
+            raise _refuse("model", "must be a non-empty string")
+        return value
+
+    @_field_validator("probs", mode="plain")
+    @classmethod
+    def _probs(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, Mapping) or set(value) != set(LABELS):
+            raise _refuse("probs", "expected an object with exactly entailment, neutral, contradiction")
+        _nested(check_distribution, value, "probs")
+        return value
+
+    @model_validator(mode="after")
+    def _label_is_argmax(self) -> CommonRow:
+        """The label is the most probable of ``probs`` (a generative row's too: its answer word's
+        label sums that word's probability)."""
+        if self.probs is not None and self.label is not None:
+            values = [self.probs[name] for name in LABELS]
+            if float(self.probs[self.label]) < max(values) - PROBABILITY_TOLERANCE:
+                best = LABELS[values.index(max(values))]
+                raise _refuse(
+                    "label",
+                    f"label {self.label} contradicts probs, whose most probable label is {best}",
+                    fix="write the argmax of probs as the label, or leave probs out",
+                )
+        return self
+
+
+class ClassifierRow(CommonRow):
+    """An NLI classifier's row: a label, and its probabilities when given (the common rules).
+
+    A null label beside valid probabilities is the file format's "no answer" (a tool that abstains
+    below a confidence, documented in :mod:`nlibias.io.predictions`): counted as unanswered on
+    every route alike, never replaced by the most probable label (the scores would then count an
+    answer the tool did not give)."""
+
+
+class GenerativeRow(CommonRow):
+    """A generative LM's row: the answer word it gave (null: none could be parsed) and its label."""
+
+    answer: Any = None
+    answers: Any = None
+    answer_probs: Any = None
+    answer_mass: Any = None
+
+    @_field_validator("answers", mode="plain")
+    @classmethod
+    def _answers(cls, value: Any) -> Any:
+        if value is not None and value not in ANSWER_SETS:
+            raise _refuse(
+                "answers", f"{value!r} is not an answer set", fix=f"use one of {', '.join(ANSWER_SETS)}"
+            )
+        return value
+
+    @_field_validator("answer", mode="plain")
+    @classmethod
+    def _answer(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, str):
+            raise _refuse("answer", f"{value!r} is not an answer word (a string, or null for no answer)")
+        return value
+
+    @_field_validator("answer_probs", mode="plain")
+    @classmethod
+    def _answer_probs(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, Mapping) or not value:
+            raise _refuse("answer_probs", "expected an object of answer word → probability")
+        _nested(check_distribution, value, "answer_probs", "the answer probabilities")
+        return value
+
+    @_field_validator("answer_mass", mode="plain")
+    @classmethod
+    def _answer_mass(cls, value: Any) -> Any:
+        if value is not None and not is_probability(value):
+            raise _refuse("answer_mass", f"{value!r} is not a probability (a number in [0, 1])")
+        return value
+
+    @model_validator(mode="after")
+    def _answer_and_label(self) -> GenerativeRow:
+        words = ANSWER_SETS.get(self.answers) if self.answers is not None else None
+        known = words or ANSWER_SETS["yes/no/maybe"]
+        answer_set = self.answers or "yes/no/maybe"
+        unknown = [w for w in (self.answer_probs or {}) if w not in known]
+        if unknown:
+            raise _refuse("answer_probs", f"{unknown[0]!r} is not an answer word of {answer_set}")
+        if self.answer is None:
+            if self.label is not None and "answer" in self.model_fields_set:
+                raise _refuse("label", f"label {self.label} beside no answer (answer is null)",
+                              fix="write null as the label of an answer that could not be parsed")  # fmt: skip
+            return self
+        if self.answer not in known:
+            raise _refuse("answer", f"{self.answer!r} is not an answer word of {answer_set}")
+        allowed = (
+            {words[self.answer]}
+            if words
+            else {m[self.answer] for m in ANSWER_SETS.values() if self.answer in m}
+        )
+        if self.label is None or self.label not in allowed:
+            expected = " or ".join(sorted(allowed))
+            given = "null" if self.label is None else self.label
+            raise _refuse(
+                "label",
+                f"label {given} contradicts answer {self.answer!r}, which stands for {expected}",
+                fix=f"write {expected} as the label (or the answer the model gave)",
+            )
+        return self
+
+
+class SentenceLogprobRow(CommonRow):
+    """A sentence scorer's row: the log-likelihoods of a pair's two sentences and their token counts
+    (a row without them is refused when it is scored)."""
+
+    score_more: Any = None
+    score_less: Any = None
+    tokens_more: Any = 0
+    tokens_less: Any = 0
+
+    @_field_validator("score_more", "score_less", mode="plain")
+    @classmethod
+    def _score(cls, value: Any, info: Any) -> Any:
+        _nested(check_loglikelihood, value, info.field_name)  # checked only when the row has it
+        return value
+
+    @_field_validator("tokens_more", "tokens_less", mode="plain")
+    @classmethod
+    def _tokens(cls, value: Any, info: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise _refuse(info.field_name, f"{value!r} is not a number of tokens (a whole number, 0 or more)")
+        return value
+
+
+def row_kind(raw: Mapping[str, Any]) -> str:
+    """The predictor kind of a row (as :attr:`nlibias.schema.Prediction.kind`): its recorded
+    ``kind``, else ``generative`` for a row carrying an answer word, else ``classifier``.
+
+    >>> row_kind({"id": "a", "label": "neutral"}), row_kind({"id": "a", "label": None, "answer": "maybe"})
+    ('classifier', 'generative')
+    """
+    recorded = raw.get("kind")
+    if recorded in KINDS:
+        return str(recorded)
+    return "generative" if "answer" in raw else "classifier"
+
+
+def _tag(raw: Any) -> str | None:
+    if not isinstance(raw, Mapping):
+        return None
+    recorded = raw.get("kind")
+    if recorded is not None and recorded not in KINDS:
+        return "other"  # a plug-in kind: the common rules
+    return row_kind(raw)
+
+
+PredictionRow = Annotated[
+    Annotated[ClassifierRow, Tag("classifier")]
+    | Annotated[GenerativeRow, Tag("generative")]
+    | Annotated[SentenceLogprobRow, Tag("sentence-logprob")]
+    | Annotated[CommonRow, Tag("other")],
+    Discriminator(_tag),
+]
+"""A prediction row of any kind, told apart by :func:`row_kind` (a plug-in kind: :class:`CommonRow`)."""
+
+_ROWS: TypeAdapter[Any] = TypeAdapter(PredictionRow)
+
+_MISSING_FIX = {"label": f"use one of {', '.join(LABELS)} (or null for no answer)"}
+
+
+def check_row(raw: Any) -> None:
+    """Refuse (:class:`RowRefused`, the first rule broken) a row that breaks a rule of its kind."""
+    try:
+        _ROWS.validate_python(raw)
+    except ValidationError as error:
+        raise _refused(error) from None
+
+
+def _refused(error: ValidationError) -> RowRefused:
+    first = error.errors(include_url=False)[0]
+    context = first.get("ctx") or {}
+    if first["type"] == "nlibias_row":
+        return RowRefused(context["field"], context["reason"], context["fix"])
+    loc = [str(part) for part in first["loc"][1:]]  # after the kind's tag
+    field = ".".join(loc) or None
+    if first["type"] == "missing" and field:
+        reason = "missing or not a string" if field == "id" else "missing"
+        return RowRefused(field, reason, _MISSING_FIX.get(field))
+    if field is None:
+        return RowRefused(None, "expected a JSON object with id and label")
+    return RowRefused(field, first["msg"])  # pragma: no cover -- every field has a plain validator
+
+
+def check_prediction(prediction: Prediction) -> None:
+    """:func:`check_row` of a :class:`~nlibias.schema.Prediction` (a predictor object's row)."""
+    check_row(prediction.to_dict())
+
+
+def check_predictor_run(name: Any, kind: str, run: Any, ids: Sequence[str]) -> None:
+    """Refuse what a predictor object's ``predict()`` returned unless it is a
+    :class:`~nlibias.runtime.contract.PredictorRun` whose rows keep every rule of their kind
+    (:func:`check_row`), one per sample in the samples' order under the predictor's name, with
+    outputs that hold the rows' probabilities. Errors name the predictor and the sample.
+
+    A classifier's rows made from its arrays (:class:`~nlibias.schema.outputs.ProbabilityRows`) are
+    checked once per distinct probability vector.
+    """
+    if not hasattr(run, "predictions") or not isinstance(getattr(run, "outputs", None), ModelOutputs):
+        raise DataError(
+            f"predictor {name!r}: predict() returned {type(run).__name__}, not a PredictorRun",
+            model=str(name),
+            fix="return PredictorRun.of_probabilities(...) or PredictorRun.of_predictions(...)",
+        )
+    rows, outputs = run.predictions, run.outputs
+    if len(rows) != len(ids) or len(outputs) != len(ids):
+        raise DataError(
+            f"predictor {name!r} returned {len(rows)} rows and {len(outputs)} outputs for {len(ids)} "
+            "samples; a predictor answers every sample, in order",
+            model=name,
+        )
+    if isinstance(rows, ProbabilityRows):
+        checked: Sequence[int] = _distinct_rows(rows)
+        row_ids: Sequence[str | None] = rows.ids
+        models = [rows.model]
+        row_probs = rows.distinct_probs[rows.slot] if len(rows.ids) else np.zeros((0, 3))
+    else:
+        checked = range(len(rows))
+        row_ids = [row.sample_id if isinstance(row, Prediction) else None for row in rows]
+        models = [row.model for row in rows if isinstance(row, Prediction)]
+        row_probs = np.array([_probs_of(row) for row in rows], dtype=np.float64).reshape(len(rows), 3)
+    for i, (row_id, sample_id) in enumerate(zip(row_ids, ids, strict=True)):
+        if row_id != sample_id:
+            what = (
+                f"a row for sample {row_id!r}"
+                if row_id is not None
+                else f"{type(rows[i]).__name__}, not a Prediction,"
+            )
+            raise DataError(
+                f"predictor {name!r} returned {what} in the place of sample {sample_id!r} (row {i + 1})",
+                sample=sample_id,
+                model=name,
+                fix="return one row per sample, in the samples' order (samples.columns.ids)",
+            )
+    wrong = [m for m in models if m != name]
+    if wrong:
+        raise DataError(
+            f"predictor {name!r} returned rows under the model name {wrong[0]!r}",
+            model=name,
+            fix="name each row with the predictor's name (its key in metrics.json)",
+        )
+    for i in checked:
+        try:
+            check_prediction(rows[i])
+        except RowRefused as refused:
+            where = f"field {refused.field}: " if refused.field else ""
+            raise DataError(
+                f"predictor {name!r}, sample {ids[i]!r}: {where}{refused.reason}",
+                sample=ids[i],
+                model=name,
+                field=refused.field,
+                fix=refused.fix,
+            ) from None
+    _check_outputs(name, kind, outputs, row_probs, ids)
+
+
+def _probs_of(row: Prediction) -> tuple[float, float, float]:
+    return row.probs if row.probs is not None else (math.nan, math.nan, math.nan)
+
+
+def _distinct_rows(rows: ProbabilityRows) -> list[int]:
+    """The first sample of each distinct probability vector a classifier's rows are made from."""
+    if not len(rows.ids):
+        return []
+    _, first = np.unique(np.asarray(rows.slot), return_index=True)
+    return sorted(int(i) for i in first)
+
+
+def _check_outputs(
+    name: Any, kind: str, outputs: ModelOutputs, row_probs: np.ndarray, ids: Sequence[str]
+) -> None:
+    """Refuse outputs (what the measures read) that are not the rows (what is written)."""
+    if outputs.kind != kind:
+        raise DataError(
+            f"predictor {name!r} is of kind {kind!r} but its outputs say {outputs.kind!r}",
+            model=name,
+            fix="build the outputs with the predictor's kind",
+        )
+    probs = np.asarray(outputs.probs, dtype=np.float64)
+    same = np.isclose(probs, row_probs, rtol=0.0, atol=1e-6) | (np.isnan(probs) & np.isnan(row_probs))
+    differ = np.flatnonzero(~same.all(axis=1)) if probs.shape == row_probs.shape else np.arange(len(ids))
+    if len(differ):
+        at = int(differ[0])
+        raise DataError(
+            f"predictor {name!r}, sample {ids[at]!r}: its outputs' probabilities {probs[at].tolist()} are "
+            f"not its row's {row_probs[at].tolist()}",
+            sample=ids[at],
+            model=name,
+            fix="build the run with PredictorRun.of_probabilities or of_predictions (outputs made from the rows)",
+        )
