@@ -153,6 +153,30 @@ def rank_whole_words(
     return kept
 
 
+def check_mask_head_loaded(model: Any, loading: Mapping[str, Any], name: str) -> None:
+    """Refuse a checkpoint whose masked-LM head was not in its weights (``loading``: the load
+    report of ``from_pretrained(..., output_loading_info=True)``): transformers gives such a model
+    a new, random head (an NLI classifier loaded as a masked LM), whose fills mean nothing.
+    Weights missing inside the base encoder are the architecture's own business; the head's are not.
+
+    >>> class M: base_model_prefix = "bert"
+    >>> check_mask_head_loaded(M(), {"missing_keys": []}, "m")
+    >>> check_mask_head_loaded(M(), {"missing_keys": ["cls.predictions.bias"]}, "nli")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: nli is not a masked LM: ...
+    """
+    prefix = f"{getattr(model, 'base_model_prefix', '')}."
+    missing = sorted(k for k in loading.get("missing_keys") or () if not k.startswith(prefix))
+    if missing:
+        shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+        raise ConfigError(
+            f"{name} is not a masked LM: its checkpoint has no weights for the masked-LM head ({shown}), "
+            "so it would fill with a new, random head (a sequence classifier, such as an NLI model?); "
+            "name a masked LM (e.g. bert-base-cased) or a causal LM (causal:NAME)",
+            parameter="fill_model",
+        )
+
+
 class HFMaskedLMFiller:
     """A masked LM loaded with ``AutoModelForMaskedLM`` that fills one ``<mask>`` per text.
 
@@ -194,15 +218,18 @@ class HFMaskedLMFiller:
         if self.tokenizer.mask_token is None:
             raise ConfigError(
                 f"{self.model_name_or_path}: the tokenizer has no mask token (not a masked LM?)",
-                parameter="mlm",
+                parameter="fill_model",
             )
-        self.model: Any = load_pretrained(
+        loaded: Any = load_pretrained(
             AutoModelForMaskedLM.from_pretrained,
             self.model_name_or_path,
             revision=revision,
             what="masked LM",
+            output_loading_info=True,
             **dtype_kwargs(self.dtype),
         )
+        self.model: Any = loaded[0]
+        check_mask_head_loaded(self.model, loaded[1], self.model_name_or_path)
         self.model.to(self.device)
         self.model.eval()
         self.revision: str = resolve_revision(self.model, self.model_name_or_path, revision)
