@@ -20,6 +20,7 @@ from bad_input_cases_probe import (
     probe_samples_cases,
     probe_tp_cases,
 )
+from bad_input_cases_rows import cases as rows_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_corpus import (
     BBNLI_CSV_HEADER,
@@ -412,4 +413,5 @@ def cases() -> list[Case]:
         *probe_options_cases(),
         *probe_cache_cases(),
         *probe_nesting_cases(),
+        *rows_cases(),
     ]

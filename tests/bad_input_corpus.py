@@ -38,6 +38,8 @@ class Case:
     """Writes the bad input under the directory; returns the arguments and what the message must name."""
     expect: str = "error"
     """``error`` (refused) or ``warn`` (accepted with a warning that contains ``warning``)."""
+    env: Callable[[Path], dict[str, str]] | None = None
+    """Environment variables the command runs with (from the case's directory), e.g. a data dir."""
 
 
 @dataclass(frozen=True)
@@ -70,13 +72,14 @@ class Base:
 # -- running --------------------------------------------------------------------------------------
 
 
-def invoke(args: list[str]) -> tuple[int, str, BaseException | None]:
-    """Run ``nlibias ARGS`` in process; (exit code, stdout + stderr, escaped exception)."""
+def invoke(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str, BaseException | None]:
+    """Run ``nlibias ARGS`` in process (with ``env`` set for the run); (exit code, stdout + stderr,
+    escaped exception)."""
     from typer.testing import CliRunner
 
     from nlibias.cli.main import app
 
-    result = CliRunner().invoke(app, args)
+    result = CliRunner().invoke(app, args, env=env)
     exception = result.exception
     if isinstance(exception, SystemExit):
         exception = None
@@ -89,7 +92,7 @@ def judge(case: Case, base_dir: Path, base: Base) -> Outcome:
     from nlibias.errors import NlibiasError
 
     args, named = case.build(base_dir, base)
-    code, text, exception = invoke(args)
+    code, text, exception = invoke(args, case.env(base_dir)) if case.env else invoke(args)
     if exception is not None:
         if isinstance(exception, NlibiasError):  # what the installed command prints without a traceback
             text += f"\nerror: {exception}"

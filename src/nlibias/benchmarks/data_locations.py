@@ -333,11 +333,20 @@ def _load_verified() -> dict[str, Any]:
     return loaded if isinstance(loaded, dict) else {}
 
 
+def _still_there(key: str) -> bool:
+    """Whether a cache entry's file still exists (entries of deleted copies are dropped)."""
+    try:
+        return os.path.exists(json.loads(key)[0])
+    except (ValueError, IndexError, TypeError):
+        return False
+
+
 def _remember(entries: Mapping[str, str]) -> None:
     """Add digests to the verification cache (an atomic rewrite; a cache that cannot be written
     only costs hashing again)."""
     path = verified_cache_path()
-    merged = {**_load_verified(), **entries}
+    merged = {key: digest for key, digest in _load_verified().items() if _still_there(key)}
+    merged.update(entries)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.parent / f".data-verified-{os.getpid()}-{secrets.token_hex(6)}"  # the umask's mode

@@ -116,9 +116,12 @@ def column_letter(column: int) -> str:
 class RowProblem:
     """One broken rule of a row: the field, why, the offending word (if one)."""
 
-    field: str
+    field: str | None
+    """The field, or None for a cell outside every field (right of the header)."""
     reason: str
     word: str | None = None
+    column: int | None = None
+    """The worksheet column, where the field does not say it."""
 
 
 class OccupationRowError(SourceError):
@@ -132,7 +135,9 @@ class OccupationRowError(SourceError):
         more = (
             f" (and {len(self.problems) - 1} more problem(s) in this row)" if len(self.problems) > 1 else ""
         )
-        self.args = (f"{origin.where(first.field)}: field {first.field}: {first.reason}{more}",)
+        where = origin.where(first.field or "", first.column)
+        field_part = f"field {first.field}: " if first.field else ""
+        self.args = (f"{where}: {field_part}{first.reason}{more}",)
 
 
 def _kind(value: Any) -> str | None:

@@ -38,7 +38,13 @@ from typing import Any
 
 from nlibias.benchmarks.occupation_list import Occupation
 from nlibias.benchmarks.occupation_rows import GENDER_VALUES as GENDER_VALUES
-from nlibias.benchmarks.occupation_rows import OccupationRow, RowOrigin, repeated_rows
+from nlibias.benchmarks.occupation_rows import (
+    OccupationRow,
+    OccupationRowError,
+    RowOrigin,
+    RowProblem,
+    repeated_rows,
+)
 from nlibias.errors import ConfigError, SourceError
 
 #: The column roles and the header names (normalised: lower case, runs of spaces, hyphens and
@@ -292,13 +298,16 @@ def _read_rows(
     for number, values in nonblank:
         beyond = [i for i, cell in enumerate(values) if i >= width and _cell_text(cell)]
         if beyond:
-            origin = RowOrigin(str(path), sheet=sheet, row=number)
-            raise SourceError(
-                path,
-                None,
-                f"{origin.cell('', beyond[0] + 1)}: row {number} has a cell beyond the {width} columns "
-                f"of the header (row {header_number}): {values[beyond[0]]!r}",
-                line=number,
+            raise OccupationRowError(
+                RowOrigin(str(path), sheet=sheet, row=number),
+                [
+                    RowProblem(
+                        None,
+                        f"a cell beyond the {width} columns of the header (row {header_number}): "
+                        f"{values[beyond[0]]!r}",
+                        column=beyond[0] + 1,
+                    )
+                ],
             )
         cells = {role: values[index] if index < len(values) else None for role, index in columns.items()}
         if all(normalise_header(cells[role]) in COLUMN_NAMES[role] for role in cells):
