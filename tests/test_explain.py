@@ -288,7 +288,7 @@ def test_command_line_refuses_a_scored_run_saying_how_to_make_a_generated_one(
               out_dir=tmp_path / "S", cache=False, bootstrap=0, progress=False)  # fmt: skip
     result = runner.invoke(app, ["explain", str(tmp_path / "S"), "--judge", "fake:j", "--no-cache"])
     assert result.exit_code == 2
-    assert "no generated answers" in result.output and "--mode generated" in result.output
+    assert "no generated answers" in result.output and "mode='generated'" in result.output
     assert "Traceback" not in result.output
 
 

@@ -78,8 +78,7 @@ def generated_answers(
             predictions_path,
             None,
             "no generated answers here (scored answers and classifiers keep no text to explain)",
-            fix="audit a generative model with mode='generated' (nlibias audit --generative MODEL "
-            "--mode generated) and explain that run",
+            fix="audit a generative model with mode='generated' and explain that run",
         )
     samples_path = samples_of_run(run_dir, samples)
     by_id = {s.id: s for s in read_samples(samples_path)}
