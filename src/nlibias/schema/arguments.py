@@ -141,7 +141,7 @@ def _matches(value: Any, hint: Any) -> bool:
             args = args[:1]
         elif origin is tuple:
             return len(value) == len(args) and all(_matches(v, a) for v, a in zip(value, args, strict=True))
-        if len(args) == 1 and isinstance(value, collections.abc.Sized):
+        if len(args) == 1 and isinstance(value, collections.abc.Collection):
             return all(_matches(item, args[0]) for item in value)
     if origin in (dict, collections.abc.Mapping) and len(args) == 2:
         return all(_matches(k, args[0]) and _matches(v, args[1]) for k, v in value.items())
