@@ -312,3 +312,80 @@ def test_lm_eval_on_smollm2_gives_the_audit_s_answers(bbnli_run: Path, tmp_path:
         bbnli_run, generative=["smollm2"], prompts=["true"], cache=False, bootstrap=0, progress=False
     )
     assert_same_answers(tmp_path / "scored", audit)
+
+
+# --- a log's rows pass the rows' gate, and its errors name the log (issue #34) ----------------------
+
+_STAMP = "2026-01-01T00-00-00.000001"
+
+
+def _lm_eval_log(folder: Path, docs: list[dict[str, Any]], resps: list[list[float]] | None = None) -> Path:
+    """An lm-eval samples file of ``docs`` (yes/no choices; each line's log-likelihoods
+    ``resps[i]``, default yes -1, no -2) and the results file lm-eval writes beside it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / f"samples_nlibias_bbnli_true_{_STAMP}.jsonl"
+    lines = []
+    for doc_id, doc in enumerate(docs):
+        values = resps[doc_id] if resps else [-1.0, -2.0]
+        lines.append({"doc_id": doc_id, "doc": doc, "resps": [[[v, False]] for v in values],
+                      "filtered_resps": [[v, False] for v in values]})  # fmt: skip
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    n = len(docs)
+    results = {"results": {"nlibias_bbnli_true": {"acc,none": 0.0}},
+               "n-samples": {"nlibias_bbnli_true": {"original": n, "effective": n}}, "config": {"limit": None}}  # fmt: skip
+    (folder / f"results_{_STAMP}.json").write_text(json.dumps(results))
+    return log
+
+
+def _docs(run: Path, **changes: Any) -> list[dict[str, Any]]:
+    return [
+        {"id": s.id, "choice_answers": ["yes", "no"], "answers": "yes/no", "prompt": "true", **changes}
+        for s in read_samples(run)
+    ]
+
+
+def test_a_log_likelihood_above_zero_is_refused_naming_the_log_and_line(
+    bbnli_run: Path, tmp_path: Path
+) -> None:
+    resps = [[-1.0, -2.0]] * 6
+    resps[2] = [3.0, -2.0]  # line 3: +3.0 is no log-likelihood (a probability of e^3 > 1)
+    log = _lm_eval_log(tmp_path, _docs(bbnli_run), resps)
+    with pytest.raises(SourceError) as caught:
+        run_score(bbnli_run, log, bootstrap=0)
+    assert caught.value.path == str(log) and caught.value.line == 3
+    assert caught.value.field == "filtered_resps[0]" and "3.0 is above 0" in caught.value.reason
+
+
+def test_choice_answers_inconsistent_with_answers_is_a_clear_refusal(bbnli_run: Path, tmp_path: Path) -> None:
+    for choices, reason in ((["yes", "maybe"], "choice 'maybe' is not a word of yes/no"),
+                            (["yes", "yes"], "no choice stands for 'no'")):  # fmt: skip
+        docs = _docs(bbnli_run)
+        docs[1] = {**docs[1], "choice_answers": choices}
+        log = _lm_eval_log(tmp_path / choices[1], docs)
+        with pytest.raises(SourceError) as caught:
+            run_score(bbnli_run, log, bootstrap=0)
+        assert caught.value.path == str(log) and caught.value.line == 2
+        assert caught.value.field == "doc.choice_answers" and reason in caught.value.reason
+
+
+def test_an_error_found_in_the_converted_rows_names_the_log_not_its_copy(
+    bbnli_run: Path, tmp_path: Path
+) -> None:
+    docs = _docs(bbnli_run)
+    docs[4] = {**docs[4], "id": "no-such-sample"}  # line 5
+    log = _lm_eval_log(tmp_path, docs)
+    with pytest.raises(SourceError) as caught:
+        run_score(bbnli_run, log, bootstrap=0)
+    assert caught.value.path == str(log) and caught.value.line == 5  # before: <tmp>/nlibias-converted-...
+    assert "unknown sample id 'no-such-sample'" in str(caught.value)
+    assert "nlibias-converted" not in str(caught.value)
+
+
+def test_a_log_mixing_two_prompts_is_refused_naming_the_file(bbnli_run: Path, tmp_path: Path) -> None:
+    docs = _docs(bbnli_run)
+    docs[3:] = [{**doc, "prompt": "gpt3"} for doc in docs[3:]]  # before: "3 samples have no prediction"
+    log = _lm_eval_log(tmp_path, docs)
+    with pytest.raises(SourceError) as caught:
+        run_score(bbnli_run, log, bootstrap=0)
+    assert caught.value.path == str(log) and caught.value.line == 4 and caught.value.field == "doc.prompt"
+    assert "the log mixes prompt styles: 'gpt3' here, 'true' on line 1" in caught.value.reason
