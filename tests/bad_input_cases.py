@@ -22,6 +22,7 @@ from bad_input_cases_probe import (
 )
 from bad_input_cases_rows import cases as rows_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
+from bad_input_cases_text import text_cases
 from bad_input_corpus import (
     BBNLI_CSV_HEADER,
     HUGE,
@@ -414,4 +415,5 @@ def cases() -> list[Case]:
         *probe_cache_cases(),
         *probe_nesting_cases(),
         *rows_cases(),
+        *text_cases(),
     ]

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from nlibias.debias.swap import Swapper
 from nlibias.debias.wordlists import HER_RULE, HIS_RULE, paper_map, swap_list_named, user_list, winobias_list
 from nlibias.errors import SourceError
+from nlibias.textio.text_door import FormatCharactersWarning
 
 WINOBIAS = Swapper(winobias_list())
 PAPER = Swapper(paper_map())
@@ -338,3 +339,9 @@ def test_swap_never_changes_a_text_without_a_list_word(text: str) -> None:
         words = re.findall(r"[^\W\d_]+", unicodedata.normalize("NFKC", clean).lower())
         if LISTED.isdisjoint(words) and "'" not in clean:
             assert WINOBIAS.swap(clean) == (clean, [])
+
+
+def test_a_text_is_warned_about_once_per_swap() -> None:
+    with pytest.warns(FormatCharactersWarning) as caught:
+        assert WINOBIAS.swap("A dog\u200b runs.") == ("A dog runs.", [])
+    assert len(caught) == 1

@@ -188,3 +188,47 @@ def test_a_format_character_anywhere_is_removed_and_warned_about(
 def test_the_fold_keeps_length_and_is_idempotent(text: str) -> None:
     folded = fold(text)
     assert len(folded) == len(text) and fold(folded) == folded
+
+
+# -- the command line: the warning names the file, the line and the field -------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "augment/train-zero-width-space",
+        "augment/train-bidi-override",
+        "augment/names-bom-inside",
+        "augment/word-list-soft-hyphen",
+    ],
+)
+def test_augment_warns_naming_where_and_writes_no_format_character(name: str, tmp_path: Path) -> None:
+    from bad_input_cases_text import text_cases
+    from bad_input_corpus import invoke
+
+    (case,) = [c for c in text_cases() if c.name == name]
+    args, named = case.build(tmp_path, None)  # type: ignore[arg-type]  # the augment cases use no base
+    code, output, exception = invoke(args)
+    assert code == 0 and exception is None, output
+    assert f"warning: {named}" in " ".join(output.split())
+    written = (tmp_path / "aug" / "train.jsonl").read_text(encoding="utf-8")
+    assert not any(unicodedata.category(c) == "Cf" for c in written)
+    assert '"swapped": true' in written  # the nurse's row was swapped whole
+
+
+def test_a_names_file_with_a_bom_swaps_names_and_writes_no_bom(tmp_path: Path) -> None:
+    from bad_input_corpus import invoke
+
+    train = tmp_path / "train.jsonl"
+    train.write_text('{"premise": "John met Mary.", "hypothesis": "Two people met.", "label": "neutral"}\n')
+    names = tmp_path / "names.tsv"
+    names.write_bytes("\ufeffJohn\tMary\n".encode())
+    code, output, _ = invoke(
+        ["augment", "gender-swap", "--train", str(train), "--out", str(tmp_path / "aug"), "--select", "all",
+         "--names", str(names), "--json"]
+    )  # fmt: skip
+    assert code == 0, output
+    lines = (tmp_path / "aug" / "train.jsonl").read_text(encoding="utf-8").splitlines()
+    assert (
+        '"premise": "Mary met John."' in lines[1] and "\ufeff" not in lines[1] and "\\ufeff" not in lines[1]
+    )

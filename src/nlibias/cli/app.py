@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import typer
@@ -29,7 +31,8 @@ class GuardedGroup(TyperGroup):
         from nlibias.errors import NlibiasError
 
         try:
-            return super().invoke(ctx)
+            with _text_door_warnings():
+                return super().invoke(ctx)
         except (typer.exceptions.TyperException, typer.Exit, typer.Abort):  # usage errors, --help, exits
             raise
         except KeyboardInterrupt:
@@ -50,6 +53,42 @@ class GuardedGroup(TyperGroup):
                 "rerun with `nlibias --debug ...` for the traceback and report it",
                 code=faults.EXIT_INTERNAL_ERROR,
             )
+
+
+TEXT_WARNINGS_SHOWN = 10
+"""Texts whose format characters the text door removed that a command names, one line each."""
+
+
+@contextmanager
+def _text_door_warnings() -> Iterator[None]:
+    """Print the text door's warnings (:class:`~nlibias.textio.text_door.FormatCharactersWarning`)
+    as ``warning: FILE:LINE (field): ...``, the first :data:`TEXT_WARNINGS_SHOWN` of a command,
+    then how many more; other warnings print as before."""
+    import warnings
+
+    from nlibias.textio.text_door import FormatCharactersWarning
+
+    previous = warnings.showwarning
+    count = 0
+
+    def show(
+        message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None
+    ) -> None:
+        nonlocal count
+        if not issubclass(category, FormatCharactersWarning):
+            previous(message, category, filename, lineno, file, line)
+            return
+        count += 1
+        if count <= TEXT_WARNINGS_SHOWN:
+            warn(str(message))
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        try:
+            yield
+        finally:
+            if count > TEXT_WARNINGS_SHOWN:
+                warn(f"{count - TEXT_WARNINGS_SHOWN} more texts had invisible format characters removed")
 
 
 def name_repeatable_values(command: Any, ctx: Any) -> None:

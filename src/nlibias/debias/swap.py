@@ -341,8 +341,9 @@ class Swapper:
         """``text`` with every listed word swapped, and the ``(word, counterpart)`` changes made
         (lower case, in order); "her" as the rule reads it. ``text`` enters through the text door
         first (NFC, format characters removed with a warning)."""
+        text = enter_text(text, "text", stacklevel=3)
         plan = self.plan(text)
-        return (enter_text(text, "text", stacklevel=3), []) if plan is None else plan.render()
+        return (text, []) if plan is None else plan.render()
 
     def plan(self, text: str, *, open_her: Collection[str] = (DEFAULT,)) -> SwapPlan | None:
         """Every listed word of ``text`` (through the text door) with its counterparts (None when
