@@ -31,6 +31,15 @@ def explain_command(
     samples: Path | None = typer.Option(
         None, "--samples", help="The samples the audit answered (default: the file the run records)."
     ),
+    lm_judge: str | None = typer.Option(
+        None,
+        "--lm-judge",
+        help="A generative LM asked for each explanation's label as a second opinion (smollm2, hf:NAME, "
+        "openai:URL#MODEL); its agreement with each NLI judge (Cohen's kappa) is reported.",
+    ),
+    lm_judge_max_new_tokens: int = typer.Option(
+        8, "--lm-judge-max-new-tokens", help="Token limit of the LM judge's answer."
+    ),
     device: str | None = typer.Option(None, "--device", help="cpu, cuda, cuda:1, ... for the judges."),
     dtype: str | None = typer.Option(
         None, "--dtype", help="Weights of the judges: float32, bfloat16, float16."
@@ -55,6 +64,7 @@ def explain_command(
         options["dtype"] = dtype
     result = run_explain(
         run, judge, threshold=threshold, samples=samples, cache=_cache_setting(cache, no_cache),
+        lm_judge=lm_judge, lm_judge_max_new_tokens=lm_judge_max_new_tokens,
         bootstrap=bootstrap, seed=seed, progress=True, **options,
     )  # fmt: skip
     if as_json:
@@ -63,6 +73,13 @@ def explain_command(
     reused = " (reused: same inputs as the finished run)" if result.reused else ""
     typer.echo(f"wrote {result.out_dir}{reused}")
     typer.echo(summary_table(result.summary))
+    for model, judges in (result.summary.get("lm_agreement") or {}).items():
+        for name, found in judges.items():
+            kappa = "-" if found["kappa"] is None else f"{found['kappa']:.3f}"
+            typer.echo(
+                f"{model}: {name} vs LM judge {result.summary.get('lm_judge')}: kappa {kappa} over "
+                f"{found['n']} explanations both labelled ({found['lm_unlabelled']} the LM left unlabelled)"
+            )
 
 
 def summary_table(summary: Mapping[str, Any]) -> str:

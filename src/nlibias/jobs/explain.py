@@ -21,11 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from nlibias.errors import ConfigError
+from nlibias.explanations.judge import GeneratedAnswer
 from nlibias.jobs.debias_stages import DONE, Stage, begin_stage, stage_status
+from nlibias.metrics.explanations import LABELS
 
 if TYPE_CHECKING:
     from nlibias.jobs.audit import CacheOption
     from nlibias.models.base import NLIClassifier
+    from nlibias.models.generative.backend import GenerativeBackend
 
 STAGE_NAME = "explain"
 
@@ -56,6 +59,8 @@ def run_explain(
     *,
     threshold: float | None = None,
     samples: str | Path | None = None,
+    lm_judge: str | GenerativeBackend | None = None,
+    lm_judge_max_new_tokens: int = 8,
     cache: CacheOption = True,
     bootstrap: int = 1000,
     seed: int = 0,
@@ -67,8 +72,11 @@ def run_explain(
     ``fake:NAME``; or :class:`~nlibias.models.base.NLIClassifier` objects) and write
     ``run_dir/explanations/`` (module docstring). ``threshold``: the grounded share below which
     an explanation is invalid (default 0.5). ``samples``: the samples file the audit answered
-    (default: the one the run records). ``model_options`` (``device``, ``dtype``, ``max_tokens``,
-    ...) go to the judges as to an audit's classifiers."""
+    (default: the one the run records). ``lm_judge``: a generative LM (a spec as for an audit's
+    generative models, or a backend object) asked for each explanation's label as a second
+    opinion (:mod:`nlibias.explanations.lm_judge`); its labels go in the rows (``lm_label``) and
+    its agreement with each NLI judge (Cohen's kappa) in the summary. ``model_options``
+    (``device``, ``dtype``, ``max_tokens``, ...) go to the judges as to an audit's classifiers."""
     from nlibias.explanations.run_files import EXPLANATIONS_DIR, EXPLANATIONS_JSON, generated_answers
     from nlibias.explanations.split import splitter_identity
     from nlibias.io.fingerprint import sha256_file
@@ -76,20 +84,24 @@ def run_explain(
     from nlibias.runtime.build import close_predictors
 
     threshold = DEFAULT_GROUNDED_THRESHOLD if threshold is None else float(threshold)
-    if not 0.0 <= threshold <= 1.0:
-        raise ConfigError(f"threshold is {threshold}; pass a share between 0 and 1", parameter="threshold")
-    if bootstrap < 0:
-        raise ConfigError(f"bootstrap is {bootstrap}; pass 0 or more resamples", parameter="bootstrap")
+    _check_numbers(threshold, bootstrap, lm_judge_max_new_tokens)
     run_dir = Path(run_dir)
     answers, samples_path = generated_answers(run_dir, samples)
     built, closing = _judges(judges, model_options)
     try:
-        settings = {"threshold": threshold, "splitter": splitter_identity(),
-                    "judges": [classifier.name for classifier in built]}  # fmt: skip
+        backend = _lm_backend(lm_judge, model_options)
+        settings = {
+            "threshold": threshold,
+            "splitter": splitter_identity(),
+            "judges": [classifier.name for classifier in built],
+            "lm_judge": None if backend is None else backend.name,
+            "lm_judge_max_new_tokens": None if backend is None else lm_judge_max_new_tokens,
+        }
         inputs = {
             "predictions_sha256": sha256_file(run_dir / "predictions.jsonl"),
             "samples_sha256": sha256_file(_samples_file(samples_path)),
             "judges": {classifier.name: dict(classifier.identity()) for classifier in built},
+            "lm_judge": None if backend is None else dict(backend.identity()),
             "settings": settings,
             "bootstrap": {"resamples": bootstrap, "seed": seed},
         }
@@ -102,42 +114,119 @@ def run_explain(
             summary = json.loads(stage.finished.read_text(encoding="utf-8"))
             return ExplainResult(out_dir, summary, reused=True)
         begin_stage(run_dir, stage, status)
-        return _explain(answers, built, stage, settings, cache, bootstrap, seed, progress)
+        work = _Work(answers, built, backend, stage, settings, bootstrap, seed, progress)
+        return _explain(work, cache)
     finally:
         close_predictors(closing)
 
 
-def _explain(
-    answers: Sequence[Any],
-    judges: Sequence[NLIClassifier],
-    stage: Stage,
-    settings: Mapping[str, Any],
-    cache: CacheOption,
-    bootstrap: int,
-    seed: int,
-    progress: bool,
-) -> ExplainResult:
+def _check_numbers(threshold: float, bootstrap: int, lm_judge_max_new_tokens: int) -> None:
+    if not 0.0 <= threshold <= 1.0:
+        raise ConfigError(f"threshold is {threshold}; pass a share between 0 and 1", parameter="threshold")
+    if bootstrap < 0:
+        raise ConfigError(f"bootstrap is {bootstrap}; pass 0 or more resamples", parameter="bootstrap")
+    if lm_judge_max_new_tokens < 1:
+        raise ConfigError(
+            f"lm_judge_max_new_tokens is {lm_judge_max_new_tokens}; pass a positive number of tokens",
+            parameter="lm_judge_max_new_tokens",
+        )
+
+
+@dataclass(frozen=True)
+class _Work:
+    """What the stage computes from."""
+
+    answers: Sequence[GeneratedAnswer]
+    judges: Sequence[NLIClassifier]
+    lm_judge: GenerativeBackend | None
+    stage: Stage
+    settings: Mapping[str, Any]
+    bootstrap: int
+    seed: int
+    progress: bool
+
+
+def _explain(work: _Work, cache: CacheOption) -> ExplainResult:
     """Judge, summarise and write (the stage's work)."""
     from contextlib import ExitStack
 
     from nlibias.explanations.judge import judge_answers
+    from nlibias.explanations.lm_judge import lm_judge_labels
     from nlibias.explanations.run_files import summarise, write_outputs
     from nlibias.jobs.audit import _open_cache
 
     rows: list[dict[str, Any]] = []
     stats: dict[str, Any] = {}
+    lm_labels: list[str | None] = []
     with ExitStack() as stack:
         opened = _open_cache(cache, stack)
-        for judge in judges:
+        for judge in work.judges:
             judged = judge_answers(
-                answers, judge, opened, threshold=float(settings["threshold"]), progress=progress
+                work.answers,
+                judge,
+                opened,
+                threshold=float(work.settings["threshold"]),
+                progress=work.progress,
             )
             rows += judged.rows
             stats[judge.name] = dict(judged.stats)
-    summary = summarise(rows, settings=settings, resamples=bootstrap, seed=seed)
-    stage.output.mkdir(parents=True, exist_ok=True)
-    write_outputs(stage.output, rows, summary)
-    return ExplainResult(stage.output, summary, reused=False, stats=stats)
+        if work.lm_judge is not None:
+            asked = lm_judge_labels(
+                work.answers, work.lm_judge, opened,
+                max_new_tokens=int(work.settings["lm_judge_max_new_tokens"]), progress=work.progress,
+            )  # fmt: skip
+            stats[f"lm:{asked.name}"] = asked.stats
+            lm_labels = asked.labels
+            for at, row in enumerate(rows):
+                row["lm_label"] = asked.labels[at % len(work.answers)]
+                row["lm_text"] = asked.texts[at % len(work.answers)]
+    summary = summarise(rows, settings=work.settings, resamples=work.bootstrap, seed=work.seed)
+    if work.lm_judge is not None:
+        summary["lm_agreement"] = lm_agreement(rows, lm_labels)
+    work.stage.output.mkdir(parents=True, exist_ok=True)
+    write_outputs(work.stage.output, rows, summary)
+    return ExplainResult(work.stage.output, summary, reused=False, stats=stats)
+
+
+def lm_agreement(rows: Sequence[Mapping[str, Any]], lm_labels: Sequence[str | None]) -> dict[str, Any]:
+    """Per model and NLI judge: Cohen's kappa and percent agreement between the NLI judge's labels
+    and the LM judge's, over the answers both labelled, and how often the LM gave each label.
+
+    >>> rows = [{"model": "m", "judge": "j", "label": a, "lm_label": b}
+    ...         for a, b in [("biased", "biased"), ("balanced", "balanced"), ("invalid", "balanced")]]
+    >>> lm_agreement(rows, [])["m"]["j"]["agreement"], lm_agreement(rows, [])["m"]["j"]["n"]
+    (66.666667, 3)
+    """
+    from nlibias.validation.agreement import cohen_kappa
+
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((str(row["model"]), str(row["judge"])), []).append(row)
+    out: dict[str, Any] = {}
+    for (model, judge), group in groups.items():
+        both = [(r["label"], r["lm_label"]) for r in group if r.get("label") and r.get("lm_label")]
+        kappa = cohen_kappa([a for a, _ in both], [b for _, b in both]) if both else None
+        agree = 100.0 * sum(a == b for a, b in both) / len(both) if both else None
+        out.setdefault(model, {})[judge] = {
+            "n": len(both),
+            "kappa": None if kappa is None else round(kappa, 6),
+            "agreement": None if agree is None else round(agree, 6),
+            "lm_labels": {label: sum(r.get("lm_label") == label for r in group) for label in LABELS},
+            "lm_unlabelled": sum(bool(r.get("label")) and not r.get("lm_label") for r in group),
+        }
+    return out
+
+
+def _lm_backend(spec: str | GenerativeBackend | None, options: Mapping[str, Any]) -> GenerativeBackend | None:
+    """The LM judge's backend (a spec built as an audit builds its generative models)."""
+    if spec is None or not isinstance(spec, str):
+        return spec
+    from nlibias.models.generative.backend import build_backend, is_server_spec
+
+    if not spec.strip():
+        raise ConfigError("lm_judge is empty; name a generative model or leave it out", parameter="lm_judge")
+    local = {key: options.get(key) for key in ("device", "dtype")} if not is_server_spec(spec) else {}
+    return build_backend(spec, **local)
 
 
 def _samples_file(path: Path) -> Path:
