@@ -32,6 +32,7 @@ import collections.abc
 import functools
 import importlib
 import inspect
+import numbers
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -125,10 +126,10 @@ def _matches(value: Any, hint: Any) -> bool:
         return any(value == arg and type(value) is type(arg) for arg in typing.get_args(hint))
     if hint is bool:
         return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is int:  # numpy's integers too, never a bool
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
     if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
     if origin is None:
         return _isinstance(value, hint)
     if not _isinstance(value, origin):
