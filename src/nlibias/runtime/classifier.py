@@ -217,14 +217,14 @@ class ClassifierPredictor:
     def predict(
         self, samples: BenchmarkSamples, cache: PredictionCache | None, *, progress: bool = True
     ) -> PredictorRun:
-        from tqdm.auto import tqdm
+        from nlibias.runtime.progress import progress_bar
 
         columns = samples.columns
         distinct = DistinctPairs.of(columns)
         probs = np.full((len(distinct), 3), np.nan)
         totals = dict.fromkeys(_COUNTS, 0)
         seconds = 0.0
-        with tqdm(total=len(distinct), unit="pair", desc=self.name, disable=not progress) as bar:
+        with progress_bar(len(distinct), unit="pair", desc=self.name, enabled=progress) as bar:
             for start in range(0, len(distinct), self.chunk_pairs):
                 at = distinct.first_at[start : start + self.chunk_pairs].tolist()
                 pairs = [(columns.premise[i], columns.hypothesis[i]) for i in at]

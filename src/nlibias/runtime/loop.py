@@ -114,10 +114,10 @@ def cached_outputs(
     if missing:
         from contextlib import nullcontext
 
-        from tqdm.auto import tqdm
+        from nlibias.runtime.progress import progress_bar
 
         shown = (
-            tqdm(total=len(missing), unit=unit, desc=name, disable=not progress, leave=False)
+            progress_bar(len(missing), unit=unit, desc=name, enabled=progress, leave=False)
             if bar is None
             else nullcontext(bar)
         )

@@ -1,0 +1,187 @@
+"""Progress bars: one per command, with a total and an ETA, and only where someone watches.
+
+A job opens one :func:`command_bar` over all its work (an audit: every model's pass over the
+samples) and gives each part a :meth:`CommandBar.slot`; the predictors' own bars
+(:func:`progress_bar`) then advance their slot of the command's bar instead of drawing a bar of
+their own that restarts at 0 for each model or prompt style. Without a command bar,
+:func:`progress_bar` is an ordinary ``tqdm`` bar.
+
+Bars are drawn only when asked for and stderr is a terminal (or in a notebook): a log file gets
+none, and the Hugging Face libraries' own bars ("Loading weights", downloads) are silenced there
+too (:func:`silence_library_bars`).
+
+>>> with command_bar(20, desc="audit", enabled=False) as bar:
+...     with bar.slot(10, "model a"):
+...         with progress_bar(4, enabled=False) as part:   # 4 pairs stand for the slot's 10 samples
+...             part.update(2)
+...         first = bar.n
+...     with bar.slot(10, "model b"):
+...         pass
+>>> first, bar.n
+(5.0, 20.0)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+_current: ContextVar[CommandBar | None] = ContextVar("nlibias_command_bar", default=None)
+
+MIN_INTERVAL = 0.5
+"""Seconds between redraws of a bar (tqdm's ``mininterval``)."""
+
+
+def bars_wanted(progress: bool = True) -> bool:
+    """Whether to draw bars: asked for, and stderr is a terminal or a notebook shows them."""
+    if not progress:
+        return False
+    if "ipykernel" in sys.modules:  # a notebook: tqdm.auto draws a widget there
+        return True
+    isatty = getattr(sys.stderr, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+def silence_library_bars() -> None:
+    """Turn off the Hugging Face libraries' own progress bars (weights loading, downloads): for
+    runs whose stderr goes to a log. Libraries not imported yet read the environment variable."""
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+
+
+def prepare_progress(progress: bool) -> bool:
+    """What a job calls first: whether it draws bars; when it does not, the libraries' bars are
+    silenced too."""
+    wanted = bars_wanted(progress)
+    if not wanted:
+        silence_library_bars()
+    return wanted
+
+
+class CommandBar:
+    """The one bar of a command (a ``tqdm`` bar, disabled where bars are not wanted): parts of
+    the work advance their :meth:`slot` of it."""
+
+    def __init__(self, total: float, desc: str, unit: str, enabled: bool) -> None:
+        from tqdm.auto import tqdm
+
+        self._bar = tqdm(
+            total=total,
+            desc=desc,
+            unit=unit,
+            disable=not bars_wanted(enabled),
+            mininterval=MIN_INTERVAL,
+            dynamic_ncols=True,
+        )
+        self.desc = desc
+        self.n = 0.0
+        self._slot: tuple[float, float] | None = None  # (start, size)
+
+    def advance(self, amount: float) -> None:
+        """Move by ``amount`` of the command's units, never past the current slot's end."""
+        if self._slot is not None:
+            start, size = self._slot
+            amount = max(0.0, min(amount, start + size - self.n))
+        if amount:
+            self.n += amount
+            whole = int(round(self.n, 6))  # the bar counts whole samples; fractions wait for the rest
+            if whole > self._bar.n:
+                self._bar.update(whole - self._bar.n)
+
+    @contextmanager
+    def slot(self, size: float, name: str = "") -> Iterator[CommandBar]:
+        """The next ``size`` units of the bar (a model's pass): inside the block, the parts' bars
+        (:func:`progress_bar`) advance it; on leaving, the bar stands at the slot's end whatever
+        its part reported."""
+        start = self.n
+        self._slot = (start, size)
+        if name:
+            self._bar.set_description(f"{self.desc} {name}", refresh=False)
+        token = _current.set(self)
+        try:
+            yield self
+        finally:
+            _current.reset(token)
+            self.advance(start + size - self.n)
+            self._slot = None
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+class _SlotView:
+    """A part's bar of ``total`` of its own units, mapped onto the command bar's current slot."""
+
+    def __init__(self, command: CommandBar, total: int | None) -> None:
+        self._command = command
+        slot = command._slot
+        size = slot[1] if slot is not None else 0.0
+        self._scale = size / total if total else 0.0
+        self.n = 0
+
+    def update(self, n: float = 1) -> None:
+        self.n += int(n)
+        self._command.advance(n * self._scale)
+
+    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
+        """Accepted for tqdm's sake; the command's bar shows no part's details."""
+
+    def close(self) -> None:
+        """Nothing to close: the command's bar stays."""
+
+    def __enter__(self) -> _SlotView:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@contextmanager
+def command_bar(
+    total: float, *, desc: str, unit: str = "sample", enabled: bool = True
+) -> Iterator[CommandBar]:
+    """The command's one bar for the duration of the block (see the module doc)."""
+    bar = CommandBar(total, desc, unit, enabled)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+def progress_bar(
+    total: int | None,
+    *,
+    unit: str = "pair",
+    desc: str | None = None,
+    enabled: bool = True,
+    leave: bool = True,
+) -> Any:
+    """A bar for ``total`` items: a share of the open command bar's slot when there is one, else a
+    ``tqdm`` bar of its own (drawn only where :func:`bars_wanted`)."""
+    command = _current.get()
+    if command is not None and command._slot is not None:
+        return _SlotView(command, total)
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=total,
+        unit=unit,
+        desc=desc,
+        disable=not bars_wanted(enabled),
+        leave=leave,
+        mininterval=MIN_INTERVAL,
+    )

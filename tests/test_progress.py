@@ -1,0 +1,86 @@
+"""Progress (issue #39): one bar per command with a total (no restart at 0 for each model or
+prompt style), drawn only when stderr is a terminal; the Hugging Face libraries' bars are off
+when it is not."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from nlibias.jobs.audit import run_audit
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+class _LogFile(io.StringIO):
+    def isatty(self) -> bool:
+        return False
+
+
+def _samples(tmp_path: Path) -> Path:
+    rows = [
+        {"id": f"{k}:{s}", "domain": "gender", "subtopic": f"t{i % 2}", "premise": f"P {k}.",
+         "hypothesis": f"{s} H {k}.", "gold": "neutral", "stereotype": s, "pair_key": k}
+        for i, k in enumerate("abcd") for s in ("pro", "anti")
+    ]  # fmt: skip
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_one_bar_for_the_whole_audit_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    # two classifiers and a generative LM asked with two prompt styles: 4 passes over 8 samples
+    run_audit(
+        _samples(tmp_path),
+        ["fake:m1", "fake:m2"],
+        ["fake:lm"],
+        ["true", "entailed"],
+        cache=False,
+        bootstrap=0,
+    )
+    shown = terminal.getvalue()
+    assert "/32" in shown and "32/32" in shown  # one bar: 4 × 8 = 32 samples, with its total
+    assert "/8 " not in shown and "/16" not in shown  # no bar of a model or prompt style of its own
+    assert "0/8" not in shown
+
+
+def test_no_bars_and_no_library_bars_when_stderr_is_a_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = _LogFile()
+    monkeypatch.setattr(sys, "stderr", log)
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
+
+    enable_progress_bars()
+    try:
+        run_audit(_samples(tmp_path), ["fake:m1", "fake:m2"], cache=False, bootstrap=0, progress=True)
+        assert log.getvalue() == ""
+        assert are_progress_bars_disabled()
+    finally:
+        enable_progress_bars()
+
+
+def test_a_slot_maps_a_part_of_other_units_onto_the_command_bar() -> None:
+    from nlibias.runtime.progress import command_bar, progress_bar
+
+    with command_bar(20, desc="audit", enabled=False) as bar:
+        with bar.slot(10, "a"), progress_bar(4, enabled=False) as part:  # 4 pairs stand for 10 samples
+            part.update(1)
+            assert bar.n == 2.5
+            part.update(9)  # a part that over-reports stays inside its slot
+            assert bar.n == 10
+        with bar.slot(10, "b"):  # a part that reports nothing (all cached): the slot is filled on exit
+            pass
+        assert bar.n == 20
