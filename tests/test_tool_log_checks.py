@@ -287,6 +287,23 @@ def test_the_same_sample_in_two_files_is_refused_naming_both(bbnli_run: Path, lo
     assert "3 samples are answered in both files" in message
 
 
+def test_an_unknown_sample_of_an_inspect_log_names_the_log_not_its_copy(
+    logs: dict[str, Path], tmp_path: Path
+) -> None:
+    """A log scored against other samples (issue #34): the error names the user's log and the
+    sample, not the converted copy in a deleted temporary directory."""
+    from nlibias.catalog.registry import get_benchmark
+
+    other = [s for s in get_benchmark("bbnli").expand_source(None).samples if s.stereotype][800:802]
+    run = tmp_path / "other-run"
+    write_samples(run, other)
+    with pytest.raises(SourceError) as caught:
+        run_score(run, logs["all"], bootstrap=0)
+    assert caught.value.path == str(logs["all"]) and caught.value.line is None
+    assert caught.value.field is not None and caught.value.field.startswith("samples[")
+    assert "unknown sample id" in caught.value.reason and "nlibias-converted" not in str(caught.value)
+
+
 def test_a_quoted_glob_pattern_is_expanded_by_nlibias(
     bbnli_run: Path, logs: dict[str, Path], tmp_path: Path
 ) -> None:
