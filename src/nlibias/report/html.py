@@ -30,6 +30,7 @@ from nlibias.report.assets import REPORT_CSS as _CSS
 from nlibias.report.assets import REPORT_JS as _JS
 from nlibias.report.compare import Comparison, compare
 from nlibias.report.examples import CATEGORY_TITLES, example_pairs
+from nlibias.report.extend_sections import extend_card_html
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table as _table
 from nlibias.report.load import Run
@@ -419,7 +420,7 @@ def render_report(
     comparison = compare([(r.label, r.models) for r in runs]) if compare_runs else None
     sections: list[tuple[str, str, str]] = [
         ("provenance", "Run configuration and provenance", provenance_html(runs)),
-        ("card", "Dataset card", _card(runs)),
+        ("card", "Dataset card", _card(runs) + extend_card_html(runs)),
         ("funnel", "Extension funnel", _funnel(runs, plots, figs)),
         ("accuracy", "Accuracy", _accuracy(runs, plots, figs)),
         (

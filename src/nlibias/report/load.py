@@ -246,6 +246,8 @@ def load_run(path: str | Path, *, label: str | None = None) -> Run:
                 stacklevel=2,
             )
     run_json = _read_json(path / RUN_JSON)
+    if not metrics and not run_json and (path.parent / RUN_JSON).is_file() and _read_card(path):
+        return load_run(path.parent, label=label)  # RUN/dataset: the extension run it belongs to
     if not metrics and not run_json:
         raise SourceError(
             path,

@@ -1,0 +1,100 @@
+"""What the report shows of an extension run (``nlibias extend``): its dataset card and the
+"Fill models compared" table, as docs/extension.md documents.
+
+An extension run keeps its card in ``dataset/README.md`` (written by the export stage), not
+beside ``run.json``; the card holds the fill comparison whenever the run compared fills. A run
+that stopped before export (waiting for judgements) has no card yet: its comparison is shown
+from ``filter/fill_compare.json`` instead.
+
+>>> import pathlib
+>>> extend_card_html([Run(path=pathlib.Path("/nowhere"), label="r")])
+''
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nlibias.report.html_parts import escape, table
+from nlibias.report.load import Run
+
+DATASET_DIR = "dataset"
+CARD_FILE = "README.md"
+FILL_COMPARE = "filter/fill_compare.json"
+
+
+def is_extend_run(run: Run) -> bool:
+    """An ``nlibias extend`` run directory: a ``run.json`` with its list of stages."""
+    return isinstance(run.run_json.get("stages"), list)
+
+
+def extend_dataset_card(run: Run) -> str | None:
+    """The card an extension run's export stage wrote (``dataset/README.md``), or ``None``."""
+    if not is_extend_run(run):
+        return None
+    try:
+        return (run.path / DATASET_DIR / CARD_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def fill_comparison(run: Run) -> Mapping[str, Any] | None:
+    """``filter/fill_compare.json`` of an extension run that compared two fills or more."""
+    try:
+        data = json.loads((run.path / FILL_COMPARE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    rows = data.get("rows") if isinstance(data, dict) else None
+    return (
+        data if isinstance(rows, list) and len(rows) >= 2 and all(isinstance(r, dict) for r in rows) else None
+    )
+
+
+def _percent(value: Any) -> str:
+    return "-" if not isinstance(value, int | float) or isinstance(value, bool) else f"{100 * value:.1f}%"
+
+
+def fill_comparison_html(comparison: Mapping[str, Any]) -> str:
+    """The "Fill models compared" table (the card's columns) as HTML."""
+    headers = ["fill model", "kind", "candidates", "variants per template", "distinct words"]
+    headers += ["meaning changed (proxy)", "kept by filter"]
+    rows = [
+        [
+            escape(r.get("fill_model", "")),
+            escape(r.get("kind", "")),
+            escape(r.get("candidates", "")),
+            escape(r.get("variants_per_template", "")),
+            escape(r.get("distinct_words", "")),
+            _percent(r.get("meaning_changed")),
+            _percent(r.get("keep_rate")),
+        ]
+        for r in comparison["rows"]
+    ]
+    own = escape(comparison["rows"][0].get("fill_model", ""))
+    note = (
+        f"<p>The same {escape(comparison.get('masked_samples', '?'))} masked samples filled by each model "
+        f"(top-{escape(comparison.get('top_k', '?'))}); only the run's own fill ({own}) makes the dataset.</p>"
+    )
+    return note + table(headers, rows, numeric_from=2)
+
+
+def extend_card_html(runs: Sequence[Run]) -> str:
+    """For each extension run whose card the report does not show yet: its dataset card, or
+    (no card yet) its "Fill models compared" table; ``""`` when there is none."""
+    parts = []
+    for run in runs:
+        if not is_extend_run(run) or run.card_text() is not None:
+            continue
+        card = extend_dataset_card(run)
+        if card is not None:  # the card holds the fill comparison when the run made one
+            summary = f"{escape(run.label)}: dataset card ({escape(DATASET_DIR + '/' + CARD_FILE)})"
+            parts.append(f"<details open><summary>{summary}</summary><pre>{escape(card)}</pre></details>")
+            continue
+        comparison = fill_comparison(run)
+        if comparison is not None:
+            parts.append(
+                f"<h3>{escape(run.label)}: Fill models compared</h3>{fill_comparison_html(comparison)}"
+            )
+    return "".join(parts)
