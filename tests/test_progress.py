@@ -84,3 +84,31 @@ def test_a_slot_maps_a_part_of_other_units_onto_the_command_bar() -> None:
         with bar.slot(10, "b"):  # a part that reports nothing (all cached): the slot is filled on exit
             pass
         assert bar.n == 20
+
+
+def test_the_command_line_silences_library_bars_when_stderr_is_not_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    out = tmp_path / "run"
+    args = [
+        "audit",
+        "--samples",
+        str(_samples(tmp_path)),
+        "--model",
+        "fake:a",
+        "--out",
+        str(out),
+        "--no-cache",
+    ]
+    result = CliRunner().invoke(app, [*args, "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    assert os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS") == "1"
+    assert "sample/s" not in result.output and "%|" not in result.output  # no bar in the captured stderr

@@ -142,6 +142,10 @@ def _global_options(
 ) -> None:
     """Audit social bias in NLI models and LLMs; extend bias benchmarks the BBNLI-next way."""
     ctx.meta[DEBUG_KEY] = debug
+    from nlibias.runtime.progress import bars_wanted, silence_library_bars
+
+    if not bars_wanted():  # stderr is a log: no "Loading weights" or download bars in it
+        silence_library_bars()
 
 
 def echo_json(data: Any) -> None:

@@ -92,10 +92,10 @@ def fill_requests(
     if cache is not None and missing:
         cache.register_identity(fingerprint, {**dict(filler.identity()), "task": "mask-fill", "top_k": top_k})
     if missing:
-        from tqdm.auto import tqdm
+        from nlibias.runtime.progress import progress_bar
 
-        with tqdm(
-            total=len(missing), unit="text", desc=f"fill {filler.name}", disable=not progress, leave=False
+        with progress_bar(
+            len(missing), unit="text", desc=f"fill {filler.name}", enabled=progress, leave=False
         ) as bar:
             todo_texts = [texts[i] for i in missing]
             todo_skips = [skips[i] for i in missing]
