@@ -390,3 +390,24 @@ def test_lm_judge_labels_and_its_agreement_with_the_nli_judge(canned_run: Path) 
     assert result.summary["lm_judge"] == "lm"
     again = run_explain(canned_run, [RuleJudge()], lm_judge=lm, cache=False, bootstrap=0, progress=False)  # type: ignore[arg-type]
     assert again.reused and len(lm.prompts) == 6
+
+
+def test_the_report_shows_rates_flip_rate_and_one_blurred_example_per_label(canned_run: Path) -> None:
+    from nlibias.report.html import render_report
+    from nlibias.report.load import load_runs
+
+    run_explain(canned_run, [RuleJudge()], cache=False, bootstrap=50, progress=False)
+    report = render_report(load_runs([canned_run]), plots=False)
+    assert "explanations" in report.sections
+    section = report.html.split('<section id="explanations">')[1].split("</section>")[0]
+    assert "40.0" in section and "flip rate" in section  # invalid 40.0%, the flip-rate column
+    for label in ("biased", "invalid", "balanced"):  # one example each, text blurred
+        assert f'<span class="label">{label}</span>' in section
+    assert '<span class="sensitive" tabindex="0" title="click to show">Women are nurses.</span>' in section
+    # a new audit in the directory: the section says so instead of showing stale numbers
+    run_audit(canned_run.parent / "samples" / "samples.jsonl", generative=["fake:g"], prompts=["true"],
+              mode="generated", out_dir=canned_run, cache=False, bootstrap=0, progress=False)  # fmt: skip
+    from nlibias.report.explanation_sections import explanations_html
+
+    stale = explanations_html(load_runs([canned_run]))
+    assert "other predictions" in stale and "40.0" not in stale

@@ -30,6 +30,7 @@ from nlibias.report.assets import REPORT_CSS as _CSS
 from nlibias.report.assets import REPORT_JS as _JS
 from nlibias.report.compare import Comparison, compare
 from nlibias.report.examples import CATEGORY_TITLES, example_pairs
+from nlibias.report.explanation_sections import explanations_html
 from nlibias.report.extend_sections import extend_card_html
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table as _table
@@ -435,6 +436,7 @@ def render_report(
         ("comparison", "Comparison", _comparison(comparison) if comparison is not None else ""),
         ("tp-nli", "Token probability vs NLI", _tp_vs_nli(runs, plots, figs)),
         ("examples", "Example pairs", _examples(runs, examples_per_category)),
+        ("explanations", "Generated explanations (A.7)", explanations_html(runs)),
         ("paper-tables", "Paper tables", _paper_tables(runs)),
         ("glossary", "Measures", _glossary(runs)),
     ]

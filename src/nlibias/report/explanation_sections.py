@@ -1,0 +1,180 @@
+"""The report's section on generated explanations (``nlibias explain``): the rates per model and
+judge with their 95% intervals, per subtopic, the counterfactual flip rate, the LM judge's
+agreement, and one example per label (premise shown; hypothesis and generated text blurred like
+the example pairs), as paper 002's appendix A.7 shows them.
+
+A run whose ``explanations/`` were made from other predictions than those now in the directory
+(a new audit since) is shown with a note instead of its numbers.
+
+>>> explanations_html([])
+''
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nlibias.report.html_parts import escape as _e
+from nlibias.report.html_parts import table
+
+if TYPE_CHECKING:
+    from nlibias.report.load import Run
+
+_RATES = (
+    ("balanced_rate", "balanced"),
+    ("biased_pro_rate", "biased (pro)"),
+    ("biased_anti_rate", "biased (anti)"),
+    ("invalid_rate", "invalid"),
+    ("inconsistent_rate", "inconsistent"),
+    ("mean_grounded", "grounded"),
+    ("flip_rate", "flip rate"),
+)
+_LABEL_ORDER = ("biased", "invalid", "balanced")
+_MAX_SUBTOPIC_ROWS = 40
+
+
+def _value_ci(slice_: Mapping[str, Any], name: str) -> str:
+    value = slice_.get(name)
+    if value is None:
+        return "–"
+    ci = (slice_.get("ci") or {}).get(name)
+    shown = f"{value:.1f}"
+    return shown if not ci else f'{shown} <span class="muted">[{ci[0]:.1f}, {ci[1]:.1f}]</span>'
+
+
+def _read(run_dir: Path) -> tuple[Mapping[str, Any], list[dict[str, Any]]] | str | None:
+    """The summary and rows, a note when they are stale or unreadable, or None without any."""
+    folder = run_dir / "explanations"
+    summary_path = folder / "explanations.json"
+    if not summary_path.is_file():
+        return None
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        rows = [
+            json.loads(line)
+            for line in (folder / "explanations.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
+        record = json.loads((run_dir / "stages" / "explain.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "its explanations/ files are damaged or incomplete: run nlibias explain again"
+    from nlibias.io.fingerprint import sha256_file
+
+    predictions = run_dir / "predictions.jsonl"
+    recorded = (record.get("inputs") or {}).get("predictions_sha256")
+    if not predictions.is_file() or sha256_file(predictions) != recorded:
+        return "its explanations were made from other predictions than the run now holds: run nlibias explain again"
+    return summary, rows
+
+
+def _rates_table(summary: Mapping[str, Any]) -> str:
+    rows = []
+    for model, judges in summary.get("models", {}).items():
+        for judge, slices in judges.items():
+            overall = slices["overall"]
+            cells = [_e(model), _e(judge), str(overall.get("n", 0)), str(overall.get("n_unexplained", 0))]
+            rows.append(cells + [_value_ci(overall, name) for name, _ in _RATES])
+    return table(
+        ["model", "judge", "explained", "unexplained", *(title for _, title in _RATES)], rows, numeric_from=2
+    )
+
+
+def _subtopic_table(summary: Mapping[str, Any]) -> str:
+    rows = []
+    for model, judges in summary.get("models", {}).items():
+        for judge, slices in judges.items():
+            for subtopic, found in (slices.get("by_subtopic") or {}).items():
+                cells = [_e(model), _e(judge), _e(subtopic), str(found.get("n", 0))]
+                rows.append(
+                    cells
+                    + [
+                        _value_ci(found, n)
+                        for n in ("biased_pro_rate", "biased_anti_rate", "invalid_rate", "flip_rate")
+                    ]
+                )
+    if not rows:
+        return ""
+    more = len(rows) - _MAX_SUBTOPIC_ROWS
+    note = f'<p class="muted">{more} more rows in explanations.json.</p>' if more > 0 else ""
+    headers = [
+        "model",
+        "judge",
+        "subtopic",
+        "explained",
+        "biased (pro)",
+        "biased (anti)",
+        "invalid",
+        "flip rate",
+    ]
+    return "<h4>Per subtopic</h4>" + table(headers, rows[:_MAX_SUBTOPIC_ROWS], numeric_from=3) + note
+
+
+def _agreement(summary: Mapping[str, Any]) -> str:
+    lines = []
+    for model, judges in (summary.get("lm_agreement") or {}).items():
+        for judge, found in judges.items():
+            kappa = "–" if found.get("kappa") is None else f"{found['kappa']:.3f}"
+            lines.append(
+                f"<li>{_e(model)}: NLI judge {_e(judge)} and LM judge {_e(summary.get('lm_judge'))}: "
+                f"Cohen's kappa {kappa} over {found.get('n', 0)} explanations both labelled</li>"
+            )
+    return f"<ul>{''.join(lines)}</ul>" if lines else ""
+
+
+def _examples(rows: Sequence[Mapping[str, Any]]) -> str:
+    """One example per label and model (the first judge's rows)."""
+    if not rows:
+        return ""
+    first_judge = rows[0]["judge"]
+    parts = []
+    for model in dict.fromkeys(str(r["model"]) for r in rows):
+        for label in _LABEL_ORDER:
+            found = next(
+                (
+                    r
+                    for r in rows
+                    if r["model"] == model and r["judge"] == first_judge and r["label"] == label
+                ),
+                None,
+            )
+            if found is None:
+                continue
+            stance = f"stance {found['stance']}, grounded {found['grounded']:.2f}"
+            parts.append(
+                f'<div class="example"><b>{_e(model)}</b> · <span class="label">{_e(label)}</span> '
+                f'<span class="muted">({_e(stance)}; {_e(found.get("stereotype") or "test")} sample, '
+                f"{_e(found.get('subtopic'))})</span>"
+                f"<p><b>Premise:</b> {_e(found.get('premise', ''))}</p>"
+                f'<p><b>Hypothesis:</b> <span class="sensitive" tabindex="0" title="click to show">'
+                f"{_e(found.get('hypothesis', ''))}</span></p>"
+                f'<p><b>Generated:</b> <span class="sensitive" tabindex="0" title="click to show">'
+                f"{_e(found.get('text', ''))}</span></p></div>"
+            )
+    return "<h4>One example per label</h4>" + "".join(parts) if parts else ""
+
+
+def explanations_html(runs: Sequence[Run]) -> str:
+    """The section's body over the runs that hold ``explanations/``; ``""`` when none does."""
+    parts = []
+    for run in runs:
+        found = _read(run.path)
+        if found is None:
+            continue
+        parts.append(f"<h3>{_e(run.label)}</h3>")
+        if isinstance(found, str):
+            parts.append(f'<p class="warn">{_e(found)}</p>')
+            continue
+        summary, rows = found
+        judges = ", ".join(summary.get("judges", []))
+        parts.append(
+            f'<p class="muted">Labels by NLI judge(s) {_e(judges)}; invalid below a grounded share of '
+            f"{summary.get('threshold')}; rates in percent of the explained bias-sample answers, 95% "
+            "intervals over counterfactual pairs. The labels are only as good as the judge: read the "
+            "examples before the rates (docs/generative.md).</p>"
+            '<p class="warn">Hypotheses and generated texts may state offensive stereotypes; they are '
+            "blurred: click one to show it.</p>"
+        )
+        parts += [_rates_table(summary), _agreement(summary), _subtopic_table(summary), _examples(rows)]
+    return "".join(parts)
