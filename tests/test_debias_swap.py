@@ -251,6 +251,16 @@ def test_turkish_dotted_and_dotless_i_are_not_the_letter_i() -> None:
     assert swapped("HIS hat") == "HER hat"
 
 
+def test_a_name_with_a_dotted_capital_swaps_whole(tmp_path: Path) -> None:
+    from nlibias.debias.wordlists import read_pairs
+
+    # "İsmail" lower-cases one letter longer ("i" + U+0307): the swap still replaces the whole name
+    names = tmp_path / "names.tsv"
+    names.write_text("İsmail\tAyşe\n", encoding="utf-8")
+    swapper = Swapper(winobias_list().with_names(read_pairs(names, both_ways=True)))
+    assert swapped("İsmail met Ayşe; İsmail's dog.", swapper) == "Ayşe met İsmail; Ayşe's dog."
+
+
 def test_full_width_letters_are_matched_and_written_full_width() -> None:
     # full-width forms are matched on their NFKC fold; the counterpart is written full width
     assert swapped("ｈｅ ｓａｉｄ ｓｈｅ") == "ｓｈｅ ｓａｉｄ ｈｅ"

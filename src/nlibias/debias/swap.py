@@ -167,6 +167,8 @@ def _shaped(matched: str, counterpart: str) -> str:
     """``counterpart`` in the case of ``matched`` (see :func:`keep_case`), full width where
     ``matched`` is."""
     cased = keep_case(fold(matched), counterpart)
+    if not cased.isascii():  # "i" + U+0307 upper-cased is "I" + U+0307: NFC makes it "İ" again
+        cased = unicodedata.normalize("NFC", cased)
     return to_full_width(cased) if is_full_width(matched) else cased
 
 
@@ -326,13 +328,15 @@ class Swapper:
     def _lookup(self, match: re.Match[str]) -> tuple[str, str, int] | None:
         """``(word, counterpart or rule, end of the word)`` for a listed word (lower case, of the
         folded text), else None."""
-        token = match.group(0).lower().replace(_APOSTROPHE, "'")
-        word = token
+        token = match.group(0)
+        word = token.lower().replace(_APOSTROPHE, "'")
+        end = match.end()  # from the token: lower case may be longer ("İ" is "i" + U+0307)
         if word not in self._mapping:
-            word = word.split("'", 1)[0]
-            if word not in self._mapping:
+            cut = max(token.find("'"), token.find(_APOSTROPHE))
+            word = token[:cut].lower()
+            if cut < 0 or word not in self._mapping:
                 return None
-        end = match.start() + len(word)
+            end = match.start() + cut
         if word in self._names and not match.string[match.start()].isupper():
             return None
         return word, self._mapping[word], end
