@@ -271,11 +271,9 @@ def verify_data(data: PinnedData, folder: Path) -> None:
     """Check each pinned file of ``data`` present under ``folder`` against its digest (hashed once
     per file state, :func:`verified_digest`); refuse one that differs, or, with the opt-out
     (:func:`allow_modified_data`), warn and record it."""
-    for rel, (_, digest) in data.files.items():
-        path = folder / rel
-        if not path.is_file():
-            continue
-        found = verified_digest(path, digest)
+    present = [(folder / rel, digest) for rel, (_, digest) in data.files.items() if (folder / rel).is_file()]
+    found_digests = verified_digests(present)
+    for (path, digest), found in zip(present, found_digests, strict=True):
         if found == digest:
             continue
         message = f"{path} differs from the pinned {data.name} data: expected {digest}, found {found}"
@@ -316,12 +314,22 @@ def _state_key(path: Path, pinned: str) -> str:
 def verified_digest(path: Path, pinned: str) -> str:
     """``path``'s digest (form of ``pinned``), from the verification cache when its path, size and
     modification time are those last hashed, else hashed now and remembered."""
-    key = _state_key(path, pinned)
-    known = _load_verified().get(key)
-    if isinstance(known, str):
-        return known
-    found = file_digest(path, pinned)
-    _remember({key: found})
+    return verified_digests([(path, pinned)])[0]
+
+
+def verified_digests(files: list[tuple[Path, str]]) -> list[str]:
+    """:func:`verified_digest` of each ``(path, pinned)``, the cache read once and written once."""
+    known = _load_verified()
+    fresh: dict[str, str] = {}
+    found: list[str] = []
+    for path, pinned in files:
+        key = _state_key(path, pinned)
+        digest = known.get(key)
+        if not isinstance(digest, str):
+            digest = fresh[key] = file_digest(path, pinned)
+        found.append(digest)
+    if fresh:
+        _remember(fresh)
     return found
 
 
