@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bad_input_cases_fill import fill_and_messages_cases
+from bad_input_cases_prediction_rows import cases as prediction_rows_cases
 from bad_input_cases_probe import (
     probe_cache_cases,
     probe_files_cases,
@@ -416,6 +417,7 @@ def cases() -> list[Case]:
         *probe_cache_cases(),
         *probe_nesting_cases(),
         *rows_cases(),
+        *prediction_rows_cases(),
         *text_cases(),
         *fill_and_messages_cases(),
     ]
