@@ -163,3 +163,49 @@ def test_seed_groups_mean_spread_and_the_change_rule() -> None:
     text = format_debias_tables(comparison)
     assert "m-base: mean (min–max) of 3 seeds" in text and "52.00 (50.00–54.00)" in text
     assert "+10.67 [+8.00, +14.00] *" in text and "m-aug-s42 - m-base-s42" in text
+
+
+def test_a_tiny_difference_whose_interval_excludes_0_is_no_change() -> None:
+    from nlibias.jobs.debias_compare import seed_groups
+    from nlibias.report.debias_tables import format_debias_tables
+
+    # One seed: dP moved by -3.6e-7 points and every resample agrees (interval [-3.6e-7, -3.6e-7]),
+    # so the interval excludes 0; S moved by +10 with [+4, +16].
+    pair = comparison_pair(50, 60, [4, 16], 42)
+    tiny = -3.6e-7
+    pair["metrics"]["after"]["overall"]["delta_p"] = 10.0 + tiny
+    pair["difference"]["overall"]["delta_p"] = tiny
+    pair["difference"]["overall"]["ci"]["delta_p"] = [tiny, tiny]
+    comparison: dict = {"run": "/nowhere", "pairs": [pair]}
+    [group] = seed_groups(comparison, [[0]])  # type: ignore[arg-type]
+    # default minimum effect 1 point: |-3.6e-7| < 1, not a change; S's +10 >= 1 is one
+    assert group["measures"]["delta_p"]["changed"] is False and group["measures"]["S"]["changed"] is True
+    [loose] = seed_groups(comparison, [[0]], min_effect=0.0)  # type: ignore[arg-type]
+    assert loose["measures"]["delta_p"]["changed"] is True  # the old rule marked it
+    [strict] = seed_groups(comparison, [[0]], min_effect=20.0)  # type: ignore[arg-type]
+    assert strict["measures"]["S"]["changed"] is False  # +10 < 20
+    comparison["seed_groups"] = [group]
+    text = format_debias_tables(comparison)
+    assert "-0.00 [-0.00, -0.00]" in text and "-0.00 [-0.00, -0.00] *" not in text
+    assert "+10.00 [+4.00, +16.00] *" in text and "at least 1 point(s)" in text
+
+
+def test_debias_differences_are_the_gates_paired_code() -> None:
+    from nlibias.jobs.debias_compare import paired_differences as debias_differences
+    from nlibias.metrics.meta import ALL_MEASURES
+    from nlibias.metrics.occupations import MEASURE_KEYS
+    from nlibias.metrics.paired import compare_units, mean_units
+
+    before = np.array([[1, 0.30, 1, 1], [0, 0.10, 0, 0], [1, 0.20, 1, 1], [1, 0.40, 1, 1]], dtype=float)
+    after = np.array([[1, 0.10, 0, 1], [1, 0.10, 0, 1], [1, 0.00, 0, 1], [1, np.nan, np.nan, 1]], dtype=float)
+    got = debias_differences(before, after, groups={"g": ["f", "m", "f", "m"]}, bootstrap=200, seed=1)
+    # The same hand values as the per-pair mean: S +25, dP -13.33, B -66.67 (pair 3 left out of dP, B).
+    assert got["overall"]["S"] == pytest.approx(25.0) and got["overall"]["delta_p"] == pytest.approx(
+        -40.0 / 3
+    )
+    assert got["overall"]["B"] == pytest.approx(-200.0 / 3) and got["by_g"]["f"]["B"] == pytest.approx(-100.0)
+    # Its interval is the paired bootstrap's over the pairs both models define.
+    either = np.isnan(before) | np.isnan(after)
+    units = [mean_units(np.where(either, np.nan, v), MEASURE_KEYS) for v in (before, after)]
+    [s] = compare_units(*units, [ALL_MEASURES["S"]], resamples=200, seed=1)
+    assert got["overall"]["ci"]["S"] == list(s.delta_ci or ())

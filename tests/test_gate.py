@@ -31,7 +31,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     shutil.copytree(base, root / "copy")
     # 40 % of the pro-stereotype rows turned to entailment (a pro-stereotype answer), rescored.
     rows = [json.loads(line) for line in (base / "predictions.jsonl").read_text().splitlines()]
-    pro = [r for r in rows if r["id"].endswith(":pro")]
+    pro_ids = {
+        s["id"] for s in map(json.loads, samples.read_text().splitlines()) if s.get("stereotype") == "pro"
+    }
+    pro = [r for r in rows if r["id"] in pro_ids]  # test samples' ids may end in ":pro" too
     for row in random.Random(0).sample(pro, int(0.4 * len(pro))):
         row["label"] = "entailment"
         row["probs"] = {"entailment": 0.8, "neutral": 0.1, "contradiction": 0.1}
@@ -157,3 +160,48 @@ def test_bad_rules_are_refused_with_the_line(
 def test_pairs_name_models_of_the_runs(runs: dict[str, Path]) -> None:
     result = runner.invoke(app, ["gate", str(runs["copy"]), "--baseline", str(runs["base"]), "--pair", "x=m"])
     assert result.exit_code == 2 and "--pair" in result.output and "'x'" in result.output
+
+
+def test_report_compare_pairs_runs_over_the_same_samples(runs: dict[str, Path]) -> None:
+    same = runner.invoke(app, ["report", str(runs["base"]), str(runs["cand"]), "--compare", "--format", "md"])
+    assert same.exit_code == 0, same.output
+    row = next(line for line in same.output.splitlines() if line.startswith("| all | bbnli_bias_score |"))
+    # The paired difference with its interval, marked (*) and flagged as the gate would (!).
+    assert "(Δ +" in row and row.rstrip(" |").endswith("*!"), row
+    assert "Paired test (cand · m" in same.output and "Interval overlap" not in same.output
+    # The copy: the same samples and answers, so every paired difference is 0 and nothing is marked.
+    copy = runner.invoke(app, ["report", str(runs["base"]), str(runs["copy"]), "--compare", "--format", "md"])
+    assert "Δ +0.00 [0.00, 0.00]" in copy.output and "*" not in copy.output.split("\n\n")[0]
+    # Runs over different samples: the intervals' overlap, and the report says so.
+    other = runner.invoke(
+        app, ["report", str(runs["base"]), str(runs["other"]), "--compare", "--format", "md"]
+    )
+    assert other.exit_code == 0, other.output
+    assert "Δ" not in other.output and "Interval overlap (otherrun · m" in other.output
+
+
+def test_html_report_has_a_before_after_section_for_debias_runs(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    from nlibias.report.html import render_report
+    from nlibias.report.load import load_run as load_report_run
+
+    run = tmp_path / "debiasrun"
+    shutil.copytree(runs["base"], run)
+    pair = {
+        "before": "m-base-s1", "after": "m-aug-s1", "accuracy": {"before": 80.0, "after": 81.0},
+        "metrics": {r: {"overall": {"S": v, "delta_p": 10.0, "B": 60.0, "ci": {"S": [v - 2, v + 2]}}}
+                    for r, v in (("before", 70.0), ("after", 75.0))},
+        "difference": {"overall": {"S": 5.0, "delta_p": -3.6e-7, "B": 0.0,
+                                   "ci": {"S": [3.0, 7.0], "delta_p": [-3.6e-7, -3.6e-7], "B": [-1.0, 1.0]}}},
+    }  # fmt: skip
+    group = {"before": ["m-base-s1"], "after": ["m-aug-s1"], "seeds": [1],
+             "measures": {"S": {"changed": True}, "delta_p": {"changed": False}, "B": {"changed": False}}}  # fmt: skip
+    (run / "debias_comparison.json").write_text(
+        json.dumps({"pairs": [pair], "seed_groups": [group], "min_effect": 1.0})
+    )
+    report = render_report([load_report_run(run)], plots=False)
+    assert "debias" in report.sections
+    section = report.html.split('<section id="debias">')[1].split("</section>")[0]
+    assert "m-aug-s1 against m-base-s1" in section and '+5.00 <span class="ci">[3.00, 7.00]</span>' in section
+    assert section.count("no change") == 2 and "at least 1.0 point(s)" in section

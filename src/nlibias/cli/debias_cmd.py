@@ -99,6 +99,11 @@ def debias_command(
     device: str | None = _DEVICE_OPT,
     no_cache: bool = _NO_CACHE_OPT,
     bootstrap: int = _BOOTSTRAP_OPT,
+    min_effect: float = typer.Option(
+        1.0,
+        "--min-effect",
+        help="Smallest change in points marked (its paired 95% interval must exclude 0 too).",
+    ),
     quiet: Quiet = False,
     as_json: Json = False,
 ) -> None:
@@ -125,6 +130,7 @@ def debias_command(
         seeds=seeds,
         force=force,
         progress=not quiet and not as_json,
+        min_effect=min_effect,
     )  # fmt: skip
     if as_json:
         echo_json({"comparison": result.comparison, "ran": result.ran, "reused": result.reused})

@@ -82,7 +82,7 @@ def _tables_text(loaded: list[Run], fmt: str, compare: bool) -> str:
         return render_tables([(r.label, r.source, r.models) for r in loaded], fmt)
     if fmt == "latex":
         fail("--compare prints md or csv; use --format md or --format csv")
-    text = format_comparison(compare_runs([(r.label, r.models) for r in loaded]), fmt) + "\n"
+    text = format_comparison(compare_runs(loaded), fmt) + "\n"
     from nlibias.report.paper_tables import format_table
     from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements
 

@@ -32,7 +32,7 @@ from nlibias.debias.wordlists import swap_list_named
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.io.run_manifest import read_manifest
 from nlibias.jobs.audit import run_audit
-from nlibias.jobs.debias_compare import COMPARISON_JSON, DebiasComparison, compare_debiasing
+from nlibias.jobs.debias_compare import COMPARISON_JSON, MIN_EFFECT, DebiasComparison, compare_debiasing
 from nlibias.jobs.debias_stages import DONE, Stage, begin_stage, check_stages
 from nlibias.jobs.expand import SUMMARY_JSON, expand_samples
 from nlibias.version import __version__
@@ -217,13 +217,17 @@ def _complete_run(directory: Path) -> bool:
     return manifest is not None and manifest["complete"]
 
 
-def _stored_comparison(path: Path, pairs: list[list[str]], bootstrap: int) -> DebiasComparison | None:
-    """The comparison a finished run wrote, if it still is that one (same pairs and resamples)."""
+def _stored_comparison(
+    path: Path, pairs: list[list[str]], bootstrap: int, min_effect: float = MIN_EFFECT
+) -> DebiasComparison | None:
+    """The comparison a finished run wrote, if it still is that one (same pairs, resamples and
+    minimum effect)."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
     same = stored.get("bootstrap") == bootstrap and stored.get("seed") == 0
+    same = same and stored.get("min_effect") == min_effect
     same = same and [[p.get("before"), p.get("after")] for p in stored.get("pairs") or []] == pairs
     return cast(DebiasComparison, stored) if same and "seed_groups" in stored else None
 
@@ -243,6 +247,7 @@ def run_debias(
     seeds: int = 1,
     force: bool = False,
     progress: bool = True,
+    min_effect: float = MIN_EFFECT,
 ) -> DebiasResult:
     """Augment ``train``, fine-tune each of ``models`` on it and on the original (``seeds`` times:
     seeds ``seed``, ``seed + 1``, ...), audit all on the occupation samples (``premises``: your
@@ -301,9 +306,13 @@ def run_debias(
             occupations.output, audited, out_dir=audit.output, bootstrap=bootstrap, progress=progress,
             **(audit_options or {}),
         )  # fmt: skip
-    result = None if start(comparison) else _stored_comparison(comparison.output, pairs, bootstrap)
+    result = (
+        None if start(comparison) else _stored_comparison(comparison.output, pairs, bootstrap, min_effect)
+    )
     if result is None:  # not done, or rewritten since by `report --debias` with other options
-        result = compare_debiasing(audit.output, [(b, a) for b, a in pairs], bootstrap=bootstrap)
+        result = compare_debiasing(
+            audit.output, [(b, a) for b, a in pairs], bootstrap=bootstrap, min_effect=min_effect
+        )
         if comparison.name not in ran:
             ran.append(comparison.name)
     return DebiasResult(result, ran, [s.name for s in stages if s.name not in ran])

@@ -3,9 +3,10 @@ differences with paired bootstrap intervals (paper 004 Tables 5-7), from one aud
 
 Both models must have been audited on the same occupation samples (one ``nlibias audit`` with two
 ``--model``). The differences come from the per-pair values of each model
-(:func:`nlibias.metrics.occupations.pair_value_columns`), resampled by pair for both at once
-(:func:`nlibias.metrics.occupations.paired_differences`); the models' own values and intervals
-are those of the run's ``metrics.json``. Accuracy is read from each model directory's
+(:func:`nlibias.metrics.occupations.pair_value_columns`), resampled by pair for both at once by
+the paired bootstrap the gate uses (:func:`nlibias.metrics.paired.compare_units`; a pair one model
+leaves undefined is left out of that measure for both); the models' own values and intervals are
+those of the run's ``metrics.json``. Accuracy is read from each model directory's
 ``finetune.json`` (``nlibias finetune --eval``), when there is one.
 
 Pairs are given as ``(before, after)`` model keys, or found: a model directory whose
@@ -18,7 +19,9 @@ read against the directory the model was found from.
 
 Pairs that differ only in the seed are a seed group (:func:`seed_groups`): per-seed values, their
 mean and min-max spread, and a change marked only when every seed's paired interval excludes 0
-on the same side and the before and after ranges across seeds do not overlap.
+on the same side, every seed's difference is at least ``min_effect`` points (default 1: a
+difference of 3.6e-7 points whose degenerate interval excludes 0 is no change) and the before and
+after ranges across seeds do not overlap.
 """
 
 from __future__ import annotations
@@ -32,10 +35,12 @@ from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.predictions import PREDICTIONS_JSONL, read_prediction_arrays
-from nlibias.metrics.occupations import pair_value_columns, paired_differences
+from nlibias.metrics.occupations import MEASURE_KEYS, pair_value_columns
 from nlibias.schema.columns import IdPositions
 
 COMPARISON_JSON = "debias_comparison.json"
+MIN_EFFECT = 1.0
+"""Smallest difference, in points, marked as a change (the paired interval must exclude 0 too)."""
 _AUGMENT_SUMMARY = "augment_summary.json"
 _FINETUNE_RECORD = "finetune.json"
 
@@ -58,6 +63,8 @@ class DebiasComparison(TypedDict):
     samples: str
     bootstrap: int
     seed: int
+    min_effect: float
+    """Smallest difference in points that counts as a change."""
     pairs: list[ModelPair]
     seed_groups: list[dict[str, Any]]
     """Pairs that differ only in their seed, summarised across seeds (:func:`seed_groups`)."""
@@ -145,10 +152,14 @@ def compare_debiasing(
     bootstrap: int = 1000,
     seed: int = 0,
     write: bool = True,
+    min_effect: float = MIN_EFFECT,
 ) -> DebiasComparison:
     """Compare each ``(before, after)`` pair of models of an occupation audit run; write
     ``debias_comparison.json`` into the run (``write``). ``samples``: where the audit's samples are
-    (default: the path the run recorded)."""
+    (default: the path the run recorded); ``min_effect``: the smallest difference in points marked
+    as a change."""
+    if not (isinstance(min_effect, int | float) and min_effect >= 0):
+        raise ConfigError(f"min_effect is {min_effect!r}; pass 0 or more points", parameter="min_effect")
     run = Path(run_dir)
     metrics_path = run / "metrics.json"
     if not metrics_path.is_file():
@@ -187,8 +198,8 @@ def compare_debiasing(
         values[model], groups, _ = pair_value_columns(columns, rows.probs, model=model, labels=rows.label)
     slices = ("overall", "by_dominant_gender")
     result = DebiasComparison(
-        run=str(run.absolute()), samples=str(samples_path), bootstrap=bootstrap, seed=seed, pairs=[],
-        seed_groups=[],
+        run=str(run.absolute()), samples=str(samples_path), bootstrap=bootstrap, seed=seed,
+        min_effect=float(min_effect), pairs=[], seed_groups=[],
     )  # fmt: skip
     for before, after in chosen:
         difference = paired_differences(
@@ -209,7 +220,7 @@ def compare_debiasing(
                 difference={s: difference[s] for s in slices},
             )
         )
-    result["seed_groups"] = seed_groups(result, _groups(chosen, run))
+    result["seed_groups"] = seed_groups(result, _groups(chosen, run), min_effect=min_effect)
     if write:
         save_comparison(run, result)
     return result
@@ -273,13 +284,23 @@ def _spread(values: list[float | None]) -> dict[str, Any]:
     return {"values": values, "mean": sum(known) / len(known), "min": min(known), "max": max(known)}
 
 
-def _changed(pairs: list[ModelPair], key: str, before: dict[str, Any], after: dict[str, Any]) -> bool:
-    """A change beyond resampling noise (every seed's paired 95% interval excludes 0, on one side)
-    and beyond seed noise (the before and after ranges across seeds do not overlap)."""
+def _changed(
+    pairs: list[ModelPair],
+    key: str,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    min_effect: float = MIN_EFFECT,
+) -> bool:
+    """A change beyond resampling noise (every seed's paired 95% interval excludes 0, on one side),
+    big enough to matter (every seed's difference at least ``min_effect`` points) and beyond seed
+    noise (the before and after ranges across seeds do not overlap)."""
     sides = set()
     for pair in pairs:
         ci = (pair["difference"]["overall"].get("ci") or {}).get(key)
         if not ci or ci[0] is None or ci[1] is None or ci[0] <= 0 <= ci[1]:
+            return False
+        value = pair["difference"]["overall"].get(key)
+        if value is None or abs(float(value)) < min_effect:
             return False
         sides.add(ci[0] > 0)
     if len(sides) != 1 or None in (before["min"], after["min"]):
@@ -287,7 +308,9 @@ def _changed(pairs: list[ModelPair], key: str, before: dict[str, Any], after: di
     return len(pairs) == 1 or before["max"] < after["min"] or after["max"] < before["min"]
 
 
-def seed_groups(comparison: DebiasComparison, groups: list[list[int]]) -> list[dict[str, Any]]:
+def seed_groups(
+    comparison: DebiasComparison, groups: list[list[int]], *, min_effect: float = MIN_EFFECT
+) -> list[dict[str, Any]]:
     """Per group of pairs that differ only in the seed: each measure's per-seed values before and
     after, their mean and min-max, the differences, and whether it changed (:func:`_changed`)."""
     run = comparison["run"]
@@ -309,9 +332,46 @@ def seed_groups(comparison: DebiasComparison, groups: list[list[int]]) -> list[d
             summary["measures"][key] = {
                 **roles,
                 "difference": _spread([p["difference"]["overall"].get(key) for p in pairs]),
-                "changed": _changed(pairs, key, roles["before"], roles["after"]),
+                "changed": _changed(pairs, key, roles["before"], roles["after"], min_effect),
             }
         out.append(summary)
+    return out
+
+
+def paired_differences(
+    before: Any, after: Any, *, groups: dict[str, Any], bootstrap: int, seed: int
+) -> dict[str, Any]:
+    """After minus before of S, ΔP, B and S_3way (points) over the same pairs, overall and per
+    group, with the gate's paired bootstrap intervals (:func:`nlibias.metrics.paired.compare_units`);
+    a pair either model leaves undefined is left out of that measure for both, so the difference is
+    the difference of the means over the pairs both define.
+
+    >>> import numpy as np
+    >>> before = np.array([[1.0, 0.2, 1.0, 1.0], [0.0, 0.4, 0.0, 1.0]])
+    >>> after = np.array([[1.0, 0.1, 0.0, 0.0], [1.0, 0.1, 0.0, 1.0]])
+    >>> d = paired_differences(before, after, groups={}, bootstrap=0, seed=0)["overall"]
+    >>> d["S"], round(d["delta_p"], 6), d["B"], d["S_3way"]  # S 50 -> 100, dP 30 -> 10, B 50 -> 0, S3 100 -> 50
+    (50.0, -20.0, -50.0, -50.0)
+    """
+    import numpy as np
+
+    from nlibias.metrics.meta import ALL_MEASURES
+    from nlibias.metrics.paired import OVERALL, compare_units, mean_units
+
+    before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    either = np.isnan(before) | np.isnan(after)
+    base = mean_units(np.where(either, np.nan, before), MEASURE_KEYS, groups=groups)
+    cand = mean_units(np.where(either, np.nan, after), MEASURE_KEYS, groups=groups)
+    infos = [ALL_MEASURES[key] for key in MEASURE_KEYS]
+    found = compare_units(base, cand, infos, slices=(OVERALL, *groups), resamples=bootstrap, seed=seed)
+    out: dict[str, Any] = {"overall": {"ci": {}}} | {f"by_{by}": {} for by in groups}
+    for c in found:
+        part = (
+            out["overall"] if c.slicing == OVERALL else out[f"by_{c.slicing}"].setdefault(c.slice, {"ci": {}})
+        )
+        part["n_pairs"] = c.n_units
+        part[c.measure] = c.delta
+        part["ci"][c.measure] = None if c.delta_ci is None else list(c.delta_ci)
     return out
 
 

@@ -140,36 +140,14 @@ def _samples_path(run: Path, metrics: Mapping[str, Any], samples: str | Path | N
 
 def _load(run_dir: str | Path, samples: str | Path | None) -> _RunData:
     """A run's metrics, the samples it scored (as columns) and each model's outputs on them."""
-    import numpy as np
-
     from nlibias.catalog.registry import read_benchmark_samples
     from nlibias.jobs.results import load_run
-    from nlibias.schema.columns import IdPositions
-    from nlibias.schema.outputs import ModelOutputs
+    from nlibias.metrics.paired_units import model_outputs
 
     run = Path(run_dir)
     result = load_run(run)
     columns = read_benchmark_samples(_samples_path(run, result.metrics, samples)).columns
-    positions = IdPositions(columns.ids)
-    by_model: dict[str, list[Any]] = {}
-    for prediction in result.predictions:
-        try:
-            at = positions(prediction.sample_id)
-        except KeyError:
-            raise DataError(
-                f"{run}: sample {prediction.sample_id!r} is not among the samples read", sample=prediction.sample_id,
-                fix="pass the samples the run audited",
-            ) from None  # fmt: skip
-        by_model.setdefault(prediction.model, [None] * len(columns))[at] = prediction
-    predicted = np.zeros(len(columns), dtype=bool)
-    for rows in by_model.values():
-        predicted |= np.array([r is not None for r in rows])
-    kept = np.flatnonzero(predicted)
-    kinds = result.metrics.get("predictor_kinds") or {}
-    outputs = {
-        model: ModelOutputs.of_predictions([rows[i] for i in kept], str(kinds.get(model, "classifier")))
-        for model, rows in by_model.items()
-    }
+    kept, outputs = model_outputs(columns, result.predictions, result.metrics.get("predictor_kinds") or {})
     scored = columns if len(kept) == len(columns) else columns.take(kept)
     return _RunData(run, result.metrics, scored, outputs)
 

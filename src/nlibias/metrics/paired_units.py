@@ -20,13 +20,15 @@ M1 and the token-probability score are means over units of the values their scor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
 from nlibias.errors import DataError
 from nlibias.metrics.bbnli import EncodedSamples
 from nlibias.metrics.paired import RunUnits, bbnli_units, mean_units
+from nlibias.schema import Prediction
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
@@ -95,3 +97,42 @@ def run_units(
         f"(it resamples {', '.join(sorted(set().union(*(n for n, _ in BUILDERS))))})",
         model=model,
     )
+
+
+def model_outputs(
+    columns: SampleColumns, predictions: Iterable[Prediction], kinds: Mapping[str, Any]
+) -> tuple[np.ndarray, dict[str, ModelOutputs]]:
+    """Each model's outputs on the samples some model answered: ``(positions, {model: outputs})``
+    (``kinds``: each model's predictor kind, default ``classifier``); a prediction of a sample
+    that ``columns`` lacks is a DataError naming it.
+
+    >>> from nlibias.schema import Prediction, Sample
+    >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.", hypothesis=f"{s} H.",
+    ...                gold="neutral", stereotype=s, pair_key="k") for s in ("pro", "anti")]
+    >>> kept, outputs = model_outputs(SampleColumns.from_samples(pair), [Prediction(sample_id="anti",
+    ...     model="m", label="neutral")], {})
+    >>> kept.tolist(), outputs["m"].label_codes().tolist()
+    ([1], [1])
+    """
+    from nlibias.schema.columns import IdPositions
+
+    positions = IdPositions(columns.ids)
+    by_model: dict[str, list[Prediction | None]] = {}
+    for prediction in predictions:
+        try:
+            at = positions(prediction.sample_id)
+        except KeyError:
+            raise DataError(
+                f"sample {prediction.sample_id!r} of model {prediction.model!r} is not among the samples read",
+                sample=prediction.sample_id, fix="pass the samples the run audited",
+            ) from None  # fmt: skip
+        by_model.setdefault(prediction.model, [None] * len(columns))[at] = prediction
+    predicted = np.zeros(len(columns), dtype=bool)
+    for rows in by_model.values():
+        predicted |= np.fromiter((r is not None for r in rows), dtype=bool, count=len(rows))
+    kept = np.flatnonzero(predicted)
+    outputs = {
+        model: ModelOutputs.of_predictions([rows[i] for i in kept], str(kinds.get(model, "classifier")))
+        for model, rows in by_model.items()
+    }
+    return kept, outputs

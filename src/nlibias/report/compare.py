@@ -1,8 +1,14 @@
-"""Several runs or models side by side; a difference is marked only where the 95% bootstrap
-intervals do not overlap.
+"""Several runs or models side by side, each column against its reference column.
 
 Each column is one (run, model). A column's reference is the same model in the first run when
-several runs are compared, otherwise the first column.
+several runs are compared, otherwise the first column. Two columns over the same samples (the
+same ids and texts: models of one run, or runs of one samples file) answered the same items, so
+they are compared item by item: a paired bootstrap over the shared resampling units
+(:mod:`nlibias.metrics.paired`, the gate's test) gives the difference with its 95% interval, a
+difference is marked where that interval excludes 0, and a headline measure the gate would flag
+(significantly farther from "no bias" than the reference, one-sided, Holm over the slices) is
+marked too. Only columns over different samples fall back to marking where the two 95% intervals
+do not overlap; :attr:`Comparison.tests` says which test each column got.
 
 >>> disjoint((1.0, 2.0), (2.5, 3.0)), disjoint((1.0, 2.0), (1.5, 3.0)), disjoint(None, (0.0, 1.0))
 (True, False, False)
@@ -11,11 +17,16 @@ several runs are compared, otherwise the first column.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from nlibias.metrics.meta import MEASURES
 from nlibias.report.metric_readers import interval, is_number, numeric_measures, slice_groups, slice_kinds
+
+if TYPE_CHECKING:
+    from nlibias.report.load import Run
+    from nlibias.schema.columns import SampleColumns
+    from nlibias.schema.outputs import ModelOutputs
 
 
 @dataclass(frozen=True)
@@ -26,6 +37,15 @@ class Cell:
     """True when this cell's interval and its reference's interval do not overlap."""
     better: bool | None
     """Whether the difference is an improvement (``None`` when no difference or no direction)."""
+    delta: float | None = None
+    """Paired columns: this value minus the reference's."""
+    delta_ci: tuple[float, float] | None = None
+    """Paired columns: the 95% paired bootstrap interval of :attr:`delta`."""
+    paired: bool = False
+    """True when :attr:`differs` comes from the paired interval (same samples)."""
+    flagged: bool = False
+    """A headline measure the gate would flag: farther from "no bias" than the reference (adjusted
+    one-sided p < 0.05)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +61,9 @@ class Comparison:
     references: list[int]
     """Index of each column's reference column (itself for a reference)."""
     rows: list[ComparisonRow]
+    tests: list[str] = field(default_factory=list)
+    """Per column: ``reference``, ``paired`` (same samples as its reference: paired bootstrap) or
+    ``overlap`` (different samples, or no predictions to pair: non-overlapping intervals)."""
 
     @property
     def n_differences(self) -> int:
@@ -60,75 +83,210 @@ def _comparison_slices(metrics: Mapping[str, Any]) -> list[tuple[str, Mapping[st
 
 
 def compare(
-    runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]], *, measures: Sequence[str] | None = None
+    runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]] | Run],
+    *,
+    measures: Sequence[str] | None = None,
 ) -> Comparison:
     """Side-by-side values of every measure, overall and per domain (or the first non-subtopic slicing).
 
+    ``runs``: loaded runs (:class:`~nlibias.report.load.Run`: columns over the same samples are
+    paired) or ``(label, models)`` pairs (metrics only: intervals compared).
+
     >>> m = lambda v, lo, hi: {"overall": {"accuracy": v, "ci": {"accuracy": [lo, hi]}}}
     >>> c = compare([("r1", {"a": m(50.0, 45.0, 55.0)}), ("r2", {"a": m(70.0, 65.0, 75.0)})])
-    >>> c.columns, c.rows[0].cells[1].differs, c.rows[0].cells[1].better
-    (['r1 · a', 'r2 · a'], True, True)
+    >>> c.columns, c.rows[0].cells[1].differs, c.rows[0].cells[1].better, c.tests
+    (['r1 · a', 'r2 · a'], True, True, ['reference', 'overlap'])
     """
-    columns: list[tuple[str, str, Mapping[str, Any]]] = [
-        (label, model, metrics) for label, models in runs for model, metrics in models.items()
+    items = [(r, r.label, r.models) if not isinstance(r, tuple) else (None, r[0], r[1]) for r in runs]
+    columns = [
+        (label, model, metrics, run) for run, label, models in items for model, metrics in models.items()
     ]
-    several_runs = len(runs) > 1
-    names = [f"{label} · {model}" if several_runs else model for label, model, _ in columns]
+    several_runs = len(items) > 1
+    names = [f"{label} · {model}" if several_runs else model for label, model, _, _ in columns]
     references: list[int] = []
-    for label, model, _ in columns:
+    for _, model, _, _ in columns:
         reference = 0
         if several_runs:
-            for j, (other_label, other_model, _) in enumerate(columns):
-                if other_model == model and other_label == runs[0][0]:
+            for j, (other_label, other_model, _, _) in enumerate(columns):
+                if other_model == model and other_label == items[0][1]:
                     reference = j
                     break
         references.append(reference)
-        del label
     if measures is None:
         found: list[str] = []
-        for _, _, metrics in columns:
+        for _, _, metrics, _ in columns:
             overall = metrics.get("overall")
             if isinstance(overall, Mapping):
                 found += [m for m in numeric_measures(overall) if m not in found]
-        ordered = [m for m in MEASURES if m in found] + [m for m in found if m not in MEASURES]
-        measures = ordered
+        measures = [m for m in MEASURES if m in found] + [m for m in found if m not in MEASURES]
     slice_names: list[str] = []
     by_column: list[dict[str, Mapping[str, Any]]] = []
-    for _, _, metrics in columns:
+    for _, _, metrics, _ in columns:
         groups = dict(_comparison_slices(metrics))
         by_column.append(groups)
         slice_names += [s for s in groups if s not in slice_names]
+    paired = paired_columns([(model, metrics, run) for _, model, metrics, run in columns], references)
     rows: list[ComparisonRow] = []
     for slice_name in slice_names:
         for measure in measures:
-            cells: list[Cell] = []
-            for i, groups in enumerate(by_column):
-                m = groups.get(slice_name, {})
-                value = m.get(measure)
-                ci = interval(m, measure)
-                ref = by_column[references[i]].get(slice_name, {})
-                differs = references[i] != i and disjoint(ci, interval(ref, measure))
-                better = None
-                ref_value = ref.get(measure)
-                if differs and measure in MEASURES and is_number(value) and is_number(ref_value):
-                    better = MEASURES[measure].is_better(float(value), float(ref_value))
-                cells.append(Cell(float(value) if is_number(value) else None, ci, differs, better))
+            cells = [
+                _cell(groups.get(slice_name, {}), by_column[references[i]].get(slice_name, {}), measure,
+                      references[i] != i, paired.get(i, {}).get((slice_name, measure)))
+                for i, groups in enumerate(by_column)
+            ]  # fmt: skip
             if any(c.value is not None for c in cells):
                 rows.append(ComparisonRow(slice_name, measure, cells))
-    return Comparison(columns=names, references=references, rows=rows)
+    tests = [
+        "reference" if r == i else "paired" if i in paired else "overlap" for i, r in enumerate(references)
+    ]
+    return Comparison(columns=names, references=references, rows=rows, tests=tests)
+
+
+def _cell(
+    m: Mapping[str, Any], ref: Mapping[str, Any], measure: str, compared: bool, pair: PairedValue | None
+) -> Cell:
+    """One column's cell: its value and interval, and the difference from its reference (paired
+    where ``pair`` holds the paired comparison, else by the intervals' overlap)."""
+    value, ref_value, ci = m.get(measure), ref.get(measure), interval(m, measure)
+    number = float(value) if is_number(value) else None
+    if pair is not None and pair.delta_ci is not None:
+        lo, hi = pair.delta_ci
+        differs = lo > 0 or hi < 0
+    else:
+        pair = None
+        differs = compared and disjoint(ci, interval(ref, measure))
+    better = None
+    if differs and measure in MEASURES and is_number(value) and is_number(ref_value):
+        better = MEASURES[measure].is_better(float(value), float(ref_value))
+    if pair is None:
+        return Cell(number, ci, differs, better)
+    return Cell(number, ci, differs, better, pair.delta, pair.delta_ci, True, pair.flagged)
+
+
+@dataclass(frozen=True)
+class PairedValue:
+    """A column's paired difference from its reference on one slice and measure."""
+
+    delta: float | None
+    delta_ci: tuple[float, float] | None
+    flagged: bool
+
+
+PAIRED_RESAMPLES = 1000
+"""Resamples of the paired bootstrap behind a comparison (seed 0, as the gate's default)."""
+
+_Outputs = tuple["SampleColumns", dict[str, "ModelOutputs"]]
+
+
+def _run_outputs(run: Run, cache: dict[int, _Outputs | None]) -> _Outputs | None:
+    """The samples a run scored and each model's outputs on them (None: not readable)."""
+    if id(run) not in cache:
+        from nlibias.errors import NlibiasError
+        from nlibias.metrics.paired_units import model_outputs
+        from nlibias.schema.columns import SampleColumns
+
+        cache[id(run)] = None
+        samples = run.samples()
+        if samples:
+            keys = sorted({key for sample in samples for key in sample.provenance})
+            try:
+                columns = SampleColumns.from_samples(samples, provenance_keys=keys)
+                kept, outputs = model_outputs(
+                    columns, run.predictions(), run.metrics.get("predictor_kinds") or {}
+                )
+            except (NlibiasError, ValueError):
+                return None
+            cache[id(run)] = (columns if len(kept) == len(columns) else columns.take(kept), outputs)
+    return cache[id(run)]
+
+
+def _same_samples(a: SampleColumns, b: SampleColumns) -> bool:
+    if a is b:
+        return True
+    return len(a) == len(b) and all(
+        a.ids[i] == b.ids[i] and a.premise[i] == b.premise[i] and a.hypothesis[i] == b.hypothesis[i]
+        for i in range(len(a))
+    )
+
+
+def paired_columns(
+    columns: Sequence[tuple[str, Mapping[str, Any], Run | None]], references: Sequence[int]
+) -> dict[int, dict[tuple[str, str], PairedValue]]:
+    """``{column: {(slice, measure): PairedValue}}`` for each column over the same samples as its
+    reference (``columns``: ``(model, metrics, run)``; a column without a run is not paired)."""
+    cache: dict[int, _Outputs | None] = {}
+    found: dict[int, dict[tuple[str, str], PairedValue]] = {}
+    for i, ref in enumerate(references):
+        model, metrics, run = columns[i]
+        ref_model, ref_metrics, ref_run = columns[ref]
+        if ref == i or run is None or ref_run is None:
+            continue
+        mine, theirs = _run_outputs(run, cache), _run_outputs(ref_run, cache)
+        if mine is None or theirs is None or model not in mine[1] or ref_model not in theirs[1]:
+            continue
+        if not _same_samples(mine[0], theirs[0]):
+            continue
+        values = _paired_values(
+            mine[0], theirs[1][ref_model], mine[1][model], (ref_model, model), (ref_metrics, metrics)
+        )
+        if values:
+            found[i] = values
+    return found
+
+
+def _paired_values(
+    columns: SampleColumns,
+    base: ModelOutputs,
+    cand: ModelOutputs,
+    models: tuple[str, str],
+    metrics: tuple[Mapping[str, Any], Mapping[str, Any]],
+) -> dict[tuple[str, str], PairedValue]:
+    from nlibias.errors import NlibiasError
+    from nlibias.metrics.meta import ALL_MEASURES
+    from nlibias.metrics.paired import OVERALL, compare_units
+    from nlibias.metrics.paired_units import run_units
+    from nlibias.metrics.verdicts import headline_infos
+
+    heads = [
+        i.name
+        for i in headline_infos(metrics[1].get("overall") or {})
+        if i.name in (metrics[0].get("overall") or {})
+    ]
+    if not heads:
+        return {}
+    try:
+        base_units = run_units(columns, base, model=models[0], measures=heads)
+        cand_units = run_units(columns, cand, model=models[1], measures=heads)
+    except (NlibiasError, ValueError):
+        return {}
+    totals = [block.sum(axis=0, keepdims=True) for block in base_units.blocks]
+    infos = [ALL_MEASURES[n] for n in base_units.statistic(*totals) if n in ALL_MEASURES]
+    kinds = [k for k in slice_kinds(metrics[1]) if k != "subtopic"][:1]
+    found = compare_units(base_units, cand_units, infos, slices=(OVERALL, *kinds), resamples=PAIRED_RESAMPLES)
+    return {
+        ("all" if c.slicing == OVERALL else c.slice, c.measure): PairedValue(
+            c.delta, c.delta_ci, ALL_MEASURES[c.measure].headline and c.p_adjusted < 0.05
+        )
+        for c in found
+    }
 
 
 def format_comparison(comparison: Comparison, fmt: str = "md") -> str:
     """The comparison as a Markdown (``md``) or CSV (``csv``) table; ``*`` marks a difference.
 
-    A marked cell's 95% interval does not overlap the interval of its reference column.
+    A paired cell (same samples as its reference) shows its difference and the difference's
+    paired 95% interval, ``*`` where that interval excludes 0 and ``!`` where the gate would
+    flag it; another cell is marked ``*`` where its 95% interval does not overlap its reference's.
     """
     headers = ["Slice", "Measure", *comparison.columns]
 
     def cell_text(cell: Cell) -> str:
         if cell.value is None:
             return "–" if fmt == "md" else ""
-        return f"{cell.value:.2f}" + ("*" if cell.differs else "")
+        text = f"{cell.value:.2f}"
+        if cell.paired and cell.delta is not None and cell.delta_ci is not None:
+            text += f" (Δ {cell.delta:+.2f} [{cell.delta_ci[0]:.2f}, {cell.delta_ci[1]:.2f}])"
+        return text + ("*" if cell.differs else "") + ("!" if cell.flagged else "")
 
     body = [[row.slice, row.measure, *(cell_text(c) for c in row.cells)] for row in comparison.rows]
     if fmt == "csv":
@@ -145,7 +303,27 @@ def format_comparison(comparison: Comparison, fmt: str = "md") -> str:
         "|---|---|" + "---:|" * len(comparison.columns),
         *("| " + " | ".join(r) + " |" for r in body),
         "",
-        "`*`: the 95% bootstrap interval does not overlap the reference column's "
-        f"({', '.join(sorted({comparison.columns[r] for r in comparison.references}))}).",
+        *comparison_notes(comparison),
     ]
     return "\n".join(lines)
+
+
+def comparison_notes(comparison: Comparison) -> list[str]:
+    """Which test each compared column got, in words (one line per test used)."""
+    paired = [c for c, t in zip(comparison.columns, comparison.tests, strict=False) if t == "paired"]
+    overlap = [c for c, t in zip(comparison.columns, comparison.tests, strict=False) if t == "overlap"]
+    references = ", ".join(sorted({comparison.columns[r] for r in comparison.references}))
+    notes = []
+    if paired:
+        notes.append(
+            f"Paired test ({', '.join(paired)}: the same samples as the reference, {references}): "
+            f"Δ is the difference with its 95% paired bootstrap interval ({PAIRED_RESAMPLES} resamples of the "
+            "shared units); `*` the interval excludes 0; `!` the gate would flag it (farther from no bias, "
+            "one-sided p < 0.05 after Holm over the slices)."
+        )
+    if overlap or not paired:
+        notes.append(
+            f"Interval overlap ({', '.join(overlap) or 'no column'}: not the same samples as the reference, "
+            f"{references}, or no predictions to pair): `*` the 95% bootstrap intervals do not overlap."
+        )
+    return notes

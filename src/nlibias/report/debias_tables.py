@@ -127,9 +127,16 @@ def _change_table(comparison: Mapping[str, Any]) -> str:
         ["After - before", "Acc", *(f"{label.split()[0]} [95% CI]" for _, label in _MEASURES)],
         rows,
         title="Change, percentage points (paired bootstrap over pairs, 95% CI per seed; across seeds: mean "
-        "[min, max]; * marks a change: every seed's interval excludes 0 on one side and the before and "
-        "after values' min-max ranges across seeds do not overlap)",
+        "[min, max]; * marks a change: every seed's interval excludes 0 on one side, every seed's change "
+        f"is at least {_min_effect(comparison):g} point(s), and the before and after values' min-max "
+        "ranges across seeds do not overlap)",
     )
+
+
+def _min_effect(comparison: Mapping[str, Any]) -> float:
+    """The smallest change marked (1 point for a comparison written before it was recorded)."""
+    value = comparison.get("min_effect")
+    return float(value) if isinstance(value, int | float) else 1.0
 
 
 def _spread_change(measure: Mapping[str, Any]) -> str:

@@ -28,7 +28,8 @@ from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.report import plots as figures
 from nlibias.report.assets import REPORT_CSS as _CSS
 from nlibias.report.assets import REPORT_JS as _JS
-from nlibias.report.compare import Comparison, compare
+from nlibias.report.compare import Comparison, compare, comparison_notes
+from nlibias.report.debias_sections import debias_section
 from nlibias.report.examples import CATEGORY_TITLES, example_pairs
 from nlibias.report.explanation_sections import explanations_html
 from nlibias.report.extend_sections import extend_card_html
@@ -269,19 +270,23 @@ def _comparison(comparison: Comparison) -> str:
             text = _num(cell.value)
             if cell.ci is not None:
                 text += f' <span class="ci">[{cell.ci[0]:.2f}, {cell.ci[1]:.2f}]</span>'
+            if cell.paired and cell.delta is not None and cell.delta_ci is not None:
+                text += f' <span class="ci">Δ {cell.delta:+.2f} [{cell.delta_ci[0]:.2f}, {cell.delta_ci[1]:.2f}]</span>'
             if cell.differs:
                 mark = "better" if cell.better else "worse" if cell.better is False else ""
                 ref = comparison.columns[comparison.references[i]]
-                cells.append(
-                    f'<span class="diff {mark}" title="interval does not overlap {_e(ref)}">{text} ◆</span>'
-                )
+                why = "paired interval excludes 0 against" if cell.paired else "interval does not overlap"
+                flag = " !" if cell.flagged else ""
+                cells.append(f'<span class="diff {mark}" title="{why} {_e(ref)}">{text} ◆{flag}</span>')
             else:
                 cells.append(text)
         rows.append([_e(row.slice), _e(row.measure), *cells])
     note = (
-        '<p class="muted">◆ marks a value whose 95% bootstrap interval does not overlap the interval of its '
-        "reference (the same model in the first run, or the first model); green = better, orange = worse "
-        f"by the measure's direction. {comparison.n_differences} marked.</p>"
+        '<p class="muted">◆ marks a difference from the reference (the same model in the first run, or the '
+        "first model); green = better, orange = worse by the measure's direction; "
+        f"{comparison.n_differences} marked. "
+        + _e(" ".join(comparison_notes(comparison)).replace("`", ""))
+        + "</p>"
     )
     return note + _table(["slice", "measure", *comparison.columns], rows, numeric_from=2)
 
@@ -418,7 +423,7 @@ def render_report(
     figs: list[figures.Plot] = []
     if compare_runs is None:
         compare_runs = len(runs) > 1 or any(len(r.models) > 1 for r in runs)
-    comparison = compare([(r.label, r.models) for r in runs]) if compare_runs else None
+    comparison = compare(runs) if compare_runs else None
     sections: list[tuple[str, str, str]] = [
         ("provenance", "Run configuration and provenance", provenance_html(runs)),
         ("card", "Dataset card", _card(runs) + extend_card_html(runs)),
@@ -434,6 +439,7 @@ def render_report(
         ("most-biased", "Most biased subtopics (Table 8)", _most_biased(runs)),
         ("measures", "Benchmark measures", _other_measures(runs, plots, figs)),
         ("comparison", "Comparison", _comparison(comparison) if comparison is not None else ""),
+        ("debias", "Before / after debiasing", debias_section(runs)),
         ("tp-nli", "Token probability vs NLI", _tp_vs_nli(runs, plots, figs)),
         ("examples", "Example pairs", _examples(runs, examples_per_category)),
         ("explanations", "Generated explanations (A.7)", explanations_html(runs)),

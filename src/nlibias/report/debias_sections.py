@@ -1,0 +1,125 @@
+"""The HTML report's before/after section for a debiasing run (``debias_comparison.json``).
+
+One table per fine-tuned pair (per seed): S, ΔP and B before and after with their 95% intervals,
+the paired difference with its 95% paired bootstrap interval (the gate's test), and whether it
+counts as a change (the interval excludes 0 and the change is at least the minimum effect;
+across seeds, every seed and non-overlapping ranges); then, for a model fine-tuned with several
+seeds, the mean and min-max across seeds.
+
+>>> pair = {"before": "b-s1", "after": "a-s1", "accuracy": {"before": 90.0, "after": 91.0},
+...         "metrics": {r: {"overall": {"S": 50.0, "ci": {"S": [45.0, 55.0]}}} for r in ("before", "after")},
+...         "difference": {"overall": {"S": 0.0, "ci": {"S": [-1.0, 1.0]}}}}
+>>> '+0.00 <span class="ci">[-1.00, 1.00]</span>' in debias_section_html({"pairs": [pair], "min_effect": 1.0})
+True
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from nlibias.report.html_parts import escape, table
+
+if TYPE_CHECKING:
+    from nlibias.report.load import Run
+
+COMPARISON_JSON = "debias_comparison.json"
+_MEASURES = (("S", "S (higher is better)"), ("delta_p", "ΔP (lower is better)"), ("B", "B (closer to 50)"))
+
+
+def _value(part: Mapping[str, Any], key: str, *, signed: bool = False) -> str:
+    value = part.get(key)
+    if not isinstance(value, int | float):
+        return "–"
+    text = f"{value:+.2f}" if signed else f"{value:.2f}"
+    ci = (part.get("ci") or {}).get(key)
+    if isinstance(ci, list | tuple) and len(ci) == 2 and all(isinstance(x, int | float) for x in ci):
+        text += f' <span class="ci">[{ci[0]:.2f}, {ci[1]:.2f}]</span>'
+    return text
+
+
+def _changed(comparison: Mapping[str, Any], pair: Mapping[str, Any], key: str) -> bool | None:
+    """Whether the seed group holding ``pair`` marks ``key`` as changed (None: not recorded)."""
+    for group in comparison.get("seed_groups") or []:
+        if pair.get("before") in (group.get("before") or []):
+            return bool(((group.get("measures") or {}).get(key) or {}).get("changed"))
+    return None
+
+
+def _pair_table(comparison: Mapping[str, Any], pair: Mapping[str, Any]) -> str:
+    before = (pair.get("metrics") or {}).get("before", {}).get("overall") or {}
+    after = (pair.get("metrics") or {}).get("after", {}).get("overall") or {}
+    difference = (pair.get("difference") or {}).get("overall") or {}
+    rows = []
+    for key, label in _MEASURES:
+        changed = _changed(comparison, pair, key)
+        mark = "–" if changed is None else "changed" if changed else "no change"
+        rows.append(
+            [
+                escape(label),
+                _value(before, key),
+                _value(after, key),
+                _value(difference, key, signed=True),
+                mark,
+            ]
+        )
+    accuracy = pair.get("accuracy") or {}
+    acc = [accuracy.get("before"), accuracy.get("after")]
+    if any(isinstance(a, int | float) for a in acc):
+        rows.append(
+            ["accuracy (eval set)", *(f"{a:.2f}" if isinstance(a, int | float) else "–" for a in acc), "", ""]
+        )
+    title = f"<h3>{escape(pair.get('after'))} against {escape(pair.get('before'))}</h3>"
+    return title + table(
+        ["measure", "before [95% CI]", "after [95% CI]", "after - before [95% paired CI]", "verdict"], rows
+    )
+
+
+def _seed_table(group: Mapping[str, Any]) -> str:
+    rows = []
+    for key, label in _MEASURES:
+        measure = (group.get("measures") or {}).get(key) or {}
+        cells = []
+        for role in ("before", "after", "difference"):
+            spread = measure.get(role) or {}
+            mean = spread.get("mean")
+            cells.append("–" if mean is None else f"{mean:.2f} ({spread['min']:.2f} to {spread['max']:.2f})")
+        rows.append([escape(label), *cells, "changed" if measure.get("changed") else "no change"])
+    seeds = ", ".join(str(s) for s in group.get("seeds") or [])
+    title = f"<h3>Across {len(group.get('before') or [])} seeds ({escape(seeds)}): mean (min to max)</h3>"
+    return title + table(["measure", "before", "after", "after - before", "verdict"], rows)
+
+
+def debias_section_html(comparison: Mapping[str, Any]) -> str:
+    """The section's HTML from one ``debias_comparison.json`` ('' when it holds no pair)."""
+    pairs: Sequence[Mapping[str, Any]] = comparison.get("pairs") or []
+    if not pairs:
+        return ""
+    min_effect = comparison.get("min_effect", 1.0)
+    note = (
+        '<p class="muted">Differences from a paired bootstrap over the occupation pairs (the same pairs for '
+        "both models, the gate's test), 95% intervals. A change: the paired interval excludes 0 and the "
+        f"change is at least {escape(min_effect)} point(s); across seeds, every seed's and the before "
+        "and after ranges do not overlap.</p>"
+    )
+    parts = [_pair_table(comparison, pair) for pair in pairs]
+    parts += [_seed_table(g) for g in comparison.get("seed_groups") or [] if len(g.get("before") or []) > 1]
+    return note + "".join(parts)
+
+
+def debias_section(runs: Sequence[Run]) -> str:
+    """The before/after section of every run that holds a ``debias_comparison.json``."""
+    parts = []
+    for run in runs:
+        path = run.path / COMPARISON_JSON
+        if not path.is_file():
+            continue
+        try:
+            comparison = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        body = debias_section_html(comparison) if isinstance(comparison, Mapping) else ""
+        if body:
+            parts.append((f"<h3>{escape(run.label)}</h3>" if len(runs) > 1 else "") + body)
+    return "".join(parts)
