@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import click
@@ -81,7 +82,9 @@ def expand_command(
 
     given = {"balance": balance, "hypothesis_templates": hypothesis_templates, "seed": seed}
     options = {key: value for key, value in given.items() if value is not None}
-    summary = expand_to_dir(name, out, source, allow_modified_data=allow_modified_data or None, **options)
+    with warnings.catch_warnings():  # the summary's warnings say it once, as the command's own
+        warnings.filterwarnings("ignore", message=".*differs from the pinned", category=UserWarning)
+        summary = expand_to_dir(name, out, source, allow_modified_data=allow_modified_data or None, **options)
     if as_json:
         echo_json(summary)
         return
