@@ -112,3 +112,33 @@ def test_the_command_line_silences_library_bars_when_stderr_is_not_a_terminal(
     assert result.exit_code == 0, result.output
     assert os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS") == "1"
     assert "sample/s" not in result.output and "%|" not in result.output  # no bar in the captured stderr
+
+
+def test_a_long_batch_moves_the_bar_before_it_ends() -> None:
+    # a scorer's chunk of 4 pairs in two inner batches: the bar hears 2 pairs after the first
+    # inner batch (0.5 of the chunk), before the chunk is returned, and the rest at its end
+    from nlibias.models.batching import report_fraction, unit_progress
+    from nlibias.runtime.loop import ComputedBatch, cached_outputs
+
+    class Bar:
+        def __init__(self) -> None:
+            self.updates: list[float] = []
+
+        def update(self, n: float) -> None:
+            self.updates.append(n)
+
+    bar, seen_mid_batch = Bar(), []
+
+    def compute(todo: list[tuple[str, ...]]):  # type: ignore[no-untyped-def]
+        with unit_progress(len(todo)):
+            report_fraction(0.5)
+            seen_mid_batch.append(list(bar.updates))
+            report_fraction(0.5)
+        yield ComputedBatch(range(len(todo)), [t[0] for t in todo])
+
+    run = cached_outputs(
+        "m", [("a",), ("b",), ("c",), ("d",)], {"m": 1}, compute, None, to_json=str, from_json=str, bar=bar
+    )
+    assert run.outputs == ["a", "b", "c", "d"]
+    assert seen_mid_batch == [[0, 2]]  # 0 cached, then 2 of 4 pairs while the chunk was computed
+    assert sum(bar.updates) == 4

@@ -121,7 +121,7 @@ def cached_outputs(
             if bar is None
             else nullcontext(bar)
         )
-        with shown as shown_bar:
+        with shown as shown_bar, _PartialTicks(shown_bar) as ticks:
             for batch in compute([inputs[i] for i in missing]):
                 targets = [missing[int(j)] for j in batch.indices]
                 for target, output in zip(targets, batch.outputs, strict=True):
@@ -134,8 +134,41 @@ def cached_outputs(
                 real += batch.real_tokens
                 padded += batch.padded_tokens
                 truncated += batch.truncated
-                shown_bar.update(len(targets))
+                ticks.finish_batch(len(targets))
     absent = len(done) - sum(done)
     if absent:
         raise RuntimeError(f"{name}: the model returned no output for {absent} inputs")
     return CachedOutputs(outputs, len(inputs) - len(missing), len(missing), real, padded, rejected, truncated)
+
+
+class _PartialTicks:
+    """Moves ``bar`` while a batch is computed (:func:`nlibias.models.batching.items_progress`:
+    a backend reports parts of a long batch), in whole items, and by the rest when it ends."""
+
+    def __init__(self, bar: Any) -> None:
+        self.bar = bar
+        self.heard = 0.0
+        self.shown = 0
+        self._scope: Any = None
+
+    def _hear(self, items: float) -> None:
+        self.heard += items
+        whole = int(self.heard)
+        if whole > self.shown:
+            self.bar.update(whole - self.shown)
+            self.shown = whole
+
+    def finish_batch(self, items: int) -> None:
+        if items > self.shown:
+            self.bar.update(items - self.shown)
+        self.heard, self.shown = 0.0, 0
+
+    def __enter__(self) -> _PartialTicks:
+        from nlibias.models.batching import items_progress
+
+        self._scope = items_progress(self._hear)
+        self._scope.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._scope.__exit__(*exc)

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from nlibias.errors import ConfigError
-from nlibias.models.batching import plan_batches
+from nlibias.models.batching import plan_batches, report_fraction, unit_progress
 from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, shared_positions
 
 #: Bumped when a change of this module changes scores, so old cache entries are not reused.
@@ -123,7 +123,8 @@ class _Scorer:
                 (a, keep_a), (b, keep_b) = encoded[int(i)]
                 left, right = _scored_positions(a, b, keep_a, keep_b, variant)
                 jobs += [(a, left), (b, right)]
-            sums, real, padded = self._sentence_log_probs(jobs)
+            with unit_progress(len(chunk)):
+                sums, real, padded = self._sentence_log_probs(jobs)
             scores = [
                 PairScore(sums[2 * k], sums[2 * k + 1], len(jobs[2 * k][1]), len(jobs[2 * k + 1][1]))
                 for k in range(len(chunk))
@@ -242,6 +243,7 @@ class HFMaskedScorer(_Scorer):
                 found[int(owner[copy])][int(where[copy])] = value
             real += int(lengths[batch].sum())
             padded += width * len(batch)
+            report_fraction(len(batch) / len(owner))  # a bar moves inside a long chunk
         return found, real, padded
 
     def _masked_log_probs(
@@ -353,4 +355,5 @@ class HFCausalScorer(_Scorer):
                 found[int(j)] = {t: token_lp[row][t - 1] for t in range(1, n)}
             real += int(lengths[batch].sum())
             padded += width * len(batch)
+            report_fraction(len(batch) / len(jobs))  # a bar moves inside a long chunk
         return found, real, padded
