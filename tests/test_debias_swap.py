@@ -13,7 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlibias.debias.swap import Swapper
-from nlibias.debias.wordlists import HER_RULE, HIS_RULE, paper_map, swap_list_named, user_list, winobias_list
+from nlibias.debias.wordlists import (
+    HER_RULE,
+    HIS_RULE,
+    SwapList,
+    paper_map,
+    swap_list_named,
+    user_list,
+    winobias_list,
+)
 from nlibias.errors import SourceError
 from nlibias.textio.text_door import FormatCharactersWarning
 
@@ -355,3 +363,10 @@ def test_a_text_is_warned_about_once_per_swap() -> None:
     with pytest.warns(FormatCharactersWarning) as caught:
         assert WINOBIAS.swap("A dog\u200b runs.") == ("A dog runs.", [])
     assert len(caught) == 1
+
+
+def test_changes_are_named_in_plain_lower_case() -> None:
+    # a full-width swap is reported as the list's words; a word mapped to itself is no change
+    assert WINOBIAS.swap("ＨＥ ｒａｎ") == ("ＳＨＥ ｒａｎ", [("he", "she")])
+    same = Swapper(SwapList("t", {"nurse": "nurse", "he": "she"}))
+    assert same.swap("ｎｕｒｓｅ ｈｅ") == ("ｎｕｒｓｅ ｓｈｅ", [("he", "she")])

@@ -284,9 +284,9 @@ class SwapPlan:
             zip(self.spans, self.words, self.options, strict=True)
         ):
             target = options[picks[i] if picks is not None else 0]
-            if target.lower() == word:
+            if fold(target).lower() == word:
                 continue
-            changes.append((word, target.lower()))
+            changes.append((word, fold(target).lower()))
             pieces += [self.text[last:start], target]
             last = end
         if not changes:
