@@ -41,6 +41,7 @@ def samples() -> Any:
         (lambda s: nlibias.expand(5), "name"),
         (lambda s: nlibias.expand("occupations", 3), "source"),
         (lambda s: nlibias.expand("occupations", out_dir=1), "out_dir"),
+        (lambda s: nlibias.expand("occupations", allow_modified_data="yes"), "allow_modified_data"),
         (lambda s: nlibias.register_benchmark("toy"), "benchmark"),
     ],
 )
