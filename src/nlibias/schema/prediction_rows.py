@@ -130,7 +130,7 @@ def _nested(check: Any, *args: Any) -> None:
 class CommonRow(BaseModel):
     """The rules every prediction row keeps (a plug-in kind's rows keep only these)."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)  # extra fields: the backend's (Prediction.extra)
+    model_config = ConfigDict(extra="ignore", frozen=True)  # other fields: the backend's, free
 
     id: Any
     label: Any
