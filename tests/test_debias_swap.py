@@ -342,7 +342,7 @@ def test_swapping_list_words_twice_gives_them_back_and_keeps_each_casing(
     assert [w == full_width(w) for w in out_words] == [w == full_width(w) for w in words]
 
 
-LISTED = frozenset(k for k in winobias_list().mapping if "'" not in k)
+LISTED = frozenset(k.rstrip(".") for k in winobias_list().mapping if "'" not in k)  # "mr." matches "Mr"
 
 
 @settings(deadline=None)
