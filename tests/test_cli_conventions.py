@@ -23,7 +23,7 @@ runner = CliRunner()
 
 PRINTING = [
     ("audit",), ("score",), ("report",), ("debias",), ("demo",), ("extend",), ("expand",),
-    ("validate", "status"), ("validate", "prescreen"),
+    ("validate", "status"), ("validate", "prescreen"), ("augment", "gender-swap"), ("finetune",),
 ]  # fmt: skip
 
 

@@ -142,3 +142,15 @@ def test_a_long_batch_moves_the_bar_before_it_ends() -> None:
     assert run.outputs == ["a", "b", "c", "d"]
     assert seen_mid_batch == [[0, 2]]  # 0 cached, then 2 of 4 pairs while the chunk was computed
     assert sum(bar.updates) == 4
+
+
+def test_commands_draw_bars_only_on_a_terminal_and_never_with_quiet_or_json(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nlibias.cli.options import show_progress
+
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    assert show_progress() and not show_progress(quiet=True) and not show_progress(as_json=True)
+    monkeypatch.setattr(sys, "stderr", _LogFile())
+    assert not show_progress()

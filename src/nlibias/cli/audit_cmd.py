@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from nlibias.cli.app import app, echo_json, warn
-from nlibias.cli.options import Json, Limit, Quiet
+from nlibias.cli.options import Json, Limit, Quiet, show_progress
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 
 if TYPE_CHECKING:
@@ -212,7 +212,7 @@ def audit_command(
         out_dir=out,
         bootstrap=bootstrap,
         seed=seed,
-        progress=not quiet and not as_json,
+        progress=show_progress(quiet, as_json),
         limit=limit,
         mode=mode,
         max_new_tokens=max_new_tokens,

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from nlibias.cli.app import PLAIN_HELP, app, echo_json
+from nlibias.cli.options import Json, Quiet, show_progress
 
 augment_app = typer.Typer(
     help="Augment an NLI training set for debiasing.",
@@ -59,7 +60,8 @@ def gender_swap_command(
         help="The language model of --her lm: smollm2 (embedded, the default), a causal LM (.gguf, "
         "directory, hub name) or mlm:NAME for a masked LM.",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    quiet: Quiet = False,
+    as_json: Json = False,
 ) -> None:
     """Append gender-swapped copies of the selected rows to a training set; print the summary."""
     from nlibias.debias.augment import augment_gender_swap, format_summary
@@ -74,7 +76,7 @@ def gender_swap_command(
         split=split,
         her=her,
         her_model=her_model,
-        progress=not as_json,
+        progress=show_progress(quiet, as_json),
     )
     if as_json:
         echo_json(summary)

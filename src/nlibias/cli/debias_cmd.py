@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from nlibias.cli.app import app, echo_json
-from nlibias.cli.options import Json, Quiet
+from nlibias.cli.options import Json, Quiet, show_progress
 
 _MODEL_OPT = typer.Option(..., "--model", help="Model to fine-tune (hub name or directory); repeatable.")
 _TRAIN_OPT = typer.Option(
@@ -129,7 +129,7 @@ def debias_command(
         seed=seed,
         seeds=seeds,
         force=force,
-        progress=not quiet and not as_json,
+        progress=show_progress(quiet, as_json),
         min_effect=min_effect,
     )  # fmt: skip
     if as_json:

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from nlibias.cli.app import app, echo_json, warn
-from nlibias.cli.options import Json, Quiet
+from nlibias.cli.options import Json, Quiet, show_progress
 
 
 @app.command("demo")
@@ -53,7 +53,7 @@ def demo_command(
         seed=seed,
         cache_path=cache,
         bootstrap=bootstrap,
-        progress=not quiet and not as_json,
+        progress=show_progress(quiet, as_json),
     )
     if as_json:
         echo_json({key: value for key, value in result.items() if key != "tables"})

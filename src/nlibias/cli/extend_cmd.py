@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from nlibias.cli.app import PLAIN_HELP, app, echo_json, warn
-from nlibias.cli.options import Json, Quiet
+from nlibias.cli.options import Json, Quiet, show_progress
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.bbnli import BBNLISubtopic
@@ -218,7 +218,7 @@ def extend_command(
         _extend_config(config_file, overrides, templates),
         from_stage=from_stage,
         until=until,
-        progress=progress and not quiet and not as_json,
+        progress=progress and show_progress(quiet, as_json),
         on_stage=functools.partial(_show_stage, as_json=as_json or quiet),
         force=force,
     )

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from nlibias.cli.app import app, echo_json
+from nlibias.cli.options import Json, Quiet, show_progress
 
 
 @app.command("finetune")
@@ -52,7 +53,8 @@ def finetune_command(
     eval_split: str = typer.Option(
         "validation", "--eval-split", help="Split of a `datasets` evaluation set."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the record as JSON."),
+    quiet: Quiet = False,
+    as_json: Json = False,
 ) -> None:
     """Fine-tune a sequence classifier with the Hugging Face Trainer; rerun to resume after a kill."""
     from nlibias.debias.finetune import finetune
@@ -76,7 +78,7 @@ def finetune_command(
         split=split,
         eval_split=eval_split,
         force=force,
-        progress=not as_json,
+        progress=show_progress(quiet, as_json),
     )
     if as_json:
         echo_json(record)

@@ -35,3 +35,11 @@ Limit = Annotated[
     ),
 ]
 OptionalOut = Annotated[Path | None, typer.Option("--out", help="Where to write the result.")]
+
+
+def show_progress(quiet: bool = False, as_json: bool = False) -> bool:
+    """Whether a command draws progress bars: not ``--quiet``, not ``--json``, and stderr is a
+    terminal (:func:`nlibias.runtime.progress.bars_wanted`)."""
+    from nlibias.runtime.progress import bars_wanted
+
+    return bars_wanted(not quiet and not as_json)

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from nlibias.cli.app import PLAIN_HELP, app, echo_json, warn
-from nlibias.cli.options import Json, Quiet
+from nlibias.cli.options import Json, Quiet, show_progress
 
 validate_app = typer.Typer(
     help="Human validation of generated hypotheses: annotation app, agreement, resolution, import/export.",
@@ -295,7 +295,7 @@ def prescreen_command(
     """Store model suggestions, shown as hints in the app and measured by `status`."""
     from nlibias.validation.prescreen import run_prescreen
 
-    shown = progress and not quiet and not as_json
+    shown = progress and show_progress(quiet, as_json)
     report = run_prescreen(
         run_dir, nli_judge=judge, lm_judge=lm_judge, cache_path=cache, threshold=threshold, progress=shown
     )

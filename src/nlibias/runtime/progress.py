@@ -50,9 +50,15 @@ def bars_wanted(progress: bool = True) -> bool:
 
 
 def silence_library_bars() -> None:
-    """Turn off the Hugging Face libraries' own progress bars (weights loading, downloads): for
-    runs whose stderr goes to a log. Libraries not imported yet read the environment variable."""
+    """Turn off the Hugging Face libraries' own progress bars (weights loading, downloads,
+    ``datasets``' maps): for runs whose stderr goes to a log. Libraries not imported yet read the
+    environment variables."""
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = "1"
+    if "datasets" in sys.modules:
+        from datasets.utils.logging import disable_progress_bar
+
+        disable_progress_bar()
     if "huggingface_hub" in sys.modules:
         from huggingface_hub.utils import disable_progress_bars
 
