@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bad_input_cases_explain import explain_cases
 from bad_input_cases_fill import fill_and_messages_cases
 from bad_input_cases_prediction_rows import cases as prediction_rows_cases
 from bad_input_cases_probe import (
@@ -420,4 +421,5 @@ def cases() -> list[Case]:
         *prediction_rows_cases(),
         *text_cases(),
         *fill_and_messages_cases(),
+        *explain_cases(),
     ]

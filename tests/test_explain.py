@@ -411,3 +411,12 @@ def test_the_report_shows_rates_flip_rate_and_one_blurred_example_per_label(cann
 
     stale = explanations_html(load_runs([canned_run]))
     assert "other predictions" in stale and "40.0" not in stale
+
+
+def test_a_damaged_summary_is_redone_not_reused(canned_run: Path) -> None:
+    judge = RuleJudge()
+    run_explain(canned_run, [judge], cache=False, bootstrap=0, progress=False)
+    summary = canned_run / "explanations" / "explanations.json"
+    summary.write_bytes(summary.read_bytes()[:40])  # a half-written file from outside
+    again = run_explain(canned_run, [judge], cache=False, bootstrap=0, progress=False)
+    assert not again.reused and json.loads(summary.read_text())["threshold"] == 0.5

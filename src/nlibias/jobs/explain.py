@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from nlibias.errors import ConfigError
 from nlibias.explanations.judge import GeneratedAnswer
-from nlibias.jobs.debias_stages import DONE, Stage, begin_stage, stage_status
+from nlibias.jobs.debias_stages import DONE, REDO, Stage, begin_stage, stage_status
 from nlibias.metrics.explanations import LABELS
 
 if TYPE_CHECKING:
@@ -108,16 +108,26 @@ def run_explain(
         out_dir = run_dir / EXPLANATIONS_DIR
         stage = Stage(STAGE_NAME, out_dir, out_dir / EXPLANATIONS_JSON, inputs)
         status, _ = stage_status(run_dir, stage)
-        if status == DONE:
-            import json
-
-            summary = json.loads(stage.finished.read_text(encoding="utf-8"))
+        summary = _finished_summary(stage) if status == DONE else None
+        if summary is not None:
             return ExplainResult(out_dir, summary, reused=True)
-        begin_stage(run_dir, stage, status)
+        begin_stage(run_dir, stage, REDO if status == DONE else status)  # a damaged summary: redone
         work = _Work(answers, built, backend, stage, settings, bootstrap, seed, progress)
         return _explain(work, cache)
     finally:
         close_predictors(closing)
+
+
+def _finished_summary(stage: Stage) -> dict[str, Any] | None:
+    """The finished stage's ``explanations.json``; None when it or the rows cannot be read."""
+    import json
+
+    try:
+        summary = json.loads(stage.finished.read_text(encoding="utf-8"))
+        rows_ok = (stage.output / "explanations.jsonl").is_file()
+    except (OSError, ValueError):
+        return None
+    return summary if isinstance(summary, dict) and rows_ok else None
 
 
 def _check_numbers(threshold: float, bootstrap: int, lm_judge_max_new_tokens: int) -> None:
