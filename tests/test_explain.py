@@ -420,3 +420,23 @@ def test_a_damaged_summary_is_redone_not_reused(canned_run: Path) -> None:
     summary.write_bytes(summary.read_bytes()[:40])  # a half-written file from outside
     again = run_explain(canned_run, [judge], cache=False, bootstrap=0, progress=False)
     assert not again.reused and json.loads(summary.read_text())["threshold"] == 0.5
+
+
+def test_a_tiny_hugging_face_nli_model_judges(
+    canned_run: Path, tiny_nli_dir: Path, one_torch_thread: None
+) -> None:
+    """A real classifier path (tokenizer, batches, label map) as judge: a random tiny BERT, so only
+    the shape of the outputs is checked, never its labels."""
+    result = run_explain(
+        canned_run, [str(tiny_nli_dir)], cache=False, bootstrap=0, progress=False, device="cpu"
+    )
+    rows = result.rows()
+    assert len(rows) == len(SAMPLES)
+    for row in rows:
+        assert (row["label"] in ("balanced", "biased", "invalid")) == bool(row["sentences"])
+        for sentence in row["sentences"]:
+            assert sum(sentence["premise"].values()) == pytest.approx(1.0, abs=1e-4)
+    assert_rates_recount(canned_run)
+    record = json.loads((canned_run / "stages" / "explain.json").read_text())
+    [identity] = record["inputs"]["judges"].values()
+    assert identity  # the model's identity (files' hash) keys the reuse and the cache
