@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from nlibias.schema.measure_info import MeasureInfo
 
@@ -34,7 +34,9 @@ Verdict = Literal["pro-stereotype bias", "anti-stereotype bias", "no evidence of
 """A signed measure's verdict; ``no interval``: no bootstrap interval to decide with (bootstrap
 0, or too few samples); ``""``: a magnitude measure, which gets none."""
 
-PRO, ANTI, NONE = "pro-stereotype bias", "anti-stereotype bias", "no evidence of bias"
+PRO: Final = "pro-stereotype bias"
+ANTI: Final = "anti-stereotype bias"
+NONE: Final = "no evidence of bias"
 MOST_BIASED_SLICES = 5
 """How many slices a verdict lists at most."""
 
