@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from nlibias.errors import ConfigError
 from nlibias.explanations.judge import GeneratedAnswer
+from nlibias.explanations.lm_judge import LM_JUDGE_MAX_NEW_TOKENS
 from nlibias.jobs.debias_stages import DONE, REDO, Stage, begin_stage, stage_status
 from nlibias.metrics.explanations import LABELS
 
@@ -60,7 +61,7 @@ def run_explain(
     threshold: float | None = None,
     samples: str | Path | None = None,
     lm_judge: str | GenerativeBackend | None = None,
-    lm_judge_max_new_tokens: int = 8,
+    lm_judge_max_new_tokens: int = LM_JUDGE_MAX_NEW_TOKENS,
     cache: CacheOption = True,
     bootstrap: int = 1000,
     seed: int = 0,
