@@ -321,14 +321,15 @@ _STAMP = "2026-01-01T00-00-00.000001"
 
 def _lm_eval_log(folder: Path, docs: list[dict[str, Any]], resps: list[list[float]] | None = None) -> Path:
     """An lm-eval samples file of ``docs`` (yes/no choices; each line's log-likelihoods
-    ``resps[i]``, default yes -1, no -2) and the results file lm-eval writes beside it."""
+    ``resps[i]``, default yes -1, no -2, written as strings as lm-eval writes them) and the
+    results file lm-eval writes beside it."""
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / f"samples_nlibias_bbnli_true_{_STAMP}.jsonl"
     lines = []
     for doc_id, doc in enumerate(docs):
         values = resps[doc_id] if resps else [-1.0, -2.0]
-        lines.append({"doc_id": doc_id, "doc": doc, "resps": [[[v, False]] for v in values],
-                      "filtered_resps": [[v, False] for v in values]})  # fmt: skip
+        lines.append({"doc_id": doc_id, "doc": doc, "resps": [[[str(v), "False"]] for v in values],
+                      "filtered_resps": [[str(v), "False"] for v in values]})  # fmt: skip
     log.write_text("".join(json.dumps(line) + "\n" for line in lines))
     n = len(docs)
     results = {"results": {"nlibias_bbnli_true": {"acc,none": 0.0}},
@@ -354,6 +355,9 @@ def test_a_log_likelihood_above_zero_is_refused_naming_the_log_and_line(
         run_score(bbnli_run, log, bootstrap=0)
     assert caught.value.path == str(log) and caught.value.line == 3
     assert caught.value.field == "filtered_resps[0]" and "3.0 is above 0" in caught.value.reason
+    resps[2] = [-1.0, -2.0]  # the same log, valid: its string log-likelihoods are read as numbers
+    result = run_score(bbnli_run, _lm_eval_log(tmp_path / "valid", _docs(bbnli_run), resps), bootstrap=0)
+    assert [p.label for p in result.predictions] == ["entailment"] * 6  # yes: e^-1 > e^-2
 
 
 def test_choice_answers_inconsistent_with_answers_is_a_clear_refusal(bbnli_run: Path, tmp_path: Path) -> None:

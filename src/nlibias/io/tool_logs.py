@@ -28,7 +28,7 @@ import json
 import math
 import tempfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal
 
@@ -283,6 +283,9 @@ def _loglikelihoods(path: Path, line: int, resps: Any, n_choices: int) -> list[f
     values = []
     for k, resp in enumerate(resps):
         value = resp[0] if isinstance(resp, list | tuple) and resp else resp
+        if isinstance(value, str):  # lm-eval writes its log-likelihoods as strings
+            with suppress(ValueError):  # not a number: refused below, as it is
+                value = float(value)
         try:
             values.append(check_loglikelihood(value, f"filtered_resps[{k}]"))
         except RowRefused as refused:
