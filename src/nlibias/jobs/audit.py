@@ -53,6 +53,40 @@ CacheOption = bool | str | Path | PredictionCache | None
 no cache."""
 
 
+def check_model_options(model_options: Mapping[str, Any]) -> None:
+    """Refuse a keyword no model builder takes (a misspelt ``out=`` for ``out_dir=`` would
+    otherwise end in a bare TypeError after the samples are read), naming the closest one.
+
+    >>> check_model_options({"device": "cpu"})
+    >>> check_model_options({"out": "x"})
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: audit takes no argument 'out' (did you mean 'out_dir'?)
+    """
+    import difflib
+    import inspect
+
+    from nlibias.runtime.build import build_predictors
+
+    builders = set(inspect.signature(build_predictors).parameters) - {
+        "models",
+        "generative",
+        "prompts",
+        "mlm",
+        "causal",
+        "tp_variants",
+    }
+    known = builders | set(inspect.signature(run_audit).parameters) - {"model_options"}
+    for name in model_options:
+        if name not in builders:
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = (
+                f" (did you mean {close[0]!r}?)"
+                if close
+                else f" (model options: {', '.join(sorted(builders))})"
+            )
+            raise ConfigError(f"audit takes no argument {name!r}{hint}", parameter=name)
+
+
 def run_audit(
     samples: str | PathLike[str] | Sequence[Sample],
     models: ModelSpec | Sequence[ModelSpec] = (),
@@ -92,6 +126,7 @@ def run_audit(
     it under ``subset`` (limit, seed, samples kept, samples given, where from).
     """
     check_bootstrap(bootstrap, seed)  # before any file is read or model loaded
+    check_model_options(model_options)
     progress = prepare_progress(progress)  # bars only on a terminal; else the libraries' bars are off too
     specs = {
         "models": _names(models, "models"),
