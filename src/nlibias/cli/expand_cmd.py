@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any
 
-import click
 import typer
 from typer.core import TyperCommand
 
@@ -30,7 +30,7 @@ def benchmark_names_help() -> str:
 class _ExpandCommand(TyperCommand):
     """``expand``, whose NAME help lists the registered benchmarks when it is shown."""
 
-    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_help(self, ctx: Any, formatter: Any) -> None:  # Typer's own click types
         for param in self.params:
             if param.name == "name":
                 param.help = benchmark_names_help()  # type: ignore[attr-defined]

@@ -246,9 +246,9 @@ def _limited(
     from nlibias.jobs.subset import stratified_subset
 
     # from a file: every field, as the subset's samples file will hold them
-    everything = read_samples(given) if isinstance(given, str | PathLike) else list(given)
+    everything = read_samples(Path(given)) if isinstance(given, str | PathLike) else list(given)
     subset = stratified_subset(everything, limit, seed=seed)
-    info = {"limit": limit, "seed": seed, "samples": len(subset), "of": len(everything)}
+    info: dict[str, Any] = {"limit": limit, "seed": seed, "samples": len(subset), "of": len(everything)}
     info["from"] = str(checked.path) if checked.path is not None else None
     if out_dir is None:
         return read_benchmark_samples(subset), info
