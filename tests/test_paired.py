@@ -169,3 +169,48 @@ def test_three_points_more_pro_stereotype_bias_fails_nine_times_in_ten() -> None
     rng = np.random.default_rng(11)
     failures = sum(_fails(rng, 1138, 0.20, 0.1, 200, base_shift=0.05) for _ in range(50))
     assert failures >= 45, failures
+
+
+@pytest.mark.parametrize("benchmark", ["bbnli", "wq-nli", "occupations", "crows-pairs"])
+def test_each_benchmarks_units_give_its_scorers_numbers(benchmark: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # The units the gate resamples reproduce the audit's own values: the statistic over all units'
+    # totals equals the scorer's overall value of every measure it reports, and each group's.
+    from nlibias.catalog.registry import read_benchmark_samples
+    from nlibias.jobs.expand import expand_samples
+    from nlibias.metrics.paired import slice_positions
+    from nlibias.metrics.paired_units import run_units
+    from nlibias.schema.outputs import ModelOutputs
+
+    expand_samples(benchmark, out_dir=tmp_path / "s")
+    checked = read_benchmark_samples(tmp_path / "s")
+    columns, n = checked.columns, len(checked.columns)
+    rng = np.random.default_rng(0)
+    if benchmark == "crows-pairs":
+        kind = "sentence-logprob"
+        values = {"score_more": rng.normal(-20, 1, n), "score_less": rng.normal(-20, 1, n),
+                  "tokens_more": np.full(n, 5.0), "tokens_less": np.full(n, 5.0)}  # fmt: skip
+        outputs = ModelOutputs(kind, np.full((n, 3), np.nan), values=values)
+    else:
+        kind = "classifier"
+        probs = rng.dirichlet([1.0, 1.0, 1.0], size=n)
+        outputs = ModelOutputs(kind, probs, probs.argmax(axis=1).astype(np.int8))
+    metrics = checked.benchmark.measures[kind].score(columns, outputs, model="m", bootstrap=0, seed=0)
+    headline = [i.name for i in ALL_MEASURES.values() if i.headline and i.name in metrics["overall"]]
+    units = run_units(columns, outputs, model="m", measures=headline)
+    slices = [("overall", None, metrics["overall"])]
+    positions = {}
+    for by in units.groups:  # every grouping the scorer reports too (domain, dominant_gender, ...)
+        for name, index in slice_positions(units, by).items():
+            if name in (metrics.get(f"by_{by}") or {}):
+                slices.append((by, name, metrics[f"by_{by}"][name]))
+                positions[(by, name)] = index
+    compared = set()
+    for slicing, name, expected in slices:
+        index = None if name is None else positions[(slicing, name)]
+        blocks, _ = units.take(index)
+        found = units.statistic(*(b.sum(axis=0, keepdims=True) for b in blocks))
+        for measure, value in found.items():
+            if measure in expected and expected[measure] is not None:
+                assert float(value[0]) == pytest.approx(expected[measure], abs=1e-9), (slicing, name, measure)
+                compared.add((slicing, measure))
+    assert {("overall", m) for m in headline} <= compared and len(slices) > 1
