@@ -168,6 +168,13 @@ def test_stopwords_with_only_masked_fills_apply_to_nothing(tmp_path: Path) -> No
     config.write_text(f"mlm:\n  model: fake\n  stopwords: {stop}\n")
     code, output = run_cli(["extend", "--config", str(config), "--out", str(tmp_path / "run")])
     assert code == 2 and f"{config}:3: field mlm.stopwords" in output and "causal fill only" in output, output
+    # the file's fill is causal (smollm2), so its stop words apply; a masked fill given on the
+    # command line leaves them applying to nothing: named under the option that changed it
+    config.write_text(f"mlm:\n  model: smollm2\n  stopwords: {stop}\n")
+    code, output = run_cli(
+        ["extend", "--config", str(config), "--out", str(tmp_path / "run"), "--fill-model", "fake"]
+    )
+    assert code == 2 and "causal fill only" in output and "--fill-model" in output, output
 
 
 def test_her_model_without_her_lm_applies_to_nothing(tmp_path: Path) -> None:

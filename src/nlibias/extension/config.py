@@ -324,7 +324,8 @@ def with_overrides(config: ExtendConfig, overrides: Mapping[str, Any]) -> Extend
     problem = settings_problem(checked)
     if problem is not None:
         key, reason = problem
-        parameter = _OVERRIDE_PARAMETERS.get(key, key.rsplit(".", 1)[-1])
+        # stop words set in the file apply to nothing once the fill model given is not causal
+        parameter = "fill_model" if key == "mlm.stopwords" else _OVERRIDE_PARAMETERS.get(key, key)
         raise ConfigError(f"{parameter} {reason}" if reason.startswith("'") else reason, parameter=parameter)
     return checked
 
