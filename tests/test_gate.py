@@ -88,6 +88,16 @@ def test_a_copy_of_the_baseline_passes(runs: dict[str, Path]) -> None:
     assert result.output.startswith("PASS")
     cases = [c for suite in junitparser.JUnitXml.fromfile(str(xml)) for c in suite]
     assert len(cases) == 4 and all(c.is_passed for c in cases)
+    # --json: the same decision and checks; plural slice names read as the groupings
+    rules = runs["root"] / "plural.yaml"
+    rules.write_text("bootstrap: 200\nslices: [overall, domains, subtopics]\n")
+    as_json = runner.invoke(
+        app, ["gate", str(runs["copy"]), "--baseline", str(runs["base"]), "--rules", str(rules), "--json"]
+    )
+    assert as_json.exit_code == 0, as_json.output
+    decided = json.loads(as_json.output)
+    assert decided["passed"] is True and decided["rules"]["slices"] == ["overall", "domain", "subtopic"]
+    assert {c["slicing"] for c in decided["checks"]} == {"overall", "domain", "subtopic"}
 
 
 def test_library_result(runs: dict[str, Path]) -> None:
@@ -142,7 +152,10 @@ def test_mismatched_samples_are_refused(runs: dict[str, Path]) -> None:
             "rules.yaml:3: field measures.bbnli_bias_score.max_abs",
         ),
         ("confidence: 0.9\nconfidence: 0.8\n", "rules.yaml:2: field confidence: the key is given twice"),
-        ("slices: [overall, subtopics]\n", "subtopics"),
+        (
+            "slices: [overall, occupation]\n",
+            "slices occupation of measure bbnli_bias_score are not groupings",
+        ),
     ],
 )
 def test_bad_rules_are_refused_with_the_line(

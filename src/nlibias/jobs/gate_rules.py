@@ -45,6 +45,11 @@ def _headline_names() -> list[str]:
     return [name for name, info in ALL_MEASURES.items() if info.headline]
 
 
+def _singular(slicing: str) -> str:
+    """``domains``/``subtopics`` as the groupings are named (``domain``, ``subtopic``)."""
+    return {"domains": "domain", "subtopics": "subtopic"}.get(slicing, slicing)
+
+
 class MeasureRule(BaseModel):
     """What one headline measure is held to (unset: the file's defaults)."""
 
@@ -57,6 +62,13 @@ class MeasureRule(BaseModel):
     beyond it fails)."""
     slices: list[str] | None = None
     """Overrides the file's ``slices`` for this measure."""
+
+    @field_validator("slices")
+    @classmethod
+    def _named(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and not value:
+            raise ValueError("name at least one slice (overall, domain, subtopic, ...)")
+        return None if value is None else [_singular(s) for s in value]
 
 
 class GateRules(BaseModel):
@@ -76,7 +88,7 @@ class GateRules(BaseModel):
     def _some_slices(cls, value: list[str]) -> list[str]:
         if not value:
             raise ValueError("name at least one slice (overall, domain, subtopic, ...)")
-        return value
+        return [_singular(s) for s in value]
 
     def margin_of(self, measure: str) -> float:
         rule = self.measures.get(measure)
