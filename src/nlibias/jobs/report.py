@@ -1,0 +1,184 @@
+"""``nlibias report`` as a function: an HTML report, paper-layout tables, or the before/after
+debiasing tables of one occupation audit (:func:`make_report`).
+
+Warnings raised while the runs are read (a run written before manifests, samples changed since the
+audit) are Python warnings; the command line prints them as ``warning:`` lines.
+
+>>> parse_pairs(["bert=bert-debiased", ("a", "b")])
+[('bert', 'bert-debiased'), ('a', 'b')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from nlibias.errors import ConfigError, DataError
+
+if TYPE_CHECKING:
+    from nlibias.jobs.debias_compare import DebiasComparison
+    from nlibias.report.load import Run
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """What :func:`make_report` made: ``kind`` is ``html``, ``tables`` or ``debias``."""
+
+    kind: Literal["html", "tables", "debias"]
+    out: Path | None
+    """The file written: the HTML report, the tables (when ``out`` was given), or the run's
+    ``debias_comparison.json`` (None when the one there holds more and was kept)."""
+    text: str = ""
+    """The tables (``tables``: in ``fmt``; ``debias``: as text)."""
+    fmt: str | None = None
+    sections: tuple[str, ...] = ()
+    """HTML: the ids of the sections rendered (the others had no data)."""
+    caveats: tuple[str, ...] = ()
+    """HTML: the kinds of caveat at the top of the report, each once."""
+    figures: Path | None = None
+    """HTML: the folder of the figures (PNG and SVG), None without figures."""
+    comparison: DebiasComparison | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``nlibias report --json`` prints."""
+        out = None if self.out is None else str(self.out)
+        if self.kind == "debias":
+            return {"comparison": self.comparison, "out": out}
+        if self.kind == "tables":
+            return {"format": self.fmt, "out": out, "text": self.text}
+        figures = None if self.figures is None else str(self.figures)
+        return {
+            "out": out,
+            "sections": list(self.sections),
+            "caveats": list(self.caveats),
+            "figures": figures,
+        }
+
+
+def parse_pairs(pairs: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]:
+    """``BEFORE=AFTER`` texts (or pairs) as (before, after) model keys."""
+    parsed = []
+    for pair in pairs:
+        if isinstance(pair, tuple):
+            parsed.append(pair)
+            continue
+        before, sep, after = pair.partition("=")
+        if not sep or not before or not after:
+            raise ConfigError(
+                f"pairs takes BEFORE=AFTER (model keys of the run), not {pair!r}", parameter="pairs"
+            )
+        parsed.append((before, after))
+    return parsed
+
+
+def make_report(
+    runs: Sequence[str | Path],
+    out: str | Path | None = None,
+    *,
+    fmt: str | None = None,
+    compare: bool = False,
+    plots: bool = True,
+    debias: bool = False,
+    pairs: Sequence[str | tuple[str, str]] = (),
+    min_effect: float | None = None,
+) -> ReportResult:
+    """The report of ``runs`` (run directories of audit, score or extend); what ``nlibias report``
+    makes. By default the HTML report (``out``, default ``<first run>/report.html``); with ``fmt``
+    (md, latex, csv) the paper tables as text, written to ``out`` when given; with ``compare`` side
+    by side; with ``debias`` (or ``pairs``) the before/after tables of one occupation audit, saved
+    as its ``debias_comparison.json``."""
+    if not runs:
+        raise ConfigError("runs is empty; name at least one run directory", parameter="runs")
+    if debias or pairs:
+        return _debias_report(runs, pairs, min_effect)
+    from nlibias.report.load import load_runs
+
+    loaded = load_runs(list(runs))
+    if fmt is not None:
+        return _tables_report(loaded, fmt, compare, out)
+    return _html_report(loaded, out, compare, plots)
+
+
+def _tables_text(loaded: Sequence[Run], fmt: str, compare: bool) -> str:
+    """Paper tables in ``fmt``, or with ``compare`` the side-by-side comparison and the TP tables."""
+    from nlibias.report.paper_tables import TABLE_FORMATS, render_tables
+
+    if fmt not in TABLE_FORMATS:
+        raise ConfigError(f"fmt must be one of {', '.join(TABLE_FORMATS)}, not {fmt!r}", parameter="fmt")
+    if not compare:
+        return render_tables([(r.label, r.source, r.models) for r in loaded], fmt)
+    if fmt == "latex":
+        raise ConfigError("compare prints md or csv tables, not latex (parameter fmt)", parameter="compare")
+    from nlibias.report.compare import compare as compare_runs
+    from nlibias.report.compare import format_comparison
+    from nlibias.report.paper_tables import format_table
+    from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements
+
+    text = format_comparison(compare_runs(list(loaded)), fmt) + "\n"
+    for table in (
+        correlation_table([(r.label, r.models) for r in loaded]),
+        agreement_table(item_agreements(list(loaded))),
+    ):
+        if table is not None:
+            text += f"\n{table.title}\n\n{format_table(table, fmt)}\n"
+    return text
+
+
+def _tables_report(loaded: Sequence[Run], fmt: str, compare: bool, out: str | Path | None) -> ReportResult:
+    from nlibias.io.atomic import atomic_write_text
+
+    text = _tables_text(loaded, fmt, compare)
+    if not text.strip():
+        raise DataError("no table can be built from these runs (no metrics with known measures)")
+    if out is not None:
+        out = Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out, text)
+    return ReportResult("tables", out, text=text, fmt=fmt)
+
+
+def _html_report(loaded: Sequence[Run], out: str | Path | None, compare: bool, plots: bool) -> ReportResult:
+    from nlibias.report.html import ASSETS_DIR_SUFFIX, write_report
+
+    if plots:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise ConfigError(
+                'figures need matplotlib: pip install "nlibias[report]", or make the report without '
+                "figures (parameter plots)",
+                parameter="plots",
+            ) from None
+    target = Path(out) if out is not None else loaded[0].path / "report.html"
+    report = write_report(list(loaded), target, compare_runs=True if compare else None, plots=plots)
+    return ReportResult(
+        "html",
+        target,
+        sections=tuple(report.sections),
+        caveats=tuple(dict.fromkeys(c.kind for c in report.caveats)),
+        figures=target.parent / (target.stem + ASSETS_DIR_SUFFIX) if report.plots else None,
+    )
+
+
+def _debias_report(
+    runs: Sequence[str | Path], pairs: Sequence[str | tuple[str, str]], min_effect: float | None
+) -> ReportResult:
+    from nlibias.jobs.debias_compare import COMPARISON_JSON, compare_debiasing, save_comparison
+    from nlibias.report.debias_tables import format_debias_tables
+
+    if len(runs) != 1:
+        raise ConfigError(
+            "debias compares models of one audit run; pass one run directory", parameter="debias"
+        )
+    run = Path(runs[0])
+    options: dict[str, Any] = {} if min_effect is None else {"min_effect": min_effect}
+    comparison = compare_debiasing(run, parse_pairs(pairs) or None, write=False, **options)
+    saved = save_comparison(run, comparison)
+    return ReportResult(
+        "debias",
+        run / COMPARISON_JSON if saved else None,
+        text=format_debias_tables(comparison),
+        comparison=comparison,
+    )

@@ -1,0 +1,119 @@
+"""Human validation of an extension run's queue as functions: what ``nlibias validate status``,
+``resolve``, ``export`` and ``import`` do, on the run directory of ``nlibias extend`` (its
+``validation/queue.csv`` and annotation database)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """The queue with every annotator's current answers, as text in ``fmt``."""
+
+    fmt: str
+    text: str
+    out: Path | None
+    """Where the text was written (None: not written)."""
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """Judgements made elsewhere, added to a run's annotation database."""
+
+    file: Path
+    answers: int
+    """Judgements read (a hypothesis judged by one annotator)."""
+    rows: int
+    """Answers stored (a category and a stereotype are two)."""
+    annotators: tuple[str, ...]
+    unjudged_hypotheses: int
+    """Queued hypotheses that still have no judgement from anyone."""
+    queue: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``nlibias validate import --json`` prints."""
+        return {
+            "file": str(self.file),
+            "answers": self.answers,
+            "rows": self.rows,
+            "annotators": list(self.annotators),
+            "unjudged_hypotheses": self.unjudged_hypotheses,
+            "queue": self.queue,
+        }
+
+
+def status(
+    run_dir: str | Path, *, rule: str = "drop", min_annotators: int = 1, exclude: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Progress per annotator, agreement per round, label and subtopic (``exclude``: annotators
+    left out of the agreement), and a preview of the resolution with ``rule`` (``drop``,
+    ``majority`` or ``adjudicator:NAME``)."""
+    from nlibias.validation.resolve import parse_rule
+    from nlibias.validation.status import validation_status
+
+    return validation_status(
+        run_dir, rule=parse_rule(rule), min_annotators=min_annotators, exclude_from_agreement=exclude
+    )
+
+
+def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: int = 1) -> dict[str, Any]:
+    """Write the final labels to ``run_dir/validation/judgements.csv`` (then ``extend`` from the
+    validate stage); returns the counts by status, category and stereotype, the rule and the file."""
+    from nlibias.extension.validation_handoff import QUEUE_CSV, read_queue
+    from nlibias.validation.resolve import parse_rule, resolution_summary, write_judgements
+    from nlibias.validation.resolve import resolve as resolve_labels
+    from nlibias.validation.store import AnnotationStore
+
+    parsed = parse_rule(rule)
+    queue = read_queue(Path(run_dir) / QUEUE_CSV)
+    current = AnnotationStore.for_run(run_dir).current()
+    resolved = resolve_labels(queue, current, parsed, min_annotators=min_annotators)
+    path = write_judgements(run_dir, queue, resolved)
+    return {**resolution_summary(resolved), "rule": rule, "judgements": str(path)}
+
+
+def export(run_dir: str | Path, *, fmt: str = "csv", out: str | Path | None = None) -> ExportResult:
+    """The queue with every annotator's current answers (and model suggestions) as ``fmt``
+    (``csv``, ``label-studio`` or ``argilla``), written to ``out`` when given."""
+    from nlibias.extension.validation_handoff import QUEUE_CSV, read_queue
+    from nlibias.io.atomic import atomic_write_text
+    from nlibias.validation.formats import export_judgements
+    from nlibias.validation.store import AnnotationStore
+
+    store = AnnotationStore.for_run(run_dir)
+    queue = read_queue(Path(run_dir) / QUEUE_CSV)
+    text = export_judgements(queue, store.current(), store.suggestions(), fmt=fmt)
+    if out is not None:
+        out = Path(out)
+        atomic_write_text(out, text)
+    return ExportResult(fmt, text, out)
+
+
+def import_judgements(
+    run_dir: str | Path, file: str | Path, *, fmt: str = "auto", annotator: str | None = None
+) -> ImportResult:
+    """Add the judgements in ``file`` (CSV, Label Studio JSON export or Argilla records; ``fmt``
+    ``auto`` tells them apart) to the run's annotation database; ``annotator`` for rows that name
+    none. Unknown or duplicate rows are refused, naming the file and line."""
+    from nlibias.extension.validation_handoff import QUEUE_CSV, read_queue
+    from nlibias.validation.formats import read_import, store_imported
+    from nlibias.validation.status import unjudged_count
+    from nlibias.validation.store import AnnotationStore
+
+    file = Path(file)
+    queue = read_queue(Path(run_dir) / QUEUE_CSV)
+    answers = read_import(file, queue, fmt=fmt, default_annotator=annotator)
+    store = AnnotationStore.for_run(run_dir)
+    rows = store_imported(store, answers, source=f"import:{file.name}")
+    return ImportResult(
+        file=file,
+        answers=len(answers),
+        rows=rows,
+        annotators=tuple(sorted({a.annotator for a in answers})),
+        unjudged_hypotheses=unjudged_count(queue, store.current()),
+        queue=len(queue),
+    )
