@@ -102,7 +102,7 @@ def debias_command(
     min_effect: float = typer.Option(
         1.0,
         "--min-effect",
-        help="Smallest change in points marked (its paired 95% interval must exclude 0 too).",
+        help="Smallest change in points marked as a change (its paired interval must also exclude 0).",
     ),
     quiet: Quiet = False,
     as_json: Json = False,
