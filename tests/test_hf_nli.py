@@ -375,11 +375,9 @@ def test_device_and_dtype_choice(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NLIBIAS_DEVICE", "cpu")  # "auto" kept on the CPU on a GPU machine
     assert choose_device(None) == choose_device("auto") == "cpu"
     assert choose_device("cuda") == "cuda"  # a device asked for by name wins
-    assert choose_dtype("cpu", None) == torch.float32
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
-    assert choose_dtype("cuda", None) == torch.bfloat16
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
-    assert choose_dtype("cuda", "auto") == torch.float16
+    # auto is the checkpoint's own dtype (float32 without a config), on a GPU too
+    # (tests/test_dtype_default.py)
+    assert choose_dtype("cpu", None) == choose_dtype("cuda", "auto") == torch.float32
     assert choose_dtype("cuda", "fp32") == torch.float32
     with pytest.raises(ConfigError, match="unknown dtype"):
         choose_dtype("cpu", "int3")

@@ -82,8 +82,9 @@ _DEVICE_OPT = typer.Option(
     None, "--device", help="cpu, cuda, cuda:1, ... Default: GPU when present (or $NLIBIAS_DEVICE)."
 )
 _DTYPE_HELP = (
-    "Weights of local models: float32, bfloat16 or float16. Default: bf16 on a GPU (fast; probabilities "
-    "move a little from the CPU's), float32 on the CPU. float32 on a GPU gives the CPU's numbers."
+    "Weights of local models: auto, float32, bfloat16 or float16. Default auto: the checkpoint's own "
+    "(float32 unless its config records another), on every device. bfloat16 is faster on a GPU; its "
+    "probabilities move a little from float32's."
 )
 _DTYPE_OPT = typer.Option(None, "--dtype", help=_DTYPE_HELP)
 _MAX_TOKENS_OPT = typer.Option(8192, "--max-tokens", help="Token budget of one batch (padding included).")

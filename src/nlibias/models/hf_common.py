@@ -54,7 +54,11 @@ _DTYPE_NAMES: dict[str, str] = {
     "float16": "float16",
     "fp16": "float16",
     "half": "float16",
+    "float64": "float64",  # reference checks (the token-probability tests compare with a float64 loop)
+    "double": "float64",
 }
+#: Dtypes a checkpoint's configuration may record that :func:`choose_dtype` loads as recorded.
+_CHECKPOINT_DTYPES = frozenset({"float32", "bfloat16", "float16", "float64"})
 
 
 def is_local_model(name_or_path: str | Path) -> bool:
@@ -107,11 +111,17 @@ def choose_device(device: str | None = None) -> str:
     return device
 
 
-def choose_dtype(device: str, dtype: str | torch.dtype | None = None) -> torch.dtype:
-    """The weights' dtype: ``dtype`` if given, else bf16 on a GPU that supports it, fp16 on an
-    older GPU, fp32 on CPU (and MPS).
+def choose_dtype(device: str, dtype: str | torch.dtype | None = None, config: Any = None) -> torch.dtype:
+    """The weights' dtype: ``dtype`` if given; else (None or ``auto``) the checkpoint's own, as
+    transformers' ``dtype="auto"`` reads it (:func:`checkpoint_dtype` of ``config``: the dtype its
+    configuration records, float32 when it records none). The same on every ``device``: a GPU
+    gives the CPU's numbers unless a reduced precision is asked for or the checkpoint is stored
+    in one (``device`` is taken for the callers' sake and changes nothing).
 
-    >>> choose_dtype("cpu", "bf16")
+    >>> choose_dtype("cpu", "bf16"), choose_dtype("cuda", None)
+    (torch.bfloat16, torch.float32)
+    >>> class Config: dtype = "bfloat16"
+    >>> choose_dtype("cpu", "auto", Config())
     torch.bfloat16
     """
     import torch
@@ -119,15 +129,28 @@ def choose_dtype(device: str, dtype: str | torch.dtype | None = None) -> torch.d
     if isinstance(dtype, torch.dtype):
         return dtype
     name = dtype_choice(dtype)
-    if name is None:
-        if device.startswith("cuda"):
-            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return torch.float32
-    return getattr(torch, name)
+    return getattr(torch, name if name is not None else checkpoint_dtype(config))
+
+
+def checkpoint_dtype(config: Any) -> str:
+    """The dtype a checkpoint's configuration records (``dtype`` since transformers 4.56,
+    ``torch_dtype`` before; a string or a torch dtype), ``"float32"`` when it records none or an
+    unknown one. Imports no torch.
+
+    >>> class Old: torch_dtype = "float16"
+    >>> checkpoint_dtype(Old()), checkpoint_dtype(None), checkpoint_dtype({"dtype": "bfloat16"})
+    ('float16', 'float32', 'bfloat16')
+    """
+    for key in ("dtype", "torch_dtype"):
+        value = config.get(key) if isinstance(config, dict) else getattr(config, key, None)
+        name = str(value).removeprefix("torch.") if value is not None else ""
+        if name in _CHECKPOINT_DTYPES:
+            return name
+    return "float32"
 
 
 def dtype_choice(dtype: str | None) -> str | None:
-    """The torch dtype name ``dtype`` asks for, None for the device's default (None or ``auto``);
+    """The torch dtype name ``dtype`` asks for, None for the checkpoint's own (None or ``auto``);
     an unknown name is refused. Imports no torch.
 
     >>> dtype_choice("bf16"), dtype_choice("auto")

@@ -152,19 +152,24 @@ class HFCausalLM:
             self._device = _default_device()
         return self._device
 
-    def _torch_dtype(self) -> Any:
-        import torch
+    def _torch_dtype(self, config: Any) -> Any:
+        """``dtype`` if given, else the checkpoint's own (``config``'s; float32 when it names none,
+        as a GGUF file's, dequantised): :func:`nlibias.models.hf_common.choose_dtype`."""
+        from nlibias.models.hf_common import choose_dtype
 
-        if self._dtype is not None:
-            return getattr(torch, self._dtype)
-        return torch.bfloat16 if self.device.startswith("cuda") else torch.float32
+        return choose_dtype(self.device, self._dtype, config)
+
+    @property
+    def loaded_dtype(self) -> str | None:
+        """The dtype the weights were loaded in (``"bfloat16"`` ...), None before :meth:`load`."""
+        return None if self._model is None else str(self._model.dtype).removeprefix("torch.")
 
     def load(self) -> tuple[Any, Any]:
         """Load (once) and return ``(model, tokenizer)``; no network when the files are local."""
         if self._model is not None:
             return self._model, self._tokenizer
         try:
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+            from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - depends on the installed extras
             raise ConfigError(
                 "generative LMs need transformers: pip install 'nlibias[hf]'", parameter="generative"
@@ -180,7 +185,15 @@ class HFCausalLM:
             kwargs["revision"] = self.source.revision
         try:
             tokenizer: Any = AutoTokenizer.from_pretrained(location, **kwargs)
-            model: Any = AutoModelForCausalLM.from_pretrained(location, dtype=self._torch_dtype(), **kwargs)
+            # A GGUF file's own dtype is float32 (dequantised), whether read from the file or from
+            # its converted copy (which a GPU run of an older nlibias may have saved in bfloat16).
+            gguf = self.source.gguf_file is not None
+            config = None if gguf else AutoConfig.from_pretrained(location, **kwargs)
+            if config is not None:
+                kwargs["config"] = config
+            model: Any = AutoModelForCausalLM.from_pretrained(
+                location, dtype=self._torch_dtype(config), **kwargs
+            )
         except (OSError, ValueError) as exc:
             raise ConfigError(
                 f"cannot load causal LM {self.source.name_or_path!r}"

@@ -30,6 +30,7 @@ from nlibias.models.batching import plan_batches
 from nlibias.models.hf_common import (
     choose_device,
     choose_dtype,
+    dtype_choice,
     dtype_kwargs,
     dtype_name,
     is_local_model,
@@ -200,7 +201,7 @@ class HFMaskedLMFiller:
         name: str | None = None,
         threads: int | None = None,
     ) -> None:
-        from transformers import AutoModelForMaskedLM, AutoTokenizer
+        from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
 
         if max_tokens < 1 or max_batch_size < 1 or max_length < 1:
             bad = "max_tokens" if max_tokens < 1 else "max_batch_size" if max_batch_size < 1 else "max_length"
@@ -208,7 +209,13 @@ class HFMaskedLMFiller:
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device = choose_device(device)
-        self.dtype = choose_dtype(self.device, dtype)
+        if isinstance(dtype, str):
+            dtype_choice(dtype)  # a misspelt dtype is named before anything is read
+        # the checkpoint's own dtype (auto) is read from its config, before the weights
+        config = load_pretrained(
+            AutoConfig.from_pretrained, self.model_name_or_path, revision=revision, what="masked LM"
+        )
+        self.dtype = choose_dtype(self.device, dtype, config)
         set_torch_threads(threads)
         self.max_tokens = max_tokens
         self.max_batch_size = max_batch_size
@@ -225,6 +232,7 @@ class HFMaskedLMFiller:
             self.model_name_or_path,
             revision=revision,
             what="masked LM",
+            config=config,
             output_loading_info=True,
             **dtype_kwargs(self.dtype),
         )

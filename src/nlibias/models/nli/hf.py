@@ -29,6 +29,7 @@ from nlibias.models.hf_common import (
     choose_device,
     choose_dtype,
     compile_model,
+    dtype_choice,
     dtype_kwargs,
     dtype_name,
     is_commit_hash,
@@ -51,11 +52,12 @@ class HFNLIClassifier:
     """A 3-way NLI classifier loaded with ``AutoModelForSequenceClassification``.
 
     ``model_name_or_path`` is a hub id or a local directory. ``revision`` (hub only) pins a
-    branch, tag or commit. ``device`` defaults to cuda when available; ``dtype`` to bf16 on such
-    a GPU and fp32 on CPU. ``label_map`` (``{0: "entailment", ...}`` or the ``--label-map``
-    text) overrides the model's ``id2label``; a model whose labels cannot be mapped is refused
-    at load time with :class:`~nlibias.errors.LabelMappingError`. Batches hold at most
-    ``max_batch_size`` pairs and ``max_tokens`` tokens padding included; pairs longer than
+    branch, tag or commit. ``device`` defaults to cuda when available; ``dtype`` to the
+    checkpoint's own (its config's ``dtype``, float32 when it names none) on every device.
+    ``label_map`` (``{0: "entailment", ...}`` or the ``--label-map`` text) overrides the model's
+    ``id2label``; a model whose labels cannot be mapped is refused at load time with
+    :class:`~nlibias.errors.LabelMappingError`. Batches hold at most ``max_batch_size`` pairs
+    and ``max_tokens`` tokens padding included; pairs longer than
     ``max_length`` tokens are truncated (hypothesis first, then both sides). ``name`` is the key
     results are reported under (default: ``model_name_or_path``).
 
@@ -89,8 +91,8 @@ class HFNLIClassifier:
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device = choose_device(device)
-        self.dtype = choose_dtype(self.device, dtype)
-        check_speed_options(self.device, self.dtype, quantize, compile)
+        if isinstance(dtype, str):
+            dtype_choice(dtype)  # a misspelt dtype is named before anything is read
         set_torch_threads(threads)
         self.threads = threads
         self.quantize = quantize
@@ -98,8 +100,10 @@ class HFNLIClassifier:
         self.max_tokens = max_tokens
         self.max_batch_size = max_batch_size
 
-        # Labels are checked on the config, before the weights are read.
+        # Labels and the checkpoint's own dtype are read from the config, before the weights.
         config = _load_config(self.model_name_or_path, revision)
+        self.dtype = choose_dtype(self.device, dtype, config)
+        check_speed_options(self.device, self.dtype, quantize, compile)
         override = parse_label_map(label_map) if isinstance(label_map, str) else label_map
         self.label_order: list[int] = resolve_label_order(
             config.id2label, override, model_name=self.model_name_or_path

@@ -155,7 +155,7 @@ class HFMaskedScorer(_Scorer):
         max_batch_size: int = 256,
         name: str | None = None,
     ) -> None:
-        from transformers import AutoModelForMaskedLM, AutoTokenizer
+        from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
 
         from nlibias.models.hf_common import (
             choose_device,
@@ -173,7 +173,10 @@ class HFMaskedScorer(_Scorer):
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device = choose_device(device)
-        self.dtype = choose_dtype(self.device, dtype)
+        config = load_pretrained(  # the checkpoint's own dtype (auto) is read from its config
+            AutoConfig.from_pretrained, self.model_name_or_path, revision=revision, what="masked LM"
+        )
+        self.dtype = choose_dtype(self.device, dtype, config)
         self.max_tokens, self.max_batch_size = max_tokens, max_batch_size
         self.tokenizer: Any = load_pretrained(
             AutoTokenizer.from_pretrained, self.model_name_or_path, revision=revision, what="tokenizer"
@@ -186,7 +189,7 @@ class HFMaskedScorer(_Scorer):
             )
         self.model: Any = load_pretrained(
             AutoModelForMaskedLM.from_pretrained, self.model_name_or_path, revision=revision,
-            what="masked LM", **dtype_kwargs(self.dtype),
+            what="masked LM", config=config, **dtype_kwargs(self.dtype),
         )  # fmt: skip
         self.model.to(self.device).eval()
         self.uncased = _lowercases(self.tokenizer)
