@@ -81,8 +81,16 @@ def _eval_results(metrics: Mapping[str, Any], key: str, revision: str | None) ->
 
 
 def _model_name(metrics: Mapping[str, Any], key: str) -> str:
-    recorded = (((metrics.get("run") or {}).get("models") or {}).get(key) or {}).get("model")
-    return recorded if isinstance(recorded, str) and recorded else key
+    """The model's recorded name (its key where the run holds several keys of that model, e.g. a
+    generative LM asked with two prompts)."""
+    runs = (metrics.get("run") or {}).get("models") or {}
+    recorded = (runs.get(key) or {}).get("model")
+    if not isinstance(recorded, str) or not recorded:
+        return key
+    shared = sum(
+        1 for other in runs.values() if isinstance(other, Mapping) and other.get("model") == recorded
+    )
+    return recorded if shared == 1 else key
 
 
 def _read(run: str | Path) -> tuple[Path, Mapping[str, Any]]:
