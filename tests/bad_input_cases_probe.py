@@ -78,12 +78,13 @@ def probe_samples_cases() -> list[Case]:
 
 
 def _generative_rows(base: Base) -> list[dict[str, Any]]:
-    """A fake generative model's rows built from the classifier's: yes when it said entailment."""
+    """A fake generative model's rows built from the classifier's: yes when its entailment
+    probability is the larger of yes and no (a scored answer is its most probable word)."""
     rows = []
     for line in base.predictions.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         p_yes = row["probs"]["entailment"]
-        answer = "yes" if row["label"] == "entailment" else "no"
+        answer = "yes" if p_yes >= 0.5 else "no"
         rows.append(
             {
                 "id": row["id"],
