@@ -29,7 +29,10 @@ def report_command(
         None, "--format", help="Print paper tables instead of HTML: md, latex or csv."
     ),
     compare: bool = typer.Option(
-        False, "--compare", help="Side by side; marks differences whose 95% intervals do not overlap."
+        False,
+        "--compare",
+        help="Side by side; runs over the same samples get paired differences with intervals (the gate's "
+        "test), others are marked where their intervals do not overlap.",
     ),
     no_plots: bool = typer.Option(False, "--no-plots", help="HTML without figures (no matplotlib needed)."),
     debias: bool = typer.Option(
