@@ -198,3 +198,63 @@ def agreement_report(
         by_subtopic=by_subtopic if len(who) >= 2 else {},
         pairwise=pairwise,
     )
+
+
+def precision_recall(
+    predicted: Sequence[str], reference: Sequence[str], labels: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """Per label, a judge's ``predicted`` labels against the humans' ``reference``: precision
+    (of the items the judge gave the label, the share the humans gave it too), recall (of the
+    items the humans gave the label, the share the judge found) and support (the humans' count).
+    None where the denominator is 0.
+
+    >>> precision_recall(["a", "a", "b"], ["a", "b", "b"], ["a", "b"])["a"]
+    {'precision': 0.5, 'recall': 1.0, 'predicted': 2, 'support': 1}
+    """
+    if len(predicted) != len(reference):
+        raise ValueError("the judge and the humans must label the same items")
+    out: dict[str, dict[str, Any]] = {}
+    for label in labels:
+        hits = sum(1 for p, r in zip(predicted, reference, strict=True) if p == r == label)
+        said = sum(1 for p in predicted if p == label)
+        support = sum(1 for r in reference if r == label)
+        out[label] = {
+            "precision": hits / said if said else None,
+            "recall": hits / support if support else None,
+            "predicted": said,
+            "support": support,
+        }
+    return out
+
+
+def majority_label(labels: Sequence[str]) -> str | None:
+    """The label more than half of ``labels`` give (one label: itself); None on a tie or no majority.
+
+    >>> majority_label(["a", "a", "b"]), majority_label(["a", "b"]), majority_label(["b"])
+    ('a', None, 'b')
+    """
+    if not labels:
+        return None
+    label, count = Counter(labels).most_common(1)[0]
+    return label if 2 * count > len(labels) else None
+
+
+def judge_agreement(
+    judge: Mapping[str, str | None], reference: Mapping[str, str], labels: Sequence[str]
+) -> dict[str, Any]:
+    """A judge's labels (item → label) against the humans' reference labels (item → label) on
+    the items both have: the items compared, percent agreement, Cohen's kappa, and precision and
+    recall per label (:func:`precision_recall`).
+
+    >>> judge_agreement({"1": "a", "2": "b"}, {"1": "a", "2": "b", "3": "a"}, ["a", "b"])["kappa"]
+    1.0
+    """
+    shared = [item for item in reference if judge.get(item) is not None]
+    predicted = [str(judge[item]) for item in shared]
+    human = [reference[item] for item in shared]
+    return {
+        "items": len(shared),
+        "percent": _pct(percent_agreement([[p, h] for p, h in zip(predicted, human, strict=True)])),
+        "kappa": cohen_kappa(predicted, human) if shared else None,
+        "per_label": precision_recall(predicted, human, labels),
+    }

@@ -9,6 +9,12 @@ path ever reaches the file system) and a small JSON API:
 - ``POST /api/answer`` ``{"hypothesis_id", "annotator", "round", "label"}`` — commits one answer
   (pydantic, ``extra="forbid"``) and returns the annotator's answers for it and their progress.
 
+One queue holds both kinds of item: an extension run's hypotheses (``validation/queue.csv``;
+rounds ``category`` and ``stereotype``) and, when drawn, an audit run's explained answers
+(``validation/explanations_queue.json``, :mod:`nlibias.validation.explanation_queue`; round
+``explanation``: balanced / biased / invalid, with ``hypothesis_id`` the item's id). Every item
+carries its ``kind``.
+
 Safety: with a token (required by :func:`check_bind` whenever the host is not a loopback
 address) every request must carry it (``X-Nlibias-Token`` header, ``Authorization: Bearer``,
 the ``nlibias_token`` cookie the page sets, or ``?token=`` on a GET such as the first page load;
@@ -35,6 +41,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from nlibias.errors import ConfigError
 from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, read_queue
+from nlibias.validation.explanation_queue import (
+    ExplanationItem,
+    ExplanationQueue,
+    has_explanation_queue,
+    read_explanation_queue,
+)
 from nlibias.validation.http_guards import (
     MAX_BODY_BYTES,
     SAFE_METHODS,
@@ -44,6 +56,8 @@ from nlibias.validation.http_guards import (
 )
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,
+    EXPLANATION_LABELS,
+    EXPLANATION_ROUND,
     ROUND_LABELS,
     AnnotationStore,
     CurrentAnswer,
@@ -97,8 +111,8 @@ class AnswerBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     hypothesis_id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
     annotator: str = Field(pattern=f"^{ANNOTATOR_PATTERN.pattern}$")  # Rust regex: $ is the very end
-    round: Literal["category", "stereotype"]
-    label: Literal["valid", "invalid", "incoherent", "pro", "anti"]
+    round: Literal["category", "stereotype", "explanation"]
+    label: Literal["valid", "invalid", "incoherent", "pro", "anti", "balanced", "biased"]
 
 
 def is_loopback(host: str) -> bool:
@@ -157,6 +171,7 @@ def _hint_json(suggestion: Suggestion) -> dict[str, Any]:
 
 def _item_json(row: QueueRow, position: int) -> dict[str, Any]:
     return {
+        "kind": "hypothesis",
         "position": position,
         "hypothesis_id": row.hypothesis_id,
         "subtopic": row.subtopic,
@@ -171,12 +186,32 @@ def _item_json(row: QueueRow, position: int) -> dict[str, Any]:
     }
 
 
-def _progress(queue_ids: set[str], answers: dict[str, CurrentAnswer]) -> dict[str, int]:
-    judged = [a for hid, a in answers.items() if hid in queue_ids and a.category is not None]
+def _explanation_json(item: ExplanationItem, position: int) -> dict[str, Any]:
+    """An explained answer as the page shows it (never the judges' labels: the humans check them)."""
     return {
-        "total": len(queue_ids),
-        "judged": len(judged),
-        "complete": sum(1 for a in judged if a.complete),
+        "kind": "explanation",
+        "position": position,
+        "hypothesis_id": item.item_id,
+        "subtopic": item.subtopic,
+        "domain": item.domain,
+        "model": item.model,
+        "premise": item.premise,
+        "hypothesis": item.hypothesis,
+        "short_answer": item.answer,
+        "explanation": item.explanation,
+    }
+
+
+def _progress(
+    queue_ids: set[str], answers: dict[str, CurrentAnswer], explained_ids: set[str], labels: dict[str, str]
+) -> dict[str, int]:
+    """Items of both kinds: queued, judged, complete (a hypothesis needs both rounds when valid)."""
+    judged = [a for hid, a in answers.items() if hid in queue_ids and a.category is not None]
+    explained = sum(1 for item in labels if item in explained_ids)
+    return {
+        "total": len(queue_ids) + len(explained_ids),
+        "judged": len(judged) + explained,
+        "complete": sum(1 for a in judged if a.complete) + explained,
     }
 
 
@@ -195,13 +230,16 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
 
     settings = settings or AppSettings()
     run_dir = Path(run_dir)
-    queue = read_queue(run_dir / QUEUE_CSV)
+    explained = read_explanation_queue(run_dir) if has_explanation_queue(run_dir) else None
+    # the hypotheses queue is read when there is one, or when there is nothing else (its refusal)
+    hypotheses = (run_dir / QUEUE_CSV).exists() or explained is None
+    queue = read_queue(run_dir / QUEUE_CSV) if hypotheses else []
     store = AnnotationStore.for_run(run_dir)
     static = {route: (_static_text(name), media) for route, (name, media) in _STATIC.items()}
     app = FastAPI(title="nlibias validation", docs_url=None, redoc_url=None, openapi_url=None)
     _add_guards(app, settings)
     _add_static_routes(app, static)
-    _add_api_routes(app, settings, queue, store)
+    _add_api_routes(app, settings, _Queue(queue, explained), store)
     return app
 
 
@@ -311,11 +349,46 @@ def _answers_of(store: AnnotationStore, who: str) -> dict[str, CurrentAnswer]:
     return {hid: by[who] for hid, by in store.current(annotator=who).items() if who in by}
 
 
-def _add_api_routes(app: Any, settings: AppSettings, queue: list[QueueRow], store: AnnotationStore) -> None:
+@dataclass(frozen=True)
+class _Queue:
+    """The app's one queue: the hypotheses, then the explained answers (when drawn)."""
+
+    hypotheses: list[QueueRow]
+    explained: ExplanationQueue | None
+
+    @property
+    def hypothesis_ids(self) -> set[str]:
+        return {row.hypothesis_id for row in self.hypotheses}
+
+    @property
+    def explained_ids(self) -> set[str]:
+        return set() if self.explained is None else {item.item_id for item in self.explained.items}
+
+    def items(self) -> list[dict[str, Any]]:
+        shown = [_item_json(row, at) for at, row in enumerate(self.hypotheses)]
+        if self.explained is not None:
+            shown += [
+                _explanation_json(item, len(shown) + at) for at, item in enumerate(self.explained.items)
+            ]
+        return shown
+
+
+def _explanation_labels(store: AnnotationStore, queue: _Queue, who: str) -> dict[str, str]:
+    """``who``'s current explanations-round label per item, on this queue's explanations."""
+    if queue.explained is None:
+        return {}
+    current = store.current_explanations(fingerprint=queue.explained.fingerprint, annotator=who)
+    return {item: by[who].label for item, by in current.items() if who in by}
+
+
+def _add_api_routes(app: Any, settings: AppSettings, queue: _Queue, store: AnnotationStore) -> None:
     """``GET /api/config``, ``GET /api/items`` and ``POST /api/answer``."""
     from fastapi import HTTPException
 
-    queue_ids = {row.hypothesis_id for row in queue}
+    queue_ids, explained_ids = queue.hypothesis_ids, queue.explained_ids
+
+    def progress(who: str, answers: dict[str, CurrentAnswer]) -> dict[str, int]:
+        return _progress(queue_ids, answers, explained_ids, _explanation_labels(store, queue, who))
 
     @app.get("/api/config")
     def config() -> dict[str, Any]:
@@ -324,31 +397,31 @@ def _add_api_routes(app: Any, settings: AppSettings, queue: list[QueueRow], stor
             "blur": settings.blur,
             "break_minutes": settings.break_minutes,
             "show_hints": settings.show_hints,
-            "total": len(queue),
-            "labels": ROUND_LABELS,
+            "total": len(queue_ids) + len(explained_ids),
+            "labels": {**ROUND_LABELS, EXPLANATION_ROUND: EXPLANATION_LABELS},
         }
 
     @app.get("/api/items")
     def items(annotator: str | None = None) -> dict[str, Any]:
         who = _annotator_or_fail(annotator, settings)
         answers = _answers_of(store, who)
+        labels = _explanation_labels(store, queue, who)
         hints = store.suggestions() if settings.show_hints else {}
-        return {
-            "annotator": who,
-            "items": [
-                {
-                    **_item_json(row, position),
-                    "answer": _answer_json(answers.get(row.hypothesis_id)),
-                    "hints": [_hint_json(s) for s in hints.get(row.hypothesis_id, [])],
-                }
-                for position, row in enumerate(queue)
-            ],
-            "progress": _progress(queue_ids, answers),
-        }
+        shown = []
+        for item in queue.items():
+            hid = item["hypothesis_id"]
+            if item["kind"] == "explanation":
+                shown.append({**item, "answer": {"label": labels.get(hid)}, "hints": []})
+            else:
+                hinted = [_hint_json(s) for s in hints.get(hid, [])]
+                shown.append({**item, "answer": _answer_json(answers.get(hid)), "hints": hinted})
+        return {"annotator": who, "items": shown, "progress": progress(who, answers)}
 
     @app.post("/api/answer")
     def answer(body: AnswerBody) -> dict[str, Any]:
         who = _annotator_or_fail(body.annotator, settings)
+        if body.round == EXPLANATION_ROUND:
+            return _answer_explanation(body, who)
         if body.hypothesis_id not in queue_ids:
             raise HTTPException(404, "unknown hypothesis")
         if body.label not in ROUND_LABELS[body.round]:
@@ -359,9 +432,18 @@ def _add_api_routes(app: Any, settings: AppSettings, queue: list[QueueRow], stor
                 raise HTTPException(409, "mark the hypothesis valid before choosing pro/anti")
         store.record(body.hypothesis_id, who, body.round, body.label)
         answers = _answers_of(store, who)
+        return {"answer": _answer_json(answers.get(body.hypothesis_id)), "progress": progress(who, answers)}
+
+    def _answer_explanation(body: AnswerBody, who: str) -> dict[str, Any]:
+        if queue.explained is None or body.hypothesis_id not in explained_ids:
+            raise HTTPException(404, "unknown explained answer")
+        if body.label not in EXPLANATION_LABELS:
+            raise HTTPException(422, f"{body.label!r} is not an explanation label")
+        store.record_explanation(body.hypothesis_id, who, body.label, fingerprint=queue.explained.fingerprint)
+        labels = _explanation_labels(store, queue, who)
         return {
-            "answer": _answer_json(answers.get(body.hypothesis_id)),
-            "progress": _progress(queue_ids, answers),
+            "answer": {"label": labels.get(body.hypothesis_id)},
+            "progress": progress(who, _answers_of(store, who)),
         }
 
 

@@ -111,7 +111,10 @@ def validation_status(
     exclude_from_agreement: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Progress per annotator, agreement per round (overall, per label, per subtopic), the final
-    labels ``rule`` would give, and how often each pre-screen judge agreed with them."""
+    labels ``rule`` would give, and how often each pre-screen judge agreed with them; with an
+    explanations queue (:mod:`nlibias.validation.explanation_queue`), its round under
+    ``explanations`` (:func:`explanations_status`). A run with only an explanations queue has
+    only that key beside ``run_dir``."""
     if isinstance(min_annotators, bool) or not isinstance(min_annotators, int) or min_annotators < 1:
         from nlibias.errors import ConfigError
 
@@ -119,7 +122,22 @@ def validation_status(
             f"min_annotators is {min_annotators!r}; a hypothesis needs at least 1 answer to be resolved",
             parameter="min_annotators",
         )
+    from nlibias.validation.explanation_queue import has_explanation_queue
+
     run_dir = Path(run_dir)
+    report: dict[str, Any] = {"run_dir": str(run_dir)}
+    explained = has_explanation_queue(run_dir)
+    if (run_dir / QUEUE_CSV).exists() or not explained:  # neither: the hypotheses queue's refusal
+        report |= _hypotheses_status(run_dir, rule, min_annotators, exclude_from_agreement)
+    if explained:
+        report["explanations"] = explanations_status(run_dir, exclude_from_agreement=exclude_from_agreement)
+    return report
+
+
+def _hypotheses_status(
+    run_dir: Path, rule: Rule, min_annotators: int, exclude_from_agreement: Sequence[str]
+) -> dict[str, Any]:
+    """The hypotheses rounds (category, stereotype) of an extension run's ``validation/queue.csv``."""
     queue = read_queue(run_dir / QUEUE_CSV)
     store = AnnotationStore.for_run(run_dir)
     current = store.current()
@@ -163,7 +181,6 @@ def validation_status(
     }
     resolved = resolve(queue, current, rule, min_annotators=min_annotators)
     return {
-        "run_dir": str(run_dir),
         "queue": len(queue),
         "stale_judgements": sum(1 for hid in current if hid not in ids),
         "unjudged": unjudged_count(queue, current),
@@ -173,3 +190,86 @@ def validation_status(
         "resolution": resolution_summary(resolved),
         "prescreen": prescreen_agreement(store.suggestions(), resolved),
     }
+
+
+def explanations_status(run_dir: str | Path, *, exclude_from_agreement: Sequence[str] = ()) -> dict[str, Any]:
+    """The explanations round of ``run_dir`` (its ``validation/explanations_queue.json``):
+    progress per annotator, human–human agreement (:func:`agreement_report`: percent, Cohen's or
+    Fleiss' kappa, per label and subtopic), and each judge's agreement with the humans
+    (:func:`~nlibias.validation.agreement.judge_agreement`: kappa, precision and recall per label)
+    — each NLI judge's ``label`` and the LM judge's ``lm_label`` — against the humans' reference
+    label of an item: the label more than half of its annotators gave (ties left out).
+
+    Only answers given on this queue's explanations count (the fingerprint); ``stale`` says the
+    run's ``explanations.jsonl`` changed since the queue was drawn (``explain`` rerun with other
+    results): the queue's judge labels are then no longer the run's, and a new queue is needed.
+    """
+    from nlibias.validation.agreement import judge_agreement, majority_label
+    from nlibias.validation.explanation_queue import explanations_fingerprint, read_explanation_queue
+    from nlibias.validation.store import EXPLANATION_LABELS, EXPLANATION_ROUND
+
+    queue = read_explanation_queue(run_dir)
+    current_fp = explanations_fingerprint(run_dir)
+    store = AnnotationStore.for_run(run_dir)
+    answers = store.current_explanations(fingerprint=queue.fingerprint)
+    ids = {item.item_id for item in queue.items}
+    excluded = set(exclude_from_agreement)
+    human = {
+        item: {who: a.label for who, a in by.items() if who not in excluded}
+        for item, by in answers.items()
+        if item in ids
+    }
+    human = {item: by for item, by in human.items() if by}
+    annotators = sorted({who for by in human.values() for who in by})
+    subtopic_of = {item.item_id: item.subtopic for item in queue.items}
+    agreement = agreement_report(
+        human,
+        round_name=EXPLANATION_ROUND,
+        labels=EXPLANATION_LABELS,
+        subtopic_of=subtopic_of,
+        annotators=annotators,
+    )
+    reference = {item: label for item, by in human.items() if (label := majority_label(list(by.values())))}
+    judges: dict[str, Any] = {}
+    for judge in queue.judges:
+        labels = {item.item_id: item.labels.get(judge) for item in queue.items}
+        judges[judge] = {"kind": "nli", **judge_agreement(labels, reference, EXPLANATION_LABELS)}
+    if queue.lm_judge is not None:
+        labels = {item.item_id: item.lm_label for item in queue.items}
+        judges[queue.lm_judge] = {"kind": "lm", **judge_agreement(labels, reference, EXPLANATION_LABELS)}
+    every = store.current_explanations()
+    return {
+        "queue": len(queue.items),
+        "available": queue.available,
+        "seed": queue.seed,
+        "stratified_by": queue.stratified_by,
+        "fingerprint": queue.fingerprint,
+        "stale": current_fp != queue.fingerprint,
+        "other_fingerprint_judgements": sum(
+            1 for by in every.values() for a in by.values() if a.fingerprint != queue.fingerprint
+        ),
+        "unjudged": sum(1 for item in ids if not answers.get(item)),
+        "progress": _explanation_progress(ids, answers),
+        "agreement": asdict(agreement),
+        "reference": {"items": len(reference), "rule": "majority (more than half; ties left out)"},
+        "judges": judges,
+    }
+
+
+def _explanation_progress(
+    ids: set[str], answers: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Per annotator: explained answers judged, of the queue, and the labels given."""
+    out: dict[str, dict[str, Any]] = {}
+    for item, by in answers.items():
+        if item not in ids:
+            continue
+        for who, answer in by.items():
+            entry = out.setdefault(who, {"judged": 0, "labels": Counter()})
+            entry["judged"] += 1
+            entry["labels"][answer.label] += 1
+    for entry in out.values():
+        entry["labels"] = dict(sorted(entry["labels"].items()))
+        entry["total"] = len(ids)
+        entry["percent_complete"] = 100.0 * entry["judged"] / len(ids) if ids else 0.0
+    return dict(sorted(out.items()))

@@ -39,6 +39,9 @@ ROUND_LABELS: dict[str, tuple[str, ...]] = {
     "category": ("valid", "invalid", "incoherent"),
     "stereotype": ("pro", "anti"),
 }
+EXPLANATION_ROUND = "explanation"
+EXPLANATION_LABELS: tuple[str, ...] = ("balanced", "biased", "invalid")
+"""The labels of the explanations round (BBNLI-next appendix A.7; those of ``nlibias explain``)."""
 ANNOTATOR_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
 """Annotator names, matched in full (``fullmatch``: ``$`` would let ``"ana\\n"`` pass as a second ``ana``)."""
 
@@ -63,6 +66,16 @@ CREATE TABLE IF NOT EXISTS suggestions (
     created_at TEXT NOT NULL,
     PRIMARY KEY (hypothesis_id, judge)
 );
+CREATE TABLE IF NOT EXISTS explanation_judgements (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    item_id TEXT NOT NULL,
+    annotator TEXT NOT NULL,
+    label TEXT NOT NULL CHECK (label IN ('balanced', 'biased', 'invalid')),
+    fingerprint TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT 'app'
+);
+CREATE INDEX IF NOT EXISTS explanation_current ON explanation_judgements (item_id, annotator, id);
 """
 
 
@@ -145,6 +158,22 @@ class Suggestion:
     details: Mapping[str, Any] = field(default_factory=dict)
     """What the suggestion rests on (probabilities, the text compared)."""
     created_at: str = ""
+
+
+@dataclass(frozen=True)
+class ExplanationJudgement:
+    """One answer of the explanations round (a row of its append-only log)."""
+
+    id: int
+    item_id: str
+    """The explained answer (:func:`nlibias.validation.explanation_queue.item_id`)."""
+    annotator: str
+    label: str
+    """``balanced``, ``biased`` or ``invalid``."""
+    fingerprint: str
+    """SHA-256 of the ``explanations.jsonl`` whose queue the annotator judged."""
+    created_at: str
+    source: str = "app"
 
 
 class AnnotationStore:
@@ -313,3 +342,64 @@ class AnnotationStore:
                     Suggestion(hid, judge, category, stereotype, score, json.loads(details), stamp)
                 )
         return out
+
+    # -- the explanations round -----------------------------------------------------------------
+
+    def record_explanation(
+        self,
+        item_id: str,
+        annotator: str,
+        label: str,
+        *,
+        fingerprint: str,
+        source: str = "app",
+        at: str | None = None,
+    ) -> ExplanationJudgement:
+        """Append one explanations-round answer (``balanced`` / ``biased`` / ``invalid``) given
+        on the queue drawn from the explanations whose SHA-256 is ``fingerprint``; commits it.
+
+        >>> import tempfile, pathlib
+        >>> store = AnnotationStore(pathlib.Path(tempfile.mkdtemp()) / "a.sqlite")
+        >>> store.record_explanation("e1", "ana", "biased", fingerprint="f0").label
+        'biased'
+        """
+        check_annotator(annotator)
+        if label not in EXPLANATION_LABELS:
+            raise ConfigError(
+                f"unknown explanation label {label!r}: use {', '.join(EXPLANATION_LABELS)}", parameter="label"
+            )
+        if not fingerprint:
+            raise ConfigError(
+                "fingerprint is empty; pass the queue's explanations fingerprint", parameter="fingerprint"
+            )
+        stamp = at or now_iso()
+        with self._connect() as db:
+            cursor = db.execute(
+                "INSERT INTO explanation_judgements (item_id, annotator, label, fingerprint, created_at, source) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (item_id, annotator, label, fingerprint, stamp, source),
+            )
+            return ExplanationJudgement(
+                int(cursor.lastrowid or 0), item_id, annotator, label, fingerprint, stamp, source
+            )
+
+    def explanation_history(self, *, annotator: str | None = None) -> list[ExplanationJudgement]:
+        """Every explanations-round answer ever given (oldest first), optionally of one annotator."""
+        query = "SELECT id, item_id, annotator, label, fingerprint, created_at, source FROM explanation_judgements"
+        params = [] if annotator is None else [annotator]
+        if annotator is not None:
+            query += " WHERE annotator = ?"
+        with self._connect() as db:
+            return [ExplanationJudgement(*row) for row in db.execute(query + " ORDER BY id", params)]
+
+    def current_explanations(
+        self, *, fingerprint: str | None = None, annotator: str | None = None
+    ) -> dict[str, dict[str, ExplanationJudgement]]:
+        """Latest explanations-round answers: item id → annotator → answer. With ``fingerprint``,
+        only answers given on a queue of those explanations count (an answer given before
+        ``explain`` was rerun with other results is left out, not mixed in)."""
+        latest: dict[str, dict[str, ExplanationJudgement]] = {}
+        for row in self.explanation_history(annotator=annotator):
+            if fingerprint is None or row.fingerprint == fingerprint:
+                latest.setdefault(row.item_id, {})[row.annotator] = row
+        return {item: dict(sorted(by.items())) for item, by in sorted(latest.items())}

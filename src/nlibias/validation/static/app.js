@@ -49,7 +49,9 @@ function saveSettings() {
   render();
 }
 
-function isComplete(answer) {
+function isComplete(item) {
+  const answer = item.answer;
+  if (item.kind === "explanation") return answer.label !== null;
   return answer.category !== null && (answer.category !== "valid" || answer.stereotype !== null);
 }
 
@@ -57,14 +59,14 @@ function firstIncomplete(from) {
   const n = state.items.length;
   for (let k = 0; k < n; k++) {
     const i = (from + k) % n;
-    if (!isComplete(state.items[i].answer)) return i;
+    if (!isComplete(state.items[i])) return i;
   }
   return -1;
 }
 
 function renderProgress() {
   const total = state.items.length;
-  const done = state.items.filter((it) => isComplete(it.answer)).length;
+  const done = state.items.filter((it) => isComplete(it)).length;
   const pct = total ? Math.round((1000 * done) / total) / 10 : 0;
   $("progress-fill").style.width = pct + "%";
   setText("progress-text", done + " / " + total + " done (" + pct + "%)");
@@ -88,10 +90,31 @@ function renderHint(item) {
   });
 }
 
+function renderExplanation(item) {
+  setText("meta", "#" + (state.index + 1) + " of " + state.items.length + " · explained answer · " + item.subtopic +
+    " (" + item.domain + ") · " + item.model);
+  setText("x-premise", item.premise);
+  setText("x-hypothesis", item.hypothesis);
+  setText("x-answer", item.short_answer == null ? "(no yes/no answer read)" : item.short_answer);
+  setText("x-explanation", item.explanation);
+  $("x-reveal-help").hidden = !state.settings.blur || state.revealed;
+  document.querySelectorAll("button[data-round=explanation]").forEach((b) => {
+    b.classList.toggle("chosen", item.answer.label === b.dataset.label);
+  });
+}
+
 function render() {
   if (!state.items.length) { setText("meta", "The queue is empty."); return; }
   const item = state.items[state.index];
   const a = item.answer;
+  const explained = item.kind === "explanation";
+  $("hypothesis-item").hidden = explained;
+  $("explanation-item").hidden = !explained;
+  document.querySelectorAll(".sensitive").forEach((el) => el.classList.toggle("revealed", state.revealed));
+  $("prev").disabled = state.index === 0;
+  $("next").disabled = state.index >= state.items.length - 1;
+  renderProgress();
+  if (explained) { renderExplanation(item); return; }
   setText("meta", "#" + (state.index + 1) + " of " + state.items.length + " · " + item.subtopic + " (" + item.domain +
     ") · " + item.samples + " sample(s) · generated in the " + item.suggested_stereotype + " formulation");
   setText("hypothesis", item.hypothesis);
@@ -102,7 +125,7 @@ function render() {
   document.querySelectorAll(".sensitive").forEach((el) => el.classList.toggle("revealed", state.revealed));
   $("reveal-help").hidden = !state.settings.blur || state.revealed;
   renderHint(item);
-  document.querySelectorAll("button[data-round]").forEach((b) => {
+  document.querySelectorAll("button[data-round=category], button[data-round=stereotype]").forEach((b) => {
     const chosen = b.dataset.round === "category" ? a.category : a.stereotype;
     b.classList.toggle("chosen", chosen === b.dataset.label);
   });
@@ -126,6 +149,7 @@ function go(index) {
 async function answer(round, label) {
   if (state.busy || !state.items.length) return;
   const item = state.items[state.index];
+  if ((round === "explanation") !== (item.kind === "explanation")) return;
   if (round === "stereotype" && item.answer.category !== "valid") return;
   state.busy = true;
   try {
@@ -135,7 +159,7 @@ async function answer(round, label) {
     item.answer = result.answer;
     setText("saved", "saved " + new Date().toLocaleTimeString());
     showError("");
-    if (isComplete(item.answer) && state.index < state.items.length - 1) go(state.index + 1);
+    if (isComplete(item) && state.index < state.items.length - 1) go(state.index + 1);
     else render();
   } catch (e) {
     showError("Not saved: " + e.message);
@@ -146,13 +170,18 @@ async function answer(round, label) {
 
 const KEYS = { v: ["category", "valid"], "1": ["category", "valid"], i: ["category", "invalid"], "2": ["category", "invalid"],
                c: ["category", "incoherent"], "3": ["category", "incoherent"], p: ["stereotype", "pro"], a: ["stereotype", "anti"] };
+const EXPLANATION_KEYS = { b: ["explanation", "balanced"], "1": ["explanation", "balanced"], s: ["explanation", "biased"],
+                           "2": ["explanation", "biased"], x: ["explanation", "invalid"], i: ["explanation", "invalid"],
+                           "3": ["explanation", "invalid"] };
 
 function onKey(event) {
   if (event.ctrlKey || event.metaKey || event.altKey) return;
   const tag = (event.target && event.target.tagName) || "";
   if (tag === "INPUT" || tag === "TEXTAREA" || !$("break").hidden || $("main").hidden) return;
   const key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
-  if (KEYS[key]) { event.preventDefault(); answer(KEYS[key][0], KEYS[key][1]); }
+  const current = state.items[state.index];
+  const keys = current && current.kind === "explanation" ? EXPLANATION_KEYS : KEYS;
+  if (keys[key]) { event.preventDefault(); answer(keys[key][0], keys[key][1]); }
   else if (key === "ArrowLeft" || key === "k") { event.preventDefault(); go(state.index - 1); }
   else if (key === "ArrowRight" || key === "j") { event.preventDefault(); go(state.index + 1); }
   else if (key === "u") { const i = firstIncomplete(state.index); if (i >= 0) go(i); }

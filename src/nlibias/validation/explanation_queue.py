@@ -1,0 +1,258 @@
+"""The explanations round of human validation: a stratified, seeded sample of the explained answers
+of an audit run (``nlibias explain`` wrote ``RUN/explanations/explanations.jsonl``), queued in the
+annotation app beside (or instead of) an extension run's hypotheses.
+
+:func:`draw_explanation_queue` writes ``RUN/validation/explanations_queue.json``: the items (premise,
+hypothesis, short answer, explanation, subtopic, and every judge's label: each NLI judge's
+``label`` and the LM judge's ``lm_label``) and the SHA-256 of the ``explanations.jsonl`` they were
+drawn from. Each human answer is stored with that fingerprint
+(:meth:`~nlibias.validation.store.AnnotationStore.record_explanation`), so answers given before
+``explain`` was rerun with other results are told apart from answers on the current ones.
+
+Sampling: answers with an explanation (those the judges labelled) are grouped into strata by the
+stratifying judge's label and the subtopic; each stratum is shuffled with ``seed``, then items are
+taken one per stratum in turn (strata in sorted order) until ``size`` are queued. So every label
+and every subtopic that occurs is in the queue as soon as ``size`` reaches the number of strata,
+and small strata are not drowned by large ones.
+
+>>> # queue = draw_explanation_queue("runs/G", size=200, seed=0)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nlibias.errors import ConfigError, SourceError
+from nlibias.explanations.run_files import EXPLANATIONS_DIR, EXPLANATIONS_JSON, EXPLANATIONS_JSONL
+
+EXPLANATIONS_QUEUE = "validation/explanations_queue.json"
+QUEUE_FORMAT = 1
+DEFAULT_SIZE = 200
+
+
+def item_id(model: str, prompt: str | None, sample_id: str) -> str:
+    """The queue id of one explained answer: stable across draws (the same answer keeps its id,
+    and its judgements, when a queue is drawn again).
+
+    >>> item_id("smollm2|prompt=true|generated", "true", "s1")
+    'x28da128f5340f79cfbeb'
+    """
+    key = "\x1f".join((model, "" if prompt is None else str(prompt), sample_id))
+    return "x" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class ExplanationItem:
+    """One explained answer in the queue."""
+
+    item_id: str
+    id: str
+    """The sample id."""
+    model: str
+    prompt: str | None
+    premise: str
+    hypothesis: str
+    answer: str | None
+    explanation: str
+    subtopic: str
+    domain: str
+    stereotype: str | None
+    labels: dict[str, str | None] = field(default_factory=dict)
+    """Each NLI judge's label (judge name → label)."""
+    lm_label: str | None = None
+    """The LM judge's label (None without an LM judge or when it gave none)."""
+
+
+@dataclass(frozen=True)
+class ExplanationQueue:
+    """``validation/explanations_queue.json``."""
+
+    fingerprint: str
+    """SHA-256 of the ``explanations.jsonl`` the items were drawn from."""
+    judges: tuple[str, ...]
+    lm_judge: str | None
+    stratified_by: str
+    """The judge whose label formed the strata."""
+    size: int
+    seed: int
+    available: int
+    """Explained answers there were to draw from."""
+    items: tuple[ExplanationItem, ...]
+
+    def strata(self) -> dict[str, int]:
+        """Queued items per ``label / subtopic`` of the stratifying judge."""
+        counts = Counter(f"{it.labels.get(self.stratified_by)} / {it.subtopic}" for it in self.items)
+        return dict(sorted(counts.items()))
+
+
+def explanations_fingerprint(run_dir: str | Path) -> str:
+    """SHA-256 of ``RUN/explanations/explanations.jsonl`` (refused, saying how, when there is none)."""
+    from nlibias.io.fingerprint import sha256_file
+
+    path = Path(run_dir) / EXPLANATIONS_DIR / EXPLANATIONS_JSONL
+    if not path.is_file():
+        raise SourceError(
+            path,
+            None,
+            "no explanations here",
+            fix="run `nlibias explain RUN --judge MODEL` on the audit run first",
+        )
+    return sha256_file(path)
+
+
+def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[str], str | None]:
+    """Every explained answer of the run (item id → item, judges' labels gathered from its rows),
+    the NLI judges in the order ``explain`` ran them, and the LM judge's name."""
+    from nlibias.explanations.run_files import read_rows
+
+    out_dir = run_dir / EXPLANATIONS_DIR
+    summary_path = out_dir / EXPLANATIONS_JSON
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise SourceError(
+            summary_path,
+            None,
+            "missing or unreadable (explain did not finish)",
+            fix="run `nlibias explain` again",
+        ) from None
+    items: dict[str, ExplanationItem] = {}
+    judges: list[str] = []
+    for row in read_rows(out_dir):
+        judge = str(row["judge"])
+        if judge not in judges:
+            judges.append(judge)
+        if row.get("label") is None:  # no explanation: nothing for a human to judge
+            continue
+        key = item_id(str(row["model"]), row.get("prompt"), str(row["id"]))
+        item = items.get(key) or ExplanationItem(
+            item_id=key,
+            id=str(row["id"]),
+            model=str(row["model"]),
+            prompt=row.get("prompt"),
+            premise=str(row["premise"]),
+            hypothesis=str(row["hypothesis"]),
+            answer=row.get("answer"),
+            explanation=str(row["explanation"]),
+            subtopic=str(row.get("subtopic") or "?"),
+            domain=str(row.get("domain") or ""),
+            stereotype=row.get("stereotype"),
+            lm_label=row.get("lm_label"),
+        )
+        item.labels[judge] = row["label"]
+        items[key] = item
+    lm_judge = summary.get("lm_judge") if isinstance(summary, dict) else None
+    return items, judges, None if lm_judge is None else str(lm_judge)
+
+
+def stratified_sample(
+    items: Sequence[ExplanationItem], strata_of: Mapping[str, str], size: int, seed: int
+) -> list[ExplanationItem]:
+    """``size`` items taken one per stratum in turn (strata sorted, each shuffled with ``seed``).
+
+    >>> items = [ExplanationItem(str(k), "s", "m", None, "p", "h", "yes", "e", "t", "d", "pro") for k in range(5)]
+    >>> strata = {"0": "a", "1": "a", "2": "a", "3": "b", "4": "b"}
+    >>> [strata[it.item_id] for it in stratified_sample(items, strata, 3, 0)]
+    ['a', 'b', 'a']
+    """
+    groups: dict[str, list[ExplanationItem]] = {}
+    for item in sorted(items, key=lambda it: it.item_id):
+        groups.setdefault(strata_of[item.item_id], []).append(item)
+    rng = random.Random(seed)
+    queues = []
+    for name in sorted(groups):
+        group = groups[name]
+        rng.shuffle(group)
+        queues.append(group)
+    chosen: list[ExplanationItem] = []
+    depth = 0
+    while len(chosen) < size and any(depth < len(group) for group in queues):
+        chosen += [group[depth] for group in queues if depth < len(group)][: size - len(chosen)]
+        depth += 1
+    return chosen
+
+
+def draw_explanation_queue(
+    run_dir: str | Path, *, size: int = DEFAULT_SIZE, seed: int = 0, judge: str | None = None
+) -> ExplanationQueue:
+    """Draw the explanations round's queue from ``run_dir``'s explained answers and write it to
+    ``run_dir/validation/explanations_queue.json`` (module docstring): ``size`` answers (all of
+    them when fewer), stratified by ``judge``'s label (default: the first NLI judge) and the
+    subtopic, seeded by ``seed``. Judgements already stored stay; those on the same answers of
+    the same explanations count in the new queue."""
+    from nlibias.io.atomic import write_json
+
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ConfigError(f"size is {size!r}; pass a positive number of answers to queue", parameter="size")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError(f"seed is {seed!r}; pass an integer", parameter="seed")
+    run_dir = Path(run_dir)
+    fingerprint = explanations_fingerprint(run_dir)
+    items, judges, lm_judge = _explained_answers(run_dir)
+    by = judge if judge is not None else (judges[0] if judges else "")
+    if by not in judges:
+        raise ConfigError(
+            f"judge {judge!r} did not label this run's explanations; use one of {', '.join(judges)}",
+            parameter="judge",
+        )
+    if not items:
+        raise SourceError(
+            run_dir / EXPLANATIONS_DIR / EXPLANATIONS_JSONL,
+            None,
+            "no answer here has an explanation to judge",
+            fix="audit with a prompt that asks for an explanation, then explain that run",
+        )
+    strata = {key: f"{item.labels.get(by)}\x1f{item.subtopic}" for key, item in items.items()}
+    chosen = stratified_sample(list(items.values()), strata, size, seed)
+    queue = ExplanationQueue(fingerprint, tuple(judges), lm_judge, by, size, seed, len(items), tuple(chosen))
+    write_json(run_dir / EXPLANATIONS_QUEUE, _queue_json(queue))
+    return queue
+
+
+def _queue_json(queue: ExplanationQueue) -> dict[str, Any]:
+    return {
+        "format_version": QUEUE_FORMAT,
+        **{key: value for key, value in asdict(queue).items() if key != "items"},
+        "judges": list(queue.judges),
+        "items": [asdict(item) for item in queue.items],
+    }
+
+
+def has_explanation_queue(run_dir: str | Path) -> bool:
+    return (Path(run_dir) / EXPLANATIONS_QUEUE).is_file()
+
+
+def read_explanation_queue(run_dir: str | Path) -> ExplanationQueue:
+    """The queue :func:`draw_explanation_queue` wrote (refused, naming the file, when it is not one)."""
+    path = Path(run_dir) / EXPLANATIONS_QUEUE
+    if not path.is_file():
+        raise SourceError(
+            path, None, "file does not exist", fix="draw one with `nlibias validate explanations RUN`"
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        items = tuple(ExplanationItem(**item) for item in data["items"])
+        return ExplanationQueue(
+            fingerprint=str(data["fingerprint"]),
+            judges=tuple(data["judges"]),
+            lm_judge=data["lm_judge"],
+            stratified_by=str(data["stratified_by"]),
+            size=int(data["size"]),
+            seed=int(data["seed"]),
+            available=int(data["available"]),
+            items=items,
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SourceError(
+            path,
+            None,
+            f"not an explanations queue ({exc})",
+            fix="draw it again with `nlibias validate explanations RUN`",
+        ) from None
