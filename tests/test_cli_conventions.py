@@ -24,6 +24,8 @@ runner = CliRunner()
 PRINTING = [
     ("audit",), ("score",), ("report",), ("debias",), ("demo",), ("extend",), ("expand",),
     ("validate", "status"), ("validate", "prescreen"), ("augment", "gender-swap"), ("finetune",),
+    ("doctor",), ("benchmarks",), ("export", "lm-eval"), ("masks", "list"), ("masks", "derive"),
+    ("masks", "validate"),
 ]  # fmt: skip
 
 

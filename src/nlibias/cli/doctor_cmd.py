@@ -5,11 +5,13 @@ from __future__ import annotations
 import typer
 
 from nlibias.cli.app import app, echo_json
+from nlibias.cli.options import Json, Quiet
 
 
 @app.command("doctor")
 def doctor_command(
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: Json = False,
 ) -> None:
     """Print what nlibias runs with: versions, device, caches and their sizes, data found, extras.
 

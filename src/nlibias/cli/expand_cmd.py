@@ -99,7 +99,8 @@ def expand_command(
 
 @app.command("benchmarks")
 def benchmarks_command(
-    as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
+    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: Json = False,
 ) -> None:
     """List the registered benchmarks (built-in and from plug-ins)."""
     from nlibias.catalog.registry import describe_benchmarks

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from nlibias.cli.app import app, echo_json
+from nlibias.cli.options import Json, Quiet
 
 export_app = typer.Typer(
     help="Write samples as another evaluation tool's task (lm-eval; docs/integrations.md) or a run as model-card metadata (model-index).",
@@ -30,7 +31,8 @@ def export_lm_eval_command(
     ),
     task: str | None = typer.Option(None, "--task", help="Task name (default nlibias_SOURCE_PROMPT)."),
     device: str = typer.Option("cpu", "--device", help="Where the model loads to read its tokenizer."),
-    as_json: bool = typer.Option(False, "--json", help="Print the export summary as JSON."),
+    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: Json = False,
 ) -> None:
     """Write an lm-eval task that asks the model what nlibias asks it, as yes/no log-likelihoods."""
     from nlibias.integrations.lm_eval import RUN_SCRIPT, export_lm_eval

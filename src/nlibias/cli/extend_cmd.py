@@ -282,7 +282,8 @@ def masks_list(
     source: Path | None = _MASKS_SOURCE_OPT,
     subtopic: list[str] = _MASKS_SUBTOPIC_OPT,
     show: bool = typer.Option(False, "--show", help="Print the templates themselves, not only counts."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: Json = False,
 ) -> None:
     """Masked templates per subtopic (paper Table 9 layout), by strategy and origin."""
     from nlibias.extension.masked_templates import (
@@ -313,7 +314,8 @@ def masks_derive(
         None, "--stopwords", help="Stop-word file (default: the shipped one)."
     ),
     subtopic: list[str] = _MASKS_SUBTOPIC_OPT,
-    as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON (with --out)."),
+    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: Json = False,
 ) -> None:
     """Derive masked templates automatically (mask a word, replace a placeholder, add 'and <mask>')."""
     from nlibias.extension.masked_templates import derive_masked_templates, load_stopwords
@@ -336,7 +338,8 @@ def masks_derive(
 def masks_validate(
     path: Path = typer.Argument(..., help="Masked-template JSONL file to check."),
     source: Path | None = _MASKS_SOURCE_OPT,
-    as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
+    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: Json = False,
 ) -> None:
     """Check a masked-template file (one <mask>, known placeholders and subtopic, derivation); print counts."""
     from nlibias.extension.masked_templates import load_masked_templates
