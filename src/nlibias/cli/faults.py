@@ -50,6 +50,7 @@ _FLAGS = {
     "num_gpus": "--ray-gpus-per-worker",
     "sample_pairs": "--pairs",
     "judges": "--judge",
+    "plots": "--no-plots",
 }
 
 # Library parameters a command takes as an argument, not an option.
