@@ -16,7 +16,6 @@ from nlibias.cli.options import Json, Quiet, show_progress
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.bbnli import BBNLISubtopic
-    from nlibias.extension.config import ExtendConfig
     from nlibias.extension.masked_templates import MaskedTemplate
     from nlibias.extension.pipeline import PipelineResult, StageReport
 
@@ -102,22 +101,6 @@ _PROGRESS_OPT = typer.Option(
 )
 
 
-def _extend_config(
-    config_file: Path | None, overrides: dict[str, Any], templates: str | None
-) -> ExtendConfig:
-    """The run configuration: the YAML file (or the defaults) with the flags that were given on top;
-    ``--templates none`` turns the curated templates off."""
-    from nlibias.extension.config import ExtendConfig, load_config, with_overrides
-
-    config = load_config(config_file) if config_file is not None else ExtendConfig()
-    config = with_overrides(config, overrides)
-    if templates is not None and templates.lower() == "none":
-        config = config.model_copy(
-            update={"templates": config.templates.model_copy(update={"curated": None})}
-        )
-    return config
-
-
 def _show_stage(report: StageReport, *, as_json: bool) -> None:
     """A finished stage: its line on stderr, and a warning when judgements are missing."""
     if not as_json:
@@ -194,28 +177,25 @@ def extend_command(
     whose stages were run with other settings is refused (use a new --out, --force or --from).
     Exits with code 3 when it stops to wait for human judgements.
     """
-    from nlibias.extension.pipeline import run_pipeline
+    from nlibias.jobs.extend import run_extend
 
-    overrides: dict[str, Any] = {
-        "run_dir": str(out) if out else None,
-        "source": str(source) if source else None,
-        "mlm.model": mlm,
-        "mlm.top_k": top_k,
-        "filter.models": list(filter_model) or None,
-        "filter.compare_fills": list(compare_fill) or None,
-        "filter.holdout": list(holdout_model) or None,
-        "filter.policy": policy,
-        "subtopics": list(subtopic) or None,
-        "validation.unvalidated": True if unvalidated else None,
-        "validation.judgements": str(judgements) if judgements else None,
-        "templates.curated": None if templates is None else templates,
-        "templates.derive": derive,
-        "cache": str(cache) if cache else None,
-        "mlm.device": device,
-        "filter.device": device,
-    }
-    result = run_pipeline(
-        _extend_config(config_file, overrides, templates),
+    result = run_extend(
+        config_file,
+        out_dir=out,
+        source=source,
+        fill_model=mlm,
+        top_k=top_k,
+        classifiers=filter_model,
+        compare_fill=compare_fill,
+        holdout=holdout_model,
+        policy=policy,
+        subtopics=subtopic,
+        unvalidated=unvalidated,
+        judgements=judgements,
+        templates=templates,
+        derive=derive,
+        cache=cache,
+        device=device,
         from_stage=from_stage,
         until=until,
         progress=progress and show_progress(quiet, as_json),
