@@ -170,12 +170,9 @@ def status_command(
     as_json: Json = False,
 ) -> None:
     """Progress per annotator, agreement (percent, Cohen's/Fleiss' kappa) per round, label and subtopic."""
-    from nlibias.validation.resolve import parse_rule
-    from nlibias.validation.status import validation_status
+    from nlibias.jobs.validation import status
 
-    report = validation_status(
-        run_dir, rule=parse_rule(rule), min_annotators=min_annotators, exclude_from_agreement=exclude
-    )
+    report = status(run_dir, rule=rule, min_annotators=min_annotators, exclude=exclude)
     if as_json:
         echo_json(report)
     else:
@@ -194,21 +191,13 @@ def resolve_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Write the final labels to RUN/validation/judgements.csv (then: nlibias extend --from validate)."""
-    from nlibias.extension.validation_handoff import QUEUE_CSV, read_queue
-    from nlibias.validation.resolve import parse_rule, resolution_summary, resolve, write_judgements
-    from nlibias.validation.store import AnnotationStore
+    from nlibias.jobs.validation import resolve
 
-    parsed = parse_rule(rule)
-    queue = read_queue(run_dir / QUEUE_CSV)
-    resolved = resolve(
-        queue, AnnotationStore.for_run(run_dir).current(), parsed, min_annotators=min_annotators
-    )
-    path = write_judgements(run_dir, queue, resolved)
-    summary = {**resolution_summary(resolved), "rule": rule, "judgements": str(path)}
+    summary = resolve(run_dir, rule=rule, min_annotators=min_annotators)
     if as_json:
         echo_json(summary)
         return
-    typer.echo(f"wrote {path}")
+    typer.echo(f"wrote {summary['judgements']}")
     typer.echo(
         f"  {summary['status']}; final categories {summary['categories']}; stereotypes {summary['stereotypes']}"
     )
@@ -222,18 +211,12 @@ def export_command(
     out: Path | None = typer.Option(None, "--out", help="Output file (default: print to stdout)."),
 ) -> None:
     """Export the queue with every annotator's current answers (and model suggestions)."""
-    from nlibias.extension.validation_handoff import QUEUE_CSV, read_queue
-    from nlibias.validation.formats import export_judgements
-    from nlibias.validation.store import AnnotationStore
+    from nlibias.jobs.validation import export
 
-    store = AnnotationStore.for_run(run_dir)
-    text = export_judgements(read_queue(run_dir / QUEUE_CSV), store.current(), store.suggestions(), fmt=fmt)
+    result = export(run_dir, fmt=fmt, out=out)
     if out is None:
-        typer.echo(text, nl=False)
+        typer.echo(result.text, nl=False)
     else:
-        from nlibias.io.atomic import atomic_write_text
-
-        atomic_write_text(out, text)
         typer.echo(f"wrote {out}")
 
 
@@ -246,31 +229,18 @@ def import_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Add judgements made elsewhere to the run's annotation database (refuses unknown or duplicate rows)."""
-    from nlibias.extension.validation_handoff import QUEUE_CSV, read_queue
-    from nlibias.validation.formats import read_import, store_imported
-    from nlibias.validation.status import unjudged_count
-    from nlibias.validation.store import AnnotationStore
+    from nlibias.jobs.validation import import_judgements
 
-    queue = read_queue(run_dir / QUEUE_CSV)
-    answers = read_import(file, queue, fmt=fmt, default_annotator=annotator)
-    store = AnnotationStore.for_run(run_dir)
-    rows = store_imported(store, answers, source=f"import:{file.name}")
-    who = sorted({a.annotator for a in answers})
-    unjudged = unjudged_count(queue, store.current())
-    summary = {
-        "file": str(file),
-        "answers": len(answers),
-        "rows": rows,
-        "annotators": who,
-        "unjudged_hypotheses": unjudged,
-        "queue": len(queue),
-    }
-    if unjudged:
-        warn(f"{unjudged} of {len(queue)} queued hypotheses have no judgement from anyone yet")
+    result = import_judgements(run_dir, file, fmt=fmt, annotator=annotator)
+    if result.unjudged_hypotheses:
+        warn(
+            f"{result.unjudged_hypotheses} of {result.queue} queued hypotheses have no judgement from anyone yet"
+        )
     if as_json:
-        echo_json(summary)
+        echo_json(result.to_dict())
     else:
-        typer.echo(f"imported {len(answers)} judgements ({rows} answers) by {', '.join(who) or 'nobody'}")
+        who = ", ".join(result.annotators) or "nobody"
+        typer.echo(f"imported {result.answers} judgements ({result.rows} answers) by {who}")
 
 
 @validate_app.command("prescreen")
