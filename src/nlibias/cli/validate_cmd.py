@@ -1,4 +1,5 @@
-"""``nlibias validate serve|status|resolve|export|import|prescreen``: human validation of a run's queue."""
+"""``nlibias validate serve|status|resolve|export|import|prescreen|explanations``: human validation of a
+run's queue (an extension run's hypotheses; an explained audit run's explanations)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,11 @@ validate_app = typer.Typer(
 )
 app.add_typer(validate_app, name="validate")
 
-RUN_ARG = typer.Argument(..., help="Run directory of `nlibias extend` (holds validation/queue.csv).")
+RUN_ARG = typer.Argument(
+    ...,
+    help="Run directory of `nlibias extend` (holds validation/queue.csv), or of an explained audit "
+    "(validation/explanations_queue.json, drawn by `nlibias validate explanations`).",
+)
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -75,11 +80,76 @@ def serve_command(
     typer.echo(f"annotation app for {run_dir}: {url}")
     if token and not is_loopback(host):
         warn("bound beyond localhost: share the URL (with its token) only with your annotators; plain HTTP")
+    _warn_stale_explanations(run_dir)
     typer.echo("stop with Ctrl+C (answers are already saved)")
     serve(run_dir, settings, sock=sock)
 
 
+def _warn_stale_explanations(run_dir: Path) -> None:
+    """Warn when the explanations queue was drawn from explanations that `explain` has since replaced."""
+    from nlibias.validation.explanation_queue import (
+        explanations_fingerprint,
+        has_explanation_queue,
+        read_explanation_queue,
+    )
+
+    if has_explanation_queue(run_dir) and read_explanation_queue(
+        run_dir
+    ).fingerprint != explanations_fingerprint(run_dir):
+        warn(_STALE)
+
+
+_STALE = (
+    "explanations.jsonl changed since the explanations queue was drawn (explain was rerun with other "
+    "results): the queue's judge labels are no longer the run's; draw a new queue with "
+    "`nlibias validate explanations RUN` (answers on the old one stay stored and are not counted)"
+)
+
+
 def _print_status(report: dict[str, Any]) -> None:
+    if "queue" in report:
+        _print_hypotheses_status(report)
+    if "explanations" in report:
+        _print_explanations_status(report["explanations"])
+
+
+def _print_explanations_status(entry: dict[str, Any]) -> None:
+    """The explanations round: progress, human–human agreement, each judge against the humans."""
+    if entry["stale"]:
+        warn(_STALE)
+    typer.echo(
+        f"\nexplanations round: {entry['queue']} of {entry['available']} explained answers queued "
+        f"(stratified by {entry['stratified_by']}'s label and subtopic, seed {entry['seed']})"
+    )
+    if entry["unjudged"]:
+        warn(f"{entry['unjudged']} of {entry['queue']} queued explanations have no judgement from anyone yet")
+    for who, row in entry["progress"].items():
+        labels = ", ".join(f"{k} {v}" for k, v in row["labels"].items())
+        typer.echo(
+            f"  {who:<16} {row['judged']:>6}/{row['total']} judged ({row['percent_complete']:.1f}%)  {labels}"
+        )
+    rnd = entry["agreement"]
+    if rnd["kappa_kind"] is None:
+        typer.echo("  human agreement: needs two or more annotators")
+    else:
+        typer.echo(
+            f"  human agreement ({len(rnd['annotators'])} annotators, {rnd['items']} items answered by all): "
+            f"{_fmt(rnd['percent'])}%  {rnd['kappa_kind']} kappa {_fmt(rnd['kappa'], 3)}"
+        )
+    typer.echo(f"  judges against the humans' majority label ({entry['reference']['items']} items)")
+    for judge, row in entry["judges"].items():
+        per_label = "  ".join(
+            f"{label} P {_fmt(None if v['precision'] is None else 100 * v['precision'])}% "
+            f"R {_fmt(None if v['recall'] is None else 100 * v['recall'])}%"
+            for label, v in row["per_label"].items()
+        )
+        typer.echo(
+            f"  {judge} ({row['kind']}): items {row['items']}  {_fmt(row['percent'])}%  "
+            f"kappa {_fmt(row['kappa'], 3)}  {per_label}"
+        )
+
+
+def _print_hypotheses_status(report: dict[str, Any]) -> None:
     typer.echo(
         f"queue: {report['queue']} hypotheses"
         + (
@@ -277,3 +347,37 @@ def prescreen_command(
             f"{name}: {entry['suggestions']} suggestions ({entry['without_suggestion']} without), "
             f"categories {entry['categories']}, stereotypes {entry['stereotypes']}"
         )
+
+
+@validate_app.command("explanations")
+def explanations_command(
+    run_dir: Path = typer.Argument(
+        ..., help="Audit run directory after `nlibias explain` (RUN/explanations/)."
+    ),
+    size: int = typer.Option(200, "--size", min=1, help="Explained answers to queue (all when fewer)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the stratified draw."),
+    judge: str | None = typer.Option(
+        None, "--judge", help="NLI judge whose label stratifies the draw (default: the first)."
+    ),
+    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: Json = False,
+) -> None:
+    """Queue a stratified sample of explained answers (by label and subtopic) for the annotation app."""
+    from nlibias.validation.explanation_queue import EXPLANATIONS_QUEUE, draw_explanation_queue
+
+    queue = draw_explanation_queue(run_dir, size=size, seed=seed, judge=judge)
+    summary: dict[str, Any] = {
+        "queue": str(run_dir / EXPLANATIONS_QUEUE),
+        "items": len(queue.items),
+        "available": queue.available,
+        "stratified_by": queue.stratified_by,
+        "strata": queue.strata(),
+        "fingerprint": queue.fingerprint,
+    }
+    if as_json:
+        echo_json(summary)
+        return
+    typer.echo(f"queued {len(queue.items)} of {queue.available} explained answers in {summary['queue']}")
+    for name, count in summary["strata"].items():
+        typer.echo(f"  {name:<40} {count:>5}")
+    typer.echo(f"next: nlibias validate serve {run_dir}   (then: nlibias validate status {run_dir})")
