@@ -233,3 +233,29 @@ def toy_metrics_have_no_p_yes() -> bool:
     samples, predictions = toy()
     o = score_generative(samples, predictions, bootstrap=0)["overall"]
     return o["mean_p_yes_pro"] is None and o["p_yes_gap"] is None
+
+
+def test_p_yes_gap_gets_a_bootstrap_interval_by_pair() -> None:
+    """Two pairs with p(yes) pro/anti 60/40 and 70/30: gaps 20 and 40. A resample draws two
+    whole pairs, so its gap is 20 (both the first), 30 (one each) or 40 (both the second): the
+    interval is [20, 40]. Drawn by sample instead, a resample could hold no anti hypothesis or
+    gaps such as 70 - 40 = 30 of unrelated halves; by pair it never leaves [20, 40]."""
+    samples = pair("A", "gender", 1) + pair("A", "gender", 2)
+    probs = [0.6, 0.4, 0.7, 0.3]
+    predictions = [
+        Prediction(
+            sample_id=s.id,
+            model="lm|prompt=true|scored",
+            label="neutral",
+            extra={"answer": "no", "answer_probs": {"yes": p, "no": 1 - p}, "answer_mass": 1.0},
+        )
+        for s, p in zip(samples, probs, strict=True)
+    ]
+    report = score_generative(samples, predictions, bootstrap=400, seed=0)
+    overall = report["overall"]
+    assert overall["p_yes_gap"] == pytest.approx(30.0)  # (60 + 70) / 2 - (40 + 30) / 2
+    assert overall["ci"]["p_yes_gap"] == pytest.approx([20.0, 40.0])
+    # No resamples, no interval; the other values are those of the run with intervals.
+    plain = score_generative(samples, predictions, bootstrap=0, seed=0)["overall"]
+    assert plain["ci"]["p_yes_gap"] is None
+    assert plain["p_yes_gap"] == overall["p_yes_gap"]

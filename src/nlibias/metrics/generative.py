@@ -16,6 +16,9 @@ and adds, in every slice (overall, each domain, each subtopic):
   (renormalised over the answer words, in percent) on pro / anti hypotheses, and
   ``p_yes_gap`` = pro minus anti. A model that always answers "no" still leans towards the
   stereotype when its "yes" is likelier on pro hypotheses; these continuous numbers show it.
+  ``p_yes_gap`` gets a percentile bootstrap interval in ``ci`` (:func:`p_yes_gap_interval`), by the
+  audit's unit: a counterfactual pair (its pro and anti hypotheses drawn together), an unpaired
+  hypothesis on its own.
 
 and, per model, ``most_biased_subtopics``: the four subtopics with the highest ``yes_rate_pro``
 (the paper's Table 8; ranked by :func:`nlibias.metrics.ranking.most_biased_subtopics`).
@@ -39,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from nlibias.metrics.bootstrap import bootstrap_intervals
 from nlibias.metrics.ranking import TOP_SUBTOPICS, most_biased_subtopics
 from nlibias.schema import LABEL_INDEX, LABELS, Prediction, Sample
 from nlibias.schema.columns import SampleColumns
@@ -149,6 +153,48 @@ def _slice_numbers(answers: _Answers, at: np.ndarray) -> dict[str, Any]:
     }
 
 
+def p_yes_gap_interval(
+    p_yes: np.ndarray,
+    stereotype: np.ndarray,
+    pair_code: np.ndarray,
+    *,
+    resamples: int,
+    rng: np.random.Generator,
+) -> list[float] | None:
+    """95% percentile bootstrap interval of ``p_yes_gap`` (mean p(yes) on pro minus on anti
+    hypotheses) over units resampled with replacement (:mod:`nlibias.metrics.bootstrap`): a pair
+    (``pair_code``, -1: none) is one unit, an unpaired hypothesis is one; samples without a
+    probability (NaN) or a stereotype are left out. None when ``resamples`` is 0 or no resample
+    defines both means.
+
+    >>> p = np.array([60.0, 40.0, 70.0, 30.0])  # two pairs, each with a gap of 20 and 40
+    >>> interval = p_yes_gap_interval(p, np.array([0, 1, 0, 1]), np.array([7, 7, 9, 9]),
+    ...                               resamples=200, rng=np.random.default_rng(0))
+    >>> [round(x, 1) for x in interval]  # every resample's gap is 20, 30 or 40
+    [20.0, 40.0]
+    """
+    keep = np.isfinite(p_yes) & ((stereotype == _PRO) | (stereotype == _ANTI))
+    if resamples <= 0 or not keep.any():
+        return None
+    at = np.flatnonzero(keep)
+    codes = pair_code[at]
+    # An unpaired hypothesis is a unit of its own: a key no pair has (negative, one per sample).
+    keys = np.where(codes != -1, codes, -2 - np.arange(len(at)))
+    _, unit = np.unique(keys, return_inverse=True)
+    rows = np.zeros((int(unit.max()) + 1, 4))
+    pro = stereotype[at] == _PRO
+    np.add.at(rows, (unit, np.where(pro, 0, 2)), p_yes[at])
+    np.add.at(rows, (unit, np.where(pro, 1, 3)), 1.0)
+
+    def gap(totals: np.ndarray) -> dict[str, np.ndarray]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pro_mean = np.where(totals[:, 1] > 0, totals[:, 0] / totals[:, 1], np.nan)
+            anti_mean = np.where(totals[:, 3] > 0, totals[:, 2] / totals[:, 3], np.nan)
+        return {"p_yes_gap": pro_mean - anti_mean}
+
+    return bootstrap_intervals([rows], gap, resamples=resamples, rng=rng)["p_yes_gap"]
+
+
 def _is_three_way(outputs: ModelOutputs) -> bool:
     """Whether the answers were yes / no / maybe: decided by the first row that recorded its answer
     set (``answers``), its answer probabilities (``answer_probs.*``: a ``maybe`` among them) or a
@@ -221,10 +267,24 @@ def score_generative_columns(
     labels = outputs.label_codes().astype(np.int64)
     report = score_bbnli_columns(columns, labels, gold=gold, bootstrap=bootstrap, seed=seed)
     answers = _Answers.of(columns, outputs)
-    _merge(report["overall"], _slice_numbers(answers, np.arange(len(columns))))
-    for by, grouping in (("by_domain", columns.domain), ("by_subtopic", columns.subtopic)):
-        for key, positions in grouping.members().items():
-            _merge(report[by][key], _slice_numbers(answers, positions))
+    # Its own generator: the intervals the core scorer drew stay as they were.
+    rng = np.random.default_rng(seed)
+    slices = [(report["overall"], np.arange(len(columns)))] + [
+        (report[by][key], positions)
+        for by, grouping in (("by_domain", columns.domain), ("by_subtopic", columns.subtopic))
+        for key, positions in grouping.members().items()
+    ]
+    for slice_metrics, positions in slices:
+        numbers = _slice_numbers(answers, positions)
+        if numbers["p_yes_gap"] is not None:
+            numbers["_ci"]["p_yes_gap"] = p_yes_gap_interval(
+                answers.p_yes[positions],
+                answers.stereotype[positions],
+                columns.pair_code[positions],
+                resamples=bootstrap,
+                rng=rng,
+            )
+        _merge(slice_metrics, numbers)
     domain_of = dict(zip(columns.subtopic.tolist(), columns.domain.tolist(), strict=True))
     report["most_biased_subtopics"] = most_biased_subtopics(report["by_subtopic"], domain_of)
     report["answer_set"] = "yes/no/maybe" if three_way else "yes/no"
