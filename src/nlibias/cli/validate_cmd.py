@@ -258,7 +258,8 @@ def resolve_command(
     min_annotators: int = typer.Option(
         1, "--min-annotators", min=1, help="Answers a hypothesis needs before it is resolved."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: Json = False,
 ) -> None:
     """Write the final labels to RUN/validation/judgements.csv (then: nlibias extend --from validate)."""
     from nlibias.jobs.validation import resolve
@@ -296,7 +297,8 @@ def import_command(
     file: Path = typer.Argument(..., help="Judgements: CSV, Label Studio JSON export or Argilla records."),
     fmt: str = typer.Option("auto", "--format", help="auto | csv | label-studio | argilla."),
     annotator: str | None = typer.Option(None, "--annotator", help="Annotator for rows that name none."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: Json = False,
 ) -> None:
     """Add judgements made elsewhere to the run's annotation database (refuses unknown or duplicate rows)."""
     from nlibias.jobs.validation import import_judgements
