@@ -323,3 +323,20 @@ def test_explanations_round_in_the_browser(judged: tuple[Path, list[str]]) -> No
         queue.items[0].item_id: "biased",
         queue.items[1].item_id: "invalid",
     }
+
+
+def test_a_real_explain_run_feeds_the_round(tmp_path: Path) -> None:
+    """explain (the canned generator of test_explain and a rule judge) -> validate explanations
+    -> status: the queue holds every explained answer with the judge's labels from the rows."""
+    pytest.importorskip("pysbd")
+    from nlibias.jobs.explain import run_explain
+    from test_explain import RuleJudge, canned_run
+
+    run = canned_run.__wrapped__(tmp_path)  # type: ignore[attr-defined]
+    result = run_explain(run, [RuleJudge()], cache=False, bootstrap=0, progress=False)
+    labelled = {(r["id"], r["label"]) for r in result.rows() if r["label"] is not None}
+    assert len(labelled) >= 5 and {label for _, label in labelled} == {"balanced", "biased", "invalid"}
+    queue = draw_explanation_queue(run, size=100, seed=0)
+    assert queue.judges == ("rules",) and queue.lm_judge is None
+    assert {(it.id, it.labels["rules"]) for it in queue.items} == labelled
+    assert explanations_status(run)["unjudged"] == len(labelled)
