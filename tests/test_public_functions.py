@@ -86,9 +86,32 @@ class Reached(Exception):
     """Raised by a stand-in for a library function: the call got there."""
 
 
+class Answer:
+    """What a stand-in returns (an audit's result is materialised: itself here)."""
+
+    def materialised(self) -> Answer:
+        return self
+
+
 #: command (its arguments) → (public function, its arguments, module and name of the library
 #: function both call)
 CALLS: dict[str, tuple[list[str], str, Callable[[Path], tuple[Any, ...]], str, str]] = {
+    "audit": (
+        ["audit", "--samples", "RUN", "--model", "fake:a", "--out", "OUT"],
+        "audit",
+        lambda d: (d, ["fake:a"]),
+        "nlibias.jobs.audit",
+        "run_audit",
+    ),
+    "score": (
+        ["score", "--samples", "RUN", "--predictions", "p.jsonl"],
+        "score",
+        lambda d: (d, "p.jsonl"),
+        "nlibias.jobs.score",
+        "run_score",
+    ),
+    "explain": (["explain", "RUN", "--judge", "fake:j"], "explain", lambda d: (d, ["fake:j"]), "nlibias.jobs.explain", "run_explain"),
+    "gate": (["gate", "RUN", "--baseline", "RUN"], "gate", lambda d: (d, d), "nlibias.jobs.gate", "gate"),
     "extend": (["extend", "--mlm", "fake"], "extend", lambda d: (), "nlibias.jobs.extend", "run_extend"),
     "report": (["report", "RUN"], "make_report", lambda d: (d,), "nlibias.jobs.report", "make_report"),
     "augment": (
@@ -147,7 +170,7 @@ def test_the_command_and_its_function_call_the_same_library_function(
 ) -> None:
     args, public, arguments, module, name = CALLS[command]
     calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-    answer = object()
+    answer = Answer()
 
     def stand_in(*args: Any, **kwargs: Any) -> Any:
         calls.append((args, kwargs))
