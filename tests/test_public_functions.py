@@ -112,9 +112,17 @@ CALLS: dict[str, tuple[list[str], str, Callable[[Path], tuple[Any, ...]], str, s
     ),
     "explain": (["explain", "RUN", "--judge", "fake:j"], "explain", lambda d: (d, ["fake:j"]), "nlibias.jobs.explain", "run_explain"),
     "gate": (["gate", "RUN", "--baseline", "RUN"], "gate", lambda d: (d, d), "nlibias.jobs.gate", "gate"),
+    "benchmarks": (["benchmarks"], "list_benchmarks", lambda d: (), "nlibias.catalog.registry", "describe_benchmarks"),
+    "export model-index": (
+        ["export", "model-index", "RUN"],
+        "model_index",
+        lambda d: (d,),
+        "nlibias.jobs.model_index",
+        "model_index",
+    ),
     "extend": (["extend", "--mlm", "fake"], "extend", lambda d: (), "nlibias.jobs.extend", "run_extend"),
     "report": (["report", "RUN"], "make_report", lambda d: (d,), "nlibias.jobs.report", "make_report"),
-    "augment": (
+    "augment gender-swap": (
         ["augment", "gender-swap", "--train", "t.jsonl", "--out", "OUT"],
         "augment",
         lambda d: ("t.jsonl", d),
@@ -186,6 +194,29 @@ def test_the_command_and_its_function_call_the_same_library_function(
     result = getattr(nlibias, public)(*arguments(tmp_path))
     assert len(calls) == 2  # and so did the function, which returns what it got back
     assert result is answer
+
+
+def test_expand_and_its_command_reach_expand_to_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nlibias.jobs.expand
+
+    calls: list[tuple[Any, ...]] = []
+    summary = {"files": {}}
+
+    def stand_in(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        if len(calls) == 1:
+            raise Reached
+        return summary
+
+    monkeypatch.setattr(nlibias.jobs.expand, "expand_to_dir", stand_in)
+    done = CliRunner().invoke(app, ["expand", "occupations", "--out", str(tmp_path)])
+    assert len(calls) == 1 and "Reached" in done.output
+    samples = nlibias.expand("occupations", out_dir=tmp_path)
+    assert len(calls) == 2 and samples.summary is summary and samples.path == tmp_path
+
+
+def test_every_public_function_is_checked_against_its_command() -> None:
+    assert set(CALLS) | {"expand"} == set(PUBLIC_FUNCTION)
 
 
 def test_the_report_function_returns_what_the_command_prints(tmp_path: Path) -> None:
