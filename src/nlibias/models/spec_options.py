@@ -15,29 +15,13 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from nlibias.errors import ConfigError
+from nlibias.schema.model_ref import ModelRef
 
 
 def split_spec_options(spec: str, allowed: Collection[str], *, parameter: str) -> tuple[str, dict[str, str]]:
     """``(spec without options, {key: value})``; an unknown, repeated or empty option is refused."""
-    base, sep, query = spec.partition("?")
-    options: dict[str, str] = {}
-    if not sep:
-        return spec, options
-    for part in query.split("&"):
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if not eq or not key or not value.strip():
-            raise ConfigError(f"{spec!r}: options look like NAME?key=value&key=value", parameter=parameter)
-        if key not in allowed:
-            raise ConfigError(
-                f"{spec!r}: unknown option {key!r} (known: {', '.join(sorted(allowed))})", parameter=parameter
-            )
-        if key in options:
-            raise ConfigError(f"{spec!r}: option {key!r} is given twice", parameter=parameter)
-        options[key] = value.strip()
-    if not base:
-        raise ConfigError(f"{spec!r}: the model name is missing before '?'", parameter=parameter)
-    return base, options
+    ref = ModelRef.parse(spec, parameter=parameter, allowed=allowed)
+    return ref.base, dict(ref.options)
 
 
 def int_option(options: dict[str, str], key: str, default: int, *, parameter: str, minimum: int = 1) -> int:

@@ -1,0 +1,130 @@
+"""``ModelRef``: a model reference as a user writes it, read by one parser.
+
+Grammar (every part but ``NAME`` optional)::
+
+    REF     = [KIND ":"] NAME ["?" OPTION ("&" OPTION)*]
+    KIND    = two or more characters before the first ":", no "/" and not starting with "."
+              (a hub id ``org/name`` or a path ``./x:y`` is never read as a kind)
+    NAME    = what the kind names: a hub id, a path (``@REV`` pins a revision), or URL#MODEL
+    OPTION  = key=value   (each key once; which keys a reference may carry is the reader's choice)
+
+One example per kind::
+
+    smollm2                           the embedded default (no kind: a hub id or a path)
+    hf:org/model@v1                   a Hugging Face model, explicitly
+    fake:demo                         the deterministic fake (dry runs, tests)
+    causal:smollm2?beam=8             a causal LM (fill models, HER models)
+    masked:bert-base-cased            a masked LM (fill models); ``mlm:NAME`` the same
+    gguf:./models/m.gguf              a GGUF file
+    prompt:smollm2?prompt=my.txt      an NLI classifier made of a causal LM and a prompt
+    openai:http://h:8000/v1#org/m     a model behind an OpenAI-compatible server (chat)
+    openai-completions:URL#MODEL      the same, through text completions
+
+>>> ref = ModelRef.parse("causal:smollm2?beam=8")
+>>> ref.kind, ref.name, dict(ref.options), str(ref)
+('causal', 'smollm2', {'beam': '8'}, 'causal:smollm2?beam=8')
+>>> ModelRef.parse("openai:http://h:8000/v1#org/m").server
+('http://h:8000/v1', 'org/m')
+>>> ModelRef.parse("./models/x:y").kind, ModelRef.parse("org/name").kind
+('', '')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from nlibias.errors import ConfigError
+
+SERVER_KINDS = ("openai", "openai-completions")
+"""Kinds that name a model behind an OpenAI-compatible server: ``KIND:URL#MODEL``."""
+
+
+def _looks_like_kind(prefix: str) -> bool:
+    return len(prefix) > 1 and "/" not in prefix and not prefix.startswith(".")
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """One model reference: ``kind`` ('' when none is written), ``name`` and its ``?options``
+    (kept in the order written, so that ``str(ref)`` gives the reference back)."""
+
+    kind: str
+    name: str
+    option_items: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def parse(
+        cls, text: str, *, parameter: str = "model", allowed: Collection[str] | None = None
+    ) -> ModelRef:
+        """Read ``text``; ``allowed``: the option keys it may carry (``None``: any). A malformed,
+        unknown, repeated or empty option, or a missing name before ``?``, is refused as a
+        :class:`~nlibias.errors.ConfigError` naming ``parameter``.
+
+        >>> ModelRef.parse("m?x=1", parameter="model", allowed={"prompt"})
+        Traceback (most recent call last):
+        nlibias.errors.ConfigError: 'm?x=1': unknown option 'x' (known: prompt)
+        """
+        base, options = _split_options(text, allowed, parameter=parameter)
+        prefix, sep, rest = base.partition(":")
+        if sep and _looks_like_kind(prefix):
+            return cls(prefix, rest, tuple(options.items()))
+        return cls("", base, tuple(options.items()))
+
+    @property
+    def options(self) -> Mapping[str, str]:
+        """The options as a read-only mapping."""
+        return MappingProxyType(dict(self.option_items))
+
+    @property
+    def base(self) -> str:
+        """The reference without its options (``KIND:NAME`` or ``NAME``)."""
+        return f"{self.kind}:{self.name}" if self.kind else self.name
+
+    @property
+    def is_fake(self) -> bool:
+        """``fake`` or ``fake:NAME``."""
+        return self.kind == "fake" or (not self.kind and self.name == "fake")
+
+    @property
+    def is_server(self) -> bool:
+        """Whether it names a model behind an OpenAI-compatible server."""
+        return self.kind in SERVER_KINDS
+
+    @property
+    def server(self) -> tuple[str, str] | None:
+        """``(base URL, model)`` of ``openai:URL#MODEL``; ``None`` when the kind is not a server's,
+        or the URL is not http(s), or no model follows ``#``."""
+        url, _, model = self.name.partition("#")
+        if not self.is_server or not url.startswith(("http://", "https://")) or not model:
+            return None
+        return url, model
+
+    def __str__(self) -> str:
+        query = "&".join(f"{key}={value}" for key, value in self.option_items)
+        return f"{self.base}?{query}" if query else self.base
+
+
+def _split_options(
+    spec: str, allowed: Collection[str] | None, *, parameter: str
+) -> tuple[str, dict[str, str]]:
+    base, sep, query = spec.partition("?")
+    options: dict[str, str] = {}
+    if not sep:
+        return spec, options
+    for part in query.split("&"):
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if not eq or not key or not value.strip():
+            raise ConfigError(f"{spec!r}: options look like NAME?key=value&key=value", parameter=parameter)
+        if allowed is not None and key not in allowed:
+            raise ConfigError(
+                f"{spec!r}: unknown option {key!r} (known: {', '.join(sorted(allowed))})", parameter=parameter
+            )
+        if key in options:
+            raise ConfigError(f"{spec!r}: option {key!r} is given twice", parameter=parameter)
+        options[key] = value.strip()
+    if not base:
+        raise ConfigError(f"{spec!r}: the model name is missing before '?'", parameter=parameter)
+    return base, options
