@@ -54,7 +54,7 @@ _FLAGS = {
 }
 
 # Library parameters a command takes as an argument, not an option.
-_ARGUMENTS = {"benchmark": "NAME"}
+_ARGUMENTS = {"benchmark": "NAME", "runs": "RUNS"}
 
 # Library parameters no command takes (Python API, plug-ins, backends' own settings): their
 # messages name the value already, so the command line adds no option.
@@ -66,6 +66,7 @@ _NOT_OPTIONS = frozenset(
         "chunk_pairs",
         "expand",
         "finetune_options",
+        "fingerprint",
         "kind",
         "label",
         "max_batch_size",
