@@ -293,8 +293,8 @@ def test_an_audit_stage_killed_before_its_complete_manifest_is_not_finished(tmp_
     20-kill fault run killed debias just before the complete one was renamed in, and the rerun took
     the audit as done, keeping the first manifest and a stray .part file."""
     from nlibias.io.run_manifest import begin_write, finish_write
+    from nlibias.io.stages import Stage
     from nlibias.jobs.debias import _complete_run
-    from nlibias.jobs.debias_stages import Stage
 
     run = tmp_path / "audit"
     run.mkdir()

@@ -244,9 +244,9 @@ def test_a_stage_that_reruns_removes_the_later_stages_outputs_first(tmp_path: Pa
     run_dir = tmp_path / "run"
     assert not (run_dir / "dataset" / "samples.jsonl").exists()
     assert sorted(p.name for p in (run_dir / "stages").iterdir()) == [
-        "fill.done.json",
-        "masked.done.json",
-        "masks.done.json",
+        "fill.json",
+        "masked.json",
+        "masks.json",
     ]
     assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"  # not complete
 
@@ -257,9 +257,9 @@ def test_a_crash_inside_the_filter_stage_resumes_without_recomputing(tmp_path: P
         run_pipeline(small_config(tmp_path), factories=crashing.factories, progress=False)
     stages_dir = tmp_path / "run" / "stages"
     assert sorted(p.name for p in stages_dir.iterdir()) == [
-        "fill.done.json",
-        "masked.done.json",
-        "masks.done.json",
+        "fill.json",
+        "masked.json",
+        "masks.json",
     ]
     unique_pairs = sum(crashing.classifiers["A"].calls)
     resumed = Spy()
@@ -277,7 +277,7 @@ def test_without_judgements_the_run_waits_then_continues_with_them(tmp_path: Pat
     waiting = run_pipeline(config, factories=Spy().factories, progress=False)
     assert waiting.status == "awaiting_judgements" and "validation/queue.csv" in waiting.message
     run_dir = tmp_path / "run"
-    assert not (run_dir / "stages" / "validate.done.json").exists()
+    assert not (run_dir / "stages" / "validate.json").exists()
     with (run_dir / "validation" / "queue.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     # judge: every hypothesis valid with the suggested stereotype, except the first (invalid)

@@ -220,7 +220,7 @@ def test_a_killed_command_reruns_to_the_uninterrupted_output(
         pytest.param("augment", "before train.jsonl"),  # fixed: the spill file is named as atomic writes'
         pytest.param("debias", "before finetune.json"),  # fixed: the last checkpoint is the finished model
         pytest.param("debias", "before expansion.json"),  # fixed: the occupations stage ends with it
-        pytest.param("extend", "before filter.done.json"),
+        pytest.param("extend", "before filter.json"),
         pytest.param("audit", "before metrics.json"),
     ],
 )

@@ -36,10 +36,10 @@ from nlibias.debias.finetune_checks import (
     check_options,
 )
 from nlibias.debias.finetune_record import RECORD_FILE, FinetuneRecord, FinetuneSettings, write_record
-from nlibias.debias.fingerprint import canonical, changes, fingerprint, model_identity
 from nlibias.debias.training_rows import LABELS, iter_training_rows, source_digest, source_kind
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
+from nlibias.io.stages import canonical, changes, fingerprint, model_identity
 
 CHECKPOINTS = "checkpoints"
 ID2LABEL = dict(enumerate(LABELS))
@@ -249,7 +249,7 @@ def finetune_inputs(
 ) -> dict[str, Any]:
     """What decides a fine-tune's result: its settings, the data (absolute path and SHA-256)
     and the base model's identity (``base_model``, else
-    :func:`nlibias.debias.fingerprint.model_identity`)."""
+    :func:`nlibias.io.stages.model_identity`)."""
 
     def data(source: str | Path | None) -> dict[str, Any] | None:
         if source is None:

@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-from nlibias.debias.fingerprint import fingerprint
 from nlibias.io.atomic import write_json
+from nlibias.io.stages import fingerprint
 
 RECORD_FILE = "finetune.json"
 

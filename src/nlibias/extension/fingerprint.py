@@ -13,26 +13,25 @@ in, including ones added later, so a new option can never let two runs mix silen
 :data:`SPEED_ONLY` only if it cannot change an output).
 
 A rerun whose settings differ from those a finished stage recorded is refused
-(:func:`nlibias.extension.pipeline.Pipeline.run`); inputs that differ (an earlier stage was
-rerun) make the stage run again.
+(:func:`nlibias.extension.pipeline.Pipeline.run`, with :func:`nlibias.io.stages.changes`);
+inputs that differ (an earlier stage was rerun) make the stage run again.
 
->>> setting_changes({"mlm.top_k": 20, "seed": 0}, {"mlm.top_k": 5, "seed": 0})
-['mlm.top_k: 20 -> 5']
+>>> model_files("fake:x", None) is None
+True
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from nlibias.extension.config import MLMConfig
 from nlibias.extension.context import StageContext
-from nlibias.io.fingerprint import flat_keys, sha256_file
+from nlibias.io.fingerprint import sha256_file
+from nlibias.io.stages import model_identity
 
-__all__ = ["fingerprint", "judgements_input", "setting_changes", "sha256_file", "stage_settings"]
+__all__ = ["judgements_input", "model_files", "sha256_file", "stage_settings"]
 
 #: Device settings that change how fast a model stage runs, never what it writes.
 SPEED_ONLY = frozenset({"device", "threads", "max_tokens", "max_batch_size"})
@@ -43,24 +42,13 @@ def _is_fake(model: str) -> bool:
 
 
 def model_files(model: str, revision: str | None) -> str | None:
-    """The file hash of a local model directory; for a hub id, the commit its revision names in
-    the local Hugging Face cache (None before it is downloaded, and for a fake)."""
-    from nlibias.models.hf_common import hash_local_model, is_local_model
-
-    if _is_fake(model):
-        return None
-    if is_local_model(model):
-        return hash_local_model(model)
-    kind, colon, rest = model.partition(":")  # causal:PATH, prompt:PATH, ...: the files behind it
-    if colon and kind.isidentifier() and rest and is_local_model(rest):
-        return hash_local_model(rest)
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        found = try_to_load_from_cache(model, "config.json", revision=revision or "main")
-    except (ImportError, ValueError):  # not a valid hub id (the stage itself will say so)
-        return None
-    return f"commit:{Path(found).parent.name}" if isinstance(found, str) else None
+    """:func:`nlibias.io.stages.model_identity` as one string: the file hash of a local model
+    directory (also behind ``causal:`` and the like), ``commit:<sha>`` for a hub id (None when it
+    cannot be resolved, and for a fake)."""
+    identity = model_identity(model, revision)
+    if identity["files_sha256"] is not None:
+        return str(identity["files_sha256"])
+    return f"commit:{identity['revision']}" if identity["revision"] is not None else None
 
 
 def resolved_dtype(device: str | None, dtype: str | None, models: list[str]) -> str | None:
@@ -154,29 +142,3 @@ def judgements_input(p: StageContext) -> dict[str, str | None]:
     """The judgements file as an input: a changed file reruns the stages that read it."""
     path = p.judgements_path()
     return {"judgements": str(path), "judgements.sha256": sha256_file(path) if path.exists() else None}
-
-
-def fingerprint(stage: str, version: int, settings: Mapping[str, Any], inputs: Mapping[str, Any]) -> str:
-    payload = {"stage": stage, "version": version, "settings": settings, "inputs": inputs}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def setting_changes(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
-    """``key: old -> new`` for each setting that differs (a missing one shows as null).
-
-    >>> setting_changes({"m": [{"q": None}]}, {"m": [{"q": "int8"}]})
-    ['m[0].q: null -> "int8"']
-    """
-    recorded = flat_keys(dict(recorded))
-    normal = flat_keys(json.loads(json.dumps(dict(current), default=str)))  # tuples as lists
-    keys = sorted(set(recorded) | set(normal))
-    return [
-        f"{key}: {_short(recorded.get(key))} -> {_short(normal.get(key))}"
-        for key in keys
-        if recorded.get(key) != normal.get(key)
-    ]

@@ -1,9 +1,9 @@
 """The ``nlibias extend`` pipeline: masks → masked → fill → filter → validate → counterfactual → export.
 
-Each stage reads named files of the run directory and writes its own; when it finishes it writes
-``stages/<name>.done.json`` with its settings and inputs (:mod:`.fingerprint`: the settings that
-change its outputs, model file hashes, input file hashes), their fingerprint, and the hashes of
-its outputs. A stage whose marker matches is skipped, so a killed run resumes at the stage it was
+Each stage reads named files of the run directory and writes its own; it is a stage of
+:mod:`nlibias.io.stages`, whose inputs are its settings and input files (:mod:`.fingerprint`: the
+settings that change its outputs, model file hashes, input file hashes): when it finishes,
+``stages/<name>.json`` records them, their fingerprint, and the hashes of its outputs. A stage whose marker matches is skipped, so a killed run resumes at the stage it was
 in, and the prediction cache (committed batch by batch) spares the model calls that stage had
 already made. A rerun whose settings differ from a finished stage's is refused before anything is
 written, naming the stage and the settings (go on with a new run directory, ``force`` or
@@ -17,7 +17,6 @@ and durations (``running`` while a run goes on or after it was killed).
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -29,14 +28,18 @@ from nlibias.benchmarks.bbnli import BBNLISubtopic
 from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.config import ExtendConfig, FilterConfig, MLMConfig, ModelSpec, dump_config
 from nlibias.extension.context import Factories
-from nlibias.extension.fingerprint import (
-    fingerprint,
-    judgements_input,
-    setting_changes,
-    sha256_file,
-    stage_settings,
-)
+from nlibias.extension.fingerprint import judgements_input, sha256_file, stage_settings
 from nlibias.io.atomic import atomic_write_text, write_json
+from nlibias.io.stages import (
+    DONE,
+    Stage,
+    changes,
+    finish_stage,
+    read_record,
+    record_path,
+    remove_record,
+    stage_status,
+)
 from nlibias.models.base import NLIClassifier
 from nlibias.models.mlm.mask_filler import MaskFiller
 from nlibias.runtime.cache import PredictionCache, default_cache_path
@@ -254,52 +257,39 @@ class Pipeline:
             inputs.update(judgements_input(self))
         return inputs
 
+    def stage(self, stage: str) -> Stage:
+        """The stage as :mod:`nlibias.io.stages` sees it: done when its record says it finished."""
+        inputs = {"version": PIPELINE_VERSION, "settings": self.settings(stage), "files": self.inputs(stage)}
+        record = record_path(self.run_dir, stage)  # the stage's files: OUTPUTS; its record says it finished
+        return Stage(stage, self.run_dir / OUTPUTS[stage][0], record, inputs, recorded=True)
+
     def fingerprint(self, stage: str) -> str:
-        return fingerprint(stage, PIPELINE_VERSION, self.settings(stage), self.inputs(stage))
+        return self.stage(stage).fingerprint
 
-    def _marker(self, stage: str) -> Path:
-        return self.run_dir / "stages" / f"{stage}.done.json"
-
-    def _read_marker(self, stage: str) -> dict[str, Any] | None:
-        path = self._marker(stage)
-        if not path.exists():
-            return None
-        try:
-            marker = json.loads(path.read_bytes())
-        except ValueError:  # a damaged marker (not UTF-8, not JSON): the stage runs again
-            return None
-        return marker if isinstance(marker, dict) else None
-
-    def finished(self, stage: str, fingerprint: str) -> dict[str, Any] | None:
-        """The stage's marker when it matches ``fingerprint`` and its outputs are intact, else None."""
-        marker = self._read_marker(stage)
-        if marker is None or marker.get("fingerprint") != fingerprint:
-            return None
-        outputs = marker.get("outputs", {})
-        for rel, digest in outputs.items() if isinstance(outputs, dict) else [("", None)]:
-            output = self.run_dir / rel
-            if not output.exists() or sha256_file(output) != digest:
-                return None
-        return marker
+    def finished(self, stage: str) -> dict[str, Any] | None:
+        """The stage's record when it matches this run's inputs and its outputs are intact, else None."""
+        status, _ = stage_status(self.run_dir, self.stage(stage))
+        return read_record(self.run_dir, stage) if status == DONE else None
 
     def conflicts(self, *, rerun_from: int, force: bool = False) -> list[tuple[str, list[str]]]:
         """``(stage, changes)`` of each finished stage whose recorded settings differ from this
         run's; stages from index ``rerun_from`` on (and all, with ``force``) rerun, so none of theirs."""
         found = []
         for index, stage in enumerate(STAGES):
-            marker = self._read_marker(stage)
-            if force or index >= rerun_from or marker is None or not isinstance(marker.get("settings"), dict):
-                continue  # no marker, or one written before markers recorded settings: it reruns
-            changes = setting_changes(marker["settings"], self.settings(stage))
-            if changes:
-                found.append((stage, changes))
+            record = None if force or index >= rerun_from else read_record(self.run_dir, stage)
+            inputs = record.get("inputs") if record is not None and "finished_at" in record else None
+            if not isinstance(inputs, dict) or not isinstance(inputs.get("settings"), dict):
+                continue  # not finished, or written before markers recorded settings: it reruns
+            changed = changes(inputs["settings"], self.settings(stage))
+            if changed:
+                found.append((stage, changed))
         return found
 
     def _refuse_other_settings(self, rerun_from: int, force: bool) -> None:
         found = self.conflicts(rerun_from=rerun_from, force=force)
         if not found:
             return
-        described = "; ".join(f"stage {stage}: {', '.join(changes)}" for stage, changes in found)
+        described = "; ".join(f"stage {stage}: {', '.join(lines)}" for stage, lines in found)
         raise ConfigError(
             f"run_dir {str(self.run_dir)!r} holds an extend run with other settings ({described}); "
             "nothing was changed. To go on: recompute the stages whose settings changed and the later "
@@ -311,7 +301,7 @@ class Pipeline:
         """Before ``stage`` runs: its marker and every later stage's marker and outputs go, so the
         directory never shows a later stage as done on outputs of another run."""
         for later in STAGES[STAGES.index(stage) :]:
-            self._marker(later).unlink(missing_ok=True)
+            remove_record(self.run_dir, later)
             if later != stage:
                 for rel in OUTPUTS[later]:
                     (self.run_dir / rel).unlink(missing_ok=True)
@@ -339,8 +329,7 @@ class Pipeline:
         self._write_run_json(reports, "running", started)
         try:
             for index, stage in enumerate(STAGES[: last + 1]):
-                fingerprint = self.fingerprint(stage)
-                marker = None if index >= first_forced else self.finished(stage, fingerprint)
+                marker = None if index >= first_forced else self.finished(stage)
                 if marker is not None:
                     report = StageReport(
                         stage, "skipped", float(marker.get("seconds", 0.0)), marker.get("counts", {})
@@ -370,7 +359,7 @@ class Pipeline:
         return PipelineResult(self.run_dir, status, reports, message)
 
     def _run_stage(self, stage: str) -> StageReport:
-        self._invalidate_after(stage)
+        self._invalidate_after(stage)  # a stage's record is written when it finishes
         began = time.perf_counter()
         from nlibias.extension import stages
 
@@ -381,19 +370,7 @@ class Pipeline:
             return StageReport(stage, "waiting", seconds, {}, outcome)
         # settings again: a hub model downloaded by the stage now resolves to its commit
         self._settings_memo.pop(stage, None)
-        settings, inputs = self.settings(stage), self.inputs(stage)
-        marker = {
-            "stage": stage,
-            "version": PIPELINE_VERSION,
-            "fingerprint": fingerprint(stage, PIPELINE_VERSION, settings, inputs),
-            "settings": settings,
-            "inputs": inputs,
-            "outputs": {rel: sha256_file(self.run_dir / rel) for rel in OUTPUTS[stage]},
-            "counts": outcome,
-            "seconds": seconds,
-            "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
-        write_json(self._marker(stage), marker)
+        finish_stage(self.run_dir, self.stage(stage), OUTPUTS[stage], counts=outcome, seconds=seconds)
         return StageReport(stage, "ran", seconds, outcome)
 
     def _write_run_json(self, reports: Sequence[StageReport], status: str, started: str) -> None:

@@ -1,7 +1,6 @@
 """What a rerun compares with what a run directory holds: files by SHA-256, settings as flat
-dotted keys, so a refusal can name the leaf that changed. ``extend``'s stages
-(:mod:`nlibias.extension.fingerprint`) and ``debias``/``finetune``'s
-(:mod:`nlibias.debias.fingerprint`) both build on these.
+dotted keys, so a refusal can name the leaf that changed. The stage engine
+(:mod:`nlibias.io.stages`) builds on these.
 
 >>> flat_keys({"mlm": {"top_k": 5}, "models": [{"q": None}], "seed": 0})
 {'mlm.top_k': 5, 'models.count': 1, 'models[0].q': None, 'seed': 0}

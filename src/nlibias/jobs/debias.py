@@ -4,7 +4,7 @@ augment the training set → fine-tune each model on the original and on the aug
 per seed → expand the occupation samples → audit every fine-tuned model → compare before and
 after. The steps write into ``OUT/``: ``augmented/``, ``models/<name>-base-s<seed>/`` and
 ``models/<name>-aug-s<seed>/``, ``occupations/``, ``audit/`` (with ``debias_comparison.json``),
-and ``stages/`` (each step's recorded inputs, :mod:`nlibias.jobs.debias_stages`).
+and ``stages/`` (each step's recorded inputs, :mod:`nlibias.io.stages`).
 
 Every option, the models' paths and every row of the training and evaluation data are checked,
 and every step's inputs compared with what ``OUT/`` records, before any work. Run it again: a
@@ -24,16 +24,15 @@ from typing import Any, cast
 from nlibias.debias.augment import SELECTIONS, SUMMARY_FILE, augment_gender_swap
 from nlibias.debias.finetune import RECORD_FILE, finetune, finetune_inputs, finetune_settings
 from nlibias.debias.finetune_checks import check_data, check_model_path
-from nlibias.debias.fingerprint import canonical, model_identity
 from nlibias.debias.her_resolver import check_her
 from nlibias.debias.occupation_match import MATCH_RULES
 from nlibias.debias.training_rows import source_digest, source_kind
 from nlibias.debias.wordlists import swap_list_named
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.io.run_manifest import read_manifest
+from nlibias.io.stages import DONE, Stage, begin_stage, canonical, check_stages, model_identity
 from nlibias.jobs.audit import run_audit
 from nlibias.jobs.debias_compare import COMPARISON_JSON, MIN_EFFECT, DebiasComparison, compare_debiasing
-from nlibias.jobs.debias_stages import DONE, Stage, begin_stage, check_stages
 from nlibias.jobs.expand import SUMMARY_JSON, expand_samples
 from nlibias.version import __version__
 

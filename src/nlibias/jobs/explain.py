@@ -1,7 +1,7 @@
 """``nlibias explain``: label the explanations of an audit's generated answers with NLI judges
 (:mod:`nlibias.explanations`; the labels and rates of :mod:`nlibias.metrics.explanations`).
 
-The job is one stage of the debias stage engine (:mod:`nlibias.jobs.debias_stages`): its inputs
+The job is one stage of the stage engine (:mod:`nlibias.io.stages`): its inputs
 (the run's predictions and samples by SHA-256, each judge's identity, the threshold, the sentence
 splitter, the bootstrap) are recorded in ``RUN/stages/explain.json`` before it starts, and
 ``RUN/explanations/explanations.json`` is written last. A rerun with the same inputs reuses the
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 from nlibias.errors import ConfigError
 from nlibias.explanations.judge import GeneratedAnswer
 from nlibias.explanations.lm_judge import LM_JUDGE_MAX_NEW_TOKENS
-from nlibias.jobs.debias_stages import DONE, REDO, Stage, begin_stage, stage_status
+from nlibias.io.stages import DONE, REDO, Stage, begin_stage, stage_status
 from nlibias.metrics.explanations import LABELS
 
 if TYPE_CHECKING:

@@ -1,0 +1,296 @@
+"""The stage engine of ``extend``, ``debias`` (and ``finetune``'s record) and ``explain``: each
+step of a run directory records what it was computed from, so a rerun reuses, reruns or refuses it
+and never mixes the results of two sets of inputs.
+
+A stage has a name, its inputs (settings, data hashes, :func:`model_identity`, the fingerprints
+of the stages it reads), an output (a folder or file, removed as a unit before it is redone) and
+a way to say it finished: a file that is written last (``finished``), or (``recorded=True``) the
+record itself, which :func:`finish_stage` completes with the hashes of the stage's outputs.
+``OUT/stages/<name>.json`` holds the record: :func:`begin_stage` writes the inputs and their
+:func:`fingerprint` before the stage starts. :func:`stage_status` compares it with this run's:
+
+* ``done``: same fingerprint and the stage finished (its outputs intact): skipped;
+* ``run``: no record and no output yet, or the same fingerprint and not finished;
+* ``redo``: a record of other inputs, or an output without a record (an older nlibias), with
+  :func:`changes` saying what differs; the caller refuses it or (``force``) redoes it.
+
+Run directories written before this engine keep working: ``extend``'s ``stages/<name>.done.json``
+markers are read once, rewritten as records and removed; ``debias``'s ``stages/<name>.json`` are
+records already.
+
+>>> a = {"settings": {"learning_rate": 0.003, "seed": 42}, "train_sha256": "ab"}
+>>> b = {"settings": {"learning_rate": 0.001, "seed": 42}, "train_sha256": "ab"}
+>>> fingerprint(a) == fingerprint(dict(reversed(a.items()))), fingerprint(a) == fingerprint(b)
+(True, False)
+>>> changes(a, b)
+['settings.learning_rate: 0.003 -> 0.001']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from nlibias.errors import ConfigError
+from nlibias.io.atomic import write_json
+from nlibias.io.fingerprint import flat_keys, sha256_file
+
+STAGES_DIR = "stages"
+DONE, RUN, REDO = "done", "run", "redo"
+_MISSING = "(none)"
+
+
+def canonical(inputs: Any) -> Any:
+    """``inputs`` as plain JSON values (tuples as lists, paths as strings)."""
+    return json.loads(json.dumps(inputs, sort_keys=True, default=str))
+
+
+def fingerprint(inputs: Mapping[str, Any]) -> str:
+    """SHA-256 of ``inputs`` as canonical JSON (sorted keys, no spaces)."""
+    text = json.dumps(canonical(inputs), sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    before, after = flat_keys(canonical(dict(old))), flat_keys(canonical(dict(new)))
+    return [
+        (key, before.get(key, _MISSING), after.get(key, _MISSING))
+        for key in sorted(set(before) | set(after))
+        if before.get(key, _MISSING) != after.get(key, _MISSING)
+    ]
+
+
+def _short(value: Any) -> str:
+    text = value if value is _MISSING else json.dumps(value, sort_keys=True)
+    return text if len(text) <= 80 else text[:36] + "..." + text[-36:]
+
+
+def changes(old: Mapping[str, Any] | None, new: Mapping[str, Any], limit: int = 8) -> list[str]:
+    """``key: old -> new`` (values as JSON, a missing one as ``(none)``) for every input that
+    differs, at most ``limit`` lines and then a count.
+
+    >>> changes({"m": [{"q": None}], "policy": "any"}, {"m": [{"q": "int8"}], "policy": "all"})
+    ['m[0].q: null -> "int8"', 'policy: "any" -> "all"']
+    """
+    if old is None:
+        return ["no inputs recorded (written by an older nlibias or by hand)"]
+    lines = [f"{key}: {_short(a)} -> {_short(b)}" for key, a, b in _differences(old, new)]
+    if len(lines) > limit:
+        lines = [*lines[:limit], f"... and {len(lines) - limit} more"]
+    return lines
+
+
+def model_identity(model: str, revision: str | None = None) -> dict[str, Any]:
+    """What names a model's files exactly: a local directory (also behind a ``kind:`` prefix such
+    as ``causal:PATH``) by its absolute path and the hash of its files; a hub id by the commit
+    its ``revision`` (default ``main``) names in the Hugging Face cache, fetching the config
+    once when it is not cached (``revision`` None when neither works: loading it will say why);
+    a ``fake`` model by its name alone.
+
+    >>> model_identity("fake:a")
+    {'name': 'fake:a', 'kind': 'hub', 'revision': None, 'files_sha256': None}
+    """
+    from nlibias.models.hf_common import hash_local_model, is_local_model
+
+    kind, colon, rest = model.partition(":")
+    local = model if is_local_model(model) else None
+    if local is None and colon and kind.isidentifier() and kind != "fake" and rest and is_local_model(rest):
+        local = rest
+    if local is not None:
+        path = Path(local).expanduser().absolute()
+        return {"name": str(path), "kind": "local", "revision": None, "files_sha256": hash_local_model(path)}
+    fake = model == "fake" or kind == "fake"
+    commit = None if fake else _hub_commit(model, revision)
+    return {"name": model, "kind": "hub", "revision": commit, "files_sha256": None}
+
+
+def _hub_commit(model: str, revision: str | None) -> str | None:
+    try:
+        from huggingface_hub import hf_hub_download, try_to_load_from_cache
+
+        found = try_to_load_from_cache(model, "config.json", revision=revision or "main")
+        if not isinstance(found, str):
+            found = hf_hub_download(model, "config.json", revision=revision)
+    except Exception:  # offline and not cached, no such id, not a hub id: the load reports it
+        return None
+    return Path(found).parent.name
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of a run: its name, output, finished file and inputs."""
+
+    name: str
+    output: Path
+    """Removed as a unit before a conflicting stage is redone."""
+    finished: Path
+    inputs: dict[str, Any] = field(hash=False)
+    reads: tuple[str, ...] = ()
+    """Names of the stages whose output (fingerprint) this one's inputs hold."""
+    complete: Callable[[], bool] | None = field(default=None, compare=False)
+    """Beside ``finished`` existing, what else says the stage finished (a run directory's
+    manifest exists from the start of its write: it must also say ``complete``)."""
+    recorded: bool = False
+    """Finished when its record says so (:func:`finish_stage`: the time and the hashes of its
+    outputs, all intact), not by ``finished`` existing."""
+
+    def has_finished(self) -> bool:
+        return self.finished.exists() and (self.complete is None or self.complete())
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.inputs)
+
+    def record_path(self, out: Path) -> Path:
+        return record_path(out, self.name)
+
+
+def record_path(out: Path, name: str) -> Path:
+    """``OUT/stages/<name>.json`` (a ``/`` in the name as ``__``)."""
+    return out / STAGES_DIR / (name.replace("/", "__") + ".json")
+
+
+def _legacy_path(out: Path, name: str) -> Path:
+    return out / STAGES_DIR / (name.replace("/", "__") + ".done.json")
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):  # missing or damaged: runs again
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def read_record(out: Path, name: str) -> dict[str, Any] | None:
+    """The stage's record; an older ``extend`` marker (``<name>.done.json``: settings, input
+    hashes and outputs at the top) is rewritten once as a finished record and removed."""
+    legacy = _legacy_path(out, name)
+    record = _load(record_path(out, name))
+    if record is None and legacy.exists():
+        marker = _load(legacy)
+        if marker is not None:
+            inputs = {"version": marker.get("version"), "settings": marker.get("settings")}
+            inputs["files"] = marker.get("inputs")
+            kept = {k: v for k, v in marker.items() if k not in ("version", "settings", "inputs")}
+            record = {**kept, "stage": name, "inputs": inputs, "fingerprint": fingerprint(inputs)}
+            write_json(record_path(out, name), record)
+    legacy.unlink(missing_ok=True)
+    return record
+
+
+def remove_record(out: Path, name: str) -> None:
+    """Forget a stage (its record, and a marker of an older nlibias)."""
+    record_path(out, name).unlink(missing_ok=True)
+    _legacy_path(out, name).unlink(missing_ok=True)
+
+
+def _record_finished(out: Path, stage: Stage, record: dict[str, Any]) -> bool:
+    if not stage.recorded:
+        return stage.has_finished()
+    outputs = record.get("outputs")
+    if "finished_at" not in record or not isinstance(outputs, dict):
+        return False
+    return all(
+        isinstance(rel, str) and (out / rel).is_file() and sha256_file(out / rel) == digest
+        for rel, digest in outputs.items()
+    )
+
+
+def _has_output(stage: Stage) -> bool:
+    if stage.output.is_dir():
+        return any(stage.output.iterdir())
+    return stage.output.exists()
+
+
+def stage_status(out: Path, stage: Stage) -> tuple[str, list[str]]:
+    """``(DONE | RUN | REDO, what changed)``; REDO is a conflict (other inputs recorded)."""
+    record = read_record(out, stage.name)
+    if record is None:
+        if _has_output(stage):
+            return REDO, changes(None, stage.inputs)
+        return RUN, []
+    if record.get("fingerprint") != stage.fingerprint:
+        recorded = record.get("inputs")
+        return REDO, changes(recorded if isinstance(recorded, dict) else None, stage.inputs)
+    return (DONE if _record_finished(out, stage, record) else RUN), []
+
+
+def check_stages(out: Path, stages: Sequence[Stage], force: bool) -> dict[str, str]:
+    """Every stage's status, before any work; conflicts are refused unless ``force``."""
+    statuses, conflicts = {}, []
+    for stage in stages:
+        status, changed = stage_status(out, stage)
+        statuses[stage.name] = status
+        if status == REDO:
+            upstream = [s for s in stages if s.name in stage.reads and statuses.get(s.name) == REDO]
+            why = (
+                "its input stages changed (above)"
+                if upstream and _only_upstream(out, stage, upstream)
+                else "; ".join(changed)
+            )
+            conflicts.append(f"{stage.name}: {why}")
+    if conflicts and not force:
+        raise ConfigError(
+            f"{out} holds results of other inputs, which would mix with these:\n  "
+            + "\n  ".join(conflicts)
+            + "\nUse another out_dir, or set force (parameter force) to redo the stages whose inputs changed "
+            "(and those that read them)",
+            parameter="out_dir",
+        )
+    return statuses
+
+
+def _only_upstream(out: Path, stage: Stage, upstream: Sequence[Stage]) -> bool:
+    """Whether every changed input is the fingerprint of a changed stage it reads."""
+    record = read_record(out, stage.name)
+    recorded = record.get("inputs") if record is not None else None
+    if not isinstance(recorded, dict):
+        return False
+    fingerprints = {s.fingerprint for s in upstream}
+    return all(new in fingerprints for _, _, new in _differences(recorded, stage.inputs))
+
+
+def _remove(path: Path) -> None:
+    """Remove a stage's output as a unit: renamed first, so a kill leaves no half of it in place."""
+    if not path.exists():
+        return
+    doomed = path.with_name(f".removing-{path.name}-{os.getpid()}")
+    path.rename(doomed)
+    if doomed.is_dir():
+        shutil.rmtree(doomed, ignore_errors=True)
+    else:
+        doomed.unlink()
+
+
+def begin_stage(out: Path, stage: Stage, status: str) -> None:
+    """Before a stage runs: drop the output of other inputs (REDO), record this stage's inputs."""
+    if status == REDO:
+        _remove(stage.output)
+    write_json(
+        stage.record_path(out),
+        {"stage": stage.name, "inputs": stage.inputs, "fingerprint": stage.fingerprint},
+    )
+
+
+def finish_stage(out: Path, stage: Stage, outputs: Sequence[str] = (), **details: Any) -> dict[str, Any]:
+    """After a stage ran: its record with the inputs (as they resolve now: a hub model the stage
+    downloaded names its commit), the hashes of its ``outputs`` (paths relative to ``out``), the
+    time and ``details`` (counts, seconds); it is what makes a ``recorded`` stage done."""
+    record = {
+        "stage": stage.name,
+        "inputs": stage.inputs,
+        "fingerprint": stage.fingerprint,
+        "outputs": {rel: sha256_file(out / rel) for rel in outputs},
+        **details,
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    write_json(stage.record_path(out), record)
+    return record
