@@ -17,6 +17,7 @@ from typing import Any
 
 from nlibias.errors import ConfigError
 from nlibias.models.base import NLIClassifier
+from nlibias.schema.model_ref import split_kind
 
 ENTRY_POINT_GROUP = "nlibias.nli_backends"
 _BACKENDS: dict[str, str] = {
@@ -42,10 +43,10 @@ def split_spec(spec: str) -> tuple[str, str]:
     >>> split_spec("fake:demo")
     ('fake', 'demo')
     """
-    kind, sep, name = spec.partition(":")
-    if sep and kind in known_kinds():
+    kind, name = split_kind(spec)
+    if kind in known_kinds():
         return kind, name
-    if sep and "/" not in kind and not kind.startswith(".") and len(kind) > 1:
+    if kind:
         close = difflib.get_close_matches(kind, known_kinds(), n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise ConfigError(

@@ -41,8 +41,17 @@ SERVER_KINDS = ("openai", "openai-completions")
 """Kinds that name a model behind an OpenAI-compatible server: ``KIND:URL#MODEL``."""
 
 
-def _looks_like_kind(prefix: str) -> bool:
-    return len(prefix) > 1 and "/" not in prefix and not prefix.startswith(".")
+def split_kind(text: str) -> tuple[str, str]:
+    """``(KIND, rest)`` of a reference, its options left in ``rest`` unread (for readers that pass
+    them on whole); ``KIND`` is '' when none is written (grammar above).
+
+    >>> split_kind("prompt:smollm2?prompt=a.txt"), split_kind("./x:y"), split_kind("C:/m")
+    (('prompt', 'smollm2?prompt=a.txt'), ('', './x:y'), ('', 'C:/m'))
+    """
+    prefix, sep, rest = text.partition(":")
+    if sep and len(prefix) > 1 and "/" not in prefix and not prefix.startswith("."):
+        return prefix, rest
+    return "", text
 
 
 @dataclass(frozen=True)
@@ -67,10 +76,8 @@ class ModelRef:
         nlibias.errors.ConfigError: 'm?x=1': unknown option 'x' (known: prompt)
         """
         base, options = _split_options(text, allowed, parameter=parameter)
-        prefix, sep, rest = base.partition(":")
-        if sep and _looks_like_kind(prefix):
-            return cls(prefix, rest, tuple(options.items()))
-        return cls("", base, tuple(options.items()))
+        kind, name = split_kind(base)
+        return cls(kind, name, tuple(options.items()))
 
     @property
     def options(self) -> Mapping[str, str]:

@@ -23,6 +23,7 @@ from nlibias.errors import ConfigError
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
 from nlibias.schema.arguments import option_applies_to_nothing
+from nlibias.schema.model_ref import SERVER_KINDS, ModelRef, split_kind
 from nlibias.schema.predictor_kinds import GenerativeMode
 
 __all__ = ["AnswerBatch", "AnswerRecord", "FakeGenerativeBackend", "GenerativeBackend", "build_backend"]
@@ -146,10 +147,10 @@ def is_server_spec(spec: str) -> bool:
     >>> is_server_spec("openai:http://host:8000/v1#m"), is_server_spec("openai-community/gpt2")
     (True, False)
     """
-    return spec.startswith(SERVER_SCHEMES)
+    return split_kind(spec)[0] in SERVER_KINDS
 
 
-def build_backend(spec: str, *, name: str | None = None, **options: Any) -> GenerativeBackend:
+def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: Any) -> GenerativeBackend:
     """A backend from a CLI spec string.
 
     ``smollm2`` (embedded default) · ``hf:NAME_OR_PATH`` or a bare name/path (``NAME@REV`` pins a
@@ -163,33 +164,34 @@ def build_backend(spec: str, *, name: str | None = None, **options: Any) -> Gene
     from nlibias.models.generative import hf_causal
 
     options = {key: value for key, value in options.items() if value is not None}
-    is_http = is_server_spec(spec)
+    ref = spec if isinstance(spec, ModelRef) else ModelRef(*split_kind(spec))
+    spec = str(ref)
+    is_http = ref.is_server
     wrong = sorted(set(options) & (LOCAL_OPTIONS if is_http else HTTP_OPTIONS))
-    if wrong and not spec.startswith("fake:"):
+    if wrong and ref.kind != "fake":
         kind = "local models (smollm2, hf:, gguf:)" if is_http else "servers (openai:URL#MODEL)"
         raise option_applies_to_nothing(
             wrong[0], f"{kind}, not to {spec!r}", subject=f"option(s) {', '.join(wrong)}", plural=True
         )
-    if spec.startswith("fake:"):
-        return FakeGenerativeBackend(name=name or spec[len("fake:") :] or "fake")
+    if ref.kind == "fake":
+        return FakeGenerativeBackend(name=name or ref.name or "fake")
     if is_http:
         from nlibias.models.generative.openai_http import OpenAICompatibleLM
 
-        scheme, _, rest = spec.partition(":")
-        url, _, model = rest.partition("#")
-        if not url.startswith(("http://", "https://")) or not model:
+        if ref.server is None:
             raise ConfigError(
                 f"cannot read {spec!r}: write openai:http://HOST:PORT/v1#MODEL (the model name after '#')",
                 parameter="spec",
             )
-        api: Literal["chat", "completions"] = "completions" if scheme == "openai-completions" else "chat"
+        url, model = ref.server
+        api: Literal["chat", "completions"] = "completions" if ref.kind == "openai-completions" else "chat"
         return OpenAICompatibleLM(url, model, api=api, name=name or "", **options)
     if spec == hf_causal.SMOLLM2_NAME:
         return hf_causal.HFCausalLM(hf_causal.CausalLMSource.smollm2(), name=name or "smollm2", **options)
-    if spec.startswith("gguf:"):
-        source = hf_causal.CausalLMSource.from_gguf(spec[len("gguf:") :])
+    if ref.kind == "gguf":
+        source = hf_causal.CausalLMSource.from_gguf(ref.name)
         return hf_causal.HFCausalLM(source, name=name, **options)
-    target = spec[len("hf:") :] if spec.startswith("hf:") else spec
+    target = ref.name if ref.kind == "hf" else spec
     if not target:
         raise ConfigError(
             "empty model spec; use smollm2, hf:NAME_OR_PATH, gguf:PATH or openai:URL#MODEL", parameter="spec"
