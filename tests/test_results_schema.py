@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from nlibias.cli.main import app
 from nlibias.errors import SourceError
-from nlibias.io.json_schema import field_path, schema_issues
+from nlibias.io.json_schema import field_path
 from nlibias.io.results import SCHEMA_VERSION, metrics_issues, metrics_schema, read_metrics
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
 from nlibias.metrics.ranking import most_biased_subtopics, stored_ranking
@@ -60,7 +60,7 @@ def _doc(**overall: Any) -> dict[str, Any]:
         ({"bbnli_bias_score": -101.0}, "models.a.overall.bbnli_bias_score: -101.0 is outside [-100, 100]"),
         ({"accuracy": math.nan}, "models.a.overall.accuracy: nan is not a finite number"),
         ({"M3": math.inf}, "models.a.overall.M3: inf is not a finite number"),
-        ({"accuracy": "34.0"}, 'models.a.overall.accuracy: expected a number or null, got "34.0"'),
+        ({"accuracy": "34.0"}, 'models.a.overall.accuracy: expected a number, got "34.0"'),
         ({"accuracy": None, "test_accuracy": 0}, None),  # undefined measures are null; ints are numbers
         ({"n": True}, "models.a.overall.n: expected an integer, got True"),
         ({"n": -1}, "models.a.overall.n: -1 is outside [0, ...]"),
@@ -80,8 +80,8 @@ def test_field_paths_quote_model_keys_and_count_list_positions() -> None:
         "models": {"lm|prompt=true|scored": {"overall": {}, "most_biased_subtopics": [{}]}},
     }
     assert metrics_issues(doc) == [
-        'models["lm|prompt=true|scored"].most_biased_subtopics[0].domain: missing',
         'models["lm|prompt=true|scored"].most_biased_subtopics[0].subtopic: missing',
+        'models["lm|prompt=true|scored"].most_biased_subtopics[0].domain: missing',
     ]
     assert field_path(()) == "(the document)"
 
@@ -251,7 +251,7 @@ def test_a_percent_is_a_finite_number_from_0_to_100(value: Any) -> None:
         and math.isfinite(value)
         and 0 <= value <= 100
     )
-    assert (schema_issues(_doc(accuracy=value), metrics_schema()) == []) == ok
+    assert (metrics_issues(_doc(accuracy=value)) == []) == ok
 
 
 # --- cross-check: the validator agrees with the reference JSON Schema implementation --------------
@@ -292,8 +292,19 @@ def test_the_validator_agrees_with_jsonschema(overall: dict[str, Any]) -> None:
 
 
 def test_the_published_schema_is_a_valid_draft_2020_12_schema() -> None:
+    """docs/metrics.schema.json (pydantic's schema of the types) read by the reference implementation:
+    a valid draft 2020-12 document that accepts every regression fixture and refuses one whose
+    accuracy is -5000 (outside its declared [0, 100])."""
     jsonschema = pytest.importorskip("jsonschema")
-    jsonschema.Draft202012Validator.check_schema(metrics_schema())
-    for fixture in sorted(FIXTURES.glob("*/*/metrics.json")):
+    published = json.loads((ROOT / "docs" / "metrics.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(published)
+    validator = jsonschema.Draft202012Validator(published)
+    fixtures = sorted(FIXTURES.glob("*/*/metrics.json"))
+    assert len(fixtures) == 16  # 8 regression cases, an audit and a scoring each
+    for fixture in fixtures:
         document = json.loads(fixture.read_text(encoding="utf-8"))
-        assert jsonschema.Draft202012Validator(metrics_schema()).is_valid(document), fixture
+        assert validator.is_valid(document), fixture
+        model = next(iter(document["models"].values()))
+        model["overall"]["accuracy"] = -5000.0
+        errors = list(validator.iter_errors(document))
+        assert [list(e.absolute_path)[-1:] for e in errors] == [["accuracy"]], fixture

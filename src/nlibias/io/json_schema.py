@@ -1,134 +1,183 @@
-"""JSON Schema from TypedDicts, and a validator that names the field at fault.
+"""JSON documents typed with pydantic: their JSON Schema and their check, each problem named by its
+field path.
 
-:func:`json_schema` turns a TypedDict (and the types it nests: ``dict[str, X]``, ``list[X]``,
-``tuple[X, X]``, ``X | None``, ``Literal``, ``Annotated[float, Range(lo, hi)]``) into a JSON
-Schema (draft 2020-12) document, so the published schema is made from the types the code is
-checked against and cannot drift from them. :func:`schema_issues` checks a parsed JSON value
-against such a schema (the subset it emits) and returns each problem with its field path, e.g.
-``models.a.overall.accuracy: -5000.0 is outside [0, 100]``. Numbers must be finite (JSON has no
-NaN); ``bool`` is never a number.
+A document is a TypedDict (``typing_extensions.TypedDict``: pydantic reads those on Python 3.11)
+configured with :data:`JSON_CONFIG`; ``pydantic.TypeAdapter(T).json_schema()`` is its published
+schema (:func:`json_schema` adds the draft and a title) and ``.validate_python`` its check
+(:func:`document_issues` turns pydantic's errors into ``models.a.overall.accuracy: -5000.0 is
+outside [0, 100]``). The few rules pydantic's strict mode does not say as JSON does live here:
+:class:`Range` (bounds, in the message and the schema), :data:`Integer` (JSON has one number type:
+``4.0`` is the integer 4), :data:`Pair` (two numbers, a list in JSON); ``bool`` is never a number
+(strict mode), and every number anywhere in a document must be finite (JSON has no NaN), also in
+fields the types leave open.
 
->>> import typing
->>> class Point(typing.TypedDict):
-...     x: typing.Annotated[float, Range(0, 1)]
-...     label: typing.NotRequired[str | None]
->>> schema = json_schema(Point)
->>> schema["$defs"]["Point"]["required"]
-['x']
->>> schema_issues({"x": 2.5, "label": 3}, schema)
-['x: 2.5 is outside [0, 1]', 'label: expected a string or null, got 3']
+>>> from pydantic import TypeAdapter, with_config
+>>> from typing_extensions import TypedDict
+>>> @with_config(JSON_CONFIG)
+... class Point(TypedDict):
+...     x: Annotated[float, Range(0, 1)]
+...     label: str | None
+>>> document_issues(TypeAdapter(Point), {"x": 2.5, "label": 3})
+[('x', '2.5 is outside [0, 1]'), ('label', 'expected a string, got 3')]
+>>> document_issues(TypeAdapter(Point), {"x": float("nan"), "label": None, "y": 1}, strict=True)
+[('x', 'nan is not a finite number'), ('y', 'not a field of this schema')]
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
-import types
-import typing
-from collections.abc import Collection, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, Union, get_args, get_origin, is_typeddict
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, ConfigDict, TypeAdapter, ValidationError
+from pydantic_core import PydanticCustomError, core_schema
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
+JSON_CONFIG = ConfigDict(strict=True, use_attribute_docstrings=True)
+"""A document type's pydantic config: no conversions (a string is no number, a bool no integer);
+fields the type does not declare are read and left out (a later version's fields)."""
+OPEN_CONFIG = ConfigDict(strict=True, use_attribute_docstrings=True, extra="allow")
+"""A type whose keys beyond its own are part of its contract (kept, and allowed by ``strict``)."""
 FieldPath = tuple[str | int, ...]
 """Keys and list positions from the document's root to a value."""
+Issue = tuple[str, str]
+"""A problem: the field path (:func:`field_path`) and the reason."""
 _SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
 class Range:
-    """The smallest and largest value a number may take (``None``: unbounded), for ``Annotated``."""
+    """The smallest and largest value a number may take (``None``: unbounded), for ``Annotated``:
+    checked with the message ``-5000.0 is outside [0, 100]`` and written as the schema's
+    ``minimum``/``maximum``. A value that is not finite is left to the finiteness rule."""
 
     low: float | None = None
     high: float | None = None
 
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(self._check, handler(source))
 
-def json_schema(
-    root: type, *, title: str | None = None, open_types: Collection[type] = (), schema_id: str | None = None
-) -> dict[str, Any]:
-    """The JSON Schema of the TypedDict ``root``: every TypedDict it nests goes under ``$defs``.
+    def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> dict[str, Any]:
+        found: dict[str, Any] = handler(schema)
+        if self.low is not None:
+            found["minimum"] = self.low
+        if self.high is not None:
+            found["maximum"] = self.high
+        return found
 
-    A TypedDict in ``open_types`` gets ``"additionalProperties": true`` (keys beyond its own are
-    part of its contract, e.g. backend-specific descriptions); the others say nothing, so readers
-    accept fields added by a later version, and :func:`schema_issues` with ``strict=True`` refuses
-    them (how the tests check that the types declare every field the writers emit).
+    def _check(self, value: float) -> float:
+        if math.isfinite(value) and (
+            (self.low is not None and value < self.low) or (self.high is not None and value > self.high)
+        ):
+            bounds = f"[{_bound(self.low)}, {_bound(self.high)}]"
+            raise PydanticCustomError(
+                "outside_range", "{value} is outside {bounds}", {"value": repr(value), "bounds": bounds}
+            )
+        return value
+
+
+def _bound(value: float | None) -> str:
+    if value is None:
+        return "..."
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _whole(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _pair(value: Any) -> Any:
+    if isinstance(value, list | tuple) and len(value) != 2:
+        raise PydanticCustomError("pair_length", "expected 2 items, got {n}", {"n": len(value)})
+    return tuple(value) if isinstance(value, list) else value
+
+
+Integer = Annotated[int, BeforeValidator(_whole)]
+"""An integer as JSON has it: ``4.0`` is 4 (``4.5``, ``"4"`` and ``true`` are not)."""
+Pair = Annotated[tuple[float, float], BeforeValidator(_pair)]
+"""Two numbers (an interval), a list of two in JSON."""
+
+
+def json_schema(adapter: TypeAdapter[Any], *, title: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ``adapter``'s type, with ``title``."""
+    return {"$schema": DRAFT, **adapter.json_schema(), "title": title}
+
+
+def document_issues(
+    adapter: TypeAdapter[Any], value: Any, *, strict: bool = False, limit: int = 20
+) -> list[Issue]:
+    """Every way ``value`` breaks ``adapter``'s type (up to ``limit``), each as ``(path, reason)``.
+
+    ``strict``: also refuse keys the types do not declare (except in :data:`OPEN_CONFIG` types).
     """
-    defs: dict[str, Any] = {}
-    opened = set(open_types)
-
-    def convert(tp: Any) -> dict[str, Any]:
-        if tp is Any:
-            return {}
-        if is_typeddict(tp):
-            name = tp.__name__
-            if name not in defs:
-                defs[name] = {}  # a placeholder while its own fields are converted
-                hints = typing.get_type_hints(tp, include_extras=True)
-                entry: dict[str, Any] = {"type": "object"}
-                if tp.__doc__:
-                    entry["description"] = " ".join(tp.__doc__.split())
-                entry["properties"] = {key: convert(_strip_required(hint)) for key, hint in hints.items()}
-                entry["required"] = sorted(k for k, hint in hints.items() if _required(tp, hint))
-                if tp in opened:
-                    entry["additionalProperties"] = True
-                defs[name] = entry
-            return {"$ref": f"#/$defs/{name}"}
-        origin, args = get_origin(tp), get_args(tp)
-        if origin is typing.Annotated:
-            schema = convert(args[0])
-            for meta in args[1:]:
-                if isinstance(meta, Range):
-                    if meta.low is not None:
-                        schema["minimum"] = meta.low
-                    if meta.high is not None:
-                        schema["maximum"] = meta.high
-            return schema
-        if origin in (Union, types.UnionType):
-            return {"anyOf": [convert(arg) for arg in args]}
-        if origin is Literal:
-            return {"enum": list(args)}
-        if origin in (dict, Mapping):
-            return {"type": "object", "additionalProperties": convert(args[1])}
-        if origin is list:
-            return {"type": "array", "items": convert(args[0])}
-        if origin is tuple:
-            return {"type": "array", "items": convert(args[0]), "minItems": len(args), "maxItems": len(args)}
-        return {"type": _SCALARS[tp]}
-
-    body = convert(root)
-    schema: dict[str, Any] = {"$schema": DRAFT}
-    if schema_id:
-        schema["$id"] = schema_id
-    if title:
-        schema["title"] = title
-    return {**schema, **body, "$defs": dict(sorted(defs.items()))}
+    found: list[Issue] = []
+    named: set[FieldPath] = set()
+    validated: Any = None
+    try:
+        validated = adapter.validate_python(value)
+    except ValidationError as error:
+        for line in error.errors(include_url=False):
+            named.add(tuple(line["loc"]))
+            found.append((field_path(tuple(line["loc"])), _reason(line)))
+    found += [
+        (field_path(p), f"{v} is not a finite number") for p, v in _not_finite(value, ()) if p not in named
+    ]
+    if strict and validated is not None:
+        found += [(field_path(p), "not a field of this schema") for p in _undeclared(value, validated, ())]
+    return found[:limit]
 
 
-_JSON_TYPES: tuple[tuple[type, str], ...] = (
-    (type(None), "null"),
-    (bool, "boolean"),
-    (int, "integer"),
-    (float, "number"),
-    (str, "string"),
-    (list, "array"),
-    (dict, "object"),
-)
-_SCALARS: dict[Any, str] = dict(_JSON_TYPES[:5])
+_EXPECTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "none_required": "null",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "dict_type": "an object",
+}
 
 
-def _required(typed_dict: Any, hint: Any) -> bool:
-    """Whether a TypedDict key is required (read from the hint: ``__required_keys__`` misses
-    ``NotRequired`` written as a string annotation)."""
-    origin = get_origin(hint)
-    if origin is typing.NotRequired:
-        return False
-    return origin is typing.Required or bool(typed_dict.__total__)
+def _reason(error: Any) -> str:
+    """One pydantic error in words (its field path is said beside it)."""
+    kind = error["type"]
+    if kind == "missing":
+        return "missing"
+    if kind in _EXPECTED:
+        return f"expected {_EXPECTED[kind]}, got {_shown(error['input'])}"
+    if kind == "literal_error":
+        return f"{_shown(error['input'])} is not one of {error['ctx']['expected']}"
+    return str(error["msg"])  # this module's own errors (a range, a pair) are worded already
 
 
-def _strip_required(hint: Any) -> Any:
-    while get_origin(hint) in (typing.NotRequired, typing.Required):
-        hint = get_args(hint)[0]
-    return hint
+def _not_finite(value: Any, path: FieldPath) -> Iterator[tuple[FieldPath, float]]:
+    """Each number in ``value`` that is NaN or infinite, with its path."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _not_finite(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _not_finite(item, (*path, i))
+
+
+def _undeclared(given: Any, kept: Any, path: FieldPath) -> Iterator[FieldPath]:
+    """Keys of ``given`` that validation left out of ``kept`` (fields the types do not declare)."""
+    if isinstance(given, dict) and isinstance(kept, dict):
+        for key, item in given.items():
+            if key not in kept:
+                yield (*path, key)
+            else:
+                yield from _undeclared(item, kept[key], (*path, key))
+    elif isinstance(given, list) and isinstance(kept, list | tuple):
+        for i, (item, kept_item) in enumerate(zip(given, kept, strict=False)):
+            yield from _undeclared(item, kept_item, (*path, i))
 
 
 def field_path(parts: FieldPath) -> str:
@@ -144,33 +193,8 @@ def field_path(parts: FieldPath) -> str:
         elif _SIMPLE_KEY.fullmatch(part):
             text += f".{part}" if text else part
         else:
-            text += f"[{_quote(part)}]"
+            text += f"[{json.dumps(part, ensure_ascii=False)}]"
     return text or "(the document)"
-
-
-def _quote(key: str) -> str:
-    import json
-
-    return json.dumps(key, ensure_ascii=False)
-
-
-def _json_type(value: Any) -> str:
-    """The JSON type of a parsed value (``bool`` before ``int``: True is not a number here)."""
-    for python_type, name in _JSON_TYPES:
-        if isinstance(value, python_type):
-            return name
-    return type(value).__name__
-
-
-_NAMES = {
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "null": "null",
-    "array": "a list",
-    "object": "an object",
-}
 
 
 def _shown(value: Any) -> str:
@@ -178,118 +202,5 @@ def _shown(value: Any) -> str:
         return "an object"
     if isinstance(value, list):
         return "a list"
-    text = repr(value) if not isinstance(value, str) else _quote(value)
+    text = json.dumps(value, ensure_ascii=False) if isinstance(value, str | None) else repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _bound(value: float | None) -> str:
-    if value is None:
-        return "..."
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def schema_issues(
-    value: Any, schema: Mapping[str, Any], *, strict: bool = False, limit: int = 20
-) -> list[str]:
-    """Every way ``value`` breaks ``schema`` (up to ``limit``), each as ``path: reason``.
-
-    ``strict``: an object whose schema does not say ``additionalProperties`` accepts only its
-    declared keys.
-    """
-    return _Checker(schema, strict=strict, limit=limit).problems(schema, value, ())[:limit]
-
-
-class _Checker:
-    """One check of a value against a schema (the subset :func:`json_schema` emits)."""
-
-    def __init__(self, schema: Mapping[str, Any], *, strict: bool, limit: int) -> None:
-        self.defs: Mapping[str, Any] = schema.get("$defs", {})
-        self.strict = strict
-        self.limit = limit
-
-    def resolve(self, node: Mapping[str, Any]) -> Mapping[str, Any]:
-        while "$ref" in node:
-            node = self.defs[node["$ref"].rsplit("/", 1)[-1]]
-        return node
-
-    def problems(self, node: Mapping[str, Any], item: Any, path: FieldPath) -> list[str]:
-        """This node's problems with ``item`` (recursing into containers)."""
-        node = self.resolve(node)
-        if "anyOf" in node:
-            return self.any_of([self.resolve(b) for b in node["anyOf"]], item, path)
-        if "enum" in node:
-            if item not in node["enum"]:
-                allowed = ", ".join(_quote(v) if isinstance(v, str) else repr(v) for v in node["enum"])
-                return [f"{field_path(path)}: {_shown(item)} is not one of {allowed}"]
-            return []
-        expected_type = node.get("type")
-        kind = _json_type(item)
-        if expected_type is not None and not _accepts_type(expected_type, kind, item):
-            expected = _NAMES.get(expected_type, expected_type)
-            return [f"{field_path(path)}: expected {expected}, got {_shown(item)}"]
-        if kind in ("number", "integer"):
-            return self.number(node, item, path)
-        if kind == "array":
-            return self.array(node, item, path)
-        if kind == "object":
-            return self.object(node, item, path)
-        return []
-
-    def any_of(self, branches: list[Mapping[str, Any]], item: Any, path: FieldPath) -> list[str]:
-        found = [self.problems(b, item, path) for b in branches]
-        if any(not f for f in found):
-            return []
-        kind = _json_type(item)
-        for branch, branch_found in zip(branches, found, strict=True):
-            if _accepts_type(branch.get("type"), kind):
-                return branch_found  # the branch of the value's own type says what is wrong
-        expected = " or ".join(_NAMES.get(str(b.get("type")), str(b.get("type"))) for b in branches)
-        return [f"{field_path(path)}: expected {expected}, got {_shown(item)}"]
-
-    def number(self, node: Mapping[str, Any], item: float, path: FieldPath) -> list[str]:
-        if not math.isfinite(item):
-            return [f"{field_path(path)}: {item} is not a finite number"]
-        low, high = node.get("minimum"), node.get("maximum")
-        if (low is not None and item < low) or (high is not None and item > high):
-            return [f"{field_path(path)}: {item!r} is outside [{_bound(low)}, {_bound(high)}]"]
-        return []
-
-    def array(self, node: Mapping[str, Any], item: list[Any], path: FieldPath) -> list[str]:
-        found: list[str] = []
-        if ("minItems" in node and len(item) < node["minItems"]) or (
-            "maxItems" in node and len(item) > node["maxItems"]
-        ):
-            found.append(f"{field_path(path)}: expected {node.get('minItems')} items, got {len(item)}")
-        if "items" in node:
-            for i, element in enumerate(item):
-                found += self.problems(node["items"], element, (*path, i))
-                if len(found) >= self.limit:
-                    break
-        return found
-
-    def object(self, node: Mapping[str, Any], item: dict[str, Any], path: FieldPath) -> list[str]:
-        found = [
-            f"{field_path((*path, key))}: missing" for key in node.get("required", ()) if key not in item
-        ]
-        properties = node.get("properties", {})
-        extra = node.get("additionalProperties", not (self.strict and "properties" in node))
-        for key, element in item.items():
-            if key in properties:
-                found += self.problems(properties[key], element, (*path, key))
-            elif extra is False:
-                found.append(f"{field_path((*path, key))}: not a field of this schema")
-            else:  # any value is allowed here, but a number must still be finite (JSON has no NaN)
-                found += self.problems(extra if isinstance(extra, Mapping) else {}, element, (*path, key))
-            if len(found) >= self.limit:
-                break
-        return found
-
-
-def _accepts_type(expected: Any, kind: str, item: Any = None) -> bool:
-    if expected is None or expected == kind:
-        return True
-    if expected == "number" and kind == "integer":
-        return True
-    if expected == "integer" and kind == "number":
-        return isinstance(item, float) and item.is_integer()
-    return False

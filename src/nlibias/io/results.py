@@ -16,9 +16,12 @@ declares for the measure (:data:`~nlibias.metrics.meta.ALL_MEASURES`: the schema
 are made from it, so a range is written once, and a registered benchmark's own measures are
 checked as the built-in ones are).
 
+The types are checked by pydantic (:mod:`nlibias.io.json_schema`): ``TypeAdapter`` makes the
+schema and validates a document; a problem is named by its field path.
+
 >>> schema = metrics_schema()
 >>> schema["$defs"]["SliceMetrics"]["properties"]["accuracy"]["anyOf"][0]
-{'type': 'number', 'minimum': 0.0, 'maximum': 100.0}
+{'maximum': 100.0, 'minimum': 0.0, 'type': 'number'}
 >>> check_metrics({"source": "bbnli", "models": {"a": {"overall": {"accuracy": -5000.0}}}},
 ...               path="runs/x/metrics.json")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
@@ -27,20 +30,34 @@ nlibias.errors.SourceError: runs/x/metrics.json: field models.a.overall.accuracy
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, NotRequired, TypedDict, cast
+from typing import Annotated, Any, Literal, NotRequired, cast
+
+from pydantic import Field, TypeAdapter, with_config
+from typing_extensions import TypedDict, get_type_hints
 
 from nlibias.errors import SourceError
-from nlibias.io.json_schema import Range, json_schema, schema_issues
+from nlibias.io.json_schema import (
+    JSON_CONFIG,
+    OPEN_CONFIG,
+    Integer,
+    Issue,
+    Pair,
+    Range,
+    document_issues,
+    json_schema,
+)
 from nlibias.metrics.meta import ALL_MEASURES
+from nlibias.schema.arguments import is_int
 
 SCHEMA_VERSION = 1
 """The version of ``metrics.json`` this nlibias writes (files without the field are version 0)."""
 
-Count = Annotated[int, Range(0, None)]
+Count = Annotated[Integer, Range(0, None)]
 Fraction = Annotated[float, Range(0.0, 1.0)]
 
 
@@ -55,6 +72,7 @@ def declared(measure: str) -> Range:
     return Range(None if math.isinf(low) else low, None if math.isinf(high) else high)
 
 
+@with_config(JSON_CONFIG)
 class SliceMetrics(TypedDict, total=False):
     """The measures of one slice (overall, a domain, a subtopic, a group...), with counts, 95%
     intervals (``ci``) and the numerators/denominators (``counts``). Which measures a slice holds
@@ -84,18 +102,31 @@ class SliceMetrics(TypedDict, total=False):
     repeated_rows: Count
     # gender-occupation
     n_defined: dict[str, Count]
-    dominant_gender_by_occupation: dict[str, str]
-    """Overall only: each occupation's dominant gender as the samples label it."""
+    dominant_gender_by_occupation: Annotated[
+        dict[str, str],
+        Field(description="Overall only: each occupation's dominant gender as the samples label it."),
+    ]
     # token probability (sentence scorers)
     n_stereo: Count | None
     n_antistereo: Count | None
     no_shared_tokens: Count
     samples_without_pair: Count
     # every benchmark
-    ci: dict[str, tuple[float, float] | None]
+    ci: dict[str, Pair | None]
     counts: dict[str, Count]
 
 
+class _WithMeasures:
+    """Marks :class:`SliceMetrics` in the types: pydantic reads it with the measure fields."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        return handler.generate_schema(_slice_type(_measures_key()))
+
+
+Slice = Annotated[SliceMetrics, _WithMeasures()]
+
+
+@with_config(JSON_CONFIG)
 class RankedSubtopic(TypedDict):
     """One of a model's most biased subtopics (:mod:`nlibias.metrics.ranking`): the value of the
     ranking ``measure`` under the measure's own name, with its details."""
@@ -111,35 +142,38 @@ class RankedSubtopic(TypedDict):
     n: NotRequired[Count | None]
 
 
+@with_config(JSON_CONFIG)
 class ModelMetrics(TypedDict):
     """One model's measures: ``overall`` and one mapping of slices per ``by_*`` slicing."""
 
-    overall: SliceMetrics
-    by_domain: NotRequired[dict[str, SliceMetrics]]
-    by_subtopic: NotRequired[dict[str, SliceMetrics]]
-    by_counterfactual: NotRequired[dict[str, SliceMetrics]]
-    by_identity_group: NotRequired[dict[str, SliceMetrics]]
-    by_predicate_category: NotRequired[dict[str, SliceMetrics]]
-    by_subject_kind: NotRequired[dict[str, SliceMetrics]]
-    by_dominant_gender: NotRequired[dict[str, SliceMetrics]]
-    by_occupation: NotRequired[dict[str, SliceMetrics]]
-    by_hypothesis_template: NotRequired[dict[str, SliceMetrics]]
-    by_eval_set: NotRequired[dict[str, SliceMetrics]]
+    overall: Slice
+    by_domain: NotRequired[dict[str, Slice]]
+    by_subtopic: NotRequired[dict[str, Slice]]
+    by_counterfactual: NotRequired[dict[str, Slice]]
+    by_identity_group: NotRequired[dict[str, Slice]]
+    by_predicate_category: NotRequired[dict[str, Slice]]
+    by_subject_kind: NotRequired[dict[str, Slice]]
+    by_dominant_gender: NotRequired[dict[str, Slice]]
+    by_occupation: NotRequired[dict[str, Slice]]
+    by_hypothesis_template: NotRequired[dict[str, Slice]]
+    by_eval_set: NotRequired[dict[str, Slice]]
     most_biased_subtopics: NotRequired[list[RankedSubtopic]]
     prompt: NotRequired[str]
     mode: NotRequired[str]
     answer_set: NotRequired[str]
 
 
+@with_config(JSON_CONFIG)
 class BootstrapInfo(TypedDict):
     """How the 95% intervals were computed (``resamples`` 0: no intervals)."""
 
     resamples: Count
-    seed: int
+    seed: Integer
     confidence: Fraction
     unit: str
 
 
+@with_config(JSON_CONFIG)
 class RunStats(TypedDict, total=False):
     """What one model's prediction loop did (``run.models.MODEL.stats``)."""
 
@@ -159,6 +193,7 @@ class RunStats(TypedDict, total=False):
     prompt: str
 
 
+@with_config(OPEN_CONFIG)
 class ModelRun(TypedDict, total=False):
     """A model's description as its backend gives it (backend-specific keys allowed) and stats."""
 
@@ -168,10 +203,11 @@ class ModelRun(TypedDict, total=False):
     device: str
     dtype: str
     revision: str
-    seed: int
+    seed: Integer
     stats: RunStats
 
 
+@with_config(JSON_CONFIG)
 class RunInfo(TypedDict, total=False):
     """Versions, machine and inputs of the run (``models`` for an audit; ``predictions``,
     ``samples_scored`` and ``samples_given`` for a scoring)."""
@@ -190,6 +226,7 @@ class RunInfo(TypedDict, total=False):
     samples_given: Count
 
 
+@with_config(JSON_CONFIG)
 class PromptSensitivityRow(TypedDict):
     """A subtopic whose ``yes_rate_pro`` differs between one model's prompt styles."""
 
@@ -200,17 +237,19 @@ class PromptSensitivityRow(TypedDict):
     p_yes_spread: Annotated[float, Range(0.0, 100.0)] | None
 
 
+@with_config(JSON_CONFIG)
 class GenerativeSection(TypedDict):
     """Comparisons across a generative model's prompt styles (``MODEL|MODE`` keys)."""
 
     prompt_sensitivity: dict[str, list[PromptSensitivityRow]]
 
 
+@with_config(OPEN_CONFIG)
 class MetricsDocument(TypedDict):
     """``metrics.json``: what an audit or a scoring measured, per model, and how it ran.
     Keys beyond these are allowed (``extra`` of an audit, e.g. ``demo``)."""
 
-    schema_version: NotRequired[int]
+    schema_version: NotRequired[Integer]
     """Absent: version 0 (written before nlibias recorded it)."""
     source: str
     n_samples: NotRequired[Count]
@@ -228,19 +267,14 @@ class MetricsDocument(TypedDict):
 
 
 def metrics_schema() -> dict[str, Any]:
-    """The JSON Schema of ``metrics.json`` (what ``nlibias schema metrics`` prints): the types
-    above, and in every slice one field per declared measure (:func:`measure_fields`).
+    """The JSON Schema of ``metrics.json`` (what ``nlibias schema metrics`` prints): pydantic's
+    schema of the types above, in every slice one field per declared measure (:func:`measure_fields`).
 
-    >>> metrics_schema()["$defs"]["MetricsDocument"]["required"]
-    ['models', 'source']
+    >>> metrics_schema()["required"]
+    ['source', 'models']
     """
-    schema = json_schema(
-        MetricsDocument,
-        title=f"nlibias metrics.json (schema version {SCHEMA_VERSION})",
-        open_types=(MetricsDocument, ModelRun),
-    )
-    schema["$defs"]["SliceMetrics"]["properties"] |= measure_fields()
-    return schema
+    title = f"nlibias metrics.json (schema version {SCHEMA_VERSION})"
+    return json_schema(_adapter(_measures_key()), title=title)
 
 
 def measure_fields() -> dict[str, Any]:
@@ -248,43 +282,58 @@ def measure_fields() -> dict[str, Any]:
     which registering a benchmark extends with its measures): each a number in its declared range,
     or null where the measure is undefined in the slice; its meaning and unit as the description.
 
-    >>> measure_fields()["M1"]["anyOf"]
-    [{'type': 'number', 'minimum': 0.0, 'maximum': 100.0}, {'type': 'null'}]
-    >>> measure_fields()["likelihood_diff"]["description"]  # doctest: +ELLIPSIS
-    'Mean |score(X) - score(Y)| over pairs, in nats: ... (nats)'
+    >>> measure_fields()["M1"]  # doctest: +ELLIPSIS
+    typing.Annotated[typing.Optional[typing.Annotated[float, Range(low=0.0, high=100.0)]], FieldInfo(...)]
     """
     fields: dict[str, Any] = {}
     for name in sorted(ALL_MEASURES):
-        bounds = declared(name)
-        number: dict[str, Any] = {"type": "number"}
-        if bounds.low is not None:
-            number["minimum"] = bounds.low
-        if bounds.high is not None:
-            number["maximum"] = bounds.high
         info = ALL_MEASURES[name]
-        fields[name] = {
-            "description": f"{info.description} ({info.unit})",
-            "anyOf": [number, {"type": "null"}],
-        }
+        number = Annotated[float, declared(name)]
+        fields[name] = Annotated[number | None, Field(description=f"{info.description} ({info.unit})")]
     return fields
+
+
+def _measures_key() -> tuple[tuple[str, Any, str, str], ...]:
+    """What the schema takes from the declared measures (it changes when a benchmark registers)."""
+    return tuple(
+        (name, info.range, info.description, info.unit) for name, info in sorted(ALL_MEASURES.items())
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _slice_type(key: tuple[tuple[str, Any, str, str], ...]) -> Any:
+    """:class:`SliceMetrics` with one field per measure declared when ``key`` was taken."""
+    fields = {**get_type_hints(SliceMetrics, include_extras=True), **measure_fields()}
+    made: Any = TypedDict("SliceMetrics", fields, total=False)  # type: ignore[misc]
+    made.__doc__ = SliceMetrics.__doc__
+    return with_config(JSON_CONFIG)(made)
+
+
+@functools.lru_cache(maxsize=8)
+def _adapter(key: tuple[tuple[str, Any, str, str], ...]) -> TypeAdapter[MetricsDocument]:
+    return TypeAdapter(MetricsDocument)
 
 
 def metrics_issues(document: Any, *, strict: bool = False) -> list[str]:
     """Every way ``document`` breaks the schema, each as ``field.path: reason`` (``[]``: valid).
     ``strict``: also refuse fields the types do not declare (how the tests check the writers)."""
-    issues = schema_issues(document, metrics_schema(), strict=strict)
+    return [f"{field}: {reason}" for field, reason in _issues(document, strict=strict)]
+
+
+def _issues(document: Any, *, strict: bool = False) -> list[Issue]:
+    issues = document_issues(_adapter(_measures_key()), document, strict=strict)
     version = document.get("schema_version") if isinstance(document, dict) else None
-    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
-        issues.insert(0, f"schema_version: {version} is newer than this nlibias reads ({SCHEMA_VERSION})")
+    if is_int(version) and version > SCHEMA_VERSION:
+        issues.insert(0, ("schema_version", f"{version} is newer than this nlibias reads ({SCHEMA_VERSION})"))
     return issues
 
 
 def check_metrics(document: Any, *, path: str | Path) -> MetricsDocument:
     """``document`` as a typed ``metrics.json``, or a :class:`SourceError` naming the file, the
     first bad field and how many others are bad."""
-    issues = metrics_issues(document)
+    issues = _issues(document)
     if issues:
-        field, _, reason = issues[0].partition(": ")
+        field, reason = issues[0]
         more = f"; {len(issues) - 1} more problem(s)" if len(issues) > 1 else ""
         newer = field == "schema_version"
         raise SourceError(

@@ -32,15 +32,20 @@ nlibias.errors.SourceError: ...: run directory ... is incomplete or mixed: file 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import warnings
 from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict, cast
+from typing import Annotated, Any, NotRequired, cast
+
+from pydantic import TypeAdapter, with_config
+from typing_extensions import TypedDict
 
 from nlibias.errors import SourceError
 from nlibias.io.atomic import write_json
+from nlibias.io.json_schema import JSON_CONFIG, Integer, Range, document_issues, json_schema
 from nlibias.textio.json_text import parse_json
 
 MANIFEST_JSON = "manifest.json"
@@ -48,25 +53,31 @@ MANIFEST_VERSION = 1
 _RERUN = "rerun the command that wrote it"
 
 
+Size = Annotated[Integer, Range(0, None)]
+
+
+@with_config(JSON_CONFIG)
 class ManifestEntry(TypedDict):
     """One output file as it was written."""
 
-    bytes: int
+    bytes: Size
     sha256: str
 
 
+@with_config(JSON_CONFIG)
 class InputEntry(TypedDict):
     """A file the run read (e.g. its samples), as it was when the run was written."""
 
     path: str
-    bytes: int
+    bytes: Size
     sha256: str
 
 
+@with_config(JSON_CONFIG)
 class RunManifest(TypedDict):
     """``manifest.json``: the run's output files; ``complete`` false while they are being replaced."""
 
-    manifest_version: int
+    manifest_version: Integer
     complete: bool
     written: str
     files: dict[str, ManifestEntry]
@@ -81,11 +92,18 @@ class LegacyRunWarning(UserWarning):
 _warned: set[Path] = set()
 
 
-def manifest_schema() -> dict[str, Any]:
-    """The JSON Schema of ``manifest.json`` (``nlibias schema manifest``)."""
-    from nlibias.io.json_schema import json_schema
+@functools.cache
+def _adapter() -> TypeAdapter[RunManifest]:
+    return TypeAdapter(RunManifest)
 
-    return json_schema(RunManifest, title=f"nlibias run manifest.json (version {MANIFEST_VERSION})")
+
+def manifest_schema() -> dict[str, Any]:
+    """The JSON Schema of ``manifest.json`` (``nlibias schema manifest``), pydantic's.
+
+    >>> manifest_schema()["required"]
+    ['manifest_version', 'complete', 'written', 'files']
+    """
+    return json_schema(_adapter(), title=f"nlibias run manifest.json (version {MANIFEST_VERSION})")
 
 
 def file_entry(path: Path) -> ManifestEntry:
@@ -212,20 +230,10 @@ def read_manifest(directory: str | Path) -> RunManifest | None:
         raise SourceError(
             path, error.field, f"the run's manifest is damaged ({error.reason})", line=error.line, fix=_RERUN
         ) from None
-    files = data.get("files") if isinstance(data, dict) else None
-    if not isinstance(files, dict) or not isinstance(data.get("complete"), bool):
-        raise SourceError(
-            path, None, "the run's manifest is damaged (no files or complete field)", fix=_RERUN
-        )
-    for name, entry in files.items():
-        if not isinstance(entry, dict):
-            raise SourceError(
-                path,
-                f"files.{name}",
-                f"the run's manifest is damaged (the entry of {name} is {type(entry).__name__}, "
-                "not an object with bytes and sha256)",
-                fix=_RERUN,
-            )
+    issues = document_issues(_adapter(), data)
+    if issues:
+        field, reason = issues[0]
+        raise SourceError(path, field, f"the run's manifest is damaged ({reason})", fix=_RERUN)
     return cast(RunManifest, data)
 
 

@@ -36,7 +36,7 @@ import numbers
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, overload
+from typing import Any, TypeGuard, TypeVar, overload
 
 from nlibias.errors import ConfigError
 
@@ -85,6 +85,16 @@ def checked(function: F | None = None, *, lazy: Mapping[str, str] | None = None)
         return wrapper  # type: ignore[return-value]
 
     return wrap if function is None else wrap(function)
+
+
+def is_int(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is a Python integer and not a ``bool`` (``True`` is an ``int`` to Python,
+    never a count or a seed here).
+
+    >>> is_int(3), is_int(True), is_int(3.0)
+    (True, False, False)
+    """
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def is_checked(function: Callable[..., Any]) -> bool:
