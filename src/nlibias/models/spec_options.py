@@ -12,7 +12,7 @@ string and therefore of every fingerprint built from it.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 from nlibias.errors import ConfigError
 from nlibias.schema.model_ref import ModelRef
@@ -24,7 +24,9 @@ def split_spec_options(spec: str, allowed: Collection[str], *, parameter: str) -
     return ref.base, dict(ref.options)
 
 
-def int_option(options: dict[str, str], key: str, default: int, *, parameter: str, minimum: int = 1) -> int:
+def int_option(
+    options: Mapping[str, str], key: str, default: int, *, parameter: str, minimum: int = 1
+) -> int:
     """An integer option (at least ``minimum``), or ``default`` when absent.
 
     >>> int_option({"beam": "8"}, "beam", 16, parameter="fill_model"), int_option({}, "beam", 16, parameter="m")

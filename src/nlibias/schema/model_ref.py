@@ -54,6 +54,16 @@ def split_kind(text: str) -> tuple[str, str]:
     return "", text
 
 
+def without_options(text: str) -> str:
+    """The reference before its ``?options``, the options unread (a reader that only needs the
+    model's name or path; :meth:`ModelRef.parse` reads and checks them).
+
+    >>> without_options("causal:./m?beam=8"), without_options("smollm2")
+    ('causal:./m', 'smollm2')
+    """
+    return text.partition("?")[0]
+
+
 @dataclass(frozen=True)
 class ModelRef:
     """One model reference: ``kind`` ('' when none is written), ``name`` and its ``?options``

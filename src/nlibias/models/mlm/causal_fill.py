@@ -49,7 +49,8 @@ from nlibias.errors import ConfigError
 from nlibias.models.batching import plan_batches
 from nlibias.models.mlm.hf import detect_scheme, is_whole_word, rank_whole_words, whole_word_table
 from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate
-from nlibias.models.spec_options import int_option, split_spec_options
+from nlibias.models.spec_options import int_option
+from nlibias.schema.model_ref import SERVER_KINDS, ModelRef, split_kind, without_options
 
 BACKEND_VERSION = 2
 """2: the identity no longer holds the BOS text (the weights hash covers the tokenizer)."""
@@ -60,7 +61,7 @@ POOL_PER_WORD = 2
 FILL_OPTIONS = frozenset({"beam", "depth", "pool"})
 FillKind = Literal["causal", "masked", "fake"]
 _PIECE_PUNCTUATION = frozenset("'’-")
-SERVER_SCHEMES = ("openai", "openai-completions")
+SERVER_SCHEMES = SERVER_KINDS
 """Fill specs ``openai:URL#MODEL``: a causal fill over HTTP (:mod:`.server_fill`)."""
 
 
@@ -74,18 +75,16 @@ def split_fill_spec(spec: str) -> tuple[FillKind, str]:
     architecture ending in ``ForCausalLM`` / ``LMHeadModel``); anything else is a masked LM (the
     default of the paper).
     """
-    kind, sep, rest = spec.partition(":")
-    if sep and kind == "causal":
+    kind, rest = split_kind(spec)
+    if kind in ("causal", "gguf"):
         return "causal", rest
-    if sep and kind == "gguf":
-        return "causal", rest
-    if sep and kind in SERVER_SCHEMES:  # served: nlibias.models.mlm.server_fill
+    if kind in SERVER_SCHEMES:  # served: nlibias.models.mlm.server_fill
         return "causal", spec
-    if sep and kind in ("masked", "mlm"):
+    if kind in ("masked", "mlm"):
         return "masked", rest
-    if spec == "fake" or spec.startswith("fake:"):
+    if kind == "fake" or spec == "fake":
         return "fake", spec
-    base = spec.partition("?")[0]
+    base = without_options(spec)
     if base == "smollm2" or base.lower().endswith(".gguf"):
         return "causal", spec
     config = _read_config(base)
@@ -280,7 +279,8 @@ class CausalLMFiller:
 
         if max_tokens < 1 or max_batch_size < 1:
             raise ConfigError("max_tokens and max_batch_size must be positive", parameter="max_tokens")
-        base, options = split_spec_options(spec, FILL_OPTIONS, parameter="fill_model")
+        ref = ModelRef.parse(spec, parameter="fill_model", allowed=FILL_OPTIONS)
+        base, options = ref.base, ref.options
         self.beam = int_option(options, "beam", DEFAULT_BEAM, parameter="fill_model")
         self.depth = int_option(options, "depth", DEFAULT_DEPTH, parameter="fill_model")
         self.pool: int | None = (

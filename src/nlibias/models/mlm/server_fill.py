@@ -48,7 +48,6 @@ from nlibias.models.mlm.causal_fill import (
     DEFAULT_DEPTH,
     FILL_OPTIONS,
     POOL_PER_WORD,
-    SERVER_SCHEMES,
     MaskedText,
     best_beams,
     is_word_piece,
@@ -57,8 +56,9 @@ from nlibias.models.mlm.causal_fill import (
 )
 from nlibias.models.mlm.hf import is_whole_word
 from nlibias.models.mlm.mask_filler import FillBatch, check_fill_answer
-from nlibias.models.spec_options import int_option, split_spec_options
+from nlibias.models.spec_options import int_option
 from nlibias.models.tp.server import ServerScorer, prompt_logprobs
+from nlibias.schema.model_ref import ModelRef
 
 BACKEND_VERSION = 1
 DEFAULT_TOP_LOGPROBS = 20
@@ -79,15 +79,13 @@ def parse_server_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     >>> parse_server_spec("openai:http://h:8000/v1#org/m?beam=8")
     ('http://h:8000/v1', 'org/m', {'beam': '8'})
     """
-    base, options = split_spec_options(spec, SERVER_FILL_OPTIONS, parameter="fill_model")
-    scheme, _, rest = base.partition(":")
-    url, _, model = rest.partition("#")
-    if scheme not in SERVER_SCHEMES or not url.startswith(("http://", "https://")) or not model:
+    ref = ModelRef.parse(spec, parameter="fill_model", allowed=SERVER_FILL_OPTIONS)
+    if ref.server is None:
         raise ConfigError(
             f"{spec!r}: a served fill model looks like openai:http://HOST:PORT/v1#MODEL",
             parameter="fill_model",
         )
-    return url, model, options
+    return *ref.server, dict(ref.options)
 
 
 def raw_top_logprobs(answer: Any) -> Mapping[str, Any] | None:
