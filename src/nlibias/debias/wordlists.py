@@ -36,9 +36,6 @@ HER_RULE = "<her>"
 HIS_RULE = "<his>"
 """Marker target of "his": "her" or "hers" by the word after it."""
 
-WORD_LISTS = ("winobias", "paper")
-"""Built-in list names: ``winobias`` (default) and ``paper`` (paper 004's code, to reproduce it)."""
-
 WINOBIAS_TYPOS: dict[str, str] = {"mentleman": "gentleman"}
 """Misspelt source words of ``generalized_swaps.txt``, read as the word meant."""
 
