@@ -233,3 +233,26 @@ def test_a_bbnli_source_with_a_key_twice_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="appears twice") as caught:
         load_bbnli_json(path)
     assert caught.value.field == "premise" and caught.value.line == twice.count("\n") - 1
+
+
+def test_a_full_temporary_folder_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Before: a full TMPDIR ended in a bare '[Errno 28] No space left on device' naming nothing."""
+    import errno
+    import tempfile
+
+    from nlibias.errors import FileAccessError
+    from nlibias.io.temporary import make_temporary_folder, temporary_folder
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(FileAccessError) as error, temporary_folder("nlibias-x-") as folder:
+        assert folder.parent == tmp_path
+        raise OSError(errno.ENOSPC, "No space left on device")
+    assert str(folder) in str(error.value) and "no space left" in str(error.value)
+    assert "TMPDIR" in str(error.value) and not folder.exists()
+
+    def full(*args: object, **kwargs: object) -> str:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", full)
+    with pytest.raises(FileAccessError, match=str(tmp_path)):
+        make_temporary_folder("nlibias-y-")

@@ -196,7 +196,7 @@ def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> B
             "source",
             f"benchmark {benchmark.name!r} registers no measures: its samples cannot be audited",
         )
-    read = read_sample_columns(resolved, provenance_keys=benchmark.provenance())
+    read = read_sample_columns(resolved, provenance_keys=benchmark.provenance(), benchmark=benchmark)
     checked = BenchmarkSamples(benchmark, read.columns, given, read.sha256)
     if "classifier" in benchmark.measures:  # a placeholder model: uniform probabilities
         uniform = ModelOutputs("classifier", np.full((len(read.columns), 3), 1.0 / 3.0))
@@ -213,15 +213,15 @@ def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> B
 
 def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
     """Sample objects, checked as the file of them would be (written, read back, removed)."""
-    import tempfile
-
     records = list(samples)
     if not records or not all(isinstance(s, Sample) for s in records):
         raise ConfigError(
             "samples must be what expand() returned, a run directory or samples file, or Sample objects",
             parameter="samples",
         )
-    with tempfile.TemporaryDirectory(prefix="nlibias-samples-") as directory:
+    from nlibias.io.temporary import temporary_folder
+
+    with temporary_folder("nlibias-samples-") as directory:
         write_samples(directory, records)
         read = read_benchmark_samples(directory)
     return BenchmarkSamples(read.benchmark, read.columns)  # no file: it is gone

@@ -127,15 +127,16 @@ def expand_samples(
     """:func:`expand_to_dir` into ``out_dir`` (default: a new temporary directory, removed when
     the returned :class:`Samples` is garbage-collected or the process ends), as :class:`Samples`."""
     import shutil
-    import tempfile
     import weakref
+
+    from nlibias.io.temporary import make_temporary_folder
 
     if out_dir is not None:
         target = Path(out_dir)
         return Samples(
             path=target, benchmark=benchmark, summary=expand_to_dir(benchmark, target, source, **options)
         )
-    target = Path(tempfile.mkdtemp(prefix=f"nlibias-{benchmark}-"))
+    target = make_temporary_folder(f"nlibias-{benchmark}-")
     try:
         summary = expand_to_dir(benchmark, target, source, **options)
     except BaseException:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import glob
 import math
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
 from os import PathLike
@@ -52,6 +51,7 @@ from nlibias.io.predictions import (
 )
 from nlibias.io.results import MetricsDocument
 from nlibias.io.run_manifest import check_run_file
+from nlibias.io.temporary import temporary_folder
 from nlibias.jobs.results import (
     AuditResult,
     check_bootstrap,
@@ -117,7 +117,7 @@ def run_score(
                 predictions_name=paths[0] if converted else None,
             )  # fmt: skip
         else:
-            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="nlibias-combined-")))
+            tmp = stack.enter_context(temporary_folder("nlibias-combined-"))
             combined = _combine(checked.columns.ids, paths, natives, tmp / PREDICTIONS_JSONL)
             result = score_files(
                 checked, combined, out_dir=out_dir, bootstrap=bootstrap, seed=seed,
