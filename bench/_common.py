@@ -405,3 +405,58 @@ def matmul_ceiling_tflops(
             sync()
             best = min(best, time.perf_counter() - start)
     return 2.0 * rows * hidden * 4 * hidden / best / 1e12
+
+
+def matmul_peak_tflops(device: str, dtype: str, n: int = 8192, *, tf32: bool | None = None) -> float:
+    """The matmul peak this device reaches in ``dtype``: the best of 5 timed ``n x n`` products,
+    in TFLOP/s. ``tf32`` (float32 on a GPU) turns TF32 tensor cores on or off for the measurement
+    only (torch's setting is put back).
+
+    >>> matmul_peak_tflops("cpu", "float32", 64) > 0
+    True
+    """
+    import torch
+
+    kind = getattr(torch, dtype)
+    left = torch.randn(n, n, device=device, dtype=kind)
+    right = torch.randn(n, n, device=device, dtype=kind)
+    sync = torch.cuda.synchronize if str(device).startswith("cuda") else (lambda: None)
+    before = torch.backends.cuda.matmul.allow_tf32
+    if tf32 is not None:
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+    best = float("inf")
+    try:
+        with torch.inference_mode():
+            for _ in range(2):  # warm-up
+                left @ right
+            for _ in range(5):
+                sync()
+                start = time.perf_counter()
+                left @ right
+                sync()
+                best = min(best, time.perf_counter() - start)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+    return 2.0 * n**3 / best / 1e12
+
+
+def memory_bandwidth_gbs(device: str, nbytes: int = 1 << 30) -> float:
+    """Memory bandwidth in GB/s: the best of 5 copies of ``nbytes`` (each reads and writes them).
+
+    >>> memory_bandwidth_gbs("cpu", 1 << 20) > 0
+    True
+    """
+    import torch
+
+    source = torch.empty(nbytes, dtype=torch.uint8, device=device).fill_(1)
+    target = torch.empty_like(source)
+    sync = torch.cuda.synchronize if str(device).startswith("cuda") else (lambda: None)
+    best = float("inf")
+    for i in range(7):  # 2 warm-ups
+        sync()
+        start = time.perf_counter()
+        target.copy_(source)
+        sync()
+        if i >= 2:
+            best = min(best, time.perf_counter() - start)
+    return 2.0 * nbytes / best / 1e9
