@@ -31,6 +31,7 @@ from typing import Any
 
 from nlibias.debias.swap import SwapPlan
 from nlibias.errors import ConfigError
+from nlibias.schema.model_ref import ModelRef
 
 HER_CHOICES = ("rule", "lm")
 """``rule``: the swap rule alone (fast, the default); ``lm``: a language model reads each open "her"."""
@@ -92,13 +93,14 @@ class HerResolver:
         from nlibias.models.mlm.model_names import loading_as
 
         with loading_as("her_model", spec):  # errors name her_model, not the scorer's own parameter
-            if spec.startswith("mlm:"):
+            ref = ModelRef.unread(spec)
+            if ref.kind == "mlm":
                 from nlibias.models.tp.hf import HFMaskedScorer
 
-                return cls(HFMaskedScorer(spec.removeprefix("mlm:"), device=device), spec=spec)
+                return cls(HFMaskedScorer(ref.name, device=device), spec=spec)
             from nlibias.models.tp.hf import HFCausalScorer
 
-            return cls(HFCausalScorer(spec.removeprefix("causal:"), device=device), spec=spec)
+            return cls(HFCausalScorer(ref.name if ref.kind == "causal" else spec, device=device), spec=spec)
 
     def identity(self) -> Mapping[str, Any]:
         """What determines the choices: the name given, the scorer kind and its identity."""

@@ -13,6 +13,7 @@ from nlibias.errors import ConfigError
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.runtime.contract import Predictor
 from nlibias.schema.arguments import option_applies_to_nothing
+from nlibias.schema.model_ref import ModelRef
 from nlibias.schema.predictor_kinds import PredictorKind
 
 SPEC_KINDS: dict[str, PredictorKind] = {
@@ -170,8 +171,8 @@ def _check_dtype_applies(
 
     if dtype_choice(dtype) is None:  # the devices' defaults (none, or "auto"): nothing to apply
         return
-    takes = [m for m in models if not isinstance(m, Predictor) and m.partition(":")[0] != "fake"]
-    takes += [g for g in generative if not g.startswith("fake:") and not is_server_spec(g)]
+    takes = [m for m in models if not isinstance(m, Predictor) and not ModelRef.unread(m).is_fake]
+    takes += [g for g in generative if ModelRef.unread(g).kind != "fake" and not is_server_spec(g)]
     takes += [*mlm, *(c for c in causal if not is_server_spec(c))]
     if takes:
         return

@@ -25,6 +25,7 @@ from nlibias.runtime.contract import PredictorRun
 from nlibias.runtime.loop import ComputedBatch, cached_outputs
 from nlibias.schema import Prediction
 from nlibias.schema.model_keys import tp_model_key
+from nlibias.schema.model_ref import ModelRef
 from nlibias.schema.predictor_kinds import PredictorKind
 
 if TYPE_CHECKING:
@@ -112,9 +113,10 @@ def build_sentence_predictors(
         if is_server_spec(spec):
             from nlibias.models.tp.server import ServerScorer
 
-            url, sep, model = spec.split(":", 1)[1].partition("#")
-            if not sep or not model:
+            server = ModelRef.unread(spec).server
+            if server is None:
                 raise ConfigError(f"server spec {spec!r} must look like openai:URL#MODEL", parameter="causal")
+            url, model = server
             scorers.append(ServerScorer(url, model, concurrency=concurrency or 4))
         else:
             from nlibias.models.tp.hf import HFCausalScorer

@@ -89,6 +89,16 @@ class ModelRef:
         kind, name = split_kind(base)
         return cls(kind, name, tuple(options.items()))
 
+    @classmethod
+    def unread(cls, text: str) -> ModelRef:
+        """Its kind and name, any ``?options`` left unread at the end of the name (a reader that
+        passes them on whole, or only asks the kind); never refuses.
+
+        >>> ModelRef.unread("prompt:smollm2?prompt=a.txt")
+        ModelRef(kind='prompt', name='smollm2?prompt=a.txt', option_items=())
+        """
+        return cls(*split_kind(text))
+
     @property
     def options(self) -> Mapping[str, str]:
         """The options as a read-only mapping."""

@@ -164,7 +164,7 @@ def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: A
     from nlibias.models.generative import hf_causal
 
     options = {key: value for key, value in options.items() if value is not None}
-    ref = spec if isinstance(spec, ModelRef) else ModelRef(*split_kind(spec))
+    ref = spec if isinstance(spec, ModelRef) else ModelRef.unread(spec)
     spec = str(ref)
     is_http = ref.is_server
     wrong = sorted(set(options) & (LOCAL_OPTIONS if is_http else HTTP_OPTIONS))

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from nlibias.errors import ConfigError, LabelMappingError
 from nlibias.schema import LABELS
 from nlibias.schema.arguments import option_applies_to_nothing
+from nlibias.schema.model_ref import split_kind
 
 #: Spellings accepted for each canonical label, after lower-casing and dropping everything
 #: but letters (so ``Entailment``, ``ENTAILMENT``, ``entail`` and ``entails`` all match).
@@ -198,7 +199,7 @@ def check_label_map_applies(models: Sequence[str]) -> None:
             given="models names no NLI classifier (generative and sentence-scoring models have no label ids)",
         )
     for spec in models:
-        if spec.partition(":")[0] in _WITHOUT_LABEL_IDS:
+        if split_kind(spec)[0] in _WITHOUT_LABEL_IDS:
             raise option_applies_to_nothing(
                 "label_map",
                 f"NLI classifiers' output ids, not to {spec!r}: a fake or prompted classifier has no "
