@@ -25,7 +25,7 @@ PRINTING = [
     ("audit",), ("score",), ("report",), ("debias",), ("demo",), ("extend",), ("expand",),
     ("validate", "status"), ("validate", "prescreen"), ("augment", "gender-swap"), ("finetune",),
     ("doctor",), ("benchmarks",), ("export", "lm-eval"), ("masks", "list"), ("masks", "derive"),
-    ("masks", "validate"), ("validate", "resolve"), ("validate", "import"),
+    ("masks", "validate"), ("validate", "resolve"), ("validate", "import"), ("explain",), ("gate",),
 ]  # fmt: skip
 
 

@@ -10,6 +10,7 @@ import typer
 
 from nlibias.cli.app import app, echo_json
 from nlibias.cli.audit_cmd import _CACHE_OPT, _NO_CACHE_OPT, _cache_setting
+from nlibias.cli.options import Json, Quiet, show_progress
 
 _SHOWN = ("balanced_rate", "biased_pro_rate", "biased_anti_rate", "invalid_rate", "inconsistent_rate",
           "mean_grounded", "flip_rate")  # fmt: skip
@@ -51,7 +52,8 @@ def explain_command(
     no_cache: bool = _NO_CACHE_OPT,
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95% CIs (0: none)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
-    as_json: bool = typer.Option(False, "--json", help="Print explanations.json instead of tables."),
+    quiet: Quiet = False,
+    as_json: Json = False,
 ) -> None:
     """Label each generated explanation balanced / biased / invalid with NLI judges; write
     RUN/explanations/explanations.jsonl and explanations.json (rates with 95% intervals)."""
@@ -65,7 +67,7 @@ def explain_command(
     result = run_explain(
         run, judge, threshold=threshold, samples=samples, cache=_cache_setting(cache, no_cache),
         lm_judge=lm_judge, lm_judge_max_new_tokens=lm_judge_max_new_tokens,
-        bootstrap=bootstrap, seed=seed, progress=True, **options,
+        bootstrap=bootstrap, seed=seed, progress=show_progress(quiet, as_json), **options,
     )  # fmt: skip
     if as_json:
         echo_json(result.summary)

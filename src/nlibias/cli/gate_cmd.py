@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from nlibias.cli.app import app, echo_json
+from nlibias.cli.options import Json, Quiet
 
 EXIT_FAILED = 1
 
@@ -49,7 +50,8 @@ def gate_command(
     samples: Path | None = typer.Option(
         None, "--samples", help="The samples file the runs audited (default: the one each run records)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the decision and every check as JSON."),
+    quiet: Quiet = False,
+    as_json: Json = False,
     junit: Path | None = typer.Option(
         None, "--junit", help="Write JUnit XML here (a testcase per rule and slice)."
     ),
