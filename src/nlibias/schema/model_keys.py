@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 from nlibias.errors import ConfigError
+from nlibias.schema.model_ref import split_kind
 from nlibias.schema.predictor_kinds import MODES, TP_VARIANTS
 
 
@@ -75,10 +76,10 @@ def check_model_spec(spec: str, parameter: str, *, classifier: bool = False) -> 
     Traceback (most recent call last):
     nlibias.errors.ConfigError: models: 'fake:m|prompt=true|scored' is written as a generative LM's key ...
     """
-    prefix, sep, name = spec.partition(":")
+    prefix, name = split_kind(spec)
     if not spec.strip():
         raise ConfigError(f"{parameter}: {spec!r} names no model", parameter=parameter)
-    if sep and prefix.isidentifier() and not name.strip():
+    if prefix.isidentifier() and not name.strip():
         raise ConfigError(
             f"{parameter}: {spec!r} names no model after {prefix + ':'!r} (a model's name is the key its "
             "results are reported under)",

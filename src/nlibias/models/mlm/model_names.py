@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from nlibias.errors import ConfigError
+from nlibias.schema.model_ref import ModelRef, without_options
 
 #: Kind prefixes a model name may carry (fill models, HER models).
 KIND_PREFIXES = ("causal:", "masked:", "mlm:", "gguf:")
@@ -30,10 +31,8 @@ LOADER_PARAMETERS = frozenset({"name_or_path", "mlm", "causal", "generative", "m
 def model_path(spec: str) -> str | None:
     """The local path a model name can only mean (kind prefix, ``?options`` and ``@revision``
     dropped), or ``None`` when it may be a hub id (or names a server, the fake, ...)."""
-    base = spec
-    for prefix in KIND_PREFIXES:
-        base = base.removeprefix(prefix)
-    base = base.partition("?")[0]
+    ref = ModelRef.unread(without_options(spec))
+    base = ref.name if f"{ref.kind}:" in KIND_PREFIXES else ref.base
     if base.startswith(("~", ".", "/")) and "@" in Path(base).name:
         base = base.rpartition("@")[0]
     if base.startswith(("/", "./", "../", "~")) or base.lower().endswith(".gguf"):
