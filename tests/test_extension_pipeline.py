@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nlibias.errors import ConfigError, SourceError
-from nlibias.extension.config import ExtendConfig, FilterConfig, MLMConfig, ModelSpec, load_config
+from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig, load_config
 from nlibias.extension.context import Factories
 from nlibias.extension.pipeline import STAGES, run_pipeline
 from nlibias.models.base import BatchResult, Pair
@@ -61,7 +61,7 @@ class Spy:
         self.fillers.append(FakeMaskFiller(settings.model, words=WORDS))
         return self.fillers[-1]
 
-    def classifier(self, spec: ModelSpec, settings: FilterConfig) -> FakeNLIClassifier:
+    def classifier(self, spec: FilterModelConfig, settings: FilterConfig) -> FakeNLIClassifier:
         self.built.append(spec.key)
         fake = (Crashing if spec.key == self.crash_model else FakeNLIClassifier)(
             spec.key, seed=ord(spec.key[0]), batch_size=64
@@ -547,7 +547,7 @@ def test_default_classifier_passes_the_speed_flags_to_the_backend(tiny_nli_dir: 
     from nlibias.extension.pipeline import default_classifier
 
     torch.set_num_threads(2)
-    spec = ModelSpec(model=str(tiny_nli_dir), quantize="int8")
+    spec = FilterModelConfig(model=str(tiny_nli_dir), quantize="int8")
     settings = FilterConfig(models=[spec], holdout=[], device="cpu", threads=1)
     classifier = default_classifier(spec, settings)
     assert classifier.identity()["quantize"] == "int8-dynamic-linear"

@@ -44,7 +44,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)  # strict: `top_k: true` is not 1
 
 
-class ModelSpec(_Strict):
+class FilterModelConfig(_Strict):
     """A model by hub id or local path (a bare string in YAML is the same as ``{model: ...}``)."""
 
     model: str
@@ -62,7 +62,7 @@ class ModelSpec(_Strict):
     _named = field_validator("model")(classmethod(lambda cls, v: _model_name(v)))
 
     @model_validator(mode="after")
-    def _check_speed(self) -> ModelSpec:
+    def _check_speed(self) -> FilterModelConfig:
         from nlibias.models.hf_common import check_speed_values
 
         try:
@@ -116,9 +116,11 @@ class MLMConfig(DeviceConfig):
 
 
 class FilterConfig(DeviceConfig):
-    models: list[ModelSpec] = Field(default_factory=lambda: [ModelSpec(model=m) for m in PAPER_FILTER_MODELS])
-    holdout: list[ModelSpec] = Field(
-        default_factory=lambda: [ModelSpec(model=m) for m in PAPER_HOLDOUT_MODELS]
+    models: list[FilterModelConfig] = Field(
+        default_factory=lambda: [FilterModelConfig(model=m) for m in PAPER_FILTER_MODELS]
+    )
+    holdout: list[FilterModelConfig] = Field(
+        default_factory=lambda: [FilterModelConfig(model=m) for m in PAPER_HOLDOUT_MODELS]
     )
     """Models kept out of filtering (recorded in the card; never loaded by the pipeline)."""
     policy: str | int | dict[str, int] = "any"
@@ -188,8 +190,8 @@ _SECTIONS: dict[str, type[BaseModel]] = {
     "mlm": MLMConfig,
     "filter": FilterConfig,
     "validation": ValidationConfig,
-    "models": ModelSpec,
-    "holdout": ModelSpec,
+    "models": FilterModelConfig,
+    "holdout": FilterModelConfig,
 }
 
 

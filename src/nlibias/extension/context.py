@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from nlibias.benchmarks.bbnli import BBNLISubtopic
-from nlibias.extension.config import ExtendConfig, FilterConfig, MLMConfig, ModelSpec
+from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig
 from nlibias.models.base import NLIClassifier
 from nlibias.models.mlm.mask_filler import MaskFiller
 from nlibias.runtime.cache import PredictionCache
@@ -29,7 +29,7 @@ class Factories:
     """How the pipeline builds its models (tests pass fakes)."""
 
     filler: Callable[[MLMConfig], MaskFiller]
-    classifier: Callable[[ModelSpec, FilterConfig], NLIClassifier]
+    classifier: Callable[[FilterModelConfig, FilterConfig], NLIClassifier]
 
 
 class StageContext(Protocol):

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from nlibias.errors import ConfigError
-from nlibias.extension.config import FilterConfig, ModelSpec
+from nlibias.extension.config import FilterConfig, FilterModelConfig
 from nlibias.extension.filter_policy import FilterPolicy as FilterPolicy
 from nlibias.extension.filter_policy import parse_policy as parse_policy
 from nlibias.models.base import NLIClassifier
@@ -149,7 +149,7 @@ def policy_counts(candidates: Sequence[Sample], models: int) -> dict[str, int]:
     return counts
 
 
-def registry_classifier_for(spec: ModelSpec, settings: FilterConfig) -> NLIClassifier | None:
+def registry_classifier_for(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier | None:
     """The classifier of a filter model whose spec names a registered backend kind other than a
     Hugging Face classifier or the fake (``prompt:smollm2``, entry-point backends), built by
     :func:`nlibias.models.registry.create_classifier`; ``None`` for the others."""

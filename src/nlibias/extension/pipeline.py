@@ -26,7 +26,7 @@ from typing import Any
 
 from nlibias.benchmarks.bbnli import BBNLISubtopic
 from nlibias.errors import ConfigError, SourceError
-from nlibias.extension.config import ExtendConfig, FilterConfig, MLMConfig, ModelSpec, dump_config
+from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig, dump_config
 from nlibias.extension.context import Factories
 from nlibias.extension.fingerprint import judgements_input, sha256_file, stage_settings
 from nlibias.io.atomic import atomic_write_text, write_json
@@ -113,7 +113,7 @@ def default_filler(settings: MLMConfig) -> MaskFiller:
     )
 
 
-def default_classifier(spec: ModelSpec, settings: FilterConfig) -> NLIClassifier:
+def default_classifier(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier:
     """An :class:`~nlibias.models.nli.hf.HFNLIClassifier`; ``fake:NAME`` gives a dry-run fake."""
     if spec.model.startswith("fake:"):
         from nlibias.models.fake import FakeNLIClassifier
