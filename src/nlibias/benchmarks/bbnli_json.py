@@ -19,6 +19,7 @@ from typing import Any, Literal
 from nlibias.benchmarks.templating import GROUP_SLOTS, placeholders
 from nlibias.errors import SourceError
 from nlibias.schema import Label
+from nlibias.schema.arguments import is_int
 from nlibias.textio.json_text import unique_keys_json
 from nlibias.textio.text_files import check_json_text, read_text
 
@@ -210,7 +211,7 @@ class _TemplateChecks:
             )
 
     def label(self, key: str, index: int, value: Any) -> Label:
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 3:
+        if not is_int(value) or not 0 <= value < 3:
             raise self.file.fail(
                 key,
                 f"{key}[{index}]: label {value!r} is not an index into answer_choices {self.file.answer_choices}",

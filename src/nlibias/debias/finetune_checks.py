@@ -22,6 +22,7 @@ from typing import Any
 
 from nlibias.debias.training_rows import iter_training_rows, source_kind
 from nlibias.errors import ConfigError
+from nlibias.schema.arguments import is_int
 
 LR_SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "polynomial")
 """Learning-rate schedules offered (the Hugging Face Trainer's names; linear is its default)."""
@@ -39,7 +40,7 @@ def _positive_number(name: str, value: float) -> None:
 
 
 def _whole(name: str, value: int, low: int, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+    if not is_int(value) or value < low:
         raise ConfigError(f"{name} must be {what}, not {value!r}", parameter=name)
 
 
@@ -72,7 +73,7 @@ def check_options(
             f"max_steps must be -1 (run all epochs) or a whole number of at least 1, not {max_steps!r}",
             parameter="max_steps",
         )
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < _SEED_LIMIT:
+    if not is_int(seed) or not 0 <= seed < _SEED_LIMIT:
         raise ConfigError(f"seed must be a whole number from 0 to 2**32 - 1, not {seed!r}", parameter="seed")
     ratio_ok = (
         isinstance(warmup_ratio, (int, float)) and math.isfinite(warmup_ratio) and 0 <= warmup_ratio < 1

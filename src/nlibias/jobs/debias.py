@@ -34,6 +34,7 @@ from nlibias.io.stages import DONE, Stage, begin_stage, canonical, check_stages,
 from nlibias.jobs.audit import run_audit
 from nlibias.jobs.debias_compare import COMPARISON_JSON, MIN_EFFECT, DebiasComparison, compare_debiasing
 from nlibias.jobs.expand import SUMMARY_JSON, expand_samples
+from nlibias.schema.arguments import is_int
 from nlibias.version import __version__
 
 
@@ -90,9 +91,9 @@ def _check_common(models: Sequence[str], seeds: int, bootstrap: int, augment: di
     names = [model_dir_name(m) for m in models]
     if len(set(names)) != len(names):
         raise ConfigError(f"models with the same folder name: {', '.join(names)}", parameter="models")
-    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+    if not is_int(seeds) or seeds < 1:
         raise ConfigError(f"seeds must be a whole number of at least 1, not {seeds!r}", parameter="seeds")
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
+    if not is_int(bootstrap) or bootstrap < 0:
         raise ConfigError(
             f"bootstrap must be a whole number of at least 0, not {bootstrap!r}", parameter="bootstrap"
         )

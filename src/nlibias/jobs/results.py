@@ -29,6 +29,7 @@ from nlibias.report.tables import format_all_tables
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import Predictor
 from nlibias.schema import Prediction, Sample
+from nlibias.schema.arguments import is_int
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.predictor_kinds import PredictorKind
 from nlibias.version import __version__
@@ -215,9 +216,9 @@ def check_bootstrap(bootstrap: int, seed: int = 0) -> None:
     Traceback (most recent call last):
     nlibias.errors.ConfigError: seed is -5; pass an integer from 0 to 2**63 - 1
     """
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+    if not is_int(seed) or not 0 <= seed < 2**63:
         raise ConfigError(f"seed is {seed!r}; pass an integer from 0 to 2**63 - 1", parameter="seed")
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
+    if not is_int(bootstrap) or bootstrap < 0:
         raise ConfigError(
             f"bootstrap is {bootstrap}; pass 0 (no intervals) or a positive number of resamples",
             parameter="bootstrap",

@@ -61,6 +61,7 @@ from nlibias.jobs.results import (
 )
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
 from nlibias.schema import Prediction, Sample
+from nlibias.schema.arguments import is_int
 from nlibias.schema.columns import IdPositions, SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
@@ -307,7 +308,7 @@ def _check_sentence_scores(path: Path, line: int, prediction: Prediction) -> Non
         value = extra.get(field)
         if field not in extra:
             raise fail(field, "missing")
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        if not is_int(value) or value < 0:
             raise fail(field, f"{value!r} is not a number of tokens (a whole number, 0 or more)")
 
 

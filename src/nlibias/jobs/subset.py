@@ -20,6 +20,7 @@ import numpy as np
 
 from nlibias.errors import ConfigError
 from nlibias.schema import Sample
+from nlibias.schema.arguments import is_int
 
 MIN_PAIRS_PER_SUBTOPIC = 3
 """Pairs each subtopic gets first in :func:`sample_pairs_stratified` (when the budget allows)."""
@@ -115,7 +116,7 @@ def stratified_subset(samples: Sequence[Sample], limit: int, *, seed: int = 0) -
     >>> [s.id for s in stratified_subset(solo, 2, seed=0)]  # one of each subtopic's three
     ['t2', 't5']
     """
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+    if not is_int(limit) or limit < 1:
         raise ConfigError(f"limit is {limit!r}; give a number of samples of at least 1", parameter="limit")
     if limit >= len(samples):
         return list(samples)

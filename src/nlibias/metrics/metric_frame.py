@@ -51,6 +51,7 @@ import numpy as np
 
 from nlibias.metrics.bootstrap import mean_intervals
 from nlibias.metrics.meta import measure_info
+from nlibias.schema.arguments import is_int
 from nlibias.schema.columns import Categorical
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def check_resampling(bootstrap: Any, confidence: Any) -> None:
     ...
     ValueError: bootstrap is -1; pass the number of resamples (0 disables CIs)
     """
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
+    if not is_int(bootstrap) or bootstrap < 0:
         raise ValueError(f"bootstrap is {bootstrap!r}; pass the number of resamples (0 disables CIs)")
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence is {confidence!r}; pass a level between 0 and 1, e.g. 0.95")

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from nlibias.schema.arguments import is_int
 from nlibias.schema.measure_info import MeasureInfo
 
 Verdict = Literal["pro-stereotype bias", "anti-stereotype bias", "no evidence of bias", "no interval", ""]
@@ -223,7 +224,7 @@ def biased_slices(metrics: Mapping[str, Any], infos: Sequence[MeasureInfo]) -> l
 def _slice_size(slice_metrics: Mapping[str, Any]) -> int | None:
     for key in ("n", "n_rows", "n_pairs"):
         value = slice_metrics.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
+        if is_int(value):
             return value
     return None
 

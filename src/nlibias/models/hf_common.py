@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from nlibias.errors import ConfigError, DamagedFileError, SourceError
+from nlibias.schema.arguments import is_int
 
 if TYPE_CHECKING:
     import torch
@@ -349,7 +350,7 @@ def check_speed_values(
         )
     if not isinstance(compile, bool):
         raise ConfigError(f"compile must be true or false (got {compile!r})", parameter="compile")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+    if threads is not None and (not is_int(threads) or threads < 1):
         raise ConfigError(
             f"threads must be a positive integer (got {threads!r}); "
             "leave it unset for one thread per CPU core",

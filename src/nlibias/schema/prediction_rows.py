@@ -40,6 +40,7 @@ from pydantic_core import PydanticCustomError
 
 from nlibias.errors import DataError
 from nlibias.schema import LABELS, Prediction
+from nlibias.schema.arguments import is_int
 from nlibias.schema.outputs import ModelOutputs, ProbabilityRows
 
 PROBABILITY_TOLERANCE = 1e-3
@@ -283,7 +284,7 @@ class SentenceLogprobRow(CommonRow):
     @_field_validator("tokens_more", "tokens_less", mode="plain")
     @classmethod
     def _tokens(cls, value: Any, info: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        if not is_int(value) or value < 0:
             raise _refuse(info.field_name, f"{value!r} is not a number of tokens (a whole number, 0 or more)")
         return value
 

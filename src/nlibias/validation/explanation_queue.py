@@ -31,6 +31,7 @@ from typing import Any
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.explanations.run_files import EXPLANATIONS_DIR, EXPLANATIONS_JSON, EXPLANATIONS_JSONL
+from nlibias.schema.arguments import is_int
 
 EXPLANATIONS_QUEUE = "validation/explanations_queue.json"
 QUEUE_FORMAT = 1
@@ -189,9 +190,9 @@ def draw_explanation_queue(
     the same explanations count in the new queue."""
     from nlibias.io.atomic import write_json
 
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+    if not is_int(size) or size < 1:
         raise ConfigError(f"size is {size!r}; pass a positive number of answers to queue", parameter="size")
-    if isinstance(seed, bool) or not isinstance(seed, int):
+    if not is_int(seed):
         raise ConfigError(f"seed is {seed!r}; pass an integer", parameter="seed")
     run_dir = Path(run_dir)
     fingerprint = explanations_fingerprint(run_dir)

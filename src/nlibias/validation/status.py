@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, read_queue
+from nlibias.schema.arguments import is_int
 from nlibias.validation.agreement import agreement_report
 from nlibias.validation.resolve import ResolvedLabel, Rule, resolution_summary, resolve
 from nlibias.validation.store import ROUND_LABELS, AnnotationStore, CurrentAnswer, Suggestion
@@ -115,7 +116,7 @@ def validation_status(
     explanations queue (:mod:`nlibias.validation.explanation_queue`), its round under
     ``explanations`` (:func:`explanations_status`). A run with only an explanations queue has
     only that key beside ``run_dir``."""
-    if isinstance(min_annotators, bool) or not isinstance(min_annotators, int) or min_annotators < 1:
+    if not is_int(min_annotators) or min_annotators < 1:
         from nlibias.errors import ConfigError
 
         raise ConfigError(
