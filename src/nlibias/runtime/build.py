@@ -71,8 +71,9 @@ def build_predictors(
     ``models`` holds NLI classifiers' specs, or objects that keep the predictor contract (used as
     they are). ``dtype``: the weights of every local model (default ``auto``: each checkpoint's
     own dtype, as its configuration stores it, on every device; float32 when it names none);
-    refused when no model given takes it (fakes, servers and predictor objects do not). ``quantize``, ``compile`` and ``threads`` go to the NLI
-    classifiers (:class:`~nlibias.models.nli.hf.HFNLIClassifier`); unset, never passed.
+    refused when no model given takes it (fakes, servers and predictor objects do not).
+    ``quantize``, ``compile`` and ``threads`` go to the NLI classifiers
+    (:class:`~nlibias.models.nli.hf.HFNLIClassifier`); unset, never passed.
 
     ``devices`` (``["cuda:0", "cuda:1"]``) shards each NLI classifier over one worker process per
     device (:class:`~nlibias.models.nli.sharded.ShardedNLIClassifier`); ``ray_address`` (``"local"``
