@@ -195,17 +195,19 @@ def test_pair_categories_follow_table6() -> None:
 
 def test_bbnli_report_renders_every_bbnli_section(rendered: tuple[Path, Any]) -> None:
     out, report = rendered
+    # The answer first, then bias before accuracy; the run's provenance last (#39).
     assert report.sections == [
-        "provenance",
-        "accuracy",
-        "error-split",
+        "verdict",
         "pro-anti",
+        "error-split",
         "heatmap",
         "most-biased",
         "comparison",
+        "accuracy",
         "examples",
         "paper-tables",
         "glossary",
+        "provenance",
     ]
     html = out.read_text(encoding="utf-8")
     # Self-contained: no reference to anything outside the file.
@@ -226,7 +228,8 @@ def test_missing_optional_keys_do_not_crash(tmp_path: Path) -> None:
         tmp_path, "bare", {"source": "x", "models": {"x": {"overall": {"accuracy": 50.0}}}}
     )
     report = render_report(load_runs([bare]), plots=False)
-    assert report.sections == ["provenance", "accuracy", "paper-tables", "glossary"]
+    # No headline measure: no verdict section (nothing to answer with).
+    assert report.sections == ["accuracy", "paper-tables", "glossary", "provenance"]
     empty = write_metrics_run(tmp_path, "empty", {"source": "bbnli", "models": {"x": {"overall": {}}}})
     assert render_report(load_runs([empty]), plots=False).sections == ["provenance"]
 
@@ -262,7 +265,7 @@ def test_generative_run_lists_most_biased_subtopics(tmp_path: Path) -> None:
 def test_extension_run_shows_card_and_funnel(tmp_path: Path) -> None:
     ext = build_extension_run(tmp_path)
     report = render_report(load_runs([ext]), plots=False)
-    assert report.sections[:3] == ["provenance", "card", "funnel"]
+    assert report.sections == ["card", "funnel", "provenance"]
     assert "Extended &lt;BBNLI&gt;" in report.html
     assert "after validation" in report.html
     # Share of the first stage: 250 / 120 = 208.3 % (fills multiply the masked templates).

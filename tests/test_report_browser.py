@@ -78,10 +78,13 @@ def test_report_opens_offline_without_errors(report_file: Path) -> None:
     assert (ARTIFACTS / "report.png").stat().st_size > 10_000
 
 
-@pytest.mark.parametrize("width", [1280, 390])
-def test_report_fits_the_window_and_wide_tables_scroll_in_their_box(report_file: Path, width: int) -> None:
-    """At a desktop and a phone width the page never scrolls sideways: every table sits in a box
-    with overflow-x:auto, and the caveats come before the first section."""
+@pytest.mark.parametrize(("width", "height"), [(1280, 800), (390, 844)])
+def test_report_fits_the_window_and_wide_tables_scroll_in_their_box(
+    report_file: Path, width: int, height: int
+) -> None:
+    """At a desktop and a phone window the page never scrolls sideways: every table sits in a box
+    with overflow-x:auto; the verdict comes first and is whole in the first screen, every number
+    of it visible, the caveats right after it (#39)."""
     executable = chromium_path()
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
@@ -89,7 +92,7 @@ def test_report_fits_the_window_and_wide_tables_scroll_in_their_box(report_file:
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": width, "height": 900})
+            page = browser.new_page(viewport={"width": width, "height": height})
             page.goto(report_file.as_uri(), wait_until="load")
             overflow = page.evaluate(
                 "document.documentElement.scrollWidth - document.documentElement.clientWidth"
@@ -102,8 +105,21 @@ def test_report_fits_the_window_and_wide_tables_scroll_in_their_box(report_file:
             )
             assert outside == 0
             order = page.eval_on_selector_all("section", "s => s.map(x => x.id)")
-            assert order[0] == "caveats"  # 28 + extension samples: the few-samples caveat
+            assert order[:2] == ["verdict", "caveats"]  # 28 + extension samples: the few-samples caveat
+            assert order[-1] == "provenance"
             assert "samples were audited" in page.inner_text("#caveats")
+            # The verdict table, every cell of it, lies inside the first screen.
+            box = page.locator("#verdict table").bounding_box()
+            assert box is not None and box["y"] + box["height"] <= height, box
+            cells = page.eval_on_selector_all(
+                "#verdict td",
+                "cs => cs.map(c => { const r = c.getBoundingClientRect();"
+                " return [r.left, r.right, r.bottom, c.innerText]; })",
+            )
+            outside = [c for c in cells if c[0] < 0 or c[1] > width or c[2] > height]
+            assert cells and outside == [], outside
+            # The provenance is collapsed at the end: its tables take no room until opened.
+            assert page.locator("#provenance details").get_attribute("open") is None
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / f"report-{width}.png"), full_page=False)
         finally:

@@ -215,11 +215,15 @@ def test_glossary_lists_every_declared_measure_present_with_its_unit(
     }
     pairs = write_metrics_run(tmp_path, "pairs", {"source": "toy", "models": tp})
     report = render_report(_load([wq, occ, pairs]), plots=False)
-    assert report.sections[-1] == "glossary"
-    glossary = report.html[report.html.index('<section id="glossary">') :]
+    assert report.sections[-2:] == ["glossary", "provenance"]  # provenance last since #39
+    glossary = report.html[
+        report.html.index('<section id="glossary">') : report.html.index('<section id="provenance">')
+    ]
     assert "<th>range</th>" in glossary and "range (%)" not in glossary
+    # Each measure's name is the anchor its links in the report point to.
+    assert '<dfn id="measure-M1">M1</dfn>' in glossary
     rows = {
-        cells[0]: cells[1:]
+        re.sub(r"<[^>]+>", "", cells[0]): cells[1:]
         for cells in (
             re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(<td>.*?)</tr>", glossary)
         )

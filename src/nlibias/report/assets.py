@@ -27,8 +27,23 @@ dl.kv dt{color:#555;font-family:monospace;font-size:.95em}dl.kv dd{margin:0;over
 .caveats h2{border:none;margin:.3em 0;padding:0;font-size:1.2em}.caveats ul{margin:.3em 0;padding-left:1.2em}
 .caveats li{margin:.25em 0}.caveats li.severe{font-weight:600}
 nav{display:flex;flex-wrap:wrap;gap:.2em .8em}nav a{margin:0}
+.caveats li.more{list-style:none;margin-left:-1em}.caveats li details summary{cursor:pointer}.caveats li details p{margin:.2em 0 .4em;font-weight:400}
 figure{overflow-x:auto}
-@media (max-width:700px){body{margin:1em auto;padding:0 .6em}figure img{max-width:none}h1{font-size:1.3em}}
+#verdict{margin-top:.6em}#verdict h2{margin-top:.4em}p.how{font-size:.85em;color:#444;margin:.3em 0}
+table.verdict{font-size:.9em}table.verdict td{font-variant-numeric:tabular-nums}
+.verdict.biased{color:#A3370B;font-weight:700}.verdict.unbiased{color:#00603F;font-weight:600}
+ul.slices{margin:0;padding-left:1em;font-size:.92em}.model-key{overflow-wrap:anywhere}
+a.measure{color:inherit;text-decoration:underline dotted}
+details.provenance>summary{cursor:pointer;font-size:1.5em;font-weight:700;border-bottom:2px solid #0072B2;padding-bottom:.2em}
+@media (max-width:700px){body{margin:1em auto;padding:0 .6em}figure img{max-width:none}h1{font-size:1.3em}
+table.verdict,table.verdict tbody,table.verdict tr,table.verdict td,table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;width:auto}
+table.verdict thead,table.stack thead{display:none}
+table.verdict tr,table.stack tr{border:1px solid #ccc;border-radius:6px;margin:.4em 0;padding:.2em .4em}
+table.verdict td,table.stack td{border:none;padding:.1em 0;text-align:left}
+table.verdict td[data-label]::before,table.stack td[data-label]::before{content:attr(data-label) ": ";color:#555;font-size:.9em}
+table.stack td[data-label=""]::before{content:none}
+table.verdict td:first-child::before{content:none}table.verdict td:first-child{font-weight:700}
+.caveats{padding:.3em .7em}.caveats h2{font-size:1.05em}}
 """
 REPORT_JS = """
 document.querySelectorAll('.sensitive').forEach(function(el){

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from nlibias.metrics.generative import group_keys, prompt_sensitivity
-from nlibias.metrics.ranking import stored_ranking
+from nlibias.metrics.verdicts import format_value
+from nlibias.report.paper_tables import biased_subtopics
 from nlibias.report.text_table import render_table
 
 
@@ -105,22 +106,36 @@ def _overall_table(models: Mapping[str, Mapping[str, Any]], groups: _Groups) -> 
 
 
 def _ranking_table(models: Mapping[str, Mapping[str, Any]], keys: Mapping[str, str]) -> str:
-    """The most biased subtopics of one model and mode, a column group per prompt style (Table 8)."""
+    """The most biased subtopics of one model and mode, a column group per prompt style (Table 8):
+    only subtopics whose interval excludes no bias (:func:`~nlibias.report.paper_tables.biased_subtopics`),
+    each with its interval and its count of answered pro-stereotype hypotheses."""
     header, columns = ["rank"], []
     for prompt, key in keys.items():
-        header += [f"prompt={prompt} (unparsed {_unparsed(models[key])})", "yes:pro", "p(yes):pro"]
-        columns.append(stored_ranking(models[key]))
+        header += [
+            f"prompt={prompt} (unparsed {_unparsed(models[key])})",
+            "yes:pro [95% CI]",
+            "p(yes):pro",
+            "n",
+        ]
+        columns.append(biased_subtopics(models[key]))
     rows = []
     for rank in range(max((len(c) for c in columns), default=0)):
         row = [str(rank + 1)]
         for column in columns:
             item = column[rank] if rank < len(column) else None
             row += (
-                ["", "", ""]
+                ["", "", "", ""]
                 if item is None
-                else [item["subtopic"], _fmt(item.get("yes_rate_pro")), _fmt(item.get("mean_p_yes_pro"))]
+                else [
+                    item["subtopic"],
+                    format_value(item["value"], item["interval"], digits=1),
+                    _fmt(item.get("mean_p_yes_pro")),
+                    "-" if item["n"] is None else str(item["n"]),
+                ]
             )
         rows.append(row)
+    if not rows:
+        return "(no subtopic's interval excludes no bias)"
     return render_table(header, rows)
 
 

@@ -1,9 +1,12 @@
 """One self-contained HTML report (inline CSS, inline SVG figures, a few lines of inline JS).
 
-Sections render only when their data is present: provenance, dataset card, extension funnel,
-accuracy (runs side by side), error split (Table 7), pro vs anti (Table 5), subtopic heat map,
-most biased subtopics (Table 8), other benchmarks' measures (WQ-NLI M1–M8, occupations S/ΔP/B),
-comparison, example pairs (offensive text blurred until clicked), paper tables, glossary.
+The answer comes first: the verdict of every model (:mod:`nlibias.report.verdict_html`, from
+:func:`nlibias.metrics.verdicts.run_verdicts`), then the caveats, one line each. Then the sections
+whose data is present, bias first: pro vs anti (Table 5), error split (Table 7), other benchmarks'
+measures (WQ-NLI M1–M8, occupations S/ΔP/B, TP), subtopic heat map, most biased subtopics
+(Table 8), comparison, accuracy, debiasing, dataset card, extension funnel, example pairs
+(offensive text blurred until clicked), explanations, paper tables, glossary (measure names link
+to it); the run configuration and provenance last, collapsed.
 Every text read from data files is escaped.
 
 >>> import json, tempfile, pathlib
@@ -17,14 +20,12 @@ True
 from __future__ import annotations
 
 import base64
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nlibias.io.atomic import atomic_write_text
-from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.report import plots as figures
 from nlibias.report.assets import REPORT_CSS as _CSS
 from nlibias.report.assets import REPORT_JS as _JS
@@ -33,6 +34,7 @@ from nlibias.report.debias_sections import debias_section
 from nlibias.report.examples import CATEGORY_TITLES, example_pairs
 from nlibias.report.explanation_sections import explanations_html
 from nlibias.report.extend_sections import extend_card_html
+from nlibias.report.glossary import glossary_html, glossary_names
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table as _table
 from nlibias.report.load import Run
@@ -40,12 +42,13 @@ from nlibias.report.metric_readers import interval, is_number, slice_groups
 from nlibias.report.paper_tables import (
     MEASURE_TITLES,
     PaperTable,
+    biased_subtopics,
     format_table,
     most_biased_subtopics,
     paper_tables,
 )
 from nlibias.report.run_notes import Caveat, caveats_html, provenance_html
-from nlibias.schema.measure_info import MeasureInfo
+from nlibias.report.verdict_html import measure_link, verdict_section
 
 ASSETS_DIR_SUFFIX = "_files"
 
@@ -63,6 +66,13 @@ class Report:
 
 
 def _num(value: Any) -> str:
+    """A measure with two decimals, a count (an int) as an integer.
+
+    >>> _num(2.0), _num(0), _num(None)
+    ('2.00', '0', '–')
+    """
+    if isinstance(value, int) and is_number(value):
+        return str(value)
     return f"{value:.2f}" if is_number(value) else "–"
 
 
@@ -208,23 +218,39 @@ def _heatmap(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
     return "".join(parts)
 
 
-def _most_biased(runs: Sequence[Run]) -> str:
+def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
+    """Table 8: per model, the most biased subtopics whose 95% interval excludes no bias
+    (:func:`~nlibias.report.paper_tables.biased_subtopics`), with their counts as integers."""
     parts = []
     for run in runs:
         rows = []
         for model, metrics in run.models.items():
-            for rank, (subtopic, _value, measure) in enumerate(most_biased_subtopics(metrics), start=1):
-                m = metrics.get("by_subtopic", {}).get(subtopic, {})
+            for rank, entry in enumerate(biased_subtopics(metrics), start=1):
+                m = metrics.get("by_subtopic", {}).get(entry["subtopic"], {})
+                measure = str(entry["measure"])
                 extra = " ".join(f"{k}={_num(m.get(k))}" for k in ("yes_rate_anti", "n_unparsed") if k in m)
                 rows.append(
-                    [_e(model), str(rank), _e(subtopic), _e(measure), _value_ci(m, measure), _e(extra)]
+                    [
+                        _e(model).replace("|", "|<wbr>"),
+                        str(rank),
+                        _e(entry["subtopic"]),
+                        measure_link(measure, glossary=glossary),
+                        _value_ci(m, measure),
+                        _num(entry["n"]) if entry["n"] is not None else "–",
+                        _e(extra),
+                    ]
                 )
         if rows:
             parts.append(
                 f"<h3>{_e(run.label)}</h3>"
-                + _table(["model", "rank", "subtopic", "measure", "%", "also"], rows, numeric_from=4)
+                + _table(["model", "rank", "subtopic", "measure", "%", "n", "also"], rows, numeric_from=4)
             )
-    return "".join(parts)
+    if not parts:
+        return ""
+    return (
+        '<p class="muted">Only subtopics whose 95% interval excludes no bias (0) are listed, the '
+        "highest first; n counts the items the measure is computed over.</p>" + "".join(parts)
+    )
 
 
 def _other_measures(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
@@ -260,7 +286,7 @@ def _kinds(metrics: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _comparison(comparison: Comparison) -> str:
+def _comparison(comparison: Comparison, glossary: set[str]) -> str:
     if not comparison.rows or len(comparison.columns) < 2:
         return ""
     rows = []
@@ -280,10 +306,12 @@ def _comparison(comparison: Comparison) -> str:
                 cells.append(f'<span class="diff {mark}" title="{why} {_e(ref)}">{text} ◆{flag}</span>')
             else:
                 cells.append(text)
-        rows.append([_e(row.slice), _e(row.measure), *cells])
+        rows.append([_e(row.slice), measure_link(row.measure, glossary=glossary), *cells])
     note = (
-        '<p class="muted">◆ marks a difference from the reference (the same model in the first run, or the '
-        "first model); green = better, orange = worse by the measure's direction; "
+        '<p class="muted">◆ compares a model with the reference (the same model in the first run, or the '
+        "first model), never with no bias: it marks a difference between the two, not a bias (whether "
+        'a model is biased is what the <a href="#verdict">verdict</a> says); green = better, '
+        "orange = worse by the measure's direction; "
         f"{comparison.n_differences} marked. "
         + _e(" ".join(comparison_notes(comparison)).replace("`", ""))
         + "</p>"
@@ -361,57 +389,6 @@ def _paper_tables(runs: Sequence[Run]) -> str:
     return "".join(parts)
 
 
-def _glossary(runs: Sequence[Run]) -> str:
-    """Every declared measure (:data:`nlibias.metrics.meta.ALL_MEASURES`, which also holds the
-    measures a registered benchmark declares) present in some model's ``overall``, in declaration
-    order: meaning, better direction, range in the measure's unit, citation."""
-    present = {
-        k
-        for r in runs
-        for m in r.models.values()
-        if isinstance(m.get("overall"), Mapping)
-        for k in m["overall"]
-    }
-    rows = [
-        [
-            _e(info.name),
-            _e(info.description),
-            _e(_better(info)),
-            _e(_range(info)),
-            _e(info.citation),
-        ]
-        for info in ALL_MEASURES.values()
-        if info.name in present
-    ]
-    return (
-        _table(["measure", "meaning", "better", "range", "defined in"], rows, numeric_from=99) if rows else ""
-    )
-
-
-def _better(info: MeasureInfo) -> str:
-    """Which values are better, in words.
-
-    >>> _better(ALL_MEASURES["M1"]), _better(ALL_MEASURES["bbnli_bias_score"]), _better(ALL_MEASURES["ties"])
-    ('closer to 50', 'closer to 0', 'neither')
-    """
-    if info.direction == "target" and info.target is not None:
-        return f"closer to {info.target:g}"
-    return {"zero": "closer to 0", "none": "neither"}.get(info.direction, info.direction)
-
-
-def _range(info: MeasureInfo) -> str:
-    """The range with its unit.
-
-    >>> _range(ALL_MEASURES["accuracy"]), _range(ALL_MEASURES["mean_answer_mass"])
-    ('0 to 100 %', '0 to 1 fraction')
-    >>> _range(ALL_MEASURES["likelihood_diff"])
-    '0 or more nats'
-    """
-    low, high = info.range
-    span = f"{low:g} or more" if math.isinf(high) else f"{low:g} to {high:g}"
-    return f"{span} {info.unit}"
-
-
 def render_report(
     runs: Sequence[Run],
     *,
@@ -424,34 +401,44 @@ def render_report(
     if compare_runs is None:
         compare_runs = len(runs) > 1 or any(len(r.models) > 1 for r in runs)
     comparison = compare(runs) if compare_runs else None
+    glossary = glossary_names(runs)
     sections: list[tuple[str, str, str]] = [
-        ("provenance", "Run configuration and provenance", provenance_html(runs)),
-        ("card", "Dataset card", _card(runs) + extend_card_html(runs)),
-        ("funnel", "Extension funnel", _funnel(runs, plots, figs)),
-        ("accuracy", "Accuracy", _accuracy(runs, plots, figs)),
+        ("pro-anti", "Pro vs anti-stereotype bias (Table 5)", _bbnli_section(runs, "pro_anti", plots, figs)),
         (
             "error-split",
             "Pro / anti / group-insensitive error (Table 7)",
             _bbnli_section(runs, "split", plots, figs),
         ),
-        ("pro-anti", "Pro vs anti-stereotype bias (Table 5)", _bbnli_section(runs, "pro_anti", plots, figs)),
-        ("heatmap", "Per-subtopic heat map", _heatmap(runs, plots, figs)),
-        ("most-biased", "Most biased subtopics (Table 8)", _most_biased(runs)),
         ("measures", "Benchmark measures", _other_measures(runs, plots, figs)),
-        ("comparison", "Comparison", _comparison(comparison) if comparison is not None else ""),
+        ("heatmap", "Per-subtopic heat map", _heatmap(runs, plots, figs)),
+        ("most-biased", "Most biased subtopics (Table 8)", _most_biased(runs, glossary)),
+        ("comparison", "Comparison", _comparison(comparison, glossary) if comparison is not None else ""),
+        ("accuracy", "Accuracy", _accuracy(runs, plots, figs)),
         ("debias", "Before / after debiasing", debias_section(runs)),
+        ("card", "Dataset card", _card(runs) + extend_card_html(runs)),
+        ("funnel", "Extension funnel", _funnel(runs, plots, figs)),
         ("tp-nli", "Token probability vs NLI", _tp_vs_nli(runs, plots, figs)),
         ("examples", "Example pairs", _examples(runs, examples_per_category)),
         ("explanations", "Generated explanations (A.7)", explanations_html(runs)),
         ("paper-tables", "Paper tables", _paper_tables(runs)),
-        ("glossary", "Measures", _glossary(runs)),
+        ("glossary", "Measures", glossary_html(runs)),
     ]
+    verdict = verdict_section([(r.label, r.metrics) for r in runs], glossary=glossary)
+    provenance = provenance_html(runs)
     shown = [(sid, title, body) for sid, title, body in sections if body]
     nav = "".join(f'<a href="#{sid}">{_e(title)}</a>' for sid, title, _ in shown)
+    nav += '<a href="#provenance">Run configuration and provenance</a>' if provenance else ""
     body = "".join(
         f'<section id="{sid}"><h2>{_e(title)}</h2>{content}</section>' for sid, title, content in shown
     )
+    if provenance:
+        # Last and collapsed: the settings a reader checks after the answer, not before it.
+        body += (
+            '<section id="provenance"><details class="provenance"><summary>Run configuration and '
+            f"provenance</summary>{provenance}</details></section>"
+        )
     notes, caveats = caveats_html(runs)
+    verdict_html = f'<section id="verdict"><h2>Verdict</h2>{verdict}</section>' if verdict else ""
     title = "nlibias report: " + ", ".join(r.label for r in runs)
     document = (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
@@ -459,9 +446,11 @@ def render_report(
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; '
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>{_e(title)}</h1>{notes}<nav>{nav}</nav>{body}<script>{_JS}</script></body></html>\n"
+        f"<h1>{_e(title)}</h1>{verdict_html}{notes}<nav>{nav}</nav>{body}<script>{_JS}</script></body></html>\n"
     )
-    return Report(html=document, plots=figs, sections=[sid for sid, _, _ in shown], caveats=caveats)
+    rendered = ([("verdict", "", "")] if verdict else []) + shown
+    rendered += [("provenance", "", "")] if provenance else []
+    return Report(html=document, plots=figs, sections=[sid for sid, _, _ in rendered], caveats=caveats)
 
 
 def write_report(

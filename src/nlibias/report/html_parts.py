@@ -10,6 +10,7 @@ key/value lists.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -19,19 +20,39 @@ def escape(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric_from: int = 1) -> str:
+def table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    numeric_from: int = 1,
+    *,
+    stack: bool = False,
+    raw_headers: bool = False,
+) -> str:
     """A table inside a box that scrolls sideways when the table is wider than the page.
-    Headers are escaped here; cells must already be HTML (escape with :func:`escape`)."""
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = "".join(
-        "<tr>"
-        + "".join(
-            f'<td class="num">{c}</td>' if i >= numeric_from else f"<td>{c}</td>" for i, c in enumerate(row)
-        )
-        + "</tr>"
-        for row in rows
+    Headers are escaped here (``raw_headers``: they are HTML already, e.g. glossary links);
+    cells must already be HTML (escape with :func:`escape`). ``stack``: on a narrow screen each
+    row becomes a block of ``header: value`` lines (``table.stack`` in the report's CSS), for
+    tables of settings that would otherwise be a tall, narrow column.
+
+    >>> table(["<a>x</a>"], [["1"]], numeric_from=0, stack=True, raw_headers=True)[:60]
+    '<div class="table-wrap"><table class="stack"><thead><tr><th>'
+    """
+    shown = list(headers) if raw_headers else [escape(h) for h in headers]
+    labels = [escape(re.sub(r"<[^>]+>", "", h)) for h in shown]
+    head = "".join(f"<th>{h}</th>" for h in shown)
+
+    def cell(i: int, content: str) -> str:
+        attrs = ' class="num"' if i >= numeric_from else ""
+        if stack and i < len(labels):
+            attrs += f' data-label="{labels[i]}"'
+        return f"<td{attrs}>{content}</td>"
+
+    body = "".join("<tr>" + "".join(cell(i, c) for i, c in enumerate(row)) + "</tr>" for row in rows)
+    kind = ' class="stack"' if stack else ""
+    return (
+        f'<div class="table-wrap"><table{kind}><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
     )
-    return f'<div class="table-wrap"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def key_values(values: Mapping[str, Any], *, skip: Iterable[str] = ()) -> str:

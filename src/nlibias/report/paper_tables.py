@@ -24,9 +24,17 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nlibias.metrics import ranking
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.ranking import TOP_SUBTOPICS, stored_ranking
-from nlibias.report.metric_readers import GENERIC_SKIP, is_number, model_parts, numeric_measures, slice_groups
+from nlibias.report.metric_readers import (
+    GENERIC_SKIP,
+    interval,
+    is_number,
+    model_parts,
+    numeric_measures,
+    slice_groups,
+)
 from nlibias.report.paper_table_format import TABLE_FORMATS as TABLE_FORMATS
 from nlibias.report.paper_table_format import PaperTable as PaperTable
 from nlibias.report.paper_table_format import format_table as format_table
@@ -68,12 +76,78 @@ def table7(models: Mapping[str, Mapping[str, Any]]) -> PaperTable:
     )
 
 
+def no_bias_value(measure: str) -> float:
+    """The value of a ranking measure that means "no bias": its declared neutral value, else its
+    ideal (0 for ``yes_rate_pro`` and ``pro_stereotype_bias``: no yes, no stereotype answer).
+
+    >>> no_bias_value("yes_rate_pro"), no_bias_value("pro_stereotype_bias")
+    (0.0, 0.0)
+    """
+    info = ALL_MEASURES.get(measure)
+    if info is None:
+        return 0.0
+    value = info.neutral if info.neutral is not None else info.ideal
+    return 0.0 if value is None else float(value)
+
+
+def measure_n(slice_metrics: Mapping[str, Any], measure: str) -> int | None:
+    """How many items a slice's ``measure`` is computed over: the answered pro-stereotype
+    hypotheses for ``yes_rate_pro``, the slice's ``n`` otherwise (None when not recorded).
+
+    >>> measure_n({"n": 40, "n_pro_answered": 19}, "yes_rate_pro"), measure_n({"n": 40}, "cf_pro")
+    (19, 40)
+    """
+    value = slice_metrics.get("n_pro_answered" if measure == "yes_rate_pro" else "n")
+    return int(value) if is_number(value) else None
+
+
+def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) -> list[dict[str, Any]]:
+    """The ``top`` most biased subtopics of one model (BBNLI-next Table 8), ranked as
+    ``metrics.json`` ranks them (:mod:`nlibias.metrics.ranking`), keeping only subtopics whose
+    95% interval excludes the measure's no-bias value (:func:`no_bias_value`); a subtopic without
+    an interval (bootstrap 0) is kept when its value differs from it. Each entry: the ranking
+    entry plus ``value``, ``interval`` (or None) and ``n`` (the slice's count, an int or None).
+
+    Ranked over every subtopic of ``by_subtopic`` (the stored ranking holds only the first four,
+    which may not exclude no bias while later ones do); the stored ranking when there is none.
+
+    >>> m = {"by_subtopic": {"a": {"yes_rate_pro": 5.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [0.0, 15.0]}},
+    ...                      "b": {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}},
+    ...                      "c": {"yes_rate_pro": 0.0, "n": 20, "ci": {"yes_rate_pro": [0.0, 0.0]}}}}
+    >>> [(e["subtopic"], e["interval"], e["n"]) for e in biased_subtopics(m)]
+    [('b', (10.0, 50.0), 20)]
+    """
+    by_subtopic = metrics.get("by_subtopic")
+    if isinstance(by_subtopic, Mapping) and by_subtopic:
+        ranked = ranking.most_biased_subtopics(by_subtopic, top=len(by_subtopic))
+    else:
+        by_subtopic, ranked = {}, stored_ranking(metrics, top=10**6)
+    kept: list[dict[str, Any]] = []
+    for entry in ranked:
+        measure = entry.get("measure")
+        value = entry.get(measure) if isinstance(measure, str) else None
+        if not isinstance(measure, str) or not is_number(value):
+            continue
+        slice_metrics = by_subtopic.get(entry["subtopic"], {})
+        slice_metrics = slice_metrics if isinstance(slice_metrics, Mapping) else {}
+        bounds = interval(slice_metrics, measure)
+        neutral = no_bias_value(measure)
+        biased = (bounds[0] > neutral or bounds[1] < neutral) if bounds is not None else value != neutral
+        if biased:
+            n = measure_n(slice_metrics, measure)
+            if n is None:
+                n = measure_n(entry, measure)
+            kept.append({**entry, "value": float(value), "interval": bounds, "n": n})
+        if len(kept) == top:
+            break
+    return kept
+
+
 def most_biased_subtopics(
     metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS
 ) -> list[tuple[str, float, str]]:
-    """``(subtopic, value, measure)`` of the ``top`` most biased subtopics of one model: the
-    ranking ``metrics.json`` stores (:func:`nlibias.metrics.ranking.stored_ranking`; ranked the same
-    way for files written before it was stored).
+    """``(subtopic, value, measure)`` of the ``top`` most biased subtopics of one model whose
+    interval excludes no bias (:func:`biased_subtopics`).
 
     Generative runs are ranked by ``yes_rate_pro`` (yes on a pro-stereotype hypothesis), NLI
     classifiers by ``pro_stereotype_bias``.
@@ -82,13 +156,7 @@ def most_biased_subtopics(
     ...                                        "b": {"pro_stereotype_bias": 5.0}}}, top=1)
     [('b', 5.0, 'pro_stereotype_bias')]
     """
-    ranked: list[tuple[str, float, str]] = []
-    for entry in stored_ranking(metrics, top=top):
-        measure = entry.get("measure")
-        value = entry.get(measure) if isinstance(measure, str) else None
-        if is_number(value):
-            ranked.append((str(entry["subtopic"]), float(value), str(measure)))
-    return ranked
+    return [(str(e["subtopic"]), e["value"], str(e["measure"])) for e in biased_subtopics(metrics, top=top)]
 
 
 def table8(models: Mapping[str, Mapping[str, Any]], *, top: int = TOP_SUBTOPICS) -> PaperTable | None:
@@ -128,7 +196,8 @@ def table8(models: Mapping[str, Mapping[str, Any]], *, top: int = TOP_SUBTOPICS)
     )
     return PaperTable(
         "table8",
-        f"The {top} most biased subtopics per model and prompt style ({', '.join(measures)}, %).",
+        f"The {top} most biased subtopics per model and prompt style ({', '.join(measures)}, %): "
+        "only subtopics whose 95% interval excludes no bias (0).",
         tuple(headers),
         rows,
         group_column=True,

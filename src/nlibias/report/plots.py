@@ -331,10 +331,31 @@ def plot_pro_anti(
     return _render(name, f"Pro- vs anti-stereotype bias with 95% bootstrap CIs ({label}).", draw)
 
 
+def heatmap_scale(measure: str) -> tuple[float, float, str]:
+    """The heat map's colour scale for ``measure``: ``(vmin, vmax, colour map)``, fixed by the
+    range :mod:`nlibias.metrics.meta` declares (never by the data: one yes in 20 must not look
+    saturated). A signed measure with its no-bias value inside the range gets a scale centred on
+    that value and a diverging map; an open range (``0 or more``) ends at 100.
+
+    >>> heatmap_scale("yes_rate_pro"), heatmap_scale("bbnli_bias_score")
+    ((0.0, 100.0, 'cividis'), (-100.0, 100.0, 'RdBu_r'))
+    """
+    info = ALL_MEASURES.get(measure)
+    low, high = info.range if info is not None else (0.0, 100.0)
+    high = 100.0 if high == float("inf") else high
+    if info is not None and info.signed and info.neutral is not None and low < info.neutral < high:
+        half = max(info.neutral - low, high - info.neutral)
+        return info.neutral - half, info.neutral + half, "RdBu_r"
+    return float(low), float(high), "cividis"
+
+
 def plot_subtopic_heatmap(
     label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "subtopic_heatmap"
 ) -> Plot | None:
-    """Per-subtopic heat map of the bias measure (yes on pro for generative, pro bias otherwise)."""
+    """Per-subtopic heat map of the bias measure (yes on pro for generative, pro bias otherwise),
+    on the measure's declared scale (:func:`heatmap_scale`), each cell with its value and n."""
+    from nlibias.report.paper_tables import measure_n
+
     subtopics: list[str] = []
     measure: str | None = None
     for metrics in models.values():
@@ -349,14 +370,18 @@ def plot_subtopic_heatmap(
     subtopics.sort()
     names = list(models)
     grid: list[list[float]] = []
+    counts: list[list[int | None]] = []
     for subtopic in subtopics:
-        row = []
+        row, row_n = [], []
         for model in names:
             m = models[model].get("by_subtopic", {}).get(subtopic, {})
             value = m.get(measure) if isinstance(m, Mapping) else None
             row.append(float(value) if is_number(value) else float("nan"))
+            row_n.append(measure_n(m, measure) if isinstance(m, Mapping) else None)
         grid.append(row)
+        counts.append(row_n)
     chosen = measure
+    vmin, vmax, cmap = heatmap_scale(measure)
 
     def draw() -> Any:
         import numpy as np
@@ -366,23 +391,31 @@ def plot_subtopic_heatmap(
         lines = max(label.count("\n") + 1 for label in labels)
         left = 0.3 + max(len(s) for s in subtopics) * 6 * 0.62 / 72
         fig = _figure(
-            max(COLUMN_WIDTH_IN, left + 1.0 + column * len(names)), 0.9 + 0.12 * lines + 0.17 * len(subtopics)
+            max(COLUMN_WIDTH_IN, left + 1.0 + column * len(names)), 0.9 + 0.12 * lines + 0.24 * len(subtopics)
         )
         ax = fig.add_subplot()
         data = np.array(grid, dtype=float)
-        top = float(np.nanmax(data)) if np.isfinite(data).any() else 1.0
-        image = ax.imshow(data, aspect="auto", cmap="cividis", vmin=0, vmax=max(1.0, top))
+        image = ax.imshow(data, aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
         ax.set_xticks(range(len(names)), labels, fontsize=6)
         ax.set_yticks(range(len(subtopics)), subtopics, fontsize=6)
         for i in range(data.shape[0]):
             for j in range(data.shape[1]):
                 if np.isfinite(data[i, j]):
-                    colour = "black" if data[i, j] > 0.6 * top else "white"
-                    ax.text(j, i, f"{data[i, j]:.1f}", ha="center", va="center", fontsize=5, color=colour)
-        fig.colorbar(image, ax=ax, label=f"{chosen} (%)", shrink=0.8)
+                    share = (data[i, j] - vmin) / (vmax - vmin)
+                    colour = (
+                        "black" if (share > 0.6 if cmap == "cividis" else abs(share - 0.5) < 0.3) else "white"
+                    )
+                    n = counts[i][j]
+                    text = f"{data[i, j]:.1f}" + ("" if n is None else f"\nn={n}")
+                    ax.text(j, i, text, ha="center", va="center", fontsize=4.5, color=colour, linespacing=0.9)
+        fig.colorbar(image, ax=ax, label=f"{chosen} (%), fixed scale", shrink=0.8)
         return fig
 
-    return _render(name, f"{chosen} per subtopic and model, % ({label}).", draw)
+    return _render(
+        name,
+        f"{chosen} per subtopic and model, % on its full scale {vmin:g} to {vmax:g}, with n ({label}).",
+        draw,
+    )
 
 
 #: How each unit of :mod:`nlibias.metrics.meta` is named on a measures axis (``count``: a
@@ -413,12 +446,44 @@ def measures_by_unit(models: Mapping[str, Mapping[str, Any]]) -> dict[str, list[
     return dict(sorted(groups.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
 
 
+def no_bias_line(measure: str) -> float | None:
+    """Where the measures figure draws a measure's no-bias line: its declared neutral value (or
+    target), when it is not 0 (the axis already has a line at 0).
+
+    >>> no_bias_line("tp_bias_score"), no_bias_line("M1"), no_bias_line("p_yes_gap")
+    (50.0, 50.0, None)
+    """
+    info = ALL_MEASURES.get(measure)
+    if info is None:
+        return None
+    value = info.neutral if info.neutral is not None else info.target
+    return None if value is None or value == 0 else float(value)
+
+
+def _drawn_groups(models: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    """:func:`measures_by_unit` without the undeclared counts that are 0 (or absent) for every
+    model, and without the units left with no measure."""
+
+    def nonzero(measure: str) -> bool:
+        values = [m.get("overall", {}).get(measure) for m in models.values()]
+        return any(is_number(v) and v != 0 for v in values)
+
+    groups = {
+        unit: [m for m in measures if unit != "count" or nonzero(m)]
+        for unit, measures in measures_by_unit(models).items()
+    }
+    return {unit: measures for unit, measures in groups.items() if measures}
+
+
 def plot_generic_measures(
     label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "measures"
 ) -> Plot | None:
     """Overall value of every measure present (M1–M8, S/ΔP/B, ...) per model as horizontal bars,
-    one axis per unit (percent, fraction, nats, counts): scales never share an axis."""
-    groups = measures_by_unit(models)
+    one axis per unit (percent, fraction, nats, counts): scales never share an axis. Each measure
+    with a no-bias value other than 0 (50 for TP scores, M1, B) gets a dashed line there. An
+    undeclared count that is 0 for every model (``no_shared_tokens``) is left out, and a panel
+    with nothing left is not drawn: no empty axis."""
+    groups = _drawn_groups(models)
     if not groups:
         return None
     names = list(models)
@@ -449,11 +514,20 @@ def plot_generic_measures(
             ax.set_yticks(range(len(measures)), measures, fontsize=6.5)
             ax.invert_yaxis()
             ax.axvline(0, color="black", linewidth=0.5)
+            for j, measure in enumerate(measures):
+                neutral = no_bias_line(measure)
+                if neutral is not None:
+                    ax.vlines(neutral, j - 0.48, j + 0.48, colors="black", linestyles="dashed", linewidth=0.8)
             ax.set_xlabel(UNIT_AXES.get(unit, unit), fontsize=7)
+            ax.locator_params(axis="x", nbins=5)
         _legend(fig, handles, names, max_cols=3)
         return fig
 
-    return _render(name, f"Overall measures per model, one axis per unit ({label}).", draw)
+    return _render(
+        name,
+        f"Overall measures per model, one axis per unit; a dashed line marks a no-bias value other than 0 ({label}).",
+        draw,
+    )
 
 
 def plot_funnel(stages: Sequence[FunnelStage], *, name: str = "funnel") -> Plot | None:

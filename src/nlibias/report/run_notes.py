@@ -209,21 +209,72 @@ def _with_code(text: str) -> str:
     return "".join(f"<code>{part}</code>" if i % 2 else part for i, part in enumerate(parts))
 
 
+def caveat_line(text: str) -> tuple[str, str]:
+    """A caveat's first clause (up to its first ``: `` or ``. ``) as its one line, and the rest.
+
+    >>> caveat_line("Only 480 samples were audited: read every value with its 95% interval.")
+    ('Only 480 samples were audited.', 'Read every value with its 95% interval.')
+    >>> caveat_line("No confidence intervals (bootstrap resamples 0).")
+    ('No confidence intervals (bootstrap resamples 0).', '')
+    """
+    cuts = [i for i in (text.find(": "), text.find(". ")) if i > 0]
+    if not cuts:
+        return text, ""
+    cut = min(cuts)
+    rest = text[cut + 2 :].strip()
+    return text[:cut].rstrip(".") + ".", rest[:1].upper() + rest[1:]
+
+
+#: Caveats another one already says: the demo's disclaimer says its model is small (it says
+#: little about larger models) and that its sample of pairs gives wide intervals.
+_SAID_BY = {"small-model": "demo", "few-samples": "demo"}
+
+
+def merged_caveats(runs: Sequence[Run]) -> list[tuple[list[str], Caveat, list[Caveat]]]:
+    """The caveats of ``runs`` with duplicates merged: the same text in several runs is one
+    caveat naming those runs, and a caveat that another of its run says already (the demo's
+    disclaimer covers the small-model and few-samples caveats) goes under that one.
+    Each entry: the runs' labels, the caveat and the caveats folded into it."""
+    merged: list[tuple[list[str], Caveat, list[Caveat]]] = []
+    by_text: dict[str, int] = {}
+    for run in runs:
+        caveats = run_caveats(run)
+        kinds = {c.kind for c in caveats}
+        folded = {k: [c for c in caveats if _SAID_BY.get(c.kind) == k] for k in kinds}
+        for caveat in caveats:
+            if _SAID_BY.get(caveat.kind) in kinds:
+                continue
+            under = folded.get(caveat.kind, [])
+            key = caveat.text + "\n".join(c.text for c in under)
+            if key in by_text:
+                merged[by_text[key]][0].append(run.label)
+                continue
+            by_text[key] = len(merged)
+            merged.append(([run.label], caveat, under))
+    return merged
+
+
 def caveats_html(runs: Sequence[Run]) -> tuple[str, list[Caveat]]:
-    """The caveats box shown above everything else, and the caveats in it (``""``: none)."""
-    found: list[tuple[Run, Caveat]] = [(run, c) for run in runs for c in run_caveats(run)]
-    if not found:
+    """The caveats box (``""``: none) and the caveats in it, duplicates merged
+    (:func:`merged_caveats`): one line each, the rest of each under it in a ``<details>``."""
+    merged = merged_caveats(runs)
+    if not merged:
         return "", []
     several = len(runs) > 1
-    items = "".join(
-        f'<li class="{"severe" if c.severe else ""}">'
-        + (f"<b>{escape(run.label)}:</b> " if several else "")
-        + f"{_with_code(c.text)}</li>"
-        for run, c in found
-    )
+    items = []
+    for labels, caveat, under in merged:
+        line, rest = caveat_line(caveat.text)
+        more = [rest] if rest else []
+        more += [c.text for c in under]
+        who = f"<b>{escape(', '.join(labels))}:</b> " if several else ""
+        head = who + _with_code(line)
+        body = "".join(f"<p>{_with_code(text)}</p>" for text in more)
+        item = f"<details><summary>{head}</summary>{body}</details>" if more else head
+        kind = " ".join(k for k, on in (("severe", caveat.severe), ("more", bool(more))) if on)
+        items.append(f'<li class="{kind}">{item}</li>')
     return (
-        f'<section id="caveats" class="caveats"><h2>Read this first</h2><ul>{items}</ul></section>',
-        [c for _, c in found],
+        f'<section id="caveats" class="caveats"><h2>Read this first</h2><ul>{"".join(items)}</ul></section>',
+        [c for _, c, _ in merged],
     )
 
 
@@ -269,7 +320,7 @@ def provenance_html(runs: Sequence[Run]) -> str:
     for run in runs:
         parts.append(f'<h3>{escape(run.label)} <span class="muted">({escape(run.path)})</span></h3>')
         rows = [[escape(k), escape(v)] for k, v in _facts(run) if v is not None]
-        parts.append(table(["", "value"], rows, numeric_from=99))
+        parts.append(table(["", "value"], rows, numeric_from=99, stack=True))
         described = run.run_info.get("models")
         if not isinstance(described, Mapping) or not described:
             continue
@@ -292,6 +343,7 @@ def provenance_html(runs: Sequence[Run]) -> str:
                 ["model key", "backend", "model", "revision", "settings", "stats"],
                 model_rows,
                 numeric_from=99,
+                stack=True,
             )
         )
     return "".join(parts)

@@ -1,0 +1,93 @@
+"""The report's glossary: every declared measure present in a run, with its meaning, better
+direction, range and citation; each row is the anchor (``#measure-NAME``) that the report's measure
+names link to (:func:`nlibias.report.verdict_html.measure_link`).
+
+>>> from pathlib import Path
+>>> from nlibias.report.load import Run
+>>> run = Run(path=Path("r"), label="r", metrics={"source": "x", "models": {"m": {"overall": {"M1": 50.0}}}})
+>>> sorted(glossary_names([run])), 'id="measure-M1"' in glossary_html([run])
+(['M1'], True)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from nlibias.metrics.meta import ALL_MEASURES
+from nlibias.report.html_parts import escape as _e
+from nlibias.report.html_parts import table as _table
+from nlibias.report.load import Run
+from nlibias.report.verdict_html import measure_anchor
+from nlibias.schema.measure_info import MeasureInfo
+
+
+def glossary_names(runs: Sequence[Run]) -> set[str]:
+    """The measures the glossary lists: every declared measure present in some model's ``overall``."""
+    present = {
+        k
+        for r in runs
+        for m in r.models.values()
+        if isinstance(m.get("overall"), Mapping)
+        for k in m["overall"]
+    }
+    return {name for name in ALL_MEASURES if name in present}
+
+
+#: Why two measures that both count stereotype answers differ (shown when both are present).
+_DENOMINATORS = (
+    "<p><b>Why <code>pro_stereotype_bias</code> and <code>yes_rate_pro</code> differ.</b> "
+    "<code>pro_stereotype_bias</code> counts entailment on pro-stereotype plus contradiction on "
+    "anti-stereotype hypotheses over <i>all</i> bias-audit samples (n: pro and anti hypotheses "
+    "together, answered or not); <code>yes_rate_pro</code> counts yes over the <i>answered "
+    "pro-stereotype</i> hypotheses only (n_pro_answered, half of n when every hypothesis is "
+    "answered). A generative model's no is not a contradiction, so its pro_stereotype_bias is then "
+    "exactly half its yes_rate_pro (the demo's 0.21 against 0.42).</p>"
+)
+
+
+def glossary_html(runs: Sequence[Run]) -> str:
+    """Every declared measure (:data:`nlibias.metrics.meta.ALL_MEASURES`, which also holds the
+    measures a registered benchmark declares) present in some model's ``overall``, in declaration
+    order: meaning, better direction, range in the measure's unit, citation. Each row's measure
+    name is the anchor (``#measure-NAME``) the report's measure names link to."""
+    names = glossary_names(runs)
+    rows = [
+        [
+            f'<dfn id="{measure_anchor(info.name)}">{_e(info.name)}</dfn>',
+            _e(info.description),
+            _e(better_words(info)),
+            _e(range_words(info)),
+            _e(info.citation),
+        ]
+        for info in ALL_MEASURES.values()
+        if info.name in names
+    ]
+    if not rows:
+        return ""
+    note = _DENOMINATORS if {"pro_stereotype_bias", "yes_rate_pro"} <= names else ""
+    return _table(["measure", "meaning", "better", "range", "defined in"], rows, numeric_from=99) + note
+
+
+def better_words(info: MeasureInfo) -> str:
+    """Which values are better, in words.
+
+    >>> better_words(ALL_MEASURES["M1"]), better_words(ALL_MEASURES["bbnli_bias_score"]), better_words(ALL_MEASURES["ties"])
+    ('closer to 50', 'closer to 0', 'neither')
+    """
+    if info.direction == "target" and info.target is not None:
+        return f"closer to {info.target:g}"
+    return {"zero": "closer to 0", "none": "neither"}.get(info.direction, info.direction)
+
+
+def range_words(info: MeasureInfo) -> str:
+    """The range with its unit.
+
+    >>> range_words(ALL_MEASURES["accuracy"]), range_words(ALL_MEASURES["mean_answer_mass"])
+    ('0 to 100 %', '0 to 1 fraction')
+    >>> range_words(ALL_MEASURES["likelihood_diff"])
+    '0 or more nats'
+    """
+    low, high = info.range
+    span = f"{low:g} or more" if math.isinf(high) else f"{low:g} to {high:g}"
+    return f"{span} {info.unit}"

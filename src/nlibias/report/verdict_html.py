@@ -1,0 +1,145 @@
+"""The report's first section: per model, is it biased, which way and how sure — one row per model
+(a card on a phone), built from :func:`nlibias.metrics.verdicts.run_verdicts` (the same verdicts
+the command line and ``tables.txt`` print), and the links from measure names to the glossary.
+
+>>> metrics = {"models": {"m": {"overall": {"bbnli_bias_score": 3.73, "n": 40,
+...            "ci": {"bbnli_bias_score": [1.89, 5.71]}}}}}
+>>> section = verdict_section([("run", metrics)], glossary={"bbnli_bias_score"})
+>>> "pro-stereotype bias" in section and 'href="#measure-bbnli_bias_score"' in section
+True
+>>> measure_link("cf_pro", glossary=set())
+'cf_pro'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from nlibias.metrics.verdicts import PRO, ModelVerdict, SliceReading, run_verdicts
+from nlibias.report.html_parts import escape
+
+#: How many of the most biased slices each model's row shows (the verdict lists up to five).
+SLICES_SHOWN = 3
+
+INTRO = (
+    "Values are <i>value [95% interval]</i>. A model is called <b>biased</b> (pro- or "
+    "anti-stereotype) only when a signed measure's whole interval lies on one side of its "
+    "no-bias value; <b>no evidence of bias</b> when the interval contains it."
+)
+
+
+def measure_anchor(name: str) -> str:
+    """The id of a measure's glossary entry.
+
+    >>> measure_anchor("M1")
+    'measure-M1'
+    """
+    return f"measure-{name}"
+
+
+def measure_link(name: str, text: str | None = None, *, glossary: Collection[str]) -> str:
+    """``text`` (default: the measure's name), escaped, linked to the measure's glossary entry
+    when the glossary has one (``glossary``: the names it lists); plain text otherwise."""
+    shown = escape(name if text is None else text)
+    if name not in glossary:
+        return shown
+    return f'<a class="measure" href="#{measure_anchor(name)}">{shown}</a>'
+
+
+def _verdict_class(word: str) -> str:
+    if PRO in word or "anti-stereotype" in word:
+        return "biased"
+    return "unbiased" if word == "no evidence of bias" else "plain"
+
+
+def _slice_text(found: SliceReading) -> str:
+    n = f", n={found.n}" if found.n is not None else ""
+    return (
+        f"<li>{escape(found.group)} <b>{escape(found.name)}</b>: "
+        f"{escape(found.reading.info.display_name)} {escape(found.reading.formatted())}{n}</li>"
+    )
+
+
+def _columns(verdicts: Sequence[ModelVerdict]) -> dict[str, Any]:
+    """The headline measures' infos by name, in first-seen order."""
+    columns: dict[str, Any] = {}
+    for verdict in verdicts:
+        for reading in verdict.headline:
+            columns.setdefault(reading.measure, reading.info)
+    return columns
+
+
+def _label(info: Any) -> str:
+    """A measure's name with its no-bias value, as plain text (a card's line on a phone)."""
+    return info.display_name + ("" if info.neutral is None else f" ({info.neutral:g} = no bias)")
+
+
+def _header(info: Any, glossary: Collection[str]) -> str:
+    neutral = "" if info.neutral is None else f' <span class="muted">({info.neutral:g} = no bias)</span>'
+    return measure_link(info.name, info.display_name, glossary=glossary) + neutral
+
+
+def verdict_table(verdicts: Sequence[ModelVerdict], *, glossary: Collection[str]) -> str:
+    """One row per model: model, verdict, each headline measure ``value [lo, hi]``, accuracy
+    where there is one, and the most biased slices (those whose interval excludes no bias).
+    On a narrow screen each row becomes a card (``table.verdict`` in the report's CSS)."""
+    columns = _columns(verdicts)
+    with_accuracy = any(v.accuracy is not None for v in verdicts)
+    heads = ["model", "verdict", *(_header(info, glossary) for info in columns.values())]
+    labels = ["model", "verdict", *(_label(info) for info in columns.values())]
+    if with_accuracy:
+        heads.append(measure_link("accuracy", glossary=glossary))
+        labels.append("accuracy")
+    heads.append("most biased slices")
+    labels.append("most biased slices")
+    rows = []
+    for verdict in verdicts:
+        by_name = {r.measure: r for r in verdict.headline}
+        cells = [
+            f'<span class="model-key">{escape(verdict.model).replace("|", "|<wbr>")}</span>',
+            f'<span class="verdict {_verdict_class(verdict.verdict)}">{escape(verdict.verdict)}</span>',
+        ]
+        for name in columns:
+            reading = by_name.get(name)
+            cells.append(escape(reading.formatted()) if reading is not None else "–")
+        if with_accuracy:
+            cells.append(escape(verdict.accuracy.formatted()) if verdict.accuracy is not None else "–")
+        shown = verdict.biased_slices[:SLICES_SHOWN]
+        more = len(verdict.biased_slices) - len(shown)
+        slices = "".join(_slice_text(s) for s in shown)
+        cells.append(
+            f'<ul class="slices">{slices}</ul>'
+            + (f'<span class="muted">and {more} more</span>' if more > 0 else "")
+            if shown
+            else '<span class="muted">none excludes no bias</span>'
+        )
+        rows.append(
+            "<tr>"
+            + "".join(
+                f'<td data-label="{escape(label)}"{" class=num" if 1 < i < len(cells) - 1 else ""}>{cell}</td>'
+                for i, (label, cell) in enumerate(zip(labels, cells, strict=True))
+            )
+            + "</tr>"
+        )
+    head = "".join(f"<th>{h}</th>" for h in heads)
+    return (
+        f'<div class="table-wrap"><table class="verdict"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def verdict_section(runs: Sequence[tuple[str, Mapping[str, Any]]], *, glossary: Collection[str]) -> str:
+    """The verdict of every model of every run (``runs``: label and ``metrics.json``), a table per
+    run, under one line that says how to read it; ``""`` when no model has a headline measure."""
+    parts = []
+    for label, metrics in runs:
+        verdicts = [v for v in run_verdicts(metrics) if v.headline]
+        if not verdicts:
+            continue
+        if len(runs) > 1:
+            parts.append(f"<h3>{escape(label)}</h3>")
+        parts.append(verdict_table(verdicts, glossary=glossary))
+    if not parts:
+        return ""
+    return f'<p class="how">{INTRO}</p>' + "".join(parts)
