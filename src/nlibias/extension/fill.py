@@ -23,6 +23,7 @@ from nlibias.extension.masked_samples import SOURCE, MaskedSample
 from nlibias.models.mlm.mask_filler import MASK, FillCandidate, MaskFiller, check_fill_batch
 from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint
 from nlibias.schema import Sample
+from nlibias.schema.model_ref import ModelRef, without_options
 
 
 @dataclass(frozen=True)
@@ -216,18 +217,18 @@ def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
     with the stop words of ``settings.stopwords`` (default: the shipped list); ``None`` when it
     names a masked LM or the fake."""
     from nlibias.extension.masked_templates import load_stopwords
-    from nlibias.models.mlm.causal_fill import SERVER_SCHEMES, CausalLMFiller, split_fill_spec
+    from nlibias.models.mlm.causal_fill import CausalLMFiller, split_fill_spec
 
     kind, target = split_fill_spec(settings.model)
     if kind != "causal":
         return None
-    if target.startswith(tuple(f"{scheme}:" for scheme in SERVER_SCHEMES)):
+    if ModelRef.unread(target).is_server:
         from nlibias.models.mlm.server_fill import ServerCausalFiller
 
         return ServerCausalFiller(target, stopwords=load_stopwords(settings.stopwords), name=settings.model)
-    if settings.revision and "@" not in target.partition("?")[0]:
-        base, sep, options = target.partition("?")
-        target = f"{base}@{settings.revision}{sep}{options}"
+    if settings.revision and "@" not in without_options(target):
+        ref = ModelRef.parse(target, parameter="fill_model")
+        target = str(ModelRef(ref.kind, f"{ref.name}@{settings.revision}", ref.option_items))
     return CausalLMFiller(
         target,
         stopwords=load_stopwords(settings.stopwords),
@@ -246,7 +247,5 @@ def masked_target(spec: str) -> str:
     >>> masked_target("masked:bert-base-cased"), masked_target("./my-mlm")
     ('bert-base-cased', './my-mlm')
     """
-    for prefix in ("masked:", "mlm:"):
-        if spec.startswith(prefix):
-            return spec[len(prefix) :]
-    return spec
+    ref = ModelRef.unread(spec)
+    return ref.name if ref.kind in ("masked", "mlm") else spec

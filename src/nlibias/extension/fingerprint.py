@@ -30,6 +30,7 @@ from nlibias.extension.config import MLMConfig
 from nlibias.extension.context import StageContext
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.stages import model_identity
+from nlibias.schema.model_ref import ModelRef
 
 __all__ = ["judgements_input", "model_files", "sha256_file", "stage_settings"]
 
@@ -38,7 +39,7 @@ SPEED_ONLY = frozenset({"device", "threads", "max_tokens", "max_batch_size"})
 
 
 def _is_fake(model: str) -> bool:
-    return model == "fake" or model.startswith("fake:")
+    return ModelRef.unread(model).is_fake
 
 
 def model_files(model: str, revision: str | None) -> str | None:

@@ -41,6 +41,7 @@ from typing import Any
 from nlibias.errors import ConfigError
 from nlibias.io.atomic import write_json
 from nlibias.io.fingerprint import flat_keys, sha256_file
+from nlibias.schema.model_ref import ModelRef
 
 STAGES_DIR = "stages"
 DONE, RUN, REDO = "done", "run", "redo"
@@ -99,14 +100,15 @@ def model_identity(model: str, revision: str | None = None) -> dict[str, Any]:
     """
     from nlibias.models.hf_common import hash_local_model, is_local_model
 
-    kind, colon, rest = model.partition(":")
+    ref = ModelRef.unread(model)
     local = model if is_local_model(model) else None
-    if local is None and colon and kind.isidentifier() and kind != "fake" and rest and is_local_model(rest):
-        local = rest
+    after_kind = ref.name if ref.kind.isidentifier() and not ref.is_fake else ""
+    if local is None and after_kind and is_local_model(after_kind):
+        local = after_kind
     if local is not None:
         path = Path(local).expanduser().absolute()
         return {"name": str(path), "kind": "local", "revision": None, "files_sha256": hash_local_model(path)}
-    fake = model == "fake" or kind == "fake"
+    fake = ref.is_fake
     commit = None if fake else _hub_commit(model, revision)
     return {"name": model, "kind": "hub", "revision": commit, "files_sha256": None}
 
