@@ -138,3 +138,24 @@ def test_a_generative_run_in_float16_has_the_caveat() -> None:
     (caveat,) = [c for c in run_caveats(run("float16")) if c.kind == "reduced-precision"]
     assert caveat.text.startswith("tiny ran in float16")
     assert not [c for c in run_caveats(run("float32")) if c.kind == "reduced-precision"]
+
+
+def test_a_generative_bf16_checkpoint_under_auto_gets_the_caveat(
+    tiny_causal_dir: Path, bbnli_samples_run: Path, tmp_path: Path
+) -> None:
+    """Under auto the identity says "auto"; the run records the dtype the weights were loaded in,
+    so the caveat sees a bf16 checkpoint (before: it saw only "auto" and said nothing)."""
+    from nlibias.jobs.audit import run_audit
+    from nlibias.report.load import load_run
+    from nlibias.report.run_notes import run_caveats
+
+    causal = _resaved(tiny_causal_dir, tmp_path / "causal", "AutoModelForCausalLM", torch.bfloat16)
+    out = tmp_path / "run"
+    result = run_audit(
+        bbnli_samples_run, generative=[str(causal)], prompts=["true"], cache=False, bootstrap=0,
+        progress=False, device="cpu", limit=40, out_dir=out,
+    )  # fmt: skip
+    (described,) = result.metrics["run"]["models"].values()
+    assert described["dtype"] == "bfloat16"
+    (caveat,) = [c for c in run_caveats(load_run(out)) if c.kind == "reduced-precision"]
+    assert "bfloat16" in caveat.text

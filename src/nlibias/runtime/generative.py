@@ -81,8 +81,12 @@ class GenerativePredictor:
         return identity
 
     def describe(self) -> Mapping[str, Any]:
+        # the dtype the weights were loaded in ("auto" in the identity means the checkpoint's own):
+        # the report's reduced-precision caveat reads it
+        loaded_dtype = getattr(self.backend, "loaded_dtype", None)
         return {
             "kind": "generative",
+            **({"dtype": loaded_dtype} if isinstance(loaded_dtype, str) else {}),
             "model": self.backend.name,
             "identity": self.answer_identity(),
             "prompt": {
