@@ -17,7 +17,7 @@ from typing import Any
 
 from nlibias.errors import ConfigError
 from nlibias.models.base import NLIClassifier
-from nlibias.schema.model_ref import split_kind
+from nlibias.schema.model_ref import ModelRef, split_kind
 
 ENTRY_POINT_GROUP = "nlibias.nli_backends"
 _BACKENDS: dict[str, str] = {
@@ -67,10 +67,15 @@ def _target(kind: str) -> Any:
     return getattr(importlib.import_module(module_name), attribute)
 
 
-def create_classifier(spec: str, **options: Any) -> NLIClassifier:
-    """Build the classifier a spec names; ``options`` go to the backend (unknown ones are dropped
-    for the fake, which takes none of the Hugging Face settings)."""
-    kind, name = split_spec(spec)
+def create_classifier(spec: str | ModelRef, **options: Any) -> NLIClassifier:
+    """Build the classifier a spec (or a :class:`~nlibias.schema.model_ref.ModelRef`) names;
+    ``options`` go to the backend (unknown ones are dropped for the fake, which takes none of the
+    Hugging Face settings).
+
+    >>> create_classifier(ModelRef.parse("fake:demo")).name
+    'demo'
+    """
+    kind, name = split_spec(str(spec))
     cls = _target(kind)
     if kind == "fake":
         return cls(name or "fake-nli")
