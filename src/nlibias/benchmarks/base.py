@@ -106,6 +106,12 @@ class Benchmark:
     """The expansion summary as text (what ``nlibias expand`` prints)."""
     provenance_keys: Collection[str] | None = ()
     """Provenance keys the measures read; None: all."""
+    neutral_gold: tuple[str, ...] = ()
+    """Sources whose bias samples (stereotype pro/anti) are neutral by construction: the samples
+    reader refuses one with another gold label (DESIGN: BBNLI)."""
+    shared_premises: tuple[str, ...] = ()
+    """Sources whose pair members are asked about the same premise text (only the hypothesis'
+    group differs): the samples reader refuses a pair whose premises differ."""
     sentence_pairs: SentencePairs | None = None
     """The sentence pair each sample stands for, for the measures of language models' sentence
     scores; None: its samples hold no sentence pairs."""

@@ -16,6 +16,8 @@ BENCHMARK = Benchmark(
     description="BBNLI (Akyürek et al. 2022): templated pro/anti-stereotype NLI pairs and test "
     "hypotheses, from its JSON directory or its expanded CSV; also BBNLI-next and custom pair sets",
     sources=("bbnli", "bbnli-next", "custom"),
+    neutral_gold=("bbnli", "bbnli-next"),
+    shared_premises=("bbnli-next",),
     measures={
         "classifier": nli_measures(score_bbnli_probabilities, format_bbnli_tables, MEASURES.values()),
         "generative": GENERATIVE_PAIR_MEASURES,

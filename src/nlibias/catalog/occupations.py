@@ -19,6 +19,8 @@ BENCHMARK = Benchmark(
     "female/male hypotheses, or the authors' evaluation sets (snli-eval, mnli-eval, ood-eval); "
     "measures S (binary), dP, B, S_3way",
     sources=("occupations",),
+    neutral_gold=("occupations",),
+    shared_premises=("occupations",),
     measures={"classifier": _MEASURES, "generative": generative_measures(_MEASURES)},
     expand=expand_occupations,
     expand_options=("balance", "hypothesis_templates", "seed"),

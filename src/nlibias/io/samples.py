@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -25,6 +25,9 @@ from nlibias.schema import LABELS, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text
+
+if TYPE_CHECKING:
+    from nlibias.benchmarks.base import Benchmark
 
 SAMPLES_JSONL = "samples.jsonl"
 SAMPLES_PARQUET = "samples.parquet"
@@ -175,10 +178,6 @@ def _quick_sample(raw: dict[str, Any], shared: _StringPool) -> Sample | None:
     return shared.sample(fields, provenance)
 
 
-_NEUTRAL_BIAS_SOURCES = frozenset({"bbnli", "bbnli-next", "occupations"})
-"""Sources whose bias samples (stereotype pro/anti) are neutral by construction (DESIGN: BBNLI)."""
-
-
 _KEY_FIELDS = ("id", "source", "domain", "subtopic", "pair_key", "group", "counterfactual_group")
 """Fields that name a slice, a pair or a sample: ``" gender"`` would be a slice of its own."""
 
@@ -195,9 +194,9 @@ def is_blank_text(text: str) -> bool:
     return all(unicodedata.category(c)[0] in "ZC" for c in text)
 
 
-def _checked(path: Path, line: int, sample: Sample) -> Sample:
+def _checked(path: Path, line: int, sample: Sample, neutral_gold: Collection[str]) -> Sample:
     """Refuse what would change results silently: an empty id, a key field with spaces around it,
-    an empty (or invisible) text, a bias sample of a neutral-gold benchmark with another gold label."""
+    an empty (or invisible) text, a bias sample of a ``neutral_gold`` source with another gold label."""
     for value in _key_values(sample):  # strip() returns a str with nothing to strip as it is
         if value is not None and (not value or value.strip() is not value):
             _check_key_fields(path, line, sample)
@@ -211,7 +210,7 @@ def _checked(path: Path, line: int, sample: Sample) -> Sample:
                 line=line,
                 fix="remove the sample or write its text",
             )
-    if sample.stereotype is not None and sample.gold != "neutral" and sample.source in _NEUTRAL_BIAS_SOURCES:
+    if sample.stereotype is not None and sample.gold != "neutral" and sample.source in neutral_gold:
         raise SourceError(
             path,
             "gold",
@@ -250,7 +249,9 @@ def _check_key_fields(path: Path, line: int, sample: Sample) -> None:
             )
 
 
-def _from_record(path: Path, line: int, raw: Any, shared: _StringPool) -> Sample:
+def _from_record(
+    path: Path, line: int, raw: Any, shared: _StringPool, neutral_gold: Collection[str]
+) -> Sample:
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a JSON object", line=line)
     for name in ("premise", "hypothesis"):  # the text door, here so that its warning names the line
@@ -259,7 +260,7 @@ def _from_record(path: Path, line: int, raw: Any, shared: _StringPool) -> Sample
             raw[name] = enter_text(value, f"{path}:{line} ({name})", stacklevel=5)
     quick = _quick_sample(raw, shared)
     if quick is not None:
-        return _checked(path, line, quick)
+        return _checked(path, line, quick, neutral_gold)
     try:
         record = SampleRecord.model_validate(raw)
     except ValidationError as exc:
@@ -275,12 +276,13 @@ def _from_record(path: Path, line: int, raw: Any, shared: _StringPool) -> Sample
     provenance = dict(record.provenance)
     provenance.update(record.model_extra or {})
     return _checked(
-        path, line, shared.sample({name: getattr(record, name) for name in _CORE_FIELDS}, provenance)
+        path,
+        line,
+        shared.sample({name: getattr(record, name) for name in _CORE_FIELDS}, provenance),
+        neutral_gold,
     )
 
 
-_SHARED_PREMISE_SOURCES = frozenset({"bbnli-next", "occupations"})
-"""Sources whose pair members are asked about the same premise (only the hypothesis' group differs)."""
 _TWIN_FIELDS = ("domain", "subtopic", "premise", "premise_index", "combination_index", "premise_template")
 """What the two samples of a pair share: their slice, and their premise (its text where the
 source keeps it, otherwise the premise and word combination it was rendered from)."""
@@ -289,10 +291,12 @@ source keeps it, otherwise the premise and word combination it was rendered from
 class _Twins:
     """Refuses a pair whose two samples disagree on a field they share (:data:`_TWIN_FIELDS`):
     they would be scored as a counterfactual pair while they are not one. Holds only the samples
-    whose twin has not been read yet (a pair's samples are usually next to each other)."""
+    whose twin has not been read yet (a pair's samples are usually next to each other); the
+    premise text is compared for ``shared_premises`` sources."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, shared_premises: Collection[str]) -> None:
         self._path = path
+        self._shared_premises = shared_premises
         self._waiting: dict[str, tuple[int, Sample, Any]] = {}
 
     def check(self, line: int, sample: Sample, provenance: Any) -> None:
@@ -321,10 +325,9 @@ class _Twins:
                     fix="give the two samples the same value, or different pair_keys if they are not a pair",
                 )
 
-    @staticmethod
-    def _shared(sample: Sample, provenance: Any) -> tuple[Any, ...]:
+    def _shared(self, sample: Sample, provenance: Any) -> tuple[Any, ...]:
         given = provenance if isinstance(provenance, dict) else {}
-        premise = sample.premise if sample.source in _SHARED_PREMISE_SOURCES else None
+        premise = sample.premise if sample.source in self._shared_premises else None
         return (sample.domain, sample.subtopic, premise, *(given.get(k) for k in _TWIN_FIELDS[3:]))
 
 
@@ -355,9 +358,12 @@ class ReadColumns:
     """The SHA-256 of the file's bytes (it did not change while it was read)."""
 
 
-def read_sample_columns(path: str | Path, *, provenance_keys: Collection[str] | None = ()) -> ReadColumns:
-    """Every sample of a run directory or samples file, checked (each line, unique ids) and kept
-    as :class:`~nlibias.schema.columns.SampleColumns` with ``provenance_keys`` (None: all). A file
+def read_sample_columns(
+    path: str | Path, *, provenance_keys: Collection[str] | None = (), benchmark: Benchmark | None = None
+) -> ReadColumns:
+    """Every sample of a run directory or samples file, checked (each line, unique ids, and the
+    sample rules of ``benchmark``: :func:`iter_samples`) and kept as
+    :class:`~nlibias.schema.columns.SampleColumns` with ``provenance_keys`` (None: all). A file
     that changes while it is read is refused.
 
     >>> import tempfile
@@ -370,7 +376,9 @@ def read_sample_columns(path: str | Path, *, provenance_keys: Collection[str] | 
     resolved = resolve_samples_path(path)
     stamp = file_stamp(resolved)  # taken first: a change while the file is hashed or read is caught too
     sha256 = sha256_file(resolved)
-    passing = iter_samples(resolved, provenance_keys=provenance_keys, share_strings=False)
+    passing = iter_samples(
+        resolved, provenance_keys=provenance_keys, share_strings=False, benchmark=benchmark
+    )
     if provenance_keys is None:  # keep every key any sample has: gather them while reading
         samples = list(passing)
         keys: Collection[str] = sorted({k for s in samples for k in s.provenance})
@@ -388,20 +396,27 @@ def read_sample_columns(path: str | Path, *, provenance_keys: Collection[str] | 
     return ReadColumns(columns, sha256)
 
 
-def read_samples(path: str | Path, *, provenance_keys: Collection[str] | None = None) -> list[Sample]:
-    """Samples from a run directory, a JSONL file or a Parquet file; ids must be unique.
+def read_samples(
+    path: str | Path, *, provenance_keys: Collection[str] | None = None, benchmark: Benchmark | None = None
+) -> list[Sample]:
+    """Samples from a run directory, a JSONL file or a Parquet file; ids must be unique, and the
+    samples follow ``benchmark``'s sample rules (:func:`iter_samples`).
 
     ``provenance_keys`` keeps only those keys of each sample's provenance (an audit loads what
     its measures read: :meth:`nlibias.benchmarks.base.Benchmark.provenance`); None keeps everything.
     """
     resolved = resolve_samples_path(path)
-    samples = list(iter_samples(resolved, provenance_keys=provenance_keys))
+    samples = list(iter_samples(resolved, provenance_keys=provenance_keys, benchmark=benchmark))
     _check_unique(resolved, samples)
     return samples
 
 
 def iter_samples(
-    path: str | Path, *, provenance_keys: Collection[str] | None = None, share_strings: bool = True
+    path: str | Path,
+    *,
+    provenance_keys: Collection[str] | None = None,
+    share_strings: bool = True,
+    benchmark: Benchmark | None = None,
 ) -> Iterator[Sample]:
     """The samples of :func:`read_samples` one at a time (ids not checked for uniqueness), so
     that a pass over a big run holds one sample, not all of them (a Parquet file is read one
@@ -409,10 +424,16 @@ def iter_samples(
 
     ``share_strings=False``: for a caller that keeps no sample, no table of every distinct text
     seen so far (it would grow with the file).
+
+    ``benchmark``: the benchmark the samples are read for (the caller resolves it), whose sample
+    rules are refused when broken: a bias sample of one of its ``neutral_gold`` sources with
+    another gold label, a pair of a ``shared_premises`` source with two premises. Without one,
+    only the rules every samples file follows.
     """
     path = resolve_samples_path(path)
     shared = _StringPool(provenance_keys, share=share_strings)
-    twins = _Twins(path)
+    neutral_gold = frozenset(benchmark.neutral_gold) if benchmark is not None else frozenset()
+    twins = _Twins(path, frozenset(benchmark.shared_premises) if benchmark is not None else frozenset())
     if path.suffix == ".parquet":
         line = 0
         for batch in parquet_batches(path):
@@ -422,12 +443,12 @@ def iter_samples(
                 if not isinstance(provenance, str | None):
                     raise SourceError(path, "provenance", "not a JSON object", line=line)
                 row["provenance"] = parse_json(path, provenance or "{}", line=line)
-                sample = _from_record(path, line, row, shared)
+                sample = _from_record(path, line, row, shared, neutral_gold)
                 twins.check(line, sample, row["provenance"])
                 yield sample
     else:
         for line_number, raw in iter_jsonl(path):
-            sample = _from_record(path, line_number, raw, shared)
+            sample = _from_record(path, line_number, raw, shared, neutral_gold)
             twins.check(line_number, sample, raw.get("provenance"))
             yield sample
 

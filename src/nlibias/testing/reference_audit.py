@@ -120,7 +120,7 @@ def score_objects(
 ) -> AuditResult:
     """Score a predictions file with samples and predictions as objects (only predicted samples)."""
     benchmark = read_benchmark_samples(samples_path).benchmark
-    samples = read_samples(samples_path, provenance_keys=benchmark.provenance())
+    samples = read_samples(samples_path, provenance_keys=benchmark.provenance(), benchmark=benchmark)
     known = {s.id for s in samples}
     predictions = read_predictions(predictions_path, known_ids=known)
     predicted = {p.sample_id for p in predictions}
