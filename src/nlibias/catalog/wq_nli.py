@@ -14,8 +14,9 @@ from nlibias.benchmarks.wq_nli import WQ_NLI_DATA, expand_wq_nli
 from nlibias.benchmarks.wq_tp import recover_pair
 from nlibias.catalog.kinds import TOKEN_PROBABILITY, generative_measures, nli_measures
 from nlibias.metrics.meta import WQ_NLI_MEASURES
+from nlibias.metrics.pairing import pair_rows
 from nlibias.metrics.token_probability import wq_nli_item_agreement
-from nlibias.metrics.wq_nli import PROVENANCE_KEYS, pair_rows, score_wq_nli_columns
+from nlibias.metrics.wq_nli import PROVENANCE_KEYS, score_wq_nli_columns
 from nlibias.report.tables import format_tp_nli, format_wq_nli_expansion
 from nlibias.report.wq_nli_tables import format_wq_nli_tables
 from nlibias.schema.columns import SampleColumns
@@ -27,8 +28,8 @@ def wq_nli_sentence_pairs(columns: SampleColumns) -> list[SentencePair | None]:
     """One entry per sample: the row's recovered WinoQueer pair on its stereotypical (``pro``)
     sample, None on the counter-stereotypical one and on rows that do not recover (so each row is
     scored once and its TP result sits beside its M1 under the same pair key). Rows are paired as
-    the M1-M8 measures pair them (:func:`nlibias.metrics.wq_nli.pair_rows`)."""
-    paired = pair_rows(columns)
+    the M1-M8 measures pair them (:func:`nlibias.metrics.pairing.pair_rows`)."""
+    paired = pair_rows(columns, unit="WQ-NLI row")
     pairs: list[SentencePair | None] = [None] * len(columns)
     for pro, anti in zip(paired.first.tolist(), paired.second.tolist(), strict=True):
         pairs[pro] = recover_pair(columns.premise[pro], columns.premise[anti], columns.hypothesis[pro])

@@ -46,10 +46,7 @@ from nlibias.errors import DataError
 from nlibias.metrics.meta import OCCUPATION_MEASURES
 from nlibias.metrics.metric_frame import MetricFrame, units_frame
 from nlibias.metrics.pairing import pair_codes, provenance_labels
-from nlibias.metrics.wq_nli import (
-    refuse_missing_probabilities,
-    score_probability_objects,
-)
+from nlibias.metrics.probabilities import refuse_missing_probabilities, score_probability_objects
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 

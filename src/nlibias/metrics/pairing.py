@@ -171,6 +171,27 @@ def pair_codes(
         ) from None
 
 
+def pair_rows(columns: SampleColumns, *, unit: str | None = None) -> PairedPositions:
+    """Each pair's stereotypical (``pro``, :attr:`PairedPositions.first`) and counter-stereotypical
+    (``anti``) sample; two samples in one role of a pair are refused, naming ``unit`` (default: a
+    pair of the source being scored, e.g. ``crows-pairs pair``).
+
+    >>> pair = [Sample(id=s, source="crows-pairs", domain="d", subtopic="t", premise="P.", hypothesis="H.",
+    ...                gold="neutral", stereotype=s, pair_key="k") for s in ("anti", "pro")]
+    >>> paired = pair_rows(SampleColumns.from_samples(pair))
+    >>> paired.first.tolist(), paired.second.tolist()
+    ([1], [0])
+    """
+    return pair_codes(
+        columns.pair_code,
+        columns.stereotype,
+        roles=("pro", "anti"),
+        unit=unit or f"{columns.source or 'samples'} pair",
+        pair_keys=columns.pair_keys,
+        ids=columns.ids,
+    )
+
+
 def provenance_labels(
     columns: SampleColumns, key: str, fallback: str | None, rows: np.ndarray
 ) -> Categorical:

@@ -33,7 +33,7 @@ import numpy as np
 from nlibias.errors import DataError
 from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
 from nlibias.metrics.metric_frame import units_frame
-from nlibias.metrics.wq_nli import pair_rows
+from nlibias.metrics.pairing import pair_rows
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import Categorical, SampleColumns
 from nlibias.schema.outputs import ModelOutputs

@@ -23,19 +23,21 @@ others; when the largest probability is shared there is no argmax and M7/M8 do n
 from __future__ import annotations
 
 import itertools
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
 
-from nlibias.errors import DataError
-from nlibias.metrics.bbnli_scorer import align_predictions
 from nlibias.metrics.meta import WQ_NLI_CITATION, WQ_NLI_MEASURES
 from nlibias.metrics.metric_frame import units_frame
-from nlibias.metrics.pairing import PairedPositions, pair_codes, provenance_labels
-from nlibias.schema import LABEL_INDEX, Prediction, Sample
+from nlibias.metrics.pairing import pair_rows, provenance_labels
+from nlibias.metrics.probabilities import (
+    aligned_probabilities,
+    refuse_missing_probabilities,
+    score_probability_objects,
+)
+from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import Categorical, Picked, SampleColumns
 
 M_KEYS: tuple[str, ...] = tuple(WQ_NLI_MEASURES)
@@ -125,83 +127,6 @@ class WQRows:
     repeated_rows: int
 
 
-def _no_probabilities_error(model: str, n_without: int, n_samples: int, first_id: str) -> DataError:
-    return DataError(
-        f"model {model!r} gave no probabilities for {n_without} of {n_samples} samples "
-        f"(first: {first_id!r}); the WQ-NLI measures M1-M8 and the occupation measures S, ΔP and B "
-        f"are computed from p(entailment), p(neutral), p(contradiction). Audit with an NLI "
-        f"classifier backend (or a predictions file with probabilities), not with labels only",
-        sample=first_id,
-        model=model,
-        field="probs",
-    )
-
-
-_NO_PROBABILITIES = (math.nan, math.nan, math.nan)
-
-
-def aligned_probabilities(
-    samples: Sequence[Sample], predictions: Sequence[Prediction]
-) -> tuple[np.ndarray, str]:
-    """``(samples x 3)`` probabilities in sample order (NaN rows: no probabilities) and the model.
-
-    Refuses predictions of several models and samples without a prediction.
-
-    >>> sample = Sample(id="a", source="wq-nli", domain="d", subtopic="t", premise="P.",
-    ...                 hypothesis="H.", gold="neutral")
-    >>> probs, model = aligned_probabilities([sample], [Prediction("a", "m", "neutral")])
-    >>> probs.tolist(), model
-    ([[nan, nan, nan]], 'm')
-    """
-    return probability_rows(align_predictions(samples, predictions))
-
-
-def probability_rows(aligned: Sequence[Prediction]) -> tuple[np.ndarray, str]:
-    """:func:`aligned_probabilities` of predictions already in sample order (one model)."""
-    rows = [_NO_PROBABILITIES if p.probs is None else p.probs for p in aligned]
-    model = aligned[0].model if aligned else ""
-    return np.array(rows, dtype=float).reshape(len(aligned), 3), model
-
-
-def prediction_label_codes(predictions: Sequence[Prediction]) -> np.ndarray:
-    """Each prediction's label as a code (:data:`~nlibias.schema.LABELS` order; any other text gets
-    its own code above 2), -1 where it has none.
-
-    >>> prediction_label_codes([Prediction("a", "m", "neutral"), Prediction("b", "m", None)]).tolist()
-    [1, -1]
-    """
-    codes = dict(LABEL_INDEX)
-    return np.fromiter(
-        (-1 if p.label is None else codes.setdefault(p.label, len(codes)) for p in predictions),
-        dtype=np.int64,
-        count=len(predictions),
-    )
-
-
-def score_probability_objects(
-    scorer: Callable[..., dict[str, Any]],
-    samples: Sequence[Sample],
-    predictions: Sequence[Prediction],
-    *,
-    provenance_keys: Sequence[str],
-    **options: Any,
-) -> dict[str, Any]:
-    """``scorer(columns, probs, model=..., labels=..., **options)`` of sample objects and one model's
-    predictions: a probability measure's column scorer (WQ-NLI's, the occupations') over records."""
-    aligned = align_predictions(samples, predictions)
-    probs, model = probability_rows(aligned)
-    columns = SampleColumns.from_samples(samples, provenance_keys=provenance_keys)
-    return scorer(columns, probs, model=model, labels=prediction_label_codes(aligned), **options)
-
-
-def refuse_missing_probabilities(columns: SampleColumns, probs: np.ndarray, model: str) -> None:
-    if probs.shape != (len(columns), 3):
-        raise ValueError(f"probs has shape {probs.shape}; pass one row of 3 probabilities per sample")
-    without = np.flatnonzero(np.isnan(probs).all(axis=1))
-    if len(without):
-        raise _no_probabilities_error(model, len(without), len(columns), columns.ids[int(without[0])])
-
-
 #: Where a row's provenance label is None, the sample column it falls back to (None: "unknown").
 _LABEL_FALLBACKS: dict[str, str | None] = {
     "identity_group": "group",
@@ -220,19 +145,6 @@ def _count_repeats(columns: SampleColumns, rows: np.ndarray) -> int:
     return int(is_repeat[repeat_of.codes[rows]].sum())
 
 
-def pair_rows(columns: SampleColumns) -> PairedPositions:
-    """Each WQ-NLI row's stereotypical (``pro``, :attr:`~PairedPositions.first`) and
-    counter-stereotypical (``anti``) sample; two samples in one role of a row are refused."""
-    return pair_codes(
-        columns.pair_code,
-        columns.stereotype,
-        roles=("pro", "anti"),
-        unit="WQ-NLI row",
-        pair_keys=columns.pair_keys,
-        ids=columns.ids,
-    )
-
-
 def arrange_column_rows(columns: SampleColumns, probs: np.ndarray, *, model: str) -> WQRows:
     """Pair each row's stereotypical (``pro``) and counter-stereotypical (``anti``) sample.
 
@@ -240,7 +152,7 @@ def arrange_column_rows(columns: SampleColumns, probs: np.ndarray, *, model: str
     """
     probs = np.asarray(probs, dtype=float)
     refuse_missing_probabilities(columns, probs, model)
-    paired = pair_rows(columns)
+    paired = pair_rows(columns, unit="WQ-NLI row")
     pro = paired.first  # a row's labels are read from its stereotypical sample
     groups = {
         key: provenance_labels(columns, key, fallback, pro) for key, fallback in _LABEL_FALLBACKS.items()

@@ -1,0 +1,97 @@
+"""Probability measures' shared steps: one model's probabilities aligned with the samples (a
+NaN row where a prediction has none), refused when missing, and a column scorer run over sample
+and prediction objects. The WQ-NLI measures and the occupation measures use them.
+
+>>> prediction_label_codes([Prediction("a", "m", "neutral"), Prediction("b", "m", None)]).tolist()
+[1, -1]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from nlibias.errors import DataError
+from nlibias.metrics.bbnli_scorer import align_predictions
+from nlibias.schema import LABEL_INDEX, Prediction, Sample
+from nlibias.schema.columns import SampleColumns
+
+
+def _no_probabilities_error(model: str, n_without: int, n_samples: int, first_id: str) -> DataError:
+    return DataError(
+        f"model {model!r} gave no probabilities for {n_without} of {n_samples} samples "
+        f"(first: {first_id!r}); the WQ-NLI measures M1-M8 and the occupation measures S, ΔP and B "
+        f"are computed from p(entailment), p(neutral), p(contradiction). Audit with an NLI "
+        f"classifier backend (or a predictions file with probabilities), not with labels only",
+        sample=first_id,
+        model=model,
+        field="probs",
+    )
+
+
+_NO_PROBABILITIES = (math.nan, math.nan, math.nan)
+
+
+def aligned_probabilities(
+    samples: Sequence[Sample], predictions: Sequence[Prediction]
+) -> tuple[np.ndarray, str]:
+    """``(samples x 3)`` probabilities in sample order (NaN rows: no probabilities) and the model.
+
+    Refuses predictions of several models and samples without a prediction.
+
+    >>> sample = Sample(id="a", source="wq-nli", domain="d", subtopic="t", premise="P.",
+    ...                 hypothesis="H.", gold="neutral")
+    >>> probs, model = aligned_probabilities([sample], [Prediction("a", "m", "neutral")])
+    >>> probs.tolist(), model
+    ([[nan, nan, nan]], 'm')
+    """
+    return probability_rows(align_predictions(samples, predictions))
+
+
+def probability_rows(aligned: Sequence[Prediction]) -> tuple[np.ndarray, str]:
+    """:func:`aligned_probabilities` of predictions already in sample order (one model)."""
+    rows = [_NO_PROBABILITIES if p.probs is None else p.probs for p in aligned]
+    model = aligned[0].model if aligned else ""
+    return np.array(rows, dtype=float).reshape(len(aligned), 3), model
+
+
+def prediction_label_codes(predictions: Sequence[Prediction]) -> np.ndarray:
+    """Each prediction's label as a code (:data:`~nlibias.schema.LABELS` order; any other text gets
+    its own code above 2), -1 where it has none.
+
+    >>> prediction_label_codes([Prediction("a", "m", "neutral"), Prediction("b", "m", None)]).tolist()
+    [1, -1]
+    """
+    codes = dict(LABEL_INDEX)
+    return np.fromiter(
+        (-1 if p.label is None else codes.setdefault(p.label, len(codes)) for p in predictions),
+        dtype=np.int64,
+        count=len(predictions),
+    )
+
+
+def score_probability_objects(
+    scorer: Callable[..., dict[str, Any]],
+    samples: Sequence[Sample],
+    predictions: Sequence[Prediction],
+    *,
+    provenance_keys: Sequence[str],
+    **options: Any,
+) -> dict[str, Any]:
+    """``scorer(columns, probs, model=..., labels=..., **options)`` of sample objects and one model's
+    predictions: a probability measure's column scorer (WQ-NLI's, the occupations') over records."""
+    aligned = align_predictions(samples, predictions)
+    probs, model = probability_rows(aligned)
+    columns = SampleColumns.from_samples(samples, provenance_keys=provenance_keys)
+    return scorer(columns, probs, model=model, labels=prediction_label_codes(aligned), **options)
+
+
+def refuse_missing_probabilities(columns: SampleColumns, probs: np.ndarray, model: str) -> None:
+    if probs.shape != (len(columns), 3):
+        raise ValueError(f"probs has shape {probs.shape}; pass one row of 3 probabilities per sample")
+    without = np.flatnonzero(np.isnan(probs).all(axis=1))
+    if len(without):
+        raise _no_probabilities_error(model, len(without), len(columns), columns.ids[int(without[0])])
