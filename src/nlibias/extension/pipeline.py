@@ -43,6 +43,7 @@ from nlibias.io.stages import (
 from nlibias.models.base import NLIClassifier
 from nlibias.models.mlm.mask_filler import MaskFiller
 from nlibias.runtime.cache import PredictionCache, default_cache_path
+from nlibias.schema.model_ref import ModelRef
 
 STAGES: tuple[str, ...] = ("masks", "masked", "fill", "filter", "validate", "counterfactual", "export")
 PIPELINE_VERSION = 2
@@ -91,7 +92,7 @@ INPUTS: dict[str, tuple[str, ...]] = {
 
 def default_filler(settings: MLMConfig) -> MaskFiller:
     """An :class:`~nlibias.models.mlm.hf.HFMaskedLMFiller`; ``fake`` / ``fake:NAME`` gives a dry-run fake."""
-    if settings.model == "fake" or settings.model.startswith("fake:"):
+    if ModelRef.unread(settings.model).is_fake:
         from nlibias.models.mlm.mask_filler import FakeMaskFiller
 
         return FakeMaskFiller(settings.model)
@@ -115,7 +116,7 @@ def default_filler(settings: MLMConfig) -> MaskFiller:
 
 def default_classifier(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier:
     """An :class:`~nlibias.models.nli.hf.HFNLIClassifier`; ``fake:NAME`` gives a dry-run fake."""
-    if spec.model.startswith("fake:"):
+    if ModelRef.unread(spec.model).kind == "fake":
         from nlibias.models.fake import FakeNLIClassifier
 
         return FakeNLIClassifier(spec.key, seed=int(hashlib.sha256(spec.model.encode()).hexdigest()[:6], 16))
