@@ -33,7 +33,7 @@ figure{overflow-x:auto}
 table.verdict{font-size:.9em}table.verdict td{font-variant-numeric:tabular-nums}
 .verdict.biased{color:#A3370B;font-weight:700}.verdict.unbiased{color:#00603F;font-weight:600}
 ul.slices{margin:0;padding-left:1em;font-size:.92em}.model-key{overflow-wrap:anywhere}
-a.measure{color:inherit;text-decoration:underline dotted}
+a.measure{color:inherit;text-decoration:underline dotted}#provenance td+td{overflow-wrap:anywhere}
 details.provenance>summary{cursor:pointer;font-size:1.5em;font-weight:700;border-bottom:2px solid #0072B2;padding-bottom:.2em}
 @media (max-width:700px){body{margin:1em auto;padding:0 .6em}figure img{max-width:none}h1{font-size:1.3em}
 table.verdict,table.verdict tbody,table.verdict tr,table.verdict td,table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;width:auto}

@@ -320,7 +320,7 @@ def provenance_html(runs: Sequence[Run]) -> str:
     for run in runs:
         parts.append(f'<h3>{escape(run.label)} <span class="muted">({escape(run.path)})</span></h3>')
         rows = [[escape(k), escape(v)] for k, v in _facts(run) if v is not None]
-        parts.append(table(["", "value"], rows, numeric_from=99, stack=True))
+        parts.append(table(["", "value"], rows, numeric_from=99))
         described = run.run_info.get("models")
         if not isinstance(described, Mapping) or not described:
             continue
