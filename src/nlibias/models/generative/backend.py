@@ -137,9 +137,6 @@ HTTP_OPTIONS = frozenset(
 )
 
 
-SERVER_SCHEMES = ("openai:", "openai-completions:")
-
-
 def is_server_spec(spec: str) -> bool:
     """Whether ``spec`` names a model behind an OpenAI-compatible server (which batches and
     places the model itself), not a local one.

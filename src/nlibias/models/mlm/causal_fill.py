@@ -61,8 +61,6 @@ POOL_PER_WORD = 2
 FILL_OPTIONS = frozenset({"beam", "depth", "pool"})
 FillKind = Literal["causal", "masked", "fake"]
 _PIECE_PUNCTUATION = frozenset("'’-")
-SERVER_SCHEMES = SERVER_KINDS
-"""Fill specs ``openai:URL#MODEL``: a causal fill over HTTP (:mod:`.server_fill`)."""
 
 
 def split_fill_spec(spec: str) -> tuple[FillKind, str]:
@@ -78,11 +76,11 @@ def split_fill_spec(spec: str) -> tuple[FillKind, str]:
     kind, rest = split_kind(spec)
     if kind in ("causal", "gguf"):
         return "causal", rest
-    if kind in SERVER_SCHEMES:  # served: nlibias.models.mlm.server_fill
+    if kind in SERVER_KINDS:  # served (openai:URL#MODEL): nlibias.models.mlm.server_fill
         return "causal", spec
     if kind in ("masked", "mlm"):
         return "masked", rest
-    if kind == "fake" or spec == "fake":
+    if ModelRef.unread(spec).is_fake:
         return "fake", spec
     base = without_options(spec)
     if base == "smollm2" or base.lower().endswith(".gguf"):

@@ -22,8 +22,8 @@ from pathlib import Path
 from nlibias.errors import ConfigError
 from nlibias.schema.model_ref import ModelRef, without_options
 
-#: Kind prefixes a model name may carry (fill models, HER models).
-KIND_PREFIXES = ("causal:", "masked:", "mlm:", "gguf:")
+#: Kinds a model name may carry (fill models, HER models).
+KINDS = ("causal", "masked", "mlm", "gguf")
 #: The parameters the loaders name (each its own): renamed to the one the user gave.
 LOADER_PARAMETERS = frozenset({"name_or_path", "mlm", "causal", "generative", "model", "models", "spec"})
 
@@ -32,7 +32,7 @@ def model_path(spec: str) -> str | None:
     """The local path a model name can only mean (kind prefix, ``?options`` and ``@revision``
     dropped), or ``None`` when it may be a hub id (or names a server, the fake, ...)."""
     ref = ModelRef.unread(without_options(spec))
-    base = ref.name if f"{ref.kind}:" in KIND_PREFIXES else ref.base
+    base = ref.name if ref.kind in KINDS else ref.base
     if base.startswith(("~", ".", "/")) and "@" in Path(base).name:
         base = base.rpartition("@")[0]
     if base.startswith(("/", "./", "../", "~")) or base.lower().endswith(".gguf"):
