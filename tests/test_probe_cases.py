@@ -183,7 +183,8 @@ def test_extend_overrides_name_the_parameter_and_empty_names_are_refused() -> No
     with pytest.raises(ConfigError, match=r"^policy 'at_least:9': policy at_least:9 needs") as caught:
         with_overrides(ExtendConfig(), {"filter.policy": "at_least:9", "mlm.top_k": 5})
     assert caught.value.parameter == "policy"
-    for key, parameter in (("run_dir", "out_dir"), ("mlm.model", "mlm")):
+    # mlm.model is the fill model: named as extend names it (--fill-model), not as audit's --mlm
+    for key, parameter in (("run_dir", "out_dir"), ("mlm.model", "fill_model")):
         with pytest.raises(ConfigError, match="is empty") as caught:
             with_overrides(ExtendConfig(), {key: " "})
         assert caught.value.parameter == parameter
