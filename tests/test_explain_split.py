@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nlibias.explanations.split import normalise_text, split_answer, split_sentences
-from nlibias.models.generative.answers import parse_answer
+from nlibias.explanations.split import split_answer, split_sentences
+from nlibias.models.generative.answers import normalise_text, parse_answer
 
 pytest.importorskip("pysbd")
 

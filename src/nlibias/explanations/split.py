@@ -18,16 +18,13 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
 from nlibias.errors import ConfigError
-from nlibias.models.generative.answers import parse_answer
+from nlibias.models.generative.answers import normalise_text, parse_answer
 from nlibias.models.generative.prompts import BINARY_ANSWERS
 
-_MARKDOWN = re.compile(r"[*_`#>~|]+")
-_SPACES = re.compile(r"[ \t\f\v]+")
 _LEADING_JUNK = re.compile(r"^[\s\"'()\[\]{}<>:;,.\-–—•·=+]+")
 _PREFIXES = (
     re.compile(r"^(?:(?:my|the|final|short|your)\s+)*answer\b\s*(?:is|would be)?\s*[:\-–—=]?\s*", re.I),
@@ -52,19 +49,6 @@ class SplitAnswer:
     answer: str | None
     rule: str
     explanation: str
-
-
-def normalise_text(text: str) -> str:
-    """``text`` without Markdown emphasis, typographic quotes and repeated spaces, case kept.
-
-    >>> normalise_text("  **Yes**,   it’s   true ")
-    "Yes, it's true"
-    """
-    text = unicodedata.normalize("NFKC", text)
-    text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
-    text = _MARKDOWN.sub(" ", text)
-    lines = [_SPACES.sub(" ", line).strip() for line in text.splitlines()]
-    return "\n".join(line for line in lines if line).replace(" ,", ",").replace(" .", ".")
 
 
 def _after_leading_answer(text: str) -> str | None:

@@ -125,17 +125,27 @@ class ParsedAnswer:
     ``not-an-allowed-answer``, ``no-answer``)."""
 
 
+def normalise_text(text: str) -> str:
+    """``text`` without Markdown emphasis, typographic quotes and repeated spaces, case kept (the
+    explanation splitter reads it; :func:`clean_answer_text` lowercases it).
+
+    >>> normalise_text("  **Yes**,   it’s   true ")
+    "Yes, it's true"
+    """
+    text = unicodedata.normalize("NFKC", text)
+    text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
+    text = _MARKDOWN.sub(" ", text)
+    lines = [_SPACES.sub(" ", line).strip() for line in text.splitlines()]
+    return "\n".join(line for line in lines if line).replace(" ,", ",").replace(" .", ".")
+
+
 def clean_answer_text(text: str) -> str:
     """Lowercased text without Markdown emphasis, typographic quotes or repeated spaces.
 
     >>> clean_answer_text("  **Yes**,   it’s true ")
     "yes, it's true"
     """
-    text = unicodedata.normalize("NFKC", text)
-    text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
-    text = _MARKDOWN.sub(" ", text)
-    lines = [_SPACES.sub(" ", line).strip() for line in text.lower().splitlines()]
-    return "\n".join(line for line in lines if line).replace(" ,", ",").replace(" .", ".")
+    return normalise_text(text).lower()
 
 
 def _strip_prefixes(text: str) -> str:
