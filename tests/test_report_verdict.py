@@ -228,3 +228,13 @@ def test_table8_lists_only_subtopics_whose_interval_excludes_no_bias(tmp_path: P
     assert len(rows) == 1 and ">a<" in rows[0]
     # Counts are integers: n_unparsed=0, n 20 (not 0.00, 20.00).
     assert "n_unparsed=0<" in rows[0] and '<td class="num">20</td>' in rows[0]
+
+
+def test_all_zero_bars_sit_on_a_percent_axis_from_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo's model never says yes: pro and anti bias are 0 in every domain. The panels'
+    axis runs from 0 to 5 %, not -0.04 to 0.04 (autoscale around a flat line)."""
+    pytest.importorskip("matplotlib")
+    zero = {"pro_stereotype_bias": 0.0, "anti_stereotype_bias": 0.0, "ci": {}}
+    models = {"lm": {"overall": zero, "by_domain": {"gender": zero, "race": zero}}}
+    [fig] = _drawn(monkeypatch, lambda: plots.plot_pro_anti("run", models))
+    assert fig.axes[0].get_ylim() == (0.0, 5.0)

@@ -238,6 +238,12 @@ def _small_multiples(
     return names, _domains([models[n] for n in names], measures[0])
 
 
+def _percent_axis(ax: Any) -> None:
+    """A percent axis from 0, at least 0 to 5: all-zero bars read as 0 %, not as a flat line on
+    an axis from -0.04 to 0.04 (the panels share it)."""
+    ax.set_ylim(0.0, max(ax.get_ylim()[1], 5.0))
+
+
 def _panel_grid(names: Sequence[str], domains: Sequence[str]) -> Any:
     """One axis per model (its name, wrapped, as the title), sharing the y axis: model names and
     slice labels never compete for the space under one axis."""
@@ -283,6 +289,7 @@ def plot_error_split(
                 bottom = [b + v for b, v in zip(bottom, values, strict=True)]
             ax.set_ylim(0, 100)
         axes[0].set_ylabel("% of paired samples")
+        _percent_axis(axes[0])
         _legend(fig, handles, ["pro", "anti", "group-insensitive error"], max_cols=3)
         return fig
 
@@ -325,6 +332,7 @@ def plot_pro_anti(
                     )
                 )
         axes[0].set_ylabel("% of samples")
+        _percent_axis(axes[0])
         _legend(fig, handles, ["pro-stereotype", "anti-stereotype"], max_cols=2)
         return fig
 
