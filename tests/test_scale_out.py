@@ -346,7 +346,9 @@ def test_audit_devices_flag_gives_the_single_process_predictions(tmp_path: Path)
     two = (tmp_path / "two" / "predictions.jsonl").read_text()
     assert one == two and one.count("\n") == 12
     # the parent filled the cache: a plain rerun on it computes nothing
-    again = CliRunner().invoke(app, [*common, "--cache", str(cache), "--out", str(tmp_path / "three")])
+    # (without --quiet, which leaves out the per-model computed/cached line)
+    plain = [arg for arg in common if arg != "--quiet"]
+    again = CliRunner().invoke(app, [*plain, "--cache", str(cache), "--out", str(tmp_path / "three")])
     assert again.exit_code == 0 and "0 computed, 12 from cache" in again.output
 
 
@@ -354,7 +356,8 @@ def test_audit_devices_flag_gives_the_single_process_predictions(tmp_path: Path)
     ("extra", "message"),
     [
         (["--devices", "cpu", "--device", "cpu"], "device and devices exclude each other"),
-        (["--devices", "cpu", "--ray", "local"], "devices and ray_address exclude each other"),
+        # the command line names the parameter at fault by its flag (ray_address: --ray)
+        (["--devices", "cpu", "--ray", "local"], "devices and --ray exclude each other"),
         (["--ray", "local", "--device", "cpu"], "device does not apply with ray_address"),
     ],
 )

@@ -374,6 +374,11 @@ def _train(
     trainer.remove_callback(PrinterCallback)  # it prints log dicts on stdout when the bar is off
     trainer.remove_callback(ProgressCallback)  # its log lines go to stdout too: a quiet bar instead
     if progress:
+        from transformers.utils import logging as transformers_logging
+
+        # asked for: an earlier job in this process may have silenced the libraries' bars (a run
+        # whose stderr was a log file), which would hide this one too
+        transformers_logging.enable_progress_bar()
         trainer.add_callback(_quiet_progress())
     if finished is None:
         result = trainer.train(resume_from_checkpoint=resume_from)
