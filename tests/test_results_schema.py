@@ -188,9 +188,12 @@ def test_report_names_the_file_and_field_path(tmp_path: Path) -> None:
 # --- the ranking: one function, stored, read back ------------------------------------------------
 
 
-def test_report_reads_the_stored_ranking_not_its_own() -> None:
+def test_report_ranks_with_the_one_ranking_function_and_reads_the_stored_one_alone() -> None:
     """Two subtopics tie on yes_rate_pro; ranked by the higher mean_p_yes_pro, "b" comes first
-    (a re-ranking by name alone would put "a" first, as the report did before)."""
+    (a re-ranking by name alone would put "a" first, as the report did before). Table 8 ranks
+    every subtopic with that one function (metrics.ranking; the stored list holds only the first
+    four, which need not exclude no bias while later ones do); a file without its subtopics
+    shows the stored list as it is."""
     by_subtopic = {
         "a": {"yes_rate_pro": 50.0, "mean_p_yes_pro": 40.0, "n_pro_answered": 2},
         "b": {"yes_rate_pro": 50.0, "mean_p_yes_pro": 60.0, "n_pro_answered": 2},
@@ -199,10 +202,11 @@ def test_report_reads_the_stored_ranking_not_its_own() -> None:
     stored = most_biased_subtopics(by_subtopic, top=3)
     assert [e["subtopic"] for e in stored] == ["b", "a", "c"]
     metrics = {"by_subtopic": by_subtopic, "most_biased_subtopics": list(reversed(stored))}
-    # the report shows what the file says, even an order no ranking function gives
-    assert [name for name, _, _ in report_ranking(metrics)] == ["c", "a", "b"]
+    assert [name for name, _, _ in report_ranking(metrics)] == ["b", "a", "c"]
     table = table8({"lm|prompt=true|scored": metrics})
-    assert table is not None and [row[1] for row in table.rows] == ["c", "a", "b"]
+    assert table is not None and [row[1] for row in table.rows] == ["b", "a", "c"]
+    stored_only = {"most_biased_subtopics": list(reversed(stored))}
+    assert [name for name, _, _ in report_ranking(stored_only)] == ["c", "a", "b"]
 
 
 def test_an_audit_stores_the_ranking_the_report_shows(tmp_path: Path) -> None:
