@@ -28,6 +28,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "regression"
 # that names the ranking measure of each entry (:mod:`nlibias.metrics.ranking`).
 # One default changed on purpose and edited into the fixtures: ``run.models.*.max_new_tokens`` of
 # generative models is 64 (the command line's 48 now follows the library's one default).
+# ``run.models.*.dtype`` of a local generative model: the dtype its weights were loaded in, added
+# to the smollm2 fixture (float32: the GGUF file is dequantised) when runs began recording it.
 _ADDED_METRICS = ("predictor_kinds", "schema_version")
 
 
