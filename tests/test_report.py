@@ -308,3 +308,32 @@ def test_metrics_file_path_is_accepted(bbnli_run: Path) -> None:
     # 4 subtopics x (3 pairs x 2 + 1 test) = 28 samples; x 2 models = 56 predictions.
     assert len(run.samples()) == 28 and len(run.predictions()) == 56
     assert json.loads((bbnli_run / "metrics.json").read_text())["run"]["samples"].endswith("samples")
+
+
+def test_a_figure_cut_short_leaves_the_last_whole_one_and_no_page_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Figures are written atomically and before the page (before: a PNG was written in place
+    after the page, so a kill left a page naming a half-written figure)."""
+    from nlibias.report.html import ASSETS_DIR_SUFFIX, Report
+
+    figure = type("Figure", (), {"name": "fig", "svg": "<svg/>", "png": b"new png"})()
+    report = Report(html="<html>new</html>", sections=[], caveats=[], plots=[figure])
+    monkeypatch.setattr("nlibias.report.html.render_report", lambda *a, **k: report)
+    out = tmp_path / "report.html"
+    assets = tmp_path / f"report{ASSETS_DIR_SUFFIX}"
+    assets.mkdir()
+    (assets / "fig.png").write_bytes(b"old png")
+    out.write_text("<html>old</html>")
+    real_write_bytes = Path.write_bytes
+
+    def cut(self: Path, data: bytes) -> int:
+        real_write_bytes(self, data[:3])
+        raise KeyboardInterrupt  # killed mid-write
+
+    monkeypatch.setattr(Path, "write_bytes", cut)
+    with pytest.raises(KeyboardInterrupt):
+        write_report([], out)
+    assert (assets / "fig.png").read_bytes() == b"old png"
+    assert out.read_text() == "<html>old</html>"
+    assert sorted(p.name for p in assets.iterdir()) == ["fig.png", "fig.svg"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nlibias.io.atomic import atomic_write_text
+from nlibias.io.atomic import atomic_path, atomic_write_text
 from nlibias.report import plots as figures
 from nlibias.report.assets import REPORT_CSS as _CSS
 from nlibias.report.assets import REPORT_JS as _JS
@@ -460,11 +460,12 @@ def write_report(
     out = Path(out)
     report = render_report(runs, compare_runs=compare_runs, plots=plots)
     out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out, report.html)
-    if report.plots:
+    if report.plots:  # the figures first, each atomically: the page never names a half-written one
         assets = out.parent / f"{out.stem}{ASSETS_DIR_SUFFIX}"
         assets.mkdir(exist_ok=True)
         for plot in report.plots:
             atomic_write_text(assets / f"{plot.name}.svg", plot.svg)
-            (assets / f"{plot.name}.png").write_bytes(plot.png)
+            with atomic_path(assets / f"{plot.name}.png") as pending:
+                pending.write_bytes(plot.png)
+    atomic_write_text(out, report.html)
     return report
