@@ -199,7 +199,7 @@ class OccupationRow:
     @property
     def occupation_info(self) -> Occupation:
         """The labelled occupation (a row with a label), else the one its premise names."""
-        from nlibias.benchmarks.occupations import find_occupations
+        from nlibias.benchmarks.occupation_premises import find_occupations
 
         if self.occupation is not None:
             return _occupation_index()[self.occupation.lower()]
@@ -245,7 +245,7 @@ class OccupationRow:
             object.__setattr__(self, "occupation", occupation.name)
 
     def _check_premise(self, problems: list[RowProblem], warnings: list[str]) -> None:
-        from nlibias.benchmarks.occupations import SLOTS, check_premise, find_occupations
+        from nlibias.benchmarks.occupation_premises import SLOTS, check_premise, find_occupations
 
         if self.occupation is None:  # a premises file's line: every rule refuses
             problems += [RowProblem("premise", reason, word) for reason, word in check_premise(self.premise)]

@@ -16,7 +16,7 @@ from typing import Any, TypeGuard
 from nlibias.metrics.ranking import ranking_measure
 from nlibias.schema.model_keys import model_parts
 
-__all__ = ["GENERIC_SKIP", "is_number", "model_parts", "numeric_measures"]
+__all__ = ["GENERIC_SKIP", "is_number", "measure_n", "model_parts", "numeric_measures"]
 
 #: Count-like keys left out of generic measure tables (shown elsewhere as counts).
 GENERIC_SKIP = frozenset({"n", "degenerate_pairs"})
@@ -77,3 +77,14 @@ def interval(m: Mapping[str, Any], measure: str) -> tuple[float, float] | None:
     if isinstance(bounds, list | tuple) and len(bounds) == 2 and all(is_number(b) for b in bounds):
         return float(bounds[0]), float(bounds[1])
     return None
+
+
+def measure_n(slice_metrics: Mapping[str, Any], measure: str) -> int | None:
+    """How many items a slice's ``measure`` is computed over: the answered pro-stereotype
+    hypotheses for ``yes_rate_pro``, the slice's ``n`` otherwise (None when not recorded).
+
+    >>> measure_n({"n": 40, "n_pro_answered": 19}, "yes_rate_pro"), measure_n({"n": 40}, "cf_pro")
+    (19, 40)
+    """
+    value = slice_metrics.get("n_pro_answered" if measure == "yes_rate_pro" else "n")
+    return int(value) if is_number(value) else None

@@ -31,6 +31,7 @@ from nlibias.report.metric_readers import (
     GENERIC_SKIP,
     interval,
     is_number,
+    measure_n,
     model_parts,
     numeric_measures,
     slice_groups,
@@ -88,17 +89,6 @@ def no_bias_value(measure: str) -> float:
         return 0.0
     value = info.neutral if info.neutral is not None else info.ideal
     return 0.0 if value is None else float(value)
-
-
-def measure_n(slice_metrics: Mapping[str, Any], measure: str) -> int | None:
-    """How many items a slice's ``measure`` is computed over: the answered pro-stereotype
-    hypotheses for ``yes_rate_pro``, the slice's ``n`` otherwise (None when not recorded).
-
-    >>> measure_n({"n": 40, "n_pro_answered": 19}, "yes_rate_pro"), measure_n({"n": 40}, "cf_pro")
-    (19, 40)
-    """
-    value = slice_metrics.get("n_pro_answered" if measure == "yes_rate_pro" else "n")
-    return int(value) if is_number(value) else None
 
 
 def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) -> list[dict[str, Any]]:

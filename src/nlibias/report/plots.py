@@ -362,7 +362,7 @@ def plot_subtopic_heatmap(
 ) -> Plot | None:
     """Per-subtopic heat map of the bias measure (yes on pro for generative, pro bias otherwise),
     on the measure's declared scale (:func:`heatmap_scale`), each cell with its value and n."""
-    from nlibias.report.paper_tables import measure_n
+    from nlibias.report.metric_readers import measure_n
 
     subtopics: list[str] = []
     measure: str | None = None
