@@ -159,3 +159,20 @@ def test_a_generative_bf16_checkpoint_under_auto_gets_the_caveat(
     assert described["dtype"] == "bfloat16"
     (caveat,) = [c for c in run_caveats(load_run(out)) if c.kind == "reduced-precision"]
     assert "bfloat16" in caveat.text
+
+
+def test_extend_fingerprints_the_checkpoints_own_dtype_under_auto(tmp_path: Path) -> None:
+    """Before: under auto the fingerprint recorded the device's dtype (float32 on any device once
+    auto meant the checkpoint's), even for a bf16 checkpoint; now each checkpoint's own."""
+    from nlibias.extension.fingerprint import resolved_dtype
+
+    for name, config in (("bf16", {"dtype": "bfloat16"}), ("plain", {})):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(json.dumps(config))
+    bf16, plain = str(tmp_path / "bf16"), str(tmp_path / "plain")
+    assert resolved_dtype(None, None, [bf16]) == "bfloat16"
+    assert resolved_dtype("cuda", "auto", [f"causal:{bf16}"]) == "bfloat16"
+    assert resolved_dtype(None, None, [bf16, plain]) == "bfloat16,float32"
+    assert resolved_dtype(None, "float32", [bf16]) == "float32"  # asked for: what is used
+    assert resolved_dtype(None, None, ["causal:smollm2"]) == "float32"  # a GGUF file, dequantised
+    assert resolved_dtype(None, None, ["fake:a"]) is None

@@ -53,12 +53,55 @@ def model_files(model: str, revision: str | None) -> str | None:
 
 
 def resolved_dtype(device: str | None, dtype: str | None, models: list[str]) -> str | None:
-    """The dtype the models' weights will have (``None`` = auto resolves by device); fakes have none."""
+    """The dtype the models' weights will have: ``dtype`` when given; under auto each checkpoint's
+    own (its config.json, local or in the Hugging Face cache; float32 for a GGUF file or when it
+    records none), joined with commas when the models differ; ``"auto"`` for a model whose config
+    can be neither found nor fetched (its load then fails and says why). Fakes have none.
+
+    >>> resolved_dtype(None, "bf16", ["x"]), resolved_dtype(None, None, ["fake:a"])
+    ('bfloat16', None)
+    """
     if all(_is_fake(m) for m in models):
         return dtype
-    from nlibias.models.hf_common import choose_device, choose_dtype, dtype_name
+    from nlibias.models.hf_common import dtype_choice
 
-    return dtype_name(choose_dtype(choose_device(device), dtype))
+    chosen = dtype_choice(dtype)
+    if chosen is not None:
+        return chosen
+    found = [_checkpoint_dtype(m) for m in models if not _is_fake(m)]
+    return ",".join(dict.fromkeys(found))
+
+
+def _checkpoint_dtype(model: str) -> str:
+    """The dtype ``model``'s configuration records (hf_common.checkpoint_dtype), read from a local
+    directory or the Hugging Face cache without a download; ``"auto"`` when it is at neither."""
+    import json
+
+    from nlibias.models.hf_common import checkpoint_dtype
+
+    ref = ModelRef.unread(model)
+    name = ref.name if ref.kind.isidentifier() and not Path(model).exists() else model
+    from nlibias.models.generative.sources import SMOLLM2_NAME
+
+    if name.endswith(".gguf") or name == SMOLLM2_NAME:
+        return "float32"  # a GGUF file (the embedded SmolLM2 is one) is dequantised on loading
+    config: Path | None = Path(name).expanduser() / "config.json"
+    if config is None or not config.is_file():
+        try:  # as the model identity beside it reads a hub model: the cache, else one download
+            from huggingface_hub import hf_hub_download, try_to_load_from_cache
+
+            cached = try_to_load_from_cache(name, "config.json")
+            if not isinstance(cached, str):
+                cached = hf_hub_download(name, "config.json")
+        except Exception:  # offline and not cached, or not a hub id: loading it will say why
+            cached = None
+        config = Path(cached) if isinstance(cached, str) else None
+    if config is None:
+        return "auto"
+    try:
+        return checkpoint_dtype(json.loads(config.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return "auto"
 
 
 def _section(name: str, values: Mapping[str, Any]) -> dict[str, Any]:
