@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.textio.text_files import read_text
-from nlibias.textio.yaml_unique import load_yaml
+from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
 DEFAULT_MLM = "bert-large-cased-whole-word-masking"
 PAPER_FILTER_MODELS = (
@@ -201,34 +201,13 @@ def _known_keys(loc: Sequence[Any]) -> list[str]:
     return list(model.model_fields)
 
 
-def _line_of(text: str, loc: Sequence[Any]) -> int | None:
-    """Line (1-based) of the YAML node at ``loc``, or of its deepest existing parent."""
-    try:
-        node: Any = yaml.compose(text)
-    except yaml.YAMLError:
-        return None
-    line = None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            match = next(((k, v) for k, v in node.value if k.value == str(part)), None)
-            if match is None:
-                break
-            line, node = match[0].start_mark.line + 1, match[1]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-            line = node.start_mark.line + 1
-        else:
-            break
-    return line
-
-
 def _problems(exc: ValidationError, text: str | None) -> list[tuple[int | None, str | None, str]]:
     """``(line, field, reason)`` of each pydantic error (an unknown key is named in its reason)."""
     problems: list[tuple[int | None, str | None, str]] = []
     for error in exc.errors():
         loc = [p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
         field = ".".join(str(p) for p in loc)
-        line = _line_of(text, loc) if text is not None else None
+        line = yaml_line_of(text, loc) if text is not None else None
         if error["type"] == "extra_forbidden":
             known = _known_keys(loc)
             close = difflib.get_close_matches(str(loc[-1]), known, n=1)
@@ -266,7 +245,7 @@ def load_config(path: str | Path) -> ExtendConfig:
     problem = settings_problem(config)
     if problem is not None:
         key, reason = problem
-        raise SourceError(path, key, reason, line=_line_of(text, key.split(".")))
+        raise SourceError(path, key, reason, line=yaml_line_of(text, key.split(".")))
     return config
 
 

@@ -26,14 +26,12 @@ nlibias.errors.SourceError: gate.yaml:1: unknown key 'margins'; did you mean 'ma
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from nlibias.errors import SourceError
-from nlibias.textio.yaml_unique import load_yaml
+from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
 OVERALL = "overall"
 DEFAULT_SLICES = (OVERALL, "domain")
@@ -108,35 +106,12 @@ class GateRules(BaseModel):
         return any(rule.max_abs is not None for rule in self.measures.values())
 
 
-def _line_of(text: str, loc: Sequence[Any]) -> int | None:
-    """Line (1-based) of the YAML node at ``loc``, or of its deepest existing parent."""
-    import yaml
-
-    try:
-        node: Any = yaml.compose(text)
-    except yaml.YAMLError:
-        return None
-    line = None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            match = next(((k, v) for k, v in node.value if k.value == str(part)), None)
-            if match is None:
-                break
-            line, node = match[0].start_mark.line + 1, match[1]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-            line = node.start_mark.line + 1
-        else:
-            break
-    return line
-
-
 def _problem(exc: ValidationError, text: str) -> tuple[int | None, str | None, str]:
     """``(line, field, reason)`` of the first pydantic error."""
     error = exc.errors()[0]
     loc = list(error["loc"])
     field = ".".join(str(p) for p in loc)
-    line = _line_of(text, loc)
+    line = yaml_line_of(text, loc)
     if error["type"] == "extra_forbidden":
         known = list((MeasureRule if "measures" in loc[:-1] else GateRules).model_fields)
         close = difflib.get_close_matches(str(loc[-1]), known, n=1)
@@ -163,7 +138,7 @@ def parse_rules(text: str, path: str | Path) -> GateRules:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             reason = f"{name!r} is not a headline measure{hint} (the gate tests {', '.join(known)})"
-            raise SourceError(path, f"measures.{name}", reason, line=_line_of(text, ["measures", name]))
+            raise SourceError(path, f"measures.{name}", reason, line=yaml_line_of(text, ["measures", name]))
     return rules
 
 

@@ -13,6 +13,7 @@ nlibias.errors.SourceError: config.yaml:1: field top_k: the key is given twice (
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +60,31 @@ def load_yaml(text: str, path: str | Path) -> Any:
         line = None if mark is None else mark.line + 1
         problem = getattr(exc, "problem", None) or str(exc)
         raise SourceError(path, None, f"invalid YAML: {problem}", line=line) from None
+
+
+def yaml_line_of(text: str, loc: Sequence[Any]) -> int | None:
+    """Line (1-based) of the YAML node at ``loc`` (a pydantic error's location), or of its deepest
+    existing parent; None when ``text`` does not parse: where a config or rules file's error is.
+
+    >>> yaml_line_of("a:\n  b: 1\n  c: [1, 2]\n", ["a", "c", 1])
+    3
+    """
+    import yaml
+
+    try:
+        node: Any = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next(((k, v) for k, v in node.value if k.value == str(part)), None)
+            if match is None:
+                break
+            line, node = match[0].start_mark.line + 1, match[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
