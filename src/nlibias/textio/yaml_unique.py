@@ -63,7 +63,7 @@ def load_yaml(text: str, path: str | Path) -> Any:
 
 
 def yaml_line_of(text: str, loc: Sequence[Any]) -> int | None:
-    """Line (1-based) of the YAML node at ``loc`` (a pydantic error's location), or of its deepest
+    r"""Line (1-based) of the YAML node at ``loc`` (a pydantic error's location), or of its deepest
     existing parent; None when ``text`` does not parse: where a config or rules file's error is.
 
     >>> yaml_line_of("a:\n  b: 1\n  c: [1, 2]\n", ["a", "c", 1])
