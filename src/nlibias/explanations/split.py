@@ -17,28 +17,12 @@ SplitAnswer(answer='yes', rule='leading-word', explanation='because the premise 
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from nlibias.errors import ConfigError
-from nlibias.models.generative.answers import normalise_text, parse_answer
+from nlibias.models.generative.answers import normalise_text, parse_answer, text_after_leading_answer
 from nlibias.models.generative.prompts import BINARY_ANSWERS
-
-_LEADING_JUNK = re.compile(r"^[\s\"'()\[\]{}<>:;,.\-–—•·=+]+")
-_PREFIXES = (
-    re.compile(r"^(?:(?:my|the|final|short|your)\s+)*answer\b\s*(?:is|would be)?\s*[:\-–—=]?\s*", re.I),
-    re.compile(r"^(?:response|output|assistant|verdict|result|a)\s*:\s*", re.I),
-    re.compile(r"^(?:i\s+would\s+say|i'd\s+say|i\s+say)\s*[:,]?\s*", re.I),
-    re.compile(
-        r"^(?:based\s+on|according\s+to|given|after\s+reading|from)\s+(?:the|this)\s+"
-        r"(?:given\s+|provided\s+)?(?:paragraph|information|premise|text|passage|context)"
-        r"(?:\s+(?:provided|given|above))?\s*,\s*",
-        re.I,
-    ),
-)
-_LEADING = re.compile(r"^(yes|no|maybe|not\s+entailed|entailed|true|false|correct|incorrect)(?![\w'-])", re.I)
-_AFTER_ANSWER = re.compile(r"^[\s,.;:!?\-–—)\]]+")
 
 
 @dataclass(frozen=True)
@@ -49,21 +33,6 @@ class SplitAnswer:
     answer: str | None
     rule: str
     explanation: str
-
-
-def _after_leading_answer(text: str) -> str | None:
-    """The text after a leading answer word (labels such as ``Answer:`` skipped), or None."""
-    for _ in range(4):
-        before = text
-        text = _LEADING_JUNK.sub("", text)
-        for prefix in _PREFIXES:
-            text = prefix.sub("", text)
-        if text == before:
-            break
-    leading = _LEADING.match(text)
-    if leading is None:
-        return None
-    return _AFTER_ANSWER.sub("", text[leading.end() :])
 
 
 def split_answer(text: str | None, answers: tuple[str, ...] = BINARY_ANSWERS) -> SplitAnswer:
@@ -80,7 +49,9 @@ def split_answer(text: str | None, answers: tuple[str, ...] = BINARY_ANSWERS) ->
         return SplitAnswer(parsed.answer, parsed.rule, "")
     cleaned = normalise_text(text)
     rest = (
-        _after_leading_answer(cleaned) if parsed.rule in ("leading-word", "not-an-allowed-answer") else None
+        text_after_leading_answer(cleaned)
+        if parsed.rule in ("leading-word", "not-an-allowed-answer")
+        else None
     )
     explanation = cleaned if rest is None else rest
     return SplitAnswer(parsed.answer, parsed.rule, explanation.strip())

@@ -49,16 +49,20 @@ _MARKDOWN = re.compile(r"[*_`#>~|]+")
 _SPACES = re.compile(r"\s+")
 _LEADING_JUNK = re.compile(r"^[\s\"'“”‘’()\[\]{}<>:;,.\-–—•·=+]+")
 _PREFIXES = (
-    re.compile(r"^(?:(?:my|the|final|short|your)\s+)*answer\b\s*(?:is|would be)?\s*[:\-–—=]?\s*"),
-    re.compile(r"^(?:response|output|assistant|verdict|result|a)\s*:\s*"),
-    re.compile(r"^(?:i\s+would\s+say|i'd\s+say|i\s+say)\s*[:,]?\s*"),
+    re.compile(r"^(?:(?:my|the|final|short|your)\s+)*answer\b\s*(?:is|would be)?\s*[:\-–—=]?\s*", re.I),
+    re.compile(r"^(?:response|output|assistant|verdict|result|a)\s*:\s*", re.I),
+    re.compile(r"^(?:i\s+would\s+say|i'd\s+say|i\s+say)\s*[:,]?\s*", re.I),
     re.compile(
         r"^(?:based\s+on|according\s+to|given|after\s+reading|from)\s+(?:the|this)\s+"
         r"(?:given\s+|provided\s+)?(?:paragraph|information|premise|text|passage|context)"
-        r"(?:\s+(?:provided|given|above))?\s*,\s*"
+        r"(?:\s+(?:provided|given|above))?\s*,\s*",
+        re.I,
     ),
 )
-_LEADING = re.compile(r"^(yes|no|maybe|not\s+entailed|entailed|true|false|correct|incorrect)(?![\w'-])")
+# case-insensitive, so that the explanation splitter reads case-kept text with the same rules
+# (the parser lowercases first, where it changes nothing)
+_LEADING = re.compile(r"^(yes|no|maybe|not\s+entailed|entailed|true|false|correct|incorrect)(?![\w'-])", re.I)
+_AFTER_ANSWER = re.compile(r"^[\s,.;:!?\-–—)\]]+")
 _LEADING_MEANING = {
     "yes": "yes",
     "no": "no",
@@ -146,6 +150,18 @@ def clean_answer_text(text: str) -> str:
     "yes, it's true"
     """
     return normalise_text(text).lower()
+
+
+def text_after_leading_answer(text: str) -> str | None:
+    """The text after a leading answer word (labels such as ``Answer:`` skipped first), case
+    kept; None when the text does not open with an answer word. The explanation of a generated
+    answer (:mod:`nlibias.explanations.split`).
+
+    >>> text_after_leading_answer("Answer: Yes. The premise says so.")
+    'The premise says so.'
+    """
+    leading = _LEADING.match(body := _strip_prefixes(text))
+    return None if leading is None else _AFTER_ANSWER.sub("", body[leading.end() :])
 
 
 def _strip_prefixes(text: str) -> str:
