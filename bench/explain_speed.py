@@ -79,17 +79,6 @@ def canned_answers(count: int) -> list[Any]:
     return answers
 
 
-def judge_pairs(answers: list[Any]) -> list[tuple[str, str]]:
-    """Every pair the judge is asked, in ``judge_answers``' order."""
-    pairs: list[tuple[str, str]] = []
-    for item in answers:
-        for sentence in item.sentences:
-            pairs += [(item.premise, sentence), (item.hypothesis, sentence)]
-        if item.sentences:
-            pairs.append((item.explanation, item.hypothesis))
-    return pairs
-
-
 def per_sentence_loop(clf: Any, pairs: list[tuple[str, str]]) -> np.ndarray:
     """One tokenizer call and one forward per pair (batch of one), probabilities in the
     entailment / neutral / contradiction order."""
@@ -120,7 +109,7 @@ def main() -> None:
     args = parser.parse_args()
 
     threads = common.set_threads(args.threads)
-    from nlibias.explanations.judge import judge_answers
+    from nlibias.explanations.judge import judge_answers, judge_pairs
     from nlibias.models.nli.hf import HFNLIClassifier
     from nlibias.runtime.cache import PredictionCache
 

@@ -71,6 +71,19 @@ def _probs(values: Sequence[float]) -> dict[str, float]:
     return {label: round(float(p), 6) for label, p in zip(STANCES, values, strict=True)}
 
 
+def judge_pairs(answers: Sequence[GeneratedAnswer]) -> list[tuple[str, str]]:
+    """Every (premise, hypothesis) pair the judge is asked, in the order :func:`judge_answers`
+    reads its answers: per sentence (premise, sentence) and (hypothesis, sentence), then per
+    explanation (explanation, hypothesis)."""
+    pairs: list[tuple[str, str]] = []
+    for item in answers:
+        for sentence in item.sentences:
+            pairs += [(item.premise, sentence), (item.hypothesis, sentence)]
+        if item.sentences:
+            pairs.append((item.explanation, item.hypothesis))
+    return pairs
+
+
 def judge_answers(
     answers: Sequence[GeneratedAnswer],
     judge: NLIClassifier,
@@ -80,13 +93,7 @@ def judge_answers(
     progress: bool = True,
 ) -> JudgedAnswers:
     """Judge every explanation of ``answers`` with ``judge`` (module docstring); one row each."""
-    pairs: list[tuple[str, str]] = []
-    for item in answers:
-        for sentence in item.sentences:
-            pairs += [(item.premise, sentence), (item.hypothesis, sentence)]
-        if item.sentences:
-            pairs.append((item.explanation, item.hypothesis))
-    run = predict_pairs(judge, pairs, cache, progress=progress)
+    run = predict_pairs(judge, judge_pairs(answers), cache, progress=progress)
     rows: list[dict[str, Any]] = []
     at = 0
     for item in answers:
