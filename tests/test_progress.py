@@ -154,3 +154,26 @@ def test_commands_draw_bars_only_on_a_terminal_and_never_with_quiet_or_json(
     assert show_progress() and not show_progress(quiet=True) and not show_progress(as_json=True)
     monkeypatch.setattr(sys, "stderr", _LogFile())
     assert not show_progress()
+
+
+def test_a_job_that_draws_bars_undoes_an_earlier_silencing_and_nothing_the_user_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run written to a log silences the libraries' bars for the process; a later job that
+    draws bars (a notebook's next cell, a fine-tuning) turns them back on, and a variable the user
+    set stays as they set it."""
+    import os
+
+    from huggingface_hub.utils import are_progress_bars_disabled
+
+    from nlibias.runtime import progress
+
+    progress.restore_library_bars()  # an earlier test's silencing, undone first
+    monkeypatch.setenv("HF_DATASETS_DISABLE_PROGRESS_BARS", "0")  # the user's own
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+    monkeypatch.setattr(progress, "bars_wanted", lambda wanted=True: wanted)
+    assert progress.prepare_progress(False) is False
+    assert os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1" and are_progress_bars_disabled()
+    assert progress.prepare_progress(True) is True
+    assert "HF_HUB_DISABLE_PROGRESS_BARS" not in os.environ and not are_progress_bars_disabled()
+    assert os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] == "0"

@@ -40,6 +40,7 @@ from nlibias.debias.training_rows import LABELS, iter_training_rows, source_dige
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.stages import canonical, changes, fingerprint, model_identity
+from nlibias.runtime.progress import restore_library_bars
 
 CHECKPOINTS = "checkpoints"
 ID2LABEL = dict(enumerate(LABELS))
@@ -374,11 +375,7 @@ def _train(
     trainer.remove_callback(PrinterCallback)  # it prints log dicts on stdout when the bar is off
     trainer.remove_callback(ProgressCallback)  # its log lines go to stdout too: a quiet bar instead
     if progress:
-        from transformers.utils import logging as transformers_logging
-
-        # asked for: an earlier job in this process may have silenced the libraries' bars (a run
-        # whose stderr was a log file), which would hide this one too
-        transformers_logging.enable_progress_bar()
+        restore_library_bars()  # asked for: an earlier job's silencing would hide this bar too
         trainer.add_callback(_quiet_progress())
     if finished is None:
         result = trainer.train(resume_from_checkpoint=resume_from)

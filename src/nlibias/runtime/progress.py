@@ -49,31 +49,59 @@ def bars_wanted(progress: bool = True) -> bool:
         return False
 
 
+_ENV_SWITCHES = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
+_silenced: dict[str, str | None] = {}
+"""What :func:`silence_library_bars` changed (each variable's value before), so that
+:func:`restore_library_bars` undoes that and nothing a user set."""
+
+
 def silence_library_bars() -> None:
     """Turn off the Hugging Face libraries' own progress bars (weights loading, downloads,
     ``datasets``' maps): for runs whose stderr goes to a log. Libraries not imported yet read the
     environment variables."""
-    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-    os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] = "1"
+    for name in _ENV_SWITCHES:
+        _silenced.setdefault(name, os.environ.get(name))
+        os.environ[name] = "1"
+    _switch_loaded_libraries(on=False)
+
+
+def restore_library_bars() -> None:
+    """Undo :func:`silence_library_bars` (a later job in the same process that draws bars: a
+    notebook's second cell, a fine-tuning after an audit written to a log); nothing when it did
+    not run."""
+    if not _silenced:
+        return
+    for name, before in _silenced.items():
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+    _silenced.clear()
+    _switch_loaded_libraries(on=True)
+
+
+def _switch_loaded_libraries(*, on: bool) -> None:
     if "datasets" in sys.modules:
-        from datasets.utils.logging import disable_progress_bar
+        from datasets.utils import logging as datasets_logging
 
-        disable_progress_bar()
+        (datasets_logging.enable_progress_bar if on else datasets_logging.disable_progress_bar)()
     if "huggingface_hub" in sys.modules:
-        from huggingface_hub.utils import disable_progress_bars
+        from huggingface_hub import utils as hub_utils
 
-        disable_progress_bars()
+        (hub_utils.enable_progress_bars if on else hub_utils.disable_progress_bars)()
     if "transformers" in sys.modules:
         from transformers.utils import logging as transformers_logging
 
-        transformers_logging.disable_progress_bar()
+        (transformers_logging.enable_progress_bar if on else transformers_logging.disable_progress_bar)()
 
 
 def prepare_progress(progress: bool) -> bool:
     """What a job calls first: whether it draws bars; when it does not, the libraries' bars are
-    silenced too."""
+    silenced too, and when it does, an earlier job's silencing is undone."""
     wanted = bars_wanted(progress)
-    if not wanted:
+    if wanted:
+        restore_library_bars()
+    else:
         silence_library_bars()
     return wanted
 
