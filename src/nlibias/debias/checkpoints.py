@@ -15,7 +15,6 @@ the optimizer and scheduler states exist and are not empty.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import shutil
@@ -23,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from nlibias.errors import FileAccessError
+from nlibias.io.temporary import DISK_FULL
 
 PREFIX = "checkpoint-"
 _DISCARDED = "incomplete-"
@@ -110,7 +110,6 @@ def final_step(checkpoint: str | Path | None) -> int | None:
 
 
 #: Error numbers of a device that has no room left (a full disk, a quota).
-_FULL = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded"}
 #: What torch's and safetensors' own errors say when a file write fails (torch's stream writer
 #: raises a RuntimeError, safetensors its SafetensorError, neither an OSError).
 _WRITE_FAILED = (
@@ -138,10 +137,12 @@ def disk_full_named(folder: Path) -> Iterator[None]:
     try:
         yield
     except OSError as error:
-        if error.errno not in _FULL:
+        if error.errno not in DISK_FULL:
             raise
         where = error.filename if error.filename is not None else folder
-        raise FileAccessError(where, f"{_FULL[error.errno]} while writing into {folder}", fix=fix) from error
+        raise FileAccessError(
+            where, f"{DISK_FULL[error.errno]} while writing into {folder}", fix=fix
+        ) from error
     except Exception as error:  # torch's RuntimeError, safetensors' SafetensorError
         if not any(text in str(error) for text in _WRITE_FAILED):
             raise

@@ -23,7 +23,9 @@ from pathlib import Path
 
 from nlibias.errors import FileAccessError
 
-_FULL = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded"}
+DISK_FULL = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded"}
+"""What an OSError says when the device under a folder is full (every folder that names itself on
+it: temporary folders here, checkpoints in :mod:`nlibias.debias.checkpoints`)."""
 _FIX = "set TMPDIR to a folder on a device with free space"
 
 
@@ -33,7 +35,7 @@ def make_temporary_folder(prefix: str) -> Path:
     try:
         return Path(tempfile.mkdtemp(prefix=prefix))
     except OSError as error:
-        reason = _FULL.get(error.errno or 0, error.strerror or str(error))
+        reason = DISK_FULL.get(error.errno or 0, error.strerror or str(error))
         raise FileAccessError(
             tempfile.gettempdir(), f"cannot make a temporary folder: {reason}", fix=_FIX
         ) from error
@@ -47,9 +49,9 @@ def temporary_folder(prefix: str) -> Iterator[Path]:
     try:
         yield folder
     except OSError as error:
-        if error.errno not in _FULL:
+        if error.errno not in DISK_FULL:
             raise
         where = error.filename if error.filename is not None else folder
-        raise FileAccessError(where, f"{_FULL[error.errno]} in the temporary folder", fix=_FIX) from error
+        raise FileAccessError(where, f"{DISK_FULL[error.errno]} in the temporary folder", fix=_FIX) from error
     finally:
         shutil.rmtree(folder, ignore_errors=True)
