@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -35,32 +33,20 @@ def _serve_fill_answers(value: Any) -> str:
     """A fill server (``/v1/completions``) whose top log-probabilities are all ``value``; its echoed
     prompts carry no alternatives, so its alignment cannot be told and is not refused. The server
     runs in a daemon thread until the process ends; its URL is returned."""
+    from test_server_fill import FakeServer
+
     top = {" kind": value, " good": value, " able": value}
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    def answer(payload: dict[str, Any]) -> dict[str, Any]:
+        prompt = str(payload.get("prompt", ""))
+        if payload.get("echo"):
+            logprobs = {"tokens": ["<s>", prompt, " x"], "token_logprobs": [None, -1.0, -0.5]}
+            logprobs["text_offset"] = [0, 0, len(prompt)]
+        else:
+            logprobs = {"tokens": [" x"], "token_logprobs": [-0.5], "top_logprobs": [top]}
+        return {"choices": [{"text": " x", "logprobs": logprobs}]}
 
-        def do_POST(self) -> None:
-            payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            prompt = str(payload.get("prompt", ""))
-            if payload.get("echo"):
-                logprobs = {"tokens": ["<s>", prompt, " x"], "token_logprobs": [None, -1.0, -0.5]}
-                logprobs["text_offset"] = [0, 0, len(prompt)]
-            else:
-                logprobs = {"tokens": [" x"], "token_logprobs": [-0.5], "top_logprobs": [top]}
-            body = json.dumps({"choices": [{"text": " x", "logprobs": logprobs}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}/v1"
+    return FakeServer(answer).url
 
 
 def fill_and_messages_cases() -> list[Case]:

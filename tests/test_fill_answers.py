@@ -5,11 +5,8 @@ refused instead of filling with a new, random head."""
 
 from __future__ import annotations
 
-import json
 import math
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -18,52 +15,31 @@ import pytest
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.models.mlm.mask_filler import FillBatch, FillCandidate, check_fill_answer, check_fill_batch
-from test_server_fill import completion  # the toy LM behind the fake server
+from test_server_fill import FakeServer, completion  # the toy LM behind the fake server
 
 
-class TamperedServer:
+def tampered_server(tamper: Callable[[Any], Any]) -> FakeServer:
     """The toy LM's server with every answer's log-probabilities passed through ``tamper``."""
 
-    def __init__(self, tamper: Callable[[Any], Any]) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    def answer(payload: dict[str, Any]) -> dict[str, Any]:
+        answered = completion(payload)
+        logprobs = answered["choices"][0]["logprobs"]
+        logprobs["top_logprobs"] = [
+            None if top is None else {t: tamper(v) for t, v in top.items()}
+            for top in logprobs["top_logprobs"]
+        ]
+        logprobs["token_logprobs"] = [None if v is None else tamper(v) for v in logprobs["token_logprobs"]]
+        return answered
 
-            def do_POST(self) -> None:
-                payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                answer = completion(payload)
-                logprobs = answer["choices"][0]["logprobs"]
-                logprobs["top_logprobs"] = [
-                    None if top is None else {t: tamper(v) for t, v in top.items()}
-                    for top in logprobs["top_logprobs"]
-                ]
-                logprobs["token_logprobs"] = [
-                    None if v is None else tamper(v) for v in logprobs["token_logprobs"]
-                ]
-                body = json.dumps(answer).encode()  # NaN is written as NaN, which json.loads reads
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    return FakeServer(answer)
 
 
 @pytest.fixture()
-def tampered() -> Iterator[Callable[[Callable[[Any], Any]], TamperedServer]]:
-    servers: list[TamperedServer] = []
+def tampered() -> Iterator[Callable[[Callable[[Any], Any]], FakeServer]]:
+    servers: list[FakeServer] = []
 
-    def start(tamper: Callable[[Any], Any]) -> TamperedServer:
-        servers.append(TamperedServer(tamper))
+    def start(tamper: Callable[[Any], Any]) -> FakeServer:
+        servers.append(tampered_server(tamper))
         return servers[-1]
 
     yield start
@@ -81,7 +57,7 @@ def tampered() -> Iterator[Callable[[Callable[[Any], Any]], TamperedServer]]:
     ids=["above-zero", "nan", "text"],
 )
 def test_server_fill_answers_are_refused_naming_url_and_field(
-    tampered: Callable[[Callable[[Any], Any]], TamperedServer], tamper: Callable[[Any], Any], said: str
+    tampered: Callable[[Callable[[Any], Any]], FakeServer], tamper: Callable[[Any], Any], said: str
 ) -> None:
     from nlibias.models.mlm.server_fill import ServerCausalFiller
 

@@ -8,7 +8,7 @@ import hashlib
 import json
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -83,8 +83,12 @@ def completion(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 class FakeServer:
-    def __init__(self) -> None:
+    """A local OpenAI-style ``/v1/completions`` server answering with ``answer(payload)`` (the toy
+    LM by default), in a daemon thread; :meth:`close` stops it."""
+
+    def __init__(self, answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.requests: list[dict[str, Any]] = []
+        answering = completion if answer is None else answer
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -93,7 +97,7 @@ class FakeServer:
             def do_POST(self) -> None:
                 payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 owner.requests.append(payload)
-                body = json.dumps(completion(payload)).encode()
+                body = json.dumps(answering(payload)).encode()  # NaN written as NaN, as json reads it
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -107,13 +111,16 @@ class FakeServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
 
 @pytest.fixture()
 def server() -> Iterator[FakeServer]:
     fake = FakeServer()
     yield fake
-    fake.httpd.shutdown()
-    fake.httpd.server_close()
+    fake.close()
 
 
 def reference_fill(
