@@ -13,7 +13,6 @@ m     | no evidence of bias | 52.78 [46.83, 58.73]
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -87,28 +86,15 @@ def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
 
 
 def verdict_table_html(metrics: Mapping[str, Any]) -> str:
-    """The verdict table as an HTML ``<table>`` (with the most biased slices under each model);
+    """The verdict table of a ``metrics.json`` as HTML: the report's own table
+    (:func:`nlibias.report.verdict_html.verdict_table`, without glossary links), for a notebook;
     ``""`` when no model reports a headline measure.
 
     >>> metrics = {"models": {"m": {"overall": {"M1": 53.2, "ci": {"M1": [51.45, 55.5]}}}}}
     >>> "pro-stereotype bias" in verdict_table_html(metrics)
     True
     """
+    from nlibias.report.verdict_html import verdict_table
+
     verdicts = [v for v in run_verdicts(metrics) if v.headline]
-    if not verdicts:
-        return ""
-    header, rows = verdict_rows(verdicts)
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = []
-    for verdict, row in zip(verdicts, rows, strict=True):
-        cells = "".join(f"<td>{html.escape(c)}</td>" for c in row)
-        body.append(f"<tr>{cells}</tr>")
-        if verdict.biased_slices:
-            items = "; ".join(
-                html.escape(f"{s.group} {s.name}: {s.reading.formatted()}") for s in verdict.biased_slices
-            )
-            body.append(f'<tr><td colspan="{len(header)}">most biased slices: {items}</td></tr>')
-    return (
-        f'<table class="nlibias-verdict"><caption>{html.escape(TITLE)}</caption>'
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-    )
+    return verdict_table(verdicts, glossary=()) if verdicts else ""
