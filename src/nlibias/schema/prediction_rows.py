@@ -30,6 +30,7 @@ answer - 'banana' is not an answer word of yes/no/maybe
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
@@ -101,9 +102,33 @@ def check_distribution(values: Mapping[str, Any], field: str, what: str = "proba
         )
 
 
+LOG_PROBABILITY_SLACK = 1e-4
+"""How far above 0 a log-probability may lie: rounding of log(1) in a float32 log-softmax."""
+
+
+def log_probability_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as a log-probability (or a sum of them), or None: the one rule
+    of log-probabilities whatever brings them (a predictions file, another tool's log, a fill
+    server's answer): a real number (not text, not a bool), finite, at most 0.
+
+    >>> log_probability_problem(-0.5), log_probability_problem(np.float32(0.0))
+    (None, None)
+    >>> log_probability_problem("-0.5"), log_probability_problem(3.0)
+    ("'-0.5' is not a finite number: str, not a number", '3.0 is above 0')
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return f"{value!r} is not a finite number: {type(value).__name__}, not a number"
+    number = float(value)
+    if not math.isfinite(number):
+        return f"{number} is not a finite number"
+    if number > LOG_PROBABILITY_SLACK:
+        return f"{number} is above 0"
+    return None
+
+
 def check_loglikelihood(value: Any, field: str) -> float:
-    """``value`` as a log-likelihood (a sum of log-probabilities: finite, at most 0), else
-    :class:`RowRefused`.
+    """``value`` as a log-likelihood (a sum of log-probabilities: :func:`log_probability_problem`),
+    else :class:`RowRefused`.
 
     >>> check_loglikelihood(-2.5, "score_more")
     -2.5
@@ -111,12 +136,9 @@ def check_loglikelihood(value: Any, field: str) -> float:
     Traceback (most recent call last):
     nlibias.schema.prediction_rows.RowRefused: filtered_resps[0]: 3.0 is above 0: a log-likelihood (a sum of log-probabilities) is at most 0
     """
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise RowRefused(field, f"{value!r} is not a finite number (a log-likelihood)")
-    if value > PROBABILITY_TOLERANCE:
-        raise RowRefused(
-            field, f"{value!r} is above 0: a log-likelihood (a sum of log-probabilities) is at most 0"
-        )
+    problem = log_probability_problem(value)
+    if problem is not None:
+        raise RowRefused(field, f"{problem}: a log-likelihood (a sum of log-probabilities) is at most 0")
     return float(value)
 
 

@@ -23,10 +23,9 @@ import numpy as np
 
 from nlibias.errors import SourceError
 from nlibias.models.batching import plan_batches
+from nlibias.schema.prediction_rows import log_probability_problem
 
 MASK = "<mask>"
-#: Rounding a log-probability of 1 may give above 0 (float32 log-softmax): this much is allowed.
-LOG_PROB_SLACK = 1e-4
 
 
 def check_fill_answer(word: Any, log_prob: Any, *, source: str, field: str) -> float:
@@ -53,14 +52,10 @@ def check_fill_answer(word: Any, log_prob: Any, *, source: str, field: str) -> f
 
     if not isinstance(word, str) or not word:
         raise refuse("the word is empty or not text")
-    if isinstance(log_prob, bool) or not isinstance(log_prob, int | float | np.integer | np.floating):
-        raise refuse(f"the log-probability {log_prob!r} is {type(log_prob).__name__}, not a number")
-    value = float(log_prob)
-    if not math.isfinite(value):
-        raise refuse(f"the log-probability is {value}")
-    if value > LOG_PROB_SLACK:
-        raise refuse(f"the log-probability {value} is above 0 (a probability above 1)")
-    return value
+    problem = log_probability_problem(log_prob)
+    if problem is not None:
+        raise refuse(f"the log-probability {problem} (a probability is at most 1)")
+    return float(log_prob)
 
 
 def check_fill_batch(batch: FillBatch, *, source: str, texts: int) -> None:
