@@ -156,6 +156,11 @@ def test_mismatched_samples_are_refused(runs: dict[str, Path]) -> None:
             "slices: [overall, occupation]\n",
             "slices occupation of measure bbnli_bias_score are not groupings",
         ),
+        ("worse: farther\n", "rules.yaml:1: field worse: Input should be 'away_from_neutral' or"),
+        (
+            "measures:\n  S:\n    worse: towards_stereotype\n",
+            "rules.yaml:3: field measures.S.worse: S is a magnitude (no stereotype side)",
+        ),
     ],
 )
 def test_bad_rules_are_refused_with_the_line(
@@ -218,3 +223,17 @@ def test_html_report_has_a_before_after_section_for_debias_runs(
     section = report.html.split('<section id="debias">')[1].split("</section>")[0]
     assert "m-aug-s1 against m-base-s1" in section and '+5.00 <span class="ci">[3.00, 7.00]</span>' in section
     assert section.count("no change") == 2 and "at least 1.0 point(s)" in section
+
+
+def test_worse_towards_the_stereotype_from_the_rules_file(runs: dict[str, Path], tmp_path: Path) -> None:
+    # Set at the top, the direction reaches every signed measure's checks, and the JSON says which
+    # change each check tested; the candidate (pro rows turned to entailment) still fails.
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("bootstrap: 200\nslices: [overall]\nworse: towards_stereotype\n")
+    result = runner.invoke(
+        app, ["gate", str(runs["cand"]), "--baseline", str(runs["base"]), "--rules", str(rules), "--json"]
+    )
+    assert result.exit_code == 1, result.output
+    checks = json.loads(result.output)["checks"]
+    assert {c["worse"] for c in checks} == {"towards_stereotype"}
+    assert all(c["change"] == pytest.approx(c["delta"]) for c in checks)

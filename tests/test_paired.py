@@ -13,7 +13,14 @@ from nlibias.metrics.bbnli import EncodedSamples, bbnli_measures, encode_samples
 from nlibias.metrics.bbnli_scorer import score_bbnli_columns
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.metric_frame import slice_rng
-from nlibias.metrics.paired import bbnli_units, compare_units, holm, mean_units
+from nlibias.metrics.paired import (
+    TOWARDS_STEREOTYPE,
+    bbnli_units,
+    bias_change,
+    compare_units,
+    holm,
+    mean_units,
+)
 from nlibias.schema import Sample
 from nlibias.schema.columns import SampleColumns
 
@@ -132,18 +139,22 @@ def _fails(
     fresh: float,
     resamples: int,
     base_shift: float = 0.0,
+    worse: str | None = None,
 ) -> bool:
     base = _simulated_run(rng, n_pairs, base_shift, 1.0, np.zeros(2 * n_pairs))
     cand = _simulated_run(rng, n_pairs, pro_shift, fresh, base)
     seed = int(rng.integers(1 << 30))
     found = compare_units(
-        bbnli_units(_encoded(base)), bbnli_units(_encoded(cand)), [SCORE], resamples=resamples, seed=seed
-    )
+        bbnli_units(_encoded(base)), bbnli_units(_encoded(cand)), [SCORE], resamples=resamples, seed=seed,
+        worse=None if worse is None else {SCORE.name: worse},
+    )  # fmt: skip
     return found[0].p_adjusted < 0.05
 
 
-@pytest.mark.parametrize("shift", [0.0, 0.05])
-def test_a_candidate_equal_in_distribution_fails_at_most_at_the_nominal_rate(shift: float) -> None:
+@pytest.mark.parametrize(("shift", "worse"), [(0.0, None), (0.05, None), (0.0, TOWARDS_STEREOTYPE)])
+def test_a_candidate_equal_in_distribution_fails_at_most_at_the_nominal_rate(
+    shift: float, worse: str | None
+) -> None:
     # 200 simulated gates on 100 pairs, the candidate answering independently from the baseline's
     # distribution (exchangeable pro/anti noise around a true score of 0, or of 10 points with
     # shift .05): both are equally biased. Under a 5 % test the number of failures is at most
@@ -152,7 +163,7 @@ def test_a_candidate_equal_in_distribution_fails_at_most_at_the_nominal_rate(shi
     tail = [math.comb(runs, i) * 0.05**i * 0.95 ** (runs - i) for i in range(runs + 1)]
     bound = next(k for k in range(runs) if sum(tail[k + 1 :]) < 0.001)
     rng = np.random.default_rng(2024)
-    failures = sum(_fails(rng, 100, shift, 1.0, 200, base_shift=shift) for _ in range(runs))
+    failures = sum(_fails(rng, 100, shift, 1.0, 200, base_shift=shift, worse=worse) for _ in range(runs))
     assert failures <= bound, (failures, bound)
 
 
@@ -169,6 +180,29 @@ def test_three_points_more_pro_stereotype_bias_fails_nine_times_in_ten() -> None
     rng = np.random.default_rng(11)
     failures = sum(_fails(rng, 1138, 0.20, 0.1, 200, base_shift=0.05) for _ in range(50))
     assert failures >= 45, failures
+
+
+def test_near_no_bias_the_change_towards_the_stereotype_keeps_its_power() -> None:
+    # The same +3 points (10 % of answers given afresh at .30 per sample: 10 % x 30 = 3) around a
+    # baseline with no bias. |m - ν| folds each resample's baseline at 0, so the default direction
+    # cannot tell this from a baseline at -1.5 and a candidate at +1.5 (equally biased): it fails
+    # in a minority of runs (13 of 50 with these draws; measured, not asserted). The signed change
+    # m_cand - m_base keeps the pairing's precision (about .7 points) and fails nearly always.
+    rng = np.random.default_rng(5)
+    failures = sum(
+        _fails(rng, 1138, 0.15, 0.1, 200, base_shift=0.0, worse=TOWARDS_STEREOTYPE) for _ in range(50)
+    )
+    assert failures >= 45, failures
+
+
+def test_the_change_of_each_direction_by_hand() -> None:
+    # Baseline -1.5, candidate +1.5: |1.5| - |-1.5| = 0 away from neutral, +3 towards the stereotype.
+    # Baseline 0, candidate 3: 3 either way. Baseline 4, candidate 1: -3 either way.
+    base, cand = np.array([-1.5, 0.0, 4.0]), np.array([1.5, 3.0, 1.0])
+    assert bias_change(SCORE, base, cand, "away_from_neutral").tolist() == [0.0, 3.0, -3.0]
+    assert bias_change(SCORE, base, cand, TOWARDS_STEREOTYPE).tolist() == [3.0, 3.0, -3.0]
+    with pytest.raises(ValueError, match="magnitude"):
+        bias_change(ALL_MEASURES["S"], base, cand, TOWARDS_STEREOTYPE)
 
 
 @pytest.mark.parametrize("benchmark", ["bbnli", "wq-nli", "occupations", "crows-pairs"])

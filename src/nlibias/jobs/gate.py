@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.jobs.gate_rules import DEFAULT_SLICES, OVERALL, GateRules, load_rules
-from nlibias.metrics.paired import Comparison, RunUnits, compare_units
+from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Comparison, RunUnits, compare_units
 from nlibias.schema.measure_info import MeasureInfo
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class GateCheck:
             "rule": self.rule, "slicing": c.slicing, "slice": c.slice, "n_units": c.n_units,
             "baseline": c.baseline, "baseline_ci": c.baseline_ci, "candidate": c.candidate,
             "candidate_ci": c.candidate_ci, "delta": c.delta, "delta_ci": c.delta_ci,
-            "change": c.change, "change_ci": c.change_ci, "p": c.p, "p_adjusted": c.p_adjusted,
+            "change": c.change, "change_ci": c.change_ci, "worse": c.worse, "p": c.p, "p_adjusted": c.p_adjusted,
             "limit": self.limit, "neutral": self.neutral, "verdict": "fail" if self.failed else "pass",
             "detail": self.detail,
         }  # fmt: skip
@@ -267,7 +267,7 @@ def _checks(
             failed = c.p_adjusted < alpha
             detail = (
                 f"{where}: {_fmt(c.candidate, c.candidate_ci)} against {_fmt(c.baseline, c.baseline_ci)}, "
-                f"delta {_fmt(c.delta, c.delta_ci)}, change in bias {_fmt(c.change, c.change_ci)} "
+                f"delta {_fmt(c.delta, c.delta_ci)}, {_CHANGE_WORDS[c.worse]} {_fmt(c.change, c.change_ci)} "
                 f"(margin {c.margin:g}), adjusted p {c.p_adjusted:.4f} "
                 + ("<" if failed else ">=")
                 + f" {alpha:g}"
@@ -309,6 +309,9 @@ def _checks(
     return found
 
 
+_CHANGE_WORDS = {AWAY_FROM_NEUTRAL: "change in bias", TOWARDS_STEREOTYPE: "change towards the stereotype"}
+
+
 def _model_checks(
     cand: RunUnits,
     base: RunUnits | None,
@@ -324,6 +327,7 @@ def _model_checks(
             base if base is not None else cand, cand, [info], slices=_slices(cand, rules, info),
             resamples=rules.bootstrap, seed=rules.seed, confidence=rules.confidence,
             margins={info.name: rules.margin_of(info.name)},
+            worse={info.name: rules.worse_of(info.name, info.signed)},
         )  # fmt: skip
         found += _checks(models[0], models[1], info, comparisons, rules)
     return found

@@ -8,29 +8,40 @@ A rules file is YAML, every key checked (unknown ones refused with the line):
     bootstrap: 1000       # resamples of the paired bootstrap
     seed: 0
     margin: 0.0           # points a measure may grow away from "no bias" before it counts
+    worse: away_from_neutral      # or towards_stereotype (signed measures): see below
     slices: [overall, domain]     # overall and groupings (domain, subtopic, ...)
     measures:
       bbnli_bias_score:
         margin: 1.0
         max_abs: 5        # fail when the candidate's whole interval lies beyond neutral +- 5
         slices: [overall, domain, subtopic]
+      tp_bias_score:
+        worse: towards_stereotype
+
+``worse`` says which change counts against the candidate: ``away_from_neutral`` (the default,
+``|m_cand - ν| - |m_base - ν|``) or, for a signed measure, ``towards_stereotype`` (``m_cand -
+m_base``: any move to the stereotype side, which the default flags rarely when the baseline sits
+near "no bias"; :mod:`nlibias.metrics.paired`). Set at the top, it applies to the signed measures
+and leaves S and ΔP (magnitudes) away from their ideal.
 
 >>> rules = parse_rules("margin: 0.5\\nmeasures:\\n  bbnli_bias_score: {max_abs: 5}\\n", "gate.yaml")
 >>> rules.margin_of("bbnli_bias_score"), rules.max_abs_of("bbnli_bias_score"), rules.max_abs_of("M1")
 (0.5, 5.0, None)
 >>> parse_rules("margins: 1\\n", "gate.yaml")
 Traceback (most recent call last):
-nlibias.errors.SourceError: gate.yaml:1: unknown key 'margins'; did you mean 'margin'? (known here: confidence, bootstrap, seed, margin, slices, measures)
+nlibias.errors.SourceError: gate.yaml:1: unknown key 'margins'; did you mean 'margin'? (known here: confidence, bootstrap, seed, margin, worse, slices, measures)
 """
 
 from __future__ import annotations
 
 import difflib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from nlibias.errors import SourceError
+from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
 OVERALL = "overall"
@@ -41,6 +52,12 @@ def _headline_names() -> list[str]:
     from nlibias.metrics.meta import ALL_MEASURES
 
     return [name for name, info in ALL_MEASURES.items() if info.headline]
+
+
+def _is_signed(name: str) -> bool:
+    from nlibias.metrics.meta import ALL_MEASURES
+
+    return ALL_MEASURES[name].signed
 
 
 def _singular(slicing: str) -> str:
@@ -60,6 +77,8 @@ class MeasureRule(BaseModel):
     beyond it fails)."""
     slices: list[str] | None = None
     """Overrides the file's ``slices`` for this measure."""
+    worse: Literal["away_from_neutral", "towards_stereotype"] | None = None
+    """Overrides the file's ``worse`` for this measure (``towards_stereotype``: signed ones only)."""
 
     @field_validator("slices")
     @classmethod
@@ -78,6 +97,7 @@ class GateRules(BaseModel):
     bootstrap: int = Field(default=1000, ge=1)
     seed: int = 0
     margin: float = Field(default=0.0, ge=0.0)
+    worse: Literal["away_from_neutral", "towards_stereotype"] = "away_from_neutral"
     slices: list[str] = Field(default_factory=lambda: list(DEFAULT_SLICES))
     measures: dict[str, MeasureRule] = Field(default_factory=dict)
 
@@ -91,6 +111,12 @@ class GateRules(BaseModel):
     def margin_of(self, measure: str) -> float:
         rule = self.measures.get(measure)
         return self.margin if rule is None or rule.margin is None else rule.margin
+
+    def worse_of(self, measure: str, signed: bool) -> str:
+        """The direction a change of ``measure`` is tested in (a magnitude: away from its ideal)."""
+        rule = self.measures.get(measure)
+        chosen = self.worse if rule is None or rule.worse is None else rule.worse
+        return chosen if signed else AWAY_FROM_NEUTRAL
 
     def max_abs_of(self, measure: str) -> float | None:
         rule = self.measures.get(measure)
@@ -139,6 +165,10 @@ def parse_rules(text: str, path: str | Path) -> GateRules:
             hint = f"; did you mean {close[0]!r}?" if close else ""
             reason = f"{name!r} is not a headline measure{hint} (the gate tests {', '.join(known)})"
             raise SourceError(path, f"measures.{name}", reason, line=yaml_line_of(text, ["measures", name]))
+        if rules.measures[name].worse == TOWARDS_STEREOTYPE and not _is_signed(name):
+            reason = f"{name} is a magnitude (no stereotype side): only {AWAY_FROM_NEUTRAL} applies to it"
+            where = ["measures", name, "worse"]
+            raise SourceError(path, f"measures.{name}.worse", reason, line=yaml_line_of(text, where))
     return rules
 
 

@@ -12,7 +12,11 @@ side), and the measures come from each scorer's own function of the resampled to
 
 For a headline measure with neutral value ν (``../shared/DESIGN.md``, "Gate") each resample gives
 the change in bias ``d = |m_cand - ν| - |m_base - ν|`` (for S and ΔP, whose neutral value is an
-end of their range, this is the change in the worse direction). The comparison reports the
+end of their range, this is the change in the worse direction). A signed measure may instead be
+held to the change towards the stereotype, ``d = m_cand - m_base`` (:data:`TOWARDS_STEREOTYPE`):
+``|m - ν|`` folds each resample's baseline at ν, so near "no bias" the default cannot tell a
+baseline at −1.5 and a candidate at +1.5 (equally biased) from one at 0 and one at +3, and flags
+the second rarely; the signed change keeps the pairing's precision there. The comparison reports the
 difference ``Δ = m_cand - m_base`` and ``d`` with their percentile intervals and the one-sided
 bootstrap p-value ``(1 + #{d_b <= margin}) / (B + 1)`` of "the candidate is more biased by more
 than ``margin``" (a resample where ``d`` is undefined counts as not worse); :func:`holm` adjusts
@@ -39,6 +43,12 @@ from nlibias.metrics.bootstrap import Statistic, bootstrap_intervals
 from nlibias.metrics.metric_frame import group_positions, slice_rng
 from nlibias.metrics.pairing import NO_STEREOTYPE, pair_positions
 from nlibias.schema.measure_info import MeasureInfo
+
+AWAY_FROM_NEUTRAL = "away_from_neutral"
+"""Worse = farther from "no bias" (DESIGN.md's gate; every measure)."""
+TOWARDS_STEREOTYPE = "towards_stereotype"
+"""Worse = higher on a signed measure's stereotype side (``d = m_cand - m_base``)."""
+WORSE_DIRECTIONS = (AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE)
 
 OVERALL = "overall"
 """The slice of every unit (:func:`compare_units`' ``slices`` names groupings besides it)."""
@@ -160,6 +170,8 @@ class Comparison:
     p: float
     """One-sided bootstrap p-value of "more biased by more than ``margin``"."""
     margin: float
+    worse: str = AWAY_FROM_NEUTRAL
+    """Which change ``change`` measures: :data:`AWAY_FROM_NEUTRAL` or :data:`TOWARDS_STEREOTYPE`."""
     p_adjusted: float = 1.0
     """``p`` after Holm's correction over the slices of this model and measure."""
 
@@ -232,6 +244,25 @@ def paired_resamples(
     )
 
 
+def bias_change(info: MeasureInfo, base: np.ndarray, cand: np.ndarray, worse: str) -> np.ndarray:
+    """``d`` per resample: how much more biased the candidate is than the baseline.
+
+    >>> gap = MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)
+    >>> bias_change(gap, np.array([-1.5, 0.0]), np.array([1.5, 3.0]), AWAY_FROM_NEUTRAL).tolist()
+    [0.0, 3.0]
+    >>> bias_change(gap, np.array([-1.5, 0.0]), np.array([1.5, 3.0]), TOWARDS_STEREOTYPE).tolist()
+    [3.0, 3.0]
+    """
+    if worse == TOWARDS_STEREOTYPE:
+        if not info.signed:
+            raise ValueError(f"{info.name} is a magnitude: only {AWAY_FROM_NEUTRAL} applies to it")
+        return cand - base
+    if worse != AWAY_FROM_NEUTRAL:
+        raise ValueError(f"worse is {worse!r}; use one of {', '.join(WORSE_DIRECTIONS)}")
+    neutral = info.neutral if info.neutral is not None else 0.0
+    return np.abs(cand - neutral) - np.abs(base - neutral)
+
+
 def compare_slice(
     base: RunUnits,
     cand: RunUnits,
@@ -244,8 +275,10 @@ def compare_slice(
     rng: np.random.Generator,
     confidence: float = 0.95,
     margins: Mapping[str, float] | None = None,
+    worse: Mapping[str, str] | None = None,
 ) -> list[Comparison]:
-    """The :class:`Comparison` of each measure of ``infos`` on one slice (unadjusted p-values)."""
+    """The :class:`Comparison` of each measure of ``infos`` on one slice (unadjusted p-values);
+    ``worse`` names a measure's direction (:data:`WORSE_DIRECTIONS`; unnamed: away from neutral)."""
     drawn_base, drawn_cand = paired_resamples(
         base, cand, [i.name for i in infos], index=index, resamples=resamples, rng=rng
     )
@@ -253,11 +286,16 @@ def compare_slice(
     for info in infos:
         margin = float((margins or {}).get(info.name, 0.0))
         b, c = drawn_base[info.name], drawn_cand[info.name]
-        neutral = info.neutral if info.neutral is not None else 0.0
-        change = np.abs(c - neutral) - np.abs(b - neutral)
-        worse = np.sum(~(change <= margin) & ~np.isnan(change))  # NaN: not worse
+        direction = (worse or {}).get(info.name, AWAY_FROM_NEUTRAL)
+        change = bias_change(info, b, c, direction)
+        n_worse = np.sum(~(change <= margin) & ~np.isnan(change))  # NaN: not worse
         base_value, cand_value = _point(base, index, info.name), _point(cand, index, info.name)
         both_defined = base_value is not None and cand_value is not None
+        point_change = (
+            float(bias_change(info, np.array([base_value]), np.array([cand_value]), direction)[0])
+            if both_defined
+            else None
+        )
         found.append(
             Comparison(
                 measure=info.name,
@@ -270,10 +308,11 @@ def compare_slice(
                 candidate_ci=_interval(c, confidence),
                 delta=cand_value - base_value if both_defined else None,  # type: ignore[operator]
                 delta_ci=_interval(c - b, confidence),
-                change=abs(cand_value - neutral) - abs(base_value - neutral) if both_defined else None,  # type: ignore[operator]
+                change=point_change,
                 change_ci=_interval(change, confidence),
-                p=(1.0 + (len(change) - worse)) / (len(change) + 1.0),
+                p=(1.0 + (len(change) - n_worse)) / (len(change) + 1.0),
                 margin=margin,
+                worse=direction,
             )
         )
     return found
@@ -299,6 +338,7 @@ def compare_units(
     seed: int = 0,
     confidence: float = 0.95,
     margins: Mapping[str, float] | None = None,
+    worse: Mapping[str, str] | None = None,
 ) -> list[Comparison]:
     """Every measure of ``infos`` on every slice of ``slices`` (``overall`` and grouping names; a
     grouping the units lack gives none), p-values Holm-adjusted over the slices of each measure.
@@ -319,6 +359,7 @@ def compare_units(
                     rng=slice_rng(seed, label),
                     confidence=confidence,
                     margins=margins,
+                    worse=worse,
                 )
             )
     adjusted: list[Comparison] = []
