@@ -35,7 +35,7 @@ from typing import Any, TypedDict
 from nlibias.debias.her_resolver import DEFAULT_HER_MODEL, HerResolver, check_her
 from nlibias.debias.occupation_match import MATCH_RULES, occupations_in
 from nlibias.debias.swap import Swapper, SwapPlan
-from nlibias.debias.training_rows import TrainingRow, iter_training_rows, source_digest, source_kind
+from nlibias.debias.training_rows import TrainingRow, TrainingSet, describe_training_set
 from nlibias.debias.wordlists import SwapList, read_pairs, swap_list_named
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import PendingFile, json_line, temporary_file, write_json
@@ -92,7 +92,7 @@ def _check_options(select: str, match: str) -> None:
 
 
 def augment_gender_swap(
-    train: str | Path,
+    train: str | Path | TrainingSet,
     out_dir: str | Path,
     *,
     select: str = "occupation",
@@ -113,7 +113,9 @@ def augment_gender_swap(
     ``her``: ``rule`` (the swap rule reads every "her") or ``lm``: ``her_model`` (a name, see
     :meth:`HerResolver.load`, or a loaded :class:`HerResolver`; default :data:`DEFAULT_HER_MODEL`,
     refused with ``her='rule'``) reads each "her" the rule has no cue for; the training set is
-    then read twice (the texts to read first, all in one batch).
+    then read twice (the texts to read first, all in one batch). ``train`` may be a
+    :class:`TrainingSet` already described (``nlibias debias`` checks and hashes it once, before
+    any step): its kind and SHA-256 are taken as they are.
     """
     _check_options(select, match)
     check_her(her, her_model)
@@ -121,16 +123,16 @@ def augment_gender_swap(
     if names is not None:
         swaps = swaps.with_names(read_pairs(names, both_ways=True))
     swapper = Swapper(swaps)
-    kind, location = source_kind(train)
+    data = train if isinstance(train, TrainingSet) else describe_training_set(train, split)
     out = Path(out_dir)
-    _check_out(kind, location, out)
+    _check_out(data.kind, data.location, out)
     resolver: HerResolver | None = None
     resolved: dict[str, tuple[str, list[tuple[str, str]]]] = {}
     counts: Counter[str] = Counter()
     if her == "lm":
         given = her_model if her_model is not None else DEFAULT_HER_MODEL
         resolver = given if isinstance(given, HerResolver) else HerResolver.load(given)
-        resolved = _read_open_her(train, split, swapper, select, match, resolver, counts, progress)
+        resolved = _read_open_her(data, split, swapper, select, match, resolver, counts, progress)
     swap_counts: Counter[str] = Counter()
     by_occupation: Counter[str] = Counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -140,7 +142,7 @@ def augment_gender_swap(
     try:
         with PendingFile(out / TRAIN_FILE) as pending, os.fdopen(fd, "w", encoding="utf-8") as spill:
             keys = _write_originals(
-                train,
+                data,
                 split,
                 swapper,
                 swap,
@@ -154,7 +156,7 @@ def augment_gender_swap(
             if not counts["original_rows_written"]:
                 read = counts["rows_read"]
                 raise SourceError(
-                    location, None, f"no rows with a gold label ({read} row{'s' * (read != 1)} read, none labelled)",
+                    data.location, None, f"no rows with a gold label ({read} row{'s' * (read != 1)} read, none labelled)",
                     fix="label the rows entailment/neutral/contradiction",
                 )  # fmt: skip
             spill.close()
@@ -163,7 +165,7 @@ def augment_gender_swap(
     finally:
         spill_path.unlink(missing_ok=True)
     options = {"select": select, "match": match, "split": split, "names": names, "her": her}
-    summary = _summary(train, kind, options, swaps, counts, swap_counts, by_occupation, resolver, out)
+    summary = _summary(data, options, swaps, counts, swap_counts, by_occupation, resolver, out)
     write_json(out / SUMMARY_FILE, summary)
     return summary
 
@@ -184,7 +186,7 @@ def _swap_with(swapper: Swapper, resolved: dict[str, tuple[str, list[tuple[str, 
 
 
 def _write_originals(
-    train: str | Path,
+    train: TrainingSet,
     split: str,
     swapper: Swapper,
     swap: SwapFunction,
@@ -204,7 +206,7 @@ def _write_originals(
     # leave=False and a with block: the bar is cleared when the pass ends or fails, so an error is
     # printed on a line of its own, not after the bar
     with tqdm(unit="row", desc="augment", disable=not progress, leave=False) as bar:
-        for row in iter_training_rows(train, split=split):
+        for row in train.iter_rows(split):
             bar.update(1)
             counts["rows_read"] += 1
             if row.label is None:
@@ -222,7 +224,7 @@ def _write_originals(
 
 
 def _read_open_her(
-    train: str | Path,
+    train: TrainingSet,
     split: str,
     swapper: Swapper,
     select: str,
@@ -237,7 +239,7 @@ def _read_open_her(
 
     plans: dict[str, SwapPlan] = {}
     with tqdm(unit="row", desc="augment: finding her", disable=not progress, leave=False) as bar:
-        for row in iter_training_rows(train, split=split):
+        for row in train.iter_rows(split):
             bar.update(1)
             if row.label is None or _selection(row, select, match) is None:
                 continue
@@ -269,8 +271,7 @@ def _check_out(kind: str, location: Path | str, out: Path) -> None:
 
 
 def _summary(
-    train: str | Path,
-    kind: str,
+    train: TrainingSet,
     options: dict[str, Any],
     swaps: SwapList,
     counts: Counter[str],
@@ -281,9 +282,9 @@ def _summary(
 ) -> AugmentSummary:
     names = options["names"]
     return AugmentSummary(
-        source=str(train),
-        source_kind=kind,
-        source_sha256=source_digest(train),
+        source=str(train.given),
+        source_kind=train.kind,
+        source_sha256=train.sha256,
         split=options["split"],
         select=options["select"],
         match=options["match"] if options["select"] == "occupation" else "none",

@@ -29,14 +29,13 @@ from typing import Any, cast
 
 from nlibias.debias.checkpoints import disk_full_named, final_step, usable_checkpoint
 from nlibias.debias.finetune_checks import (
-    DataCheck,
-    check_data,
     check_max_length,
     check_model_path,
     check_options,
+    check_training_set,
 )
 from nlibias.debias.finetune_record import RECORD_FILE, FinetuneRecord, FinetuneSettings, write_record
-from nlibias.debias.training_rows import LABELS, iter_training_rows, source_digest, source_kind
+from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.stages import canonical, changes, fingerprint, model_identity
@@ -243,27 +242,19 @@ def _existing(out: Path, inputs: dict[str, Any], force: bool) -> FinetuneRecord 
 
 def finetune_inputs(
     settings: FinetuneSettings,
-    train: str | Path,
-    eval_path: str | Path | None,
+    train: TrainingSet,
+    eval_set: TrainingSet | None,
     *,
     base_model: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """What decides a fine-tune's result: its settings, the data (absolute path and SHA-256)
-    and the base model's identity (``base_model``, else
+    """What decides a fine-tune's result: its settings, the data (absolute path and SHA-256, as
+    :meth:`TrainingSet.record` gives them) and the base model's identity (``base_model``, else
     :func:`nlibias.io.stages.model_identity`)."""
-
-    def data(source: str | Path | None) -> dict[str, Any] | None:
-        if source is None:
-            return None
-        kind, _ = source_kind(source)
-        where = str(source) if kind == "hub" else str(Path(source).expanduser().absolute())
-        return {"path": where, "sha256": source_digest(source)}
-
     return canonical(
         {
             "settings": asdict(settings),
-            "train": data(train),
-            "eval": data(eval_path),
+            "train": train.record(),
+            "eval": None if eval_set is None else eval_set.record(),
             "base_model": base_model if base_model is not None else model_identity(settings.model),
         }
     )
@@ -271,10 +262,10 @@ def finetune_inputs(
 
 def finetune(
     model: str,
-    train: str | Path,
+    train: str | Path | TrainingSet,
     out_dir: str | Path,
     *,
-    eval_path: str | Path | None = None,
+    eval_path: str | Path | TrainingSet | None = None,
     learning_rate: float | None = None,
     epochs: float = 3.0,
     batch_size: int = 32,
@@ -294,7 +285,8 @@ def finetune(
     """Fine-tune ``model`` (hub name or directory) on ``train`` into ``out_dir``; resume if killed.
 
     ``train``/``eval_path``: what ``nlibias augment`` reads (a file, an ``augment`` output
-    directory, a saved ``datasets`` directory, a hub name). ``learning_rate`` defaults to paper
+    directory, a saved ``datasets`` directory, a hub name), or a :class:`TrainingSet` already
+    checked for the split (not read again). ``learning_rate`` defaults to paper
     004's. ``callbacks``: extra ``transformers.TrainerCallback`` objects. Every option and every
     row of both data sets are checked before the model loads. Run again with the same inputs, it
     returns the finished record (or resumes from the newest complete checkpoint); with other
@@ -307,18 +299,16 @@ def finetune(
         warmup_steps=warmup_steps, warmup_ratio=warmup_ratio, split=split, eval_split=eval_split,
     )  # fmt: skip
     check_model_path(model)
-    train_check = check_data(train, split, "train")
-    eval_check = None if eval_path is None else check_data(eval_path, eval_split, "eval_path")
+    train_set = check_training_set(train, split, "train")
+    eval_set = None if eval_path is None else check_training_set(eval_path, eval_split, "eval_path")
     out = Path(out_dir).expanduser().absolute()
-    inputs = finetune_inputs(settings, train, eval_path)
+    inputs = finetune_inputs(settings, train_set, eval_set)
     done = _existing(out, inputs, force)
     if done is not None:
         return done
     with disk_full_named(out):  # a full disk says so and names out, not torch's write error
         resume_from, discarded = _plan(out, inputs, force)
-        return _train(
-            settings, inputs, out, resume_from, discarded, progress, callbacks, train_check, eval_check
-        )
+        return _train(settings, inputs, out, resume_from, discarded, progress, callbacks)
 
 
 def finetune_settings(model: str, *, learning_rate: float | None, **options: Any) -> FinetuneSettings:
@@ -341,8 +331,6 @@ def _train(
     discarded: list[str],
     progress: bool,
     callbacks: Sequence[Any],
-    train_check: DataCheck,
-    eval_check: DataCheck | None,
 ) -> FinetuneRecord:
     from transformers import DataCollatorWithPadding, PrinterCallback, ProgressCallback, Trainer
 

@@ -1,6 +1,8 @@
 """Checks a fine-tune runs before any work: its options, the model path, and every row of the
 training and evaluation data (read with the reader ``augment`` uses), so a bad value stops the
 run in seconds with the parameter, file and line at fault rather than after the model loaded.
+:func:`check_training_set` does that read once and returns the set, hashed and counted, for every
+later step to take.
 
 >>> check_options(learning_rate=2e-5, epochs=3.0, batch_size=32, max_length=128, max_steps=-1,
 ...               save_steps=500, seed=42, warmup_steps=0, warmup_ratio=0.0, lr_scheduler="linear")
@@ -16,11 +18,11 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from nlibias.debias.training_rows import iter_training_rows, source_kind
+from nlibias.debias.training_rows import TrainingSet, describe_training_set, iter_training_rows, source_kind
 from nlibias.errors import ConfigError
 from nlibias.schema.arguments import is_int
 
@@ -176,3 +178,25 @@ def check_data(source: str | Path, split: str, parameter: str) -> DataCheck:
             f"{parameter} {source} {what}: nothing to train or evaluate on", parameter=parameter
         )
     return DataCheck(rows=rows, labelled=labelled)
+
+
+def check_training_set(source: str | Path | TrainingSet, split: str, parameter: str) -> TrainingSet:
+    """:func:`check_data` of ``source`` (``parameter`` names it in a refusal), then its kind and
+    SHA-256: the one checked value that augmentation, fine-tuning and the stage records all take,
+    so none of them finds, reads or hashes the file again. A set already checked for ``split`` is
+    returned as it is.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"
+    >>> _ = path.write_text('{"premise": "A man naps.", "hypothesis": "He sleeps.", "label": "-"}\\n')
+    >>> check_training_set(path, "train", "train")
+    Traceback (most recent call last):
+    ...
+    nlibias.errors.ConfigError: train ... has 1 rows and none with a gold label: nothing to train or evaluate on
+    """
+    if isinstance(source, TrainingSet):
+        if source.split == split and source.rows is not None:
+            return source
+        source = source.given
+    counts = check_data(source, split, parameter)
+    return replace(describe_training_set(source, split), rows=counts.rows, labelled=counts.labelled)

@@ -143,6 +143,11 @@ def iter_training_rows(source: str | Path, *, split: str = "train") -> Iterator[
     (a hub name may carry a configuration: ``nyu-mll/glue:mnli``). A set without a single row is
     a :class:`SourceError` (an empty training set is never what was meant)."""
     kind, location = source_kind(source)
+    yield from _rows_of(kind, location, split)
+
+
+def _rows_of(kind: str, location: Path | str, split: str) -> Iterator[TrainingRow]:
+    """:func:`iter_training_rows` of a source whose kind is already known."""
     if kind == "jsonl":
         rows = _iter_jsonl(Path(location))
     elif kind == "csv":
@@ -288,7 +293,10 @@ def _iter_datasets(kind: str, location: Path | str, split: str) -> Iterator[Trai
 def source_digest(source: str | Path) -> str | None:
     """SHA-256 of a training file (of every file of a ``datasets`` directory, by name); None for a
     hub name (its name and split are recorded instead)."""
-    kind, location = source_kind(source)
+    return _digest_of(*source_kind(source))
+
+
+def _digest_of(kind: str, location: Path | str) -> str | None:
     if kind == "hub":
         return None
     path = Path(location)
@@ -301,3 +309,52 @@ def source_digest(source: str | Path) -> str | None:
             while chunk := handle.read(1 << 16):
                 digest.update(chunk)
     return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """A training (or evaluation) set named once: what the caller gave, what kind of source it is,
+    and its SHA-256, so the steps that read it, record it or fingerprint it share one look at the
+    file instead of each finding and hashing it again.
+
+    ``rows`` and ``labelled`` are the counts of a full read of ``split``
+    (:func:`nlibias.debias.finetune_checks.check_training_set`); None before one, -1 for a hub
+    name (it streams from the network and is not read ahead).
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"
+    >>> _ = path.write_text('{"premise": "A man naps.", "hypothesis": "He sleeps.", "label": "e"}\\n')
+    >>> data = describe_training_set(path)
+    >>> data.kind, data.record() == {"path": str(path), "sha256": source_digest(path)}
+    ('jsonl', True)
+    >>> [row.label for row in data.iter_rows()]
+    ['entailment']
+    """
+
+    given: str | Path
+    """The source as the caller wrote it (``augment_summary.json`` records it so)."""
+    kind: str
+    location: Path | str
+    sha256: str | None
+    split: str = "train"
+    rows: int | None = None
+    labelled: int | None = None
+
+    @property
+    def path(self) -> str:
+        """Where the set is, as runs record it: the hub name, else the absolute path."""
+        return str(self.given) if self.kind == "hub" else str(Path(self.given).expanduser().absolute())
+
+    def record(self) -> dict[str, Any]:
+        """The set in a fine-tune's or a stage's recorded inputs: ``{"path", "sha256"}``."""
+        return {"path": self.path, "sha256": self.sha256}
+
+    def iter_rows(self, split: str | None = None) -> Iterator[TrainingRow]:
+        """The rows, streamed (:func:`iter_training_rows`); ``split`` defaults to the set's own."""
+        return _rows_of(self.kind, self.location, self.split if split is None else split)
+
+
+def describe_training_set(source: str | Path, split: str = "train") -> TrainingSet:
+    """The :class:`TrainingSet` of ``source`` (its kind found and its files hashed; no row read)."""
+    kind, location = source_kind(source)
+    return TrainingSet(source, kind, location, _digest_of(kind, location), split)

@@ -23,10 +23,10 @@ from typing import Any, cast
 
 from nlibias.debias.augment import SELECTIONS, SUMMARY_FILE, augment_gender_swap
 from nlibias.debias.finetune import RECORD_FILE, finetune, finetune_inputs, finetune_settings
-from nlibias.debias.finetune_checks import check_data, check_model_path
+from nlibias.debias.finetune_checks import check_model_path, check_training_set
 from nlibias.debias.her_resolver import check_her
 from nlibias.debias.occupation_match import MATCH_RULES
-from nlibias.debias.training_rows import source_digest, source_kind
+from nlibias.debias.training_rows import TrainingSet
 from nlibias.debias.wordlists import swap_list_named
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.io.run_manifest import read_manifest
@@ -65,16 +65,6 @@ class _Tune:
     stage: Stage
 
 
-def _data(source: str | Path | None) -> dict[str, Any] | None:
-    if source is None:
-        return None
-    hub = source_kind(source)[0] == "hub"
-    return {
-        "path": str(source) if hub else str(Path(source).expanduser().absolute()),
-        "sha256": source_digest(source),
-    }
-
-
 def _file(path: str | Path | None) -> dict[str, Any] | None:
     """A plain file (premises, names) by absolute path and SHA-256."""
     if path is None:
@@ -109,10 +99,10 @@ def _check_common(models: Sequence[str], seeds: int, bootstrap: int, augment: di
     return names
 
 
-def _augment_stage(out: Path, train: str | Path, options: dict[str, Any]) -> Stage:
+def _augment_stage(out: Path, train: TrainingSet, options: dict[str, Any]) -> Stage:
     word_list = swap_list_named(options.get("word_list", "winobias"))
     inputs = {
-        "train": _data(train),
+        "train": train.record(),
         "options": canonical(options),
         "word_list_sha256": word_list.digest(),
         "names": _file(options.get("names")),
@@ -126,8 +116,8 @@ def _tunes(
     names: list[str],
     seeds: list[int],
     augment: Stage,
-    train: str | Path,
-    eval_path: str | Path | None,
+    train: TrainingSet,
+    eval_set: TrainingSet | None,
     options: dict[str, Any],
 ) -> list[_Tune]:
     tunes = []
@@ -137,7 +127,7 @@ def _tunes(
             settings = finetune_settings(model, seed=seed, **options)
             for data in ("base", "aug"):
                 target = out / "models" / f"{name}-{data}-s{seed}"
-                inputs = finetune_inputs(settings, train, eval_path, base_model=identity)
+                inputs = finetune_inputs(settings, train, eval_set, base_model=identity)
                 if data == "aug":  # the augmented file is written later: its stage stands for it
                     inputs["train"] = {"augment_stage": augment.fingerprint}
                 reads = ("augment",) if data == "aug" else ()
@@ -256,6 +246,43 @@ def run_debias(
     augment = dict(augment_options or {})
     names = _check_common(models, seeds, bootstrap, augment)
     options = _finetune_options(finetune_options)
+    train_set, eval_set = _check_inputs(models, train, eval_path, premises, augment, options, seed, seeds)
+    out = Path(out_dir).expanduser().absolute()
+    augment_stage = _augment_stage(out, train_set, augment)
+    tunes = _tunes(
+        out, models, names, [seed + i for i in range(seeds)], augment_stage, train_set, eval_set, options
+    )
+    occupations, audit, comparison = _later_stages(out, premises, tunes, audit_options, bootstrap)
+    stages = [augment_stage, *(t.stage for t in tunes), occupations, audit, comparison]
+    steps = _Steps(out, check_stages(out, stages, force))
+    if steps.start(augment_stage):
+        augment_gender_swap(train_set, augment_stage.output, progress=progress, **augment)
+    _fine_tune_all(steps, tunes, train_set, augment_stage.output, eval_set, options, progress)
+    if steps.start(occupations):
+        expand_samples("occupations", premises, out_dir=occupations.output)
+    if steps.start(audit):
+        audited = [str(t.target) for t in tunes]
+        run_audit(
+            occupations.output, audited, out_dir=audit.output, bootstrap=bootstrap, progress=progress,
+            **(audit_options or {}),
+        )  # fmt: skip
+    result = _compare(steps, audit, comparison, bootstrap, min_effect)
+    return DebiasResult(result, steps.ran, [s.name for s in stages if s.name not in steps.ran])
+
+
+def _check_inputs(
+    models: Sequence[str],
+    train: str | Path,
+    eval_path: str | Path | None,
+    premises: str | Path | None,
+    augment: dict[str, Any],
+    options: dict[str, Any],
+    seed: int,
+    seeds: int,
+) -> tuple[TrainingSet, TrainingSet | None]:
+    """Every option, model path and input file checked before any step runs; the training and
+    evaluation sets are read here, once (every row checked), and hashed: the steps take these
+    values and never read the paths again for a check."""
     for first_or_last in {seed, seed + seeds - 1}:  # every option checked before any file is read
         finetune_settings(models[0], seed=first_or_last, **options)
     swap_list_named(augment.get("word_list", "winobias"))
@@ -263,56 +290,71 @@ def run_debias(
         check_model_path(model)
     if premises is not None and not Path(premises).expanduser().is_file():
         raise ConfigError(f"premises file {premises} does not exist", parameter="premises")
-    check_data(train, options["split"], "train")
-    if eval_path is not None:
-        check_data(eval_path, options["eval_split"], "eval_path")
-    out = Path(out_dir).expanduser().absolute()
-    augment_stage = _augment_stage(out, train, augment)
-    tunes = _tunes(
-        out, models, names, [seed + i for i in range(seeds)], augment_stage, train, eval_path, options
+    train_set = check_training_set(train, options["split"], "train")
+    eval_set = (
+        None if eval_path is None else check_training_set(eval_path, options["eval_split"], "eval_path")
     )
-    occupations, audit, comparison = _later_stages(out, premises, tunes, audit_options, bootstrap)
-    pairs = comparison.inputs["pairs"]
-    stages = [augment_stage, *(t.stage for t in tunes), occupations, audit, comparison]
-    statuses = check_stages(out, stages, force)
-    ran: list[str] = []
+    return train_set, eval_set
 
-    def start(stage: Stage) -> bool:
-        if statuses[stage.name] == DONE:
+
+class _Steps:
+    """Which stages run: each stage's status from :func:`check_stages`, and the names of those
+    begun, in order (a stage done with the same inputs is skipped)."""
+
+    def __init__(self, out: Path, statuses: dict[str, str]) -> None:
+        self.out, self.statuses = out, statuses
+        self.ran: list[str] = []
+
+    def start(self, stage: Stage) -> bool:
+        """Begin ``stage`` (its record marked as started) unless it is done; whether it runs."""
+        if self.statuses[stage.name] == DONE:
             return False
-        begin_stage(out, stage, statuses[stage.name])
-        ran.append(stage.name)
+        begin_stage(self.out, stage, self.statuses[stage.name])
+        self.ran.append(stage.name)
         return True
 
-    if start(augment_stage):
-        augment_gender_swap(train, augment_stage.output, progress=progress, **augment)
+
+def _fine_tune_all(
+    steps: _Steps,
+    tunes: list[_Tune],
+    train: TrainingSet,
+    augmented: Path,
+    eval_set: TrainingSet | None,
+    options: dict[str, Any],
+    progress: bool,
+) -> None:
+    """Run the fine-tunes not done yet. The augmented set exists only once the augment step ran:
+    it is checked when the first fine-tune on it starts, and that one check serves every model
+    and seed trained on it."""
+    augmented_set: TrainingSet | None = None
     for tune in tunes:
-        if start(tune.stage):
-            data = train if tune.data == "base" else augment_stage.output
-            finetune(
-                tune.model,
-                data,
-                tune.target,
-                eval_path=eval_path,
-                seed=tune.seed,
-                progress=progress,
-                **options,
-            )
-    if start(occupations):
-        expand_samples("occupations", premises, out_dir=occupations.output)
-    if start(audit):
-        audited = [str(t.target) for t in tunes]
-        run_audit(
-            occupations.output, audited, out_dir=audit.output, bootstrap=bootstrap, progress=progress,
-            **(audit_options or {}),
-        )  # fmt: skip
+        if not steps.start(tune.stage):
+            continue
+        data = train
+        if tune.data == "aug":
+            if augmented_set is None:
+                augmented_set = check_training_set(augmented, options["split"], "train")
+            data = augmented_set
+        finetune(
+            tune.model, data, tune.target, eval_path=eval_set, seed=tune.seed, progress=progress, **options
+        )
+
+
+def _compare(
+    steps: _Steps, audit: Stage, comparison: Stage, bootstrap: int, min_effect: float
+) -> DebiasComparison:
+    """The before/after comparison: the one a finished run wrote when it still answers these
+    pairs and options, else computed again from the audit (and the stage counted as run)."""
+    pairs = comparison.inputs["pairs"]
     result = (
-        None if start(comparison) else _stored_comparison(comparison.output, pairs, bootstrap, min_effect)
+        None
+        if steps.start(comparison)
+        else _stored_comparison(comparison.output, pairs, bootstrap, min_effect)
     )
     if result is None:  # not done, or rewritten since by `report --debias` with other options
         result = compare_debiasing(
             audit.output, [(b, a) for b, a in pairs], bootstrap=bootstrap, min_effect=min_effect
         )
-        if comparison.name not in ran:
-            ran.append(comparison.name)
-    return DebiasResult(result, ran, [s.name for s in stages if s.name not in ran])
+        if comparison.name not in steps.ran:
+            steps.ran.append(comparison.name)
+    return result
