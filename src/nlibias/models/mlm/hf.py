@@ -178,6 +178,18 @@ def check_mask_head_loaded(model: Any, loading: Mapping[str, Any], name: str) ->
         )
 
 
+def _check_limits(max_tokens: int, max_batch_size: int, max_length: int) -> None:
+    """Refuse a limit below 1 (no batch could be planned), naming the first such parameter.
+
+    >>> _check_limits(8192, 0, 512)
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: max_tokens, max_batch_size and max_length must be positive
+    """
+    if max_tokens < 1 or max_batch_size < 1 or max_length < 1:
+        bad = "max_tokens" if max_tokens < 1 else "max_batch_size" if max_batch_size < 1 else "max_length"
+        raise ConfigError("max_tokens, max_batch_size and max_length must be positive", parameter=bad)
+
+
 class HFMaskedLMFiller:
     """A masked LM loaded with ``AutoModelForMaskedLM`` that fills one ``<mask>`` per text.
 
@@ -201,11 +213,9 @@ class HFMaskedLMFiller:
         name: str | None = None,
         threads: int | None = None,
     ) -> None:
-        from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
+        from transformers import AutoConfig, AutoTokenizer
 
-        if max_tokens < 1 or max_batch_size < 1 or max_length < 1:
-            bad = "max_tokens" if max_tokens < 1 else "max_batch_size" if max_batch_size < 1 else "max_length"
-            raise ConfigError("max_tokens, max_batch_size and max_length must be positive", parameter=bad)
+        _check_limits(max_tokens, max_batch_size, max_length)
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device = choose_device(device)
@@ -227,6 +237,21 @@ class HFMaskedLMFiller:
                 f"{self.model_name_or_path}: the tokenizer has no mask token (not a masked LM?)",
                 parameter="fill_model",
             )
+        self.model: Any = self._load_model(config, revision)
+        self.revision: str = resolve_revision(self.model, self.model_name_or_path, revision)
+        self.max_length = min(max_length, int(min(self.tokenizer.model_max_length, 10**6)))
+        self._head = self._mask_head()
+        self.head_mode = "mask-only" if self._head is not None else "full-logits"
+        self.scheme, self.word_of = self._word_table()
+        self._identity: dict[str, Any] = self._model_identity()
+        self.batches_computed = 0
+        self.texts_computed = 0
+
+    def _load_model(self, config: Any, revision: str | None) -> Any:
+        """The masked LM's weights in this filler's dtype, on its device, in eval mode; refused when
+        the checkpoint has no trained masked-LM head (its fills would be noise)."""
+        from transformers import AutoModelForMaskedLM
+
         loaded: Any = load_pretrained(
             AutoModelForMaskedLM.from_pretrained,
             self.model_name_or_path,
@@ -236,35 +261,44 @@ class HFMaskedLMFiller:
             output_loading_info=True,
             **dtype_kwargs(self.dtype),
         )
-        self.model: Any = loaded[0]
-        check_mask_head_loaded(self.model, loaded[1], self.model_name_or_path)
-        self.model.to(self.device)
-        self.model.eval()
-        self.revision: str = resolve_revision(self.model, self.model_name_or_path, revision)
-        self.max_length = min(max_length, int(min(self.tokenizer.model_max_length, 10**6)))
-        self._head = find_mask_head(self.model)
-        self.head_mode = "mask-only" if self._head is not None else "full-logits"
-        if self._head is None:
+        model = loaded[0]
+        check_mask_head_loaded(model, loaded[1], self.model_name_or_path)
+        model.to(self.device)
+        model.eval()
+        return model
+
+    def _mask_head(self) -> Any:
+        """The LM head, run on the masked positions only; None (with a warning: every position's
+        logits are computed, slower) when the model has none that can be found."""
+        head = find_mask_head(self.model)
+        if head is None:
             warnings.warn(
                 f"{self.model_name_or_path}: LM head not found (no cls/lm_head/predictions module holding the "
                 "output embeddings); computing full logits at every position, which is slower",
-                stacklevel=2,
+                stacklevel=3,  # the caller that built this filler
             )
+        return head
+
+    def _word_table(self) -> tuple[str, Any]:
+        """The tokenizer's sub-word scheme and, per vocabulary id, the whole word it stands for
+        (:func:`whole_word_table`): what turns the head's scores into whole-word fills."""
         vocab_size = int(self.model.get_output_embeddings().weight.shape[0])
         tokens = self.tokenizer.convert_ids_to_tokens(list(range(min(vocab_size, len(self.tokenizer)))))
-        self.scheme = detect_scheme(tokens)
-        decode = (
-            None if self.scheme == "wordpiece" else (lambda t: self.tokenizer.convert_tokens_to_string([t]))
+        scheme = detect_scheme(tokens)
+        # word-piece tokens read as they are; other schemes' tokens are decoded (byte-level, spaces)
+        decode = None if scheme == "wordpiece" else (lambda t: self.tokenizer.convert_tokens_to_string([t]))
+        return scheme, whole_word_table(
+            tokens, set(self.tokenizer.all_special_ids), scheme=scheme, decode=decode
         )
-        self.word_of = whole_word_table(
-            tokens, set(self.tokenizer.all_special_ids), scheme=self.scheme, decode=decode
-        )
+
+    def _model_identity(self) -> dict[str, Any]:
+        """What decides the fills (a local model by its folder name, so a cache survives a move)."""
         model_id = (
             Path(self.model_name_or_path).resolve().name
             if is_local_model(self.model_name_or_path)
             else self.model_name_or_path
         )
-        self._identity: dict[str, Any] = {
+        return {
             "backend": "hf-mlm",
             "backend_version": BACKEND_VERSION,
             "model": model_id,
@@ -272,8 +306,6 @@ class HFMaskedLMFiller:
             "dtype": dtype_name(self.dtype),
             "max_length": self.max_length,
         }
-        self.batches_computed = 0
-        self.texts_computed = 0
 
     def identity(self) -> Mapping[str, Any]:
         """Backend, model, pinned revision, dtype and max length (batch size and device are left out)."""
