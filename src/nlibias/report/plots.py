@@ -1,7 +1,8 @@
 """Figures of a report, drawn with matplotlib (Agg, no display) in the Okabe–Ito palette.
 
 Every function returns a :class:`Plot` (SVG text and PNG bytes) or ``None`` when its data is
-absent; nothing is written here. Figures are sized for a paper column (3.4 in wide; 7 in for
+absent; nothing is written here. The palette, sizes, style and rendering they share are in
+:mod:`nlibias.report.figure_kit`. Figures are sized for a paper column (3.4 in wide; 7 in for
 wide ones) with 8 pt text. matplotlib is imported inside the functions.
 
 >>> plot_funnel([]) is None
@@ -10,153 +11,51 @@ True
 
 from __future__ import annotations
 
-import io
-import re
-import warnings
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
-from nlibias.report.load import FunnelStage
-from nlibias.report.metric_readers import bias_measure, interval, is_number, numeric_measures, slice_groups
+from nlibias.report.figure_kit import (
+    COLUMN_WIDTH_IN,
+    HATCHES,
+    OKABE_ITO,
+    WIDE_WIDTH_IN,
+    Plot,
+    chars_that_fit,
+    error_bars,
+    error_extent,
+    legend_below,
+    new_figure,
+    wrap_label,
+)
 
-#: Okabe & Ito (2008) colour-blind-safe palette (black last).
-OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
-COLUMN_WIDTH_IN = 3.4
-WIDE_WIDTH_IN = 7.0
-HATCHES = ("", "//", "..", "xx", "\\\\", "++")
+# every figure here is drawn through this one module-level name, looked up at call time, so a
+# test can wrap plots._render to keep each drawn figure
+from nlibias.report.figure_kit import render as _render
+from nlibias.report.load import FunnelStage
+from nlibias.report.metric_readers import bias_measure, is_number, numeric_measures, slice_groups
+
+__all__ = [
+    "COLUMN_WIDTH_IN",
+    "HATCHES",
+    "OKABE_ITO",
+    "UNIT_AXES",
+    "WIDE_WIDTH_IN",
+    "ModelsByRun",
+    "Plot",
+    "heatmap_scale",
+    "measures_by_unit",
+    "no_bias_line",
+    "plot_accuracy",
+    "plot_error_split",
+    "plot_funnel",
+    "plot_generic_measures",
+    "plot_pro_anti",
+    "plot_subtopic_heatmap",
+    "wrap_label",
+]  # fmt: skip
 
 ModelsByRun = Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]
-
-
-@dataclass(frozen=True)
-class Plot:
-    """One figure: ``name`` is a file stem (``accuracy``), ``svg`` the SVG document, ``png`` bytes."""
-
-    name: str
-    caption: str
-    svg: str
-    png: bytes
-    width_in: float = COLUMN_WIDTH_IN
-    """Width of the figure in inches (the HTML shows it at a readable size from this)."""
-
-
-def _figure(width: float, height: float) -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), dpi=150, layout="constrained")
-    return fig
-
-
-def _style() -> Any:
-    return {
-        "font.size": 8,
-        "axes.titlesize": 8,
-        "axes.labelsize": 8,
-        "xtick.labelsize": 7,
-        "ytick.labelsize": 7,
-        "legend.fontsize": 7,
-        "svg.fonttype": "none",
-        "svg.hashsalt": "nlibias",
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-    }
-
-
-def _render(name: str, caption: str, draw: Callable[[], Any]) -> Plot:
-    import matplotlib
-
-    with matplotlib.rc_context(_style()):
-        fig = draw()
-        svg_buffer = io.StringIO()
-        fig.savefig(svg_buffer, format="svg", metadata={"Date": None})
-        png_buffer = io.BytesIO()
-        fig.savefig(png_buffer, format="png", dpi=150)
-    width = float(fig.get_figwidth())
-    return Plot(
-        name=name, caption=caption, svg=svg_buffer.getvalue(), png=png_buffer.getvalue(), width_in=width
-    )
-
-
-def _error(m: Mapping[str, Any], measure: str) -> tuple[float, float]:
-    value = m.get(measure)
-    bounds = interval(m, measure)
-    if bounds is None or not is_number(value):
-        return 0.0, 0.0
-    return max(0.0, float(value) - bounds[0]), max(0.0, bounds[1] - float(value))
-
-
-def _bars(errors: Sequence[tuple[float, float]]) -> list[list[float]] | None:
-    """Error bars for matplotlib, or None when no bar has an interval (no stray caps drawn)."""
-    if not any(down or up for down, up in errors):
-        return None
-    return [[e[0] for e in errors], [e[1] for e in errors]]
-
-
-def wrap_label(text: str, width: int) -> str:
-    """``text`` in lines of at most ``width`` characters, broken after ``| / _ - = ,`` or a space
-    where it can be (model keys have no spaces), inside a word only where it must.
-
-    >>> print(wrap_label("smollm2|prompt=entailed|scored", 16))
-    smollm2|prompt=
-    entailed|scored
-    >>> wrap_label("abcdefghij", 4)
-    'abcd\\nefgh\\nij'
-    """
-    width = max(width, 4)
-    if len(text) <= width:
-        return text
-    lines: list[str] = []
-    line = ""
-    for piece in re.findall(r"[^|/_\-=, ]*[|/_\-=, ]?", text):
-        while len(piece) > width:
-            if line:
-                lines.append(line)
-                line = ""
-            lines.append(piece[:width])
-            piece = piece[width:]
-        if line and len(line) + len(piece.rstrip()) > width:
-            lines.append(line)
-            line = piece
-        else:
-            line += piece
-    if line:
-        lines.append(line)
-    return "\n".join(x.rstrip() for x in lines if x.strip())
-
-
-def _chars(width_in: float, fontsize: float) -> int:
-    """How many characters of ``fontsize`` points fit in ``width_in`` inches (0.62 em a character,
-    wide enough for the widest common letters of DejaVu Sans on average)."""
-    return int(width_in * 72 / (fontsize * 0.62))
-
-
-def _agg_canvas(fig: Any) -> Any:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    return fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-
-
-def _legend(fig: Any, handles: Sequence[Any], labels: Sequence[str], *, max_cols: int = 4) -> None:
-    """A legend below the axes with as many columns as fit the figure's width (measured after
-    drawing), labels wrapped so that one column always fits; the figure grows by the legend's
-    height, so the axes keep theirs."""
-    canvas = _agg_canvas(fig)
-    wrapped = [wrap_label(label, _chars(fig.get_figwidth() - 0.5, 7)) for label in labels]
-    for ncols in range(min(max_cols, len(wrapped)), 0, -1):
-        legend = fig.legend(handles, wrapped, frameon=False, ncols=ncols, loc="outside lower center")
-        with warnings.catch_warnings():  # a trial legend may squeeze the axes: only its width counts
-            warnings.simplefilter("ignore", UserWarning)
-            canvas.draw()
-        box = legend.get_window_extent()
-        if ncols == 1 or (box.x0 >= fig.bbox.x0 and box.x1 <= fig.bbox.x1):
-            break
-        legend.remove()
-    fig.set_figheight(fig.get_figheight() + box.height / fig.dpi + 0.05)
 
 
 def _domains(series: Sequence[Mapping[str, Any]], measure: str) -> list[str]:
@@ -185,7 +84,7 @@ def plot_accuracy(runs: ModelsByRun) -> Plot | None:
 
     def draw() -> Any:
         width_in = COLUMN_WIDTH_IN if len(series) * len(domains) <= 12 else WIDE_WIDTH_IN
-        fig = _figure(width_in, 2.0)
+        fig = new_figure(width_in, 2.0)
         ax = fig.add_subplot()
         width = 0.8 / len(series)
         handles: list[Any] = []
@@ -198,7 +97,7 @@ def plot_accuracy(runs: ModelsByRun) -> Plot | None:
                     continue
                 xs.append(j - 0.4 + width * (i + 0.5))
                 ys.append(float(m["accuracy"]))
-                down, up = _error(m, "accuracy")
+                down, up = error_extent(m, "accuracy")
                 lo.append(down)
                 hi.append(up)
             handles.append(
@@ -206,7 +105,7 @@ def plot_accuracy(runs: ModelsByRun) -> Plot | None:
                     xs,
                     ys,
                     width,
-                    yerr=_bars([(a, b) for a, b in zip(lo, hi, strict=True)]),
+                    yerr=error_bars([(a, b) for a, b in zip(lo, hi, strict=True)]),
                     capsize=1.5,
                     error_kw={"linewidth": 0.6},
                     color=OKABE_ITO[model_names.index(model) % len(OKABE_ITO)],
@@ -216,11 +115,11 @@ def plot_accuracy(runs: ModelsByRun) -> Plot | None:
                 )
             )
         slot = (width_in - 0.6) / max(len(domains), 1)
-        ax.set_xticks(range(len(domains)), [wrap_label(d, _chars(slot, 7)) for d in domains])
+        ax.set_xticks(range(len(domains)), [wrap_label(d, chars_that_fit(slot, 7)) for d in domains])
         ax.set_ylabel("accuracy (%)")
         ax.set_ylim(0, 100)
         names = [f"{model} ({label})" if several_runs else model for label, model, _ in series]
-        _legend(fig, handles, names, max_cols=3)
+        legend_below(fig, handles, names, max_cols=3)
         return fig
 
     return _render("accuracy", "Accuracy on bias-audit samples (gold: neutral), 95% bootstrap CIs.", draw)
@@ -251,12 +150,14 @@ def _panel_grid(names: Sequence[str], domains: Sequence[str]) -> Any:
     cols = max(1, min(len(names), int(WIDE_WIDTH_IN // panel)))
     rows = -(-len(names) // cols)
     width = max(COLUMN_WIDTH_IN, min(WIDE_WIDTH_IN, cols * panel))
-    fig = _figure(width, 0.6 + 1.9 * rows)
+    fig = new_figure(width, 0.6 + 1.9 * rows)
     axes = fig.subplots(rows, cols, sharey=True, squeeze=False).ravel()
     slot = (width / cols - 0.4) / max(len(domains), 1)
     for ax, name in zip(axes, names, strict=False):
-        ax.set_title(wrap_label(name, _chars(width / cols - 0.3, 7)), fontsize=7)
-        ax.set_xticks(range(len(domains)), [wrap_label(d, _chars(slot, 6)) for d in domains], fontsize=6)
+        ax.set_title(wrap_label(name, chars_that_fit(width / cols - 0.3, 7)), fontsize=7)
+        ax.set_xticks(
+            range(len(domains)), [wrap_label(d, chars_that_fit(slot, 6)) for d in domains], fontsize=6
+        )
         ax.set_xlim(-0.6, len(domains) - 0.4)
     for ax in axes[len(names) :]:
         ax.set_visible(False)
@@ -290,7 +191,7 @@ def plot_error_split(
             ax.set_ylim(0, 100)
         axes[0].set_ylabel("% of paired samples")
         _percent_axis(axes[0])
-        _legend(fig, handles, ["pro", "anti", "group-insensitive error"], max_cols=3)
+        legend_below(fig, handles, ["pro", "anti", "group-insensitive error"], max_cols=3)
         return fig
 
     return _render(
@@ -319,13 +220,13 @@ def plot_pro_anti(
             ]
             handles = []
             for offset, measure, colour in ((-0.2, pair[0], OKABE_ITO[5]), (0.2, pair[1], OKABE_ITO[4])):
-                errors = [_error(m, measure) for _, m in rows]
+                errors = [error_extent(m, measure) for _, m in rows]
                 handles.append(
                     ax.bar(
                         [j + offset for j, _ in rows],
                         [float(m[measure]) for _, m in rows],
                         0.4,
-                        yerr=_bars(errors),
+                        yerr=error_bars(errors),
                         capsize=1.5,
                         error_kw={"linewidth": 0.6},
                         color=colour,
@@ -333,7 +234,7 @@ def plot_pro_anti(
                 )
         axes[0].set_ylabel("% of samples")
         _percent_axis(axes[0])
-        _legend(fig, handles, ["pro-stereotype", "anti-stereotype"], max_cols=2)
+        legend_below(fig, handles, ["pro-stereotype", "anti-stereotype"], max_cols=2)
         return fig
 
     return _render(name, f"Pro- vs anti-stereotype bias with 95% bootstrap CIs ({label}).", draw)
@@ -395,10 +296,10 @@ def plot_subtopic_heatmap(
         import numpy as np
 
         column = 0.95
-        labels = [wrap_label(n, _chars(column - 0.1, 6)) for n in names]
+        labels = [wrap_label(n, chars_that_fit(column - 0.1, 6)) for n in names]
         lines = max(label.count("\n") + 1 for label in labels)
         left = 0.3 + max(len(s) for s in subtopics) * 6 * 0.62 / 72
-        fig = _figure(
+        fig = new_figure(
             max(COLUMN_WIDTH_IN, left + 1.0 + column * len(names)), 0.9 + 0.12 * lines + 0.24 * len(subtopics)
         )
         ax = fig.add_subplot()
@@ -498,7 +399,7 @@ def plot_generic_measures(
 
     def draw() -> Any:
         heights = [len(measures) * (0.09 * len(names) + 0.06) + 0.45 for measures in groups.values()]
-        fig = _figure(COLUMN_WIDTH_IN if len(names) <= 2 else 5.0, sum(heights) + 0.5)
+        fig = new_figure(COLUMN_WIDTH_IN if len(names) <= 2 else 5.0, sum(heights) + 0.5)
         axes = fig.subplots(len(groups), 1, squeeze=False, gridspec_kw={"height_ratios": heights}).ravel()
         handles: list[Any] = []
         for ax, (unit, measures) in zip(axes, groups.items(), strict=True):
@@ -507,13 +408,13 @@ def plot_generic_measures(
             for i, model in enumerate(names):
                 overall = models[model].get("overall", {})
                 values = [float(overall[m]) if is_number(overall.get(m)) else 0.0 for m in measures]
-                errors = [_error(overall, m) for m in measures]
+                errors = [error_extent(overall, m) for m in measures]
                 handles.append(
                     ax.barh(
                         [j - 0.4 + height * (i + 0.5) for j in range(len(measures))],
                         values,
                         height,
-                        xerr=_bars(errors),
+                        xerr=error_bars(errors),
                         capsize=1.0,
                         error_kw={"linewidth": 0.5},
                         color=OKABE_ITO[i % len(OKABE_ITO)],
@@ -528,7 +429,7 @@ def plot_generic_measures(
                     ax.vlines(neutral, j - 0.48, j + 0.48, colors="black", linestyles="dashed", linewidth=0.8)
             ax.set_xlabel(UNIT_AXES.get(unit, unit), fontsize=7)
             ax.locator_params(axis="x", nbins=5)
-        _legend(fig, handles, names, max_cols=3)
+        legend_below(fig, handles, names, max_cols=3)
         return fig
 
     return _render(
@@ -544,7 +445,7 @@ def plot_funnel(stages: Sequence[FunnelStage], *, name: str = "funnel") -> Plot 
         return None
 
     def draw() -> Any:
-        fig = _figure(COLUMN_WIDTH_IN, 0.6 + 0.25 * len(stages))
+        fig = new_figure(COLUMN_WIDTH_IN, 0.6 + 0.25 * len(stages))
         ax = fig.add_subplot()
         ys = list(range(len(stages)))[::-1]
         ax.barh(ys, [s.count for s in stages], color=OKABE_ITO[2])

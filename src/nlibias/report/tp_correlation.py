@@ -28,8 +28,8 @@ from nlibias.schema.columns import SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
 if TYPE_CHECKING:
+    from nlibias.report.figure_kit import Plot
     from nlibias.report.load import Run
-    from nlibias.report.plots import Plot
 
 ModelsByRun = Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]
 
@@ -176,7 +176,7 @@ def agreement_table(agreements: Sequence[Mapping[str, Any]]) -> PaperTable | Non
 def plot_tp_vs_nli(runs: ModelsByRun, *, measure: str = "M1", name: str = "tp_vs_nli") -> Plot | None:
     """Scatter of TP bias score (x) against an NLI measure (y), one point per (TP, NLI) model pair,
     with the least-squares line and its R² in the caption."""
-    from nlibias.report.plots import OKABE_ITO, _figure, _render
+    from nlibias.report.figure_kit import OKABE_ITO, new_figure, render
 
     points = [p for p in correlation_points(runs) if p.get(measure) is not None]
     if not points:
@@ -186,7 +186,7 @@ def plot_tp_vs_nli(runs: ModelsByRun, *, measure: str = "M1", name: str = "tp_vs
     def draw() -> Any:
         import numpy as np
 
-        fig = _figure(3.4, 3.0)
+        fig = new_figure(3.4, 3.0)
         ax = fig.add_subplot()
         xs = np.array([p["TP"] for p in points], dtype=float)
         ys = np.array([p[measure] for p in points], dtype=float)
@@ -205,4 +205,4 @@ def plot_tp_vs_nli(runs: ModelsByRun, *, measure: str = "M1", name: str = "tp_vs
         return fig
 
     r2 = "n/a (fewer than 3 points)" if fit["r2"] is None else f"{fit['r2']:.3f}"
-    return _render(name, f"TP bias score vs {measure} across models (n = {fit['n']}, R² = {r2})", draw)
+    return render(name, f"TP bias score vs {measure} across models (n = {fit['n']}, R² = {r2})", draw)
