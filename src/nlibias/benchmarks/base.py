@@ -69,9 +69,11 @@ class Measures:
     """``across(models)``: what the models of this kind add to ``metrics.json`` together (e.g.
     generative LMs' prompt sensitivity), from each model's metrics; None: nothing."""
     infos: tuple[MeasureInfo, ...] = ()
-    """The measures ``score`` reports, declared once each (name, meaning, better direction,
-    range): registering the benchmark registers them, so ``metrics.json``'s schema checks their
-    range and reports rank groups by their direction."""
+    """The measures reported on this kind's outputs, declared once each (name, meaning, better
+    direction, range): those ``score`` reports, and those a later stage computes from the same
+    outputs (the explanation rates of generated answers, whose ``reported_in`` names their file).
+    Registering the benchmark registers them, so ``metrics.json``'s schema checks the range of
+    its own, reports rank groups by their direction and the report's glossary explains them."""
 
 
 @dataclass(frozen=True)

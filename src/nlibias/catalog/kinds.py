@@ -20,7 +20,12 @@ from typing import Any
 
 from nlibias.benchmarks.base import ColumnScorer, Measures, TablesFormatter
 from nlibias.metrics.generative import prompt_sensitivity, score_generative_columns
-from nlibias.metrics.meta import GENERATIVE_MEASURES, MEASURES, TOKEN_PROBABILITY_MEASURES
+from nlibias.metrics.meta import (
+    EXPLANATION_MEASURES,
+    GENERATIVE_MEASURES,
+    MEASURES,
+    TOKEN_PROBABILITY_MEASURES,
+)
 from nlibias.metrics.token_probability import score_token_probability_columns
 from nlibias.report.generative_tables import format_generative_tables
 from nlibias.report.tp_tables import format_tp_tables
@@ -64,10 +69,12 @@ GENERATIVE_PAIR_MEASURES = generative_measures(
     Measures(
         score=score_generative_columns,
         tables=format_generative_tables,
-        infos=(*MEASURES.values(), *GENERATIVE_MEASURES.values()),
+        infos=(*MEASURES.values(), *GENERATIVE_MEASURES.values(), *EXPLANATION_MEASURES.values()),
     )
 )
-"""Generative LMs' yes/no answers on pro/anti pairs: BBNLI's measures plus answer rates."""
+"""Generative LMs' yes/no answers on pro/anti pairs: BBNLI's measures plus answer rates, and the
+rates ``nlibias explain`` computes over the generated answers' explanations (their
+``reported_in``: ``explanations.json``; the labels need the pro/anti pairs)."""
 TOKEN_PROBABILITY = Measures(
     score=score_token_probability_columns,
     tables=format_tp_tables,

@@ -16,7 +16,8 @@ from nlibias.errors import ConfigError, SourceError
 from nlibias.explanations.judge import GeneratedAnswer
 from nlibias.explanations.split import split_answer, split_sentences
 from nlibias.io.atomic import write_json, write_jsonl
-from nlibias.metrics.explanations import EXPLANATION_MEASURES, ExplanationColumns, explanation_rates
+from nlibias.metrics.explanations import ExplanationColumns, explanation_rates
+from nlibias.metrics.meta import EXPLANATION_MEASURES
 from nlibias.schema import Prediction, Sample
 
 EXPLANATIONS_DIR = "explanations"

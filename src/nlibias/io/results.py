@@ -53,6 +53,7 @@ from nlibias.io.json_schema import (
 )
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.schema.arguments import is_int
+from nlibias.schema.measure_info import METRICS_FILE, MeasureInfo
 
 SCHEMA_VERSION = 1
 """The version of ``metrics.json`` this nlibias writes (files without the field are version 0)."""
@@ -279,25 +280,30 @@ def metrics_schema() -> dict[str, Any]:
 
 def measure_fields() -> dict[str, Any]:
     """A slice's measure fields, made from the declarations (:data:`~nlibias.metrics.meta.ALL_MEASURES`,
-    which registering a benchmark extends with its measures): each a number in its declared range,
+    which registering a benchmark extends with its measures; those reported in ``metrics.json``):
+    each a number in its declared range,
     or null where the measure is undefined in the slice; its meaning and unit as the description.
 
     >>> measure_fields()["M1"]  # doctest: +ELLIPSIS
     typing.Annotated[typing.Optional[typing.Annotated[float, Range(low=0.0, high=100.0)]], FieldInfo(...)]
     """
     fields: dict[str, Any] = {}
-    for name in sorted(ALL_MEASURES):
-        info = ALL_MEASURES[name]
+    for name, info in _in_metrics():
         number = Annotated[float, declared(name)]
         fields[name] = Annotated[number | None, Field(description=f"{info.description} ({info.unit})")]
     return fields
 
 
+def _in_metrics() -> list[tuple[str, MeasureInfo]]:
+    """The declared measures ``metrics.json`` holds, by name: a measure reported in another file
+    (the explanation rates of ``explanations.json``) is no field of it, so a ``metrics.json``
+    holding one is refused by the strict check as any unknown field is."""
+    return [(name, info) for name, info in sorted(ALL_MEASURES.items()) if info.reported_in == METRICS_FILE]
+
+
 def _measures_key() -> tuple[tuple[str, Any, str, str], ...]:
     """What the schema takes from the declared measures (it changes when a benchmark registers)."""
-    return tuple(
-        (name, info.range, info.description, info.unit) for name, info in sorted(ALL_MEASURES.items())
-    )
+    return tuple((name, info.range, info.description, info.unit) for name, info in _in_metrics())
 
 
 @functools.lru_cache(maxsize=8)

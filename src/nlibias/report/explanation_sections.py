@@ -4,7 +4,9 @@ agreement, and one example per label (premise shown; hypothesis and generated te
 the example pairs), as paper 002's appendix A.7 shows them.
 
 A run whose ``explanations/`` were made from other predictions than those now in the directory
-(a new audit since) is shown with a note instead of its numbers.
+(a new audit since) is shown with a note instead of its numbers. The rates are declared measures
+(:data:`nlibias.metrics.meta.EXPLANATION_MEASURES`): their column titles link to the glossary,
+which lists those :func:`explanation_measures` finds.
 
 >>> explanations_html([])
 ''
@@ -13,12 +15,13 @@ A run whose ``explanations/`` were made from other predictions than those now in
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table
+from nlibias.report.verdict_html import measure_link
 
 if TYPE_CHECKING:
     from nlibias.report.load import Run
@@ -31,6 +34,11 @@ _RATES = (
     ("inconsistent_rate", "inconsistent"),
     ("mean_grounded", "grounded"),
     ("flip_rate", "flip rate"),
+)
+_SUBTOPIC_RATES = tuple(
+    (name, title)
+    for name, title in _RATES
+    if name in ("biased_pro_rate", "biased_anti_rate", "invalid_rate", "flip_rate")
 )
 _LABEL_ORDER = ("biased", "invalid", "balanced")
 _MAX_SUBTOPIC_ROWS = 40
@@ -45,70 +53,99 @@ def _value_ci(slice_: Mapping[str, Any], name: str) -> str:
     return shown if not ci else f'{shown} <span class="muted">[{ci[0]:.1f}, {ci[1]:.1f}]</span>'
 
 
-def _read(run_dir: Path) -> tuple[Mapping[str, Any], list[dict[str, Any]]] | str | None:
-    """The summary and rows, a note when they are stale or unreadable, or None without any."""
-    folder = run_dir / "explanations"
-    summary_path = folder / "explanations.json"
+_DAMAGED = "its explanations/ files are damaged or incomplete: run nlibias explain again"
+
+
+def _summary(run_dir: Path) -> Mapping[str, Any] | str | None:
+    """``explanations.json``, a note when it is stale or unreadable, or None without one."""
+    summary_path = run_dir / "explanations" / "explanations.json"
     if not summary_path.is_file():
         return None
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        rows = [
-            json.loads(line)
-            for line in (folder / "explanations.jsonl").read_text(encoding="utf-8").splitlines()
-        ]
         record = json.loads((run_dir / "stages" / "explain.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return "its explanations/ files are damaged or incomplete: run nlibias explain again"
+        return _DAMAGED
+    if not isinstance(summary, dict) or not isinstance(record, dict):
+        return _DAMAGED
     from nlibias.io.fingerprint import sha256_file
 
     predictions = run_dir / "predictions.jsonl"
     recorded = (record.get("inputs") or {}).get("predictions_sha256")
     if not predictions.is_file() or sha256_file(predictions) != recorded:
         return "its explanations were made from other predictions than the run now holds: run nlibias explain again"
-    return summary, rows
+    return summary
 
 
-def _rates_table(summary: Mapping[str, Any]) -> str:
+def _read(run_dir: Path) -> tuple[Mapping[str, Any], list[dict[str, Any]]] | str | None:
+    """The summary and rows, a note when they are stale or unreadable, or None without any."""
+    found = _summary(run_dir)
+    if not isinstance(found, Mapping):
+        return found
+    try:
+        lines = (run_dir / "explanations" / "explanations.jsonl").read_text(encoding="utf-8").splitlines()
+        return found, [json.loads(line) for line in lines]
+    except (OSError, ValueError):
+        return _DAMAGED
+
+
+def explanation_measures(runs: Sequence[Run]) -> set[str]:
+    """The measures the runs' current ``explanations.json`` files hold in some model and judge's
+    ``overall`` (what the section shows, so what the glossary explains).
+
+    >>> explanation_measures([])
+    set()
+    """
+    present: set[str] = set()
+    for run in runs:
+        summary = _summary(run.path)
+        if not isinstance(summary, Mapping):
+            continue
+        models = summary.get("models")
+        for judges in models.values() if isinstance(models, Mapping) else ():
+            for slices in judges.values() if isinstance(judges, Mapping) else ():
+                overall = slices.get("overall") if isinstance(slices, Mapping) else None
+                present |= set(overall) if isinstance(overall, Mapping) else set()
+    return present
+
+
+def _headers(
+    plain: Sequence[str], measures: Sequence[tuple[str, str]], glossary: Collection[str]
+) -> list[str]:
+    """Column headers as HTML: ``plain`` ones escaped, each measure's title linked to its glossary entry."""
+    return [_e(title) for title in plain] + [
+        measure_link(name, title, glossary=glossary) for name, title in measures
+    ]
+
+
+def _rates_table(summary: Mapping[str, Any], glossary: Collection[str]) -> str:
     rows = []
     for model, judges in summary.get("models", {}).items():
         for judge, slices in judges.items():
             overall = slices["overall"]
             cells = [_e(model), _e(judge), str(overall.get("n", 0)), str(overall.get("n_unexplained", 0))]
             rows.append(cells + [_value_ci(overall, name) for name, _ in _RATES])
-    return table(
-        ["model", "judge", "explained", "unexplained", *(title for _, title in _RATES)], rows, numeric_from=2
-    )
+    headers = _headers(["model", "judge", "explained", "unexplained"], _RATES, glossary)
+    return table(headers, rows, numeric_from=2, raw_headers=True)
 
 
-def _subtopic_table(summary: Mapping[str, Any]) -> str:
+def _subtopic_table(summary: Mapping[str, Any], glossary: Collection[str]) -> str:
     rows = []
     for model, judges in summary.get("models", {}).items():
         for judge, slices in judges.items():
             for subtopic, found in (slices.get("by_subtopic") or {}).items():
                 cells = [_e(model), _e(judge), _e(subtopic), str(found.get("n", 0))]
-                rows.append(
-                    cells
-                    + [
-                        _value_ci(found, n)
-                        for n in ("biased_pro_rate", "biased_anti_rate", "invalid_rate", "flip_rate")
-                    ]
-                )
+                rows.append(cells + [_value_ci(found, name) for name, _ in _SUBTOPIC_RATES])
     if not rows:
         return ""
     more = len(rows) - _MAX_SUBTOPIC_ROWS
     note = f'<p class="muted">{more} more rows in explanations.json.</p>' if more > 0 else ""
-    headers = [
-        "model",
-        "judge",
-        "subtopic",
-        "explained",
-        "biased (pro)",
-        "biased (anti)",
-        "invalid",
-        "flip rate",
-    ]
-    return "<h4>Per subtopic</h4>" + table(headers, rows[:_MAX_SUBTOPIC_ROWS], numeric_from=3) + note
+    headers = _headers(["model", "judge", "subtopic", "explained"], _SUBTOPIC_RATES, glossary)
+    return (
+        "<h4>Per subtopic</h4>"
+        + table(headers, rows[:_MAX_SUBTOPIC_ROWS], numeric_from=3, raw_headers=True)
+        + note
+    )
 
 
 def _agreement(summary: Mapping[str, Any]) -> str:
@@ -155,8 +192,9 @@ def _examples(rows: Sequence[Mapping[str, Any]]) -> str:
     return "<h4>One example per label</h4>" + "".join(parts) if parts else ""
 
 
-def explanations_html(runs: Sequence[Run]) -> str:
-    """The section's body over the runs that hold ``explanations/``; ``""`` when none does."""
+def explanations_html(runs: Sequence[Run], *, glossary: Collection[str] = ()) -> str:
+    """The section's body over the runs that hold ``explanations/``; ``""`` when none does.
+    Measure names in the tables link to their glossary entry when ``glossary`` lists them."""
     parts = []
     for run in runs:
         found = _read(run.path)
@@ -176,5 +214,10 @@ def explanations_html(runs: Sequence[Run]) -> str:
             '<p class="warn">Hypotheses and generated texts may state offensive stereotypes; they are '
             "blurred: click one to show it.</p>"
         )
-        parts += [_rates_table(summary), _agreement(summary), _subtopic_table(summary), _examples(rows)]
+        parts += [
+            _rates_table(summary, glossary),
+            _agreement(summary),
+            _subtopic_table(summary, glossary),
+            _examples(rows),
+        ]
     return "".join(parts)

@@ -15,6 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from nlibias.metrics.meta import ALL_MEASURES
+from nlibias.report.explanation_sections import explanation_measures
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table as _table
 from nlibias.report.load import Run
@@ -23,7 +24,8 @@ from nlibias.schema.measure_info import MeasureInfo
 
 
 def glossary_names(runs: Sequence[Run]) -> set[str]:
-    """The measures the glossary lists: every declared measure present in some model's ``overall``."""
+    """The measures the glossary lists: every declared measure present in some model's ``overall``
+    of ``metrics.json``, or of a current ``explanations.json`` (per model and judge)."""
     present = {
         k
         for r in runs
@@ -31,6 +33,7 @@ def glossary_names(runs: Sequence[Run]) -> set[str]:
         if isinstance(m.get("overall"), Mapping)
         for k in m["overall"]
     }
+    present |= explanation_measures(runs)
     return {name for name in ALL_MEASURES if name in present}
 
 
@@ -48,7 +51,7 @@ _DENOMINATORS = (
 
 def glossary_html(runs: Sequence[Run]) -> str:
     """Every declared measure (:data:`nlibias.metrics.meta.ALL_MEASURES`, which also holds the
-    measures a registered benchmark declares) present in some model's ``overall``, in declaration
+    measures a registered benchmark declares) present in some model's ``overall`` (:func:`glossary_names`), in declaration
     order: meaning, better direction, range in the measure's unit, citation. Each row's measure
     name is the anchor (``#measure-NAME``) the report's measure names link to."""
     names = glossary_names(runs)

@@ -419,7 +419,7 @@ def render_report(
         ("funnel", "Extension funnel", _funnel(runs, plots, figs)),
         ("tp-nli", "Token probability vs NLI", _tp_vs_nli(runs, plots, figs)),
         ("examples", "Example pairs", _examples(runs, examples_per_category)),
-        ("explanations", "Generated explanations (A.7)", explanations_html(runs)),
+        ("explanations", "Generated explanations (A.7)", explanations_html(runs, glossary=glossary)),
         ("paper-tables", "Paper tables", _paper_tables(runs)),
         ("glossary", "Measures", glossary_html(runs)),
     ]

@@ -22,6 +22,12 @@ from typing import Literal
 
 Direction = Literal["higher", "lower", "zero", "target", "none"]
 
+METRICS_FILE = "metrics.json"
+"""Where the audit and scoring write their measures (its schema has a field for each measure
+reported there)."""
+EXPLANATIONS_FILE = "explanations.json"
+"""Where ``nlibias explain`` writes the rates of generated explanations."""
+
 
 @dataclass(frozen=True)
 class MeasureInfo:
@@ -29,6 +35,8 @@ class MeasureInfo:
 
     >>> MeasureInfo("x", "demo", "lower", (0.0, 100.0), "none").unit
     '%'
+    >>> MeasureInfo("x", "demo", "lower", (0.0, 100.0), "none").reported_in
+    'metrics.json'
     >>> fifty = MeasureInfo("y", "demo", "target", (0.0, 100.0), "none", target=50.0)
     >>> fifty.badness(35.0), fifty.badness(60.0), fifty.is_better(60.0, 35.0)
     (15.0, 10.0, True)
@@ -61,6 +69,10 @@ class MeasureInfo:
     way)."""
     title: str = ""
     """A short name for tables and verdicts (default: :attr:`name`)."""
+    reported_in: str = METRICS_FILE
+    """The run file whose slices hold it: :data:`METRICS_FILE` (``metrics.json``'s schema gets a
+    field for it) or :data:`EXPLANATIONS_FILE` (a later stage's file, which ``metrics.json`` never
+    holds); the glossary and tables read every declared measure alike."""
 
     def __post_init__(self) -> None:
         if (self.headline or self.signed) and self.neutral is None:
