@@ -7,7 +7,8 @@ sentences this module derives the row's subject (a name, a pronoun or "Some peop
 group (the paper's nine LGBTQ+ subgroups), counterfactual identity (straight, heterosexual,
 cisgender, cis), predicate (in its "Some people" form, which is how the 173 distinct attested-harm
 predicates are counted) and predicate category (paper Table 6, from a mapping shipped in
-``nlibias/resources/wq_nli_predicate_categories.csv``).
+``nlibias/resources/wq_nli_predicate_categories.csv``, read with the predicate forms in
+:mod:`nlibias.benchmarks.wq_predicates`).
 
 Every row becomes two samples sharing a pair key: the stereotypical premise (``stereotype="pro"``)
 and the counter-stereotypical premise (``"anti"``), both with the row's hypothesis and gold label
@@ -25,17 +26,23 @@ them all; :attr:`WQNLIExpansion.repeats` lists them.
 
 from __future__ import annotations
 
-import csv
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from nlibias.benchmarks.data_locations import PinnedData, resolve_data
+from nlibias.benchmarks.wq_predicates import (
+    CATEGORY_FILE,
+    canonical_predicate,
+    load_predicate_categories,
+)
+from nlibias.benchmarks.wq_predicates import (  # offered here too, beside the rows they categorise
+    PREDICATE_CATEGORIES as PREDICATE_CATEGORIES,
+)
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample
 from nlibias.textio.text_files import csv_header, read_csv_records, read_text
@@ -89,34 +96,12 @@ DOMAIN_OF_COUNTERFACTUAL: dict[str, str] = {
     "Cisgender": "gender_identity",
     "Cis": "gender_identity",
 }
-#: The 18 predicate categories of paper 003 Table 6, in its order ("childern" typo corrected).
-PREDICATE_CATEGORIES: tuple[str, ...] = (
-    "religious",
-    "moral",
-    "naturalness/normalness",
-    "physical illness, disease, and uncleanness",
-    "mental illness",
-    "danger to others/society",
-    "intelligence and professionalism",
-    "sensitivity, emotion, and attention-seeking",
-    "invalid, unknown, or fake identity",
-    "gender presentation/expression",
-    "sexual practices",
-    "lack of belonging",
-    "nonmonogamy",
-    "danger to children",
-    "drug use",
-    "general negative sentiment and slurs",
-    "sexualization of identity",
-    "other",
-)
 UNCATEGORISED = "uncategorised"
 UNPARSED = "unparsed"
 PRONOUNS = frozenset({"he", "she", "they"})
 PLURAL_SUBJECT = "Some people"
 
 _PREMISE = re.compile(r"^(?P<subject>.+?) (?:is|are) (?P<identity>.+?)\.?$")
-_CATEGORY_FILE = "wq_nli_predicate_categories.csv"
 
 
 @dataclass(frozen=True)
@@ -231,107 +216,6 @@ def pair_key(row: int) -> str:
 def _group_order(name: str) -> tuple[int, str]:
     order = list(dict.fromkeys(IDENTITY_GROUPS.values()))
     return (order.index(name), name) if name in order else (len(order), name)
-
-
-@cache
-def load_predicate_categories() -> dict[str, str]:
-    """The shipped mapping: predicate ("Some people" form, no final period) → category.
-
-    >>> load_predicate_categories()["are autistic"]
-    'mental illness'
-    """
-    text = (resources.files("nlibias") / "resources" / _CATEGORY_FILE).read_text(encoding="utf-8")
-    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
-    mapping: dict[str, str] = {}
-    for number, record in enumerate(csv.DictReader(lines), start=2):
-        predicate, category = record["predicate"], record["category"]
-        if category not in PREDICATE_CATEGORIES:
-            raise SourceError(
-                _CATEGORY_FILE, "category", f"{category!r} is not a paper Table 6 category", line=number
-            )
-        mapping[predicate] = category
-    return mapping
-
-
-_VERB_AGREEMENT = {
-    "is": "are",
-    "isn't": "aren't",
-    "isn’t": "aren’t",
-    "was": "were",
-    "has": "have",
-    "hasn't": "haven't",
-    "hasn’t": "haven’t",
-    "does": "do",
-    "doesn't": "don't",
-    "doesn’t": "don’t",
-}
-_LEADING_ADVERBS = frozenset({"usually", "just", "easily", "often", "always", "never", "also"})
-_INVARIANT_VERBS = frozenset(
-    {"can", "can't", "can’t", "must", "will", "won't", "won’t", "should", "would", "could", "presented"}
-)
-_IRREGULAR_PLURALS = {
-    "man": "men",
-    "woman": "women",
-    "life": "lives",
-    "child": "children",
-    "person": "people",
-}
-
-
-def _plural_verb(word: str) -> str:
-    low = word.lower()
-    if low in _VERB_AGREEMENT:
-        return _VERB_AGREEMENT[low]
-    if low in _INVARIANT_VERBS:
-        return word
-    if low.endswith("ies") and len(low) > 4:
-        return word[:-3] + "y"
-    if low.endswith("s") and not low.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def _predicate_candidates(form: str) -> Iterable[str]:
-    """Plural ("Some people") readings of a predicate written for a singular subject."""
-    tokens = form.split(" ")
-    for i, token in enumerate(tokens):
-        bare = token.lstrip('“"')
-        if bare.lower() in _LEADING_ADVERBS and i + 1 < len(tokens):
-            continue
-        tokens = [*tokens[:i], token[: len(token) - len(bare)] + _plural_verb(bare), *tokens[i + 1 :]]
-        break
-    yield " ".join(tokens)
-    # "is a groomer" → "are groomers"; "a real man" → "real men"; "their life" → "their lives"
-    for i, token in enumerate(tokens):
-        if token == "a":
-            for j in range(i + 1, len(tokens)):
-                plural = _IRREGULAR_PLURALS.get(tokens[j], tokens[j] + "s")
-                yield " ".join([*tokens[:i], *tokens[i + 1 : j], plural, *tokens[j + 1 :]])
-        elif token in _IRREGULAR_PLURALS:
-            yield " ".join([*tokens[:i], _IRREGULAR_PLURALS[token], *tokens[i + 1 :]])
-
-
-def canonical_predicate(form: str, known: Mapping[str, str] | None = None) -> str | None:
-    """The known predicate a surface form stands for (``None`` when no reading is known).
-
-    ``form`` is the hypothesis without its subject and final period (``lacks moral fiber``).
-    Verb agreement, then noun number, then apostrophe style are tried in turn.
-
-    >>> canonical_predicate("lacks moral fiber")
-    'lack moral fiber'
-    >>> canonical_predicate("is not a real man")
-    'are not real men'
-    >>> canonical_predicate("is a purple elephant") is None
-    True
-    """
-    known = load_predicate_categories() if known is None else known
-    form = form.strip().rstrip(".").strip()
-    if form in known:
-        return form
-    readings = list(_predicate_candidates(form))
-    for swap in (("'", "’"), ("’", "'")):
-        readings += [r.replace(*swap) for r in readings]
-    return next((r for r in readings if r in known), None)
 
 
 def parse_triple(
@@ -508,6 +392,6 @@ def _warnings(triples: list[WQTriple]) -> list[str]:
         examples = ", ".join(repr(p) for p, _ in uncategorised.most_common(3))
         found.append(
             f"{sum(uncategorised.values())} rows have a predicate with no category in "
-            f"{_CATEGORY_FILE} (e.g. {examples}); they are reported as {UNCATEGORISED!r}"
+            f"{CATEGORY_FILE} (e.g. {examples}); they are reported as {UNCATEGORISED!r}"
         )
     return found
