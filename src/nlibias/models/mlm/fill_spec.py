@@ -1,0 +1,85 @@
+"""Which filler a fill spec names: a causal LM (:mod:`nlibias.models.mlm.causal_fill`, or a served
+one: :mod:`nlibias.models.mlm.server_fill`), a masked LM (:mod:`nlibias.models.mlm.hf`) or the
+dry-run fake, from its prefix, its name, or the model's own ``config.json`` when it is on disk.
+
+>>> split_fill_spec("causal:smollm2?beam=8")
+('causal', 'smollm2?beam=8')
+>>> split_fill_spec("fake:x")[0], split_fill_spec("masked:./bert")
+('fake', ('masked', './bert'))
+>>> split_fill_spec("openai:http://127.0.0.1:8080/v1#m")
+('causal', 'openai:http://127.0.0.1:8080/v1#m')
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from nlibias.schema.model_ref import SERVER_KINDS, ModelRef, split_kind, without_options
+
+FillKind = Literal["causal", "masked", "fake"]
+
+
+def split_fill_spec(spec: str) -> tuple[FillKind, str]:
+    """Which kind of fill a spec names, and the spec without its kind prefix.
+
+    ``causal:NAME`` / ``masked:NAME`` (or ``mlm:NAME``) say it; ``fake`` / ``fake:NAME`` is the
+    dry-run fake; ``smollm2``, ``.gguf`` files (``gguf:PATH`` too) and ``openai:URL#MODEL`` (an
+    OpenAI-compatible server, kept whole) are causal; a local directory or a hub model in
+    the local Hugging Face cache is causal when its ``config.json`` says so (``is_decoder``, or an
+    architecture ending in ``ForCausalLM`` / ``LMHeadModel``); anything else is a masked LM (the
+    default of the paper).
+    """
+    kind, rest = split_kind(spec)
+    if kind in ("causal", "gguf"):
+        return "causal", rest
+    if kind in SERVER_KINDS:  # served (openai:URL#MODEL): nlibias.models.mlm.server_fill
+        return "causal", spec
+    if kind in ("masked", "mlm"):
+        return "masked", rest
+    if ModelRef.unread(spec).is_fake:
+        return "fake", spec
+    base = without_options(spec)
+    if base == "smollm2" or base.lower().endswith(".gguf"):
+        return "causal", spec
+    config = _read_config(base)
+    if config is not None and _is_causal_config(config):
+        return "causal", spec
+    return "masked", spec
+
+
+def _read_config(name: str) -> dict[str, Any] | None:
+    """A model's ``config.json`` from its directory or the local Hugging Face cache (never the
+    network: a spec is routed before anything downloads), or None."""
+    path = Path(name).expanduser() / "config.json"
+    if not path.is_file():
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            found = try_to_load_from_cache(name.partition("@")[0], "config.json")
+        except Exception:  # not a hub id, or no hub client: decided as a masked LM
+            return None
+        if not isinstance(found, str):
+            return None
+        path = Path(found)
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def _is_causal_config(config: Mapping[str, Any]) -> bool:
+    """Whether a model's ``config.json`` describes a causal (decoder) LM.
+
+    >>> _is_causal_config({"architectures": ["LlamaForCausalLM"]}), _is_causal_config({"architectures": ["BertForMaskedLM"]})
+    (True, False)
+    """
+    architectures = [str(a) for a in config.get("architectures") or []]
+    if any(a.endswith("ForMaskedLM") for a in architectures):
+        return False
+    return bool(config.get("is_decoder")) or any(
+        a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures
+    )
