@@ -26,6 +26,7 @@ from bad_input_cases_probe import (
 from bad_input_cases_rows import cases as rows_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_cases_text import text_cases
+from bad_input_cases_validate_explanations import validate_explanations_cases
 from bad_input_corpus import (
     BBNLI_CSV_HEADER,
     HUGE,
@@ -422,4 +423,5 @@ def cases() -> list[Case]:
         *text_cases(),
         *fill_and_messages_cases(),
         *explain_cases(),
+        *validate_explanations_cases(),
     ]

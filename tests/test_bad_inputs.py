@@ -36,6 +36,7 @@ def test_the_corpus_covers_every_reader() -> None:
         "extend-input",
         "masks-file",
         "validation",
+        "validate-explanations",
         "cache",
         "options",
         "output",

@@ -133,3 +133,18 @@ def test_a_run_without_current_explanations_gets_no_entries_for_them(
         assert not any(f'id="measure-{name}"' in html for name in EXPLANATION_MEASURES), run.name
         assert 'id="measure-yes_rate_pro"' in html  # the generative measures of metrics.json stay
 
+
+def test_a_damaged_row_is_a_note_in_the_report_not_a_crash(explained_run: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from nlibias.report.explanation_sections import explanations_html
+    from nlibias.report.load import load_runs
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(explained_run, damaged)
+    rows = damaged / "explanations" / "explanations.jsonl"
+    lines = rows.read_text(encoding="utf-8").splitlines()
+    lines[0] = json.dumps({k: v for k, v in json.loads(lines[0]).items() if k != "judge"})
+    rows.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    section = explanations_html(load_runs([damaged]))
+    assert "damaged or incomplete" in section and "flip rate" not in section

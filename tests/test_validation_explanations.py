@@ -279,7 +279,7 @@ def test_cli_draws_the_queue_and_reports_the_round(tmp_path: Path) -> None:
     plain = runner.invoke(cli, ["validate", "explanations", str(run), "--size", "2"])
     assert plain.exit_code == 0 and "queued 2 of 6 explained answers" in plain.output
     refused = runner.invoke(cli, ["validate", "explanations", str(tmp_path / "none")])
-    assert refused.exit_code != 0 and "no explanations here" in refused.output
+    assert refused.exit_code != 0 and "none: no such run directory" in refused.output
     assert "Traceback" not in refused.output
 
 

@@ -365,9 +365,15 @@ def explanations_command(
     as_json: Json = False,
 ) -> None:
     """Queue a stratified sample of explained answers (by label and subtopic) for the annotation app."""
+    import warnings
+
     from nlibias.validation.explanation_queue import EXPLANATIONS_QUEUE, draw_explanation_queue
 
-    queue = draw_explanation_queue(run_dir, size=size, seed=seed, judge=judge)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        queue = draw_explanation_queue(run_dir, size=size, seed=seed, judge=judge)
+    for caught_warning in caught:  # a size beyond the answers, answered items left out of a redraw
+        warn(str(caught_warning.message))
     summary: dict[str, Any] = {
         "queue": str(run_dir / EXPLANATIONS_QUEUE),
         "items": len(queue.items),

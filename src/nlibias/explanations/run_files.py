@@ -16,7 +16,7 @@ from nlibias.errors import ConfigError, SourceError
 from nlibias.explanations.judge import GeneratedAnswer
 from nlibias.explanations.split import split_answer, split_sentences
 from nlibias.io.atomic import write_json, write_jsonl
-from nlibias.metrics.explanations import ExplanationColumns, explanation_rates
+from nlibias.metrics.explanations import LABELS, STANCES, ExplanationColumns, explanation_rates
 from nlibias.metrics.meta import EXPLANATION_MEASURES
 from nlibias.schema import Prediction, Sample
 
@@ -161,7 +161,65 @@ def write_outputs(out_dir: Path, rows: Sequence[Mapping[str, Any]], summary: Map
 
 
 def read_rows(out_dir: str | Path) -> list[dict[str, Any]]:
-    """The rows of ``explanations.jsonl``."""
+    """The rows of ``explanations.jsonl``, each checked (:func:`row_problem`): a damaged row is
+    refused with the file, its line and the field, not read as a label nobody gave."""
     from nlibias.io.jsonl import iter_jsonl
 
-    return [record for _, record in iter_jsonl(Path(out_dir) / EXPLANATIONS_JSONL)]
+    path = Path(out_dir) / EXPLANATIONS_JSONL
+    rows = []
+    for line, record in iter_jsonl(path):
+        problem = row_problem(record)
+        if problem is not None:
+            field, reason = problem
+            raise SourceError(path, field, reason, line=line, fix=_REWRITE)
+        rows.append(record)
+    return rows
+
+
+_REWRITE = "the file was changed after explain wrote it: run explain on the audit run again to rewrite it"
+_TEXT_FIELDS = ("id", "model", "judge", "premise", "hypothesis", "explanation")
+"""Fields every row holds as text (the queue and the summary read them)."""
+_KEYS = ("id", "model", "judge")
+"""The text fields a row is found by (an item id is made of them): never empty."""
+_OPTIONAL_TEXT = ("prompt", "answer", "domain", "subtopic", "pair_key")
+_CHOICES = {"label": LABELS, "lm_label": LABELS, "stance": STANCES, "stereotype": ("pro", "anti")}
+"""Fields that hold one of a few words, or null (no explanation, no LM judge, a test sample)."""
+
+
+def row_problem(row: Any) -> tuple[str | None, str] | None:
+    """Why ``row`` is not a row ``explain`` writes, as (field, reason); None when it is one.
+
+    >>> row_problem({"id": "a", "model": "m", "judge": "j", "premise": "p", "hypothesis": "h",
+    ...              "explanation": "e", "label": "great"})
+    ('label', '"great" is not one of balanced, biased, invalid (or null)')
+    >>> row_problem([1, 2])
+    (None, 'expected a JSON object, got [1, 2]')
+    """
+    if not isinstance(row, dict):
+        return None, f"expected a JSON object, got {_got(row)}"
+    for field in _TEXT_FIELDS:
+        if field not in row:
+            return field, "missing"
+        value = row[field]
+        if not isinstance(value, str) or (field in _KEYS and not value):
+            return field, f"expected {'non-empty text' if field in _KEYS else 'text'}, got {_got(value)}"
+    for field in _OPTIONAL_TEXT:
+        if row.get(field) is not None and not isinstance(row[field], str):
+            return field, f"expected text or null, got {_got(row[field])}"
+    for field, words in _CHOICES.items():
+        if row.get(field) is not None and row[field] not in words:
+            return field, f"{_got(row[field])} is not one of {', '.join(words)} (or null)"
+    grounded = row.get("grounded")
+    if grounded is not None and (
+        isinstance(grounded, bool) or not isinstance(grounded, int | float) or not 0 <= grounded <= 1
+    ):
+        return "grounded", f"expected a share between 0 and 1 or null, got {_got(grounded)}"
+    if row.get("consistent") is not None and not isinstance(row["consistent"], bool):
+        return "consistent", f"expected true, false or null, got {_got(row['consistent'])}"
+    return None
+
+
+def _got(value: Any) -> str:
+    """``value`` as the JSON it was read from, cut short (what the messages show)."""
+    shown = json.dumps(value, ensure_ascii=False)
+    return shown if len(shown) <= 40 else shown[:37] + "..."

@@ -63,13 +63,13 @@ def status(
 def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: int = 1) -> dict[str, Any]:
     """Write the final labels to ``run_dir/validation/judgements.csv`` (then ``extend`` from the
     validate stage); returns the counts by status, category and stereotype, the rule and the file."""
-    from nlibias.extension.validation_handoff import QUEUE_CSV, read_queue
+    from nlibias.validation.explanation_queue import hypotheses_queue
     from nlibias.validation.resolve import parse_rule, resolution_summary, write_judgements
     from nlibias.validation.resolve import resolve as resolve_labels
     from nlibias.validation.store import AnnotationStore
 
     parsed = parse_rule(rule)
-    queue = read_queue(Path(run_dir) / QUEUE_CSV)
+    queue = hypotheses_queue(run_dir)
     current = AnnotationStore.for_run(run_dir).current()
     resolved = resolve_labels(queue, current, parsed, min_annotators=min_annotators)
     path = write_judgements(run_dir, queue, resolved)
@@ -79,13 +79,13 @@ def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: int = 1)
 def export(run_dir: str | Path, *, fmt: str = "csv", out: str | Path | None = None) -> ExportResult:
     """The queue with every annotator's current answers (and model suggestions) as ``fmt``
     (``csv``, ``label-studio`` or ``argilla``), written to ``out`` when given."""
-    from nlibias.extension.validation_handoff import QUEUE_CSV, read_queue
     from nlibias.io.atomic import atomic_write_text
+    from nlibias.validation.explanation_queue import hypotheses_queue
     from nlibias.validation.formats import export_judgements
     from nlibias.validation.store import AnnotationStore
 
     store = AnnotationStore.for_run(run_dir)
-    queue = read_queue(Path(run_dir) / QUEUE_CSV)
+    queue = hypotheses_queue(run_dir)
     text = export_judgements(queue, store.current(), store.suggestions(), fmt=fmt)
     if out is not None:
         out = Path(out)
@@ -99,13 +99,13 @@ def import_judgements(
     """Add the judgements in ``file`` (CSV, Label Studio JSON export or Argilla records; ``fmt``
     ``auto`` tells them apart) to the run's annotation database; ``annotator`` for rows that name
     none. Unknown or duplicate rows are refused, naming the file and line."""
-    from nlibias.extension.validation_handoff import QUEUE_CSV, read_queue
+    from nlibias.validation.explanation_queue import hypotheses_queue
     from nlibias.validation.formats import read_import, store_imported
     from nlibias.validation.status import unjudged_count
     from nlibias.validation.store import AnnotationStore
 
     file = Path(file)
-    queue = read_queue(Path(run_dir) / QUEUE_CSV)
+    queue = hypotheses_queue(run_dir)
     answers = read_import(file, queue, fmt=fmt, default_annotator=annotator)
     store = AnnotationStore.for_run(run_dir)
     rows = store_imported(store, answers, source=f"import:{file.name}")

@@ -82,10 +82,12 @@ def _read(run_dir: Path) -> tuple[Mapping[str, Any], list[dict[str, Any]]] | str
     found = _summary(run_dir)
     if not isinstance(found, Mapping):
         return found
-    try:
-        lines = (run_dir / "explanations" / "explanations.jsonl").read_text(encoding="utf-8").splitlines()
-        return found, [json.loads(line) for line in lines]
-    except (OSError, ValueError):
+    from nlibias.errors import SourceError
+    from nlibias.explanations.run_files import read_rows
+
+    try:  # the rows checked as every reader checks them: a damaged one is a note, not a crash
+        return found, read_rows(run_dir / "explanations")
+    except (OSError, SourceError):
         return _DAMAGED
 
 

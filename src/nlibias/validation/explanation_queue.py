@@ -23,15 +23,19 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.explanations.run_files import EXPLANATIONS_DIR, EXPLANATIONS_JSON, EXPLANATIONS_JSONL
 from nlibias.schema.arguments import is_int
+
+if TYPE_CHECKING:
+    from nlibias.extension.validation_handoff import QueueRow
 
 EXPLANATIONS_QUEUE = "validation/explanations_queue.json"
 QUEUE_FORMAT = 1
@@ -93,19 +97,62 @@ class ExplanationQueue:
         return dict(sorted(counts.items()))
 
 
+class QueueWarning(UserWarning):
+    """A queue was drawn, but not as asked: fewer answers than ``size``, or answers given on the
+    queue it replaced left out (the command line prints it as a warning).
+
+    >>> issubclass(QueueWarning, UserWarning)
+    True
+    """
+
+
 def explanations_fingerprint(run_dir: str | Path) -> str:
     """SHA-256 of ``RUN/explanations/explanations.jsonl`` (refused, saying how, when there is none)."""
     from nlibias.io.fingerprint import sha256_file
 
-    path = Path(run_dir) / EXPLANATIONS_DIR / EXPLANATIONS_JSONL
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise SourceError(
+            run_dir, None, "no such run directory", fix="pass the run directory of an explained audit"
+        )
+    path = run_dir / EXPLANATIONS_DIR / EXPLANATIONS_JSONL
     if not path.is_file():
         raise SourceError(
             path,
             None,
             "no explanations here",
-            fix="run `nlibias explain RUN --judge MODEL` on the audit run first",
+            fix="label the audit run's generated explanations first: `nlibias explain RUN` with an NLI judge",
         )
     return sha256_file(path)
+
+
+def hypotheses_queue(run_dir: str | Path) -> list[QueueRow]:
+    """An extension run's hypotheses queue (``validation/queue.csv``, what ``validate status``,
+    ``resolve``, ``export``, ``import`` and ``prescreen`` read); an explained audit run has none,
+    and the refusal says what its validation is instead.
+
+    >>> # queue = hypotheses_queue("runs/extended")
+    """
+    from nlibias.extension.validation_handoff import QUEUE_CSV, read_queue
+
+    path = Path(run_dir) / QUEUE_CSV
+    if not path.exists() and has_explanation_queue(run_dir):
+        raise SourceError(
+            path,
+            None,
+            "file does not exist: this run's validation is of explained answers "
+            f"({EXPLANATIONS_QUEUE}); resolve, export, import and prescreen read an extension run's hypotheses",
+            fix="judge the explanations in the annotation app (`nlibias validate serve RUN`); "
+            "`nlibias validate status RUN` measures them",
+        )
+    if not path.exists() and (Path(run_dir) / EXPLANATIONS_DIR / EXPLANATIONS_JSONL).is_file():
+        raise SourceError(
+            path,
+            None,
+            "file does not exist: this is an explained audit run, whose queue is drawn from its explanations",
+            fix="draw it first with `nlibias validate explanations RUN`",
+        )
+    return read_queue(path)
 
 
 def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[str], str | None]:
@@ -126,7 +173,15 @@ def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[
         ) from None
     items: dict[str, ExplanationItem] = {}
     judges: list[str] = []
-    for row in read_rows(out_dir):
+    rows = read_rows(out_dir)
+    if not rows:
+        raise SourceError(
+            out_dir / EXPLANATIONS_JSONL,
+            None,
+            "no rows (explain wrote one per generated answer and judge)",
+            fix="run explain on the audit run again",
+        )
+    for row in rows:
         judge = str(row["judge"])
         if judge not in judges:
             judges.append(judge)
@@ -213,8 +268,38 @@ def draw_explanation_queue(
     strata = {key: f"{item.labels.get(by)}\x1f{item.subtopic}" for key, item in items.items()}
     chosen = stratified_sample(list(items.values()), strata, size, seed)
     queue = ExplanationQueue(fingerprint, tuple(judges), lm_judge, by, size, seed, len(items), tuple(chosen))
+    if size > len(items):
+        warnings.warn(
+            f"size is {size} but {run_dir} holds {len(items)} explained answers: all {len(items)} are queued",
+            QueueWarning,
+            stacklevel=2,
+        )
+    _warn_left_out(run_dir, queue)
     write_json(run_dir / EXPLANATIONS_QUEUE, _queue_json(queue))
     return queue
+
+
+def _warn_left_out(run_dir: Path, queue: ExplanationQueue) -> None:
+    """Warn when the queue being replaced holds answered items the new one leaves out: their
+    answers stay stored but no longer count, which a redraw with another size or seed does quietly."""
+    from nlibias.validation.store import ANNOTATIONS_DB, AnnotationStore
+
+    if not has_explanation_queue(run_dir) or not (run_dir / ANNOTATIONS_DB).is_file():
+        return
+    try:
+        earlier = read_explanation_queue(run_dir)
+    except SourceError:  # a damaged queue: drawing a new one is the fix, nothing to keep
+        return
+    answered = set(AnnotationStore.for_run(run_dir).current_explanations(fingerprint=earlier.fingerprint))
+    left_out = answered & {it.item_id for it in earlier.items} - {it.item_id for it in queue.items}
+    if left_out:
+        warnings.warn(
+            f"{len(left_out)} answered items of the queue drawn before (size={earlier.size}, "
+            f"seed={earlier.seed}, judge={earlier.stratified_by!r}) are not in the new one: their answers "
+            "stay stored but no longer count; draw with those settings to queue them again",
+            QueueWarning,
+            stacklevel=3,
+        )
 
 
 def _queue_json(queue: ExplanationQueue) -> dict[str, Any]:

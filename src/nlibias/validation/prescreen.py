@@ -29,8 +29,9 @@ from typing import Any
 
 from nlibias.benchmarks.templating import placeholders, render
 from nlibias.errors import SourceError
-from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, hypothesis_id, read_queue
+from nlibias.extension.validation_handoff import QueueRow, hypothesis_id
 from nlibias.io.jsonl import iter_jsonl
+from nlibias.validation.explanation_queue import hypotheses_queue
 from nlibias.validation.store import AnnotationStore, Suggestion
 
 MASK = "<mask>"
@@ -223,7 +224,7 @@ def run_prescreen(
             f"threshold is {threshold}; a probability threshold is between 0 and 1", parameter="threshold"
         )
     run_dir = Path(run_dir)
-    queue = read_queue(run_dir / QUEUE_CSV)
+    queue = hypotheses_queue(run_dir)
     store = AnnotationStore.for_run(run_dir)
     report: dict[str, Any] = {"queue": len(queue), "judges": {}}
     with PredictionCache(cache_path or default_cache_path()) as cache:

@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, read_queue
+from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow
 from nlibias.schema.arguments import is_int
 from nlibias.validation.agreement import agreement_report
 from nlibias.validation.resolve import ResolvedLabel, Rule, resolution_summary, resolve
@@ -139,7 +139,9 @@ def _hypotheses_status(
     run_dir: Path, rule: Rule, min_annotators: int, exclude_from_agreement: Sequence[str]
 ) -> dict[str, Any]:
     """The hypotheses rounds (category, stereotype) of an extension run's ``validation/queue.csv``."""
-    queue = read_queue(run_dir / QUEUE_CSV)
+    from nlibias.validation.explanation_queue import hypotheses_queue
+
+    queue = hypotheses_queue(run_dir)
     store = AnnotationStore.for_run(run_dir)
     current = store.current()
     ids = {row.hypothesis_id for row in queue}
