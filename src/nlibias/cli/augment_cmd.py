@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from nlibias.cli.app import PLAIN_HELP, app, echo_json
-from nlibias.cli.options import Json, Quiet, show_progress
+from nlibias.cli.options import Json, Out, Quiet, show_progress
+from nlibias.cli.training_options import Her, HerModel, Match, Select, Split, Train, WordList
 
 augment_app = typer.Typer(
     help="Augment an NLI training set for debiasing.",
@@ -17,67 +19,34 @@ augment_app = typer.Typer(
 )
 app.add_typer(augment_app, name="augment")
 
+Names = Annotated[
+    Path | None, typer.Option("--names", help="Also swap first names: a file of name<TAB>name pairs.")
+]
+
 
 @augment_app.command("gender-swap")
 def gender_swap_command(
-    train: str = typer.Option(
-        ...,
-        "--train",
-        help="Training set: a .jsonl/.csv/.tsv/.parquet file with premise, hypothesis, label (SNLI's "
-        "sentence1/sentence2/gold_label work too), a saved `datasets` directory, or a hub name (NAME[:CONFIG]).",
-    ),
-    out: Path = typer.Option(
-        ..., "--out", help="Directory to write train.jsonl and augment_summary.json into."
-    ),
-    select: str = typer.Option(
-        "occupation",
-        "--select",
-        help="occupation: rows whose premise names one of the 38 occupations; all: every row.",
-    ),
-    match: str = typer.Option(
-        "words",
-        "--match",
-        help="Occupation matching: words (punctuation, plurals, two-word names) or paper (paper 004's code).",
-    ),
-    word_list: str = typer.Option(
-        "winobias",
-        "--word-list",
-        help="winobias (default), paper (paper 004's 19-entry map) or a word<TAB>counterpart file.",
-    ),
-    names: Path | None = typer.Option(
-        None, "--names", help="Also swap first names: a file of name<TAB>name pairs."
-    ),
-    split: str = typer.Option("train", "--split", help="Split of a `datasets` set or hub dataset."),
-    her: str = typer.Option(
-        "rule",
-        "--her",
-        help="Who reads 'her' as 'him' or 'his': rule (fast, default) or lm (a language model reads "
-        "each 'her' the rule has no cue for, by the log-probability of both swapped sentences).",
-    ),
-    her_model: str | None = typer.Option(
-        None,
-        "--her-model",
-        help="The language model of --her lm: smollm2 (embedded, the default), a causal LM (.gguf, "
-        "directory, hub name) or mlm:NAME for a masked LM.",
-    ),
+    train: Train,
+    out: Out,
+    select: Select = "occupation",
+    match: Match = "words",
+    word_list: WordList = "winobias",
+    names: Names = None,
+    split: Split = "train",
+    her: Her = "rule",
+    her_model: HerModel = None,
     quiet: Quiet = False,
     as_json: Json = False,
 ) -> None:
-    """Append gender-swapped copies of the selected rows to a training set; print the summary."""
-    from nlibias.debias.augment import augment_gender_swap, format_summary
+    """Append gender-swapped copies of the selected rows to a training set (--out: train.jsonl and
+    augment_summary.json); print the summary."""
+    from nlibias._command_functions import augment
+    from nlibias.debias.augment import format_summary
 
-    summary = augment_gender_swap(
-        train,
-        out,
-        select=select,
-        match=match,
-        word_list=word_list,
-        names=names,
-        split=split,
-        her=her,
-        her_model=her_model,
-        progress=show_progress(quiet, as_json),
-    )
+    summary = augment(
+        train, out, select=select, match=match, word_list=word_list, names=names, split=split, her=her,
+        her_model=her_model, progress=show_progress(quiet, as_json),
+    )  # fmt: skip
     if as_json:
         echo_json(summary)
     else:

@@ -3,53 +3,48 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from nlibias.cli.app import app, echo_json
-from nlibias.cli.options import Json, Quiet, show_progress
+from nlibias.cli.options import Bootstrap, Device, Force, Json, NoCache, Out, Quiet, Seed, show_progress
+from nlibias.cli.training_options import (
+    BatchSize,
+    Epochs,
+    Eval,
+    Her,
+    HerModel,
+    LearningRate,
+    LrScheduler,
+    Match,
+    MaxLength,
+    MaxSteps,
+    Models,
+    SaveSteps,
+    Select,
+    Train,
+    WarmupRatio,
+    WarmupSteps,
+    WordList,
+)
 
-_MODEL_OPT = typer.Option(..., "--model", help="Model to fine-tune (hub name or directory); repeatable.")
-_TRAIN_OPT = typer.Option(
-    ..., "--train", help="Training set (what `nlibias augment gender-swap --train` takes)."
-)
-_OUT_OPT = typer.Option(..., "--out", help="Directory for every step's output (rerun to resume).")
-_EVAL_OPT = typer.Option(None, "--eval", help="Evaluation set for the accuracy (Acc).")
-_PREMISES_OPT = typer.Option(None, "--premises", help="Occupation premises (default: the shipped ones).")
-_SELECT_OPT = typer.Option("occupation", "--select", help="Rows to swap: occupation or all.")
-_MATCH_OPT = typer.Option("words", "--match", help="Occupation matching: words or paper.")
-_WORD_LIST_OPT = typer.Option(
-    "winobias", "--word-list", help="winobias, paper or a word<TAB>counterpart file."
-)
-_HER_OPT = typer.Option(
-    "rule",
-    "--her",
-    help="How augment reads 'her': rule, or lm (a language model where the rule has no cue).",
-)
-_HER_MODEL_OPT = typer.Option(
-    None, "--her-model", help="The language model of --her lm (default: augment's, SmolLM2)."
-)
-_EPOCHS_OPT = typer.Option(3.0, "--epochs")
-_BATCH_SIZE_OPT = typer.Option(32, "--batch-size")
-_LEARNING_RATE_OPT = typer.Option(None, "--learning-rate", help="Default: paper 004's per model.")
-_MAX_STEPS_OPT = typer.Option(-1, "--max-steps", help="Stop each fine-tune after N steps (-1: all epochs).")
-_MAX_LENGTH_OPT = typer.Option(128, "--max-length", help="Tokens per premise-hypothesis pair.")
-_SAVE_STEPS_OPT = typer.Option(500, "--save-steps", help="Checkpoint every N steps.")
-_LR_SCHEDULER_OPT = typer.Option(
-    "linear", "--lr-scheduler", help="linear, cosine, constant, constant_with_warmup or polynomial."
-)
-_WARMUP_STEPS_OPT = typer.Option(0, "--warmup-steps", help="Steps of linear warm-up.")
-_WARMUP_RATIO_OPT = typer.Option(0.0, "--warmup-ratio", help="Warm-up as a fraction of all steps.")
-_SEED_OPT = typer.Option(42, "--seed", help="Seed of the first fine-tune of each model.")
-_SEEDS_OPT = typer.Option(
-    1, "--seeds", help="Fine-tune each model N times (seeds SEED, SEED+1, ...); tables show the spread."
-)
-_FORCE_OPT = typer.Option(
-    False, "--force", help="Redo the steps whose recorded settings or data differ (else refused)."
-)
-_DEVICE_OPT = typer.Option(None, "--device", help="Audit device: cpu, cuda, ... Default: GPU when present.")
-_NO_CACHE_OPT = typer.Option(False, "--no-cache", help="Audit without the prediction cache.")
-_BOOTSTRAP_OPT = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the CIs.")
+Premises = Annotated[
+    Path | None, typer.Option("--premises", help="Occupation premises (default: the shipped ones).")
+]
+Seeds = Annotated[
+    int,
+    typer.Option(
+        "--seeds", help="Fine-tune each model N times (seeds SEED, SEED+1, ...); tables show the spread."
+    ),
+]
+MinEffect = Annotated[
+    float,
+    typer.Option(
+        "--min-effect",
+        help="Smallest change in points marked as a change (its paired interval must also exclude 0).",
+    ),
+]
 
 
 def _augment_options(
@@ -74,45 +69,44 @@ def _audit_options(device: str | None, no_cache: bool) -> dict[str, object]:
 
 @app.command("debias")
 def debias_command(
-    model: list[str] = _MODEL_OPT,
-    train: str = _TRAIN_OPT,
-    out: Path = _OUT_OPT,
-    eval_path: str | None = _EVAL_OPT,
-    premises: Path | None = _PREMISES_OPT,
-    select: str = _SELECT_OPT,
-    match: str = _MATCH_OPT,
-    word_list: str = _WORD_LIST_OPT,
-    her: str = _HER_OPT,
-    her_model: str | None = _HER_MODEL_OPT,
-    epochs: float = _EPOCHS_OPT,
-    batch_size: int = _BATCH_SIZE_OPT,
-    learning_rate: float | None = _LEARNING_RATE_OPT,
-    max_steps: int = _MAX_STEPS_OPT,
-    max_length: int = _MAX_LENGTH_OPT,
-    save_steps: int = _SAVE_STEPS_OPT,
-    lr_scheduler: str = _LR_SCHEDULER_OPT,
-    warmup_steps: int = _WARMUP_STEPS_OPT,
-    warmup_ratio: float = _WARMUP_RATIO_OPT,
-    seed: int = _SEED_OPT,
-    seeds: int = _SEEDS_OPT,
-    force: bool = _FORCE_OPT,
-    device: str | None = _DEVICE_OPT,
-    no_cache: bool = _NO_CACHE_OPT,
-    bootstrap: int = _BOOTSTRAP_OPT,
-    min_effect: float = typer.Option(
-        1.0,
-        "--min-effect",
-        help="Smallest change in points marked as a change (its paired interval must also exclude 0).",
-    ),
+    model: Models,
+    train: Train,
+    out: Out,
+    eval_path: Eval = None,
+    premises: Premises = None,
+    select: Select = "occupation",
+    match: Match = "words",
+    word_list: WordList = "winobias",
+    her: Her = "rule",
+    her_model: HerModel = None,
+    epochs: Epochs = 3.0,
+    batch_size: BatchSize = 32,
+    learning_rate: LearningRate = None,
+    max_steps: MaxSteps = -1,
+    max_length: MaxLength = 128,
+    save_steps: SaveSteps = 500,
+    lr_scheduler: LrScheduler = "linear",
+    warmup_steps: WarmupSteps = 0,
+    warmup_ratio: WarmupRatio = 0.0,
+    seed: Seed = 42,
+    seeds: Seeds = 1,
+    force: Force = False,
+    device: Device = None,
+    no_cache: NoCache = False,
+    bootstrap: Bootstrap = 1000,
+    min_effect: MinEffect = 1.0,
     quiet: Quiet = False,
     as_json: Json = False,
 ) -> None:
-    """Run paper 004's debiasing experiment: augment → fine-tune (original, augmented) → audit → compare."""
-    from nlibias.jobs.debias import run_debias
+    """Run paper 004's debiasing experiment: augment → fine-tune (original, augmented) → audit → compare.
+
+    --out holds every step's output (rerun to resume); --seed is the seed of the first fine-tune of
+    each model; --device and --no-cache apply to the audit."""
+    from nlibias._command_functions import debias_models
     from nlibias.jobs.debias_compare import COMPARISON_JSON
     from nlibias.report.debias_tables import format_debias_tables
 
-    result = run_debias(
+    result = debias_models(
         model,
         train,
         out,
