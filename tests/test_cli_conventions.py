@@ -51,6 +51,47 @@ def test_quiet_and_json_are_one_definition() -> None:
         assert params["as_json"].help == options.Json.__metadata__[0].help, path
 
 
+_OWN_MEANING = {
+    ("report", "--out"),  # default <first run>/report.html, not stdout
+    ("expand", "--source"),  # any benchmark's source (also --premises), not BBNLI's directory
+    ("validate explanations", "--judge"),  # a judge of the run, not a model to load
+    ("export lm-eval", "--device"),  # where the tokenizer loads, default cpu
+    ("export lm-eval", "--model"),
+    ("export model-index", "--model"),
+}
+_ALIASES_PENDING = {"audit", "score", "demo"}  # to take the aliases with the library's options object
+
+
+def _all_commands(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
+    found = [(" ".join(path), command)] if path else []
+    for name, sub in getattr(command, "commands", {}).items():
+        found += _all_commands(sub, (*path, name))
+    return found
+
+
+def test_a_shared_flag_is_one_definition() -> None:
+    """A flag that cli/options.py or cli/training_options.py defines has that help in every command
+    (where one flag means two things, each meaning is listed in _OWN_MEANING)."""
+    from nlibias.cli import options, training_options
+
+    helps: dict[str, set[str]] = {}
+    for module in (options, training_options):
+        for alias in vars(module).values():
+            info = getattr(alias, "__metadata__", [None])[0]
+            if isinstance(info, typer.models.OptionInfo):
+                flag = str(info.default).split("/")[0]  # Annotated style: the first declaration
+                helps.setdefault(flag, set()).add(str(info.help))
+    offenders = [
+        f"{path} {param.opts[0]}"
+        for path, command in _all_commands(typer.main.get_command(app))
+        if path.split()[0] not in _ALIASES_PENDING
+        for param in getattr(command, "params", [])
+        if param.opts and param.opts[0] in helps and (path, param.opts[0]) not in _OWN_MEANING
+        if param.help not in helps[param.opts[0]]
+    ]
+    assert not offenders, f"take these from cli/options.py: {offenders}"
+
+
 def test_extend_keeps_no_progress_as_a_hidden_alias() -> None:
     params = {p.name: p for p in _command(("extend",)).params}
     assert params["progress"].hidden and "--no-progress" in params["progress"].secondary_opts

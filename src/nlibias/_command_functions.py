@@ -11,7 +11,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from nlibias.debias.augment import AugmentSummary
     from nlibias.debias.finetune_record import FinetuneRecord
     from nlibias.extension.config import ExtendConfig
-    from nlibias.extension.pipeline import PipelineResult
+    from nlibias.extension.pipeline import PipelineResult, StageReport
     from nlibias.integrations.lm_eval import LmEvalExport
     from nlibias.jobs.debias import DebiasResult
     from nlibias.jobs.doctor import EnvironmentReport
@@ -50,7 +50,7 @@ def _names(value: str | Sequence[str]) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-@checked(lazy={"ExtendConfig": "nlibias.extension.config"})
+@checked(lazy={"ExtendConfig": "nlibias.extension.config", "StageReport": "nlibias.extension.pipeline"})
 def extend(
     config: ExtendConfig | str | Path | None = None,
     *,
@@ -73,13 +73,15 @@ def extend(
     until: str | None = None,
     force: bool = False,
     progress: bool = True,
+    on_stage: Callable[[StageReport], None] | None = None,
 ) -> PipelineResult:
     """Extend BBNLI the BBNLI-next way (masks → masked → fill → filter → validate →
     counterfactual → export) into ``out_dir``; as ``nlibias extend``. ``config``: an
     ``ExtendConfig``, a YAML file or None (the defaults); the other settings go on top of it
     (``fill_model``: a masked or causal LM, ``fake`` for a dry run; ``classifiers`` and ``holdout``:
     filter and held-out NLI models). A rerun resumes; the result's ``status`` is ``complete``,
-    ``stopped`` (``until``) or ``awaiting_judgements``.
+    ``stopped`` (``until``) or ``awaiting_judgements``. ``on_stage`` is called with each stage's
+    report as the stage finishes.
 
     >>> # nlibias.extend(out_dir="runs/next", fill_model="fake", classifiers=["fake:a"],
     >>> #                unvalidated=True).status"""
@@ -106,6 +108,7 @@ def extend(
         until=until,
         force=force,
         progress=progress,
+        on_stage=on_stage,
     )
 
 

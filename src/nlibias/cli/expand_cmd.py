@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperCommand
 
 from nlibias.cli.app import app, echo_json, warn
-from nlibias.cli.options import Json, Quiet
+from nlibias.cli.options import Json, OptionalSeed, Out, Quiet
 
 _NAME_HELP = "Benchmark: {names} (`nlibias benchmarks` describes them)."
 
@@ -39,10 +39,8 @@ class _ExpandCommand(TyperCommand):
 
 @app.command("expand", cls=_ExpandCommand)
 def expand_command(
-    name: str = typer.Argument(..., help=_NAME_HELP.format(names="a registered benchmark's name")),
-    out: Path = typer.Option(
-        ..., "--out", help="Run directory to write samples.jsonl and samples.parquet into."
-    ),
+    name: Annotated[str, typer.Argument(help=_NAME_HELP.format(names="a registered benchmark's name"))],
+    out: Out,
     source: Path | None = typer.Option(
         None,
         "--source",
@@ -63,9 +61,7 @@ def expand_command(
         help="occupations, evaluation sets without hypotheses (ood-eval): one (a seeded draw of one "
         "Table 3 template per premise, the default) or all (all three).",
     ),
-    seed: int | None = typer.Option(
-        None, "--seed", help="occupations: the seed of the one-template draw (default 0)."
-    ),
+    seed: OptionalSeed = None,
     allow_modified_data: bool = typer.Option(
         False,
         "--allow-modified-data",
@@ -76,7 +72,8 @@ def expand_command(
     quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
     as_json: Json = False,
 ) -> None:
-    """Expand a benchmark source into samples; print its counts."""
+    """Expand a benchmark source into samples (--out: samples.jsonl and samples.parquet); print its
+    counts. --seed: the seed of occupations' one-template draw (default 0)."""
     from nlibias.catalog.registry import get_benchmark
     from nlibias.jobs.expand import expand_to_dir
 

@@ -4,13 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
 from nlibias.cli.app import app, echo_json
-from nlibias.cli.audit_cmd import _CACHE_OPT, _NO_CACHE_OPT, _cache_setting
-from nlibias.cli.options import Json, Quiet, show_progress
+from nlibias.cli.audit_cmd import _cache_setting
+from nlibias.cli.options import (
+    AuditedSamples,
+    Bootstrap,
+    Cache,
+    Device,
+    Dtype,
+    Json,
+    LmJudge,
+    MaxTokens,
+    NliJudges,
+    NoCache,
+    Quiet,
+    Seed,
+    show_progress,
+)
 
 _SHOWN = ("balanced_rate", "biased_pro_rate", "biased_anti_rate", "invalid_rate", "inconsistent_rate",
           "mean_grounded", "flip_rate")  # fmt: skip
@@ -18,45 +32,37 @@ _SHOWN = ("balanced_rate", "biased_pro_rate", "biased_anti_rate", "invalid_rate"
 
 @app.command("explain")
 def explain_command(
-    run: Path = typer.Argument(
-        ..., help="Run directory of `nlibias audit --generative ... --mode generated`."
-    ),
-    judge: list[str] = typer.Option(
-        ...,
-        "--judge",
-        help="NLI judge: Hugging Face name or local path, prompt:MODEL, fake:NAME (repeatable).",
-    ),
-    threshold: float = typer.Option(
-        0.5, "--threshold", help="Grounded share below which an explanation is invalid (docs/generative.md)."
-    ),
-    samples: Path | None = typer.Option(
-        None, "--samples", help="The samples the audit answered (default: the file the run records)."
-    ),
-    lm_judge: str | None = typer.Option(
-        None,
-        "--lm-judge",
-        help="A generative LM asked for each explanation's label as a second opinion (smollm2, hf:NAME, "
-        "openai:URL#MODEL); its agreement with each NLI judge (Cohen's kappa) is reported.",
-    ),
-    lm_judge_max_new_tokens: int = typer.Option(
-        8, "--lm-judge-max-new-tokens", help="Token limit of the LM judge's answer."
-    ),
-    device: str | None = typer.Option(None, "--device", help="cpu, cuda, cuda:1, ... for the judges."),
-    dtype: str | None = typer.Option(
-        None, "--dtype", help="Weights of the judges: float32, bfloat16, float16."
-    ),
-    max_tokens: int = typer.Option(
-        8192, "--max-tokens", help="Token budget of one batch (padding included)."
-    ),
-    cache: Path | None = _CACHE_OPT,
-    no_cache: bool = _NO_CACHE_OPT,
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95% CIs (0: none)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+    run: Annotated[
+        Path, typer.Argument(help="Run directory of `nlibias audit --generative ... --mode generated`.")
+    ],
+    judge: NliJudges,
+    threshold: Annotated[
+        float,
+        typer.Option(
+            "--threshold", help="Grounded share below which an explanation is invalid (docs/generative.md)."
+        ),
+    ] = 0.5,
+    samples: AuditedSamples = None,
+    lm_judge: LmJudge = None,
+    lm_judge_max_new_tokens: Annotated[
+        int, typer.Option("--lm-judge-max-new-tokens", help="Token limit of the LM judge's answer.")
+    ] = 8,
+    device: Device = None,
+    dtype: Dtype = None,
+    max_tokens: MaxTokens = 8192,
+    cache: Cache = None,
+    no_cache: NoCache = False,
+    bootstrap: Bootstrap = 1000,
+    seed: Seed = 0,
     quiet: Quiet = False,
     as_json: Json = False,
 ) -> None:
     """Label each generated explanation balanced / biased / invalid with NLI judges; write
-    RUN/explanations/explanations.jsonl and explanations.json (rates with 95% intervals)."""
+    RUN/explanations/explanations.jsonl and explanations.json (rates with 95% intervals).
+
+    --lm-judge asks a generative LM for each explanation's label as a second opinion; its agreement
+    with each NLI judge (Cohen's kappa) is reported. --device, --dtype and --max-tokens apply to the
+    judges."""
     from nlibias.jobs.explain import run_explain
 
     options: dict[str, Any] = {"max_tokens": max_tokens}

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from nlibias.cli.app import app, echo_json
-from nlibias.cli.options import Json, Quiet
+from nlibias.cli.options import Json, OptionalOut, Out, Quiet, Samples
 
 export_app = typer.Typer(
     help="Write samples as another evaluation tool's task (lm-eval; docs/integrations.md) or a run as model-card metadata (model-index).",
@@ -18,10 +18,8 @@ app.add_typer(export_app, name="export")
 
 @export_app.command("lm-eval")
 def export_lm_eval_command(
-    samples: Path = typer.Option(..., "--samples", help="Run directory or samples file (nlibias expand)."),
-    out: Path = typer.Option(
-        ..., "--out", help="Task directory to write (YAML, data, run_lm_eval.sh, README)."
-    ),
+    samples: Samples,
+    out: Out,
     prompt: str = typer.Option("true", "--prompt", help="Prompt style: true, entailed, or a prompt file."),
     model: str = typer.Option(
         "smollm2",
@@ -34,8 +32,10 @@ def export_lm_eval_command(
     quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
     as_json: Json = False,
 ) -> None:
-    """Write an lm-eval task that asks the model what nlibias asks it, as yes/no log-likelihoods."""
-    from nlibias.integrations.lm_eval import RUN_SCRIPT, export_lm_eval
+    """Write an lm-eval task that asks the model what nlibias asks it, as yes/no log-likelihoods
+    (--out: the task's YAML, data, run_lm_eval.sh and README)."""
+    from nlibias._command_functions import export_lm_eval
+    from nlibias.integrations.lm_eval import RUN_SCRIPT
 
     result = export_lm_eval(samples, out, prompt=prompt, model=model, task=task, device=device)
     if as_json:
@@ -51,9 +51,7 @@ def export_lm_eval_command(
 @export_app.command("model-index")
 def export_model_index_command(
     run: Path = typer.Argument(..., help="Run directory (nlibias audit / score)."),
-    out: Path | None = typer.Option(
-        None, "--out", help="Write the model-index YAML here (default: print it)."
-    ),
+    out: OptionalOut = None,
     card: Path | None = typer.Option(
         None, "--card", help="Update this model card's (README.md) metadata block in place; the rest is kept."
     ),

@@ -12,7 +12,19 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from nlibias.cli.app import PLAIN_HELP, app, echo_json, warn
-from nlibias.cli.options import Json, Quiet, show_progress
+from nlibias.cli.options import (
+    BbnliSource,
+    Cache,
+    Device,
+    Force,
+    Json,
+    OptionalOut,
+    OptionalOutDir,
+    Progress,
+    Quiet,
+    Subtopics,
+    show_progress,
+)
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.bbnli import BBNLISubtopic
@@ -39,8 +51,6 @@ def _stage_line(report: StageReport) -> str:
 _CONFIG_OPT = typer.Option(
     None, "--config", help="YAML run configuration (see configs/bbnli-next.yaml); flags override it."
 )
-_OUT_OPT = typer.Option(None, "--out", help="Run directory (config: run_dir; default runs/next).")
-_SOURCE_OPT = typer.Option(None, "--source", help="BBNLI JSON directory (default: the resolved data dir).")
 _FILL_MODEL_OPT = typer.Option(
     None,
     "--fill-model",
@@ -68,7 +78,6 @@ _HOLDOUT_MODEL_OPT = typer.Option(
 _POLICY_OPT = typer.Option(
     None, "--policy", help="Keep a candidate when: any | all | at_least:K filter models mispredict."
 )
-_SUBTOPIC_OPT = typer.Option([], "--subtopic", help="Extend only these subtopics (repeatable).")
 _UNVALIDATED_OPT = typer.Option(
     False,
     "--unvalidated",
@@ -87,18 +96,6 @@ _DERIVE_OPT = typer.Option(
 )
 _UNTIL_OPT = typer.Option(None, "--until", help="Stop after this stage.")
 _FROM_OPT = typer.Option(None, "--from", help="Rerun from this stage on (earlier ones must be done).")
-_FORCE_OPT = typer.Option(
-    False,
-    "--force",
-    help="Recompute the stages whose settings differ from the run directory's (and the later ones).",
-)
-_CACHE_OPT = typer.Option(
-    None, "--cache", help="Prediction cache file (default $NLIBIAS_CACHE or user cache)."
-)
-_DEVICE_OPT = typer.Option(None, "--device", help="cpu, cuda, cuda:N, mps (MLM and filter models).")
-_PROGRESS_OPT = typer.Option(
-    True, "--progress/--no-progress", hidden=True, help="Deprecated: --no-progress is --quiet."
-)
 
 
 def _show_stage(report: StageReport, *, as_json: bool) -> None:
@@ -148,68 +145,51 @@ def _print_outcome(result: PipelineResult, as_json: bool) -> None:
 @app.command("extend")
 def extend_command(
     config_file: Path | None = _CONFIG_OPT,
-    out: Path | None = _OUT_OPT,
-    source: Path | None = _SOURCE_OPT,
+    out: OptionalOutDir = None,
+    source: BbnliSource = None,
     mlm: str | None = _FILL_MODEL_OPT,
     compare_fill: list[str] = _COMPARE_FILL_OPT,
     top_k: int | None = _TOP_K_OPT,
     filter_model: list[str] = _FILTER_MODEL_OPT,
     holdout_model: list[str] = _HOLDOUT_MODEL_OPT,
     policy: str | None = _POLICY_OPT,
-    subtopic: list[str] = _SUBTOPIC_OPT,
+    subtopic: Subtopics = [],  # noqa: B006 (Typer copies it)
     unvalidated: bool = _UNVALIDATED_OPT,
     judgements: Path | None = _JUDGEMENTS_OPT,
     templates: str | None = _TEMPLATES_OPT,
     derive: bool | None = _DERIVE_OPT,
     until: str | None = _UNTIL_OPT,
     from_stage: str | None = _FROM_OPT,
-    force: bool = _FORCE_OPT,
-    cache: Path | None = _CACHE_OPT,
-    device: str | None = _DEVICE_OPT,
-    progress: bool = _PROGRESS_OPT,
+    force: Force = False,
+    cache: Cache = None,
+    device: Device = None,
+    progress: Progress = True,
     quiet: Quiet = False,
     as_json: Json = False,
 ) -> None:
     """Extend BBNLI the BBNLI-next way: masks → masked → fill → filter → validate → counterfactual → export.
 
-    Every stage writes named files in the run directory and is skipped when they exist and its
-    inputs did not change, so rerunning the same command resumes a killed run. A run directory
-    whose stages were run with other settings is refused (use a new --out, --force or --from).
+    --out is the run directory (config: run_dir; default runs/next); --device places the fill and
+    filter models. Every stage writes named files in the run directory and is skipped when they
+    exist and its inputs did not change, so rerunning the same command resumes a killed run. A run
+    directory whose stages were run with other settings is refused (use a new --out, --force or --from).
     Exits with code 3 when it stops to wait for human judgements.
     """
-    from nlibias.jobs.extend import run_extend
+    from nlibias._command_functions import extend
 
-    result = run_extend(
-        config_file,
-        out_dir=out,
-        source=source,
-        fill_model=mlm,
-        top_k=top_k,
-        classifiers=filter_model,
-        compare_fill=compare_fill,
-        holdout=holdout_model,
-        policy=policy,
-        subtopics=subtopic,
-        unvalidated=unvalidated,
-        judgements=judgements,
-        templates=templates,
-        derive=derive,
-        cache=cache,
-        device=device,
-        from_stage=from_stage,
-        until=until,
+    result = extend(
+        config_file, out_dir=out, source=source, fill_model=mlm, top_k=top_k, classifiers=filter_model,
+        compare_fill=compare_fill, holdout=holdout_model, policy=policy, subtopics=subtopic,
+        unvalidated=unvalidated, judgements=judgements, templates=templates, derive=derive, cache=cache,
+        device=device, from_stage=from_stage, until=until, force=force,
         progress=progress and show_progress(quiet, as_json),
         on_stage=functools.partial(_show_stage, as_json=as_json or quiet),
-        force=force,
-    )
+    )  # fmt: skip
     _print_outcome(result, as_json)
 
 
 # ---------------------------------------------------------------------------------------------
 # nlibias masks ...
-
-_MASKS_SOURCE_OPT = typer.Option(None, "--source", help="BBNLI JSON directory (default: resolved data dir).")
-_MASKS_SUBTOPIC_OPT = typer.Option([], "--subtopic", help="Only these subtopics (repeatable).")
 
 
 def _subtopics(source: Path | None, names: Sequence[str]) -> tuple[list[BBNLISubtopic], list[BBNLISubtopic]]:
@@ -259,8 +239,8 @@ def masks_list(
         None, "--templates", help="Masked-template file (default: the curated one)."
     ),
     derive: bool = typer.Option(False, "--derive", help="Add the templates derived automatically."),
-    source: Path | None = _MASKS_SOURCE_OPT,
-    subtopic: list[str] = _MASKS_SUBTOPIC_OPT,
+    source: BbnliSource = None,
+    subtopic: Subtopics = [],  # noqa: B006 (Typer copies it)
     show: bool = typer.Option(False, "--show", help="Print the templates themselves, not only counts."),
     quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
     as_json: Json = False,
@@ -286,14 +266,12 @@ def masks_list(
 
 @masks_app.command("derive")
 def masks_derive(
-    out: Path | None = typer.Option(
-        None, "--out", help="Write the derived templates here (default: stdout)."
-    ),
-    source: Path | None = _MASKS_SOURCE_OPT,
+    out: OptionalOut = None,
+    source: BbnliSource = None,
     stopwords: Path | None = typer.Option(
         None, "--stopwords", help="Stop-word file (default: the shipped one)."
     ),
-    subtopic: list[str] = _MASKS_SUBTOPIC_OPT,
+    subtopic: Subtopics = [],  # noqa: B006 (Typer copies it)
     quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
     as_json: Json = False,
 ) -> None:
@@ -317,7 +295,7 @@ def masks_derive(
 @masks_app.command("validate")
 def masks_validate(
     path: Path = typer.Argument(..., help="Masked-template JSONL file to check."),
-    source: Path | None = _MASKS_SOURCE_OPT,
+    source: BbnliSource = None,
     quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
     as_json: Json = False,
 ) -> None:

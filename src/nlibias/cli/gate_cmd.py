@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from nlibias.cli.app import app, echo_json
-from nlibias.cli.options import Json, Quiet
+from nlibias.cli.options import AuditedSamples, Json, Quiet
 
 EXIT_FAILED = 1
 
@@ -47,9 +47,7 @@ def gate_command(
         "--rules",
         help="Rules file (YAML): margins, max_abs limits, slices, confidence, bootstrap, seed.",
     ),
-    samples: Path | None = typer.Option(
-        None, "--samples", help="The samples file the runs audited (default: the one each run records)."
-    ),
+    samples: AuditedSamples = None,
     quiet: Quiet = False,
     as_json: Json = False,
     junit: Path | None = typer.Option(

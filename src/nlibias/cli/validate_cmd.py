@@ -4,12 +4,22 @@ run's queue (an extension run's hypotheses; an explained audit run's explanation
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
 from nlibias.cli.app import PLAIN_HELP, app, echo_json, warn
-from nlibias.cli.options import Json, Quiet, show_progress
+from nlibias.cli.options import (
+    Cache,
+    Json,
+    LmJudge,
+    NliJudge,
+    OptionalOut,
+    Progress,
+    Quiet,
+    Seed,
+    show_progress,
+)
 
 validate_app = typer.Typer(
     help="Human validation of generated hypotheses: annotation app, agreement, resolution, import/export.",
@@ -17,6 +27,22 @@ validate_app = typer.Typer(
     rich_markup_mode=PLAIN_HELP,
 )
 app.add_typer(validate_app, name="validate")
+
+Rule = Annotated[
+    str,
+    typer.Option(
+        "--rule", help="Resolution rule: drop (disagreements dropped) | majority | adjudicator:NAME."
+    ),
+]
+MinAnnotators = Annotated[
+    int, typer.Option("--min-annotators", min=1, help="Answers a hypothesis needs before it is resolved.")
+]
+JudgementsFormat = Annotated[
+    str,
+    typer.Option(
+        "--format", help="csv | label-studio | argilla (import also takes auto: read from the file)."
+    ),
+]
 
 RUN_ARG = typer.Argument(
     ...,
@@ -227,12 +253,8 @@ def _resolution_table(resolution: dict[str, dict[str, int]]) -> str:
 @validate_app.command("status")
 def status_command(
     run_dir: Path = RUN_ARG,
-    rule: str = typer.Option(
-        "drop", "--rule", help="Resolution rule for the preview: drop | majority | adjudicator:NAME."
-    ),
-    min_annotators: int = typer.Option(
-        1, "--min-annotators", min=1, help="Answers a hypothesis needs before it is resolved."
-    ),
+    rule: Rule = "drop",
+    min_annotators: MinAnnotators = 1,
     exclude: list[str] = typer.Option(
         [], "--exclude", help="Annotator to leave out of the agreement (repeatable)."
     ),
@@ -240,9 +262,9 @@ def status_command(
     as_json: Json = False,
 ) -> None:
     """Progress per annotator, agreement (percent, Cohen's/Fleiss' kappa) per round, label and subtopic."""
-    from nlibias.jobs.validation import status
+    from nlibias._command_functions import validation_status
 
-    report = status(run_dir, rule=rule, min_annotators=min_annotators, exclude=exclude)
+    report = validation_status(run_dir, rule=rule, min_annotators=min_annotators, exclude=exclude)
     if as_json:
         echo_json(report)
     else:
@@ -252,19 +274,15 @@ def status_command(
 @validate_app.command("resolve")
 def resolve_command(
     run_dir: Path = RUN_ARG,
-    rule: str = typer.Option(
-        "drop", "--rule", help="drop (disagreements dropped) | majority | adjudicator:NAME."
-    ),
-    min_annotators: int = typer.Option(
-        1, "--min-annotators", min=1, help="Answers a hypothesis needs before it is resolved."
-    ),
+    rule: Rule = "drop",
+    min_annotators: MinAnnotators = 1,
     quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
     as_json: Json = False,
 ) -> None:
     """Write the final labels to RUN/validation/judgements.csv (then: nlibias extend --from validate)."""
-    from nlibias.jobs.validation import resolve
+    from nlibias._command_functions import validation_resolve
 
-    summary = resolve(run_dir, rule=rule, min_annotators=min_annotators)
+    summary = validation_resolve(run_dir, rule=rule, min_annotators=min_annotators)
     if as_json:
         echo_json(summary)
         return
@@ -278,13 +296,13 @@ def resolve_command(
 @validate_app.command("export")
 def export_command(
     run_dir: Path = RUN_ARG,
-    fmt: str = typer.Option("csv", "--format", help="csv | label-studio | argilla."),
-    out: Path | None = typer.Option(None, "--out", help="Output file (default: print to stdout)."),
+    fmt: JudgementsFormat = "csv",
+    out: OptionalOut = None,
 ) -> None:
     """Export the queue with every annotator's current answers (and model suggestions)."""
-    from nlibias.jobs.validation import export
+    from nlibias._command_functions import validation_export
 
-    result = export(run_dir, fmt=fmt, out=out)
+    result = validation_export(run_dir, fmt=fmt, out=out)
     if out is None:
         typer.echo(result.text, nl=False)
     else:
@@ -295,15 +313,15 @@ def export_command(
 def import_command(
     run_dir: Path = RUN_ARG,
     file: Path = typer.Argument(..., help="Judgements: CSV, Label Studio JSON export or Argilla records."),
-    fmt: str = typer.Option("auto", "--format", help="auto | csv | label-studio | argilla."),
+    fmt: JudgementsFormat = "auto",
     annotator: str | None = typer.Option(None, "--annotator", help="Annotator for rows that name none."),
     quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
     as_json: Json = False,
 ) -> None:
     """Add judgements made elsewhere to the run's annotation database (refuses unknown or duplicate rows)."""
-    from nlibias.jobs.validation import import_judgements
+    from nlibias._command_functions import validation_import
 
-    result = import_judgements(run_dir, file, fmt=fmt, annotator=annotator)
+    result = validation_import(run_dir, file, fmt=fmt, annotator=annotator)
     if result.unjudged_hypotheses:
         warn(
             f"{result.unjudged_hypotheses} of {result.queue} queued hypotheses have no judgement from anyone yet"
@@ -318,28 +336,22 @@ def import_command(
 @validate_app.command("prescreen")
 def prescreen_command(
     run_dir: Path = RUN_ARG,
-    judge: str | None = typer.Option(None, "--judge", help="NLI model (hub id, path, hf:NAME or fake:NAME)."),
-    lm_judge: str | None = typer.Option(
-        None, "--lm-judge", help="Generative LM (smollm2, hf:..., openai:URL#MODEL, fake:NAME)."
-    ),
+    judge: NliJudge = None,
+    lm_judge: LmJudge = None,
     threshold: float = typer.Option(
         0.5, "--threshold", min=0.0, max=1.0, help="Probability for an entailment/contradiction suggestion."
     ),
-    cache: Path | None = typer.Option(
-        None, "--cache", help="Prediction cache file (default $NLIBIAS_CACHE or user cache)."
-    ),
-    progress: bool = typer.Option(
-        True, "--progress/--no-progress", hidden=True, help="Deprecated: --no-progress is --quiet."
-    ),
+    cache: Cache = None,
+    progress: Progress = True,
     quiet: Quiet = False,
     as_json: Json = False,
 ) -> None:
     """Store model suggestions, shown as hints in the app and measured by `status`."""
-    from nlibias.validation.prescreen import run_prescreen
+    from nlibias._command_functions import validation_prescreen
 
     shown = progress and show_progress(quiet, as_json)
-    report = run_prescreen(
-        run_dir, nli_judge=judge, lm_judge=lm_judge, cache_path=cache, threshold=threshold, progress=shown
+    report = validation_prescreen(
+        run_dir, judge=judge, lm_judge=lm_judge, cache=cache, threshold=threshold, progress=shown
     )
     if as_json:
         echo_json(report)
@@ -357,7 +369,7 @@ def explanations_command(
         ..., help="Audit run directory after `nlibias explain` (RUN/explanations/)."
     ),
     size: int = typer.Option(200, "--size", min=1, help="Explained answers to queue (all when fewer)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the stratified draw."),
+    seed: Seed = 0,
     judge: str | None = typer.Option(
         None, "--judge", help="NLI judge whose label stratifies the draw (default: the first)."
     ),
