@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from bad_input_corpus import Base, Case, copy_samples
+from nlibias.runtime.options import ModelOptions
 
 
 def _explain(run: Path, *extra: str) -> list[str]:
@@ -18,8 +19,16 @@ def _generated_run(d: Path, base: Base) -> tuple[Path, Path]:
     from nlibias.jobs.audit import run_audit
 
     samples = copy_samples(d, base, lambda lines: lines)
-    run_audit(samples, generative=["fake:g"], prompts=["true"], mode="generated", out_dir=d / "G",
-              cache=False, bootstrap=0, progress=False)  # fmt: skip
+    run_audit(
+        samples,
+        generative=["fake:g"],
+        prompts=["true"],
+        out_dir=d / "G",
+        cache=False,
+        bootstrap=0,
+        progress=False,
+        options=ModelOptions(mode="generated"),
+    )
     return d / "G", samples
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bad_input_corpus import Base, Case
+from nlibias.runtime.options import ModelOptions
 
 Build = Callable[[Path, Base], tuple[list[str], str]]
 _EXPLAINED: dict[Path, Path] = {}
@@ -26,8 +27,16 @@ def explained_run(d: Path, base: Base) -> Path:
         from nlibias.jobs.explain import run_explain
 
         made = base.root / "explained"
-        run_audit(base.samples, generative=["fake:g"], prompts=["true"], mode="generated", out_dir=made,
-                  cache=False, bootstrap=0, progress=False)  # fmt: skip
+        run_audit(
+            base.samples,
+            generative=["fake:g"],
+            prompts=["true"],
+            out_dir=made,
+            cache=False,
+            bootstrap=0,
+            progress=False,
+            options=ModelOptions(mode="generated"),
+        )
         run_explain(made, ["fake:j"], cache=False, bootstrap=0, progress=False)
         _EXPLAINED[base.root] = made
     run = d / "G"

@@ -58,8 +58,9 @@ _OWN_MEANING = {
     ("export lm-eval", "--device"),  # where the tokenizer loads, default cpu
     ("export lm-eval", "--model"),
     ("export model-index", "--model"),
+    ("audit", "--model"),  # NLI classifiers to audit, not a model to fine-tune
 }
-_ALIASES_PENDING = {"audit", "score", "demo"}  # to take the aliases with the library's options object
+_ALIASES_PENDING: set[str] = set()
 
 
 def _all_commands(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, Any]]:

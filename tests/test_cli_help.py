@@ -105,15 +105,15 @@ def test_version() -> None:
 def test_defaults_shared_by_the_command_line_and_the_library_agree() -> None:
     """An option's default is the library's (``--max-new-tokens`` once said 48 where the Python API
     and the Inspect tasks said 64)."""
-    import inspect
-
     from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
-    from nlibias.runtime.build import build_predictors
+    from nlibias.runtime.options import ModelOptions
 
     audit = dict(COMMANDS)[("audit",)]
-    option = next(p for p in audit.params if p.name == "max_new_tokens")
-    library = inspect.signature(build_predictors).parameters["max_new_tokens"].default
-    assert option.default == library == DEFAULT_MAX_NEW_TOKENS == 64
+    library = ModelOptions.model_fields
+    for name in ("max_new_tokens", "mode", "max_tokens", "ray_workers", "ray_gpus_per_worker"):
+        option = next(p for p in audit.params if p.name == name)
+        assert option.default == library[name].default, name
+    assert library["max_new_tokens"].default == DEFAULT_MAX_NEW_TOKENS == 64
 
 
 def test_help_loads_no_model_library() -> None:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from nlibias.runtime.options import ModelOptions
+
 torch = pytest.importorskip("torch")
 
 
@@ -111,8 +113,8 @@ def test_a_bf16_run_has_a_reduced_precision_caveat_and_a_float32_run_none(
             cache=False,
             bootstrap=0,
             progress=False,
-            device="cpu",
             out_dir=out,
+            options=ModelOptions(device="cpu"),
         )
         (described,) = result.metrics["run"]["models"].values()
         assert described["dtype"] == {"bf16": "bfloat16", "fp32": "float32"}[name]  # recorded as used
@@ -153,7 +155,8 @@ def test_a_generative_bf16_checkpoint_under_auto_gets_the_caveat(
     out = tmp_path / "run"
     result = run_audit(
         bbnli_samples_run, generative=[str(causal)], prompts=["true"], cache=False, bootstrap=0,
-        progress=False, device="cpu", limit=40, out_dir=out,
+        progress=False, limit=40, out_dir=out,
+        options=ModelOptions(device="cpu"),
     )  # fmt: skip
     (described,) = result.metrics["run"]["models"].values()
     assert described["dtype"] == "bfloat16"

@@ -22,6 +22,7 @@ from nlibias.jobs.explain import run_explain
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
+from nlibias.runtime.options import ModelOptions
 from nlibias.schema import LABEL_INDEX, Sample
 
 pytest.importorskip("pysbd")
@@ -405,8 +406,16 @@ def test_the_report_shows_rates_flip_rate_and_one_blurred_example_per_label(cann
         assert f'<span class="label">{label}</span>' in section
     assert '<span class="sensitive" tabindex="0" title="click to show">Women are nurses.</span>' in section
     # a new audit in the directory: the section says so instead of showing stale numbers
-    run_audit(canned_run.parent / "samples" / "samples.jsonl", generative=["fake:g"], prompts=["true"],
-              mode="generated", out_dir=canned_run, cache=False, bootstrap=0, progress=False)  # fmt: skip
+    run_audit(
+        canned_run.parent / "samples" / "samples.jsonl",
+        generative=["fake:g"],
+        prompts=["true"],
+        out_dir=canned_run,
+        cache=False,
+        bootstrap=0,
+        progress=False,
+        options=ModelOptions(mode="generated"),
+    )
     from nlibias.report.explanation_sections import explanations_html
 
     stale = explanations_html(load_runs([canned_run]))

@@ -18,6 +18,7 @@ from nlibias.catalog.registry import get_benchmark
 from nlibias.io.results import check_metrics, metrics_issues, metrics_schema
 from nlibias.metrics.explanations import ExplanationColumns, slice_rates
 from nlibias.metrics.meta import ALL_MEASURES, EXPLANATION_MEASURES
+from nlibias.runtime.options import ModelOptions
 from nlibias.schema.measure_info import EXPLANATIONS_FILE, METRICS_FILE
 
 pytest.importorskip("pysbd")
@@ -82,8 +83,16 @@ def explained_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = tmp_path_factory.mktemp("explained")
     write_samples(root / "samples", bbnli_like_samples())
-    run_audit(root / "samples" / "samples.jsonl", generative=["fake:g"], prompts=["true"], mode="generated",
-              out_dir=root / "G", cache=False, bootstrap=0, progress=False)  # fmt: skip
+    run_audit(
+        root / "samples" / "samples.jsonl",
+        generative=["fake:g"],
+        prompts=["true"],
+        out_dir=root / "G",
+        cache=False,
+        bootstrap=0,
+        progress=False,
+        options=ModelOptions(mode="generated"),
+    )
     run_explain(root / "G", ["fake:j"], cache=False, bootstrap=0, progress=False)
     return root / "G"
 

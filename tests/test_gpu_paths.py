@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nlibias.runtime.options import ModelOptions
+
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -69,8 +71,10 @@ def test_an_audit_on_the_gpu_gives_the_cpu_measures(tiny_nli_dir: Path, bbnli_sa
 
     def audit(device: str, dtype: str | None = None) -> dict:
         result = run_audit(
-            bbnli_samples_run, [str(tiny_nli_dir)], cache=False, bootstrap=0, progress=False, device=device,
-            dtype=dtype,
+            bbnli_samples_run, [str(tiny_nli_dir)], cache=False, bootstrap=0, progress=False,
+
+            options=ModelOptions(device=device, dtype=dtype),
+
         )  # fmt: skip
         return result.metrics
 

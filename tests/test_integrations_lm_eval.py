@@ -24,6 +24,7 @@ from nlibias.io.samples import read_samples, write_samples
 from nlibias.io.tool_logs import lm_eval_rows, predictions_format, word_probabilities
 from nlibias.jobs.audit import run_audit
 from nlibias.jobs.score import run_score
+from nlibias.runtime.options import ModelOptions
 
 lm_eval_missing = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) is None
 needs_lm_eval = pytest.mark.skipif(
@@ -282,7 +283,8 @@ def test_lm_eval_on_a_tiny_model_gives_the_audit_s_answers(
     assert metrics["run"]["predictions"] == str(log)
     audit = run_audit(
         bbnli_run, generative=[str(newline_lm_dir)], prompts=["true"], cache=False, bootstrap=0,
-        progress=False, device="cpu",
+        progress=False,
+        options=ModelOptions(device="cpu"),
     )  # fmt: skip
     assert_same_answers(tmp_path / "scored", audit)
     ours = audit.metrics["models"]["model|prompt=true|scored"]["overall"]

@@ -32,6 +32,7 @@ from nlibias.models.generative.openai_http import (
 from nlibias.models.generative.prompts import PROMPT_STYLES
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.generative import GenerativePredictor, build_generative_predictors
+from nlibias.runtime.options import ModelOptions
 from nlibias.schema import Sample
 
 Reply = tuple[int, dict[str, str], Any, float]
@@ -374,18 +375,22 @@ def test_concurrency_from_the_command_line_reaches_the_server_backends_only(
     from nlibias.runtime.build import build_predictors
 
     server = fake_server()
-    predictors = build_predictors([], generative=[f"openai:{server.url}#m", "fake:local"], prompts=["true"],
-                                  concurrency=16)  # fmt: skip
+    predictors = build_predictors(
+        [],
+        generative=[f"openai:{server.url}#m", "fake:local"],
+        prompts=["true"],
+        options=ModelOptions(concurrency=16),
+    )
     served, local = (p.backend for p in predictors)  # type: ignore[attr-defined]
     assert served.concurrency == 16 and not hasattr(local, "concurrency")
     assert build_predictors([], generative=[f"openai:{server.url}#m"])[0].backend.concurrency == 4  # type: ignore[attr-defined]
     with pytest.raises(
         ConfigError, match=r"^concurrency applies to generative models behind a server"
     ) as refused:
-        build_predictors(["fake:clf"], generative=["fake:local"], concurrency=8)
+        build_predictors(["fake:clf"], generative=["fake:local"], options=ModelOptions(concurrency=8))
     assert refused.value.parameter == "concurrency"  # the command line names --concurrency
     with pytest.raises(ConfigError, match="concurrency must be at least 1"):
-        build_predictors([], generative=[f"openai:{server.url}#m"], concurrency=0)
+        build_predictors([], generative=[f"openai:{server.url}#m"], options=ModelOptions(concurrency=0))
 
 
 def test_concurrency_flag_of_nlibias_audit(fake_server: Callable[..., FakeServer], tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import json_line, write_json
 from nlibias.io.jsonl import iter_jsonl, read_json_file
 from nlibias.io.samples import is_blank_text, read_samples
+from nlibias.runtime.options import ModelOptions
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.yaml_unique import load_yaml
 
@@ -200,7 +201,9 @@ def test_a_label_map_no_classifier_reads_is_refused() -> None:
     for models, generative in (([], ["fake:g"]), (["fake:m"], [])):
         with pytest.raises(ConfigError, match="label_map") as caught:
             build_predictors(
-                models, generative=generative, label_map="0=entailment,1=neutral,2=contradiction"
+                models,
+                generative=generative,
+                options=ModelOptions(label_map="0=entailment,1=neutral,2=contradiction"),
             )
         assert caught.value.parameter == "label_map"
     with pytest.raises(ConfigError, match="empty model name") as caught:
@@ -220,7 +223,7 @@ def test_a_dtype_no_model_loads_weights_in_is_refused() -> None:
         (["fake:m"], {"causal": [server]}, f"'fake:m' (a fake), {server!r} (behind a server"),
     ):  # fmt: skip
         with pytest.raises(ConfigError, match=r"^dtype 'bfloat16' applies to models that load") as caught:
-            build_predictors(models, dtype="bfloat16", **options)  # type: ignore[arg-type]
+            build_predictors(models, **options, options=ModelOptions(dtype="bfloat16"))  # type: ignore[arg-type]
         assert caught.value.parameter == "dtype"
         assert f"none of those given does: {named}" in str(caught.value)
         assert str(caught.value).endswith("; leave dtype out")
@@ -230,9 +233,11 @@ def test_a_dtype_is_named_wrongly_before_it_is_found_to_apply_to_no_model() -> N
     from nlibias.runtime.build import build_predictors
 
     with pytest.raises(ConfigError, match=r"^unknown dtype 'flaot32' \(use auto, float32") as caught:
-        build_predictors(["fake:m"], dtype="flaot32")
+        build_predictors(["fake:m"], options=ModelOptions(dtype="flaot32"))
     assert caught.value.parameter == "dtype"
-    assert [p.name for p in build_predictors(["fake:m"], dtype="auto")] == ["m"]  # auto: the default
+    assert [p.name for p in build_predictors(["fake:m"], options=ModelOptions(dtype="auto"))] == [
+        "m"
+    ]  # auto: the default
 
 
 def test_a_dtype_is_accepted_when_one_model_loads_weights_in_it(
@@ -242,15 +247,24 @@ def test_a_dtype_is_accepted_when_one_model_loads_weights_in_it(
 
     from nlibias.runtime.build import build_predictors
 
-    fake, hf = build_predictors(["fake:m", str(tiny_nli_dir)], dtype="float32", device="cpu")
+    fake, hf = build_predictors(
+        ["fake:m", str(tiny_nli_dir)], options=ModelOptions(dtype="float32", device="cpu")
+    )
     assert fake.name == "m" and hf.classifier.dtype == torch.float32  # type: ignore[attr-defined]
     generative = build_predictors(
-        ["fake:m"], generative=[str(tiny_causal_dir)], prompts=["true"], dtype="float32", device="cpu"
+        ["fake:m"],
+        generative=[str(tiny_causal_dir)],
+        prompts=["true"],
+        options=ModelOptions(dtype="float32", device="cpu"),
     )
     assert [p.kind for p in generative] == ["classifier", "generative"]
     # sentence scorers load in it too (and record it: it keys their cache)
-    scorers = build_predictors([], mlm=[str(tiny_mlm_dir)], causal=[str(tiny_causal_dir)], dtype="bfloat16",
-                               device="cpu")  # fmt: skip
+    scorers = build_predictors(
+        [],
+        mlm=[str(tiny_mlm_dir)],
+        causal=[str(tiny_causal_dir)],
+        options=ModelOptions(dtype="bfloat16", device="cpu"),
+    )
     assert [p.describe()["dtype"] for p in scorers] == ["bfloat16", "bfloat16"]
 
 

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 import nlibias
 from nlibias.cli.main import app
 from nlibias.errors import ConfigError
+from nlibias.runtime.options import ModelOptions
 from nlibias.schema.arguments import is_checked
 
 openpyxl = pytest.importorskip("openpyxl")
@@ -157,10 +158,13 @@ def test_refusals_of_options_that_apply_to_nothing_share_one_function() -> None:
         ("label_map", lambda: check_label_map_applies([])),
         ("seed", lambda: nlibias.expand("occupations", seed=3)),
         ("balance", lambda: nlibias.expand("occupations", "ood-eval", balance=True)),
-        ("dtype", lambda: build_predictors(["fake:a"], dtype="float32")),
+        ("dtype", lambda: build_predictors(["fake:a"], options=ModelOptions(dtype="float32"))),
         ("prompts", lambda: build_predictors(["fake:a"], prompts=["true"])),
-        ("concurrency", lambda: build_predictors(["fake:a"], concurrency=2)),
-        ("quantize", lambda: build_predictors([], generative=["fake:g"], quantize="int8")),
+        ("concurrency", lambda: build_predictors(["fake:a"], options=ModelOptions(concurrency=2))),
+        (
+            "quantize",
+            lambda: build_predictors([], generative=["fake:g"], options=ModelOptions(quantize="int8")),
+        ),
     ]
     for parameter, attempt in attempts:
         with pytest.raises(InapplicableOption) as caught:

@@ -22,6 +22,7 @@ from nlibias.models.nli.hf import HFNLIClassifier
 from nlibias.runtime.build import build_predictors
 from nlibias.runtime.cache import PredictionCache, identity_fingerprint
 from nlibias.runtime.classifier import predict_pairs
+from nlibias.runtime.options import ModelOptions
 
 #: The default identity's keys, exactly: a new key here would invalidate every existing cache.
 DEFAULT_IDENTITY_KEYS = {
@@ -168,7 +169,7 @@ def test_build_predictors_passes_the_flags(tiny_nli_dir: Path) -> None:
     import torch
 
     wanted = 2 if torch.get_num_threads() == 1 else 1
-    [predictor] = build_predictors([str(tiny_nli_dir)], quantize="int8", threads=wanted)
+    [predictor] = build_predictors([str(tiny_nli_dir)], options=ModelOptions(quantize="int8", threads=wanted))
     assert predictor.describe()["quantize"] == "int8-dynamic-linear"
     assert torch.get_num_threads() == wanted
     # The fake backend takes none of these options; unset ones are not passed to any backend.
@@ -177,7 +178,7 @@ def test_build_predictors_passes_the_flags(tiny_nli_dir: Path) -> None:
     with pytest.raises(
         ConfigError, match="quantize and compile apply to NLI classifiers; name one in models"
     ):
-        build_predictors([], generative=["smollm2"], quantize="int8")
+        build_predictors([], generative=["smollm2"], options=ModelOptions(quantize="int8"))
 
 
 @pytest.fixture()

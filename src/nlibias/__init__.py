@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from nlibias.jobs.results import AuditResult
     from nlibias.models.base import NLIClassifier
     from nlibias.runtime.contract import Predictor, PredictorRun
+    from nlibias.runtime.options import ModelOptions
     from nlibias.schema import Prediction, Sample
     from nlibias.schema.columns import SampleColumns
     from nlibias.schema.measure_info import MeasureInfo
@@ -66,6 +67,7 @@ _PUBLIC_TYPES = {
     "Measures": "nlibias.benchmarks.base",
     "Extra": "nlibias.benchmarks.base",
     "MeasureInfo": "nlibias.schema.measure_info",
+    "ModelOptions": "nlibias.runtime.options",
     "SampleColumns": "nlibias.schema.columns",
     "ModelOutputs": "nlibias.schema.outputs",
     "register_benchmark": "nlibias.catalog.registry",
@@ -83,6 +85,7 @@ __all__ = [
     "GateResult",
     "MeasureInfo",
     "Measures",
+    "ModelOptions",
     "ModelOutputs",
     "NLIClassifier",
     "Prediction",
@@ -153,6 +156,9 @@ def audit(
     generative: str | Sequence[str] = (),
     prompts: str | Sequence[str] = (),
     *,
+    mlm: str | Sequence[str] = (),
+    causal: str | Sequence[str] = (),
+    tp_variants: str | Sequence[str] = ("shared",),
     cache: CacheOption = True,
     out_dir: str | Path | None = None,
     bootstrap: int = 1000,
@@ -169,21 +175,29 @@ def audit(
     samples' sentence pairs (token-probability bias; ``tp_variants=["shared", "whole"]``).
     ``cache``: True (the user prediction cache), False, or a file. ``limit``: audit a stratified
     subset of about that many samples (pairs whole, every subtopic, drawn with ``seed``).
-    Returns an :class:`AuditResult` with its predictions in memory."""
-    from nlibias.jobs.audit import run_audit
+    ``model_options`` say how the models run (:class:`ModelOptions`: ``device``, ``dtype``,
+    ``mode``, ``max_new_tokens``, ...). Returns an :class:`AuditResult` with its predictions in
+    memory."""
+    from nlibias.jobs.audit import audit_settings, run_audit
+
+    own, options = audit_settings(model_options)
 
     return run_audit(
         samples,
         models,
         generative,
         prompts,
+        mlm=mlm,
+        causal=causal,
+        tp_variants=tp_variants,
         cache=cache,
         out_dir=out_dir,
         bootstrap=bootstrap,
         seed=seed,
         progress=progress,
         limit=limit,
-        **model_options,
+        options=options,
+        **own,
     ).materialised()
 
 

@@ -3,21 +3,44 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from nlibias.cli.app import app, echo_json, warn
-from nlibias.cli.options import Json, Limit, Quiet, show_progress
+from nlibias.cli.options import (
+    Bootstrap,
+    By,
+    Cache,
+    Compile,
+    Concurrency,
+    Device,
+    Devices,
+    Dtype,
+    Json,
+    LabelMap,
+    Limit,
+    MaxNewTokens,
+    MaxTokens,
+    Mode,
+    NoCache,
+    OptionalOutDir,
+    Out,
+    Quantize,
+    Quiet,
+    Ray,
+    RayGpusPerWorker,
+    RayWorkers,
+    Revision,
+    Samples,
+    Seed,
+    Threads,
+    show_progress,
+)
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 
 if TYPE_CHECKING:
     from nlibias.jobs.results import AuditResult
-
-_BY_HELP = "Slices in the printed tables: domain or subtopic (metrics.json always has both)."
-_BOOTSTRAP_OPT = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95% CIs (0: none).")
-_SEED_OPT = typer.Option(0, "--seed", help="Seed of the bootstrap.")
-_BY_OPT = typer.Option("domain", "--by", help=_BY_HELP)
 
 
 def _print_result(result: AuditResult, as_json: bool, by: str) -> None:
@@ -29,97 +52,36 @@ def _print_result(result: AuditResult, as_json: bool, by: str) -> None:
         typer.echo(f"\nwrote {result.out_dir / 'predictions.jsonl'} and {result.out_dir / 'metrics.json'}")
 
 
-_SAMPLES_OPT = typer.Option(..., "--samples", help="Run directory or samples file from `nlibias expand`.")
 _MODEL_OPT = typer.Option(
-    [],
-    "--model",
-    help="NLI classifier: Hugging Face name or local path (repeatable); fake:NAME for a dry run.",
+    "--model", help="NLI classifier: Hugging Face name or local path (repeatable); fake:NAME for a dry run."
 )
 _GENERATIVE_OPT = typer.Option(
-    [], "--generative", help="Generative LM: smollm2, hf:NAME, gguf:PATH, openai:URL#MODEL (repeatable)."
+    "--generative", help="Generative LM: smollm2, hf:NAME, gguf:PATH, openai:URL#MODEL (repeatable)."
 )
 _PROMPT_OPT = typer.Option(
-    [], "--prompt", help="Prompt style for generative LMs: true, entailed, or a prompt file (repeatable)."
+    "--prompt", help="Prompt style for generative LMs: true, entailed, or a prompt file (repeatable)."
 )
 _MLM_OPT = typer.Option(
-    [],
     "--mlm",
     help="Masked LM scoring the samples' sentence pairs (token-probability bias, pseudo-log-likelihood): "
     "Hugging Face name or local path (repeatable).",
 )
 _CAUSAL_OPT = typer.Option(
-    [],
     "--causal",
     help="Causal LM scoring the sentence pairs (token-probability bias): smollm2, a .gguf path, a hub "
     "name or local path, or openai-completions:URL#MODEL (a server with echo + logprobs) (repeatable).",
 )
 _TP_VARIANT_OPT = typer.Option(
-    ["shared"],
     "--tp-variant",
     help="Token-probability score: shared (tokens the two sentences share, as CrowS-Pairs/WinoQueer) "
     "or whole (every token, as lm-evaluation-harness) (repeatable).",
 )
-_MODE_OPT = typer.Option(
-    "scored", "--mode", help="Generative answers: scored (one forward pass) or generated."
+_PREDICTIONS_OPT = typer.Option(
+    "--predictions",
+    help="JSONL with id, label, optional model and probs; or an lm-eval --log_samples file "
+    "(samples_TASK_*.jsonl) or an Inspect log (.eval) of an exported task (docs/integrations.md). "
+    "Repeat it, or quote a glob pattern ('logs/*.eval'), to score several files together.",
 )
-_MAX_NEW_TOKENS_OPT = typer.Option(
-    DEFAULT_MAX_NEW_TOKENS, "--max-new-tokens", help="Token limit of generated answers."
-)
-_CONCURRENCY_OPT = typer.Option(
-    None,
-    "--concurrency",
-    help="Requests in flight to each openai:URL#MODEL server (default 4). Raise it for a GPU server "
-    "that batches concurrent requests, such as vLLM (docs/scaling.md).",
-)
-_OUT_OPT = typer.Option(..., "--out", help="Run directory for predictions.jsonl, metrics.json, tables.txt.")
-_LABEL_MAP_OPT = typer.Option(
-    None,
-    "--label-map",
-    help="Override the classifiers' label mapping, e.g. 0=entailment,1=neutral,2=contradiction.",
-)
-_REVISION_OPT = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit) to pin.")
-_DEVICE_OPT = typer.Option(
-    None, "--device", help="cpu, cuda, cuda:1, ... Default: GPU when present (or $NLIBIAS_DEVICE)."
-)
-_DTYPE_HELP = (
-    "Weights of local models: auto, float32, bfloat16 or float16. Default auto: the checkpoint's own "
-    "(float32 unless its config records another), on every device. bfloat16 is faster on a GPU; its "
-    "probabilities move a little from float32's."
-)
-_DTYPE_OPT = typer.Option(None, "--dtype", help=_DTYPE_HELP)
-_MAX_TOKENS_OPT = typer.Option(8192, "--max-tokens", help="Token budget of one batch (padding included).")
-_QUANTIZE_OPT = typer.Option(
-    None,
-    "--quantize",
-    help="CPU only: int8 (dynamic int8 Linear layers). Faster, but changes probabilities and can flip "
-    "labels: check agreement on your model first. Measured speed and agreement: docs/benchmarks.md "
-    "(Optional speed flags).",
-)
-_COMPILE_OPT = typer.Option(
-    False,
-    "--compile",
-    help="torch.compile the classifiers: tens of seconds of compilation, no reliable gain "
-    "measured on CPU (docs/benchmarks.md).",
-)
-_THREADS_OPT = typer.Option(None, "--threads", help="torch CPU threads (default: one per core).")
-_DEVICES_OPT = typer.Option(
-    None,
-    "--devices",
-    help="Shard each classifier over these devices, one worker process each, e.g. "
-    "cuda:0,cuda:1 (docs/scaling.md). Same results and cache entries as one process.",
-)
-_RAY_OPT = typer.Option(
-    None,
-    "--ray",
-    help="Run each classifier on Ray Data actors: 'local' starts a local Ray instance, or a "
-    "cluster address ('auto', 'ray://host:10001'). Needs nlibias[ray] (docs/scaling.md).",
-)
-_RAY_WORKERS_OPT = typer.Option(2, "--ray-workers", help="Ray actors per classifier.")
-_RAY_GPUS_OPT = typer.Option(
-    0.0, "--ray-gpus-per-worker", help="GPUs each Ray actor asks for (0: CPU actors)."
-)
-_CACHE_OPT = typer.Option(None, "--cache", help="Prediction cache file. Default: the user cache.")
-_NO_CACHE_OPT = typer.Option(False, "--no-cache", help="Do not read or write the prediction cache.")
 
 
 def _cache_setting(cache: Path | None, no_cache: bool) -> Path | bool:
@@ -163,98 +125,73 @@ def _print_model_stats(result: AuditResult, as_json: bool) -> None:
 
 @app.command("audit")
 def audit_command(
-    samples: Path = _SAMPLES_OPT,
-    model: list[str] = _MODEL_OPT,
-    generative: list[str] = _GENERATIVE_OPT,
-    prompt: list[str] = _PROMPT_OPT,
-    mlm: list[str] = _MLM_OPT,
-    causal: list[str] = _CAUSAL_OPT,
-    tp_variant: list[str] = _TP_VARIANT_OPT,
-    mode: str = _MODE_OPT,
-    max_new_tokens: int = _MAX_NEW_TOKENS_OPT,
-    concurrency: int | None = _CONCURRENCY_OPT,
-    out: Path = _OUT_OPT,
-    label_map: str | None = _LABEL_MAP_OPT,
-    revision: str | None = _REVISION_OPT,
-    device: str | None = _DEVICE_OPT,
-    dtype: str | None = _DTYPE_OPT,
-    max_tokens: int = _MAX_TOKENS_OPT,
-    quantize: str | None = _QUANTIZE_OPT,
-    compile_model: bool = _COMPILE_OPT,
-    threads: int | None = _THREADS_OPT,
-    devices: str | None = _DEVICES_OPT,
-    ray: str | None = _RAY_OPT,
-    ray_workers: int = _RAY_WORKERS_OPT,
-    ray_gpus_per_worker: float = _RAY_GPUS_OPT,
-    cache: Path | None = _CACHE_OPT,
-    no_cache: bool = _NO_CACHE_OPT,
-    bootstrap: int = _BOOTSTRAP_OPT,
-    seed: int = _SEED_OPT,
-    by: str = _BY_OPT,
+    samples: Samples,
+    out: Out,
+    model: Annotated[list[str], _MODEL_OPT] = [],  # noqa: B006 (Typer reads the default, never mutates it)
+    generative: Annotated[list[str], _GENERATIVE_OPT] = [],  # noqa: B006
+    prompt: Annotated[list[str], _PROMPT_OPT] = [],  # noqa: B006
+    mlm: Annotated[list[str], _MLM_OPT] = [],  # noqa: B006
+    causal: Annotated[list[str], _CAUSAL_OPT] = [],  # noqa: B006
+    tp_variant: Annotated[list[str], _TP_VARIANT_OPT] = ["shared"],  # noqa: B006
+    mode: Mode = "scored",
+    max_new_tokens: MaxNewTokens = DEFAULT_MAX_NEW_TOKENS,
+    concurrency: Concurrency = None,
+    label_map: LabelMap = None,
+    revision: Revision = None,
+    device: Device = None,
+    dtype: Dtype = None,
+    max_tokens: MaxTokens = 8192,
+    quantize: Quantize = None,
+    compile_model: Compile = False,
+    threads: Threads = None,
+    devices: Devices = None,
+    ray: Ray = None,
+    ray_workers: RayWorkers = 2,
+    ray_gpus_per_worker: RayGpusPerWorker = 0.0,
+    cache: Cache = None,
+    no_cache: NoCache = False,
+    bootstrap: Bootstrap = 1000,
+    seed: Seed = 0,
+    by: By = "domain",
     limit: Limit = None,
     as_json: Json = False,
     quiet: Quiet = False,
 ) -> None:
     """Run NLI classifiers, generative LMs and/or sentence-scoring LMs over the samples and report
-    the bias measures."""
+    the bias measures: predictions.jsonl, metrics.json and tables.txt go into --out."""
     from nlibias.jobs.audit import run_audit
     from nlibias.report.tables import check_slice
+    from nlibias.runtime.options import ModelOptions
 
     check_slice(by)  # before the models run
+    options = ModelOptions.of(
+        mode=mode, max_new_tokens=max_new_tokens, label_map=label_map, revision=revision, device=device,
+        dtype=dtype, max_tokens=max_tokens, quantize=quantize, compile=compile_model, threads=threads,
+        devices=tuple(devices.split(",")) if devices else (), ray_address=ray, ray_workers=ray_workers,
+        ray_gpus_per_worker=ray_gpus_per_worker, concurrency=concurrency,
+    )  # fmt: skip
     result = run_audit(
-        samples,
-        model,
-        generative,
-        prompt,
-        mlm=mlm,
-        causal=causal,
-        tp_variants=tp_variant,
-        cache=_cache_setting(cache, no_cache),
-        out_dir=out,
-        bootstrap=bootstrap,
-        seed=seed,
-        progress=show_progress(quiet, as_json),
-        limit=limit,
-        mode=mode,
-        max_new_tokens=max_new_tokens,
-        label_map=label_map,
-        revision=revision,
-        device=device,
-        dtype=dtype,
-        max_tokens=max_tokens,
-        quantize=quantize,
-        compile=compile_model,
-        threads=threads,
-        devices=devices.split(",") if devices else (),
-        ray_address=ray,
-        ray_workers=ray_workers,
-        ray_gpus_per_worker=ray_gpus_per_worker,
-        concurrency=concurrency,
-    )
+        samples, model, generative, prompt, mlm=mlm, causal=causal, tp_variants=tp_variant,
+        cache=_cache_setting(cache, no_cache), out_dir=out, bootstrap=bootstrap, seed=seed,
+        progress=show_progress(quiet, as_json), limit=limit, options=options,
+    )  # fmt: skip
     _print_model_stats(result, as_json or quiet)
     _print_result(result, as_json, by)
 
 
 @app.command("score")
 def score_command(
-    samples: Path = typer.Option(..., "--samples", help="Run directory or samples file."),
-    predictions: list[str] = typer.Option(
-        ...,
-        "--predictions",
-        help="JSONL with id, label, optional model and probs; or an lm-eval --log_samples file "
-        "(samples_TASK_*.jsonl) or an Inspect log (.eval) of an exported task (docs/integrations.md). "
-        "Repeat it, or quote a glob pattern ('logs/*.eval'), to score several files together.",
-    ),
-    out: Path | None = typer.Option(
-        None, "--out", help="Run directory for metrics.json (and a copy of predictions)."
-    ),
-    bootstrap: int = _BOOTSTRAP_OPT,
-    seed: int = _SEED_OPT,
-    by: str = _BY_OPT,
+    samples: Samples,
+    predictions: Annotated[list[str], _PREDICTIONS_OPT],
+    out: OptionalOutDir = None,
+    bootstrap: Bootstrap = 1000,
+    seed: Seed = 0,
+    by: By = "domain",
     as_json: Json = False,
     quiet: Quiet = False,
 ) -> None:
-    """Score predictions files (from nlibias or any other tool) with the benchmark's measures."""
+    """Score predictions files (from nlibias or any other tool) with the benchmark's measures
+    (--out: a run directory for metrics.json and a copy of the predictions)."""
     from nlibias.jobs.score import run_score
     from nlibias.report.tables import check_slice
 

@@ -3,30 +3,32 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from nlibias.cli.app import app, echo_json, warn
-from nlibias.cli.options import Json, Quiet, show_progress
+from nlibias.cli.options import Bootstrap, Cache, Json, Out, Quiet, Seed, show_progress
 
 
 @app.command("demo")
 def demo_command(
-    out: Path = typer.Option(Path("runs/demo"), "--out", help="Run directory for the demo's files."),
-    full: bool = typer.Option(
-        False, "--full", help="Every BBNLI bias-audit sample (2,276) instead of a sample."
-    ),
-    pairs: int | None = typer.Option(
-        None,
-        "--pairs",
-        min=1,
-        help="Pairs in the stratified sample (default: sized for a few minutes on a laptop CPU; README.md has timings).",
-    ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the pair sample and of the bootstrap."),
-    cache: Path | None = typer.Option(
-        None, "--cache", help="Prediction cache file. Default: the user cache."
-    ),
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the 95% CIs (0: none)."),
+    out: Out = Path("runs/demo"),
+    full: Annotated[
+        bool, typer.Option("--full", help="Every BBNLI bias-audit sample (2,276) instead of a sample.")
+    ] = False,
+    pairs: Annotated[
+        int | None,
+        typer.Option(
+            "--pairs",
+            min=1,
+            help="Pairs in the stratified sample (default: sized for a few minutes on a laptop CPU; "
+            "README.md has timings).",
+        ),
+    ] = None,
+    seed: Seed = 0,
+    cache: Cache = None,
+    bootstrap: Bootstrap = 1000,
     as_json: Json = False,
     quiet: Quiet = False,
 ) -> None:

@@ -73,6 +73,7 @@ _NOT_OPTIONS = frozenset(
         "measures",
         "name_or_path",
         "num_cpus",
+        "options",
         "overrides",
         "predictors",
         "round_",

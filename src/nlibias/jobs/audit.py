@@ -42,6 +42,7 @@ from nlibias.jobs.results import (
 from nlibias.runtime.build import ModelSpec, build_predictors, close_predictors, spec_kinds
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import Predictor
+from nlibias.runtime.options import DEFAULT_MODEL_OPTIONS, ModelOptions
 from nlibias.runtime.progress import CommandBar, prepare_progress
 from nlibias.schema import Sample
 from nlibias.schema.model_keys import check_classifier_key, check_model_spec
@@ -53,38 +54,34 @@ CacheOption = bool | str | Path | PredictionCache | None
 no cache."""
 
 
-def check_model_options(model_options: Mapping[str, Any]) -> None:
-    """Refuse a keyword no model builder takes (a misspelt ``out=`` for ``out_dir=`` would
-    otherwise end in a bare TypeError after the samples are read), naming the closest one.
+def audit_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], ModelOptions]:
+    """Keywords of an audit split into :func:`run_audit`'s own (``cache``, ``seed``, ...) and the
+    :class:`ModelOptions` of the rest, refusing a keyword that is neither (a misspelt ``out=``
+    for ``out_dir=`` would otherwise end in a bare TypeError after the samples are read), naming
+    the closest one.
 
-    >>> check_model_options({"device": "cpu"})
-    >>> check_model_options({"out": "x"})
+    >>> audit_settings({"device": "cpu", "cache": False})
+    ({'cache': False}, ModelOptions(mode='scored', ..., device='cpu', ...))
+    >>> audit_settings({"out": "x"})
     Traceback (most recent call last):
     nlibias.errors.ConfigError: audit takes no argument 'out' (did you mean 'out_dir'?)
     """
     import difflib
     import inspect
 
-    from nlibias.runtime.build import build_predictors
-
-    builders = set(inspect.signature(build_predictors).parameters) - {
-        "models",
-        "generative",
-        "prompts",
-        "mlm",
-        "causal",
-        "tp_variants",
-    }
-    known = builders | set(inspect.signature(run_audit).parameters) - {"model_options"}
-    for name in model_options:
-        if name not in builders:
-            close = difflib.get_close_matches(name, sorted(known), n=1)
+    builders = set(ModelOptions.model_fields)
+    own = set(inspect.signature(run_audit).parameters) - {"options", "samples", "models"}
+    for name in settings:
+        if name not in builders and name not in own:
+            close = difflib.get_close_matches(name, sorted(builders | own), n=1)
             hint = (
                 f" (did you mean {close[0]!r}?)"
                 if close
                 else f" (model options: {', '.join(sorted(builders))})"
             )
             raise ConfigError(f"audit takes no argument {name!r}{hint}", parameter=name)
+    options = ModelOptions.of(**{k: v for k, v in settings.items() if k in builders})
+    return {k: v for k, v in settings.items() if k not in builders}, options
 
 
 def run_audit(
@@ -104,7 +101,7 @@ def run_audit(
     extra: Mapping[str, Any] | None = None,
     note: str | None = None,
     limit: int | None = None,
-    **model_options: Any,
+    options: ModelOptions = DEFAULT_MODEL_OPTIONS,
 ) -> AuditResult:
     """Run NLI classifiers (``models``: names, or objects keeping the predictor contract) and
     generative LMs (``generative``, asked with each of ``prompts``) over ``samples`` (a run
@@ -115,9 +112,9 @@ def run_audit(
     ``tp_variants`` (``shared`` tokens, as CrowS-Pairs and WinoQueer; ``whole`` sentences).
 
     Every sample is checked before a model is loaded, and so is whether the samples' benchmark can
-    score each kind of model asked for. ``model_options`` go to the model builders
-    (:func:`nlibias.runtime.build.build_predictors`: ``device``, ``label_map``, ``max_tokens``,
-    ``mode``, ``concurrency``, ...). ``extra`` is merged into ``metrics.json``; ``note`` is
+    score each kind of model asked for. ``options`` say how the models run
+    (:class:`~nlibias.runtime.options.ModelOptions`: ``device``, ``label_map``, ``max_tokens``,
+    ``mode``, ``concurrency``, ...; :func:`nlibias.runtime.build.build_predictors`). ``extra`` is merged into ``metrics.json``; ``note`` is
     appended to the tables.
 
     ``limit`` audits a stratified subset of about that many samples instead of all
@@ -126,7 +123,11 @@ def run_audit(
     it under ``subset`` (limit, seed, samples kept, samples given, where from).
     """
     check_bootstrap(bootstrap, seed)  # before any file is read or model loaded
-    check_model_options(model_options)
+    if not isinstance(options, ModelOptions):
+        raise ConfigError(
+            f"options is a {type(options).__name__}; pass ModelOptions(...) (nlibias.ModelOptions)",
+            parameter="options",
+        )
     progress = prepare_progress(progress)  # bars only on a terminal; else the libraries' bars are off too
     specs = {
         "models": _names(models, "models"),
@@ -148,7 +149,7 @@ def run_audit(
             mlm=specs["mlm"],
             causal=specs["causal"],
             tp_variants=_names(tp_variants, "tp_variants"),
-            **model_options,
+            options=options,
         )
         try:
             return audit_samples(

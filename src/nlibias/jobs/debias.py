@@ -31,7 +31,7 @@ from nlibias.debias.wordlists import swap_list_named
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.io.run_manifest import read_manifest
 from nlibias.io.stages import DONE, Stage, begin_stage, canonical, check_stages, model_identity
-from nlibias.jobs.audit import run_audit
+from nlibias.jobs.audit import audit_settings, run_audit
 from nlibias.jobs.debias_compare import COMPARISON_JSON, MIN_EFFECT, DebiasComparison, compare_debiasing
 from nlibias.jobs.expand import SUMMARY_JSON, expand_samples
 from nlibias.schema.arguments import is_int
@@ -262,9 +262,10 @@ def run_debias(
         expand_samples("occupations", premises, out_dir=occupations.output)
     if steps.start(audit):
         audited = [str(t.target) for t in tunes]
+        own, model_options = audit_settings(audit_options or {})
         run_audit(
             occupations.output, audited, out_dir=audit.output, bootstrap=bootstrap, progress=progress,
-            **(audit_options or {}),
+            options=model_options, **own,
         )  # fmt: skip
     result = _compare(steps, audit, comparison, bootstrap, min_effect)
     return DebiasResult(result, steps.ran, [s.name for s in stages if s.name not in steps.ran])

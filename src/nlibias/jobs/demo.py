@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import ConfigError
 from nlibias.jobs.subset import MIN_PAIRS_PER_SUBTOPIC, sample_pairs_stratified
+from nlibias.runtime.options import ModelOptions
 from nlibias.schema import Sample
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def run_demo(
         out,
         generative=[model],
         prompts=list(prompts),
-        mode=mode,
+        options=ModelOptions(mode=mode),
         cache=cache_path or True,
         out_dir=out,
         bootstrap=bootstrap,

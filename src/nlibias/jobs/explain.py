@@ -25,6 +25,7 @@ from nlibias.explanations.judge import GeneratedAnswer
 from nlibias.explanations.lm_judge import LM_JUDGE_MAX_NEW_TOKENS
 from nlibias.io.stages import DONE, REDO, Stage, begin_stage, stage_status
 from nlibias.metrics.explanations import LABELS
+from nlibias.runtime.options import ModelOptions
 
 if TYPE_CHECKING:
     from nlibias.jobs.audit import CacheOption
@@ -87,10 +88,11 @@ def run_explain(
     threshold = DEFAULT_GROUNDED_THRESHOLD if threshold is None else float(threshold)
     _check_numbers(threshold, bootstrap, lm_judge_max_new_tokens)
     run_dir = Path(run_dir)
+    options = ModelOptions.of(**model_options)  # before any file is read or model loaded
     answers, samples_path = generated_answers(run_dir, samples)
-    built, closing = _judges(judges, model_options)
+    built, closing = _judges(judges, options)
     try:
-        backend = _lm_backend(lm_judge, model_options)
+        backend = _lm_backend(lm_judge, options)
         settings = {
             "threshold": threshold,
             "splitter": splitter_identity(),
@@ -228,7 +230,7 @@ def lm_agreement(rows: Sequence[Mapping[str, Any]], lm_labels: Sequence[str | No
     return out
 
 
-def _lm_backend(spec: str | GenerativeBackend | None, options: Mapping[str, Any]) -> GenerativeBackend | None:
+def _lm_backend(spec: str | GenerativeBackend | None, options: ModelOptions) -> GenerativeBackend | None:
     """The LM judge's backend (a spec built as an audit builds its generative models)."""
     if spec is None or not isinstance(spec, str):
         return spec
@@ -236,7 +238,7 @@ def _lm_backend(spec: str | GenerativeBackend | None, options: Mapping[str, Any]
 
     if not spec.strip():
         raise ConfigError("lm_judge is empty; name a generative model or leave it out", parameter="lm_judge")
-    local = {key: options.get(key) for key in ("device", "dtype")} if not is_server_spec(spec) else {}
+    local = {"device": options.device, "dtype": options.dtype} if not is_server_spec(spec) else {}
     return build_backend(spec, **local)
 
 
@@ -247,7 +249,7 @@ def _samples_file(path: Path) -> Path:
 
 
 def _judges(
-    judges: str | NLIClassifier | Sequence[str | NLIClassifier], options: Mapping[str, Any]
+    judges: str | NLIClassifier | Sequence[str | NLIClassifier], options: ModelOptions
 ) -> tuple[list[NLIClassifier], list[Any]]:
     """The judges as classifiers (specs built as an audit builds its classifiers), and the
     predictors to close afterwards."""
@@ -257,7 +259,7 @@ def _judges(
     if not given:
         raise ConfigError("judges is empty; name at least one NLI judge (e.g. 'fake:j')", parameter="judges")
     specs = [judge for judge in given if isinstance(judge, str)]
-    built = build_predictors(specs, **options) if specs else []
+    built = build_predictors(specs, options=options) if specs else []
     by_spec = iter(built)
     classifiers: list[NLIClassifier] = [
         cast(Any, next(by_spec)).classifier if isinstance(judge, str) else judge for judge in given

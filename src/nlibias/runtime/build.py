@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from nlibias.errors import ConfigError
-from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.runtime.contract import Predictor
+from nlibias.runtime.options import DEFAULT_MODEL_OPTIONS, ModelOptions
 from nlibias.schema.arguments import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef
 from nlibias.schema.predictor_kinds import PredictorKind
@@ -50,26 +50,13 @@ def build_predictors(
     mlm: Sequence[str] = (),
     causal: Sequence[str] = (),
     tp_variants: Sequence[str] = ("shared",),
-    mode: str = "scored",
-    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
-    label_map: str | None = None,
-    revision: str | None = None,
-    device: str | None = None,
-    dtype: str | None = None,
-    max_tokens: int = 8192,
-    quantize: str | None = None,
-    compile: bool = False,
-    threads: int | None = None,
-    devices: Sequence[str] = (),
-    ray_address: str | None = None,
-    ray_workers: int = 2,
-    ray_gpus_per_worker: float = 0.0,
-    concurrency: int | None = None,
+    options: ModelOptions = DEFAULT_MODEL_OPTIONS,
 ) -> list[Predictor]:
     """One predictor per entry of ``models`` and one per (``generative``, ``prompts``) combination.
 
     ``models`` holds NLI classifiers' specs, or objects that keep the predictor contract (used as
-    they are). ``dtype``: the weights of every local model (default ``auto``: each checkpoint's
+    they are). ``options`` (:class:`~nlibias.runtime.options.ModelOptions`) say how they run:
+    ``dtype``: the weights of every local model (default ``auto``: each checkpoint's
     own dtype, as its configuration stores it, on every device; float32 when it names none);
     refused when no model given takes it (fakes, servers and predictor objects do not).
     ``quantize``, ``compile`` and ``threads`` go to the NLI classifiers
@@ -87,39 +74,41 @@ def build_predictors(
     ``concurrency``: requests in flight to each model behind a server (``openai:URL#MODEL``;
     default 4), which a batching server such as vLLM answers at once.
 
-    >>> build_predictors(["fake:a"], devices=["cpu"], device="cpu")
+    >>> build_predictors(["fake:a"], options=ModelOptions(devices=("cpu",), device="cpu"))
     Traceback (most recent call last):
     ...
     nlibias.errors.ConfigError: device and devices exclude each other: devices lists every device to use
     """
     from nlibias.models.hf_common import set_torch_threads
 
+    o = options
     specs = [m for m in models if not isinstance(m, Predictor)]
-    placed = [d.strip() for d in devices if d.strip()]
+    placed = [d.strip() for d in o.devices if d.strip()]
     _check_options(
-        models, generative, mlm, causal, quantize=quantize, compile=compile, threads=threads, dtype=dtype
+        models,
+        generative,
+        mlm,
+        causal,
+        quantize=o.quantize,
+        compile=o.compile,
+        threads=o.threads,
+        dtype=o.dtype,
     )
-    _check_placement(device, placed, ray_address)
-    set_torch_threads(threads)  # process-wide: the generative LMs run with it too
-    options: dict[str, Any] = dict(
-        label_map=_label_map(label_map, specs), revision=revision, dtype=dtype, max_tokens=max_tokens,
-        quantize=quantize, threads=threads,
-        compile=compile or None,  # None is not passed: backends without the option still work
+    _check_placement(o.device, placed, o.ray_address)
+    set_torch_threads(o.threads)  # process-wide: the generative LMs run with it too
+    loading: dict[str, Any] = dict(
+        label_map=_label_map(o.label_map, specs), revision=o.revision, dtype=o.dtype, max_tokens=o.max_tokens,
+        quantize=o.quantize, threads=o.threads,
+        compile=o.compile or None,  # None is not passed: backends without the option still work
     )  # fmt: skip
-    placement: dict[str, Any] = dict(
-        devices=placed, ray_address=ray_address, ray_workers=ray_workers,
-        ray_gpus_per_worker=ray_gpus_per_worker, device=device,
-    )  # fmt: skip
-    predictors = [m if isinstance(m, Predictor) else _classifier(m, options, **placement) for m in models]
-    predictors += _generative(
-        generative, prompts, mode, max_new_tokens, device, dtype, max_tokens, concurrency, causal
-    )
+    predictors = [m if isinstance(m, Predictor) else _classifier(m, loading, placed, o) for m in models]
+    predictors += _generative(generative, prompts, causal, o)
     if mlm or causal:
         from nlibias.runtime.sentence_logprob import build_sentence_predictors
 
         predictors += build_sentence_predictors(
-            list(mlm), list(causal), variants=list(tp_variants), device=device, dtype=dtype,
-            revision=revision, concurrency=concurrency,
+            list(mlm), list(causal), variants=list(tp_variants), device=o.device, dtype=o.dtype,
+            revision=o.revision, concurrency=o.concurrency,
         )  # fmt: skip
     return predictors
 
@@ -227,14 +216,7 @@ def _check_placement(device: str | None, devices: Sequence[str], ray_address: st
 
 
 def _classifier(
-    spec: str,
-    options: dict[str, Any],
-    *,
-    devices: Sequence[str],
-    ray_address: str | None,
-    ray_workers: int,
-    ray_gpus_per_worker: float,
-    device: str | None,
+    spec: str, loading: dict[str, Any], devices: Sequence[str], options: ModelOptions
 ) -> Predictor:
     """One NLI classifier as a predictor: in this process, sharded over ``devices``, or on Ray."""
     from nlibias.runtime.classifier import ClassifierPredictor
@@ -243,40 +225,32 @@ def _classifier(
     if devices:
         from nlibias.models.nli.sharded import ShardedNLIClassifier
 
-        classifier = ShardedNLIClassifier(spec, devices, **options)
-    elif ray_address is not None:
+        classifier = ShardedNLIClassifier(spec, devices, **loading)
+    elif options.ray_address is not None:
         from nlibias.models.nli.ray_data import RayNLIClassifier
 
         classifier = RayNLIClassifier(
             spec,
-            num_workers=ray_workers,
-            address=None if ray_address == "local" else ray_address,
-            num_gpus=ray_gpus_per_worker,
-            **options,
+            num_workers=options.ray_workers,
+            address=None if options.ray_address == "local" else options.ray_address,
+            num_gpus=options.ray_gpus_per_worker,
+            **loading,
         )
     else:
         from nlibias.models.registry import create_classifier
 
-        classifier = create_classifier(spec, device=device, **options)
+        classifier = create_classifier(spec, device=options.device, **loading)
     return ClassifierPredictor(classifier)
 
 
 def _generative(
-    generative: Sequence[str],
-    prompts: Sequence[str],
-    mode: str,
-    max_new_tokens: int,
-    device: str | None,
-    dtype: str | None,
-    max_tokens: int,
-    concurrency: int | None,
-    causal: Sequence[str],
+    generative: Sequence[str], prompts: Sequence[str], causal: Sequence[str], options: ModelOptions
 ) -> list[Predictor]:
     """One predictor per (generative model, prompt style)."""
     from nlibias.models.generative.backend import is_server_spec
     from nlibias.runtime.generative import build_generative_predictors
 
-    if concurrency is not None and not any(is_server_spec(spec) for spec in [*generative, *causal]):
+    if options.concurrency is not None and not any(is_server_spec(spec) for spec in [*generative, *causal]):
         raise option_applies_to_nothing(
             "concurrency", "generative models behind a server", fix="add openai:URL#MODEL to generative"
         )
@@ -290,12 +264,12 @@ def _generative(
         predictors += build_generative_predictors(
             spec,
             list(prompts),  # empty: both of the paper's prompt styles
-            mode=mode,
-            max_new_tokens=max_new_tokens,
-            device=device if local else None,
-            dtype=dtype if local else None,
-            max_batch_tokens=max_tokens if local else None,
-            concurrency=None if local else concurrency,
+            mode=options.mode,
+            max_new_tokens=options.max_new_tokens,
+            device=options.device if local else None,
+            dtype=options.dtype if local else None,
+            max_batch_tokens=options.max_tokens if local else None,
+            concurrency=None if local else options.concurrency,
         )
     return predictors
 
