@@ -8,6 +8,7 @@ CommandBar`). Model loading happens before the first move and is reported apart.
 
     NLIBIAS_DATA_DIR=../shared/data python bench/bar_cadence.py            # 120 pairs
     NLIBIAS_DATA_DIR=../shared/data python bench/bar_cadence.py --pairs 40
+    NLIBIAS_DATA_DIR=../shared/data python bench/bar_cadence.py --generative   # BBNLI yes/no answers
 """
 
 from __future__ import annotations
@@ -25,6 +26,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--pairs", type=int, default=120, help="CrowS-Pairs pairs to score (a stratified subset)"
+    )
+    parser.add_argument(
+        "--generative",
+        action="store_true",
+        help="BBNLI yes/no answers (scored) instead of CrowS-Pairs scores",
+    )
+    parser.add_argument(
+        "--max-tokens", type=int, default=None, help="the audit's max_tokens (default: its own)"
     )
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     args = parser.parse_args()
@@ -44,11 +53,15 @@ def main() -> None:
 
     progress.CommandBar.advance = timed  # type: ignore[method-assign]
     with tempfile.TemporaryDirectory() as tmp:
-        samples = nlibias.expand("crows-pairs", out_dir=Path(tmp) / "cp")
-        start = time.perf_counter()
-        nlibias.audit(
-            samples, causal=["smollm2"], cache=False, bootstrap=0, limit=2 * args.pairs, progress=True
+        benchmark = "bbnli" if args.generative else "crows-pairs"
+        samples = nlibias.expand(benchmark, out_dir=Path(tmp) / "samples")
+        models = (
+            {"generative": ["smollm2"], "prompts": ["true"]} if args.generative else {"causal": ["smollm2"]}
         )
+        if args.max_tokens is not None:
+            models["max_tokens"] = args.max_tokens  # type: ignore[assignment]
+        start = time.perf_counter()
+        nlibias.audit(samples, **models, cache=False, bootstrap=0, limit=2 * args.pairs, progress=True)
         end = time.perf_counter()
     if not moves:
         raise SystemExit("the bar never moved")
