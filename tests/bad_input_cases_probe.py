@@ -127,6 +127,16 @@ def probe_predictions_cases() -> list[Case]:
     generative("generative-answer-mass-inf", lambda r: r.update(answer_mass=float("inf")))
     generative("deep-nesting", lambda r: None, raw=DEEP)
     generative("huge-integer", lambda r: None, raw='{"id": ' + BIG_INT + "}")
+
+    def null_label_beside_probs(d: Path, base: Base) -> tuple[list[str], str]:
+        # Once counted as unanswered: a tool that wrote only probs scored as answering nothing.
+        rows = [json.loads(line) for line in base.predictions.read_text(encoding="utf-8").splitlines()]
+        rows[1]["label"] = None
+        path = d / "predictions.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        return score_args(base, path, d), f"{path}:2"
+
+    found.append(Case("predictions-jsonl/classifier-null-label-beside-probs", null_label_beside_probs))
     return found
 
 

@@ -69,18 +69,26 @@ def test_an_answer_that_is_no_answer_word_is_refused(tmp_path: Path) -> None:
     assert refused.field == "answer" and "of yes/no" in refused.reason
 
 
-def test_a_null_label_beside_probs_is_no_answer_on_every_route(tmp_path: Path) -> None:
-    """The file format's rule (io/predictions.py: null is an answer that could not be given): the
-    row is kept as unanswered, never given its most probable label, by the file and the object."""
+def test_a_null_label_beside_probs_is_refused_on_every_route(tmp_path: Path) -> None:
+    """Before, the row was counted as unanswered (a tool that wrote only probs scored as answering
+    nothing); it is now refused by the file reader and for a predictor object alike, and a null
+    label without probs stays the file format's "no answer"."""
     row = {"id": "x:anti", "label": None, "probs": _probs(0.2, 0.7, 0.1)}
-    check_row(row)  # accepted
-    path = tmp_path / "p.jsonl"
-    path.write_text(json.dumps({"id": "x:pro", "label": "neutral"}) + "\n" + json.dumps(row) + "\n")
-    assert [p.label for p in read_predictions(path)] == ["neutral", None]
+    refused = _file_refusal(tmp_path, row)
+    assert refused.field == "label" and "label is null beside probs" in refused.reason
+    assert "leave probs out" in (refused.fix or "")
     rows = [Prediction("x:pro", "m", "neutral"), Prediction("x:anti", "m", None, (0.2, 0.7, 0.1))]
     run = PredictorRun.of_predictions(rows, "classifier", {})
-    check_predictor_run("m", "classifier", run, IDS)
-    assert run.outputs.label_codes().tolist() == [1, -1]  # unanswered, as the file's
+    with pytest.raises(Exception, match="label is null beside probs"):
+        check_predictor_run("m", "classifier", run, IDS)
+    path = tmp_path / "ok.jsonl"
+    path.write_text(
+        json.dumps({"id": "x:pro", "label": "neutral"})
+        + "\n"
+        + json.dumps({"id": "x:anti", "label": None})
+        + "\n"
+    )
+    assert [p.label for p in read_predictions(path)] == ["neutral", None]
 
 
 def test_a_log_likelihood_above_zero_is_refused(tmp_path: Path) -> None:

@@ -30,7 +30,13 @@ import numpy as np
 from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
 from nlibias.catalog import bbnli, occupations, sentence_pairs, wq_nli
 from nlibias.errors import ConfigError, DataError, SourceError
-from nlibias.io.samples import peek_source, read_sample_columns, resolve_samples_path, write_samples
+from nlibias.io.samples import (
+    peek_source,
+    read_sample_columns,
+    read_samples,
+    resolve_samples_path,
+    write_samples,
+)
 from nlibias.metrics.meta import register_measures
 from nlibias.schema import Sample
 from nlibias.schema.arguments import checked
@@ -183,13 +189,7 @@ def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> B
         return _read_objects(samples)
     given = Path(samples)  # as given (a run directory stays one): what the run records
     resolved = resolve_samples_path(given)
-    source = peek_source(resolved)
-    if source is None:
-        raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
-    try:
-        benchmark = benchmark_for_source(source or "")
-    except DataError as error:
-        raise SourceError(resolved, error.field, error.reason, fix=error.fix) from None
+    benchmark = _benchmark_of_file(resolved)
     if not benchmark.measures:
         raise SourceError(
             resolved,
@@ -209,6 +209,26 @@ def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> B
         except DataError as error:  # samples that do not fit together: name the file they are in
             raise SourceError(resolved, error.field, error.reason, fix=error.fix) from error
     return checked
+
+
+def read_checked_samples(path: str | PathLike[str]) -> list[Sample]:
+    """The samples of a run directory or samples file as objects, under their benchmark's sample
+    rules (neutral gold, pair twins) as an audit reads them: for what hands the samples to another
+    tool (an lm-eval or Inspect task), so bad samples stop before that tool runs, not when its
+    log is scored."""
+    resolved = resolve_samples_path(Path(path))
+    return read_samples(resolved, benchmark=_benchmark_of_file(resolved))
+
+
+def _benchmark_of_file(resolved: Path) -> Benchmark:
+    """The benchmark of a samples file, found from its first sample's ``source``."""
+    source = peek_source(resolved)
+    if source is None:
+        raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
+    try:
+        return benchmark_for_source(source or "")
+    except DataError as error:
+        raise SourceError(resolved, error.field, error.reason, fix=error.fix) from None
 
 
 def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:

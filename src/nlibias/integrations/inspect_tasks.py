@@ -128,10 +128,10 @@ def _task(samples: list[Sample], style: PromptStyle, max_tokens: int) -> Task:
 @task
 def bbnli(prompt: Any = "true", samples: str | None = None, max_tokens: int = DEFAULT_MAX_NEW_TOKENS) -> Task:
     """BBNLI asked with one prompt style (expanded from the data dir unless ``samples`` is given)."""
-    from nlibias.io.samples import read_samples
+    from nlibias.catalog.registry import read_checked_samples
 
     if samples is not None:
-        rows = read_samples(samples)
+        rows = read_checked_samples(samples)
     else:
         from nlibias.catalog.registry import get_benchmark
 
@@ -142,8 +142,8 @@ def bbnli(prompt: Any = "true", samples: str | None = None, max_tokens: int = DE
 @task(name="samples")
 def samples_task(samples: str = "", prompt: Any = "true", max_tokens: int = DEFAULT_MAX_NEW_TOKENS) -> Task:
     """Any samples file or run directory (``nlibias expand`` or a BBNLI-next dataset)."""
-    from nlibias.io.samples import read_samples
+    from nlibias.catalog.registry import read_checked_samples
 
     if not samples:
         raise ConfigError("pass the samples: -T samples=RUN_DIR", parameter="samples")
-    return _task(read_samples(Path(samples)), _style(prompt), max_tokens)
+    return _task(read_checked_samples(Path(samples)), _style(prompt), max_tokens)

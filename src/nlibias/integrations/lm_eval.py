@@ -102,8 +102,8 @@ def export_lm_eval(
 
     >>> export_lm_eval("run", "out", model="fake:x")   # doctest: +SKIP
     """
+    from nlibias.catalog.registry import read_checked_samples
     from nlibias.io.atomic import atomic_write_text, write_json, write_jsonl
-    from nlibias.io.samples import read_samples
     from nlibias.models.generative.backend import build_backend
     from nlibias.models.generative.hf_causal import HFCausalLM
     from nlibias.models.generative.prompts import resolve_prompt_styles
@@ -114,6 +114,9 @@ def export_lm_eval(
             f"prompt {prompt!r} names {len(styles)} prompt styles; export one at a time", parameter="prompt"
         )
     style = styles[0]
+    rows = read_checked_samples(samples)  # before the model loads
+    if not rows:
+        raise ConfigError("the samples file is empty", parameter="samples")
     backend = build_backend(model, **model_options)
     if not isinstance(backend, HFCausalLM):
         raise ConfigError(
@@ -121,9 +124,6 @@ def export_lm_eval(
             "(smollm2, hf:PATH or a model directory)",
             parameter="model",
         )
-    rows = read_samples(samples)
-    if not rows:
-        raise ConfigError("the samples file is empty", parameter="samples")
     name = task or task_name(rows[0].source, style.name)
     spellings = backend.answer_spellings(style.answers)
     user_texts = [style.render(s.premise, s.hypothesis) for s in rows]

@@ -1,7 +1,7 @@
 """Predictions files: JSONL with ``id``, ``label``, optional ``model`` and optional ``probs``.
 
 ``label`` is ``entailment`` / ``neutral`` / ``contradiction`` (or ``null`` for an answer that
-could not be parsed, or that a tool did not give, also beside ``probs``: no answer); ``probs`` is
+could not be parsed, or that a tool did not give: no answer, and then no ``probs``); ``probs`` is
 ``{"entailment": p, "neutral": p, "contradiction": p}``, must sum to 1 and has the label as its
 most probable. Every rule of a row lives in :mod:`nlibias.schema.prediction_rows` (each kind's
 record); this reader adds what only it can check (known sample ids, one row per sample and model)

@@ -210,10 +210,21 @@ class CommonRow(BaseModel):
 class ClassifierRow(CommonRow):
     """An NLI classifier's row: a label, and its probabilities when given (the common rules).
 
-    A null label beside valid probabilities is the file format's "no answer" (a tool that abstains
-    below a confidence, documented in :mod:`nlibias.io.predictions`): counted as unanswered on
-    every route alike, never replaced by the most probable label (the scores would then count an
-    answer the tool did not give)."""
+    A null label beside probabilities is refused on every route: read as no answer it would drop
+    rows a tool did answer (one that wrote only ``probs`` would score as answering nothing), read
+    as the most probable label it would count an answer the tool did not give. The row says which:
+    the label, or no ``probs`` for no answer."""
+
+    @model_validator(mode="after")
+    def _null_label_without_probs(self) -> ClassifierRow:
+        if self.label is None and self.probs is not None:
+            raise _refuse(
+                "label",
+                "label is null beside probs: nlibias does not guess whether that is no answer or the "
+                "most probable label",
+                fix="write the label (the argmax of probs), or leave probs out for a row with no answer",
+            )
+        return self
 
 
 class GenerativeRow(CommonRow):
