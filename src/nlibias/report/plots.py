@@ -20,6 +20,7 @@ from nlibias.report.figure_kit import (
     HATCHES,
     OKABE_ITO,
     WIDE_WIDTH_IN,
+    ModelsByRun,
     Plot,
     chars_that_fit,
     error_bars,
@@ -54,8 +55,6 @@ __all__ = [
     "plot_subtopic_heatmap",
     "wrap_label",
 ]  # fmt: skip
-
-ModelsByRun = Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]
 
 
 def _domains(series: Sequence[Mapping[str, Any]], measure: str) -> list[str]:

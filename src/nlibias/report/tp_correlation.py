@@ -28,10 +28,8 @@ from nlibias.schema.columns import SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
 if TYPE_CHECKING:
-    from nlibias.report.figure_kit import Plot
+    from nlibias.report.figure_kit import ModelsByRun, Plot
     from nlibias.report.load import Run
-
-ModelsByRun = Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]
 
 
 def _overall(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
