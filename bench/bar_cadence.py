@@ -18,6 +18,7 @@ import itertools
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import _common as common
 
@@ -55,11 +56,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         benchmark = "bbnli" if args.generative else "crows-pairs"
         samples = nlibias.expand(benchmark, out_dir=Path(tmp) / "samples")
-        models = (
+        models: dict[str, Any] = (
             {"generative": ["smollm2"], "prompts": ["true"]} if args.generative else {"causal": ["smollm2"]}
         )
         if args.max_tokens is not None:
-            models["max_tokens"] = args.max_tokens  # type: ignore[assignment]
+            models["max_tokens"] = args.max_tokens
         start = time.perf_counter()
         nlibias.audit(samples, **models, cache=False, bootstrap=0, limit=2 * args.pairs, progress=True)
         end = time.perf_counter()
