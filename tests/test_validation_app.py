@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from nlibias.extension.validation_handoff import read_queue
-from nlibias.validation.app import AppSettings, check_bind, create_app
+from nlibias.validation.address import check_bind
+from nlibias.validation.app import AppSettings, create_app
 from nlibias.validation.sample_queue import write_sample_queue
 from nlibias.validation.store import AnnotationStore
 

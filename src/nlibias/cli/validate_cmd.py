@@ -80,7 +80,8 @@ def serve_command(
     hints: bool = typer.Option(True, "--hints/--no-hints", help="Show pre-screen suggestions as hints."),
 ) -> None:
     """Open the annotation app on http://127.0.0.1:PORT (every answer is committed at once)."""
-    from nlibias.validation.app import AppSettings, bind_socket, bound_port, check_bind, is_loopback, serve
+    from nlibias.validation.address import bind_socket, bound_port, check_bind, is_loopback
+    from nlibias.validation.app import AppSettings, serve
     from nlibias.validation.store import check_annotator
 
     if annotator:

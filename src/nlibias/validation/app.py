@@ -29,8 +29,6 @@ page writes data with ``textContent`` only.
 """
 
 import hmac
-import ipaddress
-import secrets
 import socket
 from dataclasses import dataclass
 from importlib.resources import files
@@ -41,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from nlibias.errors import ConfigError
 from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, read_queue
+from nlibias.validation.address import host_name, is_loopback
 from nlibias.validation.explanation_queue import (
     ExplanationItem,
     ExplanationQueue,
@@ -66,7 +65,6 @@ from nlibias.validation.store import (
 
 TOKEN_HEADER = "x-nlibias-token"
 TOKEN_COOKIE = "nlibias_token"
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
 _STATIC = {
     "/": ("index.html", "text/html"),
     "/static/app.js": ("app.js", "text/javascript"),
@@ -113,44 +111,6 @@ class AnswerBody(BaseModel):
     annotator: str = Field(pattern=f"^{ANNOTATOR_PATTERN.pattern}$")  # Rust regex: $ is the very end
     round: Literal["category", "stereotype", "explanation"]
     label: Literal["valid", "invalid", "incoherent", "pro", "anti", "balanced", "biased"]
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def host_name(header: str) -> str:
-    """The host part of a ``Host`` header.
-
-    >>> host_name("127.0.0.1:8765"), host_name("[::1]:80"), host_name("localhost")
-    ('127.0.0.1', '[::1]', 'localhost')
-    """
-    if header.startswith("["):
-        return header.split("]")[0] + "]"
-    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
-
-
-def check_bind(host: str, token: str | None) -> str | None:
-    """The token to use when serving on ``host``: a loopback host may go without one; any
-    other host gets ``token`` or a freshly generated one.
-
-    >>> check_bind("127.0.0.1", None) is None
-    True
-    >>> len(check_bind("0.0.0.0", None) or "") > 20
-    True
-    """
-    if token is not None and len(token) < 16:
-        raise ConfigError(
-            "token must be at least 16 characters (or omit it to get a generated one)", parameter="token"
-        )
-    if is_loopback(host):
-        return token
-    return token or secrets.token_urlsafe(24)
 
 
 def _answer_json(answer: CurrentAnswer | None) -> dict[str, Any]:
@@ -445,44 +405,6 @@ def _add_api_routes(app: Any, settings: AppSettings, queue: _Queue, store: Annot
             "answer": {"label": labels.get(body.hypothesis_id)},
             "progress": progress(who, _answers_of(store, who)),
         }
-
-
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host``:``port`` (0: any free port; ``getsockname()`` tells
-    which), bound before the URL is printed so that the URL names the real port. A host that
-    does not resolve is refused naming it; so is a port in use.
-
-    >>> sock = bind_socket("127.0.0.1", 0); sock.getsockname()[1] > 0
-    True
-    >>> sock.close()
-    """
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[
-            0
-        ]
-    except (socket.gaierror, UnicodeError) as exc:
-        raise ConfigError(
-            f"host {host!r} cannot be resolved to an address ({exc}); use an IP address such as 127.0.0.1 "
-            "or a host name this machine resolves",
-            parameter="host",
-        ) from None
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        raise ConfigError(
-            f"cannot listen on {host}:{port}: {exc.strerror or exc} (choose another port, or 0 for any free one)",
-            parameter="port",
-        ) from None
-    return sock
-
-
-def bound_port(sock: socket.socket) -> int:
-    """The port a bound socket listens on."""
-    return int(sock.getsockname()[1])
 
 
 def serve(
