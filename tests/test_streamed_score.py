@@ -37,8 +37,8 @@ def _rows(
     samples: list[Sample], *, seed: int, model: str | None, probs: bool, label: str = "argmax"
 ) -> list[dict]:
     """One row per sample: probabilities (or none), a label that is the most probable one, a
-    random one (``label="random"``), or null now and then (``"some-null"``), plus a field that
-    another tool might add."""
+    random one (``label="random"``), or null now and then (``"some-null"``: no answer, so without
+    probabilities, as the file format asks), plus a field that another tool might add."""
     rng = random.Random(seed)
     rows = []
     for sample in samples:
@@ -50,7 +50,7 @@ def _rows(
             row["label"] = None
         if model is not None:
             row["model"] = model
-        if probs:
+        if probs and row["label"] is not None:
             row["probs"] = p
         row["tool_note"] = f"row {len(rows)}"
         rows.append(row)
@@ -107,8 +107,9 @@ def test_wq_nli_and_occupations_score_as_the_objects_do(tmp_path: Path) -> None:
     ):
         run = tmp_path / name
         write_samples(run, samples)
-        # Occupations' S compares the given labels (some null here), dP the probabilities.
-        rows = _rows(samples, seed=2, model="m", probs=True, label="some-null")
+        # Occupations' S compares the given labels, dP the probabilities. Every row answers: these
+        # measures need probabilities on every row, and a row with no answer has none.
+        rows = _rows(samples, seed=2, model="m", probs=True)
         predictions = _write(tmp_path / f"{name}.jsonl", rows)
         got = _assert_same_files(*_score_both(run, predictions, tmp_path / f"out-{name}"))
         assert got["source"] == samples[0].source
