@@ -46,7 +46,8 @@ from nlibias.errors import DataError
 from nlibias.metrics.meta import OCCUPATION_MEASURES
 from nlibias.metrics.metric_frame import MetricFrame, units_frame
 from nlibias.metrics.pairing import pair_codes, provenance_labels
-from nlibias.metrics.probabilities import object_scorer, refuse_missing_probabilities
+from nlibias.metrics.probabilities import refuse_missing_probabilities, score_probability_objects
+from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 
 MEASURE_KEYS: tuple[str, ...] = tuple(OCCUPATION_MEASURES)
@@ -173,6 +174,35 @@ def pair_value_columns(
     return values, groups, columns.position_ids(paired.unpaired)
 
 
+def score_occupations(
+    samples: Sequence[Sample],
+    predictions: Sequence[Prediction],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """One model's S (binary), ΔP (``delta_p``), B and S_3way in percent: overall, by dominant
+    gender, occupation, hypothesis template and evaluation set.
+
+    Each slice: ``{"n_pairs", "S", "delta_p", "B", "S_3way", "counts": {"S", "B", "S_3way"},
+    "ci": {...}}``; intervals come from resampling pairs (seeded). ``overall["unpaired"]`` lists
+    samples without a twin. Refuses predictions without probabilities. S compares the binary
+    predictions read from the probabilities; S_3way the predictions' labels (the most probable
+    label where a prediction has none). The samples are scored as columns
+    (:func:`score_occupations_columns`).
+    """
+    return score_probability_objects(
+        score_occupations_columns,
+        samples,
+        predictions,
+        provenance_keys=PROVENANCE_KEYS,
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence=confidence,
+    )
+
+
 def score_occupations_columns(
     columns: SampleColumns,
     probs: np.ndarray,
@@ -190,7 +220,6 @@ def score_occupations_columns(
     for equal labels, -1 for none) are compared for S_3way; by default, and where -1, each sample's
     most probable label. S compares the binary predictions (:func:`binary_predictions`).
 
-    >>> from nlibias.schema import Sample
     >>> pair = [Sample(id=f"k:{g}", source="occupations", domain="gender", subtopic="nurse",
     ...                premise="A nurse waits.", hypothesis=f"A {g} job.", gold="neutral", group=g,
     ...                stereotype=s, pair_key="k") for g, s in (("female", "pro"), ("male", "anti"))]
@@ -209,23 +238,6 @@ def score_occupations_columns(
         "dominant_gender_by_occupation": dominant_gender_by_occupation(groups),
     }
     return frame.to_dict()
-
-
-score_occupations = object_scorer(
-    score_occupations_columns,
-    PROVENANCE_KEYS,
-    name="score_occupations",
-    doc="""One model's S (binary), ΔP (``delta_p``), B and S_3way in percent: overall, by dominant
-    gender, occupation, hypothesis template and evaluation set.
-
-    Each slice: ``{"n_pairs", "S", "delta_p", "B", "S_3way", "counts": {"S", "B", "S_3way"},
-    "ci": {...}}``; intervals come from resampling pairs (seeded). ``overall["unpaired"]`` lists
-    samples without a twin. Refuses predictions without probabilities. S compares the binary
-    predictions read from the probabilities; S_3way the predictions' labels (the most probable
-    label where a prediction has none). The samples are scored as columns
-    (:func:`score_occupations_columns`).
-    """,
-)
 
 
 def _pair_frame(

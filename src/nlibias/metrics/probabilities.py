@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -87,60 +87,6 @@ def score_probability_objects(
     probs, model = probability_rows(aligned)
     columns = SampleColumns.from_samples(samples, provenance_keys=provenance_keys)
     return scorer(columns, probs, model=model, labels=prediction_label_codes(aligned), **options)
-
-
-class ObjectScorer(Protocol):
-    """A probability measure over sample and prediction objects (see :func:`object_scorer`)."""
-
-    def __call__(
-        self,
-        samples: Sequence[Sample],
-        predictions: Sequence[Prediction],
-        *,
-        bootstrap: int = 1000,
-        seed: int = 0,
-        confidence: float = 0.95,
-    ) -> dict[str, Any]: ...
-
-
-def object_scorer(
-    columns_scorer: Callable[..., dict[str, Any]], provenance_keys: Sequence[str], *, name: str, doc: str
-) -> ObjectScorer:
-    """The measure ``columns_scorer`` over sample and prediction objects: the one way WQ-NLI's and the
-    occupations' scorers take records (:func:`score_probability_objects`), each named ``name`` with
-    its own docstring ``doc``, in the module of ``columns_scorer``.
-
-    >>> def count(columns, probs, *, model, labels, **options):
-    ...     return {"n": len(columns), "model": model}
-    >>> score = object_scorer(count, (), name="score_count", doc="Counts.")
-    >>> sample = Sample(id="a", source="x", domain="d", subtopic="t", premise="P", hypothesis="H",
-    ...                 gold="neutral")
-    >>> score([sample], [Prediction("a", "m", "neutral")]), score.__name__
-    ({'n': 1, 'model': 'm'}, 'score_count')
-    """
-
-    def score(
-        samples: Sequence[Sample],
-        predictions: Sequence[Prediction],
-        *,
-        bootstrap: int = 1000,
-        seed: int = 0,
-        confidence: float = 0.95,
-    ) -> dict[str, Any]:
-        return score_probability_objects(
-            columns_scorer,
-            samples,
-            predictions,
-            provenance_keys=provenance_keys,
-            bootstrap=bootstrap,
-            seed=seed,
-            confidence=confidence,
-        )
-
-    score.__name__ = score.__qualname__ = name
-    score.__doc__ = doc
-    score.__module__ = columns_scorer.__module__
-    return score
 
 
 def refuse_missing_probabilities(columns: SampleColumns, probs: np.ndarray, model: str) -> None:

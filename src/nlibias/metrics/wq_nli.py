@@ -34,8 +34,8 @@ from nlibias.metrics.metric_frame import units_frame
 from nlibias.metrics.pairing import pair_rows, provenance_labels
 from nlibias.metrics.probabilities import (
     aligned_probabilities,
-    object_scorer,
     refuse_missing_probabilities,
+    score_probability_objects,
 )
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import Categorical, Picked, SampleColumns
@@ -175,6 +175,34 @@ def arrange_rows(samples: Sequence[Sample], predictions: Sequence[Prediction]) -
     return arrange_column_rows(columns, probs, model=model)
 
 
+def score_wq_nli(
+    samples: Sequence[Sample],
+    predictions: Sequence[Prediction],
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """One model's M1–M8, overall and per identity group, predicate category, counterfactual, ...
+
+    Returns ``{"overall": M, "by_identity_group": {...}, "by_predicate_category": {...},
+    "by_counterfactual": {...}, "by_subject_kind": {...}, "by_domain": {...}}`` where each ``M`` is
+    ``{"n_rows": rows, "M1": percent, ..., "counts": {"M1": rows where it holds, ...},
+    "ci": {"M1": [lo, hi], ...}}``; intervals come from resampling rows (seeded). ``overall`` also
+    lists ``unpaired`` sample ids and counts ``repeated_rows``. Refuses predictions without
+    probabilities. The samples are scored as columns (:func:`score_wq_nli_columns`).
+    """
+    return score_probability_objects(
+        score_wq_nli_columns,
+        samples,
+        predictions,
+        provenance_keys=PROVENANCE_KEYS,
+        bootstrap=bootstrap,
+        seed=seed,
+        confidence=confidence,
+    )
+
+
 def score_wq_nli_columns(
     columns: SampleColumns,
     probs: np.ndarray,
@@ -207,22 +235,6 @@ def score_wq_nli_columns(
                         seed=seed, n_key="n_rows", confidence=confidence)  # fmt: skip
     frame.overall |= {"unpaired": list(unpaired), "repeated_rows": repeated_rows}
     return frame.to_dict()
-
-
-score_wq_nli = object_scorer(
-    score_wq_nli_columns,
-    PROVENANCE_KEYS,
-    name="score_wq_nli",
-    doc="""One model's M1–M8, overall and per identity group, predicate category, counterfactual, ...
-
-    Returns ``{"overall": M, "by_identity_group": {...}, "by_predicate_category": {...},
-    "by_counterfactual": {...}, "by_subject_kind": {...}, "by_domain": {...}}`` where each ``M`` is
-    ``{"n_rows": rows, "M1": percent, ..., "counts": {"M1": rows where it holds, ...},
-    "ci": {"M1": [lo, hi], ...}}``; intervals come from resampling rows (seeded). ``overall`` also
-    lists ``unpaired`` sample ids and counts ``repeated_rows``. Refuses predictions without
-    probabilities. The samples are scored as columns (:func:`score_wq_nli_columns`).
-    """,
-)
 
 
 def _slice_of(metrics: Mapping[str, Any], path: Sequence[str]) -> Mapping[str, Any] | None:
