@@ -81,50 +81,41 @@ def build_predictors(
     """
     from nlibias.models.hf_common import set_torch_threads
 
-    o = options
     specs = [m for m in models if not isinstance(m, Predictor)]
-    placed = [d.strip() for d in o.devices if d.strip()]
-    _check_options(
-        models,
-        generative,
-        mlm,
-        causal,
-        quantize=o.quantize,
-        compile=o.compile,
-        threads=o.threads,
-        dtype=o.dtype,
-    )
-    _check_placement(o.device, placed, o.ray_address)
-    set_torch_threads(o.threads)  # process-wide: the generative LMs run with it too
+    placed = [d.strip() for d in options.devices if d.strip()]
+    _check_options(models, generative, mlm, causal, options)
+    _check_placement(options.device, placed, options.ray_address)
+    set_torch_threads(options.threads)  # process-wide: the generative LMs run with it too
     loading: dict[str, Any] = dict(
-        label_map=_label_map(o.label_map, specs), revision=o.revision, dtype=o.dtype, max_tokens=o.max_tokens,
-        quantize=o.quantize, threads=o.threads,
-        compile=o.compile or None,  # None is not passed: backends without the option still work
+        label_map=_label_map(options.label_map, specs), revision=options.revision, dtype=options.dtype,
+        max_tokens=options.max_tokens, quantize=options.quantize, threads=options.threads,
+        compile=options.compile or None,  # None is not passed: backends without the option still work
     )  # fmt: skip
-    predictors = [m if isinstance(m, Predictor) else _classifier(m, loading, placed, o) for m in models]
-    predictors += _generative(generative, prompts, causal, o)
+    predictors = [m if isinstance(m, Predictor) else _classifier(m, loading, placed, options) for m in models]
+    predictors += _generative(generative, prompts, causal, options)
     if mlm or causal:
         from nlibias.runtime.sentence_logprob import build_sentence_predictors
 
         predictors += build_sentence_predictors(
-            list(mlm), list(causal), variants=list(tp_variants), device=o.device, dtype=o.dtype,
-            revision=o.revision, concurrency=o.concurrency,
+            list(mlm), list(causal), variants=list(tp_variants), device=options.device,
+            dtype=options.dtype, revision=options.revision, concurrency=options.concurrency,
         )  # fmt: skip
     return predictors
 
 
 def _check_options(
     models: Sequence[ModelSpec], generative: Sequence[str], mlm: Sequence[str], causal: Sequence[str],
-    *, quantize: str | None, compile: bool, threads: int | None, dtype: str | None,
+    options: ModelOptions,
 ) -> None:  # fmt: skip
     """Refuse speed settings out of range or for no classifier, a dtype no model takes
     (:func:`_check_dtype_applies`), and empty model names."""
     from nlibias.models.hf_common import check_speed_values
 
     specs = [m for m in models if not isinstance(m, Predictor)]
-    _check_dtype_applies(dtype, models, generative, mlm, causal)
+    _check_dtype_applies(options.dtype, models, generative, mlm, causal)
 
-    check_speed_values(quantize=quantize, compile=compile, threads=threads)
+    quantize, compile = options.quantize, options.compile
+    check_speed_values(quantize=quantize, compile=compile, threads=options.threads)
     if (quantize or compile) and not specs:
         raise option_applies_to_nothing(
             "quantize" if quantize else "compile",
