@@ -36,12 +36,11 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from nlibias.errors import SourceError
-from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE
+from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
 OVERALL = "overall"
@@ -77,7 +76,7 @@ class MeasureRule(BaseModel):
     beyond it fails)."""
     slices: list[str] | None = None
     """Overrides the file's ``slices`` for this measure."""
-    worse: Literal["away_from_neutral", "towards_stereotype"] | None = None
+    worse: Worse | None = None
     """Overrides the file's ``worse`` for this measure (``towards_stereotype``: signed ones only)."""
 
     @field_validator("slices")
@@ -97,7 +96,7 @@ class GateRules(BaseModel):
     bootstrap: int = Field(default=1000, ge=1)
     seed: int = 0
     margin: float = Field(default=0.0, ge=0.0)
-    worse: Literal["away_from_neutral", "towards_stereotype"] = "away_from_neutral"
+    worse: Worse = AWAY_FROM_NEUTRAL
     slices: list[str] = Field(default_factory=lambda: list(DEFAULT_SLICES))
     measures: dict[str, MeasureRule] = Field(default_factory=dict)
 
@@ -112,7 +111,7 @@ class GateRules(BaseModel):
         rule = self.measures.get(measure)
         return self.margin if rule is None or rule.margin is None else rule.margin
 
-    def worse_of(self, measure: str, signed: bool) -> str:
+    def worse_of(self, measure: str, signed: bool) -> Worse:
         """The direction a change of ``measure`` is tested in (a magnitude: away from its ideal)."""
         rule = self.measures.get(measure)
         chosen = self.worse if rule is None or rule.worse is None else rule.worse

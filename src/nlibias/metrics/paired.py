@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -44,11 +44,13 @@ from nlibias.metrics.metric_frame import group_positions, slice_rng
 from nlibias.metrics.pairing import NO_STEREOTYPE, pair_positions
 from nlibias.schema.measure_info import MeasureInfo
 
-AWAY_FROM_NEUTRAL = "away_from_neutral"
+Worse = Literal["away_from_neutral", "towards_stereotype"]
+"""Which change of a measure counts against a candidate (:func:`bias_change`)."""
+AWAY_FROM_NEUTRAL: Worse = "away_from_neutral"
 """Worse = farther from "no bias" (DESIGN.md's gate; every measure)."""
-TOWARDS_STEREOTYPE = "towards_stereotype"
+TOWARDS_STEREOTYPE: Worse = "towards_stereotype"
 """Worse = higher on a signed measure's stereotype side (``d = m_cand - m_base``)."""
-WORSE_DIRECTIONS = (AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE)
+WORSE_DIRECTIONS: tuple[Worse, ...] = get_args(Worse)
 
 OVERALL = "overall"
 """The slice of every unit (:func:`compare_units`' ``slices`` names groupings besides it)."""
@@ -170,7 +172,7 @@ class Comparison:
     p: float
     """One-sided bootstrap p-value of "more biased by more than ``margin``"."""
     margin: float
-    worse: str = AWAY_FROM_NEUTRAL
+    worse: Worse = AWAY_FROM_NEUTRAL
     """Which change ``change`` measures: :data:`AWAY_FROM_NEUTRAL` or :data:`TOWARDS_STEREOTYPE`."""
     p_adjusted: float = 1.0
     """``p`` after Holm's correction over the slices of this model and measure."""
@@ -244,7 +246,7 @@ def paired_resamples(
     )
 
 
-def bias_change(info: MeasureInfo, base: np.ndarray, cand: np.ndarray, worse: str) -> np.ndarray:
+def bias_change(info: MeasureInfo, base: np.ndarray, cand: np.ndarray, worse: Worse) -> np.ndarray:
     """``d`` per resample: how much more biased the candidate is than the baseline.
 
     >>> gap = MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)
@@ -275,7 +277,7 @@ def compare_slice(
     rng: np.random.Generator,
     confidence: float = 0.95,
     margins: Mapping[str, float] | None = None,
-    worse: Mapping[str, str] | None = None,
+    worse: Mapping[str, Worse] | None = None,
 ) -> list[Comparison]:
     """The :class:`Comparison` of each measure of ``infos`` on one slice (unadjusted p-values);
     ``worse`` names a measure's direction (:data:`WORSE_DIRECTIONS`; unnamed: away from neutral)."""
@@ -338,7 +340,7 @@ def compare_units(
     seed: int = 0,
     confidence: float = 0.95,
     margins: Mapping[str, float] | None = None,
-    worse: Mapping[str, str] | None = None,
+    worse: Mapping[str, Worse] | None = None,
 ) -> list[Comparison]:
     """Every measure of ``infos`` on every slice of ``slices`` (``overall`` and grouping names; a
     grouping the units lack gives none), p-values Holm-adjusted over the slices of each measure.
