@@ -216,7 +216,7 @@ class ClassifierRow(CommonRow):
     the label, or no ``probs`` for no answer."""
 
     @model_validator(mode="after")
-    def _null_label_without_probs(self) -> ClassifierRow:
+    def _no_null_label_beside_probs(self) -> ClassifierRow:
         if self.label is None and self.probs is not None:
             raise _refuse(
                 "label",
