@@ -19,6 +19,7 @@ from nlibias.io.atomic import write_json, write_jsonl
 from nlibias.metrics.explanations import LABELS, STANCES, ExplanationColumns, explanation_rates
 from nlibias.metrics.meta import EXPLANATION_MEASURES
 from nlibias.schema import Prediction, Sample
+from nlibias.schema.prediction_rows import is_probability
 
 EXPLANATIONS_DIR = "explanations"
 EXPLANATIONS_JSONL = "explanations.jsonl"
@@ -210,9 +211,7 @@ def row_problem(row: Any) -> tuple[str | None, str] | None:
         if row.get(field) is not None and row[field] not in words:
             return field, f"{_got(row[field])} is not one of {', '.join(words)} (or null)"
     grounded = row.get("grounded")
-    if grounded is not None and (
-        isinstance(grounded, bool) or not isinstance(grounded, int | float) or not 0 <= grounded <= 1
-    ):
+    if grounded is not None and not is_probability(grounded):
         return "grounded", f"expected a share between 0 and 1 or null, got {_got(grounded)}"
     if row.get("consistent") is not None and not isinstance(row["consistent"], bool):
         return "consistent", f"expected true, false or null, got {_got(row['consistent'])}"
