@@ -69,6 +69,22 @@ def test_options_are_refused_by_name_before_any_work(
     assert not out.exists()  # refused before anything was written
 
 
+@pytest.mark.parametrize(
+    ("audit_options", "named"), [({"devise": "cpu"}, "devise"), ({"device": 3}, "device")]
+)
+def test_audit_options_are_refused_before_any_step(
+    toy: dict[str, Path], tmp_path: Path, audit_options: dict[str, Any], named: str
+) -> None:
+    # Once checked only when the audit step began, after every fine-tune had run.
+    from nlibias.jobs.debias import run_debias
+
+    out = tmp_path / "out"
+    with pytest.raises(ConfigError) as error:
+        run_debias([str(toy["base"])], toy["train"], out, audit_options=audit_options, progress=False)
+    assert error.value.parameter == named
+    assert not out.exists()
+
+
 def bad_file(root: Path, name: str, text: str, encoding: str = "utf-8") -> Path:
     path = root / name
     path.write_text(text, encoding=encoding)

@@ -245,6 +245,7 @@ def run_debias(
     inputs differ from these (else they are refused)."""
     augment = dict(augment_options or {})
     names = _check_common(models, seeds, bootstrap, augment)
+    audit_own, audit_model_options = audit_settings(audit_options or {})  # not hours later, at the audit
     options = _finetune_options(finetune_options)
     train_set, eval_set = _check_inputs(models, train, eval_path, premises, augment, options, seed, seeds)
     out = Path(out_dir).expanduser().absolute()
@@ -262,10 +263,9 @@ def run_debias(
         expand_samples("occupations", premises, out_dir=occupations.output)
     if steps.start(audit):
         audited = [str(t.target) for t in tunes]
-        own, model_options = audit_settings(audit_options or {})
         run_audit(
             occupations.output, audited, out_dir=audit.output, bootstrap=bootstrap, progress=progress,
-            options=model_options, **own,
+            options=audit_model_options, **audit_own,
         )  # fmt: skip
     result = _compare(steps, audit, comparison, bootstrap, min_effect)
     return DebiasResult(result, steps.ran, [s.name for s in stages if s.name not in steps.ran])
