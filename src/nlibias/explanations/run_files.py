@@ -19,11 +19,12 @@ from nlibias.io.atomic import write_json, write_jsonl
 from nlibias.metrics.explanations import LABELS, STANCES, ExplanationColumns, explanation_rates
 from nlibias.metrics.meta import EXPLANATION_MEASURES
 from nlibias.schema import Prediction, Sample
+from nlibias.schema.measure_info import EXPLANATIONS_FILE
 from nlibias.schema.prediction_rows import is_probability
 
 EXPLANATIONS_DIR = "explanations"
 EXPLANATIONS_JSONL = "explanations.jsonl"
-EXPLANATIONS_JSON = "explanations.json"
+EXPLANATIONS_JSON = EXPLANATIONS_FILE
 FORMAT_VERSION = 1
 
 

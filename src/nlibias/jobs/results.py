@@ -31,13 +31,14 @@ from nlibias.runtime.contract import Predictor
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.arguments import is_int
 from nlibias.schema.columns import SampleColumns
+from nlibias.schema.measure_info import METRICS_FILE
 from nlibias.schema.predictor_kinds import PredictorKind
 from nlibias.version import __version__
 
 if TYPE_CHECKING:
     import pandas as pd
 
-METRICS_JSON = "metrics.json"
+METRICS_JSON = METRICS_FILE
 TABLES_TXT = "tables.txt"
 OUTPUT_FILES = (PREDICTIONS_JSONL, METRICS_JSON, TABLES_TXT)
 """What an audit or a scoring writes into its run directory (listed in ``manifest.json``)."""

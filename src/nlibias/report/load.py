@@ -29,8 +29,9 @@ from nlibias.io.results import MetricsDocument, read_metrics
 from nlibias.io.run_manifest import changed_inputs, check_run_directory
 from nlibias.report.metrics_checks import check_consistent, check_unique_keys
 from nlibias.schema import Prediction, Sample
+from nlibias.schema.measure_info import METRICS_FILE
 
-METRICS_JSON = "metrics.json"
+METRICS_JSON = METRICS_FILE
 RUN_JSON = "run.json"
 CARD_FILES = ("README.md", "CARD.md", "card.md")
 
