@@ -8,6 +8,7 @@ import json
 import random
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -237,3 +238,26 @@ def test_worse_towards_the_stereotype_from_the_rules_file(runs: dict[str, Path],
     checks = json.loads(result.output)["checks"]
     assert {c["worse"] for c in checks} == {"towards_stereotype"}
     assert all(c["change"] == pytest.approx(c["delta"]) for c in checks)
+
+
+@pytest.mark.parametrize(
+    ("measures", "message"),
+    [
+        ({"S": {"worse": "towards_stereotype"}}, "rules measures.S.worse: S is a magnitude"),
+        (
+            {"bbnli_score": {"max_abs": 5}},
+            "rules measures.bbnli_score: 'bbnli_score' is not a headline measure",
+        ),
+    ],
+)
+def test_rules_built_in_python_are_held_to_the_files_rules(
+    runs: dict[str, Path], measures: dict[str, Any], message: str
+) -> None:
+    # Once ignored without a word when the rules came as an object (the file refused them).
+    from nlibias.errors import ConfigError
+    from nlibias.jobs.gate import gate
+    from nlibias.jobs.gate_rules import GateRules
+
+    with pytest.raises(ConfigError, match=message) as refused:
+        gate(runs["copy"], runs["base"], rules=GateRules.model_validate({"measures": measures}))
+    assert refused.value.parameter == "rules"

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import ConfigError, DataError, SourceError
-from nlibias.jobs.gate_rules import DEFAULT_SLICES, OVERALL, GateRules, load_rules
+from nlibias.jobs.gate_rules import DEFAULT_SLICES, OVERALL, GateRules, load_rules, measure_rule_problem
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Comparison, RunUnits, compare_units
 from nlibias.schema.measure_info import MeasureInfo
 
@@ -337,6 +337,9 @@ def _rules(rules: GateRules | str | Path | None, margin: float | None) -> GateRu
     if rules is None:
         found = GateRules()
     elif isinstance(rules, GateRules):
+        problem = measure_rule_problem(rules)  # what a rules file is refused for, on the object too
+        if problem is not None:
+            raise ConfigError(f"rules {'.'.join(problem[0])}: {problem[1]}", parameter="rules")
         found = rules
     else:
         found = load_rules(rules)

@@ -145,6 +145,29 @@ def _problem(exc: ValidationError, text: str) -> tuple[int | None, str | None, s
     return line, field, str(error["msg"]).removeprefix("Value error, ")
 
 
+def measure_rule_problem(rules: GateRules) -> tuple[list[str], str] | None:
+    """The first per-measure rule the gate cannot apply, as (where, reason): a measure that is no
+    headline measure, or ``towards_stereotype`` on a magnitude. Rules from a file and rules built
+    in Python are held to it alike (:func:`parse_rules`, :func:`nlibias.jobs.gate.gate`).
+
+    >>> measure_rule_problem(GateRules(measures={"S": MeasureRule(worse="towards_stereotype")}))
+    (['measures', 'S', 'worse'], 'S is a magnitude (no stereotype side): only away_from_neutral applies to it')
+    """
+    known = _headline_names()
+    for name, rule in rules.measures.items():
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            return [
+                "measures",
+                name,
+            ], f"{name!r} is not a headline measure{hint} (the gate tests {', '.join(known)})"
+        if rule.worse == TOWARDS_STEREOTYPE and not _is_signed(name):
+            reason = f"{name} is a magnitude (no stereotype side): only {AWAY_FROM_NEUTRAL} applies to it"
+            return ["measures", name, "worse"], reason
+    return None
+
+
 def parse_rules(text: str, path: str | Path) -> GateRules:
     """The rules in ``text`` (read from ``path``, named in errors with the line)."""
     raw = load_yaml(text, path)
@@ -157,17 +180,10 @@ def parse_rules(text: str, path: str | Path) -> GateRules:
     except ValidationError as exc:
         line, field, reason = _problem(exc, text)
         raise SourceError(path, field, reason, line=line) from None
-    known = _headline_names()
-    for name in rules.measures:
-        if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            reason = f"{name!r} is not a headline measure{hint} (the gate tests {', '.join(known)})"
-            raise SourceError(path, f"measures.{name}", reason, line=yaml_line_of(text, ["measures", name]))
-        if rules.measures[name].worse == TOWARDS_STEREOTYPE and not _is_signed(name):
-            reason = f"{name} is a magnitude (no stereotype side): only {AWAY_FROM_NEUTRAL} applies to it"
-            where = ["measures", name, "worse"]
-            raise SourceError(path, f"measures.{name}.worse", reason, line=yaml_line_of(text, where))
+    problem = measure_rule_problem(rules)
+    if problem is not None:
+        where, reason = problem
+        raise SourceError(path, ".".join(where), reason, line=yaml_line_of(text, where))
     return rules
 
 
