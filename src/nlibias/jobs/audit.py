@@ -66,22 +66,10 @@ def audit_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], ModelOp
     Traceback (most recent call last):
     nlibias.errors.ConfigError: audit takes no argument 'out' (did you mean 'out_dir'?)
     """
-    import difflib
     import inspect
 
-    builders = set(ModelOptions.model_fields)
     own = set(inspect.signature(run_audit).parameters) - {"options", "samples", "models"}
-    for name in settings:
-        if name not in builders and name not in own:
-            close = difflib.get_close_matches(name, sorted(builders | own), n=1)
-            hint = (
-                f" (did you mean {close[0]!r}?)"
-                if close
-                else f" (model options: {', '.join(sorted(builders))})"
-            )
-            raise ConfigError(f"audit takes no argument {name!r}{hint}", parameter=name)
-    options = ModelOptions.of(**{k: v for k, v in settings.items() if k in builders})
-    return {k: v for k, v in settings.items() if k not in builders}, options
+    return ModelOptions.split(settings, caller="audit", also=own)
 
 
 def run_audit(

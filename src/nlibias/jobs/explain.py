@@ -88,7 +88,7 @@ def run_explain(
     threshold = DEFAULT_GROUNDED_THRESHOLD if threshold is None else float(threshold)
     _check_numbers(threshold, bootstrap, lm_judge_max_new_tokens)
     run_dir = Path(run_dir)
-    options = ModelOptions.of(**model_options)  # before any file is read or model loaded
+    options = ModelOptions.split(model_options, caller="explain")[1]  # before any file is read
     answers, samples_path = generated_answers(run_dir, samples)
     built, closing = _judges(judges, options)
     try:

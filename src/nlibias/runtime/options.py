@@ -8,12 +8,13 @@ score of loose keywords passed from function to function.
 >>> ModelOptions.of(devise="cpu")
 Traceback (most recent call last):
 ...
-nlibias.errors.ConfigError: devise is not a model option; did you mean device? (model options: mode, max_new_tokens, label_map, revision, device, dtype, max_tokens, quantize, compile, threads, devices, ray_address, ray_workers, ray_gpus_per_worker, concurrency)
+nlibias.errors.ConfigError: ModelOptions takes no argument 'devise' (did you mean 'device'?)
 """
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -67,23 +68,38 @@ class ModelOptions(BaseModel):
     def of(cls, **settings: Any) -> ModelOptions:
         """The options from keywords, refusing an unknown name or a bad value as a
         :class:`~nlibias.errors.ConfigError` that names the setting."""
+        return cls.split(settings, caller="ModelOptions")[1]
+
+    @classmethod
+    def split(
+        cls, settings: Mapping[str, Any], *, caller: str, also: Collection[str] = ()
+    ) -> tuple[dict[str, Any], ModelOptions]:
+        """``settings`` cut into the ``caller``'s own keywords (those named in ``also``) and the
+        options of the rest: the one refusal of a keyword that is neither, naming the closest.
+
+        >>> ModelOptions.split({"device": "cpu", "seed": 1}, caller="audit", also=["seed"])[0]
+        {'seed': 1}
+        >>> ModelOptions.split({"out": "x"}, caller="audit", also=["out_dir"])
+        Traceback (most recent call last):
+        nlibias.errors.ConfigError: audit takes no argument 'out' (did you mean 'out_dir'?)
+        """
         known = list(cls.model_fields)
         for name in settings:
-            if name not in known:
-                close = difflib.get_close_matches(name, known, n=1)
-                hint = f"; did you mean {close[0]}?" if close else ""
-                raise ConfigError(
-                    f"{name} is not a model option{hint} (model options: {', '.join(known)})", parameter=name
-                )
-        if isinstance(settings.get("devices"), list):
-            settings["devices"] = tuple(settings["devices"])
+            if name not in known and name not in also:
+                close = difflib.get_close_matches(name, sorted({*known, *also}), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f" (model options: {', '.join(known)})"
+                raise ConfigError(f"{caller} takes no argument {name!r}{hint}", parameter=name)
+        chosen = {k: v for k, v in settings.items() if k in known}
+        if isinstance(chosen.get("devices"), list):
+            chosen["devices"] = tuple(chosen["devices"])
         try:
-            return cls(**settings)
+            options = cls(**chosen)
         except ValidationError as error:
             problem = error.errors()[0]
             name = str(problem["loc"][0]) if problem["loc"] else "options"
             reason = str(problem["msg"]).removeprefix("Value error, ")
-            raise ConfigError(f"{name} is {settings.get(name)!r}: {reason}", parameter=name) from None
+            raise ConfigError(f"{name} is {chosen.get(name)!r}: {reason}", parameter=name) from None
+        return {k: v for k, v in settings.items() if k not in known}, options
 
 
 DEFAULT_MODEL_OPTIONS = ModelOptions()
