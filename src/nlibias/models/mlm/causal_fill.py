@@ -36,6 +36,7 @@ Which filler a fill spec names (causal, masked or fake) is decided in
 from __future__ import annotations
 
 import hashlib
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -177,6 +178,86 @@ def stopwords_hash(words: Collection[str]) -> str:
     return hashlib.sha256("\n".join(sorted({w.lower() for w in words})).encode()).hexdigest()[:16]
 
 
+class BeamRerankFiller(ABC):
+    """What every causal fill shares, whatever computes its scores (module docstring): the beam
+    settings read from the spec's options (``beam``, ``depth``, ``pool``), the stop words, the
+    identity built from them, and the fill itself: chunks of ``texts_per_chunk`` texts, each
+    chunk's left contexts continued once by :meth:`left_candidates` and its sentences re-ranked
+    by :func:`rerank_by_sentence` with :meth:`sentence_log_probs`. Implemented in process by
+    :class:`CausalLMFiller` and over HTTP by
+    :class:`~nlibias.models.mlm.server_fill.ServerCausalFiller` (whose module docstring builds one).
+    """
+
+    fill_kind = "causal"
+    device: str
+
+    def __init__(
+        self, options: Mapping[str, str], *, name: str, stopwords: Collection[str], texts_per_chunk: int
+    ) -> None:
+        self.beam = int_option(options, "beam", DEFAULT_BEAM, parameter="fill_model")
+        self.depth = int_option(options, "depth", DEFAULT_DEPTH, parameter="fill_model")
+        self.pool: int | None = (
+            int_option(options, "pool", 0, parameter="fill_model") if "pool" in options else None
+        )
+        self.name = name
+        self.stopwords = frozenset(w.lower() for w in stopwords)
+        self.texts_per_chunk = texts_per_chunk
+        self._identity: dict[str, Any] = {}
+
+    def _fill_identity(self, scorer: Mapping[str, Any], **settings: Any) -> dict[str, Any]:
+        """The identity of a fill: ``scorer`` (the backend, its version and what scores), the beam
+        settings, the implementation's own ``settings``, then the stop words' hash."""
+        return {
+            **scorer,
+            "beam": self.beam,
+            "depth": self.depth,
+            "pool": self.pool or f"{POOL_PER_WORD}*top_k",
+            **settings,
+            "stopwords": stopwords_hash(self.stopwords),
+        }
+
+    def identity(self) -> Mapping[str, Any]:
+        return dict(self._identity)
+
+    def describe(self) -> dict[str, Any]:
+        return {**self._identity, "name": self.name, "device": self.device, "kind": "causal"}
+
+    def pool_size(self, top_k: int) -> int:
+        """How many candidates are re-ranked by the whole sentence (at least ``top_k``)."""
+        return max(self.pool or POOL_PER_WORD * top_k, top_k)
+
+    @abstractmethod
+    def left_candidates(self, contexts: Sequence[MaskedText]) -> list[dict[str, float]]:
+        """For each left context: candidate word → left score (step 1)."""
+
+    @abstractmethod
+    def sentence_log_probs(self, sentences: Sequence[str]) -> list[float]:
+        """log P of each whole sentence (step 2 re-ranks by it)."""
+
+    def fill_batches(
+        self, texts: Sequence[str], *, top_k: int, exclude: Sequence[Collection[str]]
+    ) -> Iterator[FillBatch]:
+        """Up to ``top_k`` whole-word candidates per text, in chunks of texts (each chunk's left
+        contexts continued together, its sentences re-ranked together)."""
+        if top_k < 1:
+            raise ConfigError(f"top_k must be positive, got {top_k}", parameter="top_k")
+        for start in range(0, len(texts), self.texts_per_chunk):
+            stop = min(start + self.texts_per_chunk, len(texts))
+            split = [MaskedText.split(t) for t in texts[start:stop]]
+            contexts: dict[MaskedText, int] = {}
+            context_of = [contexts.setdefault(s.context(), len(contexts)) for s in split]
+            found = self.left_candidates(list(contexts))
+            rows = rerank_by_sentence(
+                split,
+                [found[c] for c in context_of],
+                [{*(w.lower() for w in skip), *self.stopwords} for skip in exclude[start:stop]],
+                pool=self.pool_size(top_k),
+                top_k=top_k,
+                score=self.sentence_log_probs,
+            )
+            yield FillBatch(indices=np.arange(start, stop), candidates=rows)
+
+
 @dataclass(frozen=True)
 class _Loaded:
     model: Any
@@ -186,7 +267,7 @@ class _Loaded:
     pad_id: int
 
 
-class CausalLMFiller:
+class CausalLMFiller(BeamRerankFiller):
     """Fills ``<mask>`` with a causal LM (see the module docstring). Implements
     :class:`~nlibias.models.mlm.mask_filler.MaskFiller`.
 
@@ -195,8 +276,6 @@ class CausalLMFiller:
     extension pipeline passes its shipped stop-word list: a causal LM continuing "Women are less"
     mostly proposes function words). ``forward_passes`` counts the model calls made.
     """
-
-    fill_kind = "causal"
 
     def __init__(
         self,
@@ -216,31 +295,20 @@ class CausalLMFiller:
         if max_tokens < 1 or max_batch_size < 1:
             raise ConfigError("max_tokens and max_batch_size must be positive", parameter="max_tokens")
         ref = ModelRef.parse(spec, parameter="fill_model", allowed=FILL_OPTIONS)
-        base, options = ref.base, ref.options
-        self.beam = int_option(options, "beam", DEFAULT_BEAM, parameter="fill_model")
-        self.depth = int_option(options, "depth", DEFAULT_DEPTH, parameter="fill_model")
-        self.pool: int | None = (
-            int_option(options, "pool", 0, parameter="fill_model") if "pool" in options else None
+        super().__init__(
+            ref.options, name=name or spec, stopwords=stopwords, texts_per_chunk=max(1, max_batch_size // 2)
         )
         set_torch_threads(threads)
-        self.name = name or spec
         self.max_tokens, self.max_batch_size = max_tokens, max_batch_size
-        self.stopwords = frozenset(w.lower() for w in stopwords)
-        self._lm = HFCausalLM(local_source(base), name=base, device=device, dtype=dtype)
+        self._lm = HFCausalLM(local_source(ref.base), name=ref.base, device=device, dtype=dtype)
         self.device = self._lm.device
         self.forward_passes = 0
         self._loaded: _Loaded | None = None
         # the identity needs no loaded model (the weights hash covers the tokenizer, so its BOS
         # text too): a rerun whose fills are all cached never loads the LM
-        self._identity = {
-            "backend": "causal-fill",
-            "backend_version": BACKEND_VERSION,
-            "lm": dict(self._lm.identity()),
-            "beam": self.beam,
-            "depth": self.depth,
-            "pool": self.pool or f"{POOL_PER_WORD}*top_k",
-            "stopwords": stopwords_hash(self.stopwords),
-        }
+        self._identity = self._fill_identity(
+            {"backend": "causal-fill", "backend_version": BACKEND_VERSION, "lm": dict(self._lm.identity())}
+        )
 
     def _model(self) -> _Loaded:
         """The LM, its tokenizer and piece tables, loaded on the first fill that is not cached."""
@@ -261,16 +329,6 @@ class CausalLMFiller:
         """``(model, tokenizer)``, loaded now if they were not (benchmarks and tests read them)."""
         loaded = self._model()
         return loaded.model, loaded.tokenizer
-
-    def identity(self) -> Mapping[str, Any]:
-        return dict(self._identity)
-
-    def pool_size(self, top_k: int) -> int:
-        """How many candidates are re-ranked by the whole sentence (at least ``top_k``)."""
-        return max(self.pool or POOL_PER_WORD * top_k, top_k)
-
-    def describe(self) -> dict[str, Any]:
-        return {**self._identity, "name": self.name, "device": self.device, "kind": "causal"}
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` after the BOS text (as the sentence scorers of the TP audit do)."""
@@ -370,35 +428,6 @@ class CausalLMFiller:
             for row, i in enumerate(batch):
                 scores[int(i)] = float(total[row])
         return scores
-
-    def fill_batches(
-        self, texts: Sequence[str], *, top_k: int, exclude: Sequence[Collection[str]]
-    ) -> Iterator[FillBatch]:
-        """Up to ``top_k`` whole-word candidates per text, in chunks of texts (each chunk's left
-        contexts continued together, its sentences re-ranked together)."""
-        if top_k < 1:
-            raise ConfigError(f"top_k must be positive, got {top_k}", parameter="top_k")
-        chunk = max(1, self.max_batch_size // 2)
-        for start in range(0, len(texts), chunk):
-            stop = min(start + chunk, len(texts))
-            yield self._fill_chunk(texts[start:stop], exclude[start:stop], np.arange(start, stop), top_k)
-
-    def _fill_chunk(
-        self, texts: Sequence[str], exclude: Sequence[Collection[str]], indices: np.ndarray, top_k: int
-    ) -> FillBatch:
-        split = [MaskedText.split(t) for t in texts]
-        contexts: dict[MaskedText, int] = {}
-        context_of = [contexts.setdefault(s.context(), len(contexts)) for s in split]
-        found = self.left_candidates(list(contexts))
-        rows = rerank_by_sentence(
-            split,
-            [found[c] for c in context_of],
-            [{*(w.lower() for w in skip), *self.stopwords} for skip in exclude],
-            pool=self.pool_size(top_k),
-            top_k=top_k,
-            score=self.sentence_log_probs,
-        )
-        return FillBatch(indices=indices, candidates=rows)
 
 
 def rerank_by_sentence(

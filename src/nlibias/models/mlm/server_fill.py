@@ -34,28 +34,22 @@ the same name is not noticed by the prediction cache.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from nlibias.errors import ConfigError
 from nlibias.models.generative.openai_http import ServerError
 from nlibias.models.mlm.causal_fill import (
-    DEFAULT_BEAM,
-    DEFAULT_DEPTH,
     FILL_OPTIONS,
-    POOL_PER_WORD,
+    BeamRerankFiller,
     MaskedText,
     best_beams,
     is_word_piece,
-    rerank_by_sentence,
-    stopwords_hash,
 )
 from nlibias.models.mlm.hf import is_whole_word
-from nlibias.models.mlm.mask_filler import FillBatch, check_fill_answer
+from nlibias.models.mlm.mask_filler import check_fill_answer
 from nlibias.models.spec_options import int_option
 from nlibias.models.tp.server import ServerScorer, prompt_logprobs
 from nlibias.schema.model_ref import ModelRef
@@ -103,15 +97,13 @@ def raw_top_logprobs(answer: Any) -> Mapping[str, Any] | None:
     return top[0] if isinstance(top, list) and top and isinstance(top[0], Mapping) else None
 
 
-class ServerCausalFiller:
+class ServerCausalFiller(BeamRerankFiller):
     """Fills ``<mask>`` with a causal LM behind an OpenAI-compatible server (module docstring).
     Implements :class:`~nlibias.models.mlm.mask_filler.MaskFiller`.
 
     ``spec``: ``openai:URL#MODEL``, optionally followed by ``?beam=16&depth=3&pool=10&top_logprobs=20``.
     ``requests`` counts the completions asked for (the beam's and the sentences').
     """
-
-    fill_kind = "causal"
 
     def __init__(
         self,
@@ -124,42 +116,24 @@ class ServerCausalFiller:
         max_retries: int = 5,
     ) -> None:
         url, model, options = parse_server_spec(spec)
-        self.beam = int_option(options, "beam", DEFAULT_BEAM, parameter="fill_model")
-        self.depth = int_option(options, "depth", DEFAULT_DEPTH, parameter="fill_model")
-        self.pool: int | None = (
-            int_option(options, "pool", 0, parameter="fill_model") if "pool" in options else None
-        )
+        super().__init__(options, name=name or spec, stopwords=stopwords, texts_per_chunk=TEXTS_PER_CHUNK)
         self.top_logprobs = int_option(options, "top_logprobs", DEFAULT_TOP_LOGPROBS, parameter="fill_model")
-        self.name = name or spec
-        self.stopwords = frozenset(w.lower() for w in stopwords)
         self.scorer = ServerScorer(
             url, model, concurrency=concurrency, timeout=timeout, max_retries=max_retries
         )
         self.device = "server"
-        self._identity = {
-            "backend": "server-causal-fill",
-            "backend_version": BACKEND_VERSION,
-            "server": dict(self.scorer.identity()),
-            "beam": self.beam,
-            "depth": self.depth,
-            "pool": self.pool or f"{POOL_PER_WORD}*top_k",
-            "top_logprobs": self.top_logprobs,
-            "stopwords": stopwords_hash(self.stopwords),
-        }
+        self._identity = self._fill_identity(
+            {
+                "backend": "server-causal-fill",
+                "backend_version": BACKEND_VERSION,
+                "server": dict(self.scorer.identity()),
+            },
+            top_logprobs=self.top_logprobs,
+        )
 
     @property
     def requests(self) -> int:
         return self.scorer.client.requests_sent
-
-    def identity(self) -> Mapping[str, Any]:
-        return dict(self._identity)
-
-    def describe(self) -> dict[str, Any]:
-        return {**self._identity, "name": self.name, "device": self.device, "kind": "causal"}
-
-    def pool_size(self, top_k: int) -> int:
-        """How many candidates are re-ranked by the whole sentence (at least ``top_k``)."""
-        return max(self.pool or POOL_PER_WORD * top_k, top_k)
 
     def next_tokens(self, prompt: str) -> dict[str, float]:
         """The server's top next tokens after ``prompt`` with their log-probabilities."""
@@ -212,6 +186,7 @@ class ServerCausalFiller:
 
     def left_candidates(self, contexts: Sequence[MaskedText]) -> list[dict[str, float]]:
         """For each left context: candidate word → left score (see the module docstring)."""
+        self.scorer.check_alignment()  # before the beam's requests, not after them
         found: list[dict[str, float]] = [{} for _ in contexts]
         beams = [_Beam(i, "", 0.0) for i in range(len(contexts))]
         for depth in range(self.depth + 1):
@@ -245,27 +220,3 @@ class ServerCausalFiller:
         if depth > 0 or not context.sep:
             return dict(pieces)
         return {t[1:]: v for t, v in top.items() if t.startswith(" ") and is_whole_word(t[1:])}
-
-    def fill_batches(
-        self, texts: Sequence[str], *, top_k: int, exclude: Sequence[Collection[str]]
-    ) -> Iterator[FillBatch]:
-        """Up to ``top_k`` whole-word candidates per text, in chunks of texts."""
-        if top_k < 1:
-            raise ConfigError(f"top_k must be positive, got {top_k}", parameter="top_k")
-        if texts:
-            self.scorer.check_alignment()  # before the beam's requests, not after them
-        for start in range(0, len(texts), TEXTS_PER_CHUNK):
-            stop = min(start + TEXTS_PER_CHUNK, len(texts))
-            split = [MaskedText.split(t) for t in texts[start:stop]]
-            contexts: dict[MaskedText, int] = {}
-            context_of = [contexts.setdefault(s.context(), len(contexts)) for s in split]
-            found = self.left_candidates(list(contexts))
-            rows = rerank_by_sentence(
-                split,
-                [found[c] for c in context_of],
-                [{*(w.lower() for w in skip), *self.stopwords} for skip in exclude[start:stop]],
-                pool=self.pool_size(top_k),
-                top_k=top_k,
-                score=self.sentence_log_probs,
-            )
-            yield FillBatch(indices=np.arange(start, stop), candidates=rows)
