@@ -11,7 +11,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
@@ -67,6 +67,26 @@ def _domains(series: Sequence[Mapping[str, Any]], measure: str) -> list[str]:
     return names
 
 
+_PanelRows = list[tuple[int, Mapping[str, Any]]]
+"""One model's bars: ``(position on the x axis, slice)`` pairs, as :func:`_domain_rows` gives them."""
+
+
+def _domain_rows(metrics: Mapping[str, Any], domains: Sequence[str], measures: Sequence[str]) -> _PanelRows:
+    """``(position, slice)`` for each of ``domains`` where ``metrics`` has every one of ``measures``:
+    the bars one model draws, at their places on the shared x axis.
+
+    >>> _domain_rows({"overall": {"cf_pro": 1.0}, "by_domain": {"race": {"cf_pro": None}}},
+    ...              ["all", "race"], ["cf_pro"])
+    [(0, {'cf_pro': 1.0})]
+    """
+    by_name = dict(slice_groups(metrics, kinds=["domain"]))
+    return [
+        (j, by_name[d])
+        for j, d in enumerate(domains)
+        if all(is_number(by_name.get(d, {}).get(k)) for k in measures)
+    ]
+
+
 def plot_accuracy(runs: ModelsByRun) -> Plot | None:
     """Accuracy per model overall and per domain, runs side by side (BBNLI-next Figure 3)."""
     series: list[tuple[str, str, Mapping[str, Any]]] = []
@@ -88,12 +108,8 @@ def plot_accuracy(runs: ModelsByRun) -> Plot | None:
         width = 0.8 / len(series)
         handles: list[Any] = []
         for i, (label, model, metrics) in enumerate(series):
-            by_name = dict(slice_groups(metrics, kinds=["domain"]))
             xs, ys, lo, hi = [], [], [], []
-            for j, domain in enumerate(domains):
-                m = by_name.get(domain)
-                if m is None or not is_number(m.get("accuracy")):
-                    continue
+            for j, m in _domain_rows(metrics, domains, ("accuracy",)):
                 xs.append(j - 0.4 + width * (i + 0.5))
                 ys.append(float(m["accuracy"]))
                 down, up = error_extent(m, "accuracy")
@@ -163,13 +179,20 @@ def _panel_grid(names: Sequence[str], domains: Sequence[str]) -> Any:
     return fig, axes
 
 
-def plot_error_split(
-    label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "error_split"
+def _panel_plot(
+    name: str,
+    caption: str,
+    models: Mapping[str, Mapping[str, Any]],
+    measures: Sequence[str],
+    draw_panel: Callable[[Any, _PanelRows], list[Any]],
+    *,
+    ylabel: str,
+    legend: Sequence[str],
 ) -> Plot | None:
-    """Pro / anti / group-insensitive error stacked per domain, one panel per model (sums to
-    Mispred, Table 7)."""
-    parts = ("cf_pro", "cf_anti", "cf_error")
-    names, domains = _small_multiples(models, parts)
+    """One panel per model that has every one of ``measures`` in some domain slice, on a shared
+    percent axis: ``draw_panel(ax, rows)`` draws a model's bars and returns their legend handles.
+    ``None`` when no model has the measures."""
+    names, domains = _small_multiples(models, measures)
     if not names:
         return None
 
@@ -177,25 +200,36 @@ def plot_error_split(
         fig, axes = _panel_grid(names, domains)
         handles: list[Any] = []
         for ax, model in zip(axes, names, strict=False):
-            by_name = dict(slice_groups(models[model], kinds=["domain"]))
-            xs = [
-                j for j, d in enumerate(domains) if all(is_number(by_name.get(d, {}).get(k)) for k in parts)
-            ]
-            bottom = [0.0] * len(xs)
-            handles = []
-            for part, colour in zip(parts, (OKABE_ITO[5], OKABE_ITO[4], "#BBBBBB"), strict=True):
-                values = [float(by_name[domains[x]][part]) for x in xs]
-                handles.append(ax.bar(xs, values, 0.7, bottom=bottom, color=colour))
-                bottom = [b + v for b, v in zip(bottom, values, strict=True)]
-            ax.set_ylim(0, 100)
-        axes[0].set_ylabel("% of paired samples")
+            handles = draw_panel(ax, _domain_rows(models[model], domains, measures))
+        axes[0].set_ylabel(ylabel)
         _percent_axis(axes[0])
-        legend_below(fig, handles, ["pro", "anti", "group-insensitive error"], max_cols=3)
+        legend_below(fig, handles, legend, max_cols=len(legend))
         return fig
 
-    return _render(
-        name, f"Misprediction rate split into pro, anti and group-insensitive error ({label}).", draw
-    )
+    return _render(name, caption, draw)
+
+
+def plot_error_split(
+    label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "error_split"
+) -> Plot | None:
+    """Pro / anti / group-insensitive error stacked per domain, one panel per model (sums to
+    Mispred, Table 7)."""
+    parts = ("cf_pro", "cf_anti", "cf_error")
+
+    def stack(ax: Any, rows: _PanelRows) -> list[Any]:
+        xs = [j for j, _ in rows]
+        bottom = [0.0] * len(xs)
+        handles = []
+        for part, colour in zip(parts, (OKABE_ITO[5], OKABE_ITO[4], "#BBBBBB"), strict=True):
+            values = [float(m[part]) for _, m in rows]
+            handles.append(ax.bar(xs, values, 0.7, bottom=bottom, color=colour))
+            bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+        ax.set_ylim(0, 100)
+        return handles
+
+    caption = f"Misprediction rate split into pro, anti and group-insensitive error ({label})."
+    legend = ["pro", "anti", "group-insensitive error"]
+    return _panel_plot(name, caption, models, parts, stack, ylabel="% of paired samples", legend=legend)
 
 
 def plot_pro_anti(
@@ -203,40 +237,27 @@ def plot_pro_anti(
 ) -> Plot | None:
     """Pro- vs anti-stereotype bias per domain with bootstrap CIs, one panel per model (Table 5)."""
     pair = ("pro_stereotype_bias", "anti_stereotype_bias")
-    names, domains = _small_multiples(models, pair)
-    if not names:
-        return None
 
-    def draw() -> Any:
-        fig, axes = _panel_grid(names, domains)
-        handles: list[Any] = []
-        for ax, model in zip(axes, names, strict=False):
-            by_name = dict(slice_groups(models[model], kinds=["domain"]))
-            rows = [
-                (j, by_name[d])
-                for j, d in enumerate(domains)
-                if all(is_number(by_name.get(d, {}).get(k)) for k in pair)
-            ]
-            handles = []
-            for offset, measure, colour in ((-0.2, pair[0], OKABE_ITO[5]), (0.2, pair[1], OKABE_ITO[4])):
-                errors = [error_extent(m, measure) for _, m in rows]
-                handles.append(
-                    ax.bar(
-                        [j + offset for j, _ in rows],
-                        [float(m[measure]) for _, m in rows],
-                        0.4,
-                        yerr=error_bars(errors),
-                        capsize=1.5,
-                        error_kw={"linewidth": 0.6},
-                        color=colour,
-                    )
+    def side_by_side(ax: Any, rows: _PanelRows) -> list[Any]:
+        handles = []
+        for offset, measure, colour in ((-0.2, pair[0], OKABE_ITO[5]), (0.2, pair[1], OKABE_ITO[4])):
+            errors = [error_extent(m, measure) for _, m in rows]
+            handles.append(
+                ax.bar(
+                    [j + offset for j, _ in rows],
+                    [float(m[measure]) for _, m in rows],
+                    0.4,
+                    yerr=error_bars(errors),
+                    capsize=1.5,
+                    error_kw={"linewidth": 0.6},
+                    color=colour,
                 )
-        axes[0].set_ylabel("% of samples")
-        _percent_axis(axes[0])
-        legend_below(fig, handles, ["pro-stereotype", "anti-stereotype"], max_cols=2)
-        return fig
+            )
+        return handles
 
-    return _render(name, f"Pro- vs anti-stereotype bias with 95% bootstrap CIs ({label}).", draw)
+    caption = f"Pro- vs anti-stereotype bias with 95% bootstrap CIs ({label})."
+    legend = ["pro-stereotype", "anti-stereotype"]
+    return _panel_plot(name, caption, models, pair, side_by_side, ylabel="% of samples", legend=legend)
 
 
 def heatmap_scale(measure: str) -> tuple[float, float, str]:
