@@ -17,7 +17,7 @@ from nlibias.benchmarks.bbnli import SOURCE, Expansion, degenerate_warning
 from nlibias.benchmarks.bbnli_json import DEFAULT_ANSWER_CHOICES, FORMULATIONS, subtopic_id
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample, Stereotype
-from nlibias.textio.text_files import csv_header, read_csv_records, read_text
+from nlibias.textio.text_files import read_csv_with_columns
 
 CSV_COLUMNS = (
     "domain",
@@ -42,19 +42,9 @@ _HYPOTHESIS_TYPES: dict[str, Stereotype | None] = {
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
-    text = read_text(path)
-    header = csv_header(path, text) or []
-    missing = [c for c in CSV_COLUMNS if c not in header]
-    if missing:
-        raise SourceError(
-            path,
-            missing[0],
-            f"missing column(s) {', '.join(missing)}",
-            line=1,
-            fix=f"BBNLI's CSV layout has the columns {','.join(CSV_COLUMNS)}",
-        )
     rows = 0
-    for line, row in read_csv_records(path, text):
+    fix = f"BBNLI's CSV layout has the columns {','.join(CSV_COLUMNS)}"
+    for line, row in read_csv_with_columns(path, CSV_COLUMNS, fix=fix):
         rows += 1
         yield line, row
     if not rows:

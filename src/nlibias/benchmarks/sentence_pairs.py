@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import io
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -32,7 +32,7 @@ from nlibias.benchmarks.data_locations import PinnedData, resolve_data
 from nlibias.errors import SourceError
 from nlibias.schema import Sample
 from nlibias.textio.json_text import parse_json
-from nlibias.textio.text_files import csv_header, read_csv_records, read_text
+from nlibias.textio.text_files import csv_header, read_csv_records, read_csv_with_columns, read_text
 
 CROWS_PAIRS = "crows-pairs"
 WINOQUEER = "winoqueer"
@@ -119,17 +119,6 @@ def pair_sample(
     )
 
 
-def _rows(path: Path, required: Iterable[str]) -> Iterator[tuple[int, dict[str, str]]]:
-    """The rows of a CSV file read through :mod:`nlibias.textio` (UTF-8 with the line of a bad
-    byte, a byte-order mark dropped, strict rows)."""
-    text = read_text(path)
-    header = csv_header(path, text) or []
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise SourceError(path, missing[0], f"missing column(s) {', '.join(missing)}", line=1)
-    yield from read_csv_records(path, text)
-
-
 def _text(path: Path, line: int, record: dict[str, Any], name: str) -> str:
     value = record.get(name)
     if not isinstance(value, str) or not value.strip():
@@ -137,50 +126,61 @@ def _text(path: Path, line: int, record: dict[str, Any], name: str) -> str:
     return value.strip()
 
 
+def _read_benchmark_pairs(
+    source: str,
+    path: Path,
+    columns: tuple[str, ...],
+    sentences: tuple[str, str],
+    fields: Callable[[int, dict[str, str]], dict[str, Any]],
+) -> list[Sample]:
+    """The pairs of a benchmark's CSV read through :mod:`nlibias.textio` (UTF-8 with the line of a
+    bad byte, a byte-order mark dropped, strict rows, every one of ``columns`` in the header). Each
+    row gives its ``sentences`` (the more- and the less-stereotypical column), its index (the
+    unnamed first column, else its position) and line as provenance, and the other
+    :func:`pair_sample` fields, which ``fields(line, row)`` reads (refusing a bad value)."""
+    more, less = sentences
+    samples: list[Sample] = []
+    for line, record in read_csv_with_columns(path, columns):
+        named = fields(line, record)
+        index = (record.get("") or str(len(samples))).strip()
+        samples.append(
+            pair_sample(
+                source,
+                index,
+                _text(path, line, record, more),
+                _text(path, line, record, less),
+                provenance={"row": index, "line": line},
+                **named,
+            )
+        )
+    return samples
+
+
 def read_crows_pairs(path: str | Path) -> list[Sample]:
     """CrowS-Pairs' ``crows_pairs_anonymized.csv``: 1,508 pairs, ``bias_type`` groups, directions."""
     path = Path(path)
-    samples: list[Sample] = []
-    for line, record in _rows(path, ("sent_more", "sent_less", "stereo_antistereo", "bias_type")):
+
+    def fields(line: int, record: dict[str, str]) -> dict[str, Any]:
         direction = record["stereo_antistereo"].strip()
         if direction not in DIRECTIONS:
             raise SourceError(path, "stereo_antistereo", f"unknown direction {direction!r}", line=line,
                 fix="use stereo or antistereo",
             )  # fmt: skip
-        index = (record.get("") or str(len(samples))).strip()
-        samples.append(
-            pair_sample(
-                CROWS_PAIRS,
-                index,
-                _text(path, line, record, "sent_more"),
-                _text(path, line, record, "sent_less"),
-                group=record["bias_type"].strip(),
-                direction=direction,
-                provenance={"row": index, "line": line},
-            )
-        )
-    return samples
+        return {"group": record["bias_type"].strip(), "direction": direction}
+
+    columns = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
+    return _read_benchmark_pairs(CROWS_PAIRS, path, columns, ("sent_more", "sent_less"), fields)
 
 
 def read_winoqueer(path: str | Path) -> list[Sample]:
     """WinoQueer's ``winoqueer_final.csv`` (``,Gender_ID_x,Gender_ID_y,sent_x,sent_y``): ``sent_x``
     names the LGBTQ+ identity (more stereotypical), ``sent_y`` the counterfactual."""
-    path = Path(path)
-    samples: list[Sample] = []
-    for line, record in _rows(path, ("Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y")):
-        index = (record.get("") or str(len(samples))).strip()
-        samples.append(
-            pair_sample(
-                WINOQUEER,
-                index,
-                _text(path, line, record, "sent_x"),
-                _text(path, line, record, "sent_y"),
-                group=record["Gender_ID_x"].strip(),
-                counterfactual=record["Gender_ID_y"].strip(),
-                provenance={"row": index, "line": line},
-            )
-        )
-    return samples
+
+    def fields(line: int, record: dict[str, str]) -> dict[str, Any]:
+        return {"group": record["Gender_ID_x"].strip(), "counterfactual": record["Gender_ID_y"].strip()}
+
+    columns = ("Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y")
+    return _read_benchmark_pairs(WINOQUEER, Path(path), columns, ("sent_x", "sent_y"), fields)
 
 
 def read_pair_rows(handle: IO[str], name: str | Path) -> list[Sample]:

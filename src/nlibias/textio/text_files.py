@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +130,29 @@ def read_csv_records(path: str | Path, text: str | None = None) -> Iterator[tupl
                 fix="check the row's commas and quotes",
             )
         yield line, dict(zip(header, row, strict=True))
+
+
+def read_csv_with_columns(
+    path: str | Path, required: Iterable[str], *, fix: str | None = None
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """:func:`read_csv_records` of ``path`` once its header is found to hold every ``required``
+    column; the missing ones are refused at line 1, naming the first (``fix``: how to mend it).
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
+    >>> _ = path.write_text("a,b\\n1,2\\n")
+    >>> list(read_csv_with_columns(path, ("a", "b")))
+    [(2, {'a': '1', 'b': '2'})]
+    >>> list(read_csv_with_columns(path, ("a", "c", "d")))
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: ...x.csv:1: field c: missing column(s) c, d
+    """
+    text = read_text(path)
+    header = csv_header(path, text) or []
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise SourceError(path, missing[0], f"missing column(s) {', '.join(missing)}", line=1, fix=fix)
+    yield from read_csv_records(path, text)
 
 
 def csv_header(path: str | Path, text: str) -> list[str] | None:

@@ -119,8 +119,35 @@ def _export_csv(queue: Sequence[QueueRow], current: Mapping[str, Mapping[str, Cu
     return out.getvalue()
 
 
-def _choices(name: str, value: str) -> dict[str, Any]:
-    return {"from_name": name, "to_name": "hypothesis", "type": "choices", "value": {"choices": [value]}}
+def _judged(
+    current: Mapping[str, Mapping[str, CurrentAnswer]], row: QueueRow
+) -> list[tuple[str, CurrentAnswer]]:
+    """``(annotator, answer)`` for each annotator who judged the row, by name."""
+    return [
+        (who, a) for who, a in sorted(current.get(row.hypothesis_id, {}).items()) if a.category is not None
+    ]
+
+
+def _questions(category: str | None, stereotype: str | None) -> list[tuple[str, str]]:
+    """``(question, value)`` for each question an answer or a suggestion answers: the judgement,
+    then the stereotype (pro/anti), each when given.
+
+    >>> _questions("valid", "pro"), _questions("invalid", None)
+    ([('judgement', 'valid'), ('stereotype', 'pro')], [('judgement', 'invalid')])
+    """
+    return [
+        (question, value)
+        for question, value in (("judgement", category), ("stereotype", stereotype))
+        if value
+    ]
+
+
+def _choices(category: str | None, stereotype: str | None) -> list[dict[str, Any]]:
+    """An answer's or a suggestion's Label Studio ``result``: a ``choices`` item per question."""
+    return [
+        {"from_name": question, "to_name": "hypothesis", "type": "choices", "value": {"choices": [value]}}
+        for question, value in _questions(category, stereotype)
+    ]
 
 
 def _label_studio_tasks(
@@ -130,24 +157,22 @@ def _label_studio_tasks(
 ) -> list[dict[str, Any]]:
     tasks = []
     for index, row in enumerate(queue, start=1):
-        annotations = []
-        for who, answer in sorted(current.get(row.hypothesis_id, {}).items()):
-            if answer.category is None:
-                continue
-            result = [_choices("judgement", answer.category)]
-            if answer.stereotype:
-                result.append(_choices("stereotype", answer.stereotype))
-            annotations.append(
-                {"completed_by": {"email": who}, "result": result, "updated_at": answer.updated_at}
-            )
-        predictions = []
-        for suggestion in suggestions.get(row.hypothesis_id, []):
-            result = [_choices("judgement", suggestion.category)] if suggestion.category else []
-            if suggestion.stereotype:
-                result.append(_choices("stereotype", suggestion.stereotype))
-            predictions.append(
-                {"model_version": suggestion.judge, "score": suggestion.score, "result": result}
-            )
+        annotations = [
+            {
+                "completed_by": {"email": who},
+                "result": _choices(answer.category, answer.stereotype),
+                "updated_at": answer.updated_at,
+            }
+            for who, answer in _judged(current, row)
+        ]
+        predictions = [
+            {
+                "model_version": suggestion.judge,
+                "score": suggestion.score,
+                "result": _choices(suggestion.category, suggestion.stereotype),
+            }
+            for suggestion in suggestions.get(row.hypothesis_id, [])
+        ]
         tasks.append(
             {"id": index, "data": _queue_data(row), "annotations": annotations, "predictions": predictions}
         )
@@ -181,28 +206,13 @@ def _argilla_records(
     records = []
     for row in queue:
         responses: dict[str, list[dict[str, Any]]] = {"judgement": [], "stereotype": []}
-        for who, answer in sorted(current.get(row.hypothesis_id, {}).items()):
-            if answer.category is None:
-                continue
-            responses["judgement"].append({"value": answer.category, "user_id": who, "status": "submitted"})
-            if answer.stereotype:
-                responses["stereotype"].append(
-                    {"value": answer.stereotype, "user_id": who, "status": "submitted"}
-                )
+        for who, answer in _judged(current, row):
+            for question, value in _questions(answer.category, answer.stereotype):
+                responses[question].append({"value": value, "user_id": who, "status": "submitted"})
         suggested: dict[str, dict[str, Any]] = {}
         for suggestion in suggestions.get(row.hypothesis_id, [])[:1]:  # Argilla keeps one per question
-            if suggestion.category:
-                suggested["judgement"] = {
-                    "value": suggestion.category,
-                    "score": suggestion.score,
-                    "agent": suggestion.judge,
-                }
-            if suggestion.stereotype:
-                suggested["stereotype"] = {
-                    "value": suggestion.stereotype,
-                    "score": suggestion.score,
-                    "agent": suggestion.judge,
-                }
+            for question, value in _questions(suggestion.category, suggestion.stereotype):
+                suggested[question] = {"value": value, "score": suggestion.score, "agent": suggestion.judge}
         records.append(
             {
                 "id": row.hypothesis_id,
