@@ -23,7 +23,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -260,47 +260,70 @@ def finetune_inputs(
     )
 
 
+@dataclass(frozen=True)
+class TrainingOptions:
+    """The options of a fine-tune, with paper 004's defaults, declared once: the keyword options
+    of :func:`finetune` (``nlibias.finetune`` documents each), and, all but ``seed``, what
+    ``finetune_options`` of ``nlibias.debias_models`` may set. :func:`finetune_settings` checks them.
+
+    >>> TrainingOptions(epochs=1.0).batch_size
+    32
+    """
+
+    learning_rate: float | None = None
+    """None: paper 004's for the model (:func:`default_learning_rate`)."""
+    epochs: float = 3.0
+    """Passes over the training set."""
+    batch_size: int = 32
+    """Training pairs per step."""
+    max_length: int = 128
+    """Tokens per premise-hypothesis pair (longer pairs are truncated)."""
+    max_steps: int = -1
+    """Stop after this many optimiser steps (-1: run all epochs)."""
+    save_steps: int = 500
+    """Checkpoint every this many steps (a killed run resumes from the last)."""
+    seed: int = 42
+    """The seed of the Trainer (data order, new head's weights)."""
+    lr_scheduler: str = "linear"
+    """linear, cosine, constant, constant_with_warmup or polynomial."""
+    warmup_steps: int = 0
+    """Steps of linear warm-up."""
+    warmup_ratio: float = 0.0
+    """Warm-up as a fraction of all steps (instead of ``warmup_steps``)."""
+    split: str = "train"
+    """Split of a ``datasets`` training set or hub dataset."""
+    eval_split: str = "validation"
+    """Split of a ``datasets`` evaluation set."""
+
+
 def finetune(
     model: str,
     train: str | Path | TrainingSet,
     out_dir: str | Path,
     *,
     eval_path: str | Path | TrainingSet | None = None,
-    learning_rate: float | None = None,
-    epochs: float = 3.0,
-    batch_size: int = 32,
-    max_length: int = 128,
-    max_steps: int = -1,
-    save_steps: int = 500,
-    seed: int = 42,
-    lr_scheduler: str = "linear",
-    warmup_steps: int = 0,
-    warmup_ratio: float = 0.0,
-    split: str = "train",
-    eval_split: str = "validation",
     force: bool = False,
     progress: bool = True,
     callbacks: Sequence[Any] = (),
+    **options: Any,
 ) -> FinetuneRecord:
     """Fine-tune ``model`` (hub name or directory) on ``train`` into ``out_dir``; resume if killed.
 
     ``train``/``eval_path``: what ``nlibias augment`` reads (a file, an ``augment`` output
     directory, a saved ``datasets`` directory, a hub name), or a :class:`TrainingSet` already
-    checked for the split (not read again). ``learning_rate`` defaults to paper
-    004's. ``callbacks``: extra ``transformers.TrainerCallback`` objects. Every option and every
-    row of both data sets are checked before the model loads. Run again with the same inputs, it
-    returns the finished record (or resumes from the newest complete checkpoint); with other
-    inputs it refuses and says what changed, unless ``force`` (then it trains again from the start).
+    checked for the split (not read again). ``options``: those of :class:`TrainingOptions`
+    (``learning_rate`` defaults to paper 004's). ``callbacks``: extra ``transformers.TrainerCallback``
+    objects. Every option and every row of both data sets are checked before the model loads. Run
+    again with the same inputs, it returns the finished record (or resumes from the newest complete
+    checkpoint); with other inputs it refuses and says what changed, unless ``force`` (then it
+    trains again from the start).
     """
+    chosen = TrainingOptions(**options)
     _require_training_packages()
-    settings = finetune_settings(
-        model, learning_rate=learning_rate, epochs=epochs, batch_size=batch_size, max_length=max_length,
-        max_steps=max_steps, save_steps=save_steps, seed=seed, lr_scheduler=lr_scheduler,
-        warmup_steps=warmup_steps, warmup_ratio=warmup_ratio, split=split, eval_split=eval_split,
-    )  # fmt: skip
+    settings = finetune_settings(model, chosen)
     check_model_path(model)
-    train_set = check_training_set(train, split, "train")
-    eval_set = None if eval_path is None else check_training_set(eval_path, eval_split, "eval_path")
+    train_set = check_training_set(train, chosen.split, "train")
+    eval_set = None if eval_path is None else check_training_set(eval_path, chosen.eval_split, "eval_path")
     out = Path(out_dir).expanduser().absolute()
     inputs = finetune_inputs(settings, train_set, eval_set)
     done = _existing(out, inputs, force)
@@ -311,16 +334,17 @@ def finetune(
         return _train(settings, inputs, out, resume_from, discarded, progress, callbacks)
 
 
-def finetune_settings(model: str, *, learning_rate: float | None, **options: Any) -> FinetuneSettings:
+def finetune_settings(model: str, options: TrainingOptions) -> FinetuneSettings:
     """The settings of a fine-tune, every option checked (:func:`check_options`) before any work."""
     import torch
 
-    rate = learning_rate if learning_rate is not None else default_learning_rate(model)
-    check_options(
-        learning_rate=rate, **{k: v for k, v in options.items() if k not in ("split", "eval_split")}
-    )
+    chosen = asdict(options)
+    rate = chosen.pop("learning_rate")
+    if rate is None:
+        rate = default_learning_rate(model)
+    check_options(learning_rate=rate, **{k: v for k, v in chosen.items() if k not in ("split", "eval_split")})
     bf16 = bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-    return FinetuneSettings(model=model, learning_rate=float(rate), bf16=bf16, **options)
+    return FinetuneSettings(model=model, learning_rate=float(rate), bf16=bf16, **chosen)
 
 
 def _train(

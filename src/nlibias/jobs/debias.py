@@ -17,12 +17,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, cast
 
 from nlibias.debias.augment import SELECTIONS, SUMMARY_FILE, augment_gender_swap
-from nlibias.debias.finetune import RECORD_FILE, finetune, finetune_inputs, finetune_settings
+from nlibias.debias.finetune import (
+    RECORD_FILE,
+    TrainingOptions,
+    finetune,
+    finetune_inputs,
+    finetune_settings,
+)
 from nlibias.debias.finetune_checks import check_model_path, check_training_set
 from nlibias.debias.her_resolver import check_her
 from nlibias.debias.occupation_match import MATCH_RULES
@@ -118,13 +124,13 @@ def _tunes(
     augment: Stage,
     train: TrainingSet,
     eval_set: TrainingSet | None,
-    options: dict[str, Any],
+    options: TrainingOptions,
 ) -> list[_Tune]:
     tunes = []
     for model, name in zip(models, names, strict=True):
         identity = model_identity(model)
         for seed in seeds:
-            settings = finetune_settings(model, seed=seed, **options)
+            settings = finetune_settings(model, replace(options, seed=seed))
             for data in ("base", "aug"):
                 target = out / "models" / f"{name}-{data}-s{seed}"
                 inputs = finetune_inputs(settings, train, eval_set, base_model=identity)
@@ -136,27 +142,21 @@ def _tunes(
     return tunes
 
 
-_FINETUNE_DEFAULTS: dict[str, Any] = {
-    "learning_rate": None, "epochs": 3.0, "batch_size": 32, "max_length": 128, "max_steps": -1,
-    "save_steps": 500, "lr_scheduler": "linear", "warmup_steps": 0, "warmup_ratio": 0.0,
-    "split": "train", "eval_split": "validation",
-}  # fmt: skip
-"""Every option of :func:`nlibias.debias.finetune.finetune` that ``finetune_options`` may set."""
-
-
-def _finetune_options(options: dict[str, Any] | None) -> dict[str, Any]:
+def _finetune_options(options: dict[str, Any] | None) -> TrainingOptions:
+    """``finetune_options`` as the options of every fine-tune (each gets its own seed)."""
     chosen = dict(options or {})
     if "seed" in chosen:
         raise ConfigError(
             "give the seed as seed (and seeds), not in finetune_options", parameter="finetune_options"
         )
-    unknown = sorted(set(chosen) - set(_FINETUNE_DEFAULTS))
+    known = [field.name for field in fields(TrainingOptions) if field.name != "seed"]
+    unknown = sorted(set(chosen) - set(known))
     if unknown:
         raise ConfigError(
-            f"finetune_options has unknown keys {', '.join(unknown)}; known: {', '.join(_FINETUNE_DEFAULTS)}",
+            f"finetune_options has unknown keys {', '.join(unknown)}; known: {', '.join(known)}",
             parameter="finetune_options",
         )
-    return {**_FINETUNE_DEFAULTS, **chosen}
+    return TrainingOptions(**chosen)
 
 
 def _later_stages(
@@ -277,7 +277,7 @@ def _check_inputs(
     eval_path: str | Path | None,
     premises: str | Path | None,
     augment: dict[str, Any],
-    options: dict[str, Any],
+    options: TrainingOptions,
     seed: int,
     seeds: int,
 ) -> tuple[TrainingSet, TrainingSet | None]:
@@ -285,16 +285,14 @@ def _check_inputs(
     evaluation sets are read here, once (every row checked), and hashed: the steps take these
     values and never read the paths again for a check."""
     for first_or_last in {seed, seed + seeds - 1}:  # every option checked before any file is read
-        finetune_settings(models[0], seed=first_or_last, **options)
+        finetune_settings(models[0], replace(options, seed=first_or_last))
     swap_list_named(augment.get("word_list", "winobias"))
     for model in models:
         check_model_path(model)
     if premises is not None and not Path(premises).expanduser().is_file():
         raise ConfigError(f"premises file {premises} does not exist", parameter="premises")
-    train_set = check_training_set(train, options["split"], "train")
-    eval_set = (
-        None if eval_path is None else check_training_set(eval_path, options["eval_split"], "eval_path")
-    )
+    train_set = check_training_set(train, options.split, "train")
+    eval_set = None if eval_path is None else check_training_set(eval_path, options.eval_split, "eval_path")
     return train_set, eval_set
 
 
@@ -321,7 +319,7 @@ def _fine_tune_all(
     train: TrainingSet,
     augmented: Path,
     eval_set: TrainingSet | None,
-    options: dict[str, Any],
+    options: TrainingOptions,
     progress: bool,
 ) -> None:
     """Run the fine-tunes not done yet. The augmented set exists only once the augment step ran:
@@ -334,11 +332,10 @@ def _fine_tune_all(
         data = train
         if tune.data == "aug":
             if augmented_set is None:
-                augmented_set = check_training_set(augmented, options["split"], "train")
+                augmented_set = check_training_set(augmented, options.split, "train")
             data = augmented_set
-        finetune(
-            tune.model, data, tune.target, eval_path=eval_set, seed=tune.seed, progress=progress, **options
-        )
+        chosen = asdict(replace(options, seed=tune.seed))
+        finetune(tune.model, data, tune.target, eval_path=eval_set, progress=progress, **chosen)
 
 
 def _compare(
