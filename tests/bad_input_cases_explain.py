@@ -7,7 +7,8 @@ import shutil
 from pathlib import Path
 
 from bad_input_corpus import Base, Case, copy_samples
-from nlibias.runtime.options import ModelOptions
+from nlibias.runtime.model_set import ModelSet
+from nlibias.runtime.options import ModelOptions, RunOptions
 
 
 def _explain(run: Path, *extra: str) -> list[str]:
@@ -21,12 +22,9 @@ def _generated_run(d: Path, base: Base) -> tuple[Path, Path]:
     samples = copy_samples(d, base, lambda lines: lines)
     run_audit(
         samples,
-        generative=["fake:g"],
-        prompts=["true"],
+        ModelSet.of(generative=["fake:g"], prompts=["true"]),
+        run=RunOptions(cache=False, bootstrap=0, progress=False),
         out_dir=d / "G",
-        cache=False,
-        bootstrap=0,
-        progress=False,
         options=ModelOptions(mode="generated"),
     )
     return d / "G", samples

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from bad_input_corpus import Base, Case
-from nlibias.runtime.options import ModelOptions
+from nlibias.runtime.model_set import ModelSet
+from nlibias.runtime.options import ModelOptions, RunOptions
 
 Build = Callable[[Path, Base], tuple[list[str], str]]
 _EXPLAINED: dict[Path, Path] = {}
@@ -29,12 +30,9 @@ def explained_run(d: Path, base: Base) -> Path:
         made = base.root / "explained"
         run_audit(
             base.samples,
-            generative=["fake:g"],
-            prompts=["true"],
+            ModelSet.of(generative=["fake:g"], prompts=["true"]),
+            run=RunOptions(cache=False, bootstrap=0, progress=False),
             out_dir=made,
-            cache=False,
-            bootstrap=0,
-            progress=False,
             options=ModelOptions(mode="generated"),
         )
         run_explain(made, ["fake:j"], cache=False, bootstrap=0, progress=False)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from nlibias.runtime.options import ModelOptions
+from nlibias.runtime.model_set import ModelSet
+from nlibias.runtime.options import ModelOptions, RunOptions
 
 torch = pytest.importorskip("torch")
 
@@ -110,9 +111,7 @@ def test_a_bf16_run_has_a_reduced_precision_caveat_and_a_float32_run_none(
         result = run_audit(
             bbnli_samples_run,
             [str(model)],
-            cache=False,
-            bootstrap=0,
-            progress=False,
+            run=RunOptions(cache=False, bootstrap=0, progress=False),
             out_dir=out,
             options=ModelOptions(device="cpu"),
         )
@@ -154,10 +153,12 @@ def test_a_generative_bf16_checkpoint_under_auto_gets_the_caveat(
     causal = _resaved(tiny_causal_dir, tmp_path / "causal", "AutoModelForCausalLM", torch.bfloat16)
     out = tmp_path / "run"
     result = run_audit(
-        bbnli_samples_run, generative=[str(causal)], prompts=["true"], cache=False, bootstrap=0,
-        progress=False, limit=40, out_dir=out,
+        bbnli_samples_run,
+        ModelSet.of(generative=[str(causal)], prompts=["true"]),
+        run=RunOptions(cache=False, bootstrap=0, progress=False, limit=40),
+        out_dir=out,
         options=ModelOptions(device="cpu"),
-    )  # fmt: skip
+    )
     (described,) = result.metrics["run"]["models"].values()
     assert described["dtype"] == "bfloat16"
     (caveat,) = [c for c in run_caveats(load_run(out)) if c.kind == "reduced-precision"]

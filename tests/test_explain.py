@@ -22,7 +22,8 @@ from nlibias.jobs.explain import run_explain
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
-from nlibias.runtime.options import ModelOptions
+from nlibias.runtime.model_set import ModelSet
+from nlibias.runtime.options import ModelOptions, RunOptions
 from nlibias.schema import LABEL_INDEX, Sample
 
 pytest.importorskip("pysbd")
@@ -129,8 +130,12 @@ def canned_run(tmp_path: Path) -> Path:
     (tmp_path / "samples").mkdir()
     write_samples(tmp_path / "samples", SAMPLES)
     predictor = GenerativePredictor(CannedBackend(), PROMPT_STYLES["true"], mode="generated")  # type: ignore[arg-type]
-    run_audit(tmp_path / "samples" / "samples.jsonl", [predictor], out_dir=tmp_path / "G", cache=False,
-              bootstrap=0, progress=False)  # fmt: skip
+    run_audit(
+        tmp_path / "samples" / "samples.jsonl",
+        [predictor],
+        run=RunOptions(cache=False, bootstrap=0, progress=False),
+        out_dir=tmp_path / "G",
+    )
     return tmp_path / "G"
 
 
@@ -275,8 +280,12 @@ def test_refusals(canned_run: Path, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="between 0 and 1") as threshold:
         run_explain(canned_run, ["fake:j"], threshold=1.5, cache=False)
     assert threshold.value.parameter == "threshold"
-    scored = run_audit(canned_run.parent / "samples" / "samples.jsonl", generative=["fake:g"], prompts=["true"],
-                       out_dir=tmp_path / "S", cache=False, bootstrap=0, progress=False)  # fmt: skip
+    scored = run_audit(
+        canned_run.parent / "samples" / "samples.jsonl",
+        ModelSet.of(generative=["fake:g"], prompts=["true"]),
+        run=RunOptions(cache=False, bootstrap=0, progress=False),
+        out_dir=tmp_path / "S",
+    )
     with pytest.raises(SourceError, match="no generated answers") as refused:
         run_explain(scored.out_dir or tmp_path / "S", ["fake:j"], cache=False)
     assert "mode='generated'" in str(refused.value)
@@ -285,8 +294,12 @@ def test_refusals(canned_run: Path, tmp_path: Path) -> None:
 def test_command_line_refuses_a_scored_run_saying_how_to_make_a_generated_one(
     canned_run: Path, tmp_path: Path
 ) -> None:
-    run_audit(canned_run.parent / "samples" / "samples.jsonl", generative=["fake:g"], prompts=["true"],
-              out_dir=tmp_path / "S", cache=False, bootstrap=0, progress=False)  # fmt: skip
+    run_audit(
+        canned_run.parent / "samples" / "samples.jsonl",
+        ModelSet.of(generative=["fake:g"], prompts=["true"]),
+        run=RunOptions(cache=False, bootstrap=0, progress=False),
+        out_dir=tmp_path / "S",
+    )
     result = runner.invoke(app, ["explain", str(tmp_path / "S"), "--judge", "fake:j", "--no-cache"])
     assert result.exit_code == 2
     assert "no generated answers" in result.output and "mode='generated'" in result.output
@@ -408,12 +421,9 @@ def test_the_report_shows_rates_flip_rate_and_one_blurred_example_per_label(cann
     # a new audit in the directory: the section says so instead of showing stale numbers
     run_audit(
         canned_run.parent / "samples" / "samples.jsonl",
-        generative=["fake:g"],
-        prompts=["true"],
+        ModelSet.of(generative=["fake:g"], prompts=["true"]),
+        run=RunOptions(cache=False, bootstrap=0, progress=False),
         out_dir=canned_run,
-        cache=False,
-        bootstrap=0,
-        progress=False,
         options=ModelOptions(mode="generated"),
     )
     from nlibias.report.explanation_sections import explanations_html

@@ -18,7 +18,8 @@ from nlibias.catalog.registry import get_benchmark
 from nlibias.io.results import check_metrics, metrics_issues, metrics_schema
 from nlibias.metrics.explanations import ExplanationColumns, slice_rates
 from nlibias.metrics.meta import ALL_MEASURES, EXPLANATION_MEASURES
-from nlibias.runtime.options import ModelOptions
+from nlibias.runtime.model_set import ModelSet
+from nlibias.runtime.options import ModelOptions, RunOptions
 from nlibias.schema.measure_info import EXPLANATIONS_FILE, METRICS_FILE
 
 pytest.importorskip("pysbd")
@@ -85,12 +86,9 @@ def explained_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_samples(root / "samples", bbnli_like_samples())
     run_audit(
         root / "samples" / "samples.jsonl",
-        generative=["fake:g"],
-        prompts=["true"],
+        ModelSet.of(generative=["fake:g"], prompts=["true"]),
+        run=RunOptions(cache=False, bootstrap=0, progress=False),
         out_dir=root / "G",
-        cache=False,
-        bootstrap=0,
-        progress=False,
         options=ModelOptions(mode="generated"),
     )
     run_explain(root / "G", ["fake:j"], cache=False, bootstrap=0, progress=False)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlibias.runtime.options import ModelOptions
+from nlibias.runtime.options import ModelOptions, RunOptions
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -71,11 +71,11 @@ def test_an_audit_on_the_gpu_gives_the_cpu_measures(tiny_nli_dir: Path, bbnli_sa
 
     def audit(device: str, dtype: str | None = None) -> dict:
         result = run_audit(
-            bbnli_samples_run, [str(tiny_nli_dir)], cache=False, bootstrap=0, progress=False,
-
+            bbnli_samples_run,
+            [str(tiny_nli_dir)],
+            run=RunOptions(cache=False, bootstrap=0, progress=False),
             options=ModelOptions(device=device, dtype=dtype),
-
-        )  # fmt: skip
+        )
         return result.metrics
 
     cpu, gpu, bf16 = audit("cpu"), audit("cuda"), audit("cuda", "bfloat16")

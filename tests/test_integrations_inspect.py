@@ -23,7 +23,8 @@ from nlibias.io.samples import read_samples, write_samples
 from nlibias.io.tool_logs import predictions_format
 from nlibias.jobs.score import run_score
 from nlibias.models.generative.prompts import PROMPT_STYLES
-from nlibias.runtime.options import ModelOptions
+from nlibias.runtime.model_set import ModelSet
+from nlibias.runtime.options import ModelOptions, RunOptions
 
 pytest.importorskip("inspect_ai", reason='inspect-ai is not installed (pip install "nlibias[inspect]")')
 
@@ -256,10 +257,11 @@ def test_inspect_eval_cli_with_an_nlibias_model_answers_as_an_audit(
     theirs = run_score(bbnli_run, log, bootstrap=0)
     assert list(theirs.metrics["models"]) == ["inspect:nlibias/fake:x|prompt=true|generated"]
     ours = run_audit(
-        bbnli_run, generative=["fake:x"], prompts=["true"], cache=False, bootstrap=0,
-        progress=False,
+        bbnli_run,
+        ModelSet.of(generative=["fake:x"], prompts=["true"]),
+        run=RunOptions(cache=False, bootstrap=0, progress=False),
         options=ModelOptions(mode="generated"),
-    )  # fmt: skip
+    )
     _same_generated_answers(theirs, ours)
     assert {p.extra["answer_rule"] for p in theirs.predictions} != {"no-answer"}  # real answers
 
@@ -285,10 +287,11 @@ def test_a_local_model_directory_through_the_nlibias_provider(
     assert log.status == "success"
     theirs = run_score(bbnli_run, log.location, bootstrap=0)
     ours = run_audit(
-        bbnli_run, generative=[str(tiny_causal_dir)], prompts=["true"],
-        cache=False, bootstrap=0, progress=False,
+        bbnli_run,
+        ModelSet.of(generative=[str(tiny_causal_dir)], prompts=["true"]),
+        run=RunOptions(cache=False, bootstrap=0, progress=False),
         options=ModelOptions(mode="generated", max_new_tokens=8, device="cpu"),
-    )  # fmt: skip
+    )
     _same_generated_answers(theirs, ours)
     assert local_model_dir(str(tiny_causal_dir), device="cpu") == tiny_causal_dir  # not a GGUF: itself
     assert main(["fake:x"]) == 2  # not a local causal LM: refused, no traceback
@@ -313,10 +316,11 @@ def test_smollm2_offline_through_the_nlibias_provider(bbnli_run: Path, tmp_path:
     assert log.status == "success"
     theirs = run_score(bbnli_run, log.location, bootstrap=0)
     ours = run_audit(
-        bbnli_run, generative=["smollm2"], prompts=["true"],
-        cache=False, bootstrap=0, progress=False,
+        bbnli_run,
+        ModelSet.of(generative=["smollm2"], prompts=["true"]),
+        run=RunOptions(cache=False, bootstrap=0, progress=False),
         options=ModelOptions(mode="generated", device="cpu"),
-    )  # fmt: skip
+    )
     _same_generated_answers(theirs, ours)
 
 
@@ -354,10 +358,11 @@ def test_smollm2_through_a_local_server_answers_as_nlibias_does(
     assert log.status == "success"
     theirs = {p.sample_id: p for p in run_score(bbnli_run, log.location, bootstrap=0).predictions}
     ours = run_audit(
-        bbnli_run, generative=[f"openai:{llama_server.url}#smollm2-gguf"], prompts=["true"],
-        cache=False, bootstrap=0, progress=False,
+        bbnli_run,
+        ModelSet.of(generative=[f"openai:{llama_server.url}#smollm2-gguf"], prompts=["true"]),
+        run=RunOptions(cache=False, bootstrap=0, progress=False),
         options=ModelOptions(mode="generated", max_new_tokens=64),
-    )  # fmt: skip
+    )
     # both decode greedily (temperature 0, 64 tokens) from the same server and the same message.
     # The server reuses the evaluated prompt of the previous request, and the two routes send their
     # requests in different orders, so the numbers differ in the last bits and a long greedy

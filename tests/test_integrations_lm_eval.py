@@ -24,7 +24,8 @@ from nlibias.io.samples import read_samples, write_samples
 from nlibias.io.tool_logs import lm_eval_rows, predictions_format, word_probabilities
 from nlibias.jobs.audit import run_audit
 from nlibias.jobs.score import run_score
-from nlibias.runtime.options import ModelOptions
+from nlibias.runtime.model_set import ModelSet
+from nlibias.runtime.options import ModelOptions, RunOptions
 
 lm_eval_missing = shutil.which("lm_eval", path=str(Path(sys.executable).parent)) is None
 needs_lm_eval = pytest.mark.skipif(
@@ -282,10 +283,11 @@ def test_lm_eval_on_a_tiny_model_gives_the_audit_s_answers(
     assert metrics["predictor_kinds"] == {"lm-eval:model|prompt=true|scored": "generative"}
     assert metrics["run"]["predictions"] == str(log)
     audit = run_audit(
-        bbnli_run, generative=[str(newline_lm_dir)], prompts=["true"], cache=False, bootstrap=0,
-        progress=False,
+        bbnli_run,
+        ModelSet.of(generative=[str(newline_lm_dir)], prompts=["true"]),
+        run=RunOptions(cache=False, bootstrap=0, progress=False),
         options=ModelOptions(device="cpu"),
-    )  # fmt: skip
+    )
     assert_same_answers(tmp_path / "scored", audit)
     ours = audit.metrics["models"]["model|prompt=true|scored"]["overall"]
     theirs = metrics["models"]["lm-eval:model|prompt=true|scored"]["overall"]
@@ -311,7 +313,9 @@ def test_lm_eval_on_smollm2_gives_the_audit_s_answers(bbnli_run: Path, tmp_path:
     log = run_lm_eval(tmp_path / "task", export.task, pretrained, tmp_path / "lm-out", chat=True)
     run_score(bbnli_run, log, out_dir=tmp_path / "scored", bootstrap=0)
     audit = run_audit(
-        bbnli_run, generative=["smollm2"], prompts=["true"], cache=False, bootstrap=0, progress=False
+        bbnli_run,
+        ModelSet.of(generative=["smollm2"], prompts=["true"]),
+        run=RunOptions(cache=False, bootstrap=0, progress=False),
     )
     assert_same_answers(tmp_path / "scored", audit)
 

@@ -32,6 +32,7 @@ from nlibias.models.generative.openai_http import (
 from nlibias.models.generative.prompts import PROMPT_STYLES
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.generative import GenerativePredictor, build_generative_predictors
+from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions
 from nlibias.schema import Sample
 
@@ -376,21 +377,25 @@ def test_concurrency_from_the_command_line_reaches_the_server_backends_only(
 
     server = fake_server()
     predictors = build_predictors(
-        [],
-        generative=[f"openai:{server.url}#m", "fake:local"],
-        prompts=["true"],
+        ModelSet.of([], generative=[f"openai:{server.url}#m", "fake:local"], prompts=["true"]),
         options=ModelOptions(concurrency=16),
     )
     served, local = (p.backend for p in predictors)  # type: ignore[attr-defined]
     assert served.concurrency == 16 and not hasattr(local, "concurrency")
-    assert build_predictors([], generative=[f"openai:{server.url}#m"])[0].backend.concurrency == 4  # type: ignore[attr-defined]
+    assert (
+        build_predictors(ModelSet.of([], generative=[f"openai:{server.url}#m"]))[0].backend.concurrency == 4
+    )  # type: ignore[attr-defined]
     with pytest.raises(
         ConfigError, match=r"^concurrency applies to generative models behind a server"
     ) as refused:
-        build_predictors(["fake:clf"], generative=["fake:local"], options=ModelOptions(concurrency=8))
+        build_predictors(
+            ModelSet.of(["fake:clf"], generative=["fake:local"]), options=ModelOptions(concurrency=8)
+        )
     assert refused.value.parameter == "concurrency"  # the command line names --concurrency
     with pytest.raises(ConfigError, match="concurrency must be at least 1"):
-        build_predictors([], generative=[f"openai:{server.url}#m"], options=ModelOptions(concurrency=0))
+        build_predictors(
+            ModelSet.of([], generative=[f"openai:{server.url}#m"]), options=ModelOptions(concurrency=0)
+        )
 
 
 def test_concurrency_flag_of_nlibias_audit(fake_server: Callable[..., FakeServer], tmp_path: Path) -> None:

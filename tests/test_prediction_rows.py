@@ -23,6 +23,7 @@ from nlibias.io.predictions import read_predictions
 from nlibias.io.samples import write_samples
 from nlibias.jobs.audit import audit_samples, run_audit
 from nlibias.runtime.contract import PredictorRun
+from nlibias.runtime.options import RunOptions
 from nlibias.schema import LABELS, Prediction, Sample
 from nlibias.schema.outputs import ModelOutputs
 from nlibias.schema.prediction_rows import PROBABILITY_TOLERANCE, RowRefused, check_predictor_run, check_row
@@ -195,7 +196,7 @@ def test_a_model_spec_naming_no_model_or_another_kind_s_key_is_refused(
 ) -> None:
     run = write_samples(tmp_path, PAIR)["jsonl"].parent
     with pytest.raises(ConfigError, match=message.replace("|", r"\|")) as caught:
-        run_audit(run, models, cache=False, bootstrap=0, progress=False)
+        run_audit(run, models, run=RunOptions(cache=False, bootstrap=0, progress=False))
     assert caught.value.parameter == "models"
 
 

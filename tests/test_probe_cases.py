@@ -15,6 +15,7 @@ from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import json_line, write_json
 from nlibias.io.jsonl import iter_jsonl, read_json_file
 from nlibias.io.samples import is_blank_text, read_samples
+from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.yaml_unique import load_yaml
@@ -201,12 +202,11 @@ def test_a_label_map_no_classifier_reads_is_refused() -> None:
     for models, generative in (([], ["fake:g"]), (["fake:m"], [])):
         with pytest.raises(ConfigError, match="label_map") as caught:
             build_predictors(
-                models,
-                generative=generative,
+                ModelSet.of(models, generative=generative),
                 options=ModelOptions(label_map="0=entailment,1=neutral,2=contradiction"),
             )
         assert caught.value.parameter == "label_map"
-    with pytest.raises(ConfigError, match="empty model name") as caught:
+    with pytest.raises(ConfigError, match="names no model") as caught:  # "" would load the working folder
         build_predictors([""])
     assert caught.value.parameter == "models"
 
@@ -223,7 +223,7 @@ def test_a_dtype_no_model_loads_weights_in_is_refused() -> None:
         (["fake:m"], {"causal": [server]}, f"'fake:m' (a fake), {server!r} (behind a server"),
     ):  # fmt: skip
         with pytest.raises(ConfigError, match=r"^dtype 'bfloat16' applies to models that load") as caught:
-            build_predictors(models, **options, options=ModelOptions(dtype="bfloat16"))  # type: ignore[arg-type]
+            build_predictors(ModelSet.of(models, **options), options=ModelOptions(dtype="bfloat16"))
         assert caught.value.parameter == "dtype"
         assert f"none of those given does: {named}" in str(caught.value)
         assert str(caught.value).endswith("; leave dtype out")
@@ -252,17 +252,13 @@ def test_a_dtype_is_accepted_when_one_model_loads_weights_in_it(
     )
     assert fake.name == "m" and hf.classifier.dtype == torch.float32  # type: ignore[attr-defined]
     generative = build_predictors(
-        ["fake:m"],
-        generative=[str(tiny_causal_dir)],
-        prompts=["true"],
+        ModelSet.of(["fake:m"], generative=[str(tiny_causal_dir)], prompts=["true"]),
         options=ModelOptions(dtype="float32", device="cpu"),
     )
     assert [p.kind for p in generative] == ["classifier", "generative"]
     # sentence scorers load in it too (and record it: it keys their cache)
     scorers = build_predictors(
-        [],
-        mlm=[str(tiny_mlm_dir)],
-        causal=[str(tiny_causal_dir)],
+        ModelSet.of([], mlm=[str(tiny_mlm_dir)], causal=[str(tiny_causal_dir)]),
         options=ModelOptions(dtype="bfloat16", device="cpu"),
     )
     assert [p.describe()["dtype"] for p in scorers] == ["bfloat16", "bfloat16"]

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from nlibias.jobs.audit import run_audit
+from nlibias.runtime.model_set import ModelSet
+from nlibias.runtime.options import RunOptions
 
 
 class _Terminal(io.StringIO):
@@ -42,11 +44,8 @@ def test_one_bar_for_the_whole_audit_on_a_terminal(tmp_path: Path, monkeypatch: 
     # two classifiers and a generative LM asked with two prompt styles: 4 passes over 8 samples
     run_audit(
         _samples(tmp_path),
-        ["fake:m1", "fake:m2"],
-        ["fake:lm"],
-        ["true", "entailed"],
-        cache=False,
-        bootstrap=0,
+        ModelSet.of(["fake:m1", "fake:m2"], prompts=["true", "entailed"], generative=["fake:lm"]),
+        run=RunOptions(cache=False, bootstrap=0),
     )
     shown = terminal.getvalue()
     assert "/32" in shown and "32/32" in shown  # one bar: 4 × 8 = 32 samples, with its total
@@ -65,7 +64,11 @@ def test_no_bars_and_no_library_bars_when_stderr_is_a_log(
 
     enable_progress_bars()
     try:
-        run_audit(_samples(tmp_path), ["fake:m1", "fake:m2"], cache=False, bootstrap=0, progress=True)
+        run_audit(
+            _samples(tmp_path),
+            ["fake:m1", "fake:m2"],
+            run=RunOptions(cache=False, bootstrap=0, progress=True),
+        )
         assert log.getvalue() == ""
         assert are_progress_bars_disabled()
     finally:

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 import nlibias
 from nlibias.cli.main import app
 from nlibias.errors import ConfigError
+from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions
 from nlibias.schema.arguments import is_checked
 
@@ -159,11 +160,13 @@ def test_refusals_of_options_that_apply_to_nothing_share_one_function() -> None:
         ("seed", lambda: nlibias.expand("occupations", seed=3)),
         ("balance", lambda: nlibias.expand("occupations", "ood-eval", balance=True)),
         ("dtype", lambda: build_predictors(["fake:a"], options=ModelOptions(dtype="float32"))),
-        ("prompts", lambda: build_predictors(["fake:a"], prompts=["true"])),
+        ("prompts", lambda: build_predictors(ModelSet.of(["fake:a"], prompts=["true"]))),
         ("concurrency", lambda: build_predictors(["fake:a"], options=ModelOptions(concurrency=2))),
         (
             "quantize",
-            lambda: build_predictors([], generative=["fake:g"], options=ModelOptions(quantize="int8")),
+            lambda: build_predictors(
+                ModelSet.of([], generative=["fake:g"]), options=ModelOptions(quantize="int8")
+            ),
         ),
     ]
     for parameter, attempt in attempts:

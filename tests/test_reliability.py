@@ -20,6 +20,7 @@ from nlibias.cli.faults import describe_fault
 from nlibias.cli.main import app
 from nlibias.errors import DamagedFileError, SourceError
 from nlibias.runtime.cache import PredictionCache, encode_value
+from nlibias.runtime.options import RunOptions
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,7 @@ def bbnli_samples(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _audit(samples: Path, out: Path, cache: Path) -> dict:
     from nlibias.jobs.audit import run_audit
 
-    run_audit(samples, ["fake:x"], cache=cache, out_dir=out, bootstrap=0, progress=False)
+    run_audit(samples, ["fake:x"], run=RunOptions(cache=cache, bootstrap=0, progress=False), out_dir=out)
     return json.loads((out / "metrics.json").read_text(encoding="utf-8"))
 
 

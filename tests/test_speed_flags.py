@@ -22,6 +22,7 @@ from nlibias.models.nli.hf import HFNLIClassifier
 from nlibias.runtime.build import build_predictors
 from nlibias.runtime.cache import PredictionCache, identity_fingerprint
 from nlibias.runtime.classifier import predict_pairs
+from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions
 
 #: The default identity's keys, exactly: a new key here would invalidate every existing cache.
@@ -178,7 +179,7 @@ def test_build_predictors_passes_the_flags(tiny_nli_dir: Path) -> None:
     with pytest.raises(
         ConfigError, match="quantize and compile apply to NLI classifiers; name one in models"
     ):
-        build_predictors([], generative=["smollm2"], options=ModelOptions(quantize="int8"))
+        build_predictors(ModelSet.of([], generative=["smollm2"]), options=ModelOptions(quantize="int8"))
 
 
 @pytest.fixture()

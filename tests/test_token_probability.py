@@ -25,6 +25,8 @@ from nlibias.metrics.token_probability import (
     score_token_probability,
     tp_measures,
 )
+from nlibias.runtime.model_set import ModelSet
+from nlibias.runtime.options import RunOptions
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 
@@ -247,8 +249,11 @@ def test_wq_nli_audit_puts_tp_beside_m1(
     from nlibias.jobs.expand import expand_to_dir
 
     expand_to_dir("wq-nli", tmp_path / "wq", small)
-    result = run_audit(tmp_path / "wq", [str(tiny_nli_dir)], mlm=[str(tiny_mlm_dir)], cache=False, bootstrap=0,
-                       progress=False)  # fmt: skip
+    result = run_audit(
+        tmp_path / "wq",
+        ModelSet.of([str(tiny_nli_dir)], mlm=[str(tiny_mlm_dir)]),
+        run=RunOptions(cache=False, bootstrap=0, progress=False),
+    )
     tp = next(m for k, m in result.metrics["models"].items() if k.endswith("|tp=shared"))
     assert tp["overall"]["n_pairs"] == 40 and tp["overall"]["samples_without_pair"] == 40
     assert "by_identity_group" in tp and "by_predicate_category" in tp
@@ -273,8 +278,11 @@ def test_smollm2_on_20_crows_pairs_end_to_end(tmp_path: Path, data_dir: Path) ->
     from nlibias.jobs.expand import expand_to_dir
 
     expand_to_dir("crows-pairs", tmp_path / "cp", small)
-    result = run_audit(tmp_path / "cp", causal=["smollm2"], tp_variants=["shared", "whole"], cache=False,
-                       bootstrap=0, progress=False)  # fmt: skip
+    result = run_audit(
+        tmp_path / "cp",
+        ModelSet.of(causal=["smollm2"], tp_variants=["shared", "whole"]),
+        run=RunOptions(cache=False, bootstrap=0, progress=False),
+    )
     for key in ("smollm2|tp=shared", "smollm2|tp=whole"):
         overall = result.metrics["models"][key]["overall"]
         assert overall["n_pairs"] == 20 and 0.0 <= overall["tp_bias_score"] <= 100.0
@@ -338,7 +346,11 @@ def test_a_kind_the_benchmark_cannot_score_is_refused_before_any_model_loads(
         samples = tmp_path / benchmark
         expand_to_dir(benchmark, samples)
     with pytest.raises(ConfigError) as error:
-        run_audit(samples, **{option: ["/no/such/model"]}, cache=False, bootstrap=0, progress=False)
+        run_audit(
+            samples,
+            ModelSet.of(**{option: ["/no/such/model"]}),
+            run=RunOptions(cache=False, bootstrap=0, progress=False),
+        )
     assert error.value.parameter == parameter and message in str(error.value)
 
     flag = {"models": "--model", "generative": "--generative", "mlm": "--mlm", "causal": "--causal"}[option]
@@ -362,7 +374,11 @@ def test_wq_nli_takes_classifiers_and_sentence_scorers(
     small.write_text("".join(lines[:3]), encoding="utf-8")
     expand_to_dir("wq-nli", tmp_path / "wq", small)
     with pytest.raises(AssertionError, match="about to be loaded"):  # the check let both kinds through
-        run_audit(tmp_path / "wq", ["fake:a"], mlm=["/m"], causal=["/c"], cache=False, progress=False)
+        run_audit(
+            tmp_path / "wq",
+            ModelSet.of(["fake:a"], mlm=["/m"], causal=["/c"]),
+            run=RunOptions(cache=False, progress=False),
+        )
 
 
 def test_audit_samples_refuses_a_predictor_of_a_kind_the_benchmark_cannot_score(

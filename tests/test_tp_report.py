@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 from nlibias.cli.main import app
 from nlibias.report.tp_correlation import correlation_rows
+from nlibias.runtime.model_set import ModelSet
+from nlibias.runtime.options import RunOptions
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +32,10 @@ def wq_runs(tmp_path_factory: pytest.TempPathFactory, wq_nli_csv: Path, tiny_mlm
         ("b", {"causal": [str(tiny_causal_dir)]}),
         ("c", {"mlm": [str(tiny_mlm_dir)], "tp_variants": ["whole"]}),
     ):
-        run_audit(base / "wq", [f"fake:{name}"], out_dir=base / name, cache=base / "c.sqlite", bootstrap=0,
-                  progress=False, **options)  # fmt: skip
+        run_audit(
+            base / "wq", ModelSet.of([f"fake:{name}"], **options), out_dir=base / name,
+            run=RunOptions(cache=base / "c.sqlite", bootstrap=0, progress=False),
+        )  # fmt: skip
         runs.append(base / name)
     return runs
 

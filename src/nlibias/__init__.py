@@ -43,14 +43,14 @@ from nlibias.version import __version__
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import Benchmark, BenchmarkSamples, Extra, Measures
     from nlibias.catalog.registry import register_benchmark
-    from nlibias.jobs.audit import CacheOption
     from nlibias.jobs.expand import Samples
     from nlibias.jobs.explain import ExplainResult
     from nlibias.jobs.gate import GateResult
     from nlibias.jobs.results import AuditResult
     from nlibias.models.base import NLIClassifier
     from nlibias.runtime.contract import Predictor, PredictorRun
-    from nlibias.runtime.options import ModelOptions
+    from nlibias.runtime.model_set import ModelSet
+    from nlibias.runtime.options import CacheOption, ModelOptions, RunOptions
     from nlibias.schema import Prediction, Sample
     from nlibias.schema.columns import SampleColumns
     from nlibias.schema.measure_info import MeasureInfo
@@ -68,6 +68,8 @@ _PUBLIC_TYPES = {
     "Extra": "nlibias.benchmarks.base",
     "MeasureInfo": "nlibias.schema.measure_info",
     "ModelOptions": "nlibias.runtime.options",
+    "ModelSet": "nlibias.runtime.model_set",
+    "RunOptions": "nlibias.runtime.options",
     "SampleColumns": "nlibias.schema.columns",
     "ModelOutputs": "nlibias.schema.outputs",
     "register_benchmark": "nlibias.catalog.registry",
@@ -87,10 +89,12 @@ __all__ = [
     "Measures",
     "ModelOptions",
     "ModelOutputs",
+    "ModelSet",
     "NLIClassifier",
     "Prediction",
     "Predictor",
     "PredictorRun",
+    "RunOptions",
     "Sample",
     "SampleColumns",
     "Samples",
@@ -147,7 +151,7 @@ def expand(
         "Samples": "nlibias.jobs.expand",
         "Sample": "nlibias.schema",
         "Predictor": "nlibias.runtime.contract",
-        "CacheOption": "nlibias.jobs.audit",
+        "CacheOption": "nlibias.runtime.options",
     }
 )
 def audit(
@@ -179,26 +183,13 @@ def audit(
     ``mode``, ``max_new_tokens``, ...). Returns an :class:`AuditResult` with its predictions in
     memory."""
     from nlibias.jobs.audit import audit_settings, run_audit
+    from nlibias.runtime.model_set import ModelSet
 
-    own, options = audit_settings(model_options)
-
-    return run_audit(
-        samples,
-        models,
-        generative,
-        prompts,
-        mlm=mlm,
-        causal=causal,
-        tp_variants=tp_variants,
-        cache=cache,
-        out_dir=out_dir,
-        bootstrap=bootstrap,
-        seed=seed,
-        progress=progress,
-        limit=limit,
-        options=options,
-        **own,
-    ).materialised()
+    own, run, options = audit_settings(
+        model_options, cache=cache, bootstrap=bootstrap, seed=seed, progress=progress, limit=limit
+    )
+    asked = ModelSet.of(models, generative, prompts, mlm=mlm, causal=causal, tp_variants=tp_variants)
+    return run_audit(samples, asked, options=options, run=run, out_dir=out_dir, **own)
 
 
 @checked(lazy={"Samples": "nlibias.jobs.expand", "Sample": "nlibias.schema"})

@@ -161,7 +161,8 @@ def audit_command(
     the bias measures: predictions.jsonl, metrics.json and tables.txt go into --out."""
     from nlibias.jobs.audit import run_audit
     from nlibias.report.tables import check_slice
-    from nlibias.runtime.options import ModelOptions
+    from nlibias.runtime.model_set import ModelSet
+    from nlibias.runtime.options import ModelOptions, RunOptions
 
     check_slice(by)  # before the models run
     options = ModelOptions.of(
@@ -170,11 +171,12 @@ def audit_command(
         devices=tuple(devices.split(",")) if devices else (), ray_address=ray, ray_workers=ray_workers,
         ray_gpus_per_worker=ray_gpus_per_worker, concurrency=concurrency,
     )  # fmt: skip
-    result = run_audit(
-        samples, model, generative, prompt, mlm=mlm, causal=causal, tp_variants=tp_variant,
-        cache=_cache_setting(cache, no_cache), out_dir=out, bootstrap=bootstrap, seed=seed,
-        progress=show_progress(quiet, as_json), limit=limit, options=options,
+    run = RunOptions.of(
+        cache=_cache_setting(cache, no_cache), bootstrap=bootstrap, seed=seed,
+        progress=show_progress(quiet, as_json), limit=limit,
     )  # fmt: skip
+    models = ModelSet.of(model, generative, prompt, mlm=mlm, causal=causal, tp_variants=tp_variant)
+    result = run_audit(samples, models, options=options, run=run, out_dir=out)
     _print_model_stats(result, as_json or quiet)
     _print_result(result, as_json, by)
 

@@ -12,7 +12,8 @@ together, and the run directory is written as a unit (:func:`nlibias.jobs.result
 >>> from nlibias.jobs.expand import expand_to_dir
 >>> samples_dir = tempfile.mkdtemp()
 >>> _ = expand_to_dir("occupations", samples_dir)
->>> result = run_audit(samples_dir, ["fake:a"], cache=False, bootstrap=0, progress=False)
+>>> from nlibias.runtime.options import RunOptions
+>>> result = run_audit(samples_dir, ["fake:a"], run=RunOptions(cache=False, bootstrap=0, progress=False))
 >>> result.metrics["predictor_kinds"], round(result.metrics["models"]["a"]["overall"]["S"], 2)
 ({'a': 'classifier'}, 49.91)
 """
@@ -32,116 +33,106 @@ from nlibias.catalog.registry import check_kinds, read_benchmark_samples
 from nlibias.errors import ConfigError
 from nlibias.jobs.results import (
     AuditResult,
-    check_bootstrap,
     check_predictors,
     finish_run,
     metrics_document,
     run_section,
     with_extra,
 )
-from nlibias.runtime.build import ModelSpec, build_predictors, close_predictors, spec_kinds
+from nlibias.runtime.build import build_predictors, close_predictors
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import Predictor
-from nlibias.runtime.options import DEFAULT_MODEL_OPTIONS, ModelOptions
+from nlibias.runtime.model_set import ModelSet, ModelSpec
+from nlibias.runtime.options import (
+    DEFAULT_MODEL_OPTIONS,
+    DEFAULT_RUN_OPTIONS,
+    ModelOptions,
+    RunOptions,
+    check_bootstrap,
+    open_cache,
+)
 from nlibias.runtime.progress import CommandBar, prepare_progress
 from nlibias.schema import Sample
-from nlibias.schema.model_keys import check_classifier_key, check_model_spec
+from nlibias.schema.model_keys import check_classifier_key
 from nlibias.schema.outputs import ChainedRows, ModelOutputs
 from nlibias.schema.prediction_rows import check_predictor_run
 
-CacheOption = bool | str | Path | PredictionCache | None
-"""``True``: the user prediction cache; a path: that SQLite file; a cache object; ``False``/``None``:
-no cache."""
+RUN_KEYWORDS = ("out_dir", "extra", "note")
+""":func:`run_audit`'s keywords beside its models and options: where and what it writes."""
 
 
-def audit_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], ModelOptions]:
-    """Keywords of an audit split into :func:`run_audit`'s own (``cache``, ``seed``, ...) and the
-    :class:`ModelOptions` of the rest, refusing a keyword that is neither (a misspelt ``out=``
+def audit_settings(
+    settings: Mapping[str, Any], **run_defaults: Any
+) -> tuple[dict[str, Any], RunOptions, ModelOptions]:
+    """Keywords of an audit split into :func:`run_audit`'s own (:data:`RUN_KEYWORDS`), the
+    :class:`RunOptions` (``cache``, ``seed``, ...; ``run_defaults`` beneath them) and the
+    :class:`ModelOptions` of the rest, refusing a keyword that is none of them (a misspelt ``out=``
     for ``out_dir=`` would otherwise end in a bare TypeError after the samples are read), naming
     the closest one.
 
-    >>> audit_settings({"device": "cpu", "cache": False})
-    ({'cache': False}, ModelOptions(mode='scored', ..., device='cpu', ...))
+    >>> audit_settings({"device": "cpu", "cache": False, "note": "n"})
+    ({'note': 'n'}, RunOptions(cache=False, ...), ModelOptions(mode='scored', ..., device='cpu', ...))
     >>> audit_settings({"out": "x"})
     Traceback (most recent call last):
     nlibias.errors.ConfigError: audit takes no argument 'out' (did you mean 'out_dir'?)
     """
-    import inspect
-
-    own = set(inspect.signature(run_audit).parameters) - {"options", "samples", "models"}
-    return ModelOptions.split(settings, caller="audit", also=own)
+    rest, options = ModelOptions.split(
+        settings, caller="audit", also={*RUN_KEYWORDS, *RunOptions.model_fields}
+    )
+    own = {name: value for name, value in rest.items() if name in RUN_KEYWORDS}
+    run = RunOptions.of(**{**run_defaults, **{k: v for k, v in rest.items() if k not in RUN_KEYWORDS}})
+    return own, run, options
 
 
 def run_audit(
     samples: str | PathLike[str] | Sequence[Sample],
-    models: ModelSpec | Sequence[ModelSpec] = (),
-    generative: str | Sequence[str] = (),
-    prompts: str | Sequence[str] = (),
+    models: ModelSet | ModelSpec | Sequence[ModelSpec] = (),
     *,
-    mlm: str | Sequence[str] = (),
-    causal: str | Sequence[str] = (),
-    tp_variants: str | Sequence[str] = ("shared",),
-    cache: CacheOption = True,
+    options: ModelOptions = DEFAULT_MODEL_OPTIONS,
+    run: RunOptions = DEFAULT_RUN_OPTIONS,
     out_dir: str | Path | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    progress: bool = True,
     extra: Mapping[str, Any] | None = None,
     note: str | None = None,
-    limit: int | None = None,
-    options: ModelOptions = DEFAULT_MODEL_OPTIONS,
 ) -> AuditResult:
-    """Run NLI classifiers (``models``: names, or objects keeping the predictor contract) and
-    generative LMs (``generative``, asked with each of ``prompts``) over ``samples`` (a run
-    directory, a samples file, what :func:`nlibias.expand` returned, or Sample objects), score them
-    with the benchmark's measures and, given ``out_dir``, write ``predictions.jsonl``,
-    ``metrics.json`` and ``tables.txt`` there. ``mlm`` (masked LMs) and ``causal`` (causal LMs or
-    servers) score the samples' sentence pairs for token-probability bias, under each of
-    ``tp_variants`` (``shared`` tokens, as CrowS-Pairs and WinoQueer; ``whole`` sentences).
+    """Run ``models`` over ``samples`` (a run directory, a samples file, what
+    :func:`nlibias.expand` returned, or Sample objects), score them with the benchmark's measures
+    and, given ``out_dir``, write ``predictions.jsonl``, ``metrics.json`` and ``tables.txt`` there.
+
+    ``models`` is a :class:`~nlibias.runtime.model_set.ModelSet`: NLI classifiers (names, or objects
+    keeping the predictor contract), generative LMs asked with each prompt style, and LMs scoring
+    the samples' sentence pairs for token-probability bias; a list of names or predictors alone is
+    a set of NLI classifiers. ``options`` say how the models run
+    (:class:`~nlibias.runtime.options.ModelOptions`: ``device``, ``label_map``, ``max_tokens``,
+    ``mode``, ``concurrency``, ...; :func:`nlibias.runtime.build.build_predictors`); ``run`` how
+    the audit does (:class:`~nlibias.runtime.options.RunOptions`: cache, bootstrap, seed, limit,
+    progress). ``extra`` is merged into ``metrics.json``; ``note`` is appended to the tables.
 
     Every sample is checked before a model is loaded, and so is whether the samples' benchmark can
-    score each kind of model asked for. ``options`` say how the models run
-    (:class:`~nlibias.runtime.options.ModelOptions`: ``device``, ``label_map``, ``max_tokens``,
-    ``mode``, ``concurrency``, ...; :func:`nlibias.runtime.build.build_predictors`). ``extra`` is merged into ``metrics.json``; ``note`` is
-    appended to the tables.
-
-    ``limit`` audits a stratified subset of about that many samples instead of all
-    (:func:`nlibias.jobs.subset.stratified_subset`: pairs kept whole, every subtopic, drawn with
-    ``seed``); the subset is written into ``out_dir`` as its samples, and ``metrics.json`` records
-    it under ``subset`` (limit, seed, samples kept, samples given, where from).
+    score each kind of model asked for. ``run.limit`` audits a stratified subset of about that many
+    samples instead of all (:func:`nlibias.jobs.subset.stratified_subset`: pairs kept whole, every
+    subtopic, drawn with ``run.seed``); the subset is written into ``out_dir`` as its samples, and
+    ``metrics.json`` records it under ``subset`` (limit, seed, samples kept, samples given, where
+    from).
     """
-    check_bootstrap(bootstrap, seed)  # before any file is read or model loaded
-    if not isinstance(options, ModelOptions):
-        raise ConfigError(
-            f"options is a {type(options).__name__}; pass ModelOptions(...) (nlibias.ModelOptions)",
-            parameter="options",
-        )
-    progress = prepare_progress(progress)  # bars only on a terminal; else the libraries' bars are off too
-    specs = {
-        "models": _names(models, "models"),
-        "generative": _names(generative, "generative"),
-        "mlm": _names(mlm, "mlm"),
-        "causal": _names(causal, "causal"),
-    }
+    for name, value, kind in (("options", options, ModelOptions), ("run", run, RunOptions)):
+        if not isinstance(value, kind):  # checked before any file is read or model loaded
+            raise ConfigError(
+                f"{name} is a {type(value).__name__}; pass {kind.__name__}(...) (nlibias.{kind.__name__})",
+                parameter=name,
+            )
+    models = ModelSet.of(models)
+    progress = prepare_progress(run.progress)  # bars only on a terminal; else the libraries' bars are off too
     checked = read_benchmark_samples(samples)
-    if limit is not None:
-        checked, subset = _limited(samples, checked, limit, seed, out_dir)
+    if run.limit is not None:
+        checked, subset = _limited(samples, checked, run.limit, run.seed, out_dir)
         extra = {**(extra or {}), "subset": subset}
-    check_kinds(checked.benchmark, spec_kinds(**specs))  # before any model loads
+    check_kinds(checked.benchmark, models.kinds())  # before any model loads
     with ExitStack() as stack:
-        store = _open_cache(cache, stack)
-        predictors = build_predictors(
-            specs["models"],
-            generative=specs["generative"],
-            prompts=_names(prompts, "prompts"),
-            mlm=specs["mlm"],
-            causal=specs["causal"],
-            tp_variants=_names(tp_variants, "tp_variants"),
-            options=options,
-        )
+        store = open_cache(run.cache, stack)
+        predictors = build_predictors(models, options=options)
         try:
             return audit_samples(
-                checked, predictors, out_dir=out_dir, cache=store, bootstrap=bootstrap, seed=seed,
+                checked, predictors, out_dir=out_dir, cache=store, bootstrap=run.bootstrap, seed=run.seed,
                 progress=progress, extra=extra, note=note,
             )  # fmt: skip
         finally:
@@ -256,36 +247,3 @@ def _limited(
 def _same_folder(samples: Path, out: Path) -> bool:
     folder = samples if samples.is_dir() else samples.parent
     return folder.resolve() == out.resolve()
-
-
-def _open_cache(cache: CacheOption, stack: ExitStack) -> PredictionCache | None:
-    from nlibias.runtime.cache import default_cache_path
-
-    if cache is None or cache is False:
-        return None
-    if isinstance(cache, PredictionCache):
-        return cache
-    if cache is True:
-        return stack.enter_context(PredictionCache(default_cache_path()))
-    if isinstance(cache, str | Path):
-        return stack.enter_context(PredictionCache(cache))
-    raise ConfigError(
-        f"cache is {cache!r}; pass True, False, a file path or a PredictionCache", parameter="cache"
-    )
-
-
-def _names(value: Any, parameter: str) -> list[Any]:
-    """A list of models from one or several (a bare string is one name, not its letters); a
-    model may be an object keeping the predictor contract only in ``models``."""
-    if isinstance(value, str | Predictor):
-        value = [value]
-    names = list(value)
-    for name in names:
-        if isinstance(name, str):
-            check_model_spec(name, parameter, classifier=parameter == "models")
-    allowed = (str, Predictor) if parameter == "models" else (str,)
-    wrong = [n for n in names if not isinstance(n, allowed)]
-    if wrong:
-        what = "names (strings) or predictors" if parameter == "models" else "names (strings)"
-        raise ConfigError(f"{parameter} must be {what}, got {wrong[0]!r}", parameter=parameter)
-    return names

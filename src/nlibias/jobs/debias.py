@@ -245,7 +245,10 @@ def run_debias(
     inputs differ from these (else they are refused)."""
     augment = dict(augment_options or {})
     names = _check_common(models, seeds, bootstrap, augment)
-    audit_own, audit_model_options = audit_settings(audit_options or {})  # not hours later, at the audit
+    # checked now, not hours later at the audit step
+    audit_own, audit_run, audit_model_options = audit_settings(
+        audit_options or {}, bootstrap=bootstrap, progress=progress
+    )
     options = _finetune_options(finetune_options)
     train_set, eval_set = _check_inputs(models, train, eval_path, premises, augment, options, seed, seeds)
     out = Path(out_dir).expanduser().absolute()
@@ -264,8 +267,8 @@ def run_debias(
     if steps.start(audit):
         audited = [str(t.target) for t in tunes]
         run_audit(
-            occupations.output, audited, out_dir=audit.output, bootstrap=bootstrap, progress=progress,
-            options=audit_model_options, **audit_own,
+            occupations.output, audited, options=audit_model_options, run=audit_run, out_dir=audit.output,
+            **audit_own,
         )  # fmt: skip
     result = _compare(steps, audit, comparison, bootstrap, min_effect)
     return DebiasResult(result, steps.ran, [s.name for s in stages if s.name not in steps.ran])

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import ConfigError
 from nlibias.jobs.subset import MIN_PAIRS_PER_SUBTOPIC, sample_pairs_stratified
-from nlibias.runtime.options import ModelOptions
+from nlibias.runtime.model_set import ModelSet
+from nlibias.runtime.options import ModelOptions, RunOptions
 from nlibias.schema import Sample
 
 if TYPE_CHECKING:
@@ -91,14 +92,10 @@ def run_demo(
     }
     result = run_audit(
         out,
-        generative=[model],
-        prompts=list(prompts),
+        ModelSet.of(generative=[model], prompts=list(prompts)),
         options=ModelOptions(mode=mode),
-        cache=cache_path or True,
+        run=RunOptions(cache=cache_path or True, bootstrap=bootstrap, seed=seed, progress=progress),
         out_dir=out,
-        bootstrap=bootstrap,
-        seed=seed,
-        progress=progress,
         extra={"demo": demo_info},
         note=DISCLAIMER,
     )

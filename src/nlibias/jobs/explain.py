@@ -28,9 +28,9 @@ from nlibias.metrics.explanations import LABELS
 from nlibias.runtime.options import ModelOptions
 
 if TYPE_CHECKING:
-    from nlibias.jobs.audit import CacheOption
     from nlibias.models.base import NLIClassifier
     from nlibias.models.generative.backend import GenerativeBackend
+    from nlibias.runtime.options import CacheOption
 
 STAGE_NAME = "explain"
 
@@ -166,13 +166,13 @@ def _explain(work: _Work, cache: CacheOption) -> ExplainResult:
     from nlibias.explanations.judge import judge_answers
     from nlibias.explanations.lm_judge import lm_judge_labels
     from nlibias.explanations.run_files import summarise, write_outputs
-    from nlibias.jobs.audit import _open_cache
+    from nlibias.runtime.options import open_cache
 
     rows: list[dict[str, Any]] = []
     stats: dict[str, Any] = {}
     lm_labels: list[str | None] = []
     with ExitStack() as stack:
-        opened = _open_cache(cache, stack)
+        opened = open_cache(cache, stack)
         for judge in work.judges:
             judged = judge_answers(
                 work.answers,

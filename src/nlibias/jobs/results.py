@@ -29,7 +29,6 @@ from nlibias.report.tables import format_all_tables
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import Predictor
 from nlibias.schema import Prediction, Sample
-from nlibias.schema.arguments import is_int
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.measure_info import METRICS_FILE
 from nlibias.schema.predictor_kinds import PredictorKind
@@ -208,22 +207,6 @@ class AuditResult:
         if isinstance(self.predictions, tuple):
             return self
         return replace(self, predictions=tuple(self.predictions))
-
-
-def check_bootstrap(bootstrap: int, seed: int = 0) -> None:
-    """Refuse a negative or non-integer number of resamples or seed (numpy takes seeds >= 0).
-
-    >>> check_bootstrap(10, seed=-5)
-    Traceback (most recent call last):
-    nlibias.errors.ConfigError: seed is -5; pass an integer from 0 to 2**63 - 1
-    """
-    if not is_int(seed) or not 0 <= seed < 2**63:
-        raise ConfigError(f"seed is {seed!r}; pass an integer from 0 to 2**63 - 1", parameter="seed")
-    if not is_int(bootstrap) or bootstrap < 0:
-        raise ConfigError(
-            f"bootstrap is {bootstrap}; pass 0 (no intervals) or a positive number of resamples",
-            parameter="bootstrap",
-        )
 
 
 def metrics_document(

@@ -54,12 +54,12 @@ from nlibias.io.run_manifest import check_run_file
 from nlibias.io.temporary import temporary_folder
 from nlibias.jobs.results import (
     AuditResult,
-    check_bootstrap,
     finish_run,
     metrics_document,
     score_run_section,
 )
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
+from nlibias.runtime.options import check_bootstrap
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.arguments import is_int
 from nlibias.schema.columns import IdPositions, SampleColumns

@@ -1,7 +1,7 @@
-"""Turn model specs (names, paths, ``fake:NAME``, ``openai:URL#MODEL``, ...) into predictors: NLI
-classifiers, generative LMs asked with each prompt style, sentence scorers. A model given as an
-object that keeps the predictor contract (:class:`~nlibias.runtime.contract.Predictor`: a
-notebook user's own model) is used as it is.
+"""Turn a :class:`~nlibias.runtime.model_set.ModelSet` (names, paths, ``fake:NAME``,
+``openai:URL#MODEL``, ...) into predictors: NLI classifiers, generative LMs asked with each prompt
+style, sentence scorers. A model given as an object that keeps the predictor contract
+(:class:`~nlibias.runtime.contract.Predictor`: a notebook user's own model) is used as it is.
 """
 
 from __future__ import annotations
@@ -11,51 +11,19 @@ from typing import Any
 
 from nlibias.errors import ConfigError
 from nlibias.runtime.contract import Predictor
+from nlibias.runtime.model_set import ModelSet, ModelSpec
 from nlibias.runtime.options import DEFAULT_MODEL_OPTIONS, ModelOptions
 from nlibias.schema.arguments import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef
-from nlibias.schema.predictor_kinds import PredictorKind
-
-SPEC_KINDS: dict[str, PredictorKind] = {
-    "models": "classifier",
-    "generative": "generative",
-    "mlm": "sentence-logprob",
-    "causal": "sentence-logprob",
-}
-"""The predictor kind of the specs given in each parameter of :func:`build_predictors` (and
-:func:`nlibias.jobs.audit.run_audit`)."""
-
-ModelSpec = str | Predictor
-"""A model's name or path, or an object that keeps the predictor contract."""
-
-
-def spec_kinds(**specs: Sequence[ModelSpec]) -> list[tuple[str, str]]:
-    """The (parameter, predictor kind) pairs the specs ask for (an object: its own kind).
-
-    >>> spec_kinds(models=["fake:a", "fake:b"], mlm=[], causal=["gpt2"])
-    [('models', 'classifier'), ('causal', 'sentence-logprob')]
-    """
-    kinds: dict[tuple[str, str], None] = {}
-    for parameter, given in specs.items():
-        for spec in given:
-            kinds[(parameter, spec.kind if isinstance(spec, Predictor) else SPEC_KINDS[parameter])] = None
-    return list(kinds)
 
 
 def build_predictors(
-    models: Sequence[ModelSpec],
-    *,
-    generative: Sequence[str] = (),
-    prompts: Sequence[str] = (),
-    mlm: Sequence[str] = (),
-    causal: Sequence[str] = (),
-    tp_variants: Sequence[str] = ("shared",),
-    options: ModelOptions = DEFAULT_MODEL_OPTIONS,
+    models: ModelSet | Sequence[ModelSpec], *, options: ModelOptions = DEFAULT_MODEL_OPTIONS
 ) -> list[Predictor]:
-    """One predictor per entry of ``models`` and one per (``generative``, ``prompts``) combination.
+    """One predictor per NLI classifier of ``models`` (a :class:`ModelSet`, or the classifiers'
+    specs alone), one per (generative LM, prompt style) and one per (sentence scorer, variant).
 
-    ``models`` holds NLI classifiers' specs, or objects that keep the predictor contract (used as
-    they are). ``options`` (:class:`~nlibias.runtime.options.ModelOptions`) say how they run:
+    A classifier given as an object that keeps the predictor contract is used as it is. ``options`` (:class:`~nlibias.runtime.options.ModelOptions`) say how they run:
     ``dtype``: the weights of every local model (default ``auto``: each checkpoint's
     own dtype, as its configuration stores it, on every device; float32 when it names none);
     refused when no model given takes it (fakes, servers and predictor objects do not).
@@ -68,8 +36,8 @@ def build_predictors(
     Ray Data actors (:class:`~nlibias.models.nli.ray_data.RayNLIClassifier`). Both give the results
     of one process and share its cache entries. Call :func:`close_predictors` when done.
 
-    ``mlm`` and ``causal`` add sentence scorers (token-probability bias; one predictor per model
-    and ``tp_variants`` entry, :mod:`nlibias.runtime.sentence_logprob`).
+    The set's ``mlm`` and ``causal`` are sentence scorers (token-probability bias; one predictor
+    per model and ``tp_variants`` entry, :mod:`nlibias.runtime.sentence_logprob`).
 
     ``concurrency``: requests in flight to each model behind a server (``openai:URL#MODEL``;
     default 4), which a batching server such as vLLM answers at once.
@@ -81,42 +49,40 @@ def build_predictors(
     """
     from nlibias.models.hf_common import set_torch_threads
 
-    specs = [m for m in models if not isinstance(m, Predictor)]
+    models = ModelSet.of(models)
     placed = [d.strip() for d in options.devices if d.strip()]
-    _check_options(models, generative, mlm, causal, options)
+    _check_options(models, options)
     _check_placement(options.device, placed, options.ray_address)
     set_torch_threads(options.threads)  # process-wide: the generative LMs run with it too
     loading: dict[str, Any] = dict(
-        label_map=_label_map(options.label_map, specs), revision=options.revision, dtype=options.dtype,
-        max_tokens=options.max_tokens, quantize=options.quantize, threads=options.threads,
+        label_map=_label_map(options.label_map, models.classifier_specs), revision=options.revision,
+        dtype=options.dtype, max_tokens=options.max_tokens, quantize=options.quantize, threads=options.threads,
         compile=options.compile or None,  # None is not passed: backends without the option still work
     )  # fmt: skip
-    predictors = [m if isinstance(m, Predictor) else _classifier(m, loading, placed, options) for m in models]
-    predictors += _generative(generative, prompts, causal, options)
-    if mlm or causal:
+    predictors = [
+        m if isinstance(m, Predictor) else _classifier(m, loading, placed, options) for m in models.models
+    ]
+    predictors += _generative(models, options)
+    if models.mlm or models.causal:
         from nlibias.runtime.sentence_logprob import build_sentence_predictors
 
         predictors += build_sentence_predictors(
-            list(mlm), list(causal), variants=list(tp_variants), device=options.device,
+            list(models.mlm), list(models.causal), variants=list(models.tp_variants), device=options.device,
             dtype=options.dtype, revision=options.revision, concurrency=options.concurrency,
         )  # fmt: skip
     return predictors
 
 
-def _check_options(
-    models: Sequence[ModelSpec], generative: Sequence[str], mlm: Sequence[str], causal: Sequence[str],
-    options: ModelOptions,
-) -> None:  # fmt: skip
+def _check_options(models: ModelSet, options: ModelOptions) -> None:
     """Refuse speed settings out of range or for no classifier, a dtype no model takes
-    (:func:`_check_dtype_applies`), and empty model names."""
+    (:func:`_check_dtype_applies`); an empty model name was refused when the set was made
+    (:meth:`ModelSet.of`)."""
     from nlibias.models.hf_common import check_speed_values
 
-    specs = [m for m in models if not isinstance(m, Predictor)]
-    _check_dtype_applies(options.dtype, models, generative, mlm, causal)
-
+    _check_dtype_applies(options.dtype, models)
     quantize, compile = options.quantize, options.compile
     check_speed_values(quantize=quantize, compile=compile, threads=options.threads)
-    if (quantize or compile) and not specs:
+    if (quantize or compile) and not models.classifier_specs:
         raise option_applies_to_nothing(
             "quantize" if quantize else "compile",
             "NLI classifiers",
@@ -124,40 +90,26 @@ def _check_options(
             plural=True,
             fix="name one in models",
         )
-    for parameter, given in (("models", specs), ("generative", generative), ("mlm", mlm), ("causal", causal)):
-        if any(not spec.strip() for spec in given):  # "" would load the current directory as a model
-            raise ConfigError(f"{parameter} holds an empty model name; name a model", parameter=parameter)
 
 
-def _check_dtype_applies(
-    dtype: str | None,
-    models: Sequence[ModelSpec],
-    generative: Sequence[str],
-    mlm: Sequence[str],
-    causal: Sequence[str],
-) -> None:
+def _check_dtype_applies(dtype: str | None, models: ModelSet) -> None:
     """Refuse a dtype that no model given would load its weights in (it would be ignored without a
     word): it goes to NLI classifiers other than the fake (Hugging Face, ``prompt:MODEL``, a
     registered backend), to local generative LMs and to local sentence scorers (``mlm``, and
-    ``causal`` but for servers), never to a fake, a server or a predictor object.
+    ``causal`` but for servers), never to a fake, a server or a predictor object
+    (:meth:`ModelSet.loading_weights_here`).
 
-    >>> _check_dtype_applies("float32", ["fake:a", "roberta-large-mnli"], [], [], [])
-    >>> _check_dtype_applies("float32", ["fake:a"], ["openai:http://h/v1#m"], [], [])
+    >>> _check_dtype_applies("float32", ModelSet.of(["fake:a", "roberta-large-mnli"]))
+    >>> _check_dtype_applies("float32", ModelSet.of(["fake:a"], ["openai:http://h/v1#m"]))
     Traceback (most recent call last):
     ...
     nlibias.schema.arguments.InapplicableOption: dtype 'float32' applies to models that load their weights here (NLI classifiers such as a Hugging Face model or prompt:MODEL, local generative LMs and sentence scorers), and none of those given does: 'fake:a' (a fake), 'openai:http://h/v1#m' (behind a server, which loads its own weights); leave dtype out
     """
-    from nlibias.models.generative.backend import is_server_spec
     from nlibias.models.hf_common import dtype_choice
 
-    if dtype_choice(dtype) is None:  # the devices' defaults (none, or "auto"): nothing to apply
+    if dtype_choice(dtype) is None or models.loading_weights_here():  # None: the devices' defaults
         return
-    takes = [m for m in models if not isinstance(m, Predictor) and not ModelRef.unread(m).is_fake]
-    takes += [g for g in generative if ModelRef.unread(g).kind != "fake" and not is_server_spec(g)]
-    takes += [*mlm, *(c for c in causal if not is_server_spec(c))]
-    if takes:
-        return
-    given = [_why_no_dtype(spec) for spec in [*models, *generative, *causal]]
+    given = [_why_no_dtype(spec) for spec in [*models.models, *models.generative, *models.causal]]
     raise option_applies_to_nothing(
         "dtype",
         "models that load their weights here (NLI classifiers such as a Hugging Face model or "
@@ -169,11 +121,9 @@ def _check_dtype_applies(
 
 def _why_no_dtype(spec: ModelSpec) -> str:
     """``spec`` named with why it takes no dtype (:func:`_check_dtype_applies`)."""
-    from nlibias.models.generative.backend import is_server_spec
-
     if isinstance(spec, Predictor):
         return f"{spec.name!r} (a predictor object, used as it is)"
-    if is_server_spec(spec):
+    if ModelRef.unread(spec).is_server:
         return f"{spec!r} (behind a server, which loads its own weights)"
     return f"{spec!r} (a fake)"
 
@@ -234,27 +184,24 @@ def _classifier(
     return ClassifierPredictor(classifier)
 
 
-def _generative(
-    generative: Sequence[str], prompts: Sequence[str], causal: Sequence[str], options: ModelOptions
-) -> list[Predictor]:
+def _generative(models: ModelSet, options: ModelOptions) -> list[Predictor]:
     """One predictor per (generative model, prompt style)."""
-    from nlibias.models.generative.backend import is_server_spec
     from nlibias.runtime.generative import build_generative_predictors
 
-    if options.concurrency is not None and not any(is_server_spec(spec) for spec in [*generative, *causal]):
+    if options.concurrency is not None and not models.servers():
         raise option_applies_to_nothing(
             "concurrency", "generative models behind a server", fix="add openai:URL#MODEL to generative"
         )
-    if prompts and not generative:
+    if models.prompts and not models.generative:
         raise option_applies_to_nothing(
             "prompts", "generative models", plural=True, fix="name one in generative"
         )
     predictors: list[Predictor] = []
-    for spec in generative:
-        local = not is_server_spec(spec)  # servers batch and place the model themselves
+    for spec in models.generative:
+        local = not ModelRef.unread(spec).is_server  # servers batch and place the model themselves
         predictors += build_generative_predictors(
             spec,
-            list(prompts),  # empty: both of the paper's prompt styles
+            list(models.prompts),  # empty: both of the paper's prompt styles
             mode=options.mode,
             max_new_tokens=options.max_new_tokens,
             device=options.device if local else None,

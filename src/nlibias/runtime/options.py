@@ -1,6 +1,8 @@
-"""How models run: one frozen options object, built once where a job starts (the command line, the
-Python API) and handed to :func:`nlibias.runtime.build.build_predictors` whole, instead of a
-score of loose keywords passed from function to function.
+"""How a job runs: two frozen options objects, built once where a job starts (the command line,
+the Python API) and handed on whole, instead of a score of loose keywords passed from function to
+function. :class:`ModelOptions` say how the models are loaded, placed and asked
+(:func:`nlibias.runtime.build.build_predictors`); :class:`RunOptions` how the audit around them
+runs (the prediction cache, the bootstrap, the seed, a sample limit, progress bars).
 
 >>> options = ModelOptions.of(device="cpu", max_new_tokens=16)
 >>> options.device, options.max_new_tokens, options.mode
@@ -15,15 +17,67 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Collection, Mapping
-from typing import Any
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from nlibias.errors import ConfigError
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
+from nlibias.runtime.cache import PredictionCache
+from nlibias.schema.arguments import is_int
+
+CacheOption = bool | str | Path | PredictionCache | None
+"""``True``: the user prediction cache; a path: that SQLite file; a cache object; ``False``/``None``:
+no cache."""
 
 
-class ModelOptions(BaseModel):
+class _Options(BaseModel):
+    """What both options objects share: made from keywords, with one refusal of an unknown name."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    _kind: ClassVar[str] = "options"
+
+    @classmethod
+    def of(cls, **settings: Any) -> Self:
+        """The options from keywords, refusing an unknown name or a bad value as a
+        :class:`~nlibias.errors.ConfigError` that names the setting."""
+        return cls.split(settings, caller=cls.__name__)[1]
+
+    @classmethod
+    def split(
+        cls, settings: Mapping[str, Any], *, caller: str, also: Collection[str] = ()
+    ) -> tuple[dict[str, Any], Self]:
+        """``settings`` cut into the ``caller``'s own keywords (those named in ``also``) and the
+        options of the rest: the one refusal of a keyword that is neither, naming the closest.
+
+        >>> ModelOptions.split({"device": "cpu", "seed": 1}, caller="audit", also=["seed"])[0]
+        {'seed': 1}
+        >>> ModelOptions.split({"out": "x"}, caller="audit", also=["out_dir"])
+        Traceback (most recent call last):
+        nlibias.errors.ConfigError: audit takes no argument 'out' (did you mean 'out_dir'?)
+        """
+        known = list(cls.model_fields)
+        for name in settings:
+            if name not in known and name not in also:
+                close = difflib.get_close_matches(name, sorted({*known, *also}), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f" ({cls._kind}: {', '.join(known)})"
+                raise ConfigError(f"{caller} takes no argument {name!r}{hint}", parameter=name)
+        chosen = {k: v for k, v in settings.items() if k in known}
+        if isinstance(chosen.get("devices"), list):
+            chosen["devices"] = tuple(chosen["devices"])
+        try:
+            options = cls(**chosen)
+        except ValidationError as error:
+            problem = error.errors()[0]
+            name = str(problem["loc"][0]) if problem["loc"] else "options"
+            reason = str(problem["msg"]).removeprefix("Value error, ")
+            raise ConfigError(f"{name} is {chosen.get(name)!r}: {reason}", parameter=name) from None
+        return {k: v for k, v in settings.items() if k not in known}, options
+
+
+class ModelOptions(_Options):
     """Every setting of how the models of a job are loaded, placed and asked (the defaults: each
     model's own device and dtype, scored yes/no answers, 8,192 tokens a batch).
 
@@ -31,7 +85,7 @@ class ModelOptions(BaseModel):
     the models given by :func:`nlibias.runtime.build.build_predictors`: an option no model takes
     is refused there, naming the models."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    _kind: ClassVar[str] = "model options"
 
     mode: str = "scored"
     """Generative LMs: ``scored`` (yes/no by log-probability) or ``generated`` (free text, parsed)."""
@@ -64,43 +118,104 @@ class ModelOptions(BaseModel):
     concurrency: int | None = None
     """Requests in flight to each model behind a server (unset: 4)."""
 
-    @classmethod
-    def of(cls, **settings: Any) -> ModelOptions:
-        """The options from keywords, refusing an unknown name or a bad value as a
-        :class:`~nlibias.errors.ConfigError` that names the setting."""
-        return cls.split(settings, caller="ModelOptions")[1]
-
-    @classmethod
-    def split(
-        cls, settings: Mapping[str, Any], *, caller: str, also: Collection[str] = ()
-    ) -> tuple[dict[str, Any], ModelOptions]:
-        """``settings`` cut into the ``caller``'s own keywords (those named in ``also``) and the
-        options of the rest: the one refusal of a keyword that is neither, naming the closest.
-
-        >>> ModelOptions.split({"device": "cpu", "seed": 1}, caller="audit", also=["seed"])[0]
-        {'seed': 1}
-        >>> ModelOptions.split({"out": "x"}, caller="audit", also=["out_dir"])
-        Traceback (most recent call last):
-        nlibias.errors.ConfigError: audit takes no argument 'out' (did you mean 'out_dir'?)
-        """
-        known = list(cls.model_fields)
-        for name in settings:
-            if name not in known and name not in also:
-                close = difflib.get_close_matches(name, sorted({*known, *also}), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else f" (model options: {', '.join(known)})"
-                raise ConfigError(f"{caller} takes no argument {name!r}{hint}", parameter=name)
-        chosen = {k: v for k, v in settings.items() if k in known}
-        if isinstance(chosen.get("devices"), list):
-            chosen["devices"] = tuple(chosen["devices"])
-        try:
-            options = cls(**chosen)
-        except ValidationError as error:
-            problem = error.errors()[0]
-            name = str(problem["loc"][0]) if problem["loc"] else "options"
-            reason = str(problem["msg"]).removeprefix("Value error, ")
-            raise ConfigError(f"{name} is {chosen.get(name)!r}: {reason}", parameter=name) from None
-        return {k: v for k, v in settings.items() if k not in known}, options
-
 
 DEFAULT_MODEL_OPTIONS = ModelOptions()
 """Every setting at its default."""
+
+
+class RunOptions(_Options):
+    """How an audit runs around its models: where answers are cached, how many bootstrap
+    resamples give the intervals, the seed of every draw, a sample limit and progress bars. Each
+    value is checked when the object is made, before any file is read or model loaded.
+
+    >>> RunOptions(cache=False, bootstrap=0).bootstrap
+    0
+    >>> RunOptions(seed=-1)
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: seed is -1; pass an integer from 0 to 2**63 - 1
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # PredictionCache
+    _kind: ClassVar[str] = "run options"
+
+    cache: CacheOption = True
+    """``True``: the user prediction cache; a path: that SQLite file; a :class:`PredictionCache`;
+    ``False``/``None``: none."""
+    bootstrap: int = 1000
+    """Bootstrap resamples for the intervals (0: none)."""
+    seed: int = 0
+    """The seed of the bootstrap and of the ``limit`` subset."""
+    limit: int | None = None
+    """Audit a stratified subset of about this many samples (:func:`nlibias.jobs.subset.stratified_subset`)."""
+    progress: bool = True
+    """Progress bars (shown only on a terminal)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _checked(cls, values: Any) -> Any:
+        """The project's own refusals, worded as every other job words them (not pydantic's)."""
+        if isinstance(values, Mapping):
+            check_bootstrap(values.get("bootstrap", 1000), values.get("seed", 0))
+            check_cache_option(values.get("cache", True))
+            limit = values.get("limit")
+            if limit is not None and (not is_int(limit) or limit < 1):
+                raise ConfigError(
+                    f"limit is {limit!r}; give a number of samples of at least 1", parameter="limit"
+                )
+            if not isinstance(values.get("progress", True), bool):
+                raise ConfigError(
+                    f"progress is {values['progress']!r}; pass True or False", parameter="progress"
+                )
+        return values
+
+
+def check_bootstrap(bootstrap: int, seed: int = 0) -> None:
+    """Refuse a negative or non-integer number of resamples or seed (numpy takes seeds >= 0).
+
+    >>> check_bootstrap(10, seed=-5)
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: seed is -5; pass an integer from 0 to 2**63 - 1
+    """
+    if not is_int(seed) or not 0 <= seed < 2**63:
+        raise ConfigError(f"seed is {seed!r}; pass an integer from 0 to 2**63 - 1", parameter="seed")
+    if not is_int(bootstrap) or bootstrap < 0:
+        raise ConfigError(
+            f"bootstrap is {bootstrap}; pass 0 (no intervals) or a positive number of resamples",
+            parameter="bootstrap",
+        )
+
+
+def check_cache_option(cache: object) -> None:
+    """Refuse a cache setting that is none of :data:`CacheOption`'s.
+
+    >>> check_cache_option(3)
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: cache is 3; pass True, False, a file path or a PredictionCache
+    """
+    if cache is not None and not isinstance(cache, bool | str | Path | PredictionCache):
+        raise ConfigError(
+            f"cache is {cache!r}; pass True, False, a file path or a PredictionCache", parameter="cache"
+        )
+
+
+def open_cache(cache: CacheOption, stack: ExitStack) -> PredictionCache | None:
+    """The prediction cache a setting names, opened in ``stack`` (a cache object given is used as
+    it is and left open); ``None`` for no cache.
+
+    >>> with ExitStack() as stack:
+    ...     open_cache(False, stack) is None
+    True
+    """
+    from nlibias.runtime.cache import default_cache_path
+
+    check_cache_option(cache)
+    if cache is None or cache is False:
+        return None
+    if isinstance(cache, PredictionCache):
+        return cache
+    path = default_cache_path() if cache is True else cache
+    return stack.enter_context(PredictionCache(path))
+
+
+DEFAULT_RUN_OPTIONS = RunOptions()
+"""Every run setting at its default."""

@@ -28,6 +28,7 @@ from nlibias.metrics.occupations import score_occupations
 from nlibias.metrics.token_probability import score_token_probability
 from nlibias.metrics.wq_nli import score_wq_nli
 from nlibias.runtime.contract import Predictor
+from nlibias.runtime.options import check_bootstrap
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 
@@ -55,7 +56,7 @@ def build_metrics(
     samples: Sequence[Sample], predictions: Sequence[Prediction], *, bootstrap: int = 1000, seed: int = 0
 ) -> MetricsDocument:
     """``metrics.json`` without ``run`` for every model present in ``predictions`` (object scorers)."""
-    results.check_bootstrap(bootstrap)
+    check_bootstrap(bootstrap)
     benchmark = benchmark_of(samples)
     by_model: dict[str, list[Prediction]] = {}
     kinds: dict[str, str] = {}
