@@ -23,7 +23,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, cast
 
@@ -34,7 +34,13 @@ from nlibias.debias.finetune_checks import (
     check_options,
     check_training_set,
 )
-from nlibias.debias.finetune_record import RECORD_FILE, FinetuneRecord, FinetuneSettings, write_record
+from nlibias.debias.finetune_record import (
+    RECORD_FILE,
+    FinetuneRecord,
+    FinetuneSettings,
+    TrainingOptions,
+    write_record,
+)
 from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
@@ -258,42 +264,6 @@ def finetune_inputs(
             "base_model": base_model if base_model is not None else model_identity(settings.model),
         }
     )
-
-
-@dataclass(frozen=True)
-class TrainingOptions:
-    """The options of a fine-tune, with paper 004's defaults, declared once: the keyword options
-    of :func:`finetune` (``nlibias.finetune`` documents each), and, all but ``seed``, what
-    ``finetune_options`` of ``nlibias.debias_models`` may set. :func:`finetune_settings` checks them.
-
-    >>> TrainingOptions(epochs=1.0).batch_size
-    32
-    """
-
-    learning_rate: float | None = None
-    """None: paper 004's for the model (:func:`default_learning_rate`)."""
-    epochs: float = 3.0
-    """Passes over the training set."""
-    batch_size: int = 32
-    """Training pairs per step."""
-    max_length: int = 128
-    """Tokens per premise-hypothesis pair (longer pairs are truncated)."""
-    max_steps: int = -1
-    """Stop after this many optimiser steps (-1: run all epochs)."""
-    save_steps: int = 500
-    """Checkpoint every this many steps (a killed run resumes from the last)."""
-    seed: int = 42
-    """The seed of the Trainer (data order, new head's weights)."""
-    lr_scheduler: str = "linear"
-    """linear, cosine, constant, constant_with_warmup or polynomial."""
-    warmup_steps: int = 0
-    """Steps of linear warm-up."""
-    warmup_ratio: float = 0.0
-    """Warm-up as a fraction of all steps (instead of ``warmup_steps``)."""
-    split: str = "train"
-    """Split of a ``datasets`` training set or hub dataset."""
-    eval_split: str = "validation"
-    """Split of a ``datasets`` evaluation set."""
 
 
 def finetune(

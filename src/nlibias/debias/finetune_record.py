@@ -15,27 +15,52 @@ RECORD_FILE = "finetune.json"
 
 
 @dataclass(frozen=True)
-class FinetuneSettings:
-    """Everything that decides the trained weights (recorded; a resume must match it)."""
+class TrainingOptions:
+    """The options of a fine-tune, with paper 004's defaults, declared once: the keyword options
+    of :func:`nlibias.debias.finetune.finetune` (``nlibias.finetune`` documents each), and, all but ``seed``, what
+    ``finetune_options`` of ``nlibias.debias_models`` may set. :func:`nlibias.debias.finetune.finetune_settings` checks them.
+
+    >>> TrainingOptions(epochs=1.0).batch_size
+    32
+    """
+
+    learning_rate: float | None = None
+    """None: paper 004's for the model (:func:`nlibias.debias.finetune.default_learning_rate`)."""
+    epochs: float = 3.0
+    """Passes over the training set."""
+    batch_size: int = 32
+    """Training pairs per step."""
+    max_length: int = 128
+    """Tokens per premise-hypothesis pair (longer pairs are truncated)."""
+    max_steps: int = -1
+    """Stop after this many optimiser steps (-1: run all epochs)."""
+    save_steps: int = 500
+    """Checkpoint every this many steps (a killed run resumes from the last)."""
+    seed: int = 42
+    """The seed of the Trainer (data order, new head's weights)."""
+    lr_scheduler: str = "linear"
+    """linear, cosine, constant, constant_with_warmup or polynomial."""
+    warmup_steps: int = 0
+    """Steps of linear warm-up."""
+    warmup_ratio: float = 0.0
+    """Warm-up as a fraction of all steps (instead of ``warmup_steps``)."""
+    split: str = "train"
+    """Split of a ``datasets`` training set or hub dataset."""
+    eval_split: str = "validation"
+    """Split of a ``datasets`` evaluation set."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FinetuneSettings(TrainingOptions):
+    """Everything that decides the trained weights (recorded; a resume must match it): the
+    options, with the learning rate chosen for the model, and the fixed optimiser settings."""
 
     model: str
-    learning_rate: float
-    epochs: float
-    batch_size: int
+    learning_rate: float  # chosen for the model: never None here
+    bf16: bool = False
     weight_decay: float = 0.01
     adam_beta1: float = 0.9
     adam_beta2: float = 0.999
-    max_length: int = 128
-    max_steps: int = -1
-    """Stop after this many optimiser steps (-1: run all epochs)."""
-    seed: int = 42
-    bf16: bool = False
-    save_steps: int = 500
-    lr_scheduler: str = "linear"
-    warmup_steps: int = 0
-    warmup_ratio: float = 0.0
-    split: str = "train"
-    eval_split: str = "validation"
 
 
 class FinetuneRecord(TypedDict):
