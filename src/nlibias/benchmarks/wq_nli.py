@@ -45,7 +45,7 @@ from nlibias.benchmarks.wq_predicates import (  # offered here too, beside the r
 )
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample
-from nlibias.textio.text_files import csv_header, read_csv_records, read_text
+from nlibias.textio.text_files import read_csv_with_columns
 
 SOURCE = "wq-nli"
 
@@ -283,18 +283,7 @@ def read_wq_nli(path: str | Path) -> list[WQTriple]:
     memo: dict[str, str | None] = {}
     triples: list[WQTriple] = []
     first_row: dict[tuple[str, str, str], int] = {}
-    text = read_text(path)
-    header = csv_header(path, text) or []
-    missing = [c for c in COLUMNS if c not in header]
-    if missing:
-        raise SourceError(
-            path,
-            ", ".join(missing),
-            f"missing column(s); the header is {header}",
-            line=1,
-            fix="a WQ-NLI CSV has the columns stereo_premise,counter_premise,hypothesis",
-        )
-    for row, (line, record) in enumerate(read_csv_records(path, text), start=1):
+    for row, (line, record) in enumerate(read_csv_with_columns(path, COLUMNS), start=1):
         texts = [record[c].strip() for c in COLUMNS]
         for column, value in zip(COLUMNS, texts, strict=True):
             if not value:

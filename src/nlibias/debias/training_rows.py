@@ -18,7 +18,6 @@ other format characters removed with a warning naming the file, line and field).
 
 from __future__ import annotations
 
-import csv
 import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import Any
 from nlibias.errors import ConfigError, DataNotFoundError, SourceError
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text
+from nlibias.textio.text_files import check_row_width, read_csv_records
 
 LABELS = ("entailment", "neutral", "contradiction")
 """Label names, in the id order of the Hugging Face SNLI/MNLI sets (0, 1, 2)."""
@@ -183,40 +183,11 @@ def _iter_jsonl(path: Path) -> Iterator[TrainingRow]:
 
 
 def _iter_csv(path: Path) -> Iterator[TrainingRow]:
-    """CSV as written by spreadsheets and pandas: quoted fields, read strictly (an unclosed quote,
-    a row with more or fewer fields than the header is an error with its line)."""
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        reader = csv.reader(handle, strict=True)
-        header = _csv_next(path, reader)
-        if header is None:
-            return
-        row = 0
-        while True:
-            start = reader.line_num + 1
-            fields = _csv_next(path, reader, start)
-            if fields is None:
-                return
-            if not fields:
-                continue  # a blank line
-            _check_count(path, start, fields, header, "commas and quotes")
-            yield _row(dict(zip(header, fields, strict=True)), row, str(path), start)
-            row += 1
-
-
-def _csv_next(path: Path, reader: Any, start: int = 1) -> list[str] | None:
-    try:
-        return next(reader)
-    except StopIteration:
-        return None
-    except csv.Error as exc:
-        if "unexpected end of data" in str(exc):
-            reason = "a quote opened in this row is not closed before the end of the file"
-            raise SourceError(
-                path, None, f"malformed CSV: {reason}", line=start, fix="close the quote"
-            ) from None
-        raise SourceError(
-            path, None, f"malformed CSV: {exc}", line=reader.line_num, fix="check the quoting of this row"
-        ) from None
+    """CSV as written by spreadsheets and pandas: quoted fields, streamed through textio's strict
+    reader (an unclosed quote, a row with more or fewer fields than the header, a byte that is not
+    UTF-8 is an error with its line)."""
+    for row, (line, record) in enumerate(read_csv_records(path)):
+        yield _row(record, row, str(path), line)
 
 
 def _iter_tsv(path: Path) -> Iterator[TrainingRow]:
@@ -233,21 +204,9 @@ def _iter_tsv(path: Path) -> Iterator[TrainingRow]:
             if header is None:
                 header = fields
                 continue
-            _check_count(path, line_number, fields, header, "tabs")
+            check_row_width(path, line_number, fields, header, separators="tabs")
             yield _row(dict(zip(header, fields, strict=True)), row, str(path), line_number)
             row += 1
-
-
-def _check_count(path: Path, line: int, fields: list[str], header: list[str], what: str) -> None:
-    if len(fields) != len(header):
-        count = f"{len(fields)} field{'' if len(fields) == 1 else 's'}"
-        raise SourceError(
-            path,
-            None,
-            f"row has {count}, the header has {len(header)}",
-            line=line,
-            fix=f"check the row's {what}",
-        )
 
 
 def _iter_parquet(path: Path) -> Iterator[TrainingRow]:

@@ -28,19 +28,25 @@ from nlibias.errors import SourceError
 
 CSV_FIELD_LIMIT = 128 * 1024
 """Largest CSV field read (128 KiB, Python's default): a larger one is refused with its line."""
+_BOM = b"\xef\xbb\xbf"
 
 
-def decode_utf8(path: str | Path, data: bytes) -> str:
-    """``data`` (the bytes of ``path``) as text; a byte-order mark is dropped.
+def decode_utf8(path: str | Path, data: bytes, *, line: int = 1) -> str:
+    """``data`` (the bytes of ``path``, starting on line ``line``) as text; a byte-order mark is
+    dropped.
 
     >>> decode_utf8("x.txt", "\\ufeffé".encode())
     'é'
+    >>> decode_utf8("x.txt", b"\\xef\\xbb\\xbfa\\n\\xff")
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: x.txt:2: not UTF-8 text: byte 0xff at column 1 (save the file as UTF-8)
     """
+    body = data.removeprefix(_BOM)
     try:
-        return data.decode("utf-8-sig")
+        return body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        start = exc.start
-        line = data.count(b"\n", 0, start) + 1
+        start = exc.start + len(data) - len(body)  # the error's offset counts from after the mark
+        line += data.count(b"\n", 0, start)
         column = start - (data.rfind(b"\n", 0, start) + 1) + 1
         raise SourceError(
             path,
@@ -106,7 +112,9 @@ def check_json_text(path: str | Path, text: str, value: Any, *, line: int | None
 def read_csv_records(path: str | Path, text: str | None = None) -> Iterator[tuple[int, dict[str, str]]]:
     """``(line number, row)`` for each data row of a CSV file with a header, every row checked:
     its number of fields matches the header, quotes are closed, no field exceeds
-    :data:`CSV_FIELD_LIMIT`. ``text``: the file's text when already read. Blank lines are skipped.
+    :data:`CSV_FIELD_LIMIT`. ``text``: the file's text when already read; without it the file is
+    streamed, a record at a time (a training set of 550k rows never sits in memory whole). Blank
+    lines are skipped.
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
@@ -114,55 +122,119 @@ def read_csv_records(path: str | Path, text: str | None = None) -> Iterator[tupl
     >>> list(read_csv_records(path))
     [(2, {'a': '1', 'b': 'two, three'}), (4, {'a': '4', 'b': '5'})]
     """
-    if text is None:
-        text = read_text(path)
-    header, rows = _csv_rows(path, text)
-    if header is None:
-        return
-    for line, row in rows:
-        if len(row) != len(header):
-            count = f"{len(row)} field{'' if len(row) == 1 else 's'}"
-            raise SourceError(
-                path,
-                None,
-                f"row has {count}, the header has {len(header)} ({','.join(header)})",
-                line=line,
-                fix="check the row's commas and quotes",
-            )
-        yield line, dict(zip(header, row, strict=True))
+    return _read_csv(path, text, ())
 
 
 def read_csv_with_columns(
     path: str | Path, required: Iterable[str], *, fix: str | None = None
 ) -> Iterator[tuple[int, dict[str, str]]]:
-    """:func:`read_csv_records` of ``path`` once its header is found to hold every ``required``
-    column; the missing ones are refused at line 1, naming the first (``fix``: how to mend it).
+    """:func:`read_csv_records` of ``path`` (streamed) once its header is found to hold every
+    ``required`` column (:func:`require_csv_columns`; ``fix``: how to mend a header without them).
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
     >>> _ = path.write_text("a,b\\n1,2\\n")
     >>> list(read_csv_with_columns(path, ("a", "b")))
     [(2, {'a': '1', 'b': '2'})]
-    >>> list(read_csv_with_columns(path, ("a", "c", "d")))
-    Traceback (most recent call last):
-    nlibias.errors.SourceError: ...x.csv:1: field c: missing column(s) c, d
     """
-    text = read_text(path)
-    header = csv_header(path, text) or []
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise SourceError(path, missing[0], f"missing column(s) {', '.join(missing)}", line=1, fix=fix)
-    yield from read_csv_records(path, text)
+    return _read_csv(path, None, tuple(required), fix)
+
+
+def require_csv_columns(
+    path: str | Path, header: list[str] | None, required: Iterable[str], *, fix: str | None = None
+) -> None:
+    """Refuse a CSV ``header`` (``None``: an empty file) without every ``required`` column, at
+    line 1, naming each missing column and the header found (``fix``: how to mend it; by default
+    the columns the file needs). The header is shown as a list so that a stray space is seen.
+
+    >>> require_csv_columns("x.csv", ["a", " b"], ("a", "b", "c"))
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: x.csv:1: field b, c: missing column(s); the header is ['a', ' b'] (the first line must name the columns a,b,c)
+    """
+    required = tuple(required)
+    missing = [column for column in required if column not in (header or [])]
+    if not missing:
+        return
+    if header is None:
+        found = "the file is empty"
+    elif not header:
+        found = "the first line is blank"
+    else:
+        found = f"the header is {header}"
+    fix = fix or f"the first line must name the columns {','.join(required)}"
+    raise SourceError(path, ", ".join(missing), f"missing column(s); {found}", line=1, fix=fix)
+
+
+def check_row_width(
+    path: str | Path,
+    line: int,
+    fields: list[str],
+    header: list[str],
+    *,
+    separators: str = "commas and quotes",
+) -> None:
+    """Refuse a row whose number of fields is not the header's (``separators``: what to check in
+    the row, e.g. ``tabs`` for a TSV file): such a row is never padded or cut.
+
+    >>> check_row_width("x.tsv", 3, ["1"], ["a", "b"], separators="tabs")
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: x.tsv:3: row has 1 field, the header has 2 (a,b) (check the row's tabs)
+    """
+    if len(fields) != len(header):
+        count = f"{len(fields)} field{'' if len(fields) == 1 else 's'}"
+        raise SourceError(
+            path,
+            None,
+            f"row has {count}, the header has {len(header)} ({','.join(header)})",
+            line=line,
+            fix=f"check the row's {separators}",
+        )
 
 
 def csv_header(path: str | Path, text: str) -> list[str] | None:
     """The header row of a CSV text (``None`` for an empty file)."""
-    return _csv_rows(path, text)[0]
+    return _next_row(path, csv.reader(io.StringIO(text, newline=""), strict=True), 1)
 
 
-def _csv_rows(path: str | Path, text: str) -> tuple[list[str] | None, Iterator[tuple[int, list[str]]]]:
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    return _next_row(path, reader, 1), _rest(path, reader)
+def _read_csv(
+    path: str | Path, text: str | None, required: tuple[str, ...], fix: str | None = None
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """The one CSV reader behind :func:`read_csv_records` and :func:`read_csv_with_columns`:
+    ``text`` when given, else the file streamed through a UTF-8 decoder."""
+    if text is not None:
+        yield from _records(path, io.StringIO(text, newline=""), required, fix)
+        return
+    with Path(path).open(encoding="utf-8-sig", newline="") as handle:
+        try:
+            yield from _records(path, handle, required, fix)
+        except UnicodeDecodeError:
+            # the decoder's offset counts from its last chunk: find the byte's line and column
+            raise _first_bad_byte(path) from None
+
+
+def _records(
+    path: str | Path, lines: Iterable[str], required: tuple[str, ...], fix: str | None
+) -> Iterator[tuple[int, dict[str, str]]]:
+    reader = csv.reader(lines, strict=True)
+    header = _next_row(path, reader, 1)
+    require_csv_columns(path, header, required, fix=fix)
+    if header is None:
+        return
+    for line, row in _rest(path, reader):
+        check_row_width(path, line, row, header)
+        yield line, dict(zip(header, row, strict=True))
+
+
+def _first_bad_byte(path: str | Path) -> SourceError:
+    """:func:`decode_utf8`'s error for the first line of ``path`` that is not UTF-8, read a line at
+    a time (no UTF-8 sequence holds a newline byte, so a line decodes on its own)."""
+    with Path(path).open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                decode_utf8(path, line, line=number)
+            except SourceError as error:
+                return error
+    return SourceError(path, None, "not UTF-8 text", fix="save the file as UTF-8")  # changed meanwhile
 
 
 def _rest(path: str | Path, reader: Any) -> Iterator[tuple[int, list[str]]]:
