@@ -1,6 +1,7 @@
 """The one batching helper: sort by length, cap batches by tokens, restore order afterwards.
 
-Every backend plans its batches here so that padding waste is bounded the same way everywhere.
+Every backend plans its batches here so that padding waste is bounded the same way everywhere;
+the local ones refuse a bad limit here too (:func:`check_batch_limits`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 import numpy as np
+
+from nlibias.errors import ConfigError
+from nlibias.schema.arguments import is_int
 
 _items_done: ContextVar[Callable[[float], None] | None] = ContextVar("nlibias_items_done", default=None)
 _fraction_done: ContextVar[Callable[[float], None] | None] = ContextVar("nlibias_fraction_done", default=None)
@@ -50,6 +54,35 @@ def report_fraction(fraction: float) -> None:
     hook = _fraction_done.get()
     if hook is not None:
         hook(fraction)
+
+
+#: What each batch limit counts, as a refusal words it.
+_LIMIT_UNITS: dict[str, str] = {
+    "max_tokens": "tokens a batch may hold (padding included)",
+    "max_batch_size": "inputs a batch may hold",
+    "max_length": "tokens an input may keep (longer ones are truncated)",
+}
+
+
+def check_batch_limits(
+    *, max_tokens: int | None = None, max_batch_size: int | None = None, max_length: int | None = None
+) -> None:
+    """Refuse a batch limit that is not a positive integer (no batch could be planned), naming the
+    parameter and the value got; backends call it before loading a model.
+    ``None`` (the backend picks its own value, or has no such limit) passes.
+
+    >>> check_batch_limits(max_tokens=8192, max_batch_size=128, max_length=None)
+    >>> check_batch_limits(max_tokens=8192, max_batch_size=0)
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: max_batch_size is 0; give a positive number of inputs a batch may hold
+    """
+    limits = {"max_tokens": max_tokens, "max_batch_size": max_batch_size, "max_length": max_length}
+    for parameter, value in limits.items():
+        if value is not None and (not is_int(value) or value < 1):
+            raise ConfigError(
+                f"{parameter} is {value!r}; give a positive number of {_LIMIT_UNITS[parameter]}",
+                parameter=parameter,
+            )
 
 
 def plan_batches(

@@ -44,7 +44,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from nlibias.errors import ConfigError
-from nlibias.models.batching import plan_batches
+from nlibias.models.batching import check_batch_limits, plan_batches
 
 # offered here too, where the fill step, the run fingerprint and callers have always found it
 from nlibias.models.mlm.fill_spec import split_fill_spec as split_fill_spec
@@ -292,8 +292,7 @@ class CausalLMFiller(BeamRerankFiller):
         from nlibias.models.generative.hf_causal import HFCausalLM, local_source
         from nlibias.models.hf_common import set_torch_threads
 
-        if max_tokens < 1 or max_batch_size < 1:
-            raise ConfigError("max_tokens and max_batch_size must be positive", parameter="max_tokens")
+        check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size)
         ref = ModelRef.parse(spec, parameter="fill_model", allowed=FILL_OPTIONS)
         super().__init__(
             ref.options, name=name or spec, stopwords=stopwords, texts_per_chunk=max(1, max_batch_size // 2)

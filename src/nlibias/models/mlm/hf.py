@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from nlibias.errors import ConfigError
-from nlibias.models.batching import plan_batches
+from nlibias.models.batching import check_batch_limits, plan_batches
 from nlibias.models.hf_common import (
     choose_device,
     choose_dtype,
@@ -178,18 +178,6 @@ def check_mask_head_loaded(model: Any, loading: Mapping[str, Any], name: str) ->
         )
 
 
-def _check_limits(max_tokens: int, max_batch_size: int, max_length: int) -> None:
-    """Refuse a limit below 1 (no batch could be planned), naming the first such parameter.
-
-    >>> _check_limits(8192, 0, 512)
-    Traceback (most recent call last):
-    nlibias.errors.ConfigError: max_tokens, max_batch_size and max_length must be positive
-    """
-    if max_tokens < 1 or max_batch_size < 1 or max_length < 1:
-        bad = "max_tokens" if max_tokens < 1 else "max_batch_size" if max_batch_size < 1 else "max_length"
-        raise ConfigError("max_tokens, max_batch_size and max_length must be positive", parameter=bad)
-
-
 class HFMaskedLMFiller:
     """A masked LM loaded with ``AutoModelForMaskedLM`` that fills one ``<mask>`` per text.
 
@@ -215,7 +203,7 @@ class HFMaskedLMFiller:
     ) -> None:
         from transformers import AutoConfig, AutoTokenizer
 
-        _check_limits(max_tokens, max_batch_size, max_length)
+        check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size, max_length=max_length)
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device = choose_device(device)

@@ -20,9 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.errors import ConfigError
 from nlibias.models.base import BatchResult, Pair
-from nlibias.models.batching import plan_batches
+from nlibias.models.batching import check_batch_limits, plan_batches
 from nlibias.models.hf_common import (
     QUANTIZE_MODES,
     check_speed_options,
@@ -87,7 +86,7 @@ class HFNLIClassifier:
     ) -> None:
         import torch
 
-        _check_sizes(max_tokens, max_batch_size, max_length)
+        check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size, max_length=max_length)
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device = choose_device(device)
@@ -322,17 +321,6 @@ class HFNLIClassifier:
                 padded_tokens=int(lengths[batch].max()) * len(batch),
                 truncated=int(self.last_truncated[batch].sum()),
             )
-
-
-def _check_sizes(max_tokens: int, max_batch_size: int, max_length: int) -> None:
-    """Refuse a batch or length limit below 1, naming the first one that is."""
-    if max_tokens < 1 or max_batch_size < 1 or max_length < 1:
-        bad = "max_tokens" if max_tokens < 1 else "max_batch_size" if max_batch_size < 1 else "max_length"
-        raise ConfigError(
-            f"max_tokens, max_batch_size and max_length must be positive "
-            f"(got {max_tokens}, {max_batch_size}, {max_length})",
-            parameter=bad,
-        )
 
 
 def _load_config(name_or_path: str, revision: str | None) -> Any:

@@ -30,6 +30,7 @@ import numpy as np
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.models.base import BatchResult, Pair
+from nlibias.models.batching import check_batch_limits
 from nlibias.models.spec_options import split_spec_options
 from nlibias.schema import LABELS
 from nlibias.schema.arguments import option_applies_to_nothing
@@ -94,8 +95,7 @@ class PromptedNLIClassifier:
                 raise option_applies_to_nothing(
                     option, f"sequence-classification models, not to a prompted LM ({model!r})"
                 )
-        if max_tokens < 1 or max_batch_size < 1:
-            raise ConfigError("max_tokens and max_batch_size must be positive", parameter="max_tokens")
+        check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size)
         base, options = split_spec_options(model, {"prompt"}, parameter="model")
         if "prompt" in options and prompt_file is not None:
             raise ConfigError(

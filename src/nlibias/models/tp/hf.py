@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from nlibias.errors import ConfigError
-from nlibias.models.batching import plan_batches, report_fraction, unit_progress
+from nlibias.models.batching import check_batch_limits, plan_batches, report_fraction, unit_progress
 from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, shared_positions
 
 #: Bumped when a change of this module changes scores, so old cache entries are not reused.
@@ -137,11 +137,6 @@ class _Scorer:
             yield PairScoreBatch([int(i) for i in chunk], scores, real, padded)
 
 
-def _check_budget(max_tokens: int | None, max_batch_size: int) -> None:
-    if (max_tokens is not None and max_tokens < 1) or max_batch_size < 1:
-        raise ConfigError("max_tokens and max_batch_size must be positive", parameter="max_tokens")
-
-
 def _budget(max_tokens: int | None, device: str, accelerator_default: int) -> int:
     """A batch's token budget: the one given, else :data:`CPU_BATCH_TOKENS` on CPU.
 
@@ -190,7 +185,7 @@ class HFMaskedScorer(_Scorer):
         )
         from nlibias.models.mlm.hf import find_mask_head
 
-        _check_budget(max_tokens, max_batch_size)
+        check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size)
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device = choose_device(device)
@@ -314,7 +309,7 @@ class HFCausalScorer(_Scorer):
     ) -> None:
         from nlibias.models.generative.hf_causal import HFCausalLM, local_source
 
-        _check_budget(max_tokens, max_batch_size)
+        check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size)
         source = local_source(spec)
         self._lm = HFCausalLM(source, name=name or spec, device=device, dtype=dtype)
         self.name = name or spec
