@@ -84,3 +84,25 @@ def test_model_set_reads_each_field_once_and_names_its_kinds() -> None:
     with pytest.raises(ConfigError, match=r"^generative: 'fake:' names no model") as caught:
         ModelSet.of(generative="fake:")
     assert caught.value.parameter == "generative"
+
+
+@pytest.mark.parametrize(
+    ("asked", "options", "parameter"),
+    [
+        ({"generative": "fake:g", "prompts": "/no/such/prompts.yaml"}, {}, "prompts"),
+        ({"causal": "fake:c", "tp_variants": "wholes"}, {}, "tp_variants"),
+        ({"generative": "fake:g"}, {"concurrency": 2}, "concurrency"),
+        ({"generative": "fake:g"}, {"mode": "greedy"}, "mode"),
+    ],
+)
+def test_every_model_input_is_refused_before_the_first_classifier_loads(
+    asked: dict[str, str], options: dict[str, object], parameter: str
+) -> None:
+    from nlibias.runtime.build import build_predictors
+
+    # the classifier is named first and does not exist: had it been built first, its missing
+    # directory would be the error (before, a bad prompt file or concurrency was refused only after
+    # every classifier had loaded, minutes into a real audit)
+    with pytest.raises(ConfigError) as caught:
+        build_predictors(ModelSet.of(["./no/such/classifier"], **asked), options=ModelOptions.of(**options))
+    assert caught.value.parameter == parameter

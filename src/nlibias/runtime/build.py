@@ -7,7 +7,7 @@ style, sentence scorers. A model given as an object that keeps the predictor con
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import ConfigError
 from nlibias.runtime.contract import Predictor
@@ -15,6 +15,9 @@ from nlibias.runtime.model_set import ModelSet, ModelSpec
 from nlibias.runtime.options import DEFAULT_MODEL_OPTIONS, ModelOptions
 from nlibias.schema.arguments import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef
+
+if TYPE_CHECKING:
+    from nlibias.models.generative.prompts import PromptStyle
 
 
 def build_predictors(
@@ -47,12 +50,14 @@ def build_predictors(
     ...
     nlibias.errors.ConfigError: device and devices exclude each other: devices lists every device to use
     """
+    from nlibias.models.generative.prompts import resolve_prompt_styles
     from nlibias.models.hf_common import set_torch_threads
 
     models = ModelSet.of(models)
     placed = [d.strip() for d in options.devices if d.strip()]
-    _check_options(models, options)
+    _check_options(models, options)  # every option and prompt file is checked before a model loads
     _check_placement(options.device, placed, options.ray_address)
+    styles = resolve_prompt_styles(list(models.prompts)) if models.generative else []
     set_torch_threads(options.threads)  # process-wide: the generative LMs run with it too
     loading: dict[str, Any] = dict(
         label_map=_label_map(options.label_map, models.classifier_specs), revision=options.revision,
@@ -62,7 +67,7 @@ def build_predictors(
     predictors = [
         m if isinstance(m, Predictor) else _classifier(m, loading, placed, options) for m in models.models
     ]
-    predictors += _generative(models, options)
+    predictors += _generative(models.generative, styles, options)
     if models.mlm or models.causal:
         from nlibias.runtime.sentence_logprob import build_sentence_predictors
 
@@ -75,8 +80,9 @@ def build_predictors(
 
 def _check_options(models: ModelSet, options: ModelOptions) -> None:
     """Refuse speed settings out of range or for no classifier, a dtype no model takes
-    (:func:`_check_dtype_applies`); an empty model name was refused when the set was made
-    (:meth:`ModelSet.of`)."""
+    (:func:`_check_dtype_applies`), a concurrency for no server and prompts for no generative
+    LM; an empty model name was refused when the set was made (:meth:`ModelSet.of`), the answer
+    mode when the options were (:class:`ModelOptions`)."""
     from nlibias.models.hf_common import check_speed_values
 
     _check_dtype_applies(options.dtype, models)
@@ -89,6 +95,14 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
             subject="quantize and compile",
             plural=True,
             fix="name one in models",
+        )
+    if options.concurrency is not None and not models.servers():
+        raise option_applies_to_nothing(
+            "concurrency", "generative models behind a server", fix="add openai:URL#MODEL to generative"
+        )
+    if models.prompts and not models.generative:
+        raise option_applies_to_nothing(
+            "prompts", "generative models", plural=True, fix="name one in generative"
         )
 
 
@@ -184,24 +198,18 @@ def _classifier(
     return ClassifierPredictor(classifier)
 
 
-def _generative(models: ModelSet, options: ModelOptions) -> list[Predictor]:
+def _generative(
+    generative: Sequence[str], styles: Sequence[PromptStyle], options: ModelOptions
+) -> list[Predictor]:
     """One predictor per (generative model, prompt style)."""
     from nlibias.runtime.generative import build_generative_predictors
 
-    if options.concurrency is not None and not models.servers():
-        raise option_applies_to_nothing(
-            "concurrency", "generative models behind a server", fix="add openai:URL#MODEL to generative"
-        )
-    if models.prompts and not models.generative:
-        raise option_applies_to_nothing(
-            "prompts", "generative models", plural=True, fix="name one in generative"
-        )
     predictors: list[Predictor] = []
-    for spec in models.generative:
+    for spec in generative:
         local = not ModelRef.unread(spec).is_server  # servers batch and place the model themselves
         predictors += build_generative_predictors(
             spec,
-            list(models.prompts),  # empty: both of the paper's prompt styles
+            styles,
             mode=options.mode,
             max_new_tokens=options.max_new_tokens,
             device=options.device if local else None,

@@ -27,7 +27,7 @@ from nlibias.runtime.contract import PredictorRun
 from nlibias.runtime.loop import ComputedBatch, cached_outputs
 from nlibias.schema import Prediction
 from nlibias.schema.model_keys import model_key
-from nlibias.schema.predictor_kinds import MODES, GenerativeMode
+from nlibias.schema.predictor_kinds import GenerativeMode, check_mode
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import BenchmarkSamples
@@ -59,11 +59,9 @@ class GenerativePredictor:
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         cache: PredictionCache | None = None,
     ) -> None:
-        if mode not in MODES:
-            raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode")
         self.backend = backend
         self.prompt = prompt
-        self.mode: GenerativeMode = mode
+        self.mode: GenerativeMode = check_mode(mode)
         self.max_new_tokens = max_new_tokens
         self.default_cache = cache
         self.name = model_key(backend.name, prompt.name, mode)
@@ -192,7 +190,7 @@ def is_answer_record(value: Any) -> bool:
 
 def build_generative_predictors(
     spec: str,
-    prompts: Sequence[str],
+    prompts: Sequence[str] | Sequence[PromptStyle],
     *,
     mode: str = "scored",
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
@@ -202,16 +200,19 @@ def build_generative_predictors(
 ) -> list[GenerativePredictor]:
     """One predictor per prompt style, sharing one backend (a model is loaded once, lazily).
 
-    ``prompts``: built-in style names (``true``, ``entailed``) or prompt files; empty means both
-    paper styles. ``cache`` is used when ``predict`` is called without one.
+    ``prompts``: prompt styles already read, or built-in style names (``true``, ``entailed``) and
+    prompt files (:func:`~nlibias.models.generative.prompts.resolve_prompt_styles`); empty means
+    both paper styles. ``cache`` is used when ``predict`` is called without one.
 
     >>> [p.name for p in build_generative_predictors("fake:m", ["true"], mode="generated")]
     ['m|prompt=true|generated']
     """
-    if mode not in MODES:
-        raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode")
-    checked_mode: GenerativeMode = "scored" if mode == "scored" else "generated"
-    styles = resolve_prompt_styles(list(prompts))
+    checked_mode = check_mode(mode)
+    styles = [p for p in prompts if isinstance(p, PromptStyle)]
+    names = [p for p in prompts if isinstance(p, str)]
+    if styles and names:
+        raise ConfigError("prompts: give prompt styles, or names and files, not both", parameter="prompts")
+    styles = styles or resolve_prompt_styles(names)
     backend = build_backend(spec, name=name, **backend_options)
     return [
         GenerativePredictor(backend, style, mode=checked_mode, max_new_tokens=max_new_tokens, cache=cache)

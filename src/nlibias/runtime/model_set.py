@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlibias.errors import ConfigError
+from nlibias.models.tp.base import check_variant
 from nlibias.runtime.contract import Predictor
 from nlibias.schema.model_keys import check_model_spec
 from nlibias.schema.model_ref import ModelRef
@@ -85,7 +86,10 @@ class ModelSet:
             "models": models, "generative": generative, "prompts": prompts, "mlm": mlm, "causal": causal,
             "tp_variants": tp_variants,
         }  # fmt: skip
-        return cls(**{name: _names(value, name) for name, value in given.items()})
+        checked = cls(**{name: _names(value, name) for name, value in given.items()})
+        for variant in checked.tp_variants:  # before any model loads, not when the scorers are built
+            check_variant(variant)
+        return checked
 
     def kinds(self) -> list[tuple[str, str]]:
         """The (field, predictor kind) pairs asked for, each once (a predictor object: its own kind)."""

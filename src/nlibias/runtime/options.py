@@ -21,12 +21,14 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from nlibias.errors import ConfigError
+from nlibias.models.batching import check_batch_limits
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.runtime.cache import PredictionCache
 from nlibias.schema.arguments import is_int
+from nlibias.schema.predictor_kinds import check_mode
 
 CacheOption = bool | str | Path | PredictionCache | None
 """``True``: the user prediction cache; a path: that SQLite file; a cache object; ``False``/``None``:
@@ -117,6 +119,20 @@ class ModelOptions(_Options):
     """GPUs each Ray actor asks for."""
     concurrency: int | None = None
     """Requests in flight to each model behind a server (unset: 4)."""
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _known_mode(cls, mode: Any) -> Any:
+        """Refused when the options are made, before any model is built or loaded."""
+        return check_mode(mode)
+
+    @field_validator("max_tokens", mode="before")
+    @classmethod
+    def _positive_budget(cls, max_tokens: Any) -> Any:
+        """Every backend's own check, made once here for all of them (a generative LM's batches
+        would otherwise meet it only when planned, after loading)."""
+        check_batch_limits(max_tokens=max_tokens)
+        return max_tokens
 
 
 DEFAULT_MODEL_OPTIONS = ModelOptions()

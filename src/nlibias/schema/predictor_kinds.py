@@ -14,7 +14,9 @@ variants are part of the model keys results are reported under (:mod:`nlibias.sc
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeGuard
+
+from nlibias.errors import ConfigError
 
 PredictorKind = Literal["classifier", "generative", "sentence-logprob"]
 PREDICTOR_KINDS: tuple[str, ...] = ("classifier", "generative", "sentence-logprob")
@@ -25,6 +27,25 @@ PREDICTOR_KINDS: tuple[str, ...] = ("classifier", "generative", "sentence-logpro
 GenerativeMode = Literal["scored", "generated"]
 MODES: tuple[str, ...] = ("scored", "generated")
 """Answer modes of generative LMs: answer words scored in one forward pass, or generated text."""
+
+
+def check_mode(mode: object) -> GenerativeMode:
+    """``mode`` if it is one of :data:`MODES`, else refused naming them.
+
+    >>> check_mode("scored")
+    'scored'
+    >>> check_mode("greedy")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: mode must be one of scored, generated, got 'greedy'
+    """
+    if not _is_mode(mode):
+        raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode")
+    return mode
+
+
+def _is_mode(mode: object) -> TypeGuard[GenerativeMode]:
+    return mode in MODES
+
 
 TPVariant = Literal["shared", "whole"]
 TP_VARIANTS: tuple[str, ...] = ("shared", "whole")
