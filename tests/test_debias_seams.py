@@ -304,6 +304,26 @@ def test_a_csv_with_a_byte_order_mark_is_read_like_one_without(tmp_path: Path) -
     assert check_data(bom, "train", "train").labelled == 2
 
 
+@pytest.mark.parametrize("suffix", ["tsv", "csv"])
+def test_a_training_file_that_is_not_utf8_is_refused_at_its_line(tmp_path: Path, suffix: str) -> None:
+    from nlibias.debias.finetune_checks import check_training_set
+    from nlibias.errors import SourceError
+
+    sep = "\t" if suffix == "tsv" else ","
+    rows = [sep.join(("premise", "hypothesis", "label"))] + [
+        sep.join(("A man naps.", "He sleeps.", "entailment"))
+    ] * 3000
+    path = tmp_path / f"train.{suffix}"
+    # past the decoder's first chunk: a streamed TSV once escaped as a bare UnicodeDecodeError
+    path.write_bytes(
+        ("\n".join(rows) + "\n").encode() + sep.join(("Bad \xff", "X.", "neutral")).encode("latin-1") + b"\n"
+    )
+    with pytest.raises(SourceError) as caught:
+        check_training_set(path, "train", "train")
+    # header on line 1, 3,000 rows on lines 2-3,001, the bad byte 0xff at column 5 of line 3,002
+    assert str(caught.value) == f"{path}:3002: not UTF-8 text: byte 0xff at column 5 (save the file as UTF-8)"
+
+
 def test_an_audit_stage_killed_before_its_complete_manifest_is_not_finished(tmp_path: Path) -> None:
     """A run directory's manifest exists from the start of its write (``complete: false``); the
     20-kill fault run killed debias just before the complete one was renamed in, and the rerun took

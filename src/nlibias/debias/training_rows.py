@@ -27,7 +27,7 @@ from typing import Any
 from nlibias.errors import ConfigError, DataNotFoundError, SourceError
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text
-from nlibias.textio.text_files import check_row_width, read_csv_records
+from nlibias.textio.text_files import check_row_width, first_bad_byte, read_csv_records
 
 LABELS = ("entailment", "neutral", "contradiction")
 """Label names, in the id order of the Hugging Face SNLI/MNLI sets (0, 1, 2)."""
@@ -196,7 +196,14 @@ def _iter_tsv(path: Path) -> Iterator[TrainingRow]:
     header: list[str] | None = None
     row = 0
     with path.open(encoding="utf-8-sig", newline="") as handle:
-        for line_number, line in enumerate(handle, start=1):
+        lines = enumerate(handle, start=1)
+        while True:
+            try:
+                line_number, line = next(lines)
+            except StopIteration:
+                return
+            except UnicodeDecodeError:  # the decoder works a chunk at a time: find the line
+                raise first_bad_byte(path) from None
             line = line.rstrip("\r\n")
             if not line.strip():
                 continue

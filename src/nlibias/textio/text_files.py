@@ -209,7 +209,7 @@ def _read_csv(
             yield from _records(path, handle, required, fix)
         except UnicodeDecodeError:
             # the decoder's offset counts from its last chunk: find the byte's line and column
-            raise _first_bad_byte(path) from None
+            raise first_bad_byte(path) from None
 
 
 def _records(
@@ -225,9 +225,10 @@ def _records(
         yield line, dict(zip(header, row, strict=True))
 
 
-def _first_bad_byte(path: str | Path) -> SourceError:
+def first_bad_byte(path: str | Path) -> SourceError:
     """:func:`decode_utf8`'s error for the first line of ``path`` that is not UTF-8, read a line at
-    a time (no UTF-8 sequence holds a newline byte, so a line decodes on its own)."""
+    a time (no UTF-8 sequence holds a newline byte, so a line decodes on its own): what a reader
+    that decodes as it streams raises when its decoder fails, with the line and column."""
     with Path(path).open("rb") as handle:
         for number, line in enumerate(handle, start=1):
             try:
