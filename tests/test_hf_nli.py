@@ -410,6 +410,13 @@ def test_loading_errors_teach(tiny_nli_dir: Path) -> None:
         load_pretrained(AutoConfig.from_pretrained, tiny_nli_dir, revision="main")
     with pytest.raises(ConfigError, match="hf download nlibias-tests/no-such-model"):
         HFNLIClassifier("nlibias-tests/no-such-model")
+    # a path that no hub id could be: once the hub's "Repo id must be in the form ..." and a
+    # suggestion to `hf download ./runs/x/model`
+    for path in ("./runs/x/model", "runs/x/model", "~/no-such-model-dir"):
+        with pytest.raises(ConfigError) as caught:
+            HFNLIClassifier(path)
+        assert f"cannot load the model config {path!r}: no such file or directory" in str(caught.value)
+        assert "hf download" not in str(caught.value)
 
 
 def test_hub_id_loads_offline_from_the_hub_cache_pinned_to_its_commit(
