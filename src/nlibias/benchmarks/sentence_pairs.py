@@ -32,7 +32,13 @@ from nlibias.benchmarks.data_locations import PinnedData, resolve_data
 from nlibias.errors import SourceError
 from nlibias.schema import Sample
 from nlibias.textio.json_text import parse_json
-from nlibias.textio.text_files import csv_header, read_csv_records, read_csv_with_columns, read_text
+from nlibias.textio.text_files import (
+    csv_header,
+    read_csv_records,
+    read_csv_with_columns,
+    read_text,
+    require_csv_columns,
+)
 
 CROWS_PAIRS = "crows-pairs"
 WINOQUEER = "winoqueer"
@@ -187,12 +193,7 @@ def read_pair_rows(handle: IO[str], name: str | Path) -> list[Sample]:
     """Pairs from a CSV stream with columns ``more``, ``less`` and optional ``group``."""
     path = Path(name)
     text = handle.read().removeprefix("\ufeff")
-    header = csv_header(path, text) or []
-    for column in ("more", "less"):
-        if column not in header:
-            raise SourceError(
-                path, column, f"missing column {column!r}", line=1, fix="columns: more,less[,group]"
-            )
+    require_csv_columns(path, csv_header(path, text), ("more", "less"), fix="columns: more,less[,group]")
     samples: list[Sample] = []
     for line, record in read_csv_records(path, text):
         samples.append(_user_pair(path, line, record, len(samples) + 1))

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from nlibias.errors import SourceError
 from nlibias.io.atomic import atomic_path
 from nlibias.schema import Sample, Stereotype
-from nlibias.textio.text_files import csv_header, read_csv_records, read_text
+from nlibias.textio.text_files import csv_header, read_csv_records, read_text, require_csv_columns
 
 QUEUE_CSV = "validation/queue.csv"
 JUDGEMENTS_CSV = "validation/judgements.csv"
@@ -118,10 +118,7 @@ def read_queue(path: str | Path) -> list[QueueRow]:
     if not path.exists():
         raise SourceError(path, None, "file does not exist", fix="run the pipeline up to the validate stage")
     text = read_text(path)
-    header = csv_header(path, text) or []
-    missing = [c for c in QUEUE_COLUMNS if c not in header]
-    if missing:
-        raise SourceError(path, missing[0], "missing column", line=1)
+    require_csv_columns(path, csv_header(path, text), QUEUE_COLUMNS)
     rows = []
     for line, row in read_csv_records(path, text):
         count = row["samples"].strip()
