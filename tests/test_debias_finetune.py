@@ -165,3 +165,16 @@ def test_missing_training_packages_are_one_clear_error(
     )
     with pytest.raises(ConfigError, match=r"needs datasets: pip install 'nlibias\[train\]'"):
         finetune("bert-base-uncased", tmp_path / "t.jsonl", tmp_path / "out")
+
+
+def test_finetune_spells_out_the_training_options_with_their_defaults() -> None:
+    import dataclasses
+    import inspect
+
+    from nlibias.debias.finetune_record import TrainingOptions
+
+    # nlibias.finetune lists the options for its callers (help, completion); they must not drift
+    # from the one declaration debias's finetune_options and the recorded settings use
+    parameters = inspect.signature(finetune).parameters
+    declared = {field.name: field.default for field in dataclasses.fields(TrainingOptions)}
+    assert {name: parameters[name].default for name in declared} == declared

@@ -279,7 +279,7 @@ def test_prescreen_threshold_is_a_probability(tmp_path: Path, threshold: float) 
     from nlibias.validation.prescreen import run_prescreen
 
     with pytest.raises(ConfigError, match="threshold") as caught:
-        run_prescreen(tmp_path, nli_judge="fake:j", threshold=threshold)
+        run_prescreen(tmp_path, judge="fake:j", threshold=threshold)
     assert caught.value.parameter == "threshold"
 
 

@@ -120,7 +120,7 @@ CALLS: dict[str, tuple[list[str], str, Callable[[Path], tuple[Any, ...]], str, s
         "nlibias.jobs.model_index",
         "model_index",
     ),
-    "extend": (["extend", "--mlm", "fake"], "extend", lambda d: (), "nlibias.jobs.extend", "run_extend"),
+    "extend": (["extend", "--mlm", "fake"], "extend", lambda d: (), "nlibias.jobs.extend", "extend"),
     "report": (["report", "RUN"], "make_report", lambda d: (d,), "nlibias.jobs.report", "make_report"),
     "augment gender-swap": (
         ["augment", "gender-swap", "--train", "t.jsonl", "--out", "OUT"],
@@ -200,7 +200,7 @@ def test_expand_and_its_command_reach_expand_to_dir(tmp_path: Path, monkeypatch:
     import nlibias.jobs.expand
 
     calls: list[tuple[Any, ...]] = []
-    summary = {"files": {}}
+    summary: dict[str, Any] = {"files": {}}
 
     def stand_in(*args: Any, **kwargs: Any) -> Any:
         calls.append(args)

@@ -22,31 +22,28 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nlibias._command_functions import (
-    augment,
-    debias_models,
-    demo,
-    doctor,
-    export_lm_eval,
-    extend,
-    finetune,
-    make_report,
-    validation_export,
-    validation_import,
-    validation_prescreen,
-    validation_resolve,
-    validation_status,
-)
 from nlibias.schema.arguments import checked
 from nlibias.version import __version__
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import Benchmark, BenchmarkSamples, Extra, Measures
     from nlibias.catalog.registry import register_benchmark
+    from nlibias.debias.augment import augment_gender_swap as augment
+    from nlibias.debias.finetune import finetune
+    from nlibias.integrations.lm_eval import export_lm_eval
+    from nlibias.jobs.debias import run_debias as debias_models
+    from nlibias.jobs.demo import demo
+    from nlibias.jobs.doctor import environment_report as doctor
     from nlibias.jobs.expand import Samples
     from nlibias.jobs.explain import ExplainResult
+    from nlibias.jobs.extend import extend
     from nlibias.jobs.gate import GateResult
+    from nlibias.jobs.report import make_report
     from nlibias.jobs.results import AuditResult
+    from nlibias.jobs.validation import export as validation_export
+    from nlibias.jobs.validation import import_judgements as validation_import
+    from nlibias.jobs.validation import resolve as validation_resolve
+    from nlibias.jobs.validation import status as validation_status
     from nlibias.models.base import NLIClassifier
     from nlibias.runtime.contract import Predictor, PredictorRun
     from nlibias.runtime.model_set import ModelSet
@@ -55,6 +52,7 @@ if TYPE_CHECKING:
     from nlibias.schema.columns import SampleColumns
     from nlibias.schema.measure_info import MeasureInfo
     from nlibias.schema.outputs import ModelOutputs
+    from nlibias.validation.prescreen import run_prescreen as validation_prescreen
 
 _PUBLIC_TYPES = {
     "AuditResult": "nlibias.jobs.results",
@@ -78,6 +76,27 @@ _PUBLIC_TYPES = {
     "NLIClassifier": "nlibias.models.base",
 }
 """The public types, imported when first used (the package itself imports nothing heavy)."""
+
+_PUBLIC_FUNCTIONS = {
+    "extend": ("nlibias.jobs.extend", "extend"),
+    "augment": ("nlibias.debias.augment", "augment_gender_swap"),
+    "finetune": ("nlibias.debias.finetune", "finetune"),
+    "debias_models": ("nlibias.jobs.debias", "run_debias"),
+    "make_report": ("nlibias.jobs.report", "make_report"),
+    "validation_status": ("nlibias.jobs.validation", "status"),
+    "validation_resolve": ("nlibias.jobs.validation", "resolve"),
+    "validation_export": ("nlibias.jobs.validation", "export"),
+    "validation_import": ("nlibias.jobs.validation", "import_judgements"),
+    "validation_prescreen": ("nlibias.validation.prescreen", "run_prescreen"),
+    "export_lm_eval": ("nlibias.integrations.lm_eval", "export_lm_eval"),
+    "doctor": ("nlibias.jobs.doctor", "environment_report"),
+    "demo": ("nlibias.jobs.demo", "demo"),
+}
+"""The functions of the data-set and model commands: each is the very function its command calls
+(its module, its name there), imported when first used and looked up on every use, never copied.
+The public names say what a function does at the package root (``nlibias.debias``,
+``nlibias.report`` and ``nlibias.validation`` are packages, hence ``debias_models``,
+``make_report`` and ``validation_*``)."""
 
 __all__ = [
     "AuditResult",
@@ -125,12 +144,16 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = _PUBLIC_TYPES.get(name)
+    module, attribute = _PUBLIC_FUNCTIONS.get(name) or (_PUBLIC_TYPES.get(name), name)
     if module is None:
         raise AttributeError(f"module 'nlibias' has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(module), name)
+    return getattr(importlib.import_module(module), attribute)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 @checked

@@ -40,10 +40,9 @@ def gender_swap_command(
 ) -> None:
     """Append gender-swapped copies of the selected rows to a training set (--out: train.jsonl and
     augment_summary.json); print the summary."""
-    from nlibias._command_functions import augment
-    from nlibias.debias.augment import format_summary
+    from nlibias.debias.augment import augment_gender_swap, format_summary
 
-    summary = augment(
+    summary = augment_gender_swap(
         train, out, select=select, match=match, word_list=word_list, names=names, split=split, her=her,
         her_model=her_model, progress=show_progress(quiet, as_json),
     )  # fmt: skip

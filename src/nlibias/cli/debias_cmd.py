@@ -102,11 +102,11 @@ def debias_command(
 
     --out holds every step's output (rerun to resume); --seed is the seed of the first fine-tune of
     each model; --device and --no-cache apply to the audit."""
-    from nlibias._command_functions import debias_models
+    from nlibias.jobs.debias import run_debias
     from nlibias.jobs.debias_compare import COMPARISON_JSON
     from nlibias.report.debias_tables import format_debias_tables
 
-    result = debias_models(
+    result = run_debias(
         model,
         train,
         out,

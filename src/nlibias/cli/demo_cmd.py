@@ -39,7 +39,7 @@ def demo_command(
     tables.txt and the HTML report report.html into --out. No network needed. A demonstration,
     not a verdict.
     """
-    from nlibias.jobs.demo import DEFAULT_SAMPLE_PAIRS, run_demo
+    from nlibias.jobs.demo import DEFAULT_SAMPLE_PAIRS, demo
 
     if not as_json and not quiet:
         what = "every BBNLI bias-audit sample" if full else f"{pairs or DEFAULT_SAMPLE_PAIRS} BBNLI pairs"
@@ -48,12 +48,12 @@ def demo_command(
             f"{what} → {out}",
             err=True,
         )
-    result = run_demo(
+    result = demo(
         out,
         full=full,
-        sample_pairs=pairs or DEFAULT_SAMPLE_PAIRS,
+        pairs=pairs,
         seed=seed,
-        cache_path=cache,
+        cache=cache,
         bootstrap=bootstrap,
         progress=show_progress(quiet, as_json),
     )

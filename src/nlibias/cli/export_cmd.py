@@ -34,8 +34,7 @@ def export_lm_eval_command(
 ) -> None:
     """Write an lm-eval task that asks the model what nlibias asks it, as yes/no log-likelihoods
     (--out: the task's YAML, data, run_lm_eval.sh and README)."""
-    from nlibias._command_functions import export_lm_eval
-    from nlibias.integrations.lm_eval import RUN_SCRIPT
+    from nlibias.integrations.lm_eval import RUN_SCRIPT, export_lm_eval
 
     result = export_lm_eval(samples, out, prompt=prompt, model=model, task=task, device=device)
     if as_json:

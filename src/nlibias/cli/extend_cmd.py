@@ -175,7 +175,7 @@ def extend_command(
     directory whose stages were run with other settings is refused (use a new --out, --force or --from).
     Exits with code 3 when it stops to wait for human judgements.
     """
-    from nlibias._command_functions import extend
+    from nlibias.jobs.extend import extend
 
     result = extend(
         config_file, out_dir=out, source=source, fill_model=mlm, top_k=top_k, classifiers=filter_model,

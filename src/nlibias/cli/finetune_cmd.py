@@ -51,7 +51,7 @@ def finetune_command(
 ) -> None:
     """Fine-tune a sequence classifier with the Hugging Face Trainer into --out (a model directory
     `nlibias audit --model OUT` takes); rerun to resume after a kill."""
-    from nlibias._command_functions import finetune
+    from nlibias.debias.finetune import finetune
     from nlibias.debias.finetune_record import format_record
 
     record = finetune(

@@ -263,9 +263,9 @@ def status_command(
     as_json: Json = False,
 ) -> None:
     """Progress per annotator, agreement (percent, Cohen's/Fleiss' kappa) per round, label and subtopic."""
-    from nlibias._command_functions import validation_status
+    from nlibias.jobs.validation import status
 
-    report = validation_status(run_dir, rule=rule, min_annotators=min_annotators, exclude=exclude)
+    report = status(run_dir, rule=rule, min_annotators=min_annotators, exclude=exclude)
     if as_json:
         echo_json(report)
     else:
@@ -281,9 +281,9 @@ def resolve_command(
     as_json: Json = False,
 ) -> None:
     """Write the final labels to RUN/validation/judgements.csv (then: nlibias extend --from validate)."""
-    from nlibias._command_functions import validation_resolve
+    from nlibias.jobs.validation import resolve
 
-    summary = validation_resolve(run_dir, rule=rule, min_annotators=min_annotators)
+    summary = resolve(run_dir, rule=rule, min_annotators=min_annotators)
     if as_json:
         echo_json(summary)
         return
@@ -301,9 +301,9 @@ def export_command(
     out: OptionalOut = None,
 ) -> None:
     """Export the queue with every annotator's current answers (and model suggestions)."""
-    from nlibias._command_functions import validation_export
+    from nlibias.jobs.validation import export
 
-    result = validation_export(run_dir, fmt=fmt, out=out)
+    result = export(run_dir, fmt=fmt, out=out)
     if out is None:
         typer.echo(result.text, nl=False)
     else:
@@ -320,9 +320,9 @@ def import_command(
     as_json: Json = False,
 ) -> None:
     """Add judgements made elsewhere to the run's annotation database (refuses unknown or duplicate rows)."""
-    from nlibias._command_functions import validation_import
+    from nlibias.jobs.validation import import_judgements
 
-    result = validation_import(run_dir, file, fmt=fmt, annotator=annotator)
+    result = import_judgements(run_dir, file, fmt=fmt, annotator=annotator)
     if result.unjudged_hypotheses:
         warn(
             f"{result.unjudged_hypotheses} of {result.queue} queued hypotheses have no judgement from anyone yet"
@@ -348,10 +348,10 @@ def prescreen_command(
     as_json: Json = False,
 ) -> None:
     """Store model suggestions, shown as hints in the app and measured by `status`."""
-    from nlibias._command_functions import validation_prescreen
+    from nlibias.validation.prescreen import run_prescreen
 
     shown = progress and show_progress(quiet, as_json)
-    report = validation_prescreen(
+    report = run_prescreen(
         run_dir, judge=judge, lm_judge=lm_judge, cache=cache, threshold=threshold, progress=shown
     )
     if as_json:

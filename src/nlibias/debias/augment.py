@@ -39,6 +39,7 @@ from nlibias.debias.training_rows import TrainingRow, TrainingSet, describe_trai
 from nlibias.debias.wordlists import SwapList, read_pairs, swap_list_named
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import PendingFile, json_line, temporary_file, write_json
+from nlibias.schema.arguments import checked
 
 SELECTIONS = ("occupation", "all")
 TRAIN_FILE = "train.jsonl"
@@ -91,6 +92,7 @@ def _check_options(select: str, match: str) -> None:
         raise ConfigError(f"match is {match!r}; use one of {', '.join(MATCH_RULES)}", parameter="match")
 
 
+@checked
 def augment_gender_swap(
     train: str | Path | TrainingSet,
     out_dir: str | Path,
@@ -104,7 +106,10 @@ def augment_gender_swap(
     her_model: str | HerResolver | None = None,
     progress: bool = True,
 ) -> AugmentSummary:
-    """Write ``out_dir/train.jsonl`` (originals, then swapped copies) and ``augment_summary.json``.
+    """Gender-swap augmentation of an NLI training set (paper 004 §4): ``out_dir/train.jsonl``
+    holds the rows, then swapped copies of the selected ones; as ``nlibias augment gender-swap``
+    (``nlibias.augment``). Returns the summary also written as ``augment_summary.json`` (rows
+    read, swapped, ...).
 
     ``select``: ``occupation`` (rows whose premise names one of the 38 occupations, by the
     ``match`` rule ``words`` or ``paper``) or ``all``. ``word_list``: ``winobias``, ``paper``
@@ -116,6 +121,8 @@ def augment_gender_swap(
     then read twice (the texts to read first, all in one batch). ``train`` may be a
     :class:`TrainingSet` already described (``nlibias debias`` checks and hashes it once, before
     any step): its kind and SHA-256 are taken as they are.
+
+    >>> # nlibias.augment("snli_train.jsonl", "runs/aug")["swapped_rows_written"]
     """
     _check_options(select, match)
     check_her(her, her_model)

@@ -46,6 +46,7 @@ from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.stages import canonical, changes, fingerprint, model_identity
 from nlibias.runtime.progress import restore_library_bars
+from nlibias.schema.arguments import checked
 
 CHECKPOINTS = "checkpoints"
 ID2LABEL = dict(enumerate(LABELS))
@@ -266,29 +267,60 @@ def finetune_inputs(
     )
 
 
+@checked
 def finetune(
     model: str,
     train: str | Path | TrainingSet,
     out_dir: str | Path,
     *,
     eval_path: str | Path | TrainingSet | None = None,
+    learning_rate: float | None = None,
+    epochs: float = 3.0,
+    batch_size: int = 32,
+    max_length: int = 128,
+    max_steps: int = -1,
+    save_steps: int = 500,
+    seed: int = 42,
+    lr_scheduler: str = "linear",
+    warmup_steps: int = 0,
+    warmup_ratio: float = 0.0,
+    split: str = "train",
+    eval_split: str = "validation",
     force: bool = False,
     progress: bool = True,
     callbacks: Sequence[Any] = (),
-    **options: Any,
 ) -> FinetuneRecord:
-    """Fine-tune ``model`` (hub name or directory) on ``train`` into ``out_dir``; resume if killed.
+    """Fine-tune a Hugging Face sequence classifier ``model`` (hub name or directory) on an NLI
+    training set into ``out_dir`` (paper 004's defaults; a killed run resumes); as
+    ``nlibias finetune`` (``nlibias.finetune``). Returns the record also written as
+    ``out_dir/finetune.json``.
 
     ``train``/``eval_path``: what ``nlibias augment`` reads (a file, an ``augment`` output
     directory, a saved ``datasets`` directory, a hub name), or a :class:`TrainingSet` already
-    checked for the split (not read again). ``options``: those of :class:`TrainingOptions`
-    (``learning_rate`` defaults to paper 004's). ``callbacks``: extra ``transformers.TrainerCallback``
-    objects. Every option and every row of both data sets are checked before the model loads. Run
-    again with the same inputs, it returns the finished record (or resumes from the newest complete
-    checkpoint); with other inputs it refuses and says what changed, unless ``force`` (then it
-    trains again from the start).
+    checked for the split (not read again). The options from ``learning_rate`` to ``eval_split``
+    are those of :class:`TrainingOptions`, which documents each (``learning_rate`` defaults to
+    paper 004's). ``callbacks``: extra ``transformers.TrainerCallback`` objects. Every option and
+    every row of both data sets are checked before the model loads. Run again with the same
+    inputs, it returns the finished record (or resumes from the newest complete checkpoint); with
+    other inputs it refuses and says what changed, unless ``force`` (then it trains again from the
+    start).
+
+    >>> # nlibias.finetune("bert-base-uncased", "runs/aug", "runs/bert-aug")["eval_accuracy"]
     """
-    chosen = TrainingOptions(**options)
+    chosen = TrainingOptions(
+        learning_rate=learning_rate,
+        epochs=epochs,
+        batch_size=batch_size,
+        max_length=max_length,
+        max_steps=max_steps,
+        save_steps=save_steps,
+        seed=seed,
+        lr_scheduler=lr_scheduler,
+        warmup_steps=warmup_steps,
+        warmup_ratio=warmup_ratio,
+        split=split,
+        eval_split=eval_split,
+    )
     _require_training_packages()
     settings = finetune_settings(model, chosen)
     check_model_path(model)

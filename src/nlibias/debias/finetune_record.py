@@ -16,9 +16,11 @@ RECORD_FILE = "finetune.json"
 
 @dataclass(frozen=True)
 class TrainingOptions:
-    """The options of a fine-tune, with paper 004's defaults, declared once: the keyword options
-    of :func:`nlibias.debias.finetune.finetune` (``nlibias.finetune`` documents each), and, all but ``seed``, what
-    ``finetune_options`` of ``nlibias.debias_models`` may set. :func:`nlibias.debias.finetune.finetune_settings` checks them.
+    """The options of a fine-tune, with paper 004's defaults: what ``finetune_options`` of
+    ``nlibias.debias_models`` may set (all but ``seed``), and the keyword options that
+    :func:`nlibias.debias.finetune.finetune` (``nlibias.finetune``) spells out for its callers, with
+    these same defaults (a test holds the two alike);
+    :func:`nlibias.debias.finetune.finetune_settings` checks them.
 
     >>> TrainingOptions(epochs=1.0).batch_size
     32

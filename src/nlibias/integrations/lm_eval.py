@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.errors import ConfigError
+from nlibias.schema.arguments import checked
 
 RUN_SCRIPT = "run_lm_eval.sh"
 """The lm_eval command line of the export, extra flags appended (``--output_path DIR`` ...)."""
@@ -83,6 +84,7 @@ class LmEvalExport:
     ``--output_path DIR``)."""
 
 
+@checked
 def export_lm_eval(
     samples: str | Path,
     out_dir: str | Path,
@@ -90,23 +92,27 @@ def export_lm_eval(
     prompt: str = "true",
     model: str = "smollm2",
     task: str | None = None,
+    device: str = "cpu",
     model_path: str | None = None,
     **model_options: Any,
 ) -> LmEvalExport:
-    """Write an lm-eval task directory for ``samples`` (a run directory or samples file) asked
-    with the prompt style ``prompt`` (a built-in name or a prompt file), formatted for the local
-    causal LM ``model`` (a generative model spec: ``smollm2``, ``hf:PATH``, a directory).
+    """Write an lm-evaluation-harness task that asks ``model`` what nlibias asks it (yes/no
+    log-likelihoods) on ``samples`` (a run directory or samples file) into ``out_dir``; as
+    ``nlibias export lm-eval``. ``prompt``: the prompt style (a built-in name or a prompt file);
+    ``model``: a local causal LM (a generative model spec: ``smollm2``, ``hf:PATH``, a directory),
+    loaded on ``device`` to read its tokenizer and chat template.
 
     ``model_path``: what the README's command passes as ``pretrained=`` (default: the model's
     directory, or the dequantised copy of a GGUF model). ``model_options`` go to the backend.
 
-    >>> export_lm_eval("run", "out", model="fake:x")   # doctest: +SKIP
+    >>> # nlibias.export_lm_eval("runs/bbnli", "tasks/bbnli").command
     """
     from nlibias.catalog.registry import read_checked_samples
     from nlibias.io.atomic import atomic_write_text, write_json, write_jsonl
     from nlibias.models.generative.backend import build_backend
     from nlibias.models.generative.hf_causal import HFCausalLM
     from nlibias.models.generative.prompts import resolve_prompt_styles
+    from nlibias.schema.model_ref import ModelRef
 
     styles = resolve_prompt_styles([prompt])
     if len(styles) != 1:
@@ -117,7 +123,10 @@ def export_lm_eval(
     rows = read_checked_samples(samples)  # before the model loads
     if not rows:
         raise ConfigError("the samples file is empty", parameter="samples")
-    backend = build_backend(model, **model_options)
+    # a server model is refused as not a local causal LM, not for the device it does not take
+    backend = (
+        None if ModelRef.unread(model).is_server else build_backend(model, device=device, **model_options)
+    )
     if not isinstance(backend, HFCausalLM):
         raise ConfigError(
             f"model {model!r} is not a local causal LM; lm-eval's hf model needs one "

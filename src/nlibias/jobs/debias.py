@@ -16,7 +16,7 @@ what changed, or with ``force`` redone together with the steps that read its out
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, cast
@@ -40,7 +40,7 @@ from nlibias.io.stages import DONE, Stage, begin_stage, canonical, check_stages,
 from nlibias.jobs.audit import audit_settings, run_audit
 from nlibias.jobs.debias_compare import COMPARISON_JSON, MIN_EFFECT, DebiasComparison, compare_debiasing
 from nlibias.jobs.expand import SUMMARY_JSON, expand_samples
-from nlibias.schema.arguments import is_int
+from nlibias.schema.arguments import checked, is_int, one_or_many
 from nlibias.version import __version__
 
 
@@ -55,7 +55,8 @@ def model_dir_name(model: str) -> str:
 
 @dataclass(frozen=True)
 class DebiasResult:
-    """What :func:`run_debias` compared, and which steps it ran and which it reused."""
+    """What :func:`run_debias` (``nlibias.debias_models``) compared, and which steps it ran and
+    which it reused."""
 
     comparison: DebiasComparison
     ran: list[str]
@@ -142,7 +143,7 @@ def _tunes(
     return tunes
 
 
-def _finetune_options(options: dict[str, Any] | None) -> TrainingOptions:
+def _finetune_options(options: Mapping[str, Any] | None) -> TrainingOptions:
     """``finetune_options`` as the options of every fine-tune (each gets its own seed)."""
     chosen = dict(options or {})
     if "seed" in chosen:
@@ -222,28 +223,38 @@ def _stored_comparison(
     return cast(DebiasComparison, stored) if same and "seed_groups" in stored else None
 
 
+@checked
 def run_debias(
-    models: Sequence[str],
+    models: str | Sequence[str],
     train: str | Path,
     out_dir: str | Path,
     *,
     eval_path: str | Path | None = None,
     premises: str | Path | None = None,
-    augment_options: dict[str, Any] | None = None,
-    finetune_options: dict[str, Any] | None = None,
-    audit_options: dict[str, Any] | None = None,
+    augment_options: Mapping[str, Any] | None = None,
+    finetune_options: Mapping[str, Any] | None = None,
+    audit_options: Mapping[str, Any] | None = None,
     bootstrap: int = 1000,
     seed: int = 42,
     seeds: int = 1,
     force: bool = False,
     progress: bool = True,
-    min_effect: float = MIN_EFFECT,
+    min_effect: float | None = None,
 ) -> DebiasResult:
-    """Augment ``train``, fine-tune each of ``models`` on it and on the original (``seeds`` times:
-    seeds ``seed``, ``seed + 1``, ...), audit all on the occupation samples (``premises``: your
-    premise file; default: the shipped one), compare. ``force``: redo the steps whose recorded
-    inputs differ from these (else they are refused)."""
+    """Paper 004's debiasing experiment: augment ``train`` (``augment_options``: those of
+    ``nlibias.augment``), fine-tune each of ``models`` on the original and on the augmented set
+    (``finetune_options``: those of ``nlibias.finetune``; ``seeds`` times: seeds ``seed``,
+    ``seed + 1``, ...), audit them on the occupation samples (``premises``: your premise file;
+    default: the shipped one) and compare before with after (``min_effect``: default
+    :data:`~nlibias.jobs.debias_compare.MIN_EFFECT`); as ``nlibias debias``. Every step is kept in
+    ``out_dir`` (a rerun resumes); ``force``: redo the steps whose recorded inputs differ from
+    these (else they are refused). This is ``nlibias.debias_models`` (``nlibias.debias`` is the
+    package).
+
+    >>> # nlibias.debias_models("bert-base-uncased", "snli_train.jsonl", "runs/debias").comparison"""
+    models = one_or_many(models)
     augment = dict(augment_options or {})
+    audit_options = None if audit_options is None else dict(audit_options)
     names = _check_common(models, seeds, bootstrap, augment)
     # checked now, not hours later at the audit step
     audit_own, audit_run, audit_model_options = audit_settings(
@@ -270,7 +281,7 @@ def run_debias(
             occupations.output, audited, options=audit_model_options, run=audit_run, out_dir=audit.output,
             **audit_own,
         )  # fmt: skip
-    result = _compare(steps, audit, comparison, bootstrap, min_effect)
+    result = _compare(steps, audit, comparison, bootstrap, MIN_EFFECT if min_effect is None else min_effect)
     return DebiasResult(result, steps.ran, [s.name for s in stages if s.name not in steps.ran])
 
 

@@ -27,6 +27,7 @@ from nlibias.jobs.subset import MIN_PAIRS_PER_SUBTOPIC, sample_pairs_stratified
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions, RunOptions
 from nlibias.schema import Sample
+from nlibias.schema.arguments import checked
 
 if TYPE_CHECKING:
     from nlibias.jobs.results import AuditResult
@@ -36,6 +37,7 @@ __all__ = [  # the sampler lives in nlibias.jobs.subset (audit --limit shares it
     "DEMO_PROMPTS",
     "DISCLAIMER",
     "MIN_PAIRS_PER_SUBTOPIC",
+    "demo",
     "run_demo",
     "sample_pairs_stratified",
     "write_demo_report",
@@ -51,6 +53,37 @@ DISCLAIMER = (
     "to end, offline. Its answers are a demonstration, not a verdict: they say little about larger "
     "models, and a sample of pairs gives wide intervals. Audit real models with `nlibias audit`."
 )
+
+
+@checked
+def demo(
+    out_dir: str | Path = "runs/demo",
+    *,
+    full: bool = False,
+    pairs: int | None = None,
+    seed: int = 0,
+    cache: str | Path | None = None,
+    bootstrap: int = 1000,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Audit the embedded SmolLM2-135M-Instruct with both paper prompts on a sample of BBNLI
+    pairs (``pairs``, default :data:`DEFAULT_SAMPLE_PAIRS`; ``full``: every bias-audit sample) and
+    write the run, its tables and its HTML report into ``out_dir``; as ``nlibias demo``
+    (``nlibias.demo``). Offline. Returns what the command prints.
+
+    The user's face of :func:`run_demo`, whose own parameters (the model, the prompts, the data
+    directory) are for tests and benchmarks.
+
+    >>> # nlibias.demo("runs/demo", pairs=20)["tables"]"""
+    return run_demo(
+        out_dir,
+        full=full,
+        sample_pairs=pairs or DEFAULT_SAMPLE_PAIRS,
+        seed=seed,
+        cache_path=cache,
+        bootstrap=bootstrap,
+        progress=progress,
+    )
 
 
 def run_demo(

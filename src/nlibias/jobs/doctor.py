@@ -1,7 +1,7 @@
 """What ``nlibias doctor`` reports: versions, device, caches, benchmark data found, extras installed.
 
-The library returns data (:func:`environment_report`); the command prints it. Nothing here
-downloads, loads a model or writes a file.
+The library returns data (:func:`environment_report`, which is ``nlibias.doctor``); the command
+prints it. Nothing here downloads, loads a model or writes a file.
 
 >>> report = environment_report(device=False)
 >>> report["nlibias"] == __import__("nlibias").__version__
@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
 from typing import TypedDict
+
+from nlibias.schema.arguments import checked
 
 
 class DeviceInfo(TypedDict):
@@ -73,8 +75,13 @@ _NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?")
 _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 
 
+@checked
 def environment_report(*, device: bool = True) -> EnvironmentReport:
-    """Everything ``nlibias doctor`` prints. ``device=False`` skips importing torch."""
+    """What nlibias runs with: versions, device, caches and their sizes, benchmark data found,
+    extras; everything ``nlibias doctor`` prints (``nlibias.doctor``). ``device=False`` skips
+    importing torch.
+
+    >>> # nlibias.doctor()["extras"]"""
     from nlibias.version import __version__
 
     requirements = _requirements()

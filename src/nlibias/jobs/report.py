@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nlibias.errors import ConfigError, DataError
+from nlibias.schema.arguments import checked
 
 if TYPE_CHECKING:
     from nlibias.jobs.debias_compare import DebiasComparison
@@ -73,8 +74,9 @@ def parse_pairs(pairs: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]
     return parsed
 
 
+@checked
 def make_report(
-    runs: Sequence[str | Path],
+    runs: str | Path | Sequence[str | Path],
     out: str | Path | None = None,
     *,
     fmt: str | None = None,
@@ -84,11 +86,15 @@ def make_report(
     pairs: Sequence[str | tuple[str, str]] = (),
     min_effect: float | None = None,
 ) -> ReportResult:
-    """The report of ``runs`` (run directories of audit, score or extend); what ``nlibias report``
-    makes. By default the HTML report (``out``, default ``<first run>/report.html``); with ``fmt``
-    (md, latex, csv) the paper tables as text, written to ``out`` when given; with ``compare`` side
-    by side; with ``debias`` (or ``pairs``) the before/after tables of one occupation audit, saved
-    as its ``debias_comparison.json``."""
+    """The report of ``runs`` (run directories of audit, score or extend); as ``nlibias report``.
+    By default the HTML report (``out``, default ``<first run>/report.html``); with ``fmt`` (``md``,
+    ``latex``, ``csv``) the paper tables as ``text``, written to ``out`` when given; with
+    ``compare`` side by side; with ``debias`` (or ``pairs`` of ``BEFORE=AFTER`` model keys) the
+    before/after tables of one occupation audit, saved as its ``debias_comparison.json``. This is
+    ``nlibias.make_report`` (``nlibias.report`` is the package).
+
+    >>> # print(nlibias.make_report("runs/audit", fmt="md").text)"""
+    runs = [runs] if isinstance(runs, str | Path) else list(runs)
     if not runs:
         raise ConfigError("runs is empty; name at least one run directory", parameter="runs")
     if debias or pairs:

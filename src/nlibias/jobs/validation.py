@@ -1,6 +1,8 @@
 """Human validation of an extension run's queue as functions: what ``nlibias validate status``,
 ``resolve``, ``export`` and ``import`` do, on the run directory of ``nlibias extend`` (its
-``validation/queue.csv`` and annotation database)."""
+``validation/queue.csv`` and annotation database). They are ``nlibias.validation_status``,
+``validation_resolve``, ``validation_export`` and ``validation_import`` (``nlibias.validation`` is
+the package)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from nlibias.schema.arguments import checked, one_or_many
 
 
 @dataclass(frozen=True)
@@ -46,23 +50,38 @@ class ImportResult:
         }
 
 
+@checked
 def status(
-    run_dir: str | Path, *, rule: str = "drop", min_annotators: int = 1, exclude: Sequence[str] = ()
+    run_dir: str | Path,
+    *,
+    rule: str = "drop",
+    min_annotators: int = 1,
+    exclude: str | Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Progress per annotator, agreement per round, label and subtopic (``exclude``: annotators
-    left out of the agreement), and a preview of the resolution with ``rule`` (``drop``,
-    ``majority`` or ``adjudicator:NAME``)."""
+    """How far the human validation of an ``extend`` run is: progress per annotator, agreement
+    (percent, Cohen's/Fleiss' kappa) per round, label and subtopic (``exclude``: annotators left
+    out of the agreement), and a preview of the resolution with ``rule`` (``drop``, ``majority``,
+    ``adjudicator:NAME``); as ``nlibias validate status``.
+
+    >>> # nlibias.validation_status("runs/next")["progress"]"""
     from nlibias.validation.resolve import parse_rule
     from nlibias.validation.status import validation_status
 
     return validation_status(
-        run_dir, rule=parse_rule(rule), min_annotators=min_annotators, exclude_from_agreement=exclude
+        run_dir,
+        rule=parse_rule(rule),
+        min_annotators=min_annotators,
+        exclude_from_agreement=one_or_many(exclude),
     )
 
 
+@checked
 def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: int = 1) -> dict[str, Any]:
-    """Write the final labels to ``run_dir/validation/judgements.csv`` (then ``extend`` from the
-    validate stage); returns the counts by status, category and stereotype, the rule and the file."""
+    """Write the final labels of an ``extend`` run's queue to ``validation/judgements.csv`` (then
+    ``extend(..., from_stage="validate")``); as ``nlibias validate resolve``. Returns the counts by
+    status, category and stereotype, the rule and the file.
+
+    >>> # nlibias.validation_resolve("runs/next", rule="majority")["status"]"""
     from nlibias.validation.explanation_queue import hypotheses_queue
     from nlibias.validation.resolve import parse_rule, resolution_summary, write_judgements
     from nlibias.validation.resolve import resolve as resolve_labels
@@ -76,9 +95,13 @@ def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: int = 1)
     return {**resolution_summary(resolved), "rule": rule, "judgements": str(path)}
 
 
+@checked
 def export(run_dir: str | Path, *, fmt: str = "csv", out: str | Path | None = None) -> ExportResult:
-    """The queue with every annotator's current answers (and model suggestions) as ``fmt``
-    (``csv``, ``label-studio`` or ``argilla``), written to ``out`` when given."""
+    """An ``extend`` run's queue with every annotator's current answers (and model suggestions) as
+    ``fmt`` (``csv``, ``label-studio``, ``argilla``), written to ``out`` when given; as
+    ``nlibias validate export``.
+
+    >>> # nlibias.validation_export("runs/next", fmt="label-studio").text"""
     from nlibias.io.atomic import atomic_write_text
     from nlibias.validation.explanation_queue import hypotheses_queue
     from nlibias.validation.formats import export_judgements
@@ -93,12 +116,16 @@ def export(run_dir: str | Path, *, fmt: str = "csv", out: str | Path | None = No
     return ExportResult(fmt, text, out)
 
 
+@checked
 def import_judgements(
     run_dir: str | Path, file: str | Path, *, fmt: str = "auto", annotator: str | None = None
 ) -> ImportResult:
-    """Add the judgements in ``file`` (CSV, Label Studio JSON export or Argilla records; ``fmt``
-    ``auto`` tells them apart) to the run's annotation database; ``annotator`` for rows that name
-    none. Unknown or duplicate rows are refused, naming the file and line."""
+    """Add judgements made elsewhere (``file``: CSV, Label Studio JSON export or Argilla records;
+    ``fmt`` ``auto`` tells them apart) to an ``extend`` run's annotation database; ``annotator``
+    for rows that name none. Unknown or duplicate rows are refused, naming the file and line; as
+    ``nlibias validate import``.
+
+    >>> # nlibias.validation_import("runs/next", "judged.csv", annotator="ana").answers"""
     from nlibias.validation.explanation_queue import hypotheses_queue
     from nlibias.validation.formats import read_import, store_imported
     from nlibias.validation.status import unjudged_count

@@ -35,7 +35,7 @@ import inspect
 import numbers
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeGuard, TypeVar, overload
 
 from nlibias.errors import ConfigError
@@ -95,6 +95,16 @@ def is_int(value: object) -> TypeGuard[int]:
     (True, False, False)
     """
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def one_or_many(value: str | Sequence[str]) -> list[str]:
+    """One name or several, as a list: the public functions take ``"fake:a"`` for ``["fake:a"]``
+    (a string is one name, never its characters).
+
+    >>> one_or_many("fake:a"), one_or_many(("fake:a", "fake:b"))
+    (['fake:a'], ['fake:a', 'fake:b'])
+    """
+    return [value] if isinstance(value, str) else list(value)
 
 
 def is_checked(function: Callable[..., Any]) -> bool:

@@ -31,6 +31,7 @@ from nlibias.benchmarks.templating import placeholders, render
 from nlibias.errors import SourceError
 from nlibias.extension.validation_handoff import QueueRow, hypothesis_id
 from nlibias.io.jsonl import iter_jsonl
+from nlibias.schema.arguments import checked
 from nlibias.validation.explanation_queue import hypotheses_queue
 from nlibias.validation.store import AnnotationStore, Suggestion
 
@@ -202,20 +203,26 @@ def lm_suggestions(
     return out
 
 
+@checked
 def run_prescreen(
     run_dir: str | Path,
     *,
-    nli_judge: str | None = None,
+    judge: str | None = None,
     lm_judge: str | None = None,
-    cache_path: str | Path | None = None,
+    cache: str | Path | None = None,
     threshold: float = 0.5,
-    progress: bool = False,
+    progress: bool = True,
 ) -> dict[str, Any]:
-    """Compute and store suggestions for ``run_dir``'s queue; returns counts per judge."""
+    """Store model suggestions for an ``extend`` run's queue (an NLI ``judge`` and/or a
+    generative ``lm_judge``), shown as hints in the annotation app and measured by
+    ``nlibias.validation_status``; as ``nlibias validate prescreen`` (``nlibias.validation_prescreen``).
+    ``cache``: the prediction cache file (default: the user's). Returns the counts per judge.
+
+    >>> # nlibias.validation_prescreen("runs/next", judge="fake:j")["judges"]"""
     from nlibias.errors import ConfigError
     from nlibias.runtime.cache import PredictionCache, default_cache_path
 
-    if not nli_judge and not lm_judge:
+    if not judge and not lm_judge:
         raise ConfigError(
             "name a judge: an NLI model (judge) and/or a generative LM (lm_judge)", parameter="judge"
         )
@@ -227,33 +234,33 @@ def run_prescreen(
     queue = hypotheses_queue(run_dir)
     store = AnnotationStore.for_run(run_dir)
     report: dict[str, Any] = {"queue": len(queue), "judges": {}}
-    with PredictionCache(cache_path or default_cache_path()) as cache:
-        if nli_judge:
+    with PredictionCache(cache or default_cache_path()) as predictions:
+        if judge:
             from nlibias.models.registry import create_classifier
 
             kept = run_dir / "filter/kept.jsonl"
             if not kept.exists():
                 raise SourceError(kept, None, "missing: the NLI pre-screen needs the filter stage's output")
             originals = originals_from_kept(kept)
-            judge = f"nli:{nli_judge}"
+            key = f"nli:{judge}"
             made = nli_suggestions(
                 queue,
                 originals,
-                create_classifier(nli_judge),
-                judge=judge,
-                cache=cache,
+                create_classifier(judge),
+                judge=key,
+                cache=predictions,
                 threshold=threshold,
                 progress=progress,
             )
             store.put_suggestions(made)
-            report["judges"][judge] = _counts(made, len(queue))
+            report["judges"][key] = _counts(made, len(queue))
         if lm_judge:
             from nlibias.models.generative.backend import build_backend
 
-            judge = f"lm:{lm_judge}"
-            made = lm_suggestions(queue, build_backend(lm_judge), judge=judge, cache=cache)
+            key = f"lm:{lm_judge}"
+            made = lm_suggestions(queue, build_backend(lm_judge), judge=key, cache=predictions)
             store.put_suggestions(made)
-            report["judges"][judge] = _counts(made, len(queue))
+            report["judges"][key] = _counts(made, len(queue))
     return report
 
 
