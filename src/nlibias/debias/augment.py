@@ -92,6 +92,15 @@ def _check_options(select: str, match: str) -> None:
         raise ConfigError(f"match is {match!r}; use one of {', '.join(MATCH_RULES)}", parameter="match")
 
 
+def _her_resolver(her: str, her_model: str | HerResolver | None) -> HerResolver | None:
+    """The language model that reads each "her" the swap rule has no cue for (``her='lm'``), or
+    None for the rule alone."""
+    if her != "lm":
+        return None
+    given = her_model if her_model is not None else DEFAULT_HER_MODEL
+    return given if isinstance(given, HerResolver) else HerResolver.load(given)
+
+
 @checked
 def augment_gender_swap(
     train: str | Path | TrainingSet,
@@ -133,13 +142,13 @@ def augment_gender_swap(
     data = train if isinstance(train, TrainingSet) else describe_training_set(train, split)
     out = Path(out_dir)
     _check_out(data.kind, data.location, out)
-    resolver: HerResolver | None = None
-    resolved: dict[str, tuple[str, list[tuple[str, str]]]] = {}
     counts: Counter[str] = Counter()
-    if her == "lm":
-        given = her_model if her_model is not None else DEFAULT_HER_MODEL
-        resolver = given if isinstance(given, HerResolver) else HerResolver.load(given)
-        resolved = _read_open_her(data, split, swapper, select, match, resolver, counts, progress)
+    resolver = _her_resolver(her, her_model)
+    resolved = (
+        {}
+        if resolver is None
+        else _read_open_her(data, split, swapper, select, match, resolver, counts, progress)
+    )
     swap_counts: Counter[str] = Counter()
     by_occupation: Counter[str] = Counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -149,17 +158,9 @@ def augment_gender_swap(
     try:
         with PendingFile(out / TRAIN_FILE) as pending, os.fdopen(fd, "w", encoding="utf-8") as spill:
             keys = _write_originals(
-                data,
-                split,
-                swapper,
-                swap,
-                select,
-                match,
-                pending,
-                spill,
-                (counts, by_occupation, swap_counts),
-                progress,
-            )
+                data, split, swapper, swap, select, match, pending, spill,
+                (counts, by_occupation, swap_counts), progress,
+            )  # fmt: skip
             if not counts["original_rows_written"]:
                 read = counts["rows_read"]
                 raise SourceError(
