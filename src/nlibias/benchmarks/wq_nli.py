@@ -287,7 +287,10 @@ def read_wq_nli(path: str | Path) -> list[WQTriple]:
         texts = [record[c].strip() for c in COLUMNS]
         for column, value in zip(COLUMNS, texts, strict=True):
             if not value:
-                raise SourceError(path, column, "empty cell", line=line)
+                raise SourceError(
+                    path, column, "empty cell", line=line,
+                    fix="every row needs a stereotyped premise, its counterfactual and a hypothesis",
+                )  # fmt: skip
         stereo, counter, hypothesis = texts
         triple = parse_triple(row, line, stereo, counter, hypothesis, categories=categories, memo=memo)
         key = (stereo, counter, hypothesis)
