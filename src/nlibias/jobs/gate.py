@@ -261,6 +261,12 @@ def _checks(
     neutral = info.neutral if info.neutral is not None else 0.0
     limit = rules.max_abs_of(info.name)
     found = []
+
+    def check(c: Comparison, rule: str, threshold: float, failed: bool, detail: str) -> GateCheck:
+        return GateCheck(
+            cand_model, base_model, info.name, info.display_name, rule, c, threshold, neutral, failed, detail
+        )
+
     for c in comparisons:
         where = f"{cand_model}: {info.name} {c.slice_name}"
         if base_model is not None:
@@ -272,40 +278,14 @@ def _checks(
                 + ("<" if failed else ">=")
                 + f" {alpha:g}"
             )
-            found.append(
-                GateCheck(
-                    cand_model,
-                    base_model,
-                    info.name,
-                    info.display_name,
-                    "paired",
-                    c,
-                    c.margin,
-                    neutral,
-                    failed,
-                    detail,
-                )
-            )
+            found.append(check(c, "paired", c.margin, failed, detail))
         if limit is not None:
             ci = c.candidate_ci
             beyond = ci is not None and (ci[0] > neutral + limit or ci[1] < neutral - limit)
             detail = f"{where}: {_fmt(c.candidate, ci)}, limit {neutral:g} +- {limit:g}: " + (
                 "the whole interval lies beyond it" if beyond else "within it or its interval reaches it"
             )
-            found.append(
-                GateCheck(
-                    cand_model,
-                    base_model,
-                    info.name,
-                    info.display_name,
-                    "max_abs",
-                    c,
-                    limit,
-                    neutral,
-                    beyond,
-                    detail,
-                )
-            )
+            found.append(check(c, "max_abs", limit, beyond, detail))
     return found
 
 
