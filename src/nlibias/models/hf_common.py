@@ -67,16 +67,6 @@ def is_local_model(name_or_path: str | Path) -> bool:
     return Path(name_or_path).expanduser().exists()
 
 
-def names_a_path(name: str) -> bool:
-    """Whether ``name`` can only be a path, never a hub id (``NAME`` or ``ORG/NAME``): it starts
-    with ``/``, ``./``, ``../`` or ``~``, or holds a backslash or more than one ``/``.
-
-    >>> names_a_path("./models/nli"), names_a_path("runs/a/model"), names_a_path("org/name")
-    (True, True, False)
-    """
-    return name.startswith(("/", "./", "../", "~", ".\\")) or "\\" in name or name.count("/") > 1
-
-
 def is_commit_hash(revision: str | None) -> bool:
     """True for a full 40-character git commit hash (an immutable hub revision).
 
@@ -288,9 +278,10 @@ def load_pretrained(
         kwargs["local_files_only"] = True
     else:
         source = str(name_or_path)
-        if names_a_path(
-            source
-        ):  # no hub id looks so: the hub's "Repo id must be ..." would say nothing useful
+        from nlibias.models.mlm.model_names import model_path
+
+        # a name no hub id can be: the hub's "Repo id must be ..." would say nothing useful
+        if model_path(source) is not None:
             raise ConfigError(
                 f"cannot load the {what} {source!r}: no such file or directory (a local model is a "
                 "directory written by save_pretrained; a hub id looks like ORG/NAME)",

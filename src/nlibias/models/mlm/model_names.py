@@ -2,7 +2,8 @@
 parameter that named the model.
 
 A model name is a hub id (``org/model``) or a local path; a name that can only be a path (it
-starts with ``/``, ``./``, ``../`` or ``~``, or names a ``.gguf`` file) and does not exist is
+starts with ``/``, ``./``, ``../`` or ``~``, holds a backslash or more than one ``/``, or names a
+``.gguf`` file) and does not exist is
 refused here, saying so, instead of being sent to the hub, whose answer ("Repo id must be in the
 form ...") says nothing about a mistyped path. The loaders below (masked LM, causal LM, NLI
 classifier, sentence scorer) name their own generic parameter (``name_or_path``, ``mlm``,
@@ -11,6 +12,8 @@ gave the name under (``fill_model``, ``compare_fill``, ``classifiers``, ``her_mo
 
 >>> model_path("causal:./models/x?beam=4"), model_path("bert-base-cased"), model_path("mlm:~/m@v1")
 ('./models/x', None, '~/m')
+>>> model_path("runs/a/model"), model_path("org/name")
+('runs/a/model', None)
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ def model_path(spec: str) -> str | None:
     if base.startswith(("~", ".", "/")) and "@" in Path(base).name:
         base = base.rpartition("@")[0]
     if base.startswith(("/", "./", "../", "~")) or base.lower().endswith(".gguf"):
+        return base
+    if "\\" in base or base.count("/") > 1:  # a hub id is NAME or ORG/NAME
         return base
     return None
 
