@@ -27,7 +27,7 @@ from typing import Any
 from nlibias.errors import ConfigError, DataNotFoundError, SourceError
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text
-from nlibias.textio.text_files import check_row_width, first_bad_byte, read_csv_records
+from nlibias.textio.text_files import check_row_width, read_csv_records, stream_lines
 
 LABELS = ("entailment", "neutral", "contradiction")
 """Label names, in the id order of the Hugging Face SNLI/MNLI sets (0, 1, 2)."""
@@ -195,25 +195,17 @@ def _iter_tsv(path: Path) -> Iterator[TrainingRow]:
     text: '"Hi," she said' keeps its quotes); every line must have the header's number of fields."""
     header: list[str] | None = None
     row = 0
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        lines = enumerate(handle, start=1)
-        while True:
-            try:
-                line_number, line = next(lines)
-            except StopIteration:
-                return
-            except UnicodeDecodeError:  # the decoder works a chunk at a time: find the line
-                raise first_bad_byte(path) from None
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            fields = line.split("\t")
-            if header is None:
-                header = fields
-                continue
-            check_row_width(path, line_number, fields, header, separators="tabs")
-            yield _row(dict(zip(header, fields, strict=True)), row, str(path), line_number)
-            row += 1
+    for line_number, line in enumerate(stream_lines(path), start=1):
+        line = line.rstrip("\r\n")
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if header is None:
+            header = fields
+            continue
+        check_row_width(path, line_number, fields, header, separators="tabs")
+        yield _row(dict(zip(header, fields, strict=True)), row, str(path), line_number)
+        row += 1
 
 
 def _iter_parquet(path: Path) -> Iterator[TrainingRow]:

@@ -200,16 +200,29 @@ def _read_csv(
     path: str | Path, text: str | None, required: tuple[str, ...], fix: str | None = None
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """The one CSV reader behind :func:`read_csv_records` and :func:`read_csv_with_columns`:
-    ``text`` when given, else the file streamed through a UTF-8 decoder."""
-    if text is not None:
-        yield from _records(path, io.StringIO(text, newline=""), required, fix)
-        return
+    ``text`` when given, else the file streamed (:func:`stream_lines`)."""
+    lines = io.StringIO(text, newline="") if text is not None else stream_lines(path)
+    yield from _records(path, lines, required, fix)
+
+
+def stream_lines(path: str | Path) -> Iterator[str]:
+    """The lines of a UTF-8 text file, read as they are needed (endings kept, a byte-order mark
+    dropped); a byte that is not UTF-8 is refused at its line and column, as :func:`decode_utf8`
+    words it for a file read whole.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.tsv"
+    >>> _ = path.write_bytes(b"\\xef\\xbb\\xbfa\\tb\\r\\n1\\t\\xff\\n")
+    >>> list(stream_lines(path))
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: ...x.tsv:2: not UTF-8 text: byte 0xff at column 3 (save the file as UTF-8)
+    """
     with Path(path).open(encoding="utf-8-sig", newline="") as handle:
         try:
-            yield from _records(path, handle, required, fix)
+            yield from handle
         except UnicodeDecodeError:
             # the decoder's offset counts from its last chunk: find the byte's line and column
-            raise first_bad_byte(path) from None
+            raise _first_bad_byte(path) from None
 
 
 def _records(
@@ -225,10 +238,9 @@ def _records(
         yield line, dict(zip(header, row, strict=True))
 
 
-def first_bad_byte(path: str | Path) -> SourceError:
+def _first_bad_byte(path: str | Path) -> SourceError:
     """:func:`decode_utf8`'s error for the first line of ``path`` that is not UTF-8, read a line at
-    a time (no UTF-8 sequence holds a newline byte, so a line decodes on its own): what a reader
-    that decodes as it streams raises when its decoder fails, with the line and column."""
+    a time (no UTF-8 sequence holds a newline byte, so a line decodes on its own)."""
     with Path(path).open("rb") as handle:
         for number, line in enumerate(handle, start=1):
             try:
