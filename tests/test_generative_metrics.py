@@ -178,7 +178,7 @@ def test_model_keys_round_trip() -> None:
 
 def test_fake_predictor_generated_answers_count_unparsed(tmp_path: Path) -> None:
     samples, _ = toy()
-    predictor = build_generative_predictors("fake:f", ["true"], mode="generated")[0]
+    predictor = build_generative_predictors("fake:f", [PROMPT_STYLES["true"]], mode="generated")[0]
     run = predictor.predict(
         read_benchmark_samples(samples), PredictionCache(tmp_path / "c.sqlite"), progress=False
     )

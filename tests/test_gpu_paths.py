@@ -93,13 +93,14 @@ def test_generative_scored_answers_on_the_gpu_equal_the_cpu_ones(
     tiny_causal_dir: Path, bbnli_samples_run: Path
 ) -> None:
     from nlibias.catalog.registry import read_benchmark_samples
+    from nlibias.models.generative.prompts import PROMPT_STYLES
     from nlibias.runtime.generative import build_generative_predictors
 
     samples = read_benchmark_samples(bbnli_samples_run)
     runs = {}
     for device in ("cpu", "cuda"):
         (predictor,) = build_generative_predictors(
-            f"hf:{tiny_causal_dir}", ["true"], device=device, dtype="float32"
+            f"hf:{tiny_causal_dir}", [PROMPT_STYLES["true"]], device=device, dtype="float32"
         )
         runs[device] = predictor.predict(samples, None, progress=False)
     cpu, gpu = runs["cpu"].outputs, runs["cuda"].outputs

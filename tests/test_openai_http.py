@@ -356,7 +356,7 @@ def test_interrupted_run_resumes_from_the_cache(
 def test_spec_string_builds_http_predictors(fake_server: Callable[..., FakeServer]) -> None:
     server = fake_server()
     predictors = build_generative_predictors(
-        f"openai:{server.url}#served-model", ["true", "entailed"], sleep=lambda s: None
+        f"openai:{server.url}#served-model", list(PROMPT_STYLES.values()), sleep=lambda s: None
     )
     assert [p.name for p in predictors] == [
         "served-model|prompt=true|scored",
@@ -366,7 +366,9 @@ def test_spec_string_builds_http_predictors(fake_server: Callable[..., FakeServe
     # pro hypothesis mentions "men": the fake answers No (0.7) → neutral; anti → Yes → entailment
     assert [p.label for p in run.predictions] == ["neutral", "entailment"]
     assert server.requests[0][1]["model"] == "served-model"
-    completions = build_generative_predictors(f"openai-completions:{server.url}#m", ["true"])[0]
+    completions = build_generative_predictors(f"openai-completions:{server.url}#m", [PROMPT_STYLES["true"]])[
+        0
+    ]
     assert completions.backend.identity()["api"] == "completions"  # type: ignore[attr-defined]
 
 

@@ -7,7 +7,8 @@ neutral / contradiction; unparsed = ``None``).
 The cache key is the backend identity plus the answer settings plus the exact user prompt, so the
 same question is never asked twice and a killed run resumes where it stopped.
 
->>> predictors = build_generative_predictors("fake:demo", ["true", "entailed"])
+>>> from nlibias.models.generative.prompts import PROMPT_STYLES
+>>> predictors = build_generative_predictors("fake:demo", list(PROMPT_STYLES.values()))
 >>> [p.name for p in predictors]
 ['demo|prompt=true|scored', 'demo|prompt=entailed|scored']
 """
@@ -18,10 +19,9 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nlibias.errors import ConfigError
 from nlibias.models.generative.backend import AnswerRecord, GenerativeBackend, build_backend
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
-from nlibias.models.generative.prompts import PromptStyle, resolve_prompt_styles
+from nlibias.models.generative.prompts import PromptStyle
 from nlibias.runtime.cache import PredictionCache, is_probability_row
 from nlibias.runtime.contract import PredictorRun
 from nlibias.runtime.loop import ComputedBatch, cached_outputs
@@ -190,7 +190,7 @@ def is_answer_record(value: Any) -> bool:
 
 def build_generative_predictors(
     spec: str,
-    prompts: Sequence[str] | Sequence[PromptStyle],
+    styles: Sequence[PromptStyle],
     *,
     mode: str = "scored",
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
@@ -198,21 +198,16 @@ def build_generative_predictors(
     name: str | None = None,
     **backend_options: Any,
 ) -> list[GenerativePredictor]:
-    """One predictor per prompt style, sharing one backend (a model is loaded once, lazily).
+    """One predictor per prompt style (read from names and files by
+    :func:`~nlibias.models.generative.prompts.resolve_prompt_styles`, once for every model),
+    sharing one backend (a model is loaded once, lazily). ``cache`` is used when ``predict`` is
+    called without one.
 
-    ``prompts``: prompt styles already read, or built-in style names (``true``, ``entailed``) and
-    prompt files (:func:`~nlibias.models.generative.prompts.resolve_prompt_styles`); empty means
-    both paper styles. ``cache`` is used when ``predict`` is called without one.
-
-    >>> [p.name for p in build_generative_predictors("fake:m", ["true"], mode="generated")]
+    >>> from nlibias.models.generative.prompts import PROMPT_STYLES
+    >>> [p.name for p in build_generative_predictors("fake:m", [PROMPT_STYLES["true"]], mode="generated")]
     ['m|prompt=true|generated']
     """
-    checked_mode = check_mode(mode)
-    styles = [p for p in prompts if isinstance(p, PromptStyle)]
-    names = [p for p in prompts if isinstance(p, str)]
-    if styles and names:
-        raise ConfigError("prompts: give prompt styles, or names and files, not both", parameter="prompts")
-    styles = styles or resolve_prompt_styles(names)
+    checked_mode = check_mode(mode)  # before the backend is built
     backend = build_backend(spec, name=name, **backend_options)
     return [
         GenerativePredictor(backend, style, mode=checked_mode, max_new_tokens=max_new_tokens, cache=cache)
