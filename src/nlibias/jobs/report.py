@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nlibias.errors import ConfigError, DataError
-from nlibias.schema.arguments import checked
+from nlibias.schema.arguments import checked, one_or_many
 
 if TYPE_CHECKING:
     from nlibias.jobs.debias_compare import DebiasComparison
@@ -94,7 +94,7 @@ def make_report(
     ``nlibias.make_report`` (``nlibias.report`` is the package).
 
     >>> # print(nlibias.make_report("runs/audit", fmt="md").text)"""
-    runs = [runs] if isinstance(runs, str | Path) else list(runs)
+    runs = one_or_many(runs)
     if not runs:
         raise ConfigError("runs is empty; name at least one run directory", parameter="runs")
     if debias or pairs:

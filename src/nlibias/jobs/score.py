@@ -61,7 +61,7 @@ from nlibias.jobs.results import (
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
 from nlibias.runtime.options import check_bootstrap
 from nlibias.schema import Prediction, Sample
-from nlibias.schema.arguments import is_int
+from nlibias.schema.arguments import is_int, one_or_many
 from nlibias.schema.columns import IdPositions, SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
@@ -71,7 +71,7 @@ PredictionsInput = str | Path | Sequence[str | Path]
 def expand_predictions(predictions: PredictionsInput) -> list[Path]:
     """The predictions files named: each path as given, or the files a glob pattern matches
     (sorted; a pattern is expanded only when no file has its literal name), each file once."""
-    given = [predictions] if isinstance(predictions, str | Path) else list(predictions)
+    given: list[str | Path] = one_or_many(predictions)
     if not given:
         raise ConfigError("no predictions file given", parameter="predictions")
     paths: list[Path] = []

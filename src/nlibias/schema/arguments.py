@@ -36,11 +36,13 @@ import numbers
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeGuard, TypeVar, overload
+from pathlib import PurePath
+from typing import Any, TypeGuard, TypeVar, cast, overload
 
 from nlibias.errors import ConfigError
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 _CHECKED = "__nlibias_checked__"
 _UNSET: Any = object()
 
@@ -97,14 +99,16 @@ def is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def one_or_many(value: str | Sequence[str]) -> list[str]:
-    """One name or several, as a list: the public functions take ``"fake:a"`` for ``["fake:a"]``
-    (a string is one name, never its characters).
+def one_or_many(value: T | Sequence[T]) -> list[T]:
+    """One name or path, or several, as a list: the public functions take ``"fake:a"`` for
+    ``["fake:a"]`` (a string or a path is one value, never its characters or parts).
 
-    >>> one_or_many("fake:a"), one_or_many(("fake:a", "fake:b"))
-    (['fake:a'], ['fake:a', 'fake:b'])
+    >>> one_or_many("fake:a"), one_or_many(("fake:a", "fake:b")), one_or_many(PurePath("run"))
+    (['fake:a'], ['fake:a', 'fake:b'], [PurePosixPath('run')])
     """
-    return [value] if isinstance(value, str) else list(value)
+    if isinstance(value, str | PurePath):
+        return [cast(T, value)]
+    return list(cast(Sequence[T], value))
 
 
 def is_checked(function: Callable[..., Any]) -> bool:
