@@ -24,7 +24,6 @@ from nlibias.schema.prediction_rows import is_probability
 
 EXPLANATIONS_DIR = "explanations"
 EXPLANATIONS_JSONL = "explanations.jsonl"
-EXPLANATIONS_JSON = EXPLANATIONS_FILE
 FORMAT_VERSION = 1
 
 
@@ -159,7 +158,7 @@ def summarise(
 def write_outputs(out_dir: Path, rows: Sequence[Mapping[str, Any]], summary: Mapping[str, Any]) -> None:
     """The two files, each written atomically; the summary last (it marks the stage finished)."""
     write_jsonl(out_dir / EXPLANATIONS_JSONL, [dict(row) for row in rows])
-    write_json(out_dir / EXPLANATIONS_JSON, summary)
+    write_json(out_dir / EXPLANATIONS_FILE, summary)
 
 
 def read_rows(out_dir: str | Path) -> list[dict[str, Any]]:

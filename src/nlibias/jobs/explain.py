@@ -79,11 +79,12 @@ def run_explain(
     opinion (:mod:`nlibias.explanations.lm_judge`); its labels go in the rows (``lm_label``) and
     its agreement with each NLI judge (Cohen's kappa) in the summary. ``model_options``
     (``device``, ``dtype``, ``max_tokens``, ...) go to the judges as to an audit's classifiers."""
-    from nlibias.explanations.run_files import EXPLANATIONS_DIR, EXPLANATIONS_JSON, generated_answers
+    from nlibias.explanations.run_files import EXPLANATIONS_DIR, generated_answers
     from nlibias.explanations.split import splitter_identity
     from nlibias.io.fingerprint import sha256_file
     from nlibias.metrics.explanations import DEFAULT_GROUNDED_THRESHOLD
     from nlibias.runtime.build import close_predictors
+    from nlibias.schema.measure_info import EXPLANATIONS_FILE
 
     threshold = DEFAULT_GROUNDED_THRESHOLD if threshold is None else float(threshold)
     _check_numbers(threshold, bootstrap, lm_judge_max_new_tokens)
@@ -109,7 +110,7 @@ def run_explain(
             "bootstrap": {"resamples": bootstrap, "seed": seed},
         }
         out_dir = run_dir / EXPLANATIONS_DIR
-        stage = Stage(STAGE_NAME, out_dir, out_dir / EXPLANATIONS_JSON, inputs)
+        stage = Stage(STAGE_NAME, out_dir, out_dir / EXPLANATIONS_FILE, inputs)
         status, _ = stage_status(run_dir, stage)
         summary = _finished_summary(stage) if status == DONE else None
         if summary is not None:

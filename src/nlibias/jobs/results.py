@@ -37,9 +37,8 @@ from nlibias.version import __version__
 if TYPE_CHECKING:
     import pandas as pd
 
-METRICS_JSON = METRICS_FILE
 TABLES_TXT = "tables.txt"
-OUTPUT_FILES = (PREDICTIONS_JSONL, METRICS_JSON, TABLES_TXT)
+OUTPUT_FILES = (PREDICTIONS_JSONL, METRICS_FILE, TABLES_TXT)
 """What an audit or a scoring writes into its run directory (listed in ``manifest.json``)."""
 
 
@@ -272,7 +271,7 @@ def write_outputs(
         pending.commit()
     else:
         write_predictions(out_dir / PREDICTIONS_JSONL, cast(Iterable[Prediction], predictions))
-    write_json(out_dir / METRICS_JSON, metrics)
+    write_json(out_dir / METRICS_FILE, metrics)
     atomic_write_text(out_dir / TABLES_TXT, tables + "\n")
     samples = (metrics.get("run") or {}).get("samples")
     finish_write(out_dir, OUTPUT_FILES, inputs={"samples": samples}, input_sha256={"samples": samples_sha256})
@@ -412,7 +411,7 @@ def load_run(directory: str | Path) -> AuditResult:
 
     load_plugins()  # a plug-in benchmark's measures are declared: their ranges are checked
     path = Path(directory)
-    metrics_path = path / METRICS_JSON
+    metrics_path = path / METRICS_FILE
     if not metrics_path.is_file():
         raise SourceError(path, None, "no metrics.json here", fix="pass a run directory written by an audit")
     metrics = read_metrics(metrics_path)  # an impossible value is named by its field first

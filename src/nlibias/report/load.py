@@ -31,7 +31,6 @@ from nlibias.report.metrics_checks import check_consistent, check_unique_keys
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.measure_info import METRICS_FILE
 
-METRICS_JSON = METRICS_FILE
 RUN_JSON = "run.json"
 CARD_FILES = ("README.md", "CARD.md", "card.md")
 
@@ -229,7 +228,7 @@ def load_run(path: str | Path, *, label: str | None = None) -> Run:
     Raises :class:`SourceError` when the path holds neither ``metrics.json`` nor ``run.json``.
     """
     path = Path(path)
-    metrics_path = path if path.is_file() else path / METRICS_JSON
+    metrics_path = path if path.is_file() else path / METRICS_FILE
     path = metrics_path.parent
     metrics = _no_metrics()
     changes: list[str] = []

@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import ConfigError, SourceError
-from nlibias.explanations.run_files import EXPLANATIONS_DIR, EXPLANATIONS_JSON, EXPLANATIONS_JSONL
+from nlibias.explanations.run_files import EXPLANATIONS_DIR, EXPLANATIONS_JSONL
 from nlibias.schema.arguments import is_int
+from nlibias.schema.measure_info import EXPLANATIONS_FILE
 
 if TYPE_CHECKING:
     from nlibias.extension.validation_handoff import QueueRow
@@ -161,7 +162,7 @@ def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[
     from nlibias.explanations.run_files import read_rows
 
     out_dir = run_dir / EXPLANATIONS_DIR
-    summary_path = out_dir / EXPLANATIONS_JSON
+    summary_path = out_dir / EXPLANATIONS_FILE
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
