@@ -12,8 +12,8 @@ gave the name under (``fill_model``, ``compare_fill``, ``classifiers``, ``her_mo
 
 >>> model_path("causal:./models/x?beam=4"), model_path("bert-base-cased"), model_path("mlm:~/m@v1")
 ('./models/x', None, '~/m')
->>> model_path("runs/a/model"), model_path("org/name")
-('runs/a/model', None)
+>>> model_path("runs/a/model"), model_path("org/name"), model_path("openai:http://h:8000/v1#m")
+('runs/a/model', None, None)
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ def model_path(spec: str) -> str | None:
         base = base.rpartition("@")[0]
     if base.startswith(("/", "./", "../", "~")) or base.lower().endswith(".gguf"):
         return base
-    if "\\" in base or base.count("/") > 1:  # a hub id is NAME or ORG/NAME
+    # a hub id is NAME or ORG/NAME; a server's URL, the fake and prompt:... are no paths either
+    named_as_model = (not ref.kind or ref.kind in KINDS) and "://" not in base
+    if named_as_model and ("\\" in base or base.count("/") > 1):
         return base
     return None
 
