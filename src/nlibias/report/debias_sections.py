@@ -20,23 +20,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from nlibias.report.html_parts import escape, table
+from nlibias.report.metric_readers import value_with_interval
 
 if TYPE_CHECKING:
     from nlibias.report.load import Run
 
 COMPARISON_JSON = "debias_comparison.json"
 _MEASURES = (("S", "S (higher is better)"), ("delta_p", "ΔP (lower is better)"), ("B", "B (closer to 50)"))
-
-
-def _value(part: Mapping[str, Any], key: str, *, signed: bool = False) -> str:
-    value = part.get(key)
-    if not isinstance(value, int | float):
-        return "–"
-    text = f"{value:+.2f}" if signed else f"{value:.2f}"
-    ci = (part.get("ci") or {}).get(key)
-    if isinstance(ci, list | tuple) and len(ci) == 2 and all(isinstance(x, int | float) for x in ci):
-        text += f' <span class="ci">[{ci[0]:.2f}, {ci[1]:.2f}]</span>'
-    return text
 
 
 def _changed(comparison: Mapping[str, Any], pair: Mapping[str, Any], key: str) -> bool | None:
@@ -58,9 +48,9 @@ def _pair_table(comparison: Mapping[str, Any], pair: Mapping[str, Any]) -> str:
         rows.append(
             [
                 escape(label),
-                _value(before, key),
-                _value(after, key),
-                _value(difference, key, signed=True),
+                value_with_interval(before, key),
+                value_with_interval(after, key),
+                value_with_interval(difference, key, signed=True),
                 mark,
             ]
         )

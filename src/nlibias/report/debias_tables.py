@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from nlibias.report.metric_readers import value_with_interval
 from nlibias.report.text_table import render_table
 
 _MEASURES = (("S", "S (up)"), ("delta_p", "dP (down)"), ("B", "B (down)"))
@@ -33,15 +34,6 @@ def short_name(model: str) -> str:
 
 def _number(value: Any) -> str:
     return "–" if value is None else f"{float(value):.2f}"
-
-
-def _with_ci(part: Mapping[str, Any], key: str) -> str:
-    value = part.get(key)
-    if value is None:
-        return "–"
-    ci = (part.get("ci") or {}).get(key)
-    sign = f"{float(value):+.2f}"
-    return sign if not ci else f"{sign} [{ci[0]:+.2f}, {ci[1]:+.2f}]"
 
 
 def _gender(part: Mapping[str, Any], gender: str) -> Mapping[str, Any]:
@@ -108,7 +100,10 @@ def _change_table(comparison: Mapping[str, Any]) -> str:
                 f"{short_name(p['after'])} - {short_name(p['before'])}",
                 _accuracy_difference(p["accuracy"]),
                 *(
-                    _with_ci(p["difference"]["overall"], k) + (" *" if marks and marks[k]["changed"] else "")
+                    value_with_interval(
+                        p["difference"]["overall"], k, signed=True, signed_interval=True, span=None
+                    )
+                    + (" *" if marks and marks[k]["changed"] else "")
                     for k, _ in _MEASURES
                 ),
             ]
@@ -180,7 +175,10 @@ def _gender_cells(part: Mapping[str, Any], number: Any) -> list[str]:
     for key in ("delta_p", "B"):
         for gender in ("male", "female"):
             slice_ = _gender(part, gender)
-            cells.append(number(slice_.get(key)) if number else _with_ci(slice_, key))
+            if number:
+                cells.append(number(slice_.get(key)))
+            else:
+                cells.append(value_with_interval(slice_, key, signed=True, signed_interval=True, span=None))
     return cells
 
 

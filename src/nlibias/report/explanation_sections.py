@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table
+from nlibias.report.metric_readers import value_with_interval
 from nlibias.report.verdict_html import measure_link
 
 if TYPE_CHECKING:
@@ -42,15 +43,6 @@ _SUBTOPIC_RATES = tuple(
 )
 _LABEL_ORDER = ("biased", "invalid", "balanced")
 _MAX_SUBTOPIC_ROWS = 40
-
-
-def _value_ci(slice_: Mapping[str, Any], name: str) -> str:
-    value = slice_.get(name)
-    if value is None:
-        return "–"
-    ci = (slice_.get("ci") or {}).get(name)
-    shown = f"{value:.1f}"
-    return shown if not ci else f'{shown} <span class="muted">[{ci[0]:.1f}, {ci[1]:.1f}]</span>'
 
 
 _DAMAGED = "its explanations/ files are damaged or incomplete: run nlibias explain again"
@@ -126,7 +118,9 @@ def _rates_table(summary: Mapping[str, Any], glossary: Collection[str]) -> str:
         for judge, slices in judges.items():
             overall = slices["overall"]
             cells = [_e(model), _e(judge), str(overall.get("n", 0)), str(overall.get("n_unexplained", 0))]
-            rows.append(cells + [_value_ci(overall, name) for name, _ in _RATES])
+            rows.append(
+                cells + [value_with_interval(overall, name, decimals=1, span="muted") for name, _ in _RATES]
+            )
     headers = _headers(["model", "judge", "explained", "unexplained"], _RATES, glossary)
     return table(headers, rows, numeric_from=2, raw_headers=True)
 
@@ -137,7 +131,13 @@ def _subtopic_table(summary: Mapping[str, Any], glossary: Collection[str]) -> st
         for judge, slices in judges.items():
             for subtopic, found in (slices.get("by_subtopic") or {}).items():
                 cells = [_e(model), _e(judge), _e(subtopic), str(found.get("n", 0))]
-                rows.append(cells + [_value_ci(found, name) for name, _ in _SUBTOPIC_RATES])
+                rows.append(
+                    cells
+                    + [
+                        value_with_interval(found, name, decimals=1, span="muted")
+                        for name, _ in _SUBTOPIC_RATES
+                    ]
+                )
     if not rows:
         return ""
     more = len(rows) - _MAX_SUBTOPIC_ROWS

@@ -38,7 +38,7 @@ from nlibias.report.glossary import glossary_html, glossary_names
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table as _table
 from nlibias.report.load import Run
-from nlibias.report.metric_readers import interval, is_number, slice_groups
+from nlibias.report.metric_readers import is_number, slice_groups, value_with_interval
 from nlibias.report.paper_tables import (
     MEASURE_TITLES,
     PaperTable,
@@ -74,14 +74,6 @@ def _num(value: Any) -> str:
     if isinstance(value, int) and is_number(value):
         return str(value)
     return f"{value:.2f}" if is_number(value) else "–"
-
-
-def _value_ci(m: Mapping[str, Any], measure: str) -> str:
-    bounds = interval(m, measure)
-    text = _num(m.get(measure))
-    if bounds is not None:
-        text += f' <span class="ci">[{bounds[0]:.2f}, {bounds[1]:.2f}]</span>'
-    return text
 
 
 def _figure_html(plot: figures.Plot | None) -> str:
@@ -163,7 +155,13 @@ def _accuracy(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
     for run in with_accuracy:
         for model, name, m in _domain_rows(run.models):
             rows.append(
-                [_e(run.label), _e(model), _e(name), _value_ci(m, "accuracy"), _value_ci(m, "test_accuracy")]
+                [
+                    _e(run.label),
+                    _e(model),
+                    _e(name),
+                    value_with_interval(m, "accuracy", counts=True),
+                    value_with_interval(m, "test_accuracy", counts=True),
+                ]
             )
     parts.append(_table(["run", "model", "domain", "accuracy %", "test accuracy %"], rows, numeric_from=3))
     return "".join(parts)
@@ -188,7 +186,10 @@ def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[figure
             headers = ["model", "domain", "Mispred", "Pro", "Anti", "Error", "Pro+Anti+Error"]
             rows = [
                 [_e(model), _e(name)]
-                + [_value_ci(m, k) for k in ("misprediction_rate", "cf_pro", "cf_anti", "cf_error")]
+                + [
+                    value_with_interval(m, k, counts=True)
+                    for k in ("misprediction_rate", "cf_pro", "cf_anti", "cf_error")
+                ]
                 + [_num(sum(float(m.get(k, 0.0)) for k in ("cf_pro", "cf_anti", "cf_error")))]
                 for model, name, m in _domain_rows(run.models)
             ]
@@ -197,7 +198,7 @@ def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[figure
             rows = [
                 [_e(model), _e(name)]
                 + [
-                    _value_ci(m, k)
+                    value_with_interval(m, k, counts=True)
                     for k in ("pro_stereotype_bias", "anti_stereotype_bias", "bbnli_bias_score")
                 ]
                 for model, name, m in _domain_rows(run.models)
@@ -235,7 +236,7 @@ def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
                         str(rank),
                         _e(entry["subtopic"]),
                         measure_link(measure, glossary=glossary),
-                        _value_ci(m, measure),
+                        value_with_interval(m, measure, counts=True),
                         _num(entry["n"]) if entry["n"] is not None else "–",
                         _e(extra),
                     ]
@@ -273,7 +274,14 @@ def _other_measures(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -
         rows = []
         for model, metrics in run.models.items():
             for name, m in slice_groups(metrics, kinds=[k for k in _kinds(metrics) if k != "subtopic"]):
-                rows.append([_e(model), _e(name), _e(m.get("n", "")), *(_value_ci(m, k) for k in measures)])
+                rows.append(
+                    [
+                        _e(model),
+                        _e(name),
+                        _e(m.get("n", "")),
+                        *(value_with_interval(m, k, counts=True) for k in measures),
+                    ]
+                )
         parts.append(_table(["model", "slice", "n", *headers], rows, numeric_from=2))
     return "".join(parts)
 

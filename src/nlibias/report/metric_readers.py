@@ -16,7 +16,14 @@ from typing import Any, TypeGuard
 from nlibias.metrics.ranking import ranking_measure
 from nlibias.schema.model_keys import model_parts
 
-__all__ = ["GENERIC_SKIP", "is_number", "measure_n", "model_parts", "numeric_measures"]
+__all__ = [
+    "GENERIC_SKIP",
+    "is_number",
+    "measure_n",
+    "model_parts",
+    "numeric_measures",
+    "value_with_interval",
+]
 
 #: Count-like keys left out of generic measure tables (shown elsewhere as counts).
 GENERIC_SKIP = frozenset({"n", "degenerate_pairs"})
@@ -77,6 +84,45 @@ def interval(m: Mapping[str, Any], measure: str) -> tuple[float, float] | None:
     if isinstance(bounds, list | tuple) and len(bounds) == 2 and all(is_number(b) for b in bounds):
         return float(bounds[0]), float(bounds[1])
     return None
+
+
+def value_with_interval(
+    m: Mapping[str, Any],
+    measure: str,
+    *,
+    decimals: int = 2,
+    signed: bool = False,
+    signed_interval: bool = False,
+    counts: bool = False,
+    span: str | None = "ci",
+) -> str:
+    """``measure``'s value in ``m`` followed by its 95% interval (read by :func:`interval`):
+    ``–`` for a missing or non-numeric value, the value alone where the interval is missing or
+    malformed.
+
+    ``decimals`` for the value and both bounds; ``signed`` puts a sign on the value and
+    ``signed_interval`` on the bounds; ``counts`` shows an int value as an integer (a count);
+    ``span`` is the CSS class of the HTML ``<span>`` around the interval, ``None`` for plain text.
+
+    >>> m = {"S": 2.0, "n": 40, "ci": {"S": [-1.0, 3.0], "n": None}}
+    >>> value_with_interval(m, "S")
+    '2.00 <span class="ci">[-1.00, 3.00]</span>'
+    >>> value_with_interval(m, "S", signed=True, signed_interval=True, span=None)
+    '+2.00 [-1.00, +3.00]'
+    >>> value_with_interval(m, "n", counts=True), value_with_interval(m, "B")
+    ('40', '–')
+    """
+    value = m.get(measure)
+    if not is_number(value):
+        return "–"
+    sign = "+" if signed else ""
+    text = f"{value:{sign}d}" if counts and isinstance(value, int) else f"{value:{sign}.{decimals}f}"
+    bounds = interval(m, measure)
+    if bounds is None:
+        return text
+    bound = "+" if signed_interval else ""
+    shown = f"[{bounds[0]:{bound}.{decimals}f}, {bounds[1]:{bound}.{decimals}f}]"
+    return f"{text} {shown}" if span is None else f'{text} <span class="{span}">{shown}</span>'
 
 
 def measure_n(slice_metrics: Mapping[str, Any], measure: str) -> int | None:
