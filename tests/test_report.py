@@ -234,6 +234,22 @@ def test_missing_optional_keys_do_not_crash(tmp_path: Path) -> None:
     assert render_report(load_runs([empty]), plots=False).sections == ["provenance"]
 
 
+REGRESSION_RUNS = sorted(
+    p.parent for p in (Path(__file__).parent / "fixtures" / "regression").glob("*/*/metrics.json")
+)
+
+
+@pytest.mark.parametrize("run_dir", REGRESSION_RUNS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_regression_run_renders(run_dir: Path) -> None:
+    """A run that the audit and score commands wrote renders: the tiny classifier's BBNLI run has
+    no pairs, so cf_pro, cf_anti and cf_error are None, and the split table's sum of them once
+    raised TypeError (float(None)) there."""
+    report = render_report(load_runs([run_dir]), plots=False)
+    assert "provenance" in report.sections
+    if (run_dir.parent.name, run_dir.name) == ("bbnli-tiny-hf", "audit"):
+        assert "Pro+Anti+Error" in report.html
+
+
 def test_keys_every_metrics_json_has_are_required(tmp_path: Path) -> None:
     """``source``, ``models`` and each model's ``overall`` are in every metrics.json nlibias wrote
     (schema version 0 too): a file without them was not written by nlibias, and is refused."""

@@ -76,6 +76,17 @@ def _num(value: Any) -> str:
     return f"{value:.2f}" if is_number(value) else "–"
 
 
+def _split_total(m: Mapping[str, Any]) -> str:
+    """Pro + Anti + Error, which add up to the misprediction rate; "–" when any is missing (a
+    slice without pairs has none of them).
+
+    >>> _split_total({"cf_pro": 1.5, "cf_anti": 0.5, "cf_error": 2.0}), _split_total({"cf_pro": None})
+    ('4.00', '–')
+    """
+    parts = [m.get(k) for k in ("cf_pro", "cf_anti", "cf_error")]
+    return _num(sum(float(p) for p in parts if is_number(p))) if all(is_number(p) for p in parts) else "–"
+
+
 def _figure_html(plot: figures.Plot | None) -> str:
     if plot is None:
         return ""
@@ -190,7 +201,7 @@ def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[figure
                     value_with_interval(m, k, counts=True)
                     for k in ("misprediction_rate", "cf_pro", "cf_anti", "cf_error")
                 ]
-                + [_num(sum(float(m.get(k, 0.0)) for k in ("cf_pro", "cf_anti", "cf_error")))]
+                + [_split_total(m)]
                 for model, name, m in _domain_rows(run.models)
             ]
         else:
