@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import typer
@@ -91,6 +92,45 @@ def test_a_shared_flag_is_one_definition() -> None:
         if param.help not in helps[param.opts[0]]
     ]
     assert not offenders, f"take these from cli/options.py: {offenders}"
+
+
+def test_option_flags_show_the_librarys_documentation_of_their_field() -> None:
+    """A flag that sets a field of ModelOptions, RunOptions or TrainingOptions shows that field's
+    docstring as its help: what ``--help`` says and what the Python API documents are one text."""
+    from nlibias.cli.options import field_help
+    from nlibias.debias.finetune_record import TrainingOptions
+    from nlibias.runtime.options import ModelOptions, RunOptions
+
+    renamed = {"compile": "compile_model", "ray_address": "ray"}  # Python parameter of the flag
+    expected = {
+        ("audit",): [(ModelOptions, f) for f in ModelOptions.model_fields]
+        + [(RunOptions, "bootstrap"), (RunOptions, "limit")],
+        ("finetune",): [(TrainingOptions, f) for f in vars(TrainingOptions()) if f != "seed"],
+    }
+    for path, fields in expected.items():
+        params = {p.name: p for p in _command(path).params}
+        for options, field in fields:
+            param = params[renamed.get(field, field)]
+            assert param.help == " ".join(field_help(options, field).split()), (path, field)
+            assert param.help and "``" not in param.help and ":func:" not in param.help, (path, field)
+    assert params["split"].opts == ["--split"] and params["eval_split"].opts == ["--eval-split"]
+    assert {p.name: p for p in _command(("audit",)).params}["ray"].opts == ["--ray"]
+
+
+@dataclass(frozen=True)
+class _Undocumented:
+    __pydantic_config__: ClassVar[dict[str, bool]] = {"use_attribute_docstrings": True}
+    documented: int = 1
+    """A field with its docstring."""
+    bare: int = 2
+
+
+def test_a_field_without_documentation_cannot_become_a_flag() -> None:
+    from nlibias.cli.options import documented, field_help
+
+    assert field_help(_Undocumented, "documented") == "A field with its docstring."
+    with pytest.raises(LookupError, match=r"_Undocumented\.bare has no docstring"):
+        documented(_Undocumented, "bare")
 
 
 def test_extend_keeps_no_progress_as_a_hidden_alias() -> None:

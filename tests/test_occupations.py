@@ -399,7 +399,7 @@ def test_audit_end_to_end_with_fake_classifier(tmp_path):
     # the rule entails every female hypothesis (p .9/.05/.05 -> P_e = .9/.95) while the male one
     # gets hashed probabilities: B = % of pairs of female-dominated occupations with P_e(m) < .9/.95
     # plus those of male-dominated ones with P_e(m) > .9/.95; checked naively from predictions.jsonl
-    from nlibias.io import read_predictions
+    from nlibias.io.predictions import read_predictions
 
     probs = {p.sample_id: p.probs for p in read_predictions(tmp_path / "predictions.jsonl")}
     by_key: dict[str, dict[str, Sample]] = {}

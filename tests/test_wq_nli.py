@@ -421,7 +421,7 @@ def test_bad_header_is_a_teaching_error(tmp_path):
 
 
 def test_audit_end_to_end_with_fake_classifier(expansion, tmp_path):
-    from nlibias.io import read_predictions
+    from nlibias.io.predictions import read_predictions
     from nlibias.models.fake import FakeNLIClassifier
     from nlibias.runtime.cache import PredictionCache
     from nlibias.runtime.classifier import ClassifierPredictor

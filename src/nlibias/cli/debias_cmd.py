@@ -28,6 +28,7 @@ from nlibias.cli.training_options import (
     WarmupSteps,
     WordList,
 )
+from nlibias.debias.finetune_record import TRAINING_DEFAULTS
 
 Premises = Annotated[
     Path | None, typer.Option("--premises", help="Occupation premises (default: the shipped ones).")
@@ -79,16 +80,16 @@ def debias_command(
     word_list: WordList = "winobias",
     her: Her = "rule",
     her_model: HerModel = None,
-    epochs: Epochs = 3.0,
-    batch_size: BatchSize = 32,
-    learning_rate: LearningRate = None,
-    max_steps: MaxSteps = -1,
-    max_length: MaxLength = 128,
-    save_steps: SaveSteps = 500,
-    lr_scheduler: LrScheduler = "linear",
-    warmup_steps: WarmupSteps = 0,
-    warmup_ratio: WarmupRatio = 0.0,
-    seed: Seed = 42,
+    epochs: Epochs = TRAINING_DEFAULTS.epochs,
+    batch_size: BatchSize = TRAINING_DEFAULTS.batch_size,
+    learning_rate: LearningRate = TRAINING_DEFAULTS.learning_rate,
+    max_steps: MaxSteps = TRAINING_DEFAULTS.max_steps,
+    max_length: MaxLength = TRAINING_DEFAULTS.max_length,
+    save_steps: SaveSteps = TRAINING_DEFAULTS.save_steps,
+    lr_scheduler: LrScheduler = TRAINING_DEFAULTS.lr_scheduler,
+    warmup_steps: WarmupSteps = TRAINING_DEFAULTS.warmup_steps,
+    warmup_ratio: WarmupRatio = TRAINING_DEFAULTS.warmup_ratio,
+    seed: Seed = TRAINING_DEFAULTS.seed,
     seeds: Seeds = 1,
     force: Force = False,
     device: Device = None,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
 from nlibias.cli.app import app, echo_json
@@ -12,6 +10,7 @@ from nlibias.cli.training_options import (
     BatchSize,
     Epochs,
     Eval,
+    EvalSplit,
     LearningRate,
     LrScheduler,
     MaxLength,
@@ -23,6 +22,7 @@ from nlibias.cli.training_options import (
     WarmupRatio,
     WarmupSteps,
 )
+from nlibias.debias.finetune_record import TRAINING_DEFAULTS
 
 
 @app.command("finetune")
@@ -31,21 +31,19 @@ def finetune_command(
     train: Train,
     out: Out,
     eval_path: Eval = None,
-    learning_rate: LearningRate = None,
-    epochs: Epochs = 3.0,
-    batch_size: BatchSize = 32,
-    max_length: MaxLength = 128,
-    max_steps: MaxSteps = -1,
-    save_steps: SaveSteps = 500,
-    seed: Seed = 42,
-    lr_scheduler: LrScheduler = "linear",
-    warmup_steps: WarmupSteps = 0,
-    warmup_ratio: WarmupRatio = 0.0,
+    learning_rate: LearningRate = TRAINING_DEFAULTS.learning_rate,
+    epochs: Epochs = TRAINING_DEFAULTS.epochs,
+    batch_size: BatchSize = TRAINING_DEFAULTS.batch_size,
+    max_length: MaxLength = TRAINING_DEFAULTS.max_length,
+    max_steps: MaxSteps = TRAINING_DEFAULTS.max_steps,
+    save_steps: SaveSteps = TRAINING_DEFAULTS.save_steps,
+    seed: Seed = TRAINING_DEFAULTS.seed,
+    lr_scheduler: LrScheduler = TRAINING_DEFAULTS.lr_scheduler,
+    warmup_steps: WarmupSteps = TRAINING_DEFAULTS.warmup_steps,
+    warmup_ratio: WarmupRatio = TRAINING_DEFAULTS.warmup_ratio,
     force: Force = False,
-    split: Split = "train",
-    eval_split: Annotated[
-        str, typer.Option("--eval-split", help="Split of a `datasets` evaluation set.")
-    ] = "validation",
+    split: Split = TRAINING_DEFAULTS.split,
+    eval_split: EvalSplit = TRAINING_DEFAULTS.eval_split,
     quiet: Quiet = False,
     as_json: Json = False,
 ) -> None:

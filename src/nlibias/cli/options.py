@@ -4,8 +4,11 @@ A command takes an option by its alias here, so a flag means one thing with one 
 command: ``seed: Seed = 0``. An alias carries no default: a command gives its own in its signature
 (``--seed`` is 0 for an audit, 42 for a fine-tune), and an alias without one is a required option.
 Where one flag takes a value of another type in another command (one ``--out`` file or none), two
-aliases share one definition. The fine-tuning and augmentation flags that ``finetune``, ``augment``
-and ``debias`` share are in :mod:`nlibias.cli.training_options`.
+aliases share one definition. A flag that sets a field of an options object
+(:class:`~nlibias.runtime.options.ModelOptions`, :class:`~nlibias.runtime.options.RunOptions`,
+``TrainingOptions``) is made by :func:`documented`, whose help is that field's docstring. The
+fine-tuning and augmentation flags that ``finetune``, ``augment`` and ``debias`` share are in
+:mod:`nlibias.cli.training_options`.
 
 A command that prints takes ``--quiet`` (no progress bars or progress lines; results still print)
 and ``--json`` (its result as JSON on stdout, nothing else there). Progress bars appear only when
@@ -21,10 +24,52 @@ stderr is a terminal (:func:`nlibias.runtime.progress.bars_wanted`), so logs nev
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+
+from nlibias.runtime.options import ModelOptions, RunOptions
+
+
+def documented(options: type, field: str, *flags: str) -> Any:
+    """A Typer option for ``field`` of ``options`` (a pydantic model or a dataclass whose config
+    reads attribute docstrings): its flag ``--field-name`` (or ``flags``), its help the field's
+    documentation, so that ``--help`` and the Python API say one thing, written once.
+
+    >>> from nlibias.debias.finetune_record import TrainingOptions
+    >>> documented(TrainingOptions, "batch_size").help
+    'Training pairs per step.'
+    """
+    return typer.Option(*(flags or [f"--{field.replace('_', '-')}"]), help=field_help(options, field))
+
+
+def field_help(options: type, field: str) -> str:
+    """The documentation of ``field`` of ``options`` on one line, refused when there is none: a
+    flag without help is a defect, found where the command line is built.
+
+    >>> from nlibias.runtime.options import ModelOptions
+    >>> field_help(ModelOptions, "ray_workers")
+    'Ray actors per classifier.'
+    """
+    text = _field_docs(options).get(field)
+    if not text:
+        raise LookupError(f"{options.__name__}.{field} has no docstring to show as its help")
+    return " ".join(text.split())
+
+
+@functools.cache
+def _field_docs(options: type) -> dict[str, str | None]:
+    """Each field's documentation, as pydantic reads it (a model's fields; a dataclass's JSON
+    Schema, read once for all of its fields)."""
+    from pydantic import BaseModel, TypeAdapter
+
+    if issubclass(options, BaseModel):
+        return {name: info.description for name, info in options.model_fields.items()}
+    properties = TypeAdapter(options).json_schema()["properties"]
+    return {name: schema.get("description") for name, schema in properties.items()}
+
 
 # --- every printing command ------------------------------------------------------------------
 
@@ -79,103 +124,36 @@ _SEED = typer.Option(
 )
 Seed = Annotated[int, _SEED]
 OptionalSeed = Annotated[int | None, _SEED]
-Bootstrap = Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the 95% CIs (0: none).")]
+Bootstrap = Annotated[int, documented(RunOptions, "bootstrap")]
 By = Annotated[
     str,
     typer.Option(
         "--by", help="Slices in the printed tables: domain or subtopic (metrics.json always has both)."
     ),
 ]
-Limit = Annotated[
-    int | None,
-    typer.Option(
-        "--limit",
-        help="Audit a stratified subset of about N samples: pro/anti pairs kept whole, every subtopic, "
-        "drawn with --seed (recorded in metrics.json under subset). For a quick first look.",
-    ),
-]
+Limit = Annotated[int | None, documented(RunOptions, "limit")]
 
-# --- models: where and how they run ---------------------------------------------------------------
+# --- models: where and how they run (help: the field's documentation in ModelOptions) -------------
 
-Device = Annotated[
-    str | None,
-    typer.Option(
-        "--device", help="cpu, cuda, cuda:1, mps, ... Default: GPU when present (or $NLIBIAS_DEVICE)."
-    ),
-]
-Dtype = Annotated[
-    str | None,
-    typer.Option(
-        "--dtype",
-        help="Weights of local models: auto, float32, bfloat16 or float16. Default auto: the checkpoint's "
-        "own (float32 unless its config records another), on every device. bfloat16 is faster on a GPU; "
-        "its probabilities move a little from float32's.",
-    ),
-]
-Revision = Annotated[
-    str | None, typer.Option("--revision", help="Hub revision (branch, tag or commit) to pin.")
-]
-MaxTokens = Annotated[int, typer.Option("--max-tokens", help="Token budget of one batch (padding included).")]
-LabelMap = Annotated[
-    str | None,
-    typer.Option(
-        "--label-map",
-        help="Override the classifiers' label mapping, e.g. 0=entailment,1=neutral,2=contradiction.",
-    ),
-]
-Quantize = Annotated[
-    str | None,
-    typer.Option(
-        "--quantize",
-        help="CPU only: int8 (dynamic int8 Linear layers). Faster, but changes probabilities and can flip "
-        "labels: check agreement on your model first. Measured speed and agreement: docs/benchmarks.md "
-        "(Optional speed flags).",
-    ),
-]
-Compile = Annotated[
-    bool,
-    typer.Option(
-        "--compile",
-        help="torch.compile the classifiers: tens of seconds of compilation, no reliable gain "
-        "measured on CPU (docs/benchmarks.md).",
-    ),
-]
-Threads = Annotated[int | None, typer.Option("--threads", help="torch CPU threads (default: one per core).")]
-Devices = Annotated[
-    str | None,
-    typer.Option(
-        "--devices",
-        help="Shard each classifier over these devices, one worker process each, e.g. "
-        "cuda:0,cuda:1 (docs/scaling.md). Same results and cache entries as one process.",
-    ),
-]
-Ray = Annotated[
-    str | None,
-    typer.Option(
-        "--ray",
-        help="Run each classifier on Ray Data actors: 'local' starts a local Ray instance, or a "
-        "cluster address ('auto', 'ray://host:10001'). Needs nlibias[ray] (docs/scaling.md).",
-    ),
-]
-RayWorkers = Annotated[int, typer.Option("--ray-workers", help="Ray actors per classifier.")]
-RayGpusPerWorker = Annotated[
-    float, typer.Option("--ray-gpus-per-worker", help="GPUs each Ray actor asks for (0: CPU actors).")
-]
-Concurrency = Annotated[
-    int | None,
-    typer.Option(
-        "--concurrency",
-        help="Requests in flight to each openai:URL#MODEL server (default 4). Raise it for a GPU server "
-        "that batches concurrent requests, such as vLLM (docs/scaling.md).",
-    ),
-]
+Device = Annotated[str | None, documented(ModelOptions, "device")]
+Dtype = Annotated[str | None, documented(ModelOptions, "dtype")]
+Revision = Annotated[str | None, documented(ModelOptions, "revision")]
+MaxTokens = Annotated[int, documented(ModelOptions, "max_tokens")]
+LabelMap = Annotated[str | None, documented(ModelOptions, "label_map")]
+Quantize = Annotated[str | None, documented(ModelOptions, "quantize")]
+Compile = Annotated[bool, documented(ModelOptions, "compile")]
+Threads = Annotated[int | None, documented(ModelOptions, "threads")]
+Devices = Annotated[str | None, documented(ModelOptions, "devices")]
+"""Given as one comma-separated list (``ModelOptions.devices`` is a tuple)."""
+Ray = Annotated[str | None, documented(ModelOptions, "ray_address", "--ray")]
+RayWorkers = Annotated[int, documented(ModelOptions, "ray_workers")]
+RayGpusPerWorker = Annotated[float, documented(ModelOptions, "ray_gpus_per_worker")]
+Concurrency = Annotated[int | None, documented(ModelOptions, "concurrency")]
 
 # --- generative LMs -------------------------------------------------------------------------------
 
-Mode = Annotated[
-    str, typer.Option("--mode", help="Generative answers: scored (one forward pass) or generated.")
-]
-MaxNewTokens = Annotated[int, typer.Option("--max-new-tokens", help="Token limit of generated answers.")]
+Mode = Annotated[str, documented(ModelOptions, "mode")]
+MaxNewTokens = Annotated[int, documented(ModelOptions, "max_new_tokens")]
 
 # --- judges (explain, validate prescreen) ---------------------------------------------------------
 

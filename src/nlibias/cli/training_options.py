@@ -1,12 +1,17 @@
 """The fine-tuning and augmentation flags ``finetune``, ``augment`` and ``debias`` share, each
-defined once (annotated Typer options, as :mod:`nlibias.cli.options`): a command gives each its
-default in its signature, the library's (paper 004's) defaults."""
+defined once (annotated Typer options, as :mod:`nlibias.cli.options`). The training flags' help is
+the documentation of :class:`~nlibias.debias.finetune_record.TrainingOptions`; a command gives
+each its default in its signature, the library's (paper 004's):
+``epochs: Epochs = TRAINING_DEFAULTS.epochs``."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 import typer
+
+from nlibias.cli.options import documented
+from nlibias.debias.finetune_record import TrainingOptions
 
 # --- the data --------------------------------------------------------------------------------------
 
@@ -22,7 +27,8 @@ Train = Annotated[
 Eval = Annotated[
     str | None, typer.Option("--eval", help="Evaluation set (same formats) for the accuracy (Acc).")
 ]
-Split = Annotated[str, typer.Option("--split", help="Split of a `datasets` training set or hub dataset.")]
+Split = Annotated[str, documented(TrainingOptions, "split")]
+EvalSplit = Annotated[str, documented(TrainingOptions, "eval_split")]
 
 # --- fine-tuning ---------------------------------------------------------------------------------
 
@@ -33,32 +39,15 @@ _MODEL = typer.Option(
 )
 Model = Annotated[str, _MODEL]
 Models = Annotated[list[str], _MODEL]
-LearningRate = Annotated[
-    float | None,
-    typer.Option("--learning-rate", help="Default: 1e-5 for RoBERTa, 2e-5 otherwise (paper 004)."),
-]
-Epochs = Annotated[float, typer.Option("--epochs", help="Passes over the training set.")]
-BatchSize = Annotated[int, typer.Option("--batch-size", help="Training pairs per step.")]
-MaxLength = Annotated[
-    int,
-    typer.Option("--max-length", help="Tokens per premise-hypothesis pair (longer pairs are truncated)."),
-]
-MaxSteps = Annotated[
-    int, typer.Option("--max-steps", help="Stop each fine-tune after N steps (-1: all epochs).")
-]
-SaveSteps = Annotated[
-    int,
-    typer.Option("--save-steps", help="Checkpoint every N steps (a killed run resumes from the last)."),
-]
-LrScheduler = Annotated[
-    str,
-    typer.Option("--lr-scheduler", help="linear, cosine, constant, constant_with_warmup or polynomial."),
-]
-WarmupSteps = Annotated[int, typer.Option("--warmup-steps", help="Steps of linear warm-up.")]
-WarmupRatio = Annotated[
-    float,
-    typer.Option("--warmup-ratio", help="Warm-up as a fraction of all steps (instead of --warmup-steps)."),
-]
+LearningRate = Annotated[float | None, documented(TrainingOptions, "learning_rate")]
+Epochs = Annotated[float, documented(TrainingOptions, "epochs")]
+BatchSize = Annotated[int, documented(TrainingOptions, "batch_size")]
+MaxLength = Annotated[int, documented(TrainingOptions, "max_length")]
+MaxSteps = Annotated[int, documented(TrainingOptions, "max_steps")]
+SaveSteps = Annotated[int, documented(TrainingOptions, "save_steps")]
+LrScheduler = Annotated[str, documented(TrainingOptions, "lr_scheduler")]
+WarmupSteps = Annotated[int, documented(TrainingOptions, "warmup_steps")]
+WarmupRatio = Annotated[float, documented(TrainingOptions, "warmup_ratio")]
 
 # --- gender-swap augmentation ------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import platform
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, ClassVar, TypedDict
 
 from nlibias.io.atomic import write_json
 from nlibias.io.stages import fingerprint
@@ -26,8 +26,13 @@ class TrainingOptions:
     32
     """
 
+    # pydantic reads each field's docstring as its description (no pydantic import here: a
+    # ConfigDict is a plain dict); the command line shows it as the flag's help
+    # (nlibias.cli.options.documented), so the two say one thing, written once.
+    __pydantic_config__: ClassVar[dict[str, bool]] = {"use_attribute_docstrings": True}
+
     learning_rate: float | None = None
-    """None: paper 004's for the model (:func:`nlibias.debias.finetune.default_learning_rate`)."""
+    """Default: 1e-5 for RoBERTa, 2e-5 otherwise (paper 004)."""
     epochs: float = 3.0
     """Passes over the training set."""
     batch_size: int = 32
@@ -35,9 +40,9 @@ class TrainingOptions:
     max_length: int = 128
     """Tokens per premise-hypothesis pair (longer pairs are truncated)."""
     max_steps: int = -1
-    """Stop after this many optimiser steps (-1: run all epochs)."""
+    """Stop each fine-tune after N optimiser steps (-1: all epochs)."""
     save_steps: int = 500
-    """Checkpoint every this many steps (a killed run resumes from the last)."""
+    """Checkpoint every N steps (a killed run resumes from the last)."""
     seed: int = 42
     """The seed of the Trainer (data order, new head's weights)."""
     lr_scheduler: str = "linear"
@@ -45,11 +50,15 @@ class TrainingOptions:
     warmup_steps: int = 0
     """Steps of linear warm-up."""
     warmup_ratio: float = 0.0
-    """Warm-up as a fraction of all steps (instead of ``warmup_steps``)."""
+    """Warm-up as a fraction of all steps (instead of warmup_steps)."""
     split: str = "train"
-    """Split of a ``datasets`` training set or hub dataset."""
+    """Split of a `datasets` training set or hub dataset."""
     eval_split: str = "validation"
-    """Split of a ``datasets`` evaluation set."""
+    """Split of a `datasets` evaluation set."""
+
+
+TRAINING_DEFAULTS = TrainingOptions()
+"""Every training option at paper 004's default."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,7 +3,7 @@
 Layout of a dataset directory::
 
     README.md            card (YAML header with configs: and the run's configuration)
-    samples.jsonl        Sample records, as nlibias.io.write_samples writes them (audit input)
+    samples.jsonl        Sample records, as nlibias.io.samples.write_samples writes them (audit input)
     samples.parquet
     data/train.parquet   flat columns (FLAT_COLUMNS), for datasets.load_dataset
     data/train.jsonl

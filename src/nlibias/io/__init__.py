@@ -1,14 +1,6 @@
-"""Reading and writing run-directory files: samples, predictions, JSON; all writes atomic."""
+"""Reading and writing run-directory files: samples (:mod:`nlibias.io.samples`), predictions
+(:mod:`nlibias.io.predictions`), JSON; all writes atomic (:mod:`nlibias.io.atomic`).
 
-from nlibias.io.atomic import atomic_write_text, write_json
-from nlibias.io.predictions import read_predictions, write_predictions
-from nlibias.io.samples import read_samples, write_samples
-
-__all__ = [
-    "atomic_write_text",
-    "read_predictions",
-    "read_samples",
-    "write_json",
-    "write_predictions",
-    "write_samples",
-]
+The package imports nothing itself, so that a module which needs one of them (the atomic writer,
+say) does not load numpy with the predictions reader.
+"""

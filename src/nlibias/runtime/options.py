@@ -24,7 +24,6 @@ from typing import Any, ClassVar, Self
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from nlibias.errors import ConfigError
-from nlibias.models.batching import check_batch_limits
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.runtime.cache import PredictionCache
 from nlibias.schema.arguments import is_int
@@ -38,7 +37,9 @@ no cache."""
 class _Options(BaseModel):
     """What both options objects share: made from keywords, with one refusal of an unknown name."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # use_attribute_docstrings: each field's docstring is its description, which the command
+    # line shows as the flag's help (nlibias.cli.options.documented): written once, for both.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, use_attribute_docstrings=True)
     _kind: ClassVar[str] = "options"
 
     @classmethod
@@ -90,35 +91,45 @@ class ModelOptions(_Options):
     _kind: ClassVar[str] = "model options"
 
     mode: str = "scored"
-    """Generative LMs: ``scored`` (yes/no by log-probability) or ``generated`` (free text, parsed)."""
+    """Generative answers: scored (yes or no by log-probability, one forward pass) or generated
+    (free text, parsed)."""
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
-    """Generative LMs in ``generated`` mode: tokens to generate per answer."""
+    """Token limit of generated answers."""
     label_map: str | None = None
-    """NLI classifiers: their output labels in order (``entailment,neutral,contradiction``)."""
+    """Override the NLI classifiers' label mapping, e.g. 0=entailment,1=neutral,2=contradiction."""
     revision: str | None = None
-    """Hub models: the branch, tag or commit to load."""
+    """Hub revision (branch, tag or commit) to pin."""
     device: str | None = None
-    """Where local models run (``cpu``, ``cuda``, ``cuda:1``, ``mps``); unset: the best there is."""
+    """cpu, cuda, cuda:1, mps, ... Default: GPU when present (or $NLIBIAS_DEVICE)."""
     dtype: str | None = None
-    """Local models' weights (``auto``: each checkpoint's own; ``float32``, ``bfloat16``, ...)."""
+    """Weights of local models: auto, float32, bfloat16 or float16. Default auto: the checkpoint's
+    own (float32 unless its config records another), on every device. bfloat16 is faster on a
+    GPU; its probabilities move a little from float32's."""
     max_tokens: int = 8192
-    """Tokens a batch may hold, padding included."""
+    """Token budget of one batch (padding included)."""
     quantize: str | None = None
-    """NLI classifiers: ``int8`` dynamic quantization on CPU."""
+    """CPU only: int8 (dynamic int8 Linear layers). Faster, but changes probabilities and can flip
+    labels: check agreement on your model first. Measured speed and agreement: docs/benchmarks.md
+    (Optional speed flags)."""
     compile: bool = False
-    """NLI classifiers: ``torch.compile`` the model."""
+    """torch.compile the classifiers: tens of seconds of compilation, no reliable gain measured on
+    CPU (docs/benchmarks.md)."""
     threads: int | None = None
-    """torch threads for the process (unset: one per core)."""
+    """torch CPU threads (default: one per core)."""
     devices: tuple[str, ...] = ()
-    """NLI classifiers sharded over one worker process per device (``("cuda:0", "cuda:1")``)."""
+    """Shard each classifier over these devices, one worker process each: cuda:0,cuda:1 on the
+    command line, ("cuda:0", "cuda:1") in Python (docs/scaling.md). Same results and cache
+    entries as one process."""
     ray_address: str | None = None
-    """NLI classifiers on Ray Data actors (``local``, ``auto``, ``ray://host:10001``)."""
+    """Run each classifier on Ray Data actors: 'local' starts a local Ray instance, or a cluster
+    address ('auto', 'ray://host:10001'). Needs nlibias[ray] (docs/scaling.md)."""
     ray_workers: int = 2
     """Ray actors per classifier."""
     ray_gpus_per_worker: float = 0.0
-    """GPUs each Ray actor asks for."""
+    """GPUs each Ray actor asks for (0: CPU actors)."""
     concurrency: int | None = None
-    """Requests in flight to each model behind a server (unset: 4)."""
+    """Requests in flight to each openai:URL#MODEL server (default 4). Raise it for a GPU server
+    that batches concurrent requests, such as vLLM (docs/scaling.md)."""
 
     @field_validator("mode", mode="before")
     @classmethod
@@ -131,6 +142,8 @@ class ModelOptions(_Options):
     def _positive_budget(cls, max_tokens: Any) -> Any:
         """Every backend's own check, made once here for all of them (a generative LM's batches
         would otherwise meet it only when planned, after loading)."""
+        from nlibias.models.batching import check_batch_limits  # numpy: not for the CLI's start
+
         check_batch_limits(max_tokens=max_tokens)
         return max_tokens
 
@@ -158,11 +171,12 @@ class RunOptions(_Options):
     """``True``: the user prediction cache; a path: that SQLite file; a :class:`PredictionCache`;
     ``False``/``None``: none."""
     bootstrap: int = 1000
-    """Bootstrap resamples for the intervals (0: none)."""
+    """Bootstrap resamples for the 95% CIs (0: none)."""
     seed: int = 0
     """The seed of the bootstrap and of the ``limit`` subset."""
     limit: int | None = None
-    """Audit a stratified subset of about this many samples (:func:`nlibias.jobs.subset.stratified_subset`)."""
+    """Audit a stratified subset of about N samples: pro/anti pairs kept whole, every subtopic,
+    drawn with the seed (recorded in metrics.json under subset). For a quick first look."""
     progress: bool = True
     """Progress bars (shown only on a terminal)."""
 
