@@ -541,6 +541,24 @@ def test_speed_settings_are_checked_where_the_config_is_read(tmp_path: Path) -> 
         load_config(path)
 
 
+@pytest.mark.parametrize(
+    ("section", "key", "value", "reason"),
+    [
+        ("mlm", "max_tokens", "0", "max_tokens is 0; give a positive number of tokens a batch may hold"),
+        ("filter", "max_batch_size", "x", "max_batch_size is 'x'; give a positive number of inputs"),
+    ],
+)
+def test_batch_limits_in_a_config_file_are_refused_in_the_backends_words(
+    tmp_path: Path, section: str, key: str, value: str, reason: str
+) -> None:
+    """The one check of a batch limit (models/batching.check_batch_limits) speaks for the file
+    too, at its line and key (it said pydantic's "Input should be greater than or equal to 1")."""
+    path = tmp_path / "limits.yaml"
+    path.write_text(f"{section}:\n  {key}: {value}\n")
+    with pytest.raises(SourceError, match=rf"limits\.yaml:2: field {section}\.{key}: {re.escape(reason)}"):
+        load_config(path)
+
+
 @pytest.mark.usefixtures("one_torch_thread")  # restores torch's process-wide thread count
 def test_default_classifier_passes_the_speed_flags_to_the_backend(tiny_nli_dir: Path) -> None:
     import torch

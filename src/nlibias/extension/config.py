@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.textio.text_files import read_text
@@ -98,8 +106,20 @@ class DeviceConfig(_Strict):
     dtype: str | None = None
     threads: int | None = Field(default=None, ge=1)
     """torch CPU threads while this stage runs (default: one per core)."""
-    max_tokens: int = Field(default=8192, ge=1)
-    max_batch_size: int = Field(default=128, ge=1)
+    max_tokens: int = 8192
+    max_batch_size: int = 128
+
+    @field_validator("max_tokens", "max_batch_size", mode="before")
+    @classmethod
+    def _batch_limit(cls, value: Any, info: ValidationInfo) -> Any:
+        """The backends' one check of a batch limit, refused with its words when the file is read."""
+        from nlibias.models.batching import check_batch_limits
+
+        try:
+            check_batch_limits(**{str(info.field_name): value})
+        except ConfigError as error:  # a ValueError is what pydantic names with its file, line and key
+            raise ValueError(str(error)) from None
+        return value
 
 
 class MLMConfig(DeviceConfig):
