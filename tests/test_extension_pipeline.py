@@ -532,7 +532,7 @@ def test_speed_settings_are_checked_where_the_config_is_read(tmp_path: Path) -> 
     path = tmp_path / "flags.yaml"
     path.write_text("filter:\n  models:\n    - model: a\n      quantize: int4\n")
     with pytest.raises(
-        SourceError, match=r"flags\.yaml:3: field filter\.models\.0: quantize='int4' is not supported"
+        SourceError, match=r"flags\.yaml:3: field filter\.models\.0: quantize is 'int4'; give int8"
     ) as refused:
         load_config(path)
     assert (refused.value.line, refused.value.field) == (3, "filter.models.0")

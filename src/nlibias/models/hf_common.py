@@ -331,7 +331,7 @@ def set_torch_threads(threads: int | None) -> None:
     >>> set_torch_threads(0)
     Traceback (most recent call last):
     ...
-    nlibias.errors.ConfigError: threads must be a positive integer (got 0); leave it unset for one thread per CPU core
+    nlibias.errors.ConfigError: threads is 0; give a positive number of threads, or leave it unset for one per CPU core
     """
     if threads is None:
         return
@@ -350,19 +350,19 @@ def check_speed_values(
     >>> check_speed_values(quantize="int4")
     Traceback (most recent call last):
     ...
-    nlibias.errors.ConfigError: quantize='int4' is not supported (use int8, or leave it unset)
+    nlibias.errors.ConfigError: quantize is 'int4'; give int8, or leave it unset
     """
     if quantize is not None and quantize not in QUANTIZE_MODES:
         raise ConfigError(
-            f"quantize={quantize!r} is not supported (use {', '.join(QUANTIZE_MODES)}, or leave it unset)",
+            f"quantize is {quantize!r}; give {' or '.join(QUANTIZE_MODES)}, or leave it unset",
             parameter="quantize",
         )
     if not isinstance(compile, bool):
-        raise ConfigError(f"compile must be true or false (got {compile!r})", parameter="compile")
+        raise ConfigError(f"compile is {compile!r}; pass True or False", parameter="compile")
     if threads is not None and (not is_int(threads) or threads < 1):
         raise ConfigError(
-            f"threads must be a positive integer (got {threads!r}); "
-            "leave it unset for one thread per CPU core",
+            f"threads is {threads!r}; give a positive number of threads, or leave it unset for one "
+            "per CPU core",
             parameter="threads",
         )
 
