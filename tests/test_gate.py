@@ -261,3 +261,32 @@ def test_rules_built_in_python_are_held_to_the_files_rules(
     with pytest.raises(ConfigError, match=message) as refused:
         gate(runs["copy"], runs["base"], rules=GateRules.model_validate({"measures": measures}))
     assert refused.value.parameter == "rules"
+
+
+@pytest.mark.parametrize(
+    ("recorded", "said"),
+    [
+        (None, "field run.samples: this run records no samples file"),
+        (
+            "gone/samples.jsonl",
+            "field run.samples: the samples this run scored are not at 'gone/samples.jsonl'",
+        ),
+    ],
+)
+def test_a_run_whose_samples_cannot_be_found_says_what_it_recorded(
+    runs: dict[str, Path], tmp_path: Path, recorded: str | None, said: str
+) -> None:
+    """The run's record decides the words: no file recorded, or a file that is not there (it once
+    said "not at None" for a run that records none)."""
+    run = tmp_path / "run"
+    shutil.copytree(runs["base"], run)
+    (run / "manifest.json").unlink()
+    metrics = json.loads((run / "metrics.json").read_text())
+    metrics["run"]["samples"] = recorded
+    (run / "metrics.json").write_text(json.dumps(metrics))
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("measures:\n  bbnli_bias_score:\n    max_abs: 5\n")
+    result = runner.invoke(app, ["gate", str(run), "--rules", str(rules)])
+    assert result.exit_code == 2, result.output
+    assert said in " ".join(result.output.split()), result.output
+    assert "None" not in result.output

@@ -132,10 +132,18 @@ def _samples_path(run: Path, metrics: Mapping[str, Any], samples: str | Path | N
     for path in candidates:
         if path.exists():
             return path
+    if isinstance(recorded, str) and recorded:
+        reason = (
+            f"the samples this run scored are not at {recorded!r} (looked for from the working "
+            "directory, the run directory and each folder above it)"
+        )
+    elif candidates:  # only the manifest's absolute path
+        reason = f"the samples this run scored are not at {str(candidates[0])!r}"
+    else:
+        reason = "this run records no samples file"
     raise SourceError(
-        run / "metrics.json", "run.samples", f"the samples this run scored are not at {recorded!r}",
-        fix="pass samples (the samples file the runs audited)",
-    )  # fmt: skip
+        run / "metrics.json", "run.samples", reason, fix="pass samples (the samples file the runs audited)"
+    )
 
 
 def _load(run_dir: str | Path, samples: str | Path | None) -> _RunData:
