@@ -72,7 +72,7 @@ def test_model_set_reads_each_field_once_and_names_its_kinds() -> None:
         ["fake:a", "roberta-large-mnli"], "openai:http://h/v1#m", "true", mlm="bert-base-uncased",
         causal=["gpt2", "openai:http://h/v1#c"], tp_variants="whole",
     )  # fmt: skip
-    assert models.prompts == ("true",) and models.tp_variants == ("whole",)
+    assert [style.name for style in models.prompts] == ["true"] and models.tp_variants == ("whole",)
     assert models.kinds() == [
         ("models", "classifier"), ("generative", "generative"), ("mlm", "sentence-logprob"),
         ("causal", "sentence-logprob"),
@@ -80,7 +80,7 @@ def test_model_set_reads_each_field_once_and_names_its_kinds() -> None:
     assert models.servers() == ["openai:http://h/v1#m", "openai:http://h/v1#c"]
     # what a dtype applies to: no fake, no server
     assert models.loading_weights_here() == ["roberta-large-mnli", "gpt2", "bert-base-uncased"]
-    assert ModelSet.of(models) is models and not ModelSet() and bool(ModelSet.of(mlm="m"))
+    assert ModelSet.of(models) == models and not ModelSet() and bool(ModelSet.of(mlm="m"))
     with pytest.raises(ConfigError, match=r"^generative: 'fake:' names no model") as caught:
         ModelSet.of(generative="fake:")
     assert caught.value.parameter == "generative"
@@ -100,9 +100,46 @@ def test_every_model_input_is_refused_before_the_first_classifier_loads(
 ) -> None:
     from nlibias.runtime.build import build_predictors
 
-    # the classifier is named first and does not exist: had it been built first, its missing
-    # directory would be the error (before, a bad prompt file or concurrency was refused only after
-    # every classifier had loaded, minutes into a real audit)
+    # the classifier is named first and is no model (a hub id neither cached nor reachable): had it
+    # been built first, its loading would be the error (before, a bad prompt file or concurrency
+    # was refused only after every classifier had loaded, minutes into a real audit)
     with pytest.raises(ConfigError) as caught:
-        build_predictors(ModelSet.of(["./no/such/classifier"], **asked), options=ModelOptions.of(**options))
+        build_predictors(
+            ModelSet.of(["nlibias-tests/no-such-classifier"], **asked), options=ModelOptions.of(**options)
+        )
     assert caught.value.parameter == parameter
+
+
+def test_a_model_set_made_directly_is_read_when_it_is_used() -> None:
+    """``ModelSet(generative=...)`` (not ``of``) holds no styles read: the builder checks it again
+    and asks the paper's two styles, instead of building no generative predictor at all."""
+    from nlibias.runtime.build import build_predictors
+
+    direct = ModelSet(generative=("fake:g",))
+    names = [p.name for p in build_predictors(direct)]
+    assert names == ["g|prompt=true|scored", "g|prompt=entailed|scored"]
+    made = ModelSet.of(["fake:a"], "fake:g", "true")
+    assert ModelSet.of(made) == made  # a set made by of passes as it was
+
+
+def test_model_set_reads_its_prompt_styles_when_it_is_made(tmp_path: Path) -> None:
+    from nlibias.models.generative.prompts import PROMPT_STYLES, PromptStyle
+
+    mine = tmp_path / "mine.txt"
+    mine.write_text("{premise}\nIs it true that {hypothesis}? Answer yes or no.", encoding="utf-8")
+    models = ModelSet.of(generative="fake:g", prompts=["entailed", str(mine)])
+    assert [(s.name, s.origin) for s in models.prompts] == [("entailed", "builtin"), ("mine", str(mine))]
+    assert ModelSet.of(generative="fake:g").prompts == tuple(PROMPT_STYLES.values())  # none: the paper's two
+    assert not ModelSet.of(["fake:a"]).prompts
+    # styles already read pass as they are, beside names; each style once
+    short = PromptStyle("short", "{premise} / {hypothesis}?")
+    assert ModelSet.of(generative="fake:g", prompts=[short, "true"]).prompts == (short, PROMPT_STYLES["true"])
+    assert ModelSet.of(generative="fake:g", prompts=short).prompts == (short,)
+    with pytest.raises(ConfigError, match="prompt style 'true' given twice") as twice:
+        ModelSet.of(generative="fake:g", prompts=[PROMPT_STYLES["true"], "true"])
+    assert twice.value.parameter == "prompts"
+    # prompts with no generative LM: refused before any file is read
+    with pytest.raises(ConfigError, match=r"^prompts apply to generative models; name one in") as none:
+        ModelSet.of(["fake:a"], prompts=["/no/such/prompts.yaml"])
+    assert none.value.parameter == "prompts"
+    assert hash(models) == hash(ModelSet.of(generative="fake:g", prompts=["entailed", str(mine)]))

@@ -348,14 +348,14 @@ def test_a_kind_the_benchmark_cannot_score_is_refused_before_any_model_loads(
     with pytest.raises(ConfigError) as error:
         run_audit(
             samples,
-            ModelSet.of(**{option: ["/no/such/model"]}),
+            ModelSet.of(**{option: ["org/model"]}),
             run=RunOptions(cache=False, bootstrap=0, progress=False),
         )
     assert error.value.parameter == parameter and message in str(error.value)
 
     flag = {"models": "--model", "generative": "--generative", "mlm": "--mlm", "causal": "--causal"}[option]
     out = tmp_path / "run"
-    cli = CliRunner().invoke(app, ["audit", "--samples", str(samples), flag, "/no/such/model", "--out", str(out),
+    cli = CliRunner().invoke(app, ["audit", "--samples", str(samples), flag, "org/model", "--out", str(out),
                                    "--no-cache", "--quiet"])  # fmt: skip
     assert cli.exit_code == 2, cli.output
     assert "Traceback" not in cli.output and len(cli.output.strip().splitlines()) == 1
@@ -376,9 +376,45 @@ def test_wq_nli_takes_classifiers_and_sentence_scorers(
     with pytest.raises(AssertionError, match="about to be loaded"):  # the check let both kinds through
         run_audit(
             tmp_path / "wq",
-            ModelSet.of(["fake:a"], mlm=["/m"], causal=["/c"]),
+            ModelSet.of(["fake:a"], mlm=["org/m"], causal=["org/c"]),
             run=RunOptions(cache=False, progress=False),
         )
+
+
+@pytest.mark.parametrize("field", ["models", "generative", "mlm", "causal"])
+def test_a_missing_model_path_is_refused_under_its_field_before_any_model_loads(
+    tmp_path: Path, wq_nli_csv: Path, no_model_loads: None, field: str
+) -> None:
+    # once a missing mlm/causal path was refused only when that scorer loaded, after every NLI
+    # classifier had, under the loader's own parameter (name_or_path)
+    from typer.testing import CliRunner
+
+    import nlibias
+    from nlibias.cli.main import app
+    from nlibias.jobs.expand import expand_to_dir
+
+    small = tmp_path / "wq.csv"
+    small.write_text("".join(wq_nli_csv.read_text(encoding="utf-8").splitlines(True)[:3]), encoding="utf-8")
+    expand_to_dir("wq-nli", tmp_path / "wq", small)
+    asked = {"models": ["fake:a"], field: "./no/such/dir"}
+    with pytest.raises(ConfigError, match="no such file or directory") as error:
+        nlibias.audit(tmp_path / "wq", **asked, cache=False, bootstrap=0, progress=False)  # type: ignore[arg-type]
+    assert error.value.parameter == field and "'./no/such/dir'" in str(error.value)
+
+    flag = {"models": "--model", "generative": "--generative", "mlm": "--mlm", "causal": "--causal"}[field]
+    cli = CliRunner().invoke(app, ["audit", "--samples", str(tmp_path / "wq"), flag, "./no/such/dir",
+                                   "--out", str(tmp_path / "run"), "--no-cache", "--quiet"])  # fmt: skip
+    assert cli.exit_code == 2 and "no such file or directory" in cli.output, cli.output
+    assert "Traceback" not in cli.output and not (tmp_path / "run").exists()
+
+
+def test_only_a_name_that_can_only_be_a_path_is_looked_for(tmp_path: Path) -> None:
+    # the fake, a prompted classifier, servers and hub ids are no local paths; a directory that exists passes
+    models = ModelSet.of(
+        ["fake:/a/b/c", "prompt:org/lm?prompt=p.txt", str(tmp_path)], ["openai:http://h/v1#o/m/x"],
+        mlm=["org/m", str(tmp_path)], causal=["openai-completions:http://h/v1#a/b/c", "gpt2"],
+    )  # fmt: skip
+    assert models.mlm == ("org/m", str(tmp_path)) and len(models.models) == 3
 
 
 def test_audit_samples_refuses_a_predictor_of_a_kind_the_benchmark_cannot_score(

@@ -50,14 +50,12 @@ def build_predictors(
     ...
     nlibias.errors.ConfigError: device and devices exclude each other: devices lists every device to use
     """
-    from nlibias.models.generative.prompts import resolve_prompt_styles
     from nlibias.models.hf_common import set_torch_threads
 
-    models = ModelSet.of(models)
+    models = ModelSet.of(models)  # its names, model paths and prompt files were checked when it was made
     placed = [d.strip() for d in options.devices if d.strip()]
-    _check_options(models, options)  # every option and prompt file is checked before a model loads
+    _check_options(models, options)  # every option is checked before a model loads
     _check_placement(options.device, placed, options.ray_address)
-    styles = resolve_prompt_styles(list(models.prompts)) if models.generative else []
     set_torch_threads(options.threads)  # process-wide: the generative LMs run with it too
     loading: dict[str, Any] = dict(
         label_map=_label_map(options.label_map, models.classifier_specs), revision=options.revision,
@@ -67,7 +65,7 @@ def build_predictors(
     predictors = [
         m if isinstance(m, Predictor) else _classifier(m, loading, placed, options) for m in models.models
     ]
-    predictors += _generative(models.generative, styles, options)
+    predictors += _generative(models.generative, models.prompts, options)
     if models.mlm or models.causal:
         from nlibias.runtime.sentence_logprob import build_sentence_predictors
 
@@ -80,9 +78,9 @@ def build_predictors(
 
 def _check_options(models: ModelSet, options: ModelOptions) -> None:
     """Refuse speed settings out of range or for no classifier, a dtype no model takes
-    (:func:`_check_dtype_applies`), a concurrency for no server and prompts for no generative
-    LM; an empty model name was refused when the set was made (:meth:`ModelSet.of`), the answer
-    mode when the options were (:class:`ModelOptions`)."""
+    (:func:`_check_dtype_applies`) and a concurrency for no server; an empty model name, a
+    missing model path and prompts for no generative LM were refused when the set was made
+    (:meth:`ModelSet.of`), the answer mode when the options were (:class:`ModelOptions`)."""
     from nlibias.models.hf_common import check_speed_values
 
     _check_dtype_applies(options.dtype, models)
@@ -99,10 +97,6 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
     if options.concurrency is not None and not models.servers():
         raise option_applies_to_nothing(
             "concurrency", "generative models behind a server", fix="add openai:URL#MODEL to generative"
-        )
-    if models.prompts and not models.generative:
-        raise option_applies_to_nothing(
-            "prompts", "generative models", plural=True, fix="name one in generative"
         )
 
 

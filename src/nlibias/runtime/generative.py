@@ -199,8 +199,8 @@ def build_generative_predictors(
     **backend_options: Any,
 ) -> list[GenerativePredictor]:
     """One predictor per prompt style (read from names and files by
-    :func:`~nlibias.models.generative.prompts.resolve_prompt_styles`, once for every model),
-    sharing one backend (a model is loaded once, lazily). ``cache`` is used when ``predict`` is
+    :func:`~nlibias.models.generative.prompts.resolve_prompt_styles`, once for every model: an
+    audit's when its :class:`~nlibias.runtime.model_set.ModelSet` is made), sharing one backend (a model is loaded once, lazily). ``cache`` is used when ``predict`` is
     called without one.
 
     >>> from nlibias.models.generative.prompts import PROMPT_STYLES

@@ -2,16 +2,17 @@
 
 An audit may ask several kinds of model at once: NLI classifiers (``models``: names, paths,
 ``fake:NAME``, ``prompt:MODEL``, or objects that keep the predictor contract), generative LMs
-(``generative``, each asked with every style in ``prompts``) and language models that score
-sentence pairs (``mlm``: masked; ``causal``: causal LMs or servers; each under every
-``tp_variants`` entry). The set is what :func:`nlibias.jobs.audit.run_audit` and
-:func:`nlibias.runtime.build.build_predictors` take; it says which predictor kinds it asks for
-(so a benchmark can refuse a kind before any model loads) and which of its models load their
-weights here (so an option none of them takes is refused).
+(``generative``, each asked with every style in ``prompts``, read here from their names and
+files) and language models that score sentence pairs (``mlm``: masked; ``causal``: causal LMs or
+servers; each under every ``tp_variants`` entry). A name that can only be a local path and names
+nothing is refused here, before any model loads. The set is what
+:func:`nlibias.jobs.audit.run_audit` and :func:`nlibias.runtime.build.build_predictors` take; it
+says which predictor kinds it asks for (so a benchmark can refuse a kind before any model loads)
+and which of its models load their weights here (so an option none of them takes is refused).
 
 >>> models = ModelSet.of(["fake:a"], generative="fake:g", prompts=["true"], causal="openai:http://h/v1#m")
->>> models.kinds()
-[('models', 'classifier'), ('generative', 'generative'), ('causal', 'sentence-logprob')]
+>>> models.kinds(), [style.name for style in models.prompts]
+([('models', 'classifier'), ('generative', 'generative'), ('causal', 'sentence-logprob')], ['true'])
 >>> models.servers()
 ['openai:http://h/v1#m']
 >>> ModelSet.of("fake:a").models  # one name is one model, not its letters
@@ -25,8 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlibias.errors import ConfigError
+from nlibias.models.generative.prompts import PromptStyle, resolve_prompt_styles
+from nlibias.models.mlm.model_names import check_model_path
 from nlibias.models.tp.base import check_variant
 from nlibias.runtime.contract import Predictor
+from nlibias.schema.arguments import option_applies_to_nothing
 from nlibias.schema.model_keys import check_model_spec
 from nlibias.schema.model_ref import ModelRef
 from nlibias.schema.predictor_kinds import PredictorKind
@@ -52,8 +56,9 @@ class ModelSet:
     """NLI classifiers: specs, or predictor objects used as they are."""
     generative: tuple[str, ...] = ()
     """Generative LMs, asked yes/no questions."""
-    prompts: tuple[str, ...] = ()
-    """The generative LMs' prompt styles (``true``, ``entailed``, files); none: both of the paper's."""
+    prompts: tuple[PromptStyle, ...] = ()
+    """The generative LMs' prompt styles, read (from ``true``, ``entailed`` or files; none named:
+    both of the paper's); empty when no generative LM is asked for."""
     mlm: tuple[str, ...] = ()
     """Masked LMs scoring sentence pairs."""
     causal: tuple[str, ...] = ()
@@ -66,30 +71,44 @@ class ModelSet:
         cls,
         models: ModelSpec | Sequence[ModelSpec] | ModelSet = (),
         generative: str | Sequence[str] = (),
-        prompts: str | Sequence[str] = (),
+        prompts: str | PromptStyle | Sequence[str | PromptStyle] = (),
         *,
         mlm: str | Sequence[str] = (),
         causal: str | Sequence[str] = (),
         tp_variants: str | Sequence[str] = ("shared",),
     ) -> ModelSet:
         """The set from one name or several per field (a bare string is one name), each name
-        checked (:func:`~nlibias.schema.model_keys.check_model_spec`); a set given as ``models``
-        is returned as it is.
+        checked (:func:`~nlibias.schema.model_keys.check_model_spec`), and a name that can only
+        be a local path and names nothing refused under its field
+        (:func:`~nlibias.models.mlm.model_names.check_model_path`). The prompt styles are read
+        (:func:`~nlibias.models.generative.prompts.resolve_prompt_styles`; styles already read
+        are kept) when a generative LM is asked for, and refused when none is. A set given as
+        ``models`` is checked again (one made directly, not by ``of``, holds its prompts unread).
 
         >>> ModelSet.of(["fake:a", 3])
         Traceback (most recent call last):
         nlibias.errors.ConfigError: models must be names (strings) or predictors, got 3
+        >>> ModelSet.of(["fake:a"], mlm="./no/such/dir")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        nlibias.errors.ConfigError: mlm './no/such/dir': the local path ./no/such/dir does not exist ...
         """
-        if isinstance(models, ModelSet):
-            return models
+        if isinstance(models, ModelSet):  # checked again: one made directly holds prompts unread
+            return cls.of(
+                models.models, models.generative, models.prompts, mlm=models.mlm, causal=models.causal,
+                tp_variants=models.tp_variants,
+            )  # fmt: skip
         given: dict[str, Any] = {
-            "models": models, "generative": generative, "prompts": prompts, "mlm": mlm, "causal": causal,
-            "tp_variants": tp_variants,
+            "models": models, "generative": generative, "mlm": mlm, "causal": causal, "tp_variants": tp_variants,
         }  # fmt: skip
-        checked = cls(**{name: _names(value, name) for name, value in given.items()})
-        for variant in checked.tp_variants:  # before any model loads, not when the scorers are built
+        named = {name: _names(value, name) for name, value in given.items()}
+        asked = _prompts_asked(prompts, bool(named["generative"]))
+        for variant in named["tp_variants"]:  # before any model loads, not when the scorers are built
             check_variant(variant)
-        return checked
+        for field in SPEC_KINDS:
+            for spec in named[field]:
+                if isinstance(spec, str):
+                    check_model_path(spec, parameter=field)
+        return cls(**named, prompts=_read_prompts(asked) if named["generative"] else ())
 
     def kinds(self) -> list[tuple[str, str]]:
         """The (field, predictor kind) pairs asked for, each once (a predictor object: its own kind)."""
@@ -120,18 +139,49 @@ class ModelSet:
         return any(getattr(self, field) for field in SPEC_KINDS)
 
 
+def _prompts_asked(prompts: Any, generative: bool) -> tuple[str | PromptStyle, ...]:
+    """The prompt styles named or given (a bare string or style is one), each name checked;
+    refused when no generative LM would be asked with them, before any file is read."""
+    asked = _names(prompts, "prompts")
+    if asked and not generative:
+        raise option_applies_to_nothing(
+            "prompts", "generative models", plural=True, fix="name one in generative"
+        )
+    return asked
+
+
+def _read_prompts(asked: Sequence[str | PromptStyle]) -> tuple[PromptStyle, ...]:
+    """The styles of each name or file (none asked: both of the paper's), a style given already
+    read kept as it is; a style name given twice is refused, as
+    :func:`~nlibias.models.generative.prompts.resolve_prompt_styles` refuses it."""
+    read = [
+        s
+        for item in asked
+        for s in ([item] if isinstance(item, PromptStyle) else resolve_prompt_styles([item]))
+    ]
+    return tuple(resolve_prompt_styles([s.name for s in read], extra={s.name: s for s in read}))
+
+
+_OBJECTS: dict[str, tuple[type, str]] = {
+    "models": (Predictor, "predictors"),
+    "prompts": (PromptStyle, "prompt styles"),
+}
+"""The fields that take objects beside names: the objects' type, and what they are called."""
+
+
 def _names(value: Any, parameter: str) -> tuple[Any, ...]:
     """A tuple of names from one or several (a bare string is one name, not its letters); a
-    model may be an object keeping the predictor contract only in ``models``."""
-    if isinstance(value, str | Predictor):
+    model may be an object keeping the predictor contract only in ``models``, a prompt style one
+    already read only in ``prompts``."""
+    kind, called = _OBJECTS.get(parameter, (str, ""))
+    if isinstance(value, (str, kind)):
         value = [value]
     names = tuple(value)
     for name in names:
         if isinstance(name, str):
             check_model_spec(name, parameter, classifier=parameter == "models")
-    allowed = (str, Predictor) if parameter == "models" else (str,)
-    wrong = [n for n in names if not isinstance(n, allowed)]
+    wrong = [n for n in names if not isinstance(n, (str, kind))]
     if wrong:
-        what = "names (strings) or predictors" if parameter == "models" else "names (strings)"
+        what = f"names (strings) or {called}" if called else "names (strings)"
         raise ConfigError(f"{parameter} must be {what}, got {wrong[0]!r}", parameter=parameter)
     return names

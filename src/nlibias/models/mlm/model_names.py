@@ -3,17 +3,20 @@ parameter that named the model.
 
 A model name is a hub id (``org/model``) or a local path; a name that can only be a path (it
 starts with ``/``, ``./``, ``../`` or ``~``, holds a backslash or more than one ``/``, or names a
-``.gguf`` file) and does not exist is
-refused here, saying so, instead of being sent to the hub, whose answer ("Repo id must be in the
-form ...") says nothing about a mistyped path. The loaders below (masked LM, causal LM, NLI
-classifier, sentence scorer) name their own generic parameter (``name_or_path``, ``mlm``,
-``causal``, ``generative``, ``model``); :func:`loading_as` renames it to the parameter the user
-gave the name under (``fill_model``, ``compare_fill``, ``classifiers``, ``her_model``).
+``.gguf`` file) and does not exist is refused here, saying so, instead of being sent to the hub,
+whose answer ("Repo id must be in the form ...") says nothing about a mistyped path; an audit's
+models are checked so when their set is made (:meth:`nlibias.runtime.model_set.ModelSet.of`),
+before any of them loads. The loaders below (masked LM, causal LM, NLI classifier, sentence
+scorer) name their own generic parameter (``name_or_path``, ``mlm``, ``causal``, ``generative``,
+``model``); :func:`loading_as` renames it to the parameter the user gave the name under
+(``fill_model``, ``compare_fill``, ``classifiers``, ``her_model``).
 
 >>> model_path("causal:./models/x?beam=4"), model_path("bert-base-cased"), model_path("mlm:~/m@v1")
 ('./models/x', None, '~/m')
 >>> model_path("runs/a/model"), model_path("org/name"), model_path("openai:http://h:8000/v1#m")
 ('runs/a/model', None, None)
+>>> model_path("fake:/a/b/c"), model_path("prompt:./m/x?prompt=p.txt"), model_path("openai:https://h/v1#o/m/x")
+(None, None, None)
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ def check_model_path(spec: str, *, parameter: str) -> None:
     if path is not None and not Path(path).expanduser().exists():
         raise ConfigError(
             f"{parameter} {spec!r}: the local path {path} does not exist "
-            "(check the path; a hub model is named org/name)",
+            "(no such file or directory; check the path, or name a hub model as org/name)",
             parameter=parameter,
         )
 
