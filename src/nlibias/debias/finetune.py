@@ -29,8 +29,8 @@ from typing import Any, cast
 
 from nlibias.debias.checkpoints import disk_full_named, final_step, usable_checkpoint
 from nlibias.debias.finetune_checks import (
+    check_base_model,
     check_max_length,
-    check_model_path,
     check_options,
     check_training_set,
 )
@@ -323,7 +323,7 @@ def finetune(
     )
     _require_training_packages()
     settings = finetune_settings(model, chosen)
-    check_model_path(model)
+    check_base_model(model)
     train_set = check_training_set(train, chosen.split, "train")
     eval_set = None if eval_path is None else check_training_set(eval_path, chosen.eval_split, "eval_path")
     out = Path(out_dir).expanduser().absolute()

@@ -17,13 +17,13 @@ nlibias.errors.ConfigError: learning_rate must be a finite number above 0, not i
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from nlibias.debias.training_rows import TrainingSet, describe_training_set, iter_training_rows, source_kind
 from nlibias.errors import ConfigError
+from nlibias.models.mlm.model_names import check_model_path
 from nlibias.schema.arguments import is_int
 
 LR_SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "polynomial")
@@ -91,28 +91,19 @@ def check_options(
         )
 
 
-def looks_like_path(model: str) -> bool:
-    """Whether a model name is meant as a local path, not a hub id: it holds the path separator
-    and its first component exists, or starts with ``.``/``~``/``/``, or names a file type.
+def check_base_model(model: str) -> None:
+    """The model to fine-tune: a name that can only be a local path and names nothing is refused
+    by the project's one rule of it (:func:`~nlibias.models.mlm.model_names.check_model_path`),
+    not sent to the hub; a path that exists must be a model directory.
 
-    >>> looks_like_path("bert-base-uncased"), looks_like_path("./runs/bert"), looks_like_path("~/m")
-    (False, True, True)
+    >>> check_base_model("./no/such/model")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: model './no/such/model': the local path ./no/such/model does not exist ...
     """
-    if model.startswith((".", "~", "/", os.sep)):
-        return True
-    if os.sep in model or "/" in model:
-        first = model.replace(os.sep, "/").split("/", 1)[0]
-        return Path(first).exists()
-    return False
-
-
-def check_model_path(model: str) -> None:
-    """A model meant as a local path that does not exist: say so (not "cannot reach the hub")."""
     if not model.strip():
         raise ConfigError("model is empty: give a hub name or a model directory", parameter="model")
+    check_model_path(model, parameter="model")
     path = Path(model).expanduser()
-    if not path.exists() and looks_like_path(model):
-        raise ConfigError(f"model directory {model} does not exist", parameter="model")
     if path.exists() and not (path.is_dir() and (path / "config.json").is_file()):
         raise ConfigError(
             f"{model} is not a model directory (no config.json): give one written by save_pretrained "

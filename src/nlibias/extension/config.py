@@ -278,18 +278,15 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
     ('filter.compare_fills', "'fake' is the fill model itself; compare the fill model with another one")
     """
     from nlibias.models.mlm.causal_fill import split_fill_spec
-    from nlibias.models.mlm.model_names import model_path
+    from nlibias.models.mlm.model_names import missing_path
 
     named = [("mlm.model", config.mlm.model)]
     named += [("filter.compare_fills", spec) for spec in config.filter.compare_fills]
     named += [("filter.models", spec.model) for spec in config.filter.models]
     for key, spec in named:
-        path = model_path(spec)
-        if path is not None and not Path(path).expanduser().exists():
-            return (
-                key,
-                f"{spec!r}: the local path {path} does not exist (check the path; a hub model is named org/name)",
-            )
+        problem = missing_path(spec)
+        if problem is not None:
+            return key, f"{spec!r}: {problem}"
     if config.mlm.model in config.filter.compare_fills:
         return "filter.compare_fills", (
             f"{config.mlm.model!r} is the fill model itself; compare the fill model with another one"

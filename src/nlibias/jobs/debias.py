@@ -29,7 +29,7 @@ from nlibias.debias.finetune import (
     finetune_inputs,
     finetune_settings,
 )
-from nlibias.debias.finetune_checks import check_model_path, check_training_set
+from nlibias.debias.finetune_checks import check_base_model, check_training_set
 from nlibias.debias.her_resolver import check_her
 from nlibias.debias.occupation_match import MATCH_RULES
 from nlibias.debias.training_rows import TrainingSet
@@ -302,7 +302,7 @@ def _check_inputs(
         finetune_settings(models[0], replace(options, seed=first_or_last))
     swap_list_named(augment.get("word_list", "winobias"))
     for model in models:
-        check_model_path(model)
+        check_base_model(model)
     if premises is not None and not Path(premises).expanduser().is_file():
         raise ConfigError(f"premises file {premises} does not exist", parameter="premises")
     train_set = check_training_set(train, options.split, "train")

@@ -50,6 +50,24 @@ def model_path(spec: str) -> str | None:
     return None
 
 
+def missing_path(spec: str) -> str | None:
+    """Why a model name that can only be a local path names nothing (``None``: it names
+    something, or it may be a hub id): the one wording of it, whoever reports it.
+
+    >>> missing_path("./no/such/model")
+    'the local path ./no/such/model does not exist (no such file or directory; check the path, or name a hub model as org/name)'
+    >>> missing_path("org/name") is None
+    True
+    """
+    path = model_path(spec)
+    if path is None or Path(path).expanduser().exists():
+        return None
+    return (
+        f"the local path {path} does not exist "
+        "(no such file or directory; check the path, or name a hub model as org/name)"
+    )
+
+
 def check_model_path(spec: str, *, parameter: str) -> None:
     """Refuse a model name that can only be a local path and names nothing.
 
@@ -57,13 +75,9 @@ def check_model_path(spec: str, *, parameter: str) -> None:
     Traceback (most recent call last):
     nlibias.errors.ConfigError: fill_model '/no/such/model': the local path /no/such/model does not exist ...
     """
-    path = model_path(spec)
-    if path is not None and not Path(path).expanduser().exists():
-        raise ConfigError(
-            f"{parameter} {spec!r}: the local path {path} does not exist "
-            "(no such file or directory; check the path, or name a hub model as org/name)",
-            parameter=parameter,
-        )
+    problem = missing_path(spec)
+    if problem is not None:
+        raise ConfigError(f"{parameter} {spec!r}: {problem}", parameter=parameter)
 
 
 @contextlib.contextmanager
