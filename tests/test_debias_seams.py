@@ -125,6 +125,21 @@ def test_a_model_path_that_does_not_exist_is_named(toy: dict[str, Path], tmp_pat
         assert error.value.parameter == "model"
 
 
+def test_a_hub_id_is_not_taken_for_a_path_when_a_folder_of_its_org_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``org/name`` is a hub id even where ./org exists (transformers sends it to the hub when
+    ./org/name does not exist); a finetune once refused it as a missing model directory."""
+    from nlibias.debias.finetune_checks import check_base_model
+
+    (tmp_path / "FacebookAI").mkdir()
+    monkeypatch.chdir(tmp_path)
+    check_base_model("FacebookAI/roberta-base")  # not refused
+    with pytest.raises(ConfigError, match="does not exist") as error:
+        check_base_model("./FacebookAI/roberta-base")
+    assert error.value.parameter == "model"
+
+
 def test_a_truncated_weights_file_names_the_file(toy: dict[str, Path], tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     shutil.copytree(toy["base"], broken)
