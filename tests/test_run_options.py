@@ -110,6 +110,22 @@ def test_every_model_input_is_refused_before_the_first_classifier_loads(
     assert caught.value.parameter == parameter
 
 
+def test_audit_takes_prompt_styles_already_read(tmp_path: Path) -> None:
+    """``nlibias.audit`` passes PromptStyle objects (a notebook's own prompt) as ModelSet.of does;
+    its argument check once refused anything but names."""
+    from nlibias.models.generative.prompts import PromptStyle
+
+    expand_to_dir("bbnli", tmp_path / "bb")
+    short = PromptStyle("short", "{premise}\nIs it true that {hypothesis}? Answer yes or no.")
+    result = nlibias.audit(
+        tmp_path / "bb", generative="fake:g", prompts=[short, "true"], cache=False, bootstrap=0,
+        limit=40, progress=False,
+    )  # fmt: skip
+    assert sorted(result.metrics["models"]) == ["g|prompt=short|scored", "g|prompt=true|scored"]
+    with pytest.raises(ConfigError, match="prompts must be str, PromptStyle or a sequence"):
+        nlibias.audit(tmp_path / "bb", generative="fake:g", prompts=[3], cache=False)  # type: ignore[list-item]
+
+
 def test_a_model_set_made_directly_is_read_when_it_is_used() -> None:
     """``ModelSet(generative=...)`` (not ``of``) holds no styles read: the builder checks it again
     and asks the paper's two styles, instead of building no generative predictor at all."""

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from nlibias.jobs.validation import resolve as validation_resolve
     from nlibias.jobs.validation import status as validation_status
     from nlibias.models.base import NLIClassifier
+    from nlibias.models.generative.prompts import PromptStyle
     from nlibias.runtime.contract import Predictor, PredictorRun
     from nlibias.runtime.model_set import ModelSet
     from nlibias.runtime.options import CacheOption, ModelOptions, RunOptions
@@ -175,13 +176,14 @@ def expand(
         "Sample": "nlibias.schema",
         "Predictor": "nlibias.runtime.contract",
         "CacheOption": "nlibias.runtime.options",
+        "PromptStyle": "nlibias.models.generative.prompts",
     }
 )
 def audit(
     samples: Samples | str | Path | Sequence[Sample],
     models: str | Predictor | Sequence[str | Predictor] = (),
     generative: str | Sequence[str] = (),
-    prompts: str | Sequence[str] = (),
+    prompts: str | PromptStyle | Sequence[str | PromptStyle] = (),
     *,
     mlm: str | Sequence[str] = (),
     causal: str | Sequence[str] = (),
@@ -197,7 +199,8 @@ def audit(
     """Audit NLI classifiers (``models``: hub names, local directories, ``fake:NAME``, or your
     own model as an object keeping the :class:`Predictor` contract) and
     generative LMs (``generative``: ``smollm2``, ``hf:NAME``, ``gguf:PATH``,
-    ``openai:URL#MODEL``, asked with each of ``prompts``: ``true``, ``entailed`` or prompt files)
+    ``openai:URL#MODEL``, asked with each of ``prompts``: ``true``, ``entailed``, prompt files or
+    :class:`~nlibias.models.generative.prompts.PromptStyle` objects)
     on ``samples``; as ``nlibias audit``. ``mlm=`` / ``causal=`` add language models scoring the
     samples' sentence pairs (token-probability bias; ``tp_variants=["shared", "whole"]``).
     ``cache``: True (the user prediction cache), False, or a file. ``limit``: audit a stratified
