@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from nlibias.errors import ConfigError, SourceError
 from nlibias.models.generative.prompts import (
     PROMPT_STYLES,
     THREE_WAY_ANSWERS,
+    PromptStyle,
     load_prompt_file,
     resolve_prompt_styles,
     template_problem,
@@ -144,3 +146,22 @@ def test_unknown_style_and_duplicates_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="given twice"):
         resolve_prompt_styles(["true", "true"])
     assert [s.name for s in resolve_prompt_styles([])] == ["true", "entailed"]
+
+
+@pytest.mark.parametrize(
+    ("name", "template", "answers", "said"),
+    [
+        ("short", "Is {premise} true?", ("yes", "no"), "the template lacks {hypothesis}"),
+        ("short", "{premise} / {hypothesis} / {label}", ("yes", "no"), "unknown placeholder {label}"),
+        ("two words", "{premise} / {hypothesis}", ("yes", "no"), "its name is not valid"),
+        ("short", "{premise} / {hypothesis}", ("ja", "nein"), "is not an answer set"),
+    ],
+)
+def test_a_style_made_in_code_keeps_a_prompt_files_rules(
+    name: str, template: str, answers: tuple[str, ...], said: str
+) -> None:
+    """``nlibias.audit(prompts=[PromptStyle(...)])`` takes styles made in code: one without
+    ``{hypothesis}`` would ask every hypothesis of a premise the same question."""
+    with pytest.raises(ConfigError, match=re.escape(said)) as refused:
+        PromptStyle(name, template, answers)
+    assert refused.value.parameter == "prompts"

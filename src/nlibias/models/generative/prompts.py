@@ -60,49 +60,6 @@ _REQUIRED_FIELDS = ("premise", "hypothesis")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
-@dataclass(frozen=True)
-class PromptStyle:
-    """One way of asking a generative LM whether a hypothesis follows from a premise.
-
-    >>> style = PromptStyle("short", "P: {premise} H: {hypothesis} Yes, no or maybe?", THREE_WAY_ANSWERS)
-    >>> style.render("A.", "B."), style.label_of("maybe"), style.three_way
-    ('P: A. H: B. Yes, no or maybe?', 'neutral', True)
-    """
-
-    name: str
-    """Short id used in model keys (``smollm2|prompt=NAME|scored``): letters, digits, ``_.-``."""
-    template: str
-    """User message with ``{premise}`` and ``{hypothesis}`` (``{{``/``}}`` for literal braces)."""
-    answers: tuple[str, ...] = BINARY_ANSWERS
-    """``("yes", "no")`` or ``("yes", "no", "maybe")``."""
-    origin: str = "builtin"
-    """``builtin`` or the file the style was read from."""
-
-    @property
-    def three_way(self) -> bool:
-        return "maybe" in self.answers
-
-    @property
-    def labels(self) -> dict[str, Label]:
-        """Answer word → NLI label for this style's answer set."""
-        return dict(THREE_WAY_LABELS if self.three_way else BINARY_LABELS)
-
-    def label_of(self, answer: str | None) -> Label | None:
-        """The NLI label an answer word stands for (``None`` for no answer)."""
-        return None if answer is None else self.labels[answer]
-
-    def render(self, premise: str, hypothesis: str) -> str:
-        """The user message for one sample (premise and hypothesis inserted verbatim)."""
-        return self.template.format(premise=premise, hypothesis=hypothesis)
-
-
-PROMPT_STYLES: dict[str, PromptStyle] = {
-    "true": PromptStyle("true", PROMPT_1_TRUE),
-    "entailed": PromptStyle("entailed", PROMPT_2_ENTAILED),
-}
-"""The built-in styles, by name."""
-
-
 def template_problem(template: str) -> str | None:
     """Why ``template`` is not a valid prompt template, or ``None`` when it is.
 
@@ -134,6 +91,70 @@ def template_problem(template: str) -> str | None:
     if missing:
         return f"the template lacks {' and '.join(missing)}"
     return None
+
+
+@dataclass(frozen=True)
+class PromptStyle:
+    """One way of asking a generative LM whether a hypothesis follows from a premise.
+
+    >>> style = PromptStyle("short", "P: {premise} H: {hypothesis} Yes, no or maybe?", THREE_WAY_ANSWERS)
+    >>> style.render("A.", "B."), style.label_of("maybe"), style.three_way
+    ('P: A. H: B. Yes, no or maybe?', 'neutral', True)
+    """
+
+    name: str
+    """Short id used in model keys (``smollm2|prompt=NAME|scored``): letters, digits, ``_.-``."""
+    template: str
+    """User message with ``{premise}`` and ``{hypothesis}`` (``{{``/``}}`` for literal braces)."""
+    answers: tuple[str, ...] = BINARY_ANSWERS
+    """``("yes", "no")`` or ``("yes", "no", "maybe")``."""
+    origin: str = "builtin"
+    """``builtin`` or the file the style was read from."""
+
+    def __post_init__(self) -> None:
+        """A style made in code is held to a prompt file's rules (a template without
+        ``{hypothesis}`` would ask every sample of a premise the same question).
+
+        >>> PromptStyle("short", "Is {premise} true?")
+        Traceback (most recent call last):
+        nlibias.errors.ConfigError: prompt style 'short': the template lacks {hypothesis}
+        """
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            problem: str | None = (
+                "its name is not valid: use letters, digits, '_', '.', '-' (it becomes part of the model key)"
+            )
+        elif self.answers not in (BINARY_ANSWERS, THREE_WAY_ANSWERS):
+            problem = (
+                f"answers {self.answers!r} is not an answer set: use ('yes', 'no') or ('yes', 'no', 'maybe')"
+            )
+        else:
+            problem = template_problem(self.template)
+        if problem:
+            raise ConfigError(f"prompt style {self.name!r}: {problem}", parameter="prompts")
+
+    @property
+    def three_way(self) -> bool:
+        return "maybe" in self.answers
+
+    @property
+    def labels(self) -> dict[str, Label]:
+        """Answer word → NLI label for this style's answer set."""
+        return dict(THREE_WAY_LABELS if self.three_way else BINARY_LABELS)
+
+    def label_of(self, answer: str | None) -> Label | None:
+        """The NLI label an answer word stands for (``None`` for no answer)."""
+        return None if answer is None else self.labels[answer]
+
+    def render(self, premise: str, hypothesis: str) -> str:
+        """The user message for one sample (premise and hypothesis inserted verbatim)."""
+        return self.template.format(premise=premise, hypothesis=hypothesis)
+
+
+PROMPT_STYLES: dict[str, PromptStyle] = {
+    "true": PromptStyle("true", PROMPT_1_TRUE),
+    "entailed": PromptStyle("entailed", PROMPT_2_ENTAILED),
+}
+"""The built-in styles, by name."""
 
 
 def _normalise_answers(raw: Any) -> tuple[str, ...] | None:
