@@ -183,10 +183,9 @@ def model_verdicts(model: str, metrics: Mapping[str, Any], *, top: int = MOST_BI
     overall = metrics.get("overall") or {}
     infos = headline_infos(overall)
     accuracy_info = ALL_MEASURES.get("accuracy")
+    # null accuracy (no data) is read as n/a, as a null headline measure is; absent: no reading
     accuracy = (
-        reading(accuracy_info, overall)
-        if accuracy_info is not None and isinstance(overall.get("accuracy"), (int, float))
-        else None
+        reading(accuracy_info, overall) if accuracy_info is not None and "accuracy" in overall else None
     )
     return ModelVerdict(
         model=model,

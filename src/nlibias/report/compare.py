@@ -146,17 +146,27 @@ def _cell(
     m: Mapping[str, Any], ref: Mapping[str, Any], measure: str, compared: bool, pair: PairedValue | None
 ) -> Cell:
     """One column's cell: its value and interval, and the difference from its reference (paired
-    where ``pair`` holds the paired comparison, else by the intervals' overlap)."""
-    value, ref_value, ci = m.get(measure), ref.get(measure), interval(m, measure)
-    number = float(value) if is_number(value) else None
+    where ``pair`` holds the paired comparison, else by the intervals' overlap). A measure without
+    a value (null: no data in the slice) is an empty cell, neither interval nor difference, and
+    is no reference to differ from: an interval left beside a null value is not shown or compared.
+
+    >>> null, full = {"S": None, "ci": {"S": [10.0, 20.0]}}, {"S": 50.0, "ci": {"S": [45.0, 55.0]}}
+    >>> cell = _cell(null, full, "S", True, None)
+    >>> cell.value, cell.ci, cell.differs, _cell(full, null, "S", True, None).differs
+    (None, None, False, False)
+    """
+    value, ref_value = m.get(measure), ref.get(measure)
+    if not is_number(value):
+        return Cell(None, None, False, None)
+    number, ci = float(value), interval(m, measure)
     if pair is not None and pair.delta_ci is not None:
         lo, hi = pair.delta_ci
         differs = lo > 0 or hi < 0
     else:
         pair = None
-        differs = compared and disjoint(ci, interval(ref, measure))
+        differs = compared and is_number(ref_value) and disjoint(ci, interval(ref, measure))
     better = None
-    if differs and measure in MEASURES and is_number(value) and is_number(ref_value):
+    if differs and measure in MEASURES and is_number(ref_value):
         better = MEASURES[measure].is_better(float(value), float(ref_value))
     if pair is None:
         return Cell(number, ci, differs, better)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from nlibias.metrics.token_probability import r_and_r2, wq_nli_item_agreement
 from nlibias.metrics.wq_nli import M_KEYS
+from nlibias.report.metric_readers import is_number
 from nlibias.report.paper_table_format import PaperTable
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
@@ -37,15 +38,31 @@ def _overall(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
     return overall if isinstance(overall, Mapping) else {}
 
 
+def _measure(overall: Mapping[str, Any], key: str) -> float | None:
+    """A measure of ``overall`` as a number, None where it is absent or null (no data)."""
+    value = overall.get(key)
+    return float(value) if is_number(value) else None
+
+
 def correlation_points(runs: ModelsByRun) -> list[dict[str, Any]]:
-    """One point per (TP model, NLI model) of the same run: ``{"label", "TP", "M1", ..., "M8"}``."""
+    """One point per (TP model, NLI model) of the same run: ``{"label", "TP", "M1", ..., "M8"}``
+    (an M-measure None where it is null); a TP model whose score is null is no point.
+
+    >>> runs = [("r", {"nli": {"overall": {"M1": 40.0, "M2": None}},
+    ...                "a|tp=shared": {"overall": {"tp_bias_score": 55.0}},
+    ...                "b|tp=shared": {"overall": {"tp_bias_score": None}}})]
+    >>> [(p["TP"], p["M1"], p["M2"]) for p in correlation_points(runs)]
+    [(55.0, 40.0, None)]
+    """
     points = []
     for label, models in runs:
-        tp = {k: _overall(m)["tp_bias_score"] for k, m in models.items() if "tp_bias_score" in _overall(m)}
+        tp = {k: _measure(_overall(m), "tp_bias_score") for k, m in models.items()}
         nli = {k: _overall(m) for k, m in models.items() if "M1" in _overall(m)}
         for (tp_key, tp_score), (nli_key, overall) in itertools.product(tp.items(), nli.items()):
+            if tp_score is None:
+                continue
             name = f"{label} · {nli_key} / {tp_key}" if len(runs) > 1 else f"{nli_key} / {tp_key}"
-            points.append({"label": name, "TP": tp_score, **{k: overall.get(k) for k in M_KEYS}})
+            points.append({"label": name, "TP": tp_score, **{k: _measure(overall, k) for k in M_KEYS}})
     return points
 
 
@@ -60,7 +77,7 @@ def correlation_rows(runs: ModelsByRun) -> list[dict[str, Any]]:
         rows.append({"pair": f"TP vs. {key}", "a": "TP", "b": key, **r_and_r2(xs, ys)})
     nli = [_overall(m) for _, models in runs for m in models.values() if "M1" in _overall(m)]
     for a, b in itertools.combinations(M_KEYS, 2):
-        both = [(o[a], o[b]) for o in nli if o.get(a) is not None and o.get(b) is not None]
+        both = [(o[a], o[b]) for o in nli if is_number(o.get(a)) and is_number(o.get(b))]
         rows.append(
             {"pair": f"{a} vs. {b}", "a": a, "b": b, **r_and_r2([x for x, _ in both], [y for _, y in both])}
         )
