@@ -46,17 +46,15 @@ def documented(options: type, field: str, *flags: str) -> Any:
 
 
 def field_help(options: type, field: str) -> str:
-    """The documentation of ``field`` of ``options`` on one line, refused when there is none: a
-    flag without help is a defect, found where the command line is built.
+    """The documentation of ``field`` of ``options`` on one line; empty where the source it is
+    read from is not there (a frozen application): the command line starts, without that help.
+    ``tests/test_cli_conventions.py`` holds every such flag to a help text.
 
     >>> from nlibias.runtime.options import ModelOptions
     >>> field_help(ModelOptions, "ray_workers")
     'Ray actors per classifier.'
     """
-    text = _field_docs(options).get(field)
-    if not text:
-        raise LookupError(f"{options.__name__}.{field} has no docstring to show as its help")
-    return " ".join(text.split())
+    return " ".join((_field_docs(options).get(field) or "").split())
 
 
 @functools.cache
