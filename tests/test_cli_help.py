@@ -118,7 +118,7 @@ def test_defaults_shared_by_the_command_line_and_the_library_agree() -> None:
 
 def test_help_loads_no_model_library() -> None:
     """``nlibias audit --help`` (whose defaults come from ``models/generative/defaults.py``) stays
-    light: neither torch nor transformers is imported to show it."""
+    light: neither torch, transformers, numpy, pandas nor matplotlib is imported to show it."""
     import subprocess
     import sys
 
@@ -129,7 +129,7 @@ def test_help_loads_no_model_library() -> None:
         "    app(['audit', '--help'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'numpy', 'pandas', 'matplotlib') if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout[-500:]
