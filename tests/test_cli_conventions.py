@@ -132,6 +132,8 @@ def test_a_field_without_documentation_gives_a_flag_without_help() -> None:
 
     assert field_help(_Undocumented, "documented") == "A field with its docstring."
     assert documented(_Undocumented, "bare").help == ""
+    with pytest.raises(LookupError, match="_Undocumented has no field 'documnted'"):
+        documented(_Undocumented, "documnted")
 
 
 def test_extend_keeps_no_progress_as_a_hidden_alias() -> None:

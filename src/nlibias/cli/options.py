@@ -54,7 +54,10 @@ def field_help(options: type, field: str) -> str:
     >>> field_help(ModelOptions, "ray_workers")
     'Ray actors per classifier.'
     """
-    return " ".join((_field_docs(options).get(field) or "").split())
+    docs = _field_docs(options)
+    if field not in docs:  # a misspelt field would make a flag of its own, without a word
+        raise LookupError(f"{options.__name__} has no field {field!r}: {', '.join(docs)}")
+    return " ".join((docs[field] or "").split())
 
 
 @functools.cache
