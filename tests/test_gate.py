@@ -289,4 +289,4 @@ def test_a_run_whose_samples_cannot_be_found_says_what_it_recorded(
     result = runner.invoke(app, ["gate", str(run), "--rules", str(rules)])
     assert result.exit_code == 2, result.output
     assert said in " ".join(result.output.split()), result.output
-    assert "None" not in result.output
+    assert "None" not in result.output and "(option --samples)" in result.output

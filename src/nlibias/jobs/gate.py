@@ -142,7 +142,10 @@ def _samples_path(run: Path, metrics: Mapping[str, Any], samples: str | Path | N
     else:
         reason = "this run records no samples file"
     raise SourceError(
-        run / "metrics.json", "run.samples", reason, fix="pass samples (the samples file the runs audited)"
+        run / "metrics.json",
+        "run.samples",
+        reason,
+        fix="pass the samples file the runs audited (parameter samples)",
     )
 
 
