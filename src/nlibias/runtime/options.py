@@ -94,7 +94,7 @@ class ModelOptions(_Options):
     """Generative answers: scored (yes or no by log-probability, one forward pass) or generated
     (free text, parsed)."""
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
-    """Token limit of generated answers."""
+    """Token limit of generated answers (mode generated)."""
     label_map: str | None = None
     """Override the NLI classifiers' label mapping, e.g. 0=entailment,1=neutral,2=contradiction."""
     revision: str | None = None
