@@ -38,7 +38,7 @@ from nlibias.report.glossary import glossary_html, glossary_names
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table as _table
 from nlibias.report.load import Run
-from nlibias.report.metric_readers import is_number, slice_groups, value_with_interval
+from nlibias.report.metric_readers import format_with_interval, is_number, slice_groups, value_with_interval
 from nlibias.report.paper_tables import (
     MEASURE_TITLES,
     PaperTable,
@@ -312,9 +312,7 @@ def _comparison(comparison: Comparison, glossary: set[str]) -> str:
     for row in comparison.rows:
         cells = []
         for i, cell in enumerate(row.cells):
-            text = _num(cell.value)
-            if cell.ci is not None:
-                text += f' <span class="ci">[{cell.ci[0]:.2f}, {cell.ci[1]:.2f}]</span>'
+            text = format_with_interval(cell.value, cell.ci)
             if cell.paired and cell.delta is not None and cell.delta_ci is not None:
                 text += f' <span class="ci">Δ {cell.delta:+.2f} [{cell.delta_ci[0]:.2f}, {cell.delta_ci[1]:.2f}]</span>'
             if cell.differs:

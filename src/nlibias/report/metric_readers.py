@@ -18,6 +18,7 @@ from nlibias.schema.model_keys import model_parts
 
 __all__ = [
     "GENERIC_SKIP",
+    "format_with_interval",
     "is_number",
     "measure_n",
     "model_parts",
@@ -112,12 +113,32 @@ def value_with_interval(
     >>> value_with_interval(m, "n", counts=True), value_with_interval(m, "B")
     ('40', '–')
     """
-    value = m.get(measure)
+    return format_with_interval(
+        m.get(measure), interval(m, measure), decimals=decimals, signed=signed,
+        signed_interval=signed_interval, counts=counts, span=span,
+    )  # fmt: skip
+
+
+def format_with_interval(
+    value: Any,
+    bounds: tuple[float, float] | None,
+    *,
+    decimals: int = 2,
+    signed: bool = False,
+    signed_interval: bool = False,
+    counts: bool = False,
+    span: str | None = "ci",
+) -> str:
+    """A value and its interval already read (:func:`value_with_interval` reads them from a
+    slice's mapping; the comparison's cells hold them): the one way the report writes them.
+
+    >>> format_with_interval(50.0, (45.0, 55.0)), format_with_interval(None, (1.0, 2.0))
+    ('50.00 <span class="ci">[45.00, 55.00]</span>', '–')
+    """
     if not is_number(value):
         return "–"
     sign = "+" if signed else ""
     text = f"{value:{sign}d}" if counts and isinstance(value, int) else f"{value:{sign}.{decimals}f}"
-    bounds = interval(m, measure)
     if bounds is None:
         return text
     bound = "+" if signed_interval else ""
