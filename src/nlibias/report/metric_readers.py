@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeGuard
+from typing import Any, TypedDict, TypeGuard, Unpack
 
 from nlibias.metrics.ranking import ranking_measure
 from nlibias.schema.model_keys import model_parts
@@ -87,23 +87,25 @@ def interval(m: Mapping[str, Any], measure: str) -> tuple[float, float] | None:
     return None
 
 
-def value_with_interval(
-    m: Mapping[str, Any],
-    measure: str,
-    *,
-    decimals: int = 2,
-    signed: bool = False,
-    signed_interval: bool = False,
-    counts: bool = False,
-    span: str | None = "ci",
-) -> str:
-    """``measure``'s value in ``m`` followed by its 95% interval (read by :func:`interval`):
-    ``–`` for a missing or non-numeric value, the value alone where the interval is missing or
-    malformed.
+class IntervalStyle(TypedDict, total=False):
+    """How :func:`format_with_interval` writes a value and its interval."""
 
-    ``decimals`` for the value and both bounds; ``signed`` puts a sign on the value and
-    ``signed_interval`` on the bounds; ``counts`` shows an int value as an integer (a count);
-    ``span`` is the CSS class of the HTML ``<span>`` around the interval, ``None`` for plain text.
+    decimals: int
+    """For the value and both bounds (default 2)."""
+    signed: bool
+    """A sign on the value."""
+    signed_interval: bool
+    """A sign on both bounds."""
+    counts: bool
+    """An int value shown as an integer (a count)."""
+    span: str | None
+    """The CSS class of the HTML ``<span>`` around the interval (default ``ci``); ``None``: plain text."""
+
+
+def value_with_interval(m: Mapping[str, Any], measure: str, **style: Unpack[IntervalStyle]) -> str:
+    """``measure``'s value in ``m`` followed by its 95% interval (read by :func:`interval`),
+    written by :func:`format_with_interval` in ``style``: ``–`` for a missing or non-numeric
+    value, the value alone where the interval is missing or malformed.
 
     >>> m = {"S": 2.0, "n": 40, "ci": {"S": [-1.0, 3.0], "n": None}}
     >>> value_with_interval(m, "S")
@@ -113,10 +115,7 @@ def value_with_interval(
     >>> value_with_interval(m, "n", counts=True), value_with_interval(m, "B")
     ('40', '–')
     """
-    return format_with_interval(
-        m.get(measure), interval(m, measure), decimals=decimals, signed=signed,
-        signed_interval=signed_interval, counts=counts, span=span,
-    )  # fmt: skip
+    return format_with_interval(m.get(measure), interval(m, measure), **style)
 
 
 def format_with_interval(
@@ -130,7 +129,8 @@ def format_with_interval(
     span: str | None = "ci",
 ) -> str:
     """A value and its interval already read (:func:`value_with_interval` reads them from a
-    slice's mapping; the comparison's cells hold them): the one way the report writes them.
+    slice's mapping; the comparison's cells hold them), as :class:`IntervalStyle` says: the one
+    way the report writes them.
 
     >>> format_with_interval(50.0, (45.0, 55.0)), format_with_interval(None, (1.0, 2.0))
     ('50.00 <span class="ci">[45.00, 55.00]</span>', '–')
