@@ -108,7 +108,7 @@ class ModelSet:
             for spec in named[field]:
                 if isinstance(spec, str):
                     check_model_path(spec, parameter=field)
-        return cls(**named, prompts=_read_prompts(asked) if named["generative"] else ())
+        return cls(**named, prompts=tuple(resolve_prompt_styles(asked)) if named["generative"] else ())
 
     def kinds(self) -> list[tuple[str, str]]:
         """The (field, predictor kind) pairs asked for, each once (a predictor object: its own kind)."""
@@ -148,18 +148,6 @@ def _prompts_asked(prompts: Any, generative: bool) -> tuple[str | PromptStyle, .
             "prompts", "generative models", plural=True, fix="name one in generative"
         )
     return asked
-
-
-def _read_prompts(asked: Sequence[str | PromptStyle]) -> tuple[PromptStyle, ...]:
-    """The styles of each name or file (none asked: both of the paper's), a style given already
-    read kept as it is; a style name given twice is refused, as
-    :func:`~nlibias.models.generative.prompts.resolve_prompt_styles` refuses it."""
-    read = [
-        s
-        for item in asked
-        for s in ([item] if isinstance(item, PromptStyle) else resolve_prompt_styles([item]))
-    ]
-    return tuple(resolve_prompt_styles([s.name for s in read], extra={s.name: s for s in read}))
 
 
 _OBJECTS: dict[str, tuple[type, str]] = {

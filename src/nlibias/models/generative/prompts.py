@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -299,9 +299,10 @@ def _style_from_entry(path: Path, line: int | None, index: int, entry: Any, take
 
 
 def resolve_prompt_styles(
-    specs: Sequence[str], *, extra: Mapping[str, PromptStyle] | None = None
+    specs: Sequence[str | PromptStyle],
 ) -> list[PromptStyle]:
-    """Prompt styles from CLI values: built-in names (``true``, ``entailed``) or prompt files.
+    """Prompt styles from built-in names (``true``, ``entailed``), prompt files, or styles
+    already read (kept as they are).
 
     A file contributes every style it defines; no specs means both paper styles. Duplicate names
     are refused.
@@ -309,10 +310,12 @@ def resolve_prompt_styles(
     >>> [s.name for s in resolve_prompt_styles(["true", "entailed"])]
     ['true', 'entailed']
     """
-    known = dict(PROMPT_STYLES) | dict(extra or {})
+    known = dict(PROMPT_STYLES)
     styles: list[PromptStyle] = []
     for spec in specs or ["true", "entailed"]:
-        if spec in known:
+        if isinstance(spec, PromptStyle):
+            styles.append(spec)
+        elif spec in known:
             styles.append(known[spec])
         elif Path(spec).is_file():
             styles.extend(load_prompt_file(spec))
