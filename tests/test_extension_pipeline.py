@@ -546,6 +546,7 @@ def test_speed_settings_are_checked_where_the_config_is_read(tmp_path: Path) -> 
     [
         ("mlm", "max_tokens", "0", "max_tokens is 0; give a positive number of tokens a batch may hold"),
         ("filter", "max_batch_size", "x", "max_batch_size is 'x'; give a positive number of inputs"),
+        ("filter", "threads", "0", "threads is 0; give a positive number of threads"),
     ],
 )
 def test_batch_limits_in_a_config_file_are_refused_in_the_backends_words(

@@ -104,19 +104,22 @@ class TemplatesConfig(_Strict):
 class DeviceConfig(_Strict):
     device: str | None = None
     dtype: str | None = None
-    threads: int | None = Field(default=None, ge=1)
+    threads: int | None = None
     """torch CPU threads while this stage runs (default: one per core)."""
     max_tokens: int = 8192
     max_batch_size: int = 128
 
-    @field_validator("max_tokens", "max_batch_size", mode="before")
+    @field_validator("threads", "max_tokens", "max_batch_size", mode="before")
     @classmethod
-    def _batch_limit(cls, value: Any, info: ValidationInfo) -> Any:
-        """The backends' one check of a batch limit, refused with its words when the file is read."""
+    def _backend_limit(cls, value: Any, info: ValidationInfo) -> Any:
+        """The backends' own checks of a batch limit and of a thread count, refused in their words
+        when the file is read."""
         from nlibias.models.batching import check_batch_limits
+        from nlibias.models.hf_common import check_speed_values
 
+        check = check_speed_values if info.field_name == "threads" else check_batch_limits
         try:
-            check_batch_limits(**{str(info.field_name): value})
+            check(**{str(info.field_name): value})
         except ConfigError as error:  # a ValueError is what pydantic names with its file, line and key
             raise ValueError(str(error)) from None
         return value
