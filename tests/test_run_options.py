@@ -43,6 +43,21 @@ def test_a_bad_limit_is_refused_before_the_samples_are_read(tmp_path: Path) -> N
     assert caught.value.parameter == "limit"
 
 
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [({"threads": 0}, "threads is 0; give"), ({"quantize": "int4"}, "quantize is 'int4'; give int8"),
+     ({"compile": "yes"}, "compile is 'yes'; pass True or False")],
+)  # fmt: skip
+def test_a_bad_speed_setting_is_refused_before_the_samples_are_read(
+    tmp_path: Path, setting: dict[str, object], said: str
+) -> None:
+    """Checked when the options are made, as max_tokens is (before, when the predictors were
+    built, after every sample had been read and checked)."""
+    with pytest.raises(ConfigError, match=said) as caught:
+        nlibias.audit(tmp_path / "no-such-samples.jsonl", "fake:a", **setting)
+    assert caught.value.parameter == next(iter(setting))
+
+
 def test_run_audit_takes_the_objects_whole_and_refuses_anything_else(tmp_path: Path) -> None:
     expand_to_dir("occupations", tmp_path / "occ")
     with pytest.raises(ConfigError, match=r"^run is a dict; pass RunOptions\(\.\.\.\)"):

@@ -77,15 +77,13 @@ def build_predictors(
 
 
 def _check_options(models: ModelSet, options: ModelOptions) -> None:
-    """Refuse speed settings out of range or for no classifier, a dtype no model takes
+    """Refuse speed settings for no classifier (their values were checked when the options were
+    made, :class:`ModelOptions`), a dtype no model takes
     (:func:`_check_dtype_applies`) and a concurrency for no server; an empty model name, a
     missing model path and prompts for no generative LM were refused when the set was made
     (:meth:`ModelSet.of`), the answer mode when the options were (:class:`ModelOptions`)."""
-    from nlibias.models.hf_common import check_speed_values
-
     _check_dtype_applies(options.dtype, models)
     quantize, compile = options.quantize, options.compile
-    check_speed_values(quantize=quantize, compile=compile, threads=options.threads)
     if (quantize or compile) and not models.classifier_specs:
         raise option_applies_to_nothing(
             "quantize" if quantize else "compile",

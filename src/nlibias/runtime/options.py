@@ -21,7 +21,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator, model_validator
 
 from nlibias.errors import ConfigError
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
@@ -146,6 +146,16 @@ class ModelOptions(_Options):
 
         check_batch_limits(max_tokens=max_tokens)
         return max_tokens
+
+    @field_validator("quantize", "compile", "threads", mode="before")
+    @classmethod
+    def _speed_value(cls, value: Any, info: ValidationInfo) -> Any:
+        """The classifiers' own check of a speed setting, made when the options are (before the
+        samples are read), not when the predictors are built."""
+        from nlibias.models.hf_common import check_speed_values
+
+        check_speed_values(**{str(info.field_name): value})
+        return value
 
 
 DEFAULT_MODEL_OPTIONS = ModelOptions()
