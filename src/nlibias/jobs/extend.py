@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from nlibias.schema.arguments import checked, one_or_many
 
@@ -24,27 +24,54 @@ if TYPE_CHECKING:
     from nlibias.extension.pipeline import PipelineResult, StageReport
 
 
+class ExtendSettings(TypedDict, total=False):
+    """The settings :func:`extend` and :func:`extend_config` put on top of the configuration: the
+    command line's options under their parameter names. An unset one (left out, ``None``, an empty
+    list, ``False``) leaves the configuration's value; a name or a list of names is one string or
+    several."""
+
+    out_dir: str | Path | None
+    """The run directory (config ``run_dir``; default ``runs/next``)."""
+    source: str | Path | None
+    """BBNLI JSON directory (default: the resolved data dir: NLIBIAS_DATA_DIR, user cache, download)."""
+    fill_model: str | None
+    """Fill model (``mlm.model``): a masked LM (hub id or path) or a causal LM (``smollm2``,
+    ``FILE.gguf``, ``causal:NAME``); ``fake`` for a dry run."""
+    top_k: int | None
+    """Whole-word fills per masked hypothesis (``mlm.top_k``; default 20)."""
+    classifiers: str | Sequence[str]
+    """Filter NLI models: hub ids, paths or ``prompt:MODEL`` (replace ``filter.models``)."""
+    compare_fill: str | Sequence[str]
+    """Other fill models compared with ``fill_model`` on the same masked samples
+    (``filter.compare_fills``; their fills never enter the dataset)."""
+    holdout: str | Sequence[str]
+    """Held-out models, never used to filter (replace ``filter.holdout``)."""
+    policy: str | None
+    """Keep a candidate when ``any``, ``all`` or ``at_least:K`` filter models mispredict (``filter.policy``)."""
+    subtopics: str | Sequence[str]
+    """Subtopic ids to extend (default: all)."""
+    unvalidated: bool
+    """Go on without human judgements (``validation.unvalidated``; the card says so in its first line)."""
+    judgements: str | Path | None
+    """Judgements CSV (``validation.judgements``; default ``<run_dir>/validation/judgements.csv``)."""
+    templates: str | Path | None
+    """Masked-template file (``templates.curated``): ``default``, the curated file shipped with nlibias;
+    ``none``, no curated templates."""
+    derive: bool | None
+    """Also derive masked templates automatically from the source (``templates.derive``)."""
+    cache: str | Path | None
+    """Prediction cache file (default: ``$NLIBIAS_CACHE`` or the user cache)."""
+    device: str | None
+    """Where the fill and filter models run (``mlm.device`` and ``filter.device``): cpu, cuda, ..."""
+
+
+@checked(lazy={"ExtendConfig": "nlibias.extension.config"})
 def extend_config(
-    config: ExtendConfig | str | Path | None = None,
-    *,
-    out_dir: str | Path | None = None,
-    source: str | Path | None = None,
-    fill_model: str | None = None,
-    top_k: int | None = None,
-    classifiers: Sequence[str] = (),
-    compare_fill: Sequence[str] = (),
-    holdout: Sequence[str] = (),
-    policy: str | None = None,
-    subtopics: Sequence[str] = (),
-    unvalidated: bool = False,
-    judgements: str | Path | None = None,
-    templates: str | Path | None = None,
-    derive: bool | None = None,
-    cache: str | Path | None = None,
-    device: str | None = None,
+    config: ExtendConfig | str | Path | None = None, **settings: Unpack[ExtendSettings]
 ) -> ExtendConfig:
     """``config`` (an :class:`ExtendConfig`, a YAML file, or None for the defaults) with the given
-    settings on top, checked again; ``templates="none"`` turns the curated templates off."""
+    settings (:class:`ExtendSettings`) on top, checked again; ``templates="none"`` turns the
+    curated templates off."""
     from nlibias.extension.config import ExtendConfig, load_config, with_overrides
 
     if config is None:
@@ -55,21 +82,25 @@ def extend_config(
     def text(value: str | Path | None) -> str | None:
         return None if value is None else str(value)
 
+    def names(value: str | Sequence[str]) -> list[str] | None:
+        return one_or_many(value) or None
+
+    templates, device = settings.get("templates"), settings.get("device")
     overrides: dict[str, Any] = {
-        "run_dir": text(out_dir),
-        "source": text(source),
-        "mlm.model": fill_model,
-        "mlm.top_k": top_k,
-        "filter.models": list(classifiers) or None,
-        "filter.compare_fills": list(compare_fill) or None,
-        "filter.holdout": list(holdout) or None,
-        "filter.policy": policy,
-        "subtopics": list(subtopics) or None,
-        "validation.unvalidated": True if unvalidated else None,
-        "validation.judgements": text(judgements),
+        "run_dir": text(settings.get("out_dir")),
+        "source": text(settings.get("source")),
+        "mlm.model": settings.get("fill_model"),
+        "mlm.top_k": settings.get("top_k"),
+        "filter.models": names(settings.get("classifiers", ())),
+        "filter.compare_fills": names(settings.get("compare_fill", ())),
+        "filter.holdout": names(settings.get("holdout", ())),
+        "filter.policy": settings.get("policy"),
+        "subtopics": names(settings.get("subtopics", ())),
+        "validation.unvalidated": True if settings.get("unvalidated") else None,
+        "validation.judgements": text(settings.get("judgements")),
         "templates.curated": text(templates),
-        "templates.derive": derive,
-        "cache": text(cache),
+        "templates.derive": settings.get("derive"),
+        "cache": text(settings.get("cache")),
         "mlm.device": device,
         "filter.device": device,
     }
@@ -85,57 +116,30 @@ def extend_config(
 def extend(
     config: ExtendConfig | str | Path | None = None,
     *,
-    out_dir: str | Path | None = None,
-    source: str | Path | None = None,
-    fill_model: str | None = None,
-    top_k: int | None = None,
-    classifiers: str | Sequence[str] = (),
-    compare_fill: str | Sequence[str] = (),
-    holdout: str | Sequence[str] = (),
-    policy: str | None = None,
-    subtopics: str | Sequence[str] = (),
-    unvalidated: bool = False,
-    judgements: str | Path | None = None,
-    templates: str | Path | None = None,
-    derive: bool | None = None,
-    cache: str | Path | None = None,
-    device: str | None = None,
     from_stage: str | None = None,
     until: str | None = None,
     force: bool = False,
     progress: bool = True,
     on_stage: Callable[[StageReport], None] | None = None,
+    **settings: Unpack[ExtendSettings],
 ) -> PipelineResult:
     """Extend BBNLI the BBNLI-next way (masks → masked → fill → filter → validate →
     counterfactual → export) into ``out_dir``; as ``nlibias extend``. ``config``: an
-    ``ExtendConfig``, a YAML file or None (the defaults); the other settings go on top of it
-    (:func:`extend_config`; ``fill_model``: a masked or causal LM, ``fake`` for a dry run;
-    ``classifiers`` and ``holdout``: filter and held-out NLI models). A rerun resumes; the result's
-    ``status`` is ``complete``, ``stopped`` (``until``) or ``awaiting_judgements``. ``on_stage`` is
-    called with each stage's report as the stage finishes.
+    ``ExtendConfig``, a YAML file or None (the defaults); the settings (:class:`ExtendSettings`:
+    ``out_dir``, ``fill_model``, ``classifiers``, ``holdout``, ...) go on top of it
+    (:func:`extend_config`). A rerun resumes; the result's ``status`` is ``complete``, ``stopped``
+    (``until``) or ``awaiting_judgements``. ``on_stage`` is called with each stage's report as the
+    stage finishes.
 
     >>> # nlibias.extend(out_dir="runs/next", fill_model="fake", classifiers=["fake:a"],
     >>> #                unvalidated=True).status"""
     from nlibias.extension.pipeline import run_pipeline
 
-    settings = extend_config(
-        config,
-        out_dir=out_dir,
-        source=source,
-        fill_model=fill_model,
-        top_k=top_k,
-        classifiers=one_or_many(classifiers),
-        compare_fill=one_or_many(compare_fill),
-        holdout=one_or_many(holdout),
-        policy=policy,
-        subtopics=one_or_many(subtopics),
-        unvalidated=unvalidated,
-        judgements=judgements,
-        templates=templates,
-        derive=derive,
-        cache=cache,
-        device=device,
-    )
     return run_pipeline(
-        settings, from_stage=from_stage, until=until, progress=progress, on_stage=on_stage, force=force
+        extend_config(config, **settings),
+        from_stage=from_stage,
+        until=until,
+        progress=progress,
+        on_stage=on_stage,
+        force=force,
     )

@@ -4,8 +4,11 @@
 own type hints before it runs: a value of the wrong type is a :class:`~nlibias.errors.ConfigError`
 naming the argument (``parameter``) and what it takes — never a bare ``TypeError: 'int' object is
 not iterable`` from deep inside. ``bool`` is not taken for ``int`` (``bootstrap=True``), nor a
-string for a ``bool`` (``balance="no"`` would read as true). Names the hints use that the module
-imports only for type checking are given as ``lazy`` (name → module), imported on the first call.
+string for a ``bool`` (``balance="no"`` would read as true). Keywords gathered as
+``**settings: Unpack[SomeTypedDict]`` are checked against the TypedDict's keys: one it does not name
+is refused like a misspelt parameter, each value against its key's hint. Names the hints use that
+the module imports only for type checking are given as ``lazy`` (name → module), imported on the
+first call.
 
 :func:`option_applies_to_nothing` is the one refusal of an option given where nothing reads it
 (a dtype with no model that loads weights, a label map with no classifier, ``seed`` for sets that
@@ -24,11 +27,27 @@ nlibias.errors.ConfigError: texts must be a list of str; got int 123
 Traceback (most recent call last):
 ...
 nlibias.errors.ConfigError: n must be int; got bool True
+>>> class Style(typing.TypedDict, total=False):
+...     width: int
+>>> @checked
+... def box(text: str, **style: typing.Unpack[Style]) -> str:
+...     return text.center(style.get("width", 0))
+>>> box("a", width=3)
+' a '
+>>> box("a", widht=3)
+Traceback (most recent call last):
+...
+nlibias.errors.ConfigError: box takes no argument 'widht' (did you mean 'width'?)
+>>> box("a", width="3")
+Traceback (most recent call last):
+...
+nlibias.errors.ConfigError: width must be int; got str '3'
 """
 
 from __future__ import annotations
 
 import collections.abc
+import difflib
 import functools
 import importlib
 import inspect
@@ -37,7 +56,9 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePath
-from typing import Any, TypeGuard, TypeVar, cast, overload
+from typing import Any, NamedTuple, TypeGuard, TypeVar, cast, overload
+
+import typing_extensions
 
 from nlibias.errors import ConfigError
 
@@ -59,7 +80,8 @@ def checked(function: F | None = None, *, lazy: Mapping[str, str] | None = None)
     """Check ``function``'s arguments against its type hints on every call (see the module notes).
 
     ``lazy``: names its hints use that its module imports only under ``TYPE_CHECKING`` → the module
-    that defines each. ``*args``/``**kwargs`` and parameters hinted ``Any`` are not checked.
+    that defines each. ``*args``, ``**kwargs`` (but ``**kwargs: Unpack[SomeTypedDict]``, checked key
+    by key) and parameters hinted ``Any`` are not checked.
     """
 
     def wrap(inner: F) -> F:
@@ -76,11 +98,11 @@ def checked(function: F | None = None, *, lazy: Mapping[str, str] | None = None)
                 hints.update(_resolve(inner, signature, lazy or {}))
             for name, value in bound.arguments.items():
                 hint = hints.get(name)
-                if hint is not None and not _matches(value, hint):
-                    raise ConfigError(
-                        f"{name} must be {describe(hint)}; got {type(value).__name__} {_shown(value)}",
-                        parameter=name,
-                    )
+                if isinstance(hint, _Keywords):  # **settings: Unpack[SomeTypedDict]
+                    for key, item in value.items():
+                        _check(key, item, hint.hint(inner.__name__, key, signature))
+                elif hint is not None:
+                    _check(name, value, hint)
             return inner(*args, **kwargs)
 
         setattr(wrapper, _CHECKED, True)
@@ -125,16 +147,51 @@ def _resolve(
         namespace[name] = getattr(importlib.import_module(module), name)
     resolved: dict[str, Any] = {}
     for name, parameter in signature.parameters.items():
-        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-            continue
         hint = parameter.annotation
-        if hint is inspect.Parameter.empty:
+        if parameter.kind is parameter.VAR_POSITIONAL or hint is inspect.Parameter.empty:
             continue
         if isinstance(hint, str):
             hint = eval(hint, namespace)  # the function's own annotation
-        if hint is not Any:
+        if parameter.kind is parameter.VAR_KEYWORD:
+            keywords = _unpacked(hint)
+            if keywords is not None:
+                resolved[name] = _Keywords(typing_extensions.get_type_hints(keywords, localns=namespace))
+        elif hint is not Any:
             resolved[name] = hint
     return resolved
+
+
+class _Keywords(NamedTuple):
+    """The hints of the keywords a ``**settings: Unpack[SomeTypedDict]`` parameter gathers."""
+
+    hints: Mapping[str, Any]
+
+    def hint(self, function: str, key: str, signature: inspect.Signature) -> Any:
+        """``key``'s hint; a key the TypedDict does not name is refused as Python refuses an
+        unknown keyword, naming the closest of the function's parameters and keys."""
+        if key in self.hints:
+            return self.hints[key]
+        named = [n for n, p in signature.parameters.items() if p.kind is not p.VAR_KEYWORD]
+        known = [*named, *self.hints]
+        close = difflib.get_close_matches(key, known, n=1)
+        shown = f"did you mean {close[0]!r}?" if close else f"it takes: {', '.join(known)}"
+        raise ConfigError(f"{function} takes no argument {key!r} ({shown})", parameter=key)
+
+
+def _unpacked(hint: Any) -> type | None:
+    """The TypedDict of ``Unpack[SomeTypedDict]`` (``typing``'s or ``typing_extensions``'), else None."""
+    if typing.get_origin(hint) not in (typing.Unpack, typing_extensions.Unpack):
+        return None
+    (inner,) = typing.get_args(hint)
+    return inner if typing_extensions.is_typeddict(inner) else None
+
+
+def _check(name: str, value: Any, hint: Any) -> None:
+    """Refuse ``value`` when it does not fit ``hint``, naming the argument and what it takes."""
+    if not _matches(value, hint):
+        raise ConfigError(
+            f"{name} must be {describe(hint)}; got {type(value).__name__} {_shown(value)}", parameter=name
+        )
 
 
 def _matches(value: Any, hint: Any) -> bool:

@@ -1,0 +1,120 @@
+"""``extend``'s settings are written once (``ExtendSettings``, taken as ``**settings`` by ``extend``
+and ``extend_config``): every one still reaches the configuration, an unset one leaves the
+configuration's value, and a misspelt or wrongly typed one is refused as a ConfigError naming it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import nlibias
+from nlibias.errors import ConfigError
+from nlibias.extension.config import ExtendConfig
+from nlibias.jobs.extend import ExtendSettings, extend_config
+
+
+def _every_setting(tmp_path: Path) -> dict[str, Any]:
+    return {
+        "out_dir": tmp_path / "next",
+        "source": tmp_path / "bbnli",
+        "fill_model": "fake",
+        "top_k": 5,
+        "classifiers": ["fake:a", "fake:b"],
+        "compare_fill": "fake:other",
+        "holdout": "fake:h",
+        "policy": "all",
+        "subtopics": ["x", "y"],
+        "unvalidated": True,
+        "judgements": tmp_path / "j.csv",
+        "templates": tmp_path / "t.jsonl",
+        "derive": True,
+        "cache": tmp_path / "c.sqlite",
+        "device": "cpu",
+    }
+
+
+def test_every_setting_reaches_the_configuration(tmp_path: Path) -> None:
+    settings = _every_setting(tmp_path)
+    assert set(settings) == set(ExtendSettings.__annotations__)  # a new setting is tested here too
+    config = extend_config(None, **settings)
+    assert config.run_dir == str(tmp_path / "next") and config.source == str(tmp_path / "bbnli")
+    assert config.mlm.model == "fake" and config.mlm.top_k == 5
+    assert [m.model for m in config.filter.models] == ["fake:a", "fake:b"]
+    assert config.filter.compare_fills == ["fake:other"]  # one name is a list of one
+    assert [m.model for m in config.filter.holdout] == ["fake:h"]
+    assert config.filter.policy == "all" and config.subtopics == ["x", "y"]
+    assert config.validation.unvalidated is True
+    assert config.validation.judgements == str(tmp_path / "j.csv")
+    assert config.templates.curated == str(tmp_path / "t.jsonl") and config.templates.derive is True
+    assert config.cache == str(tmp_path / "c.sqlite")
+    assert config.mlm.device == config.filter.device == "cpu"
+
+
+def test_an_unset_setting_leaves_the_configurations_value() -> None:
+    unset: dict[str, Any] = {
+        "out_dir": None,
+        "classifiers": (),
+        "subtopics": [],
+        "unvalidated": False,
+        "derive": None,
+        "device": None,
+    }
+    assert extend_config(None) == extend_config(None, **unset) == ExtendConfig()
+    assert extend_config(None, templates="none").templates.curated is None
+
+
+def test_extend_hands_its_settings_on_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nlibias.extension.pipeline
+
+    reached: list[tuple[ExtendConfig, dict[str, Any]]] = []
+    monkeypatch.setattr(
+        nlibias.extension.pipeline, "run_pipeline", lambda config, **kwargs: reached.append((config, kwargs))
+    )
+    settings = _every_setting(tmp_path)
+    nlibias.extend(**settings, until="masks", progress=False)
+    assert reached == [
+        (
+            extend_config(None, **settings),
+            {"from_stage": None, "until": "masks", "progress": False, "on_stage": None, "force": False},
+        )
+    ]
+
+
+@pytest.mark.parametrize("function", [nlibias.extend, extend_config], ids=["extend", "extend_config"])
+def test_a_misspelt_setting_is_refused_naming_it(function: Any) -> None:
+    with pytest.raises(ConfigError, match=r"takes no argument 'topk' \(did you mean 'top_k'\?\)") as caught:
+        function(topk=5)
+    assert caught.value.parameter == "topk"
+    with pytest.raises(ConfigError, match=r"takes no argument 'zzz' \(it takes: config, .*top_k") as caught:
+        function(zzz=1)
+    assert caught.value.parameter == "zzz"
+
+
+def test_a_misspelt_parameter_of_extend_is_refused_too() -> None:
+    with pytest.raises(
+        ConfigError, match=r"^extend takes no argument 'from_stag' \(did you mean 'from_stage'\?\)"
+    ):
+        nlibias.extend(from_stag="fill")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "takes"),
+    [
+        ("top_k", "5", "int or None"),
+        ("top_k", True, "int or None"),
+        ("classifiers", 3, "str or a sequence of str"),
+        ("holdout", ["fake:h", 3], "str or a sequence of str"),
+        ("unvalidated", "yes", "bool"),
+        ("derive", "no", "bool or None"),
+        ("out_dir", 1, "str, Path or None"),
+    ],
+)
+@pytest.mark.parametrize("function", [nlibias.extend, extend_config], ids=["extend", "extend_config"])
+def test_a_wrongly_typed_setting_is_refused_naming_it(
+    function: Any, setting: str, value: Any, takes: str
+) -> None:
+    with pytest.raises(ConfigError, match=rf"^{setting} must be {takes}; got ") as caught:
+        function(**{setting: value})
+    assert caught.value.parameter == setting
