@@ -17,6 +17,7 @@ from nlibias.errors import ConfigError
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions
 from nlibias.schema.arguments import is_checked
+from nlibias.schema.model_ref import ModelRef
 
 openpyxl = pytest.importorskip("openpyxl")
 
@@ -155,7 +156,7 @@ def test_refusals_of_options_that_apply_to_nothing_share_one_function() -> None:
     from nlibias.schema.arguments import InapplicableOption
 
     attempts: list[tuple[str, Any]] = [
-        ("label_map", lambda: check_label_map_applies(["fake:m"])),
+        ("label_map", lambda: check_label_map_applies([ModelRef.unread("fake:m")])),
         ("label_map", lambda: check_label_map_applies([])),
         ("seed", lambda: nlibias.expand("occupations", seed=3)),
         ("balance", lambda: nlibias.expand("occupations", "ood-eval", balance=True)),

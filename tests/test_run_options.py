@@ -13,6 +13,7 @@ from nlibias.jobs.audit import audit_settings, run_audit
 from nlibias.jobs.expand import expand_to_dir
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions, RunOptions
+from nlibias.schema.model_ref import ModelRef
 
 
 @pytest.mark.parametrize(
@@ -92,10 +93,19 @@ def test_model_set_reads_each_field_once_and_names_its_kinds() -> None:
         ("models", "classifier"), ("generative", "generative"), ("mlm", "sentence-logprob"),
         ("causal", "sentence-logprob"),
     ]  # fmt: skip
-    assert models.servers() == ["openai:http://h/v1#m", "openai:http://h/v1#c"]
+    assert [str(ref) for ref in models.servers()] == ["openai:http://h/v1#m", "openai:http://h/v1#c"]
     # what a dtype applies to: no fake, no server
-    assert models.loading_weights_here() == ["roberta-large-mnli", "gpt2", "bert-base-uncased"]
+    assert [str(ref) for ref in models.loading_weights_here()] == [
+        "roberta-large-mnli",
+        "gpt2",
+        "bert-base-uncased",
+    ]
     assert ModelSet.of(models) == models and not ModelSet() and bool(ModelSet.of(mlm="m"))
+    # each name is read once, into the reference every builder takes; a reference given is kept
+    assert models.causal == (ModelRef("", "gpt2"), ModelRef("openai", "http://h/v1#c"))
+    assert ModelSet.of(ModelRef.parse("fake:a"), generative=ModelRef("", "smollm2")) == ModelSet.of(
+        "fake:a", "smollm2"
+    )
     with pytest.raises(ConfigError, match=r"^generative: 'fake:' names no model") as caught:
         ModelSet.of(generative="fake:")
     assert caught.value.parameter == "generative"

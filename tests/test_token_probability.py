@@ -414,7 +414,7 @@ def test_only_a_name_that_can_only_be_a_path_is_looked_for(tmp_path: Path) -> No
         ["fake:/a/b/c", "prompt:org/lm?prompt=p.txt", str(tmp_path)], ["openai:http://h/v1#o/m/x"],
         mlm=["org/m", str(tmp_path)], causal=["openai-completions:http://h/v1#a/b/c", "gpt2"],
     )  # fmt: skip
-    assert models.mlm == ("org/m", str(tmp_path)) and len(models.models) == 3
+    assert [str(ref) for ref in models.mlm] == ["org/m", str(tmp_path)] and len(models.models) == 3
 
 
 def test_audit_samples_refuses_a_predictor_of_a_kind_the_benchmark_cannot_score(

@@ -235,12 +235,14 @@ def _lm_backend(spec: str | GenerativeBackend | None, options: ModelOptions) -> 
     """The LM judge's backend (a spec built as an audit builds its generative models)."""
     if spec is None or not isinstance(spec, str):
         return spec
-    from nlibias.models.generative.backend import build_backend, is_server_spec
+    from nlibias.models.generative.backend import build_backend
+    from nlibias.schema.model_ref import ModelRef
 
     if not spec.strip():
         raise ConfigError("lm_judge is empty; name a generative model or leave it out", parameter="lm_judge")
-    local = {"device": options.device, "dtype": options.dtype} if not is_server_spec(spec) else {}
-    return build_backend(spec, **local)
+    ref = ModelRef.unread(spec)
+    local = {"device": options.device, "dtype": options.dtype} if not ref.is_server else {}
+    return build_backend(ref, **local)
 
 
 def _samples_file(path: Path) -> Path:

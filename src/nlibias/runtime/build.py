@@ -58,7 +58,7 @@ def build_predictors(
     _check_placement(options.device, placed, options.ray_address)
     set_torch_threads(options.threads)  # process-wide: the generative LMs run with it too
     loading: dict[str, Any] = dict(
-        label_map=_label_map(options.label_map, models.classifier_specs), revision=options.revision,
+        label_map=_label_map(options.label_map, models.classifier_refs), revision=options.revision,
         dtype=options.dtype, max_tokens=options.max_tokens, quantize=options.quantize, threads=options.threads,
         compile=options.compile or None,  # None is not passed: backends without the option still work
     )  # fmt: skip
@@ -70,7 +70,7 @@ def build_predictors(
         from nlibias.runtime.sentence_logprob import build_sentence_predictors
 
         predictors += build_sentence_predictors(
-            list(models.mlm), list(models.causal), variants=list(models.tp_variants), device=options.device,
+            models.mlm, models.causal, variants=list(models.tp_variants), device=options.device,
             dtype=options.dtype, revision=options.revision, concurrency=options.concurrency,
         )  # fmt: skip
     return predictors
@@ -84,7 +84,7 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
     (:meth:`ModelSet.of`), the answer mode when the options were (:class:`ModelOptions`)."""
     _check_dtype_applies(options.dtype, models)
     quantize, compile = options.quantize, options.compile
-    if (quantize or compile) and not models.classifier_specs:
+    if (quantize or compile) and not models.classifier_refs:
         raise option_applies_to_nothing(
             "quantize" if quantize else "compile",
             "NLI classifiers",
@@ -125,16 +125,16 @@ def _check_dtype_applies(dtype: str | None, models: ModelSet) -> None:
     )
 
 
-def _why_no_dtype(spec: ModelSpec) -> str:
-    """``spec`` named with why it takes no dtype (:func:`_check_dtype_applies`)."""
-    if isinstance(spec, Predictor):
-        return f"{spec.name!r} (a predictor object, used as it is)"
-    if ModelRef.unread(spec).is_server:
-        return f"{spec!r} (behind a server, which loads its own weights)"
-    return f"{spec!r} (a fake)"
+def _why_no_dtype(model: ModelRef | Predictor) -> str:
+    """``model`` named with why it takes no dtype (:func:`_check_dtype_applies`)."""
+    if isinstance(model, Predictor):
+        return f"{model.name!r} (a predictor object, used as it is)"
+    if model.is_server:
+        return f"{str(model)!r} (behind a server, which loads its own weights)"
+    return f"{str(model)!r} (a fake)"
 
 
-def _label_map(label_map: str | None, models: Sequence[str]) -> Any:
+def _label_map(label_map: str | None, models: Sequence[ModelRef]) -> Any:
     if label_map is None:
         return None
     from nlibias.models.nli.labels import check_label_map_applies, parse_label_map
@@ -163,7 +163,7 @@ def _check_placement(device: str | None, devices: Sequence[str], ray_address: st
 
 
 def _classifier(
-    spec: str, loading: dict[str, Any], devices: Sequence[str], options: ModelOptions
+    ref: ModelRef, loading: dict[str, Any], devices: Sequence[str], options: ModelOptions
 ) -> Predictor:
     """One NLI classifier as a predictor: in this process, sharded over ``devices``, or on Ray."""
     from nlibias.runtime.classifier import ClassifierPredictor
@@ -172,12 +172,12 @@ def _classifier(
     if devices:
         from nlibias.models.nli.sharded import ShardedNLIClassifier
 
-        classifier = ShardedNLIClassifier(spec, devices, **loading)
+        classifier = ShardedNLIClassifier(str(ref), devices, **loading)
     elif options.ray_address is not None:
         from nlibias.models.nli.ray_data import RayNLIClassifier
 
         classifier = RayNLIClassifier(
-            spec,
+            str(ref),
             num_workers=options.ray_workers,
             address=None if options.ray_address == "local" else options.ray_address,
             num_gpus=options.ray_gpus_per_worker,
@@ -186,21 +186,21 @@ def _classifier(
     else:
         from nlibias.models.registry import create_classifier
 
-        classifier = create_classifier(spec, device=options.device, **loading)
+        classifier = create_classifier(ref, device=options.device, **loading)
     return ClassifierPredictor(classifier)
 
 
 def _generative(
-    generative: Sequence[str], styles: Sequence[PromptStyle], options: ModelOptions
+    generative: Sequence[ModelRef], styles: Sequence[PromptStyle], options: ModelOptions
 ) -> list[Predictor]:
     """One predictor per (generative model, prompt style)."""
     from nlibias.runtime.generative import build_generative_predictors
 
     predictors: list[Predictor] = []
-    for spec in generative:
-        local = not ModelRef.unread(spec).is_server  # servers batch and place the model themselves
+    for ref in generative:
+        local = not ref.is_server  # servers batch and place the model themselves
         predictors += build_generative_predictors(
-            spec,
+            ref,
             styles,
             mode=options.mode,
             max_new_tokens=options.max_new_tokens,

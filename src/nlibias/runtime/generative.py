@@ -27,6 +27,7 @@ from nlibias.runtime.contract import PredictorRun
 from nlibias.runtime.loop import ComputedBatch, cached_outputs
 from nlibias.schema import Prediction
 from nlibias.schema.model_keys import model_key
+from nlibias.schema.model_ref import ModelRef
 from nlibias.schema.predictor_kinds import GenerativeMode, check_mode
 
 if TYPE_CHECKING:
@@ -189,7 +190,7 @@ def is_answer_record(value: Any) -> bool:
 
 
 def build_generative_predictors(
-    spec: str,
+    spec: str | ModelRef,
     styles: Sequence[PromptStyle],
     *,
     mode: str = "scored",

@@ -13,10 +13,10 @@ and which of its models load their weights here (so an option none of them takes
 >>> models = ModelSet.of(["fake:a"], generative="fake:g", prompts=["true"], causal="openai:http://h/v1#m")
 >>> models.kinds(), [style.name for style in models.prompts]
 ([('models', 'classifier'), ('generative', 'generative'), ('causal', 'sentence-logprob')], ['true'])
->>> models.servers()
+>>> [str(ref) for ref in models.servers()]
 ['openai:http://h/v1#m']
->>> ModelSet.of("fake:a").models  # one name is one model, not its letters
-('fake:a',)
+>>> ModelSet.of("fake:a").models  # one name is one model (read once), not its letters
+(ModelRef(kind='fake', name='a', option_items=()),)
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ from nlibias.schema.model_keys import check_model_spec
 from nlibias.schema.model_ref import ModelRef
 from nlibias.schema.predictor_kinds import PredictorKind
 
-ModelSpec = str | Predictor
-"""A model's name or path, or an object that keeps the predictor contract."""
+ModelSpec = str | ModelRef | Predictor
+"""A model's name or path (as written, or read: a :class:`ModelRef`), or an object that keeps the
+predictor contract."""
 
 SPEC_KINDS: dict[str, PredictorKind] = {
     "models": "classifier",
@@ -50,18 +51,20 @@ SPEC_KINDS: dict[str, PredictorKind] = {
 @dataclass(frozen=True)
 class ModelSet:
     """The models of one audit, by how they are asked (module docstring); build it with
-    :meth:`of`, which checks every name."""
+    :meth:`of`, which checks every name and reads it once into a :class:`ModelRef` (its
+    ``?options`` left for the backend that reads them: :meth:`ModelRef.unread`), which every
+    builder takes."""
 
-    models: tuple[ModelSpec, ...] = ()
-    """NLI classifiers: specs, or predictor objects used as they are."""
-    generative: tuple[str, ...] = ()
+    models: tuple[ModelRef | Predictor, ...] = ()
+    """NLI classifiers: references, or predictor objects used as they are."""
+    generative: tuple[ModelRef, ...] = ()
     """Generative LMs, asked yes/no questions."""
     prompts: tuple[PromptStyle, ...] = ()
     """The generative LMs' prompt styles, read (from ``true``, ``entailed`` or files; none named:
     both of the paper's); empty when no generative LM is asked for."""
-    mlm: tuple[str, ...] = ()
+    mlm: tuple[ModelRef, ...] = ()
     """Masked LMs scoring sentence pairs."""
-    causal: tuple[str, ...] = ()
+    causal: tuple[ModelRef, ...] = ()
     """Causal LMs (or servers) scoring sentence pairs."""
     tp_variants: tuple[str, ...] = ("shared",)
     """The sentence scorers' variants: ``shared`` tokens, ``whole`` sentences."""
@@ -70,11 +73,11 @@ class ModelSet:
     def of(
         cls,
         models: ModelSpec | Sequence[ModelSpec] | ModelSet = (),
-        generative: str | Sequence[str] = (),
+        generative: str | ModelRef | Sequence[str | ModelRef] = (),
         prompts: str | PromptStyle | Sequence[str | PromptStyle] = (),
         *,
-        mlm: str | Sequence[str] = (),
-        causal: str | Sequence[str] = (),
+        mlm: str | ModelRef | Sequence[str | ModelRef] = (),
+        causal: str | ModelRef | Sequence[str | ModelRef] = (),
         tp_variants: str | Sequence[str] = ("shared",),
     ) -> ModelSet:
         """The set from one name or several per field (a bare string is one name), each name
@@ -105,9 +108,9 @@ class ModelSet:
         for variant in named["tp_variants"]:  # before any model loads, not when the scorers are built
             check_variant(variant)
         for field in SPEC_KINDS:
-            for spec in named[field]:
-                if isinstance(spec, str):
-                    check_model_path(spec, parameter=field)
+            for ref in named[field]:
+                if isinstance(ref, ModelRef):
+                    check_model_path(str(ref), parameter=field)
         return cls(**named, prompts=tuple(resolve_prompt_styles(asked)) if named["generative"] else ())
 
     def kinds(self) -> list[tuple[str, str]]:
@@ -119,20 +122,20 @@ class ModelSet:
         return list(kinds)
 
     @property
-    def classifier_specs(self) -> list[str]:
+    def classifier_refs(self) -> list[ModelRef]:
         """The NLI classifiers given by name (not as objects)."""
-        return [m for m in self.models if not isinstance(m, Predictor)]
+        return [m for m in self.models if isinstance(m, ModelRef)]
 
-    def servers(self) -> list[str]:
+    def servers(self) -> list[ModelRef]:
         """The generative LMs and causal scorers behind an OpenAI-compatible server."""
-        return [spec for spec in (*self.generative, *self.causal) if ModelRef.unread(spec).is_server]
+        return [ref for ref in (*self.generative, *self.causal) if ref.is_server]
 
-    def loading_weights_here(self) -> list[str]:
+    def loading_weights_here(self) -> list[ModelRef]:
         """The models given that load their weights in this process (which a dtype applies to):
         classifiers but fakes, generative LMs but fakes and servers, masked LMs, causal LMs but
         servers."""
-        refs = [ModelRef.unread(spec) for spec in (*self.classifier_specs, *self.generative, *self.causal)]
-        return [str(ref) for ref in refs if not ref.is_fake and not ref.is_server] + list(self.mlm)
+        refs = (*self.classifier_refs, *self.generative, *self.causal)
+        return [ref for ref in refs if not ref.is_fake and not ref.is_server] + list(self.mlm)
 
     def __bool__(self) -> bool:
         """Whether any model is asked for."""
@@ -158,18 +161,21 @@ _OBJECTS: dict[str, tuple[type, str]] = {
 
 
 def _names(value: Any, parameter: str) -> tuple[Any, ...]:
-    """A tuple of names from one or several (a bare string is one name, not its letters); a
-    model may be an object keeping the predictor contract only in ``models``, a prompt style one
-    already read only in ``prompts``."""
+    """A tuple of names from one or several (a bare string is one name, not its letters), each
+    checked; a model's name is read into a :class:`ModelRef` (one given is checked as its text).
+    A model may be an object keeping the predictor contract only in ``models``, a prompt style
+    one already read only in ``prompts``."""
     kind, called = _OBJECTS.get(parameter, (str, ""))
-    if isinstance(value, (str, kind)):
+    if isinstance(value, (str, ModelRef, kind)):
         value = [value]
-    names = tuple(value)
-    for name in names:
-        if isinstance(name, str):
-            check_model_spec(name, parameter, classifier=parameter == "models")
+    names = tuple(str(n) if isinstance(n, ModelRef) else n for n in value)
     wrong = [n for n in names if not isinstance(n, (str, kind))]
     if wrong:
         what = f"names (strings) or {called}" if called else "names (strings)"
         raise ConfigError(f"{parameter} must be {what}, got {wrong[0]!r}", parameter=parameter)
-    return names
+    for name in names:
+        if isinstance(name, str):
+            check_model_spec(name, parameter, classifier=parameter == "models")
+    if parameter not in SPEC_KINDS:
+        return names
+    return tuple(ModelRef.unread(n) if isinstance(n, str) else n for n in names)

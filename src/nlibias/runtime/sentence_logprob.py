@@ -87,8 +87,8 @@ class SentenceLogprobPredictor:
 
 
 def build_sentence_predictors(
-    mlm: Sequence[str] = (),
-    causal: Sequence[str] = (),
+    mlm: Sequence[ModelRef] = (),
+    causal: Sequence[ModelRef] = (),
     *,
     variants: Sequence[str] = ("shared",),
     device: str | None = None,
@@ -96,30 +96,34 @@ def build_sentence_predictors(
     revision: str | None = None,
     concurrency: int | None = None,
 ) -> list[SentenceLogprobPredictor]:
-    """One predictor per (model, variant): ``mlm`` specs are masked LMs (hub name or directory);
-    ``causal`` specs are causal LMs (``smollm2``, a ``.gguf`` path, a directory, a hub name) or
+    """One predictor per (model, variant): ``mlm`` are masked LMs (hub name or directory);
+    ``causal`` are causal LMs (``smollm2``, a ``.gguf`` path, a directory, a hub name) or
     servers (``openai:URL#MODEL`` / ``openai-completions:URL#MODEL``: prompt log-probabilities
-    with ``echo``). ``dtype``: the weights' dtype of the local models (None: their device's
-    default), recorded with their scores and keying their cache."""
-    from nlibias.models.generative.backend import is_server_spec
+    with ``echo``), each read once (:class:`~nlibias.schema.model_ref.ModelRef`). ``dtype``: the
+    weights' dtype of the local models (None: their device's default), recorded with their scores
+    and keying their cache.
 
+    >>> [p.name for p in build_sentence_predictors(causal=[ModelRef.unread("openai:http://h/v1#m")])]
+    ['m|tp=shared']
+    """
     variants = [check_variant(v) for v in variants] or ["shared"]
     scorers: list[Any] = []
-    for spec in mlm:
+    for ref in mlm:
         from nlibias.models.tp.hf import HFMaskedScorer
 
-        scorers.append(HFMaskedScorer(spec, revision=revision, device=device, dtype=dtype))
-    for spec in causal:
-        if is_server_spec(spec):
+        scorers.append(HFMaskedScorer(str(ref), revision=revision, device=device, dtype=dtype))
+    for ref in causal:
+        if ref.is_server:
             from nlibias.models.tp.server import ServerScorer
 
-            server = ModelRef.unread(spec).server
-            if server is None:
-                raise ConfigError(f"server spec {spec!r} must look like openai:URL#MODEL", parameter="causal")
-            url, model = server
+            if ref.server is None:
+                raise ConfigError(
+                    f"server spec {str(ref)!r} must look like openai:URL#MODEL", parameter="causal"
+                )
+            url, model = ref.server
             scorers.append(ServerScorer(url, model, concurrency=concurrency or 4))
         else:
             from nlibias.models.tp.hf import HFCausalScorer
 
-            scorers.append(HFCausalScorer(spec, device=device, dtype=dtype))
+            scorers.append(HFCausalScorer(str(ref), device=device, dtype=dtype))
     return [SentenceLogprobPredictor(scorer, variant) for scorer in scorers for variant in variants]

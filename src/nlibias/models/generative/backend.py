@@ -23,7 +23,7 @@ from nlibias.errors import ConfigError
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
 from nlibias.schema.arguments import option_applies_to_nothing
-from nlibias.schema.model_ref import SERVER_KINDS, ModelRef, split_kind
+from nlibias.schema.model_ref import ModelRef
 from nlibias.schema.predictor_kinds import GenerativeMode
 
 __all__ = ["AnswerBatch", "AnswerRecord", "FakeGenerativeBackend", "GenerativeBackend", "build_backend"]
@@ -135,16 +135,6 @@ HTTP_OPTIONS = frozenset(
         "sleep",
     }
 )
-
-
-def is_server_spec(spec: str) -> bool:
-    """Whether ``spec`` names a model behind an OpenAI-compatible server (which batches and
-    places the model itself), not a local one.
-
-    >>> is_server_spec("openai:http://host:8000/v1#m"), is_server_spec("openai-community/gpt2")
-    (True, False)
-    """
-    return split_kind(spec)[0] in SERVER_KINDS
 
 
 def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: Any) -> GenerativeBackend:

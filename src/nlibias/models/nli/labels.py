@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from nlibias.errors import ConfigError, LabelMappingError
 from nlibias.schema import LABELS
 from nlibias.schema.arguments import option_applies_to_nothing
-from nlibias.schema.model_ref import split_kind
+from nlibias.schema.model_ref import ModelRef
 
 #: Spellings accepted for each canonical label, after lower-casing and dropping everything
 #: but letters (so ``Entailment``, ``ENTAILMENT``, ``entail`` and ``entails`` all match).
@@ -183,12 +183,12 @@ _WITHOUT_LABEL_IDS = frozenset({"fake", "prompt"})
 causal LM scores label words)."""
 
 
-def check_label_map_applies(models: Sequence[str]) -> None:
+def check_label_map_applies(models: Sequence[ModelRef]) -> None:
     """Refuse a label map that no classifier would read (it would be ignored without a word):
     no NLI classifier among ``models``, or one that has no output ids to map.
 
-    >>> check_label_map_applies(["ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli"])
-    >>> check_label_map_applies(["fake:m"])
+    >>> check_label_map_applies([ModelRef.unread("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli")])
+    >>> check_label_map_applies([ModelRef.unread("fake:m")])
     Traceback (most recent call last):
     nlibias.schema.arguments.InapplicableOption: label_map applies to NLI classifiers' output ids, not to 'fake:m': a fake or prompted classifier has no output ids to map; leave label_map out, or audit that model on its own
     """
@@ -198,11 +198,11 @@ def check_label_map_applies(models: Sequence[str]) -> None:
             "NLI classifiers' output ids",
             given="models names no NLI classifier (generative and sentence-scoring models have no label ids)",
         )
-    for spec in models:
-        if split_kind(spec)[0] in _WITHOUT_LABEL_IDS:
+    for ref in models:
+        if ref.kind in _WITHOUT_LABEL_IDS:
             raise option_applies_to_nothing(
                 "label_map",
-                f"NLI classifiers' output ids, not to {spec!r}: a fake or prompted classifier has no "
+                f"NLI classifiers' output ids, not to {str(ref)!r}: a fake or prompted classifier has no "
                 "output ids to map",
                 fix="leave label_map out, or audit that model on its own",
             )
