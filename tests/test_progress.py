@@ -180,3 +180,25 @@ def test_a_job_that_draws_bars_undoes_an_earlier_silencing_and_nothing_the_user_
     assert progress.prepare_progress(True) is True
     assert "HF_HUB_DISABLE_PROGRESS_BARS" not in os.environ and not are_progress_bars_disabled()
     assert os.environ["HF_DATASETS_DISABLE_PROGRESS_BARS"] == "0"
+
+
+def test_bars_silenced_before_the_hub_is_imported_come_back() -> None:
+    """A quiet job that runs before anything imports the Hub (a notebook's first cell written to a
+    log) must not freeze the Hub's bars off for the rest of the process: the Hub reads its
+    variable once, at import, and then refuses to turn them back on (with a warning)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, warnings; warnings.simplefilter('error')\n"
+        "os.environ.pop('HF_HUB_DISABLE_PROGRESS_BARS', None)\n"
+        "from nlibias.runtime import progress\n"
+        "progress.silence_library_bars()\n"
+        "from huggingface_hub.utils import are_progress_bars_disabled\n"
+        "assert are_progress_bars_disabled()\n"
+        "progress.restore_library_bars()\n"
+        "print(are_progress_bars_disabled(), 'HF_HUB_DISABLE_PROGRESS_BARS' in os.environ)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"]

@@ -23,6 +23,7 @@ too (:func:`silence_library_bars`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Iterator
@@ -58,7 +59,14 @@ _silenced: dict[str, str | None] = {}
 def silence_library_bars() -> None:
     """Turn off the Hugging Face libraries' own progress bars (weights loading, downloads,
     ``datasets``' maps): for runs whose stderr goes to a log. Libraries not imported yet read the
-    environment variables."""
+    environment variables.
+
+    The Hub reads its variable once, when it is imported, and then refuses to turn its bars back
+    on: imported here first, it keeps the user's own setting, and the switch below turns its bars
+    off in a way :func:`restore_library_bars` undoes (``datasets``, imported only by fine-tuning,
+    still reads ours if it is imported while bars are off)."""
+    with contextlib.suppress(ImportError):  # not installed: no Hub bars to silence
+        from huggingface_hub.utils import are_progress_bars_disabled  # noqa: F401  (its module reads it)
     for name in _ENV_SWITCHES:
         _silenced.setdefault(name, os.environ.get(name))
         os.environ[name] = "1"
