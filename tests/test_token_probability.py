@@ -381,9 +381,10 @@ def test_wq_nli_takes_classifiers_and_sentence_scorers(
         )
 
 
+@pytest.mark.parametrize("missing", ["./no/such/dir", "hf:./no/such/dir"])
 @pytest.mark.parametrize("field", ["models", "generative", "mlm", "causal"])
 def test_a_missing_model_path_is_refused_under_its_field_before_any_model_loads(
-    tmp_path: Path, wq_nli_csv: Path, no_model_loads: None, field: str
+    tmp_path: Path, wq_nli_csv: Path, no_model_loads: None, field: str, missing: str
 ) -> None:
     # once a missing mlm/causal path was refused only when that scorer loaded, after every NLI
     # classifier had, under the loader's own parameter (name_or_path)
@@ -396,13 +397,13 @@ def test_a_missing_model_path_is_refused_under_its_field_before_any_model_loads(
     small = tmp_path / "wq.csv"
     small.write_text("".join(wq_nli_csv.read_text(encoding="utf-8").splitlines(True)[:3]), encoding="utf-8")
     expand_to_dir("wq-nli", tmp_path / "wq", small)
-    asked = {"models": ["fake:a"], field: "./no/such/dir"}
+    asked = {"models": ["fake:a"], field: missing}  # hf:PATH was not looked for
     with pytest.raises(ConfigError, match="no such file or directory") as error:
         nlibias.audit(tmp_path / "wq", **asked, cache=False, bootstrap=0, progress=False)  # type: ignore[arg-type]
-    assert error.value.parameter == field and "'./no/such/dir'" in str(error.value)
+    assert error.value.parameter == field and f"{missing!r}" in str(error.value)
 
     flag = {"models": "--model", "generative": "--generative", "mlm": "--mlm", "causal": "--causal"}[field]
-    cli = CliRunner().invoke(app, ["audit", "--samples", str(tmp_path / "wq"), flag, "./no/such/dir",
+    cli = CliRunner().invoke(app, ["audit", "--samples", str(tmp_path / "wq"), flag, missing,
                                    "--out", str(tmp_path / "run"), "--no-cache", "--quiet"])  # fmt: skip
     assert cli.exit_code == 2 and "no such file or directory" in cli.output, cli.output
     assert "Traceback" not in cli.output and not (tmp_path / "run").exists()

@@ -15,6 +15,8 @@ scorer) name their own generic parameter (``name_or_path``, ``mlm``, ``causal``,
 ('./models/x', None, '~/m')
 >>> model_path("runs/a/model"), model_path("org/name"), model_path("openai:http://h:8000/v1#m")
 ('runs/a/model', None, None)
+>>> model_path("hf:./no/such"), model_path("hf:org/name")
+('./no/such', None)
 >>> model_path("fake:/a/b/c"), model_path("prompt:./m/x?prompt=p.txt"), model_path("openai:https://h/v1#o/m/x")
 (None, None, None)
 """
@@ -28,8 +30,8 @@ from pathlib import Path
 from nlibias.errors import ConfigError
 from nlibias.schema.model_ref import ModelRef, without_options
 
-#: Kinds a model name may carry (fill models, HER models).
-KINDS = ("causal", "masked", "mlm", "gguf")
+#: Kinds a model name may carry (fill models, HER models; ``hf:`` a Hugging Face model, explicitly).
+KINDS = ("causal", "masked", "mlm", "gguf", "hf")
 #: The parameters the loaders name (each its own): renamed to the one the user gave.
 LOADER_PARAMETERS = frozenset({"name_or_path", "mlm", "causal", "generative", "model", "models", "spec"})
 
