@@ -166,7 +166,7 @@ def test_python_dash_m_nlibias_runs_the_command() -> None:
     ("message", "parameter", "shown"),
     [
         ("quantize applies to NLI classifiers; name one in models", "models",
-         "quantize applies to NLI classifiers; name one in --model / --generative / --mlm / --causal"),
+         "quantize applies to NLI classifiers; name one in --model"),
         ("seed is -5; pass 0 or more", "seed", "--seed is -5; pass 0 or more"),
         ("tp_variants holds 'x'", "tp_variants", "--tp-variant holds 'x'"),
         ("use another out_dir, or set force (parameter force)", "out_dir", "use another --out, or set --force"),

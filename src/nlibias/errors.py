@@ -53,15 +53,18 @@ class ConfigError(NlibiasError):
 
     ``parameter`` names the library parameter at fault (e.g. ``bootstrap``); the message speaks
     in parameter names, and the command line maps them to its flags when it prints the error.
+    ``names``: the other parameters the message names (where to name a model instead), mapped so
+    too.
 
     >>> error = ConfigError("bootstrap is -1; pass 0 or more", parameter="bootstrap")
-    >>> str(error), error.parameter
-    ('bootstrap is -1; pass 0 or more', 'bootstrap')
+    >>> str(error), error.parameter, error.names
+    ('bootstrap is -1; pass 0 or more', 'bootstrap', ())
     """
 
-    def __init__(self, message: str, *, parameter: str | None = None) -> None:
+    def __init__(self, message: str, *, parameter: str | None = None, names: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.parameter = parameter
+        self.names = names
 
 
 class DataError(NlibiasError):

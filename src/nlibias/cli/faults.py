@@ -30,7 +30,7 @@ EXIT_INTERRUPTED = 130
 
 # Library parameters whose command-line option is not simply ``--`` + the name with dashes.
 _FLAGS = {
-    "models": "--model / --generative / --mlm / --causal",
+    "models": "--model",
     "tp_variants": "--tp-variant",
     "out_dir": "--out",
     "samples_path": "--samples",
@@ -109,7 +109,7 @@ def flag_of(parameter: str) -> str:
     """The command-line option of a library parameter named in an error.
 
     >>> flag_of("bootstrap"), flag_of("chunk_pairs"), flag_of("models")
-    ('--bootstrap', '--chunk-pairs', '--model / --generative / --mlm / --causal')
+    ('--bootstrap', '--chunk-pairs', '--model')
     """
     return _FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
 
@@ -127,8 +127,19 @@ def message_of(error: NlibiasError) -> str:
     "no benchmark named 'bbnl' (argument NAME)"
     >>> message_of(ConfigError("use_chat_template must be true or false", parameter="use_chat_template"))
     'use_chat_template must be true or false'
-    >>> message_of(ConfigError("quantize applies to NLI classifiers; name one in models", parameter="models"))
-    'quantize applies to NLI classifiers; name one in --model / --generative / --mlm / --causal'
+    >>> message_of(ConfigError("no model given: name one in models or generative", parameter="models",
+    ...                        names=("generative",)))
+    'no model given: name one in --model or --generative'
+
+    The other parameters a message names (``names``) are named by their options where the message
+    names a parameter (at its end, before punctuation, ``or``, ``and`` or ``out``), never in prose
+    (``generative models``):
+
+    >>> message_of(ConfigError("prompts apply to generative models; name one in generative",
+    ...                        parameter="prompts", names=("generative",)))
+    '--prompt apply to generative models; name one in --generative'
+    >>> message_of(ConfigError("dtype 'x' applies to nothing given; leave dtype out", parameter="dtype"))
+    "--dtype 'x' applies to nothing given; leave --dtype out"
     >>> from nlibias.errors import DataError
     >>> message_of(DataError("2 samples have no prediction", sample="a", fix="predict every sample"))
     '2 samples have no prediction (predict every sample)'
@@ -146,6 +157,10 @@ def message_of(error: NlibiasError) -> str:
     parameter = error.parameter if isinstance(error, ConfigError) else None
     if not parameter:
         return text
+    for named in getattr(error, "names", ()):
+        other = _flag_or_none(named)
+        if other is not None:
+            text = _named_pattern(named).sub(other, text)
     flag = _flag_or_none(parameter)
     if flag is not None:
         text = _name_pattern(parameter).sub(flag, text)
@@ -162,11 +177,21 @@ _NAME_AND_PARAMETER = re.compile(r"\b([a-z_]+) \(parameter (\1)\)")
 
 def _name_pattern(parameter: str) -> re.Pattern[str]:
     """Where a message names ``parameter`` as a Python name: anywhere when it has an underscore
-    (``out_dir``), else at the start of the message or after "in " (``seed is -5``, ``in models``);
-    never inside a quoted value, a path or an option (``'seed'``, ``a/seed``, ``--seed``)."""
+    (``out_dir``), else at the start of the message or after "in " or "leave " (``seed is -5``,
+    ``in models``, ``leave dtype out``); never inside a quoted value, a path or an option
+    (``'seed'``, ``a/seed``, ``--seed``)."""
     word = re.escape(parameter)
-    where = r"(?<![\w'\"./=-])" if "_" in parameter else r"(?:^|(?<=\bin ))"
+    where = r"(?<![\w'\"./=-])" if "_" in parameter else r"(?:^|(?<=\bin )|(?<=\bleave ))"
     return re.compile(where + word + r"(?![\w'\"/=-])")
+
+
+def _named_pattern(parameter: str) -> re.Pattern[str]:
+    """Where a message names ``parameter`` as the place of a value (``name one in generative``,
+    ``models, generative or causal``, ``leave dtype out``): a whole word, not quoted, in a path or
+    an option, and followed by the message's end, punctuation, ``or``, ``and`` or ``out``, never by
+    a noun (``generative models``)."""
+    word = re.escape(parameter)
+    return re.compile(r"(?<![\w'\"./=-])" + word + r"(?=$|[,;:)]|\s+(?:or|and|out)\b)")
 
 
 def _flag_or_none(parameter: str) -> str | None:

@@ -316,14 +316,20 @@ def run_info(samples_path: str | Path | None) -> dict[str, Any]:
 
 def check_predictors(predictors: Sequence[Predictor]) -> None:
     """Refuse no model and model keys given twice (their results would overwrite each other)."""
+    fields = ("generative", "mlm", "causal")  # beside models: every field that names a model
     if not predictors:
         raise ConfigError(
-            "no model given: pass an NLI classifier or a generative LM in models", parameter="models"
+            "no model given: name one in models, generative, mlm or causal", parameter="models", names=fields
         )
     names = [p.name for p in predictors]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        raise ConfigError(f"model key(s) given twice: {', '.join(duplicates)}", parameter="models")
+        raise ConfigError(
+            f"model key(s) given twice: {', '.join(duplicates)}; name each model once in models, generative, "
+            "mlm and causal",
+            parameter="models",
+            names=fields,
+        )
 
 
 def run_section(

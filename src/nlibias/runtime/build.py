@@ -79,7 +79,8 @@ def build_predictors(
 def _check_options(models: ModelSet, options: ModelOptions) -> None:
     """Refuse speed settings for no classifier (their values were checked when the options were
     made, :class:`ModelOptions`), a dtype no model takes
-    (:func:`_check_dtype_applies`) and a concurrency for no server; an empty model name, a
+    (:func:`_check_dtype_applies`), an answer mode or token limit for no generative LM and a
+    concurrency for no server; an empty model name, a
     missing model path and prompts for no generative LM were refused when the set was made
     (:meth:`ModelSet.of`), the answer mode when the options were (:class:`ModelOptions`)."""
     _check_dtype_applies(options.dtype, models)
@@ -88,14 +89,24 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
         raise option_applies_to_nothing(
             "quantize" if quantize else "compile",
             "NLI classifiers",
-            subject="quantize and compile",
-            plural=True,
             fix="name one in models",
+            names=("models",),
         )
+    if not models.generative:  # how generative LMs answer: changed for none, it would be ignored
+        for name, value in (("mode", options.mode), ("max_new_tokens", options.max_new_tokens)):
+            if value != DEFAULT_MODEL_OPTIONS.model_dump()[name]:
+                raise option_applies_to_nothing(
+                    name,
+                    "generative models",
+                    value=value,
+                    fix="name one in generative",
+                    names=("generative",),
+                )
     if options.concurrency is not None and not models.servers():
         raise option_applies_to_nothing(
-            "concurrency", "generative models behind a server", fix="add openai:URL#MODEL to generative"
-        )
+            "concurrency", "generative models behind a server", fix="add openai:URL#MODEL to generative",
+            names=("generative",),
+        )  # fmt: skip
 
 
 def _check_dtype_applies(dtype: str | None, models: ModelSet) -> None:

@@ -107,6 +107,11 @@ class ModelSet:
         asked = _prompts_asked(prompts, bool(named["generative"]))
         for variant in named["tp_variants"]:  # before any model loads, not when the scorers are built
             check_variant(variant)
+        if named["tp_variants"] != ("shared",) and not (named["mlm"] or named["causal"]):
+            raise option_applies_to_nothing(
+                "tp_variants", "sentence scorers", value=list(named["tp_variants"]), plural=True,
+                fix="name one in mlm or causal", names=("mlm", "causal"),
+            )  # fmt: skip
         for field in SPEC_KINDS:
             for ref in named[field]:
                 if isinstance(ref, ModelRef):
@@ -148,7 +153,7 @@ def _prompts_asked(prompts: Any, generative: bool) -> tuple[str | PromptStyle, .
     asked = _names(prompts, "prompts")
     if asked and not generative:
         raise option_applies_to_nothing(
-            "prompts", "generative models", plural=True, fix="name one in generative"
+            "prompts", "generative models", plural=True, fix="name one in generative", names=("generative",)
         )
     return asked
 

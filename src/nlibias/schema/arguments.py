@@ -280,10 +280,12 @@ def option_applies_to_nothing(
     plural: bool = False,
     given: str | None = None,
     fix: str | None = None,
+    names: tuple[str, ...] = (),
 ) -> InapplicableOption:
     """The refusal of an option that nothing given reads (it would be ignored without a word):
     ``{subject} [{value!r}] applies to {applies_to}[, and {given}]; {fix}`` (default fix: leave it
-    out), naming ``parameter``. The caller raises it.
+    out), naming ``parameter`` and the other parameters ``given`` or ``fix`` name (``names``: the
+    command line names them by their options too). The caller raises it.
 
     >>> str(option_applies_to_nothing("seed", "evaluation sets without hypotheses", value=3,
     ...                               given="every set given brings its own"))
@@ -295,4 +297,6 @@ def option_applies_to_nothing(
     message = f"{what} {'apply' if plural else 'applies'} to {applies_to}"
     if given:
         message += f", and {given}"
-    return InapplicableOption(f"{message}; {fix or f'leave {parameter} out'}", parameter=parameter)
+    return InapplicableOption(
+        f"{message}; {fix or f'leave {parameter} out'}", parameter=parameter, names=names
+    )

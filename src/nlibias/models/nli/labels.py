@@ -196,7 +196,8 @@ def check_label_map_applies(models: Sequence[ModelRef]) -> None:
         raise option_applies_to_nothing(
             "label_map",
             "NLI classifiers' output ids",
-            given="models names no NLI classifier (generative and sentence-scoring models have no label ids)",
+            given="no NLI classifier is named in models: generative and sentence-scoring models have no label ids",
+            names=("models",),
         )
     for ref in models:
         if ref.kind in _WITHOUT_LABEL_IDS:

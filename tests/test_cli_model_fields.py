@@ -1,0 +1,69 @@
+"""The command line names the model fields by their own options: an NLI classifier is given with
+``--model``, a generative LM with ``--generative``, sentence scorers with ``--mlm``/``--causal``.
+A refusal that points to one of them names that option only (it once named all four for an
+option only classifiers take, and kept the Python names of the others); an option no model given
+reads is refused, never ignored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nlibias.cli.main import app
+
+
+@pytest.fixture()
+def samples_file(tmp_path: Path) -> Path:
+    row = {"id": "t", "domain": "gender", "subtopic": "t1", "premise": "P.", "hypothesis": "T.",
+           "gold": "entailment", "stereotype": None, "pair_key": None}  # fmt: skip
+    path = tmp_path / "samples.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ([], "no model given: name one in --model, --generative, --mlm or --causal"),
+        (["--model", "fake:a", "--model", "fake:a"],
+         "model key(s) given twice: a; name each model once in --model, --generative, --mlm and --causal"),
+        (["--model", "fake:"], "--model: 'fake:' names no model"),
+        (["--generative", "fake:g", "--quantize", "int8"], "--quantize applies to NLI classifiers; name one in --model"),
+        (["--generative", "fake:g", "--compile"], "--compile applies to NLI classifiers; name one in --model"),
+        (["--model", "fake:a", "--prompt", "true"], "--prompt apply to generative models; name one in --generative"),
+        (["--model", "fake:a", "--concurrency", "3"],
+         "--concurrency applies to generative models behind a server; add openai:URL#MODEL to --generative"),
+        (["--model", "fake:a", "--dtype", "float32"], "; leave --dtype out"),
+        (["--generative", "fake:g", "--label-map", "0=entailment,1=neutral,2=contradiction"],
+         "no NLI classifier is named in --model: generative and sentence-scoring models have no label ids; "
+         "leave --label-map out"),
+        (["--model", "fake:a", "--tp-variant", "whole"],
+         "--tp-variant ['whole'] apply to sentence scorers; name one in --mlm or --causal"),
+        (["--model", "fake:a", "--mode", "generated"],
+         "--mode 'generated' applies to generative models; name one in --generative"),
+        (["--model", "fake:a", "--max-new-tokens", "5"],
+         "--max-new-tokens 5 applies to generative models; name one in --generative"),
+    ],
+)  # fmt: skip
+def test_a_refusal_names_the_option_of_each_model_field(
+    samples_file: Path, tmp_path: Path, flags: list[str], message: str
+) -> None:
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        app, ["audit", "--samples", str(samples_file), "--out", str(out), "--no-cache", *flags]
+    )
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output, result.output
+    assert not out.exists()
+
+
+def test_a_debias_refusal_names_its_own_model_option(tmp_path: Path) -> None:
+    """debias's models are given with --model; its refusal named the audit's four options."""
+    from nlibias.cli.faults import message_of
+    from nlibias.errors import ConfigError
+
+    error = ConfigError("no model given: pass one or more models to fine-tune", parameter="models")
+    assert message_of(error) == "no model given: pass one or more models to fine-tune (option --model)"
