@@ -11,7 +11,7 @@ import pytest
 
 import nlibias
 from nlibias.errors import ConfigError
-from nlibias.extension.config import ExtendConfig
+from nlibias.extension.config import SETTING_KEYS, ExtendConfig
 from nlibias.jobs.extend import ExtendSettings, extend_config
 
 
@@ -38,6 +38,7 @@ def _every_setting(tmp_path: Path) -> dict[str, Any]:
 def test_every_setting_reaches_the_configuration(tmp_path: Path) -> None:
     settings = _every_setting(tmp_path)
     assert set(settings) == set(ExtendSettings.__annotations__)  # a new setting is tested here too
+    assert set(SETTING_KEYS) == set(settings)  # and says which configuration keys it overrides
     config = extend_config(None, **settings)
     assert config.run_dir == str(tmp_path / "next") and config.source == str(tmp_path / "bbnli")
     assert config.mlm.model == "fake" and config.mlm.top_k == 5
@@ -62,6 +63,7 @@ def test_an_unset_setting_leaves_the_configurations_value() -> None:
         "device": None,
     }
     assert extend_config(None) == extend_config(None, **unset) == ExtendConfig()
+    assert extend_config(None, derive=False).templates.derive is False  # False is a value here
     assert extend_config(None, templates="none").templates.curated is None
 
 

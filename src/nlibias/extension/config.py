@@ -331,21 +331,27 @@ def with_overrides(config: ExtendConfig, overrides: Mapping[str, Any]) -> Extend
     return checked
 
 
-_OVERRIDE_PARAMETERS = {
-    "run_dir": "out_dir",
-    "mlm.model": "fill_model",
-    "mlm.top_k": "top_k",
-    "filter.models": "classifiers",
-    "filter.compare_fills": "compare_fill",
-    "filter.holdout": "holdout",
-    "filter.policy": "policy",
-    "validation.unvalidated": "unvalidated",
-    "validation.judgements": "judgements",
-    "templates.curated": "templates",
-    "templates.derive": "derive",
-    "mlm.device": "device",
-    "filter.device": "device",
+SETTING_KEYS: dict[str, tuple[str, ...]] = {
+    "out_dir": ("run_dir",),
+    "source": ("source",),
+    "fill_model": ("mlm.model",),
+    "top_k": ("mlm.top_k",),
+    "classifiers": ("filter.models",),
+    "compare_fill": ("filter.compare_fills",),
+    "holdout": ("filter.holdout",),
+    "policy": ("filter.policy",),
+    "subtopics": ("subtopics",),
+    "unvalidated": ("validation.unvalidated",),
+    "judgements": ("validation.judgements",),
+    "templates": ("templates.curated",),
+    "derive": ("templates.derive",),
+    "cache": ("cache",),
+    "device": ("mlm.device", "filter.device"),
 }
+"""Each setting of :func:`nlibias.extend` (the command line's option of the same name) → the
+configuration keys it overrides."""
+
+_OVERRIDE_PARAMETERS = {key: setting for setting, keys in SETTING_KEYS.items() for key in keys}
 """The parameter (of ``nlibias extend``, the command line's option) each override key comes from."""
 
 

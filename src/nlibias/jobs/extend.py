@@ -14,7 +14,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from nlibias.schema.arguments import checked, one_or_many
@@ -72,44 +72,38 @@ def extend_config(
     """``config`` (an :class:`ExtendConfig`, a YAML file, or None for the defaults) with the given
     settings (:class:`ExtendSettings`) on top, checked again; ``templates="none"`` turns the
     curated templates off."""
-    from nlibias.extension.config import ExtendConfig, load_config, with_overrides
+    from nlibias.extension.config import SETTING_KEYS, ExtendConfig, load_config, with_overrides
 
     if config is None:
         config = ExtendConfig()
     elif not isinstance(config, ExtendConfig):
         config = load_config(config)
 
-    def text(value: str | Path | None) -> str | None:
-        return None if value is None else str(value)
-
-    def names(value: str | Sequence[str]) -> list[str] | None:
-        return one_or_many(value) or None
-
-    templates, device = settings.get("templates"), settings.get("device")
-    overrides: dict[str, Any] = {
-        "run_dir": text(settings.get("out_dir")),
-        "source": text(settings.get("source")),
-        "mlm.model": settings.get("fill_model"),
-        "mlm.top_k": settings.get("top_k"),
-        "filter.models": names(settings.get("classifiers", ())),
-        "filter.compare_fills": names(settings.get("compare_fill", ())),
-        "filter.holdout": names(settings.get("holdout", ())),
-        "filter.policy": settings.get("policy"),
-        "subtopics": names(settings.get("subtopics", ())),
-        "validation.unvalidated": True if settings.get("unvalidated") else None,
-        "validation.judgements": text(settings.get("judgements")),
-        "templates.curated": text(templates),
-        "templates.derive": settings.get("derive"),
-        "cache": text(settings.get("cache")),
-        "mlm.device": device,
-        "filter.device": device,
-    }
+    overrides: dict[str, Any] = {}
+    for setting, keys in SETTING_KEYS.items():  # each setting on the configuration keys it overrides
+        value = _override_value(setting, settings.get(setting))
+        overrides.update(dict.fromkeys(keys, value))
     config = with_overrides(config, overrides)
+    templates = settings.get("templates")
     if templates is not None and str(templates).lower() == "none":
         config = config.model_copy(
             update={"templates": config.templates.model_copy(update={"curated": None})}
         )
     return config
+
+
+def _override_value(setting: str, value: Any) -> Any:
+    """A setting's value as the configuration takes it: ``None`` (unset) leaves the configuration's
+    value; names become a list (none: unset), paths text, ``unvalidated=False`` unset.
+
+    >>> _override_value("classifiers", "fake:a"), _override_value("holdout", ()), _override_value("derive", False)
+    (['fake:a'], None, False)
+    """
+    if setting in ("classifiers", "compare_fill", "holdout", "subtopics"):
+        return one_or_many(value if value is not None else ()) or None
+    if setting == "unvalidated":
+        return True if value else None
+    return str(value) if isinstance(value, PurePath) else value
 
 
 @checked(lazy={"ExtendConfig": "nlibias.extension.config", "StageReport": "nlibias.extension.pipeline"})
