@@ -31,8 +31,9 @@ def samples_file(tmp_path: Path) -> Path:
         (["--model", "fake:a", "--model", "fake:a"],
          "model key(s) given twice: a; name each model once in --model, --generative, --mlm and --causal"),
         (["--model", "fake:"], "--model: 'fake:' names no model"),
-        (["--generative", "fake:g", "--quantize", "int8"], "--quantize applies to NLI classifiers; name one in --model"),
-        (["--generative", "fake:g", "--compile"], "--compile applies to NLI classifiers; name one in --model"),
+        (["--generative", "fake:g", "--quantize", "int8"], "--quantize applies to NLI classifiers that load"),
+        (["--model", "fake:a", "--compile"], "--compile applies to NLI classifiers that load their weights here "
+         "(a Hugging Face model, prompt:MODEL), not to the fake; name one in --model"),
         (["--model", "fake:a", "--prompt", "true"], "--prompt apply to generative models; name one in --generative"),
         (["--model", "fake:a", "--concurrency", "3"],
          "--concurrency applies to generative models behind a server; add openai:URL#MODEL to --generative"),

@@ -176,7 +176,7 @@ def test_build_predictors_passes_the_flags(tiny_nli_dir: Path) -> None:
     # The fake backend takes none of these options; unset ones are not passed to any backend.
     [fake] = build_predictors(["fake:x"])
     assert fake.name == "x"
-    with pytest.raises(ConfigError, match="quantize applies to NLI classifiers; name one in models"):
+    with pytest.raises(ConfigError, match="quantize applies to NLI classifiers that load their weights here"):
         build_predictors(ModelSet.of([], generative=["smollm2"]), options=ModelOptions(quantize="int8"))
 
 

@@ -85,10 +85,10 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
     (:meth:`ModelSet.of`), the answer mode when the options were (:class:`ModelOptions`)."""
     _check_dtype_applies(options.dtype, models)
     quantize, compile = options.quantize, options.compile
-    if (quantize or compile) and not models.classifier_refs:
+    if (quantize or compile) and all(ref.is_fake for ref in models.classifier_refs):  # the fake takes neither
         raise option_applies_to_nothing(
             "quantize" if quantize else "compile",
-            "NLI classifiers",
+            "NLI classifiers that load their weights here (a Hugging Face model, prompt:MODEL), not to the fake",
             fix="name one in models",
             names=("models",),
         )
