@@ -47,6 +47,16 @@ def samples_file(tmp_path: Path) -> Path:
          "--mode 'generated' applies to generative models; name one in --generative"),
         (["--model", "fake:a", "--max-new-tokens", "5"],
          "--max-new-tokens 5 applies to generative models; name one in --generative"),
+        # a revision no model takes: a generative LM is pinned in its name, and would have run unpinned
+        (["--generative", "fake:g", "--model", "fake:a", "--revision", "v1"],
+         "--revision 'v1' applies to NLI classifiers (--model) and masked LMs (--mlm) loaded here; pin a "
+         "generative or causal LM's revision in its name (NAME@REVISION), or leave --revision out"),
+        (["--generative", "fake:g", "--devices", "cpu,cpu"], "--devices applies to NLI classifiers; name one in --model"),
+        (["--generative", "fake:g", "--ray", "local"], "--ray applies to NLI classifiers; name one in --model"),
+        (["--model", "fake:a", "--ray-workers", "3"],
+         "--ray-workers 3 applies to classifiers run on Ray; set --ray, or leave --ray-workers out"),
+        (["--model", "fake:a", "--ray-gpus-per-worker", "1"],
+         "--ray-gpus-per-worker 1.0 applies to classifiers run on Ray; set --ray, or leave --ray-gpus-per-worker out"),
     ],
 )  # fmt: skip
 def test_a_refusal_names_the_option_of_each_model_field(

@@ -94,7 +94,7 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
         )
     if not models.generative:  # how generative LMs answer: changed for none, it would be ignored
         for name, value in (("mode", options.mode), ("max_new_tokens", options.max_new_tokens)):
-            if value != DEFAULT_MODEL_OPTIONS.model_dump()[name]:
+            if value != getattr(DEFAULT_MODEL_OPTIONS, name):
                 raise option_applies_to_nothing(
                     name,
                     "generative models",
@@ -102,6 +102,14 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
                     fix="name one in generative",
                     names=("generative",),
                 )
+    _check_placement_applies(models, options)
+    hub_pinned = [ref for ref in models.classifier_refs if not ref.is_fake] + list(models.mlm)
+    if options.revision is not None and not hub_pinned:
+        raise option_applies_to_nothing(
+            "revision", "NLI classifiers (models) and masked LMs (mlm) loaded here", value=options.revision,
+            fix="pin a generative or causal LM's revision in its name (NAME@REVISION), or leave revision out",
+            names=("models", "mlm"),
+        )  # fmt: skip
     if options.concurrency is not None and not models.servers():
         raise option_applies_to_nothing(
             "concurrency", "generative models behind a server", fix="add openai:URL#MODEL to generative",
@@ -153,6 +161,23 @@ def _label_map(label_map: str | None, models: Sequence[ModelRef]) -> Any:
     parsed = parse_label_map(label_map)
     check_label_map_applies(models)  # a map no classifier reads would be ignored without a word
     return parsed
+
+
+def _check_placement_applies(models: ModelSet, options: ModelOptions) -> None:
+    """Refuse a placement for no classifier (devices and Ray place NLI classifiers only) and Ray's
+    settings without Ray (each would be ignored without a word)."""
+    placement = "devices" if options.devices else "ray_address" if options.ray_address is not None else None
+    if placement is not None and not models.classifier_refs:
+        raise option_applies_to_nothing(
+            placement, "NLI classifiers", fix="name one in models", names=("models",)
+        )
+    unset = DEFAULT_MODEL_OPTIONS
+    for name in ("ray_workers", "ray_gpus_per_worker"):
+        if options.ray_address is None and getattr(options, name) != getattr(unset, name):
+            raise option_applies_to_nothing(
+                name, "classifiers run on Ray", value=getattr(options, name),
+                fix=f"set ray_address, or leave {name} out", names=("ray_address",),
+            )  # fmt: skip
 
 
 def _check_placement(device: str | None, devices: Sequence[str], ray_address: str | None) -> None:

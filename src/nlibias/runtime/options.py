@@ -98,7 +98,8 @@ class ModelOptions(_Options):
     label_map: str | None = None
     """Override the NLI classifiers' label mapping, e.g. 0=entailment,1=neutral,2=contradiction."""
     revision: str | None = None
-    """Hub revision (branch, tag or commit) to pin."""
+    """Hub revision (branch, tag or commit) of the NLI classifiers and masked LMs to pin; a
+    generative or causal LM is pinned in its name, NAME@REVISION."""
     device: str | None = None
     """cpu, cuda, cuda:1, mps, ... Default: GPU when present (or $NLIBIAS_DEVICE)."""
     dtype: str | None = None
