@@ -77,12 +77,14 @@ def build_predictors(
 
 
 def _check_options(models: ModelSet, options: ModelOptions) -> None:
-    """Refuse speed settings for no classifier (their values were checked when the options were
-    made, :class:`ModelOptions`), a dtype no model takes
-    (:func:`_check_dtype_applies`), an answer mode or token limit for no generative LM and a
-    concurrency for no server; an empty model name, a
-    missing model path and prompts for no generative LM were refused when the set was made
-    (:meth:`ModelSet.of`), the answer mode when the options were (:class:`ModelOptions`)."""
+    """Refuse every option no model given reads (it would be ignored without a word): quantize
+    and compile with no classifier but the fake, a dtype no model loads its weights in
+    (:func:`_check_dtype_applies`), an answer mode or token limit with no generative LM, a
+    placement with no classifier and Ray's settings without Ray (:func:`_check_placement_applies`),
+    a revision with nothing to pin (a generative or causal LM is pinned in its name) and a
+    concurrency with no server. The options' values were checked when they were made
+    (:class:`ModelOptions`); an empty model name, a missing model path, prompts with no generative
+    LM and variants with no sentence scorer when the set was (:meth:`ModelSet.of`)."""
     _check_dtype_applies(options.dtype, models)
     quantize, compile = options.quantize, options.compile
     if (quantize or compile) and all(ref.is_fake for ref in models.classifier_refs):  # the fake takes neither
@@ -171,9 +173,8 @@ def _check_placement_applies(models: ModelSet, options: ModelOptions) -> None:
         raise option_applies_to_nothing(
             placement, "NLI classifiers", fix="name one in models", names=("models",)
         )
-    unset = DEFAULT_MODEL_OPTIONS
     for name in ("ray_workers", "ray_gpus_per_worker"):
-        if options.ray_address is None and getattr(options, name) != getattr(unset, name):
+        if options.ray_address is None and getattr(options, name) != getattr(DEFAULT_MODEL_OPTIONS, name):
             raise option_applies_to_nothing(
                 name, "classifiers run on Ray", value=getattr(options, name),
                 fix=f"set ray_address, or leave {name} out", names=("ray_address",),
