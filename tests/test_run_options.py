@@ -180,7 +180,9 @@ def test_model_set_reads_its_prompt_styles_when_it_is_made(tmp_path: Path) -> No
         ModelSet.of(generative="fake:g", prompts=[PROMPT_STYLES["true"], "true"])
     assert twice.value.parameter == "prompts"
     # prompts with no generative LM: refused before any file is read
-    with pytest.raises(ConfigError, match=r"^prompts apply to generative models; name one in") as none:
+    with pytest.raises(
+        ConfigError, match=r"^a prompt style applies to generative models; name one in"
+    ) as none:
         ModelSet.of(["fake:a"], prompts=["/no/such/prompts.yaml"])
     assert none.value.parameter == "prompts"
     assert hash(models) == hash(ModelSet.of(generative="fake:g", prompts=["entailed", str(mine)]))

@@ -153,7 +153,11 @@ def _prompts_asked(prompts: Any, generative: bool) -> tuple[str | PromptStyle, .
     asked = _names(prompts, "prompts")
     if asked and not generative:
         raise option_applies_to_nothing(
-            "prompts", "generative models", plural=True, fix="name one in generative", names=("generative",)
+            "prompts",
+            "generative models",
+            subject="a prompt style",
+            fix="name one in generative",
+            names=("generative",),
         )
     return asked
 
