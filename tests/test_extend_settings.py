@@ -120,3 +120,13 @@ def test_a_wrongly_typed_setting_is_refused_naming_it(
     with pytest.raises(ConfigError, match=rf"^{setting} must be {takes}; got ") as caught:
         function(**{setting: value})
     assert caught.value.parameter == setting
+
+
+def test_help_shows_every_setting_by_name() -> None:
+    """help(nlibias.extend) and a notebook's signature popup name each setting, not **settings."""
+    import inspect
+
+    shown = inspect.signature(nlibias.extend).parameters
+    assert set(ExtendSettings.__annotations__) <= set(shown) and "settings" not in shown
+    assert repr(shown["top_k"].default) == "unset" and shown["top_k"].annotation == "int | None"
+    assert "top_k" in inspect.signature(extend_config).parameters

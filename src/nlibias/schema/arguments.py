@@ -106,6 +106,9 @@ def checked(function: F | None = None, *, lazy: Mapping[str, str] | None = None)
             return inner(*args, **kwargs)
 
         setattr(wrapper, _CHECKED, True)
+        spelt = _spelt_out(inner, signature)
+        if spelt is not None:  # help() and notebooks show each setting, not **settings
+            wrapper.__signature__ = spelt  # type: ignore[attr-defined]
         return wrapper  # type: ignore[return-value]
 
     return wrap if function is None else wrap(function)
@@ -176,6 +179,47 @@ class _Keywords(NamedTuple):
         close = difflib.get_close_matches(key, known, n=1)
         shown = f"did you mean {close[0]!r}?" if close else f"it takes: {', '.join(known)}"
         raise ConfigError(f"{function} takes no argument {key!r} ({shown})", parameter=key)
+
+
+class _Unset:
+    """The default a spelt-out setting shows: left out, it leaves the function's own default."""
+
+    def __repr__(self) -> str:
+        return "unset"
+
+
+def _spelt_out(inner: Callable[..., Any], signature: inspect.Signature) -> inspect.Signature | None:
+    """``signature`` with its ``**settings: Unpack[SomeTypedDict]`` spelt out as the TypedDict's
+    keys (keyword-only, each ``unset``), for ``help()``; None when it has no such parameter or its
+    hint cannot be read yet (a TypedDict defined after the function).
+
+    >>> class Style(typing.TypedDict, total=False):
+    ...     width: int
+    >>> def box(text: str, **style: typing.Unpack[Style]) -> str: ...
+    >>> print(_spelt_out(box, inspect.signature(box)))
+    (text: 'str', *, width: 'int' = unset) -> 'str'
+    """
+    *named, last = signature.parameters.values() or [None]
+    if last is None or last.kind is not last.VAR_KEYWORD:
+        return None
+    hint = last.annotation
+    try:
+        hint = eval(hint, getattr(inner, "__globals__", {})) if isinstance(hint, str) else hint
+    except NameError:
+        return None
+    keywords = _unpacked(hint)
+    if keywords is None:
+        return None
+    spelt = [
+        inspect.Parameter(
+            key,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=_Unset(),
+            annotation=getattr(annotation, "__forward_arg__", annotation),  # as written, not ForwardRef(...)
+        )
+        for key, annotation in keywords.__annotations__.items()
+    ]
+    return signature.replace(parameters=[*named, *spelt])
 
 
 def _unpacked(hint: Any) -> type | None:
