@@ -58,7 +58,7 @@ def build_predictors(
     _check_placement(options.device, placed, options.ray_address)
     set_torch_threads(options.threads)  # process-wide: the generative LMs run with it too
     loading: dict[str, Any] = dict(
-        label_map=_label_map(options.label_map, models.classifier_refs), revision=options.revision,
+        label_map=_label_map(options.label_map), revision=options.revision,
         dtype=options.dtype, max_tokens=options.max_tokens, quantize=options.quantize, threads=options.threads,
         compile=options.compile or None,  # None is not passed: backends without the option still work
     )  # fmt: skip
@@ -78,7 +78,8 @@ def build_predictors(
 
 def _check_options(models: ModelSet, options: ModelOptions) -> None:
     """Refuse every option no model given reads (it would be ignored without a word): quantize
-    and compile with no classifier but the fake, a dtype no model loads its weights in
+    and compile with no classifier but the fake, a label map with no classifier that has label
+    ids to map, a dtype no model loads its weights in
     (:func:`_check_dtype_applies`), an answer mode or token limit with no generative LM, a
     placement with no classifier and Ray's settings without Ray (:func:`_check_placement_applies`),
     a revision with nothing to pin (a generative or causal LM is pinned in its name) and a
@@ -86,6 +87,10 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
     (:class:`ModelOptions`); an empty model name, a missing model path, prompts with no generative
     LM and variants with no sentence scorer when the set was (:meth:`ModelSet.of`)."""
     _check_dtype_applies(options.dtype, models)
+    if options.label_map is not None:  # a map no classifier reads
+        from nlibias.models.nli.labels import check_label_map_applies
+
+        check_label_map_applies(models.classifier_refs)
     quantize, compile = options.quantize, options.compile
     if (quantize or compile) and all(ref.is_fake for ref in models.classifier_refs):  # the fake takes neither
         raise option_applies_to_nothing(
@@ -155,14 +160,13 @@ def _why_no_dtype(model: ModelRef | Predictor) -> str:
     return f"{str(model)!r} (a fake)"
 
 
-def _label_map(label_map: str | None, models: Sequence[ModelRef]) -> Any:
+def _label_map(label_map: str | None) -> Any:
+    """The classifiers' label map, read (:func:`~nlibias.models.nli.labels.parse_label_map`)."""
     if label_map is None:
         return None
-    from nlibias.models.nli.labels import check_label_map_applies, parse_label_map
+    from nlibias.models.nli.labels import parse_label_map
 
-    parsed = parse_label_map(label_map)
-    check_label_map_applies(models)  # a map no classifier reads would be ignored without a word
-    return parsed
+    return parse_label_map(label_map)
 
 
 def _check_placement_applies(models: ModelSet, options: ModelOptions) -> None:
