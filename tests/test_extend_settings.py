@@ -16,6 +16,7 @@ from nlibias.jobs.extend import ExtendSettings, extend_config
 
 
 def _every_setting(tmp_path: Path) -> dict[str, Any]:
+    (tmp_path / "j.csv").write_text("id\n")  # an unvalidated run refuses a judgements file that is not there
     return {
         "out_dir": tmp_path / "next",
         "source": tmp_path / "bbnli",

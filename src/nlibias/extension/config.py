@@ -294,6 +294,12 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
         return "filter.compare_fills", (
             f"{config.mlm.model!r} is the fill model itself; compare the fill model with another one"
         )
+    judgements = config.validation.judgements
+    if config.validation.unvalidated and judgements and not Path(judgements).exists():
+        return "validation.judgements", (  # it would go on without every judgement, saying nothing
+            f"{judgements!r} does not exist, and an unvalidated run would go on without every judgement: "
+            "check the path, or leave the judgements file out"
+        )
     fills = [config.mlm.model, *config.filter.compare_fills]
     if config.mlm.stopwords is not None and all(split_fill_spec(f)[0] != "causal" for f in fills):
         return "mlm.stopwords", (
