@@ -91,7 +91,7 @@ def run_explain(
     run_dir = Path(run_dir)
     options = ModelOptions.split(model_options, caller="explain")[1]  # before any file is read
     answers, samples_path = generated_answers(run_dir, samples)
-    built, closing = _judges(judges, options)
+    built, closing = _judges(judges, options, lm_judge)
     try:
         backend = _lm_backend(lm_judge, options)
         settings = {
@@ -252,16 +252,25 @@ def _samples_file(path: Path) -> Path:
 
 
 def _judges(
-    judges: str | NLIClassifier | Sequence[str | NLIClassifier], options: ModelOptions
+    judges: str | NLIClassifier | Sequence[str | NLIClassifier],
+    options: ModelOptions,
+    lm_judge: str | GenerativeBackend | None = None,
 ) -> tuple[list[NLIClassifier], list[Any]]:
     """The judges as classifiers (specs built as an audit builds its classifiers), and the
-    predictors to close afterwards."""
+    predictors to close afterwards. A dtype that only the LM judge reads (the NLI judges are
+    fakes) is not refused for them."""
     from nlibias.runtime.build import build_predictors
+    from nlibias.runtime.model_set import ModelSet
+    from nlibias.schema.model_ref import ModelRef
 
     given = [judges] if isinstance(judges, str) or not isinstance(judges, Sequence) else list(judges)
     if not given:
         raise ConfigError("judges is empty; name at least one NLI judge (e.g. 'fake:j')", parameter="judges")
     specs = [judge for judge in given if isinstance(judge, str)]
+    lm_ref = ModelRef.unread(lm_judge) if isinstance(lm_judge, str) and lm_judge.strip() else None
+    lm_loads_here = lm_ref is not None and not lm_ref.is_fake and not lm_ref.is_server
+    if options.dtype is not None and lm_loads_here and not ModelSet.of(specs).loading_weights_here():
+        options = options.model_copy(update={"dtype": None})  # the LM judge reads it (_lm_backend)
     built = build_predictors(specs, options=options) if specs else []
     by_spec = iter(built)
     classifiers: list[NLIClassifier] = [
