@@ -23,10 +23,13 @@ def report_command(
     out: Path | None = typer.Option(
         None,
         "--out",
-        help="Output file. HTML default: <first run>/report.html; with --format: stdout unless given.",
+        help="Output file. HTML default: <first run>/report.html; with --format or --debias: stdout unless "
+        "given.",
     ),
     fmt: str | None = typer.Option(
-        None, "--format", help="Print paper tables instead of HTML: md, latex or csv."
+        None,
+        "--format",
+        help="Print paper tables instead of HTML: md, latex or csv (not with --debias: its tables are text).",
     ),
     compare: bool = typer.Option(
         False,
@@ -50,7 +53,8 @@ def report_command(
     """Write an HTML report (default) or print paper-layout tables (--format).
 
     --json prints what was done as JSON: the file written (HTML: its sections, caveats and figures),
-    the tables' text (--format without --out), or the before/after comparison (--debias)."""
+    the tables' text (--format without --out), or the before/after comparison (--debias) and the
+    files written."""
     from nlibias.jobs.debias_compare import COMPARISON_JSON
     from nlibias.jobs.report import make_report
 
@@ -68,7 +72,10 @@ def report_command(
     elif result.kind == "html":
         _print_html(result, quiet=quiet)
     else:
-        typer.echo(result.text, nl=False)
+        if result.tables_out is None:
+            typer.echo(result.text, nl=False)
+        else:
+            typer.echo(f"wrote {result.tables_out}")
         if result.out is not None:
             typer.echo(f"wrote {result.out}")
         else:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nlibias.errors import ConfigError, DataError
-from nlibias.schema.arguments import checked, one_or_many
+from nlibias.schema.arguments import checked, one_or_many, option_applies_to_nothing
 
 if TYPE_CHECKING:
     from nlibias.jobs.debias_compare import DebiasComparison
@@ -33,6 +33,8 @@ class ReportResult:
     ``debias_comparison.json`` (None when the one there holds more and was kept)."""
     text: str = ""
     """The tables (``tables``: in ``fmt``; ``debias``: as text)."""
+    tables_out: Path | None = None
+    """``debias``: the file the text tables were written to (``out``), None when not given."""
     fmt: str | None = None
     sections: tuple[str, ...] = ()
     """HTML: the ids of the sections rendered (the others had no data)."""
@@ -46,7 +48,8 @@ class ReportResult:
         """What ``nlibias report --json`` prints."""
         out = None if self.out is None else str(self.out)
         if self.kind == "debias":
-            return {"comparison": self.comparison, "out": out}
+            tables_out = None if self.tables_out is None else str(self.tables_out)
+            return {"comparison": self.comparison, "out": out, "tables_out": tables_out}
         if self.kind == "tables":
             return {"format": self.fmt, "out": out, "text": self.text}
         figures = None if self.figures is None else str(self.figures)
@@ -90,21 +93,71 @@ def make_report(
     By default the HTML report (``out``, default ``<first run>/report.html``); with ``fmt`` (``md``,
     ``latex``, ``csv``) the paper tables as ``text``, written to ``out`` when given; with
     ``compare`` side by side; with ``debias`` (or ``pairs`` of ``BEFORE=AFTER`` model keys) the
-    before/after tables of one occupation audit, saved as its ``debias_comparison.json``. This is
+    before/after tables of one occupation audit as text, saved as its ``debias_comparison.json``
+    and written to ``out`` when given (``min_effect``: the smallest change marked). An option that
+    the report asked for does not read is refused: ``fmt``, ``compare`` or ``plots=False`` with
+    ``debias``, ``plots=False`` with ``fmt``, ``min_effect`` without ``debias``. This is
     ``nlibias.make_report`` (``nlibias.report`` is the package).
 
-    >>> # print(nlibias.make_report("runs/audit", fmt="md").text)"""
+    >>> # print(nlibias.make_report("runs/audit", fmt="md").text)
+    >>> make_report("runs/audit", debias=True, fmt="md")
+    Traceback (most recent call last):
+    ...
+    nlibias.schema.arguments.InapplicableOption: fmt 'md' applies to the paper tables of audit, score and extend runs, not to the before/after tables (debias or pairs), which are text only; leave fmt out
+    """
     runs = one_or_many(runs)
     if not runs:
         raise ConfigError("runs is empty; name at least one run directory", parameter="runs")
+    _check_options_apply(
+        debias=bool(debias or pairs), fmt=fmt, compare=compare, plots=plots, min_effect=min_effect
+    )
     if debias or pairs:
-        return _debias_report(runs, pairs, min_effect)
+        return _debias_report(runs, pairs, min_effect, out)
     from nlibias.report.load import load_runs
 
     loaded = load_runs(list(runs))
     if fmt is not None:
         return _tables_report(loaded, fmt, compare, out)
     return _html_report(loaded, out, compare, plots)
+
+
+def _check_options_apply(
+    *, debias: bool, fmt: str | None, compare: bool, plots: bool, min_effect: float | None
+) -> None:
+    """Refuse an option that the report asked for would ignore without a word: the before/after
+    tables (``debias``) are text of one run, without figures; only the HTML report has figures.
+
+    >>> _check_options_apply(debias=False, fmt="md", compare=True, plots=True, min_effect=None)
+    >>> _check_options_apply(debias=False, fmt="md", compare=False, plots=False, min_effect=None)
+    Traceback (most recent call last):
+    ...
+    nlibias.schema.arguments.InapplicableOption: plots applies to the HTML report (its figures), not to the paper tables (fmt); leave plots out
+    """
+    debias_tables = "the before/after tables (debias or pairs)"
+    if debias and fmt is not None:
+        raise option_applies_to_nothing(
+            "fmt",
+            f"the paper tables of audit, score and extend runs, not to {debias_tables}, which are text only",
+            value=fmt,
+            names=("debias", "pairs"),
+        )
+    if debias and compare:
+        raise option_applies_to_nothing(
+            "compare",
+            f"the HTML report and the paper tables of several runs, not to {debias_tables}, which compare "
+            "models of one run",
+            names=("debias", "pairs"),
+        )
+    if not plots and (debias or fmt is not None):
+        tables = debias_tables if debias else "the paper tables (fmt)"
+        raise option_applies_to_nothing(
+            "plots", f"the HTML report (its figures), not to {tables}", names=("debias", "pairs", "fmt")
+        )
+    if min_effect is not None and not debias:
+        raise option_applies_to_nothing(
+            "min_effect", "the before/after tables", value=min_effect, fix="set debias or pairs, or leave "
+            "min_effect out", names=("debias", "pairs"),
+        )  # fmt: skip
 
 
 def _tables_text(loaded: Sequence[Run], fmt: str, compare: bool) -> str:
@@ -169,8 +222,13 @@ def _html_report(loaded: Sequence[Run], out: str | Path | None, compare: bool, p
 
 
 def _debias_report(
-    runs: Sequence[str | Path], pairs: Sequence[str | tuple[str, str]], min_effect: float | None
+    runs: Sequence[str | Path],
+    pairs: Sequence[str | tuple[str, str]],
+    min_effect: float | None,
+    out: str | Path | None,
 ) -> ReportResult:
+    """The before/after tables as text, written to ``out`` when given (as the paper tables are)."""
+    from nlibias.io.atomic import atomic_write_text
     from nlibias.jobs.debias_compare import COMPARISON_JSON, compare_debiasing, save_comparison
     from nlibias.report.debias_tables import format_debias_tables
 
@@ -182,9 +240,15 @@ def _debias_report(
     options: dict[str, Any] = {} if min_effect is None else {"min_effect": min_effect}
     comparison = compare_debiasing(run, parse_pairs(pairs) or None, write=False, **options)
     saved = save_comparison(run, comparison)
+    text = format_debias_tables(comparison)
+    tables_out = None if out is None else Path(out)
+    if tables_out is not None:
+        tables_out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(tables_out, text)
     return ReportResult(
         "debias",
         run / COMPARISON_JSON if saved else None,
-        text=format_debias_tables(comparison),
+        text=text,
+        tables_out=tables_out,
         comparison=comparison,
     )
