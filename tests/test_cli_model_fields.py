@@ -47,6 +47,10 @@ def samples_file(tmp_path: Path) -> Path:
          "--mode 'generated' applies to generative models; name one in --generative"),
         (["--model", "fake:a", "--max-new-tokens", "5"],
          "--max-new-tokens 5 applies to generative models; name one in --generative"),
+        # scored answers are read in one forward pass: a token limit would be recorded, never used
+        (["--generative", "fake:g", "--max-new-tokens", "50"],
+         "--max-new-tokens 50 applies to generated answers and servers (whose scored answers may fall back to "
+         "text); leave --max-new-tokens out, or give 'generated' as --mode"),
         # a revision no model takes: a generative LM is pinned in its name, and would have run unpinned
         (["--generative", "fake:g", "--model", "fake:a", "--revision", "v1"],
          "--revision 'v1' applies to NLI classifiers (--model) and masked LMs (--mlm) loaded here; pin a "

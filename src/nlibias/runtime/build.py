@@ -80,7 +80,8 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
     """Refuse every option no model given reads (it would be ignored without a word): quantize
     and compile with no classifier but the fake, a label map with no classifier that has label
     ids to map, a dtype no model loads its weights in
-    (:func:`_check_dtype_applies`), an answer mode or token limit with no generative LM, a
+    (:func:`_check_dtype_applies`), an answer mode or token limit with no generative LM (a token
+    limit also with only scored answers computed here), a
     placement with no classifier and Ray's settings without Ray (:func:`_check_placement_applies`),
     a revision with nothing to pin (a generative or causal LM is pinned in its name) and a
     concurrency with no server. The options' values were checked when they were made
@@ -109,6 +110,12 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
                     fix="name one in generative",
                     names=("generative",),
                 )
+    scored_here = models.generative and options.mode == "scored" and not models.servers()
+    if scored_here and options.max_new_tokens != DEFAULT_MODEL_OPTIONS.max_new_tokens:
+        raise option_applies_to_nothing(  # a scored answer is read in one forward pass, no text generated
+            "max_new_tokens", "generated answers and servers (whose scored answers may fall back to text)",
+            value=options.max_new_tokens, fix="leave max_new_tokens out, or give 'generated' as mode", names=("mode",),
+        )  # fmt: skip
     _check_placement_applies(models, options)
     hub_pinned = [ref for ref in models.classifier_refs if not ref.is_fake] + list(models.mlm)
     if options.revision is not None and not hub_pinned:
