@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
+from nlibias.debias.finetune_checks import check_split_applies
 from nlibias.debias.her_resolver import DEFAULT_HER_MODEL, HerResolver, check_her
 from nlibias.debias.occupation_match import MATCH_RULES, occupations_in
 from nlibias.debias.swap import Swapper, SwapPlan
@@ -123,7 +124,8 @@ def augment_gender_swap(
     ``select``: ``occupation`` (rows whose premise names one of the 38 occupations, by the
     ``match`` rule ``words`` or ``paper``) or ``all``. ``word_list``: ``winobias``, ``paper``
     (paper 004's 19-entry map) or a ``word<TAB>counterpart`` file. ``names``: a file of
-    ``name<TAB>name`` pairs swapped both ways where capitalised. ``split``: of a ``datasets`` set.
+    ``name<TAB>name`` pairs swapped both ways where capitalised. ``split``: of a ``datasets`` set
+    (one other than ``train`` is refused for a file, which has no splits).
     ``her``: ``rule`` (the swap rule reads every "her") or ``lm``: ``her_model`` (a name, see
     :meth:`HerResolver.load`, or a loaded :class:`HerResolver`; default :data:`DEFAULT_HER_MODEL`,
     refused with ``her='rule'``) reads each "her" the rule has no cue for; the training set is
@@ -135,6 +137,7 @@ def augment_gender_swap(
     """
     _check_options(select, match)
     check_her(her, her_model)
+    check_split_applies(train, split)  # a file has no splits: read whole, whatever the split
     swaps = swap_list_named(word_list)
     if names is not None:
         swaps = swaps.with_names(read_pairs(names, both_ways=True))

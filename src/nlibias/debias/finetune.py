@@ -32,6 +32,7 @@ from nlibias.debias.finetune_checks import (
     check_base_model,
     check_max_length,
     check_options,
+    check_splits,
     check_training_set,
 )
 from nlibias.debias.finetune_record import (
@@ -324,6 +325,7 @@ def finetune(
     _require_training_packages()
     settings = finetune_settings(model, chosen)
     check_base_model(model)
+    check_splits(train, chosen.split, eval_path, chosen.eval_split)  # before any row is read
     train_set = check_training_set(train, chosen.split, "train")
     eval_set = None if eval_path is None else check_training_set(eval_path, chosen.eval_split, "eval_path")
     out = Path(out_dir).expanduser().absolute()

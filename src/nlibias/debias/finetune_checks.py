@@ -21,13 +21,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from nlibias.debias.finetune_record import TRAINING_DEFAULTS
 from nlibias.debias.training_rows import TrainingSet, describe_training_set, iter_training_rows, source_kind
 from nlibias.errors import ConfigError
 from nlibias.models.mlm.model_names import check_model_path
-from nlibias.schema.arguments import is_int
+from nlibias.schema.arguments import is_int, option_applies_to_nothing
 
 LR_SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "polynomial")
 """Learning-rate schedules offered (the Hugging Face Trainer's names; linear is its default)."""
+NO_WARMUP_SCHEDULERS = ("constant",)
+"""The schedules of :data:`LR_SCHEDULERS` that take no warm-up (``transformers.get_scheduler``
+builds ``constant`` without reading the warm-up steps)."""
 _SEED_LIMIT = 2**32
 
 
@@ -89,6 +93,102 @@ def check_options(
             f"lr_scheduler is {lr_scheduler!r}; use one of {', '.join(LR_SCHEDULERS)}",
             parameter="lr_scheduler",
         )
+    _check_applies(epochs, max_steps, lr_scheduler, warmup_steps, warmup_ratio)
+
+
+def _check_applies(
+    epochs: float, max_steps: int, lr_scheduler: str, warmup_steps: int, warmup_ratio: float
+) -> None:
+    """Refuse an option the Trainer would ignore without a word: ``epochs`` beside ``max_steps``
+    (which overrides it) and a warm-up with a schedule that has none.
+
+    >>> _check_applies(3.0, 5, "linear", 10, 0.0)  # epochs at its default: max_steps alone
+    >>> _check_applies(7.0, 5, "linear", 0, 0.0)
+    Traceback (most recent call last):
+    ...
+    nlibias.schema.arguments.InapplicableOption: epochs 7.0 applies to runs without max_steps, and this run stops after 5 steps (max_steps), whatever the epochs; leave epochs or max_steps out
+    >>> _check_applies(3.0, -1, "constant", 0, 0.1)
+    Traceback (most recent call last):
+    ...
+    nlibias.schema.arguments.InapplicableOption: warmup_ratio 0.1 applies to learning-rate schedules with a warm-up (linear, cosine, constant_with_warmup, polynomial), and the schedule 'constant' (lr_scheduler) has none; pick constant_with_warmup for lr_scheduler, or leave warmup_ratio out
+    """
+    if max_steps != TRAINING_DEFAULTS.max_steps and epochs != TRAINING_DEFAULTS.epochs:
+        raise option_applies_to_nothing(
+            "epochs", "runs without max_steps", value=epochs,
+            given=f"this run stops after {max_steps} steps (max_steps), whatever the epochs",
+            fix="leave epochs or max_steps out", names=("max_steps",),
+        )  # fmt: skip
+    if lr_scheduler in NO_WARMUP_SCHEDULERS:
+        for name, value in (("warmup_steps", warmup_steps), ("warmup_ratio", warmup_ratio)):
+            if value:
+                with_warmup = [s for s in LR_SCHEDULERS if s not in NO_WARMUP_SCHEDULERS]
+                raise option_applies_to_nothing(
+                    name, f"learning-rate schedules with a warm-up ({', '.join(with_warmup)})", value=value,
+                    given=f"the schedule {lr_scheduler!r} (lr_scheduler) has none",
+                    fix=f"pick constant_with_warmup for lr_scheduler, or leave {name} out",
+                    names=("lr_scheduler",),
+                )  # fmt: skip
+
+
+def _read_whole(source: str | Path | TrainingSet) -> str | None:
+    """What ``source`` is when no split of it can be chosen (a file, an ``augment`` directory, a
+    saved ``datasets`` set without splits), in words; None when a split picks its rows (a hub
+    name, a saved ``DatasetDict``)."""
+    kind, location = (
+        (source.kind, source.location) if isinstance(source, TrainingSet) else source_kind(source)
+    )
+    if kind == "hub" or (kind == "datasets" and (Path(location) / "dataset_dict.json").is_file()):
+        return None
+    if kind == "datasets":
+        return f"{location} is a saved `datasets` set without splits"
+    return f"{location} is a {kind.upper()} file, read whole"
+
+
+def check_split_applies(
+    source: str | Path | TrainingSet, split: str, *, parameter: str = "split", default: str = "train"
+) -> None:
+    """Refuse a ``split`` (``parameter``, other than its ``default``) of a source that has no
+    splits: a file is read whole, whatever the split, which would be recorded all the same. A
+    :class:`TrainingSet` already described for ``split`` is taken as its maker checked it.
+
+    >>> check_split_applies("nyu-mll/glue:mnli", "validation_matched")
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"
+    >>> _ = path.write_text("")
+    >>> check_split_applies(path, "train")
+    >>> check_split_applies(path, "validation")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    nlibias.schema.arguments.InapplicableOption: split 'validation' applies to Hugging Face datasets (a hub name, a saved `datasets` directory with splits), and .../train.jsonl is a JSONL file, read whole; leave split out
+    """
+    if split == default or (isinstance(source, TrainingSet) and source.split == split):
+        return
+    whole = _read_whole(source)
+    if whole is not None:
+        raise option_applies_to_nothing(
+            parameter, "Hugging Face datasets (a hub name, a saved `datasets` directory with splits)",
+            value=split, given=whole,
+        )  # fmt: skip
+
+
+def check_splits(
+    train: str | Path | TrainingSet,
+    split: str,
+    eval_path: str | Path | TrainingSet | None,
+    eval_split: str,
+) -> None:
+    """:func:`check_split_applies` of the training and evaluation sets' splits, and an
+    ``eval_split`` with no evaluation set refused: before any row is read."""
+    check_split_applies(train, split, parameter="split", default=TRAINING_DEFAULTS.split)
+    if eval_path is not None:
+        check_split_applies(
+            eval_path, eval_split, parameter="eval_split", default=TRAINING_DEFAULTS.eval_split
+        )
+    elif eval_split != TRAINING_DEFAULTS.eval_split:
+        raise option_applies_to_nothing(
+            "eval_split", "an evaluation set (eval_path)", value=eval_split, given="none is given",
+            fix="give eval_path, or leave eval_split out", names=("eval_path",),
+        )  # fmt: skip
 
 
 def check_base_model(model: str) -> None:

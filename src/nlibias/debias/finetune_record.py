@@ -40,21 +40,21 @@ class TrainingOptions:
     max_length: int = 128
     """Tokens per premise-hypothesis pair (longer pairs are truncated)."""
     max_steps: int = -1
-    """Stop each fine-tune after N optimiser steps (-1: all epochs)."""
+    """Stop each fine-tune after N optimiser steps, in place of epochs (-1: all epochs)."""
     save_steps: int = 500
     """Checkpoint every N steps (a killed run resumes from the last)."""
     seed: int = 42
     """The seed of the Trainer (data order, new head's weights)."""
     lr_scheduler: str = "linear"
-    """linear, cosine, constant, constant_with_warmup or polynomial."""
+    """linear, cosine, constant (no warm-up), constant_with_warmup or polynomial."""
     warmup_steps: int = 0
     """Steps of linear warm-up."""
     warmup_ratio: float = 0.0
     """Warm-up as a fraction of all steps (instead of warmup_steps)."""
     split: str = "train"
-    """Split of a `datasets` training set or hub dataset."""
+    """Split of a `datasets` training set or hub dataset (a file has none)."""
     eval_split: str = "validation"
-    """Split of a `datasets` evaluation set."""
+    """Split of a `datasets` evaluation set (a file has none)."""
 
 
 TRAINING_DEFAULTS = TrainingOptions()

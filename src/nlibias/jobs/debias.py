@@ -29,7 +29,12 @@ from nlibias.debias.finetune import (
     finetune_inputs,
     finetune_settings,
 )
-from nlibias.debias.finetune_checks import check_base_model, check_training_set
+from nlibias.debias.finetune_checks import (
+    check_base_model,
+    check_split_applies,
+    check_splits,
+    check_training_set,
+)
 from nlibias.debias.her_resolver import check_her
 from nlibias.debias.occupation_match import MATCH_RULES
 from nlibias.debias.training_rows import TrainingSet
@@ -305,6 +310,9 @@ def _check_inputs(
         check_base_model(model)
     if premises is not None and not Path(premises).expanduser().is_file():
         raise ConfigError(f"premises file {premises} does not exist", parameter="premises")
+    # a split of a set without splits (a file) is refused before any stage is recorded
+    check_splits(train, options.split, eval_path, options.eval_split)
+    check_split_applies(train, augment.get("split", "train"))
     train_set = check_training_set(train, options.split, "train")
     eval_set = None if eval_path is None else check_training_set(eval_path, options.eval_split, "eval_path")
     return train_set, eval_set
