@@ -290,3 +290,22 @@ def test_a_run_whose_samples_cannot_be_found_says_what_it_recorded(
     assert result.exit_code == 2, result.output
     assert said in " ".join(result.output.split()), result.output
     assert "None" not in result.output and "(option --samples)" in result.output
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--margin", "2"], "--margin applies to the paired comparison with a baseline run; give --baseline, "
+         "or leave --margin out"),
+        (["--pair", "m=m"], "--pair applies to the paired comparison with a baseline run; give --baseline, "
+         "or leave --pair out"),
+    ],
+)  # fmt: skip
+def test_what_only_the_paired_comparison_reads_is_refused_without_a_baseline(
+    runs: dict[str, Path], flags: list[str], message: str
+) -> None:
+    # both were ignored without a word beside absolute limits: the gate passed as if they had applied
+    limits = runs["root"] / "limits.yaml"
+    limits.write_text("slices: [overall]\nmeasures:\n  bbnli_bias_score:\n    max_abs: 50\n")
+    refused = runner.invoke(app, ["gate", str(runs["cand"]), "--rules", str(limits), *flags])
+    assert refused.exit_code == 2 and message in refused.output, refused.output

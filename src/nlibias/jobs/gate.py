@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.jobs.gate_rules import DEFAULT_SLICES, OVERALL, GateRules, load_rules, measure_rule_problem
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Comparison, RunUnits, compare_units
+from nlibias.schema.arguments import option_applies_to_nothing
 from nlibias.schema.measure_info import MeasureInfo
 
 if TYPE_CHECKING:
@@ -365,6 +366,15 @@ def gate(
     from nlibias.metrics.paired_units import run_units
 
     checked = _rules(rules, margin)
+    if baseline is None:  # what only a paired comparison reads would be ignored without a word
+        for name, given in (("pairs", bool(pairs)), ("margin", margin is not None)):
+            if given:
+                raise option_applies_to_nothing(
+                    name,
+                    "the paired comparison with a baseline run",
+                    fix=f"give baseline, or leave {name} out",
+                    names=("baseline",),
+                )
     if baseline is None and not checked.has_limits:
         raise ConfigError(
             "without a baseline only absolute limits apply, and the rules have none: give a baseline run "
