@@ -472,3 +472,21 @@ def test_a_dtype_only_the_lm_judge_reads_is_not_refused(canned_run: Path, tiny_c
         progress=False,
     )  # fmt: skip
     assert result.summary["lm_judge"] is not None
+
+
+def test_an_lm_judge_token_limit_without_an_lm_judge_is_refused(canned_run: Path) -> None:
+    # it was ignored (recorded as null): the user believed the LM judge answered with that limit
+    from nlibias.schema.arguments import InapplicableOption
+
+    with pytest.raises(
+        InapplicableOption, match="lm_judge_max_new_tokens 20 applies to the LM judge's"
+    ) as error:
+        run_explain(canned_run, ["fake:j"], lm_judge_max_new_tokens=20, cache=False, bootstrap=0)
+    assert error.value.parameter == "lm_judge_max_new_tokens"
+    result = runner_invoke(
+        ["explain", str(canned_run), "--judge", "fake:j", "--lm-judge-max-new-tokens", "20"]
+    )
+    assert (
+        result.exit_code == 2
+        and "name one in --lm-judge, or leave --lm-judge-max-new-tokens out" in result.output
+    )

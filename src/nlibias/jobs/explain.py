@@ -26,6 +26,7 @@ from nlibias.explanations.lm_judge import LM_JUDGE_MAX_NEW_TOKENS
 from nlibias.io.stages import DONE, REDO, Stage, begin_stage, stage_status
 from nlibias.metrics.explanations import LABELS
 from nlibias.runtime.options import ModelOptions
+from nlibias.schema.arguments import option_applies_to_nothing
 
 if TYPE_CHECKING:
     from nlibias.models.base import NLIClassifier
@@ -88,6 +89,11 @@ def run_explain(
 
     threshold = DEFAULT_GROUNDED_THRESHOLD if threshold is None else float(threshold)
     _check_numbers(threshold, bootstrap, lm_judge_max_new_tokens)
+    if lm_judge is None and lm_judge_max_new_tokens != LM_JUDGE_MAX_NEW_TOKENS:  # it would be ignored
+        raise option_applies_to_nothing(
+            "lm_judge_max_new_tokens", "the LM judge's answers", value=lm_judge_max_new_tokens,
+            fix="name one in lm_judge, or leave lm_judge_max_new_tokens out", names=("lm_judge",),
+        )  # fmt: skip
     run_dir = Path(run_dir)
     options = ModelOptions.split(model_options, caller="explain")[1]  # before any file is read
     answers, samples_path = generated_answers(run_dir, samples)
