@@ -483,8 +483,8 @@ def test_an_lm_judge_token_limit_without_an_lm_judge_is_refused(canned_run: Path
     ) as error:
         run_explain(canned_run, ["fake:j"], lm_judge_max_new_tokens=20, cache=False, bootstrap=0)
     assert error.value.parameter == "lm_judge_max_new_tokens"
-    result = runner_invoke(
-        ["explain", str(canned_run), "--judge", "fake:j", "--lm-judge-max-new-tokens", "20"]
+    result = CliRunner().invoke(
+        app, ["explain", str(canned_run), "--judge", "fake:j", "--lm-judge-max-new-tokens", "20"]
     )
     assert (
         result.exit_code == 2
