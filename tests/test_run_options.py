@@ -109,6 +109,12 @@ def test_model_set_reads_each_field_once_and_names_its_kinds() -> None:
     with pytest.raises(ConfigError, match=r"^generative: 'fake:' names no model") as caught:
         ModelSet.of(generative="fake:")
     assert caught.value.parameter == "generative"
+    # a reference names a model: in prompts or tp_variants it is refused as an int is (it was read
+    # as its text, so ModelRef("", "true") asked for the prompt style 'true')
+    for field, value in (("prompts", ModelRef("", "true")), ("tp_variants", [ModelRef("", "whole")])):
+        with pytest.raises(ConfigError, match=rf"^{field} must be names \(strings\)") as caught:
+            ModelSet.of(generative="fake:g", causal="fake:c", **{field: value})
+        assert caught.value.parameter == field
 
 
 @pytest.mark.parametrize(

@@ -140,7 +140,7 @@ class ModelSet:
         classifiers but fakes, generative LMs but fakes and servers, masked LMs, causal LMs but
         servers."""
         refs = (*self.classifier_refs, *self.generative, *self.causal)
-        return [ref for ref in refs if not ref.is_fake and not ref.is_server] + list(self.mlm)
+        return [ref for ref in refs if ref.loads_weights_here] + list(self.mlm)
 
     def __bool__(self) -> bool:
         """Whether any model is asked for."""
@@ -177,7 +177,8 @@ def _names(value: Any, parameter: str) -> tuple[Any, ...]:
     kind, called = _OBJECTS.get(parameter, (str, ""))
     if isinstance(value, (str, ModelRef, kind)):
         value = [value]
-    names = tuple(str(n) if isinstance(n, ModelRef) else n for n in value)
+    model_field = parameter in SPEC_KINDS  # a ModelRef names a model, never a prompt style or variant
+    names = tuple(str(n) if model_field and isinstance(n, ModelRef) else n for n in value)
     wrong = [n for n in names if not isinstance(n, (str, kind))]
     if wrong:
         what = f"names (strings) or {called}" if called else "names (strings)"
@@ -185,6 +186,6 @@ def _names(value: Any, parameter: str) -> tuple[Any, ...]:
     for name in names:
         if isinstance(name, str):
             check_model_spec(name, parameter, classifier=parameter == "models")
-    if parameter not in SPEC_KINDS:
+    if not model_field:
         return names
     return tuple(ModelRef.unread(n) if isinstance(n, str) else n for n in names)
