@@ -474,6 +474,21 @@ def test_a_dtype_only_the_lm_judge_reads_is_not_refused(canned_run: Path, tiny_c
     assert result.summary["lm_judge"] is not None
 
 
+@pytest.mark.parametrize(
+    ("option", "value"), [("dtype", "float32"), ("label_map", "0=entailment,1=neutral,2=contradiction")]
+)
+def test_a_model_option_for_judges_given_only_as_objects_is_refused(
+    canned_run: Path, option: str, value: str
+) -> None:
+    # it was ignored without a word: the options were checked only when a judge was named, so
+    # judges given as objects ran as they are while the user believed the option applied
+    from nlibias.schema.arguments import InapplicableOption
+
+    with pytest.raises(InapplicableOption, match=f"^{option} ") as error:
+        run_explain(canned_run, [RuleJudge()], cache=False, bootstrap=0, **{option: value})
+    assert error.value.parameter == option
+
+
 def test_an_lm_judge_token_limit_without_an_lm_judge_is_refused(canned_run: Path) -> None:
     # it was ignored (recorded as null): the user believed the LM judge answered with that limit
     from nlibias.schema.arguments import InapplicableOption

@@ -135,9 +135,9 @@ def message_of(error: NlibiasError) -> str:
     names a parameter (at its end, before punctuation, ``or``, ``and`` or ``out``), never in prose
     (``generative models``):
 
-    >>> message_of(ConfigError("prompts apply to generative models; name one in generative",
-    ...                        parameter="prompts", names=("generative",)))
-    '--prompt apply to generative models; name one in --generative'
+    >>> message_of(ConfigError("mode 'generated' applies to generative models; name one in generative",
+    ...                        parameter="mode", names=("generative",)))
+    "--mode 'generated' applies to generative models; name one in --generative"
     >>> message_of(ConfigError("dtype 'x' applies to nothing given; leave dtype out", parameter="dtype"))
     "--dtype 'x' applies to nothing given; leave --dtype out"
     >>> from nlibias.errors import DataError

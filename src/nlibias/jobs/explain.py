@@ -27,6 +27,7 @@ from nlibias.io.stages import DONE, REDO, Stage, begin_stage, stage_status
 from nlibias.metrics.explanations import LABELS
 from nlibias.runtime.options import ModelOptions
 from nlibias.schema.arguments import option_applies_to_nothing
+from nlibias.schema.model_ref import ModelRef
 
 if TYPE_CHECKING:
     from nlibias.models.base import NLIClassifier
@@ -96,10 +97,12 @@ def run_explain(
         )  # fmt: skip
     run_dir = Path(run_dir)
     options = ModelOptions.split(model_options, caller="explain")[1]  # before any file is read
+    lm_ref = _lm_ref(lm_judge)
     answers, samples_path = generated_answers(run_dir, samples)
-    built, closing = _judges(judges, options, lm_judge)
+    lm_reads_dtype = isinstance(lm_ref, ModelRef) and lm_ref.loads_weights_here
+    built, closing = _judges(judges, options, lm_reads_dtype=lm_reads_dtype)
     try:
-        backend = _lm_backend(lm_judge, options)
+        backend = _lm_backend(lm_ref, options)
         settings = {
             "threshold": threshold,
             "splitter": splitter_identity(),
@@ -237,18 +240,25 @@ def lm_agreement(rows: Sequence[Mapping[str, Any]], lm_labels: Sequence[str | No
     return out
 
 
-def _lm_backend(spec: str | GenerativeBackend | None, options: ModelOptions) -> GenerativeBackend | None:
-    """The LM judge's backend (a spec built as an audit builds its generative models)."""
-    if spec is None or not isinstance(spec, str):
-        return spec
-    from nlibias.models.generative.backend import build_backend
-    from nlibias.schema.model_ref import ModelRef
-
-    if not spec.strip():
+def _lm_ref(lm_judge: str | GenerativeBackend | None) -> ModelRef | GenerativeBackend | None:
+    """The LM judge's name read once (a backend object is kept as it is), an empty one refused."""
+    if not isinstance(lm_judge, str):
+        return lm_judge
+    if not lm_judge.strip():
         raise ConfigError("lm_judge is empty; name a generative model or leave it out", parameter="lm_judge")
-    ref = ModelRef.unread(spec)
-    local = {"device": options.device, "dtype": options.dtype} if not ref.is_server else {}
-    return build_backend(ref, **local)
+    return ModelRef.unread(lm_judge)
+
+
+def _lm_backend(
+    lm_judge: ModelRef | GenerativeBackend | None, options: ModelOptions
+) -> GenerativeBackend | None:
+    """The LM judge's backend (a name built as an audit builds its generative models)."""
+    if not isinstance(lm_judge, ModelRef):
+        return lm_judge
+    from nlibias.models.generative.backend import build_backend
+
+    local = {"device": options.device, "dtype": options.dtype} if not lm_judge.is_server else {}
+    return build_backend(lm_judge, **local)
 
 
 def _samples_file(path: Path) -> Path:
@@ -260,24 +270,23 @@ def _samples_file(path: Path) -> Path:
 def _judges(
     judges: str | NLIClassifier | Sequence[str | NLIClassifier],
     options: ModelOptions,
-    lm_judge: str | GenerativeBackend | None = None,
+    *,
+    lm_reads_dtype: bool = False,
 ) -> tuple[list[NLIClassifier], list[Any]]:
-    """The judges as classifiers (specs built as an audit builds its classifiers), and the
-    predictors to close afterwards. A dtype that only the LM judge reads (the NLI judges are
-    fakes) is not refused for them."""
+    """The judges as classifiers (names built as an audit builds its classifiers, their options
+    checked as an audit's are, also when every judge is an object), and the predictors to close
+    afterwards. A dtype that only the LM judge reads (``lm_reads_dtype``; no judge loads weights
+    here) is not refused for them."""
     from nlibias.runtime.build import build_predictors
     from nlibias.runtime.model_set import ModelSet
-    from nlibias.schema.model_ref import ModelRef
 
     given = [judges] if isinstance(judges, str) or not isinstance(judges, Sequence) else list(judges)
     if not given:
         raise ConfigError("judges is empty; name at least one NLI judge (e.g. 'fake:j')", parameter="judges")
-    specs = [judge for judge in given if isinstance(judge, str)]
-    lm_ref = ModelRef.unread(lm_judge) if isinstance(lm_judge, str) and lm_judge.strip() else None
-    lm_loads_here = lm_ref is not None and not lm_ref.is_fake and not lm_ref.is_server
-    if options.dtype is not None and lm_loads_here and not ModelSet.of(specs).loading_weights_here():
+    specs = ModelSet.of([judge for judge in given if isinstance(judge, str)])
+    if options.dtype is not None and lm_reads_dtype and not specs.loading_weights_here():
         options = options.model_copy(update={"dtype": None})  # the LM judge reads it (_lm_backend)
-    built = build_predictors(specs, options=options) if specs else []
+    built = build_predictors(specs, options=options)
     by_spec = iter(built)
     classifiers: list[NLIClassifier] = [
         cast(Any, next(by_spec)).classifier if isinstance(judge, str) else judge for judge in given

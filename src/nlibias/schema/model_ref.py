@@ -120,6 +120,16 @@ class ModelRef:
         return self.kind in SERVER_KINDS
 
     @property
+    def loads_weights_here(self) -> bool:
+        """Whether the model's weights load in this process (neither a fake nor a server's), so
+        that a dtype applies to it.
+
+        >>> ModelRef.unread("gpt2").loads_weights_here, ModelRef.unread("fake:g").loads_weights_here
+        (True, False)
+        """
+        return not self.is_fake and not self.is_server
+
+    @property
     def server(self) -> tuple[str, str] | None:
         """``(base URL, model)`` of ``openai:URL#MODEL``; ``None`` when the kind is not a server's,
         or the URL is not http(s), or no model follows ``#``."""
