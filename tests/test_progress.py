@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,28 @@ def test_one_bar_for_the_whole_audit_on_a_terminal(tmp_path: Path, monkeypatch: 
     assert "/32" in shown and "32/32" in shown  # one bar: 4 × 8 = 32 samples, with its total
     assert "/8 " not in shown and "/16" not in shown  # no bar of a model or prompt style of its own
     assert "0/8" not in shown
+
+
+def test_the_bar_is_closed_when_a_model_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # it was left open (closed only after the loop): the error printed beside a half-drawn bar, and
+    # tqdm kept the dead bar among its instances for the rest of the process
+    from nlibias.models.base import BatchResult
+    from nlibias.models.fake import FakeNLIClassifier
+    from nlibias.runtime.classifier import ClassifierPredictor
+    from nlibias.runtime.progress import CommandBar
+
+    closed: list[str] = []
+    monkeypatch.setattr(CommandBar, "close", lambda bar: closed.append(bar.desc))
+
+    class Failing(FakeNLIClassifier):
+        def predict_batches(self, pairs: object) -> Iterator[BatchResult]:
+            raise RuntimeError("out of memory")
+
+    with pytest.raises(RuntimeError, match="out of memory"):
+        run_audit(
+            _samples(tmp_path), [ClassifierPredictor(Failing())], run=RunOptions(cache=False, bootstrap=0)
+        )
+    assert closed == ["audit"]
 
 
 def test_no_bars_and_no_library_bars_when_stderr_is_a_log(

@@ -151,8 +151,7 @@ def test_hypothesis_templates_with_a_workbook_that_brings_its_hypotheses_is_refu
 
 def test_refusals_of_options_that_apply_to_nothing_share_one_function() -> None:
     """The refusals are built by schema.arguments.option_applies_to_nothing (its error type says so)."""
-    from nlibias.models.nli.labels import check_label_map_applies
-    from nlibias.runtime.build import build_predictors
+    from nlibias.runtime.build import build_predictors, check_label_map_applies
     from nlibias.schema.arguments import InapplicableOption
 
     attempts: list[tuple[str, Any]] = [

@@ -20,10 +20,10 @@ the model's name.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from nlibias.io.samples import (
     write_samples,
 )
 from nlibias.metrics.meta import register_measures
+
+if TYPE_CHECKING:
+    from nlibias.runtime.model_set import ModelSet
 from nlibias.schema import Sample
 from nlibias.schema.arguments import checked
 from nlibias.schema.outputs import ModelOutputs
@@ -247,8 +250,16 @@ def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
     return BenchmarkSamples(read.benchmark, read.columns)  # no file: it is gone
 
 
-def check_kinds(benchmark: Benchmark, kinds: Iterable[tuple[str, str]]) -> None:
-    """:meth:`Benchmark.check_kinds`, naming the registered benchmarks that score a refused kind."""
+def check_kinds(benchmark: Benchmark, models: ModelSet) -> None:
+    """Refuse the kinds of model in ``models`` that ``benchmark`` cannot score
+    (:meth:`Benchmark.check_kinds`), naming the registered benchmarks that score a refused kind.
+
+    >>> from nlibias.runtime.model_set import ModelSet
+    >>> check_kinds(get_benchmark("bbnli"), ModelSet.of(mlm="fake:m"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: bbnli samples hold no sentence pairs: ...
+    """
+    kinds = models.kinds()
     benchmark.check_kinds(kinds, others=benchmarks())
 
 

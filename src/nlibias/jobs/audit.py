@@ -126,17 +126,15 @@ def run_audit(
     if run.limit is not None:
         checked, subset = _limited(samples, checked, run.limit, run.seed, out_dir)
         extra = {**(extra or {}), "subset": subset}
-    check_kinds(checked.benchmark, models.kinds())  # before any model loads
+    check_kinds(checked.benchmark, models)  # before any model loads
     with ExitStack() as stack:
         store = open_cache(run.cache, stack)
         predictors = build_predictors(models, options=options)
-        try:
-            return audit_samples(
-                checked, predictors, out_dir=out_dir, cache=store, bootstrap=run.bootstrap, seed=run.seed,
-                progress=progress, extra=extra, note=note,
-            )  # fmt: skip
-        finally:
-            close_predictors(predictors)
+        stack.callback(close_predictors, predictors)  # worker processes and Ray actors stop, also on error
+        return audit_samples(
+            checked, predictors, out_dir=out_dir, cache=store, bootstrap=run.bootstrap, seed=run.seed,
+            progress=progress, extra=extra, note=note,
+        )  # fmt: skip
 
 
 def audit_samples(
@@ -180,23 +178,22 @@ def audit_samples(
     rows, models, kinds, runs = [], {}, {}, {}
     outputs: dict[str, ModelOutputs] = {}  # kept only for the benchmark's analyses across models
     # one bar for the audit: each model's pass over the samples is a slot of it (no restart at 0)
-    bar = CommandBar(len(columns) * len(predictors), "audit", "sample", progress)
-    for predictor in predictors:
-        started = time.perf_counter()
-        with bar.slot(len(columns), predictor.name):
-            run = predictor.predict(samples, cache, progress=progress)
-        check_predictor_run(predictor.name, predictor.kind, run, columns.ids)  # the rows' one gate
-        rows.append(run.predictions)
-        measures = benchmark.measures[predictor.kind]
-        models[predictor.name] = measures.score(
-            columns, run.outputs, model=predictor.name, bootstrap=bootstrap, seed=seed
-        )
-        kinds[predictor.name] = predictor.kind
-        wall = round(time.perf_counter() - started, 3)
-        runs[predictor.name] = {**predictor.describe(), "stats": {**run.stats, "wall_seconds": wall}}
-        if benchmark.extras:
-            outputs[predictor.name] = run.outputs
-    bar.close()
+    with CommandBar(len(columns) * len(predictors), "audit", "sample", progress) as bar:
+        for predictor in predictors:
+            started = time.perf_counter()
+            with bar.slot(len(columns), predictor.name):
+                run = predictor.predict(samples, cache, progress=progress)
+            check_predictor_run(predictor.name, predictor.kind, run, columns.ids)  # the rows' one gate
+            rows.append(run.predictions)
+            measures = benchmark.measures[predictor.kind]
+            models[predictor.name] = measures.score(
+                columns, run.outputs, model=predictor.name, bootstrap=bootstrap, seed=seed
+            )
+            kinds[predictor.name] = predictor.kind
+            wall = round(time.perf_counter() - started, 3)
+            runs[predictor.name] = {**predictor.describe(), "stats": {**run.stats, "wall_seconds": wall}}
+            if benchmark.extras:
+                outputs[predictor.name] = run.outputs
     metrics = metrics_document(
         columns.source, benchmark, models, kinds, n_samples=len(columns), bootstrap=bootstrap, seed=seed,
         domain_of=columns.domain_of_subtopic(),

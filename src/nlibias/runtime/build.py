@@ -89,8 +89,6 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
     LM and variants with no sentence scorer when the set was (:meth:`ModelSet.of`)."""
     _check_dtype_applies(options.dtype, models)
     if options.label_map is not None:  # a map no classifier reads
-        from nlibias.models.nli.labels import check_label_map_applies
-
         check_label_map_applies(models.classifier_refs)
     quantize, compile = options.quantize, options.compile
     if (quantize or compile) and all(ref.is_fake for ref in models.classifier_refs):  # the fake takes neither
@@ -165,6 +163,34 @@ def _why_no_dtype(model: ModelRef | Predictor) -> str:
     if model.is_server:
         return f"{str(model)!r} (behind a server, which loads its own weights)"
     return f"{str(model)!r} (a fake)"
+
+
+def check_label_map_applies(models: Sequence[ModelRef]) -> None:
+    """Refuse a label map that no classifier would read (it would be ignored without a word):
+    no NLI classifier among ``models``, or one that has no output ids to map.
+
+    >>> check_label_map_applies([ModelRef.unread("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli")])
+    >>> check_label_map_applies([ModelRef.unread("fake:m")])
+    Traceback (most recent call last):
+    nlibias.schema.arguments.InapplicableOption: label_map applies to NLI classifiers' output ids, not to 'fake:m': a fake or prompted classifier has no output ids to map; leave label_map out, or audit that model on its own
+    """
+    from nlibias.models.nli.labels import KINDS_WITHOUT_LABEL_IDS
+
+    if not models:
+        raise option_applies_to_nothing(
+            "label_map",
+            "NLI classifiers' output ids",
+            given="no NLI classifier is named in models: generative and sentence-scoring models have no label ids",
+            names=("models",),
+        )
+    for ref in models:
+        if ref.kind in KINDS_WITHOUT_LABEL_IDS:
+            raise option_applies_to_nothing(
+                "label_map",
+                f"NLI classifiers' output ids, not to {str(ref)!r}: a fake or prompted classifier has no "
+                "output ids to map",
+                fix="leave label_map out, or audit that model on its own",
+            )
 
 
 def _label_map(label_map: str | None) -> Any:

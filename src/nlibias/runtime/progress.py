@@ -116,7 +116,14 @@ def prepare_progress(progress: bool) -> bool:
 
 class CommandBar:
     """The one bar of a command (a ``tqdm`` bar, disabled where bars are not wanted): parts of
-    the work advance their :meth:`slot` of it."""
+    the work advance their :meth:`slot` of it; used as a context manager, it is closed on leaving.
+
+    >>> with CommandBar(4, "audit", "sample", enabled=False) as bar:
+    ...     with bar.slot(2, "m"):
+    ...         bar.advance(5)  # never past the slot's end
+    >>> bar.n
+    2.0
+    """
 
     def __init__(self, total: float, desc: str, unit: str, enabled: bool) -> None:
         from tqdm.auto import tqdm
@@ -163,6 +170,12 @@ class CommandBar:
 
     def close(self) -> None:
         self._bar.close()
+
+    def __enter__(self) -> CommandBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()  # also when a part fails: the error is printed below a finished bar line
 
 
 class _SlotView:

@@ -12,12 +12,10 @@ that shows its labels and how to pass a mapping (``--label-map 0=entailment,1=ne
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 from nlibias.errors import ConfigError, LabelMappingError
 from nlibias.schema import LABELS
-from nlibias.schema.arguments import option_applies_to_nothing
-from nlibias.schema.model_ref import ModelRef
 
 #: Spellings accepted for each canonical label, after lower-casing and dropping everything
 #: but letters (so ``Entailment``, ``ENTAILMENT``, ``entail`` and ``entails`` all match).
@@ -178,32 +176,6 @@ def resolve_label_order(
     return [column_of[label] for label in LABELS]
 
 
-_WITHOUT_LABEL_IDS = frozenset({"fake", "prompt"})
+KINDS_WITHOUT_LABEL_IDS = frozenset({"fake", "prompt"})
 """Classifier kinds whose outputs are not ids a label map could name (the fake; a prompted
 causal LM scores label words)."""
-
-
-def check_label_map_applies(models: Sequence[ModelRef]) -> None:
-    """Refuse a label map that no classifier would read (it would be ignored without a word):
-    no NLI classifier among ``models``, or one that has no output ids to map.
-
-    >>> check_label_map_applies([ModelRef.unread("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli")])
-    >>> check_label_map_applies([ModelRef.unread("fake:m")])
-    Traceback (most recent call last):
-    nlibias.schema.arguments.InapplicableOption: label_map applies to NLI classifiers' output ids, not to 'fake:m': a fake or prompted classifier has no output ids to map; leave label_map out, or audit that model on its own
-    """
-    if not models:
-        raise option_applies_to_nothing(
-            "label_map",
-            "NLI classifiers' output ids",
-            given="no NLI classifier is named in models: generative and sentence-scoring models have no label ids",
-            names=("models",),
-        )
-    for ref in models:
-        if ref.kind in _WITHOUT_LABEL_IDS:
-            raise option_applies_to_nothing(
-                "label_map",
-                f"NLI classifiers' output ids, not to {str(ref)!r}: a fake or prompted classifier has no "
-                "output ids to map",
-                fix="leave label_map out, or audit that model on its own",
-            )
