@@ -38,6 +38,12 @@ def samples_file(tmp_path: Path) -> Path:
         (["--model", "fake:a", "--concurrency", "3"],
          "--concurrency applies to generative models behind a server; add openai:URL#MODEL to --generative"),
         (["--model", "fake:a", "--dtype", "float32"], "; leave --dtype out"),
+        # a device no model loads on: a dry run on fakes or servers hid that --device cuda is wrong here
+        (["--model", "fake:a", "--generative", "openai:http://h/v1#m", "--device", "cuda"],
+         "--device 'cuda' applies to models that load their weights here (NLI classifiers such as a Hugging "
+         "Face model or prompt:MODEL, local generative LMs and sentence scorers), and none of those given does: "
+         "'fake:a' (a fake), 'openai:http://h/v1#m' (behind a server, which loads its own weights); leave "
+         "--device out"),
         (["--generative", "fake:g", "--label-map", "0=entailment,1=neutral,2=contradiction"],
          "no NLI classifier is named in --model: generative and sentence-scoring models have no label ids; "
          "leave --label-map out"),

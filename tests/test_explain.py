@@ -461,15 +461,19 @@ def test_a_tiny_hugging_face_nli_model_judges(
     assert identity  # the model's identity (files' hash) keys the reuse and the cache
 
 
-def test_a_dtype_only_the_lm_judge_reads_is_not_refused(canned_run: Path, tiny_causal_dir: Path) -> None:
+def test_a_dtype_or_device_only_the_lm_judge_reads_is_not_refused(
+    canned_run: Path, tiny_causal_dir: Path
+) -> None:
     # it was: dtype was checked against the NLI judges alone, and a fake judge takes none
     from nlibias.schema.arguments import InapplicableOption
 
     with pytest.raises(InapplicableOption, match="none of those given does: 'fake:j'"):
         run_explain(canned_run, ["fake:j"], lm_judge="fake:l", dtype="float32", cache=False, bootstrap=0)
+    with pytest.raises(InapplicableOption, match=r"^device 'cpu' applies to models that load"):
+        run_explain(canned_run, ["fake:j"], device="cpu", cache=False, bootstrap=0)
     result = run_explain(
-        canned_run, ["fake:j"], lm_judge=str(tiny_causal_dir), dtype="float32", cache=False, bootstrap=0,
-        progress=False,
+        canned_run, ["fake:j"], lm_judge=str(tiny_causal_dir), dtype="float32", device="cpu", cache=False,
+        bootstrap=0, progress=False,
     )  # fmt: skip
     assert result.summary["lm_judge"] is not None
 

@@ -99,8 +99,8 @@ def run_explain(
     options = ModelOptions.split(model_options, caller="explain")[1]  # before any file is read
     lm_ref = _lm_ref(lm_judge)
     answers, samples_path = generated_answers(run_dir, samples)
-    lm_reads_dtype = isinstance(lm_ref, ModelRef) and lm_ref.loads_weights_here
-    built, closing = _judges(judges, options, lm_reads_dtype=lm_reads_dtype)
+    lm_loads_here = isinstance(lm_ref, ModelRef) and lm_ref.loads_weights_here
+    built, closing = _judges(judges, options, lm_loads_here=lm_loads_here)
     try:
         backend = _lm_backend(lm_ref, options)
         settings = {
@@ -271,12 +271,12 @@ def _judges(
     judges: str | NLIClassifier | Sequence[str | NLIClassifier],
     options: ModelOptions,
     *,
-    lm_reads_dtype: bool = False,
+    lm_loads_here: bool = False,
 ) -> tuple[list[NLIClassifier], list[Any]]:
     """The judges as classifiers (names built as an audit builds its classifiers, their options
     checked as an audit's are, also when every judge is an object), and the predictors to close
-    afterwards. A dtype that only the LM judge reads (``lm_reads_dtype``; no judge loads weights
-    here) is not refused for them."""
+    afterwards. A dtype or device that only the LM judge reads (``lm_loads_here``; no judge loads
+    weights here) is not refused for them."""
     from nlibias.runtime.build import build_predictors
     from nlibias.runtime.model_set import ModelSet
 
@@ -284,8 +284,8 @@ def _judges(
     if not given:
         raise ConfigError("judges is empty; name at least one NLI judge (e.g. 'fake:j')", parameter="judges")
     specs = ModelSet.of([judge for judge in given if isinstance(judge, str)])
-    if options.dtype is not None and lm_reads_dtype and not specs.loading_weights_here():
-        options = options.model_copy(update={"dtype": None})  # the LM judge reads it (_lm_backend)
+    if lm_loads_here and not specs.loading_weights_here():  # the LM judge reads them (_lm_backend)
+        options = options.model_copy(update={"dtype": None, "device": None})
     built = build_predictors(specs, options=options)
     by_spec = iter(built)
     classifiers: list[NLIClassifier] = [

@@ -45,7 +45,7 @@ def build_predictors(
     ``concurrency``: requests in flight to each model behind a server (``openai:URL#MODEL``;
     default 4), which a batching server such as vLLM answers at once.
 
-    >>> build_predictors(["fake:a"], options=ModelOptions(devices=("cpu",), device="cpu"))
+    >>> build_predictors(["roberta-large-mnli"], options=ModelOptions(devices=("cpu",), device="cpu"))
     Traceback (most recent call last):
     ...
     nlibias.errors.ConfigError: device and devices exclude each other: devices lists every device to use
@@ -54,8 +54,8 @@ def build_predictors(
 
     models = ModelSet.of(models)  # its names, model paths and prompt files were checked when it was made
     placed = [d.strip() for d in options.devices if d.strip()]
+    _check_placement(options.device, placed, options.ray_address)  # options that exclude each other first
     _check_options(models, options)  # every option is checked before a model loads
-    _check_placement(options.device, placed, options.ray_address)
     set_torch_threads(options.threads)  # process-wide: the generative LMs run with it too
     loading: dict[str, Any] = dict(
         label_map=_label_map(options.label_map), revision=options.revision,
@@ -79,15 +79,15 @@ def build_predictors(
 def _check_options(models: ModelSet, options: ModelOptions) -> None:
     """Refuse every option no model given reads (it would be ignored without a word): quantize
     and compile with no classifier but the fake, a label map with no classifier that has label
-    ids to map, a dtype no model loads its weights in
-    (:func:`_check_dtype_applies`), an answer mode or token limit with no generative LM (a token
+    ids to map, a dtype or device with no model that loads its weights here
+    (:func:`_check_loading_applies`), an answer mode or token limit with no generative LM (a token
     limit also with only scored answers computed here), a
     placement with no classifier and Ray's settings without Ray (:func:`_check_placement_applies`),
     a revision with nothing to pin (a generative or causal LM is pinned in its name) and a
     concurrency with no server. The options' values were checked when they were made
     (:class:`ModelOptions`); an empty model name, a missing model path, prompts with no generative
     LM and variants with no sentence scorer when the set was (:meth:`ModelSet.of`)."""
-    _check_dtype_applies(options.dtype, models)
+    _check_loading_applies(models, options)
     if options.label_map is not None:  # a map no classifier reads
         check_label_map_applies(models.classifier_refs)
     quantize, compile = options.quantize, options.compile
@@ -129,35 +129,42 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
         )  # fmt: skip
 
 
-def _check_dtype_applies(dtype: str | None, models: ModelSet) -> None:
-    """Refuse a dtype that no model given would load its weights in (it would be ignored without a
-    word): it goes to NLI classifiers other than the fake (Hugging Face, ``prompt:MODEL``, a
-    registered backend), to local generative LMs and to local sentence scorers (``mlm``, and
-    ``causal`` but for servers), never to a fake, a server or a predictor object
-    (:meth:`ModelSet.loading_weights_here`).
+def _check_loading_applies(models: ModelSet, options: ModelOptions) -> None:
+    """Refuse a dtype or a device when no model given would load its weights here (either would
+    be ignored without a word): they go to NLI classifiers other than the fake (Hugging Face,
+    ``prompt:MODEL``, a registered backend), to local generative LMs and to local sentence
+    scorers (``mlm``, and ``causal`` but for servers), never to a fake, a server or a predictor
+    object (:meth:`ModelSet.loading_weights_here`). A dtype of ``auto`` names no choice.
 
-    >>> _check_dtype_applies("float32", ModelSet.of(["fake:a", "roberta-large-mnli"]))
-    >>> _check_dtype_applies("float32", ModelSet.of(["fake:a"], ["openai:http://h/v1#m"]))
+    >>> _check_loading_applies(ModelSet.of(["fake:a", "roberta-large-mnli"]), ModelOptions(dtype="float32"))
+    >>> _check_loading_applies(ModelSet.of(["fake:a"], ["openai:http://h/v1#m"]), ModelOptions(dtype="float32"))
     Traceback (most recent call last):
     ...
     nlibias.schema.arguments.InapplicableOption: dtype 'float32' applies to models that load their weights here (NLI classifiers such as a Hugging Face model or prompt:MODEL, local generative LMs and sentence scorers), and none of those given does: 'fake:a' (a fake), 'openai:http://h/v1#m' (behind a server, which loads its own weights); leave dtype out
+    >>> _check_loading_applies(ModelSet.of(["fake:a"]), ModelOptions(device="cuda"))
+    Traceback (most recent call last):
+    ...
+    nlibias.schema.arguments.InapplicableOption: device 'cuda' applies to models that load their weights here (...), and none of those given does: 'fake:a' (a fake); leave device out
     """
     from nlibias.models.hf_common import dtype_choice
 
-    if dtype_choice(dtype) is None or models.loading_weights_here():  # None: the devices' defaults
+    if models.loading_weights_here():
         return
-    given = [_why_no_dtype(spec) for spec in [*models.models, *models.generative, *models.causal]]
-    raise option_applies_to_nothing(
-        "dtype",
-        "models that load their weights here (NLI classifiers such as a Hugging Face model or "
-        "prompt:MODEL, local generative LMs and sentence scorers)",
-        value=dtype,
-        given=f"none of those given does: {', '.join(given) or 'no model'}",
-    )
+    dtype = options.dtype if dtype_choice(options.dtype) is not None else None  # None: the devices' defaults
+    for name, value in (("dtype", dtype), ("device", options.device)):
+        if value is not None:
+            given = [_why_not_loaded(spec) for spec in [*models.models, *models.generative, *models.causal]]
+            raise option_applies_to_nothing(
+                name,
+                "models that load their weights here (NLI classifiers such as a Hugging Face model or "
+                "prompt:MODEL, local generative LMs and sentence scorers)",
+                value=value,
+                given=f"none of those given does: {', '.join(given) or 'no model'}",
+            )
 
 
-def _why_no_dtype(model: ModelRef | Predictor) -> str:
-    """``model`` named with why it takes no dtype (:func:`_check_dtype_applies`)."""
+def _why_not_loaded(model: ModelRef | Predictor) -> str:
+    """``model`` named with why it loads no weights here (:func:`_check_loading_applies`)."""
     if isinstance(model, Predictor):
         return f"{model.name!r} (a predictor object, used as it is)"
     if model.is_server:
