@@ -461,6 +461,22 @@ def test_masks_cli_lists_derives_and_validates(tmp_path: Path) -> None:
     derived = runner.invoke(app, ["masks", "derive", "--out", str(out), "--subtopic", SMALL[0], "--json"])
     assert derived.exit_code == 0
     assert json.loads(derived.stdout)["total"] == len(out.read_text().splitlines()) > 0
+    # --json was ignored without --out (derive) and with --show (list): the text came out instead
+    printed = runner.invoke(app, ["masks", "derive", "--subtopic", SMALL[0], "--json"])
+    assert printed.exit_code == 0, printed.output
+    document = json.loads(printed.stdout)
+    assert [
+        json.dumps({k: t[k] for k in ("subtopic", "text", "strategy")}) for t in document["templates"]
+    ] == [
+        json.dumps({"subtopic": r["subtopic"], "text": r["masked"], "strategy": r["strategy"]})
+        for r in map(json.loads, out.read_text().splitlines())
+    ]
+    assert document["total"] == len(document["templates"])
+    shown = runner.invoke(app, ["masks", "list", "--show", "--subtopic", SMALL[0], "--json"])
+    assert shown.exit_code == 0, shown.output
+    shown_document = json.loads(shown.stdout)
+    assert len(shown_document["templates"]) == shown_document["total"] > 0
+    assert {t["subtopic"] for t in shown_document["templates"]} == {SMALL[0]}
     checked = runner.invoke(app, ["masks", "validate", str(out)])
     assert checked.exit_code == 0 and "all valid" in checked.stdout
     out.write_text(out.read_text().replace("<mask>", "<mask> <mask>", 1))

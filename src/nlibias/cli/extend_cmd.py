@@ -222,13 +222,21 @@ def _count_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> s
 
 
 def _print_counts(
-    templates: Sequence[MaskedTemplate], subtopics: Sequence[BBNLISubtopic], as_json: bool
+    templates: Sequence[MaskedTemplate],
+    subtopics: Sequence[BBNLISubtopic],
+    as_json: bool,
+    *,
+    listed: bool = False,
 ) -> None:
+    """The counts per subtopic (Table 9); as JSON, with the templates themselves when ``listed``."""
     from nlibias.extension.masked_templates import STRATEGIES, template_counts
 
     rows = template_counts(templates, subtopics)
     if as_json:
-        echo_json({"subtopics": rows, "total": len(templates)})
+        document: dict[str, Any] = {"subtopics": rows, "total": len(templates)}
+        if listed:
+            document["templates"] = [template.to_dict() for template in templates]
+        echo_json(document)
     else:
         typer.echo(_count_table(rows, ["count", *STRATEGIES, "curated", "derived"]))
 
@@ -241,7 +249,11 @@ def masks_list(
     derive: bool = typer.Option(False, "--derive", help="Add the templates derived automatically."),
     source: BbnliSource = None,
     subtopic: Subtopics = [],  # noqa: B006 (Typer copies it)
-    show: bool = typer.Option(False, "--show", help="Print the templates themselves, not only counts."),
+    show: bool = typer.Option(
+        False,
+        "--show",
+        help="Print the templates themselves, not only counts (with --json: under 'templates').",
+    ),
     quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
     as_json: Json = False,
 ) -> None:
@@ -261,7 +273,7 @@ def masks_list(
         for template in combined:
             typer.echo(f"{template.id}\t{template.strategy}\t{template.text}")
         return
-    _print_counts(combined, chosen, as_json)
+    _print_counts(combined, chosen, as_json, listed=show)
 
 
 @masks_app.command("derive")
@@ -275,17 +287,21 @@ def masks_derive(
     quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
     as_json: Json = False,
 ) -> None:
-    """Derive masked templates automatically (mask a word, replace a placeholder, add 'and <mask>')."""
+    """Derive masked templates automatically (mask a word, replace a placeholder, add 'and <mask>');
+    without --out, the template file's lines go to stdout (with --json, one document of counts and templates)."""
     from nlibias.extension.masked_templates import derive_masked_templates, load_stopwords
     from nlibias.io.atomic import atomic_write_text
 
     _, chosen = _subtopics(source, subtopic)
     words = load_stopwords(stopwords)
     derived = [t for s in chosen for t in derive_masked_templates(s, stopwords=words)]
-    text = "\n".join(t.file_line() for t in derived) + "\n"
-    if out is None:
-        typer.echo(text, nl=False)
+    if out is None:  # the file's lines on stdout; as JSON, one document holding them
+        if as_json:
+            _print_counts(derived, chosen, as_json, listed=True)
+        else:
+            typer.echo("".join(t.file_line() + "\n" for t in derived), nl=False)
         return
+    text = "\n".join(t.file_line() for t in derived) + "\n"
     atomic_write_text(out, text)
     _print_counts(derived, chosen, as_json)
     if not as_json:
