@@ -99,6 +99,18 @@ def test_select_all_and_paper_options(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as error:
         augment_gender_swap(source, tmp_path / "c", select="some", progress=False)
     assert error.value.parameter == "select"
+    # a match rule with every row selected was ignored (the record said match "none")
+    with pytest.raises(ConfigError, match=r"^match 'paper' applies to selecting rows by occupation") as error:
+        augment_gender_swap(source, tmp_path / "d", select="all", match="paper", progress=False)
+    assert error.value.parameter == "match" and not (tmp_path / "d").exists()
+    result = runner.invoke(
+        app, ["augment", "gender-swap", "--train", str(source), "--out", str(tmp_path / "e"), "--select", "all",
+              "--match", "paper"],
+    )  # fmt: skip
+    assert (
+        result.exit_code == 2 and "--match 'paper' applies to selecting rows by occupation" in result.output
+    )
+    assert "give 'occupation' as --select" in result.output, result.output
 
 
 def test_csv_parquet_and_datasets_directory_read_like_jsonl(tmp_path: Path) -> None:

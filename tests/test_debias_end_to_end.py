@@ -174,6 +174,15 @@ def test_debias_refuses_bad_options_before_any_work(tmp_path: Path) -> None:
         name = option.lstrip("-").replace("-", "_")
         assert option in result.output and name not in result.output.replace(option, ""), result.output
         assert not (tmp_path / "out").exists()
+    # a match rule with every row selected was ignored by the augment step (one check, augment's)
+    result = runner.invoke(
+        app, ["debias", "--model", str(tmp_path / "no-model"), "--train", str(train), "--out", str(tmp_path / "out"),
+              "--select", "all", "--match", "paper"],
+    )  # fmt: skip
+    assert (
+        result.exit_code == 2 and "--match 'paper' applies to selecting rows by occupation" in result.output
+    )
+    assert not (tmp_path / "out").exists()
 
 
 def test_report_debias_finds_pairs_and_accuracy_from_any_directory(

@@ -40,7 +40,7 @@ from nlibias.debias.training_rows import TrainingRow, TrainingSet, describe_trai
 from nlibias.debias.wordlists import SwapList, read_pairs, swap_list_named
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import PendingFile, json_line, temporary_file, write_json
-from nlibias.schema.arguments import checked
+from nlibias.schema.arguments import checked, option_applies_to_nothing
 
 SELECTIONS = ("occupation", "all")
 TRAIN_FILE = "train.jsonl"
@@ -86,11 +86,23 @@ def _key(premise: str, hypothesis: str, label: str) -> int:
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
 
 
-def _check_options(select: str, match: str) -> None:
+def check_selection(select: str, match: str) -> None:
+    """Refuse an unknown row selection or match rule, and a match rule where every row is
+    selected (no occupation is looked for; it would be ignored).
+
+    >>> check_selection("all", "paper")
+    Traceback (most recent call last):
+    nlibias.schema.arguments.InapplicableOption: match 'paper' applies to selecting rows by occupation; leave match out, or give 'occupation' as select
+    """
     if select not in SELECTIONS:
         raise ConfigError(f"select is {select!r}; use one of {', '.join(SELECTIONS)}", parameter="select")
     if match not in MATCH_RULES:
         raise ConfigError(f"match is {match!r}; use one of {', '.join(MATCH_RULES)}", parameter="match")
+    if select == "all" and match != "words":  # every row is swapped: no occupation is looked for
+        raise option_applies_to_nothing(
+            "match", "selecting rows by occupation", value=match,
+            fix="leave match out, or give 'occupation' as select", names=("select",),
+        )  # fmt: skip
 
 
 def _her_resolver(her: str, her_model: str | HerResolver | None) -> HerResolver | None:
@@ -135,7 +147,7 @@ def augment_gender_swap(
 
     >>> # nlibias.augment("snli_train.jsonl", "runs/aug")["swapped_rows_written"]
     """
-    _check_options(select, match)
+    check_selection(select, match)
     check_her(her, her_model)
     check_split_applies(train, split)  # a file has no splits: read whole, whatever the split
     swaps = swap_list_named(word_list)

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, cast
 
-from nlibias.debias.augment import SELECTIONS, SUMMARY_FILE, augment_gender_swap
+from nlibias.debias.augment import SUMMARY_FILE, augment_gender_swap, check_selection
 from nlibias.debias.finetune import (
     RECORD_FILE,
     TrainingOptions,
@@ -36,7 +36,6 @@ from nlibias.debias.finetune_checks import (
     check_training_set,
 )
 from nlibias.debias.her_resolver import check_her
-from nlibias.debias.occupation_match import MATCH_RULES
 from nlibias.debias.training_rows import TrainingSet
 from nlibias.debias.wordlists import swap_list_named
 from nlibias.errors import ConfigError, NlibiasError
@@ -99,15 +98,8 @@ def _check_common(models: Sequence[str], seeds: int, bootstrap: int, augment: di
         raise ConfigError(
             f"bootstrap must be a whole number of at least 0, not {bootstrap!r}", parameter="bootstrap"
         )
-    if augment.get("select", "occupation") not in SELECTIONS:
-        raise ConfigError(
-            f"select is {augment['select']!r}; use one of {', '.join(SELECTIONS)}", parameter="select"
-        )
+    check_selection(augment.get("select", "occupation"), augment.get("match", "words"))
     check_her(augment.get("her", "rule"), augment.get("her_model"))
-    if augment.get("match", "words") not in MATCH_RULES:
-        raise ConfigError(
-            f"match is {augment['match']!r}; use one of {', '.join(MATCH_RULES)}", parameter="match"
-        )
     return names
 
 
