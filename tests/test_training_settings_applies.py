@@ -19,6 +19,7 @@ from nlibias.debias.augment import augment_gender_swap
 from nlibias.debias.finetune import finetune
 from nlibias.debias.finetune_checks import check_split_applies
 from nlibias.debias.training_rows import describe_training_set
+from nlibias.errors import ConfigError
 from nlibias.jobs.debias import run_debias
 from nlibias.schema.arguments import InapplicableOption
 
@@ -190,6 +191,25 @@ def test_debias_refuses_a_setting_nothing_reads_before_any_step(
         )  # fmt: skip
     assert error.value.parameter == parameter
     assert not inputs["out"].exists()
+
+
+def test_debias_refuses_an_augment_split_other_than_the_fine_tunes(
+    inputs: dict[str, Path], nothing_loads: None
+) -> None:
+    # the augment step read its own split (default train) while the fine-tunes read theirs: with
+    # finetune_options={"split": "validation_matched"} the original model learnt from other rows
+    # than the augmented one, and the comparison measured the split, not the augmentation
+    with pytest.raises(ConfigError, match="augment_options' split 'train' differs") as error:
+        run_debias(
+            [str(inputs["base"])], "nyu-mll/glue:mnli", inputs["out"], augment_options={"split": "train"},
+            finetune_options={"split": "validation_matched"}, progress=False,
+        )  # fmt: skip
+    assert error.value.parameter == "augment_options" and not inputs["out"].exists()
+    with pytest.raises(Reached):  # one split, given once: the augment step reads it too (_augment_split)
+        run_debias(
+            [str(inputs["base"])], "nyu-mll/glue:mnli", inputs["out"],
+            finetune_options={"split": "validation_matched"}, progress=False,
+        )  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -103,6 +103,29 @@ def _check_common(models: Sequence[str], seeds: int, bootstrap: int, augment: di
     return names
 
 
+def _augment_split(augment: dict[str, Any], split: str, train: str | Path) -> dict[str, Any]:
+    """The augment options reading the fine-tunes' ``split`` of the training set: the original and
+    the augmented models must learn from the same rows, so a different augment split is refused.
+    The default split stays out of the options (the augment stage's recorded inputs keep their
+    form).
+
+    >>> _augment_split({"select": "all"}, "validation", "nyu-mll/glue:mnli")
+    {'select': 'all', 'split': 'validation'}
+    >>> _augment_split({"split": "train"}, "validation", "nyu-mll/glue:mnli")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: augment_options' split 'train' differs from finetune_options' split 'validation': the original model would learn from other rows than the augmented one; give the split once, in finetune_options
+    """
+    given = augment.get("split", split)
+    check_split_applies(train, given)  # a split of a file is refused as such first: it has no splits
+    if given != split:
+        raise ConfigError(
+            f"augment_options' split {given!r} differs from finetune_options' split {split!r}: the original "
+            "model would learn from other rows than the augmented one; give the split once, in finetune_options",
+            parameter="augment_options",
+        )
+    return augment if split == "train" else {**augment, "split": split}
+
+
 def _augment_stage(out: Path, train: TrainingSet, options: dict[str, Any]) -> Stage:
     word_list = swap_list_named(options.get("word_list", "winobias"))
     inputs = {
@@ -258,6 +281,7 @@ def run_debias(
         audit_options or {}, bootstrap=bootstrap, progress=progress
     )
     options = _finetune_options(finetune_options)
+    augment = _augment_split(augment, options.split, train)
     train_set, eval_set = _check_inputs(models, train, eval_path, premises, augment, options, seed, seeds)
     out = Path(out_dir).expanduser().absolute()
     augment_stage = _augment_stage(out, train_set, augment)
@@ -304,7 +328,6 @@ def _check_inputs(
         raise ConfigError(f"premises file {premises} does not exist", parameter="premises")
     # a split of a set without splits (a file) is refused before any stage is recorded
     check_splits(train, options.split, eval_path, options.eval_split)
-    check_split_applies(train, augment.get("split", "train"))
     train_set = check_training_set(train, options.split, "train")
     eval_set = None if eval_path is None else check_training_set(eval_path, options.eval_split, "eval_path")
     return train_set, eval_set
