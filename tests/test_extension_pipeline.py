@@ -590,6 +590,22 @@ def test_default_classifier_passes_the_speed_flags_to_the_backend(tiny_nli_dir: 
     assert torch.get_num_threads() == 1
 
 
+def test_a_filter_model_is_named_as_an_audit_names_it(tiny_nli_dir: Path) -> None:
+    # hf:PATH was handed to the Hugging Face loader with its prefix ("cannot load the model config
+    # 'hf:/...'"), while an audit read it; the filter models are now built as an audit's are
+    from nlibias.extension.pipeline import default_classifier
+
+    identities = []
+    for model in (str(tiny_nli_dir), f"hf:{tiny_nli_dir}"):
+        spec = FilterModelConfig(model=model, name="judge")
+        classifier = default_classifier(spec, FilterConfig(models=[spec], holdout=[], device="cpu"))
+        identities.append(dict(classifier.identity()))
+        assert classifier.name == "judge"
+    assert identities[0] == identities[1]
+    bare = FilterModelConfig(model="fake")  # the bare fake is a fake, as in an audit
+    assert default_classifier(bare, FilterConfig(models=[bare], holdout=[])).name == "fake"
+
+
 def test_extend_warns_how_many_hypotheses_are_left_unjudged(tmp_path: Path) -> None:
     import csv
 

@@ -118,22 +118,15 @@ def test_refusals(tiny_dir: Path, tmp_path: Path) -> None:
 
 def test_usable_as_audited_classifier_and_filter_model(tiny_dir: Path) -> None:
     from nlibias.extension.config import FilterConfig, FilterModelConfig
-    from nlibias.extension.filtering import filter_candidates, registry_classifier_for
+    from nlibias.extension.filtering import filter_candidates, filter_classifier
     from nlibias.runtime.build import build_predictors
     from nlibias.schema import Sample
 
     (predictor,) = build_predictors([f"prompt:{tiny_dir}"])
     assert predictor.kind == "classifier" and predictor.name == f"prompt:{tiny_dir}"
     spec = FilterModelConfig(model=f"prompt:{tiny_dir}", name="judge")
-    classifier = registry_classifier_for(spec, FilterConfig(models=[spec], holdout=[]))
-    assert classifier is not None and classifier.name == "judge"
-    assert (
-        registry_classifier_for(
-            FilterModelConfig(model="fake:a"),
-            FilterConfig.model_validate({"models": ["fake:a"], "holdout": []}),
-        )
-        is None
-    )
+    classifier = filter_classifier(spec, FilterConfig(models=[spec], holdout=[]))
+    assert classifier.name == "judge"
     samples = [
         Sample(
             id=str(i), source="bbnli-next", domain="d", subtopic="t", premise=p, hypothesis=h, gold="neutral"

@@ -31,7 +31,7 @@ from typing import Any
 
 from nlibias.debias.swap import SwapPlan
 from nlibias.errors import ConfigError
-from nlibias.schema.model_ref import ModelRef
+from nlibias.schema.model_ref import CAUSAL_LM_KINDS, ModelRef
 
 HER_CHOICES = ("rule", "lm")
 """``rule``: the swap rule alone (fast, the default); ``lm``: a language model reads each open "her"."""
@@ -94,13 +94,13 @@ class HerResolver:
 
         with loading_as("her_model", spec):  # errors name her_model, not the scorer's own parameter
             ref = ModelRef.unread(spec)
-            if ref.kind == "mlm":
+            if ref.kind in ("mlm", "masked"):
                 from nlibias.models.tp.hf import HFMaskedScorer
 
                 return cls(HFMaskedScorer(ref.name, device=device), spec=spec)
             from nlibias.models.tp.hf import HFCausalScorer
 
-            return cls(HFCausalScorer(ref.name if ref.kind == "causal" else spec, device=device), spec=spec)
+            return cls(HFCausalScorer(ref.named_for(CAUSAL_LM_KINDS), device=device), spec=spec)
 
     def identity(self) -> Mapping[str, Any]:
         """What determines the choices: the name given, the scorer kind and its identity."""

@@ -23,7 +23,7 @@ from nlibias.extension.masked_samples import SOURCE, MaskedSample
 from nlibias.models.mlm.mask_filler import MASK, FillCandidate, MaskFiller, check_fill_batch
 from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint
 from nlibias.schema import Sample
-from nlibias.schema.model_ref import ModelRef, without_options
+from nlibias.schema.model_ref import MASKED_LM_KINDS, ModelRef, without_options
 
 
 @dataclass(frozen=True)
@@ -242,10 +242,9 @@ def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
 
 
 def masked_target(spec: str) -> str:
-    """A masked LM's spec without its ``masked:`` / ``mlm:`` prefix.
+    """A masked LM's spec without its ``masked:`` / ``mlm:`` / ``hf:`` prefix.
 
-    >>> masked_target("masked:bert-base-cased"), masked_target("./my-mlm")
-    ('bert-base-cased', './my-mlm')
+    >>> masked_target("masked:bert-base-cased"), masked_target("./my-mlm"), masked_target("hf:./my-mlm")
+    ('bert-base-cased', './my-mlm', './my-mlm')
     """
-    ref = ModelRef.unread(spec)
-    return ref.name if ref.kind in ("masked", "mlm") else spec
+    return ModelRef.unread(spec).named_for(MASKED_LM_KINDS)

@@ -149,15 +149,15 @@ def policy_counts(candidates: Sequence[Sample], models: int) -> dict[str, int]:
     return counts
 
 
-def registry_classifier_for(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier | None:
-    """The classifier of a filter model whose spec names a registered backend kind other than a
-    Hugging Face classifier or the fake (``prompt:smollm2``, entry-point backends), built by
-    :func:`nlibias.models.registry.create_classifier`; ``None`` for the others."""
+def filter_classifier(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier:
+    """The classifier of a filter model, built by :func:`nlibias.models.registry.create_classifier`
+    as an audit's classifiers are: a Hugging Face classifier (a hub id, a local directory,
+    ``hf:PATH``), ``prompt:MODEL`` or an entry-point backend, with the filter's device settings
+    and the model's own (:class:`FilterModelConfig`). The dry-run fakes are the pipeline's own
+    (:func:`nlibias.extension.pipeline.default_classifier`)."""
     from nlibias.models.registry import create_classifier, split_spec
 
     kind, _ = split_spec(spec.model)
-    if kind in ("hf", "fake"):
-        return None
     options: dict[str, Any] = {
         "name": spec.key,
         "revision": spec.revision,
@@ -169,4 +169,6 @@ def registry_classifier_for(spec: FilterModelConfig, settings: FilterConfig) -> 
         "quantize": spec.quantize,
         "compile": spec.compile or None,
     }
+    if kind == "hf":  # other backends keep their own batch cap (a prompted LM's is smaller)
+        options["max_batch_size"] = settings.max_batch_size
     return create_classifier(spec.model, **options)

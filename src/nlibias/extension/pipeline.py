@@ -115,31 +115,16 @@ def default_filler(settings: MLMConfig) -> MaskFiller:
 
 
 def default_classifier(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier:
-    """An :class:`~nlibias.models.nli.hf.HFNLIClassifier`; ``fake:NAME`` gives a dry-run fake."""
-    if ModelRef.unread(spec.model).kind == "fake":
+    """The filter model's classifier (:func:`~nlibias.extension.filtering.filter_classifier`, as an
+    audit builds its classifiers); ``fake:NAME`` gives a dry-run fake seeded by its name, so that
+    two fakes disagree."""
+    if ModelRef.unread(spec.model).is_fake:
         from nlibias.models.fake import FakeNLIClassifier
 
         return FakeNLIClassifier(spec.key, seed=int(hashlib.sha256(spec.model.encode()).hexdigest()[:6], 16))
-    from nlibias.extension.filtering import registry_classifier_for
+    from nlibias.extension.filtering import filter_classifier
 
-    registered = registry_classifier_for(spec, settings)  # prompt:MODEL and other registered kinds
-    if registered is not None:
-        return registered
-    from nlibias.models.nli.hf import HFNLIClassifier
-
-    return HFNLIClassifier(
-        spec.model,
-        revision=spec.revision,
-        device=settings.device,
-        dtype=settings.dtype,
-        label_map=spec.label_map,
-        max_tokens=settings.max_tokens,
-        max_batch_size=settings.max_batch_size,
-        name=spec.key,
-        quantize=spec.quantize,
-        compile=spec.compile,
-        threads=settings.threads,
-    )
+    return filter_classifier(spec, settings)
 
 
 DEFAULT_FACTORIES = Factories(filler=default_filler, classifier=default_classifier)

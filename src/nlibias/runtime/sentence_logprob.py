@@ -25,7 +25,7 @@ from nlibias.runtime.contract import PredictorRun
 from nlibias.runtime.loop import ComputedBatch, cached_outputs
 from nlibias.schema import Prediction
 from nlibias.schema.model_keys import tp_model_key
-from nlibias.schema.model_ref import ModelRef
+from nlibias.schema.model_ref import CAUSAL_LM_KINDS, MASKED_LM_KINDS, ModelRef
 from nlibias.schema.predictor_kinds import PredictorKind
 
 if TYPE_CHECKING:
@@ -111,7 +111,9 @@ def build_sentence_predictors(
     for ref in mlm:
         from nlibias.models.tp.hf import HFMaskedScorer
 
-        scorers.append(HFMaskedScorer(str(ref), revision=revision, device=device, dtype=dtype))
+        scorers.append(
+            HFMaskedScorer(ref.named_for(MASKED_LM_KINDS), revision=revision, device=device, dtype=dtype)
+        )
     for ref in causal:
         if ref.is_server:
             from nlibias.models.tp.server import ServerScorer
@@ -125,5 +127,5 @@ def build_sentence_predictors(
         else:
             from nlibias.models.tp.hf import HFCausalScorer
 
-            scorers.append(HFCausalScorer(str(ref), device=device, dtype=dtype))
+            scorers.append(HFCausalScorer(ref.named_for(CAUSAL_LM_KINDS), device=device, dtype=dtype))
     return [SentenceLogprobPredictor(scorer, variant) for scorer in scorers for variant in variants]

@@ -39,6 +39,10 @@ from nlibias.errors import ConfigError
 
 SERVER_KINDS = ("openai", "openai-completions")
 """Kinds that name a model behind an OpenAI-compatible server: ``KIND:URL#MODEL``."""
+MASKED_LM_KINDS = ("hf", "mlm", "masked")
+"""Kinds that name a masked LM for a Hugging Face loader explicitly (``mlm:./m``; :meth:`ModelRef.named_for`)."""
+CAUSAL_LM_KINDS = ("hf", "causal")
+"""Kinds that name a causal LM for a Hugging Face loader explicitly (``causal:./m``)."""
 
 
 def split_kind(text: str) -> tuple[str, str]:
@@ -137,6 +141,15 @@ class ModelRef:
         if not self.is_server or not url.startswith(("http://", "https://")) or not model:
             return None
         return url, model
+
+    def named_for(self, kinds: Collection[str]) -> str:
+        """What a loader of the model ``kinds`` takes: the name alone when the written kind is one
+        of them (``hf:./m`` for a Hugging Face loader is ``./m``), the whole text otherwise.
+
+        >>> ModelRef.unread("mlm:./m").named_for(MASKED_LM_KINDS), ModelRef.unread("gpt2").named_for(("hf",))
+        ('./m', 'gpt2')
+        """
+        return self.name if self.kind in kinds else str(self)
 
     def __str__(self) -> str:
         query = "&".join(f"{key}={value}" for key, value in self.option_items)
