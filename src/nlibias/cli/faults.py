@@ -62,6 +62,7 @@ _NOT_OPTIONS = frozenset(
     {
         "api",
         "arch",
+        "augment_options",
         "base_url",
         "chunk_pairs",
         "expand",
