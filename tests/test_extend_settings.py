@@ -22,8 +22,8 @@ def _every_setting(tmp_path: Path) -> dict[str, Any]:
         "source": tmp_path / "bbnli",
         "fill_model": "fake",
         "top_k": 5,
-        "classifiers": ["fake:a", "fake:b"],
-        "compare_fill": "fake:other",
+        "classifiers": ["fake:a", "org/nli-b"],  # a model that loads weights: the device applies
+        "compare_fill": "org/other-mlm",  # loads weights too (the fake fill takes no device)
         "holdout": "fake:h",
         "policy": "all",
         "subtopics": ["x", "y"],
@@ -43,8 +43,8 @@ def test_every_setting_reaches_the_configuration(tmp_path: Path) -> None:
     config = extend_config(None, **settings)
     assert config.run_dir == str(tmp_path / "next") and config.source == str(tmp_path / "bbnli")
     assert config.mlm.model == "fake" and config.mlm.top_k == 5
-    assert [m.model for m in config.filter.models] == ["fake:a", "fake:b"]
-    assert config.filter.compare_fills == ["fake:other"]  # one name is a list of one
+    assert [m.model for m in config.filter.models] == ["fake:a", "org/nli-b"]
+    assert config.filter.compare_fills == ["org/other-mlm"]  # one name is a list of one
     assert [m.model for m in config.filter.holdout] == ["fake:h"]
     assert config.filter.policy == "all" and config.subtopics == ["x", "y"]
     assert config.validation.unvalidated is True

@@ -266,17 +266,17 @@ def test_extend_takes_the_command_lines_settings_as_parameters(tmp_path: Path) -
         out_dir=tmp_path / "next",
         fill_model="fake",
         top_k=3,
-        classifiers=["fake:a"],
+        classifiers=["org/nli-a"],
         holdout=["fake:h"],
         subtopics=["x"],
         templates="none",
         device="cpu",
     )
     assert config.run_dir == str(tmp_path / "next") and config.mlm.model == "fake" and config.mlm.top_k == 3
-    assert [m.model for m in config.filter.models] == ["fake:a"]
+    assert [m.model for m in config.filter.models] == ["org/nli-a"]
     assert [m.model for m in config.filter.holdout] == ["fake:h"]
     assert config.subtopics == ["x"] and config.templates.curated is None
-    assert config.mlm.device == config.filter.device == "cpu"
+    assert config.filter.device == "cpu" and config.mlm.device is None  # the fake fill takes no device
     with pytest.raises(ConfigError) as caught:
         nlibias.extend(top_k="5")  # type: ignore[arg-type]
     assert caught.value.parameter == "top_k"

@@ -24,6 +24,16 @@ from pydantic import (
 )
 
 from nlibias.errors import ConfigError, SourceError
+from nlibias.extension.config_refusals import (
+    LOADING,
+    Inapplicable,
+    fill_loads_weights,
+    model_refusal,
+    not_loaded,
+    refuse_set,
+)
+from nlibias.schema.arguments import option_applies_to_nothing
+from nlibias.schema.model_ref import ModelRef
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
@@ -174,6 +184,19 @@ class FilterConfig(DeviceConfig):
             raise ValueError("filter.models: a model is listed twice (give each a distinct name:)")
         return self
 
+    @model_validator(mode="after")
+    def _check_applies(self) -> FilterConfig:
+        """Refuse what nothing reads (:func:`_model_refusal`; ``device``, ``dtype`` with fakes only)."""
+        for key, specs in (("models", self.models), ("holdout", self.holdout)):
+            for index, spec in enumerate(specs):
+                if (refused := model_refusal(spec, held_out=key == "holdout")) is not None:
+                    raise Inapplicable(refused[1], at=(key, index, refused[0]))
+        if all(ModelRef.unread(spec.model).is_fake for spec in self.models):  # a server is no classifier kind
+            applies_to = f"filter {LOADING} (a Hugging Face model, prompt:MODEL)"
+            given = f"none of filter.models does: {', '.join(f'{m.model!r} (a fake)' for m in self.models)}"
+            refuse_set(self, ("device", "dtype"), (applies_to, given), at=(), models=("filter.models",))
+        return self
+
     @property
     def policy_text(self) -> str:
         from nlibias.extension.filter_policy import parse_policy
@@ -207,6 +230,18 @@ class ExtendConfig(_Strict):
     """Recorded in the card (the pipeline itself draws no random numbers)."""
     pretty_name: str = "BBNLI-next (nlibias run)"
 
+    @model_validator(mode="after")
+    def _check_fill_applies(self) -> ExtendConfig:
+        """Refuse ``mlm.device``, ``mlm.dtype`` and ``mlm.revision`` when no fill model (``mlm.model``
+        and the ``filter.compare_fills``, built with the ``mlm`` settings) loads weights here."""
+        fills = [self.mlm.model, *self.filter.compare_fills]
+        if not any(fill_loads_weights(spec) for spec in fills):
+            given = f"none of those given does: {', '.join(not_loaded(spec) for spec in fills)}"
+            text = (f"fill {LOADING} (a masked or causal LM: mlm.model, filter.compare_fills)", given)
+            models = ("mlm.model", "filter.compare_fills")
+            refuse_set(self.mlm, ("device", "dtype", "revision"), text, at=("mlm",), models=models)
+        return self
+
 
 _SECTIONS: dict[str, type[BaseModel]] = {
     "templates": TemplatesConfig,
@@ -229,6 +264,7 @@ def _problems(exc: ValidationError, text: str | None) -> list[tuple[int | None, 
     problems: list[tuple[int | None, str | None, str]] = []
     for error in exc.errors():
         loc = [p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+        loc += getattr(error.get("ctx", {}).get("error"), "at", ())  # an option refused where it is
         field = ".".join(str(p) for p in loc)
         line = yaml_line_of(text, loc) if text is not None else None
         if error["type"] == "extra_forbidden":
@@ -316,14 +352,18 @@ def with_overrides(config: ExtendConfig, overrides: Mapping[str, Any]) -> Extend
     5
     """
     data = config.model_dump()
+    keys = SETTING_KEYS["device"]  # one setting places both stages: those whose models read it
+    device = overrides.get(keys[0]) if all(overrides.get(k) == overrides.get(keys[0]) for k in keys) else None
     for dotted, value in overrides.items():
-        if value is None:
+        if value is None or (device is not None and dotted in keys):
             continue
         target = data
         *parents, last = dotted.split(".")
         for part in parents:
             target = target[part]
         target[last] = value
+    if device is not None:
+        _place_device(data, device)
     try:
         checked = ExtendConfig.model_validate(data)
     except ValidationError as exc:
@@ -361,6 +401,24 @@ _OVERRIDE_PARAMETERS = {key: setting for setting, keys in SETTING_KEYS.items() f
 """The parameter (of ``nlibias extend``, the command line's option) each override key comes from."""
 
 
+def _place_device(data: dict[str, Any], device: Any) -> None:
+    """Put the ``device`` setting on the stages whose models load weights here (the others get
+    none: it would be ignored there), refusing it when no model does."""
+    mlm, filters = data["mlm"], data["filter"]
+    specs, compared = _specs(filters["models"]), filters["compare_fills"]
+    models = [s.get("model") if isinstance(s, dict) else s for s in specs] if isinstance(specs, list) else []
+    fills: list[Any] = [mlm["model"], *(compared if isinstance(compared, list) else [compared])]
+    if not models or not all(isinstance(name, str) for name in [*fills, *models]):
+        mlm["device"] = filters["device"] = device  # validating the names says what is wrong
+        return
+    mlm["device"] = device if any(fill_loads_weights(spec) for spec in fills) else None
+    filters["device"] = None if all(ModelRef.unread(str(name)).is_fake for name in models) else device
+    if mlm["device"] is None and filters["device"] is None:
+        given = f"none of those given does: {', '.join(not_loaded(name) for name in [*fills, *models])}"
+        applies_to = f"fill and filter {LOADING} (a masked or causal LM, an NLI classifier)"
+        raise option_applies_to_nothing("device", applies_to, value=device, given=given)
+
+
 def _override_error(exc: ValidationError, overrides: Mapping[str, Any]) -> ConfigError:
     """The error of an override that does not validate, naming the parameter it came from (the
     key itself, ``mlm.top_k``, means nothing to a caller who passed ``top_k``)."""
@@ -371,6 +429,11 @@ def _override_error(exc: ValidationError, overrides: Mapping[str, Any]) -> Confi
     under = [key for key in given if key == field or key.startswith(field + ".")]
     named = [key for key in under if key.rsplit(".", 1)[-1].rstrip("s") in reason]
     key = next(iter(named or under), None)
+    models = [k for k in getattr(exc.errors()[0].get("ctx", {}).get("error"), "models", ()) if k in given]
+    if key is None and models:  # a setting of the file that the models given on top make inapplicable
+        parameter = _OVERRIDE_PARAMETERS[models[0]]
+        message = f"{parameter} {overrides[models[0]]!r}: {field} of the configuration: {reason}"
+        return ConfigError(message, parameter=parameter)
     if key is None:
         return ConfigError(validation_error_message(exc, "overrides"), parameter="overrides")
     parameter = _OVERRIDE_PARAMETERS.get(key, key.rsplit(".", 1)[-1])
