@@ -38,12 +38,12 @@ from nlibias.io.samples import (
     write_samples,
 )
 from nlibias.metrics.meta import register_measures
-
-if TYPE_CHECKING:
-    from nlibias.runtime.model_set import ModelSet
 from nlibias.schema import Sample
 from nlibias.schema.arguments import checked
 from nlibias.schema.outputs import ModelOutputs
+
+if TYPE_CHECKING:
+    from nlibias.runtime.model_set import ModelSet
 
 ENTRY_POINT_GROUP = "nlibias.benchmarks"
 
