@@ -47,3 +47,16 @@ def test_the_her_model_takes_its_kind(
 
     model = tiny_mlm_dir if scorer == "mlm" else tiny_causal_dir
     assert HerResolver.load(f"{prefix}{model}").scorer.kind == scorer
+
+
+def test_the_bare_fake_is_the_fake_classifier_as_every_check_reads_it() -> None:
+    # ModelRef.is_fake (the dtype, device and quantize checks) read a bare "fake" as the fake, while
+    # the classifier builder looked it up on the hub ("cannot load the model config 'fake'"), and
+    # a label map given with it passed the check that refuses it for "fake:NAME"
+    from nlibias.runtime.options import ModelOptions
+    from nlibias.schema.arguments import InapplicableOption
+
+    (predictor,) = build_predictors(["fake"])
+    assert predictor.kind == "classifier" and predictor.describe()["backend"] == "fake"
+    with pytest.raises(InapplicableOption, match="not to 'fake': a fake or prompted classifier"):
+        build_predictors(["fake"], options=ModelOptions(label_map="0=entailment,1=neutral,2=contradiction"))

@@ -68,18 +68,24 @@ def model_refusal(spec: FilterModelConfig, held_out: bool) -> tuple[str, ConfigE
     ref, model = ModelRef.unread(spec.model), spec.model
     options = MODEL_OPTIONS if held_out or ref.is_fake else MODEL_OPTIONS[1:] if ref.kind == "prompt" else ()
     why = "a fake loads no weights" if ref.is_fake else "a prompted LM scores label words"
-    reasons = {
-        "label_map": f"NLI classifiers' output ids, not to {model!r}: a fake or prompted classifier has no "
-        "output ids to map",
-        "revision": f"models loaded from the hub or a local directory, not to {model!r}: a fake loads nothing",
-    }
     for option in (o for o in options if getattr(spec, o) not in (None, False)):
         if held_out:
             pin = " (the card records its name: to record the version to evaluate, name it MODEL@REVISION)"
             fix = f"leave {option} out{pin if option == 'revision' else ''}"
             held = f"models the pipeline loads, and the held-out {model!r} never is (the card names it)"
             return option, option_applies_to_nothing(option, held, fix=fix)
+        if option == "label_map":  # the audit's rule and words
+            from nlibias.runtime.build import check_label_map_applies
+
+            try:
+                check_label_map_applies([ref], fix="leave label_map out")
+            except ConfigError as refusal:
+                return option, refusal
+        if option == "revision":
+            loaded = (
+                f"models loaded from the hub or a local directory, not to {model!r}: a fake loads nothing"
+            )
+            return option, option_applies_to_nothing(option, loaded, subject=f"revision {spec.revision!r}")
         applies_to = f"sequence-classification models (a Hugging Face model), not to {model!r}: {why}"
-        subject = f"revision {spec.revision!r}" if option == "revision" else None
-        return option, option_applies_to_nothing(option, reasons.get(option, applies_to), subject=subject)
+        return option, option_applies_to_nothing(option, applies_to)
     return None

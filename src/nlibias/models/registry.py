@@ -36,14 +36,17 @@ def known_kinds() -> list[str]:
 
 
 def split_spec(spec: str) -> tuple[str, str]:
-    """``"fake:x"`` → ``("fake", "x")``; a spec with no known prefix is a Hugging Face model.
+    """``"fake:x"`` → ``("fake", "x")``; a bare ``fake`` is the fake, as every check reads it
+    (:attr:`ModelRef.is_fake`); a spec with no known prefix is a Hugging Face model.
 
     >>> split_spec("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli")
     ('hf', 'ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli')
-    >>> split_spec("fake:demo")
-    ('fake', 'demo')
+    >>> split_spec("fake:demo"), split_spec("fake")
+    (('fake', 'demo'), ('fake', ''))
     """
     kind, name = split_kind(spec)
+    if not kind and ModelRef.unread(spec).is_fake:  # the bare fake
+        return "fake", ""
     if kind in known_kinds():
         return kind, name
     if kind:

@@ -172,9 +172,13 @@ def _why_not_loaded(model: ModelRef | Predictor) -> str:
     return f"{str(model)!r} (a fake)"
 
 
-def check_label_map_applies(models: Sequence[ModelRef]) -> None:
+def check_label_map_applies(
+    models: Sequence[ModelRef], *, fix: str = "leave label_map out, or audit that model on its own"
+) -> None:
     """Refuse a label map that no classifier would read (it would be ignored without a word):
-    no NLI classifier among ``models``, or one that has no output ids to map.
+    no NLI classifier among ``models``, or one that has no output ids to map (the fake, bare or
+    named, and the kinds of :data:`~nlibias.models.nli.labels.KINDS_WITHOUT_LABEL_IDS`); ``fix``:
+    what the refusal advises.
 
     >>> check_label_map_applies([ModelRef.unread("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli")])
     >>> check_label_map_applies([ModelRef.unread("fake:m")])
@@ -191,12 +195,12 @@ def check_label_map_applies(models: Sequence[ModelRef]) -> None:
             names=("models",),
         )
     for ref in models:
-        if ref.kind in KINDS_WITHOUT_LABEL_IDS:
+        if ref.is_fake or ref.kind in KINDS_WITHOUT_LABEL_IDS:
             raise option_applies_to_nothing(
                 "label_map",
                 f"NLI classifiers' output ids, not to {str(ref)!r}: a fake or prompted classifier has no "
                 "output ids to map",
-                fix="leave label_map out, or audit that model on its own",
+                fix=fix,
             )
 
 
