@@ -116,8 +116,8 @@ def _augment_split(augment: dict[str, Any], split: str, train: str | Path) -> di
     nlibias.errors.ConfigError: augment_options' split 'train' differs from finetune_options' split 'validation': the original model would learn from other rows than the augmented one; give the split once, in finetune_options
     """
     given = augment.get("split", split)
-    check_split_applies(train, given)  # a split of a file is refused as such first: it has no splits
-    if given != split:
+    if given != split:  # the same split is checked with the fine-tunes' (_check_inputs)
+        check_split_applies(train, given)  # a split of a file is refused as such first: it has no splits
         raise ConfigError(
             f"augment_options' split {given!r} differs from finetune_options' split {split!r}: the original "
             "model would learn from other rows than the augmented one; give the split once, in finetune_options",

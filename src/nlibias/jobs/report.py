@@ -191,10 +191,9 @@ def _tables_report(loaded: Sequence[Run], fmt: str, compare: bool, out: str | Pa
     text = _tables_text(loaded, fmt, compare)
     if not text.strip():
         raise DataError("no table can be built from these runs (no metrics with known measures)")
+    out = None if out is None else Path(out)
     if out is not None:
-        out = Path(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out, text)
+        atomic_write_text(out, text)  # its folder made as needed
     return ReportResult("tables", out, text=text, fmt=fmt)
 
 
@@ -243,8 +242,7 @@ def _debias_report(
     text = format_debias_tables(comparison)
     tables_out = None if out is None else Path(out)
     if tables_out is not None:
-        tables_out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(tables_out, text)
+        atomic_write_text(tables_out, text)  # its folder made as needed
     return ReportResult(
         "debias",
         run / COMPARISON_JSON if saved else None,
