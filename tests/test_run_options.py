@@ -192,3 +192,39 @@ def test_model_set_reads_its_prompt_styles_when_it_is_made(tmp_path: Path) -> No
         ModelSet.of(["fake:a"], prompts=["/no/such/prompts.yaml"])
     assert none.value.parameter == "prompts"
     assert hash(models) == hash(ModelSet.of(generative="fake:g", prompts=["entailed", str(mine)]))
+
+
+def test_a_model_that_fails_to_load_stops_the_ones_built_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first classifier started worker processes; the second fails to load: the first is
+    closed before the error goes on (before, its workers ran on until the process ended). The
+    caller's own predictor object is left for the caller to close."""
+    import nlibias.runtime.build as build
+
+    closed: list[str] = []
+
+    class Closable:  # a predictor (its protocol's members) with something to stop
+        kind = "classifier"
+
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def describe(self) -> dict[str, str]:
+            return {}
+
+        def predict(self, *_: object, **__: object) -> None:
+            raise AssertionError("nothing is predicted here")
+
+        def close(self) -> None:
+            closed.append(self.name)
+
+    def fake_classifier(ref: ModelRef, *_: object) -> object:
+        if ref.name == "broken":
+            raise ConfigError("cannot load the NLI model 'broken'", parameter="models")
+        return Closable(ref.name)
+
+    monkeypatch.setattr(build, "_classifier", fake_classifier)
+    monkeypatch.setattr(build, "_check_options", lambda *_: None)
+    own = Closable("own")
+    with pytest.raises(ConfigError, match="broken"):
+        build.build_predictors(ModelSet(models=(own, ModelRef("hf", "first"), ModelRef("hf", "broken"))))
+    assert closed == ["first"]

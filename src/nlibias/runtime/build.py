@@ -62,17 +62,21 @@ def build_predictors(
         dtype=options.dtype, max_tokens=options.max_tokens, quantize=options.quantize, threads=options.threads,
         compile=options.compile or None,  # None is not passed: backends without the option still work
     )  # fmt: skip
-    predictors = [
-        m if isinstance(m, Predictor) else _classifier(m, loading, placed, options) for m in models.models
-    ]
-    predictors += _generative(models.generative, models.prompts, options)
-    if models.mlm or models.causal:
-        from nlibias.runtime.sentence_logprob import build_sentence_predictors
+    predictors: list[Predictor] = []
+    try:
+        for m in models.models:
+            predictors.append(m if isinstance(m, Predictor) else _classifier(m, loading, placed, options))
+        predictors += _generative(models.generative, models.prompts, options)
+        if models.mlm or models.causal:
+            from nlibias.runtime.sentence_logprob import build_sentence_predictors
 
-        predictors += build_sentence_predictors(
-            models.mlm, models.causal, variants=list(models.tp_variants), device=options.device,
-            dtype=options.dtype, revision=options.revision, concurrency=options.concurrency,
-        )  # fmt: skip
+            predictors += build_sentence_predictors(
+                models.mlm, models.causal, variants=list(models.tp_variants), device=options.device,
+                dtype=options.dtype, revision=options.revision, concurrency=options.concurrency,
+            )  # fmt: skip
+    except BaseException:  # a later model failed: stop the worker processes and Ray actors started
+        close_predictors([p for p in predictors if all(p is not m for m in models.models)])
+        raise  # (the caller's own predictor objects are the caller's to close)
     return predictors
 
 
