@@ -299,3 +299,31 @@ def test_the_device_setting_with_no_model_that_loads_weights_is_refused(tmp_path
     result = CliRunner().invoke(app, args)
     assert result.exit_code != 0 and "none of those given does: 'fake' (a fake), 'fake:a'" in result.output
     assert "--device" in result.output and not (tmp_path / "run").exists()
+
+
+def test_a_filter_model_no_classifier_backend_reads_is_refused_before_the_fill(tmp_path: Path) -> None:
+    """A server is a fill model, not a filter model (no classifier backend reads ``openai:``): it
+    was refused only when the filter stage built it, after the fill had run (minutes to hours
+    with a real fill model). Now when the configuration is read, in a file, from Python and on
+    the command line, and nothing is written."""
+    reason = f"unknown backend kind 'openai' in {SERVER!r}. Known: fake, hf, prompt"
+    error = refused(tmp_path, f"mlm:\n  model: fake\nfilter:\n  models:\n    - model: {SERVER!r}\n")
+    assert (error.field, error.reason, error.line) == ("filter.models", reason, 4)
+    with pytest.raises(ConfigError) as caught:
+        nlibias.extend(fill_model="fake", classifiers=[SERVER], out_dir=tmp_path / "run")
+    assert (str(caught.value), caught.value.parameter) == (reason, "classifiers")
+    from nlibias.cli.main import app
+
+    args = [
+        "extend",
+        "--out",
+        str(tmp_path / "run"),
+        "--mlm",
+        "fake",
+        "--filter-model",
+        SERVER,
+        "--unvalidated",
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code != 0 and f"{reason} (option --filter-model)" in result.output
+    assert not (tmp_path / "run").exists()  # nothing ran: before, the masks, masked and fill stages had

@@ -318,6 +318,7 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
     """
     from nlibias.models.mlm.causal_fill import split_fill_spec
     from nlibias.models.mlm.model_names import missing_path
+    from nlibias.models.registry import classifier_kind_problem
 
     named = [("mlm.model", config.mlm.model)]
     named += [("filter.compare_fills", spec) for spec in config.filter.compare_fills]
@@ -326,6 +327,10 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
         problem = missing_path(spec)
         if problem is not None:
             return key, f"{spec!r}: {problem}"
+    for model in config.filter.models:  # a kind no classifier backend has fails at the filter, after the fill
+        problem = classifier_kind_problem(model.model)
+        if problem is not None:
+            return "filter.models", problem
     if config.mlm.model in config.filter.compare_fills:
         return "filter.compare_fills", (
             f"{config.mlm.model!r} is the fill model itself; compare the fill model with another one"

@@ -59,6 +59,22 @@ def split_spec(spec: str) -> tuple[str, str]:
     return _DEFAULT_KIND, spec
 
 
+def classifier_kind_problem(spec: str) -> str | None:
+    """Why no classifier backend reads ``spec``'s kind (``None``: one does), said before anything
+    loads.
+
+    >>> classifier_kind_problem("openai:http://h/v1#m")
+    "unknown backend kind 'openai' in 'openai:http://h/v1#m'. Known: fake, hf, prompt"
+    >>> classifier_kind_problem("org/model") is None
+    True
+    """
+    try:
+        split_spec(spec)
+    except ConfigError as error:
+        return str(error)
+    return None
+
+
 def _target(kind: str) -> Any:
     target = _BACKENDS.get(kind)
     if target is None:
