@@ -327,3 +327,35 @@ def test_a_filter_model_no_classifier_backend_reads_is_refused_before_the_fill(t
     result = CliRunner().invoke(app, args)
     assert result.exit_code != 0 and f"{reason} (option --filter-model)" in result.output
     assert not (tmp_path / "run").exists()  # nothing ran: before, the masks, masked and fill stages had
+
+
+@pytest.mark.parametrize(
+    ("settings", "parameter", "reason"),
+    [
+        (
+            {"fill_model": "prompt:smollm2"},
+            "fill_model",
+            "unknown fill model kind 'prompt' in 'prompt:smollm2' (a prompted LM is a filter model)",
+        ),
+        (
+            {"fill_model": "gguff:./m.gguf"},
+            "fill_model",
+            "unknown fill model kind 'gguff' in 'gguff:./m.gguf'",
+        ),
+        (
+            {"fill_model": "fake", "compare_fill": "promt:smollm2"},
+            "compare_fill",
+            "unknown fill model kind 'promt' in 'promt:smollm2'",
+        ),
+    ],
+)
+def test_a_fill_model_no_filler_reads_is_refused_before_the_first_stage(
+    tmp_path: Path, settings: dict[str, str], parameter: str, reason: str
+) -> None:
+    """Such a name was read as a masked LM's hub id and failed when the fill (or, for a compared
+    fill, the filter stage) loaded it, after the stages before it had run."""
+    with pytest.raises(ConfigError) as caught:
+        nlibias.extend(classifiers="fake:a", out_dir=tmp_path / "run", **settings)
+    assert caught.value.parameter == parameter
+    assert str(caught.value).startswith(reason + ". Known: causal, gguf, masked, mlm, hf, fake, openai")
+    assert not (tmp_path / "run").exists()

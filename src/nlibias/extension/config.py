@@ -317,20 +317,21 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
     ('filter.compare_fills', "'fake' is the fill model itself; compare the fill model with another one")
     """
     from nlibias.models.mlm.causal_fill import split_fill_spec
+    from nlibias.models.mlm.fill_spec import fill_kind_problem
     from nlibias.models.mlm.model_names import missing_path
     from nlibias.models.registry import classifier_kind_problem
 
     named = [("mlm.model", config.mlm.model)]
     named += [("filter.compare_fills", spec) for spec in config.filter.compare_fills]
     named += [("filter.models", spec.model) for spec in config.filter.models]
-    for key, spec in named:
+    for key, spec in named:  # an unknown kind failed only when its stage loaded it, hours in
+        kind_problem = classifier_kind_problem if key == "filter.models" else fill_kind_problem
+        problem = kind_problem(spec)
+        if problem is not None:
+            return key, problem
         problem = missing_path(spec)
         if problem is not None:
             return key, f"{spec!r}: {problem}"
-    for model in config.filter.models:  # a kind no classifier backend has fails at the filter, after the fill
-        problem = classifier_kind_problem(model.model)
-        if problem is not None:
-            return "filter.models", problem
     if config.mlm.model in config.filter.compare_fills:
         return "filter.compare_fills", (
             f"{config.mlm.model!r} is the fill model itself; compare the fill model with another one"

@@ -50,6 +50,26 @@ def split_fill_spec(spec: str) -> tuple[FillKind, str]:
     return "masked", spec
 
 
+#: The kinds a fill model may be written with (a bare name is a hub id or a path).
+FILL_KINDS = ("causal", "gguf", "masked", "mlm", "hf", "fake", *SERVER_KINDS)
+
+
+def fill_kind_problem(spec: str) -> str | None:
+    """Why no filler reads ``spec``'s kind (``None``: one does), said before anything loads: such
+    a name was sent to the hub as a masked LM's id and failed when the fill loaded it.
+
+    >>> fill_kind_problem("prompt:smollm2")
+    "unknown fill model kind 'prompt' in 'prompt:smollm2' (a prompted LM is a filter model). Known: causal, gguf, masked, mlm, hf, fake, openai, openai-completions"
+    >>> fill_kind_problem("causal:smollm2") is None, fill_kind_problem("org/model") is None
+    (True, True)
+    """
+    kind, _ = split_kind(spec)
+    if not kind or kind in FILL_KINDS:
+        return None
+    note = " (a prompted LM is a filter model)" if kind == "prompt" else ""
+    return f"unknown fill model kind {kind!r} in {spec!r}{note}. Known: {', '.join(FILL_KINDS)}"
+
+
 def _read_config(name: str) -> dict[str, Any] | None:
     """A model's ``config.json`` from its directory or the local Hugging Face cache (never the
     network: a spec is routed before anything downloads), or None."""
