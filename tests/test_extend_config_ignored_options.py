@@ -359,3 +359,22 @@ def test_a_fill_model_no_filler_reads_is_refused_before_the_first_stage(
     assert caught.value.parameter == parameter
     assert str(caught.value).startswith(reason + ". Known: causal, gguf, masked, mlm, hf, fake, openai")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_fill_model_pinned_in_its_name_and_by_revision_is_refused(tmp_path: Path) -> None:
+    """``causal:org/lm@abc`` loads ``abc`` whatever ``mlm.revision`` says; the revision was
+    ignored and the dataset card printed it as the fill's (``mlm_revision: def``)."""
+    reason = (
+        "the fill model 'causal:org/lm@abc' is pinned in its name (@REV), which is the revision it loads; "
+        "give the revision once: remove mlm.revision ('def') or the @REV"
+    )
+    error = refused(
+        tmp_path, "mlm:\n  model: causal:org/lm@abc\n  revision: def\nfilter:\n  models: [fake:a]\n"
+    )
+    assert (error.field, error.reason, error.line) == ("mlm.revision", reason, 3)
+    path = tmp_path / "pinned.yaml"
+    path.write_text("mlm:\n  model: causal:org/lm\n  revision: def\nfilter:\n  models: [fake:a]\n")
+    with pytest.raises(ConfigError) as caught:  # the name given on top pins it too
+        extend_config(path, fill_model="causal:org/lm@abc")
+    assert (str(caught.value), caught.value.parameter) == (reason, "fill_model")
+    assert accepted(tmp_path, "mlm:\n  model: causal:org/lm\n  revision: def\n").mlm.revision == "def"

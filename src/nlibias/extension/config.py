@@ -33,7 +33,7 @@ from nlibias.extension.config_refusals import (
     refuse_set,
 )
 from nlibias.schema.arguments import option_applies_to_nothing
-from nlibias.schema.model_ref import ModelRef
+from nlibias.schema.model_ref import ModelRef, without_options
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
@@ -342,6 +342,13 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
             f"{judgements!r} does not exist, and an unvalidated run would go on without every judgement: "
             "check the path, or leave the judgements file out"
         )
+    kind, target = split_fill_spec(config.mlm.model)
+    pinned = kind == "causal" and not ModelRef.unread(target).is_server and "@" in without_options(target)
+    if config.mlm.revision and pinned:
+        return "mlm.revision", (  # the name's revision was loaded, and the card printed this one
+            f"the fill model {config.mlm.model!r} is pinned in its name (@REV), which is the revision "
+            f"it loads; give the revision once: remove mlm.revision ({config.mlm.revision!r}) or the @REV"
+        )
     fills = [config.mlm.model, *config.filter.compare_fills]
     if config.mlm.stopwords is not None and all(split_fill_spec(f)[0] != "causal" for f in fills):
         return "mlm.stopwords", (
@@ -377,8 +384,11 @@ def with_overrides(config: ExtendConfig, overrides: Mapping[str, Any]) -> Extend
     problem = settings_problem(checked)
     if problem is not None:
         key, reason = problem
-        # stop words set in the file apply to nothing once the fill model given is not causal
-        parameter = "fill_model" if key == "mlm.stopwords" else _OVERRIDE_PARAMETERS.get(key, key)
+        # stop words (a revision) set in the file apply to nothing once the fill model given is not
+        # causal (is pinned in its name)
+        parameter = (
+            "fill_model" if key in ("mlm.stopwords", "mlm.revision") else _OVERRIDE_PARAMETERS.get(key, key)
+        )
         raise ConfigError(f"{parameter} {reason}" if reason.startswith("'") else reason, parameter=parameter)
     return checked
 
