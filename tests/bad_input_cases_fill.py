@@ -95,6 +95,21 @@ def fill_and_messages_cases() -> list[Case]:
         )
         return args, "--compare-fill"
 
+    @case("model-names/filter-model-is-a-server")
+    def filter_server(d: Path, base: Base) -> tuple[list[str], str]:
+        args = ["extend", "--out", str(d / "next"), "--fill-model", "fake", "--no-progress"]
+        return [*args, "--filter-model", "openai:http://127.0.0.1:9/v1#m"], "--filter-model"
+
+    @case("model-names/fill-model-of-a-filter-kind")
+    def fill_prompted(d: Path, base: Base) -> tuple[list[str], str]:
+        return _extend_args(d, "--fill-model", "prompt:smollm2"), "--fill-model"
+
+    @case("applies-to-nothing/mlm-revision-with-a-pinned-causal-fill")
+    def pinned_twice(d: Path, base: Base) -> tuple[list[str], str]:
+        config = d / "next.yaml"
+        config.write_text("mlm:\n  model: causal:org/lm@abc\n  revision: def\n", encoding="utf-8")
+        return ["extend", "--config", str(config), "--out", str(d / "next"), "--no-progress"], "mlm.revision"
+
     @case("applies-to-nothing/mlm-stopwords-with-masked-fill")
     def stopwords(d: Path, base: Base) -> tuple[list[str], str]:
         (d / "stop.txt").write_text("the\n", encoding="utf-8")
