@@ -98,6 +98,8 @@ def test_table5_and_table7_layouts_and_two_decimals() -> None:
         "roberta,all,30.00,10.00,5.00,15.00",
         "roberta,race,4.00,1.00,1.00,2.00",
     ]
+    # the pair measures are over paired samples, Mispred over all: the caption claimed they sum to it
+    assert "sum to the misprediction rate of the paired samples (Mispred is over every sample" in t7.title
 
 
 def test_latex_is_booktabs_and_escaped() -> None:

@@ -70,7 +70,8 @@ def table7(models: Mapping[str, Mapping[str, Any]]) -> PaperTable:
     return PaperTable(
         "table7",
         "Disaggregate counterfactual measures of bias (%): Pro-/Anti-stereotype bias and model error; "
-        "they sum to the misprediction rate.",
+        "they sum to the misprediction rate of the paired samples (Mispred is over every sample: "
+        "the two differ where samples are unpaired or unanswered).",
         ("Model", "Domain", "Mispred", "Pro", "Anti", "Error"),
         rows,
         group_column=True,
