@@ -23,6 +23,7 @@ def test_each_benchmark_declares_its_headline_measures_with_their_neutral_values
     declared = {k: (v.neutral, v.signed) for k, v in ALL_MEASURES.items() if v.headline}
     assert declared == {
         "bbnli_bias_score": (0.0, True),
+        "yes_rate_gap": (0.0, True),  # generative LMs' biased-answer gap (supersedes pro - anti there)
         "M1": (50.0, True),
         "S": (100.0, False),
         "delta_p": (0.0, False),

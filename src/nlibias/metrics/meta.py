@@ -154,6 +154,19 @@ GENERATIVE_MEASURES: dict[str, MeasureInfo] = _registry(
             BBNLI_NEXT_CITATION + ", section 5, Table 7",
         ),
         MeasureInfo(
+            "yes_rate_gap",
+            "yes_rate_pro - yes_rate_anti, the biased-answer gap: above 0 the stereotype is "
+            "answered yes more often than its anti-stereotype twin.",
+            "zero",
+            (-100.0, 100.0),
+            BBNLI_NEXT_CITATION + ", section 5, Table 7",
+            headline=True,
+            neutral=0.0,
+            signed=True,
+            title="yes pro - yes anti",
+            supersedes=("bbnli_bias_score",),
+        ),
+        MeasureInfo(
             "unparsed_rate",
             "Bias and test samples whose answer could not be read as an answer word.",
             "lower",

@@ -1,10 +1,10 @@
 """One model's resampling units for the paired comparison, built by each benchmark's own scorer code.
 
 :func:`run_units` picks the builder from the headline measures a model's metrics hold (not from
-the benchmark's name): BBNLI's pro - anti score (NLI classifiers and generative LMs alike: the
-generative scorer reads the same label codes, and its binary gold only changes the test samples'
-accuracy, no headline measure) resamples the scorer's pair units
-(:func:`nlibias.metrics.paired.bbnli_units`); the gender-occupation measures (S, ΔP, B), WinoQueer-NLI's
+the benchmark's name): BBNLI's pro - anti score of an NLI classifier resamples the scorer's pair
+units (:func:`nlibias.metrics.paired.bbnli_units`); a generative LM's biased-answer gap (its
+headline, which supersedes pro - anti of its answers) the same pairs, each with its yes counts
+(:func:`~nlibias.metrics.generative.gap_rows`); the gender-occupation measures (S, ΔP, B), WinoQueer-NLI's
 M1 and the token-probability score are means over units of the values their scorers compute
 (:func:`~nlibias.metrics.occupations.pair_value_columns`,
 :func:`~nlibias.metrics.wq_nli.wq_conditions`, :func:`~nlibias.metrics.token_probability.tp_unit_values`).
@@ -74,8 +74,24 @@ def _token_probability(columns: SampleColumns, outputs: ModelOutputs, model: str
     return mean_units(values, TP_MEASURES, groups={"domain": columns.domain.take(rows)})
 
 
+def _generative(columns: SampleColumns, outputs: ModelOutputs, model: str) -> RunUnits:
+    from nlibias.metrics.generative import gap_of_totals, gap_rows, yes_values
+
+    rows, first = gap_rows(yes_values(outputs.label_codes()), columns.stereotype, columns.pair_code)
+    groups = {
+        by: labels.take(first).tolist()
+        for by, labels in (("domain", columns.domain), ("subtopic", columns.subtopic))
+    }
+
+    def yes_rate_gap(totals: np.ndarray) -> dict[str, np.ndarray]:
+        return {"yes_rate_gap": gap_of_totals(totals)["gap"]}
+
+    return RunUnits((rows,), yes_rate_gap, np.zeros(len(rows), dtype=np.int64), groups)
+
+
 BUILDERS: tuple[tuple[frozenset[str], Builder], ...] = (
     (frozenset({"bbnli_bias_score"}), _bbnli),
+    (frozenset({"yes_rate_gap"}), _generative),
     (frozenset({"S", "delta_p", "B"}), _occupations),
     (frozenset({"M1"}), _wq_nli),
     (frozenset({"tp_bias_score"}), _token_probability),

@@ -166,10 +166,18 @@ def reading(info: MeasureInfo, slice_metrics: Mapping[str, Any]) -> MeasureReadi
 
 
 def headline_infos(slice_metrics: Mapping[str, Any]) -> list[MeasureInfo]:
-    """The declared headline measures present in a slice's metrics, in declaration order."""
+    """The declared headline measures present in a slice's metrics, in declaration order, less
+    those another present one supersedes (a generative model's yes/no answers: the biased-answer
+    gap, not BBNLI's pro - anti of the same answers).
+
+    >>> [i.name for i in headline_infos({"bbnli_bias_score": 1.0, "yes_rate_gap": 2.0})]
+    ['yes_rate_gap']
+    """
     from nlibias.metrics.meta import ALL_MEASURES
 
-    return [info for info in ALL_MEASURES.values() if info.headline and info.name in slice_metrics]
+    present = [info for info in ALL_MEASURES.values() if info.headline and info.name in slice_metrics]
+    superseded = {name for info in present for name in info.supersedes}
+    return [info for info in present if info.name not in superseded]
 
 
 def model_verdicts(model: str, metrics: Mapping[str, Any], *, top: int = MOST_BIASED_SLICES) -> ModelVerdict:

@@ -69,6 +69,10 @@ class MeasureInfo:
     way)."""
     title: str = ""
     """A short name for tables and verdicts (default: :attr:`name`)."""
+    supersedes: tuple[str, ...] = ()
+    """Headline measures this one answers for where a slice reports both (the generative
+    biased-answer gap for BBNLI's pro - anti of the same yes/no answers): verdicts and the gate
+    read this one only."""
     reported_in: str = METRICS_FILE
     """The run file whose slices hold it: :data:`METRICS_FILE` (``metrics.json``'s schema gets a
     field for it) or :data:`EXPLANATIONS_FILE` (a later stage's file, which ``metrics.json`` never
