@@ -309,3 +309,24 @@ def test_what_only_the_paired_comparison_reads_is_refused_without_a_baseline(
     limits.write_text("slices: [overall]\nmeasures:\n  bbnli_bias_score:\n    max_abs: 50\n")
     refused = runner.invoke(app, ["gate", str(runs["cand"]), "--rules", str(limits), *flags])
     assert refused.exit_code == 2 and message in refused.output, refused.output
+
+
+def test_a_p_value_on_the_threshold_passes_as_the_docs_say() -> None:
+    """A check fails when its adjusted p is *below* 1 - confidence. 1 - 0.95 is
+    0.050000000000000044 in floating point, so p = 50 / 1000 (B = 999, 49 resamples at or under the
+    margin) failed, printed as "adjusted p 0.0500 < 0.05"."""
+    from nlibias.jobs.gate import _checks
+    from nlibias.jobs.gate_rules import GateRules
+    from nlibias.metrics.meta import ALL_MEASURES
+    from nlibias.metrics.paired import Comparison
+
+    def comparison(p: float) -> Comparison:
+        return Comparison(
+            "bbnli_bias_score", "overall", "", 100, 0.0, (-1.0, 1.0), 2.0, (0.5, 3.5), 2.0, (0.5, 3.5),
+            2.0, (0.5, 3.5), p, 0.0, p_adjusted=p,
+        )  # fmt: skip
+
+    info, rules = ALL_MEASURES["bbnli_bias_score"], GateRules(confidence=0.95, bootstrap=999)
+    on, under = (_checks("c", "b", info, [comparison(p)], rules)[0] for p in (50 / 1000, 49 / 1000))
+    assert (on.failed, under.failed) == (False, True)
+    assert "adjusted p 0.0500 >= 0.05" in on.detail

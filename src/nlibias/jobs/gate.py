@@ -19,6 +19,7 @@ or when the candidate's whole interval lies beyond an absolute limit (``max_abs`
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -282,7 +283,7 @@ def _checks(
     for c in comparisons:
         where = f"{cand_model}: {info.name} {c.slice_name}"
         if base_model is not None:
-            failed = c.p_adjusted < alpha
+            failed = p_below(c.p_adjusted, alpha)
             detail = (
                 f"{where}: {_fmt(c.candidate, c.candidate_ci)} against {_fmt(c.baseline, c.baseline_ci)}, "
                 f"delta {_fmt(c.delta, c.delta_ci)}, {_CHANGE_WORDS[c.worse]} {_fmt(c.change, c.change_ci)} "
@@ -299,6 +300,17 @@ def _checks(
             )
             found.append(check(c, "max_abs", limit, beyond, detail))
     return found
+
+
+def p_below(p: float, alpha: float) -> bool:
+    """Whether ``p`` is below ``alpha``, a p on the threshold not: ``1 - 0.95`` is
+    0.050000000000000044 in floating point, so ``50 / 1000 < 1 - 0.95`` held and a p of
+    exactly 0.05 failed the gate that its docs say fails only below it.
+
+    >>> p_below(50 / 1000, 1 - 0.95), p_below(49 / 1000, 1 - 0.95), p_below(3 * (1 / 60), 0.05)
+    (False, True, False)
+    """
+    return p < alpha and not math.isclose(p, alpha, rel_tol=1e-9, abs_tol=1e-15)
 
 
 _CHANGE_WORDS = {AWAY_FROM_NEUTRAL: "change in bias", TOWARDS_STEREOTYPE: "change towards the stereotype"}
