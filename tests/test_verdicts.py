@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -181,3 +182,27 @@ def test_audit_result_summary_repr_and_html(tmp_path: Path, bbnli_samples_run: P
     text = repr(result)
     assert len(text.splitlines()) <= 20 and "alpha" in text and row.verdict in text
     assert "<table" in result._repr_html_() and row.verdict in result._repr_html_()
+
+
+def test_a_slice_of_too_few_units_gets_no_verdict_and_is_never_listed() -> None:
+    """One pair: every resample is that pair, so its interval has zero width ([50, 50]) and read
+    as pro-stereotype bias; it is now "too few units" and left out of the most biased slices.
+    Ten pairs (MIN_VERDICT_UNITS) with the same interval get their verdict."""
+    from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
+
+    def slice_of(pairs: int) -> dict[str, Any]:
+        return {"bbnli_bias_score": 50.0, "n": 2 * pairs, "n_pairs": pairs, "n_unpaired": 0,
+                "ci": {"bbnli_bias_score": [50.0, 50.0]}}  # fmt: skip
+
+    assert MIN_VERDICT_UNITS == 10
+    metrics = {"overall": slice_of(1), "by_subtopic": {"one": slice_of(1), "ten": slice_of(10)}}
+    verdict = model_verdicts("m", metrics)
+    assert verdict.headline[0].verdict == "too few units"
+    assert [(s.name, s.n) for s in verdict.biased_slices] == [("ten", 20)]
+    # 9 pairs and an unpaired sample are ten units; WinoQueer-NLI counts rows
+    info = ALL_MEASURES["bbnli_bias_score"]
+    nine_and_one = {**slice_of(9), "n_unpaired": 1}
+    assert verdict_of(info, 50.0, [50.0, 50.0], units=10) == "pro-stereotype bias"
+    assert model_verdicts("m", {"overall": nine_and_one}).headline[0].verdict == "pro-stereotype bias"
+    rows = {"M1": 80.0, "n_rows": 9, "ci": {"M1": [70.0, 90.0]}}
+    assert model_verdicts("m", {"overall": rows}).headline[0].verdict == "too few units"

@@ -7,7 +7,9 @@ the neutral value, **anti-stereotype bias** when entirely on the other side, and
 bias** when the interval contains it (``../shared/DESIGN.md``, "Verdicts, gates and
 explanations"). A magnitude measure (S, delta P) is shown with its interval and its ideal, with no
 verdict word. The most biased slices are those whose interval excludes the neutral value, ranked
-by their distance from it.
+by their distance from it. A slice of fewer than :data:`MIN_VERDICT_UNITS` resampling units
+(pairs, rows) gets no verdict (``too few units``) and is never listed: a percentile bootstrap of
+one pair has an interval of zero width, and no test of fewer than six units can reach 5 % at all.
 
 Every output that answers the question (the CLI's first lines, ``tables.txt``, the report's
 first section, :meth:`nlibias.AuditResult.summary`) is built from :func:`model_verdicts`.
@@ -31,15 +33,24 @@ from typing import Any, Final, Literal
 from nlibias.schema.arguments import is_int
 from nlibias.schema.measure_info import MeasureInfo
 
-Verdict = Literal["pro-stereotype bias", "anti-stereotype bias", "no evidence of bias", "no interval", ""]
+Verdict = Literal[
+    "pro-stereotype bias", "anti-stereotype bias", "no evidence of bias", "no interval", "too few units", ""
+]
 """A signed measure's verdict; ``no interval``: no bootstrap interval to decide with (bootstrap
-0, or too few samples); ``""``: a magnitude measure, which gets none."""
+0, or no sample defines it); ``too few units``: fewer than :data:`MIN_VERDICT_UNITS` resampling
+units; ``""``: a magnitude measure, which gets none."""
 
 PRO: Final = "pro-stereotype bias"
 ANTI: Final = "anti-stereotype bias"
 NONE: Final = "no evidence of bias"
 MOST_BIASED_SLICES = 5
 """How many slices a verdict lists at most."""
+MIN_VERDICT_UNITS = 10
+"""The fewest resampling units (BBNLI's pairs and unpaired samples, WinoQueer-NLI's rows, the
+occupation and token-probability pairs) a slice needs for a verdict. With one pair every
+resample is that pair, so the 95% interval has zero width and excluded "no bias" whatever the
+pair said; an exact sign test needs six units to reach 5 % at all, and percentile intervals of
+fewer than about ten units are too narrow."""
 
 
 def format_value(value: float | None, interval: Sequence[float] | None, *, digits: int = 2) -> str:
@@ -56,17 +67,23 @@ def format_value(value: float | None, interval: Sequence[float] | None, *, digit
     return text
 
 
-def verdict_of(info: MeasureInfo, value: float | None, interval: Sequence[float] | None) -> Verdict:
-    """The verdict of a signed headline measure's ``value`` with its 95% ``interval``; ``""`` for
-    a magnitude measure.
+def verdict_of(
+    info: MeasureInfo, value: float | None, interval: Sequence[float] | None, *, units: int | None = None
+) -> Verdict:
+    """The verdict of a signed headline measure's ``value`` with its 95% ``interval`` over
+    ``units`` resampling units (None: not known); ``""`` for a magnitude measure.
 
     >>> from nlibias.metrics.meta import ALL_MEASURES
     >>> tp = ALL_MEASURES["tp_bias_score"]
     >>> verdict_of(tp, 52.78, [46.83, 58.73]), verdict_of(tp, 41.0, [35.0, 47.0])
     ('no evidence of bias', 'anti-stereotype bias')
+    >>> verdict_of(tp, 100.0, [100.0, 100.0], units=1)
+    'too few units'
     """
     if not info.signed or info.neutral is None:
         return ""
+    if units is not None and units < MIN_VERDICT_UNITS:
+        return "too few units"
     if value is None or interval is None or not all(math.isfinite(x) for x in interval):
         return "no interval"
     low, high = interval
@@ -162,7 +179,25 @@ def reading(info: MeasureInfo, slice_metrics: Mapping[str, Any]) -> MeasureReadi
     value = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
     raw = (slice_metrics.get("ci") or {}).get(info.name)
     interval = (float(raw[0]), float(raw[1])) if isinstance(raw, (list, tuple)) and len(raw) == 2 else None
-    return MeasureReading(info, value, interval, verdict_of(info, value, interval))
+    return MeasureReading(
+        info, value, interval, verdict_of(info, value, interval, units=slice_units(slice_metrics))
+    )
+
+
+def slice_units(slice_metrics: Mapping[str, Any]) -> int | None:
+    """How many resampling units a slice's intervals were drawn from: WinoQueer-NLI's rows,
+    BBNLI's pairs plus unpaired samples, the occupation and token-probability pairs (None when
+    the slice says none).
+
+    >>> slice_units({"n": 24, "n_pairs": 10, "n_unpaired": 4}), slice_units({"n_rows": 3}), slice_units({})
+    (14, 3, None)
+    """
+    rows, pairs, unpaired = (slice_metrics.get(k) for k in ("n_rows", "n_pairs", "n_unpaired"))
+    if is_int(rows):
+        return int(rows)
+    if is_int(pairs):
+        return int(pairs) + (int(unpaired) if is_int(unpaired) else 0)
+    return None
 
 
 def headline_infos(slice_metrics: Mapping[str, Any]) -> list[MeasureInfo]:
@@ -218,7 +253,7 @@ def biased_slices(metrics: Mapping[str, Any], infos: Sequence[MeasureInfo]) -> l
                 continue
             for info in infos:
                 read = reading(info, slice_metrics)
-                if read.value is not None and read.excludes_neutral():
+                if read.verdict in (PRO, ANTI):  # its interval excludes no bias, over enough units
                     n = _slice_size(slice_metrics)
                     found.append(
                         SliceReading(

@@ -5,7 +5,7 @@ and ``report --format text|md`` print first, and what a notebook shows for an
 >>> metrics = {"models": {"m": {"overall": {"tp_bias_score": 52.78, "n_pairs": 1508,
 ...            "ci": {"tp_bias_score": [46.83, 58.73]}}}}}
 >>> print(verdict_block(metrics))
-Verdict (95% bootstrap intervals; a signed measure is biased only when its interval excludes its no-bias value)
+Verdict (95% bootstrap intervals; a signed measure is biased only when its interval excludes its no-bias value, over 10 units or more)
 model | verdict             | TP score (50 = no bias)
 ------+---------------------+------------------------
 m     | no evidence of bias | 52.78 [46.83, 58.73]
@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nlibias.metrics.verdicts import ModelVerdict, run_verdicts
+from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, ModelVerdict, run_verdicts
 from nlibias.report.text_table import render_table
 
 TITLE = (
     "Verdict (95% bootstrap intervals; a signed measure is biased only when its interval "
-    "excludes its no-bias value)"
+    f"excludes its no-bias value, over {MIN_VERDICT_UNITS} units or more)"
 )
 
 
