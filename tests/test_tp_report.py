@@ -4,6 +4,7 @@ agreement read from the runs' files (``nlibias report A B C --compare``)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -72,3 +73,32 @@ def test_html_report_has_the_scatter_plot_and_table3_tp_columns(wq_runs: list[Pa
     assert 'id="tp-nli"' in html and "TP bias score vs M1" in html
     assert "WinoQueer TP bias scores" in html
     assert (tmp_path / "r_files" / "tp_vs_nli.png").is_file()
+
+
+def test_a_run_of_several_tp_and_nli_models_gives_no_point_and_a_model_counts_once() -> None:
+    """Every (TP, NLI) crossing of one run was a point: 2 TP x 2 NLI models give four points whose
+    covariance factors into Σ(x - x̄) Σ(y - ȳ) = 0, so R² was 0 whatever the models did. Such a
+    run is left out and named; the same model in two runs (same key, same values) counts once."""
+    from nlibias.report.tp_correlation import correlation_points, correlation_table
+
+    def run(label: str, tp: dict[str, float], m1: dict[str, float]) -> tuple[str, dict[str, Any]]:
+        models = {k: {"overall": {"tp_bias_score": v}} for k, v in tp.items()}
+        models |= {k: {"overall": {"M1": v, "M2": v / 2}} for k, v in m1.items()}
+        return label, models
+
+    crossed = run("both", {"t1": 40.0, "t2": 70.0}, {"n1": 50.0, "n2": 80.0})
+    single = [
+        run(f"r{i}", {f"t{i}": tp}, {f"n{i}": m1})
+        for i, (tp, m1) in enumerate([(40, 50), (55, 80), (70, 60)])
+    ]
+    assert correlation_points([crossed]) == []
+    table = correlation_table([crossed])
+    assert table is not None and "left out of TP vs NLI: both (several TP or NLI models" in table.title
+    rows = correlation_rows([*single, single[0], crossed])
+    tp_m1 = next(r for r in rows if r["pair"] == "TP vs. M1")
+    # three points (40, 50), (55, 80), (70, 60): r by hand = 150 / sqrt(450 * 466.67) = 0.3273
+    assert tp_m1["n"] == 3
+    assert tp_m1["r"] == pytest.approx(np.corrcoef([40, 55, 70], [50, 80, 60])[0, 1])
+    assert tp_m1["r"] == pytest.approx(150 / np.sqrt(450 * (1400 / 3)))
+    # NLI among themselves: n0, n1, n2 (r0 twice: once) and the crossed run's n1, n2 (other values)
+    assert next(r for r in rows if r["pair"] == "M1 vs. M2")["n"] == 5

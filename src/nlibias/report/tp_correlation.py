@@ -1,6 +1,6 @@
 """Do token-probability (TP) and NLI bias scores agree? (paper 003 §3.2–3.3, Tables 3–4.)
 
-Across runs, each *point* is one (sentence scorer, NLI classifier) pair audited in the same run
+Across runs, each *point* is one run that audited one sentence scorer and one NLI classifier
 (``nlibias audit --samples WQ --model NLI --mlm LM``): its TP bias score and the NLI model's
 M1–M8. R², Pearson r and the number of points are reported between TP and each of M1–M8 and
 between the NLI measures (over every NLI model of the runs, paired with a TP model or not).
@@ -44,38 +44,75 @@ def _measure(overall: Mapping[str, Any], key: str) -> float | None:
     return float(value) if is_number(value) else None
 
 
+def _paired_models(models: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, float], dict[str, Any]]:
+    """A run's sentence scorers with a TP score and its models reporting M1."""
+    tp = {
+        k: score for k, m in models.items() if (score := _measure(_overall(m), "tp_bias_score")) is not None
+    }
+    return tp, {k: _overall(m) for k, m in models.items() if "M1" in _overall(m)}
+
+
 def correlation_points(runs: ModelsByRun) -> list[dict[str, Any]]:
-    """One point per (TP model, NLI model) of the same run: ``{"label", "TP", "M1", ..., "M8"}``
-    (an M-measure None where it is null); a TP model whose score is null is no point.
+    """One point per run holding one TP model and one NLI model: ``{"label", "TP", "M1", ...,
+    "M8"}`` (an M-measure None where it is null); a TP model whose score is null is none. A run
+    with several of either is no point (:func:`runs_not_paired`): which TP model belongs to which
+    NLI model is not known, and every crossing of them has r = 0 whatever the models did. The
+    same point in several runs (same keys and values) counts once.
 
     >>> runs = [("r", {"nli": {"overall": {"M1": 40.0, "M2": None}},
     ...                "a|tp=shared": {"overall": {"tp_bias_score": 55.0}},
     ...                "b|tp=shared": {"overall": {"tp_bias_score": None}}})]
-    >>> [(p["TP"], p["M1"], p["M2"]) for p in correlation_points(runs)]
+    >>> [(p["TP"], p["M1"], p["M2"]) for p in correlation_points(runs + runs)]
     [(55.0, 40.0, None)]
     """
-    points = []
+    points, seen = [], set()
     for label, models in runs:
-        tp = {k: _measure(_overall(m), "tp_bias_score") for k, m in models.items()}
-        nli = {k: _overall(m) for k, m in models.items() if "M1" in _overall(m)}
-        for (tp_key, tp_score), (nli_key, overall) in itertools.product(tp.items(), nli.items()):
-            if tp_score is None:
-                continue
-            name = f"{label} · {nli_key} / {tp_key}" if len(runs) > 1 else f"{nli_key} / {tp_key}"
-            points.append({"label": name, "TP": tp_score, **{k: _measure(overall, k) for k in M_KEYS}})
+        tp, nli = _paired_models(models)
+        if len(tp) != 1 or len(nli) != 1:
+            continue
+        (tp_key, tp_score), (nli_key, overall) = next(iter(tp.items())), next(iter(nli.items()))
+        measures = {k: _measure(overall, k) for k in M_KEYS}
+        identity = (tp_key, nli_key, tp_score, *measures.values())
+        if identity in seen:
+            continue
+        seen.add(identity)
+        name = f"{label} · {nli_key} / {tp_key}" if len(runs) > 1 else f"{nli_key} / {tp_key}"
+        points.append({"label": name, "TP": tp_score, **measures})
     return points
+
+
+def runs_not_paired(runs: ModelsByRun) -> list[str]:
+    """The runs holding TP and NLI models that give no point: several of either kind.
+
+    >>> runs_not_paired([("r", {"n1": {"overall": {"M1": 1.0}}, "n2": {"overall": {"M1": 2.0}},
+    ...                         "t": {"overall": {"tp_bias_score": 50.0}}})])
+    ['r']
+    """
+    found = []
+    for label, models in runs:
+        tp, nli = _paired_models(models)
+        if tp and nli and (len(tp) > 1 or len(nli) > 1):
+            found.append(label)
+    return found
 
 
 def correlation_rows(runs: ModelsByRun) -> list[dict[str, Any]]:
     """R², r and n for TP vs each of M1–M8 (over :func:`correlation_points`) and for every pair of
-    NLI measures (over every NLI model of the runs), in that order."""
+    NLI measures (over every NLI model of the runs, one that reports the same values under the
+    same key in several runs counted once), in that order."""
     points = correlation_points(runs)
     rows = []
     for key in M_KEYS:
         xs = [p["TP"] for p in points if p[key] is not None]
         ys = [p[key] for p in points if p[key] is not None]
         rows.append({"pair": f"TP vs. {key}", "a": "TP", "b": key, **r_and_r2(xs, ys)})
-    nli = [_overall(m) for _, models in runs for m in models.values() if "M1" in _overall(m)]
+    distinct = {
+        (name, *(repr(o.get(k)) for k in M_KEYS)): o
+        for _, models in runs
+        for name, m in models.items()
+        if "M1" in (o := _overall(m))
+    }
+    nli = list(distinct.values())
     for a, b in itertools.combinations(M_KEYS, 2):
         both = [(o[a], o[b]) for o in nli if is_number(o.get(a)) and is_number(o.get(b))]
         rows.append(
@@ -86,14 +123,22 @@ def correlation_rows(runs: ModelsByRun) -> list[dict[str, Any]]:
 
 def correlation_table(runs: ModelsByRun) -> PaperTable | None:
     """Paper 003 Table 4 layout (metric pair, R²) with r and n, TP pairs first; None without
-    both a TP and an NLI score in some run."""
-    if not correlation_points(runs):
+    both a TP and an NLI score in some run. The caption names the runs that gave no point."""
+    left_out = runs_not_paired(runs)
+    if not correlation_points(runs) and not left_out:
         return None
     rows = [[r["pair"], r["r2"], r["r"], r["n"]] for r in correlation_rows(runs)]
+    note = (
+        f"; left out of TP vs NLI: {', '.join(left_out)} (several TP or NLI models in one run: which "
+        "belong together is not known; audit each TP model with its NLI model in a run of its own)"
+        if left_out
+        else ""
+    )
     return PaperTable(
         "tp_nli_r2",
         "R² between TP and NLI bias scores and among the NLI measures across models "
-        "(paper 003: TP vs NLI ≤ 0.328; Table 4 lists the NLI pairs with R² > 0.5)",
+        "(paper 003: TP vs NLI ≤ 0.328; Table 4 lists the NLI pairs with R² > 0.5); a point of TP vs "
+        f"NLI is a run of one TP and one NLI model, n counts distinct models{note}",
         ("Metric pair", "R²", "r", "n"),
         rows,
     )
