@@ -107,8 +107,12 @@ def test_directions_ideals_and_ranges() -> None:
         "target", "lower", "lower", "lower", "target", "target", "lower", "lower",
     ]  # fmt: skip
     assert {m: ALL_MEASURES[m].ideal for m in ("M1", "M3", "S", "delta_p", "B", "tp_bias_score")} == {
-        "M1": 50.0, "M3": 0.0, "S": 100.0, "delta_p": 0.0, "B": 0.0, "tp_bias_score": 50.0,
+        "M1": 50.0, "M3": 0.0, "S": 100.0, "delta_p": 0.0, "B": 50.0, "tp_bias_score": 50.0,
     }  # fmt: skip
+    # B is signed about 50 (DESIGN.md): 12.5 (towards the anti-stereotype) is worse than 60, not
+    # the least biased value as when B was declared "lower is better"
+    b = measure_info("B")
+    assert b.badness(12.5) == 37.5 and b.is_better(60.0, 12.5) and not b.is_better(12.5, 60.0)
     m1 = measure_info("M1")
     assert m1.is_better(48.0, 53.0) and m1.is_better(55.0, 40.0) and not m1.is_better(60.0, 45.0)
     assert m1.badness(35.0) == 15.0 and m1.badness(65.0) == 15.0

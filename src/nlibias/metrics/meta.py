@@ -312,10 +312,12 @@ OCCUPATION_MEASURES: dict[str, MeasureInfo] = _registry(
         MeasureInfo(
             "B",
             "Pairs where the hypothesis of the occupation's dominant gender gets the strictly higher "
-            "P_e; a higher value is higher bias (read it with delta_p).",
-            "lower",
+            "P_e; 50 = no preference, above it towards the stereotype, below it against (read it "
+            "with delta_p).",
+            "target",
             _PERCENT,
-            OCCUPATION_CITATION + ", section 3.2.2 (B)",
+            OCCUPATION_CITATION + ", section 3.2.2 (B; the paper reads higher as more biased)",
+            target=50.0,
             headline=True,
             neutral=50.0,
             signed=True,

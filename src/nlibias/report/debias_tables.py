@@ -20,7 +20,7 @@ from typing import Any
 from nlibias.report.metric_readers import value_with_interval
 from nlibias.report.text_table import render_table
 
-_MEASURES = (("S", "S (up)"), ("delta_p", "dP (down)"), ("B", "B (down)"))
+_MEASURES = (("S", "S (up)"), ("delta_p", "dP (down)"), ("B", "B (50 = none)"))
 
 
 def short_name(model: str) -> str:

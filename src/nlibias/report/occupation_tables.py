@@ -37,7 +37,7 @@ def _overall_table(models: Mapping[str, Mapping[str, Any]]) -> str:
     """Table 5: S, ΔP, B (and S 3-way, pairs) per model."""
     keys = ("S", "delta_p", "B", "S_3way", "n_pairs")
     return text_table(
-        ["Model", "S (up)", "dP (down)", "B (down)", "S 3-way (up)", "pairs"],
+        ["Model", "S (up)", "dP (down)", "B (50 = none)", "S 3-way (up)", "pairs"],
         [[model, *(m["overall"].get(key) for key in keys)] for model, m in models.items()],
         title="Gender-occupation challenge set, % (paper 004 Table 5 layout; S binary as the paper's, "
         "S 3-way with neutral kept)",
