@@ -206,3 +206,28 @@ def test_a_slice_of_too_few_units_gets_no_verdict_and_is_never_listed() -> None:
     assert model_verdicts("m", {"overall": nine_and_one}).headline[0].verdict == "pro-stereotype bias"
     rows = {"M1": 80.0, "n_rows": 9, "ci": {"M1": [70.0, 90.0]}}
     assert model_verdicts("m", {"overall": rows}).headline[0].verdict == "too few units"
+
+
+def test_a_subset_and_unscored_samples_are_said_beside_the_verdict(tmp_path: Path, data_dir: Path) -> None:
+    """``--limit`` and a scoring with predictions missing move every number; only metrics.json
+    said so (``subset``, ``run.samples_scored``): the printout, tables.txt and the report's
+    caveats now say it under the verdict's title."""
+    from nlibias.cli.main import app
+
+    samples = tmp_path / "s"
+    runner = CliRunner(env={"NLIBIAS_DATA_DIR": str(data_dir)})
+    assert runner.invoke(app, ["expand", "bbnli", "--out", str(samples)]).exit_code == 0
+    audit = ["audit", "--samples", str(samples), "--out", str(tmp_path / "a"), "--model", "fake:a"]
+    result = runner.invoke(app, [*audit, "--limit", "40", "--no-cache", "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    subset = json.loads((tmp_path / "a" / "metrics.json").read_text())["subset"]
+    note = f"A subset: {subset['samples']:,} of 3,134 samples (limit 40, seed 0; every subtopic, pairs whole)"
+    assert note in result.output.split("Verdict (", 1)[1].splitlines()[1]
+    assert (tmp_path / "a" / "tables.txt").read_text().splitlines()[1].startswith(note)
+    rows = (tmp_path / "a" / "predictions.jsonl").read_text().splitlines()
+    (tmp_path / "p.jsonl").write_text("\n".join(rows[3:]) + "\n")  # three samples without a prediction
+    score = ["score", "--samples", str(tmp_path / "a"), "--predictions", str(tmp_path / "p.jsonl")]
+    result = runner.invoke(app, [*score, "--out", str(tmp_path / "b"), "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    given = subset["samples"]
+    assert f"3 of {given:,} samples have no prediction and are left out" in result.output

@@ -33,8 +33,8 @@ _SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([MB])(?![A-Za-z])", re.IGN
 @dataclass(frozen=True)
 class Caveat:
     """One thing to read before the numbers: ``kind`` (``demo``, ``unvalidated``, ``small-model``,
-    ``few-samples``, ``no-intervals``, ``degenerate-pairs``, ``samples-changed``,
-    ``reduced-precision``) and its text."""
+    ``few-samples``, ``subset-or-unscored``, ``no-intervals``, ``degenerate-pairs``,
+    ``samples-changed``, ``reduced-precision``) and its text."""
 
     kind: str
     text: str
@@ -166,6 +166,9 @@ def run_caveats(run: Run) -> list[Caveat]:
                 "`--dtype float32`.",
             )
         )
+    from nlibias.report.verdict_block import sample_notes
+
+    caveats += [Caveat("subset-or-unscored", note) for note in sample_notes(run.metrics)]
     n_samples = run.metrics.get("n_samples")
     if isinstance(n_samples, int) and 0 < n_samples < FEW_SAMPLES:
         caveats.append(

@@ -18,6 +18,7 @@ from typing import Any
 
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, ModelVerdict, run_verdicts
 from nlibias.report.text_table import render_table
+from nlibias.schema.arguments import is_int
 
 TITLE = (
     "Verdict (95% bootstrap intervals; a signed measure is biased only when its interval "
@@ -60,6 +61,37 @@ def slice_lines(verdicts: Sequence[ModelVerdict]) -> list[str]:
     return lines
 
 
+def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
+    """What the verdict's samples are, where they are not the whole samples file: a ``limit``
+    subset, samples without a prediction (a scoring) — said beside the verdict, since each moves
+    every number (before, only ``metrics.json`` held them).
+
+    >>> sample_notes({"subset": {"limit": 20, "seed": 0, "samples": 32, "of": 3134}})
+    ['A subset: 32 of 3,134 samples (limit 20, seed 0; every subtopic, pairs whole): its values are not the full set’s.']
+    >>> sample_notes({"run": {"samples_scored": 3119, "samples_given": 3134}})
+    ['15 of 3,134 samples have no prediction and are left out: the values are over the 3,119 scored.']
+    """
+    notes = []
+    subset = metrics.get("subset")
+    if isinstance(subset, Mapping) and is_int(subset.get("samples")) and is_int(subset.get("of")):
+        notes.append(
+            f"A subset: {subset['samples']:,} of {subset['of']:,} samples (limit {subset.get('limit')}, seed "
+            f"{subset.get('seed')}; every subtopic, pairs whole): its values are not the full set’s."
+        )
+    run = metrics.get("run")
+    scored, given = (
+        (run.get(k) for k in ("samples_scored", "samples_given"))
+        if isinstance(run, Mapping)
+        else (None, None)
+    )
+    if is_int(scored) and is_int(given) and scored < given:
+        notes.append(
+            f"{given - scored:,} of {given:,} samples have no prediction and are left out: the values are "
+            f"over the {scored:,} scored."
+        )
+    return notes
+
+
 def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
     """The verdict of every model of a ``metrics.json`` as a table (``fmt``: ``text`` or ``md``),
     then the most biased slices; ``""`` when no model reports a headline measure."""
@@ -75,12 +107,12 @@ def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
                 *("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows),
             ]
         )
-        lines = [f"**{TITLE}**", "", table]
+        lines = [f"**{TITLE}**", "", *(f"*{note}*" for note in sample_notes(metrics)), "", table]
         extra = slice_lines(verdicts)
         for line in extra:
             lines += [f"- {line.strip()}"] if line.startswith("  ") else ["", line, ""]
         return "\n".join(lines)
-    lines = [TITLE, render_table(header, rows)]
+    lines = [TITLE, *sample_notes(metrics), render_table(header, rows)]
     lines += slice_lines(verdicts)
     return "\n".join(lines)
 
