@@ -330,3 +330,33 @@ def test_a_p_value_on_the_threshold_passes_as_the_docs_say() -> None:
     on, under = (_checks("c", "b", info, [comparison(p)], rules)[0] for p in (50 / 1000, 49 / 1000))
     assert (on.failed, under.failed) == (False, True)
     assert "adjusted p 0.0500 >= 0.05" in on.detail
+
+
+def test_slices_of_too_few_units_are_not_tested_and_a_gate_that_tests_nothing_refuses(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """One pair per subtopic (``--limit 1``): every resample is that pair, so any change got
+    p = 1 / (B + 1) and, times Holm's 17 slices, 0.017: the gate failed on single pairs. Such
+    slices are now shown as "too few units", not tested, and out of Holm's family; a gate with
+    nothing left to test is refused instead of passing."""
+    import nlibias
+    from nlibias.errors import DataError
+
+    samples, runner = tmp_path / "s", CliRunner(env={"NLIBIAS_DATA_DIR": str(data_dir)})
+    assert runner.invoke(app, ["expand", "bbnli", "--out", str(samples)]).exit_code == 0
+    for name in ("a", "b"):
+        args = ["audit", "--samples", str(samples), "--out", str(tmp_path / name), "--model", f"fake:{name}"]
+        assert runner.invoke(app, [*args, "--limit", "1", "--no-cache"]).exit_code == 0
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("slices: [overall, subtopic]\n")
+    result = nlibias.gate(tmp_path / "a", baseline=tmp_path / "b", pairs={"a": "b"}, rules=rules)
+    verdicts = {c.comparison.slice_name: c.verdict for c in result.checks}
+    assert verdicts["overall"] == "pass" and result.passed  # 16 pairs: tested
+    subtopics = [v for k, v in verdicts.items() if k != "overall"]
+    assert subtopics and set(subtopics) == {"too few units"}
+    overall = next(c for c in result.checks if c.comparison.slice_name == "overall").comparison
+    assert overall.p_adjusted == overall.p  # Holm over the one slice tested
+    assert f"; {len(subtopics)} too few units to test (fewer than 10)" in result.reason
+    rules.write_text("slices: [subtopic]\n")
+    with pytest.raises(DataError, match="nothing can be tested"):
+        nlibias.gate(tmp_path / "a", baseline=tmp_path / "b", pairs={"a": "b"}, rules=rules)

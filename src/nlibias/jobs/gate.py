@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.jobs.gate_rules import DEFAULT_SLICES, OVERALL, GateRules, load_rules, measure_rule_problem
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Comparison, RunUnits, compare_units
+from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
 from nlibias.schema.arguments import option_applies_to_nothing
 from nlibias.schema.measure_info import MeasureInfo
 
@@ -56,6 +57,11 @@ class GateCheck:
     detail: str
     """The numbers in words (the reason when it failed)."""
 
+    @property
+    def verdict(self) -> str:
+        """``fail``, ``pass`` or ``too few units`` (the slice was not tested)."""
+        return "fail" if self.failed else "pass" if self.comparison.tested else "too few units"
+
     def row(self) -> dict[str, Any]:
         """A flat record (for tables, JSON and pandas)."""
         c = self.comparison
@@ -65,7 +71,7 @@ class GateCheck:
             "baseline": c.baseline, "baseline_ci": c.baseline_ci, "candidate": c.candidate,
             "candidate_ci": c.candidate_ci, "delta": c.delta, "delta_ci": c.delta_ci,
             "change": c.change, "change_ci": c.change_ci, "worse": c.worse, "p": c.p, "p_adjusted": c.p_adjusted,
-            "limit": self.limit, "neutral": self.neutral, "verdict": "fail" if self.failed else "pass",
+            "limit": self.limit, "neutral": self.neutral, "verdict": self.verdict,
             "detail": self.detail,
         }  # fmt: skip
 
@@ -282,6 +288,10 @@ def _checks(
 
     for c in comparisons:
         where = f"{cand_model}: {info.name} {c.slice_name}"
+        if not c.tested:  # one rule for verdicts and gates: too few units tell nothing
+            detail = f"{where}: too few units to test (fewer than {MIN_VERDICT_UNITS} pairs or rows)"
+            found.append(check(c, "paired" if base_model is not None else "max_abs", c.margin, False, detail))
+            continue
         if base_model is not None:
             failed = p_below(c.p_adjusted, alpha)
             detail = (
@@ -430,6 +440,13 @@ def _result(
     checks: list[GateCheck], candidate: Path, baseline: Path | None, rules: GateRules, source: str
 ) -> GateResult:
     failed = [c for c in checks if c.failed]
+    untested = sum(not c.comparison.tested for c in checks)
+    if checks and untested == len(checks):  # a pass that tested nothing would let anything through
+        raise DataError(
+            f"no slice of the runs holds {MIN_VERDICT_UNITS} or more units (pairs, rows): nothing can be "
+            "tested; gate runs over more samples",
+            field="samples",
+        )
     if failed:
         worst = min(failed, key=lambda c: (c.rule != "paired", c.comparison.p_adjusted))
         more = (
@@ -448,7 +465,10 @@ def _result(
                 }
             )
         )
-        reason = f"{len(checks)} checks of {models} model{'s' if models > 1 else ''}: none {kinds} at {rules.confidence:g} confidence"
+        tested = len(checks) - untested
+        reason = f"{tested} checks of {models} model{'s' if models > 1 else ''}: none {kinds} at {rules.confidence:g} confidence"
+        if untested:
+            reason += f"; {untested} too few units to test (fewer than {MIN_VERDICT_UNITS})"
     return GateResult(
         passed=not failed, reason=reason, checks=tuple(checks), candidate=str(candidate),
         baseline=None if baseline is None else str(baseline), rules=rules, source=source,

@@ -47,8 +47,8 @@ def _cells(check: GateCheck) -> list[str]:
         format_value(c.baseline, c.baseline_ci) if paired else "",
         format_value(c.candidate, c.candidate_ci),
         format_value(c.delta, c.delta_ci) if paired else "",
-        f"{c.p_adjusted:.4f}" if paired else "",
-        "FAIL" if check.failed else "pass",
+        f"{c.p_adjusted:.4f}" if paired and c.tested else "",
+        "FAIL" if check.failed else check.verdict,
     ]
 
 

@@ -176,6 +176,11 @@ class Comparison:
     """Which change ``change`` measures: :data:`AWAY_FROM_NEUTRAL` or :data:`TOWARDS_STEREOTYPE`."""
     p_adjusted: float = 1.0
     """``p`` after Holm's correction over the slices of this model and measure."""
+    tested: bool = True
+    """False for a slice of fewer than :data:`~nlibias.metrics.verdicts.MIN_VERDICT_UNITS` units
+    the measure is drawn from (BBNLI's bias units; every unit of the others): not tested (its
+    ``p`` is shown, ``p_adjusted`` is 1) and left out of Holm's family. With one pair every
+    resample is that pair, so any change gave p = 1 / (B + 1)."""
 
     @property
     def slice_name(self) -> str:
@@ -281,8 +286,14 @@ def compare_slice(
 ) -> list[Comparison]:
     """The :class:`Comparison` of each measure of ``infos`` on one slice (unadjusted p-values);
     ``worse`` names a measure's direction (:data:`WORSE_DIRECTIONS`; unnamed: away from neutral)."""
+    from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
+
     drawn_base, drawn_cand = paired_resamples(
         base, cand, [i.name for i in infos], index=index, resamples=resamples, rng=rng
+    )
+    # the units the headline measures are drawn from: the first stratum (BBNLI's bias units)
+    tested = (
+        np.count_nonzero((base.stratum if index is None else base.stratum[index]) == 0) >= MIN_VERDICT_UNITS
     )
     found = []
     for info in infos:
@@ -315,6 +326,7 @@ def compare_slice(
                 p=(1.0 + (len(change) - n_worse)) / (len(change) + 1.0),
                 margin=margin,
                 worse=direction,
+                tested=bool(tested),
             )
         )
     return found
@@ -366,6 +378,7 @@ def compare_units(
             )
     adjusted: list[Comparison] = []
     for info in infos:
-        mine = [c for c in found if c.measure == info.name]
-        adjusted += [replace(c, p_adjusted=p) for c, p in zip(mine, holm([c.p for c in mine]), strict=True)]
+        mine = [c for c in found if c.measure == info.name and c.tested]  # untested: p_adjusted 1
+        held = dict(zip(map(id, mine), holm([c.p for c in mine]), strict=True))
+        adjusted += [replace(c, p_adjusted=held.get(id(c), 1.0)) for c in found if c.measure == info.name]
     return adjusted
