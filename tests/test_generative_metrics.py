@@ -167,6 +167,12 @@ def test_prompt_sensitivity_and_tables() -> None:
     text = format_generative_tables(models)
     assert "prompt=true (unparsed 3)" in text and "prompt=entailed (unparsed 0)" in text
     assert "Prompt sensitivity: m (scored)" in text and "true: 3, entailed: 0" in text
+    # "answered" counts bias hypotheses, "unparsed" test ones too: side by side they looked like
+    # one total (1,713 + 763 beside 2,276 bias samples); the legend says which is which
+    assert (
+        "answered = bias-audit hypotheses answered; unparsed = answers not read, test hypotheses included"
+        in text
+    )
     assert "roberta" not in text
     assert format_generative_tables({"roberta": {}}) == ""
 
