@@ -357,6 +357,11 @@ def test_slices_of_too_few_units_are_not_tested_and_a_gate_that_tests_nothing_re
     overall = next(c for c in result.checks if c.comparison.slice_name == "overall").comparison
     assert overall.p_adjusted == overall.p  # Holm over the one slice tested
     assert f"; {len(subtopics)} too few units to test (fewer than 10)" in result.reason
+    from nlibias.jobs.gate_output import gate_junit
+
+    junit = gate_junit(result)
+    assert junit.get("skipped") == str(len(subtopics)) and junit.get("failures") == "0"
+    assert len(junit.findall(".//testcase/skipped")) == len(subtopics)
     rules.write_text("slices: [subtopic]\n")
     with pytest.raises(DataError, match="nothing can be tested"):
         nlibias.gate(tmp_path / "a", baseline=tmp_path / "b", pairs={"a": "b"}, rules=rules)

@@ -101,9 +101,11 @@ def gate_markdown(result: GateResult) -> str:
 
 def gate_junit(result: GateResult) -> ET.Element:
     """JUnit XML: ``testsuites`` > a ``testsuite`` per candidate model > a ``testcase`` per rule and
-    slice (``classname`` the model and measure); a failing check holds a ``failure`` element."""
+    slice (``classname`` the model and measure); a failing check holds a ``failure`` element, a
+    slice of too few units to test a ``skipped`` one (as CI systems show a skipped test)."""
     root = ET.Element("testsuites", name="nlibias gate", tests=str(len(result.checks)))
     root.set("failures", str(sum(c.failed for c in result.checks)))
+    root.set("skipped", str(sum(not c.comparison.tested for c in result.checks)))
     models: dict[str, list[GateCheck]] = {}
     for check in result.checks:
         models.setdefault(check.model, []).append(check)
@@ -111,10 +113,13 @@ def gate_junit(result: GateResult) -> ET.Element:
         suite = ET.SubElement(root, "testsuite", name=f"nlibias gate: {model}", tests=str(len(checks)))
         suite.set("failures", str(sum(c.failed for c in checks)))
         suite.set("errors", "0")
+        suite.set("skipped", str(sum(not c.comparison.tested for c in checks)))
         for check in checks:
             case = ET.SubElement(suite, "testcase", name=f"{check.rule} {check.comparison.slice_name}")
             case.set("classname", f"{model}.{check.measure}")
-            if check.failed:
+            if not check.comparison.tested:
+                ET.SubElement(case, "skipped", message=check.detail)
+            elif check.failed:
                 failure = ET.SubElement(case, "failure", message=check.detail, type=check.rule)
                 failure.text = check.detail
             else:
