@@ -228,3 +228,22 @@ def test_a_model_that_fails_to_load_stops_the_ones_built_before(monkeypatch: pyt
     with pytest.raises(ConfigError, match="broken"):
         build.build_predictors(ModelSet(models=(own, ModelRef("hf", "first"), ModelRef("hf", "broken"))))
     assert closed == ["first"]
+
+
+def test_a_label_map_with_classifiers_given_only_as_objects_says_so() -> None:
+    """The refusal said "no NLI classifier is named in models: generative and sentence-scoring
+    models have no label ids" for an audit whose classifiers are objects, and for explain's judges
+    (which are no models at all)."""
+    from nlibias.jobs.explain import _judges
+    from nlibias.models.fake import FakeNLIClassifier
+    from nlibias.runtime.build import build_predictors
+    from nlibias.runtime.classifier import ClassifierPredictor
+
+    said = "every classifier given is an object, used as it is (a label map is read when a classifier is loaded by name)"
+    options = ModelOptions.of(label_map="0=entailment,1=neutral,2=contradiction")
+    with pytest.raises(ConfigError) as caught:
+        build_predictors(ModelSet.of([ClassifierPredictor(FakeNLIClassifier("j"))]), options=options)
+    assert said in str(caught.value) and caught.value.names == ("models",)
+    with pytest.raises(ConfigError) as caught:
+        _judges([FakeNLIClassifier("j")], options)
+    assert said in str(caught.value) and caught.value.names == ("judges",)

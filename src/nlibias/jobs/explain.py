@@ -284,6 +284,10 @@ def _judges(
     if not given:
         raise ConfigError("judges is empty; name at least one NLI judge (e.g. 'fake:j')", parameter="judges")
     specs = ModelSet.of([judge for judge in given if isinstance(judge, str)])
+    if options.label_map is not None and not specs.models:  # judges given as objects only
+        from nlibias.runtime.build import check_label_map_applies
+
+        check_label_map_applies([], objects=len(given), named_in="judges")
     if lm_loads_here and not specs.loading_weights_here():  # the LM judge reads them (_lm_backend)
         options = options.model_copy(update={"dtype": None, "device": None})
     built = build_predictors(specs, options=options)

@@ -93,7 +93,9 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
     LM and variants with no sentence scorer when the set was (:meth:`ModelSet.of`)."""
     _check_loading_applies(models, options)
     if options.label_map is not None:  # a map no classifier reads
-        check_label_map_applies(models.classifier_refs)
+        check_label_map_applies(
+            models.classifier_refs, objects=len(models.models) - len(models.classifier_refs)
+        )
     quantize, compile = options.quantize, options.compile
     if (quantize or compile) and all(ref.is_fake for ref in models.classifier_refs):  # the fake takes neither
         raise option_applies_to_nothing(
@@ -177,12 +179,17 @@ def _why_not_loaded(model: ModelRef | Predictor) -> str:
 
 
 def check_label_map_applies(
-    models: Sequence[ModelRef], *, fix: str = "leave label_map out, or audit that model on its own"
+    models: Sequence[ModelRef],
+    *,
+    fix: str = "leave label_map out, or audit that model on its own",
+    objects: int = 0,
+    named_in: str = "models",
 ) -> None:
     """Refuse a label map that no classifier would read (it would be ignored without a word):
-    no NLI classifier among ``models``, or one that has no output ids to map (the fake, bare or
-    named, and the kinds of :data:`~nlibias.models.nli.labels.KINDS_WITHOUT_LABEL_IDS`); ``fix``:
-    what the refusal advises.
+    no NLI classifier among ``models`` (``objects``: how many classifiers were given as objects,
+    which are used as they are), or one that has no output ids to map (the fake, bare or named,
+    and the kinds of :data:`~nlibias.models.nli.labels.KINDS_WITHOUT_LABEL_IDS`); ``fix``: what
+    the refusal advises; ``named_in``: the parameter that names the classifiers.
 
     >>> check_label_map_applies([ModelRef.unread("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli")])
     >>> check_label_map_applies([ModelRef.unread("fake:m")])
@@ -192,11 +199,14 @@ def check_label_map_applies(
     from nlibias.models.nli.labels import KINDS_WITHOUT_LABEL_IDS
 
     if not models:
+        given = (
+            "every classifier given is an object, used as it is (a label map is read when a classifier "
+            "is loaded by name)"
+            if objects
+            else f"no NLI classifier is named in {named_in}: generative and sentence-scoring models have no label ids"
+        )
         raise option_applies_to_nothing(
-            "label_map",
-            "NLI classifiers' output ids",
-            given="no NLI classifier is named in models: generative and sentence-scoring models have no label ids",
-            names=("models",),
+            "label_map", "NLI classifiers' output ids", given=given, names=(named_in,)
         )
     for ref in models:
         if ref.is_fake or ref.kind in KINDS_WITHOUT_LABEL_IDS:
