@@ -102,11 +102,6 @@ class _Answers:
     p_yes: np.ndarray
     """100 x ``answer_probs.yes``, NaN where not recorded."""
 
-    @property
-    def yes(self) -> np.ndarray:
-        """:func:`yes_values` of the answers."""
-        return yes_values(self.labels)
-
     @classmethod
     def of(cls, columns: SampleColumns, outputs: ModelOutputs) -> _Answers:
         labels = outputs.label_codes()
@@ -326,7 +321,7 @@ def score_generative_columns(
             )
         if numbers["yes_rate_gap"] is not None:
             numbers["_ci"]["yes_rate_gap"] = gap_interval(
-                answers.yes[positions], stereotype, pair_code, resamples=bootstrap, rng=yes_rng
+                yes_values(answers.labels[positions]), stereotype, pair_code, resamples=bootstrap, rng=yes_rng
             )
         _merge(slice_metrics, numbers)
     domain_of = dict(zip(columns.subtopic.tolist(), columns.domain.tolist(), strict=True))

@@ -107,12 +107,6 @@ class MeasureReading:
     def measure(self) -> str:
         return self.info.name
 
-    def excludes_neutral(self) -> bool:
-        """True when the interval lies entirely on one side of the neutral value."""
-        if self.interval is None or self.info.neutral is None:
-            return False
-        return self.interval[0] > self.info.neutral or self.interval[1] < self.info.neutral
-
     def formatted(self) -> str:
         """``value [lo, hi]``."""
         return format_value(self.value, self.interval)
