@@ -33,7 +33,7 @@ from nlibias.extension.config_refusals import (
     refuse_set,
 )
 from nlibias.schema.arguments import option_applies_to_nothing
-from nlibias.schema.model_ref import ModelRef, without_options
+from nlibias.schema.model_ref import ModelRef
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
@@ -317,7 +317,7 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
     ('filter.compare_fills', "'fake' is the fill model itself; compare the fill model with another one")
     """
     from nlibias.models.mlm.causal_fill import split_fill_spec
-    from nlibias.models.mlm.fill_spec import fill_kind_problem
+    from nlibias.models.mlm.fill_spec import fill_kind_problem, pinned_in_name
     from nlibias.models.mlm.model_names import missing_path
     from nlibias.models.registry import classifier_kind_problem
 
@@ -342,15 +342,16 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
             f"{judgements!r} does not exist, and an unvalidated run would go on without every judgement: "
             "check the path, or leave the judgements file out"
         )
-    kind, target = split_fill_spec(config.mlm.model)
-    pinned = kind == "causal" and not ModelRef.unread(target).is_server and "@" in without_options(target)
+    fills = [config.mlm.model, *config.filter.compare_fills]
+    kinds = [split_fill_spec(f) for f in fills]  # each reads a config.json where it names no kind
+    kind, target = kinds[0]
+    pinned = kind == "causal" and not ModelRef.unread(target).is_server and pinned_in_name(target)
     if config.mlm.revision and pinned:
         return "mlm.revision", (  # the name's revision was loaded, and the card printed this one
             f"the fill model {config.mlm.model!r} is pinned in its name (@REV), which is the revision "
             f"it loads; give the revision once: remove mlm.revision ({config.mlm.revision!r}) or the @REV"
         )
-    fills = [config.mlm.model, *config.filter.compare_fills]
-    if config.mlm.stopwords is not None and all(split_fill_spec(f)[0] != "causal" for f in fills):
+    if config.mlm.stopwords is not None and all(kind != "causal" for kind, _ in kinds):
         return "mlm.stopwords", (
             "stop words apply to a causal fill only, and no fill model here is causal "
             f"({', '.join(fills)}); remove mlm.stopwords or name a causal fill model (causal:NAME)"

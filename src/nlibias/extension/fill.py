@@ -23,7 +23,7 @@ from nlibias.extension.masked_samples import SOURCE, MaskedSample
 from nlibias.models.mlm.mask_filler import MASK, FillCandidate, MaskFiller, check_fill_batch
 from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint
 from nlibias.schema import Sample
-from nlibias.schema.model_ref import MASKED_LM_KINDS, ModelRef, without_options
+from nlibias.schema.model_ref import MASKED_LM_KINDS, ModelRef
 
 
 @dataclass(frozen=True)
@@ -218,6 +218,7 @@ def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
     names a masked LM or the fake."""
     from nlibias.extension.masked_templates import load_stopwords
     from nlibias.models.mlm.causal_fill import CausalLMFiller, split_fill_spec
+    from nlibias.models.mlm.fill_spec import pinned_in_name
 
     kind, target = split_fill_spec(settings.model)
     if kind != "causal":
@@ -226,7 +227,7 @@ def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
         from nlibias.models.mlm.server_fill import ServerCausalFiller
 
         return ServerCausalFiller(target, stopwords=load_stopwords(settings.stopwords), name=settings.model)
-    if settings.revision and "@" not in without_options(target):
+    if settings.revision and not pinned_in_name(target):
         ref = ModelRef.parse(target, parameter="fill_model")
         target = str(ModelRef(ref.kind, f"{ref.name}@{settings.revision}", ref.option_items))
     return CausalLMFiller(

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from nlibias.models.mlm.model_names import KINDS
 from nlibias.schema.model_ref import SERVER_KINDS, ModelRef, split_kind, without_options
 
 FillKind = Literal["causal", "masked", "fake"]
@@ -50,8 +51,19 @@ def split_fill_spec(spec: str) -> tuple[FillKind, str]:
     return "masked", spec
 
 
-#: The kinds a fill model may be written with (a bare name is a hub id or a path).
-FILL_KINDS = ("causal", "gguf", "masked", "mlm", "hf", "fake", *SERVER_KINDS)
+#: The kinds a fill model may be written with (a bare name is a hub id or a path): a model
+#: name's kinds, the fake and a server.
+FILL_KINDS = (*KINDS, "fake", *SERVER_KINDS)
+
+
+def pinned_in_name(target: str) -> bool:
+    """Whether a causal fill's name (kind prefix stripped) pins its revision (``NAME@REV``): that
+    revision is the one loaded, never ``mlm.revision``.
+
+    >>> pinned_in_name("org/lm@v1?beam=4"), pinned_in_name("smollm2?beam=4")
+    (True, False)
+    """
+    return "@" in without_options(target)
 
 
 def fill_kind_problem(spec: str) -> str | None:

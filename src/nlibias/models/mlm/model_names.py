@@ -31,7 +31,7 @@ from nlibias.errors import ConfigError
 from nlibias.schema.model_ref import ModelRef, without_options
 
 #: Kinds a model name may carry (fill models, HER models; ``hf:`` a Hugging Face model, explicitly).
-KINDS = ("causal", "masked", "mlm", "gguf", "hf")
+KINDS = ("causal", "gguf", "masked", "mlm", "hf")
 #: The parameters the loaders name (each its own): renamed to the one the user gave.
 LOADER_PARAMETERS = frozenset({"name_or_path", "mlm", "causal", "generative", "model", "models", "spec"})
 
