@@ -42,6 +42,7 @@ from nlibias.metrics.bbnli import UNANSWERED, EncodedSamples, measures_from_tota
 from nlibias.metrics.bootstrap import Statistic, bootstrap_intervals
 from nlibias.metrics.metric_frame import group_positions, slice_rng
 from nlibias.metrics.pairing import NO_STEREOTYPE, pair_positions
+from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
 from nlibias.schema.measure_info import MeasureInfo
 
 Worse = Literal["away_from_neutral", "towards_stereotype"]
@@ -286,8 +287,6 @@ def compare_slice(
 ) -> list[Comparison]:
     """The :class:`Comparison` of each measure of ``infos`` on one slice (unadjusted p-values);
     ``worse`` names a measure's direction (:data:`WORSE_DIRECTIONS`; unnamed: away from neutral)."""
-    from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
-
     drawn_base, drawn_cand = paired_resamples(
         base, cand, [i.name for i in infos], index=index, resamples=resamples, rng=rng
     )

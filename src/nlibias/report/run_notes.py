@@ -4,6 +4,7 @@ run's own metadata, and the provenance section (settings as key/value lists).
 
 >>> from pathlib import Path
 >>> from nlibias.report.load import Run
+from nlibias.report.verdict_block import sample_notes
 >>> run = Run(path=Path("demo"), label="demo", metrics={"source": "bbnli", "n_samples": 480,
 ...     "models": {"m": {"overall": {}}}, "demo": {"disclaimer": "A demonstration, not a verdict."},
 ...     "run": {"models": {"m": {"model": "smollm2", "identity": {"gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf"}}}}})
@@ -22,6 +23,7 @@ from typing import Any
 
 from nlibias.report.html_parts import escape, key_values, table
 from nlibias.report.load import Run
+from nlibias.report.verdict_block import sample_notes
 
 #: Fewer bias-audit samples than this gets a caveat: the 95% intervals are then several points wide.
 FEW_SAMPLES = 1000
@@ -166,8 +168,6 @@ def run_caveats(run: Run) -> list[Caveat]:
                 "`--dtype float32`.",
             )
         )
-    from nlibias.report.verdict_block import sample_notes
-
     caveats += [Caveat("subset-or-unscored", note) for note in sample_notes(run.metrics)]
     n_samples = run.metrics.get("n_samples")
     if isinstance(n_samples, int) and 0 < n_samples < FEW_SAMPLES:
