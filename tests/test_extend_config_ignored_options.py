@@ -39,6 +39,13 @@ def refused(tmp_path: Path, text: str) -> SourceError:
     return caught.value
 
 
+def extend_on_the_command_line(out: Path, *options: str) -> Any:
+    """``nlibias extend --out OUT --mlm fake OPTIONS...`` through the command line."""
+    from nlibias.cli.main import app
+
+    return CliRunner().invoke(app, ["extend", "--out", str(out), "--mlm", "fake", *options])
+
+
 def accepted(tmp_path: Path, text: str) -> ExtendConfig:
     path = tmp_path / "extend.yaml"
     path.write_text(text, encoding="utf-8")
@@ -283,20 +290,7 @@ def test_the_device_setting_with_no_model_that_loads_weights_is_refused(tmp_path
     assert (str(caught.value), caught.value.parameter) == (reason, "device")
     assert not (tmp_path / "run").exists()  # refused before anything ran
 
-    from nlibias.cli.main import app
-
-    args = [
-        "extend",
-        "--out",
-        str(tmp_path / "run"),
-        "--mlm",
-        "fake",
-        "--filter-model",
-        "fake:a",
-        "--device",
-        "cpu",
-    ]
-    result = CliRunner().invoke(app, args)
+    result = extend_on_the_command_line(tmp_path / "run", "--filter-model", "fake:a", "--device", "cpu")
     assert result.exit_code != 0 and "none of those given does: 'fake' (a fake), 'fake:a'" in result.output
     assert "--device" in result.output and not (tmp_path / "run").exists()
 
@@ -312,19 +306,7 @@ def test_a_filter_model_no_classifier_backend_reads_is_refused_before_the_fill(t
     with pytest.raises(ConfigError) as caught:
         nlibias.extend(fill_model="fake", classifiers=[SERVER], out_dir=tmp_path / "run")
     assert (str(caught.value), caught.value.parameter) == (reason, "classifiers")
-    from nlibias.cli.main import app
-
-    args = [
-        "extend",
-        "--out",
-        str(tmp_path / "run"),
-        "--mlm",
-        "fake",
-        "--filter-model",
-        SERVER,
-        "--unvalidated",
-    ]
-    result = CliRunner().invoke(app, args)
+    result = extend_on_the_command_line(tmp_path / "run", "--filter-model", SERVER, "--unvalidated")
     assert result.exit_code != 0 and f"{reason} (option --filter-model)" in result.output
     assert not (tmp_path / "run").exists()  # nothing ran: before, the masks, masked and fill stages had
 
