@@ -4,7 +4,6 @@ run's own metadata, and the provenance section (settings as key/value lists).
 
 >>> from pathlib import Path
 >>> from nlibias.report.load import Run
-from nlibias.report.verdict_block import sample_notes
 >>> run = Run(path=Path("demo"), label="demo", metrics={"source": "bbnli", "n_samples": 480,
 ...     "models": {"m": {"overall": {}}}, "demo": {"disclaimer": "A demonstration, not a verdict."},
 ...     "run": {"models": {"m": {"model": "smollm2", "identity": {"gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf"}}}}})
