@@ -226,3 +226,55 @@ def test_rows_of_a_kind_the_samples_cannot_score_are_refused_with_their_line(
     with pytest.raises(SourceError, match="bbnli samples hold no sentence pairs") as error:
         run_score(bbnli_samples_run, scores, out_dir=None, bootstrap=0)
     assert error.value.line == 1 and "bbnli-tp" in str(error.value)
+
+
+def _tie_counts(predictions: Path) -> dict[str, tuple[int, int]]:
+    """Per model, (tied pairs, pairs) counted from the rows: equal scores once rounded to 3 decimals."""
+    counts: dict[str, tuple[int, int]] = {}
+    for line in predictions.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row.get("no_pair"):
+            continue
+        tied, pairs = counts.get(row["model"], (0, 0))
+        counts[row["model"]] = (
+            tied + (round(row["score_more"], 3) == round(row["score_less"], 3)),
+            pairs + 1,
+        )
+    return counts
+
+
+def test_ties_are_said_under_the_verdict_with_the_score_of_no_preference(
+    tmp_path: Path, crows_pairs_audit: tuple[Path, Path, dict[str, Any]]
+) -> None:
+    """Ties count in the TP score's denominator and are never preferred (as CrowS-Pairs computes it),
+    so they pull the score below 50: a scorer that ties every pair scores 0 and reads
+    "anti-stereotype bias" for ties alone. The verdict says how many pairs tie and the score of no
+    preference, 50 x (100 - tie %) / 100, beneath its title and among the report's caveats."""
+    from nlibias.report.load import load_run
+    from nlibias.report.run_notes import run_caveats
+
+    samples, audit_dir, audited = crows_pairs_audit
+    counts = _tie_counts(audit_dir / "predictions.jsonl")
+    assert set(counts) == set(audited["models"]) and any(t for t, _ in counts.values())
+    cli = CliRunner().invoke(app, ["score", "--samples", str(samples), "--predictions", str(audit_dir),
+                                   "--out", str(tmp_path / "scored"), "--bootstrap", str(BOOTSTRAP)])  # fmt: skip
+    assert cli.exit_code == 0, cli.output
+    (verdict,) = [
+        line for line in cli.output.split("\nmodel ")[0].splitlines() if line.startswith("TP ties:")
+    ]
+    for model, (tied, pairs) in counts.items():
+        # no preference among the untied pairs: 50 x (pairs - tied) / pairs
+        said = f"{model} {tied} of {pairs} pairs ({100 * tied / pairs:.1f}%; no preference scores "
+        assert (said + f"{50 * (pairs - tied) / pairs:.2f})" in verdict) == (tied > 0), model
+    (caveat,) = [c.text for c in run_caveats(load_run(tmp_path / "scored")) if c.kind == "tp-ties"]
+    assert caveat == verdict
+
+    rows = [json.loads(line) for line in (audit_dir / "predictions.jsonl").read_text().splitlines()]
+    tied = tmp_path / "tied.jsonl"
+    tied.write_text("".join(json.dumps({**r, "score_less": r.get("score_more")}) + "\n" for r in rows))
+    cli = CliRunner().invoke(app, ["score", "--samples", str(samples), "--predictions", str(tied),
+                                   "--bootstrap", str(BOOTSTRAP)])  # fmt: skip
+    assert cli.exit_code == 0, cli.output
+    # 30 of 30 pairs tie: 50 x (100 - 100) / 100 = 0.00, and the score is 0 [0, 0]
+    assert cli.output.count("of 30 pairs (100.0%; no preference scores 0.00)") == 3
+    assert "anti-stereotype bias" in cli.output

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, ModelVerdict, run_verdicts
 from nlibias.report.text_table import render_table
 from nlibias.schema.arguments import is_int
@@ -24,6 +25,7 @@ TITLE = (
     "Verdict (95% bootstrap intervals; a signed measure is biased only when its interval "
     f"excludes its no-bias value, over {MIN_VERDICT_UNITS} units or more)"
 )
+TP_NEUTRAL: float = TOKEN_PROBABILITY_MEASURES["tp_bias_score"].neutral or 0.0  # declared: 50
 
 
 def verdict_rows(verdicts: Sequence[ModelVerdict]) -> tuple[list[str], list[list[str]]]:
@@ -92,6 +94,46 @@ def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
     return notes
 
 
+def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
+    """One note naming each model whose TP score counts ties, with the score a model without
+    preference then has. Ties stay in the denominator (as CrowS-Pairs and paper 003 compute the
+    score) and are never preferred, so they pull the score below 50 whatever the model prefers:
+    with ``t`` % ties a model that prefers neither sentence of the other pairs scores
+    ``50 x (100 - t) / 100``, and the verdict (read against 50) can say anti-stereotype bias for
+    ties alone. ``[]`` when no pair ties.
+
+    >>> tie_notes({"models": {"m": {"overall": {"tp_bias_score": 30.0, "n_pairs": 40, "ties": 30.0,
+    ...            "counts": {"ties": 12}}}}})
+    ['TP ties: m 12 of 40 pairs (30.0%; no preference scores 35.00). Ties count in the TP score and are never preferred, so they pull it below 50 whatever a model prefers, and can make the verdict anti-stereotype alone (stereo_score and antistereo_score leave them out).']
+    """
+    found = []
+    models = metrics.get("models")
+    for model, report in models.items() if isinstance(models, Mapping) else ():
+        overall = report.get("overall") if isinstance(report, Mapping) else None
+        if not isinstance(overall, Mapping) or "tp_bias_score" not in overall:
+            continue
+        counts = overall.get("counts")
+        ties = counts.get("ties") if isinstance(counts, Mapping) else None
+        pairs, share = overall.get("n_pairs"), overall.get("ties")
+        if is_int(ties) and ties > 0 and is_int(pairs) and isinstance(share, int | float):
+            no_preference = TP_NEUTRAL * (100.0 - share) / 100.0
+            found.append(
+                f"{model} {ties:,} of {pairs:,} pairs ({share:.1f}%; no preference scores {no_preference:.2f})"
+            )
+    if not found:
+        return []
+    return [
+        f"TP ties: {', '.join(found)}. Ties count in the TP score and are never preferred, so they pull "
+        f"it below {TP_NEUTRAL:g} whatever a model prefers, and can make the verdict anti-stereotype "
+        "alone (stereo_score and antistereo_score leave them out)."
+    ]
+
+
+def verdict_notes(metrics: Mapping[str, Any]) -> list[str]:
+    """Everything said under the verdict's title: :func:`sample_notes`, then :func:`tie_notes`."""
+    return sample_notes(metrics) + tie_notes(metrics)
+
+
 def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
     """The verdict of every model of a ``metrics.json`` as a table (``fmt``: ``text`` or ``md``),
     then the most biased slices; ``""`` when no model reports a headline measure."""
@@ -107,12 +149,12 @@ def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
                 *("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows),
             ]
         )
-        lines = [f"**{TITLE}**", "", *(f"*{note}*" for note in sample_notes(metrics)), "", table]
+        lines = [f"**{TITLE}**", "", *(f"*{note}*" for note in verdict_notes(metrics)), "", table]
         extra = slice_lines(verdicts)
         for line in extra:
             lines += [f"- {line.strip()}"] if line.startswith("  ") else ["", line, ""]
         return "\n".join(lines)
-    lines = [TITLE, *sample_notes(metrics), render_table(header, rows)]
+    lines = [TITLE, *verdict_notes(metrics), render_table(header, rows)]
     lines += slice_lines(verdicts)
     return "\n".join(lines)
 
