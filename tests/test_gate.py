@@ -365,3 +365,35 @@ def test_slices_of_too_few_units_are_not_tested_and_a_gate_that_tests_nothing_re
     rules.write_text("slices: [subtopic]\n")
     with pytest.raises(DataError, match="nothing can be tested"):
         nlibias.gate(tmp_path / "a", baseline=tmp_path / "b", pairs={"a": "b"}, rules=rules)
+
+
+def test_the_table_shows_the_change_in_bias_the_test_reads(runs: dict[str, Path], tmp_path: Path) -> None:
+    """A candidate made anti-stereotype biased fails, being farther from "no bias", while cand - base
+    is negative. The table's d column is the change the test reads (positive: worse), as the JSON's
+    ``change``; before, the table showed cand - base, which read as an improvement beside FAIL."""
+    from nlibias.metrics.verdicts import format_value
+
+    samples = runs["root"] / "bb" / "samples.jsonl"
+    rows = [json.loads(line) for line in (runs["base"] / "predictions.jsonl").read_text().splitlines()]
+    anti_ids = {
+        s["id"] for s in map(json.loads, samples.read_text().splitlines()) if s.get("stereotype") == "anti"
+    }
+    anti = [r for r in rows if r["id"] in anti_ids]
+    for row in random.Random(1).sample(anti, int(0.4 * len(anti))):
+        row["label"] = "entailment"
+        row["probs"] = {"entailment": 0.8, "neutral": 0.1, "contradiction": 0.1}
+    edited = tmp_path / "anti.jsonl"
+    edited.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    scored = runner.invoke(app, ["score", "--samples", str(samples), "--predictions", str(edited),
+                                 "--out", str(tmp_path / "anti"), "--bootstrap", "50"])  # fmt: skip
+    assert scored.exit_code == 0, scored.output
+    args = ["gate", str(tmp_path / "anti"), "--baseline", str(runs["base"]), "--rules", str(runs["rules"])]
+    as_json = runner.invoke(app, [*args, "--json"])
+    assert as_json.exit_code == 1, as_json.output
+    overall = next(c for c in json.loads(as_json.output)["checks"] if c["slice"] == "overall")
+    assert overall["candidate"] < 0 and overall["delta"] < 0 < overall["change"]
+    table = runner.invoke(app, args)
+    assert table.exit_code == 1 and "| d [CI]" in table.output
+    (row,) = [line for line in table.output.splitlines() if "| overall" in line]
+    assert format_value(overall["change"], overall["change_ci"]) in row
+    assert format_value(overall["delta"], overall["delta_ci"]) not in row

@@ -1,7 +1,8 @@
 """A gate's decision as text, Markdown (a CI job summary) and JUnit XML (what CI systems render).
 
 The text and the Markdown start with ``PASS`` or ``FAIL`` and the reason, then one row per check:
-measure, slice, baseline [CI], candidate [CI], Δ [CI], adjusted p, verdict. The JUnit file holds a
+measure, slice, baseline [CI], candidate [CI], d [CI] (the change in bias the test reads: its sign
+says worse or better, where cand − base may not), adjusted p, verdict. The JUnit file holds a
 testsuite per model and a testcase per rule and slice; a failing check has a ``failure`` element
 whose message holds its numbers.
 
@@ -27,7 +28,7 @@ HEADERS = (
     "Slice",
     "Baseline [CI]",
     "Candidate [CI]",
-    "Δ [CI]",
+    "d [CI]",
     "adj. p",
     "Verdict",
 )
@@ -46,7 +47,7 @@ def _cells(check: GateCheck) -> list[str]:
         c.slice_name,
         format_value(c.baseline, c.baseline_ci) if paired else "",
         format_value(c.candidate, c.candidate_ci),
-        format_value(c.delta, c.delta_ci) if paired else "",
+        format_value(c.change, c.change_ci) if paired else "",
         f"{c.p_adjusted:.4f}" if paired and c.tested else "",
         "FAIL" if check.failed else check.verdict,
     ]
@@ -61,7 +62,8 @@ def _test_note(result: GateResult) -> str:
     return (
         f"Test: paired percentile bootstrap over the shared resampling units ({rules.bootstrap} resamples, "
         f"seed {rules.seed}), one-sided, Holm over the slices of each model and measure; "
-        f"fail when the adjusted p < {1 - rules.confidence:g}."
+        f"fail when the adjusted p < {1 - rules.confidence:g}. d: the change in bias the test reads, "
+        "|cand - no bias| - |base - no bias| (towards_stereotype: cand - base); above the margin is worse."
     )
 
 
