@@ -18,6 +18,26 @@ from nlibias.cli.main import app
 runner = CliRunner()
 
 
+def _entailed_more(base: Path, samples: Path, stereotype: str, *, seed: int, out: Path) -> None:
+    """``base``'s predictions with 40 % of the ``stereotype`` rows turned to entailment (a pro- or
+    anti-stereotype answer), rescored into ``out``."""
+    rows = [json.loads(line) for line in (base / "predictions.jsonl").read_text().splitlines()]
+    ids = {
+        s["id"]
+        for s in map(json.loads, samples.read_text().splitlines())
+        if s.get("stereotype") == stereotype
+    }
+    chosen = [r for r in rows if r["id"] in ids]  # test samples' ids may end in ":pro" too
+    for row in random.Random(seed).sample(chosen, int(0.4 * len(chosen))):
+        row["label"] = "entailment"
+        row["probs"] = {"entailment": 0.8, "neutral": 0.1, "contradiction": 0.1}
+    edited = out.with_suffix(".jsonl")
+    edited.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    scored = runner.invoke(app, ["score", "--samples", str(samples), "--predictions", str(edited),
+                                 "--out", str(out), "--bootstrap", "50"])  # fmt: skip
+    assert scored.exit_code == 0, scored.output
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """BBNLI expanded, a fake model's audit (the baseline), its copy, a candidate whose rows were
@@ -30,20 +50,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     audit = ["audit", "--samples", str(samples), "--model", "fake:m", "--out", str(base), "--bootstrap", "50"]
     assert runner.invoke(app, [*audit, "--cache", str(root / "c.sqlite"), "--quiet"]).exit_code == 0
     shutil.copytree(base, root / "copy")
-    # 40 % of the pro-stereotype rows turned to entailment (a pro-stereotype answer), rescored.
-    rows = [json.loads(line) for line in (base / "predictions.jsonl").read_text().splitlines()]
-    pro_ids = {
-        s["id"] for s in map(json.loads, samples.read_text().splitlines()) if s.get("stereotype") == "pro"
-    }
-    pro = [r for r in rows if r["id"] in pro_ids]  # test samples' ids may end in ":pro" too
-    for row in random.Random(0).sample(pro, int(0.4 * len(pro))):
-        row["label"] = "entailment"
-        row["probs"] = {"entailment": 0.8, "neutral": 0.1, "contradiction": 0.1}
-    biased = root / "biased.jsonl"
-    biased.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    scored = runner.invoke(app, ["score", "--samples", str(samples), "--predictions", str(biased),
-                                 "--out", str(root / "cand"), "--bootstrap", "50"])  # fmt: skip
-    assert scored.exit_code == 0, scored.output
+    _entailed_more(base, samples, "pro", seed=0, out=root / "cand")
     # The same ids, one hypothesis changed: another sample set.
     lines = samples.read_text().splitlines()
     changed = json.loads(lines[2])
@@ -373,20 +380,7 @@ def test_the_table_shows_the_change_in_bias_the_test_reads(runs: dict[str, Path]
     ``change``; before, the table showed cand - base, which read as an improvement beside FAIL."""
     from nlibias.metrics.verdicts import format_value
 
-    samples = runs["root"] / "bb" / "samples.jsonl"
-    rows = [json.loads(line) for line in (runs["base"] / "predictions.jsonl").read_text().splitlines()]
-    anti_ids = {
-        s["id"] for s in map(json.loads, samples.read_text().splitlines()) if s.get("stereotype") == "anti"
-    }
-    anti = [r for r in rows if r["id"] in anti_ids]
-    for row in random.Random(1).sample(anti, int(0.4 * len(anti))):
-        row["label"] = "entailment"
-        row["probs"] = {"entailment": 0.8, "neutral": 0.1, "contradiction": 0.1}
-    edited = tmp_path / "anti.jsonl"
-    edited.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    scored = runner.invoke(app, ["score", "--samples", str(samples), "--predictions", str(edited),
-                                 "--out", str(tmp_path / "anti"), "--bootstrap", "50"])  # fmt: skip
-    assert scored.exit_code == 0, scored.output
+    _entailed_more(runs["base"], runs["root"] / "bb" / "samples.jsonl", "anti", seed=1, out=tmp_path / "anti")
     args = ["gate", str(tmp_path / "anti"), "--baseline", str(runs["base"]), "--rules", str(runs["rules"])]
     as_json = runner.invoke(app, [*args, "--json"])
     assert as_json.exit_code == 1, as_json.output
