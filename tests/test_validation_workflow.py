@@ -338,3 +338,76 @@ def test_cli_import_status_resolve_export(run: tuple[Path, list], tmp_path: Path
     )
     assert result.exit_code == 0, result.output
     assert "nli:fake:j: 6 suggestions" in result.output and "lm:fake:lm: 6 suggestions" in result.output
+
+
+def test_an_adjudicator_is_left_out_of_the_agreement_and_named(run: tuple[Path, list]) -> None:
+    """``adjudicator:eve`` leaves eve out of the agreement (she answers disagreements, not a
+    sample): the numbers are ana's and ben's, and the report names who is left out and why;
+    before, they changed with the rule and nothing said so."""
+    from nlibias.cli.main import app
+
+    run_dir, queue = run
+    ids = [row.hypothesis_id for row in queue]
+    store = AnnotationStore.for_run(run_dir)
+    for who, answers in (("ana", ANA), ("ben", BEN), ("eve", EVE)):
+        annotate(store, who, answers, ids)
+    everyone = validation_status(run_dir, rule=parse_rule("drop"))
+    assert (
+        everyone["left_out_of_agreement"] == {}
+        and everyone["agreement"]["category"]["kappa_kind"] == "fleiss"
+    )
+    adjudicated = validation_status(
+        run_dir, rule=parse_rule("adjudicator:eve"), exclude_from_agreement=["ben"]
+    )
+    assert adjudicated["left_out_of_agreement"] == {"ben": "excluded", "eve": "the adjudicator"}
+    only_eve = validation_status(run_dir, rule=parse_rule("adjudicator:eve"))
+    category = only_eve["agreement"]["category"]
+    # ana and ben alone: kappa 15/21, as in test_status_reports_agreement_and_prescreen_accuracy
+    assert (category["annotators"], category["kappa"]) == (["ana", "ben"], pytest.approx(15 / 21))
+    printed = CliRunner().invoke(app, ["validate", "status", str(run_dir), "--rule", "adjudicator:eve"])
+    assert printed.exit_code == 0, printed.output
+    assert (
+        "category round (2 annotators, 6 items answered by all); left out: eve (the adjudicator)"
+        in printed.output
+    )
+
+
+def test_hypotheses_resolve_dropped_are_counted_apart_from_unjudged_ones(tmp_path: Path) -> None:
+    """``validate resolve --rule drop`` drops the hypotheses its annotators disagree on; ``extend``
+    counted them as "no judgement" and told the user to judge them. They are now ``dropped`` in its
+    warning, ``validation/summary.json`` and the card's Table 3 (with what it means)."""
+    import csv
+
+    from nlibias.cli.main import app
+    from test_extension_pipeline import _small_extend_args
+
+    args = _small_extend_args(tmp_path)
+    CliRunner().invoke(app, args)  # stops at the queue
+    run_dir = tmp_path / "run"
+    rows = list(csv.DictReader((run_dir / "validation" / "queue.csv").open(encoding="utf-8")))
+    half = len(rows) // 2
+    assert half >= 1
+    lines = ["hypothesis_id,annotator,judgement,stereotype"]
+    for i, row in enumerate(rows):  # ben disagrees on the second half; nobody judges the last one
+        if i < len(rows) - 1:
+            lines += [
+                f"{row['hypothesis_id']},ana,valid,pro",
+                f"{row['hypothesis_id']},ben,{'valid,pro' if i < half else 'invalid,'}",
+            ]
+    answers = tmp_path / "answers.csv"
+    answers.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert CliRunner().invoke(app, ["validate", "import", str(run_dir), str(answers)]).exit_code == 0
+    resolved = CliRunner().invoke(app, ["validate", "resolve", str(run_dir), "--rule", "drop"])
+    assert resolved.exit_code == 0, resolved.output
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    dropped = len(rows) - 1 - half
+    assert f"warning: {dropped} of {len(rows)} hypotheses were dropped by the resolution rule" in done.output
+    assert f"warning: 1 of {len(rows)} hypotheses have no judgement" in done.output
+    summary = json.loads((run_dir / "validation" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["categories"]["dropped"]["hypotheses"] == dropped
+    assert summary["categories"]["unjudged"]["hypotheses"] == 1
+    assert summary["categories"]["valid"]["hypotheses"] == half
+    (card,) = run_dir.glob("**/README.md")
+    text = card.read_text(encoding="utf-8")
+    assert f"| dropped | {dropped} |" in text and "*dropped*: the annotators disagreed" in text

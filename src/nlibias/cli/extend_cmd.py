@@ -102,11 +102,18 @@ def _show_stage(report: StageReport, *, as_json: bool) -> None:
     """A finished stage: its line on stderr, and a warning when judgements are missing."""
     if not as_json:
         typer.echo(_stage_line(report), err=True)
-    unjudged = report.counts.get("unjudged_hypotheses") if report.name == "validate" else None
-    if unjudged:
+    if report.name != "validate":
+        return
+    queued = report.counts.get("queued_hypotheses")
+    if report.counts.get("unjudged_hypotheses"):
         warn(
-            f"{unjudged} of {report.counts.get('queued_hypotheses')} hypotheses have no judgement and are "
+            f"{report.counts['unjudged_hypotheses']} of {queued} hypotheses have no judgement and are "
             "left out of the dataset (judge them and rerun, or accept a smaller dataset)"
+        )
+    if report.counts.get("dropped_hypotheses"):
+        warn(
+            f"{report.counts['dropped_hypotheses']} of {queued} hypotheses were dropped by the resolution "
+            "rule (their annotators disagreed) and are left out of the dataset"
         )
 
 

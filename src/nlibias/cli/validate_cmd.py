@@ -55,6 +55,11 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _pct(value: float | None) -> str:
+    """A percentage with its sign, ``-`` (not ``-%``) where it is undefined."""
+    return "-" if value is None else f"{value:.1f}%"
+
+
 @validate_app.command("serve")
 def serve_command(
     run_dir: Path = RUN_ARG,
@@ -160,20 +165,25 @@ def _print_explanations_status(entry: dict[str, Any]) -> None:
         typer.echo("  human agreement: needs two or more annotators")
     else:
         typer.echo(
-            f"  human agreement ({len(rnd['annotators'])} annotators, {rnd['items']} items answered by all): "
-            f"{_fmt(rnd['percent'])}%  {rnd['kappa_kind']} kappa {_fmt(rnd['kappa'], 3)}"
+            f"  human agreement ({_annotators(len(rnd['annotators']))}, {rnd['items']} items answered by all): "
+            f"{_pct(rnd['percent'])}  {rnd['kappa_kind']} kappa {_fmt(rnd['kappa'], 3)}"
         )
     typer.echo(f"  judges against the humans' majority label ({entry['reference']['items']} items)")
     for judge, row in entry["judges"].items():
         per_label = "  ".join(
-            f"{label} P {_fmt(None if v['precision'] is None else 100 * v['precision'])}% "
-            f"R {_fmt(None if v['recall'] is None else 100 * v['recall'])}%"
+            f"{label} P {_pct(None if v['precision'] is None else 100 * v['precision'])} "
+            f"R {_pct(None if v['recall'] is None else 100 * v['recall'])}"
             for label, v in row["per_label"].items()
         )
         typer.echo(
-            f"  {judge} ({row['kind']}): items {row['items']}  {_fmt(row['percent'])}%  "
+            f"  {judge} ({row['kind']}): items {row['items']}  {_pct(row['percent'])}  "
             f"kappa {_fmt(row['kappa'], 3)}  {per_label}"
         )
+
+
+def _annotators(count: int) -> str:
+    """``1 annotator``, ``3 annotators``."""
+    return f"{count} annotator" + ("" if count == 1 else "s")
 
 
 def _print_hypotheses_status(report: dict[str, Any]) -> None:
@@ -195,39 +205,41 @@ def _print_hypotheses_status(report: dict[str, Any]) -> None:
         )
     if not report["progress"]:
         typer.echo("  no answers yet")
+    left_out = ", ".join(f"{who} ({why})" for who, why in report.get("left_out_of_agreement", {}).items())
     for name, rnd in report["agreement"].items():
         typer.echo(
-            f"\nagreement, {name} round ({len(rnd['annotators'])} annotators, {rnd['items']} items answered by all)"
+            f"\nagreement, {name} round ({_annotators(len(rnd['annotators']))}, {rnd['items']} items answered by all)"
+            + (f"; left out: {left_out}" if left_out else "")
         )
         if rnd["kappa_kind"] is None:
             typer.echo("  needs two or more annotators")
             continue
         typer.echo(
-            f"  percent agreement {_fmt(rnd['percent'])}%  {rnd['kappa_kind']} kappa {_fmt(rnd['kappa'], 3)}"
+            f"  percent agreement {_pct(rnd['percent'])}  {rnd['kappa_kind']} kappa {_fmt(rnd['kappa'], 3)}"
         )
         for label, entry in rnd["per_label"].items():
             typer.echo(
                 f"  {label:<12} ratings {entry['ratings']:>5}  specific agreement "
-                f"{_fmt(None if entry['specific_agreement'] is None else 100 * entry['specific_agreement'])}%  "
+                f"{_pct(None if entry['specific_agreement'] is None else 100 * entry['specific_agreement'])}  "
                 f"kappa {_fmt(entry['kappa'], 3)}"
             )
         for sub, entry in rnd["by_subtopic"].items():
             typer.echo(
-                f"  {sub:<28} items {entry['items']:>5}  {_fmt(entry['percent'])}%  kappa {_fmt(entry['kappa'], 3)}"
+                f"  {sub:<28} items {entry['items']:>5}  {_pct(entry['percent'])}  kappa {_fmt(entry['kappa'], 3)}"
             )
         if len(rnd["pairwise"]) > 1:
             for pair in rnd["pairwise"]:
                 typer.echo(
                     f"  {' vs '.join(pair['annotators']):<28} items {pair['items']:>5}  "
-                    f"{_fmt(pair['percent'])}%  cohen {_fmt(pair['cohen_kappa'], 3)}"
+                    f"{_pct(pair['percent'])}  cohen {_fmt(pair['cohen_kappa'], 3)}"
                 )
     typer.echo(f"\nresolution preview (rule {report['rule']})")
     typer.echo(_resolution_table(report["resolution"]))
     for judge, entry in report["prescreen"].items():
         typer.echo(
             f"pre-screen {judge}: category agrees with the final label on {entry['category_agree']}/{entry['compared']} "
-            f"({_fmt(entry['category_percent'])}%), stereotype on {entry['stereotype_agree']}/{entry['stereotype_compared']} "
-            f"({_fmt(entry['stereotype_percent'])}%)"
+            f"({_pct(entry['category_percent'])}), stereotype on {entry['stereotype_agree']}/{entry['stereotype_compared']} "
+            f"({_pct(entry['stereotype_percent'])})"
         )
 
 

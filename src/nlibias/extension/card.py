@@ -228,6 +228,20 @@ def generation_tables(info: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def left_out_note(categories: Mapping[str, Any]) -> list[str]:
+    """What the validation table's ``dropped`` and ``unjudged`` rows mean, where it has them.
+
+    >>> left_out_note({"valid": {}, "dropped": {}})
+    ['*dropped*: the annotators disagreed and the resolution rule kept no label. Their samples are not in the dataset.', '']
+    """
+    meanings = {
+        "dropped": "*dropped*: the annotators disagreed and the resolution rule kept no label.",
+        "unjudged": "*unjudged*: no judgement was given.",
+    }
+    said = [text for name, text in meanings.items() if name in categories]
+    return [" ".join(said) + " Their samples are not in the dataset.", ""] if said else []
+
+
 def outcome_tables(info: Mapping[str, Any]) -> list[str]:
     """Validation (paper Table 3), counterfactual expansion, final samples (Tables 4 and 12)."""
     tables = info["tables"]
@@ -239,6 +253,7 @@ def outcome_tables(info: Mapping[str, Any]) -> list[str]:
             [[name, v["hypotheses"], v["samples"]] for name, v in info["validation"]["categories"].items()],
         ),
         "",
+        *left_out_note(info["validation"]["categories"]),
         "## Counterfactual expansion",
         "",
         markdown_table(["", "count"], [[k, v] for k, v in info["counterfactual"].items()]),

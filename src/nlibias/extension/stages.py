@@ -201,7 +201,11 @@ def load_judgements(p: StageContext) -> dict[str, Judgement] | None:
 
 
 def run_validate(p: StageContext) -> dict[str, Any] | str:
-    from nlibias.extension.validation_handoff import apply_judgements, write_validation_queue
+    from nlibias.extension.validation_handoff import (
+        apply_judgements,
+        disagreed_hypotheses,
+        write_validation_queue,
+    )
 
     kept = read_sample_records(p.run_dir / "filter/kept.jsonl")
     queue = write_validation_queue(p.run_dir, kept)
@@ -213,18 +217,20 @@ def run_validate(p: StageContext) -> dict[str, Any] | str:
             f"{p.judgements_path()}, fill the judgement (valid/invalid/incoherent) and stereotype "
             "(pro/anti for valid ones) columns, and rerun the same command; or rerun with --unvalidated."
         )
-    result = apply_judgements(kept, judgements)
+    dropped = disagreed_hypotheses(p.judgements_path()) if judgements is not None else frozenset()
+    result = apply_judgements(kept, judgements, dropped=dropped)
     write_records(p.run_dir / "validation/accepted.jsonl", result.accepted)
     summary = {
         **result.summary,
         "judgements_file": str(p.judgements_path()) if judgements is not None else None,
     }
     write_json(p.run_dir / "validation/summary.json", summary)
-    unjudged = result.summary["categories"].get("unjudged", {}).get("hypotheses", 0)
+    categories = result.summary["categories"]
     return {
         "status": result.summary["status"],
         "queued_hypotheses": len({(s.subtopic, s.hypothesis) for s in kept}),
-        "unjudged_hypotheses": unjudged,
+        "unjudged_hypotheses": categories.get("unjudged", {}).get("hypotheses", 0),
+        "dropped_hypotheses": categories.get("dropped", {}).get("hypotheses", 0),
         "accepted_samples": len(result.accepted),
     }
 

@@ -5,8 +5,9 @@ candidates kept by the filter, with what a judge needs (masked template, BBNLI t
 an example premise, the stereotype the template suggests) and empty ``judgement`` / ``stereotype``
 columns. A judge copies it to ``validation/judgements.csv`` and fills those columns: ``valid`` /
 ``invalid`` / ``incoherent``, and ``pro`` / ``anti`` for valid ones. Rows left without a judgement
-are unjudged (their samples are dropped and counted). Only valid hypotheses survive; their samples
-take the judged stereotype.
+are unjudged, or, in a file ``nlibias validate resolve`` wrote, ``dropped`` where its rule kept no
+label because the annotators disagreed (either way their samples are left out and counted). Only
+valid hypotheses survive; their samples take the judged stereotype.
 
 >>> # path = write_validation_queue(run_dir, kept); judgements = read_judgements(run_dir / "validation/judgements.csv", read_queue(path))
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 import csv
 import hashlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -222,6 +223,26 @@ def read_judgements(path: str | Path, queue: Sequence[QueueRow] | str | Path) ->
     return judgements
 
 
+def disagreed_hypotheses(path: str | Path) -> frozenset[str]:
+    """The ids of a judgements file's rows that ``nlibias validate resolve`` marked ``dropped``:
+    the annotators disagreed and its rule kept no label (so they are not merely unjudged). Empty
+    for a file without a ``resolution`` column (filled by hand or by another tool).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = Path(d) / "judgements.csv"
+    ...     _ = f.write_text("hypothesis_id,judgement,resolution\\nh1,,dropped\\nh2,,pending\\nh3,valid,resolved\\n")
+    ...     sorted(disagreed_hypotheses(f))
+    ['h1']
+    """
+    path = Path(path)
+    return frozenset(
+        (row.get("hypothesis_id") or "").strip()
+        for _, row in read_csv_records(path, read_text(path))
+        if (row.get("resolution") or "").strip() == "dropped" and not (row.get("judgement") or "").strip()
+    )
+
+
 def _parse_judgement(
     path: Path,
     line: int,
@@ -276,10 +297,14 @@ class ValidationResult:
     """Paper Table 3: per category, unique hypotheses and samples; plus unjudged."""
 
 
-def apply_judgements(kept: Sequence[Sample], judgements: Mapping[str, Judgement] | None) -> ValidationResult:
-    """Keep the samples of valid hypotheses (``judgements=None``: keep all, marked unvalidated)."""
+def apply_judgements(
+    kept: Sequence[Sample], judgements: Mapping[str, Judgement] | None, *, dropped: Collection[str] = ()
+) -> ValidationResult:
+    """Keep the samples of valid hypotheses (``judgements=None``: keep all, marked unvalidated).
+    A hypothesis without a judgement counts as ``dropped`` when its id is in ``dropped``
+    (:func:`disagreed_hypotheses`: the annotators disagreed), else as ``unjudged``."""
     hypotheses: dict[str, Counter[str]] = {
-        name: Counter() for name in (*CATEGORIES, "unjudged", "unvalidated")
+        name: Counter() for name in (*CATEGORIES, "dropped", "unjudged", "unvalidated")
     }
     accepted: list[Sample] = []
     for sample in kept:
@@ -288,7 +313,7 @@ def apply_judgements(kept: Sequence[Sample], judgements: Mapping[str, Judgement]
             category, stereotype = "unvalidated", sample.stereotype
         else:
             judged = judgements.get(hid)
-            category = judged.judgement if judged else "unjudged"
+            category = judged.judgement if judged else ("dropped" if hid in dropped else "unjudged")
             stereotype = judged.stereotype if judged and judged.stereotype else sample.stereotype
         hypotheses[category][hid] += 1
         if category in ("valid", "unvalidated"):

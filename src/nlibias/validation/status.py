@@ -189,6 +189,11 @@ def _hypotheses_status(
         "unjudged": unjudged_count(queue, current),
         "progress": progress(queue, current),
         "agreement": rounds,
+        # said beside the numbers: an adjudicator answers the disagreements, not a sample, so its
+        # answers would bias the agreement; leaving it out silently made the numbers move with the rule
+        "left_out_of_agreement": {
+            who: "the adjudicator" if who == rule.adjudicator else "excluded" for who in sorted(excluded)
+        },
         "rule": rule.kind if not rule.adjudicator else f"adjudicator:{rule.adjudicator}",
         "resolution": resolution_summary(resolved),
         "prescreen": prescreen_agreement(store.suggestions(), resolved),
