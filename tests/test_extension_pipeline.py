@@ -106,6 +106,18 @@ def test_held_out_models_are_never_built_and_a_rerun_skips_every_stage(tmp_path:
     assert all(s["seconds"] >= 0 and s["counts"] for s in record["stages"])
 
 
+def test_the_run_directory_named_relatively_then_absolutely_reuses_every_stage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judgements file was fingerprinted by its path as written, so naming the same run
+    directory another way reran validate, counterfactual and export."""
+    monkeypatch.chdir(tmp_path)
+    first = run_pipeline(small_config(Path(".")), factories=Spy().factories, progress=False)
+    assert first.status == "complete" and set(statuses(first).values()) == {"ran"}
+    second = run_pipeline(small_config(tmp_path), factories=Spy().factories, progress=False)
+    assert set(statuses(second).values()) == {"skipped"}
+
+
 def test_a_rerun_with_another_setting_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     run_pipeline(small_config(tmp_path), factories=Spy().factories, progress=False, until="filter")
     before = {p: p.read_bytes() for p in (tmp_path / "run").rglob("*") if p.is_file()}

@@ -183,6 +183,8 @@ def stage_settings(p: StageContext, stage: str) -> dict[str, Any]:
 
 
 def judgements_input(p: StageContext) -> dict[str, str | None]:
-    """The judgements file as an input: a changed file reruns the stages that read it."""
+    """The judgements file as an input: a changed file reruns the stages that read it. Its
+    content only, not its path: the path as written (the run directory named relatively once,
+    absolutely the next time) reran validate, counterfactual and export on the same file."""
     path = p.judgements_path()
-    return {"judgements": str(path), "judgements.sha256": sha256_file(path) if path.exists() else None}
+    return {"judgements.sha256": sha256_file(path) if path.exists() else None}
