@@ -72,3 +72,83 @@ def test_library_and_refusals(run: Path, tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "'nope'" in missing.output and "--model" in missing.output
     no_card = runner.invoke(app, ["export", "model-index", str(run), "--card", str(tmp_path / "none.md")])
     assert no_card.exit_code == 2 and "none.md" in no_card.output
+
+
+@pytest.fixture(scope="module")
+def subset_run(tmp_path_factory: pytest.TempPathFactory, run: Path) -> Path:
+    """Two fake models audited on a ``--limit 40`` subset of the same samples."""
+    root = tmp_path_factory.mktemp("mi_subset")
+    audit = ["audit", "--samples", str(run.parent / "bb" / "samples.jsonl"), "--model", "fake:a", "--model",
+             "fake:b", "--limit", "40", "--out", str(root / "run"), "--bootstrap", "0", "--no-cache", "--quiet"]  # fmt: skip
+    done = runner.invoke(app, audit)
+    assert done.exit_code == 0, done.output
+    return root / "run"
+
+
+def test_a_subset_or_a_partial_scoring_says_so_in_the_dataset(
+    subset_run: Path, run: Path, tmp_path: Path
+) -> None:
+    """The dataset's name and ``args`` say when the values are not over the whole samples file; the
+    revision alone (a SHA-256) said nothing, and a scoring of 150 of 3,134 samples named the full set."""
+    from huggingface_hub.repocard_data import model_index_to_eval_results
+
+    subset = json.loads((subset_run / "metrics.json").read_text())["subset"]
+    done = runner.invoke(app, ["export", "model-index", str(subset_run), "--model", "a"])
+    assert done.exit_code == 0, done.output
+    _, results = model_index_to_eval_results(yaml.safe_load(done.output)["model-index"])
+    assert {r.dataset_name for r in results} == {
+        f"bbnli (nlibias; a subset: {subset['samples']} of 3,134 samples)"
+    }
+    assert results[0].dataset_args == {"subset_samples": subset["samples"], "samples_in_set": 3134, "limit": 40,
+                                       "seed": subset["seed"]}  # fmt: skip
+
+    rows = (run / "predictions.jsonl").read_text().splitlines()
+    partial = tmp_path / "partial.jsonl"
+    partial.write_text("\n".join(rows[:150]) + "\n")  # 150 of the 3,134 samples
+    scored = runner.invoke(app, ["score", "--samples", str(run.parent / "bb" / "samples.jsonl"), "--predictions",
+                                 str(partial), "--out", str(tmp_path / "scored"), "--bootstrap", "0"])  # fmt: skip
+    assert scored.exit_code == 0, scored.output
+    done = runner.invoke(app, ["export", "model-index", str(tmp_path / "scored")])
+    assert done.exit_code == 0, done.output
+    _, results = model_index_to_eval_results(yaml.safe_load(done.output)["model-index"])
+    assert {r.dataset_name for r in results} == {"bbnli (nlibias; 150 of 3,134 samples scored)"}
+    assert results[0].dataset_args == {"samples_scored": 150, "samples_given": 3134}
+
+
+def test_a_run_of_several_models_needs_one_for_a_card(subset_run: Path) -> None:
+    """huggingface_hub reads one model name per model-index: a YAML of models a and b was read as
+    b's, with a's values among them."""
+    import nlibias
+
+    refused = runner.invoke(app, ["export", "model-index", str(subset_run)])
+    assert refused.exit_code == 2 and "holds models a, b; a model card describes one" in refused.output
+    assert "--model" in refused.output
+    assert [e["name"] for e in nlibias.model_index(subset_run)] == ["a", "b"]  # the data, for code
+
+
+def test_a_card_keeps_its_name_and_its_other_results(run: Path, tmp_path: Path) -> None:
+    """``--card`` replaced the card's results and name: an MNLI accuracy was lost, the name became
+    the run's key. Now only this benchmark's results are replaced, and a second export adds none twice."""
+    from huggingface_hub import ModelCard
+
+    card = tmp_path / "README.md"
+    card.write_text(
+        "---\nmodel-index:\n- name: my-org/my-nli\n  results:\n  - task:\n      type: text-classification\n"
+        "    dataset:\n      type: nyu-mll/multi_nli\n      name: MNLI\n    metrics:\n    - type: accuracy\n"
+        "      value: 88.1\n---\n# My model\n"
+    )
+    for _ in range(2):
+        done = runner.invoke(app, ["export", "model-index", str(run), "--card", str(card)])
+        assert done.exit_code == 0, done.output
+    loaded = ModelCard.load(card)
+    assert loaded.data.model_name == "my-org/my-nli"
+    found = [(r.dataset_type, r.metric_type, r.metric_value) for r in loaded.data.eval_results]
+    overall = json.loads((run / "metrics.json").read_text())["models"]["m"]["overall"]
+    assert found == [("nyu-mll/multi_nli", "accuracy", 88.1), ("nlibias/bbnli", "bbnli_bias_score",
+                     overall["bbnli_bias_score"]), ("nlibias/bbnli", "accuracy", overall["accuracy"])]  # fmt: skip
+    (accuracy,) = [
+        r
+        for r in loaded.data.eval_results
+        if r.dataset_type == "nlibias/bbnli" and r.metric_type == "accuracy"
+    ]
+    assert accuracy.metric_name == "Accuracy on the bias-audit samples (gold neutral)"

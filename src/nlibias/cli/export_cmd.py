@@ -55,7 +55,9 @@ def export_model_index_command(
         None, "--card", help="Update this model card's (README.md) metadata block in place; the rest is kept."
     ),
     model: str | None = typer.Option(
-        None, "--model", help="Only this model of the run (needed with --card for several)."
+        None,
+        "--model",
+        help="Only this model of the run (needed for a run of several: a card describes one).",
     ),
 ) -> None:
     """Write a run's headline measures and accuracy as Hugging Face model-card metadata (model-index)."""

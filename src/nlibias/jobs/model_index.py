@@ -6,7 +6,8 @@ a generative LM, fill-mask for a sentence scorer), the dataset (the benchmark; i
 headline measure and accuracy with name, type and value, and ``verified: false`` (the numbers
 come from the user's own run). Built with ``huggingface_hub``'s model-card classes, so a card
 they write is one the Hub reads; :func:`update_card` rewrites only the metadata block of an
-existing ``README.md``.
+existing ``README.md``, keeping its results of other datasets. A run over a ``limit`` subset, or
+one a scoring found predictions for only part of, says so in the dataset's name and ``args``.
 
 >>> entries = model_index("runs/audit")  # doctest: +SKIP
 >>> entries[0]["results"][0]["metrics"][0]["type"]  # doctest: +SKIP
@@ -42,6 +43,34 @@ def _samples_sha256(run: Path) -> str | None:
     return digest if isinstance(digest, str) else None
 
 
+def _coverage(metrics: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    """What the dataset name adds, and the dataset ``args``, where the run's values are not over
+    the whole samples file: a ``limit`` subset, or samples a scoring found no prediction for (the
+    revision alone, a file's SHA-256, says neither to a reader of the card).
+
+    >>> _coverage({"subset": {"limit": 40, "seed": 0, "samples": 40, "of": 3134}})
+    ('; a subset: 40 of 3,134 samples', {'subset_samples': 40, 'samples_in_set': 3134, 'limit': 40, 'seed': 0})
+    >>> _coverage({"run": {"samples_scored": 150, "samples_given": 3134}})
+    ('; 150 of 3,134 samples scored', {'samples_scored': 150, 'samples_given': 3134})
+    >>> _coverage({})
+    ('', None)
+    """
+    from nlibias.schema.arguments import is_int
+
+    subset = metrics.get("subset")
+    if isinstance(subset, Mapping) and is_int(subset.get("samples")) and is_int(subset.get("of")):
+        args = {"subset_samples": subset["samples"], "samples_in_set": subset["of"]}
+        args |= {k: subset[k] for k in ("limit", "seed") if subset.get(k) is not None}
+        return f"; a subset: {subset['samples']:,} of {subset['of']:,} samples", args
+    run = metrics.get("run")
+    scored, given = (
+        (run.get("samples_scored"), run.get("samples_given")) if isinstance(run, Mapping) else (None, None)
+    )
+    if is_int(scored) and is_int(given) and scored < given:
+        return f"; {scored:,} of {given:,} samples scored", {"samples_scored": scored, "samples_given": given}
+    return "", None
+
+
 def _eval_results(metrics: Mapping[str, Any], key: str, revision: str | None) -> list[EvalResult]:
     """One :class:`huggingface_hub.EvalResult` per headline measure and accuracy of model ``key``."""
     from huggingface_hub import EvalResult
@@ -53,6 +82,7 @@ def _eval_results(metrics: Mapping[str, Any], key: str, revision: str | None) ->
     kind = str((metrics.get("predictor_kinds") or {}).get(key, "classifier"))
     task_type, task_name = TASKS.get(kind, ("text-classification", kind))
     source = str(metrics.get("source"))
+    coverage, dataset_args = _coverage(metrics)
     infos = headline_infos(overall)
     if isinstance(overall.get("accuracy"), int | float) and "accuracy" in ALL_MEASURES:
         infos.append(ALL_MEASURES["accuracy"])
@@ -64,13 +94,16 @@ def _eval_results(metrics: Mapping[str, Any], key: str, revision: str | None) ->
         name = (
             info.display_name if info.neutral is None else f"{info.display_name} ({info.neutral:g} = no bias)"
         )
+        if info.name == "accuracy":  # read on a card as NLI accuracy otherwise
+            name = "Accuracy on the bias-audit samples (gold neutral)"
         results.append(
             EvalResult(
                 task_type=task_type,
                 task_name=task_name,
                 dataset_type=f"nlibias/{source}",
-                dataset_name=f"{source} (nlibias)",
+                dataset_name=f"{source} (nlibias{coverage})",
                 dataset_revision=revision,
+                dataset_args=dataset_args,
                 metric_type=info.name,
                 metric_name=name,
                 metric_value=float(value),
@@ -103,10 +136,13 @@ def _read(run: str | Path) -> tuple[Path, Mapping[str, Any]]:
 def model_index(run: str | Path, *, model: str | None = None) -> list[dict[str, Any]]:
     """The ``model-index`` list of a run: one entry per model (``model``: only that one), as
     :func:`huggingface_hub.repocard_data.eval_results_to_model_index` writes it."""
+    path, metrics = _read(run)
+    return _entries(path, metrics, _keys(path, metrics, model))
+
+
+def _entries(path: Path, metrics: Mapping[str, Any], keys: list[str]) -> list[dict[str, Any]]:
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
-    path, metrics = _read(run)
-    keys = _keys(path, metrics, model)
     revision = _samples_sha256(path)
     entries: list[dict[str, Any]] = []
     for key in keys:
@@ -128,10 +164,26 @@ def _keys(path: Path, metrics: Mapping[str, Any], model: str | None) -> list[str
 
 
 def model_index_yaml(run: str | Path, *, model: str | None = None) -> str:
-    """``model-index:`` as YAML (the metadata block's content)."""
+    """``model-index:`` as YAML (the metadata block's content) of one model: of the run's only
+    one, or of ``model``. The Hub reads one model name per card, so with several every result was
+    read as the last model's."""
     import yaml
 
-    return yaml.safe_dump({"model-index": model_index(run, model=model)}, sort_keys=False, allow_unicode=True)
+    entries = model_index(run, model=model)
+    if len(entries) > 1:
+        path, metrics = _read(run)
+        _one_model(path, _keys(path, metrics, model))  # refuses, naming the models
+    return yaml.safe_dump({"model-index": entries}, sort_keys=False, allow_unicode=True)
+
+
+def _one_model(path: Path, keys: list[str]) -> str:
+    if len(keys) != 1:
+        raise ConfigError(
+            f"{path} holds models {', '.join(keys)}; a model card describes one (the Hub reads one model "
+            "name per model-index and gives it every result): pass model",
+            parameter="model",
+        )
+    return keys[0]
 
 
 def update_card(run: str | Path, card: str | Path, *, model: str | None = None) -> Path:
@@ -143,23 +195,22 @@ def update_card(run: str | Path, card: str | Path, *, model: str | None = None) 
     from nlibias.io.atomic import atomic_write_text
 
     path, metrics = _read(run)
-    keys = _keys(path, metrics, model)
-    if len(keys) != 1:
-        raise ConfigError(
-            f"{path} holds models {', '.join(keys)}; a model card describes one: pass model",
-            parameter="model",
-        )
+    key = _one_model(path, _keys(path, metrics, model))
     card_path = Path(card)
     if not card_path.is_file():
         raise SourceError(card_path, None, "no model card here", fix="pass an existing README.md")
     loaded = ModelCard(card_path.read_text(encoding="utf-8"), ignore_metadata_errors=True)
-    results = _eval_results(metrics, keys[0], _samples_sha256(path))
+    results = _eval_results(metrics, key, _samples_sha256(path))
     if not results:
-        raise DataError(f"{path}: model {keys[0]!r} reports no headline measure or accuracy", model=keys[0])
+        raise DataError(f"{path}: model {key!r} reports no headline measure or accuracy", model=key)
     data = loaded.data
     if not isinstance(data, ModelCardData):  # ModelCard always reads ModelCardData
         raise SourceError(card_path, None, "not a model card")
-    data.model_name = _model_name(metrics, keys[0])
-    data.eval_results = results
+    # the card's own results stay: only those of this benchmark are replaced, and the card keeps its
+    # model name (before, both were overwritten: an MNLI accuracy was lost, the name became "a")
+    ours = results[0].dataset_type
+    kept = [r for r in data.eval_results or [] if r.dataset_type != ours]
+    data.model_name = data.model_name or _model_name(metrics, key)
+    data.eval_results = kept + results
     atomic_write_text(card_path, str(loaded))
     return card_path
