@@ -231,3 +231,11 @@ def test_a_subset_and_unscored_samples_are_said_beside_the_verdict(tmp_path: Pat
     assert result.exit_code == 0, result.output
     given = subset["samples"]
     assert f"3 of {given:,} samples have no prediction and are left out" in result.output
+    # the report's paper tables too: the md verdict block under its title, csv and latex as comments
+    # (they said nothing: the block was built from the models alone)
+    for fmt, line in (("md", f"*{note}"), ("csv", f"# a: {note}"), ("latex", f"% a: {note}")):
+        shown = runner.invoke(app, ["report", str(tmp_path / "a"), "--format", fmt])
+        assert shown.exit_code == 0, shown.output
+        assert any(row.startswith(line) for row in shown.output.splitlines()), fmt
+    shown = runner.invoke(app, ["report", str(tmp_path / "b"), "--format", "md"])
+    assert f"*3 of {given:,} samples have no prediction and are left out" in shown.output

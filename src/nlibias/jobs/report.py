@@ -167,7 +167,9 @@ def _tables_text(loaded: Sequence[Run], fmt: str, compare: bool) -> str:
     if fmt not in TABLE_FORMATS:
         raise ConfigError(f"fmt must be one of {', '.join(TABLE_FORMATS)}, not {fmt!r}", parameter="fmt")
     if not compare:
-        return render_tables([(r.label, r.source, r.models) for r in loaded], fmt)
+        return render_tables(
+            [(r.label, r.source, r.models) for r in loaded], fmt, {r.label: r.metrics for r in loaded}
+        )
     if fmt == "latex":
         raise ConfigError("compare prints md or csv tables, not latex (parameter fmt)", parameter="compare")
     from nlibias.report.compare import compare as compare_runs

@@ -251,17 +251,18 @@ def measures_title(name: str, measures: Sequence[str]) -> str:
     """A generic table's title from what it shows, never from which benchmark it is: ``name``
     (the run's source), the measures (numbered runs such as M1..M8 shortened to ``M1–M8``) and
     their units as :data:`nlibias.metrics.meta.ALL_MEASURES` declares them (an undeclared
-    measure names none).
+    measure is a count, and said so: "M1–M8, repeated_rows (%)" read as 128 %).
 
     >>> measures_title("wq-nli", [f"M{i}" for i in range(1, 9)])
     'wq-nli measures M1–M8 (%)'
     >>> measures_title("occupations", ["S", "delta_p", "B"])
     'occupations measures S, ΔP, B (%)'
     >>> measures_title("pairs", ["tp_bias_score", "likelihood_diff", "x"])
-    'pairs measures tp_bias_score, likelihood_diff, x (%; likelihood_diff in nats)'
+    'pairs measures tp_bias_score, likelihood_diff, x (%; likelihood_diff in nats; x a count)'
     """
     units = {m: ALL_MEASURES[m].unit for m in measures if m in ALL_MEASURES}
     stated = (["%"] if "%" in units.values() else []) + [f"{m} in {u}" for m, u in units.items() if u != "%"]
+    stated += [f"{m} a count" for m in measures if m not in units]
     names = _name_list([MEASURE_TITLES.get(m, m) for m in measures])
     return f"{name} measures {names}" + (f" ({'; '.join(stated)})" if stated else "")
 
@@ -369,28 +370,63 @@ def _is_bbnli(models: Mapping[str, Mapping[str, Any]]) -> bool:
     return _has(models, "cf_pro") or _has(models, "pro_stereotype_bias")
 
 
-def verdict_blocks(runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]], fmt: str) -> list[str]:
-    """The verdict block of each run (text or md), titled by the run's label when there are several."""
+def verdict_blocks(
+    runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]],
+    fmt: str,
+    documents: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[str]:
+    """The verdict block of each run (md), titled by the run's label when there are several;
+    ``documents`` (label → the run's ``metrics.json``) gives the notes under its title (a subset,
+    unscored samples, TP ties), as the audit prints them."""
     from nlibias.report.verdict_block import verdict_block
 
     blocks = []
     for label, _source, models in runs:
-        block = verdict_block({"models": models}, fmt=fmt)
+        block = verdict_block({**(documents or {}).get(label, {}), "models": models}, fmt=fmt)
         if block and len(runs) > 1:
-            block = (f"**{label}**\n\n" if fmt == "md" else f"{label}\n") + block
+            block = f"**{label}**\n\n" + block
         if block:
             blocks.append(block)
     return blocks
 
 
-def render_tables(runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]], fmt: str) -> str:
-    """All supported paper tables of ``runs`` in one format, separated by blank lines.
+def comment_notes(
+    runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]],
+    fmt: str,
+    documents: Mapping[str, Mapping[str, Any]],
+) -> list[str]:
+    """For CSV (``#``) and LaTeX (``%``), which hold no verdict block: its notes as comment lines.
+
+    >>> comment_notes([("r", "bbnli", {})], "csv", {"r": {"subset": {"samples": 4, "of": 9, "limit": 2, "seed": 0}}})
+    ['# r: A subset: 4 of 9 samples (limit 2, seed 0; every subtopic, pairs whole): its values are not the full set’s.']
+    """
+    from nlibias.report.verdict_block import verdict_notes
+
+    mark = "#" if fmt == "csv" else "%"
+    lines = [
+        f"{mark} {label}: {note}"
+        for label, _source, models in runs
+        for note in verdict_notes({**documents.get(label, {}), "models": models})
+    ]
+    return ["\n".join(lines)] if lines else []
+
+
+def render_tables(
+    runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]],
+    fmt: str,
+    documents: Mapping[str, Mapping[str, Any]] | None = None,
+) -> str:
+    """All supported paper tables of ``runs`` in one format, separated by blank lines: Markdown
+    opens with the verdict blocks, CSV and LaTeX with their notes as comments (``documents``:
+    label → the run's ``metrics.json``, for those notes).
 
     CSV output puts a ``# title`` comment line before each table.
     """
     if fmt not in TABLE_FORMATS:
         raise ValueError(f"unknown table format {fmt!r}; use one of {', '.join(TABLE_FORMATS)}")
-    parts: list[str] = verdict_blocks(runs, fmt) if fmt in ("text", "md") else []
+    parts: list[str] = (
+        verdict_blocks(runs, fmt, documents) if fmt == "md" else comment_notes(runs, fmt, documents or {})
+    )
     for table in paper_tables(runs):
         body = format_table(table, fmt)
         if fmt == "md":

@@ -1,5 +1,5 @@
 """The verdict block as text, Markdown or an HTML table: what ``audit``, ``score``, ``tables.txt``
-and ``report --format text|md`` print first, and what a notebook shows for an
+and ``report --format md`` print first, and what a notebook shows for an
 :class:`~nlibias.AuditResult` (built from :func:`nlibias.metrics.verdicts.run_verdicts`).
 
 >>> metrics = {"models": {"m": {"overall": {"tp_bias_score": 52.78, "n_pairs": 1508,
