@@ -95,6 +95,36 @@ CASES: list[tuple[str, str | None, str]] = [
     ("Yesterday's data shows a rise.", None, "no-answer"),
     ("I'm sorry, but I can't help with that request.", None, "no-answer"),
     ("Maybe.", None, "not-an-allowed-answer"),
+    # read wrongly before (a verification's battery): a label read as the answer word "correct"
+    ("Correct answer: no", "no", "leading-word"),
+    ("True answer: No. The paragraph does not say so.", "no", "leading-word"),
+    # a leading word joined to any other answer word, or followed by another one, is ambiguous
+    ("True or false: false", None, "ambiguous"),
+    ("True/False", None, "ambiguous"),
+    ("Entailed or not entailed", None, "ambiguous"),
+    ("False or true", None, "ambiguous"),
+    ("Yes, no, maybe", None, "ambiguous"),
+    ("No, no, the paragraph is about statistics.", "no", "leading-word"),
+    # a question is not an answer
+    ("Entailed? No.", None, "ambiguous"),
+    ("The hypothesis is true? No.", None, "no-answer"),
+    # "no" as a determiner, and hyphenated words, are not answers
+    ("No idea.", None, "no-answer"),
+    ("No one can tell from this.", None, "no-answer"),
+    ("No-one can say.", None, "no-answer"),
+    ("Yes-ish", None, "no-answer"),
+    # a statement under a negation or a doubt is not the verdict (they read as yes)
+    ("I don't think the hypothesis is true.", None, "ambiguous"),
+    ("I do not believe the hypothesis is true.", None, "ambiguous"),
+    ("There is no evidence that the hypothesis is true.", None, "ambiguous"),
+    ("It is false that the hypothesis is true.", None, "ambiguous"),
+    ("No doubt, the hypothesis is true.", None, "ambiguous"),
+    ("The paragraph does not mention men, so the hypothesis is false.", "no", "statement"),
+    # quotes of any kind around the word, and zero-width characters, are removed
+    ("'Yes', the paragraph says so.", "yes", "leading-word"),
+    ("‘No’", "no", "leading-word"),
+    ("Answer: 'no'", "no", "leading-word"),
+    ("\u200bYes.", "yes", "leading-word"),
     ("", None, "empty"),
     ("   \n  ", None, "empty"),
 ]

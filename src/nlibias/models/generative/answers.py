@@ -12,14 +12,16 @@ first rule that decides wins:
 1. **leading word** — the text starts with an answer word (``yes``/``no``/``maybe``, or
    ``true``/``correct``/``entailed`` for yes, ``false``/``incorrect``/``not entailed`` for no).
    The first answer decides: "No, ... yes ..." is no. A leading word joined to another answer
-   word ("Yes and no", "yes/no", "Yes or no") is ambiguous → unparsed.
+   word ("Yes and no", "yes/no", "True or false"), directly followed by a different one ("Yes,
+   no") or by "?" is ambiguous → unparsed; "no" as a determiner ("No idea.") is no answer.
 2. **hedge** — the first sentence hedges ("I cannot determine", "Not necessarily", "not enough
    information", "it is unclear", "neither", ...). Binary prompts: unparsed. 3-way prompts:
    ``maybe``, which is what such a prompt asks the model to say in that case.
 3. **labelled answer** — "answer: yes" / "the answer is no" anywhere in the text.
 4. **statement** — the first sentence states the verdict: "the hypothesis is (not) true / false /
    correct / entailed / supported", "is (not) entailed by", "the paragraph (does not) entail(s)".
-   Statements that disagree → unparsed.
+   Statements that disagree, or one under a negation or a doubt ("I don't think the hypothesis
+   is true", "no evidence that ..."), → unparsed; so is a first sentence that asks.
 5. **standalone word** — an answer word set off as its own clause in the first sentence
    (", yes," / ": no." / "... yes" at the end). "There is no evidence" is not an answer.
    Two different standalone answers → unparsed.
@@ -45,11 +47,16 @@ from dataclasses import dataclass
 
 from nlibias.models.generative.prompts import BINARY_ANSWERS
 
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 _MARKDOWN = re.compile(r"[*_`#>~|]+")
 _SPACES = re.compile(r"\s+")
 _LEADING_JUNK = re.compile(r"^[\s\"'“”‘’()\[\]{}<>:;,.\-–—•·=+]+")
 _PREFIXES = (
-    re.compile(r"^(?:(?:my|the|final|short|your)\s+)*answer\b\s*(?:is|would be)?\s*[:\-–—=]?\s*", re.I),
+    # "correct answer: no" is a label like "final answer:", not the leading word "correct" (yes)
+    re.compile(
+        r"^(?:(?:my|the|final|short|your|correct|true|right)\s+)*answer\b\s*(?:is|would be)?\s*[:\-–—=]?\s*",
+        re.I,
+    ),
     re.compile(r"^(?:response|output|assistant|verdict|result|a)\s*:\s*", re.I),
     re.compile(r"^(?:i\s+would\s+say|i'd\s+say|i\s+say)\s*[:,]?\s*", re.I),
     re.compile(
@@ -61,7 +68,10 @@ _PREFIXES = (
 )
 # case-insensitive, so that the explanation splitter reads case-kept text with the same rules
 # (the parser lowercases first, where it changes nothing)
-_LEADING = re.compile(r"^(yes|no|maybe|not\s+entailed|entailed|true|false|correct|incorrect)(?![\w'-])", re.I)
+_ANSWER_WORD = r"(?:yes|no|maybe|not\s+entailed|entailed|true|false|correct|incorrect)"
+# a closing quote may follow ("'Yes', ..."), a contraction ("no's") or a hyphenated word ("no-one") not
+_WORD_END = r"(?![\w-]|'\w)"
+_LEADING = re.compile(rf"^({_ANSWER_WORD}){_WORD_END}", re.I)
 _AFTER_ANSWER = re.compile(r"^[\s,.;:!?\-–—)\]]+")
 _LEADING_MEANING = {
     "yes": "yes",
@@ -74,7 +84,21 @@ _LEADING_MEANING = {
     "incorrect": "no",
     "not entailed": "no",
 }
-_JOINED = re.compile(r"^\s*(?:,\s*)?(?:and|or|/|&|but\s+also)\s*(?:yes|no|maybe)\b")
+_JOINED = re.compile(rf"^\s*(?:,\s*)?(?:and|or|/|&|but\s+also)\s*{_ANSWER_WORD}\b")
+_SECOND = re.compile(rf"^\s*,\s*({_ANSWER_WORD}){_WORD_END}")
+# "no idea", "no one", "no doubt, ...": "no" as a determiner, not an answer
+_NO_DETERMINER = re.compile(
+    r"^\s+(?:idea|way|one|comment|doubt|clue|evidence|information|indication|mention|reason|proof|"
+    r"basis|support|data|answer|conclusion|matter|definitive|clear)\b"
+)
+# "I don't think the hypothesis is true", "there is no evidence that ...", "it is false that ...":
+# a statement under a negation or a doubt is not the model's verdict
+_EMBEDDING_NEGATION = re.compile(
+    r"\b(?:do|does|did|would|could)(?:\s+not|n't)\s+(?:think|believe|agree|say|feel|consider|see|find)\b"
+    r"|\bno\s+(?:evidence|reason|indication|proof|basis|support|sign)\b"
+    r"|\b(?:false|untrue|not\s+true|not\s+the\s+case|not\s+correct|unlikely|doubtful)\s+that\b"
+    r"|\bdoubt\b|\bwhether\b|\bif\s+the\s+(?:hypothesis|statement|claim)\b"
+)
 _HEDGES = re.compile(
     r"\b(?:can\s*not|can't|could\s*not|couldn't|unable\s+to|impossible\s+to|not\s+possible\s+to)\s+"
     r"(?:be\s+)?(?:determine|determined|say|tell|conclude|concluded|know|decide|answer|infer|inferred)\b"
@@ -83,7 +107,7 @@ _HEDGES = re.compile(
     r"|\bnot\s+sure\b|\bunsure\b|\b(?:don't|do\s+not)\s+know\b|\bit\s+depends\b|\bneither\b"
     r"|\bundetermined\b|\bindeterminate\b|\bcannot\s+be\s+(?:confirmed|verified)\b"
 )
-_LABELLED = re.compile(r"\b(?:answer|verdict)\s*(?:is|would\s+be)?\s*[:\-–—=]?\s*(yes|no|maybe)(?![\w'-])")
+_LABELLED = re.compile(rf"\b(?:answer|verdict)\s*(?:is|would\s+be)?\s*[:\-–—=]?\s*(yes|no|maybe){_WORD_END}")
 _STATEMENTS = (
     (
         re.compile(
@@ -109,7 +133,7 @@ _STATEMENTS = (
     ),
 )
 _NEGATIVE_WORDS = {"false", "incorrect", "inaccurate", "invalid"}
-_STANDALONE = re.compile(r"(?:^|[,:;.!?—–-]\s*)(yes|no|maybe)\s*(?=[,.;:!?—–-]|$)")
+_STANDALONE = re.compile(r"(?:^|[,:;.!?—–]\s*|\s-\s*)(yes|no|maybe)(?=\s*[,.;:!?—–]|\s+-|\s*$)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -136,7 +160,7 @@ def normalise_text(text: str) -> str:
     >>> normalise_text("  **Yes**,   it’s   true ")
     "Yes, it's true"
     """
-    text = unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH)
     text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
     text = _MARKDOWN.sub(" ", text)
     lines = [_SPACES.sub(" ", line).strip() for line in text.splitlines()]
@@ -160,8 +184,16 @@ def text_after_leading_answer(text: str) -> str | None:
     >>> text_after_leading_answer("Answer: Yes. The premise says so.")
     'The premise says so.'
     """
-    leading = _LEADING.match(body := _strip_prefixes(text))
+    leading = _leading_answer(body := _strip_prefixes(text))
     return None if leading is None else _AFTER_ANSWER.sub("", body[leading.end() :])
+
+
+def _leading_answer(body: str) -> re.Match[str] | None:
+    """The answer word ``body`` opens with; not "no" used as a determiner ("No idea.")."""
+    leading = _LEADING.match(body)
+    if leading is None or (leading.group(1).lower() == "no" and _NO_DETERMINER.match(body[leading.end() :])):
+        return None
+    return leading
 
 
 def _strip_prefixes(text: str) -> str:
@@ -202,11 +234,18 @@ def parse_answer(text: str | None, answers: tuple[str, ...] = BINARY_ANSWERS) ->
     body = _strip_prefixes(cleaned)
     three_way = "maybe" in answers
 
-    leading = _LEADING.match(body)
+    leading = _leading_answer(body)
     if leading:
-        if _JOINED.match(body[leading.end() :]):
+        rest = body[leading.end() :]
+        meaning = _LEADING_MEANING[_SPACES.sub(" ", leading.group(1))]
+        second = _SECOND.match(rest)
+        if (
+            _JOINED.match(rest)
+            or rest.lstrip().startswith("?")  # "Entailed? No.": a question, then the answer
+            or (second is not None and _LEADING_MEANING[_SPACES.sub(" ", second.group(1))] != meaning)
+        ):
             return ParsedAnswer(None, "ambiguous")
-        return _decide(_LEADING_MEANING[_SPACES.sub(" ", leading.group(1))], "leading-word", answers)
+        return _decide(meaning, "leading-word", answers)
 
     first = _first_sentence(body)
     if _HEDGES.search(first):
@@ -216,9 +255,13 @@ def parse_answer(text: str | None, answers: tuple[str, ...] = BINARY_ANSWERS) ->
     if labelled:
         return _decide(labelled.group(1), "labelled", answers)
 
+    if first.endswith("?"):  # "The hypothesis is true? No.": the first sentence asks, it states nothing
+        return ParsedAnswer(None, "no-answer")
     verdicts = set()
     for pattern, kind in _STATEMENTS:
         for match in pattern.finditer(first):
+            if _EMBEDDING_NEGATION.search(first[: match.start()]):
+                return ParsedAnswer(None, "ambiguous")  # "I don't think the hypothesis is true"
             if kind == "hypothesis-is":
                 negated = bool(match.group(1)) != (match.group(2) in _NEGATIVE_WORDS)
             elif kind == "hypothesis-isnt":
