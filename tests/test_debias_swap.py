@@ -137,6 +137,13 @@ def test_winobias_list_vendored_with_attribution() -> None:
     # corrections of the source's typos, occupations and "miss" left out, the her rule
     assert mapping["gentleman"] == "lady" and mapping["chairwomen"] == "chairmen"
     assert mapping["god"] == "goddess"
+    # corrected before the two-way file is reversed: the misspelt words were keys ("godess" ->
+    # "god") and "goddess", "goddesses", "baronesses" were never swapped back
+    assert (mapping["goddess"], mapping["goddesses"], mapping["baronesses"]) == ("god", "gods", "barons")
+    assert not {"godess", "godesses", "barnoesses"} & set(mapping)
+    assert swapped("The goddess and the baronesses met a god.", Swapper(winobias_list())) == (
+        "The god and the barons met a goddess."
+    )
     assert "tailor" not in mapping and "tailors" not in mapping and "miss" not in mapping
     assert mapping["her"] == HER_RULE and mapping["woman"] == "man" and mapping["men"] == "women"
 

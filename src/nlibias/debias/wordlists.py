@@ -112,6 +112,16 @@ def _resource_text(name: str) -> str:
     return enter_text(text, f"winobias/{name}", lines=True)
 
 
+def _corrected(word: str, counterpart: str) -> tuple[str, str]:
+    """A source pair with :data:`WINOBIAS_TYPOS` and :data:`WINOBIAS_CORRECTIONS` applied.
+
+    >>> _corrected("god", "godess"), _corrected("mentleman", "gentlewoman")
+    (('god', 'goddess'), ('gentleman', 'gentlewoman'))
+    """
+    word = WINOBIAS_TYPOS.get(word, word)
+    return word, WINOBIAS_CORRECTIONS.get(word, counterpart)
+
+
 def winobias_list() -> SwapList:
     """WinoBias's lists: ``generalized_swaps.txt`` one-way, then ``extra_gendered_words.txt`` in
     both directions for words not yet mapped (the first entry of a word wins), corrected."""
@@ -119,11 +129,11 @@ def winobias_list() -> SwapList:
     mapping: dict[str, str] = {}
     one_way = _pairs_file(_resource_text("generalized_swaps.txt"), "winobias/generalized_swaps.txt")
     two_way = _pairs_file(_resource_text("extra_gendered_words.txt"), "winobias/extra_gendered_words.txt")
-    entries = [(a, b) for a, b, _ in one_way]
-    entries += [pair for a, b, _ in two_way for pair in ((a, b), (b, a))]
+    # corrected before the two-way pairs are reversed: reversing first kept the misspelt words as
+    # keys ("godess" -> "god") and never swapped "goddess" back
+    corrected = [_corrected(a, b) for a, b, _ in one_way]
+    entries = corrected + [pair for a, b, _ in two_way for pair in (_corrected(a, b), _corrected(a, b)[::-1])]
     for word, counterpart in entries:
-        word = WINOBIAS_TYPOS.get(word, word)
-        counterpart = WINOBIAS_CORRECTIONS.get(word, counterpart)
         if word in WINOBIAS_DROPPED or word in occupations or counterpart in occupations:
             continue
         mapping.setdefault(word, counterpart)
