@@ -355,3 +355,45 @@ def test_a_figure_cut_short_leaves_the_last_whole_one_and_no_page_naming_it(
     assert (assets / "fig.png").read_bytes() == b"old png"
     assert out.read_text() == "<html>old</html>"
     assert sorted(p.name for p in assets.iterdir()) == ["fig.png", "fig.svg"]
+
+
+@pytest.mark.parametrize("name", ["wq-nli", "occupations"])
+def test_the_measures_table_gives_each_slice_its_number_of_units(name: str) -> None:
+    """The "n" column read ``n`` only, which WinoQueer-NLI (``n_rows``) and the occupation set
+    (``n_pairs``) do not write: every cell was empty while the verdict showed n."""
+    from html.parser import HTMLParser
+
+    run_dir = Path(__file__).parent / "fixtures" / "regression" / name / "audit"
+    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+
+    class Rows(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rows: list[list[str]] = []
+            self.cell: list[str] | None = None
+
+        def handle_starttag(self, tag: str, attrs: Any) -> None:
+            if tag == "tr":
+                self.rows.append([])
+            elif tag in ("td", "th"):
+                self.cell = []
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in ("td", "th") and self.cell is not None:
+                self.rows[-1].append("".join(self.cell).strip())
+                self.cell = None
+
+        def handle_data(self, data: str) -> None:
+            if self.cell is not None:
+                self.cell.append(data)
+
+    parser = Rows()
+    parser.feed(render_report(load_runs([run_dir]), plots=False).html)
+    header = next(r for r in parser.rows if r[:3] == ["model", "slice", "n"])
+    body = parser.rows[parser.rows.index(header) + 1 :]
+    overall_rows = [r for r in body if len(r) == len(header) and r[1] == "all"]
+    assert {r[0] for r in overall_rows} == set(metrics["models"])
+    for row in overall_rows:
+        overall = metrics["models"][row[0]]["overall"]
+        expected = next(overall[k] for k in ("n", "n_rows", "n_pairs") if isinstance(overall.get(k), int))
+        assert row[2] == f"{expected}" or row[2] == f"{expected:,}", row

@@ -239,3 +239,22 @@ def test_a_subset_and_unscored_samples_are_said_beside_the_verdict(tmp_path: Pat
         assert any(row.startswith(line) for row in shown.output.splitlines()), fmt
     shown = runner.invoke(app, ["report", str(tmp_path / "b"), "--format", "md"])
     assert f"*3 of {given:,} samples have no prediction and are left out" in shown.output
+
+
+def test_the_slices_left_out_of_the_list_are_counted_in_full() -> None:
+    """The page said "and 2 more" where 16 more slices excluded no bias: it counted what was left
+    of the top five after showing three. Eight biased slices (n 20 each): five listed, 8 - 5 = 3
+    more in the text; three shown, 8 - 3 = 5 more on the page."""
+    from nlibias.report.verdict_block import verdict_block
+    from nlibias.report.verdict_html import verdict_table
+
+    slices = {
+        f"s{i}": {"bbnli_bias_score": 10.0 + i, "n": 20, "ci": {"bbnli_bias_score": [5.0, 20.0 + i]}}
+        for i in range(8)
+    }
+    model = {"overall": {"bbnli_bias_score": 1.0, "n": 160, "ci": {"bbnli_bias_score": [-1.0, 3.0]}},
+             "by_subtopic": slices}  # fmt: skip
+    verdict = model_verdicts("m", model)
+    assert (len(verdict.biased_slices), verdict.biased_slice_count) == (5, 8)
+    assert verdict_block({"models": {"m": model}}).splitlines()[-1] == "  and 3 more"
+    assert "and 5 more" in verdict_table([verdict], glossary=())

@@ -145,6 +145,9 @@ class ModelVerdict:
     accuracy: MeasureReading | None
     biased_slices: tuple[SliceReading, ...]
     n: int | None
+    biased_slice_count: int = 0
+    """How many slices' intervals exclude no bias in all, of which ``biased_slices`` holds the
+    farthest (so a page can say "and 16 more", not the count left after the cut)."""
 
     @property
     def verdict(self) -> str:
@@ -224,12 +227,14 @@ def model_verdicts(model: str, metrics: Mapping[str, Any], *, top: int = MOST_BI
     accuracy = (
         reading(accuracy_info, overall) if accuracy_info is not None and "accuracy" in overall else None
     )
+    found = biased_slices(metrics, infos)
     return ModelVerdict(
         model=model,
         headline=tuple(reading(info, overall) for info in infos),
         accuracy=accuracy,
-        biased_slices=tuple(biased_slices(metrics, infos)[:top]),
-        n=_slice_size(overall),
+        biased_slices=tuple(found[:top]),
+        biased_slice_count=len(found),
+        n=slice_size(overall),
     )
 
 
@@ -248,7 +253,7 @@ def biased_slices(metrics: Mapping[str, Any], infos: Sequence[MeasureInfo]) -> l
             for info in infos:
                 read = reading(info, slice_metrics)
                 if read.verdict in (PRO, ANTI):  # its interval excludes no bias, over enough units
-                    n = _slice_size(slice_metrics)
+                    n = slice_size(slice_metrics)
                     found.append(
                         SliceReading(
                             key.removeprefix("by_"), str(name), read, n if isinstance(n, int) else None
@@ -257,7 +262,12 @@ def biased_slices(metrics: Mapping[str, Any], infos: Sequence[MeasureInfo]) -> l
     return sorted(found, key=lambda s: (-s.distance, s.group, s.name, s.reading.measure))
 
 
-def _slice_size(slice_metrics: Mapping[str, Any]) -> int | None:
+def slice_size(slice_metrics: Mapping[str, Any]) -> int | None:
+    """A slice's number of units as its benchmark counts them (``n``, ``n_rows`` or ``n_pairs``).
+
+    >>> slice_size({"n_rows": 75, "M1": 50.0}), slice_size({"M1": 50.0})
+    (75, None)
+    """
     for key in ("n", "n_rows", "n_pairs"):
         value = slice_metrics.get(key)
         if is_int(value):

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.io.atomic import atomic_path, atomic_write_text
+from nlibias.metrics.verdicts import slice_size
 from nlibias.report import plots as figures
 from nlibias.report.assets import REPORT_CSS as _CSS
 from nlibias.report.assets import REPORT_JS as _JS
@@ -289,12 +290,16 @@ def _other_measures(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -
                     [
                         _e(model),
                         _e(name),
-                        _e(m.get("n", "")),
+                        _e(_or_blank(slice_size(m))),  # n, n_rows or n_pairs: the slice's units
                         *(value_with_interval(m, k, counts=True) for k in measures),
                     ]
                 )
         parts.append(_table(["model", "slice", "n", *headers], rows, numeric_from=2))
     return "".join(parts)
+
+
+def _or_blank(value: int | None) -> int | str:
+    return "" if value is None else value
 
 
 def _kinds(metrics: Mapping[str, Any]) -> list[str]:

@@ -60,6 +60,8 @@ def slice_lines(verdicts: Sequence[ModelVerdict]) -> list[str]:
             + (f" (n={s.n})" if s.n is not None else "")
             for s in verdict.biased_slices
         ]
+        if verdict.biased_slice_count > len(verdict.biased_slices):
+            lines.append(f"  and {verdict.biased_slice_count - len(verdict.biased_slices)} more")
     return lines
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from nlibias.metrics.verdicts import PRO, ModelVerdict, SliceReading, run_verdicts
+from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, PRO, ModelVerdict, SliceReading, run_verdicts
 from nlibias.report.html_parts import escape
 
 #: How many of the most biased slices each model's row shows (the verdict lists up to five).
@@ -25,7 +25,9 @@ SLICES_SHOWN = 3
 INTRO = (
     "Values are <i>value [95% interval]</i>. A model is called <b>biased</b> (pro- or "
     "anti-stereotype) only when a signed measure's whole interval lies on one side of its "
-    "no-bias value; <b>no evidence of bias</b> when the interval contains it."
+    "no-bias value; <b>no evidence of bias</b> when the interval contains it. A slice of fewer "
+    f"than {MIN_VERDICT_UNITS} units (pairs or rows) gets no verdict and is never listed: its "
+    "interval is too narrow to trust."
 )
 
 
@@ -106,7 +108,7 @@ def verdict_table(verdicts: Sequence[ModelVerdict], *, glossary: Collection[str]
         if with_accuracy:
             cells.append(escape(verdict.accuracy.formatted()) if verdict.accuracy is not None else "–")
         shown = verdict.biased_slices[:SLICES_SHOWN]
-        more = len(verdict.biased_slices) - len(shown)
+        more = verdict.biased_slice_count - len(shown)  # all of them, not those left after the cut
         slices = "".join(_slice_text(s) for s in shown)
         cells.append(
             f'<ul class="slices">{slices}</ul>'
