@@ -261,8 +261,11 @@ def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
     if not parts:
         return ""
     return (
-        '<p class="muted">Only subtopics whose 95% interval excludes no bias (0) are listed, the '
-        "highest first; n counts the items the measure is computed over.</p>" + "".join(parts)
+        '<p class="muted">Ranked, as the paper\'s Table 8, by the rate of pro-stereotype answers '
+        "(yes on a pro-stereotype hypothesis for a generative LM, pro-stereotype bias for a classifier), "
+        "not by pro - anti: a subtopic here may lean anti-stereotype in the verdict. Only subtopics "
+        "whose 95% interval excludes 0 and that hold at least 10 units are listed, the highest first; "
+        "n counts the items the measure is computed over.</p>" + "".join(parts)
     )
 
 

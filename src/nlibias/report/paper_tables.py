@@ -27,6 +27,7 @@ from typing import Any
 from nlibias.metrics import ranking
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.ranking import TOP_SUBTOPICS, stored_ranking
+from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, slice_units
 from nlibias.report.metric_readers import (
     GENERIC_SKIP,
     interval,
@@ -95,8 +96,9 @@ def no_bias_value(measure: str) -> float:
 def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) -> list[dict[str, Any]]:
     """The ``top`` most biased subtopics of one model (BBNLI-next Table 8), ranked as
     ``metrics.json`` ranks them (:mod:`nlibias.metrics.ranking`), keeping only subtopics whose
-    95% interval excludes the measure's no-bias value (:func:`no_bias_value`); a subtopic without
-    an interval (bootstrap 0) is kept when its value differs from it. Each entry: the ranking
+    95% interval excludes the measure's no-bias value (:func:`no_bias_value`) and that has at least
+    :data:`~nlibias.metrics.verdicts.MIN_VERDICT_UNITS` resampling units, as a verdict's slices; a
+    subtopic without an interval (bootstrap 0) is kept when its value differs from it. Each entry: the ranking
     entry plus ``value``, ``interval`` (or None) and ``n`` (the slice's count, an int or None).
 
     Ranked over every subtopic of ``by_subtopic`` (the stored ranking holds only the first four,
@@ -121,6 +123,9 @@ def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) ->
             continue
         slice_metrics = by_subtopic.get(entry["subtopic"], {})
         slice_metrics = slice_metrics if isinstance(slice_metrics, Mapping) else {}
+        units = slice_units(slice_metrics)
+        if units is not None and units < MIN_VERDICT_UNITS:  # the verdict's rule: too few to trust
+            continue
         bounds = interval(slice_metrics, measure)
         neutral = no_bias_value(measure)
         biased = (bounds[0] > neutral or bounds[1] < neutral) if bounds is not None else value != neutral

@@ -23,8 +23,9 @@ from nlibias.schema import Sample
 HOSTILE_PREMISE = 'The <script>alert("x")</script> neighbours & friends said <b>nothing</b>.'
 
 
-def bbnli_like_samples() -> list[Sample]:
-    """12 pairs over two domains and four subtopics (+ two test samples); one premise is hostile."""
+def bbnli_like_samples(premises: int = 3) -> list[Sample]:
+    """``premises`` pairs per subtopic (12 by default) over two domains and four subtopics, and a
+    test sample per subtopic; one premise is hostile."""
     plan = [
         ("gender", "man_is_to_programmer", "men", "women", "are good at coding"),
         ("gender", "woman_is_to_homemaker", "women", "men", "belong at home"),
@@ -33,7 +34,7 @@ def bbnli_like_samples() -> list[Sample]:
     ]
     samples: list[Sample] = []
     for d, (domain, subtopic, group, other, claim) in enumerate(plan):
-        for p in range(3):
+        for p in range(premises):
             premise = (
                 HOSTILE_PREMISE if (d, p) == (0, 0) else f"Premise {p} about {subtopic.replace('_', ' ')}."
             )
@@ -68,8 +69,9 @@ def bbnli_like_samples() -> list[Sample]:
     return samples
 
 
-def build_bbnli_run(root: str | Path, *, name: str = "audit", bootstrap: int = 50) -> Path:
-    """Expand-like samples in ``root/samples`` and an audit of two fake classifiers in ``root/name``.
+def build_bbnli_run(root: str | Path, *, name: str = "audit", bootstrap: int = 50, premises: int = 3) -> Path:
+    """Expand-like samples in ``root/samples`` and an audit of two fake classifiers in ``root/name``
+    (``premises`` pairs per subtopic: 10 or more give subtopics enough units for a verdict).
 
     Model ``rules`` answers by lowercase substring rules (entailment for "men are good" and
     "black people sell", contradiction for "asian men"); model ``hash`` answers pseudo-randomly.
@@ -81,7 +83,7 @@ def build_bbnli_run(root: str | Path, *, name: str = "audit", bootstrap: int = 5
     from nlibias.runtime.classifier import ClassifierPredictor
 
     root = Path(root)
-    samples = bbnli_like_samples()
+    samples = bbnli_like_samples(premises)
     samples_dir = root / "samples"
     if not samples_dir.exists():
         write_samples(samples_dir, samples)
