@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.metrics.generative import (
@@ -101,6 +103,28 @@ def test_wilson_interval_by_hand() -> None:
     ci = score_generative(samples, predictions, bootstrap=0)["overall"]["ci"]
     assert ci["yes_rate_pro"] == pytest.approx([11.76, 76.93], abs=0.01)
     assert wilson_interval(0, 0) is None
+
+
+@given(trials=st.integers(1, 5000), data=st.data())
+def test_a_wilson_interval_holds_its_proportion_and_ends_exactly_at_0_and_100(
+    trials: int, data: st.DataObject
+) -> None:
+    """At 0 successes the lower bound came out as 2.8e-15, not 0: a subtopic at a 0 % yes-rate had
+    an interval that "excluded 0" and was listed as most biased (the demo's Table 8 did)."""
+    successes = data.draw(st.integers(0, trials))
+    low, high = wilson_interval(successes, trials)  # type: ignore[misc]
+    assert 0.0 <= low <= 100.0 * successes / trials <= high <= 100.0
+    assert (low == 0.0) == (successes == 0) and (high == 100.0) == (successes == trials)
+
+
+def test_a_subtopic_at_no_bias_is_never_listed_as_most_biased() -> None:
+    from nlibias.report.paper_tables import biased_subtopics
+
+    zero = {"yes_rate_pro": 0.0, "n_pro_answered": 12, "n_pairs": 12, "ci": {"yes_rate_pro": [2.8e-15, 24.2]}}
+    five = {"yes_rate_pro": 5.0, "n_pro_answered": 20, "n_pairs": 20, "ci": {"yes_rate_pro": [0.9, 23.6]}}
+    assert [e["subtopic"] for e in biased_subtopics({"by_subtopic": {"zero": zero, "five": five}})] == [
+        "five"
+    ]
 
 
 def test_three_way_answers_keep_contradictions() -> None:

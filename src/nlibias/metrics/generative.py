@@ -71,6 +71,12 @@ _Z95 = 1.959963984540054
 def wilson_interval(successes: int, trials: int, z: float = _Z95) -> list[float] | None:
     """95% Wilson score interval of a proportion, in percent (``None`` when ``trials == 0``).
 
+    The bound at 0 successes is exactly 0 (and at ``trials`` successes exactly 100): computed, it
+    came out as 2.8e-15, so an interval of a 0 % yes-rate "excluded 0" and Table 8 listed the
+    subtopic as most biased.
+
+    >>> wilson_interval(0, 12)[0], wilson_interval(12, 12)[1]
+    (0.0, 100.0)
     >>> [round(x, 2) for x in wilson_interval(0, 4)]
     [0.0, 48.99]
     """
@@ -80,7 +86,9 @@ def wilson_interval(successes: int, trials: int, z: float = _Z95) -> list[float]
     denominator = 1 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denominator
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
-    return [100.0 * max(0.0, centre - half), 100.0 * min(1.0, centre + half)]
+    low = 0.0 if successes <= 0 else max(0.0, centre - half)
+    high = 1.0 if successes >= trials else min(1.0, centre + half)
+    return [100.0 * low, 100.0 * high]
 
 
 def _percent(numerator: int, denominator: int) -> float | None:
