@@ -411,3 +411,25 @@ def test_hypotheses_resolve_dropped_are_counted_apart_from_unjudged_ones(tmp_pat
     (card,) = run_dir.glob("**/README.md")
     text = card.read_text(encoding="utf-8")
     assert f"| dropped | {dropped} |" in text and "*dropped*: the annotators disagreed" in text
+    # the card says how the judgements were made: ana said valid to all, ben to the first half, so
+    # p_o = half / N = p_e (ana's marginal is all valid): Cohen's kappa (p_o - p_e) / (1 - p_e) = 0
+    judged = len(rows) - 1
+    assert (
+        "Resolved by `nlibias validate resolve` with the rule `drop`. Agreement of ana, ben: valid / "
+        f"invalid / incoherent {100 * half / judged:.1f} % (Cohen's kappa 0.000) over the {judged} "
+        "hypotheses all of them answered"
+    ) in text
+    # a judgements file edited since the resolution is not described by it: the card says nothing
+    judgements = run_dir / "validation" / "judgements.csv"
+    with judgements.open(encoding="utf-8", newline="") as handle:
+        resolved_rows = list(csv.DictReader(handle))
+    first = next(r for r in resolved_rows if r["judgement"] == "valid")
+    first.update(judgement="invalid", stereotype="")  # someone overrules one judgement by hand
+    with judgements.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(resolved_rows[0]))
+        writer.writeheader()
+        writer.writerows(resolved_rows)
+    again = CliRunner().invoke(app, [*args, "--from", "validate"])
+    assert again.exit_code == 0, again.output
+    text = card.read_text(encoding="utf-8")
+    assert "Resolved by" not in text and f"| valid | {half - 1} |" in text

@@ -242,6 +242,41 @@ def left_out_note(categories: Mapping[str, Any]) -> list[str]:
     return [" ".join(said) + " Their samples are not in the dataset.", ""] if said else []
 
 
+_ROUNDS = {"category": "valid / invalid / incoherent", "stereotype": "pro / anti (of the valid ones)"}
+_KAPPAS = {"cohen": "Cohen's", "fleiss": "Fleiss'"}
+
+
+def resolution_note(record: Mapping[str, Any] | None) -> list[str]:
+    """How the judgements were made, where ``nlibias validate resolve`` recorded it: the rule, the
+    annotators and their agreement per round (the paper reports them beside its Table 3).
+
+    >>> print(resolution_note({"rule": "drop", "left_out_of_agreement": {}, "agreement": {
+    ...     "category": {"annotators": ["ana", "ben"], "items": 6, "percent": 83.33, "kappa": 0.714,
+    ...                  "kappa_kind": "cohen"}}})[0])
+    Resolved by `nlibias validate resolve` with the rule `drop`. Agreement of ana, ben: valid / invalid / incoherent 83.3 % (Cohen's kappa 0.714) over the 6 hypotheses all of them answered.
+    """
+    if not isinstance(record, Mapping):
+        return []
+    line = f"Resolved by `nlibias validate resolve` with the rule `{record.get('rule')}`."
+    rounds = [(n, r) for n, r in (record.get("agreement") or {}).items() if r.get("kappa_kind")]
+    if rounds:
+        who = ", ".join(rounds[0][1].get("annotators") or [])
+        left_out = ", ".join(f"{k} ({v})" for k, v in (record.get("left_out_of_agreement") or {}).items())
+        line += f" Agreement of {who}" + (f" ({left_out} left out)" if left_out else "") + ": "
+        line += "; ".join(
+            f"{_ROUNDS.get(name, name)} "
+            + ("-" if r.get("percent") is None else f"{r['percent']:.1f} %")
+            + f" ({_KAPPAS.get(r['kappa_kind'], r['kappa_kind'])} kappa "
+            + ("undefined" if r.get("kappa") is None else f"{r['kappa']:.3f}")
+            + f") over the {r.get('items')} hypotheses all of them answered"
+            for name, r in rounds
+        )
+        line += "."
+    else:
+        line += " One annotator: no agreement to report."
+    return [line, ""]
+
+
 def outcome_tables(info: Mapping[str, Any]) -> list[str]:
     """Validation (paper Table 3), counterfactual expansion, final samples (Tables 4 and 12)."""
     tables = info["tables"]
@@ -254,6 +289,7 @@ def outcome_tables(info: Mapping[str, Any]) -> list[str]:
         ),
         "",
         *left_out_note(info["validation"]["categories"]),
+        *resolution_note(info["validation"].get("resolution")),
         "## Counterfactual expansion",
         "",
         markdown_table(["", "count"], [[k, v] for k, v in info["counterfactual"].items()]),

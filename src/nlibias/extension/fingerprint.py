@@ -29,7 +29,7 @@ from typing import Any
 from nlibias.extension.config import MLMConfig
 from nlibias.extension.context import StageContext
 from nlibias.io.fingerprint import sha256_file
-from nlibias.io.stages import model_identity
+from nlibias.io.stages import fingerprint, model_identity
 from nlibias.schema.model_ref import ModelRef
 
 __all__ = ["judgements_input", "model_files", "sha256_file", "stage_settings"]
@@ -186,5 +186,11 @@ def judgements_input(p: StageContext) -> dict[str, str | None]:
     """The judgements file as an input: a changed file reruns the stages that read it. Its
     content only, not its path: the path as written (the run directory named relatively once,
     absolutely the next time) reran validate, counterfactual and export on the same file."""
+    from nlibias.extension.validation_handoff import resolution_record
+
     path = p.judgements_path()
-    return {"judgements.sha256": sha256_file(path) if path.exists() else None}
+    record = resolution_record(path)  # who judged and how far they agreed: on the card
+    return {
+        "judgements.sha256": sha256_file(path) if path.exists() else None,
+        "resolution": None if record is None else fingerprint(record),
+    }

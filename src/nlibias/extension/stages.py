@@ -204,6 +204,7 @@ def run_validate(p: StageContext) -> dict[str, Any] | str:
     from nlibias.extension.validation_handoff import (
         apply_judgements,
         disagreed_hypotheses,
+        resolution_record,
         write_validation_queue,
     )
 
@@ -223,6 +224,7 @@ def run_validate(p: StageContext) -> dict[str, Any] | str:
     summary = {
         **result.summary,
         "judgements_file": str(p.judgements_path()) if judgements is not None else None,
+        "resolution": resolution_record(p.judgements_path()) if judgements is not None else None,
     }
     write_json(p.run_dir / "validation/summary.json", summary)
     categories = result.summary["categories"]

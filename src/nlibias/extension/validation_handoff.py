@@ -29,6 +29,9 @@ from nlibias.textio.text_files import csv_header, read_csv_records, read_text, r
 
 QUEUE_CSV = "validation/queue.csv"
 JUDGEMENTS_CSV = "validation/judgements.csv"
+RESOLUTION_JSON = "validation/resolution.json"
+"""What ``nlibias validate resolve`` resolved ``judgements.csv`` from: the rule, the annotators and
+their agreement per round, and the SHA-256 of the judgements file it wrote."""
 Category = Literal["valid", "invalid", "incoherent"]
 CATEGORIES: tuple[Category, ...] = ("valid", "invalid", "incoherent")
 _CATEGORY: dict[str, Category] = {c: c for c in CATEGORIES}
@@ -241,6 +244,24 @@ def disagreed_hypotheses(path: str | Path) -> frozenset[str]:
         for _, row in read_csv_records(path, read_text(path))
         if (row.get("resolution") or "").strip() == "dropped" and not (row.get("judgement") or "").strip()
     )
+
+
+def resolution_record(judgements: str | Path) -> dict[str, Any] | None:
+    """The record ``validate resolve`` wrote beside ``judgements`` (:data:`RESOLUTION_JSON`), when
+    it describes that very file (its SHA-256 matches: a file edited or replaced since has none).
+
+    >>> resolution_record("no/such/judgements.csv") is None
+    True
+    """
+    import json
+
+    path = Path(judgements)
+    record_path = path.parent / Path(RESOLUTION_JSON).name
+    if not path.is_file() or not record_path.is_file():
+        return None
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return record if isinstance(record, dict) and record.get("judgements_sha256") == digest else None
 
 
 def _parse_judgement(

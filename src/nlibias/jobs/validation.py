@@ -92,7 +92,31 @@ def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: int = 1)
     current = AnnotationStore.for_run(run_dir).current()
     resolved = resolve_labels(queue, current, parsed, min_annotators=min_annotators)
     path = write_judgements(run_dir, queue, resolved)
+    _write_resolution_record(run_dir, path, parsed, min_annotators)
     return {**resolution_summary(resolved), "rule": rule, "judgements": str(path)}
+
+
+def _write_resolution_record(run_dir: str | Path, judgements: Path, rule: Any, min_annotators: int) -> None:
+    """Beside the judgements: the rule, who judged and how far they agreed, per round, for the
+    dataset card (:data:`nlibias.extension.validation_handoff.RESOLUTION_JSON`)."""
+    import hashlib
+
+    from nlibias.extension.validation_handoff import RESOLUTION_JSON
+    from nlibias.io.atomic import write_json
+    from nlibias.validation.status import validation_status
+
+    report = validation_status(run_dir, rule=rule, min_annotators=min_annotators)
+    keep = ("annotators", "items", "percent", "kappa", "kappa_kind")
+    write_json(
+        Path(run_dir) / RESOLUTION_JSON,
+        {
+            "judgements_sha256": hashlib.sha256(judgements.read_bytes()).hexdigest(),
+            "rule": report["rule"],
+            "min_annotators": min_annotators,
+            "agreement": {name: {k: rnd.get(k) for k in keep} for name, rnd in report["agreement"].items()},
+            "left_out_of_agreement": report["left_out_of_agreement"],
+        },
+    )
 
 
 @checked
