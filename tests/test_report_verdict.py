@@ -164,6 +164,7 @@ def test_heat_map_uses_the_declared_range_and_shows_n(monkeypatch: pytest.Monkey
             "by_subtopic": {
                 "a": {"yes_rate_pro": 5.0, "n_pro_answered": 20},
                 "b": {"yes_rate_pro": 0.0, "n_pro_answered": 19},
+                "c": {"yes_rate_pro": None, "n_pro_answered": 0},  # every answer unparsed: was a blank cell
             }
         }
     }
@@ -171,7 +172,7 @@ def test_heat_map_uses_the_declared_range_and_shows_n(monkeypatch: pytest.Monkey
     [image] = fig.axes[0].get_images()
     assert (image.norm.vmin, image.norm.vmax) == (0.0, 100.0)
     texts = [t.get_text() for t in fig.axes[0].texts]
-    assert texts == ["5.0\nn=20", "0.0\nn=19"]
+    assert texts == ["5.0\nn=20", "0.0\nn=19", "n/a\nn=0"]
 
 
 def test_tp_figure_draws_50_and_no_empty_count_panel(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -337,12 +337,17 @@ def plot_subtopic_heatmap(
                     n = counts[i][j]
                     text = f"{data[i, j]:.1f}" + ("" if n is None else f"\nn={n}")
                     ax.text(j, i, text, ha="center", va="center", fontsize=4.5, color=colour, linespacing=0.9)
+                else:  # undefined (no answer read, or no sample): said, not a blank cell
+                    n = counts[i][j]
+                    text = "n/a" + ("" if n is None else f"\nn={n}")
+                    ax.text(j, i, text, ha="center", va="center", fontsize=4.5, color="grey", linespacing=0.9)
         fig.colorbar(image, ax=ax, label=f"{chosen} (%), fixed scale", shrink=0.8)
         return fig
 
     return _render(
         name,
-        f"{chosen} per subtopic and model, % on its full scale {vmin:g} to {vmax:g}, with n ({label}).",
+        f"{chosen} per subtopic and model, % on its full scale {vmin:g} to {vmax:g}, with n ({label}); "
+        "n/a: undefined (no answer read).",
         draw,
     )
 
