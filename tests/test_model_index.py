@@ -152,3 +152,15 @@ def test_a_card_keeps_its_name_and_its_other_results(run: Path, tmp_path: Path) 
         if r.dataset_type == "nlibias/bbnli" and r.metric_type == "accuracy"
     ]
     assert accuracy.metric_name == "Accuracy on the bias-audit samples (gold neutral)"
+
+
+def test_a_generative_model_s_prompt_and_mode_are_in_the_task_name() -> None:
+    """A generative LM asked with one prompt is named by its model alone (``lm``): the prompt and
+    the answer mode, which its values depend on, were lost; the task's name now carries them."""
+    import nlibias
+
+    run = Path(__file__).parent / "fixtures" / "regression" / "bbnli-generative-fake" / "audit"
+    with pytest.warns(UserWarning):  # a fixture written before run manifests
+        (entry,) = nlibias.model_index(run, model="lm|prompt=true|scored")
+    tasks = {r["task"]["name"] for r in entry["results"]}
+    assert tasks == {"Natural Language Inference (yes/no questions), prompt true, scored answers"}

@@ -77,10 +77,16 @@ def _eval_results(metrics: Mapping[str, Any], key: str, revision: str | None) ->
 
     from nlibias.metrics.meta import ALL_MEASURES
     from nlibias.metrics.verdicts import headline_infos
+    from nlibias.schema.model_keys import split_model_key
 
     overall = (metrics["models"][key] or {}).get("overall") or {}
-    kind = str((metrics.get("predictor_kinds") or {}).get(key, "classifier"))
+    generative = split_model_key(key)
+    # a run written before predictor_kinds: a generative LM's key says what it is
+    recorded = (metrics.get("predictor_kinds") or {}).get(key)
+    kind = str(recorded or ("generative" if generative is not None else "classifier"))
     task_type, task_name = TASKS.get(kind, ("text-classification", kind))
+    if generative is not None:  # the prompt and mode are in the key, not in the model's name
+        task_name = f"{task_name}, prompt {generative[1]}, {generative[2]} answers"
     source = str(metrics.get("source"))
     coverage, dataset_args = _coverage(metrics)
     infos = headline_infos(overall)
