@@ -419,6 +419,46 @@ def test_concurrency_flag_of_nlibias_audit(fake_server: Callable[..., FakeServer
     assert len(server.requests) == 12 and server.max_in_flight == 3
 
 
+def test_a_refused_api_key_on_the_command_line_names_what_the_command_line_reads(
+    fake_server: Callable[..., FakeServer], tmp_path: Path
+) -> None:
+    """HTTP 401 said "name another variable with the option --api-key-env": no command has it (an
+    HTTP backend's Python option); the command line reads $OPENAI_API_KEY."""
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+    from nlibias.io.samples import write_samples
+
+    server = fake_server(lambda n, path, payload, headers: (401, {}, {"error": {"message": "no key"}}, 0.0))
+    run = write_samples(tmp_path / "run", bbnli_like_samples(1))["jsonl"].parent
+    arguments = ["audit", "--samples", str(run), "--out", str(tmp_path / "out"), "--generative",
+                 f"openai:{server.url}#m", "--prompt", "true", "--no-cache", "--bootstrap", "0", "--quiet"]  # fmt: skip
+    result = CliRunner().invoke(app, arguments)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "answered HTTP 401: no key (set the API key in $OPENAI_API_KEY" in result.output
+    assert "--api-key-env" not in result.output
+
+
+def test_two_different_models_under_one_key_are_named_so(
+    fake_server: Callable[..., FakeServer], tmp_path: Path
+) -> None:
+    """A model in process and a server's model of the same name share a key: the refusal said
+    "given twice; name each model once", though each was named once."""
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+    from nlibias.io.samples import write_samples
+
+    server = fake_server(lambda n, path, payload, headers: chat_reply(payload))
+    run = write_samples(tmp_path / "run", bbnli_like_samples(1))["jsonl"].parent
+    arguments = ["audit", "--samples", str(run), "--out", str(tmp_path / "out"), "--generative", "fake:m",
+                 "--generative", f"openai:{server.url}#m", "--prompt", "true", "--no-cache", "--quiet"]  # fmt: skip
+    result = CliRunner().invoke(app, arguments)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "two different models share the key m|prompt=true|" in result.output
+    assert "serve it under an alias" in result.output and not server.requests
+
+
 # --- a real llama.cpp server ---------------------------------------------------------------------
 
 llama_cpp_missing = importlib.util.find_spec("llama_cpp") is None

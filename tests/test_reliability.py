@@ -278,3 +278,36 @@ def test_the_audit_warns_how_many_pairs_were_truncated(tiny_nli_dir: Path, tmp_p
     assert "1 pairs are longer than the model's maximum length and were truncated" in result.output
     stats = json.loads((tmp_path / "o" / "metrics.json").read_text())["run"]["models"]
     assert [m["stats"]["truncated_pairs"] for m in stats.values()] == [1]
+
+
+def test_a_cached_answer_that_contradicts_its_probabilities_is_recomputed(tmp_path: Path) -> None:
+    """A stored generative answer whose own probabilities make the other word the most probable
+    (its checksum sealed again) passed the cache's check and stopped the run at the predictions'
+    check ("label entailment contradicts probs ... write the argmax of probs as the label"): it is
+    now refused where it is read, recomputed and counted."""
+    from nlibias.io.samples import write_samples
+    from nlibias.runtime.cache import decode_value
+    from nlibias.testing.report_runs import bbnli_like_samples
+
+    samples = write_samples(tmp_path / "s", bbnli_like_samples(1))["jsonl"].parent
+    cache = tmp_path / "c.sqlite"
+    audit = ["audit", "--samples", str(samples), "--generative", "fake:g", "--prompt", "true", "--cache", str(cache),
+             "--bootstrap", "0", "--quiet"]  # fmt: skip
+    assert CliRunner().invoke(app, [*audit, "--out", str(tmp_path / "a")]).exit_code == 0
+    with sqlite3.connect(cache) as db:
+        key, stored = db.execute(
+            "SELECT key, value FROM outputs WHERE value LIKE '%probs%' LIMIT 1"
+        ).fetchone()
+        record = decode_value(stored, key)
+        words = sorted(record["probs"], key=record["probs"].get)
+        record["answer"] = words[0]  # the least probable word, sealed with a valid checksum
+        db.execute("UPDATE outputs SET value = ? WHERE key = ?", (encode_value(record, key), key))
+    again = CliRunner().invoke(app, [*audit, "--out", str(tmp_path / "b")])
+    assert again.exit_code == 0, again.output
+    stats = json.loads((tmp_path / "b" / "metrics.json").read_text())["run"]["models"][
+        "g|prompt=true|scored"
+    ]["stats"]
+    assert stats["cache_rejected"] == 1
+    assert (tmp_path / "b" / "predictions.jsonl").read_bytes() == (
+        tmp_path / "a" / "predictions.jsonl"
+    ).read_bytes()

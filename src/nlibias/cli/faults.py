@@ -61,6 +61,7 @@ _ARGUMENTS = {"benchmark": "NAME", "runs": "RUNS"}
 _NOT_OPTIONS = frozenset(
     {
         "api",
+        "api_key_env",  # an HTTP backend's option in Python; the command line reads $OPENAI_API_KEY
         "arch",
         "augment_options",
         "base_url",

@@ -323,13 +323,29 @@ def check_predictors(predictors: Sequence[Predictor]) -> None:
         )
     names = [p.name for p in predictors]
     duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
+    if not duplicates:
+        return
+    # two different models under one key (smollm2 in process and openai:URL#smollm2): "name each
+    # model once" would blame the user for what the keys do
+    different = [
+        n
+        for n in duplicates
+        if len({repr(sorted(p.describe().items())) for p in predictors if p.name == n}) > 1
+    ]
+    if different:
         raise ConfigError(
-            f"model key(s) given twice: {', '.join(duplicates)}; name each model once in models, generative, "
-            "mlm and causal",
+            f"two different models share the key {', '.join(different)}: a key is the model's name without "
+            "its backend, so give one of them another name (a server's model is named after '#', as the "
+            "server knows it: serve it under an alias)",
             parameter="models",
             names=fields,
         )
+    raise ConfigError(
+        f"model key(s) given twice: {', '.join(duplicates)}; name each model once in models, generative, "
+        "mlm and causal",
+        parameter="models",
+        names=fields,
+    )
 
 
 def run_section(

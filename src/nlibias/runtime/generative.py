@@ -171,18 +171,29 @@ class GenerativePredictor:
 
 def is_answer_record(value: Any) -> bool:
     """True for a cached answer record that can be used as is: an object whose ``answer`` is a
-    string or null and whose ``probs`` (if any) are finite, in [0, 1] and sum to 1.
+    string or null and whose ``probs`` (if any) are finite, in [0, 1], sum to 1 and make the
+    answer the most probable word (a stored answer that contradicts its probabilities stopped the
+    run at the predictions' check, with a fix that pointed away from the cache).
 
     >>> is_answer_record({"answer": "yes", "probs": {"yes": 0.75, "no": 0.25}})
     True
     >>> is_answer_record({"answer": "yes", "probs": {"yes": 0.9, "no": 0.9}}), is_answer_record([1])
     (False, False)
+    >>> is_answer_record({"answer": "yes", "probs": {"yes": 0.25, "no": 0.75}})
+    False
     """
     if not isinstance(value, dict) or not (value.get("answer") is None or isinstance(value["answer"], str)):
         return False
     probs = value.get("probs")
     if probs is not None and (
         not isinstance(probs, dict) or not is_probability_row(list(probs.values()), size=len(probs))
+    ):
+        return False
+    from nlibias.schema.prediction_rows import PROBABILITY_TOLERANCE  # pydantic: loaded when read
+
+    answer = value.get("answer")
+    if probs and answer is not None and (
+        answer not in probs or float(probs[answer]) < max(map(float, probs.values())) - PROBABILITY_TOLERANCE
     ):
         return False
     mass = value.get("answer_mass")

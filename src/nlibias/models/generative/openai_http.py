@@ -208,7 +208,10 @@ def _error_message(data: bytes) -> str:
 def _explain(url: str, status: int, message: str, api_key_env: str | None) -> str:
     text = f"{url} answered HTTP {status}: {message}"
     if status in (401, 403):
-        text += f" (set the API key in ${api_key_env or DEFAULT_API_KEY_ENV}, or name another variable with the parameter api_key_env)"
+        text += (
+            f" (set the API key in ${api_key_env or DEFAULT_API_KEY_ENV}; in Python, the backend's "
+            "parameter api_key_env names another variable)"
+        )
     elif status == 404:
         text += " (check the URL: it should end with /v1, and the model name after '#')"
     return text
