@@ -192,8 +192,13 @@ def is_answer_record(value: Any) -> bool:
     from nlibias.schema.prediction_rows import PROBABILITY_TOLERANCE  # pydantic: loaded when read
 
     answer = value.get("answer")
-    if probs and answer is not None and (
-        answer not in probs or float(probs[answer]) < max(map(float, probs.values())) - PROBABILITY_TOLERANCE
+    if (
+        probs
+        and answer is not None
+        and (
+            answer not in probs
+            or float(probs[answer]) < max(map(float, probs.values())) - PROBABILITY_TOLERANCE
+        )
     ):
         return False
     mass = value.get("answer_mass")
