@@ -222,12 +222,17 @@ def test_fill_settings_with_no_fill_model_that_loads_weights_are_refused(
 def test_fill_settings_are_accepted_when_a_fill_model_loads_weights(
     tmp_path: Path, fill: str, compared: list[str]
 ) -> None:
+    gguf = fill == "smollm2"  # a GGUF file has no revision (refused: the test below)
+    revision = "" if gguf else "  revision: abc\n"
     config = accepted(
         tmp_path,
-        f"mlm:\n  model: {fill}\n  dtype: bfloat16\n  device: cuda\n  revision: abc\n"
-        f"filter:\n  compare_fills: {compared}\n",
+        f"mlm:\n  model: {fill}\n  dtype: bfloat16\n  device: cuda\n{revision}filter:\n  compare_fills: {compared}\n",
     )
-    assert (config.mlm.dtype, config.mlm.device, config.mlm.revision) == ("bfloat16", "cuda", "abc")
+    assert (config.mlm.dtype, config.mlm.device, config.mlm.revision) == (
+        "bfloat16",
+        "cuda",
+        None if gguf else "abc",
+    )
 
 
 # -- from Python and the command line: extend_config, nlibias.extend ----------------------------
@@ -360,3 +365,15 @@ def test_a_fill_model_pinned_in_its_name_and_by_revision_is_refused(tmp_path: Pa
         extend_config(path, fill_model="causal:org/lm@abc")
     assert (str(caught.value), caught.value.parameter) == (reason, "fill_model")
     assert accepted(tmp_path, "mlm:\n  model: causal:org/lm\n  revision: def\n").mlm.revision == "def"
+
+
+@pytest.mark.parametrize("model", ["smollm2", "./lm.gguf", "gguf:./lm.gguf"])
+def test_a_revision_for_a_gguf_fill_is_refused_where_the_config_is_read(tmp_path: Path, model: str) -> None:
+    """A GGUF file (the embedded SmolLM2 is one) has no revision: the run went on to the fill and
+    failed there, "cannot load causal LM 'smollm2': We couldn't connect to 'https://huggingface.co'"."""
+    (tmp_path / "lm.gguf").write_bytes(b"GGUF")
+    model = model.replace("./", f"{tmp_path}/")
+    error = refused(tmp_path, f"mlm:\n  model: '{model}'\n  revision: v1\nfilter:\n  models: [fake:a]\n")
+    assert (error.field, error.line) == ("mlm.revision", 3)
+    assert "every fill model that loads weights here is a GGUF file" in error.reason
+    assert accepted(tmp_path, "mlm:\n  model: causal:org/lm\n  revision: v1\n").mlm.revision == "v1"

@@ -668,3 +668,17 @@ def test_compare_fill_on_the_command_line_reaches_the_filter_stage(
     assert result.exit_code == 0, result.output
     assert seen[0].filter.compare_fills == ["masked:bert-base-cased", f"gguf:{gguf}"]
     assert seen[0].mlm.model == "smollm2"
+
+
+def test_changed_weights_behind_fill_options_are_seen(tmp_path: Path) -> None:
+    """``causal:DIR?beam=8`` was fingerprinted with the options in the directory's name: no such
+    directory, so ``mlm.files`` was None and new weights reused the fills of the old ones."""
+    model = tmp_path / "lm"
+    model.mkdir()
+    (model / "config.json").write_text('{"architectures": ["LlamaForCausalLM"], "torch_dtype": "float32"}')
+    (model / "model.safetensors").write_bytes(b"old weights")
+    config = small_config(tmp_path, mlm={"model": f"causal:{model}?beam=8", "top_k": 2})
+    run_pipeline(config, factories=Spy().factories, progress=False, until="fill")
+    (model / "model.safetensors").write_bytes(b"new weights")
+    with pytest.raises(ConfigError, match=r"stage fill: mlm\.files: \"sha256:[0-9a-f]+\" -> \"sha256:"):
+        run_pipeline(config, factories=Spy().factories, progress=False, until="fill")

@@ -33,7 +33,7 @@ from nlibias.extension.config_refusals import (
     refuse_set,
 )
 from nlibias.schema.arguments import option_applies_to_nothing
-from nlibias.schema.model_ref import ModelRef
+from nlibias.schema.model_ref import ModelRef, split_kind, without_options
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
@@ -243,6 +243,20 @@ class ExtendConfig(_Strict):
         return self
 
 
+def _is_gguf(kind: str, spec: str, target: str) -> bool:
+    """A causal fill read from a GGUF file: the embedded SmolLM2 or a ``.gguf`` path (``gguf:`` too).
+
+    >>> _is_gguf("causal", "smollm2", "smollm2"), _is_gguf("causal", "causal:org/lm", "org/lm")
+    (True, False)
+    """
+    from nlibias.models.generative.sources import SMOLLM2_NAME
+
+    name = without_options(target)
+    return kind == "causal" and (
+        split_kind(spec)[0] == "gguf" or name == SMOLLM2_NAME or name.lower().endswith(".gguf")
+    )
+
+
 _SECTIONS: dict[str, type[BaseModel]] = {
     "templates": TemplatesConfig,
     "mlm": MLMConfig,
@@ -350,6 +364,12 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
         return "mlm.revision", (  # the name's revision was loaded, and the card printed this one
             f"the fill model {config.mlm.model!r} is pinned in its name (@REV), which is the revision "
             f"it loads; give the revision once: remove mlm.revision ({config.mlm.revision!r}) or the @REV"
+        )
+    files = [f for f, (kind, target) in zip(fills, kinds, strict=True) if _is_gguf(kind, f, target)]
+    if config.mlm.revision and files and len(files) == sum(fill_loads_weights(f) for f in fills):
+        return "mlm.revision", (  # it went on to the fill and failed there, naming a hub download
+            f"a revision applies to hub models and local directories, and every fill model that loads "
+            f"weights here is a GGUF file ({', '.join(files)}); remove mlm.revision ({config.mlm.revision!r})"
         )
     if config.mlm.stopwords is not None and all(kind != "causal" for kind, _ in kinds):
         return "mlm.stopwords", (

@@ -30,7 +30,7 @@ from nlibias.extension.config import MLMConfig
 from nlibias.extension.context import StageContext
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.stages import fingerprint, model_identity
-from nlibias.schema.model_ref import ModelRef
+from nlibias.schema.model_ref import ModelRef, without_options
 
 __all__ = ["judgements_input", "model_files", "sha256_file", "stage_settings"]
 
@@ -45,8 +45,10 @@ def _is_fake(model: str) -> bool:
 def model_files(model: str, revision: str | None) -> str | None:
     """:func:`nlibias.io.stages.model_identity` as one string: the file hash of a local model
     directory (also behind ``causal:`` and the like), ``commit:<sha>`` for a hub id (None when it
-    cannot be resolved, and for a fake)."""
-    identity = model_identity(model, revision)
+    cannot be resolved, and for a fake). Options after ``?`` are not part of the files' name:
+    read with them (``causal:./m?beam=8``), the directory was not found, the files were None and
+    changed weights reused the fills made with the old ones."""
+    identity = model_identity(without_options(model), revision)
     if identity["files_sha256"] is not None:
         return str(identity["files_sha256"])
     return f"commit:{identity['revision']}" if identity["revision"] is not None else None
@@ -79,6 +81,7 @@ def _checkpoint_dtype(model: str) -> str:
 
     from nlibias.models.hf_common import checkpoint_dtype
 
+    model = without_options(model)  # "causal:./m?beam=8" names the directory ./m
     ref = ModelRef.unread(model)
     name = ref.name if ref.kind.isidentifier() and not Path(model).exists() else model
     from nlibias.models.generative.sources import SMOLLM2_NAME

@@ -20,7 +20,8 @@ The fill therefore works in two steps, both batched over every text of a chunk:
 
 Each :class:`~nlibias.models.mlm.mask_filler.FillCandidate` then holds the word, its rank after
 re-ranking, ``log_prob`` = the natural-log probability of the whole completed sentence, and
-``vocab_rank`` = its rank among the left-context candidates (1 = the most probable continuation).
+``vocab_rank`` = its rank among the left-context candidates left after the skipped words (stop
+words, block-listed words, the original word): 1 = the most probable continuation kept.
 
 Forward passes are planned by :func:`nlibias.models.batching.plan_batches` (sorted by length,
 capped by tokens); beam steps read only the last position's logits (left padding with position
