@@ -105,6 +105,7 @@ CASES: list[tuple[str, str | None, str]] = [
     ("False or true", None, "ambiguous"),
     ("Yes, no, maybe", None, "ambiguous"),
     ("No, no, the paragraph is about statistics.", "no", "leading-word"),
+    ("Yes, no doubt the paragraph says so.", "yes", "leading-word"),
     # a question is not an answer
     ("Entailed? No.", None, "ambiguous"),
     ("The hypothesis is true? No.", None, "no-answer"),

@@ -239,6 +239,8 @@ def parse_answer(text: str | None, answers: tuple[str, ...] = BINARY_ANSWERS) ->
         rest = body[leading.end() :]
         meaning = _LEADING_MEANING[_SPACES.sub(" ", leading.group(1))]
         second = _SECOND.match(rest)
+        if second and second.group(1) == "no" and _NO_DETERMINER.match(rest[second.end() :]):
+            second = None  # "Yes, no doubt the paragraph says so": a determiner, not a second answer
         if (
             _JOINED.match(rest)
             or rest.lstrip().startswith("?")  # "Entailed? No.": a question, then the answer
