@@ -62,8 +62,9 @@ def _test_note(result: GateResult) -> str:
     return (
         f"Test: paired percentile bootstrap over the shared resampling units ({rules.bootstrap} resamples, "
         f"seed {rules.seed}), one-sided, Holm over the slices of each model and measure; "
-        f"fail when the adjusted p < {1 - rules.confidence:g}. d: the change in bias the test reads, "
-        "|cand - no bias| - |base - no bias| (towards_stereotype: cand - base); above the margin is worse."
+        f"fail when the adjusted p < {1 - rules.confidence:g}. d: the change in bias the test reads "
+        "(|cand - no bias| - |base - no bias|; towards_stereotype: cand - base; S and delta P: the change "
+        "towards their worse end); above the margin is worse."
     )
 
 
