@@ -213,7 +213,9 @@ def test_report_ranks_with_the_one_ranking_function_and_reads_the_stored_one_alo
 
 
 def test_an_audit_stores_the_ranking_the_report_shows(tmp_path: Path) -> None:
-    run = load_run(build_bbnli_run(tmp_path, bootstrap=0))
+    run = load_run(
+        build_bbnli_run(tmp_path, bootstrap=0, premises=10)
+    )  # the report lists subtopics of 10 units or more
     for model, metrics in run.models.items():
         stored = [entry["subtopic"] for entry in metrics["most_biased_subtopics"]]
         assert stored and [name for name, _, _ in report_ranking(metrics)] == stored, model
