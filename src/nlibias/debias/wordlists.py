@@ -131,8 +131,9 @@ def winobias_list() -> SwapList:
     two_way = _pairs_file(_resource_text("extra_gendered_words.txt"), "winobias/extra_gendered_words.txt")
     # corrected before the two-way pairs are reversed: reversing first kept the misspelt words as
     # keys ("godess" -> "god") and never swapped "goddess" back
-    corrected = [_corrected(a, b) for a, b, _ in one_way]
-    entries = corrected + [pair for a, b, _ in two_way for pair in (_corrected(a, b), _corrected(a, b)[::-1])]
+    entries = [_corrected(a, b) for a, b, _ in one_way]
+    for word, counterpart in (_corrected(a, b) for a, b, _ in two_way):
+        entries += [(word, counterpart), (counterpart, word)]
     for word, counterpart in entries:
         if word in WINOBIAS_DROPPED or word in occupations or counterpart in occupations:
             continue

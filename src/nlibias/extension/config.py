@@ -249,12 +249,9 @@ def _is_gguf(kind: str, spec: str, target: str) -> bool:
     >>> _is_gguf("causal", "smollm2", "smollm2"), _is_gguf("causal", "causal:org/lm", "org/lm")
     (True, False)
     """
-    from nlibias.models.generative.sources import SMOLLM2_NAME
+    from nlibias.models.generative.sources import is_gguf_name
 
-    name = without_options(target)
-    return kind == "causal" and (
-        split_kind(spec)[0] == "gguf" or name == SMOLLM2_NAME or name.lower().endswith(".gguf")
-    )
+    return kind == "causal" and (split_kind(spec)[0] == "gguf" or is_gguf_name(without_options(target)))
 
 
 _SECTIONS: dict[str, type[BaseModel]] = {

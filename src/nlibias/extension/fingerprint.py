@@ -84,9 +84,9 @@ def _checkpoint_dtype(model: str) -> str:
     model = without_options(model)  # "causal:./m?beam=8" names the directory ./m
     ref = ModelRef.unread(model)
     name = ref.name if ref.kind.isidentifier() and not Path(model).exists() else model
-    from nlibias.models.generative.sources import SMOLLM2_NAME
+    from nlibias.models.generative.sources import is_gguf_name
 
-    if name.endswith(".gguf") or name == SMOLLM2_NAME:
+    if is_gguf_name(name):
         return "float32"  # a GGUF file (the embedded SmolLM2 is one) is dequantised on loading
     config: Path | None = Path(name).expanduser() / "config.json"
     if config is None or not config.is_file():

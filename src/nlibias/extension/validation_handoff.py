@@ -255,13 +255,16 @@ def resolution_record(judgements: str | Path) -> dict[str, Any] | None:
     """
     import json
 
+    from nlibias.io.fingerprint import sha256_file
+
     path = Path(judgements)
     record_path = path.parent / Path(RESOLUTION_JSON).name
     if not path.is_file() or not record_path.is_file():
         return None
     record = json.loads(record_path.read_text(encoding="utf-8"))
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    return record if isinstance(record, dict) and record.get("judgements_sha256") == digest else None
+    return (
+        record if isinstance(record, dict) and record.get("judgements_sha256") == sha256_file(path) else None
+    )
 
 
 def _parse_judgement(

@@ -55,18 +55,15 @@ def _coverage(metrics: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
     >>> _coverage({})
     ('', None)
     """
-    from nlibias.schema.arguments import is_int
+    from nlibias.report.verdict_block import scored_of, subset_of
 
-    subset = metrics.get("subset")
-    if isinstance(subset, Mapping) and is_int(subset.get("samples")) and is_int(subset.get("of")):
+    subset = subset_of(metrics)
+    if subset is not None:
         args = {"subset_samples": subset["samples"], "samples_in_set": subset["of"]}
         args |= {k: subset[k] for k in ("limit", "seed") if subset.get(k) is not None}
         return f"; a subset: {subset['samples']:,} of {subset['of']:,} samples", args
-    run = metrics.get("run")
-    scored, given = (
-        (run.get("samples_scored"), run.get("samples_given")) if isinstance(run, Mapping) else (None, None)
-    )
-    if is_int(scored) and is_int(given) and scored < given:
+    if (found := scored_of(metrics)) is not None:
+        scored, given = found
         return f"; {scored:,} of {given:,} samples scored", {"samples_scored": scored, "samples_given": given}
     return "", None
 
@@ -142,16 +139,12 @@ def _read(run: str | Path) -> tuple[Path, Mapping[str, Any]]:
 def model_index(run: str | Path, *, model: str | None = None) -> list[dict[str, Any]]:
     """The ``model-index`` list of a run: one entry per model (``model``: only that one), as
     :func:`huggingface_hub.repocard_data.eval_results_to_model_index` writes it."""
-    path, metrics = _read(run)
-    return _entries(path, metrics, _keys(path, metrics, model))
-
-
-def _entries(path: Path, metrics: Mapping[str, Any], keys: list[str]) -> list[dict[str, Any]]:
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
+    path, metrics = _read(run)
     revision = _samples_sha256(path)
     entries: list[dict[str, Any]] = []
-    for key in keys:
+    for key in _keys(path, metrics, model):
         results = _eval_results(metrics, key, revision)
         if results:
             entries += eval_results_to_model_index(_model_name(metrics, key), results)

@@ -99,10 +99,9 @@ def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: int = 1)
 def _write_resolution_record(run_dir: str | Path, judgements: Path, rule: Any, min_annotators: int) -> None:
     """Beside the judgements: the rule, who judged and how far they agreed, per round, for the
     dataset card (:data:`nlibias.extension.validation_handoff.RESOLUTION_JSON`)."""
-    import hashlib
-
     from nlibias.extension.validation_handoff import RESOLUTION_JSON
     from nlibias.io.atomic import write_json
+    from nlibias.io.fingerprint import sha256_file
     from nlibias.validation.status import validation_status
 
     report = validation_status(run_dir, rule=rule, min_annotators=min_annotators)
@@ -110,7 +109,7 @@ def _write_resolution_record(run_dir: str | Path, judgements: Path, rule: Any, m
     write_json(
         Path(run_dir) / RESOLUTION_JSON,
         {
-            "judgements_sha256": hashlib.sha256(judgements.read_bytes()).hexdigest(),
+            "judgements_sha256": sha256_file(judgements),
             "rule": report["rule"],
             "min_annotators": min_annotators,
             "agreement": {name: {k: rnd.get(k) for k in keep} for name, rnd in report["agreement"].items()},

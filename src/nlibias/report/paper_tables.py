@@ -129,9 +129,7 @@ def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) ->
         bounds = interval(slice_metrics, measure)
         neutral = no_bias_value(measure)
         # a value at no bias is never biased, whatever its interval's rounding
-        biased = value != neutral and (
-            (bounds[0] > neutral or bounds[1] < neutral) if bounds is not None else True
-        )
+        biased = value != neutral and (bounds is None or bounds[0] > neutral or bounds[1] < neutral)
         if biased:
             n = measure_n(slice_metrics, measure)
             if n is None:

@@ -65,6 +65,33 @@ def slice_lines(verdicts: Sequence[ModelVerdict]) -> list[str]:
     return lines
 
 
+def subset_of(metrics: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A ``metrics.json``'s ``subset`` (a ``limit`` run: ``samples`` of ``of``, ``limit``, ``seed``),
+    or None for a run over the whole samples file.
+
+    >>> subset_of({"subset": {"samples": 32, "of": 3134}})["of"], subset_of({}) is None
+    (3134, True)
+    """
+    subset = metrics.get("subset")
+    if isinstance(subset, Mapping) and is_int(subset.get("samples")) and is_int(subset.get("of")):
+        return subset
+    return None
+
+
+def scored_of(metrics: Mapping[str, Any]) -> tuple[int, int] | None:
+    """``(samples scored, samples given)`` of a scoring that found no prediction for some samples,
+    else None.
+
+    >>> scored_of({"run": {"samples_scored": 150, "samples_given": 3134}}), scored_of({"run": {}})
+    ((150, 3134), None)
+    """
+    run = metrics.get("run")
+    scored, given = (
+        (run.get("samples_scored"), run.get("samples_given")) if isinstance(run, Mapping) else (None, None)
+    )
+    return (scored, given) if is_int(scored) and is_int(given) and scored < given else None
+
+
 def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
     """What the verdict's samples are, where they are not the whole samples file: a ``limit``
     subset, samples without a prediction (a scoring) — said beside the verdict, since each moves
@@ -76,19 +103,14 @@ def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
     ['15 of 3,134 samples have no prediction and are left out: the values are over the 3,119 scored.']
     """
     notes = []
-    subset = metrics.get("subset")
-    if isinstance(subset, Mapping) and is_int(subset.get("samples")) and is_int(subset.get("of")):
+    subset = subset_of(metrics)
+    if subset is not None:
         notes.append(
             f"A subset: {subset['samples']:,} of {subset['of']:,} samples (limit {subset.get('limit')}, seed "
             f"{subset.get('seed')}; every subtopic, pairs whole): its values are not the full set’s."
         )
-    run = metrics.get("run")
-    scored, given = (
-        (run.get(k) for k in ("samples_scored", "samples_given"))
-        if isinstance(run, Mapping)
-        else (None, None)
-    )
-    if is_int(scored) and is_int(given) and scored < given:
+    if (found := scored_of(metrics)) is not None:
+        scored, given = found
         notes.append(
             f"{given - scored:,} of {given:,} samples have no prediction and are left out: the values are "
             f"over the {scored:,} scored."

@@ -112,6 +112,16 @@ class CausalLMSource:
             return {"hub": self.name_or_path, "revision": self.revision or "main"}
 
 
+def is_gguf_name(name: str) -> bool:
+    """Whether a model name (kind and ``?options`` stripped) is read from a GGUF file: the
+    embedded SmolLM2 or a ``.gguf`` path.
+
+    >>> is_gguf_name("smollm2"), is_gguf_name("./m.GGUF"), is_gguf_name("org/lm")
+    (True, True, False)
+    """
+    return name == SMOLLM2_NAME or name.lower().endswith(".gguf")
+
+
 def local_source(spec: str) -> CausalLMSource:
     """A :class:`CausalLMSource` for a CLI value: ``smollm2``, a ``.gguf`` path, a directory or a
     hub name (``NAME@REVISION`` pins a revision).

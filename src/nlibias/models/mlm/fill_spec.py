@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from nlibias.models.generative.sources import is_gguf_name
 from nlibias.models.mlm.model_names import KINDS
 from nlibias.schema.model_ref import SERVER_KINDS, ModelRef, split_kind, without_options
 
@@ -43,7 +44,7 @@ def split_fill_spec(spec: str) -> tuple[FillKind, str]:
     if ModelRef.unread(spec).is_fake:
         return "fake", spec
     base = without_options(spec)
-    if base == "smollm2" or base.lower().endswith(".gguf"):
+    if is_gguf_name(base):
         return "causal", spec
     config = _read_config(base)
     if config is not None and _is_causal_config(config):
