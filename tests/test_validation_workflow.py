@@ -433,3 +433,34 @@ def test_hypotheses_resolve_dropped_are_counted_apart_from_unjudged_ones(tmp_pat
     assert again.exit_code == 0, again.output
     text = card.read_text(encoding="utf-8")
     assert "Resolved by" not in text and f"| valid | {half - 1} |" in text
+
+
+def test_a_damaged_resolution_record_is_refused_naming_the_file(tmp_path: Path) -> None:
+    """The record beside the judgements is read as every JSON file is: not JSON, refused with its
+    file and line; rounds that are not objects, refused naming the field (they crashed the card)."""
+    import csv
+
+    from nlibias.cli.main import app
+    from nlibias.extension.validation_handoff import resolution_record
+    from nlibias.io.fingerprint import sha256_file
+    from test_extension_pipeline import _small_extend_args
+
+    args = _small_extend_args(tmp_path)
+    CliRunner().invoke(app, args)  # stops at the queue
+    validation = tmp_path / "run" / "validation"
+    first = next(csv.DictReader((validation / "queue.csv").open(encoding="utf-8")))
+    judgements = validation / "judgements.csv"
+    judgements.write_text(f"hypothesis_id,judgement,stereotype\n{first['hypothesis_id']},valid,pro\n")
+    record = validation / "resolution.json"
+    record.write_text('{"judgements_sha256":\n  "abc",}')
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 2 and "Traceback" not in done.output
+    assert f"{record}:2: invalid JSON" in done.output
+    record.write_text(
+        json.dumps({"judgements_sha256": sha256_file(judgements), "agreement": {"category": 3}})
+    )
+    with pytest.raises(SourceError) as refused:
+        resolution_record(judgements)
+    assert (refused.value.path, refused.value.field) == (str(record), "agreement")
+    record.write_text(json.dumps({"judgements_sha256": "another file's", "agreement": {"category": 3}}))
+    assert resolution_record(judgements) is None  # it describes another judgements file

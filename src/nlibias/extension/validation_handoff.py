@@ -253,18 +253,25 @@ def resolution_record(judgements: str | Path) -> dict[str, Any] | None:
     >>> resolution_record("no/such/judgements.csv") is None
     True
     """
-    import json
-
     from nlibias.io.fingerprint import sha256_file
+    from nlibias.io.jsonl import read_json_file
 
     path = Path(judgements)
     record_path = path.parent / Path(RESOLUTION_JSON).name
     if not path.is_file() or not record_path.is_file():
         return None
-    record = json.loads(record_path.read_text(encoding="utf-8"))
-    return (
-        record if isinstance(record, dict) and record.get("judgements_sha256") == sha256_file(path) else None
-    )
+    record = read_json_file(record_path)  # not JSON: refused with its line
+    if not isinstance(record, dict) or record.get("judgements_sha256") != sha256_file(path):
+        return None  # describes another judgements file (edited or replaced since)
+    rounds = record.get("agreement")
+    if not isinstance(rounds, dict) or not all(isinstance(r, dict) for r in rounds.values()):
+        raise SourceError(
+            record_path,
+            "agreement",
+            "expected an object of rounds, each an object (as nlibias validate resolve writes it)",
+            fix="run nlibias validate resolve again, or delete the file",
+        )
+    return record
 
 
 def _parse_judgement(
