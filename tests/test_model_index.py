@@ -164,3 +164,15 @@ def test_a_generative_model_s_prompt_and_mode_are_in_the_task_name() -> None:
         (entry,) = nlibias.model_index(run, model="lm|prompt=true|scored")
     tasks = {r["task"]["name"] for r in entry["results"]}
     assert tasks == {"Natural Language Inference (yes/no questions), prompt true, scored answers"}
+
+
+def test_a_card_whose_model_index_huggingface_hub_cannot_read_is_refused(run: Path, tmp_path: Path) -> None:
+    """``ModelCard`` drops a model-index it cannot read (a warning only), and writing ours then
+    deleted it: the card is now left as it was and the export refused, naming the field."""
+    card = tmp_path / "README.md"
+    text = "---\nlicense: mit\nmodel-index: oops\n---\n# My model\n"
+    card.write_text(text)
+    done = runner.invoke(app, ["export", "model-index", str(run), "--card", str(card)])
+    assert done.exit_code == 2 and "Traceback" not in done.output
+    assert f"{card}: field model-index: huggingface_hub cannot read the card's model-index" in done.output
+    assert card.read_text() == text

@@ -185,6 +185,22 @@ def _one_model(path: Path, keys: list[str]) -> str:
     return keys[0]
 
 
+def _written_model_index(text: str, path: Path) -> bool:
+    """Whether a card's metadata block holds a non-empty ``model-index`` (read as written, where
+    ``ModelCard`` leaves out one it cannot read).
+
+    >>> _written_model_index("---\\nmodel-index: oops\\n---\\n# x", Path("README.md"))
+    True
+    """
+    from huggingface_hub.repocard import REGEX_YAML_BLOCK
+
+    from nlibias.textio.yaml_unique import load_yaml
+
+    block = REGEX_YAML_BLOCK.search(text)
+    metadata = load_yaml(block.group(2), path) if block else None
+    return isinstance(metadata, dict) and bool(metadata.get("model-index"))
+
+
 def update_card(run: str | Path, card: str | Path, *, model: str | None = None) -> Path:
     """Write the run's ``model-index`` into the metadata block of the model card at ``card``,
     keeping the rest of its metadata and its text (a card without a block gets one). A card
@@ -198,13 +214,21 @@ def update_card(run: str | Path, card: str | Path, *, model: str | None = None) 
     card_path = Path(card)
     if not card_path.is_file():
         raise SourceError(card_path, None, "no model card here", fix="pass an existing README.md")
-    loaded = ModelCard(card_path.read_text(encoding="utf-8"), ignore_metadata_errors=True)
+    text = card_path.read_text(encoding="utf-8")
+    loaded = ModelCard(text, ignore_metadata_errors=True)
     results = _eval_results(metrics, key, _samples_sha256(path))
     if not results:
         raise DataError(f"{path}: model {key!r} reports no headline measure or accuracy", model=key)
     data = loaded.data
     if not isinstance(data, ModelCardData):  # ModelCard always reads ModelCardData
         raise SourceError(card_path, None, "not a model card")
+    if not data.eval_results and _written_model_index(text, card_path):
+        raise SourceError(  # huggingface_hub dropped it, and writing ours would have deleted it
+            card_path,
+            "model-index",
+            "huggingface_hub cannot read the card's model-index, so its results would be lost",
+            fix="correct the card's model-index (or remove it) and export again",
+        )
     # the card's own results stay: only those of this benchmark are replaced, and the card keeps its
     # model name (before, both were overwritten: an MNLI accuracy was lost, the name became "a")
     ours = results[0].dataset_type
