@@ -43,7 +43,24 @@ def test_sentences_come_from_a_real_splitter() -> None:
     assert split_sentences(" ... ") == []
 
 
-_WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
+# A body that opens with a second answer word ("Yes, false.") is ambiguous on purpose (test_answers.py),
+# so the bodies here use no answer word, nor the words that join or negate one.
+_ANSWER_VOCABULARY = {
+    "yes",
+    "no",
+    "maybe",
+    "not",
+    "entailed",
+    "true",
+    "false",
+    "correct",
+    "incorrect",
+    "and",
+    "or",
+}
+_WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8).filter(
+    lambda word: word not in _ANSWER_VOCABULARY
+)
 _SENTENCE = st.lists(_WORDS, min_size=1, max_size=6).map(lambda words: " ".join(words).capitalize() + ".")
 _BODY = st.lists(_SENTENCE, min_size=0, max_size=4).map(" ".join)
 _ANSWER = st.sampled_from(["Yes", "No", "yes", "NO", "**Yes**", "**No**"])
