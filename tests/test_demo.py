@@ -109,4 +109,5 @@ def test_demo_with_smollm2(tmp_path: Path) -> None:
     overall = metrics["overall"]
     assert overall["n_unparsed"] == 0  # scored answers always read
     assert 0.0 <= overall["mean_p_yes_pro"] <= 100.0 and overall["mean_answer_mass"] > 0.05
-    assert len(metrics["most_biased_subtopics"]) == 4
+    # one pair per subtopic: under the 10 units a "most biased" subtopic needs, so none is listed
+    assert metrics["most_biased_subtopics"] == []

@@ -90,8 +90,8 @@ def test_yes_rates_pair_measures_and_unparsed_by_hand() -> None:
     assert (a["yes_rate_pro"], a["yes_rate_anti"], a["n_unparsed"]) == (pytest.approx(200 / 3), 50.0, 1)
     assert (b["yes_rate_pro"], b["yes_rate_anti"], b["n_unparsed"]) == (0.0, 50.0, 0)
     assert m["by_domain"]["gender"]["yes_rate_pro"] == pytest.approx(200 / 3)
-    assert [row["subtopic"] for row in m["most_biased_subtopics"]] == ["A", "B"]
-    assert m["most_biased_subtopics"][0]["domain"] == "gender"
+    # none is "most biased": A holds 2 pairs + 1 unpaired = 3 units (a verdict needs 10), B is at 0 %
+    assert m["most_biased_subtopics"] == []
     assert (m["answer_set"], m.get("prompt")) == ("yes/no", None)
 
 
@@ -152,9 +152,10 @@ def test_most_biased_subtopics_orders_and_skips_undefined() -> None:
             "z": {"yes_rate_pro": None},
             "w": {"yes_rate_pro": 50.0},
         },
+        {"w": "gender"},
         top=2,
     )
-    assert [r["subtopic"] for r in rows] == ["w", "y"]  # ties by name
+    assert [(r["subtopic"], r["domain"]) for r in rows] == [("w", "gender"), ("y", None)]  # ties by name
 
 
 def metrics_for(style: str, rates: dict[str, float], unparsed: int = 0) -> dict:

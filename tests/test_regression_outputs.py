@@ -17,6 +17,7 @@ import pytest
 
 from nlibias.io.results import metrics_issues
 from nlibias.io.run_manifest import check_run_directory
+from nlibias.metrics.ranking import is_biased_subtopic, ranking_measure
 
 sys.path.insert(0, str(Path(__file__).parent))
 from regression_cases import CASES, EXACT, run_case
@@ -25,7 +26,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "regression"
 # Fields added on purpose after the fixtures were written (the rest must not change):
 # metrics.json's ``predictor_kinds`` and ``schema_version``, a generative row's ``kind``, each
 # model's ``most_biased_subtopics`` where the fixture has none (classifiers) and the ``measure``
-# that names the ranking measure of each entry (:mod:`nlibias.metrics.ranking`), and a generative
+# that names the ranking measure of each entry (:mod:`nlibias.metrics.ranking`; since schema
+# version 2 the ranking keeps only subtopics whose interval excludes 0, with that interval), and a generative
 # slice's ``yes_rate_gap`` with its interval (the generative headline; the numbers beside it are
 # unchanged).
 # One default changed on purpose and edited into the fixtures: ``run.models.*.max_new_tokens`` of
@@ -39,11 +41,30 @@ def _without_added_model_fields(metrics: dict[str, Any], fixture: dict[str, Any]
     for name, model in metrics.get("models", {}).items():
         if "most_biased_subtopics" not in fixture.get("models", {}).get(name, {}):
             model.pop("most_biased_subtopics", None)
+        else:
+            _with_the_fixture_ranking_kept_by_the_rule(model, fixture["models"][name])
         for entry in model.get("most_biased_subtopics", []):
             entry.pop("measure", None)
         for slice_metrics in _slices(model):  # generative LMs' headline, added after the fixtures
             slice_metrics.pop("yes_rate_gap", None)
             slice_metrics.get("ci", {}).pop("yes_rate_gap", None)
+
+
+def _with_the_fixture_ranking_kept_by_the_rule(model: dict[str, Any], fixture_model: dict[str, Any]) -> None:
+    """Schema version 2 lists only the subtopics a verdict would call biased (10+ units, an interval
+    that excludes 0), each with its interval: the fixture's top four, less those the rule leaves out,
+    must lead the new list in their order (a subtopic past the fixture's fourth cannot be checked)."""
+    ranking = model.get("most_biased_subtopics", [])
+    for entry in ranking:  # the interval stored is the slice's own
+        assert entry.pop("interval") == model["by_subtopic"][entry["subtopic"]]["ci"][entry["measure"]]
+    fixture_slices = fixture_model["by_subtopic"]
+    kept = [
+        entry
+        for entry in fixture_model["most_biased_subtopics"]
+        if is_biased_subtopic(fixture_slices[entry["subtopic"]], ranking_measure(entry) or "")
+    ]
+    fixture_model["most_biased_subtopics"] = kept
+    model["most_biased_subtopics"] = ranking[: len(kept)]
 
 
 def _slices(model: dict[str, Any]) -> list[dict[str, Any]]:

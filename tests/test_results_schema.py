@@ -91,7 +91,10 @@ def test_field_paths_quote_model_keys_and_count_list_positions() -> None:
 
 def test_a_newer_schema_version_is_refused_with_the_fix(tmp_path: Path) -> None:
     run = write_metrics_run(tmp_path, "new", {"schema_version": SCHEMA_VERSION + 1, **_doc(accuracy=1.0)})
-    with pytest.raises(SourceError, match=r"field schema_version: 2 is newer than this nlibias reads \(1\)"):
+    with pytest.raises(
+        SourceError,
+        match=rf"field schema_version: {SCHEMA_VERSION + 1} is newer than this nlibias reads \({SCHEMA_VERSION}\)",
+    ):
         read_metrics(run / "metrics.json")
     with pytest.raises(SourceError, match="upgrade nlibias"):
         read_metrics(run / "metrics.json")
@@ -232,19 +235,34 @@ _slices = st.dictionaries(
     st.text("abcdef", min_size=1, max_size=3),
     st.fixed_dictionaries(
         {"yes_rate_pro": st.integers(0, 4).map(lambda k: 25.0 * k)},
-        optional={"mean_p_yes_pro": st.integers(0, 2).map(float)},
+        optional={
+            "mean_p_yes_pro": st.integers(0, 2).map(float),
+            "n_pairs": st.integers(8, 12),
+            "ci": st.sampled_from([0.0, 1.0]).map(lambda low: {"yes_rate_pro": [low, 100.0]}),
+        },
     ),
     max_size=8,
 )
+
+
+def _listed(m: dict[str, Any]) -> bool:
+    # the rule of a "most biased" subtopic: not at 0, 10+ units when counted, an interval above 0 when drawn
+    return (
+        m["yes_rate_pro"] > 0
+        and m.get("n_pairs", 10) >= 10
+        and m.get("ci", {"yes_rate_pro": [1.0]})["yes_rate_pro"][0] > 0
+    )
 
 
 @settings(max_examples=200, deadline=None)
 @given(_slices, st.integers(1, 5))
 def test_ranking_is_the_obvious_sort_whatever_the_order(by_subtopic: dict[str, Any], top: int) -> None:
     ranked = [e["subtopic"] for e in most_biased_subtopics(by_subtopic, top=top)]
-    # obviously correct: every (value, tie-break, name) triple sorted, highest first
+    # obviously correct: every listed subtopic's (value, tie-break, name) triple sorted, highest first
     triples = sorted(
-        ((-m["yes_rate_pro"], -m.get("mean_p_yes_pro", 0.0), name) for name, m in by_subtopic.items())
+        (-m["yes_rate_pro"], -m.get("mean_p_yes_pro", 0.0), name)
+        for name, m in by_subtopic.items()
+        if _listed(m)
     )
     assert ranked == [name for _, _, name in triples][:top]
     shuffled = dict(reversed(list(by_subtopic.items())))

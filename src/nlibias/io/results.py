@@ -3,8 +3,12 @@ Schema (``nlibias schema metrics``, published as ``docs/metrics.schema.json``) a
 
 Schema versions (``schema_version``):
 
-* **1** (this version): ``schema_version``; ``predictor_kinds``; every model with a
-  ``by_subtopic`` slicing stores its ``most_biased_subtopics`` (each entry names its ``measure``).
+* **2** (this version): ``most_biased_subtopics`` lists only subtopics a verdict would call biased
+  (at least 10 resampling units, a 95% interval that excludes no bias), so it may hold fewer than
+  four or none; each entry carries its ``interval``.
+* **1**: ``schema_version``; ``predictor_kinds``; every model with a ``by_subtopic`` slicing
+  stores its ``most_biased_subtopics``, the paper's top four whatever their intervals (each entry
+  names its ``measure``). Reports rank its subtopics again by version 2's rule.
 * **0**: files written before the field existed (no ``schema_version``). They hold the same
   layout with fewer fields: a missing ``predictor_kinds`` is read from the rows (see
   :func:`nlibias.report.tables.predictor_kinds`), a missing ranking is ranked on reading by
@@ -55,7 +59,7 @@ from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.schema.arguments import is_int
 from nlibias.schema.measure_info import METRICS_FILE, MeasureInfo
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The version of ``metrics.json`` this nlibias writes (files without the field are version 0)."""
 
 Count = Annotated[Integer, Range(0, None)]
@@ -141,6 +145,8 @@ class RankedSubtopic(TypedDict):
     n_pro_answered: NotRequired[Count | None]
     pro_stereotype_bias: NotRequired[Annotated[float, declared("pro_stereotype_bias")]]
     n: NotRequired[Count | None]
+    interval: NotRequired[Pair | None]
+    """The 95% interval of the ranking measure (absent before version 2; None without bootstrap)."""
 
 
 @with_config(JSON_CONFIG)

@@ -26,8 +26,8 @@ and adds, in every slice (overall, each domain, each subtopic):
   audit's unit: a counterfactual pair (its pro and anti hypotheses drawn together), an unpaired
   hypothesis on its own.
 
-and, per model, ``most_biased_subtopics``: the four subtopics with the highest ``yes_rate_pro``
-(the paper's Table 8; ranked by :func:`nlibias.metrics.ranking.most_biased_subtopics`).
+and, per model, ``most_biased_subtopics``: up to four subtopics with the highest ``yes_rate_pro``
+whose interval excludes 0 (the paper's Table 8; :func:`nlibias.metrics.ranking.most_biased_subtopics`).
 :func:`prompt_sensitivity` compares one model's prompt styles.
 
 For binary prompts a test hypothesis whose true label is contradiction is correct when answered

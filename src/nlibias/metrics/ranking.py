@@ -4,19 +4,32 @@
 A subtopic's bias is ``yes_rate_pro`` for a generative model (yes on a pro-stereotype hypothesis)
 and ``pro_stereotype_bias`` for an NLI classifier. Highest first; ties are broken by the higher
 ``mean_p_yes_pro`` (scored generative answers), then by the subtopic's name; subtopics where the
-measure is undefined are left out.
+measure is undefined are left out. As every "most biased" list (DESIGN: most biased slices), only
+subtopics a verdict would call biased are listed: at least
+:data:`~nlibias.metrics.verdicts.MIN_VERDICT_UNITS` resampling units and a 95% interval that
+excludes the measure's no-bias value (:func:`no_bias_value`, 0 for both); a subtopic without an
+interval (bootstrap 0) is listed when its value is not that value. So a model may have fewer than
+four, or none.
 
->>> ranked = most_biased_subtopics({"b": {"pro_stereotype_bias": 5.0, "n": 4},
-...                                 "a": {"pro_stereotype_bias": 5.0, "n": 2},
-...                                 "c": {"pro_stereotype_bias": 1.0, "n": 2}}, top=2)
->>> [(r["subtopic"], r["measure"], r["pro_stereotype_bias"]) for r in ranked]
-[('a', 'pro_stereotype_bias', 5.0), ('b', 'pro_stereotype_bias', 5.0)]
+>>> ci = {"pro_stereotype_bias": [1.0, 9.0]}
+>>> ranked = most_biased_subtopics({"b": {"pro_stereotype_bias": 5.0, "n_pairs": 12, "ci": ci},
+...                                 "a": {"pro_stereotype_bias": 5.0, "n_pairs": 10, "ci": ci},
+...                                 "c": {"pro_stereotype_bias": 9.0, "n_pairs": 4, "ci": ci},
+...                                 "d": {"pro_stereotype_bias": 1.0, "n_pairs": 10,
+...                                       "ci": {"pro_stereotype_bias": [0.0, 3.0]}}})
+>>> [(r["subtopic"], r["pro_stereotype_bias"], r["interval"]) for r in ranked]
+[('a', 5.0, [1.0, 9.0]), ('b', 5.0, [1.0, 9.0])]
+
+(c has 4 pairs, too few for a verdict; d's interval holds 0.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from nlibias.metrics.meta import ALL_MEASURES
+from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, slice_units
 
 TOP_SUBTOPICS = 4
 """Subtopics listed per model (the paper's Table 8 shows four)."""
@@ -44,28 +57,72 @@ def ranking_measure(slice_metrics: Mapping[str, Any]) -> str | None:
     return None
 
 
+def no_bias_value(measure: str) -> float:
+    """The value of a ranking measure that means "no bias": its declared neutral value, else its
+    ideal (0 for ``yes_rate_pro`` and ``pro_stereotype_bias``: no yes, no stereotype answer).
+
+    >>> no_bias_value("yes_rate_pro"), no_bias_value("pro_stereotype_bias")
+    (0.0, 0.0)
+    """
+    info = ALL_MEASURES.get(measure)
+    if info is None:
+        return 0.0
+    value = info.neutral if info.neutral is not None else info.ideal
+    return 0.0 if value is None else float(value)
+
+
+def slice_interval(slice_metrics: Mapping[str, Any], measure: str) -> list[float] | None:
+    """The 95% interval of ``measure`` a slice holds (``ci.MEASURE``), or None when it has none.
+
+    >>> slice_interval({"ci": {"yes_rate_pro": [2.0, 8.0]}}, "yes_rate_pro"), slice_interval({}, "n")
+    ([2.0, 8.0], None)
+    """
+    ci = slice_metrics.get("ci")
+    bounds = ci.get(measure) if isinstance(ci, Mapping) else None
+    if isinstance(bounds, list | tuple) and len(bounds) == 2 and all(_number(b) for b in bounds):
+        return [float(bounds[0]), float(bounds[1])]
+    return None
+
+
+def is_biased_subtopic(slice_metrics: Mapping[str, Any], measure: str) -> bool:
+    """Whether a subtopic counts among the most biased (the module docstring's rule).
+
+    >>> is_biased_subtopic({"yes_rate_pro": 0.0, "n_pairs": 20, "ci": {"yes_rate_pro": [0.0, 0.0]}}, "yes_rate_pro")
+    False
+    """
+    value = slice_metrics.get(measure)
+    units = slice_units(slice_metrics)
+    if not _number(value) or (units is not None and units < MIN_VERDICT_UNITS):
+        return False
+    neutral = no_bias_value(measure)
+    bounds = slice_interval(slice_metrics, measure)
+    # a value at no bias is never biased, whatever its interval's rounding
+    return value != neutral and (bounds is None or bounds[0] > neutral or bounds[1] < neutral)
+
+
 def most_biased_subtopics(
     by_subtopic: Mapping[str, Mapping[str, Any]],
     domain_of: Mapping[str, str] | None = None,
     *,
     top: int = TOP_SUBTOPICS,
 ) -> list[dict[str, Any]]:
-    """The ``top`` subtopics of one model by bias, highest first (see the module docstring).
+    """The ``top`` most biased subtopics of one model, highest first (see the module docstring).
 
     Each entry: ``subtopic``, ``domain`` (None when ``domain_of`` does not know it), ``measure``
-    (the ranking measure's name), the measure's value under its own name, and its details
-    (``mean_p_yes_pro`` and ``n_pro_answered`` for generative answers, ``n`` for classifiers).
+    (the ranking measure's name), the measure's value under its own name, its details
+    (``mean_p_yes_pro`` and ``n_pro_answered`` for generative answers, ``n`` for classifiers) and
+    its ``interval`` (None without one).
 
     >>> most_biased_subtopics({"a": {"yes_rate_pro": 10.0, "n_pro_answered": 5},
     ...                        "b": {"yes_rate_pro": 30.0, "n_pro_answered": 5}}, top=1)
-    [{'subtopic': 'b', 'domain': None, 'yes_rate_pro': 30.0, 'mean_p_yes_pro': None, 'n_pro_answered': 5, 'measure': 'yes_rate_pro'}]
+    [{'subtopic': 'b', 'domain': None, 'yes_rate_pro': 30.0, 'mean_p_yes_pro': None, 'n_pro_answered': 5, 'measure': 'yes_rate_pro', 'interval': None}]
     """
     ranked: list[tuple[float, float, str, str, Mapping[str, Any]]] = []
     for name, slice_metrics in by_subtopic.items():
         if not isinstance(slice_metrics, Mapping):
             continue
         measure = ranking_measure(slice_metrics)
-        if measure is None:
+        if measure is None or not is_biased_subtopic(slice_metrics, measure):
             continue
         tie: Any = slice_metrics.get("mean_p_yes_pro")
         tie_value = float(tie) if _number(tie) else 0.0
@@ -78,6 +135,7 @@ def most_biased_subtopics(
         for detail in _DETAILS[measure]:
             entry[detail] = slice_metrics.get(detail)
         entry["measure"] = measure
+        entry["interval"] = slice_interval(slice_metrics, measure)
         entries.append(entry)
     return entries
 

@@ -26,12 +26,9 @@ from typing import Any
 
 from nlibias.metrics import ranking
 from nlibias.metrics.meta import ALL_MEASURES
-from nlibias.metrics.ranking import TOP_SUBTOPICS, stored_ranking
-from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, slice_units
+from nlibias.metrics.ranking import TOP_SUBTOPICS, is_biased_subtopic, stored_ranking
 from nlibias.report.metric_readers import (
     GENERIC_SKIP,
-    interval,
-    is_number,
     measure_n,
     model_parts,
     numeric_measures,
@@ -79,30 +76,16 @@ def table7(models: Mapping[str, Mapping[str, Any]]) -> PaperTable:
     )
 
 
-def no_bias_value(measure: str) -> float:
-    """The value of a ranking measure that means "no bias": its declared neutral value, else its
-    ideal (0 for ``yes_rate_pro`` and ``pro_stereotype_bias``: no yes, no stereotype answer).
-
-    >>> no_bias_value("yes_rate_pro"), no_bias_value("pro_stereotype_bias")
-    (0.0, 0.0)
-    """
-    info = ALL_MEASURES.get(measure)
-    if info is None:
-        return 0.0
-    value = info.neutral if info.neutral is not None else info.ideal
-    return 0.0 if value is None else float(value)
-
-
 def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) -> list[dict[str, Any]]:
-    """The ``top`` most biased subtopics of one model (BBNLI-next Table 8), ranked as
-    ``metrics.json`` ranks them (:mod:`nlibias.metrics.ranking`), keeping only subtopics whose
-    95% interval excludes the measure's no-bias value (:func:`no_bias_value`) and that has at least
-    :data:`~nlibias.metrics.verdicts.MIN_VERDICT_UNITS` resampling units, as a verdict's slices; a
-    subtopic without an interval (bootstrap 0) is kept when its value differs from it. Each entry: the ranking
-    entry plus ``value``, ``interval`` (or None) and ``n`` (the slice's count, an int or None).
+    """The ``top`` most biased subtopics of one model (BBNLI-next Table 8) as ``metrics.json``
+    ranks and keeps them (:mod:`nlibias.metrics.ranking`: at least
+    :data:`~nlibias.metrics.verdicts.MIN_VERDICT_UNITS` resampling units and a 95% interval that
+    excludes no bias). Each entry: the ranking entry plus ``value``, ``interval`` (a tuple or None)
+    and ``n`` (the slice's count, an int or None).
 
-    Ranked over every subtopic of ``by_subtopic`` (the stored ranking holds only the first four,
-    which may not exclude no bias while later ones do); the stored ranking when there is none.
+    Ranked again from ``by_subtopic``: a ``metrics.json`` of schema version 1 or 0 stored the
+    paper's top four whatever their intervals. Without ``by_subtopic``, the stored ranking, less
+    the entries whose value is no bias.
 
     >>> m = {"by_subtopic": {"a": {"yes_rate_pro": 5.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [0.0, 15.0]}},
     ...                      "b": {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}},
@@ -112,31 +95,27 @@ def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) ->
     """
     by_subtopic = metrics.get("by_subtopic")
     if isinstance(by_subtopic, Mapping) and by_subtopic:
-        ranked = ranking.most_biased_subtopics(by_subtopic, top=len(by_subtopic))
+        ranked = ranking.most_biased_subtopics(by_subtopic, top=top)
     else:
-        by_subtopic, ranked = {}, stored_ranking(metrics, top=10**6)
+        by_subtopic = {}
+        stored = stored_ranking(metrics, top=10**6)
+        ranked = [e for e in stored if isinstance(e["measure"], str) and is_biased_subtopic(e, e["measure"])][
+            :top
+        ]
     kept: list[dict[str, Any]] = []
     for entry in ranked:
-        measure = entry.get("measure")
-        value = entry.get(measure) if isinstance(measure, str) else None
-        if not isinstance(measure, str) or not is_number(value):
-            continue
+        measure = str(entry["measure"])
         slice_metrics = by_subtopic.get(entry["subtopic"], {})
-        slice_metrics = slice_metrics if isinstance(slice_metrics, Mapping) else {}
-        units = slice_units(slice_metrics)
-        if units is not None and units < MIN_VERDICT_UNITS:  # the verdict's rule: too few to trust
-            continue
-        bounds = interval(slice_metrics, measure)
-        neutral = no_bias_value(measure)
-        # a value at no bias is never biased, whatever its interval's rounding
-        biased = value != neutral and (bounds is None or bounds[0] > neutral or bounds[1] < neutral)
-        if biased:
-            n = measure_n(slice_metrics, measure)
-            if n is None:
-                n = measure_n(entry, measure)
-            kept.append({**entry, "value": float(value), "interval": bounds, "n": n})
-        if len(kept) == top:
-            break
+        n = measure_n(slice_metrics, measure) if isinstance(slice_metrics, Mapping) else None
+        bounds = entry.get("interval")
+        kept.append(
+            {
+                **entry,
+                "value": float(entry[measure]),
+                "interval": tuple(bounds) if isinstance(bounds, list | tuple) else None,
+                "n": measure_n(entry, measure) if n is None else n,
+            }
+        )
     return kept
 
 
