@@ -255,7 +255,10 @@ def run_counterfactual(p: StageContext) -> dict[str, Any]:
 
 
 def run_export(p: StageContext) -> dict[str, Any]:
+    from dataclasses import replace
+
     from nlibias.extension.dataset import export_dataset
+    from nlibias.extension.published_names import local_model_names, renamed
 
     def load(rel: str) -> Any:
         return read_json_file(p.run_dir / rel)
@@ -277,6 +280,19 @@ def run_export(p: StageContext) -> dict[str, Any]:
             "policy_counts": filter_summary["policy_counts"],
         },
     }
+    # a model given as a local path is published by its folder's name (the path stays in run.json)
+    config = p.config
+    filter_models = (*config.filter.models, *config.filter.holdout)
+    names = local_model_names(
+        [
+            config.mlm.model,
+            *config.filter.compare_fills,
+            *(s for m in filter_models for s in (m.key, m.model)),
+        ]
+    )
+    if names:
+        samples = [replace(s, provenance=renamed(s.provenance, names)) for s in samples]
+        info = renamed(info, names)
     completed = export_dataset(p.run_dir / "dataset", samples, info)
     return {
         "samples": len(samples),

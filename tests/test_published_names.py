@@ -1,0 +1,56 @@
+"""A model given to ``extend`` as a local path is published by its folder's name: no file of the
+dataset folder (samples, Parquet/CSV/JSON, card) holds the path; run.json keeps it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from nlibias.cli.main import app
+from nlibias.extension.published_names import local_model_names, renamed
+
+
+def test_two_folders_of_one_name_get_two_names_and_nothing_else_is_renamed(tmp_path: Path) -> None:
+    first, second = tmp_path / "a" / "lm", tmp_path / "b" / "lm"
+    first.mkdir(parents=True), second.mkdir(parents=True)
+    (tmp_path / "data").mkdir()
+    names = local_model_names([str(second), f"causal:{first}?beam=8", str(first), "roberta-base", "fake:x"])
+    # sorted specs: str(first) < str(second) < "causal:..." ; the causal one is first's folder again
+    assert names == {
+        str(first): "<local>/lm",
+        str(second): "<local-2>/lm",
+        f"causal:{first}?beam=8": "causal:<local>/lm?beam=8",
+    }
+    # a string equal to a spec is renamed, as a key and as a value; a word is not, even a file's name
+    record = {"filter": {str(first): {"label": "entailment"}}, "words": ["data", str(tmp_path / "data")]}
+    assert renamed(record, names) == {
+        "filter": {"<local>/lm": {"label": "entailment"}},
+        "words": ["data", str(tmp_path / "data")],
+    }
+
+
+def test_the_dataset_folder_holds_no_local_model_path(
+    tmp_path: Path, tiny_mlm_dir: Path, tiny_nli_dir: Path, tiny_causal_dir: Path
+) -> None:
+    run = tmp_path / "run"
+    args = ["extend", "--out", str(run), "--cache", str(tmp_path / "c.sqlite"), "--mlm", str(tiny_mlm_dir)]
+    args += ["--filter-model", str(tiny_nli_dir), "--holdout-model", "fake:held"]
+    args += ["--compare-fill", f"causal:{tiny_causal_dir}", "--subtopic", "man_is_to_programmer"]
+    args += ["--top-k", "2", "--no-progress", "--unvalidated"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    paths = [str(p) for p in (tiny_mlm_dir, tiny_nli_dir, tiny_causal_dir)]
+    files = sorted(p for p in (run / "dataset").rglob("*") if p.is_file())
+    assert len(files) >= 5  # samples.jsonl, the card and the data files
+    for file in files:
+        data = file.read_bytes()
+        assert not [p for p in paths if p.encode() in data], file
+    card = (run / "dataset" / "README.md").read_text(encoding="utf-8")
+    assert f"<local>/{tiny_mlm_dir.name}" in card and f"<local>/{tiny_nli_dir.name}" in card
+    assert f"causal:<local>/{tiny_causal_dir.name}" in card
+    first = json.loads((run / "dataset" / "samples.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert list(first["provenance"]["filter"]) == [f"<local>/{tiny_nli_dir.name}"]
+    # the run's own record keeps where the models were
+    assert str(tiny_mlm_dir) in (run / "run.json").read_text(encoding="utf-8")
