@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -23,12 +24,8 @@ import pytest
 
 from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError
-from nlibias.models.generative.openai_http import (
-    JSONClient,
-    OpenAICompatibleLM,
-    RetryPolicy,
-    ServerError,
-)
+from nlibias.models.generative.http_client import JSONClient, RetryPolicy, ServerError
+from nlibias.models.generative.openai_http import OpenAICompatibleLM, ServedModelWarning
 from nlibias.models.generative.prompts import PROMPT_STYLES
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.generative import GenerativePredictor, build_generative_predictors
@@ -59,8 +56,15 @@ def chat_reply(payload: dict[str, Any]) -> Reply:
 class FakeServer:
     """An OpenAI-compatible server in a thread; ``behaviour(n, path, payload, headers)`` scripts it."""
 
-    def __init__(self, behaviour: Callable[[int, str, dict[str, Any], dict[str, str]], Reply], port: int = 0):
+    def __init__(
+        self,
+        behaviour: Callable[[int, str, dict[str, Any], dict[str, str]], Reply],
+        port: int = 0,
+        models: list[str] | None = None,
+    ):
         self.behaviour = behaviour
+        self.models = models
+        """What ``GET /v1/models`` lists (None: the server offers no GET, as before)."""
         self.requests: list[tuple[str, dict[str, Any], dict[str, str]]] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -72,6 +76,17 @@ class FakeServer:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                if server.models is None or self.path != "/v1/models":
+                    self.send_error(404)
+                    return
+                data = json.dumps({"object": "list", "data": [{"id": m} for m in server.models]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -115,8 +130,12 @@ class FakeServer:
 def fake_server() -> Iterator[Callable[..., FakeServer]]:
     servers: list[FakeServer] = []
 
-    def start(behaviour: Callable[..., Reply] | None = None, port: int = 0) -> FakeServer:
-        server = FakeServer(behaviour or (lambda n, path, payload, headers: chat_reply(payload)), port)
+    def start(
+        behaviour: Callable[..., Reply] | None = None, port: int = 0, models: list[str] | None = None
+    ) -> FakeServer:
+        server = FakeServer(
+            behaviour or (lambda n, path, payload, headers: chat_reply(payload)), port, models
+        )
         servers.append(server)
         return server
 
@@ -132,6 +151,35 @@ def no_sleep(delays: list[float]) -> Callable[[float], None]:
 def lm(server: FakeServer, **options: Any) -> OpenAICompatibleLM:
     options.setdefault("sleep", lambda s: None)
     return OpenAICompatibleLM(server.url, "fake-model", **options)
+
+
+def test_a_model_the_server_does_not_list_is_warned_of_once_and_still_asked(
+    fake_server: Callable[..., FakeServer],
+) -> None:
+    server = fake_server(models=["SmolLM2-135M-Instruct.Q4_1.gguf"])
+    backend = lm(server, concurrency=2)
+    prompts = ["The men. Hypothesis: x", "The women. Hypothesis: y", "Third. Hypothesis: z"]
+    with pytest.warns(
+        ServedModelWarning, match=r"lists the models 'SmolLM2-135M-Instruct.Q4_1.gguf', not 'fake-model'"
+    ):
+        records = answers_of(backend, prompts)
+    assert len(records) == 3 and backend.served_models == ["SmolLM2-135M-Instruct.Q4_1.gguf"]
+    # the list is asked once; requests_sent counts the answers asked for, not the GET
+    assert backend.client.requests_sent == len(server.requests) == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ServedModelWarning)
+        answers_of(backend, ["Fourth. Hypothesis: w"])
+
+
+@pytest.mark.parametrize("models", [["other", "fake-model"], None, []])
+def test_a_listed_model_or_a_server_without_a_list_is_not_warned_of(
+    fake_server: Callable[..., FakeServer], models: list[str] | None
+) -> None:
+    backend = lm(fake_server(models=models))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ServedModelWarning)
+        assert len(answers_of(backend, ["A. Hypothesis: b", "C. Hypothesis: d"])) == 2
+    assert backend.served_models == (models or None)
 
 
 def answers_of(backend: OpenAICompatibleLM, prompts: list[str], **kw: Any) -> dict[int, Any]:
@@ -571,6 +619,25 @@ def test_llama_cpp_server_answers_with_logprobs_and_text(llama_server: LlamaServ
 @pytest.mark.server
 @pytest.mark.slow
 @pytest.mark.skipif(llama_cpp_missing, reason=LLAMA_CPP_MISSING_REASON)
+def test_llama_cpp_server_answers_any_name_so_a_name_it_does_not_list_is_warned_of(
+    llama_server: LlamaServer,
+) -> None:
+    prompt = PROMPT_STYLES["true"].render("A man cooks.", "Men cook.")
+    backend = OpenAICompatibleLM(llama_server.url, "gpt-4o", timeout=120)
+    with pytest.warns(ServedModelWarning, match="not 'gpt-4o'"):
+        (record,) = answers_of(backend, [prompt]).values()
+    assert record.answer in ("yes", "no")  # llama.cpp answered a name it does not hold
+    listed = backend.served_models
+    assert listed is not None and len(listed) == 1
+    named = OpenAICompatibleLM(llama_server.url, listed[0], timeout=120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ServedModelWarning)
+        answers_of(named, [prompt])
+
+
+@pytest.mark.server
+@pytest.mark.slow
+@pytest.mark.skipif(llama_cpp_missing, reason=LLAMA_CPP_MISSING_REASON)
 def test_llama_cpp_server_killed_mid_run_resumes_identically(
     llama_server: LlamaServer, tmp_path: Path
 ) -> None:
@@ -664,7 +731,7 @@ def test_llama_cpp_python_server_is_refused_as_a_sentence_scorer(llama_server: L
     # llama-cpp-python's server echoes each prompt token with the log-probability of the
     # distribution at that token (the one that predicts the next token): token-probability sums
     # from it would be wrong, and the scorer's alignment check refuses it before any pair.
-    from nlibias.models.generative.openai_http import ServerError
+    from nlibias.models.generative.http_client import ServerError
     from nlibias.models.tp.server import ServerScorer
 
     if llama_server.process is None or llama_server.process.poll() is not None:

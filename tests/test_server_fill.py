@@ -234,7 +234,7 @@ from test_openai_http import LLAMA_CPP_MISSING_REASON, llama_cpp_missing, llama_
 def test_llama_cpp_python_server_is_refused_before_the_beam(llama_server: Any) -> None:  # noqa: F811
     # its echoed prompt log-probabilities are shifted by one token, so sentence scores would be
     # wrong: the fill refuses it with the alignment probe's two requests, before any beam request
-    from nlibias.models.generative.openai_http import ServerError
+    from nlibias.models.generative.http_client import ServerError
 
     if llama_server.process is None or llama_server.process.poll() is not None:
         llama_server.start()

@@ -230,7 +230,7 @@ def _probe_answers(shifted: bool) -> Callable[[str, dict], dict]:
 
 @pytest.mark.parametrize("shifted", [False, True])
 def test_server_scorer_refuses_shifted_prompt_logprobs(shifted: bool) -> None:
-    from nlibias.models.generative.openai_http import ServerError
+    from nlibias.models.generative.http_client import ServerError
     from nlibias.models.tp.server import ServerScorer
 
     scorer = ServerScorer("http://127.0.0.1:9/v1", "m", concurrency=1)

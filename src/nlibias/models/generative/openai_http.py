@@ -23,198 +23,28 @@ cache identity or of any output file.
 
 from __future__ import annotations
 
-import http.client
-import json
 import math
-import os
-import random
-import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
-from nlibias.errors import ConfigError, NlibiasError
+from nlibias.errors import ConfigError
 from nlibias.models.generative.answers import parse_answer
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
+from nlibias.models.generative.http_client import DEFAULT_API_KEY_ENV, JSONClient, RetryPolicy, ServerError
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
 from nlibias.schema.predictor_kinds import GenerativeMode
 
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 PLAIN_ANSWER_CUE = "\nAnswer:"
 _TOKEN_JUNK = " \t\n\r\"'.,:;!?*()[]{}<>-_`▁Ġ"
 
 
-class ServerError(NlibiasError):
-    """The server refused a request, or stayed unreachable after every retry.
-
-    Finished answers are already in the prediction cache: rerunning resumes after them.
-    """
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """When and how long to wait before asking again.
-
-    Wait before retry ``k`` (0-based): ``min(backoff_max, backoff * 2**k)`` scaled by a random
-    factor in [0.5, 1] (so parallel clients do not retry in lockstep); a ``Retry-After`` header
-    in seconds replaces it (capped at ``backoff_max``).
-
-    >>> RetryPolicy(backoff=1.0, backoff_max=5.0).delay(3, jitter=1.0)
-    5.0
-    """
-
-    max_retries: int = 5
-    backoff: float = 0.5
-    backoff_max: float = 30.0
-
-    def delay(self, attempt: int, *, retry_after: str | None = None, jitter: float | None = None) -> float:
-        if retry_after is not None:
-            try:
-                value = float(retry_after)
-            except ValueError:
-                value = math.nan
-            if math.isfinite(value) and value >= 0:
-                return min(value, self.backoff_max)
-        factor = random.uniform(0.5, 1.0) if jitter is None else jitter
-        return min(self.backoff_max, self.backoff * 2**attempt) * factor
-
-
-def _retryable(status: int) -> bool:
-    return status == 429 or status == 408 or status >= 500
-
-
-class JSONClient:
-    """POST JSON to one server with retries, keep-alive connections and a per-operation timeout.
-
-    Thread-safe: each thread uses its own connection. ``sleep`` is injectable for tests.
-    """
-
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        timeout: float = 120.0,
-        retry: RetryPolicy | None = None,
-        api_key_env: str | None = DEFAULT_API_KEY_ENV,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        parts = urlsplit(base_url.rstrip("/"))
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError(
-                f"server URL {base_url!r} must look like http://HOST:PORT/v1", parameter="base_url"
-            )
-        self.base_url = base_url.rstrip("/")
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname
-        self._port = parts.port
-        self._prefix = parts.path
-        self.timeout = timeout
-        self.retry = retry or RetryPolicy()
-        self.api_key_env = api_key_env
-        self._sleep = sleep
-        self._local = threading.local()
-        self.requests_sent = 0
-        self._count_lock = threading.Lock()
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
-
-    def _connection(self) -> http.client.HTTPConnection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            conn = cls(self._host, self._port, timeout=self.timeout)
-            self._local.conn = conn
-        return conn
-
-    def _drop_connection(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-        self._local.conn = None
-
-    def _send(self, path: str, body: bytes) -> tuple[int, Any, bytes]:
-        conn = self._connection()
-        with self._count_lock:
-            self.requests_sent += 1
-        try:
-            conn.request("POST", self._prefix + path, body=body, headers=self._headers())
-            response = conn.getresponse()
-            data = response.read()
-        except (OSError, http.client.HTTPException):
-            self._drop_connection()
-            raise
-        if response.will_close:
-            self._drop_connection()
-        return response.status, response.headers, data
-
-    def post(self, path: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-        """The decoded JSON answer; retries transient failures, raises :class:`ServerError`."""
-        body = json.dumps(payload).encode()
-        url = self.base_url + path
-        last = ""
-        for attempt in range(self.retry.max_retries + 1):
-            retry_after = None
-            try:
-                status, headers, data = self._send(path, body)
-            except (OSError, http.client.HTTPException) as exc:
-                last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            else:
-                if 200 <= status < 300:
-                    try:
-                        decoded = json.loads(data)
-                    except json.JSONDecodeError as exc:
-                        raise ServerError(f"{url} answered invalid JSON ({exc.msg})", status=status) from exc
-                    if not isinstance(decoded, dict):
-                        raise ServerError(f"{url} answered {type(decoded).__name__}, not an object")
-                    return decoded
-                message = _error_message(data)
-                if not _retryable(status):
-                    raise ServerError(_explain(url, status, message, self.api_key_env), status=status)
-                last = f"HTTP {status}: {message}"
-                retry_after = headers.get("Retry-After")
-            if attempt < self.retry.max_retries:
-                self._sleep(self.retry.delay(attempt, retry_after=retry_after))
-        raise ServerError(
-            f"{url} failed {self.retry.max_retries + 1} times (last: {last}). Answers finished so far "
-            "are cached: start the server again and rerun the same command to resume"
-        )
-
-
-def _error_message(data: bytes) -> str:
-    try:
-        decoded = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return data[:300].decode("utf-8", "replace").strip() or "(empty body)"
-    if isinstance(decoded, dict):
-        error = decoded.get("error", decoded)
-        if isinstance(error, dict):
-            return str(error.get("message") or error)[:300]
-        return str(error)[:300]
-    return str(decoded)[:300]
-
-
-def _explain(url: str, status: int, message: str, api_key_env: str | None) -> str:
-    text = f"{url} answered HTTP {status}: {message}"
-    if status in (401, 403):
-        text += (
-            f" (set the API key in ${api_key_env or DEFAULT_API_KEY_ENV}; in Python, the backend's "
-            "parameter api_key_env names another variable)"
-        )
-    elif status == 404:
-        text += " (check the URL: it should end with /v1, and the model name after '#')"
-    return text
+class ServedModelWarning(UserWarning):
+    """The server lists its models and the one asked for is not among them
+    (:meth:`OpenAICompatibleLM.check_served_model`)."""
 
 
 def completion_top_logprobs(response: Mapping[str, Any]) -> dict[str, float] | None:
@@ -263,6 +93,10 @@ class OpenAICompatibleLM:
     scored_uses_generation: bool = True
     logprobs_supported: bool | None = field(default=None, init=False)
     """Learned from the first scored answer: ``False`` once the server returned none."""
+    served_models: list[str] | None = field(default=None, init=False)
+    """The models the server lists (``GET /models``), read before the first requests; None when it
+    lists none or was not asked yet."""
+    _models_asked: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.api not in ("chat", "completions"):
@@ -288,6 +122,39 @@ class OpenAICompatibleLM:
             "api": self.api,
             "top_logprobs": self.top_logprobs,
         }
+
+    def check_served_model(self) -> None:
+        """Warn (:class:`ServedModelWarning`, once) when the server lists its models and ``model`` is
+        not among them. vLLM and Ollama refuse an unknown name; llama.cpp's servers answer with the
+        one model they hold whatever name is sent, so a wrong name would label another model's
+        answers. A server that lists nothing is not checked.
+
+        >>> lm = OpenAICompatibleLM("http://127.0.0.1:9/v1", "m", max_retries=0)
+        >>> lm.check_served_model(); lm.served_models is None  # nothing listens there: not checked
+        True
+        """
+        if self._models_asked:
+            return
+        self._models_asked = True
+        listed = self.client.get_once("/models")
+        data = listed.get("data") if listed else None
+        ids = (
+            [m["id"] for m in data if isinstance(m, Mapping) and isinstance(m.get("id"), str)]
+            if isinstance(data, list)
+            else []
+        )
+        self.served_models = ids or None
+        if ids and self.model not in ids:
+            warnings.warn(
+                ServedModelWarning(
+                    f"{self.client.base_url} lists the models {', '.join(map(repr, ids[:5]))}"
+                    f"{' ...' if len(ids) > 5 else ''}, not {self.model!r}: a server that holds one model "
+                    f"(llama.cpp) answers with it whatever the name, and these answers are recorded as "
+                    f"{self.model!r}. Name one it lists after '#', or start the server under that name "
+                    "(llama-cpp-python: --model_alias)"
+                ),
+                stacklevel=2,
+            )
 
     # -- one request -----------------------------------------------------------------------------
 
@@ -405,6 +272,7 @@ class OpenAICompatibleLM:
         """
         if not prompts:
             return
+        self.check_served_model()
         if mode == "scored" and self.logprobs_supported is None and len(prompts) > 1:
             # learn whether the server offers log-probabilities before fanning out
             yield AnswerBatch(

@@ -2,7 +2,7 @@
 
 The same two steps as the in-process causal fill (:mod:`nlibias.models.mlm.causal_fill`), asked
 of a server over ``/v1/completions`` (the client, retries with backoff and keep-alive are
-:class:`~nlibias.models.generative.openai_http.JSONClient`'s):
+:class:`~nlibias.models.generative.http_client.JSONClient`'s):
 
 1. **Candidates from the left context.** The text before the mask is sent as the prompt for one
    token with ``logprobs: top_logprobs`` (default 20): the word-starting tokens among the answer's
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlibias.errors import ConfigError
-from nlibias.models.generative.openai_http import ServerError
+from nlibias.models.generative.http_client import ServerError
 from nlibias.models.mlm.causal_fill import (
     FILL_OPTIONS,
     BeamRerankFiller,

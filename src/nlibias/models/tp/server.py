@@ -6,7 +6,7 @@ prompt (``text_offset`` tells the prompt's tokens from the one generated token a
 first token has no log-probability (nothing before it): it is never scored, which matches the
 in-process scorer when the server starts the prompt with BOS, as llama.cpp and vLLM do for models
 that have one. Shared tokens are aligned on the token strings. Requests run ``concurrency`` at
-a time on :class:`~nlibias.models.generative.openai_http.JSONClient` (retries, keep-alive).
+a time on :class:`~nlibias.models.generative.http_client.JSONClient` (retries, keep-alive).
 
 Before its first sentence, a scorer checks that the server's prompt log-probabilities are aligned
 (:func:`check_prompt_alignment`): llama-cpp-python's server (0.3.36, tried here) answers ``echo``
@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from nlibias.models.generative.openai_http import JSONClient, RetryPolicy, ServerError
+from nlibias.models.generative.http_client import JSONClient, RetryPolicy, ServerError
 from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, shared_positions
 
 PAIRS_PER_CHUNK = 32
@@ -75,7 +75,7 @@ def check_prompt_alignment(echoed: Mapping[str, Any], plain: Mapping[str, Any], 
     >>> check_prompt_alignment(answer([None, {",": -0.1}, {" six": -0.2}]), plain, "u")  # aligned
     >>> check_prompt_alignment(answer([None, {" six": -0.1}, {"x": -0.5, "y": -1.0}]), plain, "u")
     Traceback (most recent call last):
-    nlibias.models.generative.openai_http.ServerError: u: the server's echoed prompt log-probabilities are shifted by one token ...
+    nlibias.models.generative.http_client.ServerError: u: the server's echoed prompt log-probabilities are shifted by one token ...
     """
     try:
         echoed_top = echoed["choices"][0]["logprobs"]["top_logprobs"]
