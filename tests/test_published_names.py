@@ -16,12 +16,25 @@ def test_two_folders_of_one_name_get_two_names_and_nothing_else_is_renamed(tmp_p
     first, second = tmp_path / "a" / "lm", tmp_path / "b" / "lm"
     first.mkdir(parents=True), second.mkdir(parents=True)
     (tmp_path / "data").mkdir()
-    names = local_model_names([str(second), f"causal:{first}?beam=8", str(first), "roberta-base", "fake:x"])
+    gone = tmp_path / "moved-away"  # written as a path: local, even when nothing is there now
+    specs = [
+        str(second),
+        f"causal:{first}?beam=8",
+        str(first),
+        "roberta-base",
+        "org/model",
+        "fake:x",
+        str(gone),
+        f"causal:{second}",  # the second folder stays <local-2> whatever its kind
+    ]
+    names = local_model_names(specs)
     # sorted specs: str(first) < str(second) < "causal:..." ; the causal one is first's folder again
     assert names == {
         str(first): "<local>/lm",
         str(second): "<local-2>/lm",
         f"causal:{first}?beam=8": "causal:<local>/lm?beam=8",
+        str(gone): "<local>/moved-away",
+        f"causal:{second}": "causal:<local-2>/lm",
     }
     # a string equal to a spec is renamed, as a key and as a value; a word is not, even a file's name
     record = {"filter": {str(first): {"label": "entailment"}}, "words": ["data", str(tmp_path / "data")]}

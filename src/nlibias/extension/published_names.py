@@ -26,12 +26,15 @@ from nlibias.schema.model_ref import ModelRef, without_options
 
 
 def _local_path(spec: str) -> Path | None:
-    """The file or folder on this machine that ``spec`` names, or None (a hub id, a server, a fake)."""
+    """The file or folder on this machine that ``spec`` names, or None (a hub id, a server, a fake).
+    A name written as a path counts even when nothing is there any more (an export rerun after the
+    model was moved must not publish where it was)."""
     ref = ModelRef.unread(without_options(spec))
     if ref.is_fake or ref.is_server or not ref.name:
         return None
     path = Path(ref.name).expanduser()
-    return path if path.exists() else None
+    written_as_path = ref.name.startswith(("/", "./", "../", "~"))
+    return path if written_as_path or path.exists() else None
 
 
 def local_model_names(specs: Iterable[str]) -> dict[str, str]:
@@ -40,20 +43,18 @@ def local_model_names(specs: Iterable[str]) -> dict[str, str]:
     different paths with one folder name: ``<local-2>/FOLDER`` for the second, in sorted order).
     References to hub models, servers and fakes are left out (they publish as they are)."""
     names: dict[str, str] = {}
-    taken: dict[str, str] = {}  # published name → the resolved path it stands for
+    taken: dict[str, str] = {}  # "<local-N>/FOLDER" → the resolved path it stands for
     for spec in sorted(set(specs)):
         path = _local_path(spec)
         if path is None:
             continue
         ref = ModelRef.unread(without_options(spec))
-        options = spec[len(without_options(spec)) :]
-        resolved = str(path.resolve())
-        for number in range(1, len(names) + 2):
-            place = "<local>" if number == 1 else f"<local-{number}>"
-            name = f"{ref.kind + ':' if ref.kind else ''}{place}/{path.resolve().name}{options}"
-            if taken.setdefault(name, resolved) == resolved:
+        resolved = path.resolve()
+        for number in range(1, len(taken) + 2):
+            place = f"{'<local>' if number == 1 else f'<local-{number}>'}/{resolved.name}"
+            if taken.setdefault(place, str(resolved)) == str(resolved):
                 break
-        names[spec] = name
+        names[spec] = f"{ref.kind + ':' if ref.kind else ''}{place}{spec[len(without_options(spec)) :]}"
     return names
 
 
