@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from nlibias.cli.main import app
@@ -44,22 +45,41 @@ def test_two_folders_of_one_name_get_two_names_and_nothing_else_is_renamed(tmp_p
     }
 
 
+PROMPT = (
+    "Read the premise and the hypothesis.\nPremise: {premise}\nHypothesis: {hypothesis}\n"
+    "Is the hypothesis true given the premise? Answer yes, no or maybe.\n"
+)
+
+
+def _extend(run: Path, *models: str) -> None:
+    args = ["extend", "--out", str(run), "--cache", str(run.parent / "c.sqlite"), *models]
+    args += ["--holdout-model", "fake:held", "--subtopic", "man_is_to_programmer"]
+    args += ["--top-k", "2", "--no-progress", "--unvalidated"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+
+
+def _leaks(run: Path, paths: list[str]) -> list[tuple[str, str]]:
+    files = sorted(p for p in (run / "dataset").rglob("*") if p.is_file())
+    assert len(files) >= 5  # samples.jsonl, the card and the data files
+    return [(file.name, p) for file in files for p in paths if p.encode() in file.read_bytes()]
+
+
 def test_the_dataset_folder_holds_no_local_model_path(
     tmp_path: Path, tiny_mlm_dir: Path, tiny_nli_dir: Path, tiny_causal_dir: Path
 ) -> None:
     run = tmp_path / "run"
-    args = ["extend", "--out", str(run), "--cache", str(tmp_path / "c.sqlite"), "--mlm", str(tiny_mlm_dir)]
-    args += ["--filter-model", str(tiny_nli_dir), "--holdout-model", "fake:held"]
-    args += ["--compare-fill", f"causal:{tiny_causal_dir}", "--subtopic", "man_is_to_programmer"]
-    args += ["--top-k", "2", "--no-progress", "--unvalidated"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
+    _extend(
+        run,
+        "--mlm",
+        str(tiny_mlm_dir),
+        "--filter-model",
+        str(tiny_nli_dir),
+        "--compare-fill",
+        f"causal:{tiny_causal_dir}",
+    )
     paths = [str(p) for p in (tiny_mlm_dir, tiny_nli_dir, tiny_causal_dir)]
-    files = sorted(p for p in (run / "dataset").rglob("*") if p.is_file())
-    assert len(files) >= 5  # samples.jsonl, the card and the data files
-    for file in files:
-        data = file.read_bytes()
-        assert not [p for p in paths if p.encode() in data], file
+    assert _leaks(run, paths) == []
     card = (run / "dataset" / "README.md").read_text(encoding="utf-8")
     assert f"<local>/{tiny_mlm_dir.name}" in card and f"<local>/{tiny_nli_dir.name}" in card
     assert f"causal:<local>/{tiny_causal_dir.name}" in card
@@ -67,3 +87,22 @@ def test_the_dataset_folder_holds_no_local_model_path(
     assert list(first["provenance"]["filter"]) == [f"<local>/{tiny_nli_dir.name}"]
     # the run's own record keeps where the models were
     assert str(tiny_mlm_dir) in (run / "run.json").read_text(encoding="utf-8")
+
+
+def test_a_causal_fill_s_identity_and_a_prompt_file_publish_no_path(
+    tmp_path: Path, tiny_mlm_dir: Path, tiny_causal_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the causal LM's identity records its path resolved (lm.path) and as given (lm.model);
+    # a prompted judge's ?prompt= names a file here
+    prompt = tmp_path / "prompts" / "judge.txt"
+    prompt.parent.mkdir()
+    prompt.write_text(PROMPT, encoding="utf-8")
+    (tmp_path / "models").symlink_to(tiny_causal_dir.parent)
+    monkeypatch.chdir(tmp_path)
+    run = tmp_path / "run"
+    causal = f"./models/{tiny_causal_dir.name}"  # relative, as a user in their project folder writes it
+    _extend(run, "--mlm", f"causal:{causal}", "--filter-model", f"prompt:{causal}?prompt={prompt}")
+    paths = [str(tiny_causal_dir), str(tmp_path), f"models/{tiny_causal_dir.name}", str(prompt)]
+    assert _leaks(run, paths) == []
+    card = (run / "dataset" / "README.md").read_text(encoding="utf-8")
+    assert f"prompt:<local>/{tiny_causal_dir.name}?prompt=<local>/judge.txt" in card

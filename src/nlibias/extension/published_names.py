@@ -10,8 +10,8 @@ weights, settings) still says which weights it was. The paths stay in the run's 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp()) / "lm"; folder.mkdir()
 >>> names = local_model_names([f"causal:{folder}?beam=8", "smollm2", "fake:a"])
->>> list(names.values())
-['causal:<local>/lm?beam=8']
+>>> names[f"causal:{folder}?beam=8"], names[str(folder)]
+('causal:<local>/lm?beam=8', '<local>/lm')
 >>> renamed({f"causal:{folder}?beam=8": {"model": f"causal:{folder}?beam=8"}}, names)
 {'causal:<local>/lm?beam=8': {'model': 'causal:<local>/lm?beam=8'}}
 """
@@ -24,37 +24,72 @@ from typing import Any
 
 from nlibias.schema.model_ref import ModelRef, without_options
 
+_PATH_PREFIXES = ("/", "./", "../", "~")
 
-def _local_path(spec: str) -> Path | None:
-    """The file or folder on this machine that ``spec`` names, or None (a hub id, a server, a fake).
-    A name written as a path counts even when nothing is there any more (an export rerun after the
-    model was moved must not publish where it was)."""
-    ref = ModelRef.unread(without_options(spec))
-    if ref.is_fake or ref.is_server or not ref.name:
-        return None
-    path = Path(ref.name).expanduser()
-    written_as_path = ref.name.startswith(("/", "./", "../", "~"))
-    return path if written_as_path or path.exists() else None
+
+def _local(written: str, *, bare_word: bool) -> Path | None:
+    """The file or folder on this machine that ``written`` names, or None. Written as a path
+    (``/``, ``./``, ``../``, ``~``), it counts even when nothing is there any more (an export rerun
+    after the model was moved must not publish where it was); otherwise it must exist, and, unless
+    ``bare_word``, hold a ``/`` (an option's value ``8`` is never a file)."""
+    path = Path(written).expanduser()
+    if written.startswith(_PATH_PREFIXES):
+        return path
+    return path if (bare_word or "/" in written) and path.exists() else None
+
+
+def _path_forms(written: str) -> set[str]:
+    """How records write a local path: as given, normalised (``./m`` → ``m``), ``~`` expanded,
+    resolved; a form without ``/`` is left out (a bare word is renamed nowhere but in its spec)."""
+    path = Path(written).expanduser()
+    return {form for form in (written, str(Path(written)), str(path), str(path.resolve())) if "/" in form}
+
+
+class _Places:
+    """``<local>/FOLDER``, ``<local-2>/FOLDER``, ...: one place per resolved path."""
+
+    def __init__(self) -> None:
+        self.taken: dict[str, str] = {}  # place → the resolved path it stands for
+
+    def of(self, path: Path) -> str:
+        resolved = path.resolve()
+        number = 1
+        while True:
+            place = f"{'<local>' if number == 1 else f'<local-{number}>'}/{resolved.name}"
+            if self.taken.setdefault(place, str(resolved)) == str(resolved):
+                return place
+            number += 1
 
 
 def local_model_names(specs: Iterable[str]) -> dict[str, str]:
-    """``{spec: published name}`` for each model reference in ``specs`` that names a file or folder
-    on this machine: its kind and options kept, the path replaced by ``<local>/FOLDER`` (two
-    different paths with one folder name: ``<local-2>/FOLDER`` for the second, in sorted order).
-    References to hub models, servers and fakes are left out (they publish as they are)."""
+    """``{written: published name}``: each model reference in ``specs`` that names a file or folder
+    on this machine, or carries one in an option (``prompt:org/m?prompt=/home/me/p.txt``), with its
+    kind and other options kept and each path replaced by ``<local>/FOLDER`` (two different paths
+    with one folder name: ``<local-2>/FOLDER`` for the second, in sorted order); and each such path
+    in the forms a record may hold it (:func:`_path_forms`, e.g. a causal LM's identity records the
+    resolved path). References to hub models, servers and fakes are left out."""
     names: dict[str, str] = {}
-    taken: dict[str, str] = {}  # "<local-N>/FOLDER" → the resolved path it stands for
+    places = _Places()
     for spec in sorted(set(specs)):
-        path = _local_path(spec)
-        if path is None:
-            continue
         ref = ModelRef.unread(without_options(spec))
-        resolved = path.resolve()
-        for number in range(1, len(taken) + 2):
-            place = f"{'<local>' if number == 1 else f'<local-{number}>'}/{resolved.name}"
-            if taken.setdefault(place, str(resolved)) == str(resolved):
-                break
-        names[spec] = f"{ref.kind + ':' if ref.kind else ''}{place}{spec[len(without_options(spec)) :]}"
+        if ref.is_fake or ref.is_server or not ref.name:
+            continue
+        query = spec[len(without_options(spec)) + 1 :]
+        parts = [part.partition("=") for part in query.split("&")] if query else []
+        found = False
+        for index, (key, eq, value) in enumerate(parts):
+            path = _local(value, bare_word=False)
+            if path is not None:
+                place = places.of(path)
+                names.update(dict.fromkeys(_path_forms(value), place))
+                parts[index], found = (key, eq, place), True
+        name, path = ref.name, _local(ref.name, bare_word=True)
+        if path is not None:
+            name, found = places.of(path), True
+            names.update(dict.fromkeys(_path_forms(ref.name), name))
+        if found:
+            options = "?" + "&".join("".join(part) for part in parts) if parts else ""
+            names[spec] = f"{ref.kind + ':' if ref.kind else ''}{name}{options}"
     return names
 
 
