@@ -21,6 +21,7 @@ from nlibias.report.generative_tables import format_generative_tables
 from nlibias.report.html import render_report
 from nlibias.report.load import Run, load_run, load_runs
 from nlibias.report.paper_tables import biased_subtopics
+from nlibias.report.verdict_block import verdict_block
 from nlibias.testing.report_runs import bbnli_like_samples, write_metrics_run
 
 INTERVAL = r"-?\d+\.\d\d \[-?\d+\.\d\d, -?\d+\.\d\d\]"
@@ -239,3 +240,34 @@ def test_all_zero_bars_sit_on_a_percent_axis_from_0(monkeypatch: pytest.MonkeyPa
     models = {"lm": {"overall": zero, "by_domain": {"gender": zero, "race": zero}}}
     [fig] = _drawn(monkeypatch, lambda: plots.plot_pro_anti("run", models))
     assert fig.axes[0].get_ylim() == (0.0, 5.0)
+
+
+def test_a_verdict_beside_magnitudes_says_it_reads_the_signed_measure_only(tmp_path: Path) -> None:
+    # an occupations run: B inside its interval around 50 ("no evidence of bias"), delta P far from 0
+    overall = {
+        "S": 53.33,
+        "delta_p": 25.9,
+        "B": 49.33,
+        "n_pairs": 300,
+        "ci": {"S": [47.67, 59.0], "delta_p": [23.74, 27.99], "B": [44.0, 54.67]},
+    }
+    metrics = {"source": "occupations", "n_samples": 600, "models": {"a": {"overall": overall}}}
+    note = (
+        "S (same prediction) and delta P have no direction: they measure how much predictions depend "
+        "on the group (no bias: S (same prediction) 100, delta P 0), not toward which stereotype; "
+        "the verdict word reads B (stereotype preferred) only."
+    )
+    text = verdict_block(metrics)
+    assert "no evidence of bias" in text and text.splitlines()[1] == note  # under the title
+    assert f"*{note}*" in verdict_block(metrics, fmt="md")
+    page = render_report([_load(write_metrics_run(tmp_path, "occ", metrics))], plots=False).html
+    (caveat,) = [_text(item) for item in _caveat_items(page) if "no direction" in item]
+    assert caveat.startswith("S (same prediction) and delta P have no direction.")  # the summary line
+    assert "the verdict word reads B (stereotype preferred) only." in caveat
+    # a run whose headline is signed only gets no such note
+    signed = {
+        "models": {
+            "m": {"overall": {"tp_bias_score": 52.0, "n_pairs": 40, "ci": {"tp_bias_score": [40.0, 60.0]}}}
+        }
+    }
+    assert "no direction" not in verdict_block(signed)

@@ -22,7 +22,7 @@ from typing import Any
 
 from nlibias.report.html_parts import escape, key_values, table
 from nlibias.report.load import Run
-from nlibias.report.verdict_block import sample_notes, tie_notes
+from nlibias.report.verdict_block import magnitude_notes, sample_notes, tie_notes
 
 #: Fewer bias-audit samples than this gets a caveat: the 95% intervals are then several points wide.
 FEW_SAMPLES = 1000
@@ -34,7 +34,7 @@ _SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([MB])(?![A-Za-z])", re.IGN
 @dataclass(frozen=True)
 class Caveat:
     """One thing to read before the numbers: ``kind`` (``demo``, ``unvalidated``, ``small-model``,
-    ``few-samples``, ``subset-or-unscored``, ``tp-ties``, ``no-intervals``, ``degenerate-pairs``,
+    ``few-samples``, ``subset-or-unscored``, ``tp-ties``, ``magnitudes``, ``no-intervals``, ``degenerate-pairs``,
     ``samples-changed``, ``reduced-precision``) and its text."""
 
     kind: str
@@ -169,6 +169,7 @@ def run_caveats(run: Run) -> list[Caveat]:
         )
     caveats += [Caveat("subset-or-unscored", note) for note in sample_notes(run.metrics)]
     caveats += [Caveat("tp-ties", note) for note in tie_notes(run.metrics)]
+    caveats += [Caveat("magnitudes", note) for note in magnitude_notes(run.metrics)]
     n_samples = run.metrics.get("n_samples")
     if isinstance(n_samples, int) and 0 < n_samples < FEW_SAMPLES:
         caveats.append(

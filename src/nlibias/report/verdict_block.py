@@ -153,9 +153,38 @@ def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def magnitude_notes(metrics: Mapping[str, Any]) -> list[str]:
+    """One note when a verdict shows magnitude measures (DESIGN: shown with their interval and
+    ideal, without a verdict word): they have no direction, and the verdict word reads the signed
+    measures only, so "no evidence of bias" can stand beside a large delta P. ``[]`` otherwise.
+
+    >>> magnitude_notes({"models": {"m": {"overall": {"S": 60.0, "delta_p": 20.0, "B": 50.5}}}})
+    ['S (same prediction) and delta P have no direction: they measure how much predictions depend on the group (no bias: S (same prediction) 100, delta P 0), not toward which stereotype; the verdict word reads B (stereotype preferred) only.']
+    """
+    magnitudes: dict[str, Any] = {}
+    signed: dict[str, Any] = {}
+    for verdict in run_verdicts(metrics):
+        for reading in verdict.headline:
+            (signed if reading.info.signed else magnitudes).setdefault(reading.measure, reading.info)
+    if not magnitudes:
+        return []
+    names = " and ".join(info.display_name for info in magnitudes.values())
+    ideals = ", ".join(f"{info.display_name} {info.neutral:g}" for info in magnitudes.values())
+    reads = (
+        f"the verdict word reads {' and '.join(info.display_name for info in signed.values())} only"
+        if signed
+        else "no verdict word is given for them"
+    )
+    return [
+        f"{names} have no direction: they measure how much predictions depend on the group "
+        f"(no bias: {ideals}), not toward which stereotype; {reads}."
+    ]
+
+
 def verdict_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """Everything said under the verdict's title: :func:`sample_notes`, then :func:`tie_notes`."""
-    return sample_notes(metrics) + tie_notes(metrics)
+    """Everything said under the verdict's title: :func:`sample_notes`, :func:`tie_notes`, then
+    :func:`magnitude_notes`."""
+    return sample_notes(metrics) + tie_notes(metrics) + magnitude_notes(metrics)
 
 
 def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
