@@ -467,6 +467,25 @@ def test_concurrency_flag_of_nlibias_audit(fake_server: Callable[..., FakeServer
     assert len(server.requests) == 12 and server.max_in_flight == 3
 
 
+def test_nlibias_audit_prints_the_unlisted_model_warning_as_one_line(
+    fake_server: Callable[..., FakeServer], tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+    from nlibias.io.samples import write_samples
+
+    server = fake_server(models=["SmolLM2-135M-Instruct.Q4_1.gguf"])
+    run = write_samples(tmp_path / "run", bbnli_like_samples(2))["jsonl"].parent
+    arguments = ["audit", "--samples", str(run), "--out", str(tmp_path / "out"), "--generative",
+                 f"openai:{server.url}#gpt-4o", "--prompt", "true", "--no-cache", "--bootstrap", "0", "--quiet"]  # fmt: skip
+    result = CliRunner().invoke(app, arguments)
+    assert result.exit_code == 0, result.output
+    expected = f"warning: {server.url} lists the models 'SmolLM2-135M-Instruct.Q4_1.gguf', not 'gpt-4o'"
+    assert expected in result.output
+    assert "ServedModelWarning" not in result.output and "warnings.warn" not in result.output
+
+
 def test_a_refused_api_key_on_the_command_line_names_what_the_command_line_reads(
     fake_server: Callable[..., FakeServer], tmp_path: Path
 ) -> None:

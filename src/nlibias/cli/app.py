@@ -63,7 +63,7 @@ TEXT_WARNINGS_SHOWN = 10
 def _text_door_warnings() -> Iterator[None]:
     """Print the text door's warnings (:class:`~nlibias.textio.text_door.FormatCharactersWarning`)
     as ``warning: FILE:LINE (field): ...``, the first :data:`TEXT_WARNINGS_SHOWN` of a command,
-    then how many more; other warnings print as before."""
+    then how many more; nlibias's other warnings as ``warning: ...``; other libraries' as before."""
     import warnings
 
     from nlibias.textio.text_door import FormatCharactersWarning
@@ -76,7 +76,10 @@ def _text_door_warnings() -> Iterator[None]:
     ) -> None:
         nonlocal count
         if not issubclass(category, FormatCharactersWarning):
-            previous(message, category, filename, lineno, file, line)
+            if category.__module__.startswith("nlibias."):  # ours say what to do: no source line
+                warn(str(message))
+            else:
+                previous(message, category, filename, lineno, file, line)
             return
         count += 1
         if count <= TEXT_WARNINGS_SHOWN:
