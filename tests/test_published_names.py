@@ -83,6 +83,9 @@ def test_the_dataset_folder_holds_no_local_model_path(
     card = (run / "dataset" / "README.md").read_text(encoding="utf-8")
     assert f"<local>/{tiny_mlm_dir.name}" in card and f"<local>/{tiny_nli_dir.name}" in card
     assert f"causal:<local>/{tiny_causal_dir.name}" in card
+    # the compared fill is tied to its weights as the run's own fill is
+    (compared,) = [line for line in card.splitlines() if line.startswith("| compared fill |")]
+    assert f"| causal:<local>/{tiny_causal_dir.name} | causal |" in compared and "weights=" in compared
     first = json.loads((run / "dataset" / "samples.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert list(first["provenance"]["filter"]) == [f"<local>/{tiny_nli_dir.name}"]
     # the run's own record keeps where the models were

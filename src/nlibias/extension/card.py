@@ -328,8 +328,9 @@ def closing_section() -> list[str]:
 
 
 def model_rows(info: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The fill model and each filter model with its identity (what the prediction cache keys on:
-    backend, weights hash, prompt hash, settings), as the fill and filter stages recorded them.
+    """The fill model, each filter model and each compared fill with its identity (what the
+    prediction cache keys on: backend, weights hash, prompt hash, settings), as the fill and filter
+    stages recorded them.
 
     >>> rows = model_rows({"fill": {"fill_model": {"name": "smollm2", "kind": "causal",
     ...     "identity": {"backend": "causal-fill", "lm": {"weights": "ab12"}}}}, "filter": {}})
@@ -347,6 +348,17 @@ def model_rows(info: Mapping[str, Any]) -> list[dict[str, Any]]:
             identity = stats["identity"]
             rows.append(
                 {"role": "filter", "model": name, "kind": identity.get("backend", "?"), "identity": identity}
+            )
+    compared = (info.get("fill_comparison") or {}).get("rows", [])
+    for row in compared[1:]:  # the first row is the run's own fill; runs before 2026-11 recorded no identity
+        if "identity" in row:
+            rows.append(
+                {
+                    "role": "compared fill",
+                    "model": row["fill_model"],
+                    "kind": row["kind"],
+                    "identity": row["identity"],
+                }
             )
     return rows
 

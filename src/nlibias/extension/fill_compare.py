@@ -88,9 +88,11 @@ def compare_fills(
         run = fill_masked_samples(
             masked, filler, cache, top_k=top_k, block_list=block_list, progress=progress
         )
+        described = describe_filler(filler)
         row: dict[str, Any] = {
             "fill_model": label,
-            "kind": describe_filler(filler)["kind"],
+            "kind": described["kind"],
+            "identity": described["identity"],  # which weights, for the card (as the run's own fill)
             **fill_statistics(run.candidates),
             "short_lists": run.short_requests,
             "fill_seconds": round(run.seconds, 2),
