@@ -391,3 +391,70 @@ def test_the_table_shows_the_change_in_bias_the_test_reads(runs: dict[str, Path]
     (row,) = [line for line in table.output.splitlines() if "| overall" in line]
     assert format_value(overall["change"], overall["change_ci"]) in row
     assert format_value(overall["delta"], overall["delta_ci"]) not in row
+
+
+def test_a_candidate_model_without_a_baseline_model_is_refused_not_passed_untested(
+    runs: dict[str, Path],
+) -> None:
+    # a run of models m and n against a run of m alone: n would have passed without a test
+    samples = runs["root"] / "bb" / "samples.jsonl"
+    two = runs["root"] / "two"
+    audit = ["audit", "--samples", str(samples), "--model", "fake:m", "--model", "fake:n", "--out", str(two)]
+    audit += ["--bootstrap", "0", "--cache", str(runs["root"] / "c.sqlite"), "--quiet"]
+    assert runner.invoke(app, audit).exit_code == 0
+    refused = runner.invoke(
+        app, ["gate", str(two), "--baseline", str(runs["base"]), "--rules", str(runs["rules"])]
+    )
+    assert refused.exit_code == 2, refused.output
+    assert (
+        "candidate model(s) 'n' have no model of the same key" in refused.output
+        and "--pair" in refused.output
+    )
+    paired = runner.invoke(
+        app,
+        [
+            "gate",
+            str(two),
+            "--baseline",
+            str(runs["base"]),
+            "--rules",
+            str(runs["rules"]),
+            "--pair",
+            "n=m",
+            "--json",
+        ],
+    )
+    assert paired.exit_code in (0, 1), paired.output  # each model tested, whatever the decision
+    assert {(c["model"], c["baseline_model"]) for c in json.loads(paired.output)["checks"]} == {
+        ("m", "m"),
+        ("n", "m"),
+    }
+
+
+def test_the_margin_given_overrides_a_measure_s_own_margin(runs: dict[str, Path]) -> None:
+    # the candidate is about 17 points more biased: a measure margin of 30 lets it pass, --margin 0 not
+    rules = runs["root"] / "measure-margin.yaml"
+    rules.write_text(
+        "bootstrap: 200\nslices: [overall]\nmargin: 0.5\nmeasures:\n  bbnli_bias_score: {margin: 30}\n"
+    )
+    args = ["gate", str(runs["cand"]), "--baseline", str(runs["base"]), "--rules", str(rules)]
+    assert runner.invoke(app, args).exit_code == 0
+    overridden = runner.invoke(app, [*args, "--margin", "0", "--json"])
+    assert overridden.exit_code == 1, overridden.output
+    assert {c["limit"] for c in json.loads(overridden.output)["checks"]} == {0.0}
+
+
+def test_without_a_baseline_the_paired_fields_are_null_and_the_note_says_limits_only(
+    runs: dict[str, Path],
+) -> None:
+    limits = runs["root"] / "limits-only.yaml"
+    limits.write_text("bootstrap: 100\nslices: [overall]\nmeasures:\n  bbnli_bias_score:\n    max_abs: 50\n")
+    result = runner.invoke(app, ["gate", str(runs["cand"]), "--rules", str(limits), "--json"])
+    assert result.exit_code == 0, result.output
+    decided = json.loads(result.output)
+    (check,) = decided["checks"]
+    assert check["candidate"] is not None and check["rule"] == "max_abs"
+    assert all(check[k] is None for k in ("baseline", "baseline_ci", "delta", "change", "p", "p_adjusted"))
+    assert decided["reason"].startswith("1 check of 1 model:")  # not "1 checks"
+    text = runner.invoke(app, ["gate", str(runs["cand"]), "--rules", str(limits)]).output
+    assert "Test: absolute limits only (no baseline)" in text and "adjusted p" not in text

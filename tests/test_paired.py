@@ -248,3 +248,25 @@ def test_each_benchmarks_units_give_its_scorers_numbers(benchmark: str, tmp_path
                 assert float(value[0]) == pytest.approx(expected[measure], abs=1e-9), (slicing, name, measure)
                 compared.add((slicing, measure))
     assert {("overall", m) for m in headline} <= compared and len(slices) > 1
+
+
+@pytest.mark.parametrize("worse", [None, TOWARDS_STEREOTYPE])
+def test_a_candidate_whose_score_equals_the_baseline_in_every_resample_is_never_worse(
+    worse: str | None,
+) -> None:
+    # 35 pairs answered neutral/neutral by the baseline become entailment/entailment: pro + 1 and
+    # anti + 1 each, so pro - anti (the aggregate) is the same in every resample; the scorer's
+    # formula (2 pro / (pro + anti) - 1)(1 - accuracy) gives it to ~1e-14, which is no change
+    rng = np.random.default_rng(3)
+    base = _simulated_run(rng, 300, 0.0, 1.0, np.zeros(600))
+    neutral_pairs = np.flatnonzero((base[0::2] == 1) & (base[1::2] == 1))[:35]
+    assert len(neutral_pairs) == 35
+    cand = base.copy()
+    cand[2 * neutral_pairs] = 0
+    cand[2 * neutral_pairs + 1] = 0
+    found = compare_units(
+        bbnli_units(_encoded(base)), bbnli_units(_encoded(cand)), [SCORE], resamples=500, seed=1,
+        worse=None if worse is None else {SCORE.name: worse},
+    )[0]  # fmt: skip
+    assert found.p == 1.0  # (1 + 500) / (500 + 1): no resample is worse
+    assert found.change == 0.0 and found.change_ci == (0.0, 0.0)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import ConfigError, DataError, SourceError
+from nlibias.jobs.gate_models import match_models
 from nlibias.jobs.gate_rules import DEFAULT_SLICES, OVERALL, GateRules, load_rules, measure_rule_problem
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Comparison, RunUnits, compare_units
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
@@ -63,9 +64,10 @@ class GateCheck:
         return "fail" if self.failed else "pass" if self.comparison.tested else "too few units"
 
     def row(self) -> dict[str, Any]:
-        """A flat record (for tables, JSON and pandas)."""
+        """A flat record (for tables, JSON and pandas); without a baseline model, what only a
+        paired comparison has (the baseline's value, delta, change, p) is None."""
         c = self.comparison
-        return {
+        record = {
             "model": self.model, "baseline_model": self.baseline_model, "measure": self.measure,
             "rule": self.rule, "slicing": c.slicing, "slice": c.slice, "n_units": c.n_units,
             "baseline": c.baseline, "baseline_ci": c.baseline_ci, "candidate": c.candidate,
@@ -74,6 +76,13 @@ class GateCheck:
             "limit": self.limit, "neutral": self.neutral, "verdict": self.verdict,
             "detail": self.detail,
         }  # fmt: skip
+        if self.baseline_model is None:
+            record |= dict.fromkeys(_PAIRED_ONLY)
+        return record
+
+
+_PAIRED_ONLY = ("baseline", "baseline_ci", "delta", "delta_ci", "change", "change_ci", "p", "p_adjusted")
+"""A check's fields that only a comparison with a baseline has (None without one)."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +105,9 @@ class GateResult:
             "candidate": self.candidate,
             "baseline": self.baseline,
             "source": self.source,
-            "test": "paired percentile bootstrap over shared resampling units, one-sided, Holm over slices",
+            "test": "paired percentile bootstrap over shared resampling units, one-sided, Holm over slices"
+            if self.baseline is not None
+            else "absolute limits on the candidate's interval (no baseline)",
             "rules": self.rules.model_dump(),
             "checks": [check.row() for check in self.checks],
         }
@@ -201,39 +212,6 @@ def check_same_samples(candidate: _RunData, baseline: _RunData) -> None:
                     field=field_name,
                     fix="audit both models on the same samples file",
                 )
-
-
-def match_models(
-    candidate: Sequence[str], baseline: Sequence[str], pairs: Mapping[str, str] | None
-) -> list[tuple[str, str]]:
-    """``(candidate model, baseline model)`` pairs: ``pairs`` first, then equal keys; a run of
-    one model each pair up without being told.
-
-    >>> match_models(["a", "b"], ["b", "a"], None), match_models(["new"], ["old"], None)
-    ([('a', 'a'), ('b', 'b')], [('new', 'old')])
-    """
-    given = dict(pairs or {})
-    for cand, base in given.items():
-        if cand not in candidate:
-            raise ConfigError(
-                f"pairs names candidate model {cand!r}; the candidate run has {', '.join(candidate)}",
-                parameter="pairs",
-            )
-        if base not in baseline:
-            raise ConfigError(
-                f"pairs names baseline model {base!r}; the baseline run has {', '.join(baseline)}",
-                parameter="pairs",
-            )
-    if not given and len(candidate) == 1 and len(baseline) == 1:
-        return [(candidate[0], baseline[0])]
-    found = [(c, given.get(c, c)) for c in candidate if c in given or c in baseline]
-    if not found:
-        raise ConfigError(
-            f"no model of the candidate run ({', '.join(candidate)}) is in the baseline run ({', '.join(baseline)}); "
-            "pair them by key (pairs={'CANDIDATE': 'BASELINE'})",
-            parameter="pairs",
-        )
-    return found
 
 
 def _infos(*runs: Mapping[str, Any]) -> list[MeasureInfo]:
@@ -360,7 +338,9 @@ def _rules(rules: GateRules | str | Path | None, margin: float | None) -> GateRu
     if margin is not None:
         if not margin >= 0.0:
             raise ConfigError(f"margin is {margin!r}; pass 0 or more points", parameter="margin")
-        found = found.model_copy(update={"margin": float(margin)})
+        # every margin of the rules, a measure's own too: the one given is the one tested
+        measures = {name: rule.model_copy(update={"margin": None}) for name, rule in found.measures.items()}
+        found = found.model_copy(update={"margin": float(margin), "measures": measures})
     return found
 
 
@@ -378,7 +358,8 @@ def gate(
     ``candidate``/``baseline``: run directories (``nlibias audit``/``nlibias score``) over the
     same samples. ``rules``: a :class:`~nlibias.jobs.gate_rules.GateRules` or a rules file
     (default: margin 0, overall and domains, 95 %, 1,000 resamples, seed 0); ``margin`` overrides
-    its margin. ``pairs``: ``{candidate model: baseline model}`` for models whose keys differ.
+    every margin it sets (its own and each measure's). ``pairs``: ``{candidate model: baseline
+    model}`` for models whose keys differ; every candidate model must have one.
     ``samples``: the samples file, where a run's recorded one has moved. Without ``baseline`` only
     the rules' absolute limits apply (refused when they have none).
 
@@ -466,7 +447,10 @@ def _result(
             )
         )
         tested = len(checks) - untested
-        reason = f"{tested} checks of {models} model{'s' if models > 1 else ''}: none {kinds} at {rules.confidence:g} confidence"
+        reason = (
+            f"{tested} check{'s' if tested != 1 else ''} of {models} model{'s' if models > 1 else ''}: "
+            f"none {kinds} at {rules.confidence:g} confidence"
+        )
         if untested:
             reason += f"; {untested} too few units to test (fewer than {MIN_VERDICT_UNITS})"
     return GateResult(

@@ -59,6 +59,11 @@ def _headline(result: GateResult) -> str:
 
 def _test_note(result: GateResult) -> str:
     rules = result.rules
+    if result.baseline is None:
+        return (
+            f"Test: absolute limits only (no baseline): fail when the candidate's whole {rules.confidence:.0%} "
+            f"interval ({rules.bootstrap} resamples, seed {rules.seed}) lies beyond no bias +- max_abs."
+        )
     return (
         f"Test: paired percentile bootstrap over the shared resampling units ({rules.bootstrap} resamples, "
         f"seed {rules.seed}), one-sided, Holm over the slices of each model and measure; "

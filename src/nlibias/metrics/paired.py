@@ -19,7 +19,8 @@ baseline at −1.5 and a candidate at +1.5 (equally biased) from one at 0 and on
 the second rarely; the signed change keeps the pairing's precision there. The comparison reports the
 difference ``Δ = m_cand - m_base`` and ``d`` with their percentile intervals and the one-sided
 bootstrap p-value ``(1 + #{d_b <= margin}) / (B + 1)`` of "the candidate is more biased by more
-than ``margin``" (a resample where ``d`` is undefined counts as not worse); :func:`holm` adjusts
+than ``margin``" (a resample where ``d`` is undefined counts as not worse; ``d`` and Δ within
+:data:`SAME_VALUE_TOLERANCE` of 0 are 0, float noise of a measure that did not change); :func:`holm` adjusts
 the p-values of the slices tested for one model and measure.
 
 >>> infos = [MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)]
@@ -55,6 +56,15 @@ WORSE_DIRECTIONS: tuple[Worse, ...] = get_args(Worse)
 
 OVERALL = "overall"
 """The slice of every unit (:func:`compare_units`' ``slices`` names groupings besides it)."""
+SAME_VALUE_TOLERANCE = 1e-9
+"""Percent points within which a change is none: the scorers' formulas give a measure that did not
+change to about 1e-14 (BBNLI's aggregate, ``(2 pro / (pro + anti) - 1)(1 - accuracy)``), and such
+noise must neither count a resample as worse than the margin nor print as ``-0.00``."""
+
+
+def _snapped(values: np.ndarray) -> np.ndarray:
+    """``values`` with every one within :data:`SAME_VALUE_TOLERANCE` of 0 set to 0."""
+    return np.where(np.abs(values) <= SAME_VALUE_TOLERANCE, 0.0, values)
 
 
 @dataclass(frozen=True, eq=False)
@@ -299,12 +309,12 @@ def compare_slice(
         margin = float((margins or {}).get(info.name, 0.0))
         b, c = drawn_base[info.name], drawn_cand[info.name]
         direction = (worse or {}).get(info.name, AWAY_FROM_NEUTRAL)
-        change = bias_change(info, b, c, direction)
-        n_worse = np.sum(~(change <= margin) & ~np.isnan(change))  # NaN: not worse
+        change = _snapped(bias_change(info, b, c, direction))
+        n_worse = np.sum(change > margin + SAME_VALUE_TOLERANCE)  # NaN (undefined): not worse
         base_value, cand_value = _point(base, index, info.name), _point(cand, index, info.name)
         both_defined = base_value is not None and cand_value is not None
         point_change = (
-            float(bias_change(info, np.array([base_value]), np.array([cand_value]), direction)[0])
+            float(_snapped(bias_change(info, np.array([base_value]), np.array([cand_value]), direction))[0])
             if both_defined
             else None
         )
@@ -318,8 +328,8 @@ def compare_slice(
                 baseline_ci=_interval(b, confidence),
                 candidate=cand_value,
                 candidate_ci=_interval(c, confidence),
-                delta=cand_value - base_value if both_defined else None,  # type: ignore[operator]
-                delta_ci=_interval(c - b, confidence),
+                delta=float(_snapped(np.array([cand_value - base_value]))[0]) if both_defined else None,  # type: ignore[operator]
+                delta_ci=_interval(_snapped(c - b), confidence),
                 change=point_change,
                 change_ci=_interval(change, confidence),
                 p=(1.0 + (len(change) - n_worse)) / (len(change) + 1.0),
