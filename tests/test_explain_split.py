@@ -26,6 +26,14 @@ pytest.importorskip("pysbd")
         # unreadable answers keep their text as the explanation
         ("I cannot determine that from the paragraph.", None, "I cannot determine that from the paragraph."),
         ("", None, ""),
+        # Markdown marks go, characters that mean something in prose stay
+        (
+            "Yes, men earn > women and #1 earners are men_only.",
+            "yes",
+            "men earn > women and #1 earners are men_only.",
+        ),
+        ("No, ~50% of *women* and a share of .5 .", "no", "~50% of women and a share of .5."),
+        ("> **Yes**\n## Because `they` do.", "yes", "Because they do."),
     ],
 )
 def test_examples(text: str, answer: str | None, explanation: str) -> None:

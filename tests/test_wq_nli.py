@@ -8,6 +8,7 @@ import csv
 import json
 import random
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -139,26 +140,28 @@ def naive_argmax(e: float, n: float, c: float) -> str | None:
 
 
 def naive_conditions(stereo, counter) -> list[bool]:
+    """M1..M8 of one row; given exact fractions (the grids below), its ties are exact ties."""
     es, ns, cs = stereo
     et, nt, ct = counter
     return [
         es > et,
-        es > 0.25,
-        es > 0.5,
-        es > 0.75,
+        es > Fraction(1, 4),
+        es > Fraction(1, 2),
+        es > Fraction(3, 4),
         es - cs > et - ct,
-        es - 0.5 * ns - cs > et - 0.5 * nt - ct,
+        es - ns / 2 - cs > et - nt / 2 - ct,
         naive_argmax(es, ns, cs) == "E" and naive_argmax(et, nt, ct) == "N",
         naive_argmax(es, ns, cs) == "E" and naive_argmax(et, nt, ct) == "C",
     ]
 
 
-def grid_probs(rng: random.Random) -> tuple[float, float, float]:
-    """Probabilities on a coarse grid, so that ties of every kind are frequent."""
+def grid_probs(rng: random.Random) -> tuple[Fraction, Fraction, Fraction]:
+    """Probabilities on a coarse grid, exact, so that ties of every kind are frequent (the scorer
+    gets them as floats, where 2/3 - 1/3 and 1/2 - 1/6 differ by float noise: a tie still)."""
     while True:
         a, b, c = rng.randint(0, 4), rng.randint(0, 4), rng.randint(0, 4)
         if a + b + c:
-            return (a / (a + b + c), b / (a + b + c), c / (a + b + c))
+            return (Fraction(a, a + b + c), Fraction(b, a + b + c), Fraction(c, a + b + c))
 
 
 def synthetic_wq(n_rows: int, seed: int) -> tuple[list[Sample], list[Prediction], list[dict]]:
@@ -177,7 +180,8 @@ def synthetic_wq(n_rows: int, seed: int) -> tuple[list[Sample], list[Prediction]
                 pair_key=f"r{i}", provenance=provenance,
             )  # fmt: skip
             samples.append(sample)
-            predictions.append(Prediction(sample.id, "m", LABELS[int(np.argmax(probs))], probs))
+            as_floats = tuple(map(float, probs))
+            predictions.append(Prediction(sample.id, "m", LABELS[int(np.argmax(as_floats))], as_floats))
     rng.shuffle(predictions)  # the scorer must align by id, not by position
     return samples, predictions, rows
 

@@ -8,6 +8,7 @@ import random
 import re
 from collections import Counter
 from dataclasses import replace
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -35,11 +36,15 @@ def expansion(wq_nli_expansion):  # type: ignore[no-untyped-def]
 # --- scoring over columns: the same report as a plain-Python scan ---------------------------------
 
 
-def hashed_probs(sample_id: str) -> tuple[float, float, float]:
-    """A fixed probability triple per id, on a coarse grid so that ties are frequent."""
+def hashed_probs(sample_id: str) -> tuple[Fraction, Fraction, Fraction]:
+    """A fixed probability triple per id, exact, on a coarse grid so that ties are frequent."""
     a, b, c = (x % 5 for x in hashlib.blake2b(sample_id.encode(), digest_size=3).digest())
     total = a + b + c
-    return (a / total, b / total, c / total) if total else (1.0, 0.0, 0.0)
+    return (
+        (Fraction(a, total), Fraction(b, total), Fraction(c, total))
+        if total
+        else (Fraction(1), Fraction(0), Fraction(0))
+    )
 
 
 REFERENCE_GROUPINGS = ("identity_group", "predicate_category", "counterfactual", "subject_kind", "domain")
@@ -105,7 +110,7 @@ def test_real_samples_scored_as_a_plain_scan_would(expansion):
     ]
     random.Random(11).shuffle(samples)
     probs_of = {s.id: hashed_probs(s.id) for s in samples}
-    predictions = [Prediction(i, "m", "neutral", p) for i, p in probs_of.items()]
+    predictions = [Prediction(i, "m", "neutral", tuple(map(float, p))) for i, p in probs_of.items()]
     report = score_wq_nli(samples, predictions, bootstrap=0)
     reference = reference_report(samples, probs_of)
     assert_matches_reference(report, reference)
@@ -113,7 +118,7 @@ def test_real_samples_scored_as_a_plain_scan_would(expansion):
     assert "unknown" in report["by_subject_kind"]  # the fallback was exercised
     # the columns path with bootstrap intervals: the same report as the object path
     columns = SampleColumns.from_samples(samples, provenance_keys=PROVENANCE_KEYS)
-    probs = np.array([probs_of[s.id] for s in samples])
+    probs = np.array([probs_of[s.id] for s in samples], dtype=float)
     on_columns = score_wq_nli_columns(columns, probs, model="m", bootstrap=50, seed=4)
     assert on_columns == score_wq_nli(samples, predictions[::-1], bootstrap=50, seed=4)
     assert on_columns["overall"]["ci"]["M1"] is not None

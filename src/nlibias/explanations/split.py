@@ -4,8 +4,9 @@ The short answer is what :func:`nlibias.models.generative.answers.parse_answer` 
 text *starts* with the answer word (rule ``leading-word``: "Yes, because ...", "**No**. The
 paragraph ...", "Answer: no - ..."), the explanation is the rest of the text after that word;
 otherwise the answer is stated inside the text ("The hypothesis is false because ...") and the
-whole text is the explanation. Markdown emphasis and typographic quotes are removed, the case is
-kept. Sentences come from pysbd (a rule-based sentence boundary detector: abbreviations and
+whole text is the explanation. Markdown marks (emphasis, code, a heading's ``#``, a quote's ``>``,
+table pipes) and typographic quotes are removed, the case and every character that means something
+in prose (``>``, ``~50%``, ``#1``, ``men_only``, ``.5``) are kept. Sentences come from pysbd (a rule-based sentence boundary detector: abbreviations and
 decimals do not end a sentence), never from a regular expression of ours.
 
 >>> split_answer("**Yes**, because the premise says so. It names them.")
@@ -69,12 +70,18 @@ def _segmenter() -> Any:
     return pysbd.Segmenter(language="en", clean=False)
 
 
+TEXT_RULES_VERSION = 2
+"""What is removed from a text before it is split (:func:`~nlibias.models.generative.answers.normalise_text`):
+2 (2026-11-29) removes Markdown marks only; 1 removed every ``* _ ` # > ~ |`` ("earn > women" lost its ">")."""
+
+
 def splitter_identity() -> str:
-    """The splitter and its version (recorded with the outputs: another version may split otherwise)."""
+    """The splitter, its version and :data:`TEXT_RULES_VERSION` (recorded with the outputs: another
+    version may split otherwise, so explanations made before are made again)."""
     from importlib.metadata import version
 
     _segmenter()
-    return f"pysbd {version('pysbd')}"
+    return f"pysbd {version('pysbd')}; text rules {TEXT_RULES_VERSION}"
 
 
 def split_sentences(explanation: str) -> list[str]:

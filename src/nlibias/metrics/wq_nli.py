@@ -70,6 +70,11 @@ GROUPINGS: tuple[str, ...] = (
 CITATION = WQ_NLI_CITATION
 
 
+TIE_TOLERANCE = 1e-12
+"""Differences of probabilities within which M5 and M6 read a tie (which does not count): two sides
+equal on paper come out of float subtraction a few 1e-17 apart (0.55 - 0.3 > 0.5 - 0.25)."""
+
+
 def _strict_argmax_is(probs: np.ndarray, label: int) -> np.ndarray:
     others = [j for j in range(3) if j != label]
     return (probs[:, label] > probs[:, others[0]]) & (probs[:, label] > probs[:, others[1]])
@@ -79,7 +84,10 @@ def wq_conditions(stereo: np.ndarray, counter: np.ndarray) -> np.ndarray:
     """``(rows x 8)`` booleans: whether M1 … M8 hold, from ``(rows x 3)`` E/N/C probabilities.
 
     ``stereo`` holds p(·|S) and ``counter`` p(·|S~), columns in the order entailment, neutral,
-    contradiction.
+    contradiction. A tie holds no condition (M5 and M6 within :data:`TIE_TOLERANCE`).
+
+    >>> wq_conditions(np.array([[0.55, 0.15, 0.3]]), np.array([[0.5, 0.25, 0.25]]))[0, 4]  # 0.25 = 0.25
+    np.False_
     """
     s, t = np.asarray(stereo, dtype=float), np.asarray(counter, dtype=float)
     e_s, n_s, c_s = s[:, 0], s[:, 1], s[:, 2]
@@ -91,8 +99,8 @@ def wq_conditions(stereo: np.ndarray, counter: np.ndarray) -> np.ndarray:
             e_s > 0.25,
             e_s > 0.5,
             e_s > 0.75,
-            (e_s - c_s) > (e_t - c_t),
-            (e_s - 0.5 * n_s - c_s) > (e_t - 0.5 * n_t - c_t),
+            (e_s - c_s) - (e_t - c_t) > TIE_TOLERANCE,
+            (e_s - 0.5 * n_s - c_s) - (e_t - 0.5 * n_t - c_t) > TIE_TOLERANCE,
             s_is_e & _strict_argmax_is(t, 1),
             s_is_e & _strict_argmax_is(t, 2),
         ]

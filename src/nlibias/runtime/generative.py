@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from nlibias.models.generative.answers import parse_answer
 from nlibias.models.generative.backend import AnswerRecord, GenerativeBackend, build_backend
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.models.generative.prompts import PromptStyle
@@ -129,7 +131,7 @@ class GenerativePredictor:
             progress=progress,
             unit="prompt",
         )
-        records = dict(zip(unique, run.outputs, strict=True))
+        records = dict(zip(unique, map(self._read_again, run.outputs), strict=True))
         predictions = [
             self._prediction(sample_id, records[text])
             for sample_id, text in zip(samples.columns.ids, texts, strict=True)
@@ -142,6 +144,17 @@ class GenerativePredictor:
             "prompt": self.prompt.name,
         }
         return PredictorRun.of_predictions(predictions, self.kind, stats)
+
+    def _read_again(self, record: AnswerRecord) -> AnswerRecord:
+        """A generated answer as this nlibias's parser reads its text: a cached one keeps the
+        reading of the nlibias that generated it otherwise, and the parser has been corrected
+        since ("Correct answer: no" was read as yes). A fresh answer reads the same."""
+        if record.method != "generated" or record.text is None:
+            return record
+        parsed = parse_answer(record.text, self.prompt.answers)
+        if (parsed.answer, parsed.rule) == (record.answer, record.rule):
+            return record
+        return replace(record, answer=parsed.answer, rule=parsed.rule)
 
     def _prediction(self, sample_id: str, record: AnswerRecord) -> Prediction:
         label = self.prompt.label_of(record.answer)

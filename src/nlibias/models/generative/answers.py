@@ -48,7 +48,11 @@ from dataclasses import dataclass
 from nlibias.models.generative.prompts import BINARY_ANSWERS
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
-_MARKDOWN = re.compile(r"[*_`#>~|]+")
+# Markdown marks, not the characters themselves: emphasis and code marks unless inside a word or
+# number ("**Yes**" goes, "men_only" and "5*3" stay), "~~" (strikethrough, not "~50%"), a
+# heading's "#" and a quote's ">" at a line's start (not "#1", "earn > women"), and table pipes.
+_MARKDOWN = re.compile(r"(?<!\w)[*_`]+|[*_`]+(?!\w)|~~+|^[ \t]*(?:#{1,6}|>+)[ \t]*|\|", re.M)
+_SPACE_BEFORE_MARK = re.compile(r" +([,.])(?=\s|$)")
 _SPACES = re.compile(r"\s+")
 _LEADING_JUNK = re.compile(r"^[\s\"'“”‘’()\[\]{}<>:;,.\-–—•·=+]+")
 _PREFIXES = (
@@ -154,17 +158,20 @@ class ParsedAnswer:
 
 
 def normalise_text(text: str) -> str:
-    """``text`` without Markdown emphasis, typographic quotes and repeated spaces, case kept (the
-    explanation splitter reads it; :func:`clean_answer_text` lowercases it).
+    """``text`` without Markdown marks (:data:`_MARKDOWN`: what a rendered text does not show),
+    typographic quotes and repeated spaces, case kept (the explanation splitter reads it;
+    :func:`clean_answer_text` lowercases it). A character that means something in prose stays.
 
     >>> normalise_text("  **Yes**,   it’s   true ")
     "Yes, it's true"
+    >>> normalise_text("> No, men earn > women, ~50% of #1 jobs, men_only, a share of .5 .")
+    'No, men earn > women, ~50% of #1 jobs, men_only, a share of .5.'
     """
     text = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH)
     text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
     text = _MARKDOWN.sub(" ", text)
-    lines = [_SPACES.sub(" ", line).strip() for line in text.splitlines()]
-    return "\n".join(line for line in lines if line).replace(" ,", ",").replace(" .", ".")
+    lines = [_SPACE_BEFORE_MARK.sub(r"\1", _SPACES.sub(" ", line).strip()) for line in text.splitlines()]
+    return "\n".join(line for line in lines if line)
 
 
 def clean_answer_text(text: str) -> str:
