@@ -255,7 +255,8 @@ def test_wq_nli_audit_puts_tp_beside_m1(
         run=RunOptions(cache=False, bootstrap=0, progress=False),
     )
     tp = next(m for k, m in result.metrics["models"].items() if k.endswith("|tp=shared"))
-    assert tp["overall"]["n_pairs"] == 40 and tp["overall"]["samples_without_pair"] == 40
+    # every sample is a scored pair's or its partner's (the counter-stereotypical premise)
+    assert tp["overall"]["n_pairs"] == 40 and tp["overall"]["samples_without_pair"] == 0
     assert "by_identity_group" in tp and "by_predicate_category" in tp
     (agreement,) = result.metrics["tp_nli_agreement"]
     assert agreement["n"] == 40

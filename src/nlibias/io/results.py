@@ -112,10 +112,23 @@ class SliceMetrics(TypedDict, total=False):
         Field(description="Overall only: each occupation's dominant gender as the samples label it."),
     ]
     # token probability (sentence scorers)
-    n_stereo: Count | None
-    n_antistereo: Count | None
+    n_stereo: Annotated[
+        Count | None,
+        Field(description="Pairs of the stereotypical direction that stereo_score reads: its ties left out."),
+    ]
+    n_antistereo: Annotated[
+        Count | None,
+        Field(
+            description="Pairs of the anti-stereotypical direction that antistereo_score reads: its ties left out."
+        ),
+    ]
     no_shared_tokens: Count
-    samples_without_pair: Count
+    samples_without_pair: Annotated[
+        Count,
+        Field(
+            description="Samples neither scored as a sentence pair nor the partner (same pair_key) of one."
+        ),
+    ]
     # every benchmark
     ci: dict[str, Pair | None]
     counts: dict[str, Count]

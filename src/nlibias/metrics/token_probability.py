@@ -35,7 +35,7 @@ from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
 from nlibias.metrics.metric_frame import units_frame
 from nlibias.metrics.pairing import pair_rows
 from nlibias.schema import Prediction, Sample
-from nlibias.schema.columns import Categorical, SampleColumns
+from nlibias.schema.columns import NO_CODE, Categorical, SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
 TP_MEASURES: tuple[str, ...] = tuple(TOKEN_PROBABILITY_MEASURES)
@@ -196,7 +196,11 @@ def score_token_probability_columns(
     tokens = [outputs.values.get(f"tokens_{side}", nan)[rows] for side in ("more", "less")]
     shared = np.logical_and.reduce([np.isfinite(t) & (t != 0) for t in tokens])
     out["overall"]["no_shared_tokens"] = int((~shared).sum())
-    out["overall"]["samples_without_pair"] = len(columns) - len(rows)
+    # a pair is scored on one sample; its partner (WinoQueer-NLI's counter-stereotypical premise,
+    # the same pair_key) is not a sample without a pair
+    partnered = np.isin(columns.pair_code, np.setdiff1d(columns.pair_code[rows], [NO_CODE]))
+    partnered[rows] = True
+    out["overall"]["samples_without_pair"] = int((~partnered).sum())
     return out
 
 
