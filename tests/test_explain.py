@@ -509,3 +509,24 @@ def test_an_lm_judge_token_limit_without_an_lm_judge_is_refused(canned_run: Path
         result.exit_code == 2
         and "name one in --lm-judge, or leave --lm-judge-max-new-tokens out" in result.output
     )
+
+
+def test_answers_recorded_otherwise_than_read_now_are_warned_of(canned_run: Path) -> None:
+    import json
+    import warnings
+
+    from nlibias.explanations.run_files import OtherReadingWarning, generated_answers
+
+    path = canned_run / "predictions.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    recorded = rows[0]["answer"]
+    rows[0]["answer"] = "no" if recorded == "yes" else "yes"  # as an older parser might have read it
+    rows[0]["label"] = {"yes": "entailment", "no": "neutral"}[rows[0]["answer"]]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (canned_run / "manifest.json").unlink()  # the edited file is read as a run without a manifest
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found, _ = generated_answers(canned_run)
+    (warning,) = [w.message for w in caught if isinstance(w.message, OtherReadingWarning)]
+    assert f"1 of {len(found)} generated answers are recorded otherwise" in str(warning)
+    assert f"recorded {rows[0]['answer']!r}, read {recorded!r}" in str(warning)

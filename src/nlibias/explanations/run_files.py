@@ -8,6 +8,7 @@ judge) and ``RUN/explanations/explanations.json`` (the rates per model, judge an
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,35 @@ def generated_answers(
             "samples, the samples the audit answered",
             parameter="samples",
         )
-    return [_answer(p, by_id[p.sample_id]) for p in generated], samples_path
+    found = [_answer(p, by_id[p.sample_id]) for p in generated]
+    _warn_of_other_readings(generated, found, predictions_path)
+    return found, samples_path
+
+
+class OtherReadingWarning(UserWarning):
+    """Answers that predictions.jsonl records otherwise than this nlibias's parser reads their text."""
+
+
+def _warn_of_other_readings(
+    generated: Sequence[Prediction], found: Sequence[GeneratedAnswer], path: Path
+) -> None:
+    """Warn when the run's recorded answers are not what the parser reads now (an older
+    nlibias's parser, or an edited file): the labels follow the reading now, the run's measures
+    the one recorded."""
+    other = [(p, a) for p, a in zip(generated, found, strict=True) if p.extra.get("answer") != a.answer]
+    if not other:
+        return
+    first, answer = other[0]
+    warnings.warn(
+        OtherReadingWarning(
+            f"{path}: {len(other)} of {len(generated)} generated answers are recorded otherwise than this "
+            f"nlibias reads their text (first: {first.sample_id!r} of {first.model!r}, recorded "
+            f"{first.extra.get('answer')!r}, read {answer.answer!r}); the explanations follow the reading "
+            "now, the run's measures the one recorded: audit again (the cached texts are read again) so "
+            "that both read them alike"
+        ),
+        stacklevel=3,
+    )
 
 
 def _is_generated(prediction: Prediction) -> bool:
