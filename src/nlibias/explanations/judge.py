@@ -3,8 +3,8 @@ batched, cached classifier runtime at once (:func:`nlibias.runtime.classifier.pr
 distinct pairs computed once, sorted by length into token-capped batches, cached).
 
 Per explanation the judge is asked, for each sentence, premise ⊨ sentence and hypothesis ⊨
-sentence (a sentence is grounded when either is its most probable label: the premise entails it,
-or it restates the hypothesis), and explanation ⊨ hypothesis for the stance. The label follows
+sentence (:func:`is_grounded`: the premise entails it, or it restates the hypothesis and the
+premise does not contradict it), and explanation ⊨ hypothesis for the stance. The label follows
 :func:`nlibias.metrics.explanations.explanation_label`.
 
 >>> from nlibias.models.fake import FakeNLIClassifier
@@ -84,6 +84,26 @@ def judge_pairs(answers: Sequence[GeneratedAnswer]) -> list[tuple[str, str]]:
     return pairs
 
 
+GROUNDED_RULE_VERSION = 2
+"""2 (2026-11-29): a sentence the premise contradicts is ungrounded even when it restates the
+hypothesis (DESIGN); 1 counted it grounded. Recorded with the outputs, so explanations judged by
+rule 1 are judged again."""
+
+
+def is_grounded(by_premise: str, by_hypothesis: str) -> bool:
+    """Whether a sentence is grounded, from the judge's most probable labels of premise ⊨ sentence
+    and hypothesis ⊨ sentence: the premise entails it, or it restates the hypothesis (entailed by
+    it) and the premise does not contradict it (DESIGN: a sentence the premise contradicts, or that
+    brings in what neither holds, is ungrounded).
+
+    >>> is_grounded("entailment", "neutral"), is_grounded("neutral", "entailment")
+    (True, True)
+    >>> is_grounded("contradiction", "entailment"), is_grounded("neutral", "neutral")
+    (False, False)
+    """
+    return by_premise == "entailment" or (by_premise != "contradiction" and by_hypothesis == "entailment")
+
+
 def judge_answers(
     answers: Sequence[GeneratedAnswer],
     judge: NLIClassifier,
@@ -101,7 +121,7 @@ def judge_answers(
         for sentence in item.sentences:
             by_premise, by_hypothesis = run.probs[at].tolist(), run.probs[at + 1].tolist()
             at += 2
-            grounded = "entailment" in (stance_of(by_premise), stance_of(by_hypothesis))
+            grounded = is_grounded(stance_of(by_premise), stance_of(by_hypothesis))
             sentences.append(
                 {"text": sentence, "premise": _probs(by_premise), "hypothesis": _probs(by_hypothesis),
                  "grounded": grounded}

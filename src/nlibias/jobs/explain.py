@@ -81,6 +81,7 @@ def run_explain(
     opinion (:mod:`nlibias.explanations.lm_judge`); its labels go in the rows (``lm_label``) and
     its agreement with each NLI judge (Cohen's kappa) in the summary. ``model_options``
     (``device``, ``dtype``, ``max_tokens``, ...) go to the judges as to an audit's classifiers."""
+    from nlibias.explanations.judge import GROUNDED_RULE_VERSION
     from nlibias.explanations.run_files import EXPLANATIONS_DIR, generated_answers
     from nlibias.explanations.split import splitter_identity
     from nlibias.io.fingerprint import sha256_file
@@ -106,6 +107,7 @@ def run_explain(
         settings = {
             "threshold": threshold,
             "splitter": splitter_identity(),
+            "grounded_rule": GROUNDED_RULE_VERSION,
             "judges": [classifier.name for classifier in built],
             "lm_judge": None if backend is None else backend.name,
             "lm_judge_max_new_tokens": None if backend is None else lm_judge_max_new_tokens,
