@@ -51,7 +51,7 @@ _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 # Markdown marks, not the characters themselves: emphasis and code marks unless inside a word or
 # number ("**Yes**" goes, "men_only" and "5*3" stay), "~~" (strikethrough, not "~50%"), a
 # heading's "#" and a quote's ">" at a line's start (not "#1", "earn > women"), and table pipes.
-_MARKDOWN = re.compile(r"(?<!\w)[*_`]+|[*_`]+(?!\w)|~~+|^[ \t]*(?:#{1,6}|>+)[ \t]*|\|", re.M)
+_MARKDOWN = re.compile(r"(?<!\w)[*_`]+|[*_`]+(?!\w)|~~+|^[ \t]*(?:#{1,6}(?=[ \t]|$)|>+)[ \t]*|\|", re.M)
 _SPACE_BEFORE_MARK = re.compile(r" +([,.])(?=\s|$)")
 _SPACES = re.compile(r"\s+")
 _LEADING_JUNK = re.compile(r"^[\s\"'“”‘’()\[\]{}<>:;,.\-–—•·=+]+")
@@ -166,6 +166,8 @@ def normalise_text(text: str) -> str:
     "Yes, it's true"
     >>> normalise_text("> No, men earn > women, ~50% of #1 jobs, men_only, a share of .5 .")
     'No, men earn > women, ~50% of #1 jobs, men_only, a share of .5.'
+    >>> normalise_text("## Yes\\n#1 is men.")
+    'Yes\\n#1 is men.'
     """
     text = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH)
     text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
