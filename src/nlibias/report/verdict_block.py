@@ -17,9 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
-from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, ModelVerdict, run_verdicts
+from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, ModelVerdict, headline_infos, run_verdicts
 from nlibias.report.text_table import render_table
 from nlibias.schema.arguments import is_int
+from nlibias.schema.measure_info import MeasureInfo
 
 TITLE = (
     "Verdict (95% bootstrap intervals; a signed measure is biased only when its interval "
@@ -161,11 +162,13 @@ def magnitude_notes(metrics: Mapping[str, Any]) -> list[str]:
     >>> magnitude_notes({"models": {"m": {"overall": {"S": 60.0, "delta_p": 20.0, "B": 50.5}}}})
     ['S (same prediction) and delta P have no direction: they measure how much predictions depend on the group (no bias: S (same prediction) 100, delta P 0), not toward which stereotype; the verdict word reads B (stereotype preferred) only.']
     """
-    magnitudes: dict[str, Any] = {}
-    signed: dict[str, Any] = {}
-    for verdict in run_verdicts(metrics):
-        for reading in verdict.headline:
-            (signed if reading.info.signed else magnitudes).setdefault(reading.measure, reading.info)
+    magnitudes: dict[str, MeasureInfo] = {}
+    signed: dict[str, MeasureInfo] = {}
+    models = metrics.get("models")
+    for report in models.values() if isinstance(models, Mapping) else ():
+        overall = report.get("overall") if isinstance(report, Mapping) else None
+        for info in headline_infos(overall) if isinstance(overall, Mapping) else ():
+            (signed if info.signed else magnitudes).setdefault(info.name, info)
     if not magnitudes:
         return []
     names = " and ".join(info.display_name for info in magnitudes.values())
