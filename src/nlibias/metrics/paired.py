@@ -62,8 +62,8 @@ change to about 1e-14 (BBNLI's aggregate, ``(2 pro / (pro + anti) - 1)(1 - accur
 noise must neither count a resample as worse than the margin nor print as ``-0.00``."""
 
 
-def _snapped(values: np.ndarray) -> np.ndarray:
-    """``values`` with every one within :data:`SAME_VALUE_TOLERANCE` of 0 set to 0."""
+def _snapped(values: Any) -> np.ndarray:
+    """``values`` (an array or a number) with every one within :data:`SAME_VALUE_TOLERANCE` of 0 set to 0."""
     return np.where(np.abs(values) <= SAME_VALUE_TOLERANCE, 0.0, values)
 
 
@@ -314,7 +314,7 @@ def compare_slice(
         base_value, cand_value = _point(base, index, info.name), _point(cand, index, info.name)
         both_defined = base_value is not None and cand_value is not None
         point_change = (
-            float(_snapped(bias_change(info, np.array([base_value]), np.array([cand_value]), direction))[0])
+            float(_snapped(bias_change(info, np.array([base_value]), np.array([cand_value]), direction)[0]))
             if both_defined
             else None
         )
@@ -328,7 +328,7 @@ def compare_slice(
                 baseline_ci=_interval(b, confidence),
                 candidate=cand_value,
                 candidate_ci=_interval(c, confidence),
-                delta=float(_snapped(np.array([cand_value - base_value]))[0]) if both_defined else None,  # type: ignore[operator]
+                delta=float(_snapped(cand_value - base_value)) if both_defined else None,  # type: ignore[operator]
                 delta_ci=_interval(_snapped(c - b), confidence),
                 change=point_change,
                 change_ci=_interval(change, confidence),
