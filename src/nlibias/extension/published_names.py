@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from nlibias.schema.model_ref import ModelRef, without_options
+from nlibias.schema.model_ref import ModelRef
 
 _PATH_PREFIXES = ("/", "./", "../", "~")
 
@@ -71,25 +71,21 @@ def local_model_names(specs: Iterable[str]) -> dict[str, str]:
     names: dict[str, str] = {}
     places = _Places()
     for spec in sorted(set(specs)):
-        ref = ModelRef.unread(without_options(spec))
+        ref = ModelRef.parse(spec, parameter="model")  # a run's models were read by the same parser
         if ref.is_fake or ref.is_server or not ref.name:
             continue
-        query = spec[len(without_options(spec)) + 1 :]
-        parts = [part.partition("=") for part in query.split("&")] if query else []
-        found = False
-        for index, (key, eq, value) in enumerate(parts):
-            path = _local(value, bare_word=False)
-            if path is not None:
-                place = places.of(path)
-                names.update(dict.fromkeys(_path_forms(value), place))
-                parts[index], found = (key, eq, place), True
-        name, path = ref.name, _local(ref.name, bare_word=True)
-        if path is not None:
-            name, found = places.of(path), True
+        items = list(ref.option_items)
+        for index, (key, value) in enumerate(items):
+            if (path := _local(value, bare_word=False)) is not None:
+                items[index] = (key, places.of(path))
+                names.update(dict.fromkeys(_path_forms(value), items[index][1]))
+        name = ref.name
+        if (path := _local(ref.name, bare_word=True)) is not None:
+            name = places.of(path)
             names.update(dict.fromkeys(_path_forms(ref.name), name))
-        if found:
-            options = "?" + "&".join("".join(part) for part in parts) if parts else ""
-            names[spec] = f"{ref.kind + ':' if ref.kind else ''}{name}{options}"
+        published = ModelRef(ref.kind, name, tuple(items))
+        if published != ref:
+            names[spec] = str(published)
     return names
 
 
