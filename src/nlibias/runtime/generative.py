@@ -183,8 +183,9 @@ class GenerativePredictor:
 
 
 def is_answer_record(value: Any) -> bool:
-    """True for a cached answer record that can be used as is: an object whose ``answer`` is a
-    string or null and whose ``probs`` (if any) are finite, in [0, 1], sum to 1 and make the
+    """True for a cached answer record that can be used as is: an object whose ``answer``,
+    ``text``, ``rule`` and ``method`` are strings or null (a damaged text crashed the parser that
+    reads it again) and whose ``probs`` (if any) are finite, in [0, 1], sum to 1 and make the
     answer the most probable word (a stored answer that contradicts its probabilities stopped the
     run at the predictions' check, with a fix that pointed away from the cache).
 
@@ -194,9 +195,13 @@ def is_answer_record(value: Any) -> bool:
     (False, False)
     >>> is_answer_record({"answer": "yes", "probs": {"yes": 0.25, "no": 0.75}})
     False
+    >>> is_answer_record({"answer": "no", "text": 5, "method": "generated"})
+    False
     """
-    if not isinstance(value, dict) or not (value.get("answer") is None or isinstance(value["answer"], str)):
-        return False
+    if not isinstance(value, dict) or not all(
+        value.get(key) is None or isinstance(value[key], str) for key in ("answer", "text", "rule", "method")
+    ):
+        return False  # a generated text is read again (_read_again): it must be a text
     probs = value.get("probs")
     if probs is not None and (
         not isinstance(probs, dict) or not is_probability_row(list(probs.values()), size=len(probs))
