@@ -136,6 +136,17 @@ EXTEND = ["extend", "--subtopic", "man_is_to_programmer", "--filter-model", "fak
             "/no/such/nli does not exist",
         ),
         (["--mlm", "fake", "--compare-fill", "fake"], "--compare-fill", "is the fill model itself"),
+        # malformed ?options, refused before any stage (the export read them; a fake ignored them)
+        (
+            ["--mlm", "fake", "--compare-fill", "fake:b?x"],
+            "--compare-fill",
+            "options look like NAME?key=value",
+        ),
+        (
+            ["--mlm", "fake", "--holdout-model", "fake:h?z"],
+            "--holdout-model",
+            "options look like NAME?key=value",
+        ),
     ],
     ids=[
         "fill-model-path",
@@ -143,6 +154,8 @@ EXTEND = ["extend", "--subtopic", "man_is_to_programmer", "--filter-model", "fak
         "compare-fill-path",
         "filter-model-path",
         "compare-fill-same",
+        "compare-fill-options",
+        "holdout-options",
     ],
 )
 def test_extend_model_errors_name_the_option_given(

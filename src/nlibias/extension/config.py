@@ -335,6 +335,11 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
     named = [("mlm.model", config.mlm.model)]
     named += [("filter.compare_fills", spec) for spec in config.filter.compare_fills]
     named += [("filter.models", spec.model) for spec in config.filter.models]
+    for key, spec in [*named, *(("filter.holdout", held.model) for held in config.filter.holdout)]:
+        try:  # the options' syntax, before any stage runs (the export reads them; a fake ignored them)
+            ModelRef.parse(spec, parameter=key)
+        except ConfigError as exc:
+            return key, str(exc)
     for key, spec in named:  # an unknown kind failed only when its stage loaded it, hours in
         kind_problem = classifier_kind_problem if key == "filter.models" else fill_kind_problem
         problem = kind_problem(spec)

@@ -287,7 +287,7 @@ def run_export(p: StageContext) -> dict[str, Any]:
         [
             config.mlm.model,
             *config.filter.compare_fills,
-            *(s for m in filter_models for s in (m.key, m.model)),
+            *(m.model for m in filter_models),  # a key is the model or a name given to it
         ]
     )
     if names:
