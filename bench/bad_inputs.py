@@ -27,6 +27,7 @@ from bad_input_corpus import run_corpus
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--show", choices=["bad", "all"], default="bad", help="Cases to list.")
+    parser.add_argument("--only", default="", help="Run only the cases whose names contain this text.")
     args = parser.parse_args()
     import nlibias
 
@@ -34,7 +35,7 @@ def main() -> None:
         os.environ.get("NLIBIAS_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data")
     )
     with tempfile.TemporaryDirectory() as work:
-        outcomes = run_corpus(Path(work), data_dir)
+        outcomes = run_corpus(Path(work), data_dir, only=args.only)
     counts = Counter(o.verdict for o in outcomes)
     print(f"nlibias from {Path(nlibias.__file__).parent}")
     for outcome in outcomes:

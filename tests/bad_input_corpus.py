@@ -34,8 +34,9 @@ LATIN1 = "Caf\xe9 au lait.".encode("latin-1")  # one byte that is not UTF-8
 class Case:
     name: str
     """``reader/malformation``."""
-    build: Callable[[Path, Base], tuple[list[str], str]]
-    """Writes the bad input under the directory; returns the arguments and what the message must name."""
+    build: Callable[[Path, Base], tuple[list[str] | Callable[[], object], str]]
+    """Writes the bad input under the directory; returns the arguments (or, for the Python route, a
+    call of the library) and what the message must name."""
     expect: str = "error"
     """``error`` (refused) or ``warn`` (accepted with a warning that contains ``warning``)."""
     env: Callable[[Path], dict[str, str]] | None = None
@@ -87,12 +88,25 @@ def invoke(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str
     return result.exit_code, text, exception
 
 
+def call(function: Callable[[], object]) -> tuple[int, str, BaseException | None]:
+    """Run one call of the Python API as :func:`invoke` runs a command: (0 when it returns, "", the
+    exception that escaped it)."""
+    try:
+        function()
+    except Exception as exception:  # judged as the command line's are
+        return 1, "", exception
+    return 0, "", None
+
+
 def judge(case: Case, base_dir: Path, base: Base) -> Outcome:
     """Build the case's input in ``base_dir`` and judge how ``nlibias`` answers it."""
     from nlibias.errors import NlibiasError
 
     args, named = case.build(base_dir, base)
-    code, text, exception = invoke(args, case.env(base_dir)) if case.env else invoke(args)
+    if callable(args):
+        code, text, exception = call(args)
+    else:
+        code, text, exception = invoke(args, case.env(base_dir)) if case.env else invoke(args)
     if exception is not None:
         if isinstance(exception, NlibiasError):  # what the installed command prints without a traceback
             text += f"\nerror: {exception}"
@@ -290,13 +304,14 @@ def base_queue_text() -> str:
     return buffer.getvalue()
 
 
-def run_corpus(work: Path, data_dir: Path) -> list[Outcome]:
-    """Every case of :func:`bad_input_cases.cases`, each in its own directory under ``work``."""
+def run_corpus(work: Path, data_dir: Path, *, only: str = "") -> list[Outcome]:
+    """Every case of :func:`bad_input_cases.cases` (those whose names contain ``only``), each in its
+    own directory under ``work``."""
     from bad_input_cases import cases
 
     base = build_base(work / "base", data_dir)
     outcomes = []
-    for index, case in enumerate(cases()):
+    for index, case in enumerate(c for c in cases() if only in c.name):
         case_dir = work / f"case-{index:03d}"
         case_dir.mkdir(parents=True)
         outcomes.append(judge(case, case_dir, base))

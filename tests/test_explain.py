@@ -465,7 +465,7 @@ def test_a_dtype_or_device_only_the_lm_judge_reads_is_not_refused(
     canned_run: Path, tiny_causal_dir: Path
 ) -> None:
     # it was: dtype was checked against the NLI judges alone, and a fake judge takes none
-    from nlibias.schema.arguments import InapplicableOption
+    from nlibias.schema.applies import InapplicableOption
 
     with pytest.raises(InapplicableOption, match="none of those given does: 'fake:j'"):
         run_explain(canned_run, ["fake:j"], lm_judge="fake:l", dtype="float32", cache=False, bootstrap=0)
@@ -486,7 +486,7 @@ def test_a_model_option_for_judges_given_only_as_objects_is_refused(
 ) -> None:
     # it was ignored without a word: the options were checked only when a judge was named, so
     # judges given as objects ran as they are while the user believed the option applied
-    from nlibias.schema.arguments import InapplicableOption
+    from nlibias.schema.applies import InapplicableOption
 
     with pytest.raises(InapplicableOption, match=f"^{option} ") as error:
         run_explain(canned_run, [RuleJudge()], cache=False, bootstrap=0, **{option: value})
@@ -495,7 +495,7 @@ def test_a_model_option_for_judges_given_only_as_objects_is_refused(
 
 def test_an_lm_judge_token_limit_without_an_lm_judge_is_refused(canned_run: Path) -> None:
     # it was ignored (recorded as null): the user believed the LM judge answered with that limit
-    from nlibias.schema.arguments import InapplicableOption
+    from nlibias.schema.applies import InapplicableOption
 
     with pytest.raises(
         InapplicableOption, match="lm_judge_max_new_tokens 20 applies to the LM judge's"

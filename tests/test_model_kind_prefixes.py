@@ -54,7 +54,7 @@ def test_the_bare_fake_is_the_fake_classifier_as_every_check_reads_it() -> None:
     # the classifier builder looked it up on the hub ("cannot load the model config 'fake'"), and
     # a label map given with it passed the check that refuses it for "fake:NAME"
     from nlibias.runtime.options import ModelOptions
-    from nlibias.schema.arguments import InapplicableOption
+    from nlibias.schema.applies import InapplicableOption
 
     (predictor,) = build_predictors(["fake"])
     assert predictor.kind == "classifier" and predictor.describe()["backend"] == "fake"

@@ -16,7 +16,7 @@ from nlibias.cli.main import app
 from nlibias.errors import ConfigError
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions
-from nlibias.schema.arguments import is_checked
+from nlibias.schema.declared import is_declared
 from nlibias.schema.model_ref import ModelRef
 
 openpyxl = pytest.importorskip("openpyxl")
@@ -109,8 +109,8 @@ def test_every_public_function_checks_its_arguments() -> None:
     public = [getattr(nlibias, name) for name in nlibias.__all__ if not name.startswith("_")]
     functions = [f for f in public if inspect.isfunction(f)]
     assert {f.__name__ for f in functions} >= {"audit", "score", "expand", "load_run", "list_benchmarks"}
-    assert [f.__name__ for f in functions if not is_checked(f)] == []
-    assert is_checked(nlibias.register_benchmark)
+    assert [f.__name__ for f in functions if not is_declared(f)] == []
+    assert is_declared(nlibias.register_benchmark)
     with pytest.raises(ConfigError) as caught:
         nlibias.explain(5, ["fake:j"])
     assert caught.value.parameter == "run_dir"
@@ -150,9 +150,9 @@ def test_hypothesis_templates_with_a_workbook_that_brings_its_hypotheses_is_refu
 
 
 def test_refusals_of_options_that_apply_to_nothing_share_one_function() -> None:
-    """The refusals are built by schema.arguments.option_applies_to_nothing (its error type says so)."""
+    """The refusals are built by schema.applies.option_applies_to_nothing (its error type says so)."""
     from nlibias.runtime.build import build_predictors, check_label_map_applies
-    from nlibias.schema.arguments import InapplicableOption
+    from nlibias.schema.applies import InapplicableOption
 
     attempts: list[tuple[str, Any]] = [
         ("label_map", lambda: check_label_map_applies([ModelRef.unread("fake:m")])),

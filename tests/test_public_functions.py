@@ -215,7 +215,7 @@ def test_expand_and_its_command_reach_expand_to_dir(tmp_path: Path, monkeypatch:
     assert len(calls) == 2 and samples.summary is summary and samples.path == tmp_path
 
 
-def test_every_public_function_is_checked_against_its_command() -> None:
+def test_every_public_function_is_declared_against_its_command() -> None:
     assert set(CALLS) | {"expand"} == set(PUBLIC_FUNCTION)
 
 

@@ -21,7 +21,7 @@ from nlibias.debias.finetune_checks import check_split_applies
 from nlibias.debias.training_rows import describe_training_set
 from nlibias.errors import ConfigError
 from nlibias.jobs.debias import run_debias
-from nlibias.schema.arguments import InapplicableOption
+from nlibias.schema.applies import InapplicableOption
 
 runner = CliRunner()
 ROW = {"premise": "The nurse helps her patient.", "hypothesis": "A woman works.", "label": "neutral"}

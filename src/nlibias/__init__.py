@@ -13,7 +13,7 @@ The Python API is the command line's, function for function (both call :mod:`nli
 
 The package imports nothing heavy at import time; torch, transformers and pandas are imported by
 the functions that need them. Every public function checks its arguments against its type hints
-(:func:`nlibias.schema.arguments.checked`): a wrong type is a ConfigError naming the argument.
+(:func:`nlibias.schema.declared.declared`): a wrong type is a ConfigError naming the argument.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nlibias.schema.arguments import checked
+from nlibias.schema.declared import DrawSeed, NonNegativeFloat, PositiveInt, Resamples, declared
 from nlibias.version import __version__
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from nlibias.jobs.explain import ExplainResult
     from nlibias.jobs.extend import extend
     from nlibias.jobs.gate import GateResult
+    from nlibias.jobs.gate_rules import GateRules
     from nlibias.jobs.report import make_report
     from nlibias.jobs.results import AuditResult
     from nlibias.jobs.validation import export as validation_export
@@ -157,7 +158,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-@checked
+@declared
 def expand(
     name: str, source: str | Path | None = None, *, out_dir: str | Path | None = None, **options: Any
 ) -> Samples:
@@ -170,7 +171,7 @@ def expand(
     return expand_samples(name, source, out_dir=out_dir, **options)
 
 
-@checked(
+@declared(
     lazy={
         "Samples": "nlibias.jobs.expand",
         "Sample": "nlibias.schema",
@@ -190,10 +191,10 @@ def audit(
     tp_variants: str | Sequence[str] = ("shared",),
     cache: CacheOption = True,
     out_dir: str | Path | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
+    bootstrap: Resamples = 1000,
+    seed: DrawSeed = 0,
     progress: bool = True,
-    limit: int | None = None,
+    limit: PositiveInt | None = None,
     **model_options: Any,
 ) -> AuditResult:
     """Audit NLI classifiers (``models``: hub names, local directories, ``fake:NAME``, or your
@@ -218,14 +219,14 @@ def audit(
     return run_audit(samples, asked, options=options, run=run, out_dir=out_dir, **own)
 
 
-@checked(lazy={"Samples": "nlibias.jobs.expand", "Sample": "nlibias.schema"})
+@declared(lazy={"Samples": "nlibias.jobs.expand", "Sample": "nlibias.schema"})
 def score(
     samples: Samples | str | Path | Sequence[Sample],
     predictions: str | Path,
     *,
     out_dir: str | Path | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
+    bootstrap: Resamples = 1000,
+    seed: DrawSeed = 0,
 ) -> AuditResult:
     """Score a predictions file (from nlibias or any tool: JSONL with ``id``, ``label``, optional
     ``model`` and ``probs``) with the samples' measures; as ``nlibias score``."""
@@ -234,7 +235,7 @@ def score(
     return run_score(samples, predictions, out_dir=out_dir, bootstrap=bootstrap, seed=seed).materialised()
 
 
-@checked(lazy={"NLIClassifier": "nlibias.models.base"})
+@declared(lazy={"NLIClassifier": "nlibias.models.base"})
 def explain(
     run_dir: str | Path, judges: str | NLIClassifier | Sequence[str | NLIClassifier], **options: Any
 ) -> ExplainResult:
@@ -249,7 +250,7 @@ def explain(
     return run_explain(run_dir, judges, **options)
 
 
-@checked
+@declared
 def load_run(directory: str | Path) -> AuditResult:
     """The result of an earlier audit or scoring, from its run directory."""
     from nlibias.jobs.results import load_run as load
@@ -257,26 +258,28 @@ def load_run(directory: str | Path) -> AuditResult:
     return load(directory)
 
 
-@checked
+@declared(lazy={"GateRules": "nlibias.jobs.gate_rules"})
 def gate(
     candidate: str | Path,
     baseline: str | Path | None = None,
-    rules: str | Path | None = None,
+    rules: str | Path | GateRules | None = None,
     pairs: dict[str, str] | None = None,
-    margin: float | None = None,
-    **options: Any,
+    margin: NonNegativeFloat | None = None,
+    *,
+    samples: str | Path | None = None,
 ) -> GateResult:
     """Is the candidate run's model more biased than the baseline's (the same samples)? A paired
     bootstrap per headline measure and slice, Holm-adjusted; as ``nlibias gate``. ``rules``: a
-    rules file (margins, ``max_abs`` limits, slices, confidence); ``options``: ``samples``.
+    rules file (margins, ``max_abs`` limits, slices, confidence) or a ``GateRules`` object;
+    ``samples``: the samples file, where a run's recorded one has moved.
 
     >>> # nlibias.gate("runs/candidate", "runs/shipped").passed"""
     from nlibias.jobs.gate import gate as run_gate
 
-    return run_gate(candidate, baseline, rules=rules, pairs=pairs, margin=margin, **options)
+    return run_gate(candidate, baseline, rules=rules, pairs=pairs, margin=margin, samples=samples)
 
 
-@checked
+@declared
 def model_index(run: str | Path, model: str | None = None) -> list[dict[str, Any]]:
     """A run's headline measures and accuracy as the ``model-index`` metadata of a Hugging Face
     model card (one entry per model, ``verified: false``), as ``nlibias export model-index``
@@ -289,7 +292,7 @@ def model_index(run: str | Path, model: str | None = None) -> list[dict[str, Any
     return build(run, model=model)
 
 
-@checked
+@declared
 def list_benchmarks() -> list[dict[str, Any]]:
     """The registered benchmarks: name, description, sample sources, whether they expand; as
     ``nlibias benchmarks``."""

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from nlibias.benchmarks.templating import GROUP_SLOTS, placeholders
 from nlibias.errors import SourceError
 from nlibias.schema import Label
-from nlibias.schema.arguments import is_int
+from nlibias.schema.declared import is_int
 from nlibias.textio.json_text import unique_keys_json
 from nlibias.textio.text_files import check_json_text, read_text
 

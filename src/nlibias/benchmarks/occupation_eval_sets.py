@@ -40,7 +40,7 @@ from nlibias.benchmarks.occupation_list import GENDERS, load_occupations
 from nlibias.benchmarks.occupation_xlsx import EvalRow, EvalWorkbook, is_workbook, read_eval_workbook
 from nlibias.errors import ConfigError
 from nlibias.schema import Sample
-from nlibias.schema.arguments import option_applies_to_nothing
+from nlibias.schema.applies import option_applies_to_nothing
 
 SOURCE, DOMAIN = "occupations", "gender"
 

@@ -45,7 +45,8 @@ from nlibias.benchmarks.occupation_premises import find_occupations as find_occu
 from nlibias.benchmarks.occupation_rows import OccupationRow, OccupationRowError, RowOrigin, repeated_rows
 from nlibias.errors import NlibiasError
 from nlibias.schema import Label, Sample
-from nlibias.schema.arguments import checked, option_applies_to_nothing
+from nlibias.schema.applies import option_applies_to_nothing
+from nlibias.schema.declared import declared
 from nlibias.textio.text_files import read_text
 
 SOURCE = "occupations"
@@ -331,7 +332,7 @@ def premise_samples(premise: Premise, *, eval_set: str = "templates") -> list[Sa
     return samples
 
 
-@checked
+@declared
 def expand_occupations(
     premises: str | Path | None = None,
     *,

@@ -39,7 +39,7 @@ from nlibias.io.samples import (
 )
 from nlibias.metrics.meta import register_measures
 from nlibias.schema import Sample
-from nlibias.schema.arguments import checked
+from nlibias.schema.declared import declared
 from nlibias.schema.outputs import ModelOutputs
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ _BY_SOURCE: dict[str, Benchmark] = {}
 _entry_points_loaded = False
 
 
-@checked
+@declared
 def register_benchmark(benchmark: Benchmark, *, replace: bool = False) -> None:
     """Add ``benchmark`` to the registry (a name or sample source taken already is refused
     unless ``replace``) and declare its measures (:func:`nlibias.metrics.meta.register_measures`:

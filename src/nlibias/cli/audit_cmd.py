@@ -16,6 +16,7 @@ from nlibias.cli.options import (
     Concurrency,
     Device,
     Devices,
+    DrawSeed,
     Dtype,
     Json,
     LabelMap,
@@ -33,8 +34,8 @@ from nlibias.cli.options import (
     RayWorkers,
     Revision,
     Samples,
-    Seed,
     Threads,
+    refuse_inapplicable_options,
     show_progress,
 )
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
@@ -151,7 +152,7 @@ def audit_command(
     cache: Cache = None,
     no_cache: NoCache = False,
     bootstrap: Bootstrap = 1000,
-    seed: Seed = 0,
+    seed: DrawSeed = 0,
     by: By = "domain",
     limit: Limit = None,
     as_json: Json = False,
@@ -159,6 +160,7 @@ def audit_command(
 ) -> None:
     """Run NLI classifiers, generative LMs and/or sentence-scoring LMs over the samples and report
     the bias measures: predictions.jsonl, metrics.json and tables.txt go into --out."""
+    refuse_inapplicable_options(audit_command, locals())
     from nlibias.jobs.audit import run_audit
     from nlibias.report.tables import check_slice
     from nlibias.runtime.model_set import ModelSet
@@ -187,13 +189,14 @@ def score_command(
     predictions: Annotated[list[str], _PREDICTIONS_OPT],
     out: OptionalOutDir = None,
     bootstrap: Bootstrap = 1000,
-    seed: Seed = 0,
+    seed: DrawSeed = 0,
     by: By = "domain",
     as_json: Json = False,
     quiet: Quiet = False,
 ) -> None:
     """Score predictions files (from nlibias or any other tool) with the benchmark's measures
     (--out: a run directory for metrics.json and a copy of the predictions)."""
+    refuse_inapplicable_options(score_command, locals())
     from nlibias.jobs.score import run_score
     from nlibias.report.tables import check_slice
 

@@ -15,6 +15,7 @@ from nlibias.cli.options import (
     Bootstrap,
     Cache,
     Device,
+    DrawSeed,
     Dtype,
     Json,
     LmJudge,
@@ -22,7 +23,6 @@ from nlibias.cli.options import (
     NliJudges,
     NoCache,
     Quiet,
-    Seed,
     show_progress,
 )
 
@@ -53,7 +53,7 @@ def explain_command(
     cache: Cache = None,
     no_cache: NoCache = False,
     bootstrap: Bootstrap = 1000,
-    seed: Seed = 0,
+    seed: DrawSeed = 0,
     quiet: Quiet = False,
     as_json: Json = False,
 ) -> None:

@@ -51,6 +51,7 @@ _FLAGS = {
     "sample_pairs": "--pairs",
     "judges": "--judge",
     "plots": "--no-plots",
+    "as_json": "--json",
 }
 
 # Library parameters a command takes as an argument, not an option.

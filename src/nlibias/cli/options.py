@@ -25,12 +25,16 @@ stderr is a terminal (:func:`nlibias.runtime.progress.bars_wanted`), so logs nev
 from __future__ import annotations
 
 import functools
+import inspect
+import typing
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from nlibias.runtime.options import ModelOptions, RunOptions
+from nlibias.schema.applies import SEED_APPLIES, TABLES_APPLIES, refuse_inapplicable
 
 
 def documented(options: type, field: str, *flags: str) -> Any:
@@ -124,6 +128,8 @@ _SEED = typer.Option(
     help="Seed of the command's random draws (bootstrap, samples, training): the same seed, the same result.",
 )
 Seed = Annotated[int, _SEED]
+DrawSeed = Annotated[int, _SEED, SEED_APPLIES]
+"""The seed of a bootstrap or a ``--limit`` subset (audit, score, explain): refused where nothing is drawn."""
 OptionalSeed = Annotated[int | None, _SEED]
 Bootstrap = Annotated[int, documented(RunOptions, "bootstrap")]
 By = Annotated[
@@ -131,6 +137,7 @@ By = Annotated[
     typer.Option(
         "--by", help="Slices in the printed tables: domain or subtopic (metrics.json always has both)."
     ),
+    TABLES_APPLIES,
 ]
 Limit = Annotated[int | None, documented(RunOptions, "limit")]
 
@@ -186,3 +193,12 @@ def show_progress(quiet: bool = False, as_json: bool = False) -> bool:
     from nlibias.runtime.progress import bars_wanted
 
     return bars_wanted(not quiet and not as_json)
+
+
+def refuse_inapplicable_options(command: Callable[..., Any], given: Mapping[str, Any]) -> None:
+    """Hold the options ``given`` to ``command`` (its ``locals()`` on entry) to what each declares it
+    applies to (:class:`~nlibias.schema.applies.AppliesTo` on its type, e.g. :data:`By`): the same
+    function that holds the Python API's parameters to theirs."""
+    hints = typing.get_type_hints(command, include_extras=True)
+    defaults = {name: p.default for name, p in inspect.signature(command).parameters.items()}
+    refuse_inapplicable(given, hints, defaults)

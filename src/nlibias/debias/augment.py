@@ -40,7 +40,8 @@ from nlibias.debias.training_rows import TrainingRow, TrainingSet, describe_trai
 from nlibias.debias.wordlists import SwapList, read_pairs, swap_list_named
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import PendingFile, json_line, temporary_file, write_json
-from nlibias.schema.arguments import checked, option_applies_to_nothing
+from nlibias.schema.applies import option_applies_to_nothing
+from nlibias.schema.declared import declared
 
 SELECTIONS = ("occupation", "all")
 TRAIN_FILE = "train.jsonl"
@@ -92,7 +93,7 @@ def check_selection(select: str, match: str) -> None:
 
     >>> check_selection("all", "paper")
     Traceback (most recent call last):
-    nlibias.schema.arguments.InapplicableOption: match 'paper' applies to selecting rows by occupation; leave match out, or give 'occupation' as select
+    nlibias.schema.applies.InapplicableOption: match 'paper' applies to selecting rows by occupation; leave match out, or give 'occupation' as select
     """
     if select not in SELECTIONS:
         raise ConfigError(f"select is {select!r}; use one of {', '.join(SELECTIONS)}", parameter="select")
@@ -114,7 +115,7 @@ def _her_resolver(her: str, her_model: str | HerResolver | None) -> HerResolver 
     return given if isinstance(given, HerResolver) else HerResolver.load(given)
 
 
-@checked
+@declared
 def augment_gender_swap(
     train: str | Path | TrainingSet,
     out_dir: str | Path,

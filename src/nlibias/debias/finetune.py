@@ -47,7 +47,7 @@ from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.stages import canonical, changes, fingerprint, model_identity
 from nlibias.runtime.progress import restore_library_bars
-from nlibias.schema.arguments import checked
+from nlibias.schema.declared import declared
 
 CHECKPOINTS = "checkpoints"
 ID2LABEL = dict(enumerate(LABELS))
@@ -268,7 +268,7 @@ def finetune_inputs(
     )
 
 
-@checked
+@declared
 def finetune(
     model: str,
     train: str | Path | TrainingSet,

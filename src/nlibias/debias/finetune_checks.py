@@ -25,7 +25,8 @@ from nlibias.debias.finetune_record import TRAINING_DEFAULTS
 from nlibias.debias.training_rows import TrainingSet, describe_training_set, iter_training_rows, source_kind
 from nlibias.errors import ConfigError
 from nlibias.models.mlm.model_names import check_model_path
-from nlibias.schema.arguments import is_int, option_applies_to_nothing
+from nlibias.schema.applies import option_applies_to_nothing
+from nlibias.schema.declared import is_int
 
 LR_SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "polynomial")
 """Learning-rate schedules offered (the Hugging Face Trainer's names; linear is its default)."""
@@ -106,11 +107,11 @@ def _check_applies(
     >>> _check_applies(7.0, 5, "linear", 0, 0.0)
     Traceback (most recent call last):
     ...
-    nlibias.schema.arguments.InapplicableOption: epochs 7.0 applies to runs without max_steps, and this run stops after 5 steps (max_steps), whatever the epochs; leave epochs or max_steps out
+    nlibias.schema.applies.InapplicableOption: epochs 7.0 applies to runs without max_steps, and this run stops after 5 steps (max_steps), whatever the epochs; leave epochs or max_steps out
     >>> _check_applies(3.0, -1, "constant", 0, 0.1)
     Traceback (most recent call last):
     ...
-    nlibias.schema.arguments.InapplicableOption: warmup_ratio 0.1 applies to learning-rate schedules with a warm-up (linear, cosine, constant_with_warmup, polynomial), and the schedule 'constant' (lr_scheduler) has none; pick constant_with_warmup for lr_scheduler, or leave warmup_ratio out
+    nlibias.schema.applies.InapplicableOption: warmup_ratio 0.1 applies to learning-rate schedules with a warm-up (linear, cosine, constant_with_warmup, polynomial), and the schedule 'constant' (lr_scheduler) has none; pick constant_with_warmup for lr_scheduler, or leave warmup_ratio out
     """
     if max_steps != TRAINING_DEFAULTS.max_steps and epochs != TRAINING_DEFAULTS.epochs:
         raise option_applies_to_nothing(
@@ -159,7 +160,7 @@ def check_split_applies(
     >>> check_split_applies(path, "validation")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    nlibias.schema.arguments.InapplicableOption: split 'validation' applies to Hugging Face datasets (a hub name, a saved `datasets` directory with splits), and .../train.jsonl is a JSONL file, read whole; leave split out
+    nlibias.schema.applies.InapplicableOption: split 'validation' applies to Hugging Face datasets (a hub name, a saved `datasets` directory with splits), and .../train.jsonl is a JSONL file, read whole; leave split out
     """
     if split == default or (isinstance(source, TrainingSet) and source.split == split):
         return

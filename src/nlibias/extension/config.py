@@ -32,7 +32,7 @@ from nlibias.extension.config_refusals import (
     not_loaded,
     refuse_set,
 )
-from nlibias.schema.arguments import option_applies_to_nothing
+from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef, split_kind, without_options
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of

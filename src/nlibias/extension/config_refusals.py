@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from nlibias.errors import ConfigError
-from nlibias.schema.arguments import option_applies_to_nothing
+from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef, split_kind
 
 if TYPE_CHECKING:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.errors import ConfigError
-from nlibias.schema.arguments import checked
+from nlibias.schema.declared import declared
 
 RUN_SCRIPT = "run_lm_eval.sh"
 """The lm_eval command line of the export, extra flags appended (``--output_path DIR`` ...)."""
@@ -84,7 +84,7 @@ class LmEvalExport:
     ``--output_path DIR``)."""
 
 
-@checked
+@declared
 def export_lm_eval(
     samples: str | Path,
     out_dir: str | Path,

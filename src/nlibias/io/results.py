@@ -56,7 +56,7 @@ from nlibias.io.json_schema import (
     json_schema,
 )
 from nlibias.metrics.meta import ALL_MEASURES
-from nlibias.schema.arguments import is_int
+from nlibias.schema.declared import is_int
 from nlibias.schema.measure_info import METRICS_FILE, MeasureInfo
 
 SCHEMA_VERSION = 2

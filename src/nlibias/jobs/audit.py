@@ -53,6 +53,7 @@ from nlibias.runtime.options import (
 )
 from nlibias.runtime.progress import CommandBar, prepare_progress
 from nlibias.schema import Sample
+from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_keys import check_classifier_key
 from nlibias.schema.outputs import ChainedRows, ModelOutputs
 from nlibias.schema.prediction_rows import check_predictor_run
@@ -224,6 +225,11 @@ def _limited(
 
     # from a file: every field, as the subset's samples file will hold them
     everything = read_samples(Path(given)) if isinstance(given, str | PathLike) else list(given)
+    if limit >= len(everything):  # a "subset" of all would be announced as not the full set's
+        raise option_applies_to_nothing(
+            "limit", "auditing a subset smaller than the samples", value=limit,
+            given=f"there are {len(everything)} samples", fix="leave limit out to audit them all",
+        )  # fmt: skip
     subset = stratified_subset(everything, limit, seed=seed)
     info: dict[str, Any] = {"limit": limit, "seed": seed, "samples": len(subset), "of": len(everything)}
     info["from"] = str(checked.path) if checked.path is not None else None

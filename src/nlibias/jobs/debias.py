@@ -44,7 +44,7 @@ from nlibias.io.stages import DONE, Stage, begin_stage, canonical, check_stages,
 from nlibias.jobs.audit import audit_settings, run_audit
 from nlibias.jobs.debias_compare import COMPARISON_JSON, MIN_EFFECT, DebiasComparison, compare_debiasing
 from nlibias.jobs.expand import SUMMARY_JSON, expand_samples
-from nlibias.schema.arguments import checked, is_int, one_or_many
+from nlibias.schema.declared import declared, is_int, one_or_many
 from nlibias.version import __version__
 
 
@@ -243,7 +243,7 @@ def _stored_comparison(
     return cast(DebiasComparison, stored) if same and "seed_groups" in stored else None
 
 
-@checked
+@declared
 def run_debias(
     models: str | Sequence[str],
     train: str | Path,

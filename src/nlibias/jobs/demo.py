@@ -27,7 +27,7 @@ from nlibias.jobs.subset import MIN_PAIRS_PER_SUBTOPIC, sample_pairs_stratified
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions, RunOptions
 from nlibias.schema import Sample
-from nlibias.schema.arguments import checked
+from nlibias.schema.declared import declared
 
 if TYPE_CHECKING:
     from nlibias.jobs.results import AuditResult
@@ -55,7 +55,7 @@ DISCLAIMER = (
 )
 
 
-@checked
+@declared
 def demo(
     out_dir: str | Path = "runs/demo",
     *,

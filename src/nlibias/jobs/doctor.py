@@ -21,7 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TypedDict
 
-from nlibias.schema.arguments import checked
+from nlibias.schema.declared import declared
 
 
 class DeviceInfo(TypedDict):
@@ -75,7 +75,7 @@ _NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[([^\]]*)\])?")
 _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 
 
-@checked
+@declared
 def environment_report(*, device: bool = True) -> EnvironmentReport:
     """What nlibias runs with: versions, device, caches and their sizes, benchmark data found,
     extras; everything ``nlibias doctor`` prints (``nlibias.doctor``). ``device=False`` skips

@@ -18,7 +18,7 @@ from nlibias.catalog.registry import get_benchmark
 from nlibias.errors import SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.samples import write_samples
-from nlibias.schema.arguments import checked
+from nlibias.schema.declared import declared
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 SUMMARY_JSON = "expansion.json"
 
 
-@checked
+@declared
 def expand_to_dir(
     benchmark: str,
     out_dir: str | Path,

@@ -15,6 +15,7 @@ judge passes already made. A killed run leaves no ``explanations.json`` and runs
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,14 +26,14 @@ from nlibias.explanations.judge import GeneratedAnswer
 from nlibias.explanations.lm_judge import LM_JUDGE_MAX_NEW_TOKENS
 from nlibias.io.stages import DONE, REDO, Stage, begin_stage, stage_status
 from nlibias.metrics.explanations import LABELS
-from nlibias.runtime.options import ModelOptions
-from nlibias.schema.arguments import option_applies_to_nothing
+from nlibias.runtime.options import CacheOption, ModelOptions
+from nlibias.schema.applies import option_applies_to_nothing
+from nlibias.schema.declared import DrawSeed, Name, PathArg, PositiveInt, Resamples, Share, declared
 from nlibias.schema.model_ref import ModelRef
 
 if TYPE_CHECKING:
     from nlibias.models.base import NLIClassifier
     from nlibias.models.generative.backend import GenerativeBackend
-    from nlibias.runtime.options import CacheOption
 
 STAGE_NAME = "explain"
 
@@ -57,17 +58,20 @@ class ExplainResult:
         return read_rows(self.out_dir)
 
 
+@declared(
+    lazy={"NLIClassifier": "nlibias.models.base", "GenerativeBackend": "nlibias.models.generative.backend"}
+)
 def run_explain(
-    run_dir: str | Path,
-    judges: str | NLIClassifier | Sequence[str | NLIClassifier],
+    run_dir: PathArg,
+    judges: Name | NLIClassifier | Sequence[Name | NLIClassifier],
     *,
-    threshold: float | None = None,
-    samples: str | Path | None = None,
-    lm_judge: str | GenerativeBackend | None = None,
-    lm_judge_max_new_tokens: int = LM_JUDGE_MAX_NEW_TOKENS,
+    threshold: Share | None = None,
+    samples: PathArg | None = None,
+    lm_judge: Name | GenerativeBackend | None = None,
+    lm_judge_max_new_tokens: PositiveInt = LM_JUDGE_MAX_NEW_TOKENS,
     cache: CacheOption = True,
-    bootstrap: int = 1000,
-    seed: int = 0,
+    bootstrap: Resamples = 1000,
+    seed: DrawSeed = 0,
     progress: bool = True,
     **model_options: Any,
 ) -> ExplainResult:
@@ -89,16 +93,17 @@ def run_explain(
     from nlibias.runtime.build import close_predictors
     from nlibias.schema.measure_info import EXPLANATIONS_FILE
 
-    threshold = DEFAULT_GROUNDED_THRESHOLD if threshold is None else float(threshold)
-    _check_numbers(threshold, bootstrap, lm_judge_max_new_tokens)
+    threshold = DEFAULT_GROUNDED_THRESHOLD if threshold is None else threshold
     if lm_judge is None and lm_judge_max_new_tokens != LM_JUDGE_MAX_NEW_TOKENS:  # it would be ignored
         raise option_applies_to_nothing(
             "lm_judge_max_new_tokens", "the LM judge's answers", value=lm_judge_max_new_tokens,
             fix="name one in lm_judge, or leave lm_judge_max_new_tokens out", names=("lm_judge",),
         )  # fmt: skip
     run_dir = Path(run_dir)
-    options = ModelOptions.split(model_options, caller="explain")[1]  # before any file is read
+    own = list(inspect.signature(run_explain).parameters)[:-1]  # named in a "did you mean", never split off
+    options = ModelOptions.split(model_options, caller="explain", also=own)[1]  # before any file is read
     lm_ref = _lm_ref(lm_judge)
+    _given_judges(judges)
     answers, samples_path = generated_answers(run_dir, samples)
     lm_loads_here = isinstance(lm_ref, ModelRef) and lm_ref.loads_weights_here
     built, closing = _judges(judges, options, lm_loads_here=lm_loads_here)
@@ -143,18 +148,6 @@ def _finished_summary(stage: Stage) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return summary if isinstance(summary, dict) and rows_ok else None
-
-
-def _check_numbers(threshold: float, bootstrap: int, lm_judge_max_new_tokens: int) -> None:
-    if not 0.0 <= threshold <= 1.0:
-        raise ConfigError(f"threshold is {threshold}; pass a share between 0 and 1", parameter="threshold")
-    if bootstrap < 0:
-        raise ConfigError(f"bootstrap is {bootstrap}; pass 0 or more resamples", parameter="bootstrap")
-    if lm_judge_max_new_tokens < 1:
-        raise ConfigError(
-            f"lm_judge_max_new_tokens is {lm_judge_max_new_tokens}; pass a positive number of tokens",
-            parameter="lm_judge_max_new_tokens",
-        )
 
 
 @dataclass(frozen=True)
@@ -246,9 +239,11 @@ def _lm_ref(lm_judge: str | GenerativeBackend | None) -> ModelRef | GenerativeBa
     """The LM judge's name read once (a backend object is kept as it is), an empty one refused."""
     if not isinstance(lm_judge, str):
         return lm_judge
-    if not lm_judge.strip():
-        raise ConfigError("lm_judge is empty; name a generative model or leave it out", parameter="lm_judge")
-    return ModelRef.unread(lm_judge)
+    ref = ModelRef.unread(lm_judge)
+    ref.check_role(
+        "generative", parameter="lm_judge", fix="NLI classifiers judge in judges", names=("judges",)
+    )
+    return ref
 
 
 def _lm_backend(
@@ -269,6 +264,22 @@ def _samples_file(path: Path) -> Path:
     return resolve_samples_path(path)
 
 
+def _given_judges(judges: str | NLIClassifier | Sequence[str | NLIClassifier]) -> list[str | NLIClassifier]:
+    """The judges as a list, each name checked to be an NLI classifier's (before any file is read)."""
+    given = [judges] if isinstance(judges, str) or not isinstance(judges, Sequence) else list(judges)
+    if not given:
+        raise ConfigError("judges is empty; name at least one NLI judge (e.g. 'fake:j')", parameter="judges")
+    for judge in given:
+        if isinstance(judge, str):
+            ModelRef.unread(judge).check_role(
+                "classifier",
+                parameter="judges",
+                fix="a generative LM judges in lm_judge",
+                names=("lm_judge",),
+            )
+    return given
+
+
 def _judges(
     judges: str | NLIClassifier | Sequence[str | NLIClassifier],
     options: ModelOptions,
@@ -282,9 +293,7 @@ def _judges(
     from nlibias.runtime.build import build_predictors
     from nlibias.runtime.model_set import ModelSet
 
-    given = [judges] if isinstance(judges, str) or not isinstance(judges, Sequence) else list(judges)
-    if not given:
-        raise ConfigError("judges is empty; name at least one NLI judge (e.g. 'fake:j')", parameter="judges")
+    given = _given_judges(judges)
     specs = ModelSet.of([judge for judge in given if isinstance(judge, str)])
     if options.label_map is not None and not specs.models:  # judges given as objects only
         from nlibias.runtime.build import check_label_map_applies

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any
 
-from nlibias.schema.arguments import checked, one_or_many
+from typing_extensions import TypedDict, Unpack
+
+from nlibias.schema.declared import declared, one_or_many
 
 if TYPE_CHECKING:
     from nlibias.extension.config import ExtendConfig
@@ -65,7 +67,7 @@ class ExtendSettings(TypedDict, total=False):
     """Where the fill and filter models run (``mlm.device`` and ``filter.device``): cpu, cuda, ..."""
 
 
-@checked(lazy={"ExtendConfig": "nlibias.extension.config"})
+@declared(lazy={"ExtendConfig": "nlibias.extension.config"})
 def extend_config(
     config: ExtendConfig | str | Path | None = None, **settings: Unpack[ExtendSettings]
 ) -> ExtendConfig:
@@ -106,7 +108,7 @@ def _override_value(setting: str, value: Any) -> Any:
     return str(value) if isinstance(value, PurePath) else value
 
 
-@checked(lazy={"ExtendConfig": "nlibias.extension.config", "StageReport": "nlibias.extension.pipeline"})
+@declared(lazy={"ExtendConfig": "nlibias.extension.config", "StageReport": "nlibias.extension.pipeline"})
 def extend(
     config: ExtendConfig | str | Path | None = None,
     *,

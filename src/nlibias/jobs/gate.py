@@ -30,7 +30,7 @@ from nlibias.jobs.gate_models import match_models
 from nlibias.jobs.gate_rules import DEFAULT_SLICES, OVERALL, GateRules, load_rules, measure_rule_problem
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Comparison, RunUnits, compare_units
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
-from nlibias.schema.arguments import option_applies_to_nothing
+from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.measure_info import MeasureInfo
 
 if TYPE_CHECKING:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nlibias.errors import ConfigError, DataError
-from nlibias.schema.arguments import checked, one_or_many, option_applies_to_nothing
+from nlibias.schema.applies import option_applies_to_nothing
+from nlibias.schema.declared import declared, one_or_many
 
 if TYPE_CHECKING:
     from nlibias.jobs.debias_compare import DebiasComparison
@@ -77,7 +78,7 @@ def parse_pairs(pairs: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]
     return parsed
 
 
-@checked
+@declared
 def make_report(
     runs: str | Path | Sequence[str | Path],
     out: str | Path | None = None,
@@ -103,7 +104,7 @@ def make_report(
     >>> make_report("runs/audit", debias=True, fmt="md")
     Traceback (most recent call last):
     ...
-    nlibias.schema.arguments.InapplicableOption: fmt 'md' applies to the paper tables of audit, score and extend runs, not to the before/after tables (debias or pairs), which are text only; leave fmt out
+    nlibias.schema.applies.InapplicableOption: fmt 'md' applies to the paper tables of audit, score and extend runs, not to the before/after tables (debias or pairs), which are text only; leave fmt out
     """
     runs = one_or_many(runs)
     if not runs:
@@ -131,7 +132,7 @@ def _check_options_apply(
     >>> _check_options_apply(debias=False, fmt="md", compare=False, plots=False, min_effect=None)
     Traceback (most recent call last):
     ...
-    nlibias.schema.arguments.InapplicableOption: plots applies to the HTML report (its figures), not to the paper tables (fmt); leave plots out
+    nlibias.schema.applies.InapplicableOption: plots applies to the HTML report (its figures), not to the paper tables (fmt); leave plots out
     """
     debias_tables = "the before/after tables (debias or pairs)"
     if debias and fmt is not None:

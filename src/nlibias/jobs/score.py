@@ -59,10 +59,9 @@ from nlibias.jobs.results import (
     score_run_section,
 )
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
-from nlibias.runtime.options import check_bootstrap
 from nlibias.schema import Prediction, Sample
-from nlibias.schema.arguments import is_int, one_or_many
 from nlibias.schema.columns import IdPositions, SampleColumns
+from nlibias.schema.declared import DrawSeed, Resamples, declared, is_int, one_or_many
 from nlibias.schema.outputs import ModelOutputs
 
 PredictionsInput = str | Path | Sequence[str | Path]
@@ -90,13 +89,14 @@ def expand_predictions(predictions: PredictionsInput) -> list[Path]:
     return list(unique.values())
 
 
+@declared
 def run_score(
     samples: str | PathLike[str] | Sequence[Sample],
     predictions: PredictionsInput,
     *,
     out_dir: str | Path | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
+    bootstrap: Resamples = 1000,
+    seed: DrawSeed = 0,
 ) -> AuditResult:
     """Score ``predictions`` against the measures of the samples' benchmark, exactly as an audit
     would, and given ``out_dir`` write the run directory: ``predictions`` is nlibias' own
@@ -106,7 +106,6 @@ def run_score(
     of these, scored together."""
     from nlibias.io.tool_logs import native_predictions
 
-    check_bootstrap(bootstrap, seed)
     paths = expand_predictions(predictions)
     checked = read_benchmark_samples(samples)
     with ExitStack() as stack:

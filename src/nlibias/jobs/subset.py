@@ -18,9 +18,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from nlibias.errors import ConfigError
 from nlibias.schema import Sample
-from nlibias.schema.arguments import is_int
+from nlibias.schema.declared import PositiveInt, Seed, declared
 
 MIN_PAIRS_PER_SUBTOPIC = 3
 """Pairs each subtopic gets first in :func:`sample_pairs_stratified` (when the budget allows)."""
@@ -102,7 +101,8 @@ def sample_pairs_stratified(
     return [s for s in samples if s.pair_key in chosen and s.stereotype is not None]
 
 
-def stratified_subset(samples: Sequence[Sample], limit: int, *, seed: int = 0) -> list[Sample]:
+@declared
+def stratified_subset(samples: Sequence[Sample], limit: PositiveInt, *, seed: Seed = 0) -> list[Sample]:
     """At most about ``limit`` of ``samples``, drawn as :func:`sample_pairs_stratified` draws pairs:
     pro/anti pairs kept whole, every subtopic represented, seeded; samples outside a complete pair
     (a benchmark's test samples) are drawn in proportion too, by subtopic. The input order is kept.
@@ -116,8 +116,6 @@ def stratified_subset(samples: Sequence[Sample], limit: int, *, seed: int = 0) -
     >>> [s.id for s in stratified_subset(solo, 2, seed=0)]  # one of each subtopic's three
     ['t2', 't5']
     """
-    if not is_int(limit) or limit < 1:
-        raise ConfigError(f"limit is {limit!r}; give a number of samples of at least 1", parameter="limit")
     if limit >= len(samples):
         return list(samples)
     complete = _complete_pairs(samples)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nlibias.schema.arguments import checked, one_or_many
+from nlibias.schema.declared import declared, one_or_many
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class ImportResult:
         }
 
 
-@checked
+@declared
 def status(
     run_dir: str | Path,
     *,
@@ -75,7 +75,7 @@ def status(
     )
 
 
-@checked
+@declared
 def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: int = 1) -> dict[str, Any]:
     """Write the final labels of an ``extend`` run's queue to ``validation/judgements.csv`` (then
     ``extend(..., from_stage="validate")``); as ``nlibias validate resolve``. Returns the counts by
@@ -118,7 +118,7 @@ def _write_resolution_record(run_dir: str | Path, judgements: Path, rule: Any, m
     )
 
 
-@checked
+@declared
 def export(run_dir: str | Path, *, fmt: str = "csv", out: str | Path | None = None) -> ExportResult:
     """An ``extend`` run's queue with every annotator's current answers (and model suggestions) as
     ``fmt`` (``csv``, ``label-studio``, ``argilla``), written to ``out`` when given; as
@@ -139,7 +139,7 @@ def export(run_dir: str | Path, *, fmt: str = "csv", out: str | Path | None = No
     return ExportResult(fmt, text, out)
 
 
-@checked
+@declared
 def import_judgements(
     run_dir: str | Path, file: str | Path, *, fmt: str = "auto", annotator: str | None = None
 ) -> ImportResult:

@@ -51,8 +51,8 @@ import numpy as np
 
 from nlibias.metrics.bootstrap import mean_intervals
 from nlibias.metrics.meta import measure_info
-from nlibias.schema.arguments import is_int
 from nlibias.schema.columns import Categorical
+from nlibias.schema.declared import is_int
 
 if TYPE_CHECKING:
     import pandas as pd

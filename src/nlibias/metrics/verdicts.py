@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from nlibias.schema.arguments import is_int
+from nlibias.schema.declared import is_int
 from nlibias.schema.measure_info import MeasureInfo
 
 Verdict = Literal[

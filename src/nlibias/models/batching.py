@@ -13,7 +13,7 @@ from contextvars import ContextVar
 import numpy as np
 
 from nlibias.errors import ConfigError
-from nlibias.schema.arguments import is_int
+from nlibias.schema.declared import is_int
 
 _items_done: ContextVar[Callable[[float], None] | None] = ContextVar("nlibias_items_done", default=None)
 _fraction_done: ContextVar[Callable[[float], None] | None] = ContextVar("nlibias_fraction_done", default=None)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from nlibias.errors import ConfigError, DamagedFileError, SourceError
-from nlibias.schema.arguments import is_int
+from nlibias.schema.declared import is_int
 
 if TYPE_CHECKING:
     import torch

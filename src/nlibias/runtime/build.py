@@ -13,7 +13,7 @@ from nlibias.errors import ConfigError
 from nlibias.runtime.contract import Predictor
 from nlibias.runtime.model_set import ModelSet, ModelSpec
 from nlibias.runtime.options import DEFAULT_MODEL_OPTIONS, ModelOptions
-from nlibias.schema.arguments import option_applies_to_nothing
+from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef
 
 if TYPE_CHECKING:
@@ -146,11 +146,11 @@ def _check_loading_applies(models: ModelSet, options: ModelOptions) -> None:
     >>> _check_loading_applies(ModelSet.of(["fake:a"], ["openai:http://h/v1#m"]), ModelOptions(dtype="float32"))
     Traceback (most recent call last):
     ...
-    nlibias.schema.arguments.InapplicableOption: dtype 'float32' applies to models that load their weights here (NLI classifiers such as a Hugging Face model or prompt:MODEL, local generative LMs and sentence scorers), and none of those given does: 'fake:a' (a fake), 'openai:http://h/v1#m' (behind a server, which loads its own weights); leave dtype out
+    nlibias.schema.applies.InapplicableOption: dtype 'float32' applies to models that load their weights here (NLI classifiers such as a Hugging Face model or prompt:MODEL, local generative LMs and sentence scorers), and none of those given does: 'fake:a' (a fake), 'openai:http://h/v1#m' (behind a server, which loads its own weights); leave dtype out
     >>> _check_loading_applies(ModelSet.of(["fake:a"]), ModelOptions(device="cuda"))
     Traceback (most recent call last):
     ...
-    nlibias.schema.arguments.InapplicableOption: device 'cuda' applies to models that load their weights here (...), and none of those given does: 'fake:a' (a fake); leave device out
+    nlibias.schema.applies.InapplicableOption: device 'cuda' applies to models that load their weights here (...), and none of those given does: 'fake:a' (a fake); leave device out
     """
     from nlibias.models.hf_common import dtype_choice
 
@@ -194,7 +194,7 @@ def check_label_map_applies(
     >>> check_label_map_applies([ModelRef.unread("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli")])
     >>> check_label_map_applies([ModelRef.unread("fake:m")])
     Traceback (most recent call last):
-    nlibias.schema.arguments.InapplicableOption: label_map applies to NLI classifiers' output ids, not to 'fake:m': a fake or prompted classifier has no output ids to map; leave label_map out, or audit that model on its own
+    nlibias.schema.applies.InapplicableOption: label_map applies to NLI classifiers' output ids, not to 'fake:m': a fake or prompted classifier has no output ids to map; leave label_map out, or audit that model on its own
     """
     from nlibias.models.nli.labels import KINDS_WITHOUT_LABEL_IDS
 

@@ -30,7 +30,7 @@ from nlibias.models.generative.prompts import PromptStyle, resolve_prompt_styles
 from nlibias.models.mlm.model_names import check_model_path
 from nlibias.models.tp.base import check_variant
 from nlibias.runtime.contract import Predictor
-from nlibias.schema.arguments import option_applies_to_nothing
+from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_keys import check_model_spec
 from nlibias.schema.model_ref import ModelRef
 from nlibias.schema.predictor_kinds import PredictorKind
@@ -116,6 +116,13 @@ class ModelSet:
             for ref in named[field]:
                 if isinstance(ref, ModelRef):
                     check_model_path(str(ref), parameter=field)
+        for field, role, other in (
+            ("models", "classifier", "generative"),
+            ("generative", "generative", "models"),
+        ):
+            for ref in named[field]:
+                if isinstance(ref, ModelRef):
+                    ref.check_role(role, parameter=field, fix=f"name it in {other}", names=(other,))
         return cls(**named, prompts=tuple(resolve_prompt_styles(asked)) if named["generative"] else ())
 
     def kinds(self) -> list[tuple[str, str]]:

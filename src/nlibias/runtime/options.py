@@ -15,18 +15,17 @@ nlibias.errors.ConfigError: ModelOptions takes no argument 'devise' (did you mea
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Mapping
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from nlibias.errors import ConfigError
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.runtime.cache import PredictionCache
-from nlibias.schema.arguments import is_int
+from nlibias.schema.declared import Allowed, Resamples, Seed, declared, settings_error, unknown_argument
 from nlibias.schema.predictor_kinds import check_mode
 
 CacheOption = bool | str | Path | PredictionCache | None
@@ -64,20 +63,17 @@ class _Options(BaseModel):
         known = list(cls.model_fields)
         for name in settings:
             if name not in known and name not in also:
-                close = difflib.get_close_matches(name, sorted({*known, *also}), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else f" ({cls._kind}: {', '.join(known)})"
-                raise ConfigError(f"{caller} takes no argument {name!r}{hint}", parameter=name)
+                raise unknown_argument(caller, name, [*also, *known])
         chosen = {k: v for k, v in settings.items() if k in known}
         if isinstance(chosen.get("devices"), list):
             chosen["devices"] = tuple(chosen["devices"])
+        return {k: v for k, v in settings.items() if k not in known}, cls(**chosen)
+
+    def __init__(self, **settings: Any) -> None:
         try:
-            options = cls(**chosen)
-        except ValidationError as error:
-            problem = error.errors()[0]
-            name = str(problem["loc"][0]) if problem["loc"] else "options"
-            reason = str(problem["msg"]).removeprefix("Value error, ")
-            raise ConfigError(f"{name} is {chosen.get(name)!r}: {reason}", parameter=name) from None
-        return {k: v for k, v in settings.items() if k not in known}, options
+            super().__init__(**settings)
+        except ValidationError as error:  # the declared rules, said in the setting's name
+            raise settings_error(error, type(self), settings) from None
 
 
 class ModelOptions(_Options):
@@ -178,52 +174,29 @@ class RunOptions(_Options):
     model_config = ConfigDict(arbitrary_types_allowed=True)  # PredictionCache
     _kind: ClassVar[str] = "run options"
 
-    cache: CacheOption = True
+    cache: Annotated[CacheOption, Allowed("True, False, a file path or a PredictionCache")] = True
     """``True``: the user prediction cache; a path: that SQLite file; a :class:`PredictionCache`;
     ``False``/``None``: none."""
-    bootstrap: int = 1000
+    bootstrap: Resamples = 1000
     """Bootstrap resamples for the 95% CIs (0: none)."""
-    seed: int = 0
+    seed: Seed = 0
     """The seed of the bootstrap and of the ``limit`` subset."""
-    limit: int | None = None
+    limit: Annotated[int, Field(ge=1), Allowed("a number of samples of at least 1")] | None = None
     """Audit a stratified subset of about N samples: pro/anti pairs kept whole, every subtopic,
     drawn with the seed (recorded in metrics.json under subset). For a quick first look."""
-    progress: bool = True
+    progress: Annotated[bool, Allowed("True or False")] = True
     """Progress bars (shown only on a terminal)."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _checked(cls, values: Any) -> Any:
-        """The project's own refusals, worded as every other job words them (not pydantic's)."""
-        if isinstance(values, Mapping):
-            check_bootstrap(values.get("bootstrap", 1000), values.get("seed", 0))
-            check_cache_option(values.get("cache", True))
-            limit = values.get("limit")
-            if limit is not None and (not is_int(limit) or limit < 1):
-                raise ConfigError(
-                    f"limit is {limit!r}; give a number of samples of at least 1", parameter="limit"
-                )
-            if not isinstance(values.get("progress", True), bool):
-                raise ConfigError(
-                    f"progress is {values['progress']!r}; pass True or False", parameter="progress"
-                )
-        return values
 
-
-def check_bootstrap(bootstrap: int, seed: int = 0) -> None:
-    """Refuse a negative or non-integer number of resamples or seed (numpy takes seeds >= 0).
+@declared
+def check_bootstrap(bootstrap: Resamples, seed: Seed = 0) -> None:
+    """Refuse a negative or non-integer number of resamples or seed (numpy takes seeds >= 0): the
+    rules are the parameters' declared types.
 
     >>> check_bootstrap(10, seed=-5)
     Traceback (most recent call last):
-    nlibias.errors.ConfigError: seed is -5; pass an integer from 0 to 2**63 - 1
+    nlibias.errors.ConfigError: seed must be an integer from 0 to 2**63 - 1; got int -5
     """
-    if not is_int(seed) or not 0 <= seed < 2**63:
-        raise ConfigError(f"seed is {seed!r}; pass an integer from 0 to 2**63 - 1", parameter="seed")
-    if not is_int(bootstrap) or bootstrap < 0:
-        raise ConfigError(
-            f"bootstrap is {bootstrap}; pass 0 (no intervals) or a positive number of resamples",
-            parameter="bootstrap",
-        )
 
 
 def check_cache_option(cache: object) -> None:

@@ -31,9 +31,12 @@ One example per kind::
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
+from typing import Literal
 
 from nlibias.errors import ConfigError
 
@@ -43,6 +46,25 @@ MASKED_LM_KINDS = ("hf", "mlm", "masked")
 """Kinds that name a masked LM for a Hugging Face loader explicitly (``mlm:./m``; :meth:`ModelRef.named_for`)."""
 CAUSAL_LM_KINDS = ("hf", "causal")
 """Kinds that name a causal LM for a Hugging Face loader explicitly (``causal:./m``)."""
+
+
+Role = Literal["classifier", "generative"]
+"""What a model is asked as: an NLI classifier (a judge, an audit's ``models``) or a generative LM
+(an LM judge, an audit's ``generative``)."""
+_ROLE_WORDS = {"classifier": "an NLI classifier", "generative": "a generative LM"}
+_ROLE_KINDS: dict[str, Role] = {
+    "prompt": "classifier", "causal": "generative", "gguf": "generative",
+    **dict.fromkeys(SERVER_KINDS, "generative"),
+}  # fmt: skip
+"""Kinds that say the role themselves (``prompt:MODEL`` is a classifier made of a causal LM)."""
+GENERATIVE_ALIASES = ("smollm2",)
+"""Names without a kind that name a generative LM (the embedded default)."""
+_ARCHITECTURE_ROLES: dict[str, Role] = {
+    "ForSequenceClassification": "classifier",
+    "ForCausalLM": "generative",
+    "LMHeadModel": "generative",
+}
+"""The ending of a Hugging Face ``config.json`` architecture → the role it is made for."""
 
 
 def split_kind(text: str) -> tuple[str, str]:
@@ -142,6 +164,42 @@ class ModelRef:
             return None
         return url, model
 
+    @property
+    def role(self) -> Role | None:
+        """What the reference names, when it says so without loading anything: by its kind, a
+        generative alias, or the architecture in a local directory's ``config.json``; ``None``
+        when it cannot tell (a fake, which plays either; a hub name not on disk).
+
+        >>> ModelRef.unread("smollm2").role, ModelRef.unread("prompt:smollm2").role
+        ('generative', 'classifier')
+        >>> ModelRef.unread("fake:j").role, ModelRef.unread("org/model").role
+        (None, None)
+        """
+        if self.is_fake:
+            return None
+        if self.kind in _ROLE_KINDS:
+            return _ROLE_KINDS[self.kind]
+        if not self.kind and self.name in GENERATIVE_ALIASES:
+            return "generative"
+        return _architecture_role(Path(self.name.partition("@")[0]).expanduser() / "config.json")
+
+    def check_role(self, role: Role, *, parameter: str, fix: str, names: tuple[str, ...] = ()) -> None:
+        """Refuse the reference where it is asked as ``role`` and names the other kind of model,
+        naming ``parameter`` (the role) and how to ask for it instead (``names``: the parameters
+        ``fix`` names, which the command line names by their options).
+
+        >>> ModelRef.unread("smollm2").check_role("classifier", parameter="judges", fix="name it in lm_judge")
+        Traceback (most recent call last):
+        nlibias.errors.ConfigError: judges takes an NLI classifier, and 'smollm2' is a generative LM (name it in lm_judge)
+        """
+        found = self.role
+        if found is not None and found != role:
+            raise ConfigError(
+                f"{parameter} takes {_ROLE_WORDS[role]}, and {str(self)!r} is {_ROLE_WORDS[found]} ({fix})",
+                parameter=parameter,
+                names=names,
+            )
+
     def named_for(self, kinds: Collection[str]) -> str:
         """What a loader of the model ``kinds`` takes: the name alone when the written kind is one
         of them (``hf:./m`` for a Hugging Face loader is ``./m``), the whole text otherwise.
@@ -154,6 +212,20 @@ class ModelRef:
     def __str__(self) -> str:
         query = "&".join(f"{key}={value}" for key, value in self.option_items)
         return f"{self.base}?{query}" if query else self.base
+
+
+def _architecture_role(config: Path) -> Role | None:
+    """The role of the architecture a local model's ``config.json`` records (``None``: no such
+    file, or no architecture this knows; the loader says what is wrong with it)."""
+    try:
+        architectures = json.loads(config.read_text(encoding="utf-8")).get("architectures") or []
+    except (OSError, ValueError, AttributeError):
+        return None
+    for architecture in architectures if isinstance(architectures, list) else []:
+        for ending, role in _ARCHITECTURE_ROLES.items():
+            if isinstance(architecture, str) and architecture.endswith(ending):
+                return role
+    return None
 
 
 def _split_options(

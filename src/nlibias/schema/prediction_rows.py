@@ -41,7 +41,7 @@ from pydantic_core import PydanticCustomError
 
 from nlibias.errors import DataError
 from nlibias.schema import LABELS, Prediction
-from nlibias.schema.arguments import is_int
+from nlibias.schema.declared import is_int
 from nlibias.schema.outputs import ModelOutputs, ProbabilityRows
 
 PROBABILITY_TOLERANCE = 1e-3

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.explanations.run_files import EXPLANATIONS_DIR, EXPLANATIONS_JSONL
-from nlibias.schema.arguments import is_int
+from nlibias.schema.declared import is_int
 from nlibias.schema.measure_info import EXPLANATIONS_FILE
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ from nlibias.benchmarks.templating import placeholders, render
 from nlibias.errors import SourceError
 from nlibias.extension.validation_handoff import QueueRow, hypothesis_id
 from nlibias.io.jsonl import iter_jsonl
-from nlibias.schema.arguments import checked
+from nlibias.schema.declared import declared
 from nlibias.validation.explanation_queue import hypotheses_queue
 from nlibias.validation.store import AnnotationStore, Suggestion
 
@@ -203,7 +203,7 @@ def lm_suggestions(
     return out
 
 
-@checked
+@declared
 def run_prescreen(
     run_dir: str | Path,
     *,

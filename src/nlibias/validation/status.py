@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow
-from nlibias.schema.arguments import is_int
+from nlibias.schema.declared import is_int
 from nlibias.validation.agreement import agreement_report
 from nlibias.validation.resolve import ResolvedLabel, Rule, resolution_summary, resolve
 from nlibias.validation.store import ROUND_LABELS, AnnotationStore, CurrentAnswer, Suggestion

@@ -22,7 +22,7 @@ import numpy as np
 from nlibias.errors import ConfigError
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
-from nlibias.schema.arguments import option_applies_to_nothing
+from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef
 from nlibias.schema.predictor_kinds import GenerativeMode
 

@@ -33,7 +33,7 @@ from nlibias.models.base import BatchResult, Pair
 from nlibias.models.batching import check_batch_limits
 from nlibias.models.spec_options import split_spec_options
 from nlibias.schema import LABELS
-from nlibias.schema.arguments import option_applies_to_nothing
+from nlibias.schema.applies import option_applies_to_nothing
 
 BACKEND_VERSION = 1
 PROMPT_LABELS: dict[str, str] = {"yes": "entailment", "maybe": "neutral", "no": "contradiction"}

@@ -1,0 +1,121 @@
+"""Options that apply to something: the one refusal of an option given where nothing reads it (a
+dtype with no model that loads weights, a label map with no classifier, ``seed`` with no draw).
+
+What an option applies to is declared on its type (:class:`AppliesTo`, ``Annotated`` metadata), and
+one function, :func:`refuse_inapplicable`, holds every declared parameter, options field and
+command-line option to it: a value other than the default, given where the call's other settings
+leave nothing for it to act on, is refused.
+
+>>> seed = Annotated[int, SEED_APPLIES]
+>>> refuse_inapplicable({"seed": 3, "bootstrap": 0}, {"seed": seed}, {"seed": 0})
+Traceback (most recent call last):
+...
+nlibias.schema.applies.InapplicableOption: seed 3 applies to random draws (bootstrap resamples, a limit's subset), and nothing is drawn (bootstrap 0, no subset); leave seed out, or give bootstrap resamples
+>>> refuse_inapplicable({"seed": 3, "bootstrap": 10}, {"seed": seed}, {"seed": 0})
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from nlibias.errors import ConfigError
+
+_UNSET: Any = object()
+
+
+@dataclass(frozen=True)
+class AppliesTo:
+    """What an option applies to, declared on its type: ``when`` says, from the call's settings by
+    parameter name, whether anything reads the option; ``otherwise`` says why nothing does, and
+    ``fix`` what to do (naming ``names``, the other parameters, which the command line names by
+    their options)."""
+
+    what: str
+    when: Callable[[Mapping[str, Any]], bool]
+    otherwise: str
+    fix: str | None = None
+    names: tuple[str, ...] = ()
+
+
+SEED_APPLIES = AppliesTo(
+    "random draws (bootstrap resamples, a limit's subset)",
+    lambda settings: bool(settings.get("bootstrap")) or settings.get("limit") is not None,
+    "nothing is drawn (bootstrap 0, no subset)",
+    fix="leave seed out, or give bootstrap resamples",
+    names=("bootstrap", "limit"),
+)
+"""A seed seeds what is drawn: the bootstrap's resamples and a ``limit``'s subset."""
+
+TABLES_APPLIES = AppliesTo(
+    "the printed tables",
+    lambda settings: not settings.get("as_json"),
+    "JSON is printed instead (as_json)",
+    fix="leave by out, or leave as_json out",
+    names=("as_json",),
+)
+"""``--by`` slices the tables a command prints; with ``--json`` it prints none."""
+
+
+def refuse_inapplicable(
+    settings: Mapping[str, Any], hints: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> None:
+    """Refuse the first of ``settings`` whose hint declares :class:`AppliesTo` and that is given
+    (not its default) where the other settings leave nothing for it (see the module notes)."""
+    for name, hint in hints.items():
+        value = settings.get(name, _UNSET)
+        if value is _UNSET or _same(value, defaults.get(name, _UNSET)):
+            continue
+        for rule in applies_rules(hint):
+            if not rule.when(settings):
+                raise option_applies_to_nothing(
+                    name, rule.what, value=value, given=rule.otherwise, fix=rule.fix, names=rule.names
+                )
+
+
+def applies_rules(hint: Any) -> list[AppliesTo]:
+    """The :class:`AppliesTo` declared in ``hint``'s ``Annotated`` metadata (union members too)."""
+    if typing.get_origin(hint) is Annotated:
+        return [item for item in typing.get_args(hint)[1:] if isinstance(item, AppliesTo)]
+    return [rule for arg in typing.get_args(hint) for rule in applies_rules(arg)]
+
+
+def _same(value: Any, default: Any) -> bool:
+    return type(value) is type(default) and value == default
+
+
+class InapplicableOption(ConfigError):
+    """An option given where nothing reads it (:func:`option_applies_to_nothing` builds it)."""
+
+
+def option_applies_to_nothing(
+    parameter: str,
+    applies_to: str,
+    *,
+    value: Any = _UNSET,
+    subject: str | None = None,
+    plural: bool = False,
+    given: str | None = None,
+    fix: str | None = None,
+    names: tuple[str, ...] = (),
+) -> InapplicableOption:
+    """The refusal of an option that nothing given reads (it would be ignored without a word):
+    ``{subject} [{value!r}] applies to {applies_to}[, and {given}]; {fix}`` (default fix: leave it
+    out), naming ``parameter`` and the other parameters ``given`` or ``fix`` name (``names``: the
+    command line names them by their options too). The caller raises it.
+
+    >>> str(option_applies_to_nothing("seed", "evaluation sets without hypotheses", value=3,
+    ...                               given="every set given brings its own"))
+    'seed 3 applies to evaluation sets without hypotheses, and every set given brings its own; leave seed out'
+    """
+    what = subject or parameter
+    if value is not _UNSET:
+        what += f" {value!r}"
+    message = f"{what} {'apply' if plural else 'applies'} to {applies_to}"
+    if given:
+        message += f", and {given}"
+    return InapplicableOption(
+        f"{message}; {fix or f'leave {parameter} out'}", parameter=parameter, names=names
+    )

@@ -1,0 +1,380 @@
+"""Rules declared once: the constrained types every setting uses, the one decorator that holds a
+public function's arguments to its type hints, and the one adapter from a pydantic error to a
+:class:`~nlibias.errors.ConfigError` that names the parameter as data.
+
+:func:`declared` is pydantic's ``validate_call`` in strict mode (``bool`` is never taken for an
+``int``, nor a string for a number or a ``bool``), built on the first call so that the hints may
+name types the module imports only for type checking (``lazy``: name → module). Keywords gathered
+as ``**settings: Unpack[SomeTypedDict]`` are held to the TypedDict, and a keyword that nothing
+names is refused with the closest name. The constraints live in the hints, written once here:
+
+>>> @declared
+... def head(texts: list[str], n: PositiveInt = 1) -> list[str]:
+...     return texts[:n]
+>>> head(["a", "b"], n=1)
+['a']
+>>> head(123)
+Traceback (most recent call last):
+...
+nlibias.errors.ConfigError: texts must be a list of str; got int 123
+>>> head(["a"], n=True)
+Traceback (most recent call last):
+...
+nlibias.errors.ConfigError: n must be an int of at least 1; got bool True
+>>> head(["a"], nn=2)
+Traceback (most recent call last):
+...
+nlibias.errors.ConfigError: head takes no argument 'nn' (did you mean 'n'?)
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import importlib
+import inspect
+import math
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Annotated, Any, TypeGuard, TypeVar, cast, overload
+
+import typing_extensions
+from annotated_types import Ge, Gt, Le, Lt, Predicate
+
+from nlibias.errors import ConfigError
+from nlibias.schema.applies import SEED_APPLIES, refuse_inapplicable
+
+if typing.TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
+F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """What a type allows, in words (``seed is -1; pass {words}``), where its constraints alone
+    would say less."""
+
+    words: str
+
+
+_FINITE = Predicate(math.isfinite)
+FiniteFloat = Annotated[float, _FINITE]
+"""A number that is not infinite or NaN (a margin, a limit)."""
+NonNegativeFloat = Annotated[float, Ge(0), _FINITE]
+Share = Annotated[float, Ge(0), Le(1), Allowed("a share between 0 and 1")]
+"""A share from 0 to 1 (a threshold on a share)."""
+OpenUnit = Annotated[float, Gt(0), Lt(1)]
+"""Strictly between 0 and 1 (a confidence level)."""
+PositiveInt = Annotated[int, Ge(1)]
+NonNegativeInt = Annotated[int, Ge(0)]
+Resamples = Annotated[int, Ge(0), Allowed("0 (no intervals) or a positive number of resamples")]
+"""Bootstrap resamples (0: no intervals)."""
+Seed = Annotated[int, Ge(0), Le(2**63 - 1), Allowed("an integer from 0 to 2**63 - 1")]
+"""A seed numpy takes (0 to 2**63 - 1)."""
+DrawSeed = Annotated[Seed, SEED_APPLIES]
+"""The seed of a bootstrap (and of a ``limit``'s subset): refused where nothing is drawn."""
+PathArg = str | Path
+"""A path given as a string or a Path."""
+Name = Annotated[str, Predicate(str.strip), Allowed("a non-blank str")]
+"""A name that is not blank (a model, a benchmark)."""
+
+_CONFIG = {"strict": True, "arbitrary_types_allowed": True, "extra": "forbid"}
+"""pydantic's configuration of every declared call (imported with pydantic on the first call)."""
+_DECLARED = "__nlibias_declared__"
+
+
+@overload
+def declared(function: F, *, lazy: Mapping[str, str] | None = None) -> F: ...
+
+
+@overload
+def declared(function: None = None, *, lazy: Mapping[str, str] | None = None) -> Callable[[F], F]: ...
+
+
+def declared(function: F | None = None, *, lazy: Mapping[str, str] | None = None) -> F | Callable[[F], F]:
+    """Hold ``function``'s arguments to its hints on every call (see the module notes).
+
+    ``lazy``: names its hints use that its module imports only under ``TYPE_CHECKING`` → the module
+    that defines each, imported on the first call. Parameters hinted ``Any`` pass as they are.
+    """
+
+    def wrap(inner: F) -> F:
+        signature = inspect.signature(inner)
+        defaults = {name: p.default for name, p in signature.parameters.items()}
+        built: list[tuple[Callable[..., Any], dict[str, Any]]] = []
+
+        @functools.wraps(inner)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if not built:
+                built.append(_validator(inner, signature, lazy or {}))
+            validate, hints = built[0]
+            from pydantic import ValidationError
+
+            try:
+                args, kwargs = validate(*args, **kwargs)
+            except ValidationError as error:
+                raise argument_error(error, inner.__name__, signature, hints, args, kwargs) from None
+            refuse_inapplicable(_by_name(signature, args, kwargs), hints, defaults)
+            return inner(*args, **kwargs)
+
+        setattr(wrapper, _DECLARED, True)
+        spelt = _spelt_out(inner, signature)
+        if spelt is not None:  # help() and notebooks show each setting, not **settings
+            wrapper.__signature__ = spelt  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return wrap if function is None else wrap(function)
+
+
+def is_declared(function: Callable[..., Any]) -> bool:
+    """Whether ``function`` holds its arguments to its hints (:func:`declared`)."""
+    return bool(getattr(function, _DECLARED, False))
+
+
+def _validator(
+    inner: Callable[..., Any], signature: inspect.Signature, lazy: Mapping[str, str]
+) -> tuple[Callable[..., Any], dict[str, Any]]:
+    """pydantic's validator of ``inner``'s arguments (returning them, validated, as ``(args,
+    kwargs)``: ``inner`` itself runs outside it, so a pydantic error inside it stays its own) and
+    the resolved hints."""
+    namespace = dict(getattr(inner, "__globals__", {}))
+    for name, module in lazy.items():
+        namespace[name] = getattr(importlib.import_module(module), name)
+    hints = {  # each parameter's own (the return hint may name what is never imported here)
+        name: eval(p.annotation, namespace) if isinstance(p.annotation, str) else p.annotation
+        for name, p in signature.parameters.items()
+        if p.annotation is not inspect.Parameter.empty
+    }
+
+    def arguments(*args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return args, kwargs
+
+    arguments.__signature__ = signature.replace(return_annotation=inspect.Signature.empty)  # type: ignore[attr-defined]
+    arguments.__annotations__ = {name: hints.get(name, Any) for name in signature.parameters}
+    from pydantic import ConfigDict, validate_call
+
+    return validate_call(config=ConfigDict(**_CONFIG))(arguments), hints
+
+
+def _by_name(signature: inspect.Signature, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Every argument of a call by its parameter's name, ``**settings`` spread out."""
+    bound = signature.bind(*args, **kwargs).arguments
+    spread = [n for n, p in signature.parameters.items() if p.kind is p.VAR_KEYWORD and n in bound]
+    return {**bound, **(bound.pop(spread[0]) if spread else {})}
+
+
+def argument_error(
+    error: ValidationError,
+    function: str,
+    signature: inspect.Signature,
+    hints: Mapping[str, Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+) -> ConfigError:
+    """The one adapter from pydantic's error about ``function``'s arguments to a ConfigError naming
+    the parameter (``parameter``), the value given and what the parameter takes."""
+    problem = error.errors()[0]
+    kind, loc = problem["type"], problem["loc"]
+    names = list(signature.parameters)
+    at = loc[0] if loc else None
+    if isinstance(at, int):  # a positional argument: its parameter
+        at = names[at] if at < len(names) else None
+    if kind in ("unexpected_keyword_argument", "extra_forbidden") and at is not None:
+        return unknown_argument(function, str(at), [*names, *_keyword_hints(signature, hints)])
+    if kind == "missing_argument" and at is not None:
+        return ConfigError(f"{function} needs {at}; it was not given", parameter=str(at))
+    if at is None or kind == "unexpected_positional_argument":
+        return ConfigError(f"{function}: {problem['msg']}", parameter=None)
+    name = str(at)
+    hint = hints.get(name)
+    keywords = _keyword_hints(signature, hints)
+    if name in keywords:
+        hint = keywords[name]
+    value = _given(name, signature, args, kwargs)
+    return ConfigError(
+        f"{name} must be {describe(hint)}; got {type(value).__name__} {_shown(value)}", parameter=name
+    )
+
+
+def settings_error(error: ValidationError, model: type[BaseModel], given: Mapping[str, Any]) -> ConfigError:
+    """The one adapter from pydantic's error about the settings ``given`` to an options object
+    (``model``) to a ConfigError naming the setting: ``{name} is {value!r}; pass {allowed}``, the
+    hint in words (:func:`describe`)."""
+    problem = error.errors()[0]
+    name = str(problem["loc"][0]) if problem["loc"] else model.__name__
+    if problem["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
+        return unknown_argument(model.__name__, name, list(model.model_fields))
+    field = model.model_fields.get(name)
+    if problem["type"] == "value_error" or field is None:  # the field's own check, in its words
+        reason = str(problem["msg"]).removeprefix("Value error, ")
+        return ConfigError(f"{name} is {_shown(given.get(name))}: {reason}", parameter=name)
+    hint = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+    return ConfigError(f"{name} is {_shown(given.get(name))}; pass {describe(hint)}", parameter=name)
+
+
+def _metadata(hint: Any) -> tuple[Any, ...]:
+    """The ``Annotated`` metadata of ``hint`` (of each member of a union too)."""
+    if typing.get_origin(hint) is Annotated:
+        return tuple(typing.get_args(hint)[1:])
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return tuple(item for arg in typing.get_args(hint) for item in _metadata(arg))
+    return ()
+
+
+def unknown_argument(function: str, name: str, known: Sequence[str]) -> ConfigError:
+    """The refusal of a keyword ``function`` does not take, naming the closest it does (the one
+    "did you mean" of the API)."""
+    close = difflib.get_close_matches(name, [k for k in known if k != name], n=1)
+    shown = f"did you mean {close[0]!r}?" if close else f"it takes: {', '.join(known)}"
+    return ConfigError(f"{function} takes no argument {name!r} ({shown})", parameter=name)
+
+
+def _given(name: str, signature: inspect.Signature, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+    """The value given for ``name`` (positionally or by keyword, or among ``**settings``)."""
+    if name in kwargs:
+        return kwargs[name]
+    for index, parameter in enumerate(signature.parameters):
+        if parameter == name and index < len(args):
+            return args[index]
+    return None
+
+
+def _keyword_hints(signature: inspect.Signature, hints: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys and hints of a ``**settings: Unpack[SomeTypedDict]`` parameter (empty: none)."""
+    for name, parameter in signature.parameters.items():
+        if parameter.kind is parameter.VAR_KEYWORD:
+            keywords = _unpacked(hints.get(name))
+            if keywords is not None:
+                return dict(typing_extensions.get_type_hints(keywords, include_extras=True))
+    return {}
+
+
+def _unpacked(hint: Any) -> type | None:
+    """The TypedDict of ``Unpack[SomeTypedDict]`` (``typing``'s or ``typing_extensions``'), else None."""
+    if typing.get_origin(hint) not in (typing_extensions.Unpack, getattr(typing, "Unpack", None)):
+        return None
+    (inner,) = typing.get_args(hint)
+    return inner if typing_extensions.is_typeddict(inner) else None
+
+
+class _Unset:
+    """The default a spelt-out setting shows: left out, it leaves the function's own default."""
+
+    def __repr__(self) -> str:
+        return "unset"
+
+
+def _spelt_out(inner: Callable[..., Any], signature: inspect.Signature) -> inspect.Signature | None:
+    """``signature`` with its ``**settings: Unpack[SomeTypedDict]`` spelt out as the TypedDict's
+    keys (keyword-only, each ``unset``), for ``help()``; None when it has no such parameter or its
+    hint cannot be read yet (a TypedDict defined after the function)."""
+    *named, last = signature.parameters.values() or [None]
+    if last is None or last.kind is not last.VAR_KEYWORD:
+        return None
+    hint = last.annotation
+    try:
+        hint = eval(hint, getattr(inner, "__globals__", {})) if isinstance(hint, str) else hint
+    except NameError:
+        return None
+    keywords = _unpacked(hint)
+    if keywords is None:
+        return None
+    spelt = [
+        inspect.Parameter(
+            key,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=_Unset(),
+            annotation=getattr(annotation, "__forward_arg__", annotation),  # as written, not ForwardRef(...)
+        )
+        for key, annotation in keywords.__annotations__.items()
+    ]
+    return signature.replace(parameters=[*named, *spelt])
+
+
+def describe(hint: Any) -> str:
+    """A hint in words, its constraints too.
+
+    >>> describe(str | None), describe(list[str]), describe(OpenUnit), describe(Seed)
+    ('str or None', 'a list of str', 'a float more than 0 and less than 1', 'an integer from 0 to 2**63 - 1')
+    """
+    if hint is None or hint is type(None):
+        return "None"
+    origin = typing.get_origin(hint)
+    if origin is Annotated:
+        base, *metadata = typing.get_args(hint)
+        allowed = [item.words for item in metadata if isinstance(item, Allowed)]
+        return allowed[0] if allowed else _constrained(describe(base), metadata)
+    if origin in (typing.Union, types.UnionType):
+        parts = [describe(arg) for arg in typing.get_args(hint)]
+        return ", ".join(parts[:-1]) + " or " + parts[-1]
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(arg) for arg in typing.get_args(hint))
+    if origin is None:
+        return getattr(hint, "__name__", str(hint))
+    args = typing.get_args(hint)
+    container = {list: "a list", tuple: "a tuple", set: "a set", frozenset: "a set", dict: "a dict"}.get(
+        origin, f"a {getattr(origin, '__name__', str(origin)).lower()}"
+    )
+    if len(args) == 1 or (origin is tuple and len(args) == 2 and args[1] is Ellipsis):
+        return f"{container} of {describe(args[0])}"
+    return container
+
+
+def _constrained(base: str, metadata: Sequence[Any]) -> str:
+    """``base`` with the bounds and finiteness its ``Annotated`` metadata declare, in words."""
+    bounds: dict[str, Any] = {}
+    finite = False
+    for item in metadata:
+        for entry in getattr(item, "metadata", [item]):
+            for key in ("ge", "gt", "le", "lt"):
+                if hasattr(entry, key):
+                    bounds[key] = getattr(entry, key)
+            finite = finite or entry == _FINITE
+    article = "an" if base[:1] in "aeiou" else "a"
+    words = f"{article} {'finite ' if finite else ''}{base}"
+    if "ge" in bounds and "le" in bounds:
+        return f"{words} from {bounds['ge']} to {bounds['le']}"
+    parts = []
+    if "ge" in bounds:
+        parts.append(f"at least {bounds['ge']}")
+    if "gt" in bounds:
+        parts.append(f"more than {bounds['gt']}")
+    if "le" in bounds:
+        parts.append(f"at most {bounds['le']}")
+    if "lt" in bounds:
+        parts.append(f"less than {bounds['lt']}")
+    if not parts:
+        return words
+    joined = " and ".join(parts)
+    return f"{words} of {joined}" if len(parts) == 1 and "at " in joined else f"{words} {joined}"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def is_int(value: object) -> TypeGuard[int]:
+    """Whether ``value`` read from a document is a Python integer and not a ``bool``.
+
+    >>> is_int(3), is_int(True), is_int(3.0)
+    (True, False, False)
+    """
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def one_or_many(value: T | Sequence[T]) -> list[T]:
+    """One name or path, or several, as a list (a string or a path is one value, never its
+    characters or parts).
+
+    >>> one_or_many("fake:a"), one_or_many(("fake:a", "fake:b")), one_or_many(PurePath("run"))
+    (['fake:a'], ['fake:a', 'fake:b'], [PurePosixPath('run')])
+    """
+    if isinstance(value, str | PurePath):
+        return [cast(T, value)]
+    return list(cast(Sequence[T], value))
