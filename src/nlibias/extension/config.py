@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from nlibias.extension.config_refusals import (
     refuse_set,
 )
 from nlibias.schema.applies import option_applies_to_nothing
+from nlibias.schema.declared import file_problems
 from nlibias.schema.model_ref import ModelRef, split_kind, without_options
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
@@ -270,29 +270,11 @@ def _known_keys(loc: Sequence[Any]) -> list[str]:
     return list(model.model_fields)
 
 
-def _problems(exc: ValidationError, text: str | None) -> list[tuple[int | None, str | None, str]]:
-    """``(line, field, reason)`` of each pydantic error (an unknown key is named in its reason)."""
-    problems: list[tuple[int | None, str | None, str]] = []
-    for error in exc.errors():
-        loc = [p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
-        loc += getattr(error.get("ctx", {}).get("error"), "at", ())  # an option refused where it is
-        field = ".".join(str(p) for p in loc)
-        line = yaml_line_of(text, loc) if text is not None else None
-        if error["type"] == "extra_forbidden":
-            known = _known_keys(loc)
-            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            problems.append((line, None, f"unknown key {field!r}{hint} (known here: {', '.join(known)})"))
-        else:
-            reason = str(error["msg"]).removeprefix("Value error, ")
-            problems.append((line, field or "config", reason))
-    return problems
-
-
 def validation_error_message(exc: ValidationError, where: str, text: str | None = None) -> str:
     """One readable line per pydantic error: ``file:line: field a.b: reason (fix)``."""
     return "\n".join(
-        str(SourceError(where, field, reason, line=line)) for line, field, reason in _problems(exc, text)
+        str(SourceError(where, field, reason, line=line))
+        for line, field, reason in file_problems(exc, text, _known_keys, whole="config")
     )
 
 
@@ -309,7 +291,7 @@ def load_config(path: str | Path) -> ExtendConfig:
     try:
         config = ExtendConfig.model_validate(raw)
     except ValidationError as exc:
-        (line, field, reason), *others = _problems(exc, text)
+        (line, field, reason), *others = file_problems(exc, text, _known_keys, whole="config")
         more = "".join("\n" + str(SourceError(path, f, r, line=n)) for n, f, r in others)
         raise SourceError(path, field, reason + more, line=line) from None
     problem = settings_problem(config)
@@ -461,7 +443,7 @@ def _place_device(data: dict[str, Any], device: Any) -> None:
 def _override_error(exc: ValidationError, overrides: Mapping[str, Any]) -> ConfigError:
     """The error of an override that does not validate, naming the parameter it came from (the
     key itself, ``mlm.top_k``, means nothing to a caller who passed ``top_k``)."""
-    _, field, reason = _problems(exc, None)[0]
+    _, field, reason = file_problems(exc, None, _known_keys, whole="config")[0]
     given = [key for key, value in overrides.items() if value is not None]
     field = field or ""
     # The override at the field, or under the section whose own check failed (named in its reason).

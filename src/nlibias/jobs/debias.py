@@ -44,7 +44,7 @@ from nlibias.io.stages import DONE, Stage, begin_stage, canonical, check_stages,
 from nlibias.jobs.audit import audit_settings, run_audit
 from nlibias.jobs.debias_compare import COMPARISON_JSON, MIN_EFFECT, DebiasComparison, compare_debiasing
 from nlibias.jobs.expand import SUMMARY_JSON, expand_samples
-from nlibias.schema.declared import declared, is_int, one_or_many
+from nlibias.schema.declared import NonNegativeFloat, PositiveInt, Resamples, Seed, declared, one_or_many
 from nlibias.version import __version__
 
 
@@ -86,18 +86,12 @@ def _file(path: str | Path | None) -> dict[str, Any] | None:
     return {"path": str(where), "sha256": hashlib.sha256(where.read_bytes()).hexdigest()}
 
 
-def _check_common(models: Sequence[str], seeds: int, bootstrap: int, augment: dict[str, Any]) -> list[str]:
+def _check_common(models: Sequence[str], augment: dict[str, Any]) -> list[str]:
     if not models:
         raise ConfigError("no model given: pass one or more models to fine-tune", parameter="models")
     names = [model_dir_name(m) for m in models]
     if len(set(names)) != len(names):
         raise ConfigError(f"models with the same folder name: {', '.join(names)}", parameter="models")
-    if not is_int(seeds) or seeds < 1:
-        raise ConfigError(f"seeds must be a whole number of at least 1, not {seeds!r}", parameter="seeds")
-    if not is_int(bootstrap) or bootstrap < 0:
-        raise ConfigError(
-            f"bootstrap must be a whole number of at least 0, not {bootstrap!r}", parameter="bootstrap"
-        )
     check_selection(augment.get("select", "occupation"), augment.get("match", "words"))
     check_her(augment.get("her", "rule"), augment.get("her_model"))
     return names
@@ -254,12 +248,12 @@ def run_debias(
     augment_options: Mapping[str, Any] | None = None,
     finetune_options: Mapping[str, Any] | None = None,
     audit_options: Mapping[str, Any] | None = None,
-    bootstrap: int = 1000,
-    seed: int = 42,
-    seeds: int = 1,
+    bootstrap: Resamples = 1000,
+    seed: Seed = 42,
+    seeds: PositiveInt = 1,
     force: bool = False,
     progress: bool = True,
-    min_effect: float | None = None,
+    min_effect: NonNegativeFloat | None = None,
 ) -> DebiasResult:
     """Paper 004's debiasing experiment: augment ``train`` (``augment_options``: those of
     ``nlibias.augment``), fine-tune each of ``models`` on the original and on the augmented set
@@ -275,7 +269,7 @@ def run_debias(
     models = one_or_many(models)
     augment = dict(augment_options or {})
     audit_options = None if audit_options is None else dict(audit_options)
-    names = _check_common(models, seeds, bootstrap, augment)
+    names = _check_common(models, augment)
     # checked now, not hours later at the audit step
     audit_own, audit_run, audit_model_options = audit_settings(
         audit_options or {}, bootstrap=bootstrap, progress=progress

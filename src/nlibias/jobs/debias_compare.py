@@ -37,6 +37,7 @@ from nlibias.io.atomic import write_json
 from nlibias.io.predictions import PREDICTIONS_JSONL, read_prediction_arrays
 from nlibias.metrics.occupations import MEASURE_KEYS, pair_value_columns
 from nlibias.schema.columns import IdPositions
+from nlibias.schema.declared import NonNegativeFloat, Resamples, Seed, declared
 
 COMPARISON_JSON = "debias_comparison.json"
 MIN_EFFECT = 1.0
@@ -144,22 +145,21 @@ def find_pairs(models: Sequence[str], run: str | Path = ".") -> list[tuple[str, 
     return pairs
 
 
+@declared
 def compare_debiasing(
     run_dir: str | Path,
     pairs: Sequence[tuple[str, str]] | None = None,
     *,
     samples: str | Path | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
+    bootstrap: Resamples = 1000,
+    seed: Seed = 0,
     write: bool = True,
-    min_effect: float = MIN_EFFECT,
+    min_effect: NonNegativeFloat = MIN_EFFECT,
 ) -> DebiasComparison:
     """Compare each ``(before, after)`` pair of models of an occupation audit run; write
     ``debias_comparison.json`` into the run (``write``). ``samples``: where the audit's samples are
     (default: the path the run recorded); ``min_effect``: the smallest difference in points marked
     as a change."""
-    if not (isinstance(min_effect, int | float) and min_effect >= 0):
-        raise ConfigError(f"min_effect is {min_effect!r}; pass 0 or more points", parameter="min_effect")
     run = Path(run_dir)
     metrics_path = run / "metrics.json"
     if not metrics_path.is_file():

@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from nlibias.errors import SourceError
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
+from nlibias.schema.declared import file_problems
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
 OVERALL = "overall"
@@ -133,16 +134,9 @@ class GateRules(BaseModel):
 
 def _problem(exc: ValidationError, text: str) -> tuple[int | None, str | None, str]:
     """``(line, field, reason)`` of the first pydantic error."""
-    error = exc.errors()[0]
-    loc = list(error["loc"])
-    field = ".".join(str(p) for p in loc)
-    line = yaml_line_of(text, loc)
-    if error["type"] == "extra_forbidden":
-        known = list((MeasureRule if "measures" in loc[:-1] else GateRules).model_fields)
-        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        return line, None, f"unknown key {str(loc[-1])!r}{hint} (known here: {', '.join(known)})"
-    return line, field, str(error["msg"]).removeprefix("Value error, ")
+    return file_problems(
+        exc, text, lambda loc: list((MeasureRule if "measures" in loc[:-1] else GateRules).model_fields)
+    )[0]
 
 
 def measure_rule_problem(rules: GateRules) -> tuple[list[str], str] | None:

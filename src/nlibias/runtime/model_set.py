@@ -32,7 +32,7 @@ from nlibias.models.tp.base import check_variant
 from nlibias.runtime.contract import Predictor
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_keys import check_model_spec
-from nlibias.schema.model_ref import ModelRef
+from nlibias.schema.model_ref import ModelRef, Role
 from nlibias.schema.predictor_kinds import PredictorKind
 
 ModelSpec = str | ModelRef | Predictor
@@ -116,10 +116,11 @@ class ModelSet:
             for ref in named[field]:
                 if isinstance(ref, ModelRef):
                     check_model_path(str(ref), parameter=field)
-        for field, role, other in (
+        roles: tuple[tuple[str, Role, str], ...] = (
             ("models", "classifier", "generative"),
             ("generative", "generative", "models"),
-        ):
+        )
+        for field, role, other in roles:
             for ref in named[field]:
                 if isinstance(ref, ModelRef):
                     ref.check_role(role, parameter=field, fix=f"name it in {other}", names=(other,))

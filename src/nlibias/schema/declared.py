@@ -83,8 +83,6 @@ PathArg = str | Path
 Name = Annotated[str, Predicate(str.strip), Allowed("a non-blank str")]
 """A name that is not blank (a model, a benchmark)."""
 
-_CONFIG = {"strict": True, "arbitrary_types_allowed": True, "extra": "forbid"}
-"""pydantic's configuration of every declared call (imported with pydantic on the first call)."""
 _DECLARED = "__nlibias_declared__"
 
 
@@ -156,9 +154,10 @@ def _validator(
 
     arguments.__signature__ = signature.replace(return_annotation=inspect.Signature.empty)  # type: ignore[attr-defined]
     arguments.__annotations__ = {name: hints.get(name, Any) for name in signature.parameters}
-    from pydantic import ConfigDict, validate_call
+    from pydantic import ConfigDict, validate_call  # on the first call: `import nlibias` stays light
 
-    return validate_call(config=ConfigDict(**_CONFIG))(arguments), hints
+    config = ConfigDict(strict=True, arbitrary_types_allowed=True, extra="forbid")
+    return validate_call(config=config)(arguments), hints
 
 
 def _by_name(signature: inspect.Signature, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -224,6 +223,36 @@ def _metadata(hint: Any) -> tuple[Any, ...]:
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         return tuple(item for arg in typing.get_args(hint) for item in _metadata(arg))
     return ()
+
+
+def file_problems(
+    error: ValidationError,
+    text: str | None,
+    known_keys: Callable[[Sequence[Any]], Sequence[str]],
+    *,
+    whole: str | None = None,
+) -> list[tuple[int | None, str | None, str]]:
+    """The one adapter from pydantic's error about a configuration file's contents (``text``: the
+    YAML the values came from) to ``(line, field, reason)`` per problem, for a
+    :class:`~nlibias.errors.SourceError` naming the file and line. An unknown key is named with
+    the closest of ``known_keys(location)``; a field validator's own error may point deeper
+    (its ``at``); an error of the whole document is under the field ``whole``."""
+    from nlibias.textio.yaml_unique import yaml_line_of
+
+    problems: list[tuple[int | None, str | None, str]] = []
+    for problem in error.errors():
+        loc = [p for p in problem["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+        loc += getattr(problem.get("ctx", {}).get("error"), "at", ())  # an option refused where it is
+        field = ".".join(str(p) for p in loc)
+        line = yaml_line_of(text, loc) if text is not None else None
+        if problem["type"] == "extra_forbidden":
+            known = list(known_keys(loc))
+            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            problems.append((line, None, f"unknown key {field!r}{hint} (known here: {', '.join(known)})"))
+        else:
+            problems.append((line, field or whole, str(problem["msg"]).removeprefix("Value error, ")))
+    return problems
 
 
 def unknown_argument(function: str, name: str, known: Sequence[str]) -> ConfigError:
