@@ -202,3 +202,45 @@ def test_an_audit_asks_each_model_in_its_role(samples: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         nlibias.audit(samples, generative=["prompt:smollm2"], cache=False, progress=False)
     assert caught.value.parameter == "generative"
+
+
+# -- declared where the checks were written by hand ------------------------------------------------
+
+
+def test_debias_refuses_an_infinite_min_effect_and_a_count_that_is_no_count(tmp_path: Path) -> None:
+    from nlibias.jobs.debias_compare import compare_debiasing
+
+    # inf >= 0 passed the hand-written check: no difference could ever be marked as a change
+    with pytest.raises(ConfigError) as caught:
+        compare_debiasing(tmp_path, min_effect=math.inf)
+    assert caught.value.parameter == "min_effect"
+    for setting in ({"seeds": 0}, {"seeds": True}, {"bootstrap": -1}, {"min_effect": math.nan}):
+        with pytest.raises(ConfigError) as caught:
+            nlibias.debias_models("m", tmp_path / "t.jsonl", tmp_path / "o", **setting)  # type: ignore[arg-type]
+        assert caught.value.parameter == next(iter(setting))
+        assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("setting", "allowed"),
+    [
+        ({"learning_rate": math.inf}, "a finite float more than 0"),
+        ({"epochs": 0.0}, "a finite float more than 0"),
+        ({"max_steps": 0}, "-1 (run all epochs) or a whole number of at least 1"),
+        ({"seed": 2**32}, "from 0 to 2**32 - 1"),
+        ({"warmup_ratio": 1.0}, "less than 1"),
+        ({"lr_scheduler": "cyclic"}, "one of 'linear'"),
+        ({"batch_size": True}, "got bool True"),
+    ],
+)
+def test_training_options_are_held_to_their_declared_types(setting: dict[str, object], allowed: str) -> None:
+    from nlibias.debias.finetune_checks import check_options
+
+    valid: dict[str, Any] = {
+        "learning_rate": 2e-5, "epochs": 3, "batch_size": 32, "max_length": 128, "max_steps": -1,
+        "save_steps": 500, "seed": 42, "warmup_steps": 0, "warmup_ratio": 0, "lr_scheduler": "linear",
+    }  # fmt: skip
+    check_options(**valid)  # an int where a float is declared is a number all the same
+    with pytest.raises(ConfigError) as caught:
+        check_options(**{**valid, **setting})
+    assert caught.value.parameter == next(iter(setting)) and allowed in str(caught.value), str(caught.value)

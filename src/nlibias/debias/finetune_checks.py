@@ -11,89 +11,56 @@ later step to take.
 ...               lr_scheduler="linear")
 Traceback (most recent call last):
 ...
-nlibias.errors.ConfigError: learning_rate must be a finite number above 0, not inf
+nlibias.errors.ConfigError: learning_rate must be a finite float more than 0; got float inf
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
+
+from annotated_types import Ge, Lt, Predicate
 
 from nlibias.debias.finetune_record import TRAINING_DEFAULTS
 from nlibias.debias.training_rows import TrainingSet, describe_training_set, iter_training_rows, source_kind
 from nlibias.errors import ConfigError
 from nlibias.models.mlm.model_names import check_model_path
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import is_int
+from nlibias.schema.declared import Allowed, NonNegativeInt, PositiveFloat, PositiveInt, declared
 
-LR_SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "polynomial")
+LRScheduler = Literal["linear", "cosine", "constant", "constant_with_warmup", "polynomial"]
+LR_SCHEDULERS: tuple[str, ...] = get_args(LRScheduler)
 """Learning-rate schedules offered (the Hugging Face Trainer's names; linear is its default)."""
 NO_WARMUP_SCHEDULERS = ("constant",)
 """The schedules of :data:`LR_SCHEDULERS` that take no warm-up (``transformers.get_scheduler``
 builds ``constant`` without reading the warm-up steps)."""
-_SEED_LIMIT = 2**32
 
 
-def _positive_number(name: str, value: float) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise ConfigError(f"{name} must be a finite number above 0, not {value!r}", parameter=name)
+MaxSteps = Annotated[int, Predicate(lambda steps: steps == -1 or steps >= 1),
+                     Allowed("-1 (run all epochs) or a whole number of at least 1")]  # fmt: skip
+TrainingSeed = Annotated[int, Ge(0), Lt(2**32), Allowed("a whole number from 0 to 2**32 - 1")]
+"""The seeds the Hugging Face Trainer takes (numpy's legacy seeding: below 2**32)."""
 
 
-def _whole(name: str, value: int, low: int, what: str) -> None:
-    if not is_int(value) or value < low:
-        raise ConfigError(f"{name} must be {what}, not {value!r}", parameter=name)
-
-
+@declared
 def check_options(
     *,
-    learning_rate: float,
-    epochs: float,
-    batch_size: int,
-    max_length: int,
-    max_steps: int,
-    save_steps: int,
-    seed: int,
-    warmup_steps: int,
-    warmup_ratio: float,
-    lr_scheduler: str,
+    learning_rate: PositiveFloat,
+    epochs: PositiveFloat,
+    batch_size: PositiveInt,
+    max_length: PositiveInt,
+    max_steps: MaxSteps,
+    save_steps: PositiveInt,
+    seed: TrainingSeed,
+    warmup_steps: NonNegativeInt,
+    warmup_ratio: Annotated[float, Ge(0), Lt(1)],
+    lr_scheduler: LRScheduler,
 ) -> None:
-    """Refuse a value that would fail later or train nothing, naming its parameter."""
-    _positive_number("learning_rate", learning_rate)
-    _positive_number("epochs", epochs)
-    _whole("batch_size", batch_size, 1, "a whole number of at least 1")
-    _whole("max_length", max_length, 1, "a whole number of tokens, at least 1")
-    _whole("save_steps", save_steps, 1, "a whole number of at least 1")
-    _whole("warmup_steps", warmup_steps, 0, "a whole number of at least 0")
-    if (
-        isinstance(max_steps, bool)
-        or not isinstance(max_steps, int)
-        or not (max_steps == -1 or max_steps >= 1)
-    ):
-        raise ConfigError(
-            f"max_steps must be -1 (run all epochs) or a whole number of at least 1, not {max_steps!r}",
-            parameter="max_steps",
-        )
-    if not is_int(seed) or not 0 <= seed < _SEED_LIMIT:
-        raise ConfigError(f"seed must be a whole number from 0 to 2**32 - 1, not {seed!r}", parameter="seed")
-    ratio_ok = (
-        isinstance(warmup_ratio, (int, float)) and math.isfinite(warmup_ratio) and 0 <= warmup_ratio < 1
-    )
-    if not ratio_ok:
-        raise ConfigError(f"warmup_ratio must be in [0, 1), not {warmup_ratio!r}", parameter="warmup_ratio")
+    """Refuse a value that would fail later or train nothing, naming its parameter: each value
+    by its declared type, and the combinations here."""
     if warmup_steps and warmup_ratio:
         raise ConfigError("give warmup_steps or warmup_ratio, not both", parameter="warmup_steps")
-    if lr_scheduler not in LR_SCHEDULERS:
-        raise ConfigError(
-            f"lr_scheduler is {lr_scheduler!r}; use one of {', '.join(LR_SCHEDULERS)}",
-            parameter="lr_scheduler",
-        )
     _check_applies(epochs, max_steps, lr_scheduler, warmup_steps, warmup_ratio)
 
 

@@ -66,6 +66,7 @@ _FINITE = Predicate(math.isfinite)
 FiniteFloat = Annotated[float, _FINITE]
 """A number that is not infinite or NaN (a margin, a limit)."""
 NonNegativeFloat = Annotated[float, Ge(0), _FINITE]
+PositiveFloat = Annotated[float, Gt(0), _FINITE]
 Share = Annotated[float, Ge(0), Le(1), Allowed("a share between 0 and 1")]
 """A share from 0 to 1 (a threshold on a share)."""
 OpenUnit = Annotated[float, Gt(0), Lt(1)]
