@@ -244,3 +244,30 @@ def test_training_options_are_held_to_their_declared_types(setting: dict[str, ob
     with pytest.raises(ConfigError) as caught:
         check_options(**{**valid, **setting})
     assert caught.value.parameter == next(iter(setting)) and allowed in str(caught.value), str(caught.value)
+
+
+def test_prescreen_asks_each_judge_in_its_role(tmp_path: Path) -> None:
+    from nlibias.validation.prescreen import run_prescreen
+
+    classifier = _model_dir(tmp_path, "BertForSequenceClassification")
+    for arguments, parameter in (
+        ({"judge": "smollm2"}, "judge"),
+        ({"lm_judge": str(classifier)}, "lm_judge"),
+    ):
+        with pytest.raises(ConfigError) as caught:
+            run_prescreen(tmp_path / "no-run", **arguments)  # refused before the queue is read
+        assert caught.value.parameter == parameter, str(caught.value)
+
+
+def test_what_a_model_option_applies_to_is_declared_on_its_field() -> None:
+    from nlibias.runtime.options import ModelOptions
+    from nlibias.schema.applies import RAY_APPLIES, applies_rules
+    from nlibias.schema.declared import field_hints
+
+    assert applies_rules(field_hints(ModelOptions)["ray_workers"]) == [RAY_APPLIES]
+    with pytest.raises(InapplicableOption) as caught:
+        ModelOptions.of(ray_gpus_per_worker=1.0)
+    assert caught.value.parameter == "ray_gpus_per_worker" and caught.value.names == ("ray_address",)
+    assert ModelOptions.of(ray_address="local", ray_gpus_per_worker=1.0).ray_gpus_per_worker == 1.0
+    with pytest.raises(ConfigError, match=r"^ray_gpus_per_worker is inf; pass a finite float of at least 0"):
+        ModelOptions.of(ray_address="local", ray_gpus_per_worker=math.inf)

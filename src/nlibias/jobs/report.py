@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from nlibias.errors import ConfigError, DataError
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import declared, one_or_many
+from nlibias.schema.declared import NonNegativeFloat, declared, one_or_many
 
 if TYPE_CHECKING:
     from nlibias.jobs.debias_compare import DebiasComparison
@@ -88,7 +88,7 @@ def make_report(
     plots: bool = True,
     debias: bool = False,
     pairs: Sequence[str | tuple[str, str]] = (),
-    min_effect: float | None = None,
+    min_effect: NonNegativeFloat | None = None,
 ) -> ReportResult:
     """The report of ``runs`` (run directories of audit, score or extend); as ``nlibias report``.
     By default the HTML report (``out``, default ``<first run>/report.html``); with ``fmt`` (``md``,

@@ -228,19 +228,13 @@ def _label_map(label_map: str | None) -> Any:
 
 
 def _check_placement_applies(models: ModelSet, options: ModelOptions) -> None:
-    """Refuse a placement for no classifier (devices and Ray place NLI classifiers only) and Ray's
-    settings without Ray (each would be ignored without a word)."""
+    """Refuse a placement for no classifier (devices and Ray place NLI classifiers only; Ray's own
+    settings without Ray are refused by ModelOptions, which declares them)."""
     placement = "devices" if options.devices else "ray_address" if options.ray_address is not None else None
     if placement is not None and not models.classifier_refs:
         raise option_applies_to_nothing(
             placement, "NLI classifiers", fix="name one in models", names=("models",)
         )
-    for name in ("ray_workers", "ray_gpus_per_worker"):
-        if options.ray_address is None and getattr(options, name) != getattr(DEFAULT_MODEL_OPTIONS, name):
-            raise option_applies_to_nothing(
-                name, "classifiers run on Ray", value=getattr(options, name),
-                fix=f"set ray_address, or leave {name} out", names=("ray_address",),
-            )  # fmt: skip
 
 
 def _check_placement(device: str | None, devices: Sequence[str], ray_address: str | None) -> None:

@@ -25,7 +25,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from nlibias.errors import ConfigError
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.runtime.cache import PredictionCache
-from nlibias.schema.declared import Allowed, Resamples, Seed, declared, settings_error, unknown_argument
+from nlibias.schema.applies import RAY_APPLIES, refuse_inapplicable
+from nlibias.schema.declared import (
+    Allowed,
+    NonNegativeFloat,
+    PositiveInt,
+    Resamples,
+    Seed,
+    declared,
+    field_hints,
+    settings_error,
+    unknown_argument,
+)
 from nlibias.schema.predictor_kinds import check_mode
 
 CacheOption = bool | str | Path | PredictionCache | None
@@ -74,6 +85,8 @@ class _Options(BaseModel):
             super().__init__(**settings)
         except ValidationError as error:  # the declared rules, said in the setting's name
             raise settings_error(error, type(self), settings) from None
+        defaults = {name: field.default for name, field in type(self).model_fields.items()}
+        refuse_inapplicable(dict(self), field_hints(type(self)), defaults)  # what each declares it applies to
 
 
 class ModelOptions(_Options):
@@ -120,9 +133,9 @@ class ModelOptions(_Options):
     ray_address: str | None = None
     """Run each classifier on Ray Data actors: 'local' starts a local Ray instance, or a cluster
     address ('auto', 'ray://host:10001'). Needs nlibias[ray] (docs/scaling.md)."""
-    ray_workers: int = 2
+    ray_workers: Annotated[PositiveInt, RAY_APPLIES] = 2
     """Ray actors per classifier."""
-    ray_gpus_per_worker: float = 0.0
+    ray_gpus_per_worker: Annotated[NonNegativeFloat, RAY_APPLIES] = 0.0
     """GPUs each Ray actor asks for (0: CPU actors)."""
     concurrency: int | None = None
     """Requests in flight to each openai:URL#MODEL server (default 4). Raise it for a GPU server

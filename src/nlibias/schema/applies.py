@@ -30,8 +30,8 @@ _UNSET: Any = object()
 class AppliesTo:
     """What an option applies to, declared on its type: ``when`` says, from the call's settings by
     parameter name, whether anything reads the option; ``otherwise`` says why nothing does, and
-    ``fix`` what to do (naming ``names``, the other parameters, which the command line names by
-    their options)."""
+    ``fix`` what to do (``{name}``: the option's own name; ``names``: the other parameters it
+    names, which the command line names by their options)."""
 
     what: str
     when: Callable[[Mapping[str, Any]], bool]
@@ -59,6 +59,16 @@ TABLES_APPLIES = AppliesTo(
 """``--by`` slices the tables a command prints; with ``--json`` it prints none."""
 
 
+RAY_APPLIES = AppliesTo(
+    "classifiers run on Ray",
+    lambda settings: settings.get("ray_address") is not None,
+    "",
+    fix="set ray_address, or leave {name} out",
+    names=("ray_address",),
+)
+"""Ray's own settings (workers, GPUs per worker) are read only when the classifiers run on Ray."""
+
+
 def refuse_inapplicable(
     settings: Mapping[str, Any], hints: Mapping[str, Any], defaults: Mapping[str, Any]
 ) -> None:
@@ -70,8 +80,9 @@ def refuse_inapplicable(
             continue
         for rule in applies_rules(hint):
             if not rule.when(settings):
+                fix = None if rule.fix is None else rule.fix.format(name=name)
                 raise option_applies_to_nothing(
-                    name, rule.what, value=value, given=rule.otherwise, fix=rule.fix, names=rule.names
+                    name, rule.what, value=value, given=rule.otherwise or None, fix=fix, names=rule.names
                 )
 
 

@@ -213,8 +213,17 @@ def settings_error(error: ValidationError, model: type[BaseModel], given: Mappin
     if problem["type"] == "value_error" or field is None:  # the field's own check, in its words
         reason = str(problem["msg"]).removeprefix("Value error, ")
         return ConfigError(f"{name} is {_shown(given.get(name))}: {reason}", parameter=name)
-    hint = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+    hint = field_hints(model)[name]
     return ConfigError(f"{name} is {_shown(given.get(name))}; pass {describe(hint)}", parameter=name)
+
+
+def field_hints(model: type[BaseModel]) -> dict[str, Any]:
+    """Each field's hint with its declared metadata (constraints, :class:`Allowed`, what it
+    applies to), as written on the model."""
+    return {
+        name: Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+        for name, field in model.model_fields.items()
+    }
 
 
 def _metadata(hint: Any) -> tuple[Any, ...]:

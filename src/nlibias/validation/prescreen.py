@@ -31,7 +31,8 @@ from nlibias.benchmarks.templating import placeholders, render
 from nlibias.errors import SourceError
 from nlibias.extension.validation_handoff import QueueRow, hypothesis_id
 from nlibias.io.jsonl import iter_jsonl
-from nlibias.schema.declared import declared
+from nlibias.schema.declared import Share, declared
+from nlibias.schema.model_ref import ModelRef
 from nlibias.validation.explanation_queue import hypotheses_queue
 from nlibias.validation.store import AnnotationStore, Suggestion
 
@@ -210,7 +211,7 @@ def run_prescreen(
     judge: str | None = None,
     lm_judge: str | None = None,
     cache: str | Path | None = None,
-    threshold: float = 0.5,
+    threshold: Share = 0.5,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Store model suggestions for an ``extend`` run's queue (an NLI ``judge`` and/or a
@@ -226,10 +227,12 @@ def run_prescreen(
         raise ConfigError(
             "name a judge: an NLI model (judge) and/or a generative LM (lm_judge)", parameter="judge"
         )
-    if not 0.0 <= threshold <= 1.0:  # NaN too: a probability threshold outside [0, 1] suggests nothing
-        raise ConfigError(
-            f"threshold is {threshold}; a probability threshold is between 0 and 1", parameter="threshold"
-        )
+    if judge:  # each in its role, before the queue is read
+        fix = "a generative LM suggests in lm_judge"
+        ModelRef.unread(judge).check_role("classifier", parameter="judge", fix=fix, names=("lm_judge",))
+    if lm_judge:
+        fix = "an NLI classifier suggests in judge"
+        ModelRef.unread(lm_judge).check_role("generative", parameter="lm_judge", fix=fix, names=("judge",))
     run_dir = Path(run_dir)
     queue = hypotheses_queue(run_dir)
     store = AnnotationStore.for_run(run_dir)
