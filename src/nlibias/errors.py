@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``did you mean 'x'?`` naming the closest of ``known`` to a mistyped ``name`` (difflib's
+    similarity ratio of at least 0.6), or ``""`` when none is that close: the one spelling of the
+    hint, for every refusal of an unknown name.
+
+    >>> did_you_mean("widht", ["height", "width"]), did_you_mean("zzz", ["width"])
+    ("did you mean 'width'?", '')
+    """
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"did you mean {close[0]!r}?" if close else ""
 
 
 class NlibiasError(Exception):

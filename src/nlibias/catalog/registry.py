@@ -19,7 +19,6 @@ the model's name.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
@@ -29,7 +28,7 @@ import numpy as np
 
 from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
 from nlibias.catalog import bbnli, occupations, sentence_pairs, wq_nli
-from nlibias.errors import ConfigError, DataError, SourceError
+from nlibias.errors import ConfigError, DataError, SourceError, did_you_mean
 from nlibias.io.samples import (
     peek_source,
     read_sample_columns,
@@ -148,8 +147,8 @@ def _find(table: dict[str, Benchmark], key: str, kind: str, fix: str) -> Benchma
         return table[key]
     if key in _PLUGIN_ERRORS:
         return f"no benchmark {kind} {key!r}: its plug-in is installed but broken ({_PLUGIN_ERRORS[key]})"
-    close = difflib.get_close_matches(key, list(table), n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(key, table)
+    hint = f" {hint[:1].upper()}{hint[1:]}" if hint else ""  # a sentence of its own here
     return f"no benchmark {kind} {key!r}.{hint} Known: {', '.join(table)}. {fix}"
 
 

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from pydantic import (
     model_validator,
 )
 
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import ConfigError, SourceError, did_you_mean
 from nlibias.extension.config_refusals import (
     LOADING,
     Inapplicable,
@@ -280,8 +279,8 @@ def _problems(exc: ValidationError, text: str | None) -> list[tuple[int | None, 
         line = yaml_line_of(text, loc) if text is not None else None
         if error["type"] == "extra_forbidden":
             known = _known_keys(loc)
-            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(str(loc[-1]), known)
+            hint = f"; {hint}" if hint else ""
             problems.append((line, None, f"unknown key {field!r}{hint} (known here: {', '.join(known)})"))
         else:
             reason = str(error["msg"]).removeprefix("Value error, ")

@@ -15,7 +15,6 @@ nlibias.errors.ConfigError: ModelOptions takes no argument 'devise' (did you mea
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Mapping
 from contextlib import ExitStack
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator, model_validator
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, did_you_mean
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.runtime.cache import PredictionCache
 from nlibias.schema.arguments import is_int
@@ -64,9 +63,8 @@ class _Options(BaseModel):
         known = list(cls.model_fields)
         for name in settings:
             if name not in known and name not in also:
-                close = difflib.get_close_matches(name, sorted({*known, *also}), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else f" ({cls._kind}: {', '.join(known)})"
-                raise ConfigError(f"{caller} takes no argument {name!r}{hint}", parameter=name)
+                hint = did_you_mean(name, sorted({*known, *also})) or f"{cls._kind}: {', '.join(known)}"
+                raise ConfigError(f"{caller} takes no argument {name!r} ({hint})", parameter=name)
         chosen = {k: v for k, v in settings.items() if k in known}
         if isinstance(chosen.get("devices"), list):
             chosen["devices"] = tuple(chosen["devices"])
