@@ -101,7 +101,7 @@ def benchmarks_command(
 ) -> None:
     """List the registered benchmarks (built-in and from plug-ins)."""
     from nlibias.catalog.registry import describe_benchmarks
-    from nlibias.report.text_table import render_table
+    from nlibias.textio.tables import render_table
 
     listed = describe_benchmarks()
     if as_json:
