@@ -345,6 +345,14 @@ def test_https_proxy_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch)
     assert tunnels == ["upstream.invalid:443", "upstream.invalid:443"]
 
 
+@pytest.mark.parametrize("url", ["http://host:abc/v1", "http://[::1/v1", "ftp://host/v1", "host:8080"])
+def test_a_malformed_server_url_is_refused_as_a_parameter(url: str) -> None:
+    # a port that is not a number, or an unclosed IPv6 bracket, is the user's error, not an internal one
+    with pytest.raises(ConfigError, match="must look like http://HOST:PORT/v1") as caught:
+        JSONClient(url)
+    assert caught.value.parameter == "base_url"
+
+
 def test_5xx_gives_up_after_max_retries(fake_server: Callable[..., FakeServer]) -> None:
     server = fake_server(lambda n, path, payload, headers: (500, {}, {"error": {"message": "boom"}}, 0.0))
     client = JSONClient(server.url, retry=RetryPolicy(max_retries=2), sleep=lambda s: None)
