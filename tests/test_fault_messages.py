@@ -269,3 +269,32 @@ def test_a_full_temporary_folder_is_named(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setattr(tempfile, "mkdtemp", full)
     with pytest.raises(FileAccessError, match=str(tmp_path)):
         make_temporary_folder("nlibias-y-")
+
+
+# -- a file named .gguf that is no GGUF model ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b"not a model\n", "does not start with the GGUF magic bytes"),  # a text file
+        (b"GGUF\x03\x00\x00\x00cut", "is cut short: 11 bytes"),  # the magic, then cut: a struct error
+    ],
+)
+def test_a_gguf_name_that_is_no_gguf_file_is_refused_before_any_stage(
+    tmp_path: Path, content: bytes, why: str
+) -> None:
+    from nlibias.errors import SourceError
+    from nlibias.models.generative.sources import CausalLMSource
+
+    model = tmp_path / "m.gguf"
+    model.write_bytes(content)
+    for flags in (
+        ["--fill-model", str(model)],
+        ["--fill-model", "fake:a", "--compare-fill", f"gguf:{model}"],
+    ):
+        code, output = run_cli(["extend", "--out", str(tmp_path / "run"), *flags, "--filter-model", "fake:a"])
+        assert code == 2 and why in output and flags[-1] in output, output
+        assert not (tmp_path / "run" / "masks").exists()  # refused before the first stage
+    with pytest.raises(SourceError, match=why):  # the generative and causal routes read it here
+        CausalLMSource.from_gguf(model)
