@@ -298,3 +298,25 @@ def test_a_gguf_name_that_is_no_gguf_file_is_refused_before_any_stage(
         assert not (tmp_path / "run" / "masks").exists()  # refused before the first stage
     with pytest.raises(SourceError, match=why):  # the generative and causal routes read it here
         CausalLMSource.from_gguf(model)
+
+
+def torch_short_write(*args: Any, **kwargs: Any) -> None:
+    # torch's zip writer on a full disk, when a write came up short rather than failing
+    raise RuntimeError("[enforce fail at inline_container.cc:595] . unexpected pos 4416 vs 4304")
+
+
+@pytest.mark.parametrize("failure", [full_disk, torch_short_write], ids=["oserror", "torch-short-write"])
+def test_a_full_disk_during_debias_says_no_space_left(
+    toy: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: Any
+) -> None:
+    import torch
+
+    (tmp_path / "premises.txt").write_text("The nurse is sitting on a bench.\n")
+    monkeypatch.setattr(torch, "save", failure)  # every checkpoint's optimizer and state write
+    code, output = run_cli(
+        ["debias", "--model", str(toy["base"]), "--train", str(toy["train"]), "--out", str(tmp_path / "out"),
+         "--premises", str(tmp_path / "premises.txt"), "--max-steps", "2", "--save-steps", "1",
+         "--batch-size", "8", "--max-length", "32", "--device", "cpu", "--no-cache", "--bootstrap", "0"]
+    )  # fmt: skip
+    assert code == 2 and "no space left on the device" in output, output
+    assert str(tmp_path / "out" / "models") in output and "internal error" not in output
