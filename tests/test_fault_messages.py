@@ -320,3 +320,36 @@ def test_a_full_disk_during_debias_says_no_space_left(
     )  # fmt: skip
     assert code == 2 and "no space left on the device" in output, output
     assert str(tmp_path / "out" / "models") in output and "internal error" not in output
+
+
+def test_a_finetune_record_cut_short_by_a_power_cut_is_finished_again_not_refused(
+    toy: dict[str, Path], tmp_path: Path
+) -> None:
+    from nlibias.debias.finetune import finetune
+
+    out = tmp_path / "model"
+    first = finetune(str(toy["base"]), toy["train"], out, save_steps=1, **FAST)
+    weights = (out / "model.safetensors").read_bytes()
+    for cut in (300, 0):  # cut inside the JSON; an empty file (renamed before its data reached the disk)
+        text = (out / "finetune.json").read_text(encoding="utf-8")
+        (out / "finetune.json").write_text(text[:cut], encoding="utf-8")
+        with pytest.warns(UserWarning, match="finetune.json is not valid JSON.*finished again"):
+            again = finetune(str(toy["base"]), toy["train"], out, save_steps=1, **FAST)
+        assert again["fingerprint"] == first["fingerprint"] and again["steps"] == first["steps"] == 2
+        assert again["resumed_from"] == "checkpoint-2"  # from the last checkpoint: no step trained again
+        assert (out / "model.safetensors").read_bytes() == weights
+
+
+def test_a_debias_model_record_cut_short_is_redone_by_the_rerun(toy: dict[str, Path], tmp_path: Path) -> None:
+    (tmp_path / "premises.txt").write_text("The nurse is sitting on a bench.\n")
+    out = tmp_path / "out"
+    args = ["debias", "--model", str(toy["base"]), "--train", str(toy["train"]), "--out", str(out),
+            "--premises", str(tmp_path / "premises.txt"), "--max-steps", "2", "--save-steps", "1",
+            "--batch-size", "8", "--max-length", "32", "--device", "cpu", "--no-cache", "--bootstrap", "0"]  # fmt: skip
+    assert run_cli(args)[0] == 0
+    record = out / "models" / "base-base-s42" / "finetune.json"
+    record.write_text(record.read_text(encoding="utf-8")[:200], encoding="utf-8")
+    code, output = run_cli(args)
+    assert code == 0, output
+    assert "finetune.json is not valid JSON" in " ".join(output.split())
+    assert json.loads(record.read_text(encoding="utf-8"))["steps"] == 2
