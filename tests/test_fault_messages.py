@@ -353,3 +353,21 @@ def test_a_debias_model_record_cut_short_is_redone_by_the_rerun(toy: dict[str, P
     assert code == 0, output
     assert "finetune.json is not valid JSON" in " ".join(output.split())
     assert json.loads(record.read_text(encoding="utf-8"))["steps"] == 2
+
+
+def test_fine_tuning_on_a_set_whose_every_row_has_one_label_warns(
+    toy: dict[str, Path], tmp_path: Path
+) -> None:
+    from nlibias.debias.finetune import finetune
+    from nlibias.debias.finetune_checks import OneLabelWarning
+
+    rows = [json.loads(line) for line in toy["train"].read_text().splitlines()]
+    one = tmp_path / "one.jsonl"
+    one.write_text("".join(json.dumps({**r, "label": "neutral"}) + "\n" for r in rows))
+    with pytest.warns(OneLabelWarning, match=f"every one of the {len(rows)} labelled rows .* is 'neutral'"):
+        finetune(str(toy["base"]), one, tmp_path / "model", **FAST)
+    code, output = run_cli(
+        ["finetune", "--model", str(toy["base"]), "--train", str(one), "--out", str(tmp_path / "cli"),
+         "--max-steps", "2", "--batch-size", "8", "--max-length", "32"]
+    )  # fmt: skip
+    assert code == 0 and "warning: every one of the" in " ".join(output.split()), output

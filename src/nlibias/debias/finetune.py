@@ -35,6 +35,7 @@ from nlibias.debias.finetune_checks import (
     check_options,
     check_splits,
     check_training_set,
+    warn_one_label,
 )
 from nlibias.debias.finetune_record import (
     RECORD_FILE,
@@ -337,6 +338,7 @@ def finetune(
     check_base_model(model)
     check_splits(train, chosen.split, eval_path, chosen.eval_split)  # before any row is read
     train_set = check_training_set(train, chosen.split, "train")
+    warn_one_label(train_set)
     eval_set = None if eval_path is None else check_training_set(eval_path, chosen.eval_split, "eval_path")
     out = Path(out_dir).expanduser().absolute()
     inputs = finetune_inputs(settings, train_set, eval_set)
