@@ -112,8 +112,7 @@ def _gguf_cases() -> list[Case]:
                             "--out", str(d / "run")], str(model)  # fmt: skip
                 fill = ["--fill-model", str(model)] if route == "fill-model" else ["--fill-model", "fake:a",
                                                                                    "--compare-fill", str(model)]  # fmt: skip
-                return ["extend", "--out", str(d / "ext"), *fill, "--filter-model", "fake:f",
-                        "--source", str(base.bbnli_dir)], str(model)  # fmt: skip
+                return ["extend", "--out", str(d / "ext"), *fill, "--filter-model", "fake:f"], str(model)
 
             found.append(Case(f"gguf/{name}-as-{route}", build))
     return found

@@ -46,6 +46,8 @@ def gguf_file_problem(path: Path) -> str | None:
             head = handle.read(GGUF_HEADER_BYTES)
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
+    if not head:
+        return "is empty, not a GGUF model"
     if not head.startswith(GGUF_MAGIC):
         return (
             f"is not a GGUF file: it does not start with the GGUF magic bytes (it starts with {head[:8]!r})"
