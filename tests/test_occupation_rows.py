@@ -248,3 +248,26 @@ def test_the_record_names_where_it_came_from() -> None:
         cell, "A nurse waits.", occupation="nurse", gender="female", hypothesis_f=F, hypothesis_m=M
     )
     assert (row.occupation, row.gender) == ("nurse", "female")
+
+
+def test_the_audit_report_lists_the_published_premise_caveats(tmp_path: Path) -> None:
+    import nlibias
+    from nlibias.report.load import load_run
+    from nlibias.report.run_notes import run_caveats
+
+    rows = [
+        GOOD,
+        ["nurse", "The nurse said she was tired.", "F", F, M],
+        ["janitor", "The nurse rests.", "M", F, M],
+    ]
+    samples = nlibias.expand("occupations", str(workbook(tmp_path / "w.xlsx", rows)), out_dir=tmp_path / "s")
+    nlibias.audit(
+        samples, models=["fake:a"], bootstrap=0, cache=False, progress=False, out_dir=tmp_path / "run"
+    )
+    notes = [c.text for c in run_caveats(load_run(tmp_path / "run")) if c.kind == "published-premises"]
+    # rows 3 (gendered word) and 4 (labelled janitor, names nurse) of the one set, named "w"
+    assert notes == [
+        "2 premises of the w set would be refused in a premises file (1 with a gendered word, 1 not "
+        "naming their row's occupation): read as the authors published them; expansion.json lists "
+        "them (premise_caveats)."
+    ]
