@@ -113,15 +113,18 @@ def attributed(benchmark: Any, origin: PluginOrigin) -> Benchmark:
         for e in benchmark.extras
         if isinstance(e, Extra)
     )
-    optional = {
-        "expand": (benchmark.expand, "expanding its source", guard.expansion),
-        "summary_table": (benchmark.summary_table, "its expansion summary", _text),
-        "sentence_pairs": (benchmark.sentence_pairs, "its sentence pairs", _list),
-    }
-    wrapped = {
-        key: None if fn is None else guard(fn, what, check) for key, (fn, what, check) in optional.items()
-    }
-    return dataclasses.replace(benchmark, measures=measures, extras=extras, **wrapped)
+
+    def optional(fn: Callable[..., Any] | None, what: str, check: Check) -> Any:
+        return None if fn is None else guard(fn, what, check)
+
+    return dataclasses.replace(
+        benchmark,
+        measures=measures,
+        extras=extras,
+        expand=optional(benchmark.expand, "expanding its source", guard.expansion),
+        summary_table=optional(benchmark.summary_table, "its expansion summary", _text),
+        sentence_pairs=optional(benchmark.sentence_pairs, "its sentence pairs", _list),
+    )
 
 
 Check = Callable[[Any], str | None]

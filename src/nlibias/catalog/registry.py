@@ -126,7 +126,7 @@ def load_plugins() -> None:
         origin = PluginOrigin.of(entry)
         try:
             loaded = entry.load()
-            if _BY_NAME.get(getattr(loaded, "name", None)) is loaded:
+            if isinstance(loaded, Benchmark) and _BY_NAME.get(loaded.name) is loaded:
                 continue  # registered already (its module calls register_benchmark when imported)
             benchmark = attributed(loaded, origin)
             taken = _taken(benchmark)
