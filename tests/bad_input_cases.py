@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bad_input_cases_data import data_cases
 from bad_input_cases_explain import explain_cases
 from bad_input_cases_fill import fill_and_messages_cases
 from bad_input_cases_prediction_rows import cases as prediction_rows_cases
@@ -424,4 +425,5 @@ def cases() -> list[Case]:
         *fill_and_messages_cases(),
         *explain_cases(),
         *validate_explanations_cases(),
+        *data_cases(),  # issue #48: real data, older holes (tests/bad_input_cases_data.py)
     ]

@@ -139,3 +139,17 @@ class DamagedFileError(NlibiasError):
         self.reason = reason
         self.fix = fix
         super().__init__(f"{self.path}: {reason}" + (f" ({fix})" if fix else ""))
+
+
+class PluginError(NlibiasError):
+    """A plug-in (an installed package's benchmark) failed or broke nlibias's contract: the fault
+    is its own, and the message names it and its distribution, not nlibias.
+
+    >>> str(PluginError("plug-in 'mine' (m:B, distribution mine 1.0)", "expanding its source raised KeyError: 'x'"))
+    "plug-in 'mine' (m:B, distribution mine 1.0): expanding its source raised KeyError: 'x' (report it to the plug-in's authors, or uninstall it)"
+    """
+
+    def __init__(self, plugin: str, reason: str) -> None:
+        self.plugin = plugin
+        self.reason = reason
+        super().__init__(f"{plugin}: {reason} (report it to the plug-in's authors, or uninstall it)")

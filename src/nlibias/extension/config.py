@@ -242,6 +242,17 @@ class ExtendConfig(_Strict):
         return self
 
 
+def _gguf_problem(spec: str) -> str | None:
+    """Why a ``.gguf`` model path is no GGUF file (a text file, a cut-short one), before any stage."""
+    from nlibias.models.generative.sources import gguf_file_problem
+
+    target = without_options(split_kind(spec)[1])
+    if not target.lower().endswith(".gguf") or not Path(target).expanduser().is_file():
+        return None
+    problem = gguf_file_problem(Path(target).expanduser())
+    return None if problem is None else f"the file {problem}"
+
+
 def _is_gguf(kind: str, spec: str, target: str) -> bool:
     """A causal fill read from a GGUF file: the embedded SmolLM2 or a ``.gguf`` path (``gguf:`` too).
 
@@ -344,7 +355,7 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
         problem = kind_problem(spec)
         if problem is not None:
             return key, problem
-        problem = missing_path(spec)
+        problem = missing_path(spec) or _gguf_problem(spec)
         if problem is not None:
             return key, f"{spec!r}: {problem}"
     if config.mlm.model in config.filter.compare_fills:
