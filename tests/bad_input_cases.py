@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bad_input_cases_data import data_cases
 from bad_input_cases_declared import declared_cases
 from bad_input_cases_explain import explain_cases
 from bad_input_cases_fill import fill_and_messages_cases
@@ -425,5 +426,6 @@ def cases() -> list[Case]:
         *fill_and_messages_cases(),
         *explain_cases(),
         *validate_explanations_cases(),
+        *data_cases(),  # issue #48: real data, older holes (tests/bad_input_cases_data.py)
         *declared_cases(),
     ]

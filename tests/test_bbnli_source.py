@@ -18,7 +18,7 @@ from nlibias.benchmarks.bbnli_source import BBNLI_DATA
 from nlibias.benchmarks.data_locations import resolve_data
 from nlibias.errors import SourceError
 
-# DESIGN.md "BBNLI expansion": bias-audit samples per subtopic on the 16 public files.
+# docs/design.md "Data flow": bias-audit samples per subtopic on the 16 public files.
 EXPECTED_BIAS = {
     "man_is_to_breadwinner": 96, "man_is_to_programmer": 380, "man_is_to_rational": 180,
     "man_is_to_surgeon": 198, "woman_is_to_homemaker": 198, "asian_men_to_feminine": 120,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 import warnings
@@ -11,7 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from nlibias.cli.main import app
 from nlibias.debias.swap import Swapper
 from nlibias.debias.wordlists import (
     HER_RULE,
@@ -259,11 +262,61 @@ def test_non_ascii_capitals_keep_their_case(tmp_path: Path) -> None:
     assert swapped("Ella llegó; ELLA sabe.", swapper) == "Él llegó; ÉL sabe."
 
 
-def test_turkish_dotted_and_dotless_i_are_not_the_letter_i() -> None:
-    # "İ" lower-cases to "i" + U+0307 and "ı" is another letter: such a word is left as it is
-    for text in ("HİS hat", "hıs hat", "HİM", "hİm"):
-        assert swapped(text) == text
+def test_the_turkish_dotted_capital_is_a_capital_i_and_the_dotless_i_another_letter() -> None:
+    # issue #48: "HİS" is "his" typed on a Turkish keyboard (its capital of "i"); Python lower-cases
+    # "İ" to "i" + U+0307, one letter longer, so it is matched as "I". "ı" is another letter.
+    assert swapped("HİS hat") == "HER hat" and swapped("HİM") == "HER" and swapped("hİm") == "her"
+    assert swapped("hıs hat") == "hıs hat"
     assert swapped("HIS hat") == "HER hat"
+
+
+def test_the_augment_command_swaps_a_word_split_by_a_format_character_and_a_dotted_capital(
+    tmp_path: Path,
+) -> None:
+    train = tmp_path / "train.jsonl"
+    rows = [("The nurse gave h\u200ber book away.", "The nurse gave his book away."),
+            ("The nurse took HİS coat.", "The nurse took HER coat.")]  # fmt: skip
+    train.write_text(
+        "".join(
+            json.dumps({"premise": p, "hypothesis": "A nurse.", "label": "neutral"}) + "\n" for p, _ in rows
+        )
+    )
+    result = CliRunner().invoke(
+        app, ["augment", "gender-swap", "--train", str(train), "--out", str(tmp_path / "a")]
+    )
+    assert result.exit_code == 0, result.output
+    written = [json.loads(line) for line in (tmp_path / "a" / "train.jsonl").read_text().splitlines()]
+    assert [r["premise"] for r in written if r["swapped"]] == [swapped for _, swapped in rows]
+
+
+@pytest.mark.parametrize("char", ["\u200b", "\u2060", "\ufeff"])
+def test_a_word_list_entry_holding_a_zero_width_character_is_refused(tmp_path: Path, char: str) -> None:
+    words = tmp_path / "words.tsv"
+    words.write_text(f"\ufeffking\tqueen\nh{char}er\this\n", encoding="utf-8")  # a leading BOM is fine
+    with pytest.raises(
+        SourceError,
+        match=re.escape(f"{'h' + char + 'er'!r} holds the invisible U+{ord(char):04X}"),
+    ) as caught:
+        user_list(words)
+    assert caught.value.line == 2
+    train = tmp_path / "train.jsonl"
+    train.write_text(
+        json.dumps({"premise": "The nurse left.", "hypothesis": "A nurse.", "label": "neutral"}) + "\n"
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "augment",
+            "gender-swap",
+            "--train",
+            str(train),
+            "--word-list",
+            str(words),
+            "--out",
+            str(tmp_path / "a"),
+        ],
+    )
+    assert result.exit_code == 2 and "holds the invisible" in " ".join(result.output.split())
 
 
 def test_a_name_with_a_dotted_capital_swaps_whole(tmp_path: Path) -> None:

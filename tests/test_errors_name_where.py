@@ -28,7 +28,6 @@ NO_PARAMETER = {
     ("debias/finetune.py", "_require_training_packages"): "optional packages fine-tuning needs are missing",
     ("validation/app.py", "create_app"): "the validation app's optional packages are missing",
     ("validation/app.py", "serve"): "the validation app's optional packages are missing",
-    ("catalog/registry.py", "load_plugins"): "an installed plug-in fails to load",
     ("jobs/results.py", "check_measures"): "a benchmark's scorer breaks its own measure declarations",
     ("models/registry.py", "create_classifier"): "a plug-in backend breaks the NLIClassifier contract",
 }

@@ -1,4 +1,4 @@
-"""``nlibias explain``: generated explanations labelled by NLI judges (DESIGN.md "Explanation
+"""``nlibias explain``: generated explanations labelled by NLI judges (docs/design.md "Explanation
 labels"). A canned generator writes known texts, a rule judge gives known NLI labels, and every
 label and rate below is derived by hand; the rates of ``explanations.json`` are recounted from
 ``explanations.jsonl``; a rerun reuses, a changed judge recomputes; the command line runs on

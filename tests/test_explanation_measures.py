@@ -24,7 +24,7 @@ from nlibias.schema.measure_info import EXPLANATIONS_FILE, METRICS_FILE
 
 pytest.importorskip("pysbd")
 
-#: Each rate with the direction DESIGN.md's labels give it (percent, 0 to 100).
+#: Each rate with the direction docs/design.md's labels give it (percent, 0 to 100).
 DIRECTIONS = {
     "balanced_rate": "higher",
     "biased_rate": "lower",

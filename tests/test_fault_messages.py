@@ -269,3 +269,105 @@ def test_a_full_temporary_folder_is_named(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setattr(tempfile, "mkdtemp", full)
     with pytest.raises(FileAccessError, match=str(tmp_path)):
         make_temporary_folder("nlibias-y-")
+
+
+# -- a file named .gguf that is no GGUF model ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b"not a model\n", "does not start with the GGUF magic bytes"),  # a text file
+        (b"GGUF\x03\x00\x00\x00cut", "is cut short: 11 bytes"),  # the magic, then cut: a struct error
+    ],
+)
+def test_a_gguf_name_that_is_no_gguf_file_is_refused_before_any_stage(
+    tmp_path: Path, content: bytes, why: str
+) -> None:
+    from nlibias.errors import SourceError
+    from nlibias.models.generative.sources import CausalLMSource
+
+    model = tmp_path / "m.gguf"
+    model.write_bytes(content)
+    for flags in (
+        ["--fill-model", str(model)],
+        ["--fill-model", "fake:a", "--compare-fill", f"gguf:{model}"],
+    ):
+        code, output = run_cli(["extend", "--out", str(tmp_path / "run"), *flags, "--filter-model", "fake:a"])
+        assert code == 2 and why in output and flags[-1] in output, output
+        assert not (tmp_path / "run" / "masks").exists()  # refused before the first stage
+    with pytest.raises(SourceError, match=why):  # the generative and causal routes read it here
+        CausalLMSource.from_gguf(model)
+
+
+def torch_short_write(*args: Any, **kwargs: Any) -> None:
+    # torch's zip writer on a full disk, when a write came up short rather than failing
+    raise RuntimeError("[enforce fail at inline_container.cc:595] . unexpected pos 4416 vs 4304")
+
+
+@pytest.mark.parametrize("failure", [full_disk, torch_short_write], ids=["oserror", "torch-short-write"])
+def test_a_full_disk_during_debias_says_no_space_left(
+    toy: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: Any
+) -> None:
+    import torch
+
+    (tmp_path / "premises.txt").write_text("The nurse is sitting on a bench.\n")
+    monkeypatch.setattr(torch, "save", failure)  # every checkpoint's optimizer and state write
+    code, output = run_cli(
+        ["debias", "--model", str(toy["base"]), "--train", str(toy["train"]), "--out", str(tmp_path / "out"),
+         "--premises", str(tmp_path / "premises.txt"), "--max-steps", "2", "--save-steps", "1",
+         "--batch-size", "8", "--max-length", "32", "--device", "cpu", "--no-cache", "--bootstrap", "0"]
+    )  # fmt: skip
+    assert code == 2 and "no space left on the device" in output, output
+    assert str(tmp_path / "out" / "models") in output and "internal error" not in output
+
+
+def test_a_finetune_record_cut_short_by_a_power_cut_is_finished_again_not_refused(
+    toy: dict[str, Path], tmp_path: Path
+) -> None:
+    from nlibias.debias.finetune import finetune
+
+    out = tmp_path / "model"
+    first = finetune(str(toy["base"]), toy["train"], out, save_steps=1, **FAST)
+    weights = (out / "model.safetensors").read_bytes()
+    for cut in (300, 0):  # cut inside the JSON; an empty file (renamed before its data reached the disk)
+        text = (out / "finetune.json").read_text(encoding="utf-8")
+        (out / "finetune.json").write_text(text[:cut], encoding="utf-8")
+        with pytest.warns(UserWarning, match="finetune.json is not valid JSON.*finished again"):
+            again = finetune(str(toy["base"]), toy["train"], out, save_steps=1, **FAST)
+        assert again["fingerprint"] == first["fingerprint"] and again["steps"] == first["steps"] == 2
+        assert again["resumed_from"] == "checkpoint-2"  # from the last checkpoint: no step trained again
+        assert (out / "model.safetensors").read_bytes() == weights
+
+
+def test_a_debias_model_record_cut_short_is_redone_by_the_rerun(toy: dict[str, Path], tmp_path: Path) -> None:
+    (tmp_path / "premises.txt").write_text("The nurse is sitting on a bench.\n")
+    out = tmp_path / "out"
+    args = ["debias", "--model", str(toy["base"]), "--train", str(toy["train"]), "--out", str(out),
+            "--premises", str(tmp_path / "premises.txt"), "--max-steps", "2", "--save-steps", "1",
+            "--batch-size", "8", "--max-length", "32", "--device", "cpu", "--no-cache", "--bootstrap", "0"]  # fmt: skip
+    assert run_cli(args)[0] == 0
+    record = out / "models" / "base-base-s42" / "finetune.json"
+    record.write_text(record.read_text(encoding="utf-8")[:200], encoding="utf-8")
+    code, output = run_cli(args)
+    assert code == 0, output
+    assert "finetune.json is not valid JSON" in " ".join(output.split())
+    assert json.loads(record.read_text(encoding="utf-8"))["steps"] == 2
+
+
+def test_fine_tuning_on_a_set_whose_every_row_has_one_label_warns(
+    toy: dict[str, Path], tmp_path: Path
+) -> None:
+    from nlibias.debias.finetune import finetune
+    from nlibias.debias.finetune_checks import OneLabelWarning
+
+    rows = [json.loads(line) for line in toy["train"].read_text().splitlines()]
+    one = tmp_path / "one.jsonl"
+    one.write_text("".join(json.dumps({**r, "label": "neutral"}) + "\n" for r in rows))
+    with pytest.warns(OneLabelWarning, match=f"every one of the {len(rows)} labelled rows .* is 'neutral'"):
+        finetune(str(toy["base"]), one, tmp_path / "model", **FAST)
+    code, output = run_cli(
+        ["finetune", "--model", str(toy["base"]), "--train", str(one), "--out", str(tmp_path / "cli"),
+         "--max-steps", "2", "--batch-size", "8", "--max-length", "32"]
+    )  # fmt: skip
+    assert code == 0 and "warning: every one of the" in " ".join(output.split()), output

@@ -1,5 +1,5 @@
 """A generative LM's headline is the biased-answer gap, yes_rate_pro - yes_rate_anti
-(DESIGN.md, "Headline measures and verdicts"): its verdicts and its gate read it, not BBNLI's
+(docs/design.md, "Verdicts"): its verdicts and its gate read it, not BBNLI's
 pro - anti of the same answers, which divides counts by every answered sample and so leans the
 other way when more pro than anti answers go unread."""
 

@@ -109,7 +109,7 @@ def test_directions_ideals_and_ranges() -> None:
     assert {m: ALL_MEASURES[m].ideal for m in ("M1", "M3", "S", "delta_p", "B", "tp_bias_score")} == {
         "M1": 50.0, "M3": 0.0, "S": 100.0, "delta_p": 0.0, "B": 50.0, "tp_bias_score": 50.0,
     }  # fmt: skip
-    # B is signed about 50 (DESIGN.md): 12.5 (towards the anti-stereotype) is worse than 60, not
+    # B is signed about 50 (docs/design.md): 12.5 (towards the anti-stereotype) is worse than 60, not
     # the least biased value as when B was declared "lower is better"
     b = measure_info("B")
     assert b.badness(12.5) == 37.5 and b.is_better(60.0, 12.5) and not b.is_better(12.5, 60.0)

@@ -36,9 +36,9 @@ def workbook(path: Path, rows: list[list[Any]], header: list[Any] | None = None)
     return path
 
 
-def refusal(path: Path) -> SourceError:
+def refusal(path: Path, *, strict: bool = False) -> SourceError:
     with pytest.raises(SourceError) as caught:
-        read_eval_workbook(path)
+        read_eval_workbook(path, strict=strict)
     return caught.value
 
 
@@ -47,7 +47,7 @@ def refusal(path: Path) -> SourceError:
 
 def test_a_gendered_word_in_a_workbook_premise_is_refused_naming_the_cell(tmp_path: Path) -> None:
     path = workbook(tmp_path / "w.xlsx", [GOOD, ["nurse", "The nurse said she was tired.", "F", F, M]])
-    error = refusal(path)
+    error = refusal(path, strict=True)
     # row 3 (header row 1, GOOD row 2), premise in column B
     assert str(error).startswith(f"{path}: Sheet1!B3: field premise:")
     assert "gendered word 'she'" in str(error) and (error.line, error.field) == (3, "premise")
@@ -55,9 +55,57 @@ def test_a_gendered_word_in_a_workbook_premise_is_refused_naming_the_cell(tmp_pa
 
 def test_a_premise_naming_another_occupation_than_its_label_is_refused(tmp_path: Path) -> None:
     path = workbook(tmp_path / "w.xlsx", [GOOD, ["janitor", "The nurse is resting.", "M", F, M]])
-    error = refusal(path)
+    error = refusal(path, strict=True)
     assert "Sheet1!B3" in str(error) and error.field == "premise"
     assert "labelled 'janitor'" in str(error) and "'nurse'" in str(error)
+
+
+def test_the_published_sets_premise_findings_are_read_counted_and_listed(tmp_path: Path) -> None:
+    # the authors' sets hold such rows (SNLI C39 "females", OOD B28 "prince", SNLI C1553 "a person
+    # salespersons rice."): rows 3-5 here are read, and each is listed by its cell
+    rows = [
+        GOOD,
+        ["accountant", "two accountants are robbing some females.", "F", F, M],  # row 3: gendered
+        ["salesperson", "a person salespersons rice.", "M", F, M],  # row 4: names no occupation
+        ["janitor", "The nurse is resting.", "M", F, M],  # row 5: names another occupation
+    ]
+    book = read_eval_workbook(workbook(tmp_path / "w.xlsx", rows))
+    assert len(book.rows) == 4 and [r.row for r in book.caveat_rows] == [3, 4, 5]
+    assert book.caveat_rows[0].caveats == ("Sheet1!B3: contains the gendered word 'females'",)
+    assert book.caveat_rows[1].caveats == (
+        "Sheet1!B4: names no occupation; the row is labelled 'salesperson'",
+    )
+    assert "labelled 'janitor' and its premise names 'nurse'" in book.caveat_rows[2].caveats[0]
+    error = refusal(tmp_path / "w.xlsx", strict=True)  # the first, naming how many there are
+    assert str(error).startswith(f"{tmp_path / 'w.xlsx'}: Sheet1!B3: field premise: contains the gendered")
+    assert "3 row(s)" in str(error)
+
+
+def test_the_expansion_counts_and_lists_the_premise_caveats_and_strict_refuses(tmp_path: Path) -> None:
+    rows = [
+        GOOD,
+        ["nurse", "The nurse said she was tired.", "F", F, M],
+        ["nurse", "A nurse sits.", "F", F, M],
+    ]
+    path = workbook(tmp_path / "w.xlsx", rows)
+    expansion = expand_occupations(str(path))
+    record = expansion.summary()["eval_sets"][0]
+    assert len(expansion.samples) == 6  # 3 rows x (female, male)
+    assert record["premise_caveats"] == {
+        "rows": 1,
+        "gendered_word": 1,
+        "occupation_not_named": 0,
+        "cells": ["Sheet1!B3: contains the gendered word 'she'"],
+    }
+    assert any("1 premise(s) would be refused" in w for w in expansion.warnings)
+    with pytest.raises(SourceError, match="Sheet1!B3"):
+        expand_occupations(str(path), strict=True)
+    done = CliRunner().invoke(
+        app, ["expand", "occupations", "--source", str(path), "--out", str(tmp_path / "r"), "--strict"]
+    )
+    assert done.exit_code == 2 and "Sheet1!B3" in done.output and "Traceback" not in done.output
+    done = CliRunner().invoke(app, ["expand", "occupations", "--out", str(tmp_path / "t"), "--strict"])
+    assert done.exit_code == 2 and "--strict" in done.output  # applies to evaluation sets only
 
 
 @pytest.mark.parametrize(
@@ -191,10 +239,35 @@ def test_the_record_names_where_it_came_from() -> None:
         OccupationRow(RowOrigin("p.txt", line=4), "The nurse thanked her colleague.")
     assert str(caught.value).startswith("p.txt:4: field premise: contains the gendered word 'her'")
     cell = RowOrigin("w.xlsx", sheet="Data", row=7, columns={"premise": 2})
-    with pytest.raises(OccupationRowError) as caught:
-        OccupationRow(cell, "The nurse thanked her colleague.", occupation="nurse", gender="female")
+    with pytest.raises(OccupationRowError) as caught:  # a labelled row keeps a gendered word (a caveat)
+        OccupationRow(cell, "12345", occupation="nurse", gender="female")
     assert str(caught.value).startswith("w.xlsx: Data!B7: field premise:")
+    kept = OccupationRow(cell, "The nurse thanked her colleague.", occupation="nurse", gender="female")
+    assert [c.reason for c in kept.caveats] == ["contains the gendered word 'her'"]
     row = OccupationRow(
         cell, "A nurse waits.", occupation="nurse", gender="female", hypothesis_f=F, hypothesis_m=M
     )
     assert (row.occupation, row.gender) == ("nurse", "female")
+
+
+def test_the_audit_report_lists_the_published_premise_caveats(tmp_path: Path) -> None:
+    import nlibias
+    from nlibias.report.load import load_run
+    from nlibias.report.run_notes import run_caveats
+
+    rows = [
+        GOOD,
+        ["nurse", "The nurse said she was tired.", "F", F, M],
+        ["janitor", "The nurse rests.", "M", F, M],
+    ]
+    samples = nlibias.expand("occupations", str(workbook(tmp_path / "w.xlsx", rows)), out_dir=tmp_path / "s")
+    nlibias.audit(
+        samples, models=["fake:a"], bootstrap=0, cache=False, progress=False, out_dir=tmp_path / "run"
+    )
+    notes = [c.text for c in run_caveats(load_run(tmp_path / "run")) if c.kind == "published-premises"]
+    # rows 3 (gendered word) and 4 (labelled janitor, names nurse) of the one set, named "w"
+    assert notes == [
+        "2 premises of the w set would be refused in a premises file (1 with a gendered word, 1 not "
+        "naming their row's occupation): read as the authors published them; expansion.json lists "
+        "them (premise_caveats)."
+    ]

@@ -16,6 +16,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -280,6 +281,76 @@ def test_retry_after_header_is_honoured_and_capped(fake_server: Callable[..., Fa
     client = JSONClient(server.url, retry=RetryPolicy(backoff_max=10.0), sleep=delays.append)
     client.post("/chat/completions", {"messages": []})
     assert delays == [2.0, 10.0]
+
+
+def test_retry_after_as_an_http_date(fake_server: Callable[..., FakeServer]) -> None:
+    # RFC 9110 allows an HTTP date: wait until then. Whole seconds, so a date 5 s ahead asks for a
+    # wait in (4 - elapsed, 5]; a date passed asks for none; a value that is neither falls back
+    # to the backoff (0.5 * 2**2 = 2.0 with jitter 1).
+    ahead = formatdate(time.time() + 5, usegmt=True)
+    passed = "Sun, 06 Nov 1994 08:49:37 GMT"
+    answers = iter([ahead, passed])
+
+    def reply(n: int, path: str, payload: dict[str, Any], headers: dict[str, str]) -> Reply:
+        return (503, {"Retry-After": next(answers)}, {"error": "busy"}, 0.0) if n < 2 else chat_reply(payload)
+
+    server = fake_server(reply)
+    delays: list[float] = []
+    client = JSONClient(server.url, retry=RetryPolicy(backoff_max=60.0), sleep=delays.append)
+    client.post("/chat/completions", {"messages": []})
+    assert len(delays) == 2 and 3.0 < delays[0] <= 5.0 and delays[1] == 0.0
+    assert RetryPolicy().delay(2, retry_after="soon", jitter=1.0) == 2.0
+
+
+def test_http_proxy_comes_from_the_environment(
+    fake_server: Callable[..., FakeServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The fake server plays the proxy: a proxied request names the whole target URL in its path.
+    proxy = fake_server()
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+    client = JSONClient("http://upstream.invalid/v1", sleep=lambda s: None)
+    assert "choices" in client.post("/chat/completions", {"messages": [{"content": "x"}]})
+    assert [path for path, _, _ in proxy.requests] == ["http://upstream.invalid/v1/chat/completions"]
+
+
+def test_https_proxy_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An https target goes through HTTPS_PROXY with CONNECT; this proxy refuses it, so the client
+    # retries and then fails, naming the proxy's refusal, after the proxy saw every tunnel asked for.
+    tunnels: list[str] = []
+
+    class Proxy(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_CONNECT(self) -> None:
+            tunnels.append(self.path)
+            self.send_error(403)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "https_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{httpd.server_address[1]}")
+        client = JSONClient(
+            "https://upstream.invalid/v1", retry=RetryPolicy(max_retries=1), sleep=lambda s: None
+        )
+        with pytest.raises(ServerError, match=r"failed 2 times \(last: ProxyError"):
+            client.post("/chat/completions", {})
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert tunnels == ["upstream.invalid:443", "upstream.invalid:443"]
+
+
+@pytest.mark.parametrize("url", ["http://host:abc/v1", "http://[::1/v1", "ftp://host/v1", "host:8080"])
+def test_a_malformed_server_url_is_refused_as_a_parameter(url: str) -> None:
+    # a port that is not a number, or an unclosed IPv6 bracket, is the user's error, not an internal one
+    with pytest.raises(ConfigError, match="must look like http://HOST:PORT/v1") as caught:
+        JSONClient(url)
+    assert caught.value.parameter == "base_url"
 
 
 def test_5xx_gives_up_after_max_retries(fake_server: Callable[..., FakeServer]) -> None:

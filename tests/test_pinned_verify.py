@@ -145,3 +145,38 @@ def test_a_damaged_verification_cache_is_rebuilt(copy: Path, tmp_path: Path) -> 
         warnings.simplefilter("error")
         assert resolve_data(BBNLI_DATA) == copy / "bbnli"
     assert json.loads(cache.read_text(encoding="utf-8"))  # rewritten
+
+
+@pytest.mark.parametrize("named", ["file", "folder", "data dir"])
+def test_the_pinned_copy_named_explicitly_is_verified_too(copy: Path, tmp_path: Path, named: str) -> None:
+    """``--source $NLIBIAS_DATA_DIR/crows-pairs/crows_pairs_anonymized.csv`` names the pinned copy,
+    not the user's own data: an edit is refused as on the default route."""
+    path = _edit_crows(copy)
+    source = {"file": path, "folder": path.parent, "data dir": copy}[named]
+    with pytest.raises(SourceError, match="differs from the pinned crows-pairs data") as caught:
+        nlibias.expand("crows-pairs", str(source), out_dir=tmp_path / "lib")
+    assert caught.value.path == str(path)
+    result = CliRunner().invoke(
+        app, ["expand", "crows-pairs", "--source", str(source), "--out", str(tmp_path / "cli")]
+    )
+    assert result.exit_code == 2 and "differs from the pinned" in result.output
+
+
+def test_a_copy_outside_the_data_dirs_is_the_users_own_data(copy: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "mine" / CROWS_FILE
+    mine.parent.mkdir()
+    shutil.copy(_edit_crows(copy), mine)
+    assert len(nlibias.expand("crows-pairs", str(mine), out_dir=tmp_path / "lib")) == 1508
+
+
+def test_an_edit_that_keeps_the_size_and_the_modification_time_is_seen(copy: Path) -> None:
+    resolve_data(CROWS_PAIRS_DATA)  # verified, its state remembered
+    path = copy / "crows-pairs" / CROWS_FILE
+    before = path.stat()
+    data = path.read_bytes()
+    at = data.index(b"He ")
+    path.write_bytes(data[:at] + b"We " + data[at + 3 :])  # one word, the same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # the modification time put back
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    with pytest.raises(SourceError, match="differs from the pinned"):
+        resolve_data(CROWS_PAIRS_DATA)

@@ -291,6 +291,24 @@ def test_samples_frame_refuses_another_folder_s_samples_at_the_recorded_relative
         nlibias.load_run(tmp_path / "run").samples_frame()
 
 
+def test_samples_frame_of_a_run_loaded_by_a_relative_path_finds_its_samples_from_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the run and its samples are named relative to folder "one"; folder "two" has a "data" and a
+    # "run" of its own: the result loaded in "one" keeps reading "one"'s run and samples
+    for where, hypothesis in (("one", "H."), ("two", "other H.")):
+        samples = [Sample(**{**s.to_dict(), "hypothesis": f"{s.stereotype} {hypothesis}"}) for s in PAIR]
+        write_samples(tmp_path / where / "data", samples)
+        monkeypatch.chdir(tmp_path / where)
+        nlibias.audit("data", models=["fake:a"], cache=False, bootstrap=0, progress=False, out_dir="run")
+    monkeypatch.chdir(tmp_path / "one")
+    loaded = nlibias.load_run("run")
+    monkeypatch.chdir(tmp_path / "two")
+    frame = loaded.samples_frame()
+    assert len(frame) == len(PAIR) and set(frame["hypothesis"]) == {"pro H.", "anti H."}
+    assert loaded.out_dir == tmp_path / "one" / "run"
+
+
 def test_samples_frame_of_an_audit_of_a_temporary_expand_works(tmp_path: Path) -> None:
     """Issue #39: expand() without out_dir writes to a temporary folder, gone after the audit;
     the result holds the samples it audited."""

@@ -1,6 +1,6 @@
 """Property-based tests (Hypothesis) of the readers and the measures: whatever bytes a reader is
 given, it returns values or raises :class:`SourceError` (never another exception); measures obey
-the identities of DESIGN.md for any predictions and do not depend on the order of the samples."""
+the identities of docs/design.md for any predictions and do not depend on the order of the samples."""
 
 from __future__ import annotations
 

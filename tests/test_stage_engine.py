@@ -125,6 +125,34 @@ def test_a_stage_that_changed_only_through_a_stage_it_reads_says_so(tmp_path: Pa
     assert check_stages(tmp_path, [first, reader], force=True) == {"augment": REDO, "audit": REDO}
 
 
+def test_a_reader_whose_list_or_mapping_inputs_changed_beside_its_stage_is_refused_by_name(
+    tmp_path: Path,
+) -> None:
+    """``debias --seeds 2`` over a finished ``--seeds 1`` run: the audit reads a changed stage and
+    its models (a mapping) and the comparison's pairs (a list) changed too; before, the check
+    hashed the list and stopped with an internal error (unhashable type: 'list')."""
+    tune = Stage("models/m-s1", tmp_path / "m", tmp_path / "m" / "f.json", {"seed": 2})
+    for pairs in ([["a", "b"]], [["a", "b"], ["c", "d"]]):  # one seed, then two; and the reverse
+        reader = Stage(
+            "audit",
+            tmp_path / "audit",
+            tmp_path / "audit" / "m.json",
+            {"model": tune.fingerprint, "pairs": pairs, "models": {str(n): n for n in range(len(pairs))}},
+            reads=("models/m-s1",),
+        )
+        _old_debias_record(tmp_path, "models/m-s1", {"seed": 1})
+        recorded_pairs = [["a", "b"], ["c", "d"]] if len(pairs) == 1 else [["a", "b"]]
+        _old_debias_record(
+            tmp_path,
+            "audit",
+            {"model": fingerprint({"seed": 1}), "pairs": recorded_pairs, "models": {"0": 0}},
+        )
+        with pytest.raises(ConfigError) as refused:
+            check_stages(tmp_path, [tune, reader], force=False)
+        assert "models/m-s1: seed: 1 -> 2" in str(refused.value) and "audit: model:" in str(refused.value)
+        assert "pairs: " in str(refused.value)
+
+
 def test_changes_quote_strings_mark_missing_keys_and_stop_at_the_limit() -> None:
     assert changes({"p": "any", "q": None}, {"p": "all"}) == ['p: "any" -> "all"', "q: null -> (none)"]
     many = changes({f"k{i}": 0 for i in range(10)}, {f"k{i}": 1 for i in range(10)}, limit=8)

@@ -20,7 +20,7 @@ REGRESSION = Path(__file__).parent / "fixtures" / "regression"
 
 
 def test_each_benchmark_declares_its_headline_measures_with_their_neutral_values() -> None:
-    # DESIGN.md, "Verdicts, gates and explanations": the neutral value and signedness of each.
+    # docs/design.md, "Verdicts": the neutral value and signedness of each.
     declared = {k: (v.neutral, v.signed) for k, v in ALL_MEASURES.items() if v.headline}
     assert declared == {
         "bbnli_bias_score": (0.0, True),

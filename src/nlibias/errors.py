@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``did you mean 'x'?`` naming the closest of ``known`` to a mistyped ``name`` (difflib's
+    similarity ratio of at least 0.6), or ``""`` when none is that close: the one spelling of the
+    hint, for every refusal of an unknown name.
+
+    >>> did_you_mean("widht", ["height", "width"]), did_you_mean("zzz", ["width"])
+    ("did you mean 'width'?", '')
+    """
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"did you mean {close[0]!r}?" if close else ""
 
 
 class NlibiasError(Exception):
@@ -125,3 +139,17 @@ class DamagedFileError(NlibiasError):
         self.reason = reason
         self.fix = fix
         super().__init__(f"{self.path}: {reason}" + (f" ({fix})" if fix else ""))
+
+
+class PluginError(NlibiasError):
+    """A plug-in (an installed package's benchmark) failed or broke nlibias's contract: the fault
+    is its own, and the message names it and its distribution, not nlibias.
+
+    >>> str(PluginError("plug-in 'mine' (m:B, distribution mine 1.0)", "expanding its source raised KeyError: 'x'"))
+    "plug-in 'mine' (m:B, distribution mine 1.0): expanding its source raised KeyError: 'x' (report it to the plug-in's authors, or uninstall it)"
+    """
+
+    def __init__(self, plugin: str, reason: str) -> None:
+        self.plugin = plugin
+        self.reason = reason
+        super().__init__(f"{plugin}: {reason} (report it to the plug-in's authors, or uninstall it)")

@@ -12,8 +12,10 @@ Data found locally (``$NLIBIAS_DATA_DIR``, the user cache) is verified where it 
 the file and both digests, unless the user opts out (``allow_modified_data=True`` of
 :func:`data_checks` / ``nlibias.expand``, or ``NLIBIAS_ALLOW_MODIFIED_DATA=1``): then it is used
 with a warning and recorded. Each file is hashed once per state: the digest is kept in the user
-cache (``data-verified.json``) under its path, size and modification time. A path given
-explicitly is the user's own data and is not verified.
+cache (``data-verified.json``) under its path, size, modification and change time. A path given
+explicitly is the user's own data and is not verified, unless it leads into the data's folder in
+``$NLIBIAS_DATA_DIR`` or the user cache (``--source $NLIBIAS_DATA_DIR/<folder>/<file>``): the
+pinned copy is verified whichever way it is named.
 
 >>> git_blob_id(b"hello\n")  # `printf 'hello\n' | git hash-object --stdin`
 'ce013625030ba8dba906f756967f9e9ca394464a'
@@ -125,6 +127,9 @@ def resolve_data(data: PinnedData, explicit: str | Path | None = None, *, downlo
         inner = path / data.directory
         if inner.exists():
             path = inner
+        pinned_folder = _pinned_folder_holding(data, path)
+        if pinned_folder is not None:
+            verify_data(data, pinned_folder)
         return _data_path(data, path)
     found = locate_data(data)
     if found is not None:
@@ -157,6 +162,17 @@ def locate_data(data: PinnedData) -> tuple[str, Path] | None:
         path = base / data.directory
         if _has_data(data, path):
             return why, _data_path(data, path)
+    return None
+
+
+def _pinned_folder_holding(data: PinnedData, path: Path) -> Path | None:
+    """The data's folder in ``$NLIBIAS_DATA_DIR`` or the user cache that ``path`` is (or lies in),
+    resolved; None for a path elsewhere (the user's own copy)."""
+    resolved = path.resolve()
+    for _, base in candidate_data_dirs():
+        folder = (base / data.directory).resolve()
+        if resolved == folder or folder in resolved.parents:
+            return folder
     return None
 
 
@@ -308,7 +324,9 @@ def verified_cache_path() -> Path:
 def _state_key(path: Path, pinned: str) -> str:
     stat = path.stat()
     kind = "gitblob" if pinned.startswith("gitblob:") else "sha256"
-    return json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, kind])
+    # the change time too: an edit that keeps the size and restores the modification time
+    # (``touch -r``, ``cp -p`` over the file) still changes it, and no user can set it back
+    return json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, kind])
 
 
 def verified_digest(path: Path, pinned: str) -> str:

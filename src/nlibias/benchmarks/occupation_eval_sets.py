@@ -264,6 +264,20 @@ def _label_differences(book: EvalWorkbook) -> list[dict[str, Any]]:
     ]
 
 
+def _premise_caveats(book: EvalWorkbook) -> dict[str, Any]:
+    """The rows whose premise a premises file would refuse: counted by kind and listed by cell."""
+    cells = [caveat for row in book.caveat_rows for caveat in row.caveats]
+    gendered = sum(any("gendered word" in c for c in row.caveats) for row in book.caveat_rows)
+    return {
+        "rows": len(book.caveat_rows),
+        "gendered_word": gendered,
+        "occupation_not_named": sum(
+            any("gendered word" not in c for c in row.caveats) for row in book.caveat_rows
+        ),
+        "cells": cells,
+    }
+
+
 def _set_record(
     source: str | Path,
     path: Path,
@@ -292,6 +306,7 @@ def _set_record(
         "hypotheses": "file" if book.has_hypotheses else f"templates: {choice}",
         "pairs_by_template": dict(sorted(templates.items())),
         "label_differences": _label_differences(book),
+        "premise_caveats": _premise_caveats(book),
     }
     if not book.has_hypotheses and choice == "one":
         record["seed"] = seed  # the seed of the draw (all three templates need none)
@@ -302,6 +317,14 @@ def _set_record(
         f"says {d['occupations.json']}; the file's label is used (stereotype, B, by_dominant_gender)"
         for d in record["label_differences"]
     ]
+    caveats = record["premise_caveats"]
+    if caveats["rows"]:
+        warnings.append(
+            f"{name}: {caveats['rows']} premise(s) would be refused in a premises file ("
+            f"{caveats['gendered_word']} with a gendered word, {caveats['occupation_not_named']} not "
+            f"naming the row's occupation, e.g. {caveats['cells'][0]}); read as the authors published "
+            "them, listed in expansion.json (premise_caveats); --strict refuses them"
+        )
     expected = EXPECTED_ROWS.get(name)
     if named_set(source) is not None and expected is not None and expected != len(book.rows):
         warnings.append(f"{name}: {len(book.rows)} data rows; the paper's Table 1 has {expected}")
@@ -314,13 +337,20 @@ def _set_record(
 
 
 def expand_eval_sets(
-    sources: Sequence[str | Path], *, hypothesis_templates: str | None = None, seed: int | None = None
+    sources: Sequence[str | Path],
+    *,
+    hypothesis_templates: str | None = None,
+    seed: int | None = None,
+    strict: bool = False,
 ) -> EvalSetExpansion:
     """Samples of each evaluation set in ``sources`` (names or workbook paths), ids prefixed by set.
 
     ``hypothesis_templates`` (default ``one``) and ``seed`` (default 0) apply to the sets without
-    hypotheses; given where every set brings its own, they are refused (they would change nothing)."""
-    books = [_read_set(source) for source in sources]
+    hypotheses; given where every set brings its own, they are refused (they would change nothing).
+    A premise with a gendered word, or one that names no occupation or another than its row's, is
+    read (the published sets have such rows, and paper 004 measured them), counted and listed in
+    the set's record (``premise_caveats``) and warned; ``strict`` refuses it instead."""
+    books = [_read_set(source, strict) for source in sources]
     _check_template_options(books, hypothesis_templates, seed)
     choice, seed = hypothesis_templates or "one", seed or 0
     if choice not in TEMPLATE_CHOICES:
@@ -342,12 +372,12 @@ def expand_eval_sets(
     return EvalSetExpansion(tuple(samples), tuple(records), tuple(warnings))
 
 
-def _read_set(source: str | Path) -> tuple[str | Path, Path, str, EvalWorkbook]:
+def _read_set(source: str | Path, strict: bool) -> tuple[str | Path, Path, str, EvalWorkbook]:
     """One evaluation set: (source as given, its file, its name, its workbook as read)."""
     path = resolve_set_path(source)
     name = _set_name(source, path)
     require = None if named_set(source) is None else name != "ood"
-    return source, path, name, read_eval_workbook(path, require_hypotheses=require)
+    return source, path, name, read_eval_workbook(path, require_hypotheses=require, strict=strict)
 
 
 def _check_template_options(

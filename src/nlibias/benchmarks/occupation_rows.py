@@ -7,7 +7,8 @@ gender, hypotheses a row), and so paper 004's sets — and every rule of a row l
 - each field is text: a number or a date (a spreadsheet cell typed so, or a line of digits) is not
   a sentence;
 - the premise passes :func:`~nlibias.benchmarks.occupations.check_premise` (no gendered word, no
-  person name, one occupation, known slots); a row that carries its own occupation label (a
+  person name, one occupation, known slots); a labelled row (a workbook's) names its own
+  occupation and no gendered word, or keeps the finding as a caveat (see below); a row that carries its own occupation label (a
   workbook) must name that occupation, not another, and holds no slot;
 - the gender label is ``female`` or ``male`` (``F``/``M`` in a workbook);
 - the two hypotheses differ, and neither speaks of the other gender by its own words (``female``,
@@ -16,7 +17,11 @@ gender, hypotheses a row), and so paper 004's sets — and every rule of a row l
 
 A workbook's rows are the authors' sentences as written (``a accountant is feeding a goat.``): a
 capitalised word that may be a person name, or a second occupation beside the labelled one, is
-a warning on that route (``OccupationRow.warnings``), a refusal in a premises file.
+a warning on that route (``OccupationRow.warnings``), a refusal in a premises file. A gendered
+word in a labelled premise (the authors' SNLI set has "females", their OOD set "prince"), or a
+premise that names no occupation or another one than its label (SNLI's "a person salespersons
+rice.") is kept in ``OccupationRow.caveats``: the published sets are what the paper measured, so
+the workbook reader counts and lists such rows and refuses them only when asked to be strict.
 
 The refusal says where the row came from (:class:`RowOrigin`): ``file:line`` for a text file,
 the sheet and cell (``Sheet1!B7``) for a workbook.
@@ -189,6 +194,9 @@ class OccupationRow:
     hypothesis_f: str | None = None
     hypothesis_m: str | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    caveats: tuple[RowProblem, ...] = field(default=(), compare=False)
+    """A labelled row's premise findings that the published sets have (a gendered word, no or
+    another occupation named): kept, not refused; a premises file's line is refused instead."""
 
     def __post_init__(self) -> None:
         problems, warnings = self._check()
@@ -255,9 +263,10 @@ class OccupationRow:
                 RowProblem("premise", "holds a {placeholder}: a labelled row's premise is a sentence")
             )
             return
+        caveats: list[RowProblem] = []
         named = list(dict.fromkeys(m.occupation.name for m in find_occupations(self.premise)))
         if named and self.occupation not in named:
-            problems.append(
+            caveats.append(
                 RowProblem(
                     "premise",
                     f"the row is labelled {self.occupation!r} and its premise names {named[0]!r}",
@@ -265,17 +274,20 @@ class OccupationRow:
                 )
             )
         elif not named:
-            problems.append(
+            caveats.append(
                 RowProblem("premise", f"names no occupation; the row is labelled {self.occupation!r}")
             )
         elif len(named) > 1:
             others = ", ".join(n for n in named if n != self.occupation)
             warnings.append(f"{self.origin.where('premise')}: the premise also names {others}")
         for reason, word in check_premise(self.premise):
-            if reason.startswith(("contains the gendered word", "unknown placeholder")):
+            if reason.startswith("contains the gendered word"):
+                caveats.append(RowProblem("premise", reason, word))
+            elif reason.startswith("unknown placeholder"):
                 problems.append(RowProblem("premise", reason, word))
             elif "person name" in reason:
                 warnings.append(f"{self.origin.where('premise')}: {reason}")
+        object.__setattr__(self, "caveats", tuple(caveats))
 
 
 def _markers(text: str) -> tuple[set[str], set[str]]:

@@ -16,10 +16,14 @@ row's own female and male hypothesis; ``OOD_Evaluation_Set.xlsx`` has no hypothe
 - any other row is built as an :class:`~nlibias.benchmarks.occupation_rows.OccupationRow`, the
   one gate of the premises file too: an occupation of the 38 (singular or plural, any case), a
   gender ``F``/``M`` (or ``female``/``male``), a premise that is a sentence (not a number or a
-  date), names its own occupation and no gendered word, and, in a set with hypotheses, two
-  different hypotheses, not swapped; a row that does not is refused naming its cell
-  (``Sheet1!B7``); a cell right of the header's last column is refused; a repeated row is a
-  warning; an empty cell that holds a formula without a computed value is named as a formula.
+  date), and, in a set with hypotheses, two different hypotheses, not swapped; a row that does not is refused naming its cell (``Sheet1!B7``); a cell right of
+  the header's last column is refused; a repeated row is a warning; an empty cell that holds a
+  formula without a computed value is named as a formula;
+- a premise with a gendered word, or one that names no occupation or another than its label, is
+  read and kept in ``EvalWorkbook.caveat_rows`` (the authors' published sets have such rows: SNLI
+  ``C39`` "females", MNLI ``C43`` "son", OOD ``B28`` "prince", SNLI ``C1553`` "a person
+  salespersons rice.", and they are what paper 004 measured); ``strict=True`` refuses the first
+  such row, naming its cell.
 
 A workbook without a worksheet, with a worksheet cut short, or whose text cells refer to a
 missing ``sharedStrings.xml`` is refused naming the file.
@@ -79,6 +83,9 @@ class EvalRow:
     """The file's label for the occupation: ``female`` or ``male`` (its dominant gender)."""
     hypothesis_f: str | None = None
     hypothesis_m: str | None = None
+    caveats: tuple[str, ...] = ()
+    """What the premise breaks of a premises file's rules (a gendered word, no or another
+    occupation named), each starting with the premise's cell (``Sheet1!B7: ...``)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +104,11 @@ class EvalWorkbook:
     warnings: tuple[str, ...] = field(default=())
     """Rows repeated, words that may be person names, a second occupation named (see
     :mod:`~nlibias.benchmarks.occupation_rows`)."""
+
+    @property
+    def caveat_rows(self) -> tuple[EvalRow, ...]:
+        """The rows with a premise caveat (read, and listed among the expansion's warnings)."""
+        return tuple(row for row in self.rows if row.caveats)
 
 
 def normalise_header(value: Any) -> str:
@@ -257,13 +269,17 @@ def _cell_text(value: Any) -> str:
     return "" if value is None else " ".join(str(value).split())
 
 
-def read_eval_workbook(path: str | Path, *, require_hypotheses: bool | None = None) -> EvalWorkbook:
+def read_eval_workbook(
+    path: str | Path, *, require_hypotheses: bool | None = None, strict: bool = False
+) -> EvalWorkbook:
     """Read an evaluation-set workbook (see the module notes). ``require_hypotheses``: True refuses a
-    file without hypothesis columns, False one with them, None takes what the file has."""
+    file without hypothesis columns, False one with them, None takes what the file has. ``strict``
+    refuses a row with a premise caveat (a gendered word, no or another occupation named; by
+    default such rows are read and listed)."""
     path = Path(path)
     sheet, rows, (book, handle) = _open_rows(path)
     try:
-        return _read_rows(path, sheet, rows, require_hypotheses)
+        return _read_rows(path, sheet, rows, require_hypotheses, strict)
     finally:
         book.close()
         handle.close()
@@ -276,7 +292,7 @@ def _is_header(values: Sequence[Any]) -> bool:
 
 
 def _read_rows(
-    path: Path, sheet: str, rows: Iterable[tuple[Any, ...]], require_hypotheses: bool | None
+    path: Path, sheet: str, rows: Iterable[tuple[Any, ...]], require_hypotheses: bool | None, strict: bool
 ) -> EvalWorkbook:
     numbered = list(enumerate(rows, start=1))
     nonblank = [(n, v) for n, v in numbered if any(_cell_text(c) for c in v)]
@@ -314,6 +330,14 @@ def _read_rows(
             headers.append(number)  # the header, or the header again inside the data
             continue
         read.append(_row(path, sheet, number, cells, columns))
+    flagged = [row for row in read if row.caveats]
+    if strict and flagged:
+        first = flagged[0].caveats[0]
+        reason = (
+            f"{first.reason} (strict: {len(flagged)} row(s) of the workbook have such a premise; "
+            "without strict they are read and listed among the warnings)"
+        )
+        raise OccupationRowError(flagged[0].origin, [RowProblem("premise", reason, first.word)])
     return EvalWorkbook(
         str(path),
         sheet,
@@ -360,5 +384,11 @@ def _row(
 def _eval_row(row: OccupationRow) -> EvalRow:
     assert row.origin.row is not None and row.gender is not None
     return EvalRow(
-        row.origin.row, row.occupation_info, row.premise, row.gender, row.hypothesis_f, row.hypothesis_m
+        row.origin.row,
+        row.occupation_info,
+        row.premise,
+        row.gender,
+        row.hypothesis_f,
+        row.hypothesis_m,
+        tuple(f"{row.origin.cell('premise')}: {caveat.reason}" for caveat in row.caveats),
     )

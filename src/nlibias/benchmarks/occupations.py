@@ -339,13 +339,16 @@ def expand_occupations(
     balance: bool | None = None,
     hypothesis_templates: str | None = None,
     seed: int | None = None,
+    strict: bool | None = None,
 ) -> Any:
     """The challenge set from the shipped templates, from a user's premises file, or paper 004's
     evaluation sets (:mod:`nlibias.benchmarks.occupation_eval_sets`: ``snli-eval``, ``mnli-eval``,
     ``ood-eval``, an ``.xlsx`` workbook, or several joined by commas).
 
     ``balance`` (default on) applies to premises files; ``hypothesis_templates`` (``one``, the
-    default, or ``all``) and ``seed`` (default 0) to evaluation sets without hypotheses (OOD).
+    default, or ``all``) and ``seed`` (default 0) to evaluation sets without hypotheses (OOD);
+    ``strict`` (default off) to evaluation sets: it refuses a premise with a gendered word or one
+    that does not name its row's occupation, which are otherwise read and listed as warnings.
 
     >>> expansion = expand_occupations()
     >>> len(expansion.premises), len(expansion.samples)  # 30 templates x 38 occupations; x 3 x 2
@@ -363,7 +366,16 @@ def expand_occupations(
             )
         from nlibias.benchmarks.occupation_eval_sets import expand_eval_sets
 
-        return expand_eval_sets(sets, hypothesis_templates=hypothesis_templates, seed=seed)
+        return expand_eval_sets(
+            sets, hypothesis_templates=hypothesis_templates, seed=seed, strict=bool(strict)
+        )
+    if strict is not None:
+        raise option_applies_to_nothing(
+            "strict",
+            "evaluation sets (snli-eval, mnli-eval, ood-eval, .xlsx workbooks)",
+            value=strict,
+            given="a premises file refuses every such premise",
+        )
     if hypothesis_templates is not None or seed is not None:
         raise option_applies_to_nothing(
             "hypothesis_templates" if hypothesis_templates is not None else "seed",

@@ -19,7 +19,7 @@ the model's name.
 
 from __future__ import annotations
 
-import difflib
+import warnings
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
@@ -29,7 +29,8 @@ import numpy as np
 
 from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
 from nlibias.catalog import bbnli, occupations, sentence_pairs, wq_nli
-from nlibias.errors import ConfigError, DataError, SourceError
+from nlibias.catalog.plugins import PluginOrigin, PluginWarning, attributed, duplicate_names, load_failure
+from nlibias.errors import ConfigError, DataError, SourceError, did_you_mean
 from nlibias.io.samples import (
     peek_source,
     read_sample_columns,
@@ -105,33 +106,71 @@ for _builtin in BUILTIN:
 def load_plugins() -> None:
     """Register the benchmarks of the entry-point group ``nlibias.benchmarks`` (once; the lookups
     call it when a name is not found, readers of ``metrics.json`` before checking one, so a plug-in's
-    measures are declared).
+    measures are declared). Each plug-in is kept apart (:mod:`nlibias.catalog.plugins`): its
+    callables are attributed to it, and its name and sources must be its own.
 
-    Every plug-in that loads is registered, even when another fails; the first call then raises
-    one ConfigError naming each broken plug-in, and a later lookup of a broken plug-in's name
-    says why it is missing (:data:`_PLUGIN_ERRORS`)."""
+    Every plug-in that loads is registered, even when another fails; one that fails to load, two
+    of one name, or one whose name or sample sources another benchmark has, is not registered: a
+    :class:`~nlibias.catalog.plugins.PluginWarning` names each, once, and commands that do not use
+    it go on; a lookup of its name says why it is missing (:data:`_PLUGIN_ERRORS`)."""
     global _entry_points_loaded
     if _entry_points_loaded:
         return
     from importlib.metadata import entry_points
 
-    failures: list[str] = []
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        if entry.name in _BY_NAME:
-            continue
-        try:
-            benchmark = entry.load()
-            register_benchmark(benchmark)
-        except Exception as error:  # a broken plug-in must not stop the others or the built-in ones
-            _PLUGIN_ERRORS[entry.name] = f"entry point {entry.name!r} ({entry.value}) failed to load: {error}"
-            failures.append(_PLUGIN_ERRORS[entry.name])
     _entry_points_loaded = True
-    if failures:
-        raise ConfigError("; ".join(failures))
+    entries = list(entry_points(group=ENTRY_POINT_GROUP))
+    failures = duplicate_names(entries)
+    for entry in (e for e in entries if e.name not in failures):
+        origin = PluginOrigin.of(entry)
+        try:
+            loaded = entry.load()
+            if isinstance(loaded, Benchmark) and _BY_NAME.get(loaded.name) is loaded:
+                continue  # registered already (its module calls register_benchmark when imported)
+            benchmark = attributed(loaded, origin)
+            taken = _taken(benchmark)
+            if taken is None:
+                register_benchmark(benchmark)
+        except Exception as error:  # a broken plug-in must not stop the others or the built-in ones
+            failures[entry.name] = load_failure(origin, error)
+            continue
+        if taken is not None:
+            failures[entry.name] = f"{origin.describe()} is not loaded: {taken}"
+            continue
+        _PLUGINS[benchmark.name] = origin
+    _PLUGIN_ERRORS.update(failures)
+    for failure in failures.values():
+        warnings.warn(failure, PluginWarning, stacklevel=2)
 
 
+def _taken(benchmark: Benchmark) -> str | None:
+    """Whose the plug-in's name or one of its sample sources already is (built in, or which
+    plug-in and distribution), or None: its samples would get that benchmark's measures."""
+    if benchmark.name in _BY_NAME:
+        owner, what = _BY_NAME[benchmark.name], f"its name {benchmark.name!r}"
+    else:
+        taken = [source for source in benchmark.sources if source in _BY_SOURCE]
+        if not taken:
+            return None
+        owner, what = _BY_SOURCE[taken[0]], f"its sample source {taken[0]!r}"
+    other = _PLUGINS.get(owner.name)
+    who = f"nlibias's built-in benchmark {owner.name!r}" if other is None else other.describe()
+    return (
+        f"{what} belongs to {who}: a plug-in's name and sample sources are its own (samples of "
+        "another's source would be scored with that benchmark's measures)"
+    )
+
+
+def plugin_problems() -> str | None:
+    """Why installed plug-ins are not registered, joined (None: every one is), for the doctor."""
+    load_plugins()
+    return "; ".join(_PLUGIN_ERRORS.values()) or None
+
+
+_PLUGINS: dict[str, PluginOrigin] = {}
+"""Where each registered plug-in benchmark (by benchmark name) comes from."""
 _PLUGIN_ERRORS: dict[str, str] = {}
-"""Why each broken plug-in (by entry-point name) is not registered."""
+"""Why each plug-in (by entry-point name) that is installed is not registered."""
 
 
 def benchmarks() -> list[Benchmark]:
@@ -148,8 +187,8 @@ def _find(table: dict[str, Benchmark], key: str, kind: str, fix: str) -> Benchma
         return table[key]
     if key in _PLUGIN_ERRORS:
         return f"no benchmark {kind} {key!r}: its plug-in is installed but broken ({_PLUGIN_ERRORS[key]})"
-    close = difflib.get_close_matches(key, list(table), n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(key, table)
+    hint = f" {hint[:1].upper()}{hint[1:]}" if hint else ""  # a sentence of its own here
     return f"no benchmark {kind} {key!r}.{hint} Known: {', '.join(table)}. {fix}"
 
 

@@ -62,6 +62,12 @@ def expand_command(
         "Table 3 template per premise, the default) or all (all three).",
     ),
     seed: OptionalSeed = None,
+    strict: bool | None = typer.Option(
+        None,
+        "--strict/--no-strict",
+        help="occupations, evaluation sets: refuse a premise with a gendered word or one that does not "
+        "name its row's occupation (default: read as the authors published them, counted and listed).",
+    ),
     allow_modified_data: bool = typer.Option(
         False,
         "--allow-modified-data",
@@ -77,7 +83,7 @@ def expand_command(
     from nlibias.catalog.registry import get_benchmark
     from nlibias.jobs.expand import expand_to_dir
 
-    given = {"balance": balance, "hypothesis_templates": hypothesis_templates, "seed": seed}
+    given = {"balance": balance, "hypothesis_templates": hypothesis_templates, "seed": seed, "strict": strict}
     options = {key: value for key, value in given.items() if value is not None}
     with warnings.catch_warnings():  # the summary's warnings say it once, as the command's own
         warnings.filterwarnings("ignore", message=".*differs from the pinned", category=UserWarning)
@@ -101,7 +107,7 @@ def benchmarks_command(
 ) -> None:
     """List the registered benchmarks (built-in and from plug-ins)."""
     from nlibias.catalog.registry import describe_benchmarks
-    from nlibias.report.text_table import render_table
+    from nlibias.textio.tables import render_table
 
     listed = describe_benchmarks()
     if as_json:

@@ -25,6 +25,7 @@ from nlibias.cli.options import (
     Quiet,
     show_progress,
 )
+from nlibias.textio.tables import render_table
 
 _SHOWN = ("balanced_rate", "biased_pro_rate", "biased_anti_rate", "invalid_rate", "inconsistent_rate",
           "mean_grounded", "flip_rate")  # fmt: skip
@@ -95,9 +96,10 @@ def summary_table(summary: Mapping[str, Any]) -> str:
 
     >>> s = {"models": {"m": {"j": {"overall": {"n": 2, "n_unexplained": 0, "invalid_rate": 50.0,
     ...      "ci": {"invalid_rate": [0.0, 100.0]}}}}}}
-    >>> print(summary_table(s))  # doctest: +NORMALIZE_WHITESPACE
-    model  judge  n  unexplained  invalid_rate
-    m      j      2  0            50.0 [0.0, 100.0]
+    >>> print(summary_table(s))
+    model | judge | n | unexplained | invalid_rate
+    ------+-------+---+-------------+------------------
+    m     | j     | 2 | 0           | 50.0 [0.0, 100.0]
     """
     header = ["model", "judge", "n", "unexplained"]
     rows: list[list[str]] = []
@@ -111,11 +113,7 @@ def summary_table(summary: Mapping[str, Any]) -> str:
                 cell = "-" if value is None else f"{value:.1f}"
                 cells.append(cell if ci is None else f"{cell} [{ci[0]:.1f}, {ci[1]:.1f}]")
             rows.append(cells)
-    table = [header + shown, *rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    return "\n".join(
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table
-    )
+    return render_table(header + shown, rows)
 
 
 def _any_has(summary: Mapping[str, Any], name: str) -> bool:

@@ -252,7 +252,7 @@ def _resolution_table(resolution: dict[str, dict[str, int]]) -> str:
     ---------+---------+-----------
     status   | pending |       1215
     """
-    from nlibias.report.text_table import render_table
+    from nlibias.textio.tables import render_table
 
     parts = (("status", "status"), ("final category", "categories"), ("stereotype", "stereotypes"))
     rows = [

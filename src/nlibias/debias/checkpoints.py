@@ -115,6 +115,7 @@ def final_step(checkpoint: str | Path | None) -> int | None:
 _WRITE_FAILED = (
     "file write failed",
     "PytorchStreamWriter failed",
+    "unexpected pos",  # torch's zip writer when a write came up short: "unexpected pos 64 vs 0"
     "No space left",
     "StorageFull",
     "os error 28",

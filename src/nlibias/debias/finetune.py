@@ -22,10 +22,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from nlibias.debias.checkpoints import disk_full_named, final_step, usable_checkpoint
 from nlibias.debias.finetune_checks import (
@@ -34,16 +35,19 @@ from nlibias.debias.finetune_checks import (
     check_options,
     check_splits,
     check_training_set,
+    warn_one_label,
 )
 from nlibias.debias.finetune_record import (
     RECORD_FILE,
+    DamagedRecordWarning,
     FinetuneRecord,
     FinetuneSettings,
     TrainingOptions,
+    read_record,
     write_record,
 )
 from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows
-from nlibias.errors import ConfigError, DataError, SourceError
+from nlibias.errors import ConfigError, DataError
 from nlibias.io.atomic import write_json
 from nlibias.io.stages import canonical, changes, fingerprint, model_identity
 from nlibias.runtime.progress import restore_library_bars
@@ -226,16 +230,23 @@ def _remove(folder: Path) -> None:
 
 def _existing(out: Path, inputs: dict[str, Any], force: bool) -> FinetuneRecord | None:
     """A finished record for the same inputs (reused), None when there is none (or ``force``
-    dropped one for other inputs); a record for other inputs is refused with what changed."""
+    dropped one for other inputs); a record for other inputs is refused with what changed. A
+    damaged record (cut short by a power cut) is not a finished fine-tune: warned, and the
+    fine-tune is finished again from its newest checkpoint."""
     path = out / RECORD_FILE
-    if not path.is_file():
+    record, damaged = read_record(out)
+    if damaged is not None:
+        warnings.warn(
+            f"{path} {damaged}: the fine-tune is finished again from its newest checkpoint",
+            DamagedRecordWarning,
+            stacklevel=3,
+        )
+        path.unlink()
         return None
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise SourceError(path, None, f"not valid JSON ({error})", fix="delete it to train again") from None
+    if record is None:
+        return None
     if record.get("fingerprint") == fingerprint(inputs):
-        return cast(FinetuneRecord, record)
+        return record
     if not force:
         raise ConfigError(
             f"{out} holds a model fine-tuned with other inputs: "
@@ -327,6 +338,7 @@ def finetune(
     check_base_model(model)
     check_splits(train, chosen.split, eval_path, chosen.eval_split)  # before any row is read
     train_set = check_training_set(train, chosen.split, "train")
+    warn_one_label(train_set)
     eval_set = None if eval_path is None else check_training_set(eval_path, chosen.eval_split, "eval_path")
     out = Path(out_dir).expanduser().absolute()
     inputs = finetune_inputs(settings, train_set, eval_set)

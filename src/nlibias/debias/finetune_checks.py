@@ -16,6 +16,7 @@ nlibias.errors.ConfigError: learning_rate must be a finite float more than 0; go
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -220,6 +221,8 @@ class DataCheck:
 
     rows: int
     labelled: int
+    labels: tuple[str, ...] = ()
+    """The gold labels the rows hold (sorted; empty for a hub name, which is not read ahead)."""
 
 
 def check_data(source: str | Path, split: str, parameter: str) -> DataCheck:
@@ -228,15 +231,18 @@ def check_data(source: str | Path, split: str, parameter: str) -> DataCheck:
     if source_kind(source)[0] == "hub":
         return DataCheck(rows=-1, labelled=-1)
     rows = labelled = 0
+    labels: set[str] = set()
     for row in iter_training_rows(source, split=split):
         rows += 1
-        labelled += row.label is not None
+        if row.label is not None:
+            labelled += 1
+            labels.add(row.label)
     if labelled == 0:
         what = "is empty" if rows == 0 else f"has {rows} rows and none with a gold label"
         raise ConfigError(
             f"{parameter} {source} {what}: nothing to train or evaluate on", parameter=parameter
         )
-    return DataCheck(rows=rows, labelled=labelled)
+    return DataCheck(rows=rows, labelled=labelled, labels=tuple(sorted(labels)))
 
 
 def check_training_set(source: str | Path | TrainingSet, split: str, parameter: str) -> TrainingSet:
@@ -258,4 +264,22 @@ def check_training_set(source: str | Path | TrainingSet, split: str, parameter: 
             return source
         source = source.given
     counts = check_data(source, split, parameter)
-    return replace(describe_training_set(source, split), rows=counts.rows, labelled=counts.labelled)
+    described = describe_training_set(source, split)
+    return replace(described, rows=counts.rows, labelled=counts.labelled, labels=counts.labels)
+
+
+class OneLabelWarning(UserWarning):
+    """Every labelled row of a training set has the same gold label."""
+
+
+def warn_one_label(train: TrainingSet) -> None:
+    """Warn when every labelled row of the training set has one gold label: the classifier
+    learns to answer it whatever the pair says (a filter that kept one class, a wrong column)."""
+    if len(train.labels) == 1:
+        warnings.warn(
+            f"every one of the {train.labelled:,} labelled rows of {train.path} is {train.labels[0]!r}: "
+            "the model learns to answer that whatever the pair; check the label column or the "
+            "rows selected",
+            OneLabelWarning,
+            stacklevel=3,
+        )

@@ -3,15 +3,20 @@ trained, and the line the command line prints."""
 
 from __future__ import annotations
 
+import json
 import platform
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, ClassVar, TypedDict
+from typing import Any, ClassVar, TypedDict, cast
 
 from nlibias.io.atomic import write_json
 from nlibias.io.stages import fingerprint
 
 RECORD_FILE = "finetune.json"
+
+
+class DamagedRecordWarning(UserWarning):
+    """A ``finetune.json`` was damaged (cut short): the fine-tune is finished again."""
 
 
 @dataclass(frozen=True)
@@ -165,3 +170,23 @@ def format_record(record: FinetuneRecord) -> str:
             f"eval accuracy: {100 * record['eval_accuracy']:.2f}% on {record['eval_rows']} rows of {record['eval']}"
         )
     return "\n".join(lines)
+
+
+def read_record(out: Path) -> tuple[FinetuneRecord | None, str | None]:
+    """``out``'s ``finetune.json``: ``(record, None)``; ``(None, None)`` when there is none;
+    ``(None, why)`` when it is damaged (a power cut after its rename may leave it cut short or
+    empty: the fine-tune is then not finished, and a rerun finishes it from its checkpoints)."""
+    path = out / RECORD_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, None
+    except (OSError, UnicodeDecodeError) as error:
+        return None, f"cannot be read ({error})"
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as error:
+        return None, f"is not valid JSON, cut short? ({error})"
+    if not isinstance(record, dict) or not isinstance(record.get("fingerprint"), str):
+        return None, "is not a fine-tune record (no fingerprint)"
+    return cast(FinetuneRecord, record), None

@@ -22,8 +22,11 @@ Rules (each tested in ``tests/test_debias_swap.py``):
   A word is a run of letters in any script: "é" is part of a word, and a word touching a
   combining mark ("he" + U+0331) is not a listed word. Words and list entries are compared on
   their fold (:func:`~nlibias.textio.text_door.fold`: full-width "ｈｅｒ" is "her") in lower
-  case; a full-width word gets a full-width counterpart. "HÉ" is not "he", and the Turkish
-  dotted capital "İ" and dotless "ı" are not the letter "i": such words are left as they are.
+  case; a full-width word gets a full-width counterpart. "HÉ" is not "he". The Turkish dotted
+  capital "İ" is a capital "i" (a Turkish keyboard's capital of "i": "HİS" is "his"), matched as
+  "I" so the word keeps its length (Python lower-cases it to "i" + U+0307, one letter longer); a
+  list entry written with it ("İsmail") matches likewise. The dotless "ı" is another letter:
+  "hıs" is left as it is.
 
 >>> from nlibias.debias.wordlists import winobias_list
 >>> swapper = Swapper(winobias_list())
@@ -151,6 +154,20 @@ def keep_case(matched: str, counterpart: str) -> str:
 def _key(word: str) -> str:
     """A list entry as it is matched (a final period dropped: "mr." matches "Mr")."""
     return word_key(word).rstrip(".")
+
+
+DOTTED_CAPITAL_I = "\u0130"
+
+
+def _match_key(word: str) -> str:
+    """A list word as texts are looked up: :func:`_key` with the dotted capital's lower case
+    ("i" + U+0307, as ``"İsmail".lower()`` gives it) read as "i", as texts are (:func:`_matchable`)."""
+    return _key(word.replace(DOTTED_CAPITAL_I, "I")).replace("i\u0307", "i")
+
+
+def _matchable(folded: str) -> str:
+    """A folded text as its words are looked up: the dotted capital "İ" read as "I" (same length)."""
+    return folded.replace(DOTTED_CAPITAL_I, "I") if DOTTED_CAPITAL_I in folded else folded
 
 
 def _touches_mark(text: str, start: int, end: int) -> bool:
@@ -307,14 +324,14 @@ class Swapper:
 
     def __init__(self, swaps: SwapList) -> None:
         self.swaps = swaps
-        self._mapping = {_key(k): _key(v) for k, v in swaps.mapping.items()}
-        self._names = frozenset(_key(n) for n in swaps.names)
+        self._mapping = {_match_key(k): _key(v) for k, v in swaps.mapping.items()}
+        self._names = frozenset(_match_key(n) for n in swaps.names)
         self._plain = frozenset(k for k in self._mapping if "'" not in k)
         self._apostrophe_keys = tuple(k for k in self._mapping if "'" in k)
 
     def may_hold(self, text: str) -> bool:
         """A fast test that is True whenever ``text`` holds a listed word (and sometimes not)."""
-        lower = fold(text).lower()
+        lower = _matchable(fold(text)).lower()
         if _APOSTROPHE in lower:
             lower = lower.replace(_APOSTROPHE, "'")
         return not self._plain.isdisjoint(_LETTERS.findall(lower)) or any(
@@ -355,7 +372,7 @@ class Swapper:
         both counterparts (by default the "her"s no cue decided; ``(CUE, DEFAULT)`` opens those
         decided by a cue too)."""
         text = enter_text(text, "text", stacklevel=3)
-        folded = fold(text)  # same length: a position in it is a position in text
+        folded = _matchable(fold(text))  # same length: a position in it is a position in text
         if not self.may_hold(folded):
             return None
         spans: list[tuple[int, int]] = []

@@ -297,6 +297,8 @@ class TrainingSet:
     split: str = "train"
     rows: int | None = None
     labelled: int | None = None
+    labels: tuple[str, ...] = ()
+    """The gold labels a full read found (sorted; empty before one, and for a hub name)."""
 
     @property
     def path(self) -> str:

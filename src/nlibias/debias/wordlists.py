@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 from nlibias.benchmarks.occupation_list import load_occupations
 from nlibias.errors import SourceError
-from nlibias.textio.text_door import enter_text
+from nlibias.textio.text_door import BOM, enter_text
 from nlibias.textio.text_files import decode_utf8
 
 HER_RULE = "<her>"
@@ -159,17 +160,20 @@ def paper_map() -> SwapList:
 def read_pairs(path: str | Path, *, both_ways: bool) -> dict[str, str]:
     """A user's ``word<TAB>counterpart`` file; ``both_ways`` adds each reverse direction unless
     that word has an entry of its own. A word listed twice is an error naming both lines; a file
-    without a single pair is an error (it would swap nothing, silently). The file enters through
-    the text door (:func:`~nlibias.textio.text_door.enter_text`): a leading byte-order mark is
-    dropped, the words are read in NFC, and format characters (a zero-width space, a byte-order
-    mark inside the file) are removed with a warning naming the line."""
+    without a single pair is an error (it would swap nothing, silently). An entry with a
+    zero-width character inside it (:data:`ZERO_WIDTH`) is refused naming the line: "h\u200ber"
+    would silently be another word than the one shown. The file enters through the text door
+    (:func:`~nlibias.textio.text_door.enter_text`): a leading byte-order mark is dropped, the
+    words are read in NFC, and other format characters (a soft hyphen, a second file's byte-order
+    mark pasted at a line's start) are removed with a warning naming the line."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise SourceError(path, None, f"cannot read the word list: {exc.strerror or exc}") from exc
-    # the text door: a leading BOM dropped, NFC, format characters removed with a warning (path:line)
-    text = enter_text(decode_utf8(path, data), str(path), lines=True, stacklevel=3)
+    decoded = decode_utf8(path, data)
+    _refuse_zero_width(path, decoded.removeprefix(BOM))
+    text = enter_text(decoded, str(path), lines=True, stacklevel=3)  # a leading BOM dropped, NFC
     mapping: dict[str, str] = {}
     lines: dict[str, int] = {}
     for word, counterpart, line_number in _pairs_file(text, str(path)):
@@ -185,6 +189,36 @@ def read_pairs(path: str | Path, *, both_ways: bool) -> dict[str, str]:
         for word, counterpart in list(mapping.items()):
             mapping.setdefault(counterpart, word)
     return mapping
+
+
+ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff")
+"""Zero-width space, non-joiner, joiner, word joiner and no-break space (the byte-order mark)."""
+
+
+def _inner_zero_width(entry: str) -> str | None:
+    """The first zero-width character between an entry's first and last visible character."""
+    visible = [i for i, c in enumerate(entry) if not (c.isspace() or unicodedata.category(c) == "Cf")]
+    return next((c for c in entry[visible[0] : visible[-1]] if c in ZERO_WIDTH), None) if visible else None
+
+
+def _refuse_zero_width(path: Path, text: str) -> None:
+    """Refuse a word-list entry with a zero-width character inside it (:data:`ZERO_WIDTH`); other
+    format characters (a soft hyphen), and any at an entry's edge (the byte-order mark of a second
+    file pasted at a line's start), are removed by the text door with a warning."""
+    if text.isascii() or text.isprintable():
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        for entry in line.split("\t"):
+            found = _inner_zero_width(entry)
+            if found is not None:
+                raise SourceError(
+                    path,
+                    None,
+                    f"the entry {entry.strip()!r} holds the invisible U+{ord(found):04X} "
+                    f"{unicodedata.name(found)}: it would be another word than the one shown",
+                    line=number,
+                    fix="delete the character (retype the word)",
+                )
 
 
 def user_list(path: str | Path) -> SwapList:

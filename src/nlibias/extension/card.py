@@ -7,11 +7,6 @@ validated the hypotheses. Tables: masked templates (paper Table 9), masked sampl
 mispredictions per filter model and domain (Table 11) with the counts each policy would keep,
 validation categories (Table 3), final samples per domain (Table 4) and per subtopic (Table 12).
 Tables 4 and 12 are counted from the written files, so they equal the rows in them.
-
->>> print(markdown_table(["a", "b"], [["x", 1]]))
-| a | b |
-|---|---:|
-| x | 1 |
 """
 
 from __future__ import annotations
@@ -21,23 +16,7 @@ from typing import Any
 
 import yaml
 
-
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A GitHub-flavoured Markdown table; numeric columns right-aligned."""
-    numeric = [
-        bool(rows) and all(isinstance(r[i], int | float) for r in rows if r[i] != "")
-        for i in range(len(headers))
-    ]
-    align = ["---:" if n else "---" for n in numeric]
-
-    def cell(value: Any) -> str:
-        if isinstance(value, float):
-            return f"{value:.2f}"
-        return str(value).replace("|", "\\|")
-
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(align) + "|"]
-    lines.extend("| " + " | ".join(cell(v) for v in row) + " |" for row in rows)
-    return "\n".join(lines)
+from nlibias.textio.tables import markdown_table
 
 
 def domain_subtopic_rows(rows: Sequence[Mapping[str, Any]], key: str = "count") -> list[list[Any]]:

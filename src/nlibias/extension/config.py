@@ -243,6 +243,17 @@ class ExtendConfig(_Strict):
         return self
 
 
+def _gguf_problem(spec: str) -> str | None:
+    """Why a ``.gguf`` model path is no GGUF file (a text file, a cut-short one), before any stage."""
+    from nlibias.models.generative.sources import gguf_file_problem
+
+    target = without_options(split_kind(spec)[1])
+    if not target.lower().endswith(".gguf") or not Path(target).expanduser().is_file():
+        return None
+    problem = gguf_file_problem(Path(target).expanduser())
+    return None if problem is None else f"the file {problem}"
+
+
 def _is_gguf(kind: str, spec: str, target: str) -> bool:
     """A causal fill read from a GGUF file: the embedded SmolLM2 or a ``.gguf`` path (``gguf:`` too).
 
@@ -318,16 +329,16 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
     named += [("filter.compare_fills", spec) for spec in config.filter.compare_fills]
     named += [("filter.models", spec.model) for spec in config.filter.models]
     for key, spec in [*named, *(("filter.holdout", held.model) for held in config.filter.holdout)]:
-        try:  # the options' syntax, before any stage runs (the export reads them; a fake ignored them)
+        try:  # the options' syntax, before any stage runs (the export reads them, a fake too)
             ModelRef.parse(spec, parameter=key)
         except ConfigError as exc:
             return key, str(exc)
-    for key, spec in named:  # an unknown kind failed only when its stage loaded it, hours in
+    for key, spec in named:  # an unknown kind is refused here, not when its stage loads it, hours in
         kind_problem = classifier_kind_problem if key == "filter.models" else fill_kind_problem
         problem = kind_problem(spec)
         if problem is not None:
             return key, problem
-        problem = missing_path(spec)
+        problem = missing_path(spec) or _gguf_problem(spec)
         if problem is not None:
             return key, f"{spec!r}: {problem}"
     if config.mlm.model in config.filter.compare_fills:
@@ -345,7 +356,7 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
     kind, target = kinds[0]
     pinned = kind == "causal" and not ModelRef.unread(target).is_server and pinned_in_name(target)
     if config.mlm.revision and pinned:
-        return "mlm.revision", (  # the name's revision was loaded, and the card printed this one
+        return "mlm.revision", (  # the name's revision is loaded; the card would print this one
             f"the fill model {config.mlm.model!r} is pinned in its name (@REV), which is the revision "
             f"it loads; give the revision once: remove mlm.revision ({config.mlm.revision!r}) or the @REV"
         )

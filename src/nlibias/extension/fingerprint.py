@@ -45,9 +45,8 @@ def _is_fake(model: str) -> bool:
 def model_files(model: str, revision: str | None) -> str | None:
     """:func:`nlibias.io.stages.model_identity` as one string: the file hash of a local model
     directory (also behind ``causal:`` and the like), ``commit:<sha>`` for a hub id (None when it
-    cannot be resolved, and for a fake). Options after ``?`` are not part of the files' name:
-    read with them (``causal:./m?beam=8``), the directory was not found, the files were None and
-    changed weights reused the fills made with the old ones."""
+    cannot be resolved, and for a fake). Options after ``?`` are not part of the files' name
+    (``causal:./m?beam=8`` names the directory ``./m``), so changed weights redo the fills."""
     identity = model_identity(without_options(model), revision)
     if identity["files_sha256"] is not None:
         return str(identity["files_sha256"])
@@ -187,8 +186,7 @@ def stage_settings(p: StageContext, stage: str) -> dict[str, Any]:
 
 def judgements_input(p: StageContext) -> dict[str, str | None]:
     """The judgements file as an input: a changed file reruns the stages that read it. Its
-    content only, not its path: the path as written (the run directory named relatively once,
-    absolutely the next time) reran validate, counterfactual and export on the same file."""
+    content only, not its path, so one file named relatively or absolutely is one input."""
     from nlibias.extension.validation_handoff import resolution_record
 
     path = p.judgements_path()

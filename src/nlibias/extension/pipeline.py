@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.benchmarks.bbnli import BBNLISubtopic
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import ConfigError, SourceError, did_you_mean
 from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig, dump_config
 from nlibias.extension.context import Factories
 from nlibias.extension.fingerprint import judgements_input, sha256_file, stage_settings
@@ -186,16 +186,14 @@ class Pipeline:
     @property
     def subtopics(self) -> list[BBNLISubtopic]:
         """The selected subtopics (all when the config names none); unknown names are refused."""
-        import difflib
-
         by_id = {s.subtopic: s for s in self.all_subtopics}
         lowered = {k.lower(): k for k in by_id}
         chosen: list[BBNLISubtopic] = []
         for name in self.config.subtopics:
             key = name if name in by_id else lowered.get(name.lower())
             if key is None:
-                close = difflib.get_close_matches(name, list(by_id), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                hint = did_you_mean(name, by_id)
+                hint = f" ({hint})" if hint else ""
                 raise ConfigError(
                     f"unknown subtopic {name!r}{hint}; known: {', '.join(sorted(by_id))}",
                     parameter="subtopics",

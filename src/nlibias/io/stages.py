@@ -257,7 +257,11 @@ def _only_upstream(out: Path, stage: Stage, upstream: Sequence[Stage]) -> bool:
     if not isinstance(recorded, dict):
         return False
     fingerprints = {s.fingerprint for s in upstream}
-    return all(new in fingerprints for _, _, new in _differences(recorded, stage.inputs))
+    # a changed input may be a list or a mapping (the audit's models, the comparison's pairs): it
+    # is no stage's fingerprint, and no set can hold it
+    return all(
+        isinstance(new, str) and new in fingerprints for _, _, new in _differences(recorded, stage.inputs)
+    )
 
 
 def _remove(path: Path) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -35,6 +36,7 @@ from nlibias.debias.finetune_checks import (
     check_splits,
     check_training_set,
 )
+from nlibias.debias.finetune_record import read_record
 from nlibias.debias.her_resolver import check_her
 from nlibias.debias.training_rows import TrainingSet
 from nlibias.debias.wordlists import swap_list_named
@@ -152,9 +154,15 @@ def _tunes(
                 if data == "aug":  # the augmented file is written later: its stage stands for it
                     inputs["train"] = {"augment_stage": augment.fingerprint}
                 reads = ("augment",) if data == "aug" else ()
-                stage = Stage(f"models/{target.name}", target, target / RECORD_FILE, inputs, reads)
+                # finished when its record reads: a record cut short by a power cut is redone
+                intact = partial(_record_intact, target)
+                stage = Stage(f"models/{target.name}", target, target / RECORD_FILE, inputs, reads, intact)
                 tunes.append(_Tune(model, seed, data, target, stage))
     return tunes
+
+
+def _record_intact(target: Path) -> bool:
+    return read_record(target)[0] is not None
 
 
 def _finetune_options(options: Mapping[str, Any] | None) -> TrainingOptions:

@@ -244,14 +244,9 @@ def _data() -> tuple[dict[str, DataInfo], str | None]:
     and why the plug-ins failed to load, if they did (the doctor reports it and goes on with the
     benchmarks registered)."""
     from nlibias.benchmarks.data_locations import locate_data
-    from nlibias.catalog.registry import benchmarks, load_plugins
-    from nlibias.errors import ConfigError
+    from nlibias.catalog.registry import benchmarks, plugin_problems
 
-    plugin_error = None
-    try:
-        load_plugins()
-    except ConfigError as error:
-        plugin_error = str(error)
+    plugin_error = plugin_problems()
     data: dict[str, DataInfo] = {}
     for pinned in (p for b in benchmarks() for p in b.pinned_data):
         if pinned.name in data:

@@ -75,7 +75,7 @@ def _test_note(result: GateResult) -> str:
 
 def gate_text(result: GateResult) -> str:
     """``PASS``/``FAIL`` with the reason, then the table of checks."""
-    from nlibias.report.text_table import render_table
+    from nlibias.textio.tables import render_table
 
     lines = [_headline(result), f"candidate {result.candidate}; baseline {result.baseline or '(none)'}"]
     if result.checks:

@@ -70,6 +70,12 @@ class AuditResult:
     """The samples audited, held by an audit's result (:meth:`samples_frame` reads them: their file
     may be gone, as a temporary ``expand()``'s is)."""
 
+    def __post_init__(self) -> None:
+        # absolute from the start: the run's manifest, and the samples path it recorded relative
+        # to the run, are found from whatever working directory the result is used in later
+        if self.out_dir is not None:
+            object.__setattr__(self, "out_dir", Path(self.out_dir).absolute())
+
     def summary(self) -> pd.DataFrame:
         """The answer first, as a DataFrame: per model, each headline bias measure and accuracy
         with its 95% interval, its no-bias value and the verdict (``pro-stereotype bias``,

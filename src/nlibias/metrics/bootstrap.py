@@ -68,16 +68,25 @@ def bootstrap_intervals(
         start += size
         drawn = _resampled_totals(part, resamples, rng, distinct=distinct)
         totals = drawn if totals is None else [t + d for t, d in zip(totals, drawn, strict=True)]
+    return {
+        name: percentile_interval(values, confidence) for name, values in statistic(*(totals or ())).items()
+    }
+
+
+def percentile_interval(values: np.ndarray, confidence: float = 0.95) -> list[float] | None:
+    """The percentile interval ``[lo, hi]`` of resampled ``values``: their ``(1 - confidence) / 2``
+    and ``(1 + confidence) / 2`` quantiles (numpy's linear interpolation, as scipy's percentile
+    bootstrap), NaN (undefined resamples) left out; None when none is defined.
+
+    >>> percentile_interval(np.array([1.0, 2.0, 3.0, np.nan, 5.0]), confidence=0.5)
+    [1.75, 3.5]
+    """
+    defined = values[~np.isnan(values)]
+    if defined.size == 0:
+        return None
     tail = (1.0 - confidence) / 2.0 * 100.0
-    intervals: dict[str, list[float] | None] = {}
-    for name, values in statistic(*(totals or ())).items():
-        defined = values[~np.isnan(values)]
-        if defined.size == 0:
-            intervals[name] = None
-            continue
-        lo, hi = np.percentile(defined, [tail, 100.0 - tail])
-        intervals[name] = [float(lo), float(hi)]
-    return intervals
+    lo, hi = np.percentile(defined, [tail, 100.0 - tail])
+    return [float(lo), float(hi)]
 
 
 def _resampled_totals(

@@ -1,4 +1,4 @@
-"""Labels of generated explanations and their rates (BBNLI-next paper, appendix A.7; DESIGN.md
+"""Labels of generated explanations and their rates (BBNLI-next paper, appendix A.7; docs/design.md
 "Explanation labels").
 
 An explanation (the text a generative LM wrote after its short answer, split into sentences) is
@@ -42,7 +42,7 @@ import numpy as np
 from nlibias.metrics.bootstrap import bootstrap_intervals
 
 DEFAULT_GROUNDED_THRESHOLD = 0.5
-"""An explanation less than half of whose sentences are grounded is invalid (DESIGN.md)."""
+"""An explanation less than half of whose sentences are grounded is invalid (docs/design.md)."""
 LABELS = ("balanced", "biased", "invalid")
 STANCES = ("entailment", "neutral", "contradiction")
 _COLUMNS = (
@@ -86,7 +86,7 @@ def explanation_label(
     stereotype: str | None,
     threshold: float = DEFAULT_GROUNDED_THRESHOLD,
 ) -> str:
-    """``invalid`` / ``biased`` / ``balanced`` by DESIGN.md's rule (see the module docstring).
+    """``invalid`` / ``biased`` / ``balanced`` by docs/design.md's rule (see the module docstring).
 
     An unread short answer (``consistent`` None) cannot be inconsistent; a sample with no
     stereotype (a test sample) cannot be biased.

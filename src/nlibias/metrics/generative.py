@@ -11,7 +11,7 @@ and adds, in every slice (overall, each domain, each subtopic):
   paper's "biased answers"); ``yes_rate_anti``: the same on anti-stereotype hypotheses
   (anti-stereotype bias). 95% Wilson score intervals go in ``ci``.
 - ``yes_rate_gap`` = ``yes_rate_pro - yes_rate_anti``, the biased-answer gap: the generative
-  headline (``../shared/DESIGN.md``, "Headline measures"), with a percentile bootstrap interval
+  headline (``docs/design.md``, "Verdicts"), with a percentile bootstrap interval
   in ``ci`` by the audit's unit (:func:`gap_interval`). BBNLI's ``bbnli_bias_score`` of the same
   answers divides counts by every answered sample, so where more pro than anti answers go
   unread it can lean the other way than the two rates do (and with every answer read it is

@@ -4,8 +4,8 @@ Each benchmark declares its headline measures (:attr:`MeasureInfo.headline`), th
 that means "no bias" (:attr:`MeasureInfo.neutral`) and whether it is signed. A signed measure's
 verdict is **pro-stereotype bias** when its 95% interval lies entirely on the stereotype side of
 the neutral value, **anti-stereotype bias** when entirely on the other side, and **no evidence of
-bias** when the interval contains it (``../shared/DESIGN.md``, "Verdicts, gates and
-explanations"). A magnitude measure (S, delta P) is shown with its interval and its ideal, with no
+bias** when the interval contains it (``docs/design.md``, "Verdicts").
+A magnitude measure (S, delta P) is shown with its interval and its ideal, with no
 verdict word. The most biased slices are those whose interval excludes the neutral value, ranked
 by their distance from it. A slice of fewer than :data:`MIN_VERDICT_UNITS` resampling units
 (pairs, rows) gets no verdict (``too few units``) and is never listed: a percentile bootstrap of

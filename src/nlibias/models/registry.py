@@ -10,12 +10,11 @@ Third-party backends register under the entry-point group ``nlibias.nli_backends
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from importlib.metadata import entry_points
 from typing import Any
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, did_you_mean
 from nlibias.models.base import NLIClassifier
 from nlibias.schema.model_ref import ModelRef, split_kind
 
@@ -50,10 +49,10 @@ def split_spec(spec: str) -> tuple[str, str]:
     if kind in known_kinds():
         return kind, name
     if kind:
-        close = difflib.get_close_matches(kind, known_kinds(), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(kind, known_kinds())
         raise ConfigError(
-            f"unknown backend kind {kind!r} in {spec!r}.{hint} Known: {', '.join(known_kinds())}",
+            f"unknown backend kind {kind!r} in {spec!r}{f' ({hint})' if hint else ''}. "
+            f"Known: {', '.join(known_kinds())}",
             parameter="spec",
         )
     return _DEFAULT_KIND, spec

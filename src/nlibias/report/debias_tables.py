@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nlibias.report.metric_readers import value_with_interval
-from nlibias.report.text_table import render_table
+from nlibias.textio.tables import render_table
 
 _MEASURES = (("S", "S (up)"), ("delta_p", "dP (down)"), ("B", "B (50 = none)"))
 

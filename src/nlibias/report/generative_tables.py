@@ -9,7 +9,7 @@ from typing import Any
 from nlibias.metrics.generative import group_keys, prompt_sensitivity
 from nlibias.metrics.verdicts import format_value
 from nlibias.report.paper_tables import biased_subtopics
-from nlibias.report.text_table import render_table
+from nlibias.textio.tables import render_table
 
 
 def _fmt(value: Any, digits: int = 1) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nlibias.report.text_table import render_table as text_table
+from nlibias.textio.tables import render_table as text_table
 
 
 def format_occupations_tables(models: Mapping[str, Mapping[str, Any]]) -> str:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from nlibias.textio.tables import format_cell, markdown_table, numeric_column
 
 TABLE_FORMATS = ("md", "latex", "csv")
 _LATEX_TITLES = {"ΔP": r"$\Delta P$"}
@@ -32,21 +33,6 @@ class PaperTable:
     group_column: bool = False
     """True when column 0 names a group (a model) shown only on its first row, as in the papers."""
     notes: list[str] = field(default_factory=list)
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    return str(value)
-
-
-def _numeric_column(rows: Sequence[Sequence[Any]], i: int) -> bool:
-    values = [r[i] for r in rows if r[i] is not None]
-    return bool(values) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
 
 
 def _grouped(table: PaperTable) -> list[list[Any]]:
@@ -81,18 +67,8 @@ def _latex_escape(text: str) -> str:
     return "".join(replacements.get(ch, ch) for ch in text)
 
 
-def _markdown(table: PaperTable) -> str:
-    def esc(text: str) -> str:
-        return text.replace("|", r"\|")
-
-    align = ["---:" if _numeric_column(table.rows, i) else "---" for i in range(len(table.headers))]
-    lines = ["| " + " | ".join(esc(h) for h in table.headers) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(esc(_cell(v)) for v in row) + " |" for row in _grouped(table)]
-    return "\n".join(lines)
-
-
 def _latex(table: PaperTable) -> str:
-    spec = "".join("r" if _numeric_column(table.rows, i) else "l" for i in range(len(table.headers)))
+    spec = "".join("r" if numeric_column(table.rows, i) else "l" for i in range(len(table.headers)))
     lines = [
         r"\begin{table}[t]",
         r"\centering",
@@ -112,7 +88,7 @@ def _latex(table: PaperTable) -> str:
         ):
             lines.append(r"\midrule")
         previous = raw[0]
-        lines.append(" & ".join(_latex_escape(_cell(v)) for v in row) + r" \\")
+        lines.append(" & ".join(_latex_escape(format_cell(v)) for v in row) + r" \\")
     lines += [
         r"\bottomrule",
         r"\end{tabular}",
@@ -128,14 +104,14 @@ def _csv(table: PaperTable) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(table.headers)
     for row in table.rows:
-        writer.writerow(["" if v is None else (f"{v:.2f}" if isinstance(v, float) else v) for v in row])
+        writer.writerow([format_cell(v, missing="") for v in row])
     return buffer.getvalue().rstrip("\n")
 
 
 def format_table(table: PaperTable, fmt: str) -> str:
     """Render one table as ``md``, ``latex`` (booktabs) or ``csv``."""
     if fmt == "md":
-        return _markdown(table)
+        return markdown_table(table.headers, _grouped(table))
     if fmt == "latex":
         return _latex(table)
     if fmt == "csv":

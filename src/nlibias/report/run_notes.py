@@ -35,7 +35,7 @@ _SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([MB])(?![A-Za-z])", re.IGN
 class Caveat:
     """One thing to read before the numbers: ``kind`` (``demo``, ``unvalidated``, ``small-model``,
     ``few-samples``, ``subset-or-unscored``, ``tp-ties``, ``magnitudes``, ``no-intervals``, ``degenerate-pairs``,
-    ``samples-changed``, ``reduced-precision``) and its text."""
+    ``samples-changed``, ``reduced-precision``, ``published-premises``) and its text."""
 
     kind: str
     text: str
@@ -167,6 +167,7 @@ def run_caveats(run: Run) -> list[Caveat]:
                 "`--dtype float32`.",
             )
         )
+    caveats += [Caveat("published-premises", note) for note in _published_premise_notes(run)]
     caveats += [Caveat("subset-or-unscored", note) for note in sample_notes(run.metrics)]
     caveats += [Caveat("tp-ties", note) for note in tie_notes(run.metrics)]
     caveats += [Caveat("magnitudes", note) for note in magnitude_notes(run.metrics)]
@@ -199,6 +200,35 @@ def run_caveats(run: Run) -> list[Caveat]:
             )
         )
     return caveats
+
+
+EXPANSION_SUMMARY = "expansion.json"
+"""The expansion's summary beside the samples (written by ``nlibias expand``, jobs/expand.py)."""
+
+
+def _published_premise_notes(run: Run) -> list[str]:
+    """One note per evaluation set whose published premises a premises file would refuse (a
+    gendered word, no or another occupation named: paper 004's workbooks have such rows, read as
+    the authors published them), from the expansion summary beside the run's samples."""
+    import json
+
+    path = run.samples_path()
+    summary = None if path is None else (path if path.is_dir() else path.parent) / EXPANSION_SUMMARY
+    try:
+        sets = json.loads(summary.read_text(encoding="utf-8")).get("eval_sets") if summary else None
+    except (OSError, ValueError, AttributeError):
+        return []
+    notes = []
+    for record in sets if isinstance(sets, list) else []:
+        caveats = record.get("premise_caveats") if isinstance(record, Mapping) else None
+        if isinstance(caveats, Mapping) and isinstance(caveats.get("rows"), int) and caveats["rows"] > 0:
+            notes.append(
+                f"{caveats['rows']:,} premises of the {record.get('eval_set')} set would be refused in a "
+                f"premises file ({caveats.get('gendered_word')} with a gendered word, "
+                f"{caveats.get('occupation_not_named')} not naming their row's occupation): read as the "
+                f"authors published them; {EXPANSION_SUMMARY} lists them (premise_caveats)."
+            )
+    return notes
 
 
 def _with_code(text: str) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 from nlibias.benchmarks.base import Benchmark
 from nlibias.errors import ConfigError
-from nlibias.report.text_table import render_table
+from nlibias.textio.tables import render_table
 
 __all__ = [
     "format_all_tables",

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nlibias.report.text_table import render_table
 from nlibias.schema.model_keys import split_tp_key
+from nlibias.textio.tables import render_table
 
 
 def _name(key: str) -> tuple[str, str]:

@@ -18,9 +18,9 @@ from typing import Any
 
 from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, ModelVerdict, headline_infos, run_verdicts
-from nlibias.report.text_table import render_table
 from nlibias.schema.declared import is_int
 from nlibias.schema.measure_info import MeasureInfo
+from nlibias.textio.tables import render_table
 
 TITLE = (
     "Verdict (95% bootstrap intervals; a signed measure is biased only when its interval "

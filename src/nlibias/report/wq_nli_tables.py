@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nlibias.metrics.wq_nli import M_KEYS, metric_r2
-from nlibias.report.text_table import render_table as text_table
+from nlibias.textio.tables import render_table as text_table
 
 
 def format_wq_nli_tables(models: Mapping[str, Mapping[str, Any]]) -> str:

@@ -29,7 +29,6 @@ nlibias.errors.ConfigError: head takes no argument 'nn' (did you mean 'n'?)
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 import inspect
@@ -44,7 +43,7 @@ from typing import Annotated, Any, TypeGuard, TypeVar, cast, overload
 import typing_extensions
 from annotated_types import Ge, Gt, Le, Lt, Predicate
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, did_you_mean
 from nlibias.schema.applies import SEED_APPLIES, refuse_inapplicable
 
 if typing.TYPE_CHECKING:
@@ -257,8 +256,8 @@ def file_problems(
         line = yaml_line_of(text, loc) if text is not None else None
         if problem["type"] == "extra_forbidden":
             known = list(known_keys(loc))
-            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(str(loc[-1]), known)
+            hint = f"; {hint}" if hint else ""
             problems.append((line, None, f"unknown key {field!r}{hint} (known here: {', '.join(known)})"))
         else:
             problems.append((line, field or whole, str(problem["msg"]).removeprefix("Value error, ")))
@@ -268,8 +267,7 @@ def file_problems(
 def unknown_argument(function: str, name: str, known: Sequence[str]) -> ConfigError:
     """The refusal of a keyword ``function`` does not take, naming the closest it does (the one
     "did you mean" of the API)."""
-    close = difflib.get_close_matches(name, [k for k in known if k != name], n=1)
-    shown = f"did you mean {close[0]!r}?" if close else f"it takes: {', '.join(known)}"
+    shown = did_you_mean(name, [k for k in known if k != name]) or f"it takes: {', '.join(known)}"
     return ConfigError(f"{function} takes no argument {name!r} ({shown})", parameter=name)
 
 

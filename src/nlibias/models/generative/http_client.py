@@ -1,8 +1,9 @@
-"""A JSON client for one HTTP server: keep-alive connections per thread, a timeout per socket
-operation, retries with exponential backoff (jittered, ``Retry-After`` honoured) on connection
-errors, timeouts, 408, 429 and 5xx, and errors that say what to do. The generative backend
-(:mod:`nlibias.models.generative.openai_http`), the server fill and the token-probability server
-scorer share it.
+"""A JSON client for one HTTP server, on httpx: pooled keep-alive connections, proxies from the
+environment (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``), a timeout per socket operation,
+retries with exponential backoff (jittered, ``Retry-After`` honoured as seconds or as an HTTP
+date) on connection errors, timeouts, 408, 429 and 5xx, and errors that say what to do. The
+generative backend (:mod:`nlibias.models.generative.openai_http`), the server fill and the
+token-probability server scorer share it.
 
 >>> JSONClient("http://127.0.0.1:8080/v1").base_url
 'http://127.0.0.1:8080/v1'
@@ -10,17 +11,17 @@ scorer share it.
 
 from __future__ import annotations
 
-import http.client
 import json
-import math
 import os
 import random
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from email.utils import mktime_tz, parsedate_tz
 from typing import Any
-from urllib.parse import urlsplit
+
+import httpx
 
 from nlibias.errors import ConfigError, NlibiasError
 
@@ -44,10 +45,12 @@ class RetryPolicy:
 
     Wait before retry ``k`` (0-based): ``min(backoff_max, backoff * 2**k)`` scaled by a random
     factor in [0.5, 1] (so parallel clients do not retry in lockstep); a ``Retry-After`` header
-    in seconds replaces it (capped at ``backoff_max``).
+    (RFC 9110: seconds, or the HTTP date to wait until) replaces it, capped at ``backoff_max``.
 
     >>> RetryPolicy(backoff=1.0, backoff_max=5.0).delay(3, jitter=1.0)
     5.0
+    >>> RetryPolicy().delay(0, retry_after="Sun, 06 Nov 1994 08:49:37 GMT")  # a date passed: no wait
+    0.0
     """
 
     max_retries: int = 5
@@ -55,15 +58,22 @@ class RetryPolicy:
     backoff_max: float = 30.0
 
     def delay(self, attempt: int, *, retry_after: str | None = None, jitter: float | None = None) -> float:
-        if retry_after is not None:
-            try:
-                value = float(retry_after)
-            except ValueError:
-                value = math.nan
-            if math.isfinite(value) and value >= 0:
-                return min(value, self.backoff_max)
+        wait = _retry_after_seconds(retry_after) if retry_after is not None else None
+        if wait is not None:
+            return min(wait, self.backoff_max)
         factor = random.uniform(0.5, 1.0) if jitter is None else jitter
         return min(self.backoff_max, self.backoff * 2**attempt) * factor
+
+
+def _retry_after_seconds(value: str) -> float | None:
+    """Seconds a ``Retry-After`` value asks to wait (0 for a date already passed); None when it is
+    neither a non-negative number of seconds nor an HTTP date."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        date = parsedate_tz(value)  # None when it is not a date either
+        return None if date is None else max(0.0, mktime_tz(date) - time.time())
+    return seconds if 0 <= seconds < float("inf") else None
 
 
 def _retryable(status: int) -> bool:
@@ -71,9 +81,9 @@ def _retryable(status: int) -> bool:
 
 
 class JSONClient:
-    """POST JSON to one server with retries, keep-alive connections and a per-operation timeout.
+    """POST JSON to one server with retries, pooled keep-alive connections and a per-operation timeout.
 
-    Thread-safe: each thread uses its own connection. ``sleep`` is injectable for tests.
+    Thread-safe: the threads share one httpx connection pool. ``sleep`` is injectable for tests.
     """
 
     def __init__(
@@ -85,21 +95,27 @@ class JSONClient:
         api_key_env: str | None = DEFAULT_API_KEY_ENV,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        parts = urlsplit(base_url.rstrip("/"))
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        try:
+            parts = httpx.URL(base_url.rstrip("/"))
+        except httpx.InvalidURL:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.host:
             raise ConfigError(
                 f"server URL {base_url!r} must look like http://HOST:PORT/v1", parameter="base_url"
             )
         self.base_url = base_url.rstrip("/")
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname
-        self._port = parts.port
-        self._prefix = parts.path
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
         self.api_key_env = api_key_env
         self._sleep = sleep
-        self._local = threading.local()
+        # trust_env: proxies (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY) and CA bundles
+        # (SSL_CERT_FILE) come from the environment, as for the hub check and other tools.
+        # No pool limit: the callers bound their own concurrency, as one connection per thread did.
+        self._client = httpx.Client(
+            timeout=timeout,
+            trust_env=True,
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
+        )
         self.requests_sent = 0
         self._count_lock = threading.Lock()
 
@@ -110,44 +126,20 @@ class JSONClient:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def _connection(self) -> http.client.HTTPConnection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            conn = cls(self._host, self._port, timeout=self.timeout)
-            self._local.conn = conn
-        return conn
-
-    def _drop_connection(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-        self._local.conn = None
-
-    def _send(self, path: str, body: bytes | None) -> tuple[int, Any, bytes]:
-        conn = self._connection()
+    def _send(self, path: str, body: bytes | None) -> httpx.Response:
         if body is not None:  # the answers asked for (a GET asks what the server offers)
             with self._count_lock:
                 self.requests_sent += 1
         method = "GET" if body is None else "POST"
-        try:
-            conn.request(method, self._prefix + path, body=body, headers=self._headers())
-            response = conn.getresponse()
-            data = response.read()
-        except (OSError, http.client.HTTPException):
-            self._drop_connection()
-            raise
-        if response.will_close:
-            self._drop_connection()
-        return response.status, response.headers, data
+        return self._client.request(method, self.base_url + path, content=body, headers=self._headers())
 
     def get_once(self, path: str) -> dict[str, Any] | None:
         """The decoded JSON object a GET of ``path`` answers, or None on any failure (one attempt,
         no retry: for what a server may not offer, such as its list of models)."""
         try:
-            status, _, data = self._send(path, None)
-            decoded = json.loads(data) if 200 <= status < 300 else None
-        except (OSError, http.client.HTTPException, ValueError):
+            response = self._send(path, None)
+            decoded = json.loads(response.content) if response.is_success else None
+        except (httpx.HTTPError, ValueError):
             return None
         return decoded if isinstance(decoded, dict) else None
 
@@ -159,23 +151,24 @@ class JSONClient:
         for attempt in range(self.retry.max_retries + 1):
             retry_after = None
             try:
-                status, headers, data = self._send(path, body)
-            except (OSError, http.client.HTTPException) as exc:
+                response = self._send(path, body)
+            except httpx.TransportError as exc:
                 last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             else:
-                if 200 <= status < 300:
+                status = response.status_code
+                if response.is_success:
                     try:
-                        decoded = json.loads(data)
+                        decoded = json.loads(response.content)
                     except json.JSONDecodeError as exc:
                         raise ServerError(f"{url} answered invalid JSON ({exc.msg})", status=status) from exc
                     if not isinstance(decoded, dict):
                         raise ServerError(f"{url} answered {type(decoded).__name__}, not an object")
                     return decoded
-                message = _error_message(data)
+                message = _error_message(response.content)
                 if not _retryable(status):
                     raise ServerError(_explain(url, status, message, self.api_key_env), status=status)
                 last = f"HTTP {status}: {message}"
-                retry_after = headers.get("Retry-After")
+                retry_after = response.headers.get("Retry-After")
             if attempt < self.retry.max_retries:
                 self._sleep(self.retry.delay(attempt, retry_after=retry_after))
         raise ServerError(

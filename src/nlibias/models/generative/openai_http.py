@@ -8,10 +8,10 @@ Both ``/v1/chat/completions`` (``api="chat"``, the server applies the model's ch
 word in the list → unparsed). A server that offers no log-probabilities gets generated answers
 instead (greedy, ``max_new_tokens``, parsed by :mod:`nlibias.models.generative.answers`); the record says which.
 
-The client is the standard library's ``http.client`` (no extra dependency) with one keep-alive
-connection per worker thread, a bounded thread pool (``concurrency`` requests in flight at most),
-a timeout per socket operation, and retries with exponential backoff (jittered, ``Retry-After``
-honoured) on connection errors, timeouts, 429 and 5xx. Other 4xx answers fail at once with the
+The client (:class:`~nlibias.models.generative.http_client.JSONClient`, on httpx) keeps
+connections alive, takes proxies from the environment, and retries with exponential backoff
+(jittered, ``Retry-After`` honoured) on connection errors, timeouts, 429 and 5xx; a bounded thread
+pool keeps ``concurrency`` requests in flight at most. Other 4xx answers fail at once with the
 server's message. The API key, if any, is read from an environment variable
 (``OPENAI_API_KEY`` by default) and sent as ``Authorization: Bearer``; it is never part of the
 cache identity or of any output file.

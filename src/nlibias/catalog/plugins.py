@@ -1,0 +1,197 @@
+"""Plug-in benchmarks (the entry-point group ``nlibias.benchmarks``) kept apart from nlibias and
+from each other.
+
+- **Where it comes from.** Each plug-in is named by its :class:`PluginOrigin`: the entry point's
+  name and target, and the distribution (the installed package) that declares it.
+- **Its faults are its own.** :func:`attributed` returns the plug-in's benchmark with every
+  callable it brings (expansion, scorers, tables, extras, sentence pairs) wrapped: an exception
+  one raises, or a value of the wrong kind it returns, becomes a :class:`~nlibias.errors.PluginError`
+  naming the plug-in, its distribution and what it was asked to do, never an nlibias internal
+  error. nlibias's own errors a plug-in raises on purpose (a ``SourceError`` for its own file)
+  pass as they are.
+- **Its samples are its own.** Samples an expansion writes must carry one of the plug-in's own
+  ``sources``: samples that say ``source: bbnli`` would be scored with BBNLI's measures.
+- **Refusals and warnings** (:func:`duplicate_names`, :func:`load_failure`): a plug-in that
+  fails to load, or whose name or sources another benchmark has, is not registered; the registry
+  warns once (:class:`PluginWarning`) and says why when its name is looked up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nlibias.benchmarks.base import Benchmark, Extra, Measures
+from nlibias.errors import NlibiasError, PluginError
+from nlibias.schema import Sample
+
+
+class PluginWarning(UserWarning):
+    """A plug-in benchmark is installed but not registered (it failed to load, or clashes)."""
+
+
+@dataclass(frozen=True)
+class PluginOrigin:
+    """An entry point of the ``nlibias.benchmarks`` group and the distribution declaring it."""
+
+    name: str
+    value: str
+    distribution: str | None = None
+    """``name version`` of the installed package (None when the entry point does not say)."""
+
+    @classmethod
+    def of(cls, entry: Any) -> PluginOrigin:
+        dist = getattr(entry, "dist", None)
+        metadata = getattr(dist, "metadata", None)
+        name = (
+            metadata["Name"] if metadata is not None and "Name" in metadata else getattr(dist, "name", None)
+        )
+        version = getattr(dist, "version", None)
+        distribution = None if name is None else f"{name} {version}" if version else str(name)
+        return cls(str(entry.name), str(getattr(entry, "value", "")), distribution)
+
+    def describe(self) -> str:
+        """``plug-in 'mine' (mine.bench:BENCHMARK, distribution nlibias-mine 1.0)``."""
+        where = self.value + (f", distribution {self.distribution}" if self.distribution else "")
+        return f"plug-in {self.name!r} ({where})"
+
+
+def duplicate_names(entries: Iterable[Any]) -> dict[str, str]:
+    """Entry-point name → why none of the entry points sharing it is loaded (two plug-ins of one
+    name would shadow each other, whichever was found first winning silently)."""
+    by_name: dict[str, list[PluginOrigin]] = {}
+    for entry in entries:
+        by_name.setdefault(str(entry.name), []).append(PluginOrigin.of(entry))
+    return {
+        name: f"two plug-ins are named {name!r}: "
+        + " and ".join(o.describe() for o in origins)
+        + "; neither is loaded: uninstall one of them"
+        for name, origins in by_name.items()
+        if len(origins) > 1
+    }
+
+
+def load_failure(origin: PluginOrigin, error: BaseException) -> str:
+    """Why a plug-in is not registered, naming it and its distribution."""
+    return f"entry point {origin.name!r} ({origin.value}) failed to load: {error}" + (
+        f" (distribution {origin.distribution})" if origin.distribution else ""
+    )
+
+
+def attributed(benchmark: Any, origin: PluginOrigin) -> Benchmark:
+    """The plug-in's benchmark with every callable it brings attributed to it (module notes); an
+    entry point naming anything but a :class:`Benchmark` is a :class:`PluginError`."""
+    if not isinstance(benchmark, Benchmark):
+        raise PluginError(
+            origin.describe(),
+            f"its entry point names a {type(benchmark).__name__}, not a nlibias Benchmark",
+        )
+    brings = (benchmark.measures, benchmark.extras, benchmark.expand, benchmark.summary_table)
+    if not any(brings) and benchmark.sentence_pairs is None:
+        return benchmark  # no callable of its own: nothing to attribute
+    guard = _Guard(origin, benchmark)
+    measures = {
+        kind: dataclasses.replace(
+            m,
+            score=guard(m.score, f"scoring {kind} outputs", _metrics),
+            tables=guard(m.tables, f"the {kind} tables", _text),
+            across=None
+            if m.across is None
+            else guard(m.across, f"the {kind} across-model measures", _mapping),
+        )
+        for kind, m in benchmark.measures.items()
+        if isinstance(m, Measures)
+    }
+    extras = tuple(
+        dataclasses.replace(
+            e,
+            compute=guard(e.compute, f"the extra {e.name!r}", None),
+            tables=None if e.tables is None else guard(e.tables, f"the extra {e.name!r}'s tables", _text),
+        )
+        for e in benchmark.extras
+        if isinstance(e, Extra)
+    )
+
+    def optional(fn: Callable[..., Any] | None, what: str, check: Check) -> Any:
+        return None if fn is None else guard(fn, what, check)
+
+    return dataclasses.replace(
+        benchmark,
+        measures=measures,
+        extras=extras,
+        expand=optional(benchmark.expand, "expanding its source", guard.expansion),
+        summary_table=optional(benchmark.summary_table, "its expansion summary", _text),
+        sentence_pairs=optional(benchmark.sentence_pairs, "its sentence pairs", _list),
+    )
+
+
+Check = Callable[[Any], str | None]
+"""What is wrong with a callable's return value (None: nothing)."""
+
+
+def _metrics(value: Any) -> str | None:
+    if not isinstance(value, Mapping) or not isinstance(value.get("overall"), Mapping):
+        return f"returned {_kind(value)}, not the metrics mapping with an 'overall' mapping"
+    return None
+
+
+def _text(value: Any) -> str | None:
+    return None if isinstance(value, str) else f"returned {_kind(value)}, not text"
+
+
+def _mapping(value: Any) -> str | None:
+    return None if isinstance(value, Mapping) else f"returned {_kind(value)}, not a mapping"
+
+
+def _list(value: Any) -> str | None:
+    return None if isinstance(value, list) else f"returned {_kind(value)}, not a list"
+
+
+def _kind(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:60]}{'...' if len(text) > 60 else ''}"
+
+
+class _Guard:
+    """Wraps a plug-in's callables so that what goes wrong in them is said as its fault."""
+
+    def __init__(self, origin: PluginOrigin, benchmark: Benchmark) -> None:
+        self.origin, self.benchmark = origin, benchmark
+
+    def __call__(self, fn: Callable[..., Any], what: str, check: Check | None) -> Callable[..., Any]:
+        origin = self.origin
+
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                value = fn(*args, **kwargs)
+            except NlibiasError:  # said on purpose, with the file or parameter at fault
+                raise
+            except Exception as error:
+                raise PluginError(
+                    origin.describe(), f"{what} raised {type(error).__name__}: {error}"
+                ) from error
+            problem = None if check is None else check(value)
+            if problem is not None:
+                raise PluginError(origin.describe(), f"{what} {problem}")
+            return value
+
+        guarded.__wrapped__ = fn  # type: ignore[attr-defined]
+        return guarded
+
+    def expansion(self, value: Any) -> str | None:
+        """An expansion's samples are :class:`Sample` objects of the plug-in's own sources."""
+        samples = getattr(value, "samples", None)
+        if samples is None or not callable(getattr(value, "summary", None)):
+            return f"returned {_kind(value)}, not an expansion (samples and summary())"
+        foreign = sorted({s.source for s in samples if isinstance(s, Sample)} - set(self.benchmark.sources))
+        if not all(isinstance(s, Sample) for s in samples):
+            return "returned samples that are not nlibias Sample objects"
+        if foreign:
+            return (
+                f"wrote samples with source {foreign[0]!r}, which is not one of its own sources "
+                f"({', '.join(self.benchmark.sources)}): they would be scored with another benchmark's "
+                "measures"
+            )
+        return None
