@@ -271,3 +271,22 @@ def test_what_a_model_option_applies_to_is_declared_on_its_field() -> None:
     assert ModelOptions.of(ray_address="local", ray_gpus_per_worker=1.0).ray_gpus_per_worker == 1.0
     with pytest.raises(ConfigError, match=r"^ray_gpus_per_worker is inf; pass a finite float of at least 0"):
         ModelOptions.of(ray_address="local", ray_gpus_per_worker=math.inf)
+
+
+def test_a_hub_model_in_the_local_cache_is_asked_in_its_role(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a hub name is read from the hub cache's config.json (never fetched): an NLI classifier
+    # downloaded before is refused as the LM judge, a name not in the cache is left to the loader
+    snapshot = tmp_path / "hub" / "models--org--nli" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text(
+        json.dumps({"architectures": ["DebertaV2ForSequenceClassification"]})
+    )
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert ModelRef.unread("org/nli").role == "classifier"
+    assert ModelRef.unread("org/nli@v1").role == "classifier"
+    assert ModelRef.unread("org/elsewhere").role is None
+    with pytest.raises(ConfigError) as caught:
+        nlibias.explain(tmp_path / "no-run", ["fake:j"], lm_judge="org/nli")
+    assert caught.value.parameter == "lm_judge"

@@ -32,6 +32,7 @@ One example per kind::
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,7 +182,11 @@ class ModelRef:
             return _ROLE_KINDS[self.kind]
         if not self.kind and self.name in GENERATIVE_ALIASES:
             return "generative"
-        return _architecture_role(Path(self.name.partition("@")[0]).expanduser() / "config.json")
+        name = self.name.partition("@")[0]
+        local = Path(name).expanduser()
+        if local.exists():
+            return _architecture_role(local / "config.json")
+        return next(filter(None, map(_architecture_role, _hub_cached_configs(name))), None)
 
     def check_role(self, role: Role, *, parameter: str, fix: str, names: tuple[str, ...] = ()) -> None:
         """Refuse the reference where it is asked as ``role`` and names the other kind of model,
@@ -226,6 +231,17 @@ def _architecture_role(config: Path) -> Role | None:
             if isinstance(architecture, str) and architecture.endswith(ending):
                 return role
     return None
+
+
+def _hub_cached_configs(repo: str) -> list[Path]:
+    """The ``config.json`` files of ``repo`` (``org/name``) in the Hugging Face hub cache
+    (``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else ``~/.cache/huggingface/hub``), every revision
+    downloaded: read from disk, never fetched."""
+    if repo.count("/") != 1:
+        return []
+    home = Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
+    cache = Path(os.environ.get("HF_HUB_CACHE", home / "hub")).expanduser()
+    return sorted((cache / f"models--{repo.replace('/', '--')}" / "snapshots").glob("*/config.json"))
 
 
 def _split_options(
