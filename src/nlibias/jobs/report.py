@@ -111,6 +111,7 @@ def make_report(
     _check_options_apply(
         debias=bool(debias or pairs), fmt=fmt, compare=compare, plots=plots, min_effect=min_effect
     )
+    _refuse_overwrites(runs, out, debias=bool(debias or pairs))
     if debias or pairs:
         return _debias_report(runs, pairs, min_effect, out)
     from nlibias.report.load import load_runs
@@ -119,6 +120,18 @@ def make_report(
     if fmt is not None:
         return _tables_report(loaded, fmt, compare, out)
     return _html_report(loaded, out, compare, plots)
+
+
+def _refuse_overwrites(runs: Sequence[str | Path], out: str | Path | None, *, debias: bool) -> None:
+    """Refuse an ``out`` that is a file of a run (or, with ``debias``, the comparison saved in it)."""
+    from nlibias.io.overwrites import refuse_overwrites, run_files
+
+    saved: list[Path] = []
+    if debias:
+        from nlibias.jobs.debias_compare import COMPARISON_JSON
+
+        saved = [Path(run) / COMPARISON_JSON for run in runs]
+    refuse_overwrites({"out": out, "debias": saved}, {"runs": [f for run in runs for f in run_files(run)]})
 
 
 def _check_options_apply(
