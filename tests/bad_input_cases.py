@@ -13,6 +13,7 @@ from typing import Any
 
 from bad_input_cases_explain import explain_cases
 from bad_input_cases_fill import fill_and_messages_cases
+from bad_input_cases_io import io_cases
 from bad_input_cases_prediction_rows import cases as prediction_rows_cases
 from bad_input_cases_probe import (
     probe_cache_cases,
@@ -424,4 +425,5 @@ def cases() -> list[Case]:
         *fill_and_messages_cases(),
         *explain_cases(),
         *validate_explanations_cases(),
+        *io_cases(),  # the I/O layer's guards (issue #48)
     ]

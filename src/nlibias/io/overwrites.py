@@ -52,7 +52,7 @@ def run_files(run_dir: str | Path) -> list[Path]:
     found = [run / name for name in _RUN_FILES]
     try:
         manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # damaged: the command's own reader says how
         manifest = None
     if isinstance(manifest, dict):
         files = manifest.get("files")
