@@ -93,6 +93,18 @@ def overwrite_cases() -> list[Case]:
         return ["score", "--samples", str(base.samples), "--predictions", str(out / "predictions.jsonl"),
                 "--out", str(out), "--bootstrap", "0"], "--predictions"  # fmt: skip
 
+    @add("validate-export-out-is-the-queue")
+    def _(d: Path, base: Base) -> tuple[list[str], str]:
+        run = d / "vrun"
+        shutil.copytree(base.validation_run, run)
+        return ["validate", "export", str(run), "--out", str(run / "validation" / "queue.csv")], "--out"
+
+    @add("masks-derive-out-is-the-stopwords")
+    def _(d: Path, base: Base) -> tuple[list[str], str]:
+        (d / "stop.txt").write_text("the\na\n")
+        return ["masks", "derive", "--source", str(base.bbnli_dir), "--stopwords", str(d / "stop.txt"),
+                "--out", str(d / "stop.txt")], "--stopwords"  # fmt: skip
+
     return found
 
 

@@ -66,8 +66,8 @@ def current_summary(run_dir: str | Path, *, recorded: bool = True) -> dict[str, 
             f"({'; '.join(problems)}): run nlibias explain again"
         )
     predictions = run_dir / "predictions.jsonl"
-    recorded = (record.get("inputs") or {}).get("predictions_sha256")
-    if not predictions.is_file() or sha256_file(predictions) != recorded:
+    made_from = (record.get("inputs") or {}).get("predictions_sha256")
+    if not predictions.is_file() or sha256_file(predictions) != made_from:
         return "its explanations were made from other predictions than the run now holds: run nlibias explain again"
     return summary
 

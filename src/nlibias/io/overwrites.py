@@ -28,7 +28,7 @@ Files = str | Path | Iterable[str | Path] | None
 """One parameter's files: a path, several, or None (the parameter was not given)."""
 
 _RUN_FILES = ("manifest.json", "metrics.json", "predictions.jsonl", "tables.txt")
-_RUN_FOLDERS = ("stages", "explanations")
+_RUN_FOLDERS = ("stages", "explanations", "validation")
 
 
 def file_identity(path: str | Path) -> tuple[object, ...]:
@@ -47,7 +47,8 @@ def file_identity(path: str | Path) -> tuple[object, ...]:
 
 def run_files(run_dir: str | Path) -> list[Path]:
     """The files a reader of the run directory reads: its output files and manifest, the inputs
-    its manifest records (the samples file), and the files of its stages and explanations."""
+    its manifest records (the samples file), and the files of its stages, explanations and human
+    validation (the queue, the annotation database)."""
     run = Path(run_dir)
     found = [run / name for name in _RUN_FILES]
     try:

@@ -147,13 +147,14 @@ def refuse_gate_overwrites(
 ) -> None:
     """Refuse, before the gate computes anything, a JUnit or Markdown file that is a file of either
     run, the rules file (``rules`` when it is a path), the samples file, or the other output."""
-    from nlibias.io.overwrites import refuse_overwrites, run_files
+    from nlibias.io.overwrites import Files, refuse_overwrites, run_files
 
-    inputs = {
+    inputs: dict[str, Files] = {
         "candidate": run_files(candidate),
         "baseline": None if baseline is None else run_files(baseline),
+        "rules": rules if isinstance(rules, str | Path) else None,
+        "samples": samples,
     }
-    inputs |= {"rules": rules if isinstance(rules, str | Path) else None, "samples": samples}
     refuse_overwrites({"junit": junit, "markdown": markdown}, inputs)
 
 
