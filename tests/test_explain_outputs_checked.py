@@ -78,3 +78,24 @@ def test_the_queue_refuses_explanations_the_report_calls_stale(explained: Path) 
         SourceError, match=r"not current: .*explanations\.jsonl changed since the stage wrote it"
     ):
         draw_explanation_queue(explained, size=10, seed=0)
+
+
+def test_the_stage_engine_reuses_a_stage_only_while_its_recorded_outputs_check_out(tmp_path: Path) -> None:
+    """Any stage (debias' augmentation records its files so): the same inputs and intact outputs
+    are done; an output cut short or replaced makes the stage run again, saying which."""
+    from nlibias.io.stages import DONE, RUN, Stage, begin_stage, finish_stage, stage_status
+
+    stage = Stage("augment", tmp_path / "augmented", tmp_path / "augmented" / "summary.json", {"train": "ab"})
+    begin_stage(tmp_path, stage, RUN)
+    stage.output.mkdir()
+    (stage.output / "train.jsonl").write_text('{"a": 1}\n{"a": 2}\n')
+    stage.finished.write_text("{}")
+    finish_stage(tmp_path, stage, ["augmented/train.jsonl", "augmented/summary.json"])
+    assert stage_status(tmp_path, stage) == (DONE, [])
+    (stage.output / "train.jsonl").write_text('{"a": 1}\n{"a"')
+    assert stage_status(tmp_path, stage) == (
+        RUN, ["augmented/train.jsonl changed since the stage wrote it (damaged or replaced)"],
+    )  # fmt: skip
+    (stage.output / "train.jsonl").write_text('{"a": 1}\n{"a": 2}\n')  # the same bytes again: intact
+    stage.finished.unlink()
+    assert stage_status(tmp_path, stage) == (RUN, ["augmented/summary.json is missing"])
