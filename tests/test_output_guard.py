@@ -60,6 +60,8 @@ def test_report_out_may_not_be_a_file_of_a_run(run: Path) -> None:
     _refused(["report", str(run), "--format", "md", "--out", str(run / "predictions.jsonl")],
              run / "predictions.jsonl", "--out", "RUNS")  # fmt: skip
     _refused(["report", str(run), "--out", str(run / "tables.txt")], run / "tables.txt", "--out")
+    _refused(["report", str(run / "metrics.json"), "--format", "csv", "--out", str(run / "manifest.json")],
+             run / "manifest.json", "--out")  # fmt: skip
 
 
 def test_export_outputs_may_not_be_the_run_s_files_or_each_other(run: Path, tmp_path: Path) -> None:

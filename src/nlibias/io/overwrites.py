@@ -46,10 +46,11 @@ def file_identity(path: str | Path) -> tuple[object, ...]:
 
 
 def run_files(run_dir: str | Path) -> list[Path]:
-    """The files a reader of the run directory reads: its output files and manifest, the inputs
+    """The files a reader of the run directory (or of its ``metrics.json``) reads: its output files and manifest, the inputs
     its manifest records (the samples file), and the files of its stages, explanations and human
     validation (the queue, the annotation database)."""
     run = Path(run_dir)
+    run = run.parent if run.is_file() else run  # a run named by its metrics.json
     found = [run / name for name in _RUN_FILES]
     try:
         manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
