@@ -119,28 +119,37 @@ def write_target(path: str | Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
-def _fsync(path: Path, *, directory: bool = False) -> None:
-    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+def _sync_file(path: Path) -> None:
+    writable = os.access(
+        path, os.W_OK
+    )  # Windows syncs no file opened read-only; a strict umask may forbid it
+    fd = os.open(path, os.O_RDWR if writable else os.O_RDONLY)
     try:
         os.fsync(fd)
-    except OSError:  # a file system that cannot sync a directory (some network mounts): nothing to wait for
-        if not directory:
-            raise
     finally:
         os.close(fd)
+
+
+def _sync_folder(path: Path) -> None:
+    with suppress(OSError):  # a folder some systems cannot open or sync (Windows, network mounts)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _replace(tmp: Path, path: Path) -> None:
     """Rename ``tmp`` over ``path``: its bytes synced to disk first (a power cut leaves the old file
     or the whole new one, never an empty one), the mode of a file it replaces kept, and the
     folder synced after (the rename itself survives a power cut)."""
+    _sync_file(tmp)
     with suppress(FileNotFoundError):  # a new file keeps the umask's mode (temporary_file)
         os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
-    _fsync(tmp)
     fault_point(f"before {path.name}")
     os.replace(tmp, path)
     fault_point(f"after {path.name}")
-    _fsync(path.parent, directory=True)
+    _sync_folder(path.parent)
 
 
 @contextmanager
