@@ -5,6 +5,7 @@ names: gate --junit/--markdown, report --out, export model-index --out/--card, s
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -43,6 +44,8 @@ def test_gate_outputs_may_not_be_the_runs_files_the_rules_or_each_other(run: Pat
     gate = ["gate", str(run), "--rules", str(rules)]
     _refused([*gate, "--junit", str(run / "metrics.json")], run / "metrics.json", "--junit", "CANDIDATE")
     _refused([*gate, "--markdown", str(rules)], rules, "--markdown", "--rules")
+    recorded = Path(json.loads((run / "manifest.json").read_text())["inputs"]["samples"]["path"])
+    _refused([*gate, "--markdown", str(recorded)], recorded, "--markdown", "CANDIDATE")  # the samples it read
     link = tmp_path / "link.xml"  # another name of the run's manifest: the same file
     link.symlink_to(run / "manifest.json")
     _refused([*gate, "--junit", str(link)], run / "manifest.json", "--junit")

@@ -46,9 +46,9 @@ def file_identity(path: str | Path) -> tuple[object, ...]:
 
 
 def run_files(run_dir: str | Path) -> list[Path]:
-    """The files a reader of the run directory (or of its ``metrics.json``) reads: its output files and manifest, the inputs
-    its manifest records (the samples file), and the files of its stages, explanations and human
-    validation (the queue, the annotation database)."""
+    """The files a reader of the run directory (or of its ``metrics.json``) reads: its output
+    files and manifest, the inputs its manifest records (the samples file), and the files of its
+    stages, explanations and human validation (the queue, the annotation database)."""
     run = Path(run_dir)
     run = run.parent if run.is_file() else run  # a run named by its metrics.json
     found = [run / name for name in _RUN_FILES]
@@ -62,7 +62,7 @@ def run_files(run_dir: str | Path) -> list[Path]:
         inputs = manifest.get("inputs")
         for entry in inputs.values() if isinstance(inputs, dict) else ():
             if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                found.append(run / entry["path"])  # a relative path is the run's; an absolute one stays
+                found += [Path(entry["path"]), run / entry["path"]]  # a relative one: from here, or the run
     for folder in _RUN_FOLDERS:
         if (run / folder).is_dir():
             found += [path for path in (run / folder).rglob("*") if path.is_file()]
