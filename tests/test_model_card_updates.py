@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import shutil
 import stat
 from pathlib import Path
 
@@ -188,12 +189,15 @@ def test_the_name_comes_from_name_or_the_card(runs: dict[str, Path], tmp_path: P
     assert done.exit_code == 2 and "--name" in done.output
 
 
-def test_a_generative_model_is_named_by_its_model_not_its_run_key() -> None:
+def test_a_generative_model_is_named_by_its_model_not_its_run_key(tmp_path: Path) -> None:
     """The key adds the prompt and answer mode (``lm|prompt=true|scored``), which the task's name
     carries; the model's name is the one the run recorded."""
     import nlibias
 
-    run = Path(__file__).parent / "fixtures" / "regression" / "bbnli-generative-fake" / "audit"
+    run = tmp_path / "audit"  # a copy: the fixture's warning (no manifest) is given once per directory
+    shutil.copytree(
+        Path(__file__).parent / "fixtures" / "regression" / "bbnli-generative-fake" / "audit", run
+    )
     with pytest.warns(UserWarning):  # a fixture written before run manifests
         (entry,) = nlibias.model_index(run, model="lm|prompt=true|scored")
     assert entry["name"] == "lm"

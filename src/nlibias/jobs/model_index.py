@@ -274,13 +274,13 @@ def read_card(path: Path) -> tuple[str, dict[str, Any]]:
 
 
 def _card(path: Path, text: str, metadata: Mapping[str, Any]) -> Any:
-    """``huggingface_hub``'s ModelCard of a checked card; its own log line for a card without a
-    metadata block (which we add) kept off stderr."""
+    """``huggingface_hub``'s ModelCard of a checked card; its own log lines kept off stderr (a
+    card without a metadata block, which we add; a model-index it cannot read, which we refuse)."""
     import logging
 
     from huggingface_hub import ModelCard, ModelCardData
 
-    hub_log = logging.getLogger("huggingface_hub.repocard")
+    hub_log = logging.getLogger("huggingface_hub")  # its modules' loggers have no level of their own
     level = hub_log.level
     hub_log.setLevel(logging.ERROR)
     try:
