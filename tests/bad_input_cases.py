@@ -15,6 +15,7 @@ from bad_input_cases_data import data_cases
 from bad_input_cases_declared import declared_cases
 from bad_input_cases_explain import explain_cases
 from bad_input_cases_fill import fill_and_messages_cases
+from bad_input_cases_io import io_cases
 from bad_input_cases_prediction_rows import cases as prediction_rows_cases
 from bad_input_cases_probe import (
     probe_cache_cases,
@@ -428,4 +429,5 @@ def cases() -> list[Case]:
         *validate_explanations_cases(),
         *data_cases(),  # issue #48: real data, older holes (tests/bad_input_cases_data.py)
         *declared_cases(),
+        *io_cases(),  # the I/O layer's guards (issue #48)
     ]

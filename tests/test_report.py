@@ -5,6 +5,7 @@ from __future__ import annotations
 import html as html_module
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -304,7 +305,9 @@ def test_cli_formats_and_html(bbnli_run: Path, tmp_path: Path) -> None:
     assert "| Model | Domain | Pro | Anti | Aggregate |" in md.output
     latex = runner.invoke(app, ["report", str(bbnli_run), "--format", "latex"])
     assert r"\toprule" in latex.output
-    cmp_csv = runner.invoke(app, ["report", str(bbnli_run), str(bbnli_run), "--compare", "--format", "csv"])
+    copy = tmp_path / "copy" / bbnli_run.name  # the same run twice is refused: a copy is another run
+    shutil.copytree(bbnli_run, copy)
+    cmp_csv = runner.invoke(app, ["report", str(bbnli_run), str(copy), "--compare", "--format", "csv"])
     assert cmp_csv.exit_code == 0 and cmp_csv.output.startswith("Slice,Measure,audit · rules")
     out = tmp_path / "r.html"
     html = runner.invoke(app, ["report", str(bbnli_run), "--out", str(out), "--no-plots"])

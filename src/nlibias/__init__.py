@@ -280,16 +280,16 @@ def gate(
 
 
 @declared
-def model_index(run: str | Path, model: str | None = None) -> list[dict[str, Any]]:
+def model_index(run: str | Path, model: str | None = None, name: str | None = None) -> list[dict[str, Any]]:
     """A run's headline measures and accuracy as the ``model-index`` metadata of a Hugging Face
     model card (one entry per model, ``verified: false``), as ``nlibias export model-index``
     writes it for one: a card describes one model, so pass ``model`` for a run of several (the
-    command refuses such a run without it).
+    command refuses such a run without it). ``name``: the model's name (one model's index).
 
     >>> # nlibias.model_index("runs/audit")[0]["results"][0]["metrics"]"""
     from nlibias.jobs.model_index import model_index as build
 
-    return build(run, model=model)
+    return build(run, model=model, name=name)
 
 
 @declared

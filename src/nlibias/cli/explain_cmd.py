@@ -80,6 +80,8 @@ def explain_command(
         echo_json(result.summary)
         return
     reused = " (reused: same inputs as the finished run)" if result.reused else ""
+    if result.redone:
+        reused = f" (recomputed: {'; '.join(result.redone)})"
     typer.echo(f"wrote {result.out_dir}{reused}")
     typer.echo(summary_table(result.summary))
     for model, judges in (result.summary.get("lm_agreement") or {}).items():

@@ -59,16 +59,25 @@ def export_model_index_command(
         "--model",
         help="Only this model of the run (needed for a run of several: a card describes one).",
     ),
+    name: str | None = typer.Option(
+        None,
+        "--name",
+        help="The model's name on the Hub (default: the card's, else the name the run recorded).",
+    ),
+    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: Json = False,
 ) -> None:
     """Write a run's headline measures and accuracy as Hugging Face model-card metadata (model-index)."""
-    from nlibias.io.atomic import atomic_write_text
-    from nlibias.jobs.model_index import model_index_yaml, update_card
+    from nlibias.jobs.model_index import export_model_index
 
-    if card is not None:
-        update_card(run, card, model=model)
-        typer.echo(f"updated the model-index of {card}")
-    if out is not None:
-        atomic_write_text(out, model_index_yaml(run, model=model))
-        typer.echo(f"wrote {out}")
-    if card is None and out is None:
-        typer.echo(model_index_yaml(run, model=model), nl=False)
+    result = export_model_index(run, out=out, card=card, model=model, name=name)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    if result.card is not None:
+        through = "" if result.card_file == result.card else f" (through the link, in {result.card_file})"
+        typer.echo(f"updated the model-index of {result.card}{through}")
+    if result.out is not None:
+        typer.echo(f"wrote {result.out}")
+    if result.card is None and result.out is None:
+        typer.echo(result.text, nl=False)

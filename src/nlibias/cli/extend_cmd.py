@@ -298,7 +298,9 @@ def masks_derive(
     without --out, the template file's lines go to stdout (with --json, one document of counts and templates)."""
     from nlibias.extension.masked_templates import derive_masked_templates, load_stopwords
     from nlibias.io.atomic import atomic_write_text
+    from nlibias.io.overwrites import refuse_overwrites
 
+    refuse_overwrites({"out": out}, {"stopwords": stopwords})
     _, chosen = _subtopics(source, subtopic)
     words = load_stopwords(stopwords)
     derived = [t for s in chosen for t in derive_masked_templates(s, stopwords=words)]

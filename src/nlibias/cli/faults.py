@@ -55,7 +55,7 @@ _FLAGS = {
 }
 
 # Library parameters a command takes as an argument, not an option.
-_ARGUMENTS = {"benchmark": "NAME", "runs": "RUNS"}
+_ARGUMENTS = {"benchmark": "NAME", "runs": "RUNS", "candidate": "CANDIDATE", "run": "RUN"}
 
 # Library parameters no command takes (Python API, plug-ins, backends' own settings): their
 # messages name the value already, so the command line adds no option.

@@ -60,8 +60,9 @@ def gate_command(
     """Exit 1 when a candidate is significantly more biased than the baseline (paired bootstrap,
     Holm over slices) or beyond an absolute limit; exit 0 when it is not; 2 on bad input."""
     from nlibias.jobs.gate import gate
-    from nlibias.jobs.gate_output import gate_text, write_gate_files
+    from nlibias.jobs.gate_output import gate_text, refuse_gate_overwrites, write_gate_files
 
+    refuse_gate_overwrites(candidate, baseline, rules=rules, samples=samples, junit=junit, markdown=markdown)
     result = gate(candidate, baseline, rules=rules, pairs=_pairs(pair), margin=margin, samples=samples)
     write_gate_files(result, junit=junit, markdown=markdown)
     if as_json:

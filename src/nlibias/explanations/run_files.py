@@ -26,6 +26,50 @@ from nlibias.schema.prediction_rows import is_probability
 EXPLANATIONS_DIR = "explanations"
 EXPLANATIONS_JSONL = "explanations.jsonl"
 FORMAT_VERSION = 1
+STAGE_NAME = "explain"
+"""The stage of ``explain`` (its record: ``RUN/stages/explain.json``)."""
+OUTPUTS = (f"{EXPLANATIONS_DIR}/{EXPLANATIONS_JSONL}", f"{EXPLANATIONS_DIR}/{EXPLANATIONS_FILE}")
+"""What the stage writes, relative to the run (their SHA-256 recorded when it finishes)."""
+DAMAGED = "its explanations/ files are damaged or incomplete: run nlibias explain again"
+
+
+def current_summary(run_dir: str | Path, *, recorded: bool = True) -> dict[str, Any] | str | None:
+    """The run's ``explanations.json`` when it holds the run's current explanations; else, in
+    words, why not (damaged, changed or replaced since ``explain`` wrote it, or made from other
+    predictions than the run holds now); None when the run has none. The report shows no stale
+    explanations and the validation app queues none: both read this. ``recorded=False`` takes
+    files without ``explain``'s record (written by hand or by another tool: nothing to check
+    them against) as they are."""
+    from nlibias.io.fingerprint import sha256_file
+    from nlibias.io.stages import output_problems, record_path
+
+    run_dir = Path(run_dir)
+    summary_path = run_dir / EXPLANATIONS_DIR / EXPLANATIONS_FILE
+    record_file = record_path(run_dir, STAGE_NAME)
+    if not summary_path.is_file():
+        return None
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        record = (
+            json.loads(record_file.read_text(encoding="utf-8")) if recorded or record_file.exists() else None
+        )
+    except (OSError, ValueError):
+        return DAMAGED
+    if record is None and isinstance(summary, dict):
+        return summary
+    if not isinstance(summary, dict) or not isinstance(record, dict):
+        return DAMAGED
+    problems = output_problems(run_dir, record)
+    if problems:
+        return (
+            "its explanations/ files are damaged or incomplete, or were replaced since explain wrote them "
+            f"({'; '.join(problems)}): run nlibias explain again"
+        )
+    predictions = run_dir / "predictions.jsonl"
+    made_from = (record.get("inputs") or {}).get("predictions_sha256")
+    if not predictions.is_file() or sha256_file(predictions) != made_from:
+        return "its explanations were made from other predictions than the run now holds: run nlibias explain again"
+    return summary
 
 
 def samples_of_run(run_dir: Path, samples: str | Path | None) -> Path:

@@ -1,7 +1,10 @@
 """Atomic file writes: write to a temporary file in the same folder, then rename over the target.
 
 A reader (or a resumed run) therefore sees either the old file or the complete new one, never a
-half-written file.
+half-written file, also after a power cut (the file is synced before the rename, its folder
+after). A file replaced keeps its mode; a symlink is kept and the file it names is written
+(:func:`write_target`); a new file gets the umask's mode. :func:`locked_update` serialises the
+read-modify-write of a file that several processes update (a model card).
 
 Fault injection (tests only, ``tests/test_fault_injection.py``): each rename is a fault point,
 before and after; ``NLIBIAS_FAULT_AT=N`` SIGKILLs the process at the N-th point (or at the
@@ -15,10 +18,11 @@ import glob
 import json
 import os
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -101,10 +105,51 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def write_target(path: str | Path) -> Path:
+    """Where a write of ``path`` goes: the file a symlink points to (the link is kept, and the
+    file it names updated), else ``path``.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> (d / "link").symlink_to("card.md")
+    >>> write_target(d / "link") == (d / "card.md").resolve()
+    True
+    """
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _sync_file(path: Path) -> None:
+    writable = os.access(
+        path, os.W_OK
+    )  # Windows syncs no file opened read-only; a strict umask may forbid it
+    fd = os.open(path, os.O_RDWR if writable else os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _sync_folder(path: Path) -> None:
+    with suppress(OSError):  # a folder some systems cannot open or sync (Windows, network mounts)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 def _replace(tmp: Path, path: Path) -> None:
+    """Rename ``tmp`` over ``path``: its bytes synced to disk first (a power cut leaves the old file
+    or the whole new one, never an empty one), the mode of a file it replaces kept, and the
+    folder synced after (the rename itself survives a power cut)."""
+    _sync_file(tmp)
+    with suppress(FileNotFoundError):  # a new file keeps the umask's mode (temporary_file)
+        os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
     fault_point(f"before {path.name}")
     os.replace(tmp, path)
     fault_point(f"after {path.name}")
+    _sync_folder(path.parent)
 
 
 @contextmanager
@@ -118,7 +163,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     >>> target.read_text()
     'done'
     """
-    path = Path(path)
+    path = write_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = temporary_file(path)
     os.close(fd)
@@ -128,6 +173,51 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+@contextmanager
+def locked_update(path: str | Path) -> Iterator[Path]:
+    """Hold an exclusive lock on an existing file (the one a symlink names) while it is read and
+    replaced; yields the path to read and write. Two processes updating one file take turns, each
+    reading what the other wrote, so neither update is lost. The lock is taken on the file itself
+    (no lock file is left beside it) and taken again when another process replaced the file
+    meanwhile. A file without its owner's write permission is refused: it stays as it is.
+
+    >>> import tempfile, pathlib
+    >>> card = pathlib.Path(tempfile.mkdtemp()) / "README.md"
+    >>> _ = card.write_text("a")
+    >>> with locked_update(card) as target:
+    ...     atomic_write_text(target, target.read_text() + "b")
+    >>> card.read_text()
+    'ab'
+    """
+    from nlibias.errors import FileAccessError
+
+    target = write_target(path)
+    found = target.stat()
+    if not found.st_mode & stat.S_IWUSR:
+        via = f" (the file the link {path} names)" if target != Path(path) else ""
+        raise FileAccessError(
+            target,
+            f"is read-only (mode {stat.S_IMODE(found.st_mode):04o}){via}",
+            fix="make it writable (chmod u+w) to update it; nothing was changed",
+        )
+    try:
+        import fcntl
+    except ImportError:  # no POSIX locks (Windows): one writer at a time is the user's to ensure
+        yield target
+        return
+    while True:
+        fd = os.open(target, os.O_RDONLY)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        held, now = os.fstat(fd), target.stat()
+        if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+            break
+        os.close(fd)  # replaced while we waited: lock the new file
+    try:
+        yield target
+    finally:
+        os.close(fd)
 
 
 class PendingFile:
@@ -146,7 +236,7 @@ class PendingFile:
     """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        self.path = write_target(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, self._tmp = temporary_file(self.path)
         self.handle = os.fdopen(fd, "wb")

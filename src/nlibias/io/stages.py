@@ -9,8 +9,10 @@ record itself, which :func:`finish_stage` completes with the hashes of the stage
 ``OUT/stages/<name>.json`` holds the record: :func:`begin_stage` writes the inputs and their
 :func:`fingerprint` before the stage starts. :func:`stage_status` compares it with this run's:
 
-* ``done``: same fingerprint and the stage finished (its outputs intact): skipped;
-* ``run``: no record and no output yet, or the same fingerprint and not finished;
+* ``done``: same fingerprint and the stage finished, every output its record lists the file it
+  wrote (by SHA-256): skipped;
+* ``run``: no record and no output yet, or the same fingerprint and not finished, or an output
+  damaged or replaced since (said so: :func:`output_problems`);
 * ``redo``: a record of other inputs, or an output without a record (an older nlibias), with
   :func:`changes` saying what differs; the caller refuses it or (``force``) redoes it.
 
@@ -194,16 +196,38 @@ def remove_record(out: Path, name: str) -> None:
     _legacy_path(out, name).unlink(missing_ok=True)
 
 
-def _record_finished(out: Path, stage: Stage, record: dict[str, Any]) -> bool:
-    if not stage.recorded:
-        return stage.has_finished()
+def output_problems(out: Path, record: Mapping[str, Any]) -> list[str]:
+    """Each output the record lists (:func:`finish_stage`: path relative to ``out`` → SHA-256)
+    that is gone or no longer the file the stage wrote (cut mid-line, replaced by another run's),
+    in words; empty when all check out or the record lists none (an older nlibias).
+
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (out / "rows.jsonl").write_text("{}\\n")
+    >>> record = {"outputs": {"rows.jsonl": sha256_file(out / "rows.jsonl"), "gone.json": "00"}}
+    >>> _ = (out / "rows.jsonl").write_text("{")
+    >>> output_problems(out, record)
+    ['rows.jsonl changed since the stage wrote it (damaged or replaced)', 'gone.json is missing']
+    """
     outputs = record.get("outputs")
-    if "finished_at" not in record or not isinstance(outputs, dict):
-        return False
-    return all(
-        isinstance(rel, str) and (out / rel).is_file() and sha256_file(out / rel) == digest
-        for rel, digest in outputs.items()
-    )
+    problems = []
+    for rel, digest in outputs.items() if isinstance(outputs, dict) else ():
+        path = out / str(rel)
+        if not path.is_file():
+            problems.append(f"{rel} is missing")
+        elif sha256_file(path) != digest:
+            problems.append(f"{rel} changed since the stage wrote it (damaged or replaced)")
+    return problems
+
+
+def _record_finished(out: Path, stage: Stage, record: dict[str, Any]) -> tuple[bool, list[str]]:
+    """Whether the stage finished, and which of its recorded outputs do not check out (then it
+    has not: it runs again, and the caller can say why)."""
+    problems = output_problems(out, record)
+    if not stage.recorded:
+        return stage.has_finished() and not problems, problems
+    complete = "finished_at" in record and isinstance(record.get("outputs"), dict)
+    return complete and not problems, problems
 
 
 def _has_output(stage: Stage) -> bool:
@@ -213,7 +237,8 @@ def _has_output(stage: Stage) -> bool:
 
 
 def stage_status(out: Path, stage: Stage) -> tuple[str, list[str]]:
-    """``(DONE | RUN | REDO, what changed)``; REDO is a conflict (other inputs recorded)."""
+    """``(DONE | RUN | REDO, what changed)``; REDO is a conflict (other inputs recorded); RUN
+    with the same inputs lists the outputs that did not check out (:func:`output_problems`)."""
     record = read_record(out, stage.name)
     if record is None:
         if _has_output(stage):
@@ -222,7 +247,8 @@ def stage_status(out: Path, stage: Stage) -> tuple[str, list[str]]:
     if record.get("fingerprint") != stage.fingerprint:
         recorded = record.get("inputs")
         return REDO, changes(recorded if isinstance(recorded, dict) else None, stage.inputs)
-    return (DONE if _record_finished(out, stage, record) else RUN), []
+    finished, problems = _record_finished(out, stage, record)
+    return (DONE if finished else RUN), problems
 
 
 def check_stages(out: Path, stages: Sequence[Stage], force: bool) -> dict[str, str]:

@@ -36,6 +36,7 @@ from nlibias.jobs.results import (
     check_predictors,
     finish_run,
     metrics_document,
+    refuse_run_overwrites,
     run_section,
     with_extra,
 )
@@ -123,6 +124,7 @@ def run_audit(
             )
     models = ModelSet.of(models)
     progress = prepare_progress(run.progress)  # bars only on a terminal; else the libraries' bars are off too
+    refuse_run_overwrites(out_dir, samples=samples)
     checked = read_benchmark_samples(samples)
     if run.limit is not None:
         checked, subset = _limited(samples, checked, run.limit, run.seed, out_dir)

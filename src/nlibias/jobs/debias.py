@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
-from nlibias.debias.augment import SUMMARY_FILE, augment_gender_swap, check_selection
+from nlibias.debias.augment import SUMMARY_FILE, TRAIN_FILE, augment_gender_swap, check_selection
 from nlibias.debias.finetune import (
     RECORD_FILE,
     TrainingOptions,
@@ -42,7 +42,7 @@ from nlibias.debias.training_rows import TrainingSet
 from nlibias.debias.wordlists import swap_list_named
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.io.run_manifest import read_manifest
-from nlibias.io.stages import DONE, Stage, begin_stage, canonical, check_stages, model_identity
+from nlibias.io.stages import DONE, Stage, begin_stage, canonical, check_stages, finish_stage, model_identity
 from nlibias.jobs.audit import audit_settings, run_audit
 from nlibias.jobs.debias_compare import COMPARISON_JSON, MIN_EFFECT, DebiasComparison, compare_debiasing
 from nlibias.jobs.expand import SUMMARY_JSON, expand_samples
@@ -295,6 +295,8 @@ def run_debias(
     steps = _Steps(out, check_stages(out, stages, force))
     if steps.start(augment_stage):
         augment_gender_swap(train_set, augment_stage.output, progress=progress, **augment)
+        written = [augment_stage.output / name for name in (TRAIN_FILE, SUMMARY_FILE)]
+        finish_stage(out, augment_stage, [str(path.relative_to(out)) for path in written])  # reused if intact
     _fine_tune_all(steps, tunes, train_set, augment_stage.output, eval_set, options, progress)
     if steps.start(occupations):
         expand_samples("occupations", premises, out_dir=occupations.output)

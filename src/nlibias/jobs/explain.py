@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 from nlibias.errors import ConfigError
 from nlibias.explanations.judge import GeneratedAnswer
 from nlibias.explanations.lm_judge import LM_JUDGE_MAX_NEW_TOKENS
-from nlibias.io.stages import DONE, REDO, Stage, begin_stage, stage_status
+from nlibias.io.stages import DONE, REDO, Stage, begin_stage, finish_stage, stage_status
 from nlibias.metrics.explanations import LABELS
 from nlibias.runtime.options import CacheOption, ModelOptions
 from nlibias.schema.applies import option_applies_to_nothing
@@ -34,8 +34,6 @@ from nlibias.schema.model_ref import ModelRef
 if TYPE_CHECKING:
     from nlibias.models.base import NLIClassifier
     from nlibias.models.generative.backend import GenerativeBackend
-
-STAGE_NAME = "explain"
 
 
 @dataclass(frozen=True)
@@ -48,6 +46,9 @@ class ExplainResult:
     """``explanations.json``."""
     reused: bool
     """True when the outputs of an earlier run with the same inputs were kept."""
+    redone: tuple[str, ...] = ()
+    """Why the outputs of an earlier run with the same inputs were not reused: each one damaged or
+    replaced since it was written (then recomputed)."""
     stats: Mapping[str, Any] = field(default_factory=dict, repr=False)
     """Per judge: the classifier runtime's counts (pairs, cached, computed); empty when reused."""
 
@@ -86,7 +87,7 @@ def run_explain(
     its agreement with each NLI judge (Cohen's kappa) in the summary. ``model_options``
     (``device``, ``dtype``, ``max_tokens``, ...) go to the judges as to an audit's classifiers."""
     from nlibias.explanations.judge import GROUNDED_RULE_VERSION
-    from nlibias.explanations.run_files import EXPLANATIONS_DIR, generated_answers
+    from nlibias.explanations.run_files import EXPLANATIONS_DIR, STAGE_NAME, generated_answers
     from nlibias.explanations.split import splitter_identity
     from nlibias.io.fingerprint import sha256_file
     from nlibias.metrics.explanations import DEFAULT_GROUNDED_THRESHOLD
@@ -127,13 +128,15 @@ def run_explain(
         }
         out_dir = run_dir / EXPLANATIONS_DIR
         stage = Stage(STAGE_NAME, out_dir, out_dir / EXPLANATIONS_FILE, inputs)
-        status, _ = stage_status(run_dir, stage)
+        status, problems = stage_status(run_dir, stage)  # problems: outputs damaged or replaced since
         summary = _finished_summary(stage) if status == DONE else None
         if summary is not None:
             return ExplainResult(out_dir, summary, reused=True)
-        begin_stage(run_dir, stage, REDO if status == DONE else status)  # a damaged summary: redone
+        if status == DONE:
+            problems = [f"{out_dir.name}/{stage.finished.name} cannot be read"]
+        begin_stage(run_dir, stage, REDO if problems else status)  # what cannot be trusted goes first
         work = _Work(answers, built, backend, stage, settings, bootstrap, seed, progress)
-        return _explain(work, cache)
+        return _explain(work, cache, tuple(problems))
     finally:
         close_predictors(closing)
 
@@ -164,13 +167,13 @@ class _Work:
     progress: bool
 
 
-def _explain(work: _Work, cache: CacheOption) -> ExplainResult:
-    """Judge, summarise and write (the stage's work)."""
+def _explain(work: _Work, cache: CacheOption, redone: tuple[str, ...]) -> ExplainResult:
+    """Judge, summarise and write (the stage's work), and record the outputs' hashes."""
     from contextlib import ExitStack
 
     from nlibias.explanations.judge import judge_answers
     from nlibias.explanations.lm_judge import lm_judge_labels
-    from nlibias.explanations.run_files import summarise, write_outputs
+    from nlibias.explanations.run_files import OUTPUTS, summarise, write_outputs
     from nlibias.runtime.options import open_cache
 
     rows: list[dict[str, Any]] = []
@@ -203,7 +206,8 @@ def _explain(work: _Work, cache: CacheOption) -> ExplainResult:
         summary["lm_agreement"] = lm_agreement(rows, lm_labels)
     work.stage.output.mkdir(parents=True, exist_ok=True)
     write_outputs(work.stage.output, rows, summary)
-    return ExplainResult(work.stage.output, summary, reused=False, stats=stats)
+    finish_stage(work.stage.output.parent, work.stage, OUTPUTS)
+    return ExplainResult(work.stage.output, summary, reused=False, redone=redone, stats=stats)
 
 
 def lm_agreement(rows: Sequence[Mapping[str, Any]], lm_labels: Sequence[str | None]) -> dict[str, Any]:

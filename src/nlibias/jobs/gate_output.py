@@ -136,12 +136,36 @@ def gate_junit(result: GateResult) -> ET.Element:
     return root
 
 
+def refuse_gate_overwrites(
+    candidate: str | Path,
+    baseline: str | Path | None,
+    *,
+    rules: object = None,
+    samples: str | Path | None = None,
+    junit: str | Path | None = None,
+    markdown: str | Path | None = None,
+) -> None:
+    """Refuse, before the gate computes anything, a JUnit or Markdown file that is a file of either
+    run, the rules file (``rules`` when it is a path), the samples file, or the other output."""
+    from nlibias.io.overwrites import Files, refuse_overwrites, run_files
+
+    inputs: dict[str, Files] = {
+        "candidate": run_files(candidate),
+        "baseline": None if baseline is None else run_files(baseline),
+        "rules": rules if isinstance(rules, str | Path) else None,
+        "samples": samples,
+    }
+    refuse_overwrites({"junit": junit, "markdown": markdown}, inputs)
+
+
 def write_gate_files(
     result: GateResult, *, junit: str | Path | None = None, markdown: str | Path | None = None
 ) -> list[Path]:
-    """Write the JUnit XML and the Markdown summary where asked; the paths written."""
+    """Write the JUnit XML and the Markdown summary where asked (neither may be a file of the
+    runs, nor both one file); the paths written."""
     from nlibias.io.atomic import atomic_write_text
 
+    refuse_gate_overwrites(result.candidate, result.baseline, junit=junit, markdown=markdown)
     written: list[Path] = []
     if junit is not None:
         text = ET.tostring(gate_junit(result), encoding="unicode")

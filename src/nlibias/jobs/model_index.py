@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -109,24 +110,42 @@ def _eval_results(metrics: Mapping[str, Any], key: str, revision: str | None) ->
                 dataset_args=dataset_args,
                 metric_type=info.name,
                 metric_name=name,
-                metric_value=float(value),
+                metric_value=supported_precision(float(value), (overall.get("ci") or {}).get(info.name)),
                 verified=False,
             )
         )
     return results
 
 
+def supported_precision(value: float, interval: Any) -> float:
+    """``value`` rounded to two significant digits of its interval's half-width (the digits
+    after those are noise); as it is without a usable interval (no resamples were drawn).
+
+    >>> supported_precision(-3.3391915641476255, [-6.553163444639718, 0.13620386643233687])
+    -3.3
+    >>> supported_precision(0.123456, [0.1, 0.15]), supported_precision(32.86, None)
+    (0.123, 32.86)
+    """
+    import math
+
+    if not (isinstance(interval, list | tuple) and len(interval) == 2):
+        return value
+    low, high = interval
+    if not all(isinstance(bound, int | float) and not isinstance(bound, bool) for bound in (low, high)):
+        return value
+    half = (float(high) - float(low)) / 2
+    if not math.isfinite(half) or half <= 0:
+        return value
+    return round(value, max(0, 1 - math.floor(math.log10(half))))
+
+
 def _model_name(metrics: Mapping[str, Any], key: str) -> str:
-    """The model's recorded name (its key where the run holds several keys of that model, e.g. a
-    generative LM asked with two prompts)."""
+    """The name the run recorded for the model (the name it was given, e.g. a hub id), not its key
+    in the run (which adds a prompt and answer mode: those are in the task's name); the key only
+    for a run that recorded none."""
     runs = (metrics.get("run") or {}).get("models") or {}
     recorded = (runs.get(key) or {}).get("model")
-    if not isinstance(recorded, str) or not recorded:
-        return key
-    shared = sum(
-        1 for other in runs.values() if isinstance(other, Mapping) and other.get("model") == recorded
-    )
-    return recorded if shared == 1 else key
+    return recorded if isinstance(recorded, str) and recorded else key
 
 
 def _read(run: str | Path) -> tuple[Path, Mapping[str, Any]]:
@@ -136,18 +155,25 @@ def _read(run: str | Path) -> tuple[Path, Mapping[str, Any]]:
     return path, load_run(path).metrics
 
 
-def model_index(run: str | Path, *, model: str | None = None) -> list[dict[str, Any]]:
+def model_index(
+    run: str | Path, *, model: str | None = None, name: str | None = None
+) -> list[dict[str, Any]]:
     """The ``model-index`` list of a run: one entry per model (``model``: only that one), as
-    :func:`huggingface_hub.repocard_data.eval_results_to_model_index` writes it."""
+    :func:`huggingface_hub.repocard_data.eval_results_to_model_index` writes it, each named by
+    ``name`` (a run of one model, or with ``model``) or the name the run recorded."""
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
     path, metrics = _read(run)
     revision = _samples_sha256(path)
+    keys = _keys(path, metrics, model)
+    if name is not None:
+        _check_name(name)
+        keys = [_one_model(path, keys)]
     entries: list[dict[str, Any]] = []
-    for key in _keys(path, metrics, model):
+    for key in keys:
         results = _eval_results(metrics, key, revision)
         if results:
-            entries += eval_results_to_model_index(_model_name(metrics, key), results)
+            entries += eval_results_to_model_index(name or _model_name(metrics, key), results)
     if not entries:
         raise DataError(f"{path}: no model reports a headline measure or accuracy", field="models")
     return entries
@@ -162,13 +188,21 @@ def _keys(path: Path, metrics: Mapping[str, Any], model: str | None) -> list[str
     return [model]
 
 
-def model_index_yaml(run: str | Path, *, model: str | None = None) -> str:
+def _check_name(name: str) -> None:
+    if not name.strip() or name != name.strip() or "\n" in name:
+        raise ConfigError(
+            f"name {name!r} is not a model name; pass the model's name on the Hub (e.g. my-org/my-nli)",
+            parameter="name",
+        )
+
+
+def model_index_yaml(run: str | Path, *, model: str | None = None, name: str | None = None) -> str:
     """``model-index:`` as YAML (the metadata block's content) of one model: of the run's only
-    one, or of ``model``. The Hub reads one model name per card, so with several every result was
-    read as the last model's."""
+    one, or of ``model``, named ``name`` (default: the name the run recorded). The Hub reads one
+    model name per card, so with several every result was read as the last model's."""
     import yaml
 
-    entries = model_index(run, model=model)
+    entries = model_index(run, model=model, name=name)
     if len(entries) > 1:
         path, metrics = _read(run)
         _one_model(path, _keys(path, metrics, model))  # refuses, naming the models
@@ -185,55 +219,166 @@ def _one_model(path: Path, keys: list[str]) -> str:
     return keys[0]
 
 
-def _written_model_index(text: str, path: Path) -> bool:
-    """Whether a card's metadata block holds a non-empty ``model-index`` (read as written, where
-    ``ModelCard`` leaves out one it cannot read).
+def read_card(path: Path) -> tuple[str, dict[str, Any]]:
+    """A model card's text and the metadata of its front matter (``{}`` without one), refused
+    (:class:`~nlibias.errors.SourceError` with the line) where the Hub would not read what we
+    write: a byte-order mark before the opening ``---``, front matter never closed, metadata that
+    is not YAML (a tab, a syntax error) or not a mapping (a list).
 
-    >>> _written_model_index("---\\nmodel-index: oops\\n---\\n# x", Path("README.md"))
-    True
+    >>> import tempfile, pathlib
+    >>> card = pathlib.Path(tempfile.mkdtemp()) / "README.md"
+    >>> _ = card.write_text("---\\nlicense: mit\\n---\\n# m\\n")
+    >>> read_card(card)[1]
+    {'license': 'mit'}
+    >>> _ = card.write_text("---\\nlicense: mit\\n# m\\n")
+    >>> read_card(card)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: ...README.md:1: the front matter opened here is never closed (no '---' line after it) (...)
     """
     from huggingface_hub.repocard import REGEX_YAML_BLOCK
 
+    from nlibias.textio.text_files import decode_utf8
     from nlibias.textio.yaml_unique import load_yaml
 
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise SourceError(
+            path, None, "starts with a byte-order mark: the Hub would not find its metadata block", line=1,
+            fix="save the card as UTF-8 without a byte-order mark",
+        )  # fmt: skip
+    text = decode_utf8(path, data)
+    lines = text.splitlines()
+    opening = next((at for at, line in enumerate(lines) if line.strip()), None)
+    if opening is None or lines[opening].rstrip() != "---":
+        return text, {}
     block = REGEX_YAML_BLOCK.search(text)
-    metadata = load_yaml(block.group(2), path) if block else None
-    return isinstance(metadata, dict) and bool(metadata.get("model-index"))
+    if block is None:
+        raise SourceError(
+            path, None, "the front matter opened here is never closed (no '---' line after it)", line=opening + 1,
+            fix="end the metadata block with a line '---'",
+        )  # fmt: skip
+    first = text.count("\n", 0, block.start(2)) + 1  # the line of the block's first key
+    try:
+        metadata = load_yaml(block.group(2), path)
+    except SourceError as error:
+        line = None if error.line is None else error.line + first - 1
+        raise SourceError(path, None, f"metadata block: {error.reason}", line=line, fix=error.fix) from None
+    if metadata is None:
+        return text, {}
+    if not isinstance(metadata, dict):
+        raise SourceError(
+            path, None, f"the metadata block is a {type(metadata).__name__}, not a mapping", line=first,
+            fix="write it as key: value lines, e.g. license: mit",
+        )  # fmt: skip
+    return text, metadata
 
 
-def update_card(run: str | Path, card: str | Path, *, model: str | None = None) -> Path:
-    """Write the run's ``model-index`` into the metadata block of the model card at ``card``,
-    keeping the rest of its metadata and its text (a card without a block gets one). A card
-    describes one model: a run of several needs ``model``."""
+def _card(path: Path, text: str, metadata: Mapping[str, Any]) -> Any:
+    """``huggingface_hub``'s ModelCard of a checked card; its own log lines kept off stderr (a
+    card without a metadata block, which we add; a model-index it cannot read, which we refuse)."""
+    import logging
+
     from huggingface_hub import ModelCard, ModelCardData
 
-    from nlibias.io.atomic import atomic_write_text
-
-    path, metrics = _read(run)
-    key = _one_model(path, _keys(path, metrics, model))
-    card_path = Path(card)
-    if not card_path.is_file():
-        raise SourceError(card_path, None, "no model card here", fix="pass an existing README.md")
-    text = card_path.read_text(encoding="utf-8")
-    loaded = ModelCard(text, ignore_metadata_errors=True)
-    results = _eval_results(metrics, key, _samples_sha256(path))
-    if not results:
-        raise DataError(f"{path}: model {key!r} reports no headline measure or accuracy", model=key)
-    data = loaded.data
-    if not isinstance(data, ModelCardData):  # ModelCard always reads ModelCardData
-        raise SourceError(card_path, None, "not a model card")
-    if not data.eval_results and _written_model_index(text, card_path):
+    hub_log = logging.getLogger("huggingface_hub")  # its modules' loggers have no level of their own
+    level = hub_log.level
+    hub_log.setLevel(logging.ERROR)
+    try:
+        loaded = ModelCard(text, ignore_metadata_errors=True)
+    finally:
+        hub_log.setLevel(level)
+    if not isinstance(loaded.data, ModelCardData):  # ModelCard always reads ModelCardData
+        raise SourceError(path, None, "not a model card")
+    if not loaded.data.eval_results and metadata.get("model-index"):
         raise SourceError(  # huggingface_hub dropped it, and writing ours would have deleted it
-            card_path,
+            path,
             "model-index",
             "huggingface_hub cannot read the card's model-index, so its results would be lost",
             fix="correct the card's model-index (or remove it) and export again",
         )
-    # the card's own results stay: only those of this benchmark are replaced, and the card keeps its
-    # model name (before, both were overwritten: an MNLI accuracy was lost, the name became "a")
-    ours = results[0].dataset_type
-    kept = [r for r in data.eval_results or [] if r.dataset_type != ours]
-    data.model_name = data.model_name or _model_name(metrics, key)
-    data.eval_results = kept + results
-    atomic_write_text(card_path, str(loaded))
-    return card_path
+    return loaded
+
+
+def update_card(
+    run: str | Path, card: str | Path, *, model: str | None = None, name: str | None = None
+) -> str:
+    """Write the run's ``model-index`` into the metadata block of the model card at ``card``,
+    keeping the rest of its metadata and its text (a card without a block gets one); the model's
+    name used. A card describes one model: a run of several needs ``model``. The model is named
+    ``name``, else as the card names it, else by the name the run recorded. The card is updated
+    under a lock (:func:`~nlibias.io.atomic.locked_update`: two exports at once keep both
+    benchmarks' results), keeping its mode; a symlink is kept and the file it names updated; a
+    read-only card is refused."""
+    from nlibias.io.atomic import atomic_write_text, locked_update
+
+    path, metrics = _read(run)
+    key = _one_model(path, _keys(path, metrics, model))
+    if name is not None:
+        _check_name(name)
+    card_path = Path(card)
+    if not card_path.is_file():
+        raise SourceError(card_path, None, "no model card here", fix="pass an existing README.md")
+    results = _eval_results(metrics, key, _samples_sha256(path))
+    if not results:
+        raise DataError(f"{path}: model {key!r} reports no headline measure or accuracy", model=key)
+    with locked_update(card_path) as target:
+        loaded = _card(card_path, *read_card(target))
+        data = loaded.data
+        # the card's own results stay: only those of this benchmark are replaced, and the card keeps its
+        # model name (before, both were overwritten: an MNLI accuracy was lost, the name became "a")
+        ours = results[0].dataset_type
+        kept = [r for r in data.eval_results or [] if r.dataset_type != ours]
+        data.model_name = name or data.model_name or _model_name(metrics, key)
+        data.eval_results = kept + results
+        atomic_write_text(target, str(loaded))
+    return str(data.model_name)
+
+
+@dataclass(frozen=True)
+class ModelIndexExport:
+    """What :func:`export_model_index` made and wrote."""
+
+    model_index: list[dict[str, Any]]
+    """The ``model-index`` entries (one model's)."""
+    text: str
+    """``model-index:`` as YAML."""
+    out: Path | None
+    card: Path | None
+    card_file: Path | None
+    """The file the card's update wrote: ``card``, or the file its symlink names."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``nlibias export model-index --json`` prints."""
+        paths = {name: None if value is None else str(value) for name, value in
+                 (("out", self.out), ("card", self.card), ("card_file", self.card_file))}  # fmt: skip
+        return {"model_index": self.model_index, **paths}
+
+
+def export_model_index(
+    run: str | Path,
+    *,
+    out: str | Path | None = None,
+    card: str | Path | None = None,
+    model: str | None = None,
+    name: str | None = None,
+) -> ModelIndexExport:
+    """``nlibias export model-index``: the run's ``model-index`` of one model (``model``), named
+    ``name`` (else as ``card`` names it, else by the name the run recorded), written into the
+    card's metadata block (:func:`update_card`) and to ``out`` when given. Neither may be a file
+    of the run, nor both one file (refused before anything is read)."""
+    import yaml
+
+    from nlibias.io.atomic import atomic_write_text, write_target
+    from nlibias.io.overwrites import refuse_overwrites, run_files
+
+    refuse_overwrites({"out": out, "card": card}, {"run": run_files(run)})
+    card_file = None
+    if card is not None:
+        name = update_card(run, card, model=model, name=name)
+        card_file = write_target(card)
+    text = model_index_yaml(run, model=model, name=name)
+    if out is not None:
+        atomic_write_text(out, text)
+    entries = yaml.safe_load(text)["model-index"]
+    return ModelIndexExport(entries, text, None if out is None else Path(out), None if card is None else Path(card),
+                            card_file)  # fmt: skip

@@ -112,6 +112,10 @@ def make_report(
     _check_options_apply(
         debias=bool(debias or pairs), fmt=fmt, compare=compare, plots=plots, min_effect=min_effect
     )
+    if compare and fmt == "latex":
+        raise ConfigError("compare prints md or csv tables, not latex (parameter fmt)", parameter="compare")
+    _refuse_same_run_twice(runs, compare=compare)
+    _refuse_overwrites(runs, out, debias=bool(debias or pairs))
     if debias or pairs:
         return _debias_report(runs, pairs, min_effect, out)
     from nlibias.report.load import load_runs
@@ -120,6 +124,42 @@ def make_report(
     if fmt is not None:
         return _tables_report(loaded, fmt, compare, out)
     return _html_report(loaded, out, compare, plots)
+
+
+def _refuse_overwrites(runs: Sequence[str | Path], out: str | Path | None, *, debias: bool) -> None:
+    """Refuse an ``out`` that is a file of a run (or, with ``debias``, the comparison saved in it)."""
+    from nlibias.io.overwrites import refuse_overwrites, run_files
+
+    saved: list[Path] = []
+    if debias:
+        from nlibias.jobs.debias_compare import COMPARISON_JSON
+
+        saved = [Path(run) / COMPARISON_JSON for run in runs]
+    refuse_overwrites({"out": out, "debias": saved}, {"runs": [f for run in runs for f in run_files(run)]})
+
+
+def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None:
+    """Refuse a run named twice (by its directory, however spelled: ``./runs/a``, ``runs/a/``, a
+    symlink, its ``metrics.json``) and ``compare`` with one run: a comparison of a run with itself
+    shows only zeros, which read as "no change". A copy of a run in another directory is another
+    run (its paired differences are 0, as they should be)."""
+    from nlibias.io.overwrites import file_identity
+
+    if compare and len(runs) < 2:
+        raise option_applies_to_nothing(
+            "compare", "two or more runs side by side", given=f"runs names one ({runs[0]})",
+            fix="name a second run in runs, or leave compare out", names=("runs",),
+        )  # fmt: skip
+    seen: dict[tuple[object, ...], str | Path] = {}
+    for run in runs:
+        path = Path(run)
+        identity = file_identity(path.parent if path.is_file() else path)
+        if identity in seen:
+            raise ConfigError(
+                f"runs names one run directory twice ({seen[identity]} and {run}); name each run once",
+                parameter="runs",
+            )
+        seen[identity] = run
 
 
 def _check_options_apply(
@@ -171,8 +211,6 @@ def _tables_text(loaded: Sequence[Run], fmt: str, compare: bool) -> str:
         return render_tables(
             [(r.label, r.source, r.models) for r in loaded], fmt, {r.label: r.metrics for r in loaded}
         )
-    if fmt == "latex":
-        raise ConfigError("compare prints md or csv tables, not latex (parameter fmt)", parameter="compare")
     from nlibias.report.compare import compare as compare_runs
     from nlibias.report.compare import format_comparison
     from nlibias.report.paper_tables import format_table

@@ -15,6 +15,7 @@ import platform
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -40,6 +41,26 @@ if TYPE_CHECKING:
 TABLES_TXT = "tables.txt"
 OUTPUT_FILES = (PREDICTIONS_JSONL, METRICS_FILE, TABLES_TXT)
 """What an audit or a scoring writes into its run directory (listed in ``manifest.json``)."""
+
+
+def refuse_run_overwrites(out_dir: str | Path | None, **inputs: object) -> None:
+    """Before an audit or a scoring computes anything: refuse an ``out_dir`` whose files
+    (:data:`OUTPUT_FILES`, the manifest) are one of the files it reads (``inputs``, by parameter:
+    a path, a run directory's samples, or several paths; anything else, e.g. Sample objects, is
+    no file)."""
+    from nlibias.io.overwrites import refuse_overwrites
+    from nlibias.io.run_manifest import MANIFEST_JSON
+    from nlibias.io.samples import resolve_samples_path
+
+    if out_dir is None:
+        return
+    files: dict[str, list[Path]] = {}
+    for name, given in inputs.items():
+        items = given if isinstance(given, list | tuple) else [given]
+        paths = [Path(item) for item in items if isinstance(item, str | PathLike)]
+        files[name] = [resolve_samples_path(path) if path.is_dir() else path for path in paths]
+    written = [Path(out_dir) / name for name in (*OUTPUT_FILES, MANIFEST_JSON)]
+    refuse_overwrites({"out_dir": written}, files)
 
 
 class Tables(str):

@@ -56,6 +56,7 @@ from nlibias.jobs.results import (
     AuditResult,
     finish_run,
     metrics_document,
+    refuse_run_overwrites,
     score_run_section,
 )
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
@@ -107,6 +108,7 @@ def run_score(
     from nlibias.io.tool_logs import native_predictions
 
     paths = expand_predictions(predictions)
+    refuse_run_overwrites(out_dir, samples=samples, predictions=paths)
     checked = read_benchmark_samples(samples)
     with ExitStack() as stack:
         natives = [Path(stack.enter_context(native_predictions(path))) for path in paths]

@@ -126,10 +126,12 @@ def export(run_dir: str | Path, *, fmt: str = "csv", out: str | Path | None = No
 
     >>> # nlibias.validation_export("runs/next", fmt="label-studio").text"""
     from nlibias.io.atomic import atomic_write_text
+    from nlibias.io.overwrites import refuse_overwrites, run_files
     from nlibias.validation.explanation_queue import hypotheses_queue
     from nlibias.validation.formats import export_judgements
     from nlibias.validation.store import AnnotationStore
 
+    refuse_overwrites({"out": out}, {"run": run_files(run_dir)})  # the queue or the database, say
     store = AnnotationStore.for_run(run_dir)
     queue = hypotheses_queue(run_dir)
     text = export_judgements(queue, store.current(), store.suggestions(), fmt=fmt)

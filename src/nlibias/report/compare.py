@@ -24,6 +24,8 @@ from nlibias.metrics.meta import MEASURES
 from nlibias.report.metric_readers import interval, is_number, numeric_measures, slice_groups, slice_kinds
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from nlibias.report.load import Run
     from nlibias.schema.columns import SampleColumns
     from nlibias.schema.outputs import ModelOutputs
@@ -210,13 +212,32 @@ def _run_outputs(run: Run, cache: dict[int, _Outputs | None]) -> _Outputs | None
     return cache[id(run)]
 
 
-def _same_samples(a: SampleColumns, b: SampleColumns) -> bool:
+def aligned_positions(a: SampleColumns, b: SampleColumns) -> np.ndarray | None:
+    """Where each of ``b``'s samples sits in ``a`` (``a.take`` of it is in ``b``'s order) when both
+    hold the same samples (the same ids with the same texts) in any order; None when they do not.
+
+    >>> from nlibias.schema import Sample
+    >>> from nlibias.schema.columns import SampleColumns
+    >>> rows = [Sample(id=i, source="s", domain="d", subtopic="t", premise="P", hypothesis=h, gold="neutral")
+    ...         for i, h in (("a", "x"), ("b", "y"))]
+    >>> aligned_positions(SampleColumns.from_samples(rows), SampleColumns.from_samples(rows[::-1]))
+    array([1, 0])
+    >>> aligned_positions(SampleColumns.from_samples(rows), SampleColumns.from_samples(rows[:1])) is None
+    True
+    """
+    import numpy as np
+
     if a is b:
-        return True
-    return len(a) == len(b) and all(
-        a.ids[i] == b.ids[i] and a.premise[i] == b.premise[i] and a.hypothesis[i] == b.hypothesis[i]
-        for i in range(len(a))
+        return np.arange(len(a))
+    if len(a) != len(b):
+        return None
+    where = {sample_id: at for at, sample_id in enumerate(a.ids)}
+    positions = [where.get(sample_id, -1) for sample_id in b.ids]
+    same = all(
+        at >= 0 and a.premise[at] == b.premise[i] and a.hypothesis[at] == b.hypothesis[i]
+        for i, at in enumerate(positions)
     )
+    return np.asarray(positions, dtype=np.intp) if same else None
 
 
 def paired_columns(
@@ -234,10 +255,15 @@ def paired_columns(
         mine, theirs = _run_outputs(run, cache), _run_outputs(ref_run, cache)
         if mine is None or theirs is None or model not in mine[1] or ref_model not in theirs[1]:
             continue
-        if not _same_samples(mine[0], theirs[0]):
+        order = aligned_positions(mine[0], theirs[0])  # the same samples in another order pair up too
+        if order is None:
             continue
         values = _paired_values(
-            mine[0], theirs[1][ref_model], mine[1][model], (ref_model, model), (ref_metrics, metrics)
+            theirs[0],
+            theirs[1][ref_model],
+            mine[1][model].take(order),
+            (ref_model, model),
+            (ref_metrics, metrics),
         )
         if values:
             found[i] = values

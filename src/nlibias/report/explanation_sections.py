@@ -14,7 +14,6 @@ which lists those :func:`explanation_measures` finds.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,28 +44,11 @@ _LABEL_ORDER = ("biased", "invalid", "balanced")
 _MAX_SUBTOPIC_ROWS = 40
 
 
-_DAMAGED = "its explanations/ files are damaged or incomplete: run nlibias explain again"
-
-
 def _summary(run_dir: Path) -> Mapping[str, Any] | str | None:
     """``explanations.json``, a note when it is stale or unreadable, or None without one."""
-    summary_path = run_dir / "explanations" / "explanations.json"
-    if not summary_path.is_file():
-        return None
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        record = json.loads((run_dir / "stages" / "explain.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return _DAMAGED
-    if not isinstance(summary, dict) or not isinstance(record, dict):
-        return _DAMAGED
-    from nlibias.io.fingerprint import sha256_file
+    from nlibias.explanations.run_files import current_summary
 
-    predictions = run_dir / "predictions.jsonl"
-    recorded = (record.get("inputs") or {}).get("predictions_sha256")
-    if not predictions.is_file() or sha256_file(predictions) != recorded:
-        return "its explanations were made from other predictions than the run now holds: run nlibias explain again"
-    return summary
+    return current_summary(run_dir)
 
 
 def _read(run_dir: Path) -> tuple[Mapping[str, Any], list[dict[str, Any]]] | str | None:
@@ -75,12 +57,12 @@ def _read(run_dir: Path) -> tuple[Mapping[str, Any], list[dict[str, Any]]] | str
     if not isinstance(found, Mapping):
         return found
     from nlibias.errors import SourceError
-    from nlibias.explanations.run_files import read_rows
+    from nlibias.explanations.run_files import DAMAGED, read_rows
 
     try:  # the rows checked as every reader checks them: a damaged one is a note, not a crash
         return found, read_rows(run_dir / "explanations")
     except (OSError, SourceError):
-        return _DAMAGED
+        return DAMAGED
 
 
 def explanation_measures(runs: Sequence[Run]) -> set[str]:

@@ -159,22 +159,17 @@ def hypotheses_queue(run_dir: str | Path) -> list[QueueRow]:
 def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[str], str | None]:
     """Every explained answer of the run (item id → item, judges' labels gathered from its rows),
     the NLI judges in the order ``explain`` ran them, and the LM judge's name."""
-    from nlibias.explanations.run_files import read_rows
+    from nlibias.explanations.run_files import current_summary, read_rows
 
     out_dir = run_dir / EXPLANATIONS_DIR
     summary_path = out_dir / EXPLANATIONS_FILE
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    if not summary_path.is_file():
         raise SourceError(
-            summary_path,
-            None,
-            "missing or unreadable (explain did not finish)",
-            fix="run `nlibias explain` again",
-        ) from None
+            summary_path, None, "missing (explain did not finish)", fix="run `nlibias explain` again"
+        )
     items: dict[str, ExplanationItem] = {}
     judges: list[str] = []
-    rows = read_rows(out_dir)
+    rows = read_rows(out_dir)  # a damaged row is named by its line and field first
     if not rows:
         raise SourceError(
             out_dir / EXPLANATIONS_JSONL,
@@ -182,6 +177,10 @@ def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[
             "no rows (explain wrote one per generated answer and judge)",
             fix="run explain on the audit run again",
         )
+    # explanations the report calls stale are not queued (hand-written ones, without a record, are)
+    summary = current_summary(run_dir, recorded=False)
+    if not isinstance(summary, dict):
+        raise SourceError(summary_path, None, f"not current: {summary}", fix="run `nlibias explain` again")
     for row in rows:
         judge = str(row["judge"])
         if judge not in judges:

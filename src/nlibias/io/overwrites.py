@@ -1,0 +1,107 @@
+"""Outputs that would destroy a command's inputs, refused before anything is computed.
+
+A file a command writes must not be a file it reads (``gate --junit`` naming the candidate's
+``metrics.json``, ``--markdown`` naming the rules file) nor another file it writes (``--junit`` and
+``--markdown`` naming one file). Paths are compared as the system sees them: an existing file by
+its device and inode (so a symlink, a hard link or another spelling of it is the same file), a file
+still to be written by its resolved path (symlinks of its folders followed).
+
+>>> import tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (d / "rules.yaml").write_text("margin: 1\\n")
+>>> refuse_overwrites({"junit": d / "a.xml", "markdown": d / "b.md"}, {"rules": d / "rules.yaml"})
+>>> refuse_overwrites({"markdown": d / ".." / d.name / "rules.yaml"}, {"rules": d / "rules.yaml"})
+Traceback (most recent call last):
+...
+nlibias.errors.ConfigError: markdown .../rules.yaml is a file the command reads (as .../rules.yaml, parameter rules): writing it would destroy it; name another file in markdown
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from nlibias.errors import ConfigError
+
+Files = str | Path | Iterable[str | Path] | None
+"""One parameter's files: a path, several, or None (the parameter was not given)."""
+
+_RUN_FILES = ("manifest.json", "metrics.json", "predictions.jsonl", "tables.txt")
+_RUN_FOLDERS = ("stages", "explanations", "validation")
+
+
+def file_identity(path: str | Path) -> tuple[object, ...]:
+    """What makes two paths one file: ``(device, inode)`` of an existing file (symlinks
+    followed), else its absolute path with every symlink resolved.
+
+    >>> file_identity("/no/such/dir/../file")
+    ('path', '/no/such/file')
+    """
+    try:
+        found = Path(path).stat()
+    except OSError:
+        return ("path", str(Path(path).expanduser().resolve()))
+    return ("inode", found.st_dev, found.st_ino)
+
+
+def run_files(run_dir: str | Path) -> list[Path]:
+    """The files a reader of the run directory (or of its ``metrics.json``) reads: its output
+    files and manifest, the inputs its manifest records (the samples file), and the files of its
+    stages, explanations and human validation (the queue, the annotation database)."""
+    run = Path(run_dir)
+    run = run.parent if run.is_file() else run  # a run named by its metrics.json
+    found = [run / name for name in _RUN_FILES]
+    try:
+        manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):  # damaged: the command's own reader says how
+        manifest = None
+    if isinstance(manifest, dict):
+        files = manifest.get("files")
+        found += [run / name for name in files if isinstance(name, str)] if isinstance(files, dict) else []
+        inputs = manifest.get("inputs")
+        for entry in inputs.values() if isinstance(inputs, dict) else ():
+            if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                found += [Path(entry["path"]), run / entry["path"]]  # a relative one: from here, or the run
+    for folder in _RUN_FOLDERS:
+        if (run / folder).is_dir():
+            found += [path for path in (run / folder).rglob("*") if path.is_file()]
+    return [path for path in found if path.is_file()]
+
+
+def _paths(files: Files) -> list[Path]:
+    if files is None:
+        return []
+    if isinstance(files, str | Path):
+        return [Path(files)]
+    return [Path(path) for path in files]
+
+
+def _as(path: Path, other: Path) -> str:
+    """The other spelling of one file, where it differs (a symlink, ``./`` or ``..``)."""
+    return "" if path == other else f"as {other}, "
+
+
+def refuse_overwrites(outputs: Mapping[str, Files], inputs: Mapping[str, Files]) -> None:
+    """Refuse (:class:`~nlibias.errors.ConfigError` naming both parameters) an output that is a
+    file of ``inputs`` or a file another parameter of ``outputs`` writes. Keys are the parameters'
+    names; a folder an output parameter names is given as the files written in it."""
+    written: dict[tuple[object, ...], tuple[str, Path]] = {}
+    read = {file_identity(path): (name, path) for name, files in inputs.items() for path in _paths(files)}
+    for name, files in outputs.items():
+        for path in _paths(files):
+            identity = file_identity(path)
+            if identity in read:
+                clash, harm = read[identity], "reads ({}): writing it would destroy it"
+            elif identity in written and written[identity][0] != name:
+                clash, harm = written[identity], "writes twice ({}): one would overwrite the other"
+            else:
+                written[identity] = (name, path)
+                continue
+            other, other_path = clash
+            where = harm.format(f"{_as(path, other_path)}parameter {other}")
+            raise ConfigError(
+                f"{name} {path} is a file the command {where}; name another file in {name}",
+                parameter=name,
+                names=(other,),
+            )

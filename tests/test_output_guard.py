@@ -1,0 +1,118 @@
+"""An output that is one of the command's inputs, or another of its outputs, is refused before
+anything is computed (:mod:`nlibias.io.overwrites`), on every route that writes a file the user
+names: gate --junit/--markdown, report --out, export model-index --out/--card, score and audit
+--out. Each test checks that the input is left byte for byte as it was."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nlibias.cli.main import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory, bbnli_samples_run: Path) -> Path:
+    """A fake model's audit of BBNLI (few resamples: only the files matter here)."""
+    root = tmp_path_factory.mktemp("guard")
+    audit = ["audit", "--samples", str(bbnli_samples_run / "samples.jsonl"), "--model", "fake:m",
+             "--out", str(root / "run"), "--bootstrap", "50", "--cache", str(root / "c.sqlite"), "--quiet"]  # fmt: skip
+    done = runner.invoke(app, audit)
+    assert done.exit_code == 0, done.output
+    return root / "run"
+
+
+def _refused(args: list[str], kept: Path, *flags: str) -> str:
+    before = kept.read_bytes()
+    done = runner.invoke(app, args)
+    assert done.exit_code == 2, done.output
+    assert kept.read_bytes() == before
+    for flag in flags:
+        assert flag in done.output, done.output
+    return done.output
+
+
+def test_gate_outputs_may_not_be_the_runs_files_the_rules_or_each_other(run: Path, tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("bootstrap: 50\nslices: [overall]\nmeasures:\n  bbnli_bias_score:\n    max_abs: 100\n")
+    gate = ["gate", str(run), "--rules", str(rules)]
+    _refused([*gate, "--junit", str(run / "metrics.json")], run / "metrics.json", "--junit", "CANDIDATE")
+    _refused([*gate, "--markdown", str(rules)], rules, "--markdown", "--rules")
+    recorded = Path(json.loads((run / "manifest.json").read_text())["inputs"]["samples"]["path"])
+    _refused([*gate, "--markdown", str(recorded)], recorded, "--markdown", "CANDIDATE")  # the samples it read
+    link = tmp_path / "link.xml"  # another name of the run's manifest: the same file
+    link.symlink_to(run / "manifest.json")
+    _refused([*gate, "--junit", str(link)], run / "manifest.json", "--junit")
+    both = tmp_path / "out.txt"
+    both.write_text("kept")
+    _refused(
+        [*gate, "--junit", str(both), "--markdown", str(tmp_path / "." / "out.txt")],
+        both,
+        "--junit",
+        "--markdown",
+    )
+
+
+def test_report_out_may_not_be_a_file_of_a_run(run: Path) -> None:
+    _refused(["report", str(run), "--format", "md", "--out", str(run / "predictions.jsonl")],
+             run / "predictions.jsonl", "--out", "RUNS")  # fmt: skip
+    _refused(["report", str(run), "--out", str(run / "tables.txt")], run / "tables.txt", "--out")
+    _refused(["report", str(run / "metrics.json"), "--format", "csv", "--out", str(run / "manifest.json")],
+             run / "manifest.json", "--out")  # fmt: skip
+
+
+def test_export_outputs_may_not_be_the_run_s_files_or_each_other(run: Path, tmp_path: Path) -> None:
+    _refused(
+        ["export", "model-index", str(run), "--out", str(run / "metrics.json")], run / "metrics.json", "--out"
+    )
+    card = tmp_path / "README.md"
+    card.write_text("# m\n")
+    _refused(
+        ["export", "model-index", str(run), "--card", str(card), "--out", str(card)], card, "--out", "--card"
+    )
+
+
+def test_score_and_audit_out_may_not_hold_their_inputs(
+    run: Path, bbnli_samples_run: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "scored"
+    out.mkdir()
+    predictions = out / "predictions.jsonl"
+    predictions.write_bytes((run / "predictions.jsonl").read_bytes())
+    samples = str(bbnli_samples_run / "samples.jsonl")
+    score = [
+        "score",
+        "--samples",
+        samples,
+        "--predictions",
+        str(predictions),
+        "--out",
+        str(out),
+        "--bootstrap",
+        "0",
+    ]
+    _refused(score, predictions, "--out", "--predictions")
+    hard = tmp_path / "audited"
+    hard.mkdir()
+    os.link(bbnli_samples_run / "samples.jsonl", hard / "metrics.json")  # a hard link: one inode
+    audit = ["audit", "--samples", str(hard / "metrics.json"), "--model", "fake:m", "--out", str(hard),
+             "--bootstrap", "0", "--no-cache", "--quiet"]  # fmt: skip
+    _refused(audit, hard / "metrics.json", "--out", "--samples")
+
+
+def test_distinct_outputs_are_written(run: Path, tmp_path: Path) -> None:
+    """The guard refuses only clashes: the gate writes both files beside the run."""
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("bootstrap: 50\nslices: [overall]\nmeasures:\n  bbnli_bias_score:\n    max_abs: 100\n")
+    junit, markdown = tmp_path / "gate.xml", tmp_path / "gate.md"
+    done = runner.invoke(
+        app, ["gate", str(run), "--rules", str(rules), "--junit", str(junit), "--markdown", str(markdown)]
+    )
+    assert done.exit_code == 0, done.output
+    assert junit.read_text().startswith("<?xml") and markdown.read_text().strip()
