@@ -72,7 +72,8 @@ class GateCheck:
             "rule": self.rule, "slicing": c.slicing, "slice": c.slice, "n_units": c.n_units,
             "baseline": c.baseline, "baseline_ci": c.baseline_ci, "candidate": c.candidate,
             "candidate_ci": c.candidate_ci, "delta": c.delta, "delta_ci": c.delta_ci,
-            "change": c.change, "change_ci": c.change_ci, "worse": c.worse, "p": c.p, "p_adjusted": c.p_adjusted,
+            "change": c.change, "change_ci": c.change_ci, "worse": c.worse, "p_delta": c.p_delta, "p_sum": c.p_sum,
+            "p": c.p, "p_adjusted": c.p_adjusted, "detectable": c.detectable,
             "limit": self.limit, "neutral": self.neutral, "verdict": self.verdict,
             "detail": self.detail,
         }  # fmt: skip
@@ -81,7 +82,10 @@ class GateCheck:
         return record
 
 
-_PAIRED_ONLY = ("baseline", "baseline_ci", "delta", "delta_ci", "change", "change_ci", "p", "p_adjusted")
+_PAIRED_ONLY = (
+    "baseline", "baseline_ci", "delta", "delta_ci", "change", "change_ci", "p_delta", "p_sum", "p", "p_adjusted",
+    "detectable",
+)  # fmt: skip
 """A check's fields that only a comparison with a baseline has (None without one)."""
 
 
@@ -105,7 +109,8 @@ class GateResult:
             "candidate": self.candidate,
             "baseline": self.baseline,
             "source": self.source,
-            "test": "paired percentile bootstrap over shared resampling units, one-sided, Holm over slices"
+            "test": "paired bootstrap over shared resampling units: intersection-union test of delta and sum "
+            "(p = max), Holm over slices"
             if self.baseline is not None
             else "absolute limits on the candidate's interval (no baseline)",
             "rules": self.rules.model_dump(),
@@ -275,9 +280,10 @@ def _checks(
             detail = (
                 f"{where}: {_fmt(c.candidate, c.candidate_ci)} against {_fmt(c.baseline, c.baseline_ci)}, "
                 f"delta {_fmt(c.delta, c.delta_ci)}, {_CHANGE_WORDS[c.worse]} {_fmt(c.change, c.change_ci)} "
-                f"(margin {c.margin:g}), adjusted p {c.p_adjusted:.4f} "
+                f"(margin {c.margin:g}), {_p_words(c)}, adjusted p {c.p_adjusted:.4f} "
                 + ("<" if failed else ">=")
                 + f" {alpha:g}"
+                + ("" if c.detectable is None else f"; detects a change of {c.detectable:.2f} with 80% power")
             )
             found.append(check(c, "paired", c.margin, failed, detail))
         if limit is not None:
@@ -288,6 +294,13 @@ def _checks(
             )
             found.append(check(c, "max_abs", limit, beyond, detail))
     return found
+
+
+def _p_words(c: Comparison) -> str:
+    """Which p the test took: ``p_delta``, and ``p_sum`` where the test reads both."""
+    if c.p_sum is None:
+        return f"p_delta {c.p_delta:.4f}"
+    return f"p = max(p_delta {c.p_delta:.4f}, p_sum {c.p_sum:.4f})"
 
 
 def p_below(p: float, alpha: float) -> bool:
