@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from nlibias.jobs.explain import ExplainResult
     from nlibias.jobs.extend import extend
     from nlibias.jobs.gate import GateResult
+    from nlibias.jobs.gate_rules import GateRules
     from nlibias.jobs.report import make_report
     from nlibias.jobs.results import AuditResult
     from nlibias.jobs.validation import export as validation_export
@@ -257,18 +258,19 @@ def load_run(directory: str | Path) -> AuditResult:
     return load(directory)
 
 
-@checked
+@checked(lazy={"GateRules": "nlibias.jobs.gate_rules"})
 def gate(
     candidate: str | Path,
     baseline: str | Path | None = None,
-    rules: str | Path | None = None,
+    rules: str | Path | GateRules | None = None,
     pairs: dict[str, str] | None = None,
     margin: float | None = None,
     **options: Any,
 ) -> GateResult:
     """Is the candidate run's model more biased than the baseline's (the same samples)? A paired
     bootstrap per headline measure and slice, Holm-adjusted; as ``nlibias gate``. ``rules``: a
-    rules file (margins, ``max_abs`` limits, slices, confidence); ``options``: ``samples``.
+    rules file or a :class:`~nlibias.jobs.gate_rules.GateRules` (margins, ``max_abs`` limits,
+    slices, confidence); ``options``: ``samples``.
 
     >>> # nlibias.gate("runs/candidate", "runs/shipped").passed"""
     from nlibias.jobs.gate import gate as run_gate

@@ -87,6 +87,11 @@ class RunUnits:
     def __len__(self) -> int:
         return len(self.stratum)
 
+    def readable(self) -> int:
+        """How many units hold an answer that was read (a unit of unanswered or unreadable
+        samples has a row of zeros in every block)."""
+        return int(np.count_nonzero(np.any(np.hstack(self.blocks) != 0, axis=1)))
+
     def take(self, index: np.ndarray | None) -> tuple[list[np.ndarray], tuple[int, ...]]:
         """The blocks of the units at ``index`` (ascending; None: all) and their strata sizes."""
         blocks = list(self.blocks) if index is None else [block[index] for block in self.blocks]
@@ -457,6 +462,21 @@ def slice_positions(units: RunUnits, slicing: str) -> dict[str, np.ndarray]:
     return {key: members[key] for key in sorted(members)}
 
 
+def planned_slices(units: RunUnits, slices: Sequence[str]) -> list[tuple[str, str, np.ndarray | None]]:
+    """``(slicing, slice name, unit positions)`` of every slice of ``slices`` (each slicing once;
+    ``overall``: positions None, every unit)."""
+    return [
+        (slicing, name, None if slicing == OVERALL else index)
+        for slicing in dict.fromkeys(slices)
+        for name, index in slice_positions(units, slicing).items()
+    ]
+
+
+def tested_family(units: RunUnits, slices: Sequence[str]) -> int:
+    """How many slices of ``slices`` are tested (Holm's family of one measure)."""
+    return sum(slice_tested(units, index) for _, _, index in planned_slices(units, slices))
+
+
 def compare_units(
     base: RunUnits,
     cand: RunUnits,
@@ -473,12 +493,8 @@ def compare_units(
     grouping the units lack gives none), p-values Holm-adjusted over the slices of each measure.
     Each slice's draws are seeded from ``(seed, slice name)`` as the audit's are; a slicing named
     twice is tested once (it would count twice in Holm's family)."""
-    planned = [
-        (slicing, name, None if slicing == OVERALL else index)
-        for slicing in dict.fromkeys(slices)
-        for name, index in slice_positions(base, slicing).items()
-    ]
-    family = sum(slice_tested(base, index) for _, _, index in planned)
+    planned = planned_slices(base, slices)
+    family = tested_family(base, slices)
     found: list[Comparison] = []
     for slicing, name, index in planned:
         found += compare_slice(
