@@ -37,7 +37,7 @@ from nlibias.metrics.paired import (
     Comparison,
     RunUnits,
     compare_units,
-    tested_family,
+    holm_family_size,
 )
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
 from nlibias.schema.arguments import option_applies_to_nothing
@@ -243,7 +243,7 @@ def _model_checks(
             continue
         slices = _slices(cand, rules, info)
         if base is not None:
-            _check_decidable(rules, tested_family(cand, slices), info.name)
+            _check_decidable(rules, holm_family_size(cand, slices), info.name)
         comparisons = compare_units(
             base if base is not None else cand, cand, [info], slices=slices,
             resamples=rules.bootstrap, seed=rules.seed, confidence=rules.confidence,

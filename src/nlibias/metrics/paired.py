@@ -472,7 +472,7 @@ def planned_slices(units: RunUnits, slices: Sequence[str]) -> list[tuple[str, st
     ]
 
 
-def tested_family(units: RunUnits, slices: Sequence[str]) -> int:
+def holm_family_size(units: RunUnits, slices: Sequence[str]) -> int:
     """How many slices of ``slices`` are tested (Holm's family of one measure)."""
     return sum(slice_tested(units, index) for _, _, index in planned_slices(units, slices))
 
@@ -494,7 +494,7 @@ def compare_units(
     Each slice's draws are seeded from ``(seed, slice name)`` as the audit's are; a slicing named
     twice is tested once (it would count twice in Holm's family)."""
     planned = planned_slices(base, slices)
-    family = tested_family(base, slices)
+    family = holm_family_size(base, slices)
     found: list[Comparison] = []
     for slicing, name, index in planned:
         found += compare_slice(
