@@ -5,6 +5,7 @@ mismatched samples and bad rules are refused (exit 2) naming the file and line."
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -316,8 +317,8 @@ def test_slices_of_too_few_units_are_not_tested_and_a_gate_that_tests_nothing_re
     assert f"; {len(subtopics)} too few units to test (fewer than 10)" in result.reason
     from nlibias.jobs.gate_output import gate_junit
 
-    junit = gate_junit(result)
-    assert junit.get("skipped") == str(len(subtopics)) and junit.get("failures") == "0"
+    junit = gate_junit(result).find("testsuite")  # the counts are the suite's (testsuites takes none)
+    assert junit is not None and junit.get("skipped") == str(len(subtopics)) and junit.get("failures") == "0"
     assert len(junit.findall(".//testcase/skipped")) == len(subtopics)
     rules.write_text("slices: [subtopic]\n")
     with pytest.raises(DataError, match="nothing can be tested"):
@@ -342,7 +343,11 @@ def test_the_table_shows_the_change_in_bias_the_test_reads(
     assert table.exit_code == 1 and "| d [CI]" in table.output
     (row,) = [line for line in table.output.splitlines() if "| overall" in line]
     assert format_value(overall["change"], overall["change_ci"]) in row
-    assert format_value(overall["delta"], overall["delta_ci"]) not in row
+    # Δ (cand - base, negative here) is shown too, in its own column beside d (issue 51)
+    assert re.search(r"\| Δ cand-base \[CI\] +\| d \[CI\]", table.output)
+    assert row.index(format_value(overall["delta"], overall["delta_ci"])) < row.index(
+        format_value(overall["change"], overall["change_ci"])
+    )
 
 
 def test_a_candidate_model_without_a_baseline_model_is_refused_not_passed_untested(

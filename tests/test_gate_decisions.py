@@ -197,3 +197,61 @@ def test_a_gate_on_every_pair_tied_tp_runs_says_no_evidence_of_bias(tmp_path: Pa
     (check,) = result.checks
     assert result.passed and check.measure == "tp_tie_split_score"
     assert (check.comparison.candidate, check.comparison.delta, check.comparison.p) == (50.0, 0.0, 1.0)
+
+
+def _valid(xml: Path) -> None:
+    """``xml`` is valid under Jenkins xUnit's junit-10 schema and the Ant JUnit schema."""
+    etree = pytest.importorskip("lxml.etree")
+    document = etree.parse(str(xml))
+    for name in ("jenkins-junit-10.xsd", "ant-junit.xsd"):
+        schema = etree.XMLSchema(etree.parse(str(Path(__file__).parent / "fixtures" / "junit" / name)))
+        assert schema.validate(document), (name, schema.error_log)
+
+
+def test_the_ci_files_are_valid_and_say_what_the_gate_could_see(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    from nlibias.metrics.paired import detectable_change
+
+    xml, md = tmp_path / "gate.xml", tmp_path / "gate.md"
+    args = ["gate", str(runs["cand"]), "--baseline", str(runs["base"]), "--rules", str(runs["rules"])]
+    result = runner.invoke(app, [*args, "--junit", str(xml), "--markdown", str(md)])
+    assert result.exit_code == 1, result.output
+    _valid(xml)
+    text = md.read_text()
+    assert text.startswith("### Bias gate: ❌ FAIL") and "| Verdict | Model |" in text
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    verdicts = [row.split("|")[1].strip() for row in rows if not row.startswith("| Verdict")]
+    assert verdicts == sorted(verdicts, key=lambda v: v != "**FAIL**")  # failures first
+    passed = sum(v == "pass" for v in verdicts)
+    assert passed == 0 or f"✅ {passed} check" in text
+    decided = json.loads(runner.invoke(app, [*args, "--json"]).output)
+    overall = next(c for c in decided["checks"] if c["slice"] == "overall")
+    assert overall["p"] == max(overall["p_delta"], overall["p_sum"]) and overall["detectable"] > 0
+    assert f"{overall['detectable']:.2f}" in text  # the Markdown's Detects column
+    from lxml import etree
+
+    names = {p.get("name"): p.get("value") for p in etree.parse(str(xml)).iter("property")}
+    assert float(names["bbnli_bias_score paired overall: detectable"]) == pytest.approx(
+        overall["detectable"], rel=1e-5
+    )
+    # the detectable change grows with the Holm family: the overall check alone sees less far
+    assert detectable_change({"delta": 1.0}, 0.0, 0.05 / 4) > detectable_change({"delta": 1.0}, 0.0, 0.05)
+
+
+def test_a_gate_blind_to_the_change_asked_for_is_refused_and_says_so_in_both_files(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    rules = tmp_path / "blind.yaml"
+    rules.write_text("bootstrap: 300\nmax_detectable: 0.01\n")
+    xml, md = tmp_path / "gate.xml", tmp_path / "gate.md"
+    args = ["gate", str(runs["copy"]), "--baseline", str(runs["base"]), "--rules", str(rules)]
+    result = runner.invoke(app, [*args, "--junit", str(xml), "--markdown", str(md)])
+    assert result.exit_code == 2, result.output
+    assert "this gate cannot see a change of 0.01 points; audit more samples" in result.output
+    _valid(xml)
+    from lxml import etree
+
+    (error,) = etree.parse(str(xml)).iter("error")
+    assert "cannot see a change of 0.01 points" in (error.get("message") or "")
+    assert "NOT DECIDED" in md.read_text() and "cannot see a change of 0.01 points" in md.read_text()

@@ -65,10 +65,15 @@ def gate_command(
 ) -> None:
     """Exit 1 when a candidate is significantly more biased than the baseline (paired bootstrap,
     Holm over slices) or beyond an absolute limit; exit 0 when it is not; 2 on bad input."""
+    from nlibias.errors import NlibiasError
     from nlibias.jobs.gate import gate
-    from nlibias.jobs.gate_output import gate_text, write_gate_files
+    from nlibias.jobs.gate_output import gate_text, write_gate_error_files, write_gate_files
 
-    result = gate(candidate, baseline, rules=rules, pairs=_pairs(pair), margin=margin, samples=samples)
+    try:
+        result = gate(candidate, baseline, rules=rules, pairs=_pairs(pair), margin=margin, samples=samples)
+    except NlibiasError as error:  # nothing decided (exit 2): the CI files still say why
+        write_gate_error_files(str(error), type(error).__name__, junit=junit, markdown=markdown)
+        raise
     write_gate_files(result, junit=junit, markdown=markdown)
     if as_json:
         echo_json(result.to_dict())

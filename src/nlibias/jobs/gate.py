@@ -19,8 +19,9 @@ or when the candidate's whole interval lies beyond an absolute limit (``max_abs`
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -107,6 +108,8 @@ class GateResult:
     baseline: str | None
     rules: GateRules
     source: str
+    seconds: float = 0.0
+    """How long the gate took (JUnit's ``time``)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the decision, the settings and one record per check."""
@@ -352,6 +355,7 @@ def gate(
     """
     from nlibias.metrics.paired_units import run_units
 
+    started = time.perf_counter()
     checked = _rules(rules, margin)
     if baseline is None:  # what only a paired comparison reads would be ignored without a word
         for name, given in (("pairs", bool(pairs)), ("margin", margin is not None)):
@@ -402,9 +406,10 @@ def gate(
             "no headline measure to test: the runs' models report none the gate knows", field="models"
         )
     _check_visible(checks, checked)
-    return _result(
+    found = _result(
         checks, cand.path, None if base is None else base.path, checked, str(cand.metrics.get("source"))
     )
+    return replace(found, seconds=time.perf_counter() - started)
 
 
 def _result(
