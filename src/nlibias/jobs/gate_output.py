@@ -164,8 +164,6 @@ def _suite(root: ET.Element, name: str, index: int, seconds: float, counts: dict
     return suite
 
 
-
-
 def gate_junit(result: GateResult) -> ET.Element:
     """JUnit XML: ``testsuites`` (no attribute: the Ant schema allows none) > a ``testsuite`` per candidate model > a ``testcase`` per rule and
     slice (``classname`` the model and measure); a failing check holds a ``failure`` element, a
