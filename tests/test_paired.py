@@ -191,10 +191,10 @@ def test_three_points_more_pro_stereotype_bias_fails_nine_times_in_ten() -> None
 
 def test_near_no_bias_the_change_towards_the_stereotype_keeps_its_power() -> None:
     # The same +3 points (10 % of answers given afresh at .30 per sample: 10 % x 30 = 3) around a
-    # baseline with no bias. |m - ν| folds each resample's baseline at 0, so the default direction
-    # cannot tell this from a baseline at -1.5 and a candidate at +1.5 (equally biased): it fails
-    # in a minority of runs (13 of 50 with these draws; measured, not asserted). The signed change
-    # m_cand - m_base keeps the pairing's precision (about .7 points) and fails nearly always.
+    # baseline with no bias. "Farther from no bias" depends there on m_cand + m_base, whose spread
+    # the pairing does not shrink, so the default direction fails in a minority of runs
+    # (bench/gate_power.py). The signed change m_cand - m_base keeps the pairing's precision
+    # (about .7 points) and fails nearly always.
     rng = np.random.default_rng(5)
     failures = sum(
         _fails(rng, 1138, 0.15, 0.1, 200, base_shift=0.0, worse=TOWARDS_STEREOTYPE) for _ in range(50)

@@ -1,14 +1,18 @@
 """The bias gate: did a candidate model get more biased than the one shipped (``nlibias gate``)?
 
-Two run directories over the same samples (same ids and texts, same benchmark) are compared model
-by model (matched by key; ``pairs={"CAND": "BASE"}`` for others; one model each pair up without
-being told). For each headline measure the models report and each slice tested, one paired
-bootstrap over the shared resampling units (:mod:`nlibias.metrics.paired`) gives the baseline's
-and the candidate's values with intervals, the difference with its interval and the one-sided
+Two run directories over the same samples (same ids and texts, same benchmark;
+:mod:`nlibias.jobs.gate_runs`) are compared model by model (matched by key; ``pairs={"CAND":
+"BASE"}`` for others; one model each pair up without being told). For each headline measure the
+models report and each slice tested, one paired bootstrap over the shared resampling units
+(:mod:`nlibias.metrics.paired`) gives the baseline's and the candidate's values with intervals,
+the difference and the change in bias with their intervals, and the intersection-union test's
 p-value of "the candidate is farther from no bias by more than the margin", Holm-adjusted over
-the slices of the model and measure. A check fails when its adjusted p is below 1 - confidence,
-or when the candidate's whole interval lies beyond an absolute limit (``max_abs``) of its rules
-(:mod:`nlibias.jobs.gate_rules`). Without a baseline only the absolute limits apply.
+the slices of the model and measure, with the smallest change the check could detect. A check
+fails when its adjusted p is below 1 - confidence, or when the candidate's whole interval lies
+beyond an absolute limit (``max_abs``) of its rules (:mod:`nlibias.jobs.gate_rules`). Without a
+baseline only the absolute limits apply. What makes a decision impossible is refused before
+anything is computed: too few resamples for Holm's threshold, a model with fewer than 10 units
+read, a gate blind to the rules' ``max_detectable``.
 
 >>> import nlibias
 >>> result = nlibias.gate("runs/candidate", "runs/shipped")  # doctest: +SKIP
