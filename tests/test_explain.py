@@ -550,3 +550,22 @@ def test_a_sentence_the_premise_contradicts_is_ungrounded_even_when_it_restates_
     (row,) = judge_answers([answer], RuleJudge("r", rules), None, progress=False).rows  # type: ignore[arg-type]
     # DESIGN: a sentence the premise contradicts is ungrounded: share 0 < 0.5, so invalid
     assert (row["grounded"], row["label"]) == (0.0, "invalid")
+
+
+def test_a_fake_judge_is_named_as_such_wherever_its_labels_are_shown(canned_run: Path) -> None:
+    """A fake judge's labels were shown as if real, the judge called "j"; the summary now lists the
+    fakes, and the command line and the report name them ``fake:j`` with a warning."""
+    from nlibias.report.explanation_sections import explanations_html
+    from nlibias.report.load import load_runs
+
+    result = runner.invoke(
+        app, ["explain", str(canned_run), "--judge", "fake:j", "--no-cache", "--bootstrap", "0"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "warning: Judge fake:j is a fake" in result.output
+    summary = json.loads((canned_run / "explanations" / "explanations.json").read_text())
+    assert summary["fake_judges"] == ["j"]
+    section = explanations_html(load_runs([canned_run]))
+    assert '<p class="warn">Judge fake:j is a fake' in section and "NLI judge(s) fake:j;" in section
+    run_explain(canned_run, [RuleJudge()], cache=False, bootstrap=0, progress=False)  # a real judge
+    assert "is a fake" not in explanations_html(load_runs([canned_run]))
