@@ -16,7 +16,7 @@ A rules file is YAML, every key checked (unknown ones refused with the line):
         margin: 1.0
         max_abs: 5        # fail when the candidate's whole interval lies beyond neutral +- 5
         slices: [overall, domain, subtopic]
-      tp_bias_score:
+      tp_tie_split_score:
         worse: towards_stereotype
 
 ``worse`` says which change counts against the candidate: ``away_from_neutral`` (the default,
