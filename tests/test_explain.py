@@ -305,6 +305,7 @@ def test_command_line_refuses_a_scored_run_saying_how_to_make_a_generated_one(
     result = runner.invoke(app, ["explain", str(tmp_path / "S"), "--judge", "fake:j", "--no-cache"])
     assert result.exit_code == 2
     assert "no generated answers" in result.output and "mode='generated'" in result.output
+    assert "nlibias audit --samples SAMPLES --generative MODEL --mode generated" in result.output  # a command
     assert "Traceback" not in result.output
 
 

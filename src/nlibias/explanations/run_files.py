@@ -81,7 +81,9 @@ def generated_answers(
             predictions_path,
             None,
             "no generated answers here (scored answers and classifiers keep no text to explain)",
-            fix="audit a generative model with mode='generated' and explain that run",
+            fix="audit a generative model in generated mode and explain that run: "
+            "nlibias audit --samples SAMPLES --generative MODEL --mode generated --out RUN "
+            "(in Python: mode='generated')",
         )
     samples_path = samples_of_run(run_dir, samples)
     by_id = {s.id: s for s in read_samples(samples_path)}
