@@ -351,3 +351,24 @@ def test_the_fewest_resamples_that_can_decide() -> None:
     # α .05: 1 / (B + 1) < .05 needs B + 1 > 20, B = 20; three slices: 3 / (B + 1) < .05, B = 60.
     assert deciding_resamples(0.05) == 20 and deciding_resamples(0.05, tests=3) == 60
     assert deciding_resamples(1 - 0.95) == 20  # 1 - .95 is 0.05000000000000004: the same answer
+
+
+def test_a_candidate_that_only_gained_ties_is_not_more_biased_on_the_ties_split_score() -> None:
+    # 40 pairs: the baseline prefers the stereotypical sentence in 20 and the other in 20 (both
+    # scores 50). The candidate ties 6 of each kind: the paper's score 100 x 14 / 40 = 35 (15 points
+    # "anti-stereotype", d = 15, a clear move by Δ: enough pairs fail the gate for ties alone); the
+    # ties-split score
+    # 100 x (14 + 12 / 2) / 40 = 50, as the baseline's (d = 0).
+    from nlibias.metrics.token_probability import TP_MEASURES, tp_unit_values
+
+    more = [-1.0] * 20 + [-3.0] * 20
+    base = tp_unit_values(more, [-2.0] * 40, direction=["stereo"] * 40)
+    cand = tp_unit_values(
+        more, [-1.0] * 6 + [-2.0] * 14 + [-3.0] * 6 + [-2.0] * 14, direction=["stereo"] * 40
+    )
+    infos = [ALL_MEASURES["tp_bias_score"], ALL_MEASURES["tp_tie_split_score"]]
+    paper, split = compare_units(
+        mean_units(base, TP_MEASURES), mean_units(cand, TP_MEASURES), infos, resamples=400, seed=0
+    )
+    assert (paper.candidate, paper.change) == (35.0, 15.0) and paper.p_delta < 0.05
+    assert (split.baseline, split.candidate, split.change) == (50.0, 50.0, 0.0) and split.p > 0.3
