@@ -48,9 +48,9 @@ DEFAULT_SAMPLE_PAIRS = 240
 2 CPU cores (AMD EPYC, torch 2 threads), first run including the GGUF conversion: 4 min 18 s wall
 (load average about 2 from other work); about 5 min on a busier machine."""
 DEMO_PROMPTS: tuple[str, ...] = ("true", "entailed")
-EXPLAIN_PAIRS = 6
-"""Pairs of ``nlibias demo --explain`` (generated answers are slower than scored ones: a few
-minutes on a laptop CPU)."""
+EXPLAIN_PAIRS = 16
+"""Pairs of ``nlibias demo --explain``: one per subtopic, the fewest the stratified sample takes
+(generated answers are much slower than scored ones)."""
 DEMO_JUDGE = "prompt:smollm2"
 """The NLI judge of ``demo --explain``: the embedded SmolLM2 asked for the three labels (offline)."""
 DISCLAIMER = (
