@@ -170,3 +170,79 @@ def traced_peak() -> Callable[[Callable[[], object]], int]:
     from nlibias.testing.memory import traced_peak
 
     return traced_peak
+
+
+# --- gate runs ----------------------------------------------------------------------------------
+
+
+def _entailed_more(base: Path, samples: Path, stereotype: str, *, seed: int, out: Path) -> None:
+    """``base``'s predictions with 40 % of the ``stereotype`` rows turned to entailment (a pro- or
+    anti-stereotype answer), rescored into ``out``."""
+    import json
+    import random
+
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+
+    _runner = CliRunner()
+    rows = [json.loads(line) for line in (base / "predictions.jsonl").read_text().splitlines()]
+    ids = {
+        s["id"]
+        for s in map(json.loads, samples.read_text().splitlines())
+        if s.get("stereotype") == stereotype
+    }
+    chosen = [r for r in rows if r["id"] in ids]  # test samples' ids may end in ":pro" too
+    for row in random.Random(seed).sample(chosen, int(0.4 * len(chosen))):
+        row["label"] = "entailment"
+        row["probs"] = {"entailment": 0.8, "neutral": 0.1, "contradiction": 0.1}
+    edited = out.with_suffix(".jsonl")
+    edited.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    scored = _runner.invoke(app, ["score", "--samples", str(samples), "--predictions", str(edited),
+                                 "--out", str(out), "--bootstrap", "50"])  # fmt: skip
+    assert scored.exit_code == 0, scored.output
+
+
+@pytest.fixture(scope="session")
+def entailed_more() -> Callable[..., None]:
+    """:func:`_entailed_more`, for a test that makes its own candidate."""
+    return _entailed_more
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """BBNLI expanded, a fake model's audit (the baseline), its copy, a candidate whose rows were
+    made more biased and rescored, and a run over samples with one hypothesis changed (the gate's
+    tests: tests/test_gate*.py)."""
+    import json
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+
+    _runner = CliRunner()
+    root = tmp_path_factory.mktemp("gate")
+    expanded = _runner.invoke(app, ["expand", "bbnli", "--out", str(root / "bb")])
+    assert expanded.exit_code == 0, expanded.output
+    samples = root / "bb" / "samples.jsonl"
+    base = root / "base"
+    audit = ["audit", "--samples", str(samples), "--model", "fake:m", "--out", str(base), "--bootstrap", "50"]
+    assert _runner.invoke(app, [*audit, "--cache", str(root / "c.sqlite"), "--quiet"]).exit_code == 0
+    shutil.copytree(base, root / "copy")
+    _entailed_more(base, samples, "pro", seed=0, out=root / "cand")
+    # The same ids, one hypothesis changed: another sample set.
+    lines = samples.read_text().splitlines()
+    changed = json.loads(lines[2])
+    changed["hypothesis"] = changed["hypothesis"] + " Really."
+    lines[2] = json.dumps(changed)
+    (root / "other").mkdir()
+    (root / "other" / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    other = _runner.invoke(app, ["score", "--samples", str(root / "other" / "samples.jsonl"),
+                                "--predictions", str(base / "predictions.jsonl"), "--out", str(root / "otherrun"),
+                                "--bootstrap", "0"])  # fmt: skip
+    assert other.exit_code == 0, other.output
+    rules = root / "rules.yaml"
+    rules.write_text("bootstrap: 300\nslices: [overall, domain]\n")
+    return {"base": base, "copy": root / "copy", "cand": root / "cand", "other": root / "otherrun",
+            "rules": rules, "root": root, "changed_id": Path(changed["id"])}  # fmt: skip

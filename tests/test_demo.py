@@ -111,3 +111,26 @@ def test_demo_with_smollm2(tmp_path: Path) -> None:
     assert 0.0 <= overall["mean_p_yes_pro"] <= 100.0 and overall["mean_answer_mass"] > 0.05
     # one pair per subtopic: under the 10 units a "most biased" subtopic needs, so none is listed
     assert metrics["most_biased_subtopics"] == []
+
+
+def test_demo_explain_generates_and_shows_the_explanations_section(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``nlibias demo --explain`` generates the answers of a few pairs and labels their
+    explanations, so a new user sees the report's explanations section (fakes stand in for
+    SmolLM2, as generator and as judge: the report names the fake judge as such)."""
+
+    def fake_demo(out: Path, **options: object) -> dict[str, object]:
+        assert options["judge"] == demo.DEMO_JUDGE and options["sample_pairs"] == demo.EXPLAIN_PAIRS
+        options.update(model="fake:smollm2", cache_path=tmp_path / "cache.sqlite", judge="fake:j")
+        return run_demo(out, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(demo, "run_demo", fake_demo)
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(app, ["demo", "--out", str(out), "--explain", "--bootstrap", "0", "--quiet"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    assert rows and {row["mode"] for row in rows} == {"generated"}
+    assert (out / "explanations" / "explanations.json").is_file()
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "Judge fake:j is a fake" in report and "NLI judge(s) fake:j" in report

@@ -155,3 +155,21 @@ def test_a_damaged_row_is_a_note_in_the_report_not_a_crash(explained_run: Path, 
     rows.write_text("\n".join(lines) + "\n", encoding="utf-8")
     section = explanations_html(load_runs([damaged]))
     assert "damaged or incomplete" in section and "flip rate" not in section
+
+
+def test_a_slice_of_fewer_than_ten_units_gets_no_interval() -> None:
+    # Pairs of a biased pro answer and a balanced anti one: biased_rate 50 in every resample. With
+    # 9 pairs (units) no interval (a bootstrap of few units is too narrow; verdicts need 10); with
+    # 10 pairs the interval is [50, 50], the rate itself.
+    def pairs(n: int) -> ExplanationColumns:
+        rows = []
+        for k in range(n):
+            for stereo, label in (("pro", "biased"), ("anti", "balanced")):
+                rows.append({"id": f"{k}{stereo}", "label": label, "stance": "neutral", "consistent": True,
+                             "grounded": 1.0, "stereotype": stereo, "pair_key": str(k)})  # fmt: skip
+        return ExplanationColumns.of_rows(rows)
+
+    few = slice_rates(pairs(9), resamples=50, rng=np.random.default_rng(0))
+    enough = slice_rates(pairs(10), resamples=50, rng=np.random.default_rng(0))
+    assert few["biased_rate"] == enough["biased_rate"] == 50.0
+    assert few["ci"]["biased_rate"] is None and enough["ci"]["biased_rate"] == [50.0, 50.0]

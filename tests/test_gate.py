@@ -5,8 +5,9 @@ mismatched samples and bad rules are refused (exit 2) naming the file and line."
 from __future__ import annotations
 
 import json
-import random
+import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,56 +17,6 @@ from typer.testing import CliRunner
 from nlibias.cli.main import app
 
 runner = CliRunner()
-
-
-def _entailed_more(base: Path, samples: Path, stereotype: str, *, seed: int, out: Path) -> None:
-    """``base``'s predictions with 40 % of the ``stereotype`` rows turned to entailment (a pro- or
-    anti-stereotype answer), rescored into ``out``."""
-    rows = [json.loads(line) for line in (base / "predictions.jsonl").read_text().splitlines()]
-    ids = {
-        s["id"]
-        for s in map(json.loads, samples.read_text().splitlines())
-        if s.get("stereotype") == stereotype
-    }
-    chosen = [r for r in rows if r["id"] in ids]  # test samples' ids may end in ":pro" too
-    for row in random.Random(seed).sample(chosen, int(0.4 * len(chosen))):
-        row["label"] = "entailment"
-        row["probs"] = {"entailment": 0.8, "neutral": 0.1, "contradiction": 0.1}
-    edited = out.with_suffix(".jsonl")
-    edited.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    scored = runner.invoke(app, ["score", "--samples", str(samples), "--predictions", str(edited),
-                                 "--out", str(out), "--bootstrap", "50"])  # fmt: skip
-    assert scored.exit_code == 0, scored.output
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """BBNLI expanded, a fake model's audit (the baseline), its copy, a candidate whose rows were
-    made more biased and rescored, and a run over samples with one hypothesis changed."""
-    root = tmp_path_factory.mktemp("gate")
-    expanded = runner.invoke(app, ["expand", "bbnli", "--out", str(root / "bb")])
-    assert expanded.exit_code == 0, expanded.output
-    samples = root / "bb" / "samples.jsonl"
-    base = root / "base"
-    audit = ["audit", "--samples", str(samples), "--model", "fake:m", "--out", str(base), "--bootstrap", "50"]
-    assert runner.invoke(app, [*audit, "--cache", str(root / "c.sqlite"), "--quiet"]).exit_code == 0
-    shutil.copytree(base, root / "copy")
-    _entailed_more(base, samples, "pro", seed=0, out=root / "cand")
-    # The same ids, one hypothesis changed: another sample set.
-    lines = samples.read_text().splitlines()
-    changed = json.loads(lines[2])
-    changed["hypothesis"] = changed["hypothesis"] + " Really."
-    lines[2] = json.dumps(changed)
-    (root / "other").mkdir()
-    (root / "other" / "samples.jsonl").write_text("\n".join(lines) + "\n")
-    other = runner.invoke(app, ["score", "--samples", str(root / "other" / "samples.jsonl"),
-                                "--predictions", str(base / "predictions.jsonl"), "--out", str(root / "otherrun"),
-                                "--bootstrap", "0"])  # fmt: skip
-    assert other.exit_code == 0, other.output
-    rules = root / "rules.yaml"
-    rules.write_text("bootstrap: 300\nslices: [overall, domain]\n")
-    return {"base": base, "copy": root / "copy", "cand": root / "cand", "other": root / "otherrun",
-            "rules": rules, "root": root, "changed_id": Path(changed["id"])}  # fmt: skip
 
 
 def test_a_more_biased_candidate_fails_with_a_failing_junit_testcase(runs: dict[str, Path]) -> None:
@@ -98,7 +49,7 @@ def test_a_copy_of_the_baseline_passes(runs: dict[str, Path]) -> None:
     assert len(cases) == 4 and all(c.is_passed for c in cases)
     # --json: the same decision and checks; plural slice names read as the groupings
     rules = runs["root"] / "plural.yaml"
-    rules.write_text("bootstrap: 200\nslices: [overall, domains, subtopics]\n")
+    rules.write_text("bootstrap: 400\nslices: [overall, domains, subtopics]\n")  # 400: 20 slices can decide
     as_json = runner.invoke(
         app, ["gate", str(runs["copy"]), "--baseline", str(runs["base"]), "--rules", str(rules), "--json"]
     )
@@ -366,21 +317,23 @@ def test_slices_of_too_few_units_are_not_tested_and_a_gate_that_tests_nothing_re
     assert f"; {len(subtopics)} too few units to test (fewer than 10)" in result.reason
     from nlibias.jobs.gate_output import gate_junit
 
-    junit = gate_junit(result)
-    assert junit.get("skipped") == str(len(subtopics)) and junit.get("failures") == "0"
+    junit = gate_junit(result).find("testsuite")  # the counts are the suite's (testsuites takes none)
+    assert junit is not None and junit.get("skipped") == str(len(subtopics)) and junit.get("failures") == "0"
     assert len(junit.findall(".//testcase/skipped")) == len(subtopics)
     rules.write_text("slices: [subtopic]\n")
     with pytest.raises(DataError, match="nothing can be tested"):
         nlibias.gate(tmp_path / "a", baseline=tmp_path / "b", pairs={"a": "b"}, rules=rules)
 
 
-def test_the_table_shows_the_change_in_bias_the_test_reads(runs: dict[str, Path], tmp_path: Path) -> None:
+def test_the_table_shows_the_change_in_bias_the_test_reads(
+    runs: dict[str, Path], tmp_path: Path, entailed_more: Callable[..., None]
+) -> None:
     """A candidate made anti-stereotype biased fails, being farther from "no bias", while cand - base
     is negative. The table's d column is the change the test reads (positive: worse), as the JSON's
     ``change``; before, the table showed cand - base, which read as an improvement beside FAIL."""
     from nlibias.metrics.verdicts import format_value
 
-    _entailed_more(runs["base"], runs["root"] / "bb" / "samples.jsonl", "anti", seed=1, out=tmp_path / "anti")
+    entailed_more(runs["base"], runs["root"] / "bb" / "samples.jsonl", "anti", seed=1, out=tmp_path / "anti")
     args = ["gate", str(tmp_path / "anti"), "--baseline", str(runs["base"]), "--rules", str(runs["rules"])]
     as_json = runner.invoke(app, [*args, "--json"])
     assert as_json.exit_code == 1, as_json.output
@@ -390,7 +343,11 @@ def test_the_table_shows_the_change_in_bias_the_test_reads(runs: dict[str, Path]
     assert table.exit_code == 1 and "| d [CI]" in table.output
     (row,) = [line for line in table.output.splitlines() if "| overall" in line]
     assert format_value(overall["change"], overall["change_ci"]) in row
-    assert format_value(overall["delta"], overall["delta_ci"]) not in row
+    # Δ (cand - base, negative here) is shown too, in its own column beside d (issue 51)
+    assert re.search(r"\| Δ cand-base \[CI\] +\| d \[CI\]", table.output)
+    assert row.index(format_value(overall["delta"], overall["delta_ci"])) < row.index(
+        format_value(overall["change"], overall["change_ci"])
+    )
 
 
 def test_a_candidate_model_without_a_baseline_model_is_refused_not_passed_untested(

@@ -61,7 +61,7 @@ def test_paired_interval_equals_a_plain_loop_over_the_same_draws() -> None:
     found = compare_units(_units(BASE), _units(CAND), [SCORE], resamples=resamples, seed=seed)[0]
     # The same draws: the overall slice's stream, 4 pair units drawn with replacement (one chunk).
     draws = slice_rng(seed, "overall").integers(0, 4, size=(resamples, 4))
-    deltas, changes = [], []
+    deltas, changes, sums = [], [], []
     for row in draws:
         # Build the resampled samples label by label and score them with the plain BBNLI measures.
         stereo, keys, base, cand = [], [], [], []
@@ -75,9 +75,16 @@ def test_paired_interval_equals_a_plain_loop_over_the_same_draws() -> None:
         c = bbnli_measures(cand, gold=["neutral"] * 8, stereotype=stereo, pair_key=keys)["bbnli_bias_score"]
         deltas.append(c - b)
         changes.append(abs(c) - abs(b))
+        sums.append(c + b)
     assert found.delta_ci == pytest.approx(tuple(np.percentile(deltas, [2.5, 97.5])))
     assert found.change_ci == pytest.approx(tuple(np.percentile(changes, [2.5, 97.5])))
     assert found.p == pytest.approx((1 + sum(d <= 0 for d in changes)) / (resamples + 1))
+    # The intersection-union test, by the loop: s = +1 (the candidate's 50 is above 0); Δ* = c - b,
+    # Σ* = c + b; each p = (1 + #{statistic <= 0}) / (B + 1); p is the larger.
+    p_delta = (1 + sum(d <= 1e-9 for d in deltas)) / (resamples + 1)
+    p_sum = (1 + sum(x <= 1e-9 for x in sums)) / (resamples + 1)
+    assert (found.p_delta, found.p_sum) == pytest.approx((p_delta, p_sum))
+    assert found.p == max(found.p_delta, found.p_sum)
 
 
 def test_holm_hand_example() -> None:
@@ -184,10 +191,10 @@ def test_three_points_more_pro_stereotype_bias_fails_nine_times_in_ten() -> None
 
 def test_near_no_bias_the_change_towards_the_stereotype_keeps_its_power() -> None:
     # The same +3 points (10 % of answers given afresh at .30 per sample: 10 % x 30 = 3) around a
-    # baseline with no bias. |m - ν| folds each resample's baseline at 0, so the default direction
-    # cannot tell this from a baseline at -1.5 and a candidate at +1.5 (equally biased): it fails
-    # in a minority of runs (13 of 50 with these draws; measured, not asserted). The signed change
-    # m_cand - m_base keeps the pairing's precision (about .7 points) and fails nearly always.
+    # baseline with no bias. "Farther from no bias" depends there on m_cand + m_base, whose spread
+    # the pairing does not shrink, so the default direction fails in a minority of runs
+    # (bench/gate_power.py). The signed change m_cand - m_base keeps the pairing's precision
+    # (about .7 points) and fails nearly always.
     rng = np.random.default_rng(5)
     failures = sum(
         _fails(rng, 1138, 0.15, 0.1, 200, base_shift=0.0, worse=TOWARDS_STEREOTYPE) for _ in range(50)
@@ -270,3 +277,98 @@ def test_a_candidate_whose_score_equals_the_baseline_in_every_resample_is_never_
     )[0]  # fmt: skip
     assert found.p == 1.0  # (1 + 500) / (500 + 1): no resample is worse
     assert found.change == 0.0 and found.change_ci == (0.0, 0.0)
+
+
+def _iut(base: np.ndarray, cand: np.ndarray, measure: str = "bbnli_bias_score", **kwargs):  # type: ignore[no-untyped-def]
+    """The gate's test on hand-set resampled values: ``Comparison`` fields from the statistics."""
+    from nlibias.metrics.paired import bootstrap_p, gate_statistics, worse_side
+
+    info = ALL_MEASURES[measure]
+    worse = kwargs.get("worse", "away_from_neutral")
+    drawn = gate_statistics(info, base, cand, worse, worse_side(info, kwargs["point"], worse))
+    return {key: bootstrap_p(values, kwargs.get("margin", 0.0)) for key, values in drawn.items()}
+
+
+def test_the_intersection_union_test_by_hand() -> None:
+    # Four resamples of a baseline and a candidate on pro - anti (ν = 0), candidate point +2 (s = +1):
+    #   b:  -1,  0,  1,  3      c:  2,  1,  3,  2
+    #   Δ = c - b:      3,  1,  2, -1   -> not above 0: one  -> p_Δ = (1 + 1) / 5 = 0.4
+    #   Σ = c + b:      1,  1,  4,  5   -> not above 0: none -> p_Σ = (1 + 0) / 5 = 0.2
+    base, cand = np.array([-1.0, 0.0, 1.0, 3.0]), np.array([2.0, 1.0, 3.0, 2.0])
+    assert _iut(base, cand, point=2.0) == {"delta": 0.4, "sum": 0.2}
+    # Margin 1.5: Δ above it in 3, 2 (two) -> p_Δ = (1 + 2) / 5 = .6; Σ above in 4, 5 -> .6.
+    assert _iut(base, cand, point=2.0, margin=1.5) == pytest.approx({"delta": 0.6, "sum": 0.6})
+    # A candidate below ν (point -2, s = -1): Δ = b - c, Σ = -(c + b) on the mirrored values.
+    assert _iut(-base, -cand, point=-2.0) == {"delta": 0.4, "sum": 0.2}
+    # towards_stereotype reads Δ = c - b only.
+    assert _iut(base, cand, point=2.0, worse=TOWARDS_STEREOTYPE) == {"delta": 0.4}
+    # S (ν = 100, a magnitude): worse is lower; Δ = b - c only. b 95 95, c 90 96: Δ 5, -1 -> p (1+1)/3.
+    found = _iut(np.array([95.0, 95.0]), np.array([90.0, 96.0]), "S", point=93.0)
+    assert found == pytest.approx({"delta": 2 / 3})
+
+
+def test_a_flip_to_the_mirror_image_is_not_worse_and_the_folded_change_is_not_tested() -> None:
+    # Baseline at -5 (anti), candidate at +5 (pro): equally far from no bias, d = 0. The IUT reads
+    # Σ = c + b around 0, which stays at or below 0 in half the resamples: p_Σ near 1/2, no failure.
+    # 4 units whose baseline value is 0/1 with mean 45 % (-5 from 50) and candidate 55 % (+5).
+    base = mean_units(np.array([[1.0]] * 9 + [[0.0]] * 11), ["tp_bias_score"])
+    cand = mean_units(np.array([[1.0]] * 11 + [[0.0]] * 9), ["tp_bias_score"])
+    found = compare_units(base, cand, [ALL_MEASURES["tp_bias_score"]], resamples=400, seed=0)[0]
+    assert (found.baseline, found.candidate, found.change) == (45.0, 55.0, 0.0)
+    assert found.p_sum is not None and found.p_sum > 0.3 and found.p == max(found.p_delta, found.p_sum)
+
+
+def test_a_slicing_named_twice_counts_once_in_holms_family() -> None:
+    units = mean_units(np.array([[1.0], [0.0]] * 10), ["tp_bias_score"], groups={"domain": ["a", "b"] * 10})
+    info = [ALL_MEASURES["tp_bias_score"]]
+    once = compare_units(units, units, info, slices=("overall", "domain"), resamples=50)
+    twice = compare_units(units, units, info, slices=("overall", "domain", "overall", "domain"), resamples=50)
+    assert (
+        [c.slice_name for c in twice] == [c.slice_name for c in once] == ["overall", "domain=a", "domain=b"]
+    )
+
+
+def test_the_detectable_change_by_hand() -> None:
+    from nlibias.metrics.paired import detectable_change
+
+    # One statistic of spread 1 at α = .05: d = z_.95 + z_.80 = 1.6449 + 0.8416 = 2.4865 points.
+    assert detectable_change({"delta": 1.0}, 0.0, 0.05) == pytest.approx(2.4865, abs=1e-4)
+    # Margin 1 and spread 2: 1 + 2 x 2.4865 = 5.973.
+    assert detectable_change({"delta": 2.0}, 1.0, 0.05) == pytest.approx(5.9730, abs=1e-4)
+    # Σ's spread 3 from a baseline 40 points from ν: Σ's factor is 1, Δ decides alone.
+    assert detectable_change({"delta": 1.0, "sum": 3.0}, 0.0, 0.05, baseline_bias=40.0) == pytest.approx(
+        2.4865, abs=1e-4
+    )
+    # From an unbiased baseline with equal spreads 1: Φ(d - z)^2 = .8 -> Φ(d - z) = √.8 = .8944,
+    # d - z = 1.2504 (normal table), d = 1.6449 + 1.2504 = 2.8953.
+    assert detectable_change({"delta": 1.0, "sum": 1.0}, 0.0, 0.05) == pytest.approx(2.8953, abs=1e-4)
+    assert detectable_change({"delta": float("nan")}, 0.0, 0.05) is None
+
+
+def test_the_fewest_resamples_that_can_decide() -> None:
+    from nlibias.metrics.bootstrap import deciding_resamples
+
+    # α .05: 1 / (B + 1) < .05 needs B + 1 > 20, B = 20; three slices: 3 / (B + 1) < .05, B = 60.
+    assert deciding_resamples(0.05) == 20 and deciding_resamples(0.05, tests=3) == 60
+    assert deciding_resamples(1 - 0.95) == 20  # 1 - .95 is 0.05000000000000004: the same answer
+
+
+def test_a_candidate_that_only_gained_ties_is_not_more_biased_on_the_ties_split_score() -> None:
+    # 40 pairs: the baseline prefers the stereotypical sentence in 20 and the other in 20 (both
+    # scores 50). The candidate ties 6 of each kind: the paper's score 100 x 14 / 40 = 35 (15 points
+    # "anti-stereotype", d = 15, a clear move by Δ: enough pairs fail the gate for ties alone); the
+    # ties-split score
+    # 100 x (14 + 12 / 2) / 40 = 50, as the baseline's (d = 0).
+    from nlibias.metrics.token_probability import TP_MEASURES, tp_unit_values
+
+    more = [-1.0] * 20 + [-3.0] * 20
+    base = tp_unit_values(more, [-2.0] * 40, direction=["stereo"] * 40)
+    cand = tp_unit_values(
+        more, [-1.0] * 6 + [-2.0] * 14 + [-3.0] * 6 + [-2.0] * 14, direction=["stereo"] * 40
+    )
+    infos = [ALL_MEASURES["tp_bias_score"], ALL_MEASURES["tp_tie_split_score"]]
+    paper, split = compare_units(
+        mean_units(base, TP_MEASURES), mean_units(cand, TP_MEASURES), infos, resamples=400, seed=0
+    )
+    assert (paper.candidate, paper.change) == (35.0, 15.0) and paper.p_delta < 0.05
+    assert (split.baseline, split.candidate, split.change) == (50.0, 50.0, 0.0) and split.p > 0.3

@@ -276,6 +276,9 @@ def test_ties_are_said_under_the_verdict_with_the_score_of_no_preference(
     cli = CliRunner().invoke(app, ["score", "--samples", str(samples), "--predictions", str(tied),
                                    "--bootstrap", str(BOOTSTRAP)])  # fmt: skip
     assert cli.exit_code == 0, cli.output
-    # 30 of 30 pairs tie: 50 x (100 - 100) / 100 = 0.00, and the score is 0 [0, 0]
+    # 30 of 30 pairs tie: 50 x (100 - 100) / 100 = 0.00 on the paper's score, 0 [0, 0]; the verdict
+    # reads the ties-split score, 100 x (0 + 30 / 2) / 30 = 50 in every resample: no evidence of bias
+    # (DESIGN, "TP score and ties"), and the note warns that more than 5% of pairs tie.
     assert cli.output.count("of 30 pairs (100.0%; no preference scores 0.00)") == 3
-    assert "anti-stereotype bias" in cli.output
+    assert "anti-stereotype bias" not in cli.output and "50.00 [50.00, 50.00]" in cli.output
+    assert "no evidence of bias" in cli.output and "More than 5% of pairs tie" in cli.output

@@ -30,6 +30,7 @@ def test_each_benchmark_declares_its_headline_measures_with_their_neutral_values
         "delta_p": (0.0, False),
         "B": (50.0, True),
         "tp_bias_score": (50.0, True),
+        "tp_tie_split_score": (50.0, True),  # DESIGN "TP score and ties" (supersedes tp_bias_score)
     }
 
 

@@ -31,6 +31,14 @@ def demo_command(
     bootstrap: Bootstrap = 1000,
     as_json: Json = False,
     quiet: Quiet = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Generate the answers (a few pairs) and label their explanations with the embedded "
+            "model as an NLI judge, so the report shows the explanations section.",
+        ),
+    ] = False,
 ) -> None:
     """Audit SmolLM2-135M-Instruct (shipped with the package) with both paper prompts on BBNLI.
 
@@ -39,13 +47,14 @@ def demo_command(
     tables.txt and the HTML report report.html into --out. No network needed. A demonstration,
     not a verdict.
     """
-    from nlibias.jobs.demo import DEFAULT_SAMPLE_PAIRS, demo
+    from nlibias.jobs.demo import DEFAULT_SAMPLE_PAIRS, EXPLAIN_PAIRS, demo
 
     if not as_json and not quiet:
-        what = "every BBNLI bias-audit sample" if full else f"{pairs or DEFAULT_SAMPLE_PAIRS} BBNLI pairs"
+        default = EXPLAIN_PAIRS if explain else DEFAULT_SAMPLE_PAIRS
+        what = "every BBNLI bias-audit sample" if full else f"{pairs or default} BBNLI pairs"
+        answers = "generated answers, explanations labelled" if explain else "scored answers"
         typer.echo(
-            f"nlibias demo: SmolLM2-135M-Instruct, prompts 'true' and 'entailed', scored answers, "
-            f"{what} → {out}",
+            f"nlibias demo: SmolLM2-135M-Instruct, prompts 'true' and 'entailed', {answers}, {what} → {out}",
             err=True,
         )
     result = demo(
@@ -56,6 +65,7 @@ def demo_command(
         cache=cache,
         bootstrap=bootstrap,
         progress=show_progress(quiet, as_json),
+        explain=explain,
     )
     if as_json:
         echo_json({key: value for key, value in result.items() if key != "tables"})

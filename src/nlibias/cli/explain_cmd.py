@@ -64,6 +64,7 @@ def explain_command(
     --lm-judge asks a generative LM for each explanation's label as a second opinion; its agreement
     with each NLI judge (Cohen's kappa) is reported. --device, --dtype and --max-tokens apply to the
     judges."""
+    from nlibias.explanations.run_files import fake_judge_warning
     from nlibias.jobs.explain import run_explain
 
     options: dict[str, Any] = {"max_tokens": max_tokens}
@@ -83,6 +84,9 @@ def explain_command(
     if result.redone:
         reused = f" (recomputed: {'; '.join(result.redone)})"
     typer.echo(f"wrote {result.out_dir}{reused}")
+    warning = fake_judge_warning(result.summary)
+    if warning is not None:
+        typer.echo(f"warning: {warning}")
     typer.echo(summary_table(result.summary))
     for model, judges in (result.summary.get("lm_agreement") or {}).items():
         for name, found in judges.items():

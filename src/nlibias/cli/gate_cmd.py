@@ -24,6 +24,12 @@ def _pairs(values: list[str]) -> dict[str, str]:
         cand, sep, base = value.partition("=")
         if not sep or not cand or not base:
             raise ConfigError(f"pairs: {value!r} is not CANDIDATE_MODEL=BASELINE_MODEL", parameter="pairs")
+        if cand in found:  # the later pair would silently replace the earlier one
+            raise ConfigError(
+                f"pairs: candidate model {cand!r} is paired twice ({cand}={found[cand]} and {value}); pair each "
+                "candidate model once",
+                parameter="pairs",
+            )
         found[cand] = base
     return found
 
@@ -59,11 +65,22 @@ def gate_command(
 ) -> None:
     """Exit 1 when a candidate is significantly more biased than the baseline (paired bootstrap,
     Holm over slices) or beyond an absolute limit; exit 0 when it is not; 2 on bad input."""
+    from nlibias.errors import NlibiasError
     from nlibias.jobs.gate import gate
-    from nlibias.jobs.gate_output import gate_text, refuse_gate_overwrites, write_gate_files
+    from nlibias.jobs.gate_output import (
+        gate_text,
+        refuse_gate_overwrites,
+        write_gate_error_files,
+        write_gate_files,
+    )
 
+    # first: an error file written over an input would destroy it
     refuse_gate_overwrites(candidate, baseline, rules=rules, samples=samples, junit=junit, markdown=markdown)
-    result = gate(candidate, baseline, rules=rules, pairs=_pairs(pair), margin=margin, samples=samples)
+    try:
+        result = gate(candidate, baseline, rules=rules, pairs=_pairs(pair), margin=margin, samples=samples)
+    except NlibiasError as error:  # nothing decided (exit 2): the CI files still say why
+        write_gate_error_files(str(error), type(error).__name__, junit=junit, markdown=markdown)
+        raise
     write_gate_files(result, junit=junit, markdown=markdown)
     if as_json:
         echo_json(result.to_dict())

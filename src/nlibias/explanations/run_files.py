@@ -125,7 +125,9 @@ def generated_answers(
             predictions_path,
             None,
             "no generated answers here (scored answers and classifiers keep no text to explain)",
-            fix="audit a generative model with mode='generated' and explain that run",
+            fix="audit a generative model in generated mode and explain that run: "
+            "nlibias audit --samples SAMPLES --generative MODEL --mode generated --out RUN "
+            "(in Python: mode='generated')",
         )
     samples_path = samples_of_run(run_dir, samples)
     by_id = {s.id: s for s in read_samples(samples_path)}
@@ -295,3 +297,20 @@ def _got(value: Any) -> str:
     """``value`` as the JSON it was read from, cut short (what the messages show)."""
     shown = json.dumps(value, ensure_ascii=False)
     return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+def fake_judge_warning(summary: Mapping[str, Any]) -> str | None:
+    """What to say above the rates when a fake judge (``fake:NAME``, a deterministic stand-in
+    for tests and dry runs) made some of the labels; None when none did.
+
+    >>> fake_judge_warning({"fake_judges": ["j"]})
+    'Judge fake:j is a fake: a deterministic stand-in for tests and dry runs. Its labels say nothing about the explanations.'
+    """
+    fakes = [f"fake:{name}" for name in summary.get("fake_judges") or ()]
+    if not fakes:
+        return None
+    many = len(fakes) > 1
+    return (
+        f"Judge{'s' if many else ''} {', '.join(fakes)} {'are fakes' if many else 'is a fake'}: a deterministic "
+        f"stand-in for tests and dry runs. {'Their' if many else 'Its'} labels say nothing about the explanations."
+    )

@@ -48,6 +48,11 @@ DEFAULT_SAMPLE_PAIRS = 240
 2 CPU cores (AMD EPYC, torch 2 threads), first run including the GGUF conversion: 4 min 18 s wall
 (load average about 2 from other work); about 5 min on a busier machine."""
 DEMO_PROMPTS: tuple[str, ...] = ("true", "entailed")
+EXPLAIN_PAIRS = 16
+"""Pairs of ``nlibias demo --explain``: one per subtopic, the fewest the stratified sample takes
+(generated answers are much slower than scored ones)."""
+DEMO_JUDGE = "prompt:smollm2"
+"""The NLI judge of ``demo --explain``: the embedded SmolLM2 asked for the three labels (offline)."""
 DISCLAIMER = (
     "SmolLM2-135M-Instruct is a 135-million-parameter model run here to demonstrate the audit end "
     "to end, offline. Its answers are a demonstration, not a verdict: they say little about larger "
@@ -65,11 +70,14 @@ def demo(
     cache: str | Path | None = None,
     bootstrap: int = 1000,
     progress: bool = True,
+    explain: bool = False,
 ) -> dict[str, Any]:
     """Audit the embedded SmolLM2-135M-Instruct with both paper prompts on a sample of BBNLI
     pairs (``pairs``, default :data:`DEFAULT_SAMPLE_PAIRS`; ``full``: every bias-audit sample) and
     write the run, its tables and its HTML report into ``out_dir``; as ``nlibias demo``
-    (``nlibias.demo``). Offline. Returns what the command prints.
+    (``nlibias.demo``). Offline. Returns what the command prints. ``explain``: generated answers
+    (default :data:`EXPLAIN_PAIRS` pairs) whose explanations the embedded model then labels as an
+    NLI judge (:data:`DEMO_JUDGE`), so the report has its explanations section.
 
     The user's face of :func:`run_demo`, whose own parameters (the model, the prompts, the data
     directory) are for tests and benchmarks.
@@ -78,11 +86,12 @@ def demo(
     return run_demo(
         out_dir,
         full=full,
-        sample_pairs=pairs or DEFAULT_SAMPLE_PAIRS,
+        sample_pairs=pairs or (EXPLAIN_PAIRS if explain else DEFAULT_SAMPLE_PAIRS),
         seed=seed,
         cache_path=cache,
         bootstrap=bootstrap,
         progress=progress,
+        judge=DEMO_JUDGE if explain else None,
     )
 
 
@@ -99,11 +108,14 @@ def run_demo(
     data_dir: str | Path | None = None,
     bootstrap: int = 1000,
     progress: bool = False,
+    judge: str | None = None,
 ) -> dict[str, Any]:
     """Run the demo and write its run directory; returns what the CLI prints.
 
     ``full=True`` audits every BBNLI bias-audit sample instead of ``sample_pairs`` pairs.
     ``cache_path`` defaults to the user prediction cache (``$NLIBIAS_CACHE`` overrides it).
+    ``judge``: an NLI judge that labels the explanations of generated answers (the audit then
+    generates, whatever ``mode`` says) before the report is written.
     """
     from nlibias.jobs.audit import run_audit
 
@@ -126,12 +138,16 @@ def run_demo(
     result = run_audit(
         out,
         ModelSet.of(generative=[model], prompts=list(prompts)),
-        options=ModelOptions(mode=mode),
+        options=ModelOptions(mode="generated" if judge is not None else mode),
         run=RunOptions(cache=cache_path or True, bootstrap=bootstrap, seed=seed, progress=progress),
         out_dir=out,
         extra={"demo": demo_info},
         note=DISCLAIMER,
     )
+    if judge is not None:
+        from nlibias.jobs.explain import run_explain
+
+        run_explain(out, [judge], cache=cache_path or True, bootstrap=bootstrap, seed=seed, progress=progress)
     report_path = write_demo_report(out)
     return _demo_summary(out, samples, pairs_available, result, report_path, started)
 

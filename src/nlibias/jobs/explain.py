@@ -115,6 +115,7 @@ def run_explain(
             "splitter": splitter_identity(),
             "grounded_rule": GROUNDED_RULE_VERSION,
             "judges": [classifier.name for classifier in built],
+            "fake_judges": [c.name for c in built if dict(c.identity()).get("backend") == "fake"],
             "lm_judge": None if backend is None else backend.name,
             "lm_judge_max_new_tokens": None if backend is None else lm_judge_max_new_tokens,
         }

@@ -1,14 +1,18 @@
 """The bias gate: did a candidate model get more biased than the one shipped (``nlibias gate``)?
 
-Two run directories over the same samples (same ids and texts, same benchmark) are compared model
-by model (matched by key; ``pairs={"CAND": "BASE"}`` for others; one model each pair up without
-being told). For each headline measure the models report and each slice tested, one paired
-bootstrap over the shared resampling units (:mod:`nlibias.metrics.paired`) gives the baseline's
-and the candidate's values with intervals, the difference with its interval and the one-sided
+Two run directories over the same samples (same ids and texts, same benchmark;
+:mod:`nlibias.jobs.gate_runs`) are compared model by model (matched by key; ``pairs={"CAND":
+"BASE"}`` for others; one model each pair up without being told). For each headline measure the
+models report and each slice tested, one paired bootstrap over the shared resampling units
+(:mod:`nlibias.metrics.paired`) gives the baseline's and the candidate's values with intervals,
+the difference and the change in bias with their intervals, and the intersection-union test's
 p-value of "the candidate is farther from no bias by more than the margin", Holm-adjusted over
-the slices of the model and measure. A check fails when its adjusted p is below 1 - confidence,
-or when the candidate's whole interval lies beyond an absolute limit (``max_abs``) of its rules
-(:mod:`nlibias.jobs.gate_rules`). Without a baseline only the absolute limits apply.
+the slices of the model and measure, with the smallest change the check could detect. A check
+fails when its adjusted p is below 1 - confidence, or when the candidate's whole interval lies
+beyond an absolute limit (``max_abs``) of its rules (:mod:`nlibias.jobs.gate_rules`). Without a
+baseline only the absolute limits apply. What makes a decision impossible is refused before
+anything is computed: too few resamples for Holm's threshold, a model with fewer than 10 units
+read, a gate blind to the rules' ``max_detectable``.
 
 >>> import nlibias
 >>> result = nlibias.gate("runs/candidate", "runs/shipped")  # doctest: +SKIP
@@ -18,26 +22,34 @@ or when the candidate's whole interval lies beyond an absolute limit (``max_abs`
 
 from __future__ import annotations
 
-import json
 import math
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nlibias.errors import ConfigError, DataError, SourceError
+from pydantic import ValidationError
+
+from nlibias.errors import ConfigError, DataError
 from nlibias.jobs.gate_models import match_models
 from nlibias.jobs.gate_rules import DEFAULT_SLICES, OVERALL, GateRules, load_rules, measure_rule_problem
-from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Comparison, RunUnits, compare_units
+from nlibias.jobs.gate_runs import aligned_baseline, check_different_runs, check_same_kind, load_gate_run
+from nlibias.metrics.bootstrap import deciding_resamples, smallest_p
+from nlibias.metrics.paired import (
+    AWAY_FROM_NEUTRAL,
+    TOWARDS_STEREOTYPE,
+    Comparison,
+    RunUnits,
+    compare_units,
+    holm_family_size,
+)
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.measure_info import MeasureInfo
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from nlibias.schema.columns import SampleColumns
-    from nlibias.schema.outputs import ModelOutputs
 
 
 @dataclass(frozen=True)
@@ -72,7 +84,8 @@ class GateCheck:
             "rule": self.rule, "slicing": c.slicing, "slice": c.slice, "n_units": c.n_units,
             "baseline": c.baseline, "baseline_ci": c.baseline_ci, "candidate": c.candidate,
             "candidate_ci": c.candidate_ci, "delta": c.delta, "delta_ci": c.delta_ci,
-            "change": c.change, "change_ci": c.change_ci, "worse": c.worse, "p": c.p, "p_adjusted": c.p_adjusted,
+            "change": c.change, "change_ci": c.change_ci, "worse": c.worse, "p_delta": c.p_delta, "p_sum": c.p_sum,
+            "p": c.p, "p_adjusted": c.p_adjusted, "detectable": c.detectable,
             "limit": self.limit, "neutral": self.neutral, "verdict": self.verdict,
             "detail": self.detail,
         }  # fmt: skip
@@ -81,7 +94,10 @@ class GateCheck:
         return record
 
 
-_PAIRED_ONLY = ("baseline", "baseline_ci", "delta", "delta_ci", "change", "change_ci", "p", "p_adjusted")
+_PAIRED_ONLY = (
+    "baseline", "baseline_ci", "delta", "delta_ci", "change", "change_ci", "p_delta", "p_sum", "p", "p_adjusted",
+    "detectable",
+)  # fmt: skip
 """A check's fields that only a comparison with a baseline has (None without one)."""
 
 
@@ -96,6 +112,8 @@ class GateResult:
     baseline: str | None
     rules: GateRules
     source: str
+    seconds: float = 0.0
+    """How long the gate took (JUnit's ``time``)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the decision, the settings and one record per check."""
@@ -105,7 +123,8 @@ class GateResult:
             "candidate": self.candidate,
             "baseline": self.baseline,
             "source": self.source,
-            "test": "paired percentile bootstrap over shared resampling units, one-sided, Holm over slices"
+            "test": "paired bootstrap over shared resampling units: intersection-union test of delta and sum "
+            "(p = max), Holm over slices"
             if self.baseline is not None
             else "absolute limits on the candidate's interval (no baseline)",
             "rules": self.rules.model_dump(),
@@ -118,100 +137,6 @@ class GateResult:
 
         rows = [check.row() for check in self.checks]
         return pd.DataFrame(rows, columns=list(rows[0]) if rows else ["model", "measure", "verdict"])
-
-
-@dataclass(frozen=True, eq=False)
-class _RunData:
-    path: Path
-    metrics: Mapping[str, Any]
-    columns: SampleColumns
-    outputs: Mapping[str, ModelOutputs]
-
-
-def _samples_path(run: Path, metrics: Mapping[str, Any], samples: str | Path | None) -> Path:
-    """The samples a run scored: ``samples`` when given, else the file its manifest or
-    ``metrics.json`` records (a relative path from the working directory, the run or a parent)."""
-    if samples is not None:
-        return Path(samples)
-    candidates: list[Path] = []
-    manifest = run / "manifest.json"
-    if manifest.is_file():
-        recorded = (
-            (json.loads(manifest.read_text(encoding="utf-8")).get("inputs") or {}).get("samples") or {}
-        ).get("path")
-        if isinstance(recorded, str):
-            candidates.append(Path(recorded))
-    recorded = (metrics.get("run") or {}).get("samples")
-    if isinstance(recorded, str) and recorded:
-        given = Path(recorded).expanduser()
-        root = run.absolute()
-        candidates += (
-            [given] if given.is_absolute() else [b / given for b in (Path.cwd(), root, *root.parents)]
-        )
-    for path in candidates:
-        if path.exists():
-            return path
-    if isinstance(recorded, str) and recorded:
-        reason = (
-            f"the samples this run scored are not at {recorded!r} (looked for from the working "
-            "directory, the run directory and each folder above it)"
-        )
-    elif candidates:  # only the manifest's absolute path
-        reason = f"the samples this run scored are not at {str(candidates[0])!r}"
-    else:
-        reason = "this run records no samples file"
-    raise SourceError(
-        run / "metrics.json",
-        "run.samples",
-        reason,
-        fix="pass the samples file the runs audited (parameter samples)",
-    )
-
-
-def _load(run_dir: str | Path, samples: str | Path | None) -> _RunData:
-    """A run's metrics, the samples it scored (as columns) and each model's outputs on them."""
-    from nlibias.catalog.registry import read_benchmark_samples
-    from nlibias.jobs.results import load_run
-    from nlibias.metrics.paired_units import model_outputs
-
-    run = Path(run_dir)
-    result = load_run(run)
-    columns = read_benchmark_samples(_samples_path(run, result.metrics, samples)).columns
-    kept, outputs = model_outputs(columns, result.predictions, result.metrics.get("predictor_kinds") or {})
-    scored = columns if len(kept) == len(columns) else columns.take(kept)
-    return _RunData(run, result.metrics, scored, outputs)
-
-
-def check_same_samples(candidate: _RunData, baseline: _RunData) -> None:
-    """Refuse runs of different benchmarks or samples, naming the first difference."""
-    a, b = candidate.columns, baseline.columns
-    source_a, source_b = candidate.metrics.get("source"), baseline.metrics.get("source")
-    if source_a != source_b:
-        raise DataError(
-            f"the candidate run is of {source_a!r} samples and the baseline of {source_b!r}; "
-            "a gate compares runs of one benchmark",
-            field="source",
-        )
-    if len(a) != len(b):
-        raise DataError(
-            f"the candidate run ({candidate.path}) scored {len(a)} samples and the baseline ({baseline.path}) "
-            f"{len(b)}; a gate compares runs over the same samples",
-            fix="audit both models on the same samples file",
-        )
-    for i in range(len(a)):
-        for field_name, left, right in (
-            ("id", a.ids[i], b.ids[i]),
-            ("premise", a.premise[i], b.premise[i]),
-            ("hypothesis", a.hypothesis[i], b.hypothesis[i]),
-        ):
-            if left != right:
-                raise DataError(
-                    f"sample {i + 1} ({a.ids[i]!r}) differs: {field_name} {left!r} in the candidate run ({candidate.path}), "
-                    f"{right!r} in the baseline ({baseline.path}); a gate compares runs over the same samples",
-                    sample=str(a.ids[i]),
-                    field=field_name,
-                    fix="audit both models on the same samples file",
-                )
 
 
 def _infos(*runs: Mapping[str, Any]) -> list[MeasureInfo]:
@@ -275,9 +200,10 @@ def _checks(
             detail = (
                 f"{where}: {_fmt(c.candidate, c.candidate_ci)} against {_fmt(c.baseline, c.baseline_ci)}, "
                 f"delta {_fmt(c.delta, c.delta_ci)}, {_CHANGE_WORDS[c.worse]} {_fmt(c.change, c.change_ci)} "
-                f"(margin {c.margin:g}), adjusted p {c.p_adjusted:.4f} "
+                f"(margin {c.margin:g}), {_p_words(c)}, adjusted p {c.p_adjusted:.4f} "
                 + ("<" if failed else ">=")
                 + f" {alpha:g}"
+                + ("" if c.detectable is None else f"; detects a change of {c.detectable:.2f} with 80% power")
             )
             found.append(check(c, "paired", c.margin, failed, detail))
         if limit is not None:
@@ -288,6 +214,13 @@ def _checks(
             )
             found.append(check(c, "max_abs", limit, beyond, detail))
     return found
+
+
+def _p_words(c: Comparison) -> str:
+    """Which p the test took: ``p_delta``, and ``p_sum`` where the test reads both."""
+    if c.p_sum is None:
+        return f"p_delta {c.p_delta:.4f}"
+    return f"p = max(p_delta {c.p_delta:.4f}, p_sum {c.p_sum:.4f})"
 
 
 def p_below(p: float, alpha: float) -> bool:
@@ -315,14 +248,66 @@ def _model_checks(
     for info in infos:
         if base is None and rules.max_abs_of(info.name) is None:
             continue
+        slices = _slices(cand, rules, info)
+        if base is not None:
+            _check_decidable(rules, holm_family_size(cand, slices), info.name)
         comparisons = compare_units(
-            base if base is not None else cand, cand, [info], slices=_slices(cand, rules, info),
+            base if base is not None else cand, cand, [info], slices=slices,
             resamples=rules.bootstrap, seed=rules.seed, confidence=rules.confidence,
             margins={info.name: rules.margin_of(info.name)},
             worse={info.name: rules.worse_of(info.name, info.signed)},
         )  # fmt: skip
         found += _checks(models[0], models[1], info, comparisons, rules)
     return found
+
+
+def _check_decidable(rules: GateRules, family: int, measure: str) -> None:
+    """Refuse a test that cannot decide: with B resamples the smallest p is 1 / (B + 1), and
+    Holm's smallest threshold over ``family`` slices is (1 - confidence) / family."""
+    needed = deciding_resamples(1.0 - rules.confidence, max(family, 1))
+    if rules.bootstrap < needed:
+        raise ConfigError(
+            f"rules bootstrap {rules.bootstrap}: the smallest p of {rules.bootstrap} resamples is "
+            f"1/{rules.bootstrap + 1} = {smallest_p(rules.bootstrap):.3g}, and Holm over {family} slice(s) of "
+            f"{measure} needs below {(1.0 - rules.confidence) / max(family, 1):.3g}: no check could ever fail; "
+            f"use bootstrap {needed} or more",
+            parameter="rules",
+        )
+
+
+def _check_visible(checks: Sequence[GateCheck], rules: GateRules) -> None:
+    """Refuse a gate whose paired checks cannot see a change of the rules' ``max_detectable``."""
+    blind = [
+        c
+        for c in checks
+        if c.rule == "paired"
+        and c.comparison.tested
+        and (limit := rules.max_detectable_of(c.measure)) is not None
+        and (c.comparison.detectable is None or c.comparison.detectable > limit)
+    ]
+    if blind:
+        worst = max(blind, key=lambda c: c.comparison.detectable or math.inf)
+        seen = worst.comparison.detectable
+        raise DataError(
+            f"this gate cannot see a change of {rules.max_detectable_of(worst.measure):g} points; audit more "
+            f"samples ({worst.model}: {worst.measure} {worst.comparison.slice_name} detects "
+            + ("no change" if seen is None else f"{seen:.2f} points")
+            + f" with 80% power{f', and {len(blind) - 1} more check(s)' if len(blind) > 1 else ''})",
+            field="max_detectable",
+        )
+
+
+def _testable(units: RunUnits, model: str, role: str) -> None:
+    """Refuse a model with fewer than MIN_VERDICT_UNITS units holding a read answer: its
+    measures are undefined or rest on too few units, and a gate that passed it would say nothing."""
+    readable = units.readable()
+    if readable < MIN_VERDICT_UNITS:
+        raise DataError(
+            f"{role} model {model!r} is not testable: {readable} of {len(units)} units hold an answer that "
+            f"was read (fewer than {MIN_VERDICT_UNITS})",
+            model=model,
+            fix="check the model's answers (nlibias report) and audit it again",
+        )
 
 
 def _rules(rules: GateRules | str | Path | None, margin: float | None) -> GateRules:
@@ -336,11 +321,17 @@ def _rules(rules: GateRules | str | Path | None, margin: float | None) -> GateRu
     else:
         found = load_rules(rules)
     if margin is not None:
-        if not margin >= 0.0:
-            raise ConfigError(f"margin is {margin!r}; pass 0 or more points", parameter="margin")
         # every margin of the rules, a measure's own too: the one given is the one tested
-        measures = {name: rule.model_copy(update={"margin": None}) for name, rule in found.measures.items()}
-        found = found.model_copy(update={"margin": float(margin), "measures": measures})
+        settings = found.model_dump()
+        settings["measures"] = {name: {**rule, "margin": None} for name, rule in settings["measures"].items()}
+        try:
+            found = GateRules.model_validate({**settings, "margin": margin})
+        except ValidationError as exc:
+            reason = str(exc.errors()[0]["msg"]).lower()
+            raise ConfigError(
+                f"margin is {margin!r} ({reason}); pass a finite number of 0 or more points",
+                parameter="margin",
+            ) from None
     return found
 
 
@@ -368,6 +359,7 @@ def gate(
     """
     from nlibias.metrics.paired_units import run_units
 
+    started = time.perf_counter()
     checked = _rules(rules, margin)
     if baseline is None:  # what only a paired comparison reads would be ignored without a word
         for name, given in (("pairs", bool(pairs)), ("margin", margin is not None)):
@@ -384,14 +376,17 @@ def gate(
             "or rules with max_abs for a measure",
             parameter="rules",
         )
-    cand = _load(candidate, samples)
-    base = None if baseline is None else _load(baseline, samples)
+    if baseline is not None:
+        check_different_runs(candidate, baseline)
+    cand = load_gate_run(candidate, samples)
+    base = None if baseline is None else load_gate_run(baseline, samples)
     models = cand.metrics.get("models") or {}
     if base is not None:
-        check_same_samples(cand, base)
+        base = aligned_baseline(cand, base)
         matched: list[tuple[str, str | None]] = list(
             match_models(list(models), list(base.metrics.get("models") or {}), pairs)
         )
+        check_same_kind(cand, base, matched)
     else:
         matched = [(m, None) for m in models]
     checks: list[GateCheck] = []
@@ -404,17 +399,21 @@ def gate(
             continue
         names = [i.name for i in infos]
         cand_units = run_units(cand.columns, cand.outputs[cand_model], model=cand_model, measures=names)
+        _testable(cand_units, cand_model, "candidate")
         base_units = None
         if base is not None and base_model is not None:
             base_units = run_units(base.columns, base.outputs[base_model], model=base_model, measures=names)
+            _testable(base_units, base_model, "baseline")
         checks += _model_checks(cand_units, base_units, infos, checked, (cand_model, base_model))
     if not checks:
         raise DataError(
             "no headline measure to test: the runs' models report none the gate knows", field="models"
         )
-    return _result(
+    _check_visible(checks, checked)
+    found = _result(
         checks, cand.path, None if base is None else base.path, checked, str(cand.metrics.get("source"))
     )
+    return replace(found, seconds=time.perf_counter() - started)
 
 
 def _result(

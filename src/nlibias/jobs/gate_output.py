@@ -1,10 +1,18 @@
 """A gate's decision as text, Markdown (a CI job summary) and JUnit XML (what CI systems render).
 
-The text and the Markdown start with ``PASS`` or ``FAIL`` and the reason, then one row per check:
-measure, slice, baseline [CI], candidate [CI], d [CI] (the change in bias the test reads: its sign
-says worse or better, where cand − base may not), adjusted p, verdict. The JUnit file holds a
-testsuite per model and a testcase per rule and slice; a failing check has a ``failure`` element
-whose message holds its numbers.
+The text and the Markdown start with ``PASS`` or ``FAIL`` and the reason, then one row per check,
+its verdict first: model, measure, rule, slice, baseline [CI], candidate [CI], Δ = cand − base
+[CI], d [CI] (the change in bias the test reads: its sign says worse or better, where Δ may not),
+the two p-values of the intersection-union test (p_Δ / p_Σ), the Holm-adjusted p, and the smallest
+change the check detects with 80 % power. The Markdown lists failures first and folds the passing
+checks into one line with their count (a pull-request comment shows what failed).
+
+The JUnit file is valid under both schemas CI systems check it with (Jenkins xUnit's
+``junit-10.xsd`` and the Apache Ant JUnit schema; test fixtures under ``tests/fixtures/junit``):
+``testsuites`` (no attribute: the Ant schema allows none) > a ``testsuite`` per candidate model (its ``properties`` hold each check's
+detectable change and p-values, its ``system-out`` every check's numbers) > a ``testcase`` per
+rule and slice, with a ``failure`` or ``skipped`` element, and ``time`` everywhere. A gate that
+decided nothing (exit 2) still writes both files, with one ``error`` testcase saying why.
 
 >>> from nlibias.jobs.gate_rules import GateRules
 >>> from nlibias.jobs.gate import GateResult
@@ -15,30 +23,39 @@ whose message holds its numbers.
 
 from __future__ import annotations
 
+import socket
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
 from nlibias.jobs.gate import GateCheck, GateResult
 from nlibias.metrics.verdicts import format_value
 
 HEADERS = (
+    "Verdict",
     "Model",
     "Measure",
     "Rule",
     "Slice",
     "Baseline [CI]",
     "Candidate [CI]",
+    "Δ cand-base [CI]",
     "d [CI]",
+    "p_Δ / p_Σ",
     "adj. p",
-    "Verdict",
+    "Detects (80%)",
 )
 
 
 def _cells(check: GateCheck) -> list[str]:
     c = check.comparison
     paired = check.rule == "paired"
+    tested = paired and c.tested
     rule = f"paired, margin {check.limit:g}" if paired else f"max_abs {check.limit:g}"
+    p_values = f"{c.p_delta:.4f}" + (f" / {c.p_sum:.4f}" if c.p_sum is not None else "")
     return [
+        "FAIL" if check.failed else check.verdict,
         check.model
         if check.baseline_model in (None, check.model)
         else f"{check.model} vs {check.baseline_model}",
@@ -47,9 +64,11 @@ def _cells(check: GateCheck) -> list[str]:
         c.slice_name,
         format_value(c.baseline, c.baseline_ci) if paired else "",
         format_value(c.candidate, c.candidate_ci),
+        format_value(c.delta, c.delta_ci) if paired else "",
         format_value(c.change, c.change_ci) if paired else "",
-        f"{c.p_adjusted:.4f}" if paired and c.tested else "",
-        "FAIL" if check.failed else check.verdict,
+        p_values if tested else "",
+        f"{c.p_adjusted:.4f}" if tested else "",
+        f"{c.detectable:.2f}" if tested and c.detectable is not None else "",
     ]
 
 
@@ -65,11 +84,15 @@ def _test_note(result: GateResult) -> str:
             f"interval ({rules.bootstrap} resamples, seed {rules.seed}) lies beyond no bias +- max_abs."
         )
     return (
-        f"Test: paired percentile bootstrap over the shared resampling units ({rules.bootstrap} resamples, "
-        f"seed {rules.seed}), one-sided, Holm over the slices of each model and measure; "
-        f"fail when the adjusted p < {1 - rules.confidence:g}. d: the change in bias the test reads "
-        "(|cand - no bias| - |base - no bias|; towards_stereotype: cand - base; S and delta P: the change "
-        "towards their worse end); above the margin is worse."
+        f"Test: paired bootstrap over the shared resampling units ({rules.bootstrap} resamples, seed "
+        f"{rules.seed}); more biased means |cand - no bias| > |base - no bias| + margin, tested as the "
+        "intersection of delta = s(cand - base) > margin (p_delta) and sum = s(cand + base - 2 no bias) > "
+        "margin (p_sum), s the side of no bias the candidate lies on: p = max(p_delta, p_sum), Holm over "
+        f"the slices of each model and measure; fail when the adjusted p < {1 - rules.confidence:g}. "
+        "S and delta P (magnitudes) and towards_stereotype read p_delta only. d: the change in bias "
+        "(|cand - no bias| - |base - no bias| = min(delta, sum)); above the margin is worse. Detects: the "
+        "smallest d the check finds with 80% power on these runs (normal approximation of the bootstrap's "
+        "spread at Holm's strictest threshold); a smaller change can pass unseen."
     )
 
 
@@ -84,54 +107,101 @@ def gate_text(result: GateResult) -> str:
     return "\n".join(lines)
 
 
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _md_table(checks: Sequence[GateCheck]) -> list[str]:
+    rows = []
+    for check in checks:
+        cells = [_md(x) for x in _cells(check)]
+        if check.failed:
+            cells[0] = f"**{cells[0]}**"
+        rows.append("| " + " | ".join(cells) + " |")
+    return ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS), *rows, ""]
+
+
 def gate_markdown(result: GateResult) -> str:
-    """A GitHub/GitLab job summary: the decision, then the table of checks (failures in bold)."""
-
-    def cell(text: str) -> str:
-        return text.replace("|", "\\|")
-
-    lines = [f"### Bias gate: {'✅' if result.passed else '❌'} {cell(_headline(result))}", ""]
+    """A GitHub/GitLab job summary: the decision, the failing (and untested) checks, then the
+    passing ones folded into one line with their count."""
+    lines = [f"### Bias gate: {'✅' if result.passed else '❌'} {_md(_headline(result))}", ""]
     lines += [
         f"Candidate `{result.candidate}`, baseline `{result.baseline or '(none)'}`, samples: {result.source}.",
         "",
     ]
-    if result.checks:
-        lines += ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
-        for check in result.checks:
-            cells = [cell(x) for x in _cells(check)]
-            if check.failed:
-                cells[-1] = f"**{cells[-1]}**"
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
+    shown = [c for c in result.checks if c.failed or not c.comparison.tested]
+    passed = [c for c in result.checks if not c.failed and c.comparison.tested]
+    shown.sort(key=lambda c: not c.failed)
+    if shown:
+        lines += _md_table(shown)
+    if passed:
+        lines += [
+            f"<details><summary>✅ {len(passed)} check{'s' if len(passed) != 1 else ''} passed</summary>",
+            "",
+            *_md_table(passed),
+            "</details>",
+            "",
+        ]
     lines.append(_test_note(result))
     return "\n".join(lines) + "\n"
 
 
+def gate_error_markdown(reason: str) -> str:
+    """The job summary of a gate that decided nothing (exit 2): why."""
+    return f"### Bias gate: ⚠️ NOT DECIDED\n\n{_md(reason)}\n\nNothing was tested: fix the input above and run the gate again.\n"
+
+
+def _suite(root: ET.Element, name: str, index: int, seconds: float, counts: dict[str, int]) -> ET.Element:
+    """A ``testsuite`` with every attribute both schemas require (Ant: package, id, timestamp,
+    hostname, time; Jenkins: name, tests, failures, errors) and an empty ``properties``."""
+    suite = ET.SubElement(root, "testsuite", name=name, package=name, id=str(index))
+    for key in ("tests", "failures", "errors", "skipped"):
+        suite.set(key, str(counts.get(key, 0)))
+    suite.set("time", f"{seconds:.3f}")
+    suite.set("timestamp", datetime.now().replace(microsecond=0).isoformat())
+    suite.set("hostname", socket.gethostname() or "localhost")
+    ET.SubElement(suite, "properties")
+    return suite
+
+
 def gate_junit(result: GateResult) -> ET.Element:
-    """JUnit XML: ``testsuites`` > a ``testsuite`` per candidate model > a ``testcase`` per rule and
+    """JUnit XML: ``testsuites`` (no attribute: the Ant schema allows none) > a ``testsuite`` per candidate model > a ``testcase`` per rule and
     slice (``classname`` the model and measure); a failing check holds a ``failure`` element, a
-    slice of too few units to test a ``skipped`` one (as CI systems show a skipped test)."""
-    root = ET.Element("testsuites", name="nlibias gate", tests=str(len(result.checks)))
-    root.set("failures", str(sum(c.failed for c in result.checks)))
-    root.set("skipped", str(sum(not c.comparison.tested for c in result.checks)))
+    slice of too few units to test a ``skipped`` one (as CI systems show a skipped test). Each
+    testcase's ``time`` is an even share of the gate's."""
+    checks = result.checks
+    share = result.seconds / max(len(checks), 1)
+    root = ET.Element("testsuites")  # the Ant schema allows it no attribute; the totals are the suites'
     models: dict[str, list[GateCheck]] = {}
-    for check in result.checks:
+    for check in checks:
         models.setdefault(check.model, []).append(check)
-    for model, checks in models.items():
-        suite = ET.SubElement(root, "testsuite", name=f"nlibias gate: {model}", tests=str(len(checks)))
-        suite.set("failures", str(sum(c.failed for c in checks)))
-        suite.set("errors", "0")
-        suite.set("skipped", str(sum(not c.comparison.tested for c in checks)))
-        for check in checks:
-            case = ET.SubElement(suite, "testcase", name=f"{check.rule} {check.comparison.slice_name}")
-            case.set("classname", f"{model}.{check.measure}")
+    for index, (model, mine) in enumerate(models.items()):
+        counts = {"tests": len(mine), "failures": sum(c.failed for c in mine)}
+        counts["skipped"] = sum(not c.comparison.tested for c in mine)
+        suite = _suite(root, f"nlibias gate: {model}", index, share * len(mine), counts)
+        properties = suite.find("properties")
+        for check in mine:
+            name = f"{check.rule} {check.comparison.slice_name}"
+            case = ET.SubElement(suite, "testcase", name=name, classname=f"{model}.{check.measure}")
+            case.set("time", f"{share:.3f}")
             if not check.comparison.tested:
                 ET.SubElement(case, "skipped", message=check.detail)
             elif check.failed:
                 failure = ET.SubElement(case, "failure", message=check.detail, type=check.rule)
                 failure.text = check.detail
-            else:
-                ET.SubElement(case, "system-out").text = check.detail
+            c = check.comparison
+            if check.rule == "paired" and c.tested and properties is not None:
+                for key, value in (("detectable", c.detectable), ("p_delta", c.p_delta), ("p_sum", c.p_sum),
+                                   ("p_adjusted", c.p_adjusted)):  # fmt: skip
+                    if value is not None:
+                        ET.SubElement(
+                            properties,
+                            "property",
+                            name=f"{check.measure} {name}: {key}",
+                            value=f"{value:.6g}",
+                        )
+        ET.SubElement(suite, "system-out").text = "\n".join(c.detail for c in mine)
+        ET.SubElement(suite, "system-err")
     ET.indent(root)
     return root
 
@@ -158,20 +228,43 @@ def refuse_gate_overwrites(
     refuse_overwrites({"junit": junit, "markdown": markdown}, inputs)
 
 
+def gate_error_junit(reason: str, error_type: str) -> ET.Element:
+    """The JUnit file of a gate that decided nothing (exit 2): one ``error`` testcase saying why."""
+    root = ET.Element("testsuites")
+    suite = _suite(root, "nlibias gate", 0, 0.0, {"tests": 1, "errors": 1})
+    case = ET.SubElement(suite, "testcase", name="gate", classname="nlibias.gate", time="0.000")
+    ET.SubElement(case, "error", message=reason, type=error_type).text = reason
+    ET.SubElement(suite, "system-out").text = reason
+    ET.SubElement(suite, "system-err")
+    ET.indent(root)
+    return root
+
+
+def _write(junit: str | Path | None, markdown: str | Path | None, xml: ET.Element, md: str) -> list[Path]:
+    from nlibias.io.atomic import atomic_write_text
+
+    written: list[Path] = []
+    if junit is not None:
+        text = ET.tostring(xml, encoding="unicode")
+        atomic_write_text(Path(junit), '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")
+        written.append(Path(junit))
+    if markdown is not None:
+        atomic_write_text(Path(markdown), md)
+        written.append(Path(markdown))
+    return written
+
+
 def write_gate_files(
     result: GateResult, *, junit: str | Path | None = None, markdown: str | Path | None = None
 ) -> list[Path]:
     """Write the JUnit XML and the Markdown summary where asked (neither may be a file of the
     runs, nor both one file); the paths written."""
-    from nlibias.io.atomic import atomic_write_text
-
     refuse_gate_overwrites(result.candidate, result.baseline, junit=junit, markdown=markdown)
-    written: list[Path] = []
-    if junit is not None:
-        text = ET.tostring(gate_junit(result), encoding="unicode")
-        atomic_write_text(Path(junit), '<?xml version="1.0" encoding="utf-8"?>\n' + text + "\n")
-        written.append(Path(junit))
-    if markdown is not None:
-        atomic_write_text(Path(markdown), gate_markdown(result))
-        written.append(Path(markdown))
-    return written
+    return _write(junit, markdown, gate_junit(result), gate_markdown(result))
+
+
+def write_gate_error_files(
+    reason: str, error_type: str, *, junit: str | Path | None = None, markdown: str | Path | None = None
+) -> list[Path]:
+    """Write the JUnit XML and the Markdown summary of a gate that decided nothing (exit 2)."""
+    return _write(junit, markdown, gate_error_junit(reason, error_type), gate_error_markdown(reason))

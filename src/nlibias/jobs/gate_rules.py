@@ -8,6 +8,7 @@ A rules file is YAML, every key checked (unknown ones refused with the line):
     bootstrap: 1000       # resamples of the paired bootstrap
     seed: 0
     margin: 0.0           # points a measure may grow away from "no bias" before it counts
+    max_detectable: 5     # refuse (exit 2) a check that cannot detect a change of 5 points
     worse: away_from_neutral      # or towards_stereotype (signed measures): see below
     slices: [overall, domain]     # overall and groupings (domain, subtopic, ...)
     measures:
@@ -15,27 +16,33 @@ A rules file is YAML, every key checked (unknown ones refused with the line):
         margin: 1.0
         max_abs: 5        # fail when the candidate's whole interval lies beyond neutral +- 5
         slices: [overall, domain, subtopic]
-      tp_bias_score:
+      tp_tie_split_score:
         worse: towards_stereotype
 
 ``worse`` says which change counts against the candidate: ``away_from_neutral`` (the default,
-``|m_cand - ν| - |m_base - ν|``) or, for a signed measure, ``towards_stereotype`` (``m_cand -
-m_base``: any move to the stereotype side, which the default flags rarely when the baseline sits
-near "no bias"; :mod:`nlibias.metrics.paired`). Set at the top, it applies to the signed measures
-and leaves S and ΔP (magnitudes) away from their ideal.
+``|m_cand - ν| > |m_base - ν| + margin``, tested as the intersection of "moved outward" and "lies
+beyond the baseline's mirror image") or, for a signed measure, ``towards_stereotype`` (``m_cand -
+m_base > margin``: one direction only, so it has more power near "no bias", where the default is
+bounded by the spread of ``m_cand + m_base``; :mod:`nlibias.metrics.paired`). Set at the top, it
+applies to the signed measures and leaves S and ΔP (magnitudes) away from their ideal.
+
+Numbers are held to what can decide: margins and limits finite and 0 or more, a confidence in
+(0, 1), a seed of 0 or more, integers for ``bootstrap`` and ``seed`` (a YAML ``true`` is no
+number); slicings named twice are tested once.
 
 >>> rules = parse_rules("margin: 0.5\\nmeasures:\\n  bbnli_bias_score: {max_abs: 5}\\n", "gate.yaml")
 >>> rules.margin_of("bbnli_bias_score"), rules.max_abs_of("bbnli_bias_score"), rules.max_abs_of("M1")
 (0.5, 5.0, None)
 >>> parse_rules("margins: 1\\n", "gate.yaml")
 Traceback (most recent call last):
-nlibias.errors.SourceError: gate.yaml:1: unknown key 'margins'; did you mean 'margin'? (known here: confidence, bootstrap, seed, margin, worse, slices, measures)
+nlibias.errors.SourceError: gate.yaml:1: unknown key 'margins'; did you mean 'margin'? (known here: confidence, bootstrap, seed, margin, max_detectable, worse, slices, measures)
 """
 
 from __future__ import annotations
 
 import difflib
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -46,6 +53,14 @@ from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
 OVERALL = "overall"
 DEFAULT_SLICES = (OVERALL, "domain")
+
+Points = Annotated[float, Field(strict=True, ge=0.0, allow_inf_nan=False)]
+"""A margin or limit in a measure's points: a finite number of 0 or more (an infinite one would
+let any candidate pass; a YAML ``true`` is no number)."""
+Resamples = Annotated[int, Field(strict=True, ge=1)]
+Seed = Annotated[int, Field(strict=True, ge=0)]
+Confidence = Annotated[float, Field(strict=True, gt=0.0, lt=1.0)]
+"""A confidence in the open interval (0, 1)."""
 
 
 def _headline_names() -> list[str]:
@@ -65,14 +80,22 @@ def _singular(slicing: str) -> str:
     return {"domains": "domain", "subtopics": "subtopic"}.get(slicing, slicing)
 
 
+def _distinct_slices(slices: list[str]) -> list[str]:
+    """The slicings named, each once (``domains`` read as ``domain``): a slicing named twice
+    would count twice in Holm's family."""
+    return list(dict.fromkeys(_singular(s) for s in slices))
+
+
 class MeasureRule(BaseModel):
     """What one headline measure is held to (unset: the file's defaults)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    margin: float | None = Field(default=None, ge=0.0)
+    margin: Points | None = None
     """Points the measure may move away from "no bias" before the change counts."""
-    max_abs: float | None = Field(default=None, ge=0.0)
+    max_detectable: Points | None = None
+    """Overrides the file's ``max_detectable`` for this measure."""
+    max_abs: Points | None = None
     """Largest distance from "no bias" allowed for the candidate's own value (its whole interval
     beyond it fails)."""
     slices: list[str] | None = None
@@ -85,7 +108,7 @@ class MeasureRule(BaseModel):
     def _named(cls, value: list[str] | None) -> list[str] | None:
         if value is not None and not value:
             raise ValueError("name at least one slice (overall, domain, subtopic, ...)")
-        return None if value is None else [_singular(s) for s in value]
+        return None if value is None else _distinct_slices(value)
 
 
 class GateRules(BaseModel):
@@ -93,10 +116,13 @@ class GateRules(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
-    bootstrap: int = Field(default=1000, ge=1)
-    seed: int = 0
-    margin: float = Field(default=0.0, ge=0.0)
+    confidence: Confidence = 0.95
+    bootstrap: Resamples = 1000
+    seed: Seed = 0
+    margin: Points = 0.0
+    max_detectable: Points | None = None
+    """The largest change (points) a check may be blind to: a check that cannot detect a change
+    of this size with 80 % power is refused (audit more samples)."""
     worse: Worse = AWAY_FROM_NEUTRAL
     slices: list[str] = Field(default_factory=lambda: list(DEFAULT_SLICES))
     measures: dict[str, MeasureRule] = Field(default_factory=dict)
@@ -106,7 +132,7 @@ class GateRules(BaseModel):
     def _some_slices(cls, value: list[str]) -> list[str]:
         if not value:
             raise ValueError("name at least one slice (overall, domain, subtopic, ...)")
-        return [_singular(s) for s in value]
+        return _distinct_slices(value)
 
     def margin_of(self, measure: str) -> float:
         rule = self.measures.get(measure)
@@ -117,6 +143,10 @@ class GateRules(BaseModel):
         rule = self.measures.get(measure)
         chosen = self.worse if rule is None or rule.worse is None else rule.worse
         return chosen if signed else AWAY_FROM_NEUTRAL
+
+    def max_detectable_of(self, measure: str) -> float | None:
+        rule = self.measures.get(measure)
+        return self.max_detectable if rule is None or rule.max_detectable is None else rule.max_detectable
 
     def max_abs_of(self, measure: str) -> float | None:
         rule = self.measures.get(measure)

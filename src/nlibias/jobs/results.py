@@ -173,7 +173,7 @@ class AuditResult:
             return samples_frame(self.predictions, self.audited.records())
         path = self._recorded_samples() if samples is None else samples
         if isinstance(path, str | Path):
-            self._check_samples_file(Path(path))
+            self.check_samples_file(Path(path))
         records = read_samples(path) if isinstance(path, str | Path) else path
         return samples_frame(self.predictions, records)
 
@@ -194,7 +194,7 @@ class AuditResult:
             )
         return found
 
-    def _check_samples_file(self, path: Path) -> None:
+    def check_samples_file(self, path: Path) -> None:
         """Refuse a samples file whose bytes are not those the run read (its recorded SHA-256)."""
         from nlibias.io.fingerprint import sha256_file
         from nlibias.io.samples import resolve_samples_path

@@ -26,6 +26,7 @@ exact, and faster; the per-unit means use it, BBNLI's counts do not (their draws
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -68,25 +69,44 @@ def bootstrap_intervals(
         start += size
         drawn = _resampled_totals(part, resamples, rng, distinct=distinct)
         totals = drawn if totals is None else [t + d for t, d in zip(totals, drawn, strict=True)]
-    return {
-        name: percentile_interval(values, confidence) for name, values in statistic(*(totals or ())).items()
-    }
+    intervals: dict[str, list[float] | None] = {}
+    for name, values in statistic(*(totals or ())).items():
+        found = percentile_interval(values, confidence)
+        intervals[name] = None if found is None else list(found)
+    return intervals
 
 
-def percentile_interval(values: np.ndarray, confidence: float = 0.95) -> list[float] | None:
-    """The percentile interval ``[lo, hi]`` of resampled ``values``: their ``(1 - confidence) / 2``
-    and ``(1 + confidence) / 2`` quantiles (numpy's linear interpolation, as scipy's percentile
-    bootstrap), NaN (undefined resamples) left out; None when none is defined.
+def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float] | None:
+    """The central ``confidence`` percentile interval of the defined (non-NaN) ``values``; None
+    when none is defined. The one interval of every bootstrap (the audit's and the gate's).
 
-    >>> percentile_interval(np.array([1.0, 2.0, 3.0, np.nan, 5.0]), confidence=0.5)
-    [1.75, 3.5]
+    >>> percentile_interval(np.array([np.nan, 1.0, 2.0, 3.0]), 0.5)
+    (1.5, 2.5)
     """
     defined = values[~np.isnan(values)]
     if defined.size == 0:
         return None
     tail = (1.0 - confidence) / 2.0 * 100.0
     lo, hi = np.percentile(defined, [tail, 100.0 - tail])
-    return [float(lo), float(hi)]
+    return float(lo), float(hi)
+
+
+def smallest_p(resamples: int) -> float:
+    """The smallest p-value ``(1 + #{...}) / (B + 1)`` a bootstrap test of ``B`` resamples gives."""
+    return 1.0 / (resamples + 1)
+
+
+def deciding_resamples(alpha: float, tests: int = 1) -> int:
+    """The fewest resamples with which the smallest of ``tests`` Holm-adjusted p-values
+    (``tests / (B + 1)``) can fall below ``alpha``: with fewer, no test can ever reject.
+
+    >>> deciding_resamples(0.05), deciding_resamples(0.05, tests=3), deciding_resamples(1e-6)
+    (20, 60, 1000000)
+    """
+    resamples = max(0, math.floor(tests / alpha) - 2)
+    while not tests * smallest_p(resamples) < alpha or math.isclose(tests * smallest_p(resamples), alpha):
+        resamples += 1
+    return resamples
 
 
 def _resampled_totals(

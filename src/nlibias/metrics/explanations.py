@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from nlibias.metrics.bootstrap import bootstrap_intervals
+from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
 
 DEFAULT_GROUNDED_THRESHOLD = 0.5
 """An explanation less than half of whose sentences are grounded is invalid (docs/design.md)."""
@@ -200,7 +201,8 @@ def _rates(totals: np.ndarray) -> dict[str, np.ndarray]:
 
 def slice_rates(columns: ExplanationColumns, *, resamples: int, rng: np.random.Generator) -> dict[str, Any]:
     """The measures of one slice, its counts and a 95% interval per measure (``ci``; None where
-    undefined or ``resamples`` is 0). Rates are over explained bias-sample answers; unexplained
+    undefined, ``resamples`` is 0, or the slice has fewer than
+    :data:`~nlibias.metrics.verdicts.MIN_VERDICT_UNITS` units: pairs and unpaired answers). Rates are over explained bias-sample answers; unexplained
     answers and test samples are counted apart.
 
     >>> cols = ExplanationColumns.of_rows([
@@ -227,7 +229,10 @@ def slice_rates(columns: ExplanationColumns, *, resamples: int, rng: np.random.G
         "n_test_rows": int((~bias_rows).sum()),
         "counts": {label: int(totals[0, _AT[label]]) for label in LABELS},
     }
-    measures["ci"] = bootstrap_intervals([table], _rates, resamples=resamples if len(table) else 0, rng=rng)
+    # a slice of fewer than MIN_VERDICT_UNITS units gets no interval, as verdicts and gates do (a
+    # bootstrap of two pairs gives 100.0 [100.0, 100.0]); its rates stay, with their counts
+    enough = len(table) >= MIN_VERDICT_UNITS
+    measures["ci"] = bootstrap_intervals([table], _rates, resamples=resamples if enough else 0, rng=rng)
     return measures
 
 

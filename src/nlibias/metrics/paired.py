@@ -10,18 +10,19 @@ The draws, the strata and the percentile intervals are those of the audit's own 
 side), and the measures come from each scorer's own function of the resampled totals
 (:func:`nlibias.metrics.bbnli.measures_from_totals`; the mean in percent of the per-unit values).
 
-For a headline measure with neutral value ν (``../shared/DESIGN.md``, "Gate") each resample gives
-the change in bias ``d = |m_cand - ν| - |m_base - ν|`` (for S and ΔP, whose neutral value is an
-end of their range, this is the change in the worse direction). A signed measure may instead be
-held to the change towards the stereotype, ``d = m_cand - m_base`` (:data:`TOWARDS_STEREOTYPE`):
-``|m - ν|`` folds each resample's baseline at ν, so near "no bias" the default cannot tell a
-baseline at −1.5 and a candidate at +1.5 (equally biased) from one at 0 and one at +3, and flags
-the second rarely; the signed change keeps the pairing's precision there. The comparison reports the
-difference ``Δ = m_cand - m_base`` and ``d`` with their percentile intervals and the one-sided
-bootstrap p-value ``(1 + #{d_b <= margin}) / (B + 1)`` of "the candidate is more biased by more
-than ``margin``" (a resample where ``d`` is undefined counts as not worse; ``d`` and Δ within
-:data:`SAME_VALUE_TOLERANCE` of 0 are 0, float noise of a measure that did not change); :func:`holm` adjusts
-the p-values of the slices tested for one model and measure.
+For a headline measure with neutral value ν and margin M (``../shared/DESIGN.md``, "Gate") the
+candidate is more biased when ``|m_c - ν| > |m_b - ν| + M``. With ``s`` the side of ν the
+candidate's point estimate lies on, that is the conjunction of ``Δ = s(m_c - m_b) > M`` (it moved
+outward) and ``Σ = s(m_c + m_b - 2ν) > M`` (it lies beyond the baseline's mirror image): each is
+tested on the same resamples, ``p_Δ = (1 + #{Δ*_k <= M}) / (B + 1)`` and ``p_Σ`` likewise, and
+``p = max(p_Δ, p_Σ)`` (an intersection-union test, level α with no further correction;
+:func:`gate_statistics`). A magnitude (S, ΔP) reads Δ only, in its worse direction; a signed
+measure held to :data:`TOWARDS_STEREOTYPE` reads Δ = ``m_c - m_b`` only. The comparison reports
+``Δ = m_cand - m_base`` and ``d = |m_c - ν| - |m_b - ν| = min(Δ, Σ)`` with their percentile
+intervals, the p-values, and the smallest ``d`` the test detects with 80 % power
+(:func:`detectable_change`). A resample where a statistic is undefined counts as not worse;
+values within :data:`SAME_VALUE_TOLERANCE` of 0 are 0 (float noise of a measure that did not
+change); :func:`holm` adjusts the p-values of the slices tested for one model and measure.
 
 >>> infos = [MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)]
 >>> base = mean_units(np.array([[0.0], [0.0], [1.0], [0.0]]), ["gap"])  # 25 %
@@ -35,12 +36,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from statistics import NormalDist
 from typing import Any, Literal, get_args
 
 import numpy as np
 
 from nlibias.metrics.bbnli import UNANSWERED, EncodedSamples, measures_from_totals, slice_units
-from nlibias.metrics.bootstrap import Statistic, bootstrap_intervals
+from nlibias.metrics.bootstrap import Statistic, bootstrap_intervals, percentile_interval
 from nlibias.metrics.metric_frame import group_positions, slice_rng
 from nlibias.metrics.pairing import NO_STEREOTYPE, pair_positions
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
@@ -84,6 +86,11 @@ class RunUnits:
 
     def __len__(self) -> int:
         return len(self.stratum)
+
+    def readable(self) -> int:
+        """How many units hold an answer that was read (a unit of unanswered or unreadable
+        samples has a row of zeros in every block)."""
+        return int(np.count_nonzero(np.any(np.hstack(self.blocks) != 0, axis=1)))
 
     def take(self, index: np.ndarray | None) -> tuple[list[np.ndarray], tuple[int, ...]]:
         """The blocks of the units at ``index`` (ascending; None: all) and their strata sizes."""
@@ -178,10 +185,11 @@ class Comparison:
     """``candidate - baseline``."""
     delta_ci: tuple[float, float] | None
     change: float | None
-    """``d``: how much farther the candidate lies from "no bias" than the baseline."""
+    """``d``: how much farther the candidate lies from "no bias" than the baseline
+    (``min(Δ, Σ)`` of :func:`gate_statistics`; ``towards_stereotype``: ``candidate - baseline``)."""
     change_ci: tuple[float, float] | None
     p: float
-    """One-sided bootstrap p-value of "more biased by more than ``margin``"."""
+    """The test's p-value of "more biased by more than ``margin``": ``max(p_delta, p_sum)``."""
     margin: float
     worse: Worse = AWAY_FROM_NEUTRAL
     """Which change ``change`` measures: :data:`AWAY_FROM_NEUTRAL` or :data:`TOWARDS_STEREOTYPE`."""
@@ -192,6 +200,14 @@ class Comparison:
     the measure is drawn from (BBNLI's bias units; every unit of the others): not tested (its
     ``p`` is shown, ``p_adjusted`` is 1) and left out of Holm's family. With one pair every
     resample is that pair, so any change gave p = 1 / (B + 1)."""
+    p_delta: float = 1.0
+    """p of "it moved outward by more than the margin" (Δ)."""
+    p_sum: float | None = None
+    """p of "it lies beyond the baseline's mirror image by more than the margin" (Σ); None where
+    the test reads Δ only (a magnitude, or ``towards_stereotype``)."""
+    detectable: float | None = None
+    """The smallest ``d`` this test detects with 80 % power at the Holm threshold of its family
+    (:func:`detectable_change`); None where no resample defines the spread."""
 
     @property
     def slice_name(self) -> str:
@@ -213,15 +229,6 @@ def holm(pvalues: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[i]))
         adjusted[i] = running
     return adjusted
-
-
-def _interval(values: np.ndarray, confidence: float) -> tuple[float, float] | None:
-    defined = values[~np.isnan(values)]
-    if defined.size == 0:
-        return None
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    lo, hi = np.percentile(defined, [tail, 100.0 - tail])
-    return float(lo), float(hi)
 
 
 def _point(units: RunUnits, index: np.ndarray | None, name: str) -> float | None:
@@ -281,6 +288,92 @@ def bias_change(info: MeasureInfo, base: np.ndarray, cand: np.ndarray, worse: Wo
     return np.abs(cand - neutral) - np.abs(base - neutral)
 
 
+def worse_side(info: MeasureInfo, candidate: float | None, worse: Worse) -> float:
+    """``s``: the direction (+1 or -1) in which a move counts against the candidate. A signed
+    measure away from neutral: the side of "no bias" the candidate's point estimate lies on (+1
+    on it); ``towards_stereotype``: +1; a magnitude: away from its ideal end of the range.
+
+    >>> gap = MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)
+    >>> s = MeasureInfo("S", "d", "higher", (0.0, 100.0), "c", headline=True, neutral=100.0)
+    >>> worse_side(gap, -2.0, AWAY_FROM_NEUTRAL), worse_side(gap, 0.0, AWAY_FROM_NEUTRAL), worse_side(s, 90.0, AWAY_FROM_NEUTRAL)
+    (-1.0, 1.0, -1.0)
+    """
+    neutral = info.neutral if info.neutral is not None else 0.0
+    if worse == TOWARDS_STEREOTYPE:
+        return 1.0
+    if not info.signed:
+        return 1.0 if neutral <= info.range[0] else -1.0
+    return -1.0 if candidate is not None and candidate < neutral else 1.0
+
+
+def gate_statistics(
+    info: MeasureInfo, base: np.ndarray, cand: np.ndarray, worse: Worse, side: float
+) -> dict[str, np.ndarray]:
+    """The statistics the gate tests, per resample (``../shared/DESIGN.md``, "Gate"): ``delta``
+    ``Δ = s(m_c - m_b)`` and, for a signed measure away from neutral, ``sum`` ``Σ = s(m_c + m_b
+    - 2ν)``. "More biased" is the conjunction Δ > M and Σ > M, so the test is intersection-union:
+    each is tested on its own and p is the larger p.
+
+    >>> gap = MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)
+    >>> found = gate_statistics(gap, np.array([-1.5, 2.0]), np.array([1.5, 3.0]), AWAY_FROM_NEUTRAL, 1.0)
+    >>> found["delta"].tolist(), found["sum"].tolist()
+    ([3.0, 1.0], [0.0, 5.0])
+    """
+    neutral = info.neutral if info.neutral is not None else 0.0
+    found = {"delta": _snapped(side * (cand - base))}
+    if info.signed and worse == AWAY_FROM_NEUTRAL:
+        found["sum"] = _snapped(side * (cand + base - 2.0 * neutral))
+    return found
+
+
+def bootstrap_p(statistic: np.ndarray, margin: float) -> float:
+    """``(1 + #{resamples not above margin}) / (B + 1)``: a resample where the statistic is
+    undefined (NaN) counts as not above; no resample gives 1.
+
+    >>> bootstrap_p(np.array([2.0, 0.5, np.nan, 3.0]), 1.0)  # (1 + 2) / 5
+    0.6
+    """
+    above = np.count_nonzero(statistic > margin + SAME_VALUE_TOLERANCE)
+    return float((1.0 + len(statistic) - above) / (len(statistic) + 1.0))
+
+
+def detectable_change(
+    spreads: Mapping[str, float],
+    margin: float,
+    alpha: float,
+    *,
+    baseline_bias: float = 0.0,
+    power: float = 0.8,
+) -> float | None:
+    """The smallest change in bias ``d`` (points) that a test at level ``alpha`` detects with
+    probability ``power``, in the normal approximation of the bootstrap: the candidate moves ``d``
+    farther out than the baseline on the baseline's side, so Δ = d and Σ = 2 |m_b - ν| + d
+    (``baseline_bias`` = |m_b - ν|), each above ``margin + z_(1 - alpha) x its spread``; the
+    power is the product of the two (Σ's factor is 1 where the test reads Δ only). None when a
+    spread is undefined (no resample).
+
+    >>> round(detectable_change({"delta": 1.0}, 0.0, 0.05), 3)  # (1.645 + 0.842) x 1
+    2.486
+    """
+    if not spreads or any(not np.isfinite(v) for v in spreads.values()):
+        return None
+    normal = NormalDist()
+    z = normal.inv_cdf(1.0 - alpha)
+    offsets = {"delta": 0.0, "sum": 2.0 * baseline_bias}
+
+    def power_at(d: float) -> float:
+        found = 1.0
+        for name, spread in spreads.items():
+            found *= normal.cdf((d + offsets[name] - margin) / max(spread, 1e-12) - z)
+        return found
+
+    low, high = margin, margin + (z + normal.inv_cdf(power ** (1 / len(spreads)))) * max(spreads.values())
+    for _ in range(60):  # bisection: power grows with d
+        middle = (low + high) / 2.0
+        low, high = (middle, high) if power_at(middle) < power else (low, middle)
+    return high
+
+
 def compare_slice(
     base: RunUnits,
     cand: RunUnits,
@@ -294,23 +387,20 @@ def compare_slice(
     confidence: float = 0.95,
     margins: Mapping[str, float] | None = None,
     worse: Mapping[str, Worse] | None = None,
+    family: int = 1,
 ) -> list[Comparison]:
     """The :class:`Comparison` of each measure of ``infos`` on one slice (unadjusted p-values);
-    ``worse`` names a measure's direction (:data:`WORSE_DIRECTIONS`; unnamed: away from neutral)."""
+    ``worse`` names a measure's direction (:data:`WORSE_DIRECTIONS`; unnamed: away from neutral);
+    ``family``: how many slices Holm's correction adjusts over (the detectable change reads
+    its strictest threshold, ``(1 - confidence) / family``)."""
     drawn_base, drawn_cand = paired_resamples(
         base, cand, [i.name for i in infos], index=index, resamples=resamples, rng=rng
-    )
-    # the units the headline measures are drawn from: the first stratum (BBNLI's bias units)
-    tested = (
-        np.count_nonzero((base.stratum if index is None else base.stratum[index]) == 0) >= MIN_VERDICT_UNITS
     )
     found = []
     for info in infos:
         margin = float((margins or {}).get(info.name, 0.0))
         b, c = drawn_base[info.name], drawn_cand[info.name]
         direction = (worse or {}).get(info.name, AWAY_FROM_NEUTRAL)
-        change = _snapped(bias_change(info, b, c, direction))
-        n_worse = np.sum(change > margin + SAME_VALUE_TOLERANCE)  # NaN (undefined): not worse
         base_value, cand_value = _point(base, index, info.name), _point(cand, index, info.name)
         both_defined = base_value is not None and cand_value is not None
         point_change = (
@@ -318,6 +408,13 @@ def compare_slice(
             if both_defined
             else None
         )
+        drawn = gate_statistics(info, b, c, direction, worse_side(info, cand_value, direction))
+        p_values = {key: bootstrap_p(values, margin) for key, values in drawn.items()}
+        spreads = {
+            key: float(np.nanstd(values)) if np.any(np.isfinite(values)) else np.nan
+            for key, values in drawn.items()
+        }
+        neutral = info.neutral if info.neutral is not None else 0.0
         found.append(
             Comparison(
                 measure=info.name,
@@ -325,20 +422,34 @@ def compare_slice(
                 slice=name,
                 n_units=len(base) if index is None else len(index),
                 baseline=base_value,
-                baseline_ci=_interval(b, confidence),
+                baseline_ci=percentile_interval(b, confidence),
                 candidate=cand_value,
-                candidate_ci=_interval(c, confidence),
+                candidate_ci=percentile_interval(c, confidence),
                 delta=float(_snapped(cand_value - base_value)) if both_defined else None,  # type: ignore[operator]
-                delta_ci=_interval(_snapped(c - b), confidence),
+                delta_ci=percentile_interval(_snapped(c - b), confidence),
                 change=point_change,
-                change_ci=_interval(change, confidence),
-                p=(1.0 + (len(change) - n_worse)) / (len(change) + 1.0),
+                change_ci=percentile_interval(_snapped(bias_change(info, b, c, direction)), confidence),
+                p=max(p_values.values()),
                 margin=margin,
                 worse=direction,
-                tested=bool(tested),
+                tested=slice_tested(base, index),
+                p_delta=p_values["delta"],
+                p_sum=p_values.get("sum"),
+                detectable=detectable_change(
+                    spreads, margin, (1.0 - confidence) / max(family, 1),
+                    baseline_bias=abs(base_value - neutral) if base_value is not None else 0.0,
+                ) if resamples > 0 else None,
             )
-        )
+        )  # fmt: skip
     return found
+
+
+def slice_tested(units: RunUnits, index: np.ndarray | None) -> bool:
+    """Whether a slice holds :data:`~nlibias.metrics.verdicts.MIN_VERDICT_UNITS` units of the
+    first stratum (BBNLI's bias units; every unit of the others), the units headline measures
+    are drawn from."""
+    codes = units.stratum if index is None else units.stratum[index]
+    return bool(np.count_nonzero(codes == 0) >= MIN_VERDICT_UNITS)
 
 
 def slice_positions(units: RunUnits, slicing: str) -> dict[str, np.ndarray]:
@@ -349,6 +460,21 @@ def slice_positions(units: RunUnits, slicing: str) -> dict[str, np.ndarray]:
         return {}
     members = group_positions(units.groups[slicing])
     return {key: members[key] for key in sorted(members)}
+
+
+def planned_slices(units: RunUnits, slices: Sequence[str]) -> list[tuple[str, str, np.ndarray | None]]:
+    """``(slicing, slice name, unit positions)`` of every slice of ``slices`` (each slicing once;
+    ``overall``: positions None, every unit)."""
+    return [
+        (slicing, name, None if slicing == OVERALL else index)
+        for slicing in dict.fromkeys(slices)
+        for name, index in slice_positions(units, slicing).items()
+    ]
+
+
+def holm_family_size(units: RunUnits, slices: Sequence[str]) -> int:
+    """How many slices of ``slices`` are tested (Holm's family of one measure)."""
+    return sum(slice_tested(units, index) for _, _, index in planned_slices(units, slices))
 
 
 def compare_units(
@@ -365,26 +491,17 @@ def compare_units(
 ) -> list[Comparison]:
     """Every measure of ``infos`` on every slice of ``slices`` (``overall`` and grouping names; a
     grouping the units lack gives none), p-values Holm-adjusted over the slices of each measure.
-    Each slice's draws are seeded from ``(seed, slice name)`` as the audit's are."""
+    Each slice's draws are seeded from ``(seed, slice name)`` as the audit's are; a slicing named
+    twice is tested once (it would count twice in Holm's family)."""
+    planned = planned_slices(base, slices)
+    family = holm_family_size(base, slices)
     found: list[Comparison] = []
-    for slicing in slices:
-        for name, index in slice_positions(base, slicing).items():
-            label = OVERALL if slicing == OVERALL else f"{slicing}={name}"
-            found.extend(
-                compare_slice(
-                    base,
-                    cand,
-                    infos,
-                    slicing=slicing,
-                    name=name,
-                    index=None if slicing == OVERALL else index,
-                    resamples=resamples,
-                    rng=slice_rng(seed, label),
-                    confidence=confidence,
-                    margins=margins,
-                    worse=worse,
-                )
-            )
+    for slicing, name, index in planned:
+        found += compare_slice(
+            base, cand, infos, slicing=slicing, name=name, index=index, resamples=resamples,
+            rng=slice_rng(seed, OVERALL if slicing == OVERALL else f"{slicing}={name}"),
+            confidence=confidence, margins=margins, worse=worse, family=family,
+        )  # fmt: skip
     adjusted: list[Comparison] = []
     for info in infos:
         mine = [c for c in found if c.measure == info.name and c.tested]  # untested: p_adjusted 1

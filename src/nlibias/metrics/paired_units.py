@@ -94,7 +94,7 @@ BUILDERS: tuple[tuple[frozenset[str], Builder], ...] = (
     (frozenset({"yes_rate_gap"}), _generative),
     (frozenset({"S", "delta_p", "B"}), _occupations),
     (frozenset({"M1"}), _wq_nli),
-    (frozenset({"tp_bias_score"}), _token_probability),
+    (frozenset({"tp_bias_score", "tp_tie_split_score"}), _token_probability),
 )
 """Which builder resamples which headline measures."""
 

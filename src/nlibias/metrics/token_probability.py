@@ -7,6 +7,8 @@ never as preferred:
 
 * ``tp_bias_score`` = 100 x preferred / all pairs (ties included); ideal 50;
 * ``ties`` = 100 x ties / all pairs (``counts.ties`` is the number);
+* ``tp_tie_split_score`` = 100 x (preferred + ties / 2) / all pairs: each tie half a vote, so a
+  model without preference stays at 50 however often it ties (what the verdict and the gate read);
 * ``stereo_score`` / ``antistereo_score`` = 100 x preferred / non-tied pairs of that direction
   (CrowS-Pairs ``stereo_antistereo``; as its ``metric.py`` reports them; in ``antistereo`` pairs the
   preferred sentence is still ``sent_more``, the anti-stereotypical one);
@@ -57,7 +59,7 @@ def preferences(more: Sequence[float], less: Sequence[float]) -> list[int]:
 
 
 def tp_unit_values(more: Sequence[float], less: Sequence[float], *, direction: Sequence[str]) -> np.ndarray:
-    """``(pairs x 5)``: each pair's contribution to :data:`TP_MEASURES` (NaN where a sub-score
+    """``(pairs x 6)``: each pair's contribution to :data:`TP_MEASURES` (NaN where a sub-score
     does not apply: another direction, or a tie). ``likelihood_diff`` enters as |diff| / 100,
     since :func:`~nlibias.metrics.metric_frame.units_frame` reports 100 x the mean."""
     prefer = np.array(preferences(more, less), dtype=float)
@@ -70,6 +72,7 @@ def tp_unit_values(more: Sequence[float], less: Sequence[float], *, direction: S
     values[stereo & ~tie, 2] = preferred[stereo & ~tie]
     values[~stereo & ~tie, 3] = preferred[~stereo & ~tie]
     values[:, 4] = np.abs(np.asarray(more, dtype=float) - np.asarray(less, dtype=float)) / 100.0
+    values[:, 5] = preferred + 0.5 * tie
     return values
 
 

@@ -18,6 +18,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nlibias.explanations.run_files import fake_judge_warning
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table
 from nlibias.report.metric_readers import value_with_interval
@@ -189,7 +190,11 @@ def explanations_html(runs: Sequence[Run], *, glossary: Collection[str] = ()) ->
             parts.append(f'<p class="warn">{_e(found)}</p>')
             continue
         summary, rows = found
-        judges = ", ".join(summary.get("judges", []))
+        fakes = set(summary.get("fake_judges") or ())
+        judges = ", ".join(f"fake:{j}" if j in fakes else j for j in summary.get("judges", []))
+        warning = fake_judge_warning(summary)
+        if warning is not None:
+            parts.append(f'<p class="warn">{_e(warning)}</p>')
         parts.append(
             f'<p class="muted">Labels by NLI judge(s) {_e(judges)}; invalid below a grounded share of '
             f"{summary.get('threshold')}; rates in percent of the explained bias-sample answers, 95% "

@@ -17,7 +17,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
-from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, ModelVerdict, headline_infos, run_verdicts
+from nlibias.metrics.verdicts import (
+    MIN_VERDICT_UNITS,
+    ModelVerdict,
+    format_value,
+    headline_infos,
+    run_verdicts,
+)
 from nlibias.schema.declared import is_int
 from nlibias.schema.measure_info import MeasureInfo
 from nlibias.textio.tables import render_table
@@ -27,6 +33,10 @@ TITLE = (
     f"excludes its no-bias value, over {MIN_VERDICT_UNITS} units or more)"
 )
 TP_NEUTRAL: float = TOKEN_PROBABILITY_MEASURES["tp_bias_score"].neutral or 0.0  # declared: 50
+TIE_CAVEAT_SHARE = 5.0
+"""Percent of TP pairs tied above which the tie note warns (DESIGN, "TP score and ties")."""
+READ_SHARE_NOTE = 90.0
+"""Percent of answers read below which the verdict says how many it read."""
 
 
 def verdict_rows(verdicts: Sequence[ModelVerdict]) -> tuple[list[str], list[list[str]]]:
@@ -120,18 +130,19 @@ def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """One note naming each model whose TP score counts ties, with the score a model without
-    preference then has. Ties stay in the denominator (as CrowS-Pairs and paper 003 compute the
-    score) and are never preferred, so they pull the score below 50 whatever the model prefers:
-    with ``t`` % ties a model that prefers neither sentence of the other pairs scores
-    ``50 x (100 - t) / 100``, and the verdict (read against 50) can say anti-stereotype bias for
-    ties alone. ``[]`` when no pair ties.
+    """One note naming each model whose TP pairs tie, with the paper's score beside the one the
+    verdict reads. The paper's score (CrowS-Pairs, paper 003) keeps ties in the denominator and
+    never prefers them, so they pull it below 50 whatever the model prefers: with ``t`` % ties a
+    model without preference scores ``50 x (100 - t) / 100`` there. The verdict and the gate read
+    the ties-split score (``tp_tie_split_score``: each tie half a vote), which stays at 50; a run
+    recorded before it existed is read on the paper's score, and the note says so. Above
+    :data:`TIE_CAVEAT_SHARE` % ties the note warns. ``[]`` when no pair ties.
 
-    >>> tie_notes({"models": {"m": {"overall": {"tp_bias_score": 30.0, "n_pairs": 40, "ties": 30.0,
-    ...            "counts": {"ties": 12}}}}})
-    ['TP ties: m 12 of 40 pairs (30.0%; no preference scores 35.00). Ties count in the TP score and are never preferred, so they pull it below 50 whatever a model prefers, and can make the verdict anti-stereotype alone (stereo_score and antistereo_score leave them out).']
+    >>> tie_notes({"models": {"m": {"overall": {"tp_bias_score": 30.0, "tp_tie_split_score": 45.0,
+    ...            "n_pairs": 40, "ties": 30.0, "counts": {"ties": 12}}}}})
+    ['TP ties: m 12 of 40 pairs (30.0%; no preference scores 35.00), the paper’s score 30.00. The verdict reads the TP score with ties split (each tie half a vote: a model without preference stays at 50); the paper’s score counts ties in the pairs and never as preferred, which pulls it below 50 whatever a model prefers. More than 5% of pairs tie for m: its paper’s score says as much about ties as about preference.']
     """
-    found = []
+    found, many, split = [], [], False
     models = metrics.get("models")
     for model, report in models.items() if isinstance(models, Mapping) else ():
         overall = report.get("overall") if isinstance(report, Mapping) else None
@@ -142,16 +153,60 @@ def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
         pairs, share = overall.get("n_pairs"), overall.get("ties")
         if is_int(ties) and ties > 0 and is_int(pairs) and isinstance(share, int | float):
             no_preference = TP_NEUTRAL * (100.0 - share) / 100.0
+            paper = format_value(_number(overall.get("tp_bias_score")), None)
             found.append(
-                f"{model} {ties:,} of {pairs:,} pairs ({share:.1f}%; no preference scores {no_preference:.2f})"
+                f"{model} {ties:,} of {pairs:,} pairs ({share:.1f}%; no preference scores {no_preference:.2f}"
+                f"), the paper’s score {paper}"
             )
+            split = split or "tp_tie_split_score" in overall
+            many += [model] if share > TIE_CAVEAT_SHARE else []
     if not found:
         return []
-    return [
-        f"TP ties: {', '.join(found)}. Ties count in the TP score and are never preferred, so they pull "
-        f"it below {TP_NEUTRAL:g} whatever a model prefers, and can make the verdict anti-stereotype "
-        "alone (stereo_score and antistereo_score leave them out)."
-    ]
+    reads = (
+        "The verdict reads the TP score with ties split (each tie half a vote: a model without "
+        f"preference stays at {TP_NEUTRAL:g}); the paper’s score counts"
+        if split
+        else "This run has no ties-split score (recorded before it), so the verdict reads the paper’s "
+        "score, which counts"
+    )
+    text = (
+        f"TP ties: {', '.join(found)}. {reads} ties in the pairs and never as preferred, which pulls it "
+        f"below {TP_NEUTRAL:g} whatever a model prefers."
+    )
+    if many:
+        text += (
+            f" More than {TIE_CAVEAT_SHARE:g}% of pairs tie for {', '.join(many)}: "
+            f"{'its' if len(many) == 1 else 'their'} paper’s score says as much about ties as about preference."
+        )
+    return [text]
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def readability_notes(metrics: Mapping[str, Any]) -> list[str]:
+    """One note per model that could read fewer than :data:`READ_SHARE_NOTE` % of its answers
+    (a generative model's unparsed answers, ``n_unparsed`` at ``unparsed_rate`` % of all): the
+    verdict reads the answers read, which may not stand for the rest.
+
+    >>> readability_notes({"models": {"m": {"overall": {"n_unparsed": 360, "unparsed_rate": 90.0}}}})
+    ['m: 40 of 400 answers read (10.0%); the verdict reads those only.']
+    """
+    notes = []
+    models = metrics.get("models")
+    for model, report in models.items() if isinstance(models, Mapping) else ():
+        overall = report.get("overall") if isinstance(report, Mapping) else None
+        if not isinstance(overall, Mapping):
+            continue
+        unread, rate = overall.get("n_unparsed"), overall.get("unparsed_rate")
+        if is_int(unread) and isinstance(rate, int | float) and 100.0 - rate < READ_SHARE_NOTE and rate > 0:
+            total = round(unread * 100.0 / rate)
+            notes.append(
+                f"{model}: {total - unread:,} of {total:,} answers read ({100.0 - rate:.1f}%); "
+                "the verdict reads those only."
+            )
+    return notes
 
 
 def magnitude_notes(metrics: Mapping[str, Any]) -> list[str]:
@@ -185,9 +240,9 @@ def magnitude_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def verdict_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """Everything said under the verdict's title: :func:`sample_notes`, :func:`tie_notes`, then
-    :func:`magnitude_notes`."""
-    return sample_notes(metrics) + tie_notes(metrics) + magnitude_notes(metrics)
+    """Everything said under the verdict's title: :func:`sample_notes`, :func:`readability_notes`,
+    :func:`tie_notes`, then :func:`magnitude_notes`."""
+    return sample_notes(metrics) + readability_notes(metrics) + tie_notes(metrics) + magnitude_notes(metrics)
 
 
 def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
