@@ -64,7 +64,7 @@ def test_an_infinite_or_negative_margin_on_the_command_line_is_refused(
 
 
 def test_python_routes_refuse_what_the_file_refuses(runs: dict[str, Path]) -> None:
-    with pytest.raises(ConfigError, match="finite number"):
+    with pytest.raises(ConfigError, match="margin must be a finite"):
         nlibias.gate(runs["cand"], runs["base"], margin=float("inf"))
     with pytest.raises(ConfigError, match="margin"):
         nlibias.gate(runs["cand"], runs["base"], margin=True)

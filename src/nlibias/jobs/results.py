@@ -48,7 +48,7 @@ def refuse_run_overwrites(out_dir: str | Path | None, **inputs: object) -> None:
     (:data:`OUTPUT_FILES`, the manifest) are one of the files it reads (``inputs``, by parameter:
     a path, a run directory's samples, or several paths; anything else, e.g. Sample objects, is
     no file)."""
-    from nlibias.io.overwrites import refuse_overwrites
+    from nlibias.io.overwrites import refuse_overwrites, run_files
     from nlibias.io.run_manifest import MANIFEST_JSON
     from nlibias.io.samples import resolve_samples_path
 
@@ -58,7 +58,17 @@ def refuse_run_overwrites(out_dir: str | Path | None, **inputs: object) -> None:
     for name, given in inputs.items():
         items = given if isinstance(given, list | tuple) else [given]
         paths = [Path(item) for item in items if isinstance(item, str | PathLike)]
-        files[name] = [resolve_samples_path(path) if path.is_dir() else path for path in paths]
+        # a folder of samples is read for its samples file; any other folder is a run directory
+        # (predictions given as the run that wrote them)
+        files[name] = [
+            found
+            for path in paths
+            for found in (
+                ([resolve_samples_path(path)] if name == "samples" else run_files(path))
+                if path.is_dir()
+                else [path]
+            )
+        ]
     written = [Path(out_dir) / name for name in (*OUTPUT_FILES, MANIFEST_JSON)]
     refuse_overwrites({"out_dir": written}, files)
 
