@@ -317,3 +317,25 @@ def test_the_command_line_prints_progress_lines_to_a_log(
     result = CliRunner().invoke(app, [*args, "--no-cache", "--bootstrap", "0"])
     assert result.exit_code == 0, result.output
     assert "audit a: 8/8 samples (100%)" in result.output and "%|" not in result.output, result.output
+
+
+def test_the_gguf_conversion_bar_is_off_while_transformers_bars_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    """transformers' "Converting and de-quantizing GGUF tensors" bar ignored its own switch: it
+    reached logs and stood beside a notebook's audit bar on the first SmolLM2 load."""
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    from transformers.utils import logging as transformers_logging
+
+    from nlibias.models.generative.hf_causal import _gguf_bar_follows_transformers
+
+    calls: list[dict] = []
+    monkeypatch.setattr(gguf_utils, "tqdm", lambda *args, **kwargs: calls.append(kwargs))
+    transformers_logging.disable_progress_bar()
+    try:
+        with _gguf_bar_follows_transformers():
+            gguf_utils.tqdm([], desc="Converting")
+        transformers_logging.enable_progress_bar()
+        with _gguf_bar_follows_transformers():
+            gguf_utils.tqdm([], desc="Converting")
+    finally:
+        transformers_logging.enable_progress_bar()
+    assert calls == [{"desc": "Converting", "disable": True}, {"desc": "Converting"}]

@@ -33,6 +33,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -51,9 +52,22 @@ def in_notebook() -> bool:
     return "ipykernel" in sys.modules
 
 
+def _settle_tqdm_auto() -> None:
+    """In a notebook without ipywidgets, import ``tqdm.auto`` once with its warning off: it falls
+    back to plain-text bars, as :func:`_tqdm_class` chooses, but says so in a red TqdmWarning box
+    when a library (the Hugging Face Hub, transformers) imports it first."""
+    if in_notebook() and "tqdm.autonotebook" not in sys.modules:
+        from tqdm.std import TqdmWarning
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TqdmWarning)
+            import tqdm.autonotebook  # noqa: F401
+
+
 def _tqdm_class() -> Any:
     """tqdm's widget bar in a notebook with ipywidgets; else its plain-text bar (which Jupyter
     shows too: ``tqdm.auto`` without ipywidgets prints a TqdmWarning box there first)."""
+    _settle_tqdm_auto()
     if in_notebook() and importlib.util.find_spec("ipywidgets") is not None:
         from tqdm.notebook import tqdm as notebook_tqdm
 
@@ -91,6 +105,7 @@ def silence_library_bars() -> None:
     on: imported here first, it keeps the user's own setting, and the switch below turns its bars
     off in a way :func:`restore_library_bars` undoes (``datasets``, imported only by fine-tuning,
     still reads ours if it is imported while bars are off)."""
+    _settle_tqdm_auto()  # the Hub imports tqdm.auto
     with contextlib.suppress(ImportError):  # not installed: no Hub bars to silence
         from huggingface_hub.utils import are_progress_bars_disabled  # noqa: F401  (its module reads it)
     for name in _ENV_SWITCHES:
