@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from test_progress import _samples
+
 nbclient = pytest.importorskip("nbclient")  # the dev extra's; the kernel is ipykernel
 nbformat = pytest.importorskip("nbformat")
 
@@ -21,13 +23,7 @@ def _outputs(cell: dict) -> list[dict]:
 def test_a_notebook_shows_the_verdict_first_and_no_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rows = [
-        {"id": f"{k}:{s}", "domain": "gender", "subtopic": f"t{i % 2}", "premise": f"P {k}.",
-         "hypothesis": f"{s} H {k}.", "gold": "neutral", "stereotype": s, "pair_key": k}
-        for i, k in enumerate("abcdefghijkl") for s in ("pro", "anti")
-    ]  # fmt: skip
-    samples = tmp_path / "samples.jsonl"
-    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    samples = _samples(tmp_path)  # 4 pairs
     cells = [
         "import warnings\nwarnings.simplefilter('always')\nimport nlibias",
         f"result = nlibias.audit({str(samples)!r}, models=['fake:a'], cache=False, bootstrap=50)\nresult",
@@ -50,7 +46,7 @@ def test_a_notebook_shows_the_verdict_first_and_no_warning(
     assert {o["name"] for o in streams} == {"stderr"}
     redraws = [d for d in "".join(o["text"] for o in streams).replace("\n", "\r").split("\r") if d.strip()]
     assert all(d.startswith("audit") for d in redraws), redraws  # one bar, as plain text
-    assert "24/24" in redraws[-1]  # 12 pairs, both samples of each
+    assert "8/8" in redraws[-1]  # 4 pairs, both samples of each
     shown = next(o for o in _outputs(audit_cell) if o["output_type"] == "execute_result")
     html = shown["data"]["text/html"]
     assert html.index("<table") < html.index("AuditResult of")  # the verdict before what was audited
