@@ -248,13 +248,15 @@ def test_a_log_gets_a_line_every_30_s_with_stage_done_total_rate_and_time_left(
     monkeypatch.setattr(sys, "stderr", log)
     monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
     with CommandBar(400, "audit", "sample", True, clock=clock) as bar, bar.slot(200, "m1"):
-        clock.now += 29
+        clock.now += 20  # loading the model, then a first batch of 40
         bar.advance(40)
+        clock.now += 9
+        bar.advance(20)
         assert log.getvalue() == ""  # under 30 s: nothing yet (a quick command prints no line)
         clock.now += 1
         bar.advance(20)
-        # 60 samples in 30 s = 2.0 samples/s; 340 left / 2.0 = 170 s = 2 min 50 s
-        assert log.getvalue() == "audit m1: 60/400 samples (15%), 2.0 samples/s, about 2 min 50 s left\n"
+        # since the first 40 (at 20 s): 40 more in 10 s = 4.0 samples/s; 320 left / 4.0 = 80 s
+        assert log.getvalue() == "audit m1: 80/400 samples (20%), 4.0 samples/s, about 1 min 20 s left\n"
         clock.now += 10
         bar.advance(20)  # 10 s after the line: no new one
         assert log.getvalue().count("\n") == 1

@@ -173,7 +173,8 @@ def _duration(seconds: float) -> str:
 class ProgressLines:
     """A command's progress as a line about every ``interval`` seconds (default
     :data:`LOG_INTERVAL`) on stderr, for a log: the
-    stage, done/total, the rate and the time left (before the first unit, the time spent). A
+    stage, done/total, the rate (since the first units were done, so that a model's loading does
+    not count) and the time left (before the first unit, the time spent). A
     daemon thread asks :meth:`tick` twice an interval, so a line comes also while nothing moves;
     ``clock`` is the time source (a fake one in tests).
 
@@ -197,6 +198,7 @@ class ProgressLines:
         self._clock = clock
         self._interval = LOG_INTERVAL if interval is None else interval
         self._started = self._last = clock()
+        self._first_move: tuple[float, float] | None = None  # (when, units done then)
         self._stop = threading.Event()
         self._lock = threading.Lock()
         if thread:
@@ -212,10 +214,20 @@ class ProgressLines:
         head = f"{self.stage}: {int(done)}{f'/{int(self.total)}' if self.total else ''} {self.unit}s"
         if done <= 0 or elapsed <= 0:
             return f"{head}, {_duration(elapsed)} so far (loading or the first batch)"
-        rate = done / elapsed
+        since, before = self._first_move or (self._started, 0.0)
+        moving = self._clock() - since
+        # the rate since the first units came, once more came: a model's loading is no part of it
+        rate = (done - before) / moving if done > before and moving > 0 else done / elapsed
         share = f" ({100 * done / self.total:.0f}%)" if self.total else ""
         left = f", about {_duration((self.total - done) / rate)} left" if self.total > done else ""
         return f"{head}{share}, {rate:.1f} {self.unit}s/s{left}"
+
+    def moved_to(self, done: float) -> None:
+        """``done`` units are done now (the first move is remembered for the rate); a line when due."""
+        if self._first_move is None and done > 0:
+            self._first_move = (self._clock(), done)
+        self.n = done
+        self.tick()
 
     def tick(self, stream: TextIO | None = None) -> bool:
         """Print a line when the last one is ``interval`` seconds old; whether it printed."""
@@ -270,8 +282,7 @@ class CommandBar:
             if whole > self._bar.n:
                 self._bar.update(whole - self._bar.n)
             if self.lines is not None:
-                self.lines.n = whole
-                self.lines.tick()
+                self.lines.moved_to(whole)
 
     def update(self, n: float = 1) -> None:
         """tqdm's name for :meth:`advance` (a command bar standing in for a part's bar)."""
