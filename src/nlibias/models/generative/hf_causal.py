@@ -443,7 +443,7 @@ def _gguf_bar_follows_transformers() -> Iterator[None]:
     if bar is None or transformers_logging.is_progress_bar_enabled():
         yield
         return
-    gguf_utils.tqdm = functools.partial(bar, disable=True)
+    gguf_utils.tqdm = functools.partial(bar, disable=True)  # type: ignore[assignment]
     try:
         yield
     finally:
