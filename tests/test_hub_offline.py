@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import skip_without_smollm2
+
 _PROBE = """
 import json, time
 import transformers  # imported before the clock starts: only the loading is timed
@@ -78,10 +80,14 @@ def _block_the_network(monkeypatch) -> list[object]:  # type: ignore[no-untyped-
 def test_the_embedded_model_names_never_reach_the_hub(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The fill and filter fingerprints of `extend --fill-model smollm2 --filter-model
     prompt:smollm2` asked the hub for smollm2/config.json (minutes of retries offline)."""
-    from nlibias.extension.fingerprint import model_files, resolved_dtype
+    from types import SimpleNamespace
+
+    from nlibias.extension.fingerprint import model_files, resolved_dtype, stage_settings
     from nlibias.io.stages import model_identity
+    from nlibias.jobs.extend import extend_config
     from nlibias.models.generative.sources import local_source
 
+    skip_without_smollm2()
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # nothing cached
     attempts = _block_the_network(monkeypatch)
     weights = local_source("smollm2").fingerprint()["weights"]
@@ -90,6 +96,11 @@ def test_the_embedded_model_names_never_reach_the_hub(monkeypatch, tmp_path: Pat
         assert identity == {"name": model, "kind": "local", "revision": None, "files_sha256": weights}
         assert model_files(model, None) == weights
     assert resolved_dtype(None, None, ["smollm2", "prompt:smollm2"]) == "float32"
+    # the fill and filter stages' settings, as `extend --fill-model smollm2 --filter-model
+    # prompt:smollm2` computes them before either stage runs
+    run = SimpleNamespace(config=extend_config(fill_model="smollm2", classifiers=["prompt:smollm2"]))
+    assert stage_settings(run, "fill")["mlm.files"] == weights  # type: ignore[arg-type]
+    assert [m["files"] for m in stage_settings(run, "filter")["filter.models"]] == [weights]  # type: ignore[arg-type]
     assert attempts == []
 
 
