@@ -541,7 +541,9 @@ def _why_llama_cpp_is_missing() -> str:
         how = f"its build failed: see {log}"
     else:
         how = "NLIBIAS_BUILD_LLAMACPP=0 or no setup run"
-    return f"llama-cpp-python[server] is not installed; scripts/setup-tests.sh builds it into {wheels} ({how})"
+    return (
+        f"llama-cpp-python[server] is not installed; scripts/setup-tests.sh builds it into {wheels} ({how})"
+    )
 
 
 LLAMA_CPP_MISSING_REASON = _why_llama_cpp_is_missing() if llama_cpp_missing else ""
