@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build llama-cpp-python once into the wheel cache that scripts/setup.sh installs from
-# (NLIBIAS_WHEELS, default ~/.cache/nlibias/wheels). scripts/setup.sh runs this when the cache
+# Build llama-cpp-python once into the wheel cache that scripts/setup-tests.sh installs from
+# (NLIBIAS_WHEELS, default ~/.cache/nlibias/wheels). scripts/setup-tests.sh runs this when the cache
 # has no wheel; run it by hand to build ahead. Concurrent runs wait for each
 # other (flock) and build once. Measured cold build times: docs/generative.md (real server in CI).
 set -euo pipefail
@@ -18,6 +18,7 @@ fi
 tmp=$(mktemp -d "$WHEELS/.build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
-.venv/bin/python -m pip wheel --no-deps -w "$tmp" "llama-cpp-python==$VERSION"
+# -v: the build steps reach the log ([done/total]), which scripts/setup-tests.sh reports every 30 s
+.venv/bin/python -m pip wheel -v --no-deps -w "$tmp" "llama-cpp-python==$VERSION"
 mv "$tmp"/llama_cpp_python-*.whl "$WHEELS"/   # whole wheels only: a killed build leaves none
 echo "built llama-cpp-python $VERSION in $(($(date +%s) - start)) s into $WHEELS"

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import skip_without_smollm2
+
 _PROBE = """
 import json, time
 import transformers  # imported before the clock starts: only the loading is timed
@@ -53,3 +55,81 @@ def test_a_cached_model_loads_without_asking_an_unreachable_hub(monkeypatch) -> 
     kwargs: dict = {}
     hub_reach.check_hub_model("org/model", None, "model", kwargs)
     assert kwargs == {"local_files_only": True}
+
+
+def _block_the_network(monkeypatch) -> list[object]:  # type: ignore[no-untyped-def]
+    """Every socket connect fails and is recorded; no offline variable is set."""
+    import socket
+
+    from huggingface_hub import constants
+
+    attempts: list[object] = []
+
+    def blocked(*args: object, **kwargs: object) -> None:
+        attempts.append(args)
+        raise OSError("the network is blocked in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", blocked)
+    monkeypatch.setattr(socket, "create_connection", blocked)
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    return attempts
+
+
+def test_the_embedded_model_names_never_reach_the_hub(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The fill and filter fingerprints of `extend --fill-model smollm2 --filter-model
+    prompt:smollm2` asked the hub for smollm2/config.json (minutes of retries offline)."""
+    from types import SimpleNamespace
+
+    from nlibias.extension.fingerprint import model_files, resolved_dtype, stage_settings
+    from nlibias.io.stages import model_identity
+    from nlibias.jobs.extend import extend_config
+    from nlibias.models.generative.sources import local_source
+
+    skip_without_smollm2()
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # nothing cached
+    attempts = _block_the_network(monkeypatch)
+    weights = local_source("smollm2").fingerprint()["weights"]
+    for model in ("smollm2", "prompt:smollm2", "causal:smollm2"):
+        identity = model_identity(model)
+        assert identity == {"name": model, "kind": "local", "revision": None, "files_sha256": weights}
+        assert model_files(model, None) == weights
+    assert resolved_dtype(None, None, ["smollm2", "prompt:smollm2"]) == "float32"
+    # the fill and filter stages' settings, as `extend --fill-model smollm2 --filter-model
+    # prompt:smollm2` computes them before either stage runs
+    run = SimpleNamespace(config=extend_config(fill_model="smollm2", classifiers=["prompt:smollm2"]))
+    assert stage_settings(run, "fill")["mlm.files"] == weights  # type: ignore[arg-type]
+    assert [m["files"] for m in stage_settings(run, "filter")["filter.models"]] == [weights]  # type: ignore[arg-type]
+    assert attempts == []
+
+
+def test_hub_lookups_honour_hf_hub_offline_and_an_unreachable_hub(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A hub name not in the cache: offline, no connect at all; online but unreachable, one short
+    connect (the probe) and no download's retries; either way no commit and no dtype."""
+    from huggingface_hub import constants
+
+    from nlibias.extension.fingerprint import resolved_dtype
+    from nlibias.io.stages import model_identity
+    from nlibias.models import hub_reach
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    attempts = _block_the_network(monkeypatch)
+    for name in hub_reach._PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    downloads: list[str] = []
+    monkeypatch.setattr("huggingface_hub.hf_hub_download", lambda repo, *a, **k: downloads.append(repo))
+    hub_reach.hub_reachable.cache_clear()
+    models = ("org/model", "prompt:org/model", "judge:org/model")  # fill, filter, LM judge
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    for model in models:
+        assert model_identity(model)["revision"] is None
+        assert resolved_dtype(None, None, [model]) == "auto"
+    assert attempts == []
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    for model in models:
+        assert model_identity(model)["revision"] is None
+        assert resolved_dtype(None, None, [model]) == "auto"
+    assert len(attempts) == 1 and downloads == []  # one probe, remembered for the process
+    hub_reach.hub_reachable.cache_clear()

@@ -603,16 +603,18 @@ llama_cpp_missing = importlib.util.find_spec("llama_cpp") is None
 
 
 def _why_llama_cpp_is_missing() -> str:
-    """The skip reason: where scripts/setup.sh builds the wheel and its build log."""
+    """The skip reason: where scripts/setup-tests.sh builds the wheel and its build log."""
     wheels = Path(os.environ.get("NLIBIAS_WHEELS") or Path.home() / ".cache" / "nlibias" / "wheels")
     log = wheels / "build.log"
     if any(wheels.glob("llama_cpp_python-*.whl")):
-        how = "a wheel is there: rerun scripts/setup.sh to install it"
+        how = "a wheel is there: rerun scripts/setup-tests.sh to install it"
     elif log.is_file():
         how = f"its build failed: see {log}"
     else:
         how = "NLIBIAS_BUILD_LLAMACPP=0 or no setup run"
-    return f"llama-cpp-python[server] is not installed; scripts/setup.sh builds it into {wheels} ({how})"
+    return (
+        f"llama-cpp-python[server] is not installed; scripts/setup-tests.sh builds it into {wheels} ({how})"
+    )
 
 
 LLAMA_CPP_MISSING_REASON = _why_llama_cpp_is_missing() if llama_cpp_missing else ""

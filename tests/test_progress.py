@@ -174,12 +174,14 @@ def test_commands_draw_bars_only_on_a_terminal_and_never_with_quiet_or_json(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from nlibias.cli.options import show_progress
+    from nlibias.runtime.progress import bars_wanted
 
     monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
     monkeypatch.setattr(sys, "stderr", _Terminal())
     assert show_progress() and not show_progress(quiet=True) and not show_progress(as_json=True)
     monkeypatch.setattr(sys, "stderr", _LogFile())
-    assert not show_progress()
+    # a log gets progress lines, not bars (test_a_log_gets_a_line_every_30_s_...)
+    assert show_progress() and not bars_wanted() and not show_progress(quiet=True)
 
 
 def test_a_job_that_draws_bars_undoes_an_earlier_silencing_and_nothing_the_user_set(
@@ -225,3 +227,117 @@ def test_bars_silenced_before_the_hub_is_imported_come_back() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "False"]
+
+
+class _Clock:
+    """A fake clock: the progress lines read the time from it, the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_log_gets_a_line_every_30_s_with_stage_done_total_rate_and_time_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nlibias.runtime.progress import CommandBar
+
+    log, clock = _LogFile(), _Clock()
+    monkeypatch.setattr(sys, "stderr", log)
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    with CommandBar(400, "audit", "sample", True, clock=clock) as bar, bar.slot(200, "m1"):
+        clock.now += 20  # loading the model, then a first batch of 40
+        bar.advance(40)
+        clock.now += 9
+        bar.advance(20)
+        assert log.getvalue() == ""  # under 30 s: nothing yet (a quick command prints no line)
+        clock.now += 1
+        bar.advance(20)
+        # since the first 40 (at 20 s): 40 more in 10 s = 4.0 samples/s; 320 left / 4.0 = 80 s
+        assert log.getvalue() == "audit m1: 80/400 samples (20%), 4.0 samples/s, about 1 min 20 s left\n"
+        clock.now += 10
+        bar.advance(20)  # 10 s after the line: no new one
+        assert log.getvalue().count("\n") == 1
+
+
+def test_a_stage_that_does_not_move_still_prints_a_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model loading moves nothing; the lines' own thread still prints within the interval."""
+    import time
+
+    from nlibias.runtime.progress import ProgressLines
+
+    log, clock = _LogFile(), _Clock()
+    monkeypatch.setattr(sys, "stderr", log)
+    lines = ProgressLines(480, "audit smollm2", "sample", clock=clock, interval=0.02)
+    try:
+        clock.now += 75  # the fake clock says 75 s passed with no sample done
+        deadline = time.monotonic() + 10
+        while not log.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        lines.close()
+    assert (
+        log.getvalue().splitlines()[0]
+        == "audit smollm2: 0/480 samples, 1 min 15 s so far (loading or the first batch)"
+    )
+
+
+def test_a_long_run_written_to_a_log_is_never_silent_for_a_minute(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ten simulated minutes at a sample every 7 s: a line at least every 30 s + one tick."""
+    from nlibias.runtime.progress import ProgressLines
+
+    log, clock = _LogFile(), _Clock()
+    lines = ProgressLines(100, "audit", "sample", clock=clock, thread=False)
+    printed_at = []
+    for second in range(1, 601):
+        clock.now += 1
+        if second % 7 == 0:
+            lines.n += 1
+        if lines.tick(log):  # the thread ticks twice an interval; here every second
+            printed_at.append(second)
+    gaps = [b - a for a, b in zip([0, *printed_at], printed_at, strict=False)]
+    assert len(printed_at) == 20 and max(gaps) == 30  # 600 s / 30 s
+    assert (
+        log.getvalue().splitlines()[-1] == "audit: 85/100 samples (85%), 0.1 samples/s, about 1 min 46 s left"
+    )
+    # 85 samples in 600 s = 0.1417/s; 15 left / 0.1417 = 105.9 s -> 1 min 46 s
+
+
+def test_the_command_line_prints_progress_lines_to_a_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+    from nlibias.runtime import progress
+
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    monkeypatch.setattr(progress, "LOG_INTERVAL", 0.0)  # every move prints a line
+    args = ["audit", "--samples", str(_samples(tmp_path)), "--model", "fake:a", "--out", str(tmp_path / "r")]
+    result = CliRunner().invoke(app, [*args, "--no-cache", "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    assert "audit a: 8/8 samples (100%)" in result.output and "%|" not in result.output, result.output
+
+
+def test_the_gguf_conversion_bar_is_off_while_transformers_bars_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    """transformers' "Converting and de-quantizing GGUF tensors" bar ignored its own switch: it
+    reached logs and stood beside a notebook's audit bar on the first SmolLM2 load."""
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    from transformers.utils import logging as transformers_logging
+
+    from nlibias.models.generative.hf_causal import _gguf_bar_follows_transformers
+
+    calls: list[dict] = []
+    monkeypatch.setattr(gguf_utils, "tqdm", lambda *args, **kwargs: calls.append(kwargs))
+    transformers_logging.disable_progress_bar()
+    try:
+        with _gguf_bar_follows_transformers():
+            gguf_utils.tqdm([], desc="Converting")
+        transformers_logging.enable_progress_bar()
+        with _gguf_bar_follows_transformers():
+            gguf_utils.tqdm([], desc="Converting")
+    finally:
+        transformers_logging.enable_progress_bar()
+    assert calls == [{"desc": "Converting", "disable": True}, {"desc": "Converting"}]

@@ -124,3 +124,30 @@ def test_report_fits_the_window_and_wide_tables_scroll_in_their_box(
             page.screenshot(path=str(ARTIFACTS / f"report-{width}.png"), full_page=False)
         finally:
             browser.close()
+
+
+def test_on_a_phone_the_first_numbers_show_and_model_keys_break_only_at_separators(report_file: Path) -> None:
+    """At 390 px the first numeric column of every scrolling table starts on screen (a long
+    model key in the first column pushed them off it), and a model key never breaks mid-word."""
+    executable = chromium_path()
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
+    )
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.goto(report_file.as_uri(), wait_until="load")
+            starts = page.eval_on_selector_all(
+                ".table-wrap table:not(.verdict):not(.stack) tbody tr:first-child",
+                "rs => rs.filter(r => r.offsetParent !== null && r.querySelector('td.num'))"
+                ".map(r => [r.querySelector('td.num').getBoundingClientRect().left, r.innerText.slice(0, 40)])",
+            )
+            assert starts and [s for s in starts if s[0] >= 390] == [], starts
+            styles = page.eval_on_selector_all(
+                ".model-key",
+                "ks => ks.map(k => getComputedStyle(k).wordBreak + ' ' + getComputedStyle(k).overflowWrap)",
+            )
+            assert styles and set(styles) == {"keep-all normal"}, styles
+        finally:
+            browser.close()

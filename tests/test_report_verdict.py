@@ -271,3 +271,39 @@ def test_a_verdict_beside_magnitudes_says_it_reads_the_signed_measure_only(tmp_p
         }
     }
     assert "no direction" not in verdict_block(signed)
+
+
+def test_heat_map_labels_are_at_least_9_pt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its cells were 4.5 pt and its axes 6 pt: about 5 pt in a browser."""
+    pytest.importorskip("matplotlib")
+    models = {
+        f"org/model-{k}|prompt=true": {
+            "by_subtopic": {
+                s: {"yes_rate_pro": 12.5, "n_pro_answered": 40} for s in ("woman_is_to_homemaker", "b")
+            }
+        }
+        for k in range(3)
+    }
+    [fig] = _drawn(monkeypatch, lambda: plots.plot_subtopic_heatmap("run", models))
+    ax = fig.axes[0]
+    labels = [*ax.texts, *ax.get_xticklabels(), *ax.get_yticklabels()]
+    assert len(ax.texts) == 6 and min(t.get_fontsize() for t in labels) >= 9
+
+
+def test_the_verdict_and_table_8_name_their_measures_in_one_sentence() -> None:
+    """A generative LM with no evidence of bias (yes pro - yes anti holds 0) and a subtopic listed
+    in Table 8 (its yes_rate_pro interval excludes 0): both sections say which measure each reads."""
+    from nlibias.report.html import render_report
+    from nlibias.report.load import Run
+
+    listed = {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}}
+    overall = {"yes_rate_gap": 1.0, "yes_rate_pro": 30.0, "ci": {"yes_rate_gap": [-2.0, 4.0]}}
+    metrics = {"source": "bbnli", "models": {"lm": {"overall": overall, "by_subtopic": {"a": listed}}}}
+    page = render_report([Run(Path("run"), "run", metrics=metrics)], plots=False).html  # type: ignore[arg-type]
+    sentence = (
+        "The verdict reads yes pro - yes anti; Table 8 ranks subtopics by yes_rate_pro, another measure, "
+        "so a subtopic listed there does not contradict a verdict of no evidence of bias."
+    )
+    verdict = page[page.index('id="verdict"') : page.index("</section>", page.index('id="verdict"'))]
+    table_8 = page[page.index('id="most-biased"') :]
+    assert "no evidence of bias" in verdict and sentence in verdict and sentence in table_8

@@ -165,7 +165,8 @@ def test_audit_result_summary_repr_and_html(tmp_path: Path, bbnli_samples_run: P
 
     result = nlibias.audit(bbnli_samples_run, models=["fake:alpha"], out_dir=tmp_path / "r")
     frame = result.summary()
-    assert list(frame.columns) == [
+    assert list(frame.columns) == [  # the answer first
+        "verdict",
         "model",
         "measure",
         "title",
@@ -173,13 +174,18 @@ def test_audit_result_summary_repr_and_html(tmp_path: Path, bbnli_samples_run: P
         "ci_low",
         "ci_high",
         "no_bias",
-        "verdict",
     ]
     row = frame[frame.measure == "bbnli_bias_score"].iloc[0]
     overall = result.metrics["models"]["alpha"]["overall"]
     assert row.value == overall["bbnli_bias_score"]
     assert [row.ci_low, row.ci_high] == overall["ci"]["bbnli_bias_score"]
     assert row.verdict in ("pro-stereotype bias", "anti-stereotype bias", "no evidence of bias")
+    import pandas as pd
+
+    with pd.option_context("display.max_columns", None, "display.width", 1000):
+        shown = repr(frame)  # rounded for display, as the tables: the frame keeps full precision
+    assert f"{row.value:.2f}" in shown and f"{row.value:.6f}" not in shown
+    assert frame.to_html().count("<th>verdict</th>") == 1 and "<th>verdict</th>" in frame._repr_html_()
     text = repr(result)
     assert len(text.splitlines()) <= 20 and "alpha" in text and row.verdict in text
     assert "<table" in result._repr_html_() and row.verdict in result._repr_html_()

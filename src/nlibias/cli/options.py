@@ -12,7 +12,8 @@ fine-tuning and augmentation flags that ``finetune``, ``augment`` and ``debias``
 
 A command that prints takes ``--quiet`` (no progress bars or progress lines; results still print)
 and ``--json`` (its result as JSON on stdout, nothing else there). Progress bars appear only when
-stderr is a terminal (:func:`nlibias.runtime.progress.bars_wanted`), so logs never fill with them.
+stderr is a terminal (:func:`nlibias.runtime.progress.bars_wanted`), so logs never fill with them:
+a log gets a progress line every 30 s or so instead.
 
 >>> import typer
 >>> demo = typer.Typer(add_completion=False)
@@ -188,11 +189,10 @@ Subtopics = Annotated[list[str], typer.Option("--subtopic", help="Only these sub
 
 
 def show_progress(quiet: bool = False, as_json: bool = False) -> bool:
-    """Whether a command draws progress bars: not ``--quiet``, not ``--json``, and stderr is a
-    terminal (:func:`nlibias.runtime.progress.bars_wanted`)."""
-    from nlibias.runtime.progress import bars_wanted
-
-    return bars_wanted(not quiet and not as_json)
+    """Whether a command shows its progress: not ``--quiet``, not ``--json``. The job then draws a
+    bar where stderr is a terminal (:func:`nlibias.runtime.progress.bars_wanted`) and prints a line
+    every 30 s or so where it is a log (:class:`nlibias.runtime.progress.ProgressLines`)."""
+    return not quiet and not as_json
 
 
 def refuse_inapplicable_options(command: Callable[..., Any], given: Mapping[str, Any]) -> None:

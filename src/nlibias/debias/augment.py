@@ -40,6 +40,7 @@ from nlibias.debias.training_rows import TrainingRow, TrainingSet, describe_trai
 from nlibias.debias.wordlists import SwapList, read_pairs, swap_list_named
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import PendingFile, json_line, temporary_file, write_json
+from nlibias.runtime.progress import progress_bar
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import declared
 
@@ -223,13 +224,11 @@ def _write_originals(
 ) -> array[int]:
     """The pass over the training set: originals to ``pending``, swapped copies to ``spill``;
     returns the hashes of the originals that may hold a gendered word."""
-    from tqdm.auto import tqdm
-
     counts, by_occupation, swap_counts = counters
     gendered_keys = array("Q")
     # leave=False and a with block: the bar is cleared when the pass ends or fails, so an error is
     # printed on a line of its own, not after the bar
-    with tqdm(unit="row", desc="augment", disable=not progress, leave=False) as bar:
+    with progress_bar(None, unit="row", desc="augment", enabled=progress, leave=False) as bar:
         for row in train.iter_rows(split):
             bar.update(1)
             counts["rows_read"] += 1
@@ -259,10 +258,8 @@ def _read_open_her(
 ) -> dict[str, tuple[str, list[tuple[str, str]]]]:
     """A first pass: every distinct text of a selected, labelled row with a "her" the rule has no
     cue for, read by the language model in one batched call; text → (swapped text, changes)."""
-    from tqdm.auto import tqdm
-
     plans: dict[str, SwapPlan] = {}
-    with tqdm(unit="row", desc="augment: finding her", disable=not progress, leave=False) as bar:
+    with progress_bar(None, unit="row", desc="augment: finding her", enabled=progress, leave=False) as bar:
         for row in train.iter_rows(split):
             bar.update(1)
             if row.label is None or _selection(row, select, match) is None:

@@ -50,7 +50,7 @@ from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.atomic import write_json
 from nlibias.io.stages import canonical, changes, fingerprint, model_identity
-from nlibias.runtime.progress import restore_library_bars
+from nlibias.runtime.progress import bars_wanted, restore_library_bars
 from nlibias.schema.declared import declared
 
 CHECKPOINTS = "checkpoints"
@@ -178,7 +178,7 @@ def _training_arguments(settings: FinetuneSettings, out: Path, progress: bool) -
         logging_steps=max(1, min(settings.save_steps, 100)),
         eval_strategy="no",
         report_to="none",
-        disable_tqdm=not progress,
+        disable_tqdm=not bars_wanted(progress),  # a log gets no bar
         log_level="warning",
         dataloader_num_workers=0,
         dataloader_pin_memory=torch.cuda.is_available(),
@@ -402,7 +402,7 @@ def _train(
     )
     trainer.remove_callback(PrinterCallback)  # it prints log dicts on stdout when the bar is off
     trainer.remove_callback(ProgressCallback)  # its log lines go to stdout too: a quiet bar instead
-    if progress:
+    if bars_wanted(progress):
         restore_library_bars()  # asked for: an earlier job's silencing would hide this bar too
         trainer.add_callback(_quiet_progress())
     if finished is None:

@@ -89,15 +89,11 @@ def _checkpoint_dtype(model: str) -> str:
         return "float32"  # a GGUF file (the embedded SmolLM2 is one) is dequantised on loading
     config: Path | None = Path(name).expanduser() / "config.json"
     if config is None or not config.is_file():
-        try:  # as the model identity beside it reads a hub model: the cache, else one download
-            from huggingface_hub import hf_hub_download, try_to_load_from_cache
+        from nlibias.models.hub_reach import hub_file
 
-            cached = try_to_load_from_cache(name, "config.json")
-            if not isinstance(cached, str):
-                cached = hf_hub_download(name, "config.json")
-        except Exception:  # offline and not cached, or not a hub id: loading it will say why
-            cached = None
-        config = Path(cached) if isinstance(cached, str) else None
+        # as the model identity beside it reads a hub model: the cache, else one download
+        cached = hub_file(name, "config.json")
+        config = Path(cached) if cached is not None else None
     if config is None:
         return "auto"
     try:

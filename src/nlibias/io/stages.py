@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, NlibiasError
 from nlibias.io.atomic import write_json
 from nlibias.io.fingerprint import flat_keys, sha256_file
 from nlibias.schema.model_ref import ModelRef
@@ -94,13 +94,17 @@ def model_identity(model: str, revision: str | None = None) -> dict[str, Any]:
     """What names a model's files exactly: a local directory (also behind a ``kind:`` prefix such
     as ``causal:PATH``) by its absolute path and the hash of its files; a hub id by the commit
     its ``revision`` (default ``main``) names in the Hugging Face cache, fetching the config
-    once when it is not cached (``revision`` None when neither works: loading it will say why);
-    a ``fake`` model by its name alone.
+    once when it is not cached and the hub can be reached (``revision`` None when neither works:
+    loading it will say why; :func:`nlibias.models.hub_reach.hub_file`); the embedded SmolLM2 and
+    a GGUF file by the quick hash of the file, never asking the hub; a ``fake`` model by its name
+    alone.
 
     >>> model_identity("fake:a")
     {'name': 'fake:a', 'kind': 'hub', 'revision': None, 'files_sha256': None}
     """
+    from nlibias.models.generative.sources import is_gguf_name
     from nlibias.models.hf_common import hash_local_model, is_local_model
+    from nlibias.models.hub_reach import hub_file
 
     ref = ModelRef.unread(model)
     local = model if is_local_model(model) else None
@@ -110,21 +114,24 @@ def model_identity(model: str, revision: str | None = None) -> dict[str, Any]:
     if local is not None:
         path = Path(local).expanduser().absolute()
         return {"name": str(path), "kind": "local", "revision": None, "files_sha256": hash_local_model(path)}
-    fake = ref.is_fake
-    commit = None if fake else _hub_commit(model, revision)
+    if ref.is_fake:
+        return {"name": model, "kind": "hub", "revision": None, "files_sha256": None}
+    name = after_kind or model
+    if is_gguf_name(name):  # the embedded SmolLM2 or a GGUF file: its weights, never the hub
+        return {"name": model, "kind": "local", "revision": None, "files_sha256": _gguf_weights(name)}
+    found = hub_file(name, "config.json", revision)  # None: offline and not cached, no such id
+    commit = Path(found).parent.name if found is not None else None
     return {"name": model, "kind": "hub", "revision": commit, "files_sha256": None}
 
 
-def _hub_commit(model: str, revision: str | None) -> str | None:
-    try:
-        from huggingface_hub import hf_hub_download, try_to_load_from_cache
+def _gguf_weights(name: str) -> str | None:
+    """The quick hash of a GGUF model's file; None when it is not there (loading it says why)."""
+    from nlibias.models.generative.sources import local_source
 
-        found = try_to_load_from_cache(model, "config.json", revision=revision or "main")
-        if not isinstance(found, str):
-            found = hf_hub_download(model, "config.json", revision=revision)
-    except Exception:  # offline and not cached, no such id, not a hub id: the load reports it
+    try:
+        return str(local_source(name).fingerprint()["weights"])
+    except NlibiasError:
         return None
-    return Path(found).parent.name
 
 
 @dataclass(frozen=True)

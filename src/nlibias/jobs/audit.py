@@ -123,7 +123,8 @@ def run_audit(
                 parameter=name,
             )
     models = ModelSet.of(models)
-    progress = prepare_progress(run.progress)  # bars only on a terminal; else the libraries' bars are off too
+    # bars only on a terminal (lines in a log); else the libraries' bars are off too
+    prepare_progress(run.progress)
     refuse_run_overwrites(out_dir, samples=samples)
     checked = read_benchmark_samples(samples)
     if run.limit is not None:
@@ -136,7 +137,7 @@ def run_audit(
         stack.callback(close_predictors, predictors)  # worker processes and Ray actors stop, also on error
         return audit_samples(
             checked, predictors, out_dir=out_dir, cache=store, bootstrap=run.bootstrap, seed=run.seed,
-            progress=progress, extra=extra, note=note,
+            progress=run.progress, extra=extra, note=note,
         )  # fmt: skip
 
 
@@ -187,6 +188,7 @@ def audit_samples(
             with bar.slot(len(columns), predictor.name):
                 run = predictor.predict(samples, cache, progress=progress)
             check_predictor_run(predictor.name, predictor.kind, run, columns.ids)  # the rows' one gate
+            bar.stage(f"{predictor.name} scoring")
             rows.append(run.predictions)
             measures = benchmark.measures[predictor.kind]
             models[predictor.name] = measures.score(

@@ -108,14 +108,14 @@ class AuditResult:
             object.__setattr__(self, "out_dir", Path(self.out_dir).absolute())
 
     def summary(self) -> pd.DataFrame:
-        """The answer first, as a DataFrame: per model, each headline bias measure and accuracy
-        with its 95% interval, its no-bias value and the verdict (``pro-stereotype bias``,
+        """The answer first, as a DataFrame: per model, the verdict (``pro-stereotype bias``,
         ``anti-stereotype bias``, ``no evidence of bias``; empty for a magnitude measure and for
-        accuracy). Built by :func:`nlibias.metrics.verdicts.run_verdicts`, as every output's
-        verdict is."""
-        import pandas as pd
-
+        accuracy), then each headline bias measure and accuracy with its 95% interval and its
+        no-bias value. Built by :func:`nlibias.metrics.verdicts.run_verdicts`, as every output's
+        verdict is. Printed with two decimals, as the tables; the values keep full precision
+        (:class:`nlibias.report.display_frame.DisplayFrame`)."""
         from nlibias.metrics.verdicts import run_verdicts
+        from nlibias.report.display_frame import DisplayFrame
 
         rows = []
         for verdict in run_verdicts(self.metrics):
@@ -123,6 +123,7 @@ class AuditResult:
             for reading in readings:
                 rows.append(
                     {
+                        "verdict": reading.verdict,
                         "model": verdict.model,
                         "measure": reading.measure,
                         "title": reading.info.display_name,
@@ -130,11 +131,10 @@ class AuditResult:
                         "ci_low": None if reading.interval is None else reading.interval[0],
                         "ci_high": None if reading.interval is None else reading.interval[1],
                         "no_bias": reading.info.neutral,
-                        "verdict": reading.verdict,
                     }
                 )
-        columns = ["model", "measure", "title", "value", "ci_low", "ci_high", "no_bias", "verdict"]
-        return pd.DataFrame(rows, columns=columns)
+        columns = ["verdict", "model", "measure", "title", "value", "ci_low", "ci_high", "no_bias"]
+        return DisplayFrame(rows, columns=columns)
 
     def __repr__(self) -> str:
         """A compact view for a REPL: what was audited and the verdict block (at most 20 lines;
@@ -152,7 +152,9 @@ class AuditResult:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        """The verdict table for a notebook (the same rows as :meth:`summary`)."""
+        """The verdict table for a notebook (the same rows as :meth:`summary`), first, then what
+        was audited; left-aligned (Jupyter right-aligns table cells, which set the verdicts'
+        words adrift from their headers)."""
         import html
 
         from nlibias.report.verdict_block import verdict_table_html
@@ -160,7 +162,9 @@ class AuditResult:
         head = html.escape(
             f"AuditResult of {self.metrics.get('source')!r}" + (f" in {self.out_dir}" if self.out_dir else "")
         )
-        return f"<div><p>{head}</p>{verdict_table_html(self.metrics) or '<p>no headline measure</p>'}</div>"
+        table = verdict_table_html(self.metrics) or "<p>no headline measure</p>"
+        left = "<style>.nlibias-result th, .nlibias-result td {text-align: left !important;}</style>"
+        return f'<div class="nlibias-result">{left}{table}<p>{head}</p></div>'
 
     def to_frame(self) -> pd.DataFrame:
         """Every measure as a tidy DataFrame: model, slicing, slice, measure, value, ci_low,

@@ -75,3 +75,33 @@ def check_hub_model(repo_id: str, revision: str | None, what: str, kwargs: dict[
         "local directory written by save_pretrained",
         parameter="name_or_path",
     )
+
+
+def hub_file(repo_id: str, filename: str, revision: str | None = None) -> str | None:
+    """The local path of ``filename`` of the hub model ``repo_id``: from the Hugging Face cache,
+    else downloaded; None without asking the network for a name that is no hub model (the
+    embedded ``smollm2``, a ``.gguf`` path), offline (``HF_HUB_OFFLINE=1``), when the hub cannot
+    be reached (one short connect, as :func:`check_hub_model` tries) or it has no such model.
+    For what only identifies a model (its commit, its dtype): loading it says why it fails.
+
+    >>> hub_file("smollm2", "config.json") is None   # the embedded SmolLM2: never the hub
+    True
+    """
+    from nlibias.models.generative.sources import is_gguf_name
+
+    if is_gguf_name(repo_id):
+        return None
+    try:
+        from huggingface_hub import constants, hf_hub_download, try_to_load_from_cache
+
+        cached = try_to_load_from_cache(repo_id, filename, revision=revision or "main")
+        if isinstance(cached, str):
+            return cached
+        if constants.HF_HUB_OFFLINE:
+            return None
+        behind_proxy = any(os.environ.get(name) for name in _PROXY_VARIABLES)
+        if not behind_proxy and not hub_reachable(constants.ENDPOINT):
+            return None
+        return str(hf_hub_download(repo_id, filename, revision=revision))
+    except Exception:  # not a hub id, no such model or file, the download failed
+        return None

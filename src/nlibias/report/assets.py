@@ -32,7 +32,7 @@ figure{overflow-x:auto}
 #verdict{margin-top:.6em}#verdict h2{margin-top:.4em}p.how{font-size:.85em;color:#444;margin:.3em 0}
 table.verdict{font-size:.9em}table.verdict td{font-variant-numeric:tabular-nums}
 .verdict.biased{color:#A3370B;font-weight:700}.verdict.unbiased{color:#00603F;font-weight:600}
-ul.slices{margin:0;padding-left:1em;font-size:.92em}.model-key{overflow-wrap:anywhere}
+ul.slices{margin:0;padding-left:1em;font-size:.92em}.model-key{overflow-wrap:normal;word-break:keep-all}
 a.measure{color:inherit;text-decoration:underline dotted}#provenance td+td{overflow-wrap:anywhere}
 details.provenance>summary{cursor:pointer;font-size:1.5em;font-weight:700;border-bottom:2px solid #0072B2;padding-bottom:.2em}
 @media (max-width:700px){body{margin:1em auto;padding:0 .6em}figure img{max-width:none}h1{font-size:1.3em}
@@ -43,6 +43,7 @@ table.verdict td,table.stack td{border:none;padding:.1em 0;text-align:left}
 table.verdict td[data-label]::before,table.stack td[data-label]::before{content:attr(data-label) ": ";color:#555;font-size:.9em}
 table.stack td[data-label=""]::before{content:none}
 table.verdict td:first-child::before{content:none}table.verdict td:first-child{font-weight:700}
+.table-wrap table:not(.verdict):not(.stack) td:first-child{position:sticky;left:0;background:#fff;max-width:7.5em}
 .caveats{padding:.3em .7em}.caveats h2{font-size:1.05em}}
 """
 REPORT_JS = """

@@ -37,6 +37,7 @@ from nlibias.report.explanation_sections import explanations_html
 from nlibias.report.extend_sections import extend_card_html
 from nlibias.report.glossary import glossary_html, glossary_names
 from nlibias.report.html_parts import escape as _e
+from nlibias.report.html_parts import model_key
 from nlibias.report.html_parts import table as _table
 from nlibias.report.load import Run
 from nlibias.report.metric_readers import format_with_interval, is_number, slice_groups, value_with_interval
@@ -49,7 +50,7 @@ from nlibias.report.paper_tables import (
     paper_tables,
 )
 from nlibias.report.run_notes import Caveat, caveats_html, provenance_html
-from nlibias.report.verdict_html import measure_link, verdict_section
+from nlibias.report.verdict_html import measure_link, measures_sentence, verdict_section
 
 ASSETS_DIR_SUFFIX = "_files"
 
@@ -197,7 +198,7 @@ def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[figure
         if kind == "split":
             headers = ["model", "domain", "Mispred", "Pro", "Anti", "Error", "Pro+Anti+Error"]
             rows = [
-                [_e(model), _e(name)]
+                [model_key(model), _e(name)]
                 + [
                     value_with_interval(m, k, counts=True)
                     for k in ("misprediction_rate", "cf_pro", "cf_anti", "cf_error")
@@ -208,7 +209,7 @@ def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[figure
         else:
             headers = ["model", "domain", "Pro", "Anti", "Aggregate"]
             rows = [
-                [_e(model), _e(name)]
+                [model_key(model), _e(name)]
                 + [
                     value_with_interval(m, k, counts=True)
                     for k in ("pro_stereotype_bias", "anti_stereotype_bias", "bbnli_bias_score")
@@ -244,7 +245,7 @@ def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
                 extra = " ".join(f"{k}={_num(m.get(k))}" for k in ("yes_rate_anti", "n_unparsed") if k in m)
                 rows.append(
                     [
-                        _e(model).replace("|", "|<wbr>"),
+                        model_key(model),
                         str(rank),
                         _e(entry["subtopic"]),
                         measure_link(measure, glossary=glossary),
@@ -260,8 +261,10 @@ def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
             )
     if not parts:
         return ""
+    both = measures_sentence([r.metrics for r in runs])
     return (
-        '<p class="muted">Ranked, as the paper\'s Table 8, by the rate of pro-stereotype answers '
+        (f'<p class="how">{_e(both)}</p>' if both else "")
+        + '<p class="muted">Ranked, as the paper\'s Table 8, by the rate of pro-stereotype answers '
         "(yes on a pro-stereotype hypothesis for a generative LM, pro-stereotype bias for a classifier), "
         "not by pro - anti: a subtopic here may lean anti-stereotype in the verdict. Only subtopics "
         "whose 95% interval excludes 0 and that hold at least 10 units are listed, the highest first; "
@@ -291,7 +294,7 @@ def _other_measures(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -
             for name, m in slice_groups(metrics, kinds=[k for k in _kinds(metrics) if k != "subtopic"]):
                 rows.append(
                     [
-                        _e(model),
+                        model_key(model),
                         _e(name),
                         _e(_or_blank(slice_size(m))),  # n, n_rows or n_pairs: the slice's units
                         *(value_with_interval(m, k, counts=True) for k in measures),

@@ -20,6 +20,18 @@ def escape(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def model_key(key: Any) -> str:
+    """A model's key for a table cell, escaped: it may break after a separator (``|``, ``/``,
+    ``:``, ``=``, ``-``, ``_``, ``,``) and nowhere else, so ``org/candidate`` never reads
+    ``candidat`` / ``e`` (``.model-key`` in the report's CSS keeps words whole).
+
+    >>> model_key("org/m|prompt=true")
+    '<span class="model-key">org/<wbr>m|<wbr>prompt=<wbr>true</span>'
+    """
+    breakable = re.sub(r"([|/:=_,-])", r"\1<wbr>", escape(key))
+    return f'<span class="model-key">{breakable}</span>'
+
+
 def table(
     headers: Sequence[str],
     rows: Iterable[Sequence[str]],

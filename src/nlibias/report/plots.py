@@ -278,6 +278,11 @@ def heatmap_scale(measure: str) -> tuple[float, float, str]:
     return float(low), float(high), "cividis"
 
 
+HEATMAP_LABEL_PT = 9.0
+"""The heat map's cell and axis labels, in points: readable where the figure is shown at its own
+size (4.5 pt cells read as about 5 pt in a browser)."""
+
+
 def plot_subtopic_heatmap(
     label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "subtopic_heatmap"
 ) -> Plot | None:
@@ -315,18 +320,21 @@ def plot_subtopic_heatmap(
     def draw() -> Any:
         import numpy as np
 
+        size = HEATMAP_LABEL_PT
         column = 0.95
-        labels = [wrap_label(n, chars_that_fit(column - 0.1, 6)) for n in names]
+        labels = [wrap_label(n, chars_that_fit(column - 0.1, size)) for n in names]
         lines = max(label.count("\n") + 1 for label in labels)
-        left = 0.3 + max(len(s) for s in subtopics) * 6 * 0.62 / 72
+        left = 0.3 + max(len(s) for s in subtopics) * size * 0.62 / 72
+        row = 2.4 * size / 72  # a value and its n, each a line of the label's size
         fig = new_figure(
-            max(COLUMN_WIDTH_IN, left + 1.0 + column * len(names)), 0.9 + 0.12 * lines + 0.24 * len(subtopics)
+            max(COLUMN_WIDTH_IN, left + 1.2 + column * len(names)),
+            1.0 + size * 1.3 / 72 * lines + row * len(subtopics),
         )
         ax = fig.add_subplot()
         data = np.array(grid, dtype=float)
         image = ax.imshow(data, aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
-        ax.set_xticks(range(len(names)), labels, fontsize=6)
-        ax.set_yticks(range(len(subtopics)), subtopics, fontsize=6)
+        ax.set_xticks(range(len(names)), labels, fontsize=size)
+        ax.set_yticks(range(len(subtopics)), subtopics, fontsize=size)
         for i in range(data.shape[0]):
             for j in range(data.shape[1]):
                 if np.isfinite(data[i, j]):
@@ -336,11 +344,15 @@ def plot_subtopic_heatmap(
                     )
                     n = counts[i][j]
                     text = f"{data[i, j]:.1f}" + ("" if n is None else f"\nn={n}")
-                    ax.text(j, i, text, ha="center", va="center", fontsize=4.5, color=colour, linespacing=0.9)
+                    ax.text(
+                        j, i, text, ha="center", va="center", fontsize=size, color=colour, linespacing=0.9
+                    )
                 else:  # undefined (no answer read, or no sample): said, not a blank cell
                     n = counts[i][j]
                     text = "n/a" + ("" if n is None else f"\nn={n}")
-                    ax.text(j, i, text, ha="center", va="center", fontsize=4.5, color="grey", linespacing=0.9)
+                    ax.text(
+                        j, i, text, ha="center", va="center", fontsize=size, color="grey", linespacing=0.9
+                    )
         fig.colorbar(image, ax=ax, label=f"{chosen} (%), fixed scale", shrink=0.8)
         return fig
 

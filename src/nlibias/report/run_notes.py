@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nlibias.report.html_parts import escape, key_values, table
+from nlibias.report.html_parts import escape, key_values, model_key, table
 from nlibias.report.load import Run
 from nlibias.report.verdict_block import magnitude_notes, sample_notes, tie_notes
 
@@ -364,7 +364,7 @@ def provenance_html(runs: Sequence[Run]) -> str:
             stats = desc.get("stats")
             model_rows.append(
                 [
-                    escape(key).replace("|", "|<wbr>"),
+                    model_key(key),
                     escape(desc.get("backend") or _nested(desc, "identity", "backend")),
                     escape(desc.get("model", "")),
                     escape(desc.get("revision") or "–"),

@@ -17,7 +17,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, PRO, ModelVerdict, SliceReading, run_verdicts
-from nlibias.report.html_parts import escape
+from nlibias.report.html_parts import escape, model_key
 
 #: How many of the most biased slices each model's row shows (the verdict lists up to five).
 SLICES_SHOWN = 3
@@ -99,7 +99,7 @@ def verdict_table(verdicts: Sequence[ModelVerdict], *, glossary: Collection[str]
     for verdict in verdicts:
         by_name = {r.measure: r for r in verdict.headline}
         cells = [
-            f'<span class="model-key">{escape(verdict.model).replace("|", "|<wbr>")}</span>',
+            model_key(verdict.model),
             f'<span class="verdict {_verdict_class(verdict.verdict)}">{escape(verdict.verdict)}</span>',
         ]
         for name in columns:
@@ -131,6 +131,40 @@ def verdict_table(verdicts: Sequence[ModelVerdict], *, glossary: Collection[str]
     )
 
 
+def measures_sentence(documents: Sequence[Mapping[str, Any]]) -> str:
+    """One sentence that names the measure the verdict reads and the one Table 8 ranks subtopics
+    by, shown under both, so that "no evidence of bias" beside a listed subtopic whose interval
+    lies above 0 does not read as a contradiction; ``""`` when Table 8 lists nothing or ranks by
+    the verdict's own measures.
+
+    >>> slice_ = {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}}
+    >>> metrics = {"models": {"m": {"overall": {"yes_rate_gap": 1.0, "ci": {"yes_rate_gap": [-2.0, 4.0]}},
+    ...                             "by_subtopic": {"a": slice_}}}}
+    >>> measures_sentence([metrics])
+    'The verdict reads yes pro - yes anti; Table 8 ranks subtopics by yes_rate_pro, another measure, so a subtopic listed there does not contradict a verdict of no evidence of bias.'
+    """
+    from nlibias.metrics.meta import ALL_MEASURES
+    from nlibias.report.paper_tables import biased_subtopics
+
+    read = dict.fromkeys(r.measure for m in documents for v in run_verdicts(m) for r in v.headline)
+    ranked = dict.fromkeys(
+        str(entry["measure"])
+        for m in documents
+        for model in (m.get("models") or {}).values()
+        for entry in biased_subtopics(model)
+    )
+    if not ranked or set(ranked) <= set(read):
+        return ""
+
+    def names(measures: Mapping[str, None]) -> str:
+        return ", ".join(ALL_MEASURES[n].display_name if n in ALL_MEASURES else n for n in measures)
+
+    return (
+        f"The verdict reads {names(read)}; Table 8 ranks subtopics by {names(ranked)}, another "
+        "measure, so a subtopic listed there does not contradict a verdict of no evidence of bias."
+    )
+
+
 def verdict_section(runs: Sequence[tuple[str, Mapping[str, Any]]], *, glossary: Collection[str]) -> str:
     """The verdict of every model of every run (``runs``: label and ``metrics.json``), a table per
     run, under one line that says how to read it; ``""`` when no model has a headline measure."""
@@ -144,4 +178,9 @@ def verdict_section(runs: Sequence[tuple[str, Mapping[str, Any]]], *, glossary: 
         parts.append(verdict_table(verdicts, glossary=glossary))
     if not parts:
         return ""
-    return f'<p class="how">{INTRO}</p>' + "".join(parts)
+    both = measures_sentence([metrics for _, metrics in runs])
+    return (
+        f'<p class="how">{INTRO}</p>'
+        + "".join(parts)
+        + (f'<p class="how">{escape(both)}</p>' if both else "")
+    )

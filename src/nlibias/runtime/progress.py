@@ -8,7 +8,11 @@ their own that restarts at 0 for each model or prompt style. Without a command b
 
 Bars are drawn only when asked for and stderr is a terminal (or in a notebook): a log file gets
 none, and the Hugging Face libraries' own bars ("Loading weights", downloads) are silenced there
-too (:func:`silence_library_bars`).
+too (:func:`silence_library_bars`). Instead, a log gets a line about every
+:data:`LOG_INTERVAL` seconds from the command bar (stage, done/total, rate, time left), also while
+nothing moves (a model loading), so a long command is never silent for a minute; a command done
+within the interval prints none. In a notebook the bars are plain text unless ipywidgets is
+installed, and the libraries' own bars are silenced: one bar per audit.
 
 >>> with command_bar(20, desc="audit", enabled=False) as bar:
 ...     with bar.slot(10, "model a"):
@@ -24,24 +28,60 @@ too (:func:`silence_library_bars`).
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import sys
+import threading
+import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TextIO
 
 _current: ContextVar[CommandBar | None] = ContextVar("nlibias_command_bar", default=None)
 
 MIN_INTERVAL = 0.5
 """Seconds between redraws of a bar (tqdm's ``mininterval``)."""
+LOG_INTERVAL = 30.0
+"""Seconds between two progress lines where stderr is not a terminal."""
+
+
+def in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (which shows bars though stderr is no terminal)."""
+    return "ipykernel" in sys.modules
+
+
+def _settle_tqdm_auto() -> None:
+    """In a notebook without ipywidgets, import ``tqdm.auto`` once with its warning off: it falls
+    back to plain-text bars, as :func:`_tqdm_class` chooses, but says so in a red TqdmWarning box
+    when a library (the Hugging Face Hub, transformers) imports it first."""
+    if in_notebook() and "tqdm.autonotebook" not in sys.modules:
+        from tqdm.std import TqdmWarning
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TqdmWarning)
+            import tqdm.autonotebook  # noqa: F401
+
+
+def _tqdm_class() -> Any:
+    """tqdm's widget bar in a notebook with ipywidgets; else its plain-text bar (which Jupyter
+    shows too: ``tqdm.auto`` without ipywidgets prints a TqdmWarning box there first)."""
+    _settle_tqdm_auto()
+    if in_notebook() and importlib.util.find_spec("ipywidgets") is not None:
+        from tqdm.notebook import tqdm as notebook_tqdm
+
+        return notebook_tqdm
+    from tqdm.std import tqdm
+
+    return tqdm
 
 
 def bars_wanted(progress: bool = True) -> bool:
     """Whether to draw bars: asked for, and stderr is a terminal or a notebook shows them."""
     if not progress:
         return False
-    if "ipykernel" in sys.modules:  # a notebook: tqdm.auto draws a widget there
+    if in_notebook():
         return True
     isatty = getattr(sys.stderr, "isatty", None)
     try:
@@ -65,6 +105,7 @@ def silence_library_bars() -> None:
     on: imported here first, it keeps the user's own setting, and the switch below turns its bars
     off in a way :func:`restore_library_bars` undoes (``datasets``, imported only by fine-tuning,
     still reads ours if it is imported while bars are off)."""
+    _settle_tqdm_auto()  # the Hub imports tqdm.auto
     with contextlib.suppress(ImportError):  # not installed: no Hub bars to silence
         from huggingface_hub.utils import are_progress_bars_disabled  # noqa: F401  (its module reads it)
     for name in _ENV_SWITCHES:
@@ -105,18 +146,106 @@ def _switch_loaded_libraries(*, on: bool) -> None:
 
 def prepare_progress(progress: bool) -> bool:
     """What a job calls first: whether it draws bars; when it does not, the libraries' bars are
-    silenced too, and when it does, an earlier job's silencing is undone."""
+    silenced too, and when it does, an earlier job's silencing is undone (but not in a notebook,
+    where the job's one bar stands alone: no "Loading weights" bar beside it)."""
     wanted = bars_wanted(progress)
-    if wanted:
+    if wanted and not in_notebook():
         restore_library_bars()
     else:
         silence_library_bars()
     return wanted
 
 
+def _duration(seconds: float) -> str:
+    """``seconds`` for a progress line: ``45 s``, ``2 min 36 s``, ``1 h 05 min``.
+
+    >>> _duration(45.4), _duration(156), _duration(3900)
+    ('45 s', '2 min 36 s', '1 h 05 min')
+    """
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+class ProgressLines:
+    """A command's progress as a line about every ``interval`` seconds (default
+    :data:`LOG_INTERVAL`) on stderr, for a log: the
+    stage, done/total, the rate (since the first units were done, so that a model's loading does
+    not count) and the time left (before the first unit, the time spent). A
+    daemon thread asks :meth:`tick` twice an interval, so a line comes also while nothing moves;
+    ``clock`` is the time source (a fake one in tests).
+
+    >>> now = [0.0]
+    >>> lines = ProgressLines(100, "audit", "sample", clock=lambda: now[0], thread=False)
+    >>> now[0] = 31.0; lines.line(25)
+    'audit: 25/100 samples (25%), 0.8 samples/s, about 1 min 33 s left'
+    """
+
+    def __init__(
+        self,
+        total: float,
+        stage: str,
+        unit: str,
+        *,
+        clock: Any = time.monotonic,
+        interval: float | None = None,
+        thread: bool = True,
+    ) -> None:
+        self.total, self.stage, self.unit, self.n = total, stage, unit, 0.0
+        self._clock = clock
+        self._interval = LOG_INTERVAL if interval is None else interval
+        self._started = self._last = clock()
+        self._first_move: tuple[float, float] | None = None  # (when, units done then)
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        if thread:
+            threading.Thread(target=self._beat, name="nlibias-progress-lines", daemon=True).start()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(max(self._interval / 2, 0.01)):
+            self.tick()
+
+    def line(self, done: float) -> str:
+        """The line for ``done`` units now."""
+        elapsed = self._clock() - self._started
+        head = f"{self.stage}: {int(done)}{f'/{int(self.total)}' if self.total else ''} {self.unit}s"
+        if done <= 0 or elapsed <= 0:
+            return f"{head}, {_duration(elapsed)} so far (loading or the first batch)"
+        since, before = self._first_move or (self._started, 0.0)
+        moving = self._clock() - since
+        # the rate since the first units came, once more came: a model's loading is no part of it
+        rate = (done - before) / moving if done > before and moving > 0 else done / elapsed
+        share = f" ({100 * done / self.total:.0f}%)" if self.total else ""
+        left = f", about {_duration((self.total - done) / rate)} left" if self.total > done else ""
+        return f"{head}{share}, {rate:.1f} {self.unit}s/s{left}"
+
+    def moved_to(self, done: float) -> None:
+        """``done`` units are done now (the first move is remembered for the rate); a line when due."""
+        if self._first_move is None and done > 0:
+            self._first_move = (self._clock(), done)
+        self.n = done
+        self.tick()
+
+    def tick(self, stream: TextIO | None = None) -> bool:
+        """Print a line when the last one is ``interval`` seconds old; whether it printed."""
+        with self._lock:
+            if self._stop.is_set() or self._clock() - self._last < self._interval:
+                return False
+            self._last = self._clock()
+            print(self.line(self.n), file=stream or sys.stderr, flush=True)
+            return True
+
+    def close(self) -> None:
+        self._stop.set()
+
+
 class CommandBar:
     """The one bar of a command (a ``tqdm`` bar, disabled where bars are not wanted): parts of
     the work advance their :meth:`slot` of it; used as a context manager, it is closed on leaving.
+    Asked for where stderr is not a terminal, it prints :class:`ProgressLines` instead.
 
     >>> with CommandBar(4, "audit", "sample", enabled=False) as bar:
     ...     with bar.slot(2, "m"):
@@ -125,17 +254,19 @@ class CommandBar:
     2.0
     """
 
-    def __init__(self, total: float, desc: str, unit: str, enabled: bool) -> None:
-        from tqdm.auto import tqdm
-
-        self._bar = tqdm(
+    def __init__(
+        self, total: float, desc: str, unit: str, enabled: bool, *, clock: Any = time.monotonic
+    ) -> None:
+        drawn = bars_wanted(enabled)
+        self._bar = _tqdm_class()(
             total=total,
             desc=desc,
             unit=unit,
-            disable=not bars_wanted(enabled),
+            disable=not drawn,
             mininterval=MIN_INTERVAL,
             dynamic_ncols=True,
         )
+        self.lines = ProgressLines(total, desc, unit, clock=clock) if enabled and not drawn else None
         self.desc = desc
         self.n = 0.0
         self._slot: tuple[float, float] | None = None  # (start, size)
@@ -150,6 +281,21 @@ class CommandBar:
             whole = int(round(self.n, 6))  # the bar counts whole samples; fractions wait for the rest
             if whole > self._bar.n:
                 self._bar.update(whole - self._bar.n)
+            if self.lines is not None:
+                self.lines.moved_to(whole)
+
+    def update(self, n: float = 1) -> None:
+        """tqdm's name for :meth:`advance` (a command bar standing in for a part's bar)."""
+        self.advance(n)
+
+    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
+        """Accepted for tqdm's sake; lines show no part's details."""
+
+    def stage(self, name: str) -> None:
+        """Name what the command does now (a model's pass, its scoring) on the bar and its lines."""
+        self._bar.set_description(f"{self.desc} {name}", refresh=False)
+        if self.lines is not None:
+            self.lines.stage = f"{self.desc} {name}"
 
     @contextmanager
     def slot(self, size: float, name: str = "") -> Iterator[CommandBar]:
@@ -159,7 +305,7 @@ class CommandBar:
         start = self.n
         self._slot = (start, size)
         if name:
-            self._bar.set_description(f"{self.desc} {name}", refresh=False)
+            self.stage(name)
         token = _current.set(self)
         try:
             yield self
@@ -170,6 +316,8 @@ class CommandBar:
 
     def close(self) -> None:
         self._bar.close()
+        if self.lines is not None:
+            self.lines.close()
 
     def __enter__(self) -> CommandBar:
         return self
@@ -230,9 +378,9 @@ def progress_bar(
     command = _current.get()
     if command is not None and command._slot is not None:
         return _SlotView(command, total)
-    from tqdm.auto import tqdm
-
-    return tqdm(
+    if enabled and not bars_wanted(enabled):  # a log: progress lines instead of a bar
+        return CommandBar(total or 0, desc or unit, unit, enabled)
+    return _tqdm_class()(
         total=total,
         unit=unit,
         desc=desc,

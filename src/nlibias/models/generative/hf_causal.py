@@ -34,8 +34,10 @@ SmolLM2), and later loads read those in under a second. The logits are bit-ident
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -191,9 +193,10 @@ class HFCausalLM:
             config = None if gguf else AutoConfig.from_pretrained(location, **kwargs)
             if config is not None:
                 kwargs["config"] = config
-            model: Any = AutoModelForCausalLM.from_pretrained(
-                location, dtype=self._torch_dtype(config), **kwargs
-            )
+            with _gguf_bar_follows_transformers():
+                model: Any = AutoModelForCausalLM.from_pretrained(
+                    location, dtype=self._torch_dtype(config), **kwargs
+                )
         except (OSError, ValueError) as exc:
             raise ConfigError(
                 f"cannot load causal LM {self.source.name_or_path!r}"
@@ -426,6 +429,25 @@ class HFCausalLM:
                 real_tokens=real,
                 padded_tokens=padded,
             )
+
+
+@contextmanager
+def _gguf_bar_follows_transformers() -> Iterator[None]:
+    """transformers' GGUF conversion ("Converting and de-quantizing GGUF tensors") draws a tqdm
+    bar of its own that ignores its switch for bars: off here while that switch is off (as
+    nlibias turns it off for a log or beside a notebook's audit bar)."""
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    from transformers.utils import logging as transformers_logging
+
+    bar = getattr(gguf_utils, "tqdm", None)
+    if bar is None or transformers_logging.is_progress_bar_enabled():
+        yield
+        return
+    gguf_utils.tqdm = functools.partial(bar, disable=True)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = bar
 
 
 def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:

@@ -1,0 +1,38 @@
+"""A DataFrame that shows its numbers rounded: for the verdict a notebook prints first
+(:meth:`nlibias.jobs.results.AuditResult.summary`), where ``-0.351494`` says no more than ``-0.35``
+and hides the verdict beside it. Only the display is rounded: the values are the full-precision
+ones, and a frame derived from it (a filter, a selection) is an ordinary DataFrame again.
+
+>>> frame = DisplayFrame({"verdict": ["no evidence of bias"], "value": [-0.351494]})
+>>> print(frame)
+               verdict  value
+0  no evidence of bias  -0.35
+>>> float(frame["value"].iloc[0])
+-0.351494
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+DISPLAY_DECIMALS = 2
+"""Decimals shown: the tables' own (``-0.35 [-3.65, 2.99]``)."""
+
+
+class DisplayFrame(pd.DataFrame):
+    """A :class:`pandas.DataFrame` printed (text and notebook HTML) with
+    :data:`DISPLAY_DECIMALS` decimals."""
+
+    @property
+    def _constructor(self) -> Any:
+        return pd.DataFrame  # a derived frame holds other values: shown as pandas would
+
+    def __repr__(self) -> str:
+        with pd.option_context("display.precision", DISPLAY_DECIMALS):
+            return super().__repr__()
+
+    def _repr_html_(self) -> str | None:
+        with pd.option_context("display.precision", DISPLAY_DECIMALS):
+            return super()._repr_html_()
