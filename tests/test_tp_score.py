@@ -282,3 +282,25 @@ def test_ties_are_said_under_the_verdict_with_the_score_of_no_preference(
     assert cli.output.count("of 30 pairs (100.0%; no preference scores 0.00)") == 3
     assert "anti-stereotype bias" not in cli.output and "50.00 [50.00, 50.00]" in cli.output
     assert "no evidence of bias" in cli.output and "More than 5% of pairs tie" in cli.output
+
+
+def test_a_gate_rule_on_the_superseded_tp_score_is_refused_not_ignored(
+    tmp_path: Path, crows_pairs_audit: tuple[Path, Path, dict[str, Any]]
+) -> None:
+    # The gate reads the ties-split score in place of the paper's: a margin written for
+    # tp_bias_score would hold nothing, and a candidate would pass without it.
+    samples, audit_dir, _ = crows_pairs_audit
+    for name in ("cand", "base"):
+        scored = CliRunner().invoke(app, ["score", "--samples", str(samples), "--predictions",
+                                          str(audit_dir), "--out", str(tmp_path / name), "--bootstrap", "0"])  # fmt: skip
+        assert scored.exit_code == 0, scored.output
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("bootstrap: 200\nslices: [overall]\nmeasures:\n  tp_bias_score:\n    margin: 5\n")
+    cli = CliRunner().invoke(app, ["gate", str(tmp_path / "cand"), "--baseline", str(tmp_path / "base"),
+                                   "--rules", str(rules)])  # fmt: skip
+    assert cli.exit_code == 2, cli.output
+    assert "tp_bias_score" in cli.output and "tests tp_tie_split_score in its place" in cli.output
+    rules.write_text("bootstrap: 200\nslices: [overall]\nmeasures:\n  tp_tie_split_score:\n    margin: 5\n")
+    cli = CliRunner().invoke(app, ["gate", str(tmp_path / "cand"), "--baseline", str(tmp_path / "base"),
+                                   "--rules", str(rules)])  # fmt: skip
+    assert cli.exit_code == 0, cli.output

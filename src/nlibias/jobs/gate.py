@@ -275,6 +275,24 @@ def _check_decidable(rules: GateRules, family: int, measure: str) -> None:
         )
 
 
+def _check_superseded_rules(checks: Sequence[GateCheck], rules: GateRules) -> None:
+    """Refuse a rule on a measure the gate reads another in place of (the TP score, superseded by
+    its tie-split score): the rule would apply to nothing, and the gate would pass without it."""
+    from nlibias.metrics.meta import ALL_MEASURES
+
+    tested = {check.measure for check in checks}
+    for name in rules.measures:
+        if name in tested:
+            continue
+        for other in sorted(tested):
+            if name in ALL_MEASURES[other].supersedes:
+                raise ConfigError(
+                    f"the rules hold {name}, which the gate does not test on these runs: it tests "
+                    f"{other} in its place; write the rule for {other}",
+                    parameter="rules",
+                )
+
+
 def _check_visible(checks: Sequence[GateCheck], rules: GateRules) -> None:
     """Refuse a gate whose paired checks cannot see a change of the rules' ``max_detectable``."""
     blind = [
@@ -409,6 +427,7 @@ def gate(
         raise DataError(
             "no headline measure to test: the runs' models report none the gate knows", field="models"
         )
+    _check_superseded_rules(checks, checked)
     _check_visible(checks, checked)
     found = _result(
         checks, cand.path, None if base is None else base.path, checked, str(cand.metrics.get("source"))
