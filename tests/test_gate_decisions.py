@@ -255,3 +255,31 @@ def test_a_gate_blind_to_the_change_asked_for_is_refused_and_says_so_in_both_fil
     (error,) = etree.parse(str(xml)).iter("error")
     assert "cannot see a change of 0.01 points" in (error.get("message") or "")
     assert "NOT DECIDED" in md.read_text() and "cannot see a change of 0.01 points" in md.read_text()
+
+
+def test_a_candidate_whose_headline_is_undefined_is_not_passed(
+    runs: dict[str, Path], generative: dict[str, Path], tmp_path: Path
+) -> None:
+    # Every answer to an anti-stereotype hypothesis unread, every pro one read: half the answers
+    # are read (every pair holds one), yet pro - anti is undefined over all samples. The gate
+    # used to show "candidate n/a, p = 1" and pass; now nothing was tested, so it decides nothing.
+    samples = runs["root"] / "bb" / "samples.jsonl"
+    anti = {
+        s["id"] for s in map(json.loads, samples.read_text().splitlines()) if s.get("stereotype") == "anti"
+    }
+    hedge = {"label": None, "answer": None, "answer_rule": "hedge", "text": "I cannot determine that."}
+    rows = [json.loads(line) for line in (generative["gen"] / "predictions.jsonl").read_text().splitlines()]
+    half = tmp_path / "half.jsonl"
+    half.write_text("".join(json.dumps({**r, **hedge} if r["id"] in anti else r) + "\n" for r in rows))
+    scored = _score(samples, half, tmp_path / "half")
+    result = runner.invoke(app, ["gate", str(scored), "--baseline", str(generative["gen"])])
+    assert result.exit_code == 2, result.output
+    assert "is not testable on" in result.output and "undefined over all samples" in result.output
+
+
+def test_rules_changed_past_their_declaration_are_refused(runs: dict[str, Path]) -> None:
+    # model_copy(update=...) skips pydantic's validation: an infinite margin would pass anything,
+    # and a confidence above 1 left the resample count that could decide searched for forever
+    for update in ({"margin": float("inf")}, {"confidence": 1.5}, {"seed": -1}):
+        with pytest.raises(ConfigError):
+            nlibias.gate(runs["cand"], runs["base"], rules=GateRules().model_copy(update=update))

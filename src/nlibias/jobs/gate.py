@@ -72,8 +72,11 @@ class GateCheck:
 
     @property
     def verdict(self) -> str:
-        """``fail``, ``pass`` or ``too few units`` (the slice was not tested)."""
-        return "fail" if self.failed else "pass" if self.comparison.tested else "too few units"
+        """``fail``, ``pass``, or why the slice was not tested: ``undefined`` (a run's value cannot
+        be computed there) or ``too few units``."""
+        if self.failed or self.comparison.tested:
+            return "fail" if self.failed else "pass"
+        return "undefined" if _undefined(self.comparison, self.baseline_model) else "too few units"
 
     def row(self) -> dict[str, Any]:
         """A flat record (for tables, JSON and pandas); without a baseline model, what only a
@@ -191,6 +194,17 @@ def _checks(
 
     for c in comparisons:
         where = f"{cand_model}: {info.name} {c.slice_name}"
+        if not c.tested and _undefined(c, base_model):
+            if c.slicing == OVERALL:  # nothing of the model's measure to test: not a pass
+                raise DataError(
+                    f"candidate model {cand_model!r} is not testable on {info.name}: its value (or the "
+                    "baseline's) is undefined over all samples (no answer read on one side of its pairs)",
+                    model=cand_model,
+                    fix="check the model's answers (nlibias report) and audit it again",
+                )
+            detail = f"{where}: undefined on this slice (no answer read on one side): not tested"
+            found.append(check(c, "paired" if base_model is not None else "max_abs", c.margin, False, detail))
+            continue
         if not c.tested:  # one rule for verdicts and gates: too few units tell nothing
             detail = f"{where}: too few units to test (fewer than {MIN_VERDICT_UNITS} pairs or rows)"
             found.append(check(c, "paired" if base_model is not None else "max_abs", c.margin, False, detail))
@@ -214,6 +228,12 @@ def _checks(
             )
             found.append(check(c, "max_abs", limit, beyond, detail))
     return found
+
+
+def _undefined(c: Comparison, base_model: str | None) -> bool:
+    """Whether a run's value of the slice cannot be computed (the candidate's; with a baseline
+    model, the baseline's too)."""
+    return c.candidate is None or (base_model is not None and c.baseline is None)
 
 
 def _p_words(c: Comparison) -> str:
@@ -335,7 +355,12 @@ def _rules(rules: GateRules | str | Path | None, margin: float | None) -> GateRu
         problem = measure_rule_problem(rules)  # what a rules file is refused for, on the object too
         if problem is not None:
             raise ConfigError(f"rules {'.'.join(problem[0])}: {problem[1]}", parameter="rules")
-        found = rules
+        try:  # validated again: model_copy(update=...) and model_construct skip the declared bounds
+            found = GateRules.model_validate(rules.model_dump())
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"])
+            raise ConfigError(f"rules {where}: {error['msg']}", parameter="rules") from None
     else:
         found = load_rules(rules)
     if margin is not None:

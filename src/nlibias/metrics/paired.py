@@ -432,7 +432,8 @@ def compare_slice(
                 p=max(p_values.values()),
                 margin=margin,
                 worse=direction,
-                tested=slice_tested(base, index),
+                # an undefined value (no answer read on one side) tells nothing, like too few units
+                tested=slice_tested(base, index) and both_defined,
                 p_delta=p_values["delta"],
                 p_sum=p_values.get("sum"),
                 detectable=detectable_change(
