@@ -226,12 +226,17 @@ def score(
     out_dir: str | Path | None = None,
     bootstrap: int = 1000,
     seed: int = 0,
+    answer_column: str | None = None,
 ) -> AuditResult:
     """Score a predictions file (from nlibias or any tool: JSONL with ``id``, ``label``, optional
-    ``model`` and ``probs``) with the samples' measures; as ``nlibias score``."""
+    ``model`` and ``probs``; with ``answer_column``, answer strings in that column, as BBQ's
+    published results) with the samples' measures; as ``nlibias score``."""
     from nlibias.jobs.score import run_score
 
-    return run_score(samples, predictions, out_dir=out_dir, bootstrap=bootstrap, seed=seed).materialised()
+    scored = run_score(
+        samples, predictions, out_dir=out_dir, bootstrap=bootstrap, seed=seed, answer_column=answer_column
+    )
+    return scored.materialised()
 
 
 @checked(lazy={"NLIClassifier": "nlibias.models.base"})

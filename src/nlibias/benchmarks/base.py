@@ -54,6 +54,9 @@ one model's metrics, ``{"overall": M, "by_domain": {...}, ...}``."""
 TablesFormatter = Callable[..., str]
 """``tables(models, **options) -> str`` where ``models`` maps model key → that model's metrics
 (options such as ``by="subtopic"`` reach the formatters that take them)."""
+AnswerRows = Callable[[Path, str, SampleColumns], Iterable[dict[str, Any]]]
+"""``answer_rows(path, column, columns)``: a file of answer strings (in ``column``) as native
+prediction rows for these samples, each line checked (the file and line named)."""
 SentencePairs = Callable[[SampleColumns], list[SentencePair | None]]
 """The sentence pair each sample stands for (None: scored through another sample of its item,
 or no pair could be recovered)."""
@@ -118,6 +121,9 @@ class Benchmark:
     """The sentence pair each sample stands for, for the measures of language models' sentence
     scores; None: its samples hold no sentence pairs."""
     extras: tuple[Extra, ...] = ()
+    answer_rows: AnswerRows | None = None
+    """How a file of answer strings is read (``nlibias score --answer-column NAME``); None: its
+    predictions files hold labels or scores, not answer strings."""
     pinned_data: tuple[PinnedData, ...] = ()
     """Where its source data comes from (the pinned upstream files, checked on download)."""
     citation: str = ""

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
-from nlibias.catalog import bbnli, occupations, sentence_pairs, wq_nli
+from nlibias.catalog import bbnli, bbq, occupations, sentence_pairs, wq_nli
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.samples import (
     peek_source,
@@ -52,6 +52,7 @@ BUILTIN: tuple[Benchmark, ...] = (
     wq_nli.BENCHMARK,
     occupations.BENCHMARK,
     *sentence_pairs.BENCHMARKS,
+    bbq.BENCHMARK,
 )
 
 _BY_NAME: dict[str, Benchmark] = {}
