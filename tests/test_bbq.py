@@ -251,3 +251,30 @@ def test_a_missing_answer_column_is_refused_naming_the_columns_there(age_dir: Pa
     with pytest.raises(SourceError, match=r"no answer column 'uqa_race' .*uqa_arc") as caught:
         nlibias.score(samples, path, answer_column="uqa_race", bootstrap=0)
     assert caught.value.line == 1
+
+
+def test_ids_repeating_across_categories_are_told_apart_in_one_file_or_several(tmp_path: Path) -> None:
+    religion = [
+        {**row, "category": "Religion", "answer_info": {**ANSWER_INFO, "ans0": ["Muslim", "Muslim"], "ans1": ["Christian", "Christian"]},
+         "additional_metadata": {"subcategory": "None", "stereotyped_groups": ["Muslim"]},
+         "ans0": "The Muslim", "ans1": "The Christian"}
+        for row in TEMPLATE
+    ]  # fmt: skip
+    write_rows(tmp_path / "bbq" / "data" / "Age.jsonl", TEMPLATE)
+    write_rows(tmp_path / "bbq" / "data" / "Religion.jsonl", religion)
+    samples = nlibias.expand("bbq", source=tmp_path / "bbq", out_dir=tmp_path / "run")
+    # Age: every answer the target (0): ambiguous neg biased, nonneg not -> s_AMB = (1 - 0) x 0 = 0;
+    # Religion: every answer the other person (1): the mirror image, s_AMB 0 as well; s_DIS by
+    # category: Age neg 0 biased, nonneg 0 not: 0; Religion likewise 0. Overall accuracy ambig 0.
+    age = write_rows(tmp_path / "a.jsonl", results_rows("m", ["The grandfather"] * 4))
+    rel = write_rows(tmp_path / "r.jsonl", [{**r, "m": "The Christian"} for r in religion])
+    both = write_rows(
+        tmp_path / "both.jsonl",
+        [*results_rows("m", ["The grandfather"] * 4), *[{**r, "m": "The Christian"} for r in religion]],
+    )
+    separate = nlibias.score(samples, [age, rel], answer_column="m", bootstrap=0).metrics["models"]["m"]
+    together = nlibias.score(samples, both, answer_column="m", bootstrap=0).metrics["models"]["m"]
+    assert separate == together
+    assert together["overall"]["n"] == 8 and together["overall"]["counts"]["ambig_biased"] == 2
+    assert set(together["by_domain"]) == {"Age", "Religion"}
+    assert together["by_domain"]["Religion"]["bbq_s_amb"] == pytest.approx(0.0)

@@ -221,15 +221,15 @@ def audit(
 @checked(lazy={"Samples": "nlibias.jobs.expand", "Sample": "nlibias.schema"})
 def score(
     samples: Samples | str | Path | Sequence[Sample],
-    predictions: str | Path,
+    predictions: str | Path | Sequence[str | Path],
     *,
     out_dir: str | Path | None = None,
     bootstrap: int = 1000,
     seed: int = 0,
     answer_column: str | None = None,
 ) -> AuditResult:
-    """Score a predictions file (from nlibias or any tool: JSONL with ``id``, ``label``, optional
-    ``model`` and ``probs``; with ``answer_column``, answer strings in that column, as BBQ's
+    """Score a predictions file or several (from nlibias or any tool: JSONL with ``id``, ``label``,
+    optional ``model`` and ``probs``; with ``answer_column``, answer strings in that column, as BBQ's
     published results) with the samples' measures; as ``nlibias score``."""
     from nlibias.jobs.score import run_score
 

@@ -9,12 +9,8 @@ from typing import Any
 from nlibias.metrics.verdicts import format_value
 from nlibias.report.text_table import render_table
 
-_SLICINGS = {
-    "domain": "by_domain",
-    "subtopic": "by_subtopic",
-    "polarity": "by_polarity",
-    "label_type": "by_label_type",
-}
+_ALWAYS = ("by_polarity", "by_label_type")
+"""Slicings shown under every model whatever ``by`` asks for (two or three rows each)."""
 
 
 def _cell(metrics: Mapping[str, Any], name: str) -> str:
@@ -52,14 +48,15 @@ _HEADER = [
 
 
 def format_bbq_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "domain") -> str:
-    """Each model's BBQ measures overall and per slice (``by``: domain (category), subtopic,
-    polarity or label_type), with 95% intervals over filled templates, then the Figure 3 layout."""
-    slicing = _SLICINGS.get(by, "by_domain")
+    """Each model's BBQ measures overall, per slice of ``by`` (domain: category, or subtopic:
+    subcategory), per polarity and label type, with 95% intervals over filled templates; then the
+    Figure 3 layout."""
     rows: list[list[Any]] = []
     for model, metrics in models.items():
         rows.append(_row(model, "overall", metrics.get("overall", {})))
-        for name, m in (metrics.get(slicing) or {}).items():
-            rows.append(_row(model, name, m))
+        for slicing in (f"by_{by}", *_ALWAYS):
+            for name, m in (metrics.get(slicing) or {}).items():
+                rows.append(_row(model, name, m))
     title = "BBQ bias scores (s_AMB, s_DIS: 0 is no bias, above 0 towards the stereotype) and accuracy"
     note = "".join(
         f"\n{_left_out(model, m.get('overall', {}))}"
