@@ -253,7 +253,8 @@ def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
 
 def check_kinds(benchmark: Benchmark, models: ModelSet) -> None:
     """Refuse the kinds of model in ``models`` that ``benchmark`` cannot score
-    (:meth:`Benchmark.check_kinds`), naming the registered benchmarks that score a refused kind.
+    (:meth:`Benchmark.check_kinds`), naming the registered benchmarks that score a refused kind, and
+    prompt styles of the wrong sort for its samples (:meth:`Benchmark.check_prompt_styles`).
 
     >>> from nlibias.runtime.model_set import ModelSet
     >>> check_kinds(get_benchmark("bbnli"), ModelSet.of(mlm="fake:m"))  # doctest: +ELLIPSIS
@@ -262,6 +263,7 @@ def check_kinds(benchmark: Benchmark, models: ModelSet) -> None:
     """
     kinds = models.kinds()
     benchmark.check_kinds(kinds, others=benchmarks())
+    benchmark.check_prompt_styles(models.prompts)
 
 
 def describe_benchmarks() -> list[dict[str, Any]]:

@@ -204,14 +204,15 @@ def bbq_measures(totals: np.ndarray) -> dict[str, np.ndarray]:
 
 def choices(outputs: ModelOutputs) -> np.ndarray:
     """Each example's chosen option (``choice`` of the rows; -1 where none was read, or an
-    imported answer's example changed since, ``answer_status: changed``)."""
-    if not outputs.has("choice"):
+    imported answer's example changed since, ``answer_status: changed``); rows with neither a
+    choice nor an answer text (yes/no answers) are refused."""
+    if not outputs.has("choice") and not outputs.has("answer_text"):  # yes/no rows, not answers to options
         raise DataError(
             "BBQ outputs need each example's chosen option (choice: 0, 1 or 2); the rows hold none",
             field="choice",
             fix="score BBQ answers with an answer column (answer strings), or a model run on the BBQ samples",
         )
-    values = outputs.values["choice"]
+    values = outputs.values.get("choice", np.full(len(outputs), np.nan))  # none read: every one unmatched
     return np.where(np.isfinite(values), np.nan_to_num(values, nan=-1.0), -1.0).astype(np.int64)
 
 
