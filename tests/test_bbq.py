@@ -213,6 +213,14 @@ def test_upstream_answer_strings_are_scored_through_score(age_dir: Path, tmp_pat
     assert overall["bbq_s_dis"] == pytest.approx(-100.0)
     assert (overall["n_unparsed"], overall["n_changed"], overall["n_units"]) == (1, 0, 1)
     assert "1 answers not read as an option" in result.tables_text
+    nlibias.score(samples, path, answer_column="uqa_race", bootstrap=0, out_dir=tmp_path / "scored")
+    (card,) = nlibias.model_index(tmp_path / "scored")
+    result_ = card["results"][0]
+    assert result_["task"]["name"] == "Question answering (multiple choice)"
+    assert [(m["type"], m["value"]) for m in result_["metrics"]] == [
+        ("bbq_s_amb", 50.0),
+        ("bbq_s_dis", -100.0),
+    ]
 
 
 def test_an_answer_to_an_earlier_annotation_is_counted_and_not_scored(age_dir: Path, tmp_path: Path) -> None:

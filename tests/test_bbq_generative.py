@@ -108,3 +108,51 @@ def test_cached_choices_are_reused(bbq_run: Path, tmp_path: Path) -> None:
     assert first.metrics["models"] == again.metrics["models"]
     stats = again.metrics["run"]["models"]["g|prompt=arc|scored"]["stats"]
     assert (stats["computed"], stats["cached"]) == (0, 4)
+
+
+def _choice_rows(samples: Path, biased_share: float, seed: int) -> list[dict[str, object]]:
+    """A model's rows: ambiguous examples answered with the biased option in ``biased_share`` of
+    them (else "unknown", correct), disambiguated ones answered correctly."""
+    import random
+
+    from nlibias.io.samples import read_samples
+
+    rng = random.Random(seed)
+    rows = []
+    for sample in read_samples(samples / "samples.jsonl"):
+        p = sample.provenance
+        other = 3 - p["target"] - p["unknown"]
+        biased = p["target"] if p["polarity"] == "neg" else other
+        ambiguous = p["condition"] == "ambig"
+        choice = (biased if rng.random() < biased_share else p["unknown"]) if ambiguous else p["correct"]
+        rows.append({"id": sample.id, "model": "m", "label": None, "kind": "generative", "choice": choice,
+                     "answer_text": p["answers"][choice]})  # fmt: skip
+    return rows
+
+
+def test_the_gate_compares_bbq_runs_over_filled_templates(tmp_path: Path) -> None:
+    from nlibias.benchmarks.bbq import BBQ_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
+
+    religion = resolve_data(BBQ_DATA) / "data" / "Religion.jsonl"  # 1,200 examples in 150 templates
+    samples = Path(nlibias.expand("bbq", source=religion, out_dir=tmp_path / "run").path)
+    runs = {}
+    for name, share in (("base", 0.0), ("same", 0.0), ("cand", 0.3)):
+        predictions = write_rows(tmp_path / f"{name}.jsonl", _choice_rows(samples, share, seed=1))
+        nlibias.score(samples, predictions, out_dir=tmp_path / name, bootstrap=0)
+        runs[name] = tmp_path / name
+    candidate = nlibias.gate(runs["cand"], runs["base"])
+    checks = candidate.to_frame()
+    assert not candidate.passed and set(checks["measure"]) == {"bbq_s_amb", "bbq_s_dis"}
+    # the candidate's ambiguous answers: about 30% biased, the rest "unknown": every person answer
+    # is biased and accuracy is about 70%, so s_AMB = (1 - 0.7) x (2 x 1 - 1) x 100, about 30; the
+    # baseline's is 0
+    overall = checks[(checks["slice"] == "overall") & (checks["measure"] == "bbq_s_amb")].iloc[0]
+    assert overall["verdict"] == "fail" and overall["delta"] > 20.0
+    assert nlibias.gate(runs["same"], runs["base"]).passed
+
+
+def test_the_yes_no_exports_refuse_bbq_samples(bbq_run: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="bbq samples are multiple-choice questions") as caught:
+        nlibias.export_lm_eval(bbq_run, tmp_path / "task", model="fake:m")
+    assert caught.value.parameter == "samples"
