@@ -30,6 +30,7 @@ from nlibias.metrics.verdicts import slice_size
 from nlibias.report import plots as figures
 from nlibias.report.assets import REPORT_CSS as _CSS
 from nlibias.report.assets import REPORT_JS as _JS
+from nlibias.report.bbq_figure import plot_bbq_heatmap
 from nlibias.report.compare import Comparison, compare, comparison_notes
 from nlibias.report.debias_sections import debias_section
 from nlibias.report.examples import CATEGORY_TITLES, example_pairs
@@ -277,10 +278,13 @@ def _other_measures(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -
             continue
         parts.append(f'<h3>{_e(run.label)} <span class="muted">({_e(run.source)})</span></h3>')
         if plots:
-            plot = figures.plot_generic_measures(run.label, run.models, name=f"measures_{i}")
-            if plot is not None:
-                out.append(plot)
-                parts.append(_figure_html(plot))
+            for plot in (
+                figures.plot_generic_measures(run.label, run.models, name=f"measures_{i}"),
+                plot_bbq_heatmap(run.label, run.models, name=f"bbq_heatmap_{i}"),
+            ):
+                if plot is not None:
+                    out.append(plot)
+                    parts.append(_figure_html(plot))
         measures = [m for group in groups.values() for m in group]
         unit_of = {m: unit for unit, group in groups.items() for m in group}
         headers = [
