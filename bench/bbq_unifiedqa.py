@@ -23,6 +23,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("NLIBIAS_DATA_DIR", "/work/shared/data")
 
@@ -49,7 +50,7 @@ PRINTED = 0.05
 PHYSICAL_APPEARANCE = 1.5
 
 
-def scored(samples: Path, results: Path) -> dict[str, dict[str, dict[str, float | int | None]]]:
+def scored(samples: Path, results: Path) -> dict[str, Any]:
     """Each format's ``by_domain`` slices, from the results files of the samples' categories."""
     import nlibias
     from nlibias.catalog.registry import read_benchmark_samples

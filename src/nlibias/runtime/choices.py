@@ -65,7 +65,8 @@ def predict_choices(
         prompts = [item[0] for item in todo]
         if mode == "scored":
             for batch in option_batches(predictor.backend, prompts, [item[1:] for item in todo]):
-                yield ComputedBatch(batch.indices, [s.to_json() for s in batch.scores], batch.real_tokens)
+                records = [s.to_json() for s in batch.scores]
+                yield ComputedBatch(batch.indices, records, batch.real_tokens, batch.padded_tokens)
             return
         for answered in predictor.backend.answer_batches(
             prompts, answers=BINARY_ANSWERS, mode="generated", max_new_tokens=predictor.max_new_tokens

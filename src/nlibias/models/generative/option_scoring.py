@@ -60,6 +60,9 @@ class OptionBatch:
     indices: list[int]
     scores: list[OptionScores]
     real_tokens: int = 0
+    padded_tokens: int = 0
+    """Tokens run through the model with padding: the prompts' left-padded batch and the
+    options' right-padded one."""
 
 
 def option_batches(
@@ -99,7 +102,9 @@ def option_batches(
                 for lp, ts in zip(logprobs, tails, strict=True)
             ]
             real = sum(len(p) + sum(len(t) for t in ts) for p, ts in zip(prefixes, tails, strict=True))
-            yield OptionBatch(batch, scores, real)
+            flat = [t for ts in tails for t in ts]
+            padded = len(prefixes) * max(map(len, prefixes)) + len(flat) * max(map(len, flat))
+            yield OptionBatch(batch, scores, real, padded)
             batch = []
         if i is not None:
             batch.append(i)
