@@ -50,19 +50,9 @@ def write_task(work: Path, samples: list[Any], prompts: list[str]) -> str:
                 )
                 + "\n"
             )
-    config = {
-        "task": "nlibias_bbq_race",
-        "dataset_path": "json",
-        "dataset_kwargs": {"data_files": {"test": str(docs)}},
-        "test_split": "test",
-        "output_type": "multiple_choice",
-        "doc_to_text": "query",
-        "doc_to_choice": "choices",
-        "doc_to_target": "target",
-        "target_delimiter": "",
-        "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
-        "metadata": {"version": 1.0},
-    }
+    from nlibias.integrations.lm_eval import choice_task
+
+    config = choice_task("nlibias_bbq_race", docs, {"version": 1.0})
     (work / "task" / "bbq.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return str(config["task"])
 
