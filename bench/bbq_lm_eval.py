@@ -91,6 +91,7 @@ def main() -> None:
     from nlibias.io.samples import write_samples
     from nlibias.jobs.results import load_run
     from nlibias.models.generative.backend import build_backend
+    from nlibias.models.generative.hf_causal import HFCausalLM
     from nlibias.models.generative.prompts import CHOICE_STYLES
 
     work = Path(tempfile.mkdtemp(prefix="nlibias-bbq-lm-eval-"))
@@ -98,10 +99,11 @@ def main() -> None:
     samples = list(every[:: max(1, len(every) // args.questions)][: args.questions])
     write_samples(work / "run", samples)
     smollm2 = build_backend("smollm2", device="cpu")
+    assert isinstance(smollm2, HFCausalLM)  # the embedded model is a local causal LM
+    race = CHOICE_STYLES["race"]
     prompts = [
-        smollm2.format_prompt(CHOICE_STYLES["race"].render(s.premise, s.hypothesis, s.provenance["answers"]))
-        for s in samples
-    ]  # type: ignore[attr-defined]
+        smollm2.format_prompt(race.render(s.premise, s.hypothesis, s.provenance["answers"])) for s in samples
+    ]
     task = write_task(work, samples, prompts)
     pretrained = _pretrained_path(smollm2)
     print(f"{len(samples)} questions, 3 options each; work dir {work}")

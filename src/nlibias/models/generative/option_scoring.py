@@ -69,8 +69,9 @@ def option_batches(
     backend: Any, prompts: Sequence[str], options: Sequence[Sequence[str]]
 ) -> Iterator[OptionBatch]:
     """Score each question's options (``prompts[i]``: its user message, ``options[i]``: its
-    options), several questions per batch (the backend's ``max_batch_size`` and
-    ``max_batch_tokens``); a backend that cannot score texts (a server) is refused."""
+    options), several questions of similar prompt lengths per batch (the backend's
+    ``max_batch_size`` and ``max_batch_tokens``); a backend that cannot score texts (a server) is
+    refused."""
     from nlibias.models.generative.backend import FakeGenerativeBackend
     from nlibias.models.generative.hf_causal import HFCausalLM
 
@@ -88,7 +89,8 @@ def option_batches(
     model, tokenizer = backend.load()
     split = [_split(backend, tokenizer, prompt, opts) for prompt, opts in zip(prompts, options, strict=True)]
     batch: list[int] = []
-    for i in [*range(len(split)), None]:
+    by_length = sorted(range(len(split)), key=lambda j: len(split[j][0]))  # less left padding
+    for i in [*by_length, None]:
         longest = max((len(split[j][0]) for j in [*batch, i] if j is not None), default=0)
         if batch and (
             i is None
