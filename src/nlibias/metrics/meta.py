@@ -1,13 +1,12 @@
 """Metadata of every reported measure, declared once: what it means, which way is better, its range.
 
 :data:`MEASURES` holds BBNLI's measures (reports, tables and plots read it instead of hard-coding
-directions or ranges); :data:`GENERATIVE_MEASURES`, :data:`WQ_NLI_MEASURES`,
-:data:`OCCUPATION_MEASURES` and :data:`TOKEN_PROBABILITY_MEASURES` the other benchmarks' and
-predictor kinds'; :data:`EXPLANATION_MEASURES` the rates of generated explanations (written to
-``explanations.json``, not ``metrics.json``: their ``reported_in``); :data:`ALL_MEASURES` every
-one of them (a name is declared once). The grouped
-results (:meth:`nlibias.metrics.metric_frame.MetricFrame.worst_group`) and ``metrics.json``'s
-schema (:mod:`nlibias.io.results`) read their direction and range from here.
+directions or ranges); :data:`GENERATIVE_MEASURES`, :data:`WQ_NLI_MEASURES`, :data:`OCCUPATION_MEASURES`,
+:data:`TOKEN_PROBABILITY_MEASURES` and BBQ's (beside its scorer, :mod:`nlibias.metrics.bbq`) the other
+benchmarks' and predictor kinds'; :data:`EXPLANATION_MEASURES` the rates of generated explanations
+(in ``explanations.json``, not ``metrics.json``: their ``reported_in``); :data:`ALL_MEASURES` every
+one of them (a name is declared once). The grouped results (``MetricFrame.worst_group``) and
+``metrics.json``'s schema (:mod:`nlibias.io.results`) read their direction and range from here.
 
 >>> MEASURES["cf_error"].direction
 'lower'
@@ -26,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable
 
+from nlibias.metrics.bbq import BBQ_MEASURES
 from nlibias.schema.measure_info import EXPLANATIONS_FILE, Direction, MeasureInfo
 
 BBNLI_CITATION = (
@@ -451,6 +451,7 @@ ALL_MEASURES: dict[str, MeasureInfo] = _registry(
         *OCCUPATION_MEASURES.values(),
         *TOKEN_PROBABILITY_MEASURES.values(),
         *EXPLANATION_MEASURES.values(),
+        *BBQ_MEASURES,  # declared beside BBQ's scorer (nlibias.metrics.bbq)
     ]
 )
 

@@ -90,10 +90,10 @@ def option_batches(
     split = [_split(backend, tokenizer, prompt, opts) for prompt, opts in zip(prompts, options, strict=True)]
     batch: list[int] = []
     by_length = sorted(range(len(split)), key=lambda j: len(split[j][0]))  # less left padding
-    for i in [*by_length, None]:
-        longest = max((len(split[j][0]) for j in [*batch, i] if j is not None), default=0)
+    for question in [*by_length, None]:
+        longest = max((len(split[j][0]) for j in [*batch, question] if j is not None), default=0)
         if batch and (
-            i is None
+            question is None
             or len(batch) >= backend.max_batch_size
             or longest * (len(batch) + 1) > backend.max_batch_tokens
         ):
@@ -108,8 +108,8 @@ def option_batches(
             padded = len(prefixes) * max(map(len, prefixes)) + len(flat) * max(map(len, flat))
             yield OptionBatch(batch, scores, real, padded)
             batch = []
-        if i is not None:
-            batch.append(i)
+        if question is not None:
+            batch.append(question)
 
 
 def _split(
