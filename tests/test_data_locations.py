@@ -13,6 +13,7 @@ import pytest
 
 from nlibias.benchmarks import data_locations
 from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+from nlibias.benchmarks.bbq import BBQ_DATA
 from nlibias.benchmarks.data_locations import PinnedData, download_data, resolve_data
 from nlibias.benchmarks.occupation_eval_sets import EVAL_SET_DATA
 from nlibias.benchmarks.sentence_pairs import CROWS_PAIRS_DATA, WINOQUEER_DATA
@@ -113,6 +114,7 @@ def test_each_benchmark_carries_the_data_its_module_declares() -> None:
         "winoqueer": (WINOQUEER_DATA,),
         "bbnli-tp": (BBNLI_DATA,),
         "sentence-pairs": (),
+        "bbq": (BBQ_DATA,),
     }
     for name, expected in declared.items():
         pinned = get_benchmark(name).pinned_data
@@ -126,7 +128,8 @@ def test_each_benchmark_carries_the_data_its_module_declares() -> None:
         "occupations-eval/MNLI_Evaluation_Set.xlsx",
         "occupations-eval/OOD_Evaluation_Set.xlsx",
     }
-    assert len(BBNLI_DATA.files) == 16 and paths == single | set(BBNLI_DATA.paths())
+    assert len(BBNLI_DATA.files) == 16 and paths == single | set(BBNLI_DATA.paths()) | set(BBQ_DATA.paths())
+    assert len(BBQ_DATA.files) == 12  # BBQ's 11 category files and its proper-name vocabulary
     assert {d.name for d in EVAL_SET_DATA.values()} == {"snli-eval", "mnli-eval", "ood-eval"}
     assert {d.directory for d in EVAL_SET_DATA.values()} == {"occupations-eval"}
 

@@ -211,7 +211,7 @@ def _valid(xml: Path) -> None:
 def test_the_ci_files_are_valid_and_say_what_the_gate_could_see(
     runs: dict[str, Path], tmp_path: Path
 ) -> None:
-    from nlibias.metrics.paired import detectable_change
+    from nlibias.metrics.bootstrap import detectable_change
 
     xml, md = tmp_path / "gate.xml", tmp_path / "gate.md"
     args = ["gate", str(runs["cand"]), "--baseline", str(runs["base"]), "--rules", str(runs["rules"])]

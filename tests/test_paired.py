@@ -329,7 +329,7 @@ def test_a_slicing_named_twice_counts_once_in_holms_family() -> None:
 
 
 def test_the_detectable_change_by_hand() -> None:
-    from nlibias.metrics.paired import detectable_change
+    from nlibias.metrics.bootstrap import detectable_change
 
     # One statistic of spread 1 at α = .05: d = z_.95 + z_.80 = 1.6449 + 0.8416 = 2.4865 points.
     assert detectable_change({"delta": 1.0}, 0.0, 0.05) == pytest.approx(2.4865, abs=1e-4)

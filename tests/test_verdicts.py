@@ -21,6 +21,8 @@ REGRESSION = Path(__file__).parent / "fixtures" / "regression"
 
 def test_each_benchmark_declares_its_headline_measures_with_their_neutral_values() -> None:
     # docs/design.md, "Verdicts": the neutral value and signedness of each.
+    import nlibias.catalog.registry  # noqa: F401  (every built-in benchmark's measures declared)
+
     declared = {k: (v.neutral, v.signed) for k, v in ALL_MEASURES.items() if v.headline}
     assert declared == {
         "bbnli_bias_score": (0.0, True),
@@ -31,6 +33,8 @@ def test_each_benchmark_declares_its_headline_measures_with_their_neutral_values
         "B": (50.0, True),
         "tp_bias_score": (50.0, True),
         "tp_tie_split_score": (50.0, True),  # DESIGN "TP score and ties" (supersedes tp_bias_score)
+        "bbq_s_amb": (0.0, True),  # BBQ (DESIGN: both signed, neutral 0, s_AMB first)
+        "bbq_s_dis": (0.0, True),
     }
 
 

@@ -222,17 +222,22 @@ def audit(
 @declared(lazy={"Samples": "nlibias.jobs.expand", "Sample": "nlibias.schema"})
 def score(
     samples: Samples | str | Path | Sequence[Sample],
-    predictions: str | Path,
+    predictions: str | Path | Sequence[str | Path],
     *,
     out_dir: str | Path | None = None,
     bootstrap: Resamples = 1000,
     seed: DrawSeed = 0,
+    answer_column: str | None = None,
 ) -> AuditResult:
-    """Score a predictions file (from nlibias or any tool: JSONL with ``id``, ``label``, optional
-    ``model`` and ``probs``) with the samples' measures; as ``nlibias score``."""
+    """Score a predictions file or several (from nlibias or any tool: JSONL with ``id``, ``label``,
+    optional ``model`` and ``probs``; with ``answer_column``, answer strings in that column, as BBQ's
+    published results) with the samples' measures; as ``nlibias score``."""
     from nlibias.jobs.score import run_score
 
-    return run_score(samples, predictions, out_dir=out_dir, bootstrap=bootstrap, seed=seed).materialised()
+    scored = run_score(
+        samples, predictions, out_dir=out_dir, bootstrap=bootstrap, seed=seed, answer_column=answer_column
+    )
+    return scored.materialised()
 
 
 @declared(lazy={"NLIClassifier": "nlibias.models.base"})

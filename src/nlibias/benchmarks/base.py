@@ -54,6 +54,9 @@ one model's metrics, ``{"overall": M, "by_domain": {...}, ...}``."""
 TablesFormatter = Callable[..., str]
 """``tables(models, **options) -> str`` where ``models`` maps model key → that model's metrics
 (options such as ``by="subtopic"`` reach the formatters that take them)."""
+AnswerRows = Callable[[Path, str, SampleColumns], Iterable[dict[str, Any]]]
+"""``answer_rows(path, column, columns)``: a file of answer strings (in ``column``) as native
+prediction rows for these samples, each line checked (the file and line named)."""
 SentencePairs = Callable[[SampleColumns], list[SentencePair | None]]
 """The sentence pair each sample stands for (None: scored through another sample of its item,
 or no pair could be recovered)."""
@@ -118,6 +121,12 @@ class Benchmark:
     """The sentence pair each sample stands for, for the measures of language models' sentence
     scores; None: its samples hold no sentence pairs."""
     extras: tuple[Extra, ...] = ()
+    prompt_styles: tuple[str, ...] = ()
+    """The multiple-choice prompt styles generative LMs are asked with when none is named (its
+    samples are multiple-choice questions: only such styles apply); empty: yes/no NLI prompts."""
+    answer_rows: AnswerRows | None = None
+    """How a file of answer strings is read (``nlibias score --answer-column NAME``); None: its
+    predictions files hold labels or scores, not answer strings."""
     pinned_data: tuple[PinnedData, ...] = ()
     """Where its source data comes from (the pinned upstream files, checked on download)."""
     citation: str = ""
@@ -168,6 +177,22 @@ class Benchmark:
             if kind not in self.measures:
                 reason = self.refusal(kind, given=given.format(parameter=parameter), others=others)
                 raise ConfigError(reason, parameter=parameter)
+
+    def check_prompt_styles(self, styles: Iterable[Any]) -> None:
+        """Refuse prompt styles of the wrong sort: yes/no styles for multiple-choice questions
+        (:attr:`prompt_styles` declared), multiple-choice styles for NLI samples."""
+        choices = bool(self.prompt_styles)
+        for style in styles:
+            if style.choices != choices:
+                wanted = (
+                    f"a multiple-choice style ({', '.join(self.prompt_styles)})"
+                    if choices
+                    else "a yes/no style"
+                )
+                raise ConfigError(
+                    f"prompt style {style.name!r} does not fit {self.name} samples: ask with {wanted}",
+                    parameter="prompts",
+                )
 
     def refusal(self, kind: str, *, given: str, others: Sequence[Benchmark] = ()) -> str:
         """Why outputs of ``kind`` cannot be scored on these samples and what to use instead

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
-from nlibias.catalog import bbnli, occupations, sentence_pairs, wq_nli
+from nlibias.catalog import bbnli, bbq, occupations, sentence_pairs, wq_nli
 from nlibias.catalog.plugins import PluginOrigin, PluginWarning, attributed, duplicate_names, load_failure
 from nlibias.errors import ConfigError, DataError, SourceError, did_you_mean
 from nlibias.io.samples import (
@@ -53,6 +53,7 @@ BUILTIN: tuple[Benchmark, ...] = (
     wq_nli.BENCHMARK,
     occupations.BENCHMARK,
     *sentence_pairs.BENCHMARKS,
+    bbq.BENCHMARK,
 )
 
 _BY_NAME: dict[str, Benchmark] = {}
@@ -257,9 +258,17 @@ def read_checked_samples(path: str | PathLike[str]) -> list[Sample]:
     """The samples of a run directory or samples file as objects, under their benchmark's sample
     rules (neutral gold, pair twins) as an audit reads them: for what hands the samples to another
     tool (an lm-eval or Inspect task), so bad samples stop before that tool runs, not when its
-    log is scored."""
+    log is scored. Those tasks ask yes/no questions: multiple-choice samples (BBQ) are refused."""
     resolved = resolve_samples_path(Path(path))
-    return read_samples(resolved, benchmark=_benchmark_of_file(resolved))
+    benchmark = _benchmark_of_file(resolved)
+    if benchmark.prompt_styles:
+        raise ConfigError(
+            f"{benchmark.name} samples are multiple-choice questions and the exported lm-eval and Inspect "
+            "tasks ask yes/no ones: audit them with nlibias audit (generative=, prompts "
+            f"{', '.join(benchmark.prompt_styles)}), or score another tool's answers (answer_column=)",
+            parameter="samples",
+        )
+    return read_samples(resolved, benchmark=benchmark)
 
 
 def _benchmark_of_file(resolved: Path) -> Benchmark:
@@ -291,7 +300,8 @@ def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
 
 def check_kinds(benchmark: Benchmark, models: ModelSet) -> None:
     """Refuse the kinds of model in ``models`` that ``benchmark`` cannot score
-    (:meth:`Benchmark.check_kinds`), naming the registered benchmarks that score a refused kind.
+    (:meth:`Benchmark.check_kinds`), naming the registered benchmarks that score a refused kind, and
+    prompt styles of the wrong sort for its samples (:meth:`Benchmark.check_prompt_styles`).
 
     >>> from nlibias.runtime.model_set import ModelSet
     >>> check_kinds(get_benchmark("bbnli"), ModelSet.of(mlm="fake:m"))  # doctest: +ELLIPSIS
@@ -300,6 +310,7 @@ def check_kinds(benchmark: Benchmark, models: ModelSet) -> None:
     """
     kinds = models.kinds()
     benchmark.check_kinds(kinds, others=benchmarks())
+    benchmark.check_prompt_styles(models.prompts)
 
 
 def describe_benchmarks() -> list[dict[str, Any]]:

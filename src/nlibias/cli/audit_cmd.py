@@ -83,6 +83,11 @@ _PREDICTIONS_OPT = typer.Option(
     "(samples_TASK_*.jsonl) or an Inspect log (.eval) of an exported task (docs/integrations.md). "
     "Repeat it, or quote a glob pattern ('logs/*.eval'), to score several files together.",
 )
+_ANSWER_COLUMN_OPT = typer.Option(
+    "--answer-column",
+    help="The files hold answer strings in this column (BBQ: the upstream results files, e.g. "
+    "unifiedqa-t5-11b_pred_race), read as the sample's options; the column names the model.",
+)
 
 
 def _cache_setting(cache: Path | None, no_cache: bool) -> Path | bool:
@@ -187,6 +192,7 @@ def audit_command(
 def score_command(
     samples: Samples,
     predictions: Annotated[list[str], _PREDICTIONS_OPT],
+    answer_column: Annotated[str | None, _ANSWER_COLUMN_OPT] = None,
     out: OptionalOutDir = None,
     bootstrap: Bootstrap = 1000,
     seed: DrawSeed = 0,
@@ -202,7 +208,9 @@ def score_command(
 
     check_slice(by)
 
-    result = run_score(samples, predictions, out_dir=out, bootstrap=bootstrap, seed=seed)
+    result = run_score(
+        samples, predictions, out_dir=out, bootstrap=bootstrap, seed=seed, answer_column=answer_column
+    )
     scored, given = result.metrics["run"]["samples_scored"], result.metrics["run"]["samples_given"]
     if scored < given and not as_json:  # a warning, so --quiet keeps it
         warn(f"{given - scored} of {given} samples have no prediction and are left out")

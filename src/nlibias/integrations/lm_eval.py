@@ -249,12 +249,10 @@ def _pretrained_path(backend: Any) -> str:
     return str(backend.source.name_or_path)
 
 
-def _write_yaml(path: Path, name: str, data_path: Path, prompt: str, model: str, chat: bool) -> None:
-    import yaml
-
-    from nlibias.io.atomic import atomic_write_text
-
-    config = {
+def choice_task(name: str, data_path: Path, metadata: dict[str, Any]) -> dict[str, Any]:
+    """An lm-eval ``multiple_choice`` task over a JSONL file of documents with ``query`` (the exact
+    prompt text), ``choices`` (continuations, no delimiter) and ``target`` (an index)."""
+    return {
         "task": name,
         "dataset_path": "json",
         "dataset_kwargs": {"data_files": {"test": str(data_path)}},
@@ -265,8 +263,16 @@ def _write_yaml(path: Path, name: str, data_path: Path, prompt: str, model: str,
         "doc_to_target": "target",
         "target_delimiter": "",
         "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
-        "metadata": {"version": 2.0, "nlibias_prompt": prompt, "nlibias_model": model},
+        "metadata": metadata,
     }
+
+
+def _write_yaml(path: Path, name: str, data_path: Path, prompt: str, model: str, chat: bool) -> None:
+    import yaml
+
+    from nlibias.io.atomic import atomic_write_text
+
+    config = choice_task(name, data_path, {"version": 2.0, "nlibias_prompt": prompt, "nlibias_model": model})
     header = (
         f"# Written by `nlibias export lm-eval` for {model} (prompt style {prompt!r}).\n"
         f"# The prompts {'include the chat template' if chat else 'are plain (no chat template)'}: "

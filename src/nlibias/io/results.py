@@ -102,6 +102,11 @@ class SliceMetrics(TypedDict, total=False):
     n_yes_anti: Count
     n_unparsed: Count
     answers: dict[str, Count]
+    # BBQ
+    n_units: Annotated[Count, Field(description="Filled templates (BBQ's resampling units) in the slice.")]
+    n_changed: Annotated[
+        Count, Field(description="Imported answers whose example's annotation changed since: not scored.")
+    ]
     # WinoQueer-NLI
     n_rows: Count
     repeated_rows: Count
@@ -177,6 +182,8 @@ class ModelMetrics(TypedDict):
     by_occupation: NotRequired[dict[str, Slice]]
     by_hypothesis_template: NotRequired[dict[str, Slice]]
     by_eval_set: NotRequired[dict[str, Slice]]
+    by_polarity: NotRequired[dict[str, Slice]]
+    by_label_type: NotRequired[dict[str, Slice]]
     most_biased_subtopics: NotRequired[list[RankedSubtopic]]
     prompt: NotRequired[str]
     mode: NotRequired[str]

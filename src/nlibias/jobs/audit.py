@@ -130,6 +130,7 @@ def run_audit(
     if run.limit is not None:
         checked, subset = _limited(samples, checked, run.limit, run.seed, out_dir)
         extra = {**(extra or {}), "subset": subset}
+    models = models.with_default_prompts(checked.benchmark.prompt_styles)
     check_kinds(checked.benchmark, models)  # before any model loads
     with ExitStack() as stack:
         store = open_cache(run.cache, stack)

@@ -33,9 +33,16 @@ from pydantic import ValidationError
 
 from nlibias.errors import ConfigError, DataError
 from nlibias.jobs.gate_models import match_models
-from nlibias.jobs.gate_rules import DEFAULT_SLICES, OVERALL, GateRules, load_rules, measure_rule_problem
+from nlibias.jobs.gate_rules import (
+    DEFAULT_SLICES,
+    OVERALL,
+    GateRules,
+    load_rules,
+    measure_rule_problem,
+    refuse_superseded_rules,
+    refuse_undecidable,
+)
 from nlibias.jobs.gate_runs import aligned_baseline, check_different_runs, check_same_kind, load_gate_run
-from nlibias.metrics.bootstrap import deciding_resamples, smallest_p
 from nlibias.metrics.paired import (
     AWAY_FROM_NEUTRAL,
     TOWARDS_STEREOTYPE,
@@ -270,7 +277,7 @@ def _model_checks(
             continue
         slices = _slices(cand, rules, info)
         if base is not None:
-            _check_decidable(rules, holm_family_size(cand, slices), info.name)
+            refuse_undecidable(rules, holm_family_size(cand, slices), info.name)
         comparisons = compare_units(
             base if base is not None else cand, cand, [info], slices=slices,
             resamples=rules.bootstrap, seed=rules.seed, confidence=rules.confidence,
@@ -279,38 +286,6 @@ def _model_checks(
         )  # fmt: skip
         found += _checks(models[0], models[1], info, comparisons, rules)
     return found
-
-
-def _check_decidable(rules: GateRules, family: int, measure: str) -> None:
-    """Refuse a test that cannot decide: with B resamples the smallest p is 1 / (B + 1), and
-    Holm's smallest threshold over ``family`` slices is (1 - confidence) / family."""
-    needed = deciding_resamples(1.0 - rules.confidence, max(family, 1))
-    if rules.bootstrap < needed:
-        raise ConfigError(
-            f"rules bootstrap {rules.bootstrap}: the smallest p of {rules.bootstrap} resamples is "
-            f"1/{rules.bootstrap + 1} = {smallest_p(rules.bootstrap):.3g}, and Holm over {family} slice(s) of "
-            f"{measure} needs below {(1.0 - rules.confidence) / max(family, 1):.3g}: no check could ever fail; "
-            f"use bootstrap {needed} or more",
-            parameter="rules",
-        )
-
-
-def _check_superseded_rules(checks: Sequence[GateCheck], rules: GateRules) -> None:
-    """Refuse a rule on a measure the gate reads another in place of (the TP score, superseded by
-    its tie-split score): the rule would apply to nothing, and the gate would pass without it."""
-    from nlibias.metrics.meta import ALL_MEASURES
-
-    tested = {check.measure for check in checks}
-    for name in rules.measures:
-        if name in tested:
-            continue
-        for other in sorted(tested):
-            if name in ALL_MEASURES[other].supersedes:
-                raise ConfigError(
-                    f"the rules hold {name}, which the gate does not test on these runs: it tests "
-                    f"{other} in its place; write the rule for {other}",
-                    parameter="rules",
-                )
 
 
 def _check_visible(checks: Sequence[GateCheck], rules: GateRules) -> None:
@@ -452,7 +427,7 @@ def gate(
         raise DataError(
             "no headline measure to test: the runs' models report none the gate knows", field="models"
         )
-    _check_superseded_rules(checks, checked)
+    refuse_superseded_rules({check.measure for check in checks}, checked)
     _check_visible(checks, checked)
     found = _result(
         checks, cand.path, None if base is None else base.path, checked, str(cand.metrics.get("source"))

@@ -40,13 +40,13 @@ nlibias.errors.SourceError: gate.yaml:1: unknown key 'margins'; did you mean 'ma
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from nlibias.errors import SourceError
+from nlibias.errors import ConfigError, SourceError, did_you_mean
+from nlibias.metrics.bootstrap import deciding_resamples, smallest_p
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
 from nlibias.schema.declared import file_problems
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
@@ -180,8 +180,7 @@ def measure_rule_problem(rules: GateRules) -> tuple[list[str], str] | None:
     known = _headline_names()
     for name, rule in rules.measures.items():
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = f"; {hint}" if (hint := did_you_mean(name, known)) else ""
             return [
                 "measures",
                 name,
@@ -221,3 +220,35 @@ def load_rules(path: str | Path) -> GateRules:
     except UnicodeDecodeError as error:
         raise SourceError(path, None, f"not UTF-8 text ({error.reason})") from None
     return parse_rules(text, path)
+
+
+def refuse_undecidable(rules: GateRules, family: int, measure: str) -> None:
+    """Refuse a test that cannot decide: with B resamples the smallest p is 1 / (B + 1), and
+    Holm's smallest threshold over ``family`` slices is (1 - confidence) / family."""
+    needed = deciding_resamples(1.0 - rules.confidence, max(family, 1))
+    if rules.bootstrap < needed:
+        raise ConfigError(
+            f"rules bootstrap {rules.bootstrap}: the smallest p of {rules.bootstrap} resamples is "
+            f"1/{rules.bootstrap + 1} = {smallest_p(rules.bootstrap):.3g}, and Holm over {family} slice(s) of "
+            f"{measure} needs below {(1.0 - rules.confidence) / max(family, 1):.3g}: no check could ever fail; "
+            f"use bootstrap {needed} or more",
+            parameter="rules",
+        )
+
+
+def refuse_superseded_rules(tested: set[str], rules: GateRules) -> None:
+    """Refuse a rule on a measure the gate reads another in place of (the TP score, superseded by
+    its tie-split score; ``tested``: the measures the gate tests): the rule would apply to nothing,
+    and the gate would pass without it."""
+    from nlibias.metrics.meta import ALL_MEASURES
+
+    for name in rules.measures:
+        if name in tested:
+            continue
+        for other in sorted(tested):
+            if name in ALL_MEASURES[other].supersedes:
+                raise ConfigError(
+                    f"the rules hold {name}, which the gate does not test on these runs: it tests "
+                    f"{other} in its place; write the rule for {other}",
+                    parameter="rules",
+                )

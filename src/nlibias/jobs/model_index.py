@@ -35,6 +35,18 @@ TASKS = {
 """Predictor kind → (task type, task name) of the model index."""
 
 
+def _multiple_choice(source: str) -> bool:
+    """Whether the samples of ``source`` are multiple-choice questions (their benchmark asks with
+    multiple-choice prompt styles)."""
+    from nlibias.catalog.registry import benchmark_for_source
+    from nlibias.errors import NlibiasError
+
+    try:
+        return bool(benchmark_for_source(source).prompt_styles)
+    except NlibiasError:  # a plug-in's source not registered here: read as its kind says
+        return False
+
+
 def _samples_sha256(run: Path) -> str | None:
     manifest = run / "manifest.json"
     if not manifest.is_file():
@@ -83,9 +95,11 @@ def _eval_results(metrics: Mapping[str, Any], key: str, revision: str | None) ->
     recorded = (metrics.get("predictor_kinds") or {}).get(key)
     kind = str(recorded or ("generative" if generative is not None else "classifier"))
     task_type, task_name = TASKS.get(kind, ("text-classification", kind))
+    source = str(metrics.get("source"))
+    if kind == "generative" and _multiple_choice(source):  # BBQ: answers to options, not yes/no
+        task_name = "Question answering (multiple choice)"
     if generative is not None:  # the prompt and mode are in the key, not in the model's name
         task_name = f"{task_name}, prompt {generative[1]}, {generative[2]} answers"
-    source = str(metrics.get("source"))
     coverage, dataset_args = _coverage(metrics)
     infos = headline_infos(overall)
     if isinstance(overall.get("accuracy"), int | float) and "accuracy" in ALL_MEASURES:

@@ -42,7 +42,7 @@ import numpy as np
 from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
 from nlibias.catalog.registry import benchmarks, read_benchmark_samples
 from nlibias.errors import ConfigError, SourceError
-from nlibias.io.atomic import PendingFile
+from nlibias.io.atomic import PendingFile, write_jsonl
 from nlibias.io.predictions import (
     PREDICTIONS_JSONL,
     PredictionArrays,
@@ -98,20 +98,29 @@ def run_score(
     out_dir: str | Path | None = None,
     bootstrap: Resamples = 1000,
     seed: DrawSeed = 0,
+    answer_column: str | None = None,
 ) -> AuditResult:
     """Score ``predictions`` against the measures of the samples' benchmark, exactly as an audit
     would, and given ``out_dir`` write the run directory: ``predictions`` is nlibias' own
     predictions file or any tool's JSONL with ``id``, ``label`` and optional ``model`` and
     ``probs``, an lm-evaluation-harness ``--log_samples`` file or an Inspect AI log of an exported
     nlibias task (recognised by content, :mod:`nlibias.io.tool_logs`), a glob pattern, or several
-    of these, scored together."""
+    of these, scored together. ``answer_column``: the files hold answer strings in that column
+    (BBQ's published results), read by the benchmark's ``answer_rows`` as model ``answer_column``."""
     from nlibias.io.tool_logs import native_predictions
 
     paths = expand_predictions(predictions)
     refuse_run_overwrites(out_dir, samples=samples, predictions=paths)
     checked = read_benchmark_samples(samples)
     with ExitStack() as stack:
-        natives = [Path(stack.enter_context(native_predictions(path))) for path in paths]
+        if answer_column is None:
+            natives = [Path(stack.enter_context(native_predictions(path))) for path in paths]
+        else:
+            folder = stack.enter_context(temporary_folder("nlibias-answers-"))
+            natives = [
+                _answer_file(checked, path, answer_column, folder / f"{i}.jsonl")
+                for i, path in enumerate(paths)
+            ]
         converted = any(n != p for n, p in zip(natives, paths, strict=True))
         if len(paths) == 1:
             result = score_files(
@@ -128,6 +137,19 @@ def run_score(
             converted = True
         # a converted or combined file lives in a temporary directory: hold its rows first
         return result.materialised() if converted else result
+
+
+def _answer_file(samples: BenchmarkSamples, path: Path, column: str, target: Path) -> Path:
+    """The answer strings of ``path`` (in ``column``) as a native predictions file at ``target``."""
+    read = samples.benchmark.answer_rows
+    if read is None:
+        raise ConfigError(
+            f"{samples.benchmark.name} predictions are not answer strings: score its predictions files "
+            "without an answer column",
+            parameter="answer_column",
+        )
+    write_jsonl(target, read(path, column, samples.columns))
+    return target
 
 
 def _combine(ids: Sequence[str], paths: Sequence[Path], natives: Sequence[Path], target: Path) -> Path:

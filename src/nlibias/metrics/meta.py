@@ -1,13 +1,12 @@
 """Metadata of every reported measure, declared once: what it means, which way is better, its range.
 
 :data:`MEASURES` holds BBNLI's measures (reports, tables and plots read it instead of hard-coding
-directions or ranges); :data:`GENERATIVE_MEASURES`, :data:`WQ_NLI_MEASURES`,
-:data:`OCCUPATION_MEASURES` and :data:`TOKEN_PROBABILITY_MEASURES` the other benchmarks' and
-predictor kinds'; :data:`EXPLANATION_MEASURES` the rates of generated explanations (written to
-``explanations.json``, not ``metrics.json``: their ``reported_in``); :data:`ALL_MEASURES` every
-one of them (a name is declared once). The grouped
-results (:meth:`nlibias.metrics.metric_frame.MetricFrame.worst_group`) and ``metrics.json``'s
-schema (:mod:`nlibias.io.results`) read their direction and range from here.
+directions or ranges); :data:`GENERATIVE_MEASURES`, :data:`WQ_NLI_MEASURES`, :data:`OCCUPATION_MEASURES`,
+:data:`TOKEN_PROBABILITY_MEASURES` and BBQ's (beside its scorer, :mod:`nlibias.metrics.bbq`) the other
+benchmarks' and predictor kinds'; :data:`EXPLANATION_MEASURES` (declared in :mod:`nlibias.metrics.explanation_infos`) the rates of generated explanations
+(in ``explanations.json``, not ``metrics.json``: their ``reported_in``); :data:`ALL_MEASURES` every
+one of them (a name is declared once). The grouped results (``MetricFrame.worst_group``) and
+``metrics.json``'s schema (:mod:`nlibias.io.results`) read their direction and range from here.
 
 >>> MEASURES["cf_error"].direction
 'lower'
@@ -26,14 +25,13 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable
 
-from nlibias.schema.measure_info import EXPLANATIONS_FILE, Direction, MeasureInfo
+from nlibias.metrics.bbq import BBQ_MEASURES
+from nlibias.metrics.explanation_infos import BBNLI_NEXT_CITATION, EXPLANATION_MEASURES
+from nlibias.schema.measure_info import MeasureInfo
 
 BBNLI_CITATION = (
     "Akyürek et al. 2022, On Measuring Social Biases in Prompt-Based Multi-Task Learning, "
     "Findings of NAACL 2022 (BBNLI)"
-)
-BBNLI_NEXT_CITATION = (
-    "Keeping Up with the Language Models: Systematic Benchmark Extension for Bias Auditing (BBNLI-next)"
 )
 WQ_NLI_CITATION = (
     "Felkner, Lim & May, Textual Entailment and Token Probability as Bias Evaluation Metrics (WQ-NLI)"
@@ -402,61 +400,6 @@ TOKEN_PROBABILITY_MEASURES: dict[str, MeasureInfo] = _registry(
 )
 
 
-def _explained(name: str, description: str, direction: Direction) -> MeasureInfo:
-    """One rate of ``explanations.json`` (percent, BBNLI-next's appendix A.7)."""
-    citation = BBNLI_NEXT_CITATION + ", section 5 and appendix A.7"
-    return MeasureInfo(name, description, direction, _PERCENT, citation, reported_in=EXPLANATIONS_FILE)
-
-
-#: The rates of generated explanations (``nlibias explain``: :mod:`nlibias.metrics.explanations`),
-#: per model, judge and slice of ``explanations.json``; never fields of ``metrics.json``.
-EXPLANATION_MEASURES: dict[str, MeasureInfo] = _registry(
-    [
-        _explained(
-            "balanced_rate", "Explained bias-sample answers whose explanation is labelled balanced.", "higher"
-        ),
-        _explained(
-            "biased_rate",
-            "Explained bias-sample answers whose explanation endorses the sample's generalisation "
-            "(pro- or anti-stereotype).",
-            "lower",
-        ),
-        _explained(
-            "biased_pro_rate",
-            "Explained pro-stereotype answers whose explanation endorses the stereotype.",
-            "lower",
-        ),
-        _explained(
-            "biased_anti_rate",
-            "Explained anti-stereotype answers whose explanation endorses the anti-stereotype.",
-            "lower",
-        ),
-        _explained(
-            "invalid_rate",
-            "Explained bias-sample answers whose explanation is invalid (inconsistent with the short "
-            "answer, or grounded share below the threshold).",
-            "lower",
-        ),
-        _explained(
-            "inconsistent_rate",
-            "Explained bias-sample answers whose explanation rejects a yes or endorses a no.",
-            "lower",
-        ),
-        _explained(
-            "mean_grounded",
-            "Mean grounded share (sentences the premise entails or that restate the hypothesis) "
-            "of the explanations, in percent.",
-            "higher",
-        ),
-        _explained(
-            "flip_rate",
-            "Pro/anti pairs, both explained, whose two explanations get different stances towards "
-            "their hypotheses (the A.7 observation, measured).",
-            "lower",
-        ),
-    ]
-)
-
 #: Every reported measure, each declared once (a name in two tables above is refused).
 ALL_MEASURES: dict[str, MeasureInfo] = _registry(
     [
@@ -466,6 +409,7 @@ ALL_MEASURES: dict[str, MeasureInfo] = _registry(
         *OCCUPATION_MEASURES.values(),
         *TOKEN_PROBABILITY_MEASURES.values(),
         *EXPLANATION_MEASURES.values(),
+        *BBQ_MEASURES,  # declared beside BBQ's scorer (nlibias.metrics.bbq)
     ]
 )
 

@@ -10,7 +10,7 @@ The draws, the strata and the percentile intervals are those of the audit's own 
 side), and the measures come from each scorer's own function of the resampled totals
 (:func:`nlibias.metrics.bbnli.measures_from_totals`; the mean in percent of the per-unit values).
 
-For a headline measure with neutral value ν and margin M (``../shared/DESIGN.md``, "Gate") the
+For a headline measure with neutral value ν and margin M (``docs/design.md``, "Gate") the
 candidate is more biased when ``|m_c - ν| > |m_b - ν| + M``. With ``s`` the side of ν the
 candidate's point estimate lies on, that is the conjunction of ``Δ = s(m_c - m_b) > M`` (it moved
 outward) and ``Σ = s(m_c + m_b - 2ν) > M`` (it lies beyond the baseline's mirror image): each is
@@ -36,13 +36,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from statistics import NormalDist
 from typing import Any, Literal, get_args
 
 import numpy as np
 
 from nlibias.metrics.bbnli import UNANSWERED, EncodedSamples, measures_from_totals, slice_units
-from nlibias.metrics.bootstrap import Statistic, bootstrap_intervals, percentile_interval
+from nlibias.metrics.bootstrap import Statistic, bootstrap_intervals, detectable_change, percentile_interval
 from nlibias.metrics.metric_frame import group_positions, slice_rng
 from nlibias.metrics.pairing import NO_STEREOTYPE, pair_positions
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
@@ -51,7 +50,7 @@ from nlibias.schema.measure_info import MeasureInfo
 Worse = Literal["away_from_neutral", "towards_stereotype"]
 """Which change of a measure counts against a candidate (:func:`bias_change`)."""
 AWAY_FROM_NEUTRAL: Worse = "away_from_neutral"
-"""Worse = farther from "no bias" (DESIGN.md's gate; every measure)."""
+"""Worse = farther from "no bias" (docs/design.md, "Gate"; every measure)."""
 TOWARDS_STEREOTYPE: Worse = "towards_stereotype"
 """Worse = higher on a signed measure's stereotype side (``d = m_cand - m_base``)."""
 WORSE_DIRECTIONS: tuple[Worse, ...] = get_args(Worse)
@@ -309,7 +308,7 @@ def worse_side(info: MeasureInfo, candidate: float | None, worse: Worse) -> floa
 def gate_statistics(
     info: MeasureInfo, base: np.ndarray, cand: np.ndarray, worse: Worse, side: float
 ) -> dict[str, np.ndarray]:
-    """The statistics the gate tests, per resample (``../shared/DESIGN.md``, "Gate"): ``delta``
+    """The statistics the gate tests, per resample (``docs/design.md``, "Gate"): ``delta``
     ``Δ = s(m_c - m_b)`` and, for a signed measure away from neutral, ``sum`` ``Σ = s(m_c + m_b
     - 2ν)``. "More biased" is the conjunction Δ > M and Σ > M, so the test is intersection-union:
     each is tested on its own and p is the larger p.
@@ -335,43 +334,6 @@ def bootstrap_p(statistic: np.ndarray, margin: float) -> float:
     """
     above = np.count_nonzero(statistic > margin + SAME_VALUE_TOLERANCE)
     return float((1.0 + len(statistic) - above) / (len(statistic) + 1.0))
-
-
-def detectable_change(
-    spreads: Mapping[str, float],
-    margin: float,
-    alpha: float,
-    *,
-    baseline_bias: float = 0.0,
-    power: float = 0.8,
-) -> float | None:
-    """The smallest change in bias ``d`` (points) that a test at level ``alpha`` detects with
-    probability ``power``, in the normal approximation of the bootstrap: the candidate moves ``d``
-    farther out than the baseline on the baseline's side, so Δ = d and Σ = 2 |m_b - ν| + d
-    (``baseline_bias`` = |m_b - ν|), each above ``margin + z_(1 - alpha) x its spread``; the
-    power is the product of the two (Σ's factor is 1 where the test reads Δ only). None when a
-    spread is undefined (no resample).
-
-    >>> round(detectable_change({"delta": 1.0}, 0.0, 0.05), 3)  # (1.645 + 0.842) x 1
-    2.486
-    """
-    if not spreads or any(not np.isfinite(v) for v in spreads.values()):
-        return None
-    normal = NormalDist()
-    z = normal.inv_cdf(1.0 - alpha)
-    offsets = {"delta": 0.0, "sum": 2.0 * baseline_bias}
-
-    def power_at(d: float) -> float:
-        found = 1.0
-        for name, spread in spreads.items():
-            found *= normal.cdf((d + offsets[name] - margin) / max(spread, 1e-12) - z)
-        return found
-
-    low, high = margin, margin + (z + normal.inv_cdf(power ** (1 / len(spreads)))) * max(spreads.values())
-    for _ in range(60):  # bisection: power grows with d
-        middle = (low + high) / 2.0
-        low, high = (middle, high) if power_at(middle) < power else (low, middle)
-    return high
 
 
 def compare_slice(

@@ -7,7 +7,9 @@ headline, which supersedes pro - anti of its answers) the same pairs, each with 
 (:func:`~nlibias.metrics.generative.gap_rows`); the gender-occupation measures (S, ΔP, B), WinoQueer-NLI's
 M1 and the token-probability score are means over units of the values their scorers compute
 (:func:`~nlibias.metrics.occupations.pair_value_columns`,
-:func:`~nlibias.metrics.wq_nli.wq_conditions`, :func:`~nlibias.metrics.token_probability.tp_unit_values`).
+:func:`~nlibias.metrics.wq_nli.wq_conditions`, :func:`~nlibias.metrics.token_probability.tp_unit_values`);
+BBQ's bias scores resample filled templates, each with its answers' counts
+(:func:`~nlibias.metrics.bbq.example_counts`).
 
 >>> from nlibias.schema import Sample
 >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.", hypothesis=f"{s} H.",
@@ -89,12 +91,33 @@ def _generative(columns: SampleColumns, outputs: ModelOutputs, model: str) -> Ru
     return RunUnits((rows,), yes_rate_gap, np.zeros(len(rows), dtype=np.int64), groups)
 
 
+def _bbq(columns: SampleColumns, outputs: ModelOutputs, model: str) -> RunUnits:
+    from nlibias.metrics.bbq import COUNTS, BBQExamples, bbq_measures, choices, example_counts
+
+    examples = BBQExamples.of(columns)
+    counts = example_counts(choices(outputs), examples)
+    _, first = np.unique(examples.unit, return_index=True)  # codes 0..units-1: one first example each
+    rows = np.zeros((len(first), len(COUNTS)))
+    np.add.at(rows, examples.unit, counts)
+    groups = {
+        by: labels.take(first).tolist()
+        for by, labels in (("domain", columns.domain), ("subtopic", columns.subtopic))
+    }
+
+    def bias_scores(totals: np.ndarray) -> dict[str, np.ndarray]:
+        measures = bbq_measures(totals)
+        return {name: measures[name] for name in ("bbq_s_amb", "bbq_s_dis")}
+
+    return RunUnits((rows,), bias_scores, np.zeros(len(rows), dtype=np.int64), groups)
+
+
 BUILDERS: tuple[tuple[frozenset[str], Builder], ...] = (
     (frozenset({"bbnli_bias_score"}), _bbnli),
     (frozenset({"yes_rate_gap"}), _generative),
     (frozenset({"S", "delta_p", "B"}), _occupations),
     (frozenset({"M1"}), _wq_nli),
     (frozenset({"tp_bias_score", "tp_tie_split_score"}), _token_probability),
+    (frozenset({"bbq_s_amb", "bbq_s_dis"}), _bbq),
 )
 """Which builder resamples which headline measures."""
 

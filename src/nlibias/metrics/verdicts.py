@@ -183,15 +183,19 @@ def reading(info: MeasureInfo, slice_metrics: Mapping[str, Any]) -> MeasureReadi
 
 def slice_units(slice_metrics: Mapping[str, Any]) -> int | None:
     """How many resampling units a slice's intervals were drawn from: WinoQueer-NLI's rows,
-    BBNLI's pairs plus unpaired samples, the occupation and token-probability pairs (None when
-    the slice says none).
+    BBNLI's pairs plus unpaired samples, the occupation and token-probability pairs, BBQ's filled
+    templates (None when the slice says none).
 
     >>> slice_units({"n": 24, "n_pairs": 10, "n_unpaired": 4}), slice_units({"n_rows": 3}), slice_units({})
     (14, 3, None)
+    >>> slice_units({"n": 8, "n_units": 2})  # two BBQ templates: too few for a verdict
+    2
     """
     rows, pairs, unpaired = (slice_metrics.get(k) for k in ("n_rows", "n_pairs", "n_unpaired"))
     if is_int(rows):
         return int(rows)
+    if is_int(units := slice_metrics.get("n_units")):  # BBQ: filled templates
+        return int(units)
     if is_int(pairs):
         return int(pairs) + (int(unpaired) if is_int(unpaired) else 0)
     return None

@@ -1,13 +1,10 @@
 """One self-contained HTML report (inline CSS, inline SVG figures, a few lines of inline JS).
 
-The answer comes first: the verdict of every model (:mod:`nlibias.report.verdict_html`, from
-:func:`nlibias.metrics.verdicts.run_verdicts`), then the caveats, one line each. Then the sections
-whose data is present, bias first: pro vs anti (Table 5), error split (Table 7), other benchmarks'
-measures (WQ-NLI M1–M8, occupations S/ΔP/B, TP), subtopic heat map, most biased subtopics
-(Table 8), comparison, accuracy, debiasing, dataset card, extension funnel, example pairs
-(offensive text blurred until clicked), explanations, paper tables, glossary (measure names link
-to it); the run configuration and provenance last, collapsed.
-Every text read from data files is escaped.
+The answer comes first: the verdict of every model (:mod:`nlibias.report.verdict_html`), then the
+caveats, one line each, then the sections whose data is present, bias first (Tables 5 and 7, other
+benchmarks' measures, heat maps, Table 8, comparison, accuracy, debiasing, dataset card, extension
+funnel, example pairs blurred until clicked, explanations, paper tables, glossary); the run's
+configuration last, collapsed. Every text read from data files is escaped.
 
 >>> import json, tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -30,6 +27,7 @@ from nlibias.metrics.verdicts import slice_size
 from nlibias.report import plots as figures
 from nlibias.report.assets import REPORT_CSS as _CSS
 from nlibias.report.assets import REPORT_JS as _JS
+from nlibias.report.bbq_figure import plot_bbq_heatmap
 from nlibias.report.compare import Comparison, compare, comparison_notes
 from nlibias.report.debias_sections import debias_section
 from nlibias.report.examples import CATEGORY_TITLES, example_pairs
@@ -280,10 +278,13 @@ def _other_measures(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -
             continue
         parts.append(f'<h3>{_e(run.label)} <span class="muted">({_e(run.source)})</span></h3>')
         if plots:
-            plot = figures.plot_generic_measures(run.label, run.models, name=f"measures_{i}")
-            if plot is not None:
-                out.append(plot)
-                parts.append(_figure_html(plot))
+            for plot in (
+                figures.plot_generic_measures(run.label, run.models, name=f"measures_{i}"),
+                plot_bbq_heatmap(run.label, run.models, name=f"bbq_heatmap_{i}"),
+            ):
+                if plot is not None:
+                    out.append(plot)
+                    parts.append(_figure_html(plot))
         measures = [m for group in groups.values() for m in group]
         unit_of = {m: unit for unit, group in groups.items() for m in group}
         headers = [

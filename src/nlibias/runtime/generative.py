@@ -104,7 +104,12 @@ class GenerativePredictor:
     def predict(
         self, samples: BenchmarkSamples, cache: PredictionCache | None, *, progress: bool = True
     ) -> PredictorRun:
-        """Answer every sample (cached answers are reused; new ones are committed per batch)."""
+        """Answer every sample (cached answers are reused; new ones are committed per batch); a
+        multiple-choice style picks one of each sample's options (:mod:`nlibias.runtime.choices`)."""
+        if self.prompt.choices:
+            from nlibias.runtime.choices import predict_choices
+
+            return predict_choices(self, samples, cache, progress=progress)
         started = time.perf_counter()
         cache = cache if cache is not None else self.default_cache
         texts = [self.prompt.render(premise, hypothesis) for premise, hypothesis in samples.texts()]

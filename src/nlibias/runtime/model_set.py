@@ -22,7 +22,7 @@ and which of its models load their weights here (so an option none of them takes
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from nlibias.errors import ConfigError
@@ -68,6 +68,9 @@ class ModelSet:
     """Causal LMs (or servers) scoring sentence pairs."""
     tp_variants: tuple[str, ...] = ("shared",)
     """The sentence scorers' variants: ``shared`` tokens, ``whole`` sentences."""
+    prompts_named: bool = False
+    """Whether the prompt styles were named (else they are the default ones, which a benchmark of
+    multiple-choice questions replaces with its own: :meth:`with_default_prompts`)."""
 
     @classmethod
     def of(
@@ -97,8 +100,8 @@ class ModelSet:
         """
         if isinstance(models, ModelSet):  # checked again: one made directly holds prompts unread
             return cls.of(
-                models.models, models.generative, models.prompts, mlm=models.mlm, causal=models.causal,
-                tp_variants=models.tp_variants,
+                models.models, models.generative, models.prompts if models.prompts_named else (),
+                mlm=models.mlm, causal=models.causal, tp_variants=models.tp_variants,
             )  # fmt: skip
         given: dict[str, Any] = {
             "models": models, "generative": generative, "mlm": mlm, "causal": causal, "tp_variants": tp_variants,
@@ -124,7 +127,22 @@ class ModelSet:
             for ref in named[field]:
                 if isinstance(ref, ModelRef):
                     ref.check_role(role, parameter=field, fix=f"name it in {other}", names=(other,))
-        return cls(**named, prompts=tuple(resolve_prompt_styles(asked)) if named["generative"] else ())
+        prompts = tuple(resolve_prompt_styles(asked)) if named["generative"] else ()
+        return cls(**named, prompts=prompts, prompts_named=bool(asked))
+
+    def with_default_prompts(self, names: Sequence[str]) -> ModelSet:
+        """The set with the prompt styles ``names`` in place of the default ones (none named):
+        what a benchmark of multiple-choice questions asks with (BBQ: ``race`` and ``arc``).
+
+        >>> [s.name for s in ModelSet.of(generative="fake:g").with_default_prompts(["race", "arc"]).prompts]
+        ['race', 'arc']
+        >>> [s.name for s in ModelSet.of(generative="fake:g", prompts="arc").with_default_prompts(["race"]).prompts]
+        ['arc']
+        """
+        if not names or not self.generative or self.prompts_named:
+            return self
+        # named now (by the benchmark): a set checked again (of) keeps them
+        return replace(self, prompts=tuple(resolve_prompt_styles(list(names))), prompts_named=True)
 
     def kinds(self) -> list[tuple[str, str]]:
         """The (field, predictor kind) pairs asked for, each once (a predictor object: its own kind)."""

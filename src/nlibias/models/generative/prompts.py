@@ -60,8 +60,9 @@ _REQUIRED_FIELDS = ("premise", "hypothesis")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
-def template_problem(template: str) -> str | None:
-    """Why ``template`` is not a valid prompt template, or ``None`` when it is.
+def template_problem(template: str, *, options: bool = False) -> str | None:
+    """Why ``template`` is not a valid prompt template, or ``None`` when it is (``options``: an
+    ``{options}`` placeholder is allowed, which makes it a multiple-choice style).
 
     >>> template_problem("{premise} / {hypothesis}") is None
     True
@@ -75,15 +76,14 @@ def template_problem(template: str) -> str | None:
     except ValueError as exc:
         return f"unbalanced braces ({exc}); write {{{{ and }}}} for literal braces"
     seen: set[str] = set()
+    allowed = (*_REQUIRED_FIELDS, "options") if options else _REQUIRED_FIELDS
     for _, name, spec, conversion in fields:
         if name is None:
             continue
-        if name not in _REQUIRED_FIELDS:
+        if name not in allowed:
             shown = "{" + name + "}" if name else "{}"
-            return (
-                f"unknown placeholder {shown}; only {{premise}} and {{hypothesis}} are filled in "
-                "(write {{ and }} for literal braces)"
-            )
+            filled = "{premise}, {hypothesis} and {options}" if options else "{premise} and {hypothesis}"
+            return f"unknown placeholder {shown}; only {filled} are filled in (write {{{{ and }}}} for literal braces)"
         if spec or conversion:
             return f"placeholder {{{name}}} must be plain (no format spec or conversion)"
         seen.add(name)
@@ -128,13 +128,19 @@ class PromptStyle:
                 f"answers {self.answers!r} is not an answer set: use ('yes', 'no') or ('yes', 'no', 'maybe')"
             )
         else:
-            problem = template_problem(self.template)
+            problem = template_problem(self.template, options=True)
         if problem:
             raise ConfigError(f"prompt style {self.name!r}: {problem}", parameter="prompts")
 
     @property
     def three_way(self) -> bool:
         return "maybe" in self.answers
+
+    @property
+    def choices(self) -> bool:
+        """Whether it asks a multiple-choice question (its template lists ``{options}``): the
+        model picks one of each sample's options instead of answering yes or no."""
+        return any(name == "options" for _, name, _, _ in string.Formatter().parse(self.template))
 
     @property
     def labels(self) -> dict[str, Label]:
@@ -145,9 +151,17 @@ class PromptStyle:
         """The NLI label an answer word stands for (``None`` for no answer)."""
         return None if answer is None else self.labels[answer]
 
-    def render(self, premise: str, hypothesis: str) -> str:
-        """The user message for one sample (premise and hypothesis inserted verbatim)."""
-        return self.template.format(premise=premise, hypothesis=hypothesis)
+    def render(self, premise: str, hypothesis: str, options: Sequence[str] = ()) -> str:
+        """The user message for one sample (premise, hypothesis and a multiple-choice style's
+        options, as ``(a) ... (b) ... (c) ...``, inserted verbatim).
+
+        >>> CHOICE_STYLES["race"].render("C.", "Who?", ["X", "Y", "Unknown"])
+        'Who?\\n(a) X (b) Y (c) Unknown\\nC.'
+        """
+        listed = " ".join(
+            f"({letter}) {option}" for letter, option in zip(string.ascii_lowercase, options, strict=False)
+        )
+        return self.template.format(premise=premise, hypothesis=hypothesis, options=listed)
 
 
 PROMPT_STYLES: dict[str, PromptStyle] = {
@@ -155,6 +169,13 @@ PROMPT_STYLES: dict[str, PromptStyle] = {
     "entailed": PromptStyle("entailed", PROMPT_2_ENTAILED),
 }
 """The built-in styles, by name."""
+
+CHOICE_STYLES: dict[str, PromptStyle] = {
+    "race": PromptStyle("race", "{hypothesis}\n{options}\n{premise}"),
+    "arc": PromptStyle("arc", "{premise} {hypothesis}\n{options}"),
+}
+"""The built-in multiple-choice styles: the BBQ paper's RACE format (question, the options,
+context) and ARC format (context and question, then the options), as its README gives them."""
 
 
 def _normalise_answers(raw: Any) -> tuple[str, ...] | None:
@@ -214,7 +235,7 @@ def load_prompt_file(path: str | Path) -> list[PromptStyle]:
     except OSError as exc:
         raise SourceError(path, None, f"cannot read the prompt file ({exc})") from exc
     if path.suffix.lower() == ".txt":
-        problem = template_problem(text.strip("\n"))
+        problem = template_problem(text.strip("\n"), options=True)
         if problem:
             raise SourceError(path, "template", problem)
         name = path.stem
@@ -283,7 +304,7 @@ def _style_from_entry(path: Path, line: int | None, index: int, entry: Any, take
     template = entry.get("template")
     if not isinstance(template, str):
         raise SourceError(path, f"{field}.template", "template must be a string", line=line)
-    problem = template_problem(template)
+    problem = template_problem(template, options=True)
     if problem:
         raise SourceError(path, f"{field}.template", problem, line=line)
     answers = _normalise_answers(entry.get("answers"))
@@ -310,7 +331,7 @@ def resolve_prompt_styles(
     >>> [s.name for s in resolve_prompt_styles(["true", "entailed"])]
     ['true', 'entailed']
     """
-    known = dict(PROMPT_STYLES)
+    known = PROMPT_STYLES | CHOICE_STYLES
     styles: list[PromptStyle] = []
     for spec in specs or ["true", "entailed"]:
         if isinstance(spec, PromptStyle):

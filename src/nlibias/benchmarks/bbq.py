@@ -1,0 +1,376 @@
+"""BBQ (Parrish et al. 2022): the category JSONL files into samples, and the rule that reads an
+answer string as one of an example's three options.
+
+Each line of ``data/CATEGORY.jsonl`` is one example: a context, a question about two people and
+three answers (each person and an "unknown" option). A sample keeps the context as its premise and
+the question as its hypothesis; what the measures read is in its provenance (:data:`PROVENANCE`):
+the three answers, the correct one, the **bias target** (the non-unknown answer whose group,
+``answer_info[k][1]``, or text, ``answer_info[k][0]``, matches one of
+``additional_metadata.stereotyped_groups`` case-insensitively; an example where that is not
+exactly one answer is refused, naming its file, line and ``example_id``), the condition, the
+polarity, whether the people are named by a label or a proper name, and the resampling unit: the
+filled template (category, ``question_index`` and the two people), whose four examples (two
+conditions x two polarities) are resampled together. ``gold`` is ``neutral`` for every sample:
+BBQ has no NLI label, its correct answer is ``provenance["correct"]``.
+
+The files are pinned by their git blob ids (:data:`BBQ_DATA`) and verified where they are read;
+the offline copy holds 6 of the 11 categories, and the expansion reads every category file present.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from nlibias.benchmarks.data_locations import PinnedData, resolve_data
+from nlibias.errors import SourceError
+from nlibias.schema import Sample
+from nlibias.schema.columns import IdPositions, SampleColumns
+from nlibias.textio.json_text import parse_json
+from nlibias.textio.text_files import read_csv_records, stream_lines
+
+SOURCE = "bbq"
+BBQ_COMMIT = "bea11bd97d79217245b5871acd247b9d6eb24598"
+_BBQ_URL = f"https://raw.githubusercontent.com/nyu-mll/BBQ/{BBQ_COMMIT}/"
+_BLOB_IDS = {
+    "Age": "5c5e7586163b869fe029e77e63716f2026e4ae08",
+    "Disability_status": "9aedeccaf599299cdfa523531d625ae85ecb9131",
+    "Gender_identity": "dc79ceaaa9e7126edc99a200d632899c50274b16",
+    "Nationality": "cba9b63d34536cb51a6cbae76b189df3d2a945c0",
+    "Physical_appearance": "8cbdf83265459083224e3a2d37809294ff12ad77",
+    "Race_ethnicity": "68daf3d692b27a10596772b3b15742b26f0b110e",
+    "Race_x_SES": "905cd8a5b8734e2063fe524e69a38f0a71c75907",
+    "Race_x_gender": "dd09a905b284690445d36259d675243950fa0bd7",
+    "Religion": "44c1940ee22f00891ab4a5526a293691957aeacb",
+    "SES": "78d11ffbdb70f501617345e5c697d00045d57c29",
+    "Sexual_orientation": "a06351f4dd67ba30632396eeb0c3677c67b7d387",
+}
+NAMES_FILE = "templates/vocabulary_proper_names.csv"
+BBQ_DATA = PinnedData(
+    name="bbq",
+    directory="bbq",
+    files={
+        f"data/{category}.jsonl": (f"{_BBQ_URL}data/{category}.jsonl", f"gitblob:{blob}")
+        for category, blob in _BLOB_IDS.items()
+    }
+    | {NAMES_FILE: (_BBQ_URL + NAMES_FILE, "gitblob:e901008b4c5d6c30ebe2ff236419be2e65ea1ed9")},
+    layout="bbq/data/<Category>.jsonl",
+)
+"""BBQ's 11 category files and its proper-name vocabulary at the pinned commit (git blob ids)."""
+
+CATEGORIES: tuple[str, ...] = tuple(_BLOB_IDS)
+PROVENANCE: tuple[str, ...] = (
+    "example_id",
+    "condition",
+    "polarity",
+    "label_type",
+    "answers",
+    "answer_words",
+    "correct",
+    "target",
+    "unknown",
+    "unit",
+)
+"""The provenance keys BBQ's measures and answer reading use."""
+
+UNKNOWN_GROUP = "unknown"
+
+_Text = Annotated[str, StringConstraints(min_length=1)]
+
+
+class _Metadata(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    subcategory: str = "None"
+    stereotyped_groups: list[_Text]
+
+
+class BBQRow(BaseModel):
+    """The fields of one upstream line that the samples keep (others, such as a results file's
+    answer columns, are ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+    example_id: Annotated[int, Field(ge=0, strict=True)]
+    question_index: _Text | int
+    question_polarity: Literal["neg", "nonneg"]
+    context_condition: Literal["ambig", "disambig"]
+    category: _Text
+    answer_info: dict[Literal["ans0", "ans1", "ans2"], tuple[str, str]]
+    additional_metadata: _Metadata
+    context: _Text
+    question: _Text
+    ans0: _Text
+    ans1: _Text
+    ans2: _Text
+    label: Annotated[int, Field(ge=0, le=2, strict=True)]
+
+    @property
+    def answers(self) -> tuple[str, str, str]:
+        return (self.ans0, self.ans1, self.ans2)
+
+    def info(self, k: int) -> tuple[str, str]:
+        return self.answer_info[f"ans{k}"]  # type: ignore[index]
+
+
+def read_bbq_rows(path: Path) -> Iterator[tuple[int, dict[str, Any], BBQRow]]:
+    """Each line of an upstream BBQ JSONL file (data or results) as (line, raw object, checked
+    fields); a line that is not a BBQ example is refused with the file, line and field."""
+    for line, text in enumerate(stream_lines(path), start=1):
+        if not text.strip():
+            continue
+        raw = parse_json(path, text, line=line)
+        if not isinstance(raw, dict):
+            raise SourceError(path, None, "expected a JSON object (one BBQ example)", line=line)
+        try:
+            row = BBQRow.model_validate(raw)
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(part) for part in first["loc"])
+            raise SourceError(path, field, first["msg"], line=line) from None
+        if set(row.answer_info) != {"ans0", "ans1", "ans2"}:
+            raise SourceError(path, "answer_info", "expected the entries ans0, ans1 and ans2", line=line)
+        yield line, raw, row
+
+
+def bias_target(row: BBQRow) -> int | None:
+    """The answer the example's stereotype targets (DESIGN: the non-unknown answer whose group or
+    text matches a stereotyped group, case-insensitively), or None when not exactly one does."""
+    groups = {g.casefold() for g in row.additional_metadata.stereotyped_groups}
+    found = [
+        k
+        for k in range(3)
+        if row.info(k)[1] != UNKNOWN_GROUP
+        and (row.info(k)[1].casefold() in groups or row.info(k)[0].casefold() in groups)
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _unknown_answer(row: BBQRow) -> int | None:
+    found = [k for k in range(3) if row.info(k)[1] == UNKNOWN_GROUP]
+    return found[0] if len(found) == 1 else None
+
+
+def to_sample(path: Path, line: int, row: BBQRow, proper_names: frozenset[str]) -> Sample:
+    """The sample of one checked BBQ example (refused, naming the file, line and example, when it
+    has no single unknown option or bias target)."""
+    where = f"example_id {row.example_id} ({row.category})"
+    unknown = _unknown_answer(row)
+    if unknown is None:
+        raise SourceError(
+            path, "answer_info", f"{where} has no single 'unknown' answer (its groups: "
+            f"{', '.join(row.info(k)[1] for k in range(3))})", line=line,
+        )  # fmt: skip
+    target = bias_target(row)
+    if target is None:
+        raise SourceError(
+            path,
+            "additional_metadata.stereotyped_groups",
+            f"{where}: the stereotyped groups {row.additional_metadata.stereotyped_groups} match "
+            f"{'none' if not _matches(row) else 'two'} of its answers' groups "
+            f"({', '.join(row.info(k)[1] for k in range(3))}); the bias target must be exactly one answer",
+            line=line,
+            fix="correct the example's answer_info or stereotyped_groups, or remove it",
+        )
+    people = sorted(row.info(k)[0] for k in range(3) if k != unknown)
+    label_type = "name" if any(p.split(" ")[0] in proper_names for p in people) else "label"
+    subcategory = row.additional_metadata.subcategory
+    return Sample(
+        id=f"{row.category}:{row.example_id}",
+        source=SOURCE,
+        domain=row.category,
+        subtopic=row.category if subcategory == "None" else f"{row.category}: {subcategory}",
+        premise=row.context,
+        hypothesis=row.question,
+        gold="neutral",
+        group=row.info(target)[1],
+        counterfactual_group=row.info(3 - target - unknown)[1],
+        provenance={
+            "example_id": row.example_id,
+            "condition": row.context_condition,
+            "polarity": row.question_polarity,
+            "label_type": label_type,
+            "answers": list(row.answers),
+            "answer_words": [row.info(k)[0] for k in range(3)],
+            "correct": row.label,
+            "target": target,
+            "unknown": unknown,
+            "unit": f"{row.category}|{row.question_index}|{' / '.join(people)}",
+        },
+    )
+
+
+def _matches(row: BBQRow) -> bool:
+    groups = {g.casefold() for g in row.additional_metadata.stereotyped_groups}
+    return any(row.info(k)[1].casefold() in groups or row.info(k)[0].casefold() in groups for k in range(3))
+
+
+def proper_names(folder: Path) -> frozenset[str]:
+    """The first names of BBQ's proper-name vocabulary (an example naming its people by one is a
+    ``name`` example, else ``label``); empty when the file is absent."""
+    path = folder / NAMES_FILE
+    if not path.is_file():
+        return frozenset()
+    return frozenset(row["Name"] for _, row in read_csv_records(path) if row.get("Name"))
+
+
+@dataclass(frozen=True)
+class BBQExpansion:
+    """The samples of the BBQ category files found, with what a user must know about them."""
+
+    samples: tuple[Sample, ...]
+    files: tuple[str, ...]
+    missing: tuple[str, ...]
+    origin: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        """Examples per category, condition and polarity; the files read and the categories absent."""
+        counts: Counter[tuple[str, str, str]] = Counter(
+            (s.domain, str(s.provenance["condition"]), str(s.provenance["polarity"])) for s in self.samples
+        )
+        categories: dict[str, dict[str, int]] = {}
+        for (category, condition, polarity), n in sorted(counts.items()):
+            row = categories.setdefault(category, {"examples": 0})
+            row["examples"] += n
+            row[f"{condition}_{polarity}"] = n
+        units = {str(s.provenance["unit"]) for s in self.samples}
+        return {
+            "source": self.origin,
+            "read_files": list(self.files),
+            "categories": categories,
+            "missing_categories": list(self.missing),
+            "totals": {"examples": len(self.samples), "units": len(units)},
+        }
+
+
+def expand_bbq(source: str | Path | None = None) -> BBQExpansion:
+    """The samples of every BBQ category file at ``source`` (a folder holding ``data/``, the
+    ``data`` folder itself or one category file; default: BBQ in the data dir, verified)."""
+    path = resolve_data(BBQ_DATA, source)
+    if path.is_file():
+        files = [path]
+        root = path.parent.parent
+    else:
+        data = path / "data" if (path / "data").is_dir() else path
+        files = sorted(data.glob("*.jsonl"))
+        root = data.parent
+        if not files:
+            raise SourceError(
+                path, None, "no BBQ category file (CATEGORY.jsonl) found", fix=f"put them in {path}/data"
+            )
+    names = proper_names(root)
+    samples = tuple(sample for file in files for sample in read_bbq_file(file, names))
+    present = {f.stem for f in files}
+    return BBQExpansion(
+        samples=samples,
+        files=tuple(str(f) for f in files),
+        missing=tuple(c for c in CATEGORIES if c not in present) if len(files) > 1 else (),
+        origin=str(path),
+    )
+
+
+def read_bbq_file(path: Path, names: Iterable[str] = ()) -> Iterator[Sample]:
+    """The samples of one category file (each line checked; an example id repeated in the file is
+    refused with both lines)."""
+    known = frozenset(names)
+    seen: dict[tuple[str, int], int] = {}
+    for line, _, row in read_bbq_rows(path):
+        key = (row.category, row.example_id)
+        if key in seen:
+            raise SourceError(
+                path,
+                "example_id",
+                f"example_id {row.example_id} ({row.category}) repeats line {seen[key]}",
+                line=line,
+            )
+        seen[key] = line
+        yield to_sample(path, line, row, known)
+
+
+def _normalised(text: str) -> str:
+    """An answer or option as the reading rule compares them: lower-case, ``}`` removed, a final
+    period stripped, spaces around it removed."""
+    text = text.replace("}", "").strip().lower()
+    return text[:-1].rstrip() if text.endswith(".") else text
+
+
+def read_answer(answer: str, options: Sequence[str], words: Sequence[str]) -> int | None:
+    """The option an answer string stands for (DESIGN, the upstream R script's rule): the option
+    whose text equals the answer once both are normalised (lower-case, ``}`` and a final period
+    removed), else the first option whose ``answer_info`` text's first two words occur in the
+    answer; None: unmatched (counted, never guessed).
+
+    >>> read_answer("The grandfather.", ["The grandfather", "The grandson", "Can't be determined"],
+    ...             ["grandfather", "grandson", "Can't be determined"])
+    0
+    >>> read_answer("can't be determined", ["The grandfather", "The grandson", "Can't be determined"],
+    ...             ["grandfather", "grandson", "Can't be determined"])
+    2
+    >>> read_answer("i have no idea", ["A", "B", "C"], ["a1", "b1", "c1"]) is None
+    True
+    """
+    given = _normalised(answer)
+    for k, option in enumerate(options):
+        if given == _normalised(option):
+            return k
+    for k, word in enumerate(words):
+        start = " ".join(word.lower().split(" ")[:2])
+        if start and start in given:
+            return k
+    return None
+
+
+def answer_rows(path: Path, column: str, columns: SampleColumns) -> Iterator[dict[str, Any]]:
+    """Native prediction rows (kind ``generative``, model ``column``) of a file of BBQ examples
+    with answer strings in ``column``: the upstream results files (``results/UnifiedQA/``, one
+    column per prompt format), one category or several concatenated. A line is matched to its
+    sample by category and ``example_id`` (ids repeat across categories) and its answer read by
+    :func:`read_answer` (``choice`` null when unmatched).
+
+    A line whose example is not among the samples (an unknown id, another category), whose
+    context, question or answers differ from its sample's, or without the column is refused with
+    the file and line. A line whose ``answer_info`` or stereotyped groups differ from the pinned
+    data's (an earlier annotation of the same example: the other person tagged, another target)
+    is not scored: its row says ``answer_status: changed``."""
+    position_of = IdPositions(columns.ids)
+    provenance = columns.provenance
+    held = sorted({str(c) for c in columns.domain.values})
+    for line, raw, row in read_bbq_rows(path):
+        sample_id = f"{row.category}:{row.example_id}"
+        at = position_of(sample_id)
+        if at < 0:
+            raise SourceError(
+                path, "example_id", f"example_id {row.example_id} of category {row.category!r} is not among "
+                f"the samples (categories {', '.join(held)})", line=line,
+                fix="score the answers against the samples they were made for (nlibias expand bbq)",
+            )  # fmt: skip
+        if column not in raw:
+            others = sorted(set(raw) - set(BBQRow.model_fields))
+            raise SourceError(
+                path, column, f"no answer column {column!r} on this line (its other columns: "
+                f"{', '.join(others) or 'none'})", line=line,
+            )  # fmt: skip
+        answer = raw[column]
+        if not isinstance(answer, str):
+            raise SourceError(path, column, f"{answer!r} is not an answer string", line=line)
+        options, words = list(provenance["answers"][at]), list(provenance["answer_words"][at])
+        if (row.context, row.question, list(row.answers)) != (
+            columns.premise[at],
+            columns.hypothesis[at],
+            options,
+        ):
+            raise SourceError(
+                path, None, f"example_id {row.example_id} ({row.category}) differs from sample {sample_id!r} "
+                "in its context, question or answers: the answer is for another example", line=line,
+                fix="score the answers against the BBQ version they were made for",
+            )  # fmt: skip
+        changed = [row.info(k)[0] for k in range(3)] != words or bias_target(row) != provenance["target"][at]
+        choice = None if changed else read_answer(answer, options, words)
+        record: dict[str, Any] = {"id": sample_id, "model": column, "label": None, "kind": "generative"}
+        record |= {"choice": choice, "answer_text": answer}
+        if changed or choice is None:
+            record["answer_status"] = "changed" if changed else "unmatched"
+        yield record

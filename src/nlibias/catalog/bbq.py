@@ -1,0 +1,26 @@
+"""BBQ (Parrish et al. 2022): three-way questions about two people in ambiguous and disambiguated
+contexts; its bias scores s_AMB (headline) and s_DIS, accuracy per condition and the accuracy cost
+of bias non-alignment, for answers read as options (imported answer strings or language models)."""
+
+from __future__ import annotations
+
+from nlibias.benchmarks.base import Benchmark, Measures
+from nlibias.benchmarks.bbq import BBQ_COMMIT, BBQ_DATA, PROVENANCE, SOURCE, answer_rows, expand_bbq
+from nlibias.metrics.bbq import BBQ_CITATION, BBQ_MEASURES, score_bbq_columns
+from nlibias.report.bbq_tables import format_bbq_expansion, format_bbq_tables
+
+BENCHMARK = Benchmark(
+    name="bbq",
+    description="BBQ (Parrish et al. 2022): questions about two people with an 'unknown' option, "
+    "in ambiguous and disambiguated contexts; bias scores s_AMB and s_DIS per category",
+    sources=(SOURCE,),
+    measures={"generative": Measures(score=score_bbq_columns, tables=format_bbq_tables, infos=BBQ_MEASURES)},
+    expand=expand_bbq,
+    answer_rows=answer_rows,
+    prompt_styles=("race", "arc"),
+    summary_table=format_bbq_expansion,
+    provenance_keys=PROVENANCE,
+    pinned_data=(BBQ_DATA,),
+    citation=BBQ_CITATION + " (Findings of ACL 2022)",
+    data={"licence": "CC BY 4.0", "commit": BBQ_COMMIT},
+)

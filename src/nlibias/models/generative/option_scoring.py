@@ -1,0 +1,179 @@
+"""Multiple-choice questions scored by a causal LM: the log-probability of each option's text
+after the prompt (the model's reply), the prompt computed once and its key/value cache shared by
+the options.
+
+The prompts of a batch of questions (chat template applied) run once, left-padded; each prompt's
+cache is copied once per option and every option's tokens run in one batch after them,
+right-padded. An option's score is
+the sum of its tokens' log-probabilities; its number of tokens is kept, so a per-token
+(length-normalised) choice can be made from the same record (:meth:`OptionScores.choice`).
+Where the tokenizer merges the prompt's last token with an option's first, the shared part is
+the tokens common to every option's full text.
+
+>>> from nlibias.models.generative.backend import FakeGenerativeBackend
+>>> batch = next(option_batches(FakeGenerativeBackend(), ["Who?"], [("A", "B b", "C")]))
+>>> batch.indices, len(batch.scores[0].logprobs), batch.scores[0].tokens
+([0], 3, (1, 2, 1))
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nlibias.errors import ConfigError
+from nlibias.models.generative.prefix_sharing import common_prefix_length
+
+
+@dataclass(frozen=True)
+class OptionScores:
+    """Each option's summed log-probability and token count, for one question."""
+
+    logprobs: tuple[float, ...]
+    tokens: tuple[int, ...]
+
+    def choice(self, *, per_token: bool = False) -> int:
+        """The option with the highest score (``per_token``: the mean over its tokens).
+
+        >>> OptionScores((-2.0, -3.0), (1, 6)).choice(), OptionScores((-2.0, -3.0), (1, 6)).choice(per_token=True)
+        (0, 1)
+        """
+        values = (
+            [lp / n for lp, n in zip(self.logprobs, self.tokens, strict=True)] if per_token else self.logprobs
+        )
+        return max(range(len(values)), key=values.__getitem__)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"logprobs": list(self.logprobs), "tokens": list(self.tokens)}
+
+    @classmethod
+    def from_json(cls, record: Mapping[str, Any]) -> OptionScores:
+        return cls(tuple(float(v) for v in record["logprobs"]), tuple(int(v) for v in record["tokens"]))
+
+
+@dataclass(frozen=True)
+class OptionBatch:
+    """Scores of some of the questions asked (``indices``: their positions)."""
+
+    indices: list[int]
+    scores: list[OptionScores]
+    real_tokens: int = 0
+    padded_tokens: int = 0
+    """Tokens run through the model with padding: the prompts' left-padded batch and the
+    options' right-padded one."""
+
+
+def option_batches(
+    backend: Any, prompts: Sequence[str], options: Sequence[Sequence[str]]
+) -> Iterator[OptionBatch]:
+    """Score each question's options (``prompts[i]``: its user message, ``options[i]``: its
+    options), several questions of similar prompt lengths per batch (the backend's
+    ``max_batch_size`` and ``max_batch_tokens``); a backend that cannot score texts (a server) is
+    refused."""
+    from nlibias.models.generative.backend import FakeGenerativeBackend
+    from nlibias.models.generative.hf_causal import HFCausalLM
+
+    if isinstance(backend, FakeGenerativeBackend):
+        for i, (prompt, opts) in enumerate(zip(prompts, options, strict=True)):
+            backend.calls += 1
+            yield OptionBatch([i], [_fake_scores(backend, prompt, opts)])
+        return
+    if not isinstance(backend, HFCausalLM):
+        raise ConfigError(
+            f"{backend.name}: scoring multiple-choice options needs a model loaded here (smollm2, hf:, gguf:); "
+            "ask a server with mode='generated'",
+            parameter="mode",
+        )
+    model, tokenizer = backend.load()
+    split = [_split(backend, tokenizer, prompt, opts) for prompt, opts in zip(prompts, options, strict=True)]
+    batch: list[int] = []
+    by_length = sorted(range(len(split)), key=lambda j: len(split[j][0]))  # less left padding
+    for question in [*by_length, None]:
+        longest = max((len(split[j][0]) for j in [*batch, question] if j is not None), default=0)
+        if batch and (
+            question is None
+            or len(batch) >= backend.max_batch_size
+            or longest * (len(batch) + 1) > backend.max_batch_tokens
+        ):
+            prefixes, tails = [split[j][0] for j in batch], [split[j][1] for j in batch]
+            logprobs = _tail_logprobs(model, prefixes, tails, int(tokenizer.pad_token_id), backend.device)
+            scores = [
+                OptionScores(tuple(lp), tuple(len(t) for t in ts))
+                for lp, ts in zip(logprobs, tails, strict=True)
+            ]
+            real = sum(len(p) + sum(len(t) for t in ts) for p, ts in zip(prefixes, tails, strict=True))
+            flat = [t for ts in tails for t in ts]
+            padded = len(prefixes) * max(map(len, prefixes)) + len(flat) * max(map(len, flat))
+            yield OptionBatch(batch, scores, real, padded)
+            batch = []
+        if question is not None:
+            batch.append(question)
+
+
+def _split(
+    backend: Any, tokenizer: Any, prompt: str, options: Sequence[str]
+) -> tuple[list[int], list[list[int]]]:
+    """A question's shared tokens (the formatted prompt, less any token an option's text merges
+    with) and each option's own tokens (at least one)."""
+    prefix_text = backend.format_prompt(prompt)
+    encoded = tokenizer(
+        [prefix_text, *(prefix_text + option for option in options)], add_special_tokens=not backend.chat
+    )
+    prefix, *full = (list(ids) for ids in encoded["input_ids"])
+    shared = min([len(prefix), *(common_prefix_length(prefix, f) for f in full), *(len(f) - 1 for f in full)])
+    return prefix[:shared], [f[shared:] for f in full]
+
+
+def _tail_logprobs(
+    model: Any, prefixes: list[list[int]], tails: list[list[list[int]]], pad_id: int, device: str
+) -> list[list[float]]:
+    """Each tail's summed log-probability after its question's prefix: the prefixes run once as
+    one left-padded batch (only their last position's logits computed), each prefix's cache is
+    copied to its tails, and all tails run as one right-padded batch after them."""
+    import torch
+
+    from nlibias.models.generative.scoring import cache_keyword, left_padded_tensors
+
+    keyword = cache_keyword(model)
+    parents = [q for q, question in enumerate(tails) for _ in question]
+    flat = [tail for question in tails for tail in question]
+    width = max(len(t) for t in flat)
+    with torch.inference_mode():
+        ids, mask = left_padded_tensors(prefixes, pad_id, device)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        out = model(
+            input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1
+        )
+        first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
+        cache = out[keyword]
+        rows = torch.tensor(parents, dtype=torch.long, device=device)
+        cache.reorder_cache(rows)  # one copy of its question's prefix per tail
+        tail_ids = torch.full((len(flat), width), pad_id, dtype=torch.long, device=device)
+        tail_mask = torch.zeros((len(flat), width), dtype=torch.long, device=device)
+        for row, tail in enumerate(flat):
+            tail_ids[row, : len(tail)] = torch.tensor(tail, device=device)
+            tail_mask[row, : len(tail)] = 1
+        full_mask = torch.cat([mask.index_select(0, rows), tail_mask], dim=-1)
+        tail_positions = mask.sum(-1).index_select(0, rows)[:, None] + torch.arange(width, device=device)
+        logits = model(
+            input_ids=tail_ids, attention_mask=full_mask, position_ids=tail_positions, **{keyword: cache}
+        ).logits
+        rest = torch.log_softmax(logits.float(), dim=-1)
+    found: list[list[float]] = [[] for _ in tails]
+    for row, (parent, tail) in enumerate(zip(parents, flat, strict=True)):
+        total = float(first[parent, tail[0]])
+        total += sum(float(rest[row, k - 1, token]) for k, token in enumerate(tail) if k > 0)
+        found[parent].append(total)
+    return found
+
+
+def _fake_scores(backend: Any, prompt: str, options: Sequence[str]) -> OptionScores:
+    """A deterministic stand-in: each option's score from a hash of the prompt and the option."""
+
+    def score(option: str) -> float:
+        digest = hashlib.sha256(f"{backend.seed}\x00{prompt}\x00{option}".encode()).digest()
+        return -1.0 - int.from_bytes(digest[:4], "big") % 1000 / 100.0
+
+    return OptionScores(tuple(score(o) for o in options), tuple(len(o.split()) for o in options))

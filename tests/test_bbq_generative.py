@@ -1,0 +1,158 @@
+"""Generative LMs on BBQ: multiple-choice prompt styles, option scoring (checked against a plain
+forward pass over each whole sequence), generated answers read as options, and the audit with
+BBQ's own default styles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import nlibias
+from nlibias.errors import ConfigError
+from nlibias.models.generative.hf_causal import HFCausalLM
+from nlibias.models.generative.option_scoring import option_batches
+from nlibias.models.generative.prompts import CHOICE_STYLES, PROMPT_STYLES
+from nlibias.models.generative.sources import CausalLMSource
+from test_bbq import TEMPLATE, write_rows
+
+
+@pytest.fixture
+def bbq_run(tmp_path: Path) -> Path:
+    write_rows(tmp_path / "bbq" / "data" / "Age.jsonl", TEMPLATE)
+    nlibias.expand("bbq", source=tmp_path / "bbq", out_dir=tmp_path / "run")
+    return tmp_path / "run"
+
+
+def test_the_paper_formats_list_the_options_in_order() -> None:
+    options = ["The grandfather", "The grandson", "Can't be determined"]
+    race = CHOICE_STYLES["race"].render("Context.", "Who forgot?", options)
+    arc = CHOICE_STYLES["arc"].render("Context.", "Who forgot?", options)
+    assert race == "Who forgot?\n(a) The grandfather (b) The grandson (c) Can't be determined\nContext."
+    assert arc == "Context. Who forgot?\n(a) The grandfather (b) The grandson (c) Can't be determined"
+    assert CHOICE_STYLES["race"].choices and not PROMPT_STYLES["true"].choices
+
+
+def test_an_audit_of_bbq_asks_with_race_and_arc_and_prints_the_verdict_first(bbq_run: Path) -> None:
+    result = nlibias.audit(bbq_run, generative="fake:g", cache=False, bootstrap=0, progress=False)
+    assert sorted(result.metrics["models"]) == ["g|prompt=arc|scored", "g|prompt=race|scored"]
+    overall = result.metrics["models"]["g|prompt=race|scored"]["overall"]
+    assert overall["n"] == 4 and overall["n_unparsed"] == 0
+    assert result.tables_text.startswith("Verdict")
+    rows = [p for p in result.predictions if p.model == "g|prompt=race|scored"]
+    assert all(p.extra["choice"] in (0, 1, 2) and len(p.extra["option_logprobs"]) == 3 for p in rows)
+
+
+def test_a_yes_no_style_on_bbq_and_a_choice_style_on_nli_samples_are_refused(bbq_run: Path) -> None:
+    with pytest.raises(
+        ConfigError, match="'true' does not fit bbq samples: ask with a multiple-choice"
+    ) as caught:
+        nlibias.audit(bbq_run, generative="fake:g", prompts="true", cache=False, progress=False)
+    assert caught.value.parameter == "prompts"
+    pair = nlibias.expand("bbnli")
+    with pytest.raises(ConfigError, match="'race' does not fit bbnli samples: ask with a yes/no style"):
+        nlibias.audit(pair, generative="fake:g", prompts="race", cache=False, progress=False)
+
+
+def test_generated_answers_are_read_as_options_and_unmatched_ones_counted(bbq_run: Path) -> None:
+    # the fake's generated texts are yes/no replies: no option matches, every one is counted
+    result = nlibias.audit(bbq_run, generative="fake:g", prompts="race", mode="generated", cache=False,
+                           bootstrap=0, progress=False)  # fmt: skip
+    overall = result.metrics["models"]["g|prompt=race|generated"]["overall"]
+    assert (overall["n"], overall["n_unparsed"], overall["bbq_s_amb"]) == (4, 4, None)
+    assert {p.extra["answer_status"] for p in result.predictions} == {"unmatched"}
+
+
+def test_option_scores_equal_a_plain_pass_over_each_whole_sequence(tiny_causal_dir: Path) -> None:
+    import torch
+
+    lm = HFCausalLM(CausalLMSource(str(tiny_causal_dir)), name="tiny", device="cpu")
+    prompts = [
+        "Men are rational .",
+        "Women are caring and men are rational , yes ?",
+    ]  # two lengths, one batch
+    options = [("yes", "no maybe", "Answer : no ."), ("no", "maybe", "Answer : yes")]
+    batches = list(option_batches(lm, prompts, options))
+    assert [b.indices for b in batches] == [[0, 1]]
+    model, tokenizer = lm.load()
+    for scores, prompt, opts in zip(batches[0].scores, prompts, options, strict=True):
+        prefix = lm.format_prompt(prompt)
+        expected = []
+        for option in opts:  # independent: one unpadded forward pass over prompt + option, no cache
+            full = tokenizer(prefix + option, add_special_tokens=False)["input_ids"]
+            start = len(tokenizer(prefix, add_special_tokens=False)["input_ids"])
+            with torch.inference_mode():
+                logprobs = torch.log_softmax(model(input_ids=torch.tensor([full])).logits[0].float(), dim=-1)
+            expected.append(sum(float(logprobs[k - 1, full[k]]) for k in range(start, len(full))))
+        assert scores.logprobs == pytest.approx(expected, abs=1e-4)
+        assert scores.tokens == tuple(len(o.split()) for o in opts)
+
+
+def test_a_server_cannot_score_options(bbq_run: Path) -> None:
+    class Server:
+        name = "server"
+
+    with pytest.raises(ConfigError, match="needs a model loaded here") as caught:
+        next(option_batches(Server(), ["q"], [("a", "b")]))
+    assert caught.value.parameter == "mode"
+
+
+def test_cached_choices_are_reused(bbq_run: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache.sqlite"
+    first = nlibias.audit(
+        bbq_run, generative="fake:g", prompts="arc", cache=cache, bootstrap=0, progress=False
+    )
+    again = nlibias.audit(
+        bbq_run, generative="fake:g", prompts="arc", cache=cache, bootstrap=0, progress=False
+    )
+    assert first.metrics["models"] == again.metrics["models"]
+    stats = again.metrics["run"]["models"]["g|prompt=arc|scored"]["stats"]
+    assert (stats["computed"], stats["cached"]) == (0, 4)
+
+
+def _choice_rows(samples: Path, biased_share: float, seed: int) -> list[dict[str, object]]:
+    """A model's rows: ambiguous examples answered with the biased option in ``biased_share`` of
+    them (else "unknown", correct), disambiguated ones answered correctly."""
+    import random
+
+    from nlibias.io.samples import read_samples
+
+    rng = random.Random(seed)
+    rows = []
+    for sample in read_samples(samples / "samples.jsonl"):
+        p = sample.provenance
+        other = 3 - p["target"] - p["unknown"]
+        biased = p["target"] if p["polarity"] == "neg" else other
+        ambiguous = p["condition"] == "ambig"
+        choice = (biased if rng.random() < biased_share else p["unknown"]) if ambiguous else p["correct"]
+        rows.append({"id": sample.id, "model": "m", "label": None, "kind": "generative", "choice": choice,
+                     "answer_text": p["answers"][choice]})  # fmt: skip
+    return rows
+
+
+def test_the_gate_compares_bbq_runs_over_filled_templates(tmp_path: Path) -> None:
+    from nlibias.benchmarks.bbq import BBQ_DATA
+    from nlibias.benchmarks.data_locations import resolve_data
+
+    religion = resolve_data(BBQ_DATA) / "data" / "Religion.jsonl"  # 1,200 examples in 150 templates
+    samples = Path(nlibias.expand("bbq", source=religion, out_dir=tmp_path / "run").path)
+    runs = {}
+    for name, share in (("base", 0.0), ("same", 0.0), ("cand", 0.3)):
+        predictions = write_rows(tmp_path / f"{name}.jsonl", _choice_rows(samples, share, seed=1))
+        nlibias.score(samples, predictions, out_dir=tmp_path / name, bootstrap=0)
+        runs[name] = tmp_path / name
+    candidate = nlibias.gate(runs["cand"], runs["base"])
+    checks = candidate.to_frame()
+    assert not candidate.passed and set(checks["measure"]) == {"bbq_s_amb", "bbq_s_dis"}
+    # the candidate's ambiguous answers: about 30% biased, the rest "unknown": every person answer
+    # is biased and accuracy is about 70%, so s_AMB = (1 - 0.7) x (2 x 1 - 1) x 100, about 30; the
+    # baseline's is 0
+    overall = checks[(checks["slice"] == "overall") & (checks["measure"] == "bbq_s_amb")].iloc[0]
+    assert overall["verdict"] == "fail" and overall["delta"] > 20.0
+    assert nlibias.gate(runs["same"], runs["base"]).passed
+
+
+def test_the_yes_no_exports_refuse_bbq_samples(bbq_run: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="bbq samples are multiple-choice questions") as caught:
+        nlibias.export_lm_eval(bbq_run, tmp_path / "task", model="fake:m")
+    assert caught.value.parameter == "samples"
