@@ -89,8 +89,8 @@ def overwrite_cases() -> list[Case]:
     def _(d: Path, base: Base) -> tuple[list[str], str]:
         out = d / "scored"
         out.mkdir()
-        shutil.copy(base.predictions, out / "predictions.jsonl")
-        return ["score", "--samples", str(base.samples), "--predictions", str(out / "predictions.jsonl"),
+        shutil.copy(base.predictions, out / "tables.txt")  # its predictions.jsonl: rescoring in place
+        return ["score", "--samples", str(base.samples), "--predictions", str(out / "tables.txt"),
                 "--out", str(out), "--bootstrap", "0"], "--predictions"  # fmt: skip
 
     @add("validate-export-out-is-the-queue")

@@ -83,7 +83,9 @@ def test_score_and_audit_out_may_not_hold_their_inputs(
 ) -> None:
     out = tmp_path / "scored"
     out.mkdir()
-    predictions = out / "predictions.jsonl"
+    # a predictions file that is another file the scoring writes (its own predictions.jsonl is
+    # rescoring in place, read to the end before it is replaced: tests/test_streamed_score.py)
+    predictions = out / "tables.txt"
     predictions.write_bytes((run / "predictions.jsonl").read_bytes())
     samples = str(bbnli_samples_run / "samples.jsonl")
     score = [

@@ -47,29 +47,26 @@ def refuse_run_overwrites(out_dir: str | Path | None, **inputs: object) -> None:
     """Before an audit or a scoring computes anything: refuse an ``out_dir`` whose files
     (:data:`OUTPUT_FILES`, the manifest) are one of the files it reads (``inputs``, by parameter:
     a path, a run directory's samples, or several paths; anything else, e.g. Sample objects, is
-    no file)."""
-    from nlibias.io.overwrites import refuse_overwrites, run_files
+    no file). Rescoring a run in place (``predictions`` its own ``predictions.jsonl``, or the run
+    directory) is no clash: the predictions are read to the end before their file is replaced."""
+    from nlibias.io.overwrites import file_identity, refuse_overwrites
     from nlibias.io.run_manifest import MANIFEST_JSON
     from nlibias.io.samples import resolve_samples_path
 
     if out_dir is None:
         return
+    written = [Path(out_dir) / name for name in (*OUTPUT_FILES, MANIFEST_JSON)]
+    in_place = file_identity(Path(out_dir) / PREDICTIONS_JSONL)
     files: dict[str, list[Path]] = {}
     for name, given in inputs.items():
         items = given if isinstance(given, list | tuple) else [given]
         paths = [Path(item) for item in items if isinstance(item, str | PathLike)]
-        # a folder of samples is read for its samples file; any other folder is a run directory
-        # (predictions given as the run that wrote them)
-        files[name] = [
-            found
-            for path in paths
-            for found in (
-                ([resolve_samples_path(path)] if name == "samples" else run_files(path))
-                if path.is_dir()
-                else [path]
-            )
-        ]
-    written = [Path(out_dir) / name for name in (*OUTPUT_FILES, MANIFEST_JSON)]
+        if name == "samples":
+            files[name] = [resolve_samples_path(path) if path.is_dir() else path for path in paths]
+            continue
+        # a folder of predictions is the run directory that wrote them: its predictions file
+        found = [path / PREDICTIONS_JSONL if path.is_dir() else path for path in paths]
+        files[name] = [path for path in found if file_identity(path) != in_place]
     refuse_overwrites({"out_dir": written}, files)
 
 
