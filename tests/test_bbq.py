@@ -253,6 +253,37 @@ def test_answers_for_other_examples_are_refused_with_file_and_line(
     assert (caught.value.path, caught.value.line, caught.value.field) == (str(path), 2, field)
 
 
+@pytest.mark.parametrize(
+    ("content", "line", "reason"),
+    [
+        # line 5 repeats line 1 (the four examples, then the first again)
+        (lambda rows: rows + rows[:1], 5, r"example_id 0 \(Age\) repeats line 1"),
+        (lambda rows: [], None, "no BBQ examples in the file"),
+    ],
+)
+def test_a_repeated_or_empty_answers_file_is_refused_naming_the_users_file(
+    age_dir: Path, tmp_path: Path, content: Any, line: int | None, reason: str
+) -> None:
+    samples = nlibias.expand("bbq", source=age_dir, out_dir=tmp_path / "run")
+    path = write_rows(tmp_path / "p.jsonl", content(results_rows("uqa", ["The grandson"] * 4)))
+    with pytest.raises(SourceError, match=reason) as caught:
+        nlibias.score(samples, path, answer_column="uqa", bootstrap=0)
+    assert (caught.value.path, caught.value.line) == (str(path), line)
+
+
+def test_a_truncated_line_is_refused_on_its_own_line_with_the_column(age_dir: Path, tmp_path: Path) -> None:
+    samples = nlibias.expand("bbq", source=age_dir, out_dir=tmp_path / "run")
+    path = write_rows(tmp_path / "p.jsonl", results_rows("uqa", ["The grandson"] * 4))
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = lines[1][: lines[1].index('"question_index": ') + 18]  # the line ends before a value
+    path.write_text(lines[0] + cut + "\n" + "".join(lines[2:]), encoding="utf-8")
+    # the value is expected just after the line's last character (its newline not counted)
+    column = len(cut.rstrip()) + 1
+    with pytest.raises(SourceError, match=rf"invalid JSON: Expecting value \(column {column}\)") as caught:
+        nlibias.score(samples, path, answer_column="uqa", bootstrap=0)
+    assert (caught.value.path, caught.value.line) == (str(path), 2)
+
+
 def test_a_missing_answer_column_is_refused_naming_the_columns_there(age_dir: Path, tmp_path: Path) -> None:
     samples = nlibias.expand("bbq", source=age_dir, out_dir=tmp_path / "run")
     path = write_rows(tmp_path / "p.jsonl", results_rows("uqa_arc", ["x"] * 4))

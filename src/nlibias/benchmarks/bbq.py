@@ -118,7 +118,9 @@ class BBQRow(BaseModel):
 
 def read_bbq_rows(path: Path) -> Iterator[tuple[int, dict[str, Any], BBQRow]]:
     """Each line of an upstream BBQ JSONL file (data or results) as (line, raw object, checked
-    fields); a line that is not a BBQ example is refused with the file, line and field."""
+    fields); a line that is not a BBQ example, an example id repeated in the file (refused with
+    both lines) and a file without examples are refused with the file, line and field."""
+    seen: dict[tuple[str, int], int] = {}
     for line, text in enumerate(stream_lines(path), start=1):
         if not text.strip():
             continue
@@ -133,7 +135,18 @@ def read_bbq_rows(path: Path) -> Iterator[tuple[int, dict[str, Any], BBQRow]]:
             raise SourceError(path, field, first["msg"], line=line) from None
         if set(row.answer_info) != {"ans0", "ans1", "ans2"}:
             raise SourceError(path, "answer_info", "expected the entries ans0, ans1 and ans2", line=line)
+        key = (row.category, row.example_id)
+        if key in seen:
+            raise SourceError(
+                path,
+                "example_id",
+                f"example_id {row.example_id} ({row.category}) repeats line {seen[key]}",
+                line=line,
+            )
+        seen[key] = line
         yield line, raw, row
+    if not seen:
+        raise SourceError(path, None, "no BBQ examples in the file")
 
 
 def bias_target(row: BBQRow) -> int | None:
@@ -273,20 +286,9 @@ def expand_bbq(source: str | Path | None = None) -> BBQExpansion:
 
 
 def read_bbq_file(path: Path, names: Iterable[str] = ()) -> Iterator[Sample]:
-    """The samples of one category file (each line checked; an example id repeated in the file is
-    refused with both lines)."""
+    """The samples of one category file (each line checked by :func:`read_bbq_rows`)."""
     known = frozenset(names)
-    seen: dict[tuple[str, int], int] = {}
     for line, _, row in read_bbq_rows(path):
-        key = (row.category, row.example_id)
-        if key in seen:
-            raise SourceError(
-                path,
-                "example_id",
-                f"example_id {row.example_id} ({row.category}) repeats line {seen[key]}",
-                line=line,
-            )
-        seen[key] = line
         yield to_sample(path, line, row, known)
 
 
