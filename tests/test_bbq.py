@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import nlibias
 from nlibias.benchmarks.bbq import expand_bbq, read_answer
 from nlibias.errors import SourceError
-from nlibias.metrics.bbq import BBQExamples, bbq_measures, example_counts
+from nlibias.metrics.bbq import BBQExamples, bbq_measures, example_counts, slice_metrics
 
 ANSWER_INFO = {
     "ans0": ["grandfather", "old"],
@@ -55,6 +55,13 @@ def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def synthetic_data_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The category files written here differ from the pinned ones by design (their names are
+    the pinned files', so expand verifies them)."""
+    monkeypatch.setenv("NLIBIAS_ALLOW_MODIFIED_DATA", "1")
+
+
 @pytest.fixture
 def age_dir(tmp_path: Path) -> Path:
     write_rows(tmp_path / "bbq" / "data" / "Age.jsonl", TEMPLATE)
@@ -78,6 +85,25 @@ def test_the_offline_copy_expands_to_its_11956_examples() -> None:
     assert summary["totals"]["examples"] == 11956
     assert summary["categories"]["Age"]["examples"] == 3680
     assert "Gender_identity" in summary["missing_categories"]
+
+
+def test_a_copy_under_a_pinned_files_name_elsewhere_is_verified_like_the_data_dirs(
+    age_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NLIBIAS_ALLOW_MODIFIED_DATA")
+    age = age_dir / "data" / "Age.jsonl"
+    with pytest.raises(
+        SourceError, match="differs from the pinned bbq data: expected digest gitblob:"
+    ) as caught:
+        nlibias.expand("bbq", source=age_dir, out_dir=tmp_path / "refused")
+    assert caught.value.path == str(age)
+    with pytest.warns(UserWarning, match="differs from the pinned bbq data"):
+        samples = nlibias.expand("bbq", source=age, out_dir=tmp_path / "run", allow_modified_data=True)
+    (recorded,) = samples.summary["modified_data"]
+    assert recorded["file"] == str(age) and recorded["found"].startswith("gitblob:")
+    # a file under a name of its own is the user's own data, read as it is
+    write_rows(tmp_path / "mine" / "ages.jsonl", TEMPLATE)
+    assert len(expand_bbq(tmp_path / "mine").samples) == 4
 
 
 @pytest.mark.parametrize(
@@ -166,6 +192,21 @@ def test_the_accuracy_cost_compares_aligned_and_non_aligned_examples() -> None:
     assert m["bbq_accuracy_cost"] == pytest.approx(-50.0)
     # person answers 4, biased (0 in a neg question) 3: s_DIS = (2 x 3/4 - 1) x 100 = 50
     assert m["bbq_s_dis"] == pytest.approx(50.0)
+
+
+def test_a_template_with_no_answer_read_is_not_a_unit_to_resample() -> None:
+    rows = TEMPLATE * 3
+    unit = np.repeat([0, 1, 2], 4)
+    # template 0: every answer changed (not scored); template 1: every answer unread; template 2 read
+    choice = np.array([-1] * 8 + [0, 1, 0, 0])
+    changed, unread = unit == 0, choice < 0
+    counts = example_counts(choice, examples_of(rows))
+    scored = slice_metrics(counts, unit, unread, changed, bootstrap=200, seed=1)
+    # the same answers without the two empty templates: same values, one unit, the same intervals
+    alone = slice_metrics(counts[8:], unit[8:], unread[8:], changed[8:], bootstrap=200, seed=1)
+    assert (scored["n"], scored["n_changed"], scored["n_unparsed"], scored["n_units"]) == (12, 4, 4, 1)
+    assert scored["ci"] == alone["ci"]
+    assert scored["bbq_s_amb"] == alone["bbq_s_amb"]
 
 
 def test_only_unknown_answers_in_ambiguous_contexts_give_s_amb_zero() -> None:

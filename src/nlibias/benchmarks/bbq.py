@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from nlibias.benchmarks.data_locations import PinnedData, resolve_data
+from nlibias.benchmarks.data_locations import PinnedData, resolve_data, verify_files
 from nlibias.errors import SourceError
 from nlibias.schema import Sample
 from nlibias.schema.columns import IdPositions, SampleColumns
@@ -274,6 +274,8 @@ def expand_bbq(source: str | Path | None = None) -> BBQExpansion:
             raise SourceError(
                 path, None, "no BBQ category file (CATEGORY.jsonl) found", fix=f"put them in {path}/data"
             )
+    if source is not None:  # a copy elsewhere: each file under a pinned file's name is verified as it
+        verify_files(BBQ_DATA, _pinned_copies(files, root))
     names = proper_names(root)
     samples = tuple(sample for file in files for sample in read_bbq_file(file, names))
     present = {f.stem for f in files}
@@ -283,6 +285,14 @@ def expand_bbq(source: str | Path | None = None) -> BBQExpansion:
         missing=tuple(c for c in CATEGORIES if c not in present) if len(files) > 1 else (),
         origin=str(path),
     )
+
+
+def _pinned_copies(files: Iterable[Path], root: Path) -> list[tuple[Path, str]]:
+    """The files read (category files and the names file at ``root``) that carry a pinned file's
+    name, each with its pinned digest."""
+    named = {f"data/{f.name}": f for f in files} | {NAMES_FILE: root / NAMES_FILE}
+    pinned = BBQ_DATA.files
+    return [(path, pinned[rel][1]) for rel, path in named.items() if rel in pinned and path.is_file()]
 
 
 def read_bbq_file(path: Path, names: Iterable[str] = ()) -> Iterator[Sample]:
