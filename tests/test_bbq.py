@@ -145,8 +145,15 @@ def test_answers_are_read_by_the_upstream_rule() -> None:
         ["grandfather", "grandson", "Can't be determined"],
     )
     assert read_answer("The grandson.", options, words) == 1  # exact, final period stripped
-    assert read_answer("can't be determined}", options, words) == 2  # "}" removed, case folded
-    assert read_answer("it was the grandfather, surely", options, words) == 0  # first two words occur
+    # "}" is removed from the options only (R): this answer is read by the first two words of ans2's text
+    assert read_answer("can't be determined}", options, words) == 2
+    assert read_answer("The Grandson}", ["The grandson}", "x", "y"], words) is None  # "}" kept in the answer
+    assert read_answer("The Grandson", ["The grandson}", "x", "y"], words) == 0  # ... removed in the option
+    assert read_answer("the grandson. ", options, words) is None  # the period is not final before trimming
+    assert read_answer("it was the old man, surely", options, ["old man", "young boy", "unknown"]) == 0
+    # a one-word text never matches by its words (R: stringr::word(x, 1, 2) is NA)
+    assert read_answer("it was the grandfather, surely", options, words) is None
+    assert read_answer("grandfather", options, words) is None  # finding 5's case: nlibias read 0
     assert read_answer("nobody knows", options, words) is None  # unmatched: counted, not guessed
 
 

@@ -302,35 +302,40 @@ def read_bbq_file(path: Path, names: Iterable[str] = ()) -> Iterator[Sample]:
         yield to_sample(path, line, row, known)
 
 
-def _normalised(text: str) -> str:
-    """An answer or option as the reading rule compares them: lower-case, ``}`` removed, a final
-    period stripped, spaces around it removed."""
-    text = text.replace("}", "").strip().lower()
-    return text[:-1].rstrip() if text.endswith(".") else text
+_R_SPACE = " \t\r\n"
+"""What R's ``trimws`` removes (the upstream script compares trimmed texts)."""
+
+
+def _compared(text: str) -> str:
+    """A text as the upstream R script compares it: a final period removed (before trimming, as
+    ``gsub("\\.$", "", x)`` runs first), then trimmed and lower-cased."""
+    return text.removesuffix(".").strip(_R_SPACE).lower()
 
 
 def read_answer(answer: str, options: Sequence[str], words: Sequence[str]) -> int | None:
-    """The option an answer string stands for (DESIGN, the upstream R script's rule): the option
-    whose text equals the answer once both are normalised (lower-case, ``}`` and a final period
-    removed), else the first option whose ``answer_info`` text's first two words occur in the
-    answer; None: unmatched (counted, never guessed).
+    """The option an answer string stands for, by the upstream R script's rule (DESIGN; docs/bbq.md
+    says where it departs): the first option whose text, ``}`` removed, equals the answer once both
+    lose a final period and are trimmed and lower-cased; else the first option whose ``answer_info``
+    text's first two words (split at single spaces) occur in the lower-cased answer, a text of one
+    word never matching (R's ``stringr::word(x, 1, 2)`` is NA); None: unmatched (counted, never
+    guessed).
 
-    >>> read_answer("The grandfather.", ["The grandfather", "The grandson", "Can't be determined"],
-    ...             ["grandfather", "grandson", "Can't be determined"])
+    >>> options = ["The grandfather", "The grandson", "Can't be determined"]
+    >>> read_answer("The grandfather.", options, ["grandfather", "grandson", "Can't be determined"])
     0
-    >>> read_answer("can't be determined", ["The grandfather", "The grandson", "Can't be determined"],
-    ...             ["grandfather", "grandson", "Can't be determined"])
+    >>> read_answer("it can't be said", options, ["grandfather", "grandson", "Can't be determined"])
     2
-    >>> read_answer("i have no idea", ["A", "B", "C"], ["a1", "b1", "c1"]) is None
+    >>> read_answer("grandfather", options, ["grandfather", "grandson", "Can't be determined"]) is None
     True
     """
-    given = _normalised(answer)
+    given = _compared(answer)
     for k, option in enumerate(options):
-        if given == _normalised(option):
+        if given == _compared(option.replace("}", "")):
             return k
-    for k, word in enumerate(words):
-        start = " ".join(word.lower().split(" ")[:2])
-        if start and start in given:
+    lowered = answer.removesuffix(".").lower()
+    for k, text in enumerate(words):
+        parts = text.lower().split(" ")
+        if len(parts) >= 2 and " ".join(parts[:2]) in lowered:
             return k
     return None
 
