@@ -16,7 +16,7 @@ cache (``data-verified.json``) under its path, size, modification and change tim
 explicitly is the user's own data and is not verified, unless it leads into the data's folder in
 ``$NLIBIAS_DATA_DIR`` or the user cache (``--source $NLIBIAS_DATA_DIR/<folder>/<file>``): the
 pinned copy is verified whichever way it is named. A benchmark whose files have fixed names may
-verify a copy elsewhere by name (:func:`verify_files`; BBQ's category files).
+verify a copy elsewhere by name (:func:`verify_files`).
 
 >>> git_blob_id(b"hello\n")  # `printf 'hello\n' | git hash-object --stdin`
 'ce013625030ba8dba906f756967f9e9ca394464a'

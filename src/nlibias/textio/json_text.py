@@ -85,10 +85,8 @@ def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constan
         # not the line after its final newline
         at = min(exc.pos, len(text.rstrip()))
         line_start = text.rfind("\n", 0, at) + 1
-        where = f"{exc.msg} (column {at - line_start + 1})"
-        raise SourceError(
-            path, None, f"invalid JSON: {where}", line=first + text.count("\n", 0, at)
-        ) from None
+        reason = f"invalid JSON: {exc.msg} (column {at - line_start + 1})"
+        raise SourceError(path, None, reason, line=first + text.count("\n", 0, at)) from None
     except _NotANumber as exc:
         raise _not_a_number(path, text, exc.name, first) from None
     except RecursionError:  # Python's parser recurses once a level of arrays and objects
