@@ -96,7 +96,7 @@ def test_a_copy_under_a_pinned_files_name_elsewhere_is_verified_like_the_data_di
         SourceError, match="differs from the pinned bbq data: expected digest gitblob:"
     ) as caught:
         nlibias.expand("bbq", source=age_dir, out_dir=tmp_path / "refused")
-    assert caught.value.path == str(age)
+    assert caught.value.path == str(age) and "rename yours to read it as your own data" in str(caught.value)
     with pytest.warns(UserWarning, match="differs from the pinned bbq data"):
         samples = nlibias.expand("bbq", source=age, out_dir=tmp_path / "run", allow_modified_data=True)
     (recorded,) = samples.summary["modified_data"]

@@ -275,7 +275,8 @@ def expand_bbq(source: str | Path | None = None) -> BBQExpansion:
                 path, None, "no BBQ category file (CATEGORY.jsonl) found", fix=f"put them in {path}/data"
             )
     if source is not None:  # a copy elsewhere: each file under a pinned file's name is verified as it
-        verify_files(BBQ_DATA, _pinned_copies(files, root))
+        remedy = "restore the pinned file, or rename yours to read it as your own data"
+        verify_files(BBQ_DATA, _pinned_copies(files, root), remedy=remedy)
     names = proper_names(root)
     samples = tuple(sample for file in files for sample in read_bbq_file(file, names))
     present = {f.stem for f in files}

@@ -288,14 +288,15 @@ def verify_data(data: PinnedData, folder: Path) -> None:
     """Check each pinned file of ``data`` present under ``folder`` against its digest (hashed once
     per file state, :func:`verified_digest`); refuse one that differs, or, with the opt-out
     (:func:`allow_modified_data`), warn and record it."""
-    verify_files(
-        data, [(folder / rel, digest) for rel, (_, digest) in data.files.items() if (folder / rel).is_file()]
-    )
+    present = [(folder / rel, digest) for rel, (_, digest) in data.files.items() if (folder / rel).is_file()]
+    remedy = "delete it (or restore it) and nlibias downloads the pinned file again into the user cache"
+    verify_files(data, present, remedy=remedy)
 
 
-def verify_files(data: PinnedData, present: list[tuple[Path, str]]) -> None:
-    """:func:`verify_data` of the files given, each with the pinned digest it must have (a user's
-    copy read under a pinned file's name, wherever it lies)."""
+def verify_files(data: PinnedData, present: list[tuple[Path, str]], *, remedy: str) -> None:
+    """:func:`verify_data` of the files given, each with the pinned digest it must have (also a
+    user's copy read under a pinned file's name, wherever it lies); ``remedy``: the fix offered
+    before the opt-out."""
     found_digests = verified_digests(present)
     for (path, digest), found in zip(present, found_digests, strict=True):
         if found == digest:
@@ -306,8 +307,7 @@ def verify_files(data: PinnedData, present: list[tuple[Path, str]]) -> None:
                 path,
                 None,
                 f"differs from the pinned {data.name} data: expected digest {digest}, found {found}",
-                fix=f"delete it (or restore it) and nlibias downloads the pinned file again into the user "
-                f"cache; to use it as it is, pass allow_modified_data=True (nlibias expand "
+                fix=f"{remedy}; to use it as it is, pass allow_modified_data=True (nlibias expand "
                 f"--allow-modified-data) or set {ALLOW_ENV}=1",
             )
         warnings.warn(
