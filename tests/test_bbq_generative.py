@@ -14,7 +14,7 @@ from nlibias.models.generative.hf_causal import HFCausalLM
 from nlibias.models.generative.option_scoring import option_batches
 from nlibias.models.generative.prompts import CHOICE_STYLES, PROMPT_STYLES
 from nlibias.models.generative.sources import CausalLMSource
-from test_bbq import TEMPLATE, write_rows
+from test_bbq import TEMPLATE, synthetic_data_allowed, write_rows  # noqa: F401 (autouse: synthetic data)
 
 
 @pytest.fixture
@@ -41,6 +41,14 @@ def test_an_audit_of_bbq_asks_with_race_and_arc_and_prints_the_verdict_first(bbq
     assert result.tables_text.startswith("Verdict")
     rows = [p for p in result.predictions if p.model == "g|prompt=race|scored"]
     assert all(p.extra["choice"] in (0, 1, 2) and len(p.extra["option_logprobs"]) == 3 for p in rows)
+
+
+def test_a_limited_bbq_audit_says_what_it_resamples_and_keeps_no_pairs_whole(bbq_run: Path) -> None:
+    result = nlibias.audit(bbq_run, generative="fake:g", prompts="race", limit=2, cache=False, bootstrap=0,
+                           progress=False)  # fmt: skip
+    assert result.metrics["bootstrap"]["unit"] == "filled template"
+    assert result.metrics["subset"]["pairs_whole"] is False  # BBQ's samples hold no pro/anti pairs
+    assert "(limit 2, seed 0; every subtopic): its values" in result.tables_text
 
 
 def test_a_yes_no_style_on_bbq_and_a_choice_style_on_nli_samples_are_refused(bbq_run: Path) -> None:

@@ -127,6 +127,8 @@ class Benchmark:
     answer_rows: AnswerRows | None = None
     """How a file of answer strings is read (``nlibias score --answer-column NAME``); None: its
     predictions files hold labels or scores, not answer strings."""
+    resampling_unit: str = "pair"
+    """What its bootstrap resamples (``metrics.json``'s ``bootstrap.unit``)."""
     pinned_data: tuple[PinnedData, ...] = ()
     """Where its source data comes from (the pinned upstream files, checked on download)."""
     citation: str = ""

@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from nlibias.benchmarks.data_locations import PinnedData, resolve_data
+from nlibias.benchmarks.data_locations import PinnedData, resolve_data, verify_files
 from nlibias.errors import SourceError
 from nlibias.schema import Sample
 from nlibias.schema.columns import IdPositions, SampleColumns
@@ -118,7 +118,9 @@ class BBQRow(BaseModel):
 
 def read_bbq_rows(path: Path) -> Iterator[tuple[int, dict[str, Any], BBQRow]]:
     """Each line of an upstream BBQ JSONL file (data or results) as (line, raw object, checked
-    fields); a line that is not a BBQ example is refused with the file, line and field."""
+    fields); a line that is not a BBQ example, an example id repeated in the file (refused with
+    both lines) and a file without examples are refused with the file, line and field."""
+    seen: dict[tuple[str, int], int] = {}
     for line, text in enumerate(stream_lines(path), start=1):
         if not text.strip():
             continue
@@ -133,7 +135,18 @@ def read_bbq_rows(path: Path) -> Iterator[tuple[int, dict[str, Any], BBQRow]]:
             raise SourceError(path, field, first["msg"], line=line) from None
         if set(row.answer_info) != {"ans0", "ans1", "ans2"}:
             raise SourceError(path, "answer_info", "expected the entries ans0, ans1 and ans2", line=line)
+        key = (row.category, row.example_id)
+        if key in seen:
+            raise SourceError(
+                path,
+                "example_id",
+                f"example_id {row.example_id} ({row.category}) repeats line {seen[key]}",
+                line=line,
+            )
+        seen[key] = line
         yield line, raw, row
+    if not seen:
+        raise SourceError(path, None, "no BBQ examples in the file")
 
 
 def bias_target(row: BBQRow) -> int | None:
@@ -261,6 +274,9 @@ def expand_bbq(source: str | Path | None = None) -> BBQExpansion:
             raise SourceError(
                 path, None, "no BBQ category file (CATEGORY.jsonl) found", fix=f"put them in {path}/data"
             )
+    if source is not None:  # a copy elsewhere: each file under a pinned file's name is verified as it
+        remedy = "restore the pinned file, or rename yours to read it as your own data"
+        verify_files(BBQ_DATA, _pinned_copies(files, root), remedy=remedy)
     names = proper_names(root)
     samples = tuple(sample for file in files for sample in read_bbq_file(file, names))
     present = {f.stem for f in files}
@@ -272,53 +288,55 @@ def expand_bbq(source: str | Path | None = None) -> BBQExpansion:
     )
 
 
+def _pinned_copies(files: Iterable[Path], root: Path) -> list[tuple[Path, str]]:
+    """The files read (category files and the names file at ``root``) that carry a pinned file's
+    name, each with its pinned digest."""
+    named = {f"data/{f.name}": f for f in files} | {NAMES_FILE: root / NAMES_FILE}
+    pinned = BBQ_DATA.files
+    return [(path, pinned[rel][1]) for rel, path in named.items() if rel in pinned and path.is_file()]
+
+
 def read_bbq_file(path: Path, names: Iterable[str] = ()) -> Iterator[Sample]:
-    """The samples of one category file (each line checked; an example id repeated in the file is
-    refused with both lines)."""
+    """The samples of one category file (each line checked by :func:`read_bbq_rows`)."""
     known = frozenset(names)
-    seen: dict[tuple[str, int], int] = {}
     for line, _, row in read_bbq_rows(path):
-        key = (row.category, row.example_id)
-        if key in seen:
-            raise SourceError(
-                path,
-                "example_id",
-                f"example_id {row.example_id} ({row.category}) repeats line {seen[key]}",
-                line=line,
-            )
-        seen[key] = line
         yield to_sample(path, line, row, known)
 
 
-def _normalised(text: str) -> str:
-    """An answer or option as the reading rule compares them: lower-case, ``}`` removed, a final
-    period stripped, spaces around it removed."""
-    text = text.replace("}", "").strip().lower()
-    return text[:-1].rstrip() if text.endswith(".") else text
+_R_SPACE = " \t\r\n"
+"""What R's ``trimws`` removes (the upstream script compares trimmed texts)."""
+
+
+def _compared(text: str) -> str:
+    """A text as the upstream R script compares it: a final period removed (before trimming, as
+    ``gsub("\\.$", "", x)`` runs first), then trimmed and lower-cased."""
+    return text.removesuffix(".").strip(_R_SPACE).lower()
 
 
 def read_answer(answer: str, options: Sequence[str], words: Sequence[str]) -> int | None:
-    """The option an answer string stands for (DESIGN, the upstream R script's rule): the option
-    whose text equals the answer once both are normalised (lower-case, ``}`` and a final period
-    removed), else the first option whose ``answer_info`` text's first two words occur in the
-    answer; None: unmatched (counted, never guessed).
+    """The option an answer string stands for, by the upstream R script's rule (DESIGN; docs/bbq.md
+    says where it departs): the first option whose text, ``}`` removed, equals the answer once both
+    lose a final period and are trimmed and lower-cased; else the first option whose ``answer_info``
+    text's first two words (split at single spaces) occur in the lower-cased answer, a text of one
+    word never matching (R's ``stringr::word(x, 1, 2)`` is NA); None: unmatched (counted, never
+    guessed).
 
-    >>> read_answer("The grandfather.", ["The grandfather", "The grandson", "Can't be determined"],
-    ...             ["grandfather", "grandson", "Can't be determined"])
+    >>> options = ["The grandfather", "The grandson", "Can't be determined"]
+    >>> read_answer("The grandfather.", options, ["grandfather", "grandson", "Can't be determined"])
     0
-    >>> read_answer("can't be determined", ["The grandfather", "The grandson", "Can't be determined"],
-    ...             ["grandfather", "grandson", "Can't be determined"])
+    >>> read_answer("it can't be said", options, ["grandfather", "grandson", "Can't be determined"])
     2
-    >>> read_answer("i have no idea", ["A", "B", "C"], ["a1", "b1", "c1"]) is None
+    >>> read_answer("grandfather", options, ["grandfather", "grandson", "Can't be determined"]) is None
     True
     """
-    given = _normalised(answer)
+    given = _compared(answer)
     for k, option in enumerate(options):
-        if given == _normalised(option):
+        if given == _compared(option.replace("}", "")):
             return k
-    for k, word in enumerate(words):
-        start = " ".join(word.lower().split(" ")[:2])
-        if start and start in given:
+    lowered = answer.removesuffix(".").lower()
+    for k, text in enumerate(words):
+        parts = text.lower().split(" ")
+        if len(parts) >= 2 and " ".join(parts[:2]) in lowered:
             return k
     return None
 

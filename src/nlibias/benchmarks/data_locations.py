@@ -15,7 +15,8 @@ with a warning and recorded. Each file is hashed once per state: the digest is k
 cache (``data-verified.json``) under its path, size, modification and change time. A path given
 explicitly is the user's own data and is not verified, unless it leads into the data's folder in
 ``$NLIBIAS_DATA_DIR`` or the user cache (``--source $NLIBIAS_DATA_DIR/<folder>/<file>``): the
-pinned copy is verified whichever way it is named.
+pinned copy is verified whichever way it is named. A benchmark whose files have fixed names may
+verify a copy elsewhere by name (:func:`verify_files`).
 
 >>> git_blob_id(b"hello\n")  # `printf 'hello\n' | git hash-object --stdin`
 'ce013625030ba8dba906f756967f9e9ca394464a'
@@ -288,6 +289,14 @@ def verify_data(data: PinnedData, folder: Path) -> None:
     per file state, :func:`verified_digest`); refuse one that differs, or, with the opt-out
     (:func:`allow_modified_data`), warn and record it."""
     present = [(folder / rel, digest) for rel, (_, digest) in data.files.items() if (folder / rel).is_file()]
+    remedy = "delete it (or restore it) and nlibias downloads the pinned file again into the user cache"
+    verify_files(data, present, remedy=remedy)
+
+
+def verify_files(data: PinnedData, present: list[tuple[Path, str]], *, remedy: str) -> None:
+    """:func:`verify_data` of the files given, each with the pinned digest it must have (also a
+    user's copy read under a pinned file's name, wherever it lies); ``remedy``: the fix offered
+    before the opt-out."""
     found_digests = verified_digests(present)
     for (path, digest), found in zip(present, found_digests, strict=True):
         if found == digest:
@@ -298,8 +307,7 @@ def verify_data(data: PinnedData, folder: Path) -> None:
                 path,
                 None,
                 f"differs from the pinned {data.name} data: expected digest {digest}, found {found}",
-                fix=f"delete it (or restore it) and nlibias downloads the pinned file again into the user "
-                f"cache; to use it as it is, pass allow_modified_data=True (nlibias expand "
+                fix=f"{remedy}; to use it as it is, pass allow_modified_data=True (nlibias expand "
                 f"--allow-modified-data) or set {ALLOW_ENV}=1",
             )
         warnings.warn(

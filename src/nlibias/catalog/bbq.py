@@ -17,6 +17,7 @@ BENCHMARK = Benchmark(
     measures={"generative": Measures(score=score_bbq_columns, tables=format_bbq_tables, infos=BBQ_MEASURES)},
     expand=expand_bbq,
     answer_rows=answer_rows,
+    resampling_unit="filled template",
     prompt_styles=("race", "arc"),
     summary_table=format_bbq_expansion,
     provenance_keys=PROVENANCE,

@@ -226,7 +226,7 @@ def _limited(
     """The stratified subset of ``checked`` (``limit``), written into ``out_dir`` when there is one,
     and what ``metrics.json`` records of it."""
     from nlibias.io.samples import read_samples, write_samples
-    from nlibias.jobs.subset import stratified_subset
+    from nlibias.jobs.subset import has_pairs, stratified_subset
 
     # from a file: every field, as the subset's samples file will hold them
     everything = read_samples(Path(given)) if isinstance(given, str | PathLike) else list(given)
@@ -237,6 +237,8 @@ def _limited(
         )  # fmt: skip
     subset = stratified_subset(everything, limit, seed=seed)
     info: dict[str, Any] = {"limit": limit, "seed": seed, "samples": len(subset), "of": len(everything)}
+    if not has_pairs(subset):  # BBQ's samples: no pairs to keep whole (its templates are split)
+        info["pairs_whole"] = False
     info["from"] = str(checked.path) if checked.path is not None else None
     if out_dir is None:
         return read_benchmark_samples(subset), info

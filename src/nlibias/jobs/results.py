@@ -273,7 +273,12 @@ def metrics_document(
         "schema_version": SCHEMA_VERSION,
         "source": source,
         "n_samples": n_samples,
-        "bootstrap": {"resamples": bootstrap, "seed": seed, "confidence": 0.95, "unit": "pair"},
+        "bootstrap": {
+            "resamples": bootstrap,
+            "seed": seed,
+            "confidence": 0.95,
+            "unit": benchmark.resampling_unit,
+        },
         "models": models,
         "predictor_kinds": {model: cast(PredictorKind, kinds[model]) for model in models},
     }

@@ -71,6 +71,11 @@ def _complete_pairs(samples: Sequence[Sample]) -> dict[str, list[str]]:
     return {topic: keys for topic, keys in complete.items() if keys}
 
 
+def has_pairs(samples: Sequence[Sample]) -> bool:
+    """Whether ``samples`` hold a complete pro/anti pair (what :func:`stratified_subset` keeps whole)."""
+    return bool(_complete_pairs(samples))
+
+
 def _pair_keys(samples: Sequence[Sample], n_pairs: int, seed: int, min_per_subtopic: int) -> set[str]:
     complete = _complete_pairs(samples)
     sizes = {topic: len(keys) for topic, keys in complete.items()}

@@ -225,14 +225,16 @@ def slice_metrics(
     bootstrap: int,
     seed: int,
 ) -> dict[str, Any]:
-    """One slice's measures, intervals over its filled templates, and counts (``unread``:
-    answers not read as an option; ``changed``: answers to an earlier annotation of the example,
-    not scored)."""
+    """One slice's measures, intervals over its filled templates with an answer read (``n_units``:
+    a template whose answers are all unread or changed adds nothing to resample), and counts
+    (``unread``: answers not read as an option; ``changed``: answers to an earlier annotation of
+    the example, not scored)."""
     totals = counts.sum(axis=0, keepdims=True)
     values = bbq_measures(totals)
     _, codes = np.unique(unit, return_inverse=True)
     unit_rows = np.zeros((int(codes.max()) + 1 if len(codes) else 0, len(COUNTS)))
     np.add.at(unit_rows, codes, counts)
+    unit_rows = unit_rows[unit_rows.any(axis=1)]
     out: dict[str, Any] = {name: _number(v[0]) for name, v in values.items()}
     out["n"] = len(counts)
     out["n_unparsed"] = int((unread & ~changed).sum())

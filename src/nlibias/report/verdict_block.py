@@ -110,15 +110,18 @@ def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
 
     >>> sample_notes({"subset": {"limit": 20, "seed": 0, "samples": 32, "of": 3134}})
     ['A subset: 32 of 3,134 samples (limit 20, seed 0; every subtopic, pairs whole): its values are not the full set’s.']
+    >>> sample_notes({"subset": {"limit": 300, "seed": 0, "samples": 300, "of": 11956, "pairs_whole": False}})
+    ['A subset: 300 of 11,956 samples (limit 300, seed 0; every subtopic): its values are not the full set’s.']
     >>> sample_notes({"run": {"samples_scored": 3119, "samples_given": 3134}})
     ['15 of 3,134 samples have no prediction and are left out: the values are over the 3,119 scored.']
     """
     notes = []
     subset = subset_of(metrics)
     if subset is not None:
+        whole = ", pairs whole" if subset.get("pairs_whole", True) else ""
         notes.append(
             f"A subset: {subset['samples']:,} of {subset['of']:,} samples (limit {subset.get('limit')}, seed "
-            f"{subset.get('seed')}; every subtopic, pairs whole): its values are not the full set’s."
+            f"{subset.get('seed')}; every subtopic{whole}): its values are not the full set’s."
         )
     if (found := scored_of(metrics)) is not None:
         scored, given = found

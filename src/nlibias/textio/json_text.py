@@ -81,7 +81,12 @@ def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constan
     try:
         value = json.loads(text, parse_constant=constant)
     except json.JSONDecodeError as exc:
-        raise SourceError(path, None, f"invalid JSON: {exc.msg}", line=first + exc.lineno - 1) from None
+        # an error at the end of the text (a truncated line) is on the last line with text,
+        # not the line after its final newline
+        at = min(exc.pos, len(text.rstrip()))
+        line_start = text.rfind("\n", 0, at) + 1
+        reason = f"invalid JSON: {exc.msg} (column {at - line_start + 1})"
+        raise SourceError(path, None, reason, line=first + text.count("\n", 0, at)) from None
     except _NotANumber as exc:
         raise _not_a_number(path, text, exc.name, first) from None
     except RecursionError:  # Python's parser recurses once a level of arrays and objects
