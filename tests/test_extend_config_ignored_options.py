@@ -371,7 +371,7 @@ def test_a_fill_model_pinned_in_its_name_and_by_revision_is_refused(tmp_path: Pa
 def test_a_revision_for_a_gguf_fill_is_refused_where_the_config_is_read(tmp_path: Path, model: str) -> None:
     """A GGUF file (the embedded SmolLM2 is one) has no revision: the run went on to the fill and
     failed there, "cannot load causal LM 'smollm2': We couldn't connect to 'https://huggingface.co'"."""
-    (tmp_path / "lm.gguf").write_bytes(b"GGUF")
+    (tmp_path / "lm.gguf").write_bytes(b"GGUF" + (3).to_bytes(4, "little") + bytes(16))  # a whole header
     model = model.replace("./", f"{tmp_path}/")
     error = refused(tmp_path, f"mlm:\n  model: '{model}'\n  revision: v1\nfilter:\n  models: [fake:a]\n")
     assert (error.field, error.line) == ("mlm.revision", 3)

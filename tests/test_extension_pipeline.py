@@ -661,7 +661,7 @@ def test_compare_fill_on_the_command_line_reaches_the_filter_stage(
 
     monkeypatch.setattr(pipeline, "run_pipeline", capture)
     gguf = tmp_path / "other.gguf"  # a local path must exist (checked with the settings)
-    gguf.write_bytes(b"GGUF")
+    gguf.write_bytes(b"GGUF" + (3).to_bytes(4, "little") + bytes(16))  # a whole GGUF header
     args = ["extend", "--out", str(tmp_path), "--fill-model", "smollm2", "--compare-fill", "masked:bert-base-cased",
             "--compare-fill", f"gguf:{gguf}"]  # fmt: skip
     result = CliRunner().invoke(app, args)

@@ -30,7 +30,7 @@ def read_json_file(path: str | Path, *, allow_nan: bool = False) -> Any:
     >>> _ = path.write_text('{"a":\\n  [1,}')
     >>> read_json_file(path)
     Traceback (most recent call last):
-    nlibias.errors.SourceError: ...x.json:2: invalid JSON: Expecting value
+    nlibias.errors.SourceError: ...x.json:2: invalid JSON: Expecting value (column 6)
     """
     return parse_json(path, read_text(path), allow_nan=allow_nan)
 

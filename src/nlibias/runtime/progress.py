@@ -48,8 +48,11 @@ LOG_INTERVAL = 30.0
 
 
 def in_notebook() -> bool:
-    """Whether this runs in a Jupyter kernel (which shows bars though stderr is no terminal)."""
-    return "ipykernel" in sys.modules
+    """Whether this runs in a Jupyter kernel (which shows bars though stderr is no terminal): its
+    IPython shell is the kernel's, not merely ipykernel imported (nbclient's caller imports it)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
 def _settle_tqdm_auto() -> None:
