@@ -38,12 +38,13 @@ llamacpp_warning() {
 # segmentation fault in llama_decode from a wheel built on this machine, 2026-12-07): such a
 # build is a failed one, removed so that the server tests skip saying why instead of failing.
 llamacpp_works() {
-  timeout 300 .venv/bin/python -c "
+  # in a subshell: bash's own "Segmentation fault" report goes to /dev/null with the rest
+  (timeout 300 .venv/bin/python -c "
 import llama_cpp
 from nlibias.models.generative.sources import smollm2_gguf_path
 lm = llama_cpp.Llama(model_path=str(smollm2_gguf_path()), n_ctx=256, n_threads=1, verbose=False)
 lm('The quick brown fox jumps over the lazy dog.', max_tokens=2)
-" >/dev/null 2>&1
+") >/dev/null 2>&1
 }
 remove_broken_llamacpp() {
   .venv/bin/pip uninstall -q -y llama-cpp-python >/dev/null 2>&1 || true

@@ -606,7 +606,10 @@ def _why_llama_cpp_is_missing() -> str:
     """The skip reason: where scripts/setup-tests.sh builds the wheel and its build log."""
     wheels = Path(os.environ.get("NLIBIAS_WHEELS") or Path.home() / ".cache" / "nlibias" / "wheels")
     log = wheels / "build.log"
-    if any(wheels.glob("llama_cpp_python-*.whl")):
+    failed = wheels / "build.failed"
+    if failed.is_file() and failed.read_text().strip():  # a build that crashed says so there
+        how = failed.read_text().strip()
+    elif any(wheels.glob("llama_cpp_python-*.whl")):
         how = "a wheel is there: rerun scripts/setup-tests.sh to install it"
     elif log.is_file():
         how = f"its build failed: see {log}"
