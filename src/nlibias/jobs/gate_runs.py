@@ -93,7 +93,18 @@ def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
     columns = read_benchmark_samples(path).columns
     kept, outputs = model_outputs(columns, result.predictions, result.metrics.get("predictor_kinds") or {})
     scored = columns if len(kept) == len(columns) else columns.take(kept)
-    return RunData(run, result.metrics, scored, outputs)
+    return _in_id_order(RunData(run, result.metrics, scored, outputs))
+
+
+def _in_id_order(run: RunData) -> RunData:
+    """The run's samples sorted by id: the bootstrap draws follow the units' order, so a samples
+    file in another order would give other p-values for the same answers."""
+    ids = list(run.columns.ids)
+    order = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
+    if np.array_equal(order, np.arange(len(ids))):
+        return run
+    outputs = {model: out.take(order) for model, out in run.outputs.items()}
+    return replace(run, columns=run.columns.take(order), outputs=outputs)
 
 
 def check_different_runs(candidate: str | Path, baseline: str | Path) -> None:
