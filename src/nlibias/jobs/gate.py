@@ -221,7 +221,7 @@ def _checks(
             detail = (
                 f"{where}: {_fmt(c.candidate, c.candidate_ci)} against {_fmt(c.baseline, c.baseline_ci)}, "
                 f"delta {_fmt(c.delta, c.delta_ci)}, {_CHANGE_WORDS[c.worse]} {_fmt(c.change, c.change_ci)} "
-                f"(margin {c.margin:g}), {_p_words(c)}, adjusted p {c.p_adjusted:.4f} "
+                f"(margin {c.margin:g}), {_p_words(c)}, adjusted p {p_text(c.p_adjusted, alpha)} "
                 + ("<" if failed else ">=")
                 + f" {alpha:g}"
                 + ("" if c.detectable is None else f"; detects a change of {c.detectable:.2f} with 80% power")
@@ -241,6 +241,21 @@ def _undefined(c: Comparison, base_model: str | None) -> bool:
     """Whether a run's value of the slice cannot be computed (the candidate's; with a baseline
     model, the baseline's too)."""
     return c.candidate is None or (base_model is not None and c.baseline is None)
+
+
+def p_text(p: float, alpha: float) -> str:
+    """``p`` to 4 decimals, or to as many as it takes not to print the threshold itself for a p
+    on one side of it ("0.0500 < 0.05" for 0.04995).
+
+    >>> p_text(0.0020, 1 - 0.95), p_text(0.04995, 1 - 0.95), p_text(0.05, 1 - 0.95)
+    ('0.0020', '0.04995', '0.0500')
+    """
+    at = math.isclose(p, alpha, rel_tol=1e-9, abs_tol=1e-15)  # as p_below reads it
+    for digits in range(4, 10):
+        text = f"{p:.{digits}f}"
+        if at or not math.isclose(float(text), alpha, rel_tol=1e-9, abs_tol=1e-15):
+            return text.rstrip("0") if digits > 4 else text
+    return repr(p)
 
 
 def _p_words(c: Comparison) -> str:
