@@ -358,3 +358,18 @@ def test_an_audit_stage_killed_before_its_complete_manifest_is_not_finished(tmp_
     assert stage.has_finished()
     (run / "manifest.json").write_text("not json", encoding="utf-8")
     assert not stage.has_finished()  # a damaged manifest is not a finished stage
+
+
+def test_a_fine_tune_into_a_log_prints_its_steps_as_lines(
+    toy: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # stderr captured here is no terminal, so the Trainer's bar is off; a log still hears of the
+    # steps (a line about every 30 s, every step with the interval at 0)
+    import nlibias.runtime.progress as progress
+
+    monkeypatch.setattr(progress, "LOG_INTERVAL", 0.0)
+    monkeypatch.setattr(progress, "bars_wanted", lambda wanted=True: False)
+    monkeypatch.setattr("nlibias.debias.finetune.bars_wanted", lambda wanted=True: False)
+    finetune(str(toy["base"]), toy["train"], tmp_path / "m", **{**FAST, "max_steps": 3, "progress": True})
+    printed = capsys.readouterr()
+    assert "fine-tune: 3/3 steps (100%)" in printed.err and "fine-tune: 0/3 steps" in printed.err

@@ -50,7 +50,7 @@ from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.atomic import write_json
 from nlibias.io.stages import canonical, changes, fingerprint, model_identity
-from nlibias.runtime.progress import bars_wanted, restore_library_bars
+from nlibias.runtime.progress import ProgressLines, bars_wanted, restore_library_bars
 from nlibias.schema.declared import declared
 
 CHECKPOINTS = "checkpoints"
@@ -195,6 +195,29 @@ def _quiet_progress() -> Any:
             return None
 
     return QuietProgress()
+
+
+def _progress_lines() -> Any:
+    """For a log (stderr no terminal): the fine-tune's steps as a line about every 30 s
+    (:class:`~nlibias.runtime.progress.ProgressLines`), where the Trainer's bar is off."""
+    from transformers.trainer_callback import TrainerCallback
+
+    class StepLines(TrainerCallback):
+        lines: ProgressLines | None = None
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.lines = ProgressLines(state.max_steps, "fine-tune", "step")
+            self.lines.moved_to(state.global_step)
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if self.lines is not None:
+                self.lines.moved_to(state.global_step)
+
+        def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if self.lines is not None:
+                self.lines.close()
+
+    return StepLines()
 
 
 def _plan(out: Path, inputs: dict[str, Any], force: bool) -> tuple[str | None, list[str]]:
@@ -405,6 +428,8 @@ def _train(
     if bars_wanted(progress):
         restore_library_bars()  # asked for: an earlier job's silencing would hide this bar too
         trainer.add_callback(_quiet_progress())
+    elif progress:
+        trainer.add_callback(_progress_lines())
     if finished is None:
         result = trainer.train(resume_from_checkpoint=resume_from)
     else:
