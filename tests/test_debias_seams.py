@@ -151,8 +151,11 @@ def test_a_truncated_weights_file_names_the_file(toy: dict[str, Path], tmp_path:
 
 
 def test_checkpoint_completeness_and_resume_from_the_newest_complete_one(
-    toy: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    toy: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # stderr as a terminal (bars wanted): the Trainer's bar is drawn there (in a log it prints
+    # lines instead: test_a_fine_tune_into_a_log_prints_its_steps_as_lines)
+    monkeypatch.setattr("nlibias.debias.finetune.bars_wanted", lambda wanted=True: wanted)
     out = tmp_path / "m"
     options = {**FAST, "max_steps": 4, "save_steps": 2}
     first = finetune(str(toy["base"]), toy["train"], out, **options)
