@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlibias.errors import ConfigError
+from nlibias.models.batching import plan_batches
 from nlibias.models.generative.prefix_sharing import common_prefix_length
 
 
@@ -69,8 +70,8 @@ def option_batches(
     backend: Any, prompts: Sequence[str], options: Sequence[Sequence[str]]
 ) -> Iterator[OptionBatch]:
     """Score each question's options (``prompts[i]``: its user message, ``options[i]``: its
-    options), several questions of similar prompt lengths per batch (the backend's
-    ``max_batch_size`` and ``max_batch_tokens``); a backend that cannot score texts (a server) is
+    options), several questions of similar prompt lengths per batch (:func:`~nlibias.models.batching.plan_batches`
+    with the backend's ``max_batch_size`` and ``max_batch_tokens``); a backend that cannot score texts (a server) is
     refused."""
     from nlibias.models.generative.backend import FakeGenerativeBackend
     from nlibias.models.generative.hf_causal import HFCausalLM
@@ -88,28 +89,21 @@ def option_batches(
         )
     model, tokenizer = backend.load()
     split = [_split(backend, tokenizer, prompt, opts) for prompt, opts in zip(prompts, options, strict=True)]
-    batch: list[int] = []
-    by_length = sorted(range(len(split)), key=lambda j: len(split[j][0]))  # less left padding
-    for question in [*by_length, None]:
-        longest = max((len(split[j][0]) for j in [*batch, question] if j is not None), default=0)
-        if batch and (
-            question is None
-            or len(batch) >= backend.max_batch_size
-            or longest * (len(batch) + 1) > backend.max_batch_tokens
-        ):
-            prefixes, tails = [split[j][0] for j in batch], [split[j][1] for j in batch]
-            logprobs = _tail_logprobs(model, prefixes, tails, int(tokenizer.pad_token_id), backend.device)
-            scores = [
-                OptionScores(tuple(lp), tuple(len(t) for t in ts))
-                for lp, ts in zip(logprobs, tails, strict=True)
-            ]
-            real = sum(len(p) + sum(len(t) for t in ts) for p, ts in zip(prefixes, tails, strict=True))
-            flat = [t for ts in tails for t in ts]
-            padded = len(prefixes) * max(map(len, prefixes)) + len(flat) * max(map(len, flat))
-            yield OptionBatch(batch, scores, real, padded)
-            batch = []
-        if question is not None:
-            batch.append(question)
+    for planned in plan_batches(
+        [len(prefix) for prefix, _ in split],
+        max_tokens=backend.max_batch_tokens,
+        max_batch_size=backend.max_batch_size,
+    ):
+        batch = sorted(planned.tolist())  # the questions in the order asked
+        prefixes, tails = [split[j][0] for j in batch], [split[j][1] for j in batch]
+        logprobs = _tail_logprobs(model, prefixes, tails, int(tokenizer.pad_token_id), backend.device)
+        scores = [
+            OptionScores(tuple(lp), tuple(len(t) for t in ts)) for lp, ts in zip(logprobs, tails, strict=True)
+        ]
+        real = sum(len(p) + sum(len(t) for t in ts) for p, ts in zip(prefixes, tails, strict=True))
+        flat = [t for ts in tails for t in ts]
+        padded = len(prefixes) * max(map(len, prefixes)) + len(flat) * max(map(len, flat))
+        yield OptionBatch(batch, scores, real, padded)
 
 
 def _split(
