@@ -18,11 +18,11 @@ nlibias.errors.ConfigError: markdown .../rules.yaml is a file the command reads 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, SourceError
+from nlibias.io.run_manifest import read_manifest
 
 Files = str | Path | Iterable[str | Path] | None
 """One parameter's files: a path, several, or None (the parameter was not given)."""
@@ -53,16 +53,13 @@ def run_files(run_dir: str | Path) -> list[Path]:
     run = run.parent if run.is_file() else run  # a run named by its metrics.json
     found = [run / name for name in _RUN_FILES]
     try:
-        manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):  # damaged: the command's own reader says how
+        manifest = read_manifest(run) if run.is_dir() else None
+    except SourceError:  # damaged: the command's own reader says how
         manifest = None
-    if isinstance(manifest, dict):
-        files = manifest.get("files")
-        found += [run / name for name in files if isinstance(name, str)] if isinstance(files, dict) else []
-        inputs = manifest.get("inputs")
-        for entry in inputs.values() if isinstance(inputs, dict) else ():
-            if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                found += [Path(entry["path"]), run / entry["path"]]  # a relative one: from here, or the run
+    if manifest is not None:
+        found += [run / name for name in manifest["files"]]
+        for entry in manifest.get("inputs", {}).values():
+            found += [Path(entry["path"]), run / entry["path"]]  # a relative one: from here, or the run
     for folder in _RUN_FOLDERS:
         if (run / folder).is_dir():
             found += [path for path in (run / folder).rglob("*") if path.is_file()]
