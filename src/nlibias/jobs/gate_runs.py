@@ -118,8 +118,9 @@ def check_different_runs(candidate: str | Path, baseline: str | Path) -> None:
 
 
 def aligned_baseline(candidate: RunData, baseline: RunData) -> RunData:
-    """The baseline over the candidate's samples in the candidate's order, refused where the
-    runs are of different benchmarks or samples (naming the first difference)."""
+    """The baseline, refused where the runs are of different benchmarks or samples (naming the
+    first difference); both runs are in id order (:func:`load_gate_run`), so the same samples in
+    another file order line up."""
     a, b = candidate.columns, baseline.columns
     source_a, source_b = candidate.metrics.get("source"), baseline.metrics.get("source")
     if source_a != source_b:
@@ -134,12 +135,6 @@ def aligned_baseline(candidate: RunData, baseline: RunData) -> RunData:
             f"{len(b)}; a gate compares runs over the same samples",
             fix="audit both models on the same samples file",
         )
-    if list(a.ids) != list(b.ids) and sorted(a.ids) == sorted(b.ids):  # the same samples, reordered
-        position = {sample: i for i, sample in enumerate(b.ids)}
-        order = np.array([position[sample] for sample in a.ids], dtype=np.int64)
-        outputs = {model: out.take(order) for model, out in baseline.outputs.items()}
-        baseline = replace(baseline, columns=b.take(order), outputs=outputs)
-        b = baseline.columns
     for i in range(len(a)):
         for field_name, left, right in (
             ("id", a.ids[i], b.ids[i]),
