@@ -48,19 +48,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from nlibias.errors import ConfigError, SourceError, did_you_mean
 from nlibias.metrics.bootstrap import deciding_resamples, smallest_p
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
-from nlibias.schema.declared import file_problems
+from nlibias.schema.declared import NonNegativeFloat, OpenUnit, PositiveInt, Seed, file_problems
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
 OVERALL = "overall"
 DEFAULT_SLICES = (OVERALL, "domain")
 
-Points = Annotated[float, Field(strict=True, ge=0.0, allow_inf_nan=False)]
+Points = Annotated[NonNegativeFloat, Field(strict=True, allow_inf_nan=False)]
 """A margin or limit in a measure's points: a finite number of 0 or more (an infinite one would
 let any candidate pass; a YAML ``true`` is no number)."""
-Resamples = Annotated[int, Field(strict=True, ge=1)]
-Seed = Annotated[int, Field(strict=True, ge=0)]
-Confidence = Annotated[float, Field(strict=True, gt=0.0, lt=1.0)]
-"""A confidence in the open interval (0, 1)."""
+Resamples = Annotated[PositiveInt, Field(strict=True)]
+Confidence = Annotated[OpenUnit, Field(strict=True)]
 
 
 def _headline_names() -> list[str]:
@@ -118,7 +116,7 @@ class GateRules(BaseModel):
 
     confidence: Confidence = 0.95
     bootstrap: Resamples = 1000
-    seed: Seed = 0
+    seed: Annotated[Seed, Field(strict=True)] = 0
     margin: Points = 0.0
     max_detectable: Points | None = None
     """The largest change (points) a check may be blind to: a check that cannot detect a change
