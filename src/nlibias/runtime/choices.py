@@ -115,10 +115,11 @@ def _row(
     extra: dict[str, Any] = {"kind": predictor.kind, "prompt": predictor.prompt.name, "mode": predictor.mode}
     if predictor.mode == "scored":
         scores = OptionScores.from_json(found)
-        choice: int | None = scores.choice()
+        best = scores.choice()
         extra |= {"option_logprobs": list(scores.logprobs), "option_tokens": list(scores.tokens)}
         extra["choice_per_token"] = scores.choice(per_token=True)
-        text = options[scores.choice()]
+        choice: int | None = best
+        text = options[best]
     else:
         text = found["text"]
         choice = read_answer(text, options, words)
