@@ -103,13 +103,19 @@ def _score(samples: Path, predictions: Path, out: Path) -> Path:
     return out
 
 
-def test_samples_edited_since_the_audit_are_refused_and_the_same_samples_reordered_are_accepted(
-    runs: dict[str, Path], tmp_path: Path
-) -> None:
+def _shuffled_samples(runs: dict[str, Path], tmp_path: Path, *, seed: int) -> Path:
+    """The gate's samples file with its lines in a seeded random order."""
     lines = (runs["root"] / "bb" / "samples.jsonl").read_text().splitlines(True)
     shuffled = tmp_path / "shuffled" / "samples.jsonl"
     shuffled.parent.mkdir()
-    shuffled.write_text("".join(random.Random(0).sample(lines, len(lines))))
+    shuffled.write_text("".join(random.Random(seed).sample(lines, len(lines))))
+    return shuffled
+
+
+def test_samples_edited_since_the_audit_are_refused_and_the_same_samples_reordered_are_accepted(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    shuffled = _shuffled_samples(runs, tmp_path, seed=0)
     reordered = _score(shuffled, runs["base"] / "predictions.jsonl", tmp_path / "reordered")
     result = nlibias.gate(reordered, runs["base"], rules=runs["rules"])
     assert result.passed and {c.comparison.p for c in result.checks} == {1.0}  # the same answers
@@ -290,10 +296,7 @@ def test_the_same_answers_over_a_reordered_samples_file_give_the_same_p_values(
 ) -> None:
     # The draws follow the units' order: the candidate's samples file in another order gave other
     # p-values for the same answers (an independent check: adjusted p 0.129 against 0.096).
-    lines = (runs["root"] / "bb" / "samples.jsonl").read_text().splitlines(True)
-    shuffled = tmp_path / "shuffled" / "samples.jsonl"
-    shuffled.parent.mkdir()
-    shuffled.write_text("".join(random.Random(1).sample(lines, len(lines))))
+    shuffled = _shuffled_samples(runs, tmp_path, seed=1)
     reordered = _score(shuffled, runs["cand"] / "predictions.jsonl", tmp_path / "reordered")
     as_audited = nlibias.gate(runs["cand"], runs["base"], rules=runs["rules"])
     as_shuffled = nlibias.gate(reordered, runs["base"], rules=runs["rules"])
