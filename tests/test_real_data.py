@@ -1,8 +1,8 @@
 """Real data passes every rule (issue #48): each data set in ``$NLIBIAS_DATA_DIR`` goes end to end
 through each reader that accepts it (the benchmark's expansion, the samples file written and
 read back through the samples rules) without a refusal. A rule that refuses the published data is
-as wrong as one that misses bad data. (BBQ is read by its own benchmark's tests; paper 004's
-workbooks, which are not shipped, by ``bench/published_workbooks.py``.)"""
+as wrong as one that misses bad data. (Paper 004's workbooks, which are not shipped, are read by
+``bench/published_workbooks.py``.)"""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ from nlibias.jobs.expand import expand_to_dir
 
 # The upstream counts: BBNLI 3,134 samples (2,276 bias + 858 test) at the pinned commit, its 199
 # pro/anti hypothesis pairs once the 56 identical ones are left out; WinoQueer-NLI's 76,288 rows
-# (one sample each); CrowS-Pairs' 1,508 pairs.
-EXPECTED = {"bbnli": 3134, "bbnli-tp": 199, "wq-nli": 76288, "crows-pairs": 1508}
+# (one sample each); CrowS-Pairs' 1,508 pairs; BBQ's 6 offline categories, 11,956 examples (Age
+# 3,680, Disability status 1,556, Nationality 3,080, Physical appearance 1,576, Religion 1,200,
+# Sexual orientation 864).
+EXPECTED = {"bbnli": 3134, "bbnli-tp": 199, "wq-nli": 76288, "crows-pairs": 1508, "bbq": 11956}
 
 
 @pytest.mark.parametrize("benchmark", sorted(EXPECTED))
