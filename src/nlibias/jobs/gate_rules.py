@@ -48,13 +48,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from nlibias.errors import ConfigError, SourceError, did_you_mean
 from nlibias.metrics.bootstrap import deciding_resamples, smallest_p
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
-from nlibias.schema.declared import NonNegativeFloat, OpenUnit, PositiveInt, Seed, file_problems
+from nlibias.schema.declared import OpenUnit, PositiveInt, Seed, file_problems
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
 OVERALL = "overall"
 DEFAULT_SLICES = (OVERALL, "domain")
 
-Points = Annotated[NonNegativeFloat, Field(strict=True, allow_inf_nan=False)]
+# pydantic's own finiteness (not schema.declared's NonNegativeFloat, whose check is a predicate):
+# its message, "Input should be a finite number", is what a rules file's line should say
+Points = Annotated[float, Field(strict=True, ge=0.0, allow_inf_nan=False)]
 """A margin or limit in a measure's points: a finite number of 0 or more (an infinite one would
 let any candidate pass; a YAML ``true`` is no number)."""
 Resamples = Annotated[PositiveInt, Field(strict=True)]
