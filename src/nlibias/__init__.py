@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nlibias.schema.declared import DrawSeed, NonNegativeFloat, PositiveInt, Resamples, declared
+from nlibias.schema.declared import DrawSeed, Name, NonNegativeFloat, PositiveInt, Resamples, declared
 from nlibias.version import __version__
 
 if TYPE_CHECKING:
@@ -227,7 +227,7 @@ def score(
     out_dir: str | Path | None = None,
     bootstrap: Resamples = 1000,
     seed: DrawSeed = 0,
-    answer_column: str | None = None,
+    answer_column: Name | None = None,
 ) -> AuditResult:
     """Score a predictions file or several (from nlibias or any tool: JSONL with ``id``, ``label``,
     optional ``model`` and ``probs``; with ``answer_column``, answer strings in that column, as BBQ's

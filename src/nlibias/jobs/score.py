@@ -62,7 +62,7 @@ from nlibias.jobs.results import (
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import IdPositions, SampleColumns
-from nlibias.schema.declared import DrawSeed, Resamples, declared, is_int, one_or_many
+from nlibias.schema.declared import DrawSeed, Name, Resamples, declared, is_int, one_or_many
 from nlibias.schema.outputs import ModelOutputs
 
 PredictionsInput = str | Path | Sequence[str | Path]
@@ -98,7 +98,7 @@ def run_score(
     out_dir: str | Path | None = None,
     bootstrap: Resamples = 1000,
     seed: DrawSeed = 0,
-    answer_column: str | None = None,
+    answer_column: Name | None = None,
 ) -> AuditResult:
     """Score ``predictions`` against the measures of the samples' benchmark, exactly as an audit
     would, and given ``out_dir`` write the run directory: ``predictions`` is nlibias' own
