@@ -13,10 +13,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from nlibias.errors import ConfigError, SourceError
 from nlibias.explanations.judge import GeneratedAnswer
 from nlibias.explanations.split import split_answer, split_sentences
 from nlibias.io.atomic import write_json, write_jsonl
+from nlibias.io.fingerprint import sha256_file
+from nlibias.io.jsonl import iter_jsonl
+from nlibias.io.predictions import PREDICTIONS_JSONL
+from nlibias.io.run_dir import read_run
+from nlibias.io.samples import read_samples
+from nlibias.io.stages import output_problems, record_path
 from nlibias.metrics.explanations import LABELS, STANCES, ExplanationColumns, explanation_rates
 from nlibias.metrics.meta import EXPLANATION_MEASURES
 from nlibias.schema import Prediction, Sample
@@ -33,16 +41,21 @@ OUTPUTS = (f"{EXPLANATIONS_DIR}/{EXPLANATIONS_JSONL}", f"{EXPLANATIONS_DIR}/{EXP
 DAMAGED = "its explanations/ files are damaged or incomplete: run nlibias explain again"
 
 
+class ExplainRecord(BaseModel):
+    """What ``current_summary`` reads of ``explain``'s stage record (the rest is the engine's)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    inputs: dict[str, Any] = {}
+    outputs: dict[str, str] = {}
+
+
 def current_summary(run_dir: str | Path, *, recorded: bool = True) -> dict[str, Any] | str | None:
     """The run's ``explanations.json`` when it holds the run's current explanations; else, in
     words, why not (damaged, changed or replaced since ``explain`` wrote it, or made from other
     predictions than the run holds now); None when the run has none. The report shows no stale
     explanations and the validation app queues none: both read this. ``recorded=False`` takes
-    files without ``explain``'s record (written by hand or by another tool: nothing to check
-    them against) as they are."""
-    from nlibias.io.fingerprint import sha256_file
-    from nlibias.io.stages import output_problems, record_path
-
+    files without ``explain``'s record (written by hand or by another tool) as they are."""
     run_dir = Path(run_dir)
     summary_path = run_dir / EXPLANATIONS_DIR / EXPLANATIONS_FILE
     record_file = record_path(run_dir, STAGE_NAME)
@@ -50,86 +63,48 @@ def current_summary(run_dir: str | Path, *, recorded: bool = True) -> dict[str, 
         return None
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        record = (
-            json.loads(record_file.read_text(encoding="utf-8")) if recorded or record_file.exists() else None
-        )
-    except (OSError, ValueError):
+        if not recorded and not record_file.exists():
+            return summary if isinstance(summary, dict) else DAMAGED
+        record = ExplainRecord.model_validate_json(record_file.read_bytes())
+    except (OSError, ValueError):  # ValidationError is a ValueError
         return DAMAGED
-    if record is None and isinstance(summary, dict):
-        return summary
-    if not isinstance(summary, dict) or not isinstance(record, dict):
+    if not isinstance(summary, dict):
         return DAMAGED
-    problems = output_problems(run_dir, record)
+    problems = output_problems(run_dir, record.model_dump())
     if problems:
         return (
             "its explanations/ files are damaged or incomplete, or were replaced since explain wrote them "
             f"({'; '.join(problems)}): run nlibias explain again"
         )
-    predictions = run_dir / "predictions.jsonl"
-    made_from = (record.get("inputs") or {}).get("predictions_sha256")
-    if not predictions.is_file() or sha256_file(predictions) != made_from:
+    predictions = run_dir / PREDICTIONS_JSONL
+    if not predictions.is_file() or sha256_file(predictions) != record.inputs.get("predictions_sha256"):
         return "its explanations were made from other predictions than the run now holds: run nlibias explain again"
     return summary
-
-
-def samples_of_run(run_dir: Path, samples: str | Path | None) -> Path:
-    """The samples file the run answered: ``samples`` when given, else the one its manifest (or
-    ``metrics.json``) records; refused when it is gone or was edited after the audit."""
-    from nlibias.io.run_manifest import changed_inputs, read_manifest
-
-    if samples is not None:
-        return Path(samples)
-    manifest: Mapping[str, Any] = read_manifest(run_dir) or {}
-    recorded = (manifest.get("inputs") or {}).get("samples") or {}
-    path = recorded.get("path")
-    if not path:
-        metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
-        path = (metrics.get("run") or {}).get("samples")
-    if not path or not Path(path).exists():
-        raise ConfigError(
-            f"the run {str(run_dir)!r} does not record a samples file that still exists "
-            f"({path or 'none recorded: the audit was given samples in memory'}); pass samples, the "
-            "samples the audit answered",
-            parameter="samples",
-        )
-    changed = changed_inputs(run_dir)
-    if changed:
-        raise ConfigError(
-            f"{'; '.join(changed)}: its texts are not those the model answered; pass samples, the "
-            "file as audited, or audit again",
-            parameter="samples",
-        )
-    return Path(path)
 
 
 def generated_answers(
     run_dir: str | Path, samples: str | Path | None = None
 ) -> tuple[list[GeneratedAnswer], Path]:
-    """Every generated answer of the run, split into short answer, explanation and sentences,
-    with its sample; and the samples file read. A run without generated answers (scored
-    answers, classifiers only) is refused, saying how to make one."""
-    from nlibias.io.predictions import read_predictions
-    from nlibias.io.run_manifest import check_run_directory
-    from nlibias.io.samples import read_samples
-
-    run_dir = Path(run_dir)
-    predictions_path = run_dir / "predictions.jsonl"
-    if not predictions_path.is_file():
+    """Every generated answer of the run (:func:`nlibias.io.run_dir.read_run`), split into short
+    answer, explanation and sentences, with its sample; and the samples file read (``samples``,
+    else the one the run recorded; refused when it is not the file the run read). A run without
+    generated answers (scored answers, classifiers only) is refused, saying how to make one."""
+    run = read_run(run_dir)
+    if run.predictions_path is None:
         raise SourceError(
-            run_dir, None, "no predictions.jsonl here", fix="pass the run directory of an audit"
+            run.path, None, "no predictions.jsonl here", fix="pass the run directory of an audit"
         )
-    check_run_directory(run_dir)
-    generated = [p for p in read_predictions(predictions_path) if _is_generated(p)]
+    generated = [p for p in run.predictions() if _is_generated(p)]
     if not generated:
         raise SourceError(
-            predictions_path,
+            run.predictions_path,
             None,
             "no generated answers here (scored answers and classifiers keep no text to explain)",
             fix="audit a generative model in generated mode and explain that run: "
             "nlibias audit --samples SAMPLES --generative MODEL --mode generated --out RUN "
             "(in Python: mode='generated')",
         )
-    samples_path = samples_of_run(run_dir, samples)
+    samples_path = run.samples.check(run.samples.file(samples))
     by_id = {s.id: s for s in read_samples(samples_path)}
     missing = sorted({p.sample_id for p in generated} - set(by_id))
     if missing:
@@ -139,7 +114,7 @@ def generated_answers(
             parameter="samples",
         )
     found = [_answer(p, by_id[p.sample_id]) for p in generated]
-    _warn_of_other_readings(generated, found, predictions_path)
+    _warn_of_other_readings(generated, found, run.predictions_path)
     return found, samples_path
 
 
@@ -239,8 +214,6 @@ def write_outputs(out_dir: Path, rows: Sequence[Mapping[str, Any]], summary: Map
 def read_rows(out_dir: str | Path) -> list[dict[str, Any]]:
     """The rows of ``explanations.jsonl``, each checked (:func:`row_problem`): a damaged row is
     refused with the file, its line and the field, not read as a label nobody gave."""
-    from nlibias.io.jsonl import iter_jsonl
-
     path = Path(out_dir) / EXPLANATIONS_JSONL
     rows = []
     for line, record in iter_jsonl(path):

@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired, cast
 
@@ -58,6 +58,7 @@ from nlibias.io.json_schema import (
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.schema.declared import is_int
 from nlibias.schema.measure_info import METRICS_FILE, MeasureInfo
+from nlibias.textio.json_text import parse_json
 
 SCHEMA_VERSION = 2
 """The version of ``metrics.json`` this nlibias writes (files without the field are version 0)."""
@@ -368,20 +369,71 @@ def check_metrics(document: Any, *, path: str | Path) -> MetricsDocument:
         field, reason = issues[0]
         more = f"; {len(issues) - 1} more problem(s)" if len(issues) > 1 else ""
         newer = field == "schema_version"
-        raise SourceError(
-            path,
-            field,
-            reason + more,
-            fix="upgrade nlibias to read it"
-            if newer
-            else "this file was not written by nlibias as it is: rerun the audit or score",
-        )
+        raise SourceError(path, field, reason + more, fix="upgrade nlibias to read it" if newer else _FIX)
     return cast(MetricsDocument, document)
+
+
+_FIX = "this file was not written by nlibias as it is: rerun the audit or score"
+SUM_TOLERANCE = 0.01
+"""Points by which accuracy + misprediction rate may miss 100 (two-decimal rounding of both)."""
+
+
+class _Keys(dict[str, Any]):
+    """A JSON object that remembers the keys it was given more than once (JSON readers keep the
+    last one silently)."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        keys = [key for key, _ in pairs]
+        self.repeated = {key: keys.count(key) for key in self if keys.count(key) > 1}
+
+
+def _repeated(value: Any, where: str = "") -> Iterator[tuple[str, int]]:
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, n in getattr(value, "repeated", {}).items():
+        yield f"{where}.{key}".lstrip("."), n
+    for key, item in items:
+        yield from _repeated(
+            item, f"{where}[{key}]" if isinstance(value, list) else f"{where}.{key}".lstrip(".")
+        )
+
+
+def check_consistent(document: MetricsDocument, *, path: str | Path) -> None:
+    """Refuse what the schema lets through: no models, an interval upside down, accuracy and
+    misprediction rate that do not sum to 100 (within :data:`SUM_TOLERANCE`).
+
+    >>> check_consistent({"source": "bbnli", "models": {"m": {"overall": {"accuracy": 70.0,
+    ...     "misprediction_rate": 20.0}}}}, path="run/metrics.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: run/metrics.json: field models.m.overall: accuracy 70 + misprediction_rate 20 = 90, not 100 (...)
+    """
+    if not document["models"]:
+        raise SourceError(path, "models", "no models: the file holds no results to report", fix=_FIX)
+    for model, metrics in document["models"].items():
+        slices = {f"models.{model}.overall": metrics["overall"]}
+        for key in ModelMetrics.__annotations__:  # the slicings the schema declares (and checked)
+            if key.startswith("by_"):
+                slices |= {
+                    f"models.{model}.{key}.{name}": m
+                    for name, m in cast(Mapping, metrics).get(key, {}).items()
+                }
+        for where, m in slices.items():
+            for measure, bounds in m.get("ci", {}).items():
+                if bounds is not None and bounds[0] > bounds[1]:
+                    reason = f"the interval's lower end {bounds[0]:g} is above its upper end {bounds[1]:g}"
+                    raise SourceError(path, f"{where}.ci.{measure}", reason, fix=_FIX)
+            accuracy, wrong = m.get("accuracy"), m.get("misprediction_rate")
+            if accuracy is not None and wrong is not None and abs(accuracy + wrong - 100.0) > SUM_TOLERANCE:
+                reason = (
+                    f"accuracy {accuracy:g} + misprediction_rate {wrong:g} = {accuracy + wrong:g}, not 100"
+                )
+                raise SourceError(path, where, reason, fix=_FIX)
 
 
 def read_metrics(path: str | Path) -> MetricsDocument:
     """Read and check a ``metrics.json``; errors name the file and what is wrong with it (empty,
-    not UTF-8, a byte-order mark, not JSON or truncated, an impossible value with its field path).
+    not UTF-8, a byte-order mark, not JSON or truncated, a key given twice, an impossible value
+    with its field path, numbers that contradict each other: :func:`check_consistent`).
 
     >>> import tempfile, pathlib
     >>> bad = pathlib.Path(tempfile.mkdtemp()) / "metrics.json"
@@ -396,27 +448,27 @@ def read_metrics(path: str | Path) -> MetricsDocument:
     if not data.strip():
         raise SourceError(path, None, "the file is empty", fix=fix)
     if data.startswith(b"\xef\xbb\xbf"):
-        raise SourceError(
-            path,
-            None,
-            "starts with a byte-order mark (BOM), which JSON does not allow",
-            fix="save it without one",
-        )
+        reason = "starts with a byte-order mark (BOM), which JSON does not allow"
+        raise SourceError(path, None, reason, fix="save it without one")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise SourceError(path, None, f"not UTF-8 (byte {error.start}: {error.reason})", fix=fix) from None
-    try:
-        document = json.loads(text)  # NaN / Infinity parse, and the schema refuses them by field
+    try:  # NaN / Infinity parse, and the schema refuses them by field
+        document = json.loads(text, object_pairs_hook=_Keys)
     except json.JSONDecodeError as error:
         reason = f"not valid JSON: {error.msg.removesuffix(' at')} at column {error.colno}"
         raise SourceError(path, None, reason, line=error.lineno, fix=fix) from None
     except (RecursionError, ValueError):  # nested too deep, a number past the digit limit
-        from nlibias.textio.json_text import parse_json
-
         parse_json(path, text, allow_nan=True)  # raises a SourceError saying which, with the line
         raise
-    return check_metrics(document, path=path)
+    checked = check_metrics(document, path=path)
+    for field, n in _repeated(document):
+        raise SourceError(
+            path, field, f"given {n} times in one object; a JSON reader keeps only the last one", fix=_FIX
+        )
+    check_consistent(checked, path=path)
+    return checked
 
 
 def schema_version(document: Mapping[str, Any]) -> int:

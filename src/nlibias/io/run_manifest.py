@@ -195,17 +195,14 @@ def changed_inputs(directory: str | Path) -> list[str]:
     ['samples file .../samples.jsonl changed after the run (SHA-256 ... when audited, now ...)']
     """
     manifest = read_manifest(directory)
-    inputs = manifest.get("inputs") if manifest is not None else None
     found: list[str] = []
-    for role, entry in (inputs if isinstance(inputs, dict) else {}).items():
-        path = Path(str(entry.get("path", "")))
-        if not path.is_file():
-            continue
-        now = file_entry(path)
-        if now["sha256"] != entry.get("sha256"):
+    for role, entry in (manifest or {}).get("inputs", {}).items():
+        path = Path(entry["path"])
+        now = file_entry(path)["sha256"] if path.is_file() else entry["sha256"]
+        if now != entry["sha256"]:
             found.append(
-                f"{role} file {path} changed after the run (SHA-256 {str(entry.get('sha256'))[:12]} when "
-                f"audited, now {now['sha256'][:12]})"
+                f"{role} file {path} changed after the run (SHA-256 {entry['sha256'][:12]} when "
+                f"audited, now {now[:12]})"
             )
     return found
 
@@ -248,9 +245,7 @@ def _mismatch(directory: Path, name: str) -> SourceError:
 
 def _check_entry(directory: Path, name: str, entry: ManifestEntry) -> None:
     path = directory / name
-    if not path.is_file() or path.stat().st_size != entry.get("bytes"):
-        raise _mismatch(directory, name)
-    if file_entry(path)["sha256"] != entry.get("sha256"):
+    if not path.is_file() or path.stat().st_size != entry["bytes"] or file_entry(path) != entry:
         raise _mismatch(directory, name)
 
 
@@ -266,17 +261,18 @@ def _complete_manifest(directory: Path) -> RunManifest | None:
     return manifest
 
 
-def check_run_directory(directory: str | Path, names: Iterable[str] | None = None) -> RunManifest | None:
-    """Refuse a run directory whose files (``names``; default: every file its manifest lists) are
-    not those of one complete write. A directory without a manifest (written before manifests)
-    is accepted with one :class:`LegacyRunWarning`; returns the manifest, or None then."""
+def check_run_directory(directory: str | Path, names: Iterable[str] = ()) -> RunManifest | None:
+    """Refuse a run directory whose files (every file its manifest lists, and ``names``, which a
+    run writes) are not those of one complete write. A directory without a manifest (written
+    before manifests) is accepted with one :class:`LegacyRunWarning`; returns the manifest, or
+    None then."""
     directory = Path(directory)
     manifest = _complete_manifest(directory)
     if manifest is None:
         warn_legacy(directory)
         return None
     files = manifest["files"]
-    for name in files if names is None else names:
+    for name in dict.fromkeys([*names, *files]):
         if name in files:
             _check_entry(directory, name, files[name])
         elif (directory / name).exists():

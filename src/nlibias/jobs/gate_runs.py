@@ -9,19 +9,19 @@ samples in another order are the same samples: the baseline is put in the candid
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from nlibias.errors import ConfigError, DataError, SourceError
-
-if TYPE_CHECKING:
-    from nlibias.schema.columns import SampleColumns
-    from nlibias.schema.outputs import ModelOutputs
+from nlibias.catalog.registry import load_plugins, read_benchmark_samples
+from nlibias.errors import ConfigError, DataError
+from nlibias.io.run_dir import read_run
+from nlibias.metrics.paired_units import model_outputs
+from nlibias.schema.columns import SampleColumns
+from nlibias.schema.outputs import ModelOutputs
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,67 +33,24 @@ class RunData:
     metrics: Mapping[str, Any]
     columns: SampleColumns
     outputs: Mapping[str, ModelOutputs]
+    kinds: Mapping[str, str]
 
     def kind_of(self, model: str) -> str:
         """The model's predictor kind (``classifier`` where the run records none)."""
-        return str((self.metrics.get("predictor_kinds") or {}).get(model, "classifier"))
-
-
-def _samples_path(run: Path, metrics: Mapping[str, Any], samples: str | Path | None) -> Path:
-    """The samples a run scored: ``samples`` when given, else the file its manifest or
-    ``metrics.json`` records (a relative path from the working directory, the run or a parent)."""
-    if samples is not None:
-        return Path(samples)
-    candidates: list[Path] = []
-    manifest = run / "manifest.json"
-    if manifest.is_file():
-        recorded = (
-            (json.loads(manifest.read_text(encoding="utf-8")).get("inputs") or {}).get("samples") or {}
-        ).get("path")
-        if isinstance(recorded, str):
-            candidates.append(Path(recorded))
-    recorded = (metrics.get("run") or {}).get("samples")
-    if isinstance(recorded, str) and recorded:
-        given = Path(recorded).expanduser()
-        root = run.absolute()
-        candidates += (
-            [given] if given.is_absolute() else [b / given for b in (Path.cwd(), root, *root.parents)]
-        )
-    for path in candidates:
-        if path.exists():
-            return path
-    if isinstance(recorded, str) and recorded:
-        reason = (
-            f"the samples this run scored are not at {recorded!r} (looked for from the working "
-            "directory, the run directory and each folder above it)"
-        )
-    elif candidates:  # only the manifest's absolute path
-        reason = f"the samples this run scored are not at {str(candidates[0])!r}"
-    else:
-        reason = "this run records no samples file"
-    raise SourceError(
-        run / "metrics.json",
-        "run.samples",
-        reason,
-        fix="pass the samples file the runs audited (parameter samples)",
-    )
+        return self.kinds.get(model, "classifier")
 
 
 def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
-    """A run's metrics, the samples it scored and each model's outputs on them; a samples file
-    whose bytes are not those the run read (its recorded SHA-256) is refused."""
-    from nlibias.catalog.registry import read_benchmark_samples
-    from nlibias.jobs.results import load_run
-    from nlibias.metrics.paired_units import model_outputs
-
-    run = Path(run_dir)
-    result = load_run(run)
-    path = _samples_path(run, result.metrics, samples)
-    result.check_samples_file(path)
+    """A run (:func:`nlibias.io.run_dir.read_run`), the samples it scored (``samples``, else the
+    file it recorded; refused when its bytes are not those the run read) and each model's
+    outputs on them."""
+    load_plugins()  # a plug-in benchmark's measures are declared: their ranges are checked
+    run = read_run(run_dir)
+    path = run.samples.check(run.samples.file(samples))
     columns = read_benchmark_samples(path).columns
-    kept, outputs = model_outputs(columns, result.predictions, result.metrics.get("predictor_kinds") or {})
+    kept, outputs = model_outputs(columns, run.predictions(), run.kinds)
     scored = columns if len(kept) == len(columns) else columns.take(kept)
-    return _in_id_order(RunData(run, result.metrics, scored, outputs))
+    return _in_id_order(RunData(run.path, run.metrics, scored, outputs, run.kinds))
 
 
 def _in_id_order(run: RunData) -> RunData:
@@ -122,7 +79,7 @@ def aligned_baseline(candidate: RunData, baseline: RunData) -> RunData:
     first difference); both runs are in id order (:func:`load_gate_run`), so the same samples in
     another file order line up."""
     a, b = candidate.columns, baseline.columns
-    source_a, source_b = candidate.metrics.get("source"), baseline.metrics.get("source")
+    source_a, source_b = candidate.metrics["source"], baseline.metrics["source"]
     if source_a != source_b:
         raise DataError(
             f"the candidate run is of {source_a!r} samples and the baseline of {source_b!r}; "

@@ -16,13 +16,27 @@ one a scoring found predictions for only part of, says so in the dataset's name 
 
 from __future__ import annotations
 
-import json
+import logging
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nlibias.errors import ConfigError, DataError, SourceError
+import yaml
+
+from nlibias.catalog.registry import benchmark_for_source, load_plugins
+from nlibias.errors import ConfigError, DataError, NlibiasError, SourceError
+from nlibias.io.atomic import atomic_write_text, locked_update, write_target
+from nlibias.io.overwrites import refuse_overwrites, run_files
+from nlibias.io.run_dir import RunDirectory, read_run
+from nlibias.metrics.meta import ALL_MEASURES
+from nlibias.metrics.verdicts import headline_infos
+from nlibias.report.metric_readers import interval, is_number
+from nlibias.report.verdict_block import scored_of, subset_of
+from nlibias.schema.model_keys import split_model_key
+from nlibias.textio.text_files import decode_utf8
+from nlibias.textio.yaml_unique import load_yaml
 
 if TYPE_CHECKING:
     from huggingface_hub import EvalResult
@@ -38,22 +52,10 @@ TASKS = {
 def _multiple_choice(source: str) -> bool:
     """Whether the samples of ``source`` are multiple-choice questions (their benchmark asks with
     multiple-choice prompt styles)."""
-    from nlibias.catalog.registry import benchmark_for_source
-    from nlibias.errors import NlibiasError
-
     try:
         return bool(benchmark_for_source(source).prompt_styles)
     except NlibiasError:  # a plug-in's source not registered here: read as its kind says
         return False
-
-
-def _samples_sha256(run: Path) -> str | None:
-    manifest = run / "manifest.json"
-    if not manifest.is_file():
-        return None
-    inputs = json.loads(manifest.read_text(encoding="utf-8")).get("inputs") or {}
-    digest = (inputs.get("samples") or {}).get("sha256")
-    return digest if isinstance(digest, str) else None
 
 
 def _coverage(metrics: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
@@ -68,8 +70,6 @@ def _coverage(metrics: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
     >>> _coverage({})
     ('', None)
     """
-    from nlibias.report.verdict_block import scored_of, subset_of
-
     subset = subset_of(metrics)
     if subset is not None:
         args = {"subset_samples": subset["samples"], "samples_in_set": subset["of"]}
@@ -81,33 +81,29 @@ def _coverage(metrics: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
     return "", None
 
 
-def _eval_results(metrics: Mapping[str, Any], key: str, revision: str | None) -> list[EvalResult]:
+def _eval_results(run: RunDirectory, key: str) -> list[EvalResult]:
     """One :class:`huggingface_hub.EvalResult` per headline measure and accuracy of model ``key``."""
     from huggingface_hub import EvalResult
 
-    from nlibias.metrics.meta import ALL_MEASURES
-    from nlibias.metrics.verdicts import headline_infos
-    from nlibias.schema.model_keys import split_model_key
-
-    overall = (metrics["models"][key] or {}).get("overall") or {}
+    metrics = run.metrics
+    overall = metrics["models"][key]["overall"]
     generative = split_model_key(key)
     # a run written before predictor_kinds: a generative LM's key says what it is
-    recorded = (metrics.get("predictor_kinds") or {}).get(key)
-    kind = str(recorded or ("generative" if generative is not None else "classifier"))
+    kind = run.kinds.get(key) or ("generative" if generative is not None else "classifier")
     task_type, task_name = TASKS.get(kind, ("text-classification", kind))
-    source = str(metrics.get("source"))
+    source = run.source
     if kind == "generative" and _multiple_choice(source):  # BBQ: answers to options, not yes/no
         task_name = "Question answering (multiple choice)"
     if generative is not None:  # the prompt and mode are in the key, not in the model's name
         task_name = f"{task_name}, prompt {generative[1]}, {generative[2]} answers"
     coverage, dataset_args = _coverage(metrics)
     infos = headline_infos(overall)
-    if isinstance(overall.get("accuracy"), int | float) and "accuracy" in ALL_MEASURES:
+    if is_number(overall.get("accuracy")) and "accuracy" in ALL_MEASURES:
         infos.append(ALL_MEASURES["accuracy"])
     results = []
     for info in infos:
         value = overall.get(info.name)
-        if not isinstance(value, int | float) or isinstance(value, bool):
+        if not is_number(value):
             continue  # undefined (None) on this run: nothing to report
         name = (
             info.display_name if info.neutral is None else f"{info.display_name} ({info.neutral:g} = no bias)"
@@ -120,53 +116,44 @@ def _eval_results(metrics: Mapping[str, Any], key: str, revision: str | None) ->
                 task_name=task_name,
                 dataset_type=f"nlibias/{source}",
                 dataset_name=f"{source} (nlibias{coverage})",
-                dataset_revision=revision,
+                dataset_revision=run.samples.sha256,
                 dataset_args=dataset_args,
                 metric_type=info.name,
                 metric_name=name,
-                metric_value=supported_precision(float(value), (overall.get("ci") or {}).get(info.name)),
+                metric_value=supported_precision(float(value), interval(overall, info.name)),
                 verified=False,
             )
         )
     return results
 
 
-def supported_precision(value: float, interval: Any) -> float:
+def supported_precision(value: float, bounds: tuple[float, float] | None) -> float:
     """``value`` rounded to two significant digits of its interval's half-width (the digits
     after those are noise); as it is without a usable interval (no resamples were drawn).
 
-    >>> supported_precision(-3.3391915641476255, [-6.553163444639718, 0.13620386643233687])
+    >>> supported_precision(-3.3391915641476255, (-6.553163444639718, 0.13620386643233687))
     -3.3
-    >>> supported_precision(0.123456, [0.1, 0.15]), supported_precision(32.86, None)
+    >>> supported_precision(0.123456, (0.1, 0.15)), supported_precision(32.86, None)
     (0.123, 32.86)
     """
-    import math
-
-    if not (isinstance(interval, list | tuple) and len(interval) == 2):
+    if bounds is None:
         return value
-    low, high = interval
-    if not all(isinstance(bound, int | float) and not isinstance(bound, bool) for bound in (low, high)):
-        return value
-    half = (float(high) - float(low)) / 2
+    half = (bounds[1] - bounds[0]) / 2
     if not math.isfinite(half) or half <= 0:
         return value
     return round(value, max(0, 1 - math.floor(math.log10(half))))
 
 
-def _model_name(metrics: Mapping[str, Any], key: str) -> str:
+def _model_name(run: RunDirectory, key: str) -> str:
     """The name the run recorded for the model (the name it was given, e.g. a hub id), not its key
     in the run (which adds a prompt and answer mode: those are in the task's name); the key only
     for a run that recorded none."""
-    runs = (metrics.get("run") or {}).get("models") or {}
-    recorded = (runs.get(key) or {}).get("model")
-    return recorded if isinstance(recorded, str) and recorded else key
+    return run.model_run(key).get("model") or key
 
 
-def _read(run: str | Path) -> tuple[Path, Mapping[str, Any]]:
-    from nlibias.jobs.results import load_run
-
-    path = Path(run)
-    return path, load_run(path).metrics
+def _read(path: str | Path) -> RunDirectory:
+    load_plugins()  # a plug-in benchmark's measures are declared: their ranges are checked
+    return read_run(path)
 
 
 def model_index(
@@ -177,28 +164,27 @@ def model_index(
     ``name`` (a run of one model, or with ``model``) or the name the run recorded."""
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
-    path, metrics = _read(run)
-    revision = _samples_sha256(path)
-    keys = _keys(path, metrics, model)
+    read = _read(run)
+    keys = _keys(read, model)
     if name is not None:
         _check_name(name)
-        keys = [_one_model(path, keys)]
+        keys = [_one_model(read.path, keys)]
     entries: list[dict[str, Any]] = []
     for key in keys:
-        results = _eval_results(metrics, key, revision)
+        results = _eval_results(read, key)
         if results:
-            entries += eval_results_to_model_index(name or _model_name(metrics, key), results)
+            entries += eval_results_to_model_index(name or _model_name(read, key), results)
     if not entries:
-        raise DataError(f"{path}: no model reports a headline measure or accuracy", field="models")
+        raise DataError(f"{read.path}: no model reports a headline measure or accuracy", field="models")
     return entries
 
 
-def _keys(path: Path, metrics: Mapping[str, Any], model: str | None) -> list[str]:
-    keys = list(metrics.get("models") or {})
+def _keys(run: RunDirectory, model: str | None) -> list[str]:
+    keys = list(run.metrics["models"])
     if model is None:
         return keys
     if model not in keys:
-        raise ConfigError(f"model {model!r} is not in {path} ({', '.join(keys)})", parameter="model")
+        raise ConfigError(f"model {model!r} is not in {run.path} ({', '.join(keys)})", parameter="model")
     return [model]
 
 
@@ -214,12 +200,10 @@ def model_index_yaml(run: str | Path, *, model: str | None = None, name: str | N
     """``model-index:`` as YAML (the metadata block's content) of one model: of the run's only
     one, or of ``model``, named ``name`` (default: the name the run recorded). The Hub reads one
     model name per card, so with several every result was read as the last model's."""
-    import yaml
-
     entries = model_index(run, model=model, name=name)
     if len(entries) > 1:
-        path, metrics = _read(run)
-        _one_model(path, _keys(path, metrics, model))  # refuses, naming the models
+        read = _read(run)
+        _one_model(read.path, _keys(read, model))  # refuses, naming the models
     return yaml.safe_dump({"model-index": entries}, sort_keys=False, allow_unicode=True)
 
 
@@ -250,9 +234,6 @@ def read_card(path: Path) -> tuple[str, dict[str, Any]]:
     nlibias.errors.SourceError: ...README.md:1: the front matter opened here is never closed (no '---' line after it) (...)
     """
     from huggingface_hub.repocard import REGEX_YAML_BLOCK
-
-    from nlibias.textio.text_files import decode_utf8
-    from nlibias.textio.yaml_unique import load_yaml
 
     data = path.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
@@ -290,8 +271,6 @@ def read_card(path: Path) -> tuple[str, dict[str, Any]]:
 def _card(path: Path, text: str, metadata: Mapping[str, Any]) -> Any:
     """``huggingface_hub``'s ModelCard of a checked card; its own log lines kept off stderr (a
     card without a metadata block, which we add; a model-index it cannot read, which we refuse)."""
-    import logging
-
     from huggingface_hub import ModelCard, ModelCardData
 
     hub_log = logging.getLogger("huggingface_hub")  # its modules' loggers have no level of their own
@@ -323,18 +302,16 @@ def update_card(
     under a lock (:func:`~nlibias.io.atomic.locked_update`: two exports at once keep both
     benchmarks' results), keeping its mode; a symlink is kept and the file it names updated; a
     read-only card is refused."""
-    from nlibias.io.atomic import atomic_write_text, locked_update
-
-    path, metrics = _read(run)
-    key = _one_model(path, _keys(path, metrics, model))
+    read = _read(run)
+    key = _one_model(read.path, _keys(read, model))
     if name is not None:
         _check_name(name)
     card_path = Path(card)
     if not card_path.is_file():
         raise SourceError(card_path, None, "no model card here", fix="pass an existing README.md")
-    results = _eval_results(metrics, key, _samples_sha256(path))
+    results = _eval_results(read, key)
     if not results:
-        raise DataError(f"{path}: model {key!r} reports no headline measure or accuracy", model=key)
+        raise DataError(f"{read.path}: model {key!r} reports no headline measure or accuracy", model=key)
     with locked_update(card_path) as target:
         loaded = _card(card_path, *read_card(target))
         data = loaded.data
@@ -342,7 +319,7 @@ def update_card(
         # model name (before, both were overwritten: an MNLI accuracy was lost, the name became "a")
         ours = results[0].dataset_type
         kept = [r for r in data.eval_results or [] if r.dataset_type != ours]
-        data.model_name = name or data.model_name or _model_name(metrics, key)
+        data.model_name = name or data.model_name or _model_name(read, key)
         data.eval_results = kept + results
         atomic_write_text(target, str(loaded))
     return str(data.model_name)
@@ -380,11 +357,6 @@ def export_model_index(
     ``name`` (else as ``card`` names it, else by the name the run recorded), written into the
     card's metadata block (:func:`update_card`) and to ``out`` when given. Neither may be a file
     of the run, nor both one file (refused before anything is read)."""
-    import yaml
-
-    from nlibias.io.atomic import atomic_write_text, write_target
-    from nlibias.io.overwrites import refuse_overwrites, run_files
-
     refuse_overwrites({"out": out, "card": card}, {"run": run_files(run)})
     card_file = None
     if card is not None:

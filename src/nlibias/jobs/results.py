@@ -1,31 +1,33 @@
 """What an audit or a scoring produces, and how it is written: :class:`AuditResult`, the
-``metrics.json`` document and the run directory.
-
-A run directory holds ``predictions.jsonl`` (one row per sample and model), ``metrics.json``
-(``{"models": {MODEL: {"overall": M, "by_domain": {...}, "by_subtopic": {...}}}}`` plus run
-information; typed as :class:`nlibias.io.results.MetricsDocument`), ``tables.txt`` and, written
-last, ``manifest.json`` (:mod:`nlibias.io.run_manifest`: readers refuse a half-replaced
-directory). Model outputs live in the prediction cache, so an interrupted audit rerun with the
-same command computes only what is missing.
+``metrics.json`` document and the run directory (:mod:`nlibias.io.run_dir`: its files, read
+back by :func:`load_run`). Model outputs live in the prediction cache, so an interrupted audit
+rerun with the same command computes only what is missing.
 """
 
 from __future__ import annotations
 
+import html
 import platform
+import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from nlibias.benchmarks.base import Benchmark
+from nlibias.catalog.registry import benchmark_for_source, load_plugins
 from nlibias.errors import ConfigError
 from nlibias.io.atomic import PendingFile, atomic_write_text, write_json
+from nlibias.io.overwrites import file_identity, refuse_overwrites
 from nlibias.io.predictions import PREDICTIONS_JSONL, write_predictions
-from nlibias.io.results import SCHEMA_VERSION, MetricsDocument, RunInfo
-from nlibias.io.run_manifest import begin_write, finish_write
-from nlibias.io.samples import read_samples
+from nlibias.io.results import SCHEMA_VERSION, MetricsDocument, RunInfo, metrics_issues
+from nlibias.io.run_dir import OUTPUT_FILES, TABLES_TXT, RunSamples, read_run
+from nlibias.io.run_manifest import MANIFEST_JSON, begin_write, finish_write, read_manifest
+from nlibias.io.samples import read_samples, resolve_samples_path
+from nlibias.metrics.ranking import most_biased_subtopics
 from nlibias.report.tables import format_all_tables
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import Predictor
@@ -38,10 +40,6 @@ from nlibias.version import __version__
 if TYPE_CHECKING:
     import pandas as pd
 
-TABLES_TXT = "tables.txt"
-OUTPUT_FILES = (PREDICTIONS_JSONL, METRICS_FILE, TABLES_TXT)
-"""What an audit or a scoring writes into its run directory (listed in ``manifest.json``)."""
-
 
 def refuse_run_overwrites(out_dir: str | Path | None, **inputs: object) -> None:
     """Before an audit or a scoring computes anything: refuse an ``out_dir`` whose files
@@ -49,10 +47,6 @@ def refuse_run_overwrites(out_dir: str | Path | None, **inputs: object) -> None:
     a path, a run directory's samples, or several paths; anything else, e.g. Sample objects, is
     no file). Rescoring a run in place (``predictions`` its own ``predictions.jsonl``, or the run
     directory) is no clash: the predictions are read to the end before their file is replaced."""
-    from nlibias.io.overwrites import file_identity, refuse_overwrites
-    from nlibias.io.run_manifest import MANIFEST_JSON
-    from nlibias.io.samples import resolve_samples_path
-
     if out_dir is None:
         return
     written = [Path(out_dir) / name for name in (*OUTPUT_FILES, MANIFEST_JSON)]
@@ -138,7 +132,7 @@ class AuditResult:
         the whole metrics are in :attr:`metrics`, the tables in :meth:`tables`)."""
         from nlibias.report.verdict_block import verdict_block
 
-        models = list(self.metrics.get("models") or {})
+        models = self.metrics["models"]
         head = (
             f"AuditResult(source={self.metrics.get('source')!r}, models={len(models)}, "
             f"samples={self.metrics.get('n_samples')}, out_dir={str(self.out_dir) if self.out_dir else None!r})"
@@ -152,8 +146,6 @@ class AuditResult:
         """The verdict table for a notebook (the same rows as :meth:`summary`), first, then what
         was audited; left-aligned (Jupyter right-aligns table cells, which set the verdicts'
         words adrift from their headers)."""
-        import html
-
         from nlibias.report.verdict_block import verdict_table_html
 
         head = html.escape(
@@ -182,60 +174,18 @@ class AuditResult:
 
         if samples is None and self.audited is not None:
             return samples_frame(self.predictions, self.audited.records())
-        path = self._recorded_samples() if samples is None else samples
-        if isinstance(path, str | Path):
-            self.check_samples_file(Path(path))
-        records = read_samples(path) if isinstance(path, str | Path) else path
-        return samples_frame(self.predictions, records)
+        if samples is None or isinstance(samples, str | Path):
+            located = self.recorded_samples()
+            samples = read_samples(located.check(located.file(samples)))
+        return samples_frame(self.predictions, samples)
 
-    def _recorded_samples(self) -> Path:
-        """The samples file the run read: the manifest's absolute path, else ``run.samples`` as
-        given or relative to the run directory."""
-        entry = self._samples_input()
-        recorded = self.metrics.get("run", {}).get("samples")
-        candidates = [Path(str(entry["path"]))] if entry.get("path") else []
-        if recorded:
-            candidates.append(Path(recorded))
-            if self.out_dir is not None and not Path(recorded).is_absolute():
-                candidates.append(self.out_dir / recorded)
-        found = next((c for c in candidates if c.exists()), None)
-        if found is None:
-            raise ConfigError(
-                f"the run's samples are not at {recorded!r}: pass the samples it audited", parameter="samples"
-            )
-        return found
-
-    def check_samples_file(self, path: Path) -> None:
-        """Refuse a samples file whose bytes are not those the run read (its recorded SHA-256)."""
-        from nlibias.io.fingerprint import sha256_file
-        from nlibias.io.samples import resolve_samples_path
-
-        expected = self.samples_sha256 or self._samples_input().get("sha256")
-        if not expected:
-            return  # a run written before the checksum was recorded
-        file = resolve_samples_path(path)
-        now = sha256_file(file)
-        if now != expected:
-            raise ConfigError(
-                f"the samples file {file} is not the one the run audited (SHA-256 {expected[:12]} when "
-                f"audited, now {now[:12]}): it was edited after the run, or it is another folder's; pass "
-                "the samples the run audited",
-                parameter="samples",
-            )
-
-    def _samples_input(self) -> dict[str, Any]:
-        """The samples entry of the run directory's manifest (path and SHA-256; {}: none)."""
-        from nlibias.io.run_manifest import read_manifest
-
-        manifest: Any = read_manifest(self.out_dir) if self.out_dir is not None else None
-        inputs = manifest.get("inputs") if isinstance(manifest, dict) else None
-        entry = inputs.get("samples") if isinstance(inputs, dict) else None
-        return entry if isinstance(entry, dict) else {}
+    def recorded_samples(self) -> RunSamples:
+        """The samples file the run read (:meth:`nlibias.io.run_dir.RunSamples.locate`)."""
+        manifest = read_manifest(self.out_dir) if self.out_dir is not None else None
+        return RunSamples.locate(self.out_dir, self.metrics, manifest, sha256=self.samples_sha256)
 
     def tables(self, *, by: str = "domain") -> Tables:
         """The text tables in the papers' layouts (``by``: domain or subtopic slices)."""
-        from nlibias.catalog.registry import benchmark_for_source
-
         return Tables(format_all_tables(self.metrics, benchmark_for_source(self.metrics["source"]), by=by))
 
     def materialised(self) -> AuditResult:
@@ -263,8 +213,6 @@ def metrics_document(
     A model with subtopic slices and no ranking of them yet gets its ``most_biased_subtopics``
     (:func:`nlibias.metrics.ranking.most_biased_subtopics`; ``domain_of``: each subtopic's
     domain), which the reports read back."""
-    from nlibias.metrics.ranking import most_biased_subtopics
-
     for model_metrics in models.values():
         by_subtopic = model_metrics.get("by_subtopic")
         if isinstance(by_subtopic, Mapping) and by_subtopic and "most_biased_subtopics" not in model_metrics:
@@ -316,7 +264,7 @@ def write_outputs(
         write_predictions(out_dir / PREDICTIONS_JSONL, cast(Iterable[Prediction], predictions))
     write_json(out_dir / METRICS_FILE, metrics)
     atomic_write_text(out_dir / TABLES_TXT, tables + "\n")
-    samples = (metrics.get("run") or {}).get("samples")
+    samples = metrics.get("run", {}).get("samples")
     finish_write(out_dir, OUTPUT_FILES, inputs={"samples": samples}, input_sha256={"samples": samples_sha256})
 
 
@@ -328,8 +276,6 @@ DERIVED_FILES = ("report.html", "report_files", "debias_comparison.json")
 
 
 def remove_derived(out_dir: Path) -> None:
-    import shutil
-
     for name in DERIVED_FILES:
         path = out_dir / name
         if path.is_dir():
@@ -349,10 +295,8 @@ def run_info(samples_path: str | Path | None) -> dict[str, Any]:
     }
     for package in ("torch", "transformers"):
         try:
-            from importlib.metadata import version
-
             info[package] = version(package)
-        except Exception:  # not installed: nothing to record
+        except PackageNotFoundError:  # not installed: nothing to record
             continue
     return info
 
@@ -420,8 +364,6 @@ def check_measures(metrics: MetricsDocument, benchmark: Benchmark) -> None:
     """Refuse ``metrics`` when a measure is outside the range it is declared with (or not a finite
     number): a scorer's fault, stopped before anything is written, as ``load_run`` would refuse
     the file afterwards."""
-    from nlibias.io.results import metrics_issues
-
     problems = metrics_issues(metrics)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -464,25 +406,9 @@ def finish_run(
 
 
 def load_run(directory: str | Path) -> AuditResult:
-    """The result of an audit or a scoring from its run directory (``metrics.json``,
-    ``tables.txt``, ``predictions.jsonl``): its files checked against ``manifest.json``
-    (:func:`nlibias.io.run_manifest.check_run_directory`), ``metrics.json`` against its schema
-    (:func:`nlibias.io.results.read_metrics`)."""
-    from nlibias.catalog.registry import load_plugins
-    from nlibias.errors import SourceError
-    from nlibias.io.predictions import read_predictions
-    from nlibias.io.results import read_metrics
-    from nlibias.io.run_manifest import check_run_directory
-
-    load_plugins()  # a plug-in benchmark's measures are declared: their ranges are checked
-    path = Path(directory)
-    metrics_path = path / METRICS_FILE
-    if not metrics_path.is_file():
-        raise SourceError(path, None, "no metrics.json here", fix="pass a run directory written by an audit")
-    metrics = read_metrics(metrics_path)  # an impossible value is named by its field first
-    check_run_directory(path, OUTPUT_FILES)
-    tables_path = path / TABLES_TXT
-    tables = tables_path.read_text(encoding="utf-8").rstrip("\n") if tables_path.is_file() else ""
-    predictions_path = path / PREDICTIONS_JSONL
-    predictions = tuple(read_predictions(predictions_path)) if predictions_path.is_file() else ()
-    return AuditResult(out_dir=path, metrics=metrics, tables_text=tables, predictions=predictions)
+    """The result of an audit or a scoring from its run directory, read and checked by
+    :func:`nlibias.io.run_dir.read_run` (a plug-in benchmark's measures declared first, so their
+    ranges are checked)."""
+    load_plugins()
+    run = read_run(directory)
+    return AuditResult(run.path, run.metrics, run.tables, tuple(run.predictions()))

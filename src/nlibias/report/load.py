@@ -1,12 +1,10 @@
 """Read what a report needs from run directories, tolerating every optional part being absent.
 
-A *run* is an audit/score directory (``metrics.json``, ``predictions.jsonl``) or an extension
-dataset directory (``run.json`` with per-stage counts, a card ``README.md``, samples). Nothing
-here raises on a missing optional file or key; a directory with neither metrics nor
-``run.json`` is refused, and so is a ``metrics.json`` that contradicts itself
-(:mod:`nlibias.report.metrics_checks`). A samples file edited after the audit is not shown beside
-the audit's answers: :attr:`Run.input_changes` says what changed, the report's example pairs are
-left out and a :class:`SamplesChangedWarning` is raised.
+A *run* is an audit/score directory (read and checked by :func:`nlibias.io.run_dir.read_run`)
+or an extension dataset directory (``run.json`` with per-stage counts, a card ``README.md``,
+samples). A directory with neither metrics nor ``run.json`` is refused. A samples file edited
+after the audit is not shown beside the audit's answers: :attr:`Run.input_changes` says what
+changed, the report's example pairs are left out and a :class:`SamplesChangedWarning` is raised.
 
 >>> import json, tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -25,9 +23,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from nlibias.errors import NlibiasError, SourceError
-from nlibias.io.results import MetricsDocument, read_metrics
-from nlibias.io.run_manifest import changed_inputs, check_run_directory
-from nlibias.report.metrics_checks import check_consistent, check_unique_keys
+from nlibias.io.predictions import read_predictions
+from nlibias.io.results import MetricsDocument, RunInfo
+from nlibias.io.run_dir import RunDirectory, RunSamples, read_run
+from nlibias.io.samples import read_samples
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.measure_info import METRICS_FILE
 
@@ -49,60 +48,45 @@ class Run:
 
     path: Path
     label: str
-    metrics: MetricsDocument = field(default_factory=lambda: _no_metrics())
-    """``metrics.json``, checked against its schema (empty for an extension run)."""
+    metrics: MetricsDocument = field(default_factory=lambda: cast(MetricsDocument, {}))
+    """``metrics.json``, checked (empty for an extension run)."""
     run_json: Mapping[str, Any] = field(default_factory=dict)
     card: str | None = None
     input_changes: list[str] = field(default_factory=list)
     """Inputs of the run (its samples file) edited since the run was written, in words; the
     report then shows no sample texts (they would sit beside answers to other texts)."""
+    record: RunDirectory | None = field(default=None, repr=False)
     _samples: list[Sample] | None = field(default=None, repr=False)
     _predictions: list[Prediction] | None = field(default=None, repr=False)
 
     @property
     def source(self) -> str:
-        return str(self.metrics.get("source", "unknown"))
+        return self.metrics.get("source", "unknown")
 
     @property
     def models(self) -> Mapping[str, Mapping[str, Any]]:
-        models = self.metrics.get("models")
-        if not isinstance(models, Mapping):
-            return {}
-        return {str(k): v for k, v in models.items() if isinstance(v, Mapping)}
+        return self.metrics.get("models", {})
 
     @property
-    def run_info(self) -> Mapping[str, Any]:
-        info = self.metrics.get("run")
-        return info if isinstance(info, Mapping) else {}
+    def run_info(self) -> RunInfo:
+        return self.metrics.get("run", {})
 
     def samples_path(self) -> Path | None:
-        """The samples the run was scored on: ``metrics["run"]["samples"]`` or the run dir itself."""
-        candidates: list[Path] = []
-        given = self.run_info.get("samples")
-        if isinstance(given, str) and given:
-            candidates.append(Path(given))
-            if not Path(given).is_absolute():
-                candidates.append(self.path / given)
-        candidates.append(self.path)
-        for candidate in candidates:
-            if candidate.is_file():
-                return candidate
-            if candidate.is_dir() and any(
-                (candidate / n).exists() for n in ("samples.jsonl", "samples.parquet")
-            ):
-                return candidate
-        return None
+        """The samples the run was scored on (:meth:`nlibias.io.run_dir.RunSamples.locate`)."""
+        return self._located().found
+
+    def _located(self) -> RunSamples:
+        return self.record.samples if self.record else RunSamples.locate(self.path, self.metrics, None)
 
     def samples(self) -> list[Sample]:
-        """The run's samples, or ``[]`` when the samples file is gone or unreadable."""
+        """The run's samples, or ``[]`` when the samples file is gone, unreadable or not the one
+        the run read."""
         if self._samples is None:
             path = self.samples_path()
             self._samples = []
             if path is not None and not self.input_changes:
-                from nlibias.io.samples import read_samples
-
                 try:
-                    self._samples = list(read_samples(path))
+                    self._samples = read_samples(self._located().check(path))
                 except (OSError, ValueError, NlibiasError):
                     self._samples = []
         return self._samples
@@ -113,8 +97,6 @@ class Run:
             self._predictions = []
             path = self.path / "predictions.jsonl"
             if path.exists():
-                from nlibias.io.predictions import read_predictions
-
                 try:
                     self._predictions = read_predictions(path)
                 except (OSError, ValueError, NlibiasError):
@@ -125,36 +107,25 @@ class Run:
         """Per-stage counts of an extension run (``run.json``), in order; ``[]`` when absent."""
         return funnel_stages(self.run_json)
 
+    def _dataset_folder(self) -> Path | None:
+        samples = self.samples_path()
+        return None if samples is None else samples if samples.is_dir() else samples.parent
+
     def card_text(self) -> str | None:
         """The dataset card of the run itself or of the dataset it was audited on."""
-        if self.card is not None:
-            return self.card
-        samples = self.samples_path()
-        if samples is not None:
-            folder = samples if samples.is_dir() else samples.parent
-            return _read_card(folder)
-        return None
+        folder = self._dataset_folder()
+        return self.card if self.card is not None or folder is None else _read_card(folder)
 
     def dataset_funnel(self) -> list[FunnelStage]:
         """Funnel of this run, or of the extension dataset the run was audited on."""
-        own = self.funnel()
-        if own:
-            return own
-        samples = self.samples_path()
-        if samples is None:
-            return []
-        folder = samples if samples.is_dir() else samples.parent
-        if folder.resolve() == self.path.resolve():
-            return []
+        folder = self._dataset_folder()
+        if self.funnel() or folder is None or folder.resolve() == self.path.resolve():
+            return self.funnel()
         return funnel_stages(_read_json(folder / RUN_JSON))
 
 
 class SamplesChangedWarning(UserWarning):
     """The samples file of a run was edited after the run: its texts are not the ones audited."""
-
-
-def _no_metrics() -> MetricsDocument:
-    return cast(MetricsDocument, {})
 
 
 def _read_json(path: Path) -> Mapping[str, Any]:
@@ -220,49 +191,38 @@ def funnel_stages(run_json: Mapping[str, Any]) -> list[FunnelStage]:
 
 
 def load_run(path: str | Path, *, label: str | None = None) -> Run:
-    """Load a run directory (or a ``metrics.json`` file) for reporting.
-
-    ``metrics.json`` is checked against its schema (:func:`nlibias.io.results.read_metrics`:
-    impossible values are refused with their field path, a damaged file with its parse error) and
-    the run directory's files against its manifest (:func:`nlibias.io.run_manifest.check_run_directory`).
+    """Load a run directory (or a ``metrics.json`` file) for reporting: an audit or scoring
+    run read and checked by :func:`nlibias.io.run_dir.read_run`, or an extension run.
     Raises :class:`SourceError` when the path holds neither ``metrics.json`` nor ``run.json``.
     """
     path = Path(path)
-    metrics_path = path if path.is_file() else path / METRICS_FILE
-    path = metrics_path.parent
-    metrics = _no_metrics()
-    changes: list[str] = []
-    if metrics_path.is_file():
-        metrics = read_metrics(metrics_path)  # an impossible value is named by its field first
-        check_unique_keys(metrics_path)
-        check_consistent(metrics, path=metrics_path)
-        check_run_directory(path)
-        changes = changed_inputs(path)
-        for change in changes:
-            warnings.warn(
-                f"{path}: {change}; the report leaves out its sample texts (rerun the audit on the "
-                "edited samples, or restore the file)",
-                SamplesChangedWarning,
-                stacklevel=2,
-            )
+    path = path.parent if path.is_file() else path
+    record = read_run(path) if (path / METRICS_FILE).is_file() else None
+    for change in record.input_changes if record else ():
+        warnings.warn(
+            f"{path}: {change}; the report leaves out its sample texts (rerun the audit on the "
+            "edited samples, or restore the file)",
+            SamplesChangedWarning,
+            stacklevel=2,
+        )
     run_json = _read_json(path / RUN_JSON)
-    if not metrics and not run_json and (path.parent / RUN_JSON).is_file() and _read_card(path):
+    if record is None and not run_json and (path.parent / RUN_JSON).is_file() and _read_card(path):
         return load_run(path.parent, label=label)  # RUN/dataset: the extension run it belongs to
-    if not metrics and not run_json:
+    if record is None and not run_json:
         raise SourceError(
             path,
             None,
             "no metrics.json (audit/score run) and no run.json (extension run) here",
             fix="pass the output directory of an audit, a scoring or an extension",
         )
-    card = _read_card(path) if run_json else None
     return Run(
         path=path,
         label=label or path.name or str(path),
-        metrics=metrics,
+        metrics=record.metrics if record else cast(MetricsDocument, {}),
         run_json=run_json,
-        card=card,
-        input_changes=changes,
+        card=_read_card(path) if run_json else None,
+        input_changes=list(record.input_changes) if record else [],
+        record=record,
     )
 
 

@@ -1,0 +1,184 @@
+"""One run directory, read and checked once (:func:`read_run`): what score, report, gate,
+explain, ``export model-index`` and ``load_run`` know of a run.
+
+An audit or a scoring writes ``predictions.jsonl``, ``metrics.json``, ``tables.txt`` and, last,
+``manifest.json`` (:mod:`nlibias.io.run_manifest`: the files' checksums and the samples file the
+run read); ``explain`` adds its stage record (``stages/explain.json``). A damaged or foreign file
+is refused here, naming the file, the field and the fix, so readers use the record's fields.
+
+>>> import json, tempfile, pathlib
+>>> from nlibias.io.run_manifest import finish_write
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> metrics = {"source": "bbnli", "models": {"m": {"overall": {}}}, "run": {"samples": "gone"}}
+>>> _ = (d / "metrics.json").write_text(json.dumps(metrics))
+>>> finish_write(d, ["metrics.json"])
+>>> run = read_run(d)
+>>> run.source, run.samples.recorded, run.samples.found, run.kinds
+('bbnli', 'gone', None, {})
+>>> run.samples.file()  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+nlibias.errors.SourceError: .../metrics.json: field run.samples: the samples this run scored are not at 'gone' (...)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, SkipValidation
+
+from nlibias.errors import ConfigError, SourceError
+from nlibias.io.fingerprint import sha256_file
+from nlibias.io.predictions import PREDICTIONS_JSONL, read_predictions
+from nlibias.io.results import MetricsDocument, ModelRun, read_metrics
+from nlibias.io.run_manifest import RunManifest, changed_inputs, check_run_directory
+from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, resolve_samples_path
+from nlibias.io.stages import read_record
+from nlibias.schema import Prediction
+from nlibias.schema.measure_info import METRICS_FILE
+
+TABLES_TXT = "tables.txt"
+OUTPUT_FILES = (PREDICTIONS_JSONL, METRICS_FILE, TABLES_TXT)
+"""What an audit or a scoring writes into its run directory (listed in ``manifest.json``)."""
+
+
+def _holds_samples(path: Path) -> bool:
+    return path.is_file() or any((path / name).is_file() for name in (SAMPLES_JSONL, SAMPLES_PARQUET))
+
+
+class RunSamples(BaseModel):
+    """The samples file a run scored: as the run recorded it, where it is now (None: nowhere),
+    and its SHA-256 as the run read it (None: a run written before it was recorded)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run: Path | None
+    recorded: str | None = None
+    found: Path | None = None
+    sha256: str | None = None
+
+    @classmethod
+    def locate(
+        cls,
+        run: Path | None,
+        metrics: Mapping[str, Any],
+        manifest: RunManifest | None,
+        *,
+        sha256: str | None = None,
+    ) -> RunSamples:
+        """The one way to find a run's samples: the manifest's absolute path, then ``run.samples``
+        of ``metrics.json`` (relative: from the working directory, the run and each folder above
+        it), then the run directory itself when it holds samples (an extension dataset)."""
+        entry = (manifest or {}).get("inputs", {}).get("samples")
+        recorded = metrics.get("run", {}).get("samples")
+        candidates = [Path(entry["path"])] if entry else []
+        if recorded:
+            given = Path(recorded).expanduser()
+            bases = [Path.cwd(), *([run.absolute(), *run.absolute().parents] if run else [])]
+            candidates += [given] if given.is_absolute() else [base / given for base in bases]
+        candidates += [run] if run is not None else []
+        found = next((path for path in candidates if _holds_samples(path)), None)
+        return cls(
+            run=run,
+            recorded=recorded or (entry["path"] if entry else None),
+            found=found,
+            sha256=sha256 or (entry["sha256"] if entry else None),
+        )
+
+    def file(self, given: str | Path | None = None) -> Path:
+        """``given`` when given, else the samples file found; refused when there is none."""
+        if given is not None:
+            return Path(given)
+        if self.found is not None:
+            return self.found
+        reason = "this run records no samples file"
+        if self.recorded:
+            reason = (
+                f"the samples this run scored are not at {self.recorded!r} (looked for from the working "
+                "directory, the run directory and each folder above it)"
+            )
+        raise SourceError(
+            (self.run or Path()) / METRICS_FILE,
+            "run.samples",
+            reason,
+            fix="pass the samples file the run audited (parameter samples)",
+        )
+
+    def check(self, path: str | Path) -> Path:
+        """The samples file of ``path``, refused when its bytes are not those the run read."""
+        file = resolve_samples_path(path)
+        now = sha256_file(file)
+        if self.sha256 is not None and now != self.sha256:
+            raise ConfigError(
+                f"the samples file {file} is not the one the run audited (SHA-256 {self.sha256[:12]} when "
+                f"audited, now {now[:12]}): it was edited after the run, or it is another folder's; pass "
+                "the samples the run audited",
+                parameter="samples",
+            )
+        return file
+
+
+class RunDirectory(BaseModel):
+    """A run directory as :func:`read_run` read and checked it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: Path
+    metrics: SkipValidation[MetricsDocument]
+    """``metrics.json``, checked by :func:`~nlibias.io.results.read_metrics`."""
+    manifest: SkipValidation[RunManifest | None]
+    """None: a run written before manifests (read with a warning)."""
+    samples: RunSamples
+    input_changes: tuple[str, ...] = ()
+    """Inputs (the samples file) edited since the run, in words."""
+    tables: str = ""
+    predictions_path: Path | None = None
+
+    @property
+    def source(self) -> str:
+        return self.metrics["source"]
+
+    @property
+    def kinds(self) -> dict[str, str]:
+        """Each model's predictor kind as recorded (``{}`` in files written before it was)."""
+        return dict(self.metrics.get("predictor_kinds", {}))
+
+    def model_run(self, model: str) -> ModelRun:
+        """How model ``model`` ran (``run.models.MODEL``; ``{}`` when not recorded)."""
+        return self.metrics.get("run", {}).get("models", {}).get(model, {})
+
+    def predictions(self) -> list[Prediction]:
+        return read_predictions(self.predictions_path) if self.predictions_path is not None else []
+
+    def stage(self, name: str) -> dict[str, Any] | None:
+        """The record of stage ``name`` (``stages/NAME.json``), None when it never ran."""
+        return read_record(self.path, name)
+
+
+def read_run(path: str | Path) -> RunDirectory:
+    """The run directory at ``path`` (or the one of a ``metrics.json``): ``metrics.json`` checked
+    against its schema and itself, every file against ``manifest.json``, the samples file
+    located, the inputs changed since the run listed."""
+    path = Path(path)
+    directory = path.parent if path.is_file() else path
+    metrics_path = directory / METRICS_FILE
+    if not metrics_path.is_file():
+        raise SourceError(
+            directory,
+            None,
+            "no metrics.json here",
+            fix="pass a run directory written by an audit or a scoring",
+        )
+    metrics = read_metrics(metrics_path)  # an impossible value is named by its field first
+    manifest = check_run_directory(directory, OUTPUT_FILES)
+    tables, predictions = directory / TABLES_TXT, directory / PREDICTIONS_JSONL
+    return RunDirectory(
+        path=directory,
+        metrics=metrics,
+        manifest=manifest,
+        samples=RunSamples.locate(directory, metrics, manifest),
+        input_changes=tuple(changed_inputs(directory)),
+        tables=tables.read_text(encoding="utf-8").rstrip("\n") if tables.is_file() else "",
+        predictions_path=predictions if predictions.is_file() else None,
+    )
