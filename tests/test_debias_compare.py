@@ -62,7 +62,8 @@ def test_find_pairs_from_finetune_records(tmp_path: Path) -> None:
 
 
 def test_compare_refuses_runs_without_pairs(tmp_path: Path) -> None:
-    (tmp_path / "metrics.json").write_text(json.dumps({"models": {"a": {}, "b": {}}, "run": {}}))
+    metrics = {"source": "occupations", "models": {"a": {"overall": {}}, "b": {"overall": {}}}, "run": {}}
+    (tmp_path / "metrics.json").write_text(json.dumps(metrics))
     with pytest.raises(ConfigError) as error:
         compare_debiasing(tmp_path)
     assert error.value.parameter == "pairs"

@@ -62,7 +62,7 @@ def render_card(info: Mapping[str, Any]) -> str:
         *intro_section(info, header["pretty_name"]),
         *models_section(model_rows(info)),
         *generation_tables(info),
-        *fill_comparison_section(info.get("fill_comparison") or {}),
+        *fill_comparison_section(info["fill_comparison"]),
         *outcome_tables(info),
         *closing_section(),
     ]
@@ -237,10 +237,10 @@ def resolution_note(record: Mapping[str, Any] | None) -> list[str]:
     if not isinstance(record, Mapping):
         return []
     line = f"Resolved by `nlibias validate resolve` with the rule `{record.get('rule')}`."
-    rounds = [(n, r) for n, r in (record.get("agreement") or {}).items() if r.get("kappa_kind")]
+    rounds = [(n, r) for n, r in record.get("agreement", {}).items() if r.get("kappa_kind")]
     if rounds:
         who = ", ".join(rounds[0][1].get("annotators") or [])
-        left_out = ", ".join(f"{k} ({v})" for k, v in (record.get("left_out_of_agreement") or {}).items())
+        left_out = ", ".join(f"{k} ({v})" for k, v in record.get("left_out_of_agreement", {}).items())
         line += f" Agreement of {who}" + (f" ({left_out} left out)" if left_out else "") + ": "
         line += "; ".join(
             f"{_ROUNDS.get(name, name)} "
@@ -328,7 +328,7 @@ def model_rows(info: Mapping[str, Any]) -> list[dict[str, Any]]:
             rows.append(
                 {"role": "filter", "model": name, "kind": identity.get("backend", "?"), "identity": identity}
             )
-    compared = (info.get("fill_comparison") or {}).get("rows", [])
+    compared = info.get("fill_comparison", {}).get("rows", [])
     for row in compared[1:]:  # the first row is the run's own fill; runs before 2026-11 recorded no identity
         if "identity" in row:
             rows.append(
@@ -407,7 +407,7 @@ def fill_comparison_section(comparison: Mapping[str, Any]) -> list[str]:
     >>> fill_comparison_section({"rows": [{"fill_model": "m", "kind": "masked"}]})
     []
     """
-    rows = comparison.get("rows") or []
+    rows = comparison["rows"]
     if len(rows) < 2:
         return []
     judge = comparison.get("judge")
@@ -435,7 +435,7 @@ def _percent(value: Any) -> str:
 
 
 def _fill_kind(info: Mapping[str, Any]) -> str:
-    fill = info.get("fill", {}).get("fill_model") or {}
+    fill = info.get("fill", {}).get("fill_model", {})
     kinds = {"causal": "causal LM: left-context beam, re-ranked by the whole sentence", "masked": "masked LM"}
     return f"{fill.get('name', info['config'].get('mlm'))}, " + kinds.get(
         fill.get("kind", "masked"), fill.get("kind", "")

@@ -1,27 +1,12 @@
 """``metrics.json``, typed: the TypedDicts every writer fills and every reader reads, its JSON
 Schema (``nlibias schema metrics``, published as ``docs/metrics.schema.json``) and its reader.
 
-Schema versions (``schema_version``):
-
-* **2** (this version): ``most_biased_subtopics`` lists only subtopics a verdict would call biased
-  (at least 10 resampling units, a 95% interval that excludes no bias), so it may hold fewer than
-  four or none; each entry carries its ``interval``.
-* **1**: ``schema_version``; ``predictor_kinds``; every model with a ``by_subtopic`` slicing
-  stores its ``most_biased_subtopics``, the paper's top four whatever their intervals (each entry
-  names its ``measure``). Reports rank its subtopics again by version 2's rule.
-* **0**: files written before the field existed (no ``schema_version``). They hold the same
-  layout with fewer fields: a missing ``predictor_kinds`` is read from the rows (see
-  :func:`nlibias.report.tables.predictor_kinds`), a missing ranking is ranked on reading by
-  :func:`nlibias.metrics.ranking.stored_ranking`. They load and validate as they are.
-
-A file with a larger version than this nlibias knows is refused (upgrade nlibias to read it).
-Every number of a measure must be finite and inside the range :mod:`nlibias.metrics.meta`
-declares for the measure (:data:`~nlibias.metrics.meta.ALL_MEASURES`: the schema's measure fields
-are made from it, so a range is written once, and a registered benchmark's own measures are
-checked as the built-in ones are).
-
-The types are checked by pydantic (:mod:`nlibias.io.json_schema`): ``TypeAdapter`` makes the
-schema and validates a document; a problem is named by its field path.
+``schema_version`` 2 (this one) ranks in ``most_biased_subtopics`` only subtopics a verdict would
+call biased; 1 ranked the paper's top four whatever their intervals; 0 (no field) holds fewer
+fields (a missing ``predictor_kinds`` or ranking is derived on reading). All three load; a newer
+one is refused. Every measure's number must be finite and inside the range
+:mod:`nlibias.metrics.meta` declares for it (the schema's measure fields are made from
+:data:`~nlibias.metrics.meta.ALL_MEASURES`, so a registered benchmark's measures are checked too).
 
 >>> schema = metrics_schema()
 >>> schema["$defs"]["SliceMetrics"]["properties"]["accuracy"]["anyOf"][0]
@@ -81,12 +66,9 @@ def declared(measure: str) -> Range:
 @with_config(JSON_CONFIG)
 class SliceMetrics(TypedDict, total=False):
     """The measures of one slice (overall, a domain, a subtopic, a group...), with counts, 95%
-    intervals (``ci``) and the numerators/denominators (``counts``). Which measures a slice holds
-    depends on the benchmark and the predictor kind."""
+    intervals (``ci``) and the numerators/denominators (``counts``). The measure fields are added
+    from the declarations (:func:`measure_fields`); these are the other fields."""
 
-    # The measures themselves are not listed here: the schema gets one field per declared measure
-    # (metrics.meta.ALL_MEASURES: the built-in ones and those of every registered benchmark), each
-    # a number in its declared range or None (undefined in this slice). These are the other fields.
     # BBNLI / BBNLI-next (classifiers and generative LMs)
     n: Count
     n_pairs: Count
@@ -295,8 +277,7 @@ class MetricsDocument(TypedDict):
 
 
 def metrics_schema() -> dict[str, Any]:
-    """The JSON Schema of ``metrics.json`` (what ``nlibias schema metrics`` prints): pydantic's
-    schema of the types above, in every slice one field per declared measure (:func:`measure_fields`).
+    """The JSON Schema of ``metrics.json`` (what ``nlibias schema metrics`` prints).
 
     >>> metrics_schema()["required"]
     ['source', 'models']
@@ -306,10 +287,8 @@ def metrics_schema() -> dict[str, Any]:
 
 
 def measure_fields() -> dict[str, Any]:
-    """A slice's measure fields, made from the declarations (:data:`~nlibias.metrics.meta.ALL_MEASURES`,
-    which registering a benchmark extends with its measures; those reported in ``metrics.json``):
-    each a number in its declared range,
-    or null where the measure is undefined in the slice; its meaning and unit as the description.
+    """A slice's measure fields, one per declared measure reported in ``metrics.json``: a number
+    in its declared range, or null where undefined in the slice; its meaning and unit described.
 
     >>> measure_fields()["M1"]  # doctest: +ELLIPSIS
     typing.Annotated[typing.Optional[typing.Annotated[float, Range(low=0.0, high=100.0)]], FieldInfo(...)]
@@ -322,9 +301,7 @@ def measure_fields() -> dict[str, Any]:
 
 
 def _in_metrics() -> list[tuple[str, MeasureInfo]]:
-    """The declared measures ``metrics.json`` holds, by name: a measure reported in another file
-    (the explanation rates of ``explanations.json``) is no field of it, so a ``metrics.json``
-    holding one is refused by the strict check as any unknown field is."""
+    """The declared measures ``metrics.json`` holds (not those of ``explanations.json``)."""
     return [(name, info) for name, info in sorted(ALL_MEASURES.items()) if info.reported_in == METRICS_FILE]
 
 
@@ -433,7 +410,7 @@ def check_consistent(document: MetricsDocument, *, path: str | Path) -> None:
 def read_metrics(path: str | Path) -> MetricsDocument:
     """Read and check a ``metrics.json``; errors name the file and what is wrong with it (empty,
     not UTF-8, a byte-order mark, not JSON or truncated, a key given twice, an impossible value
-    with its field path, numbers that contradict each other: :func:`check_consistent`).
+    with its field path).
 
     >>> import tempfile, pathlib
     >>> bad = pathlib.Path(tempfile.mkdtemp()) / "metrics.json"
@@ -467,7 +444,6 @@ def read_metrics(path: str | Path) -> MetricsDocument:
         raise SourceError(
             path, field, f"given {n} times in one object; a JSON reader keeps only the last one", fix=_FIX
         )
-    check_consistent(checked, path=path)
     return checked
 
 

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, SkipValidation
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.predictions import PREDICTIONS_JSONL, read_predictions
-from nlibias.io.results import MetricsDocument, ModelRun, read_metrics
+from nlibias.io.results import MetricsDocument, ModelRun, check_consistent, read_metrics
 from nlibias.io.run_manifest import RunManifest, changed_inputs, check_run_directory
 from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, resolve_samples_path
 from nlibias.io.stages import read_record
@@ -158,8 +158,9 @@ class RunDirectory(BaseModel):
 
 def read_run(path: str | Path) -> RunDirectory:
     """The run directory at ``path`` (or the one of a ``metrics.json``): ``metrics.json`` checked
-    against its schema and itself, every file against ``manifest.json``, the samples file
-    located, the inputs changed since the run listed."""
+    against its schema, every file against ``manifest.json``, the numbers against each other
+    (:func:`~nlibias.io.results.check_consistent`), the samples file located, the inputs changed
+    since the run listed."""
     path = Path(path)
     directory = path.parent if path.is_file() else path
     metrics_path = directory / METRICS_FILE
@@ -172,6 +173,7 @@ def read_run(path: str | Path) -> RunDirectory:
         )
     metrics = read_metrics(metrics_path)  # an impossible value is named by its field first
     manifest = check_run_directory(directory, OUTPUT_FILES)
+    check_consistent(metrics, path=metrics_path)  # what the run wrote, yet contradicting itself
     tables, predictions = directory / TABLES_TXT, directory / PREDICTIONS_JSONL
     return RunDirectory(
         path=directory,

@@ -1,29 +1,16 @@
 """A run directory changes as a unit: ``manifest.json`` lists the size and SHA-256 of each output
-file of the run, and readers refuse a directory whose files do not match it.
-
-Writing a run directory (:func:`nlibias.jobs.audit.write_outputs`) goes:
-
-1. :func:`begin_write`: delete stale ``.NAME.*.part`` files that a killed write left, and replace
-   the manifest with one marked ``"complete": false``;
-2. each output file is written to a temporary name and renamed over the old one;
-3. :func:`finish_write`: the manifest, with every file's size and checksum, renamed in last.
-
-A reader (:func:`check_run_directory`, :func:`check_run_file`) therefore finds either a complete
-manifest that every file matches, or an error naming the directory, the file and the fix: it never
-reads the new ``predictions.jsonl`` with the old ``metrics.json``. A directory written before
-manifests existed has none; it is read as it is, with one warning per directory.
-
-The manifest also records the run's *inputs* read from elsewhere (``inputs``: the samples file
-an audit read, with its size and SHA-256), so a reader can tell when one was edited after the
-run (:func:`changed_inputs`): a report would otherwise show the new texts beside the old answers.
+file, and readers refuse a directory whose files do not match it. A write goes
+:func:`begin_write` (stale ``.part`` files removed, the manifest marked incomplete), each file
+renamed into place, then :func:`finish_write` (the complete manifest, renamed in last), so a
+reader never sees new predictions beside old metrics. The manifest also records the run's
+*inputs* (the samples file, with its SHA-256): :func:`changed_inputs` says which were edited
+since. A directory written before manifests is read as it is, with one warning.
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
 >>> begin_write(d, ["a.txt"])
 >>> _ = (d / "a.txt").write_text("new")
 >>> finish_write(d, ["a.txt"])
->>> check_run_directory(d)["files"]["a.txt"]["bytes"]
-3
 >>> _ = (d / "a.txt").write_text("changed")
 >>> check_run_directory(d)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
@@ -33,7 +20,6 @@ nlibias.errors.SourceError: ...: run directory ... is incomplete or mixed: file 
 from __future__ import annotations
 
 import functools
-import hashlib
 import warnings
 from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
@@ -45,7 +31,9 @@ from typing_extensions import TypedDict
 
 from nlibias.errors import SourceError
 from nlibias.io.atomic import write_json
+from nlibias.io.fingerprint import sha256_file
 from nlibias.io.json_schema import JSON_CONFIG, Integer, Range, document_issues, json_schema
+from nlibias.io.samples import resolve_samples_path
 from nlibias.textio.json_text import parse_json
 
 MANIFEST_JSON = "manifest.json"
@@ -107,14 +95,8 @@ def manifest_schema() -> dict[str, Any]:
 
 
 def file_entry(path: Path) -> ManifestEntry:
-    """Size and SHA-256 of a file (read in 1 MiB blocks)."""
-    digest = hashlib.sha256()
-    size = 0
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-            size += len(block)
-    return {"bytes": size, "sha256": digest.hexdigest()}
+    """Size and SHA-256 of a file."""
+    return {"bytes": path.stat().st_size, "sha256": sha256_file(path)}
 
 
 def stale_parts(directory: Path, names: Iterable[str]) -> list[Path]:
@@ -126,8 +108,8 @@ def stale_parts(directory: Path, names: Iterable[str]) -> list[Path]:
 
 
 def begin_write(directory: str | Path, names: Collection[str], *, keep: Collection[Path] = ()) -> None:
-    """Before the first output file of a run is replaced: remove stale ``.part`` files (except
-    those in ``keep``, still being written) and mark the manifest incomplete."""
+    """Remove stale ``.part`` files (except ``keep``, still being written) and mark the manifest
+    incomplete: before the first output file of a run is replaced."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     kept = {Path(p).resolve() for p in keep}
@@ -145,10 +127,9 @@ def finish_write(
     input_sha256: Mapping[str, str | None] | None = None,
 ) -> None:
     """After every output file is in place: the complete manifest, renamed in last. ``inputs``:
-    files the run read, by role (``{"samples": path}``; a samples directory stands for the
-    samples file read from it), recorded with their checksums; a missing one is left out.
-    ``input_sha256``: the checksum of an input as the run read it, where the run took it then
-    (a file changed since is then recorded as it was read, so readers see the change)."""
+    files the run read, by role (``{"samples": path}``; a samples directory stands for its
+    samples file); ``input_sha256``: an input's checksum as the run read it (a file changed
+    since is recorded as it was read, so readers see the change)."""
     directory = Path(directory)
     files = {name: file_entry(directory / name) for name in names if (directory / name).is_file()}
     manifest = _manifest(files, complete=True)
@@ -162,21 +143,13 @@ def finish_write(
     write_json(directory / MANIFEST_JSON, manifest)
 
 
-def _input_file(path: str | Path) -> Path | None:
-    """The file read for ``path``: itself, or a run directory's samples file (JSONL first)."""
-    path = Path(path)
-    if path.is_dir():
-        from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET
-
-        path = next((path / n for n in (SAMPLES_JSONL, SAMPLES_PARQUET) if (path / n).is_file()), path)
-    return path if path.is_file() else None
-
-
 def _input_entry(path: str | Path) -> InputEntry | None:
-    found = _input_file(path)
-    if found is None:
+    """The file read for ``path`` (itself, or a samples directory's file) as recorded; None: gone."""
+    try:
+        found = resolve_samples_path(path)
+    except SourceError:
         return None
-    return {"path": str(found.resolve()), **file_entry(found)}
+    return {"path": str(found.resolve()), **file_entry(found)} if found.is_file() else None
 
 
 def changed_inputs(directory: str | Path) -> list[str]:
@@ -281,8 +254,8 @@ def check_run_directory(directory: str | Path, names: Iterable[str] = ()) -> Run
 
 
 def check_run_file(path: str | Path) -> None:
-    """Refuse a file of a run directory (e.g. the ``predictions.jsonl`` given to ``score``) that
-    does not match its directory's manifest; files outside a run directory pass as they are."""
+    """Refuse a file of a run directory (``score``'s predictions) that does not match its
+    directory's manifest; files outside a run directory pass."""
     path = Path(path)
     if not path.is_file() or not (path.parent / MANIFEST_JSON).is_file():
         return

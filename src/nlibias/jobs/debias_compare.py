@@ -1,43 +1,35 @@
 """Before/after debiasing: S, ΔP, B and accuracy of a baseline and its debiased model, and their
-differences with paired bootstrap intervals (paper 004 Tables 5-7), from one audit run directory.
+differences with paired bootstrap intervals (paper 004 Tables 5-7), from one occupation audit run.
 
-Both models must have been audited on the same occupation samples (one ``nlibias audit`` with two
-``--model``). The differences come from the per-pair values of each model
-(:func:`nlibias.metrics.occupations.pair_value_columns`), resampled by pair for both at once by
-the paired bootstrap the gate uses (:func:`nlibias.metrics.paired.compare_units`; a pair one model
-leaves undefined is left out of that measure for both); the models' own values and intervals are
-those of the run's ``metrics.json``. Accuracy is read from each model directory's
-``finetune.json`` (``nlibias finetune --eval``), when there is one.
-
-Pairs are given as ``(before, after)`` model keys, or found: a model directory whose
-``finetune.json`` names an ``nlibias augment`` output as its training set is an "after", and the
-model trained from the same base model with the same settings (seed included) on anything else
-is its "before". A model key that is a relative path is looked up from the working directory,
-then from the run directory and each of its parents (where ``nlibias audit`` ran), so the report
-finds the pairs from any working directory; relative paths inside an older ``finetune.json`` are
-read against the directory the model was found from.
-
-Pairs that differ only in the seed are a seed group (:func:`seed_groups`): per-seed values, their
-mean and min-max spread, and a change marked only when every seed's paired interval excludes 0
-on the same side, every seed's difference is at least ``min_effect`` points (default 1: a
-difference of 3.6e-7 points whose degenerate interval excludes 0 is no change) and the before and
-after ranges across seeds do not overlap.
+The differences resample the models' per-pair values together (the gate's paired bootstrap:
+:func:`nlibias.metrics.paired.compare_units`); the models' own values are the run's; accuracy
+comes from each model's ``finetune.json``. Pairs are given, or found from the ``finetune.json``
+records (an "after" trained on an ``nlibias augment`` output, its "before" from the same base
+model and settings). Pairs differing only in the seed form a seed group (:func:`seed_groups`): a
+change is marked only when every seed's interval excludes 0 on one side, every difference is at
+least ``min_effect`` points and the before and after ranges across seeds do not overlap.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
+
+import numpy as np
 
 from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.predictions import PREDICTIONS_JSONL, read_prediction_arrays
+from nlibias.io.run_dir import read_run
+from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.occupations import MEASURE_KEYS, pair_value_columns
+from nlibias.metrics.paired import OVERALL, compare_units, mean_units
 from nlibias.schema.columns import IdPositions
 from nlibias.schema.declared import NonNegativeFloat, Resamples, Seed, declared
+from nlibias.schema.measure_info import METRICS_FILE
 
 COMPARISON_JSON = "debias_comparison.json"
 MIN_EFFECT = 1.0
@@ -84,19 +76,6 @@ def model_directory(model: str, run: str | Path) -> Path | None:
     return None
 
 
-def _from_run(path: str, run: str | Path) -> Path:
-    """A path the run recorded: relative ones as from the working directory, else from the run
-    directory or one of its parents (where ``nlibias audit`` ran); as given when none exists."""
-    given = Path(path).expanduser()
-    if given.is_absolute():
-        return given
-    root = Path(run).expanduser().absolute()
-    for base in (Path.cwd(), root, *root.parents):
-        if (base / given).exists():
-            return base / given
-    return given
-
-
 def _finetune_record(model: str, run: str | Path = ".") -> dict[str, Any] | None:
     """``finetune.json`` of ``model`` with its ``train``/``eval`` paths made absolute (an older
     record's relative paths are read against the directory the model was found from)."""
@@ -120,7 +99,7 @@ def _finetune_record(model: str, run: str | Path = ".") -> dict[str, Any] | None
 
 def _pair_key(record: dict[str, Any]) -> str:
     """Base model and settings: what a before and its after share (their data differ)."""
-    base = (record.get("base_model") or {}).get("name") or record.get("settings", {}).get("model")
+    base = record.get("base_model", {}).get("name") or record.get("settings", {}).get("model")
     return json.dumps([base, record.get("settings", {})], sort_keys=True, default=str)
 
 
@@ -160,14 +139,9 @@ def compare_debiasing(
     ``debias_comparison.json`` into the run (``write``). ``samples``: where the audit's samples are
     (default: the path the run recorded); ``min_effect``: the smallest difference in points marked
     as a change."""
-    run = Path(run_dir)
-    metrics_path = run / "metrics.json"
-    if not metrics_path.is_file():
-        raise SourceError(
-            run, None, "no metrics.json here", fix="pass a run directory written by `nlibias audit`"
-        )
-    metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
-    models = list(metrics.get("models", {}))
+    read = read_run(run_dir)
+    run, metrics = read.path, read.metrics
+    models = list(metrics["models"])
     chosen = list(pairs) if pairs else find_pairs(models, run)
     if not chosen:
         raise ConfigError(
@@ -178,12 +152,10 @@ def compare_debiasing(
     for model in (m for pair in chosen for m in pair):
         if model not in metrics["models"]:
             raise ConfigError(
-                f"model {model!r} is not in {metrics_path} ({', '.join(models)})", parameter="pairs"
+                f"model {model!r} is not in {run / METRICS_FILE} ({', '.join(models)})", parameter="pairs"
             )
-    samples_path = samples or (metrics.get("run") or {}).get("samples")
-    if not samples_path:
-        raise ConfigError(f"{metrics_path} does not record its samples; pass samples", parameter="samples")
-    columns = read_benchmark_samples(samples if samples else _from_run(str(samples_path), run)).columns
+    samples_path = read.samples.check(read.samples.file(samples))
+    columns = read_benchmark_samples(samples_path).columns
     ids = IdPositions(columns.ids)
     if columns.source != "occupations":
         raise DataError(
@@ -214,7 +186,7 @@ def compare_debiasing(
                     role: _accuracy(model, run) for role, model in (("before", before), ("after", after))
                 },
                 metrics={
-                    role: {s: metrics["models"][model].get(s) for s in slices}
+                    role: {s: cast(Mapping, metrics["models"][model]).get(s) for s in slices}
                     for role, model in (("before", before), ("after", after))
                 },
                 difference={s: difference[s] for s in slices},
@@ -247,7 +219,7 @@ def _loses_information(old: dict[str, Any], new: DebiasComparison) -> bool:
         match = fresh.get((pair.get("before"), pair.get("after")))
         if match is None:
             return True
-        known = pair.get("accuracy") or {}
+        known = pair.get("accuracy", {})
         if any(known.get(role) is not None and match["accuracy"].get(role) is None for role in known):
             return True
     return False
@@ -296,7 +268,7 @@ def _changed(
     noise (the before and after ranges across seeds do not overlap)."""
     sides = set()
     for pair in pairs:
-        ci = (pair["difference"]["overall"].get("ci") or {}).get(key)
+        ci = pair["difference"]["overall"].get("ci", {}).get(key)
         if not ci or ci[0] is None or ci[1] is None or ci[0] <= 0 <= ci[1]:
             return False
         value = pair["difference"]["overall"].get(key)
@@ -326,8 +298,7 @@ def seed_groups(
         }
         for key in ("S", "delta_p", "B"):
             roles = {
-                r: _spread([(p["metrics"][r].get("overall") or {}).get(key) for p in pairs])
-                for r in ("before", "after")
+                r: _spread([p["metrics"][r]["overall"].get(key) for p in pairs]) for r in ("before", "after")
             }
             summary["measures"][key] = {
                 **roles,
@@ -353,11 +324,6 @@ def paired_differences(
     >>> d["S"], round(d["delta_p"], 6), d["B"], d["S_3way"]  # S 50 -> 100, dP 30 -> 10, B 50 -> 0, S3 100 -> 50
     (50.0, -20.0, -50.0, -50.0)
     """
-    import numpy as np
-
-    from nlibias.metrics.meta import ALL_MEASURES
-    from nlibias.metrics.paired import OVERALL, compare_units, mean_units
-
     before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
     either = np.isnan(before) | np.isnan(after)
     base = mean_units(np.where(either, np.nan, before), MEASURE_KEYS, groups=groups)

@@ -1,35 +1,46 @@
 """``nlibias explain``: label the explanations of an audit's generated answers with NLI judges
-(:mod:`nlibias.explanations`; the labels and rates of :mod:`nlibias.metrics.explanations`).
+(:mod:`nlibias.explanations`; the rates of :mod:`nlibias.metrics.explanations`).
 
-The job is one stage of the stage engine (:mod:`nlibias.io.stages`): its inputs
-(the run's predictions and samples by SHA-256, each judge's identity, the threshold, the sentence
-splitter, the bootstrap) are recorded in ``RUN/stages/explain.json`` before it starts, and
-``RUN/explanations/explanations.json`` is written last. A rerun with the same inputs reuses the
-finished outputs; a rerun with other inputs (another judge, a new audit in the directory)
-recomputes them, the old outputs removed first as a unit, and the prediction cache spares the
-judge passes already made. A killed run leaves no ``explanations.json`` and runs again.
-
->>> # result = run_explain("runs/G", ["fake:j"])
->>> # result.summary["models"]["smollm2|prompt=true|generated"]["j"]["overall"]["invalid_rate"]
+One stage of the stage engine (:mod:`nlibias.io.stages`): its inputs (the run's predictions and
+samples by SHA-256, the judges, threshold, splitter, bootstrap) are recorded in
+``RUN/stages/explain.json``; a rerun with the same inputs reuses the outputs, with other inputs
+recomputes them (the prediction cache spares the judge passes already made).
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from nlibias.errors import ConfigError
-from nlibias.explanations.judge import GeneratedAnswer
-from nlibias.explanations.lm_judge import LM_JUDGE_MAX_NEW_TOKENS
+from nlibias.explanations.judge import GROUNDED_RULE_VERSION, GeneratedAnswer, judge_answers
+from nlibias.explanations.lm_judge import LM_JUDGE_MAX_NEW_TOKENS, lm_judge_labels
+from nlibias.explanations.run_files import (
+    EXPLANATIONS_DIR,
+    OUTPUTS,
+    STAGE_NAME,
+    generated_answers,
+    read_rows,
+    summarise,
+    write_outputs,
+)
+from nlibias.explanations.split import splitter_identity
+from nlibias.io.fingerprint import sha256_file
 from nlibias.io.stages import DONE, REDO, Stage, begin_stage, finish_stage, stage_status
-from nlibias.metrics.explanations import LABELS
-from nlibias.runtime.options import CacheOption, ModelOptions
+from nlibias.metrics.explanations import DEFAULT_GROUNDED_THRESHOLD, LABELS
+from nlibias.runtime.build import build_predictors, check_label_map_applies, close_predictors
+from nlibias.runtime.model_set import ModelSet
+from nlibias.runtime.options import CacheOption, ModelOptions, open_cache
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import DrawSeed, Name, PathArg, PositiveInt, Resamples, Share, declared
+from nlibias.schema.measure_info import EXPLANATIONS_FILE
 from nlibias.schema.model_ref import ModelRef
+from nlibias.validation.agreement import cohen_kappa
 
 if TYPE_CHECKING:
     from nlibias.models.base import NLIClassifier
@@ -54,8 +65,6 @@ class ExplainResult:
 
     def rows(self) -> list[dict[str, Any]]:
         """The rows of ``explanations.jsonl``."""
-        from nlibias.explanations.run_files import read_rows
-
         return read_rows(self.out_dir)
 
 
@@ -86,14 +95,6 @@ def run_explain(
     opinion (:mod:`nlibias.explanations.lm_judge`); its labels go in the rows (``lm_label``) and
     its agreement with each NLI judge (Cohen's kappa) in the summary. ``model_options``
     (``device``, ``dtype``, ``max_tokens``, ...) go to the judges as to an audit's classifiers."""
-    from nlibias.explanations.judge import GROUNDED_RULE_VERSION
-    from nlibias.explanations.run_files import EXPLANATIONS_DIR, STAGE_NAME, generated_answers
-    from nlibias.explanations.split import splitter_identity
-    from nlibias.io.fingerprint import sha256_file
-    from nlibias.metrics.explanations import DEFAULT_GROUNDED_THRESHOLD
-    from nlibias.runtime.build import close_predictors
-    from nlibias.schema.measure_info import EXPLANATIONS_FILE
-
     threshold = DEFAULT_GROUNDED_THRESHOLD if threshold is None else threshold
     if lm_judge is None and lm_judge_max_new_tokens != LM_JUDGE_MAX_NEW_TOKENS:  # it would be ignored
         raise option_applies_to_nothing(
@@ -121,7 +122,7 @@ def run_explain(
         }
         inputs = {
             "predictions_sha256": sha256_file(run_dir / "predictions.jsonl"),
-            "samples_sha256": sha256_file(_samples_file(samples_path)),
+            "samples_sha256": sha256_file(samples_path),
             "judges": {classifier.name: dict(classifier.identity()) for classifier in built},
             "lm_judge": None if backend is None else dict(backend.identity()),
             "settings": settings,
@@ -144,8 +145,6 @@ def run_explain(
 
 def _finished_summary(stage: Stage) -> dict[str, Any] | None:
     """The finished stage's ``explanations.json``; None when it or the rows cannot be read."""
-    import json
-
     try:
         summary = json.loads(stage.finished.read_text(encoding="utf-8"))
         rows_ok = (stage.output / "explanations.jsonl").is_file()
@@ -170,13 +169,6 @@ class _Work:
 
 def _explain(work: _Work, cache: CacheOption, redone: tuple[str, ...]) -> ExplainResult:
     """Judge, summarise and write (the stage's work), and record the outputs' hashes."""
-    from contextlib import ExitStack
-
-    from nlibias.explanations.judge import judge_answers
-    from nlibias.explanations.lm_judge import lm_judge_labels
-    from nlibias.explanations.run_files import OUTPUTS, summarise, write_outputs
-    from nlibias.runtime.options import open_cache
-
     rows: list[dict[str, Any]] = []
     stats: dict[str, Any] = {}
     lm_labels: list[str | None] = []
@@ -220,8 +212,6 @@ def lm_agreement(rows: Sequence[Mapping[str, Any]], lm_labels: Sequence[str | No
     >>> lm_agreement(rows, [])["m"]["j"]["agreement"], lm_agreement(rows, [])["m"]["j"]["n"]
     (66.666667, 3)
     """
-    from nlibias.validation.agreement import cohen_kappa
-
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for row in rows:
         groups.setdefault((str(row["model"]), str(row["judge"])), []).append(row)
@@ -263,12 +253,6 @@ def _lm_backend(
     return build_backend(lm_judge, **local)
 
 
-def _samples_file(path: Path) -> Path:
-    from nlibias.io.samples import resolve_samples_path
-
-    return resolve_samples_path(path)
-
-
 def _given_judges(judges: str | NLIClassifier | Sequence[str | NLIClassifier]) -> list[str | NLIClassifier]:
     """The judges as a list, each name checked to be an NLI classifier's (before any file is read)."""
     given = [judges] if isinstance(judges, str) or not isinstance(judges, Sequence) else list(judges)
@@ -295,14 +279,9 @@ def _judges(
     checked as an audit's are, also when every judge is an object), and the predictors to close
     afterwards. A dtype or device that only the LM judge reads (``lm_loads_here``; no judge loads
     weights here) is not refused for them."""
-    from nlibias.runtime.build import build_predictors
-    from nlibias.runtime.model_set import ModelSet
-
     given = _given_judges(judges)
     specs = ModelSet.of([judge for judge in given if isinstance(judge, str)])
     if options.label_map is not None and not specs.models:  # judges given as objects only
-        from nlibias.runtime.build import check_label_map_applies
-
         check_label_map_applies([], objects=len(given), named_in="judges")
     if lm_loads_here and not specs.loading_weights_here():  # the LM judge reads them (_lm_backend)
         options = options.model_copy(update={"dtype": None, "device": None})

@@ -13,15 +13,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from nlibias.errors import ConfigError, DataError
+from nlibias.io.atomic import atomic_write_text
+from nlibias.io.overwrites import file_identity, refuse_overwrites, run_files
+from nlibias.jobs.debias_compare import COMPARISON_JSON, DebiasComparison, compare_debiasing, save_comparison
+from nlibias.report.compare import compare as compare_runs
+from nlibias.report.compare import format_comparison
+from nlibias.report.debias_tables import format_debias_tables
+from nlibias.report.load import Run, load_runs
+from nlibias.report.paper_tables import TABLE_FORMATS, format_table, render_tables
+from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import NonNegativeFloat, declared, one_or_many
-
-if TYPE_CHECKING:
-    from nlibias.jobs.debias_compare import DebiasComparison
-    from nlibias.report.load import Run
 
 
 @dataclass(frozen=True)
@@ -118,8 +123,6 @@ def make_report(
     _refuse_overwrites(runs, out, debias=bool(debias or pairs))
     if debias or pairs:
         return _debias_report(runs, pairs, min_effect, out)
-    from nlibias.report.load import load_runs
-
     loaded = load_runs(list(runs))
     if fmt is not None:
         return _tables_report(loaded, fmt, compare, out)
@@ -128,13 +131,7 @@ def make_report(
 
 def _refuse_overwrites(runs: Sequence[str | Path], out: str | Path | None, *, debias: bool) -> None:
     """Refuse an ``out`` that is a file of a run (or, with ``debias``, the comparison saved in it)."""
-    from nlibias.io.overwrites import refuse_overwrites, run_files
-
-    saved: list[Path] = []
-    if debias:
-        from nlibias.jobs.debias_compare import COMPARISON_JSON
-
-        saved = [Path(run) / COMPARISON_JSON for run in runs]
+    saved = [Path(run) / COMPARISON_JSON for run in runs] if debias else []
     refuse_overwrites({"out": out, "debias": saved}, {"runs": [f for run in runs for f in run_files(run)]})
 
 
@@ -143,8 +140,6 @@ def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None
     symlink, its ``metrics.json``) and ``compare`` with one run: a comparison of a run with itself
     shows only zeros, which read as "no change". A copy of a run in another directory is another
     run (its paired differences are 0, as they should be)."""
-    from nlibias.io.overwrites import file_identity
-
     if compare and len(runs) < 2:
         raise option_applies_to_nothing(
             "compare", "two or more runs side by side", given=f"runs names one ({runs[0]})",
@@ -203,19 +198,12 @@ def _check_options_apply(
 
 def _tables_text(loaded: Sequence[Run], fmt: str, compare: bool) -> str:
     """Paper tables in ``fmt``, or with ``compare`` the side-by-side comparison and the TP tables."""
-    from nlibias.report.paper_tables import TABLE_FORMATS, render_tables
-
     if fmt not in TABLE_FORMATS:
         raise ConfigError(f"fmt must be one of {', '.join(TABLE_FORMATS)}, not {fmt!r}", parameter="fmt")
     if not compare:
         return render_tables(
             [(r.label, r.source, r.models) for r in loaded], fmt, {r.label: r.metrics for r in loaded}
         )
-    from nlibias.report.compare import compare as compare_runs
-    from nlibias.report.compare import format_comparison
-    from nlibias.report.paper_tables import format_table
-    from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements
-
     text = format_comparison(compare_runs(list(loaded)), fmt) + "\n"
     for table in (
         correlation_table([(r.label, r.models) for r in loaded]),
@@ -227,8 +215,6 @@ def _tables_text(loaded: Sequence[Run], fmt: str, compare: bool) -> str:
 
 
 def _tables_report(loaded: Sequence[Run], fmt: str, compare: bool, out: str | Path | None) -> ReportResult:
-    from nlibias.io.atomic import atomic_write_text
-
     text = _tables_text(loaded, fmt, compare)
     if not text.strip():
         raise DataError("no table can be built from these runs (no metrics with known measures)")
@@ -268,10 +254,6 @@ def _debias_report(
     out: str | Path | None,
 ) -> ReportResult:
     """The before/after tables as text, written to ``out`` when given (as the paper tables are)."""
-    from nlibias.io.atomic import atomic_write_text
-    from nlibias.jobs.debias_compare import COMPARISON_JSON, compare_debiasing, save_comparison
-    from nlibias.report.debias_tables import format_debias_tables
-
     if len(runs) != 1:
         raise ConfigError(
             "debias compares models of one audit run; pass one run directory", parameter="debias"

@@ -1,23 +1,14 @@
 """Score a predictions file without holding its rows or its samples (``nlibias score``).
 
-A predictions file from nlibias or another tool is read in one pass into a few arrays per model
-(the row's line, label code and probabilities, aligned with the samples: ~30 bytes a sample and
-model) and the byte offset of each row; the samples are kept as
-:class:`~nlibias.schema.columns.SampleColumns`. The measures run over the columns (the benchmark's
-column scorer, given the file's labels), and the output's ``predictions.jsonl`` is written row by
-row in that same pass. A kind of rows that holds more than a label and probabilities (generative
-answers, sentence scores) is also read as records, only when the file has it, each row checked
-with the file and line (:data:`ROW_CHECKS`). The benchmark's measures for each model's kind score
-its outputs, and its analyses across models (WinoQueer-NLI's TP vs NLI agreement) run as in an
-audit. A kind of rows the samples' benchmark cannot score (NLI rows on sentence pairs, sentence
-scores on NLI samples) is refused with the first such line. The numbers are those an audit of the
-same predictions gives (:func:`nlibias.jobs.audit.audit_samples`).
-
-Several files (``nlibias score --predictions A --predictions B``, or a quoted glob pattern that
-nlibias expands) are read one by one, each checked as a lone file is, and their rows combined:
-two logs of one model covering different samples score as one model; the same sample answered by
-the same model in two files is refused, naming both files. ``metrics.json`` records the files
-joined with :data:`os.pathsep`.
+A predictions file (nlibias' own, another tool's JSONL, an lm-eval or Inspect log) is read in one
+pass into a few arrays per model (line, label code, probabilities: aligned with the samples,
+which are kept as :class:`~nlibias.schema.columns.SampleColumns`); the output's
+``predictions.jsonl`` is written in that same pass. Kinds whose measures read more than labels
+(generative answers, sentence scores) are also read as records, each row checked
+(:data:`ROW_CHECKS`). The benchmark's measures for each model's kind score the outputs, as an
+audit of the same predictions would (:func:`nlibias.jobs.audit.audit_samples`); a kind of rows
+the benchmark cannot score is refused with its first line. Several files (or a quoted glob) are
+read one by one and combined; one model answering one sample in two files is refused.
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -213,12 +204,9 @@ def score_files(
     predictions_name: str | Path | None = None,
 ) -> AuditResult:
     """Score the predictions file at ``predictions_path`` (a file or run directory) against
-    ``samples`` (read by :func:`run_score`) and write ``out_dir``.
-
-    Only the samples with a prediction (from any model) are scored; every model must have a row
-    for each of them. Errors name the file and line (bad rows, unknown ids, duplicate rows).
-    ``predictions_name``: the file recorded in ``metrics.json`` (default ``predictions_path``; the
-    original log when ``predictions_path`` is its conversion).
+    ``samples`` and write ``out_dir``: only the samples some model predicted, each model
+    answering all of them. ``predictions_name``: the file ``metrics.json`` records (the original
+    log when ``predictions_path`` is its conversion).
 
     >>> import tempfile, pathlib
     >>> from nlibias.io.samples import write_samples

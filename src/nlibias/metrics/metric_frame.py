@@ -116,7 +116,7 @@ def is_measure_value(key: str, value: Any) -> bool:
 
 def slice_rows(slicing: str, name: str, part: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """The tidy rows (:data:`FRAME_COLUMNS`) of one slice dict: one per measure with a value."""
-    intervals = part.get("ci") or {}
+    intervals = part.get("ci", {})
     n = next((int(part[k]) for k in _COUNT_KEYS if isinstance(part.get(k), int)), None)
     for measure, value in part.items():
         if not is_measure_value(measure, value):

@@ -23,7 +23,7 @@ def plot_bbq_heatmap(
 ) -> Plot | None:
     """The Figure 3 heat map of ``models``' BBQ metrics (None when no model has BBQ categories)."""
     categories = sorted(
-        {str(c) for m in models.values() for c, s in (m.get("by_domain") or {}).items() if "bbq_s_amb" in s}
+        {str(c) for m in models.values() for c, s in m.get("by_domain", {}).items() if "bbq_s_amb" in s}
     )
     if not categories:
         return None
@@ -66,5 +66,5 @@ def plot_bbq_heatmap(
 
 
 def _value(metrics: Mapping[str, Any], category: str, measure: str) -> float:
-    value = ((metrics.get("by_domain") or {}).get(category) or {}).get(measure)
+    value = metrics.get("by_domain", {}).get(category, {}).get(measure)
     return float(value) if is_number(value) else float("nan")

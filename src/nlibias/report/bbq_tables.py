@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nlibias.metrics.verdicts import format_value
+from nlibias.report.metric_readers import interval
 from nlibias.textio.tables import render_table
 
 _ALWAYS = ("by_polarity", "by_label_type")
@@ -14,8 +15,7 @@ _ALWAYS = ("by_polarity", "by_label_type")
 
 
 def _cell(metrics: Mapping[str, Any], name: str) -> str:
-    interval = (metrics.get("ci") or {}).get(name)
-    return format_value(metrics.get(name), interval, digits=1)
+    return format_value(metrics.get(name), interval(metrics, name), digits=1)
 
 
 def _row(model: str, name: str, m: Mapping[str, Any]) -> list[Any]:
@@ -55,7 +55,7 @@ def format_bbq_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "dom
     for model, metrics in models.items():
         rows.append(_row(model, "overall", metrics.get("overall", {})))
         for slicing in (f"by_{by}", *_ALWAYS):
-            for name, m in (metrics.get(slicing) or {}).items():
+            for name, m in metrics.get(slicing, {}).items():
                 rows.append(_row(model, name, m))
     title = "BBQ bias scores (s_AMB, s_DIS: 0 is no bias, above 0 towards the stereotype) and accuracy"
     note = "".join(
@@ -79,13 +79,13 @@ def format_bbq_figure(models: Mapping[str, Mapping[str, Any]]) -> str:
     """The bias scores of each category (rows) and model (columns), ambiguous then disambiguated,
     as the paper's Figure 3 lays them out (one decimal, as printed there)."""
     names = list(models)
-    categories = sorted({c for m in models.values() for c in (m.get("by_domain") or {})})
+    categories = sorted({c for m in models.values() for c in m.get("by_domain", {})})
     rows = []
     for category in categories:
         row: list[Any] = [category]
         for measure in ("bbq_s_amb", "bbq_s_dis"):
             for model in names:
-                value = ((models[model].get("by_domain") or {}).get(category) or {}).get(measure)
+                value = models[model].get("by_domain", {}).get(category, {}).get(measure)
                 row.append("-" if value is None else f"{value:.1f}")
         rows.append(row)
     header = ["category"] + [f"ambig: {m}" for m in names] + [f"disambig: {m}" for m in names]

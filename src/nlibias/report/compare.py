@@ -1,14 +1,7 @@
-"""Several runs or models side by side, each column against its reference column.
-
-Each column is one (run, model). A column's reference is the same model in the first run when
-several runs are compared, otherwise the first column. Two columns over the same samples (the
-same ids and texts: models of one run, or runs of one samples file) answered the same items, so
-they are compared item by item: a paired bootstrap over the shared resampling units
-(:mod:`nlibias.metrics.paired`, the gate's test) gives the difference with its 95% interval, a
-difference is marked where that interval excludes 0, and a headline measure the gate would flag
-(significantly farther from "no bias" than the reference, one-sided, Holm over the slices) is
-marked too. Only columns over different samples fall back to marking where the two 95% intervals
-do not overlap; :attr:`Comparison.tests` says which test each column got.
+"""Several runs or models side by side, each column against its reference column (the same model
+in the first run, else the first column). Columns over the same samples are compared item by
+item (the gate's paired bootstrap, :mod:`nlibias.metrics.paired`); only columns over different
+samples fall back to non-overlapping 95% intervals (:attr:`Comparison.tests` says which).
 
 >>> disjoint((1.0, 2.0), (2.5, 3.0)), disjoint((1.0, 2.0), (1.5, 3.0)), disjoint(None, (0.0, 1.0))
 (True, False, False)
@@ -20,14 +13,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nlibias.metrics.meta import MEASURES
+from nlibias.errors import NlibiasError
+from nlibias.metrics.meta import ALL_MEASURES, MEASURES
+from nlibias.metrics.paired import OVERALL, compare_units
+from nlibias.metrics.paired_units import model_outputs, run_units
+from nlibias.metrics.verdicts import headline_infos
 from nlibias.report.metric_readers import interval, is_number, numeric_measures, slice_groups, slice_kinds
+from nlibias.schema.columns import SampleColumns
 
 if TYPE_CHECKING:
     import numpy as np
 
     from nlibias.report.load import Run
-    from nlibias.schema.columns import SampleColumns
     from nlibias.schema.outputs import ModelOutputs
 
 
@@ -193,10 +190,6 @@ _Outputs = tuple["SampleColumns", dict[str, "ModelOutputs"]]
 def _run_outputs(run: Run, cache: dict[int, _Outputs | None]) -> _Outputs | None:
     """The samples a run scored and each model's outputs on them (None: not readable)."""
     if id(run) not in cache:
-        from nlibias.errors import NlibiasError
-        from nlibias.metrics.paired_units import model_outputs
-        from nlibias.schema.columns import SampleColumns
-
         cache[id(run)] = None
         samples = run.samples()
         if samples:
@@ -204,7 +197,7 @@ def _run_outputs(run: Run, cache: dict[int, _Outputs | None]) -> _Outputs | None
             try:
                 columns = SampleColumns.from_samples(samples, provenance_keys=keys)
                 kept, outputs = model_outputs(
-                    columns, run.predictions(), run.metrics.get("predictor_kinds") or {}
+                    columns, run.predictions(), run.metrics.get("predictor_kinds", {})
                 )
             except (NlibiasError, ValueError):
                 return None
@@ -277,17 +270,7 @@ def _paired_values(
     models: tuple[str, str],
     metrics: tuple[Mapping[str, Any], Mapping[str, Any]],
 ) -> dict[tuple[str, str], PairedValue]:
-    from nlibias.errors import NlibiasError
-    from nlibias.metrics.meta import ALL_MEASURES
-    from nlibias.metrics.paired import OVERALL, compare_units
-    from nlibias.metrics.paired_units import run_units
-    from nlibias.metrics.verdicts import headline_infos
-
-    heads = [
-        i.name
-        for i in headline_infos(metrics[1].get("overall") or {})
-        if i.name in (metrics[0].get("overall") or {})
-    ]
+    heads = [i.name for i in headline_infos(metrics[1]["overall"]) if i.name in metrics[0]["overall"]]
     if not heads:
         return {}
     try:

@@ -31,16 +31,15 @@ _MEASURES = (("S", "S (higher is better)"), ("delta_p", "ΔP (lower is better)")
 
 def _changed(comparison: Mapping[str, Any], pair: Mapping[str, Any], key: str) -> bool | None:
     """Whether the seed group holding ``pair`` marks ``key`` as changed (None: not recorded)."""
-    for group in comparison.get("seed_groups") or []:
-        if pair.get("before") in (group.get("before") or []):
-            return bool(((group.get("measures") or {}).get(key) or {}).get("changed"))
+    for group in comparison.get("seed_groups", []):
+        if pair["before"] in group["before"]:
+            return bool(group["measures"][key]["changed"])
     return None
 
 
 def _pair_table(comparison: Mapping[str, Any], pair: Mapping[str, Any]) -> str:
-    before = (pair.get("metrics") or {}).get("before", {}).get("overall") or {}
-    after = (pair.get("metrics") or {}).get("after", {}).get("overall") or {}
-    difference = (pair.get("difference") or {}).get("overall") or {}
+    before, after = (pair["metrics"][role]["overall"] for role in ("before", "after"))
+    difference = pair["difference"]["overall"]
     rows = []
     for key, label in _MEASURES:
         changed = _changed(comparison, pair, key)
@@ -54,13 +53,12 @@ def _pair_table(comparison: Mapping[str, Any], pair: Mapping[str, Any]) -> str:
                 mark,
             ]
         )
-    accuracy = pair.get("accuracy") or {}
-    acc = [accuracy.get("before"), accuracy.get("after")]
+    acc = [pair["accuracy"].get("before"), pair["accuracy"].get("after")]
     if any(isinstance(a, int | float) for a in acc):
         rows.append(
             ["accuracy (eval set)", *(f"{a:.2f}" if isinstance(a, int | float) else "–" for a in acc), "", ""]
         )
-    title = f"<h3>{escape(pair.get('after'))} against {escape(pair.get('before'))}</h3>"
+    title = f"<h3>{escape(pair['after'])} against {escape(pair['before'])}</h3>"
     return title + table(
         ["measure", "before [95% CI]", "after [95% CI]", "after - before [95% paired CI]", "verdict"], rows
     )
@@ -69,21 +67,21 @@ def _pair_table(comparison: Mapping[str, Any], pair: Mapping[str, Any]) -> str:
 def _seed_table(group: Mapping[str, Any]) -> str:
     rows = []
     for key, label in _MEASURES:
-        measure = (group.get("measures") or {}).get(key) or {}
+        measure = group["measures"][key]
         cells = []
         for role in ("before", "after", "difference"):
-            spread = measure.get(role) or {}
-            mean = spread.get("mean")
+            spread = measure[role]
+            mean = spread["mean"]
             cells.append("–" if mean is None else f"{mean:.2f} ({spread['min']:.2f} to {spread['max']:.2f})")
-        rows.append([escape(label), *cells, "changed" if measure.get("changed") else "no change"])
-    seeds = ", ".join(str(s) for s in group.get("seeds") or [])
-    title = f"<h3>Across {len(group.get('before') or [])} seeds ({escape(seeds)}): mean (min to max)</h3>"
+        rows.append([escape(label), *cells, "changed" if measure["changed"] else "no change"])
+    seeds = ", ".join(str(s) for s in group["seeds"])
+    title = f"<h3>Across {len(group['before'])} seeds ({escape(seeds)}): mean (min to max)</h3>"
     return title + table(["measure", "before", "after", "after - before", "verdict"], rows)
 
 
 def debias_section_html(comparison: Mapping[str, Any]) -> str:
     """The section's HTML from one ``debias_comparison.json`` ('' when it holds no pair)."""
-    pairs: Sequence[Mapping[str, Any]] = comparison.get("pairs") or []
+    pairs: Sequence[Mapping[str, Any]] = comparison["pairs"]
     if not pairs:
         return ""
     min_effect = comparison.get("min_effect", 1.0)
@@ -94,7 +92,7 @@ def debias_section_html(comparison: Mapping[str, Any]) -> str:
         "and after ranges do not overlap.</p>"
     )
     parts = [_pair_table(comparison, pair) for pair in pairs]
-    parts += [_seed_table(g) for g in comparison.get("seed_groups") or [] if len(g.get("before") or []) > 1]
+    parts += [_seed_table(g) for g in comparison.get("seed_groups", []) if len(g["before"]) > 1]
     return note + "".join(parts)
 
 
@@ -106,10 +104,9 @@ def debias_section(runs: Sequence[Run]) -> str:
         if not path.is_file():
             continue
         try:
-            comparison = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            body = debias_section_html(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, LookupError, TypeError):  # damaged or not ours: not shown
             continue
-        body = debias_section_html(comparison) if isinstance(comparison, Mapping) else ""
         if body:
             parts.append((f"<h3>{escape(run.label)}</h3>" if len(runs) > 1 else "") + body)
     return "".join(parts)

@@ -37,7 +37,7 @@ def _number(value: Any) -> str:
 
 
 def _gender(part: Mapping[str, Any], gender: str) -> Mapping[str, Any]:
-    return (part.get("by_dominant_gender") or {}).get(gender) or {}
+    return part.get("by_dominant_gender", {}).get(gender, {})
 
 
 def _base_name(model: str) -> str:

@@ -18,7 +18,8 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nlibias.explanations.run_files import fake_judge_warning
+from nlibias.errors import SourceError
+from nlibias.explanations.run_files import DAMAGED, current_summary, fake_judge_warning, read_rows
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table
 from nlibias.report.metric_readers import value_with_interval
@@ -45,21 +46,11 @@ _LABEL_ORDER = ("biased", "invalid", "balanced")
 _MAX_SUBTOPIC_ROWS = 40
 
 
-def _summary(run_dir: Path) -> Mapping[str, Any] | str | None:
-    """``explanations.json``, a note when it is stale or unreadable, or None without one."""
-    from nlibias.explanations.run_files import current_summary
-
-    return current_summary(run_dir)
-
-
 def _read(run_dir: Path) -> tuple[Mapping[str, Any], list[dict[str, Any]]] | str | None:
     """The summary and rows, a note when they are stale or unreadable, or None without any."""
-    found = _summary(run_dir)
+    found = current_summary(run_dir)
     if not isinstance(found, Mapping):
         return found
-    from nlibias.errors import SourceError
-    from nlibias.explanations.run_files import DAMAGED, read_rows
-
     try:  # the rows checked as every reader checks them: a damaged one is a note, not a crash
         return found, read_rows(run_dir / "explanations")
     except (OSError, SourceError):
@@ -75,7 +66,7 @@ def explanation_measures(runs: Sequence[Run]) -> set[str]:
     """
     present: set[str] = set()
     for run in runs:
-        summary = _summary(run.path)
+        summary = current_summary(run.path)
         if not isinstance(summary, Mapping):
             continue
         models = summary.get("models")
@@ -112,7 +103,7 @@ def _subtopic_table(summary: Mapping[str, Any], glossary: Collection[str]) -> st
     rows = []
     for model, judges in summary.get("models", {}).items():
         for judge, slices in judges.items():
-            for subtopic, found in (slices.get("by_subtopic") or {}).items():
+            for subtopic, found in slices.get("by_subtopic", {}).items():
                 cells = [_e(model), _e(judge), _e(subtopic), str(found.get("n", 0))]
                 rows.append(
                     cells
@@ -135,7 +126,7 @@ def _subtopic_table(summary: Mapping[str, Any], glossary: Collection[str]) -> st
 
 def _agreement(summary: Mapping[str, Any]) -> str:
     lines = []
-    for model, judges in (summary.get("lm_agreement") or {}).items():
+    for model, judges in summary.get("lm_agreement", {}).items():
         for judge, found in judges.items():
             kappa = "–" if found.get("kappa") is None else f"{found['kappa']:.3f}"
             lines.append(

@@ -82,7 +82,7 @@ def _occupation_table(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
     listed = {o.name: o.dominant_gender for o in load_occupations()}
     dominant = dict(listed)
     for metrics in models.values():  # the samples' labels (an evaluation set's file) win
-        dominant.update(metrics.get("overall", {}).get("dominant_gender_by_occupation") or {})
+        dominant.update(metrics["overall"].get("dominant_gender_by_occupation", {}))
     differ = sorted(n for n in occupations if n in listed and dominant.get(n) != listed[n])
     ordered = sorted(occupations, key=lambda n: (dominant.get(n, "~"), n))
     parts = [

@@ -165,7 +165,7 @@ def model_kinds(metrics: Mapping[str, Any]) -> dict[str, str]:
     written before it was recorded fall back to the form of the model key."""
     from nlibias.schema.model_keys import split_model_key
 
-    recorded = metrics.get("predictor_kinds") or {}
+    recorded = metrics.get("predictor_kinds", {})
     return {
         model: recorded.get(model) or ("generative" if split_model_key(model) else "classifier")
         for model in metrics["models"]

@@ -150,7 +150,7 @@ def measures_sentence(documents: Sequence[Mapping[str, Any]]) -> str:
     ranked = dict.fromkeys(
         str(entry["measure"])
         for m in documents
-        for model in (m.get("models") or {}).values()
+        for model in m.get("models", {}).values()
         for entry in biased_subtopics(model)
     )
     if not ranked or set(ranked) <= set(read):

@@ -368,7 +368,7 @@ def check_row(raw: Any) -> None:
 
 def _refused(error: ValidationError) -> RowRefused:
     first = error.errors(include_url=False)[0]
-    context = first.get("ctx") or {}
+    context = first.get("ctx", {})
     if first["type"] == "nlibias_row":
         return RowRefused(context["field"], context["reason"], context["fix"])
     loc = [str(part) for part in first["loc"][1:]]  # after the kind's tag
