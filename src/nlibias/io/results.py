@@ -387,7 +387,7 @@ def check_consistent(document: MetricsDocument, *, path: str | Path) -> None:
     if not document["models"]:
         raise SourceError(path, "models", "no models: the file holds no results to report", fix=_FIX)
     for model, metrics in document["models"].items():
-        slices = {f"models.{model}.overall": metrics["overall"]}
+        slices: dict[str, Mapping[str, Any]] = {f"models.{model}.overall": metrics["overall"]}
         for key in ModelMetrics.__annotations__:  # the slicings the schema declares (and checked)
             if key.startswith("by_"):
                 slices |= {

@@ -70,7 +70,7 @@ class RunSamples(BaseModel):
         """The one way to find a run's samples: the manifest's absolute path, then ``run.samples``
         of ``metrics.json`` (relative: from the working directory, the run and each folder above
         it), then the run directory itself when it holds samples (an extension dataset)."""
-        entry = (manifest or {}).get("inputs", {}).get("samples")
+        entry = manifest.get("inputs", {}).get("samples") if manifest else None
         recorded = metrics.get("run", {}).get("samples")
         candidates = [Path(entry["path"])] if entry else []
         if recorded:

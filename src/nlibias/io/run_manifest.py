@@ -169,7 +169,7 @@ def changed_inputs(directory: str | Path) -> list[str]:
     """
     manifest = read_manifest(directory)
     found: list[str] = []
-    for role, entry in (manifest or {}).get("inputs", {}).items():
+    for role, entry in (manifest.get("inputs", {}) if manifest else {}).items():
         path = Path(entry["path"])
         now = file_entry(path)["sha256"] if path.is_file() else entry["sha256"]
         if now != entry["sha256"]:

@@ -28,7 +28,9 @@ from nlibias.io.run_dir import OUTPUT_FILES, TABLES_TXT, RunSamples, read_run
 from nlibias.io.run_manifest import MANIFEST_JSON, begin_write, finish_write, read_manifest
 from nlibias.io.samples import read_samples, resolve_samples_path
 from nlibias.metrics.ranking import most_biased_subtopics
+from nlibias.metrics.verdicts import run_verdicts
 from nlibias.report.tables import format_all_tables
+from nlibias.report.verdict_block import verdict_block, verdict_table_html
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import Predictor
 from nlibias.schema import Prediction, Sample
@@ -73,18 +75,13 @@ class Tables(str):
 
 @dataclass(frozen=True)
 class AuditResult:
-    """What an audit or a scoring produced: the data written to ``out_dir`` (when one was given).
-
-    ``metrics`` is the content of ``metrics.json``; :meth:`to_frame` gives it as a tidy pandas
-    DataFrame, :meth:`tables` as the papers' text layouts; ``predictions`` are the rows of
-    ``predictions.jsonl``.
-    """
+    """What an audit or a scoring produced: the data written to ``out_dir`` (when one was given):
+    ``metrics.json`` (:meth:`to_frame`: tidy; :meth:`tables`: the papers' layouts) and the rows of
+    ``predictions.jsonl``."""
 
     out_dir: Path | None
     metrics: MetricsDocument
-    """The content of ``metrics.json`` (typed: :class:`nlibias.io.results.MetricsDocument`)."""
     tables_text: str
-    """The text tables as written to ``tables.txt``."""
     predictions: Sequence[Prediction] = field(repr=False, default=())
     samples_sha256: str | None = field(repr=False, default=None)
     """The SHA-256 of the samples file as the run read it (None: not known)."""
@@ -99,13 +96,9 @@ class AuditResult:
             object.__setattr__(self, "out_dir", Path(self.out_dir).absolute())
 
     def summary(self) -> pd.DataFrame:
-        """The answer first, as a DataFrame: per model, the verdict (``pro-stereotype bias``,
-        ``anti-stereotype bias``, ``no evidence of bias``; empty for a magnitude measure and for
-        accuracy), then each headline bias measure and accuracy with its 95% interval and its
-        no-bias value. Built by :func:`nlibias.metrics.verdicts.run_verdicts`, as every output's
-        verdict is. Printed with two decimals, as the tables; the values keep full precision
-        (:class:`nlibias.report.display_frame.DisplayFrame`)."""
-        from nlibias.metrics.verdicts import run_verdicts
+        """The answer first, as a DataFrame: per model, the verdict of each headline measure
+        (:func:`nlibias.metrics.verdicts.run_verdicts`) and accuracy, with its 95% interval and its
+        no-bias value (printed with two decimals; the values keep full precision)."""
         from nlibias.report.display_frame import DisplayFrame
 
         rows = []
@@ -128,10 +121,7 @@ class AuditResult:
         return DisplayFrame(rows, columns=columns)
 
     def __repr__(self) -> str:
-        """A compact view for a REPL: what was audited and the verdict block (at most 20 lines;
-        the whole metrics are in :attr:`metrics`, the tables in :meth:`tables`)."""
-        from nlibias.report.verdict_block import verdict_block
-
+        """A compact view for a REPL: what was audited and the verdict block (at most 20 lines)."""
         models = self.metrics["models"]
         head = (
             f"AuditResult(source={self.metrics.get('source')!r}, models={len(models)}, "
@@ -143,11 +133,8 @@ class AuditResult:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        """The verdict table for a notebook (the same rows as :meth:`summary`), first, then what
-        was audited; left-aligned (Jupyter right-aligns table cells, which set the verdicts'
-        words adrift from their headers)."""
-        from nlibias.report.verdict_block import verdict_table_html
-
+        """The verdict table for a notebook, then what was audited; left-aligned (Jupyter's right
+        alignment sets the verdicts' words adrift from their headers)."""
         head = html.escape(
             f"AuditResult of {self.metrics.get('source')!r}" + (f" in {self.out_dir}" if self.out_dir else "")
         )
