@@ -1,21 +1,18 @@
-"""The dataset card (``README.md``): YAML header with the run's configuration, then the paper's tables.
-
-The header's ``configs:`` entry lets ``datasets.load_dataset(dataset_dir)`` find the data files;
-``nlibias_run:`` records how the dataset was made (MLM, k, filter ensemble and policy, held-out
-models, seed, template file hash, validation status). The body's first line says whether humans
-validated the hypotheses. Tables: masked templates (paper Table 9), masked samples (Table 10),
-mispredictions per filter model and domain (Table 11) with the counts each policy would keep,
-validation categories (Table 3), final samples per domain (Table 4) and per subtopic (Table 12).
-Tables 4 and 12 are counted from the written files, so they equal the rows in them.
+"""The dataset card (``README.md``): a YAML header (``configs:`` for ``datasets.load_dataset``,
+``nlibias_run:``: how the dataset was made), whether humans validated the hypotheses, then the
+paper's tables (9, 10, 11, 3, 4, 12; Tables 4 and 12 counted from the written files).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import yaml
 
+from nlibias.benchmarks.bbnli_source import BBNLI_COMMIT, BBNLI_DATA
 from nlibias.textio.tables import markdown_table
 
 
@@ -70,9 +67,8 @@ def render_card(info: Mapping[str, Any]) -> str:
 
 
 def published_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The run's configuration as a published card records it: no local path. The source is named
-    by its pinned release and digest (:func:`source_record`), the templates by their hash only;
-    the paths stay in the run's ``run.json``.
+    """The run's configuration as a published card records it: no local path (the source by its
+    release and digest, :func:`source_record`; the templates by their hash).
 
     >>> published_config({"source": None, "templates_file": "/home/me/t.yaml", "templates_sha256": "ab"})
     {'source': None, 'templates_sha256': 'ab'}
@@ -96,11 +92,6 @@ def source_record(source: str | None, subtopics: Sequence[str]) -> dict[str, Any
     >>> record["release"], record["files"], len(record["sha256"])
     (None, 1, 64)
     """
-    import hashlib
-    from pathlib import Path
-
-    from nlibias.benchmarks.bbnli_source import BBNLI_COMMIT, BBNLI_DATA
-
     if source is None:
         return None
     root = Path(source)

@@ -445,9 +445,3 @@ def read_metrics(path: str | Path) -> MetricsDocument:
             path, field, f"given {n} times in one object; a JSON reader keeps only the last one", fix=_FIX
         )
     return checked
-
-
-def schema_version(document: Mapping[str, Any]) -> int:
-    """The document's ``schema_version`` (0 when absent: written before it was recorded)."""
-    version = document.get("schema_version", 0)
-    return version if isinstance(version, int) else 0

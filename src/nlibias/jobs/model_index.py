@@ -1,13 +1,8 @@
-"""A run's overall numbers as the ``model-index`` metadata of a Hugging Face model card.
-
-Per model of the run: the task (NLI as text classification for a classifier, text generation for
-a generative LM, fill-mask for a sentence scorer), the dataset (the benchmark; its ``type``
-``nlibias/<source>``, its ``revision`` the SHA-256 of the samples file the run recorded), each
-headline measure and accuracy with name, type and value, and ``verified: false`` (the numbers
-come from the user's own run). Built with ``huggingface_hub``'s model-card classes, so a card
-they write is one the Hub reads; :func:`update_card` rewrites only the metadata block of an
-existing ``README.md``, keeping its results of other datasets. A run over a ``limit`` subset, or
-one a scoring found predictions for only part of, says so in the dataset's name and ``args``.
+"""A run's overall numbers as the ``model-index`` metadata of a Hugging Face model card: per
+model the task (by predictor kind), the dataset (``nlibias/<source>``, revision: the SHA-256 of
+the samples the run read; a subset or partial scoring said in its name and ``args``), each
+headline measure and accuracy, ``verified: false``. Built with ``huggingface_hub``'s classes, so
+the Hub reads what we write; :func:`update_card` rewrites only a card's metadata block.
 
 >>> entries = model_index("runs/audit")  # doctest: +SKIP
 >>> entries[0]["results"][0]["metrics"][0]["type"]  # doctest: +SKIP
@@ -59,9 +54,8 @@ def _multiple_choice(source: str) -> bool:
 
 
 def _coverage(metrics: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
-    """What the dataset name adds, and the dataset ``args``, where the run's values are not over
-    the whole samples file: a ``limit`` subset, or samples a scoring found no prediction for (the
-    revision alone, a file's SHA-256, says neither to a reader of the card).
+    """What the dataset name adds, and its ``args``, where the run's values are not over the whole
+    samples file (a ``limit`` subset, or samples a scoring found no prediction for).
 
     >>> _coverage({"subset": {"limit": 40, "seed": 0, "samples": 40, "of": 3134}})
     ('; a subset: 40 of 3,134 samples', {'subset_samples': 40, 'samples_in_set': 3134, 'limit': 40, 'seed': 0})
@@ -218,10 +212,9 @@ def _one_model(path: Path, keys: list[str]) -> str:
 
 
 def read_card(path: Path) -> tuple[str, dict[str, Any]]:
-    """A model card's text and the metadata of its front matter (``{}`` without one), refused
-    (:class:`~nlibias.errors.SourceError` with the line) where the Hub would not read what we
-    write: a byte-order mark before the opening ``---``, front matter never closed, metadata that
-    is not YAML (a tab, a syntax error) or not a mapping (a list).
+    """A model card's text and its front matter's metadata (``{}`` without one), refused with the
+    line where the Hub would not read what we write (a byte-order mark, front matter never
+    closed, metadata that is not YAML or not a mapping).
 
     >>> import tempfile, pathlib
     >>> card = pathlib.Path(tempfile.mkdtemp()) / "README.md"

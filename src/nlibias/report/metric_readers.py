@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypedDict, TypeGuard, Unpack
 
-from nlibias.metrics.ranking import ranking_measure
 from nlibias.schema.model_keys import model_parts
 
 __all__ = [
@@ -37,11 +36,6 @@ def is_number(value: Any) -> TypeGuard[int | float]:
 def numeric_measures(m: Mapping[str, Any], *, skip: frozenset[str] = GENERIC_SKIP) -> list[str]:
     """Keys of ``m`` holding a number that is a measure (not a count such as ``n`` or ``n_pairs``)."""
     return [k for k, v in m.items() if is_number(v) and k not in skip and not k.startswith("n_")]
-
-
-def bias_measure(m: Mapping[str, Any]) -> str | None:
-    """The measure that ranks subtopics by bias: yes on pro-stereotype (generative) or pro bias."""
-    return ranking_measure(m)
 
 
 def slice_kinds(metrics: Mapping[str, Any]) -> list[str]:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
+from nlibias.metrics.ranking import ranking_measure
 from nlibias.report.figure_kit import (
     COLUMN_WIDTH_IN,
     HATCHES,
@@ -34,7 +35,7 @@ from nlibias.report.figure_kit import (
 # test can wrap plots._render to keep each drawn figure
 from nlibias.report.figure_kit import render as _render
 from nlibias.report.load import FunnelStage
-from nlibias.report.metric_readers import bias_measure, is_number, numeric_measures, slice_groups
+from nlibias.report.metric_readers import is_number, numeric_measures, slice_groups
 
 __all__ = [
     "COLUMN_WIDTH_IN",
@@ -298,7 +299,7 @@ def plot_subtopic_heatmap(
             subtopics += [str(s) for s in group if str(s) not in subtopics]
             for m in group.values():
                 if isinstance(m, Mapping) and measure is None:
-                    measure = bias_measure(m)
+                    measure = ranking_measure(m)
     if not subtopics or measure is None:
         return None
     subtopics.sort()
