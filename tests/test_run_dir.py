@@ -146,3 +146,15 @@ def test_a_relative_samples_path_is_found_from_the_run_s_parents(tmp_path: Path)
     none = RunSamples.locate(tmp_path / "runs" / "r", {"source": "bbnli", "models": {}}, None)
     with pytest.raises(SourceError, match="this run records no samples file"):
         none.file()
+
+
+def test_score_refuses_a_run_directory_whose_predictions_changed(run: Path, tmp_path: Path) -> None:
+    """A run directory given as the predictions is checked against its manifest as its file is
+    (the directory was once read unchecked: only a file's directory was looked at)."""
+    from nlibias.jobs.score import run_score
+
+    rows = (run / "predictions.jsonl").read_text().splitlines()
+    (run / "predictions.jsonl").write_text("\n".join(reversed(rows)) + "\n")  # the same rows, reordered
+    for given in (run, run / "predictions.jsonl"):
+        with pytest.raises(SourceError, match=r"file predictions\.jsonl does not match manifest\.json"):
+            run_score(tmp_path / "data", given, bootstrap=0)

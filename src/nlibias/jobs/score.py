@@ -151,7 +151,7 @@ def _combine(ids: Sequence[str], paths: Sequence[Path], natives: Sequence[Path],
     line_of: dict[str, np.ndarray] = {}
     with PendingFile(target) as pending:
         for index, (path, native) in enumerate(zip(paths, natives, strict=True)):
-            check_run_file(native)
+            check_run_file(_predictions_file(native))
             arrays = read_prediction_arrays(
                 native,
                 position_of=id_positions,
@@ -222,7 +222,7 @@ def score_files(
     >>> overall["n_pairs"], overall["cf_pro"], len(result.predictions)
     (1, 50.0, 2)
     """
-    check_run_file(predictions_path)  # a run directory's predictions.jsonl: the one its manifest lists
+    check_run_file(_predictions_file(predictions_path))  # a run directory's: the one its manifest lists
     benchmark, columns = samples.benchmark, samples.columns
     id_positions = IdPositions(columns.ids)
     # predictions.jsonl is written in the same pass that reads the file, and replaces the run
