@@ -71,7 +71,7 @@ def original_rendering(provenance: Mapping[str, Any]) -> str | None:
     replaced = original_template[prefix : len(original_template) - suffix]
     before, _, after = changed.partition(MASK)
     head, _, tail = masked_text.partition(MASK)
-    words = {str(k): str(v) for k, v in dict(provenance.get("words") or {}).items()}
+    words = {str(k): str(v) for k, v in dict(provenance.get("words", {})).items()}
     if placeholders(before + after) or any(name not in words for name in placeholders(replaced)):
         return None
     if not head.endswith(before) or not tail.startswith(after):
