@@ -25,9 +25,6 @@ from nlibias.cli.options import (
     Quiet,
     show_progress,
 )
-from nlibias.explanations.run_files import fake_judge_warning
-from nlibias.jobs.explain import run_explain
-from nlibias.report.metric_readers import interval
 from nlibias.textio.tables import render_table
 
 _SHOWN = ("balanced_rate", "biased_pro_rate", "biased_anti_rate", "invalid_rate", "inconsistent_rate",
@@ -67,6 +64,9 @@ def explain_command(
     --lm-judge asks a generative LM for each explanation's label as a second opinion; its agreement
     with each NLI judge (Cohen's kappa) is reported. --device, --dtype and --max-tokens apply to the
     judges."""
+    from nlibias.explanations.run_files import fake_judge_warning
+    from nlibias.jobs.explain import run_explain
+
     options: dict[str, Any] = {"max_tokens": max_tokens}
     if device is not None:
         options["device"] = device
@@ -115,7 +115,7 @@ def summary_table(summary: Mapping[str, Any]) -> str:
             overall = slices["overall"]
             cells = [model, judge, str(overall["n"]), str(overall["n_unexplained"])]
             for name in shown:
-                value, ci = overall.get(name), interval(overall, name)
+                value, ci = overall.get(name), overall.get("ci", {}).get(name)
                 cell = "-" if value is None else f"{value:.1f}"
                 cells.append(cell if ci is None else f"{cell} [{ci[0]:.1f}, {ci[1]:.1f}]")
             rows.append(cells)
