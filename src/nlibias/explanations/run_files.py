@@ -51,11 +51,9 @@ class ExplainRecord(BaseModel):
 
 
 def current_summary(run_dir: str | Path, *, recorded: bool = True) -> dict[str, Any] | str | None:
-    """The run's ``explanations.json`` when it holds the run's current explanations; else, in
-    words, why not (damaged, changed or replaced since ``explain`` wrote it, or made from other
-    predictions than the run holds now); None when the run has none. The report shows no stale
-    explanations and the validation app queues none: both read this. ``recorded=False`` takes
-    files without ``explain``'s record (written by hand or by another tool) as they are."""
+    """The run's ``explanations.json`` when it holds the run's current explanations; else why not,
+    in words; None when the run has none (the report and the validation app read this).
+    ``recorded=False`` takes files without ``explain``'s record as they are."""
     run_dir = Path(run_dir)
     summary_path = run_dir / EXPLANATIONS_DIR / EXPLANATIONS_FILE
     record_file = record_path(run_dir, STAGE_NAME)
@@ -85,10 +83,9 @@ def current_summary(run_dir: str | Path, *, recorded: bool = True) -> dict[str, 
 def generated_answers(
     run_dir: str | Path, samples: str | Path | None = None
 ) -> tuple[list[GeneratedAnswer], Path]:
-    """Every generated answer of the run (:func:`nlibias.io.run_dir.read_run`), split into short
-    answer, explanation and sentences, with its sample; and the samples file read (``samples``,
-    else the one the run recorded; refused when it is not the file the run read). A run without
-    generated answers (scored answers, classifiers only) is refused, saying how to make one."""
+    """Every generated answer of the run, split into short answer, explanation and sentences,
+    with its sample; and the samples file read (``samples``, else the one the run recorded; not
+    the file the run read: refused). A run without generated answers is refused."""
     run = read_run(run_dir)
     if run.predictions_path is None:
         raise SourceError(

@@ -135,10 +135,8 @@ def compare_debiasing(
     write: bool = True,
     min_effect: NonNegativeFloat = MIN_EFFECT,
 ) -> DebiasComparison:
-    """Compare each ``(before, after)`` pair of models of an occupation audit run; write
-    ``debias_comparison.json`` into the run (``write``). ``samples``: where the audit's samples are
-    (default: the path the run recorded); ``min_effect``: the smallest difference in points marked
-    as a change."""
+    """Compare each ``(before, after)`` pair of models of an occupation audit run and (``write``)
+    save ``debias_comparison.json`` in it; ``min_effect``: the smallest change in points marked."""
     read = read_run(run_dir)
     run, metrics = read.path, read.metrics
     models = list(metrics["models"])

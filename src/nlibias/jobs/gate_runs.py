@@ -1,11 +1,5 @@
-"""The two runs a gate compares: read, and checked to be comparable (:func:`nlibias.jobs.gate.gate`).
-
-A gate compares two different runs of one benchmark over the same samples: the same run twice
-(however its directory is spelled) tells nothing; runs over samples whose ids or texts differ,
-or a samples file edited since an audit (its recorded SHA-256), would compare answers to other
-texts; a classifier against a generative model compares measures of different things. The same
-samples in another order are the same samples: the baseline is put in the candidate's order.
-"""
+"""The two runs a gate compares, read and checked comparable: two different runs of one
+benchmark, over the same samples (in any order), of models of one kind."""
 
 from __future__ import annotations
 

@@ -139,9 +139,8 @@ def supported_precision(value: float, bounds: tuple[float, float] | None) -> flo
 
 
 def _model_name(run: RunDirectory, key: str) -> str:
-    """The name the run recorded for the model (the name it was given, e.g. a hub id), not its key
-    in the run (which adds a prompt and answer mode: those are in the task's name); the key only
-    for a run that recorded none."""
+    """The name the run recorded for the model (e.g. a hub id; its key adds a prompt and mode),
+    else its key."""
     return run.model_run(key).get("model") or key
 
 
@@ -288,13 +287,10 @@ def _card(path: Path, text: str, metadata: Mapping[str, Any]) -> Any:
 def update_card(
     run: str | Path, card: str | Path, *, model: str | None = None, name: str | None = None
 ) -> str:
-    """Write the run's ``model-index`` into the metadata block of the model card at ``card``,
-    keeping the rest of its metadata and its text (a card without a block gets one); the model's
-    name used. A card describes one model: a run of several needs ``model``. The model is named
-    ``name``, else as the card names it, else by the name the run recorded. The card is updated
-    under a lock (:func:`~nlibias.io.atomic.locked_update`: two exports at once keep both
-    benchmarks' results), keeping its mode; a symlink is kept and the file it names updated; a
-    read-only card is refused."""
+    """Write the run's ``model-index`` of one model into the metadata block of the card at
+    ``card``, keeping its other metadata, text and other datasets' results; the model named
+    ``name``, else as the card names it, else as the run recorded. Updated under a lock
+    (:func:`~nlibias.io.atomic.locked_update`); returns the model's name."""
     read = _read(run)
     key = _one_model(read.path, _keys(read, model))
     if name is not None:
@@ -346,10 +342,8 @@ def export_model_index(
     model: str | None = None,
     name: str | None = None,
 ) -> ModelIndexExport:
-    """``nlibias export model-index``: the run's ``model-index`` of one model (``model``), named
-    ``name`` (else as ``card`` names it, else by the name the run recorded), written into the
-    card's metadata block (:func:`update_card`) and to ``out`` when given. Neither may be a file
-    of the run, nor both one file (refused before anything is read)."""
+    """``nlibias export model-index``: the run's ``model-index`` of one model, into ``card``
+    (:func:`update_card`) and to ``out`` when given (neither a file of the run, nor both one)."""
     refuse_overwrites({"out": out, "card": card}, {"run": run_files(run)})
     card_file = None
     if card is not None:

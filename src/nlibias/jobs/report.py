@@ -136,10 +136,8 @@ def _refuse_overwrites(runs: Sequence[str | Path], out: str | Path | None, *, de
 
 
 def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None:
-    """Refuse a run named twice (by its directory, however spelled: ``./runs/a``, ``runs/a/``, a
-    symlink, its ``metrics.json``) and ``compare`` with one run: a comparison of a run with itself
-    shows only zeros, which read as "no change". A copy of a run in another directory is another
-    run (its paired differences are 0, as they should be)."""
+    """Refuse a run named twice (its directory however spelled, or its ``metrics.json``) and
+    ``compare`` with one run: a run compared with itself shows only zeros ("no change")."""
     if compare and len(runs) < 2:
         raise option_applies_to_nothing(
             "compare", "two or more runs side by side", given=f"runs names one ({runs[0]})",

@@ -44,11 +44,9 @@ if TYPE_CHECKING:
 
 
 def refuse_run_overwrites(out_dir: str | Path | None, **inputs: object) -> None:
-    """Before an audit or a scoring computes anything: refuse an ``out_dir`` whose files
-    (:data:`OUTPUT_FILES`, the manifest) are one of the files it reads (``inputs``, by parameter:
-    a path, a run directory's samples, or several paths; anything else, e.g. Sample objects, is
-    no file). Rescoring a run in place (``predictions`` its own ``predictions.jsonl``, or the run
-    directory) is no clash: the predictions are read to the end before their file is replaced."""
+    """Refuse an ``out_dir`` whose files are one of the files the run reads (``inputs``, by
+    parameter), before any work. Rescoring a run in place is no clash: the predictions are read
+    to the end before their file is replaced."""
     if out_dir is None:
         return
     written = [Path(out_dir) / name for name in (*OUTPUT_FILES, MANIFEST_JSON)]
@@ -150,13 +148,9 @@ class AuditResult:
         return metrics_frame(self.metrics)
 
     def samples_frame(self, samples: str | Path | Sequence[Sample] | None = None) -> pd.DataFrame:
-        """The predictions as a pandas DataFrame with one row per sample and model: ``id``,
-        ``model``, the sample's fields (domain, subtopic, premise, hypothesis, gold, stereotype,
-        pair_key, ...), ``kind``, ``label``, ``p_entailment``/``p_neutral``/``p_contradiction``
-        and the backend's fields (a generative answer's ``answer``, ``answer_probs.yes``, ...).
-        ``samples``: the samples audited (default: those the audit held, else the samples file the
-        run recorded). A samples file that is not the one the run read (edited since, or another
-        folder's) is refused: its texts would sit beside answers to other texts."""
+        """One row per sample and model: the sample's fields, the label, probabilities and the
+        backend's fields. ``samples``: default those the audit held, else the file the run
+        recorded; a samples file that is not the one the run read is refused."""
         from nlibias.report.frame import samples_frame
 
         if samples is None and self.audited is not None:
@@ -194,12 +188,8 @@ def metrics_document(
     seed: int,
     domain_of: Mapping[str, str] | None = None,
 ) -> MetricsDocument:
-    """``metrics.json`` without its ``run`` section, from each model's metrics and predictor kind
-    (:class:`~nlibias.io.results.MetricsDocument`, version :data:`~nlibias.io.results.SCHEMA_VERSION`),
-    with what the benchmark's measures of each kind add across its models.
-    A model with subtopic slices and no ranking of them yet gets its ``most_biased_subtopics``
-    (:func:`nlibias.metrics.ranking.most_biased_subtopics`; ``domain_of``: each subtopic's
-    domain), which the reports read back."""
+    """``metrics.json`` without its ``run`` section, with what each kind's measures add across its
+    models and each model's ``most_biased_subtopics`` (``domain_of``: each subtopic's domain)."""
     for model_metrics in models.values():
         by_subtopic = model_metrics.get("by_subtopic")
         if isinstance(by_subtopic, Mapping) and by_subtopic and "most_biased_subtopics" not in model_metrics:
@@ -238,10 +228,8 @@ def write_outputs(
     *,
     samples_sha256: str | None = None,
 ) -> None:
-    """The run directory's files, changed as a unit (:mod:`nlibias.io.run_manifest`): stale
-    ``.part`` files removed and the manifest marked incomplete, each file written to a temporary
-    name and renamed, then the manifest with every file's checksum. ``predictions`` may be a
-    :class:`~nlibias.io.atomic.PendingFile` already holding ``predictions.jsonl``'s rows."""
+    """The run directory's files, changed as a unit (:mod:`nlibias.io.run_manifest`);
+    ``predictions`` may be a :class:`~nlibias.io.atomic.PendingFile` already holding the rows."""
     pending = predictions if isinstance(predictions, PendingFile) else None
     begin_write(out_dir, OUTPUT_FILES, keep=[pending.temporary_path] if pending is not None else [])
     remove_derived(out_dir)
@@ -348,9 +336,7 @@ def score_run_section(
 
 
 def check_measures(metrics: MetricsDocument, benchmark: Benchmark) -> None:
-    """Refuse ``metrics`` when a measure is outside the range it is declared with (or not a finite
-    number): a scorer's fault, stopped before anything is written, as ``load_run`` would refuse
-    the file afterwards."""
+    """Refuse a measure outside its declared range (a scorer's fault), before anything is written."""
     problems = metrics_issues(metrics)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -370,10 +356,8 @@ def finish_run(
     predictions_file: PendingFile | None = None,
     samples_sha256: str | None = None,
 ) -> AuditResult:
-    """The tables of ``metrics`` (``note`` appended), and the run directory written when ``out_dir``
-    is given: the last step of every audit and scoring. ``predictions_file``: ``predictions.jsonl``
-    already written under a temporary name (while the predictions were read), renamed in with
-    the other files."""
+    """The last step of every audit and scoring: the tables (``note`` appended) and, given
+    ``out_dir``, the run directory (``predictions_file``: the rows already written aside)."""
     check_measures(metrics, benchmark)
     tables = format_all_tables(metrics, benchmark)
     if note:

@@ -91,13 +91,10 @@ def run_score(
     seed: DrawSeed = 0,
     answer_column: Name | None = None,
 ) -> AuditResult:
-    """Score ``predictions`` against the measures of the samples' benchmark, exactly as an audit
-    would, and given ``out_dir`` write the run directory: ``predictions`` is nlibias' own
-    predictions file or any tool's JSONL with ``id``, ``label`` and optional ``model`` and
-    ``probs``, an lm-evaluation-harness ``--log_samples`` file or an Inspect AI log of an exported
-    nlibias task (recognised by content, :mod:`nlibias.io.tool_logs`), a glob pattern, or several
-    of these, scored together. ``answer_column``: the files hold answer strings in that column
-    (BBQ's published results), read by the benchmark's ``answer_rows`` as model ``answer_column``."""
+    """Score ``predictions`` by the measures of the samples' benchmark, as an audit would, and
+    given ``out_dir`` write the run directory. ``predictions``: JSONL with ``id``, ``label`` (and
+    ``model``, ``probs``), an lm-eval or Inspect log (:mod:`nlibias.io.tool_logs`), a glob, or
+    several. ``answer_column``: the files hold answer strings there (BBQ's published results)."""
     from nlibias.io.tool_logs import native_predictions
 
     paths = expand_predictions(predictions)
@@ -270,8 +267,7 @@ def _rows_as_records(
     path: str | Path, arrays: PredictionArrays, id_positions: IdPositions
 ) -> dict[str, list[Prediction | None]]:
     """The rows of each model whose measures read more than labels and probabilities, one per
-    sample position (None: no row), read from the file only when there are such models
-    (generative answers, sentence scores: each row checked by its kind's :data:`ROW_CHECKS`)."""
+    sample position (None: no row), each checked by its kind's :data:`ROW_CHECKS`."""
     wanted = {m for m, kind in arrays.kinds.items() if kind not in ARRAY_KINDS}
     if not wanted:
         return {}
@@ -293,9 +289,7 @@ _TOKEN_FIELDS = ("tokens_more", "tokens_less")
 
 
 def _check_sentence_scores(path: Path, line: int, prediction: Prediction) -> None:
-    """Refuse a sentence scorer's row that its measures cannot read (a hand-edited file): another
-    kind of row, or a score or token count missing or not a number (``no_pair: true`` rows carry
-    none)."""
+    """Refuse a sentence scorer's row its measures cannot read (``no_pair: true`` rows carry none)."""
     fix = (
         "a sentence-logprob row carries score_more, score_less, tokens_more and tokens_less, or "
         "no_pair: true; audit the samples again to write the model's rows, its scores read from the cache"
