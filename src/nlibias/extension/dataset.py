@@ -60,8 +60,8 @@ FLAT_COLUMNS: dict[str, str] = {
 def flat_record(sample: Sample) -> dict[str, Any]:
     """One row of the flat data files (nested provenance as JSON text)."""
     p = sample.provenance
-    filter_record = p.get("filter", {})
-    validation = p.get("validation", {})
+    filter_record = p.get("filter") or {}
+    validation = p.get("validation") or {}
     return {
         "id": sample.id,
         "source": sample.source,
