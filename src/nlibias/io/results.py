@@ -66,8 +66,10 @@ def declared(measure: str) -> Range:
 @with_config(JSON_CONFIG)
 class SliceMetrics(TypedDict, total=False):
     """The measures of one slice (overall, a domain, a subtopic, a group...), with counts, 95%
-    intervals (``ci``) and the numerators/denominators (``counts``). The measure fields are added
-    from the declarations (:func:`measure_fields`); these are the other fields."""
+    intervals (``ci``) and the numerators/denominators (``counts``). Which measures a slice holds
+    depends on the benchmark and the predictor kind."""
+
+    # the measure fields are added from the declarations (measure_fields); these are the others
 
     # BBNLI / BBNLI-next (classifiers and generative LMs)
     n: Count
