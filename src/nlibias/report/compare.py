@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from nlibias.errors import NlibiasError
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
 from nlibias.metrics.paired import OVERALL, compare_units
@@ -22,8 +24,6 @@ from nlibias.report.metric_readers import interval, is_number, numeric_measures,
 from nlibias.schema.columns import SampleColumns
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from nlibias.report.load import Run
     from nlibias.schema.outputs import ModelOutputs
 
@@ -218,8 +218,6 @@ def aligned_positions(a: SampleColumns, b: SampleColumns) -> np.ndarray | None:
     >>> aligned_positions(SampleColumns.from_samples(rows), SampleColumns.from_samples(rows[:1])) is None
     True
     """
-    import numpy as np
-
     if a is b:
         return np.arange(len(a))
     if len(a) != len(b):
@@ -291,12 +289,9 @@ def _paired_values(
 
 
 def format_comparison(comparison: Comparison, fmt: str = "md") -> str:
-    """The comparison as a Markdown (``md``) or CSV (``csv``) table; ``*`` marks a difference.
-
-    A paired cell (same samples as its reference) shows its difference and the difference's
-    paired 95% interval, ``*`` where that interval excludes 0 and ``!`` where the gate would
-    flag it; another cell is marked ``*`` where its 95% interval does not overlap its reference's.
-    """
+    """The comparison as a Markdown (``md``) or CSV (``csv``) table: a paired cell shows its
+    difference and paired 95% interval, ``*`` where that excludes 0, ``!`` where the gate would
+    flag it; another cell has ``*`` where its interval does not overlap its reference's."""
     headers = ["Slice", "Measure", *comparison.columns]
 
     def cell_text(cell: Cell) -> str:
