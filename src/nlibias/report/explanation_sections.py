@@ -1,12 +1,7 @@
-"""The report's section on generated explanations (``nlibias explain``): the rates per model and
-judge with their 95% intervals, per subtopic, the counterfactual flip rate, the LM judge's
-agreement, and one example per label (premise shown; hypothesis and generated text blurred like
-the example pairs), as paper 002's appendix A.7 shows them.
-
-A run whose ``explanations/`` were made from other predictions than those now in the directory
-(a new audit since) is shown with a note instead of its numbers. The rates are declared measures
-(:data:`nlibias.metrics.meta.EXPLANATION_MEASURES`): their column titles link to the glossary,
-which lists those :func:`explanation_measures` finds.
+"""The report's section on generated explanations (``nlibias explain``), as paper 002's appendix
+A.7 shows them: the rates per model and judge with 95% intervals, per subtopic, the flip rate,
+the LM judge's agreement and one example per label (texts blurred). Stale explanations (made
+from other predictions than the run holds now) are a note instead of numbers.
 
 >>> explanations_html([])
 ''
