@@ -38,13 +38,14 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Annotated, Any, TypeGuard, TypeVar, cast, overload
+from typing import Annotated, Any, NamedTuple, TypeGuard, TypeVar, cast, overload
 
 import typing_extensions
 from annotated_types import Ge, Gt, Le, Lt, Predicate
 
-from nlibias.errors import ConfigError, did_you_mean
+from nlibias.errors import ConfigError, SourceError, did_you_mean
 from nlibias.schema.applies import SEED_APPLIES, refuse_inapplicable
+from nlibias.textio.yaml_unique import yaml_line_of
 
 if typing.TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
@@ -234,34 +235,66 @@ def _metadata(hint: Any) -> tuple[Any, ...]:
     return ()
 
 
-def file_problems(
-    error: ValidationError,
-    text: str | None,
-    known_keys: Callable[[Sequence[Any]], Sequence[str]],
-    *,
-    whole: str | None = None,
-) -> list[tuple[int | None, str | None, str]]:
-    """The one adapter from pydantic's error about a configuration file's contents (``text``: the
-    YAML the values came from) to ``(line, field, reason)`` per problem, for a
-    :class:`~nlibias.errors.SourceError` naming the file and line. An unknown key is named with
-    the closest of ``known_keys(location)``; a field validator's own error may point deeper
-    (its ``at``); an error of the whole document is under the field ``whole``."""
-    from nlibias.textio.yaml_unique import yaml_line_of
+class Problem(NamedTuple):
+    """One rule a value broke: where (``loc``, dotted as ``field``; its ``line`` in the YAML text
+    when known), why (``reason``), how to fix it where the rule says (``fix``) and pydantic's
+    ``kind`` of error."""
 
-    problems: list[tuple[int | None, str | None, str]] = []
-    for problem in error.errors():
-        loc = [p for p in problem["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
-        loc += getattr(problem.get("ctx", {}).get("error"), "at", ())  # an option refused where it is
-        field = ".".join(str(p) for p in loc)
+    line: int | None
+    field: str | None
+    reason: str
+    fix: str | None
+    loc: tuple[Any, ...]
+    kind: str
+
+
+def problems(
+    error: ValidationError,
+    *,
+    text: str | None = None,
+    known_keys: Callable[[Sequence[Any]], Sequence[str]] | None = None,
+    whole: str | None = None,
+    drop: int = 0,
+    words: Callable[[Any], str] | None = None,
+) -> list[Problem]:
+    """The one adapter from pydantic's error about a document (a YAML file, a JSONL row, a JSON
+    document) to its problems. ``text``: the YAML the values came from (to find each line);
+    ``known_keys(loc)``: the keys allowed where an unknown one is (named with the closest);
+    ``whole``: the field of an error of the whole document; ``drop``: leading location parts that
+    are no field (a union's tag); ``words``: the reason of one pydantic error (default: its message).
+    A rule's own error may name its field and fix (``ctx``) or point deeper (its error's ``at``)."""
+    found: list[Problem] = []
+    for problem in error.errors(include_url=False):
+        loc = [p for p in problem["loc"][drop:] if not (isinstance(p, str) and p.startswith("function-"))]
+        context = problem.get("ctx") or {}
+        loc += getattr(context.get("error"), "at", ())
+        field = context["field"] if "field" in context else ".".join(str(p) for p in loc) or whole
         line = yaml_line_of(text, loc) if text is not None else None
-        if problem["type"] == "extra_forbidden":
+        if problem["type"] == "extra_forbidden" and known_keys is not None:
             known = list(known_keys(loc))
-            hint = did_you_mean(str(loc[-1]), known)
-            hint = f"; {hint}" if hint else ""
-            problems.append((line, None, f"unknown key {field!r}{hint} (known here: {', '.join(known)})"))
+            hint = f"; {hint}" if (hint := did_you_mean(str(loc[-1]), known)) else ""
+            field, reason = None, f"unknown key {field!r}{hint} (known here: {', '.join(known)})"
         else:
-            problems.append((line, field or whole, str(problem["msg"]).removeprefix("Value error, ")))
-    return problems
+            reason = words(problem) if words else str(problem["msg"]).removeprefix("Value error, ")
+        found.append(Problem(line, field, reason, context.get("fix"), tuple(loc), problem["type"]))
+    return found
+
+
+def source_error(
+    error: ValidationError,
+    path: str | Path,
+    *,
+    line: int | None = None,
+    text: str | None = None,
+    known_keys: Callable[[Sequence[Any]], Sequence[str]] | None = None,
+    whole: str | None = None,
+    fix: str | None = None,
+) -> SourceError:
+    """:func:`problems` as a SourceError naming ``path`` and the line (a JSONL row's ``line``, or
+    each problem's line in the YAML ``text``): the first problem, the others on lines below it."""
+    first, *others = problems(error, text=text, known_keys=known_keys, whole=whole)
+    more = "".join(f"\n{SourceError(path, p.field, p.reason, line=p.line or line)}" for p in others)
+    return SourceError(path, first.field, first.reason + more, line=first.line or line, fix=first.fix or fix)
 
 
 def unknown_argument(function: str, name: str, known: Sequence[str]) -> ConfigError:

@@ -41,7 +41,7 @@ from pydantic_core import PydanticCustomError
 
 from nlibias.errors import DataError
 from nlibias.schema import LABELS, Prediction
-from nlibias.schema.declared import is_int
+from nlibias.schema.declared import is_int, problems
 from nlibias.schema.outputs import ModelOutputs, ProbabilityRows
 
 PROBABILITY_TOLERANCE = 1e-3
@@ -367,18 +367,13 @@ def check_row(raw: Any) -> None:
 
 
 def _refused(error: ValidationError) -> RowRefused:
-    first = error.errors(include_url=False)[0]
-    context = first.get("ctx") or {}
-    if first["type"] == "nlibias_row":
-        return RowRefused(context["field"], context["reason"], context["fix"])
-    loc = [str(part) for part in first["loc"][1:]]  # after the kind's tag
-    field = ".".join(loc) or None
-    if first["type"] == "missing" and field:
-        reason = "missing or not a string" if field == "id" else "missing"
-        return RowRefused(field, reason, _MISSING_FIX.get(field))
-    if field is None:
+    first = problems(error, drop=1)[0]  # after the kind's tag
+    if first.kind == "missing" and first.field:
+        reason = "missing or not a string" if first.field == "id" else "missing"
+        return RowRefused(first.field, reason, _MISSING_FIX.get(first.field))
+    if first.field is None and first.kind != "nlibias_row":
         return RowRefused(None, "expected a JSON object with id and label")
-    return RowRefused(field, first["msg"])  # pragma: no cover -- every field has a plain validator
+    return RowRefused(first.field, first.reason, first.fix)
 
 
 def check_prediction(prediction: Prediction) -> None:
