@@ -1,6 +1,8 @@
 """Rules declared once: the constrained types every setting uses, the one decorator that holds a
-public function's arguments to its type hints, and the one adapter from a pydantic error to a
-:class:`~nlibias.errors.ConfigError` that names the parameter as data.
+public function's arguments to its type hints, and the one adapter from a pydantic error to ours:
+a :class:`~nlibias.errors.ConfigError` naming the parameter as data (:func:`argument_error`,
+:func:`settings_error`), or a :class:`~nlibias.errors.SourceError` naming the file and line of a
+YAML file or a JSONL row (:func:`problems`, :func:`source_error`).
 
 :func:`declared` is pydantic's ``validate_call`` in strict mode (``bool`` is never taken for an
 ``int``, nor a string for a number or a ``bool``), built on the first call so that the hints may
@@ -138,9 +140,8 @@ def is_declared(function: Callable[..., Any]) -> bool:
 def _validator(
     inner: Callable[..., Any], signature: inspect.Signature, lazy: Mapping[str, str]
 ) -> tuple[Callable[..., Any], dict[str, Any]]:
-    """pydantic's validator of ``inner``'s arguments (returning them, validated, as ``(args,
-    kwargs)``: ``inner`` itself runs outside it, so a pydantic error inside it stays its own) and
-    the resolved hints."""
+    """pydantic's validator of ``inner``'s arguments, returning them validated (``inner`` runs
+    outside it, so a pydantic error inside it stays its own), and the resolved hints."""
     namespace = dict(getattr(inner, "__globals__", {}))
     for name, module in lazy.items():
         namespace[name] = getattr(importlib.import_module(module), name)
@@ -176,8 +177,7 @@ def argument_error(
     args: Sequence[Any],
     kwargs: Mapping[str, Any],
 ) -> ConfigError:
-    """The one adapter from pydantic's error about ``function``'s arguments to a ConfigError naming
-    the parameter (``parameter``), the value given and what the parameter takes."""
+    """A ConfigError naming the parameter of ``function`` at fault, its value and what it takes."""
     problem = error.errors()[0]
     kind, loc = problem["type"], problem["loc"]
     names = list(signature.parameters)
@@ -202,9 +202,7 @@ def argument_error(
 
 
 def settings_error(error: ValidationError, model: type[BaseModel], given: Mapping[str, Any]) -> ConfigError:
-    """The one adapter from pydantic's error about the settings ``given`` to an options object
-    (``model``) to a ConfigError naming the setting: ``{name} is {value!r}; pass {allowed}``, the
-    hint in words (:func:`describe`)."""
+    """A ConfigError naming the setting of ``model`` at fault: ``{name} is {value!r}; pass {allowed}``."""
     problem = error.errors()[0]
     name = str(problem["loc"][0]) if problem["loc"] else model.__name__
     if problem["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
@@ -218,21 +216,11 @@ def settings_error(error: ValidationError, model: type[BaseModel], given: Mappin
 
 
 def field_hints(model: type[BaseModel]) -> dict[str, Any]:
-    """Each field's hint with its declared metadata (constraints, :class:`Allowed`, what it
-    applies to), as written on the model."""
+    """Each field's hint with its declared metadata, as written on the model."""
     return {
         name: Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
         for name, field in model.model_fields.items()
     }
-
-
-def _metadata(hint: Any) -> tuple[Any, ...]:
-    """The ``Annotated`` metadata of ``hint`` (of each member of a union too)."""
-    if typing.get_origin(hint) is Annotated:
-        return tuple(typing.get_args(hint)[1:])
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return tuple(item for arg in typing.get_args(hint) for item in _metadata(arg))
-    return ()
 
 
 class Problem(NamedTuple):
@@ -298,8 +286,7 @@ def source_error(
 
 
 def unknown_argument(function: str, name: str, known: Sequence[str]) -> ConfigError:
-    """The refusal of a keyword ``function`` does not take, naming the closest it does (the one
-    "did you mean" of the API)."""
+    """The refusal of a keyword ``function`` does not take, naming the closest it does."""
     shown = did_you_mean(name, [k for k in known if k != name]) or f"it takes: {', '.join(known)}"
     return ConfigError(f"{function} takes no argument {name!r} ({shown})", parameter=name)
 
@@ -340,9 +327,8 @@ class _Unset:
 
 
 def _spelt_out(inner: Callable[..., Any], signature: inspect.Signature) -> inspect.Signature | None:
-    """``signature`` with its ``**settings: Unpack[SomeTypedDict]`` spelt out as the TypedDict's
-    keys (keyword-only, each ``unset``), for ``help()``; None when it has no such parameter or its
-    hint cannot be read yet (a TypedDict defined after the function)."""
+    """``signature`` with its ``**settings: Unpack[SomeTypedDict]`` spelt out as keyword-only
+    parameters, for ``help()``; None without one (or before the TypedDict is defined)."""
     *named, last = signature.parameters.values() or [None]
     if last is None or last.kind is not last.VAR_KEYWORD:
         return None
