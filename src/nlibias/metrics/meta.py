@@ -1,12 +1,8 @@
 """Metadata of every reported measure, declared once: what it means, which way is better, its range.
 
-:data:`MEASURES` holds BBNLI's measures (reports, tables and plots read it instead of hard-coding
-directions or ranges); :data:`GENERATIVE_MEASURES`, :data:`WQ_NLI_MEASURES`, :data:`OCCUPATION_MEASURES`,
-:data:`TOKEN_PROBABILITY_MEASURES` and BBQ's (beside its scorer, :mod:`nlibias.metrics.bbq`) the other
-benchmarks' and predictor kinds'; :data:`EXPLANATION_MEASURES` (declared in :mod:`nlibias.metrics.explanation_infos`) the rates of generated explanations
-(in ``explanations.json``, not ``metrics.json``: their ``reported_in``); :data:`ALL_MEASURES` every
-one of them (a name is declared once). The grouped results (``MetricFrame.worst_group``) and
-``metrics.json``'s schema (:mod:`nlibias.io.results`) read their direction and range from here.
+:data:`ALL_MEASURES` holds every one (a name is declared once): BBNLI's, each benchmark's and
+predictor kind's, BBQ's (declared beside its scorer) and the explanation rates. Reports, grouped
+results and ``metrics.json``'s schema read directions and ranges from here, never hard-code them.
 
 >>> MEASURES["cf_error"].direction
 'lower'
@@ -396,11 +392,8 @@ BUILT_IN_MEASURES = frozenset(ALL_MEASURES)
 def register_measures(
     infos: Iterable[MeasureInfo], *, owner: str, redeclarable: Collection[str] = ()
 ) -> None:
-    """Declare measures beside the built-in ones (what registering a benchmark does with its
-    measures' :attr:`~nlibias.benchmarks.base.Measures.infos`): ``metrics.json``'s schema then
-    checks their range and grouped results rank by their direction. A name declared already must
-    be declared the same (``owner``: who declares them, for the error), but for the
-    ``redeclarable`` names that are not built in (those of a benchmark being replaced).
+    """Declare a registered benchmark's measures beside the built-in ones. A name declared already
+    must be declared the same, but for the ``redeclarable`` ones not built in (a benchmark replaced).
 
     >>> register_measures([ALL_MEASURES["M1"]], owner="wq-nli")  # the same declaration: nothing to do
     >>> register_measures([MeasureInfo("M1", "other", "higher", (0.0, 1.0), "")], owner="toy")  # doctest: +ELLIPSIS

@@ -48,12 +48,8 @@ class DuplicateRole(ValueError):
 
 
 def match_pairs(pair_code: np.ndarray, role_code: np.ndarray) -> PairedPositions:
-    """Pairs from integer columns with array operations (no loop over samples).
-
-    ``pair_code`` is equal for the samples of one pair (:data:`~nlibias.schema.columns.NO_CODE`: no key);
-    ``role_code`` is 0 for the first role, 1 for the second, anything else for no role. A pair is
-    "seen" at its first sample that has a role. Two samples in one role of a pair raise
-    :class:`DuplicateRole`.
+    """Pairs from integer columns with array operations: equal ``pair_code`` (``NO_CODE``: no key),
+    ``role_code`` 0 or 1 (else no role); two samples in one role raise :class:`DuplicateRole`.
 
     >>> paired = match_pairs(np.array([7, 7, -1, 9, 8, 8]), np.array([1, 0, 0, 0, -1, 0]))
     >>> paired.first.tolist(), paired.second.tolist(), paired.unpaired.tolist()
@@ -189,13 +185,9 @@ def equality_codes(values: Sequence[Any]) -> np.ndarray:
 def pair_positions(
     stereotype: np.ndarray, pair_code: np.ndarray, *, key_of: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(pairs, lone)`` from integer codes (:func:`match_pairs`).
-
-    ``pairs`` is ``(k, 2)``: pro position, anti position of each complete pair, in the order of
-    the pro positions; ``lone`` the sorted positions of bias samples without a twin (including
-    those with pair code -1). ``stereotype`` holds :data:`PRO` / :data:`ANTI` / -1. Two samples of
-    one role with one code raise ``ValueError`` naming ``key_of(position)`` (the first duplicate
-    in position order, as a sequential scan would find it).
+    """``(pairs, lone)`` from integer codes: the ``(pro, anti)`` positions of each complete pair in
+    pro order, and the sorted positions of bias samples without a twin. A repeated role raises
+    ``ValueError`` naming ``key_of(position)``.
 
     >>> pairs, lone = pair_positions(np.array([0, 1, -1, 0]), np.array([7, 7, -1, 9]))
     >>> pairs.tolist(), lone.tolist()
@@ -220,13 +212,7 @@ def pair_positions(
 def find_pairs(
     stereotype: Sequence[str | None] | np.ndarray, pair_key: Sequence[Any]
 ) -> tuple[list[tuple[int, int]], list[int]]:
-    """Match each pro sample with its anti twin by ``pair_key``.
-
-    Returns ``(pairs, lone)``: ``(pro position, anti position)`` for each complete pair (in the
-    order of the pro samples) and the sorted positions of bias samples without a twin (including
-    those whose ``pair_key`` is ``None``). Test samples (stereotype ``None``) are ignored. A key
-    with two pro or two anti samples raises ``ValueError``. ``stereotype`` may be strings or the
-    codes of :func:`nlibias.metrics.bbnli.encode_samples`.
+    """:func:`pair_positions` of stereotypes (strings or codes) and pair keys, as lists.
 
     >>> find_pairs(["pro", "anti", None, "pro"], ["a", "a", None, "b"])
     ([(0, 1)], [3])

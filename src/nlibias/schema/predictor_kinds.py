@@ -14,17 +14,17 @@ variants are part of the model keys results are reported under (:mod:`nlibias.sc
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from nlibias.schema.declared import declared
 
 PredictorKind = Literal["classifier", "generative", "sentence-logprob"]
-PREDICTOR_KINDS: tuple[str, ...] = ("classifier", "generative", "sentence-logprob")
+PREDICTOR_KINDS: tuple[str, ...] = get_args(PredictorKind)
 """``classifier``: 3-way NLI probabilities; ``generative``: yes/no answers of a prompted LM;
 ``sentence-logprob``: the log-likelihoods of both sentences of a sentence pair."""
 
 GenerativeMode = Literal["scored", "generated"]
-MODES: tuple[str, ...] = ("scored", "generated")
+MODES: tuple[str, ...] = get_args(GenerativeMode)
 """Answer modes of generative LMs: answer words scored in one forward pass, or generated text."""
 
 
@@ -42,7 +42,7 @@ def check_mode(mode: GenerativeMode) -> GenerativeMode:
 
 
 TPVariant = Literal["shared", "whole"]
-TP_VARIANTS: tuple[str, ...] = ("shared", "whole")
+TP_VARIANTS: tuple[str, ...] = get_args(TPVariant)
 """Token-probability scores of sentence scorers: ``shared`` sums the tokens the two sentences share
 (CrowS-Pairs, WinoQueer); ``whole`` sums every token of the sentence (lm-evaluation-harness
 ``crows_pairs``)."""
