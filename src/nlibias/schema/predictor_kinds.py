@@ -14,7 +14,7 @@ variants are part of the model keys results are reported under (:mod:`nlibias.sc
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from nlibias.schema.declared import declared
 
@@ -28,9 +28,8 @@ MODES: tuple[str, ...] = get_args(GenerativeMode)
 """Answer modes of generative LMs: answer words scored in one forward pass, or generated text."""
 
 
-@declared
-def check_mode(mode: GenerativeMode) -> GenerativeMode:
-    """``mode`` held to :data:`GenerativeMode`.
+def check_mode(mode: Any) -> GenerativeMode:
+    """``mode`` (whatever a caller holds) held to its declaration, :data:`GenerativeMode`.
 
     >>> check_mode("scored")
     'scored'
@@ -38,6 +37,11 @@ def check_mode(mode: GenerativeMode) -> GenerativeMode:
     Traceback (most recent call last):
     nlibias.errors.ConfigError: mode must be one of 'scored', 'generated'; got str 'greedy'
     """
+    return _declared_mode(mode)
+
+
+@declared
+def _declared_mode(mode: GenerativeMode) -> GenerativeMode:
     return mode
 
 
