@@ -192,31 +192,12 @@ def score_bbnli_columns(
     return frame.to_dict()
 
 
-def bbnli_report(
-    samples: Sequence[Sample],
-    labels: Sequence[str | None],
-    *,
-    gold: Sequence[str] | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
-) -> dict[str, Any]:
-    """:func:`score_bbnli_columns` over samples; ``gold`` overrides the samples' gold labels."""
-    gold_codes = None if gold is None else label_codes(gold, field="gold", allow_none=False)
-    return score_bbnli_columns(
-        SampleColumns.from_samples(samples),
-        label_codes(labels),
-        gold=gold_codes,
-        bootstrap=bootstrap,
-        seed=seed,
-    )
-
-
 def score_bbnli(
     samples: Sequence[Sample], predictions: Sequence[Prediction], *, bootstrap: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
     """BBNLI measures overall, by domain and by subtopic (see :func:`score_bbnli_columns`)."""
-    labels = [p.label for p in align_predictions(samples, predictions)]
-    return bbnli_report(samples, labels, bootstrap=bootstrap, seed=seed)
+    labels = label_codes([p.label for p in align_predictions(samples, predictions)])
+    return score_bbnli_columns(SampleColumns.from_samples(samples), labels, bootstrap=bootstrap, seed=seed)
 
 
 def score_bbnli_probabilities(

@@ -33,9 +33,6 @@ MEASURE_KEYS: tuple[str, ...] = tuple(OCCUPATION_MEASURES)
 GROUPINGS: tuple[str, ...] = ("dominant_gender", "occupation", "hypothesis_template", "eval_set")
 #: The only provenance keys the occupation measures read (an audit loads no others).
 PROVENANCE_KEYS: tuple[str, ...] = GROUPINGS
-CITATION = (
-    "Evaluating Gender Bias in Natural Language Inference (gender-occupation challenge set), section 3.2.2"
-)
 
 
 def binary_entailment(probs: Sequence[float]) -> float:

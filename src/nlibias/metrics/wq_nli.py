@@ -18,7 +18,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from nlibias.metrics.meta import WQ_NLI_CITATION, WQ_NLI_MEASURES
+from nlibias.metrics.meta import WQ_NLI_MEASURES
 from nlibias.metrics.metric_frame import units_frame
 from nlibias.metrics.pairing import pair_rows, provenance_labels
 from nlibias.metrics.probabilities import (
@@ -55,7 +55,6 @@ GROUPINGS: tuple[str, ...] = (
     "subject_kind",
     "domain",
 )
-CITATION = WQ_NLI_CITATION
 
 
 TIE_TOLERANCE = 1e-12
