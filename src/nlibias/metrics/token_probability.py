@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from nlibias.errors import DataError
+from nlibias.metrics.agreement import cohen_kappa
 from nlibias.metrics.bbnli_scorer import rows_by_sample
 from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
 from nlibias.metrics.metric_frame import units_frame
@@ -235,16 +236,12 @@ def item_agreement(tp_preference: Sequence[int], m1: Sequence[bool]) -> dict[str
     n = len(tp)
     both, tp_only = int((tp & nli).sum()), int((tp & ~nli).sum())
     m1_only, neither = int((~tp & nli).sum()), int((~tp & ~nli).sum())
-    observed = (both + neither) / n if n else None
-    expected = ((tp.mean() * nli.mean()) + ((1 - tp.mean()) * (1 - nli.mean()))) if n else None
-    kappa = None
-    if observed is not None and expected is not None and expected < 1.0:
-        kappa = round(float((observed - expected) / (1 - expected)), 12)
+    kappa = cohen_kappa(tp.tolist(), nli.tolist())
     return {
         "n": n,
-        "agreement": None if observed is None else 100.0 * observed,
+        "agreement": 100.0 * (both + neither) / n if n else None,
         "both": both, "tp_only": tp_only, "m1_only": m1_only, "neither": neither,
-        "kappa": kappa,
+        "kappa": None if kappa is None else round(kappa, 12),
     }  # fmt: skip
 
 

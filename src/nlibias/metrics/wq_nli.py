@@ -26,6 +26,7 @@ from nlibias.metrics.probabilities import (
     refuse_missing_probabilities,
     score_probability_objects,
 )
+from nlibias.metrics.token_probability import r_and_r2
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import Categorical, Picked, SampleColumns
 
@@ -231,14 +232,8 @@ def r_squared(x: Sequence[float], y: Sequence[float]) -> float | None:
     >>> round(r_squared([1, 2, 3], [2, 4, 6.5]), 6)  # (4.5^2) / (2 x 61/6) = 60.75 / 61
     0.995902
     """
-    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if len(a) < 3 or len(a) != len(b):
-        return None
-    da, db = a - a.mean(), b - b.mean()
-    ssa, ssb = float(da @ da), float(db @ db)
-    if ssa == 0.0 or ssb == 0.0:
-        return None
-    return float((da @ db) ** 2 / (ssa * ssb))
+    r2: float | None = r_and_r2(x, y)["r2"] if len(x) == len(y) else None
+    return r2
 
 
 def metric_r2(
