@@ -92,8 +92,7 @@ LOG_PROBABILITY_SLACK = 1e-4
 
 def log_probability_problem(value: Any) -> str | None:
     """What is wrong with ``value`` as a log-probability (or a sum of them), or None: the one rule
-    of log-probabilities whatever brings them (a predictions file, another tool's log, a fill
-    server's answer): a real number (not text, not a bool), finite, at most 0.
+    of them whatever brings them (a real number, finite, at most 0).
 
     >>> log_probability_problem(-0.5), log_probability_problem(np.float32(0.0))
     (None, None)
@@ -111,8 +110,7 @@ def log_probability_problem(value: Any) -> str | None:
 
 
 def check_loglikelihood(value: Any, field: str) -> float:
-    """``value`` as a log-likelihood (a sum of log-probabilities: :func:`log_probability_problem`),
-    else :class:`RowRefused`.
+    """``value`` as a log-likelihood (:func:`log_probability_problem`), else :class:`RowRefused`.
 
     >>> check_loglikelihood(-2.5, "score_more")
     -2.5
