@@ -359,7 +359,7 @@ TOKEN_PROBABILITY_MEASURES: dict[str, MeasureInfo] = _registry(
             "stays at 50; the verdict and the gate read it.",
             "target",
             _PERCENT,
-            "nlibias (ties split; DESIGN 'TP score and ties'); " + CROWS_PAIRS_CITATION,
+            "nlibias (ties split; docs/design.md, 'Token probability'); " + CROWS_PAIRS_CITATION,
             target=50.0,
             headline=True,
             neutral=50.0,
