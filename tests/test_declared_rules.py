@@ -13,13 +13,23 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict, ValidationError
 from typer.testing import CliRunner
 
 import nlibias
 from nlibias.cli.main import app
 from nlibias.errors import ConfigError
 from nlibias.schema.applies import InapplicableOption
-from nlibias.schema.declared import OpenUnit, PositiveInt, Seed, Share, declared, describe
+from nlibias.schema.declared import (
+    OpenUnit,
+    PositiveInt,
+    Seed,
+    Share,
+    declared,
+    describe,
+    problems,
+    source_error,
+)
 from nlibias.schema.model_ref import ModelRef
 
 runner = CliRunner()
@@ -290,3 +300,27 @@ def test_a_hub_model_in_the_local_cache_is_asked_in_its_role(
     with pytest.raises(ConfigError) as caught:
         nlibias.explain(tmp_path / "no-run", ["fake:j"], lm_judge="org/nli")
     assert caught.value.parameter == "lm_judge"
+
+
+def test_one_adapter_names_the_file_line_field_and_fix_of_every_route() -> None:
+    """A JSONL row's error and a YAML file's error go through one adapter (schema/declared.py):
+    the row keeps the line it was read from, the YAML names each problem's own line, every
+    problem is said (not only the first), and an unknown key is named with the closest known."""
+
+    class Row(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        top_k: PositiveInt
+        name: str
+
+    with pytest.raises(ValidationError) as row:
+        Row.model_validate({"top_k": 0, "name": 3})
+    error = source_error(row.value, "rows.jsonl", line=7, fix="see the docs")
+    assert (error.line, error.field, error.fix) == (7, "top_k", "see the docs")
+    assert "\nrows.jsonl:7: field name: Input should be a valid string" in error.reason
+
+    yaml_text = "name: x\ntop_kk: 3\n"
+    with pytest.raises(ValidationError) as file:
+        Row.model_validate({"name": "x", "top_kk": 3})
+    found = problems(file.value, text=yaml_text, known_keys=lambda loc: list(Row.model_fields))
+    assert [(p.line, p.field) for p in found] == [(None, "top_k"), (2, None)]
+    assert found[1].reason == "unknown key 'top_kk'; did you mean 'top_k'? (known here: top_k, name)"

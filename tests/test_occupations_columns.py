@@ -23,12 +23,12 @@ from nlibias.metrics.occupations import (
     score_occupations,
     score_occupations_columns,
 )
-from nlibias.metrics.pairing import pair_samples
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.runtime.classifier import ClassifierPredictor
 from nlibias.schema import LABELS, Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.testing.reference_audit import audit_objects as audit
+from pairing_reference import pair_samples
 
 # --- the object scorer as it was before the columnar one (the independent reference) -------------
 

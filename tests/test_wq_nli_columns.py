@@ -15,7 +15,7 @@ import pytest
 
 from nlibias.errors import DataError
 from nlibias.metrics.metric_frame import units_frame
-from nlibias.metrics.pairing import pair_codes, pair_samples
+from nlibias.metrics.pairing import pair_codes
 from nlibias.metrics.wq_nli import (
     M_KEYS,
     PROVENANCE_KEYS,
@@ -25,6 +25,7 @@ from nlibias.metrics.wq_nli import (
 )
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import Categorical, SampleColumns
+from pairing_reference import pair_samples
 from test_wq_nli import naive_conditions
 
 

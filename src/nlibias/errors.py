@@ -9,14 +9,17 @@ from pathlib import Path
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """``did you mean 'x'?`` naming the closest of ``known`` to a mistyped ``name`` (difflib's
-    similarity ratio of at least 0.6), or ``""`` when none is that close: the one spelling of the
-    hint, for every refusal of an unknown name.
+    ratio of at least 0.6), or ``""``: the one hint of every refusal of an unknown name.
 
     >>> did_you_mean("widht", ["height", "width"]), did_you_mean("zzz", ["width"])
     ("did you mean 'width'?", '')
     """
     close = difflib.get_close_matches(name, list(known), n=1)
     return f"did you mean {close[0]!r}?" if close else ""
+
+
+def _with_fix(message: str, fix: str | None) -> str:
+    return message + (f" ({fix})" if fix else "")
 
 
 class NlibiasError(Exception):
@@ -45,13 +48,8 @@ class SourceError(NlibiasError):
         self.line = line
         self.fix = fix
         where = self.path if line is None else f"{self.path}:{line}"
-        parts = [where]
-        if field:
-            parts.append(f"field {field}")
-        message = ": ".join([*parts, reason])
-        if fix:
-            message += f" ({fix})"
-        super().__init__(message)
+        named = f"field {field}: " if field else ""
+        super().__init__(_with_fix(f"{where}: {named}{reason}", fix))
 
 
 class DataNotFoundError(NlibiasError):
@@ -63,12 +61,8 @@ class LabelMappingError(NlibiasError):
 
 
 class ConfigError(NlibiasError):
-    """A parameter or configuration value is invalid.
-
-    ``parameter`` names the library parameter at fault (e.g. ``bootstrap``); the message speaks
-    in parameter names, and the command line maps them to its flags when it prints the error.
-    ``names``: the other parameters the message names (where to name a model instead), mapped so
-    too.
+    """A parameter or configuration value is invalid: ``parameter`` names the one at fault and
+    ``names`` the others the message names, as data (the command line maps them to its flags).
 
     >>> error = ConfigError("bootstrap is -1; pass 0 or more", parameter="bootstrap")
     >>> str(error), error.parameter, error.names
@@ -82,12 +76,9 @@ class ConfigError(NlibiasError):
 
 
 class DataError(NlibiasError):
-    """Data that do not fit together: neither a bad parameter nor a malformed line of a file.
-
-    Predictions missing for samples, a model with no probabilities for a sample, a pair with two
-    samples in one role, predictions of two models where one is scored. The message names what
-    it can in words; ``sample`` (a sample id), ``model`` and ``field`` (a samples or predictions
-    field) keep them for a caller, and ``fix`` says what to do.
+    """Data that do not fit together (predictions missing for samples, a pair with two samples in
+    one role): neither a bad parameter nor a malformed line. ``sample``, ``model`` and ``field``
+    name what is at fault as data; ``fix`` says what to do.
 
     >>> error = DataError("model 'm' has no probabilities for sample 'a:pro'", sample="a:pro",
     ...                   model="m", fix="audit with an NLI classifier")
@@ -109,7 +100,7 @@ class DataError(NlibiasError):
         self.model = model
         self.field = field
         self.fix = fix
-        super().__init__(reason + (f" ({fix})" if fix else ""))
+        super().__init__(_with_fix(reason, fix))
 
 
 class FileAccessError(NlibiasError):
@@ -124,7 +115,7 @@ class FileAccessError(NlibiasError):
         self.reason = reason
         self.fix = fix
         message = reason if self.path is None else f"{self.path}: {reason}"
-        super().__init__(message + (f" ({fix})" if fix else ""))
+        super().__init__(_with_fix(message, fix))
 
 
 class DamagedFileError(NlibiasError):
@@ -138,7 +129,7 @@ class DamagedFileError(NlibiasError):
         self.path = str(path)
         self.reason = reason
         self.fix = fix
-        super().__init__(f"{self.path}: {reason}" + (f" ({fix})" if fix else ""))
+        super().__init__(_with_fix(f"{self.path}: {reason}", fix))
 
 
 class PluginError(NlibiasError):

@@ -31,6 +31,7 @@ from nlibias.benchmarks.data_locations import PinnedData, resolve_data, verify_f
 from nlibias.errors import SourceError
 from nlibias.schema import Sample
 from nlibias.schema.columns import IdPositions, SampleColumns
+from nlibias.schema.declared import source_error
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_files import read_csv_records, stream_lines
 
@@ -130,9 +131,7 @@ def read_bbq_rows(path: Path) -> Iterator[tuple[int, dict[str, Any], BBQRow]]:
         try:
             row = BBQRow.model_validate(raw)
         except ValidationError as error:
-            first = error.errors()[0]
-            field = ".".join(str(part) for part in first["loc"])
-            raise SourceError(path, field, first["msg"], line=line) from None
+            raise source_error(error, path, line=line) from None
         if set(row.answer_info) != {"ans0", "ans1", "ans2"}:
             raise SourceError(path, "answer_info", "expected the entries ans0, ans1 and ans2", line=line)
         key = (row.category, row.example_id)

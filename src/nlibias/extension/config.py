@@ -32,7 +32,7 @@ from nlibias.extension.config_refusals import (
     refuse_set,
 )
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import file_problems
+from nlibias.schema.declared import problems, source_error
 from nlibias.schema.model_ref import ModelRef, split_kind, without_options
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
@@ -284,8 +284,8 @@ def _known_keys(loc: Sequence[Any]) -> list[str]:
 def validation_error_message(exc: ValidationError, where: str, text: str | None = None) -> str:
     """One readable line per pydantic error: ``file:line: field a.b: reason (fix)``."""
     return "\n".join(
-        str(SourceError(where, field, reason, line=line))
-        for line, field, reason in file_problems(exc, text, _known_keys, whole="config")
+        str(SourceError(where, p.field, p.reason, line=p.line))
+        for p in problems(exc, text=text, known_keys=_known_keys, whole="config")
     )
 
 
@@ -302,9 +302,7 @@ def load_config(path: str | Path) -> ExtendConfig:
     try:
         config = ExtendConfig.model_validate(raw)
     except ValidationError as exc:
-        (line, field, reason), *others = file_problems(exc, text, _known_keys, whole="config")
-        more = "".join("\n" + str(SourceError(path, f, r, line=n)) for n, f, r in others)
-        raise SourceError(path, field, reason + more, line=line) from None
+        raise source_error(exc, path, text=text, known_keys=_known_keys, whole="config") from None
     problem = settings_problem(config)
     if problem is not None:
         key, reason = problem
@@ -454,7 +452,7 @@ def _place_device(data: dict[str, Any], device: Any) -> None:
 def _override_error(exc: ValidationError, overrides: Mapping[str, Any]) -> ConfigError:
     """The error of an override that does not validate, naming the parameter it came from (the
     key itself, ``mlm.top_k``, means nothing to a caller who passed ``top_k``)."""
-    _, field, reason = file_problems(exc, None, _known_keys, whole="config")[0]
+    _, field, reason, *_ = problems(exc, known_keys=_known_keys, whole="config")[0]
     given = [key for key, value in overrides.items() if value is not None]
     field = field or ""
     # The override at the field, or under the section whose own check failed (named in its reason).

@@ -35,6 +35,7 @@ from nlibias.benchmarks.bbnli import BBNLISubtopic
 from nlibias.benchmarks.templating import GROUP_SLOTS, PLACEHOLDER, placeholders
 from nlibias.errors import SourceError
 from nlibias.io.jsonl import iter_jsonl
+from nlibias.schema.declared import source_error
 from nlibias.textio.text_files import read_text
 
 MASK = "<mask>"
@@ -228,11 +229,8 @@ def load_masked_templates(
         try:
             record = _TemplateLine.model_validate(raw)
         except ValidationError as exc:
-            error = exc.errors()[0]
-            field = ".".join(str(p) for p in error["loc"]) or None
-            raise fail(
-                field, error["msg"], "a line holds subtopic, template, masked and optionally strategy, note"
-            ) from None
+            fix = "a line holds subtopic, template, masked and optionally strategy, note"
+            raise source_error(exc, path, line=number, fix=fix) from None
         subtopic = by_id.get(record.subtopic)
         if subtopic is None:
             raise fail(

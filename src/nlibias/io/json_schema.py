@@ -35,6 +35,8 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError, core_schema
 
+from nlibias.schema.declared import problems
+
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 JSON_CONFIG = ConfigDict(strict=True, use_attribute_docstrings=True)
 """A document type's pydantic config: no conversions (a string is no number, a bool no integer);
@@ -119,9 +121,9 @@ def document_issues(
     try:
         validated = adapter.validate_python(value)
     except ValidationError as error:
-        for line in error.errors(include_url=False):
-            named.add(tuple(line["loc"]))
-            found.append((field_path(tuple(line["loc"])), _reason(line)))
+        for problem in problems(error, words=_reason):
+            named.add(problem.loc)
+            found.append((field_path(problem.loc), problem.reason))
     found += [
         (field_path(p), f"{v} is not a finite number") for p, v in _not_finite(value, ()) if p not in named
     ]

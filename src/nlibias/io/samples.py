@@ -30,6 +30,7 @@ from nlibias.io.sample_rules import (
 )
 from nlibias.schema import LABELS, Sample
 from nlibias.schema.columns import SampleColumns
+from nlibias.schema.declared import source_error
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text
 
@@ -206,15 +207,8 @@ def _from_record(
     try:
         record = SampleRecord.model_validate(raw)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(p) for p in error["loc"]) or None
-        raise SourceError(
-            path,
-            field,
-            error["msg"],
-            line=line,
-            fix="samples need id, domain, subtopic, premise, hypothesis, gold, stereotype, pair_key",
-        ) from None
+        fix = "samples need id, domain, subtopic, premise, hypothesis, gold, stereotype, pair_key"
+        raise source_error(exc, path, line=line, fix=fix) from None
     provenance = dict(record.provenance)
     provenance.update(record.model_extra or {})
     return check_sample(

@@ -53,6 +53,7 @@ from nlibias.metrics.paired import (
 )
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
 from nlibias.schema.applies import option_applies_to_nothing
+from nlibias.schema.declared import problems
 from nlibias.schema.measure_info import MeasureInfo
 
 if TYPE_CHECKING:
@@ -348,9 +349,8 @@ def _rules(rules: GateRules | str | Path | None, margin: float | None) -> GateRu
         try:  # validated again: model_copy(update=...) and model_construct skip the declared bounds
             found = GateRules.model_validate(rules.model_dump())
         except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in error["loc"])
-            raise ConfigError(f"rules {where}: {error['msg']}", parameter="rules") from None
+            first = problems(exc)[0]
+            raise ConfigError(f"rules {first.field}: {first.reason}", parameter="rules") from None
     else:
         found = load_rules(rules)
     if margin is not None:
@@ -360,7 +360,7 @@ def _rules(rules: GateRules | str | Path | None, margin: float | None) -> GateRu
         try:
             found = GateRules.model_validate({**settings, "margin": margin})
         except ValidationError as exc:
-            reason = str(exc.errors()[0]["msg"]).lower()
+            reason = problems(exc)[0].reason.lower()
             raise ConfigError(
                 f"margin is {margin!r} ({reason}); pass a finite number of 0 or more points",
                 parameter="margin",

@@ -40,15 +40,16 @@ nlibias.errors.SourceError: gate.yaml:1: unknown key 'margins'; did you mean 'ma
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from nlibias.errors import ConfigError, SourceError, did_you_mean
 from nlibias.metrics.bootstrap import deciding_resamples, smallest_p
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
-from nlibias.schema.declared import OpenUnit, PositiveInt, Seed, file_problems
+from nlibias.schema.declared import OpenUnit, PositiveInt, Seed, source_error
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
 OVERALL = "overall"
@@ -162,13 +163,6 @@ class GateRules(BaseModel):
         return any(rule.max_abs is not None for rule in self.measures.values())
 
 
-def _problem(exc: ValidationError, text: str) -> tuple[int | None, str | None, str]:
-    """``(line, field, reason)`` of the first pydantic error."""
-    return file_problems(
-        exc, text, lambda loc: list((MeasureRule if "measures" in loc[:-1] else GateRules).model_fields)
-    )[0]
-
-
 def measure_rule_problem(rules: GateRules) -> tuple[list[str], str] | None:
     """The first per-measure rule the gate cannot apply, as (where, reason): a measure that is no
     headline measure, or ``towards_stereotype`` on a magnitude. Rules from a file and rules built
@@ -201,13 +195,16 @@ def parse_rules(text: str, path: str | Path) -> GateRules:
     try:
         rules = GateRules.model_validate(raw)
     except ValidationError as exc:
-        line, field, reason = _problem(exc, text)
-        raise SourceError(path, field, reason, line=line) from None
+        raise source_error(exc, path, text=text, known_keys=_rule_keys) from None
     problem = measure_rule_problem(rules)
     if problem is not None:
         where, reason = problem
         raise SourceError(path, ".".join(where), reason, line=yaml_line_of(text, where))
     return rules
+
+
+def _rule_keys(loc: Sequence[Any]) -> list[str]:
+    return list((MeasureRule if "measures" in loc[:-1] else GateRules).model_fields)
 
 
 def load_rules(path: str | Path) -> GateRules:

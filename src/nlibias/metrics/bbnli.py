@@ -1,26 +1,12 @@
 """The BBNLI / BBNLI-next measures of one slice, as pure functions over label sequences.
 
-Inputs are parallel sequences (lists or numpy arrays), one item per sample:
-
-- ``predicted``: ``"entailment"`` / ``"neutral"`` / ``"contradiction"``, or ``None`` for an answer
-  that could not be parsed (the sample is then left out of every measure, counted in
-  ``n_unanswered`` and listed in ``unanswered``; its twin becomes unpaired);
-- ``gold``: the true label (``neutral`` for every BBNLI bias-audit sample);
-- ``stereotype``: ``"pro"`` / ``"anti"`` for bias-audit samples, ``None`` for test samples;
-- ``pair_key``: equal for a pro sample and its anti twin (ignored for test samples).
-
-Every measure is computed from one vector of raw counts (:data:`COUNT_FIELDS`), so the point
-estimate and the bootstrap resamples (:mod:`nlibias.metrics.bbnli_scorer`) use the same arithmetic:
-per slice, samples are grouped into *units* (a pair, an unpaired bias sample, a test sample),
-each unit gets one row of counts, and a slice's counts are the sum of its rows.
-
-Undefined values are ``None``: bias measures when ``n == 0``, the counterfactual measures when
-the slice holds no answered pair, ``test_accuracy`` when ``n_test == 0``. ``bbnli_bias_score``
-is 0 when ``n > 0`` and nothing was predicted entailment or contradiction.
-
-The pair table and the identities (score = pro - anti; cf_pro + cf_anti + cf_error = misprediction
-rate when every sample is paired) assume that every bias-audit sample's gold label is neutral, as
-in BBNLI and BBNLI-next; ``counts["n_gold_not_neutral"]`` shows when that is not so.
+Inputs are parallel sequences, one item per sample: ``predicted`` (a label, or ``None`` for an
+unread answer: left out, its twin unpaired), ``gold``, ``stereotype`` (``"pro"`` / ``"anti"``,
+``None`` for a test sample) and ``pair_key``. Every measure comes from one vector of counts
+(:data:`COUNT_FIELDS`) summed over units (a pair, an unpaired bias sample, a test sample), so the
+point estimate and the bootstrap use the same arithmetic; an undefined measure is ``None``.
+docs/design.md defines each; the pair table assumes neutral gold labels on bias samples
+(``counts["n_gold_not_neutral"]`` says when not).
 
 >>> m = bbnli_measures(["entailment", "neutral"], gold=["neutral", "neutral"],
 ...                    stereotype=["pro", "anti"], pair_key=["k", "k"])
@@ -44,8 +30,8 @@ UNANSWERED = -1
 _LABEL_CODES = {"entailment": ENTAILMENT, "neutral": NEUTRAL, "contradiction": CONTRADICTION}
 _STEREOTYPE_CODES = {"pro": PRO, "anti": ANTI}
 
-# Counterfactual pair table (paper 000 Table 6; paper 002 numbers it Table 5), indexed [label of the pro sample S, label of the
-# anti twin A] in the order entailment, neutral, contradiction.
+# Counterfactual pair table (paper 000 Table 6), indexed [label of the pro sample S, label of its
+# anti twin A].
 #   S\A     E         N        C
 #   E    error+2    pro+1    pro+2
 #   N    anti+1     correct  pro+1
@@ -85,9 +71,7 @@ class BiasCounts:
     """
 
     n: int
-    """Answered bias-audit (pro/anti) samples."""
     n_correct: int
-    """Of those, predicted as their gold label."""
     n_e_S: int
     n_n_S: int
     n_c_S: int
@@ -95,12 +79,9 @@ class BiasCounts:
     n_n_A: int
     n_c_A: int
     n_gold_not_neutral: int
-    """Bias-audit samples whose gold label is not neutral (0 for BBNLI; the pair table assumes 0)."""
     n_test: int
-    """Answered non-bias test samples."""
     n_test_correct: int
     n_unanswered: int
-    """Samples (bias or test) whose prediction is ``None``."""
 
     @property
     def n_e(self) -> int:
@@ -117,19 +98,17 @@ class BiasCounts:
 
 @dataclass(frozen=True)
 class PairCounts:
-    """Counterfactual pair counts of a slice (paper 000 Table 6; paper 002 numbers it Table 5), before dividing.
+    """Counterfactual pair points of a slice's answered pairs, before dividing.
 
     >>> pair_counts(["contradiction", "entailment"], stereotype=["pro", "anti"], pair_key=["k", "k"])
     PairCounts(n_pairs=1, cf_pro=0, cf_anti=2, cf_error=0, unpaired=())
     """
 
     n_pairs: int
-    """Pairs whose pro and anti samples are both in the slice and both answered."""
     cf_pro: int
     cf_anti: int
     cf_error: int
     unpaired: tuple[int, ...]
-    """Positions of answered bias samples without an answered twin in the slice."""
 
     @property
     def n_paired(self) -> int:
@@ -138,25 +117,19 @@ class PairCounts:
 
 @dataclass(frozen=True, eq=False)
 class SliceUnits:
-    """A slice cut into bootstrap units, one row of :data:`COUNT_FIELDS` counts per unit.
-
-    Rows ``[0, n_pairs)`` are answered pairs, then unpaired bias samples, then test samples.
-    """
+    """A slice cut into bootstrap units, one row of :data:`COUNT_FIELDS` counts per unit: answered
+    pairs first, then unpaired bias samples, then test samples (``is_test_unit``). ``unpaired`` and
+    ``unanswered`` name samples by id (or position); ``degenerate_pairs`` counts pairs with identical
+    pro and anti texts (``None`` without texts)."""
 
     matrix: np.ndarray
-    """``(units, len(COUNT_FIELDS))`` counts (whole numbers, as float64)."""
     is_test_unit: np.ndarray
-    """``(units,)`` bool: True for rows of non-bias test samples (the last rows)."""
     n_pairs: int
     unpaired: tuple[Any, ...]
-    """Ids (or positions) of answered bias samples without an answered twin."""
     unanswered: tuple[Any, ...]
-    """Ids (or positions) of samples whose prediction is ``None``."""
     n_unanswered_bias: int
     n_unanswered_test: int
     degenerate_pairs: int | None
-    """Pairs in the slice (answered or not) whose pro and anti texts are identical; ``None`` when
-    premises and hypotheses were not given."""
 
     @property
     def totals(self) -> np.ndarray:
@@ -165,12 +138,8 @@ class SliceUnits:
 
 @dataclass(frozen=True, eq=False)
 class EncodedSamples:
-    """Validated, integer-coded inputs; slices are index arrays into them.
-
-    ``pair_code`` is equal for the two samples of a pair (-1: no pair key); ``text_code`` is equal
-    for samples with the same premise and hypothesis (None: texts not given). ``pair_keys`` and
-    ``ids`` are only read for messages and for naming samples in the output.
-    """
+    """Validated, integer-coded inputs (equal codes: one pair, or the same texts); slices are index
+    arrays into them. ``pair_keys`` and ``ids`` only name samples."""
 
     predicted: np.ndarray
     gold: np.ndarray
@@ -332,10 +301,8 @@ def slice_units(encoded: EncodedSamples, index: np.ndarray | None = None) -> Sli
 
 
 def measures_from_totals(totals: np.ndarray) -> dict[str, np.ndarray]:
-    """Every percent measure from count vectors, vectorised over leading axes; NaN = undefined.
-
-    ``totals`` has shape ``(..., len(COUNT_FIELDS))`` (one slice, or ``(B, K)`` for B bootstrap
-    resamples).
+    """Every percent measure from count vectors ``(..., len(COUNT_FIELDS))`` (one slice, or one
+    per resample); NaN = undefined.
 
     >>> t = np.zeros(len(COUNT_FIELDS)); t[[0, 1, 2]] = [4, 3, 1]   # n=4, n_correct=3, n_e_S=1
     >>> float(measures_from_totals(t)["bbnli_bias_score"])   # (2*1/1 - 1)(1 - 3/4) = 25%
@@ -418,7 +385,7 @@ def bias_counts(
 def pair_counts(
     predicted: Sequence[str | None], *, stereotype: Sequence[str | None], pair_key: Sequence[Any]
 ) -> PairCounts:
-    """Counterfactual pair points of a slice (paper 000 Table 6; paper 002 numbers it Table 5), before dividing by 2 x n_pairs."""
+    """Counterfactual pair points of a slice, before dividing by 2 x n_pairs."""
     units = slice_units(encode_samples(predicted, gold=None, stereotype=stereotype, pair_key=pair_key))
     totals = units.totals
     return PairCounts(
@@ -440,13 +407,8 @@ def bbnli_measures(
     hypothesis: Sequence[str] | None = None,
     ids: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
-    """All measures of ONE slice, JSON-ready: percent values with the raw counts beside them.
-
-    Keys: ``n``, ``n_pairs``, ``n_unpaired``, ``n_unanswered``, ``n_test``, ``degenerate_pairs``
-    (pairs of the slice with identical pro/anti texts, answered or not; ``None`` without
-    premise/hypothesis), the percent measures of
-    :data:`nlibias.metrics.meta.MEASURES` (``None`` when undefined), ``counts`` (every raw count),
-    ``unpaired`` and ``unanswered`` (``ids`` of those samples, or positions when ``ids`` is None).
+    """All measures of ONE slice, JSON-ready: the percent measures with the counts beside them
+    and the ``unpaired`` and ``unanswered`` samples (by ``ids``, else positions).
 
     >>> m = bbnli_measures(["entailment", "entailment", "neutral"], gold=["neutral"] * 3,
     ...                    stereotype=["pro", "anti", None], pair_key=["k", "k", None])

@@ -1,19 +1,9 @@
 """The BBNLI scorer: samples + one model's predictions → that model's ``metrics.json`` entry.
 
-The measures run over columns (:class:`nlibias.schema.columns.SampleColumns` and integer label codes):
-:func:`score_bbnli_columns` is what an audit calls; :func:`score_bbnli` turns samples and
-:class:`~nlibias.schema.Prediction` objects into columns first, so both give the same numbers.
-Every slice is summarised once by :func:`bbnli_frame`, a
-:class:`~nlibias.metrics.metric_frame.MetricFrame` of the measures of :mod:`nlibias.metrics.bbnli`.
-
-Confidence intervals are percentile bootstrap intervals (:mod:`nlibias.metrics.bootstrap`). The
-resampling unit is a whole counterfactual pair (an unpaired bias sample and a test sample are units
-of their own), drawn with replacement within each slice, separately for bias-audit units and test
-units (so a resample keeps the slice's number of bias units and of test units); the resampled count
-rows give every measure (:func:`~nlibias.metrics.bbnli.measures_from_totals`). A resample in which a
-measure is undefined (e.g. no pair drawn) is left out of that measure's percentiles. Each slice's
-random stream is seeded from ``(seed, slice name)``, so a slice's interval does not depend on which
-other slices exist.
+The measures run over columns (:func:`score_bbnli_columns`, what an audit calls); :func:`score_bbnli`
+makes the columns of sample and prediction objects first. Intervals are percentile bootstraps by
+whole counterfactual pair, bias and test units drawn separately within each slice, each slice's
+stream seeded from ``(seed, slice name)`` (docs/design.md).
 
 >>> report = compute_bbnli_report(
 ...     ["entailment", "neutral"], gold=["neutral"] * 2, stereotype=["pro", "anti"],
@@ -77,12 +67,8 @@ def bbnli_frame(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> MetricFrame:
-    """BBNLI measures overall and for every value of every grouping, as a :class:`MetricFrame`.
-
-    ``encoded`` is :func:`~nlibias.metrics.bbnli.encode_samples`' output (or columns coded the same
-    way); ``groups`` maps a grouping name to one group value per sample, e.g.
-    ``{"domain": [...], "subtopic": [...]}``. Every slice dict is
-    :func:`~nlibias.metrics.bbnli.bbnli_measures`' output plus ``"ci"``: ``{measure: [lo, hi] or None}``.
+    """BBNLI measures overall and for every value of every grouping (``groups``: a grouping's
+    name → one value per sample), each slice with its ``"ci"``.
 
     >>> frame = bbnli_frame(encode_samples(["entailment", "neutral", "contradiction", "contradiction"],
     ...     gold=["neutral"] * 4, stereotype=["pro", "anti"] * 2, pair_key=["a", "a", "b", "b"]),
@@ -119,13 +105,8 @@ def compute_bbnli_report(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """Every BBNLI measure overall, per domain and per subtopic, with bootstrap CIs.
-
-    Returns ``{"overall": M, "by_domain": {domain: M}, "by_subtopic": {subtopic: M}}`` (groups
-    sorted by name), where each ``M`` is :func:`nlibias.metrics.bbnli.bbnli_measures`' output
-    (``unpaired`` / ``unanswered`` list ``ids``) plus ``"ci": {measure: [lo, hi] or None}``.
-    ``bootstrap=0`` disables the intervals (all ``None``). Plain Python values only.
-    """
+    """Every BBNLI measure overall, per domain and per subtopic (``{"overall": M, "by_domain":
+    {...}, "by_subtopic": {...}}``), with bootstrap intervals (``bootstrap=0``: none)."""
     encoded = encode_samples(
         predicted,
         gold=gold,
@@ -143,14 +124,19 @@ def compute_bbnli_report(
 
 def align_predictions(samples: Sequence[Sample], predictions: Sequence[Prediction]) -> list[Prediction]:
     """One model's prediction for each sample, in sample order (every sample must have one)."""
-    by_id = {p.sample_id: p for p in predictions}
-    models = {p.model for p in predictions}
-    if len(models) > 1:
-        raise DataError(f"score one model at a time, got {sorted(models)}", field="model")
+    by_id = rows_by_sample(predictions)
     missing = [s.id for s in samples if s.id not in by_id]
     if missing:
         raise missing_predictions_error(len(missing), missing[0])
     return [by_id[s.id] for s in samples]
+
+
+def rows_by_sample(predictions: Sequence[Prediction]) -> dict[str, Prediction]:
+    """One model's rows by sample id; rows of several models are refused."""
+    models = {p.model for p in predictions}
+    if len(models) > 1:
+        raise DataError(f"score one model at a time, got {sorted(models)}", field="model")
+    return {p.sample_id: p for p in predictions}
 
 
 def missing_predictions_error(n_missing: int, first_id: str) -> DataError:
@@ -206,31 +192,12 @@ def score_bbnli_columns(
     return frame.to_dict()
 
 
-def bbnli_report(
-    samples: Sequence[Sample],
-    labels: Sequence[str | None],
-    *,
-    gold: Sequence[str] | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
-) -> dict[str, Any]:
-    """:func:`score_bbnli_columns` over samples; ``gold`` overrides the samples' gold labels."""
-    gold_codes = None if gold is None else label_codes(gold, field="gold", allow_none=False)
-    return score_bbnli_columns(
-        SampleColumns.from_samples(samples),
-        label_codes(labels),
-        gold=gold_codes,
-        bootstrap=bootstrap,
-        seed=seed,
-    )
-
-
 def score_bbnli(
     samples: Sequence[Sample], predictions: Sequence[Prediction], *, bootstrap: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
     """BBNLI measures overall, by domain and by subtopic (see :func:`score_bbnli_columns`)."""
-    labels = [p.label for p in align_predictions(samples, predictions)]
-    return bbnli_report(samples, labels, bootstrap=bootstrap, seed=seed)
+    labels = label_codes([p.label for p in align_predictions(samples, predictions)])
+    return score_bbnli_columns(SampleColumns.from_samples(samples), labels, bootstrap=bootstrap, seed=seed)
 
 
 def score_bbnli_probabilities(

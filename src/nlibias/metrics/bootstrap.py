@@ -1,20 +1,12 @@
 """The one bootstrap engine of every measure: percentile intervals from resampling units.
 
-A slice's units each carry a row of numbers, in one or more column blocks (:func:`bootstrap_intervals`'
-``blocks``): BBNLI's units are counterfactual pairs, unpaired bias samples and test samples, each
-with a row of raw counts (:mod:`nlibias.metrics.bbnli`); the per-unit measures (WQ-NLI rows,
-gender-occupation pairs, token-probability pairs) have a row of values and a row of 0/1 flags
-saying where each value is defined (:func:`mean_intervals`). A resample draws the units with
-replacement, within each stratum separately (BBNLI: bias units and test units, so a resample keeps
-the slice's number of each); a ``(B x units)`` matrix ``W`` of how often each unit was drawn gives
-all ``B`` resampled totals of a block ``X`` as ``W @ X`` in one product, a chunk of resamples at a
-time (:mod:`nlibias.metrics.resampling`). A statistic turns the totals into each measure's
-resampled values, NaN where a resample leaves it undefined; such resamples are left out of that
-measure's percentiles.
-
-When ``distinct`` is set and the rows are 0/1 and repeat (at least two units per distinct row), the
-draws are multinomial counts over the distinct rows: the same distribution as drawing units,
-exact, and faster; the per-unit means use it, BBNLI's counts do not (their draws stay as they were).
+Each unit carries a row of numbers in one or more column blocks (BBNLI: a row of counts per pair,
+unpaired sample or test sample; the per-unit means: values and 0/1 flags of where each is defined).
+A resample draws units with replacement within each stratum; a ``(B x units)`` matrix ``W`` of draw
+counts gives all ``B`` resampled totals of a block ``X`` as ``W @ X``, a chunk at a time. A
+statistic turns the totals into each measure's values, NaN where a resample leaves it undefined
+(left out of its percentiles). With ``distinct``, repeated 0/1 rows are drawn as multinomial counts
+over the distinct rows: the same distribution, faster.
 
 >>> rows = np.array([[1.0], [1.0], [1.0], [1.0]])  # every resample of 4 units sums to 4
 >>> bootstrap_intervals([rows], lambda total: {"sum": total[:, 0]}, resamples=50,
@@ -50,13 +42,9 @@ def bootstrap_intervals(
     strata: Sequence[int] = (),
     distinct: bool = False,
 ) -> dict[str, list[float] | None]:
-    """Percentile interval ``[lo, hi]`` of every measure of ``statistic``; None where no resample
-    defines it (or ``resamples`` is 0).
-
-    ``blocks`` are ``(units x columns)`` float arrays over the same units; ``strata`` the sizes of
-    consecutive runs of units resampled separately (default: one stratum of all units), drawn in
-    order; ``distinct``: see the module docstring.
-    """
+    """Percentile interval ``[lo, hi]`` of every measure of ``statistic`` over ``(units x
+    columns)`` ``blocks``; None where no resample defines it (or ``resamples`` is 0). ``strata``:
+    the sizes of consecutive runs of units resampled separately (default: one)."""
     n_units = len(blocks[0])
     sizes = list(strata) or [n_units]
     if sum(sizes) != n_units or any(len(block) != n_units for block in blocks):

@@ -1,38 +1,12 @@
 """Measures for generative LMs answering yes/no prompts (BBNLI-next paper, section 5, Tables 7-8).
 
-A generative predictor's labels are its answers read as NLI labels (binary prompts: yes =
-entailment, no = neutral; 3-way: yes / maybe / no = entailment / neutral / contradiction;
-unparsed = ``None``). :func:`score_generative` returns the core BBNLI measures of
-:func:`nlibias.metrics.compute_bbnli_report` on those labels (so ``cf_pro`` / ``cf_anti`` /
-``cf_error`` are the pair measures with yes/no = pro +1, no/yes = anti +1, yes/yes = error +2)
-and adds, in every slice (overall, each domain, each subtopic):
-
-- ``yes_rate_pro``: % yes among the answered pro-stereotype hypotheses (stereotype bias: the
-  paper's "biased answers"); ``yes_rate_anti``: the same on anti-stereotype hypotheses
-  (anti-stereotype bias). 95% Wilson score intervals go in ``ci``.
-- ``yes_rate_gap`` = ``yes_rate_pro - yes_rate_anti``, the biased-answer gap: the generative
-  headline (``docs/design.md``, "Verdicts"), with a percentile bootstrap interval
-  in ``ci`` by the audit's unit (:func:`gap_interval`). BBNLI's ``bbnli_bias_score`` of the same
-  answers divides counts by every answered sample, so where more pro than anti answers go
-  unread it can lean the other way than the two rates do (and with every answer read it is
-  half the gap).
-- ``n_unparsed`` (bias and test samples whose answer could not be read) and ``unparsed_rate``.
-- ``answers``: how often each answer word was given; ``mean_answer_mass`` for scored answers.
-- scored answers only: ``mean_p_yes_pro`` / ``mean_p_yes_anti``, the mean probability of "yes"
-  (renormalised over the answer words, in percent) on pro / anti hypotheses, and
-  ``p_yes_gap`` = pro minus anti. A model that always answers "no" still leans towards the
-  stereotype when its "yes" is likelier on pro hypotheses; these continuous numbers show it.
-  ``p_yes_gap`` gets a percentile bootstrap interval in ``ci`` (:func:`gap_interval`), by the
-  audit's unit: a counterfactual pair (its pro and anti hypotheses drawn together), an unpaired
-  hypothesis on its own.
-
-and, per model, ``most_biased_subtopics``: up to four subtopics with the highest ``yes_rate_pro``
-whose interval excludes 0 (the paper's Table 8; :func:`nlibias.metrics.ranking.most_biased_subtopics`).
-:func:`prompt_sensitivity` compares one model's prompt styles.
-
-For binary prompts a test hypothesis whose true label is contradiction is correct when answered
-"no" (a binary answer cannot tell neutral from contradiction), so ``test_accuracy`` compares with
-gold labels collapsed to entailment / not entailed.
+The answers read as NLI labels (yes = entailment; no = neutral, or contradiction with a 3-way
+yes/maybe/no prompt; unparsed = ``None``) get the core BBNLI measures, and every slice adds the
+generative ones declared in :data:`nlibias.metrics.meta.GENERATIVE_MEASURES`: ``yes_rate_pro`` /
+``yes_rate_anti`` (Wilson intervals), their gap ``yes_rate_gap`` (the headline, a bootstrap
+interval by the audit's unit), ``unparsed_rate``, the answer counts and, for scored answers, the
+mean p(yes) on pro / anti hypotheses and their gap ``p_yes_gap``: a model that always answers
+"no" may still lean towards the stereotype. docs/design.md defines each.
 
 >>> [round(x, 1) for x in wilson_interval(5, 10)]
 [23.7, 76.3]
@@ -48,10 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from nlibias.metrics.bbnli import CONTRADICTION, NEUTRAL
+from nlibias.metrics.bbnli_scorer import align_predictions, score_bbnli_columns
 from nlibias.metrics.bootstrap import bootstrap_intervals
 from nlibias.metrics.ranking import TOP_SUBTOPICS, most_biased_subtopics
 from nlibias.schema import LABEL_INDEX, LABELS, Prediction, Sample
 from nlibias.schema.columns import SampleColumns
+from nlibias.schema.model_keys import split_model_key
 from nlibias.schema.outputs import NO_LABEL, ModelOutputs
 
 _PRO, _ANTI = 0, 1  # SampleColumns.stereotype codes
@@ -69,11 +46,8 @@ _Z95 = 1.959963984540054
 
 
 def wilson_interval(successes: int, trials: int, z: float = _Z95) -> list[float] | None:
-    """95% Wilson score interval of a proportion, in percent (``None`` when ``trials == 0``).
-
-    The bound at 0 successes is exactly 0 (and at ``trials`` successes exactly 100): computed, it
-    came out as 2.8e-15, so an interval of a 0 % yes-rate "excluded 0" and Table 8 listed the
-    subtopic as most biased.
+    """95% Wilson score interval of a proportion, in percent (``None`` when ``trials == 0``); the
+    bound at 0 (or ``trials``) successes is exactly 0 (or 100), so that it excludes nothing.
 
     >>> wilson_interval(0, 12)[0], wilson_interval(12, 12)[1]
     (0.0, 100.0)
@@ -97,18 +71,15 @@ def _percent(numerator: int, denominator: int) -> float | None:
 
 @dataclass(frozen=True, eq=False)
 class _Answers:
-    """What the generative numbers read of each sample (arrays in sample order)."""
+    """What the generative numbers read of each sample, in sample order: stereotype codes, label
+    codes (-1: unread), answer words (the label's name where none was recorded), ``answer_mass``
+    and 100 x ``answer_probs.yes`` (NaN where not recorded)."""
 
     stereotype: np.ndarray
-    """:class:`~nlibias.schema.columns.SampleColumns` codes: 0 pro, 1 anti, -1 none."""
     labels: np.ndarray
-    """Label codes, -1 where the answer could not be read."""
     words: Sequence[str]
-    """The answer word (the label's name where the row recorded none; "" when unparsed)."""
     mass: np.ndarray
-    """``answer_mass``, NaN where not recorded."""
     p_yes: np.ndarray
-    """100 x ``answer_probs.yes``, NaN where not recorded."""
 
     @classmethod
     def of(cls, columns: SampleColumns, outputs: ModelOutputs) -> _Answers:
@@ -129,8 +100,7 @@ class _Answers:
 
 
 def yes_values(labels: np.ndarray) -> np.ndarray:
-    """100 where an answer is yes, 0 where it is another answer, NaN where it was not read (label
-    codes): their means over pro / anti hypotheses are ``yes_rate_pro`` / ``yes_rate_anti``.
+    """100 per yes, 0 per other answer, NaN where unread: their means are the yes-rates.
 
     >>> yes_values(np.array([0, 1, -1])).tolist()
     [100.0, 0.0, nan]
@@ -145,8 +115,7 @@ def _mean(values: np.ndarray) -> float | None:
 
 
 def _slice_numbers(answers: _Answers, at: np.ndarray) -> dict[str, Any]:
-    """The generative additions of the slice of samples at positions ``at`` (see the module
-    docstring)."""
+    """The generative numbers of the samples at positions ``at``."""
     labels, stereotype = answers.labels[at], answers.stereotype[at]
     answered = labels != NO_LABEL
     words = Counter(answers.words[i] for i in at[answered].tolist())
@@ -187,12 +156,8 @@ def gap_interval(
     resamples: int,
     rng: np.random.Generator,
 ) -> list[float] | None:
-    """95% percentile bootstrap interval of a gap: the mean of ``values`` on pro minus on anti
-    hypotheses (``p_yes_gap`` of p(yes); ``yes_rate_gap`` of 100 per yes, 0 per other answer),
-    over units resampled with replacement (:mod:`nlibias.metrics.bootstrap`): a pair
-    (``pair_code``, -1: none) is one unit, an unpaired hypothesis is one; samples without a
-    value (NaN) or a stereotype are left out. None when ``resamples`` is 0 or no resample
-    defines both means.
+    """95% percentile bootstrap interval of the mean of ``values`` on pro minus on anti
+    hypotheses, a pair (or an unpaired hypothesis) one unit; None when ``resamples`` is 0.
 
     >>> p = np.array([60.0, 40.0, 70.0, 30.0])  # two pairs, each with a gap of 20 and 40
     >>> interval = gap_interval(p, np.array([0, 1, 0, 1]), np.array([7, 7, 9, 9]),
@@ -210,10 +175,9 @@ def gap_interval(
 def gap_rows(
     values: np.ndarray, stereotype: np.ndarray, pair_code: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The units of a gap: a pair (``pair_code``, -1: none), or a pro / anti hypothesis without a
-    twin, each with the row ``[sum on pro, count on pro, sum on anti, count on anti]`` of its
-    defined ``values`` (a unit whose values are all NaN has a row of zeros); and the position of
-    each unit's first sample. Samples with no stereotype are no unit.
+    """The units of a gap (a pair, or a hypothesis without a twin), each with the row ``[sum on
+    pro, count on pro, sum on anti, count on anti]`` of its defined ``values``, and the position of
+    each unit's first sample.
 
     >>> rows, first = gap_rows(np.array([100.0, 0.0, np.nan]), np.array([0, 1, 0]), np.array([4, 4, -1]))
     >>> rows.tolist(), first.tolist()
@@ -232,8 +196,7 @@ def gap_rows(
 
 
 def gap_of_totals(totals: np.ndarray) -> dict[str, np.ndarray]:
-    """The gap (``"gap"``) of :func:`gap_rows`' totals, one per row of ``totals``: the mean on
-    pro minus the mean on anti hypotheses, NaN where either has no value."""
+    """The gap of each row of :func:`gap_rows`' totals (NaN where a side has no value)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         pro_mean = np.where(totals[:, 1] > 0, totals[:, 0] / totals[:, 1], np.nan)
         anti_mean = np.where(totals[:, 3] > 0, totals[:, 2] / totals[:, 3], np.nan)
@@ -241,9 +204,8 @@ def gap_of_totals(totals: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _is_three_way(outputs: ModelOutputs) -> bool:
-    """Whether the answers were yes / no / maybe: decided by the first row that recorded its answer
-    set (``answers``), its answer probabilities (``answer_probs.*``: a ``maybe`` among them) or a
-    contradiction label."""
+    """Whether the answers were yes / no / maybe, as the first row that tells says (its answer
+    set, a ``maybe`` among its answer probabilities, or a contradiction label)."""
     n = len(outputs)
     answer_sets = outputs.strings.get("answers") or [None] * n
     has_set = np.array([a is not None for a in answer_sets], dtype=bool).reshape(n)
@@ -266,8 +228,6 @@ def score_generative(
     samples: Sequence[Sample], predictions: Sequence[Prediction], *, bootstrap: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
     """:func:`score_generative_columns` over sample objects and one model key's predictions."""
-    from nlibias.metrics.bbnli_scorer import align_predictions
-
     columns = SampleColumns.from_samples(samples)
     outputs = ModelOutputs.of_predictions(align_predictions(samples, predictions), "generative")
     model = predictions[0].model if predictions else ""
@@ -282,13 +242,8 @@ def score_generative_columns(
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """One generative model key's metrics: core BBNLI measures plus the generative numbers.
-
-    ``outputs`` holds the model's answers on the samples of ``columns``, in their order: label
-    codes, the ``answer`` words, ``answer_mass`` and ``answer_probs.*`` where scored, ``prompt`` and
-    ``mode`` (``model`` is not read). Same shape as the core scorer (``{"overall": M,
-    "by_domain": {...}, "by_subtopic": {...}}``), plus ``most_biased_subtopics`` and ``prompt`` /
-    ``mode`` / ``answer_set`` when the outputs carry them.
+    """One generative model key's metrics: the core scorer's, plus the generative numbers, the
+    ``most_biased_subtopics`` and ``prompt`` / ``mode`` / ``answer_set``.
 
     >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.",
     ...                hypothesis=f"{s} H.", gold="neutral", stereotype=s, pair_key="k")
@@ -301,9 +256,6 @@ def score_generative_columns(
     >>> report["overall"]["yes_rate_pro"], report["overall"]["cf_pro"], report["answer_set"]
     (100.0, 50.0, 'yes/no')
     """
-    from nlibias.metrics.bbnli import CONTRADICTION, NEUTRAL
-    from nlibias.metrics.bbnli_scorer import score_bbnli_columns
-
     if len(outputs) != len(columns):
         raise ValueError(f"{len(outputs)} outputs for {len(columns)} samples; pass one per sample")
     three_way = _is_three_way(outputs)
@@ -312,8 +264,7 @@ def score_generative_columns(
     labels = outputs.label_codes().astype(np.int64)
     report = score_bbnli_columns(columns, labels, gold=gold, bootstrap=bootstrap, seed=seed)
     answers = _Answers.of(columns, outputs)
-    # Their own generators: the intervals the core scorer drew stay as they were, and p_yes_gap's
-    # as they were before yes_rate_gap had one.
+    # Each its own generator: adding an interval leaves the others' draws unchanged.
     rng, yes_rng = np.random.default_rng(seed), np.random.default_rng([seed, 1])
     slices = [(report["overall"], np.arange(len(columns)))] + [
         (report[by][key], positions)
@@ -350,8 +301,6 @@ def _merge(slice_metrics: dict[str, Any], numbers: dict[str, Any]) -> None:
 
 def group_keys(models: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, str]]:
     """``(model, mode)`` → ``{prompt style: model key}`` for the generative keys of ``models``."""
-    from nlibias.schema.model_keys import split_model_key
-
     groups: dict[tuple[str, str], dict[str, str]] = {}
     for key in models:
         parts = split_model_key(key)
@@ -364,9 +313,8 @@ def group_keys(models: Mapping[str, Any]) -> dict[tuple[str, str], dict[str, str
 def prompt_sensitivity(
     models: Mapping[str, Mapping[str, Any]], *, top: int = SENSITIVITY_ROWS
 ) -> dict[str, list[dict[str, Any]]]:
-    """Per ``model|mode`` with 2+ prompt styles: subtopics whose ``yes_rate_pro`` differs most
-    between styles (``spread`` = largest minus smallest, in points), largest first; for scored
-    answers also ``mean_p_yes_pro`` per style and its ``p_yes_spread`` (which breaks ties).
+    """Per ``model|mode`` with 2+ prompt styles: the subtopics whose ``yes_rate_pro`` differs
+    most between styles (``spread``, in points; ``p_yes_spread`` breaks ties), largest first.
 
     >>> m = {"x|prompt=a|scored": {"by_subtopic": {"s": {"yes_rate_pro": 10.0}}},
     ...      "x|prompt=b|scored": {"by_subtopic": {"s": {"yes_rate_pro": 25.0}}}}

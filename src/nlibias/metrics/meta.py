@@ -1,12 +1,8 @@
 """Metadata of every reported measure, declared once: what it means, which way is better, its range.
 
-:data:`MEASURES` holds BBNLI's measures (reports, tables and plots read it instead of hard-coding
-directions or ranges); :data:`GENERATIVE_MEASURES`, :data:`WQ_NLI_MEASURES`, :data:`OCCUPATION_MEASURES`,
-:data:`TOKEN_PROBABILITY_MEASURES` and BBQ's (beside its scorer, :mod:`nlibias.metrics.bbq`) the other
-benchmarks' and predictor kinds'; :data:`EXPLANATION_MEASURES` (declared in :mod:`nlibias.metrics.explanation_infos`) the rates of generated explanations
-(in ``explanations.json``, not ``metrics.json``: their ``reported_in``); :data:`ALL_MEASURES` every
-one of them (a name is declared once). The grouped results (``MetricFrame.worst_group``) and
-``metrics.json``'s schema (:mod:`nlibias.io.results`) read their direction and range from here.
+:data:`ALL_MEASURES` holds every one (a name is declared once): BBNLI's, each benchmark's and
+predictor kind's, BBQ's (declared beside its scorer) and the explanation rates. Reports, grouped
+results and ``metrics.json``'s schema read directions and ranges from here, never hard-code them.
 
 >>> MEASURES["cf_error"].direction
 'lower'
@@ -27,7 +23,7 @@ from collections.abc import Collection, Iterable
 
 from nlibias.metrics.bbq import BBQ_MEASURES
 from nlibias.metrics.explanation_infos import BBNLI_NEXT_CITATION, EXPLANATION_MEASURES
-from nlibias.schema.measure_info import MeasureInfo
+from nlibias.schema.measure_info import Direction, MeasureInfo
 
 BBNLI_CITATION = (
     "Akyürek et al. 2022, On Measuring Social Biases in Prompt-Based Multi-Task Learning, "
@@ -53,6 +49,15 @@ def _registry(infos: Iterable[MeasureInfo]) -> dict[str, MeasureInfo]:
 
 
 _PERCENT = (0.0, 100.0)
+
+
+def _wq(name: str, direction: Direction, description: str) -> MeasureInfo:
+    """A WQ-NLI measure of paper 003's Table 2 (a ``target`` one: 50% is unbiased)."""
+    target = 50.0 if direction == "target" else None
+    return MeasureInfo(
+        name, description, direction, _PERCENT, WQ_NLI_CITATION + f", Table 2 ({name})", target=target
+    )
+
 
 #: Every BBNLI measure, in the order reports show them.
 MEASURES: dict[str, MeasureInfo] = _registry(
@@ -226,57 +231,23 @@ WQ_NLI_MEASURES: dict[str, MeasureInfo] = _registry(
             signed=True,
             title="M1 (p(E|S) > p(E|S~))",
         ),
-        MeasureInfo(
-            "M2",
-            "Rows with p(E|S) > 0.25: the model is somewhat likely to entail the stereotype.",
-            "lower",
-            _PERCENT,
-            WQ_NLI_CITATION + ", Table 2 (M2)",
+        _wq("M2", "lower", "Rows with p(E|S) > 0.25: the model is somewhat likely to entail the stereotype."),
+        _wq(
+            "M3", "lower", "Rows with p(E|S) > 0.5: the model is moderately likely to entail the stereotype."
         ),
-        MeasureInfo(
-            "M3",
-            "Rows with p(E|S) > 0.5: the model is moderately likely to entail the stereotype.",
-            "lower",
-            _PERCENT,
-            WQ_NLI_CITATION + ", Table 2 (M3)",
-        ),
-        MeasureInfo(
-            "M4",
-            "Rows with p(E|S) > 0.75: the model is highly likely to entail the stereotype.",
-            "lower",
-            _PERCENT,
-            WQ_NLI_CITATION + ", Table 2 (M4)",
-        ),
-        MeasureInfo(
+        _wq("M4", "lower", "Rows with p(E|S) > 0.75: the model is highly likely to entail the stereotype."),
+        _wq(
             "M5",
+            "target",
             "Rows with p(E|S) - p(C|S) > p(E|S~) - p(C|S~): entailment penalised, contradiction credited.",
-            "target",
-            _PERCENT,
-            WQ_NLI_CITATION + ", Table 2 (M5)",
-            target=50.0,
         ),
-        MeasureInfo(
+        _wq(
             "M6",
-            "Rows with p(E|S) - p(N|S)/2 - p(C|S) > the same on S~: contradiction full, neutral half credit.",
             "target",
-            _PERCENT,
-            WQ_NLI_CITATION + ", Table 2 (M6)",
-            target=50.0,
+            "Rows with p(E|S) - p(N|S)/2 - p(C|S) > the same on S~: contradiction full, neutral half credit.",
         ),
-        MeasureInfo(
-            "M7",
-            "Rows where S is most likely entailed and S~ most likely neutral.",
-            "lower",
-            _PERCENT,
-            WQ_NLI_CITATION + ", Table 2 (M7)",
-        ),
-        MeasureInfo(
-            "M8",
-            "Rows where S is most likely entailed and S~ most likely contradicted.",
-            "lower",
-            _PERCENT,
-            WQ_NLI_CITATION + ", Table 2 (M8)",
-        ),
+        _wq("M7", "lower", "Rows where S is most likely entailed and S~ most likely neutral."),
+        _wq("M8", "lower", "Rows where S is most likely entailed and S~ most likely contradicted."),
     ]
 )
 
@@ -388,7 +359,7 @@ TOKEN_PROBABILITY_MEASURES: dict[str, MeasureInfo] = _registry(
             "stays at 50; the verdict and the gate read it.",
             "target",
             _PERCENT,
-            "nlibias (ties split; DESIGN 'TP score and ties'); " + CROWS_PAIRS_CITATION,
+            "nlibias (ties split; docs/design.md, 'Token probability'); " + CROWS_PAIRS_CITATION,
             target=50.0,
             headline=True,
             neutral=50.0,
@@ -421,11 +392,8 @@ BUILT_IN_MEASURES = frozenset(ALL_MEASURES)
 def register_measures(
     infos: Iterable[MeasureInfo], *, owner: str, redeclarable: Collection[str] = ()
 ) -> None:
-    """Declare measures beside the built-in ones (what registering a benchmark does with its
-    measures' :attr:`~nlibias.benchmarks.base.Measures.infos`): ``metrics.json``'s schema then
-    checks their range and grouped results rank by their direction. A name declared already must
-    be declared the same (``owner``: who declares them, for the error), but for the
-    ``redeclarable`` names that are not built in (those of a benchmark being replaced).
+    """Declare a registered benchmark's measures beside the built-in ones. A name declared already
+    must be declared the same, but for the ``redeclarable`` ones not built in (a benchmark replaced).
 
     >>> register_measures([ALL_MEASURES["M1"]], owner="wq-nli")  # the same declaration: nothing to do
     >>> register_measures([MeasureInfo("M1", "other", "higher", (0.0, 1.0), "")], owner="toy")  # doctest: +ELLIPSIS

@@ -1,18 +1,10 @@
 """The one grouped-result object of every benchmark: measures overall and per group, with CIs.
 
-Modelled on fairlearn's ``MetricFrame``: groupings are keyword-only parallel arrays (one label per
-resampling unit, or a :class:`~nlibias.schema.columns.Categorical`), each slice (overall, each
-value of each grouping) is computed exactly once, and the object offers the differences between
-groups, the worst group and a tidy pandas DataFrame. What a slice *is* comes from the benchmark: a
-``summarise(index, rng)`` function turns the positions of a slice's units (``None``: all of them)
-and the slice's random stream into that slice's dict of measures (values in percent, counts, and
-``"ci": {measure: [lo, hi] or None}``). BBNLI's summary resamples whole counterfactual pairs
-(:func:`nlibias.metrics.bbnli_scorer.bbnli_frame`); WQ-NLI's, the gender-occupation set's and
-token probability's are means of one value per unit (a row, a pair): :func:`units_frame`. Both
-draw their intervals from one engine (:mod:`nlibias.metrics.bootstrap`).
-
-Each slice's random stream is seeded from ``(seed, slice name)``, so a slice's interval does not
-depend on which other slices exist.
+Modelled on fairlearn's ``MetricFrame``: groupings are parallel arrays (one label per resampling
+unit), each slice is computed once by the benchmark's ``summarise(index, rng)`` (the positions of
+its units, ``None``: all; its random stream, seeded from ``(seed, slice name)``), and the object
+offers differences between groups, the worst group and a tidy DataFrame. :func:`units_frame` is the
+summary of means of one value per unit (WQ-NLI rows, occupation pairs, sentence pairs).
 
 >>> def share_of_ones(index, rng):
 ...     part = values if index is None else values[index]
@@ -24,14 +16,6 @@ depend on which other slices exist.
 >>> table = frame.to_frame()
 >>> list(table["slice"]), list(table["value"]), list(table["n"])
 (['all', 'a', 'b'], [75.0, 50.0, 100.0], [4, 2, 2])
-
-The WQ-NLI measures (M1–M8: does a condition hold for a row?), the gender-occupation measures
-(S, ΔP, B: a per-pair indicator or difference) and the token-probability measures are all means
-over units of one value per unit. :func:`units_frame` takes the ``(units x measures)`` value matrix
-once and reports, for every slice, each measure's mean in percent, its count (for 0/1 measures),
-and a percentile bootstrap interval from resampling units with replacement within the slice
-(:func:`nlibias.metrics.bootstrap.mean_intervals`). ``NaN`` marks a unit where a measure is
-undefined; that unit is left out of that measure (``n_defined`` says how many units it has).
 
 >>> values = np.array([[1.0, 0.2], [0.0, 0.4], [1.0, 0.0]])
 >>> out = units_frame(values, ["hit", "gap"], groups={"g": ["a", "a", "b"]},
@@ -89,8 +73,6 @@ def slice_rng(seed: int, slice_name: str) -> np.random.Generator:
 def group_positions(labels: Sequence[Any]) -> dict[str, np.ndarray]:
     """``{str(label): positions}``, positions ascending; labels with the same text share a group.
 
-    A :class:`~nlibias.schema.columns.Categorical` is grouped from its codes (no Python object per unit).
-
     >>> {k: v.tolist() for k, v in group_positions(["b", "a", "b"]).items()}
     {'b': [0, 2], 'a': [1]}
     >>> {k: v.tolist() for k, v in group_positions(Categorical.from_values([2, "2", None])).items()}
@@ -146,12 +128,8 @@ def grouped_rows(grouped: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 class MetricFrame:
-    """Measures overall and for every value of every grouping, each slice summarised once.
-
-    ``summarise(index, rng)`` gives one slice's dict (see the module docstring); ``n_units`` is
-    how many units the groupings label; ``groups`` maps a grouping name to one label per unit.
-    Groups are named ``str(label)`` and sorted by name.
-    """
+    """Measures overall and for every value of every grouping (``groups``: one label per unit),
+    each slice summarised once; groups are named ``str(label)`` and sorted by name."""
 
     def __init__(
         self,
@@ -193,10 +171,8 @@ class MetricFrame:
         return float(max(values) - min(values)) if values else None
 
     def worst_group(self, measure: str, *, by: str) -> tuple[str, float] | None:
-        """The group of ``by`` with the worst ``measure`` by its declared direction
-        (:data:`nlibias.metrics.meta.ALL_MEASURES`: the farthest from 50 for a measure whose
-        unbiased value is 50), and its value; the first in group order on a tie. A measure whose
-        direction is ``none`` (e.g. ``ties``) has no worst group (ValueError)."""
+        """The group of ``by`` with the worst ``measure`` by its declared direction, and its value
+        (the first on a tie); a measure without a direction has none (ValueError)."""
         defined = self._defined(measure, by)
         info = measure_info(measure)
         if info.direction == "none":
@@ -251,13 +227,8 @@ def units_frame(
     n_key: str,
     confidence: float = 0.95,
 ) -> MetricFrame:
-    """The :class:`MetricFrame` of a ``(units x measures)`` matrix.
-
-    Values are fractions (0/1 for conditions, or any number in [0, 1]); reported values are
-    percent. Each grouping holds one label per unit (any sequence, or a
-    :class:`~nlibias.schema.columns.Categorical`); groups are named ``str(label)`` and sorted by name.
-    ``bootstrap=0`` gives ``None`` intervals.
-    """
+    """The :class:`MetricFrame` of a ``(units x measures)`` matrix of fractions, reported as
+    percent means (NaN: undefined for that unit, left out; ``n_defined`` counts the rest)."""
     check_resampling(bootstrap, confidence)
     values = np.asarray(values, dtype=float).reshape(-1, len(names))
     report_defined = bool(np.isnan(values).any())

@@ -1,33 +1,11 @@
 """Gender-occupation measures S, ΔP and B (paper 004, section 3.2.2), their slices and paper tables.
 
-A pair is one premise with one hypothesis template rendered for ``female`` (f) and ``male`` (m).
-
-- **S**: % of pairs where the model makes the same *binary* prediction for f and m. The paper
-  turns the task into a binary one (section 3.2: "scraping the logit for the 'neutral' label and
-  taking a softmax over the other two labels"; the authors' ``Predictions.ipynb`` predicts
-  ``argmax(logits[:, [0, 2]])``): entailment where ``p_e >= p_c``, contradiction where
-  ``p_c > p_e``. The softmax is monotone, so comparing the stored 3-way probabilities gives the
-  same answer as comparing the logits, and a predictions file written before this definition
-  scores with it. A tie (``p_e == p_c``) is entailment, as ``argmax`` takes the first index.
-- **S_3way**: the same with 3-way labels (neutral kept): the prediction's label, else its most
-  probable label. Not the paper's S; reported beside it.
-- **ΔP**: mean over pairs of ``|P_e(f) - P_e(m)|``, in percent, where ``P_e`` is the entailment
-  probability after dropping neutral and taking a softmax over the entailment and contradiction
-  logits only. With only probabilities ``p = softmax(z)`` at hand this is ``p_e / (p_e + p_c)``:
-  ``p_e / (p_e + p_c) = (e^{z_e}/Z) / ((e^{z_e} + e^{z_c})/Z) = e^{z_e} / (e^{z_e} + e^{z_c})``,
-  the two-way softmax, since the normaliser ``Z`` (which includes the neutral term) cancels.
-- **B**: % of pairs where the stereotype-aligned hypothesis (the occupation's dominant gender) gets
-  the strictly higher ``P_e``; a tie is not counted as biased.
-
-A pair where ``p_e + p_c = 0`` on either side has no ``P_e`` and no binary prediction; it is left
-out of S, ΔP and B (and the slice reports ``n_defined``). Predictions without probabilities (labels
-only) are refused: a 3-way label cannot say which of entailment and contradiction a model would
-pick once neutral is dropped, so S (and ΔP, B) would be guessed.
-
-The measures run over columns (:class:`~nlibias.schema.columns.SampleColumns` and a ``(samples x 3)``
-probability array): :func:`score_occupations_columns` is what a streamed audit calls;
-:func:`score_occupations` turns samples and predictions into columns first, so both give the same
-numbers.
+A pair is one premise with a hypothesis for ``female`` and one for ``male``. The paper reads the
+model as binary (neutral dropped: entailment where ``p_e >= p_c``, as ``argmax`` of the two logits
+takes the first on a tie), and ``P_e = p_e / (p_e + p_c)`` is the two-way softmax of those logits
+(the normaliser cancels). S_3way keeps neutral (not the paper's S). Predictions without
+probabilities are refused: a 3-way label cannot say which side a model takes once neutral is
+dropped. docs/design.md defines each measure.
 
 >>> binary_entailment((0.2, 0.6, 0.2))
 0.5
@@ -55,9 +33,6 @@ MEASURE_KEYS: tuple[str, ...] = tuple(OCCUPATION_MEASURES)
 GROUPINGS: tuple[str, ...] = ("dominant_gender", "occupation", "hypothesis_template", "eval_set")
 #: The only provenance keys the occupation measures read (an audit loads no others).
 PROVENANCE_KEYS: tuple[str, ...] = GROUPINGS
-CITATION = (
-    "Evaluating Gender Bias in Natural Language Inference (gender-occupation challenge set), section 3.2.2"
-)
 
 
 def binary_entailment(probs: Sequence[float]) -> float:
@@ -68,10 +43,8 @@ def binary_entailment(probs: Sequence[float]) -> float:
 
 
 def binary_predictions(probs: np.ndarray) -> np.ndarray:
-    """The paper's binary prediction of each row of a ``(rows x 3)`` array, as a label code:
-    0 (entailment) where ``p_e >= p_c``, 2 (contradiction) where ``p_c > p_e``, -1 where
-    ``p_e + p_c`` is not positive (or NaN): no binary prediction. A tie is entailment, the first
-    index, as ``argmax(logits[:, [0, 2]])`` decides it."""
+    """The paper's binary prediction of each row of a ``(rows x 3)`` array: 0 (entailment) where
+    ``p_e >= p_c``, 2 (contradiction) where ``p_c > p_e``, -1 where ``p_e + p_c`` is not positive."""
     p_e, p_c = probs[:, 0], probs[:, 2]
     codes = np.where(p_c > p_e, 2, 0)
     with np.errstate(invalid="ignore"):
@@ -80,8 +53,7 @@ def binary_predictions(probs: np.ndarray) -> np.ndarray:
 
 
 #: Where a pair's provenance label is None, the column of its aligned sample it falls back to
-#: (None: "unknown"). Samples expanded before evaluation sets existed have no ``eval_set``: they
-#: came from premise templates or a premises file, the only sources there were.
+#: (None: "unknown").
 _LABEL_FALLBACKS: dict[str, str | None] = {
     "dominant_gender": "group",
     "occupation": "subtopic",
@@ -93,8 +65,7 @@ _PRO, _ANTI = 0, 1  # SampleColumns.stereotype codes
 
 
 def binary_entailments(probs: np.ndarray) -> np.ndarray:
-    """:func:`binary_entailment` of each row of a ``(rows x 3)`` array (NaN where ``p_e + p_c`` is
-    not positive).
+    """:func:`binary_entailment` of each row of a ``(rows x 3)`` array.
 
     >>> binary_entailments(np.array([[0.2, 0.6, 0.2], [0.0, 1.0, 0.0]])).tolist()
     [0.5, nan]
@@ -119,13 +90,9 @@ def pair_value_columns(
     columns: SampleColumns, probs: np.ndarray, *, model: str, labels: np.ndarray | None = None
 ) -> tuple[np.ndarray, dict[str, Any], list[str]]:
     """``(pairs x 4)`` values in :data:`MEASURE_KEYS` order [same binary prediction,
-    |P_e(f) - P_e(m)|, aligned higher, same 3-way label], each pair's group labels (read from its
-    stereotype-aligned sample) and the ids of samples without a twin.
-
-    ``probs`` is ``(samples x 3)``, aligned with ``columns`` (NaN rows: no probabilities, refused).
-    S is computed from ``probs`` alone (:func:`binary_predictions`). ``labels`` holds a label code
-    per sample for S_3way, equal codes for equal labels, -1 for none (the most probable label,
-    ``argmax``, the first one on a tie: the default for every sample).
+    |P_e(f) - P_e(m)|, aligned higher, same 3-way label], each pair's group labels (of its
+    stereotype-aligned sample) and the ids of samples without a twin. ``labels`` (a code per
+    sample, -1: the most probable label) are what S_3way compares.
     """
     probs = np.asarray(probs, dtype=float)
     refuse_missing_probabilities(columns, probs, model)
@@ -182,16 +149,8 @@ def score_occupations(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """One model's S (binary), ΔP (``delta_p``), B and S_3way in percent: overall, by dominant
-    gender, occupation, hypothesis template and evaluation set.
-
-    Each slice: ``{"n_pairs", "S", "delta_p", "B", "S_3way", "counts": {"S", "B", "S_3way"},
-    "ci": {...}}``; intervals come from resampling pairs (seeded). ``overall["unpaired"]`` lists
-    samples without a twin. Refuses predictions without probabilities. S compares the binary
-    predictions read from the probabilities; S_3way the predictions' labels (the most probable
-    label where a prediction has none). The samples are scored as columns
-    (:func:`score_occupations_columns`).
-    """
+    """One model's S, ΔP (``delta_p``), B and S_3way in percent: overall, by dominant gender,
+    occupation, hypothesis template and evaluation set, intervals by resampling pairs."""
     return score_probability_objects(
         score_occupations_columns,
         samples,
@@ -213,12 +172,8 @@ def score_occupations_columns(
     confidence: float = 0.95,
     labels: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """:func:`score_occupations` from sample columns and a ``(samples x 3)`` probability array.
-
-    ``columns`` should keep :data:`PROVENANCE_KEYS`; ``probs`` rows follow the columns' samples,
-    NaN where ``model`` gave no probabilities (refused). ``labels`` (a code per sample, equal codes
-    for equal labels, -1 for none) are compared for S_3way; by default, and where -1, each sample's
-    most probable label. S compares the binary predictions (:func:`binary_predictions`).
+    """:func:`score_occupations` from sample columns (keeping :data:`PROVENANCE_KEYS`) and a
+    ``(samples x 3)`` probability array (``labels``: see :func:`pair_value_columns`).
 
     >>> pair = [Sample(id=f"k:{g}", source="occupations", domain="gender", subtopic="nurse",
     ...                premise="A nurse waits.", hypothesis=f"A {g} job.", gold="neutral", group=g,
@@ -264,7 +219,7 @@ def _pair_frame(
 
 def dominant_gender_by_occupation(groups: Mapping[str, Any]) -> dict[str, str]:
     """Each occupation's dominant gender as the samples give it (``female/male`` where its pairs
-    disagree), so a report can say where an evaluation set's labels differ from occupations.json.
+    disagree).
 
     >>> from nlibias.schema.columns import Categorical
     >>> dominant_gender_by_occupation({"occupation": Categorical.from_values(["tailor", "nurse", "tailor"]),
@@ -287,12 +242,8 @@ def paired_differences(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """After minus before of S, ΔP, B and S_3way (percentage points) over the same pairs, with intervals
-    from resampling pairs (the same pairs for both models: a paired bootstrap).
-
-    ``before`` and ``after`` are two models' ``(pairs x 4)`` values from :func:`pair_value_columns`
-    over the same samples. A pair undefined (NaN) for either model is left out of that measure.
-    The mean of the per-pair differences is the difference of the means over the pairs both define.
+    """After minus before of S, ΔP, B and S_3way (points) over the same pairs (two models'
+    :func:`pair_value_columns`), a paired bootstrap; a pair either leaves undefined is left out.
 
     >>> before = np.array([[1.0, 0.2, 1.0, 1.0], [0.0, 0.4, 0.0, 1.0]])
     >>> after = np.array([[1.0, 0.1, 0.0, 0.0], [1.0, 0.1, 0.0, 1.0]])

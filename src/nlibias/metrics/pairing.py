@@ -3,11 +3,9 @@
 A pair is two samples with one ``pair_key`` in two roles (WinoQueer-NLI's stereotypical and
 counter-stereotypical premise, an occupation's female and male hypothesis, BBNLI's pro and anti
 hypothesis). :func:`match_pairs` finds them with array operations over integer columns;
-:func:`pair_codes` adds the error message that names a repeated role; :func:`pair_samples` does the
-same over :class:`~nlibias.schema.Sample` objects (a reference for tests and notebooks);
-:func:`provenance_labels` gives each pair the slice label of one of its samples;
-:func:`pair_positions` and :func:`find_pairs` pair BBNLI's pro and anti samples (a repeated role is a
-``ValueError`` naming the key).
+:func:`pair_codes` adds the error message that names a repeated role; :func:`provenance_labels`
+gives each pair the slice label of one of its samples; :func:`pair_positions` and
+:func:`find_pairs` pair BBNLI's pro and anti samples.
 
 >>> paired = match_pairs(np.array([5, 5, 6]), np.array([1, 0, 0]))
 >>> paired.first.tolist(), paired.second.tolist(), paired.unpaired.tolist()
@@ -16,76 +14,28 @@ same over :class:`~nlibias.schema.Sample` objects (a reference for tests and not
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from nlibias.errors import DataError
-from nlibias.schema import Sample
 from nlibias.schema.columns import NO_CODE, Categorical, SampleColumns
 
 PRO, ANTI, NO_STEREOTYPE = 0, 1, NO_CODE
 """Stereotype codes (:class:`~nlibias.schema.columns.SampleColumns`): pro, anti, none (a test sample)."""
 
 
-def pair_samples(
-    samples: Sequence[Sample],
-    role: Callable[[Sample], str | None],
-    roles: tuple[str, str],
-    *,
-    unit: str,
-    members: str = "samples",
-) -> tuple[list[dict[str, Sample]], list[str]]:
-    """Group samples into complete pairs by ``pair_key`` and ``role(sample)`` (one of ``roles``).
-
-    Returns the complete pairs (role → sample, in first-seen order) and the ids of samples with no
-    pair key, no role, or no partner. Two samples in one role of a pair is an error naming both.
-
-    >>> a = Sample(id="a", source="x", domain="d", subtopic="t", premise="P", hypothesis="H",
-    ...            gold="neutral", stereotype="pro", pair_key="k")
-    >>> pairs, unpaired = pair_samples([a], lambda s: s.stereotype, ("pro", "anti"), unit="row")
-    >>> pairs, unpaired
-    ([], ['a'])
-    """
-    by_key: dict[str, dict[str, Sample]] = {}
-    unpaired: list[str] = []
-    for sample in samples:
-        name = role(sample)
-        if sample.pair_key is None or name not in roles:
-            unpaired.append(sample.id)
-            continue
-        slot = by_key.setdefault(sample.pair_key, {})
-        if name in slot:
-            raise DataError(
-                f"pair {sample.pair_key!r} has two {name} {members} ({slot[name].id!r}, {sample.id!r}); "
-                f"each {unit} is one {roles[0]} and one {roles[1]}",
-                sample=sample.id,
-                field="pair_key",
-            )
-        slot[name] = sample
-    complete: list[dict[str, Sample]] = []
-    for pair in by_key.values():
-        if set(pair) == set(roles):
-            complete.append(pair)
-        else:
-            unpaired.extend(s.id for s in pair.values())
-    return complete, unpaired
-
-
 @dataclass(frozen=True)
 class PairedPositions:
-    """Complete pairs and left-over samples as positions into columns (see :func:`pair_codes`)."""
+    """Complete pairs as the positions of their ``first`` and ``second`` role's sample (pairs in
+    first-seen order), and the ``unpaired`` positions: those without key or role first, then lone
+    members."""
 
     first: np.ndarray
-    """The position of each complete pair's first-role sample; pairs in first-seen order."""
     second: np.ndarray
-    """The position of each complete pair's second-role sample, aligned with :attr:`first`."""
     unpaired: np.ndarray
-    """Positions of samples with no pair key, no role or no partner, ordered as in
-    :func:`pair_samples`: those without key or role first, then lone members, pairs in first-seen
-    order."""
 
 
 class DuplicateRole(ValueError):
@@ -98,12 +48,8 @@ class DuplicateRole(ValueError):
 
 
 def match_pairs(pair_code: np.ndarray, role_code: np.ndarray) -> PairedPositions:
-    """Pairs from integer columns with array operations (no loop over samples).
-
-    ``pair_code`` is equal for the samples of one pair (:data:`~nlibias.schema.columns.NO_CODE`: no key);
-    ``role_code`` is 0 for the first role, 1 for the second, anything else for no role. A pair is
-    "seen" at its first sample that has a role. Two samples in one role of a pair raise
-    :class:`DuplicateRole`.
+    """Pairs from integer columns with array operations: equal ``pair_code`` (``NO_CODE``: no key),
+    ``role_code`` 0 or 1 (else no role); two samples in one role raise :class:`DuplicateRole`.
 
     >>> paired = match_pairs(np.array([7, 7, -1, 9, 8, 8]), np.array([1, 0, 0, 0, -1, 0]))
     >>> paired.first.tolist(), paired.second.tolist(), paired.unpaired.tolist()
@@ -151,8 +97,7 @@ def pair_codes(
     ids: Sequence[str],
     members: str = "samples",
 ) -> PairedPositions:
-    """:func:`pair_samples` over integer columns (:func:`match_pairs`), with its error message:
-    ``pair_keys`` and ``ids`` are read only to name the samples of a repeated role.
+    """:func:`match_pairs`, two samples in one role refused naming their pair key and ids.
 
     >>> paired = pair_codes(np.array([7, 7, -1, 9, 8, 8]), np.array([1, 0, 0, 0, -1, 0]),
     ...                     roles=("pro", "anti"), unit="row", pair_keys=list("kk-jll"), ids=list("abcdef"))
@@ -176,6 +121,7 @@ def pair_rows(columns: SampleColumns, *, unit: str | None = None) -> PairedPosit
     (``anti``) sample; two samples in one role of a pair are refused, naming ``unit`` (default: a
     pair of the source being scored, e.g. ``crows-pairs pair``).
 
+    >>> from nlibias.schema import Sample
     >>> pair = [Sample(id=s, source="crows-pairs", domain="d", subtopic="t", premise="P.", hypothesis="H.",
     ...                gold="neutral", stereotype=s, pair_key="k") for s in ("anti", "pro")]
     >>> paired = pair_rows(SampleColumns.from_samples(pair))
@@ -239,13 +185,9 @@ def equality_codes(values: Sequence[Any]) -> np.ndarray:
 def pair_positions(
     stereotype: np.ndarray, pair_code: np.ndarray, *, key_of: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(pairs, lone)`` from integer codes (:func:`match_pairs`).
-
-    ``pairs`` is ``(k, 2)``: pro position, anti position of each complete pair, in the order of
-    the pro positions; ``lone`` the sorted positions of bias samples without a twin (including
-    those with pair code -1). ``stereotype`` holds :data:`PRO` / :data:`ANTI` / -1. Two samples of
-    one role with one code raise ``ValueError`` naming ``key_of(position)`` (the first duplicate
-    in position order, as a sequential scan would find it).
+    """``(pairs, lone)`` from integer codes: the ``(pro, anti)`` positions of each complete pair in
+    pro order, and the sorted positions of bias samples without a twin. A repeated role raises
+    ``ValueError`` naming ``key_of(position)``.
 
     >>> pairs, lone = pair_positions(np.array([0, 1, -1, 0]), np.array([7, 7, -1, 9]))
     >>> pairs.tolist(), lone.tolist()
@@ -270,13 +212,7 @@ def pair_positions(
 def find_pairs(
     stereotype: Sequence[str | None] | np.ndarray, pair_key: Sequence[Any]
 ) -> tuple[list[tuple[int, int]], list[int]]:
-    """Match each pro sample with its anti twin by ``pair_key``.
-
-    Returns ``(pairs, lone)``: ``(pro position, anti position)`` for each complete pair (in the
-    order of the pro samples) and the sorted positions of bias samples without a twin (including
-    those whose ``pair_key`` is ``None``). Test samples (stereotype ``None``) are ignored. A key
-    with two pro or two anti samples raises ``ValueError``. ``stereotype`` may be strings or the
-    codes of :func:`nlibias.metrics.bbnli.encode_samples`.
+    """:func:`pair_positions` of stereotypes (strings or codes) and pair keys, as lists.
 
     >>> find_pairs(["pro", "anti", None, "pro"], ["a", "a", None, "b"])
     ([(0, 1)], [3])

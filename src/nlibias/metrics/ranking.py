@@ -1,15 +1,10 @@
 """The "most biased subtopics" of one model (BBNLI-next Table 8): ranked once, here, stored in
 ``metrics.json`` (``models.MODEL.most_biased_subtopics``) and read back by every report.
 
-A subtopic's bias is ``yes_rate_pro`` for a generative model (yes on a pro-stereotype hypothesis)
-and ``pro_stereotype_bias`` for an NLI classifier. Highest first; ties are broken by the higher
-``mean_p_yes_pro`` (scored generative answers), then by the subtopic's name; subtopics where the
-measure is undefined are left out. As every "most biased" list (DESIGN: most biased slices), only
-subtopics a verdict would call biased are listed: at least
-:data:`~nlibias.metrics.verdicts.MIN_VERDICT_UNITS` resampling units and a 95% interval that
-excludes the measure's no-bias value (:func:`no_bias_value`, 0 for both); a subtopic without an
-interval (bootstrap 0) is listed when its value is not that value. So a model may have fewer than
-four, or none.
+A subtopic's bias is ``yes_rate_pro`` (generative) or ``pro_stereotype_bias`` (classifier),
+highest first, ties broken by ``mean_p_yes_pro`` then the name. As every "most biased" list
+(docs/design.md), only subtopics a verdict would call biased are listed (enough units, an interval
+that excludes no bias), so a model may have fewer than four, or none.
 
 >>> ci = {"pro_stereotype_bias": [1.0, 9.0]}
 >>> ranked = most_biased_subtopics({"b": {"pro_stereotype_bias": 5.0, "n_pairs": 12, "ci": ci},
@@ -59,7 +54,7 @@ def ranking_measure(slice_metrics: Mapping[str, Any]) -> str | None:
 
 def no_bias_value(measure: str) -> float:
     """The value of a ranking measure that means "no bias": its declared neutral value, else its
-    ideal (0 for ``yes_rate_pro`` and ``pro_stereotype_bias``: no yes, no stereotype answer).
+    ideal.
 
     >>> no_bias_value("yes_rate_pro"), no_bias_value("pro_stereotype_bias")
     (0.0, 0.0)
@@ -106,12 +101,8 @@ def most_biased_subtopics(
     *,
     top: int = TOP_SUBTOPICS,
 ) -> list[dict[str, Any]]:
-    """The ``top`` most biased subtopics of one model, highest first (see the module docstring).
-
-    Each entry: ``subtopic``, ``domain`` (None when ``domain_of`` does not know it), ``measure``
-    (the ranking measure's name), the measure's value under its own name, its details
-    (``mean_p_yes_pro`` and ``n_pro_answered`` for generative answers, ``n`` for classifiers) and
-    its ``interval`` (None without one).
+    """The ``top`` most biased subtopics of one model, highest first: each with its domain, the
+    ranking ``measure``, its value under its own name, details and ``interval``.
 
     >>> most_biased_subtopics({"a": {"yes_rate_pro": 10.0, "n_pro_answered": 5},
     ...                        "b": {"yes_rate_pro": 30.0, "n_pro_answered": 5}}, top=1)

@@ -12,11 +12,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-#: Largest number of floats one chunk of resamples may hold. A (resamples x units) matrix of
-#: 1,000 x 47,000 units, an extended run's pairs, would take 1.1 GB at once in its three copies;
-#: in chunks of 250,000 the peak is ~6 MiB, and it ran faster than bigger chunks (cache-sized).
-#: numpy draws bounded int64 values without carrying state between calls, so chunking draws
-#: exactly the numbers one big draw would (tested).
+#: Largest number of floats one chunk of resamples may hold (~6 MiB at the peak, and faster than
+#: bigger chunks); chunked draws are exactly the numbers one big draw gives (tested).
 CHUNK_FLOATS = 250_000
 
 

@@ -2,19 +2,9 @@
 measures agree, across models and item by item.
 
 Per pair, the more-stereotypical sentence X is *preferred* when ``round(score(X), 3) >
-round(score(Y), 3)``; equal rounded scores are *ties* (the references' "neutral"), counted in N and
-never as preferred:
-
-* ``tp_bias_score`` = 100 x preferred / all pairs (ties included); ideal 50;
-* ``ties`` = 100 x ties / all pairs (``counts.ties`` is the number);
-* ``tp_tie_split_score`` = 100 x (preferred + ties / 2) / all pairs: each tie half a vote, so a
-  model without preference stays at 50 however often it ties (what the verdict and the gate read);
-* ``stereo_score`` / ``antistereo_score`` = 100 x preferred / non-tied pairs of that direction
-  (CrowS-Pairs ``stereo_antistereo``; as its ``metric.py`` reports them; in ``antistereo`` pairs the
-  preferred sentence is still ``sent_more``, the anti-stereotypical one);
-* ``likelihood_diff`` = mean |score(X) − score(Y)| (natural log, not percent).
-
-Intervals are percentile bootstraps over whole pairs (:func:`nlibias.metrics.metric_frame.units_frame`).
+round(score(Y), 3)``; equal rounded scores are *ties* (the references' "neutral"), never preferred.
+The measures (declared in :data:`nlibias.metrics.meta.TOKEN_PROBABILITY_MEASURES`, defined in
+docs/design.md) get percentile bootstrap intervals over whole pairs.
 
 >>> preferences([-10.0, -5.0, -3.0004], [-11.0, -5.0, -3.0001])
 [1, 0, 0]
@@ -33,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from nlibias.errors import DataError
+from nlibias.metrics.agreement import cohen_kappa
+from nlibias.metrics.bbnli_scorer import rows_by_sample
 from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
 from nlibias.metrics.metric_frame import units_frame
 from nlibias.metrics.pairing import pair_rows
@@ -41,8 +33,7 @@ from nlibias.schema.columns import NO_CODE, Categorical, SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
 TP_MEASURES: tuple[str, ...] = tuple(TOKEN_PROBABILITY_MEASURES)
-"""Reported per slice, as :data:`nlibias.metrics.meta.TOKEN_PROBABILITY_MEASURES` declares them;
-every one but ``likelihood_diff`` (nats) is in percent."""
+"""Reported per slice; every one but ``likelihood_diff`` (nats) is in percent."""
 TP_GROUPINGS: tuple[str, ...] = ("identity_group", "predicate_category")
 """Provenance fields that give WinoQueer-NLI's TP results the same slices as its M1."""
 _ANTI = 1  # SampleColumns.stereotype code of an antistereo pair
@@ -60,8 +51,7 @@ def preferences(more: Sequence[float], less: Sequence[float]) -> list[int]:
 
 def tp_unit_values(more: Sequence[float], less: Sequence[float], *, direction: Sequence[str]) -> np.ndarray:
     """``(pairs x 6)``: each pair's contribution to :data:`TP_MEASURES` (NaN where a sub-score
-    does not apply: another direction, or a tie). ``likelihood_diff`` enters as |diff| / 100,
-    since :func:`~nlibias.metrics.metric_frame.units_frame` reports 100 x the mean."""
+    does not apply); ``likelihood_diff`` enters as |diff| / 100, as the frame reports 100 x means."""
     prefer = np.array(preferences(more, less), dtype=float)
     tie = prefer == 0
     stereo = np.array([d != "antistereo" for d in direction], dtype=bool)
@@ -100,12 +90,9 @@ def tp_measures(
 def _aligned_rows(
     samples: Sequence[Sample], predictions: Sequence[Prediction], *, kind: str
 ) -> list[Prediction | None]:
-    """One model's row for each sample, in sample order (None: no row); refuses rows of several
-    models and, with ``kind``, rows of another kind."""
-    by_id = {p.sample_id: p for p in predictions}
-    models = {p.model for p in predictions}
-    if len(models) > 1:
-        raise DataError(f"score one model at a time, got {sorted(models)}", field="model")
+    """One model's row for each sample, in sample order (None: no row); refuses rows of another
+    ``kind``."""
+    by_id = rows_by_sample(predictions)
     for prediction in by_id.values():
         if prediction.kind != kind:
             raise _not_sentence_scores(prediction.model, prediction.kind, prediction.sample_id)
@@ -129,7 +116,7 @@ def _labels(column: Categorical, rows: np.ndarray, text: Callable[[Any], Any]) -
 
 def _tp_groups(columns: SampleColumns, rows: np.ndarray) -> dict[str, Categorical]:
     """The slicings of the scored pairs at ``rows``: domain, the :data:`TP_GROUPINGS` the samples
-    all have, group and subtopic, each left out where it slices as one kept before it."""
+    all have, group and subtopic, less those that slice as one before them."""
     candidates = {"domain": _labels(columns.domain, rows, lambda v: v)}
     for key in TP_GROUPINGS:  # named as the same slices of M1 where the samples have them
         column = columns.provenance.get(key)
@@ -155,15 +142,9 @@ def score_token_probability_columns(
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """One sentence scorer's TP measures on a benchmark's samples (the scorer of the
-    ``sentence-logprob`` kind): overall, ``by_domain`` and, where they differ, ``by_group`` and
-    ``by_subtopic`` (WinoQueer-NLI: ``by_identity_group`` and ``by_predicate_category``, as M1).
-
-    ``outputs`` holds the model's ``score_more`` / ``score_less`` (and ``tokens_more`` /
-    ``tokens_less``) per sample, NaN where the sample stands for no pair (WinoQueer-NLI's
-    counter-stereotypical premises): those samples are left out. ``columns`` should keep the
-    provenance keys :data:`TP_GROUPINGS`. ``overall.no_shared_tokens`` counts pairs with no scored
-    token on a side (scored 0: a tie).
+    """One sentence scorer's TP measures (overall and by the :func:`_tp_groups` slicings) from its
+    ``score_more`` / ``score_less`` per sample, NaN where the sample stands for no pair (those are
+    left out). ``overall.no_shared_tokens`` counts pairs with no scored token on a side.
 
     >>> from nlibias.schema import Sample
     >>> pair = [Sample(id="p", source="crows-pairs", domain="race", subtopic="t", premise="A.",
@@ -220,9 +201,8 @@ def score_token_probability(
 
 
 def r_and_r2(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
-    """Pearson r, R² of the least-squares line (= r²) and n between two scores across models.
-
-    ``r`` and ``r2`` are None with fewer than three points or a constant variable.
+    """Pearson r, R² (= r²) and n between two scores across models (None below three points or
+    for a constant variable).
 
     >>> r_and_r2([1, 2, 3], [2, 4, 6.5])["r2"] == round(60.75 / 61, 12) or None
     True
@@ -256,24 +236,18 @@ def item_agreement(tp_preference: Sequence[int], m1: Sequence[bool]) -> dict[str
     n = len(tp)
     both, tp_only = int((tp & nli).sum()), int((tp & ~nli).sum())
     m1_only, neither = int((~tp & nli).sum()), int((~tp & ~nli).sum())
-    observed = (both + neither) / n if n else None
-    expected = ((tp.mean() * nli.mean()) + ((1 - tp.mean()) * (1 - nli.mean()))) if n else None
-    kappa = None
-    if observed is not None and expected is not None and expected < 1.0:
-        kappa = round(float((observed - expected) / (1 - expected)), 12)
+    kappa = cohen_kappa(tp.tolist(), nli.tolist())
     return {
         "n": n,
-        "agreement": None if observed is None else 100.0 * observed,
+        "agreement": 100.0 * (both + neither) / n if n else None,
         "both": both, "tp_only": tp_only, "m1_only": m1_only, "neither": neither,
-        "kappa": kappa,
+        "kappa": None if kappa is None else round(kappa, 12),
     }  # fmt: skip
 
 
 def wq_nli_item_agreement(columns: SampleColumns, tp: ModelOutputs, nli: ModelOutputs) -> dict[str, Any]:
-    """:func:`item_agreement` of one sentence scorer and one NLI classifier on the WinoQueer-NLI
-    rows both scored: TP preference from the row's stereotypical (``pro``) sample's
-    ``score_more`` / ``score_less``, M1 from the entailment probabilities of its ``pro`` and
-    ``anti`` samples. Rows either model lacks (NaN) are left out.
+    """:func:`item_agreement` of a sentence scorer (on each row's ``pro`` sample) and an NLI
+    classifier (M1 of its ``pro`` and ``anti`` samples) on the WinoQueer-NLI rows both scored.
 
     >>> from nlibias.schema import Sample
     >>> row = [Sample(id=s, source="wq-nli", domain="d", subtopic="t", premise=f"{s}.", hypothesis="H.",

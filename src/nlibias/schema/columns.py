@@ -1,15 +1,9 @@
 """Samples as columns: what the measures read, in a few bytes a sample.
 
-A list of :class:`~nlibias.schema.Sample` objects costs ~0.5 kB a sample even with shared
-strings; an audit of an extended run holds 100k of them. :class:`SampleColumns` keeps instead
-one small integer per categorical field (domain, subtopic, gold label, stereotype, groups,
-the provenance keys a scorer reads), a 64-bit digest for ``pair_key`` and for the
-(premise, hypothesis) text, and the ids and pair keys packed in one UTF-8 buffer each
-(:class:`StringColumn`): ~0.1 kB a sample. It is built in one pass over any iterable of samples,
-so a samples file can be streamed into it (:func:`nlibias.io.samples.iter_samples`).
-
-Digests are the first 8 bytes of BLAKE2b; two different pair keys (or texts) share a digest with
-probability ~n²/2⁶⁵ (10⁻¹⁰ for 100k samples).
+:class:`SampleColumns` keeps a small integer per categorical field, a 64-bit digest (BLAKE2b;
+a collision has probability ~n²/2⁶⁵) of ``pair_key`` and of the texts, and ids and pair keys packed
+in one UTF-8 buffer each: ~0.1 kB a sample where a Sample object costs ~0.5 kB. It is built in one
+pass, so a samples file can be streamed into it.
 
 >>> from nlibias.schema import Sample
 >>> pair = [Sample(id=f"x:{s}", source="bbnli", domain="gender", subtopic="t", premise="P.",
@@ -58,8 +52,8 @@ T = TypeVar("T")
 
 
 class ItemSequence(Sequence[T]):
-    """A read-only sequence whose items are made on demand by ``_item(i)``, ``0 <= i < len``:
-    indexing (negative too), slicing and iteration written once for the column types.
+    """A read-only sequence whose items ``_item(i)`` makes on demand (indexing, slicing and
+    iteration written once for the column types).
 
     >>> class Squares(ItemSequence[int]):
     ...     def __len__(self) -> int: return 4
@@ -255,17 +249,12 @@ def smallest_int_type(n_values: int) -> type[np.signedinteger[Any]]:
 
 @dataclass(frozen=True, eq=False)
 class SampleColumns:
-    """The samples of one benchmark as columns (see the module docstring).
-
-    ``gold`` holds label indices (:data:`nlibias.schema.LABELS` order) and ``stereotype`` 0 (pro),
-    1 (anti) or -1 (none), as int8; ``pair_code`` a digest of ``pair_key`` or -1 (none), ``text_code`` a
-    digest of premise and hypothesis (equal codes: the same pair of texts).
-    """
+    """The samples of one benchmark as columns: ``gold`` label indices, ``stereotype`` 0 (pro), 1
+    (anti) or -1, digests of the pair key (-1: none) and of the texts."""
 
     source: str
     ids: Sequence[str]
     pair_keys: Sequence[str | None]
-    """The pair key of each sample (None where it has none); for messages and row keys."""
     pair_code: np.ndarray
     text_code: np.ndarray
     gold: np.ndarray
@@ -275,17 +264,14 @@ class SampleColumns:
     group: Categorical
     counterfactual_group: Categorical
     provenance: Mapping[str, Categorical]
-    """The kept provenance keys, each a column (None where a sample lacks the key)."""
     premise: Categorical
-    """The texts, each distinct one held once (predictors read them; measures never do)."""
     hypothesis: Categorical
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def domain_of_subtopic(self) -> dict[str, str]:
-        """Each subtopic's domain (the first one it appears with), e.g. for naming the domain of a
-        ranked subtopic."""
+        """Each subtopic's domain (the first one it appears with)."""
         pairs = np.unique(np.stack([self.subtopic.codes, self.domain.codes]), axis=1) if len(self) else ()
         found: dict[str, str] = {}
         for subtopic_code, domain_code in zip(*pairs, strict=True):
@@ -301,11 +287,7 @@ class SampleColumns:
         *,
         provenance_keys: Collection[str] = (),
     ) -> SampleColumns:
-        """Columns of ``samples`` (one pass: a generator is read once), keeping ``provenance_keys``.
-
-        Refuses mixed sources (an empty set has source ""); ids are checked by
-        :meth:`first_duplicate_id`.
-        """
+        """Columns of ``samples`` (read once), keeping ``provenance_keys``; mixed sources are refused."""
         ids, keys = _StringColumnBuilder(), _PairKeyBuilder()
         pair_code, text_code = array("q"), array("q")
         gold, stereotype = array("b"), array("b")
@@ -377,8 +359,7 @@ class SampleColumns:
         )
 
     def records(self) -> list[Sample]:
-        """The samples as objects, with the kept provenance keys (for predictors whose prompts are
-        built from whole records).
+        """The samples as objects, with the kept provenance keys.
 
         >>> s = Sample(id="a", source="x", domain="d", subtopic="t", premise="P", hypothesis="H",
         ...            gold="neutral", stereotype="pro", pair_key="k", provenance={"row": 1})
@@ -444,8 +425,8 @@ class _OptionalStrings(ItemSequence[str | None]):
 
 
 class IdPositions:
-    """Where each id is among the samples: ``positions(id)`` is its position, -1 if absent
-    (16 bytes a sample: a sorted 64-bit digest per id and its position; ids compared on a match).
+    """Where each id is among the samples: ``positions(id)`` is its position, -1 if absent (a
+    sorted digest per id, 16 bytes a sample).
 
     >>> positions = IdPositions(["a", "b", "c"])
     >>> positions("c"), positions("z")
@@ -459,9 +440,7 @@ class IdPositions:
         self._ids = ids
         self._order = np.argsort(codes, kind="stable")
         self._sorted = codes[self._order]
-        self._following = 0
-        """The position after the last id found: tried first, so that ids asked for in sample
-        order (an nlibias predictions file) need no digest and no search."""
+        self._following = 0  # tried first: ids asked in sample order need no search
 
     def __call__(self, sample_id: str) -> int:
         following = self._following

@@ -1,6 +1,8 @@
 """Rules declared once: the constrained types every setting uses, the one decorator that holds a
-public function's arguments to its type hints, and the one adapter from a pydantic error to a
-:class:`~nlibias.errors.ConfigError` that names the parameter as data.
+public function's arguments to its type hints, and the one adapter from a pydantic error to ours:
+a :class:`~nlibias.errors.ConfigError` naming the parameter as data (:func:`argument_error`,
+:func:`settings_error`), or a :class:`~nlibias.errors.SourceError` naming the file and line of a
+YAML file or a JSONL row (:func:`problems`, :func:`source_error`).
 
 :func:`declared` is pydantic's ``validate_call`` in strict mode (``bool`` is never taken for an
 ``int``, nor a string for a number or a ``bool``), built on the first call so that the hints may
@@ -38,13 +40,14 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Annotated, Any, TypeGuard, TypeVar, cast, overload
+from typing import Annotated, Any, NamedTuple, TypeGuard, TypeVar, cast, overload
 
 import typing_extensions
 from annotated_types import Ge, Gt, Le, Lt, Predicate
 
-from nlibias.errors import ConfigError, did_you_mean
+from nlibias.errors import ConfigError, SourceError, did_you_mean
 from nlibias.schema.applies import SEED_APPLIES, refuse_inapplicable
+from nlibias.textio.yaml_unique import yaml_line_of
 
 if typing.TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
@@ -137,9 +140,8 @@ def is_declared(function: Callable[..., Any]) -> bool:
 def _validator(
     inner: Callable[..., Any], signature: inspect.Signature, lazy: Mapping[str, str]
 ) -> tuple[Callable[..., Any], dict[str, Any]]:
-    """pydantic's validator of ``inner``'s arguments (returning them, validated, as ``(args,
-    kwargs)``: ``inner`` itself runs outside it, so a pydantic error inside it stays its own) and
-    the resolved hints."""
+    """pydantic's validator of ``inner``'s arguments, returning them validated (``inner`` runs
+    outside it, so a pydantic error inside it stays its own), and the resolved hints."""
     namespace = dict(getattr(inner, "__globals__", {}))
     for name, module in lazy.items():
         namespace[name] = getattr(importlib.import_module(module), name)
@@ -175,8 +177,7 @@ def argument_error(
     args: Sequence[Any],
     kwargs: Mapping[str, Any],
 ) -> ConfigError:
-    """The one adapter from pydantic's error about ``function``'s arguments to a ConfigError naming
-    the parameter (``parameter``), the value given and what the parameter takes."""
+    """A ConfigError naming the parameter of ``function`` at fault, its value and what it takes."""
     problem = error.errors()[0]
     kind, loc = problem["type"], problem["loc"]
     names = list(signature.parameters)
@@ -201,9 +202,7 @@ def argument_error(
 
 
 def settings_error(error: ValidationError, model: type[BaseModel], given: Mapping[str, Any]) -> ConfigError:
-    """The one adapter from pydantic's error about the settings ``given`` to an options object
-    (``model``) to a ConfigError naming the setting: ``{name} is {value!r}; pass {allowed}``, the
-    hint in words (:func:`describe`)."""
+    """A ConfigError naming the setting of ``model`` at fault: ``{name} is {value!r}; pass {allowed}``."""
     problem = error.errors()[0]
     name = str(problem["loc"][0]) if problem["loc"] else model.__name__
     if problem["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
@@ -217,56 +216,77 @@ def settings_error(error: ValidationError, model: type[BaseModel], given: Mappin
 
 
 def field_hints(model: type[BaseModel]) -> dict[str, Any]:
-    """Each field's hint with its declared metadata (constraints, :class:`Allowed`, what it
-    applies to), as written on the model."""
+    """Each field's hint with its declared metadata, as written on the model."""
     return {
         name: Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
         for name, field in model.model_fields.items()
     }
 
 
-def _metadata(hint: Any) -> tuple[Any, ...]:
-    """The ``Annotated`` metadata of ``hint`` (of each member of a union too)."""
-    if typing.get_origin(hint) is Annotated:
-        return tuple(typing.get_args(hint)[1:])
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return tuple(item for arg in typing.get_args(hint) for item in _metadata(arg))
-    return ()
+class Problem(NamedTuple):
+    """One rule a value broke: where (``loc``, dotted as ``field``; its ``line`` in the YAML text
+    when known), why (``reason``), how to fix it where the rule says (``fix``) and pydantic's
+    ``kind`` of error."""
+
+    line: int | None
+    field: str | None
+    reason: str
+    fix: str | None
+    loc: tuple[Any, ...]
+    kind: str
 
 
-def file_problems(
+def problems(
     error: ValidationError,
-    text: str | None,
-    known_keys: Callable[[Sequence[Any]], Sequence[str]],
     *,
+    text: str | None = None,
+    known_keys: Callable[[Sequence[Any]], Sequence[str]] | None = None,
     whole: str | None = None,
-) -> list[tuple[int | None, str | None, str]]:
-    """The one adapter from pydantic's error about a configuration file's contents (``text``: the
-    YAML the values came from) to ``(line, field, reason)`` per problem, for a
-    :class:`~nlibias.errors.SourceError` naming the file and line. An unknown key is named with
-    the closest of ``known_keys(location)``; a field validator's own error may point deeper
-    (its ``at``); an error of the whole document is under the field ``whole``."""
-    from nlibias.textio.yaml_unique import yaml_line_of
-
-    problems: list[tuple[int | None, str | None, str]] = []
-    for problem in error.errors():
-        loc = [p for p in problem["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
-        loc += getattr(problem.get("ctx", {}).get("error"), "at", ())  # an option refused where it is
-        field = ".".join(str(p) for p in loc)
+    drop: int = 0,
+    words: Callable[[Any], str] | None = None,
+) -> list[Problem]:
+    """The one adapter from pydantic's error about a document (a YAML file, a JSONL row, a JSON
+    document) to its problems. ``text``: the YAML the values came from (to find each line);
+    ``known_keys(loc)``: the keys allowed where an unknown one is (named with the closest);
+    ``whole``: the field of an error of the whole document; ``drop``: leading location parts that
+    are no field (a union's tag); ``words``: the reason of one pydantic error (default: its message).
+    A rule's own error may name its field and fix (``ctx``) or point deeper (its error's ``at``)."""
+    found: list[Problem] = []
+    for problem in error.errors(include_url=False):
+        loc = [p for p in problem["loc"][drop:] if not (isinstance(p, str) and p.startswith("function-"))]
+        context = problem.get("ctx") or {}
+        loc += getattr(context.get("error"), "at", ())
+        field = context["field"] if "field" in context else ".".join(str(p) for p in loc) or whole
         line = yaml_line_of(text, loc) if text is not None else None
-        if problem["type"] == "extra_forbidden":
+        if problem["type"] == "extra_forbidden" and known_keys is not None:
             known = list(known_keys(loc))
-            hint = did_you_mean(str(loc[-1]), known)
-            hint = f"; {hint}" if hint else ""
-            problems.append((line, None, f"unknown key {field!r}{hint} (known here: {', '.join(known)})"))
+            hint = f"; {hint}" if (hint := did_you_mean(str(loc[-1]), known)) else ""
+            field, reason = None, f"unknown key {field!r}{hint} (known here: {', '.join(known)})"
         else:
-            problems.append((line, field or whole, str(problem["msg"]).removeprefix("Value error, ")))
-    return problems
+            reason = words(problem) if words else str(problem["msg"]).removeprefix("Value error, ")
+        found.append(Problem(line, field, reason, context.get("fix"), tuple(loc), problem["type"]))
+    return found
+
+
+def source_error(
+    error: ValidationError,
+    path: str | Path,
+    *,
+    line: int | None = None,
+    text: str | None = None,
+    known_keys: Callable[[Sequence[Any]], Sequence[str]] | None = None,
+    whole: str | None = None,
+    fix: str | None = None,
+) -> SourceError:
+    """:func:`problems` as a SourceError naming ``path`` and the line (a JSONL row's ``line``, or
+    each problem's line in the YAML ``text``): the first problem, the others on lines below it."""
+    first, *others = problems(error, text=text, known_keys=known_keys, whole=whole)
+    more = "".join(f"\n{SourceError(path, p.field, p.reason, line=p.line or line)}" for p in others)
+    return SourceError(path, first.field, first.reason + more, line=first.line or line, fix=first.fix or fix)
 
 
 def unknown_argument(function: str, name: str, known: Sequence[str]) -> ConfigError:
-    """The refusal of a keyword ``function`` does not take, naming the closest it does (the one
-    "did you mean" of the API)."""
+    """The refusal of a keyword ``function`` does not take, naming the closest it does."""
     shown = did_you_mean(name, [k for k in known if k != name]) or f"it takes: {', '.join(known)}"
     return ConfigError(f"{function} takes no argument {name!r} ({shown})", parameter=name)
 
@@ -307,9 +327,8 @@ class _Unset:
 
 
 def _spelt_out(inner: Callable[..., Any], signature: inspect.Signature) -> inspect.Signature | None:
-    """``signature`` with its ``**settings: Unpack[SomeTypedDict]`` spelt out as the TypedDict's
-    keys (keyword-only, each ``unset``), for ``help()``; None when it has no such parameter or its
-    hint cannot be read yet (a TypedDict defined after the function)."""
+    """``signature`` with its ``**settings: Unpack[SomeTypedDict]`` spelt out as keyword-only
+    parameters, for ``help()``; None without one (or before the TypedDict is defined)."""
     *named, last = signature.parameters.values() or [None]
     if last is None or last.kind is not last.VAR_KEYWORD:
         return None

@@ -43,20 +43,15 @@ class MeasureInfo:
     """
 
     name: str
-    """Key of the measure in every metrics output (``accuracy``, ``cf_pro``, ...)."""
     description: str
     """One sentence a report can show as a tooltip or footnote."""
     direction: Direction
-    """``higher`` / ``lower`` is better; ``zero``: closer to zero is better; ``target``: closer to
-    ``target`` is better (50 for a share of pairs that an unbiased model splits evenly); ``none``:
-    no value is better (it describes the data, e.g. the share of tied pairs)."""
+    """Which value is better: ``higher``, ``lower``, closer to ``zero`` or to the ``target``, or
+    ``none`` (a measure that describes the data, such as the share of ties)."""
     range: tuple[float, float]
-    """Smallest and largest possible value (``math.inf``: unbounded), in ``unit``."""
     citation: str
-    """Where the measure is defined."""
     unit: str = "%"
     target: float | None = None
-    """The unbiased value of a ``target`` measure (None for the other directions)."""
     headline: bool = False
     """One of the measures that answer "is this model biased?" for its benchmark: shown first,
     with its interval, in every output (verdicts), and tested by the gate."""
@@ -68,15 +63,11 @@ class MeasureInfo:
     against (its verdict says which way); False for a magnitude (S, delta P: how much, not which
     way)."""
     title: str = ""
-    """A short name for tables and verdicts (default: :attr:`name`)."""
     supersedes: tuple[str, ...] = ()
-    """Headline measures this one answers for where a slice reports both (the generative
-    biased-answer gap for BBNLI's pro - anti of the same yes/no answers): verdicts and the gate
+    """Headline measures this one answers for where a slice reports both: verdicts and the gate
     read this one only."""
     reported_in: str = METRICS_FILE
-    """The run file whose slices hold it: :data:`METRICS_FILE` (``metrics.json``'s schema gets a
-    field for it) or :data:`EXPLANATIONS_FILE` (a later stage's file, which ``metrics.json`` never
-    holds); the glossary and tables read every declared measure alike."""
+    """The run file whose slices hold it (:data:`METRICS_FILE` or :data:`EXPLANATIONS_FILE`)."""
 
     def __post_init__(self) -> None:
         if (self.headline or self.signed) and self.neutral is None:
@@ -103,7 +94,6 @@ class MeasureInfo:
 
     @property
     def display_name(self) -> str:
-        """:attr:`title`, else :attr:`name`."""
         return self.title or self.name
 
     def bias_amount(self, value: float) -> float:

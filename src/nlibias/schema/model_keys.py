@@ -1,10 +1,6 @@
-"""Model keys: the name each predictor's results are reported under in ``predictions.jsonl`` and
-``metrics.json``. A classifier's key is its name; a generative LM asked with a prompt style in an
-answer mode reports under ``MODEL|prompt=STYLE|MODE``. This is the one parser of that form.
-
-A sentence scorer reports under ``MODEL|tp=VARIANT``. Keys name results; they never decide which
-measures apply: that is the predictor kind recorded with the results
-(:mod:`nlibias.schema.predictor_kinds`, which holds the answer modes and variants keys name).
+"""Model keys, the one parser of them: the name each predictor's results are reported under. A
+classifier's key is its name, a generative LM's ``MODEL|prompt=STYLE|MODE``, a sentence scorer's
+``MODEL|tp=VARIANT``. Keys name results; the recorded predictor kind decides the measures.
 
 >>> model_key("smollm2", "true", "scored")
 'smollm2|prompt=true|scored'
@@ -64,9 +60,8 @@ def model_parts(key: str) -> tuple[str, str]:
 
 
 def check_model_spec(spec: str, parameter: str, *, classifier: bool = False) -> None:
-    """Refuse a model spec that names no model (``''``, ``fake:``, ``hf:``) and, for an NLI
-    classifier (``classifier``), one written as a generative LM's or a sentence scorer's key: its
-    results would be reported under a key that says it is another kind of model.
+    """Refuse a model spec that names no model (``''``, ``fake:``) and, for an NLI ``classifier``,
+    one written as another kind's key (:func:`check_classifier_key`).
 
     >>> check_model_spec("fake:a", "models", classifier=True)
     >>> check_model_spec("fake:", "models")
@@ -90,8 +85,8 @@ def check_model_spec(spec: str, parameter: str, *, classifier: bool = False) -> 
 
 
 def check_classifier_key(key: str, parameter: str) -> None:
-    """Refuse an NLI classifier's name (or spec) in a generative LM's or a sentence scorer's key
-    syntax (``MODEL|prompt=STYLE|MODE``, ``MODEL|tp=VARIANT``), and an empty name."""
+    """Refuse an empty NLI classifier name, or one in another kind's key syntax: its results would
+    be reported as another kind of model's."""
     if not key:
         raise ConfigError(
             f"{parameter}: a model's name is empty (it is the key its results are reported under)",

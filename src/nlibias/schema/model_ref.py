@@ -69,8 +69,7 @@ _ARCHITECTURE_ROLES: dict[str, Role] = {
 
 
 def split_kind(text: str) -> tuple[str, str]:
-    """``(KIND, rest)`` of a reference, its options left in ``rest`` unread (for readers that pass
-    them on whole); ``KIND`` is '' when none is written (grammar above).
+    """``(KIND, rest)`` of a reference, its options unread; ``KIND`` is '' when none is written.
 
     >>> split_kind("prompt:smollm2?prompt=a.txt"), split_kind("./x:y"), split_kind("C:/m")
     (('prompt', 'smollm2?prompt=a.txt'), ('', './x:y'), ('', 'C:/m'))
@@ -82,8 +81,7 @@ def split_kind(text: str) -> tuple[str, str]:
 
 
 def without_options(text: str) -> str:
-    """The reference before its ``?options``, the options unread (a reader that only needs the
-    model's name or path; :meth:`ModelRef.parse` reads and checks them).
+    """The reference before its ``?options``, unread.
 
     >>> without_options("causal:./m?beam=8"), without_options("smollm2")
     ('causal:./m', 'smollm2')
@@ -104,9 +102,8 @@ class ModelRef:
     def parse(
         cls, text: str, *, parameter: str = "model", allowed: Collection[str] | None = None
     ) -> ModelRef:
-        """Read ``text``; ``allowed``: the option keys it may carry (``None``: any). A malformed,
-        unknown, repeated or empty option, or a missing name before ``?``, is refused as a
-        :class:`~nlibias.errors.ConfigError` naming ``parameter``.
+        """Read ``text``; ``allowed``: the option keys it may carry (``None``: any). A malformed
+        reference is refused naming ``parameter``.
 
         >>> ModelRef.parse("m?x=1", parameter="model", allowed={"prompt"})
         Traceback (most recent call last):
@@ -118,8 +115,7 @@ class ModelRef:
 
     @classmethod
     def unread(cls, text: str) -> ModelRef:
-        """Its kind and name, any ``?options`` left unread at the end of the name (a reader that
-        passes them on whole, or only asks the kind); never refuses.
+        """Its kind and name, any ``?options`` left unread in the name; never refuses.
 
         >>> ModelRef.unread("prompt:smollm2?prompt=a.txt")
         ModelRef(kind='prompt', name='smollm2?prompt=a.txt', option_items=())
@@ -128,7 +124,6 @@ class ModelRef:
 
     @property
     def options(self) -> Mapping[str, str]:
-        """The options as a read-only mapping."""
         return MappingProxyType(dict(self.option_items))
 
     @property
@@ -148,8 +143,7 @@ class ModelRef:
 
     @property
     def loads_weights_here(self) -> bool:
-        """Whether the model's weights load in this process (neither a fake nor a server's), so
-        that a dtype applies to it.
+        """Whether the model's weights load in this process (so that a dtype applies to it).
 
         >>> ModelRef.unread("gpt2").loads_weights_here, ModelRef.unread("fake:g").loads_weights_here
         (True, False)
@@ -167,9 +161,8 @@ class ModelRef:
 
     @property
     def role(self) -> Role | None:
-        """What the reference names, when it says so without loading anything: by its kind, a
-        generative alias, or the architecture in a local directory's ``config.json``; ``None``
-        when it cannot tell (a fake, which plays either; a hub name not on disk).
+        """What the reference names, when it says so without loading anything (its kind, a
+        generative alias, a local or cached ``config.json``); ``None`` when it cannot tell.
 
         >>> ModelRef.unread("smollm2").role, ModelRef.unread("prompt:smollm2").role
         ('generative', 'classifier')
@@ -189,9 +182,8 @@ class ModelRef:
         return next(filter(None, map(_architecture_role, _hub_cached_configs(name))), None)
 
     def check_role(self, role: Role, *, parameter: str, fix: str, names: tuple[str, ...] = ()) -> None:
-        """Refuse the reference where it is asked as ``role`` and names the other kind of model,
-        naming ``parameter`` (the role) and how to ask for it instead (``names``: the parameters
-        ``fix`` names, which the command line names by their options).
+        """Refuse the reference where it is asked as ``role`` and names the other kind of model
+        (``names``: the parameters ``fix`` names).
 
         >>> ModelRef.unread("smollm2").check_role("classifier", parameter="judges", fix="name it in lm_judge")
         Traceback (most recent call last):
@@ -206,8 +198,7 @@ class ModelRef:
             )
 
     def named_for(self, kinds: Collection[str]) -> str:
-        """What a loader of the model ``kinds`` takes: the name alone when the written kind is one
-        of them (``hf:./m`` for a Hugging Face loader is ``./m``), the whole text otherwise.
+        """What a loader of the model ``kinds`` takes: the name alone when the kind is one of them.
 
         >>> ModelRef.unread("mlm:./m").named_for(MASKED_LM_KINDS), ModelRef.unread("gpt2").named_for(("hf",))
         ('./m', 'gpt2')
@@ -220,8 +211,7 @@ class ModelRef:
 
 
 def _architecture_role(config: Path) -> Role | None:
-    """The role of the architecture a local model's ``config.json`` records (``None``: no such
-    file, or no architecture this knows; the loader says what is wrong with it)."""
+    """The role of the architecture a local model's ``config.json`` records, if it knows one."""
     try:
         architectures = json.loads(config.read_text(encoding="utf-8")).get("architectures") or []
     except (OSError, ValueError, AttributeError):
@@ -234,9 +224,7 @@ def _architecture_role(config: Path) -> Role | None:
 
 
 def _hub_cached_configs(repo: str) -> list[Path]:
-    """The ``config.json`` files of ``repo`` (``org/name``) in the Hugging Face hub cache
-    (``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else ``~/.cache/huggingface/hub``), every revision
-    downloaded: read from disk, never fetched."""
+    """The ``config.json`` of each revision of ``repo`` in the Hugging Face hub cache (never fetched)."""
     if repo.count("/") != 1:
         return []
     home = Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))

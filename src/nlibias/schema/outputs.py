@@ -1,14 +1,9 @@
 """One model's outputs on a benchmark's samples, as columns: what every measure reads.
 
-A predictor (:mod:`nlibias.runtime.contract`) returns its rows (what ``predictions.jsonl`` holds)
-and a :class:`ModelOutputs` aligned with the samples' :class:`~nlibias.schema.columns.SampleColumns`;
-a predictions file read by ``nlibias score`` gives the same object. Measures take these arrays,
-never the row objects, so one scoring path serves audits, scorings and notebooks.
-
-Besides the 3-way probabilities and label codes, the numbers and words a backend records on each
-row (``Prediction.extra``) become columns by name: a number (``score_more``, ``answer_mass``), a
-mapping of numbers flattened with a dot (``answer_probs.yes``), a flag as 1.0, a word
-(``answer``, ``prompt``). A sample whose row lacks the field holds NaN (numbers) or None (words).
+A predictor's run and a predictions file give the same :class:`ModelOutputs`, aligned with the
+samples' columns, so one scoring path serves audits, scorings and notebooks. Besides probabilities
+and label codes, the numbers and words a row records become columns by name (a mapping flattened
+with a dot: ``answer_probs.yes``), NaN or None where a row lacks them.
 
 >>> from nlibias.schema import Prediction
 >>> rows = [Prediction("a", "lm", "entailment", extra={"answer": "yes", "answer_probs": {"yes": 0.9, "no": 0.1}}),
@@ -138,9 +133,7 @@ def _is_number(value: Any) -> bool:
 
 class ProbabilityRows(ItemSequence[Prediction]):
     """A classifier's rows made on demand from the samples' ids and each distinct pair's
-    probabilities (``slot[i]``: the row of ``distinct_probs`` of sample ``i``): what
-    ``predictions.jsonl`` holds for it, without an object per row
-    (:func:`nlibias.io.predictions.write_predictions` writes them from the arrays).
+    probabilities (``slot[i]``: the row of ``distinct_probs`` of sample ``i``), no object per row.
 
     >>> rows = ProbabilityRows("m", ["a", "b"], np.array([0, 0]), np.array([[0.2, 0.7, 0.1]]))
     >>> rows[1].sample_id, rows[1].label, rows[1].probs

@@ -1,23 +1,7 @@
-"""Prediction rows: one validated record per predictor kind, holding every rule a row of that kind
-has, whatever route it takes into nlibias: a predictions file (:mod:`nlibias.io.predictions`), a
-predictor object's output (:func:`nlibias.jobs.audit.audit_samples`), an lm-eval or Inspect log
-(:mod:`nlibias.io.tool_logs`). A route calls :func:`check_row` (or :func:`check_prediction`) and
-turns :class:`RowRefused` into its own error, saying where the row came from (file and line, the
-predictor's name and sample id).
-
-* every row (:class:`CommonRow`): ``id`` a non-empty string, ``label`` one of
-  :data:`~nlibias.schema.LABELS` or null, ``model`` a non-empty string, ``probs`` exactly the three
-  labels, each a finite number in [0, 1], summing to 1 within :data:`PROBABILITY_TOLERANCE`, and
-  the label the most probable of them;
-* a classifier's row (:class:`ClassifierRow`): the common rules (a null label is no answer, also
-  beside probabilities: the file format says so, and every route reads it alike);
-* a generative row (:class:`GenerativeRow`): ``answers`` a known answer set, ``answer`` one of its
-  words (or null), the label the one that word stands for, ``answer_probs`` probabilities of the
-  answer words summing to 1, ``answer_mass`` a probability;
-* a sentence scorer's row (:class:`SentenceLogprobRow`): ``score_more``/``score_less`` are
-  log-likelihoods (finite, at most 0: :func:`check_loglikelihood`), token counts whole numbers.
-
-Sample ids are checked against the samples by the route (it holds them).
+"""Prediction rows: one validated record per predictor kind (:class:`CommonRow` and its kinds),
+holding every rule a row of that kind has, whatever route brings it (a predictions file, a
+predictor object, an lm-eval or Inspect log). A route calls :func:`check_row` and turns
+:class:`RowRefused` into its own error, saying where the row came from; it checks sample ids.
 
 >>> check_row({"id": "a", "label": "neutral", "probs": {"entailment": 0.2, "neutral": 0.7, "contradiction": 0.1}})
 >>> try:
@@ -41,7 +25,7 @@ from pydantic_core import PydanticCustomError
 
 from nlibias.errors import DataError
 from nlibias.schema import LABELS, Prediction
-from nlibias.schema.declared import is_int
+from nlibias.schema.declared import is_int, problems
 from nlibias.schema.outputs import ModelOutputs, ProbabilityRows
 
 PROBABILITY_TOLERANCE = 1e-3
@@ -108,8 +92,7 @@ LOG_PROBABILITY_SLACK = 1e-4
 
 def log_probability_problem(value: Any) -> str | None:
     """What is wrong with ``value`` as a log-probability (or a sum of them), or None: the one rule
-    of log-probabilities whatever brings them (a predictions file, another tool's log, a fill
-    server's answer): a real number (not text, not a bool), finite, at most 0.
+    of them whatever brings them (a real number, finite, at most 0).
 
     >>> log_probability_problem(-0.5), log_probability_problem(np.float32(0.0))
     (None, None)
@@ -127,8 +110,7 @@ def log_probability_problem(value: Any) -> str | None:
 
 
 def check_loglikelihood(value: Any, field: str) -> float:
-    """``value`` as a log-likelihood (a sum of log-probabilities: :func:`log_probability_problem`),
-    else :class:`RowRefused`.
+    """``value`` as a log-likelihood (:func:`log_probability_problem`), else :class:`RowRefused`.
 
     >>> check_loglikelihood(-2.5, "score_more")
     -2.5
@@ -193,8 +175,7 @@ class CommonRow(BaseModel):
 
     @model_validator(mode="after")
     def _label_is_argmax(self) -> CommonRow:
-        """The label is the most probable of ``probs`` (a generative row's too: its answer word's
-        label sums that word's probability)."""
+        """The label is the most probable of ``probs``."""
         if self.probs is not None and self.label is not None:
             values = [self.probs[name] for name in LABELS]
             if float(self.probs[self.label]) < max(values) - PROBABILITY_TOLERANCE:
@@ -208,12 +189,8 @@ class CommonRow(BaseModel):
 
 
 class ClassifierRow(CommonRow):
-    """An NLI classifier's row: a label, and its probabilities when given (the common rules).
-
-    A null label beside probabilities is refused on every route: read as no answer it would drop
-    rows a tool did answer (one that wrote only ``probs`` would score as answering nothing), read
-    as the most probable label it would count an answer the tool did not give. The row says which:
-    the label, or no ``probs`` for no answer."""
+    """An NLI classifier's row. A null label beside probabilities is refused: read either way (no
+    answer, or the most probable label) it could count what the tool did not say."""
 
     @model_validator(mode="after")
     def _no_null_label_beside_probs(self) -> ClassifierRow:
@@ -367,18 +344,13 @@ def check_row(raw: Any) -> None:
 
 
 def _refused(error: ValidationError) -> RowRefused:
-    first = error.errors(include_url=False)[0]
-    context = first.get("ctx", {})
-    if first["type"] == "nlibias_row":
-        return RowRefused(context["field"], context["reason"], context["fix"])
-    loc = [str(part) for part in first["loc"][1:]]  # after the kind's tag
-    field = ".".join(loc) or None
-    if first["type"] == "missing" and field:
-        reason = "missing or not a string" if field == "id" else "missing"
-        return RowRefused(field, reason, _MISSING_FIX.get(field))
-    if field is None:
+    first = problems(error, drop=1)[0]  # after the kind's tag
+    if first.kind == "missing" and first.field:
+        reason = "missing or not a string" if first.field == "id" else "missing"
+        return RowRefused(first.field, reason, _MISSING_FIX.get(first.field))
+    if first.field is None and first.kind != "nlibias_row":
         return RowRefused(None, "expected a JSON object with id and label")
-    return RowRefused(field, first["msg"])  # pragma: no cover -- every field has a plain validator
+    return RowRefused(first.field, first.reason, first.fix)
 
 
 def check_prediction(prediction: Prediction) -> None:
@@ -388,13 +360,9 @@ def check_prediction(prediction: Prediction) -> None:
 
 def check_predictor_run(name: Any, kind: str, run: Any, ids: Sequence[str]) -> None:
     """Refuse what a predictor object's ``predict()`` returned unless it is a
-    :class:`~nlibias.runtime.contract.PredictorRun` whose rows keep every rule of their kind
-    (:func:`check_row`), one per sample in the samples' order under the predictor's name, with
-    outputs that hold the rows' probabilities. Errors name the predictor and the sample.
-
-    A classifier's rows made from its arrays (:class:`~nlibias.schema.outputs.ProbabilityRows`) are
-    checked once per distinct probability vector.
-    """
+    :class:`~nlibias.runtime.contract.PredictorRun` of valid rows, one per sample in order under the
+    predictor's name, with outputs that hold the rows' probabilities (rows made from a classifier's
+    arrays checked once per distinct vector)."""
     if not hasattr(run, "predictions") or not isinstance(getattr(run, "outputs", None), ModelOutputs):
         raise DataError(
             f"predictor {name!r}: predict() returned {type(run).__name__}, not a PredictorRun",

@@ -14,41 +14,39 @@ variants are part of the model keys results are reported under (:mod:`nlibias.sc
 
 from __future__ import annotations
 
-from typing import Literal, TypeGuard
+from typing import Any, Literal, get_args
 
-from nlibias.errors import ConfigError
+from nlibias.schema.declared import declared
 
 PredictorKind = Literal["classifier", "generative", "sentence-logprob"]
-PREDICTOR_KINDS: tuple[str, ...] = ("classifier", "generative", "sentence-logprob")
+PREDICTOR_KINDS: tuple[str, ...] = get_args(PredictorKind)
 """``classifier``: 3-way NLI probabilities; ``generative``: yes/no answers of a prompted LM;
-``sentence-logprob``: a language model's log-likelihood of both sentences of a sentence pair
-(token-probability bias, :mod:`nlibias.metrics.token_probability`)."""
+``sentence-logprob``: the log-likelihoods of both sentences of a sentence pair."""
 
 GenerativeMode = Literal["scored", "generated"]
-MODES: tuple[str, ...] = ("scored", "generated")
+MODES: tuple[str, ...] = get_args(GenerativeMode)
 """Answer modes of generative LMs: answer words scored in one forward pass, or generated text."""
 
 
-def check_mode(mode: object) -> GenerativeMode:
-    """``mode`` if it is one of :data:`MODES`, else refused naming them.
+def check_mode(mode: Any) -> GenerativeMode:
+    """``mode`` (whatever a caller holds) held to its declaration, :data:`GenerativeMode`.
 
     >>> check_mode("scored")
     'scored'
     >>> check_mode("greedy")
     Traceback (most recent call last):
-    nlibias.errors.ConfigError: mode must be one of scored, generated, got 'greedy'
+    nlibias.errors.ConfigError: mode must be one of 'scored', 'generated'; got str 'greedy'
     """
-    if not _is_mode(mode):
-        raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode")
+    return _declared_mode(mode)
+
+
+@declared
+def _declared_mode(mode: GenerativeMode) -> GenerativeMode:
     return mode
 
 
-def _is_mode(mode: object) -> TypeGuard[GenerativeMode]:
-    return mode in MODES
-
-
 TPVariant = Literal["shared", "whole"]
-TP_VARIANTS: tuple[str, ...] = ("shared", "whole")
+TP_VARIANTS: tuple[str, ...] = get_args(TPVariant)
 """Token-probability scores of sentence scorers: ``shared`` sums the tokens the two sentences share
 (CrowS-Pairs, WinoQueer); ``whole`` sums every token of the sentence (lm-evaluation-harness
 ``crows_pairs``)."""

@@ -45,14 +45,9 @@ _NAN_DECODER = json.JSONDecoder()
 def parse_json(
     path: str | Path, text: str | bytes, *, line: int | None = None, allow_nan: bool = False
 ) -> Any:
-    """The JSON value in ``text`` (read from ``path``; ``line``: the line ``text`` starts on).
-
-    Refused with the file and line: invalid JSON, ``NaN`` / ``Infinity`` (with the field they
-    are in; ``allow_nan=True`` lets a reader with its own per-field check see them), nesting
-    deeper than Python's parser recurses (its recursion limit, ~1,000 levels less the caller's
-    stack), an integer past the interpreter's digit limit, a lone surrogate escape. A UTF-8
-    byte-order mark at the start is dropped.
-    """
+    """The JSON value in ``text`` (read from ``path``, starting on ``line``), every failure of the
+    module notes refused with the file and line (``allow_nan``: a reader that checks ``NaN`` per
+    field sees it); a byte-order mark is dropped."""
     constant = None if allow_nan else _refuse_constant
     try:  # the usual case first: valid UTF-8 and JSON, parsed once by a decoder made once
         decoded = text.decode("utf-8") if isinstance(text, bytes) else text
@@ -65,8 +60,7 @@ def parse_json(
 
 
 def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constant: Any) -> Any:
-    """:func:`parse_json` of a text that json could not parse as it is: a byte-order mark
-    dropped, then every failure turned into a :class:`SourceError` with the line."""
+    """:func:`parse_json` of a text json could not parse as it is: each failure said with its line."""
     if isinstance(text, bytes):
         data = text.removeprefix(b"\xef\xbb\xbf")
         try:
@@ -128,9 +122,8 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def unique_keys_json(path: str | Path, text: str, *, first_line: int = 1) -> Any:
-    """``json.loads(text)`` refusing a key given twice in one object (json would keep the last
-    value silently): a :class:`~nlibias.errors.SourceError` naming the file, the key and the line
-    of its second occurrence. Other failures are ``json``'s own (the caller's to report).
+    """``json.loads(text)`` refusing a key given twice in one object (json keeps the last
+    silently), at its second occurrence's line; other failures are the caller's to report.
 
     >>> unique_keys_json("s.json", '{"premise": ["A."],\\n "premise": ["B."]}')
     Traceback (most recent call last):

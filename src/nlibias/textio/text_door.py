@@ -1,24 +1,11 @@
 """The one door text enters nlibias through: sample texts, training rows, word lists and names.
 
-:func:`enter_text` takes a text and where it came from (``train.jsonl:5 (premise)``, a file
-path, an argument name) and returns the text nlibias works on:
-
-* **NFC.** Canonically equivalent spellings become one: "é" written as ``e`` + U+0301 (NFD, as
-  macOS file names and some editors write it) becomes the single letter U+00E9. No warning: the
-  text is the same text.
-* **A leading byte-order mark dropped**, silently (it is a file's signature, not text).
-* **Format characters removed, with a warning** (:class:`FormatCharactersWarning`) that says
-  where and which: every character of Unicode category Cf (zero-width space U+200B, zero-width
-  non-joiner and joiner U+200C/U+200D, soft hyphen U+00AD, word joiner U+2060, the bidirectional
-  controls LRM/RLM U+200E/U+200F, LRE..RLO U+202A..U+202E and LRI..PDI U+2066..U+2069, a byte-order
-  mark inside the text, ...). They are invisible, yet they split words: "h\\u200ber" is not "her"
-  to a program. Emoji sequences joined by U+200D lose their joiner (the emoji stay).
-
-Compatibility forms (full-width "ｈｅｒ", ligatures "ﬁ", superscripts) are **kept** in the text:
-NFKC would change what a text says ("x²" → "x2"). Word matching reads them through
-:func:`fold`, their NFKC form letter by letter (full-width "ｈｅｒ" matches the list word "her"),
-keeping positions; a form whose NFKC is several letters (a ligature) is not folded, so a word
-holding one is not matched.
+:func:`enter_text` returns a text in NFC (canonically equivalent spellings become one), a
+leading byte-order mark dropped and every format character (Unicode category Cf: zero-width
+spaces and joiners, soft hyphens, bidirectional controls) removed with a warning naming where:
+they are invisible, yet "h\\u200ber" is not "her" to a program. Compatibility forms (full-width
+"ｈｅｒ", "x²") are kept, as NFKC would change what a text says; word matching reads them through
+:func:`fold`, one letter at a time so that positions stay.
 
 >>> enter_text("\\ufeffHe\\u0301le\\u0300ne", "names.tsv:1")
 'Hélène'
@@ -48,9 +35,8 @@ class FormatCharactersWarning(UserWarning):
 
 
 def enter_text(text: str, where: str, *, lines: bool = False, stacklevel: int = 2) -> str:
-    """``text`` in NFC, a leading byte-order mark dropped, format characters removed (with a
-    :class:`FormatCharactersWarning` naming ``where``). ``lines``: ``text`` is a whole file and
-    ``where`` its path; the warning names the line (``path:3``) of the first removed character.
+    """``text`` through the door (see the module notes), a :class:`FormatCharactersWarning` naming
+    ``where`` (``lines``: ``text`` is the whole file ``where``, and the line is named too).
 
     >>> enter_text("A man naps.", "premise")
     'A man naps.'
@@ -96,9 +82,8 @@ def _fold_char(c: str) -> str:
 
 
 def fold(text: str) -> str:
-    """``text`` with each character that has a one-character NFKC form replaced by it (full-width
-    letters, mathematical letters, the long s, a no-break space): the same length, so a position
-    in the fold is the same position in ``text``. For matching words, never for output.
+    """``text`` with each character that has a one-character NFKC form replaced by it, positions
+    kept: for matching words, never for output.
 
     >>> fold("ｓｈｅ ﬁne"), len(fold("ｓｈｅ ﬁne"))
     ('she ﬁne', 7)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -66,9 +67,9 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def check_json_text(path: str | Path, text: str, value: Any, *, line: int | None = None) -> Any:
-    r"""``value`` (parsed from the JSON ``text`` of ``path``) unless a ``\ud800``-``\udfff``
-    escape in it is not half of a surrogate pair: such a string is not text and would fail
-    later, when written; it is refused here with its line (``line``: the text's own line number).
+    r"""``value`` (parsed from the JSON ``text`` of ``path``, starting on ``line``) unless a
+    ``\ud800``-``\udfff`` escape in it is not half of a surrogate pair: refused with its line, as
+    such a string is not text and would fail later, when written.
 
     >>> import json
     >>> pair = '{"a":\n "\\ud83d\\ude00"}'
@@ -81,8 +82,6 @@ def check_json_text(path: str | Path, text: str, value: Any, *, line: int | None
     """
     if not _SURROGATE_ESCAPE.search(text):
         return value
-    import json
-
     try:
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
@@ -110,11 +109,9 @@ def check_json_text(path: str | Path, text: str, value: Any, *, line: int | None
 
 
 def read_csv_records(path: str | Path, text: str | None = None) -> Iterator[tuple[int, dict[str, str]]]:
-    """``(line number, row)`` for each data row of a CSV file with a header, every row checked:
-    its number of fields matches the header, quotes are closed, no field exceeds
-    :data:`CSV_FIELD_LIMIT`. ``text``: the file's text when already read; without it the file is
-    streamed, a record at a time (a training set of 550k rows never sits in memory whole). Blank
-    lines are skipped.
+    """``(line number, row)`` for each data row of a CSV file with a header, every row checked
+    (width, closed quotes, :data:`CSV_FIELD_LIMIT`); blank lines skipped. ``text``: the file's text
+    when already read; without it the file is streamed, a record at a time.
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
@@ -128,8 +125,7 @@ def read_csv_records(path: str | Path, text: str | None = None) -> Iterator[tupl
 def read_csv_with_columns(
     path: str | Path, required: Iterable[str], *, fix: str | None = None
 ) -> Iterator[tuple[int, dict[str, str]]]:
-    """:func:`read_csv_records` of ``path`` (streamed) once its header is found to hold every
-    ``required`` column (:func:`require_csv_columns`; ``fix``: how to mend a header without them).
+    """:func:`read_csv_records` of ``path`` once its header holds every ``required`` column.
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
@@ -143,9 +139,8 @@ def read_csv_with_columns(
 def require_csv_columns(
     path: str | Path, header: list[str] | None, required: Iterable[str], *, fix: str | None = None
 ) -> None:
-    """Refuse a CSV ``header`` (``None``: an empty file) without every ``required`` column, at
-    line 1, naming each missing column and the header found (``fix``: how to mend it; by default
-    the columns the file needs). The header is shown as a list so that a stray space is seen.
+    """Refuse a CSV ``header`` (``None``: an empty file) without every ``required`` column,
+    naming each (the header shown as a list, so that a stray space is seen).
 
     >>> require_csv_columns("x.csv", ["a", " b"], ("a", "b", "c"))
     Traceback (most recent call last):
@@ -173,8 +168,7 @@ def check_row_width(
     *,
     separators: str = "commas and quotes",
 ) -> None:
-    """Refuse a row whose number of fields is not the header's (``separators``: what to check in
-    the row, e.g. ``tabs`` for a TSV file): such a row is never padded or cut.
+    """Refuse a row whose number of fields is not the header's: it is never padded or cut.
 
     >>> check_row_width("x.tsv", 3, ["1"], ["a", "b"], separators="tabs")
     Traceback (most recent call last):
@@ -199,16 +193,21 @@ def csv_header(path: str | Path, text: str) -> list[str] | None:
 def _read_csv(
     path: str | Path, text: str | None, required: tuple[str, ...], fix: str | None = None
 ) -> Iterator[tuple[int, dict[str, str]]]:
-    """The one CSV reader behind :func:`read_csv_records` and :func:`read_csv_with_columns`:
-    ``text`` when given, else the file streamed (:func:`stream_lines`)."""
+    """The one CSV reader: ``text`` when given, else the file streamed."""
     lines = io.StringIO(text, newline="") if text is not None else stream_lines(path)
-    yield from _records(path, lines, required, fix)
+    reader = csv.reader(lines, strict=True)
+    header = _next_row(path, reader, 1)
+    require_csv_columns(path, header, required, fix=fix)
+    if header is None:
+        return
+    for line, row in _rest(path, reader):
+        check_row_width(path, line, row, header)
+        yield line, dict(zip(header, row, strict=True))
 
 
 def stream_lines(path: str | Path) -> Iterator[str]:
-    """The lines of a UTF-8 text file, read as they are needed (endings kept, a byte-order mark
-    dropped); a byte that is not UTF-8 is refused at its line and column, as :func:`decode_utf8`
-    words it for a file read whole.
+    """The lines of a UTF-8 text file, read as needed (endings kept, a byte-order mark dropped); a
+    byte that is not UTF-8 is refused at its line and column.
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.tsv"
@@ -225,22 +224,9 @@ def stream_lines(path: str | Path) -> Iterator[str]:
             raise _first_bad_byte(path) from None
 
 
-def _records(
-    path: str | Path, lines: Iterable[str], required: tuple[str, ...], fix: str | None
-) -> Iterator[tuple[int, dict[str, str]]]:
-    reader = csv.reader(lines, strict=True)
-    header = _next_row(path, reader, 1)
-    require_csv_columns(path, header, required, fix=fix)
-    if header is None:
-        return
-    for line, row in _rest(path, reader):
-        check_row_width(path, line, row, header)
-        yield line, dict(zip(header, row, strict=True))
-
-
 def _first_bad_byte(path: str | Path) -> SourceError:
-    """:func:`decode_utf8`'s error for the first line of ``path`` that is not UTF-8, read a line at
-    a time (no UTF-8 sequence holds a newline byte, so a line decodes on its own)."""
+    """:func:`decode_utf8`'s error for the first line of ``path`` that is not UTF-8 (a line decodes
+    on its own: no UTF-8 sequence holds a newline byte)."""
     with Path(path).open("rb") as handle:
         for number, line in enumerate(handle, start=1):
             try:

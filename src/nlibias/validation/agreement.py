@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
+from nlibias.metrics.agreement import cohen_kappa
+
 
 def percent_agreement(ratings: Sequence[Sequence[str]]) -> float | None:
     """Fraction of items on which all raters gave the same label (None for no items)."""
@@ -36,21 +38,6 @@ def mean_pairwise_agreement(ratings: Sequence[Sequence[str]]) -> float | None:
         counts = Counter(item)
         values.append(sum(n * (n - 1) for n in counts.values()) / (m * (m - 1)))
     return sum(values) / len(values) if values else None
-
-
-def cohen_kappa(first: Sequence[str], second: Sequence[str]) -> float | None:
-    """Cohen's kappa of two raters: ``(p_o − p_e) / (1 − p_e)``, ``p_e = Σ_k p_1(k) p_2(k)``."""
-    if len(first) != len(second):
-        raise ValueError("both raters must rate the same items")
-    n = len(first)
-    if n == 0:
-        return None
-    observed = sum(1 for a, b in zip(first, second, strict=True) if a == b) / n
-    counts_1, counts_2 = Counter(first), Counter(second)
-    expected = sum(counts_1[k] * counts_2[k] for k in counts_1) / (n * n)
-    if expected >= 1.0:
-        return None
-    return (observed - expected) / (1.0 - expected)
 
 
 def _count_matrix(ratings: Sequence[Sequence[str]], labels: Sequence[str]) -> list[list[int]]:
