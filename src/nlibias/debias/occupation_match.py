@@ -1,12 +1,7 @@
-"""Which of the 38 occupations a premise mentions: the ``words`` rule (default) and the ``paper`` rule.
-
-``words``: each occupation's singular and plural ("salespeople", "secretaries"), any case, as
-whole words, so punctuation, a possessive or a hyphen may touch it ("nurse.", "nurse's",
-"CEO,"), and the two words of "construction worker" may be split by spaces or a hyphen.
-
-``paper``: paper 004's code (``is_word_present``): the lower-cased premise split on single
-spaces, a token equal to the occupation or the occupation + "s" ("secretaries" listed apart). It
-misses "nurse." and every two-word occupation; it is here to reproduce the paper's selection.
+"""Which of the 38 occupations a premise mentions: ``words`` (default: singular and plural as
+whole words, any case, "construction worker" split by spaces or a hyphen) or ``paper`` (paper
+004's ``is_word_present``: space-split tokens equal to the occupation or it + "s"; it misses
+"nurse." and two-word occupations, and is here to reproduce the paper's selection).
 
 >>> occupations_in("Two nurses, a CEO and a construction-worker.")
 ['nurse', 'CEO', 'construction worker']
@@ -18,11 +13,12 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from typing import Literal, get_args
 
 from nlibias.benchmarks.occupation_list import load_occupations
-from nlibias.errors import ConfigError
 
-MATCH_RULES = ("words", "paper")
+MatchRule = Literal["words", "paper"]
+MATCH_RULES: tuple[str, ...] = get_args(MatchRule)
 
 
 @cache
@@ -62,17 +58,15 @@ def _paper_tokens() -> dict[str, str]:
     return tokens
 
 
-def occupations_in(premise: str, *, rule: str = "words") -> list[str]:
+def occupations_in(premise: str, *, rule: MatchRule = "words") -> list[str]:
     """The occupations ``premise`` mentions, each once, in order of first mention."""
-    if rule == "words":
+    if rule == "paper":
+        tokens = _paper_tokens()
+        found = (tokens[t] for t in premise.lower().split(" ") if t in tokens)
+    else:
         first_words = _first_words()
         if not any(w in first_words for w in _LETTERS.findall(premise.lower())):
             return []
         forms = _forms()
         found = (forms[re.sub(r"[\s-]+", " ", m.group(0).lower())] for m in _pattern().finditer(premise))
-    elif rule == "paper":
-        tokens = _paper_tokens()
-        found = (tokens[t] for t in premise.lower().split(" ") if t in tokens)
-    else:
-        raise ConfigError(f"match is {rule!r}; use one of {', '.join(MATCH_RULES)}", parameter="match")
     return list(dict.fromkeys(found))

@@ -1,6 +1,5 @@
 """When the adversarial filter keeps a candidate: ``any`` filter model mispredicts it (the
-paper's rule), ``all`` do, or ``at_least:k`` do. The extend config checks a policy when it is read;
-:mod:`nlibias.extension.filtering` applies it.
+paper's rule), ``all`` do, or ``at_least:k`` do.
 
 >>> parse_policy("at_least:2").keeps(mispredicting=2, models=3)
 True

@@ -1,21 +1,8 @@
-"""Export the queue with its judgements, and import judgements made elsewhere.
-
-Formats:
-
-- ``csv``: one row per (hypothesis, annotator) with the queue's columns plus ``annotator``,
-  ``judgement``, ``stereotype``, ``updated_at``; a hypothesis nobody judged yet has one row with
-  an empty annotator (so an export of a fresh run is the queue itself). Import reads the same
-  columns; ``annotator`` may come from ``--annotator`` instead, and rows may name the hypothesis
-  by ``hypothesis_id`` or by ``subtopic`` + ``hypothesis`` (the pipeline's judgements.csv works).
-- ``label-studio``: a JSON list of Label Studio tasks (``data`` = the queue row, ``annotations``
-  with ``choices`` results for ``judgement`` and ``stereotype``, ``predictions`` = the model
-  suggestions); :func:`label_studio_config` is the matching labeling interface.
-- ``argilla``: a JSON list of Argilla (2.x) record dicts: ``id``, ``fields``, ``metadata``,
-  ``responses`` (question → ``[{"value", "user_id", "status"}]``, user_id = annotator name) and
-  ``suggestions`` (question → ``{"value", "score", "agent"}``).
-
-Imports refuse, naming the line (CSV) or record (JSON): a hypothesis not in the queue, an unknown
-label, an annotator judging the same hypothesis twice.
+"""Export the queue with its judgements, and import judgements made elsewhere: ``csv`` (one row
+per hypothesis and annotator; an unjudged hypothesis has one row with no annotator; rows may name
+the hypothesis by id or by subtopic + text), ``label-studio`` (tasks; :func:`label_studio_config`
+is the matching interface) and ``argilla`` (2.x record dicts). Imports refuse, naming the line or
+record, a hypothesis not in the queue, an unknown label, an annotator judging one hypothesis twice.
 
 >>> # text = export_judgements(queue, store.current(), store.suggestions(), fmt="csv")
 """
@@ -129,8 +116,7 @@ def _judged(
 
 
 def _questions(category: str | None, stereotype: str | None) -> list[tuple[str, str]]:
-    """``(question, value)`` for each question an answer or a suggestion answers: the judgement,
-    then the stereotype (pro/anti), each when given.
+    """``(question, value)`` of the judgement and the stereotype, each when given.
 
     >>> _questions("valid", "pro"), _questions("invalid", None)
     ([('judgement', 'valid'), ('stereotype', 'pro')], [('judgement', 'invalid')])
