@@ -27,7 +27,7 @@ from nlibias.explanations.run_files import EXPLANATIONS_DIR, EXPLANATIONS_JSONL,
 from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, read_queue
 from nlibias.io.atomic import write_json
 from nlibias.io.fingerprint import sha256_file
-from nlibias.schema.declared import is_int
+from nlibias.schema.declared import PositiveInt, Seed, declared
 from nlibias.schema.measure_info import EXPLANATIONS_FILE
 from nlibias.validation.store import ANNOTATIONS_DB, AnnotationStore
 
@@ -215,16 +215,13 @@ def stratified_sample(
     return chosen
 
 
+@declared
 def draw_explanation_queue(
-    run_dir: str | Path, *, size: int = DEFAULT_SIZE, seed: int = 0, judge: str | None = None
+    run_dir: str | Path, *, size: PositiveInt = DEFAULT_SIZE, seed: Seed = 0, judge: str | None = None
 ) -> ExplanationQueue:
     """Draw and write the explanations queue of ``run_dir``: ``size`` answers stratified by
     ``judge``'s label (default: the first NLI judge) and subtopic, seeded; stored judgements stay."""
 
-    if not is_int(size) or size < 1:
-        raise ConfigError(f"size is {size!r}; pass a positive number of answers to queue", parameter="size")
-    if not is_int(seed):
-        raise ConfigError(f"seed is {seed!r}; pass an integer", parameter="seed")
     run_dir = Path(run_dir)
     fingerprint = explanations_fingerprint(run_dir)
     items, judges, lm_judge = _explained_answers(run_dir)

@@ -15,9 +15,9 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from nlibias.errors import ConfigError, SourceError
+from nlibias.errors import SourceError
 from nlibias.extension.validation_handoff import (
     QUEUE_COLUMNS,
     QueueRow,
@@ -25,6 +25,7 @@ from nlibias.extension.validation_handoff import (
     require_judgement_columns,
 )
 from nlibias.io.jsonl import read_json_file
+from nlibias.schema.declared import declared
 from nlibias.textio.text_files import csv_header, read_csv_records, read_text
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,
@@ -33,7 +34,7 @@ from nlibias.validation.store import (
     Suggestion,
 )
 
-FORMATS = ("csv", "label-studio", "argilla")
+ExportFormat = Literal["csv", "label-studio", "argilla"]
 CSV_COLUMNS: tuple[str, ...] = (
     *(c for c in QUEUE_COLUMNS if c not in ("judgement", "stereotype", "note")),
     "annotator",
@@ -59,24 +60,19 @@ class ImportedAnswer:
 # -- export ------------------------------------------------------------------------------------
 
 
+@declared
 def export_judgements(
     queue: Sequence[QueueRow],
     current: Mapping[str, Mapping[str, CurrentAnswer]],
     suggestions: Mapping[str, Sequence[Suggestion]] | None = None,
     *,
-    fmt: str = "csv",
+    fmt: ExportFormat = "csv",
 ) -> str:
     """The queue and every annotator's current answers as text in ``fmt``."""
-    suggestions = suggestions or {}
     if fmt == "csv":
         return _export_csv(queue, current)
-    if fmt == "label-studio":
-        return (
-            json.dumps(_label_studio_tasks(queue, current, suggestions), indent=1, ensure_ascii=False) + "\n"
-        )
-    if fmt == "argilla":
-        return json.dumps(_argilla_records(queue, current, suggestions), indent=1, ensure_ascii=False) + "\n"
-    raise ConfigError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}", parameter="fmt")
+    export = _label_studio_tasks if fmt == "label-studio" else _argilla_records
+    return json.dumps(export(queue, current, suggestions or {}), indent=1, ensure_ascii=False) + "\n"
 
 
 def _queue_data(row: QueueRow) -> dict[str, Any]:
@@ -303,11 +299,12 @@ class _Checker:
         self.answers.append(ImportedAnswer(hid, annotator, category, stereotype or None, where))
 
 
+@declared
 def read_import(
     path: str | Path,
     queue: Sequence[QueueRow],
     *,
-    fmt: str = "auto",
+    fmt: Literal["auto", ExportFormat] = "auto",
     default_annotator: str | None = None,
 ) -> list[ImportedAnswer]:
     """Answers in a CSV / Label Studio / Argilla file, validated against ``queue`` (see module doc)."""
@@ -318,7 +315,7 @@ def read_import(
     checker = _Checker(path, queue, default_annotator)
     if fmt == "csv":
         _read_csv(path, checker)
-    elif fmt in ("label-studio", "argilla"):
+    else:
         data = read_json_file(path)
         if not isinstance(data, list):
             raise SourceError(path, None, "expected a JSON list")
@@ -327,8 +324,6 @@ def read_import(
             if not isinstance(item, dict):
                 raise SourceError(path, f"record {number}", "expected an object")
             reader(f"record {number}", item, checker)
-    else:
-        raise ConfigError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}", parameter="fmt")
     return checker.answers
 
 

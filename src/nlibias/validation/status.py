@@ -11,9 +11,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from nlibias.errors import ConfigError
 from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow
-from nlibias.schema.declared import is_int
+from nlibias.schema.declared import PositiveInt, declared
 from nlibias.validation.agreement import agreement_report, judge_agreement, majority_label
 from nlibias.validation.explanation_queue import (
     explanations_fingerprint,
@@ -115,21 +114,16 @@ def unjudged_count(queue: Sequence[QueueRow], current: Mapping[str, Mapping[str,
     )
 
 
+@declared
 def validation_status(
     run_dir: str | Path,
     *,
     rule: Rule,
-    min_annotators: int = 1,
+    min_annotators: PositiveInt = 1,
     exclude_from_agreement: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Progress per annotator, agreement per round, the final labels ``rule`` would give and each
     pre-screen judge's agreement; an explanations queue's round under ``explanations``."""
-    if not is_int(min_annotators) or min_annotators < 1:
-        raise ConfigError(
-            f"min_annotators is {min_annotators!r}; a hypothesis needs at least 1 answer to be resolved",
-            parameter="min_annotators",
-        )
-
     run_dir = Path(run_dir)
     report: dict[str, Any] = {"run_dir": str(run_dir)}
     explained = has_explanation_queue(run_dir)
