@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nlibias.errors import ConfigError
 from nlibias.extension.config import MLMConfig
 from nlibias.extension.masked_samples import SOURCE, MaskedSample
 from nlibias.extension.masked_templates import load_stopwords
@@ -160,8 +159,6 @@ def fill_masked_samples(
     progress: bool = True,
 ) -> FillRun:
     """Candidate samples for every masked sample: one per fill word, duplicates dropped."""
-    if top_k < 1:
-        raise ConfigError(f"top_k must be positive, got {top_k}", parameter="top_k")
     started = time.perf_counter()
     requests: dict[tuple[str, frozenset[str]], int] = {}
     request_of = [requests.setdefault((m.hypothesis, frozenset(m.exclude)), len(requests)) for m in masked]

@@ -57,22 +57,18 @@ def parse_policy(value: str | int | Mapping[str, Any] | FilterPolicy) -> FilterP
     """
     if isinstance(value, FilterPolicy):
         return value
-    if isinstance(value, bool):
-        raise ConfigError(f"unknown filter policy {value!r}", parameter="policy")
-    if isinstance(value, int):
+    given = value
+    if isinstance(value, Mapping):  # {at_least: K}
+        at_least = value.get("at_least") if set(value) == {"at_least"} else None
+        value = at_least if isinstance(at_least, int) and at_least >= 1 else None
+    if isinstance(value, int) and not isinstance(value, bool):
         return FilterPolicy("at_least", value)
-    if isinstance(value, Mapping):
-        if set(value) == {"at_least"} and isinstance(value["at_least"], int) and value["at_least"] >= 1:
-            return FilterPolicy("at_least", int(value["at_least"]))
-        raise ConfigError(
-            f"unknown filter policy {dict(value)!r} (use any, all or at_least: K)", parameter="policy"
-        )
-    text = str(value).strip().lower()
+    text = value.strip().lower() if isinstance(value, str) else ""
     if text in ("any", "all"):
         return FilterPolicy(text)  # type: ignore[arg-type]
     match = _AT_LEAST.match(text)
     if match and int(match.group(1)) >= 1:
         return FilterPolicy("at_least", int(match.group(1)))
     raise ConfigError(
-        f"unknown filter policy {value!r} (use any, all or at_least:K, e.g. at_least:2)", parameter="policy"
+        f"unknown filter policy {given!r} (use any, all or at_least:K, e.g. at_least:2)", parameter="policy"
     )

@@ -162,15 +162,21 @@ def _static_text(name: str) -> str:
     return (files("nlibias.validation") / "static" / name).read_text(encoding="utf-8")
 
 
-def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
-    """The FastAPI application that serves the annotation page for ``run_dir``'s queue."""
+def _web_packages() -> tuple[Any, Any]:
+    """FastAPI's application class and uvicorn, or one clear error naming the extra to install."""
     try:
+        import uvicorn
         from fastapi import FastAPI
     except ImportError as exc:  # pragma: no cover - exercised by the install check
         raise ConfigError(
             "the validation app needs FastAPI and uvicorn: pip install 'nlibias[validate]'"
         ) from exc
+    return FastAPI, uvicorn
 
+
+def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
+    """The FastAPI application that serves the annotation page for ``run_dir``'s queue."""
+    FastAPI = _web_packages()[0]
     settings = settings or AppSettings()
     run_dir = Path(run_dir)
     explained = read_explanation_queue(run_dir) if has_explanation_queue(run_dir) else None
@@ -400,12 +406,7 @@ def serve(
 ) -> None:
     """Run the app with uvicorn until interrupted (the CLI prints the URL first), on ``sock``
     when given (see :func:`bind_socket`), else on ``host``:``port``."""
-    try:
-        import uvicorn
-    except ImportError as exc:
-        raise ConfigError(
-            "the validation app needs FastAPI and uvicorn: pip install 'nlibias[validate]'"
-        ) from exc
+    uvicorn = _web_packages()[1]
     app = create_app(run_dir, settings)
     if sock is None:
         uvicorn.run(app, host=host, port=port, log_level="warning")
