@@ -26,7 +26,9 @@ from array import array
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, TypedDict
+
+from annotated_types import Predicate
 
 from nlibias.debias.finetune_checks import check_split_applies
 from nlibias.debias.her_resolver import DEFAULT_HER_MODEL, HerChoice, HerModel, HerResolver
@@ -38,9 +40,10 @@ from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import PendingFile, json_line, temporary_file, write_json
 from nlibias.runtime.progress import progress_bar
 from nlibias.schema.applies import AppliesTo
-from nlibias.schema.declared import Allowed, declared, describe
+from nlibias.schema.declared import Allowed, declared
 
-Selection = Literal["occupation", "all"]
+SELECTIONS = ("occupation", "all")
+Selection = Annotated[str, Predicate(SELECTIONS.__contains__), Allowed(f"one of {str(SELECTIONS)[1:-1]}")]
 TRAIN_FILE = "train.jsonl"
 SUMMARY_FILE = "augment_summary.json"
 
@@ -91,7 +94,7 @@ MATCH_APPLIES = AppliesTo(
     fix="leave match out, or give 'occupation' as select",
     names=("select",),
 )
-Match = Annotated[MatchRule, Allowed(describe(MatchRule)), MATCH_APPLIES]
+Match = Annotated[MatchRule, MATCH_APPLIES]
 """A match rule, read only where rows are selected by occupation."""
 
 
@@ -204,7 +207,7 @@ def _write_originals(
     swapper: Swapper,
     swap: SwapFunction,
     select: str,
-    match: MatchRule,
+    match: str,
     pending: PendingFile,
     spill: Any,
     counters: tuple[Counter[str], Counter[str], Counter[str]],
@@ -239,7 +242,7 @@ def _read_open_her(
     split: str,
     swapper: Swapper,
     select: str,
-    match: MatchRule,
+    match: str,
     resolver: HerResolver,
     counts: Counter[str],
     progress: bool,
@@ -329,7 +332,7 @@ def _record(row: TrainingRow, premise: str, hypothesis: str, swapped: bool) -> d
     }
 
 
-def _selection(row: TrainingRow, select: str, match: MatchRule) -> list[str] | None:
+def _selection(row: TrainingRow, select: str, match: str) -> list[str] | None:
     """The occupations that select ``row`` (``[]`` under ``all``), or None when it is not selected."""
     if select != "occupation":
         return []
@@ -340,7 +343,7 @@ def _swap_row(
     row: TrainingRow,
     swap: SwapFunction,
     select: str,
-    match: MatchRule,
+    match: str,
     counts: Counter[str],
     by_occupation: Counter[str],
     swap_counts: Counter[str],

@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any
+
+from annotated_types import Predicate
 
 from nlibias.debias.swap import SwapPlan
 from nlibias.models.mlm.model_names import loading_as
 from nlibias.schema.applies import AppliesTo
-from nlibias.schema.declared import declared
+from nlibias.schema.declared import Allowed, declared
 from nlibias.schema.model_ref import CAUSAL_LM_KINDS, ModelRef
 
-HerChoice = Literal["rule", "lm"]
-HER_CHOICES: tuple[str, ...] = get_args(HerChoice)
+HER_CHOICES = ("rule", "lm")
+HerChoice = Annotated[str, Predicate(HER_CHOICES.__contains__), Allowed(f"one of {str(HER_CHOICES)[1:-1]}")]
 """``rule``: the swap rule alone (fast, the default); ``lm``: a language model reads each open "her"."""
 DEFAULT_HER_MODEL = "smollm2"
 MAX_JOINT = 4

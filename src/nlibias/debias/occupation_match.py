@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Literal, get_args
+from typing import Annotated
+
+from annotated_types import Predicate
 
 from nlibias.benchmarks.occupation_list import load_occupations
+from nlibias.schema.declared import Allowed
 
-MatchRule = Literal["words", "paper"]
-MATCH_RULES: tuple[str, ...] = get_args(MatchRule)
+MATCH_RULES = ("words", "paper")
+MatchRule = Annotated[str, Predicate(MATCH_RULES.__contains__), Allowed(f"one of {str(MATCH_RULES)[1:-1]}")]
+"""A match rule (declared: a function that takes one refuses another)."""
 
 
 @cache
@@ -58,7 +62,7 @@ def _paper_tokens() -> dict[str, str]:
     return tokens
 
 
-def occupations_in(premise: str, *, rule: MatchRule = "words") -> list[str]:
+def occupations_in(premise: str, *, rule: str = "words") -> list[str]:
     """The occupations ``premise`` mentions, each once, in order of first mention."""
     if rule == "paper":
         tokens = _paper_tokens()

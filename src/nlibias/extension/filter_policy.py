@@ -57,10 +57,10 @@ def parse_policy(value: str | int | Mapping[str, Any] | FilterPolicy) -> FilterP
     """
     if isinstance(value, FilterPolicy):
         return value
-    given = value
     if isinstance(value, Mapping):  # {at_least: K}
         at_least = value.get("at_least") if set(value) == {"at_least"} else None
-        value = at_least if isinstance(at_least, int) and at_least >= 1 else None
+        if isinstance(at_least, int) and not isinstance(at_least, bool) and at_least >= 1:
+            return FilterPolicy("at_least", at_least)
     if isinstance(value, int) and not isinstance(value, bool):
         return FilterPolicy("at_least", value)
     text = value.strip().lower() if isinstance(value, str) else ""
@@ -70,5 +70,5 @@ def parse_policy(value: str | int | Mapping[str, Any] | FilterPolicy) -> FilterP
     if match and int(match.group(1)) >= 1:
         return FilterPolicy("at_least", int(match.group(1)))
     raise ConfigError(
-        f"unknown filter policy {given!r} (use any, all or at_least:K, e.g. at_least:2)", parameter="policy"
+        f"unknown filter policy {value!r} (use any, all or at_least:K, e.g. at_least:2)", parameter="policy"
     )

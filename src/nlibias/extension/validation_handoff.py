@@ -54,6 +54,10 @@ class QueueRow:
     stereotype: str = ""
     note: str = ""
 
+    def data(self) -> dict[str, Any]:
+        """What a judge reads (the judgement columns left out)."""
+        return {k: v for k, v in asdict(self).items() if k not in ("judgement", "stereotype", "note")}
+
 
 QUEUE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(QueueRow))
 

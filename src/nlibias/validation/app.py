@@ -113,20 +113,7 @@ def _hint_json(suggestion: Suggestion) -> dict[str, Any]:
 
 
 def _item_json(row: QueueRow, position: int) -> dict[str, Any]:
-    return {
-        "kind": "hypothesis",
-        "position": position,
-        "hypothesis_id": row.hypothesis_id,
-        "subtopic": row.subtopic,
-        "domain": row.domain,
-        "hypothesis": row.hypothesis,
-        "masked_template": row.masked_template,
-        "bbnli_template": row.bbnli_template,
-        "fill_word": row.fill_word,
-        "example_premise": row.example_premise,
-        "suggested_stereotype": row.suggested_stereotype,
-        "samples": row.samples,
-    }
+    return {"kind": "hypothesis", "position": position, **row.data()}
 
 
 def _explanation_json(item: ExplanationItem, position: int) -> dict[str, Any]:

@@ -13,9 +13,11 @@ import csv
 import io
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any
+
+from annotated_types import Predicate
 
 from nlibias.errors import SourceError
 from nlibias.extension.validation_handoff import (
@@ -25,7 +27,7 @@ from nlibias.extension.validation_handoff import (
     require_judgement_columns,
 )
 from nlibias.io.jsonl import read_json_file
-from nlibias.schema.declared import declared
+from nlibias.schema.declared import Allowed, declared
 from nlibias.textio.text_files import csv_header, read_csv_records, read_text
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,
@@ -34,7 +36,13 @@ from nlibias.validation.store import (
     Suggestion,
 )
 
-ExportFormat = Literal["csv", "label-studio", "argilla"]
+FORMATS = ("csv", "label-studio", "argilla")
+ExportFormat = Annotated[str, Predicate(FORMATS.__contains__), Allowed(f"one of {str(FORMATS)[1:-1]}")]
+ImportFormat = Annotated[
+    str,
+    Predicate(("auto", *FORMATS).__contains__),
+    Allowed(f"one of 'auto', {str(FORMATS)[1:-1]}"),
+]
 CSV_COLUMNS: tuple[str, ...] = (
     *(c for c in QUEUE_COLUMNS if c not in ("judgement", "stereotype", "note")),
     "annotator",
@@ -42,7 +50,6 @@ CSV_COLUMNS: tuple[str, ...] = (
     "stereotype",
     "updated_at",
 )
-_QUEUE_DATA = tuple(c for c in QUEUE_COLUMNS if c not in ("judgement", "stereotype", "note"))
 
 
 @dataclass(frozen=True)
@@ -75,18 +82,13 @@ def export_judgements(
     return json.dumps(export(queue, current, suggestions or {}), indent=1, ensure_ascii=False) + "\n"
 
 
-def _queue_data(row: QueueRow) -> dict[str, Any]:
-    record = asdict(row)
-    return {k: record[k] for k in _QUEUE_DATA}
-
-
 def _export_csv(queue: Sequence[QueueRow], current: Mapping[str, Mapping[str, CurrentAnswer]]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for row in queue:
         answers = current.get(row.hypothesis_id, {})
-        base = _queue_data(row)
+        base = row.data()
         if not answers:
             writer.writerow({**base, "annotator": "", "judgement": "", "stereotype": "", "updated_at": ""})
         for who, answer in sorted(answers.items()):
@@ -156,7 +158,7 @@ def _label_studio_tasks(
             for suggestion in suggestions.get(row.hypothesis_id, [])
         ]
         tasks.append(
-            {"id": index, "data": _queue_data(row), "annotations": annotations, "predictions": predictions}
+            {"id": index, "data": row.data(), "annotations": annotations, "predictions": predictions}
         )
     return tasks
 
@@ -304,7 +306,7 @@ def read_import(
     path: str | Path,
     queue: Sequence[QueueRow],
     *,
-    fmt: Literal["auto", ExportFormat] = "auto",
+    fmt: ImportFormat = "auto",
     default_annotator: str | None = None,
 ) -> list[ImportedAnswer]:
     """Answers in a CSV / Label Studio / Argilla file, validated against ``queue`` (see module doc)."""
