@@ -53,7 +53,6 @@ ID2LABEL = dict(enumerate(LABELS))
 
 def _require_training_packages() -> None:
     """One clear error when an optional package of fine-tuning is missing."""
-
     missing = [
         p for p in ("torch", "transformers", "datasets", "accelerate") if importlib.util.find_spec(p) is None
     ]

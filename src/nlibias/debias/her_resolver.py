@@ -65,7 +65,6 @@ class HerResolver:
     def load(cls, spec: str = DEFAULT_HER_MODEL, *, device: str | None = None) -> HerResolver:
         """``smollm2`` (embedded), a causal LM (a ``.gguf`` path, a directory, a hub name;
         ``causal:NAME`` also) or a masked LM as ``mlm:NAME`` (pseudo-log-likelihood)."""
-
         with loading_as("her_model", spec):  # errors name her_model, not the scorer's own parameter
             ref = ModelRef.unread(spec)
             if ref.kind in ("mlm", "masked"):

@@ -208,7 +208,6 @@ def describe_filler(filler: MaskFiller) -> dict[str, Any]:
 def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
     """The causal-LM filler the fill model names (:func:`~nlibias.models.mlm.causal_fill.split_fill_spec`)
     with ``settings.stopwords``; ``None`` for a masked LM or the fake."""
-
     kind, target = split_fill_spec(settings.model)
     if kind != "causal":
         return None

@@ -145,7 +145,6 @@ def policy_counts(candidates: Sequence[Sample], models: int) -> dict[str, int]:
 def filter_classifier(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier:
     """The classifier of a filter model, built as an audit's are, with the filter's device settings
     and the model's own."""
-
     kind, _ = split_spec(spec.model)
     options: dict[str, Any] = {
         "name": spec.key,

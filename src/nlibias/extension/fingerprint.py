@@ -66,7 +66,6 @@ def resolved_dtype(device: str | None, dtype: str | None, models: list[str]) -> 
 def _checkpoint_dtype(model: str) -> str:
     """The dtype ``model``'s configuration records (hf_common.checkpoint_dtype), read from a local
     directory or the Hugging Face cache without a download; ``"auto"`` when it is at neither."""
-
     model = without_options(model)  # "causal:./m?beam=8" names the directory ./m
     ref = ModelRef.unread(model)
     name = ref.name if ref.kind.isidentifier() and not Path(model).exists() else model
@@ -112,7 +111,6 @@ def _masks(p: StageContext) -> dict[str, Any]:
 def fill_stopwords_hash(mlm: MLMConfig) -> str | None:
     """The content hash of the stop words a causal fill skips (``None`` for another fill, which
     reads none): a rerun with another list must not reuse the fills made with this one."""
-
     if split_fill_spec(mlm.model)[0] != "causal":
         return None
     return stopwords_hash(load_stopwords(mlm.stopwords))
@@ -163,7 +161,6 @@ def stage_settings(p: StageContext, stage: str) -> dict[str, Any]:
 def judgements_input(p: StageContext) -> dict[str, str | None]:
     """The judgements file as an input: a changed file reruns the stages that read it. Its
     content only, not its path, so one file named relatively or absolutely is one input."""
-
     path = p.judgements_path()
     record = resolution_record(path)  # who judged and how far they agreed: on the card
     return {

@@ -244,7 +244,6 @@ def resolution_record(judgements: str | Path) -> dict[str, Any] | None:
     >>> resolution_record("no/such/judgements.csv") is None
     True
     """
-
     path = Path(judgements)
     record_path = path.parent / Path(RESOLUTION_JSON).name
     if not path.is_file() or not record_path.is_file():

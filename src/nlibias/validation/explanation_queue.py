@@ -96,7 +96,6 @@ class QueueWarning(UserWarning):
 
 def explanations_fingerprint(run_dir: str | Path) -> str:
     """SHA-256 of ``RUN/explanations/explanations.jsonl`` (refused, saying how, when there is none)."""
-
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise SourceError(
@@ -116,7 +115,6 @@ def explanations_fingerprint(run_dir: str | Path) -> str:
 def hypotheses_queue(run_dir: str | Path) -> list[QueueRow]:
     """An extension run's hypotheses queue (``validation/queue.csv``); an explained audit run has
     none, and the refusal says what its validation is instead."""
-
     path = Path(run_dir) / QUEUE_CSV
     if not path.exists() and has_explanation_queue(run_dir):
         raise SourceError(
@@ -140,7 +138,6 @@ def hypotheses_queue(run_dir: str | Path) -> list[QueueRow]:
 def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[str], str | None]:
     """Every explained answer of the run (item id → item, judges' labels gathered from its rows),
     the NLI judges in the order ``explain`` ran them, and the LM judge's name."""
-
     out_dir = run_dir / EXPLANATIONS_DIR
     summary_path = out_dir / EXPLANATIONS_FILE
     if not summary_path.is_file():
@@ -221,7 +218,6 @@ def draw_explanation_queue(
 ) -> ExplanationQueue:
     """Draw and write the explanations queue of ``run_dir``: ``size`` answers stratified by
     ``judge``'s label (default: the first NLI judge) and subtopic, seeded; stored judgements stay."""
-
     run_dir = Path(run_dir)
     fingerprint = explanations_fingerprint(run_dir)
     items, judges, lm_judge = _explained_answers(run_dir)
@@ -255,7 +251,6 @@ def draw_explanation_queue(
 def _warn_left_out(run_dir: Path, queue: ExplanationQueue) -> None:
     """Warn when the queue being replaced holds answered items the new one leaves out: their
     answers stay stored but no longer count, which a redraw with another size or seed does quietly."""
-
     if not has_explanation_queue(run_dir) or not (run_dir / ANNOTATIONS_DB).is_file():
         return
     try:

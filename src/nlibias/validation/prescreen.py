@@ -142,7 +142,6 @@ def nli_suggestions(
     progress: bool = False,
 ) -> list[Suggestion]:
     """NLI suggestions for the queue rows whose original rendering is known."""
-
     rows = [row for row in queue if row.hypothesis_id in originals]
     pairs = []
     for row in rows:
@@ -161,7 +160,6 @@ def lm_suggestions(
     queue: Sequence[QueueRow], backend: Any, *, judge: str, cache: Any = None
 ) -> list[Suggestion]:
     """Generative-LM suggestions: yes → valid, no → invalid, unreadable → no category."""
-
     answers = ("yes", "no")
     fingerprint = identity_fingerprint(
         {**dict(backend.identity()), "task": "validation-prescreen", "answers": answers}
@@ -206,7 +204,6 @@ def run_prescreen(
 ) -> dict[str, Any]:
     """Store model suggestions (an NLI ``judge`` and/or an LM ``lm_judge``) for an ``extend`` run's
     queue; as ``nlibias validate prescreen``. Returns the counts per judge."""
-
     if not judge and not lm_judge:
         raise ConfigError(
             "name a judge: an NLI model (judge) and/or a generative LM (lm_judge)", parameter="judge"

@@ -138,7 +138,6 @@ def _hypotheses_status(
     run_dir: Path, rule: Rule, min_annotators: int, exclude_from_agreement: Sequence[str]
 ) -> dict[str, Any]:
     """The hypotheses rounds (category, stereotype) of an extension run's ``validation/queue.csv``."""
-
     queue = hypotheses_queue(run_dir)
     store = AnnotationStore.for_run(run_dir)
     current = store.current()
@@ -202,7 +201,6 @@ def explanations_status(run_dir: str | Path, *, exclude_from_agreement: Sequence
     """The explanations round: progress per annotator, human agreement, and each judge's agreement
     with the humans' majority label (ties left out), on answers given on this queue's explanations;
     ``stale``: the run's ``explanations.jsonl`` changed since the queue was drawn."""
-
     queue = read_explanation_queue(run_dir)
     current_fp = explanations_fingerprint(run_dir)
     store = AnnotationStore.for_run(run_dir)
