@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.errors import NlibiasError
+from nlibias.extension.card import render_card
 from nlibias.io.atomic import atomic_path, atomic_write_text, write_jsonl
 from nlibias.io.samples import write_samples
 from nlibias.schema import Sample
@@ -154,7 +155,6 @@ def check_pairs(samples: Sequence[Sample]) -> None:
 def export_dataset(out_dir: str | Path, samples: Sequence[Sample], info: Mapping[str, Any]) -> dict[str, Any]:
     """Write every file of the dataset directory, then the card from the files read back; returns
     ``info`` (config and earlier stages' statistics) with row counts and Tables 4 and 12 added."""
-    from nlibias.extension.card import render_card
 
     check_pairs(samples)
     out_dir = Path(out_dir)
