@@ -39,12 +39,8 @@ _FLIP = {"pro": "anti", "anti": "pro"}
 
 def _common_prefix(first: str, second: str) -> int:
     """Length of the common prefix of two strings (character by character)."""
-    n = 0
-    for a, b in zip(first, second, strict=False):
-        if a != b:
-            break
-        n += 1
-    return n
+    unequal = (i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b)
+    return next(unequal, min(len(first), len(second)))
 
 
 def original_rendering(provenance: Mapping[str, Any]) -> str | None:
@@ -104,30 +100,16 @@ def suggest_from_nli(
         "generated_to_original": [round(float(x), 4) for x in backward],
     }
     if p_e >= threshold and p_e >= p_c:
-        return Suggestion(
-            row.hypothesis_id,
-            judge,
-            "valid",
-            row.suggested_stereotype,
-            float(p_e),
-            {**details, "reason": f"same meaning as the original (p_e={p_e:.2f})"},
-        )
-    if p_c >= threshold:
-        return Suggestion(
-            row.hypothesis_id,
-            judge,
-            "valid",
-            _FLIP.get(row.suggested_stereotype),
-            float(p_c),
-            {**details, "reason": f"contradicts the original: stance flipped? (p_c={p_c:.2f})"},
-        )
+        category, stereotype, score = "valid", row.suggested_stereotype, p_e
+        reason = f"same meaning as the original (p_e={p_e:.2f})"
+    elif p_c >= threshold:
+        category, stereotype, score = "valid", _FLIP.get(row.suggested_stereotype), p_c
+        reason = f"contradicts the original: stance flipped? (p_c={p_c:.2f})"
+    else:
+        category, stereotype, score = "invalid", None, 1.0 - max(p_e, p_c)
+        reason = "neither entails nor contradicts the original: meaning drifted"
     return Suggestion(
-        row.hypothesis_id,
-        judge,
-        "invalid",
-        None,
-        float(1.0 - max(p_e, p_c)),
-        {**details, "reason": "neither entails nor contradicts the original: meaning drifted"},
+        row.hypothesis_id, judge, category, stereotype, float(score), {**details, "reason": reason}
     )
 
 
