@@ -99,6 +99,7 @@ def suggest_from_nli(
         "original_to_generated": [round(float(x), 4) for x in forward],
         "generated_to_original": [round(float(x), 4) for x in backward],
     }
+    stereotype: str | None
     if p_e >= threshold and p_e >= p_c:
         category, stereotype, score = "valid", row.suggested_stereotype, p_e
         reason = f"same meaning as the original (p_e={p_e:.2f})"
