@@ -26,8 +26,7 @@ PACKAGE = Path(nlibias.__file__).parent
 # exists to name. Keep it short; a new entry needs a reason no parameter, file or data fits.
 NO_PARAMETER = {
     ("debias/finetune.py", "_require_training_packages"): "optional packages fine-tuning needs are missing",
-    ("validation/app.py", "create_app"): "the validation app's optional packages are missing",
-    ("validation/app.py", "serve"): "the validation app's optional packages are missing",
+    ("validation/app.py", "_web_packages"): "the validation app's optional packages are missing",
     ("jobs/results.py", "check_measures"): "a benchmark's scorer breaks its own measure declarations",
     ("models/registry.py", "create_classifier"): "a plug-in backend breaks the NLIClassifier contract",
 }

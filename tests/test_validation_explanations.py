@@ -110,7 +110,7 @@ def test_queue_refusals(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="judge 'x' did not label") as caught:
         draw_explanation_queue(run, judge="x")
     assert caught.value.parameter == "judge"
-    with pytest.raises(ConfigError, match="size is 0"):
+    with pytest.raises(ConfigError, match="size must be an int of at least 1; got int 0"):
         draw_explanation_queue(run, size=0)
     silent = write_explanations(tmp_path / "S", [row("s", "t", None)])
     with pytest.raises(SourceError, match="no answer here has an explanation"):

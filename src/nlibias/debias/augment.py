@@ -1,13 +1,9 @@
 """Gender-swap augmentation of an NLI training set (paper 004 §4), streamed.
 
-:func:`augment_gender_swap` reads the training set once, row by row, and writes
-``OUT/train.jsonl``: every labelled original row, then the gender-swapped copy of each selected
-row, with its label, linked to its source by ``source_row``. A swapped copy is dropped when it
-changes nothing, or when it is identical (premise, hypothesis, label) to an original row that
-holds a gendered word or to an earlier swapped copy. The swapped copies wait in a temporary file;
-memory holds only an 8-byte hash per gendered original row (a packed array, 4.4 MB for all 550k
-SNLI rows) and a set of the hashes of the swapped copies written. ``OUT/augment_summary.json`` records the counts, the word list (name, note, SHA-256), the
-selection and matching rule, and the most frequent swaps.
+``OUT/train.jsonl`` holds every labelled original row, then the swapped copy of each selected row
+(``source_row`` links it). A copy is dropped when it changes nothing or repeats an original
+gendered row or an earlier copy; memory holds only an 8-byte hash per gendered row (4.4 MB for
+SNLI). ``OUT/augment_summary.json`` records the counts, word list, rules and top swaps.
 
 >>> import tempfile, pathlib, json
 >>> root = pathlib.Path(tempfile.mkdtemp())
@@ -30,21 +26,24 @@ from array import array
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
+
+from annotated_types import Predicate
 
 from nlibias.debias.finetune_checks import check_split_applies
-from nlibias.debias.her_resolver import DEFAULT_HER_MODEL, HerResolver, check_her
-from nlibias.debias.occupation_match import MATCH_RULES, occupations_in
+from nlibias.debias.her_resolver import DEFAULT_HER_MODEL, HerChoice, HerModel, HerResolver
+from nlibias.debias.occupation_match import MatchRule, occupations_in
 from nlibias.debias.swap import Swapper, SwapPlan
 from nlibias.debias.training_rows import TrainingRow, TrainingSet, describe_training_set
 from nlibias.debias.wordlists import SwapList, read_pairs, swap_list_named
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import PendingFile, json_line, temporary_file, write_json
 from nlibias.runtime.progress import progress_bar
-from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import declared
+from nlibias.schema.applies import AppliesTo
+from nlibias.schema.declared import Allowed, declared
 
 SELECTIONS = ("occupation", "all")
+Selection = Annotated[str, Predicate(SELECTIONS.__contains__), Allowed(f"one of {str(SELECTIONS)[1:-1]}")]
 TRAIN_FILE = "train.jsonl"
 SUMMARY_FILE = "augment_summary.json"
 
@@ -88,23 +87,25 @@ def _key(premise: str, hypothesis: str, label: str) -> int:
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
 
 
-def check_selection(select: str, match: str) -> None:
-    """Refuse an unknown row selection or match rule, and a match rule where every row is
-    selected (no occupation is looked for; it would be ignored).
+MATCH_APPLIES = AppliesTo(
+    "selecting rows by occupation",
+    lambda settings: settings.get("select", "occupation") == "occupation",
+    "",
+    fix="leave match out, or give 'occupation' as select",
+    names=("select",),
+)
+Match = Annotated[MatchRule, MATCH_APPLIES]
+"""A match rule, read only where rows are selected by occupation."""
+
+
+@declared
+def check_selection(select: Selection = "occupation", match: Match = "words") -> None:
+    """Refuse an unknown row selection or match rule, and a match rule where every row is selected.
 
     >>> check_selection("all", "paper")
     Traceback (most recent call last):
     nlibias.schema.applies.InapplicableOption: match 'paper' applies to selecting rows by occupation; leave match out, or give 'occupation' as select
     """
-    if select not in SELECTIONS:
-        raise ConfigError(f"select is {select!r}; use one of {', '.join(SELECTIONS)}", parameter="select")
-    if match not in MATCH_RULES:
-        raise ConfigError(f"match is {match!r}; use one of {', '.join(MATCH_RULES)}", parameter="match")
-    if select == "all" and match != "words":  # every row is swapped: no occupation is looked for
-        raise option_applies_to_nothing(
-            "match", "selecting rows by occupation", value=match,
-            fix="leave match out, or give 'occupation' as select", names=("select",),
-        )  # fmt: skip
 
 
 def _her_resolver(her: str, her_model: str | HerResolver | None) -> HerResolver | None:
@@ -121,36 +122,26 @@ def augment_gender_swap(
     train: str | Path | TrainingSet,
     out_dir: str | Path,
     *,
-    select: str = "occupation",
-    match: str = "words",
+    select: Selection = "occupation",
+    match: Match = "words",
     word_list: str | Path = "winobias",
     names: str | Path | None = None,
     split: str = "train",
-    her: str = "rule",
-    her_model: str | HerResolver | None = None,
+    her: HerChoice = "rule",
+    her_model: HerModel = None,
     progress: bool = True,
 ) -> AugmentSummary:
-    """Gender-swap augmentation of an NLI training set (paper 004 §4): ``out_dir/train.jsonl``
-    holds the rows, then swapped copies of the selected ones; as ``nlibias augment gender-swap``
-    (``nlibias.augment``). Returns the summary also written as ``augment_summary.json`` (rows
-    read, swapped, ...).
+    """Gender-swap augmentation of an NLI training set into ``out_dir`` (module notes); as
+    ``nlibias augment gender-swap``. Returns the summary also written as ``augment_summary.json``.
 
-    ``select``: ``occupation`` (rows whose premise names one of the 38 occupations, by the
-    ``match`` rule ``words`` or ``paper``) or ``all``. ``word_list``: ``winobias``, ``paper``
-    (paper 004's 19-entry map) or a ``word<TAB>counterpart`` file. ``names``: a file of
-    ``name<TAB>name`` pairs swapped both ways where capitalised. ``split``: of a ``datasets`` set
-    (one other than ``train`` is refused for a file, which has no splits).
-    ``her``: ``rule`` (the swap rule reads every "her") or ``lm``: ``her_model`` (a name, see
-    :meth:`HerResolver.load`, or a loaded :class:`HerResolver`; default :data:`DEFAULT_HER_MODEL`,
-    refused with ``her='rule'``) reads each "her" the rule has no cue for; the training set is
-    then read twice (the texts to read first, all in one batch). ``train`` may be a
-    :class:`TrainingSet` already described (``nlibias debias`` checks and hashes it once, before
-    any step): its kind and SHA-256 are taken as they are.
+    ``select``: ``occupation`` (premises naming one of the 38 occupations, by the ``match`` rule) or
+    ``all``. ``word_list``: ``winobias``, ``paper`` or a ``word<TAB>counterpart`` file; ``names``:
+    ``name<TAB>name`` pairs, swapped where capitalised. ``her='lm'``: ``her_model`` (a name or a
+    :class:`HerResolver`; default :data:`DEFAULT_HER_MODEL`) reads each "her" the rule has no cue for.
+    ``train`` may be a :class:`TrainingSet` already checked (taken as it is).
 
     >>> # nlibias.augment("snli_train.jsonl", "runs/aug")["swapped_rows_written"]
     """
-    check_selection(select, match)
-    check_her(her, her_model)
     check_split_applies(train, split)  # a file has no splits: read whole, whatever the split
     swaps = swap_list_named(word_list)
     if names is not None:

@@ -1,15 +1,7 @@
-"""The Trainer's checkpoints, as a resume may trust them.
-
-The Hugging Face ``Trainer`` writes ``checkpoint-N/`` file by file (weights, optimizer, scheduler,
-RNG state, and ``trainer_state.json`` last); a kill in between leaves a folder the Trainer's
-resume trips over ("Can't find a valid checkpoint"). :func:`usable_checkpoint` is what a resume
-calls first: it moves every incomplete ``checkpoint-*`` folder out of the way (renamed, then
-deleted, so a kill during the deletion leaves no folder named like a checkpoint) and returns the
-newest complete one.
-
-A checkpoint is complete when ``trainer_state.json`` reads as JSON and names the folder's step,
-the weights file reads (a safetensors header that fits the file, or a non-empty ``.bin``), and
-the optimizer and scheduler states exist and are not empty.
+"""The Trainer's checkpoints, as a resume may trust them: :func:`usable_checkpoint` moves every
+incomplete ``checkpoint-*`` folder out of the way (a kill mid-save leaves one the Trainer trips
+over) and returns the newest complete one: its ``trainer_state.json`` names its step, its weights
+read, its optimizer and scheduler states are not empty.
 """
 
 from __future__ import annotations
@@ -90,9 +82,8 @@ def usable_checkpoint(checkpoints: Path) -> tuple[Path | None, list[str]]:
 
 
 def final_step(checkpoint: str | Path | None) -> int | None:
-    """The step of a checkpoint that the Trainer saved at the end of training (its global step
-    reached the run's ``max_steps``), else None. Resuming from such a checkpoint would train one
-    step more than the run asked for (transformers 5.24 does); it is the finished model.
+    """The step of a checkpoint saved at the end of training (``max_steps`` reached), else None:
+    resuming from it would train one step more; it is the finished model.
 
     >>> final_step(None) is None
     True
@@ -124,9 +115,8 @@ _WRITE_FAILED = (
 
 @contextlib.contextmanager
 def disk_full_named(folder: Path) -> Iterator[None]:
-    """Writes into ``folder`` (checkpoints, the model, its record) whose device fills up end in
-    a :class:`~nlibias.errors.FileAccessError` that says "no space left on the device" and names
-    the folder (or the file, when the error names one), instead of torch's internal error.
+    """A full device while writing into ``folder`` ends in a :class:`~nlibias.errors.FileAccessError`
+    naming it ("no space left on the device"), not torch's internal error.
 
     >>> import errno, pathlib
     >>> with disk_full_named(pathlib.Path("/runs/m")):  # doctest: +ELLIPSIS

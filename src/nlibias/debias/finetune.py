@@ -1,24 +1,16 @@
-"""Fine-tune a Hugging Face sequence classifier on an NLI training set (paper 004 §3.2.1 defaults).
-
-:func:`finetune` runs the Hugging Face ``Trainer``: AdamW (β 0.9/0.999), weight decay 0.01,
-3 epochs, learning rate 2e-5 (1e-5 for RoBERTa, as the paper trains it), bf16 on a GPU that has
-it. The result, ``OUT/``, is a model directory ``nlibias audit --model OUT`` takes: weights,
-tokenizer and a config whose ``id2label`` names entailment/neutral/contradiction.
-
-Before any work every option is checked (:mod:`nlibias.debias.finetune_checks`), and so are the
-model path and every row of the training and evaluation sets. Checkpoints go to
-``OUT/checkpoints/`` every ``save_steps`` steps; the same call after a kill drops incomplete
-checkpoints and resumes from the newest complete one (:mod:`nlibias.debias.checkpoints`). The
-same call on a finished ``OUT`` returns its record; other inputs are refused with what changed,
-unless ``force``. ``OUT/finetune.json`` (:mod:`nlibias.debias.finetune_record`) records the
-settings, the base model's identity, the data (absolute paths, SHA-256, rows), the versions, the
-steps, the throughput and, with an evaluation set, its accuracy.
+"""Fine-tune a Hugging Face sequence classifier on an NLI training set (paper 004 §3.2.1: AdamW,
+weight decay 0.01, 3 epochs, learning rate 2e-5, 1e-5 for RoBERTa; bf16 on a GPU that has it).
+``OUT/`` is a model directory ``nlibias audit --model OUT`` takes. Everything is checked before
+any work (:mod:`.finetune_checks`); a killed run resumes from its newest complete checkpoint
+(:mod:`.checkpoints`); a finished ``OUT`` is reused for the same inputs and refused for others
+unless ``force``; ``OUT/finetune.json`` records it (:mod:`.finetune_record`).
 
 >>> finetune("bert-base-uncased", "runs/aug", "runs/bert-aug", eval_path="mnli_dev.jsonl")  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -50,6 +42,8 @@ from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.atomic import write_json
 from nlibias.io.stages import canonical, changes, fingerprint, model_identity
+from nlibias.models.hf_common import load_pretrained
+from nlibias.models.nli.labels import canonical_label
 from nlibias.runtime.progress import ProgressLines, bars_wanted, restore_library_bars
 from nlibias.schema.declared import declared
 
@@ -59,8 +53,6 @@ ID2LABEL = dict(enumerate(LABELS))
 
 def _require_training_packages() -> None:
     """One clear error when an optional package of fine-tuning is missing."""
-    import importlib.util
-
     missing = [
         p for p in ("torch", "transformers", "datasets", "accelerate") if importlib.util.find_spec(p) is None
     ]
@@ -120,13 +112,9 @@ def _tokenized(
 
 
 def _load_model(model: str) -> tuple[Any, Any, dict[str, int]]:
-    """Tokenizer, a 3-way classifier whose ``id2label`` names the NLI labels (the model's own
-    head when its labels already are entailment/neutral/contradiction, else a new head) and the
-    head's id of each label."""
+    """Tokenizer, a 3-way NLI classifier (the model's own head when its labels are the NLI ones,
+    else a new head) and the head's id of each label."""
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
-
-    from nlibias.models.hf_common import load_pretrained
-    from nlibias.models.nli.labels import canonical_label
 
     try:
         tokenizer = load_pretrained(AutoTokenizer.from_pretrained, model, what="tokenizer")
@@ -252,10 +240,8 @@ def _remove(folder: Path) -> None:
 
 
 def _existing(out: Path, inputs: dict[str, Any], force: bool) -> FinetuneRecord | None:
-    """A finished record for the same inputs (reused), None when there is none (or ``force``
-    dropped one for other inputs); a record for other inputs is refused with what changed. A
-    damaged record (cut short by a power cut) is not a finished fine-tune: warned, and the
-    fine-tune is finished again from its newest checkpoint."""
+    """A finished record for the same inputs, else None (``force`` drops one for other inputs,
+    which are otherwise refused); a damaged record is warned about and the fine-tune finished again."""
     path = out / RECORD_FILE
     record, damaged = read_record(out)
     if damaged is not None:
@@ -289,9 +275,8 @@ def finetune_inputs(
     *,
     base_model: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """What decides a fine-tune's result: its settings, the data (absolute path and SHA-256, as
-    :meth:`TrainingSet.record` gives them) and the base model's identity (``base_model``, else
-    :func:`nlibias.io.stages.model_identity`)."""
+    """What decides a fine-tune's result: its settings, the data (path and SHA-256) and the base
+    model's identity."""
     return canonical(
         {
             "settings": asdict(settings),
@@ -325,20 +310,11 @@ def finetune(
     progress: bool = True,
     callbacks: Sequence[Any] = (),
 ) -> FinetuneRecord:
-    """Fine-tune a Hugging Face sequence classifier ``model`` (hub name or directory) on an NLI
-    training set into ``out_dir`` (paper 004's defaults; a killed run resumes); as
-    ``nlibias finetune`` (``nlibias.finetune``). Returns the record also written as
-    ``out_dir/finetune.json``.
+    """Fine-tune ``model`` (hub name or directory) on an NLI training set into ``out_dir`` (module
+    notes); as ``nlibias finetune``. Returns the record also written as ``out_dir/finetune.json``.
 
-    ``train``/``eval_path``: what ``nlibias augment`` reads (a file, an ``augment`` output
-    directory, a saved ``datasets`` directory, a hub name), or a :class:`TrainingSet` already
-    checked for the split (not read again). The options from ``learning_rate`` to ``eval_split``
-    are those of :class:`TrainingOptions`, which documents each (``learning_rate`` defaults to
-    paper 004's). ``callbacks``: extra ``transformers.TrainerCallback`` objects. Every option and
-    every row of both data sets are checked before the model loads. Run again with the same
-    inputs, it returns the finished record (or resumes from the newest complete checkpoint); with
-    other inputs it refuses and says what changed, unless ``force`` (then it trains again from the
-    start).
+    ``train``/``eval_path``: what ``nlibias augment`` reads, or a :class:`TrainingSet` already
+    checked; the options are :class:`TrainingOptions`'; ``callbacks``: extra ``TrainerCallback``s.
 
     >>> # nlibias.finetune("bert-base-uncased", "runs/aug", "runs/bert-aug")["eval_accuracy"]
     """

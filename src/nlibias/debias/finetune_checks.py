@@ -1,8 +1,5 @@
-"""Checks a fine-tune runs before any work: its options, the model path, and every row of the
-training and evaluation data (read with the reader ``augment`` uses), so a bad value stops the
-run in seconds with the parameter, file and line at fault rather than after the model loaded.
-:func:`check_training_set` does that read once and returns the set, hashed and counted, for every
-later step to take.
+"""Checks a fine-tune runs before any work (its options, the model path, every row of the data),
+so a bad value stops it in seconds naming the parameter, file and line.
 
 >>> check_options(learning_rate=2e-5, epochs=3.0, batch_size=32, max_length=128, max_steps=-1,
 ...               save_steps=500, seed=42, warmup_steps=0, warmup_ratio=0.0, lr_scheduler="linear")
@@ -100,9 +97,7 @@ def _check_applies(
 
 
 def _read_whole(source: str | Path | TrainingSet) -> str | None:
-    """What ``source`` is when no split of it can be chosen (a file, an ``augment`` directory, a
-    saved ``datasets`` set without splits), in words; None when a split picks its rows (a hub
-    name, a saved ``DatasetDict``)."""
+    """Why no split of ``source`` can be chosen (a file, a saved set without splits), or None."""
     kind, location = (
         (source.kind, source.location) if isinstance(source, TrainingSet) else source_kind(source)
     )
@@ -116,9 +111,7 @@ def _read_whole(source: str | Path | TrainingSet) -> str | None:
 def check_split_applies(
     source: str | Path | TrainingSet, split: str, *, parameter: str = "split", default: str = "train"
 ) -> None:
-    """Refuse a ``split`` (``parameter``, other than its ``default``) of a source that has no
-    splits: a file is read whole, whatever the split, which would be recorded all the same. A
-    :class:`TrainingSet` already described for ``split`` is taken as its maker checked it.
+    """Refuse a ``split`` other than its ``default`` for a source without splits (read whole).
 
     >>> check_split_applies("nyu-mll/glue:mnli", "validation_matched")
     >>> import tempfile, pathlib
@@ -161,9 +154,8 @@ def check_splits(
 
 
 def check_base_model(model: str) -> None:
-    """The model to fine-tune: a name that can only be a local path and names nothing is refused
-    by the project's one rule of it (:func:`~nlibias.models.mlm.model_names.check_model_path`),
-    not sent to the hub; a path that exists must be a model directory.
+    """The model to fine-tune: a missing local path is refused (not sent to the hub); an existing
+    path must be a model directory.
 
     >>> check_base_model("./no/such/model")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -182,9 +174,8 @@ def check_base_model(model: str) -> None:
 
 
 def position_limit(config: Any, tokenizer: Any) -> int | None:
-    """How many tokens the model reads: its ``max_position_embeddings`` (less the padding offset
-    of RoBERTa-style positions, which start after the padding id), or the tokenizer's own
-    ``model_max_length`` when smaller; ``None`` when the model sets no limit."""
+    """How many tokens the model reads (RoBERTa-style positions less the padding offset; the
+    tokenizer's limit when smaller), or None."""
     positions = getattr(config, "max_position_embeddings", None)
     if not isinstance(positions, int) or positions < 1:
         return None
@@ -197,8 +188,7 @@ def position_limit(config: Any, tokenizer: Any) -> int | None:
 
 
 def check_max_length(max_length: int, config: Any, tokenizer: Any, model: str) -> None:
-    """Refuse a ``max_length`` the model cannot read (a long row would stop training with an
-    index error deep inside the model), naming both numbers.
+    """Refuse a ``max_length`` the model cannot read (an index error deep inside it otherwise).
 
     >>> class C: max_position_embeddings, model_type = 512, "bert"
     >>> check_max_length(128, C(), None, "m")
@@ -246,10 +236,8 @@ def check_data(source: str | Path, split: str, parameter: str) -> DataCheck:
 
 
 def check_training_set(source: str | Path | TrainingSet, split: str, parameter: str) -> TrainingSet:
-    """:func:`check_data` of ``source`` (``parameter`` names it in a refusal), then its kind and
-    SHA-256: the one checked value that augmentation, fine-tuning and the stage records all take,
-    so none of them finds, reads or hashes the file again. A set already checked for ``split`` is
-    returned as it is.
+    """Read every row of ``source`` once and return it counted and hashed, the one value every
+    later step takes (a set already checked for ``split`` is returned as it is).
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, TypedDict, cast
 
 from nlibias.io.atomic import write_json
 from nlibias.io.stages import fingerprint
+from nlibias.version import __version__
 
 RECORD_FILE = "finetune.json"
 
@@ -21,11 +22,8 @@ class DamagedRecordWarning(UserWarning):
 
 @dataclass(frozen=True)
 class TrainingOptions:
-    """The options of a fine-tune, with paper 004's defaults: what ``finetune_options`` of
-    ``nlibias.debias_models`` may set (all but ``seed``), and the keyword options that
-    :func:`nlibias.debias.finetune.finetune` (``nlibias.finetune``) spells out for its callers, with
-    these same defaults (a test holds the two alike);
-    :func:`nlibias.debias.finetune.finetune_settings` checks them.
+    """The options of a fine-tune, with paper 004's defaults (``finetune_options`` of
+    ``nlibias.debias_models`` may set all but ``seed``; ``nlibias.finetune`` spells them out).
 
     >>> TrainingOptions(epochs=1.0).batch_size
     32
@@ -121,8 +119,6 @@ def write_record(
     import torch
     import transformers
 
-    from nlibias.version import __version__
-
     metrics = result.metrics
     eval_data = inputs["eval"] or {}
     record = FinetuneRecord(
@@ -173,9 +169,8 @@ def format_record(record: FinetuneRecord) -> str:
 
 
 def read_record(out: Path) -> tuple[FinetuneRecord | None, str | None]:
-    """``out``'s ``finetune.json``: ``(record, None)``; ``(None, None)`` when there is none;
-    ``(None, why)`` when it is damaged (a power cut after its rename may leave it cut short or
-    empty: the fine-tune is then not finished, and a rerun finishes it from its checkpoints)."""
+    """``out``'s ``finetune.json``: ``(record, None)``, ``(None, None)`` when absent, ``(None, why)``
+    when damaged (then the fine-tune is not finished)."""
     path = out / RECORD_FILE
     try:
         text = path.read_text(encoding="utf-8")

@@ -1,20 +1,9 @@
 """Read each uncertain "her" of a gender swap with a language model: "him" or "his"?
 
-The swap rule (:mod:`nlibias.debias.swap`) reads "her" from the words around it: certain where
-grammar leaves one reading (the end of the sentence, punctuation, a determiner, a pronoun or a
-possessive next: "gave her a book"), by a cue (a function word, a particle, an -ly adverb, a
-verb and the word after "her": "made her happy."), or, with no cue at all, as a possessive before
-a noun. That last kind is *open*: its plan (:class:`~nlibias.debias.swap.SwapPlan`) holds both
-counterparts (``open_her`` of :meth:`~nlibias.debias.swap.Swapper.plan` opens more). :class:`HerResolver` writes the
-complete swapped sentence under each reading ("The news made him happy." / "The news made his
-happy."), scores every candidate sentence by its total log-probability under a language model
-(the sentence scorers of :mod:`nlibias.models.tp`: a causal LM's log-likelihood, a masked LM's
-pseudo-log-likelihood, every token counted: the ``whole`` variant) and keeps the higher; a tie
-keeps the rule's reading. A text with up to :data:`MAX_JOINT` open "her"s has every combination
-scored; beyond that each is decided alone, the others at the rule's reading.
-
-All candidates of all texts go to the scorer in one call, which batches them (similar lengths
-together), so a training file costs one batched pass over its distinct open texts.
+Where the swap rule has no cue, the plan holds both readings; :class:`HerResolver` writes the
+whole swapped sentence under each, scores them by total log-probability (the sentence scorers of
+:mod:`nlibias.models.tp`, ``whole`` variant) and keeps the higher (a tie keeps the rule's). Up to
+:data:`MAX_JOINT` open "her"s per text are scored jointly; all texts go to the scorer in one call.
 
 >>> from nlibias.debias.swap import Swapper
 >>> from nlibias.debias.wordlists import winobias_list
@@ -27,36 +16,22 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
+
+from annotated_types import Predicate
 
 from nlibias.debias.swap import SwapPlan
-from nlibias.errors import ConfigError
+from nlibias.models.mlm.model_names import loading_as
+from nlibias.schema.applies import AppliesTo
+from nlibias.schema.declared import Allowed, declared
 from nlibias.schema.model_ref import CAUSAL_LM_KINDS, ModelRef
 
 HER_CHOICES = ("rule", "lm")
+HerChoice = Annotated[str, Predicate(HER_CHOICES.__contains__), Allowed(f"one of {str(HER_CHOICES)[1:-1]}")]
 """``rule``: the swap rule alone (fast, the default); ``lm``: a language model reads each open "her"."""
 DEFAULT_HER_MODEL = "smollm2"
 MAX_JOINT = 4
 """Open "her"s of one text scored jointly (2**4 = 16 candidates at most); beyond, one at a time."""
-
-
-def check_her(her: str, her_model: object = None) -> None:
-    """``her`` is one of :data:`HER_CHOICES`; ``her_model`` (None: not given) only with ``her='lm'``,
-    the one reading that uses it.
-
-    >>> check_her("rule", "smollm2")
-    Traceback (most recent call last):
-    nlibias.errors.ConfigError: her_model 'smollm2' applies to nothing: only her='lm' reads "her" with a language model (her is 'rule'); pass her='lm' too, or leave her_model out
-    """
-    if her not in HER_CHOICES:
-        raise ConfigError(f"her is {her!r}; use one of {', '.join(HER_CHOICES)}", parameter="her")
-    if her_model is not None and her != "lm":
-        shown = her_model if isinstance(her_model, str) else type(her_model).__name__
-        raise ConfigError(
-            f"her_model {shown!r} applies to nothing: only her='lm' reads \"her\" with a language model "
-            f"(her is {her!r}); pass her='lm' too, or leave her_model out",
-            parameter="her_model",
-        )
 
 
 def candidate_picks(plan: SwapPlan) -> list[tuple[int, ...]]:
@@ -90,8 +65,6 @@ class HerResolver:
     def load(cls, spec: str = DEFAULT_HER_MODEL, *, device: str | None = None) -> HerResolver:
         """``smollm2`` (embedded), a causal LM (a ``.gguf`` path, a directory, a hub name;
         ``causal:NAME`` also) or a masked LM as ``mlm:NAME`` (pseudo-log-likelihood)."""
-        from nlibias.models.mlm.model_names import loading_as
-
         with loading_as("her_model", spec):  # errors name her_model, not the scorer's own parameter
             ref = ModelRef.unread(spec)
             if ref.kind in ("mlm", "masked"):
@@ -141,3 +114,23 @@ class HerResolver:
                 if 2 * index + 1 < len(sentences):
                     scores[2 * index + 1] = score.less
         return scores
+
+
+HER_MODEL_APPLIES = AppliesTo(
+    "nothing: only her='lm' reads \"her\" with a language model",
+    lambda settings: settings.get("her") == "lm",
+    "",
+    fix="pass her='lm' too, or leave her_model out",
+    names=("her",),
+)
+HerModel = Annotated[str | HerResolver | None, HER_MODEL_APPLIES]
+
+
+@declared
+def check_her(her: HerChoice = "rule", her_model: HerModel = None) -> None:
+    """``her`` is one of :data:`HER_CHOICES`; ``her_model`` only with ``her='lm'``, which reads it.
+
+    >>> check_her("rule", "smollm2")
+    Traceback (most recent call last):
+    nlibias.schema.applies.InapplicableOption: her_model 'smollm2' applies to nothing: only her='lm' reads "her" with a language model; pass her='lm' too, or leave her_model out
+    """

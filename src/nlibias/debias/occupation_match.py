@@ -1,12 +1,7 @@
-"""Which of the 38 occupations a premise mentions: the ``words`` rule (default) and the ``paper`` rule.
-
-``words``: each occupation's singular and plural ("salespeople", "secretaries"), any case, as
-whole words, so punctuation, a possessive or a hyphen may touch it ("nurse.", "nurse's",
-"CEO,"), and the two words of "construction worker" may be split by spaces or a hyphen.
-
-``paper``: paper 004's code (``is_word_present``): the lower-cased premise split on single
-spaces, a token equal to the occupation or the occupation + "s" ("secretaries" listed apart). It
-misses "nurse." and every two-word occupation; it is here to reproduce the paper's selection.
+"""Which of the 38 occupations a premise mentions: ``words`` (default: singular and plural as
+whole words, any case, "construction worker" split by spaces or a hyphen) or ``paper`` (paper
+004's ``is_word_present``: space-split tokens equal to the occupation or it + "s"; it misses
+"nurse." and two-word occupations, and is here to reproduce the paper's selection).
 
 >>> occupations_in("Two nurses, a CEO and a construction-worker.")
 ['nurse', 'CEO', 'construction worker']
@@ -18,11 +13,16 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from typing import Annotated
+
+from annotated_types import Predicate
 
 from nlibias.benchmarks.occupation_list import load_occupations
-from nlibias.errors import ConfigError
+from nlibias.schema.declared import Allowed
 
 MATCH_RULES = ("words", "paper")
+MatchRule = Annotated[str, Predicate(MATCH_RULES.__contains__), Allowed(f"one of {str(MATCH_RULES)[1:-1]}")]
+"""A match rule (declared: a function that takes one refuses another)."""
 
 
 @cache
@@ -64,15 +64,13 @@ def _paper_tokens() -> dict[str, str]:
 
 def occupations_in(premise: str, *, rule: str = "words") -> list[str]:
     """The occupations ``premise`` mentions, each once, in order of first mention."""
-    if rule == "words":
+    if rule == "paper":
+        tokens = _paper_tokens()
+        found = (tokens[t] for t in premise.lower().split(" ") if t in tokens)
+    else:
         first_words = _first_words()
         if not any(w in first_words for w in _LETTERS.findall(premise.lower())):
             return []
         forms = _forms()
         found = (forms[re.sub(r"[\s-]+", " ", m.group(0).lower())] for m in _pattern().finditer(premise))
-    elif rule == "paper":
-        tokens = _paper_tokens()
-        found = (tokens[t] for t in premise.lower().split(" ") if t in tokens)
-    else:
-        raise ConfigError(f"match is {rule!r}; use one of {', '.join(MATCH_RULES)}", parameter="match")
     return list(dict.fromkeys(found))

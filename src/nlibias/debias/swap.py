@@ -1,32 +1,12 @@
-"""Swap gendered words in a sentence: whole words, case kept, one pass, "her"/"his" by rule.
+"""Swap gendered words in a sentence (rules tested in ``tests/test_debias_swap.py``):
 
-Rules (each tested in ``tests/test_debias_swap.py``):
-
-* **Whole words.** A listed word matches only where no letter or digit touches it on either side,
-  so "men" is not found inside "women" or "mention"; punctuation and "'s" may follow it
-  ("man's" → "woman's", "he," → "she,"). Matching ignores case.
-* **Case kept.** The counterpart takes the matched word's case: all capitals ("HE" → "SHE"),
-  first letter capital ("He" → "She"), otherwise lower case.
-* **One pass.** Every match is replaced by its counterpart in a single left-to-right scan of the
-  original sentence, so a word that was just swapped in is never swapped back: "he saw her" →
-  "she saw him" (the authors' sequential replacement gives "she saw his").
-* **"her" → "him" or "his".** "her" is an object ("him") when it ends the sentence, or is
-  followed by punctuation or by a word of :data:`FUNCTION_WORDS` (a determiner, preposition,
-  conjunction, pronoun, auxiliary or particle: "gave her a book", "looks at her.", "told her
-  that"), or by an adverb in -ly ("hugs her tightly"; -ly adjectives and nouns such as "lovely",
-  "family" excepted); otherwise it is a possessive ("his"): "her book", "on her back".
-  **"his"** becomes "hers" by the same test ("the book is his.") and "her" otherwise.
-* **Names** (an optional list) are swapped only where the text capitalises them.
-* **Unicode.** Text enters through :func:`nlibias.textio.text_door.enter_text` (NFC; invisible
-  format characters such as a zero-width space removed with a warning, so "h\u200ber" is "her").
-  A word is a run of letters in any script: "é" is part of a word, and a word touching a
-  combining mark ("he" + U+0331) is not a listed word. Words and list entries are compared on
-  their fold (:func:`~nlibias.textio.text_door.fold`: full-width "ｈｅｒ" is "her") in lower
-  case; a full-width word gets a full-width counterpart. "HÉ" is not "he". The Turkish dotted
-  capital "İ" is a capital "i" (a Turkish keyboard's capital of "i": "HİS" is "his"), matched as
-  "I" so the word keeps its length (Python lower-cases it to "i" + U+0307, one letter longer); a
-  list entry written with it ("İsmail") matches likewise. The dotless "ı" is another letter:
-  "hıs" is left as it is.
+* whole words only ("men" not in "women"; "man's" → "woman's"), any case, the case kept;
+* one left-to-right pass, so a swapped-in word is never swapped back ("he saw her" → "she saw him");
+* "her" is an object ("him") at a sentence's end, before punctuation, a function word or an -ly
+  adverb, else a possessive ("his"); "his" becomes "hers" by the same test, else "her";
+* names (optional) only where capitalised;
+* text enters through the text door (NFC, format characters removed); words of any script, compared
+  on their fold (full-width "ｈｅｒ" is "her", answered in full width); "İ" is a capital "i".
 
 >>> from nlibias.debias.wordlists import winobias_list
 >>> swapper = Swapper(winobias_list())
@@ -190,9 +170,7 @@ def _shaped(matched: str, counterpart: str) -> str:
 
 
 def _partner(text: str, word: str, start: int, end: int) -> tuple[str | None, int]:
-    """The other word of a coordinated pair ``word`` belongs to ("his/her", "his or her", "him or
-    her", either order), lower case, or None; and where the clause goes on (past the pair), so both
-    words of the pair read the same next word."""
+    """The other word of a coordinated pair ("his/her", "him or her") and where the clause goes on past it."""
     match = _PARTNER.match(text, end)
     if match and match.group(1).lower() in _PAIRED and match.group(1).lower() != word:
         return match.group(1).lower(), match.end()
@@ -313,14 +291,8 @@ class SwapPlan:
 
 
 class Swapper:
-    """A compiled word list; :meth:`swap` rewrites one sentence.
-
-    Words are found as runs of letters (an apostrophe and letters may follow: "ma'am", "man's");
-    a run not in the list is looked up without its apostrophe suffix ("man" + "'s"). A listed
-    word's final period is not part of the match ("mr." matches "Mr" and the period stays).
-    List entries and words are compared by :func:`~nlibias.textio.text_door.word_key` (NFC, the
-    fold, lower case), so an NFD list matches NFC text and full-width text matches the list.
-    """
+    """A compiled word list; :meth:`swap` rewrites one sentence. Entries and words are compared by
+    :func:`~nlibias.textio.text_door.word_key`; "man's" is looked up as "man", "mr." matches "Mr"."""
 
     def __init__(self, swaps: SwapList) -> None:
         self.swaps = swaps
@@ -359,18 +331,15 @@ class Swapper:
         return word, self._mapping[word], end
 
     def swap(self, text: str) -> tuple[str, list[tuple[str, str]]]:
-        """``text`` with every listed word swapped, and the ``(word, counterpart)`` changes made
-        (lower case, in order); "her" as the rule reads it. ``text`` enters through the text door
-        first (NFC, format characters removed with a warning)."""
+        """``text`` (through the text door) with every listed word swapped, and the lower-case
+        ``(word, counterpart)`` changes; "her" as the rule reads it."""
         text = enter_text(text, "text", stacklevel=3)
         plan = self.plan(text)
         return (text, []) if plan is None else plan.render()
 
     def plan(self, text: str, *, open_her: Collection[str] = (DEFAULT,)) -> SwapPlan | None:
-        """Every listed word of ``text`` (through the text door) with its counterparts (None when
-        there is none); a "her" that :func:`reading` decided in one of the ways ``open_her`` gets
-        both counterparts (by default the "her"s no cue decided; ``(CUE, DEFAULT)`` opens those
-        decided by a cue too)."""
+        """Every listed word of ``text`` with its counterparts (None when there is none); a "her" decided
+        in one of the ways ``open_her`` names gets both."""
         text = enter_text(text, "text", stacklevel=3)
         folded = _matchable(fold(text))  # same length: a position in it is a position in text
         if not self.may_hold(folded):

@@ -1,13 +1,7 @@
-"""Read an NLI training set row by row: JSONL, CSV/TSV, Parquet, a ``datasets`` directory or hub name.
-
-Every reader streams (a line, a CSV record or a Parquet batch at a time; ``datasets`` sets are
-memory-mapped or streamed), so SNLI's 550k rows never sit in memory at once. Columns are found by
-name: ``premise`` or ``sentence1``, ``hypothesis`` or ``sentence2``, ``label`` or ``gold_label``
-(SNLI's and MNLI's own JSONL names work as they are). Labels become ``entailment``/``neutral``/
-``contradiction``: the names, their initials, or the integers 0/1/2 of the Hugging Face SNLI
-and MNLI sets; rows with no gold label (``-``, ``-1``, empty) are skipped and counted. Premises
-and hypotheses enter through :func:`~nlibias.textio.text_door.enter_text` (NFC; zero-width and
-other format characters removed with a warning naming the file, line and field).
+"""Read an NLI training set row by row (JSONL, CSV/TSV, Parquet, a ``datasets`` directory or hub
+name), streamed. Columns by name (``premise``/``sentence1``, ``hypothesis``/``sentence2``,
+``label``/``gold_label``); labels as names, initials or 0/1/2; rows without a gold label skipped
+and counted; texts through the text door.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"
@@ -139,9 +133,8 @@ def source_kind(source: str | Path) -> tuple[str, Path | str]:
 
 
 def iter_training_rows(source: str | Path, *, split: str = "train") -> Iterator[TrainingRow]:
-    """The rows of a training set, streamed; ``split`` picks the split of a ``datasets`` set
-    (a hub name may carry a configuration: ``nyu-mll/glue:mnli``). A set without a single row is
-    a :class:`SourceError` (an empty training set is never what was meant)."""
+    """The rows of a training set, streamed (``split`` of a ``datasets`` set; ``nyu-mll/glue:mnli``
+    names a configuration); a set without a row is a :class:`SourceError`."""
     kind, location = source_kind(source)
     yield from _rows_of(kind, location, split)
 
@@ -183,9 +176,7 @@ def _iter_jsonl(path: Path) -> Iterator[TrainingRow]:
 
 
 def _iter_csv(path: Path) -> Iterator[TrainingRow]:
-    """CSV as written by spreadsheets and pandas: quoted fields, streamed through textio's strict
-    reader (an unclosed quote, a row with more or fewer fields than the header, a byte that is not
-    UTF-8 is an error with its line)."""
+    """CSV rows streamed through textio's strict reader (errors name their line)."""
     for row, (line, record) in enumerate(read_csv_records(path)):
         yield _row(record, row, str(path), line)
 
@@ -271,13 +262,9 @@ def _digest_of(kind: str, location: Path | str) -> str | None:
 
 @dataclass(frozen=True)
 class TrainingSet:
-    """A training (or evaluation) set named once: what the caller gave, what kind of source it is,
-    and its SHA-256, so the steps that read it, record it or fingerprint it share one look at the
-    file instead of each finding and hashing it again.
-
-    ``rows`` and ``labelled`` are the counts of a full read of ``split``
-    (:func:`nlibias.debias.finetune_checks.check_training_set`); None before one, -1 for a hub
-    name (it streams from the network and is not read ahead).
+    """A training (or evaluation) set named once: what was given, its kind and SHA-256, so no step
+    finds or hashes it again. ``rows``/``labelled``: counts of a full read (None before one, -1 for a
+    hub name, which is not read ahead).
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"

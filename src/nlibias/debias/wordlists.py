@@ -1,15 +1,8 @@
-"""Gender-swap word lists: WinoBias's (the default, vendored), paper 004's 19-entry map, a user's.
-
-A :class:`SwapList` maps a lower-case word to its lower-case counterpart. "her" is the one word
-with two counterparts ("his" as a possessive, "him" as an object): lists map it to the marker
-:data:`HER_RULE`, and :mod:`nlibias.debias.swap` resolves it from the next word. "his" likewise
-maps to :data:`HIS_RULE` ("her" before a noun, "hers" standing alone).
-
-WinoBias's lists ship in ``nlibias/resources/winobias/`` unchanged, with their MIT licence and
-attribution (Zhao, Wang, Yatskar, Ordonez and Chang, NAACL 2018; github.com/uclanlp/corefBias).
-Loading them applies the corrections listed in :data:`WINOBIAS_TYPOS` and :data:`WINOBIAS_CORRECTIONS` and drops the words in
-:data:`WINOBIAS_DROPPED`; entries naming one of the 38 occupations are dropped too (swapping
-"tailor" for "seamstress" would change the occupation the augmentation is meant to keep).
+"""Gender-swap word lists: WinoBias's (the default, vendored with its MIT licence: Zhao et al.,
+NAACL 2018), paper 004's 19-entry map, a user's. "her" maps to :data:`HER_RULE` and "his" to
+:data:`HIS_RULE` (:mod:`.swap` reads them in context). WinoBias is loaded with
+:data:`WINOBIAS_TYPOS` and :data:`WINOBIAS_CORRECTIONS` applied and :data:`WINOBIAS_DROPPED` and the
+38 occupations left out (the augmentation keeps the occupation).
 
 >>> swaps = winobias_list()
 >>> swaps.mapping["actress"], swaps.mapping["her"] == HER_RULE, "tailor" in swaps.mapping
@@ -158,14 +151,9 @@ def paper_map() -> SwapList:
 
 
 def read_pairs(path: str | Path, *, both_ways: bool) -> dict[str, str]:
-    """A user's ``word<TAB>counterpart`` file; ``both_ways`` adds each reverse direction unless
-    that word has an entry of its own. A word listed twice is an error naming both lines; a file
-    without a single pair is an error (it would swap nothing, silently). An entry with a
-    zero-width character inside it (:data:`ZERO_WIDTH`) is refused naming the line: "h\u200ber"
-    would silently be another word than the one shown. The file enters through the text door
-    (:func:`~nlibias.textio.text_door.enter_text`): a leading byte-order mark is dropped, the
-    words are read in NFC, and other format characters (a soft hyphen, a second file's byte-order
-    mark pasted at a line's start) are removed with a warning naming the line."""
+    """A user's ``word<TAB>counterpart`` file through the text door; ``both_ways`` adds each reverse
+    unless that word has its own entry. A word listed twice, an entry with a zero-width character
+    inside, or no pair at all is refused naming the line."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -202,9 +190,7 @@ def _inner_zero_width(entry: str) -> str | None:
 
 
 def _refuse_zero_width(path: Path, text: str) -> None:
-    """Refuse a word-list entry with a zero-width character inside it (:data:`ZERO_WIDTH`); other
-    format characters (a soft hyphen), and any at an entry's edge (the byte-order mark of a second
-    file pasted at a line's start), are removed by the text door with a warning."""
+    """Refuse an entry with a zero-width character inside ("h\u200ber" would be another word)."""
     if text.isascii() or text.isprintable():
         return
     for number, line in enumerate(text.splitlines(), start=1):
@@ -222,9 +208,7 @@ def _refuse_zero_width(path: Path, text: str) -> None:
 
 
 def user_list(path: str | Path) -> SwapList:
-    """A user's list: ``word<TAB>counterpart`` lines, each also applied in reverse unless the
-    counterpart has its own line. Where "her" maps to "his" or "him" (given or by reverse) it gets
-    the her rule, and "his" mapping to "her" or "hers" the his rule: one word cannot say which."""
+    """A user's list, each line also applied in reverse; "her"/"his" get their rules where mapped."""
     mapping = read_pairs(path, both_ways=True)
     if mapping.get("her") in ("his", "him"):
         mapping["her"] = HER_RULE

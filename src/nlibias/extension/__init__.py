@@ -1,8 +1,2 @@
-"""Extend a templated benchmark the BBNLI-next way (``nlibias extend``).
-
-Stages, one module each: :mod:`.masks` (masked templates), :mod:`.masked` (masked samples),
-:mod:`.fill` (masked-LM fills), :mod:`.filtering` (adversarial filtering),
-:mod:`.validation_handoff` (human judgements), :mod:`.counterfactual` (group-swapped twins),
-:mod:`.dataset` and :mod:`.card` (export); :mod:`.pipeline` runs them with resume, configured by
-:mod:`.config`.
-"""
+"""Extend a templated benchmark the BBNLI-next way (``nlibias extend``): :mod:`.pipeline` runs the
+stages of :mod:`.stages` with resume, configured by :mod:`.config`."""

@@ -1,4 +1,6 @@
-"""The configuration of an ``nlibias extend`` run: a YAML file validated by pydantic (unknown keys refused).
+"""The configuration of an ``nlibias extend`` run: a YAML file validated by pydantic (unknown keys
+refused), and the refusal of settings no model would read (raised as a ``ValueError`` that carries
+where it points, so the reader names the YAML line and key).
 
 >>> config = ExtendConfig.model_validate({"filter": {"models": ["a", "b"], "holdout": ["c"]}})
 >>> config.filter.policy, config.mlm.top_k, [m.model for m in config.filter.models]
@@ -7,12 +9,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -23,14 +26,15 @@ from pydantic import (
 )
 
 from nlibias.errors import ConfigError, SourceError
-from nlibias.extension.config_refusals import (
-    LOADING,
-    Inapplicable,
-    fill_loads_weights,
-    model_refusal,
-    not_loaded,
-    refuse_set,
-)
+from nlibias.extension.filter_policy import parse_policy
+from nlibias.models.batching import check_batch_limits
+from nlibias.models.generative.sources import gguf_file_problem, is_gguf_name
+from nlibias.models.hf_common import check_speed_values
+from nlibias.models.mlm.causal_fill import split_fill_spec
+from nlibias.models.mlm.fill_spec import fill_kind_problem, pinned_in_name
+from nlibias.models.mlm.model_names import missing_path
+from nlibias.models.registry import classifier_kind_problem
+from nlibias.runtime.build import check_label_map_applies
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import problems, source_error
 from nlibias.schema.model_ref import ModelRef, split_kind, without_options
@@ -44,18 +48,69 @@ PAPER_FILTER_MODELS = (
     "ynie/bart-large-snli_mnli_fever_anli_R1_R2_R3-nli",
 )
 PAPER_HOLDOUT_MODELS = ("ynie/albert-xxlarge-v2-snli_mnli_fever_anli_R1_R2_R3-nli",)
+MODEL_OPTIONS = ("revision", "label_map", "quantize", "compile")
+"""The options of one filter model that load it (every one but ``name``)."""
+LOADING = "models that load their weights here"
 
 
-def _model_name(value: str) -> str:
-    if not value.strip():  # "" loads the current directory as a model
-        raise ValueError("the model name is empty; name a model (a hub id or a local path)")
-    return value
+def _not_blank(message: str) -> AfterValidator:
+    """Refuse a blank string: ``""`` loads (writes into) the current directory."""
+
+    def check(value: str) -> str:
+        if not value.strip():
+            raise ValueError(message)
+        return value
+
+    return AfterValidator(check)
 
 
-def _directory(value: str) -> str:
-    if not value.strip():  # "" writes the run into the current directory
-        raise ValueError("the path is empty; name the run directory")
-    return value
+ModelName = Annotated[str, _not_blank("the model name is empty; name a model (a hub id or a local path)")]
+RunDir = Annotated[str, _not_blank("the path is empty; name the run directory")]
+
+
+def _in_their_words(check: Callable[..., None], **values: Any) -> None:
+    """A backend's own check of a value, as the ``ValueError`` pydantic names with file, line and key."""
+    try:
+        check(**values)
+    except ConfigError as error:
+        raise ValueError(str(error)) from None
+
+
+class Inapplicable(ValueError):
+    """An option nothing reads: ``at``, its key under the refusing model (for the YAML line);
+    ``models``, the keys of the models that leave it nothing to apply to (for overrides)."""
+
+    def __init__(self, error: ConfigError, at: tuple[str | int, ...], models: tuple[str, ...] = ()) -> None:
+        super().__init__(str(error))
+        self.at, self.models = at, models
+
+
+def fill_loads_weights(spec: str) -> bool:
+    """Whether a fill model takes ``mlm.device``, ``mlm.dtype`` and ``mlm.revision``: neither the
+    fake nor a server (``openai:URL#MODEL``, also behind ``causal:``/``gguf:``)."""
+    kind, rest = split_kind(spec)
+    served = kind in ("causal", "gguf") and ModelRef.unread(rest).is_server
+    return ModelRef.unread(spec).loads_weights_here and not served
+
+
+def _not_loaded(spec: str) -> str:
+    return f"{spec!r} (a fake)" if ModelRef.unread(spec).is_fake else f"{spec!r} (behind a server)"
+
+
+def _refuse_set(
+    section: BaseModel,
+    options: Sequence[str],
+    text: tuple[str, str],
+    at: tuple[str, ...],
+    models: tuple[str, ...],
+) -> None:
+    """Refuse the first of ``options`` set in ``section`` (``text``: what it applies to, and what is
+    given; ``at``: the section's key; ``models``: the keys naming the models it does not apply to)."""
+    for option in options:
+        value = getattr(section, option)
+        if value is not None and not (option == "dtype" and str(value).lower() == "auto"):
+            refusal = option_applies_to_nothing(option, text[0], value=value, given=text[1])
+            raise Inapplicable(refusal, (*at, option), models)
 
 
 class _Strict(BaseModel):
@@ -65,33 +120,58 @@ class _Strict(BaseModel):
 class FilterModelConfig(_Strict):
     """A model by hub id or local path (a bare string in YAML is the same as ``{model: ...}``)."""
 
-    model: str
+    model: ModelName
     revision: str | None = None
     name: str | None = None
     """The key its results are recorded under (default: ``model``)."""
     label_map: str | None = None
     """NLI models only: ``0=entailment,1=neutral,2=contradiction`` when the config's labels are unusable."""
     quantize: str | None = None
-    """NLI filter models on CPU only: ``int8`` (dynamic int8 Linear layers; faster, changes
-    probabilities: see docs/benchmarks.md, "Optional speed flags")."""
+    """NLI filter models on CPU only: ``int8`` (faster, changes probabilities: docs/benchmarks.md)."""
     compile: bool = False
     """NLI filter models: ``torch.compile`` the model (compilation first; see docs/benchmarks.md)."""
 
-    _named = field_validator("model")(classmethod(lambda cls, v: _model_name(v)))
-
     @model_validator(mode="after")
     def _check_speed(self) -> FilterModelConfig:
-        from nlibias.models.hf_common import check_speed_values
-
-        try:
-            check_speed_values(quantize=self.quantize, compile=self.compile)
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from None
+        _in_their_words(check_speed_values, quantize=self.quantize, compile=self.compile)
         return self
 
     @property
     def key(self) -> str:
         return self.name or self.model
+
+    def refusal(self, held_out: bool) -> tuple[str, ConfigError] | None:
+        """The first loading option that nothing reads, and its refusal: any of a held-out model
+        (never loaded) or a fake's; a prompted LM's label map, quantize and compile (it scores
+        label words: no output ids, no classification head)."""
+        ref, model = ModelRef.unread(self.model), self.model
+        options = (
+            MODEL_OPTIONS if held_out or ref.is_fake else MODEL_OPTIONS[1:] if ref.kind == "prompt" else ()
+        )
+        why = "a fake loads no weights" if ref.is_fake else "a prompted LM scores label words"
+        for option in (o for o in options if getattr(self, o) not in (None, False)):
+            if held_out:
+                pin = (
+                    " (the card records its name: to record the version to evaluate, name it MODEL@REVISION)"
+                )
+                fix = f"leave {option} out{pin if option == 'revision' else ''}"
+                held = f"models the pipeline loads, and the held-out {model!r} never is (the card names it)"
+                return option, option_applies_to_nothing(option, held, fix=fix)
+            if option == "label_map":  # the audit's rule and words
+                try:
+                    check_label_map_applies([ref], fix="leave label_map out")
+                except ConfigError as refusal:
+                    return option, refusal
+            if option == "revision":
+                loaded = (
+                    f"models loaded from the hub or a local directory, not to {model!r}: a fake loads nothing"
+                )
+                return option, option_applies_to_nothing(
+                    option, loaded, subject=f"revision {self.revision!r}"
+                )
+            applies_to = f"sequence-classification models (a Hugging Face model), not to {model!r}: {why}"
+            return option, option_applies_to_nothing(option, applies_to)
+        return None
 
 
 def _specs(value: Any) -> Any:
@@ -122,30 +202,20 @@ class DeviceConfig(_Strict):
     @field_validator("threads", "max_tokens", "max_batch_size", mode="before")
     @classmethod
     def _backend_limit(cls, value: Any, info: ValidationInfo) -> Any:
-        """The backends' own checks of a batch limit and of a thread count, refused in their words
-        when the file is read."""
-        from nlibias.models.batching import check_batch_limits
-        from nlibias.models.hf_common import check_speed_values
-
         check = check_speed_values if info.field_name == "threads" else check_batch_limits
-        try:
-            check(**{str(info.field_name): value})
-        except ConfigError as error:  # a ValueError is what pydantic names with its file, line and key
-            raise ValueError(str(error)) from None
+        _in_their_words(check, **{str(info.field_name): value})
         return value
 
 
 class MLMConfig(DeviceConfig):
-    model: str = DEFAULT_MLM
+    model: ModelName = DEFAULT_MLM
     revision: str | None = None
     top_k: int = Field(default=20, ge=1)
     block_list: list[str] = []
     """Words never used as fills (compared lower-cased)."""
     stopwords: str | None = None
-    """Stop-word file of a causal fill (words it never proposes); default: the one shipped with
-    nlibias. Its content is part of the fill stage's fingerprint; a masked-LM fill ignores it."""
-
-    _named = field_validator("model")(classmethod(lambda cls, v: _model_name(v)))
+    """Stop-word file of a causal fill (default: the one shipped with nlibias; part of the fill
+    stage's fingerprint); a masked-LM fill ignores it."""
 
 
 class FilterConfig(DeviceConfig):
@@ -159,22 +229,16 @@ class FilterConfig(DeviceConfig):
     policy: str | int | dict[str, int] = "any"
     """``any`` (paper), ``all``, ``at_least:K`` (or ``{at_least: K}``)."""
     compare_fills: list[str] = []
-    """Other fill models compared with ``mlm.model`` on the same masked samples: the filter stage
-    fills with each (cached; they never feed the dataset), filters their candidates the same way
-    and writes ``filter/fill_compare.json``, which the card shows."""
+    """Other fill models compared with ``mlm.model`` on the same masked samples (cached; they never
+    feed the dataset): ``filter/fill_compare.json``, which the card shows."""
 
     _normalise = field_validator("models", "holdout", mode="before")(classmethod(lambda cls, v: _specs(v)))
 
     @model_validator(mode="after")
     def _check(self) -> FilterConfig:
-        from nlibias.extension.filter_policy import parse_policy
-
         if not self.models:
             raise ValueError("filter.models: at least one filter model is needed")
-        try:
-            parse_policy(self.policy).check(len(self.models))
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from None
+        _in_their_words(lambda: parse_policy(self.policy).check(len(self.models)))
         held = {m.key for m in self.holdout} | {m.model for m in self.holdout}
         both = [m.key for m in self.models if m.key in held or m.model in held]
         if both:
@@ -186,21 +250,19 @@ class FilterConfig(DeviceConfig):
 
     @model_validator(mode="after")
     def _check_applies(self) -> FilterConfig:
-        """Refuse what nothing reads (:func:`_model_refusal`; ``device``, ``dtype`` with fakes only)."""
+        """Refuse what nothing reads (each model's loading options; ``device``, ``dtype`` with fakes only)."""
         for key, specs in (("models", self.models), ("holdout", self.holdout)):
             for index, spec in enumerate(specs):
-                if (refused := model_refusal(spec, held_out=key == "holdout")) is not None:
+                if (refused := spec.refusal(held_out=key == "holdout")) is not None:
                     raise Inapplicable(refused[1], at=(key, index, refused[0]))
         if all(ModelRef.unread(spec.model).is_fake for spec in self.models):  # a server is no classifier kind
             applies_to = f"filter {LOADING} (a Hugging Face model, prompt:MODEL)"
             given = f"none of filter.models does: {', '.join(f'{m.model!r} (a fake)' for m in self.models)}"
-            refuse_set(self, ("device", "dtype"), (applies_to, given), at=(), models=("filter.models",))
+            _refuse_set(self, ("device", "dtype"), (applies_to, given), at=(), models=("filter.models",))
         return self
 
     @property
     def policy_text(self) -> str:
-        from nlibias.extension.filter_policy import parse_policy
-
         return parse_policy(self.policy).describe()
 
 
@@ -214,8 +276,7 @@ class ValidationConfig(_Strict):
 class ExtendConfig(_Strict):
     """Everything that describes an extension run (see ``configs/bbnli-next.yaml``)."""
 
-    run_dir: str = "runs/next"
-    _run_dir = field_validator("run_dir")(classmethod(lambda cls, v: _directory(v)))
+    run_dir: RunDir = "runs/next"
     source: str | None = None
     """BBNLI JSON directory (default: the resolved data dir: NLIBIAS_DATA_DIR, user cache, download)."""
     subtopics: list[str] = []
@@ -233,20 +294,18 @@ class ExtendConfig(_Strict):
     @model_validator(mode="after")
     def _check_fill_applies(self) -> ExtendConfig:
         """Refuse ``mlm.device``, ``mlm.dtype`` and ``mlm.revision`` when no fill model (``mlm.model``
-        and the ``filter.compare_fills``, built with the ``mlm`` settings) loads weights here."""
+        and ``filter.compare_fills``, built with the ``mlm`` settings) loads weights here."""
         fills = [self.mlm.model, *self.filter.compare_fills]
         if not any(fill_loads_weights(spec) for spec in fills):
-            given = f"none of those given does: {', '.join(not_loaded(spec) for spec in fills)}"
+            given = f"none of those given does: {', '.join(_not_loaded(spec) for spec in fills)}"
             text = (f"fill {LOADING} (a masked or causal LM: mlm.model, filter.compare_fills)", given)
             models = ("mlm.model", "filter.compare_fills")
-            refuse_set(self.mlm, ("device", "dtype", "revision"), text, at=("mlm",), models=models)
+            _refuse_set(self.mlm, ("device", "dtype", "revision"), text, at=("mlm",), models=models)
         return self
 
 
 def _gguf_problem(spec: str) -> str | None:
     """Why a ``.gguf`` model path is no GGUF file (a text file, a cut-short one), before any stage."""
-    from nlibias.models.generative.sources import gguf_file_problem
-
     target = without_options(split_kind(spec)[1])
     if not target.lower().endswith(".gguf") or not Path(target).expanduser().is_file():
         return None
@@ -260,8 +319,6 @@ def _is_gguf(kind: str, spec: str, target: str) -> bool:
     >>> _is_gguf("causal", "smollm2", "smollm2"), _is_gguf("causal", "causal:org/lm", "org/lm")
     (True, False)
     """
-    from nlibias.models.generative.sources import is_gguf_name
-
     return kind == "causal" and (split_kind(spec)[0] == "gguf" or is_gguf_name(without_options(target)))
 
 
@@ -281,17 +338,9 @@ def _known_keys(loc: Sequence[Any]) -> list[str]:
     return list(model.model_fields)
 
 
-def validation_error_message(exc: ValidationError, where: str, text: str | None = None) -> str:
-    """One readable line per pydantic error: ``file:line: field a.b: reason (fix)``."""
-    return "\n".join(
-        str(SourceError(where, p.field, p.reason, line=p.line))
-        for p in problems(exc, text=text, known_keys=_known_keys, whole="config")
-    )
-
-
 def load_config(path: str | Path) -> ExtendConfig:
-    """Read and validate a YAML run configuration; errors name the file, line and key
-    (a :class:`~nlibias.errors.SourceError` naming the first problem, every problem in its message)."""
+    """Read and validate a YAML run configuration: a :class:`~nlibias.errors.SourceError` names the
+    file, line and key of the first problem, and every problem in its message."""
     path = Path(path)
     if not path.exists():
         raise SourceError(path, None, "configuration file does not exist")
@@ -312,17 +361,11 @@ def load_config(path: str | Path) -> ExtendConfig:
 
 def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
     """``(dotted key, reason)`` of a setting that names a model path that does not exist, repeats
-    another setting or applies to nothing; ``None`` when there is none (the checks that span
-    sections, after each section's own).
+    another setting or applies to nothing (the checks that span sections); ``None`` when none does.
 
     >>> settings_problem(ExtendConfig.model_validate({"filter": {"compare_fills": ["fake"]}, "mlm": {"model": "fake"}}))
     ('filter.compare_fills', "'fake' is the fill model itself; compare the fill model with another one")
     """
-    from nlibias.models.mlm.causal_fill import split_fill_spec
-    from nlibias.models.mlm.fill_spec import fill_kind_problem, pinned_in_name
-    from nlibias.models.mlm.model_names import missing_path
-    from nlibias.models.registry import classifier_kind_problem
-
     named = [("mlm.model", config.mlm.model)]
     named += [("filter.compare_fills", spec) for spec in config.filter.compare_fills]
     named += [("filter.models", spec.model) for spec in config.filter.models]
@@ -345,7 +388,7 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
         )
     judgements = config.validation.judgements
     if config.validation.unvalidated and judgements and not Path(judgements).exists():
-        return "validation.judgements", (  # it would go on without every judgement, saying nothing
+        return "validation.judgements", (
             f"{judgements!r} does not exist, and an unvalidated run would go on without every judgement: "
             "check the path, or leave the judgements file out"
         )
@@ -360,7 +403,7 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
         )
     files = [f for f, (kind, target) in zip(fills, kinds, strict=True) if _is_gguf(kind, f, target)]
     if config.mlm.revision and files and len(files) == sum(fill_loads_weights(f) for f in fills):
-        return "mlm.revision", (  # it went on to the fill and failed there, naming a hub download
+        return "mlm.revision", (
             f"a revision applies to hub models and local directories, and every fill model that loads "
             f"weights here is a GGUF file ({', '.join(files)}); remove mlm.revision ({config.mlm.revision!r})"
         )
@@ -428,12 +471,11 @@ SETTING_KEYS: dict[str, tuple[str, ...]] = {
 configuration keys it overrides."""
 
 _OVERRIDE_PARAMETERS = {key: setting for setting, keys in SETTING_KEYS.items() for key in keys}
-"""The parameter (of ``nlibias extend``, the command line's option) each override key comes from."""
 
 
 def _place_device(data: dict[str, Any], device: Any) -> None:
-    """Put the ``device`` setting on the stages whose models load weights here (the others get
-    none: it would be ignored there), refusing it when no model does."""
+    """Put ``device`` on the stages whose models load weights here (the others would ignore it),
+    refusing it when no model does."""
     mlm, filters = data["mlm"], data["filter"]
     specs, compared = _specs(filters["models"]), filters["compare_fills"]
     models = [s.get("model") if isinstance(s, dict) else s for s in specs] if isinstance(specs, list) else []
@@ -444,7 +486,7 @@ def _place_device(data: dict[str, Any], device: Any) -> None:
     mlm["device"] = device if any(fill_loads_weights(spec) for spec in fills) else None
     filters["device"] = None if all(ModelRef.unread(str(name)).is_fake for name in models) else device
     if mlm["device"] is None and filters["device"] is None:
-        given = f"none of those given does: {', '.join(not_loaded(name) for name in [*fills, *models])}"
+        given = f"none of those given does: {', '.join(_not_loaded(name) for name in [*fills, *models])}"
         applies_to = f"fill and filter {LOADING} (a masked or causal LM, an NLI classifier)"
         raise option_applies_to_nothing("device", applies_to, value=device, given=given)
 
@@ -465,7 +507,8 @@ def _override_error(exc: ValidationError, overrides: Mapping[str, Any]) -> Confi
         message = f"{parameter} {overrides[models[0]]!r}: {field} of the configuration: {reason}"
         return ConfigError(message, parameter=parameter)
     if key is None:
-        return ConfigError(validation_error_message(exc, "overrides"), parameter="overrides")
+        lines = (str(SourceError("overrides", f, r, line=n)) for n, f, r in problems)
+        return ConfigError("\n".join(lines), parameter="overrides")
     parameter = _OVERRIDE_PARAMETERS.get(key, key.rsplit(".", 1)[-1])
     return ConfigError(f"{parameter} {overrides[key]!r}: {reason}", parameter=parameter)
 

@@ -1,9 +1,5 @@
-"""What the stages of ``nlibias extend`` and their fingerprints need from the run: a Protocol.
-
-:class:`~nlibias.extension.pipeline.Pipeline` implements :class:`StageContext`; the stage
-functions (:mod:`.stages`) and the stage fingerprints (:mod:`.fingerprint`) are written against
-this Protocol, so neither imports the pipeline that imports them. :class:`Factories` (how the
-models are built) lives here for the same reason.
+"""What the stages of ``nlibias extend`` and their fingerprints need from the run: a Protocol
+(:class:`~.pipeline.Pipeline` implements it), so neither imports the pipeline that imports them.
 
 >>> from nlibias.models.mlm.mask_filler import FakeMaskFiller
 >>> Factories(filler=lambda s: FakeMaskFiller(s.model), classifier=print).filler.__name__

@@ -1,12 +1,8 @@
-"""Counterfactual expansion: every surviving sample gets its group-swapped twin.
-
-The twin's hypothesis is made by re-rendering the sample's filled masked template (the mask
-replaced by the fill word) with the groups exchanged; the premise is unchanged. Strings are never
-substituted ("men" is inside "women"). When the twin is itself a surviving sample the two are
-paired (no duplicate); otherwise the twin is added, whether or not any model mispredicts it. Each
-pair shares a ``pair_key``; its members are ``<pair_key>:pro`` and ``<pair_key>:anti``, the twin's
-stereotype being the opposite of its partner's. A pair whose two surviving members were judged
-with the same stereotype is dropped and counted (the judgements contradict each other).
+"""Counterfactual expansion: every surviving sample gets its group-swapped twin, re-rendered from
+its filled masked template with the groups exchanged (never by string substitution: "men" is
+inside "women"). A twin that survived itself is paired, not duplicated; a pair shares a
+``pair_key`` (members ``<pair_key>:pro``/``:anti``); a pair judged with one stereotype twice is
+dropped and counted.
 
 >>> # result = expand_counterfactuals(accepted, subtopics, candidates=all_candidates, judgements=j)
 """
@@ -74,11 +70,8 @@ def expand_counterfactuals(
     candidates: Sequence[Sample] = (),
     judgements: Mapping[str, Judgement] | None = None,
 ) -> CounterfactualResult:
-    """Pair every accepted sample with its group-swapped twin (see module doc).
-
-    ``candidates`` (all filtered candidates, kept or not) give a twin that was itself generated its
-    filter predictions; ``judgements`` give it its own judgement when its hypothesis was judged.
-    """
+    """Pair every accepted sample with its twin; ``candidates`` give a generated twin its filter
+    predictions, ``judgements`` its own judgement."""
     index = {(s.subtopic, s.premise, s.hypothesis): s for s in accepted}
     candidate_index = {(c.subtopic, c.premise, c.hypothesis): c for c in candidates}
     done: set[str] = set()

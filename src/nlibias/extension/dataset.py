@@ -1,13 +1,6 @@
-"""Dataset export: ``samples.jsonl`` (nlibias format), Parquet / JSONL / CSV data files and the card.
-
-Layout of a dataset directory::
-
-    README.md            card (YAML header with configs: and the run's configuration)
-    samples.jsonl        Sample records, as nlibias.io.samples.write_samples writes them (audit input)
-    samples.parquet
-    data/train.parquet   flat columns (FLAT_COLUMNS), for datasets.load_dataset
-    data/train.jsonl
-    data/train.csv
+"""Dataset export: ``README.md`` (the card), ``samples.jsonl``/``samples.parquet`` (Sample
+records, audit input) and ``data/train.{parquet,jsonl,csv}`` (flat columns, for
+``datasets.load_dataset``).
 
 >>> # files = export_dataset(run_dir / "dataset", samples, info)
 """
@@ -22,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.errors import NlibiasError
+from nlibias.extension.card import render_card
 from nlibias.io.atomic import atomic_path, atomic_write_text, write_jsonl
 from nlibias.io.samples import write_samples
 from nlibias.schema import Sample
@@ -159,13 +153,8 @@ def check_pairs(samples: Sequence[Sample]) -> None:
 
 
 def export_dataset(out_dir: str | Path, samples: Sequence[Sample], info: Mapping[str, Any]) -> dict[str, Any]:
-    """Write every file of the dataset directory, then the card from the files read back.
-
-    ``info`` holds ``config`` and the statistics of the earlier stages (see
-    :func:`nlibias.extension.card.render_card`); this function adds the row counts and Tables 4
-    and 12. Returns the completed ``info``.
-    """
-    from nlibias.extension.card import render_card
+    """Write every file of the dataset directory, then the card from the files read back; returns
+    ``info`` (config and earlier stages' statistics) with row counts and Tables 4 and 12 added."""
 
     check_pairs(samples)
     out_dir = Path(out_dir)

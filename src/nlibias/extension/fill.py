@@ -1,10 +1,6 @@
-"""Fill stage: each unique masked hypothesis (never the premise) → top-k whole words → candidate samples.
-
-Requests are deduplicated by (masked hypothesis, excluded words), looked up in the
-:class:`~nlibias.runtime.cache.PredictionCache` in bulk, and only the missing ones go to the masked LM;
-each computed batch is committed before the next starts, so a killed run recomputes nothing that
-finished. The cache key holds the filler's identity, ``top_k``, the block-list, the text and the
-excluded words. Pro and anti renderings are filled independently (they are different texts).
+"""Fill stage: each unique masked hypothesis → top-k whole words → candidate samples. Requests are
+deduplicated and looked up in the prediction cache in bulk; each computed batch is committed, so a
+killed run recomputes nothing finished.
 
 >>> from nlibias.models.mlm.mask_filler import FakeMaskFiller
 >>> # run = fill_masked_samples(masked, FakeMaskFiller(), cache, top_k=20)
@@ -17,11 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nlibias.errors import ConfigError
 from nlibias.extension.config import MLMConfig
 from nlibias.extension.masked_samples import SOURCE, MaskedSample
-from nlibias.models.mlm.mask_filler import MASK, FillCandidate, MaskFiller, check_fill_batch
+from nlibias.extension.masked_templates import load_stopwords
+from nlibias.models.mlm.causal_fill import CausalLMFiller, split_fill_spec
+from nlibias.models.mlm.fill_spec import pinned_in_name
+from nlibias.models.mlm.mask_filler import MASK, FakeMaskFiller, FillCandidate, MaskFiller, check_fill_batch
 from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint
+from nlibias.runtime.progress import progress_bar
 from nlibias.schema import Sample
 from nlibias.schema.model_ref import MASKED_LM_KINDS, ModelRef
 
@@ -93,8 +92,6 @@ def fill_requests(
     if cache is not None and missing:
         cache.register_identity(fingerprint, {**dict(filler.identity()), "task": "mask-fill", "top_k": top_k})
     if missing:
-        from nlibias.runtime.progress import progress_bar
-
         with progress_bar(
             len(missing), unit="text", desc=f"fill {filler.name}", enabled=progress, leave=False
         ) as bar:
@@ -162,8 +159,6 @@ def fill_masked_samples(
     progress: bool = True,
 ) -> FillRun:
     """Candidate samples for every masked sample: one per fill word, duplicates dropped."""
-    if top_k < 1:
-        raise ConfigError(f"top_k must be positive, got {top_k}", parameter="top_k")
     started = time.perf_counter()
     requests: dict[tuple[str, frozenset[str]], int] = {}
     request_of = [requests.setdefault((m.hypothesis, frozenset(m.exclude)), len(requests)) for m in masked]
@@ -204,7 +199,6 @@ def fill_masked_samples(
 
 def describe_filler(filler: MaskFiller) -> dict[str, Any]:
     """``{"name", "kind", "identity"}`` of a filler (kind: ``causal``, ``masked`` or ``fake``)."""
-    from nlibias.models.mlm.mask_filler import FakeMaskFiller
 
     # causal fillers say so (fill_kind); the others are masked LMs, or the dry-run fake
     kind = getattr(filler, "fill_kind", None) or ("fake" if isinstance(filler, FakeMaskFiller) else "masked")
@@ -212,14 +206,8 @@ def describe_filler(filler: MaskFiller) -> dict[str, Any]:
 
 
 def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
-    """The causal-LM filler the fill model names (``causal:NAME``, ``smollm2``, a ``.gguf`` file, a
-    causal LM's directory or cached hub id, ``openai:URL#MODEL`` for a server: :func:`~nlibias.models.mlm.causal_fill.split_fill_spec`),
-    with the stop words of ``settings.stopwords`` (default: the shipped list); ``None`` when it
-    names a masked LM or the fake."""
-    from nlibias.extension.masked_templates import load_stopwords
-    from nlibias.models.mlm.causal_fill import CausalLMFiller, split_fill_spec
-    from nlibias.models.mlm.fill_spec import pinned_in_name
-
+    """The causal-LM filler the fill model names (:func:`~nlibias.models.mlm.causal_fill.split_fill_spec`)
+    with ``settings.stopwords``; ``None`` for a masked LM or the fake."""
     kind, target = split_fill_spec(settings.model)
     if kind != "causal":
         return None

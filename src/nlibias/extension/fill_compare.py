@@ -1,11 +1,6 @@
-"""Fill models compared on the same masked samples: how many variants each proposes, how varied
-they are, how often a variant changes the meaning of the BBNLI hypothesis it came from (a stated
-proxy), and how many the adversarial filter keeps.
-
-The proxy for "changes the meaning": a judge NLI model (any classifier, e.g. ``prompt:smollm2``)
-reads the original BBNLI hypothesis as the premise and the filled variant as the hypothesis; a
-variant it does not find entailed (label neutral or contradiction) counts as meaning-changing. It
-is only as good as the judge, and it says nothing about whether the variant is still a stereotype.
+"""Fill models compared on the same masked samples: variants proposed, their variety, how many the
+filter keeps, and how often a variant changes the meaning of its BBNLI hypothesis (a proxy: a judge
+NLI model does not find the variant entailed by the original; only as good as the judge).
 
 >>> # rows = compare_fills(masked, {"mlm": filler_a, "causal": filler_b}, subtopics, judge, filters, cache)
 """

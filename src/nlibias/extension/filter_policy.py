@@ -1,6 +1,5 @@
 """When the adversarial filter keeps a candidate: ``any`` filter model mispredicts it (the
-paper's rule), ``all`` do, or ``at_least:k`` do. The extend config checks a policy when it is read;
-:mod:`nlibias.extension.filtering` applies it.
+paper's rule), ``all`` do, or ``at_least:k`` do.
 
 >>> parse_policy("at_least:2").keeps(mispredicting=2, models=3)
 True
@@ -58,17 +57,13 @@ def parse_policy(value: str | int | Mapping[str, Any] | FilterPolicy) -> FilterP
     """
     if isinstance(value, FilterPolicy):
         return value
-    if isinstance(value, bool):
-        raise ConfigError(f"unknown filter policy {value!r}", parameter="policy")
-    if isinstance(value, int):
+    if isinstance(value, Mapping):  # {at_least: K}
+        at_least = value.get("at_least") if set(value) == {"at_least"} else None
+        if isinstance(at_least, int) and not isinstance(at_least, bool) and at_least >= 1:
+            return FilterPolicy("at_least", at_least)
+    if isinstance(value, int) and not isinstance(value, bool):
         return FilterPolicy("at_least", value)
-    if isinstance(value, Mapping):
-        if set(value) == {"at_least"} and isinstance(value["at_least"], int) and value["at_least"] >= 1:
-            return FilterPolicy("at_least", int(value["at_least"]))
-        raise ConfigError(
-            f"unknown filter policy {dict(value)!r} (use any, all or at_least: K)", parameter="policy"
-        )
-    text = str(value).strip().lower()
+    text = value.strip().lower() if isinstance(value, str) else ""
     if text in ("any", "all"):
         return FilterPolicy(text)  # type: ignore[arg-type]
     match = _AT_LEAST.match(text)

@@ -1,12 +1,7 @@
-"""Adversarial filtering: keep the candidates that the filter ensemble finds hard.
-
-Every candidate (premise, filled hypothesis) is classified by each filter model through
-:func:`nlibias.runtime.classifier.predict_pairs` (cached, deduplicated). The gold label of every candidate is
-``neutral``, so a non-neutral prediction is a misprediction. A candidate is kept under a policy:
-``any`` (at least one filter model mispredicts it; the paper's rule), ``all``, or ``at_least:k``.
-Every filter model's label and probabilities are recorded on every candidate, kept or not.
-Held-out models are never consulted: they are named only so that a filter list that contains one
-is refused.
+"""Adversarial filtering: keep the candidates the filter ensemble finds hard. Every candidate's
+gold label is ``neutral``, so any other prediction is a misprediction; the policy
+(:mod:`.filter_policy`) decides; every model's label and probabilities are recorded on every
+candidate. Held-out models are never consulted.
 
 >>> parse_policy("at_least:2").keeps(mispredicting=2, models=3)
 True
@@ -27,6 +22,7 @@ from nlibias.extension.config import FilterConfig, FilterModelConfig
 from nlibias.extension.filter_policy import FilterPolicy as FilterPolicy
 from nlibias.extension.filter_policy import parse_policy as parse_policy
 from nlibias.models.base import NLIClassifier
+from nlibias.models.registry import create_classifier, split_spec
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.classifier import predict_pairs
 from nlibias.schema import LABELS, Sample
@@ -53,11 +49,8 @@ def filter_candidates(
     holdout: Sequence[str] = (),
     progress: bool = True,
 ) -> FilterRun:
-    """Classify every candidate with each filter model and keep those the policy accepts.
-
-    Provenance gains ``filter`` (model → ``{"label", "probs"}``), ``mispredicted_by`` (count) and
-    ``kept``. A filter model whose name is in ``holdout`` is refused.
-    """
+    """Classify every candidate with each filter model and keep those the policy accepts (provenance
+    gains ``filter``, ``mispredicted_by`` and ``kept``); a held-out model is refused."""
     started = time.perf_counter()
     rule = parse_policy(policy)
     if not classifiers:
@@ -150,13 +143,8 @@ def policy_counts(candidates: Sequence[Sample], models: int) -> dict[str, int]:
 
 
 def filter_classifier(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier:
-    """The classifier of a filter model, built by :func:`nlibias.models.registry.create_classifier`
-    as an audit's classifiers are: a Hugging Face classifier (a hub id, a local directory,
-    ``hf:PATH``), ``prompt:MODEL`` or an entry-point backend, with the filter's device settings
-    and the model's own (:class:`FilterModelConfig`). The dry-run fakes are the pipeline's own
-    (:func:`nlibias.extension.pipeline.default_classifier`)."""
-    from nlibias.models.registry import create_classifier, split_spec
-
+    """The classifier of a filter model, built as an audit's are, with the filter's device settings
+    and the model's own."""
     kind, _ = split_spec(spec.model)
     options: dict[str, Any] = {
         "name": spec.key,

@@ -1,20 +1,7 @@
-"""What each stage of ``nlibias extend`` depends on, and how a rerun compares it with the run directory.
-
-A stage's outputs are a function of
-
-* its **settings**: the parts of the configuration that change what it writes (flat dotted keys,
-  e.g. ``mlm.top_k``, so a refusal can name them), with the model files' hashes and the weights'
-  dtype as it will be resolved (a GPU's default dtype is not the CPU's);
-* its **inputs**: the files of earlier stages it reads, and the judgements file.
-
-Settings that change only how fast a stage runs (:data:`SPEED_ONLY`) are left out, as the
-prediction cache leaves them out of its keys. Every other setting of a stage's config section is
-in, including ones added later, so a new option can never let two runs mix silently (add it to
-:data:`SPEED_ONLY` only if it cannot change an output).
-
-A rerun whose settings differ from those a finished stage recorded is refused
-(:func:`nlibias.extension.pipeline.Pipeline.run`, with :func:`nlibias.io.stages.changes`);
-inputs that differ (an earlier stage was rerun) make the stage run again.
+"""What each stage of ``nlibias extend`` depends on: its settings (flat dotted keys, with the model
+files' hashes and the resolved dtype) and its input files. Every setting of a stage's section is
+in, except those that change only speed (:data:`SPEED_ONLY`), so a new option can never let two
+runs mix silently.
 
 >>> model_files("fake:x", None) is None
 True
@@ -22,14 +9,21 @@ True
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from nlibias.extension.config import MLMConfig
 from nlibias.extension.context import StageContext
+from nlibias.extension.masked_templates import default_stopwords_path, load_stopwords
+from nlibias.extension.validation_handoff import resolution_record
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.stages import fingerprint, model_identity
+from nlibias.models.generative.sources import is_gguf_name
+from nlibias.models.hf_common import checkpoint_dtype, dtype_choice
+from nlibias.models.hub_reach import hub_file
+from nlibias.models.mlm.causal_fill import split_fill_spec, stopwords_hash
 from nlibias.schema.model_ref import ModelRef, without_options
 
 __all__ = ["judgements_input", "model_files", "sha256_file", "stage_settings"]
@@ -43,10 +37,8 @@ def _is_fake(model: str) -> bool:
 
 
 def model_files(model: str, revision: str | None) -> str | None:
-    """:func:`nlibias.io.stages.model_identity` as one string: the file hash of a local model
-    directory (also behind ``causal:`` and the like), ``commit:<sha>`` for a hub id (None when it
-    cannot be resolved, and for a fake). Options after ``?`` are not part of the files' name
-    (``causal:./m?beam=8`` names the directory ``./m``), so changed weights redo the fills."""
+    """A model's identity as one string: a local directory's file hash, ``commit:<sha>`` for a hub id
+    (None when unresolved, and for a fake); options after ``?`` are not part of the name."""
     identity = model_identity(without_options(model), revision)
     if identity["files_sha256"] is not None:
         return str(identity["files_sha256"])
@@ -54,17 +46,15 @@ def model_files(model: str, revision: str | None) -> str | None:
 
 
 def resolved_dtype(device: str | None, dtype: str | None, models: list[str]) -> str | None:
-    """The dtype the models' weights will have: ``dtype`` when given; under auto each checkpoint's
-    own (its config.json, local or in the Hugging Face cache; float32 for a GGUF file or when it
-    records none), joined with commas when the models differ; ``"auto"`` for a model whose config
-    can be neither found nor fetched (its load then fails and says why). Fakes have none.
+    """The dtype the models' weights will have: ``dtype`` when given, else each checkpoint's own
+    (float32 for GGUF or when none is recorded; ``"auto"`` when its config cannot be found). Fakes
+    have none.
 
     >>> resolved_dtype(None, "bf16", ["x"]), resolved_dtype(None, None, ["fake:a"])
     ('bfloat16', None)
     """
     if all(_is_fake(m) for m in models):
         return dtype
-    from nlibias.models.hf_common import dtype_choice
 
     chosen = dtype_choice(dtype)
     if chosen is not None:
@@ -76,21 +66,14 @@ def resolved_dtype(device: str | None, dtype: str | None, models: list[str]) -> 
 def _checkpoint_dtype(model: str) -> str:
     """The dtype ``model``'s configuration records (hf_common.checkpoint_dtype), read from a local
     directory or the Hugging Face cache without a download; ``"auto"`` when it is at neither."""
-    import json
-
-    from nlibias.models.hf_common import checkpoint_dtype
-
     model = without_options(model)  # "causal:./m?beam=8" names the directory ./m
     ref = ModelRef.unread(model)
     name = ref.name if ref.kind.isidentifier() and not Path(model).exists() else model
-    from nlibias.models.generative.sources import is_gguf_name
 
     if is_gguf_name(name):
         return "float32"  # a GGUF file (the embedded SmolLM2 is one) is dequantised on loading
     config: Path | None = Path(name).expanduser() / "config.json"
     if config is None or not config.is_file():
-        from nlibias.models.hub_reach import hub_file
-
         # as the model identity beside it reads a hub model: the cache, else one download
         cached = hub_file(name, "config.json")
         config = Path(cached) if cached is not None else None
@@ -114,8 +97,6 @@ def _source(p: StageContext) -> dict[str, Any]:
 
 
 def _masks(p: StageContext) -> dict[str, Any]:
-    from nlibias.extension.masked_templates import default_stopwords_path
-
     templates = p.config.templates
     path = p.templates_path()
     stopwords = Path(templates.stopwords) if templates.stopwords else default_stopwords_path()
@@ -130,9 +111,6 @@ def _masks(p: StageContext) -> dict[str, Any]:
 def fill_stopwords_hash(mlm: MLMConfig) -> str | None:
     """The content hash of the stop words a causal fill skips (``None`` for another fill, which
     reads none): a rerun with another list must not reuse the fills made with this one."""
-    from nlibias.extension.masked_templates import load_stopwords
-    from nlibias.models.mlm.causal_fill import split_fill_spec, stopwords_hash
-
     if split_fill_spec(mlm.model)[0] != "causal":
         return None
     return stopwords_hash(load_stopwords(mlm.stopwords))
@@ -183,8 +161,6 @@ def stage_settings(p: StageContext, stage: str) -> dict[str, Any]:
 def judgements_input(p: StageContext) -> dict[str, str | None]:
     """The judgements file as an input: a changed file reruns the stages that read it. Its
     content only, not its path, so one file named relatively or absolutely is one input."""
-    from nlibias.extension.validation_handoff import resolution_record
-
     path = p.judgements_path()
     record = resolution_record(path)  # who judged and how far they agreed: on the card
     return {

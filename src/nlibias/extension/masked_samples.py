@@ -1,11 +1,6 @@
-"""Masked samples: masked templates expanded against the BBNLI premises and word lists.
-
-Exactly as the core BBNLI expansion (:func:`nlibias.benchmarks.bbnli.expand_subtopic`): for every
-premise and every word combination, a ``pro`` formulation (GROUP1/GROUP2 as in the file) and an
-``anti`` formulation (groups swapped in premise and hypothesis); pairs already emitted with the same
-(formulation, premise, hypothesis) within the subtopic are dropped. The hypothesis still holds its
-``<mask>``; each masked sample also records the words its fills must not repeat (the template's
-original word, or every word of a replaced placeholder's list).
+"""Masked samples: masked templates expanded against the BBNLI premises and word lists exactly as
+:func:`nlibias.benchmarks.bbnli.expand_subtopic` does, the ``<mask>`` kept, with the words a fill
+must not repeat.
 
 >>> # masked = expand_masked_templates(templates, subtopics); masked_counts(masked, subtopics)
 """
@@ -67,11 +62,7 @@ class MaskedSample:
 def excluded_words(
     template: MaskedTemplate, subtopic: BBNLISubtopic, values: Mapping[str, str]
 ) -> tuple[str, ...]:
-    """Words a fill of ``template`` must not repeat under ``values``.
-
-    ``replace_placeholder``: every word of the replaced list (those sentences are in BBNLI already);
-    otherwise the original word as rendered (``{{WORD2}}`` → ``talented``).
-    """
+    """Words a fill of ``template`` must not repeat: every word of a replaced list, else the original word."""
     match = PLACEHOLDER.fullmatch(template.original)
     if template.strategy == "replace_placeholder" and match:
         words = subtopic.words.get(match.group(1), ())
@@ -151,12 +142,7 @@ def masked_counts(
 
 
 def original_hypothesis(candidate: Any, subtopic: BBNLISubtopic) -> str:
-    """The BBNLI hypothesis a candidate sample was derived from: its ``bbnli_template`` rendered
-    with the same word combination and formulation (the sentence before masking and filling).
-
-    ``candidate`` is a fill-stage :class:`~nlibias.schema.Sample` (its provenance holds the
-    template, the words and the formulation).
-    """
+    """The BBNLI hypothesis a fill-stage candidate was derived from (before masking and filling)."""
     provenance = candidate.provenance
     values = subtopic.values(provenance["words"], provenance["formulation"])
     return render(provenance["bbnli_template"], values)

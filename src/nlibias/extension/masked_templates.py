@@ -1,18 +1,8 @@
-"""Masked hypothesis templates: a BBNLI bias-hypothesis template with exactly one ``<mask>``.
-
-Three strategies (BBNLI-next paper, Table 1), each checked against the template it derives from:
-
-- ``mask_word``: one word of the template becomes the mask
-  (``{{GROUP2}} are equipped poorly ...`` → ``{{GROUP2}} are <mask> poorly ...``);
-- ``replace_placeholder``: a word-list placeholder becomes the mask
-  (``less {{WORD2}} for`` → ``less <mask> for``);
-- ``add_beside``: the placeholder (or word) stays and `` and <mask>`` follows it
-  (``less {{WORD2}} for`` → ``less {{WORD2}} and <mask> for``).
-
-The word the mask replaces (or stands beside) is the template's *original*; fills equal to it are
-skipped. Templates come from a curated JSONL file (the package ships one,
-``resources/masked_templates.jsonl``) or are derived automatically from any
-:class:`~nlibias.benchmarks.bbnli.BBNLISubtopic` with the same strategies and a stop-word list.
+"""Masked hypothesis templates: a BBNLI bias-hypothesis template with exactly one ``<mask>``, by
+one of three strategies (BBNLI-next, Table 1): ``mask_word`` (a word becomes the mask),
+``replace_placeholder`` (``{{WORD2}}`` → ``<mask>``) or ``add_beside`` (``{{WORD2}} and <mask>``).
+Fills equal to the replaced word are skipped. Templates come from a curated JSONL file (one ships
+with nlibias) or are derived from a subtopic.
 
 >>> classify_derivation("{{GROUP2}} are less {{WORD2}} for jobs.", "{{GROUP2}} are less <mask> for jobs.")
 ('replace_placeholder', '{{WORD2}}')
@@ -206,15 +196,8 @@ def check_masked_template(subtopic: BBNLISubtopic, template_index: int, masked: 
 def load_masked_templates(
     path: str | Path | None, subtopics: Mapping[str, BBNLISubtopic] | Sequence[BBNLISubtopic]
 ) -> list[MaskedTemplate]:
-    """Read and validate a masked-template JSONL file (default: the curated file shipped with nlibias).
-
-    Each non-blank line that does not start with ``#`` is an object with ``subtopic``, ``template``
-    (bias-hypothesis index), ``masked`` and optionally ``strategy`` (checked) and ``note``. Errors
-    name the file, line and reason (:class:`~nlibias.errors.SourceError`).
-
-    >>> from nlibias.benchmarks.bbnli import load_bbnli_dir            # doctest: +SKIP
-    >>> templates = load_masked_templates(None, load_bbnli_dir(d))  # doctest: +SKIP
-    """
+    """Read and validate a masked-template JSONL file (default: the shipped one); errors name the
+    file, line and reason."""
     path = Path(path) if path is not None else default_templates_path()
     by_id = _subtopic_map(subtopics)
     if not path.exists():
@@ -285,14 +268,8 @@ def derive_masked_templates(
     strategies: Iterable[Strategy] = STRATEGIES,
     min_word_length: int = 3,
 ) -> list[MaskedTemplate]:
-    """Masked templates derived from every bias hypothesis of ``subtopic`` that names a group.
-
-    ``mask_word`` masks each word that is not a stop word, not shorter than ``min_word_length``
-    and not capitalised inside the sentence (a proper noun or a group name); ``replace_placeholder``
-    and ``add_beside`` apply to each word-list placeholder (never to GROUP1/GROUP2); words of the
-    two group names are never masked. Templates
-    without a group placeholder are skipped (their twin would be the same sentence).
-    """
+    """Masked templates derived from every bias hypothesis of ``subtopic`` that names a group (never
+    masking stop words, short or capitalised words, group names or GROUP placeholders)."""
     stop = frozenset(w.lower() for w in (stopwords if stopwords is not None else load_stopwords()))
     # the groups' own words ("White Christians ...") are never masked: they say who the sentence is about
     stop |= {w.lower() for group in (subtopic.group1, subtopic.group2) for w in group.split()}
@@ -355,10 +332,7 @@ def combine_templates(*groups: Iterable[MaskedTemplate]) -> list[MaskedTemplate]
 def template_counts(
     templates: Sequence[MaskedTemplate], subtopics: Sequence[BBNLISubtopic]
 ) -> list[dict[str, Any]]:
-    """One row per subtopic (paper Table 9): domain, subtopic, count, and counts per strategy and origin.
-
-    Subtopics without templates get a row with zeros, so a gap is visible.
-    """
+    """One row per subtopic (paper Table 9), zeros included: counts per strategy and origin."""
     rows: dict[str, dict[str, Any]] = {
         s.subtopic: {
             "domain": s.domain,

@@ -1,15 +1,12 @@
 """The ``nlibias extend`` pipeline: masks → masked → fill → filter → validate → counterfactual → export.
 
-Each stage reads named files of the run directory and writes its own; it is a stage of
-:mod:`nlibias.io.stages`, whose inputs are its settings and input files (:mod:`.fingerprint`: the
-settings that change its outputs, model file hashes, input file hashes): when it finishes,
-``stages/<name>.json`` records them, their fingerprint, and the hashes of its outputs. A stage whose marker matches is skipped, so a killed run resumes at the stage it was
-in, and the prediction cache (committed batch by batch) spares the model calls that stage had
-already made. A rerun whose settings differ from a finished stage's is refused before anything is
-written, naming the stage and the settings (go on with a new run directory, ``force`` or
-``from_stage``); a stage that runs first removes the markers and outputs of the later stages, so
-the directory never holds the outputs of two runs. ``run.json`` records per-stage status, counts
-and durations (``running`` while a run goes on or after it was killed).
+Each stage reads named files of the run directory and writes its own, as a stage of
+:mod:`nlibias.io.stages` whose inputs are its settings (:mod:`.fingerprint`) and input files. A
+finished stage whose record matches is skipped, so a killed run resumes where it stopped (the
+prediction cache spares the model calls already made); a rerun with other settings is refused
+before anything is written, unless ``force`` or ``from_stage``. A stage that runs removes the later
+stages' records and outputs, so the directory never mixes two runs. ``run.json`` records per-stage
+status, counts and durations.
 
 >>> # result = run_pipeline(load_config("configs/bbnli-next.yaml"), until="filter")
 """
@@ -24,11 +21,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from nlibias.benchmarks.bbnli import BBNLISubtopic
+from nlibias.benchmarks.bbnli import BBNLISubtopic, load_bbnli_dir
+from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+from nlibias.benchmarks.data_locations import resolve_data
 from nlibias.errors import ConfigError, SourceError, did_you_mean
+from nlibias.extension import stages
 from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig, dump_config
 from nlibias.extension.context import Factories
+from nlibias.extension.fill import causal_filler_for, masked_target
+from nlibias.extension.filtering import filter_classifier
 from nlibias.extension.fingerprint import judgements_input, sha256_file, stage_settings
+from nlibias.extension.masked_templates import default_templates_path
+from nlibias.extension.validation_handoff import JUDGEMENTS_CSV
 from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.io.stages import (
     DONE,
@@ -41,7 +45,9 @@ from nlibias.io.stages import (
     stage_status,
 )
 from nlibias.models.base import NLIClassifier
-from nlibias.models.mlm.mask_filler import MaskFiller
+from nlibias.models.fake import FakeNLIClassifier
+from nlibias.models.mlm.hf import HFMaskedLMFiller
+from nlibias.models.mlm.mask_filler import FakeMaskFiller, MaskFiller
 from nlibias.runtime.cache import PredictionCache, default_cache_path
 from nlibias.schema.model_ref import ModelRef
 
@@ -93,16 +99,10 @@ INPUTS: dict[str, tuple[str, ...]] = {
 def default_filler(settings: MLMConfig) -> MaskFiller:
     """An :class:`~nlibias.models.mlm.hf.HFMaskedLMFiller`; ``fake`` / ``fake:NAME`` gives a dry-run fake."""
     if ModelRef.unread(settings.model).is_fake:
-        from nlibias.models.mlm.mask_filler import FakeMaskFiller
-
         return FakeMaskFiller(settings.model)
-    from nlibias.extension.fill import causal_filler_for, masked_target
-
     causal = causal_filler_for(settings)  # causal:NAME, smollm2, a causal LM (docs/extension.md)
     if causal is not None:
         return causal
-    from nlibias.models.mlm.hf import HFMaskedLMFiller
-
     return HFMaskedLMFiller(
         masked_target(settings.model),
         revision=settings.revision,
@@ -115,15 +115,9 @@ def default_filler(settings: MLMConfig) -> MaskFiller:
 
 
 def default_classifier(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier:
-    """The filter model's classifier (:func:`~nlibias.extension.filtering.filter_classifier`, as an
-    audit builds its classifiers); ``fake:NAME`` gives a dry-run fake seeded by its name, so that
-    two fakes disagree."""
+    """The filter model's classifier; ``fake:NAME`` is a fake seeded by its name (two fakes disagree)."""
     if ModelRef.unread(spec.model).is_fake:
-        from nlibias.models.fake import FakeNLIClassifier
-
         return FakeNLIClassifier(spec.key, seed=int(hashlib.sha256(spec.model.encode()).hexdigest()[:6], 16))
-    from nlibias.extension.filtering import filter_classifier
-
     return filter_classifier(spec, settings)
 
 
@@ -176,10 +170,6 @@ class Pipeline:
     @property
     def all_subtopics(self) -> list[BBNLISubtopic]:
         if self._subtopics is None:
-            from nlibias.benchmarks.bbnli import load_bbnli_dir
-            from nlibias.benchmarks.bbnli_source import BBNLI_DATA
-            from nlibias.benchmarks.data_locations import resolve_data
-
             self._subtopics = load_bbnli_dir(resolve_data(BBNLI_DATA, self.config.source))
         return self._subtopics
 
@@ -202,16 +192,12 @@ class Pipeline:
         return chosen or list(self.all_subtopics)
 
     def templates_path(self) -> Path | None:
-        from nlibias.extension.masked_templates import default_templates_path
-
         curated = self.config.templates.curated
         if curated is None:
             return None
         return default_templates_path() if curated == "default" else Path(curated)
 
     def judgements_path(self) -> Path:
-        from nlibias.extension.validation_handoff import JUDGEMENTS_CSV
-
         configured = self.config.validation.judgements
         return Path(configured) if configured else self.run_dir / JUDGEMENTS_CSV
 
@@ -345,8 +331,6 @@ class Pipeline:
     def _run_stage(self, stage: str) -> StageReport:
         self._invalidate_after(stage)  # a stage's record is written when it finishes
         began = time.perf_counter()
-        from nlibias.extension import stages
-
         handler: Callable[[Pipeline], dict[str, Any] | str] = getattr(stages, f"run_{stage}")
         outcome = handler(self)
         seconds = round(time.perf_counter() - began, 3)
@@ -404,11 +388,7 @@ def run_pipeline(
     on_stage: Callable[[StageReport], None] | None = None,
     force: bool = False,
 ) -> PipelineResult:
-    """Run (or resume) the extension pipeline described by ``config``; see :class:`Pipeline`.
-
-    A run directory whose finished stages recorded other settings is refused (a
-    :class:`~nlibias.errors.ConfigError` naming each stage and setting) unless ``force`` (those
-    stages and the later ones run again) or ``from_stage`` (that stage and the later ones do)."""
+    """Run (or resume) the extension pipeline described by ``config`` (module notes)."""
     return Pipeline(config, factories=factories, progress=progress, on_stage=on_stage).run(
         from_stage=from_stage, until=until, force=force
     )

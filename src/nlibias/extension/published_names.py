@@ -1,11 +1,6 @@
-"""Local model paths kept out of what an ``extend`` run publishes.
-
-The dataset folder (``samples.jsonl``, the Parquet/CSV/JSON files and the card) is made to be
-shared; a model given as a path on this machine (``--mlm causal:/home/me/models/lm``, a filter
-model in ``~/ft/roberta``) would put that path, with the user's name and folders, into every
-sample's provenance and the card. There the model is named by its folder's name under
-``<local>/`` instead (``causal:<local>/lm``); its identity beside it (backend, SHA-256 of the
-weights, settings) still says which weights it was. The paths stay in the run's ``run.json``.
+"""Local model paths kept out of what an ``extend`` run publishes: the dataset folder names such a
+model by its folder under ``<local>/`` (its identity still says which weights); the paths stay in
+``run.json``.
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp()) / "lm"; folder.mkdir()
@@ -28,10 +23,8 @@ _PATH_PREFIXES = ("/", "./", "../", "~")
 
 
 def _local(written: str, *, bare_word: bool) -> Path | None:
-    """The file or folder on this machine that ``written`` names, or None. Written as a path
-    (``/``, ``./``, ``../``, ``~``), it counts even when nothing is there any more (an export rerun
-    after the model was moved must not publish where it was); otherwise it must exist, and, unless
-    ``bare_word``, hold a ``/`` (an option's value ``8`` is never a file)."""
+    """The local file or folder ``written`` names, or None (a path-like name counts even when gone;
+    otherwise it must exist and, unless ``bare_word``, hold a ``/``)."""
     path = Path(written).expanduser()
     if written.startswith(_PATH_PREFIXES):
         return path
@@ -62,12 +55,9 @@ class _Places:
 
 
 def local_model_names(specs: Iterable[str]) -> dict[str, str]:
-    """``{written: published name}``: each model reference in ``specs`` that names a file or folder
-    on this machine, or carries one in an option (``prompt:org/m?prompt=/home/me/p.txt``), with its
-    kind and other options kept and each path replaced by ``<local>/FOLDER`` (two different paths
-    with one folder name: ``<local-2>/FOLDER`` for the second, in sorted order); and each such path
-    in the forms a record may hold it (:func:`_path_forms`, e.g. a causal LM's identity records the
-    resolved path). References to hub models, servers and fakes are left out."""
+    """``{written: published name}`` for each reference in ``specs`` naming a local path (also in an
+    option), each path as ``<local>/FOLDER`` (``<local-2>/`` for a second with the same name), and
+    the path's own forms; hub models, servers and fakes are left out."""
     names: dict[str, str] = {}
     places = _Places()
     for spec in sorted(set(specs)):
@@ -90,9 +80,7 @@ def local_model_names(specs: Iterable[str]) -> dict[str, str]:
 
 
 def renamed(value: Any, names: Mapping[str, str]) -> Any:
-    """``value`` (JSON-like: mappings, lists, strings, numbers) with every string and every mapping
-    key that equals a spec of ``names`` replaced by its published name; other strings untouched
-    (a fill word that happens to be a file name here stays a word)."""
+    """``value`` with every string and key equal to a spec of ``names`` replaced by its published name."""
     if isinstance(value, str):
         return names.get(value, value)
     if isinstance(value, Mapping):

@@ -1,26 +1,47 @@
-"""The seven stages of the extension pipeline, each a function of the run
-(:class:`~.context.StageContext`, which :class:`~.pipeline.Pipeline` implements).
-
-Each reads the files its predecessor wrote, writes its own (:data:`~.pipeline.OUTPUTS`) and returns
-its counts; ``run_validate`` returns a message instead when judgements are needed and missing.
+"""The seven stages of the extension pipeline, each a function of the run (:class:`~.context.StageContext`):
+it reads its predecessor's files, writes its own and returns its counts (``run_validate``: a
+message when judgements are missing).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.context import StageContext
+from nlibias.extension.counterfactual import expand_counterfactuals
+from nlibias.extension.dataset import export_dataset
+from nlibias.extension.fill import fill_masked_samples
+from nlibias.extension.fill_compare import compare_fills
+from nlibias.extension.filtering import filter_candidates, misprediction_table, policy_counts
+from nlibias.extension.masked_samples import MaskedSample, expand_masked_templates, masked_counts
+from nlibias.extension.masked_templates import (
+    MaskedTemplate,
+    combine_templates,
+    derive_masked_templates,
+    load_masked_templates,
+    load_stopwords,
+    template_counts,
+)
+from nlibias.extension.published_names import local_model_names, renamed
+from nlibias.extension.validation_handoff import (
+    QUEUE_CSV,
+    Judgement,
+    apply_judgements,
+    disagreed_hypotheses,
+    read_judgements,
+    read_queue,
+    resolution_record,
+    write_validation_queue,
+)
 from nlibias.io.atomic import write_json, write_jsonl
 from nlibias.io.jsonl import iter_jsonl, read_json_file
 from nlibias.models.base import NLIClassifier
 from nlibias.models.mlm.model_names import loading_as
 from nlibias.schema import Sample
-
-if TYPE_CHECKING:
-    from nlibias.extension.validation_handoff import Judgement
 
 
 def write_records(path: Path, records: Sequence[Any]) -> None:
@@ -52,14 +73,6 @@ def read_sample_records(path: Path) -> list[Sample]:
 
 
 def run_masks(p: StageContext) -> dict[str, Any]:
-    from nlibias.extension.masked_templates import (
-        combine_templates,
-        derive_masked_templates,
-        load_masked_templates,
-        load_stopwords,
-        template_counts,
-    )
-
     selected = {s.subtopic for s in p.subtopics}
     path = p.templates_path()
     curated = load_masked_templates(path, p.all_subtopics) if path is not None else []
@@ -87,9 +100,6 @@ def run_masks(p: StageContext) -> dict[str, Any]:
 
 
 def run_masked(p: StageContext) -> dict[str, Any]:
-    from nlibias.extension.masked_samples import expand_masked_templates, masked_counts
-    from nlibias.extension.masked_templates import MaskedTemplate
-
     templates = [MaskedTemplate.from_dict(r) for r in read_records(p.run_dir / "masks/templates.jsonl")]
     masked = expand_masked_templates(templates, p.subtopics)
     write_records(p.run_dir / "masked/samples.jsonl", masked)
@@ -99,9 +109,6 @@ def run_masked(p: StageContext) -> dict[str, Any]:
 
 
 def run_fill(p: StageContext) -> dict[str, Any]:
-    from nlibias.extension.fill import fill_masked_samples
-    from nlibias.extension.masked_samples import MaskedSample
-
     masked = [MaskedSample.from_dict(r) for r in read_records(p.run_dir / "masked/samples.jsonl")]
     with loading_as("fill_model", p.config.mlm.model):
         filler = p.factories.filler(p.config.mlm)
@@ -120,8 +127,6 @@ def run_fill(p: StageContext) -> dict[str, Any]:
 
 
 def run_filter(p: StageContext) -> dict[str, Any]:
-    from nlibias.extension.filtering import filter_candidates, misprediction_table, policy_counts
-
     candidates = read_sample_records(p.run_dir / "fill/candidates.jsonl")
     settings = p.config.filter
     classifiers = []
@@ -154,15 +159,11 @@ def run_filter(p: StageContext) -> dict[str, Any]:
 
 
 def compare_run_fills(p: StageContext, classifiers: Sequence[NLIClassifier]) -> dict[str, Any]:
-    """The run's fill and each of ``filter.compare_fills`` on the run's masked samples (fills,
-    filter and judge through the cache; the first filter model judges the meaning-changed proxy):
-    :func:`~nlibias.extension.fill_compare.compare_fills`' rows. ``{"rows": []}`` without any."""
+    """The run's fill and each of ``filter.compare_fills`` compared on its masked samples (the first
+    filter model judges); ``{"rows": []}`` without any."""
     others = p.config.filter.compare_fills
     if not others:
         return {"rows": []}
-    from nlibias.extension.fill_compare import compare_fills
-    from nlibias.extension.masked_samples import MaskedSample
-
     masked = [MaskedSample.from_dict(r) for r in read_records(p.run_dir / "masked/samples.jsonl")]
     mlm = p.config.mlm
     fillers = {mlm.model: p.factories.filler(mlm)}
@@ -192,8 +193,6 @@ def compare_run_fills(p: StageContext, classifiers: Sequence[NLIClassifier]) -> 
 
 def load_judgements(p: StageContext) -> dict[str, Judgement] | None:
     """The run's judgements (validated against its queue), or None when there is no judgements file."""
-    from nlibias.extension.validation_handoff import QUEUE_CSV, read_judgements, read_queue
-
     path = p.judgements_path()
     if not path.exists():
         return None
@@ -201,13 +200,6 @@ def load_judgements(p: StageContext) -> dict[str, Judgement] | None:
 
 
 def run_validate(p: StageContext) -> dict[str, Any] | str:
-    from nlibias.extension.validation_handoff import (
-        apply_judgements,
-        disagreed_hypotheses,
-        resolution_record,
-        write_validation_queue,
-    )
-
     kept = read_sample_records(p.run_dir / "filter/kept.jsonl")
     queue = write_validation_queue(p.run_dir, kept)
     judgements = load_judgements(p)
@@ -238,8 +230,6 @@ def run_validate(p: StageContext) -> dict[str, Any] | str:
 
 
 def run_counterfactual(p: StageContext) -> dict[str, Any]:
-    from nlibias.extension.counterfactual import expand_counterfactuals
-
     accepted = read_sample_records(p.run_dir / "validation/accepted.jsonl")
     candidates = read_sample_records(p.run_dir / "filter/candidates.jsonl")
     validated = read_json_file(p.run_dir / "validation/summary.json").get("status") == "validated"
@@ -255,11 +245,6 @@ def run_counterfactual(p: StageContext) -> dict[str, Any]:
 
 
 def run_export(p: StageContext) -> dict[str, Any]:
-    from dataclasses import replace
-
-    from nlibias.extension.dataset import export_dataset
-    from nlibias.extension.published_names import local_model_names, renamed
-
     def load(rel: str) -> Any:
         return read_json_file(p.run_dir / rel)
 

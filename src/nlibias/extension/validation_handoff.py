@@ -1,13 +1,7 @@
-"""Human validation hand-off: export the generated hypotheses to judge, import the judgements.
-
-``validation/queue.csv`` has one row per unique (subtopic, generated hypothesis) among the
-candidates kept by the filter, with what a judge needs (masked template, BBNLI template, fill word,
-an example premise, the stereotype the template suggests) and empty ``judgement`` / ``stereotype``
-columns. A judge copies it to ``validation/judgements.csv`` and fills those columns: ``valid`` /
-``invalid`` / ``incoherent``, and ``pro`` / ``anti`` for valid ones. Rows left without a judgement
-are unjudged, or, in a file ``nlibias validate resolve`` wrote, ``dropped`` where its rule kept no
-label because the annotators disagreed (either way their samples are left out and counted). Only
-valid hypotheses survive; their samples take the judged stereotype.
+"""Human validation hand-off: ``validation/queue.csv`` (one row per unique generated hypothesis,
+with what a judge needs) is copied to ``validation/judgements.csv`` and judged (``valid`` /
+``invalid`` / ``incoherent``, ``pro`` / ``anti`` for valid ones). Unjudged rows (``dropped`` where
+``validate resolve`` found disagreement) lose their samples, counted; valid hypotheses survive.
 
 >>> # path = write_validation_queue(run_dir, kept); judgements = read_judgements(run_dir / "validation/judgements.csv", read_queue(path))
 """
@@ -24,6 +18,8 @@ from typing import Any, Literal
 
 from nlibias.errors import SourceError
 from nlibias.io.atomic import atomic_path
+from nlibias.io.fingerprint import sha256_file
+from nlibias.io.jsonl import read_json_file
 from nlibias.schema import Sample, Stereotype
 from nlibias.textio.text_files import csv_header, read_csv_records, read_text, require_csv_columns
 
@@ -57,6 +53,10 @@ class QueueRow:
     judgement: str = ""
     stereotype: str = ""
     note: str = ""
+
+    def data(self) -> dict[str, Any]:
+        """What a judge reads (the judgement columns left out)."""
+        return {k: v for k, v in asdict(self).items() if k not in ("judgement", "stereotype", "note")}
 
 
 QUEUE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(QueueRow))
@@ -158,11 +158,9 @@ def require_judgement_columns(path: Path, fieldnames: Sequence[str] | None, *, e
 def judgement_problem(
     category: str, stereotype: str, *, need_stereotype: bool = True
 ) -> tuple[str, str, str | None] | None:
-    """``(field, reason, fix)`` when a judgement and its stereotype (lower-cased, ``""`` for
-    none) do not go together, else ``None``: the one rule of every judgements reader (the
-    pipeline's judgements.csv, ``validate import``). The judgement is valid, invalid or
-    incoherent; the stereotype pro, anti or none; only a valid hypothesis takes a stereotype,
-    and (``need_stereotype``) a valid one needs it.
+    """``(field, reason, fix)`` when a judgement and its stereotype do not go together, else None: the
+    one rule of every judgements reader (only a valid hypothesis takes, and with ``need_stereotype``
+    needs, a stereotype).
 
     >>> judgement_problem("valid", "pro") is None, judgement_problem("invalid", "pro")[1]
     (True, 'an invalid hypothesis takes no stereotype (it is pro here)')
@@ -188,13 +186,8 @@ def judgement_problem(
 
 
 def read_judgements(path: str | Path, queue: Sequence[QueueRow] | str | Path) -> dict[str, Judgement]:
-    """Judgements by hypothesis id, validated against the queue.
-
-    Needs a ``judgement`` column and either ``hypothesis_id`` or ``subtopic`` + ``hypothesis``
-    (other columns, e.g. the rest of the queue's, are ignored). Refused, with the line number:
-    a hypothesis not in the queue, an unknown judgement or stereotype, a valid row without
-    ``pro``/``anti``, a hypothesis judged twice. Rows with an empty judgement are skipped.
-    """
+    """Judgements by hypothesis id, validated against the queue (rows name it by id or subtopic +
+    text; errors name the line; empty judgements skipped)."""
     path = Path(path)
     rows = read_queue(queue) if isinstance(queue, str | Path) else list(queue)
     by_id = {row.hypothesis_id: row for row in rows}
@@ -227,9 +220,8 @@ def read_judgements(path: str | Path, queue: Sequence[QueueRow] | str | Path) ->
 
 
 def disagreed_hypotheses(path: str | Path) -> frozenset[str]:
-    """The ids of a judgements file's rows that ``nlibias validate resolve`` marked ``dropped``:
-    the annotators disagreed and its rule kept no label (so they are not merely unjudged). Empty
-    for a file without a ``resolution`` column (filled by hand or by another tool).
+    """The ids of a judgements file's rows ``validate resolve`` marked ``dropped`` (empty without a
+    ``resolution`` column).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -247,15 +239,11 @@ def disagreed_hypotheses(path: str | Path) -> frozenset[str]:
 
 
 def resolution_record(judgements: str | Path) -> dict[str, Any] | None:
-    """The record ``validate resolve`` wrote beside ``judgements`` (:data:`RESOLUTION_JSON`), when
-    it describes that very file (its SHA-256 matches: a file edited or replaced since has none).
+    """The record ``validate resolve`` wrote beside ``judgements``, when its SHA-256 still matches.
 
     >>> resolution_record("no/such/judgements.csv") is None
     True
     """
-    from nlibias.io.fingerprint import sha256_file
-    from nlibias.io.jsonl import read_json_file
-
     path = Path(judgements)
     record_path = path.parent / Path(RESOLUTION_JSON).name
     if not path.is_file() or not record_path.is_file():
@@ -331,9 +319,8 @@ class ValidationResult:
 def apply_judgements(
     kept: Sequence[Sample], judgements: Mapping[str, Judgement] | None, *, dropped: Collection[str] = ()
 ) -> ValidationResult:
-    """Keep the samples of valid hypotheses (``judgements=None``: keep all, marked unvalidated).
-    A hypothesis without a judgement counts as ``dropped`` when its id is in ``dropped``
-    (:func:`disagreed_hypotheses`: the annotators disagreed), else as ``unjudged``."""
+    """Keep the samples of valid hypotheses (``judgements=None``: all, marked unvalidated); an
+    unjudged hypothesis counts as ``dropped`` when in ``dropped``, else ``unjudged``."""
     hypotheses: dict[str, Counter[str]] = {
         name: Counter() for name in (*CATEGORIES, "dropped", "unjudged", "unvalidated")
     }

@@ -1,9 +1,5 @@
-"""Human validation of generated hypotheses: annotation store, agreement, resolution, formats,
-model-assisted pre-screen and a local annotation web app.
-
-The extension pipeline writes ``RUN/validation/queue.csv``; annotators judge it (in the web app,
-``nlibias validate serve``, or in another tool through ``export`` / ``import``); every answer goes
-to ``RUN/validation/annotations.sqlite``; ``resolve`` writes the final labels to
+"""Human validation: annotation store, agreement, resolution, formats, model pre-screen and a
+local annotation web app. Answers go to ``RUN/validation/annotations.sqlite``; ``resolve`` writes
 ``RUN/validation/judgements.csv``, which ``nlibias extend`` reads.
 
 >>> # store = AnnotationStore.for_run("runs/next"); store.record("h1", "ana", "category", "valid")

@@ -1,6 +1,4 @@
-"""Where the validation app listens: loopback hosts, the access token a public host needs, and
-the listening socket bound before its URL is printed (:mod:`nlibias.validation.app` serves on it).
-"""
+"""Where the validation app listens: loopback hosts, the token a public host needs, the bound socket."""
 
 from __future__ import annotations
 
@@ -52,9 +50,8 @@ def check_bind(host: str, token: str | None) -> str | None:
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host``:``port`` (0: any free port; ``getsockname()`` tells
-    which), bound before the URL is printed so that the URL names the real port. A host that
-    does not resolve is refused naming it; so is a port in use.
+    """A listening socket on ``host``:``port`` (0: any free port), bound before the URL is printed so
+    that it names the real port; an unresolvable host or a port in use is refused.
 
     >>> sock = bind_socket("127.0.0.1", 0); sock.getsockname()[1] > 0
     True

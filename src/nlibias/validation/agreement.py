@@ -1,8 +1,5 @@
-"""Inter-annotator agreement: percent agreement, Cohen's kappa, Fleiss' kappa (pure functions).
-
-``ratings`` is a list of items, each the list of labels its raters gave (one per rater, same
-order of raters for Cohen). Kappa is ``None`` where it is undefined (chance agreement is 1, e.g.
-every rater always used the same single label).
+"""Inter-annotator agreement: percent agreement, Cohen's and Fleiss' kappa (``None`` where chance
+agreement is 1). ``ratings``: per item, the labels its raters gave.
 
 >>> percent_agreement([["a", "a"], ["a", "b"]])
 0.5
@@ -139,11 +136,8 @@ def agreement_report(
     subtopic_of: Mapping[str, str] | None = None,
     annotators: Sequence[str] | None = None,
 ) -> AgreementReport:
-    """Agreement over ``answers`` (item id → annotator → label) among ``annotators`` (default: all).
-
-    Kappa and percent agreement use the items that every annotator answered; ``pairwise`` uses,
-    for each pair, the items both answered.
-    """
+    """Agreement over ``answers`` (item → annotator → label) among ``annotators`` (default: all), on
+    the items every annotator answered (``pairwise``: the items both of a pair answered)."""
     who = sorted(annotators) if annotators is not None else sorted({a for v in answers.values() for a in v})
     complete = {item: [by[a] for a in who] for item, by in answers.items() if all(a in by for a in who)}
     ratings = list(complete.values())
@@ -190,10 +184,8 @@ def agreement_report(
 def precision_recall(
     predicted: Sequence[str], reference: Sequence[str], labels: Sequence[str]
 ) -> dict[str, dict[str, Any]]:
-    """Per label, a judge's ``predicted`` labels against the humans' ``reference``: precision
-    (of the items the judge gave the label, the share the humans gave it too), recall (of the
-    items the humans gave the label, the share the judge found) and support (the humans' count).
-    None where the denominator is 0.
+    """Per label, a judge's ``predicted`` labels against the humans' ``reference``: precision, recall
+    and support (None where a denominator is 0).
 
     >>> precision_recall(["a", "a", "b"], ["a", "b", "b"], ["a", "b"])["a"]
     {'precision': 0.5, 'recall': 1.0, 'predicted': 2, 'support': 1}
@@ -229,9 +221,8 @@ def majority_label(labels: Sequence[str]) -> str | None:
 def judge_agreement(
     judge: Mapping[str, str | None], reference: Mapping[str, str], labels: Sequence[str]
 ) -> dict[str, Any]:
-    """A judge's labels (item → label) against the humans' reference labels (item → label) on
-    the items both have: the items compared, percent agreement, Cohen's kappa, and precision and
-    recall per label (:func:`precision_recall`).
+    """A judge's labels against the humans' reference labels on the items both have: items, percent
+    agreement, Cohen's kappa, precision and recall per label.
 
     >>> judge_agreement({"1": "a", "2": "b"}, {"1": "a", "2": "b", "3": "a"}, ["a", "b"])["kappa"]
     1.0

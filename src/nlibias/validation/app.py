@@ -1,34 +1,19 @@
-"""The local annotation web app (FastAPI; ``pip install 'nlibias[validate]'``).
+"""The local annotation web app (FastAPI; ``pip install 'nlibias[validate]'``): one page served by
+fixed routes (no request path reaches the file system) and a JSON API (``GET /api/config``,
+``GET /api/items?annotator=NAME``, ``POST /api/answer``). One queue holds an extension run's
+hypotheses (rounds ``category``, ``stereotype``) and an audit run's explained answers (round
+``explanation``); every item carries its ``kind``.
 
-One page (``static/index.html`` + ``app.js`` + ``app.css``, served by fixed routes: no request
-path ever reaches the file system) and a small JSON API:
-
-- ``GET /api/config`` — the annotator (if the server fixes one), display settings, queue size;
-- ``GET /api/items?annotator=NAME`` — every queued hypothesis with that annotator's current
-  answers and the model hints;
-- ``POST /api/answer`` ``{"hypothesis_id", "annotator", "round", "label"}`` — commits one answer
-  (pydantic, ``extra="forbid"``) and returns the annotator's answers for it and their progress.
-
-One queue holds both kinds of item: an extension run's hypotheses (``validation/queue.csv``;
-rounds ``category`` and ``stereotype``) and, when drawn, an audit run's explained answers
-(``validation/explanations_queue.json``, :mod:`nlibias.validation.explanation_queue`; round
-``explanation``: balanced / biased / invalid, with ``hypothesis_id`` the item's id). Every item
-carries its ``kind``.
-
-Safety: with a token (required by :func:`check_bind` whenever the host is not a loopback
-address) every request must carry it (``X-Nlibias-Token`` header, ``Authorization: Bearer``,
-the ``nlibias_token`` cookie the page sets, or ``?token=`` on a GET such as the first page load;
-never ``?token=`` on a POST), else 401. On loopback without a token, requests whose ``Host`` is
-not a loopback name are refused (403), which blocks DNS-rebinding pages. A POST whose ``Origin``
-(else ``Referer``) is another site is refused (403). Bodies over 64 kB are refused (413) before
-they are read; 422 responses say where and what, never repeat the input
-(:mod:`nlibias.validation.http_guards`). Responses carry a strict Content-Security-Policy; the
-page writes data with ``textContent`` only.
+Safety: with a token (required off loopback) every request carries it (header, bearer, cookie, or
+``?token=`` on a GET), else 401; on loopback without one, a non-loopback ``Host`` is refused (403:
+DNS rebinding); a POST from another origin is refused (403); bodies over 64 kB get 413; 422s never
+repeat the input (:mod:`.http_guards`); a strict Content-Security-Policy, ``textContent`` only.
 
 >>> # app = create_app("runs/next", AppSettings(annotator="ana")); uvicorn.run(app, port=8765)
 """
 
 import hmac
+import math
 import socket
 from dataclasses import dataclass
 from importlib.resources import files
@@ -94,8 +79,6 @@ class AppSettings:
     """Refuse requests whose Host header is not a loopback name (set False when sharing)."""
 
     def __post_init__(self) -> None:
-        import math
-
         if not (math.isfinite(self.break_minutes) and self.break_minutes >= 0):
             raise ConfigError(
                 f"break_minutes is {self.break_minutes}; pass 0 (no reminders) or a positive number of minutes",
@@ -130,20 +113,7 @@ def _hint_json(suggestion: Suggestion) -> dict[str, Any]:
 
 
 def _item_json(row: QueueRow, position: int) -> dict[str, Any]:
-    return {
-        "kind": "hypothesis",
-        "position": position,
-        "hypothesis_id": row.hypothesis_id,
-        "subtopic": row.subtopic,
-        "domain": row.domain,
-        "hypothesis": row.hypothesis,
-        "masked_template": row.masked_template,
-        "bbnli_template": row.bbnli_template,
-        "fill_word": row.fill_word,
-        "example_premise": row.example_premise,
-        "suggested_stereotype": row.suggested_stereotype,
-        "samples": row.samples,
-    }
+    return {"kind": "hypothesis", "position": position, **row.data()}
 
 
 def _explanation_json(item: ExplanationItem, position: int) -> dict[str, Any]:
@@ -179,15 +149,21 @@ def _static_text(name: str) -> str:
     return (files("nlibias.validation") / "static" / name).read_text(encoding="utf-8")
 
 
-def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
-    """The FastAPI application that serves the annotation page for ``run_dir``'s queue."""
+def _web_packages() -> tuple[Any, Any]:
+    """FastAPI's application class and uvicorn, or one clear error naming the extra to install."""
     try:
+        import uvicorn
         from fastapi import FastAPI
     except ImportError as exc:  # pragma: no cover - exercised by the install check
         raise ConfigError(
             "the validation app needs FastAPI and uvicorn: pip install 'nlibias[validate]'"
         ) from exc
+    return FastAPI, uvicorn
 
+
+def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
+    """The FastAPI application that serves the annotation page for ``run_dir``'s queue."""
+    FastAPI = _web_packages()[0]
     settings = settings or AppSettings()
     run_dir = Path(run_dir)
     explained = read_explanation_queue(run_dir) if has_explanation_queue(run_dir) else None
@@ -417,12 +393,7 @@ def serve(
 ) -> None:
     """Run the app with uvicorn until interrupted (the CLI prints the URL first), on ``sock``
     when given (see :func:`bind_socket`), else on ``host``:``port``."""
-    try:
-        import uvicorn
-    except ImportError as exc:
-        raise ConfigError(
-            "the validation app needs FastAPI and uvicorn: pip install 'nlibias[validate]'"
-        ) from exc
+    uvicorn = _web_packages()[1]
     app = create_app(run_dir, settings)
     if sock is None:
         uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -1,19 +1,11 @@
-"""The explanations round of human validation: a stratified, seeded sample of the explained answers
-of an audit run (``nlibias explain`` wrote ``RUN/explanations/explanations.jsonl``), queued in the
-annotation app beside (or instead of) an extension run's hypotheses.
+"""The explanations round of human validation: a stratified, seeded sample of an audit run's
+explained answers, queued in the annotation app.
 
-:func:`draw_explanation_queue` writes ``RUN/validation/explanations_queue.json``: the items (premise,
-hypothesis, short answer, explanation, subtopic, and every judge's label: each NLI judge's
-``label`` and the LM judge's ``lm_label``) and the SHA-256 of the ``explanations.jsonl`` they were
-drawn from. Each human answer is stored with that fingerprint
-(:meth:`~nlibias.validation.store.AnnotationStore.record_explanation`), so answers given before
-``explain`` was rerun with other results are told apart from answers on the current ones.
-
-Sampling: answers with an explanation (those the judges labelled) are grouped into strata by the
-stratifying judge's label and the subtopic; each stratum is shuffled with ``seed``, then items are
-taken one per stratum in turn (strata in sorted order) until ``size`` are queued. So every label
-and every subtopic that occurs is in the queue as soon as ``size`` reaches the number of strata,
-and small strata are not drowned by large ones.
+:func:`draw_explanation_queue` writes ``RUN/validation/explanations_queue.json``: the items with
+every judge's label, and the SHA-256 of the ``explanations.jsonl`` they came from; each answer is
+stored with that fingerprint, so answers on an older ``explain`` are told apart. Strata are the
+stratifying judge's label × subtopic, each shuffled with ``seed`` and taken one per stratum in
+turn, so every label and subtopic is in the queue once ``size`` reaches the number of strata.
 
 >>> # queue = draw_explanation_queue("runs/G", size=200, seed=0)
 """
@@ -28,15 +20,16 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nlibias.errors import ConfigError, SourceError
-from nlibias.explanations.run_files import EXPLANATIONS_DIR, EXPLANATIONS_JSONL
-from nlibias.schema.declared import is_int
+from nlibias.explanations.run_files import EXPLANATIONS_DIR, EXPLANATIONS_JSONL, current_summary, read_rows
+from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, read_queue
+from nlibias.io.atomic import write_json
+from nlibias.io.fingerprint import sha256_file
+from nlibias.schema.declared import PositiveInt, Seed, declared
 from nlibias.schema.measure_info import EXPLANATIONS_FILE
-
-if TYPE_CHECKING:
-    from nlibias.extension.validation_handoff import QueueRow
+from nlibias.validation.store import ANNOTATIONS_DB, AnnotationStore
 
 EXPLANATIONS_QUEUE = "validation/explanations_queue.json"
 QUEUE_FORMAT = 1
@@ -44,8 +37,7 @@ DEFAULT_SIZE = 200
 
 
 def item_id(model: str, prompt: str | None, sample_id: str) -> str:
-    """The queue id of one explained answer: stable across draws (the same answer keeps its id,
-    and its judgements, when a queue is drawn again).
+    """The stable queue id of one explained answer (kept, with its judgements, across draws).
 
     >>> item_id("smollm2|prompt=true|generated", "true", "s1")
     'x28da128f5340f79cfbeb'
@@ -99,18 +91,11 @@ class ExplanationQueue:
 
 
 class QueueWarning(UserWarning):
-    """A queue was drawn, but not as asked: fewer answers than ``size``, or answers given on the
-    queue it replaced left out (the command line prints it as a warning).
-
-    >>> issubclass(QueueWarning, UserWarning)
-    True
-    """
+    """A queue was drawn, but not as asked: fewer answers than ``size``, or earlier answers left out."""
 
 
 def explanations_fingerprint(run_dir: str | Path) -> str:
     """SHA-256 of ``RUN/explanations/explanations.jsonl`` (refused, saying how, when there is none)."""
-    from nlibias.io.fingerprint import sha256_file
-
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise SourceError(
@@ -128,14 +113,8 @@ def explanations_fingerprint(run_dir: str | Path) -> str:
 
 
 def hypotheses_queue(run_dir: str | Path) -> list[QueueRow]:
-    """An extension run's hypotheses queue (``validation/queue.csv``, what ``validate status``,
-    ``resolve``, ``export``, ``import`` and ``prescreen`` read); an explained audit run has none,
-    and the refusal says what its validation is instead.
-
-    >>> # queue = hypotheses_queue("runs/extended")
-    """
-    from nlibias.extension.validation_handoff import QUEUE_CSV, read_queue
-
+    """An extension run's hypotheses queue (``validation/queue.csv``); an explained audit run has
+    none, and the refusal says what its validation is instead."""
     path = Path(run_dir) / QUEUE_CSV
     if not path.exists() and has_explanation_queue(run_dir):
         raise SourceError(
@@ -159,8 +138,6 @@ def hypotheses_queue(run_dir: str | Path) -> list[QueueRow]:
 def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[str], str | None]:
     """Every explained answer of the run (item id → item, judges' labels gathered from its rows),
     the NLI judges in the order ``explain`` ran them, and the LM judge's name."""
-    from nlibias.explanations.run_files import current_summary, read_rows
-
     out_dir = run_dir / EXPLANATIONS_DIR
     summary_path = out_dir / EXPLANATIONS_FILE
     if not summary_path.is_file():
@@ -235,20 +212,12 @@ def stratified_sample(
     return chosen
 
 
+@declared
 def draw_explanation_queue(
-    run_dir: str | Path, *, size: int = DEFAULT_SIZE, seed: int = 0, judge: str | None = None
+    run_dir: str | Path, *, size: PositiveInt = DEFAULT_SIZE, seed: Seed = 0, judge: str | None = None
 ) -> ExplanationQueue:
-    """Draw the explanations round's queue from ``run_dir``'s explained answers and write it to
-    ``run_dir/validation/explanations_queue.json`` (module docstring): ``size`` answers (all of
-    them when fewer), stratified by ``judge``'s label (default: the first NLI judge) and the
-    subtopic, seeded by ``seed``. Judgements already stored stay; those on the same answers of
-    the same explanations count in the new queue."""
-    from nlibias.io.atomic import write_json
-
-    if not is_int(size) or size < 1:
-        raise ConfigError(f"size is {size!r}; pass a positive number of answers to queue", parameter="size")
-    if not is_int(seed):
-        raise ConfigError(f"seed is {seed!r}; pass an integer", parameter="seed")
+    """Draw and write the explanations queue of ``run_dir``: ``size`` answers stratified by
+    ``judge``'s label (default: the first NLI judge) and subtopic, seeded; stored judgements stay."""
     run_dir = Path(run_dir)
     fingerprint = explanations_fingerprint(run_dir)
     items, judges, lm_judge = _explained_answers(run_dir)
@@ -282,8 +251,6 @@ def draw_explanation_queue(
 def _warn_left_out(run_dir: Path, queue: ExplanationQueue) -> None:
     """Warn when the queue being replaced holds answered items the new one leaves out: their
     answers stay stored but no longer count, which a redraw with another size or seed does quietly."""
-    from nlibias.validation.store import ANNOTATIONS_DB, AnnotationStore
-
     if not has_explanation_queue(run_dir) or not (run_dir / ANNOTATIONS_DB).is_file():
         return
     try:

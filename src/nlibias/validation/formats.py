@@ -1,21 +1,8 @@
-"""Export the queue with its judgements, and import judgements made elsewhere.
-
-Formats:
-
-- ``csv``: one row per (hypothesis, annotator) with the queue's columns plus ``annotator``,
-  ``judgement``, ``stereotype``, ``updated_at``; a hypothesis nobody judged yet has one row with
-  an empty annotator (so an export of a fresh run is the queue itself). Import reads the same
-  columns; ``annotator`` may come from ``--annotator`` instead, and rows may name the hypothesis
-  by ``hypothesis_id`` or by ``subtopic`` + ``hypothesis`` (the pipeline's judgements.csv works).
-- ``label-studio``: a JSON list of Label Studio tasks (``data`` = the queue row, ``annotations``
-  with ``choices`` results for ``judgement`` and ``stereotype``, ``predictions`` = the model
-  suggestions); :func:`label_studio_config` is the matching labeling interface.
-- ``argilla``: a JSON list of Argilla (2.x) record dicts: ``id``, ``fields``, ``metadata``,
-  ``responses`` (question → ``[{"value", "user_id", "status"}]``, user_id = annotator name) and
-  ``suggestions`` (question → ``{"value", "score", "agent"}``).
-
-Imports refuse, naming the line (CSV) or record (JSON): a hypothesis not in the queue, an unknown
-label, an annotator judging the same hypothesis twice.
+"""Export the queue with its judgements, and import judgements made elsewhere: ``csv`` (one row
+per hypothesis and annotator; an unjudged hypothesis has one row with no annotator; rows may name
+the hypothesis by id or by subtopic + text), ``label-studio`` (tasks; :func:`label_studio_config`
+is the matching interface) and ``argilla`` (2.x record dicts). Imports refuse, naming the line or
+record, a hypothesis not in the queue, an unknown label, an annotator judging one hypothesis twice.
 
 >>> # text = export_judgements(queue, store.current(), store.suggestions(), fmt="csv")
 """
@@ -26,11 +13,13 @@ import csv
 import io
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from nlibias.errors import ConfigError, SourceError
+from annotated_types import Predicate
+
+from nlibias.errors import SourceError
 from nlibias.extension.validation_handoff import (
     QUEUE_COLUMNS,
     QueueRow,
@@ -38,6 +27,7 @@ from nlibias.extension.validation_handoff import (
     require_judgement_columns,
 )
 from nlibias.io.jsonl import read_json_file
+from nlibias.schema.declared import Allowed, declared
 from nlibias.textio.text_files import csv_header, read_csv_records, read_text
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,
@@ -47,6 +37,12 @@ from nlibias.validation.store import (
 )
 
 FORMATS = ("csv", "label-studio", "argilla")
+ExportFormat = Annotated[str, Predicate(FORMATS.__contains__), Allowed(f"one of {str(FORMATS)[1:-1]}")]
+ImportFormat = Annotated[
+    str,
+    Predicate(("auto", *FORMATS).__contains__),
+    Allowed(f"one of 'auto', {str(FORMATS)[1:-1]}"),
+]
 CSV_COLUMNS: tuple[str, ...] = (
     *(c for c in QUEUE_COLUMNS if c not in ("judgement", "stereotype", "note")),
     "annotator",
@@ -54,7 +50,6 @@ CSV_COLUMNS: tuple[str, ...] = (
     "stereotype",
     "updated_at",
 )
-_QUEUE_DATA = tuple(c for c in QUEUE_COLUMNS if c not in ("judgement", "stereotype", "note"))
 
 
 @dataclass(frozen=True)
@@ -72,29 +67,19 @@ class ImportedAnswer:
 # -- export ------------------------------------------------------------------------------------
 
 
+@declared
 def export_judgements(
     queue: Sequence[QueueRow],
     current: Mapping[str, Mapping[str, CurrentAnswer]],
     suggestions: Mapping[str, Sequence[Suggestion]] | None = None,
     *,
-    fmt: str = "csv",
+    fmt: ExportFormat = "csv",
 ) -> str:
     """The queue and every annotator's current answers as text in ``fmt``."""
-    suggestions = suggestions or {}
     if fmt == "csv":
         return _export_csv(queue, current)
-    if fmt == "label-studio":
-        return (
-            json.dumps(_label_studio_tasks(queue, current, suggestions), indent=1, ensure_ascii=False) + "\n"
-        )
-    if fmt == "argilla":
-        return json.dumps(_argilla_records(queue, current, suggestions), indent=1, ensure_ascii=False) + "\n"
-    raise ConfigError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}", parameter="fmt")
-
-
-def _queue_data(row: QueueRow) -> dict[str, Any]:
-    record = asdict(row)
-    return {k: record[k] for k in _QUEUE_DATA}
+    export = _label_studio_tasks if fmt == "label-studio" else _argilla_records
+    return json.dumps(export(queue, current, suggestions or {}), indent=1, ensure_ascii=False) + "\n"
 
 
 def _export_csv(queue: Sequence[QueueRow], current: Mapping[str, Mapping[str, CurrentAnswer]]) -> str:
@@ -103,7 +88,7 @@ def _export_csv(queue: Sequence[QueueRow], current: Mapping[str, Mapping[str, Cu
     writer.writeheader()
     for row in queue:
         answers = current.get(row.hypothesis_id, {})
-        base = _queue_data(row)
+        base = row.data()
         if not answers:
             writer.writerow({**base, "annotator": "", "judgement": "", "stereotype": "", "updated_at": ""})
         for who, answer in sorted(answers.items()):
@@ -129,8 +114,7 @@ def _judged(
 
 
 def _questions(category: str | None, stereotype: str | None) -> list[tuple[str, str]]:
-    """``(question, value)`` for each question an answer or a suggestion answers: the judgement,
-    then the stereotype (pro/anti), each when given.
+    """``(question, value)`` of the judgement and the stereotype, each when given.
 
     >>> _questions("valid", "pro"), _questions("invalid", None)
     ([('judgement', 'valid'), ('stereotype', 'pro')], [('judgement', 'invalid')])
@@ -174,7 +158,7 @@ def _label_studio_tasks(
             for suggestion in suggestions.get(row.hypothesis_id, [])
         ]
         tasks.append(
-            {"id": index, "data": _queue_data(row), "annotations": annotations, "predictions": predictions}
+            {"id": index, "data": row.data(), "annotations": annotations, "predictions": predictions}
         )
     return tasks
 
@@ -317,11 +301,12 @@ class _Checker:
         self.answers.append(ImportedAnswer(hid, annotator, category, stereotype or None, where))
 
 
+@declared
 def read_import(
     path: str | Path,
     queue: Sequence[QueueRow],
     *,
-    fmt: str = "auto",
+    fmt: ImportFormat = "auto",
     default_annotator: str | None = None,
 ) -> list[ImportedAnswer]:
     """Answers in a CSV / Label Studio / Argilla file, validated against ``queue`` (see module doc)."""
@@ -332,7 +317,7 @@ def read_import(
     checker = _Checker(path, queue, default_annotator)
     if fmt == "csv":
         _read_csv(path, checker)
-    elif fmt in ("label-studio", "argilla"):
+    else:
         data = read_json_file(path)
         if not isinstance(data, list):
             raise SourceError(path, None, "expected a JSON list")
@@ -341,8 +326,6 @@ def read_import(
             if not isinstance(item, dict):
                 raise SourceError(path, f"record {number}", "expected an object")
             reader(f"record {number}", item, checker)
-    else:
-        raise ConfigError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}", parameter="fmt")
     return checker.answers
 
 

@@ -1,7 +1,5 @@
-"""Guards of the annotation app at the HTTP level: body size, request origin, error bodies.
-
-Plain ASGI and standard-library code (no FastAPI import), so the rules can be read and tested on
-their own; :func:`nlibias.validation.app.create_app` wires them in.
+"""Guards of the annotation app at the HTTP level: body size, request origin, error bodies (plain
+ASGI, no FastAPI import; :func:`nlibias.validation.app.create_app` wires them in).
 
 >>> same_origin("http://127.0.0.1:8765", "127.0.0.1:8765"), same_origin("http://evil.example", "127.0.0.1:8765")
 (True, False)
@@ -27,13 +25,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class BodyLimit:
-    """ASGI middleware: refuse a request body over ``limit`` bytes with 413, reading at most
-    ``limit`` bytes of it.
-
-    A ``Content-Length`` over the limit is refused before any of the body is read; a body without
-    one (chunked) is read up to the limit and refused as soon as it passes it. A body within the
-    limit is handed to the app unchanged.
-    """
+    """ASGI middleware: refuse a body over ``limit`` bytes with 413, reading at most ``limit`` bytes
+    (a ``Content-Length`` over it before reading; a chunked body as soon as it passes it)."""
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
         self.app = app
@@ -96,10 +89,7 @@ def same_origin(url: str, host: str) -> bool:
 
 
 def foreign_origin(method: str, headers: Mapping[str, str]) -> str | None:
-    """Why a state-changing request comes from another site (``None``: it does not).
-
-    The ``Origin`` header decides, else the ``Referer``; a request with neither is not sent by a
-    browser on another site's behalf (browsers send ``Origin`` on every cross-site POST).
+    """Why a state-changing request comes from another site (``Origin``, else ``Referer``), or None.
 
     >>> foreign_origin("POST", {"host": "127.0.0.1:8765", "origin": "http://evil.example"})
     'origin http://evil.example is not this server'

@@ -1,20 +1,8 @@
-"""Model-assisted pre-screen: suggestions shown to annotators as hints, stored and measured.
-
-Two kinds of judge:
-
-- **NLI** (any :class:`~nlibias.models.base.NLIClassifier`; ``--judge SPEC`` through
-  :func:`nlibias.models.registry.create_classifier`): the generated hypothesis is compared with
-  the original BBNLI template rendered with the same words and groups, in both directions. If one
-  entails the other (max p(entailment) ≥ threshold) the meaning, hence the stance, is kept:
-  suggest ``valid`` with the formulation's stereotype. If one contradicts the other the stance
-  may be flipped: suggest ``valid`` with the other stereotype. Otherwise the meaning drifted:
-  suggest ``invalid``. NLI never suggests ``incoherent``.
-- **Generative LM** (``--lm-judge SPEC`` through :func:`nlibias.models.generative.backend.build_backend`):
-  asked whether the sentence states a stereotype about a social group; yes → ``valid``,
-  no → ``invalid`` (no pro/anti suggestion).
-
-Suggestions never preselect an answer; ``nlibias validate status`` reports how often each judge
-agreed with the final human label. Model outputs go through the prediction cache.
+"""Model-assisted pre-screen: suggestions shown to annotators as hints (never preselected),
+stored and measured against the final labels. An NLI judge compares the generated hypothesis with
+the original template rendered with the same words, both ways: entailment keeps the stance
+(``valid``, same stereotype), contradiction flips it (``valid``, the other), else ``invalid``. A
+generative LM judge is asked whether the sentence states a stereotype (yes → ``valid``).
 
 >>> original_rendering({"masked_hypothesis": "women are <mask> at it.", "masked_template": "{{G}} are <mask> at it.",
 ...                     "bbnli_template": "{{G}} are {{W1}} at it.", "words": {"W1": "bad"}})
@@ -23,14 +11,19 @@ agreed with the final human label. Model outputs go through the prediction cache
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from nlibias.benchmarks.templating import placeholders, render
-from nlibias.errors import SourceError
+from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.validation_handoff import QueueRow, hypothesis_id
 from nlibias.io.jsonl import iter_jsonl
+from nlibias.models.generative.backend import AnswerRecord, build_backend
+from nlibias.models.registry import create_classifier
+from nlibias.runtime.cache import PredictionCache, cache_key, default_cache_path, identity_fingerprint
+from nlibias.runtime.classifier import predict_pairs
 from nlibias.schema.declared import Share, declared
 from nlibias.schema.model_ref import ModelRef
 from nlibias.validation.explanation_queue import hypotheses_queue
@@ -46,12 +39,8 @@ _FLIP = {"pro": "anti", "anti": "pro"}
 
 def _common_prefix(first: str, second: str) -> int:
     """Length of the common prefix of two strings (character by character)."""
-    n = 0
-    for a, b in zip(first, second, strict=False):
-        if a != b:
-            break
-        n += 1
-    return n
+    unequal = (i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b)
+    return next(unequal, min(len(first), len(second)))
 
 
 def original_rendering(provenance: Mapping[str, Any]) -> str | None:
@@ -110,31 +99,18 @@ def suggest_from_nli(
         "original_to_generated": [round(float(x), 4) for x in forward],
         "generated_to_original": [round(float(x), 4) for x in backward],
     }
+    stereotype: str | None
     if p_e >= threshold and p_e >= p_c:
-        return Suggestion(
-            row.hypothesis_id,
-            judge,
-            "valid",
-            row.suggested_stereotype,
-            float(p_e),
-            {**details, "reason": f"same meaning as the original (p_e={p_e:.2f})"},
-        )
-    if p_c >= threshold:
-        return Suggestion(
-            row.hypothesis_id,
-            judge,
-            "valid",
-            _FLIP.get(row.suggested_stereotype),
-            float(p_c),
-            {**details, "reason": f"contradicts the original: stance flipped? (p_c={p_c:.2f})"},
-        )
+        category, stereotype, score = "valid", row.suggested_stereotype, p_e
+        reason = f"same meaning as the original (p_e={p_e:.2f})"
+    elif p_c >= threshold:
+        category, stereotype, score = "valid", _FLIP.get(row.suggested_stereotype), p_c
+        reason = f"contradicts the original: stance flipped? (p_c={p_c:.2f})"
+    else:
+        category, stereotype, score = "invalid", None, 1.0 - max(p_e, p_c)
+        reason = "neither entails nor contradicts the original: meaning drifted"
     return Suggestion(
-        row.hypothesis_id,
-        judge,
-        "invalid",
-        None,
-        float(1.0 - max(p_e, p_c)),
-        {**details, "reason": "neither entails nor contradicts the original: meaning drifted"},
+        row.hypothesis_id, judge, category, stereotype, float(score), {**details, "reason": reason}
     )
 
 
@@ -149,8 +125,6 @@ def nli_suggestions(
     progress: bool = False,
 ) -> list[Suggestion]:
     """NLI suggestions for the queue rows whose original rendering is known."""
-    from nlibias.runtime.classifier import predict_pairs
-
     rows = [row for row in queue if row.hypothesis_id in originals]
     pairs = []
     for row in rows:
@@ -169,9 +143,6 @@ def lm_suggestions(
     queue: Sequence[QueueRow], backend: Any, *, judge: str, cache: Any = None
 ) -> list[Suggestion]:
     """Generative-LM suggestions: yes → valid, no → invalid, unreadable → no category."""
-    from nlibias.models.generative.backend import AnswerRecord
-    from nlibias.runtime.cache import cache_key, identity_fingerprint
-
     answers = ("yes", "no")
     fingerprint = identity_fingerprint(
         {**dict(backend.identity()), "task": "validation-prescreen", "answers": answers}
@@ -214,15 +185,8 @@ def run_prescreen(
     threshold: Share = 0.5,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Store model suggestions for an ``extend`` run's queue (an NLI ``judge`` and/or a
-    generative ``lm_judge``), shown as hints in the annotation app and measured by
-    ``nlibias.validation_status``; as ``nlibias validate prescreen`` (``nlibias.validation_prescreen``).
-    ``cache``: the prediction cache file (default: the user's). Returns the counts per judge.
-
-    >>> # nlibias.validation_prescreen("runs/next", judge="fake:j")["judges"]"""
-    from nlibias.errors import ConfigError
-    from nlibias.runtime.cache import PredictionCache, default_cache_path
-
+    """Store model suggestions (an NLI ``judge`` and/or an LM ``lm_judge``) for an ``extend`` run's
+    queue; as ``nlibias validate prescreen``. Returns the counts per judge."""
     if not judge and not lm_judge:
         raise ConfigError(
             "name a judge: an NLI model (judge) and/or a generative LM (lm_judge)", parameter="judge"
@@ -239,8 +203,6 @@ def run_prescreen(
     report: dict[str, Any] = {"queue": len(queue), "judges": {}}
     with PredictionCache(cache or default_cache_path()) as predictions:
         if judge:
-            from nlibias.models.registry import create_classifier
-
             kept = run_dir / "filter/kept.jsonl"
             if not kept.exists():
                 raise SourceError(kept, None, "missing: the NLI pre-screen needs the filter stage's output")
@@ -258,8 +220,6 @@ def run_prescreen(
             store.put_suggestions(made)
             report["judges"][key] = _counts(made, len(queue))
         if lm_judge:
-            from nlibias.models.generative.backend import build_backend
-
             key = f"lm:{lm_judge}"
             made = lm_suggestions(queue, build_backend(lm_judge), judge=key, cache=predictions)
             store.put_suggestions(made)
@@ -268,8 +228,6 @@ def run_prescreen(
 
 
 def _counts(made: Sequence[Suggestion], queued: int) -> dict[str, Any]:
-    from collections import Counter
-
     return {
         "suggestions": len(made),
         "without_suggestion": queued - len(made),

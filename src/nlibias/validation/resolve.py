@@ -1,17 +1,7 @@
-"""Final labels from several annotators' answers, written where the extension pipeline reads them.
-
-Rules (``--rule``):
-
-- ``drop`` (the paper's default): a hypothesis gets a label only when every annotator who judged
-  it agrees (category, and pro/anti for valid ones); any disagreement drops it.
-- ``majority``: the label more than half of its annotators gave; a tie drops it (with two
-  annotators this is the same as ``drop``).
-- ``adjudicator:NAME``: NAME's answer wins where NAME answered; elsewhere unanimous answers stand
-  and disagreements wait for NAME (pending).
-
-A hypothesis answered by fewer than ``min_annotators`` annotators is pending. Dropped and pending
-hypotheses are written with an empty judgement (the pipeline counts them as unjudged and drops
-their samples) and the reason in ``note``.
+"""Final labels from several annotators' answers: ``drop`` (the paper's: any disagreement drops
+the hypothesis), ``majority`` (a tie drops it) or ``adjudicator:NAME`` (NAME wins where NAME
+answered; disagreements wait for NAME). Fewer than ``min_annotators`` answers: pending. Dropped
+and pending hypotheses get an empty judgement and the reason in ``note``.
 
 >>> parse_rule("adjudicator:eve")
 Rule(kind='adjudicator', adjudicator='eve')

@@ -1,7 +1,5 @@
-"""A small hand-made validation queue (six hypotheses, two subtopics) for tests, demos and docs.
-
-It writes what the extension pipeline would: ``validation/queue.csv`` and the matching
-``filter/kept.jsonl`` records (with the provenance the NLI pre-screen reads).
+"""A small hand-made validation queue (``validation/queue.csv`` and ``filter/kept.jsonl``) for
+tests, demos and docs.
 
 >>> # rows = write_sample_queue(tmp_path / "run")
 """

@@ -12,10 +12,23 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow
-from nlibias.schema.declared import is_int
-from nlibias.validation.agreement import agreement_report
+from nlibias.schema.declared import PositiveInt, declared
+from nlibias.validation.agreement import agreement_report, judge_agreement, majority_label
+from nlibias.validation.explanation_queue import (
+    explanations_fingerprint,
+    has_explanation_queue,
+    hypotheses_queue,
+    read_explanation_queue,
+)
 from nlibias.validation.resolve import ResolvedLabel, Rule, resolution_summary, resolve
-from nlibias.validation.store import ROUND_LABELS, AnnotationStore, CurrentAnswer, Suggestion
+from nlibias.validation.store import (
+    EXPLANATION_LABELS,
+    EXPLANATION_ROUND,
+    ROUND_LABELS,
+    AnnotationStore,
+    CurrentAnswer,
+    Suggestion,
+)
 
 
 def progress(
@@ -48,11 +61,8 @@ def progress(
 def prescreen_agreement(
     suggestions: Mapping[str, Sequence[Suggestion]], resolved: Sequence[ResolvedLabel]
 ) -> dict[str, dict[str, Any]]:
-    """Per judge: how often its suggestion matched the final human label (resolved hypotheses only).
-
-    ``category``: suggested category == final category; ``stereotype``: on hypotheses finally
-    valid for which the judge suggested pro/anti, suggested == final.
-    """
+    """Per judge: how often its category (and, on valid hypotheses, its pro/anti) matched the final
+    human label."""
     final = {r.hypothesis_id: r for r in resolved if r.status == "resolved"}
     out: dict[str, dict[str, Any]] = {}
     for hid, items in suggestions.items():
@@ -104,27 +114,16 @@ def unjudged_count(queue: Sequence[QueueRow], current: Mapping[str, Mapping[str,
     )
 
 
+@declared
 def validation_status(
     run_dir: str | Path,
     *,
     rule: Rule,
-    min_annotators: int = 1,
+    min_annotators: PositiveInt = 1,
     exclude_from_agreement: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Progress per annotator, agreement per round (overall, per label, per subtopic), the final
-    labels ``rule`` would give, and how often each pre-screen judge agreed with them; with an
-    explanations queue (:mod:`nlibias.validation.explanation_queue`), its round under
-    ``explanations`` (:func:`explanations_status`). A run with only an explanations queue has
-    only that key beside ``run_dir``."""
-    if not is_int(min_annotators) or min_annotators < 1:
-        from nlibias.errors import ConfigError
-
-        raise ConfigError(
-            f"min_annotators is {min_annotators!r}; a hypothesis needs at least 1 answer to be resolved",
-            parameter="min_annotators",
-        )
-    from nlibias.validation.explanation_queue import has_explanation_queue
-
+    """Progress per annotator, agreement per round, the final labels ``rule`` would give and each
+    pre-screen judge's agreement; an explanations queue's round under ``explanations``."""
     run_dir = Path(run_dir)
     report: dict[str, Any] = {"run_dir": str(run_dir)}
     explained = has_explanation_queue(run_dir)
@@ -139,8 +138,6 @@ def _hypotheses_status(
     run_dir: Path, rule: Rule, min_annotators: int, exclude_from_agreement: Sequence[str]
 ) -> dict[str, Any]:
     """The hypotheses rounds (category, stereotype) of an extension run's ``validation/queue.csv``."""
-    from nlibias.validation.explanation_queue import hypotheses_queue
-
     queue = hypotheses_queue(run_dir)
     store = AnnotationStore.for_run(run_dir)
     current = store.current()
@@ -201,21 +198,9 @@ def _hypotheses_status(
 
 
 def explanations_status(run_dir: str | Path, *, exclude_from_agreement: Sequence[str] = ()) -> dict[str, Any]:
-    """The explanations round of ``run_dir`` (its ``validation/explanations_queue.json``):
-    progress per annotator, human–human agreement (:func:`agreement_report`: percent, Cohen's or
-    Fleiss' kappa, per label and subtopic), and each judge's agreement with the humans
-    (:func:`~nlibias.validation.agreement.judge_agreement`: kappa, precision and recall per label)
-    — each NLI judge's ``label`` and the LM judge's ``lm_label`` — against the humans' reference
-    label of an item: the label more than half of its annotators gave (ties left out).
-
-    Only answers given on this queue's explanations count (the fingerprint); ``stale`` says the
-    run's ``explanations.jsonl`` changed since the queue was drawn (``explain`` rerun with other
-    results): the queue's judge labels are then no longer the run's, and a new queue is needed.
-    """
-    from nlibias.validation.agreement import judge_agreement, majority_label
-    from nlibias.validation.explanation_queue import explanations_fingerprint, read_explanation_queue
-    from nlibias.validation.store import EXPLANATION_LABELS, EXPLANATION_ROUND
-
+    """The explanations round: progress per annotator, human agreement, and each judge's agreement
+    with the humans' majority label (ties left out), on answers given on this queue's explanations;
+    ``stale``: the run's ``explanations.jsonl`` changed since the queue was drawn."""
     queue = read_explanation_queue(run_dir)
     current_fp = explanations_fingerprint(run_dir)
     store = AnnotationStore.for_run(run_dir)

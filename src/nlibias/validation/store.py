@@ -1,14 +1,7 @@
-"""Every human judgement and model suggestion, in the run directory's SQLite database.
-
-``RUN/validation/annotations.sqlite`` (WAL) holds an append-only log of answers: one row per
-answer given, with the annotator, the round (``category``: valid / invalid / incoherent;
-``stereotype``: pro / anti, for valid hypotheses) and the time. Changing an answer appends a new
-row; the *current* answer of an annotator is the latest row of that (hypothesis, annotator,
-round). Each answer is committed on its own, so a closed browser or a killed server loses
-nothing, and annotators never overwrite each other (rows are keyed by annotator).
-
-Each call opens its own connection, so the store is safe to share between the web server's
-worker threads and between processes (two ``serve`` commands on the same run).
+"""Every human judgement and model suggestion, in ``RUN/validation/annotations.sqlite`` (WAL): an
+append-only log, one row per answer (annotator, round, time); the current answer is the latest
+row. Each answer commits on its own and each call opens its own connection, so threads, processes
+and killed servers lose nothing.
 
 >>> import tempfile, pathlib
 >>> store = AnnotationStore(pathlib.Path(tempfile.mkdtemp()) / "a.sqlite")
@@ -355,8 +348,7 @@ class AnnotationStore:
         source: str = "app",
         at: str | None = None,
     ) -> ExplanationJudgement:
-        """Append one explanations-round answer (``balanced`` / ``biased`` / ``invalid``) given
-        on the queue drawn from the explanations whose SHA-256 is ``fingerprint``; commits it.
+        """Append and commit one explanations-round answer given on the explanations ``fingerprint``.
 
         >>> import tempfile, pathlib
         >>> store = AnnotationStore(pathlib.Path(tempfile.mkdtemp()) / "a.sqlite")
