@@ -49,6 +49,7 @@ from nlibias.debias.finetune_record import (
 from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.atomic import write_json
+from nlibias.io.overwrites import refuse_overwrites
 from nlibias.io.stages import canonical, changes, fingerprint, model_identity
 from nlibias.runtime.progress import ProgressLines, bars_wanted, restore_library_bars
 from nlibias.schema.declared import declared
@@ -342,6 +343,9 @@ def finetune(
 
     >>> # nlibias.finetune("bert-base-uncased", "runs/aug", "runs/bert-aug")["eval_accuracy"]
     """
+    read = {"model": model, "train": train, "eval_path": eval_path}
+    where = {name: data.location if isinstance(data, TrainingSet) else data for name, data in read.items()}
+    refuse_overwrites({"out_dir": out_dir}, where)  # a folder: every file in it may be replaced
     chosen = TrainingOptions(
         learning_rate=learning_rate,
         epochs=epochs,

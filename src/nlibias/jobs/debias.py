@@ -41,6 +41,7 @@ from nlibias.debias.her_resolver import check_her
 from nlibias.debias.training_rows import TrainingSet
 from nlibias.debias.wordlists import swap_list_named
 from nlibias.errors import ConfigError, NlibiasError
+from nlibias.io.overwrites import refuse_overwrites
 from nlibias.io.run_manifest import read_manifest
 from nlibias.io.stages import DONE, Stage, begin_stage, canonical, check_stages, finish_stage, model_identity
 from nlibias.jobs.audit import audit_settings, run_audit
@@ -57,6 +58,10 @@ def model_dir_name(model: str) -> str:
     ('roberta-base', 'my_model')
     """
     return model.rstrip("/").rsplit("/", 1)[-1].replace(" ", "_")
+
+
+_STEP_FOLDERS = ("augmented", "models", "occupations", "audit", "stages")
+"""The folders of ``OUT`` the steps write (and a forced step replaces)."""
 
 
 @dataclass(frozen=True)
@@ -277,6 +282,11 @@ def run_debias(
     models = one_or_many(models)
     augment = dict(augment_options or {})
     audit_options = None if audit_options is None else dict(audit_options)
+    out = Path(out_dir).expanduser().absolute()
+    read = {"models": models, "train": train, "eval_path": eval_path, "premises": premises}
+    refuse_overwrites(
+        {"out_dir": [out / step for step in _STEP_FOLDERS]}, {**read, "augment_options": augment.get("names")}
+    )
     names = _check_common(models, augment)
     # checked now, not hours later at the audit step
     audit_own, audit_run, audit_model_options = audit_settings(
@@ -285,7 +295,6 @@ def run_debias(
     options = _finetune_options(finetune_options)
     augment = _augment_split(augment, options.split, train)
     train_set, eval_set = _check_inputs(models, train, eval_path, premises, augment, options, seed, seeds)
-    out = Path(out_dir).expanduser().absolute()
     augment_stage = _augment_stage(out, train_set, augment)
     tunes = _tunes(
         out, models, names, [seed + i for i in range(seeds)], augment_stage, train_set, eval_set, options

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 from nlibias.catalog.registry import get_benchmark
 from nlibias.errors import SourceError
 from nlibias.io.atomic import write_json
-from nlibias.io.samples import write_samples
+from nlibias.io.overwrites import refuse_overwrites
+from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, write_samples
 from nlibias.schema.declared import declared
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ def expand_to_dir(
     summary's ``modified_data`` (None: ``$NLIBIAS_ALLOW_MODIFIED_DATA``; default: refused)."""
     from nlibias.benchmarks.data_locations import data_checks, modified_data_warnings
 
+    written = [Path(out_dir) / name for name in (SAMPLES_JSONL, SAMPLES_PARQUET, SUMMARY_JSON)]
+    refuse_overwrites({"out_dir": written}, {"source": _source_files(source)})
     with data_checks(allow_modified_data) as modified:
         expansion = get_benchmark(benchmark).expand_source(source, **options)
     if not expansion.samples:
@@ -61,6 +64,14 @@ def expand_to_dir(
         summary["warnings"] = [*summary.get("warnings", []), *modified_data_warnings(modified)]
     write_json(Path(out_dir) / SUMMARY_JSON, summary)
     return summary
+
+
+def _source_files(source: str | Path | None) -> list[Path]:
+    """The files a source names: one path, or several joined by commas (paper 004's workbooks)."""
+    if source is None:
+        return []
+    text = str(source)
+    return [Path(text)] if Path(text).exists() else [Path(part.strip()) for part in text.split(",")]
 
 
 @dataclass(frozen=True)
