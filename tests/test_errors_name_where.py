@@ -169,5 +169,5 @@ def test_a_parameter_the_command_line_has_no_option_for_is_printed_without_one()
         == "unknown dtype 'x' (option --dtype)"
     )
     # a parameter the message names is named by its option only (issue #39)
-    assert faults.message_of(ConfigError("policy", parameter="policy")) == "--policy"
+    assert faults.message_of(ConfigError("{policy}", parameter="policy")) == "--policy"
     assert faults.message_of(ConfigError("b", parameter="benchmark")) == "b (argument NAME)"

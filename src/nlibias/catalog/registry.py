@@ -293,7 +293,7 @@ def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
     records = list(samples)
     if not records or not all(isinstance(s, Sample) for s in records):
         raise ConfigError(
-            "samples must be what expand() returned, a run directory or samples file, or Sample objects",
+            "{samples} must be what expand() returned, a run directory or samples file, or Sample objects",
             parameter="samples",
         )
     from nlibias.io.temporary import temporary_folder

@@ -23,10 +23,12 @@ def _pairs(values: list[str]) -> dict[str, str]:
     for value in values:
         cand, sep, base = value.partition("=")
         if not sep or not cand or not base:
-            raise ConfigError(f"pairs: {value!r} is not CANDIDATE_MODEL=BASELINE_MODEL", parameter="pairs")
+            raise ConfigError(
+                f"{{pairs}}: {value!r} is not CANDIDATE_MODEL=BASELINE_MODEL", parameter="pairs"
+            )
         if cand in found:  # the later pair would silently replace the earlier one
             raise ConfigError(
-                f"pairs: candidate model {cand!r} is paired twice ({cand}={found[cand]} and {value}); pair each "
+                f"{{pairs}}: candidate model {cand!r} is paired twice ({cand}={found[cand]} and {value}); pair each "
                 "candidate model once",
                 parameter="pairs",
             )

@@ -97,13 +97,13 @@ def check_selection(select: str, match: str) -> None:
     nlibias.schema.applies.InapplicableOption: match 'paper' applies to selecting rows by occupation; leave match out, or give 'occupation' as select
     """
     if select not in SELECTIONS:
-        raise ConfigError(f"select is {select!r}; use one of {', '.join(SELECTIONS)}", parameter="select")
+        raise ConfigError(f"{{select}} is {select!r}; use one of {', '.join(SELECTIONS)}", parameter="select")
     if match not in MATCH_RULES:
-        raise ConfigError(f"match is {match!r}; use one of {', '.join(MATCH_RULES)}", parameter="match")
+        raise ConfigError(f"{{match}} is {match!r}; use one of {', '.join(MATCH_RULES)}", parameter="match")
     if select == "all" and match != "words":  # every row is swapped: no occupation is looked for
         raise option_applies_to_nothing(
             "match", "selecting rows by occupation", value=match,
-            fix="leave match out, or give 'occupation' as select", names=("select",),
+            fix="leave {match} out, or give 'occupation' as {select}", names=("select",),
         )  # fmt: skip
 
 
@@ -285,7 +285,7 @@ def _check_out(kind: str, location: Path | str, out: Path) -> None:
     target = out.resolve()
     if target == holder or (kind == "datasets" and holder in target.parents):
         raise ConfigError(
-            f"out_dir {out} holds the training set {location}: writing {TRAIN_FILE} there would "
+            f"{{out_dir}} {out} holds the training set {location}: writing {TRAIN_FILE} there would "
             "replace the input or mix with it; choose another directory",
             parameter="out_dir",
         )

@@ -235,8 +235,9 @@ def _plan(out: Path, inputs: dict[str, Any], force: bool) -> tuple[str | None, l
                 raise ConfigError(
                     f"{out} holds checkpoints of a run with other inputs ({plan_path}): "
                     + "; ".join(changes(recorded_inputs, inputs))
-                    + ". Use another out_dir, or set force (parameter force) to start over",
+                    + ". Use another {out_dir}, or set {force} to start over",
                     parameter="out_dir",
+                    names=("force",),
                 )
             _remove(checkpoints)
             resume = None
@@ -275,8 +276,9 @@ def _existing(out: Path, inputs: dict[str, Any], force: bool) -> FinetuneRecord 
         raise ConfigError(
             f"{out} holds a model fine-tuned with other inputs: "
             + "; ".join(changes(record.get("inputs"), inputs))
-            + ". Use another out_dir, or set force (parameter force) to train again there",
+            + ". Use another {out_dir}, or set {force} to train again there",
             parameter="out_dir",
+            names=("force",),
         )
     path.unlink()
     _remove(out / CHECKPOINTS)

@@ -49,12 +49,12 @@ def check_her(her: str, her_model: object = None) -> None:
     nlibias.errors.ConfigError: her_model 'smollm2' applies to nothing: only her='lm' reads "her" with a language model (her is 'rule'); pass her='lm' too, or leave her_model out
     """
     if her not in HER_CHOICES:
-        raise ConfigError(f"her is {her!r}; use one of {', '.join(HER_CHOICES)}", parameter="her")
+        raise ConfigError(f"{{her}} is {her!r}; use one of {', '.join(HER_CHOICES)}", parameter="her")
     if her_model is not None and her != "lm":
         shown = her_model if isinstance(her_model, str) else type(her_model).__name__
         raise ConfigError(
-            f"her_model {shown!r} applies to nothing: only her='lm' reads \"her\" with a language model "
-            f"(her is {her!r}); pass her='lm' too, or leave her_model out",
+            f"{{her_model}} {shown!r} applies to nothing: only her='lm' reads \"her\" with a language model "
+            f"(her is {her!r}); pass her='lm' too, or leave {{her_model}} out",
             parameter="her_model",
         )
 

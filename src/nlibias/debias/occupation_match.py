@@ -74,5 +74,5 @@ def occupations_in(premise: str, *, rule: str = "words") -> list[str]:
         tokens = _paper_tokens()
         found = (tokens[t] for t in premise.lower().split(" ") if t in tokens)
     else:
-        raise ConfigError(f"match is {rule!r}; use one of {', '.join(MATCH_RULES)}", parameter="match")
+        raise ConfigError(f"{{match}} is {rule!r}; use one of {', '.join(MATCH_RULES)}", parameter="match")
     return list(dict.fromkeys(found))

@@ -405,7 +405,9 @@ def with_overrides(config: ExtendConfig, overrides: Mapping[str, Any]) -> Extend
         parameter = (
             "fill_model" if key in ("mlm.stopwords", "mlm.revision") else _OVERRIDE_PARAMETERS.get(key, key)
         )
-        raise ConfigError(f"{parameter} {reason}" if reason.startswith("'") else reason, parameter=parameter)
+        raise ConfigError(
+            f"{{{parameter}}} {reason}" if reason.startswith("'") else reason, parameter=parameter
+        )
     return checked
 
 
@@ -469,7 +471,7 @@ def _override_error(exc: ValidationError, overrides: Mapping[str, Any]) -> Confi
     if key is None:
         return ConfigError(validation_error_message(exc, "overrides"), parameter="overrides")
     parameter = _OVERRIDE_PARAMETERS.get(key, key.rsplit(".", 1)[-1])
-    return ConfigError(f"{parameter} {overrides[key]!r}: {reason}", parameter=parameter)
+    return ConfigError(f"{{{parameter}}} {overrides[key]!r}: {reason}", parameter=parameter)
 
 
 def dump_config(config: ExtendConfig) -> str:

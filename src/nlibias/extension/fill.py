@@ -163,7 +163,7 @@ def fill_masked_samples(
 ) -> FillRun:
     """Candidate samples for every masked sample: one per fill word, duplicates dropped."""
     if top_k < 1:
-        raise ConfigError(f"top_k must be positive, got {top_k}", parameter="top_k")
+        raise ConfigError(f"{{top_k}} must be positive, got {top_k}", parameter="top_k")
     started = time.perf_counter()
     requests: dict[tuple[str, frozenset[str]], int] = {}
     request_of = [requests.setdefault((m.hypothesis, frozenset(m.exclude)), len(requests)) for m in masked]

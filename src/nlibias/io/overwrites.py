@@ -97,9 +97,9 @@ def refuse_overwrites(outputs: Mapping[str, Files], inputs: Mapping[str, Files])
                 written[identity] = (name, path)
                 continue
             other, other_path = clash
-            where = harm.format(f"{_as(path, other_path)}parameter {other}")
+            where = harm.format(f"{_as(path, other_path)}{{parameter {other}}}")
             raise ConfigError(
-                f"{name} {path} is a file the command {where}; name another file in {name}",
+                f"{{{name}}} {path} is a file the command {where}; name another file in {{{name}}}",
                 parameter=name,
                 names=(other,),
             )

@@ -276,9 +276,10 @@ def check_stages(out: Path, stages: Sequence[Stage], force: bool) -> dict[str, s
         raise ConfigError(
             f"{out} holds results of other inputs, which would mix with these:\n  "
             + "\n  ".join(conflicts)
-            + "\nUse another out_dir, or set force (parameter force) to redo the stages whose inputs changed "
+            + "\nUse another {out_dir}, or set {force} to redo the stages whose inputs changed "
             "(and those that read them)",
             parameter="out_dir",
+            names=("force",),
         )
     return statuses
 

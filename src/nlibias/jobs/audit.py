@@ -119,7 +119,7 @@ def run_audit(
     for name, value, kind in (("options", options, ModelOptions), ("run", run, RunOptions)):
         if not isinstance(value, kind):  # checked before any file is read or model loaded
             raise ConfigError(
-                f"{name} is a {type(value).__name__}; pass {kind.__name__}(...) (nlibias.{kind.__name__})",
+                f"{{{name}}} is a {type(value).__name__}; pass {kind.__name__}(...) (nlibias.{kind.__name__})",
                 parameter=name,
             )
     models = ModelSet.of(models)
@@ -173,7 +173,7 @@ def audit_samples(
     for predictor in predictors:  # a predictor object's name is its key, checked as a spec's is
         if not isinstance(predictor.name, str):
             raise ConfigError(
-                f"models: a predictor's name is {predictor.name!r}, not a string", parameter="models"
+                f"{{models}}: a predictor's name is {predictor.name!r}, not a string", parameter="models"
             )
         if predictor.kind == "classifier" or not predictor.name:
             check_classifier_key(predictor.name, "models")
@@ -233,7 +233,7 @@ def _limited(
     if limit >= len(everything):  # a "subset" of all would be announced as not the full set's
         raise option_applies_to_nothing(
             "limit", "auditing a subset smaller than the samples", value=limit,
-            given=f"there are {len(everything)} samples", fix="leave limit out to audit them all",
+            given=f"there are {len(everything)} samples", fix="leave {limit} out to audit them all",
         )  # fmt: skip
     subset = stratified_subset(everything, limit, seed=seed)
     info: dict[str, Any] = {"limit": limit, "seed": seed, "samples": len(subset), "of": len(everything)}
@@ -245,7 +245,7 @@ def _limited(
     out = Path(out_dir)
     if checked.path is not None and _same_folder(checked.path, out):
         raise ConfigError(
-            f"out_dir {out} holds the samples that limit would subset: their subset would replace them; "
+            f"{{out_dir}} {out} holds the samples that limit would subset: their subset would replace them; "
             "write the limited audit into another folder",
             parameter="out_dir",
         )

@@ -98,7 +98,7 @@ def _check_common(models: Sequence[str], augment: dict[str, Any]) -> list[str]:
         raise ConfigError("no model given: pass one or more models to fine-tune", parameter="models")
     names = [model_dir_name(m) for m in models]
     if len(set(names)) != len(names):
-        raise ConfigError(f"models with the same folder name: {', '.join(names)}", parameter="models")
+        raise ConfigError(f"{{models}} with the same folder name: {', '.join(names)}", parameter="models")
     check_selection(augment.get("select", "occupation"), augment.get("match", "words"))
     check_her(augment.get("her", "rule"), augment.get("her_model"))
     return names
@@ -338,7 +338,7 @@ def _check_inputs(
     for model in models:
         check_base_model(model)
     if premises is not None and not Path(premises).expanduser().is_file():
-        raise ConfigError(f"premises file {premises} does not exist", parameter="premises")
+        raise ConfigError(f"{{premises}} file {premises} does not exist", parameter="premises")
     # a split of a set without splits (a file) is refused before any stage is recorded
     check_splits(train, options.split, eval_path, options.eval_split)
     train_set = check_training_set(train, options.split, "train")

@@ -121,7 +121,7 @@ def run_demo(
 
     if not full and sample_pairs < 1:
         raise ConfigError(
-            f"sample_pairs is {sample_pairs}; the demo audits at least one pair (or full=True for all)",
+            f"{{sample_pairs}} is {sample_pairs}; the demo audits at least one pair (or full=True for all)",
             parameter="sample_pairs",
         )
     started = time.perf_counter()

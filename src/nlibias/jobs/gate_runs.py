@@ -75,7 +75,8 @@ def _samples_path(run: Path, metrics: Mapping[str, Any], samples: str | Path | N
         run / "metrics.json",
         "run.samples",
         reason,
-        fix="pass the samples file the runs audited (parameter samples)",
+        fix="pass the samples file the runs audited ({parameter samples})",
+        names=("samples",),
     )
 
 

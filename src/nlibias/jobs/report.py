@@ -72,7 +72,7 @@ def parse_pairs(pairs: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]
         before, sep, after = pair.partition("=")
         if not sep or not before or not after:
             raise ConfigError(
-                f"pairs takes BEFORE=AFTER (model keys of the run), not {pair!r}", parameter="pairs"
+                f"{{pairs}} takes BEFORE=AFTER (model keys of the run), not {pair!r}", parameter="pairs"
             )
         parsed.append((before, after))
     return parsed
@@ -113,7 +113,11 @@ def make_report(
         debias=bool(debias or pairs), fmt=fmt, compare=compare, plots=plots, min_effect=min_effect
     )
     if compare and fmt == "latex":
-        raise ConfigError("compare prints md or csv tables, not latex (parameter fmt)", parameter="compare")
+        raise ConfigError(
+            "{compare} prints md or csv tables, not latex ({parameter fmt})",
+            parameter="compare",
+            names=("fmt",),
+        )
     _refuse_same_run_twice(runs, compare=compare)
     _refuse_overwrites(runs, out, debias=bool(debias or pairs))
     if debias or pairs:
@@ -148,7 +152,7 @@ def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None
     if compare and len(runs) < 2:
         raise option_applies_to_nothing(
             "compare", "two or more runs side by side", given=f"runs names one ({runs[0]})",
-            fix="name a second run in runs, or leave compare out", names=("runs",),
+            fix="name a second run in runs, or leave {compare} out", names=("runs",),
         )  # fmt: skip
     seen: dict[tuple[object, ...], str | Path] = {}
     for run in runs:
@@ -196,8 +200,8 @@ def _check_options_apply(
         )
     if min_effect is not None and not debias:
         raise option_applies_to_nothing(
-            "min_effect", "the before/after tables", value=min_effect, fix="set debias or pairs, or leave "
-            "min_effect out", names=("debias", "pairs"),
+            "min_effect", "the before/after tables", value=min_effect, fix="set {debias} or {pairs}, or leave "
+            "{min_effect} out", names=("debias", "pairs"),
         )  # fmt: skip
 
 
@@ -206,7 +210,7 @@ def _tables_text(loaded: Sequence[Run], fmt: str, compare: bool) -> str:
     from nlibias.report.paper_tables import TABLE_FORMATS, render_tables
 
     if fmt not in TABLE_FORMATS:
-        raise ConfigError(f"fmt must be one of {', '.join(TABLE_FORMATS)}, not {fmt!r}", parameter="fmt")
+        raise ConfigError(f"{{fmt}} must be one of {', '.join(TABLE_FORMATS)}, not {fmt!r}", parameter="fmt")
     if not compare:
         return render_tables(
             [(r.label, r.source, r.models) for r in loaded], fmt, {r.label: r.metrics for r in loaded}
@@ -247,7 +251,7 @@ def _html_report(loaded: Sequence[Run], out: str | Path | None, compare: bool, p
         except ImportError:
             raise ConfigError(
                 'figures need matplotlib: pip install "nlibias[report]", or make the report without '
-                "figures (parameter plots)",
+                "figures ({parameter plots})",
                 parameter="plots",
             ) from None
     target = Path(out) if out is not None else loaded[0].path / "report.html"
@@ -274,7 +278,7 @@ def _debias_report(
 
     if len(runs) != 1:
         raise ConfigError(
-            "debias compares models of one audit run; pass one run directory", parameter="debias"
+            "{debias} compares models of one audit run; pass one run directory", parameter="debias"
         )
     run = Path(runs[0])
     options: dict[str, Any] = {} if min_effect is None else {"min_effect": min_effect}

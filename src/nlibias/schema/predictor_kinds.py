@@ -39,7 +39,7 @@ def check_mode(mode: object) -> GenerativeMode:
     nlibias.errors.ConfigError: mode must be one of scored, generated, got 'greedy'
     """
     if not _is_mode(mode):
-        raise ConfigError(f"mode must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode")
+        raise ConfigError(f"{{mode}} must be one of {', '.join(MODES)}, got {mode!r}", parameter="mode")
     return mode
 
 

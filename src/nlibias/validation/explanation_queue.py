@@ -246,16 +246,18 @@ def draw_explanation_queue(
     from nlibias.io.atomic import write_json
 
     if not is_int(size) or size < 1:
-        raise ConfigError(f"size is {size!r}; pass a positive number of answers to queue", parameter="size")
+        raise ConfigError(
+            f"{{size}} is {size!r}; pass a positive number of answers to queue", parameter="size"
+        )
     if not is_int(seed):
-        raise ConfigError(f"seed is {seed!r}; pass an integer", parameter="seed")
+        raise ConfigError(f"{{seed}} is {seed!r}; pass an integer", parameter="seed")
     run_dir = Path(run_dir)
     fingerprint = explanations_fingerprint(run_dir)
     items, judges, lm_judge = _explained_answers(run_dir)
     by = judge if judge is not None else (judges[0] if judges else "")
     if by not in judges:
         raise ConfigError(
-            f"judge {judge!r} did not label this run's explanations; use one of {', '.join(judges)}",
+            f"{{judge}} {judge!r} did not label this run's explanations; use one of {', '.join(judges)}",
             parameter="judge",
         )
     if not items:

@@ -120,7 +120,7 @@ def validation_status(
         from nlibias.errors import ConfigError
 
         raise ConfigError(
-            f"min_annotators is {min_annotators!r}; a hypothesis needs at least 1 answer to be resolved",
+            f"{{min_annotators}} is {min_annotators!r}; a hypothesis needs at least 1 answer to be resolved",
             parameter="min_annotators",
         )
     from nlibias.validation.explanation_queue import has_explanation_queue
