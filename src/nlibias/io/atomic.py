@@ -27,6 +27,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from nlibias.errors import FileAccessError
+from nlibias.io.jsonl import dumps_finite
+
 _fault_points = 0
 _umask_lock = threading.Lock()
 
@@ -191,8 +194,6 @@ def locked_update(path: str | Path) -> Iterator[Path]:
     >>> card.read_text()
     'ab'
     """
-    from nlibias.errors import FileAccessError
-
     target = write_target(path)
     found = target.stat()
     if not found.st_mode & stat.S_IWUSR:
@@ -275,8 +276,6 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 def write_json(path: str | Path, data: Any) -> None:
     """Pretty JSON, atomically; ``NaN`` is refused (JSON has no NaN)."""
-    from nlibias.io.jsonl import dumps_finite  # a NaN is refused naming its field
-
     atomic_write_text(path, dumps_finite(data, indent=2, ensure_ascii=False) + "\n")
 
 

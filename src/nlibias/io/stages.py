@@ -43,6 +43,9 @@ from typing import Any
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.io.atomic import write_json
 from nlibias.io.fingerprint import flat_keys, sha256_file
+from nlibias.models.generative.sources import is_gguf_name, local_source
+from nlibias.models.hf_common import hash_local_model, is_local_model
+from nlibias.models.hub_reach import hub_file
 from nlibias.schema.model_ref import ModelRef
 
 STAGES_DIR = "stages"
@@ -102,10 +105,6 @@ def model_identity(model: str, revision: str | None = None) -> dict[str, Any]:
     >>> model_identity("fake:a")
     {'name': 'fake:a', 'kind': 'hub', 'revision': None, 'files_sha256': None}
     """
-    from nlibias.models.generative.sources import is_gguf_name
-    from nlibias.models.hf_common import hash_local_model, is_local_model
-    from nlibias.models.hub_reach import hub_file
-
     ref = ModelRef.unread(model)
     local = model if is_local_model(model) else None
     after_kind = ref.name if ref.kind.isidentifier() and not ref.is_fake else ""
@@ -126,8 +125,6 @@ def model_identity(model: str, revision: str | None = None) -> dict[str, Any]:
 
 def _gguf_weights(name: str) -> str | None:
     """The quick hash of a GGUF model's file; None when it is not there (loading it says why)."""
-    from nlibias.models.generative.sources import local_source
-
     try:
         return str(local_source(name).fingerprint()["weights"])
     except NlibiasError:

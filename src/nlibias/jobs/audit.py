@@ -31,6 +31,7 @@ from typing import Any
 from nlibias.benchmarks.base import BenchmarkSamples
 from nlibias.catalog.registry import check_kinds, read_benchmark_samples
 from nlibias.errors import ConfigError
+from nlibias.io.samples import read_samples, write_samples
 from nlibias.jobs.results import (
     AuditResult,
     check_predictors,
@@ -40,6 +41,7 @@ from nlibias.jobs.results import (
     run_section,
     with_extra,
 )
+from nlibias.jobs.subset import has_pairs, stratified_subset
 from nlibias.runtime.build import build_predictors, close_predictors
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import Predictor
@@ -225,9 +227,6 @@ def _limited(
 ) -> tuple[BenchmarkSamples, dict[str, Any]]:
     """The stratified subset of ``checked`` (``limit``), written into ``out_dir`` when there is one,
     and what ``metrics.json`` records of it."""
-    from nlibias.io.samples import read_samples, write_samples
-    from nlibias.jobs.subset import has_pairs, stratified_subset
-
     # from a file: every field, as the subset's samples file will hold them
     everything = read_samples(Path(given)) if isinstance(given, str | PathLike) else list(given)
     if limit >= len(everything):  # a "subset" of all would be announced as not the full set's

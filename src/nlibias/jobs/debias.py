@@ -15,6 +15,7 @@ what changed, or with ``force`` redone together with the steps that read its out
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
@@ -87,8 +88,6 @@ def _file(path: str | Path | None) -> dict[str, Any] | None:
     """A plain file (premises, names) by absolute path and SHA-256."""
     if path is None:
         return None
-    import hashlib
-
     where = Path(path).expanduser().absolute()
     return {"path": str(where), "sha256": hashlib.sha256(where.read_bytes()).hexdigest()}
 

@@ -22,8 +22,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nlibias.benchmarks.bbnli import expand_bbnli
+from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+from nlibias.benchmarks.data_locations import resolve_data
 from nlibias.errors import ConfigError
+from nlibias.io.samples import write_samples
+from nlibias.jobs.audit import run_audit
 from nlibias.jobs.subset import MIN_PAIRS_PER_SUBTOPIC, sample_pairs_stratified
+from nlibias.report.html import write_report
+from nlibias.report.load import load_runs
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions, RunOptions
 from nlibias.schema import Sample
@@ -117,8 +124,6 @@ def run_demo(
     ``judge``: an NLI judge that labels the explanations of generated answers (the audit then
     generates, whatever ``mode`` says) before the report is written.
     """
-    from nlibias.jobs.audit import run_audit
-
     if not full and sample_pairs < 1:
         raise ConfigError(
             f"{{sample_pairs}} is {sample_pairs}; the demo audits at least one pair (or full=True for all)",
@@ -157,11 +162,6 @@ def _write_demo_samples(
 ) -> tuple[list[Sample], int]:
     """Expand BBNLI, keep every bias-audit sample (``full``) or a stratified sample of pairs, write
     them into the run directory; returns them and the number of pairs BBNLI has."""
-    from nlibias.benchmarks.bbnli import expand_bbnli
-    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
-    from nlibias.benchmarks.data_locations import resolve_data
-    from nlibias.io.samples import write_samples
-
     expansion = expand_bbnli(resolve_data(BBNLI_DATA, data_dir))
     bias = expansion.bias_samples
     samples = bias if full else sample_pairs_stratified(bias, sample_pairs, seed=seed)
@@ -217,9 +217,6 @@ def write_demo_report(run_dir: Path) -> Path:
     """``report.html`` in the run directory, as ``nlibias report RUN`` writes it; figures when
     matplotlib is installed (``nlibias[report]``), otherwise the report without them."""
     import importlib.util
-
-    from nlibias.report.html import write_report
-    from nlibias.report.load import load_runs
 
     target = run_dir / "report.html"
     write_report(load_runs([run_dir]), target, plots=importlib.util.find_spec("matplotlib") is not None)

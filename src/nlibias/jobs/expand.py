@@ -8,17 +8,27 @@
 
 from __future__ import annotations
 
+import shutil
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
+from nlibias.benchmarks.data_locations import data_checks, modified_data_warnings
 from nlibias.catalog.registry import get_benchmark
 from nlibias.errors import SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.overwrites import refuse_overwrites
-from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, write_samples
+from nlibias.io.samples import (
+    SAMPLES_JSONL,
+    SAMPLES_PARQUET,
+    read_samples,
+    resolve_samples_path,
+    write_samples,
+)
+from nlibias.io.temporary import make_temporary_folder
 from nlibias.schema.declared import declared
 
 if TYPE_CHECKING:
@@ -43,8 +53,6 @@ def expand_to_dir(
     ``samples.parquet`` and ``expansion.json``. Returns the summary (counts, warnings, the files).
     ``allow_modified_data``: use pinned data that differs from its pins, warned and recorded in the
     summary's ``modified_data`` (None: ``$NLIBIAS_ALLOW_MODIFIED_DATA``; default: refused)."""
-    from nlibias.benchmarks.data_locations import data_checks, modified_data_warnings
-
     written = [Path(out_dir) / name for name in (SAMPLES_JSONL, SAMPLES_PARQUET, SUMMARY_JSON)]
     refuse_overwrites({"out_dir": written}, {"source": _source_files(source)})
     with data_checks(allow_modified_data) as modified:
@@ -94,8 +102,6 @@ class Samples:
     """The expansion summary (``expansion.json``): counts per slice, warnings."""
 
     def __len__(self) -> int:
-        from nlibias.io.samples import resolve_samples_path
-
         with resolve_samples_path(self.path).open("rb") as handle:
             return sum(1 for line in handle if line.strip())
 
@@ -104,8 +110,6 @@ class Samples:
 
     @cached_property
     def _records(self) -> list[Sample]:
-        from nlibias.io.samples import read_samples
-
         return read_samples(self.path)
 
     def __iter__(self) -> Iterator[Sample]:
@@ -127,8 +131,6 @@ class Samples:
         """The samples as a pandas DataFrame (one row per sample; provenance as a dict column)."""
         import pandas as pd
 
-        from nlibias.io.samples import read_samples
-
         return pd.DataFrame([sample.to_dict() for sample in read_samples(self.path)])
 
 
@@ -137,10 +139,6 @@ def expand_samples(
 ) -> Samples:
     """:func:`expand_to_dir` into ``out_dir`` (default: a new temporary directory, removed when
     the returned :class:`Samples` is garbage-collected or the process ends), as :class:`Samples`."""
-    import shutil
-    import weakref
-
-    from nlibias.io.temporary import make_temporary_folder
 
     if out_dir is not None:
         target = Path(out_dir)

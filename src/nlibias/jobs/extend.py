@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict, Unpack
 
+from nlibias.extension.config import SETTING_KEYS, ExtendConfig, load_config, with_overrides
+from nlibias.extension.pipeline import run_pipeline
 from nlibias.schema.declared import declared, one_or_many
 
 if TYPE_CHECKING:
@@ -74,8 +76,6 @@ def extend_config(
     """``config`` (an :class:`ExtendConfig`, a YAML file, or None for the defaults) with the given
     settings (:class:`ExtendSettings`) on top, checked again; ``templates="none"`` turns the
     curated templates off."""
-    from nlibias.extension.config import SETTING_KEYS, ExtendConfig, load_config, with_overrides
-
     if config is None:
         config = ExtendConfig()
     elif not isinstance(config, ExtendConfig):
@@ -129,8 +129,6 @@ def extend(
 
     >>> # nlibias.extend(out_dir="runs/next", fill_model="fake", classifiers=["fake:a"],
     >>> #                unvalidated=True).status"""
-    from nlibias.extension.pipeline import run_pipeline
-
     return run_pipeline(
         extend_config(config, **settings),
         from_stage=from_stage,
