@@ -122,6 +122,7 @@ def message_of(error: NlibiasError) -> str:
     (:class:`~nlibias.errors.NlibiasError`'s fields) by its option, never by its Python name; the
     parameter at fault, where the message does not name it, added by its option or argument.
 
+    >>> from nlibias.errors import ConfigError, SourceError
     >>> message_of(ConfigError("{seed} is -5; pass 0 or more", parameter="seed"))
     '--seed is -5; pass 0 or more'
     >>> message_of(ConfigError("unknown dtype 'x'", parameter="dtype"))  # not named in the text
@@ -133,7 +134,6 @@ def message_of(error: NlibiasError) -> str:
     >>> message_of(ConfigError("no model given: name one in {models} or {generative}", parameter="models",
     ...                        names=("generative",)))
     'no model given: name one in --model or --generative'
-    >>> from nlibias.errors import SourceError
     >>> message_of(SourceError("r/x.jsonl", None, "damaged", fix="rerun ({parameter from_stage})", names=("from_stage",)))
     'r/x.jsonl: damaged (rerun (option --from))'
     """

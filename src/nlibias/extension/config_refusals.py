@@ -71,21 +71,23 @@ def model_refusal(spec: FilterModelConfig, held_out: bool) -> tuple[str, ConfigE
     for option in (o for o in options if getattr(spec, o) not in (None, False)):
         if held_out:
             pin = " (the card records its name: to record the version to evaluate, name it MODEL@REVISION)"
-            fix = f"leave {option} out{pin if option == 'revision' else ''}"
+            fix = f"leave {{{option}}} out{pin if option == 'revision' else ''}"
             held = f"models the pipeline loads, and the held-out {model!r} never is (the card names it)"
             return option, option_applies_to_nothing(option, held, fix=fix)
         if option == "label_map":  # the audit's rule and words
             from nlibias.runtime.build import check_label_map_applies
 
             try:
-                check_label_map_applies([ref], fix="leave label_map out")
+                check_label_map_applies([ref], fix="leave {label_map} out")
             except ConfigError as refusal:
                 return option, refusal
         if option == "revision":
             loaded = (
                 f"models loaded from the hub or a local directory, not to {model!r}: a fake loads nothing"
             )
-            return option, option_applies_to_nothing(option, loaded, subject=f"revision {spec.revision!r}")
+            return option, option_applies_to_nothing(
+                option, loaded, subject=f"{{revision}} {spec.revision!r}"
+            )
         applies_to = f"sequence-classification models (a Hugging Face model), not to {model!r}: {why}"
         return option, option_applies_to_nothing(option, applies_to)
     return None

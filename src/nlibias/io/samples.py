@@ -25,9 +25,9 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from nlibias.errors import SourceError
 from nlibias.io.atomic import atomic_path, write_jsonl
@@ -78,27 +78,13 @@ class SampleRecord(BaseModel):
     subtopic: str
     premise: str
     hypothesis: str
-    gold: str
-    stereotype: str | None
+    gold: Literal["entailment", "neutral", "contradiction"]
+    stereotype: Literal["pro", "anti"] | None
     pair_key: str | None
     source: str = "custom"
     group: str | None = None
     counterfactual_group: str | None = None
     provenance: dict[str, Any] = {}
-
-    @field_validator("gold")
-    @classmethod
-    def _known_label(cls, value: str) -> str:
-        if value not in LABELS:
-            raise ValueError(f"{value!r} is not one of {', '.join(LABELS)}")
-        return value
-
-    @field_validator("stereotype")
-    @classmethod
-    def _known_stereotype(cls, value: str | None) -> str | None:
-        if value not in (None, "pro", "anti"):
-            raise ValueError(f"{value!r} is not pro, anti or null")
-        return value
 
 
 def write_samples(run_dir: str | Path, samples: Sequence[Sample]) -> dict[str, Path]:
@@ -124,14 +110,9 @@ _STEREOTYPES = (None, "pro", "anti")
 
 
 class _StringPool:
-    """One shared object per distinct string value (like ``sys.intern``, freed with the samples).
-
-    Samples repeat most of their text: domain, subtopic, gold label and every provenance key on
-    every line, a premise for each of its hypotheses, a hypothesis for each premise. ``json``
-    makes a new string object for each occurrence; sharing them cut what an audit holds per
-    WQ-NLI sample from 2.5 kB to about 0.8 kB (``tracemalloc``, docs/benchmarks.md). Ids are
-    unique and stay out of the pool.
-    """
+    """One shared object per distinct string value (like ``sys.intern``, freed with the samples):
+    samples repeat most of their text, and sharing it holds a WQ-NLI sample in about a third of
+    the memory (docs/benchmarks.md). Ids are unique and stay out of the pool."""
 
     def __init__(self, provenance_keys: Collection[str] | None = None, *, share: bool = True) -> None:
         self._strings: dict[str, str] = {}
@@ -156,8 +137,7 @@ class _StringPool:
         return value
 
     def sample(self, fields: Mapping[str, Any], provenance: dict[str, Any]) -> Sample:
-        """The sample of already-checked ``fields`` (every core field), its text shared when the
-        pool shares (otherwise a call per field to a table that keeps nothing was a third of a read)."""
+        """The sample of checked ``fields`` (every core field), its text shared when the pool shares."""
         if self._keys is not None:
             provenance = {k: v for k, v in provenance.items() if k in self._keys}
         text = {name: fields[name] for name in _SHARED_FIELDS}
@@ -169,13 +149,9 @@ class _StringPool:
 
 
 def _quick_fields(raw: dict[str, Any]) -> dict[str, Any] | None:
-    """The core fields of a well-formed record without pydantic, or None to let the validator explain.
-
-    Files nlibias wrote itself are always well-formed; checking them field by field in plain
-    Python reads WQ-NLI's 76k samples several times faster. Anything unusual (a missing or
-    non-string field, an unknown label, extra keys) returns None and goes through
-    :class:`SampleRecord`, which produces the error message or the same fields.
-    """
+    """The core fields of a well-formed record without pydantic (several times faster on the files
+    nlibias writes), or None for anything unusual: :class:`SampleRecord` then explains it or
+    gives the same fields."""
     get = raw.get
     for name in _REQUIRED_TEXT:
         if type(get(name)) is not str:
@@ -256,12 +232,11 @@ def read_sample_columns(
     benchmark: Benchmark | None = None,
     benchmark_of: Callable[[str], Benchmark] | None = None,
 ) -> ReadColumns:
-    """Every sample of a run directory or samples file, checked (each line, unique ids, and the
-    sample rules of ``benchmark``: :func:`iter_samples`) and kept as
-    :class:`~nlibias.schema.columns.SampleColumns` with ``provenance_keys`` (None: all), in one
-    pass over the file's bytes (hashed as they are read). ``benchmark_of``: find the benchmark from
-    the first sample's ``source`` instead (its provenance keys are kept). A file that changes while
-    it is read is refused.
+    """Every sample of a run directory or samples file, checked (:func:`iter_samples`, unique ids)
+    and kept as :class:`~nlibias.schema.columns.SampleColumns` with ``provenance_keys`` (None:
+    all), in one pass over the file's bytes (hashed as they are read). ``benchmark_of``: find the
+    benchmark from the first sample's ``source`` (its provenance keys are kept). A file that
+    changes while it is read is refused.
 
     >>> import tempfile
     >>> from nlibias.schema import Sample
@@ -308,7 +283,8 @@ class _Found:
     """The benchmark found from the first sample's source, kept for the caller."""
 
     def __init__(self, benchmark_of: Callable[[str], Benchmark]) -> None:
-        self.benchmark_of, self.benchmark = benchmark_of, None
+        self.benchmark_of = benchmark_of
+        self.benchmark: Benchmark | None = None
 
     def __call__(self, source: str) -> Benchmark:
         self.benchmark = self.benchmark_of(source)
@@ -319,11 +295,8 @@ def read_samples(
     path: str | Path, *, provenance_keys: Collection[str] | None = None, benchmark: Benchmark | None = None
 ) -> list[Sample]:
     """Samples from a run directory, a JSONL file or a Parquet file; ids must be unique, and the
-    samples follow ``benchmark``'s sample rules (:func:`iter_samples`).
-
-    ``provenance_keys`` keeps only those keys of each sample's provenance (an audit loads what
-    its measures read: :meth:`nlibias.benchmarks.base.Benchmark.provenance`); None keeps everything.
-    """
+    samples follow ``benchmark``'s sample rules (:func:`iter_samples`). ``provenance_keys`` keeps
+    only those provenance keys (None: all)."""
     resolved = resolve_samples_path(path)
     samples = list(iter_samples(resolved, provenance_keys=provenance_keys, benchmark=benchmark))
     check_unique_ids(resolved, samples)
@@ -339,19 +312,11 @@ def iter_samples(
     benchmark_of: Callable[[str], Benchmark] | None = None,
     digest: Any = None,
 ) -> Iterator[Sample]:
-    """The samples of :func:`read_samples` one at a time (ids not checked for uniqueness), so
-    that a pass over a big run holds one sample, not all of them (a Parquet file is read one
-    record batch at a time). Errors name the file and line as :func:`read_samples`' do.
-
-    ``share_strings=False``: for a caller that keeps no sample, no table of every distinct text
-    seen so far (it would grow with the file). ``digest``: a ``hashlib`` object fed the bytes of
-    a JSONL file as they are read.
-
-    ``benchmark``: the benchmark the samples are read for (or ``benchmark_of``: how to find it from
-    the first sample's ``source``), whose sample rules are refused when broken: a bias sample of
-    one of its ``neutral_gold`` sources with another gold label, a pair of a ``shared_premises``
-    source with two premises. Without one, only the rules every samples file follows.
-    """
+    """The samples of :func:`read_samples` one at a time (ids not checked for uniqueness): a pass
+    over a big run holds one sample. ``share_strings=False``: no table of the texts seen (for a
+    caller that keeps no sample). ``digest``: a ``hashlib`` object fed a JSONL file's bytes.
+    ``benchmark`` (or ``benchmark_of``: found from the first sample's ``source``): whose sample
+    rules apply besides those of every samples file (neutral gold, pairs sharing a premise)."""
     path = resolve_samples_path(path)
     records = _parquet_records(path) if path.suffix == ".parquet" else _json_records(path, digest)
     records = _through_the_door(path, records)
@@ -522,8 +487,7 @@ def duplicate_id_error(path: Path, sample_id: str, *, earlier: int, later: int) 
 
 
 def parquet_batches(path: Path, columns: list[str] | None = None) -> Iterator[Any]:
-    """The record batches of a Parquet file; a damaged file or a missing column is refused with
-    the path (pyarrow's own errors name neither)."""
+    """The record batches of a Parquet file; a damaged file or a missing column is refused naming it."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

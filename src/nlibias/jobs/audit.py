@@ -31,7 +31,8 @@ from typing import Any
 from nlibias.benchmarks.base import BenchmarkSamples
 from nlibias.catalog.registry import check_kinds, read_benchmark_samples
 from nlibias.errors import ConfigError
-from nlibias.io.samples import read_samples, write_samples
+from nlibias.io.overwrites import refuse_overwrites
+from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, read_samples, write_samples
 from nlibias.jobs.results import (
     AuditResult,
     check_predictors,
@@ -128,6 +129,10 @@ def run_audit(
     # bars only on a terminal (lines in a log); else the libraries' bars are off too
     prepare_progress(run.progress)
     refuse_run_overwrites(out_dir, samples=samples)
+    if run.limit is not None and out_dir is not None:  # the subset is written as the run's samples
+        subset_files = [Path(out_dir) / name for name in (SAMPLES_JSONL, SAMPLES_PARQUET)]
+        given = Path(samples) if isinstance(samples, str | PathLike) else None
+        refuse_overwrites({"out_dir": subset_files}, {"samples": given})
     checked = read_benchmark_samples(samples)
     if run.limit is not None:
         checked, subset = _limited(samples, checked, run.limit, run.seed, out_dir)
@@ -241,18 +246,6 @@ def _limited(
     info["from"] = str(checked.path) if checked.path is not None else None
     if out_dir is None:
         return read_benchmark_samples(subset), info
-    out = Path(out_dir)
-    if checked.path is not None and _same_folder(checked.path, out):
-        raise ConfigError(
-            f"{{out_dir}} {out} holds the samples that limit would subset: their subset would replace them; "
-            "write the limited audit into another folder",
-            parameter="out_dir",
-        )
-    out.mkdir(parents=True, exist_ok=True)
-    write_samples(out, subset)
-    return read_benchmark_samples(out), info
-
-
-def _same_folder(samples: Path, out: Path) -> bool:
-    folder = samples if samples.is_dir() else samples.parent
-    return folder.resolve() == out.resolve()
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    write_samples(out_dir, subset)
+    return read_benchmark_samples(out_dir), info

@@ -178,7 +178,7 @@ def _check_options_apply(
     ...
     nlibias.schema.applies.InapplicableOption: plots applies to the HTML report (its figures), not to the paper tables (fmt); leave plots out
     """
-    debias_tables = "the before/after tables (debias or pairs)"
+    debias_tables = "the before/after tables ({debias} or {pairs})"
     if debias and fmt is not None:
         raise option_applies_to_nothing(
             "fmt",
@@ -194,7 +194,7 @@ def _check_options_apply(
             names=("debias", "pairs"),
         )
     if not plots and (debias or fmt is not None):
-        tables = debias_tables if debias else "the paper tables (fmt)"
+        tables = debias_tables if debias else "the paper tables ({fmt})"
         raise option_applies_to_nothing(
             "plots", f"the HTML report (its figures), not to {tables}", names=("debias", "pairs", "fmt")
         )

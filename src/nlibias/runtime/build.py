@@ -181,7 +181,7 @@ def _why_not_loaded(model: ModelRef | Predictor) -> str:
 def check_label_map_applies(
     models: Sequence[ModelRef],
     *,
-    fix: str = "leave label_map out, or audit that model on its own",
+    fix: str = "leave {label_map} out, or audit that model on its own",
     objects: int = 0,
     named_in: str = "models",
 ) -> None:
