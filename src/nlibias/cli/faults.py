@@ -1,12 +1,6 @@
-"""The command line's one error boundary: every failure becomes a short message with the path,
-the reason and the fix; a traceback reaches the user only with ``nlibias --debug``.
-
-* :class:`~nlibias.errors.NlibiasError` (raised on purpose: a parameter, a file line or data that
-  do not fit together, :class:`~nlibias.errors.DataError`): printed as is, a library parameter
-  named by its option (or argument) too; exit code 2.
-* Faults of the environment or of a file (``OSError``, ``sqlite3.DatabaseError``, Unicode errors,
-  ``csv.Error``, pyarrow errors): described by :func:`describe_fault`; exit code 2.
-* Anything else is an internal error: one line, "rerun with --debug", exit code 70 (``EX_SOFTWARE``).
+"""The command line's one error boundary: an :class:`~nlibias.errors.NlibiasError` (its parameters
+named by their options: :func:`message_of`) or a fault of the environment or a file
+(:func:`describe_fault`) is one line and exit code 2; anything else an internal error, exit 70.
 
 >>> import errno
 >>> describe_fault(PermissionError(errno.EACCES, "Permission denied", "/ro/run"))

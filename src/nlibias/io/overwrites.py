@@ -46,9 +46,8 @@ def file_identity(path: str | Path) -> tuple[object, ...]:
 
 
 def run_files(run_dir: str | Path) -> list[Path]:
-    """The files a reader of the run directory (or of its ``metrics.json``) reads: its output
-    files and manifest, the inputs its manifest records (the samples file), and the files of its
-    stages, explanations and human validation (the queue, the annotation database)."""
+    """The files a reader of the run directory (or of its ``metrics.json``) reads: its outputs and
+    manifest, the inputs the manifest records, its stages', explanations' and validation's files."""
     run = Path(run_dir)
     run = run.parent if run.is_file() else run  # a run named by its metrics.json
     found = [run / name for name in _RUN_FILES]

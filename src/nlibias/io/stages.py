@@ -1,24 +1,8 @@
-"""The stage engine of ``extend``, ``debias`` (and ``finetune``'s record) and ``explain``: each
-step of a run directory records what it was computed from, so a rerun reuses, reruns or refuses it
-and never mixes the results of two sets of inputs.
-
-A stage has a name, its inputs (settings, data hashes, :func:`model_identity`, the fingerprints
-of the stages it reads), an output (a folder or file, removed as a unit before it is redone) and
-a way to say it finished: a file that is written last (``finished``), or (``recorded=True``) the
-record itself, which :func:`finish_stage` completes with the hashes of the stage's outputs.
-``OUT/stages/<name>.json`` holds the record: :func:`begin_stage` writes the inputs and their
-:func:`fingerprint` before the stage starts. :func:`stage_status` compares it with this run's:
-
-* ``done``: same fingerprint and the stage finished, every output its record lists the file it
-  wrote (by SHA-256): skipped;
-* ``run``: no record and no output yet, or the same fingerprint and not finished, or an output
-  damaged or replaced since (said so: :func:`output_problems`);
-* ``redo``: a record of other inputs, or an output without a record (an older nlibias), with
-  :func:`changes` saying what differs; the caller refuses it or (``force``) redoes it.
-
-Run directories written before this engine keep working: ``extend``'s ``stages/<name>.done.json``
-markers are read once, rewritten as records and removed; ``debias``'s ``stages/<name>.json`` are
-records already.
+"""The stage engine of ``extend``, ``debias`` and ``explain``: each step of a run directory records
+what it was computed from (``OUT/stages/<name>.json``: its inputs, their :func:`fingerprint`, the
+hashes of its outputs), so a rerun reuses it (``done``), runs it (``run``: not finished, or an
+output damaged since) or, with other inputs, refuses or (``force``) redoes it (``redo``, with
+:func:`changes` saying what differs); never mixing the results of two sets of inputs.
 
 >>> a = {"settings": {"learning_rate": 0.003, "seed": 42}, "train_sha256": "ab"}
 >>> b = {"settings": {"learning_rate": 0.001, "seed": 42}, "train_sha256": "ab"}

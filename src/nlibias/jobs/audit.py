@@ -1,12 +1,9 @@
 """The audit: models over a benchmark's samples → predictions, measures and a run directory.
 
-Every audit (command line, demo, Python API) runs :func:`run_audit`, which reads the samples once
-(:func:`nlibias.catalog.registry.read_benchmark_samples`: every line checked, the benchmark found,
-the samples kept as columns), refuses a kind of model the benchmark cannot score before any model
-loads, builds the predictors and calls :func:`audit_samples`: each predictor answers through the
-prediction cache and returns its rows and outputs (:mod:`nlibias.runtime.contract`); the
-benchmark's measures for the predictor's kind score them, its extra analyses look at all models
-together, and the run directory is written as a unit (:func:`nlibias.jobs.results.finish_run`).
+Every audit (command line, demo, Python API) runs :func:`run_audit`: the samples read once and
+checked, a kind of model the benchmark cannot score refused before any model loads, then
+:func:`audit_samples`: each predictor answers through the prediction cache, the benchmark's
+measures score it, and the run directory is written as a unit.
 
 >>> import tempfile
 >>> from nlibias.jobs.expand import expand_to_dir
@@ -70,10 +67,8 @@ def audit_settings(
     settings: Mapping[str, Any], **run_defaults: Any
 ) -> tuple[dict[str, Any], RunOptions, ModelOptions]:
     """Keywords of an audit split into :func:`run_audit`'s own (:data:`RUN_KEYWORDS`), the
-    :class:`RunOptions` (``cache``, ``seed``, ...; ``run_defaults`` beneath them) and the
-    :class:`ModelOptions` of the rest, refusing a keyword that is none of them (a misspelt ``out=``
-    for ``out_dir=`` would otherwise end in a bare TypeError after the samples are read), naming
-    the closest one.
+    :class:`RunOptions` (``run_defaults`` beneath them) and the :class:`ModelOptions`, refusing
+    (before the samples are read) a keyword that is none of them, naming the closest one.
 
     >>> audit_settings({"device": "cpu", "cache": False, "note": "n"})
     ({'note': 'n'}, RunOptions(cache=False, ...), ModelOptions(mode='scored', ..., device='cpu', ...))
@@ -99,25 +94,12 @@ def run_audit(
     extra: Mapping[str, Any] | None = None,
     note: str | None = None,
 ) -> AuditResult:
-    """Run ``models`` over ``samples`` (a run directory, a samples file, what
-    :func:`nlibias.expand` returned, or Sample objects), score them with the benchmark's measures
-    and, given ``out_dir``, write ``predictions.jsonl``, ``metrics.json`` and ``tables.txt`` there.
-
-    ``models`` is a :class:`~nlibias.runtime.model_set.ModelSet`: NLI classifiers (names, or objects
-    keeping the predictor contract), generative LMs asked with each prompt style, and LMs scoring
-    the samples' sentence pairs for token-probability bias; a list of names or predictors alone is
-    a set of NLI classifiers. ``options`` say how the models run
-    (:class:`~nlibias.runtime.options.ModelOptions`: ``device``, ``label_map``, ``max_tokens``,
-    ``mode``, ``concurrency``, ...; :func:`nlibias.runtime.build.build_predictors`); ``run`` how
-    the audit does (:class:`~nlibias.runtime.options.RunOptions`: cache, bootstrap, seed, limit,
-    progress). ``extra`` is merged into ``metrics.json``; ``note`` is appended to the tables.
-
-    Every sample is checked before a model is loaded, and so is whether the samples' benchmark can
-    score each kind of model asked for. ``run.limit`` audits a stratified subset of about that many
-    samples instead of all (:func:`nlibias.jobs.subset.stratified_subset`: pairs kept whole, every
-    subtopic, drawn with ``run.seed``); the subset is written into ``out_dir`` as its samples, and
-    ``metrics.json`` records it under ``subset`` (limit, seed, samples kept, samples given, where
-    from).
+    """Run ``models`` (a :class:`~nlibias.runtime.model_set.ModelSet`, or names or predictors of
+    NLI classifiers) over ``samples`` (a run directory, a samples file, what :func:`nlibias.expand`
+    returned, or Sample objects), score them with the benchmark's measures and, given ``out_dir``,
+    write the run directory there. ``options``: how the models run; ``run``: cache, bootstrap,
+    seed, ``limit`` (a stratified subset, written into ``out_dir`` as its samples and recorded
+    under ``subset``), progress. ``extra`` goes into ``metrics.json``; ``note`` under the tables.
     """
     for name, value, kind in (("options", options, ModelOptions), ("run", run, RunOptions)):
         if not isinstance(value, kind):  # checked before any file is read or model loaded

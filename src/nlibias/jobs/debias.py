@@ -2,15 +2,10 @@
 
 augment the training set → fine-tune each model on the original and on the augmented set, once
 per seed → expand the occupation samples → audit every fine-tuned model → compare before and
-after. The steps write into ``OUT/``: ``augmented/``, ``models/<name>-base-s<seed>/`` and
-``models/<name>-aug-s<seed>/``, ``occupations/``, ``audit/`` (with ``debias_comparison.json``),
-and ``stages/`` (each step's recorded inputs, :mod:`nlibias.io.stages`).
-
-Every option, the models' paths and every row of the training and evaluation data are checked,
-and every step's inputs compared with what ``OUT/`` records, before any work. Run it again: a
-step whose inputs match is skipped (an unfinished fine-tune resumes from its checkpoint; the
-audit's predictions come from the prediction cache); a step whose inputs changed is refused with
-what changed, or with ``force`` redone together with the steps that read its output.
+after, into ``OUT/`` (``augmented/``, ``models/<name>-{base,aug}-s<seed>/``, ``occupations/``,
+``audit/``, ``stages/``). Every option, path and training row is checked before any work; a rerun
+skips the steps whose recorded inputs match (:mod:`nlibias.io.stages`) and refuses, or with
+``force`` redoes, those whose inputs changed.
 """
 
 from __future__ import annotations
@@ -104,10 +99,8 @@ def _check_common(models: Sequence[str], augment: dict[str, Any]) -> list[str]:
 
 
 def _augment_split(augment: dict[str, Any], split: str, train: str | Path) -> dict[str, Any]:
-    """The augment options reading the fine-tunes' ``split`` of the training set: the original and
-    the augmented models must learn from the same rows, so a different augment split is refused.
-    The default split stays out of the options (the augment stage's recorded inputs keep their
-    form).
+    """The augment options reading the fine-tunes' ``split``: both models learn from the same rows,
+    so another augment split is refused (the default split stays out of the recorded options).
 
     >>> _augment_split({"select": "all"}, "validation", "nyu-mll/glue:mnli")
     {'select': 'all', 'split': 'validation'}
@@ -272,10 +265,8 @@ def run_debias(
     (``finetune_options``: those of ``nlibias.finetune``; ``seeds`` times: seeds ``seed``,
     ``seed + 1``, ...), audit them on the occupation samples (``premises``: your premise file;
     default: the shipped one) and compare before with after (``min_effect``: default
-    :data:`~nlibias.jobs.debias_compare.MIN_EFFECT`); as ``nlibias debias``. Every step is kept in
-    ``out_dir`` (a rerun resumes); ``force``: redo the steps whose recorded inputs differ from
-    these (else they are refused). This is ``nlibias.debias_models`` (``nlibias.debias`` is the
-    package).
+    :data:`~nlibias.jobs.debias_compare.MIN_EFFECT`); as ``nlibias debias``. A rerun in
+    ``out_dir`` resumes; ``force``: redo the steps whose recorded inputs differ (else refused).
 
     >>> # nlibias.debias_models("bert-base-uncased", "snli_train.jsonl", "runs/debias").comparison"""
     models = one_or_many(models)
@@ -329,8 +320,7 @@ def _check_inputs(
     seeds: int,
 ) -> tuple[TrainingSet, TrainingSet | None]:
     """Every option, model path and input file checked before any step runs; the training and
-    evaluation sets are read here, once (every row checked), and hashed: the steps take these
-    values and never read the paths again for a check."""
+    evaluation sets read once here (every row checked) and hashed, for every step."""
     for first_or_last in {seed, seed + seeds - 1}:  # every option checked before any file is read
         finetune_settings(models[0], replace(options, seed=first_or_last))
     swap_list_named(augment.get("word_list", "winobias"))
@@ -371,9 +361,8 @@ def _fine_tune_all(
     options: TrainingOptions,
     progress: bool,
 ) -> None:
-    """Run the fine-tunes not done yet. The augmented set exists only once the augment step ran:
-    it is checked when the first fine-tune on it starts, and that one check serves every model
-    and seed trained on it."""
+    """Run the fine-tunes not done yet; the augmented set (written by the augment step) is checked
+    once, when the first fine-tune on it starts."""
     augmented_set: TrainingSet | None = None
     for tune in tunes:
         if not steps.start(tune.stage):

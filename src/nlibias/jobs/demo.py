@@ -1,14 +1,8 @@
 """``nlibias demo``: audit the embedded SmolLM2-135M on BBNLI with both paper prompts, offline.
 
-The demo expands BBNLI, draws a stratified sample of whole pro/anti pairs that covers every
-subtopic (seeded), asks SmolLM2 both prompt styles in scored mode (one forward pass per prompt,
-reading the probabilities of "yes" and "no"), and writes a run directory: ``samples.jsonl`` /
-``samples.parquet``, ``predictions.jsonl``, ``metrics.json``, ``tables.txt`` and the HTML report
-``report.html`` (the one ``nlibias report`` writes). Answers go
-through the prediction cache, so a second run (or a run resumed after an interruption) reuses them.
-
-A 135M-parameter model is a demonstration of the pipeline, not a verdict on anything:
-:data:`DISCLAIMER` is written into ``metrics.json`` and ``tables.txt``.
+A seeded, stratified sample of whole BBNLI pro/anti pairs, both prompt styles in scored mode
+(through the prediction cache: a rerun reuses the answers), a run directory with its HTML report.
+A 135M-parameter model demonstrates the pipeline, no more: :data:`DISCLAIMER` says so in the run.
 
 >>> result = run_demo("runs/demo")   # doctest: +SKIP
 >>> sorted(result["models"])         # doctest: +SKIP
@@ -86,9 +80,6 @@ def demo(
     (default :data:`EXPLAIN_PAIRS` pairs) whose explanations the embedded model then labels as an
     NLI judge (:data:`DEMO_JUDGE`), so the report has its explanations section.
 
-    The user's face of :func:`run_demo`, whose own parameters (the model, the prompts, the data
-    directory) are for tests and benchmarks.
-
     >>> # nlibias.demo("runs/demo", pairs=20)["tables"]"""
     return run_demo(
         out_dir,
@@ -117,13 +108,9 @@ def run_demo(
     progress: bool = False,
     judge: str | None = None,
 ) -> dict[str, Any]:
-    """Run the demo and write its run directory; returns what the CLI prints.
-
-    ``full=True`` audits every BBNLI bias-audit sample instead of ``sample_pairs`` pairs.
-    ``cache_path`` defaults to the user prediction cache (``$NLIBIAS_CACHE`` overrides it).
-    ``judge``: an NLI judge that labels the explanations of generated answers (the audit then
-    generates, whatever ``mode`` says) before the report is written.
-    """
+    """Run the demo into ``out_dir`` (:func:`demo`, with the model, prompts and data directory
+    open for tests and benchmarks); returns what the CLI prints. ``judge``: label the explanations
+    of generated answers (the audit then generates) before the report is written."""
     if not full and sample_pairs < 1:
         raise ConfigError(
             f"{{sample_pairs}} is {sample_pairs}; the demo audits at least one pair (or full=True for all)",

@@ -1,7 +1,6 @@
 """What ``nlibias doctor`` reports: versions, device, caches, benchmark data found, extras installed.
 
-The library returns data (:func:`environment_report`, which is ``nlibias.doctor``); the command
-prints it. Nothing here downloads, loads a model or writes a file.
+Nothing here downloads, loads a model or writes a file.
 
 >>> report = environment_report(device=False)
 >>> report["nlibias"] == __import__("nlibias").__version__
@@ -138,9 +137,8 @@ def parse_requirement(line: str) -> tuple[str, frozenset[str], str | None] | Non
 def extras_status(
     requirements: Iterable[tuple[str, frozenset[str], str | None]], installed: Callable[[str], bool]
 ) -> dict[str, ExtraInfo]:
-    """Each optional extra with the distributions it needs that are not installed.
-
-    An extra that names nlibias' own extras (``all = ["nlibias[hf,report]"]``) needs theirs.
+    """Each optional extra with the distributions it needs that are not installed (an extra naming
+    nlibias' own extras, ``all = ["nlibias[hf,report]"]``, needs theirs).
 
     >>> reqs = [("transformers", frozenset(), "hf"), ("matplotlib", frozenset(), "report"),
     ...         ("nlibias", frozenset({"hf", "report"}), "all"), ("pytest", frozenset(), "dev")]

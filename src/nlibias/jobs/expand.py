@@ -84,10 +84,8 @@ def _source_files(source: str | Path | None) -> list[Path]:
 
 @dataclass(frozen=True)
 class Samples:
-    """An expanded benchmark in a run directory: what :func:`nlibias.expand` returns and
-    :func:`nlibias.audit` takes. It behaves as the list of samples it holds (``len()``, ``for``,
-    ``samples[i]``, slices give lists; read from the file once, when first asked);
-    :meth:`to_frame` shows them as a table.
+    """An expanded benchmark in a run directory (what :func:`nlibias.expand` returns): the list of
+    its samples (read once, when first asked), and :meth:`to_frame` as a table.
 
     >>> samples = expand_samples("occupations")
     >>> first = samples[0]

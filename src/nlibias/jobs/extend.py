@@ -1,9 +1,5 @@
-"""``nlibias extend`` as a function, :func:`extend` (``nlibias.extend``): the run configuration (a
-YAML file or the defaults, with the given settings on top), then the extension pipeline
-(:mod:`nlibias.extension.pipeline`).
-
-The settings are the command line's options under their parameter names; an unset one (``None``,
-an empty list, ``False``) leaves the configuration's value:
+"""``nlibias extend`` as a function: the run configuration (a YAML file or the defaults) with the
+settings on top (an unset one, ``None``, ``[]`` or ``False``, leaves it), then the pipeline.
 
 >>> extend_config(None, top_k=5, classifiers=["fake:a"]).mlm.top_k
 5

@@ -1,8 +1,5 @@
-"""Human validation of an extension run's queue as functions: what ``nlibias validate status``,
-``resolve``, ``export`` and ``import`` do, on the run directory of ``nlibias extend`` (its
-``validation/queue.csv`` and annotation database). They are ``nlibias.validation_status``,
-``validation_resolve``, ``validation_export`` and ``validation_import`` (``nlibias.validation`` is
-the package)."""
+"""Human validation of an ``extend`` run's queue as functions: ``nlibias validate status``,
+``resolve``, ``export`` and ``import`` (``nlibias.validation_status`` and so on)."""
 
 from __future__ import annotations
 
