@@ -23,6 +23,7 @@ import sys
 import tempfile
 from itertools import pairwise
 from pathlib import Path
+from types import FrameType
 
 import nlibias
 from nlibias.catalog import registry
@@ -55,7 +56,7 @@ def trace() -> list[tuple[str, str]]:
     state: dict[str, object] = {"on": False, "done": False, "skipping": None}
     reader = registry.read_benchmark_samples.__code__
 
-    def profile(frame, event, arg):  # type: ignore[no-untyped-def]
+    def profile(frame: FrameType, event: str, arg: object) -> None:
         module = frame.f_globals.get("__name__", "")
         if state["done"] or not module.startswith("nlibias"):
             return
