@@ -11,7 +11,7 @@ share, a second sample with one id.
 
 >>> padded = {"id": "a", "source": "x", "domain": " d", "subtopic": "t", "premise": "P",
 ...           "hypothesis": "H", "gold": "neutral", "stereotype": None, "pair_key": None}
->>> _SampleRules(Path("s.jsonl"), None).check(3, padded, {})
+>>> SampleRules(Path("s.jsonl")).check(3, padded, {})
 Traceback (most recent call last):
 ...
 nlibias.errors.SourceError: s.jsonl:3: field domain: ' d' has spaces around it (it would be a domain of its own, apart from 'd') (remove the spaces)
@@ -39,7 +39,8 @@ from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text
 
 __all__ = [
-    "SAMPLES_JSONL", "SAMPLES_PARQUET", "ReadColumns", "SampleRecord", "check_unique_ids", "duplicate_id_error",
+    "SAMPLES_JSONL", "SAMPLES_PARQUET", "ReadColumns", "SampleRecord", "SampleRules", "check_unique_ids",
+    "duplicate_id_error",
     "is_blank_text",
     "iter_samples", "parquet_batches", "peek_source", "read_sample_columns", "read_samples",
     "resolve_samples_path", "write_samples",
@@ -248,21 +249,13 @@ def read_sample_columns(
     resolved = resolve_samples_path(path)
     stamp = file_stamp(resolved)  # taken first: a change while the file is read is caught too
     digest = hashlib.sha256()
-    found = _Found(benchmark_of) if benchmark_of is not None else None
-    passing = iter_samples(
-        resolved,
-        provenance_keys=None,
-        share_strings=False,
-        benchmark=benchmark,
-        benchmark_of=found,
-        digest=digest,
-    )
+    rules = SampleRules(resolved, benchmark, benchmark_of=benchmark_of)
+    passing = iter_samples(resolved, provenance_keys=None, share_strings=False, rules=rules, digest=digest)
     first = next(passing, None)
     if first is None:
         raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
-    if found is not None:
-        benchmark = found.benchmark
-        provenance_keys = None if benchmark is None else benchmark.provenance()
+    if benchmark_of is not None and rules.benchmark is not None:
+        provenance_keys = rules.benchmark.provenance()
     if provenance_keys is None:  # keep every key any sample has: gather them while reading
         samples = [first, *passing]
         keys: Collection[str] = sorted({k for s in samples for k in s.provenance})
@@ -276,19 +269,7 @@ def read_sample_columns(
     if file_stamp(resolved) != stamp:
         raise SourceError(resolved, None, "the file changed while it was being read", fix="read it again")
     sha256 = sha256_file(resolved) if resolved.suffix == ".parquet" else digest.hexdigest()
-    return ReadColumns(columns, sha256, benchmark)
-
-
-class _Found:
-    """The benchmark found from the first sample's source, kept for the caller."""
-
-    def __init__(self, benchmark_of: Callable[[str], Benchmark]) -> None:
-        self.benchmark_of = benchmark_of
-        self.benchmark: Benchmark | None = None
-
-    def __call__(self, source: str) -> Benchmark:
-        self.benchmark = self.benchmark_of(source)
-        return self.benchmark
+    return ReadColumns(columns, sha256, rules.benchmark)
 
 
 def read_samples(
@@ -298,7 +279,8 @@ def read_samples(
     samples follow ``benchmark``'s sample rules (:func:`iter_samples`). ``provenance_keys`` keeps
     only those provenance keys (None: all)."""
     resolved = resolve_samples_path(path)
-    samples = list(iter_samples(resolved, provenance_keys=provenance_keys, benchmark=benchmark))
+    rules = SampleRules(resolved, benchmark)
+    samples = list(iter_samples(resolved, provenance_keys=provenance_keys, rules=rules))
     check_unique_ids(resolved, samples)
     return samples
 
@@ -308,24 +290,20 @@ def iter_samples(
     *,
     provenance_keys: Collection[str] | None = None,
     share_strings: bool = True,
-    benchmark: Benchmark | None = None,
-    benchmark_of: Callable[[str], Benchmark] | None = None,
+    rules: SampleRules | None = None,
     digest: Any = None,
 ) -> Iterator[Sample]:
     """The samples of :func:`read_samples` one at a time (ids not checked for uniqueness): a pass
     over a big run holds one sample. ``share_strings=False``: no table of the texts seen (for a
-    caller that keeps no sample). ``digest``: a ``hashlib`` object fed a JSONL file's bytes.
-    ``benchmark`` (or ``benchmark_of``: found from the first sample's ``source``): whose sample
-    rules apply besides those of every samples file (neutral gold, pairs sharing a premise)."""
+    caller that keeps no sample). ``rules``: a benchmark's (default: those of every samples
+    file). ``digest``: a ``hashlib`` object fed a JSONL file's bytes."""
     path = resolve_samples_path(path)
     records = _parquet_records(path) if path.suffix == ".parquet" else _json_records(path, digest)
     records = _through_the_door(path, records)
     shared = _StringPool(provenance_keys, share=share_strings)
-    rules: _SampleRules | None = None
+    rules = rules or SampleRules(path)
     for line, raw in records:
         fields, provenance = _record(path, line, raw)
-        if rules is None:  # the first sample: the benchmark whose rules the rest follow
-            rules = _SampleRules(path, benchmark if benchmark_of is None else benchmark_of(fields["source"]))
         rules.check(line, fields, provenance)
         yield shared.sample(fields, provenance)
 
@@ -382,17 +360,32 @@ _TWIN_FIELDS = ("domain", "subtopic", "premise", "premise_index", "combination_i
 source keeps it, otherwise the premise and word combination it was rendered from)."""
 
 
-class _SampleRules:
-    """The rules of one samples file's samples (``benchmark``'s, or only the common ones). A pair's
+class SampleRules:
+    """The rules of one samples file's samples: ``benchmark``'s (or, with ``benchmark_of``, those of
+    the benchmark the first sample's ``source`` names) and those of every samples file. A pair's
     first sample waits here until its twin is read (they are usually next to each other)."""
 
-    def __init__(self, path: Path, benchmark: Benchmark | None) -> None:
-        self._path = path
+    def __init__(
+        self,
+        path: Path,
+        benchmark: Benchmark | None = None,
+        *,
+        benchmark_of: Callable[[str], Benchmark] | None = None,
+    ) -> None:
+        self._path, self._benchmark_of = path, benchmark_of
+        self._waiting: dict[str, tuple[int, tuple[Any, ...]]] = {}
+        self._use(benchmark)
+
+    def _use(self, benchmark: Benchmark | None) -> None:
+        self.benchmark = benchmark
         self._neutral_gold = frozenset(benchmark.neutral_gold) if benchmark is not None else frozenset()
         self._shared_premises = frozenset(benchmark.shared_premises) if benchmark is not None else frozenset()
-        self._waiting: dict[str, tuple[int, tuple[Any, ...]]] = {}
 
     def check(self, line: int, fields: Mapping[str, Any], provenance: Any) -> None:
+        """Refuse a sample that breaks a rule, naming the file, line and field."""
+        if self._benchmark_of is not None:  # the first sample: its benchmark's rules hold for all
+            self._use(self._benchmark_of(fields["source"]))
+            self._benchmark_of = None
         for name in _KEY_FIELDS:
             value = fields[name]
             if value is not None and (not value or value.strip() is not value):
