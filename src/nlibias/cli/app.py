@@ -12,6 +12,9 @@ import typer
 import typer.exceptions
 from typer.core import TyperGroup
 
+from nlibias.errors import NlibiasError
+from nlibias.textio.text_door import FormatCharactersWarning
+
 DEBUG_KEY = "nlibias.debug"
 
 
@@ -26,7 +29,6 @@ class GuardedGroup(TyperGroup):
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         from nlibias.cli import faults
-        from nlibias.errors import NlibiasError
 
         try:
             with _text_door_warnings():
@@ -62,8 +64,6 @@ def _text_door_warnings() -> Iterator[None]:
     """nlibias's warnings as ``warning: ...`` (the text door's first :data:`TEXT_WARNINGS_SHOWN`, then
     how many more); other libraries' as before."""
     import warnings
-
-    from nlibias.textio.text_door import FormatCharactersWarning
 
     previous = warnings.showwarning
     count = 0
