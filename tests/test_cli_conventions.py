@@ -165,17 +165,19 @@ def test_python_dash_m_nlibias_runs_the_command() -> None:
 @pytest.mark.parametrize(
     ("message", "parameter", "shown"),
     [
-        ("quantize applies to NLI classifiers; name one in models", "models",
+        ("quantize applies to NLI classifiers; name one in {models}", "models",
          "quantize applies to NLI classifiers; name one in --model"),
-        ("seed is -5; pass 0 or more", "seed", "--seed is -5; pass 0 or more"),
-        ("tp_variants holds 'x'", "tp_variants", "--tp-variant holds 'x'"),
-        ("use another out_dir, or set force (parameter force)", "out_dir", "use another --out, or set --force"),
+        ("{seed} is -5; pass 0 or more", "seed", "--seed is -5; pass 0 or more"),
+        ("{tp_variants} holds 'x'", "tp_variants", "--tp-variant holds 'x'"),
+        ("use another {out_dir}, or set {force}", "out_dir", "use another --out, or set --force"),
         ("unknown dtype 'x'", "dtype", "unknown dtype 'x' (option --dtype)"),  # not named: the flag is added
         ("a 'seed' file in /x/seed", "seed", "a 'seed' file in /x/seed (option --seed)"),  # values stay
     ],
 )  # fmt: skip
 def test_an_error_names_the_flag_never_the_python_parameter(message: str, parameter: str, shown: str) -> None:
-    assert faults.message_of(ConfigError(message, parameter=parameter)) == shown
+    """The message names its parameters as fields (``{seed}``), the error carries them as data."""
+    names = ("force",) if "{force}" in message else ()
+    assert faults.message_of(ConfigError(message, parameter=parameter, names=names)) == shown
 
 
 def test_cli_error_names_only_the_flag(tmp_path: Path) -> None:

@@ -168,5 +168,29 @@ def test_a_parameter_the_command_line_has_no_option_for_is_printed_without_one()
         == "unknown dtype 'x' (option --dtype)"
     )
     # a parameter the message names is named by its option only (issue #39)
-    assert faults.message_of(ConfigError("policy", parameter="policy")) == "--policy"
+    assert faults.message_of(ConfigError("{policy}", parameter="policy")) == "--policy"
     assert faults.message_of(ConfigError("b", parameter="benchmark")) == "b (argument NAME)"
+
+
+def test_a_message_names_its_parameters_as_fields_the_error_carries() -> None:
+    """The fields ``{name}`` / ``{parameter name}`` of the names an error carries are its only
+    parameter names: Python shows the name, the command line the flag; a value's braces or a
+    parameter's name in a value stay as written."""
+    error = ConfigError(
+        "{out_dir} holds {'seed': 1} (a seed file); set {force} or rerun ({parameter from_stage})",
+        parameter="out_dir",
+        names=("force", "from_stage"),
+    )
+    assert str(error) == "out_dir holds {'seed': 1} (a seed file); set force or rerun (parameter from_stage)"
+    assert (
+        faults.message_of(error)
+        == "--out holds {'seed': 1} (a seed file); set --force or rerun (option --from)"
+    )
+    damaged = SourceError(
+        "r.jsonl", None, "damaged", fix="rerun ({parameter from_stage})", names=("from_stage",)
+    )
+    assert str(damaged) == "r.jsonl: damaged (rerun (parameter from_stage))"
+    assert faults.message_of(damaged) == "r.jsonl: damaged (rerun (option --from))"
+    # a field of a name the error does not carry is not a parameter: left as written
+    assert faults.message_of(ConfigError("{seed} {x}", parameter="seed")) == "--seed {x}"
+    assert "import re" not in Path(faults.__file__).read_text()  # no pattern over message text

@@ -118,3 +118,49 @@ def test_distinct_outputs_are_written(run: Path, tmp_path: Path) -> None:
     )
     assert done.exit_code == 0, done.output
     assert junit.read_text().startswith("<?xml") and markdown.read_text().strip()
+
+
+def test_expand_out_may_not_hold_its_source(tmp_path: Path) -> None:
+    premises = tmp_path / "samples.jsonl"  # the file expand would write into --out
+    premises.write_text("The nurse is here.\n")
+    expand = ["expand", "occupations", "--out", str(tmp_path)]
+    _refused([*expand, "--source", str(premises)], premises, "--out", "--source")
+    other = tmp_path / "other.txt"
+    other.write_text("The doctor is here.\n")
+    joined = f"{other},{tmp_path / '.' / 'samples.jsonl'}"  # one of several sources, spelt otherwise
+    _refused([*expand, "--source", joined], premises, "--out", "--source")
+
+
+def test_finetune_and_debias_out_may_not_hold_their_inputs(tmp_path: Path) -> None:
+    """Refused before the model loads: a folder with a config.json stands for the model."""
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    train = tmp_path / "data" / "train.jsonl"
+    train.parent.mkdir()
+    train.write_text('{"premise": "A man naps.", "hypothesis": "He sleeps.", "label": "entailment"}\n')
+    finetune = ["finetune", "--model", str(model), "--train", str(train), "--max-steps", "1"]
+    _refused([*finetune, "--out", str(model)], model / "config.json", "--out", "--model")
+    _refused([*finetune, "--out", str(train.parent)], train, "--out", "--train")  # a folder holding it
+    debias = ["debias", "--model", str(model), "--max-steps", "1", "--out", str(tmp_path / "run")]
+    augmented = tmp_path / "run" / "augmented" / "train.jsonl"  # the file the first step writes
+    augmented.parent.mkdir(parents=True)
+    augmented.write_bytes(train.read_bytes())
+    _refused([*debias, "--train", str(augmented)], augmented, "--out", "--train")
+    _refused([*debias, "--train", str(train), "--eval", str(augmented)], augmented, "--out", "--eval")
+
+
+def test_python_routes_refuse_the_same_outputs(tmp_path: Path) -> None:
+    from nlibias import debias_models, expand
+    from nlibias.errors import ConfigError
+
+    model = tmp_path / "models" / "m"  # a model an earlier debias run fine-tuned into OUT/models
+    model.mkdir(parents=True)
+    (model / "config.json").write_text("{}")
+    with pytest.raises(ConfigError, match=r"out_dir .* reads .*parameter models") as refused:
+        debias_models(str(model), tmp_path / "t.jsonl", model / ".." / "..")
+    assert refused.value.parameter == "out_dir" and refused.value.names == ("models",)
+    (tmp_path / "expansion.json").write_text("kept")
+    with pytest.raises(ConfigError, match="parameter source"):
+        expand("occupations", tmp_path / "expansion.json", out_dir=tmp_path)
+    assert (tmp_path / "expansion.json").read_text() == "kept"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 
@@ -23,7 +23,37 @@ def _with_fix(message: str, fix: str | None) -> str:
 
 
 class NlibiasError(Exception):
-    """Base class of every error nlibias raises on purpose (the CLI prints these without a traceback)."""
+    """Base class of every error nlibias raises on purpose (the CLI prints these without a traceback).
+
+    A message names the parameters it carries (``parameter``, ``names``) as fields: ``{seed}``
+    where it names one, ``{parameter seed}`` where it refers the reader to one. ``str()`` names
+    them as Python does; :meth:`render` as another surface does (the command line: by flag).
+
+    >>> error = ConfigError("{seed} is -5; pass 0 or more", parameter="seed")
+    >>> str(error), error.render(lambda name: "--" + name, lambda name: "option --" + name)
+    ('seed is -5; pass 0 or more', '--seed is -5; pass 0 or more')
+    """
+
+    parameter: str | None = None
+    names: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return self.render(str, lambda name: f"parameter {name}")
+
+    def render(self, name_of: Callable[[str], str], reference_of: Callable[[str], str]) -> str:
+        """The message with each parameter it names as ``name_of`` names it (a reference to one,
+        ``{parameter NAME}``, as ``reference_of`` does)."""
+        text = super().__str__()
+        for name in dict.fromkeys(n for n in (self.parameter, *self.names) if n):
+            text = text.replace(f"{{parameter {name}}}", reference_of(name)).replace(
+                f"{{{name}}}", name_of(name)
+            )
+        return text
+
+    def mentions(self, name: str) -> bool:
+        """Whether the message names the parameter ``name`` (or refers to it)."""
+        text = super().__str__()
+        return f"{{{name}}}" in text or f"{{parameter {name}}}" in text
 
 
 class SourceError(NlibiasError):
@@ -41,8 +71,10 @@ class SourceError(NlibiasError):
         *,
         line: int | None = None,
         fix: str | None = None,
+        names: tuple[str, ...] = (),
     ) -> None:
         self.path = str(path)
+        self.names = names
         self.field = field
         self.reason = reason
         self.line = line
@@ -61,10 +93,13 @@ class LabelMappingError(NlibiasError):
 
 
 class ConfigError(NlibiasError):
-    """A parameter or configuration value is invalid: ``parameter`` names the one at fault and
-    ``names`` the others the message names, as data (the command line maps them to its flags).
+    """A parameter or configuration value is invalid.
 
-    >>> error = ConfigError("bootstrap is -1; pass 0 or more", parameter="bootstrap")
+    ``parameter`` names the library parameter at fault (e.g. ``bootstrap``); ``names`` the other
+    parameters the message names (where to name a model instead). The message names them as
+    fields (:class:`NlibiasError`), so the command line names each by its flag.
+
+    >>> error = ConfigError("{bootstrap} is -1; pass 0 or more", parameter="bootstrap")
     >>> str(error), error.parameter, error.names
     ('bootstrap is -1; pass 0 or more', 'bootstrap', ())
     """

@@ -152,7 +152,7 @@ def eval_set_sources(premises: str | Path) -> list[str] | None:
         return parts
     if len(parts) > 1:
         raise ConfigError(
-            f"premises {text!r} joins several sources with commas; each must be an evaluation set "
+            f"{{premises}} {text!r} joins several sources with commas; each must be an evaluation set "
             f"(snli-eval, mnli-eval, ood-eval or an .xlsx workbook)",
             parameter="premises",
         )
@@ -355,7 +355,7 @@ def expand_eval_sets(
     choice, seed = hypothesis_templates or "one", seed or 0
     if choice not in TEMPLATE_CHOICES:
         raise ConfigError(
-            f"hypothesis_templates is {choice!r}; choose one of {', '.join(TEMPLATE_CHOICES)}",
+            f"{{hypothesis_templates}} is {choice!r}; choose one of {', '.join(TEMPLATE_CHOICES)}",
             parameter="hypothesis_templates",
         )
     samples: list[Sample] = []

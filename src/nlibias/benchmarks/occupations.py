@@ -380,8 +380,9 @@ def expand_occupations(
         raise option_applies_to_nothing(
             "hypothesis_templates" if hypothesis_templates is not None else "seed",
             "evaluation sets without hypotheses (ood-eval)",
-            subject="hypothesis_templates and seed",
+            subject="{hypothesis_templates} and {seed}",
             plural=True,
+            names=("hypothesis_templates", "seed"),
             given="premises files get all three Table 3 templates",
         )
     return _expand_premises(premises, balance=True if balance is None else balance)

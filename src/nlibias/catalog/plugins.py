@@ -1,19 +1,8 @@
 """Plug-in benchmarks (the entry-point group ``nlibias.benchmarks``) kept apart from nlibias and
-from each other.
-
-- **Where it comes from.** Each plug-in is named by its :class:`PluginOrigin`: the entry point's
-  name and target, and the distribution (the installed package) that declares it.
-- **Its faults are its own.** :func:`attributed` returns the plug-in's benchmark with every
-  callable it brings (expansion, scorers, tables, extras, sentence pairs) wrapped: an exception
-  one raises, or a value of the wrong kind it returns, becomes a :class:`~nlibias.errors.PluginError`
-  naming the plug-in, its distribution and what it was asked to do, never an nlibias internal
-  error. nlibias's own errors a plug-in raises on purpose (a ``SourceError`` for its own file)
-  pass as they are.
-- **Its samples are its own.** Samples an expansion writes must carry one of the plug-in's own
-  ``sources``: samples that say ``source: bbnli`` would be scored with BBNLI's measures.
-- **Refusals and warnings** (:func:`duplicate_names`, :func:`load_failure`): a plug-in that
-  fails to load, or whose name or sources another benchmark has, is not registered; the registry
-  warns once (:class:`PluginWarning`) and says why when its name is looked up.
+from each other: each is named by its :class:`PluginOrigin` (entry point and distribution); an
+exception or a wrong value from a callable it brings becomes a :class:`~nlibias.errors.PluginError`
+naming it (:func:`attributed`), never an internal error; the samples it writes carry its own
+sources; one that fails to load or clashes with another is not registered, with one warning.
 """
 
 from __future__ import annotations

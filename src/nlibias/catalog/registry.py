@@ -232,14 +232,15 @@ def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> B
         return _read_objects(samples)
     given = Path(samples)  # as given (a run directory stays one): what the run records
     resolved = resolve_samples_path(given)
-    benchmark = _benchmark_of_file(resolved)
+    read = read_sample_columns(resolved, benchmark_of=lambda source: _benchmark_named(resolved, source))
+    benchmark = read.benchmark
+    assert benchmark is not None  # found from the first sample, or the read was refused
     if not benchmark.measures:
         raise SourceError(
             resolved,
             "source",
             f"benchmark {benchmark.name!r} registers no measures: its samples cannot be audited",
         )
-    read = read_sample_columns(resolved, provenance_keys=benchmark.provenance(), benchmark=benchmark)
     checked = BenchmarkSamples(benchmark, read.columns, given, read.sha256)
     if "classifier" in benchmark.measures:  # a placeholder model: uniform probabilities
         uniform = ModelOutputs("classifier", np.full((len(read.columns), 3), 1.0 / 3.0))
@@ -276,6 +277,11 @@ def _benchmark_of_file(resolved: Path) -> Benchmark:
     source = peek_source(resolved)
     if source is None:
         raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
+    return _benchmark_named(resolved, source)
+
+
+def _benchmark_named(resolved: Path, source: str) -> Benchmark:
+    """The benchmark of the samples ``source`` of a samples file, refused naming the file."""
     try:
         return benchmark_for_source(source or "")
     except DataError as error:
@@ -287,7 +293,7 @@ def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
     records = list(samples)
     if not records or not all(isinstance(s, Sample) for s in records):
         raise ConfigError(
-            "samples must be what expand() returned, a run directory or samples file, or Sample objects",
+            "{samples} must be what expand() returned, a run directory or samples file, or Sample objects",
             parameter="samples",
         )
     from nlibias.io.temporary import temporary_folder

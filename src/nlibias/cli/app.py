@@ -12,13 +12,14 @@ import typer
 import typer.exceptions
 from typer.core import TyperGroup
 
+from nlibias.errors import NlibiasError
+from nlibias.textio.text_door import FormatCharactersWarning
+
 DEBUG_KEY = "nlibias.debug"
 
 
 class GuardedGroup(TyperGroup):
-    """The root command group: runs a command inside the one error boundary
-    (:mod:`nlibias.cli.faults`), so the installed ``nlibias`` and an in-process ``CliRunner``
-    print the same short errors and exit with the same codes."""
+    """The root command group: runs a command inside the one error boundary (:mod:`nlibias.cli.faults`)."""
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
@@ -28,7 +29,6 @@ class GuardedGroup(TyperGroup):
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         from nlibias.cli import faults
-        from nlibias.errors import NlibiasError
 
         try:
             with _text_door_warnings():
@@ -61,12 +61,9 @@ TEXT_WARNINGS_SHOWN = 10
 
 @contextmanager
 def _text_door_warnings() -> Iterator[None]:
-    """Print the text door's warnings (:class:`~nlibias.textio.text_door.FormatCharactersWarning`)
-    as ``warning: FILE:LINE (field): ...``, the first :data:`TEXT_WARNINGS_SHOWN` of a command,
-    then how many more; nlibias's other warnings as ``warning: ...``; other libraries' as before."""
+    """nlibias's warnings as ``warning: ...`` (the text door's first :data:`TEXT_WARNINGS_SHOWN`, then
+    how many more); other libraries' as before."""
     import warnings
-
-    from nlibias.textio.text_door import FormatCharactersWarning
 
     previous = warnings.showwarning
     count = 0
@@ -95,8 +92,7 @@ def _text_door_warnings() -> Iterator[None]:
 
 
 def name_repeatable_values(command: Any, ctx: Any) -> None:
-    """Show a repeatable option's value as one value (``--model <str>``, its help says
-    "repeatable"), not as Typer's ``<list[str]>``, which reads as if it took a Python list."""
+    """Show a repeatable option's value as one value (``--model <str>``), not as ``<list[str]>``."""
     for param in getattr(command, "params", ()):
         shown = param.display_type(ctx) if hasattr(param, "display_type") else ""
         if not (shown.startswith("<list[") and shown.endswith("]>")):
@@ -111,8 +107,7 @@ def name_repeatable_values(command: Any, ctx: Any) -> None:
 
 
 PLAIN_HELP = None
-"""``rich_markup_mode`` of every Typer app here: help texts are shown as written. Rich markup
-would read ``nlibias[ray]`` as a style tag and drop it."""
+"""``rich_markup_mode`` of every Typer app here: help as written (markup would drop ``nlibias[ray]``)."""
 
 app = typer.Typer(
     name="nlibias",

@@ -96,7 +96,8 @@ def _cache_setting(cache: Path | None, no_cache: bool) -> Path | bool:
         from nlibias.errors import ConfigError
 
         raise ConfigError(
-            f"no_cache and cache={str(cache)!r} contradict each other; give one of them", parameter="no_cache"
+            f"{{no_cache}} and cache={str(cache)!r} contradict each other; give one of them",
+            parameter="no_cache",
         )
     return False if no_cache else (cache or True)
 

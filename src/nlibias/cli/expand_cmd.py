@@ -11,6 +11,7 @@ from typer.core import TyperCommand
 
 from nlibias.cli.app import app, echo_json, warn
 from nlibias.cli.options import Json, OptionalSeed, Out, Quiet
+from nlibias.textio.tables import render_table
 
 _NAME_HELP = "Benchmark: {names} (`nlibias benchmarks` describes them)."
 
@@ -107,7 +108,6 @@ def benchmarks_command(
 ) -> None:
     """List the registered benchmarks (built-in and from plug-ins)."""
     from nlibias.catalog.registry import describe_benchmarks
-    from nlibias.textio.tables import render_table
 
     listed = describe_benchmarks()
     if as_json:

@@ -25,6 +25,7 @@ from nlibias.cli.options import (
     Subtopics,
     show_progress,
 )
+from nlibias.errors import ConfigError
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.bbnli import BBNLISubtopic
@@ -203,7 +204,6 @@ def _subtopics(source: Path | None, names: Sequence[str]) -> tuple[list[BBNLISub
     from nlibias.benchmarks.bbnli import load_bbnli_dir
     from nlibias.benchmarks.bbnli_source import BBNLI_DATA
     from nlibias.benchmarks.data_locations import resolve_data
-    from nlibias.errors import ConfigError
 
     everything = load_bbnli_dir(resolve_data(BBNLI_DATA, source))
     by_id = {s.subtopic.lower(): s for s in everything}

@@ -1,12 +1,6 @@
-"""The command line's one error boundary: every failure becomes a short message with the path,
-the reason and the fix; a traceback reaches the user only with ``nlibias --debug``.
-
-* :class:`~nlibias.errors.NlibiasError` (raised on purpose: a parameter, a file line or data that
-  do not fit together, :class:`~nlibias.errors.DataError`): printed as is, a library parameter
-  named by its option (or argument) too; exit code 2.
-* Faults of the environment or of a file (``OSError``, ``sqlite3.DatabaseError``, Unicode errors,
-  ``csv.Error``, pyarrow errors): described by :func:`describe_fault`; exit code 2.
-* Anything else is an internal error: one line, "rerun with --debug", exit code 70 (``EX_SOFTWARE``).
+"""The command line's one error boundary: an :class:`~nlibias.errors.NlibiasError` (its parameters
+named by their options: :func:`message_of`) or a fault of the environment or a file
+(:func:`describe_fault`) is one line and exit code 2; anything else an internal error, exit 70.
 
 >>> import errno
 >>> describe_fault(PermissionError(errno.EACCES, "Permission denied", "/ro/run"))
@@ -19,10 +13,9 @@ from __future__ import annotations
 
 import csv
 import errno
-import re
 import sqlite3
 
-from nlibias.errors import ConfigError, NlibiasError
+from nlibias.errors import NlibiasError
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 70  # EX_SOFTWARE (sysexits.h)
@@ -87,6 +80,7 @@ _NOT_OPTIONS = frozenset(
         "tables",
         "target",
         "use_chat_template",
+        "NLIBIAS_ALLOW_MODIFIED_DATA",  # an environment variable, named as such
         "vocab_size",
     }
 )
@@ -118,11 +112,12 @@ def flag_of(parameter: str) -> str:
 
 
 def message_of(error: NlibiasError) -> str:
-    """An error's message as the command line shows it: a library parameter that has an option is
-    named by the option only (never by its Python name); a parameter no command takes, a file
-    error and a data error as they are.
+    """An error's message as the command line shows it: each parameter it names
+    (:class:`~nlibias.errors.NlibiasError`'s fields) by its option, never by its Python name; the
+    parameter at fault, where the message does not name it, added by its option or argument.
 
-    >>> message_of(ConfigError("seed is -5; pass 0 or more", parameter="seed"))
+    >>> from nlibias.errors import ConfigError, SourceError
+    >>> message_of(ConfigError("{seed} is -5; pass 0 or more", parameter="seed"))
     '--seed is -5; pass 0 or more'
     >>> message_of(ConfigError("unknown dtype 'x'", parameter="dtype"))  # not named in the text
     "unknown dtype 'x' (option --dtype)"
@@ -130,71 +125,20 @@ def message_of(error: NlibiasError) -> str:
     "no benchmark named 'bbnl' (argument NAME)"
     >>> message_of(ConfigError("use_chat_template must be true or false", parameter="use_chat_template"))
     'use_chat_template must be true or false'
-    >>> message_of(ConfigError("no model given: name one in models or generative", parameter="models",
+    >>> message_of(ConfigError("no model given: name one in {models} or {generative}", parameter="models",
     ...                        names=("generative",)))
     'no model given: name one in --model or --generative'
-
-    The other parameters a message names (``names``) are named by their options where the message
-    names a parameter (at its end, before punctuation, ``or``, ``and`` or ``out``), never in prose
-    (``generative models``):
-
-    >>> message_of(ConfigError("mode 'generated' applies to generative models; name one in generative",
-    ...                        parameter="mode", names=("generative",)))
-    "--mode 'generated' applies to generative models; name one in --generative"
-    >>> message_of(ConfigError("dtype 'x' applies to nothing given; leave dtype out", parameter="dtype"))
-    "--dtype 'x' applies to nothing given; leave --dtype out"
-    >>> from nlibias.errors import DataError
-    >>> message_of(DataError("2 samples have no prediction", sample="a", fix="predict every sample"))
-    '2 samples have no prediction (predict every sample)'
-
-    A parameter named inside any error's text (``parameter NAME``) is named by its option:
-
-    >>> from nlibias.errors import SourceError
-    >>> message_of(SourceError("r/x.jsonl", None, "damaged", fix="rerun from that stage (parameter from_stage)"))
-    'r/x.jsonl: damaged (rerun from that stage (option --from))'
-    >>> message_of(ConfigError("use another out_dir, or set force (parameter force)", parameter="out_dir"))
-    'use another --out, or set --force'
+    >>> message_of(SourceError("r/x.jsonl", None, "damaged", fix="rerun ({parameter from_stage})", names=("from_stage",)))
+    'r/x.jsonl: damaged (rerun (option --from))'
     """
-    text = _NAME_AND_PARAMETER.sub(lambda m: _flag_or_none(m.group(2)) or m.group(0), str(error))
-    text = _PARAMETER_IN_TEXT.sub(lambda m: _on_command_line(m.group(1)) or m.group(0), text)
-    parameter = error.parameter if isinstance(error, ConfigError) else None
-    if not parameter:
+    text = error.render(
+        lambda name: _flag_or_none(name) or name, lambda name: _on_command_line(name) or f"parameter {name}"
+    )
+    parameter = error.parameter
+    if not parameter or error.mentions(parameter):
         return text
-    for named in getattr(error, "names", ()):
-        other = _flag_or_none(named)
-        if other is not None:
-            text = _named_pattern(named).sub(other, text)
-    flag = _flag_or_none(parameter)
-    if flag is not None:
-        text = _name_pattern(parameter).sub(flag, text)
-        if flag in text:
-            return text
     named = _on_command_line(parameter)
     return f"{text} ({named})" if named else text
-
-
-_PARAMETER_IN_TEXT = re.compile(r"\bparameter ([a-z_]+)\b")
-_NAME_AND_PARAMETER = re.compile(r"\b([a-z_]+) \(parameter (\1)\)")
-"""``force (parameter force)``: the name and its parameter, said once by the option."""
-
-
-def _name_pattern(parameter: str) -> re.Pattern[str]:
-    """Where a message names ``parameter`` as a Python name: anywhere when it has an underscore
-    (``out_dir``), else at the start of the message or after "in " or "leave " (``seed is -5``,
-    ``in models``, ``leave dtype out``); never inside a quoted value, a path or an option
-    (``'seed'``, ``a/seed``, ``--seed``)."""
-    word = re.escape(parameter)
-    where = r"(?<![\w'\"./=-])" if "_" in parameter else r"(?:^|(?<=\bin )|(?<=\bleave ))"
-    return re.compile(where + word + r"(?![\w'\"/=-])")
-
-
-def _named_pattern(parameter: str) -> re.Pattern[str]:
-    """Where a message names ``parameter`` as the place of a value (``name one in generative``,
-    ``models, generative or causal``, ``leave dtype out``): a whole word, not quoted, in a path or
-    an option, and followed by the message's end, punctuation, ``or``, ``and`` or ``out``, never by
-    a noun (``generative models``)."""
-    word = re.escape(parameter)
-    return re.compile(r"(?<![\w'\"./=-])" + word + r"(?=$|[,;:)]|\s+(?:or|and|out)\b)")
 
 
 def _flag_or_none(parameter: str) -> str | None:

@@ -12,21 +12,22 @@ import typer
 
 from nlibias.cli.app import app, echo_json
 from nlibias.cli.options import AuditedSamples, Json, Quiet
+from nlibias.errors import ConfigError, NlibiasError
 
 EXIT_FAILED = 1
 
 
 def _pairs(values: list[str]) -> dict[str, str]:
-    from nlibias.errors import ConfigError
-
     found: dict[str, str] = {}
     for value in values:
         cand, sep, base = value.partition("=")
         if not sep or not cand or not base:
-            raise ConfigError(f"pairs: {value!r} is not CANDIDATE_MODEL=BASELINE_MODEL", parameter="pairs")
+            raise ConfigError(
+                f"{{pairs}}: {value!r} is not CANDIDATE_MODEL=BASELINE_MODEL", parameter="pairs"
+            )
         if cand in found:  # the later pair would silently replace the earlier one
             raise ConfigError(
-                f"pairs: candidate model {cand!r} is paired twice ({cand}={found[cand]} and {value}); pair each "
+                f"{{pairs}}: candidate model {cand!r} is paired twice ({cand}={found[cand]} and {value}); pair each "
                 "candidate model once",
                 parameter="pairs",
             )
@@ -65,7 +66,6 @@ def gate_command(
 ) -> None:
     """Exit 1 when a candidate is significantly more biased than the baseline (paired bootstrap,
     Holm over slices) or beyond an absolute limit; exit 0 when it is not; 2 on bad input."""
-    from nlibias.errors import NlibiasError
     from nlibias.jobs.gate import gate
     from nlibias.jobs.gate_output import (
         gate_text,

@@ -1,19 +1,9 @@
 """The options several commands share, each defined once (annotated Typer options).
 
-A command takes an option by its alias here, so a flag means one thing with one help text in every
-command: ``seed: Seed = 0``. An alias carries no default: a command gives its own in its signature
-(``--seed`` is 0 for an audit, 42 for a fine-tune), and an alias without one is a required option.
-Where one flag takes a value of another type in another command (one ``--out`` file or none), two
-aliases share one definition. A flag that sets a field of an options object
-(:class:`~nlibias.runtime.options.ModelOptions`, :class:`~nlibias.runtime.options.RunOptions`,
-``TrainingOptions``) is made by :func:`documented`, whose help is that field's docstring. The
-fine-tuning and augmentation flags that ``finetune``, ``augment`` and ``debias`` share are in
-:mod:`nlibias.cli.training_options`.
-
-A command that prints takes ``--quiet`` (no progress bars or progress lines; results still print)
-and ``--json`` (its result as JSON on stdout, nothing else there). Progress bars appear only when
-stderr is a terminal (:func:`nlibias.runtime.progress.bars_wanted`), so logs never fill with them:
-a log gets a progress line every 30 s or so instead.
+A command takes an option by its alias, so a flag means one thing with one help in every command
+(``seed: Seed = 0``); the command gives the default (an alias without one is required). A flag
+that sets a field of an options object is made by :func:`documented` (its help: the field's
+docstring). A printing command takes ``--quiet`` and ``--json`` (the result alone on stdout).
 
 >>> import typer
 >>> demo = typer.Typer(add_completion=False)
@@ -51,9 +41,8 @@ def documented(options: type, field: str, *flags: str) -> Any:
 
 
 def field_help(options: type, field: str) -> str:
-    """The documentation of ``field`` of ``options`` on one line; empty where the source it is
-    read from is not there (a frozen application): the command line starts, without that help.
-    ``tests/test_cli_conventions.py`` holds every such flag to a help text.
+    """The documentation of ``field`` of ``options`` on one line (empty in a frozen application,
+    which has no source to read it from).
 
     >>> from nlibias.runtime.options import ModelOptions
     >>> field_help(ModelOptions, "ray_workers")
@@ -189,9 +178,8 @@ Subtopics = Annotated[list[str], typer.Option("--subtopic", help="Only these sub
 
 
 def show_progress(quiet: bool = False, as_json: bool = False) -> bool:
-    """Whether a command shows its progress: not ``--quiet``, not ``--json``. The job then draws a
-    bar where stderr is a terminal (:func:`nlibias.runtime.progress.bars_wanted`) and prints a line
-    every 30 s or so where it is a log (:class:`nlibias.runtime.progress.ProgressLines`)."""
+    """Whether a command shows its progress (a bar on a terminal, a line every 30 s or so in a log):
+    not ``--quiet``, not ``--json``."""
     return not quiet and not as_json
 
 

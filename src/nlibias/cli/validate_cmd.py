@@ -20,6 +20,7 @@ from nlibias.cli.options import (
     Seed,
     show_progress,
 )
+from nlibias.textio.tables import render_table
 
 validate_app = typer.Typer(
     help="Human validation of generated hypotheses: annotation app, agreement, resolution, import/export.",
@@ -252,8 +253,6 @@ def _resolution_table(resolution: dict[str, dict[str, int]]) -> str:
     ---------+---------+-----------
     status   | pending |       1215
     """
-    from nlibias.textio.tables import render_table
-
     parts = (("status", "status"), ("final category", "categories"), ("stereotype", "stereotypes"))
     rows = [
         [label, value, count]

@@ -41,6 +41,7 @@ from nlibias.debias.finetune_record import (
 from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.atomic import write_json
+from nlibias.io.overwrites import refuse_overwrites
 from nlibias.io.stages import canonical, changes, fingerprint, model_identity
 from nlibias.models.hf_common import load_pretrained
 from nlibias.models.nli.labels import canonical_label
@@ -222,8 +223,9 @@ def _plan(out: Path, inputs: dict[str, Any], force: bool) -> tuple[str | None, l
                 raise ConfigError(
                     f"{out} holds checkpoints of a run with other inputs ({plan_path}): "
                     + "; ".join(changes(recorded_inputs, inputs))
-                    + ". Use another out_dir, or set force (parameter force) to start over",
+                    + ". Use another {out_dir}, or set {force} to start over",
                     parameter="out_dir",
+                    names=("force",),
                 )
             _remove(checkpoints)
             resume = None
@@ -260,8 +262,9 @@ def _existing(out: Path, inputs: dict[str, Any], force: bool) -> FinetuneRecord 
         raise ConfigError(
             f"{out} holds a model fine-tuned with other inputs: "
             + "; ".join(changes(record.get("inputs"), inputs))
-            + ". Use another out_dir, or set force (parameter force) to train again there",
+            + ". Use another {out_dir}, or set {force} to train again there",
             parameter="out_dir",
+            names=("force",),
         )
     path.unlink()
     _remove(out / CHECKPOINTS)
@@ -318,6 +321,9 @@ def finetune(
 
     >>> # nlibias.finetune("bert-base-uncased", "runs/aug", "runs/bert-aug")["eval_accuracy"]
     """
+    read = {"model": model, "train": train, "eval_path": eval_path}
+    where = {name: data.location if isinstance(data, TrainingSet) else data for name, data in read.items()}
+    refuse_overwrites({"out_dir": out_dir}, where)  # a folder: every file in it may be replaced
     chosen = TrainingOptions(
         learning_rate=learning_rate,
         epochs=epochs,

@@ -58,7 +58,7 @@ def check_options(
     """Refuse a value that would fail later or train nothing, naming its parameter: each value
     by its declared type, and the combinations here."""
     if warmup_steps and warmup_ratio:
-        raise ConfigError("give warmup_steps or warmup_ratio, not both", parameter="warmup_steps")
+        raise ConfigError("give {warmup_steps} or warmup_ratio, not both", parameter="warmup_steps")
     _check_applies(epochs, max_steps, lr_scheduler, warmup_steps, warmup_ratio)
 
 
@@ -80,9 +80,9 @@ def _check_applies(
     """
     if max_steps != TRAINING_DEFAULTS.max_steps and epochs != TRAINING_DEFAULTS.epochs:
         raise option_applies_to_nothing(
-            "epochs", "runs without max_steps", value=epochs,
-            given=f"this run stops after {max_steps} steps (max_steps), whatever the epochs",
-            fix="leave epochs or max_steps out", names=("max_steps",),
+            "epochs", "runs without {max_steps}", value=epochs,
+            given=f"this run stops after {max_steps} steps ({{max_steps}}), whatever the epochs",
+            fix="leave {epochs} or {max_steps} out", names=("max_steps",),
         )  # fmt: skip
     if lr_scheduler in NO_WARMUP_SCHEDULERS:
         for name, value in (("warmup_steps", warmup_steps), ("warmup_ratio", warmup_ratio)):
@@ -90,8 +90,8 @@ def _check_applies(
                 with_warmup = [s for s in LR_SCHEDULERS if s not in NO_WARMUP_SCHEDULERS]
                 raise option_applies_to_nothing(
                     name, f"learning-rate schedules with a warm-up ({', '.join(with_warmup)})", value=value,
-                    given=f"the schedule {lr_scheduler!r} (lr_scheduler) has none",
-                    fix=f"pick constant_with_warmup for lr_scheduler, or leave {name} out",
+                    given=f"the schedule {lr_scheduler!r} ({{lr_scheduler}}) has none",
+                    fix=f"pick constant_with_warmup for {{lr_scheduler}}, or leave {name} out",
                     names=("lr_scheduler",),
                 )  # fmt: skip
 
@@ -148,8 +148,8 @@ def check_splits(
         )
     elif eval_split != TRAINING_DEFAULTS.eval_split:
         raise option_applies_to_nothing(
-            "eval_split", "an evaluation set (eval_path)", value=eval_split, given="none is given",
-            fix="give eval_path, or leave eval_split out", names=("eval_path",),
+            "eval_split", "an evaluation set ({eval_path})", value=eval_split, given="none is given",
+            fix="give {eval_path}, or leave {eval_split} out", names=("eval_path",),
         )  # fmt: skip
 
 
@@ -162,7 +162,7 @@ def check_base_model(model: str) -> None:
     nlibias.errors.ConfigError: model './no/such/model': the local path ./no/such/model does not exist ...
     """
     if not model.strip():
-        raise ConfigError("model is empty: give a hub name or a model directory", parameter="model")
+        raise ConfigError("{model} is empty: give a hub name or a model directory", parameter="model")
     check_model_path(model, parameter="model")
     path = Path(model).expanduser()
     if path.exists() and not (path.is_dir() and (path / "config.json").is_file()):
@@ -199,8 +199,8 @@ def check_max_length(max_length: int, config: Any, tokenizer: Any, model: str) -
     limit = position_limit(config, tokenizer)
     if limit is not None and max_length > limit:
         raise ConfigError(
-            f"max_length is {max_length}, but the model {model} reads at most {limit} tokens "
-            f"(max_position_embeddings {config.max_position_embeddings}); pass max_length {limit} or less",
+            f"{{max_length}} is {max_length}, but the model {model} reads at most {limit} tokens "
+            f"(max_position_embeddings {config.max_position_embeddings}); pass {{max_length}} {limit} or less",
             parameter="max_length",
         )
 
@@ -230,7 +230,7 @@ def check_data(source: str | Path, split: str, parameter: str) -> DataCheck:
     if labelled == 0:
         what = "is empty" if rows == 0 else f"has {rows} rows and none with a gold label"
         raise ConfigError(
-            f"{parameter} {source} {what}: nothing to train or evaluate on", parameter=parameter
+            f"{{{parameter}}} {source} {what}: nothing to train or evaluate on", parameter=parameter
         )
     return DataCheck(rows=rows, labelled=labelled, labels=tuple(sorted(labels)))
 

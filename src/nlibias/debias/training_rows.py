@@ -225,7 +225,7 @@ def _iter_datasets(kind: str, location: Path | str, split: str) -> Iterator[Trai
         loaded: Any = datasets.load_from_disk(str(location))
         if isinstance(loaded, datasets.DatasetDict):
             if split not in loaded:
-                raise ConfigError(f"split {split!r} not in {sorted(loaded)}", parameter="split")
+                raise ConfigError(f"{{split}} {split!r} not in {sorted(loaded)}", parameter="split")
             loaded = loaded[split]
     else:
         name, _, config = str(location).partition(":")

@@ -154,12 +154,12 @@ class FilterModelConfig(_Strict):
                 pin = (
                     " (the card records its name: to record the version to evaluate, name it MODEL@REVISION)"
                 )
-                fix = f"leave {option} out{pin if option == 'revision' else ''}"
+                fix = f"leave {{{option}}} out{pin if option == 'revision' else ''}"
                 held = f"models the pipeline loads, and the held-out {model!r} never is (the card names it)"
                 return option, option_applies_to_nothing(option, held, fix=fix)
             if option == "label_map":  # the audit's rule and words
                 try:
-                    check_label_map_applies([ref], fix="leave label_map out")
+                    check_label_map_applies([ref], fix="leave {label_map} out")
                 except ConfigError as refusal:
                     return option, refusal
             if option == "revision":
@@ -167,7 +167,7 @@ class FilterModelConfig(_Strict):
                     f"models loaded from the hub or a local directory, not to {model!r}: a fake loads nothing"
                 )
                 return option, option_applies_to_nothing(
-                    option, loaded, subject=f"revision {self.revision!r}"
+                    option, loaded, subject=f"{{revision}} {self.revision!r}"
                 )
             applies_to = f"sequence-classification models (a Hugging Face model), not to {model!r}: {why}"
             return option, option_applies_to_nothing(option, applies_to)
@@ -446,7 +446,9 @@ def with_overrides(config: ExtendConfig, overrides: Mapping[str, Any]) -> Extend
         parameter = (
             "fill_model" if key in ("mlm.stopwords", "mlm.revision") else _OVERRIDE_PARAMETERS.get(key, key)
         )
-        raise ConfigError(f"{parameter} {reason}" if reason.startswith("'") else reason, parameter=parameter)
+        raise ConfigError(
+            f"{{{parameter}}} {reason}" if reason.startswith("'") else reason, parameter=parameter
+        )
     return checked
 
 
@@ -510,7 +512,7 @@ def _override_error(exc: ValidationError, overrides: Mapping[str, Any]) -> Confi
         lines = (str(SourceError("overrides", f, r, line=n)) for n, f, r in problems)
         return ConfigError("\n".join(lines), parameter="overrides")
     parameter = _OVERRIDE_PARAMETERS.get(key, key.rsplit(".", 1)[-1])
-    return ConfigError(f"{parameter} {overrides[key]!r}: {reason}", parameter=parameter)
+    return ConfigError(f"{{{parameter}}} {overrides[key]!r}: {reason}", parameter=parameter)
 
 
 def dump_config(config: ExtendConfig) -> str:

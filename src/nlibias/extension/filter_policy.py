@@ -44,7 +44,7 @@ class FilterPolicy:
     def check(self, models: int) -> None:
         if self.kind == "at_least" and not 1 <= self.k <= models:
             raise ConfigError(
-                f"policy at_least:{self.k} needs between 1 and {models} (the number of filter models)",
+                f"{{policy}} at_least:{self.k} needs between 1 and {models} (the number of filter models)",
                 parameter="policy",
             )
 

@@ -261,10 +261,11 @@ class Pipeline:
             return
         described = "; ".join(f"stage {stage}: {', '.join(lines)}" for stage, lines in found)
         raise ConfigError(
-            f"run_dir {str(self.run_dir)!r} holds an extend run with other settings ({described}); "
+            f"{{run_dir}} {str(self.run_dir)!r} holds an extend run with other settings ({described}); "
             "nothing was changed. To go on: recompute the stages whose settings changed and the later "
-            f"ones (parameter force, or parameter from_stage {found[0][0]}), or choose a new run directory",
+            f"ones ({{parameter force}}, or {{parameter from_stage}} {found[0][0]}), or choose a new run directory",
             parameter="run_dir",
+            names=("force", "from_stage"),
         )
 
     def _invalidate_after(self, stage: str) -> None:
@@ -284,12 +285,14 @@ class Pipeline:
         for name, value in (("from_stage", from_stage), ("until", until)):
             if value is not None and value not in STAGES:
                 raise ConfigError(
-                    f"{name} {value!r}: unknown stage (stages: {', '.join(STAGES)})", parameter=name
+                    f"{{{name}}} {value!r}: unknown stage (stages: {', '.join(STAGES)})", parameter=name
                 )
         first_forced = STAGES.index(from_stage) if from_stage else len(STAGES)
         last = STAGES.index(until) if until else len(STAGES) - 1
         if first_forced <= len(STAGES) - 1 and first_forced > last:
-            raise ConfigError(f"from_stage {from_stage} comes after until {until}", parameter="from_stage")
+            raise ConfigError(
+                f"{{from_stage}} {from_stage} comes after until {until}", parameter="from_stage"
+            )
         self._refuse_other_settings(first_forced, force)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.run_dir / "config.yaml", dump_config(self.config))
@@ -307,8 +310,8 @@ class Pipeline:
                 else:
                     if from_stage is not None and index < first_forced:
                         raise ConfigError(
-                            f"from_stage {from_stage}: the earlier stage {stage!r} has not finished or its inputs "
-                            "changed; run without from_stage",
+                            f"{{from_stage}} {from_stage}: the earlier stage {stage!r} has not finished or its inputs "
+                            "changed; run without {from_stage}",
                             parameter="from_stage",
                         )
                     report = self._run_stage(stage)

@@ -53,12 +53,14 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     records = []
     for line, value in iter_jsonl(path):
         if not isinstance(value, dict):
-            raise SourceError(path, None, "expected a JSON object", line=line, fix=_RERUN)
+            raise SourceError(
+                path, None, "expected a JSON object", line=line, fix=_RERUN, names=("from_stage",)
+            )
         records.append(value)
     return records
 
 
-_RERUN = "the run directory was edited or damaged: rerun from that stage (parameter from_stage)"
+_RERUN = "the run directory was edited or damaged: rerun from that stage ({parameter from_stage})"
 
 
 def read_sample_records(path: Path) -> list[Sample]:
@@ -68,7 +70,9 @@ def read_sample_records(path: Path) -> list[Sample]:
         try:
             samples.append(Sample.from_dict(value))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise SourceError(path, None, f"not a sample record ({exc})", line=line, fix=_RERUN) from None
+            raise SourceError(
+                path, None, f"not a sample record ({exc})", line=line, fix=_RERUN, names=("from_stage",)
+            ) from None
     return samples
 
 

@@ -62,7 +62,9 @@ def prompt_name(prompt: Any) -> str:
     if prompt is True:
         return "true"
     if not isinstance(prompt, str) or not prompt:
-        raise ConfigError(f"prompt is {prompt!r}; use true, entailed or a prompt file", parameter="prompt")
+        raise ConfigError(
+            f"{{prompt}} is {prompt!r}; use true, entailed or a prompt file", parameter="prompt"
+        )
     return prompt
 
 

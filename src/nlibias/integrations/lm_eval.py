@@ -117,7 +117,8 @@ def export_lm_eval(
     styles = resolve_prompt_styles([prompt])
     if len(styles) != 1:
         raise ConfigError(
-            f"prompt {prompt!r} names {len(styles)} prompt styles; export one at a time", parameter="prompt"
+            f"{{prompt}} {prompt!r} names {len(styles)} prompt styles; export one at a time",
+            parameter="prompt",
         )
     style = styles[0]
     rows = read_checked_samples(samples)  # before the model loads
@@ -129,7 +130,7 @@ def export_lm_eval(
     )
     if not isinstance(backend, HFCausalLM):
         raise ConfigError(
-            f"model {model!r} is not a local causal LM; lm-eval's hf model needs one "
+            f"{{model}} {model!r} is not a local causal LM; lm-eval's hf model needs one "
             "(smollm2, hf:PATH or a model directory)",
             parameter="model",
         )

@@ -1,15 +1,9 @@
-"""Atomic file writes: write to a temporary file in the same folder, then rename over the target.
+"""Atomic file writes: a temporary file in the same folder, synced, renamed over the target (its
+folder synced after), so a reader sees the old file or the whole new one, also after a power cut.
+A replaced file keeps its mode; a symlink is kept and the file it names written.
 
-A reader (or a resumed run) therefore sees either the old file or the complete new one, never a
-half-written file, also after a power cut (the file is synced before the rename, its folder
-after). A file replaced keeps its mode; a symlink is kept and the file it names is written
-(:func:`write_target`); a new file gets the umask's mode. :func:`locked_update` serialises the
-read-modify-write of a file that several processes update (a model card).
-
-Fault injection (tests only, ``tests/test_fault_injection.py``): each rename is a fault point,
-before and after; ``NLIBIAS_FAULT_AT=N`` SIGKILLs the process at the N-th point (or at the
-first point of a label, e.g. ``NLIBIAS_FAULT_AT="before finetune.json"``), and
-``NLIBIAS_FAULT_LOG=FILE`` appends one line per point to FILE (to count them).
+Fault injection (tests only): ``NLIBIAS_FAULT_AT=N`` (or a label, ``"before finetune.json"``)
+SIGKILLs the process at the N-th rename point; ``NLIBIAS_FAULT_LOG=FILE`` lists the points.
 """
 
 from __future__ import annotations
@@ -26,6 +20,9 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+
+from nlibias.errors import FileAccessError
+from nlibias.io.jsonl import dumps_finite
 
 _fault_points = 0
 _umask_lock = threading.Lock()
@@ -66,9 +63,7 @@ def current_umask() -> int:
 
 
 def file_mode() -> int:
-    """The mode ``open()`` gives a new file under the current umask (0o644 under 0o022);
-    :func:`tempfile.mkstemp` always gives 0o600, so files written through a temporary name
-    are set to this before they replace their target.
+    """The mode ``open()`` gives a new file under the current umask (mkstemp's is always 0o600).
 
     >>> file_mode() == 0o666 & ~current_umask()
     True
@@ -76,16 +71,9 @@ def file_mode() -> int:
     return 0o666 & ~current_umask()
 
 
-def directory_mode() -> int:
-    """The mode ``mkdir()`` gives a new folder under the current umask (0o755 under 0o022)."""
-    return 0o777 & ~current_umask()
-
-
 def temporary_file(path: Path) -> tuple[int, Path]:
-    """A new temporary file next to ``path`` (an open descriptor and its path), named
-    ``.NAME.PID.RANDOM.part``, after removing those a killed writer of ``path`` left (their
-    process is gone), so kills do not pile files up. Its mode is the umask's
-    (:func:`file_mode`), not mkstemp's 0o600, so the file it becomes is readable as any other."""
+    """A new temporary file ``.NAME.PID.RANDOM.part`` next to ``path`` (descriptor, path) with the
+    umask's mode, after removing those that killed writers of ``path`` left."""
     for part in path.parent.glob(f".{glob.escape(path.name)}.*.part"):
         pid = part.name[len(path.name) + 2 :].split(".", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
@@ -178,10 +166,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 @contextmanager
 def locked_update(path: str | Path) -> Iterator[Path]:
     """Hold an exclusive lock on an existing file (the one a symlink names) while it is read and
-    replaced; yields the path to read and write. Two processes updating one file take turns, each
-    reading what the other wrote, so neither update is lost. The lock is taken on the file itself
-    (no lock file is left beside it) and taken again when another process replaced the file
-    meanwhile. A file without its owner's write permission is refused: it stays as it is.
+    replaced (yields the path to use), so two processes updating it take turns and lose nothing.
+    A file without its owner's write permission is refused.
 
     >>> import tempfile, pathlib
     >>> card = pathlib.Path(tempfile.mkdtemp()) / "README.md"
@@ -191,8 +177,6 @@ def locked_update(path: str | Path) -> Iterator[Path]:
     >>> card.read_text()
     'ab'
     """
-    from nlibias.errors import FileAccessError
-
     target = write_target(path)
     found = target.stat()
     if not found.st_mode & stat.S_IWUSR:
@@ -275,8 +259,6 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 def write_json(path: str | Path, data: Any) -> None:
     """Pretty JSON, atomically; ``NaN`` is refused (JSON has no NaN)."""
-    from nlibias.io.jsonl import dumps_finite  # a NaN is refused naming its field
-
     atomic_write_text(path, dumps_finite(data, indent=2, ensure_ascii=False) + "\n")
 
 

@@ -1,15 +1,10 @@
 """JSON documents typed with pydantic: their JSON Schema and their check, each problem named by its
 field path.
 
-A document is a TypedDict (``typing_extensions.TypedDict``: pydantic reads those on Python 3.11)
-configured with :data:`JSON_CONFIG`; ``pydantic.TypeAdapter(T).json_schema()`` is its published
-schema (:func:`json_schema` adds the draft and a title) and ``.validate_python`` its check
-(:func:`document_issues` turns pydantic's errors into ``models.a.overall.accuracy: -5000.0 is
-outside [0, 100]``). The few rules pydantic's strict mode does not say as JSON does live here:
-:class:`Range` (bounds, in the message and the schema), :data:`Integer` (JSON has one number type:
-``4.0`` is the integer 4), :data:`Pair` (two numbers, a list in JSON); ``bool`` is never a number
-(strict mode), and every number anywhere in a document must be finite (JSON has no NaN), also in
-fields the types leave open.
+A document is a ``typing_extensions.TypedDict`` configured with :data:`JSON_CONFIG`; pydantic
+gives its schema (:func:`json_schema`) and check (:func:`document_issues`). What strict mode does
+not say as JSON does is here: :class:`Range`, :data:`Integer` (``4.0`` is 4), :data:`Pair`, and
+every number finite.
 
 >>> from pydantic import TypeAdapter, with_config
 >>> from typing_extensions import TypedDict

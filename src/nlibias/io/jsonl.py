@@ -21,9 +21,8 @@ from nlibias.textio.text_files import read_text
 
 
 def read_json_file(path: str | Path, *, allow_nan: bool = False) -> Any:
-    """The JSON value of a whole file, read as UTF-8; a file that is not UTF-8 or not JSON (or
-    holds NaN, deep nesting, a huge integer: :func:`~nlibias.textio.json_text.parse_json`) is
-    refused with its line.
+    """The JSON value of a whole file, read as UTF-8; a file that is not UTF-8 or not JSON (or holds
+    NaN, deep nesting, a huge integer) is refused with its line.
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.json"
@@ -37,8 +36,7 @@ def read_json_file(path: str | Path, *, allow_nan: bool = False) -> Any:
 
 def dumps_finite(value: Any, **options: Any) -> str:
     """``json.dumps(value, allow_nan=False, **options)``; a NaN or infinite number is refused as a
-    :class:`~nlibias.errors.DataError` naming the field it is in (JSON has no NaN; Python's own
-    error names nothing).
+    :class:`~nlibias.errors.DataError` naming its field (Python's own error names nothing).
 
     >>> dumps_finite({"id": "a", "probs": {"entailment": float("nan")}})
     Traceback (most recent call last):
@@ -101,7 +99,7 @@ def iter_jsonl_offsets(path: str | Path, *, comments: bool = False) -> Iterator[
             stripped = line.strip()
             if not stripped or (comments and stripped.startswith(b"#")):
                 continue
-            yield line_number, start, _parse(path, line, line_number)
+            yield line_number, start, parse_json(path, line, line=line_number)
 
 
 def read_jsonl_record(path: str | Path, offset: int) -> Any:
@@ -109,8 +107,4 @@ def read_jsonl_record(path: str | Path, offset: int) -> Any:
     path = Path(path)
     with path.open("rb") as handle:
         handle.seek(offset)
-        return _parse(path, handle.readline(), None)
-
-
-def _parse(path: Path, line: bytes, line_number: int | None) -> Any:
-    return parse_json(path, line, line=line_number)
+        return parse_json(path, handle.readline())

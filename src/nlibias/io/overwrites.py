@@ -1,10 +1,10 @@
 """Outputs that would destroy a command's inputs, refused before anything is computed.
 
 A file a command writes must not be a file it reads (``gate --junit`` naming the candidate's
-``metrics.json``, ``--markdown`` naming the rules file) nor another file it writes (``--junit`` and
-``--markdown`` naming one file). Paths are compared as the system sees them: an existing file by
-its device and inode (so a symlink, a hard link or another spelling of it is the same file), a file
-still to be written by its resolved path (symlinks of its folders followed).
+``metrics.json``, ``finetune --out`` naming the model's own folder) nor another file it writes
+(``--junit`` and ``--markdown`` naming one file). A folder stands for the files in it. Paths are
+compared as the system sees them: an existing file by its device and inode (so a symlink, a hard
+link or another spelling of it is the same file), a file still to be written by its resolved path.
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -46,9 +46,8 @@ def file_identity(path: str | Path) -> tuple[object, ...]:
 
 
 def run_files(run_dir: str | Path) -> list[Path]:
-    """The files a reader of the run directory (or of its ``metrics.json``) reads: its output
-    files and manifest, the inputs its manifest records (the samples file), and the files of its
-    stages, explanations and human validation (the queue, the annotation database)."""
+    """The files a reader of the run directory (or of its ``metrics.json``) reads: its outputs and
+    manifest, the inputs the manifest records, its stages', explanations' and validation's files."""
     run = Path(run_dir)
     run = run.parent if run.is_file() else run  # a run named by its metrics.json
     found = [run / name for name in _RUN_FILES]
@@ -67,11 +66,11 @@ def run_files(run_dir: str | Path) -> list[Path]:
 
 
 def _paths(files: Files) -> list[Path]:
+    """The files a parameter names: a folder as the files in it (a model, a run directory)."""
     if files is None:
         return []
-    if isinstance(files, str | Path):
-        return [Path(files)]
-    return [Path(path) for path in files]
+    named = [Path(files)] if isinstance(files, str | Path) else [Path(path) for path in files]
+    return [inner for path in named for inner in (sorted(path.rglob("*")) if path.is_dir() else [path])]
 
 
 def _as(path: Path, other: Path) -> str:
@@ -82,7 +81,8 @@ def _as(path: Path, other: Path) -> str:
 def refuse_overwrites(outputs: Mapping[str, Files], inputs: Mapping[str, Files]) -> None:
     """Refuse (:class:`~nlibias.errors.ConfigError` naming both parameters) an output that is a
     file of ``inputs`` or a file another parameter of ``outputs`` writes. Keys are the parameters'
-    names; a folder an output parameter names is given as the files written in it."""
+    names; an output folder stands for the files in it now (those a command may replace or
+    remove), so give the files a command writes where it writes only those."""
     written: dict[tuple[object, ...], tuple[str, Path]] = {}
     read = {file_identity(path): (name, path) for name, files in inputs.items() for path in _paths(files)}
     for name, files in outputs.items():
@@ -96,9 +96,9 @@ def refuse_overwrites(outputs: Mapping[str, Files], inputs: Mapping[str, Files])
                 written[identity] = (name, path)
                 continue
             other, other_path = clash
-            where = harm.format(f"{_as(path, other_path)}parameter {other}")
+            where = harm.format(f"{_as(path, other_path)}{{parameter {other}}}")
             raise ConfigError(
-                f"{name} {path} is a file the command {where}; name another file in {name}",
+                f"{{{name}}} {path} is a file the command {where}; name another file in {{{name}}}",
                 parameter=name,
                 names=(other,),
             )

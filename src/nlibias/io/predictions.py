@@ -1,11 +1,7 @@
 """Predictions files: JSONL with ``id``, ``label``, optional ``model`` and optional ``probs``.
 
-``label`` is ``entailment`` / ``neutral`` / ``contradiction`` (or ``null`` for an answer that
-could not be parsed, or that a tool did not give: no answer, and then no ``probs``); ``probs`` is
-``{"entailment": p, "neutral": p, "contradiction": p}``, must sum to 1 and has the label as its
-most probable. Every rule of a row lives in :mod:`nlibias.schema.prediction_rows` (each kind's
-record); this reader adds what only it can check (known sample ids, one row per sample and model)
-and names the file and line.
+A row's rules are its kind's record (:mod:`nlibias.schema.prediction_rows`); this reader adds
+what only it can check (known sample ids, one row per sample and model), naming file and line.
 """
 
 from __future__ import annotations
@@ -169,12 +165,8 @@ def _duplicate_row(path: Path, sample_id: str, model: str, first_line: int, line
 def read_predictions(
     path: str | Path, *, known_ids: Collection[str] | None = None, default_model: str | None = None
 ) -> list[Prediction]:
-    """Read and validate a predictions JSONL file.
-
-    Refuses (with the line number) ids not in ``known_ids``, duplicate (id, model) rows, unknown
-    labels and probabilities that do not sum to 1. Rows without ``model`` get ``default_model``
-    (the file's stem by default).
-    """
+    """Read and validate a predictions JSONL file (ids must be in ``known_ids``, one row per id and
+    model); rows without ``model`` get ``default_model`` (default: the file's stem)."""
     path = _resolve(path)
     default = default_model or path.stem
     seen: dict[tuple[str, str], int] = {}
@@ -240,13 +232,10 @@ def read_prediction_arrays(
     default_model: str | None = None,
     copy_to: PendingFile | None = None,
 ) -> PredictionArrays:
-    """Read and validate a predictions file as :func:`read_predictions` does (the same errors,
-    with the line), keeping for each row only its model's arrays (``position_of(id)``: the
-    sample's position, -1 for an id not among the samples) and the row's byte offset.
-
-    ``copy_to``: each row is also written there as :func:`write_predictions` writes it (every
-    field named, the model filled in), in the same pass; the rows are then read back from the
-    copy, once it is committed, rather than from this file.
+    """Read and validate a predictions file as :func:`read_predictions` does, keeping each row as
+    its model's arrays (``position_of(id)``: the sample's position, -1 for none) and its byte
+    offset. ``copy_to``: each row also written there as :func:`write_predictions` writes it, in
+    the same pass (the rows are then read back from the copy).
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "p.jsonl"

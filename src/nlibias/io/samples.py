@@ -1,33 +1,38 @@
 """Samples files: ``samples.jsonl`` (one sample per line) and ``samples.parquet`` in a run directory.
 
-Read side accepts a run directory, a ``.jsonl`` file or a ``.parquet`` file; user-written JSONL
-is validated line by line (file, line, field and reason in every error). Premises and hypotheses
-enter through :func:`~nlibias.textio.text_door.enter_text` (NFC; format characters such as
-zero-width spaces removed with a warning naming the file, line and field). The rules every
-sample follows beyond its fields' types (key fields, blank texts, neutral gold, pairs, unique
-ids) are in :mod:`nlibias.io.sample_rules`.
+A samples file is read in one pass: bytes → JSON (:func:`~nlibias.textio.json_text.parse_json`)
+→ the text door for premises and hypotheses (:func:`~nlibias.textio.text_door.enter_text`: NFC,
+format characters removed with a warning naming the file, line and field) → a validated record
+→ its sample rules → :class:`~nlibias.schema.Sample`. Every error names the file, line and field.
+The rules beyond the fields' types refuse what would change results silently: a key field (id,
+source, slice names, pair key) empty or padded with spaces, a blank text, a bias sample of a
+``neutral_gold`` source that is not neutral, the two samples of a pair disagreeing on what they
+share, a second sample with one id.
+
+>>> padded = {"id": "a", "source": "x", "domain": " d", "subtopic": "t", "premise": "P",
+...           "hypothesis": "H", "gold": "neutral", "stereotype": None, "pair_key": None}
+>>> SampleRules(Path("s.jsonl")).check(3, padded, {})
+Traceback (most recent call last):
+...
+nlibias.errors.SourceError: s.jsonl:3: field domain: ' d' has spaces around it (it would be a domain of its own, apart from 'd') (remove the spaces)
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+import hashlib
+import unicodedata
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from nlibias.errors import SourceError
 from nlibias.io.atomic import atomic_path, write_jsonl
 from nlibias.io.fingerprint import file_stamp, sha256_file
 from nlibias.io.jsonl import dumps_finite, iter_jsonl
-from nlibias.io.sample_rules import (
-    PairTwins,
-    check_sample,
-    check_unique_ids,
-    duplicate_id_error,
-    is_blank_text,
-)
 from nlibias.schema import LABELS, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.declared import source_error
@@ -35,7 +40,9 @@ from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text
 
 __all__ = [
-    "SAMPLES_JSONL", "SAMPLES_PARQUET", "ReadColumns", "SampleRecord", "duplicate_id_error", "is_blank_text",
+    "SAMPLES_JSONL", "SAMPLES_PARQUET", "ReadColumns", "SampleRecord", "SampleRules", "check_unique_ids",
+    "duplicate_id_error",
+    "is_blank_text",
     "iter_samples", "parquet_batches", "peek_source", "read_sample_columns", "read_samples",
     "resolve_samples_path", "write_samples",
 ]  # fmt: skip
@@ -73,27 +80,13 @@ class SampleRecord(BaseModel):
     subtopic: str
     premise: str
     hypothesis: str
-    gold: str
-    stereotype: str | None
+    gold: Literal["entailment", "neutral", "contradiction"]
+    stereotype: Literal["pro", "anti"] | None
     pair_key: str | None
     source: str = "custom"
     group: str | None = None
     counterfactual_group: str | None = None
     provenance: dict[str, Any] = {}
-
-    @field_validator("gold")
-    @classmethod
-    def _known_label(cls, value: str) -> str:
-        if value not in LABELS:
-            raise ValueError(f"{value!r} is not one of {', '.join(LABELS)}")
-        return value
-
-    @field_validator("stereotype")
-    @classmethod
-    def _known_stereotype(cls, value: str | None) -> str | None:
-        if value not in (None, "pro", "anti"):
-            raise ValueError(f"{value!r} is not pro, anti or null")
-        return value
 
 
 def write_samples(run_dir: str | Path, samples: Sequence[Sample]) -> dict[str, Path]:
@@ -119,14 +112,9 @@ _STEREOTYPES = (None, "pro", "anti")
 
 
 class _StringPool:
-    """One shared object per distinct string value (like ``sys.intern``, freed with the samples).
-
-    Samples repeat most of their text: domain, subtopic, gold label and every provenance key on
-    every line, a premise for each of its hypotheses, a hypothesis for each premise. ``json``
-    makes a new string object for each occurrence; sharing them cut what an audit holds per
-    WQ-NLI sample from 2.5 kB to about 0.8 kB (``tracemalloc``, docs/benchmarks.md). Ids are
-    unique and stay out of the pool.
-    """
+    """One shared object per distinct string value (like ``sys.intern``, freed with the samples):
+    samples repeat most of their text, and sharing it holds a WQ-NLI sample in about a third of
+    the memory (docs/benchmarks.md). Ids are unique and stay out of the pool."""
 
     def __init__(self, provenance_keys: Collection[str] | None = None, *, share: bool = True) -> None:
         self._strings: dict[str, str] = {}
@@ -151,8 +139,7 @@ class _StringPool:
         return value
 
     def sample(self, fields: Mapping[str, Any], provenance: dict[str, Any]) -> Sample:
-        """The sample of already-checked ``fields`` (every core field), its text shared when the
-        pool shares (otherwise a call per field to a table that keeps nothing was a third of a read)."""
+        """The sample of checked ``fields`` (every core field), its text shared when the pool shares."""
         if self._keys is not None:
             provenance = {k: v for k, v in provenance.items() if k in self._keys}
         text = {name: fields[name] for name in _SHARED_FIELDS}
@@ -163,14 +150,10 @@ class _StringPool:
         return Sample(id=fields["id"], pair_key=fields["pair_key"], **text, provenance=provenance)
 
 
-def _quick_sample(raw: dict[str, Any], shared: _StringPool) -> Sample | None:
-    """The sample of a well-formed record without pydantic, or None to let the validator explain.
-
-    Files nlibias wrote itself are always well-formed; checking them field by field in plain
-    Python reads WQ-NLI's 76k samples several times faster. Anything unusual (a missing or
-    non-string field, an unknown label, extra keys) returns None and goes through
-    :class:`SampleRecord`, which produces the error message or the same sample.
-    """
+def _quick_fields(raw: dict[str, Any]) -> dict[str, Any] | None:
+    """The core fields of a well-formed record without pydantic (several times faster on the files
+    nlibias writes), or None for anything unusual: :class:`SampleRecord` then explains it or
+    gives the same fields."""
     get = raw.get
     for name in _REQUIRED_TEXT:
         if type(get(name)) is not str:
@@ -181,42 +164,31 @@ def _quick_sample(raw: dict[str, Any], shared: _StringPool) -> Sample | None:
         value = get(name)
         if value is not None and type(value) is not str:
             return None
-    source = get("source", "custom")
-    provenance = get("provenance", {})
-    if type(source) is not str or type(provenance) is not dict:
+    if type(get("source", "custom")) is not str or type(get("provenance", {})) is not dict:
         return None
     if "pair_key" not in raw or not set(raw) <= _KNOWN_KEYS:
         return None  # pair_key is required (null allowed); extra keys go to provenance via the validator
-    fields: dict[str, Any] = {name: get(name) for name in _CORE_FIELDS}
-    fields["source"] = source
-    return shared.sample(fields, provenance)
+    fields = {name: get(name) for name in _CORE_FIELDS}
+    fields["source"] = get("source", "custom")
+    return fields
 
 
-def _from_record(
-    path: Path, line: int, raw: Any, shared: _StringPool, neutral_gold: Collection[str]
-) -> Sample:
+def _record(path: Path, line: int, raw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The validated core fields and the provenance of one record."""
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a JSON object", line=line)
-    for name in ("premise", "hypothesis"):  # the text door, here so that its warning names the line
-        value = raw.get(name)
-        if type(value) is str and not value.isascii():
-            raw[name] = enter_text(value, f"{path}:{line} ({name})", stacklevel=5)
-    quick = _quick_sample(raw, shared)
-    if quick is not None:
-        return check_sample(path, line, quick, neutral_gold)
+    fields = _quick_fields(raw)
+    if fields is not None:
+        return fields, raw.get("provenance", {})
     try:
         record = SampleRecord.model_validate(raw)
     except ValidationError as exc:
         fix = "samples need id, domain, subtopic, premise, hypothesis, gold, stereotype, pair_key"
         raise source_error(exc, path, line=line, fix=fix) from None
-    provenance = dict(record.provenance)
-    provenance.update(record.model_extra or {})
-    return check_sample(
-        path,
-        line,
-        shared.sample({name: getattr(record, name) for name in _CORE_FIELDS}, provenance),
-        neutral_gold,
-    )
+    return {name: getattr(record, name) for name in _CORE_FIELDS}, {
+        **record.provenance,
+        **(record.model_extra or {}),
+    }
 
 
 def resolve_samples_path(path: str | Path) -> Path:
@@ -244,15 +216,22 @@ class ReadColumns:
     columns: SampleColumns
     sha256: str
     """The SHA-256 of the file's bytes (it did not change while it was read)."""
+    benchmark: Benchmark | None = None
+    """The benchmark whose rules the samples were read under."""
 
 
 def read_sample_columns(
-    path: str | Path, *, provenance_keys: Collection[str] | None = (), benchmark: Benchmark | None = None
+    path: str | Path,
+    *,
+    provenance_keys: Collection[str] | None = (),
+    benchmark: Benchmark | None = None,
+    benchmark_of: Callable[[str], Benchmark] | None = None,
 ) -> ReadColumns:
-    """Every sample of a run directory or samples file, checked (each line, unique ids, and the
-    sample rules of ``benchmark``: :func:`iter_samples`) and kept as
-    :class:`~nlibias.schema.columns.SampleColumns` with ``provenance_keys`` (None: all). A file
-    that changes while it is read is refused.
+    """Every sample of a run directory or samples file, checked (:func:`iter_samples`, unique ids)
+    and kept as :class:`~nlibias.schema.columns.SampleColumns` with ``provenance_keys`` (None:
+    all), in one pass over the file's bytes (hashed as they are read). ``benchmark_of``: find the
+    benchmark from the first sample's ``source`` (its provenance keys are kept). A file that
+    changes while it is read is refused.
 
     >>> import tempfile
     >>> from nlibias.schema import Sample
@@ -262,39 +241,40 @@ def read_sample_columns(
     (['a'], 'P', 64)
     """
     resolved = resolve_samples_path(path)
-    stamp = file_stamp(resolved)  # taken first: a change while the file is hashed or read is caught too
-    sha256 = sha256_file(resolved)
-    passing = iter_samples(
-        resolved, provenance_keys=provenance_keys, share_strings=False, benchmark=benchmark
-    )
+    stamp = file_stamp(resolved)  # taken first: a change while the file is read is caught too
+    digest = hashlib.sha256()
+    rules = SampleRules(resolved, benchmark, benchmark_of=benchmark_of)
+    passing = iter_samples(resolved, provenance_keys=None, share_strings=False, rules=rules, digest=digest)
+    first = next(passing, None)
+    if first is None:
+        raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
+    if benchmark_of is not None and rules.benchmark is not None:
+        provenance_keys = rules.benchmark.provenance()
     if provenance_keys is None:  # keep every key any sample has: gather them while reading
-        samples = list(passing)
+        samples = [first, *passing]
         keys: Collection[str] = sorted({k for s in samples for k in s.provenance})
         columns = SampleColumns.from_samples(samples, provenance_keys=keys)
     else:
-        columns = SampleColumns.from_samples(passing, provenance_keys=provenance_keys)
-    if not len(columns):
-        raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
+        columns = SampleColumns.from_samples(chain([first], passing), provenance_keys=provenance_keys)
     duplicate = columns.first_duplicate_id()
     if duplicate is not None:
         earlier, later = duplicate
         raise duplicate_id_error(resolved, columns.ids[later], earlier=earlier, later=later)
     if file_stamp(resolved) != stamp:
         raise SourceError(resolved, None, "the file changed while it was being read", fix="read it again")
-    return ReadColumns(columns, sha256)
+    sha256 = sha256_file(resolved) if resolved.suffix == ".parquet" else digest.hexdigest()
+    return ReadColumns(columns, sha256, rules.benchmark)
 
 
 def read_samples(
     path: str | Path, *, provenance_keys: Collection[str] | None = None, benchmark: Benchmark | None = None
 ) -> list[Sample]:
     """Samples from a run directory, a JSONL file or a Parquet file; ids must be unique, and the
-    samples follow ``benchmark``'s sample rules (:func:`iter_samples`).
-
-    ``provenance_keys`` keeps only those keys of each sample's provenance (an audit loads what
-    its measures read: :meth:`nlibias.benchmarks.base.Benchmark.provenance`); None keeps everything.
-    """
+    samples follow ``benchmark``'s sample rules (:func:`iter_samples`). ``provenance_keys`` keeps
+    only those provenance keys (None: all)."""
     resolved = resolve_samples_path(path)
-    samples = list(iter_samples(resolved, provenance_keys=provenance_keys, benchmark=benchmark))
+    rules = SampleRules(resolved, benchmark)
+    samples = list(iter_samples(resolved, provenance_keys=provenance_keys, rules=rules))
     check_unique_ids(resolved, samples)
     return samples
 
@@ -304,46 +284,197 @@ def iter_samples(
     *,
     provenance_keys: Collection[str] | None = None,
     share_strings: bool = True,
-    benchmark: Benchmark | None = None,
+    rules: SampleRules | None = None,
+    digest: Any = None,
 ) -> Iterator[Sample]:
-    """The samples of :func:`read_samples` one at a time (ids not checked for uniqueness), so
-    that a pass over a big run holds one sample, not all of them (a Parquet file is read one
-    record batch at a time). Errors name the file and line as :func:`read_samples`' do.
-
-    ``share_strings=False``: for a caller that keeps no sample, no table of every distinct text
-    seen so far (it would grow with the file).
-
-    ``benchmark``: the benchmark the samples are read for (the caller resolves it), whose sample
-    rules are refused when broken: a bias sample of one of its ``neutral_gold`` sources with
-    another gold label, a pair of a ``shared_premises`` source with two premises. Without one,
-    only the rules every samples file follows.
-    """
+    """The samples of :func:`read_samples` one at a time (ids not checked for uniqueness): a pass
+    over a big run holds one sample. ``share_strings=False``: no table of the texts seen (for a
+    caller that keeps no sample). ``rules``: a benchmark's (default: those of every samples
+    file). ``digest``: a ``hashlib`` object fed a JSONL file's bytes."""
     path = resolve_samples_path(path)
+    records = _parquet_records(path) if path.suffix == ".parquet" else _json_records(path, digest)
+    records = _through_the_door(path, records)
     shared = _StringPool(provenance_keys, share=share_strings)
-    neutral_gold = frozenset(benchmark.neutral_gold) if benchmark is not None else frozenset()
-    twins = PairTwins(path, frozenset(benchmark.shared_premises) if benchmark is not None else frozenset())
-    if path.suffix == ".parquet":
-        line = 0
-        for batch in parquet_batches(path):
-            for row in batch.to_pylist():
-                line += 1
-                provenance = row.get("provenance")
-                if not isinstance(provenance, str | None):
-                    raise SourceError(path, "provenance", "not a JSON object", line=line)
-                row["provenance"] = parse_json(path, provenance or "{}", line=line)
-                sample = _from_record(path, line, row, shared, neutral_gold)
-                twins.check(line, sample, row["provenance"])
-                yield sample
-    else:
-        for line_number, raw in iter_jsonl(path):
-            sample = _from_record(path, line_number, raw, shared, neutral_gold)
-            twins.check(line_number, sample, raw.get("provenance"))
-            yield sample
+    rules = rules or SampleRules(path)
+    for line, raw in records:
+        fields, provenance = _record(path, line, raw)
+        rules.check(line, fields, provenance)
+        yield shared.sample(fields, provenance)
+
+
+def _through_the_door(path: Path, records: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+    """The records with their premises and hypotheses through the text door, which names the line."""
+    for line, raw in records:
+        for name in ("premise", "hypothesis") if isinstance(raw, dict) else ():
+            value = raw.get(name)
+            if type(value) is str and not value.isascii():
+                raw[name] = enter_text(value, f"{path}:{line} ({name})", stacklevel=4)
+        yield line, raw
+
+
+def _json_records(path: Path, digest: Any) -> Iterator[tuple[int, Any]]:
+    """``(line, JSON value)`` of each non-blank line, every byte fed to ``digest``."""
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if digest is not None:
+                digest.update(line)
+            if line.strip():
+                yield number, parse_json(path, line, line=number)
+
+
+def _parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(row, record)`` of a Parquet samples file, its provenance column read as JSON."""
+    line = 0
+    for batch in parquet_batches(path):
+        for row in batch.to_pylist():
+            line += 1
+            provenance = row.get("provenance")
+            if not isinstance(provenance, str | None):
+                raise SourceError(path, "provenance", "not a JSON object", line=line)
+            row["provenance"] = parse_json(path, provenance or "{}", line=line)
+            yield line, row
+
+
+def is_blank_text(text: str) -> bool:
+    """Whether ``text`` is empty once whitespace and invisible characters (zero-width spaces,
+    joiners, byte-order marks: Unicode categories Z* and Cf, and controls) are taken out.
+
+    >>> is_blank_text("\u200b\u2060\ufeff \u00a0"), is_blank_text(" a\u200b")
+    (True, False)
+    """
+    if text.isprintable():  # the usual case, in C: no control, format or odd space character
+        return not text.strip()
+    return all(unicodedata.category(c)[0] in "ZC" for c in text)
+
+
+_KEY_FIELDS = ("id", "source", "domain", "subtopic", "pair_key", "group", "counterfactual_group")
+"""Fields that name a slice, a pair or a sample: ``" gender"`` would be a slice of its own."""
+_TWIN_FIELDS = ("domain", "subtopic", "premise", "premise_index", "combination_index", "premise_template")
+"""What the two samples of a pair share: their slice, and their premise (its text where the
+source keeps it, otherwise the premise and word combination it was rendered from)."""
+
+
+class SampleRules:
+    """The rules of one samples file's samples: ``benchmark``'s (or, with ``benchmark_of``, those of
+    the benchmark the first sample's ``source`` names) and those of every samples file. A pair's
+    first sample waits here until its twin is read (they are usually next to each other)."""
+
+    def __init__(
+        self,
+        path: Path,
+        benchmark: Benchmark | None = None,
+        *,
+        benchmark_of: Callable[[str], Benchmark] | None = None,
+    ) -> None:
+        self._path, self._benchmark_of = path, benchmark_of
+        self._waiting: dict[str, tuple[int, tuple[Any, ...]]] = {}
+        self._use(benchmark)
+
+    def _use(self, benchmark: Benchmark | None) -> None:
+        self.benchmark = benchmark
+        self._neutral_gold = frozenset(benchmark.neutral_gold) if benchmark is not None else frozenset()
+        self._shared_premises = frozenset(benchmark.shared_premises) if benchmark is not None else frozenset()
+
+    def check(self, line: int, fields: Mapping[str, Any], provenance: Any) -> None:
+        """Refuse a sample that breaks a rule, naming the file, line and field."""
+        if self._benchmark_of is not None:  # the first sample: its benchmark's rules hold for all
+            self._use(self._benchmark_of(fields["source"]))
+            self._benchmark_of = None
+        for name in _KEY_FIELDS:
+            value = fields[name]
+            if value is not None and (not value or value.strip() is not value):
+                self._key_field(line, name, value)
+        for name in ("premise", "hypothesis"):
+            if is_blank_text(fields[name]):
+                raise SourceError(
+                    self._path,
+                    name,
+                    "empty text (nothing visible: only spaces or zero-width characters)",
+                    line=line,
+                    fix="remove the sample or write its text",
+                )
+        stereotype, gold, source = fields["stereotype"], fields["gold"], fields["source"]
+        if stereotype is not None and gold != "neutral" and source in self._neutral_gold:
+            raise SourceError(
+                self._path,
+                "gold",
+                f"a {source} bias sample (stereotype {stereotype}) has gold {gold}; "
+                "its bias samples are neutral",
+                line=line,
+                fix="set gold to neutral, or stereotype to null for a test sample",
+            )
+        key = fields["pair_key"]
+        if key is None or stereotype is None:  # a test sample is no member of a pair
+            return
+        given = provenance if isinstance(provenance, dict) else {}
+        premise = fields["premise"] if source in self._shared_premises else None
+        shared = (fields["domain"], fields["subtopic"], premise, *(given.get(k) for k in _TWIN_FIELDS[3:]))
+        first = self._waiting.pop(key, None)
+        if first is None:
+            self._waiting[key] = (line, shared)
+            return
+        for name, a, b in zip(_TWIN_FIELDS, first[1], shared, strict=True):
+            if a != b:  # the first three are the samples' own fields, the rest provenance keys
+                raise SourceError(
+                    self._path,
+                    name if name in _TWIN_FIELDS[:3] else f"provenance.{name}",
+                    f"the two samples of pair {key!r} differ in {name}: {a!r} on line {first[0]}, "
+                    f"{b!r} on line {line}; a counterfactual pair differs only in its group",
+                    line=line,
+                    fix="give the two samples the same value, or different pair_keys if they are not a pair",
+                )
+
+    def _key_field(self, line: int, name: str, value: str) -> None:
+        """Refuse an empty key field or one with spaces around it."""
+        if not value.strip():
+            fix = {"id": "give every sample its own id"}.get(name, f"write the sample's {name}")
+            if name in ("pair_key", "group", "counterfactual_group"):
+                fix = "use null where there is none"
+            reason = "empty sample id" if name == "id" else "empty text"
+            raise SourceError(self._path, name, reason, line=line, fix=fix)
+        raise SourceError(
+            self._path,
+            name,
+            f"{value!r} has spaces around it (it would be a {name} of its own, apart from {value.strip()!r})",
+            line=line,
+            fix="remove the spaces",
+        )
+
+
+def check_unique_ids(path: Path, samples: Iterable[Sample]) -> None:
+    """Refuse a second sample with an id already read (:func:`duplicate_id_error`)."""
+    seen: dict[str, int] = {}
+    for position, sample in enumerate(samples):
+        earlier = seen.setdefault(sample.id, position)
+        if earlier != position:
+            raise duplicate_id_error(path, sample.id, earlier=earlier, later=position)
+
+
+def duplicate_id_error(path: Path, sample_id: str, *, earlier: int, later: int) -> SourceError:
+    """The error for a sample id at positions ``earlier`` and ``later`` (0-based) of a samples file,
+    naming the lines both are on (blank lines make a JSONL line differ from a position; a Parquet
+    file's rows, or a file that cannot be read again, are numbered from 1)."""
+    lines = {earlier: earlier + 1, later: later + 1}
+    if path.suffix != ".parquet":
+        try:
+            for position, (line, _) in enumerate(iter_jsonl(path)):
+                if position in lines:
+                    lines[position] = line
+                if position >= later:
+                    break
+        except (SourceError, OSError):
+            pass
+    return SourceError(
+        path,
+        "id",
+        f"duplicate sample id {sample_id!r} (also sample {earlier + 1}); the first is on line {lines[earlier]}",
+        line=lines[later],
+        fix="every sample needs its own id",
+    )
 
 
 def parquet_batches(path: Path, columns: list[str] | None = None) -> Iterator[Any]:
-    """The record batches of a Parquet file; a damaged file or a missing column is refused with
-    the path (pyarrow's own errors name neither)."""
+    """The record batches of a Parquet file; a damaged file or a missing column is refused naming it."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -1,24 +1,8 @@
-"""The stage engine of ``extend``, ``debias`` (and ``finetune``'s record) and ``explain``: each
-step of a run directory records what it was computed from, so a rerun reuses, reruns or refuses it
-and never mixes the results of two sets of inputs.
-
-A stage has a name, its inputs (settings, data hashes, :func:`model_identity`, the fingerprints
-of the stages it reads), an output (a folder or file, removed as a unit before it is redone) and
-a way to say it finished: a file that is written last (``finished``), or (``recorded=True``) the
-record itself, which :func:`finish_stage` completes with the hashes of the stage's outputs.
-``OUT/stages/<name>.json`` holds the record: :func:`begin_stage` writes the inputs and their
-:func:`fingerprint` before the stage starts. :func:`stage_status` compares it with this run's:
-
-* ``done``: same fingerprint and the stage finished, every output its record lists the file it
-  wrote (by SHA-256): skipped;
-* ``run``: no record and no output yet, or the same fingerprint and not finished, or an output
-  damaged or replaced since (said so: :func:`output_problems`);
-* ``redo``: a record of other inputs, or an output without a record (an older nlibias), with
-  :func:`changes` saying what differs; the caller refuses it or (``force``) redoes it.
-
-Run directories written before this engine keep working: ``extend``'s ``stages/<name>.done.json``
-markers are read once, rewritten as records and removed; ``debias``'s ``stages/<name>.json`` are
-records already.
+"""The stage engine of ``extend``, ``debias`` and ``explain``: each step of a run directory records
+what it was computed from (``OUT/stages/<name>.json``: its inputs, their :func:`fingerprint`, the
+hashes of its outputs), so a rerun reuses it (``done``), runs it (``run``: not finished, or an
+output damaged since) or, with other inputs, refuses or (``force``) redoes it (``redo``, with
+:func:`changes` saying what differs); never mixing the results of two sets of inputs.
 
 >>> a = {"settings": {"learning_rate": 0.003, "seed": 42}, "train_sha256": "ab"}
 >>> b = {"settings": {"learning_rate": 0.001, "seed": 42}, "train_sha256": "ab"}
@@ -43,6 +27,9 @@ from typing import Any
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.io.atomic import write_json
 from nlibias.io.fingerprint import flat_keys, sha256_file
+from nlibias.models.generative.sources import is_gguf_name, local_source
+from nlibias.models.hf_common import hash_local_model, is_local_model
+from nlibias.models.hub_reach import hub_file
 from nlibias.schema.model_ref import ModelRef
 
 STAGES_DIR = "stages"
@@ -102,10 +89,6 @@ def model_identity(model: str, revision: str | None = None) -> dict[str, Any]:
     >>> model_identity("fake:a")
     {'name': 'fake:a', 'kind': 'hub', 'revision': None, 'files_sha256': None}
     """
-    from nlibias.models.generative.sources import is_gguf_name
-    from nlibias.models.hf_common import hash_local_model, is_local_model
-    from nlibias.models.hub_reach import hub_file
-
     ref = ModelRef.unread(model)
     local = model if is_local_model(model) else None
     after_kind = ref.name if ref.kind.isidentifier() and not ref.is_fake else ""
@@ -126,8 +109,6 @@ def model_identity(model: str, revision: str | None = None) -> dict[str, Any]:
 
 def _gguf_weights(name: str) -> str | None:
     """The quick hash of a GGUF model's file; None when it is not there (loading it says why)."""
-    from nlibias.models.generative.sources import local_source
-
     try:
         return str(local_source(name).fingerprint()["weights"])
     except NlibiasError:
@@ -276,9 +257,10 @@ def check_stages(out: Path, stages: Sequence[Stage], force: bool) -> dict[str, s
         raise ConfigError(
             f"{out} holds results of other inputs, which would mix with these:\n  "
             + "\n  ".join(conflicts)
-            + "\nUse another out_dir, or set force (parameter force) to redo the stages whose inputs changed "
+            + "\nUse another {out_dir}, or set {force} to redo the stages whose inputs changed "
             "(and those that read them)",
             parameter="out_dir",
+            names=("force",),
         )
     return statuses
 

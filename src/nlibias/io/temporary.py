@@ -1,9 +1,7 @@
 """Temporary folders that name themselves when the disk under them is full.
 
-Every temporary folder nlibias makes (combined predictions, samples given as objects, an
-expansion with no ``out_dir``) comes from here, so a full ``TMPDIR`` ends in a
-:class:`~nlibias.errors.FileAccessError` naming the folder and how to move it, not in a bare
-``[Errno 28] No space left on device`` that names nothing.
+A full ``TMPDIR`` ends in a :class:`~nlibias.errors.FileAccessError` naming the folder and how to
+move it, not in a bare ``[Errno 28]``.
 
 >>> import errno
 >>> with temporary_folder("nlibias-doc-") as folder:  # doctest: +ELLIPSIS

@@ -1,17 +1,8 @@
-"""Checks that another tool's run finished and covered its task before its log is scored
-(``nlibias score``, :mod:`nlibias.io.tool_logs`). A failed or cut-short run scored as a real one is
-a silently wrong result: a model that never answered reads as a model that answered nothing.
-
-* **Any predictions file**: an empty file is refused, and so is a file that cannot be what its
-  name says (a ``.eval`` that is not a zip archive; lm-eval's ``results_*.json`` summary where
-  the ``samples_*.jsonl`` answers belong).
-* **Inspect AI**: a log whose ``status`` is not ``success`` (``error``, ``cancelled``, ``started``)
-  is refused with its error message; so is a sample that ended in an error, and a log holding
-  fewer samples than its results say were completed.
-* **lm-evaluation-harness**: the ``results_<time>.json`` that lm-eval writes beside the samples
-  file must be there and must hold the task; the samples file must hold exactly the documents
-  lm-eval evaluated (``n-samples.effective``, doc ids ``0 .. n-1``), and all of the task's
-  documents unless the run was limited (``--limit``).
+"""Checks that another tool's run finished and covered its task before its log is scored (a
+failed or cut-short run scored as a real one would be silently wrong): an empty file or one that
+cannot be what its name says; an Inspect log that did not succeed, a sample that errored, fewer
+samples than completed; an lm-eval samples file without its ``results_*.json`` or not holding
+exactly the documents lm-eval evaluated (all of the task's, unless ``--limit``).
 
 >>> lm_eval_results_path("out/m/samples_nlibias_bbnli_true_2026-01-01T00-00-00.123.jsonl").name
 'results_2026-01-01T00-00-00.123.json'

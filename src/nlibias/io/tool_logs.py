@@ -1,22 +1,11 @@
 """Other tools' logs read as nlibias predictions, so ``nlibias score`` scores them with our measures.
 
-:func:`predictions_format` tells a file's format by its content (and name):
-
-* ``lm-eval``: an lm-evaluation-harness ``--log_samples`` file (``samples_<task>_<time>.jsonl``)
-  of a task written by ``nlibias export lm-eval``. Each document's per-choice log-likelihoods are
-  read as a **scored** answer, as a scored nlibias audit computes it: an answer word's
-  log-probability is the log-sum-exp over its spellings (the choices of that word), and the words
-  are renormalised among themselves (the log-probability of whitespace that lm-eval moved into
-  every continuation is the same for each choice and cancels here).
-* ``inspect``: an Inspect AI log (``.eval`` or ``.json``) of an ``nlibias/...`` task. Each sample's
-  completion is a **generated** answer, parsed as nlibias parses its own
-  (:func:`nlibias.models.generative.answers.parse_answer`).
-* ``nlibias``: anything else (nlibias' own ``predictions.jsonl`` or any JSONL with id and label).
-
-:func:`native_predictions` writes a converted file that the usual reader takes
-(:mod:`nlibias.io.predictions`); rows carry the same fields as a generative audit's. Before
-that, the log is checked (:mod:`nlibias.io.tool_log_checks`): an empty file, a file that cannot be
-what its name says, and the log of a run that failed or did not cover its task are refused.
+:func:`predictions_format` tells the format by content: an lm-evaluation-harness ``--log_samples``
+file of a task ``nlibias export lm-eval`` wrote (each document's per-choice log-likelihoods read as
+a **scored** answer: an answer word's log-probability is the log-sum-exp over its spellings,
+renormalised among the words), an Inspect AI log of an ``nlibias/...`` task (each completion a
+**generated** answer, parsed as our own), or nlibias' own JSONL. :func:`native_predictions`
+converts a log, checked first (:mod:`nlibias.io.tool_log_checks`), into the usual reader's format.
 
 >>> word_probabilities([-1.0, -2.0, -1.5], ["yes", "yes", "no"], ("yes", "no"))["no"]  # doctest: +ELLIPSIS
 0.3071...

@@ -1,12 +1,9 @@
 """The audit: models over a benchmark's samples → predictions, measures and a run directory.
 
-Every audit (command line, demo, Python API) runs :func:`run_audit`, which reads the samples once
-(:func:`nlibias.catalog.registry.read_benchmark_samples`: every line checked, the benchmark found,
-the samples kept as columns), refuses a kind of model the benchmark cannot score before any model
-loads, builds the predictors and calls :func:`audit_samples`: each predictor answers through the
-prediction cache and returns its rows and outputs (:mod:`nlibias.runtime.contract`); the
-benchmark's measures for the predictor's kind score them, its extra analyses look at all models
-together, and the run directory is written as a unit (:func:`nlibias.jobs.results.finish_run`).
+Every audit (command line, demo, Python API) runs :func:`run_audit`: the samples read once and
+checked, a kind of model the benchmark cannot score refused before any model loads, then
+:func:`audit_samples`: each predictor answers through the prediction cache, the benchmark's
+measures score it, and the run directory is written as a unit.
 
 >>> import tempfile
 >>> from nlibias.jobs.expand import expand_to_dir
@@ -31,6 +28,8 @@ from typing import Any
 from nlibias.benchmarks.base import BenchmarkSamples
 from nlibias.catalog.registry import check_kinds, read_benchmark_samples
 from nlibias.errors import ConfigError
+from nlibias.io.overwrites import refuse_overwrites
+from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, read_samples, write_samples
 from nlibias.jobs.results import (
     AuditResult,
     check_predictors,
@@ -40,6 +39,7 @@ from nlibias.jobs.results import (
     run_section,
     with_extra,
 )
+from nlibias.jobs.subset import has_pairs, stratified_subset
 from nlibias.runtime.build import build_predictors, close_predictors
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import Predictor
@@ -67,10 +67,8 @@ def audit_settings(
     settings: Mapping[str, Any], **run_defaults: Any
 ) -> tuple[dict[str, Any], RunOptions, ModelOptions]:
     """Keywords of an audit split into :func:`run_audit`'s own (:data:`RUN_KEYWORDS`), the
-    :class:`RunOptions` (``cache``, ``seed``, ...; ``run_defaults`` beneath them) and the
-    :class:`ModelOptions` of the rest, refusing a keyword that is none of them (a misspelt ``out=``
-    for ``out_dir=`` would otherwise end in a bare TypeError after the samples are read), naming
-    the closest one.
+    :class:`RunOptions` (``run_defaults`` beneath them) and the :class:`ModelOptions`, refusing
+    (before the samples are read) a keyword that is none of them, naming the closest one.
 
     >>> audit_settings({"device": "cpu", "cache": False, "note": "n"})
     ({'note': 'n'}, RunOptions(cache=False, ...), ModelOptions(mode='scored', ..., device='cpu', ...))
@@ -96,36 +94,27 @@ def run_audit(
     extra: Mapping[str, Any] | None = None,
     note: str | None = None,
 ) -> AuditResult:
-    """Run ``models`` over ``samples`` (a run directory, a samples file, what
-    :func:`nlibias.expand` returned, or Sample objects), score them with the benchmark's measures
-    and, given ``out_dir``, write ``predictions.jsonl``, ``metrics.json`` and ``tables.txt`` there.
-
-    ``models`` is a :class:`~nlibias.runtime.model_set.ModelSet`: NLI classifiers (names, or objects
-    keeping the predictor contract), generative LMs asked with each prompt style, and LMs scoring
-    the samples' sentence pairs for token-probability bias; a list of names or predictors alone is
-    a set of NLI classifiers. ``options`` say how the models run
-    (:class:`~nlibias.runtime.options.ModelOptions`: ``device``, ``label_map``, ``max_tokens``,
-    ``mode``, ``concurrency``, ...; :func:`nlibias.runtime.build.build_predictors`); ``run`` how
-    the audit does (:class:`~nlibias.runtime.options.RunOptions`: cache, bootstrap, seed, limit,
-    progress). ``extra`` is merged into ``metrics.json``; ``note`` is appended to the tables.
-
-    Every sample is checked before a model is loaded, and so is whether the samples' benchmark can
-    score each kind of model asked for. ``run.limit`` audits a stratified subset of about that many
-    samples instead of all (:func:`nlibias.jobs.subset.stratified_subset`: pairs kept whole, every
-    subtopic, drawn with ``run.seed``); the subset is written into ``out_dir`` as its samples, and
-    ``metrics.json`` records it under ``subset`` (limit, seed, samples kept, samples given, where
-    from).
+    """Run ``models`` (a :class:`~nlibias.runtime.model_set.ModelSet`, or names or predictors of
+    NLI classifiers) over ``samples`` (a run directory, a samples file, what :func:`nlibias.expand`
+    returned, or Sample objects), score them with the benchmark's measures and, given ``out_dir``,
+    write the run directory there. ``options``: how the models run; ``run``: cache, bootstrap,
+    seed, ``limit`` (a stratified subset, written into ``out_dir`` as its samples and recorded
+    under ``subset``), progress. ``extra`` goes into ``metrics.json``; ``note`` under the tables.
     """
     for name, value, kind in (("options", options, ModelOptions), ("run", run, RunOptions)):
         if not isinstance(value, kind):  # checked before any file is read or model loaded
             raise ConfigError(
-                f"{name} is a {type(value).__name__}; pass {kind.__name__}(...) (nlibias.{kind.__name__})",
+                f"{{{name}}} is a {type(value).__name__}; pass {kind.__name__}(...) (nlibias.{kind.__name__})",
                 parameter=name,
             )
     models = ModelSet.of(models)
     # bars only on a terminal (lines in a log); else the libraries' bars are off too
     prepare_progress(run.progress)
     refuse_run_overwrites(out_dir, samples=samples)
+    if run.limit is not None and out_dir is not None:  # the subset is written as the run's samples
+        subset_files = [Path(out_dir) / name for name in (SAMPLES_JSONL, SAMPLES_PARQUET)]
+        given = Path(samples) if isinstance(samples, str | PathLike) else None
+        refuse_overwrites({"out_dir": subset_files}, {"samples": given})
     checked = read_benchmark_samples(samples)
     if run.limit is not None:
         checked, subset = _limited(samples, checked, run.limit, run.seed, out_dir)
@@ -173,7 +162,7 @@ def audit_samples(
     for predictor in predictors:  # a predictor object's name is its key, checked as a spec's is
         if not isinstance(predictor.name, str):
             raise ConfigError(
-                f"models: a predictor's name is {predictor.name!r}, not a string", parameter="models"
+                f"{{models}}: a predictor's name is {predictor.name!r}, not a string", parameter="models"
             )
         if predictor.kind == "classifier" or not predictor.name:
             check_classifier_key(predictor.name, "models")
@@ -225,15 +214,12 @@ def _limited(
 ) -> tuple[BenchmarkSamples, dict[str, Any]]:
     """The stratified subset of ``checked`` (``limit``), written into ``out_dir`` when there is one,
     and what ``metrics.json`` records of it."""
-    from nlibias.io.samples import read_samples, write_samples
-    from nlibias.jobs.subset import has_pairs, stratified_subset
-
     # from a file: every field, as the subset's samples file will hold them
     everything = read_samples(Path(given)) if isinstance(given, str | PathLike) else list(given)
     if limit >= len(everything):  # a "subset" of all would be announced as not the full set's
         raise option_applies_to_nothing(
             "limit", "auditing a subset smaller than the samples", value=limit,
-            given=f"there are {len(everything)} samples", fix="leave limit out to audit them all",
+            given=f"there are {len(everything)} samples", fix="leave {limit} out to audit them all",
         )  # fmt: skip
     subset = stratified_subset(everything, limit, seed=seed)
     info: dict[str, Any] = {"limit": limit, "seed": seed, "samples": len(subset), "of": len(everything)}
@@ -242,18 +228,6 @@ def _limited(
     info["from"] = str(checked.path) if checked.path is not None else None
     if out_dir is None:
         return read_benchmark_samples(subset), info
-    out = Path(out_dir)
-    if checked.path is not None and _same_folder(checked.path, out):
-        raise ConfigError(
-            f"out_dir {out} holds the samples that limit would subset: their subset would replace them; "
-            "write the limited audit into another folder",
-            parameter="out_dir",
-        )
-    out.mkdir(parents=True, exist_ok=True)
-    write_samples(out, subset)
-    return read_benchmark_samples(out), info
-
-
-def _same_folder(samples: Path, out: Path) -> bool:
-    folder = samples if samples.is_dir() else samples.parent
-    return folder.resolve() == out.resolve()
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    write_samples(out_dir, subset)
+    return read_benchmark_samples(out_dir), info

@@ -2,19 +2,15 @@
 
 augment the training set → fine-tune each model on the original and on the augmented set, once
 per seed → expand the occupation samples → audit every fine-tuned model → compare before and
-after. The steps write into ``OUT/``: ``augmented/``, ``models/<name>-base-s<seed>/`` and
-``models/<name>-aug-s<seed>/``, ``occupations/``, ``audit/`` (with ``debias_comparison.json``),
-and ``stages/`` (each step's recorded inputs, :mod:`nlibias.io.stages`).
-
-Every option, the models' paths and every row of the training and evaluation data are checked,
-and every step's inputs compared with what ``OUT/`` records, before any work. Run it again: a
-step whose inputs match is skipped (an unfinished fine-tune resumes from its checkpoint; the
-audit's predictions come from the prediction cache); a step whose inputs changed is refused with
-what changed, or with ``force`` redone together with the steps that read its output.
+after, into ``OUT/`` (``augmented/``, ``models/<name>-{base,aug}-s<seed>/``, ``occupations/``,
+``audit/``, ``stages/``). Every option, path and training row is checked before any work; a rerun
+skips the steps whose recorded inputs match (:mod:`nlibias.io.stages`) and refuses, or with
+``force`` redoes, those whose inputs changed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
@@ -41,6 +37,7 @@ from nlibias.debias.her_resolver import check_her
 from nlibias.debias.training_rows import TrainingSet
 from nlibias.debias.wordlists import swap_list_named
 from nlibias.errors import ConfigError, NlibiasError
+from nlibias.io.overwrites import refuse_overwrites
 from nlibias.io.run_manifest import read_manifest
 from nlibias.io.stages import DONE, Stage, begin_stage, canonical, check_stages, finish_stage, model_identity
 from nlibias.jobs.audit import audit_settings, run_audit
@@ -57,6 +54,10 @@ def model_dir_name(model: str) -> str:
     ('roberta-base', 'my_model')
     """
     return model.rstrip("/").rsplit("/", 1)[-1].replace(" ", "_")
+
+
+_STEP_FOLDERS = ("augmented", "models", "occupations", "audit", "stages")
+"""The folders of ``OUT`` the steps write (and a forced step replaces)."""
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,6 @@ def _file(path: str | Path | None) -> dict[str, Any] | None:
     """A plain file (premises, names) by absolute path and SHA-256."""
     if path is None:
         return None
-    import hashlib
-
     where = Path(path).expanduser().absolute()
     return {"path": str(where), "sha256": hashlib.sha256(where.read_bytes()).hexdigest()}
 
@@ -93,17 +92,15 @@ def _check_common(models: Sequence[str], augment: dict[str, Any]) -> list[str]:
         raise ConfigError("no model given: pass one or more models to fine-tune", parameter="models")
     names = [model_dir_name(m) for m in models]
     if len(set(names)) != len(names):
-        raise ConfigError(f"models with the same folder name: {', '.join(names)}", parameter="models")
+        raise ConfigError(f"{{models}} with the same folder name: {', '.join(names)}", parameter="models")
     check_selection(augment.get("select", "occupation"), augment.get("match", "words"))
     check_her(augment.get("her", "rule"), augment.get("her_model"))
     return names
 
 
 def _augment_split(augment: dict[str, Any], split: str, train: str | Path) -> dict[str, Any]:
-    """The augment options reading the fine-tunes' ``split`` of the training set: the original and
-    the augmented models must learn from the same rows, so a different augment split is refused.
-    The default split stays out of the options (the augment stage's recorded inputs keep their
-    form).
+    """The augment options reading the fine-tunes' ``split``: both models learn from the same rows,
+    so another augment split is refused (the default split stays out of the recorded options).
 
     >>> _augment_split({"select": "all"}, "validation", "nyu-mll/glue:mnli")
     {'select': 'all', 'split': 'validation'}
@@ -268,15 +265,18 @@ def run_debias(
     (``finetune_options``: those of ``nlibias.finetune``; ``seeds`` times: seeds ``seed``,
     ``seed + 1``, ...), audit them on the occupation samples (``premises``: your premise file;
     default: the shipped one) and compare before with after (``min_effect``: default
-    :data:`~nlibias.jobs.debias_compare.MIN_EFFECT`); as ``nlibias debias``. Every step is kept in
-    ``out_dir`` (a rerun resumes); ``force``: redo the steps whose recorded inputs differ from
-    these (else they are refused). This is ``nlibias.debias_models`` (``nlibias.debias`` is the
-    package).
+    :data:`~nlibias.jobs.debias_compare.MIN_EFFECT`); as ``nlibias debias``. A rerun in
+    ``out_dir`` resumes; ``force``: redo the steps whose recorded inputs differ (else refused).
 
     >>> # nlibias.debias_models("bert-base-uncased", "snli_train.jsonl", "runs/debias").comparison"""
     models = one_or_many(models)
     augment = dict(augment_options or {})
     audit_options = None if audit_options is None else dict(audit_options)
+    out = Path(out_dir).expanduser().absolute()
+    read = {"models": models, "train": train, "eval_path": eval_path, "premises": premises}
+    refuse_overwrites(
+        {"out_dir": [out / step for step in _STEP_FOLDERS]}, {**read, "augment_options": augment.get("names")}
+    )
     names = _check_common(models, augment)
     # checked now, not hours later at the audit step
     audit_own, audit_run, audit_model_options = audit_settings(
@@ -285,7 +285,6 @@ def run_debias(
     options = _finetune_options(finetune_options)
     augment = _augment_split(augment, options.split, train)
     train_set, eval_set = _check_inputs(models, train, eval_path, premises, augment, options, seed, seeds)
-    out = Path(out_dir).expanduser().absolute()
     augment_stage = _augment_stage(out, train_set, augment)
     tunes = _tunes(
         out, models, names, [seed + i for i in range(seeds)], augment_stage, train_set, eval_set, options
@@ -321,15 +320,14 @@ def _check_inputs(
     seeds: int,
 ) -> tuple[TrainingSet, TrainingSet | None]:
     """Every option, model path and input file checked before any step runs; the training and
-    evaluation sets are read here, once (every row checked), and hashed: the steps take these
-    values and never read the paths again for a check."""
+    evaluation sets read once here (every row checked) and hashed, for every step."""
     for first_or_last in {seed, seed + seeds - 1}:  # every option checked before any file is read
         finetune_settings(models[0], replace(options, seed=first_or_last))
     swap_list_named(augment.get("word_list", "winobias"))
     for model in models:
         check_base_model(model)
     if premises is not None and not Path(premises).expanduser().is_file():
-        raise ConfigError(f"premises file {premises} does not exist", parameter="premises")
+        raise ConfigError(f"{{premises}} file {premises} does not exist", parameter="premises")
     # a split of a set without splits (a file) is refused before any stage is recorded
     check_splits(train, options.split, eval_path, options.eval_split)
     train_set = check_training_set(train, options.split, "train")
@@ -363,9 +361,8 @@ def _fine_tune_all(
     options: TrainingOptions,
     progress: bool,
 ) -> None:
-    """Run the fine-tunes not done yet. The augmented set exists only once the augment step ran:
-    it is checked when the first fine-tune on it starts, and that one check serves every model
-    and seed trained on it."""
+    """Run the fine-tunes not done yet; the augmented set (written by the augment step) is checked
+    once, when the first fine-tune on it starts."""
     augmented_set: TrainingSet | None = None
     for tune in tunes:
         if not steps.start(tune.stage):

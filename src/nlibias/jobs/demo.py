@@ -1,14 +1,8 @@
 """``nlibias demo``: audit the embedded SmolLM2-135M on BBNLI with both paper prompts, offline.
 
-The demo expands BBNLI, draws a stratified sample of whole pro/anti pairs that covers every
-subtopic (seeded), asks SmolLM2 both prompt styles in scored mode (one forward pass per prompt,
-reading the probabilities of "yes" and "no"), and writes a run directory: ``samples.jsonl`` /
-``samples.parquet``, ``predictions.jsonl``, ``metrics.json``, ``tables.txt`` and the HTML report
-``report.html`` (the one ``nlibias report`` writes). Answers go
-through the prediction cache, so a second run (or a run resumed after an interruption) reuses them.
-
-A 135M-parameter model is a demonstration of the pipeline, not a verdict on anything:
-:data:`DISCLAIMER` is written into ``metrics.json`` and ``tables.txt``.
+A seeded, stratified sample of whole BBNLI pro/anti pairs, both prompt styles in scored mode
+(through the prediction cache: a rerun reuses the answers), a run directory with its HTML report.
+A 135M-parameter model demonstrates the pipeline, no more: :data:`DISCLAIMER` says so in the run.
 
 >>> result = run_demo("runs/demo")   # doctest: +SKIP
 >>> sorted(result["models"])         # doctest: +SKIP
@@ -22,8 +16,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nlibias.benchmarks.bbnli import expand_bbnli
+from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+from nlibias.benchmarks.data_locations import resolve_data
 from nlibias.errors import ConfigError
+from nlibias.io.samples import write_samples
+from nlibias.jobs.audit import run_audit
 from nlibias.jobs.subset import MIN_PAIRS_PER_SUBTOPIC, sample_pairs_stratified
+from nlibias.report.html import write_report
+from nlibias.report.load import load_runs
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions, RunOptions
 from nlibias.schema import Sample
@@ -79,9 +80,6 @@ def demo(
     (default :data:`EXPLAIN_PAIRS` pairs) whose explanations the embedded model then labels as an
     NLI judge (:data:`DEMO_JUDGE`), so the report has its explanations section.
 
-    The user's face of :func:`run_demo`, whose own parameters (the model, the prompts, the data
-    directory) are for tests and benchmarks.
-
     >>> # nlibias.demo("runs/demo", pairs=20)["tables"]"""
     return run_demo(
         out_dir,
@@ -110,18 +108,12 @@ def run_demo(
     progress: bool = False,
     judge: str | None = None,
 ) -> dict[str, Any]:
-    """Run the demo and write its run directory; returns what the CLI prints.
-
-    ``full=True`` audits every BBNLI bias-audit sample instead of ``sample_pairs`` pairs.
-    ``cache_path`` defaults to the user prediction cache (``$NLIBIAS_CACHE`` overrides it).
-    ``judge``: an NLI judge that labels the explanations of generated answers (the audit then
-    generates, whatever ``mode`` says) before the report is written.
-    """
-    from nlibias.jobs.audit import run_audit
-
+    """Run the demo into ``out_dir`` (:func:`demo`, with the model, prompts and data directory
+    open for tests and benchmarks); returns what the CLI prints. ``judge``: label the explanations
+    of generated answers (the audit then generates) before the report is written."""
     if not full and sample_pairs < 1:
         raise ConfigError(
-            f"sample_pairs is {sample_pairs}; the demo audits at least one pair (or full=True for all)",
+            f"{{sample_pairs}} is {sample_pairs}; the demo audits at least one pair (or full=True for all)",
             parameter="sample_pairs",
         )
     started = time.perf_counter()
@@ -157,11 +149,6 @@ def _write_demo_samples(
 ) -> tuple[list[Sample], int]:
     """Expand BBNLI, keep every bias-audit sample (``full``) or a stratified sample of pairs, write
     them into the run directory; returns them and the number of pairs BBNLI has."""
-    from nlibias.benchmarks.bbnli import expand_bbnli
-    from nlibias.benchmarks.bbnli_source import BBNLI_DATA
-    from nlibias.benchmarks.data_locations import resolve_data
-    from nlibias.io.samples import write_samples
-
     expansion = expand_bbnli(resolve_data(BBNLI_DATA, data_dir))
     bias = expansion.bias_samples
     samples = bias if full else sample_pairs_stratified(bias, sample_pairs, seed=seed)
@@ -217,9 +204,6 @@ def write_demo_report(run_dir: Path) -> Path:
     """``report.html`` in the run directory, as ``nlibias report RUN`` writes it; figures when
     matplotlib is installed (``nlibias[report]``), otherwise the report without them."""
     import importlib.util
-
-    from nlibias.report.html import write_report
-    from nlibias.report.load import load_runs
 
     target = run_dir / "report.html"
     write_report(load_runs([run_dir]), target, plots=importlib.util.find_spec("matplotlib") is not None)

@@ -1,7 +1,6 @@
 """What ``nlibias doctor`` reports: versions, device, caches, benchmark data found, extras installed.
 
-The library returns data (:func:`environment_report`, which is ``nlibias.doctor``); the command
-prints it. Nothing here downloads, loads a model or writes a file.
+Nothing here downloads, loads a model or writes a file.
 
 >>> report = environment_report(device=False)
 >>> report["nlibias"] == __import__("nlibias").__version__
@@ -21,7 +20,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import TypedDict
 
+from nlibias.benchmarks.data_locations import locate_data, user_data_dir
+from nlibias.catalog.registry import benchmarks, plugin_problems
+from nlibias.models.generative.hf_causal import converted_models_dir
+from nlibias.models.hf_common import choose_device
+from nlibias.runtime.cache import default_cache_path
 from nlibias.schema.declared import declared
+from nlibias.textio.env_paths import env_path
+from nlibias.version import __version__
 
 
 class DeviceInfo(TypedDict):
@@ -82,8 +88,6 @@ def environment_report(*, device: bool = True) -> EnvironmentReport:
     importing torch.
 
     >>> # nlibias.doctor()["extras"]"""
-    from nlibias.version import __version__
-
     requirements = _requirements()
     data, plugin_error = _data()
     return {
@@ -133,9 +137,8 @@ def parse_requirement(line: str) -> tuple[str, frozenset[str], str | None] | Non
 def extras_status(
     requirements: Iterable[tuple[str, frozenset[str], str | None]], installed: Callable[[str], bool]
 ) -> dict[str, ExtraInfo]:
-    """Each optional extra with the distributions it needs that are not installed.
-
-    An extra that names nlibias' own extras (``all = ["nlibias[hf,report]"]``) needs theirs.
+    """Each optional extra with the distributions it needs that are not installed (an extra naming
+    nlibias' own extras, ``all = ["nlibias[hf,report]"]``, needs theirs).
 
     >>> reqs = [("transformers", frozenset(), "hf"), ("matplotlib", frozenset(), "report"),
     ...         ("nlibias", frozenset({"hf", "report"}), "all"), ("pytest", frozenset(), "dev")]
@@ -179,8 +182,6 @@ def _device() -> DeviceInfo:
             "torch_threads": None,
             "note": "torch is not installed",
         }
-    from nlibias.models.hf_common import choose_device
-
     cuda = (
         [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
         if torch.cuda.is_available()
@@ -197,11 +198,6 @@ def _device() -> DeviceInfo:
 
 def _caches() -> list[CacheInfo]:
     from platformdirs import user_cache_dir
-
-    from nlibias.benchmarks.data_locations import user_data_dir
-    from nlibias.models.generative.hf_causal import converted_models_dir
-    from nlibias.runtime.cache import default_cache_path
-    from nlibias.textio.env_paths import env_path
 
     predictions = default_cache_path()
     wal_files = [predictions, *(predictions.with_name(predictions.name + s) for s in ("-wal", "-shm"))]
@@ -243,9 +239,6 @@ def _data() -> tuple[dict[str, DataInfo], str | None]:
     """Where each registered benchmark's pinned data is found locally (each data once, by name),
     and why the plug-ins failed to load, if they did (the doctor reports it and goes on with the
     benchmarks registered)."""
-    from nlibias.benchmarks.data_locations import locate_data
-    from nlibias.catalog.registry import benchmarks, plugin_problems
-
     plugin_error = plugin_problems()
     data: dict[str, DataInfo] = {}
     for pinned in (p for b in benchmarks() for p in b.pinned_data):

@@ -8,16 +8,27 @@
 
 from __future__ import annotations
 
+import shutil
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
+from nlibias.benchmarks.data_locations import data_checks, modified_data_warnings
 from nlibias.catalog.registry import get_benchmark
 from nlibias.errors import SourceError
 from nlibias.io.atomic import write_json
-from nlibias.io.samples import write_samples
+from nlibias.io.overwrites import refuse_overwrites
+from nlibias.io.samples import (
+    SAMPLES_JSONL,
+    SAMPLES_PARQUET,
+    read_samples,
+    resolve_samples_path,
+    write_samples,
+)
+from nlibias.io.temporary import make_temporary_folder
 from nlibias.schema.declared import declared
 
 if TYPE_CHECKING:
@@ -42,8 +53,8 @@ def expand_to_dir(
     ``samples.parquet`` and ``expansion.json``. Returns the summary (counts, warnings, the files).
     ``allow_modified_data``: use pinned data that differs from its pins, warned and recorded in the
     summary's ``modified_data`` (None: ``$NLIBIAS_ALLOW_MODIFIED_DATA``; default: refused)."""
-    from nlibias.benchmarks.data_locations import data_checks, modified_data_warnings
-
+    written = [Path(out_dir) / name for name in (SAMPLES_JSONL, SAMPLES_PARQUET, SUMMARY_JSON)]
+    refuse_overwrites({"out_dir": written}, {"source": _source_files(source)})
     with data_checks(allow_modified_data) as modified:
         expansion = get_benchmark(benchmark).expand_source(source, **options)
     if not expansion.samples:
@@ -63,12 +74,18 @@ def expand_to_dir(
     return summary
 
 
+def _source_files(source: str | Path | None) -> list[Path]:
+    """The files a source names: one path, or several joined by commas (paper 004's workbooks)."""
+    if source is None:
+        return []
+    text = str(source)
+    return [Path(text)] if Path(text).exists() else [Path(part.strip()) for part in text.split(",")]
+
+
 @dataclass(frozen=True)
 class Samples:
-    """An expanded benchmark in a run directory: what :func:`nlibias.expand` returns and
-    :func:`nlibias.audit` takes. It behaves as the list of samples it holds (``len()``, ``for``,
-    ``samples[i]``, slices give lists; read from the file once, when first asked);
-    :meth:`to_frame` shows them as a table.
+    """An expanded benchmark in a run directory (what :func:`nlibias.expand` returns): the list of
+    its samples (read once, when first asked), and :meth:`to_frame` as a table.
 
     >>> samples = expand_samples("occupations")
     >>> first = samples[0]
@@ -83,8 +100,6 @@ class Samples:
     """The expansion summary (``expansion.json``): counts per slice, warnings."""
 
     def __len__(self) -> int:
-        from nlibias.io.samples import resolve_samples_path
-
         with resolve_samples_path(self.path).open("rb") as handle:
             return sum(1 for line in handle if line.strip())
 
@@ -93,8 +108,6 @@ class Samples:
 
     @cached_property
     def _records(self) -> list[Sample]:
-        from nlibias.io.samples import read_samples
-
         return read_samples(self.path)
 
     def __iter__(self) -> Iterator[Sample]:
@@ -116,8 +129,6 @@ class Samples:
         """The samples as a pandas DataFrame (one row per sample; provenance as a dict column)."""
         import pandas as pd
 
-        from nlibias.io.samples import read_samples
-
         return pd.DataFrame([sample.to_dict() for sample in read_samples(self.path)])
 
 
@@ -126,10 +137,6 @@ def expand_samples(
 ) -> Samples:
     """:func:`expand_to_dir` into ``out_dir`` (default: a new temporary directory, removed when
     the returned :class:`Samples` is garbage-collected or the process ends), as :class:`Samples`."""
-    import shutil
-    import weakref
-
-    from nlibias.io.temporary import make_temporary_folder
 
     if out_dir is not None:
         target = Path(out_dir)

@@ -99,7 +99,7 @@ def run_explain(
     if lm_judge is None and lm_judge_max_new_tokens != LM_JUDGE_MAX_NEW_TOKENS:  # it would be ignored
         raise option_applies_to_nothing(
             "lm_judge_max_new_tokens", "the LM judge's answers", value=lm_judge_max_new_tokens,
-            fix="name one in lm_judge, or leave lm_judge_max_new_tokens out", names=("lm_judge",),
+            fix="name one in {lm_judge}, or leave {lm_judge_max_new_tokens} out", names=("lm_judge",),
         )  # fmt: skip
     run_dir = Path(run_dir)
     own = list(inspect.signature(run_explain).parameters)[:-1]  # named in a "did you mean", never split off
@@ -236,7 +236,7 @@ def _lm_ref(lm_judge: str | GenerativeBackend | None) -> ModelRef | GenerativeBa
         return lm_judge
     ref = ModelRef.unread(lm_judge)
     ref.check_role(
-        "generative", parameter="lm_judge", fix="NLI classifiers judge in judges", names=("judges",)
+        "generative", parameter="lm_judge", fix="NLI classifiers judge in {judges}", names=("judges",)
     )
     return ref
 
@@ -257,13 +257,15 @@ def _given_judges(judges: str | NLIClassifier | Sequence[str | NLIClassifier]) -
     """The judges as a list, each name checked to be an NLI classifier's (before any file is read)."""
     given = [judges] if isinstance(judges, str) or not isinstance(judges, Sequence) else list(judges)
     if not given:
-        raise ConfigError("judges is empty; name at least one NLI judge (e.g. 'fake:j')", parameter="judges")
+        raise ConfigError(
+            "{judges} is empty; name at least one NLI judge (e.g. 'fake:j')", parameter="judges"
+        )
     for judge in given:
         if isinstance(judge, str):
             ModelRef.unread(judge).check_role(
                 "classifier",
                 parameter="judges",
-                fix="a generative LM judges in lm_judge",
+                fix="a generative LM judges in {lm_judge}",
                 names=("lm_judge",),
             )
     return given
@@ -294,6 +296,7 @@ def _judges(
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise ConfigError(
-            f"judges {', '.join(map(repr, repeated))} appear twice; name each judge once", parameter="judges"
+            f"{{judges}} {', '.join(map(repr, repeated))} appear twice; name each judge once",
+            parameter="judges",
         )
     return classifiers, built

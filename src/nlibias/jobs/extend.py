@@ -1,9 +1,5 @@
-"""``nlibias extend`` as a function, :func:`extend` (``nlibias.extend``): the run configuration (a
-YAML file or the defaults, with the given settings on top), then the extension pipeline
-(:mod:`nlibias.extension.pipeline`).
-
-The settings are the command line's options under their parameter names; an unset one (``None``,
-an empty list, ``False``) leaves the configuration's value:
+"""``nlibias extend`` as a function: the run configuration (a YAML file or the defaults) with the
+settings on top (an unset one, ``None``, ``[]`` or ``False``, leaves it), then the pipeline.
 
 >>> extend_config(None, top_k=5, classifiers=["fake:a"]).mlm.top_k
 5
@@ -19,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict, Unpack
 
+from nlibias.extension.config import SETTING_KEYS, ExtendConfig, load_config, with_overrides
+from nlibias.extension.pipeline import run_pipeline
 from nlibias.schema.declared import declared, one_or_many
 
 if TYPE_CHECKING:
@@ -74,8 +72,6 @@ def extend_config(
     """``config`` (an :class:`ExtendConfig`, a YAML file, or None for the defaults) with the given
     settings (:class:`ExtendSettings`) on top, checked again; ``templates="none"`` turns the
     curated templates off."""
-    from nlibias.extension.config import SETTING_KEYS, ExtendConfig, load_config, with_overrides
-
     if config is None:
         config = ExtendConfig()
     elif not isinstance(config, ExtendConfig):
@@ -129,8 +125,6 @@ def extend(
 
     >>> # nlibias.extend(out_dir="runs/next", fill_model="fake", classifiers=["fake:a"],
     >>> #                unvalidated=True).status"""
-    from nlibias.extension.pipeline import run_pipeline
-
     return run_pipeline(
         extend_config(config, **settings),
         from_stage=from_stage,

@@ -400,7 +400,7 @@ def gate(
                 raise option_applies_to_nothing(
                     name,
                     "the paired comparison with a baseline run",
-                    fix=f"give baseline, or leave {name} out",
+                    fix=f"give {{baseline}}, or leave {{{name}}} out",
                     names=("baseline",),
                 )
     if baseline is None and not checked.has_limits:

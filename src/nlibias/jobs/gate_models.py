@@ -21,12 +21,12 @@ def match_models(
     for cand, base in given.items():
         if cand not in candidate:
             raise ConfigError(
-                f"pairs names candidate model {cand!r}; the candidate run has {', '.join(candidate)}",
+                f"{{pairs}} names candidate model {cand!r}; the candidate run has {', '.join(candidate)}",
                 parameter="pairs",
             )
         if base not in baseline:
             raise ConfigError(
-                f"pairs names baseline model {base!r}; the baseline run has {', '.join(baseline)}",
+                f"{{pairs}} names baseline model {base!r}; the baseline run has {', '.join(baseline)}",
                 parameter="pairs",
             )
     if not given and len(candidate) == 1 and len(baseline) == 1:

@@ -225,7 +225,7 @@ def refuse_undecidable(rules: GateRules, family: int, measure: str) -> None:
     needed = deciding_resamples(1.0 - rules.confidence, max(family, 1))
     if rules.bootstrap < needed:
         raise ConfigError(
-            f"rules bootstrap {rules.bootstrap}: the smallest p of {rules.bootstrap} resamples is "
+            f"{{rules}} bootstrap {rules.bootstrap}: the smallest p of {rules.bootstrap} resamples is "
             f"1/{rules.bootstrap + 1} = {smallest_p(rules.bootstrap):.3g}, and Holm over {family} slice(s) of "
             f"{measure} needs below {(1.0 - rules.confidence) / max(family, 1):.3g}: no check could ever fail; "
             f"use bootstrap {needed} or more",

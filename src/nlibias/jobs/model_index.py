@@ -177,14 +177,14 @@ def _keys(run: RunDirectory, model: str | None) -> list[str]:
     if model is None:
         return keys
     if model not in keys:
-        raise ConfigError(f"model {model!r} is not in {run.path} ({', '.join(keys)})", parameter="model")
+        raise ConfigError(f"{{model}} {model!r} is not in {run.path} ({', '.join(keys)})", parameter="model")
     return [model]
 
 
 def _check_name(name: str) -> None:
     if not name.strip() or name != name.strip() or "\n" in name:
         raise ConfigError(
-            f"name {name!r} is not a model name; pass the model's name on the Hub (e.g. my-org/my-nli)",
+            f"{{name}} {name!r} is not a model name; pass the model's name on the Hub (e.g. my-org/my-nli)",
             parameter="name",
         )
 

@@ -77,7 +77,7 @@ def parse_pairs(pairs: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]
         before, sep, after = pair.partition("=")
         if not sep or not before or not after:
             raise ConfigError(
-                f"pairs takes BEFORE=AFTER (model keys of the run), not {pair!r}", parameter="pairs"
+                f"{{pairs}} takes BEFORE=AFTER (model keys of the run), not {pair!r}", parameter="pairs"
             )
         parsed.append((before, after))
     return parsed
@@ -118,7 +118,11 @@ def make_report(
         debias=bool(debias or pairs), fmt=fmt, compare=compare, plots=plots, min_effect=min_effect
     )
     if compare and fmt == "latex":
-        raise ConfigError("compare prints md or csv tables, not latex (parameter fmt)", parameter="compare")
+        raise ConfigError(
+            "{compare} prints md or csv tables, not latex ({parameter fmt})",
+            parameter="compare",
+            names=("fmt",),
+        )
     _refuse_same_run_twice(runs, compare=compare)
     _refuse_overwrites(runs, out, debias=bool(debias or pairs))
     if debias or pairs:
@@ -141,7 +145,7 @@ def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None
     if compare and len(runs) < 2:
         raise option_applies_to_nothing(
             "compare", "two or more runs side by side", given=f"runs names one ({runs[0]})",
-            fix="name a second run in runs, or leave compare out", names=("runs",),
+            fix="name a second run in runs, or leave {compare} out", names=("runs",),
         )  # fmt: skip
     seen: dict[tuple[object, ...], str | Path] = {}
     for run in runs:
@@ -167,7 +171,7 @@ def _check_options_apply(
     ...
     nlibias.schema.applies.InapplicableOption: plots applies to the HTML report (its figures), not to the paper tables (fmt); leave plots out
     """
-    debias_tables = "the before/after tables (debias or pairs)"
+    debias_tables = "the before/after tables ({debias} or {pairs})"
     if debias and fmt is not None:
         raise option_applies_to_nothing(
             "fmt",
@@ -183,21 +187,21 @@ def _check_options_apply(
             names=("debias", "pairs"),
         )
     if not plots and (debias or fmt is not None):
-        tables = debias_tables if debias else "the paper tables (fmt)"
+        tables = debias_tables if debias else "the paper tables ({fmt})"
         raise option_applies_to_nothing(
             "plots", f"the HTML report (its figures), not to {tables}", names=("debias", "pairs", "fmt")
         )
     if min_effect is not None and not debias:
         raise option_applies_to_nothing(
-            "min_effect", "the before/after tables", value=min_effect, fix="set debias or pairs, or leave "
-            "min_effect out", names=("debias", "pairs"),
+            "min_effect", "the before/after tables", value=min_effect, fix="set {debias} or {pairs}, or leave "
+            "{min_effect} out", names=("debias", "pairs"),
         )  # fmt: skip
 
 
 def _tables_text(loaded: Sequence[Run], fmt: str, compare: bool) -> str:
     """Paper tables in ``fmt``, or with ``compare`` the side-by-side comparison and the TP tables."""
     if fmt not in TABLE_FORMATS:
-        raise ConfigError(f"fmt must be one of {', '.join(TABLE_FORMATS)}, not {fmt!r}", parameter="fmt")
+        raise ConfigError(f"{{fmt}} must be one of {', '.join(TABLE_FORMATS)}, not {fmt!r}", parameter="fmt")
     if not compare:
         return render_tables(
             [(r.label, r.source, r.models) for r in loaded], fmt, {r.label: r.metrics for r in loaded}
@@ -231,7 +235,7 @@ def _html_report(loaded: Sequence[Run], out: str | Path | None, compare: bool, p
         except ImportError:
             raise ConfigError(
                 'figures need matplotlib: pip install "nlibias[report]", or make the report without '
-                "figures (parameter plots)",
+                "figures ({parameter plots})",
                 parameter="plots",
             ) from None
     target = Path(out) if out is not None else loaded[0].path / "report.html"
@@ -254,7 +258,7 @@ def _debias_report(
     """The before/after tables as text, written to ``out`` when given (as the paper tables are)."""
     if len(runs) != 1:
         raise ConfigError(
-            "debias compares models of one audit run; pass one run directory", parameter="debias"
+            "{debias} compares models of one audit run; pass one run directory", parameter="debias"
         )
     run = Path(runs[0])
     options: dict[str, Any] = {} if min_effect is None else {"min_effect": min_effect}

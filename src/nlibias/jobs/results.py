@@ -281,7 +281,9 @@ def check_predictors(predictors: Sequence[Predictor]) -> None:
     fields = ("generative", "mlm", "causal")  # beside models: every field that names a model
     if not predictors:
         raise ConfigError(
-            "no model given: name one in models, generative, mlm or causal", parameter="models", names=fields
+            "no model given: name one in {models}, {generative}, {mlm} or {causal}",
+            parameter="models",
+            names=fields,
         )
     names = [p.name for p in predictors]
     duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -303,8 +305,8 @@ def check_predictors(predictors: Sequence[Predictor]) -> None:
             names=fields,
         )
     raise ConfigError(
-        f"model key(s) given twice: {', '.join(duplicates)}; name each model once in models, generative, "
-        "mlm and causal",
+        f"model key(s) given twice: {', '.join(duplicates)}; name each model once in {{models}}, "
+        "{generative}, {mlm} and {causal}",
         parameter="models",
         names=fields,
     )

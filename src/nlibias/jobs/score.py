@@ -71,7 +71,9 @@ def expand_predictions(predictions: PredictionsInput) -> list[Path]:
         if glob.has_magic(text) and not Path(text).exists():
             matches = sorted(glob.glob(text))
             if not matches:
-                raise ConfigError(f"predictions pattern {text!r} matches no file", parameter="predictions")
+                raise ConfigError(
+                    f"{{predictions}} pattern {text!r} matches no file", parameter="predictions"
+                )
             paths.extend(Path(m) for m in matches)
         else:
             paths.append(Path(item))

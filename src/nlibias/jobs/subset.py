@@ -1,7 +1,6 @@
 """Stratified, seeded subsets of samples: the demo's sample and ``nlibias audit --limit N``.
 
-Both keep pro/anti pairs whole and cover every subtopic, so a quick run is a small version of the
-whole benchmark rather than its first subtopics (which ``head -n 500`` of a samples file gives).
+Both keep pro/anti pairs whole and cover every subtopic: a small version of the whole benchmark.
 
 >>> from nlibias.schema import Sample
 >>> pair = lambda t, k: [Sample(id=f"{t}{k}{s}", source="bbnli", domain="d", subtopic=t,
@@ -87,13 +86,8 @@ def _pair_keys(samples: Sequence[Sample], n_pairs: int, seed: int, min_per_subto
 def sample_pairs_stratified(
     samples: Sequence[Sample], n_pairs: int, *, seed: int = 0, min_per_subtopic: int = MIN_PAIRS_PER_SUBTOPIC
 ) -> list[Sample]:
-    """Whole pro/anti pairs, every subtopic represented, the rest allocated in proportion to size.
-
-    Each subtopic gets ``min_per_subtopic`` pairs first (fewer when the budget or the subtopic is
-    too small, but at least one); the remaining budget is
-    shared in proportion to the subtopics' sizes (largest remainders first), without exceeding
-    any subtopic's pairs. Pairs are drawn with a seeded generator; the result keeps the input order.
-    ``n_pairs`` below the number of subtopics is raised to it so every subtopic appears.
+    """Whole pro/anti pairs, seeded, in the input order: ``min_per_subtopic`` per subtopic first (at
+    least one), the rest in proportion to the subtopics' sizes (largest remainders first).
 
     >>> pair = lambda t, k: [Sample(id=f"{t}{k}{s}", source="bbnli", domain="d", subtopic=t,
     ...     premise="P", hypothesis=s, gold="neutral", stereotype=s, pair_key=f"{t}{k}") for s in ("pro", "anti")]
@@ -108,13 +102,9 @@ def sample_pairs_stratified(
 
 @declared
 def stratified_subset(samples: Sequence[Sample], limit: PositiveInt, *, seed: Seed = 0) -> list[Sample]:
-    """At most about ``limit`` of ``samples``, drawn as :func:`sample_pairs_stratified` draws pairs:
-    pro/anti pairs kept whole, every subtopic represented, seeded; samples outside a complete pair
-    (a benchmark's test samples) are drawn in proportion too, by subtopic. The input order is kept.
-
-    The budget is shared between paired and other samples in proportion to their numbers; pairs get
-    at least one per subtopic, so a limit below twice the number of subtopics is exceeded to cover
-    them all. A limit at or above ``len(samples)`` keeps them all.
+    """About ``limit`` of ``samples`` in the input order: pairs drawn by
+    :func:`sample_pairs_stratified`, unpaired samples in proportion by subtopic, the budget shared
+    by their numbers (a limit below two per subtopic is exceeded to cover every subtopic).
 
     >>> solo = [Sample(id=f"t{i}", source="bbnli", domain="d", subtopic="ab"[i % 2], premise="P",
     ...     hypothesis="H", gold="neutral", stereotype=None, pair_key=None) for i in range(6)]

@@ -1,8 +1,5 @@
-"""Human validation of an extension run's queue as functions: what ``nlibias validate status``,
-``resolve``, ``export`` and ``import`` do, on the run directory of ``nlibias extend`` (its
-``validation/queue.csv`` and annotation database). They are ``nlibias.validation_status``,
-``validation_resolve``, ``validation_export`` and ``validation_import`` (``nlibias.validation`` is
-the package)."""
+"""Human validation of an ``extend`` run's queue as functions: ``nlibias validate status``,
+``resolve``, ``export`` and ``import`` (``nlibias.validation_status`` and so on)."""
 
 from __future__ import annotations
 
@@ -11,7 +8,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nlibias.extension.validation_handoff import RESOLUTION_JSON
+from nlibias.io.atomic import atomic_write_text, write_json
+from nlibias.io.fingerprint import sha256_file
+from nlibias.io.overwrites import refuse_overwrites, run_files
 from nlibias.schema.declared import declared, one_or_many
+from nlibias.validation.explanation_queue import hypotheses_queue
+from nlibias.validation.formats import export_judgements, read_import, store_imported
+from nlibias.validation.resolve import parse_rule, resolution_summary, write_judgements
+from nlibias.validation.resolve import resolve as resolve_labels
+from nlibias.validation.status import unjudged_count, validation_status
+from nlibias.validation.store import AnnotationStore
 
 
 @dataclass(frozen=True)
@@ -64,9 +71,6 @@ def status(
     ``adjudicator:NAME``); as ``nlibias validate status``.
 
     >>> # nlibias.validation_status("runs/next")["progress"]"""
-    from nlibias.validation.resolve import parse_rule
-    from nlibias.validation.status import validation_status
-
     return validation_status(
         run_dir,
         rule=parse_rule(rule),
@@ -82,11 +86,6 @@ def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: int = 1)
     status, category and stereotype, the rule and the file.
 
     >>> # nlibias.validation_resolve("runs/next", rule="majority")["status"]"""
-    from nlibias.validation.explanation_queue import hypotheses_queue
-    from nlibias.validation.resolve import parse_rule, resolution_summary, write_judgements
-    from nlibias.validation.resolve import resolve as resolve_labels
-    from nlibias.validation.store import AnnotationStore
-
     parsed = parse_rule(rule)
     queue = hypotheses_queue(run_dir)
     current = AnnotationStore.for_run(run_dir).current()
@@ -99,11 +98,6 @@ def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: int = 1)
 def _write_resolution_record(run_dir: str | Path, judgements: Path, rule: Any, min_annotators: int) -> None:
     """Beside the judgements: the rule, who judged and how far they agreed, per round, for the
     dataset card (:data:`nlibias.extension.validation_handoff.RESOLUTION_JSON`)."""
-    from nlibias.extension.validation_handoff import RESOLUTION_JSON
-    from nlibias.io.atomic import write_json
-    from nlibias.io.fingerprint import sha256_file
-    from nlibias.validation.status import validation_status
-
     report = validation_status(run_dir, rule=rule, min_annotators=min_annotators)
     keep = ("annotators", "items", "percent", "kappa", "kappa_kind")
     write_json(
@@ -125,12 +119,6 @@ def export(run_dir: str | Path, *, fmt: str = "csv", out: str | Path | None = No
     ``nlibias validate export``.
 
     >>> # nlibias.validation_export("runs/next", fmt="label-studio").text"""
-    from nlibias.io.atomic import atomic_write_text
-    from nlibias.io.overwrites import refuse_overwrites, run_files
-    from nlibias.validation.explanation_queue import hypotheses_queue
-    from nlibias.validation.formats import export_judgements
-    from nlibias.validation.store import AnnotationStore
-
     refuse_overwrites({"out": out}, {"run": run_files(run_dir)})  # the queue or the database, say
     store = AnnotationStore.for_run(run_dir)
     queue = hypotheses_queue(run_dir)
@@ -151,11 +139,6 @@ def import_judgements(
     ``nlibias validate import``.
 
     >>> # nlibias.validation_import("runs/next", "judged.csv", annotator="ana").answers"""
-    from nlibias.validation.explanation_queue import hypotheses_queue
-    from nlibias.validation.formats import read_import, store_imported
-    from nlibias.validation.status import unjudged_count
-    from nlibias.validation.store import AnnotationStore
-
     file = Path(file)
     queue = hypotheses_queue(run_dir)
     answers = read_import(file, queue, fmt=fmt, default_annotator=annotator)

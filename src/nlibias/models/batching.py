@@ -80,7 +80,7 @@ def check_batch_limits(
     for parameter, value in limits.items():
         if value is not None and (not is_int(value) or value < 1):
             raise ConfigError(
-                f"{parameter} is {value!r}; give a positive number of {_LIMIT_UNITS[parameter]}",
+                f"{{{parameter}}} is {value!r}; give a positive number of {_LIMIT_UNITS[parameter]}",
                 parameter=parameter,
             )
 

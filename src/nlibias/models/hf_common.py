@@ -94,13 +94,13 @@ def choose_device(device: str | None = None) -> str:
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError(
-            f"device {device!r} was asked for but torch sees no CUDA GPU "
+            f"{{device}} {device!r} was asked for but torch sees no CUDA GPU "
             "(install a CUDA build of torch, or pass device='cpu')",
             parameter="device",
         )
     if device == "mps" and not torch.backends.mps.is_available():
         raise ConfigError(
-            "device 'mps' was asked for but torch reports MPS unavailable (pass device='cpu')",
+            "{device} 'mps' was asked for but torch reports MPS unavailable (pass device='cpu')",
             parameter="device",
         )
     try:
@@ -354,14 +354,14 @@ def check_speed_values(
     """
     if quantize is not None and quantize not in QUANTIZE_MODES:
         raise ConfigError(
-            f"quantize is {quantize!r}; give {' or '.join(QUANTIZE_MODES)}, or leave it unset",
+            f"{{quantize}} is {quantize!r}; give {' or '.join(QUANTIZE_MODES)}, or leave it unset",
             parameter="quantize",
         )
     if not isinstance(compile, bool):
-        raise ConfigError(f"compile is {compile!r}; pass True or False", parameter="compile")
+        raise ConfigError(f"{{compile}} is {compile!r}; pass True or False", parameter="compile")
     if threads is not None and (not is_int(threads) or threads < 1):
         raise ConfigError(
-            f"threads is {threads!r}; give a positive number of threads, or leave it unset for one "
+            f"{{threads}} is {threads!r}; give a positive number of threads, or leave it unset for one "
             "per CPU core",
             parameter="threads",
         )

@@ -184,7 +184,7 @@ def check_slice(by: str) -> None:
     nlibias.errors.ConfigError: by is 'foo'; pass domain or subtopic
     """
     if by not in SLICES:
-        raise ConfigError(f"by is {by!r}; pass {' or '.join(SLICES)}", parameter="by")
+        raise ConfigError(f"{{by}} is {by!r}; pass {' or '.join(SLICES)}", parameter="by")
 
 
 def format_all_tables(metrics: Mapping[str, Any], benchmark: Benchmark, **options: Any) -> str:

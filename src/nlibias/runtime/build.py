@@ -101,7 +101,7 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
         raise option_applies_to_nothing(
             "quantize" if quantize else "compile",
             "NLI classifiers that load their weights here (a Hugging Face model, prompt:MODEL), not to the fake",
-            fix="name one in models",
+            fix="name one in {models}",
             names=("models",),
         )
     if not models.generative:  # how generative LMs answer: changed for none, it would be ignored
@@ -111,26 +111,26 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
                     name,
                     "generative models",
                     value=value,
-                    fix="name one in generative",
+                    fix="name one in {generative}",
                     names=("generative",),
                 )
     scored_here = models.generative and options.mode == "scored" and not models.servers()
     if scored_here and options.max_new_tokens != DEFAULT_MODEL_OPTIONS.max_new_tokens:
         raise option_applies_to_nothing(  # a scored answer is read in one forward pass, no text generated
             "max_new_tokens", "generated answers and servers (whose scored answers may fall back to text)",
-            value=options.max_new_tokens, fix="leave max_new_tokens out, or give 'generated' as mode", names=("mode",),
+            value=options.max_new_tokens, fix="leave {max_new_tokens} out, or give 'generated' as {mode}", names=("mode",),
         )  # fmt: skip
     _check_placement_applies(models, options)
     hub_pinned = [ref for ref in models.classifier_refs if not ref.is_fake] + list(models.mlm)
     if options.revision is not None and not hub_pinned:
         raise option_applies_to_nothing(
-            "revision", "NLI classifiers (models) and masked LMs (mlm) loaded here", value=options.revision,
-            fix="pin a generative or causal LM's revision in its name (NAME@REVISION), or leave revision out",
+            "revision", "NLI classifiers ({models}) and masked LMs ({mlm}) loaded here", value=options.revision,
+            fix="pin a generative or causal LM's revision in its name (NAME@REVISION), or leave {revision} out",
             names=("models", "mlm"),
         )  # fmt: skip
     if options.concurrency is not None and not models.servers():
         raise option_applies_to_nothing(
-            "concurrency", "generative models behind a server", fix="add openai:URL#MODEL to generative",
+            "concurrency", "generative models behind a server", fix="add openai:URL#MODEL to {generative}",
             names=("generative",),
         )  # fmt: skip
 
@@ -181,7 +181,7 @@ def _why_not_loaded(model: ModelRef | Predictor) -> str:
 def check_label_map_applies(
     models: Sequence[ModelRef],
     *,
-    fix: str = "leave label_map out, or audit that model on its own",
+    fix: str = "leave {label_map} out, or audit that model on its own",
     objects: int = 0,
     named_in: str = "models",
 ) -> None:
@@ -203,7 +203,7 @@ def check_label_map_applies(
             "every classifier given is an object, used as it is (a label map is read when a classifier "
             "is loaded by name)"
             if objects
-            else f"no NLI classifier is named in {named_in}: generative and sentence-scoring models have no label ids"
+            else f"no NLI classifier is named in {{{named_in}}}: generative and sentence-scoring models have no label ids"
         )
         raise option_applies_to_nothing(
             "label_map", "NLI classifiers' output ids", given=given, names=(named_in,)
@@ -233,7 +233,7 @@ def _check_placement_applies(models: ModelSet, options: ModelOptions) -> None:
     placement = "devices" if options.devices else "ray_address" if options.ray_address is not None else None
     if placement is not None and not models.classifier_refs:
         raise option_applies_to_nothing(
-            placement, "NLI classifiers", fix="name one in models", names=("models",)
+            placement, "NLI classifiers", fix="name one in {models}", names=("models",)
         )
 
 
@@ -241,16 +241,16 @@ def _check_placement(device: str | None, devices: Sequence[str], ray_address: st
     """Refuse placements that exclude each other."""
     if devices and device is not None:
         raise ConfigError(
-            "device and devices exclude each other: devices lists every device to use", parameter="device"
+            "{device} and devices exclude each other: devices lists every device to use", parameter="device"
         )
     if devices and ray_address is not None:
         raise ConfigError(
-            "devices and ray_address exclude each other: shard on one machine or on a Ray cluster",
+            "devices and {ray_address} exclude each other: shard on one machine or on a Ray cluster",
             parameter="ray_address",
         )
     if ray_address is not None and device is not None:
         raise ConfigError(
-            "device does not apply with ray_address: Ray places each worker (ray_gpus_per_worker)",
+            "{device} does not apply with ray_address: Ray places each worker (ray_gpus_per_worker)",
             parameter="device",
         )
 

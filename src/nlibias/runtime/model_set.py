@@ -113,7 +113,7 @@ class ModelSet:
         if named["tp_variants"] != ("shared",) and not (named["mlm"] or named["causal"]):
             raise option_applies_to_nothing(
                 "tp_variants", "sentence scorers", value=list(named["tp_variants"]), plural=True,
-                fix="name one in mlm or causal", names=("mlm", "causal"),
+                fix="name one in {mlm} or {causal}", names=("mlm", "causal"),
             )  # fmt: skip
         for field in SPEC_KINDS:
             for ref in named[field]:
@@ -126,7 +126,7 @@ class ModelSet:
         for field, role, other in roles:
             for ref in named[field]:
                 if isinstance(ref, ModelRef):
-                    ref.check_role(role, parameter=field, fix=f"name it in {other}", names=(other,))
+                    ref.check_role(role, parameter=field, fix=f"name it in {{{other}}}", names=(other,))
         prompts = tuple(resolve_prompt_styles(asked)) if named["generative"] else ()
         return cls(**named, prompts=prompts, prompts_named=bool(asked))
 
@@ -182,7 +182,7 @@ def _prompts_asked(prompts: Any, generative: bool) -> tuple[str | PromptStyle, .
             "prompts",
             "generative models",
             subject="a prompt style",
-            fix="name one in generative",
+            fix="name one in {generative}",
             names=("generative",),
         )
     return asked
@@ -208,7 +208,7 @@ def _names(value: Any, parameter: str) -> tuple[Any, ...]:
     wrong = [n for n in names if not isinstance(n, (str, kind))]
     if wrong:
         what = f"names (strings) or {called}" if called else "names (strings)"
-        raise ConfigError(f"{parameter} must be {what}, got {wrong[0]!r}", parameter=parameter)
+        raise ConfigError(f"{{{parameter}}} must be {what}, got {wrong[0]!r}", parameter=parameter)
     for name in names:
         if isinstance(name, str):
             check_model_spec(name, parameter, classifier=parameter == "models")

@@ -221,7 +221,7 @@ def check_cache_option(cache: object) -> None:
     """
     if cache is not None and not isinstance(cache, bool | str | Path | PredictionCache):
         raise ConfigError(
-            f"cache is {cache!r}; pass True, False, a file path or a PredictionCache", parameter="cache"
+            f"{{cache}} is {cache!r}; pass True, False, a file path or a PredictionCache", parameter="cache"
         )
 
 

@@ -30,8 +30,8 @@ _UNSET: Any = object()
 class AppliesTo:
     """What an option applies to, declared on its type: ``when`` says, from the call's settings by
     parameter name, whether anything reads the option; ``otherwise`` says why nothing does, and
-    ``fix`` what to do (``{name}``: the option's own name; ``names``: the other parameters it
-    names, which the command line names by their options)."""
+    ``fix`` what to do (``{name}``: the option's own name, so ``{{{name}}}`` names it as a
+    parameter; ``names``: the other parameters the texts name, as ``{NAME}``)."""
 
     what: str
     when: Callable[[Mapping[str, Any]], bool]
@@ -44,7 +44,7 @@ SEED_APPLIES = AppliesTo(
     "random draws (bootstrap resamples, a limit's subset)",
     lambda settings: bool(settings.get("bootstrap")) or settings.get("limit") is not None,
     "nothing is drawn (bootstrap 0, no subset)",
-    fix="leave seed out, or give bootstrap resamples",
+    fix="leave {{seed}} out, or give bootstrap resamples",
     names=("bootstrap", "limit"),
 )
 """A seed seeds what is drawn: the bootstrap's resamples and a ``limit``'s subset."""
@@ -52,8 +52,8 @@ SEED_APPLIES = AppliesTo(
 TABLES_APPLIES = AppliesTo(
     "the printed tables",
     lambda settings: not settings.get("as_json"),
-    "JSON is printed instead (as_json)",
-    fix="leave by out, or leave as_json out",
+    "JSON is printed instead ({as_json})",
+    fix="leave {{by}} out, or leave {{as_json}} out",
     names=("as_json",),
 )
 """``--by`` slices the tables a command prints; with ``--json`` it prints none."""
@@ -63,7 +63,7 @@ RAY_APPLIES = AppliesTo(
     "classifiers run on Ray",
     lambda settings: settings.get("ray_address") is not None,
     "",
-    fix="set ray_address, or leave {name} out",
+    fix="set {{ray_address}}, or leave {{{name}}} out",
     names=("ray_address",),
 )
 """Ray's own settings (workers, GPUs per worker) are read only when the classifiers run on Ray."""
@@ -121,12 +121,12 @@ def option_applies_to_nothing(
     ...                               given="every set given brings its own"))
     'seed 3 applies to evaluation sets without hypotheses, and every set given brings its own; leave seed out'
     """
-    what = subject or parameter
+    what = subject or f"{{{parameter}}}"
     if value is not _UNSET:
         what += f" {value!r}"
     message = f"{what} {'apply' if plural else 'applies'} to {applies_to}"
     if given:
         message += f", and {given}"
     return InapplicableOption(
-        f"{message}; {fix or f'leave {parameter} out'}", parameter=parameter, names=names
+        f"{message}; {fix or f'leave {{{parameter}}} out'}", parameter=parameter, names=names
     )

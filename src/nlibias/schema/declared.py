@@ -197,7 +197,7 @@ def argument_error(
         hint = keywords[name]
     value = _given(name, signature, args, kwargs)
     return ConfigError(
-        f"{name} must be {describe(hint)}; got {type(value).__name__} {_shown(value)}", parameter=name
+        f"{{{name}}} must be {describe(hint)}; got {type(value).__name__} {_shown(value)}", parameter=name
     )
 
 
@@ -210,9 +210,9 @@ def settings_error(error: ValidationError, model: type[BaseModel], given: Mappin
     field = model.model_fields.get(name)
     if problem["type"] == "value_error" or field is None:  # the field's own check, in its words
         reason = str(problem["msg"]).removeprefix("Value error, ")
-        return ConfigError(f"{name} is {_shown(given.get(name))}: {reason}", parameter=name)
+        return ConfigError(f"{{{name}}} is {_shown(given.get(name))}: {reason}", parameter=name)
     hint = field_hints(model)[name]
-    return ConfigError(f"{name} is {_shown(given.get(name))}; pass {describe(hint)}", parameter=name)
+    return ConfigError(f"{{{name}}} is {_shown(given.get(name))}; pass {describe(hint)}", parameter=name)
 
 
 def field_hints(model: type[BaseModel]) -> dict[str, Any]:

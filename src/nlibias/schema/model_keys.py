@@ -73,10 +73,10 @@ def check_model_spec(spec: str, parameter: str, *, classifier: bool = False) -> 
     """
     prefix, name = split_kind(spec)
     if not spec.strip():
-        raise ConfigError(f"{parameter}: {spec!r} names no model", parameter=parameter)
+        raise ConfigError(f"{{{parameter}}}: {spec!r} names no model", parameter=parameter)
     if prefix.isidentifier() and not name.strip():
         raise ConfigError(
-            f"{parameter}: {spec!r} names no model after {prefix + ':'!r} (a model's name is the key its "
+            f"{{{parameter}}}: {spec!r} names no model after {prefix + ':'!r} (a model's name is the key its "
             "results are reported under)",
             parameter=parameter,
         )
@@ -89,13 +89,13 @@ def check_classifier_key(key: str, parameter: str) -> None:
     be reported as another kind of model's."""
     if not key:
         raise ConfigError(
-            f"{parameter}: a model's name is empty (it is the key its results are reported under)",
+            f"{{{parameter}}}: a model's name is empty (it is the key its results are reported under)",
             parameter=parameter,
         )
     if split_model_key(key) is not None or split_tp_key(key) is not None:
         what = "a generative LM's key" if split_model_key(key) is not None else "a sentence scorer's key"
         raise ConfigError(
-            f"{parameter}: {key!r} is written as {what} (MODEL|prompt=STYLE|MODE, MODEL|tp=VARIANT), but it is an NLI "
+            f"{{{parameter}}}: {key!r} is written as {what} (MODEL|prompt=STYLE|MODE, MODEL|tp=VARIANT), but it is an NLI "
             "classifier: its results would be reported as another kind of model's",
             parameter=parameter,
         )

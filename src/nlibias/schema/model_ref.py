@@ -192,7 +192,7 @@ class ModelRef:
         found = self.role
         if found is not None and found != role:
             raise ConfigError(
-                f"{parameter} takes {_ROLE_WORDS[role]}, and {str(self)!r} is {_ROLE_WORDS[found]} ({fix})",
+                f"{{{parameter}}} takes {_ROLE_WORDS[role]}, and {str(self)!r} is {_ROLE_WORDS[found]} ({fix})",
                 parameter=parameter,
                 names=names,
             )

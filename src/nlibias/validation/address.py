@@ -42,7 +42,7 @@ def check_bind(host: str, token: str | None) -> str | None:
     """
     if token is not None and len(token) < 16:
         raise ConfigError(
-            "token must be at least 16 characters (or omit it to get a generated one)", parameter="token"
+            "{token} must be at least 16 characters (or omit it to get a generated one)", parameter="token"
         )
     if is_loopback(host):
         return token
@@ -63,7 +63,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
         ]
     except (socket.gaierror, UnicodeError) as exc:
         raise ConfigError(
-            f"host {host!r} cannot be resolved to an address ({exc}); use an IP address such as 127.0.0.1 "
+            f"{{host}} {host!r} cannot be resolved to an address ({exc}); use an IP address such as 127.0.0.1 "
             "or a host name this machine resolves",
             parameter="host",
         ) from None

@@ -81,7 +81,7 @@ class AppSettings:
     def __post_init__(self) -> None:
         if not (math.isfinite(self.break_minutes) and self.break_minutes >= 0):
             raise ConfigError(
-                f"break_minutes is {self.break_minutes}; pass 0 (no reminders) or a positive number of minutes",
+                f"{{break_minutes}} is {self.break_minutes}; pass 0 (no reminders) or a positive number of minutes",
                 parameter="break_minutes",
             )
 

@@ -192,10 +192,10 @@ def run_prescreen(
             "name a judge: an NLI model (judge) and/or a generative LM (lm_judge)", parameter="judge"
         )
     if judge:  # each in its role, before the queue is read
-        fix = "a generative LM suggests in lm_judge"
+        fix = "a generative LM suggests in {lm_judge}"
         ModelRef.unread(judge).check_role("classifier", parameter="judge", fix=fix, names=("lm_judge",))
     if lm_judge:
-        fix = "an NLI classifier suggests in judge"
+        fix = "an NLI classifier suggests in {judge}"
         ModelRef.unread(lm_judge).check_role("generative", parameter="lm_judge", fix=fix, names=("judge",))
     run_dir = Path(run_dir)
     queue = hypotheses_queue(run_dir)

@@ -84,7 +84,7 @@ def check_annotator(name: str) -> str:
     """
     if not ANNOTATOR_PATTERN.fullmatch(name or ""):
         raise ConfigError(
-            f"annotator name {name!r} is not allowed: use 1-64 letters, digits, '_', '.', '@' or '-', "
+            f"{{annotator}} name {name!r} is not allowed: use 1-64 letters, digits, '_', '.', '@' or '-', "
             "starting with a letter or digit",
             parameter="annotator",
         )

@@ -174,7 +174,7 @@ class HFCausalLM:
             from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - depends on the installed extras
             raise ConfigError(
-                "generative LMs need transformers: pip install 'nlibias[hf]'", parameter="generative"
+                "{generative} LMs need transformers: pip install 'nlibias[hf]'", parameter="generative"
             ) from exc
         kwargs: dict[str, Any] = {}
         location = self.source.name_or_path
@@ -313,7 +313,7 @@ class HFCausalLM:
         elif mode == "generated":
             yield from self._generated(sequences, lengths, answers, max_new_tokens)
         else:
-            raise ConfigError(f"mode must be 'scored' or 'generated', got {mode!r}", parameter="mode")
+            raise ConfigError(f"{{mode}} must be 'scored' or 'generated', got {mode!r}", parameter="mode")
 
     def _scored(
         self, sequences: list[list[int]], lengths: np.ndarray, answers: tuple[str, ...]
@@ -386,7 +386,7 @@ class HFCausalLM:
         model, tokenizer = self.load()
         if max_new_tokens < 1:
             raise ConfigError(
-                f"max_new_tokens must be at least 1, got {max_new_tokens}", parameter="max_new_tokens"
+                f"{{max_new_tokens}} must be at least 1, got {max_new_tokens}", parameter="max_new_tokens"
             )
         eos = _eos_ids(model, tokenizer)
         batches = plan_batches(

@@ -103,7 +103,7 @@ class OpenAICompatibleLM:
             raise ConfigError(f"api must be 'chat' or 'completions', got {self.api!r}", parameter="api")
         if self.concurrency < 1:
             raise ConfigError(
-                f"concurrency must be at least 1, got {self.concurrency}", parameter="concurrency"
+                f"{{concurrency}} must be at least 1, got {self.concurrency}", parameter="concurrency"
             )
         self.name = self.name or self.model
         self.client = JSONClient(
@@ -252,7 +252,7 @@ class OpenAICompatibleLM:
             return self._scored(prompt, answers, max_new_tokens)
         if mode == "generated":
             return self._generated(prompt, answers, max_new_tokens)
-        raise ConfigError(f"mode must be 'scored' or 'generated', got {mode!r}", parameter="mode")
+        raise ConfigError(f"{{mode}} must be 'scored' or 'generated', got {mode!r}", parameter="mode")
 
     # -- many requests ---------------------------------------------------------------------------
 

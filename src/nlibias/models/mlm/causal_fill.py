@@ -241,7 +241,7 @@ class BeamRerankFiller(ABC):
         """Up to ``top_k`` whole-word candidates per text, in chunks of texts (each chunk's left
         contexts continued together, its sentences re-ranked together)."""
         if top_k < 1:
-            raise ConfigError(f"top_k must be positive, got {top_k}", parameter="top_k")
+            raise ConfigError(f"{{top_k}} must be positive, got {top_k}", parameter="top_k")
         for start in range(0, len(texts), self.texts_per_chunk):
             stop = min(start + self.texts_per_chunk, len(texts))
             split = [MaskedText.split(t) for t in texts[start:stop]]

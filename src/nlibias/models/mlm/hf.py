@@ -354,7 +354,7 @@ class HFMaskedLMFiller:
         import torch
 
         if top_k < 1:
-            raise ConfigError(f"top_k must be positive, got {top_k}", parameter="top_k")
+            raise ConfigError(f"{{top_k}} must be positive, got {top_k}", parameter="top_k")
         if not texts:
             return
         ids, positions = self.encode(texts)

@@ -79,7 +79,7 @@ def check_model_path(spec: str, *, parameter: str) -> None:
     """
     problem = missing_path(spec)
     if problem is not None:
-        raise ConfigError(f"{parameter} {spec!r}: {problem}", parameter=parameter)
+        raise ConfigError(f"{{{parameter}}} {spec!r}: {problem}", parameter=parameter)
 
 
 @contextlib.contextmanager

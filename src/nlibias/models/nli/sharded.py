@@ -251,7 +251,7 @@ class ShardedNLIClassifier:
     ) -> None:
         if isinstance(devices, str) or not devices or not all(isinstance(d, str) and d for d in devices):
             raise ConfigError(
-                f"devices must be a non-empty list of device names such as ['cuda:0', 'cuda:1'] "
+                f"{{devices}} must be a non-empty list of device names such as ['cuda:0', 'cuda:1'] "
                 f"(got {devices!r})",
                 parameter="devices",
             )
