@@ -69,11 +69,11 @@ def test_an_unset_setting_leaves_the_configurations_value() -> None:
 
 
 def test_extend_hands_its_settings_on_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import nlibias.extension.pipeline
+    import nlibias.jobs.extend
 
     reached: list[tuple[ExtendConfig, dict[str, Any]]] = []
     monkeypatch.setattr(
-        nlibias.extension.pipeline, "run_pipeline", lambda config, **kwargs: reached.append((config, kwargs))
+        nlibias.jobs.extend, "run_pipeline", lambda config, **kwargs: reached.append((config, kwargs))
     )
     settings = _every_setting(tmp_path)
     nlibias.extend(**settings, until="masks", progress=False)

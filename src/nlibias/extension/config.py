@@ -509,7 +509,8 @@ def _override_error(exc: ValidationError, overrides: Mapping[str, Any]) -> Confi
         message = f"{parameter} {overrides[models[0]]!r}: {field} of the configuration: {reason}"
         return ConfigError(message, parameter=parameter)
     if key is None:
-        lines = (str(SourceError("overrides", f, r, line=n)) for n, f, r in problems)
+        found = problems(exc, known_keys=_known_keys, whole="config")
+        lines = (str(SourceError("overrides", p.field, p.reason, line=p.line)) for p in found)
         return ConfigError("\n".join(lines), parameter="overrides")
     parameter = _OVERRIDE_PARAMETERS.get(key, key.rsplit(".", 1)[-1])
     return ConfigError(f"{{{parameter}}} {overrides[key]!r}: {reason}", parameter=parameter)
