@@ -20,7 +20,7 @@ premise does not contradict it), and explanation ⊨ hypothesis for the stance. 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +65,29 @@ class JudgedAnswers:
 
     rows: list[dict[str, Any]]
     stats: Mapping[str, Any]
+
+
+def judge_reference(judge: NLIClassifier) -> str:
+    """The judge as ``explain`` names it in every file it writes: its full reference, the kind
+    included where its name lacks one (a fake judge ``j`` is ``fake:j``), so a fake is never
+    taken for a real model.
+
+    >>> from nlibias.models.fake import FakeNLIClassifier
+    >>> judge_reference(FakeNLIClassifier("j"))
+    'fake:j'
+    """
+    fake = dict(judge.identity()).get("backend") == "fake"
+    return shown_judge(judge.name, [judge.name] if fake else [])
+
+
+def shown_judge(name: str, fake_judges: Collection[str]) -> str:
+    """A judge's name from ``explanations.json`` as its full reference: files written before the
+    full references named a fake judge by its bare name and listed it in ``fake_judges``.
+
+    >>> shown_judge("j", ["j"]), shown_judge("fake:j", ["fake:j"]), shown_judge("roberta", [])
+    ('fake:j', 'fake:j', 'roberta')
+    """
+    return f"fake:{name}" if name in fake_judges and not name.startswith("fake:") else name
 
 
 def _probs(values: Sequence[float]) -> dict[str, float]:
@@ -126,7 +149,7 @@ def judge_answers(
                 {"text": sentence, "premise": _probs(by_premise), "hypothesis": _probs(by_hypothesis),
                  "grounded": grounded}
             )  # fmt: skip
-        row = _row(item, judge.name, sentences)
+        row = _row(item, judge_reference(judge), sentences)
         if item.sentences:
             stance_probs = run.probs[at].tolist()
             at += 1

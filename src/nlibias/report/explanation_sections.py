@@ -18,6 +18,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nlibias.explanations.judge import shown_judge
 from nlibias.explanations.run_files import fake_judge_warning
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table
@@ -191,7 +192,7 @@ def explanations_html(runs: Sequence[Run], *, glossary: Collection[str] = ()) ->
             continue
         summary, rows = found
         fakes = set(summary.get("fake_judges") or ())
-        judges = ", ".join(f"fake:{j}" if j in fakes else j for j in summary.get("judges", []))
+        judges = ", ".join(shown_judge(j, fakes) for j in summary.get("judges", []))
         warning = fake_judge_warning(summary)
         if warning is not None:
             parts.append(f'<p class="warn">{_e(warning)}</p>')
