@@ -307,3 +307,24 @@ def test_the_verdict_and_table_8_name_their_measures_in_one_sentence() -> None:
     verdict = page[page.index('id="verdict"') : page.index("</section>", page.index('id="verdict"'))]
     table_8 = page[page.index('id="most-biased"') :]
     assert "no evidence of bias" in verdict and sentence in verdict and sentence in table_8
+
+
+def test_the_text_and_markdown_reports_say_how_table_8_ranks_and_what_the_verdict_reads() -> None:
+    """Table 8's note and the measures sentence were in the HTML report only; tables.txt's
+    generative tables and ``report --format md`` (and csv / latex as comments) say them too."""
+    from nlibias.report.generative_tables import format_generative_tables
+    from nlibias.report.paper_tables import TABLE8_NOTE, render_tables
+
+    listed = {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}}
+    overall = {"yes_rate_gap": 1.0, "yes_rate_pro": 30.0, "cf_pro": 5.0, "ci": {"yes_rate_gap": [-2.0, 4.0]}}
+    models = {"lm|prompt=true|scored": {"overall": overall, "by_subtopic": {"a": listed}, "prompt": "true"}}
+    sentence = (
+        "The verdict reads yes pro - yes anti; Table 8 ranks subtopics by yes_rate_pro, another measure"
+    )
+    text = format_generative_tables(models)
+    assert TABLE8_NOTE in text and sentence in text
+    markdown = render_tables([("run", "bbnli", models)], "md")
+    table_8 = markdown[markdown.index("most biased subtopics per model") :]
+    assert f"*{TABLE8_NOTE}*" in table_8 and sentence in table_8
+    assert f"# {TABLE8_NOTE}" in render_tables([("run", "bbnli", models)], "csv")
+    assert f"% {TABLE8_NOTE}" in render_tables([("run", "bbnli", models)], "latex")

@@ -8,7 +8,7 @@ from typing import Any
 
 from nlibias.metrics.generative import group_keys, prompt_sensitivity
 from nlibias.metrics.verdicts import format_value
-from nlibias.report.paper_tables import biased_subtopics
+from nlibias.report.paper_tables import biased_subtopics, table8_notes
 from nlibias.textio.tables import render_table
 
 
@@ -61,6 +61,7 @@ def format_generative_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
             f"Most biased subtopics: {model} ({mode}) (cf. paper Table 8)",
             _ranking_table(models, keys),
         ]
+    parts += table8_notes({"models": models})
     for group, sensitive in prompt_sensitivity(models).items():
         model, _, mode = group.rpartition("|")
         keys = groups[(model, mode)]

@@ -41,14 +41,16 @@ from nlibias.report.load import Run
 from nlibias.report.metric_readers import format_with_interval, is_number, slice_groups, value_with_interval
 from nlibias.report.paper_tables import (
     MEASURE_TITLES,
+    TABLE8_NOTE,
     PaperTable,
     biased_subtopics,
     format_table,
+    measures_sentence,
     most_biased_subtopics,
     paper_tables,
 )
 from nlibias.report.run_notes import Caveat, caveats_html, provenance_html
-from nlibias.report.verdict_html import measure_link, measures_sentence, verdict_section
+from nlibias.report.verdict_html import measure_link, verdict_section
 
 ASSETS_DIR_SUFFIX = "_files"
 
@@ -262,11 +264,8 @@ def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
     both = measures_sentence([r.metrics for r in runs])
     return (
         (f'<p class="how">{_e(both)}</p>' if both else "")
-        + '<p class="muted">Ranked, as the paper\'s Table 8, by the rate of pro-stereotype answers '
-        "(yes on a pro-stereotype hypothesis for a generative LM, pro-stereotype bias for a classifier), "
-        "not by pro - anti: a subtopic here may lean anti-stereotype in the verdict. Only subtopics "
-        "whose 95% interval excludes 0 and that hold at least 10 units are listed, the highest first; "
-        "n counts the items the measure is computed over.</p>" + "".join(parts)
+        + f'<p class="muted">{_e(TABLE8_NOTE)} n counts the items the measure is computed over.</p>'
+        + "".join(parts)
     )
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from nlibias.metrics import ranking
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.ranking import TOP_SUBTOPICS, is_biased_subtopic, stored_ranking
+from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, run_verdicts
 from nlibias.report.metric_readers import (
     GENERIC_SKIP,
     measure_n,
@@ -37,9 +38,17 @@ from nlibias.report.metric_readers import (
 from nlibias.report.paper_table_format import TABLE_FORMATS as TABLE_FORMATS
 from nlibias.report.paper_table_format import PaperTable as PaperTable
 from nlibias.report.paper_table_format import format_table as format_table
+from nlibias.report.verdict_block import verdict_block, verdict_notes
 
 PROMPT_TITLES = {"true": "Prompt 1: True hypothesis", "entailed": "Prompt 2: Entailed hypothesis"}
 MEASURE_TITLES = {"delta_p": "ΔP", "S": "S", "B": "B", "S_3way": "S 3-way"}
+TABLE8_NOTE = (
+    "Ranked, as the paper's Table 8, by the rate of pro-stereotype answers (yes on a pro-stereotype "
+    "hypothesis for a generative LM, pro-stereotype bias for a classifier), not by pro - anti: a subtopic "
+    "here may lean anti-stereotype in the verdict. Only subtopics whose 95% interval excludes 0 and that "
+    f"hold at least {MIN_VERDICT_UNITS} units are listed, the highest first."
+)
+"""What every rendering of Table 8 says under it (HTML, text, Markdown, LaTeX and CSV)."""
 
 
 def table5(models: Mapping[str, Mapping[str, Any]]) -> PaperTable:
@@ -135,6 +144,37 @@ def most_biased_subtopics(
     return [(str(e["subtopic"]), e["value"], str(e["measure"])) for e in biased_subtopics(metrics, top=top)]
 
 
+def measures_sentence(documents: Sequence[Mapping[str, Any]]) -> str:
+    """One sentence that names the measure the verdict reads and the one Table 8 ranks subtopics
+    by, shown under both, so that "no evidence of bias" beside a listed subtopic whose interval
+    lies above 0 does not read as a contradiction; ``""`` when Table 8 lists nothing or ranks by
+    the verdict's own measures.
+
+    >>> slice_ = {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}}
+    >>> metrics = {"models": {"m": {"overall": {"yes_rate_gap": 1.0, "ci": {"yes_rate_gap": [-2.0, 4.0]}},
+    ...                             "by_subtopic": {"a": slice_}}}}
+    >>> measures_sentence([metrics])
+    'The verdict reads yes pro - yes anti; Table 8 ranks subtopics by yes_rate_pro, another measure, so a subtopic listed there does not contradict a verdict of no evidence of bias.'
+    """
+    read = dict.fromkeys(r.measure for m in documents for v in run_verdicts(m) for r in v.headline)
+    ranked = dict.fromkeys(
+        str(entry["measure"])
+        for m in documents
+        for model in (m.get("models") or {}).values()
+        for entry in biased_subtopics(model)
+    )
+    if not ranked or set(ranked) <= set(read):
+        return ""
+
+    def names(measures: Mapping[str, None]) -> str:
+        return ", ".join(ALL_MEASURES[n].display_name if n in ALL_MEASURES else n for n in measures)
+
+    return (
+        f"The verdict reads {names(read)}; Table 8 ranks subtopics by {names(ranked)}, another "
+        "measure, so a subtopic listed there does not contradict a verdict of no evidence of bias."
+    )
+
+
 def table8(models: Mapping[str, Mapping[str, Any]], *, top: int = TOP_SUBTOPICS) -> PaperTable | None:
     """BBNLI-next Table 8: the ``top`` most biased subtopics per model, one column pair per prompt."""
     grouped: dict[str, dict[str, list[tuple[str, float, str]]]] = {}
@@ -177,7 +217,14 @@ def table8(models: Mapping[str, Mapping[str, Any]], *, top: int = TOP_SUBTOPICS)
         tuple(headers),
         rows,
         group_column=True,
+        notes=table8_notes({"models": models}),
     )
+
+
+def table8_notes(metrics: Mapping[str, Any]) -> list[str]:
+    """What Table 8 says under it: how it ranks, and the measures the verdict and Table 8 read
+    (:func:`measures_sentence`) where they differ."""
+    return [TABLE8_NOTE] + [sentence for sentence in [measures_sentence([metrics])] if sentence]
 
 
 def wq_table3(runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]) -> PaperTable | None:
@@ -363,8 +410,6 @@ def verdict_blocks(
     """The verdict block of each run (md), titled by the run's label when there are several;
     ``documents`` (label → the run's ``metrics.json``) gives the notes under its title (a subset,
     unscored samples, TP ties), as the audit prints them."""
-    from nlibias.report.verdict_block import verdict_block
-
     blocks = []
     for label, _source, models in runs:
         block = verdict_block({**(documents or {}).get(label, {}), "models": models}, fmt=fmt)
@@ -385,8 +430,6 @@ def comment_notes(
     >>> comment_notes([("r", "bbnli", {})], "csv", {"r": {"subset": {"samples": 4, "of": 9, "limit": 2, "seed": 0}}})
     ['# r: A subset: 4 of 9 samples (limit 2, seed 0; every subtopic, pairs whole): its values are not the full set’s.']
     """
-    from nlibias.report.verdict_block import verdict_notes
-
     mark = "#" if fmt == "csv" else "%"
     lines = [
         f"{mark} {label}: {note}"
@@ -415,9 +458,9 @@ def render_tables(
     for table in paper_tables(runs):
         body = format_table(table, fmt)
         if fmt == "md":
-            parts.append(f"**{table.title}**\n\n{body}")
-        elif fmt == "csv":
-            parts.append(f"# {table.title}\n{body}")
+            parts.append(f"**{table.title}**\n\n{body}" + "".join(f"\n\n*{note}*" for note in table.notes))
         else:
-            parts.append(body)
+            mark = "#" if fmt == "csv" else "%"
+            title = [f"# {table.title}"] if fmt == "csv" else []
+            parts.append("\n".join([*title, body, *(f"{mark} {note}" for note in table.notes)]))
     return "\n\n".join(parts) + ("\n" if parts else "")
