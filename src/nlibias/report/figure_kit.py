@@ -40,6 +40,8 @@ class Plot:
     png: bytes
     width_in: float = COLUMN_WIDTH_IN
     """Width of the figure in inches (the HTML shows it at a readable size from this)."""
+    narrow: Plot | None = None
+    """The figure drawn for a phone's width, where it has one (the HTML shows it below 700 px)."""
 
 
 def new_figure(width: float, height: float) -> Any:

@@ -89,15 +89,21 @@ def _split_total(m: Mapping[str, Any]) -> str:
     return _num(sum(float(p) for p in parts if is_number(p))) if all(is_number(p) for p in parts) else "–"
 
 
+def _svg_data(plot: figures.Plot) -> str:
+    return "data:image/svg+xml;base64," + base64.b64encode(plot.svg.encode("utf-8")).decode("ascii")
+
+
 def _figure_html(plot: figures.Plot | None) -> str:
+    """A figure at a readable size; a phone (below 700 px) gets its narrow variant, screen-wide."""
     if plot is None:
         return ""
-    data = base64.b64encode(plot.svg.encode("utf-8")).decode("ascii")
-    return (
-        f'<figure><img alt="{_e(plot.caption)}" style="width:{round(plot.width_in * 150)}px" '
-        f'src="data:image/svg+xml;base64,{data}">'
-        f"<figcaption>{_e(plot.caption)}</figcaption></figure>"
+    image = (
+        f'<img alt="{_e(plot.caption)}" style="width:{round(plot.width_in * 150)}px" src="{_svg_data(plot)}">'
     )
+    if plot.narrow is not None:
+        phone = f'<source media="(max-width:700px)" srcset="{_svg_data(plot.narrow)}">'
+        image = f'<picture class="phone">{phone}{image}</picture>'
+    return f"<figure>{image}<figcaption>{_e(plot.caption)}</figcaption></figure>"
 
 
 def _paper_table_html(table: PaperTable) -> str:

@@ -12,6 +12,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
@@ -34,7 +35,7 @@ from nlibias.report.figure_kit import (
 # test can wrap plots._render to keep each drawn figure
 from nlibias.report.figure_kit import render as _render
 from nlibias.report.load import FunnelStage
-from nlibias.report.metric_readers import bias_measure, is_number, numeric_measures, slice_groups
+from nlibias.report.metric_readers import bias_measure, is_number, measure_n, numeric_measures, slice_groups
 
 __all__ = [
     "COLUMN_WIDTH_IN",
@@ -281,15 +282,29 @@ def heatmap_scale(measure: str) -> tuple[float, float, str]:
 HEATMAP_LABEL_PT = 9.0
 """The heat map's cell and axis labels, in points: readable where the figure is shown at its own
 size (4.5 pt cells read as about 5 pt in a browser)."""
+PHONE_MODELS_PER_ROW = 2
+"""Models side by side in the heat map drawn for a phone (the report shows it below 700 px, as
+wide as the screen): more would shrink its 9 pt labels below legibility at 390 px."""
+_PHONE_SUBTOPIC_CHARS = 14
+
+
+@dataclass(frozen=True)
+class _Heat:
+    """What a heat map shows: per subtopic (row) and model (column) the value and its n."""
+
+    subtopics: list[str]
+    names: list[str]
+    grid: list[list[float]]
+    counts: list[list[int | None]]
+    measure: str
 
 
 def plot_subtopic_heatmap(
     label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "subtopic_heatmap"
 ) -> Plot | None:
     """Per-subtopic heat map of the bias measure (yes on pro for generative, pro bias otherwise),
-    on the measure's declared scale (:func:`heatmap_scale`), each cell with its value and n."""
-    from nlibias.report.metric_readers import measure_n
-
+    on the measure's declared scale (:func:`heatmap_scale`), each cell with its value and n; with
+    a variant for phones (:data:`PHONE_MODELS_PER_ROW` models a row, in ``Plot.narrow``)."""
     subtopics: list[str] = []
     measure: str | None = None
     for metrics in models.values():
@@ -314,54 +329,61 @@ def plot_subtopic_heatmap(
             row_n.append(measure_n(m, measure) if isinstance(m, Mapping) else None)
         grid.append(row)
         counts.append(row_n)
-    chosen = measure
-    vmin, vmax, cmap = heatmap_scale(measure)
-
-    def draw() -> Any:
-        import numpy as np
-
-        size = HEATMAP_LABEL_PT
-        column = 0.95
-        labels = [wrap_label(n, chars_that_fit(column - 0.1, size)) for n in names]
-        lines = max(label.count("\n") + 1 for label in labels)
-        left = 0.3 + max(len(s) for s in subtopics) * size * 0.62 / 72
-        row = 2.4 * size / 72  # a value and its n, each a line of the label's size
-        fig = new_figure(
-            max(COLUMN_WIDTH_IN, left + 1.2 + column * len(names)),
-            1.0 + size * 1.3 / 72 * lines + row * len(subtopics),
-        )
-        ax = fig.add_subplot()
-        data = np.array(grid, dtype=float)
-        image = ax.imshow(data, aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
-        ax.set_xticks(range(len(names)), labels, fontsize=size)
-        ax.set_yticks(range(len(subtopics)), subtopics, fontsize=size)
-        for i in range(data.shape[0]):
-            for j in range(data.shape[1]):
-                if np.isfinite(data[i, j]):
-                    share = (data[i, j] - vmin) / (vmax - vmin)
-                    colour = (
-                        "black" if (share > 0.6 if cmap == "cividis" else abs(share - 0.5) < 0.3) else "white"
-                    )
-                    n = counts[i][j]
-                    text = f"{data[i, j]:.1f}" + ("" if n is None else f"\nn={n}")
-                    ax.text(
-                        j, i, text, ha="center", va="center", fontsize=size, color=colour, linespacing=0.9
-                    )
-                else:  # undefined (no answer read, or no sample): said, not a blank cell
-                    n = counts[i][j]
-                    text = "n/a" + ("" if n is None else f"\nn={n}")
-                    ax.text(
-                        j, i, text, ha="center", va="center", fontsize=size, color="grey", linespacing=0.9
-                    )
-        fig.colorbar(image, ax=ax, label=f"{chosen} (%), fixed scale", shrink=0.8)
-        return fig
-
-    return _render(
-        name,
-        f"{chosen} per subtopic and model, % on its full scale {vmin:g} to {vmax:g}, with n ({label}); "
-        "n/a: undefined (no answer read).",
-        draw,
+    heat = _Heat(subtopics, names, grid, counts, measure)
+    vmin, vmax, _ = heatmap_scale(measure)
+    caption = (
+        f"{measure} per subtopic and model, % on its full scale {vmin:g} to {vmax:g}, with n ({label}); "
+        "n/a: undefined (no answer read)."
     )
+    wide = _render(name, caption, lambda: _heatmap_figure(heat, phone=False))
+    narrow = _render(f"{name}_phone", caption, lambda: _heatmap_figure(heat, phone=True))
+    return replace(wide, narrow=narrow)
+
+
+def _heatmap_figure(heat: _Heat, *, phone: bool) -> Any:
+    """The heat map, every model side by side; for a ``phone``, a column's width with its
+    subtopics wrapped and :data:`PHONE_MODELS_PER_ROW` models a panel, the panels one below the
+    other under one colour bar."""
+    import numpy as np
+
+    size = HEATMAP_LABEL_PT
+    vmin, vmax, cmap = heatmap_scale(heat.measure)
+    per_row = PHONE_MODELS_PER_ROW if phone else len(heat.names)
+    subtopics = [wrap_label(s, _PHONE_SUBTOPIC_CHARS) if phone else s for s in heat.subtopics]
+    left = 0.3 + max(len(line) for s in subtopics for line in s.split("\n")) * size * 0.62 / 72
+    if phone:
+        width = COLUMN_WIDTH_IN
+        column = (width - left - 0.25) / min(per_row, len(heat.names))  # the colour bar below
+    else:
+        column = 0.95
+        width = max(COLUMN_WIDTH_IN, left + 1.2 + column * len(heat.names))
+    labels = [wrap_label(n, chars_that_fit(column - 0.1, size)) for n in heat.names]
+    head = size * 1.3 / 72 * max(label.count("\n") + 1 for label in labels)
+    row = max(2.4, 1.2 * max(s.count("\n") + 1 for s in subtopics)) * size / 72  # a value and its n
+    chunks = [range(at, min(at + per_row, len(heat.names))) for at in range(0, len(heat.names), per_row)]
+    panel = head + row * len(subtopics) + 0.2
+    fig = new_figure(width, 1.0 + panel * len(chunks) + 0.5 * phone)
+    heights = [panel] * len(chunks) + [0.12] * phone  # a phone's colour bar in a row of its own
+    axes = fig.subplots(len(heights), 1, squeeze=False, gridspec_kw={"height_ratios": heights}).ravel()
+    data = np.array(heat.grid, dtype=float)
+    for ax, columns in zip(axes, chunks, strict=False):
+        image = ax.imshow(data[:, list(columns)], aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
+        ax.set_xticks(range(len(columns)), [labels[j] for j in columns], fontsize=size)
+        ax.set_yticks(range(len(subtopics)), subtopics, fontsize=size)
+        for i in range(len(subtopics)):
+            for x, j in enumerate(columns):
+                value, n = data[i, j], heat.counts[i][j]
+                if np.isfinite(value):
+                    share = (value - vmin) / (vmax - vmin)
+                    dark = share > 0.6 if cmap == "cividis" else abs(share - 0.5) < 0.3
+                    text, colour = f"{value:.1f}", "black" if dark else "white"
+                else:  # undefined (no answer read, or no sample): said, not a blank cell
+                    text, colour = "n/a", "grey"
+                text += "" if n is None else f"\nn={n}"
+                ax.text(x, i, text, ha="center", va="center", fontsize=size, color=colour, linespacing=0.9)
+    bar = {"cax": axes[-1], "orientation": "horizontal"} if phone else {"ax": axes[0], "shrink": 0.8}
+    fig.colorbar(image, label=f"{heat.measure} (%), fixed scale", **bar)
+    return fig
 
 
 #: How each unit of :mod:`nlibias.metrics.meta` is named on a measures axis (``count``: a
