@@ -33,6 +33,7 @@ from nlibias.report.debias_sections import debias_section
 from nlibias.report.examples import CATEGORY_TITLES, example_pairs
 from nlibias.report.explanation_sections import explanations_html
 from nlibias.report.extend_sections import extend_card_html
+from nlibias.report.figure_kit import Plot
 from nlibias.report.glossary import glossary_html, glossary_names
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import model_key
@@ -50,6 +51,7 @@ from nlibias.report.paper_tables import (
     paper_tables,
 )
 from nlibias.report.run_notes import Caveat, caveats_html, provenance_html
+from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements, plot_tp_vs_nli
 from nlibias.report.verdict_html import measure_link, verdict_section
 
 ASSETS_DIR_SUFFIX = "_files"
@@ -60,7 +62,7 @@ class Report:
     """The rendered report: ``html`` text and the figures to save beside it."""
 
     html: str
-    plots: list[figures.Plot] = field(default_factory=list)
+    plots: list[Plot] = field(default_factory=list)
     sections: list[str] = field(default_factory=list)
     """Ids of the sections that were rendered (the others had no data)."""
     caveats: list[Caveat] = field(default_factory=list)
@@ -89,11 +91,11 @@ def _split_total(m: Mapping[str, Any]) -> str:
     return _num(sum(float(p) for p in parts if is_number(p))) if all(is_number(p) for p in parts) else "–"
 
 
-def _svg_data(plot: figures.Plot) -> str:
+def _svg_data(plot: Plot) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(plot.svg.encode("utf-8")).decode("ascii")
 
 
-def _figure_html(plot: figures.Plot | None) -> str:
+def _figure_html(plot: Plot | None) -> str:
     """A figure at a readable size; a phone (below 700 px) gets its narrow variant, screen-wide."""
     if plot is None:
         return ""
@@ -125,7 +127,7 @@ def _card(runs: Sequence[Run]) -> str:
     return "".join(parts)
 
 
-def _funnel(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
+def _funnel(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
     parts = []
     for i, run in enumerate(runs):
         stages = run.dataset_funnel()
@@ -160,7 +162,7 @@ def _has_measure(run: Run, measure: str) -> bool:
     return any(isinstance(m.get("overall"), Mapping) and measure in m["overall"] for m in run.models.values())
 
 
-def _accuracy(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
+def _accuracy(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
     with_accuracy = [r for r in runs if _has_measure(r, "accuracy")]
     if not with_accuracy:
         return ""
@@ -186,7 +188,7 @@ def _accuracy(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
     return "".join(parts)
 
 
-def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[figures.Plot]) -> str:
+def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[Plot]) -> str:
     parts = []
     for i, run in enumerate(runs):
         if not _has_measure(run, "cf_pro" if kind == "split" else "pro_stereotype_bias"):
@@ -226,7 +228,7 @@ def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[figure
     return "".join(parts)
 
 
-def _heatmap(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
+def _heatmap(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
     if not plots:
         return ""
     parts = []
@@ -275,7 +277,7 @@ def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
     )
 
 
-def _other_measures(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
+def _other_measures(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
     parts = []
     for i, run in enumerate(runs):
         groups = figures.measures_by_unit(run.models)
@@ -385,15 +387,8 @@ def _examples(runs: Sequence[Run], per_category: int) -> str:
     )
 
 
-def _tp_vs_nli(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
+def _tp_vs_nli(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
     """Scatter of TP bias score vs M1 across models, the R² table and item-level agreement."""
-    from nlibias.report.tp_correlation import (
-        agreement_table,
-        correlation_table,
-        item_agreements,
-        plot_tp_vs_nli,
-    )
-
     models = [(r.label, r.models) for r in runs]
     table = correlation_table(models)
     agreement = agreement_table(item_agreements(runs))
@@ -431,7 +426,7 @@ def render_report(
     examples_per_category: int = 2,
 ) -> Report:
     """Render the report of ``runs``; ``compare_runs`` defaults to True for several runs or models."""
-    figs: list[figures.Plot] = []
+    figs: list[Plot] = []
     if compare_runs is None:
         compare_runs = len(runs) > 1 or any(len(r.models) > 1 for r in runs)
     comparison = compare(runs) if compare_runs else None

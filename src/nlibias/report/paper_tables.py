@@ -38,6 +38,7 @@ from nlibias.report.metric_readers import (
 from nlibias.report.paper_table_format import TABLE_FORMATS as TABLE_FORMATS
 from nlibias.report.paper_table_format import PaperTable as PaperTable
 from nlibias.report.paper_table_format import format_table as format_table
+from nlibias.report.tp_correlation import correlation_table
 from nlibias.report.verdict_block import verdict_block, verdict_notes
 
 PROMPT_TITLES = {"true": "Prompt 1: True hypothesis", "entailed": "Prompt 2: Entailed hypothesis"}
@@ -371,8 +372,6 @@ def paper_tables(
     wq_sources = {source for _label, source, models in runs if _has(models, "M1")}
     wq = [(label, models) for label, source, models in runs if source in wq_sources]
     if wq:
-        from nlibias.report.tp_correlation import correlation_table
-
         for table in (wq_table3(wq), correlation_table(wq)):
             if table is not None:
                 tables.append(table)

@@ -37,26 +37,6 @@ from nlibias.report.figure_kit import render as _render
 from nlibias.report.load import FunnelStage
 from nlibias.report.metric_readers import bias_measure, is_number, measure_n, numeric_measures, slice_groups
 
-__all__ = [
-    "COLUMN_WIDTH_IN",
-    "HATCHES",
-    "OKABE_ITO",
-    "UNIT_AXES",
-    "WIDE_WIDTH_IN",
-    "ModelsByRun",
-    "Plot",
-    "heatmap_scale",
-    "measures_by_unit",
-    "no_bias_line",
-    "plot_accuracy",
-    "plot_error_split",
-    "plot_funnel",
-    "plot_generic_measures",
-    "plot_pro_anti",
-    "plot_subtopic_heatmap",
-    "wrap_label",
-]  # fmt: skip
-
 
 def _domains(series: Sequence[Mapping[str, Any]], measure: str) -> list[str]:
     """The slices (``all`` and each domain) where any of ``series`` has ``measure``, in order."""

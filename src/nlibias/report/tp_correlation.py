@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from nlibias.metrics.token_probability import r_and_r2, wq_nli_item_agreement
 from nlibias.metrics.wq_nli import M_KEYS
+from nlibias.report.figure_kit import OKABE_ITO, ModelsByRun, Plot, new_figure, render
 from nlibias.report.metric_readers import is_number
 from nlibias.report.paper_table_format import PaperTable
 from nlibias.schema import Prediction, Sample
@@ -29,7 +30,6 @@ from nlibias.schema.columns import SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
 if TYPE_CHECKING:
-    from nlibias.report.figure_kit import ModelsByRun, Plot
     from nlibias.report.load import Run
 
 
@@ -236,8 +236,6 @@ def agreement_table(agreements: Sequence[Mapping[str, Any]]) -> PaperTable | Non
 def plot_tp_vs_nli(runs: ModelsByRun, *, measure: str = "M1", name: str = "tp_vs_nli") -> Plot | None:
     """Scatter of TP bias score (x) against an NLI measure (y), one point per (TP, NLI) model pair,
     with the least-squares line and its R² in the caption."""
-    from nlibias.report.figure_kit import OKABE_ITO, new_figure, render
-
     points = [p for p in correlation_points(runs) if p.get(measure) is not None]
     if not points:
         return None

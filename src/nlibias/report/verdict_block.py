@@ -26,7 +26,7 @@ from nlibias.metrics.verdicts import (
 )
 from nlibias.schema.declared import is_int
 from nlibias.schema.measure_info import MeasureInfo
-from nlibias.textio.tables import render_table
+from nlibias.textio.tables import markdown_table, render_table
 
 TITLE = (
     "Verdict (95% bootstrap intervals; a signed measure is biased only when its interval "
@@ -256,13 +256,7 @@ def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
         return ""
     header, rows = verdict_rows(verdicts)
     if fmt == "md":
-        table = "\n".join(
-            [
-                "| " + " | ".join(header) + " |",
-                "|" + "|".join("---" for _ in header) + "|",
-                *("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows),
-            ]
-        )
+        table = markdown_table(header, rows)
         lines = [f"**{TITLE}**", "", *(f"*{note}*" for note in verdict_notes(metrics)), "", table]
         extra = slice_lines(verdicts)
         for line in extra:
