@@ -46,6 +46,7 @@ from nlibias.report.paper_tables import (
     PaperTable,
     biased_subtopics,
     format_table,
+    has_measure,
     measures_sentence,
     most_biased_subtopics,
     paper_tables,
@@ -158,12 +159,8 @@ def _domain_rows(models: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str
     return rows
 
 
-def _has_measure(run: Run, measure: str) -> bool:
-    return any(isinstance(m.get("overall"), Mapping) and measure in m["overall"] for m in run.models.values())
-
-
 def _accuracy(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
-    with_accuracy = [r for r in runs if _has_measure(r, "accuracy")]
+    with_accuracy = [r for r in runs if has_measure(r.models, "accuracy")]
     if not with_accuracy:
         return ""
     parts = []
@@ -191,7 +188,7 @@ def _accuracy(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
 def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[Plot]) -> str:
     parts = []
     for i, run in enumerate(runs):
-        if not _has_measure(run, "cf_pro" if kind == "split" else "pro_stereotype_bias"):
+        if not has_measure(run.models, "cf_pro" if kind == "split" else "pro_stereotype_bias"):
             continue
         parts.append(f"<h3>{_e(run.label)}</h3>")
         if plots:

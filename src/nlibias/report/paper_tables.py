@@ -38,7 +38,7 @@ from nlibias.report.metric_readers import (
 from nlibias.report.paper_table_format import TABLE_FORMATS as TABLE_FORMATS
 from nlibias.report.paper_table_format import PaperTable as PaperTable
 from nlibias.report.paper_table_format import format_table as format_table
-from nlibias.report.tp_correlation import correlation_table
+from nlibias.report.tp_correlation import correlation_table, overall_of
 from nlibias.report.verdict_block import verdict_block, verdict_notes
 
 PROMPT_TITLES = {"true": "Prompt 1: True hypothesis", "entailed": "Prompt 2: Entailed hypothesis"}
@@ -235,12 +235,12 @@ def wq_table3(runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]) -> Pa
     model_names: list[str] = []
     for _, models in runs:
         model_names += [m for m in models if m not in model_names]
-    with_tp = any("tp_bias_score" in _overall(m) for _, models in runs for m in models.values())
+    with_tp = any("tp_bias_score" in overall_of(m) for _, models in runs for m in models.values())
     rows: list[list[Any]] = []
     for model in model_names:
         row: list[Any] = [model]
         for _, models in runs:
-            overall = _overall(models.get(model, {}))
+            overall = overall_of(models.get(model, {}))
             row += [overall.get("tp_bias_score")] if with_tp else []
             row.append(overall.get("M1"))
         rows.append(row)
@@ -259,11 +259,6 @@ def wq_table3(runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]) -> Pa
         tuple(headers),
         rows,
     )
-
-
-def _overall(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
-    overall = metrics.get("overall") if isinstance(metrics, Mapping) else None
-    return overall if isinstance(overall, Mapping) else {}
 
 
 def generic_measures(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -369,7 +364,7 @@ def paper_tables(
                 tables.append(_relabel(table, suffix, label if len(runs) > 1 else ""))
     # WinoQueer-NLI's tables: the runs reporting M1 and every run of the same sample source (its
     # sentence scorers may have been audited in a run directory of their own)
-    wq_sources = {source for _label, source, models in runs if _has(models, "M1")}
+    wq_sources = {source for _label, source, models in runs if has_measure(models, "M1")}
     wq = [(label, models) for label, source, models in runs if source in wq_sources]
     if wq:
         for table in (wq_table3(wq), correlation_table(wq)):
@@ -393,12 +388,13 @@ def _relabel(table: PaperTable, suffix: str, label: str) -> PaperTable:
     return PaperTable(key, table.title + suffix, table.headers, table.rows, table.group_column, table.notes)
 
 
-def _has(models: Mapping[str, Mapping[str, Any]], measure: str) -> bool:
+def has_measure(models: Mapping[str, Mapping[str, Any]], measure: str) -> bool:
+    """Whether some model's ``overall`` holds ``measure``."""
     return any(isinstance(m.get("overall"), Mapping) and measure in m["overall"] for m in models.values())
 
 
 def _is_bbnli(models: Mapping[str, Mapping[str, Any]]) -> bool:
-    return _has(models, "cf_pro") or _has(models, "pro_stereotype_bias")
+    return has_measure(models, "cf_pro") or has_measure(models, "pro_stereotype_bias")
 
 
 def verdict_blocks(

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from nlibias.report.load import Run
 
 
-def _overall(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
+def overall_of(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
     overall = metrics.get("overall")
     return overall if isinstance(overall, Mapping) else {}
 
@@ -47,9 +47,9 @@ def _measure(overall: Mapping[str, Any], key: str) -> float | None:
 def _paired_models(models: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, float], dict[str, Any]]:
     """A run's sentence scorers with a TP score and its models reporting M1."""
     tp = {
-        k: score for k, m in models.items() if (score := _measure(_overall(m), "tp_bias_score")) is not None
+        k: score for k, m in models.items() if (score := _measure(overall_of(m), "tp_bias_score")) is not None
     }
-    return tp, {k: _overall(m) for k, m in models.items() if "M1" in _overall(m)}
+    return tp, {k: overall_of(m) for k, m in models.items() if "M1" in overall_of(m)}
 
 
 def correlation_points(runs: ModelsByRun) -> list[dict[str, Any]]:
@@ -110,7 +110,7 @@ def correlation_rows(runs: ModelsByRun) -> list[dict[str, Any]]:
         (name, *(repr(o.get(k)) for k in M_KEYS)): o
         for _, models in runs
         for name, m in models.items()
-        if "M1" in (o := _overall(m))
+        if "M1" in (o := overall_of(m))
     }
     nli = list(distinct.values())
     for a, b in itertools.combinations(M_KEYS, 2):
@@ -199,7 +199,7 @@ def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
 
 
 def _reports(run: Run, measure: str) -> bool:
-    return any(measure in _overall(metrics) for metrics in run.models.values())
+    return any(measure in overall_of(metrics) for metrics in run.models.values())
 
 
 def item_agreement_of_rows(
