@@ -52,6 +52,7 @@ from nlibias.report.paper_tables import (
     paper_tables,
 )
 from nlibias.report.run_notes import Caveat, caveats_html, provenance_html
+from nlibias.report.tables import TABLE5_MEASURES, TABLE7_MEASURES
 from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements, plot_tp_vs_nli
 from nlibias.report.verdict_html import measure_link, verdict_section
 
@@ -109,6 +110,12 @@ def _figure_html(plot: Plot | None) -> str:
     return f"<figure>{image}<figcaption>{_e(plot.caption)}</figcaption></figure>"
 
 
+def _shown(plot: Plot | None, out: list[Plot]) -> str:
+    """The figure's HTML (``""`` without one), kept in ``out`` to be saved beside the report."""
+    out += [plot] if plot is not None else []
+    return _figure_html(plot)
+
+
 def _paper_table_html(table: PaperTable) -> str:
     rows = [
         [_e(_num(v)) if is_number(v) and isinstance(v, float) else _e("" if v is None else v) for v in r]
@@ -136,10 +143,7 @@ def _funnel(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
             continue
         parts.append(f"<h3>{_e(run.label)}</h3>")
         if plots:
-            plot = figures.plot_funnel(stages, name=f"funnel_{i}")
-            if plot is not None:
-                out.append(plot)
-                parts.append(_figure_html(plot))
+            parts.append(_shown(figures.plot_funnel(stages, name=f"funnel_{i}"), out))
         first = stages[0].count or 1
         parts.append(
             _table(
@@ -165,10 +169,7 @@ def _accuracy(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
         return ""
     parts = []
     if plots:
-        plot = figures.plot_accuracy([(r.label, r.models) for r in with_accuracy])
-        if plot is not None:
-            out.append(plot)
-            parts.append(_figure_html(plot))
+        parts.append(_shown(figures.plot_accuracy([(r.label, r.models) for r in with_accuracy]), out))
     rows = []
     for run in with_accuracy:
         for model, name, m in _domain_rows(run.models):
@@ -185,43 +186,29 @@ def _accuracy(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
     return "".join(parts)
 
 
+_BBNLI_SECTIONS = {
+    "split": (figures.plot_error_split, "error_split", TABLE7_MEASURES, ("Mispred", "Pro", "Anti", "Error")),
+    "pro_anti": (figures.plot_pro_anti, "pro_anti", TABLE5_MEASURES, ("Pro", "Anti", "Aggregate")),
+}
+"""Table 7 (the error split) and Table 5 (pro / anti): the figure, its name, measures and columns."""
+
+
 def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[Plot]) -> str:
+    plot, name, measures, columns = _BBNLI_SECTIONS[kind]
+    total = ["Pro+Anti+Error"] if kind == "split" else []
     parts = []
     for i, run in enumerate(runs):
-        if not has_measure(run.models, "cf_pro" if kind == "split" else "pro_stereotype_bias"):
+        if not has_measure(run.models, measures[1]):  # cf_pro, or pro_stereotype_bias
             continue
         parts.append(f"<h3>{_e(run.label)}</h3>")
         if plots:
-            plot = (
-                figures.plot_error_split(run.label, run.models, name=f"error_split_{i}")
-                if kind == "split"
-                else figures.plot_pro_anti(run.label, run.models, name=f"pro_anti_{i}")
-            )
-            if plot is not None:
-                out.append(plot)
-                parts.append(_figure_html(plot))
-        if kind == "split":
-            headers = ["model", "domain", "Mispred", "Pro", "Anti", "Error", "Pro+Anti+Error"]
-            rows = [
-                [model_key(model), _e(name)]
-                + [
-                    value_with_interval(m, k, counts=True)
-                    for k in ("misprediction_rate", "cf_pro", "cf_anti", "cf_error")
-                ]
-                + [_split_total(m)]
-                for model, name, m in _domain_rows(run.models)
-            ]
-        else:
-            headers = ["model", "domain", "Pro", "Anti", "Aggregate"]
-            rows = [
-                [model_key(model), _e(name)]
-                + [
-                    value_with_interval(m, k, counts=True)
-                    for k in ("pro_stereotype_bias", "anti_stereotype_bias", "bbnli_bias_score")
-                ]
-                for model, name, m in _domain_rows(run.models)
-            ]
-        parts.append(_table(headers, rows, numeric_from=2))
+            parts.append(_shown(plot(run.label, run.models, name=f"{name}_{i}"), out))
+        rows = [
+            [model_key(model), _e(slice_name), *(value_with_interval(m, k, counts=True) for k in measures)]
+            + ([_split_total(m)] if kind == "split" else [])
+            for model, slice_name, m in _domain_rows(run.models)
+        ]
+        parts.append(_table(["model", "domain", *columns, *total], rows, numeric_from=2))
     return "".join(parts)
 
 
@@ -230,10 +217,8 @@ def _heatmap(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
         return ""
     parts = []
     for i, run in enumerate(runs):
-        plot = figures.plot_subtopic_heatmap(run.label, run.models, name=f"subtopic_heatmap_{i}")
-        if plot is not None:
-            out.append(plot)
-            parts.append(f"<h3>{_e(run.label)}</h3>" + _figure_html(plot))
+        plot = _shown(figures.plot_subtopic_heatmap(run.label, run.models, name=f"subtopic_heatmap_{i}"), out)
+        parts.append(f"<h3>{_e(run.label)}</h3>{plot}" if plot else "")
     return "".join(parts)
 
 
@@ -286,9 +271,7 @@ def _other_measures(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
                 figures.plot_generic_measures(run.label, run.models, name=f"measures_{i}"),
                 plot_bbq_heatmap(run.label, run.models, name=f"bbq_heatmap_{i}"),
             ):
-                if plot is not None:
-                    out.append(plot)
-                    parts.append(_figure_html(plot))
+                parts.append(_shown(plot, out))
         measures = [m for group in groups.values() for m in group]
         unit_of = {m: unit for unit, group in groups.items() for m in group}
         headers = [
@@ -393,10 +376,7 @@ def _tp_vs_nli(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
         return ""
     parts = []
     if plots and table is not None:
-        plot = plot_tp_vs_nli(models)
-        if plot is not None:
-            out.append(plot)
-            parts.append(_figure_html(plot))
+        parts.append(_shown(plot_tp_vs_nli(models), out))
     parts += [_paper_table_html(t) for t in (table, agreement) if t is not None]
     return "".join(parts)
 

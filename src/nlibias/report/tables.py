@@ -20,8 +20,8 @@ def _slices(metrics: Mapping[str, Any], by: str) -> list[tuple[str, Mapping[str,
     return found
 
 
-_TABLE5 = ("pro_stereotype_bias", "anti_stereotype_bias", "bbnli_bias_score")
-_TABLE7 = ("misprediction_rate", "cf_pro", "cf_anti", "cf_error")
+TABLE5_MEASURES = ("pro_stereotype_bias", "anti_stereotype_bias", "bbnli_bias_score")
+TABLE7_MEASURES = ("misprediction_rate", "cf_pro", "cf_anti", "cf_error")
 
 
 def format_bbnli_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "domain") -> str:
@@ -33,8 +33,8 @@ def format_bbnli_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "d
     notes: list[str] = []
     for model, metrics in models.items():
         for name, m in _slices(metrics, by):
-            table5.append([model, name, *(m[k] for k in ("n", *_TABLE5))])
-            table7.append([model, name, *(m[k] for k in ("n_pairs", *_TABLE7))])
+            table5.append([model, name, *(m[k] for k in ("n", *TABLE5_MEASURES))])
+            table7.append([model, name, *(m[k] for k in ("n_pairs", *TABLE7_MEASURES))])
             accuracy.append(
                 [
                     model,

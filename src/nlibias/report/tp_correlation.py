@@ -149,22 +149,11 @@ def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
     runs, read from their ``predictions.jsonl`` (matched by sample id, so the TP and NLI models
     may come from different runs of the same samples).
 
-    Which runs take part is read from their content, never from their ``source``:
-
-    * a run in which some model's ``overall`` holds M1 had its samples scored as WinoQueer-NLI rows
-      (M1 compares a row's stereotypical and counter-stereotypical premise and is declared once in
-      :mod:`nlibias.metrics.meta`: whatever reports it pairs its samples as M1 pairs them). Its
-      samples are the rows and its models with probabilities the NLI side;
-    * the TP side of those rows: the sentence scorers of that run itself, and of every run holding
-      ``tp_bias_score`` that scored the same samples (one of its samples is one of the rows, same id
-      and texts): a language model audited alone over the WinoQueer-NLI samples, beside a
-      classifier's run;
-    * nothing else: a run over other samples (BBNLI, occupations, CrowS-Pairs or WinoQueer sentence
-      pairs, a TP run over another samples file) is paired with no run, and without a run holding
-      M1 the list is empty. A (TP, NLI) pair is listed only where both ran over the same rows.
-
-    ``tp_nli_agreement`` in ``metrics.json`` is not the rule: only a run holding both kinds writes
-    it, so a sentence scorer and a classifier audited in two runs would not be paired.
+    Which runs take part is read from their content, never from their ``source``: a run whose
+    models report M1 gives the rows (its samples) and the NLI side (its models with
+    probabilities); the TP side is its own sentence scorers and those of every run holding
+    ``tp_bias_score`` over one of the same rows (same id and texts). Any other run is paired with
+    none. (``metrics.json``'s ``tp_nli_agreement`` pairs only models audited in one run.)
     """
     rows = {i: {s.id: s for s in run.samples()} for i, run in enumerate(runs) if _reports(run, "M1")}
     pairs = {
