@@ -41,6 +41,8 @@ from nlibias.report.paper_table_format import format_table as format_table
 from nlibias.report.tp_correlation import correlation_table, overall_of
 from nlibias.report.verdict_block import verdict_block, verdict_notes
 
+PaperRuns = Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]]
+"""Each run as ``(label, source, models)``."""
 PROMPT_TITLES = {"true": "Prompt 1: True hypothesis", "entailed": "Prompt 2: Entailed hypothesis"}
 MEASURE_TITLES = {"delta_p": "ΔP", "S": "S", "B": "B", "S_3way": "S 3-way"}
 TABLE8_NOTE = (
@@ -339,9 +341,7 @@ def generic_table(models: Mapping[str, Mapping[str, Any]], *, key: str, title: s
     return PaperTable(key, title, headers, rows, group_column=True)
 
 
-def paper_tables(
-    runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]],
-) -> list[PaperTable]:
+def paper_tables(runs: PaperRuns) -> list[PaperTable]:
     """Every paper table that the runs' data supports. ``runs`` = ``(label, source, models)``.
 
     What is shown is decided by the measures present, never by ``source`` (a benchmark added to
@@ -397,17 +397,13 @@ def _is_bbnli(models: Mapping[str, Mapping[str, Any]]) -> bool:
     return has_measure(models, "cf_pro") or has_measure(models, "pro_stereotype_bias")
 
 
-def verdict_blocks(
-    runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]],
-    fmt: str,
-    documents: Mapping[str, Mapping[str, Any]] | None = None,
-) -> list[str]:
-    """The verdict block of each run (md), titled by the run's label when there are several;
+def verdict_blocks(runs: PaperRuns, documents: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The Markdown verdict block of each run, titled by the run's label when there are several;
     ``documents`` (label → the run's ``metrics.json``) gives the notes under its title (a subset,
     unscored samples, TP ties), as the audit prints them."""
     blocks = []
     for label, _source, models in runs:
-        block = verdict_block({**(documents or {}).get(label, {}), "models": models}, fmt=fmt)
+        block = verdict_block({**documents.get(label, {}), "models": models}, fmt="md")
         if block and len(runs) > 1:
             block = f"**{label}**\n\n" + block
         if block:
@@ -415,11 +411,7 @@ def verdict_blocks(
     return blocks
 
 
-def comment_notes(
-    runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]],
-    fmt: str,
-    documents: Mapping[str, Mapping[str, Any]],
-) -> list[str]:
+def comment_notes(runs: PaperRuns, fmt: str, documents: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """For CSV (``#``) and LaTeX (``%``), which hold no verdict block: its notes as comment lines.
 
     >>> comment_notes([("r", "bbnli", {})], "csv", {"r": {"subset": {"samples": 4, "of": 9, "limit": 2, "seed": 0}}})
@@ -434,11 +426,7 @@ def comment_notes(
     return ["\n".join(lines)] if lines else []
 
 
-def render_tables(
-    runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]],
-    fmt: str,
-    documents: Mapping[str, Mapping[str, Any]] | None = None,
-) -> str:
+def render_tables(runs: PaperRuns, fmt: str, documents: Mapping[str, Mapping[str, Any]] | None = None) -> str:
     """All supported paper tables of ``runs`` in one format, separated by blank lines: Markdown
     opens with the verdict blocks, CSV and LaTeX with their notes as comments (``documents``:
     label → the run's ``metrics.json``, for those notes).
@@ -447,9 +435,8 @@ def render_tables(
     """
     if fmt not in TABLE_FORMATS:
         raise ValueError(f"unknown table format {fmt!r}; use one of {', '.join(TABLE_FORMATS)}")
-    parts: list[str] = (
-        verdict_blocks(runs, fmt, documents) if fmt == "md" else comment_notes(runs, fmt, documents or {})
-    )
+    documents = documents or {}
+    parts = verdict_blocks(runs, documents) if fmt == "md" else comment_notes(runs, fmt, documents)
     for table in paper_tables(runs):
         body = format_table(table, fmt)
         if fmt == "md":

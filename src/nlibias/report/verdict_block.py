@@ -13,7 +13,7 @@ m     | no evidence of bias | 52.78 [46.83, 58.73]
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
@@ -146,10 +146,8 @@ def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
     ['TP ties: m 12 of 40 pairs (30.0%; no preference scores 35.00), the paper’s score 30.00. The verdict reads the TP score with ties split (each tie half a vote: a model without preference stays at 50); the paper’s score counts ties in the pairs and never as preferred, which pulls it below 50 whatever a model prefers. More than 5% of pairs tie for m: its paper’s score says as much about ties as about preference.']
     """
     found, many, split = [], [], False
-    models = metrics.get("models")
-    for model, report in models.items() if isinstance(models, Mapping) else ():
-        overall = report.get("overall") if isinstance(report, Mapping) else None
-        if not isinstance(overall, Mapping) or "tp_bias_score" not in overall:
+    for model, overall in _overalls(metrics):
+        if "tp_bias_score" not in overall:
             continue
         counts = overall.get("counts")
         ties = counts.get("ties") if isinstance(counts, Mapping) else None
@@ -184,6 +182,15 @@ def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
     return [text]
 
 
+def _overalls(metrics: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each model of a ``metrics.json`` with its ``overall`` (models without one left out)."""
+    models = metrics.get("models")
+    for model, report in models.items() if isinstance(models, Mapping) else ():
+        overall = report.get("overall") if isinstance(report, Mapping) else None
+        if isinstance(overall, Mapping):
+            yield model, overall
+
+
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
@@ -197,11 +204,7 @@ def readability_notes(metrics: Mapping[str, Any]) -> list[str]:
     ['m: 40 of 400 answers read (10.0%); the verdict reads those only.']
     """
     notes = []
-    models = metrics.get("models")
-    for model, report in models.items() if isinstance(models, Mapping) else ():
-        overall = report.get("overall") if isinstance(report, Mapping) else None
-        if not isinstance(overall, Mapping):
-            continue
+    for model, overall in _overalls(metrics):
         unread, rate = overall.get("n_unparsed"), overall.get("unparsed_rate")
         if is_int(unread) and isinstance(rate, int | float) and 100.0 - rate < READ_SHARE_NOTE and rate > 0:
             total = round(unread * 100.0 / rate)
@@ -222,10 +225,8 @@ def magnitude_notes(metrics: Mapping[str, Any]) -> list[str]:
     """
     magnitudes: dict[str, MeasureInfo] = {}
     signed: dict[str, MeasureInfo] = {}
-    models = metrics.get("models")
-    for report in models.values() if isinstance(models, Mapping) else ():
-        overall = report.get("overall") if isinstance(report, Mapping) else None
-        for info in headline_infos(overall) if isinstance(overall, Mapping) else ():
+    for _, overall in _overalls(metrics):
+        for info in headline_infos(overall):
             (signed if info.signed else magnitudes).setdefault(info.name, info)
     if not magnitudes:
         return []
