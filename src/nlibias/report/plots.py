@@ -1,9 +1,5 @@
-"""Figures of a report, drawn with matplotlib (Agg, no display) in the Okabe–Ito palette.
-
-Every function returns a :class:`Plot` (SVG text and PNG bytes) or ``None`` when its data is
-absent; nothing is written here. The palette, sizes, style and rendering they share are in
-:mod:`nlibias.report.figure_kit`. Figures are sized for a paper column (3.4 in wide; 7 in for
-wide ones) with 8 pt text. matplotlib is imported inside the functions.
+"""Figures of a report (matplotlib, Agg), sized for a paper column with 8 pt text: each function
+returns a :class:`Plot` or ``None`` when its data is absent (shared kit: :mod:`figure_kit`).
 
 >>> plot_funnel([]) is None
 True
@@ -21,6 +17,7 @@ from nlibias.report.figure_kit import (
     HATCHES,
     OKABE_ITO,
     WIDE_WIDTH_IN,
+    Models,
     ModelsByRun,
     Plot,
     chars_that_fit,
@@ -89,27 +86,12 @@ def plot_accuracy(runs: ModelsByRun) -> Plot | None:
         width = 0.8 / len(series)
         handles: list[Any] = []
         for i, (label, model, metrics) in enumerate(series):
-            xs, ys, lo, hi = [], [], [], []
-            for j, m in _domain_rows(metrics, domains, ("accuracy",)):
-                xs.append(j - 0.4 + width * (i + 0.5))
-                ys.append(float(m["accuracy"]))
-                down, up = error_extent(m, "accuracy")
-                lo.append(down)
-                hi.append(up)
-            handles.append(
-                ax.bar(
-                    xs,
-                    ys,
-                    width,
-                    yerr=error_bars([(a, b) for a, b in zip(lo, hi, strict=True)]),
-                    capsize=1.5,
-                    error_kw={"linewidth": 0.6},
-                    color=OKABE_ITO[model_names.index(model) % len(OKABE_ITO)],
-                    hatch=HATCHES[labels.index(label) % len(HATCHES)] if several_runs else "",
-                    edgecolor="#333333",
-                    linewidth=0.3,
-                )
-            )
+            rows = _domain_rows(metrics, domains, ("accuracy",))
+            colour = OKABE_ITO[model_names.index(model) % len(OKABE_ITO)]
+            hatch = HATCHES[labels.index(label) % len(HATCHES)] if several_runs else ""
+            xs = [j - 0.4 + width * (i + 0.5) for j, _ in rows]
+            style = {"color": colour, "hatch": hatch, "edgecolor": "#333333", "linewidth": 0.3}
+            handles.append(_bars(ax, xs, rows, "accuracy", width, **style))
         slot = (width_in - 0.6) / max(len(domains), 1)
         ax.set_xticks(range(len(domains)), [wrap_label(d, chars_that_fit(slot, 7)) for d in domains])
         ax.set_ylabel("accuracy (%)")
@@ -121,9 +103,14 @@ def plot_accuracy(runs: ModelsByRun) -> Plot | None:
     return _render("accuracy", "Accuracy on bias-audit samples (gold: neutral), 95% bootstrap CIs.", draw)
 
 
-def _small_multiples(
-    models: Mapping[str, Mapping[str, Any]], measures: Sequence[str]
-) -> tuple[list[str], list[str]]:
+def _bars(ax: Any, xs: Sequence[float], rows: _PanelRows, measure: str, width: float, **style: Any) -> Any:
+    """``measure``'s bars of ``rows`` at ``xs`` with their 95% intervals (none drawn without one)."""
+    errors = error_bars([error_extent(m, measure) for _, m in rows])
+    return ax.bar(xs, [float(m[measure]) for _, m in rows], width, yerr=errors, capsize=1.5,
+                  error_kw={"linewidth": 0.6}, **style)  # fmt: skip
+
+
+def _small_multiples(models: Models, measures: Sequence[str]) -> tuple[list[str], list[str]]:
     """The models that have every one of ``measures`` in some slice, and the slices to show."""
     names = [
         model
@@ -163,7 +150,7 @@ def _panel_grid(names: Sequence[str], domains: Sequence[str]) -> Any:
 def _panel_plot(
     name: str,
     caption: str,
-    models: Mapping[str, Mapping[str, Any]],
+    models: Models,
     measures: Sequence[str],
     draw_panel: Callable[[Any, _PanelRows], list[Any]],
     *,
@@ -190,9 +177,7 @@ def _panel_plot(
     return _render(name, caption, draw)
 
 
-def plot_error_split(
-    label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "error_split"
-) -> Plot | None:
+def plot_error_split(label: str, models: Models, *, name: str = "error_split") -> Plot | None:
     """Pro / anti / group-insensitive error stacked per domain, one panel per model (sums to
     Mispred, Table 7)."""
     parts = ("cf_pro", "cf_anti", "cf_error")
@@ -213,27 +198,14 @@ def plot_error_split(
     return _panel_plot(name, caption, models, parts, stack, ylabel="% of paired samples", legend=legend)
 
 
-def plot_pro_anti(
-    label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "pro_anti"
-) -> Plot | None:
+def plot_pro_anti(label: str, models: Models, *, name: str = "pro_anti") -> Plot | None:
     """Pro- vs anti-stereotype bias per domain with bootstrap CIs, one panel per model (Table 5)."""
     pair = ("pro_stereotype_bias", "anti_stereotype_bias")
 
     def side_by_side(ax: Any, rows: _PanelRows) -> list[Any]:
         handles = []
         for offset, measure, colour in ((-0.2, pair[0], OKABE_ITO[5]), (0.2, pair[1], OKABE_ITO[4])):
-            errors = [error_extent(m, measure) for _, m in rows]
-            handles.append(
-                ax.bar(
-                    [j + offset for j, _ in rows],
-                    [float(m[measure]) for _, m in rows],
-                    0.4,
-                    yerr=error_bars(errors),
-                    capsize=1.5,
-                    error_kw={"linewidth": 0.6},
-                    color=colour,
-                )
-            )
+            handles.append(_bars(ax, [j + offset for j, _ in rows], rows, measure, 0.4, color=colour))
         return handles
 
     caption = f"Pro- vs anti-stereotype bias with 95% bootstrap CIs ({label})."
@@ -279,9 +251,7 @@ class _Heat:
     measure: str
 
 
-def plot_subtopic_heatmap(
-    label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "subtopic_heatmap"
-) -> Plot | None:
+def plot_subtopic_heatmap(label: str, models: Models, *, name: str = "subtopic_heatmap") -> Plot | None:
     """Per-subtopic heat map of the bias measure (yes on pro for generative, pro bias otherwise),
     on the measure's declared scale (:func:`heatmap_scale`), each cell with its value and n; with
     a variant for phones (:data:`PHONE_MODELS_PER_ROW` models a row, in ``Plot.narrow``)."""
@@ -371,7 +341,7 @@ def _heatmap_figure(heat: _Heat, *, phone: bool) -> Any:
 UNIT_AXES = {"%": "percent", "fraction": "fraction (0 to 1)", "nats": "nats", "count": "count"}
 
 
-def measures_by_unit(models: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+def measures_by_unit(models: Models) -> dict[str, list[str]]:
     """Every measure of the models' ``overall`` outside BBNLI's own (M1–M8, S/ΔP/B, yes rates, ...),
     grouped by the unit :mod:`nlibias.metrics.meta` declares (``count`` for undeclared numbers).
 
@@ -408,7 +378,7 @@ def no_bias_line(measure: str) -> float | None:
     return None if value is None or value == 0 else float(value)
 
 
-def _drawn_groups(models: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+def _drawn_groups(models: Models) -> dict[str, list[str]]:
     """:func:`measures_by_unit` without the undeclared counts that are 0 (or absent) for every
     model, and without the units left with no measure."""
 
@@ -423,9 +393,7 @@ def _drawn_groups(models: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str
     return {unit: measures for unit, measures in groups.items() if measures}
 
 
-def plot_generic_measures(
-    label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "measures"
-) -> Plot | None:
+def plot_generic_measures(label: str, models: Models, *, name: str = "measures") -> Plot | None:
     """Overall value of every measure present (M1–M8, S/ΔP/B, ...) per model as horizontal bars,
     one axis per unit (percent, fraction, nats, counts): scales never share an axis. Each measure
     with a no-bias value other than 0 (50 for TP scores, M1, B) gets a dashed line there. An
