@@ -297,7 +297,9 @@ def caveats_html(runs: Sequence[Run]) -> tuple[str, list[Caveat]]:
     )
 
 
-_RUN_FACTS = "samples predictions cache finished nlibias python torch transformers platform".split()
+_RUN_FACTS = (
+    "samples", "predictions", "cache", "finished", "nlibias", "python", "torch", "transformers", "platform",
+)  # fmt: skip
 """What the provenance table shows of the manifest's ``run``, in this order."""
 
 
