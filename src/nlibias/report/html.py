@@ -163,6 +163,9 @@ def _domain_rows(models: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str
     return rows
 
 
+_ACCURACIES = ("accuracy", "test_accuracy")
+
+
 def _accuracy(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
     with_accuracy = [r for r in runs if has_measure(r.models, "accuracy")]
     if not with_accuracy:
@@ -170,18 +173,11 @@ def _accuracy(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
     parts = []
     if plots:
         parts.append(_shown(figures.plot_accuracy([(r.label, r.models) for r in with_accuracy]), out))
-    rows = []
-    for run in with_accuracy:
-        for model, name, m in _domain_rows(run.models):
-            rows.append(
-                [
-                    _e(run.label),
-                    _e(model),
-                    _e(name),
-                    value_with_interval(m, "accuracy", counts=True),
-                    value_with_interval(m, "test_accuracy", counts=True),
-                ]
-            )
+    rows = [
+        [_e(run.label), _e(model), _e(name), *(value_with_interval(m, k, counts=True) for k in _ACCURACIES)]
+        for run in with_accuracy
+        for model, name, m in _domain_rows(run.models)
+    ]
     parts.append(_table(["run", "model", "domain", "accuracy %", "test accuracy %"], rows, numeric_from=3))
     return "".join(parts)
 
@@ -233,17 +229,20 @@ def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
                 m = metrics.get("by_subtopic", {}).get(entry["subtopic"], {})
                 measure = str(entry["measure"])
                 extra = " ".join(f"{k}={_num(m.get(k))}" for k in ("yes_rate_anti", "n_unparsed") if k in m)
-                rows.append(
-                    [
-                        model_key(model),
-                        str(rank),
-                        _e(entry["subtopic"]),
-                        measure_link(measure, glossary=glossary),
-                        value_with_interval(m, measure, counts=True),
-                        _num(entry["n"]) if entry["n"] is not None else "–",
-                        _e(extra),
-                    ]
+                link, value = (
+                    measure_link(measure, glossary=glossary),
+                    value_with_interval(m, measure, counts=True),
                 )
+                cells = [
+                    model_key(model),
+                    str(rank),
+                    _e(entry["subtopic"]),
+                    link,
+                    value,
+                    _num(entry["n"]),
+                    _e(extra),
+                ]
+                rows.append(cells)
         if rows:
             parts.append(
                 f"<h3>{_e(run.label)}</h3>"
@@ -277,17 +276,12 @@ def _other_measures(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
         headers = [
             MEASURE_TITLES.get(m, m) + ("" if unit_of[m] == "%" else f" ({unit_of[m]})") for m in measures
         ]
-        rows = []
-        for model, metrics in run.models.items():
-            for name, m in slice_groups(metrics, kinds=[k for k in _kinds(metrics) if k != "subtopic"]):
-                rows.append(
-                    [
-                        model_key(model),
-                        _e(name),
-                        _e(_or_blank(slice_size(m))),  # n, n_rows or n_pairs: the slice's units
-                        *(value_with_interval(m, k, counts=True) for k in measures),
-                    ]
-                )
+        rows = [
+            [model_key(model), _e(name), _e(_or_blank(slice_size(m)))]  # n, n_rows or n_pairs: its units
+            + [value_with_interval(m, k, counts=True) for k in measures]
+            for model, metrics in run.models.items()
+            for name, m in slice_groups(metrics, kinds=[k for k in _kinds(metrics) if k != "subtopic"])
+        ]
         parts.append(_table(["model", "slice", "n", *headers], rows, numeric_from=2))
     return "".join(parts)
 
