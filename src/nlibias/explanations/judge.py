@@ -108,9 +108,8 @@ def judge_pairs(answers: Sequence[GeneratedAnswer]) -> list[tuple[str, str]]:
 
 
 GROUNDED_RULE_VERSION = 2
-"""2 (2026-11-29): a sentence the premise contradicts is ungrounded even when it restates the
-hypothesis (DESIGN); 1 counted it grounded. Recorded with the outputs, so explanations judged by
-rule 1 are judged again."""
+"""The version of :func:`is_grounded`, recorded with the outputs so that explanations judged by
+another rule are judged again."""
 
 
 def is_grounded(by_premise: str, by_hypothesis: str) -> bool:
