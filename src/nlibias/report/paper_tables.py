@@ -38,6 +38,7 @@ from nlibias.report.metric_readers import (
 from nlibias.report.paper_table_format import TABLE_FORMATS as TABLE_FORMATS
 from nlibias.report.paper_table_format import PaperTable as PaperTable
 from nlibias.report.paper_table_format import format_table as format_table
+from nlibias.report.tables import TABLE5_MEASURES, TABLE7_MEASURES
 from nlibias.report.tp_correlation import correlation_table, overall_of
 from nlibias.report.verdict_block import verdict_block, verdict_notes
 
@@ -56,48 +57,41 @@ TABLE8_NOTE = (
 
 def table5(models: Mapping[str, Mapping[str, Any]]) -> PaperTable:
     """BBNLI-next Table 5: pro / anti stereotype bias and the aggregate score per model and domain."""
-    rows = [
-        [model, name, m.get("pro_stereotype_bias"), m.get("anti_stereotype_bias"), m.get("bbnli_bias_score")]
-        for model, metrics in models.items()
-        for name, m in slice_groups(metrics, kinds=["domain"])
-    ]
-    return PaperTable(
-        "table5",
-        "Pro-/Anti-stereotype bias scores and Aggregate bias score across models and bias domains (%).",
-        ("Model", "Domain", "Pro", "Anti", "Aggregate"),
-        rows,
-        group_column=True,
-    )
+    title = "Pro-/Anti-stereotype bias scores and Aggregate bias score across models and bias domains (%)."
+    return _by_domain(models, "table5", title, ("Pro", "Anti", "Aggregate"), TABLE5_MEASURES)
 
 
 def table7(models: Mapping[str, Mapping[str, Any]]) -> PaperTable:
     """BBNLI-next Table 7: misprediction rate split into pro, anti and group-insensitive error."""
+    title = (
+        "Disaggregate counterfactual measures of bias (%): Pro-/Anti-stereotype bias and model error; "
+        "they sum to the misprediction rate of the paired samples (Mispred is over every sample: "
+        "the two differ where samples are unpaired or unanswered)."
+    )
+    return _by_domain(models, "table7", title, ("Mispred", "Pro", "Anti", "Error"), TABLE7_MEASURES)
+
+
+def _by_domain(
+    models: Mapping[str, Mapping[str, Any]],
+    key: str,
+    title: str,
+    heads: Sequence[str],
+    measures: Sequence[str],
+) -> PaperTable:
+    """Model | Domain | ``measures`` (titled ``heads``), a row per model and domain."""
     rows = [
-        [model, name, m.get("misprediction_rate"), m.get("cf_pro"), m.get("cf_anti"), m.get("cf_error")]
+        [model, name, *(m.get(k) for k in measures)]
         for model, metrics in models.items()
         for name, m in slice_groups(metrics, kinds=["domain"])
     ]
-    return PaperTable(
-        "table7",
-        "Disaggregate counterfactual measures of bias (%): Pro-/Anti-stereotype bias and model error; "
-        "they sum to the misprediction rate of the paired samples (Mispred is over every sample: "
-        "the two differ where samples are unpaired or unanswered).",
-        ("Model", "Domain", "Mispred", "Pro", "Anti", "Error"),
-        rows,
-        group_column=True,
-    )
+    return PaperTable(key, title, ("Model", "Domain", *heads), rows, group_column=True)
 
 
 def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) -> list[dict[str, Any]]:
-    """The ``top`` most biased subtopics of one model (BBNLI-next Table 8) as ``metrics.json``
-    ranks and keeps them (:mod:`nlibias.metrics.ranking`: at least
-    :data:`~nlibias.metrics.verdicts.MIN_VERDICT_UNITS` resampling units and a 95% interval that
-    excludes no bias). Each entry: the ranking entry plus ``value``, ``interval`` (a tuple or None)
-    and ``n`` (the slice's count, an int or None).
-
-    Ranked again from ``by_subtopic``: a ``metrics.json`` of schema version 1 or 0 stored the
-    paper's top four whatever their intervals. Without ``by_subtopic``, the stored ranking, less
-    the entries whose value is no bias.
+    """The ``top`` most biased subtopics of one model (BBNLI-next Table 8), ranked by
+    :mod:`nlibias.metrics.ranking` from ``by_subtopic`` (older files stored the top four whatever
+    their intervals), else the stored ranking less its unbiased entries. Each entry: the ranking
+    entry plus ``value``, ``interval`` (a tuple or None) and ``n`` (the slice's count or None).
 
     >>> m = {"by_subtopic": {"a": {"yes_rate_pro": 5.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [0.0, 15.0]}},
     ...                      "b": {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}},
@@ -134,11 +128,8 @@ def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) ->
 def most_biased_subtopics(
     metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS
 ) -> list[tuple[str, float, str]]:
-    """``(subtopic, value, measure)`` of the ``top`` most biased subtopics of one model whose
-    interval excludes no bias (:func:`biased_subtopics`).
-
-    Generative runs are ranked by ``yes_rate_pro`` (yes on a pro-stereotype hypothesis), NLI
-    classifiers by ``pro_stereotype_bias``.
+    """``(subtopic, value, measure)`` of :func:`biased_subtopics` (ranked by ``yes_rate_pro`` for
+    generative LMs, ``pro_stereotype_bias`` for classifiers).
 
     >>> most_biased_subtopics({"by_subtopic": {"a": {"pro_stereotype_bias": 1.0},
     ...                                        "b": {"pro_stereotype_bias": 5.0}}}, top=1)
