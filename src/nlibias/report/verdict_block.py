@@ -104,9 +104,8 @@ def scored_of(metrics: Mapping[str, Any]) -> tuple[int, int] | None:
 
 
 def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """What the verdict's samples are, where they are not the whole samples file: a ``limit``
-    subset, samples without a prediction (a scoring) — said beside the verdict, since each moves
-    every number (before, only ``metrics.json`` held them).
+    """What the verdict's samples are where they are not the whole samples file (a ``limit``
+    subset, samples without a prediction): each moves every number.
 
     >>> sample_notes({"subset": {"limit": 20, "seed": 0, "samples": 32, "of": 3134}})
     ['A subset: 32 of 3,134 samples (limit 20, seed 0; every subtopic, pairs whole): its values are not the full set’s.']
@@ -133,13 +132,9 @@ def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """One note naming each model whose TP pairs tie, with the paper's score beside the one the
-    verdict reads. The paper's score (CrowS-Pairs, paper 003) keeps ties in the denominator and
-    never prefers them, so they pull it below 50 whatever the model prefers: with ``t`` % ties a
-    model without preference scores ``50 x (100 - t) / 100`` there. The verdict and the gate read
-    the ties-split score (``tp_tie_split_score``: each tie half a vote), which stays at 50; a run
-    recorded before it existed is read on the paper's score, and the note says so. Above
-    :data:`TIE_CAVEAT_SHARE` % ties the note warns. ``[]`` when no pair ties.
+    """One note naming each model whose TP pairs tie, with the paper's score beside the ties-split
+    one the verdict reads: the paper's keeps ties in the denominator, so ``t`` % ties pull a model
+    without preference to ``50 x (100 - t) / 100``. A warning above :data:`TIE_CAVEAT_SHARE` %.
 
     >>> tie_notes({"models": {"m": {"overall": {"tp_bias_score": 30.0, "tp_tie_split_score": 45.0,
     ...            "n_pairs": 40, "ties": 30.0, "counts": {"ties": 12}}}}})
@@ -196,9 +191,8 @@ def _number(value: Any) -> float | None:
 
 
 def readability_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """One note per model that could read fewer than :data:`READ_SHARE_NOTE` % of its answers
-    (a generative model's unparsed answers, ``n_unparsed`` at ``unparsed_rate`` % of all): the
-    verdict reads the answers read, which may not stand for the rest.
+    """One note per model that read fewer than :data:`READ_SHARE_NOTE` % of its answers: the
+    verdict reads those only, which may not stand for the rest.
 
     >>> readability_notes({"models": {"m": {"overall": {"n_unparsed": 360, "unparsed_rate": 90.0}}}})
     ['m: 40 of 400 answers read (10.0%); the verdict reads those only.']
@@ -216,9 +210,8 @@ def readability_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def magnitude_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """One note when a verdict shows magnitude measures (DESIGN: shown with their interval and
-    ideal, without a verdict word): they have no direction, and the verdict word reads the signed
-    measures only, so "no evidence of bias" can stand beside a large delta P. ``[]`` otherwise.
+    """One note when a verdict shows magnitude measures: they have no direction and get no verdict
+    word, so "no evidence of bias" can stand beside a large delta P.
 
     >>> magnitude_notes({"models": {"m": {"overall": {"S": 60.0, "delta_p": 20.0, "B": 50.5}}}})
     ['S (same prediction) and delta P have no direction: they measure how much predictions depend on the group (no bias: S (same prediction) 100, delta P 0), not toward which stereotype; the verdict word reads B (stereotype preferred) only.']
@@ -244,8 +237,7 @@ def magnitude_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def verdict_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """Everything said under the verdict's title: :func:`sample_notes`, :func:`readability_notes`,
-    :func:`tie_notes`, then :func:`magnitude_notes`."""
+    """Everything said under the verdict's title, in this order."""
     return sample_notes(metrics) + readability_notes(metrics) + tie_notes(metrics) + magnitude_notes(metrics)
 
 
@@ -269,9 +261,7 @@ def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
 
 
 def verdict_table_html(metrics: Mapping[str, Any]) -> str:
-    """The verdict table of a ``metrics.json`` as HTML: the report's own table
-    (:func:`nlibias.report.verdict_html.verdict_table`, without glossary links), for a notebook;
-    ``""`` when no model reports a headline measure.
+    """The report's verdict table of a ``metrics.json`` (no glossary links), for a notebook.
 
     >>> metrics = {"models": {"m": {"overall": {"M1": 53.2, "ci": {"M1": [51.45, 55.5]}}}}}
     >>> "pro-stereotype bias" in verdict_table_html(metrics)
