@@ -98,7 +98,7 @@ def build_tiny_causal_lm(
     from transformers import GenerationConfig
 
     tokenizer = train_tiny_causal_tokenizer(texts, vocab_size, chat_template=chat_template)
-    ids = {
+    ids: dict[str, Any] = {
         "pad_token_id": tokenizer.pad_token_id,
         "eos_token_id": tokenizer.eos_token_id,
         "bos_token_id": None,
@@ -110,13 +110,10 @@ def build_tiny_causal_lm(
         if arch == "llama":
             from transformers import LlamaConfig, LlamaForCausalLM
 
-            sizes = {
-                "hidden_size": 32,
-                "intermediate_size": 64,
-                "num_hidden_layers": 2,
-                "num_attention_heads": 2,
-            }
-            config = LlamaConfig(num_key_value_heads=2, max_position_embeddings=512, **sizes, **ids)
+            config = LlamaConfig(
+                hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                num_key_value_heads=2, max_position_embeddings=512, **ids,
+            )  # fmt: skip
             model: Any = LlamaForCausalLM(config)
         elif arch == "gpt2":
             from transformers import GPT2Config, GPT2LMHeadModel
