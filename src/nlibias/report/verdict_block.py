@@ -42,11 +42,7 @@ READ_SHARE_NOTE = 90.0
 def verdict_rows(verdicts: Sequence[ModelVerdict]) -> tuple[list[str], list[list[str]]]:
     """The verdict table's header and rows: model, verdict, each headline measure (with its
     no-bias value in the header) and accuracy where a model has one."""
-    columns: dict[str, str] = {}
-    for verdict in verdicts:
-        for reading in verdict.headline:
-            neutral = reading.info.neutral
-            columns.setdefault(reading.measure, f"{reading.info.display_name} ({neutral:g} = no bias)")
+    columns = {name: column_title(info) for name, info in headline_columns(verdicts).items()}
     with_accuracy = any(v.accuracy is not None for v in verdicts)
     header = ["model", "verdict", *columns.values()] + (["accuracy"] if with_accuracy else [])
     rows = []
@@ -57,6 +53,16 @@ def verdict_rows(verdicts: Sequence[ModelVerdict]) -> tuple[list[str], list[list
             row.append(verdict.accuracy.formatted() if verdict.accuracy is not None else "")
         rows.append(row)
     return header, rows
+
+
+def headline_columns(verdicts: Sequence[ModelVerdict]) -> dict[str, MeasureInfo]:
+    """The headline measures of ``verdicts`` by name, in first-seen order."""
+    return {reading.measure: reading.info for verdict in verdicts for reading in verdict.headline}
+
+
+def column_title(info: MeasureInfo) -> str:
+    """A headline measure's column title: its name and no-bias value."""
+    return info.display_name + ("" if info.neutral is None else f" ({info.neutral:g} = no bias)")
 
 
 def slice_lines(verdicts: Sequence[ModelVerdict]) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, PRO, ModelVerdict, SliceReading, run_verdicts
 from nlibias.report.html_parts import escape, model_key
 from nlibias.report.paper_tables import measures_sentence
+from nlibias.report.verdict_block import column_title, headline_columns
 
 #: How many of the most biased slices each model's row shows (the verdict lists up to five).
 SLICES_SHOWN = 3
@@ -64,20 +65,6 @@ def _slice_text(found: SliceReading) -> str:
     )
 
 
-def _columns(verdicts: Sequence[ModelVerdict]) -> dict[str, Any]:
-    """The headline measures' infos by name, in first-seen order."""
-    columns: dict[str, Any] = {}
-    for verdict in verdicts:
-        for reading in verdict.headline:
-            columns.setdefault(reading.measure, reading.info)
-    return columns
-
-
-def _label(info: Any) -> str:
-    """A measure's name with its no-bias value, as plain text (a card's line on a phone)."""
-    return info.display_name + ("" if info.neutral is None else f" ({info.neutral:g} = no bias)")
-
-
 def _header(info: Any, glossary: Collection[str]) -> str:
     neutral = "" if info.neutral is None else f' <span class="muted">({info.neutral:g} = no bias)</span>'
     return measure_link(info.name, info.display_name, glossary=glossary) + neutral
@@ -87,10 +74,10 @@ def verdict_table(verdicts: Sequence[ModelVerdict], *, glossary: Collection[str]
     """One row per model: model, verdict, each headline measure ``value [lo, hi]``, accuracy
     where there is one, and the most biased slices (those whose interval excludes no bias).
     On a narrow screen each row becomes a card (``table.verdict`` in the report's CSS)."""
-    columns = _columns(verdicts)
+    columns = headline_columns(verdicts)
     with_accuracy = any(v.accuracy is not None for v in verdicts)
     heads = ["model", "verdict", *(_header(info, glossary) for info in columns.values())]
-    labels = ["model", "verdict", *(_label(info) for info in columns.values())]
+    labels = ["model", "verdict", *(column_title(info) for info in columns.values())]  # a phone's card lines
     if with_accuracy:
         heads.append(measure_link("accuracy", glossary=glossary))
         labels.append("accuracy")
