@@ -239,7 +239,7 @@ def test_rates_equal_a_recount_of_the_rows(canned_run: Path) -> None:
     assert_rates_recount(canned_run)
     summary = json.loads((canned_run / "explanations" / "explanations.json").read_text())
     [model] = summary["models"]
-    assert set(summary["models"][model]) == {"rules", "j"}
+    assert set(summary["models"][model]) == {"rules", "fake:j"}
     # the canned run has fewer than 10 units (pairs and unpaired answers): no interval, as a
     # verdict gets none (tests/test_explanation_measures.py checks the 10-unit boundary)
     assert summary["models"][model]["rules"]["overall"]["ci"]["invalid_rate"] is None
@@ -257,20 +257,20 @@ def test_rerun_reuses_and_a_changed_judge_recomputes(canned_run: Path) -> None:
     assert again.reused and judge.calls == asked and again.summary == first.summary
     other = FakeNLIClassifier("other", rules={"nurse": "entailment"})
     changed = run_explain(canned_run, [other], cache=False, bootstrap=0, progress=False)
-    assert not changed.reused and other.calls and {r["judge"] for r in changed.rows()} == {"other"}
+    assert not changed.reused and other.calls and {r["judge"] for r in changed.rows()} == {"fake:other"}
     record = json.loads((canned_run / "stages" / "explain.json").read_text())
-    assert list(record["inputs"]["judges"]) == ["other"]
+    assert list(record["inputs"]["judges"]) == ["fake:other"]
 
 
 def test_the_prediction_cache_spares_a_recomputation(canned_run: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache.sqlite"
     judge = FakeNLIClassifier("cached")
     first = run_explain(canned_run, [judge], cache=cache, bootstrap=0, progress=False)
-    assert first.stats["cached"]["computed"] > 0
+    assert first.stats["fake:cached"]["computed"] > 0
     # a new threshold recomputes the labels; every judge pair comes from the cache
     second = run_explain(canned_run, [judge], threshold=0.9, cache=cache, bootstrap=0, progress=False)
-    assert not second.reused and second.stats["cached"]["computed"] == 0
-    assert second.stats["cached"]["cached"] == first.stats["cached"]["unique_inputs"]
+    assert not second.reused and second.stats["fake:cached"]["computed"] == 0
+    assert second.stats["fake:cached"]["cached"] == first.stats["fake:cached"]["unique_inputs"]
 
 
 def test_refusals(canned_run: Path, tmp_path: Path) -> None:
@@ -341,7 +341,7 @@ def test_smollm2_generates_and_explain_labels_every_answer(tmp_path: Path, one_t
     assert len(rows) == len(chosen) == 4
     for row in rows:  # every answer is labelled, or has no explanation to label
         assert (row["label"] in ("balanced", "biased", "invalid")) == bool(row["sentences"])
-        assert row["text"] and row["judge"] == "j"
+        assert row["text"] and row["judge"] == "fake:j"
     assert_rates_recount(out)
     assert "smollm2|prompt=true|generated" in explained.output
 
@@ -565,7 +565,13 @@ def test_a_fake_judge_is_named_as_such_wherever_its_labels_are_shown(canned_run:
     assert result.exit_code == 0, result.output
     assert "warning: Judge fake:j is a fake" in result.output
     summary = json.loads((canned_run / "explanations" / "explanations.json").read_text())
-    assert summary["fake_judges"] == ["j"]
+    assert summary["fake_judges"] == ["fake:j"]
+    # the judge's key is its full reference wherever explain names it (it was "j" in the files)
+    assert summary["judges"] == ["fake:j"] and set(next(iter(summary["models"].values()))) == {"fake:j"}
+    rows = (canned_run / "explanations" / "explanations.jsonl").read_text().splitlines()
+    assert {json.loads(line)["judge"] for line in rows} == {"fake:j"}
+    record = json.loads((canned_run / "stages" / "explain.json").read_text())
+    assert set(record["inputs"]["judges"]) == {"fake:j"}
     section = explanations_html(load_runs([canned_run]))
     assert '<p class="warn">Judge fake:j is a fake' in section and "NLI judge(s) fake:j;" in section
     run_explain(canned_run, [RuleJudge()], cache=False, bootstrap=0, progress=False)  # a real judge

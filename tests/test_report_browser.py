@@ -151,3 +151,29 @@ def test_on_a_phone_the_first_numbers_show_and_model_keys_break_only_at_separato
             assert styles and set(styles) == {"keep-all normal"}, styles
         finally:
             browser.close()
+
+
+def test_on_a_phone_the_heat_map_keeps_its_labels_at_9_pt(report_file: Path) -> None:
+    """At 390 px the heat map is its phone variant, as wide as the screen: its 9 pt labels show
+    at 9 pt or more (12 CSS px); the wide one, shrunk to the screen, showed them at about 4 pt.
+    At 1280 px the wide one shows."""
+    executable = chromium_path()
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
+    )
+    shown = (
+        "ps => ps.map(p => {const img = p.querySelector('img'); const src = p.querySelector('source');"
+        " return [img.currentSrc === src.srcset, img.clientWidth / img.naturalWidth];})"
+    )
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            for width, phone in ((390, True), (1280, False)):
+                page = browser.new_page(viewport={"width": width, "height": 844})
+                page.goto(report_file.as_uri(), wait_until="load")
+                found = page.eval_on_selector_all("#heatmap picture", shown)
+                assert found and {is_phone for is_phone, _ in found} == {phone}, (width, found)
+                if phone:  # 9 pt at the figure's own size is 12 CSS px, times the scale it shows at
+                    assert min(12 * scale for _, scale in found) >= 12, found
+        finally:
+            browser.close()

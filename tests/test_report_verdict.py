@@ -169,11 +169,11 @@ def test_heat_map_uses_the_declared_range_and_shows_n(monkeypatch: pytest.Monkey
             }
         }
     }
-    [fig] = _drawn(monkeypatch, lambda: plots.plot_subtopic_heatmap("run", models))
-    [image] = fig.axes[0].get_images()
-    assert (image.norm.vmin, image.norm.vmax) == (0.0, 100.0)
-    texts = [t.get_text() for t in fig.axes[0].texts]
-    assert texts == ["5.0\nn=20", "0.0\nn=19", "n/a\nn=0"]
+    for fig in _drawn(monkeypatch, lambda: plots.plot_subtopic_heatmap("run", models)):  # wide, phone
+        [image] = fig.axes[0].get_images()
+        assert (image.norm.vmin, image.norm.vmax) == (0.0, 100.0)
+        texts = [t.get_text() for t in fig.axes[0].texts]
+        assert texts == ["5.0\nn=20", "0.0\nn=19", "n/a\nn=0"]
 
 
 def test_tp_figure_draws_50_and_no_empty_count_panel(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -284,10 +284,15 @@ def test_heat_map_labels_are_at_least_9_pt(monkeypatch: pytest.MonkeyPatch) -> N
         }
         for k in range(3)
     }
-    [fig] = _drawn(monkeypatch, lambda: plots.plot_subtopic_heatmap("run", models))
-    ax = fig.axes[0]
+    wide, phone = _drawn(monkeypatch, lambda: plots.plot_subtopic_heatmap("run", models))
+    ax = wide.axes[0]
     labels = [*ax.texts, *ax.get_xticklabels(), *ax.get_yticklabels()]
     assert len(ax.texts) == 6 and min(t.get_fontsize() for t in labels) >= 9
+    # on a phone: 2 models a panel (3 models: 2 + 1), the column's width, labels as large
+    panels = [ax for ax in phone.axes if ax.get_label() != "<colorbar>" and ax.get_images()]
+    assert [len(ax.get_xticklabels()) for ax in panels] == [2, 1] and phone.get_figwidth() == 3.4
+    texts = [t for ax in panels for t in (*ax.texts, *ax.get_xticklabels(), *ax.get_yticklabels())]
+    assert sum(len(ax.texts) for ax in panels) == 6 and min(t.get_fontsize() for t in texts) >= 9
 
 
 def test_the_verdict_and_table_8_name_their_measures_in_one_sentence() -> None:
@@ -307,3 +312,24 @@ def test_the_verdict_and_table_8_name_their_measures_in_one_sentence() -> None:
     verdict = page[page.index('id="verdict"') : page.index("</section>", page.index('id="verdict"'))]
     table_8 = page[page.index('id="most-biased"') :]
     assert "no evidence of bias" in verdict and sentence in verdict and sentence in table_8
+
+
+def test_the_text_and_markdown_reports_say_how_table_8_ranks_and_what_the_verdict_reads() -> None:
+    """Table 8's note and the measures sentence were in the HTML report only; tables.txt's
+    generative tables and ``report --format md`` (and csv / latex as comments) say them too."""
+    from nlibias.report.generative_tables import format_generative_tables
+    from nlibias.report.paper_tables import TABLE8_NOTE, render_tables
+
+    listed = {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}}
+    overall = {"yes_rate_gap": 1.0, "yes_rate_pro": 30.0, "cf_pro": 5.0, "ci": {"yes_rate_gap": [-2.0, 4.0]}}
+    models = {"lm|prompt=true|scored": {"overall": overall, "by_subtopic": {"a": listed}, "prompt": "true"}}
+    sentence = (
+        "The verdict reads yes pro - yes anti; Table 8 ranks subtopics by yes_rate_pro, another measure"
+    )
+    text = format_generative_tables(models)
+    assert TABLE8_NOTE in text and sentence in text
+    markdown = render_tables([("run", "bbnli", models)], "md")
+    table_8 = markdown[markdown.index("most biased subtopics per model") :]
+    assert f"*{TABLE8_NOTE}*" in table_8 and sentence in table_8
+    assert f"# {TABLE8_NOTE}" in render_tables([("run", "bbnli", models)], "csv")
+    assert f"% {TABLE8_NOTE}" in render_tables([("run", "bbnli", models)], "latex")

@@ -217,7 +217,7 @@ def _subtopics(source: Path | None, names: Sequence[str]) -> tuple[list[BBNLISub
 
 def _count_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
     """Paper Table 9 layout: domain, subtopic, counts; a Total row per domain and an ``all`` row."""
-    from nlibias.report.tables import render_table
+    from nlibias.textio.tables import render_table
 
     table: list[list[Any]] = []
     for domain in sorted({r["domain"] for r in rows}):

@@ -20,7 +20,7 @@ premise does not contradict it), and explanation ⊨ hypothesis for the stance. 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +67,29 @@ class JudgedAnswers:
     stats: Mapping[str, Any]
 
 
+def judge_reference(judge: NLIClassifier) -> str:
+    """The judge as ``explain`` names it in every file it writes: its full reference, the kind
+    included where its name lacks one (a fake judge ``j`` is ``fake:j``), so a fake is never
+    taken for a real model.
+
+    >>> from nlibias.models.fake import FakeNLIClassifier
+    >>> judge_reference(FakeNLIClassifier("j"))
+    'fake:j'
+    """
+    fake = dict(judge.identity()).get("backend") == "fake"
+    return shown_judge(judge.name, [judge.name] if fake else [])
+
+
+def shown_judge(name: str, fake_judges: Collection[str]) -> str:
+    """A judge's name from ``explanations.json`` as its full reference: files written before the
+    full references named a fake judge by its bare name and listed it in ``fake_judges``.
+
+    >>> shown_judge("j", ["j"]), shown_judge("fake:j", ["fake:j"]), shown_judge("roberta", [])
+    ('fake:j', 'fake:j', 'roberta')
+    """
+    return f"fake:{name}" if name in fake_judges and not name.startswith("fake:") else name
+
+
 def _probs(values: Sequence[float]) -> dict[str, float]:
     return {label: round(float(p), 6) for label, p in zip(STANCES, values, strict=True)}
 
@@ -85,9 +108,8 @@ def judge_pairs(answers: Sequence[GeneratedAnswer]) -> list[tuple[str, str]]:
 
 
 GROUNDED_RULE_VERSION = 2
-"""2 (2026-11-29): a sentence the premise contradicts is ungrounded even when it restates the
-hypothesis (DESIGN); 1 counted it grounded. Recorded with the outputs, so explanations judged by
-rule 1 are judged again."""
+"""The version of :func:`is_grounded`, recorded with the outputs so that explanations judged by
+another rule are judged again."""
 
 
 def is_grounded(by_premise: str, by_hypothesis: str) -> bool:
@@ -126,7 +148,7 @@ def judge_answers(
                 {"text": sentence, "premise": _probs(by_premise), "hypothesis": _probs(by_hypothesis),
                  "grounded": grounded}
             )  # fmt: skip
-        row = _row(item, judge.name, sentences)
+        row = _row(item, judge_reference(judge), sentences)
         if item.sentences:
             stance_probs = run.probs[at].tolist()
             at += 1

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from nlibias.errors import ConfigError, SourceError
-from nlibias.explanations.judge import GeneratedAnswer
+from nlibias.explanations.judge import GeneratedAnswer, shown_judge
 from nlibias.explanations.split import split_answer, split_sentences
 from nlibias.io.atomic import write_json, write_jsonl
 from nlibias.io.fingerprint import sha256_file
@@ -276,7 +276,8 @@ def fake_judge_warning(summary: Mapping[str, Any]) -> str | None:
     >>> fake_judge_warning({"fake_judges": ["j"]})
     'Judge fake:j is a fake: a deterministic stand-in for tests and dry runs. Its labels say nothing about the explanations.'
     """
-    fakes = [f"fake:{name}" for name in summary.get("fake_judges") or ()]
+    listed = summary.get("fake_judges") or ()
+    fakes = [shown_judge(name, listed) for name in listed]
     if not fakes:
         return None
     many = len(fakes) > 1

@@ -1,13 +1,9 @@
 """A generated text as its short answer and its explanation, and the explanation as sentences.
 
-The short answer is what :func:`nlibias.models.generative.answers.parse_answer` reads. When the
-text *starts* with the answer word (rule ``leading-word``: "Yes, because ...", "**No**. The
-paragraph ...", "Answer: no - ..."), the explanation is the rest of the text after that word;
-otherwise the answer is stated inside the text ("The hypothesis is false because ...") and the
-whole text is the explanation. Markdown marks (emphasis, code, a heading's ``#``, a quote's ``>``,
-table pipes) and typographic quotes are removed, the case and every character that means something
-in prose (``>``, ``~50%``, ``#1``, ``men_only``, ``.5``) are kept. Sentences come from pysbd (a rule-based sentence boundary detector: abbreviations and
-decimals do not end a sentence), never from a regular expression of ours.
+The short answer is what :func:`nlibias.models.generative.answers.parse_answer` reads. A text
+that *starts* with the answer word ("Yes, because ...") is explained by the rest; otherwise the
+whole text is the explanation. Markdown marks are removed, prose characters (``>``, ``~50%``)
+kept. Sentences come from pysbd (abbreviations and decimals do not end one).
 
 >>> split_answer("**Yes**, because the premise says so. It names them.")
 SplitAnswer(answer='yes', rule='leading-word', explanation='because the premise says so. It names them.')
@@ -19,6 +15,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from importlib.metadata import version
 from typing import Any
 
 from nlibias.errors import ConfigError
@@ -49,11 +46,8 @@ def split_answer(text: str | None, answers: tuple[str, ...] = BINARY_ANSWERS) ->
     if text is None:
         return SplitAnswer(parsed.answer, parsed.rule, "")
     cleaned = normalise_text(text)
-    rest = (
-        text_after_leading_answer(cleaned)
-        if parsed.rule in ("leading-word", "not-an-allowed-answer")
-        else None
-    )
+    leading = parsed.rule in ("leading-word", "not-an-allowed-answer")
+    rest = text_after_leading_answer(cleaned) if leading else None
     explanation = cleaned if rest is None else rest
     return SplitAnswer(parsed.answer, parsed.rule, explanation.strip())
 
@@ -71,15 +65,13 @@ def _segmenter() -> Any:
 
 
 TEXT_RULES_VERSION = 2
-"""What is removed from a text before it is split (:func:`~nlibias.models.generative.answers.normalise_text`):
-2 (2026-11-29) removes Markdown marks only; 1 removed every ``* _ ` # > ~ |`` ("earn > women" lost its ">")."""
+"""The version of what :func:`~nlibias.models.generative.answers.normalise_text` removes before a
+split, recorded so that explanations split by other rules are made again."""
 
 
 def splitter_identity() -> str:
     """The splitter, its version and :data:`TEXT_RULES_VERSION` (recorded with the outputs: another
     version may split otherwise, so explanations made before are made again)."""
-    from importlib.metadata import version
-
     _segmenter()
     return f"pysbd {version('pysbd')}; text rules {TEXT_RULES_VERSION}"
 

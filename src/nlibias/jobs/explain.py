@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from nlibias.errors import ConfigError
-from nlibias.explanations.judge import GROUNDED_RULE_VERSION, GeneratedAnswer, judge_answers
+from nlibias.explanations.judge import GROUNDED_RULE_VERSION, GeneratedAnswer, judge_answers, judge_reference
 from nlibias.explanations.lm_judge import LM_JUDGE_MAX_NEW_TOKENS, lm_judge_labels
 from nlibias.explanations.run_files import (
     EXPLANATIONS_DIR,
@@ -115,15 +115,15 @@ def run_explain(
             "threshold": threshold,
             "splitter": splitter_identity(),
             "grounded_rule": GROUNDED_RULE_VERSION,
-            "judges": [classifier.name for classifier in built],
-            "fake_judges": [c.name for c in built if dict(c.identity()).get("backend") == "fake"],
+            "judges": [judge_reference(classifier) for classifier in built],
+            "fake_judges": [judge_reference(c) for c in built if dict(c.identity()).get("backend") == "fake"],
             "lm_judge": None if backend is None else backend.name,
             "lm_judge_max_new_tokens": None if backend is None else lm_judge_max_new_tokens,
         }
         inputs = {
             "predictions_sha256": sha256_file(run_dir / "predictions.jsonl"),
             "samples_sha256": sha256_file(samples_path),
-            "judges": {classifier.name: dict(classifier.identity()) for classifier in built},
+            "judges": {judge_reference(classifier): dict(classifier.identity()) for classifier in built},
             "lm_judge": None if backend is None else dict(backend.identity()),
             "settings": settings,
             "bootstrap": {"resamples": bootstrap, "seed": seed},
@@ -183,7 +183,7 @@ def _explain(work: _Work, cache: CacheOption, redone: tuple[str, ...]) -> Explai
                 progress=work.progress,
             )
             rows += judged.rows
-            stats[judge.name] = dict(judged.stats)
+            stats[judge_reference(judge)] = dict(judged.stats)
         if work.lm_judge is not None:
             asked = lm_judge_labels(
                 work.answers, work.lm_judge, opened,

@@ -36,6 +36,7 @@ ul.slices{margin:0;padding-left:1em;font-size:.92em}.model-key{overflow-wrap:nor
 a.measure{color:inherit;text-decoration:underline dotted}#provenance td+td{overflow-wrap:anywhere}
 details.provenance>summary{cursor:pointer;font-size:1.5em;font-weight:700;border-bottom:2px solid #0072B2;padding-bottom:.2em}
 @media (max-width:700px){body{margin:1em auto;padding:0 .6em}figure img{max-width:none}h1{font-size:1.3em}
+figure picture.phone img{width:100%!important;max-width:100%}
 table.verdict,table.verdict tbody,table.verdict tr,table.verdict td,table.stack,table.stack tbody,table.stack tr,table.stack td{display:block;width:auto}
 table.verdict thead,table.stack thead{display:none}
 table.verdict tr,table.stack tr{border:1px solid #ccc;border-radius:6px;margin:.4em 0;padding:.2em .4em}

@@ -36,10 +36,6 @@ def _number(value: Any) -> str:
     return "–" if value is None else f"{float(value):.2f}"
 
 
-def _gender(part: Mapping[str, Any], gender: str) -> Mapping[str, Any]:
-    return part.get("by_dominant_gender", {}).get(gender, {})
-
-
 def _base_name(model: str) -> str:
     """A seed's model as its group shows it: without the ``-s<seed>`` suffix.
 
@@ -98,7 +94,7 @@ def _change_table(comparison: Mapping[str, Any]) -> str:
         rows.append(
             [
                 f"{short_name(p['after'])} - {short_name(p['before'])}",
-                _accuracy_difference(p["accuracy"]),
+                _difference(p["accuracy"].get("before"), p["accuracy"].get("after")),
                 *(
                     value_with_interval(
                         p["difference"]["overall"], k, signed=True, signed_interval=True, span=None
@@ -114,7 +110,7 @@ def _change_table(comparison: Mapping[str, Any]) -> str:
             [
                 f"{_base_name(group['after'][0])} - {_base_name(group['before'][0])}: "
                 f"mean [min, max] of {len(group['before'])} seeds",
-                _spread_difference(group["accuracy"]),
+                _difference(group["accuracy"]["before"].get("mean"), group["accuracy"]["after"].get("mean")),
                 *(_spread_change(measures[k]) for k, _ in _MEASURES),
             ]
         )
@@ -142,8 +138,7 @@ def _spread_change(measure: Mapping[str, Any]) -> str:
     return f"{spread['mean']:+.2f} [{spread['min']:+.2f}, {spread['max']:+.2f}]{mark}"
 
 
-def _spread_difference(accuracy: Mapping[str, Mapping[str, Any]]) -> str:
-    before, after = accuracy["before"].get("mean"), accuracy["after"].get("mean")
+def _difference(before: float | None, after: float | None) -> str:
     return "–" if before is None or after is None else f"{after - before:+.2f}"
 
 
@@ -174,14 +169,9 @@ def _gender_cells(part: Mapping[str, Any], number: Any) -> list[str]:
     cells = []
     for key in ("delta_p", "B"):
         for gender in ("male", "female"):
-            slice_ = _gender(part, gender)
+            slice_ = (part.get("by_dominant_gender") or {}).get(gender) or {}
             if number:
                 cells.append(number(slice_.get(key)))
             else:
                 cells.append(value_with_interval(slice_, key, signed=True, signed_interval=True, span=None))
     return cells
-
-
-def _accuracy_difference(accuracy: Mapping[str, float | None]) -> str:
-    before, after = accuracy.get("before"), accuracy.get("after")
-    return "–" if before is None or after is None else f"{after - before:+.2f}"

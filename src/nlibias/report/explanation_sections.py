@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import SourceError
+from nlibias.explanations.judge import shown_judge
 from nlibias.explanations.run_files import DAMAGED, current_summary, fake_judge_warning, read_rows
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table
@@ -177,7 +178,7 @@ def explanations_html(runs: Sequence[Run], *, glossary: Collection[str] = ()) ->
             continue
         summary, rows = found
         fakes = set(summary.get("fake_judges") or ())
-        judges = ", ".join(f"fake:{j}" if j in fakes else j for j in summary.get("judges", []))
+        judges = ", ".join(shown_judge(j, fakes) for j in summary.get("judges", []))
         warning = fake_judge_warning(summary)
         if warning is not None:
             parts.append(f'<p class="warn">{_e(warning)}</p>')

@@ -1,10 +1,8 @@
 """What the report shows of an extension run (``nlibias extend``): its dataset card and the
 "Fill models compared" table, as docs/extension.md documents.
 
-An extension run keeps its card in ``dataset/README.md`` (written by the export stage), not
-beside ``run.json``; the card holds the fill comparison whenever the run compared fills. A run
-that stopped before export (waiting for judgements) has no card yet: its comparison is shown
-from ``filter/fill_compare.json`` instead.
+The card is ``dataset/README.md`` (the export stage's; it holds the fill comparison); a run that
+stopped before export shows ``filter/fill_compare.json`` instead.
 
 >>> import pathlib
 >>> extend_card_html([Run(path=pathlib.Path("/nowhere"), label="r")])
@@ -60,13 +58,10 @@ def fill_comparison_html(comparison: Mapping[str, Any]) -> str:
     """The "Fill models compared" table (the card's columns) as HTML."""
     headers = ["fill model", "kind", "candidates", "variants per template", "distinct words"]
     headers += ["meaning changed (proxy)", "kept by filter"]
+    texts = ("fill_model", "kind", "candidates", "variants_per_template", "distinct_words")
     rows = [
         [
-            escape(r.get("fill_model", "")),
-            escape(r.get("kind", "")),
-            escape(r.get("candidates", "")),
-            escape(r.get("variants_per_template", "")),
-            escape(r.get("distinct_words", "")),
+            *(escape(r.get(k, "")) for k in texts),
             _percent(r.get("meaning_changed")),
             _percent(r.get("keep_rate")),
         ]

@@ -21,7 +21,9 @@ from typing import Any
 from nlibias.report.metric_readers import interval, is_number
 
 #: Okabe & Ito (2008) colour-blind-safe palette (black last).
-ModelsByRun = Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]
+Models = Mapping[str, Mapping[str, Any]]
+"""A run's metrics per model (``metrics.json``'s ``models``)."""
+ModelsByRun = Sequence[tuple[str, Models]]
 """Each run's label with its metrics per model, as the report's figures and tables take them."""
 
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
@@ -40,6 +42,8 @@ class Plot:
     png: bytes
     width_in: float = COLUMN_WIDTH_IN
     """Width of the figure in inches (the HTML shows it at a readable size from this)."""
+    narrow: Plot | None = None
+    """The figure drawn for a phone's width, where it has one (the HTML shows it below 700 px)."""
 
 
 def new_figure(width: float, height: float) -> Any:

@@ -8,7 +8,7 @@ from typing import Any
 
 from nlibias.metrics.generative import group_keys, prompt_sensitivity
 from nlibias.metrics.verdicts import format_value
-from nlibias.report.paper_tables import biased_subtopics
+from nlibias.report.paper_tables import biased_subtopics, table8_notes
 from nlibias.textio.tables import render_table
 
 
@@ -17,32 +17,13 @@ def _fmt(value: Any, digits: int = 1) -> str:
 
 
 _Groups = dict[tuple[str, str], dict[str, str]]
-_OVERALL_HEADER = [
-    "model",
-    "prompt",
-    "mode",
-    "answered",
-    "unparsed",
-    "yes:pro",
-    "yes:anti",
-    "no-rate",
-    "cf_pro",
-    "cf_anti",
-    "cf_error",
-    "p(yes):pro",
-    "p(yes):anti",
-]
-#: The overall table's measure columns, in ``_OVERALL_HEADER``'s order from yes:pro on.
-_OVERALL_MEASURES = (
-    "yes_rate_pro",
-    "yes_rate_anti",
-    "accuracy",
-    "cf_pro",
-    "cf_anti",
-    "cf_error",
-    "mean_p_yes_pro",
-    "mean_p_yes_anti",
-)
+_OVERALL_COLUMNS = {
+    "yes:pro": "yes_rate_pro", "yes:anti": "yes_rate_anti", "no-rate": "accuracy", "cf_pro": "cf_pro",
+    "cf_anti": "cf_anti", "cf_error": "cf_error", "p(yes):pro": "mean_p_yes_pro",
+    "p(yes):anti": "mean_p_yes_anti",
+}  # fmt: skip
+"""The overall table's measure columns: header → measure."""
+_OVERALL_HEADER = ["model", "prompt", "mode", "answered", "unparsed", *_OVERALL_COLUMNS]
 
 
 def format_generative_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
@@ -61,6 +42,7 @@ def format_generative_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
             f"Most biased subtopics: {model} ({mode}) (cf. paper Table 8)",
             _ranking_table(models, keys),
         ]
+    parts += table8_notes({"models": models})
     for group, sensitive in prompt_sensitivity(models).items():
         model, _, mode = group.rpartition("|")
         keys = groups[(model, mode)]
@@ -85,7 +67,7 @@ def _overall_row(model: str, prompt: str, mode: str, o: Mapping[str, Any]) -> li
         mode,
         str(answered),
         str(o.get("n_unparsed", 0)),
-        *(_fmt(o.get(name)) for name in _OVERALL_MEASURES),
+        *(_fmt(o.get(name)) for name in _OVERALL_COLUMNS.values()),
     ]
 
 

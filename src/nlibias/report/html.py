@@ -33,6 +33,7 @@ from nlibias.report.debias_sections import debias_section
 from nlibias.report.examples import CATEGORY_TITLES, example_pairs
 from nlibias.report.explanation_sections import explanations_html
 from nlibias.report.extend_sections import extend_card_html
+from nlibias.report.figure_kit import Plot
 from nlibias.report.glossary import glossary_html, glossary_names
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import model_key
@@ -41,14 +42,19 @@ from nlibias.report.load import Run
 from nlibias.report.metric_readers import format_with_interval, is_number, slice_groups, value_with_interval
 from nlibias.report.paper_tables import (
     MEASURE_TITLES,
+    TABLE8_NOTE,
     PaperTable,
     biased_subtopics,
     format_table,
+    has_measure,
+    measures_sentence,
     most_biased_subtopics,
     paper_tables,
 )
 from nlibias.report.run_notes import Caveat, caveats_html, provenance_html
-from nlibias.report.verdict_html import measure_link, measures_sentence, verdict_section
+from nlibias.report.tables import TABLE5_MEASURES, TABLE7_MEASURES
+from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements, plot_tp_vs_nli
+from nlibias.report.verdict_html import measure_link, verdict_section
 
 ASSETS_DIR_SUFFIX = "_files"
 
@@ -58,7 +64,7 @@ class Report:
     """The rendered report: ``html`` text and the figures to save beside it."""
 
     html: str
-    plots: list[figures.Plot] = field(default_factory=list)
+    plots: list[Plot] = field(default_factory=list)
     sections: list[str] = field(default_factory=list)
     """Ids of the sections that were rendered (the others had no data)."""
     caveats: list[Caveat] = field(default_factory=list)
@@ -87,15 +93,27 @@ def _split_total(m: Mapping[str, Any]) -> str:
     return _num(sum(float(p) for p in parts if is_number(p))) if all(is_number(p) for p in parts) else "–"
 
 
-def _figure_html(plot: figures.Plot | None) -> str:
+def _svg_data(plot: Plot) -> str:
+    return "data:image/svg+xml;base64," + base64.b64encode(plot.svg.encode("utf-8")).decode("ascii")
+
+
+def _figure_html(plot: Plot | None) -> str:
+    """A figure at a readable size; a phone (below 700 px) gets its narrow variant, screen-wide."""
     if plot is None:
         return ""
-    data = base64.b64encode(plot.svg.encode("utf-8")).decode("ascii")
-    return (
-        f'<figure><img alt="{_e(plot.caption)}" style="width:{round(plot.width_in * 150)}px" '
-        f'src="data:image/svg+xml;base64,{data}">'
-        f"<figcaption>{_e(plot.caption)}</figcaption></figure>"
+    image = (
+        f'<img alt="{_e(plot.caption)}" style="width:{round(plot.width_in * 150)}px" src="{_svg_data(plot)}">'
     )
+    if plot.narrow is not None:
+        phone = f'<source media="(max-width:700px)" srcset="{_svg_data(plot.narrow)}">'
+        image = f'<picture class="phone">{phone}{image}</picture>'
+    return f"<figure>{image}<figcaption>{_e(plot.caption)}</figcaption></figure>"
+
+
+def _shown(plot: Plot | None, out: list[Plot]) -> str:
+    """The figure's HTML (``""`` without one), kept in ``out`` to be saved beside the report."""
+    out += [plot] if plot is not None else []
+    return _figure_html(plot)
 
 
 def _paper_table_html(table: PaperTable) -> str:
@@ -117,7 +135,7 @@ def _card(runs: Sequence[Run]) -> str:
     return "".join(parts)
 
 
-def _funnel(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
+def _funnel(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
     parts = []
     for i, run in enumerate(runs):
         stages = run.dataset_funnel()
@@ -125,10 +143,7 @@ def _funnel(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
             continue
         parts.append(f"<h3>{_e(run.label)}</h3>")
         if plots:
-            plot = figures.plot_funnel(stages, name=f"funnel_{i}")
-            if plot is not None:
-                out.append(plot)
-                parts.append(_figure_html(plot))
+            parts.append(_shown(figures.plot_funnel(stages, name=f"funnel_{i}"), out))
         first = stages[0].count or 1
         parts.append(
             _table(
@@ -148,85 +163,58 @@ def _domain_rows(models: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str
     return rows
 
 
-def _has_measure(run: Run, measure: str) -> bool:
-    return any(isinstance(m.get("overall"), Mapping) and measure in m["overall"] for m in run.models.values())
+_ACCURACIES = ("accuracy", "test_accuracy")
 
 
-def _accuracy(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
-    with_accuracy = [r for r in runs if _has_measure(r, "accuracy")]
+def _accuracy(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
+    with_accuracy = [r for r in runs if has_measure(r.models, "accuracy")]
     if not with_accuracy:
         return ""
     parts = []
     if plots:
-        plot = figures.plot_accuracy([(r.label, r.models) for r in with_accuracy])
-        if plot is not None:
-            out.append(plot)
-            parts.append(_figure_html(plot))
-    rows = []
-    for run in with_accuracy:
-        for model, name, m in _domain_rows(run.models):
-            rows.append(
-                [
-                    _e(run.label),
-                    _e(model),
-                    _e(name),
-                    value_with_interval(m, "accuracy", counts=True),
-                    value_with_interval(m, "test_accuracy", counts=True),
-                ]
-            )
+        parts.append(_shown(figures.plot_accuracy([(r.label, r.models) for r in with_accuracy]), out))
+    rows = [
+        [_e(run.label), _e(model), _e(name), *(value_with_interval(m, k, counts=True) for k in _ACCURACIES)]
+        for run in with_accuracy
+        for model, name, m in _domain_rows(run.models)
+    ]
     parts.append(_table(["run", "model", "domain", "accuracy %", "test accuracy %"], rows, numeric_from=3))
     return "".join(parts)
 
 
-def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[figures.Plot]) -> str:
+_BBNLI_SECTIONS = {
+    "split": (figures.plot_error_split, "error_split", TABLE7_MEASURES, ("Mispred", "Pro", "Anti", "Error")),
+    "pro_anti": (figures.plot_pro_anti, "pro_anti", TABLE5_MEASURES, ("Pro", "Anti", "Aggregate")),
+}
+"""Table 7 (the error split) and Table 5 (pro / anti): the figure, its name, measures and columns."""
+
+
+def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[Plot]) -> str:
+    plot, name, measures, columns = _BBNLI_SECTIONS[kind]
+    total = ["Pro+Anti+Error"] if kind == "split" else []
     parts = []
     for i, run in enumerate(runs):
-        if not _has_measure(run, "cf_pro" if kind == "split" else "pro_stereotype_bias"):
+        if not has_measure(run.models, measures[1]):  # cf_pro, or pro_stereotype_bias
             continue
         parts.append(f"<h3>{_e(run.label)}</h3>")
         if plots:
-            plot = (
-                figures.plot_error_split(run.label, run.models, name=f"error_split_{i}")
-                if kind == "split"
-                else figures.plot_pro_anti(run.label, run.models, name=f"pro_anti_{i}")
-            )
-            if plot is not None:
-                out.append(plot)
-                parts.append(_figure_html(plot))
-        if kind == "split":
-            headers = ["model", "domain", "Mispred", "Pro", "Anti", "Error", "Pro+Anti+Error"]
-            rows = [
-                [model_key(model), _e(name)]
-                + [
-                    value_with_interval(m, k, counts=True)
-                    for k in ("misprediction_rate", "cf_pro", "cf_anti", "cf_error")
-                ]
-                + [_split_total(m)]
-                for model, name, m in _domain_rows(run.models)
-            ]
-        else:
-            headers = ["model", "domain", "Pro", "Anti", "Aggregate"]
-            rows = [
-                [model_key(model), _e(name)]
-                + [
-                    value_with_interval(m, k, counts=True)
-                    for k in ("pro_stereotype_bias", "anti_stereotype_bias", "bbnli_bias_score")
-                ]
-                for model, name, m in _domain_rows(run.models)
-            ]
-        parts.append(_table(headers, rows, numeric_from=2))
+            parts.append(_shown(plot(run.label, run.models, name=f"{name}_{i}"), out))
+        rows = [
+            [model_key(model), _e(slice_name), *(value_with_interval(m, k, counts=True) for k in measures)]
+            + ([_split_total(m)] if kind == "split" else [])
+            for model, slice_name, m in _domain_rows(run.models)
+        ]
+        parts.append(_table(["model", "domain", *columns, *total], rows, numeric_from=2))
     return "".join(parts)
 
 
-def _heatmap(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
+def _heatmap(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
     if not plots:
         return ""
     parts = []
     for i, run in enumerate(runs):
-        plot = figures.plot_subtopic_heatmap(run.label, run.models, name=f"subtopic_heatmap_{i}")
-        if plot is not None:
-            out.append(plot)
-            parts.append(f"<h3>{_e(run.label)}</h3>" + _figure_html(plot))
+        plot = _shown(figures.plot_subtopic_heatmap(run.label, run.models, name=f"subtopic_heatmap_{i}"), out)
+        parts.append(f"<h3>{_e(run.label)}</h3>{plot}" if plot else "")
     return "".join(parts)
 
 
@@ -241,17 +229,20 @@ def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
                 m = metrics.get("by_subtopic", {}).get(entry["subtopic"], {})
                 measure = str(entry["measure"])
                 extra = " ".join(f"{k}={_num(m.get(k))}" for k in ("yes_rate_anti", "n_unparsed") if k in m)
-                rows.append(
-                    [
-                        model_key(model),
-                        str(rank),
-                        _e(entry["subtopic"]),
-                        measure_link(measure, glossary=glossary),
-                        value_with_interval(m, measure, counts=True),
-                        _num(entry["n"]) if entry["n"] is not None else "–",
-                        _e(extra),
-                    ]
+                link, value = (
+                    measure_link(measure, glossary=glossary),
+                    value_with_interval(m, measure, counts=True),
                 )
+                cells = [
+                    model_key(model),
+                    str(rank),
+                    _e(entry["subtopic"]),
+                    link,
+                    value,
+                    _num(entry["n"]),
+                    _e(extra),
+                ]
+                rows.append(cells)
         if rows:
             parts.append(
                 f"<h3>{_e(run.label)}</h3>"
@@ -262,15 +253,12 @@ def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
     both = measures_sentence([r.metrics for r in runs])
     return (
         (f'<p class="how">{_e(both)}</p>' if both else "")
-        + '<p class="muted">Ranked, as the paper\'s Table 8, by the rate of pro-stereotype answers '
-        "(yes on a pro-stereotype hypothesis for a generative LM, pro-stereotype bias for a classifier), "
-        "not by pro - anti: a subtopic here may lean anti-stereotype in the verdict. Only subtopics "
-        "whose 95% interval excludes 0 and that hold at least 10 units are listed, the highest first; "
-        "n counts the items the measure is computed over.</p>" + "".join(parts)
+        + f'<p class="muted">{_e(TABLE8_NOTE)} n counts the items the measure is computed over.</p>'
+        + "".join(parts)
     )
 
 
-def _other_measures(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
+def _other_measures(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
     parts = []
     for i, run in enumerate(runs):
         groups = figures.measures_by_unit(run.models)
@@ -282,25 +270,18 @@ def _other_measures(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -
                 figures.plot_generic_measures(run.label, run.models, name=f"measures_{i}"),
                 plot_bbq_heatmap(run.label, run.models, name=f"bbq_heatmap_{i}"),
             ):
-                if plot is not None:
-                    out.append(plot)
-                    parts.append(_figure_html(plot))
+                parts.append(_shown(plot, out))
         measures = [m for group in groups.values() for m in group]
         unit_of = {m: unit for unit, group in groups.items() for m in group}
         headers = [
             MEASURE_TITLES.get(m, m) + ("" if unit_of[m] == "%" else f" ({unit_of[m]})") for m in measures
         ]
-        rows = []
-        for model, metrics in run.models.items():
-            for name, m in slice_groups(metrics, kinds=[k for k in _kinds(metrics) if k != "subtopic"]):
-                rows.append(
-                    [
-                        model_key(model),
-                        _e(name),
-                        _e(_or_blank(slice_size(m))),  # n, n_rows or n_pairs: the slice's units
-                        *(value_with_interval(m, k, counts=True) for k in measures),
-                    ]
-                )
+        rows = [
+            [model_key(model), _e(name), _e(_or_blank(slice_size(m)))]  # n, n_rows or n_pairs: its units
+            + [value_with_interval(m, k, counts=True) for k in measures]
+            for model, metrics in run.models.items()
+            for name, m in slice_groups(metrics, kinds=[k for k in _kinds(metrics) if k != "subtopic"])
+        ]
         parts.append(_table(["model", "slice", "n", *headers], rows, numeric_from=2))
     return "".join(parts)
 
@@ -380,15 +361,8 @@ def _examples(runs: Sequence[Run], per_category: int) -> str:
     )
 
 
-def _tp_vs_nli(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str:
+def _tp_vs_nli(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
     """Scatter of TP bias score vs M1 across models, the R² table and item-level agreement."""
-    from nlibias.report.tp_correlation import (
-        agreement_table,
-        correlation_table,
-        item_agreements,
-        plot_tp_vs_nli,
-    )
-
     models = [(r.label, r.models) for r in runs]
     table = correlation_table(models)
     agreement = agreement_table(item_agreements(runs))
@@ -396,10 +370,7 @@ def _tp_vs_nli(runs: Sequence[Run], plots: bool, out: list[figures.Plot]) -> str
         return ""
     parts = []
     if plots and table is not None:
-        plot = plot_tp_vs_nli(models)
-        if plot is not None:
-            out.append(plot)
-            parts.append(_figure_html(plot))
+        parts.append(_shown(plot_tp_vs_nli(models), out))
     parts += [_paper_table_html(t) for t in (table, agreement) if t is not None]
     return "".join(parts)
 
@@ -426,7 +397,7 @@ def render_report(
     examples_per_category: int = 2,
 ) -> Report:
     """Render the report of ``runs``; ``compare_runs`` defaults to True for several runs or models."""
-    figs: list[figures.Plot] = []
+    figs: list[Plot] = []
     if compare_runs is None:
         compare_runs = len(runs) > 1 or any(len(r.models) > 1 for r in runs)
     comparison = compare(runs) if compare_runs else None

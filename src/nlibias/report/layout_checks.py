@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from nlibias.report.figure_kit import agg_canvas
+
 #: Pixels two texts may share (antialiasing and font-metric slack), or stick out of the figure.
 TOLERANCE_PX = 1.0
 
@@ -27,12 +29,9 @@ TOLERANCE_PX = 1.0
 def drawn_texts(fig: Any) -> list[Any]:
     """The figure's texts that are drawn and not empty: tick labels outside the axis' view (made
     by matplotlib but not drawn) are left out."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.text import Text
 
-    if not isinstance(fig.canvas, FigureCanvasAgg):
-        FigureCanvasAgg(fig)  # a bare Figure: draw it with Agg, as the report saves it
-    fig.canvas.draw()
+    agg_canvas(fig).draw()  # a bare Figure drawn with Agg, as the report saves it
     undrawn: set[int] = set()
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from nlibias.benchmarks.occupations import load_occupations
+from nlibias.report.tables import format_occupations_expansion as templated
 from nlibias.textio.tables import render_table as text_table
 
 
@@ -77,8 +79,6 @@ def _occupation_table(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
     for metrics in models.values():
         for name in metrics.get("by_occupation", {}):
             occupations.setdefault(name, "")
-    from nlibias.benchmarks.occupations import load_occupations
-
     listed = {o.name: o.dominant_gender for o in load_occupations()}
     dominant = dict(listed)
     for metrics in models.values():  # the samples' labels (an evaluation set's file) win
@@ -129,8 +129,6 @@ def format_occupations_expansion(summary: Mapping[str, Any]) -> str:
     004's evaluation sets, each set's rows, the header rows skipped, the labels that differ from
     occupations.json and the templates a set without hypotheses got."""
     if "eval_sets" not in summary:
-        from nlibias.report.tables import format_occupations_expansion as templated
-
         return templated(summary)
     lines = []
     for record in summary["eval_sets"]:

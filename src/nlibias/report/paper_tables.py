@@ -27,6 +27,7 @@ from typing import Any
 from nlibias.metrics import ranking
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.ranking import TOP_SUBTOPICS, is_biased_subtopic, stored_ranking
+from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, run_verdicts
 from nlibias.report.metric_readers import (
     GENERIC_SKIP,
     measure_n,
@@ -37,55 +38,60 @@ from nlibias.report.metric_readers import (
 from nlibias.report.paper_table_format import TABLE_FORMATS as TABLE_FORMATS
 from nlibias.report.paper_table_format import PaperTable as PaperTable
 from nlibias.report.paper_table_format import format_table as format_table
+from nlibias.report.tables import TABLE5_MEASURES, TABLE7_MEASURES
+from nlibias.report.tp_correlation import correlation_table, overall_of
+from nlibias.report.verdict_block import verdict_block, verdict_notes
 
+PaperRuns = Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]]
+"""Each run as ``(label, source, models)``."""
 PROMPT_TITLES = {"true": "Prompt 1: True hypothesis", "entailed": "Prompt 2: Entailed hypothesis"}
 MEASURE_TITLES = {"delta_p": "ΔP", "S": "S", "B": "B", "S_3way": "S 3-way"}
+TABLE8_NOTE = (
+    "Ranked, as the paper's Table 8, by the rate of pro-stereotype answers (yes on a pro-stereotype "
+    "hypothesis for a generative LM, pro-stereotype bias for a classifier), not by pro - anti: a subtopic "
+    "here may lean anti-stereotype in the verdict. Only subtopics whose 95% interval excludes 0 and that "
+    f"hold at least {MIN_VERDICT_UNITS} units are listed, the highest first."
+)
+"""What every rendering of Table 8 says under it (HTML, text, Markdown, LaTeX and CSV)."""
 
 
 def table5(models: Mapping[str, Mapping[str, Any]]) -> PaperTable:
     """BBNLI-next Table 5: pro / anti stereotype bias and the aggregate score per model and domain."""
-    rows = [
-        [model, name, m.get("pro_stereotype_bias"), m.get("anti_stereotype_bias"), m.get("bbnli_bias_score")]
-        for model, metrics in models.items()
-        for name, m in slice_groups(metrics, kinds=["domain"])
-    ]
-    return PaperTable(
-        "table5",
-        "Pro-/Anti-stereotype bias scores and Aggregate bias score across models and bias domains (%).",
-        ("Model", "Domain", "Pro", "Anti", "Aggregate"),
-        rows,
-        group_column=True,
-    )
+    title = "Pro-/Anti-stereotype bias scores and Aggregate bias score across models and bias domains (%)."
+    return _by_domain(models, "table5", title, ("Pro", "Anti", "Aggregate"), TABLE5_MEASURES)
 
 
 def table7(models: Mapping[str, Mapping[str, Any]]) -> PaperTable:
     """BBNLI-next Table 7: misprediction rate split into pro, anti and group-insensitive error."""
+    title = (
+        "Disaggregate counterfactual measures of bias (%): Pro-/Anti-stereotype bias and model error; "
+        "they sum to the misprediction rate of the paired samples (Mispred is over every sample: "
+        "the two differ where samples are unpaired or unanswered)."
+    )
+    return _by_domain(models, "table7", title, ("Mispred", "Pro", "Anti", "Error"), TABLE7_MEASURES)
+
+
+def _by_domain(
+    models: Mapping[str, Mapping[str, Any]],
+    key: str,
+    title: str,
+    heads: Sequence[str],
+    measures: Sequence[str],
+) -> PaperTable:
+    """Model | Domain | ``measures`` (titled ``heads``), a row per model and domain."""
     rows = [
-        [model, name, m.get("misprediction_rate"), m.get("cf_pro"), m.get("cf_anti"), m.get("cf_error")]
+        [model, name, *(m.get(k) for k in measures)]
         for model, metrics in models.items()
         for name, m in slice_groups(metrics, kinds=["domain"])
     ]
-    return PaperTable(
-        "table7",
-        "Disaggregate counterfactual measures of bias (%): Pro-/Anti-stereotype bias and model error; "
-        "they sum to the misprediction rate of the paired samples (Mispred is over every sample: "
-        "the two differ where samples are unpaired or unanswered).",
-        ("Model", "Domain", "Mispred", "Pro", "Anti", "Error"),
-        rows,
-        group_column=True,
-    )
+    return PaperTable(key, title, ("Model", "Domain", *heads), rows, group_column=True)
 
 
 def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) -> list[dict[str, Any]]:
-    """The ``top`` most biased subtopics of one model (BBNLI-next Table 8) as ``metrics.json``
-    ranks and keeps them (:mod:`nlibias.metrics.ranking`: at least
-    :data:`~nlibias.metrics.verdicts.MIN_VERDICT_UNITS` resampling units and a 95% interval that
-    excludes no bias). Each entry: the ranking entry plus ``value``, ``interval`` (a tuple or None)
-    and ``n`` (the slice's count, an int or None).
-
-    Ranked again from ``by_subtopic``: a ``metrics.json`` of schema version 1 or 0 stored the
-    paper's top four whatever their intervals. Without ``by_subtopic``, the stored ranking, less
-    the entries whose value is no bias.
+    """The ``top`` most biased subtopics of one model (BBNLI-next Table 8), ranked by
+    :mod:`nlibias.metrics.ranking` from ``by_subtopic`` (older files stored the top four whatever
+    their intervals), else the stored ranking less its unbiased entries. Each entry: the ranking
+    entry plus ``value``, ``interval`` (a tuple or None) and ``n`` (the slice's count or None).
 
     >>> m = {"by_subtopic": {"a": {"yes_rate_pro": 5.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [0.0, 15.0]}},
     ...                      "b": {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}},
@@ -122,17 +128,45 @@ def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) ->
 def most_biased_subtopics(
     metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS
 ) -> list[tuple[str, float, str]]:
-    """``(subtopic, value, measure)`` of the ``top`` most biased subtopics of one model whose
-    interval excludes no bias (:func:`biased_subtopics`).
-
-    Generative runs are ranked by ``yes_rate_pro`` (yes on a pro-stereotype hypothesis), NLI
-    classifiers by ``pro_stereotype_bias``.
+    """``(subtopic, value, measure)`` of :func:`biased_subtopics` (ranked by ``yes_rate_pro`` for
+    generative LMs, ``pro_stereotype_bias`` for classifiers).
 
     >>> most_biased_subtopics({"by_subtopic": {"a": {"pro_stereotype_bias": 1.0},
     ...                                        "b": {"pro_stereotype_bias": 5.0}}}, top=1)
     [('b', 5.0, 'pro_stereotype_bias')]
     """
     return [(str(e["subtopic"]), e["value"], str(e["measure"])) for e in biased_subtopics(metrics, top=top)]
+
+
+def measures_sentence(documents: Sequence[Mapping[str, Any]]) -> str:
+    """One sentence that names the measure the verdict reads and the one Table 8 ranks subtopics
+    by, shown under both, so that "no evidence of bias" beside a listed subtopic whose interval
+    lies above 0 does not read as a contradiction; ``""`` when Table 8 lists nothing or ranks by
+    the verdict's own measures.
+
+    >>> slice_ = {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}}
+    >>> metrics = {"models": {"m": {"overall": {"yes_rate_gap": 1.0, "ci": {"yes_rate_gap": [-2.0, 4.0]}},
+    ...                             "by_subtopic": {"a": slice_}}}}
+    >>> measures_sentence([metrics])
+    'The verdict reads yes pro - yes anti; Table 8 ranks subtopics by yes_rate_pro, another measure, so a subtopic listed there does not contradict a verdict of no evidence of bias.'
+    """
+    read = dict.fromkeys(r.measure for m in documents for v in run_verdicts(m) for r in v.headline)
+    ranked = dict.fromkeys(
+        str(entry["measure"])
+        for m in documents
+        for model in m.get("models", {}).values()
+        for entry in biased_subtopics(model)
+    )
+    if not ranked or set(ranked) <= set(read):
+        return ""
+
+    def names(measures: Mapping[str, None]) -> str:
+        return ", ".join(ALL_MEASURES[n].display_name if n in ALL_MEASURES else n for n in measures)
+
+    return (
+        f"The verdict reads {names(read)}; Table 8 ranks subtopics by {names(ranked)}, another "
+        "measure, so a subtopic listed there does not contradict a verdict of no evidence of bias."
+    )
 
 
 def table8(models: Mapping[str, Mapping[str, Any]], *, top: int = TOP_SUBTOPICS) -> PaperTable | None:
@@ -177,7 +211,14 @@ def table8(models: Mapping[str, Mapping[str, Any]], *, top: int = TOP_SUBTOPICS)
         tuple(headers),
         rows,
         group_column=True,
+        notes=table8_notes({"models": models}),
     )
+
+
+def table8_notes(metrics: Mapping[str, Any]) -> list[str]:
+    """What Table 8 says under it: how it ranks, and the measures the verdict and Table 8 read
+    (:func:`measures_sentence`) where they differ."""
+    return [TABLE8_NOTE] + [sentence for sentence in [measures_sentence([metrics])] if sentence]
 
 
 def wq_table3(runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]) -> PaperTable | None:
@@ -187,12 +228,12 @@ def wq_table3(runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]) -> Pa
     model_names: list[str] = []
     for _, models in runs:
         model_names += [m for m in models if m not in model_names]
-    with_tp = any("tp_bias_score" in _overall(m) for _, models in runs for m in models.values())
+    with_tp = any("tp_bias_score" in overall_of(m) for _, models in runs for m in models.values())
     rows: list[list[Any]] = []
     for model in model_names:
         row: list[Any] = [model]
         for _, models in runs:
-            overall = _overall(models.get(model, {}))
+            overall = overall_of(models.get(model, {}))
             row += [overall.get("tp_bias_score")] if with_tp else []
             row.append(overall.get("M1"))
         rows.append(row)
@@ -211,11 +252,6 @@ def wq_table3(runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]) -> Pa
         tuple(headers),
         rows,
     )
-
-
-def _overall(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
-    overall = metrics.get("overall") if isinstance(metrics, Mapping) else None
-    return overall if isinstance(overall, Mapping) else {}
 
 
 def generic_measures(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -296,9 +332,7 @@ def generic_table(models: Mapping[str, Mapping[str, Any]], *, key: str, title: s
     return PaperTable(key, title, headers, rows, group_column=True)
 
 
-def paper_tables(
-    runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]],
-) -> list[PaperTable]:
+def paper_tables(runs: PaperRuns) -> list[PaperTable]:
     """Every paper table that the runs' data supports. ``runs`` = ``(label, source, models)``.
 
     What is shown is decided by the measures present, never by ``source`` (a benchmark added to
@@ -321,11 +355,9 @@ def paper_tables(
                 tables.append(_relabel(table, suffix, label if len(runs) > 1 else ""))
     # WinoQueer-NLI's tables: the runs reporting M1 and every run of the same sample source (its
     # sentence scorers may have been audited in a run directory of their own)
-    wq_sources = {source for _label, source, models in runs if _has(models, "M1")}
+    wq_sources = {source for _label, source, models in runs if has_measure(models, "M1")}
     wq = [(label, models) for label, source, models in runs if source in wq_sources]
     if wq:
-        from nlibias.report.tp_correlation import correlation_table
-
         for table in (wq_table3(wq), correlation_table(wq)):
             if table is not None:
                 tables.append(table)
@@ -347,27 +379,22 @@ def _relabel(table: PaperTable, suffix: str, label: str) -> PaperTable:
     return PaperTable(key, table.title + suffix, table.headers, table.rows, table.group_column, table.notes)
 
 
-def _has(models: Mapping[str, Mapping[str, Any]], measure: str) -> bool:
+def has_measure(models: Mapping[str, Mapping[str, Any]], measure: str) -> bool:
+    """Whether some model's ``overall`` holds ``measure``."""
     return any(isinstance(m.get("overall"), Mapping) and measure in m["overall"] for m in models.values())
 
 
 def _is_bbnli(models: Mapping[str, Mapping[str, Any]]) -> bool:
-    return _has(models, "cf_pro") or _has(models, "pro_stereotype_bias")
+    return has_measure(models, "cf_pro") or has_measure(models, "pro_stereotype_bias")
 
 
-def verdict_blocks(
-    runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]],
-    fmt: str,
-    documents: Mapping[str, Mapping[str, Any]] | None = None,
-) -> list[str]:
-    """The verdict block of each run (md), titled by the run's label when there are several;
+def verdict_blocks(runs: PaperRuns, documents: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The Markdown verdict block of each run, titled by the run's label when there are several;
     ``documents`` (label → the run's ``metrics.json``) gives the notes under its title (a subset,
     unscored samples, TP ties), as the audit prints them."""
-    from nlibias.report.verdict_block import verdict_block
-
     blocks = []
     for label, _source, models in runs:
-        block = verdict_block({**(documents or {}).get(label, {}), "models": models}, fmt=fmt)
+        block = verdict_block({**documents.get(label, {}), "models": models}, fmt="md")
         if block and len(runs) > 1:
             block = f"**{label}**\n\n" + block
         if block:
@@ -375,18 +402,12 @@ def verdict_blocks(
     return blocks
 
 
-def comment_notes(
-    runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]],
-    fmt: str,
-    documents: Mapping[str, Mapping[str, Any]],
-) -> list[str]:
+def comment_notes(runs: PaperRuns, fmt: str, documents: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """For CSV (``#``) and LaTeX (``%``), which hold no verdict block: its notes as comment lines.
 
     >>> comment_notes([("r", "bbnli", {})], "csv", {"r": {"subset": {"samples": 4, "of": 9, "limit": 2, "seed": 0}}})
     ['# r: A subset: 4 of 9 samples (limit 2, seed 0; every subtopic, pairs whole): its values are not the full set’s.']
     """
-    from nlibias.report.verdict_block import verdict_notes
-
     mark = "#" if fmt == "csv" else "%"
     lines = [
         f"{mark} {label}: {note}"
@@ -396,11 +417,7 @@ def comment_notes(
     return ["\n".join(lines)] if lines else []
 
 
-def render_tables(
-    runs: Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]],
-    fmt: str,
-    documents: Mapping[str, Mapping[str, Any]] | None = None,
-) -> str:
+def render_tables(runs: PaperRuns, fmt: str, documents: Mapping[str, Mapping[str, Any]] | None = None) -> str:
     """All supported paper tables of ``runs`` in one format, separated by blank lines: Markdown
     opens with the verdict blocks, CSV and LaTeX with their notes as comments (``documents``:
     label → the run's ``metrics.json``, for those notes).
@@ -409,15 +426,14 @@ def render_tables(
     """
     if fmt not in TABLE_FORMATS:
         raise ValueError(f"unknown table format {fmt!r}; use one of {', '.join(TABLE_FORMATS)}")
-    parts: list[str] = (
-        verdict_blocks(runs, fmt, documents) if fmt == "md" else comment_notes(runs, fmt, documents or {})
-    )
+    documents = documents or {}
+    parts = verdict_blocks(runs, documents) if fmt == "md" else comment_notes(runs, fmt, documents)
     for table in paper_tables(runs):
         body = format_table(table, fmt)
         if fmt == "md":
-            parts.append(f"**{table.title}**\n\n{body}")
-        elif fmt == "csv":
-            parts.append(f"# {table.title}\n{body}")
+            parts.append(f"**{table.title}**\n\n{body}" + "".join(f"\n\n*{note}*" for note in table.notes))
         else:
-            parts.append(body)
+            mark = "#" if fmt == "csv" else "%"
+            title = [f"# {table.title}"] if fmt == "csv" else []
+            parts.append("\n".join([*title, body, *(f"{mark} {note}" for note in table.notes)]))
     return "\n\n".join(parts) + ("\n" if parts else "")

@@ -1,9 +1,5 @@
-"""Figures of a report, drawn with matplotlib (Agg, no display) in the Okabe–Ito palette.
-
-Every function returns a :class:`Plot` (SVG text and PNG bytes) or ``None`` when its data is
-absent; nothing is written here. The palette, sizes, style and rendering they share are in
-:mod:`nlibias.report.figure_kit`. Figures are sized for a paper column (3.4 in wide; 7 in for
-wide ones) with 8 pt text. matplotlib is imported inside the functions.
+"""Figures of a report (matplotlib, Agg), sized for a paper column with 8 pt text: each function
+returns a :class:`Plot` or ``None`` when its data is absent (shared kit: :mod:`figure_kit`).
 
 >>> plot_funnel([]) is None
 True
@@ -12,6 +8,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
@@ -21,6 +18,7 @@ from nlibias.report.figure_kit import (
     HATCHES,
     OKABE_ITO,
     WIDE_WIDTH_IN,
+    Models,
     ModelsByRun,
     Plot,
     chars_that_fit,
@@ -35,27 +33,7 @@ from nlibias.report.figure_kit import (
 # test can wrap plots._render to keep each drawn figure
 from nlibias.report.figure_kit import render as _render
 from nlibias.report.load import FunnelStage
-from nlibias.report.metric_readers import is_number, numeric_measures, slice_groups
-
-__all__ = [
-    "COLUMN_WIDTH_IN",
-    "HATCHES",
-    "OKABE_ITO",
-    "UNIT_AXES",
-    "WIDE_WIDTH_IN",
-    "ModelsByRun",
-    "Plot",
-    "heatmap_scale",
-    "measures_by_unit",
-    "no_bias_line",
-    "plot_accuracy",
-    "plot_error_split",
-    "plot_funnel",
-    "plot_generic_measures",
-    "plot_pro_anti",
-    "plot_subtopic_heatmap",
-    "wrap_label",
-]  # fmt: skip
+from nlibias.report.metric_readers import is_number, measure_n, numeric_measures, slice_groups
 
 
 def _domains(series: Sequence[Mapping[str, Any]], measure: str) -> list[str]:
@@ -109,27 +87,12 @@ def plot_accuracy(runs: ModelsByRun) -> Plot | None:
         width = 0.8 / len(series)
         handles: list[Any] = []
         for i, (label, model, metrics) in enumerate(series):
-            xs, ys, lo, hi = [], [], [], []
-            for j, m in _domain_rows(metrics, domains, ("accuracy",)):
-                xs.append(j - 0.4 + width * (i + 0.5))
-                ys.append(float(m["accuracy"]))
-                down, up = error_extent(m, "accuracy")
-                lo.append(down)
-                hi.append(up)
-            handles.append(
-                ax.bar(
-                    xs,
-                    ys,
-                    width,
-                    yerr=error_bars([(a, b) for a, b in zip(lo, hi, strict=True)]),
-                    capsize=1.5,
-                    error_kw={"linewidth": 0.6},
-                    color=OKABE_ITO[model_names.index(model) % len(OKABE_ITO)],
-                    hatch=HATCHES[labels.index(label) % len(HATCHES)] if several_runs else "",
-                    edgecolor="#333333",
-                    linewidth=0.3,
-                )
-            )
+            rows = _domain_rows(metrics, domains, ("accuracy",))
+            colour = OKABE_ITO[model_names.index(model) % len(OKABE_ITO)]
+            hatch = HATCHES[labels.index(label) % len(HATCHES)] if several_runs else ""
+            xs = [j - 0.4 + width * (i + 0.5) for j, _ in rows]
+            style = {"color": colour, "hatch": hatch, "edgecolor": "#333333", "linewidth": 0.3}
+            handles.append(_bars(ax, xs, rows, "accuracy", width, **style))
         slot = (width_in - 0.6) / max(len(domains), 1)
         ax.set_xticks(range(len(domains)), [wrap_label(d, chars_that_fit(slot, 7)) for d in domains])
         ax.set_ylabel("accuracy (%)")
@@ -141,9 +104,14 @@ def plot_accuracy(runs: ModelsByRun) -> Plot | None:
     return _render("accuracy", "Accuracy on bias-audit samples (gold: neutral), 95% bootstrap CIs.", draw)
 
 
-def _small_multiples(
-    models: Mapping[str, Mapping[str, Any]], measures: Sequence[str]
-) -> tuple[list[str], list[str]]:
+def _bars(ax: Any, xs: Sequence[float], rows: _PanelRows, measure: str, width: float, **style: Any) -> Any:
+    """``measure``'s bars of ``rows`` at ``xs`` with their 95% intervals (none drawn without one)."""
+    errors = error_bars([error_extent(m, measure) for _, m in rows])
+    return ax.bar(xs, [float(m[measure]) for _, m in rows], width, yerr=errors, capsize=1.5,
+                  error_kw={"linewidth": 0.6}, **style)  # fmt: skip
+
+
+def _small_multiples(models: Models, measures: Sequence[str]) -> tuple[list[str], list[str]]:
     """The models that have every one of ``measures`` in some slice, and the slices to show."""
     names = [
         model
@@ -183,7 +151,7 @@ def _panel_grid(names: Sequence[str], domains: Sequence[str]) -> Any:
 def _panel_plot(
     name: str,
     caption: str,
-    models: Mapping[str, Mapping[str, Any]],
+    models: Models,
     measures: Sequence[str],
     draw_panel: Callable[[Any, _PanelRows], list[Any]],
     *,
@@ -210,9 +178,7 @@ def _panel_plot(
     return _render(name, caption, draw)
 
 
-def plot_error_split(
-    label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "error_split"
-) -> Plot | None:
+def plot_error_split(label: str, models: Models, *, name: str = "error_split") -> Plot | None:
     """Pro / anti / group-insensitive error stacked per domain, one panel per model (sums to
     Mispred, Table 7)."""
     parts = ("cf_pro", "cf_anti", "cf_error")
@@ -233,27 +199,14 @@ def plot_error_split(
     return _panel_plot(name, caption, models, parts, stack, ylabel="% of paired samples", legend=legend)
 
 
-def plot_pro_anti(
-    label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "pro_anti"
-) -> Plot | None:
+def plot_pro_anti(label: str, models: Models, *, name: str = "pro_anti") -> Plot | None:
     """Pro- vs anti-stereotype bias per domain with bootstrap CIs, one panel per model (Table 5)."""
     pair = ("pro_stereotype_bias", "anti_stereotype_bias")
 
     def side_by_side(ax: Any, rows: _PanelRows) -> list[Any]:
         handles = []
         for offset, measure, colour in ((-0.2, pair[0], OKABE_ITO[5]), (0.2, pair[1], OKABE_ITO[4])):
-            errors = [error_extent(m, measure) for _, m in rows]
-            handles.append(
-                ax.bar(
-                    [j + offset for j, _ in rows],
-                    [float(m[measure]) for _, m in rows],
-                    0.4,
-                    yerr=error_bars(errors),
-                    capsize=1.5,
-                    error_kw={"linewidth": 0.6},
-                    color=colour,
-                )
-            )
+            handles.append(_bars(ax, [j + offset for j, _ in rows], rows, measure, 0.4, color=colour))
         return handles
 
     caption = f"Pro- vs anti-stereotype bias with 95% bootstrap CIs ({label})."
@@ -282,15 +235,27 @@ def heatmap_scale(measure: str) -> tuple[float, float, str]:
 HEATMAP_LABEL_PT = 9.0
 """The heat map's cell and axis labels, in points: readable where the figure is shown at its own
 size (4.5 pt cells read as about 5 pt in a browser)."""
+PHONE_MODELS_PER_ROW = 2
+"""Models side by side in the heat map drawn for a phone (the report shows it below 700 px, as
+wide as the screen): more would shrink its 9 pt labels below legibility at 390 px."""
+_PHONE_SUBTOPIC_CHARS = 14
 
 
-def plot_subtopic_heatmap(
-    label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "subtopic_heatmap"
-) -> Plot | None:
+@dataclass(frozen=True)
+class _Heat:
+    """What a heat map shows: per subtopic (row) and model (column) the value and its n."""
+
+    subtopics: list[str]
+    names: list[str]
+    grid: list[list[float]]
+    counts: list[list[int | None]]
+    measure: str
+
+
+def plot_subtopic_heatmap(label: str, models: Models, *, name: str = "subtopic_heatmap") -> Plot | None:
     """Per-subtopic heat map of the bias measure (yes on pro for generative, pro bias otherwise),
-    on the measure's declared scale (:func:`heatmap_scale`), each cell with its value and n."""
-    from nlibias.report.metric_readers import measure_n
-
+    on the measure's declared scale (:func:`heatmap_scale`), each cell with its value and n; with
+    a variant for phones (:data:`PHONE_MODELS_PER_ROW` models a row, in ``Plot.narrow``)."""
     subtopics: list[str] = []
     measure: str | None = None
     for metrics in models.values():
@@ -315,54 +280,61 @@ def plot_subtopic_heatmap(
             row_n.append(measure_n(m, measure) if isinstance(m, Mapping) else None)
         grid.append(row)
         counts.append(row_n)
-    chosen = measure
-    vmin, vmax, cmap = heatmap_scale(measure)
-
-    def draw() -> Any:
-        import numpy as np
-
-        size = HEATMAP_LABEL_PT
-        column = 0.95
-        labels = [wrap_label(n, chars_that_fit(column - 0.1, size)) for n in names]
-        lines = max(label.count("\n") + 1 for label in labels)
-        left = 0.3 + max(len(s) for s in subtopics) * size * 0.62 / 72
-        row = 2.4 * size / 72  # a value and its n, each a line of the label's size
-        fig = new_figure(
-            max(COLUMN_WIDTH_IN, left + 1.2 + column * len(names)),
-            1.0 + size * 1.3 / 72 * lines + row * len(subtopics),
-        )
-        ax = fig.add_subplot()
-        data = np.array(grid, dtype=float)
-        image = ax.imshow(data, aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
-        ax.set_xticks(range(len(names)), labels, fontsize=size)
-        ax.set_yticks(range(len(subtopics)), subtopics, fontsize=size)
-        for i in range(data.shape[0]):
-            for j in range(data.shape[1]):
-                if np.isfinite(data[i, j]):
-                    share = (data[i, j] - vmin) / (vmax - vmin)
-                    colour = (
-                        "black" if (share > 0.6 if cmap == "cividis" else abs(share - 0.5) < 0.3) else "white"
-                    )
-                    n = counts[i][j]
-                    text = f"{data[i, j]:.1f}" + ("" if n is None else f"\nn={n}")
-                    ax.text(
-                        j, i, text, ha="center", va="center", fontsize=size, color=colour, linespacing=0.9
-                    )
-                else:  # undefined (no answer read, or no sample): said, not a blank cell
-                    n = counts[i][j]
-                    text = "n/a" + ("" if n is None else f"\nn={n}")
-                    ax.text(
-                        j, i, text, ha="center", va="center", fontsize=size, color="grey", linespacing=0.9
-                    )
-        fig.colorbar(image, ax=ax, label=f"{chosen} (%), fixed scale", shrink=0.8)
-        return fig
-
-    return _render(
-        name,
-        f"{chosen} per subtopic and model, % on its full scale {vmin:g} to {vmax:g}, with n ({label}); "
-        "n/a: undefined (no answer read).",
-        draw,
+    heat = _Heat(subtopics, names, grid, counts, measure)
+    vmin, vmax, _ = heatmap_scale(measure)
+    caption = (
+        f"{measure} per subtopic and model, % on its full scale {vmin:g} to {vmax:g}, with n ({label}); "
+        "n/a: undefined (no answer read)."
     )
+    wide = _render(name, caption, lambda: _heatmap_figure(heat, phone=False))
+    narrow = _render(f"{name}_phone", caption, lambda: _heatmap_figure(heat, phone=True))
+    return replace(wide, narrow=narrow)
+
+
+def _heatmap_figure(heat: _Heat, *, phone: bool) -> Any:
+    """The heat map, every model side by side; for a ``phone``, a column's width with its
+    subtopics wrapped and :data:`PHONE_MODELS_PER_ROW` models a panel, the panels one below the
+    other under one colour bar."""
+    import numpy as np
+
+    size = HEATMAP_LABEL_PT
+    vmin, vmax, cmap = heatmap_scale(heat.measure)
+    per_row = PHONE_MODELS_PER_ROW if phone else len(heat.names)
+    subtopics = [wrap_label(s, _PHONE_SUBTOPIC_CHARS) if phone else s for s in heat.subtopics]
+    left = 0.3 + max(len(line) for s in subtopics for line in s.split("\n")) * size * 0.62 / 72
+    if phone:
+        width = COLUMN_WIDTH_IN
+        column = (width - left - 0.25) / min(per_row, len(heat.names))  # the colour bar below
+    else:
+        column = 0.95
+        width = max(COLUMN_WIDTH_IN, left + 1.2 + column * len(heat.names))
+    labels = [wrap_label(n, chars_that_fit(column - 0.1, size)) for n in heat.names]
+    head = size * 1.3 / 72 * max(label.count("\n") + 1 for label in labels)
+    row = max(2.4, 1.2 * max(s.count("\n") + 1 for s in subtopics)) * size / 72  # a value and its n
+    chunks = [range(at, min(at + per_row, len(heat.names))) for at in range(0, len(heat.names), per_row)]
+    panel = head + row * len(subtopics) + 0.2
+    fig = new_figure(width, 1.0 + panel * len(chunks) + 0.5 * phone)
+    heights = [panel] * len(chunks) + [0.12] * phone  # a phone's colour bar in a row of its own
+    axes = fig.subplots(len(heights), 1, squeeze=False, gridspec_kw={"height_ratios": heights}).ravel()
+    data = np.array(heat.grid, dtype=float)
+    for ax, columns in zip(axes, chunks, strict=False):
+        image = ax.imshow(data[:, list(columns)], aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
+        ax.set_xticks(range(len(columns)), [labels[j] for j in columns], fontsize=size)
+        ax.set_yticks(range(len(subtopics)), subtopics, fontsize=size)
+        for i in range(len(subtopics)):
+            for x, j in enumerate(columns):
+                value, n = data[i, j], heat.counts[i][j]
+                if np.isfinite(value):
+                    share = (value - vmin) / (vmax - vmin)
+                    dark = share > 0.6 if cmap == "cividis" else abs(share - 0.5) < 0.3
+                    text, colour = f"{value:.1f}", "black" if dark else "white"
+                else:  # undefined (no answer read, or no sample): said, not a blank cell
+                    text, colour = "n/a", "grey"
+                text += "" if n is None else f"\nn={n}"
+                ax.text(x, i, text, ha="center", va="center", fontsize=size, color=colour, linespacing=0.9)
+    bar = {"cax": axes[-1], "orientation": "horizontal"} if phone else {"ax": axes[0], "shrink": 0.8}
+    fig.colorbar(image, label=f"{heat.measure} (%), fixed scale", **bar)
+    return fig
 
 
 #: How each unit of :mod:`nlibias.metrics.meta` is named on a measures axis (``count``: a
@@ -370,7 +342,7 @@ def plot_subtopic_heatmap(
 UNIT_AXES = {"%": "percent", "fraction": "fraction (0 to 1)", "nats": "nats", "count": "count"}
 
 
-def measures_by_unit(models: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+def measures_by_unit(models: Models) -> dict[str, list[str]]:
     """Every measure of the models' ``overall`` outside BBNLI's own (M1–M8, S/ΔP/B, yes rates, ...),
     grouped by the unit :mod:`nlibias.metrics.meta` declares (``count`` for undeclared numbers).
 
@@ -407,7 +379,7 @@ def no_bias_line(measure: str) -> float | None:
     return None if value is None or value == 0 else float(value)
 
 
-def _drawn_groups(models: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+def _drawn_groups(models: Models) -> dict[str, list[str]]:
     """:func:`measures_by_unit` without the undeclared counts that are 0 (or absent) for every
     model, and without the units left with no measure."""
 
@@ -422,9 +394,7 @@ def _drawn_groups(models: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str
     return {unit: measures for unit, measures in groups.items() if measures}
 
 
-def plot_generic_measures(
-    label: str, models: Mapping[str, Mapping[str, Any]], *, name: str = "measures"
-) -> Plot | None:
+def plot_generic_measures(label: str, models: Models, *, name: str = "measures") -> Plot | None:
     """Overall value of every measure present (M1–M8, S/ΔP/B, ...) per model as horizontal bars,
     one axis per unit (percent, fraction, nats, counts): scales never share an axis. Each measure
     with a no-bias value other than 0 (50 for TP scores, M1, B) gets a dashed line there. An

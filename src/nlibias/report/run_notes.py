@@ -140,46 +140,36 @@ def run_caveats(run: Run) -> list[Caveat]:
     unvalidated = _unvalidated(run)
     if unvalidated:
         many = f"{unvalidated:,} of the samples are" if unvalidated > 0 else "The dataset is"
-        caveats.append(
-            Caveat(
-                "unvalidated",
-                f"{many} UNVALIDATED: no human judged the generated hypotheses; they may be incoherent "
-                "or state no stereotype. Do not report these scores as BBNLI-next results.",
-                True,
-            )
+        text = (
+            f"{many} UNVALIDATED: no human judged the generated hypotheses; they may be incoherent "
+            "or state no stereotype. Do not report these scores as BBNLI-next results."
         )
+        caveats.append(Caveat("unvalidated", text, True))
     for model, size in _model_sizes(run).items():
-        if size < SMALL_MODEL_PARAMETERS:
-            caveats.append(
-                Caveat(
-                    "small-model",
-                    f"{model} is a small model ({size / 1e6:,.0f}M parameters by its name): its answers "
-                    "say little about larger models, and a low bias score may only mean it rarely says yes.",
-                )
-            )
-    for model, dtype in _reduced_precision(run).items():
-        caveats.append(
-            Caveat(
-                "reduced-precision",
-                f"{model} ran in {dtype}, a reduced precision: its probabilities differ from float32's "
-                "(bfloat16 moved a small classifier's by up to 0.29 and changed 0.8% of its labels, "
-                "docs/scaling.md). For numbers to compare with a CPU run or a paper, audit with "
-                "`--dtype float32`.",
-            )
+        text = (
+            f"{model} is a small model ({size / 1e6:,.0f}M parameters by its name): its answers "
+            "say little about larger models, and a low bias score may only mean it rarely says yes."
         )
+        caveats += [Caveat("small-model", text)] if size < SMALL_MODEL_PARAMETERS else []
+    for model, dtype in _reduced_precision(run).items():
+        text = (
+            f"{model} ran in {dtype}, a reduced precision: its probabilities differ from float32's "
+            "(bfloat16 moved a small classifier's by up to 0.29 and changed 0.8% of its labels, "
+            "docs/scaling.md). For numbers to compare with a CPU run or a paper, audit with "
+            "`--dtype float32`."
+        )
+        caveats.append(Caveat("reduced-precision", text))
     caveats += [Caveat("published-premises", note) for note in _published_premise_notes(run)]
     caveats += [Caveat("subset-or-unscored", note) for note in sample_notes(run.metrics)]
     caveats += [Caveat("tp-ties", note) for note in tie_notes(run.metrics)]
     caveats += [Caveat("magnitudes", note) for note in magnitude_notes(run.metrics)]
     n_samples = run.metrics.get("n_samples")
     if isinstance(n_samples, int) and 0 < n_samples < FEW_SAMPLES:
-        caveats.append(
-            Caveat(
-                "few-samples",
-                f"Only {n_samples:,} samples were audited: read every value with its 95% interval; "
-                "differences inside the intervals are not evidence of anything.",
-            )
+        text = (
+            f"Only {n_samples:,} samples were audited: read every value with its 95% interval; "
+            "differences inside the intervals are not evidence of anything."
         )
+        caveats.append(Caveat("few-samples", text))
     boot = run.metrics.get("bootstrap")
     if isinstance(boot, Mapping) and boot.get("resamples") == 0:
         caveats.append(Caveat("no-intervals", "No confidence intervals (bootstrap resamples 0)."))
@@ -192,13 +182,8 @@ def run_caveats(run: Run) -> list[Caveat]:
         default=0,
     )
     if degenerate:
-        caveats.append(
-            Caveat(
-                "degenerate-pairs",
-                f"{degenerate} degenerate pairs (pro and anti texts identical, as in the BBNLI source) are "
-                "included in the measures.",
-            )
-        )
+        text = f"{degenerate} degenerate pairs (pro and anti texts identical, as in the BBNLI source) are"
+        caveats.append(Caveat("degenerate-pairs", text + " included in the measures."))
     return caveats
 
 
@@ -312,8 +297,14 @@ def caveats_html(runs: Sequence[Run]) -> tuple[str, list[Caveat]]:
     )
 
 
+_RUN_FACTS = (
+    "samples", "predictions", "cache", "finished", "nlibias", "python", "torch", "transformers", "platform",
+)  # fmt: skip
+"""What the provenance table shows of the manifest's ``run``, in this order."""
+
+
 def _facts(run: Run) -> list[tuple[str, Any]]:
-    info = run.run_info
+    info: Mapping[str, Any] = run.run_info  # a TypedDict read by the names listed above
     facts: list[tuple[str, Any]] = [
         ("source", run.metrics.get("source")),
         ("samples", run.metrics.get("n_samples")),
@@ -321,17 +312,7 @@ def _facts(run: Run) -> list[tuple[str, Any]]:
     boot = run.metrics.get("bootstrap")
     if isinstance(boot, Mapping):
         facts.append(("bootstrap", ", ".join(f"{k}={v}" for k, v in boot.items())))
-    for key in (
-        "samples",
-        "predictions",
-        "cache",
-        "finished",
-        "nlibias",
-        "python",
-        "torch",
-        "transformers",
-        "platform",
-    ):
+    for key in _RUN_FACTS:
         if info.get(key) is not None:
             facts.append((f"run.{key}" if key == "samples" else key, info[key]))
     for key, value in (run.run_json or {}).items():
@@ -372,12 +353,6 @@ def provenance_html(runs: Sequence[Run]) -> str:
                     key_values(stats) if isinstance(stats, Mapping) else "",
                 ]
             )
-        parts.append(
-            table(
-                ["model key", "backend", "model", "revision", "settings", "stats"],
-                model_rows,
-                numeric_from=99,
-                stack=True,
-            )
-        )
+        headers = ["model key", "backend", "model", "revision", "settings", "stats"]
+        parts.append(table(headers, model_rows, numeric_from=99, stack=True))
     return "".join(parts)

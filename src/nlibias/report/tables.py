@@ -2,29 +2,26 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nlibias.benchmarks.base import Benchmark
 from nlibias.errors import ConfigError
+from nlibias.report.tp_tables import format_tp_nli_table
+from nlibias.report.verdict_block import verdict_block
+from nlibias.schema.model_keys import split_model_key
 from nlibias.textio.tables import render_table
-
-__all__ = [
-    "format_all_tables",
-    "format_bbnli_expansion",
-    "format_bbnli_tables",
-    "format_expansion_table",
-    "format_occupations_expansion",
-    "format_wq_nli_expansion",
-    "model_kinds",
-    "render_table",
-]
 
 
 def _slices(metrics: Mapping[str, Any], by: str) -> list[tuple[str, Mapping[str, Any]]]:
     found: list[tuple[str, Mapping[str, Any]]] = [("all", metrics["overall"])]
     found.extend(sorted(metrics.get(f"by_{by}", {}).items()))
     return found
+
+
+TABLE5_MEASURES = ("pro_stereotype_bias", "anti_stereotype_bias", "bbnli_bias_score")
+TABLE7_MEASURES = ("misprediction_rate", "cf_pro", "cf_anti", "cf_error")
 
 
 def format_bbnli_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "domain") -> str:
@@ -36,19 +33,8 @@ def format_bbnli_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "d
     notes: list[str] = []
     for model, metrics in models.items():
         for name, m in _slices(metrics, by):
-            table5.append(
-                [
-                    model,
-                    name,
-                    m["n"],
-                    m["pro_stereotype_bias"],
-                    m["anti_stereotype_bias"],
-                    m["bbnli_bias_score"],
-                ]
-            )
-            table7.append(
-                [model, name, m["n_pairs"], m["misprediction_rate"], m["cf_pro"], m["cf_anti"], m["cf_error"]]
-            )
+            table5.append([model, name, *(m[k] for k in ("n", *TABLE5_MEASURES))])
+            table7.append([model, name, *(m[k] for k in ("n_pairs", *TABLE7_MEASURES))])
             accuracy.append(
                 [
                     model,
@@ -163,8 +149,6 @@ def format_occupations_expansion(summary: Mapping[str, Any]) -> str:
 def model_kinds(metrics: Mapping[str, Any]) -> dict[str, str]:
     """Each model's predictor kind: recorded in ``metrics.json`` (``predictor_kinds``); files
     written before it was recorded fall back to the form of the model key."""
-    from nlibias.schema.model_keys import split_model_key
-
     recorded = metrics.get("predictor_kinds", {})
     return {
         model: recorded.get(model) or ("generative" if split_model_key(model) else "classifier")
@@ -193,10 +177,6 @@ def format_all_tables(metrics: Mapping[str, Any], benchmark: Benchmark, **option
     sure), then for each predictor kind it scores, its models' tables in the benchmark's
     layouts, then its extra analyses' tables (``options`` such as ``by="subtopic"`` go to
     formatters that take them)."""
-    import inspect
-
-    from nlibias.report.verdict_block import verdict_block
-
     if "by" in options:
         check_slice(options["by"])
     kinds = model_kinds(metrics)
@@ -214,8 +194,6 @@ def format_all_tables(metrics: Mapping[str, Any], benchmark: Benchmark, **option
 def format_tp_nli(metrics: Mapping[str, Any]) -> str:
     """Where a WinoQueer-NLI run holds both NLI classifiers and sentence scorers: paper 003
     Table 3 (TP beside M1) and the item-level agreement of TP preference and M1."""
-    from nlibias.report.tp_tables import format_tp_nli_table
-
     kinds = model_kinds(metrics)
     tp = {k: v for k, v in metrics["models"].items() if kinds[k] == "sentence-logprob"}
     nli = {k: v for k, v in metrics["models"].items() if kinds[k] == "classifier"}
@@ -224,34 +202,14 @@ def format_tp_nli(metrics: Mapping[str, Any]) -> str:
     parts = [format_tp_nli_table(nli, tp)]
     agreement = metrics.get("tp_nli_agreement") or []
     if agreement:
-        parts.append(
-            render_table(
-                [
-                    "TP model",
-                    "NLI model",
-                    "items",
-                    "agree %",
-                    "both",
-                    "TP only",
-                    "M1 only",
-                    "neither",
-                    "kappa",
-                ],
-                [
-                    [
-                        a["tp_model"],
-                        a["nli_model"],
-                        a["n"],
-                        a["agreement"],
-                        a["both"],
-                        a["tp_only"],
-                        a["m1_only"],
-                        a["neither"],
-                        a["kappa"],
-                    ]
-                    for a in agreement
-                ],
-                title="Item-level agreement: TP prefers the stereotypical sentence vs M1 holds, same WQ-NLI rows",
-            )
-        )
+        title = "Item-level agreement: TP prefers the stereotypical sentence vs M1 holds, same WQ-NLI rows"
+        rows = [[a[key] for key in _AGREEMENT_COLUMNS.values()] for a in agreement]
+        parts.append(render_table(list(_AGREEMENT_COLUMNS), rows, title=title))
     return "\n\n".join(parts)
+
+
+_AGREEMENT_COLUMNS = {
+    "TP model": "tp_model", "NLI model": "nli_model", "items": "n", "agree %": "agreement", "both": "both",
+    "TP only": "tp_only", "M1 only": "m1_only", "neither": "neither", "kappa": "kappa",
+}  # fmt: skip
+"""The item-level agreement table's columns: header → field of ``tp_nli_agreement``."""

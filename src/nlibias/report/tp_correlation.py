@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from nlibias.metrics.token_probability import r_and_r2, wq_nli_item_agreement
 from nlibias.metrics.wq_nli import M_KEYS
+from nlibias.report.figure_kit import OKABE_ITO, ModelsByRun, Plot, new_figure, render
 from nlibias.report.metric_readers import is_number
 from nlibias.report.paper_table_format import PaperTable
 from nlibias.schema import Prediction, Sample
@@ -29,11 +30,10 @@ from nlibias.schema.columns import SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
 if TYPE_CHECKING:
-    from nlibias.report.figure_kit import ModelsByRun, Plot
     from nlibias.report.load import Run
 
 
-def _overall(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
+def overall_of(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
     overall = metrics.get("overall")
     return overall if isinstance(overall, Mapping) else {}
 
@@ -47,9 +47,9 @@ def _measure(overall: Mapping[str, Any], key: str) -> float | None:
 def _paired_models(models: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, float], dict[str, Any]]:
     """A run's sentence scorers with a TP score and its models reporting M1."""
     tp = {
-        k: score for k, m in models.items() if (score := _measure(_overall(m), "tp_bias_score")) is not None
+        k: score for k, m in models.items() if (score := _measure(overall_of(m), "tp_bias_score")) is not None
     }
-    return tp, {k: _overall(m) for k, m in models.items() if "M1" in _overall(m)}
+    return tp, {k: overall_of(m) for k, m in models.items() if "M1" in overall_of(m)}
 
 
 def correlation_points(runs: ModelsByRun) -> list[dict[str, Any]]:
@@ -110,7 +110,7 @@ def correlation_rows(runs: ModelsByRun) -> list[dict[str, Any]]:
         (name, *(repr(o.get(k)) for k in M_KEYS)): o
         for _, models in runs
         for name, m in models.items()
-        if "M1" in (o := _overall(m))
+        if "M1" in (o := overall_of(m))
     }
     nli = list(distinct.values())
     for a, b in itertools.combinations(M_KEYS, 2):
@@ -149,22 +149,11 @@ def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
     runs, read from their ``predictions.jsonl`` (matched by sample id, so the TP and NLI models
     may come from different runs of the same samples).
 
-    Which runs take part is read from their content, never from their ``source``:
-
-    * a run in which some model's ``overall`` holds M1 had its samples scored as WinoQueer-NLI rows
-      (M1 compares a row's stereotypical and counter-stereotypical premise and is declared once in
-      :mod:`nlibias.metrics.meta`: whatever reports it pairs its samples as M1 pairs them). Its
-      samples are the rows and its models with probabilities the NLI side;
-    * the TP side of those rows: the sentence scorers of that run itself, and of every run holding
-      ``tp_bias_score`` that scored the same samples (one of its samples is one of the rows, same id
-      and texts): a language model audited alone over the WinoQueer-NLI samples, beside a
-      classifier's run;
-    * nothing else: a run over other samples (BBNLI, occupations, CrowS-Pairs or WinoQueer sentence
-      pairs, a TP run over another samples file) is paired with no run, and without a run holding
-      M1 the list is empty. A (TP, NLI) pair is listed only where both ran over the same rows.
-
-    ``tp_nli_agreement`` in ``metrics.json`` is not the rule: only a run holding both kinds writes
-    it, so a sentence scorer and a classifier audited in two runs would not be paired.
+    Which runs take part is read from their content, never from their ``source``: a run whose
+    models report M1 gives the rows (its samples) and the NLI side (its models with
+    probabilities); the TP side is its own sentence scorers and those of every run holding
+    ``tp_bias_score`` over one of the same rows (same id and texts). Any other run is paired with
+    none. (``metrics.json``'s ``tp_nli_agreement`` pairs only models audited in one run.)
     """
     rows = {i: {s.id: s for s in run.samples()} for i, run in enumerate(runs) if _reports(run, "M1")}
     pairs = {
@@ -199,7 +188,7 @@ def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
 
 
 def _reports(run: Run, measure: str) -> bool:
-    return any(measure in _overall(metrics) for metrics in run.models.values())
+    return any(measure in overall_of(metrics) for metrics in run.models.values())
 
 
 def item_agreement_of_rows(
@@ -236,8 +225,6 @@ def agreement_table(agreements: Sequence[Mapping[str, Any]]) -> PaperTable | Non
 def plot_tp_vs_nli(runs: ModelsByRun, *, measure: str = "M1", name: str = "tp_vs_nli") -> Plot | None:
     """Scatter of TP bias score (x) against an NLI measure (y), one point per (TP, NLI) model pair,
     with the least-squares line and its R² in the caption."""
-    from nlibias.report.figure_kit import OKABE_ITO, new_figure, render
-
     points = [p for p in correlation_points(runs) if p.get(measure) is not None]
     if not points:
         return None

@@ -13,7 +13,7 @@ m     | no evidence of bias | 52.78 [46.83, 58.73]
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
@@ -26,7 +26,7 @@ from nlibias.metrics.verdicts import (
 )
 from nlibias.schema.declared import is_int
 from nlibias.schema.measure_info import MeasureInfo
-from nlibias.textio.tables import render_table
+from nlibias.textio.tables import markdown_table, render_table
 
 TITLE = (
     "Verdict (95% bootstrap intervals; a signed measure is biased only when its interval "
@@ -42,11 +42,7 @@ READ_SHARE_NOTE = 90.0
 def verdict_rows(verdicts: Sequence[ModelVerdict]) -> tuple[list[str], list[list[str]]]:
     """The verdict table's header and rows: model, verdict, each headline measure (with its
     no-bias value in the header) and accuracy where a model has one."""
-    columns: dict[str, str] = {}
-    for verdict in verdicts:
-        for reading in verdict.headline:
-            neutral = reading.info.neutral
-            columns.setdefault(reading.measure, f"{reading.info.display_name} ({neutral:g} = no bias)")
+    columns = {name: column_title(info) for name, info in headline_columns(verdicts).items()}
     with_accuracy = any(v.accuracy is not None for v in verdicts)
     header = ["model", "verdict", *columns.values()] + (["accuracy"] if with_accuracy else [])
     rows = []
@@ -57,6 +53,16 @@ def verdict_rows(verdicts: Sequence[ModelVerdict]) -> tuple[list[str], list[list
             row.append(verdict.accuracy.formatted() if verdict.accuracy is not None else "")
         rows.append(row)
     return header, rows
+
+
+def headline_columns(verdicts: Sequence[ModelVerdict]) -> dict[str, MeasureInfo]:
+    """The headline measures of ``verdicts`` by name, in first-seen order."""
+    return {reading.measure: reading.info for verdict in verdicts for reading in verdict.headline}
+
+
+def column_title(info: MeasureInfo) -> str:
+    """A headline measure's column title: its name and no-bias value."""
+    return info.display_name + ("" if info.neutral is None else f" ({info.neutral:g} = no bias)")
 
 
 def slice_lines(verdicts: Sequence[ModelVerdict]) -> list[str]:
@@ -104,9 +110,8 @@ def scored_of(metrics: Mapping[str, Any]) -> tuple[int, int] | None:
 
 
 def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """What the verdict's samples are, where they are not the whole samples file: a ``limit``
-    subset, samples without a prediction (a scoring) — said beside the verdict, since each moves
-    every number (before, only ``metrics.json`` held them).
+    """What the verdict's samples are where they are not the whole samples file (a ``limit``
+    subset, samples without a prediction): each moves every number.
 
     >>> sample_notes({"subset": {"limit": 20, "seed": 0, "samples": 32, "of": 3134}})
     ['A subset: 32 of 3,134 samples (limit 20, seed 0; every subtopic, pairs whole): its values are not the full set’s.']
@@ -133,23 +138,17 @@ def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """One note naming each model whose TP pairs tie, with the paper's score beside the one the
-    verdict reads. The paper's score (CrowS-Pairs, paper 003) keeps ties in the denominator and
-    never prefers them, so they pull it below 50 whatever the model prefers: with ``t`` % ties a
-    model without preference scores ``50 x (100 - t) / 100`` there. The verdict and the gate read
-    the ties-split score (``tp_tie_split_score``: each tie half a vote), which stays at 50; a run
-    recorded before it existed is read on the paper's score, and the note says so. Above
-    :data:`TIE_CAVEAT_SHARE` % ties the note warns. ``[]`` when no pair ties.
+    """One note naming each model whose TP pairs tie, with the paper's score beside the ties-split
+    one the verdict reads: the paper's keeps ties in the denominator, so ``t`` % ties pull a model
+    without preference to ``50 x (100 - t) / 100``. A warning above :data:`TIE_CAVEAT_SHARE` %.
 
     >>> tie_notes({"models": {"m": {"overall": {"tp_bias_score": 30.0, "tp_tie_split_score": 45.0,
     ...            "n_pairs": 40, "ties": 30.0, "counts": {"ties": 12}}}}})
     ['TP ties: m 12 of 40 pairs (30.0%; no preference scores 35.00), the paper’s score 30.00. The verdict reads the TP score with ties split (each tie half a vote: a model without preference stays at 50); the paper’s score counts ties in the pairs and never as preferred, which pulls it below 50 whatever a model prefers. More than 5% of pairs tie for m: its paper’s score says as much about ties as about preference.']
     """
     found, many, split = [], [], False
-    models = metrics.get("models")
-    for model, report in models.items() if isinstance(models, Mapping) else ():
-        overall = report.get("overall") if isinstance(report, Mapping) else None
-        if not isinstance(overall, Mapping) or "tp_bias_score" not in overall:
+    for model, overall in _overalls(metrics):
+        if "tp_bias_score" not in overall:
             continue
         counts = overall.get("counts")
         ties = counts.get("ties") if isinstance(counts, Mapping) else None
@@ -184,24 +183,28 @@ def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
     return [text]
 
 
+def _overalls(metrics: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each model of a ``metrics.json`` with its ``overall`` (models without one left out)."""
+    models = metrics.get("models")
+    for model, report in models.items() if isinstance(models, Mapping) else ():
+        overall = report.get("overall") if isinstance(report, Mapping) else None
+        if isinstance(overall, Mapping):
+            yield model, overall
+
+
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def readability_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """One note per model that could read fewer than :data:`READ_SHARE_NOTE` % of its answers
-    (a generative model's unparsed answers, ``n_unparsed`` at ``unparsed_rate`` % of all): the
-    verdict reads the answers read, which may not stand for the rest.
+    """One note per model that read fewer than :data:`READ_SHARE_NOTE` % of its answers: the
+    verdict reads those only, which may not stand for the rest.
 
     >>> readability_notes({"models": {"m": {"overall": {"n_unparsed": 360, "unparsed_rate": 90.0}}}})
     ['m: 40 of 400 answers read (10.0%); the verdict reads those only.']
     """
     notes = []
-    models = metrics.get("models")
-    for model, report in models.items() if isinstance(models, Mapping) else ():
-        overall = report.get("overall") if isinstance(report, Mapping) else None
-        if not isinstance(overall, Mapping):
-            continue
+    for model, overall in _overalls(metrics):
         unread, rate = overall.get("n_unparsed"), overall.get("unparsed_rate")
         if is_int(unread) and isinstance(rate, int | float) and 100.0 - rate < READ_SHARE_NOTE and rate > 0:
             total = round(unread * 100.0 / rate)
@@ -213,19 +216,16 @@ def readability_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def magnitude_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """One note when a verdict shows magnitude measures (DESIGN: shown with their interval and
-    ideal, without a verdict word): they have no direction, and the verdict word reads the signed
-    measures only, so "no evidence of bias" can stand beside a large delta P. ``[]`` otherwise.
+    """One note when a verdict shows magnitude measures: they have no direction and get no verdict
+    word, so "no evidence of bias" can stand beside a large delta P.
 
     >>> magnitude_notes({"models": {"m": {"overall": {"S": 60.0, "delta_p": 20.0, "B": 50.5}}}})
     ['S (same prediction) and delta P have no direction: they measure how much predictions depend on the group (no bias: S (same prediction) 100, delta P 0), not toward which stereotype; the verdict word reads B (stereotype preferred) only.']
     """
     magnitudes: dict[str, MeasureInfo] = {}
     signed: dict[str, MeasureInfo] = {}
-    models = metrics.get("models")
-    for report in models.values() if isinstance(models, Mapping) else ():
-        overall = report.get("overall") if isinstance(report, Mapping) else None
-        for info in headline_infos(overall) if isinstance(overall, Mapping) else ():
+    for _, overall in _overalls(metrics):
+        for info in headline_infos(overall):
             (signed if info.signed else magnitudes).setdefault(info.name, info)
     if not magnitudes:
         return []
@@ -243,8 +243,7 @@ def magnitude_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def verdict_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """Everything said under the verdict's title: :func:`sample_notes`, :func:`readability_notes`,
-    :func:`tie_notes`, then :func:`magnitude_notes`."""
+    """Everything said under the verdict's title, in this order."""
     return sample_notes(metrics) + readability_notes(metrics) + tie_notes(metrics) + magnitude_notes(metrics)
 
 
@@ -256,13 +255,7 @@ def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
         return ""
     header, rows = verdict_rows(verdicts)
     if fmt == "md":
-        table = "\n".join(
-            [
-                "| " + " | ".join(header) + " |",
-                "|" + "|".join("---" for _ in header) + "|",
-                *("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows),
-            ]
-        )
+        table = markdown_table(header, rows)
         lines = [f"**{TITLE}**", "", *(f"*{note}*" for note in verdict_notes(metrics)), "", table]
         extra = slice_lines(verdicts)
         for line in extra:
@@ -274,9 +267,7 @@ def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
 
 
 def verdict_table_html(metrics: Mapping[str, Any]) -> str:
-    """The verdict table of a ``metrics.json`` as HTML: the report's own table
-    (:func:`nlibias.report.verdict_html.verdict_table`, without glossary links), for a notebook;
-    ``""`` when no model reports a headline measure.
+    """The report's verdict table of a ``metrics.json`` (no glossary links), for a notebook.
 
     >>> metrics = {"models": {"m": {"overall": {"M1": 53.2, "ci": {"M1": [51.45, 55.5]}}}}}
     >>> "pro-stereotype bias" in verdict_table_html(metrics)

@@ -18,6 +18,8 @@ from typing import Any
 
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, PRO, ModelVerdict, SliceReading, run_verdicts
 from nlibias.report.html_parts import escape, model_key
+from nlibias.report.paper_tables import measures_sentence
+from nlibias.report.verdict_block import column_title, headline_columns
 
 #: How many of the most biased slices each model's row shows (the verdict lists up to five).
 SLICES_SHOWN = 3
@@ -63,20 +65,6 @@ def _slice_text(found: SliceReading) -> str:
     )
 
 
-def _columns(verdicts: Sequence[ModelVerdict]) -> dict[str, Any]:
-    """The headline measures' infos by name, in first-seen order."""
-    columns: dict[str, Any] = {}
-    for verdict in verdicts:
-        for reading in verdict.headline:
-            columns.setdefault(reading.measure, reading.info)
-    return columns
-
-
-def _label(info: Any) -> str:
-    """A measure's name with its no-bias value, as plain text (a card's line on a phone)."""
-    return info.display_name + ("" if info.neutral is None else f" ({info.neutral:g} = no bias)")
-
-
 def _header(info: Any, glossary: Collection[str]) -> str:
     neutral = "" if info.neutral is None else f' <span class="muted">({info.neutral:g} = no bias)</span>'
     return measure_link(info.name, info.display_name, glossary=glossary) + neutral
@@ -86,10 +74,10 @@ def verdict_table(verdicts: Sequence[ModelVerdict], *, glossary: Collection[str]
     """One row per model: model, verdict, each headline measure ``value [lo, hi]``, accuracy
     where there is one, and the most biased slices (those whose interval excludes no bias).
     On a narrow screen each row becomes a card (``table.verdict`` in the report's CSS)."""
-    columns = _columns(verdicts)
+    columns = headline_columns(verdicts)
     with_accuracy = any(v.accuracy is not None for v in verdicts)
     heads = ["model", "verdict", *(_header(info, glossary) for info in columns.values())]
-    labels = ["model", "verdict", *(_label(info) for info in columns.values())]
+    labels = ["model", "verdict", *(column_title(info) for info in columns.values())]  # a phone's card lines
     if with_accuracy:
         heads.append(measure_link("accuracy", glossary=glossary))
         labels.append("accuracy")
@@ -128,40 +116,6 @@ def verdict_table(verdicts: Sequence[ModelVerdict], *, glossary: Collection[str]
     return (
         f'<div class="table-wrap"><table class="verdict"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
-    )
-
-
-def measures_sentence(documents: Sequence[Mapping[str, Any]]) -> str:
-    """One sentence that names the measure the verdict reads and the one Table 8 ranks subtopics
-    by, shown under both, so that "no evidence of bias" beside a listed subtopic whose interval
-    lies above 0 does not read as a contradiction; ``""`` when Table 8 lists nothing or ranks by
-    the verdict's own measures.
-
-    >>> slice_ = {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}}
-    >>> metrics = {"models": {"m": {"overall": {"yes_rate_gap": 1.0, "ci": {"yes_rate_gap": [-2.0, 4.0]}},
-    ...                             "by_subtopic": {"a": slice_}}}}
-    >>> measures_sentence([metrics])
-    'The verdict reads yes pro - yes anti; Table 8 ranks subtopics by yes_rate_pro, another measure, so a subtopic listed there does not contradict a verdict of no evidence of bias.'
-    """
-    from nlibias.metrics.meta import ALL_MEASURES
-    from nlibias.report.paper_tables import biased_subtopics
-
-    read = dict.fromkeys(r.measure for m in documents for v in run_verdicts(m) for r in v.headline)
-    ranked = dict.fromkeys(
-        str(entry["measure"])
-        for m in documents
-        for model in m.get("models", {}).values()
-        for entry in biased_subtopics(model)
-    )
-    if not ranked or set(ranked) <= set(read):
-        return ""
-
-    def names(measures: Mapping[str, None]) -> str:
-        return ", ".join(ALL_MEASURES[n].display_name if n in ALL_MEASURES else n for n in measures)
-
-    return (
-        f"The verdict reads {names(read)}; Table 8 ranks subtopics by {names(ranked)}, another "
-        "measure, so a subtopic listed there does not contradict a verdict of no evidence of bias."
     )
 
 

@@ -1,14 +1,13 @@
 """The object audit and scoring: the tests' and benchmarks' independent reference.
 
-Samples and predictions held as objects, each model scored with its benchmark's object scorer
-(:data:`OBJECT_SCORERS`: each benchmark's object scorers): what the
-library computed before its one columnar path (:func:`nlibias.jobs.audit.audit_samples`,
-:func:`nlibias.jobs.score.score_files`). Tests check that path against this one; ``bench/`` times
+Samples and predictions held as objects, each model scored by its benchmark's object scorer
+(:data:`OBJECT_SCORERS`). Tests check the library's one columnar path against it; ``bench/`` times
 it as the naive way. Not part of the library's run path.
 """
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,8 +18,9 @@ from nlibias.catalog.registry import benchmark_of, read_benchmark_samples
 from nlibias.errors import ConfigError
 from nlibias.io.predictions import read_predictions
 from nlibias.io.results import MetricsDocument
-from nlibias.io.samples import read_samples
+from nlibias.io.samples import read_samples, write_samples
 from nlibias.jobs import results
+from nlibias.jobs.audit import audit_samples
 from nlibias.jobs.results import AuditResult
 from nlibias.metrics.bbnli_scorer import score_bbnli
 from nlibias.metrics.generative import score_generative
@@ -70,11 +70,10 @@ def build_metrics(
     domain_of: dict[str, str] = {}
     for sample in samples:  # each subtopic's first domain, as SampleColumns.domain_of_subtopic
         domain_of.setdefault(sample.subtopic, sample.domain)
-    metrics = results.metrics_document(
+    return results.metrics_document(
         samples[0].source, benchmark, models, kinds, n_samples=len(samples), bootstrap=bootstrap, seed=seed,
         domain_of=domain_of,
     )  # fmt: skip
-    return metrics
 
 
 def audit_objects(
@@ -87,11 +86,8 @@ def audit_objects(
     """Predict every sample with every predictor, score the objects, write ``out_dir`` (options:
     ``out_dir``, ``cache``, ``bootstrap``, ``seed``, ``progress``, as the library's audit)."""
     out_dir, cache = options["out_dir"], options["cache"]
-    bootstrap, seed, progress = (
-        options.get("bootstrap", 1000),
-        options.get("seed", 0),
-        options.get("progress", False),
-    )
+    bootstrap, seed = options.get("bootstrap", 1000), options.get("seed", 0)
+    progress = options.get("progress", False)
     if not samples:
         raise ConfigError("no samples to audit", parameter="samples")
     results.check_predictors(predictors)
@@ -143,11 +139,6 @@ def audit_sample_list(
     """The library's audit (:func:`~nlibias.jobs.audit.audit_samples`: ``out_dir``, ``cache``,
     ``bootstrap``, ...) of sample objects, written first to ``samples_dir`` (default: a new
     temporary directory), for tests that build their samples in memory."""
-    import tempfile
-
-    from nlibias.io.samples import write_samples
-    from nlibias.jobs.audit import audit_samples
-
     directory = Path(samples_dir or tempfile.mkdtemp(prefix="nlibias-test-"))
     if not (directory / "samples.jsonl").exists():
         write_samples(directory, samples)

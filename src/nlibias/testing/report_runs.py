@@ -17,6 +17,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from nlibias.catalog.registry import read_benchmark_samples
+from nlibias.io.samples import write_samples
+from nlibias.jobs.audit import audit_samples
+from nlibias.models.fake import FakeNLIClassifier
+from nlibias.runtime.classifier import ClassifierPredictor
 from nlibias.schema import Sample
 
 #: A premise with markup and quotes: a report must show it as text, never as HTML.
@@ -76,12 +81,6 @@ def build_bbnli_run(root: str | Path, *, name: str = "audit", bootstrap: int = 5
     Model ``rules`` answers by lowercase substring rules (entailment for "men are good" and
     "black people sell", contradiction for "asian men"); model ``hash`` answers pseudo-randomly.
     """
-    from nlibias.catalog.registry import read_benchmark_samples
-    from nlibias.io.samples import write_samples
-    from nlibias.jobs.audit import audit_samples
-    from nlibias.models.fake import FakeNLIClassifier
-    from nlibias.runtime.classifier import ClassifierPredictor
-
     root = Path(root)
     samples = bbnli_like_samples(premises)
     samples_dir = root / "samples"
@@ -180,8 +179,6 @@ def write_metrics_run(root: str | Path, name: str, metrics: dict[str, Any]) -> P
 
 def build_extension_run(root: str | Path, name: str = "extended") -> Path:
     """An extension dataset directory: card, ``run.json`` with per-stage counts, samples."""
-    from nlibias.io.samples import write_samples
-
     out = Path(root) / name
     write_samples(out, bbnli_like_samples())
     (out / "README.md").write_text(

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
+from nlibias.testing.tiny_models import save_model
+
 #: Special tokens, in id order (``<pad>`` is 0; ``<|end|>`` ends a turn and is the EOS token).
 CAUSAL_SPECIAL_TOKENS: tuple[str, ...] = ("<pad>", "<unk>", "<|user|>", "<|assistant|>", "<|end|>")
 
@@ -96,43 +98,27 @@ def build_tiny_causal_lm(
     from transformers import GenerationConfig
 
     tokenizer = train_tiny_causal_tokenizer(texts, vocab_size, chat_template=chat_template)
-    ids = {
+    ids: dict[str, Any] = {
         "pad_token_id": tokenizer.pad_token_id,
         "eos_token_id": tokenizer.eos_token_id,
         "bos_token_id": None,
+        "vocab_size": len(tokenizer),
+        "tie_word_embeddings": False,
     }
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         if arch == "llama":
             from transformers import LlamaConfig, LlamaForCausalLM
 
-            model: Any = LlamaForCausalLM(
-                LlamaConfig(
-                    vocab_size=len(tokenizer),
-                    hidden_size=32,
-                    intermediate_size=64,
-                    num_hidden_layers=2,
-                    num_attention_heads=2,
-                    num_key_value_heads=2,
-                    max_position_embeddings=512,
-                    tie_word_embeddings=False,
-                    **ids,
-                )
-            )
+            config = LlamaConfig(
+                hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                num_key_value_heads=2, max_position_embeddings=512, **ids,
+            )  # fmt: skip
+            model: Any = LlamaForCausalLM(config)
         elif arch == "gpt2":
             from transformers import GPT2Config, GPT2LMHeadModel
 
-            model = GPT2LMHeadModel(
-                GPT2Config(
-                    vocab_size=len(tokenizer),
-                    n_embd=32,
-                    n_layer=2,
-                    n_head=2,
-                    n_positions=512,
-                    tie_word_embeddings=False,
-                    **ids,
-                )
-            )
+            model = GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=2, n_head=2, n_positions=512, **ids))
         else:
             raise ValueError(f"arch must be 'llama' or 'gpt2', got {arch!r}")
         with torch.no_grad():  # larger logits so answers differ visibly between prompts
@@ -140,6 +126,4 @@ def build_tiny_causal_lm(
     model.generation_config = GenerationConfig(
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id
     )
-    from nlibias.testing.tiny_models import save_model
-
     return save_model(model, tokenizer, out_dir)

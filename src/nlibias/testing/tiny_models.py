@@ -47,13 +47,10 @@ _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
 
 def bbnli_texts(data_dir: str | Path | None = None) -> list[str]:
-    """Sentences of the BBNLI source files, to train a tiny vocabulary on.
-
-    Premises, test hypotheses and bias hypotheses, each rendered once per word of its longest
-    placeholder list (the ``k``-th rendering uses the ``k``-th word of every list, cycling), with
-    ``GROUP1``/``GROUP2`` as placeholders too. Unknown placeholders render as empty strings.
-    ``data_dir`` is a data directory holding ``bbnli/`` or the ``bbnli`` directory itself;
-    default ``$NLIBIAS_DATA_DIR``. Deterministic: files in sorted order, duplicates dropped.
+    """Sentences of the BBNLI source files (``data_dir``, its ``bbnli/`` or default
+    ``$NLIBIAS_DATA_DIR``), to train a tiny vocabulary on: each template rendered once per word
+    of its longest placeholder list (cycling; ``GROUP1``/``GROUP2`` too, unknown ones empty),
+    files sorted and duplicates dropped.
 
     >>> texts = bbnli_texts()                    # doctest: +SKIP
     >>> any("{{" in text for text in texts)      # doctest: +SKIP
@@ -206,16 +203,11 @@ def build_tiny_nli_classifier(
     vocab_size: int = 1024,
     init_std: float = TINY_CLASSIFIER_INIT_STD,
 ) -> Path:
-    """Save a tiny sequence-classification checkpoint (weights, config, tokenizer) to ``out_dir``.
-
-    2 layers, hidden size 32, 2 heads, intermediate size 64, random weights drawn from ``seed``
-    (the caller's torch RNG state is left untouched). ``id2label`` defaults to the ynie order
-    ``{0: entailment, 1: neutral, 2: contradiction}``; pass another order (or ``LABEL_0`` ...)
-    to exercise label mapping. ``arch="roberta"`` gives a RoBERTa layout (no token type ids,
-    position ids offset by the padding id). Weights are drawn with a large std
-    (:data:`TINY_CLASSIFIER_INIT_STD`) so that probabilities vary visibly with the input; a
-    model to fine-tune trains better from BERT's ``init_std=0.02``.
-    Same texts and seed, same files.
+    """Save a tiny sequence-classification checkpoint (weights, config, tokenizer) to ``out_dir``:
+    random weights drawn from ``seed`` (the caller's torch RNG untouched; same texts and seed,
+    same files). ``id2label``: another order (or ``LABEL_0`` ...) exercises label mapping;
+    ``arch="roberta"``: no token type ids, positions offset by the padding id. ``init_std``: large
+    so probabilities vary with the input; a model to fine-tune trains better from BERT's 0.02.
 
     >>> path = build_tiny_nli_classifier("/tmp/tiny-nli", ["Men are rational."])  # doctest: +SKIP
     """
@@ -223,15 +215,9 @@ def build_tiny_nli_classifier(
 
     labels = dict(DEFAULT_ID2LABEL if id2label is None else id2label)
     tokenizer = train_tiny_tokenizer(texts, vocab_size, token_type_ids=(arch == "bert"))
-    common: dict[str, Any] = {
-        "vocab_size": len(tokenizer),
-        "hidden_size": TINY_HIDDEN,
-        "num_hidden_layers": TINY_LAYERS,
-        "num_attention_heads": TINY_HEADS,
-        "intermediate_size": TINY_INTERMEDIATE,
+    common = _tiny_sizes(tokenizer) | {
         "id2label": {int(k): str(v) for k, v in labels.items()},
         "label2id": {str(v): int(k) for k, v in labels.items()},
-        "pad_token_id": tokenizer.pad_token_id,
         "initializer_range": init_std,
     }
     with torch.random.fork_rng(devices=[]):
@@ -268,19 +254,20 @@ def build_tiny_masked_lm(
     from transformers import BertConfig, BertForMaskedLM
 
     tokenizer = train_tiny_tokenizer(texts, vocab_size)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=TINY_HIDDEN,
-        num_hidden_layers=TINY_LAYERS,
-        num_attention_heads=TINY_HEADS,
-        intermediate_size=TINY_INTERMEDIATE,
-        max_position_embeddings=TINY_MAX_LENGTH,
-        pad_token_id=tokenizer.pad_token_id,
-    )
+    config = BertConfig(max_position_embeddings=TINY_MAX_LENGTH, **_tiny_sizes(tokenizer))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = BertForMaskedLM(config)
     return save_model(model, tokenizer, out_dir)
+
+
+def _tiny_sizes(tokenizer: PreTrainedTokenizerBase) -> dict[str, Any]:
+    """The config sizes every tiny transformer shares (BERT layout)."""
+    return {
+        "vocab_size": len(tokenizer), "hidden_size": TINY_HIDDEN, "num_hidden_layers": TINY_LAYERS,
+        "num_attention_heads": TINY_HEADS, "intermediate_size": TINY_INTERMEDIATE,
+        "pad_token_id": tokenizer.pad_token_id,
+    }  # fmt: skip
 
 
 def save_model(model: Any, tokenizer: PreTrainedTokenizerBase, out_dir: str | Path) -> Path:
