@@ -241,3 +241,20 @@ def test_the_command_line_takes_option_score(bbq_run: Path, tmp_path: Path) -> N
     assert done.exit_code == 0, done.output
     rows = [json.loads(line) for line in (tmp_path / "out" / "predictions.jsonl").open()]
     assert {row["option_score"] for row in rows} == {"per-byte"}
+
+
+def test_a_limit_keeps_each_filled_template_whole() -> None:
+    from collections import Counter
+
+    from nlibias.benchmarks.bbq import expand_bbq
+    from nlibias.jobs.subset import stratified_subset
+
+    samples = list(expand_bbq().samples)  # the shared data: 11,956 examples in 1,548 filled templates
+    full = Counter(s.provenance["unit"] for s in samples)
+    assert (len(samples), len(full)) == (11_956, 1_548)
+    picked = stratified_subset(samples, 300, seed=0)
+    kept = Counter(s.provenance["unit"] for s in picked)
+    assert all(kept[unit] == full[unit] for unit in kept)  # every template with all its examples
+    # 300 samples at 11,956 / 1,548 = 7.72 a template: round(300 / 7.72) = round(38.8) = 39 templates
+    assert len(kept) == 39 and 250 <= len(picked) <= 350
+    assert {s.subtopic for s in picked} == {s.subtopic for s in samples}  # every subcategory

@@ -15,6 +15,7 @@ whole benchmark rather than its first subtopics (which ``head -n 500`` of a samp
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -47,9 +48,9 @@ def _allocate(sizes: Mapping[str, int], budget: int, floor: int) -> dict[str, in
     return quota
 
 
-def _draw(units: Mapping[str, list[str]], quota: Mapping[str, int], rng: np.random.Generator) -> set[str]:
+def _draw(units: Mapping[str, list[Any]], quota: Mapping[str, int], rng: np.random.Generator) -> set[Any]:
     """``quota[topic]`` of each topic's unit keys, drawn without replacement (topics in name order)."""
-    chosen: set[str] = set()
+    chosen: set[Any] = set()
     for topic in sorted(units):
         keys = units[topic]
         picked = rng.choice(len(keys), size=min(quota[topic], len(keys)), replace=False)
@@ -110,7 +111,8 @@ def sample_pairs_stratified(
 def stratified_subset(samples: Sequence[Sample], limit: PositiveInt, *, seed: Seed = 0) -> list[Sample]:
     """At most about ``limit`` of ``samples``, drawn as :func:`sample_pairs_stratified` draws pairs:
     pro/anti pairs kept whole, every subtopic represented, seeded; samples outside a complete pair
-    (a benchmark's test samples) are drawn in proportion too, by subtopic. The input order is kept.
+    (a benchmark's test samples) are drawn in proportion too, by subtopic, each with the samples of
+    its resampling unit where it names one (BBQ's filled templates). The input order is kept.
 
     The budget is shared between paired and other samples in proportion to their numbers; pairs get
     at least one per subtopic, so a limit below twice the number of subtopics is exceeded to cover
@@ -125,14 +127,27 @@ def stratified_subset(samples: Sequence[Sample], limit: PositiveInt, *, seed: Se
         return list(samples)
     complete = _complete_pairs(samples)
     paired = {key for keys in complete.values() for key in keys}
-    singles: dict[str, list[str]] = {}
+    units: dict[str, list[tuple[str, str]]] = {}  # subtopic → its units outside pairs, each drawn whole
+    size: dict[tuple[str, str], int] = {}
     for sample in samples:
         if sample.pair_key not in paired or sample.stereotype is None:
-            singles.setdefault(sample.subtopic, []).append(sample.id)
+            unit = _unit(sample)
+            if unit not in size:
+                units.setdefault(sample.subtopic, []).append(unit)
+            size[unit] = size.get(unit, 0) + 1
     n_paired = 2 * len(paired)
     pairs = _pair_keys(samples, round(limit * n_paired / len(samples)) // 2, seed, 1) if paired else set()
-    sizes = {topic: len(ids) for topic, ids in singles.items()}
-    budget = max(0, min(limit - 2 * len(pairs), sum(sizes.values())))
+    sizes = {topic: len(keys) for topic, keys in units.items()}
+    budget = max(0, min(limit - 2 * len(pairs), len(samples) - n_paired))
+    if budget:  # in units: samples over the units' mean size, at least one
+        budget = max(1, round(budget * len(size) / (len(samples) - n_paired)))
     floor = min(1, budget // max(len(sizes), 1))
-    ids = _draw(singles, _allocate(sizes, budget, floor), np.random.default_rng([seed, 1]))
-    return [s for s in samples if s.id in ids or (s.pair_key in pairs and s.stereotype is not None)]
+    chosen = _draw(units, _allocate(sizes, budget, floor), np.random.default_rng([seed, 1]))
+    return [s for s in samples if _unit(s) in chosen or (s.pair_key in pairs and s.stereotype is not None)]
+
+
+def _unit(sample: Sample) -> tuple[str, str]:
+    """What a sample outside a pair is drawn with: its benchmark's resampling unit where its
+    provenance names one (BBQ's filled template: its examples stay together), else itself."""
+    unit = sample.provenance.get("unit")
+    return ("unit", str(unit)) if unit is not None else ("id", sample.id)

@@ -208,8 +208,9 @@ class RunOptions(_Options):
     seed: Seed = 0
     """The seed of the bootstrap and of the ``limit`` subset."""
     limit: Annotated[int, Field(ge=1), Allowed("a number of samples of at least 1")] | None = None
-    """Audit a stratified subset of about N samples: pro/anti pairs kept whole, every subtopic,
-    drawn with the seed (recorded in metrics.json under subset). For a quick first look."""
+    """Audit a stratified subset of about N samples: pro/anti pairs (BBQ: filled templates) kept
+    whole, every subtopic, drawn with the seed (recorded in metrics.json under subset). For a quick
+    first look."""
     progress: Annotated[bool, Allowed("True or False")] = True
     """Progress bars (shown only on a terminal)."""
 
