@@ -161,10 +161,13 @@ def test_the_gate_compares_bbq_runs_over_filled_templates(tmp_path: Path) -> Non
     assert nlibias.gate(runs["same"], runs["base"]).passed
 
 
-def test_the_yes_no_exports_refuse_bbq_samples(bbq_run: Path, tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="bbq samples are multiple-choice questions") as caught:
-        nlibias.export_lm_eval(bbq_run, tmp_path / "task", model="fake:m")
-    assert caught.value.parameter == "samples"
+def test_the_exports_ask_bbq_samples_multiple_choice_questions_only(bbq_run: Path, tmp_path: Path) -> None:
+    # BBQ is exported with its own styles (tests/test_integrations_bbq.py); a yes/no one is refused
+    with pytest.raises(
+        ConfigError, match="'true' does not fit bbq samples: ask with a multiple-choice"
+    ) as caught:
+        nlibias.export_lm_eval(bbq_run, tmp_path / "task", prompt="true", model="fake:m")
+    assert caught.value.parameter == "prompts"
 
 
 def test_per_byte_option_scores_pick_by_log_probability_per_byte(

@@ -30,6 +30,20 @@ from nlibias.models.generative.defaults import OptionScore
 from nlibias.models.generative.prefix_sharing import common_prefix_length
 
 
+def choose_option(logprobs: Sequence[float], options: Sequence[str], score: OptionScore = "total") -> int:
+    """The option with the highest total log-probability, or per byte of its text.
+
+    >>> choose_option((-2.0, -3.0), ["a", "bbbbbb"])  # -2 > -3
+    0
+    >>> choose_option((-2.0, -3.0), ["a", "bbbbbb"], "per-byte")  # -2/1 < -3/6
+    1
+    """
+    values = list(logprobs)
+    if score == "per-byte":
+        values = [lp / len(o.encode()) for lp, o in zip(values, options, strict=True)]
+    return max(range(len(values)), key=values.__getitem__)
+
+
 @dataclass(frozen=True)
 class OptionScores:
     """Each option's summed log-probability and token count, for one question."""
@@ -38,17 +52,8 @@ class OptionScores:
     tokens: tuple[int, ...]
 
     def choice(self, options: Sequence[str], score: OptionScore = "total") -> int:
-        """The option with the highest total log-probability, or per byte of its text.
-
-        >>> OptionScores((-2.0, -3.0), (1, 6)).choice(["a", "bbbbbb"])  # -2 > -3
-        0
-        >>> OptionScores((-2.0, -3.0), (1, 6)).choice(["a", "bbbbbb"], "per-byte")  # -2/1 < -3/6
-        1
-        """
-        values = self.logprobs
-        if score == "per-byte":
-            values = tuple(lp / len(o.encode()) for lp, o in zip(values, options, strict=True))
-        return max(range(len(values)), key=values.__getitem__)
+        """:func:`choose_option` of these scores."""
+        return choose_option(self.logprobs, options, score)
 
     def to_json(self) -> dict[str, Any]:
         return {"logprobs": list(self.logprobs), "tokens": list(self.tokens)}
