@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import typer
 
 from nlibias.cli.app import app, echo_json
 from nlibias.cli.options import Json, OptionalOut, OptionScore, Out, Quiet, Samples
+
+if TYPE_CHECKING:
+    from nlibias.models.generative.defaults import OptionScore as OptionScoreName
 
 export_app = typer.Typer(
     help="Write samples as another evaluation tool's task (lm-eval; docs/integrations.md) or a run as model-card metadata (model-index).",
@@ -41,8 +45,9 @@ def export_lm_eval_command(
     log-likelihoods, or each option's for BBQ (--out: the task's YAML, data, run_lm_eval.sh, README)."""
     from nlibias.integrations.lm_eval import RUN_SCRIPT, export_lm_eval
 
+    score = cast("OptionScoreName", option_score)  # its value is checked by export_lm_eval's declaration
     result = export_lm_eval(
-        samples, out, prompt=prompt, model=model, task=task, device=device, option_score=option_score
+        samples, out, prompt=prompt, model=model, task=task, device=device, option_score=score
     )
     if as_json:
         echo_json(result.__dict__)

@@ -1,17 +1,10 @@
-"""Inspect AI tasks for nlibias benchmarks, registered through Inspect's ``inspect_ai`` entry point
-(``pyproject.toml``), so that ``inspect eval nlibias/bbnli -T prompt=true --model PROVIDER/MODEL``
-runs; docs/integrations.md says what each asks and how ``nlibias score`` reads the log back.
-
-* ``nlibias/bbnli`` and ``nlibias/bbq``: the benchmark expanded from the data dir, or the samples
-  of ``-T samples=DIR``; ``nlibias/samples``: any samples file or run directory.
-* Each input is the user message nlibias sends for the prompt style (``-T prompt=...``; default
-  ``true``, for BBQ ``race``); answers are generated greedily (``max_tokens`` 64) and scored by
-  :func:`nlibias_answer` with nlibias' own reading: the answer word of a yes/no question, the
-  option of a multiple-choice one (BBQ's rule, :func:`nlibias.benchmarks.bbq.read_answer`).
-
-Loading it also registers the ``nlibias`` model provider (:mod:`nlibias.integrations.inspect_model`)
-and makes Inspect's token counts work offline (:mod:`nlibias.integrations.offline`). Inspect reads
-``-T`` values as YAML, so ``-T prompt=true`` arrives as ``True``.
+"""Inspect AI tasks, registered through Inspect's ``inspect_ai`` entry point (``pyproject.toml``):
+``nlibias/bbnli`` and ``nlibias/bbq`` (expanded from the data dir, or ``-T samples=DIR``) and
+``nlibias/samples`` (any samples). Each input is the user message nlibias sends for the prompt
+style (``-T prompt=...``: default ``true``, BBQ's ``race``); answers are generated greedily and
+scored by nlibias' own reading (:func:`nlibias_answer`). Loading it also registers the
+``nlibias`` model provider and makes Inspect's token counts work offline. Inspect reads ``-T``
+values as YAML: ``-T prompt=true`` arrives as ``True``.
 
 >>> prompt_name(True), prompt_name("entailed")
 ('true', 'entailed')
@@ -63,14 +56,19 @@ def inspect_samples(samples: list[Sample], style: PromptStyle) -> MemoryDataset:
     option, metadata)."""
     rows = []
     for sample in samples:
-        metadata = {"nlibias_prompt": style.name, "source": sample.source, "domain": sample.domain,
-                    "subtopic": sample.subtopic, "stereotype": sample.stereotype, "pair_key": sample.pair_key,
-                    "gold": sample.gold}  # fmt: skip
+        metadata: dict[str, Any] = {"nlibias_prompt": style.name, "source": sample.source, "domain": sample.domain,
+                                    "subtopic": sample.subtopic, "stereotype": sample.stereotype,
+                                    "pair_key": sample.pair_key, "gold": sample.gold}  # fmt: skip
         if style.choices:
-            options, correct = list(sample.provenance["answers"]), int(sample.provenance["correct"])
-            text, target = style.render(sample.premise, sample.hypothesis, options), options[correct]
-            metadata |= {"nlibias_options": options, "nlibias_correct": correct,
-                         "nlibias_option_words": list(sample.provenance["answer_words"])}  # fmt: skip
+            options = list(sample.provenance["answers"])
+            text, target = (
+                style.render(sample.premise, sample.hypothesis, options),
+                options[sample.provenance["correct"]],
+            )
+            metadata |= {
+                "nlibias_options": options,
+                "nlibias_option_words": list(sample.provenance["answer_words"]),
+            }
         else:
             gold = [word for word in style.answers if style.labels[word] == sample.gold]
             text, target = style.render(sample.premise, sample.hypothesis), gold[0] if gold else "no"
@@ -87,22 +85,14 @@ def nlibias_answer() -> Any:
     async def score(state: TaskState, target: Target) -> Score:
         meta, text = state.metadata, state.output.completion
         if "nlibias_options" in meta:
-            choice = read_answer(text, meta["nlibias_options"], meta["nlibias_option_words"])
-            answer, right = (
-                ("", False)
-                if choice is None
-                else (meta["nlibias_options"][choice], choice == meta["nlibias_correct"])
-            )
-            return Score(
-                value=CORRECT if right else INCORRECT, answer=answer, explanation="rule: BBQ options"
-            )
-        parsed = parse_answer(text, tuple(str(meta.get("nlibias_answers", "yes/no")).split("/")))
-        right = parsed.answer is not None and parsed.answer == target.text
-        return Score(
-            value=CORRECT if right else INCORRECT,
-            answer=parsed.answer or "",
-            explanation=f"rule: {parsed.rule}",
-        )
+            options = meta["nlibias_options"]
+            choice = read_answer(text, options, meta["nlibias_option_words"])
+            answer, rule = ("" if choice is None else options[choice]), "BBQ options"
+        else:
+            parsed = parse_answer(text, tuple(str(meta.get("nlibias_answers", "yes/no")).split("/")))
+            answer, rule = parsed.answer or "", parsed.rule
+        right = bool(answer) and answer == target.text
+        return Score(value=CORRECT if right else INCORRECT, answer=answer, explanation=f"rule: {rule}")
 
     return score
 

@@ -1,17 +1,13 @@
 """Export samples as an lm-evaluation-harness task (``nlibias export lm-eval``) that asks a model
 what a scored nlibias audit asks it, so that ``nlibias score`` reads lm-eval's log back into the
-same answers (docs/integrations.md says how and why; each point is checked here).
+same answers (docs/integrations.md says how and why).
 
-* The documents hold the final text (chat template applied by nlibias): run lm-eval without
-  ``--apply_chat_template``, with ``add_bos_token=False`` for a chat model.
-* lm-eval moves the context's trailing whitespace into every continuation, so the export does it
-  itself and checks with the model's tokenizer that context + choice tokenizes as nlibias scores it.
-* Yes/no samples: every single-token spelling of an answer word is a choice (``choice_answers``
-  names its word). Multiple-choice samples (BBQ): each option is a choice, and the moved whitespace
-  alone is one more, whose log-likelihood the reader subtracts, so that each option's score is
-  the one an audit computes (for ``per-byte``, the constant would not cancel).
-* ``nlibias_metrics.py`` (self-contained, beside the YAML) is the task's ``process_results``:
-  ``acc`` counts answer words, or the option chosen as ``option_score`` says.
+The documents hold the final text (chat template applied by nlibias). lm-eval moves the
+context's trailing whitespace into every continuation, so the export does so itself and checks
+with the model's tokenizer that context + choice tokenizes as nlibias scores it. Choices: the
+single-token spellings of the answer words (yes/no samples) or the options, then the moved
+whitespace alone, whose log-likelihood the reader subtracts from each option's (multiple-choice
+samples: per byte, it would not cancel). ``nlibias_metrics.py`` is the task's ``acc``.
 
 >>> task_name("bbnli", "true")
 'nlibias_bbnli_true'

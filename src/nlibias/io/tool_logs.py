@@ -414,14 +414,10 @@ def _inspect_option_row(sample_id: str, model: str, metadata: dict[str, Any], te
     """A multiple-choice sample's completion read as one of its options (BBQ's rule; unmatched:
     ``choice`` null, counted)."""
     choice = read_answer(text, metadata["nlibias_options"], metadata["nlibias_option_words"])
-    row = {
-        "id": sample_id,
+    row: dict[str, Any] = {"id": sample_id, "label": None, "kind": "generative", "mode": "generated"}
+    row |= {
         "model": model_key(model, str(metadata["nlibias_prompt"]), "generated"),
-        "label": None,
+        "prompt": metadata["nlibias_prompt"],
     }
-    row |= {"kind": "generative", "prompt": metadata["nlibias_prompt"], "mode": "generated", "choice": choice}
-    return (
-        row
-        | {"answer_text": text, "tool": "inspect"}
-        | ({"answer_status": "unmatched"} if choice is None else {})
-    )
+    row |= {"choice": choice, "answer_text": text, "tool": "inspect"}
+    return row | ({"answer_status": "unmatched"} if choice is None else {})

@@ -115,10 +115,11 @@ def _row(
     extra: dict[str, Any] = {"kind": predictor.kind, "prompt": predictor.prompt.name, "mode": predictor.mode}
     if predictor.mode == "scored":
         scores = OptionScores.from_json(found)
-        choice: int | None = scores.choice(options, predictor.option_score)
+        best = scores.choice(options, predictor.option_score)
         extra |= {"option_logprobs": list(scores.logprobs), "option_tokens": list(scores.tokens)}
         extra["option_score"] = predictor.option_score
-        text = options[choice]
+        choice: int | None = best
+        text = options[best]
     else:
         text = found["text"]
         choice = read_answer(text, options, words)
