@@ -87,7 +87,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from nlibias.catalog.registry import get_benchmark
-    from nlibias.integrations.lm_eval import _pretrained_path
+    from nlibias.integrations.offline import model_dir
     from nlibias.io.samples import write_samples
     from nlibias.jobs.results import load_run
     from nlibias.models.generative.backend import build_backend
@@ -105,7 +105,7 @@ def main() -> None:
         smollm2.format_prompt(race.render(s.premise, s.hypothesis, s.provenance["answers"])) for s in samples
     ]
     task = write_task(work, samples, prompts)
-    pretrained = _pretrained_path(smollm2)
+    pretrained = model_dir(smollm2)
     print(f"{len(samples)} questions, 3 options each; work dir {work}")
 
     nlibias_cmd = [str(BIN / "nlibias"), "audit", "--samples", str(work / "run"), "--generative", "smollm2",

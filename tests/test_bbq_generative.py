@@ -4,6 +4,7 @@ BBQ's own default styles."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -160,7 +161,103 @@ def test_the_gate_compares_bbq_runs_over_filled_templates(tmp_path: Path) -> Non
     assert nlibias.gate(runs["same"], runs["base"]).passed
 
 
-def test_the_yes_no_exports_refuse_bbq_samples(bbq_run: Path, tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="bbq samples are multiple-choice questions") as caught:
-        nlibias.export_lm_eval(bbq_run, tmp_path / "task", model="fake:m")
-    assert caught.value.parameter == "samples"
+def test_the_exports_ask_bbq_samples_multiple_choice_questions_only(bbq_run: Path, tmp_path: Path) -> None:
+    # BBQ is exported with its own styles (tests/test_integrations_bbq.py); a yes/no one is refused
+    with pytest.raises(
+        ConfigError, match="'true' does not fit bbq samples: ask with a multiple-choice"
+    ) as caught:
+        nlibias.export_lm_eval(bbq_run, tmp_path / "task", prompt="true", model="fake:m")
+    assert caught.value.parameter == "prompts"
+
+
+def test_per_byte_option_scores_pick_by_log_probability_per_byte(
+    bbq_run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nlibias.models.generative import option_scoring
+    from nlibias.models.generative.option_scoring import OptionScores
+
+    # every question gets the same summed log-probabilities for its three options:
+    # "The grandfather" (15 bytes) -6.0, "The grandson" (12 bytes) -5.4, "Can't be determined" (19) -7.2.
+    # total: -5.4 is highest → the grandson; per byte: -0.400, -0.450, -0.379 → "Can't be determined"
+    fixed = OptionScores((-6.0, -5.4, -7.2), (3, 3, 5))
+    monkeypatch.setattr(option_scoring, "_fake_scores", lambda backend, prompt, options: fixed)
+    runs = {
+        how: nlibias.audit(
+            bbq_run,
+            generative="fake:g",
+            prompts="race",
+            option_score=how,
+            cache=False,
+            bootstrap=0,
+            progress=False,
+        )
+        for how in ("total", "per-byte")
+    }
+    for how, expected in (("total", 1), ("per-byte", 2)):
+        rows = runs[how].predictions
+        assert {p.extra["choice"] for p in rows} == {expected}
+        assert {p.extra["option_score"] for p in rows} == {how}
+        # independent: the arithmetic above from the recorded scores and the options' UTF-8 lengths
+        for p in rows:
+            values = p.extra["option_logprobs"]
+            if how == "per-byte":
+                lengths = [
+                    len(t.encode("utf-8")) for t in ("The grandfather", "The grandson", "Can't be determined")
+                ]
+                values = [v / n for v, n in zip(values, lengths, strict=True)]
+            assert values.index(max(values)) == expected
+        assert runs[how].metrics["run"]["models"]["g|prompt=race|scored"]["option_score"] == how
+    # TEMPLATE: the ambiguous examples' correct answer is "unknown" (2), the disambiguated ones' 1 and 0
+    total, per_byte = (
+        runs[h].metrics["models"]["g|prompt=race|scored"]["overall"] for h in ("total", "per-byte")
+    )
+    assert (total["bbq_accuracy_ambig"], total["bbq_accuracy_disambig"]) == (0.0, 50.0)  # grandson: 0/2, 1/2
+    assert (per_byte["bbq_accuracy_ambig"], per_byte["bbq_accuracy_disambig"]) == (
+        100.0,
+        0.0,
+    )  # unknown: 2/2, 0/2
+
+
+def test_option_score_is_refused_where_nothing_reads_it(bbq_run: Path) -> None:
+    from nlibias.schema.applies import InapplicableOption
+
+    with pytest.raises(InapplicableOption, match="applies to scored answers") as caught:
+        nlibias.audit(bbq_run, generative="fake:g", mode="generated", option_score="per-byte", cache=False,
+                      progress=False)  # fmt: skip
+    assert caught.value.parameter == "option_score"
+    with pytest.raises(ConfigError, match="option_score is 'bytes'; pass total or per-byte"):
+        nlibias.audit(bbq_run, generative="fake:g", option_score="bytes", cache=False, progress=False)
+    with pytest.raises(InapplicableOption, match="applies to multiple-choice prompt styles"):
+        nlibias.audit(nlibias.expand("bbnli"), generative="fake:g", option_score="per-byte", cache=False,
+                      progress=False)  # fmt: skip
+
+
+def test_the_command_line_takes_option_score(bbq_run: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+
+    done = CliRunner().invoke(
+        app, ["audit", "--samples", str(bbq_run), "--generative", "fake:g", "--prompt", "arc", "--option-score",
+              "per-byte", "--no-cache", "--bootstrap", "0", "--out", str(tmp_path / "out"), "--quiet"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    rows = [json.loads(line) for line in (tmp_path / "out" / "predictions.jsonl").open()]
+    assert {row["option_score"] for row in rows} == {"per-byte"}
+
+
+def test_a_limit_keeps_each_filled_template_whole() -> None:
+    from collections import Counter
+
+    from nlibias.benchmarks.bbq import expand_bbq
+    from nlibias.jobs.subset import stratified_subset
+
+    samples = list(expand_bbq().samples)  # the shared data: 11,956 examples in 1,548 filled templates
+    full = Counter(s.provenance["unit"] for s in samples)
+    assert (len(samples), len(full)) == (11_956, 1_548)
+    picked = stratified_subset(samples, 300, seed=0)
+    kept = Counter(s.provenance["unit"] for s in picked)
+    assert all(kept[unit] == full[unit] for unit in kept)  # every template with all its examples
+    # 300 samples at 11,956 / 1,548 = 7.72 a template: round(300 / 7.72) = round(38.8) = 39 templates
+    assert len(kept) == 39 and 250 <= len(picked) <= 350
+    assert {s.subtopic for s in picked} == {s.subtopic for s in samples}  # every subcategory

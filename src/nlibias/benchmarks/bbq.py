@@ -1,20 +1,12 @@
 """BBQ (Parrish et al. 2022): the category JSONL files into samples, and the rule that reads an
-answer string as one of an example's three options.
+answer string as one of an example's three options (docs/bbq.md).
 
-Each line of ``data/CATEGORY.jsonl`` is one example: a context, a question about two people and
-three answers (each person and an "unknown" option). A sample keeps the context as its premise and
-the question as its hypothesis; what the measures read is in its provenance (:data:`PROVENANCE`):
-the three answers, the correct one, the **bias target** (the non-unknown answer whose group,
-``answer_info[k][1]``, or text, ``answer_info[k][0]``, matches one of
-``additional_metadata.stereotyped_groups`` case-insensitively; an example where that is not
-exactly one answer is refused, naming its file, line and ``example_id``), the condition, the
-polarity, whether the people are named by a label or a proper name, and the resampling unit: the
-filled template (category, ``question_index`` and the two people), whose four examples (two
-conditions x two polarities) are resampled together. ``gold`` is ``neutral`` for every sample:
-BBQ has no NLI label, its correct answer is ``provenance["correct"]``.
-
-The files are pinned by their git blob ids (:data:`BBQ_DATA`) and verified where they are read;
-the offline copy holds 6 of the 11 categories, and the expansion reads every category file present.
+A sample keeps an example's context as its premise and its question as its hypothesis; what the
+measures read is in its provenance (:data:`PROVENANCE`): the options, the correct one, the bias
+target (derived as DESIGN says; an example without exactly one is refused, naming its file, line
+and ``example_id``), condition, polarity, label type and the filled template (the resampling
+unit). ``gold`` is ``neutral`` for every sample: BBQ has no NLI label. The files are verified by
+their git blob ids (:data:`BBQ_DATA`) where they are read.
 """
 
 from __future__ import annotations
@@ -342,16 +334,12 @@ def read_answer(answer: str, options: Sequence[str], words: Sequence[str]) -> in
 
 def answer_rows(path: Path, column: str, columns: SampleColumns) -> Iterator[dict[str, Any]]:
     """Native prediction rows (kind ``generative``, model ``column``) of a file of BBQ examples
-    with answer strings in ``column``: the upstream results files (``results/UnifiedQA/``, one
-    column per prompt format), one category or several concatenated. A line is matched to its
-    sample by category and ``example_id`` (ids repeat across categories) and its answer read by
-    :func:`read_answer` (``choice`` null when unmatched).
-
-    A line whose example is not among the samples (an unknown id, another category), whose
-    context, question or answers differ from its sample's, or without the column is refused with
-    the file and line. A line whose ``answer_info`` or stereotyped groups differ from the pinned
-    data's (an earlier annotation of the same example: the other person tagged, another target)
-    is not scored: its row says ``answer_status: changed``."""
+    with answer strings in ``column`` (the upstream results files, one or several categories): a
+    line is matched to its sample by category and ``example_id`` and its answer read by
+    :func:`read_answer`. A line whose example is not among the samples, differs from its sample
+    in context, question or answers, or lacks the column is refused with the file and line; one
+    whose ``answer_info`` or target differs from the pinned data's (an earlier annotation) is not
+    scored: its row says ``answer_status: changed``."""
     position_of = IdPositions(columns.ids)
     provenance = columns.provenance
     held = sorted({str(c) for c in columns.domain.values})

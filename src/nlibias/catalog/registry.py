@@ -259,16 +259,9 @@ def read_checked_samples(path: str | PathLike[str]) -> list[Sample]:
     """The samples of a run directory or samples file as objects, under their benchmark's sample
     rules (neutral gold, pair twins) as an audit reads them: for what hands the samples to another
     tool (an lm-eval or Inspect task), so bad samples stop before that tool runs, not when its
-    log is scored. Those tasks ask yes/no questions: multiple-choice samples (BBQ) are refused."""
+    log is scored."""
     resolved = resolve_samples_path(Path(path))
     benchmark = _benchmark_of_file(resolved)
-    if benchmark.prompt_styles:
-        raise ConfigError(
-            f"{benchmark.name} samples are multiple-choice questions and the exported lm-eval and Inspect "
-            "tasks ask yes/no ones: audit them with nlibias audit (generative=, prompts "
-            f"{', '.join(benchmark.prompt_styles)}), or score another tool's answers (answer_column=)",
-            parameter="samples",
-        )
     return read_samples(resolved, benchmark=benchmark)
 
 

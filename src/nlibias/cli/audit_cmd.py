@@ -26,6 +26,7 @@ from nlibias.cli.options import (
     Mode,
     NoCache,
     OptionalOutDir,
+    OptionScore,
     Out,
     Quantize,
     Quiet,
@@ -142,6 +143,7 @@ def audit_command(
     tp_variant: Annotated[list[str], _TP_VARIANT_OPT] = ["shared"],  # noqa: B006
     mode: Mode = "scored",
     max_new_tokens: MaxNewTokens = DEFAULT_MAX_NEW_TOKENS,
+    option_score: OptionScore = "total",
     concurrency: Concurrency = None,
     label_map: LabelMap = None,
     revision: Revision = None,
@@ -174,7 +176,7 @@ def audit_command(
 
     check_slice(by)  # before the models run
     options = ModelOptions.of(
-        mode=mode, max_new_tokens=max_new_tokens, label_map=label_map, revision=revision, device=device,
+        mode=mode, max_new_tokens=max_new_tokens, option_score=option_score, label_map=label_map, revision=revision, device=device,
         dtype=dtype, max_tokens=max_tokens, quantize=quantize, compile=compile_model, threads=threads,
         devices=tuple(devices.split(",")) if devices else (), ray_address=ray, ray_workers=ray_workers,
         ray_gpus_per_worker=ray_gpus_per_worker, concurrency=concurrency,

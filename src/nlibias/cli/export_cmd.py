@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import typer
 
 from nlibias.cli.app import app, echo_json
-from nlibias.cli.options import Json, OptionalOut, Out, Quiet, Samples
+from nlibias.cli.options import Json, OptionalOut, OptionScore, Out, Quiet, Samples
+
+if TYPE_CHECKING:
+    from nlibias.models.generative.defaults import OptionScore as OptionScoreName
 
 export_app = typer.Typer(
     help="Write samples as another evaluation tool's task (lm-eval; docs/integrations.md) or a run as model-card metadata (model-index).",
@@ -20,7 +24,11 @@ app.add_typer(export_app, name="export")
 def export_lm_eval_command(
     samples: Samples,
     out: Out,
-    prompt: str = typer.Option("true", "--prompt", help="Prompt style: true, entailed, or a prompt file."),
+    prompt: str | None = typer.Option(
+        None,
+        "--prompt",
+        help="Prompt style: true (the default), entailed, BBQ's race (its default) or arc, or a prompt file.",
+    ),
     model: str = typer.Option(
         "smollm2",
         "--model",
@@ -29,21 +37,26 @@ def export_lm_eval_command(
     ),
     task: str | None = typer.Option(None, "--task", help="Task name (default nlibias_SOURCE_PROMPT)."),
     device: str = typer.Option("cpu", "--device", help="Where the model loads to read its tokenizer."),
+    option_score: OptionScore = "total",
     quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
     as_json: Json = False,
 ) -> None:
-    """Write an lm-eval task that asks the model what nlibias asks it, as yes/no log-likelihoods
-    (--out: the task's YAML, data, run_lm_eval.sh and README)."""
+    """Write an lm-eval task that asks the model what a scored nlibias audit asks it: yes/no
+    log-likelihoods, or each option's for BBQ (--out: the task's YAML, data, run_lm_eval.sh, README)."""
     from nlibias.integrations.lm_eval import RUN_SCRIPT, export_lm_eval
 
-    result = export_lm_eval(samples, out, prompt=prompt, model=model, task=task, device=device)
+    score = cast("OptionScoreName", option_score)  # its value is checked by export_lm_eval's declaration
+    result = export_lm_eval(
+        samples, out, prompt=prompt, model=model, task=task, device=device, option_score=score
+    )
     if as_json:
         echo_json(result.__dict__)
         return
     chat = "with the model's chat template" if result.chat_template else "plain (no chat template)"
     spellings = ", ".join(f"{word}: {'|'.join(map(repr, texts))}" for word, texts in result.spellings.items())
     typer.echo(f"wrote task {result.task} ({result.n_docs} documents, prompts {chat}) to {result.out_dir}")
-    typer.echo(f"choices: {spellings}")
+    if spellings:
+        typer.echo(f"choices: {spellings}")
     typer.echo(f"run: bash {result.out_dir / RUN_SCRIPT} --output_path OUT   (that is: {result.command})")
 
 

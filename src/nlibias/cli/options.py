@@ -152,6 +152,7 @@ Concurrency = Annotated[int | None, documented(ModelOptions, "concurrency")]
 
 Mode = Annotated[str, documented(ModelOptions, "mode")]
 MaxNewTokens = Annotated[int, documented(ModelOptions, "max_new_tokens")]
+OptionScore = Annotated[str, documented(ModelOptions, "option_score")]
 
 # --- judges (explain, validate prescreen) ---------------------------------------------------------
 

@@ -1,18 +1,10 @@
-"""An Inspect AI model provider that answers with an nlibias generative backend:
-``inspect eval nlibias/bbnli -T prompt=true --model nlibias/smollm2`` runs the embedded SmolLM2
-locally, offline, and decodes exactly as ``nlibias audit --generative smollm2 --mode generated``
-does (greedy, the model's chat template applied by nlibias, the same ``max_new_tokens``).
-
-The model name after ``nlibias/`` is any generative model spec nlibias takes: ``smollm2``, a model
-directory, ``hf:PATH``, ``gguf:PATH``, ``openai:URL#MODEL`` or ``fake:NAME`` (a deterministic
-stand-in for tests). ``-M device=cpu`` / ``-M dtype=float32`` (and the other backend options) are
-passed to the backend. Registered as the ``nlibias`` provider by
-:mod:`nlibias.integrations.inspect_tasks` (the ``inspect_ai`` entry point).
-
-Each sample's single user message is answered on its own (Inspect sends them concurrently; the
-backend answers one at a time, in a worker thread so that Inspect's event loop goes on). The
-task's ``max_tokens`` is the number of new tokens (default 64, nlibias' generated mode);
-``temperature`` other than 0 is refused, since nlibias decodes greedily only.
+"""An Inspect AI model provider that answers with an nlibias generative backend, registered as
+``nlibias`` by :mod:`nlibias.integrations.inspect_tasks`: ``--model nlibias/SPEC`` (any generative
+model spec: ``smollm2``, a directory, ``hf:PATH``, ``gguf:PATH``, ``openai:URL#MODEL``,
+``fake:NAME``; ``-M device=cpu`` and the other backend options passed on) decodes exactly as
+``nlibias audit --generative SPEC --mode generated``: greedily (a temperature is refused), the
+chat template applied by nlibias, the task's ``max_tokens`` new tokens, one prompt at a time in
+a worker thread so that Inspect's event loop goes on.
 """
 
 from __future__ import annotations
@@ -50,19 +42,16 @@ class NlibiasModelAPI(ModelAPI):
     ) -> ModelOutput:
         import anyio
 
-        if tools:
-            raise ConfigError("nlibias models answer text prompts; they take no tools", parameter="model")
-        if config.temperature not in (None, 0, 0.0):
-            raise ConfigError(
-                f"temperature is {config.temperature}; nlibias models decode greedily (temperature 0)",
-                parameter="model",
-            )
         users = [m for m in input if isinstance(m, ChatMessageUser)]
-        if len(users) != 1 or len(input) != 1:
+        refused = (
+            "they take no tools" if tools
+            else f"temperature is {config.temperature}; they decode greedily (temperature 0)"
+            if config.temperature not in (None, 0, 0.0)
+            else f"got {len(input)} messages" if len(users) != 1 or len(input) != 1 else None
+        )  # fmt: skip
+        if refused:
             raise ConfigError(
-                "nlibias models answer one user message (the prompt of an nlibias task); got "
-                f"{len(input)} messages",
-                parameter="model",
+                f"nlibias models answer one user message, greedily: {refused}", parameter="model"
             )
         max_tokens = config.max_tokens or DEFAULT_MAX_NEW_TOKENS
         if self._lock is None:

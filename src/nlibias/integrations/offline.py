@@ -1,25 +1,11 @@
-"""Inspect AI without a network: a token counter that needs no download, and the local model
-directory of an nlibias model spec.
+"""What the other tools need offline: a token count for Inspect that needs no download, and the
+local directory of an nlibias model spec (docs/integrations.md, "Offline").
 
-**Token counts.** Inspect estimates token counts with tiktoken's ``o200k_base`` encoding (its
-mock model fills its usage with them), and tiktoken downloads that file on first use: offline,
-``inspect eval ... --model mockllm/model`` fails. :func:`use_offline_token_count` replaces
-Inspect's estimate with one that uses tiktoken when its encoding can be had and otherwise counts
-characters (:func:`estimate_tokens`). nlibias' Inspect tasks call it when Inspect loads them, as
-the environment variable :data:`TOKEN_COUNT_ENV` says:
-
-* ``auto`` (default): tiktoken's ``o200k_base`` as Inspect uses it when it loads (from its cache
-  or by download), else, after one failed try, :func:`estimate_tokens`;
-* ``estimate``: :func:`estimate_tokens` only (no download tried: for a network that hangs);
-* ``tiktoken``: Inspect's own counter, untouched.
-
-The count only fills the log's usage fields (and Inspect's context-compaction trigger, which the
-one-turn nlibias tasks never reach); the answers do not depend on it.
-
-**Local models.** :func:`local_model_dir` is the Hugging Face directory of an nlibias model spec
-(the embedded SmolLM2's dequantised copy of its GGUF, written on first use), for tools that load
-a model directory (``inspect eval ... --model hf/DIR``, lm-eval's ``pretrained=DIR``).
-``python -m nlibias.integrations.offline [SPEC]`` prints it.
+Inspect counts tokens with tiktoken's ``o200k_base``, which tiktoken downloads on first use;
+:func:`use_offline_token_count` replaces that count (it only fills the log's usage fields) as
+:data:`TOKEN_COUNT_ENV` says: ``auto`` (tiktoken where it loads, else :func:`estimate_tokens`),
+``estimate`` (never try the download) or ``tiktoken`` (Inspect's own). ``python -m
+nlibias.integrations.offline [SPEC]`` prints :func:`local_model_dir`.
 
 >>> estimate_tokens(""), estimate_tokens("Is the hypothesis true?")
 (1, 8)
@@ -97,32 +83,43 @@ def use_offline_token_count(mode: str | None = None) -> str:
     return chosen
 
 
-def local_model_dir(spec: str = "smollm2", **options: Any) -> Path:
-    """The Hugging Face directory of the local causal LM ``spec`` (``smollm2``, ``hf:PATH``, a
-    directory): a GGUF model's dequantised copy in nlibias' cache (written now if missing:
-    ``$NLIBIAS_MODEL_CACHE`` moves it), else the model's own directory. ``options`` go to the
-    backend (``device``, ``dtype``)."""
+def local_causal_lm(spec: str, **options: Any) -> Any:
+    """The backend of a local causal LM spec (``smollm2``, ``hf:PATH``, a directory), built with
+    ``options`` (``device``, ``dtype``); a server or another kind of model is refused."""
     from nlibias.models.generative.backend import build_backend
     from nlibias.models.generative.hf_causal import HFCausalLM
+    from nlibias.schema.model_ref import ModelRef
 
-    backend = build_backend(spec, **options)
+    # a server is refused as not a local causal LM, not for an option it does not take
+    backend = None if ModelRef.unread(spec).is_server else build_backend(spec, **options)
     if not isinstance(backend, HFCausalLM):
         raise ConfigError(
-            f"model {spec!r} is not a local causal LM (smollm2, hf:PATH or a directory)", parameter="spec"
+            f"model {spec!r} is not a local causal LM (smollm2, hf:PATH or a directory)", parameter="model"
         )
-    converted = backend._converted_dir()
-    if converted is not None:
-        if not (converted / "model.safetensors").is_file():
-            backend.load()  # writes the dequantised copy on first load
-        if (converted / "model.safetensors").is_file():
-            return converted
-        raise ConfigError(
-            f"the dequantised copy of {spec!r} could not be written to {converted}", parameter="spec"
-        )
-    location = Path(backend.source.name_or_path)
+    return backend
+
+
+def local_model_dir(spec: str = "smollm2", **options: Any) -> Path:
+    """The Hugging Face directory of the local causal LM ``spec`` (:func:`model_dir`)."""
+    location = Path(model_dir(local_causal_lm(spec, **options)))
     if not location.is_dir():
         raise ConfigError(f"model {spec!r} is not a local directory ({location})", parameter="spec")
     return location
+
+
+def model_dir(backend: Any) -> str:
+    """Where a local causal LM loads from: a GGUF model's dequantised copy in nlibias' cache
+    (written now if missing: ``$NLIBIAS_MODEL_CACHE`` moves it), else its own name or directory."""
+    converted = backend._converted_dir()
+    if converted is None:
+        return str(backend.source.name_or_path)
+    if not (converted / "model.safetensors").is_file():
+        backend.load()  # writes the dequantised copy on first load
+    if not (converted / "model.safetensors").is_file():
+        raise ConfigError(
+            f"the dequantised copy of {backend.name!r} could not be written to {converted}", parameter="spec"
+        )
+    return str(converted)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,8 +19,11 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from nlibias.benchmarks.bbq import read_answer
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import write_jsonl
 from nlibias.io.jsonl import iter_jsonl
@@ -34,6 +37,8 @@ from nlibias.io.tool_log_checks import (
     read_inspect_header,
 )
 from nlibias.models.generative.answers import parse_answer
+from nlibias.models.generative.defaults import OptionScore
+from nlibias.models.generative.option_scoring import choose_option
 from nlibias.models.generative.prompts import BINARY_LABELS, THREE_WAY_LABELS
 from nlibias.schema.model_keys import model_key
 from nlibias.schema.prediction_rows import ANSWER_SETS, RowRefused, check_loglikelihood, check_row
@@ -195,6 +200,9 @@ def _lm_eval_rows_at(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
                 line=line,
                 fix="pass the log of one task (one prompt style) per file; several files score together",
             )
+        if "options" in doc:
+            yield (line, None), _option_row(path, line, raw, doc, model)
+            continue
         answers = tuple(str(doc["answers"]).split("/"))
         loglikelihoods = _loglikelihoods(path, line, raw.get("filtered_resps"), len(doc["choice_answers"]))
         probs = word_probabilities(loglikelihoods, doc["choice_answers"], answers)
@@ -222,10 +230,58 @@ def _lm_eval_rows_at(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
     check_lm_eval_coverage(path, doc_ids)  # before the converted rows are used: see native_predictions
 
 
+class _OptionDoc(BaseModel):
+    """A multiple-choice document of an exported task (BBQ): its options, then the whitespace
+    lm-eval moved into each (when there is any) as a choice of its own."""
+
+    model_config = ConfigDict(extra="ignore")
+    id: str
+    prompt: str
+    options: Annotated[int, Field(ge=1, strict=True)]
+    choices: list[str]
+    option_score: OptionScore
+
+    @model_validator(mode="after")
+    def _one_choice_per_option(self) -> _OptionDoc:
+        if len(self.choices) not in (self.options, self.options + 1):
+            raise ValueError(
+                f"{len(self.choices)} choices for {self.options} options (and the moved whitespace)"
+            )
+        return self
+
+
+def _option_row(
+    path: Path, line: int, raw: dict[str, Any], doc: dict[str, Any], model: str
+) -> dict[str, Any]:
+    """The option a multiple-choice document's log-likelihoods choose, as a scored audit chooses it:
+    each option's less the moved whitespace's (the choice after the options)."""
+    try:
+        checked = _OptionDoc.model_validate(doc)
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        field = ".".join(["doc", *(str(part) for part in first["loc"])])
+        raise SourceError(path, field, first["msg"], line=line) from None
+    n = checked.options
+    lls = _loglikelihoods(path, line, raw.get("filtered_resps"), len(checked.choices))
+    base = lls[n] if len(lls) > n else 0.0  # the moved whitespace alone
+    options = [choice.lstrip() for choice in checked.choices[:n]]  # without the moved whitespace
+    scores = [ll - base for ll in lls[:n]]
+    choice = choose_option(scores, options, checked.option_score)
+    return {
+        "id": checked.id, "model": model_key(model, checked.prompt, "scored"), "label": None, "kind": "generative",
+        "prompt": checked.prompt, "mode": "scored", "choice": choice, "answer_text": options[choice],
+        "option_logprobs": scores, "option_score": checked.option_score, "tool": "lm-eval",
+        "tool_doc_id": raw.get("doc_id"),
+    }  # fmt: skip
+
+
 def _lm_eval_doc(path: Path, line: int, raw: Any) -> dict[str, Any]:
-    """The document of a logged line, refused unless it is one of a task nlibias exported: its
-    answer set known and every choice one of its words, every word among the choices."""
+    """The document of a logged line, refused unless it is one of a task nlibias exported: a
+    multiple-choice one, or its answer set known and every choice one of its words, every word
+    among the choices."""
     doc = raw.get("doc") if isinstance(raw, dict) else None
+    if isinstance(doc, dict) and "options" in doc:
+        return doc
     missing = missing_doc_fields(doc, _DOC_FIELDS)
     if not isinstance(doc, dict) or missing:
         what = "not an object" if not isinstance(doc, dict) else "no " + ", ".join(missing)
@@ -316,8 +372,11 @@ def _inspect_rows_at(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
             )
         seen.add(sample_id)
         check_inspect_sample(path, sample)
-        answers = tuple(str(metadata.get("nlibias_answers", "yes/no")).split("/"))
         text = sample.output.completion if sample.output is not None else ""
+        if "nlibias_options" in metadata:
+            yield (None, f"samples[{sample_id}]"), _inspect_option_row(sample_id, model, metadata, text)
+            continue
+        answers = tuple(str(metadata.get("nlibias_answers", "yes/no")).split("/"))
         parsed = parse_answer(text, answers)
         labels = _labels(answers)
         yield (
@@ -338,3 +397,16 @@ def _inspect_rows_at(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
             },
         )
     check_inspect_count(path, header, len(seen))
+
+
+def _inspect_option_row(sample_id: str, model: str, metadata: dict[str, Any], text: str) -> dict[str, Any]:
+    """A multiple-choice sample's completion read as one of its options (BBQ's rule; unmatched:
+    ``choice`` null, counted)."""
+    choice = read_answer(text, metadata["nlibias_options"], metadata["nlibias_option_words"])
+    row: dict[str, Any] = {"id": sample_id, "label": None, "kind": "generative", "mode": "generated"}
+    row |= {
+        "model": model_key(model, str(metadata["nlibias_prompt"]), "generated"),
+        "prompt": metadata["nlibias_prompt"],
+    }
+    row |= {"choice": choice, "answer_text": text, "tool": "inspect"}
+    return row | ({"answer_status": "unmatched"} if choice is None else {})

@@ -223,7 +223,7 @@ def _limited(
         )  # fmt: skip
     subset = stratified_subset(everything, limit, seed=seed)
     info: dict[str, Any] = {"limit": limit, "seed": seed, "samples": len(subset), "of": len(everything)}
-    if not has_pairs(subset):  # BBQ's samples: no pairs to keep whole (its templates are split)
+    if not has_pairs(subset):  # BBQ's samples: no pairs (its filled templates are kept whole)
         info["pairs_whole"] = False
     info["from"] = str(checked.path) if checked.path is not None else None
     if out_dir is None:

@@ -14,6 +14,7 @@ Both keep pro/anti pairs whole and cover every subtopic: a small version of the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -46,9 +47,9 @@ def _allocate(sizes: Mapping[str, int], budget: int, floor: int) -> dict[str, in
     return quota
 
 
-def _draw(units: Mapping[str, list[str]], quota: Mapping[str, int], rng: np.random.Generator) -> set[str]:
+def _draw(units: Mapping[str, list[Any]], quota: Mapping[str, int], rng: np.random.Generator) -> set[Any]:
     """``quota[topic]`` of each topic's unit keys, drawn without replacement (topics in name order)."""
-    chosen: set[str] = set()
+    chosen: set[Any] = set()
     for topic in sorted(units):
         keys = units[topic]
         picked = rng.choice(len(keys), size=min(quota[topic], len(keys)), replace=False)
@@ -103,7 +104,8 @@ def sample_pairs_stratified(
 @declared
 def stratified_subset(samples: Sequence[Sample], limit: PositiveInt, *, seed: Seed = 0) -> list[Sample]:
     """About ``limit`` of ``samples`` in the input order: pairs drawn by
-    :func:`sample_pairs_stratified`, unpaired samples in proportion by subtopic, the budget shared
+    :func:`sample_pairs_stratified`, unpaired samples in proportion by subtopic, each with its resampling unit's
+    samples where it names one (BBQ's filled templates), the budget shared
     by their numbers (a limit below two per subtopic is exceeded to cover every subtopic).
 
     >>> solo = [Sample(id=f"t{i}", source="bbnli", domain="d", subtopic="ab"[i % 2], premise="P",
@@ -115,14 +117,27 @@ def stratified_subset(samples: Sequence[Sample], limit: PositiveInt, *, seed: Se
         return list(samples)
     complete = _complete_pairs(samples)
     paired = {key for keys in complete.values() for key in keys}
-    singles: dict[str, list[str]] = {}
+    units: dict[str, list[tuple[str, str]]] = {}  # subtopic → its units outside pairs, each drawn whole
+    size: dict[tuple[str, str], int] = {}
     for sample in samples:
         if sample.pair_key not in paired or sample.stereotype is None:
-            singles.setdefault(sample.subtopic, []).append(sample.id)
+            unit = _unit(sample)
+            if unit not in size:
+                units.setdefault(sample.subtopic, []).append(unit)
+            size[unit] = size.get(unit, 0) + 1
     n_paired = 2 * len(paired)
     pairs = _pair_keys(samples, round(limit * n_paired / len(samples)) // 2, seed, 1) if paired else set()
-    sizes = {topic: len(ids) for topic, ids in singles.items()}
-    budget = max(0, min(limit - 2 * len(pairs), sum(sizes.values())))
+    sizes = {topic: len(keys) for topic, keys in units.items()}
+    budget = max(0, min(limit - 2 * len(pairs), len(samples) - n_paired))
+    if budget:  # in units: samples over the units' mean size, at least one
+        budget = max(1, round(budget * len(size) / (len(samples) - n_paired)))
     floor = min(1, budget // max(len(sizes), 1))
-    ids = _draw(singles, _allocate(sizes, budget, floor), np.random.default_rng([seed, 1]))
-    return [s for s in samples if s.id in ids or (s.pair_key in pairs and s.stereotype is not None)]
+    chosen = _draw(units, _allocate(sizes, budget, floor), np.random.default_rng([seed, 1]))
+    return [s for s in samples if _unit(s) in chosen or (s.pair_key in pairs and s.stereotype is not None)]
+
+
+def _unit(sample: Sample) -> tuple[str, str]:
+    """What a sample outside a pair is drawn with: its benchmark's resampling unit where its
+    provenance names one (BBQ's filled template: its examples stay together), else itself."""
+    unit = sample.provenance.get("unit")
+    return ("unit", str(unit)) if unit is not None else ("id", sample.id)

@@ -105,7 +105,8 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
             names=("models",),
         )
     if not models.generative:  # how generative LMs answer: changed for none, it would be ignored
-        for name, value in (("mode", options.mode), ("max_new_tokens", options.max_new_tokens)):
+        for name in ("mode", "max_new_tokens", "option_score"):
+            value = getattr(options, name)
             if value != getattr(DEFAULT_MODEL_OPTIONS, name):
                 raise option_applies_to_nothing(
                     name,
@@ -114,6 +115,13 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
                     fix="name one in {generative}",
                     names=("generative",),
                 )
+    if options.option_score != DEFAULT_MODEL_OPTIONS.option_score and not any(
+        s.choices for s in models.prompts
+    ):
+        raise option_applies_to_nothing(  # yes/no answers are words of one token: nothing to normalise
+            "option_score", "multiple-choice prompt styles (BBQ's race, arc)", value=options.option_score,
+            fix="leave option_score out, or ask BBQ samples", names=("prompts",),
+        )  # fmt: skip
     scored_here = models.generative and options.mode == "scored" and not models.servers()
     if scored_here and options.max_new_tokens != DEFAULT_MODEL_OPTIONS.max_new_tokens:
         raise option_applies_to_nothing(  # a scored answer is read in one forward pass, no text generated
@@ -297,6 +305,7 @@ def _generative(
             styles,
             mode=options.mode,
             max_new_tokens=options.max_new_tokens,
+            option_score=options.option_score,
             device=options.device if local else None,
             dtype=options.dtype if local else None,
             max_batch_tokens=options.max_tokens if local else None,

@@ -4,8 +4,8 @@ prediction loop.
 
 ``scored``: the log-probability of each option's text as the model's reply
 (:mod:`nlibias.models.generative.option_scoring`: the prompt computed once, its cache shared by
-the options); the choice is the highest summed log-probability, and the per-token choice is
-recorded beside it. ``generated``: the greedy reply, read as an option by the benchmark's rule
+the options); the choice is the highest total log-probability or, ``option_score`` per-byte, the
+highest per byte of the option's text (the cached scores serve both). ``generated``: the greedy reply, read as an option by the benchmark's rule
 (:func:`nlibias.benchmarks.bbq.read_answer`; unmatched: ``choice`` null, counted). Rows are of
 the ``generative`` kind with ``choice`` (the option index), ``answer_text`` and, scored, each
 option's ``option_logprobs`` and ``option_tokens``.
@@ -115,9 +115,9 @@ def _row(
     extra: dict[str, Any] = {"kind": predictor.kind, "prompt": predictor.prompt.name, "mode": predictor.mode}
     if predictor.mode == "scored":
         scores = OptionScores.from_json(found)
-        best = scores.choice()
+        best = scores.choice(options, predictor.option_score)
         extra |= {"option_logprobs": list(scores.logprobs), "option_tokens": list(scores.tokens)}
-        extra["choice_per_token"] = scores.choice(per_token=True)
+        extra["option_score"] = predictor.option_score
         choice: int | None = best
         text = options[best]
     else:

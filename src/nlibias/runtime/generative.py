@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from nlibias.models.generative.answers import parse_answer
 from nlibias.models.generative.backend import AnswerRecord, GenerativeBackend, build_backend
-from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
+from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS, OptionScore
 from nlibias.models.generative.prompts import PromptStyle
 from nlibias.runtime.cache import PredictionCache, is_probability_row
 from nlibias.runtime.contract import PredictorRun
@@ -60,12 +60,14 @@ class GenerativePredictor:
         *,
         mode: GenerativeMode = "scored",
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+        option_score: OptionScore = "total",
         cache: PredictionCache | None = None,
     ) -> None:
         self.backend = backend
         self.prompt = prompt
         self.mode: GenerativeMode = check_mode(mode)
         self.max_new_tokens = max_new_tokens
+        self.option_score = option_score
         self.default_cache = cache
         self.name = model_key(backend.name, prompt.name, mode)
         self.kind: str = "generative"
@@ -98,6 +100,7 @@ class GenerativePredictor:
             },
             "mode": self.mode,
             "max_new_tokens": self.max_new_tokens,
+            **({"option_score": self.option_score} if self.prompt.choices and self.mode == "scored" else {}),
             "labels": self.prompt.labels,
         }
 
@@ -234,6 +237,7 @@ def build_generative_predictors(
     *,
     mode: str = "scored",
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+    option_score: OptionScore = "total",
     cache: PredictionCache | None = None,
     name: str | None = None,
     **backend_options: Any,
@@ -250,6 +254,13 @@ def build_generative_predictors(
     checked_mode = check_mode(mode)  # before the backend is built
     backend = build_backend(spec, name=name, **backend_options)
     return [
-        GenerativePredictor(backend, style, mode=checked_mode, max_new_tokens=max_new_tokens, cache=cache)
+        GenerativePredictor(
+            backend,
+            style,
+            mode=checked_mode,
+            max_new_tokens=max_new_tokens,
+            option_score=option_score,
+            cache=cache,
+        )
         for style in styles
     ]

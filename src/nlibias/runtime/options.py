@@ -23,9 +23,9 @@ from typing import Annotated, Any, ClassVar, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from nlibias.errors import ConfigError
-from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
+from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS, OptionScore
 from nlibias.runtime.cache import PredictionCache
-from nlibias.schema.applies import RAY_APPLIES, refuse_inapplicable
+from nlibias.schema.applies import RAY_APPLIES, AppliesTo, refuse_inapplicable
 from nlibias.schema.declared import (
     Allowed,
     NonNegativeFloat,
@@ -38,6 +38,15 @@ from nlibias.schema.declared import (
     unknown_argument,
 )
 from nlibias.schema.predictor_kinds import check_mode
+
+SCORED_APPLIES = AppliesTo(
+    "scored answers",
+    lambda settings: settings.get("mode", "scored") == "scored",
+    "generated answers are read from their text",
+    fix="leave {name} out, or give 'scored' as mode",
+    names=("mode",),
+)
+"""How scored options are compared means nothing to generated answers."""
 
 CacheOption = bool | str | Path | PredictionCache | None
 """``True``: the user prediction cache; a path: that SQLite file; a cache object; ``False``/``None``:
@@ -104,6 +113,10 @@ class ModelOptions(_Options):
     (free text, parsed)."""
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     """Token limit of generated answers (mode generated)."""
+    option_score: Annotated[OptionScore, Allowed("total or per-byte"), SCORED_APPLIES] = "total"
+    """Multiple-choice questions (BBQ) in mode scored: pick the option by its total log-probability,
+    or per-byte (divided by its text's UTF-8 length, as lm-eval's acc_bytes; its acc_norm on ASCII
+    options), which does not favour short options."""
     label_map: str | None = None
     """Override the NLI classifiers' label mapping, e.g. 0=entailment,1=neutral,2=contradiction."""
     revision: str | None = None
@@ -195,8 +208,9 @@ class RunOptions(_Options):
     seed: Seed = 0
     """The seed of the bootstrap and of the ``limit`` subset."""
     limit: Annotated[int, Field(ge=1), Allowed("a number of samples of at least 1")] | None = None
-    """Audit a stratified subset of about N samples: pro/anti pairs kept whole, every subtopic,
-    drawn with the seed (recorded in metrics.json under subset). For a quick first look."""
+    """Audit a stratified subset of about N samples: pro/anti pairs (BBQ: filled templates) kept
+    whole, every subtopic, drawn with the seed (recorded in metrics.json under subset). For a quick
+    first look."""
     progress: Annotated[bool, Allowed("True or False")] = True
     """Progress bars (shown only on a terminal)."""
 

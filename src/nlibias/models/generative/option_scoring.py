@@ -4,9 +4,10 @@ the options.
 
 The prompts of a batch of questions (chat template applied) run once, left-padded; each prompt's
 cache is copied once per option and every option's tokens run in one batch after them,
-right-padded. An option's score is
-the sum of its tokens' log-probabilities; its number of tokens is kept, so a per-token
-(length-normalised) choice can be made from the same record (:meth:`OptionScores.choice`).
+right-padded. An option's score is the sum of its tokens' log-probabilities; the choice compares
+the sums or, :data:`OptionScore` ``per-byte``, the sums divided by the options' UTF-8 lengths.
+Bytes rather than tokens: the same division for every model (a tokenizer-free length, as
+lm-eval's ``acc_bytes``; its ``acc_norm`` divides by characters, the same on ASCII options).
 Where the tokenizer merges the prompt's last token with an option's first, the shared part is
 the tokens common to every option's full text.
 
@@ -25,7 +26,22 @@ from typing import Any
 
 from nlibias.errors import ConfigError
 from nlibias.models.batching import plan_batches
+from nlibias.models.generative.defaults import OptionScore
 from nlibias.models.generative.prefix_sharing import common_prefix_length
+
+
+def choose_option(logprobs: Sequence[float], options: Sequence[str], score: OptionScore = "total") -> int:
+    """The option with the highest total log-probability, or per byte of its text.
+
+    >>> choose_option((-2.0, -3.0), ["a", "bbbbbb"])  # -2 > -3
+    0
+    >>> choose_option((-2.0, -3.0), ["a", "bbbbbb"], "per-byte")  # -2/1 < -3/6
+    1
+    """
+    values = list(logprobs)
+    if score == "per-byte":
+        values = [lp / len(o.encode()) for lp, o in zip(values, options, strict=True)]
+    return max(range(len(values)), key=values.__getitem__)
 
 
 @dataclass(frozen=True)
@@ -35,16 +51,9 @@ class OptionScores:
     logprobs: tuple[float, ...]
     tokens: tuple[int, ...]
 
-    def choice(self, *, per_token: bool = False) -> int:
-        """The option with the highest score (``per_token``: the mean over its tokens).
-
-        >>> OptionScores((-2.0, -3.0), (1, 6)).choice(), OptionScores((-2.0, -3.0), (1, 6)).choice(per_token=True)
-        (0, 1)
-        """
-        values = (
-            [lp / n for lp, n in zip(self.logprobs, self.tokens, strict=True)] if per_token else self.logprobs
-        )
-        return max(range(len(values)), key=values.__getitem__)
+    def choice(self, options: Sequence[str], score: OptionScore = "total") -> int:
+        """:func:`choose_option` of these scores."""
+        return choose_option(self.logprobs, options, score)
 
     def to_json(self) -> dict[str, Any]:
         return {"logprobs": list(self.logprobs), "tokens": list(self.tokens)}
