@@ -219,7 +219,6 @@ def test_each_benchmarks_units_give_its_scorers_numbers(benchmark: str, tmp_path
     from nlibias.catalog.registry import read_benchmark_samples
     from nlibias.jobs.expand import expand_samples
     from nlibias.metrics.paired import slice_positions
-    from nlibias.metrics.paired_units import run_units
     from nlibias.schema.outputs import ModelOutputs
 
     expand_samples(benchmark, out_dir=tmp_path / "s")
@@ -237,7 +236,7 @@ def test_each_benchmarks_units_give_its_scorers_numbers(benchmark: str, tmp_path
         outputs = ModelOutputs(kind, probs, probs.argmax(axis=1).astype(np.int8))
     metrics = checked.benchmark.measures[kind].score(columns, outputs, model="m", bootstrap=0, seed=0)
     headline = [i.name for i in ALL_MEASURES.values() if i.headline and i.name in metrics["overall"]]
-    units = run_units(columns, outputs, model="m", measures=headline)
+    units = checked.benchmark.measures[kind].resampling_units(columns, outputs, model="m", measures=headline)
     slices = [("overall", None, metrics["overall"])]
     positions = {}
     for by in units.groups:  # every grouping the scorer reports too (domain, dominant_gender, ...)

@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from nlibias.benchmarks.data_locations import PinnedData
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, DataError
 from nlibias.schema import Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.measure_info import MeasureInfo
 from nlibias.schema.outputs import ModelOutputs
+from nlibias.schema.run_units import RunUnits
 from nlibias.schema.sentence_pairs import SentencePair
 
 
@@ -60,6 +61,9 @@ prediction rows for these samples, each line checked (the file and line named)."
 SentencePairs = Callable[[SampleColumns], list[SentencePair | None]]
 """The sentence pair each sample stands for (None: scored through another sample of its item,
 or no pair could be recovered)."""
+UnitsBuilder = Callable[[SampleColumns, ModelOutputs, str], RunUnits]
+"""``units(columns, outputs, model)``: one model's resampling units, whose statistic gives the
+headline measures from resampled totals (what the gate and paired comparisons draw)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,24 @@ class Measures:
     outputs (the explanation rates of generated answers, whose ``reported_in`` names their file).
     Registering the benchmark registers them, so ``metrics.json``'s schema checks the range of
     its own, reports rank groups by their direction and the report's glossary explains them."""
+    units: UnitsBuilder | None = None
+    """The resampling units of one model's outputs; None: its runs cannot be gated or paired."""
+
+    def resampling_units(
+        self, columns: SampleColumns, outputs: ModelOutputs, *, model: str, measures: Iterable[str]
+    ) -> RunUnits:
+        """One model's units (:attr:`units`), refused (DataError naming the model) where they do
+        not resample every headline measure of ``measures``."""
+        units = None if self.units is None else self.units(columns, outputs, model)
+        missing = sorted(set(measures) - set(() if units is None else units.point()))
+        if units is None or missing:
+            what = ", ".join(missing) if units is not None else "its measures"
+            raise DataError(
+                f"the paired comparison cannot resample {what} of model {model!r}: its benchmark's "
+                "measures declare no resampling units for them (Measures.units)",
+                model=model,
+            )
+        return units
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ the model's name.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Sequence
 from os import PathLike
@@ -39,6 +40,7 @@ from nlibias.io.samples import (
     write_samples,
 )
 from nlibias.metrics.meta import register_measures
+from nlibias.report.load import Run
 from nlibias.schema import Sample
 from nlibias.schema.declared import declared
 from nlibias.schema.outputs import ModelOutputs
@@ -220,6 +222,15 @@ def benchmark_of(samples: Sequence[Sample]) -> Benchmark:
             field="source",
         )
     return benchmark_for_source(sources[0])
+
+
+def with_benchmarks(runs: Sequence[Run]) -> list[Run]:
+    """The runs, each with the benchmark of its samples' source (None where none is registered)."""
+    found = [_find(_BY_SOURCE, run.source, "for sample source", "") for run in runs]
+    return [
+        dataclasses.replace(run, benchmark=benchmark if isinstance(benchmark, Benchmark) else None)
+        for run, benchmark in zip(runs, found, strict=True)
+    ]
 
 
 def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> BenchmarkSamples:

@@ -36,6 +36,7 @@ from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.io.atomic import write_json
 from nlibias.io.predictions import PREDICTIONS_JSONL, read_prediction_arrays
 from nlibias.metrics.occupations import MEASURE_KEYS, pair_value_columns
+from nlibias.metrics.paired import refuse_undecidable
 from nlibias.schema.columns import IdPositions
 from nlibias.schema.declared import NonNegativeFloat, Resamples, Seed, declared
 
@@ -160,6 +161,8 @@ def compare_debiasing(
     ``debias_comparison.json`` into the run (``write``). ``samples``: where the audit's samples are
     (default: the path the run recorded); ``min_effect``: the smallest difference in points marked
     as a change."""
+    if bootstrap > 0:  # a difference is marked where every seed's 95% interval excludes 0
+        refuse_undecidable(bootstrap, 0.95, 1, "the before/after differences", parameter="bootstrap")
     run = Path(run_dir)
     metrics_path = run / "metrics.json"
     if not metrics_path.is_file():

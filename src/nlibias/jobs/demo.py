@@ -218,9 +218,10 @@ def write_demo_report(run_dir: Path) -> Path:
     matplotlib is installed (``nlibias[report]``), otherwise the report without them."""
     import importlib.util
 
+    from nlibias.catalog.registry import with_benchmarks
     from nlibias.report.html import write_report
     from nlibias.report.load import load_runs
 
     target = run_dir / "report.html"
-    write_report(load_runs([run_dir]), target, plots=importlib.util.find_spec("matplotlib") is not None)
+    write_report(with_benchmarks(load_runs([run_dir])), target, plots=importlib.util.find_spec("matplotlib") is not None)
     return target

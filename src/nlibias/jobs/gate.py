@@ -1,18 +1,13 @@
 """The bias gate: did a candidate model get more biased than the one shipped (``nlibias gate``)?
 
-Two run directories over the same samples (same ids and texts, same benchmark;
-:mod:`nlibias.jobs.gate_runs`) are compared model by model (matched by key; ``pairs={"CAND":
-"BASE"}`` for others; one model each pair up without being told). For each headline measure the
-models report and each slice tested, one paired bootstrap over the shared resampling units
-(:mod:`nlibias.metrics.paired`) gives the baseline's and the candidate's values with intervals,
-the difference and the change in bias with their intervals, and the intersection-union test's
-p-value of "the candidate is farther from no bias by more than the margin", Holm-adjusted over
-the slices of the model and measure, with the smallest change the check could detect. A check
-fails when its adjusted p is below 1 - confidence, or when the candidate's whole interval lies
-beyond an absolute limit (``max_abs``) of its rules (:mod:`nlibias.jobs.gate_rules`). Without a
-baseline only the absolute limits apply. What makes a decision impossible is refused before
-anything is computed: too few resamples for Holm's threshold, a model with fewer than 10 units
-read, a gate blind to the rules' ``max_detectable``.
+Two runs over the same samples (:mod:`nlibias.jobs.gate_runs`) are compared model by model. For
+each headline measure and slice, one paired bootstrap over the units the run's benchmark declares
+(``Measures.units``; :mod:`nlibias.metrics.paired`) gives both values, Δ, d and the
+intersection-union test's p, Holm-adjusted over the model's slices of the measure. A check fails
+when that p is below 1 - confidence, or when the candidate's whole interval lies beyond an
+absolute limit (``max_abs``, :mod:`nlibias.jobs.gate_rules`); without a baseline only the limits
+apply. What makes a decision impossible is refused before anything is decided: too few resamples
+for Holm's threshold, a model with fewer than 10 units read, a gate blind to ``max_detectable``.
 
 >>> import nlibias
 >>> result = nlibias.gate("runs/candidate", "runs/shipped")  # doctest: +SKIP
@@ -31,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from nlibias.benchmarks.base import Benchmark
+from nlibias.catalog.registry import benchmark_for_source
 from nlibias.errors import ConfigError, DataError
 from nlibias.jobs.gate_models import match_models
 from nlibias.jobs.gate_rules import (
@@ -40,20 +37,26 @@ from nlibias.jobs.gate_rules import (
     load_rules,
     measure_rule_problem,
     refuse_superseded_rules,
-    refuse_undecidable,
 )
-from nlibias.jobs.gate_runs import aligned_baseline, check_different_runs, check_same_kind, load_gate_run
+from nlibias.jobs.gate_runs import (
+    RunData,
+    aligned_baseline,
+    check_different_runs,
+    check_same_kind,
+    load_gate_run,
+)
 from nlibias.metrics.paired import (
     AWAY_FROM_NEUTRAL,
     TOWARDS_STEREOTYPE,
     Comparison,
-    RunUnits,
     compare_units,
     holm_family_size,
+    refuse_undecidable,
 )
-from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
+from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, format_value, headline_infos
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.measure_info import MeasureInfo
+from nlibias.schema.run_units import RunUnits
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -149,15 +152,11 @@ class GateResult:
         return pd.DataFrame(rows, columns=list(rows[0]) if rows else ["model", "measure", "verdict"])
 
 
-def _infos(*runs: Mapping[str, Any]) -> list[MeasureInfo]:
-    from nlibias.metrics.verdicts import headline_infos
-
+def _infos(declared: Sequence[MeasureInfo], *runs: Mapping[str, Any]) -> list[MeasureInfo]:
+    """The headline measures of ``declared`` (the benchmark's, for the model's kind) every run reports."""
     first, *others = runs
-    return [
-        i
-        for i in headline_infos(first.get("overall") or {})
-        if all(i.name in (o.get("overall") or {}) for o in others)
-    ]
+    found = headline_infos(first["overall"], declared)
+    return [i for i in found if all(i.name in other["overall"] for other in others)]
 
 
 def _slices(units: RunUnits, rules: GateRules, info: MeasureInfo) -> list[str]:
@@ -173,12 +172,6 @@ def _slices(units: RunUnits, rules: GateRules, info: MeasureInfo) -> list[str]:
             parameter="rules",
         )
     return usable
-
-
-def _fmt(value: float | None, interval: Sequence[float] | None) -> str:
-    from nlibias.metrics.verdicts import format_value
-
-    return format_value(value, interval)
 
 
 def _checks(
@@ -219,8 +212,8 @@ def _checks(
         if base_model is not None:
             failed = p_below(c.p_adjusted, alpha)
             detail = (
-                f"{where}: {_fmt(c.candidate, c.candidate_ci)} against {_fmt(c.baseline, c.baseline_ci)}, "
-                f"delta {_fmt(c.delta, c.delta_ci)}, {_CHANGE_WORDS[c.worse]} {_fmt(c.change, c.change_ci)} "
+                f"{where}: {format_value(c.candidate, c.candidate_ci)} against {format_value(c.baseline, c.baseline_ci)}, "
+                f"delta {format_value(c.delta, c.delta_ci)}, {_CHANGE_WORDS[c.worse]} {format_value(c.change, c.change_ci)} "
                 f"(margin {c.margin:g}), {_p_words(c)}, adjusted p {p_text(c.p_adjusted, alpha)} "
                 + ("<" if failed else ">=")
                 + f" {alpha:g}"
@@ -230,7 +223,7 @@ def _checks(
         if limit is not None:
             ci = c.candidate_ci
             beyond = ci is not None and (ci[0] > neutral + limit or ci[1] < neutral - limit)
-            detail = f"{where}: {_fmt(c.candidate, ci)}, limit {neutral:g} +- {limit:g}: " + (
+            detail = f"{where}: {format_value(c.candidate, ci)}, limit {neutral:g} +- {limit:g}: " + (
                 "the whole interval lies beyond it" if beyond else "within it or its interval reaches it"
             )
             found.append(check(c, "max_abs", limit, beyond, detail))
@@ -292,7 +285,8 @@ def _model_checks(
             continue
         slices = _slices(cand, rules, info)
         if base is not None:
-            refuse_undecidable(rules, holm_family_size(cand, slices), info.name)
+            family = holm_family_size(cand, slices)
+            refuse_undecidable(rules.bootstrap, rules.confidence, family, info.name, parameter="rules")
         comparisons = compare_units(
             base if base is not None else cand, cand, [info], slices=slices,
             resamples=rules.bootstrap, seed=rules.seed, confidence=rules.confidence,
@@ -325,9 +319,16 @@ def _check_visible(checks: Sequence[GateCheck], rules: GateRules) -> None:
         )
 
 
-def _testable(units: RunUnits, model: str, role: str) -> None:
-    """Refuse a model with fewer than MIN_VERDICT_UNITS units holding a read answer: its
-    measures are undefined or rest on too few units, and a gate that passed it would say nothing."""
+def _testable_units(
+    benchmark: Benchmark, run: RunData, model: str | None, measures: Sequence[str], role: str
+) -> RunUnits:
+    """The model's resampling units, from its benchmark's measures for its kind; a model with
+    fewer than MIN_VERDICT_UNITS units holding a read answer is refused (a pass would say nothing)."""
+    assert model is not None  # every candidate model has a baseline model (match_models)
+    kind = run.kind_of(model)
+    units = benchmark.measures_for(kind).resampling_units(
+        run.columns, run.outputs[model], model=model, measures=measures
+    )
     readable = units.readable()
     if readable < MIN_VERDICT_UNITS:
         raise DataError(
@@ -336,6 +337,7 @@ def _testable(units: RunUnits, model: str, role: str) -> None:
             model=model,
             fix="check the model's answers (nlibias report) and audit it again",
         )
+    return units
 
 
 def _rules(rules: GateRules | str | Path | None, margin: float | None) -> GateRules:
@@ -390,8 +392,6 @@ def gate(
     >>> result = gate("runs/candidate", "runs/shipped", margin=1.0)  # doctest: +SKIP
     >>> result.passed, result.to_frame()[["measure", "slice", "verdict"]]  # doctest: +SKIP
     """
-    from nlibias.metrics.paired_units import run_units
-
     started = time.perf_counter()
     checked = _rules(rules, margin)
     if baseline is None:  # what only a paired comparison reads would be ignored without a word
@@ -403,40 +403,32 @@ def gate(
                     fix=f"give baseline, or leave {name} out",
                     names=("baseline",),
                 )
-    if baseline is None and not checked.has_limits:
-        raise ConfigError(
-            "without a baseline only absolute limits apply, and the rules have none: give a baseline run "
-            "or rules with max_abs for a measure",
-            parameter="rules",
-        )
-    if baseline is not None:
+        if not checked.has_limits:
+            raise ConfigError(
+                "without a baseline only absolute limits apply, and the rules have none: give a baseline "
+                "run or rules with max_abs for a measure",
+                parameter="rules",
+            )
+    else:
         check_different_runs(candidate, baseline)
     cand = load_gate_run(candidate, samples)
-    base = None if baseline is None else load_gate_run(baseline, samples)
-    models = cand.metrics.get("models") or {}
+    base = None if baseline is None else aligned_baseline(cand, load_gate_run(baseline, samples))
+    benchmark = benchmark_for_source(cand.metrics["source"])
+    models = cand.metrics["models"]
+    matched: list[tuple[str, str | None]] = [(m, None) for m in models]
     if base is not None:
-        base = aligned_baseline(cand, base)
-        matched: list[tuple[str, str | None]] = list(
-            match_models(list(models), list(base.metrics.get("models") or {}), pairs)
-        )
+        matched = list(match_models(list(models), list(base.metrics["models"]), pairs))
         check_same_kind(cand, base, matched)
-    else:
-        matched = [(m, None) for m in models]
     checks: list[GateCheck] = []
     for cand_model, base_model in matched:
-        runs = [models[cand_model]] + (
-            [base.metrics["models"][base_model]] if base is not None and base_model else []
-        )
-        infos = _infos(*runs)
+        measures = benchmark.measures_for(cand.kind_of(cand_model))
+        runs = [models[cand_model]] + ([] if base is None else [base.metrics["models"][base_model]])
+        infos = _infos(measures.infos, *runs)
         if not infos:
             continue
         names = [i.name for i in infos]
-        cand_units = run_units(cand.columns, cand.outputs[cand_model], model=cand_model, measures=names)
-        _testable(cand_units, cand_model, "candidate")
-        base_units = None
-        if base is not None and base_model is not None:
-            base_units = run_units(base.columns, base.outputs[base_model], model=base_model, measures=names)
-            _testable(base_units, base_model, "baseline")
+        cand_units = _testable_units(benchmark, cand, cand_model, names, "candidate")
+        base_units = None if base is None else _testable_units(benchmark, base, base_model, names, "baseline")
         checks += _model_checks(cand_units, base_units, infos, checked, (cand_model, base_model))
     if not checks:
         raise DataError(
@@ -444,9 +436,7 @@ def gate(
         )
     refuse_superseded_rules({check.measure for check in checks}, checked)
     _check_visible(checks, checked)
-    found = _result(
-        checks, cand.path, None if base is None else base.path, checked, str(cand.metrics.get("source"))
-    )
+    found = _result(checks, cand.path, None if base is None else base.path, checked, cand.metrics["source"])
     return replace(found, seconds=time.perf_counter() - started)
 
 

@@ -46,7 +46,6 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from nlibias.errors import ConfigError, SourceError, did_you_mean
-from nlibias.metrics.bootstrap import deciding_resamples, smallest_p
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
 from nlibias.schema.declared import OpenUnit, PositiveInt, Seed, file_problems
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
@@ -220,20 +219,6 @@ def load_rules(path: str | Path) -> GateRules:
     except UnicodeDecodeError as error:
         raise SourceError(path, None, f"not UTF-8 text ({error.reason})") from None
     return parse_rules(text, path)
-
-
-def refuse_undecidable(rules: GateRules, family: int, measure: str) -> None:
-    """Refuse a test that cannot decide: with B resamples the smallest p is 1 / (B + 1), and
-    Holm's smallest threshold over ``family`` slices is (1 - confidence) / family."""
-    needed = deciding_resamples(1.0 - rules.confidence, max(family, 1))
-    if rules.bootstrap < needed:
-        raise ConfigError(
-            f"rules bootstrap {rules.bootstrap}: the smallest p of {rules.bootstrap} resamples is "
-            f"1/{rules.bootstrap + 1} = {smallest_p(rules.bootstrap):.3g}, and Holm over {family} slice(s) of "
-            f"{measure} needs below {(1.0 - rules.confidence) / max(family, 1):.3g}: no check could ever fail; "
-            f"use bootstrap {needed} or more",
-            parameter="rules",
-        )
 
 
 def refuse_superseded_rules(tested: set[str], rules: GateRules) -> None:

@@ -118,9 +118,10 @@ def make_report(
     _refuse_overwrites(runs, out, debias=bool(debias or pairs))
     if debias or pairs:
         return _debias_report(runs, pairs, min_effect, out)
+    from nlibias.catalog.registry import with_benchmarks
     from nlibias.report.load import load_runs
 
-    loaded = load_runs(list(runs))
+    loaded = with_benchmarks(load_runs(list(runs)))
     if fmt is not None:
         return _tables_report(loaded, fmt, compare, out)
     return _html_report(loaded, out, compare, plots)

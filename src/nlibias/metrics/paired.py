@@ -35,17 +35,25 @@ change); :func:`holm` adjusts the p-values of the slices tested for one model an
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 import numpy as np
 
+from nlibias.errors import ConfigError
 from nlibias.metrics.bbnli import UNANSWERED, EncodedSamples, measures_from_totals, slice_units
-from nlibias.metrics.bootstrap import Statistic, bootstrap_intervals, detectable_change, percentile_interval
+from nlibias.metrics.bootstrap import (
+    bootstrap_intervals,
+    deciding_resamples,
+    detectable_change,
+    percentile_interval,
+    smallest_p,
+)
 from nlibias.metrics.metric_frame import group_positions, slice_rng
 from nlibias.metrics.pairing import NO_STEREOTYPE, pair_positions
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
 from nlibias.schema.measure_info import MeasureInfo
+from nlibias.schema.run_units import RunUnits
 
 Worse = Literal["away_from_neutral", "towards_stereotype"]
 """Which change of a measure counts against a candidate (:func:`bias_change`)."""
@@ -66,37 +74,6 @@ noise must neither count a resample as worse than the margin nor print as ``-0.0
 def _snapped(values: Any) -> np.ndarray:
     """``values`` (an array or a number) with every one within :data:`SAME_VALUE_TOLERANCE` of 0 set to 0."""
     return np.where(np.abs(values) <= SAME_VALUE_TOLERANCE, 0.0, values)
-
-
-@dataclass(frozen=True, eq=False)
-class RunUnits:
-    """One run's resampling units: ``(units x columns)`` blocks, the statistic that turns their
-    resampled totals into measures, each unit's stratum (units of one stratum are drawn among
-    themselves; the codes never decrease) and each grouping's label per unit.
-
-    Two runs compared must have the same units in the same order (the same samples cut the same
-    way): :func:`compare_units` checks the shapes, strata and groupings.
-    """
-
-    blocks: tuple[np.ndarray, ...]
-    statistic: Statistic
-    stratum: np.ndarray
-    groups: Mapping[str, Sequence[Any]] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.stratum)
-
-    def readable(self) -> int:
-        """How many units hold an answer that was read (a unit of unanswered or unreadable
-        samples has a row of zeros in every block)."""
-        return int(np.count_nonzero(np.any(np.hstack(self.blocks) != 0, axis=1)))
-
-    def take(self, index: np.ndarray | None) -> tuple[list[np.ndarray], tuple[int, ...]]:
-        """The blocks of the units at ``index`` (ascending; None: all) and their strata sizes."""
-        blocks = list(self.blocks) if index is None else [block[index] for block in self.blocks]
-        codes = self.stratum if index is None else self.stratum[index]
-        _, sizes = np.unique(codes, return_counts=True)
-        return blocks, tuple(int(s) for s in sizes)
 
 
 def mean_units(
@@ -231,8 +208,7 @@ def holm(pvalues: Sequence[float]) -> list[float]:
 
 
 def _point(units: RunUnits, index: np.ndarray | None, name: str) -> float | None:
-    blocks, _ = units.take(index)
-    value = float(units.statistic(*(b.sum(axis=0, keepdims=True) for b in blocks))[name][0])
+    value = float(units.point(index)[name][0])
     return None if np.isnan(value) else value
 
 
@@ -323,6 +299,29 @@ def gate_statistics(
     if info.signed and worse == AWAY_FROM_NEUTRAL:
         found["sum"] = _snapped(side * (cand + base - 2.0 * neutral))
     return found
+
+
+def refuse_undecidable(
+    resamples: int, confidence: float, tests: int, measure: str, *, parameter: str
+) -> None:
+    """Refuse a bootstrap test that cannot decide, naming the fewest resamples that could: with B
+    resamples the smallest p is 1 / (B + 1), and Holm's smallest threshold over ``tests`` tests is
+    (1 - confidence) / tests. Every bootstrap decision (the gate, ``report --compare``, ``debias
+    compare``) asks this first.
+
+    >>> refuse_undecidable(10, 0.95, 1, "S", parameter="bootstrap")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: bootstrap 10: the smallest p of 10 resamples is 1/11 = 0.0909, and Holm over 1 test(s) of S needs below 0.05: no test could ever decide; use bootstrap 20 or more
+    """
+    tests = max(tests, 1)
+    needed = deciding_resamples(1.0 - confidence, tests)
+    if resamples < needed:
+        raise ConfigError(
+            f"bootstrap {resamples}: the smallest p of {resamples} resamples is 1/{resamples + 1} = "
+            f"{smallest_p(resamples):.3g}, and Holm over {tests} test(s) of {measure} needs below "
+            f"{(1.0 - confidence) / tests:.3g}: no test could ever decide; use bootstrap {needed} or more",
+            parameter=parameter,
+        )
 
 
 def bootstrap_p(statistic: np.ndarray, margin: float) -> float:

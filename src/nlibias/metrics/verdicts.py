@@ -26,10 +26,11 @@ first section, :meth:`nlibias.AuditResult.summary`) is built from :func:`model_v
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.schema.declared import is_int
 from nlibias.schema.measure_info import MeasureInfo
 
@@ -174,7 +175,8 @@ def reading(info: MeasureInfo, slice_metrics: Mapping[str, Any]) -> MeasureReadi
     """The reading of measure ``info`` in one slice's metrics (``{"x": v, "ci": {"x": [lo, hi]}}``)."""
     value = slice_metrics.get(info.name)
     value = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    raw = (slice_metrics.get("ci") or {}).get(info.name)
+    intervals = slice_metrics.get("ci")  # absent or null: no bootstrap
+    raw = intervals.get(info.name) if isinstance(intervals, Mapping) else None
     interval = (float(raw[0]), float(raw[1])) if isinstance(raw, (list, tuple)) and len(raw) == 2 else None
     return MeasureReading(
         info, value, interval, verdict_of(info, value, interval, units=slice_units(slice_metrics))
@@ -201,17 +203,18 @@ def slice_units(slice_metrics: Mapping[str, Any]) -> int | None:
     return None
 
 
-def headline_infos(slice_metrics: Mapping[str, Any]) -> list[MeasureInfo]:
-    """The declared headline measures present in a slice's metrics, in declaration order, less
-    those another present one supersedes (a generative model's yes/no answers: the biased-answer
-    gap, not BBNLI's pro - anti of the same answers).
+def headline_infos(
+    slice_metrics: Mapping[str, Any], declared: Iterable[MeasureInfo] | None = None
+) -> list[MeasureInfo]:
+    """The headline measures of ``declared`` (None: every registered one) present in a slice's
+    metrics, in declaration order, less those another present one supersedes (a generative
+    model's yes/no answers: the biased-answer gap, not BBNLI's pro - anti of the same answers).
 
     >>> [i.name for i in headline_infos({"bbnli_bias_score": 1.0, "yes_rate_gap": 2.0})]
     ['yes_rate_gap']
     """
-    from nlibias.metrics.meta import ALL_MEASURES
-
-    present = [info for info in ALL_MEASURES.values() if info.headline and info.name in slice_metrics]
+    known = ALL_MEASURES.values() if declared is None else declared
+    present = [info for info in known if info.headline and info.name in slice_metrics]
     superseded = {name for info in present for name in info.supersedes}
     return [info for info in present if info.name not in superseded]
 
@@ -222,9 +225,7 @@ def model_verdicts(model: str, metrics: Mapping[str, Any], *, top: int = MOST_BI
     Slices whose headline interval excludes the neutral value are ranked by their distance from it
     (at most ``top``; none when no interval excludes it).
     """
-    from nlibias.metrics.meta import ALL_MEASURES
-
-    overall = metrics.get("overall") or {}
+    overall = metrics["overall"]
     infos = headline_infos(overall)
     accuracy_info = ALL_MEASURES.get("accuracy")
     # null accuracy (no data) is read as n/a, as a null headline measure is; absent: no reading
@@ -281,7 +282,7 @@ def slice_size(slice_metrics: Mapping[str, Any]) -> int | None:
 
 def run_verdicts(metrics_json: Mapping[str, Any], *, top: int = MOST_BIASED_SLICES) -> list[ModelVerdict]:
     """The verdict of every model of a run's ``metrics.json``, in its order."""
-    models = metrics_json.get("models") or {}
+    models = metrics_json.get("models", {})  # an extension run's document holds none
     return [
         model_verdicts(key, entry, top=top) for key, entry in models.items() if isinstance(entry, Mapping)
     ]
