@@ -223,5 +223,9 @@ def write_demo_report(run_dir: Path) -> Path:
     from nlibias.report.load import load_runs
 
     target = run_dir / "report.html"
-    write_report(with_benchmarks(load_runs([run_dir])), target, plots=importlib.util.find_spec("matplotlib") is not None)
+    write_report(
+        with_benchmarks(load_runs([run_dir])),
+        target,
+        plots=importlib.util.find_spec("matplotlib") is not None,
+    )
     return target
