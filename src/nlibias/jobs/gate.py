@@ -82,15 +82,13 @@ class GateCheck:
 
     @property
     def verdict(self) -> str:
-        """``fail``, ``pass``, or why the slice was not tested: ``undefined`` (a run's value cannot
-        be computed there) or ``too few units``."""
+        """``fail``, ``pass``, ``undefined`` or ``too few units``."""
         if self.failed or self.comparison.tested:
             return "fail" if self.failed else "pass"
         return "undefined" if _undefined(self.comparison, self.baseline_model) else "too few units"
 
     def row(self) -> dict[str, Any]:
-        """A flat record (for tables, JSON and pandas); without a baseline model, what only a
-        paired comparison has (the baseline's value, delta, change, p) is None."""
+        """A flat record (tables, JSON, pandas); without a baseline model the paired fields are None."""
         c = self.comparison
         record = {
             "model": self.model, "baseline_model": self.baseline_model, "measure": self.measure,
@@ -111,7 +109,6 @@ _PAIRED_ONLY = (
     "baseline", "baseline_ci", "delta", "delta_ci", "change", "change_ci", "p_delta", "p_sum", "p", "p_adjusted",
     "detectable",
 )  # fmt: skip
-"""A check's fields that only a comparison with a baseline has (None without one)."""
 
 
 @dataclass(frozen=True)
@@ -160,8 +157,8 @@ def _infos(declared: Sequence[MeasureInfo], *runs: Mapping[str, Any]) -> list[Me
 
 
 def _slices(units: RunUnits, rules: GateRules, info: MeasureInfo) -> list[str]:
-    """The slicings tested for ``info``: those named (a named grouping the units lack is refused;
-    the default's ``domain`` is skipped where there is none)."""
+    """The slicings tested for ``info`` (a grouping the units lack: refused when named, skipped
+    when it is the default's ``domain``)."""
     wanted = rules.slices_of(info.name)
     usable = [s for s in wanted if s == OVERALL or s in units.groups]
     missing = [s for s in wanted if s not in usable]
@@ -194,20 +191,22 @@ def _checks(
 
     for c in comparisons:
         where = f"{cand_model}: {info.name} {c.slice_name}"
-        if not c.tested and _undefined(c, base_model):
-            if c.slicing == OVERALL:  # nothing of the model's measure to test: not a pass
+        if not c.tested:  # undefined, or too few units (one rule for verdicts and gates): not tested
+            undefined = _undefined(c, base_model)
+            if undefined and c.slicing == OVERALL:  # nothing of the model's measure to test: not a pass
                 raise DataError(
                     f"candidate model {cand_model!r} is not testable on {info.name}: its value (or the "
                     "baseline's) is undefined over all samples (no answer read on one side of its pairs)",
                     model=cand_model,
                     fix="check the model's answers (nlibias report) and audit it again",
                 )
-            detail = f"{where}: undefined on this slice (no answer read on one side): not tested"
-            found.append(check(c, "paired" if base_model is not None else "max_abs", c.margin, False, detail))
-            continue
-        if not c.tested:  # one rule for verdicts and gates: too few units tell nothing
-            detail = f"{where}: too few units to test (fewer than {MIN_VERDICT_UNITS} pairs or rows)"
-            found.append(check(c, "paired" if base_model is not None else "max_abs", c.margin, False, detail))
+            detail = (
+                "undefined on this slice (no answer read on one side): not tested"
+                if undefined
+                else f"too few units to test (fewer than {MIN_VERDICT_UNITS} pairs or rows)"
+            )
+            rule = "paired" if base_model is not None else "max_abs"
+            found.append(check(c, rule, c.margin, False, f"{where}: {detail}"))
             continue
         if base_model is not None:
             failed = p_below(c.p_adjusted, alpha)
@@ -231,14 +230,12 @@ def _checks(
 
 
 def _undefined(c: Comparison, base_model: str | None) -> bool:
-    """Whether a run's value of the slice cannot be computed (the candidate's; with a baseline
-    model, the baseline's too)."""
+    """Whether the candidate's value of the slice (or the baseline model's) is undefined."""
     return c.candidate is None or (base_model is not None and c.baseline is None)
 
 
 def p_text(p: float, alpha: float) -> str:
-    """``p`` to 4 decimals, or to as many as it takes not to print the threshold itself for a p
-    on one side of it ("0.0500 < 0.05" for 0.04995).
+    """``p`` to 4 decimals, or as many as it takes not to print the threshold for a p beside it.
 
     >>> p_text(0.0020, 1 - 0.95), p_text(0.04995, 1 - 0.95), p_text(0.05, 1 - 0.95)
     ('0.0020', '0.04995', '0.0500')
@@ -252,16 +249,13 @@ def p_text(p: float, alpha: float) -> str:
 
 
 def _p_words(c: Comparison) -> str:
-    """Which p the test took: ``p_delta``, and ``p_sum`` where the test reads both."""
     if c.p_sum is None:
         return f"p_delta {c.p_delta:.4f}"
     return f"p = max(p_delta {c.p_delta:.4f}, p_sum {c.p_sum:.4f})"
 
 
 def p_below(p: float, alpha: float) -> bool:
-    """Whether ``p`` is below ``alpha``, a p on the threshold not: ``1 - 0.95`` is
-    0.050000000000000044 in floating point, so ``50 / 1000 < 1 - 0.95`` held and a p of
-    exactly 0.05 failed the gate that its docs say fails only below it.
+    """Whether ``p`` is below ``alpha`` (a p on the threshold, in floating point, is not).
 
     >>> p_below(50 / 1000, 1 - 0.95), p_below(49 / 1000, 1 - 0.95), p_below(3 * (1 / 60), 0.05)
     (False, True, False)
@@ -322,11 +316,10 @@ def _check_visible(checks: Sequence[GateCheck], rules: GateRules) -> None:
 def _testable_units(
     benchmark: Benchmark, run: RunData, model: str | None, measures: Sequence[str], role: str
 ) -> RunUnits:
-    """The model's resampling units, from its benchmark's measures for its kind; a model with
-    fewer than MIN_VERDICT_UNITS units holding a read answer is refused (a pass would say nothing)."""
+    """The model's resampling units, from its benchmark's measures for its kind; refused with
+    fewer than MIN_VERDICT_UNITS units holding a read answer (a pass would say nothing)."""
     assert model is not None  # every candidate model has a baseline model (match_models)
-    kind = run.kind_of(model)
-    units = benchmark.measures_for(kind).resampling_units(
+    units = benchmark.measures_for(run.kind_of(model)).resampling_units(
         run.columns, run.outputs[model], model=model, measures=measures
     )
     readable = units.readable()
@@ -381,13 +374,11 @@ def gate(
 ) -> GateResult:
     """Decide whether the candidate run's models are more biased than the baseline run's.
 
-    ``candidate``/``baseline``: run directories (``nlibias audit``/``nlibias score``) over the
-    same samples. ``rules``: a :class:`~nlibias.jobs.gate_rules.GateRules` or a rules file
-    (default: margin 0, overall and domains, 95 %, 1,000 resamples, seed 0); ``margin`` overrides
-    every margin it sets (its own and each measure's). ``pairs``: ``{candidate model: baseline
-    model}`` for models whose keys differ; every candidate model must have one.
-    ``samples``: the samples file, where a run's recorded one has moved. Without ``baseline`` only
-    the rules' absolute limits apply (refused when they have none).
+    ``rules``: a :class:`~nlibias.jobs.gate_rules.GateRules` or a rules file (default: margin 0,
+    overall and domains, 95 %, 1,000 resamples, seed 0); ``margin`` overrides every margin it sets.
+    ``pairs``: ``{candidate model: baseline model}`` for models whose keys differ. ``samples``:
+    the samples file, where a run's recorded one has moved. Without ``baseline`` only the rules'
+    absolute limits apply.
 
     >>> result = gate("runs/candidate", "runs/shipped", margin=1.0)  # doctest: +SKIP
     >>> result.passed, result.to_frame()[["measure", "slice", "verdict"]]  # doctest: +SKIP
@@ -453,22 +444,12 @@ def _result(
         )
     if failed:
         worst = min(failed, key=lambda c: (c.rule != "paired", c.comparison.p_adjusted))
-        more = (
-            f" (and {len(failed) - 1} more failing check{'s' if len(failed) > 2 else ''})"
-            if len(failed) > 1
-            else ""
-        )
-        reason = worst.detail + more
+        more = len(failed) - 1
+        reason = worst.detail + (f" (and {more} more failing check{'s' if more > 1 else ''})" if more else "")
     else:
         models = len({c.model for c in checks})
-        kinds = " or ".join(
-            sorted(
-                {
-                    "more biased than the baseline" if c.rule == "paired" else "beyond an absolute limit"
-                    for c in checks
-                }
-            )
-        )
+        words = {"paired": "more biased than the baseline", "max_abs": "beyond an absolute limit"}
+        kinds = " or ".join(sorted({words[c.rule] for c in checks}))
         tested = len(checks) - untested
         reason = (
             f"{tested} check{'s' if tested != 1 else ''} of {models} model{'s' if models > 1 else ''}: "

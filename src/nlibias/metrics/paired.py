@@ -1,28 +1,13 @@
 """Paired comparison of two runs over the same samples: one bootstrap, both runs on the same draws.
 
-Two models that answered the same items are compared item by item, not by whether their two
-intervals overlap. Each run's data is cut into the audit's resampling units (:class:`RunUnits`:
-BBNLI's counterfactual pairs, unpaired bias samples and test samples, each with a row of counts;
-one row of values per unit for the measures that are means over units), and one set of draws of
-the shared units gives, in every resample, each measure for the baseline and for the candidate.
-The draws, the strata and the percentile intervals are those of the audit's own engine
-(:func:`nlibias.metrics.bootstrap.bootstrap_intervals`, handed the two runs' blocks side by
-side), and the measures come from each scorer's own function of the resampled totals
-(:func:`nlibias.metrics.bbnli.measures_from_totals`; the mean in percent of the per-unit values).
-
-For a headline measure with neutral value ν and margin M (``docs/design.md``, "Gate") the
-candidate is more biased when ``|m_c - ν| > |m_b - ν| + M``. With ``s`` the side of ν the
-candidate's point estimate lies on, that is the conjunction of ``Δ = s(m_c - m_b) > M`` (it moved
-outward) and ``Σ = s(m_c + m_b - 2ν) > M`` (it lies beyond the baseline's mirror image): each is
-tested on the same resamples, ``p_Δ = (1 + #{Δ*_k <= M}) / (B + 1)`` and ``p_Σ`` likewise, and
-``p = max(p_Δ, p_Σ)`` (an intersection-union test, level α with no further correction;
-:func:`gate_statistics`). A magnitude (S, ΔP) reads Δ only, in its worse direction; a signed
-measure held to :data:`TOWARDS_STEREOTYPE` reads Δ = ``m_c - m_b`` only. The comparison reports
-``Δ = m_cand - m_base`` and ``d = |m_c - ν| - |m_b - ν| = min(Δ, Σ)`` with their percentile
-intervals, the p-values, and the smallest ``d`` the test detects with 80 % power
-(:func:`detectable_change`). A resample where a statistic is undefined counts as not worse;
-values within :data:`SAME_VALUE_TOLERANCE` of 0 are 0 (float noise of a measure that did not
-change); :func:`holm` adjusts the p-values of the slices tested for one model and measure.
+Each run is cut into its benchmark's resampling units (:class:`~nlibias.schema.run_units.RunUnits`);
+one set of draws of the shared units, by the audit's own engine
+(:func:`~nlibias.metrics.bootstrap.bootstrap_intervals`), gives every measure of both runs in each
+resample. The test is ``docs/design.md``'s "Gate": with ``s`` the side of ν the candidate lies on,
+more biased by more than the margin M is ``Δ = s(m_c - m_b) > M`` and ``Σ = s(m_c + m_b - 2ν) > M``,
+each with ``p = (1 + #{resamples not above M}) / (B + 1)`` and ``p = max(p_Δ, p_Σ)`` (an
+intersection-union test); a magnitude, or a signed measure held to :data:`TOWARDS_STEREOTYPE`,
+reads Δ only. :func:`holm` adjusts the p-values of the slices tested for one model and measure.
 
 >>> infos = [MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)]
 >>> base = mean_units(np.array([[0.0], [0.0], [1.0], [0.0]]), ["gap"])  # 25 %
@@ -56,23 +41,19 @@ from nlibias.schema.measure_info import MeasureInfo
 from nlibias.schema.run_units import RunUnits
 
 Worse = Literal["away_from_neutral", "towards_stereotype"]
-"""Which change of a measure counts against a candidate (:func:`bias_change`)."""
+"""Which change counts against a candidate: farther from "no bias" (every measure), or higher on
+a signed measure's stereotype side."""
 AWAY_FROM_NEUTRAL: Worse = "away_from_neutral"
-"""Worse = farther from "no bias" (docs/design.md, "Gate"; every measure)."""
 TOWARDS_STEREOTYPE: Worse = "towards_stereotype"
-"""Worse = higher on a signed measure's stereotype side (``d = m_cand - m_base``)."""
 WORSE_DIRECTIONS: tuple[Worse, ...] = get_args(Worse)
 
 OVERALL = "overall"
-"""The slice of every unit (:func:`compare_units`' ``slices`` names groupings besides it)."""
 SAME_VALUE_TOLERANCE = 1e-9
-"""Percent points within which a change is none: the scorers' formulas give a measure that did not
-change to about 1e-14 (BBNLI's aggregate, ``(2 pro / (pro + anti) - 1)(1 - accuracy)``), and such
-noise must neither count a resample as worse than the margin nor print as ``-0.00``."""
+"""Points within which a change is none: a measure that did not change comes out of the scorers'
+formulas to about 1e-14, which must neither count as worse than the margin nor print as -0.00."""
 
 
 def _snapped(values: Any) -> np.ndarray:
-    """``values`` (an array or a number) with every one within :data:`SAME_VALUE_TOLERANCE` of 0 set to 0."""
     return np.where(np.abs(values) <= SAME_VALUE_TOLERANCE, 0.0, values)
 
 
@@ -80,10 +61,9 @@ def mean_units(
     values: np.ndarray, names: Sequence[str], *, groups: Mapping[str, Sequence[Any]] | None = None
 ) -> RunUnits:
     """Units whose measures are the mean, in percent, of one value per unit (NaN: undefined there,
-    left out of that measure), as :func:`nlibias.metrics.metric_frame.units_frame` reports them.
+    left out of that measure).
 
-    >>> units = mean_units(np.array([[1.0], [np.nan], [0.0]]), ["x"])
-    >>> float(units.statistic(*(b.sum(axis=0, keepdims=True) for b in units.blocks))["x"][0])
+    >>> float(mean_units(np.array([[1.0], [np.nan], [0.0]]), ["x"]).point()["x"][0])
     50.0
     """
     values = np.asarray(values, dtype=float).reshape(-1, len(names))
@@ -102,13 +82,11 @@ def mean_units(
 
 
 def bbnli_units(encoded: EncodedSamples, *, groups: Mapping[str, Sequence[Any]] | None = None) -> RunUnits:
-    """A BBNLI run's units over its samples' pairs: each pair of a pro sample and its anti twin is
-    one unit, each bias sample without a twin one, each test sample one (bias units first, then
-    test units: the two strata), whatever the model answered, so two runs over the same samples
-    share them. A unit's row is the scorer's own count row (:func:`~nlibias.metrics.bbnli.slice_units`):
-    a pair with an unanswered sample holds its answered sample's counts as an unpaired one, so the
-    totals over all units are the audit's. ``groups``: grouping → one label per *sample* (a unit
-    takes its first sample's label; a pair's two samples share their domain and subtopic).
+    """A BBNLI run's units: each pro/anti pair, unpaired bias sample and test sample (bias units
+    first, then test units: the two strata), whatever the model answered, so two runs over the same
+    samples share them. A unit's row is the scorer's own count row
+    (:func:`~nlibias.metrics.bbnli.slice_units`), so the totals over all units are the audit's.
+    ``groups``: grouping → one label per *sample* (a unit takes its first sample's).
 
     >>> from nlibias.metrics.bbnli import encode_samples
     >>> enc = encode_samples(["entailment", None, "neutral"], gold=["neutral"] * 3,
@@ -145,8 +123,8 @@ def bbnli_units(encoded: EncodedSamples, *, groups: Mapping[str, Sequence[Any]] 
 
 @dataclass(frozen=True)
 class Comparison:
-    """One measure of one slice, baseline against candidate (values in the measure's unit;
-    intervals ``(lo, hi)`` or None where no resample defines them)."""
+    """One measure of one slice, baseline against candidate (intervals None where no resample
+    defines them)."""
 
     measure: str
     slicing: str
@@ -161,33 +139,26 @@ class Comparison:
     """``candidate - baseline``."""
     delta_ci: tuple[float, float] | None
     change: float | None
-    """``d``: how much farther the candidate lies from "no bias" than the baseline
-    (``min(Δ, Σ)`` of :func:`gate_statistics`; ``towards_stereotype``: ``candidate - baseline``)."""
+    """``d``: how much farther from "no bias" the candidate lies than the baseline (``min(Δ, Σ)``;
+    ``towards_stereotype``: ``candidate - baseline``)."""
     change_ci: tuple[float, float] | None
     p: float
-    """The test's p-value of "more biased by more than ``margin``": ``max(p_delta, p_sum)``."""
+    """``max(p_delta, p_sum)``."""
     margin: float
     worse: Worse = AWAY_FROM_NEUTRAL
-    """Which change ``change`` measures: :data:`AWAY_FROM_NEUTRAL` or :data:`TOWARDS_STEREOTYPE`."""
     p_adjusted: float = 1.0
     """``p`` after Holm's correction over the slices of this model and measure."""
     tested: bool = True
-    """False for a slice of fewer than :data:`~nlibias.metrics.verdicts.MIN_VERDICT_UNITS` units
-    the measure is drawn from (BBNLI's bias units; every unit of the others): not tested (its
-    ``p`` is shown, ``p_adjusted`` is 1) and left out of Holm's family. With one pair every
-    resample is that pair, so any change gave p = 1 / (B + 1)."""
+    """False for a slice of fewer than MIN_VERDICT_UNITS units (bias units for BBNLI): one pair's
+    every resample is that pair. Its ``p_adjusted`` is 1, and it is out of Holm's family."""
     p_delta: float = 1.0
-    """p of "it moved outward by more than the margin" (Δ)."""
     p_sum: float | None = None
-    """p of "it lies beyond the baseline's mirror image by more than the margin" (Σ); None where
-    the test reads Δ only (a magnitude, or ``towards_stereotype``)."""
+    """None where the test reads Δ only (a magnitude, or ``towards_stereotype``)."""
     detectable: float | None = None
-    """The smallest ``d`` this test detects with 80 % power at the Holm threshold of its family
-    (:func:`detectable_change`); None where no resample defines the spread."""
+    """The smallest ``d`` this test detects with 80 % power at its family's Holm threshold."""
 
     @property
     def slice_name(self) -> str:
-        """``overall`` or ``grouping=name``."""
         return OVERALL if self.slicing == OVERALL else f"{self.slicing}={self.slice}"
 
 
@@ -221,9 +192,8 @@ def paired_resamples(
     resamples: int,
     rng: np.random.Generator,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Each measure of ``names`` in ``resamples`` resamples of the units at ``index`` (None: all),
-    for the baseline and the candidate on the same draws: ``(baseline, candidate)``, each
-    ``{name: (resamples,) array}`` (NaN: undefined in that resample)."""
+    """Each measure of ``names`` in resamples of the units at ``index`` (None: all), for the
+    baseline and the candidate on the same draws (NaN: undefined in that resample)."""
     base_blocks, strata = base.take(index)
     cand_blocks, cand_strata = cand.take(index)
     if strata != cand_strata or [b.shape[0] for b in base_blocks] != [b.shape[0] for b in cand_blocks]:
@@ -264,9 +234,8 @@ def bias_change(info: MeasureInfo, base: np.ndarray, cand: np.ndarray, worse: Wo
 
 
 def worse_side(info: MeasureInfo, candidate: float | None, worse: Worse) -> float:
-    """``s``: the direction (+1 or -1) in which a move counts against the candidate. A signed
-    measure away from neutral: the side of "no bias" the candidate's point estimate lies on (+1
-    on it); ``towards_stereotype``: +1; a magnitude: away from its ideal end of the range.
+    """``s``: the direction (+1 or -1) a move counts against the candidate in: the side of "no
+    bias" the candidate lies on (+1 on it); ``towards_stereotype``: +1; a magnitude: away from its ideal.
 
     >>> gap = MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)
     >>> s = MeasureInfo("S", "d", "higher", (0.0, 100.0), "c", headline=True, neutral=100.0)
@@ -284,10 +253,8 @@ def worse_side(info: MeasureInfo, candidate: float | None, worse: Worse) -> floa
 def gate_statistics(
     info: MeasureInfo, base: np.ndarray, cand: np.ndarray, worse: Worse, side: float
 ) -> dict[str, np.ndarray]:
-    """The statistics the gate tests, per resample (``docs/design.md``, "Gate"): ``delta``
-    ``Δ = s(m_c - m_b)`` and, for a signed measure away from neutral, ``sum`` ``Σ = s(m_c + m_b
-    - 2ν)``. "More biased" is the conjunction Δ > M and Σ > M, so the test is intersection-union:
-    each is tested on its own and p is the larger p.
+    """Per resample, ``delta`` Δ = s(m_c - m_b) and, for a signed measure away from neutral,
+    ``sum`` Σ = s(m_c + m_b - 2ν): "more biased" is Δ > M and Σ > M.
 
     >>> gap = MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)
     >>> found = gate_statistics(gap, np.array([-1.5, 2.0]), np.array([1.5, 3.0]), AWAY_FROM_NEUTRAL, 1.0)
@@ -301,13 +268,30 @@ def gate_statistics(
     return found
 
 
+def baseline_bias(value: float | None, neutral: float, draws: np.ndarray) -> float:
+    """The baseline's distance from "no bias" that Σ starts from in the detectable change, less
+    its resampling noise: ``sqrt(max(0, (m_b - ν)² - var(m*_b)))``. The plain ``|m_b - ν|``
+    overstates it near no bias, and the change stated as detectable was then detected with about
+    55 % power, not 80 % (``bench/gate_power.py --detectable``).
+
+    >>> baseline_bias(5.0, 0.0, np.array([2.0, 4.0, 6.0, 8.0]))  # sqrt(25 - 5) = 4.47
+    4.47213595499958
+    >>> baseline_bias(1.0, 0.0, np.array([2.0, 4.0, 6.0, 8.0])), baseline_bias(None, 0.0, np.array([]))
+    (0.0, 0.0)
+    """
+    defined = draws[np.isfinite(draws)]
+    if value is None:
+        return 0.0
+    noise = float(np.var(defined)) if defined.size else 0.0
+    return float(np.sqrt(max(0.0, (value - neutral) ** 2 - noise)))
+
+
 def refuse_undecidable(
     resamples: int, confidence: float, tests: int, measure: str, *, parameter: str
 ) -> None:
-    """Refuse a bootstrap test that cannot decide, naming the fewest resamples that could: with B
-    resamples the smallest p is 1 / (B + 1), and Holm's smallest threshold over ``tests`` tests is
-    (1 - confidence) / tests. Every bootstrap decision (the gate, ``report --compare``, ``debias
-    compare``) asks this first.
+    """Refuse a bootstrap test that cannot decide (its smallest p, 1 / (B + 1), is not below
+    Holm's smallest threshold over ``tests`` tests), naming the fewest resamples that could: every
+    bootstrap decision (the gate, ``report --compare``, ``debias compare``) asks this first.
 
     >>> refuse_undecidable(10, 0.95, 1, "S", parameter="bootstrap")
     Traceback (most recent call last):
@@ -325,8 +309,7 @@ def refuse_undecidable(
 
 
 def bootstrap_p(statistic: np.ndarray, margin: float) -> float:
-    """``(1 + #{resamples not above margin}) / (B + 1)``: a resample where the statistic is
-    undefined (NaN) counts as not above; no resample gives 1.
+    """``(1 + #{resamples not above margin}) / (B + 1)``; an undefined resample is not above.
 
     >>> bootstrap_p(np.array([2.0, 0.5, np.nan, 3.0]), 1.0)  # (1 + 2) / 5
     0.6
@@ -350,10 +333,8 @@ def compare_slice(
     worse: Mapping[str, Worse] | None = None,
     family: int = 1,
 ) -> list[Comparison]:
-    """The :class:`Comparison` of each measure of ``infos`` on one slice (unadjusted p-values);
-    ``worse`` names a measure's direction (:data:`WORSE_DIRECTIONS`; unnamed: away from neutral);
-    ``family``: how many slices Holm's correction adjusts over (the detectable change reads
-    its strictest threshold, ``(1 - confidence) / family``)."""
+    """Each measure of ``infos`` on one slice (unadjusted p-values); ``worse``: a measure's
+    direction (default away from neutral); ``family``: the slices Holm adjusts over."""
     drawn_base, drawn_cand = paired_resamples(
         base, cand, [i.name for i in infos], index=index, resamples=resamples, rng=rng
     )
@@ -399,7 +380,7 @@ def compare_slice(
                 p_sum=p_values.get("sum"),
                 detectable=detectable_change(
                     spreads, margin, (1.0 - confidence) / max(family, 1),
-                    baseline_bias=abs(base_value - neutral) if base_value is not None else 0.0,
+                    baseline_bias=baseline_bias(base_value, neutral, b),
                 ) if resamples > 0 else None,
             )
         )  # fmt: skip
@@ -407,9 +388,8 @@ def compare_slice(
 
 
 def slice_tested(units: RunUnits, index: np.ndarray | None) -> bool:
-    """Whether a slice holds :data:`~nlibias.metrics.verdicts.MIN_VERDICT_UNITS` units of the
-    first stratum (BBNLI's bias units; every unit of the others), the units headline measures
-    are drawn from."""
+    """Whether a slice holds MIN_VERDICT_UNITS units of the first stratum (the units headline
+    measures are drawn from: BBNLI's bias units, every unit of the others)."""
     codes = units.stratum if index is None else units.stratum[index]
     return bool(np.count_nonzero(codes == 0) >= MIN_VERDICT_UNITS)
 
@@ -425,8 +405,7 @@ def slice_positions(units: RunUnits, slicing: str) -> dict[str, np.ndarray]:
 
 
 def planned_slices(units: RunUnits, slices: Sequence[str]) -> list[tuple[str, str, np.ndarray | None]]:
-    """``(slicing, slice name, unit positions)`` of every slice of ``slices`` (each slicing once;
-    ``overall``: positions None, every unit)."""
+    """``(slicing, slice name, unit positions)`` of every slice (each slicing once; ``overall``: None)."""
     return [
         (slicing, name, None if slicing == OVERALL else index)
         for slicing in dict.fromkeys(slices)
@@ -451,10 +430,9 @@ def compare_units(
     margins: Mapping[str, float] | None = None,
     worse: Mapping[str, Worse] | None = None,
 ) -> list[Comparison]:
-    """Every measure of ``infos`` on every slice of ``slices`` (``overall`` and grouping names; a
-    grouping the units lack gives none), p-values Holm-adjusted over the slices of each measure.
-    Each slice's draws are seeded from ``(seed, slice name)`` as the audit's are; a slicing named
-    twice is tested once (it would count twice in Holm's family)."""
+    """Every measure of ``infos`` on every slice of ``slices`` (a grouping the units lack gives
+    none), Holm-adjusted over each measure's slices; each slice's draws seeded from ``(seed,
+    slice name)`` as the audit's are."""
     planned = planned_slices(base, slices)
     family = holm_family_size(base, slices)
     found: list[Comparison] = []
