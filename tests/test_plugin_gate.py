@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import nlibias
+from nlibias.errors import DataError
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.report import compare as report_compare
 from test_plugins_isolated import Entry, Expanded, cli, plugins, sample  # noqa: F401 (plugins: the fixture)
@@ -144,3 +145,19 @@ def test_a_plug_in_is_audited_scored_reported_and_gated(
     )
     code, output = cli(["gate", str(tmp_path / "cli-b"), "--baseline", str(tmp_path / "cli-a")])
     assert code in (0, 1) and "lean_gap" in output and "internal error" not in output, output
+
+
+def test_measures_that_cannot_resample_a_headline_measure_are_refused_naming_the_model() -> None:
+    columns = nlibias.SampleColumns.from_samples(expand_lean().samples)
+    outputs = nlibias.ModelOutputs("classifier", np.full((len(columns), 3), 1 / 3))
+    without = nlibias.Measures(score=score_lean, tables=lean_tables, infos=(LEAN,))
+    with pytest.raises(DataError, match=r"cannot resample its measures of model 'm'.*Measures\.units"):
+        without.resampling_units(columns, outputs, model="m", measures=["lean_gap"])
+    with pytest.raises(DataError, match="cannot resample other of model 'm'"):
+        LEAN_BENCHMARK.measures["classifier"].resampling_units(
+            columns, outputs, model="m", measures=["lean_gap", "other"]
+        )
+    units = LEAN_BENCHMARK.measures["classifier"].resampling_units(
+        columns, outputs, model="m", measures=["lean_gap"]
+    )
+    assert len(units) == PAIRS and units.point()["lean_gap"].tolist() == [0.0]  # every pair: 1/3 - 1/3

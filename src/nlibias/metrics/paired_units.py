@@ -109,8 +109,7 @@ def model_outputs(
     columns: SampleColumns, predictions: Iterable[Prediction], kinds: Mapping[str, Any]
 ) -> tuple[np.ndarray, dict[str, ModelOutputs]]:
     """Each model's outputs on the samples some model answered: ``(positions, {model: outputs})``
-    (``kinds``: each model's predictor kind, default ``classifier``); a prediction of a sample
-    that ``columns`` lacks is a DataError naming it.
+    (``kinds``: each model's predictor kind, default ``classifier``).
 
     >>> from nlibias.schema import Prediction, Sample
     >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.", hypothesis=f"{s} H.",
