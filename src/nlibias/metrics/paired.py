@@ -345,17 +345,10 @@ def compare_slice(
         direction = (worse or {}).get(info.name, AWAY_FROM_NEUTRAL)
         base_value, cand_value = _point(base, index, info.name), _point(cand, index, info.name)
         both_defined = base_value is not None and cand_value is not None
-        point_change = (
-            float(_snapped(bias_change(info, np.array([base_value]), np.array([cand_value]), direction)[0]))
-            if both_defined
-            else None
-        )
+        points = np.array([base_value, cand_value], dtype=float)
         drawn = gate_statistics(info, b, c, direction, worse_side(info, cand_value, direction))
         p_values = {key: bootstrap_p(values, margin) for key, values in drawn.items()}
-        spreads = {
-            key: float(np.nanstd(values)) if np.any(np.isfinite(values)) else np.nan
-            for key, values in drawn.items()
-        }
+        spreads = {key: float(np.nanstd(v)) if np.isfinite(v).any() else np.nan for key, v in drawn.items()}
         neutral = info.neutral if info.neutral is not None else 0.0
         found.append(
             Comparison(
@@ -367,9 +360,11 @@ def compare_slice(
                 baseline_ci=percentile_interval(b, confidence),
                 candidate=cand_value,
                 candidate_ci=percentile_interval(c, confidence),
-                delta=float(_snapped(cand_value - base_value)) if both_defined else None,  # type: ignore[operator]
+                delta=float(_snapped(points[1] - points[0])) if both_defined else None,
                 delta_ci=percentile_interval(_snapped(c - b), confidence),
-                change=point_change,
+                change=float(_snapped(bias_change(info, points[:1], points[1:], direction))[0])
+                if both_defined
+                else None,
                 change_ci=percentile_interval(_snapped(bias_change(info, b, c, direction)), confidence),
                 p=max(p_values.values()),
                 margin=margin,
