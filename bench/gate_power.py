@@ -29,10 +29,12 @@ import time
 
 import numpy as np
 
+from nlibias.metrics.bootstrap import detectable_change
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.paired import (
     AWAY_FROM_NEUTRAL,
     TOWARDS_STEREOTYPE,
+    baseline_bias,
     bootstrap_p,
     gate_statistics,
     worse_side,
@@ -84,17 +86,25 @@ def _resampled_scores(
     return scale * counts @ (values // 5 - 2), scale * counts @ (values % 5 - 2)
 
 
-def one_gate(
+def _draw(
     rng: np.random.Generator, base_score: float, cand_score: float, shared: float
-) -> dict[str, bool]:
-    """Whether each test fails one simulated gate."""
+) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """One simulated pair of runs: both scores' resamples and both point scores."""
     base = _answers(rng, base_score / 200.0)
     fresh_shift = (cand_score / 200.0 - shared * base_score / 200.0) / (1.0 - shared)
     cand = np.where(rng.random(2 * PAIRS) < shared, base, _answers(rng, fresh_shift))
     base_values, cand_values = _pair_values(base), _pair_values(cand)
     b, c = _resampled_scores(base_values, cand_values, rng)
-    point = 100.0 * cand_values.sum() / (2 * PAIRS)
-    iut = gate_statistics(SCORE, b, c, AWAY_FROM_NEUTRAL, worse_side(SCORE, float(point), AWAY_FROM_NEUTRAL))
+    scale = 100.0 / (2 * PAIRS)
+    return b, c, scale * float(base_values.sum()), scale * float(cand_values.sum())
+
+
+def one_gate(
+    rng: np.random.Generator, base_score: float, cand_score: float, shared: float
+) -> dict[str, bool]:
+    """Whether each test fails one simulated gate."""
+    b, c, _, point = _draw(rng, base_score, cand_score, shared)
+    iut = gate_statistics(SCORE, b, c, AWAY_FROM_NEUTRAL, worse_side(SCORE, point, AWAY_FROM_NEUTRAL))
     signed = gate_statistics(SCORE, b, c, TOWARDS_STEREOTYPE, 1.0)
     return {
         "folded": bootstrap_p(np.abs(c) - np.abs(b), 0.0) < ALPHA,
@@ -103,13 +113,47 @@ def one_gate(
     }
 
 
+def stated_detectable(rng: np.random.Generator, base_score: float, shared: float) -> float:
+    """The detectable change (80% power) a gate states on runs where the candidate is as biased
+    as the baseline, from its resamples' spreads as :func:`nlibias.metrics.paired.compare_slice`
+    computes it."""
+    b, c, base_point, cand_point = _draw(rng, base_score, base_score, shared)
+    drawn = gate_statistics(SCORE, b, c, AWAY_FROM_NEUTRAL, worse_side(SCORE, cand_point, AWAY_FROM_NEUTRAL))
+    spreads = {key: float(np.nanstd(values)) for key, values in drawn.items()}
+    found = detectable_change(spreads, 0.0, ALPHA, baseline_bias=baseline_bias(base_point, 0.0, b))
+    assert found is not None
+    return found
+
+
+def check_detectable(rng: np.random.Generator, gates: int) -> None:
+    """Whether a change of the stated size is detected at the stated power: per cell, the median
+    detectable change stated on null gates, then gates whose candidate is that much farther out on
+    the baseline's side; the ratio is the simulated power over 0.8."""
+    print("| baseline | ρ | stated d (median) | power at d | power / 0.8 |")
+    print("|---|---|---|---|---|")
+    for base_score in (0.0, 2.0, 5.0, 10.0):
+        for shared in (0.5, 0.8):
+            stated = float(np.median([stated_detectable(rng, base_score, shared) for _ in range(gates)]))
+            cand_score = base_score + stated if base_score >= 0 else base_score - stated
+            power = sum(one_gate(rng, base_score, cand_score, shared)["IUT"] for _ in range(gates)) / gates
+            print(
+                f"| {base_score:g} | {shared:.1f} | {stated:.2f} | {power:.3f} | {power / 0.8:.2f} |",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gates", type=int, default=1000, help="simulated gates per cell")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--detectable", action="store_true", help="check the stated detectable change")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
+    if args.detectable:
+        check_detectable(rng, args.gates)
+        print(f"{time.perf_counter() - started:.0f} s")
+        return
     print(f"{PAIRS} pairs, {RESAMPLES} resamples, alpha {ALPHA}, {args.gates} gates per cell")
     print("| cell | ρ | candidate | d | rate of | folded | IUT | signed |")
     print("|---|---|---|---|---|---|---|---|")

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from nlibias.schema.columns import SampleColumns
     from nlibias.schema.measure_info import MeasureInfo
     from nlibias.schema.outputs import ModelOutputs
+    from nlibias.schema.run_units import RunUnits
     from nlibias.validation.prescreen import run_prescreen as validation_prescreen
 
 _PUBLIC_TYPES = {
@@ -72,6 +73,7 @@ _PUBLIC_TYPES = {
     "RunOptions": "nlibias.runtime.options",
     "SampleColumns": "nlibias.schema.columns",
     "ModelOutputs": "nlibias.schema.outputs",
+    "RunUnits": "nlibias.schema.run_units",
     "register_benchmark": "nlibias.catalog.registry",
     "Predictor": "nlibias.runtime.contract",
     "PredictorRun": "nlibias.runtime.contract",
@@ -116,6 +118,7 @@ __all__ = [
     "Predictor",
     "PredictorRun",
     "RunOptions",
+    "RunUnits",
     "Sample",
     "SampleColumns",
     "Samples",

@@ -1,16 +1,11 @@
 """The benchmark contract: one object per benchmark (compare HELM's ``Scenario``).
 
-A :class:`Benchmark` knows how to expand its source into samples, which sample ``source`` values
-it covers, which provenance keys its measures read, and, for each predictor kind it can score
-(``classifier``, ``generative``, ``sentence-logprob`` or a kind of its own), the :class:`Measures`
-that apply: a scorer over the samples' columns and the model's outputs, and the text tables of
-their results. Analyses over several models at once (:class:`Extra`) and the sentence pair each
-sample stands for are the benchmark's too. Everything is held as plain callables: the built-in
-benchmarks are defined in :mod:`nlibias.catalog`, a layer above the measures and the reports,
-so the import contracts see every dependency.
-
-The job resolves a samples file's benchmark once and passes it down with the samples as one
-:class:`BenchmarkSamples`; nothing below the job looks a benchmark up by name.
+A :class:`Benchmark` is the only extension point: its expansion, the sample sources it covers
+and, per predictor kind it scores (``classifier``, ``generative``, ``sentence-logprob`` or its
+own), the :class:`Measures` that apply: the scorer, the tables, the declared measures and the
+resampling units the gate and paired comparisons draw. Everything is a plain callable: the
+built-in benchmarks are assembled in :mod:`nlibias.catalog`, above the measures and the reports.
+The job resolves a samples file's benchmark once and passes it down (:class:`BenchmarkSamples`).
 
 >>> def score(columns, outputs, *, model="", bootstrap=0, seed=0):
 ...     return {"overall": {"n": len(columns)}}
@@ -29,11 +24,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from nlibias.benchmarks.data_locations import PinnedData
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, DataError
 from nlibias.schema import Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.measure_info import MeasureInfo
 from nlibias.schema.outputs import ModelOutputs
+from nlibias.schema.run_units import RunUnits
 from nlibias.schema.sentence_pairs import SentencePair
 
 
@@ -60,6 +56,9 @@ prediction rows for these samples, each line checked (the file and line named)."
 SentencePairs = Callable[[SampleColumns], list[SentencePair | None]]
 """The sentence pair each sample stands for (None: scored through another sample of its item,
 or no pair could be recovered)."""
+UnitsBuilder = Callable[[SampleColumns, ModelOutputs, str], RunUnits]
+"""``units(columns, outputs, model)``: one model's resampling units, whose statistic gives the
+headline measures from resampled totals (what the gate and paired comparisons draw)."""
 
 
 @dataclass(frozen=True)
@@ -70,13 +69,28 @@ class Measures:
     tables: TablesFormatter
     across: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     """``across(models)``: what the models of this kind add to ``metrics.json`` together (e.g.
-    generative LMs' prompt sensitivity), from each model's metrics; None: nothing."""
+    generative LMs' prompt sensitivity); None: nothing."""
     infos: tuple[MeasureInfo, ...] = ()
-    """The measures reported on this kind's outputs, declared once each (name, meaning, better
-    direction, range): those ``score`` reports, and those a later stage computes from the same
-    outputs (the explanation rates of generated answers, whose ``reported_in`` names their file).
-    Registering the benchmark registers them, so ``metrics.json``'s schema checks the range of
-    its own, reports rank groups by their direction and the report's glossary explains them."""
+    """The measures reported on this kind's outputs (``score``'s, and a later stage's such as the
+    explanation rates), declared once: registering the benchmark registers them for the metrics'
+    schema, the reports and the verdicts (its headline measures)."""
+    units: UnitsBuilder | None = None
+    """The resampling units of one model's outputs; None: its runs cannot be gated or paired."""
+
+    def resampling_units(
+        self, columns: SampleColumns, outputs: ModelOutputs, *, model: str, measures: Iterable[str]
+    ) -> RunUnits:
+        """One model's units, refused where they do not resample every measure of ``measures``."""
+        units = None if self.units is None else self.units(columns, outputs, model)
+        missing = sorted(set(measures) - set(() if units is None else units.point()))
+        if units is None or missing:
+            what = ", ".join(missing) if units is not None else "its measures"
+            raise DataError(
+                f"the paired comparison cannot resample {what} of model {model!r}: its benchmark's "
+                "measures declare no resampling units for them (Measures.units)",
+                model=model,
+            )
+        return units
 
 
 @dataclass(frozen=True)
@@ -106,31 +120,24 @@ class Benchmark:
     expand: Expander | None = None
     """Source → samples; None for sample sets written by another stage (``nlibias extend``)."""
     expand_options: tuple[str, ...] = ()
-    """Keyword options ``expand`` takes besides ``source`` (others are refused by name)."""
+    """Keyword options ``expand`` takes besides ``source``."""
     summary_table: Callable[[Mapping[str, Any]], str] | None = None
-    """The expansion summary as text (what ``nlibias expand`` prints)."""
     provenance_keys: Collection[str] | None = ()
     """Provenance keys the measures read; None: all."""
     neutral_gold: tuple[str, ...] = ()
-    """Sources whose bias samples (stereotype pro/anti) are neutral by construction: the samples
-    reader refuses one with another gold label (DESIGN: BBNLI)."""
+    """Sources whose bias samples must have gold label neutral (BBNLI)."""
     shared_premises: tuple[str, ...] = ()
-    """Sources whose pair members are asked about the same premise text (only the hypothesis'
-    group differs): the samples reader refuses a pair whose premises differ."""
+    """Sources whose pair members must share their premise text."""
     sentence_pairs: SentencePairs | None = None
-    """The sentence pair each sample stands for, for the measures of language models' sentence
-    scores; None: its samples hold no sentence pairs."""
+    """The sentence pair each sample stands for (token-probability measures); None: none."""
     extras: tuple[Extra, ...] = ()
     prompt_styles: tuple[str, ...] = ()
-    """The multiple-choice prompt styles generative LMs are asked with when none is named (its
-    samples are multiple-choice questions: only such styles apply); empty: yes/no NLI prompts."""
+    """The multiple-choice prompt styles for its samples (empty: yes/no NLI prompts)."""
     answer_rows: AnswerRows | None = None
-    """How a file of answer strings is read (``nlibias score --answer-column NAME``); None: its
-    predictions files hold labels or scores, not answer strings."""
+    """How a file of answer strings is read (``nlibias score --answer-column``); None: not at all."""
     resampling_unit: str = "pair"
     """What its bootstrap resamples (``metrics.json``'s ``bootstrap.unit``)."""
     pinned_data: tuple[PinnedData, ...] = ()
-    """Where its source data comes from (the pinned upstream files, checked on download)."""
     citation: str = ""
     data: Mapping[str, Any] = field(default_factory=dict)
     """Free-form facts for listings (licence, paper, counts)."""
@@ -172,17 +179,15 @@ class Benchmark:
         others: Sequence[Benchmark] = (),
         given: str = "{parameter}= takes",
     ) -> None:
-        """Refuse predictor kinds it cannot score: ``kinds`` are (parameter that asked for them,
-        kind) pairs (``("models", "classifier")``, ...); ``others``: the benchmarks to name that
-        score them (:meth:`refusal`)."""
+        """Refuse predictor kinds it cannot score: ``kinds`` are (parameter, kind) pairs;
+        ``others``: the benchmarks to name that score them."""
         for parameter, kind in kinds:
             if kind not in self.measures:
                 reason = self.refusal(kind, given=given.format(parameter=parameter), others=others)
                 raise ConfigError(reason, parameter=parameter)
 
     def check_prompt_styles(self, styles: Iterable[Any]) -> None:
-        """Refuse prompt styles of the wrong sort: yes/no styles for multiple-choice questions
-        (:attr:`prompt_styles` declared), multiple-choice styles for NLI samples."""
+        """Refuse yes/no styles for multiple-choice samples and multiple-choice styles for NLI ones."""
         choices = bool(self.prompt_styles)
         for style in styles:
             if style.choices != choices:
@@ -198,8 +203,7 @@ class Benchmark:
 
     def refusal(self, kind: str, *, given: str, others: Sequence[Benchmark] = ()) -> str:
         """Why outputs of ``kind`` cannot be scored on these samples and what to use instead
-        (``given``: how they were asked for, e.g. ``"models= takes"``; ``others``: the benchmarks
-        to name that do score them)."""
+        (``given``: how they were asked for, e.g. ``"models= takes"``)."""
         scored = ", ".join(b.name for b in others if kind in b.measures) or "no registered"
         if kind == "sentence-logprob":
             instead = (
@@ -248,11 +252,7 @@ _KIND_NAMES: dict[str, str] = {
 @dataclass(frozen=True, eq=False)
 class BenchmarkSamples:
     """A checked samples file, its benchmark and its samples as columns: what the job reads once
-    and passes to every predictor and measure.
-
-    ``sha256`` is the digest of the bytes the columns were read from (the run's manifest records
-    it, so a report can tell when the file changed afterwards).
-    """
+    and passes to every predictor and measure (``sha256``: of the bytes read, for the manifest)."""
 
     benchmark: Benchmark
     columns: SampleColumns
@@ -278,6 +278,5 @@ class BenchmarkSamples:
         return self.benchmark.sentence_pairs(self.columns)
 
     def records(self) -> list[Sample]:
-        """The samples as objects (for predictors whose prompts are built from whole records);
-        provenance holds the keys the benchmark's measures read."""
+        """The samples as objects (for predictors whose prompts are built from whole records)."""
         return self.columns.records()

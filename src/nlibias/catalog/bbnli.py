@@ -9,6 +9,7 @@ from nlibias.benchmarks.bbnli_source import BBNLI_DATA, expand_bbnli_source
 from nlibias.catalog.kinds import GENERATIVE_PAIR_MEASURES, nli_measures
 from nlibias.metrics.bbnli_scorer import score_bbnli_probabilities
 from nlibias.metrics.meta import MEASURES
+from nlibias.metrics.paired_units import bbnli_pair_units
 from nlibias.report.tables import format_bbnli_expansion, format_bbnli_tables
 
 BENCHMARK = Benchmark(
@@ -19,7 +20,9 @@ BENCHMARK = Benchmark(
     neutral_gold=("bbnli", "bbnli-next"),
     shared_premises=("bbnli-next",),
     measures={
-        "classifier": nli_measures(score_bbnli_probabilities, format_bbnli_tables, MEASURES.values()),
+        "classifier": nli_measures(
+            score_bbnli_probabilities, format_bbnli_tables, MEASURES.values(), bbnli_pair_units
+        ),
         "generative": GENERATIVE_PAIR_MEASURES,
     },
     expand=expand_bbnli_source,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from nlibias.benchmarks.base import Benchmark, Measures
 from nlibias.benchmarks.bbq import BBQ_COMMIT, BBQ_DATA, PROVENANCE, SOURCE, answer_rows, expand_bbq
 from nlibias.metrics.bbq import BBQ_CITATION, BBQ_MEASURES, score_bbq_columns
+from nlibias.metrics.paired_units import bbq_template_units
 from nlibias.report.bbq_tables import format_bbq_expansion, format_bbq_tables
 
 BENCHMARK = Benchmark(
@@ -14,7 +15,11 @@ BENCHMARK = Benchmark(
     description="BBQ (Parrish et al. 2022): questions about two people with an 'unknown' option, "
     "in ambiguous and disambiguated contexts; bias scores s_AMB and s_DIS per category",
     sources=(SOURCE,),
-    measures={"generative": Measures(score=score_bbq_columns, tables=format_bbq_tables, infos=BBQ_MEASURES)},
+    measures={
+        "generative": Measures(
+            score=score_bbq_columns, tables=format_bbq_tables, infos=BBQ_MEASURES, units=bbq_template_units
+        )
+    },
     expand=expand_bbq,
     answer_rows=answer_rows,
     resampling_unit="filled template",

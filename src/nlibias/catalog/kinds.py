@@ -18,7 +18,7 @@ from dataclasses import replace
 from functools import partial, update_wrapper
 from typing import Any
 
-from nlibias.benchmarks.base import ColumnScorer, Measures, TablesFormatter
+from nlibias.benchmarks.base import ColumnScorer, Measures, TablesFormatter, UnitsBuilder
 from nlibias.metrics.generative import prompt_sensitivity, score_generative_columns
 from nlibias.metrics.meta import (
     EXPLANATION_MEASURES,
@@ -26,6 +26,7 @@ from nlibias.metrics.meta import (
     MEASURES,
     TOKEN_PROBABILITY_MEASURES,
 )
+from nlibias.metrics.paired_units import generative_gap_units, token_probability_units
 from nlibias.metrics.token_probability import score_token_probability_columns
 from nlibias.report.generative_tables import format_generative_tables
 from nlibias.report.tp_tables import format_tp_tables
@@ -35,15 +36,18 @@ from nlibias.schema.outputs import ModelOutputs
 
 
 def nli_measures(
-    score_probabilities: ColumnScorer, tables: TablesFormatter, infos: Iterable[MeasureInfo]
+    score_probabilities: ColumnScorer,
+    tables: TablesFormatter,
+    infos: Iterable[MeasureInfo],
+    units: UnitsBuilder | None = None,
 ) -> Measures:
     """Measures from a benchmark's probability scorer (``score(columns, probs, *, labels=None,
     model, bootstrap, seed)``): the outputs' probabilities, and their label codes where the
     outputs carry them (answers read as labels, or a predictions file's labels); ``infos``: the
-    measures it reports."""
+    measures it reports; ``units``: their resampling units."""
     score = partial(_probability_measures, score_probabilities)
     update_wrapper(score, score_probabilities)  # named as the scorer it applies
-    return Measures(score=score, tables=tables, infos=tuple(infos))
+    return Measures(score=score, tables=tables, infos=tuple(infos), units=units)
 
 
 def _probability_measures(
@@ -70,6 +74,7 @@ GENERATIVE_PAIR_MEASURES = generative_measures(
         score=score_generative_columns,
         tables=format_generative_tables,
         infos=(*MEASURES.values(), *GENERATIVE_MEASURES.values(), *EXPLANATION_MEASURES.values()),
+        units=generative_gap_units,
     )
 )
 """Generative LMs' yes/no answers on pro/anti pairs: BBNLI's measures plus answer rates, and the
@@ -79,5 +84,6 @@ TOKEN_PROBABILITY = Measures(
     score=score_token_probability_columns,
     tables=format_tp_tables,
     infos=tuple(TOKEN_PROBABILITY_MEASURES.values()),
+    units=token_probability_units,
 )
 """Language models' sentence scores: token-probability bias (CrowS-Pairs, WinoQueer)."""

@@ -9,9 +9,12 @@ from nlibias.benchmarks.occupations import expand_occupations
 from nlibias.catalog.kinds import generative_measures, nli_measures
 from nlibias.metrics.meta import OCCUPATION_MEASURES
 from nlibias.metrics.occupations import PROVENANCE_KEYS, score_occupations_columns
+from nlibias.metrics.paired_units import occupation_units
 from nlibias.report.occupation_tables import format_occupations_expansion, format_occupations_tables
 
-_MEASURES = nli_measures(score_occupations_columns, format_occupations_tables, OCCUPATION_MEASURES.values())
+_MEASURES = nli_measures(
+    score_occupations_columns, format_occupations_tables, OCCUPATION_MEASURES.values(), occupation_units
+)
 
 BENCHMARK = Benchmark(
     name="occupations",

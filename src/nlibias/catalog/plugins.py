@@ -15,6 +15,7 @@ from typing import Any
 from nlibias.benchmarks.base import Benchmark, Extra, Measures
 from nlibias.errors import NlibiasError, PluginError
 from nlibias.schema import Sample
+from nlibias.schema.run_units import RunUnits
 
 
 class PluginWarning(UserWarning):
@@ -89,6 +90,7 @@ def attributed(benchmark: Any, origin: PluginOrigin) -> Benchmark:
             across=None
             if m.across is None
             else guard(m.across, f"the {kind} across-model measures", _mapping),
+            units=None if m.units is None else guard(m.units, f"the {kind} resampling units", _units),
         )
         for kind, m in benchmark.measures.items()
         if isinstance(m, Measures)
@@ -124,6 +126,10 @@ def _metrics(value: Any) -> str | None:
     if not isinstance(value, Mapping) or not isinstance(value.get("overall"), Mapping):
         return f"returned {_kind(value)}, not the metrics mapping with an 'overall' mapping"
     return None
+
+
+def _units(value: Any) -> str | None:
+    return None if isinstance(value, RunUnits) else f"returned {_kind(value)}, not RunUnits"
 
 
 def _text(value: Any) -> str | None:

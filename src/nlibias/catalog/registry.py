@@ -1,15 +1,9 @@
 """The benchmark registry: one :class:`~nlibias.benchmarks.base.Benchmark` per name, found by
 name (``nlibias expand NAME``) or by the ``source`` field of samples (which measures apply).
 
-Strict: a name or source registered twice is refused unless ``replace=True``; an unknown name
-gets the closest known one as a hint. Third-party packages add benchmarks with
-:func:`register_benchmark` or through the entry-point group ``nlibias.benchmarks`` (each entry
-names a ``Benchmark`` object), loaded on first lookup. The built-in benchmarks are the
-:data:`BUILTIN` modules' ``BENCHMARK`` objects: adding one is a module and a line there.
-
-The job resolves a samples file's benchmark once (:func:`read_benchmark_samples`) and passes it
-down; which measures a model's outputs get follows from it and the predictor's kind, never from
-the model's name.
+A name or source registered twice is refused unless ``replace=True``. Third-party packages add
+benchmarks with :func:`register_benchmark` or the entry-point group ``nlibias.benchmarks`` (each
+entry names a ``Benchmark``), loaded on first lookup; the built-in ones are :data:`BUILTIN`.
 
 >>> [b.name for b in benchmarks()][:3]
 ['bbnli', 'wq-nli', 'occupations']
@@ -19,6 +13,7 @@ the model's name.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Sequence
 from os import PathLike
@@ -39,6 +34,7 @@ from nlibias.io.samples import (
     write_samples,
 )
 from nlibias.metrics.meta import register_measures
+from nlibias.report.load import Run
 from nlibias.schema import Sample
 from nlibias.schema.declared import declared
 from nlibias.schema.outputs import ModelOutputs
@@ -63,10 +59,8 @@ _entry_points_loaded = False
 
 @declared
 def register_benchmark(benchmark: Benchmark, *, replace: bool = False) -> None:
-    """Add ``benchmark`` to the registry (a name or sample source taken already is refused
-    unless ``replace``) and declare its measures (:func:`nlibias.metrics.meta.register_measures`:
-    ``metrics.json``'s schema then checks their ranges). Its name must be a word: not empty, no
-    spaces around it (``nlibias expand NAME`` finds it by that name)."""
+    """Add ``benchmark`` (a name or sample source taken already is refused unless ``replace``)
+    and declare its measures; its name must be a word (``nlibias expand NAME``)."""
     if not benchmark.name.strip() or benchmark.name != benchmark.name.strip():
         raise ConfigError(
             f"benchmark name {benchmark.name!r} is empty or has spaces around it; name the benchmark",
@@ -105,15 +99,10 @@ for _builtin in BUILTIN:
 
 
 def load_plugins() -> None:
-    """Register the benchmarks of the entry-point group ``nlibias.benchmarks`` (once; the lookups
-    call it when a name is not found, readers of ``metrics.json`` before checking one, so a plug-in's
-    measures are declared). Each plug-in is kept apart (:mod:`nlibias.catalog.plugins`): its
-    callables are attributed to it, and its name and sources must be its own.
-
-    Every plug-in that loads is registered, even when another fails; one that fails to load, two
-    of one name, or one whose name or sample sources another benchmark has, is not registered: a
-    :class:`~nlibias.catalog.plugins.PluginWarning` names each, once, and commands that do not use
-    it go on; a lookup of its name says why it is missing (:data:`_PLUGIN_ERRORS`)."""
+    """Register the benchmarks of the entry-point group ``nlibias.benchmarks`` (once, on the
+    first lookup that misses). Each is kept apart (:mod:`nlibias.catalog.plugins`); one that fails
+    to load, or whose name or sources are taken, is not registered: a
+    :class:`~nlibias.catalog.plugins.PluginWarning` names it once and a lookup says why."""
     global _entry_points_loaded
     if _entry_points_loaded:
         return
@@ -145,8 +134,7 @@ def load_plugins() -> None:
 
 
 def _taken(benchmark: Benchmark) -> str | None:
-    """Whose the plug-in's name or one of its sample sources already is (built in, or which
-    plug-in and distribution), or None: its samples would get that benchmark's measures."""
+    """Whose the plug-in's name or one of its sample sources already is, or None."""
     if benchmark.name in _BY_NAME:
         owner, what = _BY_NAME[benchmark.name], f"its name {benchmark.name!r}"
     else:
@@ -222,12 +210,20 @@ def benchmark_of(samples: Sequence[Sample]) -> Benchmark:
     return benchmark_for_source(sources[0])
 
 
+def with_benchmarks(runs: Sequence[Run]) -> list[Run]:
+    """The runs, each with the benchmark of its samples' source (None where none is registered)."""
+    found = [_find(_BY_SOURCE, run.source, "for sample source", "") for run in runs]
+    return [
+        dataclasses.replace(run, benchmark=benchmark if isinstance(benchmark, Benchmark) else None)
+        for run, benchmark in zip(runs, found, strict=True)
+    ]
+
+
 def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> BenchmarkSamples:
     """The benchmark and samples of a run directory or samples file (or of sample objects), read
-    once and checked: every line validated, ids unique, the benchmark found from the samples'
-    ``source``, and the samples scored once with placeholder outputs, so that what would stop the
-    scoring (a pair key with two pro samples, ...) stops the audit before any model runs. Errors
-    name the file and line (sample objects are checked as a file of them would be)."""
+    once and checked: every line validated, the benchmark found from the samples' ``source``, and
+    the samples scored once with placeholder outputs, so what would stop the scoring stops the
+    audit before any model runs."""
     if not isinstance(samples, str | PathLike):
         return _read_objects(samples)
     given = Path(samples)  # as given (a run directory stays one): what the run records
@@ -298,9 +294,8 @@ def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
 
 
 def check_kinds(benchmark: Benchmark, models: ModelSet) -> None:
-    """Refuse the kinds of model in ``models`` that ``benchmark`` cannot score
-    (:meth:`Benchmark.check_kinds`), naming the registered benchmarks that score a refused kind, and
-    prompt styles of the wrong sort for its samples (:meth:`Benchmark.check_prompt_styles`).
+    """Refuse the kinds of model in ``models`` that ``benchmark`` cannot score (naming the
+    benchmarks that do), and prompt styles of the wrong sort for its samples.
 
     >>> from nlibias.runtime.model_set import ModelSet
     >>> check_kinds(get_benchmark("bbnli"), ModelSet.of(mlm="fake:m"))  # doctest: +ELLIPSIS

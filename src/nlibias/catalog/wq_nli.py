@@ -14,6 +14,7 @@ from nlibias.benchmarks.wq_nli import WQ_NLI_DATA, expand_wq_nli
 from nlibias.benchmarks.wq_tp import recover_pair
 from nlibias.catalog.kinds import TOKEN_PROBABILITY, generative_measures, nli_measures
 from nlibias.metrics.meta import WQ_NLI_MEASURES
+from nlibias.metrics.paired_units import wq_nli_units
 from nlibias.metrics.pairing import pair_rows
 from nlibias.metrics.token_probability import wq_nli_item_agreement
 from nlibias.metrics.wq_nli import PROVENANCE_KEYS, score_wq_nli_columns
@@ -48,7 +49,7 @@ def tp_nli_agreement(columns: SampleColumns, outputs: Mapping[str, ModelOutputs]
     ]
 
 
-_MEASURES = nli_measures(score_wq_nli_columns, format_wq_nli_tables, WQ_NLI_MEASURES.values())
+_MEASURES = nli_measures(score_wq_nli_columns, format_wq_nli_tables, WQ_NLI_MEASURES.values(), wq_nli_units)
 
 BENCHMARK = Benchmark(
     name="wq-nli",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from nlibias.benchmarks.bbnli import expand_bbnli
 from nlibias.benchmarks.bbnli_source import BBNLI_DATA
 from nlibias.benchmarks.data_locations import resolve_data
+from nlibias.catalog.registry import with_benchmarks
 from nlibias.errors import ConfigError
 from nlibias.io.samples import write_samples
 from nlibias.jobs.audit import run_audit
@@ -206,5 +207,9 @@ def write_demo_report(run_dir: Path) -> Path:
     import importlib.util
 
     target = run_dir / "report.html"
-    write_report(load_runs([run_dir]), target, plots=importlib.util.find_spec("matplotlib") is not None)
+    write_report(
+        with_benchmarks(load_runs([run_dir])),
+        target,
+        plots=importlib.util.find_spec("matplotlib") is not None,
+    )
     return target

@@ -1,18 +1,13 @@
 """The bias gate: did a candidate model get more biased than the one shipped (``nlibias gate``)?
 
-Two run directories over the same samples (same ids and texts, same benchmark;
-:mod:`nlibias.jobs.gate_runs`) are compared model by model (matched by key; ``pairs={"CAND":
-"BASE"}`` for others; one model each pair up without being told). For each headline measure the
-models report and each slice tested, one paired bootstrap over the shared resampling units
-(:mod:`nlibias.metrics.paired`) gives the baseline's and the candidate's values with intervals,
-the difference and the change in bias with their intervals, and the intersection-union test's
-p-value of "the candidate is farther from no bias by more than the margin", Holm-adjusted over
-the slices of the model and measure, with the smallest change the check could detect. A check
-fails when its adjusted p is below 1 - confidence, or when the candidate's whole interval lies
-beyond an absolute limit (``max_abs``) of its rules (:mod:`nlibias.jobs.gate_rules`). Without a
-baseline only the absolute limits apply. What makes a decision impossible is refused before
-anything is computed: too few resamples for Holm's threshold, a model with fewer than 10 units
-read, a gate blind to the rules' ``max_detectable``.
+Two runs over the same samples (:mod:`nlibias.jobs.gate_runs`) are compared model by model. For
+each headline measure and slice, one paired bootstrap over the units the run's benchmark declares
+(``Measures.units``; :mod:`nlibias.metrics.paired`) gives both values, Δ, d and the
+intersection-union test's p, Holm-adjusted over the model's slices of the measure. A check fails
+when that p is below 1 - confidence, or when the candidate's whole interval lies beyond an
+absolute limit (``max_abs``, :mod:`nlibias.jobs.gate_rules`); without a baseline only the limits
+apply. What makes a decision impossible is refused before anything is decided: too few resamples
+for Holm's threshold, a model with fewer than 10 units read, a gate blind to ``max_detectable``.
 
 >>> import nlibias
 >>> result = nlibias.gate("runs/candidate", "runs/shipped")  # doctest: +SKIP
@@ -31,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from nlibias.benchmarks.base import Benchmark
+from nlibias.catalog.registry import benchmark_for_source
 from nlibias.errors import ConfigError, DataError
 from nlibias.jobs.gate_models import match_models
 from nlibias.jobs.gate_rules import (
@@ -40,21 +37,27 @@ from nlibias.jobs.gate_rules import (
     load_rules,
     measure_rule_problem,
     refuse_superseded_rules,
-    refuse_undecidable,
 )
-from nlibias.jobs.gate_runs import aligned_baseline, check_different_runs, check_same_kind, load_gate_run
+from nlibias.jobs.gate_runs import (
+    RunData,
+    aligned_baseline,
+    check_different_runs,
+    check_same_kind,
+    load_gate_run,
+)
 from nlibias.metrics.paired import (
     AWAY_FROM_NEUTRAL,
     TOWARDS_STEREOTYPE,
     Comparison,
-    RunUnits,
     compare_units,
     holm_family_size,
+    refuse_undecidable,
 )
-from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
+from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, format_value, headline_infos
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import problems
 from nlibias.schema.measure_info import MeasureInfo
+from nlibias.schema.run_units import RunUnits
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,15 +83,13 @@ class GateCheck:
 
     @property
     def verdict(self) -> str:
-        """``fail``, ``pass``, or why the slice was not tested: ``undefined`` (a run's value cannot
-        be computed there) or ``too few units``."""
+        """``fail``, ``pass``, ``undefined`` or ``too few units``."""
         if self.failed or self.comparison.tested:
             return "fail" if self.failed else "pass"
         return "undefined" if _undefined(self.comparison, self.baseline_model) else "too few units"
 
     def row(self) -> dict[str, Any]:
-        """A flat record (for tables, JSON and pandas); without a baseline model, what only a
-        paired comparison has (the baseline's value, delta, change, p) is None."""
+        """A flat record (tables, JSON, pandas); without a baseline model the paired fields are None."""
         c = self.comparison
         record = {
             "model": self.model, "baseline_model": self.baseline_model, "measure": self.measure,
@@ -109,7 +110,6 @@ _PAIRED_ONLY = (
     "baseline", "baseline_ci", "delta", "delta_ci", "change", "change_ci", "p_delta", "p_sum", "p", "p_adjusted",
     "detectable",
 )  # fmt: skip
-"""A check's fields that only a comparison with a baseline has (None without one)."""
 
 
 @dataclass(frozen=True)
@@ -150,20 +150,16 @@ class GateResult:
         return pd.DataFrame(rows, columns=list(rows[0]) if rows else ["model", "measure", "verdict"])
 
 
-def _infos(*runs: Mapping[str, Any]) -> list[MeasureInfo]:
-    from nlibias.metrics.verdicts import headline_infos
-
+def _infos(declared: Sequence[MeasureInfo], *runs: Mapping[str, Any]) -> list[MeasureInfo]:
+    """The headline measures of ``declared`` (the benchmark's, for the model's kind) every run reports."""
     first, *others = runs
-    return [
-        i
-        for i in headline_infos(first.get("overall") or {})
-        if all(i.name in (o.get("overall") or {}) for o in others)
-    ]
+    found = headline_infos(first["overall"], declared)
+    return [i for i in found if all(i.name in other["overall"] for other in others)]
 
 
 def _slices(units: RunUnits, rules: GateRules, info: MeasureInfo) -> list[str]:
-    """The slicings tested for ``info``: those named (a named grouping the units lack is refused;
-    the default's ``domain`` is skipped where there is none)."""
+    """The slicings tested for ``info`` (a grouping the units lack: refused when named, skipped
+    when it is the default's ``domain``)."""
     wanted = rules.slices_of(info.name)
     usable = [s for s in wanted if s == OVERALL or s in units.groups]
     missing = [s for s in wanted if s not in usable]
@@ -174,12 +170,6 @@ def _slices(units: RunUnits, rules: GateRules, info: MeasureInfo) -> list[str]:
             parameter="rules",
         )
     return usable
-
-
-def _fmt(value: float | None, interval: Sequence[float] | None) -> str:
-    from nlibias.metrics.verdicts import format_value
-
-    return format_value(value, interval)
 
 
 def _checks(
@@ -202,26 +192,28 @@ def _checks(
 
     for c in comparisons:
         where = f"{cand_model}: {info.name} {c.slice_name}"
-        if not c.tested and _undefined(c, base_model):
-            if c.slicing == OVERALL:  # nothing of the model's measure to test: not a pass
+        if not c.tested:  # undefined, or too few units (one rule for verdicts and gates): not tested
+            undefined = _undefined(c, base_model)
+            if undefined and c.slicing == OVERALL:  # nothing of the model's measure to test: not a pass
                 raise DataError(
                     f"candidate model {cand_model!r} is not testable on {info.name}: its value (or the "
                     "baseline's) is undefined over all samples (no answer read on one side of its pairs)",
                     model=cand_model,
                     fix="check the model's answers (nlibias report) and audit it again",
                 )
-            detail = f"{where}: undefined on this slice (no answer read on one side): not tested"
-            found.append(check(c, "paired" if base_model is not None else "max_abs", c.margin, False, detail))
-            continue
-        if not c.tested:  # one rule for verdicts and gates: too few units tell nothing
-            detail = f"{where}: too few units to test (fewer than {MIN_VERDICT_UNITS} pairs or rows)"
-            found.append(check(c, "paired" if base_model is not None else "max_abs", c.margin, False, detail))
+            detail = (
+                "undefined on this slice (no answer read on one side): not tested"
+                if undefined
+                else f"too few units to test (fewer than {MIN_VERDICT_UNITS} pairs or rows)"
+            )
+            rule = "paired" if base_model is not None else "max_abs"
+            found.append(check(c, rule, c.margin, False, f"{where}: {detail}"))
             continue
         if base_model is not None:
             failed = p_below(c.p_adjusted, alpha)
             detail = (
-                f"{where}: {_fmt(c.candidate, c.candidate_ci)} against {_fmt(c.baseline, c.baseline_ci)}, "
-                f"delta {_fmt(c.delta, c.delta_ci)}, {_CHANGE_WORDS[c.worse]} {_fmt(c.change, c.change_ci)} "
+                f"{where}: {format_value(c.candidate, c.candidate_ci)} against {format_value(c.baseline, c.baseline_ci)}, "
+                f"delta {format_value(c.delta, c.delta_ci)}, {_CHANGE_WORDS[c.worse]} {format_value(c.change, c.change_ci)} "
                 f"(margin {c.margin:g}), {_p_words(c)}, adjusted p {p_text(c.p_adjusted, alpha)} "
                 + ("<" if failed else ">=")
                 + f" {alpha:g}"
@@ -231,7 +223,7 @@ def _checks(
         if limit is not None:
             ci = c.candidate_ci
             beyond = ci is not None and (ci[0] > neutral + limit or ci[1] < neutral - limit)
-            detail = f"{where}: {_fmt(c.candidate, ci)}, limit {neutral:g} +- {limit:g}: " + (
+            detail = f"{where}: {format_value(c.candidate, ci)}, limit {neutral:g} +- {limit:g}: " + (
                 "the whole interval lies beyond it" if beyond else "within it or its interval reaches it"
             )
             found.append(check(c, "max_abs", limit, beyond, detail))
@@ -239,14 +231,12 @@ def _checks(
 
 
 def _undefined(c: Comparison, base_model: str | None) -> bool:
-    """Whether a run's value of the slice cannot be computed (the candidate's; with a baseline
-    model, the baseline's too)."""
+    """Whether the candidate's value of the slice (or the baseline model's) is undefined."""
     return c.candidate is None or (base_model is not None and c.baseline is None)
 
 
 def p_text(p: float, alpha: float) -> str:
-    """``p`` to 4 decimals, or to as many as it takes not to print the threshold itself for a p
-    on one side of it ("0.0500 < 0.05" for 0.04995).
+    """``p`` to 4 decimals, or as many as it takes not to print the threshold for a p beside it.
 
     >>> p_text(0.0020, 1 - 0.95), p_text(0.04995, 1 - 0.95), p_text(0.05, 1 - 0.95)
     ('0.0020', '0.04995', '0.0500')
@@ -260,16 +250,13 @@ def p_text(p: float, alpha: float) -> str:
 
 
 def _p_words(c: Comparison) -> str:
-    """Which p the test took: ``p_delta``, and ``p_sum`` where the test reads both."""
     if c.p_sum is None:
         return f"p_delta {c.p_delta:.4f}"
     return f"p = max(p_delta {c.p_delta:.4f}, p_sum {c.p_sum:.4f})"
 
 
 def p_below(p: float, alpha: float) -> bool:
-    """Whether ``p`` is below ``alpha``, a p on the threshold not: ``1 - 0.95`` is
-    0.050000000000000044 in floating point, so ``50 / 1000 < 1 - 0.95`` held and a p of
-    exactly 0.05 failed the gate that its docs say fails only below it.
+    """Whether ``p`` is below ``alpha`` (a p on the threshold, in floating point, is not).
 
     >>> p_below(50 / 1000, 1 - 0.95), p_below(49 / 1000, 1 - 0.95), p_below(3 * (1 / 60), 0.05)
     (False, True, False)
@@ -293,7 +280,8 @@ def _model_checks(
             continue
         slices = _slices(cand, rules, info)
         if base is not None:
-            refuse_undecidable(rules, holm_family_size(cand, slices), info.name)
+            family = holm_family_size(cand, slices)
+            refuse_undecidable(rules.bootstrap, rules.confidence, family, info.name, parameter="rules")
         comparisons = compare_units(
             base if base is not None else cand, cand, [info], slices=slices,
             resamples=rules.bootstrap, seed=rules.seed, confidence=rules.confidence,
@@ -326,9 +314,15 @@ def _check_visible(checks: Sequence[GateCheck], rules: GateRules) -> None:
         )
 
 
-def _testable(units: RunUnits, model: str, role: str) -> None:
-    """Refuse a model with fewer than MIN_VERDICT_UNITS units holding a read answer: its
-    measures are undefined or rest on too few units, and a gate that passed it would say nothing."""
+def _testable_units(
+    benchmark: Benchmark, run: RunData, model: str | None, measures: Sequence[str], role: str
+) -> RunUnits:
+    """The model's resampling units, from its benchmark's measures for its kind; refused with
+    fewer than MIN_VERDICT_UNITS units holding a read answer (a pass would say nothing)."""
+    assert model is not None  # every candidate model has a baseline model (match_models)
+    units = benchmark.measures_for(run.kind_of(model)).resampling_units(
+        run.columns, run.outputs[model], model=model, measures=measures
+    )
     readable = units.readable()
     if readable < MIN_VERDICT_UNITS:
         raise DataError(
@@ -337,6 +331,7 @@ def _testable(units: RunUnits, model: str, role: str) -> None:
             model=model,
             fix="check the model's answers (nlibias report) and audit it again",
         )
+    return units
 
 
 def _rules(rules: GateRules | str | Path | None, margin: float | None) -> GateRules:
@@ -379,19 +374,15 @@ def gate(
 ) -> GateResult:
     """Decide whether the candidate run's models are more biased than the baseline run's.
 
-    ``candidate``/``baseline``: run directories (``nlibias audit``/``nlibias score``) over the
-    same samples. ``rules``: a :class:`~nlibias.jobs.gate_rules.GateRules` or a rules file
-    (default: margin 0, overall and domains, 95 %, 1,000 resamples, seed 0); ``margin`` overrides
-    every margin it sets (its own and each measure's). ``pairs``: ``{candidate model: baseline
-    model}`` for models whose keys differ; every candidate model must have one.
-    ``samples``: the samples file, where a run's recorded one has moved. Without ``baseline`` only
-    the rules' absolute limits apply (refused when they have none).
+    ``rules``: a :class:`~nlibias.jobs.gate_rules.GateRules` or a rules file (default: margin 0,
+    overall and domains, 95 %, 1,000 resamples, seed 0); ``margin`` overrides every margin it sets.
+    ``pairs``: ``{candidate model: baseline model}`` for models whose keys differ. ``samples``:
+    the samples file, where a run's recorded one has moved. Without ``baseline`` only the rules'
+    absolute limits apply.
 
     >>> result = gate("runs/candidate", "runs/shipped", margin=1.0)  # doctest: +SKIP
     >>> result.passed, result.to_frame()[["measure", "slice", "verdict"]]  # doctest: +SKIP
     """
-    from nlibias.metrics.paired_units import run_units
-
     started = time.perf_counter()
     checked = _rules(rules, margin)
     if baseline is None:  # what only a paired comparison reads would be ignored without a word
@@ -403,40 +394,32 @@ def gate(
                     fix=f"give {{baseline}}, or leave {{{name}}} out",
                     names=("baseline",),
                 )
-    if baseline is None and not checked.has_limits:
-        raise ConfigError(
-            "without a baseline only absolute limits apply, and the rules have none: give a baseline run "
-            "or rules with max_abs for a measure",
-            parameter="rules",
-        )
-    if baseline is not None:
+        if not checked.has_limits:
+            raise ConfigError(
+                "without a baseline only absolute limits apply, and the rules have none: give a baseline "
+                "run or rules with max_abs for a measure",
+                parameter="rules",
+            )
+    else:
         check_different_runs(candidate, baseline)
     cand = load_gate_run(candidate, samples)
-    base = None if baseline is None else load_gate_run(baseline, samples)
-    models = cand.metrics.get("models") or {}
+    base = None if baseline is None else aligned_baseline(cand, load_gate_run(baseline, samples))
+    benchmark = benchmark_for_source(cand.metrics["source"])
+    models = cand.metrics["models"]
+    matched: list[tuple[str, str | None]] = [(m, None) for m in models]
     if base is not None:
-        base = aligned_baseline(cand, base)
-        matched: list[tuple[str, str | None]] = list(
-            match_models(list(models), list(base.metrics.get("models") or {}), pairs)
-        )
+        matched = list(match_models(list(models), list(base.metrics["models"]), pairs))
         check_same_kind(cand, base, matched)
-    else:
-        matched = [(m, None) for m in models]
     checks: list[GateCheck] = []
     for cand_model, base_model in matched:
-        runs = [models[cand_model]] + (
-            [base.metrics["models"][base_model]] if base is not None and base_model else []
-        )
-        infos = _infos(*runs)
+        measures = benchmark.measures_for(cand.kind_of(cand_model))
+        runs = [models[cand_model]] + ([] if base is None else [base.metrics["models"][base_model]])
+        infos = _infos(measures.infos, *runs)
         if not infos:
             continue
         names = [i.name for i in infos]
-        cand_units = run_units(cand.columns, cand.outputs[cand_model], model=cand_model, measures=names)
-        _testable(cand_units, cand_model, "candidate")
-        base_units = None
-        if base is not None and base_model is not None:
-            base_units = run_units(base.columns, base.outputs[base_model], model=base_model, measures=names)
-            _testable(base_units, base_model, "baseline")
+        cand_units = _testable_units(benchmark, cand, cand_model, names, "candidate")
+        base_units = None if base is None else _testable_units(benchmark, base, base_model, names, "baseline")
         checks += _model_checks(cand_units, base_units, infos, checked, (cand_model, base_model))
     if not checks:
         raise DataError(
@@ -444,9 +427,7 @@ def gate(
         )
     refuse_superseded_rules({check.measure for check in checks}, checked)
     _check_visible(checks, checked)
-    found = _result(
-        checks, cand.path, None if base is None else base.path, checked, str(cand.metrics.get("source"))
-    )
+    found = _result(checks, cand.path, None if base is None else base.path, checked, cand.metrics["source"])
     return replace(found, seconds=time.perf_counter() - started)
 
 
@@ -463,22 +444,12 @@ def _result(
         )
     if failed:
         worst = min(failed, key=lambda c: (c.rule != "paired", c.comparison.p_adjusted))
-        more = (
-            f" (and {len(failed) - 1} more failing check{'s' if len(failed) > 2 else ''})"
-            if len(failed) > 1
-            else ""
-        )
-        reason = worst.detail + more
+        more = len(failed) - 1
+        reason = worst.detail + (f" (and {more} more failing check{'s' if more > 1 else ''})" if more else "")
     else:
         models = len({c.model for c in checks})
-        kinds = " or ".join(
-            sorted(
-                {
-                    "more biased than the baseline" if c.rule == "paired" else "beyond an absolute limit"
-                    for c in checks
-                }
-            )
-        )
+        words = {"paired": "more biased than the baseline", "max_abs": "beyond an absolute limit"}
+        kinds = " or ".join(sorted({words[c.rule] for c in checks}))
         tested = len(checks) - untested
         reason = (
             f"{tested} check{'s' if tested != 1 else ''} of {models} model{'s' if models > 1 else ''}: "

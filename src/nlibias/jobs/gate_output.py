@@ -1,18 +1,10 @@
 """A gate's decision as text, Markdown (a CI job summary) and JUnit XML (what CI systems render).
 
-The text and the Markdown start with ``PASS`` or ``FAIL`` and the reason, then one row per check,
-its verdict first: model, measure, rule, slice, baseline [CI], candidate [CI], Δ = cand − base
-[CI], d [CI] (the change in bias the test reads: its sign says worse or better, where Δ may not),
-the two p-values of the intersection-union test (p_Δ / p_Σ), the Holm-adjusted p, and the smallest
-change the check detects with 80 % power. The Markdown lists failures first and folds the passing
-checks into one line with their count (a pull-request comment shows what failed).
-
-The JUnit file is valid under both schemas CI systems check it with (Jenkins xUnit's
-``junit-10.xsd`` and the Apache Ant JUnit schema; test fixtures under ``tests/fixtures/junit``):
-``testsuites`` (no attribute: the Ant schema allows none) > a ``testsuite`` per candidate model (its ``properties`` hold each check's
-detectable change and p-values, its ``system-out`` every check's numbers) > a ``testcase`` per
-rule and slice, with a ``failure`` or ``skipped`` element, and ``time`` everywhere. A gate that
-decided nothing (exit 2) still writes both files, with one ``error`` testcase saying why.
+The text and the Markdown give ``PASS`` or ``FAIL`` and the reason, then one row per check,
+its verdict first (:data:`HEADERS`); the Markdown lists failures first and folds the passing
+checks into one line. The JUnit file is valid under Jenkins xUnit's ``junit-10.xsd`` and the Ant
+JUnit schema (fixtures under ``tests/fixtures/junit``). A gate that decided nothing (exit 2) still
+writes both files, saying why.
 
 >>> from nlibias.jobs.gate_rules import GateRules
 >>> from nlibias.jobs.gate import GateResult
@@ -29,8 +21,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from nlibias.io.atomic import atomic_write_text
+from nlibias.io.overwrites import Files, refuse_overwrites, run_files
 from nlibias.jobs.gate import GateCheck, GateResult
 from nlibias.metrics.verdicts import format_value
+from nlibias.textio.tables import render_table
 
 HEADERS = (
     "Verdict",
@@ -98,8 +93,6 @@ def _test_note(result: GateResult) -> str:
 
 def gate_text(result: GateResult) -> str:
     """``PASS``/``FAIL`` with the reason, then the table of checks."""
-    from nlibias.textio.tables import render_table
-
     lines = [_headline(result), f"candidate {result.candidate}; baseline {result.baseline or '(none)'}"]
     if result.checks:
         lines += ["", render_table(HEADERS, [_cells(c) for c in result.checks])]
@@ -217,8 +210,6 @@ def refuse_gate_overwrites(
 ) -> None:
     """Refuse, before the gate computes anything, a JUnit or Markdown file that is a file of either
     run, the rules file (``rules`` when it is a path), the samples file, or the other output."""
-    from nlibias.io.overwrites import Files, refuse_overwrites, run_files
-
     inputs: dict[str, Files] = {
         "candidate": run_files(candidate),
         "baseline": None if baseline is None else run_files(baseline),
@@ -241,8 +232,6 @@ def gate_error_junit(reason: str, error_type: str) -> ET.Element:
 
 
 def _write(junit: str | Path | None, markdown: str | Path | None, xml: ET.Element, md: str) -> list[Path]:
-    from nlibias.io.atomic import atomic_write_text
-
     written: list[Path] = []
     if junit is not None:
         text = ET.tostring(xml, encoding="unicode")

@@ -19,16 +19,11 @@ A rules file is YAML, every key checked (unknown ones refused with the line):
       tp_tie_split_score:
         worse: towards_stereotype
 
-``worse`` says which change counts against the candidate: ``away_from_neutral`` (the default,
-``|m_cand - ν| > |m_base - ν| + margin``, tested as the intersection of "moved outward" and "lies
-beyond the baseline's mirror image") or, for a signed measure, ``towards_stereotype`` (``m_cand -
-m_base > margin``: one direction only, so it has more power near "no bias", where the default is
-bounded by the spread of ``m_cand + m_base``; :mod:`nlibias.metrics.paired`). Set at the top, it
-applies to the signed measures and leaves S and ΔP (magnitudes) away from their ideal.
-
-Numbers are held to what can decide: margins and limits finite and 0 or more, a confidence in
-(0, 1), a seed of 0 or more, integers for ``bootstrap`` and ``seed`` (a YAML ``true`` is no
-number); slicings named twice are tested once.
+``worse``: ``away_from_neutral`` (``|m_cand - ν| > |m_base - ν| + margin``) or, for a signed
+measure, ``towards_stereotype`` (``m_cand - m_base > margin``: more power near "no bias", one
+direction only); set at the top, it leaves S and ΔP (magnitudes) away from their ideal. Numbers
+are declared to what can decide (finite margins and limits, a confidence in (0, 1), integers that
+are no YAML ``true``); slicings named twice are tested once.
 
 >>> rules = parse_rules("margin: 0.5\\nmeasures:\\n  bbnli_bias_score: {max_abs: 5}\\n", "gate.yaml")
 >>> rules.margin_of("bbnli_bias_score"), rules.max_abs_of("bbnli_bias_score"), rules.max_abs_of("M1")
@@ -47,7 +42,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from nlibias.errors import ConfigError, SourceError, did_you_mean
-from nlibias.metrics.bootstrap import deciding_resamples, smallest_p
+from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
 from nlibias.schema.declared import OpenUnit, PositiveInt, Seed, source_error
 from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
@@ -64,27 +59,10 @@ Resamples = Annotated[PositiveInt, Field(strict=True)]
 Confidence = Annotated[OpenUnit, Field(strict=True)]
 
 
-def _headline_names() -> list[str]:
-    from nlibias.metrics.meta import ALL_MEASURES
-
-    return [name for name, info in ALL_MEASURES.items() if info.headline]
-
-
-def _is_signed(name: str) -> bool:
-    from nlibias.metrics.meta import ALL_MEASURES
-
-    return ALL_MEASURES[name].signed
-
-
-def _singular(slicing: str) -> str:
-    """``domains``/``subtopics`` as the groupings are named (``domain``, ``subtopic``)."""
-    return {"domains": "domain", "subtopics": "subtopic"}.get(slicing, slicing)
-
-
 def _distinct_slices(slices: list[str]) -> list[str]:
-    """The slicings named, each once (``domains`` read as ``domain``): a slicing named twice
-    would count twice in Holm's family."""
-    return list(dict.fromkeys(_singular(s) for s in slices))
+    """Each slicing once (``domains`` read as ``domain``): twice, it would count twice in Holm's family."""
+    singular = {"domains": "domain", "subtopics": "subtopic"}
+    return list(dict.fromkeys(singular.get(s, s) for s in slices))
 
 
 class MeasureRule(BaseModel):
@@ -164,14 +142,13 @@ class GateRules(BaseModel):
 
 
 def measure_rule_problem(rules: GateRules) -> tuple[list[str], str] | None:
-    """The first per-measure rule the gate cannot apply, as (where, reason): a measure that is no
-    headline measure, or ``towards_stereotype`` on a magnitude. Rules from a file and rules built
-    in Python are held to it alike (:func:`parse_rules`, :func:`nlibias.jobs.gate.gate`).
+    """The first per-measure rule the gate cannot apply, as (where, reason): no headline measure,
+    or ``towards_stereotype`` on a magnitude (rules from a file and from Python alike).
 
     >>> measure_rule_problem(GateRules(measures={"S": MeasureRule(worse="towards_stereotype")}))
     (['measures', 'S', 'worse'], 'S is a magnitude (no stereotype side): only away_from_neutral applies to it')
     """
-    known = _headline_names()
+    known = [name for name, info in ALL_MEASURES.items() if info.headline]
     for name, rule in rules.measures.items():
         if name not in known:
             hint = f"; {hint}" if (hint := did_you_mean(name, known)) else ""
@@ -179,7 +156,7 @@ def measure_rule_problem(rules: GateRules) -> tuple[list[str], str] | None:
                 "measures",
                 name,
             ], f"{name!r} is not a headline measure{hint} (the gate tests {', '.join(known)})"
-        if rule.worse == TOWARDS_STEREOTYPE and not _is_signed(name):
+        if rule.worse == TOWARDS_STEREOTYPE and not ALL_MEASURES[name].signed:
             reason = f"{name} is a magnitude (no stereotype side): only {AWAY_FROM_NEUTRAL} applies to it"
             return ["measures", name, "worse"], reason
     return None
@@ -188,8 +165,7 @@ def measure_rule_problem(rules: GateRules) -> tuple[list[str], str] | None:
 def parse_rules(text: str, path: str | Path) -> GateRules:
     """The rules in ``text`` (read from ``path``, named in errors with the line)."""
     raw = load_yaml(text, path)
-    if raw is None:
-        raw = {}
+    raw = {} if raw is None else raw
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a mapping of rules at the top level", line=1)
     try:
@@ -219,26 +195,9 @@ def load_rules(path: str | Path) -> GateRules:
     return parse_rules(text, path)
 
 
-def refuse_undecidable(rules: GateRules, family: int, measure: str) -> None:
-    """Refuse a test that cannot decide: with B resamples the smallest p is 1 / (B + 1), and
-    Holm's smallest threshold over ``family`` slices is (1 - confidence) / family."""
-    needed = deciding_resamples(1.0 - rules.confidence, max(family, 1))
-    if rules.bootstrap < needed:
-        raise ConfigError(
-            f"{{rules}} bootstrap {rules.bootstrap}: the smallest p of {rules.bootstrap} resamples is "
-            f"1/{rules.bootstrap + 1} = {smallest_p(rules.bootstrap):.3g}, and Holm over {family} slice(s) of "
-            f"{measure} needs below {(1.0 - rules.confidence) / max(family, 1):.3g}: no check could ever fail; "
-            f"use bootstrap {needed} or more",
-            parameter="rules",
-        )
-
-
 def refuse_superseded_rules(tested: set[str], rules: GateRules) -> None:
-    """Refuse a rule on a measure the gate reads another in place of (the TP score, superseded by
-    its tie-split score; ``tested``: the measures the gate tests): the rule would apply to nothing,
-    and the gate would pass without it."""
-    from nlibias.metrics.meta import ALL_MEASURES
-
+    """Refuse a rule on a measure the gate tests another in place of (the TP score, superseded by
+    its tie-split score): it would apply to nothing."""
     for name in rules.measures:
         if name in tested:
             continue

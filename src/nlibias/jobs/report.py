@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from nlibias.catalog.registry import with_benchmarks
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.atomic import atomic_write_text
 from nlibias.io.overwrites import file_identity, refuse_overwrites, run_files
@@ -127,7 +128,7 @@ def make_report(
     _refuse_overwrites(runs, out, debias=bool(debias or pairs))
     if debias or pairs:
         return _debias_report(runs, pairs, min_effect, out)
-    loaded = load_runs(list(runs))
+    loaded = with_benchmarks(load_runs(list(runs)))
     if fmt is not None:
         return _tables_report(loaded, fmt, compare, out)
     return _html_report(loaded, out, compare, plots)

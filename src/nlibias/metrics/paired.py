@@ -1,28 +1,13 @@
 """Paired comparison of two runs over the same samples: one bootstrap, both runs on the same draws.
 
-Two models that answered the same items are compared item by item, not by whether their two
-intervals overlap. Each run's data is cut into the audit's resampling units (:class:`RunUnits`:
-BBNLI's counterfactual pairs, unpaired bias samples and test samples, each with a row of counts;
-one row of values per unit for the measures that are means over units), and one set of draws of
-the shared units gives, in every resample, each measure for the baseline and for the candidate.
-The draws, the strata and the percentile intervals are those of the audit's own engine
-(:func:`nlibias.metrics.bootstrap.bootstrap_intervals`, handed the two runs' blocks side by
-side), and the measures come from each scorer's own function of the resampled totals
-(:func:`nlibias.metrics.bbnli.measures_from_totals`; the mean in percent of the per-unit values).
-
-For a headline measure with neutral value ν and margin M (``docs/design.md``, "Gate") the
-candidate is more biased when ``|m_c - ν| > |m_b - ν| + M``. With ``s`` the side of ν the
-candidate's point estimate lies on, that is the conjunction of ``Δ = s(m_c - m_b) > M`` (it moved
-outward) and ``Σ = s(m_c + m_b - 2ν) > M`` (it lies beyond the baseline's mirror image): each is
-tested on the same resamples, ``p_Δ = (1 + #{Δ*_k <= M}) / (B + 1)`` and ``p_Σ`` likewise, and
-``p = max(p_Δ, p_Σ)`` (an intersection-union test, level α with no further correction;
-:func:`gate_statistics`). A magnitude (S, ΔP) reads Δ only, in its worse direction; a signed
-measure held to :data:`TOWARDS_STEREOTYPE` reads Δ = ``m_c - m_b`` only. The comparison reports
-``Δ = m_cand - m_base`` and ``d = |m_c - ν| - |m_b - ν| = min(Δ, Σ)`` with their percentile
-intervals, the p-values, and the smallest ``d`` the test detects with 80 % power
-(:func:`detectable_change`). A resample where a statistic is undefined counts as not worse;
-values within :data:`SAME_VALUE_TOLERANCE` of 0 are 0 (float noise of a measure that did not
-change); :func:`holm` adjusts the p-values of the slices tested for one model and measure.
+Each run is cut into its benchmark's resampling units (:class:`~nlibias.schema.run_units.RunUnits`);
+one set of draws of the shared units, by the audit's own engine
+(:func:`~nlibias.metrics.bootstrap.bootstrap_intervals`), gives every measure of both runs in each
+resample. The test is ``docs/design.md``'s "Gate": with ``s`` the side of ν the candidate lies on,
+more biased by more than the margin M is ``Δ = s(m_c - m_b) > M`` and ``Σ = s(m_c + m_b - 2ν) > M``,
+each with ``p = (1 + #{resamples not above M}) / (B + 1)`` and ``p = max(p_Δ, p_Σ)`` (an
+intersection-union test); a magnitude, or a signed measure held to :data:`TOWARDS_STEREOTYPE`,
+reads Δ only. :func:`holm` adjusts the p-values of the slices tested for one model and measure.
 
 >>> infos = [MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)]
 >>> base = mean_units(np.array([[0.0], [0.0], [1.0], [0.0]]), ["gap"])  # 25 %
@@ -35,78 +20,50 @@ change); :func:`holm` adjusts the p-values of the slices tested for one model an
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 import numpy as np
 
+from nlibias.errors import ConfigError
 from nlibias.metrics.bbnli import UNANSWERED, EncodedSamples, measures_from_totals, slice_units
-from nlibias.metrics.bootstrap import Statistic, bootstrap_intervals, detectable_change, percentile_interval
+from nlibias.metrics.bootstrap import (
+    bootstrap_intervals,
+    deciding_resamples,
+    detectable_change,
+    percentile_interval,
+    smallest_p,
+)
 from nlibias.metrics.metric_frame import group_positions, slice_rng
 from nlibias.metrics.pairing import NO_STEREOTYPE, pair_positions
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
 from nlibias.schema.measure_info import MeasureInfo
+from nlibias.schema.run_units import RunUnits
 
 Worse = Literal["away_from_neutral", "towards_stereotype"]
-"""Which change of a measure counts against a candidate (:func:`bias_change`)."""
+"""Which change counts against a candidate: farther from "no bias" (every measure), or higher on
+a signed measure's stereotype side."""
 AWAY_FROM_NEUTRAL: Worse = "away_from_neutral"
-"""Worse = farther from "no bias" (docs/design.md, "Gate"; every measure)."""
 TOWARDS_STEREOTYPE: Worse = "towards_stereotype"
-"""Worse = higher on a signed measure's stereotype side (``d = m_cand - m_base``)."""
 WORSE_DIRECTIONS: tuple[Worse, ...] = get_args(Worse)
 
 OVERALL = "overall"
-"""The slice of every unit (:func:`compare_units`' ``slices`` names groupings besides it)."""
 SAME_VALUE_TOLERANCE = 1e-9
-"""Percent points within which a change is none: the scorers' formulas give a measure that did not
-change to about 1e-14 (BBNLI's aggregate, ``(2 pro / (pro + anti) - 1)(1 - accuracy)``), and such
-noise must neither count a resample as worse than the margin nor print as ``-0.00``."""
+"""Points within which a change is none: a measure that did not change comes out of the scorers'
+formulas to about 1e-14, which must neither count as worse than the margin nor print as -0.00."""
 
 
 def _snapped(values: Any) -> np.ndarray:
-    """``values`` (an array or a number) with every one within :data:`SAME_VALUE_TOLERANCE` of 0 set to 0."""
     return np.where(np.abs(values) <= SAME_VALUE_TOLERANCE, 0.0, values)
-
-
-@dataclass(frozen=True, eq=False)
-class RunUnits:
-    """One run's resampling units: ``(units x columns)`` blocks, the statistic that turns their
-    resampled totals into measures, each unit's stratum (units of one stratum are drawn among
-    themselves; the codes never decrease) and each grouping's label per unit.
-
-    Two runs compared must have the same units in the same order (the same samples cut the same
-    way): :func:`compare_units` checks the shapes, strata and groupings.
-    """
-
-    blocks: tuple[np.ndarray, ...]
-    statistic: Statistic
-    stratum: np.ndarray
-    groups: Mapping[str, Sequence[Any]] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.stratum)
-
-    def readable(self) -> int:
-        """How many units hold an answer that was read (a unit of unanswered or unreadable
-        samples has a row of zeros in every block)."""
-        return int(np.count_nonzero(np.any(np.hstack(self.blocks) != 0, axis=1)))
-
-    def take(self, index: np.ndarray | None) -> tuple[list[np.ndarray], tuple[int, ...]]:
-        """The blocks of the units at ``index`` (ascending; None: all) and their strata sizes."""
-        blocks = list(self.blocks) if index is None else [block[index] for block in self.blocks]
-        codes = self.stratum if index is None else self.stratum[index]
-        _, sizes = np.unique(codes, return_counts=True)
-        return blocks, tuple(int(s) for s in sizes)
 
 
 def mean_units(
     values: np.ndarray, names: Sequence[str], *, groups: Mapping[str, Sequence[Any]] | None = None
 ) -> RunUnits:
     """Units whose measures are the mean, in percent, of one value per unit (NaN: undefined there,
-    left out of that measure), as :func:`nlibias.metrics.metric_frame.units_frame` reports them.
+    left out of that measure).
 
-    >>> units = mean_units(np.array([[1.0], [np.nan], [0.0]]), ["x"])
-    >>> float(units.statistic(*(b.sum(axis=0, keepdims=True) for b in units.blocks))["x"][0])
+    >>> float(mean_units(np.array([[1.0], [np.nan], [0.0]]), ["x"]).point()["x"][0])
     50.0
     """
     values = np.asarray(values, dtype=float).reshape(-1, len(names))
@@ -125,13 +82,11 @@ def mean_units(
 
 
 def bbnli_units(encoded: EncodedSamples, *, groups: Mapping[str, Sequence[Any]] | None = None) -> RunUnits:
-    """A BBNLI run's units over its samples' pairs: each pair of a pro sample and its anti twin is
-    one unit, each bias sample without a twin one, each test sample one (bias units first, then
-    test units: the two strata), whatever the model answered, so two runs over the same samples
-    share them. A unit's row is the scorer's own count row (:func:`~nlibias.metrics.bbnli.slice_units`):
-    a pair with an unanswered sample holds its answered sample's counts as an unpaired one, so the
-    totals over all units are the audit's. ``groups``: grouping → one label per *sample* (a unit
-    takes its first sample's label; a pair's two samples share their domain and subtopic).
+    """A BBNLI run's units: each pro/anti pair, unpaired bias sample and test sample (bias units
+    first, then test units: the two strata), whatever the model answered, so two runs over the same
+    samples share them. A unit's row is the scorer's own count row
+    (:func:`~nlibias.metrics.bbnli.slice_units`), so the totals over all units are the audit's.
+    ``groups``: grouping → one label per *sample* (a unit takes its first sample's).
 
     >>> from nlibias.metrics.bbnli import encode_samples
     >>> enc = encode_samples(["entailment", None, "neutral"], gold=["neutral"] * 3,
@@ -168,8 +123,8 @@ def bbnli_units(encoded: EncodedSamples, *, groups: Mapping[str, Sequence[Any]] 
 
 @dataclass(frozen=True)
 class Comparison:
-    """One measure of one slice, baseline against candidate (values in the measure's unit;
-    intervals ``(lo, hi)`` or None where no resample defines them)."""
+    """One measure of one slice, baseline against candidate (intervals None where no resample
+    defines them)."""
 
     measure: str
     slicing: str
@@ -184,33 +139,26 @@ class Comparison:
     """``candidate - baseline``."""
     delta_ci: tuple[float, float] | None
     change: float | None
-    """``d``: how much farther the candidate lies from "no bias" than the baseline
-    (``min(Δ, Σ)`` of :func:`gate_statistics`; ``towards_stereotype``: ``candidate - baseline``)."""
+    """``d``: how much farther from "no bias" the candidate lies than the baseline (``min(Δ, Σ)``;
+    ``towards_stereotype``: ``candidate - baseline``)."""
     change_ci: tuple[float, float] | None
     p: float
-    """The test's p-value of "more biased by more than ``margin``": ``max(p_delta, p_sum)``."""
+    """``max(p_delta, p_sum)``."""
     margin: float
     worse: Worse = AWAY_FROM_NEUTRAL
-    """Which change ``change`` measures: :data:`AWAY_FROM_NEUTRAL` or :data:`TOWARDS_STEREOTYPE`."""
     p_adjusted: float = 1.0
     """``p`` after Holm's correction over the slices of this model and measure."""
     tested: bool = True
-    """False for a slice of fewer than :data:`~nlibias.metrics.verdicts.MIN_VERDICT_UNITS` units
-    the measure is drawn from (BBNLI's bias units; every unit of the others): not tested (its
-    ``p`` is shown, ``p_adjusted`` is 1) and left out of Holm's family. With one pair every
-    resample is that pair, so any change gave p = 1 / (B + 1)."""
+    """False for a slice of fewer than MIN_VERDICT_UNITS units (bias units for BBNLI): one pair's
+    every resample is that pair. Its ``p_adjusted`` is 1, and it is out of Holm's family."""
     p_delta: float = 1.0
-    """p of "it moved outward by more than the margin" (Δ)."""
     p_sum: float | None = None
-    """p of "it lies beyond the baseline's mirror image by more than the margin" (Σ); None where
-    the test reads Δ only (a magnitude, or ``towards_stereotype``)."""
+    """None where the test reads Δ only (a magnitude, or ``towards_stereotype``)."""
     detectable: float | None = None
-    """The smallest ``d`` this test detects with 80 % power at the Holm threshold of its family
-    (:func:`detectable_change`); None where no resample defines the spread."""
+    """The smallest ``d`` this test detects with 80 % power at its family's Holm threshold."""
 
     @property
     def slice_name(self) -> str:
-        """``overall`` or ``grouping=name``."""
         return OVERALL if self.slicing == OVERALL else f"{self.slicing}={self.slice}"
 
 
@@ -231,8 +179,7 @@ def holm(pvalues: Sequence[float]) -> list[float]:
 
 
 def _point(units: RunUnits, index: np.ndarray | None, name: str) -> float | None:
-    blocks, _ = units.take(index)
-    value = float(units.statistic(*(b.sum(axis=0, keepdims=True) for b in blocks))[name][0])
+    value = float(units.point(index)[name][0])
     return None if np.isnan(value) else value
 
 
@@ -245,9 +192,8 @@ def paired_resamples(
     resamples: int,
     rng: np.random.Generator,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Each measure of ``names`` in ``resamples`` resamples of the units at ``index`` (None: all),
-    for the baseline and the candidate on the same draws: ``(baseline, candidate)``, each
-    ``{name: (resamples,) array}`` (NaN: undefined in that resample)."""
+    """Each measure of ``names`` in resamples of the units at ``index`` (None: all), for the
+    baseline and the candidate on the same draws (NaN: undefined in that resample)."""
     base_blocks, strata = base.take(index)
     cand_blocks, cand_strata = cand.take(index)
     if strata != cand_strata or [b.shape[0] for b in base_blocks] != [b.shape[0] for b in cand_blocks]:
@@ -288,9 +234,8 @@ def bias_change(info: MeasureInfo, base: np.ndarray, cand: np.ndarray, worse: Wo
 
 
 def worse_side(info: MeasureInfo, candidate: float | None, worse: Worse) -> float:
-    """``s``: the direction (+1 or -1) in which a move counts against the candidate. A signed
-    measure away from neutral: the side of "no bias" the candidate's point estimate lies on (+1
-    on it); ``towards_stereotype``: +1; a magnitude: away from its ideal end of the range.
+    """``s``: the direction (+1 or -1) a move counts against the candidate in: the side of "no
+    bias" the candidate lies on (+1 on it); ``towards_stereotype``: +1; a magnitude: away from its ideal.
 
     >>> gap = MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)
     >>> s = MeasureInfo("S", "d", "higher", (0.0, 100.0), "c", headline=True, neutral=100.0)
@@ -308,10 +253,8 @@ def worse_side(info: MeasureInfo, candidate: float | None, worse: Worse) -> floa
 def gate_statistics(
     info: MeasureInfo, base: np.ndarray, cand: np.ndarray, worse: Worse, side: float
 ) -> dict[str, np.ndarray]:
-    """The statistics the gate tests, per resample (``docs/design.md``, "Gate"): ``delta``
-    ``Δ = s(m_c - m_b)`` and, for a signed measure away from neutral, ``sum`` ``Σ = s(m_c + m_b
-    - 2ν)``. "More biased" is the conjunction Δ > M and Σ > M, so the test is intersection-union:
-    each is tested on its own and p is the larger p.
+    """Per resample, ``delta`` Δ = s(m_c - m_b) and, for a signed measure away from neutral,
+    ``sum`` Σ = s(m_c + m_b - 2ν): "more biased" is Δ > M and Σ > M.
 
     >>> gap = MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)
     >>> found = gate_statistics(gap, np.array([-1.5, 2.0]), np.array([1.5, 3.0]), AWAY_FROM_NEUTRAL, 1.0)
@@ -325,9 +268,48 @@ def gate_statistics(
     return found
 
 
+def baseline_bias(value: float | None, neutral: float, draws: np.ndarray) -> float:
+    """The baseline's distance from "no bias" that Σ starts from in the detectable change, less
+    its resampling noise: ``sqrt(max(0, (m_b - ν)² - var(m*_b)))``. The plain ``|m_b - ν|``
+    overstates it near no bias, and the change stated as detectable was then detected with about
+    55 % power, not 80 % (``bench/gate_power.py --detectable``).
+
+    >>> baseline_bias(5.0, 0.0, np.array([2.0, 4.0, 6.0, 8.0]))  # sqrt(25 - 5) = 4.47
+    4.47213595499958
+    >>> baseline_bias(1.0, 0.0, np.array([2.0, 4.0, 6.0, 8.0])), baseline_bias(None, 0.0, np.array([]))
+    (0.0, 0.0)
+    """
+    defined = draws[np.isfinite(draws)]
+    if value is None:
+        return 0.0
+    noise = float(np.var(defined)) if defined.size else 0.0
+    return float(np.sqrt(max(0.0, (value - neutral) ** 2 - noise)))
+
+
+def refuse_undecidable(
+    resamples: int, confidence: float, tests: int, measure: str, *, parameter: str
+) -> None:
+    """Refuse a bootstrap test that cannot decide (its smallest p, 1 / (B + 1), is not below
+    Holm's smallest threshold over ``tests`` tests), naming the fewest resamples that could: every
+    bootstrap decision (the gate, ``report --compare``, ``debias compare``) asks this first.
+
+    >>> refuse_undecidable(10, 0.95, 1, "S", parameter="bootstrap")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: bootstrap 10: the smallest p of 10 resamples is 1/11 = 0.0909, and Holm over 1 test(s) of S needs below 0.05: no test could ever decide; use bootstrap 20 or more
+    """
+    tests = max(tests, 1)
+    needed = deciding_resamples(1.0 - confidence, tests)
+    if resamples < needed:
+        raise ConfigError(
+            f"bootstrap {resamples}: the smallest p of {resamples} resamples is 1/{resamples + 1} = "
+            f"{smallest_p(resamples):.3g}, and Holm over {tests} test(s) of {measure} needs below "
+            f"{(1.0 - confidence) / tests:.3g}: no test could ever decide; use bootstrap {needed} or more",
+            parameter=parameter,
+        )
+
+
 def bootstrap_p(statistic: np.ndarray, margin: float) -> float:
-    """``(1 + #{resamples not above margin}) / (B + 1)``: a resample where the statistic is
-    undefined (NaN) counts as not above; no resample gives 1.
+    """``(1 + #{resamples not above margin}) / (B + 1)``; an undefined resample is not above.
 
     >>> bootstrap_p(np.array([2.0, 0.5, np.nan, 3.0]), 1.0)  # (1 + 2) / 5
     0.6
@@ -351,10 +333,8 @@ def compare_slice(
     worse: Mapping[str, Worse] | None = None,
     family: int = 1,
 ) -> list[Comparison]:
-    """The :class:`Comparison` of each measure of ``infos`` on one slice (unadjusted p-values);
-    ``worse`` names a measure's direction (:data:`WORSE_DIRECTIONS`; unnamed: away from neutral);
-    ``family``: how many slices Holm's correction adjusts over (the detectable change reads
-    its strictest threshold, ``(1 - confidence) / family``)."""
+    """Each measure of ``infos`` on one slice (unadjusted p-values); ``worse``: a measure's
+    direction (default away from neutral); ``family``: the slices Holm adjusts over."""
     drawn_base, drawn_cand = paired_resamples(
         base, cand, [i.name for i in infos], index=index, resamples=resamples, rng=rng
     )
@@ -365,17 +345,10 @@ def compare_slice(
         direction = (worse or {}).get(info.name, AWAY_FROM_NEUTRAL)
         base_value, cand_value = _point(base, index, info.name), _point(cand, index, info.name)
         both_defined = base_value is not None and cand_value is not None
-        point_change = (
-            float(_snapped(bias_change(info, np.array([base_value]), np.array([cand_value]), direction)[0]))
-            if both_defined
-            else None
-        )
+        points = np.array([base_value, cand_value], dtype=float)
         drawn = gate_statistics(info, b, c, direction, worse_side(info, cand_value, direction))
         p_values = {key: bootstrap_p(values, margin) for key, values in drawn.items()}
-        spreads = {
-            key: float(np.nanstd(values)) if np.any(np.isfinite(values)) else np.nan
-            for key, values in drawn.items()
-        }
+        spreads = {key: float(np.nanstd(v)) if np.isfinite(v).any() else np.nan for key, v in drawn.items()}
         neutral = info.neutral if info.neutral is not None else 0.0
         found.append(
             Comparison(
@@ -387,9 +360,11 @@ def compare_slice(
                 baseline_ci=percentile_interval(b, confidence),
                 candidate=cand_value,
                 candidate_ci=percentile_interval(c, confidence),
-                delta=float(_snapped(cand_value - base_value)) if both_defined else None,  # type: ignore[operator]
+                delta=float(_snapped(points[1] - points[0])) if both_defined else None,
                 delta_ci=percentile_interval(_snapped(c - b), confidence),
-                change=point_change,
+                change=float(_snapped(bias_change(info, points[:1], points[1:], direction))[0])
+                if both_defined
+                else None,
                 change_ci=percentile_interval(_snapped(bias_change(info, b, c, direction)), confidence),
                 p=max(p_values.values()),
                 margin=margin,
@@ -400,7 +375,7 @@ def compare_slice(
                 p_sum=p_values.get("sum"),
                 detectable=detectable_change(
                     spreads, margin, (1.0 - confidence) / max(family, 1),
-                    baseline_bias=abs(base_value - neutral) if base_value is not None else 0.0,
+                    baseline_bias=baseline_bias(base_value, neutral, b),
                 ) if resamples > 0 else None,
             )
         )  # fmt: skip
@@ -408,9 +383,8 @@ def compare_slice(
 
 
 def slice_tested(units: RunUnits, index: np.ndarray | None) -> bool:
-    """Whether a slice holds :data:`~nlibias.metrics.verdicts.MIN_VERDICT_UNITS` units of the
-    first stratum (BBNLI's bias units; every unit of the others), the units headline measures
-    are drawn from."""
+    """Whether a slice holds MIN_VERDICT_UNITS units of the first stratum (the units headline
+    measures are drawn from: BBNLI's bias units, every unit of the others)."""
     codes = units.stratum if index is None else units.stratum[index]
     return bool(np.count_nonzero(codes == 0) >= MIN_VERDICT_UNITS)
 
@@ -426,8 +400,7 @@ def slice_positions(units: RunUnits, slicing: str) -> dict[str, np.ndarray]:
 
 
 def planned_slices(units: RunUnits, slices: Sequence[str]) -> list[tuple[str, str, np.ndarray | None]]:
-    """``(slicing, slice name, unit positions)`` of every slice of ``slices`` (each slicing once;
-    ``overall``: positions None, every unit)."""
+    """``(slicing, slice name, unit positions)`` of every slice (each slicing once; ``overall``: None)."""
     return [
         (slicing, name, None if slicing == OVERALL else index)
         for slicing in dict.fromkeys(slices)
@@ -452,10 +425,9 @@ def compare_units(
     margins: Mapping[str, float] | None = None,
     worse: Mapping[str, Worse] | None = None,
 ) -> list[Comparison]:
-    """Every measure of ``infos`` on every slice of ``slices`` (``overall`` and grouping names; a
-    grouping the units lack gives none), p-values Holm-adjusted over the slices of each measure.
-    Each slice's draws are seeded from ``(seed, slice name)`` as the audit's are; a slicing named
-    twice is tested once (it would count twice in Holm's family)."""
+    """Every measure of ``infos`` on every slice of ``slices`` (a grouping the units lack gives
+    none), Holm-adjusted over each measure's slices; each slice's draws seeded from ``(seed,
+    slice name)`` as the audit's are."""
     planned = planned_slices(base, slices)
     family = holm_family_size(base, slices)
     found: list[Comparison] = []

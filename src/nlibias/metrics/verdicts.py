@@ -1,18 +1,12 @@
 """The answer first: is a model biased, which way, and how sure — from its metrics, in one place.
 
-Each benchmark declares its headline measures (:attr:`MeasureInfo.headline`), the value of each
-that means "no bias" (:attr:`MeasureInfo.neutral`) and whether it is signed. A signed measure's
-verdict is **pro-stereotype bias** when its 95% interval lies entirely on the stereotype side of
-the neutral value, **anti-stereotype bias** when entirely on the other side, and **no evidence of
-bias** when the interval contains it (``docs/design.md``, "Verdicts").
-A magnitude measure (S, delta P) is shown with its interval and its ideal, with no
-verdict word. The most biased slices are those whose interval excludes the neutral value, ranked
-by their distance from it. A slice of fewer than :data:`MIN_VERDICT_UNITS` resampling units
-(pairs, rows) gets no verdict (``too few units``) and is never listed: a percentile bootstrap of
-one pair has an interval of zero width, and no test of fewer than six units can reach 5 % at all.
-
-Every output that answers the question (the CLI's first lines, ``tables.txt``, the report's
-first section, :meth:`nlibias.AuditResult.summary`) is built from :func:`model_verdicts`.
+Each benchmark declares its headline measures, the value of each that means "no bias" and
+whether it is signed (:class:`MeasureInfo`). A signed measure's verdict is **pro-stereotype
+bias** when its 95% interval lies entirely on the stereotype side of that value, **anti-stereotype
+bias** when entirely on the other side, **no evidence of bias** when it contains it
+(``docs/design.md``, "Verdicts"); a magnitude (S, ΔP) gets no verdict word. A slice of fewer than
+:data:`MIN_VERDICT_UNITS` resampling units gets none (``too few units``). Every output that
+answers the question (CLI, ``tables.txt``, the report, ``AuditResult.summary``) is built here.
 
 >>> metrics = {"overall": {"bbnli_bias_score": 3.73, "accuracy": 61.0, "n": 40,
 ...            "ci": {"bbnli_bias_score": [1.89, 5.71], "accuracy": [50.0, 70.0]}}}
@@ -26,19 +20,18 @@ first section, :meth:`nlibias.AuditResult.summary`) is built from :func:`model_v
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.schema.declared import is_int
 from nlibias.schema.measure_info import MeasureInfo
 
 Verdict = Literal[
     "pro-stereotype bias", "anti-stereotype bias", "no evidence of bias", "no interval", "too few units", ""
 ]
-"""A signed measure's verdict; ``no interval``: no bootstrap interval to decide with (bootstrap
-0, or no sample defines it); ``too few units``: fewer than :data:`MIN_VERDICT_UNITS` resampling
-units; ``""``: a magnitude measure, which gets none."""
+"""A signed measure's verdict (``""``: a magnitude's)."""
 
 PRO: Final = "pro-stereotype bias"
 ANTI: Final = "anti-stereotype bias"
@@ -46,11 +39,8 @@ NONE: Final = "no evidence of bias"
 MOST_BIASED_SLICES = 5
 """How many slices a verdict lists at most."""
 MIN_VERDICT_UNITS = 10
-"""The fewest resampling units (BBNLI's pairs and unpaired samples, WinoQueer-NLI's rows, the
-occupation and token-probability pairs) a slice needs for a verdict. With one pair every
-resample is that pair, so the 95% interval has zero width and excluded "no bias" whatever the
-pair said; an exact sign test needs six units to reach 5 % at all, and percentile intervals of
-fewer than about ten units are too narrow."""
+"""The fewest resampling units a slice needs for a verdict: one pair's every resample is that
+pair (an interval of zero width), and percentile intervals of fewer than about ten are too narrow."""
 
 
 def format_value(value: float | None, interval: Sequence[float] | None, *, digits: int = 2) -> str:
@@ -71,7 +61,7 @@ def verdict_of(
     info: MeasureInfo, value: float | None, interval: Sequence[float] | None, *, units: int | None = None
 ) -> Verdict:
     """The verdict of a signed headline measure's ``value`` with its 95% ``interval`` over
-    ``units`` resampling units (None: not known); ``""`` for a magnitude measure.
+    ``units`` resampling units (None: not known).
 
     >>> from nlibias.metrics.meta import ALL_MEASURES
     >>> tp = ALL_MEASURES["tp_bias_score"]
@@ -146,13 +136,11 @@ class ModelVerdict:
     biased_slices: tuple[SliceReading, ...]
     n: int | None
     biased_slice_count: int = 0
-    """How many slices' intervals exclude no bias in all, of which ``biased_slices`` holds the
-    farthest (so a page can say "and 16 more", not the count left after the cut)."""
+    """How many slices' intervals exclude no bias in all (``biased_slices``: the farthest)."""
 
     @property
     def verdict(self) -> str:
-        """The overall answer in words: the verdicts of the signed headline measures (joined when
-        they differ), or ``see the magnitudes`` when the benchmark has only magnitude measures."""
+        """The verdicts of the signed headline measures in words (joined when they differ)."""
         words = [r.verdict for r in self.headline if r.verdict]
         if not words:
             return "magnitudes only (see intervals)" if self.headline else "no headline measure"
@@ -174,7 +162,8 @@ def reading(info: MeasureInfo, slice_metrics: Mapping[str, Any]) -> MeasureReadi
     """The reading of measure ``info`` in one slice's metrics (``{"x": v, "ci": {"x": [lo, hi]}}``)."""
     value = slice_metrics.get(info.name)
     value = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    raw = (slice_metrics.get("ci") or {}).get(info.name)
+    intervals = slice_metrics.get("ci")  # absent or null: no bootstrap
+    raw = intervals.get(info.name) if isinstance(intervals, Mapping) else None
     interval = (float(raw[0]), float(raw[1])) if isinstance(raw, (list, tuple)) and len(raw) == 2 else None
     return MeasureReading(
         info, value, interval, verdict_of(info, value, interval, units=slice_units(slice_metrics))
@@ -182,9 +171,7 @@ def reading(info: MeasureInfo, slice_metrics: Mapping[str, Any]) -> MeasureReadi
 
 
 def slice_units(slice_metrics: Mapping[str, Any]) -> int | None:
-    """How many resampling units a slice's intervals were drawn from: WinoQueer-NLI's rows,
-    BBNLI's pairs plus unpaired samples, the occupation and token-probability pairs, BBQ's filled
-    templates (None when the slice says none).
+    """How many resampling units a slice's intervals were drawn from (None when it says none).
 
     >>> slice_units({"n": 24, "n_pairs": 10, "n_unpaired": 4}), slice_units({"n_rows": 3}), slice_units({})
     (14, 3, None)
@@ -201,30 +188,25 @@ def slice_units(slice_metrics: Mapping[str, Any]) -> int | None:
     return None
 
 
-def headline_infos(slice_metrics: Mapping[str, Any]) -> list[MeasureInfo]:
-    """The declared headline measures present in a slice's metrics, in declaration order, less
-    those another present one supersedes (a generative model's yes/no answers: the biased-answer
-    gap, not BBNLI's pro - anti of the same answers).
+def headline_infos(
+    slice_metrics: Mapping[str, Any], declared: Iterable[MeasureInfo] | None = None
+) -> list[MeasureInfo]:
+    """The headline measures of ``declared`` (None: every registered one) present in a slice's
+    metrics, in declaration order, less those another present one supersedes (a generative
+    model's yes/no answers: the biased-answer gap, not BBNLI's pro - anti of the same answers).
 
     >>> [i.name for i in headline_infos({"bbnli_bias_score": 1.0, "yes_rate_gap": 2.0})]
     ['yes_rate_gap']
     """
-    from nlibias.metrics.meta import ALL_MEASURES
-
-    present = [info for info in ALL_MEASURES.values() if info.headline and info.name in slice_metrics]
+    known = ALL_MEASURES.values() if declared is None else declared
+    present = [info for info in known if info.headline and info.name in slice_metrics]
     superseded = {name for info in present for name in info.supersedes}
     return [info for info in present if info.name not in superseded]
 
 
 def model_verdicts(model: str, metrics: Mapping[str, Any], *, top: int = MOST_BIASED_SLICES) -> ModelVerdict:
-    """The verdict of one model from its ``metrics.json`` entry (``{"overall": ..., "by_X": ...}``).
-
-    Slices whose headline interval excludes the neutral value are ranked by their distance from it
-    (at most ``top``; none when no interval excludes it).
-    """
-    from nlibias.metrics.meta import ALL_MEASURES
-
-    overall = metrics.get("overall") or {}
+    """The verdict of one model from its ``metrics.json`` entry, with its ``top`` most biased slices."""
+    overall = metrics["overall"]
     infos = headline_infos(overall)
     accuracy_info = ALL_MEASURES.get("accuracy")
     # null accuracy (no data) is read as n/a, as a null headline measure is; absent: no reading
@@ -243,9 +225,9 @@ def model_verdicts(model: str, metrics: Mapping[str, Any], *, top: int = MOST_BI
 
 
 def biased_slices(metrics: Mapping[str, Any], infos: Sequence[MeasureInfo]) -> list[SliceReading]:
-    """Every slice (of every ``by_*`` grouping) whose signed headline measure's interval excludes
-    the neutral value, the farthest first. Magnitude measures (S, delta P) are left out: their
-    neutral value is the end of their range, which nearly every slice's interval excludes."""
+    """Every slice whose signed headline measure's interval excludes the neutral value, the
+    farthest first (a magnitude's neutral value is the end of its range: nearly every slice's
+    interval excludes it)."""
     infos = [info for info in infos if info.signed]
     found: list[SliceReading] = []
     for key, groups in metrics.items():
@@ -281,7 +263,7 @@ def slice_size(slice_metrics: Mapping[str, Any]) -> int | None:
 
 def run_verdicts(metrics_json: Mapping[str, Any], *, top: int = MOST_BIASED_SLICES) -> list[ModelVerdict]:
     """The verdict of every model of a run's ``metrics.json``, in its order."""
-    models = metrics_json.get("models") or {}
+    models = metrics_json.get("models", {})  # an extension run's document holds none
     return [
         model_verdicts(key, entry, top=top) for key, entry in models.items() if isinstance(entry, Mapping)
     ]

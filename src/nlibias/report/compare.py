@@ -17,13 +17,14 @@ import numpy as np
 
 from nlibias.errors import NlibiasError
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
-from nlibias.metrics.paired import OVERALL, compare_units
-from nlibias.metrics.paired_units import model_outputs, run_units
+from nlibias.metrics.paired import OVERALL, compare_units, holm_family_size, refuse_undecidable
+from nlibias.metrics.paired_units import model_outputs
 from nlibias.metrics.verdicts import headline_infos
 from nlibias.report.metric_readers import interval, is_number, numeric_measures, slice_groups, slice_kinds
 from nlibias.schema.columns import SampleColumns
 
 if TYPE_CHECKING:
+    from nlibias.benchmarks.base import Measures
     from nlibias.report.load import Run
     from nlibias.schema.outputs import ModelOutputs
 
@@ -246,10 +247,14 @@ def paired_columns(
         mine, theirs = _run_outputs(run, cache), _run_outputs(ref_run, cache)
         if mine is None or theirs is None or model not in mine[1] or ref_model not in theirs[1]:
             continue
+        kind = theirs[1][ref_model].kind
+        if ref_run.benchmark is None or mine[1][model].kind != kind or kind not in ref_run.benchmark.measures:
+            continue
         order = aligned_positions(mine[0], theirs[0])  # the same samples in another order pair up too
         if order is None:
             continue
         values = _paired_values(
+            ref_run.benchmark.measures[kind],
             theirs[0],
             theirs[1][ref_model],
             mine[1][model].take(order),
@@ -262,24 +267,32 @@ def paired_columns(
 
 
 def _paired_values(
+    measures: Measures,
     columns: SampleColumns,
     base: ModelOutputs,
     cand: ModelOutputs,
     models: tuple[str, str],
     metrics: tuple[Mapping[str, Any], Mapping[str, Any]],
 ) -> dict[tuple[str, str], PairedValue]:
-    heads = [i.name for i in headline_infos(metrics[1]["overall"]) if i.name in metrics[0]["overall"]]
+    """Every measure the benchmark's units resample, paired; empty where they cannot be (a model
+    whose units are refused, or too many slices for the resamples to decide)."""
+    heads = [
+        i.name
+        for i in headline_infos(metrics[1]["overall"], measures.infos)
+        if i.name in metrics[0]["overall"]
+    ]
     if not heads:
         return {}
+    slices = (OVERALL, *[k for k in slice_kinds(metrics[1]) if k != "subtopic"][:1])
     try:
-        base_units = run_units(columns, base, model=models[0], measures=heads)
-        cand_units = run_units(columns, cand, model=models[1], measures=heads)
+        base_units = measures.resampling_units(columns, base, model=models[0], measures=heads)
+        cand_units = measures.resampling_units(columns, cand, model=models[1], measures=heads)
+        family = holm_family_size(base_units, slices)
+        refuse_undecidable(PAIRED_RESAMPLES, 0.95, family, ", ".join(heads), parameter="compare")
     except (NlibiasError, ValueError):
         return {}
-    totals = [block.sum(axis=0, keepdims=True) for block in base_units.blocks]
-    infos = [ALL_MEASURES[n] for n in base_units.statistic(*totals) if n in ALL_MEASURES]
-    kinds = [k for k in slice_kinds(metrics[1]) if k != "subtopic"][:1]
-    found = compare_units(base_units, cand_units, infos, slices=(OVERALL, *kinds), resamples=PAIRED_RESAMPLES)
+    infos = [ALL_MEASURES[n] for n in base_units.point() if n in ALL_MEASURES]
+    found = compare_units(base_units, cand_units, infos, slices=slices, resamples=PAIRED_RESAMPLES)
     return {
         ("all" if c.slicing == OVERALL else c.slice, c.measure): PairedValue(
             c.delta, c.delta_ci, ALL_MEASURES[c.measure].headline and c.p_adjusted < 0.05

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from nlibias.benchmarks.base import Benchmark
 from nlibias.errors import NlibiasError, SourceError
 from nlibias.io.predictions import read_predictions
 from nlibias.io.results import MetricsDocument, RunInfo
@@ -56,6 +57,8 @@ class Run:
     """Inputs of the run (its samples file) edited since the run was written, in words; the
     report then shows no sample texts (they would sit beside answers to other texts)."""
     record: RunDirectory | None = field(default=None, repr=False)
+    benchmark: Benchmark | None = None
+    """The benchmark of its samples, set by the job that loads it: its units pair the comparisons."""
     _samples: list[Sample] | None = field(default=None, repr=False)
     _predictions: list[Prediction] | None = field(default=None, repr=False)
 
