@@ -102,7 +102,8 @@ class RunSamples(BaseModel):
             (self.run or Path()) / METRICS_FILE,
             "run.samples",
             reason,
-            fix="pass the samples file the run audited (parameter samples)",
+            fix="pass the samples file the run audited ({parameter samples})",
+            names=("samples",),
         )
 
     def check(self, path: str | Path) -> Path:
@@ -113,7 +114,7 @@ class RunSamples(BaseModel):
             raise ConfigError(
                 f"the samples file {file} is not the one the run audited (SHA-256 {self.sha256[:12]} when "
                 f"audited, now {now[:12]}): it was edited after the run, or it is another folder's; pass "
-                "the samples the run audited",
+                "the samples the run audited ({parameter samples})",
                 parameter="samples",
             )
         return file
