@@ -169,7 +169,7 @@ def _gender_cells(part: Mapping[str, Any], number: Any) -> list[str]:
     cells = []
     for key in ("delta_p", "B"):
         for gender in ("male", "female"):
-            slice_ = (part.get("by_dominant_gender") or {}).get(gender) or {}
+            slice_ = part.get("by_dominant_gender", {}).get(gender, {})
             if number:
                 cells.append(number(slice_.get(key)))
             else:

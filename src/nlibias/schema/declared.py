@@ -254,7 +254,7 @@ def problems(
     found: list[Problem] = []
     for problem in error.errors(include_url=False):
         loc = [p for p in problem["loc"][drop:] if not (isinstance(p, str) and p.startswith("function-"))]
-        context = problem.get("ctx") or {}
+        context = problem.get("ctx", {})
         loc += getattr(context.get("error"), "at", ())
         field = context["field"] if "field" in context else ".".join(str(p) for p in loc) or whole
         line = yaml_line_of(text, loc) if text is not None else None
