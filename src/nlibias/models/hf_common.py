@@ -12,8 +12,11 @@ offline when ``HF_HUB_OFFLINE=1``) and by local path (never touching the network
 from __future__ import annotations
 
 import hashlib
+import os
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -83,8 +86,6 @@ def choose_device(device: str | None = None) -> str:
     >>> choose_device("cpu")
     'cpu'
     """
-    import os
-
     import torch
 
     if device is None or device == "auto":
@@ -250,6 +251,52 @@ def dtype_kwargs(dtype: torch.dtype) -> dict[str, Any]:
     return {"dtype": dtype} if (major, minor) >= (4, 56) else {"torch_dtype": dtype}
 
 
+def in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (which shows bars though stderr is no terminal): its
+    IPython shell is the kernel's, not merely ipykernel imported (nbclient's caller imports it)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def bars_wanted(progress: bool = True) -> bool:
+    """Whether to draw bars: asked for, and stderr is a terminal or a notebook shows them."""
+    if not progress:
+        return False
+    if in_notebook():
+        return True
+    isatty = getattr(sys.stderr, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Inside, loading a model draws none of the libraries' bars ("Loading weights", downloads)
+    where nlibias draws none of its own (stderr is a log) or draws its one bar (a notebook): the
+    same on every route, the command line, a job or a backend built from Python. On a terminal
+    the bars stay; the switches are restored on leaving."""
+    if bars_wanted() and not in_notebook():
+        yield
+        return
+    from huggingface_hub import utils as hub_utils
+    from transformers.utils import logging as transformers_logging
+
+    hub_on = not hub_utils.are_progress_bars_disabled()
+    transformers_on = transformers_logging.is_progress_bar_enabled()
+    hub_utils.disable_progress_bars()
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if hub_on:
+            hub_utils.enable_progress_bars()
+        if transformers_on:
+            transformers_logging.enable_progress_bar()
+
+
 def load_pretrained(
     loader: Callable[..., T],
     name_or_path: str | Path,
@@ -293,7 +340,8 @@ def load_pretrained(
 
         check_hub_model(source, revision, what, kwargs)  # unreachable and not cached: refused at once
     try:
-        return loader(source, **kwargs)
+        with quiet_loading():
+            return loader(source, **kwargs)
     except (OSError, ValueError) as err:
         if local:
             fix = "check that the directory was written by save_pretrained and holds config.json"

@@ -39,20 +39,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TextIO
 
+from nlibias.models.hf_common import bars_wanted, in_notebook
+
 _current: ContextVar[CommandBar | None] = ContextVar("nlibias_command_bar", default=None)
 
 MIN_INTERVAL = 0.5
 """Seconds between redraws of a bar (tqdm's ``mininterval``)."""
 LOG_INTERVAL = 30.0
 """Seconds between two progress lines where stderr is not a terminal."""
-
-
-def in_notebook() -> bool:
-    """Whether this runs in a Jupyter kernel (which shows bars though stderr is no terminal): its
-    IPython shell is the kernel's, not merely ipykernel imported (nbclient's caller imports it)."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
 def _settle_tqdm_auto() -> None:
@@ -78,19 +72,6 @@ def _tqdm_class() -> Any:
     from tqdm.std import tqdm
 
     return tqdm
-
-
-def bars_wanted(progress: bool = True) -> bool:
-    """Whether to draw bars: asked for, and stderr is a terminal or a notebook shows them."""
-    if not progress:
-        return False
-    if in_notebook():
-        return True
-    isatty = getattr(sys.stderr, "isatty", None)
-    try:
-        return bool(isatty and isatty())
-    except ValueError:  # a closed stream
-        return False
 
 
 _ENV_SWITCHES = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")

@@ -61,6 +61,7 @@ from nlibias.models.generative.sources import CausalLMSource as CausalLMSource
 from nlibias.models.generative.sources import local_source as local_source
 from nlibias.models.generative.sources import quick_file_hash as quick_file_hash
 from nlibias.models.generative.sources import smollm2_gguf_path as smollm2_gguf_path
+from nlibias.models.hf_common import choose_dtype, quiet_loading
 from nlibias.schema.predictor_kinds import GenerativeMode
 
 PLAIN_ANSWER_CUE = "\nAnswer:"
@@ -157,8 +158,6 @@ class HFCausalLM:
     def _torch_dtype(self, config: Any) -> Any:
         """``dtype`` if given, else the checkpoint's own (``config``'s; float32 when it names none,
         as a GGUF file's, dequantised): :func:`nlibias.models.hf_common.choose_dtype`."""
-        from nlibias.models.hf_common import choose_dtype
-
         return choose_dtype(self.device, self._dtype, config)
 
     @property
@@ -186,14 +185,14 @@ class HFCausalLM:
         if self.source.revision is not None:
             kwargs["revision"] = self.source.revision
         try:
-            tokenizer: Any = AutoTokenizer.from_pretrained(location, **kwargs)
-            # A GGUF file's own dtype is float32 (dequantised), whether read from the file or from
-            # its converted copy (which a GPU run of an older nlibias may have saved in bfloat16).
-            gguf = self.source.gguf_file is not None
-            config = None if gguf else AutoConfig.from_pretrained(location, **kwargs)
-            if config is not None:
-                kwargs["config"] = config
-            with _gguf_bar_follows_transformers():
+            with quiet_loading(), _gguf_bar_follows_transformers():
+                tokenizer: Any = AutoTokenizer.from_pretrained(location, **kwargs)
+                # A GGUF file's own dtype is float32 (dequantised), whether read from the file or
+                # from its converted copy.
+                gguf = self.source.gguf_file is not None
+                config = None if gguf else AutoConfig.from_pretrained(location, **kwargs)
+                if config is not None:
+                    kwargs["config"] = config
                 model: Any = AutoModelForCausalLM.from_pretrained(
                     location, dtype=self._torch_dtype(config), **kwargs
                 )
@@ -433,9 +432,8 @@ class HFCausalLM:
 
 @contextmanager
 def _gguf_bar_follows_transformers() -> Iterator[None]:
-    """transformers' GGUF conversion ("Converting and de-quantizing GGUF tensors") draws a tqdm
-    bar of its own that ignores its switch for bars: off here while that switch is off (as
-    nlibias turns it off for a log or beside a notebook's audit bar)."""
+    """transformers' GGUF conversion draws a tqdm bar that ignores transformers' switch for bars
+    (:func:`~nlibias.models.hf_common.quiet_loading` turns it off): off here while the switch is."""
     from transformers import modeling_gguf_pytorch_utils as gguf_utils
     from transformers.utils import logging as transformers_logging
 
