@@ -61,15 +61,19 @@ _LIMIT_UNITS: dict[str, str] = {
     "max_tokens": "tokens a batch may hold (padding included)",
     "max_batch_size": "inputs a batch may hold",
     "max_length": "tokens an input may keep (longer ones are truncated)",
+    "threads": "threads, or leave it unset for one per CPU core",
 }
 
 
 def check_batch_limits(
-    *, max_tokens: int | None = None, max_batch_size: int | None = None, max_length: int | None = None
+    *,
+    max_tokens: int | None = None,
+    max_batch_size: int | None = None,
+    max_length: int | None = None,
+    threads: int | None = None,
 ) -> None:
-    """Refuse a batch limit that is not a positive integer (no batch could be planned), naming the
-    parameter and the value got; backends call it before loading a model.
-    ``None`` (the backend picks its own value, or has no such limit) passes.
+    """Refuse a batch limit (or torch's thread count) that is not a positive integer, before a
+    model loads; ``None`` (the backend's own value) passes.
 
     >>> check_batch_limits(max_tokens=8192, max_batch_size=128, max_length=None)
     >>> check_batch_limits(max_tokens=8192, max_batch_size=0)
@@ -77,7 +81,7 @@ def check_batch_limits(
     nlibias.errors.ConfigError: max_batch_size is 0; give a positive number of inputs a batch may hold
     """
     limits = {"max_tokens": max_tokens, "max_batch_size": max_batch_size, "max_length": max_length}
-    for parameter, value in limits.items():
+    for parameter, value in {**limits, "threads": threads}.items():
         if value is not None and (not is_int(value) or value < 1):
             raise ConfigError(
                 f"{parameter} is {value!r}; give a positive number of {_LIMIT_UNITS[parameter]}",

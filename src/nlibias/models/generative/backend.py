@@ -22,6 +22,7 @@ import numpy as np
 from nlibias.errors import ConfigError
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
+from nlibias.models.generative.sources import SMOLLM2_NAME
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef
 from nlibias.schema.predictor_kinds import GenerativeMode
@@ -173,7 +174,7 @@ def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: A
         url, model = ref.server
         api: Literal["chat", "completions"] = "completions" if ref.kind == "openai-completions" else "chat"
         return OpenAICompatibleLM(url, model, api=api, name=name or "", **options)
-    if spec == hf_causal.SMOLLM2_NAME:
+    if spec == SMOLLM2_NAME:
         return hf_causal.HFCausalLM(hf_causal.CausalLMSource.smollm2(), name=name or "smollm2", **options)
     if ref.kind == "gguf":
         source = hf_causal.CausalLMSource.from_gguf(ref.name)

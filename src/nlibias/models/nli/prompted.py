@@ -31,9 +31,9 @@ import numpy as np
 from nlibias.errors import ConfigError, SourceError
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.batching import check_batch_limits
-from nlibias.models.spec_options import split_spec_options
 from nlibias.schema import LABELS
 from nlibias.schema.applies import option_applies_to_nothing
+from nlibias.schema.model_ref import ModelRef
 
 BACKEND_VERSION = 1
 PROMPT_LABELS: dict[str, str] = {"yes": "entailment", "maybe": "neutral", "no": "contradiction"}
@@ -96,7 +96,8 @@ class PromptedNLIClassifier:
                     option, f"sequence-classification models, not to a prompted LM ({model!r})"
                 )
         check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size)
-        base, options = split_spec_options(model, {"prompt"}, parameter="model")
+        ref = ModelRef.parse(model, parameter="model", allowed={"prompt"})
+        base, options = ref.base, dict(ref.options)
         if "prompt" in options and prompt_file is not None:
             raise ConfigError(
                 f"{model!r}: the prompt is given twice (spec and prompt_file)", parameter="model"
