@@ -1,14 +1,8 @@
 """Hugging Face masked LMs as mask fillers (``AutoModelForMaskedLM``; BERT, RoBERTa, ALBERT, ...).
 
-Only the hidden state at the mask goes through the LM head: the base encoder runs on the batch, the
-vector at each text's mask position is gathered, and the head (transform + decoder) is applied to
-those vectors alone, so a batch costs ``batch × vocabulary`` logits instead of
-``batch × length × vocabulary``. For architectures whose head is not found (see
-:func:`find_mask_head`) the full logits are computed, with a warning.
-
-Candidates are whole words: WordPiece continuation pieces (``##...``), BPE / SentencePiece tokens
-without a word-start marker (``Ġ`` / ``▁``), special tokens, punctuation, the caller's excluded
-words are skipped, reading further down the ranking until ``top_k`` words are found.
+Only the hidden state at the mask goes through the LM head (``batch × vocabulary`` logits, not
+``batch × length × vocabulary``; the full logits, with a warning, where no head is found).
+Candidates are whole words: pieces, special tokens, punctuation and excluded words are skipped.
 
 >>> filler = HFMaskedLMFiller("bert-large-cased-whole-word-masking")          # doctest: +SKIP
 >>> batch = next(filler.fill_batches(["Women are less <mask> for jobs."], top_k=5, exclude=[()]))  # doctest: +SKIP
@@ -80,10 +74,8 @@ def whole_word_table(
     scheme: Scheme | None = None,
     decode: Callable[[str], str] | None = None,
 ) -> list[str | None]:
-    """For each vocabulary id, the whole word it stands for, or ``None`` when it cannot be a candidate.
-
-    WordPiece: every token not starting with ``##``. BPE / SentencePiece: only tokens with the
-    word-start marker (``decode`` turns the token into text; default: drop the marker).
+    """For each vocabulary id, the whole word it stands for, or ``None`` (a WordPiece ``##`` piece,
+    a BPE / SentencePiece token without the word-start marker, a special token).
 
     >>> whole_word_table(["[CLS]", "able", "##ing", ",", "Ġx"], {0})
     [None, 'able', None, None, 'Ġx']
@@ -105,13 +97,9 @@ def whole_word_table(
 
 
 def find_mask_head(model: Any) -> tuple[Any, Any] | None:
-    """``(base encoder, LM head)`` of a masked-LM model, or ``None`` when they cannot be told apart.
-
-    The head is the model's ``cls`` (BERT, DeBERTa), ``lm_head`` (RoBERTa, XLM-R, ModernBERT) or
-    ``predictions`` (ALBERT) module, accepted only when it holds the model's output embeddings
-    (``get_output_embeddings()``: the decoder), so the head applied to a hidden state gives the
-    same logits as the full model at that position.
-    """
+    """``(base encoder, LM head)`` of a masked-LM model, or ``None``: its ``cls``, ``lm_head`` or
+    ``predictions`` module, accepted only when it holds the output embeddings (so the head on a
+    hidden state gives the full model's logits there)."""
     encoder = getattr(model, getattr(model, "base_model_prefix", ""), None)
     output_embeddings = model.get_output_embeddings()
     if encoder is None or output_embeddings is None:
@@ -131,11 +119,8 @@ def rank_whole_words(
     top_k: int,
     exclude: Collection[str],
 ) -> list[FillCandidate]:
-    """Walk ``order`` (token ids by decreasing score) and keep the first ``top_k`` acceptable words.
-
-    A word is skipped when the token is not a whole word, when it is in ``exclude`` (compared
-    lower-cased) or when the same word was already kept.
-
+    """Walk ``order`` (token ids by decreasing score) and keep the first ``top_k`` whole words,
+    skipping ``exclude`` (lower-cased) and repeats.
     >>> lp = np.log(np.array([0.1, 0.5, 0.4]))
     >>> [c.word for c in rank_whole_words(lp, np.array([1, 2, 0]), ["a", None, "b"], top_k=2, exclude={"B"})]
     ['a']
@@ -156,10 +141,8 @@ def rank_whole_words(
 
 def check_mask_head_loaded(model: Any, loading: Mapping[str, Any], name: str) -> None:
     """Refuse a checkpoint whose masked-LM head was not in its weights (``loading``: the load
-    report of ``from_pretrained(..., output_loading_info=True)``): transformers gives such a model
-    a new, random head (an NLI classifier loaded as a masked LM), whose fills mean nothing.
-    Weights missing inside the base encoder are the architecture's own business; the head's are not.
-
+    report of ``from_pretrained``): transformers gives it a random head (an NLI classifier loaded
+    as a masked LM), whose fills mean nothing.
     >>> class M: base_model_prefix = "bert"
     >>> check_mask_head_loaded(M(), {"missing_keys": []}, "m")
     >>> check_mask_head_loaded(M(), {"missing_keys": ["cls.predictions.bias"]}, "nli")
@@ -179,13 +162,8 @@ def check_mask_head_loaded(model: Any, loading: Mapping[str, Any], name: str) ->
 
 
 class HFMaskedLMFiller:
-    """A masked LM loaded with ``AutoModelForMaskedLM`` that fills one ``<mask>`` per text.
-
-    ``model_name_or_path`` is a hub id (default :data:`DEFAULT_MLM`) or a local directory;
-    ``revision`` pins a hub branch, tag or commit. Batches hold at most ``max_batch_size`` texts
-    and ``max_tokens`` tokens, padding included, sorted by length. ``head_mode`` tells whether the
-    head runs at the mask only (``mask-only``) or on every position (``full-logits``).
-    ``threads`` sets torch's intra-op threads for the process (``torch.set_num_threads``).
+    """A masked LM (:data:`DEFAULT_MLM`, a hub id or a local directory) filling one ``<mask>`` per
+    text; ``head_mode`` says whether the head runs at the mask only or on every position.
     """
 
     def __init__(

@@ -1,24 +1,8 @@
-"""In-process Hugging Face sentence scorers: masked-LM pseudo-log-likelihood and causal-LM
-log-likelihood, exactly as the CrowS-Pairs / WinoQueer reference code defines them, computed the
-fast way.
-
-**Masked LM** (:class:`HFMaskedScorer`). The reference masks one token, runs the whole model at
-batch size 1 and reads the LM head at every position, once per scored token. Here every masked copy
-of every sentence of a chunk of pairs is built at once, the copies are batched by tokens
-(:func:`nlibias.models.batching.plan_batches`, similar lengths together), the encoder runs on the
-batch and the LM head only on the hidden state at each copy's masked position (``copies x vocab``
-logits instead of ``copies x length x vocab``).
-
-**Causal LM** (:class:`HFCausalScorer`). The reference runs the model once per scored token on the
-prefix before it; one forward pass over the whole sentence gives every one of those next-token
-distributions at once (causal attention), so each sentence costs one pass, batched and right-padded
-(padding after the last token changes nothing before it).
-
-Uncased tokenizers (``tokenizer.do_lower_case``) get lowercased sentences, as the reference does.
-
->>> scorer = HFMaskedScorer("bert-base-uncased")                               # doctest: +SKIP
->>> next(scorer.score_pair_batches([("Men are strong.", "Women are strong.")], variant="shared")).scores
-... # doctest: +SKIP
+"""In-process Hugging Face sentence scorers, as the CrowS-Pairs / WinoQueer reference code defines
+them, computed the fast way: masked-LM pseudo-log-likelihood with every masked copy of a chunk
+batched by tokens and the LM head run only at each copy's mask (:class:`HFMaskedScorer`), and
+causal-LM log-likelihood in one right-padded forward pass per sentence (:class:`HFCausalScorer`).
+Uncased tokenizers get lowercased sentences, as the reference does.
 """
 
 from __future__ import annotations
@@ -31,6 +15,18 @@ import numpy as np
 
 from nlibias.errors import ConfigError
 from nlibias.models.batching import check_batch_limits, plan_batches, report_fraction, unit_progress
+from nlibias.models.generative.hf_causal import HFCausalLM
+from nlibias.models.generative.sources import local_source
+from nlibias.models.hf_common import (
+    choose_device,
+    choose_dtype,
+    dtype_kwargs,
+    dtype_name,
+    is_local_model,
+    load_pretrained,
+    resolve_revision,
+)
+from nlibias.models.mlm.hf import find_mask_head
 from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, shared_positions
 
 #: Bumped when a change of this module changes scores, so old cache entries are not reused.
@@ -153,11 +149,8 @@ def _lowercases(tokenizer: Any) -> bool:
 
 
 class HFMaskedScorer(_Scorer):
-    """Pseudo-log-likelihood of a Hugging Face masked LM (``AutoModelForMaskedLM``).
-
-    ``max_tokens`` caps a batch's tokens (padding included; default 8,192, or
-    :data:`CPU_BATCH_TOKENS` on CPU), ``max_batch_size`` its copies.
-    """
+    """Pseudo-log-likelihood of a Hugging Face masked LM; ``max_tokens`` caps a batch's tokens
+    (default 8,192, or :data:`CPU_BATCH_TOKENS` on CPU)."""
 
     kind = "mlm"
 
@@ -173,17 +166,6 @@ class HFMaskedScorer(_Scorer):
         name: str | None = None,
     ) -> None:
         from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
-
-        from nlibias.models.hf_common import (
-            choose_device,
-            choose_dtype,
-            dtype_kwargs,
-            dtype_name,
-            is_local_model,
-            load_pretrained,
-            resolve_revision,
-        )
-        from nlibias.models.mlm.hf import find_mask_head
 
         check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size)
         self.model_name_or_path = str(model_name_or_path)
@@ -287,12 +269,9 @@ class HFMaskedScorer(_Scorer):
 
 
 class HFCausalScorer(_Scorer):
-    """Log-likelihood of a Hugging Face causal LM: BOS prepended (as text, as the reference does:
-    ``tokenizer.bos_token`` or, without one, ``eos_token``), each scored token's log P given every
-    token before it, one forward pass per sentence.
-
-    ``spec``: ``smollm2`` (embedded), a ``.gguf`` path, a local directory or a hub name
-    (``NAME@REVISION``), loaded as :mod:`nlibias.models.generative.hf_causal` loads them.
+    """Log-likelihood of a Hugging Face causal LM (loaded as generative LMs are): BOS prepended as
+    text (as the reference does), each scored token's log P given every token before it, one
+    forward pass per sentence.
     """
 
     kind = "causal"
@@ -307,8 +286,6 @@ class HFCausalScorer(_Scorer):
         max_batch_size: int = 64,
         name: str | None = None,
     ) -> None:
-        from nlibias.models.generative.hf_causal import HFCausalLM, local_source
-
         check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size)
         source = local_source(spec)
         self._lm = HFCausalLM(source, name=name or spec, device=device, dtype=dtype)
