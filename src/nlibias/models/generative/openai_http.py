@@ -39,21 +39,20 @@ class ServedModelWarning(UserWarning):
     (:meth:`OpenAICompatibleLM.check_served_model`)."""
 
 
-def completion_top_logprobs(response: Mapping[str, Any]) -> dict[str, float] | None:
-    """``{token: log-probability}`` of the first generated token's top alternatives in a
-    ``/v1/completions`` answer asked with ``logprobs``; ``None`` when the answer has none.
+def completion_top_logprobs(response: Any) -> Mapping[str, Any] | None:
+    """The first generated token's top alternatives (token → log-probability, as the server wrote
+    them) of a ``/v1/completions`` answer asked with ``logprobs``; ``None`` when it has none.
 
     >>> completion_top_logprobs({"choices": [{"logprobs": {"top_logprobs": [{" a": -0.1, " b": -2.5}]}}]})
     {' a': -0.1, ' b': -2.5}
     >>> completion_top_logprobs({"choices": [{"text": "a"}]}) is None
     True
     """
-    choice = (response.get("choices") or [{}])[0]
-    logprobs = choice.get("logprobs") if isinstance(choice, Mapping) else None
-    top = logprobs.get("top_logprobs") if isinstance(logprobs, Mapping) else None
-    if not isinstance(top, list) or not top or not isinstance(top[0], Mapping):
+    try:
+        top = response["choices"][0]["logprobs"]["top_logprobs"]
+    except (KeyError, IndexError, TypeError):
         return None
-    return {str(token): float(value) for token, value in top[0].items()}
+    return top[0] if isinstance(top, list) and top and isinstance(top[0], Mapping) else None
 
 
 def _answer_word(token: str, answers: Sequence[str]) -> str | None:
@@ -176,7 +175,7 @@ class OpenAICompatibleLM:
             alternatives = content[0].get("top_logprobs") or [content[0]]
             return [(str(a.get("token", "")), float(a.get("logprob", -math.inf))) for a in alternatives]
         top = completion_top_logprobs(response)  # completions format
-        return None if top is None else list(top.items())
+        return None if top is None else [(str(token), float(value)) for token, value in top.items()]
 
     def _scored(self, prompt: str, answers: tuple[str, ...], max_new_tokens: int) -> AnswerRecord:
         if self.logprobs_supported is False:
