@@ -1,7 +1,5 @@
-"""Map a model's own label ids (``config.id2label``) to entailment / neutral / contradiction.
-
-Checked when a model is loaded: a model whose labels cannot be mapped is refused with a message
-that shows its labels and how to pass a mapping (``--label-map 0=entailment,1=neutral,...``).
+"""Map a model's own label ids (``config.id2label``) to entailment / neutral / contradiction; an
+unmappable model is refused when loaded, showing its labels and the ``label_map`` to pass.
 
 >>> resolve_label_order({0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"})  # roberta-large-mnli
 [2, 1, 0]
@@ -51,11 +49,8 @@ def example_label_map(ids: list[int] | None = None) -> str:
 
 
 def parse_label_map(text: str) -> dict[int, str]:
-    """Parse ``"0=entailment,1=neutral,2=contradiction"`` into ``{0: "entailment", ...}``.
-
-    Label names are normalised like model labels (``ENTAILMENT`` and ``entail`` are accepted).
-    The mapping must name each of the three labels exactly once, with distinct integer ids;
-    anything else raises :class:`~nlibias.errors.ConfigError` saying what is wrong.
+    """Parse ``"0=entailment,1=neutral,2=contradiction"`` (label names normalised like a model's),
+    each label named exactly once with distinct integer ids.
 
     >>> parse_label_map("2=ENTAILMENT, 1=neutral, 0=contradiction")
     {2: 'entailment', 1: 'neutral', 0: 'contradiction'}
@@ -112,13 +107,10 @@ def resolve_label_order(
     *,
     model_name: str = "the model",
 ) -> list[int]:
-    """For each label of :data:`~nlibias.schema.LABELS`, the model output column that holds it.
-
-    ``probs = softmax(logits)[:, order]`` puts a model's outputs in nlibias' canonical order.
-    ``id2label`` is the model's ``config.id2label`` (keys may be strings, as in ``config.json``);
-    ``override`` (e.g. from :func:`parse_label_map`) replaces the model's own names. A model
-    without exactly three outputs, or whose names cannot be mapped one to one, raises
-    :class:`~nlibias.errors.LabelMappingError` showing its labels and a ``--label-map`` to pass.
+    """For each label of :data:`~nlibias.schema.LABELS`, the model output column that holds it
+    (``probs = softmax(logits)[:, order]``); ``override`` replaces the model's own names. A model
+    without three outputs, or whose names cannot be mapped one to one, is refused
+    (:class:`~nlibias.errors.LabelMappingError`, with a ``label_map`` to pass).
 
     >>> resolve_label_order({0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"},
     ...                     override={0: "contradiction", 1: "entailment", 2: "neutral"})

@@ -1,18 +1,10 @@
 """A causal LM asked for the three NLI labels with a prompt: an NLI classifier like any other.
 
-The spec is ``prompt:MODEL`` (``prompt:smollm2``, ``prompt:./model-dir``, ``prompt:file.gguf``,
-``prompt:org/name@REVISION``), optionally ``prompt:MODEL?prompt=FILE`` to replace the prompt.
-The prompt is a text file with ``{premise}`` and ``{hypothesis}`` (``{{``/``}}`` for literal
-braces); the default is ``nli_prompt.txt`` shipped beside this module. The user message goes
-through the model's chat template when it has one (else ``"\\nAnswer:"`` is appended), exactly as
-the scored yes/no audit asks (:class:`~nlibias.models.generative.hf_causal.HFCausalLM`).
-
-The label words are ``yes`` → entailment, ``maybe`` → neutral, ``no`` → contradiction. Each word's
-probability is read at the next-token position after the prompt, in one forward pass per input
-(shared prompt prefixes computed once): the sum over its single-token spellings (``yes``, ``Yes``,
-`` yes``, ``YES`` ...). The three probabilities are renormalised among themselves, i.e. a softmax
-over the three label words' log-probabilities. The model identity holds the LM's identity and the
-prompt file's SHA-256, so the prediction cache and the provenance change with the prompt.
+The spec is ``prompt:MODEL``, optionally ``prompt:MODEL?prompt=FILE`` (a template with
+``{premise}`` and ``{hypothesis}``; default ``nli_prompt.txt`` beside this module), asked as the
+scored yes/no audit asks. ``yes`` / ``maybe`` / ``no`` (each the sum over its single-token
+spellings at the next-token position) are renormalised among themselves into entailment /
+neutral / contradiction. The identity holds the LM's and the prompt file's SHA-256.
 
 >>> PROMPT_LABELS
 {'yes': 'entailment', 'maybe': 'neutral', 'no': 'contradiction'}
