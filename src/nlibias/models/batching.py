@@ -1,7 +1,5 @@
-"""The one batching helper: sort by length, cap batches by tokens, restore order afterwards.
-
-Every backend plans its batches here so that padding waste is bounded the same way everywhere;
-the local ones refuse a bad limit here too (:func:`check_batch_limits`).
+"""The one batching helper: sort by length, cap batches by tokens, restore order afterwards; and
+the progress hooks a long batch reports through.
 """
 
 from __future__ import annotations
@@ -21,9 +19,8 @@ _fraction_done: ContextVar[Callable[[float], None] | None] = ContextVar("nlibias
 
 @contextmanager
 def items_progress(hook: Callable[[float], None]) -> Iterator[None]:
-    """While a backend computes a batch of items, ``hook(k)`` hears of ``k`` more items done (a
-    fraction of an item allowed) before the batch is returned: a progress bar moves inside long
-    batches (a masked LM's pseudo-log-likelihood of 64 pairs takes minutes on a CPU).
+    """While a backend computes a batch, ``hook(k)`` hears of ``k`` more items done (fractions
+    allowed), so a bar moves inside long batches.
 
     >>> heard = []
     >>> with items_progress(heard.append), unit_progress(10):

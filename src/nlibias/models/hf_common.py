@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from nlibias.errors import ConfigError, DamagedFileError, SourceError
 from nlibias.models.batching import check_batch_limits
-from nlibias.models.hub_reach import check_hub_model
+from nlibias.models.hub_reach import cached_hub_file, check_hub_model
 from nlibias.models.mlm.model_names import model_path
 
 if TYPE_CHECKING:
@@ -200,17 +200,9 @@ def resolve_revision(model: Any, name_or_path: str | Path, revision: str | None 
 
 
 def _cached_commit(repo_id: str, revision: str | None) -> str | None:
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        found = try_to_load_from_cache(repo_id, "config.json", revision=revision)
-    except Exception:  # an invalid repo id or an old huggingface_hub: not pinned, not fatal
-        return None
-    if isinstance(found, str):
-        snapshot = Path(found).parent.name
-        if is_commit_hash(snapshot):
-            return snapshot
-    return None
+    found = cached_hub_file(repo_id, "config.json", revision)
+    snapshot = Path(found).parent.name if found is not None else None
+    return snapshot if is_commit_hash(snapshot) else None
 
 
 def dtype_kwargs(dtype: torch.dtype) -> dict[str, Any]:

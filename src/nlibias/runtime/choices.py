@@ -1,14 +1,7 @@
-"""A generative LM asked multiple-choice questions (BBQ): each sample's options, listed by a
-multiple-choice prompt style (``{options}`` in its template), answered through the one cached
-prediction loop.
-
-``scored``: the log-probability of each option's text as the model's reply
-(:mod:`nlibias.models.generative.option_scoring`: the prompt computed once, its cache shared by
-the options); the choice is the highest summed log-probability, and the per-token choice is
-recorded beside it. ``generated``: the greedy reply, read as an option by the benchmark's rule
-(:func:`nlibias.benchmarks.bbq.read_answer`; unmatched: ``choice`` null, counted). Rows are of
-the ``generative`` kind with ``choice`` (the option index), ``answer_text`` and, scored, each
-option's ``option_logprobs`` and ``option_tokens``.
+"""A generative LM asked multiple-choice questions (BBQ) with a style whose template lists
+``{options}``, through the cached prediction loop: ``scored`` picks the option of highest summed
+log-probability (the per-token choice recorded beside it), ``generated`` reads the greedy reply as
+an option (:func:`nlibias.benchmarks.bbq.read_answer`; unmatched: ``choice`` null, counted).
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""Generative LM backends: what answers user prompts (a Hugging Face causal LM, an
-OpenAI-compatible server, or the deterministic :class:`FakeGenerativeBackend`), the answer records
-they return, and :func:`build_backend` from a spec string. The predictor that asks them through
-the prediction cache is :class:`nlibias.runtime.generative.GenerativePredictor`.
-
-Answer modes: ``scored`` reads the answer words' probabilities at the answer position in one
-forward pass (default for local models); ``generated`` decodes text greedily and parses it.
-
+"""Generative LM backends (a Hugging Face causal LM, an OpenAI-compatible server, or the
+:class:`FakeGenerativeBackend`) and :func:`build_backend` from a spec string.
 >>> build_backend("fake:demo").name
 'demo'
 """
@@ -32,12 +26,10 @@ __all__ = ["AnswerBatch", "AnswerRecord", "FakeGenerativeBackend", "GenerativeBa
 
 @runtime_checkable
 class GenerativeBackend(Protocol):
-    """Something that answers user prompts with yes/no (/maybe).
-
-    ``identity()`` returns everything that determines the answers (computed without loading a
-    model). ``answer_batches`` yields answers as they are computed so that each can be cached at
-    once. ``scored_uses_generation`` is True when a scored answer may fall back to generated text
-    (a server without log-probabilities), so ``max_new_tokens`` belongs in the cache key.
+    """Something that answers user prompts with yes/no (/maybe): ``identity()`` (computed without
+    loading) determines the answers; ``answer_batches`` yields them as computed, to be cached at
+    once; ``scored_uses_generation``: a scored answer may fall back to generated text, so
+    ``max_new_tokens`` is part of the cache key.
     """
 
     name: str
@@ -57,11 +49,8 @@ class GenerativeBackend(Protocol):
 
 @dataclass
 class FakeGenerativeBackend:
-    """A deterministic stand-in for tests: answers depend only on a hash of the prompt.
-
-    Scored answers get probabilities from the hash; generated answers are one of a few real-world
-    answer texts (one unparseable). ``calls`` counts prompts actually answered.
-
+    """A deterministic stand-in for tests: answers from a hash of the prompt (generated ones from
+    a few real-world texts, one unparseable); ``calls`` counts prompts answered.
     >>> next(FakeGenerativeBackend().answer_batches(["q"], answers=("yes", "no"))).records[0].method
     'scored'
     """
@@ -139,15 +128,10 @@ HTTP_OPTIONS = frozenset(
 
 
 def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: Any) -> GenerativeBackend:
-    """A backend from a CLI spec string.
-
-    ``smollm2`` (embedded default) · ``hf:NAME_OR_PATH`` or a bare name/path (``NAME@REV`` pins a
-    hub revision) · ``gguf:PATH`` · ``openai:http://HOST:PORT/v1#MODEL`` (chat completions) ·
-    ``openai-completions:URL#MODEL`` (text completions) · ``fake:NAME`` (tests). ``options`` go to
-    the backend (local: ``device``, ``dtype``, ``max_batch_tokens``, ``max_batch_size``; HTTP:
-    ``concurrency``, ``timeout``, ``max_retries``, ``backoff``, ``api_key_env``, ``top_logprobs``).
-    Options set to ``None`` are left at their defaults; an option of the other kind of backend is
-    refused with a message that says which backends take it.
+    """A backend from a spec string: ``smollm2`` · ``hf:NAME_OR_PATH`` or a bare name
+    (``NAME@REV``) · ``gguf:PATH`` · ``openai:URL#MODEL`` (chat) · ``openai-completions:URL#MODEL``
+    · ``fake:NAME``. ``options`` (None: the default) go to the backend; an option of the other kind
+    of backend is refused, saying which backends take it.
     """
     from nlibias.models.generative import hf_causal
 

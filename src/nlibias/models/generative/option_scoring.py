@@ -1,14 +1,7 @@
-"""Multiple-choice questions scored by a causal LM: the log-probability of each option's text
-after the prompt (the model's reply), the prompt computed once and its key/value cache shared by
-the options.
-
-The prompts of a batch of questions (chat template applied) run once, left-padded; each prompt's
-cache is copied once per option and every option's tokens run in one batch after them,
-right-padded. An option's score is
-the sum of its tokens' log-probabilities; its number of tokens is kept, so a per-token
-(length-normalised) choice can be made from the same record (:meth:`OptionScores.choice`).
-Where the tokenizer merges the prompt's last token with an option's first, the shared part is
-the tokens common to every option's full text.
+"""Multiple-choice questions scored by a causal LM: each option's log-probability as the model's
+reply, the prompts run once (left-padded) and their cache copied to every option (right-padded).
+The token count is kept for a per-token choice (:meth:`OptionScores.choice`); where the tokenizer
+merges the prompt's end with an option's start, the shared part is what every option's text shares.
 
 >>> from nlibias.models.generative.backend import FakeGenerativeBackend
 >>> batch = next(option_batches(FakeGenerativeBackend(), ["Who?"], [("A", "B b", "C")]))
@@ -70,9 +63,8 @@ def option_batches(
     backend: Any, prompts: Sequence[str], options: Sequence[Sequence[str]]
 ) -> Iterator[OptionBatch]:
     """Score each question's options (``prompts[i]``: its user message, ``options[i]``: its
-    options), several questions of similar prompt lengths per batch (:func:`~nlibias.models.batching.plan_batches`
-    with the backend's ``max_batch_size`` and ``max_batch_tokens``); a backend that cannot score texts (a server) is
-    refused."""
+    options), questions of similar prompt lengths batched; a backend that cannot score texts (a
+    server) is refused."""
     from nlibias.models.generative.backend import FakeGenerativeBackend
     from nlibias.models.generative.hf_causal import HFCausalLM
 
