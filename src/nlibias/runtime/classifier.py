@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nlibias.errors import ConfigError, DataError
+from nlibias.errors import DataError
 from nlibias.models.base import NLIClassifier, Pair
 from nlibias.runtime.cache import is_probability_row
 from nlibias.runtime.contract import PredictorRun
 from nlibias.runtime.loop import ComputedBatch, cached_outputs, run_stats
 from nlibias.runtime.progress import progress_bar
 from nlibias.schema.columns import SampleColumns
+from nlibias.schema.declared import PositiveInt, declared
 from nlibias.schema.outputs import ModelOutputs, ProbabilityRows
 
 if TYPE_CHECKING:
@@ -181,11 +182,8 @@ class ClassifierPredictor:
 
     kind = "classifier"
 
-    def __init__(self, classifier: NLIClassifier, *, chunk_pairs: int = DEFAULT_CHUNK_PAIRS) -> None:
-        if chunk_pairs < 1:
-            raise ConfigError(
-                f"chunk_pairs is {chunk_pairs}; pass a positive number of pairs", parameter="chunk_pairs"
-            )
+    @declared
+    def __init__(self, classifier: NLIClassifier, *, chunk_pairs: PositiveInt = DEFAULT_CHUNK_PAIRS) -> None:
         self.classifier = classifier
         self.name = classifier.name
         self.chunk_pairs = chunk_pairs

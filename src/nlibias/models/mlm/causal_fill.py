@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from nlibias.errors import ConfigError
 from nlibias.models.batching import check_batch_limits, plan_batches
 from nlibias.models.mlm.fill_spec import split_fill_spec as split_fill_spec  # its callers' import
 from nlibias.models.mlm.hf import detect_scheme, is_whole_word, rank_whole_words, whole_word_table
@@ -210,8 +209,6 @@ class BeamRerankFiller(ABC):
     ) -> Iterator[FillBatch]:
         """Up to ``top_k`` whole-word candidates per text, in chunks of texts (each chunk's left
         contexts continued together, its sentences re-ranked together)."""
-        if top_k < 1:
-            raise ConfigError(f"top_k must be positive, got {top_k}", parameter="top_k")
         for start in range(0, len(texts), self.texts_per_chunk):
             stop = min(start + self.texts_per_chunk, len(texts))
             split = [MaskedText.split(t) for t in texts[start:stop]]

@@ -331,8 +331,6 @@ class HFMaskedLMFiller:
         """Up to ``top_k`` whole-word candidates per text, batch by batch (longest batch first)."""
         import torch
 
-        if top_k < 1:
-            raise ConfigError(f"top_k must be positive, got {top_k}", parameter="top_k")
         if not texts:
             return
         ids, positions = self.encode(texts)

@@ -57,29 +57,23 @@ def parse_label_map(text: str) -> dict[int, str]:
     """
     fix = f"write it as ID=LABEL pairs separated by commas, e.g. {example_label_map()!r}"
     entries = [part.strip() for part in text.split(",") if part.strip()]
-    if not entries:
-        raise ConfigError(f"label_map is empty; {fix}", parameter="label_map")
     mapping: dict[int, str] = {}
+    problem = None if entries else "is empty"
     for entry in entries:
-        key, sep, value = entry.partition("=")
-        if not sep:
-            raise ConfigError(f"label_map entry {entry!r} has no '='; {fix}", parameter="label_map")
-        try:
-            label_id = int(key.strip())
-        except ValueError:
-            raise ConfigError(
-                f"label_map entry {entry!r}: {key.strip()!r} is not an integer id; {fix}",
-                parameter="label_map",
-            ) from None
+        key, sep, value = (part.strip() for part in entry.partition("="))
         label = canonical_label(value)
-        if label is None:
-            raise ConfigError(
-                f"label_map entry {entry!r}: {value.strip()!r} is not one of {', '.join(LABELS)}; {fix}",
-                parameter="label_map",
-            )
-        if label_id in mapping:
-            raise ConfigError(f"label_map gives id {label_id} twice; {fix}", parameter="label_map")
-        mapping[label_id] = label
+        problem = (
+            f"entry {entry!r} has no '='" if not sep
+            else f"entry {entry!r}: {key!r} is not an integer id" if not re.fullmatch(r"[+-]?\d+", key)
+            else f"entry {entry!r}: {value!r} is not one of {', '.join(LABELS)}" if label is None
+            else f"gives id {int(key)} twice" if int(key) in mapping
+            else None
+        )  # fmt: skip
+        if problem is not None or label is None:
+            break
+        mapping[int(key)] = label
+    if problem is not None:  # the syntax of one entry, the first wrong one named
+        raise ConfigError(f"label_map {problem}; {fix}", parameter="label_map")
     _check_complete(
         mapping, what="label_map", fix=fix, error=lambda message: ConfigError(message, parameter="label_map")
     )

@@ -27,6 +27,7 @@ from nlibias.models.nli.sharded import (
     build_worker_classifier,
     identity_differences,
 )
+from nlibias.schema.declared import NonNegativeFloat, PositiveInt, declared
 
 #: Pairs per Ray block (one actor call): large enough to fill a few model batches, small enough
 #: that results stream back often and idle actors can take over the tail.
@@ -156,34 +157,20 @@ class RayNLIClassifier:
     here; cache keys match a single process's); results match up to float32 rounding.
     """
 
+    @declared
     def __init__(
         self,
         spec: str,
-        num_workers: int = 2,
+        num_workers: PositiveInt = 2,
         address: str | None = None,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_size: PositiveInt = DEFAULT_BATCH_SIZE,
         *,
-        num_cpus: float = 1.0,
-        num_gpus: float = 0.0,
+        num_cpus: NonNegativeFloat = 1.0,
+        num_gpus: NonNegativeFloat = 0.0,
         device: str | None = None,
         factory: ClassifierFactory | None = None,
         **options: Any,
     ) -> None:
-        if num_workers < 1 or batch_size < 1 or num_cpus < 0 or num_gpus < 0:
-            bad = (
-                "num_workers"
-                if num_workers < 1
-                else "batch_size"
-                if batch_size < 1
-                else "num_cpus"
-                if num_cpus < 0
-                else "num_gpus"
-            )
-            raise ConfigError(
-                f"num_workers and batch_size must be positive, num_cpus and num_gpus not negative "
-                f"(got {num_workers}, {batch_size}, {num_cpus}, {num_gpus})",
-                parameter=bad,
-            )
         ray = import_ray()
         self.spec = spec
         self.num_workers = num_workers

@@ -14,14 +14,16 @@ import sys
 import traceback
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from annotated_types import MinLen
 
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.models.base import BatchResult, NLIClassifier, Pair
 from nlibias.models.batching import plan_batches
 from nlibias.models.registry import create_classifier
+from nlibias.schema.declared import Allowed, Name, declared
 
 #: How long the parent waits on the result queue before checking that every worker is alive.
 _POLL_SECONDS = 0.5
@@ -223,21 +225,20 @@ class ShardedNLIClassifier:
     ...                            ["cuda:0", "cuda:1"])  # doctest: +SKIP
     """
 
+    @declared
     def __init__(
         self,
         spec: str,
-        devices: Sequence[str],
+        devices: Annotated[
+            Sequence[Name],
+            MinLen(1),
+            Allowed("a non-empty list of device names such as ['cuda:0', 'cuda:1']"),
+        ],
         *,
         factory: ClassifierFactory | None = None,
         start_timeout: float | None = None,
         **options: Any,
     ) -> None:
-        if isinstance(devices, str) or not devices or not all(isinstance(d, str) and d for d in devices):
-            raise ConfigError(
-                f"devices must be a non-empty list of device names such as ['cuda:0', 'cuda:1'] "
-                f"(got {devices!r})",
-                parameter="devices",
-            )
         if "device" in options:
             raise ConfigError(
                 "pass the devices as `devices=[...]`, not `device=` (one worker per device)",
