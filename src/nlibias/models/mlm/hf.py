@@ -139,7 +139,9 @@ def rank_whole_words(
     return kept
 
 
-def check_mask_head_loaded(model: Any, loading: Mapping[str, Any], name: str) -> None:
+def check_mask_head_loaded(
+    model: Any, loading: Mapping[str, Any], name: str, parameter: str = "fill_model"
+) -> None:
     """Refuse a checkpoint whose masked-LM head was not in its weights (``loading``: the load
     report of ``from_pretrained``): transformers gives it a random head (an NLI classifier loaded
     as a masked LM), whose fills mean nothing.
@@ -157,8 +159,35 @@ def check_mask_head_loaded(model: Any, loading: Mapping[str, Any], name: str) ->
             f"{name} is not a masked LM: its checkpoint has no weights for the masked-LM head ({shown}), "
             "so it would fill with a new, random head (a sequence classifier, such as an NLI model?); "
             "name a masked LM (e.g. bert-base-cased) or a causal LM (causal:NAME)",
-            parameter="fill_model",
+            parameter=parameter,
         )
+
+
+def load_masked_lm(
+    name_or_path: str, *, revision: str | None, device: str, dtype: Any, parameter: str
+) -> tuple[Any, Any, Any]:
+    """A masked LM's tokenizer, weights (in ``dtype``, else the checkpoint's own, on ``device``, in
+    eval mode) and dtype; refused (naming ``parameter``) when the tokenizer has no mask token or
+    the checkpoint no trained masked-LM head (its outputs would be noise)."""
+    from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
+
+    config = load_pretrained(AutoConfig.from_pretrained, name_or_path, revision=revision, what="masked LM")
+    torch_dtype = choose_dtype(device, dtype, config)
+    tokenizer = load_pretrained(
+        AutoTokenizer.from_pretrained, name_or_path, revision=revision, what="tokenizer"
+    )
+    if tokenizer.mask_token_id is None:
+        raise ConfigError(
+            f"{name_or_path}: the tokenizer has no mask token (not a masked LM? a causal LM is named as one)",
+            parameter=parameter,
+        )
+    model, loading = load_pretrained(
+        AutoModelForMaskedLM.from_pretrained, name_or_path, revision=revision, what="masked LM",
+        config=config, output_loading_info=True, **dtype_kwargs(torch_dtype),
+    )  # fmt: skip
+    check_mask_head_loaded(model, loading, name_or_path, parameter)
+    model.to(device).eval()
+    return tokenizer, model, torch_dtype
 
 
 class HFMaskedLMFiller:
@@ -179,31 +208,22 @@ class HFMaskedLMFiller:
         name: str | None = None,
         threads: int | None = None,
     ) -> None:
-        from transformers import AutoConfig, AutoTokenizer
-
         check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size, max_length=max_length)
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device = choose_device(device)
         if isinstance(dtype, str):
             dtype_choice(dtype)  # a misspelt dtype is named before anything is read
-        # the checkpoint's own dtype (auto) is read from its config, before the weights
-        config = load_pretrained(
-            AutoConfig.from_pretrained, self.model_name_or_path, revision=revision, what="masked LM"
-        )
-        self.dtype = choose_dtype(self.device, dtype, config)
         set_torch_threads(threads)
         self.max_tokens = max_tokens
         self.max_batch_size = max_batch_size
-        self.tokenizer: Any = load_pretrained(
-            AutoTokenizer.from_pretrained, self.model_name_or_path, revision=revision, what="tokenizer"
+        self.tokenizer, self.model, self.dtype = load_masked_lm(
+            self.model_name_or_path,
+            revision=revision,
+            device=self.device,
+            dtype=dtype,
+            parameter="fill_model",
         )
-        if self.tokenizer.mask_token is None:
-            raise ConfigError(
-                f"{self.model_name_or_path}: the tokenizer has no mask token (not a masked LM?)",
-                parameter="fill_model",
-            )
-        self.model: Any = self._load_model(config, revision)
         self.revision: str = resolve_revision(self.model, self.model_name_or_path, revision)
         self.max_length = min(max_length, int(min(self.tokenizer.model_max_length, 10**6)))
         self._head = self._mask_head()
@@ -212,26 +232,6 @@ class HFMaskedLMFiller:
         self._identity: dict[str, Any] = self._model_identity()
         self.batches_computed = 0
         self.texts_computed = 0
-
-    def _load_model(self, config: Any, revision: str | None) -> Any:
-        """The masked LM's weights in this filler's dtype, on its device, in eval mode; refused when
-        the checkpoint has no trained masked-LM head (its fills would be noise)."""
-        from transformers import AutoModelForMaskedLM
-
-        loaded: Any = load_pretrained(
-            AutoModelForMaskedLM.from_pretrained,
-            self.model_name_or_path,
-            revision=revision,
-            what="masked LM",
-            config=config,
-            output_loading_info=True,
-            **dtype_kwargs(self.dtype),
-        )
-        model = loaded[0]
-        check_mask_head_loaded(model, loaded[1], self.model_name_or_path)
-        model.to(self.device)
-        model.eval()
-        return model
 
     def _mask_head(self) -> Any:
         """The LM head, run on the masked positions only; None (with a warning: every position's

@@ -19,14 +19,11 @@ from nlibias.models.generative.hf_causal import HFCausalLM
 from nlibias.models.generative.sources import local_source
 from nlibias.models.hf_common import (
     choose_device,
-    choose_dtype,
-    dtype_kwargs,
     dtype_name,
     is_local_model,
-    load_pretrained,
     resolve_revision,
 )
-from nlibias.models.mlm.hf import find_mask_head
+from nlibias.models.mlm.hf import find_mask_head, load_masked_lm
 from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, shared_positions
 
 #: Bumped when a change of this module changes scores, so old cache entries are not reused.
@@ -165,31 +162,14 @@ class HFMaskedScorer(_Scorer):
         max_batch_size: int = 256,
         name: str | None = None,
     ) -> None:
-        from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
-
         check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size)
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device = choose_device(device)
-        config = load_pretrained(  # the checkpoint's own dtype (auto) is read from its config
-            AutoConfig.from_pretrained, self.model_name_or_path, revision=revision, what="masked LM"
+        self.tokenizer, self.model, self.dtype = load_masked_lm(
+            self.model_name_or_path, revision=revision, device=self.device, dtype=dtype, parameter="mlm"
         )
-        self.dtype = choose_dtype(self.device, dtype, config)
         self.max_tokens, self.max_batch_size = _budget(max_tokens, self.device, 8192), max_batch_size
-        self.tokenizer: Any = load_pretrained(
-            AutoTokenizer.from_pretrained, self.model_name_or_path, revision=revision, what="tokenizer"
-        )
-        if self.tokenizer.mask_token_id is None:
-            raise ConfigError(
-                f"{self.model_name_or_path}: the tokenizer has no mask token (not a masked LM? pass it as a "
-                "causal LM)",
-                parameter="mlm",
-            )
-        self.model: Any = load_pretrained(
-            AutoModelForMaskedLM.from_pretrained, self.model_name_or_path, revision=revision,
-            what="masked LM", config=config, **dtype_kwargs(self.dtype),
-        )  # fmt: skip
-        self.model.to(self.device).eval()
         self.uncased = _lowercases(self.tokenizer)
         self._memo = {}
         self._head = find_mask_head(self.model)
