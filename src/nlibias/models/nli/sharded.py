@@ -7,10 +7,12 @@ mapped back to the caller's positions; results and cache entries are those of on
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import queue
 import signal
 import sys
+import time
 import traceback
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -96,8 +98,6 @@ def _worker_main(
     results: Any,
 ) -> None:
     """A worker: build the classifier, report its identity, then run the shards it is sent."""
-    import multiprocessing
-
     # Ctrl-C reaches the whole process group; the parent alone decides when workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
@@ -343,8 +343,6 @@ class ShardedNLIClassifier:
         return [p.pid for p in self._pool.processes if p.pid is not None]
 
     def _start(self) -> None:
-        import multiprocessing
-
         context = multiprocessing.get_context("spawn")
         pool = self._pool
         pool.results = context.Queue()
@@ -391,8 +389,6 @@ class ShardedNLIClassifier:
     def _next_message(self, expecting: set[int], timeout: float | None = None) -> tuple[Any, ...]:
         """The next message from a worker; raises :class:`WorkerError` for a worker's error or
         for a worker in ``expecting`` that died without one."""
-        import time
-
         deadline = None if timeout is None else time.monotonic() + timeout
         pool = self._pool
         while True:
