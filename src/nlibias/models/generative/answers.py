@@ -70,15 +70,9 @@ _WORD_END = r"(?![\w-]|'\w)"
 _LEADING = re.compile(rf"^({_ANSWER_WORD}){_WORD_END}", re.I)
 _AFTER_ANSWER = re.compile(r"^[\s,.;:!?\-–—)\]]+")
 _LEADING_MEANING = {
-    "yes": "yes",
-    "no": "no",
+    **dict.fromkeys(("yes", "true", "correct", "entailed"), "yes"),
+    **dict.fromkeys(("no", "false", "incorrect", "not entailed"), "no"),
     "maybe": "maybe",
-    "true": "yes",
-    "correct": "yes",
-    "entailed": "yes",
-    "false": "no",
-    "incorrect": "no",
-    "not entailed": "no",
 }
 _JOINED = re.compile(rf"^\s*(?:,\s*)?(?:and|or|/|&|but\s+also)\s*{_ANSWER_WORD}\b")
 _SECOND = re.compile(rf"^\s*,\s*({_ANSWER_WORD}){_WORD_END}")
