@@ -52,6 +52,12 @@ def is_local_model(name_or_path: str | Path) -> bool:
     return Path(name_or_path).expanduser().exists()
 
 
+def model_id(name_or_path: str) -> str:
+    """How an identity names a model: a local one by its folder name (its files are hashed in the
+    revision, so a cache survives a move), a hub one by its id."""
+    return Path(name_or_path).resolve().name if is_local_model(name_or_path) else name_or_path
+
+
 def is_commit_hash(revision: str | None) -> bool:
     """True for a full 40-character git commit hash (an immutable hub revision).
 

@@ -27,8 +27,8 @@ from nlibias.models.hf_common import (
     dtype_choice,
     dtype_kwargs,
     dtype_name,
-    is_local_model,
     load_pretrained,
+    model_id,
     resolve_revision,
     set_torch_threads,
 )
@@ -259,15 +259,10 @@ class HFMaskedLMFiller:
 
     def _model_identity(self) -> dict[str, Any]:
         """What decides the fills (a local model by its folder name, so a cache survives a move)."""
-        model_id = (
-            Path(self.model_name_or_path).resolve().name
-            if is_local_model(self.model_name_or_path)
-            else self.model_name_or_path
-        )
         return {
             "backend": "hf-mlm",
             "backend_version": BACKEND_VERSION,
-            "model": model_id,
+            "model": model_id(self.model_name_or_path),
             "revision": self.revision,
             "dtype": dtype_name(self.dtype),
             "max_length": self.max_length,

@@ -30,8 +30,8 @@ from nlibias.models.hf_common import (
     dtype_kwargs,
     dtype_name,
     is_commit_hash,
-    is_local_model,
     load_pretrained,
+    model_id,
     quantize_int8_dynamic,
     resolve_revision,
     set_torch_threads,
@@ -122,13 +122,10 @@ class HFNLIClassifier:
 
     def _make_identity(self) -> dict[str, Any]:
         """What :meth:`identity` returns, built once the model is loaded."""
-        # A local model is identified by its file hash; its folder name is kept for readability.
-        local = is_local_model(self.model_name_or_path)
-        model_id = Path(self.model_name_or_path).resolve().name if local else self.model_name_or_path
         identity: dict[str, Any] = {
             "backend": "hf-nli",
             "backend_version": BACKEND_VERSION,
-            "model": model_id,
+            "model": model_id(self.model_name_or_path),
             "revision": self.revision,
             "dtype": dtype_name(self.dtype),
             "max_length": self.max_length,

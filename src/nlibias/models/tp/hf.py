@@ -20,7 +20,7 @@ from nlibias.models.generative.sources import local_source
 from nlibias.models.hf_common import (
     choose_device,
     dtype_name,
-    is_local_model,
+    model_id,
     resolve_revision,
 )
 from nlibias.models.mlm.hf import find_mask_head, load_masked_lm
@@ -174,11 +174,10 @@ class HFMaskedScorer(_Scorer):
         self._memo = {}
         self._head = find_mask_head(self.model)
         self.max_length = int(min(self.tokenizer.model_max_length, 512))
-        local = is_local_model(self.model_name_or_path)
         self._identity = {
             "backend": "hf-mlm-pll",
             "backend_version": BACKEND_VERSION,
-            "model": Path(self.model_name_or_path).resolve().name if local else self.model_name_or_path,
+            "model": model_id(self.model_name_or_path),
             "revision": resolve_revision(self.model, self.model_name_or_path, revision),
             "dtype": dtype_name(self.dtype),
             "uncased": self.uncased,
