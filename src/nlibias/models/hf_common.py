@@ -13,15 +13,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from nlibias.errors import ConfigError, DamagedFileError, SourceError
 from nlibias.models.batching import check_batch_limits
 from nlibias.models.hub_reach import cached_hub_file, check_hub_model
+from nlibias.models.library_bars import quiet_loading
 from nlibias.models.mlm.model_names import model_path
 
 if TYPE_CHECKING:
@@ -217,50 +216,6 @@ def dtype_kwargs(dtype: torch.dtype) -> dict[str, Any]:
 
     major, minor = (int(part) for part in transformers.__version__.split(".")[:2])
     return {"dtype": dtype} if (major, minor) >= (4, 56) else {"torch_dtype": dtype}
-
-
-def in_notebook() -> bool:
-    """Whether this runs in a Jupyter kernel (its IPython shell, not merely ipykernel imported)."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
-
-
-def bars_wanted(progress: bool = True) -> bool:
-    """Whether to draw bars: asked for, and stderr is a terminal or a notebook shows them."""
-    if not progress:
-        return False
-    if in_notebook():
-        return True
-    isatty = getattr(sys.stderr, "isatty", None)
-    try:
-        return bool(isatty and isatty())
-    except ValueError:  # a closed stream
-        return False
-
-
-@contextmanager
-def quiet_loading() -> Iterator[None]:
-    """Inside, loading draws none of the libraries' bars ("Loading weights", downloads) into a log
-    or beside a notebook's one bar, on every route (the command line, a job, Python); a terminal
-    keeps them. The switches are restored on leaving."""
-    if bars_wanted() and not in_notebook():
-        yield
-        return
-    from huggingface_hub import utils as hub_utils
-    from transformers.utils import logging as transformers_logging
-
-    hub_on = not hub_utils.are_progress_bars_disabled()
-    transformers_on = transformers_logging.is_progress_bar_enabled()
-    hub_utils.disable_progress_bars()
-    transformers_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if hub_on:
-            hub_utils.enable_progress_bars()
-        if transformers_on:
-            transformers_logging.enable_progress_bar()
 
 
 def load_pretrained(

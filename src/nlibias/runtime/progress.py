@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TextIO
 
-from nlibias.models.hf_common import bars_wanted, in_notebook
+from nlibias.models.library_bars import bars_wanted, in_notebook
 
 _current: ContextVar[CommandBar | None] = ContextVar("nlibias_command_bar", default=None)
 

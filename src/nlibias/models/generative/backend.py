@@ -14,7 +14,10 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from nlibias.errors import ConfigError
+from nlibias.models.generative import hf_causal
+from nlibias.models.generative.answers import parse_answer
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
+from nlibias.models.generative.openai_http import OpenAICompatibleLM
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
 from nlibias.models.generative.sources import SMOLLM2_NAME
 from nlibias.schema.applies import option_applies_to_nothing
@@ -82,8 +85,6 @@ class FakeGenerativeBackend:
         mode: GenerativeMode = "scored",
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     ) -> Iterator[AnswerBatch]:
-        from nlibias.models.generative.answers import parse_answer
-
         for start in range(0, len(prompts), self.batch_size):
             chunk = range(start, min(start + self.batch_size, len(prompts)))
             records = []
@@ -133,8 +134,6 @@ def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: A
     · ``fake:NAME``. ``options`` (None: the default) go to the backend; an option of the other kind
     of backend is refused, saying which backends take it.
     """
-    from nlibias.models.generative import hf_causal
-
     options = {key: value for key, value in options.items() if value is not None}
     ref = spec if isinstance(spec, ModelRef) else ModelRef.unread(spec)
     spec = str(ref)
@@ -148,8 +147,6 @@ def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: A
     if ref.kind == "fake":
         return FakeGenerativeBackend(name=name or ref.name or "fake")
     if is_http:
-        from nlibias.models.generative.openai_http import OpenAICompatibleLM
-
         if ref.server is None:
             raise ConfigError(
                 f"cannot read {spec!r}: write openai:http://HOST:PORT/v1#MODEL (the model name after '#')",

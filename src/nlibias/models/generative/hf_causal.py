@@ -43,8 +43,10 @@ from nlibias.models.generative.scoring import (
 from nlibias.models.generative.sources import CausalLMSource, quick_file_hash
 from nlibias.models.generative.sources import local_source as local_source
 from nlibias.models.generative.sources import smollm2_gguf_path as smollm2_gguf_path
-from nlibias.models.hf_common import choose_device, choose_dtype, quiet_loading
+from nlibias.models.hf_common import choose_device, choose_dtype
+from nlibias.models.library_bars import quiet_loading
 from nlibias.schema.predictor_kinds import GenerativeMode
+from nlibias.textio.env_paths import env_path
 
 PLAIN_ANSWER_CUE = "\nAnswer:"
 """Appended to the prompt of a model without a chat template, so the next token is the answer."""
@@ -58,8 +60,6 @@ def converted_models_dir() -> Path:
     """Where dequantised copies of GGUF models are kept: ``$NLIBIAS_MODEL_CACHE``, else
     ``gguf-converted`` in the user cache directory."""
     from platformdirs import user_cache_dir
-
-    from nlibias.textio.env_paths import env_path
 
     return env_path("NLIBIAS_MODEL_CACHE") or Path(user_cache_dir("nlibias")) / "gguf-converted"
 

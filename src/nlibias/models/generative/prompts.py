@@ -23,6 +23,7 @@ from typing import Any
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.schema import Label
+from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml
 
@@ -253,8 +254,6 @@ def _parse_structured(path: Path, text: str) -> Any:
         except json.JSONDecodeError as exc:
             raise SourceError(path, None, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
         except (RecursionError, ValueError):  # nested too deep, a number past the digit limit
-            from nlibias.textio.json_text import parse_json
-
             parse_json(path, text, allow_nan=True)  # raises a SourceError saying which, with the line
             raise
     return load_yaml(text, path)

@@ -20,6 +20,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from nlibias.models.batching import check_batch_limits, plan_batches
+from nlibias.models.generative.hf_causal import HFCausalLM, local_source
+from nlibias.models.generative.scoring import plain_last_logits
+from nlibias.models.hf_common import set_torch_threads
 from nlibias.models.mlm.fill_spec import split_fill_spec as split_fill_spec  # its callers' import
 from nlibias.models.mlm.hf import detect_scheme, is_whole_word, rank_whole_words, whole_word_table
 from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate
@@ -253,9 +256,6 @@ class CausalLMFiller(BeamRerankFiller):
         threads: int | None = None,
         name: str | None = None,
     ) -> None:
-        from nlibias.models.generative.hf_causal import HFCausalLM, local_source
-        from nlibias.models.hf_common import set_torch_threads
-
         check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size)
         ref = ModelRef.parse(spec, parameter="fill_model", allowed=FILL_OPTIONS)
         super().__init__(
@@ -306,8 +306,6 @@ class CausalLMFiller(BeamRerankFiller):
         """For each sequence: log P(the next token ends a word), and the ``beam`` best next tokens
         among ``allowed`` with their log-probabilities."""
         import torch
-
-        from nlibias.models.generative.scoring import plain_last_logits
 
         loaded = self._model()
         not_piece = torch.as_tensor(~loaded.tables.pieces, device=self.device)

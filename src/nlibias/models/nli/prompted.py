@@ -23,9 +23,13 @@ import numpy as np
 from nlibias.errors import ConfigError, SourceError
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.batching import check_batch_limits
+from nlibias.models.generative.hf_causal import HFCausalLM, local_source
+from nlibias.models.generative.prompts import template_problem
+from nlibias.models.hf_common import set_torch_threads
 from nlibias.schema import LABELS
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef
+from nlibias.textio.text_files import read_text
 
 BACKEND_VERSION = 1
 PROMPT_LABELS: dict[str, str] = {"yes": "entailment", "maybe": "neutral", "no": "contradiction"}
@@ -43,9 +47,6 @@ def default_prompt_path() -> Path:
 def load_nli_prompt(path: str | Path | None = None) -> tuple[str, str, Path]:
     """``(template, sha256 of the file, path)``; a template without ``{premise}`` and
     ``{hypothesis}`` (or with other placeholders) is refused, naming the file."""
-    from nlibias.models.generative.prompts import template_problem
-    from nlibias.textio.text_files import read_text
-
     file = Path(path).expanduser() if path is not None else default_prompt_path()
     if not file.is_file():
         raise SourceError(
@@ -79,9 +80,6 @@ class PromptedNLIClassifier:
         quantize: str | None = None,
         compile: bool | None = None,
     ) -> None:
-        from nlibias.models.generative.hf_causal import HFCausalLM, local_source
-        from nlibias.models.hf_common import set_torch_threads
-
         for option, value in (("label_map", label_map), ("quantize", quantize), ("compile", compile)):
             if value:
                 raise option_applies_to_nothing(
