@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nlibias.errors import ConfigError
+from nlibias.models.generative.http_client import server_address
 from nlibias.models.tp.base import PairScore, SentenceScorer, check_variant
 from nlibias.models.tp.hf import HFCausalScorer, HFMaskedScorer
 from nlibias.models.tp.server import ServerScorer
@@ -110,11 +110,7 @@ def build_sentence_predictors(
         )
     for ref in causal:
         if ref.is_server:
-            if ref.server is None:
-                raise ConfigError(
-                    f"server spec {str(ref)!r} must look like openai:URL#MODEL", parameter="causal"
-                )
-            url, model = ref.server
+            url, model = server_address(ref, "causal")
             scorers.append(ServerScorer(url, model, concurrency=concurrency or 4))
         else:
             scorers.append(HFCausalScorer(ref.named_for(CAUSAL_LM_KINDS), device=device, dtype=dtype))

@@ -17,6 +17,7 @@ from nlibias.errors import ConfigError
 from nlibias.models.generative import hf_causal
 from nlibias.models.generative.answers import parse_answer
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
+from nlibias.models.generative.http_client import server_address
 from nlibias.models.generative.openai_http import OpenAICompatibleLM
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
 from nlibias.models.generative.sources import SMOLLM2_NAME
@@ -147,12 +148,7 @@ def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: A
     if ref.kind == "fake":
         return FakeGenerativeBackend(name=name or ref.name or "fake")
     if is_http:
-        if ref.server is None:
-            raise ConfigError(
-                f"cannot read {spec!r}: write openai:http://HOST:PORT/v1#MODEL (the model name after '#')",
-                parameter="spec",
-            )
-        url, model = ref.server
+        url, model = server_address(ref, "spec")
         api: Literal["chat", "completions"] = "completions" if ref.kind == "openai-completions" else "chat"
         return OpenAICompatibleLM(url, model, api=api, name=name or "", **options)
     if spec == SMOLLM2_NAME:

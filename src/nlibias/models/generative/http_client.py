@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 from nlibias.errors import ConfigError, NlibiasError
+from nlibias.schema.model_ref import ModelRef
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
@@ -191,3 +192,14 @@ def _explain(url: str, status: int, message: str, api_key_env: str | None) -> st
     elif status == 404:
         text += " (check the URL: it should end with /v1, and the model name after '#')"
     return text
+
+
+def server_address(ref: ModelRef, parameter: str) -> tuple[str, str]:
+    """``(base URL, model)`` of a server's reference, refused (naming ``parameter``) unless it reads
+    ``openai:http://HOST:PORT/v1#MODEL``: the one rule of every server role."""
+    if ref.server is None:
+        raise ConfigError(
+            f"cannot read {str(ref)!r}: write openai:http://HOST:PORT/v1#MODEL (the model name after '#')",
+            parameter=parameter,
+        )
+    return ref.server

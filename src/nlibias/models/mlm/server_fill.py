@@ -20,8 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from nlibias.errors import ConfigError
-from nlibias.models.generative.http_client import ServerError
+from nlibias.models.generative.http_client import ServerError, server_address
 from nlibias.models.generative.openai_http import completion_top_logprobs
 from nlibias.models.mlm.causal_fill import (
     FILL_OPTIONS,
@@ -56,12 +55,7 @@ def parse_server_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     ('http://h:8000/v1', 'org/m', {'beam': '8'})
     """
     ref = ModelRef.parse(spec, parameter="fill_model", allowed=SERVER_FILL_OPTIONS)
-    if ref.server is None:
-        raise ConfigError(
-            f"{spec!r}: a served fill model looks like openai:http://HOST:PORT/v1#MODEL",
-            parameter="fill_model",
-        )
-    return *ref.server, dict(ref.options)
+    return *server_address(ref, "fill_model"), dict(ref.options)
 
 
 class ServerCausalFiller(BeamRerankFiller):
