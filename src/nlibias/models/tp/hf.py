@@ -29,12 +29,10 @@ from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, sha
 #: Bumped when a change of this module changes scores, so old cache entries are not reused.
 BACKEND_VERSION = 1
 PAIRS_PER_CHUNK = 64
-CPU_BATCH_TOKENS = 256
-"""A batch's token budget on CPU when none is given: about 1.5 s of SmolLM2-135M on 2 cores, so
-the progress bar moves at least every 2 s, at no cost in throughput (measured with
-``bench/bar_cadence.py`` and the budgets 128-1024: 256 and 512 scored 147 and 163 tokens/s, 1024
-131). Accelerators keep the larger budgets, where a batch takes milliseconds."""
 """Pairs whose copies are batched together (and committed to the cache together)."""
+CPU_BATCH_TOKENS = 256
+"""A batch's token budget on CPU when none is given: the bar moves at least every 2 s, at no cost
+in throughput (``bench/bar_cadence.py``); accelerators keep their larger budgets."""
 MEMO_SENTENCES = 200_000
 """Sentences whose token log-probabilities a scorer keeps for reuse (cleared beyond it)."""
 
