@@ -43,7 +43,7 @@ from nlibias.models.generative.scoring import (
 from nlibias.models.generative.sources import CausalLMSource, quick_file_hash
 from nlibias.models.generative.sources import local_source as local_source
 from nlibias.models.generative.sources import smollm2_gguf_path as smollm2_gguf_path
-from nlibias.models.hf_common import choose_device, choose_dtype
+from nlibias.models.hf_common import choose_device, choose_dtype, dtype_kwargs, load_pretrained
 from nlibias.models.library_bars import quiet_loading
 from nlibias.schema.predictor_kinds import GenerativeMode
 from nlibias.textio.env_paths import env_path
@@ -145,27 +145,23 @@ class HFCausalLM:
             location = str(converted)
         elif self.source.gguf_file is not None:
             kwargs["gguf_file"] = self.source.gguf_file
-        if self.source.revision is not None:
-            kwargs["revision"] = self.source.revision
-        try:
-            with quiet_loading(), _gguf_bar_follows_transformers():
-                tokenizer: Any = AutoTokenizer.from_pretrained(location, **kwargs)
-                # A GGUF file's own dtype is float32 (dequantised), whether read from the file or
-                # from its converted copy.
-                gguf = self.source.gguf_file is not None
-                config = None if gguf else AutoConfig.from_pretrained(location, **kwargs)
-                if config is not None:
-                    kwargs["config"] = config
-                model: Any = AutoModelForCausalLM.from_pretrained(
-                    location, dtype=choose_dtype(self.device, self._dtype, config), **kwargs
-                )
-        except (OSError, ValueError) as exc:
-            raise ConfigError(
-                f"cannot load causal LM {self.source.name_or_path!r}"
-                + (f" (gguf_file={self.source.gguf_file})" if self.source.gguf_file else "")
-                + f": {exc}",
-                parameter="generative",
-            ) from exc
+        what = f"causal LM (gguf_file={self.source.gguf_file})" if "gguf_file" in kwargs else "causal LM"
+
+        def read(loader: Any, **extra: Any) -> Any:  # offline-friendly, failures said (load_pretrained)
+            return load_pretrained(
+                loader, location, revision=self.source.revision, what=what, **kwargs, **extra
+            )
+
+        with quiet_loading(), _gguf_bar_follows_transformers():  # the GGUF bar follows the quiet switch
+            tokenizer = read(AutoTokenizer.from_pretrained)
+            # a GGUF file's own dtype is float32 (dequantised), read from the file or its converted copy
+            config = None if self.source.gguf_file is not None else read(AutoConfig.from_pretrained)
+            dtype = choose_dtype(self.device, self._dtype, config)
+            model = read(
+                AutoModelForCausalLM.from_pretrained,
+                **({"config": config} if config is not None else {}),
+                **dtype_kwargs(dtype),
+            )
         if converted is not None and "gguf_file" in kwargs:
             _save_converted(model, tokenizer, converted)
         model.to(self.device)
