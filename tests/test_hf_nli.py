@@ -485,3 +485,17 @@ def test_bbnli_texts_fill_every_placeholder(data_dir: Path) -> None:
     joined = "\n".join(texts)
     for word in ("software engineering", "computer programming", "hardware engineering"):
         assert word in joined
+
+
+def test_loading_from_python_draws_no_library_bar_into_a_log(
+    tiny_nli_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # called from Python (no CLI, no audit job) with stderr a log (capsys: not a terminal), the
+    # "Loading weights" bar of transformers stays out of it, and the switch is left as it was
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.enable_progress_bar()
+    capsys.readouterr()
+    list(HFNLIClassifier(tiny_nli_dir).predict_batches([("A man sleeps.", "A person rests.")]))
+    assert "Loading weights" not in capsys.readouterr().err
+    assert transformers_logging.is_progress_bar_enabled()

@@ -99,9 +99,9 @@ def test_no_bars_and_no_library_bars_when_stderr_is_a_log(
 
 
 def test_a_slot_maps_a_part_of_other_units_onto_the_command_bar() -> None:
-    from nlibias.runtime.progress import command_bar, progress_bar
+    from nlibias.runtime.progress import CommandBar, progress_bar
 
-    with command_bar(20, desc="audit", enabled=False) as bar:
+    with CommandBar(20, "audit", "sample", enabled=False) as bar:
         with bar.slot(10, "a"), progress_bar(4, enabled=False) as part:  # 4 pairs stand for 10 samples
             part.update(1)
             assert bar.n == 2.5

@@ -1,7 +1,5 @@
-"""The one batching helper: sort by length, cap batches by tokens, restore order afterwards.
-
-Every backend plans its batches here so that padding waste is bounded the same way everywhere;
-the local ones refuse a bad limit here too (:func:`check_batch_limits`).
+"""The one batching helper: sort by length, cap batches by tokens, restore order afterwards; and
+the progress hooks a long batch reports through.
 """
 
 from __future__ import annotations
@@ -21,9 +19,8 @@ _fraction_done: ContextVar[Callable[[float], None] | None] = ContextVar("nlibias
 
 @contextmanager
 def items_progress(hook: Callable[[float], None]) -> Iterator[None]:
-    """While a backend computes a batch of items, ``hook(k)`` hears of ``k`` more items done (a
-    fraction of an item allowed) before the batch is returned: a progress bar moves inside long
-    batches (a masked LM's pseudo-log-likelihood of 64 pairs takes minutes on a CPU).
+    """While a backend computes a batch, ``hook(k)`` hears of ``k`` more items done (fractions
+    allowed), so a bar moves inside long batches.
 
     >>> heard = []
     >>> with items_progress(heard.append), unit_progress(10):
@@ -61,15 +58,19 @@ _LIMIT_UNITS: dict[str, str] = {
     "max_tokens": "tokens a batch may hold (padding included)",
     "max_batch_size": "inputs a batch may hold",
     "max_length": "tokens an input may keep (longer ones are truncated)",
+    "threads": "threads, or leave it unset for one per CPU core",
 }
 
 
 def check_batch_limits(
-    *, max_tokens: int | None = None, max_batch_size: int | None = None, max_length: int | None = None
+    *,
+    max_tokens: int | None = None,
+    max_batch_size: int | None = None,
+    max_length: int | None = None,
+    threads: int | None = None,
 ) -> None:
-    """Refuse a batch limit that is not a positive integer (no batch could be planned), naming the
-    parameter and the value got; backends call it before loading a model.
-    ``None`` (the backend picks its own value, or has no such limit) passes.
+    """Refuse a batch limit (or torch's thread count) that is not a positive integer, before a
+    model loads; ``None`` (the backend's own value) passes.
 
     >>> check_batch_limits(max_tokens=8192, max_batch_size=128, max_length=None)
     >>> check_batch_limits(max_tokens=8192, max_batch_size=0)
@@ -77,7 +78,7 @@ def check_batch_limits(
     nlibias.errors.ConfigError: max_batch_size is 0; give a positive number of inputs a batch may hold
     """
     limits = {"max_tokens": max_tokens, "max_batch_size": max_batch_size, "max_length": max_length}
-    for parameter, value in limits.items():
+    for parameter, value in {**limits, "threads": threads}.items():
         if value is not None and (not is_int(value) or value < 1):
             raise ConfigError(
                 f"{{{parameter}}} is {value!r}; give a positive number of {_LIMIT_UNITS[parameter]}",

@@ -10,6 +10,7 @@ import numpy as np
 
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.batching import plan_batches
+from nlibias.schema import LABEL_INDEX
 
 
 class FakeNLIClassifier:
@@ -44,8 +45,6 @@ class FakeNLIClassifier:
         return {"backend": "fake", "model": self.name, "rules": self.rules, "seed": self.seed}
 
     def _probs(self, premise: str, hypothesis: str) -> np.ndarray:
-        from nlibias.schema import LABEL_INDEX
-
         lowered = hypothesis.lower()
         for needle, label in self.rules.items():
             if needle in lowered:

@@ -1,9 +1,8 @@
 """What every Hugging Face backend shares: device and dtype choice, pinned revisions, loading.
 
-A model's *revision* is what the prediction cache keys on besides its name: the commit hash for
-a hub model, ``sha256:<digest>`` of the files for a local directory, so a changed local model
-never reuses cache entries. Loading works by hub name (resolved through the Hugging Face cache,
-offline when ``HF_HUB_OFFLINE=1``) and by local path (never touching the network).
+A model's *revision* (commit hash, or ``sha256:`` of a local directory's files) is part of its
+identity, so a changed local model never reuses cache entries. A local path never touches the
+network.
 
 >>> choose_device("cpu"), dtype_name(choose_dtype("cpu", None))
 ('cpu', 'float32')
@@ -12,59 +11,50 @@ offline when ``HF_HUB_OFFLINE=1``) and by local path (never touching the network
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from nlibias.errors import ConfigError, DamagedFileError, SourceError
-from nlibias.schema.declared import is_int
+from nlibias.models.batching import check_batch_limits
+from nlibias.models.hub_reach import cached_hub_file, check_hub_model
+from nlibias.models.library_bars import quiet_loading
+from nlibias.models.mlm.model_names import model_path
 
 if TYPE_CHECKING:
     import torch
 
 T = TypeVar("T")
 
-#: Files of a local model directory that can change its outputs (config, weights, tokenizer,
-#: remote code); other files (README, training logs, optimizer states) are not hashed.
-MODEL_FILE_SUFFIXES: tuple[str, ...] = (
-    ".json",
-    ".safetensors",
-    ".bin",
-    ".txt",
-    ".model",
-    ".gguf",
-    ".py",
-    ".tiktoken",
-)
-
-#: Files a training run leaves beside the weights that record how it ran (its wall time, its
-#: output folder), not what the model computes: never hashed, so identical weights trained twice
-#: (or resumed after a kill) have one identity.
+#: Files of a local model directory that can change its outputs (README, logs: not hashed).
+MODEL_FILE_SUFFIXES = (".json", ".safetensors", ".bin", ".txt", ".model", ".gguf", ".py", ".tiktoken")
+#: How a training run went, not what the model computes: identical weights trained twice share an
+#: identity.
 TRAINING_RECORDS: frozenset[str] = frozenset({"finetune.json", "training_args.bin", "trainer_state.json"})
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _HASH_CHUNK = 1 << 20
 
 _DTYPE_NAMES: dict[str, str] = {
-    "float32": "float32",
-    "fp32": "float32",
-    "float": "float32",
-    "bfloat16": "bfloat16",
-    "bf16": "bfloat16",
-    "float16": "float16",
-    "fp16": "float16",
-    "half": "float16",
-    "float64": "float64",  # reference checks (the token-probability tests compare with a float64 loop)
-    "double": "float64",
+    **dict.fromkeys(("float32", "fp32", "float"), "float32"),
+    **dict.fromkeys(("bfloat16", "bf16"), "bfloat16"),
+    **dict.fromkeys(("float16", "fp16", "half"), "float16"),
+    **dict.fromkeys(("float64", "double"), "float64"),  # reference checks against a float64 loop
 }
-#: Dtypes a checkpoint's configuration may record that :func:`choose_dtype` loads as recorded.
-_CHECKPOINT_DTYPES = frozenset({"float32", "bfloat16", "float16", "float64"})
+_CHECKPOINT_DTYPES = frozenset(_DTYPE_NAMES.values())
 
 
 def is_local_model(name_or_path: str | Path) -> bool:
     """True when ``name_or_path`` is an existing file or directory (else it is a hub id)."""
     return Path(name_or_path).expanduser().exists()
+
+
+def model_id(name_or_path: str) -> str:
+    """How an identity names a model: a local one by its folder name (its files are hashed in the
+    revision, so a cache survives a move), a hub one by its id."""
+    return Path(name_or_path).resolve().name if is_local_model(name_or_path) else name_or_path
 
 
 def is_commit_hash(revision: str | None) -> bool:
@@ -83,8 +73,6 @@ def choose_device(device: str | None = None) -> str:
     >>> choose_device("cpu")
     'cpu'
     """
-    import os
-
     import torch
 
     if device is None or device == "auto":
@@ -92,15 +80,16 @@ def choose_device(device: str | None = None) -> str:
         if forced and forced != "auto":
             return choose_device(forced)
         return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
+    kind = device.split(":")[0]
+    missing = {
+        "cuda": "sees no CUDA GPU (install a CUDA build of torch, or",
+        "mps": "reports MPS unavailable (",
+    }
+    if (kind == "cuda" and not torch.cuda.is_available()) or (
+        kind == "mps" and not torch.backends.mps.is_available()
+    ):
         raise ConfigError(
-            f"{{device}} {device!r} was asked for but torch sees no CUDA GPU "
-            "(install a CUDA build of torch, or pass device='cpu')",
-            parameter="device",
-        )
-    if device == "mps" and not torch.backends.mps.is_available():
-        raise ConfigError(
-            "{device} 'mps' was asked for but torch reports MPS unavailable (pass device='cpu')",
+            f"{{device}} {device!r} was asked for but torch {missing[kind]} pass device='cpu')",
             parameter="device",
         )
     try:
@@ -113,11 +102,8 @@ def choose_device(device: str | None = None) -> str:
 
 
 def choose_dtype(device: str, dtype: str | torch.dtype | None = None, config: Any = None) -> torch.dtype:
-    """The weights' dtype: ``dtype`` if given; else (None or ``auto``) the checkpoint's own, as
-    transformers' ``dtype="auto"`` reads it (:func:`checkpoint_dtype` of ``config``: the dtype its
-    configuration records, float32 when it records none). The same on every ``device``: a GPU
-    gives the CPU's numbers unless a reduced precision is asked for or the checkpoint is stored
-    in one (``device`` is taken for the callers' sake and changes nothing).
+    """The weights' dtype: ``dtype`` if given, else the checkpoint's own (:func:`checkpoint_dtype`),
+    on every ``device``: a GPU gives the CPU's numbers unless a reduced precision is asked for.
 
     >>> choose_dtype("cpu", "bf16"), choose_dtype("cuda", None)
     (torch.bfloat16, torch.float32)
@@ -134,9 +120,8 @@ def choose_dtype(device: str, dtype: str | torch.dtype | None = None, config: An
 
 
 def checkpoint_dtype(config: Any) -> str:
-    """The dtype a checkpoint's configuration records (``dtype`` since transformers 4.56,
-    ``torch_dtype`` before; a string or a torch dtype), ``"float32"`` when it records none or an
-    unknown one. Imports no torch.
+    """The dtype a checkpoint's configuration records (``dtype``, or ``torch_dtype`` before
+    transformers 4.56), ``"float32"`` when none or an unknown one.
 
     >>> class Old: torch_dtype = "float16"
     >>> checkpoint_dtype(Old()), checkpoint_dtype(None), checkpoint_dtype({"dtype": "bfloat16"})
@@ -151,8 +136,7 @@ def checkpoint_dtype(config: Any) -> str:
 
 
 def dtype_choice(dtype: str | None) -> str | None:
-    """The torch dtype name ``dtype`` asks for, None for the checkpoint's own (None or ``auto``);
-    an unknown name is refused. Imports no torch.
+    """The torch dtype name ``dtype`` asks for, None for the checkpoint's own (None or ``auto``).
 
     >>> dtype_choice("bf16"), dtype_choice("auto")
     ('bfloat16', None)
@@ -173,8 +157,7 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 
 def local_model_files(path: str | Path) -> list[Path]:
-    """The files :func:`hash_local_model` reads: ``path`` itself if it is a file, else the
-    directory's top-level files with a :data:`MODEL_FILE_SUFFIXES` suffix, sorted by name."""
+    """``path`` if it is a file, else its top-level model files (:data:`MODEL_FILE_SUFFIXES`) by name."""
     root = Path(path).expanduser()
     if root.is_file():
         return [root]
@@ -189,10 +172,7 @@ def local_model_files(path: str | Path) -> list[Path]:
 
 
 def hash_local_model(path: str | Path) -> str:
-    """``sha256:<hex>`` over the names, sizes and contents of :func:`local_model_files`.
-
-    Streamed in 1 MiB chunks (a large checkpoint is never held in memory twice).
-    """
+    """``sha256:<hex>`` over the names, sizes and contents of :func:`local_model_files`, streamed."""
     files = local_model_files(path)
     if not files:
         raise SourceError(
@@ -210,13 +190,9 @@ def hash_local_model(path: str | Path) -> str:
 
 
 def resolve_revision(model: Any, name_or_path: str | Path, revision: str | None = None) -> str:
-    """The pinned revision of a loaded model, as recorded in its identity.
-
-    Local path: :func:`hash_local_model`. Hub model: ``revision`` if it is a commit hash; else
-    the commit the model was loaded from (``config._commit_hash`` in transformers 4, else the
-    snapshot of ``config.json`` in the Hugging Face cache); else, when none of these is known,
-    the branch or tag asked for (``main`` by default), which is not pinned.
-    """
+    """The pinned revision of a loaded model: a local path's :func:`hash_local_model`; a hub
+    model's commit (asked for, ``config._commit_hash``, or its cached snapshot), else the branch
+    or tag asked for (``main``), which is not pinned."""
     if is_local_model(name_or_path):
         return hash_local_model(name_or_path)
     if is_commit_hash(revision):
@@ -229,17 +205,9 @@ def resolve_revision(model: Any, name_or_path: str | Path, revision: str | None 
 
 
 def _cached_commit(repo_id: str, revision: str | None) -> str | None:
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        found = try_to_load_from_cache(repo_id, "config.json", revision=revision)
-    except Exception:  # an invalid repo id or an old huggingface_hub: not pinned, not fatal
-        return None
-    if isinstance(found, str):
-        snapshot = Path(found).parent.name
-        if is_commit_hash(snapshot):
-            return snapshot
-    return None
+    found = cached_hub_file(repo_id, "config.json", revision)
+    snapshot = Path(found).parent.name if found is not None else None
+    return snapshot if is_commit_hash(snapshot) else None
 
 
 def dtype_kwargs(dtype: torch.dtype) -> dict[str, Any]:
@@ -258,10 +226,8 @@ def load_pretrained(
     what: str = "model",
     **kwargs: Any,
 ) -> T:
-    """``loader(name_or_path, ...)`` (e.g. ``AutoTokenizer.from_pretrained``), offline-friendly.
-
-    A local path is loaded with ``local_files_only=True`` (no network, ever); a hub id with
-    ``revision``. Failures become a :class:`~nlibias.errors.ConfigError` that says what to do.
+    """``loader(name_or_path, ...)`` (e.g. ``AutoTokenizer.from_pretrained``): a local path with
+    ``local_files_only``, a hub id at ``revision``; a failure is a ConfigError saying what to do.
 
     >>> from transformers import AutoConfig                                   # doctest: +SKIP
     >>> config = load_pretrained(AutoConfig.from_pretrained, "/models/nli")   # doctest: +SKIP
@@ -278,10 +244,7 @@ def load_pretrained(
         kwargs["local_files_only"] = True
     else:
         source = str(name_or_path)
-        from nlibias.models.mlm.model_names import model_path
-
-        # a name no hub id can be: the hub's "Repo id must be ..." would say nothing useful
-        if model_path(source) is not None:
+        if model_path(source) is not None:  # no hub id: the hub's own refusal would say nothing useful
             raise ConfigError(
                 f"cannot load the {what} {source!r}: no such file or directory (a local model is a "
                 "directory written by save_pretrained; a hub id looks like ORG/NAME)",
@@ -289,11 +252,10 @@ def load_pretrained(
             )
         if revision is not None:
             kwargs["revision"] = revision
-        from nlibias.models.hub_reach import check_hub_model
-
         check_hub_model(source, revision, what, kwargs)  # unreachable and not cached: refused at once
     try:
-        return loader(source, **kwargs)
+        with quiet_loading():
+            return loader(source, **kwargs)
     except (OSError, ValueError) as err:
         if local:
             fix = "check that the directory was written by save_pretrained and holds config.json"
@@ -324,8 +286,7 @@ QUANTIZE_MODES: tuple[str, ...] = ("int8",)
 
 
 def set_torch_threads(threads: int | None) -> None:
-    """``torch.set_num_threads(threads)`` (torch's intra-op threads, process-wide); ``None`` leaves
-    torch's default (one thread per core). On a GPU it only affects the CPU-side tensor work.
+    """``torch.set_num_threads(threads)`` (process-wide); ``None`` keeps one thread per core.
 
     >>> set_torch_threads(None)  # no change
     >>> set_torch_threads(0)
@@ -335,7 +296,7 @@ def set_torch_threads(threads: int | None) -> None:
     """
     if threads is None:
         return
-    check_speed_values(threads=threads)
+    check_batch_limits(threads=threads)
     import torch
 
     torch.set_num_threads(threads)
@@ -344,14 +305,14 @@ def set_torch_threads(threads: int | None) -> None:
 def check_speed_values(
     *, quantize: str | None = None, compile: bool = False, threads: int | None = None
 ) -> None:
-    """Refuse bad ``quantize``/``compile``/``threads`` values (no torch needed: the CLI checks
-    them before loading anything).
+    """Refuse bad ``quantize``/``compile``/``threads`` values, before anything loads.
 
     >>> check_speed_values(quantize="int4")
     Traceback (most recent call last):
     ...
     nlibias.errors.ConfigError: quantize is 'int4'; give int8, or leave it unset
     """
+    check_batch_limits(threads=threads)
     if quantize is not None and quantize not in QUANTIZE_MODES:
         raise ConfigError(
             f"{{quantize}} is {quantize!r}; give {' or '.join(QUANTIZE_MODES)}, or leave it unset",
@@ -359,16 +320,10 @@ def check_speed_values(
         )
     if not isinstance(compile, bool):
         raise ConfigError(f"{{compile}} is {compile!r}; pass True or False", parameter="compile")
-    if threads is not None and (not is_int(threads) or threads < 1):
-        raise ConfigError(
-            f"{{threads}} is {threads!r}; give a positive number of threads, or leave it unset for one "
-            "per CPU core",
-            parameter="threads",
-        )
 
 
 def check_speed_options(device: str, dtype: torch.dtype, quantize: str | None, compile: bool) -> None:
-    """Refuse ``quantize``/``compile`` values that cannot work, before any weights are read.
+    """Refuse a ``quantize`` that cannot work with the other settings, before any weights are read.
 
     >>> import torch
     >>> check_speed_options("cuda", torch.bfloat16, "int8", False)
@@ -379,40 +334,25 @@ def check_speed_options(device: str, dtype: torch.dtype, quantize: str | None, c
     import torch
 
     check_speed_values(quantize=quantize, compile=compile)
-    if quantize is not None and compile:
-        # Measured: dynamo cannot trace the quantized Linear's packed weights, so it breaks the
-        # graph at every Linear (12 graphs for a 2-layer model, minutes of compilation).
-        raise ConfigError(
-            f"quantize={quantize!r} and compile cannot be combined (torch.compile cannot trace "
-            "the int8 Linear layers: one graph break per layer, long compilation, no gain); "
-            "choose one",
-            parameter="compile",
-        )
-    if quantize is not None:
-        kind = device.split(":")[0]
-        if kind != "cpu":
-            raise ConfigError(
-                f"quantize={quantize!r} runs on CPU only (torch's dynamic int8 kernels have no "
-                f"{kind.upper()} version; on a GPU, bf16 is the fast setting): "
-                "use device cpu, or drop quantize",
-                parameter="quantize",
-            )
-        if dtype != torch.float32:
-            raise ConfigError(
-                f"quantize={quantize!r} quantizes float32 weights; dtype {dtype_name(dtype)} was asked "
-                "for (drop dtype, or drop quantize)",
-                parameter="quantize",
-            )
+    kind = device.split(":")[0]
+    # compile: dynamo cannot trace the int8 Linear's packed weights (measured: a graph break each)
+    problem = (
+        None if quantize is None
+        else "and compile cannot be combined (torch.compile cannot trace the int8 Linear layers: one graph "
+        "break per layer, long compilation, no gain); choose one" if compile
+        else f"runs on CPU only (torch's dynamic int8 kernels have no {kind.upper()} version; on a GPU, bf16 "
+        "is the fast setting): use device cpu, or drop quantize" if kind != "cpu"
+        else f"quantizes float32 weights; dtype {dtype_name(dtype)} was asked for (drop dtype, or drop "
+        "quantize)" if dtype != torch.float32
+        else None
+    )  # fmt: skip
+    if problem is not None:
+        raise ConfigError(f"quantize={quantize!r} {problem}", parameter="compile" if compile else "quantize")
 
 
 def quantize_int8_dynamic(model: Any) -> Any:
-    """The model with every ``nn.Linear`` replaced by its int8 dynamic-quantized version (weights
-    int8 per tensor, activations quantized on the fly per batch); embeddings and layer norms stay
-    float32. Changes outputs slightly: measure label agreement before relying on it.
-
-    ``torch.ao.quantization`` is deprecated in favour of torchao but is what this torch ships;
-    its deprecation warnings are silenced here (they say nothing the user can act on).
-    """
+    """The model with every ``nn.Linear`` int8 dynamic-quantized (outputs change slightly: measure
+    label agreement first). torch's deprecation warnings of ``torch.ao`` are silenced."""
     import warnings
 
     import torch
@@ -423,16 +363,13 @@ def quantize_int8_dynamic(model: Any) -> Any:
         return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
-#: What :func:`compile_model` passes to ``torch.compile``. ``dynamic=True`` compiles one graph
-#: for every batch shape; measured on BERT-base (CPU, 2 cores) against ``dynamic=None`` (two
-#: graphs, no gain), inductor ``freezing`` (no gain) and widths padded to a multiple of 8 (no
-#: gain): see docs/benchmarks.md, "Optional speed flags".
+#: What :func:`compile_model` passes to ``torch.compile``: one graph for every batch shape, measured
+#: best on BERT-base (docs/benchmarks.md, "Optional speed flags").
 COMPILE_SETTINGS: dict[str, Any] = {"dynamic": True}
 
 
 def compile_model(model: Any) -> Any:
-    """``torch.compile`` with the settings measured best for variable-shape batches (see
-    ``bench/nli_throughput.py --variants-only``). Compilation happens on the first forward pass."""
+    """``torch.compile`` with :data:`COMPILE_SETTINGS` (compiled on the first forward pass)."""
     import torch
 
     return torch.compile(model, **COMPILE_SETTINGS)

@@ -1,10 +1,6 @@
-"""Fail fast when the Hugging Face hub cannot be reached and a model is not in the local cache.
-
-Without this, a hub model name on a machine without network (and without ``HF_HUB_OFFLINE=1``)
-waits through the libraries' retries and timeouts (about half a minute) before an error. One
-short TCP connect to the hub's endpoint (``HF_ENDPOINT``; skipped behind a proxy, whose reach it
-cannot judge) tells: unreachable and not cached is refused at once, naming the model; unreachable
-but cached loads from the cache without asking the hub (``local_files_only``).
+"""Fail fast when the Hugging Face hub cannot be reached and a model is not in the local cache
+(the libraries would retry for about half a minute): one short TCP connect to ``HF_ENDPOINT``
+(skipped behind a proxy) tells; a cached model then loads without asking the hub.
 
 >>> hub_address("https://huggingface.co"), hub_address("http://127.0.0.1:9/")
 (('huggingface.co', 443), ('127.0.0.1', 9))
@@ -19,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from nlibias.errors import ConfigError
+from nlibias.models.generative.sources import is_gguf_name
 
 PROBE_SECONDS = 3.0
 """How long the connect to the hub may take before it counts as unreachable."""
@@ -43,10 +40,27 @@ def hub_reachable(endpoint: str, timeout: float = PROBE_SECONDS) -> bool:
         return False
 
 
-def _is_cached(repo_id: str, revision: str | None) -> bool:
-    try:
-        from huggingface_hub import try_to_load_from_cache
+def behind_proxy() -> bool:
+    """Whether a proxy is set (whose reach a connect cannot judge)."""
+    return any(os.environ.get(name) for name in _PROXY_VARIABLES)
 
+
+def cached_hub_file(repo_id: str, filename: str, revision: str | None = None) -> str | None:
+    """The path of ``filename`` of ``repo_id`` in the Hugging Face cache, else None (also for an
+    id the hub library refuses)."""
+    from huggingface_hub import try_to_load_from_cache  # deferred: it imports httpx
+
+    try:
+        found = try_to_load_from_cache(repo_id, filename, revision=revision)
+    except Exception:  # an invalid repo id or an old huggingface_hub: not cached
+        return None
+    return found if isinstance(found, str) else None
+
+
+def _is_cached(repo_id: str, revision: str | None) -> bool:
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
         return isinstance(try_to_load_from_cache(repo_id, "config.json", revision=revision), str)
     except Exception:  # an id the hub library refuses: let the loader say what is wrong
         return True
@@ -54,14 +68,11 @@ def _is_cached(repo_id: str, revision: str | None) -> bool:
 
 def check_hub_model(repo_id: str, revision: str | None, what: str, kwargs: dict[str, Any]) -> None:
     """Before loading the hub model ``repo_id``: refuse it at once when the hub cannot be reached
-    and it is not in the local cache; when it is cached, set ``local_files_only`` in ``kwargs`` so
-    the loader does not wait for the hub. Nothing happens offline (``HF_HUB_OFFLINE=1``: the
-    libraries do not try the network) or behind a proxy."""
+    and it is not cached; when cached, set ``local_files_only`` in ``kwargs``. Nothing happens
+    offline (``HF_HUB_OFFLINE=1``) or behind a proxy."""
     from huggingface_hub import constants
 
-    if constants.HF_HUB_OFFLINE or kwargs.get("local_files_only"):
-        return
-    if any(os.environ.get(name) for name in _PROXY_VARIABLES):
+    if constants.HF_HUB_OFFLINE or kwargs.get("local_files_only") or behind_proxy():
         return
     if hub_reachable(constants.ENDPOINT):
         return
@@ -78,30 +89,24 @@ def check_hub_model(repo_id: str, revision: str | None, what: str, kwargs: dict[
 
 
 def hub_file(repo_id: str, filename: str, revision: str | None = None) -> str | None:
-    """The local path of ``filename`` of the hub model ``repo_id``: from the Hugging Face cache,
-    else downloaded; None without asking the network for a name that is no hub model (the
-    embedded ``smollm2``, a ``.gguf`` path), offline (``HF_HUB_OFFLINE=1``), when the hub cannot
-    be reached (one short connect, as :func:`check_hub_model` tries) or it has no such model.
-    For what only identifies a model (its commit, its dtype): loading it says why it fails.
+    """The local path of ``filename`` of the hub model ``repo_id``: cached, else downloaded; None
+    (the network not asked) for a name that is no hub model (the embedded ``smollm2``, a ``.gguf``
+    path), offline, when the hub cannot be reached or has no such model. For what only identifies
+    a model: loading it says why it fails.
 
     >>> hub_file("smollm2", "config.json") is None   # the embedded SmolLM2: never the hub
     True
     """
-    from nlibias.models.generative.sources import is_gguf_name
+    from huggingface_hub import constants, hf_hub_download
 
     if is_gguf_name(repo_id):
         return None
+    cached = cached_hub_file(repo_id, filename, revision or "main")
+    if cached is not None or constants.HF_HUB_OFFLINE:
+        return cached
+    if not behind_proxy() and not hub_reachable(constants.ENDPOINT):
+        return None
     try:
-        from huggingface_hub import constants, hf_hub_download, try_to_load_from_cache
-
-        cached = try_to_load_from_cache(repo_id, filename, revision=revision or "main")
-        if isinstance(cached, str):
-            return cached
-        if constants.HF_HUB_OFFLINE:
-            return None
-        behind_proxy = any(os.environ.get(name) for name in _PROXY_VARIABLES)
-        if not behind_proxy and not hub_reachable(constants.ENDPOINT):
-            return None
         return str(hf_hub_download(repo_id, filename, revision=revision))
     except Exception:  # not a hub id, no such model or file, the download failed
         return None

@@ -35,8 +35,7 @@ def known_kinds() -> list[str]:
 
 
 def split_spec(spec: str) -> tuple[str, str]:
-    """``"fake:x"`` → ``("fake", "x")``; a bare ``fake`` is the fake, as every check reads it
-    (:attr:`ModelRef.is_fake`); a spec with no known prefix is a Hugging Face model.
+    """``"fake:x"`` → ``("fake", "x")``; a bare ``fake`` is the fake; no known prefix: Hugging Face.
 
     >>> split_spec("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli")
     ('hf', 'ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli')
@@ -59,8 +58,7 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 
 def classifier_kind_problem(spec: str) -> str | None:
-    """Why no classifier backend reads ``spec``'s kind (``None``: one does), said before anything
-    loads.
+    """Why no classifier backend reads ``spec``'s kind (``None``: one does), before anything loads.
 
     >>> classifier_kind_problem("openai:http://h/v1#m")
     "unknown backend kind 'openai' in 'openai:http://h/v1#m'. Known: fake, hf, prompt"
@@ -75,20 +73,17 @@ def classifier_kind_problem(spec: str) -> str | None:
 
 
 def _target(kind: str) -> Any:
+    """The backend class of a kind :func:`split_spec` knows (built in, else an entry point)."""
     target = _BACKENDS.get(kind)
     if target is None:
-        for point in entry_points(group=ENTRY_POINT_GROUP):
-            if point.name == kind:
-                return point.load()
-        raise ConfigError(f"unknown NLI backend kind {kind!r}", parameter="spec")
+        return next(point for point in entry_points(group=ENTRY_POINT_GROUP) if point.name == kind).load()
     module_name, _, attribute = target.partition(":")
     return getattr(importlib.import_module(module_name), attribute)
 
 
 def create_classifier(spec: str | ModelRef, **options: Any) -> NLIClassifier:
-    """Build the classifier a spec (or a :class:`~nlibias.schema.model_ref.ModelRef`) names;
-    ``options`` go to the backend (unknown ones are dropped for the fake, which takes none of the
-    Hugging Face settings).
+    """The classifier a spec or :class:`~nlibias.schema.model_ref.ModelRef` names; ``options`` go
+    to the backend (the fake takes none).
 
     >>> create_classifier(ModelRef.parse("fake:demo")).name
     'demo'

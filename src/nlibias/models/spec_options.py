@@ -1,27 +1,15 @@
-"""Options written into a model spec after ``?``: ``NAME?key=value&key=value``.
-
-Used where a spec is the only thing that travels (a filter model in a YAML list, ``--model`` of
-``nlibias audit``, a fill model), so that every option that changes outputs is part of the spec
-string and therefore of every fingerprint built from it.
-
->>> split_spec_options("smollm2?prompt=my.txt", {"prompt"}, parameter="model")
-('smollm2', {'prompt': 'my.txt'})
->>> split_spec_options("smollm2", {"prompt"}, parameter="model")
-('smollm2', {})
-"""
+"""Integer options written into a model spec after ``?`` (``NAME?beam=8``), so that every option
+that changes outputs is part of the spec string and of every fingerprint built from it."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
+from typing import Annotated
+
+from annotated_types import Ge
+from pydantic import TypeAdapter, ValidationError
 
 from nlibias.errors import ConfigError
-from nlibias.schema.model_ref import ModelRef
-
-
-def split_spec_options(spec: str, allowed: Collection[str], *, parameter: str) -> tuple[str, dict[str, str]]:
-    """``(spec without options, {key: value})``; an unknown, repeated or empty option is refused."""
-    ref = ModelRef.parse(spec, parameter=parameter, allowed=allowed)
-    return ref.base, dict(ref.options)
 
 
 def int_option(
@@ -31,13 +19,14 @@ def int_option(
 
     >>> int_option({"beam": "8"}, "beam", 16, parameter="fill_model"), int_option({}, "beam", 16, parameter="m")
     (8, 16)
+    >>> int_option({"beam": "0"}, "beam", 16, parameter="fill_model")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: option beam='0': Input should be greater than or equal to 1
     """
     if key not in options:
         return default
     try:
-        value = int(options[key])
-    except ValueError:
-        raise ConfigError(f"option {key}={options[key]!r} is not an integer", parameter=parameter) from None
-    if value < minimum:
-        raise ConfigError(f"option {key}={value} must be at least {minimum}", parameter=parameter)
-    return value
+        return TypeAdapter(Annotated[int, Ge(minimum)]).validate_python(options[key])
+    except ValidationError as error:
+        problem = error.errors()[0]["msg"]
+        raise ConfigError(f"option {key}={options[key]!r}: {problem}", parameter=parameter) from None

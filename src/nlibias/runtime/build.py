@@ -1,8 +1,5 @@
-"""Turn a :class:`~nlibias.runtime.model_set.ModelSet` (names, paths, ``fake:NAME``,
-``openai:URL#MODEL``, ...) into predictors: NLI classifiers, generative LMs asked with each prompt
-style, sentence scorers. A model given as an object that keeps the predictor contract
-(:class:`~nlibias.runtime.contract.Predictor`: a notebook user's own model) is used as it is.
-"""
+"""Turn a :class:`~nlibias.runtime.model_set.ModelSet` into predictors: NLI classifiers, generative
+LMs asked with each prompt style, sentence scorers; a predictor object is used as it is."""
 
 from __future__ import annotations
 
@@ -10,9 +7,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from nlibias.errors import ConfigError
+from nlibias.models.hf_common import dtype_choice, set_torch_threads
+from nlibias.models.nli.labels import KINDS_WITHOUT_LABEL_IDS, parse_label_map
+from nlibias.models.nli.ray_data import RayNLIClassifier
+from nlibias.models.nli.sharded import ShardedNLIClassifier
+from nlibias.models.registry import create_classifier
+from nlibias.runtime.classifier import ClassifierPredictor
 from nlibias.runtime.contract import Predictor
+from nlibias.runtime.generative import build_generative_predictors
 from nlibias.runtime.model_set import ModelSet, ModelSpec
 from nlibias.runtime.options import DEFAULT_MODEL_OPTIONS, ModelOptions
+from nlibias.runtime.sentence_logprob import build_sentence_predictors
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef
 
@@ -24,41 +29,23 @@ def build_predictors(
     models: ModelSet | Sequence[ModelSpec], *, options: ModelOptions = DEFAULT_MODEL_OPTIONS
 ) -> list[Predictor]:
     """One predictor per NLI classifier of ``models`` (a :class:`ModelSet`, or the classifiers'
-    specs alone), one per (generative LM, prompt style) and one per (sentence scorer, variant).
-
-    A classifier given as an object that keeps the predictor contract is used as it is. ``options`` (:class:`~nlibias.runtime.options.ModelOptions`) say how they run:
-    ``dtype``: the weights of every local model (default ``auto``: each checkpoint's
-    own dtype, as its configuration stores it, on every device; float32 when it names none);
-    refused when no model given takes it (fakes, servers and predictor objects do not).
-    ``quantize``, ``compile`` and ``threads`` go to the NLI classifiers
-    (:class:`~nlibias.models.nli.hf.HFNLIClassifier`); unset, never passed.
-
-    ``devices`` (``["cuda:0", "cuda:1"]``) shards each NLI classifier over one worker process per
-    device (:class:`~nlibias.models.nli.sharded.ShardedNLIClassifier`); ``ray_address`` (``"local"``
-    or a cluster address such as ``"auto"`` / ``"ray://host:10001"``) runs it on ``ray_workers``
-    Ray Data actors (:class:`~nlibias.models.nli.ray_data.RayNLIClassifier`). Both give the results
-    of one process and share its cache entries. Call :func:`close_predictors` when done.
-
-    The set's ``mlm`` and ``causal`` are sentence scorers (token-probability bias; one predictor
-    per model and ``tp_variants`` entry, :mod:`nlibias.runtime.sentence_logprob`).
-
-    ``concurrency``: requests in flight to each model behind a server (``openai:URL#MODEL``;
-    default 4), which a batching server such as vLLM answers at once.
+    specs alone), per (generative LM, prompt style) and per (sentence scorer, variant), run as
+    ``options`` say; an option no model given reads is refused first. ``devices`` shards each
+    classifier over worker processes, ``ray_address`` runs it on Ray actors (the results and
+    cache entries of one process). Call :func:`close_predictors` when done.
 
     >>> build_predictors(["roberta-large-mnli"], options=ModelOptions(devices=("cpu",), device="cpu"))
     Traceback (most recent call last):
     ...
     nlibias.errors.ConfigError: device and devices exclude each other: devices lists every device to use
     """
-    from nlibias.models.hf_common import set_torch_threads
-
     models = ModelSet.of(models)  # its names, model paths and prompt files were checked when it was made
     placed = [d.strip() for d in options.devices if d.strip()]
     _check_placement(options.device, placed, options.ray_address)  # options that exclude each other first
     _check_options(models, options)  # every option is checked before a model loads
     set_torch_threads(options.threads)  # process-wide: the generative LMs run with it too
     loading: dict[str, Any] = dict(
-        label_map=_label_map(options.label_map), revision=options.revision,
+        label_map=None if options.label_map is None else parse_label_map(options.label_map), revision=options.revision,
         dtype=options.dtype, max_tokens=options.max_tokens, quantize=options.quantize, threads=options.threads,
         compile=options.compile or None,  # None is not passed: backends without the option still work
     )  # fmt: skip
@@ -68,8 +55,6 @@ def build_predictors(
             predictors.append(m if isinstance(m, Predictor) else _classifier(m, loading, placed, options))
         predictors += _generative(models.generative, models.prompts, options)
         if models.mlm or models.causal:
-            from nlibias.runtime.sentence_logprob import build_sentence_predictors
-
             predictors += build_sentence_predictors(
                 models.mlm, models.causal, variants=list(models.tp_variants), device=options.device,
                 dtype=options.dtype, revision=options.revision, concurrency=options.concurrency,
@@ -81,16 +66,8 @@ def build_predictors(
 
 
 def _check_options(models: ModelSet, options: ModelOptions) -> None:
-    """Refuse every option no model given reads (it would be ignored without a word): quantize
-    and compile with no classifier but the fake, a label map with no classifier that has label
-    ids to map, a dtype or device with no model that loads its weights here
-    (:func:`_check_loading_applies`), an answer mode or token limit with no generative LM (a token
-    limit also with only scored answers computed here), a
-    placement with no classifier and Ray's settings without Ray (:func:`_check_placement_applies`),
-    a revision with nothing to pin (a generative or causal LM is pinned in its name) and a
-    concurrency with no server. The options' values were checked when they were made
-    (:class:`ModelOptions`); an empty model name, a missing model path, prompts with no generative
-    LM and variants with no sentence scorer when the set was (:meth:`ModelSet.of`)."""
+    """Refuse every option no model given reads (it would be ignored without a word); the values
+    themselves were checked when the options were made, the names when the set was."""
     _check_loading_applies(models, options)
     if options.label_map is not None:  # a map no classifier reads
         check_label_map_applies(
@@ -144,11 +121,8 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
 
 
 def _check_loading_applies(models: ModelSet, options: ModelOptions) -> None:
-    """Refuse a dtype or a device when no model given would load its weights here (either would
-    be ignored without a word): they go to NLI classifiers other than the fake (Hugging Face,
-    ``prompt:MODEL``, a registered backend), to local generative LMs and to local sentence
-    scorers (``mlm``, and ``causal`` but for servers), never to a fake, a server or a predictor
-    object (:meth:`ModelSet.loading_weights_here`). A dtype of ``auto`` names no choice.
+    """Refuse a dtype or a device when no model given loads its weights here
+    (:meth:`ModelSet.loading_weights_here`); a dtype of ``auto`` names no choice.
 
     >>> _check_loading_applies(ModelSet.of(["fake:a", "roberta-large-mnli"]), ModelOptions(dtype="float32"))
     >>> _check_loading_applies(ModelSet.of(["fake:a"], ["openai:http://h/v1#m"]), ModelOptions(dtype="float32"))
@@ -160,8 +134,6 @@ def _check_loading_applies(models: ModelSet, options: ModelOptions) -> None:
     ...
     nlibias.schema.applies.InapplicableOption: device 'cuda' applies to models that load their weights here (...), and none of those given does: 'fake:a' (a fake); leave device out
     """
-    from nlibias.models.hf_common import dtype_choice
-
     if models.loading_weights_here():
         return
     dtype = options.dtype if dtype_choice(options.dtype) is not None else None  # None: the devices' defaults
@@ -193,19 +165,15 @@ def check_label_map_applies(
     objects: int = 0,
     named_in: str = "models",
 ) -> None:
-    """Refuse a label map that no classifier would read (it would be ignored without a word):
-    no NLI classifier among ``models`` (``objects``: how many classifiers were given as objects,
-    which are used as they are), or one that has no output ids to map (the fake, bare or named,
-    and the kinds of :data:`~nlibias.models.nli.labels.KINDS_WITHOUT_LABEL_IDS`); ``fix``: what
-    the refusal advises; ``named_in``: the parameter that names the classifiers.
+    """Refuse a label map no classifier reads: none among ``models`` (``objects``: classifiers given
+    as objects), or one without output ids to map (a fake, a prompted LM); ``named_in``: the
+    parameter that names the classifiers.
 
     >>> check_label_map_applies([ModelRef.unread("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli")])
     >>> check_label_map_applies([ModelRef.unread("fake:m")])
     Traceback (most recent call last):
     nlibias.schema.applies.InapplicableOption: label_map applies to NLI classifiers' output ids, not to 'fake:m': a fake or prompted classifier has no output ids to map; leave label_map out, or audit that model on its own
     """
-    from nlibias.models.nli.labels import KINDS_WITHOUT_LABEL_IDS
-
     if not models:
         given = (
             "every classifier given is an object, used as it is (a label map is read when a classifier "
@@ -226,18 +194,8 @@ def check_label_map_applies(
             )
 
 
-def _label_map(label_map: str | None) -> Any:
-    """The classifiers' label map, read (:func:`~nlibias.models.nli.labels.parse_label_map`)."""
-    if label_map is None:
-        return None
-    from nlibias.models.nli.labels import parse_label_map
-
-    return parse_label_map(label_map)
-
-
 def _check_placement_applies(models: ModelSet, options: ModelOptions) -> None:
-    """Refuse a placement for no classifier (devices and Ray place NLI classifiers only; Ray's own
-    settings without Ray are refused by ModelOptions, which declares them)."""
+    """Refuse a placement with no classifier named (devices and Ray place classifiers only)."""
     placement = "devices" if options.devices else "ray_address" if options.ray_address is not None else None
     if placement is not None and not models.classifier_refs:
         raise option_applies_to_nothing(
@@ -245,38 +203,40 @@ def _check_placement_applies(models: ModelSet, options: ModelOptions) -> None:
         )
 
 
+_EXCLUSIVE_PLACEMENTS: dict[tuple[str, str], tuple[str, str]] = {
+    ("device", "devices"): (
+        "device",
+        "{device} and devices exclude each other: devices lists every device to use",
+    ),
+    ("devices", "ray_address"): (
+        "ray_address",
+        "devices and {ray_address} exclude each other: shard on one machine or on a Ray cluster",
+    ),
+    ("device", "ray_address"): (
+        "device",
+        "{device} does not apply with ray_address: Ray places each worker (ray_gpus_per_worker)",
+    ),
+}
+"""Placements that exclude each other: the parameter at fault and why."""
+
+
 def _check_placement(device: str | None, devices: Sequence[str], ray_address: str | None) -> None:
-    """Refuse placements that exclude each other."""
-    if devices and device is not None:
-        raise ConfigError(
-            "{device} and devices exclude each other: devices lists every device to use", parameter="device"
-        )
-    if devices and ray_address is not None:
-        raise ConfigError(
-            "devices and {ray_address} exclude each other: shard on one machine or on a Ray cluster",
-            parameter="ray_address",
-        )
-    if ray_address is not None and device is not None:
-        raise ConfigError(
-            "{device} does not apply with ray_address: Ray places each worker (ray_gpus_per_worker)",
-            parameter="device",
-        )
+    """Refuse placements that exclude each other (:data:`_EXCLUSIVE_PLACEMENTS`)."""
+    given = {name for name, value in (("device", device), ("ray_address", ray_address)) if value is not None}
+    given |= {"devices"} if devices else set()
+    for pair, (parameter, why) in _EXCLUSIVE_PLACEMENTS.items():
+        if set(pair) <= given:
+            raise ConfigError(why, parameter=parameter)
 
 
 def _classifier(
     ref: ModelRef, loading: dict[str, Any], devices: Sequence[str], options: ModelOptions
 ) -> Predictor:
     """One NLI classifier as a predictor: in this process, sharded over ``devices``, or on Ray."""
-    from nlibias.runtime.classifier import ClassifierPredictor
-
     classifier: Any
     if devices:
-        from nlibias.models.nli.sharded import ShardedNLIClassifier
-
         classifier = ShardedNLIClassifier(str(ref), devices, **loading)
     elif options.ray_address is not None:
-        from nlibias.models.nli.ray_data import RayNLIClassifier
-
         classifier = RayNLIClassifier(
             str(ref),
             num_workers=options.ray_workers,
@@ -285,8 +245,6 @@ def _classifier(
             **loading,
         )
     else:
-        from nlibias.models.registry import create_classifier
-
         classifier = create_classifier(ref, device=options.device, **loading)
     return ClassifierPredictor(classifier)
 
@@ -295,8 +253,6 @@ def _generative(
     generative: Sequence[ModelRef], styles: Sequence[PromptStyle], options: ModelOptions
 ) -> list[Predictor]:
     """One predictor per (generative model, prompt style)."""
-    from nlibias.runtime.generative import build_generative_predictors
-
     predictors: list[Predictor] = []
     for ref in generative:
         local = not ref.is_server  # servers batch and place the model themselves

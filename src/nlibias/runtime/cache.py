@@ -1,8 +1,7 @@
 """Prediction cache: an embedded SQLite file keyed by everything that determines a model output.
 
-Each batch is committed as soon as it is computed, in WAL mode, so a process killed with SIGKILL
-loses at most the batch in flight, and a rerun recomputes only what was not written. Look-ups are
-batched (one query per chunk of keys), never one query per sample.
+Each batch is committed as soon as it is computed (WAL mode), so a killed process loses at most
+the batch in flight; look-ups are batched, never one query per sample.
 """
 
 from __future__ import annotations
@@ -19,18 +18,14 @@ from typing import Any
 from platformdirs import user_cache_dir
 
 from nlibias.runtime.sqlite_wal import database_fault, enable_wal
+from nlibias.textio.env_paths import env_path
 
 _LOOKUP_CHUNK = 500  # SQLite's default limit on bound variables is 999 on old builds
 
 
 def default_cache_path() -> Path:
     """``$NLIBIAS_CACHE`` if set (``~`` expanded), else ``predictions.sqlite`` in the user cache directory."""
-    from nlibias.textio.env_paths import env_path
-
-    override = env_path("NLIBIAS_CACHE")
-    if override is not None:
-        return override
-    return Path(user_cache_dir("nlibias")) / "predictions.sqlite"
+    return env_path("NLIBIAS_CACHE") or Path(user_cache_dir("nlibias")) / "predictions.sqlite"
 
 
 def identity_fingerprint(identity: Mapping[str, Any]) -> str:
@@ -55,11 +50,8 @@ def cache_key(fingerprint: str, *inputs: str) -> str:
 
 
 class PredictionCache:
-    """Key → JSON value store on SQLite.
-
-    A value that cannot be decoded, or that the reader's ``check`` refuses, is never returned:
-    :meth:`get_checked` counts it as rejected, and the caller recomputes it (the new value
-    replaces it). An SQLite error names the file and the fix (:func:`database_fault`).
+    """Key → JSON value store on SQLite; a value that cannot be decoded, or that the reader's
+    ``check`` refuses, is never returned (:meth:`get_checked` counts it as rejected).
 
     >>> import tempfile, pathlib
     >>> cache = PredictionCache(pathlib.Path(tempfile.mkdtemp()) / "c.sqlite")
@@ -73,8 +65,7 @@ class PredictionCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.unkeyed = 0
-        """Values read without a checksum of their key (older caches): recomputed, counted in
-        the rejected values too."""
+        """Values read without a checksum of their key (recomputed, counted as rejected too)."""
         with self._guard():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(self.path), timeout=60)
@@ -116,9 +107,8 @@ class PredictionCache:
     def get_checked(
         self, keys: Sequence[str], check: Callable[[Any], bool] | None = None
     ) -> tuple[dict[str, Any], int]:
-        """The values stored under ``keys`` that decode as JSON and pass ``check``, and how many
-        stored values were rejected (damaged, moved from another key, or stored without a checksum
-        of their key by an older nlibias: to be recomputed, never used)."""
+        """The values under ``keys`` that decode and pass ``check``, and how many stored values were
+        rejected (damaged, moved, or unkeyed: recomputed, never used)."""
         found: dict[str, Any] = {}
         rejected = 0
         unique = list(dict.fromkeys(keys))
@@ -163,15 +153,12 @@ class PredictionCache:
 
 
 class UnkeyedValue(ValueError):
-    """A stored value without a checksum of its key (written by an earlier nlibias,
-    or rewritten by hand): it could belong to another key, so it is recomputed, not used."""
+    """A stored value without a checksum of its key: it could belong to another key, so recomputed."""
 
 
 def encode_value(value: Any, key: str = "") -> str:
     """A value as the cache stores it under ``key``: its JSON, ``#K`` and a CRC-32 of the key and
-    that JSON (8 hex digits), so that a flipped bit in a stored value is found on reading even
-    where the value still looks plausible (SQLite checks its pages' structure, not the bytes of a
-    value), and so is a value moved or copied to another key (its checksum intact).
+    that JSON, so a flipped bit or a value moved to another key is found on reading.
 
     >>> encode_value([0.5, 0.5, 0.0], "k1")
     '[0.5, 0.5, 0.0]#Kbf7c52a5'
@@ -194,9 +181,8 @@ def _checksum(key: str, text: str) -> int:
 
 def decode_value(stored: str, key: str = "") -> Any:
     """The value of :func:`encode_value`'s text stored under ``key``; ``ValueError`` when the
-    checksum does not match (a damaged value, or one moved from another key) or the JSON is
-    damaged, :class:`UnkeyedValue` for a value stored without a checksum of its key (plain JSON,
-    or the value-only checksum of earlier versions): such a row is a miss, recomputed."""
+    checksum or the JSON is damaged (or the value was moved from another key), :class:`UnkeyedValue`
+    when it has no checksum of its key: either is a miss, recomputed."""
     text, mark, checksum = stored.rpartition("#K")
     if not mark or len(checksum) != 8 or not all(c in "0123456789abcdefABCDEF" for c in checksum):
         raise UnkeyedValue(
@@ -208,8 +194,7 @@ def decode_value(stored: str, key: str = "") -> Any:
 
 
 def is_probability_row(value: Any, *, size: int = 3, tolerance: float = 1e-3) -> bool:
-    """True for ``size`` finite numbers in [0, 1] that sum to 1 within ``tolerance`` (what a
-    cached classifier output must be).
+    """True for ``size`` finite numbers in [0, 1] that sum to 1 within ``tolerance``.
 
     >>> is_probability_row([0.2, 0.3, 0.5]), is_probability_row([0.9, 0.9, 0.1]), is_probability_row([1, None, 0])
     (True, False, False)

@@ -1,8 +1,6 @@
-"""An NLI classifier as an audit predictor: each distinct (premise, hypothesis) of the samples is
-sent to it once, ``chunk_pairs`` pairs at a time (one progress bar for the whole pass), through
-the prediction cache (:func:`predict_pairs`, through :func:`nlibias.runtime.loop.cached_outputs`); its rows are made on demand
-from the ids and each distinct pair's probabilities
-(:class:`~nlibias.schema.outputs.ProbabilityRows`: no object per row).
+"""An NLI classifier as an audit predictor: each distinct (premise, hypothesis) is sent to it once,
+``chunk_pairs`` pairs at a time, through the prediction cache (:func:`predict_pairs`); its rows
+are made on demand (:class:`~nlibias.schema.outputs.ProbabilityRows`: no object per row).
 
 >>> from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
 >>> from nlibias.models.fake import FakeNLIClassifier
@@ -24,12 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nlibias.errors import ConfigError, DataError
+from nlibias.errors import DataError
 from nlibias.models.base import NLIClassifier, Pair
 from nlibias.runtime.cache import is_probability_row
 from nlibias.runtime.contract import PredictorRun
-from nlibias.runtime.loop import ComputedBatch, cached_outputs
+from nlibias.runtime.loop import ComputedBatch, cached_outputs, run_stats
+from nlibias.runtime.progress import progress_bar
 from nlibias.schema.columns import SampleColumns
+from nlibias.schema.declared import PositiveInt, declared
 from nlibias.schema.outputs import ModelOutputs, ProbabilityRows
 
 if TYPE_CHECKING:
@@ -50,31 +50,21 @@ class PairProbabilities:
     padded_tokens: int
     seconds: float
     cache_rejected: int = 0
-    """Cached values refused when read (not finite, out of range, not summing to 1, wrong shape,
-    undecodable) and recomputed."""
+    """Cached values refused when read (not a probability row, undecodable) and recomputed."""
     truncated_pairs: int = 0
     """Computed pairs longer than the model's maximum length, truncated to it."""
 
-    @property
-    def padding_efficiency(self) -> float:
-        return self.real_tokens / self.padded_tokens if self.padded_tokens else 1.0
-
-    @property
-    def pairs_per_second(self) -> float:
-        return self.computed_pairs / self.seconds if self.seconds > 0 else 0.0
-
     def stats(self) -> dict[str, Any]:
         """What ``metrics.json`` records of the run (``run.models.MODEL.stats``)."""
+        counts = (
+            self.unique_pairs,
+            self.cached_pairs,
+            self.computed_pairs,
+            self.real_tokens,
+            self.padded_tokens,
+        )
         return {
-            "unique_inputs": self.unique_pairs,
-            "cached": self.cached_pairs,
-            "computed": self.computed_pairs,
-            "seconds": round(self.seconds, 3),
-            "pairs_per_second": round(self.pairs_per_second, 2),
-            "real_tokens": self.real_tokens,
-            "padded_tokens": self.padded_tokens,
-            "padding_efficiency": round(self.padding_efficiency, 4),
-            "cache_rejected": self.cache_rejected,
+            **run_stats(*counts, self.cache_rejected, self.seconds),
             "truncated_pairs": self.truncated_pairs,
         }
 
@@ -87,10 +77,8 @@ def predict_pairs(
     progress: bool = True,
     bar: Any = None,
 ) -> PairProbabilities:
-    """Probabilities for ``pairs`` through :func:`cached_outputs` (distinct pairs computed once).
-
-    ``bar``: a progress bar (``tqdm``) to advance by every pair answered, cached or computed,
-    instead of a bar of its own (a caller predicting chunk by chunk keeps one bar).
+    """Probabilities for ``pairs`` through :func:`cached_outputs` (distinct pairs computed once);
+    ``bar``: a bar to advance instead of one of its own (a caller predicting chunk by chunk).
 
     >>> from nlibias.models.fake import FakeNLIClassifier
     >>> run = predict_pairs(FakeNLIClassifier(), [("P", "H"), ("P", "H")], progress=False)
@@ -111,8 +99,7 @@ def predict_pairs(
                     model=classifier.name,
                     fix="its weights hold NaN or overflow (a fine-tune that diverged?): use another checkpoint",
                 )
-            # rows as plain lists: row views would keep every batch's array alive until the chunk
-            # ends, which raised an extended audit's peak RSS by ~40 MB with glibc's allocator
+            # plain lists: row views would keep every batch's array alive until the chunk ends
             rows = batch.probs.tolist()
             yield ComputedBatch(batch.indices, rows, batch.real_tokens, batch.padded_tokens, truncated)
 
@@ -145,8 +132,8 @@ def predict_pairs(
 
 
 DEFAULT_CHUNK_PAIRS = 8192
-"""Distinct pairs per classifier call: the batches are length-sorted within a chunk, and a chunk's
-texts and tokens (~2.7 kB a pair in Python objects while it is tokenized) are what the pass holds."""
+"""Distinct pairs per classifier call (batches are length-sorted within a chunk, whose texts and
+tokens are what the pass holds in memory)."""
 _COUNTS = (
     "unique_pairs",
     "cached_pairs",
@@ -195,11 +182,8 @@ class ClassifierPredictor:
 
     kind = "classifier"
 
-    def __init__(self, classifier: NLIClassifier, *, chunk_pairs: int = DEFAULT_CHUNK_PAIRS) -> None:
-        if chunk_pairs < 1:
-            raise ConfigError(
-                f"chunk_pairs is {chunk_pairs}; pass a positive number of pairs", parameter="chunk_pairs"
-            )
+    @declared
+    def __init__(self, classifier: NLIClassifier, *, chunk_pairs: PositiveInt = DEFAULT_CHUNK_PAIRS) -> None:
         self.classifier = classifier
         self.name = classifier.name
         self.chunk_pairs = chunk_pairs
@@ -217,8 +201,6 @@ class ClassifierPredictor:
     def predict(
         self, samples: BenchmarkSamples, cache: PredictionCache | None, *, progress: bool = True
     ) -> PredictorRun:
-        from nlibias.runtime.progress import progress_bar
-
         columns = samples.columns
         distinct = DistinctPairs.of(columns)
         probs = np.full((len(distinct), 3), np.nan)

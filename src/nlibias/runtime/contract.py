@@ -1,15 +1,7 @@
-"""The predictor contract: anything the audit runs over a benchmark's samples (an NLI classifier,
-a generative LM asked with one prompt style, a language model scoring sentence pairs, or a
-notebook user's own model), and what a predictor returns.
+"""The predictor contract: anything the audit runs over a benchmark's samples, and what it returns.
 
-The audit never asks what class a predictor is (compare lm-evaluation-harness, whose evaluator
-asks the model for the request type): a predictor says its ``kind``, reads the samples' columns
-it needs and returns its rows and its :class:`~nlibias.schema.outputs.ModelOutputs`; the
-benchmark says which measures and tables apply to that kind
-(:attr:`nlibias.benchmarks.base.Benchmark.measures`). Built-in implementations:
-:class:`nlibias.runtime.classifier.ClassifierPredictor`,
-:class:`nlibias.runtime.generative.GenerativePredictor`,
-:class:`nlibias.runtime.sentence_logprob.SentenceLogprobPredictor`.
+The audit never asks what class a predictor is: a predictor says its ``kind``, and the benchmark
+says which measures apply to that kind (:attr:`nlibias.benchmarks.base.Benchmark.measures`).
 
 >>> import numpy as np
 >>> from nlibias.schema.outputs import ModelOutputs
@@ -72,15 +64,9 @@ class PredictorRun:
 
 @runtime_checkable
 class Predictor(Protocol):
-    """Anything the audit can run over a benchmark's samples.
-
-    ``name`` is the model key in ``metrics.json`` (one predictor per key: a generative model asked
-    with two prompt styles is two predictors); ``kind`` says which measures its outputs get
-    (``classifier``, ``generative``, ``sentence-logprob``, or a kind a registered benchmark
-    scores). ``describe()`` returns provenance for the run record (model id, pinned revision,
-    settings). ``predict`` must go through the prediction cache when one is given, so that a
-    rerun computes nothing twice and a killed run resumes.
-    """
+    """Anything the audit can run over a benchmark's samples: ``name`` is its model key in
+    ``metrics.json``, ``kind`` says which measures its outputs get, ``describe()`` its provenance;
+    ``predict`` goes through the cache when one is given (a killed run resumes)."""
 
     name: str
     kind: str

@@ -1,11 +1,6 @@
 """Generative LMs as audit predictors: one :class:`GenerativePredictor` per (backend, prompt style,
-answer mode). It renders each sample with the prompt style, asks the backend through the one
-cached prediction loop (:func:`nlibias.runtime.loop.cached_outputs`), and turns answer words
-into labels (binary: yes = entailment, no = neutral; 3-way: yes / maybe / no = entailment /
-neutral / contradiction; unparsed = ``None``).
-
-The cache key is the backend identity plus the answer settings plus the exact user prompt, so the
-same question is never asked twice and a killed run resumes where it stopped.
+answer mode), asking the backend through the cached prediction loop and turning answer words into
+labels (yes / maybe / no = entailment / neutral / contradiction; unparsed = ``None``).
 
 >>> from nlibias.models.generative.prompts import PROMPT_STYLES
 >>> predictors = build_generative_predictors("fake:demo", list(PROMPT_STYLES.values()))
@@ -25,11 +20,13 @@ from nlibias.models.generative.backend import AnswerRecord, GenerativeBackend, b
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS, OptionScore
 from nlibias.models.generative.prompts import PromptStyle
 from nlibias.runtime.cache import PredictionCache, is_probability_row
+from nlibias.runtime.choices import predict_choices
 from nlibias.runtime.contract import PredictorRun
 from nlibias.runtime.loop import ComputedBatch, cached_outputs
 from nlibias.schema import Prediction
 from nlibias.schema.model_keys import model_key
 from nlibias.schema.model_ref import ModelRef
+from nlibias.schema.prediction_rows import PROBABILITY_TOLERANCE
 from nlibias.schema.predictor_kinds import GenerativeMode, check_mode
 
 if TYPE_CHECKING:
@@ -84,8 +81,7 @@ class GenerativePredictor:
         return identity
 
     def describe(self) -> Mapping[str, Any]:
-        # the dtype the weights were loaded in ("auto" in the identity means the checkpoint's own):
-        # the report's reduced-precision caveat reads it
+        # the dtype the weights were loaded in ("auto" in the identity: the checkpoint's own)
         loaded_dtype = getattr(self.backend, "loaded_dtype", None)
         return {
             "kind": "generative",
@@ -107,11 +103,9 @@ class GenerativePredictor:
     def predict(
         self, samples: BenchmarkSamples, cache: PredictionCache | None, *, progress: bool = True
     ) -> PredictorRun:
-        """Answer every sample (cached answers are reused; new ones are committed per batch); a
-        multiple-choice style picks one of each sample's options (:mod:`nlibias.runtime.choices`)."""
+        """Answer every sample through the cache; a multiple-choice style picks one of each
+        sample's options (:mod:`nlibias.runtime.choices`)."""
         if self.prompt.choices:
-            from nlibias.runtime.choices import predict_choices
-
             return predict_choices(self, samples, cache, progress=progress)
         started = time.perf_counter()
         cache = cache if cache is not None else self.default_cache
@@ -154,9 +148,8 @@ class GenerativePredictor:
         return PredictorRun.of_predictions(predictions, self.kind, stats)
 
     def _read_again(self, record: AnswerRecord) -> AnswerRecord:
-        """A generated answer as this nlibias's parser reads its text: a cached one keeps the
-        reading of the nlibias that generated it otherwise, and the parser has been corrected
-        since ("Correct answer: no" was read as yes). A fresh answer reads the same."""
+        """A generated answer as this nlibias's parser reads its text (a cached one may have been
+        read by an older parser)."""
         if record.method != "generated" or record.text is None:
             return record
         parsed = parse_answer(record.text, self.prompt.answers)
@@ -191,11 +184,9 @@ class GenerativePredictor:
 
 
 def is_answer_record(value: Any) -> bool:
-    """True for a cached answer record that can be used as is: an object whose ``answer``,
-    ``text``, ``rule`` and ``method`` are strings or null (a damaged text crashed the parser that
-    reads it again) and whose ``probs`` (if any) are finite, in [0, 1], sum to 1 and make the
-    answer the most probable word (a stored answer that contradicts its probabilities stopped the
-    run at the predictions' check, with a fix that pointed away from the cache).
+    """True for a cached answer record that can be used as is: ``answer``, ``text``, ``rule`` and
+    ``method`` strings or null, ``probs`` (if any) a probability row that makes the answer the most
+    probable word, ``answer_mass`` in [0, 1].
 
     >>> is_answer_record({"answer": "yes", "probs": {"yes": 0.75, "no": 0.25}})
     True
@@ -215,8 +206,6 @@ def is_answer_record(value: Any) -> bool:
         not isinstance(probs, dict) or not is_probability_row(list(probs.values()), size=len(probs))
     ):
         return False
-    from nlibias.schema.prediction_rows import PROBABILITY_TOLERANCE  # pydantic: loaded when read
-
     answer = value.get("answer")
     if (
         probs
@@ -242,10 +231,8 @@ def build_generative_predictors(
     name: str | None = None,
     **backend_options: Any,
 ) -> list[GenerativePredictor]:
-    """One predictor per prompt style (read from names and files by
-    :func:`~nlibias.models.generative.prompts.resolve_prompt_styles`, once for every model: an
-    audit's when its :class:`~nlibias.runtime.model_set.ModelSet` is made), sharing one backend (a model is loaded once, lazily). ``cache`` is used when ``predict`` is
-    called without one.
+    """One predictor per prompt style (already read), sharing one backend (loaded once, lazily);
+    ``cache`` is used when ``predict`` is called without one.
 
     >>> from nlibias.models.generative.prompts import PROMPT_STYLES
     >>> [p.name for p in build_generative_predictors("fake:m", [PROMPT_STYLES["true"]], mode="generated")]

@@ -1,17 +1,17 @@
-"""The one prediction loop of every predictor kind: distinct inputs looked up in the cache in
-bulk, only the missing ones sent to the model, each computed batch committed before the next
-starts (:func:`cached_outputs`).
-"""
+"""The one prediction loop of every predictor kind (:func:`cached_outputs`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from nlibias.models.batching import items_progress
 from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint
+from nlibias.runtime.progress import progress_bar
 
 
 @dataclass(frozen=True)
@@ -44,19 +44,25 @@ class CachedOutputs:
     def stats(self, seconds: float) -> dict[str, Any]:
         """What ``metrics.json`` records of a predictor's run over these outputs (``seconds``: its
         wall time), before the predictor adds its own fields."""
-        return {
-            "unique_inputs": len(self.outputs),
-            "cached": self.cached,
-            "computed": self.computed,
-            "seconds": round(seconds, 3),
-            "pairs_per_second": round(self.computed / seconds, 2) if seconds > 0 else 0.0,
-            "real_tokens": self.real_tokens,
-            "padded_tokens": self.padded_tokens,
-            "padding_efficiency": round(self.real_tokens / self.padded_tokens, 4)
-            if self.padded_tokens
-            else 1.0,
-            "cache_rejected": self.rejected,
-        }
+        counts = (len(self.outputs), self.cached, self.computed, self.real_tokens, self.padded_tokens)
+        return run_stats(*counts, self.rejected, seconds)
+
+
+def run_stats(
+    unique: int, cached: int, computed: int, real: int, padded: int, rejected: int, seconds: float
+) -> dict[str, Any]:
+    """A predictor's throughput and cache figures, as ``metrics.json`` records them."""
+    return {
+        "unique_inputs": unique,
+        "cached": cached,
+        "computed": computed,
+        "seconds": round(seconds, 3),
+        "pairs_per_second": round(computed / seconds, 2) if seconds > 0 else 0.0,
+        "real_tokens": real,
+        "padded_tokens": padded,
+        "padding_efficiency": round(real / padded, 4) if padded else 1.0,
+        "cache_rejected": rejected,
+    }
 
 
 def cached_outputs(
@@ -75,14 +81,9 @@ def cached_outputs(
 ) -> CachedOutputs:
     """The one prediction loop of every predictor kind: look the distinct ``inputs`` up in the
     cache in bulk, send only the missing ones to ``compute``, and commit each computed batch to
-    the cache before the next starts (a killed run loses at most one batch).
-
-    ``identity`` is everything that determines the outputs (the cache keys on it with the exact
-    input texts); ``to_json``/``from_json`` convert an output to and from what the cache stores.
-    ``valid`` checks a stored value before it is used: a value it refuses (or that ``from_json``
-    cannot read) is recomputed and counted in ``rejected``.
-    ``bar``: a progress bar to advance instead of one of this call's own.
-
+    the cache before the next starts (a killed run loses at most one batch). ``identity``: what
+    determines the outputs (the cache keys on it with the input texts); a stored value ``valid``
+    or ``from_json`` refuses is recomputed (``rejected``); ``bar``: a bar to advance instead.
     >>> run = cached_outputs("double", [("a",), ("b",)], {"m": 1},
     ...     lambda todo: [ComputedBatch(range(len(todo)), [t[0] * 2 for t in todo])], None,
     ...     to_json=str, from_json=str, progress=False)
@@ -112,10 +113,6 @@ def cached_outputs(
     if bar is not None:
         bar.update(len(inputs) - len(missing))
     if missing:
-        from contextlib import nullcontext
-
-        from nlibias.runtime.progress import progress_bar
-
         shown = (
             progress_bar(len(missing), unit=unit, desc=name, enabled=progress, leave=False)
             if bar is None
@@ -142,8 +139,8 @@ def cached_outputs(
 
 
 class _PartialTicks:
-    """Moves ``bar`` while a batch is computed (:func:`nlibias.models.batching.items_progress`:
-    a backend reports parts of a long batch), in whole items, and by the rest when it ends."""
+    """Moves ``bar`` in whole items while a backend reports parts of a long batch
+    (:func:`nlibias.models.batching.items_progress`), and by the rest when the batch ends."""
 
     def __init__(self, bar: Any) -> None:
         self.bar = bar
@@ -164,8 +161,6 @@ class _PartialTicks:
         self.heard, self.shown = 0.0, 0
 
     def __enter__(self) -> _PartialTicks:
-        from nlibias.models.batching import items_progress
-
         self._scope = items_progress(self._hear)
         self._scope.__enter__()
         return self

@@ -1,14 +1,5 @@
-"""``ModelSet``: the models one audit asks for, read and checked once where the audit starts.
-
-An audit may ask several kinds of model at once: NLI classifiers (``models``: names, paths,
-``fake:NAME``, ``prompt:MODEL``, or objects that keep the predictor contract), generative LMs
-(``generative``, each asked with every style in ``prompts``, read here from their names and
-files) and language models that score sentence pairs (``mlm``: masked; ``causal``: causal LMs or
-servers; each under every ``tp_variants`` entry). A name that can only be a local path and names
-nothing is refused here, before any model loads. The set is what
-:func:`nlibias.jobs.audit.run_audit` and :func:`nlibias.runtime.build.build_predictors` take; it
-says which predictor kinds it asks for (so a benchmark can refuse a kind before any model loads)
-and which of its models load their weights here (so an option none of them takes is refused).
+"""``ModelSet``: the models one audit asks for (NLI classifiers, generative LMs with their prompt
+styles, sentence scorers), read and checked once where the audit starts, before any model loads.
 
 >>> models = ModelSet.of(["fake:a"], generative="fake:g", prompts=["true"], causal="openai:http://h/v1#m")
 >>> models.kinds(), [style.name for style in models.prompts]
@@ -50,18 +41,15 @@ SPEC_KINDS: dict[str, PredictorKind] = {
 
 @dataclass(frozen=True)
 class ModelSet:
-    """The models of one audit, by how they are asked (module docstring); build it with
-    :meth:`of`, which checks every name and reads it once into a :class:`ModelRef` (its
-    ``?options`` left for the backend that reads them: :meth:`ModelRef.unread`), which every
-    builder takes."""
+    """The models of one audit, by how they are asked; build it with :meth:`of`, which reads every
+    name once into a :class:`ModelRef` (its ``?options`` left for the backend)."""
 
     models: tuple[ModelRef | Predictor, ...] = ()
     """NLI classifiers: references, or predictor objects used as they are."""
     generative: tuple[ModelRef, ...] = ()
     """Generative LMs, asked yes/no questions."""
     prompts: tuple[PromptStyle, ...] = ()
-    """The generative LMs' prompt styles, read (from ``true``, ``entailed`` or files; none named:
-    both of the paper's); empty when no generative LM is asked for."""
+    """The generative LMs' prompt styles, read (none named: the paper's two)."""
     mlm: tuple[ModelRef, ...] = ()
     """Masked LMs scoring sentence pairs."""
     causal: tuple[ModelRef, ...] = ()
@@ -69,8 +57,8 @@ class ModelSet:
     tp_variants: tuple[str, ...] = ("shared",)
     """The sentence scorers' variants: ``shared`` tokens, ``whole`` sentences."""
     prompts_named: bool = False
-    """Whether the prompt styles were named (else they are the default ones, which a benchmark of
-    multiple-choice questions replaces with its own: :meth:`with_default_prompts`)."""
+    """Whether the prompt styles were named (else a benchmark may replace the defaults:
+    :meth:`with_default_prompts`)."""
 
     @classmethod
     def of(
@@ -83,13 +71,9 @@ class ModelSet:
         causal: str | ModelRef | Sequence[str | ModelRef] = (),
         tp_variants: str | Sequence[str] = ("shared",),
     ) -> ModelSet:
-        """The set from one name or several per field (a bare string is one name), each name
-        checked (:func:`~nlibias.schema.model_keys.check_model_spec`), and a name that can only
-        be a local path and names nothing refused under its field
-        (:func:`~nlibias.models.mlm.model_names.check_model_path`). The prompt styles are read
-        (:func:`~nlibias.models.generative.prompts.resolve_prompt_styles`; styles already read
-        are kept) when a generative LM is asked for, and refused when none is. A set given as
-        ``models`` is checked again (one made directly, not by ``of``, holds its prompts unread).
+        """The set from one name or several per field (a bare string is one name), each checked,
+        a local path that names nothing refused, and the prompt styles read (refused with no
+        generative LM). A set given as ``models`` is checked again.
 
         >>> ModelSet.of(["fake:a", 3])
         Traceback (most recent call last):
@@ -131,8 +115,7 @@ class ModelSet:
         return cls(**named, prompts=prompts, prompts_named=bool(asked))
 
     def with_default_prompts(self, names: Sequence[str]) -> ModelSet:
-        """The set with the prompt styles ``names`` in place of the default ones (none named):
-        what a benchmark of multiple-choice questions asks with (BBQ: ``race`` and ``arc``).
+        """The set with the prompt styles ``names`` in place of unnamed defaults (BBQ's own).
 
         >>> [s.name for s in ModelSet.of(generative="fake:g").with_default_prompts(["race", "arc"]).prompts]
         ['race', 'arc']
@@ -162,9 +145,7 @@ class ModelSet:
         return [ref for ref in (*self.generative, *self.causal) if ref.is_server]
 
     def loading_weights_here(self) -> list[ModelRef]:
-        """The models given that load their weights in this process (which a dtype applies to):
-        classifiers but fakes, generative LMs but fakes and servers, masked LMs, causal LMs but
-        servers."""
+        """The models given that load their weights in this process (not fakes, servers or objects)."""
         refs = (*self.classifier_refs, *self.generative, *self.causal)
         return [ref for ref in refs if ref.loads_weights_here] + list(self.mlm)
 
@@ -174,8 +155,7 @@ class ModelSet:
 
 
 def _prompts_asked(prompts: Any, generative: bool) -> tuple[str | PromptStyle, ...]:
-    """The prompt styles named or given (a bare string or style is one), each name checked;
-    refused when no generative LM would be asked with them, before any file is read."""
+    """The prompt styles named or given, refused when no generative LM would be asked with them."""
     asked = _names(prompts, "prompts")
     if asked and not generative:
         raise option_applies_to_nothing(
@@ -197,9 +177,8 @@ _OBJECTS: dict[str, tuple[type, str]] = {
 
 def _names(value: Any, parameter: str) -> tuple[Any, ...]:
     """A tuple of names from one or several (a bare string is one name, not its letters), each
-    checked; a model's name is read into a :class:`ModelRef` (one given is checked as its text).
-    A model may be an object keeping the predictor contract only in ``models``, a prompt style
-    one already read only in ``prompts``."""
+    checked; a model's name is read into a :class:`ModelRef`. Objects (predictors, prompt styles)
+    only where :data:`_OBJECTS` allows them."""
     kind, called = _OBJECTS.get(parameter, (str, ""))
     if isinstance(value, (str, ModelRef, kind)):
         value = [value]

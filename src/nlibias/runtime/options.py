@@ -1,8 +1,6 @@
-"""How a job runs: two frozen options objects, built once where a job starts (the command line,
-the Python API) and handed on whole, instead of a score of loose keywords passed from function to
-function. :class:`ModelOptions` say how the models are loaded, placed and asked
-(:func:`nlibias.runtime.build.build_predictors`); :class:`RunOptions` how the audit around them
-runs (the prediction cache, the bootstrap, the seed, a sample limit, progress bars).
+"""How a job runs, in two frozen options objects built once where a job starts and handed on
+whole: :class:`ModelOptions` (how the models load and answer) and :class:`RunOptions` (the cache,
+bootstrap, seed, limit and progress around them).
 
 >>> options = ModelOptions.of(device="cpu", max_new_tokens=16)
 >>> options.device, options.max_new_tokens, options.mode
@@ -18,13 +16,12 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from nlibias.errors import ConfigError
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS, OptionScore
-from nlibias.runtime.cache import PredictionCache
+from nlibias.runtime.cache import PredictionCache, default_cache_path
 from nlibias.schema.applies import RAY_APPLIES, AppliesTo, refuse_inapplicable
 from nlibias.schema.declared import (
     Allowed,
@@ -59,20 +56,18 @@ class _Options(BaseModel):
     # use_attribute_docstrings: each field's docstring is its description, which the command
     # line shows as the flag's help (nlibias.cli.options.documented): written once, for both.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, use_attribute_docstrings=True)
-    _kind: ClassVar[str] = "options"
 
     @classmethod
     def of(cls, **settings: Any) -> Self:
-        """The options from keywords, refusing an unknown name or a bad value as a
-        :class:`~nlibias.errors.ConfigError` that names the setting."""
+        """The options from keywords; an unknown name or a bad value is a ConfigError naming it."""
         return cls.split(settings, caller=cls.__name__)[1]
 
     @classmethod
     def split(
         cls, settings: Mapping[str, Any], *, caller: str, also: Collection[str] = ()
     ) -> tuple[dict[str, Any], Self]:
-        """``settings`` cut into the ``caller``'s own keywords (those named in ``also``) and the
-        options of the rest: the one refusal of a keyword that is neither, naming the closest.
+        """``settings`` cut into the ``caller``'s own keywords (``also``) and these options; a
+        keyword that is neither is refused, naming the closest.
 
         >>> ModelOptions.split({"device": "cpu", "seed": 1}, caller="audit", also=["seed"])[0]
         {'seed': 1}
@@ -99,19 +94,13 @@ class _Options(BaseModel):
 
 
 class ModelOptions(_Options):
-    """Every setting of how the models of a job are loaded, placed and asked (the defaults: each
-    model's own device and dtype, scored yes/no answers, 8,192 tokens a batch).
-
-    What each setting applies to, and which combinations exclude each other, is checked against
-    the models given by :func:`nlibias.runtime.build.build_predictors`: an option no model takes
-    is refused there, naming the models."""
-
-    _kind: ClassVar[str] = "model options"
+    """How the models of a job are loaded, placed and asked; an option no model given takes is
+    refused by :func:`nlibias.runtime.build.build_predictors`, naming the models."""
 
     mode: str = "scored"
     """Generative answers: scored (yes or no by log-probability, one forward pass) or generated
     (free text, parsed)."""
-    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
+    max_new_tokens: PositiveInt = DEFAULT_MAX_NEW_TOKENS
     """Token limit of generated answers (mode generated)."""
     option_score: Annotated[OptionScore, Allowed("total or per-byte"), SCORED_APPLIES] = "total"
     """Multiple-choice questions (BBQ) in mode scored: pick the option by its total log-probability,
@@ -128,7 +117,7 @@ class ModelOptions(_Options):
     """Weights of local models: auto, float32, bfloat16 or float16. Default auto: the checkpoint's
     own (float32 unless its config records another), on every device. bfloat16 is faster on a
     GPU; its probabilities move a little from float32's."""
-    max_tokens: int = 8192
+    max_tokens: Annotated[PositiveInt, Allowed("a positive number of tokens a batch may hold")] = 8192
     """Token budget of one batch (padding included)."""
     quantize: str | None = None
     """CPU only: int8 (dynamic int8 Linear layers). Faster, but changes probabilities and can flip
@@ -160,21 +149,10 @@ class ModelOptions(_Options):
         """Refused when the options are made, before any model is built or loaded."""
         return check_mode(mode)
 
-    @field_validator("max_tokens", mode="before")
-    @classmethod
-    def _positive_budget(cls, max_tokens: Any) -> Any:
-        """Every backend's own check, made once here for all of them (a generative LM's batches
-        would otherwise meet it only when planned, after loading)."""
-        from nlibias.models.batching import check_batch_limits  # numpy: not for the CLI's start
-
-        check_batch_limits(max_tokens=max_tokens)
-        return max_tokens
-
     @field_validator("quantize", "compile", "threads", mode="before")
     @classmethod
     def _speed_value(cls, value: Any, info: ValidationInfo) -> Any:
-        """The classifiers' own check of a speed setting, made when the options are (before the
-        samples are read), not when the predictors are built."""
+        """The classifiers' own check, made before the samples are read."""
         from nlibias.models.hf_common import check_speed_values
 
         check_speed_values(**{str(info.field_name): value})
@@ -186,9 +164,7 @@ DEFAULT_MODEL_OPTIONS = ModelOptions()
 
 
 class RunOptions(_Options):
-    """How an audit runs around its models: where answers are cached, how many bootstrap
-    resamples give the intervals, the seed of every draw, a sample limit and progress bars. Each
-    value is checked when the object is made, before any file is read or model loaded.
+    """How an audit runs around its models, each value checked before any file is read.
 
     >>> RunOptions(cache=False, bootstrap=0).bootstrap
     0
@@ -198,7 +174,6 @@ class RunOptions(_Options):
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)  # PredictionCache
-    _kind: ClassVar[str] = "run options"
 
     cache: Annotated[CacheOption, Allowed("True, False, a file path or a PredictionCache")] = True
     """``True``: the user prediction cache; a path: that SQLite file; a :class:`PredictionCache`;
@@ -217,8 +192,7 @@ class RunOptions(_Options):
 
 @declared
 def check_bootstrap(bootstrap: Resamples, seed: Seed = 0) -> None:
-    """Refuse a negative or non-integer number of resamples or seed (numpy takes seeds >= 0): the
-    rules are the parameters' declared types.
+    """Refuse a bad number of resamples or seed (the parameters' declared types).
 
     >>> check_bootstrap(10, seed=-5)
     Traceback (most recent call last):
@@ -226,30 +200,14 @@ def check_bootstrap(bootstrap: Resamples, seed: Seed = 0) -> None:
     """
 
 
-def check_cache_option(cache: object) -> None:
-    """Refuse a cache setting that is none of :data:`CacheOption`'s.
-
-    >>> check_cache_option(3)
-    Traceback (most recent call last):
-    nlibias.errors.ConfigError: cache is 3; pass True, False, a file path or a PredictionCache
-    """
-    if cache is not None and not isinstance(cache, bool | str | Path | PredictionCache):
-        raise ConfigError(
-            f"{{cache}} is {cache!r}; pass True, False, a file path or a PredictionCache", parameter="cache"
-        )
-
-
 def open_cache(cache: CacheOption, stack: ExitStack) -> PredictionCache | None:
-    """The prediction cache a setting names, opened in ``stack`` (a cache object given is used as
-    it is and left open); ``None`` for no cache.
+    """The prediction cache a setting (declared :data:`CacheOption` where it is read) names, opened
+    in ``stack`` (a cache object is used as it is and left open); ``None`` for no cache.
 
     >>> with ExitStack() as stack:
     ...     open_cache(False, stack) is None
     True
     """
-    from nlibias.runtime.cache import default_cache_path
-
-    check_cache_option(cache)
     if cache is None or cache is False:
         return None
     if isinstance(cache, PredictionCache):

@@ -1,20 +1,12 @@
 """Progress bars: one per command, with a total and an ETA, and only where someone watches.
 
-A job opens one :func:`command_bar` over all its work (an audit: every model's pass over the
-samples) and gives each part a :meth:`CommandBar.slot`; the predictors' own bars
-(:func:`progress_bar`) then advance their slot of the command's bar instead of drawing a bar of
-their own that restarts at 0 for each model or prompt style. Without a command bar,
-:func:`progress_bar` is an ordinary ``tqdm`` bar.
+A job opens one :class:`CommandBar` over all its work and gives each part (a model's pass) a
+:meth:`CommandBar.slot`, which the predictors' own bars (:func:`progress_bar`) advance. Bars are
+drawn on a terminal or in a notebook (plain text without ipywidgets; the libraries' own bars
+silenced there: one bar per audit); a log gets a line about every :data:`LOG_INTERVAL` seconds
+instead (:class:`ProgressLines`), so a long command is never silent for a minute.
 
-Bars are drawn only when asked for and stderr is a terminal (or in a notebook): a log file gets
-none, and the Hugging Face libraries' own bars ("Loading weights", downloads) are silenced there
-too (:func:`silence_library_bars`). Instead, a log gets a line about every
-:data:`LOG_INTERVAL` seconds from the command bar (stage, done/total, rate, time left), also while
-nothing moves (a model loading), so a long command is never silent for a minute; a command done
-within the interval prints none. In a notebook the bars are plain text unless ipywidgets is
-installed, and the libraries' own bars are silenced: one bar per audit.
-
->>> with command_bar(20, desc="audit", enabled=False) as bar:
+>>> with CommandBar(20, "audit", "sample", enabled=False) as bar:
 ...     with bar.slot(10, "model a"):
 ...         with progress_bar(4, enabled=False) as part:   # 4 pairs stand for the slot's 10 samples
 ...             part.update(2)
@@ -39,6 +31,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TextIO
 
+from nlibias.models.library_bars import bars_wanted, in_notebook
+
 _current: ContextVar[CommandBar | None] = ContextVar("nlibias_command_bar", default=None)
 
 MIN_INTERVAL = 0.5
@@ -47,18 +41,9 @@ LOG_INTERVAL = 30.0
 """Seconds between two progress lines where stderr is not a terminal."""
 
 
-def in_notebook() -> bool:
-    """Whether this runs in a Jupyter kernel (which shows bars though stderr is no terminal): its
-    IPython shell is the kernel's, not merely ipykernel imported (nbclient's caller imports it)."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
-
-
 def _settle_tqdm_auto() -> None:
-    """In a notebook without ipywidgets, import ``tqdm.auto`` once with its warning off: it falls
-    back to plain-text bars, as :func:`_tqdm_class` chooses, but says so in a red TqdmWarning box
-    when a library (the Hugging Face Hub, transformers) imports it first."""
+    """In a notebook without ipywidgets, import ``tqdm.auto`` once with its warning off (else a
+    library importing it first shows a red TqdmWarning box)."""
     if in_notebook() and "tqdm.autonotebook" not in sys.modules:
         from tqdm.std import TqdmWarning
 
@@ -68,8 +53,7 @@ def _settle_tqdm_auto() -> None:
 
 
 def _tqdm_class() -> Any:
-    """tqdm's widget bar in a notebook with ipywidgets; else its plain-text bar (which Jupyter
-    shows too: ``tqdm.auto`` without ipywidgets prints a TqdmWarning box there first)."""
+    """tqdm's widget bar in a notebook with ipywidgets; else its plain-text bar."""
     _settle_tqdm_auto()
     if in_notebook() and importlib.util.find_spec("ipywidgets") is not None:
         from tqdm.notebook import tqdm as notebook_tqdm
@@ -80,34 +64,16 @@ def _tqdm_class() -> Any:
     return tqdm
 
 
-def bars_wanted(progress: bool = True) -> bool:
-    """Whether to draw bars: asked for, and stderr is a terminal or a notebook shows them."""
-    if not progress:
-        return False
-    if in_notebook():
-        return True
-    isatty = getattr(sys.stderr, "isatty", None)
-    try:
-        return bool(isatty and isatty())
-    except ValueError:  # a closed stream
-        return False
-
-
 _ENV_SWITCHES = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
 _silenced: dict[str, str | None] = {}
-"""What :func:`silence_library_bars` changed (each variable's value before), so that
-:func:`restore_library_bars` undoes that and nothing a user set."""
+"""What :func:`silence_library_bars` changed (each variable's value before)."""
 
 
 def silence_library_bars() -> None:
-    """Turn off the Hugging Face libraries' own progress bars (weights loading, downloads,
-    ``datasets``' maps): for runs whose stderr goes to a log. Libraries not imported yet read the
-    environment variables.
-
-    The Hub reads its variable once, when it is imported, and then refuses to turn its bars back
-    on: imported here first, it keeps the user's own setting, and the switch below turns its bars
-    off in a way :func:`restore_library_bars` undoes (``datasets``, imported only by fine-tuning,
-    still reads ours if it is imported while bars are off)."""
+    """Turn off the Hugging Face libraries' own bars (loading, downloads, ``datasets``' maps) for
+    runs whose stderr is a log. The Hub reads its variable once, at import, and then refuses to
+    turn its bars back on: imported here first, it keeps the user's setting, and the switch turns
+    them off in a way :func:`restore_library_bars` undoes."""
     _settle_tqdm_auto()  # the Hub imports tqdm.auto
     with contextlib.suppress(ImportError):  # not installed: no Hub bars to silence
         from huggingface_hub.utils import are_progress_bars_disabled  # noqa: F401  (its module reads it)
@@ -118,9 +84,8 @@ def silence_library_bars() -> None:
 
 
 def restore_library_bars() -> None:
-    """Undo :func:`silence_library_bars` (a later job in the same process that draws bars: a
-    notebook's second cell, a fine-tuning after an audit written to a log); nothing when it did
-    not run."""
+    """Undo :func:`silence_library_bars` (a later job in the process draws bars); nothing when it
+    did not run."""
     if not _silenced:
         return
     for name, before in _silenced.items():
@@ -148,9 +113,8 @@ def _switch_loaded_libraries(*, on: bool) -> None:
 
 
 def prepare_progress(progress: bool) -> bool:
-    """What a job calls first: whether it draws bars; when it does not, the libraries' bars are
-    silenced too, and when it does, an earlier job's silencing is undone (but not in a notebook,
-    where the job's one bar stands alone: no "Loading weights" bar beside it)."""
+    """What a job calls first: whether it draws bars; when it does not (or in a notebook, beside
+    its one bar), the libraries' bars are silenced, else an earlier job's silencing is undone."""
     wanted = bars_wanted(progress)
     if wanted and not in_notebook():
         restore_library_bars()
@@ -174,12 +138,8 @@ def _duration(seconds: float) -> str:
 
 
 class ProgressLines:
-    """A command's progress as a line about every ``interval`` seconds (default
-    :data:`LOG_INTERVAL`) on stderr, for a log: the
-    stage, done/total, the rate (since the first units were done, so that a model's loading does
-    not count) and the time left (before the first unit, the time spent). A
-    daemon thread asks :meth:`tick` twice an interval, so a line comes also while nothing moves;
-    ``clock`` is the time source (a fake one in tests).
+    """A command's progress for a log: a line about every ``interval`` seconds (stage, done/total,
+    the rate since the first units, the time left), also while nothing moves (a daemon thread).
 
     >>> now = [0.0]
     >>> lines = ProgressLines(100, "audit", "sample", clock=lambda: now[0], thread=False)
@@ -246,9 +206,8 @@ class ProgressLines:
 
 
 class CommandBar:
-    """The one bar of a command (a ``tqdm`` bar, disabled where bars are not wanted): parts of
-    the work advance their :meth:`slot` of it; used as a context manager, it is closed on leaving.
-    Asked for where stderr is not a terminal, it prints :class:`ProgressLines` instead.
+    """The one bar of a command (a ``tqdm`` bar where bars are wanted, else :class:`ProgressLines`):
+    parts of the work advance their :meth:`slot` of it; closed on leaving its block.
 
     >>> with CommandBar(4, "audit", "sample", enabled=False) as bar:
     ...     with bar.slot(2, "m"):
@@ -302,9 +261,8 @@ class CommandBar:
 
     @contextmanager
     def slot(self, size: float, name: str = "") -> Iterator[CommandBar]:
-        """The next ``size`` units of the bar (a model's pass): inside the block, the parts' bars
-        (:func:`progress_bar`) advance it; on leaving, the bar stands at the slot's end whatever
-        its part reported."""
+        """The next ``size`` units of the bar (a model's pass), which the parts' bars advance; on
+        leaving, the bar stands at the slot's end whatever its part reported."""
         start = self.n
         self._slot = (start, size)
         if name:
@@ -356,18 +314,6 @@ class _SlotView:
         self.close()
 
 
-@contextmanager
-def command_bar(
-    total: float, *, desc: str, unit: str = "sample", enabled: bool = True
-) -> Iterator[CommandBar]:
-    """The command's one bar for the duration of the block (see the module doc)."""
-    bar = CommandBar(total, desc, unit, enabled)
-    try:
-        yield bar
-    finally:
-        bar.close()
-
-
 def progress_bar(
     total: int | None,
     *,
@@ -376,8 +322,8 @@ def progress_bar(
     enabled: bool = True,
     leave: bool = True,
 ) -> Any:
-    """A bar for ``total`` items: a share of the open command bar's slot when there is one, else a
-    ``tqdm`` bar of its own (drawn only where :func:`bars_wanted`)."""
+    """A bar for ``total`` items: a share of the open command bar's slot, else progress lines in a
+    log, else a ``tqdm`` bar of its own."""
     command = _current.get()
     if command is not None and command._slot is not None:
         return _SlotView(command, total)

@@ -1,11 +1,8 @@
-"""Language models scoring sentence pairs (token-probability bias) as predictors of the audit.
-
-A :class:`SentenceLogprobPredictor` (kind ``sentence-logprob``) asks the samples' benchmark which
-sentence pair each sample stands for (:attr:`nlibias.benchmarks.base.BenchmarkSamples.sentence_pairs`), scores the
-distinct pairs through the one cached prediction loop (:func:`nlibias.runtime.loop.cached_outputs`;
-the cache keys on the scorer's identity, the variant and both sentences), and returns one
-prediction per sample: no label, the two scores in ``extra`` (``score_more``, ``score_less``,
-``tokens_more``, ``tokens_less``), or ``no_pair`` for a sample that stands for no pair.
+"""Language models scoring sentence pairs (token-probability bias) as audit predictors: a
+:class:`SentenceLogprobPredictor` scores the distinct sentence pairs the samples stand for
+(:attr:`nlibias.benchmarks.base.BenchmarkSamples.sentence_pairs`) through the cached prediction
+loop and returns per sample the two scores in ``extra`` (``score_more``, ``score_less``,
+``tokens_more``, ``tokens_less``), or ``no_pair``.
 
 >>> from nlibias.schema.model_keys import tp_model_key
 >>> tp_model_key("bert-base-uncased", "shared")
@@ -18,8 +15,10 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nlibias.errors import ConfigError
+from nlibias.models.generative.http_client import server_address
 from nlibias.models.tp.base import PairScore, SentenceScorer, check_variant
+from nlibias.models.tp.hf import HFCausalScorer, HFMaskedScorer
+from nlibias.models.tp.server import ServerScorer
 from nlibias.runtime.cache import PredictionCache
 from nlibias.runtime.contract import PredictorRun
 from nlibias.runtime.loop import ComputedBatch, cached_outputs
@@ -96,12 +95,9 @@ def build_sentence_predictors(
     revision: str | None = None,
     concurrency: int | None = None,
 ) -> list[SentenceLogprobPredictor]:
-    """One predictor per (model, variant): ``mlm`` are masked LMs (hub name or directory);
-    ``causal`` are causal LMs (``smollm2``, a ``.gguf`` path, a directory, a hub name) or
-    servers (``openai:URL#MODEL`` / ``openai-completions:URL#MODEL``: prompt log-probabilities
-    with ``echo``), each read once (:class:`~nlibias.schema.model_ref.ModelRef`). ``dtype``: the
-    weights' dtype of the local models (None: their device's default), recorded with their scores
-    and keying their cache.
+    """One predictor per (model, variant): ``mlm`` masked LMs, ``causal`` causal LMs or servers
+    (``openai:URL#MODEL``: prompt log-probabilities with ``echo``); ``dtype``: the local models'
+    weights, recorded with their scores and keying their cache.
 
     >>> [p.name for p in build_sentence_predictors(causal=[ModelRef.unread("openai:http://h/v1#m")])]
     ['m|tp=shared']
@@ -109,23 +105,13 @@ def build_sentence_predictors(
     variants = [check_variant(v) for v in variants] or ["shared"]
     scorers: list[Any] = []
     for ref in mlm:
-        from nlibias.models.tp.hf import HFMaskedScorer
-
         scorers.append(
             HFMaskedScorer(ref.named_for(MASKED_LM_KINDS), revision=revision, device=device, dtype=dtype)
         )
     for ref in causal:
         if ref.is_server:
-            from nlibias.models.tp.server import ServerScorer
-
-            if ref.server is None:
-                raise ConfigError(
-                    f"server spec {str(ref)!r} must look like openai:URL#MODEL", parameter="causal"
-                )
-            url, model = ref.server
+            url, model = server_address(ref, "causal")
             scorers.append(ServerScorer(url, model, concurrency=concurrency or 4))
         else:
-            from nlibias.models.tp.hf import HFCausalScorer
-
             scorers.append(HFCausalScorer(ref.named_for(CAUSAL_LM_KINDS), device=device, dtype=dtype))
     return [SentenceLogprobPredictor(scorer, variant) for scorer in scorers for variant in variants]

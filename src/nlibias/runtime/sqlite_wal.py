@@ -1,10 +1,6 @@
-"""Switching a SQLite database to write-ahead logging when other processes may be opening it.
-
-``PRAGMA journal_mode=WAL`` needs the database to itself for a moment, and SQLite answers
-"database is locked" at once, without calling the connection's busy handler, while another
-connection holds a lock (for instance a second annotation server or audit worker creating the
-same fresh file). WAL is a property of the file, so the switch happens once; this retries it
-with backoff until it succeeds, the file is already in WAL mode, or ``timeout_s`` passes.
+"""Switching a SQLite database to write-ahead logging when other processes may be opening it:
+``PRAGMA journal_mode=WAL`` fails at once with "database is locked" (no busy handler) while
+another connection holds a lock, so the switch is retried with backoff.
 
 >>> import tempfile, pathlib
 >>> db = sqlite3.connect(pathlib.Path(tempfile.mkdtemp()) / "x.sqlite")
@@ -43,9 +39,8 @@ def enable_wal(db: sqlite3.Connection, *, timeout_s: float = 30.0) -> None:
 def database_fault(
     path: str | Path, error: sqlite3.Error, what: str, *, elsewhere: str, damaged_fix: str | None = None
 ) -> NlibiasError:
-    """The nlibias error for an SQLite error on the database file ``path`` (``what`` names it:
-    "the prediction cache"): damaged files are to be moved aside, unwritable ones moved elsewhere
-    (``elsewhere`` says how).
+    """The nlibias error for an SQLite error on ``path`` (``what`` names it): a damaged file is to
+    be moved aside, an unwritable one moved elsewhere (``elsewhere`` says how).
 
     >>> str(database_fault("c.sqlite", sqlite3.DatabaseError("file is not a database"), "the prediction cache",
     ...                    elsewhere="set NLIBIAS_CACHE"))[:60]

@@ -5,29 +5,21 @@ Models do not answer in one format: "Yes.", "**No**", "Answer: yes", "YES The hy
 and refuses to guess otherwise: an answer it cannot read is ``None`` (counted as unparsed in every
 table), never a default label.
 
-The rules, applied in order to the text with Markdown emphasis, quotes and leading labels such as
-``Answer:`` / ``Final answer:`` / ``The answer is`` / ``Based on the paragraph,`` removed; the
-first rule that decides wins:
+The rules, in order, on the text without emphasis, quotes and leading labels (``Answer:``, ``The
+answer is``, ``Based on the paragraph,``); the first that decides wins:
 
-1. **leading word** — the text starts with an answer word (``yes``/``no``/``maybe``, or
-   ``true``/``correct``/``entailed`` for yes, ``false``/``incorrect``/``not entailed`` for no).
-   The first answer decides: "No, ... yes ..." is no. A leading word joined to another answer
-   word ("Yes and no", "yes/no", "True or false"), directly followed by a different one ("Yes,
-   no") or by "?" is ambiguous → unparsed; "no" as a determiner ("No idea.") is no answer.
-2. **hedge** — the first sentence hedges ("I cannot determine", "Not necessarily", "not enough
-   information", "it is unclear", "neither", ...). Binary prompts: unparsed. 3-way prompts:
-   ``maybe``, which is what such a prompt asks the model to say in that case.
-3. **labelled answer** — "answer: yes" / "the answer is no" anywhere in the text.
-4. **statement** — the first sentence states the verdict: "the hypothesis is (not) true / false /
-   correct / entailed / supported", "is (not) entailed by", "the paragraph (does not) entail(s)".
-   Statements that disagree, or one under a negation or a doubt ("I don't think the hypothesis
-   is true", "no evidence that ..."), → unparsed; so is a first sentence that asks.
-5. **standalone word** — an answer word set off as its own clause in the first sentence
-   (", yes," / ": no." / "... yes" at the end). "There is no evidence" is not an answer.
-   Two different standalone answers → unparsed.
+1. **leading word**: the text starts with an answer word (or ``true``/``correct``/``entailed`` for
+   yes, ``false``/``incorrect``/``not entailed`` for no); joined to another answer word or
+   followed by "?" it is ambiguous; "no" as a determiner ("No idea.") is no answer.
+2. **hedge**: the first sentence hedges ("I cannot determine", "Not necessarily", ...): unparsed
+   for binary prompts, ``maybe`` for 3-way ones.
+3. **labelled answer**: "answer: yes" / "the answer is no" anywhere.
+4. **statement**: the first sentence states the verdict ("the hypothesis is (not) true /
+   entailed", "the paragraph (does not) entail(s)"); disagreeing, negated, doubted or asking: unparsed.
+5. **standalone word**: an answer word set off as its own clause in the first sentence (two
+   different ones: unparsed).
 
-An answer word that is not in the prompt's answer set (``maybe`` for a yes/no prompt) is
-unparsed, never mapped to the nearest allowed answer.
+An answer word outside the prompt's answer set is unparsed, never mapped to the nearest one.
 
 >>> parse_answer("**Yes**. The paragraph says so.").answer
 'yes'
@@ -78,15 +70,9 @@ _WORD_END = r"(?![\w-]|'\w)"
 _LEADING = re.compile(rf"^({_ANSWER_WORD}){_WORD_END}", re.I)
 _AFTER_ANSWER = re.compile(r"^[\s,.;:!?\-–—)\]]+")
 _LEADING_MEANING = {
-    "yes": "yes",
-    "no": "no",
+    **dict.fromkeys(("yes", "true", "correct", "entailed"), "yes"),
+    **dict.fromkeys(("no", "false", "incorrect", "not entailed"), "no"),
     "maybe": "maybe",
-    "true": "yes",
-    "correct": "yes",
-    "entailed": "yes",
-    "false": "no",
-    "incorrect": "no",
-    "not entailed": "no",
 }
 _JOINED = re.compile(rf"^\s*(?:,\s*)?(?:and|or|/|&|but\s+also)\s*{_ANSWER_WORD}\b")
 _SECOND = re.compile(rf"^\s*,\s*({_ANSWER_WORD}){_WORD_END}")
@@ -158,9 +144,8 @@ class ParsedAnswer:
 
 
 def normalise_text(text: str) -> str:
-    """``text`` without Markdown marks (:data:`_MARKDOWN`: what a rendered text does not show),
-    typographic quotes and repeated spaces, case kept (the explanation splitter reads it;
-    :func:`clean_answer_text` lowercases it). A character that means something in prose stays.
+    """``text`` without Markdown marks, typographic quotes and repeated spaces, case kept; a
+    character that means something in prose stays.
 
     >>> normalise_text("  **Yes**,   it’s   true ")
     "Yes, it's true"
@@ -186,9 +171,8 @@ def clean_answer_text(text: str) -> str:
 
 
 def text_after_leading_answer(text: str) -> str | None:
-    """The text after a leading answer word (labels such as ``Answer:`` skipped first), case
-    kept; None when the text does not open with an answer word. The explanation of a generated
-    answer (:mod:`nlibias.explanations.split`).
+    """The text after a leading answer word (labels such as ``Answer:`` skipped), case kept; None
+    when the text does not open with one (the explanation of a generated answer).
 
     >>> text_after_leading_answer("Answer: Yes. The premise says so.")
     'The premise says so.'

@@ -1,11 +1,5 @@
-"""Generative LM backends: what answers user prompts (a Hugging Face causal LM, an
-OpenAI-compatible server, or the deterministic :class:`FakeGenerativeBackend`), the answer records
-they return, and :func:`build_backend` from a spec string. The predictor that asks them through
-the prediction cache is :class:`nlibias.runtime.generative.GenerativePredictor`.
-
-Answer modes: ``scored`` reads the answer words' probabilities at the answer position in one
-forward pass (default for local models); ``generated`` decodes text greedily and parses it.
-
+"""Generative LM backends (a Hugging Face causal LM, an OpenAI-compatible server, or the
+:class:`FakeGenerativeBackend`) and :func:`build_backend` from a spec string.
 >>> build_backend("fake:demo").name
 'demo'
 """
@@ -20,8 +14,13 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from nlibias.errors import ConfigError
+from nlibias.models.generative import hf_causal
+from nlibias.models.generative.answers import parse_answer
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
+from nlibias.models.generative.http_client import server_address
+from nlibias.models.generative.openai_http import OpenAICompatibleLM
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
+from nlibias.models.generative.sources import SMOLLM2_NAME
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef
 from nlibias.schema.predictor_kinds import GenerativeMode
@@ -31,12 +30,10 @@ __all__ = ["AnswerBatch", "AnswerRecord", "FakeGenerativeBackend", "GenerativeBa
 
 @runtime_checkable
 class GenerativeBackend(Protocol):
-    """Something that answers user prompts with yes/no (/maybe).
-
-    ``identity()`` returns everything that determines the answers (computed without loading a
-    model). ``answer_batches`` yields answers as they are computed so that each can be cached at
-    once. ``scored_uses_generation`` is True when a scored answer may fall back to generated text
-    (a server without log-probabilities), so ``max_new_tokens`` belongs in the cache key.
+    """Something that answers user prompts with yes/no (/maybe): ``identity()`` (computed without
+    loading) determines the answers; ``answer_batches`` yields them as computed, to be cached at
+    once; ``scored_uses_generation``: a scored answer may fall back to generated text, so
+    ``max_new_tokens`` is part of the cache key.
     """
 
     name: str
@@ -56,11 +53,8 @@ class GenerativeBackend(Protocol):
 
 @dataclass
 class FakeGenerativeBackend:
-    """A deterministic stand-in for tests: answers depend only on a hash of the prompt.
-
-    Scored answers get probabilities from the hash; generated answers are one of a few real-world
-    answer texts (one unparseable). ``calls`` counts prompts actually answered.
-
+    """A deterministic stand-in for tests: answers from a hash of the prompt (generated ones from
+    a few real-world texts, one unparseable); ``calls`` counts prompts answered.
     >>> next(FakeGenerativeBackend().answer_batches(["q"], answers=("yes", "no"))).records[0].method
     'scored'
     """
@@ -92,8 +86,6 @@ class FakeGenerativeBackend:
         mode: GenerativeMode = "scored",
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     ) -> Iterator[AnswerBatch]:
-        from nlibias.models.generative.answers import parse_answer
-
         for start in range(0, len(prompts), self.batch_size):
             chunk = range(start, min(start + self.batch_size, len(prompts)))
             records = []
@@ -138,18 +130,11 @@ HTTP_OPTIONS = frozenset(
 
 
 def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: Any) -> GenerativeBackend:
-    """A backend from a CLI spec string.
-
-    ``smollm2`` (embedded default) · ``hf:NAME_OR_PATH`` or a bare name/path (``NAME@REV`` pins a
-    hub revision) · ``gguf:PATH`` · ``openai:http://HOST:PORT/v1#MODEL`` (chat completions) ·
-    ``openai-completions:URL#MODEL`` (text completions) · ``fake:NAME`` (tests). ``options`` go to
-    the backend (local: ``device``, ``dtype``, ``max_batch_tokens``, ``max_batch_size``; HTTP:
-    ``concurrency``, ``timeout``, ``max_retries``, ``backoff``, ``api_key_env``, ``top_logprobs``).
-    Options set to ``None`` are left at their defaults; an option of the other kind of backend is
-    refused with a message that says which backends take it.
+    """A backend from a spec string: ``smollm2`` · ``hf:NAME_OR_PATH`` or a bare name
+    (``NAME@REV``) · ``gguf:PATH`` · ``openai:URL#MODEL`` (chat) · ``openai-completions:URL#MODEL``
+    · ``fake:NAME``. ``options`` (None: the default) go to the backend; an option of the other kind
+    of backend is refused, saying which backends take it.
     """
-    from nlibias.models.generative import hf_causal
-
     options = {key: value for key, value in options.items() if value is not None}
     ref = spec if isinstance(spec, ModelRef) else ModelRef.unread(spec)
     spec = str(ref)
@@ -163,17 +148,10 @@ def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: A
     if ref.kind == "fake":
         return FakeGenerativeBackend(name=name or ref.name or "fake")
     if is_http:
-        from nlibias.models.generative.openai_http import OpenAICompatibleLM
-
-        if ref.server is None:
-            raise ConfigError(
-                f"cannot read {spec!r}: write openai:http://HOST:PORT/v1#MODEL (the model name after '#')",
-                parameter="spec",
-            )
-        url, model = ref.server
+        url, model = server_address(ref, "spec")
         api: Literal["chat", "completions"] = "completions" if ref.kind == "openai-completions" else "chat"
         return OpenAICompatibleLM(url, model, api=api, name=name or "", **options)
-    if spec == hf_causal.SMOLLM2_NAME:
+    if spec == SMOLLM2_NAME:
         return hf_causal.HFCausalLM(hf_causal.CausalLMSource.smollm2(), name=name or "smollm2", **options)
     if ref.kind == "gguf":
         source = hf_causal.CausalLMSource.from_gguf(ref.name)

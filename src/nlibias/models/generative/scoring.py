@@ -1,22 +1,13 @@
-"""Forward passes behind scored answers of causal LMs: plain left-padded batches, or staged
-batches whose shared prefixes are computed once (:mod:`nlibias.models.generative.prefix_sharing`).
+"""Forward passes behind scored answers of causal LMs: plain left-padded batches (position ids from
+the mask, logits at the last position only), or staged batches whose shared prefixes are computed
+once (:mod:`nlibias.models.generative.prefix_sharing`).
 
-**Plain**: one forward pass over the left-padded prompts, position ids from the attention mask,
-logits at the last position only (``logits_to_keep=1``).
-
-**Staged** (shared prefixes): stage after stage (root, group prefixes, suffixes), each stage's
-segments are left-padded and run with the key/value cache of their parent nodes. The cache is
-copied row by row from parents to children (``Cache.reorder_cache``: an ``index_select`` on the
-batch dimension of every layer), the attention mask is the parent's mask followed by the
-segment's mask, and the position ids continue from the parent's real length. Padding therefore
-sits *between* segments; it is masked out as keys, and the positions skip it, so each prompt sees
-exactly its own tokens at their own positions, as in the plain pass. Because every stage is left-
-padded, every prompt's last token is at the last position of the last stage, so the model's own
-head runs there once (``logits_to_keep=1``), final-logit soft-capping and scaling included.
-
-Only models whose cache layers all attend to the full context (no sliding window, no linear
-attention) and whose attention takes an arbitrary mask (``sdpa``, ``eager``) are run in stages:
-see :func:`supports_staged_forward`.
+A stage's segments run left-padded with their parents' key/value cache (copied row by row), the
+parent's mask followed by the segment's, positions continuing from the parent's real length: each
+prompt sees exactly its own tokens at their own positions, as in the plain pass, and its last
+token ends the last stage (the model's head runs once). Only models whose cache layers attend to
+the full context and whose attention takes an arbitrary mask run in stages
+(:func:`supports_staged_forward`).
 
 >>> left_pad_lists([[5, 6], [7]], pad_id=0)
 ([[5, 6], [0, 7]], [[1, 1], [0, 1]])

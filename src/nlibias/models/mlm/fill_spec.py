@@ -25,14 +25,10 @@ FillKind = Literal["causal", "masked", "fake"]
 
 
 def split_fill_spec(spec: str) -> tuple[FillKind, str]:
-    """Which kind of fill a spec names, and the spec without its kind prefix.
-
-    ``causal:NAME`` / ``masked:NAME`` (or ``mlm:NAME``) say it; ``fake`` / ``fake:NAME`` is the
-    dry-run fake; ``smollm2``, ``.gguf`` files (``gguf:PATH`` too) and ``openai:URL#MODEL`` (an
-    OpenAI-compatible server, kept whole) are causal; a local directory or a hub model in
-    the local Hugging Face cache is causal when its ``config.json`` says so (``is_decoder``, or an
-    architecture ending in ``ForCausalLM`` / ``LMHeadModel``); anything else is a masked LM (the
-    default of the paper).
+    """Which kind of fill a spec names, and the spec without its kind prefix: ``causal:``,
+    ``masked:``/``mlm:`` or ``fake`` say it; ``smollm2``, ``.gguf`` files and ``openai:URL#MODEL``
+    are causal; a directory or cached hub model is causal when its ``config.json`` says so; else a
+    masked LM (the paper's default).
     """
     kind, rest = split_kind(spec)
     if kind in ("causal", "gguf"):
@@ -68,8 +64,7 @@ def pinned_in_name(target: str) -> bool:
 
 
 def fill_kind_problem(spec: str) -> str | None:
-    """Why no filler reads ``spec``'s kind (``None``: one does), said before anything loads: such
-    a name was sent to the hub as a masked LM's id and failed when the fill loaded it.
+    """Why no filler reads ``spec``'s kind (``None``: one does), said before anything loads.
 
     >>> fill_kind_problem("prompt:smollm2")
     "unknown fill model kind 'prompt' in 'prompt:smollm2' (a prompted LM is a filter model). Known: causal, gguf, masked, mlm, hf, fake, openai, openai-completions"

@@ -1,14 +1,8 @@
 """Hugging Face masked LMs as mask fillers (``AutoModelForMaskedLM``; BERT, RoBERTa, ALBERT, ...).
 
-Only the hidden state at the mask goes through the LM head: the base encoder runs on the batch, the
-vector at each text's mask position is gathered, and the head (transform + decoder) is applied to
-those vectors alone, so a batch costs ``batch × vocabulary`` logits instead of
-``batch × length × vocabulary``. For architectures whose head is not found (see
-:func:`find_mask_head`) the full logits are computed, with a warning.
-
-Candidates are whole words: WordPiece continuation pieces (``##...``), BPE / SentencePiece tokens
-without a word-start marker (``Ġ`` / ``▁``), special tokens, punctuation, the caller's excluded
-words are skipped, reading further down the ranking until ``top_k`` words are found.
+Only the hidden state at the mask goes through the LM head (``batch × vocabulary`` logits, not
+``batch × length × vocabulary``; the full logits, with a warning, where no head is found).
+Candidates are whole words: pieces, special tokens, punctuation and excluded words are skipped.
 
 >>> filler = HFMaskedLMFiller("bert-large-cased-whole-word-masking")          # doctest: +SKIP
 >>> batch = next(filler.fill_batches(["Women are less <mask> for jobs."], top_k=5, exclude=[()]))  # doctest: +SKIP
@@ -33,8 +27,8 @@ from nlibias.models.hf_common import (
     dtype_choice,
     dtype_kwargs,
     dtype_name,
-    is_local_model,
     load_pretrained,
+    model_id,
     resolve_revision,
     set_torch_threads,
 )
@@ -80,10 +74,8 @@ def whole_word_table(
     scheme: Scheme | None = None,
     decode: Callable[[str], str] | None = None,
 ) -> list[str | None]:
-    """For each vocabulary id, the whole word it stands for, or ``None`` when it cannot be a candidate.
-
-    WordPiece: every token not starting with ``##``. BPE / SentencePiece: only tokens with the
-    word-start marker (``decode`` turns the token into text; default: drop the marker).
+    """For each vocabulary id, the whole word it stands for, or ``None`` (a WordPiece ``##`` piece,
+    a BPE / SentencePiece token without the word-start marker, a special token).
 
     >>> whole_word_table(["[CLS]", "able", "##ing", ",", "Ġx"], {0})
     [None, 'able', None, None, 'Ġx']
@@ -105,13 +97,9 @@ def whole_word_table(
 
 
 def find_mask_head(model: Any) -> tuple[Any, Any] | None:
-    """``(base encoder, LM head)`` of a masked-LM model, or ``None`` when they cannot be told apart.
-
-    The head is the model's ``cls`` (BERT, DeBERTa), ``lm_head`` (RoBERTa, XLM-R, ModernBERT) or
-    ``predictions`` (ALBERT) module, accepted only when it holds the model's output embeddings
-    (``get_output_embeddings()``: the decoder), so the head applied to a hidden state gives the
-    same logits as the full model at that position.
-    """
+    """``(base encoder, LM head)`` of a masked-LM model, or ``None``: its ``cls``, ``lm_head`` or
+    ``predictions`` module, accepted only when it holds the output embeddings (so the head on a
+    hidden state gives the full model's logits there)."""
     encoder = getattr(model, getattr(model, "base_model_prefix", ""), None)
     output_embeddings = model.get_output_embeddings()
     if encoder is None or output_embeddings is None:
@@ -131,11 +119,8 @@ def rank_whole_words(
     top_k: int,
     exclude: Collection[str],
 ) -> list[FillCandidate]:
-    """Walk ``order`` (token ids by decreasing score) and keep the first ``top_k`` acceptable words.
-
-    A word is skipped when the token is not a whole word, when it is in ``exclude`` (compared
-    lower-cased) or when the same word was already kept.
-
+    """Walk ``order`` (token ids by decreasing score) and keep the first ``top_k`` whole words,
+    skipping ``exclude`` (lower-cased) and repeats.
     >>> lp = np.log(np.array([0.1, 0.5, 0.4]))
     >>> [c.word for c in rank_whole_words(lp, np.array([1, 2, 0]), ["a", None, "b"], top_k=2, exclude={"B"})]
     ['a']
@@ -154,12 +139,12 @@ def rank_whole_words(
     return kept
 
 
-def check_mask_head_loaded(model: Any, loading: Mapping[str, Any], name: str) -> None:
+def check_mask_head_loaded(
+    model: Any, loading: Mapping[str, Any], name: str, parameter: str = "fill_model"
+) -> None:
     """Refuse a checkpoint whose masked-LM head was not in its weights (``loading``: the load
-    report of ``from_pretrained(..., output_loading_info=True)``): transformers gives such a model
-    a new, random head (an NLI classifier loaded as a masked LM), whose fills mean nothing.
-    Weights missing inside the base encoder are the architecture's own business; the head's are not.
-
+    report of ``from_pretrained``): transformers gives it a random head (an NLI classifier loaded
+    as a masked LM), whose fills mean nothing.
     >>> class M: base_model_prefix = "bert"
     >>> check_mask_head_loaded(M(), {"missing_keys": []}, "m")
     >>> check_mask_head_loaded(M(), {"missing_keys": ["cls.predictions.bias"]}, "nli")
@@ -174,18 +159,40 @@ def check_mask_head_loaded(model: Any, loading: Mapping[str, Any], name: str) ->
             f"{name} is not a masked LM: its checkpoint has no weights for the masked-LM head ({shown}), "
             "so it would fill with a new, random head (a sequence classifier, such as an NLI model?); "
             "name a masked LM (e.g. bert-base-cased) or a causal LM (causal:NAME)",
-            parameter="fill_model",
+            parameter=parameter,
         )
 
 
-class HFMaskedLMFiller:
-    """A masked LM loaded with ``AutoModelForMaskedLM`` that fills one ``<mask>`` per text.
+def load_masked_lm(
+    name_or_path: str, *, revision: str | None, device: str, dtype: Any, parameter: str
+) -> tuple[Any, Any, Any]:
+    """A masked LM's tokenizer, weights (in ``dtype``, else the checkpoint's own, on ``device``, in
+    eval mode) and dtype; refused (naming ``parameter``) when the tokenizer has no mask token or
+    the checkpoint no trained masked-LM head (its outputs would be noise)."""
+    from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
 
-    ``model_name_or_path`` is a hub id (default :data:`DEFAULT_MLM`) or a local directory;
-    ``revision`` pins a hub branch, tag or commit. Batches hold at most ``max_batch_size`` texts
-    and ``max_tokens`` tokens, padding included, sorted by length. ``head_mode`` tells whether the
-    head runs at the mask only (``mask-only``) or on every position (``full-logits``).
-    ``threads`` sets torch's intra-op threads for the process (``torch.set_num_threads``).
+    config = load_pretrained(AutoConfig.from_pretrained, name_or_path, revision=revision, what="masked LM")
+    torch_dtype = choose_dtype(device, dtype, config)
+    tokenizer = load_pretrained(
+        AutoTokenizer.from_pretrained, name_or_path, revision=revision, what="tokenizer"
+    )
+    if tokenizer.mask_token_id is None:
+        raise ConfigError(
+            f"{name_or_path}: the tokenizer has no mask token (not a masked LM? a causal LM is named as one)",
+            parameter=parameter,
+        )
+    model, loading = load_pretrained(
+        AutoModelForMaskedLM.from_pretrained, name_or_path, revision=revision, what="masked LM",
+        config=config, output_loading_info=True, **dtype_kwargs(torch_dtype),
+    )  # fmt: skip
+    check_mask_head_loaded(model, loading, name_or_path, parameter)
+    model.to(device).eval()
+    return tokenizer, model, torch_dtype
+
+
+class HFMaskedLMFiller:
+    """A masked LM (:data:`DEFAULT_MLM`, a hub id or a local directory) filling one ``<mask>`` per
+    text; ``head_mode`` says whether the head runs at the mask only or on every position.
     """
 
     def __init__(
@@ -201,31 +208,22 @@ class HFMaskedLMFiller:
         name: str | None = None,
         threads: int | None = None,
     ) -> None:
-        from transformers import AutoConfig, AutoTokenizer
-
         check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size, max_length=max_length)
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device = choose_device(device)
         if isinstance(dtype, str):
             dtype_choice(dtype)  # a misspelt dtype is named before anything is read
-        # the checkpoint's own dtype (auto) is read from its config, before the weights
-        config = load_pretrained(
-            AutoConfig.from_pretrained, self.model_name_or_path, revision=revision, what="masked LM"
-        )
-        self.dtype = choose_dtype(self.device, dtype, config)
         set_torch_threads(threads)
         self.max_tokens = max_tokens
         self.max_batch_size = max_batch_size
-        self.tokenizer: Any = load_pretrained(
-            AutoTokenizer.from_pretrained, self.model_name_or_path, revision=revision, what="tokenizer"
+        self.tokenizer, self.model, self.dtype = load_masked_lm(
+            self.model_name_or_path,
+            revision=revision,
+            device=self.device,
+            dtype=dtype,
+            parameter="fill_model",
         )
-        if self.tokenizer.mask_token is None:
-            raise ConfigError(
-                f"{self.model_name_or_path}: the tokenizer has no mask token (not a masked LM?)",
-                parameter="fill_model",
-            )
-        self.model: Any = self._load_model(config, revision)
         self.revision: str = resolve_revision(self.model, self.model_name_or_path, revision)
         self.max_length = min(max_length, int(min(self.tokenizer.model_max_length, 10**6)))
         self._head = self._mask_head()
@@ -234,26 +232,6 @@ class HFMaskedLMFiller:
         self._identity: dict[str, Any] = self._model_identity()
         self.batches_computed = 0
         self.texts_computed = 0
-
-    def _load_model(self, config: Any, revision: str | None) -> Any:
-        """The masked LM's weights in this filler's dtype, on its device, in eval mode; refused when
-        the checkpoint has no trained masked-LM head (its fills would be noise)."""
-        from transformers import AutoModelForMaskedLM
-
-        loaded: Any = load_pretrained(
-            AutoModelForMaskedLM.from_pretrained,
-            self.model_name_or_path,
-            revision=revision,
-            what="masked LM",
-            config=config,
-            output_loading_info=True,
-            **dtype_kwargs(self.dtype),
-        )
-        model = loaded[0]
-        check_mask_head_loaded(model, loaded[1], self.model_name_or_path)
-        model.to(self.device)
-        model.eval()
-        return model
 
     def _mask_head(self) -> Any:
         """The LM head, run on the masked positions only; None (with a warning: every position's
@@ -281,15 +259,10 @@ class HFMaskedLMFiller:
 
     def _model_identity(self) -> dict[str, Any]:
         """What decides the fills (a local model by its folder name, so a cache survives a move)."""
-        model_id = (
-            Path(self.model_name_or_path).resolve().name
-            if is_local_model(self.model_name_or_path)
-            else self.model_name_or_path
-        )
         return {
             "backend": "hf-mlm",
             "backend_version": BACKEND_VERSION,
-            "model": model_id,
+            "model": model_id(self.model_name_or_path),
             "revision": self.revision,
             "dtype": dtype_name(self.dtype),
             "max_length": self.max_length,
@@ -353,8 +326,6 @@ class HFMaskedLMFiller:
         """Up to ``top_k`` whole-word candidates per text, batch by batch (longest batch first)."""
         import torch
 
-        if top_k < 1:
-            raise ConfigError(f"{{top_k}} must be positive, got {top_k}", parameter="top_k")
         if not texts:
             return
         ids, positions = self.encode(texts)

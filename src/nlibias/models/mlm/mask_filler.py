@@ -1,9 +1,5 @@
-"""Mask-filler contract: a masked LM proposes whole words for the one ``<mask>`` of each text.
-
-A filler yields results batch by batch, like an :class:`~nlibias.models.base.NLIClassifier`, so
-the caller commits each batch to the cache as soon as it is computed. Each text comes with the
-words its candidates must skip (the template's original word, a user block-list); the filler reads
-further down its ranking so that it still returns ``top_k`` candidates when it can.
+"""Mask-filler contract: a masked LM proposes whole words for the one ``<mask>`` of each text,
+batch by batch (each committed to the cache at once), skipping each text's excluded words.
 
 >>> filler = FakeMaskFiller(words=("able", "keen", "fit"))
 >>> batch = next(filler.fill_batches(["They are <mask>."], top_k=2, exclude=[{"keen"}]))
@@ -29,11 +25,9 @@ MASK = "<mask>"
 
 
 def check_fill_answer(word: Any, log_prob: Any, *, source: str, field: str) -> float:
-    """The one rule of a fill answer (a word, or token, with its log-probability), whatever
-    backend gave it (masked LM, causal fill, server): the word is a non-empty string and the
-    log-probability a real number (not text, not a bool), finite and at most 0 (a probability
-    is at most 1). Returns the log-probability as a float; refuses with a
-    :class:`~nlibias.errors.SourceError` naming ``source`` (a server URL, a model) and ``field``.
+    """The one rule of a fill answer, whatever backend gave it: a non-empty word and a finite
+    log-probability at most 0 (not text, not a bool), returned as a float; else a SourceError
+    naming ``source`` and ``field``.
 
     >>> check_fill_answer(" kind", -0.5, source="http://h/v1", field="logprobs.top_logprobs")
     -0.5
@@ -107,11 +101,8 @@ class FillBatch:
 
 @runtime_checkable
 class MaskFiller(Protocol):
-    """A masked LM that fills ``<mask>``.
-
-    ``identity()`` holds everything that determines the outputs (backend, model, revision, dtype);
-    the fill cache keys on it together with ``top_k``, the block-list and the text.
-    """
+    """A masked LM that fills ``<mask>``; ``identity()`` holds everything that determines the
+    outputs (the fill cache keys on it with ``top_k``, the block-list and the text)."""
 
     name: str
 
@@ -123,11 +114,8 @@ class MaskFiller(Protocol):
 
 
 class FakeMaskFiller:
-    """Deterministic fills from a fixed word list, ranked by a hash of (text, word).
-
-    Words in ``exclude`` (compared lower-cased) are skipped, so a test can check that the caller
-    passes the original word and block-list through. ``calls`` records the batch sizes computed.
-    """
+    """Deterministic fills from a fixed word list, ranked by a hash of (text, word); ``exclude``
+    is honoured, ``calls`` records the batch sizes computed."""
 
     def __init__(
         self,

@@ -1,15 +1,10 @@
 """Model names given by a user, checked before anything loads, and errors named after the
 parameter that named the model.
 
-A model name is a hub id (``org/model``) or a local path; a name that can only be a path (it
-starts with ``/``, ``./``, ``../`` or ``~``, holds a backslash or more than one ``/``, or names a
-``.gguf`` file) and does not exist is refused here, saying so, instead of being sent to the hub,
-whose answer ("Repo id must be in the form ...") says nothing about a mistyped path; an audit's
-models are checked so when their set is made (:meth:`nlibias.runtime.model_set.ModelSet.of`),
-before any of them loads. The loaders below (masked LM, causal LM, NLI classifier, sentence
-scorer) name their own generic parameter (``name_or_path``, ``mlm``, ``causal``, ``generative``,
-``model``); :func:`loading_as` renames it to the parameter the user gave the name under
-(``fill_model``, ``compare_fill``, ``classifiers``, ``her_model``).
+A name that can only be a local path (``/``, ``./``, ``../``, ``~``, a backslash, more than one
+``/``, a ``.gguf`` file) and does not exist is refused here, instead of being sent to the hub,
+whose answer says nothing about a mistyped path; :func:`loading_as` renames a loader's generic
+parameter to the one the user gave the name under.
 
 >>> model_path("causal:./models/x?beam=4"), model_path("bert-base-cased"), model_path("mlm:~/m@v1")
 ('./models/x', None, '~/m')
@@ -54,7 +49,7 @@ def model_path(spec: str) -> str | None:
 
 def missing_path(spec: str) -> str | None:
     """Why a model name that can only be a local path names nothing (``None``: it names
-    something, or it may be a hub id): the one wording of it, whoever reports it.
+    something, or may be a hub id).
 
     >>> missing_path("./no/such/model")
     'the local path ./no/such/model does not exist (no such file or directory; check the path, or name a hub model as org/name)'
@@ -84,8 +79,8 @@ def check_model_path(spec: str, *, parameter: str) -> None:
 
 @contextlib.contextmanager
 def loading_as(parameter: str, spec: str) -> Iterator[None]:
-    """Load a model the user named under ``parameter``: the name's path is checked first, and a
-    loader's error comes out named after ``parameter``.
+    """Load a model the user named under ``parameter``: its path checked first, a loader's error
+    renamed after ``parameter``.
 
     >>> with loading_as("her_model", "x"):  # doctest: +ELLIPSIS
     ...     raise ConfigError("cannot load 'x'", parameter="causal")

@@ -1,30 +1,12 @@
-"""Causal-LM fill from an OpenAI-compatible server that returns log-probabilities (vLLM, ...).
+"""Causal-LM fill from an OpenAI-compatible server that returns log-probabilities (vLLM, ...): the
+two steps of :mod:`nlibias.models.mlm.causal_fill`, asked over ``/v1/completions``.
 
-The same two steps as the in-process causal fill (:mod:`nlibias.models.mlm.causal_fill`), asked
-of a server over ``/v1/completions`` (the client, retries with backoff and keep-alive are
-:class:`~nlibias.models.generative.http_client.JSONClient`'s):
-
-1. **Candidates from the left context.** The text before the mask is sent as the prompt for one
-   token with ``logprobs: top_logprobs`` (default 20): the word-starting tokens among the answer's
-   top alternatives (a leading space, then a whole word; at the start of the text, a word piece)
-   start the beam, then up to ``depth - 1`` word-continuing tokens (word pieces without a leading
-   space) grow it, one request per partial word (the prompt is the left context plus the partial
-   word), keeping the ``beam`` best partial words per left context. A partial word is a
-   candidate when it looks like a whole word; its left score is the sum of its tokens'
-   log-probabilities plus log P(word boundary) = log(1 - the probability of the continuing pieces
-   among the top alternatives): a server shows only its top tokens, so pieces outside them count
-   as boundary (the in-process fill sums the whole vocabulary).
-2. **Re-ranking by the whole sentence**, shared with the in-process fill
-   (:func:`~nlibias.models.mlm.causal_fill.rerank_by_sentence`): the filtered candidates' completed
-   sentences are scored by their prompt log-probabilities (``echo`` + ``logprobs``:
-   :meth:`nlibias.models.tp.server.ServerScorer.sentence_log_probs`, which first refuses a server
-   whose echoed log-probabilities are shifted by one token, as llama-cpp-python's are).
-
-The prompts are texts, so the server tokenizes each one itself: a partial word's continuation is
-asked of the text it spells, whatever tokens spelled it. Identical prompts of one step are sent
-once; requests run ``concurrency`` at a time. The identity holds the server URL, the model name
-and the fill settings, not the weights (a server does not show them): serving another model under
-the same name is not noticed by the prediction cache.
+The beam grows from the left context's top alternatives (``top_logprobs``), one request per partial
+word; a partial word's boundary probability is 1 minus that of the continuing pieces among the top
+alternatives (a server shows only those). The sentences are re-ranked by their prompt
+log-probabilities (``echo``; :meth:`nlibias.models.tp.server.ServerScorer.sentence_log_probs`
+refuses a server whose echoed values are shifted by one token). Identical prompts of a step are
+sent once. The identity holds the server URL, the model name and the settings, not the weights.
 
 >>> filler = ServerCausalFiller("openai:http://127.0.0.1:8080/v1#m?beam=4&depth=2", stopwords={"the"})
 >>> filler.identity()["server"]["model"], filler.beam, filler.top_logprobs
@@ -37,10 +19,9 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
-from nlibias.errors import ConfigError
-from nlibias.models.generative.http_client import ServerError
+from nlibias.models.generative.http_client import ServerError, server_address
+from nlibias.models.generative.openai_http import completion_top_logprobs
 from nlibias.models.mlm.causal_fill import (
     FILL_OPTIONS,
     BeamRerankFiller,
@@ -74,36 +55,13 @@ def parse_server_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     ('http://h:8000/v1', 'org/m', {'beam': '8'})
     """
     ref = ModelRef.parse(spec, parameter="fill_model", allowed=SERVER_FILL_OPTIONS)
-    if ref.server is None:
-        raise ConfigError(
-            f"{spec!r}: a served fill model looks like openai:http://HOST:PORT/v1#MODEL",
-            parameter="fill_model",
-        )
-    return *ref.server, dict(ref.options)
-
-
-def raw_top_logprobs(answer: Any) -> Mapping[str, Any] | None:
-    """The first generated token's top alternatives of a ``/v1/completions`` answer as the server
-    wrote them (not converted: :func:`~nlibias.models.mlm.mask_filler.check_fill_answer` judges
-    each value); ``None`` when the answer has none.
-
-    >>> raw_top_logprobs({"choices": [{"logprobs": {"top_logprobs": [{" a": "-0.1"}]}}]})
-    {' a': '-0.1'}
-    """
-    try:
-        top = answer["choices"][0]["logprobs"]["top_logprobs"]
-    except (KeyError, IndexError, TypeError):
-        return None
-    return top[0] if isinstance(top, list) and top and isinstance(top[0], Mapping) else None
+    return *server_address(ref, "fill_model"), dict(ref.options)
 
 
 class ServerCausalFiller(BeamRerankFiller):
-    """Fills ``<mask>`` with a causal LM behind an OpenAI-compatible server (module docstring).
-    Implements :class:`~nlibias.models.mlm.mask_filler.MaskFiller`.
-
-    ``spec``: ``openai:URL#MODEL``, optionally followed by ``?beam=16&depth=3&pool=10&top_logprobs=20``.
-    ``requests`` counts the completions asked for (the beam's and the sentences').
-    """
+    """Fills ``<mask>`` with a causal LM behind an OpenAI-compatible server (module docstring):
+    ``spec`` is ``openai:URL#MODEL``, optionally with ``?beam=16&depth=3&pool=10&top_logprobs=20``;
+    ``requests`` counts the completions asked for."""
 
     def __init__(
         self,
@@ -141,7 +99,7 @@ class ServerCausalFiller(BeamRerankFiller):
             "model": self.scorer.model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0,
             "logprobs": self.top_logprobs,
         }  # fmt: skip
-        raw = raw_top_logprobs(self.scorer.client.post("/completions", payload))
+        raw = completion_top_logprobs(self.scorer.client.post("/completions", payload))
         if raw is None:
             raise ServerError(
                 f"{self.scorer.client.base_url}: the completion has no top log-probabilities "

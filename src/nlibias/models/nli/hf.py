@@ -1,9 +1,7 @@
 """Hugging Face sequence-classification NLI models (the ynie checkpoints, roberta-large-mnli, ...).
 
-All pairs are tokenized once, without padding; batches are planned by length with a token cap
-(:func:`~nlibias.models.batching.plan_batches`), each padded only to its own longest pair and
-run under ``torch.inference_mode()``. Softmax is taken in float32 and the columns are put in
-nlibias' canonical order (entailment, neutral, contradiction) through the model's ``id2label``.
+Pairs are tokenized once, unpadded; batches are planned by length, each padded to its own longest
+pair; softmax in float32, columns put in (entailment, neutral, contradiction) order by ``id2label``.
 
 >>> clf = HFNLIClassifier("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli")  # doctest: +SKIP
 >>> from nlibias.runtime.classifier import predict_pairs                                       # doctest: +SKIP
@@ -32,8 +30,8 @@ from nlibias.models.hf_common import (
     dtype_kwargs,
     dtype_name,
     is_commit_hash,
-    is_local_model,
     load_pretrained,
+    model_id,
     quantize_int8_dynamic,
     resolve_revision,
     set_torch_threads,
@@ -48,24 +46,11 @@ ENCODE_CHUNK = 4096
 
 
 class HFNLIClassifier:
-    """A 3-way NLI classifier loaded with ``AutoModelForSequenceClassification``.
-
-    ``model_name_or_path`` is a hub id or a local directory. ``revision`` (hub only) pins a
-    branch, tag or commit. ``device`` defaults to cuda when available; ``dtype`` to the
-    checkpoint's own (its config's ``dtype``, float32 when it names none) on every device.
-    ``label_map`` (``{0: "entailment", ...}`` or the ``--label-map`` text) overrides the model's
-    ``id2label``; a model whose labels cannot be mapped is refused at load time with
-    :class:`~nlibias.errors.LabelMappingError`. Batches hold at most ``max_batch_size`` pairs
-    and ``max_tokens`` tokens padding included; pairs longer than
-    ``max_length`` tokens are truncated (hypothesis first, then both sides). ``name`` is the key
-    results are reported under (default: ``model_name_or_path``).
-
-    Optional speed settings (off by default; see docs/benchmarks.md, "Optional speed flags"):
-    ``quantize="int8"`` (CPU only) replaces the Linear layers by int8 dynamic-quantized ones;
-    ``compile=True`` runs the model through ``torch.compile`` (compiled on the first batch, which
-    takes tens of seconds). Both change the outputs slightly, so both enter :meth:`identity`
-    (cache entries are not shared with the plain model). ``threads`` sets torch's intra-op
-    threads for the whole process (``torch.set_num_threads``).
+    """A 3-way NLI classifier loaded with ``AutoModelForSequenceClassification`` (a hub id at
+    ``revision``, or a local directory). ``label_map`` (a mapping, or the ``--label-map`` text)
+    overrides the model's ``id2label``; unmappable labels are refused at load time. Pairs over
+    ``max_length`` tokens are truncated. ``quantize="int8"`` (CPU) and ``compile`` change the
+    outputs slightly, so they enter :meth:`identity` (docs/benchmarks.md, "Optional speed flags").
     """
 
     def __init__(
@@ -137,13 +122,10 @@ class HFNLIClassifier:
 
     def _make_identity(self) -> dict[str, Any]:
         """What :meth:`identity` returns, built once the model is loaded."""
-        # A local model is identified by its file hash; its folder name is kept for readability.
-        local = is_local_model(self.model_name_or_path)
-        model_id = Path(self.model_name_or_path).resolve().name if local else self.model_name_or_path
         identity: dict[str, Any] = {
             "backend": "hf-nli",
             "backend_version": BACKEND_VERSION,
-            "model": model_id,
+            "model": model_id(self.model_name_or_path),
             "revision": self.revision,
             "dtype": dtype_name(self.dtype),
             "max_length": self.max_length,
@@ -162,10 +144,9 @@ class HFNLIClassifier:
         return identity
 
     def identity(self) -> Mapping[str, Any]:
-        """Everything that determines the outputs: backend, model, pinned revision (commit or
-        file hash), dtype, max_length, truncation and label order, plus ``quantize`` (with the
-        quantized kernels' engine) and ``compile`` when set. Batch size, device and threads are
-        left out: they change how fast, not what.
+        """Everything that determines the outputs (model, pinned revision, dtype, truncation, label
+        order, ``quantize`` with its kernels' engine, ``compile``); batch size, device and threads
+        change how fast, not what.
 
         >>> clf.identity()["revision"]  # doctest: +SKIP
         'sha256:9f2c...'
@@ -193,11 +174,8 @@ class HFNLIClassifier:
 
     def encode(self, pairs: Sequence[Pair]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
         """Tokenize every pair once, unpadded: flat token arrays per input name, offsets, lengths.
-
-        Pairs longer than ``max_length`` are re-tokenized with ``only_second`` truncation, or
-        ``longest_first`` when the premise alone is too long. The tokenizer sees
-        :data:`ENCODE_CHUNK` pairs at a time: its Python lists and encodings cost ~5 kB a pair,
-        so memory would otherwise grow with the number of pairs (WQ-NLI: +250 MB).
+        Pairs over ``max_length`` are truncated hypothesis first (``only_second``, else
+        ``longest_first``); :data:`ENCODE_CHUNK` pairs per tokenizer call bound its memory.
         """
         chunks = [
             self._encode_chunk(pairs[start : start + ENCODE_CHUNK])
@@ -236,13 +214,8 @@ class HFNLIClassifier:
         return flat, lengths, truncated
 
     def _encode_untruncated(self, pairs: Sequence[Pair], options: dict[str, Any]) -> dict[str, list[Any]]:
-        """Token ids (and token type ids) of each pair, special tokens included, untruncated.
-
-        A fast tokenizer's Rust backend is called directly: ``tokenizer(...)`` runs the same
-        ``encode_batch`` and then converts every encoding to Python dicts in a loop of its own, on
-        one thread (the prediction pass of a tiny-model audit of 94k pairs ran 16-18% faster
-        without it), work that would weigh on a GPU audit. Other tokenizers go through
-        ``tokenizer(...)``.
+        """Token ids (and token type ids) of each pair, untruncated; a fast tokenizer's Rust backend
+        is called directly (``tokenizer(...)`` adds a one-thread conversion loop: 16-18% of an audit).
         """
         backend = getattr(self.tokenizer, "backend_tokenizer", None)
         if backend is None:

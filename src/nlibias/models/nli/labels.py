@@ -1,7 +1,5 @@
-"""Map a model's own label ids (``config.id2label``) to entailment / neutral / contradiction.
-
-Checked when a model is loaded: a model whose labels cannot be mapped is refused with a message
-that shows its labels and how to pass a mapping (``--label-map 0=entailment,1=neutral,...``).
+"""Map a model's own label ids (``config.id2label``) to entailment / neutral / contradiction; an
+unmappable model is refused when loaded, showing its labels and the ``label_map`` to pass.
 
 >>> resolve_label_order({0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"})  # roberta-large-mnli
 [2, 1, 0]
@@ -51,40 +49,31 @@ def example_label_map(ids: list[int] | None = None) -> str:
 
 
 def parse_label_map(text: str) -> dict[int, str]:
-    """Parse ``"0=entailment,1=neutral,2=contradiction"`` into ``{0: "entailment", ...}``.
-
-    Label names are normalised like model labels (``ENTAILMENT`` and ``entail`` are accepted).
-    The mapping must name each of the three labels exactly once, with distinct integer ids;
-    anything else raises :class:`~nlibias.errors.ConfigError` saying what is wrong.
+    """Parse ``"0=entailment,1=neutral,2=contradiction"`` (label names normalised like a model's),
+    each label named exactly once with distinct integer ids.
 
     >>> parse_label_map("2=ENTAILMENT, 1=neutral, 0=contradiction")
     {2: 'entailment', 1: 'neutral', 0: 'contradiction'}
     """
     fix = f"write it as ID=LABEL pairs separated by commas, e.g. {example_label_map()!r}"
     entries = [part.strip() for part in text.split(",") if part.strip()]
-    if not entries:
-        raise ConfigError(f"{{label_map}} is empty; {fix}", parameter="label_map")
     mapping: dict[int, str] = {}
+    problem = None if entries else "is empty"
     for entry in entries:
-        key, sep, value = entry.partition("=")
-        if not sep:
-            raise ConfigError(f"{{label_map}} entry {entry!r} has no '='; {fix}", parameter="label_map")
-        try:
-            label_id = int(key.strip())
-        except ValueError:
-            raise ConfigError(
-                f"{{label_map}} entry {entry!r}: {key.strip()!r} is not an integer id; {fix}",
-                parameter="label_map",
-            ) from None
+        key, sep, value = (part.strip() for part in entry.partition("="))
         label = canonical_label(value)
-        if label is None:
-            raise ConfigError(
-                f"{{label_map}} entry {entry!r}: {value.strip()!r} is not one of {', '.join(LABELS)}; {fix}",
-                parameter="label_map",
-            )
-        if label_id in mapping:
-            raise ConfigError(f"{{label_map}} gives id {label_id} twice; {fix}", parameter="label_map")
-        mapping[label_id] = label
+        problem = (
+            f"entry {entry!r} has no '='" if not sep
+            else f"entry {entry!r}: {key!r} is not an integer id" if not re.fullmatch(r"[+-]?\d+", key)
+            else f"entry {entry!r}: {value!r} is not one of {', '.join(LABELS)}" if label is None
+            else f"gives id {int(key)} twice" if int(key) in mapping
+            else None
+        )  # fmt: skip
+        if problem is not None or label is None:
+            break
+        mapping[int(key)] = label
+    if problem is not None:  # the syntax of one entry, the first wrong one named
+        raise ConfigError(f"{{label_map}} {problem}; {fix}", parameter="label_map")
     _check_complete(
         mapping, what="label_map", fix=fix, error=lambda message: ConfigError(message, parameter="label_map")
     )
@@ -112,13 +101,10 @@ def resolve_label_order(
     *,
     model_name: str = "the model",
 ) -> list[int]:
-    """For each label of :data:`~nlibias.schema.LABELS`, the model output column that holds it.
-
-    ``probs = softmax(logits)[:, order]`` puts a model's outputs in nlibias' canonical order.
-    ``id2label`` is the model's ``config.id2label`` (keys may be strings, as in ``config.json``);
-    ``override`` (e.g. from :func:`parse_label_map`) replaces the model's own names. A model
-    without exactly three outputs, or whose names cannot be mapped one to one, raises
-    :class:`~nlibias.errors.LabelMappingError` showing its labels and a ``--label-map`` to pass.
+    """For each label of :data:`~nlibias.schema.LABELS`, the model output column that holds it
+    (``probs = softmax(logits)[:, order]``); ``override`` replaces the model's own names. A model
+    without three outputs, or whose names cannot be mapped one to one, is refused
+    (:class:`~nlibias.errors.LabelMappingError`, with a ``label_map`` to pass).
 
     >>> resolve_label_order({0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"},
     ...                     override={0: "contradiction", 1: "entailment", 2: "neutral"})

@@ -1,18 +1,10 @@
 """A causal LM asked for the three NLI labels with a prompt: an NLI classifier like any other.
 
-The spec is ``prompt:MODEL`` (``prompt:smollm2``, ``prompt:./model-dir``, ``prompt:file.gguf``,
-``prompt:org/name@REVISION``), optionally ``prompt:MODEL?prompt=FILE`` to replace the prompt.
-The prompt is a text file with ``{premise}`` and ``{hypothesis}`` (``{{``/``}}`` for literal
-braces); the default is ``nli_prompt.txt`` shipped beside this module. The user message goes
-through the model's chat template when it has one (else ``"\\nAnswer:"`` is appended), exactly as
-the scored yes/no audit asks (:class:`~nlibias.models.generative.hf_causal.HFCausalLM`).
-
-The label words are ``yes`` → entailment, ``maybe`` → neutral, ``no`` → contradiction. Each word's
-probability is read at the next-token position after the prompt, in one forward pass per input
-(shared prompt prefixes computed once): the sum over its single-token spellings (``yes``, ``Yes``,
-`` yes``, ``YES`` ...). The three probabilities are renormalised among themselves, i.e. a softmax
-over the three label words' log-probabilities. The model identity holds the LM's identity and the
-prompt file's SHA-256, so the prediction cache and the provenance change with the prompt.
+The spec is ``prompt:MODEL``, optionally ``prompt:MODEL?prompt=FILE`` (a template with
+``{premise}`` and ``{hypothesis}``; default ``nli_prompt.txt`` beside this module), asked as the
+scored yes/no audit asks. ``yes`` / ``maybe`` / ``no`` (each the sum over its single-token
+spellings at the next-token position) are renormalised among themselves into entailment /
+neutral / contradiction. The identity holds the LM's and the prompt file's SHA-256.
 
 >>> PROMPT_LABELS
 {'yes': 'entailment', 'maybe': 'neutral', 'no': 'contradiction'}
@@ -31,9 +23,13 @@ import numpy as np
 from nlibias.errors import ConfigError, SourceError
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.batching import check_batch_limits
-from nlibias.models.spec_options import split_spec_options
+from nlibias.models.generative.hf_causal import HFCausalLM, local_source
+from nlibias.models.generative.prompts import template_problem
+from nlibias.models.hf_common import set_torch_threads
 from nlibias.schema import LABELS
 from nlibias.schema.applies import option_applies_to_nothing
+from nlibias.schema.model_ref import ModelRef
+from nlibias.textio.text_files import read_text
 
 BACKEND_VERSION = 1
 PROMPT_LABELS: dict[str, str] = {"yes": "entailment", "maybe": "neutral", "no": "contradiction"}
@@ -51,9 +47,6 @@ def default_prompt_path() -> Path:
 def load_nli_prompt(path: str | Path | None = None) -> tuple[str, str, Path]:
     """``(template, sha256 of the file, path)``; a template without ``{premise}`` and
     ``{hypothesis}`` (or with other placeholders) is refused, naming the file."""
-    from nlibias.models.generative.prompts import template_problem
-    from nlibias.textio.text_files import read_text
-
     file = Path(path).expanduser() if path is not None else default_prompt_path()
     if not file.is_file():
         raise SourceError(
@@ -87,16 +80,14 @@ class PromptedNLIClassifier:
         quantize: str | None = None,
         compile: bool | None = None,
     ) -> None:
-        from nlibias.models.generative.hf_causal import HFCausalLM, local_source
-        from nlibias.models.hf_common import set_torch_threads
-
         for option, value in (("label_map", label_map), ("quantize", quantize), ("compile", compile)):
             if value:
                 raise option_applies_to_nothing(
                     option, f"sequence-classification models, not to a prompted LM ({model!r})"
                 )
         check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size)
-        base, options = split_spec_options(model, {"prompt"}, parameter="model")
+        ref = ModelRef.parse(model, parameter="model", allowed={"prompt"})
+        base, options = ref.base, dict(ref.options)
         if "prompt" in options and prompt_file is not None:
             raise ConfigError(
                 f"{model!r}: the prompt is given twice (spec and prompt_file)", parameter="model"

@@ -1,21 +1,9 @@
 """Run an NLI classifier on a Ray cluster through Ray Data, as one :class:`NLIClassifier`.
 
-The driver (where :func:`~nlibias.runtime.classifier.predict_pairs` and the prediction cache live) sorts
-the pairs by length, cuts them into blocks of ``batch_size`` pairs and hands them to
-``Dataset.map_batches`` with an actor pool of ``num_workers`` actors; each actor builds the
-classifier once (:func:`~nlibias.models.registry.create_classifier`) and runs its
-``predict_batches`` over every block it is given. Finished blocks stream back
-(``iter_batches``) as :class:`~nlibias.models.base.BatchResult` objects holding the caller's
-positions, so the driver commits each one to the cache as it arrives and a killed run resumes.
-Only the driver touches the cache: workers need nlibias, torch, transformers and the model
-(hub name or a path that exists on every node), not the cache file.
-
-``import ray`` happens inside functions; without Ray installed, constructing the classifier
-raises :class:`~nlibias.errors.ConfigError` saying ``pip install "nlibias[ray]"``.
-
->>> clf = RayNLIClassifier("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli",
-...                        num_workers=8, address="ray://head:10001", num_gpus=1)  # doctest: +SKIP
->>> predict_pairs(clf, pairs, cache)                                               # doctest: +SKIP
+The driver sorts the pairs by length, cuts them into blocks and hands them to an actor pool
+(``map_batches``); finished blocks stream back as :class:`~nlibias.models.base.BatchResult`
+objects, so the driver (which alone touches the cache) commits each as it arrives. ``import ray``
+happens inside functions: without Ray, construction says ``pip install "nlibias[ray]"``.
 """
 
 from __future__ import annotations
@@ -33,7 +21,13 @@ import numpy as np
 
 from nlibias.errors import ConfigError, DataError
 from nlibias.models.base import BatchResult, Pair
-from nlibias.models.nli.sharded import ClassifierFactory, WorkerError
+from nlibias.models.nli.sharded import (
+    ClassifierFactory,
+    WorkerError,
+    build_worker_classifier,
+    identity_differences,
+)
+from nlibias.schema.declared import NonNegativeFloat, PositiveInt, declared
 
 #: Pairs per Ray block (one actor call): large enough to fill a few model batches, small enough
 #: that results stream back often and idle actors can take over the tail.
@@ -59,14 +53,6 @@ def import_ray() -> Any:
     return ray
 
 
-def _build(spec: str, device: str, options: Mapping[str, Any], factory: ClassifierFactory | None) -> Any:
-    if factory is not None:
-        return factory(spec, device=device, **options)
-    from nlibias.models.registry import create_classifier
-
-    return create_classifier(spec, device=device, **options)
-
-
 def _set_threads(device: str, num_cpus: float, options: Mapping[str, Any]) -> None:
     # Ray exports OMP_NUM_THREADS to its workers; torch, if the backend loaded it, follows suit
     # (unless the backend was given its own `threads`).
@@ -78,10 +64,9 @@ def _probe(
     spec: str, device: str, options: Mapping[str, Any], factory: ClassifierFactory | None, num_cpus: float
 ) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """Runs as a Ray task with the actors' resources: the classifier's name, identity, description."""
-    classifier = _build(spec, device, options, factory)
+    _, report = build_worker_classifier(spec, device, options, factory)
     _set_threads(device, num_cpus, options)
-    describe = getattr(classifier, "describe", None)
-    return classifier.name, dict(classifier.identity()), dict(describe()) if callable(describe) else {}
+    return report
 
 
 def _length_sorted_blocks(pairs: Sequence[Pair], batch_size: int, num_workers: int) -> list[Any]:
@@ -119,15 +104,10 @@ class _RayWorker:
         num_cpus: float,
         expected_identity: Mapping[str, Any],
     ) -> None:
-        self.classifier = _build(spec, device, options, factory)
+        self.classifier, (_, identity, _) = build_worker_classifier(spec, device, options, factory)
         _set_threads(device, num_cpus, options)
-        identity = dict(self.classifier.identity())
-        if identity != dict(expected_identity):
-            # E.g. a local model path holding other files on this node: its results would be
-            # cached under the identity the driver was given.
-            differ = sorted(
-                k for k in {*identity, *expected_identity} if identity.get(k) != expected_identity.get(k)
-            )
+        differ = identity_differences(expected_identity, identity)
+        if differ:  # a local model path holding other files on this node, say
             raise DataError(
                 f"the classifier built on this node differs from the one the driver probed "
                 f"(identity differs in {', '.join(differ)}): give every node the same model files and versions",
@@ -170,52 +150,27 @@ class _RayWorker:
 
 
 class RayNLIClassifier:
-    """An NLI classifier whose batches run on ``num_workers`` Ray actors.
-
-    ``spec`` and ``options`` are what :func:`~nlibias.models.registry.create_classifier`
-    takes. ``address=None`` joins the Ray instance this process already started, or starts a
-    local one (no dashboard, warnings only) that :meth:`close` shuts down again; an address
-    (``"auto"``, ``"ray://HOST:10001"``) joins a cluster. Each actor reserves ``num_cpus`` CPUs
-    and ``num_gpus`` GPUs; ``device`` defaults to ``cuda`` when ``num_gpus`` > 0 (Ray gives
-    each actor its own GPU), else ``cpu``. ``batch_size`` is the most pairs per block (one actor call;
-    smaller when needed to give every actor two blocks); the classifier still cuts each block
-    into its own token-capped batches.
-
-    At construction one Ray task with the actors' resources builds the classifier once to read
-    its identity (so a bad model path fails here, and the cache keys match a single-process
-    run of the same model and settings). Results equal a single process's up to float32
-    rounding (a pair padded to a different width inside another batch: a few 1e-7, at most a
-    few 1e-6 seen), the same spread as a single process run with another batch size.
+    """An NLI classifier whose batches run on ``num_workers`` Ray actors. ``address=None`` joins
+    this process's Ray instance or starts a local one (shut down by :meth:`close`); an address
+    joins a cluster. ``device`` defaults to ``cuda`` when ``num_gpus`` > 0; ``batch_size``: the
+    most pairs per block. One Ray task reads the identity at construction (a bad model path fails
+    here; cache keys match a single process's); results match up to float32 rounding.
     """
 
+    @declared
     def __init__(
         self,
         spec: str,
-        num_workers: int = 2,
+        num_workers: PositiveInt = 2,
         address: str | None = None,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_size: PositiveInt = DEFAULT_BATCH_SIZE,
         *,
-        num_cpus: float = 1.0,
-        num_gpus: float = 0.0,
+        num_cpus: NonNegativeFloat = 1.0,
+        num_gpus: NonNegativeFloat = 0.0,
         device: str | None = None,
         factory: ClassifierFactory | None = None,
         **options: Any,
     ) -> None:
-        if num_workers < 1 or batch_size < 1 or num_cpus < 0 or num_gpus < 0:
-            bad = (
-                "num_workers"
-                if num_workers < 1
-                else "batch_size"
-                if batch_size < 1
-                else "num_cpus"
-                if num_cpus < 0
-                else "num_gpus"
-            )
-            raise ConfigError(
-                f"num_workers and batch_size must be positive, num_cpus and num_gpus not negative "
-                f"(got {num_workers}, {batch_size}, {num_cpus}, {num_gpus})",
-                parameter=bad,
-            )
         ray = import_ray()
         self.spec = spec
         self.num_workers = num_workers

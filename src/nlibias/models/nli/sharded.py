@@ -1,38 +1,31 @@
-"""Shard an NLI classifier across the devices of one machine: one worker process per device.
-
-Each worker (started with the ``spawn`` context, so CUDA is never forked) builds its own copy of
-the classifier with :func:`~nlibias.models.registry.create_classifier` on its device and runs
-``predict_batches`` on its shard. The parent deals the pairs, longest first, round-robin to the
-workers (so every shard holds about the same number of tokens and the same length mix) and
-yields each worker's batches as they arrive, with indices mapped back to the caller's positions;
-:func:`~nlibias.runtime.classifier.predict_pairs` then commits each batch to the cache exactly as it does
-for a single process. Results are those of the wrapped classifier (same model, same settings),
-so :meth:`ShardedNLIClassifier.identity` is the wrapped classifier's identity and the cache
-entries are shared with single-process runs.
-
->>> with ShardedNLIClassifier("fake:demo", ["cpu", "cpu"]) as clf:  # doctest: +SKIP
-...     from nlibias.runtime.classifier import predict_pairs
-...     predict_pairs(clf, [("P.", "H.")] * 3, progress=False).unique_pairs
-1
+"""Shard an NLI classifier across the devices of one machine: one ``spawn``ed worker process per
+device, each building its own copy and running ``predict_batches`` on its shard. The parent deals
+the pairs so shards hold about the same tokens and yields the workers' batches as they arrive,
+mapped back to the caller's positions; results and cache entries are those of one process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import queue
 import signal
 import sys
+import time
 import traceback
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from annotated_types import MinLen
 
 from nlibias.errors import ConfigError, NlibiasError
 from nlibias.models.base import BatchResult, NLIClassifier, Pair
 from nlibias.models.batching import plan_batches
+from nlibias.models.registry import create_classifier
+from nlibias.schema.declared import Allowed, Name, declared
 
 #: How long the parent waits on the result queue before checking that every worker is alive.
 _POLL_SECONDS = 0.5
@@ -45,10 +38,7 @@ function), since it is sent to the spawned workers."""
 
 
 class WorkerError(NlibiasError):
-    """A classifier worker (a process or a Ray actor) failed; the message names the device.
-
-    ``remote_traceback`` holds the worker's traceback text, when there is one.
-    """
+    """A classifier worker (a process or a Ray actor) failed; ``remote_traceback``: its traceback."""
 
     def __init__(self, message: str, *, remote_traceback: str = "") -> None:
         super().__init__(message)
@@ -67,9 +57,8 @@ def cpu_threads_per_worker(n_workers: int, cores: int | None = None) -> int:
 
 
 def deal_by_length(pairs: Sequence[Pair], n_shards: int) -> list[np.ndarray]:
-    """Positions of ``pairs`` for each shard: longest first (characters stand in for tokens,
-    which only the workers' tokenizers know), dealt round-robin, so shards get about the same
-    number of tokens and each shard's batches stay length-homogeneous.
+    """Positions of ``pairs`` for each shard: longest first (characters stand in for tokens),
+    dealt round-robin, so shards get about the same tokens.
 
     >>> [s.tolist() for s in deal_by_length([("a", "b"), ("aaaa", "b"), ("aa", "b")], 2)]
     [[1, 0], [2]]
@@ -77,6 +66,25 @@ def deal_by_length(pairs: Sequence[Pair], n_shards: int) -> list[np.ndarray]:
     lengths = np.fromiter((len(p) + len(h) for p, h in pairs), dtype=np.int64, count=len(pairs))
     order = np.argsort(-lengths, kind="stable")
     return [order[k::n_shards] for k in range(n_shards)]
+
+
+def build_worker_classifier(
+    spec: str, device: str, options: Mapping[str, Any], factory: ClassifierFactory | None
+) -> Any:
+    """The classifier a worker runs: built by ``factory`` (tests inject failures) or by
+    :func:`~nlibias.models.registry.create_classifier`; its name, identity and description."""
+    classifier = (factory or create_classifier)(spec, device=device, **options)
+    describe = getattr(classifier, "describe", None)
+    return classifier, (
+        classifier.name,
+        dict(classifier.identity()),
+        dict(describe()) if callable(describe) else {},
+    )
+
+
+def identity_differences(first: Mapping[str, Any], other: Mapping[str, Any]) -> list[str]:
+    """The keys whose values two classifier identities disagree on."""
+    return sorted(k for k in {*first, *other} if first.get(k) != other.get(k))
 
 
 def _worker_main(
@@ -90,8 +98,6 @@ def _worker_main(
     results: Any,
 ) -> None:
     """A worker: build the classifier, report its identity, then run the shards it is sent."""
-    import multiprocessing
-
     # Ctrl-C reaches the whole process group; the parent alone decides when workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
@@ -102,17 +108,10 @@ def _worker_main(
     # Read by torch when (if) the backend imports it; the fake backend never does.
     os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(threads)
     try:
-        if factory is None:
-            from nlibias.models.registry import create_classifier
-
-            classifier = create_classifier(spec, device=device, **options)
-        else:
-            classifier = factory(spec, device=device, **options)
+        classifier, report = build_worker_classifier(spec, device, options, factory)
         if "torch" in sys.modules:
             sys.modules["torch"].set_num_threads(threads)
-        describe = getattr(classifier, "describe", None)
-        described = dict(describe()) if callable(describe) else {}
-        results.put(("ready", rank, classifier.name, dict(classifier.identity()), described))
+        results.put(("ready", rank, *report))
         while True:
             try:
                 message = jobs.get(timeout=1.0)
@@ -148,13 +147,8 @@ def _worker_main(
 
 
 def _plan(classifier: Any, pairs: Sequence[Pair]) -> tuple[list[np.ndarray], list[int]] | None:
-    """The batches ``classifier`` would cut ``pairs`` into and their padded tokens, when it can
-    say (else ``None``).
-
-    A classifier may offer ``plan_batches(pairs)`` (batches weigh their size); a Hugging Face
-    classifier is planned from its token lengths (``encode``) and caps, exactly as its
-    ``predict_batches`` does.
-    """
+    """The batches ``classifier`` would cut ``pairs`` into and their padded tokens (its own
+    ``plan_batches``, or a Hugging Face classifier's token lengths and caps), else ``None``."""
     planner = getattr(classifier, "plan_batches", None)
     if callable(planner):
         batches = [np.asarray(batch, dtype=np.int64) for batch in planner(pairs)]
@@ -170,13 +164,9 @@ def _plan(classifier: Any, pairs: Sequence[Pair]) -> tuple[list[np.ndarray], lis
 
 
 def deal_batches(batches: Sequence[np.ndarray], weights: Sequence[int], n_shards: int) -> list[np.ndarray]:
-    """Whole batches to shards, each to the shard with the fewest tokens so far (ties: lowest
-    rank); a shard's positions come out sorted.
-
-    A classifier that plans by stable length sort (:func:`~nlibias.models.batching.plan_batches`)
-    cuts a shard made of whole batches, listed in input order, into exactly those batches again:
-    each pair is then computed in the same batch, padded to the same width, as in a single
-    process, so the results are bit-identical (same device kind and thread count).
+    """Whole batches to shards, each to the shard with the fewest tokens so far; a shard made of
+    whole batches in input order is cut into exactly those batches again, so results are
+    bit-identical to a single process's.
 
     >>> [s.tolist() for s in deal_batches([np.array([3, 0]), np.array([1]), np.array([2])], [8, 5, 4], 2)]
     [[0, 3], [1, 2]]
@@ -224,37 +214,31 @@ class _Pool:
 
 
 class ShardedNLIClassifier:
-    """Run one classifier per device in worker processes, as one :class:`NLIClassifier`.
-
-    ``spec`` and ``options`` are what :func:`~nlibias.models.registry.create_classifier`
-    takes (``options`` must not hold ``device``: each worker gets one of ``devices``). Devices
-    may repeat (``["cpu", "cpu"]``, or two workers on one large GPU). Workers start at
-    construction (so a bad model path fails here) and stay up between calls; :meth:`close`, the
-    end of a ``with`` block, an error, or a ``predict_batches`` generator closed before its end
-    stops them (the next call starts them again). CPU workers get ``cores // len(devices)``
-    torch threads each. ``factory`` replaces ``create_classifier`` (a picklable function; tests
-    use it to inject failures). Every worker must report the same identity (mixed devices whose
-    default dtype differs, e.g. ``cuda`` and ``cpu``, are refused: pass ``dtype``).
+    """Run one classifier per device in worker processes, as one :class:`NLIClassifier` with the
+    wrapped classifier's identity. ``spec`` and ``options`` go to ``create_classifier`` (each
+    worker gets one of ``devices``, which may repeat); workers start at construction (a bad model
+    path fails here) and stop on :meth:`close`, an error or a closed generator. ``factory``
+    replaces ``create_classifier`` (tests inject failures); mixed devices whose identities differ
+    are refused.
 
     >>> clf = ShardedNLIClassifier("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli",
     ...                            ["cuda:0", "cuda:1"])  # doctest: +SKIP
     """
 
+    @declared
     def __init__(
         self,
         spec: str,
-        devices: Sequence[str],
+        devices: Annotated[
+            Sequence[Name],
+            MinLen(1),
+            Allowed("a non-empty list of device names such as ['cuda:0', 'cuda:1']"),
+        ],
         *,
         factory: ClassifierFactory | None = None,
         start_timeout: float | None = None,
         **options: Any,
     ) -> None:
-        if isinstance(devices, str) or not devices or not all(isinstance(d, str) and d for d in devices):
-            raise ConfigError(
-                f"{{devices}} must be a non-empty list of device names such as ['cuda:0', 'cuda:1'] "
-                f"(got {devices!r})",
-                parameter="devices",
-            )
         if "device" in options:
             raise ConfigError(
                 "pass the devices as `devices=[...]`, not `device=` (one worker per device)",
@@ -359,8 +343,6 @@ class ShardedNLIClassifier:
         return [p.pid for p in self._pool.processes if p.pid is not None]
 
     def _start(self) -> None:
-        import multiprocessing
-
         context = multiprocessing.get_context("spawn")
         pool = self._pool
         pool.results = context.Queue()
@@ -396,7 +378,7 @@ class ShardedNLIClassifier:
         _, first, _ = reports[0]
         for rank, (_, identity, _) in sorted(reports.items()):
             if identity != first:
-                differ = sorted(k for k in {*first, *identity} if first.get(k) != identity.get(k))
+                differ = identity_differences(first, identity)
                 raise ConfigError(
                     f"the workers on {self.devices[0]!r} and {self.devices[rank]!r} would compute "
                     f"different results (identity differs in {', '.join(differ)}); "
@@ -407,8 +389,6 @@ class ShardedNLIClassifier:
     def _next_message(self, expecting: set[int], timeout: float | None = None) -> tuple[Any, ...]:
         """The next message from a worker; raises :class:`WorkerError` for a worker's error or
         for a worker in ``expecting`` that died without one."""
-        import time
-
         deadline = None if timeout is None else time.monotonic() + timeout
         pool = self._pool
         while True:

@@ -1,16 +1,7 @@
-"""The sentence-scorer contract and the token alignment every scorer shares.
-
-A scorer returns, for each (more, less) sentence pair, the log-likelihood of both sentences under
-one of two variants (DESIGN "Token probability"):
-
-* ``shared``: only the tokens the two sentences share count. The shared tokens are the ``equal``
-  spans of :class:`difflib.SequenceMatcher` over the two token-id sequences (as the CrowS-Pairs and
-  WinoQueer reference code does); special tokens ([CLS], [SEP], BOS) are never scored.
-* ``whole``: every token of the sentence counts (after BOS; special tokens excluded).
-
-A pair whose sentences share no scoreable token gets 0.0 for both sentences under ``shared``
-(an empty sum): it is a tie, and the number of scored tokens (0) is kept with the scores so the
-measures can report such pairs.
+"""The sentence-scorer contract and the token alignment every scorer shares (docs/design.md,
+"Token probability"): under ``shared`` only the tokens the two sentences share count (the
+``equal`` spans of :class:`difflib.SequenceMatcher`, as the reference code), under ``whole`` every
+token; special tokens never. A pair sharing no token scores 0.0 twice (a tie, its token count 0 kept).
 
 >>> shared_positions([101, 7, 8, 9, 102], [101, 7, 5, 9, 102])
 ([0, 1, 3, 4], [0, 1, 3, 4])
@@ -78,11 +69,8 @@ class PairScoreBatch:
 
 @runtime_checkable
 class SentenceScorer(Protocol):
-    """Scores sentence pairs (masked LM, causal LM, server).
-
-    ``identity()`` is everything that determines the scores (the prediction cache keys on it with
-    the variant and the two sentences); ``kind`` is ``mlm``, ``causal`` or ``server``.
-    """
+    """Scores sentence pairs; ``identity()`` is everything that determines the scores, ``kind``
+    is ``mlm``, ``causal`` or ``server``."""
 
     name: str
     kind: str

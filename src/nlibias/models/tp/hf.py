@@ -1,24 +1,8 @@
-"""In-process Hugging Face sentence scorers: masked-LM pseudo-log-likelihood and causal-LM
-log-likelihood, exactly as the CrowS-Pairs / WinoQueer reference code defines them, computed the
-fast way.
-
-**Masked LM** (:class:`HFMaskedScorer`). The reference masks one token, runs the whole model at
-batch size 1 and reads the LM head at every position, once per scored token. Here every masked copy
-of every sentence of a chunk of pairs is built at once, the copies are batched by tokens
-(:func:`nlibias.models.batching.plan_batches`, similar lengths together), the encoder runs on the
-batch and the LM head only on the hidden state at each copy's masked position (``copies x vocab``
-logits instead of ``copies x length x vocab``).
-
-**Causal LM** (:class:`HFCausalScorer`). The reference runs the model once per scored token on the
-prefix before it; one forward pass over the whole sentence gives every one of those next-token
-distributions at once (causal attention), so each sentence costs one pass, batched and right-padded
-(padding after the last token changes nothing before it).
-
-Uncased tokenizers (``tokenizer.do_lower_case``) get lowercased sentences, as the reference does.
-
->>> scorer = HFMaskedScorer("bert-base-uncased")                               # doctest: +SKIP
->>> next(scorer.score_pair_batches([("Men are strong.", "Women are strong.")], variant="shared")).scores
-... # doctest: +SKIP
+"""In-process Hugging Face sentence scorers, as the CrowS-Pairs / WinoQueer reference code defines
+them, computed the fast way: masked-LM pseudo-log-likelihood with every masked copy of a chunk
+batched by tokens and the LM head run only at each copy's mask (:class:`HFMaskedScorer`), and
+causal-LM log-likelihood in one right-padded forward pass per sentence (:class:`HFCausalScorer`).
+Uncased tokenizers get lowercased sentences, as the reference does.
 """
 
 from __future__ import annotations
@@ -31,17 +15,24 @@ import numpy as np
 
 from nlibias.errors import ConfigError
 from nlibias.models.batching import check_batch_limits, plan_batches, report_fraction, unit_progress
+from nlibias.models.generative.hf_causal import HFCausalLM
+from nlibias.models.generative.sources import local_source
+from nlibias.models.hf_common import (
+    choose_device,
+    dtype_name,
+    model_id,
+    resolve_revision,
+)
+from nlibias.models.mlm.hf import find_mask_head, load_masked_lm
 from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, shared_positions
 
 #: Bumped when a change of this module changes scores, so old cache entries are not reused.
 BACKEND_VERSION = 1
 PAIRS_PER_CHUNK = 64
-CPU_BATCH_TOKENS = 256
-"""A batch's token budget on CPU when none is given: about 1.5 s of SmolLM2-135M on 2 cores, so
-the progress bar moves at least every 2 s, at no cost in throughput (measured with
-``bench/bar_cadence.py`` and the budgets 128-1024: 256 and 512 scored 147 and 163 tokens/s, 1024
-131). Accelerators keep the larger budgets, where a batch takes milliseconds."""
 """Pairs whose copies are batched together (and committed to the cache together)."""
+CPU_BATCH_TOKENS = 256
+"""A batch's token budget on CPU when none is given: the bar moves at least every 2 s, at no cost
+in throughput (``bench/bar_cadence.py``); accelerators keep their larger budgets."""
 MEMO_SENTENCES = 200_000
 """Sentences whose token log-probabilities a scorer keeps for reuse (cleared beyond it)."""
 
@@ -153,11 +144,8 @@ def _lowercases(tokenizer: Any) -> bool:
 
 
 class HFMaskedScorer(_Scorer):
-    """Pseudo-log-likelihood of a Hugging Face masked LM (``AutoModelForMaskedLM``).
-
-    ``max_tokens`` caps a batch's tokens (padding included; default 8,192, or
-    :data:`CPU_BATCH_TOKENS` on CPU), ``max_batch_size`` its copies.
-    """
+    """Pseudo-log-likelihood of a Hugging Face masked LM; ``max_tokens`` caps a batch's tokens
+    (default 8,192, or :data:`CPU_BATCH_TOKENS` on CPU)."""
 
     kind = "mlm"
 
@@ -172,51 +160,22 @@ class HFMaskedScorer(_Scorer):
         max_batch_size: int = 256,
         name: str | None = None,
     ) -> None:
-        from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
-
-        from nlibias.models.hf_common import (
-            choose_device,
-            choose_dtype,
-            dtype_kwargs,
-            dtype_name,
-            is_local_model,
-            load_pretrained,
-            resolve_revision,
-        )
-        from nlibias.models.mlm.hf import find_mask_head
-
         check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size)
         self.model_name_or_path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device = choose_device(device)
-        config = load_pretrained(  # the checkpoint's own dtype (auto) is read from its config
-            AutoConfig.from_pretrained, self.model_name_or_path, revision=revision, what="masked LM"
+        self.tokenizer, self.model, self.dtype = load_masked_lm(
+            self.model_name_or_path, revision=revision, device=self.device, dtype=dtype, parameter="mlm"
         )
-        self.dtype = choose_dtype(self.device, dtype, config)
         self.max_tokens, self.max_batch_size = _budget(max_tokens, self.device, 8192), max_batch_size
-        self.tokenizer: Any = load_pretrained(
-            AutoTokenizer.from_pretrained, self.model_name_or_path, revision=revision, what="tokenizer"
-        )
-        if self.tokenizer.mask_token_id is None:
-            raise ConfigError(
-                f"{self.model_name_or_path}: the tokenizer has no mask token (not a masked LM? pass it as a "
-                "causal LM)",
-                parameter="mlm",
-            )
-        self.model: Any = load_pretrained(
-            AutoModelForMaskedLM.from_pretrained, self.model_name_or_path, revision=revision,
-            what="masked LM", config=config, **dtype_kwargs(self.dtype),
-        )  # fmt: skip
-        self.model.to(self.device).eval()
         self.uncased = _lowercases(self.tokenizer)
         self._memo = {}
         self._head = find_mask_head(self.model)
         self.max_length = int(min(self.tokenizer.model_max_length, 512))
-        local = is_local_model(self.model_name_or_path)
         self._identity = {
             "backend": "hf-mlm-pll",
             "backend_version": BACKEND_VERSION,
-            "model": Path(self.model_name_or_path).resolve().name if local else self.model_name_or_path,
+            "model": model_id(self.model_name_or_path),
             "revision": resolve_revision(self.model, self.model_name_or_path, revision),
             "dtype": dtype_name(self.dtype),
             "uncased": self.uncased,
@@ -287,12 +246,9 @@ class HFMaskedScorer(_Scorer):
 
 
 class HFCausalScorer(_Scorer):
-    """Log-likelihood of a Hugging Face causal LM: BOS prepended (as text, as the reference does:
-    ``tokenizer.bos_token`` or, without one, ``eos_token``), each scored token's log P given every
-    token before it, one forward pass per sentence.
-
-    ``spec``: ``smollm2`` (embedded), a ``.gguf`` path, a local directory or a hub name
-    (``NAME@REVISION``), loaded as :mod:`nlibias.models.generative.hf_causal` loads them.
+    """Log-likelihood of a Hugging Face causal LM (loaded as generative LMs are): BOS prepended as
+    text (as the reference does), each scored token's log P given every token before it, one
+    forward pass per sentence.
     """
 
     kind = "causal"
@@ -307,8 +263,6 @@ class HFCausalScorer(_Scorer):
         max_batch_size: int = 64,
         name: str | None = None,
     ) -> None:
-        from nlibias.models.generative.hf_causal import HFCausalLM, local_source
-
         check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size)
         source = local_source(spec)
         self._lm = HFCausalLM(source, name=name or spec, device=device, dtype=dtype)

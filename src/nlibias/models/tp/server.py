@@ -1,17 +1,9 @@
 """Sentence scores from an OpenAI-compatible server that returns prompt log-probabilities
-(``/v1/completions`` with ``echo: true`` and ``logprobs``, as vLLM does).
+(``/v1/completions`` with ``echo: true`` and ``logprobs``, as vLLM does), one request a sentence.
 
-Each sentence is one request; the answer's ``logprobs.tokens`` / ``token_logprobs`` cover the
-prompt (``text_offset`` tells the prompt's tokens from the one generated token asked for). The
-first token has no log-probability (nothing before it): it is never scored, which matches the
-in-process scorer when the server starts the prompt with BOS, as llama.cpp and vLLM do for models
-that have one. Shared tokens are aligned on the token strings. Requests run ``concurrency`` at
-a time on :class:`~nlibias.models.generative.http_client.JSONClient` (retries, keep-alive).
-
-Before its first sentence, a scorer checks that the server's prompt log-probabilities are aligned
-(:func:`check_prompt_alignment`): llama-cpp-python's server (0.3.36, tried here) answers ``echo``
-with each prompt token's log-probability under the distribution *at* that token, which predicts
-the next one, so every sum would be wrong; such a server is refused.
+The first token has no log-probability and is never scored (the in-process scorer's BOS); shared
+tokens are aligned on the token strings. A server whose echoed log-probabilities are shifted by one
+token (llama-cpp-python 0.3.36: every sum would be wrong) is refused (:func:`check_prompt_alignment`).
 
 >>> scorer = ServerScorer("http://127.0.0.1:8080/v1", "m")
 >>> scorer.identity()["backend"], scorer.kind
@@ -59,13 +51,9 @@ ALIGNMENT_PROBE = "One, two, three, four, five, six"
 
 
 def check_prompt_alignment(echoed: Mapping[str, Any], plain: Mapping[str, Any], url: str) -> None:
-    """Refuse a server whose echoed prompt log-probabilities are shifted by one position.
-
-    ``echoed``: the answer to the probe prompt with ``echo`` and ``logprobs``; ``plain``: to the
-    same prompt without ``echo``. Its one generated token's ``top_logprobs`` is the distribution
-    that follows the prompt. An aligned server reports, at the prompt's last token, the
-    distribution that *predicts* that token, one position earlier: another distribution. A server
-    that reports the same one there has shifted every prompt token by one. Without
+    """Refuse a server whose echoed prompt log-probabilities are shifted by one position: at the
+    prompt's last token, an aligned server reports the distribution that predicts that token, not
+    the one that follows the prompt (``plain``'s generated token's ``top_logprobs``); without
     ``top_logprobs`` nothing can be told, and nothing is refused.
 
     >>> def answer(top):  # a three-token prompt, echoed
