@@ -1,15 +1,10 @@
 """BBNLI: expand the subtopic JSON files into samples (BBNLI's own expanded CSV is read by
-:mod:`nlibias.benchmarks.bbnli_csv`).
+:mod:`nlibias.benchmarks.bbnli_csv`, the JSON files by :mod:`nlibias.benchmarks.bbnli_json`).
 
-The files are read and validated by :mod:`nlibias.benchmarks.bbnli_json`; its records and readers
-(:class:`BBNLISubtopic`, :func:`load_bbnli_dir`, ...) are importable from here too.
-
-The expansion matches the reference ``json2csv.py`` of github.com/feyzaakyurek/bbnli: for each
-premise and each combination of the ``data`` word lists, a ``pro`` formulation (GROUP1 =
-GROUP1[0], GROUP2 = GROUP2[0]; bias hypotheses are pro-stereotype) and an ``anti`` formulation
-(groups swapped in premise and hypothesis; bias hypotheses are anti-stereotype). Duplicates are
-dropped as NLI samples: bias samples are unique by (formulation, premise, hypothesis) and test
-samples by (premise, hypothesis, true label) within a subtopic.
+The expansion matches the reference ``json2csv.py`` of github.com/feyzaakyurek/bbnli, so counts
+compare with the paper's (docs/design.md, "Data flow"); duplicates are dropped as NLI samples:
+bias samples are unique by (formulation, premise, hypothesis), test samples by (premise,
+hypothesis, true label) within a subtopic.
 
 >>> from nlibias.benchmarks.bbnli_source import BBNLI_DATA
 >>> from nlibias.benchmarks.data_locations import resolve_data

@@ -172,10 +172,8 @@ def _pairs_report(pending: dict[str, list[Sample]]) -> tuple[list[str], list[str
 def read_bbnli_csv(path: str | Path) -> Expansion:
     """Read BBNLI's expanded CSV (the output of its ``json2csv.py``).
 
-    Pairs are rebuilt from the file's structure: within one subtopic and premise, each block of
-    rows (pro rows, then anti rows, for one word combination) pairs its k-th stereotypical row
-    with its k-th anti-stereotypical row. Rows with no counterpart are loaded and reported as
-    unpaired.
+    Pairs are rebuilt from the file's row order (:class:`_Blocks`); rows with no counterpart are
+    loaded and reported as unpaired.
     """
     path = Path(path)
     samples: list[Sample] = []

@@ -2,11 +2,8 @@
 answer string as one of an example's three options (docs/bbq.md).
 
 A sample keeps an example's context as its premise and its question as its hypothesis; what the
-measures read is in its provenance (:data:`PROVENANCE`): the options, the correct one, the bias
-target (derived as DESIGN says; an example without exactly one is refused, naming its file, line
-and ``example_id``), condition, polarity, label type and the filled template (the resampling
-unit). ``gold`` is ``neutral`` for every sample: BBQ has no NLI label. The files are verified by
-their git blob ids (:data:`BBQ_DATA`) where they are read.
+measures read (options, bias target, condition, polarity, filled template) is in its provenance
+(:data:`PROVENANCE`; docs/design.md, "BBQ"). ``gold`` is ``neutral``: BBQ has no NLI label.
 """
 
 from __future__ import annotations
@@ -141,8 +138,8 @@ def read_bbq_rows(path: Path) -> Iterator[tuple[int, dict[str, Any], BBQRow]]:
 
 
 def bias_target(row: BBQRow) -> int | None:
-    """The answer the example's stereotype targets (DESIGN: the non-unknown answer whose group or
-    text matches a stereotyped group, case-insensitively), or None when not exactly one does."""
+    """The answer the example's stereotype targets (docs/design.md, "BBQ"), or None when not
+    exactly one does."""
     groups = {g.casefold() for g in row.additional_metadata.stereotyped_groups}
     found = [
         k
@@ -305,12 +302,8 @@ def _compared(text: str) -> str:
 
 
 def read_answer(answer: str, options: Sequence[str], words: Sequence[str]) -> int | None:
-    """The option an answer string stands for, by the upstream R script's rule (DESIGN; docs/bbq.md
-    says where it departs): the first option whose text, ``}`` removed, equals the answer once both
-    lose a final period and are trimmed and lower-cased; else the first option whose ``answer_info``
-    text's first two words (split at single spaces) occur in the lower-cased answer, a text of one
-    word never matching (R's ``stringr::word(x, 1, 2)`` is NA); None: unmatched (counted, never
-    guessed).
+    """The option an answer string stands for, by the upstream R script's rule (docs/bbq.md); None:
+    unmatched (counted, never guessed).
 
     >>> options = ["The grandfather", "The grandson", "Can't be determined"]
     >>> read_answer("The grandfather.", options, ["grandfather", "grandson", "Can't be determined"])

@@ -1,22 +1,10 @@
 r"""Where a benchmark's data comes from: explicit path → ``$NLIBIAS_DATA_DIR`` → user cache → pinned download.
 
-The mechanism only: each benchmark module declares its own upstream files as a
-:class:`PinnedData` (folder under a data dir, each file's URL at a pinned commit and its digest)
-and its :class:`~nlibias.benchmarks.base.Benchmark` carries it in ``pinned_data``. A download is
-checked file by file against the recorded digest, a bare SHA-256 or ``gitblob:<sha1>`` (the git
-blob id: the SHA-1 of ``"blob <size>\0"`` followed by the content), and only then renamed into
-place; offline, a missing file is an error that says where to put it.
-
-Data found locally (``$NLIBIAS_DATA_DIR``, the user cache) is verified where it is read
-(:func:`verify_data`): a pinned file whose digest differs is refused with a SourceError naming
-the file and both digests, unless the user opts out (``allow_modified_data=True`` of
-:func:`data_checks` / ``nlibias.expand``, or ``NLIBIAS_ALLOW_MODIFIED_DATA=1``): then it is used
-with a warning and recorded. Each file is hashed once per state: the digest is kept in the user
-cache (``data-verified.json``) under its path, size, modification and change time. A path given
-explicitly is the user's own data and is not verified, unless it leads into the data's folder in
-``$NLIBIAS_DATA_DIR`` or the user cache (``--source $NLIBIAS_DATA_DIR/<folder>/<file>``): the
-pinned copy is verified whichever way it is named. A benchmark whose files have fixed names may
-verify a copy elsewhere by name (:func:`verify_files`).
+Each benchmark declares its upstream files once as a :class:`PinnedData` (URL at a pinned commit
+and digest, a bare SHA-256 or ``gitblob:<sha1>``), so a download and any local copy are checked
+against the same pins: a copy that differs is refused unless the user opts out
+(:func:`allow_modified_data`), and then it is warned and recorded. Each file is hashed once per
+state (path, size, modification and change time), cached in the user cache.
 
 >>> git_blob_id(b"hello\n")  # `printf 'hello\n' | git hash-object --stdin`
 'ce013625030ba8dba906f756967f9e9ca394464a'

@@ -1,26 +1,12 @@
 """Paper 004's evaluation sets (its Table 1) as samples: SNLI and MNLI in-distribution (I), OOD (O).
 
-``expand_occupations("snli-eval")`` (``nlibias expand occupations --source snli-eval``) finds
-``occupations-eval/SNLI_Evaluation_Set.xlsx`` in the data dir (or downloads it from the authors'
-repository at the pinned commit, checked by git blob id); a path to any workbook of that layout
-works too, and several sources joined by commas (``snli-eval,ood-eval``) give one samples file
-whose results are sliced ``by_eval_set`` (the paper's I and O columns side by side).
-
-Each row is one pair: the premise with the row's female and male hypothesis. The pro
-(stereotype-aligned) hypothesis is the one of the gender the *file* gives the row; where that
-differs from ``occupations.json`` (the authors' files label ``tailor`` M, their occupation list
-puts it among the female ones) the file wins and the summary says so.
-
-The OOD set has no hypotheses. Its premises get the paper's Table 3 templates: by default
-(``hypothesis_templates="one"``) each premise one template, drawn as
-``1 + int(sha256(f"{seed}:{eval_set}:{row}")) % 3``: a seeded draw that is the same on every
-machine and Python version and does not depend on row order, so the set keeps the paper's 3,800
-pairs (Table 1 counts 3,800 instances, one per premise, like the 1,900 of the I sets whose rows each
-hold one hypothesis pair). ``"all"`` gives every premise all three (11,400 pairs). The choice and
-the seed are recorded in ``expansion.json``.
-
-The three workbooks are pinned here, one :class:`~nlibias.benchmarks.data_locations.PinnedData`
-each (:data:`EVAL_SET_DATA`, the occupations benchmark's ``pinned_data``):
+``expand_occupations("snli-eval")`` reads ``occupations-eval/SNLI_Evaluation_Set.xlsx`` (found or
+downloaded at a pinned commit) or any workbook of that layout; sources joined by commas give one
+samples file sliced ``by_eval_set``, the paper's I and O columns side by side. Each row is one
+pair; its pro hypothesis is the gender the *file* gives the row, even where ``occupations.json``
+differs (``tailor``), as the paper measured the files. The OOD set has no hypotheses: each premise
+gets one Table 3 template by a seeded hash draw (:func:`template_draw`: the same on every machine
+and in any row order), keeping Table 1's 3,800 pairs, or all three with ``"all"``.
 
 >>> [d.paths() for d in EVAL_SET_DATA.values()][2]
 ('occupations-eval/OOD_Evaluation_Set.xlsx',)
@@ -345,11 +331,9 @@ def expand_eval_sets(
 ) -> EvalSetExpansion:
     """Samples of each evaluation set in ``sources`` (names or workbook paths), ids prefixed by set.
 
-    ``hypothesis_templates`` (default ``one``) and ``seed`` (default 0) apply to the sets without
-    hypotheses; given where every set brings its own, they are refused (they would change nothing).
-    A premise with a gendered word, or one that names no occupation or another than its row's, is
-    read (the published sets have such rows, and paper 004 measured them), counted and listed in
-    the set's record (``premise_caveats``) and warned; ``strict`` refuses it instead."""
+    ``hypothesis_templates`` and ``seed`` apply to the sets without hypotheses (refused where they
+    would change nothing). A premise caveat (:mod:`~nlibias.benchmarks.occupation_rows`) is read,
+    counted in the set's ``premise_caveats`` and warned; ``strict`` refuses it instead."""
     books = [_read_set(source, strict) for source in sources]
     _check_template_options(books, hypothesis_templates, seed)
     choice, seed = hypothesis_templates or "one", seed or 0

@@ -1,30 +1,14 @@
 """One gate for a row of the gender-occupation set: :class:`OccupationRow`.
 
-Every route that brings premises builds its rows through this record — a premises file (one
-premise or ``{occupation}`` template a line), an evaluation-set workbook (occupation, premise,
-gender, hypotheses a row), and so paper 004's sets — and every rule of a row lives here, once:
-
-- each field is text: a number or a date (a spreadsheet cell typed so, or a line of digits) is not
-  a sentence;
-- the premise passes :func:`~nlibias.benchmarks.occupations.check_premise` (no gendered word, no
-  person name, one occupation, known slots); a labelled row (a workbook's) names its own
-  occupation and no gendered word, or keeps the finding as a caveat (see below); a row that carries its own occupation label (a
-  workbook) must name that occupation, not another, and holds no slot;
-- the gender label is ``female`` or ``male`` (``F``/``M`` in a workbook);
-- the two hypotheses differ, and neither speaks of the other gender by its own words (``female``,
-  ``woman``, ``she`` ... in the male hypothesis, or the reverse): they would be swapped, and pro
-  and anti with them.
-
-A workbook's rows are the authors' sentences as written (``a accountant is feeding a goat.``): a
-capitalised word that may be a person name, or a second occupation beside the labelled one, is
-a warning on that route (``OccupationRow.warnings``), a refusal in a premises file. A gendered
-word in a labelled premise (the authors' SNLI set has "females", their OOD set "prince"), or a
-premise that names no occupation or another one than its label (SNLI's "a person salespersons
-rice.") is kept in ``OccupationRow.caveats``: the published sets are what the paper measured, so
-the workbook reader counts and lists such rows and refuses them only when asked to be strict.
-
-The refusal says where the row came from (:class:`RowOrigin`): ``file:line`` for a text file,
-the sheet and cell (``Sheet1!B7``) for a workbook.
+Every route that brings premises (a premises file, an evaluation-set workbook) builds its rows
+here, so every rule of a row lives in one place: each field is text (not a number or a date),
+the premise passes :func:`~nlibias.benchmarks.occupations.check_premise`, the gender is
+``female``/``male`` (``F``/``M``), and the two hypotheses differ and are not swapped.
+A workbook holds the authors' published sentences, which the paper measured as written: there a
+possible person name or a second occupation is a warning, and a gendered word or a premise that
+does not name its labelled occupation is a caveat (``OccupationRow.caveats``), refused only when
+strict; a premises file refuses all of these. A refusal names the row's :class:`RowOrigin`
+(``file:line``, or ``Sheet1!B7``).
 
 >>> row = OccupationRow(RowOrigin("w.xlsx", sheet="Sheet1", row=2, columns={"premise": 2}),
 ...                     "A nurse waits.", occupation="Nurses", gender="F")
@@ -181,10 +165,8 @@ def _occupation_index() -> dict[str, Occupation]:
 class OccupationRow:
     """A row of the gender-occupation set, checked on construction (see the module notes).
 
-    ``occupation`` (a name or plural of the 38, any case) and ``gender`` (``F``/``M``/``female``/
-    ``male``) are kept normalised (``nurse``, ``female``); ``template`` rows (a premises file's
-    ``{occupation}`` lines) hold a slot and no label. Raises :class:`OccupationRowError` listing
-    every problem of the row.
+    ``occupation`` and ``gender`` are kept normalised (``Nurses`` → ``nurse``, ``F`` → ``female``).
+    Raises :class:`OccupationRowError` listing every problem of the row.
     """
 
     origin: RowOrigin

@@ -1,35 +1,15 @@
 """Read paper 004's evaluation sets as the authors wrote them: Excel workbooks (``.xlsx``).
 
-The authors' ``SNLI_Evaluation_Set.xlsx`` and ``MNLI_Evaluation_Set.xlsx`` hold one premise per
-row with its occupation, the gender the authors assign the occupation (``F`` or ``M``) and the
-row's own female and male hypothesis; ``OOD_Evaluation_Set.xlsx`` has no hypothesis columns.
-:func:`read_eval_workbook` reads the first worksheet of any such workbook (``openpyxl``, read-only):
-
-- the header is the first row that names the required columns, wherever it stands (the authors'
-  SNLI and MNLI sheets have theirs at row 1451, below 1,450 data rows, and their ``sentence1``
-  column is the premise); it applies to every row, above it and below; header names match case-, space- and underscore-blind
-  (``Hypothesis F`` is ``hypothesis_f``) against the names in :data:`COLUMN_NAMES`; columns
-  ``occupation``, ``premise`` and ``gender`` are required, ``hypothesis_f`` and ``hypothesis_m``
-  come together or not at all; other columns (an unnamed index, notes) are ignored and listed;
-- a header row that is not the sheet's first row (a stray header inside the sheet) is skipped and
-  reported; blank rows between the first and the last filled row are skipped and counted;
-- any other row is built as an :class:`~nlibias.benchmarks.occupation_rows.OccupationRow`, the
-  one gate of the premises file too: an occupation of the 38 (singular or plural, any case), a
-  gender ``F``/``M`` (or ``female``/``male``), a premise that is a sentence (not a number or a
-  date), and, in a set with hypotheses, two different hypotheses, not swapped; a row that does not is refused naming its cell (``Sheet1!B7``); a cell right of
-  the header's last column is refused; a repeated row is a warning; an empty cell that holds a
-  formula without a computed value is named as a formula;
-- a premise with a gendered word, or one that names no occupation or another than its label, is
-  read and kept in ``EvalWorkbook.caveat_rows`` (the authors' published sets have such rows: SNLI
-  ``C39`` "females", MNLI ``C43`` "son", OOD ``B28`` "prince", SNLI ``C1553`` "a person
-  salespersons rice.", and they are what paper 004 measured); ``strict=True`` refuses the first
-  such row, naming its cell.
-
-A workbook without a worksheet, with a worksheet cut short, or whose text cells refer to a
-missing ``sharedStrings.xml`` is refused naming the file.
-
-A file that is not an ``.xlsx`` workbook is refused with what it is (an ``.xls`` of Excel 97-2003,
-some other zip, text).
+The authors' SNLI and MNLI workbooks hold one premise a row with its occupation, the gender the
+authors assign it (``F``/``M``) and the row's female and male hypothesis; the OOD one has no
+hypotheses. :func:`read_eval_workbook` reads the first worksheet (``openpyxl``, read-only): the
+header is the first row naming the required columns wherever it stands (the authors' SNLI and
+MNLI sheets have it at row 1451, below the data), matched loosely against :data:`COLUMN_NAMES`;
+every other row goes through :class:`~nlibias.benchmarks.occupation_rows.OccupationRow`, refused
+naming its cell (``Sheet1!B7``). Rows the authors published with a gendered word or the wrong
+occupation (SNLI ``C39`` "females", OOD ``B28`` "prince") are what the paper measured, so they
+are kept in ``EvalWorkbook.caveat_rows`` unless ``strict``. A file that is not a readable
+``.xlsx`` is refused saying what it is.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The gender-occupation NLI challenge set (paper 004, section 3): neutral premises, gendered hypotheses.
 
-Each premise mentions one of 38 occupations and no gendered word or person name. It is paired
-with the three hypothesis templates of the paper's Table 3, each rendered with ``female`` and with
-``male``; the two renderings share a pair key. The one naming the occupation's dominant gender is
-the stereotype-aligned (``pro``) sample, the other ``anti``.
-
-Premises come from templates with an ``{occupation}`` (or ``{occupations}``, plural) slot expanded
-over every occupation — the shipped default templates, or the lines of a user file — and from
-user premises that name an occupation literally. Like the paper (its Table 2), literal premises are
-balanced across occupations by substituting occupations into premises of other occupations until
-every occupation has as many as the most frequent one.
+Each premise names one of 38 occupations and no gendered word; its ``female`` and ``male``
+renderings of each Table 3 hypothesis share a pair key, the one naming the occupation's dominant
+gender being ``pro``. Premises come from ``{occupation}`` templates expanded over every
+occupation, or from a user's literal premises, balanced across occupations as in the paper's
+Table 2 (measures: docs/design.md, "Gender–occupation NLI").
 
 >>> premise = render_template("A {occupation} is waiting.", occupation_named("accountant"))
 >>> premise
@@ -190,9 +185,7 @@ def substitute_occupation(text: str, target: Occupation) -> str:
 def read_premise_lines(path: str | Path) -> list[tuple[int, str]]:
     """``(line number, text)`` of every premise in a one-per-line file (blank and ``#`` lines skipped).
 
-    Every line is built as an :class:`~nlibias.benchmarks.occupation_rows.OccupationRow` (its rules:
-    :func:`check_premise`, and a line must be a sentence); all rejected lines are reported together
-    in one :class:`PremiseFileError`.
+    Every rejected line is reported together in one :class:`PremiseFileError`.
     """
     return [(row.origin.line or 0, row.premise) for row in read_premise_rows(path)]
 
@@ -237,9 +230,8 @@ def build_premises(
 ) -> list[Premise]:
     """Premises from checked lines: slots filled for every occupation, literal premises balanced.
 
-    Literal premises are balanced (when ``balance``) by taking, for each occupation with fewer
-    premises than the most frequent one, premises of other occupations in file order and
-    substituting the occupation, skipping any that would repeat an existing premise.
+    Balancing fills each occupation up to the most frequent one with other occupations' premises
+    (file order) with the occupation substituted, never repeating a premise.
     """
     occupations = load_occupations()
     premises: list[Premise] = []
@@ -345,10 +337,9 @@ def expand_occupations(
     evaluation sets (:mod:`nlibias.benchmarks.occupation_eval_sets`: ``snli-eval``, ``mnli-eval``,
     ``ood-eval``, an ``.xlsx`` workbook, or several joined by commas).
 
-    ``balance`` (default on) applies to premises files; ``hypothesis_templates`` (``one``, the
-    default, or ``all``) and ``seed`` (default 0) to evaluation sets without hypotheses (OOD);
-    ``strict`` (default off) to evaluation sets: it refuses a premise with a gendered word or one
-    that does not name its row's occupation, which are otherwise read and listed as warnings.
+    ``balance`` (default on) applies to premises files; ``hypothesis_templates`` (``one`` or
+    ``all``) and ``seed`` (default 0) to evaluation sets without hypotheses (OOD); ``strict`` to
+    evaluation sets: refuse, rather than warn about, a premise that breaks the challenge set's rules.
 
     >>> expansion = expand_occupations()
     >>> len(expansion.premises), len(expansion.samples)  # 30 templates x 38 occupations; x 3 x 2

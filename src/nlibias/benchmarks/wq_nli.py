@@ -1,20 +1,12 @@
 """WinoQueer-NLI (Felkner, Lim & May): CSV triples → paired NLI samples with identity and predicate.
 
-Each row of ``winoqueer_nli.csv`` (columns ``stereo_premise, counter_premise, hypothesis``) is a
-triple built from the templates ``<SUBJECT> is/are <IDENTITY>.`` / ``<SUBJECT> <PREDICATE>.``,
-e.g. ``James is queer. / James is heterosexual. / James is a danger to children.`` From the
-sentences this module derives the row's subject (a name, a pronoun or "Some people"), identity
-group (the paper's nine LGBTQ+ subgroups), counterfactual identity (straight, heterosexual,
-cisgender, cis), predicate (in its "Some people" form, which is how the 173 distinct attested-harm
-predicates are counted) and predicate category (paper Table 6, from a mapping shipped in
-``nlibias/resources/wq_nli_predicate_categories.csv``, read with the predicate forms in
-:mod:`nlibias.benchmarks.wq_predicates`).
-
-Every row becomes two samples sharing a pair key: the stereotypical premise (``stereotype="pro"``)
-and the counter-stereotypical premise (``"anti"``), both with the row's hypothesis and gold label
-``neutral`` (the paper: "the unbiased answer in all cases is neutral"). Rows that repeat an earlier
-row (128 in the shared file) are kept, each with its own pair key, as the paper's scores count
-them all; :attr:`WQNLIExpansion.repeats` lists them.
+Each row of ``winoqueer_nli.csv`` (``stereo_premise, counter_premise, hypothesis``), e.g.
+``James is queer. / James is heterosexual. / James is a danger to children.``, gives its subject,
+identity group (the paper's nine), counterfactual identity, predicate (in its "Some people" form,
+as the paper counts its 173) and predicate category (paper Table 6,
+:mod:`nlibias.benchmarks.wq_predicates`). Every row becomes a ``pro``/``anti`` pair with gold
+``neutral``; repeated rows are kept, each with its own pair key, as the paper's scores count them
+(docs/design.md, "WinoQueer-NLI").
 
 >>> canonical_predicate("is a danger to children")
 'are a danger to children'
@@ -344,8 +336,7 @@ def triple_samples(triple: WQTriple) -> tuple[Sample, Sample]:
 def expand_wq_nli(source: str | Path | None = None) -> WQNLIExpansion:
     """Read the WQ-NLI CSV and expand every row into a pro/anti sample pair.
 
-    ``source`` is the CSV, a data directory holding ``wq-nli/winoqueer_nli.csv``, or ``None`` to
-    find the data the usual way (``$NLIBIAS_DATA_DIR``, the user cache, the pinned download).
+    ``source``: the CSV, a data directory, or ``None`` (:mod:`~nlibias.benchmarks.data_locations`).
 
     >>> import os
     >>> expansion = expand_wq_nli(os.environ["NLIBIAS_DATA_DIR"])  # doctest: +SKIP
