@@ -21,14 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nlibias.benchmarks.bbnli_json import DEFAULT_ANSWER_CHOICES as DEFAULT_ANSWER_CHOICES
 from nlibias.benchmarks.bbnli_json import FORMULATIONS as FORMULATIONS
 from nlibias.benchmarks.bbnli_json import BBNLISubtopic as BBNLISubtopic
 from nlibias.benchmarks.bbnli_json import BBNLITemplate as BBNLITemplate
 from nlibias.benchmarks.bbnli_json import Formulation as Formulation
 from nlibias.benchmarks.bbnli_json import load_bbnli_dir as load_bbnli_dir
 from nlibias.benchmarks.bbnli_json import load_bbnli_json as load_bbnli_json
-from nlibias.benchmarks.bbnli_json import subtopic_id as subtopic_id
 from nlibias.benchmarks.templating import render
 from nlibias.errors import ConfigError
 from nlibias.schema import Sample

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.benchmarks.occupation_list import Occupation
-from nlibias.benchmarks.occupation_rows import GENDER_VALUES as GENDER_VALUES
 from nlibias.benchmarks.occupation_rows import (
     OccupationRow,
     OccupationRowError,

@@ -30,11 +30,8 @@ from nlibias.benchmarks.occupation_list import Occupation as Occupation
 from nlibias.benchmarks.occupation_list import load_occupations as load_occupations
 from nlibias.benchmarks.occupation_list import occupation_named as occupation_named
 from nlibias.benchmarks.occupation_list import parse_occupations as parse_occupations
-from nlibias.benchmarks.occupation_premises import GENDERED_WORDS as GENDERED_WORDS
 from nlibias.benchmarks.occupation_premises import MAX_WORDS as MAX_WORDS
-from nlibias.benchmarks.occupation_premises import SENTENCE_OPENERS as SENTENCE_OPENERS
 from nlibias.benchmarks.occupation_premises import SLOTS as SLOTS
-from nlibias.benchmarks.occupation_premises import Mention as Mention
 from nlibias.benchmarks.occupation_premises import check_premise as check_premise
 from nlibias.benchmarks.occupation_premises import find_occupations as find_occupations
 from nlibias.benchmarks.occupation_rows import OccupationRow, OccupationRowError, RowOrigin, repeated_rows

@@ -1,19 +1,14 @@
 """Sentence-pair benchmarks for token-probability (TP) bias: CrowS-Pairs, WinoQueer, BBNLI's
 pro/anti hypotheses and any user file of (more, less) pairs.
 
-Each pair becomes one sample (:mod:`nlibias.schema.sentence_pairs`): ``premise`` holds the
-more-stereotypical sentence, ``hypothesis`` the less-stereotypical one, ``stereotype`` the
-direction (``anti`` for CrowS-Pairs' ``antistereo`` rows), ``group`` the bias group
-(CrowS-Pairs ``bias_type``, WinoQueer ``Gender_ID_x``, a user file's ``group``), ``domain`` the
-same group (so the measures' per-domain slices are the per-group scores of the references).
+Each pair becomes one sample (:func:`pair_sample`: premise = more-, hypothesis =
+less-stereotypical sentence) whose ``domain`` is its bias group, so the measures' per-domain
+slices are the references' per-group scores (docs/design.md, "Token probability (TP)").
 
 >>> import io
 >>> pairs = read_pair_rows(io.StringIO("more,less,group\\nA b.,C b.,g\\n"), "pairs.csv")
 >>> [(s.premise, s.hypothesis, s.group) for s in pairs]
 [('A b.', 'C b.', 'g')]
-
-CrowS-Pairs' and WinoQueer's upstream files are pinned here (:data:`CROWS_PAIRS_DATA`,
-:data:`WINOQUEER_DATA`), each a single CSV:
 
 >>> CROWS_PAIRS_DATA.layout, WINOQUEER_DATA.layout
 ('crows-pairs/crows_pairs_anonymized.csv', 'winoqueer/winoqueer_final.csv')
@@ -139,11 +134,8 @@ def _read_benchmark_pairs(
     sentences: tuple[str, str],
     fields: Callable[[int, dict[str, str]], dict[str, Any]],
 ) -> list[Sample]:
-    """The pairs of a benchmark's CSV read through :mod:`nlibias.textio` (UTF-8 with the line of a
-    bad byte, a byte-order mark dropped, strict rows, every one of ``columns`` in the header). Each
-    row gives its ``sentences`` (the more- and the less-stereotypical column), its index (the
-    unnamed first column, else its position) and line as provenance, and the other
-    :func:`pair_sample` fields, which ``fields(line, row)`` reads (refusing a bad value)."""
+    """The pairs of a benchmark's CSV: ``sentences`` names the more- and less-stereotypical
+    columns, ``fields(line, row)`` reads (or refuses) the other :func:`pair_sample` fields."""
     more, less = sentences
     samples: list[Sample] = []
     for line, record in read_csv_with_columns(path, columns):
@@ -263,10 +255,8 @@ def expand_user_pairs(source: str | Path | None = None) -> PairExpansion:
 
 
 def expand_bbnli_pairs(source: str | Path | None = None) -> PairExpansion:
-    """BBNLI's pro vs anti hypotheses as sentence pairs: for every pro/anti sample pair, the
-    pro-stereotype hypothesis (more) and the anti-stereotype one (less). A hypothesis pair asked
-    with several premises is one TP pair (TP reads no premise); identical hypotheses (degenerate
-    pairs) are left out, since they can only tie."""
+    """BBNLI's pro (more) vs anti (less) hypotheses as sentence pairs: each hypothesis pair once,
+    as TP reads no premise; identical hypotheses are left out, as they can only tie."""
     from nlibias.benchmarks.bbnli_source import expand_bbnli_source
 
     expansion = expand_bbnli_source(source)
