@@ -1,9 +1,8 @@
 """BBNLI's subtopic JSON files: the parsed records and the reader that validates them.
 
-A subtopic file holds premises, test and bias hypothesis templates with ``{{NAME}}`` placeholders,
-the ``data`` word lists that fill them and the two groups ``GROUP1``/``GROUP2``. Errors name the
-file, the line of the field, the field and the reason. The expansion into samples is
-:mod:`nlibias.benchmarks.bbnli`.
+A subtopic file holds premise and hypothesis templates with ``{{NAME}}`` placeholders, the
+``data`` word lists that fill them and the two groups ``GROUP1``/``GROUP2``; errors name the
+file, line and field.
 """
 
 from __future__ import annotations

@@ -327,12 +327,9 @@ def read_answer(answer: str, options: Sequence[str], words: Sequence[str]) -> in
 
 def answer_rows(path: Path, column: str, columns: SampleColumns) -> Iterator[dict[str, Any]]:
     """Native prediction rows (kind ``generative``, model ``column``) of a file of BBQ examples
-    with answer strings in ``column`` (the upstream results files, one or several categories): a
-    line is matched to its sample by category and ``example_id`` and its answer read by
-    :func:`read_answer`. A line whose example is not among the samples, differs from its sample
-    in context, question or answers, or lacks the column is refused with the file and line; one
-    whose ``answer_info`` or target differs from the pinned data's (an earlier annotation) is not
-    scored: its row says ``answer_status: changed``."""
+    with answer strings in ``column`` (the upstream results files), matched to the samples by
+    category and ``example_id``. A line annotated differently from the pinned data (an earlier
+    ``answer_info`` or target) is not scored but marked ``answer_status: changed``."""
     position_of = IdPositions(columns.ids)
     provenance = columns.provenance
     held = sorted({str(c) for c in columns.domain.values})

@@ -253,8 +253,7 @@ def read_eval_workbook(
 ) -> EvalWorkbook:
     """Read an evaluation-set workbook (see the module notes). ``require_hypotheses``: True refuses a
     file without hypothesis columns, False one with them, None takes what the file has. ``strict``
-    refuses a row with a premise caveat (a gendered word, no or another occupation named; by
-    default such rows are read and listed)."""
+    refuses a row with a premise caveat rather than listing it."""
     path = Path(path)
     sheet, rows, (book, handle) = _open_rows(path)
     try:
