@@ -140,8 +140,8 @@ def resolve_data(data: PinnedData, explicit: str | Path | None = None, *, downlo
 
 
 def locate_data(data: PinnedData) -> tuple[str, Path] | None:
-    """Where ``data`` is found locally, without downloading: (why that place is searched, the
-    data's path), or ``None``. The first of :func:`candidate_data_dirs` that holds it.
+    """(why the place is searched, the data's path) of the first :func:`candidate_data_dirs` that
+    holds ``data``, or ``None``; never downloads.
 
     >>> mine = PinnedData("mine", "mine", {"t.csv": ("https://example.org/t.csv", "0" * 64)}, main_file="t.csv")
     >>> locate_data(mine)  # doctest: +SKIP
@@ -326,8 +326,7 @@ def _state_key(path: Path, pinned: str) -> str:
 
 
 def verified_digest(path: Path, pinned: str) -> str:
-    """``path``'s digest (form of ``pinned``), from the verification cache when its path, size and
-    modification time are those last hashed, else hashed now and remembered."""
+    """``path``'s digest (form of ``pinned``), hashed only when the file's state is new (cached)."""
     return verified_digests([(path, pinned)])[0]
 
 
