@@ -1,6 +1,5 @@
-"""BBNLI (Akyürek et al. 2022), BBNLI-next and custom pair sets: templated pro/anti-stereotype NLI
-pairs and test hypotheses; BBNLI's bias measures for classifiers, and its pair measures plus
-answer rates for generative LMs."""
+"""The registered BBNLI benchmark (also BBNLI-next and custom pair sets); measures: docs/design.md,
+"NLI classifiers on BBNLI" and "Generative LMs on BBNLI"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""BBQ (Parrish et al. 2022): three-way questions about two people in ambiguous and disambiguated
-contexts; its bias scores s_AMB (headline) and s_DIS, accuracy per condition and the accuracy cost
-of bias non-alignment, for answers read as options (imported answer strings or language models)."""
+"""The registered BBQ benchmark, for answers read as options (imported or generated); measures:
+docs/design.md, "BBQ"."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""WinoQueer-NLI (paper 003): stereotypical and counter-stereotypical premises with a shared
-hypothesis. Its measures M1-M8 score classifiers and generative LMs' answers; each row's
-WinoQueer sentence pair (recovered from its premises) gets the token-probability measures of
-language models; with both kinds in one run, their item-level agreement (TP preference vs M1) is
-this benchmark's extra analysis."""
+"""The registered WinoQueer-NLI benchmark (paper 003): M1-M8 for classifiers and generative LMs,
+token probability on each row's recovered WinoQueer pair, and, with both kinds in one run, their
+item-level agreement (TP preference vs M1) as its extra analysis."""
 
 from __future__ import annotations
 
