@@ -8,8 +8,8 @@ MNLI sheets have it at row 1451, below the data), matched loosely against :data:
 every other row goes through :class:`~nlibias.benchmarks.occupation_rows.OccupationRow`, refused
 naming its cell (``Sheet1!B7``). Rows the authors published with a gendered word or the wrong
 occupation (SNLI ``C39`` "females", OOD ``B28`` "prince") are what the paper measured, so they
-are kept in ``EvalWorkbook.caveat_rows`` unless ``strict``. A file that is not a readable
-``.xlsx`` is refused saying what it is.
+are kept in ``EvalWorkbook.caveat_rows`` unless ``strict``. Every rule:
+docs/wq-nli-and-occupations.md, "Reading a workbook".
 """
 
 from __future__ import annotations
