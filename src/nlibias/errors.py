@@ -93,11 +93,7 @@ class LabelMappingError(NlibiasError):
 
 
 class ConfigError(NlibiasError):
-    """A parameter or configuration value is invalid.
-
-    ``parameter`` names the library parameter at fault (e.g. ``bootstrap``); ``names`` the other
-    parameters the message names (where to name a model instead). The message names them as
-    fields (:class:`NlibiasError`), so the command line names each by its flag.
+    """A parameter or configuration value is invalid: ``parameter`` is the one at fault.
 
     >>> error = ConfigError("{bootstrap} is -1; pass 0 or more", parameter="bootstrap")
     >>> str(error), error.parameter, error.names
@@ -112,8 +108,7 @@ class ConfigError(NlibiasError):
 
 class DataError(NlibiasError):
     """Data that do not fit together (predictions missing for samples, a pair with two samples in
-    one role): neither a bad parameter nor a malformed line. ``sample``, ``model`` and ``field``
-    name what is at fault as data; ``fix`` says what to do.
+    one role): neither a bad parameter nor a malformed line.
 
     >>> error = DataError("model 'm' has no probabilities for sample 'a:pro'", sample="a:pro",
     ...                   model="m", fix="audit with an NLI classifier")

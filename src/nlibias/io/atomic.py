@@ -108,9 +108,8 @@ def write_target(path: str | Path) -> Path:
 
 
 def _sync_file(path: Path) -> None:
-    writable = os.access(
-        path, os.W_OK
-    )  # Windows syncs no file opened read-only; a strict umask may forbid it
+    # Windows syncs no file opened read-only; a strict umask may forbid opening it for writing
+    writable = os.access(path, os.W_OK)
     fd = os.open(path, os.O_RDWR if writable else os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -128,9 +127,8 @@ def _sync_folder(path: Path) -> None:
 
 
 def _replace(tmp: Path, path: Path) -> None:
-    """Rename ``tmp`` over ``path``: its bytes synced to disk first (a power cut leaves the old file
-    or the whole new one, never an empty one), the mode of a file it replaces kept, and the
-    folder synced after (the rename itself survives a power cut)."""
+    """Rename ``tmp`` over ``path``, keeping the replaced file's mode; synced before (never an
+    empty file after a power cut) and the folder after (the rename survives one)."""
     _sync_file(tmp)
     with suppress(FileNotFoundError):  # a new file keeps the umask's mode (temporary_file)
         os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
@@ -271,8 +269,6 @@ def json_line(record: Any) -> str:
     try:
         return json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
     except ValueError:
-        from nlibias.io.jsonl import dumps_finite
-
         return dumps_finite(record, ensure_ascii=False) + "\n"  # refused naming the field
 
 

@@ -79,10 +79,8 @@ def _as(path: Path, other: Path) -> str:
 
 
 def refuse_overwrites(outputs: Mapping[str, Files], inputs: Mapping[str, Files]) -> None:
-    """Refuse (:class:`~nlibias.errors.ConfigError` naming both parameters) an output that is a
-    file of ``inputs`` or a file another parameter of ``outputs`` writes. Keys are the parameters'
-    names; an output folder stands for the files in it now (those a command may replace or
-    remove), so give the files a command writes where it writes only those."""
+    """Refuse an output that is a file of ``inputs`` or of another ``outputs`` parameter (keys:
+    parameter names); an output folder stands for every file in it now, so pass the files alone."""
     written: dict[tuple[object, ...], tuple[str, Path]] = {}
     read = {file_identity(path): (name, path) for name, files in inputs.items() for path in _paths(files)}
     for name, files in outputs.items():

@@ -1,12 +1,9 @@
 """``metrics.json``, typed: the TypedDicts every writer fills and every reader reads, its JSON
 Schema (``nlibias schema metrics``, published as ``docs/metrics.schema.json``) and its reader.
 
-``schema_version`` 2 (this one) ranks in ``most_biased_subtopics`` only subtopics a verdict would
-call biased; 1 ranked the paper's top four whatever their intervals; 0 (no field) holds fewer
-fields (a missing ``predictor_kinds`` or ranking is derived on reading). All three load; a newer
-one is refused. Every measure's number must be finite and inside the range
-:mod:`nlibias.metrics.meta` declares for it (the schema's measure fields are made from
-:data:`~nlibias.metrics.meta.ALL_MEASURES`, so a registered benchmark's measures are checked too).
+``schema_version`` 2 (this one), 1 and 0 load; a newer one is refused (docs/report.md, "Schema
+versions"). Every measure's number must be finite and inside the range its declaration gives
+(:data:`~nlibias.metrics.meta.ALL_MEASURES`: a registered benchmark's measures are checked too).
 
 >>> schema = metrics_schema()
 >>> schema["$defs"]["SliceMetrics"]["properties"]["accuracy"]["anyOf"][0]

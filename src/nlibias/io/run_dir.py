@@ -1,10 +1,6 @@
 """One run directory, read and checked once (:func:`read_run`): what score, report, gate,
-explain, ``export model-index`` and ``load_run`` know of a run.
-
-An audit or a scoring writes ``predictions.jsonl``, ``metrics.json``, ``tables.txt`` and, last,
-``manifest.json`` (:mod:`nlibias.io.run_manifest`: the files' checksums and the samples file the
-run read); ``explain`` adds its stage record (``stages/explain.json``). A damaged or foreign file
-is refused here, naming the file, the field and the fix, so readers use the record's fields.
+explain, ``export model-index`` and ``load_run`` know of a run. A damaged or foreign file is
+refused here, naming the file, the field and the fix, so readers use the record's fields.
 
 >>> import json, tempfile, pathlib
 >>> from nlibias.io.run_manifest import finish_write

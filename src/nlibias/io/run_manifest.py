@@ -1,10 +1,7 @@
 """A run directory changes as a unit: ``manifest.json`` lists the size and SHA-256 of each output
-file, and readers refuse a directory whose files do not match it. A write goes
-:func:`begin_write` (stale ``.part`` files removed, the manifest marked incomplete), each file
-renamed into place, then :func:`finish_write` (the complete manifest, renamed in last), so a
-reader never sees new predictions beside old metrics. The manifest also records the run's
-*inputs* (the samples file, with its SHA-256): :func:`changed_inputs` says which were edited
-since. A directory written before manifests is read as it is, with one warning.
+file (and of the samples file the run read), and readers refuse a directory whose files do not
+match it. A write goes :func:`begin_write`, each file renamed into place, then :func:`finish_write`
+(the manifest, renamed in last), so a reader never sees new predictions beside old metrics.
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())

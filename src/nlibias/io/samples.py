@@ -1,13 +1,11 @@
 """Samples files: ``samples.jsonl`` (one sample per line) and ``samples.parquet`` in a run directory.
 
-A samples file is read in one pass: bytes → JSON (:func:`~nlibias.textio.json_text.parse_json`)
-→ the text door for premises and hypotheses (:func:`~nlibias.textio.text_door.enter_text`: NFC,
-format characters removed with a warning naming the file, line and field) → a validated record
-→ its sample rules → :class:`~nlibias.schema.Sample`. Every error names the file, line and field.
-The rules beyond the fields' types refuse what would change results silently: a key field (id,
-source, slice names, pair key) empty or padded with spaces, a blank text, a bias sample of a
-``neutral_gold`` source that is not neutral, the two samples of a pair disagreeing on what they
-share, a second sample with one id.
+Read in one pass (JSON → the text door for the texts → a validated record → its sample rules →
+:class:`~nlibias.schema.Sample`), every error naming the file, line and field. The rules beyond
+the fields' types refuse what would change results silently: a key field (id, source, slice
+names, pair key) empty or padded with spaces, a blank text, a bias sample of a ``neutral_gold``
+source that is not neutral, the two samples of a pair disagreeing on what they share, a second
+sample with one id.
 
 >>> padded = {"id": "a", "source": "x", "domain": " d", "subtopic": "t", "premise": "P",
 ...           "hypothesis": "H", "gold": "neutral", "stereotype": None, "pair_key": None}

@@ -78,13 +78,10 @@ def changes(old: Mapping[str, Any] | None, new: Mapping[str, Any], limit: int = 
 
 
 def model_identity(model: str, revision: str | None = None) -> dict[str, Any]:
-    """What names a model's files exactly: a local directory (also behind a ``kind:`` prefix such
-    as ``causal:PATH``) by its absolute path and the hash of its files; a hub id by the commit
-    its ``revision`` (default ``main``) names in the Hugging Face cache, fetching the config
-    once when it is not cached and the hub can be reached (``revision`` None when neither works:
-    loading it will say why; :func:`nlibias.models.hub_reach.hub_file`); the embedded SmolLM2 and
-    a GGUF file by the quick hash of the file, never asking the hub; a ``fake`` model by its name
-    alone.
+    """What names a model's files exactly: a local directory (also as ``causal:PATH``) by its
+    absolute path and files' hash; a hub id by the commit its ``revision`` names (None when the
+    hub cannot tell: loading will say why); SmolLM2 and a GGUF file by the file's quick hash; a
+    ``fake`` model by its name.
 
     >>> model_identity("fake:a")
     {'name': 'fake:a', 'kind': 'hub', 'revision': None, 'files_sha256': None}

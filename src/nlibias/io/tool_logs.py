@@ -338,13 +338,6 @@ def _loglikelihoods(path: Path, line: int, resps: Any, n_choices: int) -> list[f
     return values
 
 
-def inspect_rows(path: str | Path) -> Iterator[dict[str, Any]]:
-    """nlibias prediction rows of an Inspect AI log of an ``nlibias/...`` task: each sample's
-    completion parsed as nlibias parses generated answers."""
-    for _, row in _inspect_rows_at(Path(path)):
-        yield row
-
-
 def _inspect_rows_at(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
     """Each row of an Inspect log with its place (the sample's field)."""
     try:

@@ -18,7 +18,6 @@ Stereotype = Literal["pro", "anti"]
 #: Canonical label order of every probability vector in nlibias.
 LABELS: tuple[Label, Label, Label] = ("entailment", "neutral", "contradiction")
 LABEL_INDEX: dict[str, int] = {label: i for i, label in enumerate(LABELS)}
-STEREOTYPES: tuple[Stereotype, Stereotype] = ("pro", "anti")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +82,8 @@ class Sample:
 
 @dataclass(frozen=True, slots=True)
 class Prediction:
-    """One model's answer on one sample.
-
-    ``probs`` is ``(p_entailment, p_neutral, p_contradiction)`` or ``None`` when the model gave
-    only a label (e.g. a predictions file without probabilities, or a parsed generated answer).
-    ``label`` is ``None`` only for a generated answer that could not be parsed.
-    """
+    """One model's answer on one sample: ``probs`` in :data:`LABELS` order, or ``None`` for a
+    label alone; ``label`` ``None`` only for a generated answer that could not be parsed."""
 
     sample_id: str
     model: str

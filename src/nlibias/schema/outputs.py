@@ -33,12 +33,8 @@ NO_LABEL = -1
 
 @dataclass(frozen=True, eq=False)
 class ModelOutputs:
-    """One model's outputs, one entry per sample in the samples' order.
-
-    ``kind`` is the predictor kind that made them (``classifier``, ``generative``,
-    ``sentence-logprob`` or a kind a plug-in registers): the benchmark decides from it which
-    measures apply.
-    """
+    """One model's outputs, one entry per sample in the samples' order; ``kind`` (the predictor
+    kind that made them, a plug-in's too) decides which of the benchmark's measures apply."""
 
     kind: str
     probs: np.ndarray

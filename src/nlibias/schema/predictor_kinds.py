@@ -1,10 +1,6 @@
 """Predictor kinds: what a predictor's outputs are, which decides the measures they get; and the
 variants of a kind (a generative LM's answer modes, a sentence scorer's token-probability scores).
-
-The kind is recorded with the results (``predictor_kinds`` in ``metrics.json``, ``kind`` in
-``predictions.jsonl``); a benchmark names the measures of each kind it scores
-(:class:`~nlibias.benchmarks.base.Benchmark`), and may name a kind of its own besides these. The
-variants are part of the model keys results are reported under (:mod:`nlibias.schema.model_keys`).
+A benchmark names the measures of each kind it scores, and may name a kind of its own.
 
 >>> PREDICTOR_KINDS
 ('classifier', 'generative', 'sentence-logprob')

@@ -1,11 +1,10 @@
 """Sentence pairs for token-probability (TP) bias: a more- and a less-stereotypical sentence.
 
-The samples of a sentence-pair benchmark (CrowS-Pairs, WinoQueer, BBNLI pairs, a user file) hold
-one pair each: ``premise`` is the more-stereotypical sentence (CrowS-Pairs ``sent_more``,
-WinoQueer ``sent_x``) and ``hypothesis`` the less-stereotypical one; ``stereotype`` is the pair's
-direction (``pro``: the first sentence is the stereotypical one; ``anti``: CrowS-Pairs'
-``antistereo`` rows, whose ``sent_more`` is the anti-stereotypical sentence). Other benchmarks
-derive pairs from their samples (WinoQueer-NLI: :func:`nlibias.catalog.wq_nli.wq_nli_sentence_pairs`).
+A sentence-pair sample holds ``premise`` (the more-stereotypical sentence: CrowS-Pairs
+``sent_more``, WinoQueer ``sent_x``), ``hypothesis`` (the less-stereotypical one) and, in
+``stereotype``, the pair's direction (``pro``: the first sentence is the stereotypical one;
+``anti``: CrowS-Pairs' ``antistereo`` rows, whose ``sent_more`` is the anti-stereotypical one).
+See docs/design.md, "Token probability (TP)".
 
 >>> SentencePair("Women can't drive.", "Men can't drive.").texts
 ("Women can't drive.", "Men can't drive.")

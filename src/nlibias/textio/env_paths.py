@@ -1,8 +1,7 @@
 """Paths from environment variables, read the one way: ``~`` expanded, blank as unset.
 
-Every ``NLIBIAS_*`` variable that names a file or a folder (``NLIBIAS_DATA_DIR``,
-``NLIBIAS_CACHE``, ``NLIBIAS_MODEL_CACHE``, ``NLIBIAS_WHEELS``) is read with :func:`env_path`, so
-``NLIBIAS_CACHE='~/x'`` means the home folder's ``x``, never a folder named ``~``.
+Every ``NLIBIAS_*`` path variable is read with :func:`env_path`, so ``NLIBIAS_CACHE='~/x'``
+means the home folder's ``x``, never a folder named ``~``.
 
 >>> import os
 >>> os.environ["NLIBIAS_EXAMPLE_DIR"] = "~/x"

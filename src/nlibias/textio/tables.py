@@ -1,9 +1,6 @@
 """The one table writer of nlibias, as aligned text (every command's tables) and as GitHub Markdown
 (dataset cards, paper tables): numbers with two decimals, right-aligned; text left-aligned.
 
-It sits in the bottom layer so that every package that writes a table, the dataset card of
-:mod:`nlibias.extension` included, uses it.
-
 >>> print(render_table(["a", "b"], [["x", 1.5], ["yy", None]]))
 a  |    b
 ---+-----
