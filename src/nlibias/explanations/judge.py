@@ -2,10 +2,8 @@
 batched, cached classifier runtime at once (:func:`nlibias.runtime.classifier.predict_pairs`:
 distinct pairs computed once, sorted by length into token-capped batches, cached).
 
-Per explanation the judge is asked, for each sentence, premise ⊨ sentence and hypothesis ⊨
-sentence (:func:`is_grounded`: the premise entails it, or it restates the hypothesis and the
-premise does not contradict it), and explanation ⊨ hypothesis for the stance. The label follows
-:func:`nlibias.metrics.explanations.explanation_label`.
+What the judge is asked per sentence, and the labels: docs/generative.md, Reading the
+explanations.
 
 >>> from nlibias.models.fake import FakeNLIClassifier
 >>> answer = GeneratedAnswer(id="a", model="m", prompt="true", text="Yes. They work.", answer="yes",
