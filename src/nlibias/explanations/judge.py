@@ -112,9 +112,8 @@ another rule are judged again."""
 
 def is_grounded(by_premise: str, by_hypothesis: str) -> bool:
     """Whether a sentence is grounded, from the judge's most probable labels of premise ⊨ sentence
-    and hypothesis ⊨ sentence: the premise entails it, or it restates the hypothesis (entailed by
-    it) and the premise does not contradict it (DESIGN: a sentence the premise contradicts, or that
-    brings in what neither holds, is ungrounded).
+    and hypothesis ⊨ sentence: the premise entails it, or it restates the hypothesis and the premise
+    does not contradict it (docs/generative.md, Reading the explanations).
 
     >>> is_grounded("entailment", "neutral"), is_grounded("neutral", "entailment")
     (True, True)
