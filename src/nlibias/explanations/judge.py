@@ -2,10 +2,8 @@
 batched, cached classifier runtime at once (:func:`nlibias.runtime.classifier.predict_pairs`:
 distinct pairs computed once, sorted by length into token-capped batches, cached).
 
-Per explanation the judge is asked, for each sentence, premise ⊨ sentence and hypothesis ⊨
-sentence (:func:`is_grounded`: the premise entails it, or it restates the hypothesis and the
-premise does not contradict it), and explanation ⊨ hypothesis for the stance. The label follows
-:func:`nlibias.metrics.explanations.explanation_label`.
+What the judge is asked per sentence, and the labels: docs/generative.md, Reading the
+explanations.
 
 >>> from nlibias.models.fake import FakeNLIClassifier
 >>> answer = GeneratedAnswer(id="a", model="m", prompt="true", text="Yes. They work.", answer="yes",
@@ -114,9 +112,8 @@ another rule are judged again."""
 
 def is_grounded(by_premise: str, by_hypothesis: str) -> bool:
     """Whether a sentence is grounded, from the judge's most probable labels of premise ⊨ sentence
-    and hypothesis ⊨ sentence: the premise entails it, or it restates the hypothesis (entailed by
-    it) and the premise does not contradict it (DESIGN: a sentence the premise contradicts, or that
-    brings in what neither holds, is ungrounded).
+    and hypothesis ⊨ sentence: the premise entails it, or it restates the hypothesis and the premise
+    does not contradict it (docs/generative.md, Reading the explanations).
 
     >>> is_grounded("entailment", "neutral"), is_grounded("neutral", "entailment")
     (True, True)

@@ -2,10 +2,8 @@
 with the paper's definitions in a prompt file of the package
 (``resources/explanation_judge_prompt.txt``: ``{premise}``, ``{hypothesis}``, ``{answer}``).
 
-The LM writes a short text (greedy, ``max_new_tokens``); its label is the first of the three
-label words in it (``None`` when it names none). Every prompt goes through the one cached
-prediction loop (:func:`nlibias.runtime.loop.cached_outputs`) keyed by the backend's identity,
-the prompt template and the settings, so a rerun asks nothing twice.
+Its label is the first of the three label words in its greedy answer; prompts go through the
+cached prediction loop (:func:`nlibias.runtime.loop.cached_outputs`), so a rerun asks nothing twice.
 
 >>> parse_lm_label("Label: Biased. The answer assumes ...")
 'biased'

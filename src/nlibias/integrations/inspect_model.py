@@ -1,10 +1,7 @@
 """An Inspect AI model provider that answers with an nlibias generative backend, registered as
-``nlibias`` by :mod:`nlibias.integrations.inspect_tasks`: ``--model nlibias/SPEC`` (any generative
-model spec: ``smollm2``, a directory, ``hf:PATH``, ``gguf:PATH``, ``openai:URL#MODEL``,
-``fake:NAME``; ``-M device=cpu`` and the other backend options passed on) decodes exactly as
-``nlibias audit --generative SPEC --mode generated``: greedily (a temperature is refused), the
-chat template applied by nlibias, the task's ``max_tokens`` new tokens, one prompt at a time in
-a worker thread so that Inspect's event loop goes on.
+``nlibias`` by :mod:`nlibias.integrations.inspect_tasks`: ``--model nlibias/SPEC`` decodes exactly
+as ``nlibias audit --generative SPEC --mode generated`` (docs/integrations.md, A local model
+through Inspect).
 """
 
 from __future__ import annotations

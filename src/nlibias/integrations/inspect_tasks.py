@@ -1,10 +1,8 @@
 """Inspect AI tasks, registered through Inspect's ``inspect_ai`` entry point (``pyproject.toml``):
 ``nlibias/bbnli`` and ``nlibias/bbq`` (expanded from the data dir, or ``-T samples=DIR``) and
-``nlibias/samples`` (any samples). Each input is the user message nlibias sends for the prompt
-style (``-T prompt=...``: default ``true``, BBQ's ``race``); answers are generated greedily and
-scored by nlibias' own reading (:func:`nlibias_answer`). Loading it also registers the
-``nlibias`` model provider and makes Inspect's token counts work offline. Inspect reads ``-T``
-values as YAML: ``-T prompt=true`` arrives as ``True``.
+``nlibias/samples`` (any samples), answered greedily and read by nlibias' own reading
+(:func:`nlibias_answer`); docs/integrations.md, Inspect AI. Inspect reads ``-T`` values as
+YAML: ``-T prompt=true`` arrives as ``True``.
 
 >>> prompt_name(True), prompt_name("entailed")
 ('true', 'entailed')

@@ -2,12 +2,8 @@
 what a scored nlibias audit asks it, so that ``nlibias score`` reads lm-eval's log back into the
 same answers (docs/integrations.md says how and why).
 
-The documents hold the final text (chat template applied by nlibias). lm-eval moves the
-context's trailing whitespace into every continuation, so the export does so itself and checks
-with the model's tokenizer that context + choice tokenizes as nlibias scores it. Choices: the
-single-token spellings of the answer words (yes/no samples) or the options, then the moved
-whitespace alone, whose log-likelihood the reader subtracts from each option's (multiple-choice
-samples: per byte, it would not cancel). ``nlibias_metrics.py`` is the task's ``acc``.
+The documents hold the final text (chat template applied); the whitespace lm-eval moves into
+every continuation, and how the reader cancels it: docs/integrations.md, lm-evaluation-harness.
 
 >>> task_name("bbnli", "true")
 'nlibias_bbnli_true'

@@ -1,10 +1,8 @@
 """What the other tools need offline: a token count for Inspect that needs no download, and the
 local directory of an nlibias model spec (docs/integrations.md, "Offline").
 
-Inspect counts tokens with tiktoken's ``o200k_base``, which tiktoken downloads on first use;
-:func:`use_offline_token_count` replaces that count (it only fills the log's usage fields) as
-:data:`TOKEN_COUNT_ENV` says: ``auto`` (tiktoken where it loads, else :func:`estimate_tokens`),
-``estimate`` (never try the download) or ``tiktoken`` (Inspect's own). ``python -m
+Inspect's token count needs tiktoken's ``o200k_base``, which tiktoken downloads on first use;
+:func:`use_offline_token_count` replaces it as :data:`TOKEN_COUNT_ENV` says. ``python -m
 nlibias.integrations.offline [SPEC]`` prints :func:`local_model_dir`.
 
 >>> estimate_tokens(""), estimate_tokens("Is the hypothesis true?")

@@ -1,11 +1,7 @@
 """``nlibias debias``: paper 004's whole experiment in one call, each step skipped when done.
 
-augment the training set → fine-tune each model on the original and on the augmented set, once
-per seed → expand the occupation samples → audit every fine-tuned model → compare before and
-after, into ``OUT/`` (``augmented/``, ``models/<name>-{base,aug}-s<seed>/``, ``occupations/``,
-``audit/``, ``stages/``). Every option, path and training row is checked before any work; a rerun
-skips the steps whose recorded inputs match (:mod:`nlibias.io.stages`) and refuses, or with
-``force`` redoes, those whose inputs changed.
+The steps and the ``OUT/`` layout: docs/debiasing.md. A rerun skips the steps whose recorded
+inputs match (:mod:`nlibias.io.stages`) and refuses, or with ``force`` redoes, the others.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Before/after debiasing: S, ΔP, B and accuracy of a baseline and its debiased model, and their
 differences with paired bootstrap intervals (paper 004 Tables 5-7), from one occupation audit run.
 
-The differences resample the models' per-pair values together (the gate's paired bootstrap:
-:func:`nlibias.metrics.paired.compare_units`); the models' own values are the run's; accuracy
-comes from each model's ``finetune.json``. Pairs are given, or found from the ``finetune.json``
-records (an "after" trained on an ``nlibias augment`` output, its "before" from the same base
-model and settings). Pairs differing only in the seed form a seed group (:func:`seed_groups`): a
-change is marked only when every seed's interval excludes 0 on one side, every difference is at
-least ``min_effect`` points and the before and after ranges across seeds do not overlap.
+The differences resample the models' per-pair values together (the gate's paired bootstrap);
+pairs, seed groups and when a change is marked: docs/debiasing.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """``nlibias explain``: label the explanations of an audit's generated answers with NLI judges
 (:mod:`nlibias.explanations`; the rates of :mod:`nlibias.metrics.explanations`).
 
-One stage of the stage engine (:mod:`nlibias.io.stages`): its inputs (the run's predictions and
-samples by SHA-256, the judges, threshold, splitter, bootstrap) are recorded in
-``RUN/stages/explain.json``; a rerun with the same inputs reuses the outputs, with other inputs
-recomputes them (the prediction cache spares the judge passes already made).
+One stage of :mod:`nlibias.io.stages`: a rerun with the same inputs (recorded in
+``RUN/stages/explain.json``) reuses the outputs.
 """
 
 from __future__ import annotations

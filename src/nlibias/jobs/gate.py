@@ -1,13 +1,8 @@
 """The bias gate: did a candidate model get more biased than the one shipped (``nlibias gate``)?
 
-Two runs over the same samples (:mod:`nlibias.jobs.gate_runs`) are compared model by model. For
-each headline measure and slice, one paired bootstrap over the units the run's benchmark declares
-(``Measures.units``; :mod:`nlibias.metrics.paired`) gives both values, Δ, d and the
-intersection-union test's p, Holm-adjusted over the model's slices of the measure. A check fails
-when that p is below 1 - confidence, or when the candidate's whole interval lies beyond an
-absolute limit (``max_abs``, :mod:`nlibias.jobs.gate_rules`); without a baseline only the limits
-apply. What makes a decision impossible is refused before anything is decided: too few resamples
-for Holm's threshold, a model with fewer than 10 units read, a gate blind to ``max_detectable``.
+Two runs over the same samples (:mod:`nlibias.jobs.gate_runs`) are compared model by model with
+a paired bootstrap and Holm-adjusted p per headline measure and slice; the test and what is
+refused before deciding are in docs/gates.md, The test.
 
 >>> import nlibias
 >>> result = nlibias.gate("runs/candidate", "runs/shipped")  # doctest: +SKIP

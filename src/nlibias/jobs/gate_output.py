@@ -1,10 +1,7 @@
 """A gate's decision as text, Markdown (a CI job summary) and JUnit XML (what CI systems render).
 
-The text and the Markdown give ``PASS`` or ``FAIL`` and the reason, then one row per check,
-its verdict first (:data:`HEADERS`); the Markdown lists failures first and folds the passing
-checks into one line. The JUnit file is valid under Jenkins xUnit's ``junit-10.xsd`` and the Ant
-JUnit schema (fixtures under ``tests/fixtures/junit``). A gate that decided nothing (exit 2) still
-writes both files, saying why.
+The JUnit file is valid under Jenkins xUnit's ``junit-10.xsd`` and the Ant JUnit schema
+(fixtures under ``tests/fixtures/junit``); a gate that decided nothing still writes both files.
 
 >>> from nlibias.jobs.gate_rules import GateRules
 >>> from nlibias.jobs.gate import GateResult

@@ -1,29 +1,7 @@
 """The rules of a bias gate (``nlibias gate --rules gate.yaml``): margins, absolute limits, slices.
 
-A rules file is YAML, every key checked (unknown ones refused with the line):
-
-.. code-block:: yaml
-
-    confidence: 0.95      # a change fails when its Holm-adjusted p is below 1 - confidence
-    bootstrap: 1000       # resamples of the paired bootstrap
-    seed: 0
-    margin: 0.0           # points a measure may grow away from "no bias" before it counts
-    max_detectable: 5     # refuse (exit 2) a check that cannot detect a change of 5 points
-    worse: away_from_neutral      # or towards_stereotype (signed measures): see below
-    slices: [overall, domain]     # overall and groupings (domain, subtopic, ...)
-    measures:
-      bbnli_bias_score:
-        margin: 1.0
-        max_abs: 5        # fail when the candidate's whole interval lies beyond neutral +- 5
-        slices: [overall, domain, subtopic]
-      tp_tie_split_score:
-        worse: towards_stereotype
-
-``worse``: ``away_from_neutral`` (``|m_cand - ν| > |m_base - ν| + margin``) or, for a signed
-measure, ``towards_stereotype`` (``m_cand - m_base > margin``: more power near "no bias", one
-direction only); set at the top, it leaves S and ΔP (magnitudes) away from their ideal. Numbers
-are declared to what can decide (finite margins and limits, a confidence in (0, 1), integers that
-are no YAML ``true``); slicings named twice are tested once.
+Every key is checked (unknown ones refused with the line); the format and the ``worse``
+directions are in docs/gates.md, Rules.
 
 >>> rules = parse_rules("margin: 0.5\\nmeasures:\\n  bbnli_bias_score: {max_abs: 5}\\n", "gate.yaml")
 >>> rules.margin_of("bbnli_bias_score"), rules.max_abs_of("bbnli_bias_score"), rules.max_abs_of("M1")

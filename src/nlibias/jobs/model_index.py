@@ -1,8 +1,6 @@
 """A run's overall numbers as the ``model-index`` metadata of a Hugging Face model card: per
-model the task (by predictor kind), the dataset (``nlibias/<source>``, revision: the SHA-256 of
-the samples the run read; a subset or partial scoring said in its name and ``args``), each
-headline measure and accuracy, ``verified: false``. Built with ``huggingface_hub``'s classes, so
-the Hub reads what we write; :func:`update_card` rewrites only a card's metadata block.
+model the task, the dataset (revision: the samples' SHA-256) and each headline measure, built
+with ``huggingface_hub``'s classes so the Hub reads what we write.
 
 >>> entries = model_index("runs/audit")  # doctest: +SKIP
 >>> entries[0]["results"][0]["metrics"][0]["type"]  # doctest: +SKIP

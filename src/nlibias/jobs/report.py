@@ -101,9 +101,8 @@ def make_report(
     ``latex``, ``csv``) the paper tables as ``text``, written to ``out`` when given; with
     ``compare`` side by side; with ``debias`` (or ``pairs`` of ``BEFORE=AFTER`` model keys) the
     before/after tables of one occupation audit as text, saved as its ``debias_comparison.json``
-    and written to ``out`` when given (``min_effect``: the smallest change marked). An option that
-    the report asked for does not read is refused: ``fmt``, ``compare`` or ``plots=False`` with
-    ``debias``, ``plots=False`` with ``fmt``, ``min_effect`` without ``debias``. This is
+    and written to ``out`` when given (``min_effect``: the smallest change marked). An option the
+    chosen report does not read is refused (:func:`_check_options_apply`). This is
     ``nlibias.make_report`` (``nlibias.report`` is the package).
 
     >>> # print(nlibias.make_report("runs/audit", fmt="md").text)

@@ -1,14 +1,8 @@
 """Score a predictions file without holding its rows or its samples (``nlibias score``).
 
-A predictions file (nlibias' own, another tool's JSONL, an lm-eval or Inspect log) is read in one
-pass into a few arrays per model (line, label code, probabilities: aligned with the samples,
-which are kept as :class:`~nlibias.schema.columns.SampleColumns`); the output's
-``predictions.jsonl`` is written in that same pass. Kinds whose measures read more than labels
-(generative answers, sentence scores) are also read as records, each row checked
-(:data:`ROW_CHECKS`). The benchmark's measures for each model's kind score the outputs, as an
-audit of the same predictions would (:func:`nlibias.jobs.audit.audit_samples`); a kind of rows
-the benchmark cannot score is refused with its first line. Several files (or a quoted glob) are
-read one by one and combined; one model answering one sample in two files is refused.
+Any predictions file (nlibias' own, another tool's JSONL, an lm-eval or Inspect log) is read in
+one pass into per-model arrays aligned with the samples, and scored by the benchmark's measures
+as an audit of the same predictions would be (:func:`nlibias.jobs.audit.audit_samples`).
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
