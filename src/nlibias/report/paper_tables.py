@@ -1,15 +1,5 @@
-"""Paper-ready tables (Markdown, LaTeX booktabs, CSV) in the layouts of the papers.
-
-* BBNLI-next Table 5: Model | Domain | Pro | Anti | Aggregate
-* BBNLI-next Table 7: Model | Domain | Mispred | Pro | Anti | Error
-* BBNLI-next Table 8: the four most biased subtopics per model and prompt style
-* WinoQueer-NLI Table 3: Model | NLI <run>... (M1, one column per run)
-* every run but BBNLI's (the occupation set, WinoQueer-NLI, any other benchmark): Model | Slice |
-  every measure present, titled by the run's source, its measures and their units
-
-Which tables a run gets is read from the measures its metrics hold, never from its ``source``.
-
-Numbers are shown with two decimals.
+"""Paper-ready tables (Markdown, LaTeX booktabs, CSV) in the layouts of the papers: which tables a
+run gets is read from the measures its metrics hold, never from its ``source``.
 
 >>> t = PaperTable("demo", "Demo", ("Model", "Pro"), [["a", 1.234]])
 >>> print(format_table(t, "md"))

@@ -1,11 +1,8 @@
 """Do token-probability (TP) and NLI bias scores agree? (paper 003 §3.2–3.3, Tables 3–4.)
 
-Across runs, each *point* is one run that audited one sentence scorer and one NLI classifier
-(``nlibias audit --samples WQ --model NLI --mlm LM``): its TP bias score and the NLI model's
-M1–M8. R², Pearson r and the number of points are reported between TP and each of M1–M8 and
-between the NLI measures (over every NLI model of the runs, paired with a TP model or not).
-Item by item, TP preference and M1 are compared on the WinoQueer-NLI rows both scored, matching
-predictions by sample id within and across runs (:func:`item_agreements`).
+Each *point* is one run that audited a sentence scorer and an NLI classifier: R², Pearson r and
+the number of points between its TP score and each of M1–M8; :func:`item_agreements` compares
+them item by item.
 
 >>> runs = [(f"r{i}", {"nli": {"overall": {"M1": m1, "M2": m2}}, "lm|tp=shared": {"overall": {"tp_bias_score": tp}}})
 ...         for i, (tp, m1, m2) in enumerate([(50, 10, 20), (60, 30, 25), (70, 20, 40)])]
