@@ -143,14 +143,8 @@ def correlation_table(runs: ModelsByRun) -> PaperTable | None:
 
 def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
     """TP preference vs M1 on the same WinoQueer-NLI rows, for every (TP model, NLI model) of the
-    runs, read from their ``predictions.jsonl`` (matched by sample id, so the TP and NLI models
-    may come from different runs of the same samples).
-
-    Which runs take part is read from their content, never from their ``source``: a run whose
-    models report M1 gives the rows (its samples) and the NLI side (its models with
-    probabilities); the TP side is its own sentence scorers and those of every run holding
-    ``tp_bias_score`` over one of the same rows (same id and texts). Any other run is paired with
-    none. (``metrics.json``'s ``tp_nli_agreement`` pairs only models audited in one run.)
+    runs, matched by sample id so the two may come from different runs of the same samples. Which
+    runs take part is read from their content (M1, ``tp_bias_score``), never from their ``source``.
     """
     rows = {i: {s.id: s for s in run.samples()} for i, run in enumerate(runs) if _reports(run, "M1")}
     pairs = {
