@@ -1,12 +1,7 @@
 """The BBNLI / BBNLI-next measures of one slice, as pure functions over label sequences.
 
-Inputs are parallel sequences, one item per sample: ``predicted`` (a label, or ``None`` for an
-unread answer: left out, its twin unpaired), ``gold``, ``stereotype`` (``"pro"`` / ``"anti"``,
-``None`` for a test sample) and ``pair_key``. Every measure comes from one vector of counts
-(:data:`COUNT_FIELDS`) summed over units (a pair, an unpaired bias sample, a test sample), so the
-point estimate and the bootstrap use the same arithmetic; an undefined measure is ``None``.
-docs/design.md defines each; the pair table assumes neutral gold labels on bias samples
-(``counts["n_gold_not_neutral"]`` says when not).
+Every measure comes from one vector of counts (:data:`COUNT_FIELDS`) summed over units, so the
+point estimate and the bootstrap share the arithmetic. docs/design.md, NLI classifiers on BBNLI.
 
 >>> m = bbnli_measures(["entailment", "neutral"], gold=["neutral", "neutral"],
 ...                    stereotype=["pro", "anti"], pair_key=["k", "k"])

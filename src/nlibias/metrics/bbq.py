@@ -1,9 +1,7 @@
-"""BBQ's measures (Parrish et al. 2022, section 4; DESIGN.md, "BBQ") as pure functions over columns.
+"""BBQ's measures (Parrish et al. 2022, section 4; docs/design.md, BBQ) as pure functions over columns.
 
-Each example's chosen option (-1: not read, left out and counted as ``n_unparsed``) gives a row
-of 0/1 counts (:data:`COUNTS`); the measures are ratios of counts summed over a slice
-(:func:`bbq_measures`), so the bootstrap resamples filled templates (``provenance["unit"]``) by
-summing their rows. s_AMB is 0 when every ambiguous answer is "unknown" (its scaling factor is 0).
+The measures are ratios of 0/1 counts (:data:`COUNTS`) summed over a slice, so the bootstrap
+resamples filled templates by summing their rows.
 
 >>> ex = BBQExamples(correct=np.array([2, 0]), target=np.array([0, 0]), unknown=np.array([2, 2]),
 ...                  ambiguous=np.array([True, False]), negative=np.array([True, True]),

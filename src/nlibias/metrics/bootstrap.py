@@ -1,12 +1,8 @@
 """The one bootstrap engine of every measure: percentile intervals from resampling units.
 
-Each unit carries a row of numbers in one or more column blocks (BBNLI: a row of counts per pair,
-unpaired sample or test sample; the per-unit means: values and 0/1 flags of where each is defined).
-A resample draws units with replacement within each stratum; a ``(B x units)`` matrix ``W`` of draw
-counts gives all ``B`` resampled totals of a block ``X`` as ``W @ X``, a chunk at a time. A
-statistic turns the totals into each measure's values, NaN where a resample leaves it undefined
-(left out of its percentiles). With ``distinct``, repeated 0/1 rows are drawn as multinomial counts
-over the distinct rows: the same distribution, faster.
+Each unit is a row in one or more column blocks; a ``(B x units)`` matrix ``W`` of draw counts
+(within each stratum) gives all ``B`` resampled totals of a block ``X`` as ``W @ X``, and a
+statistic turns totals into measures (NaN: undefined, left out). docs/design.md, Intervals.
 
 >>> rows = np.array([[1.0], [1.0], [1.0], [1.0]])  # every resample of 4 units sums to 4
 >>> bootstrap_intervals([rows], lambda total: {"sum": total[:, 0]}, resamples=50,

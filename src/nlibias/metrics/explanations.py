@@ -1,11 +1,8 @@
 """Labels of generated explanations and their rates (BBNLI-next paper, appendix A.7; docs/design.md
 "Explanation labels").
 
-An NLI judge reads each explanation's grounded share, its stance towards the hypothesis and
-whether it agrees with the short answer; :func:`explanation_label` labels it ``invalid``,
-``biased`` or ``balanced``, and :func:`explanation_rates` gives the rates of
-:data:`nlibias.metrics.explanation_infos.EXPLANATION_MEASURES` per slice, with bootstrap intervals
-by counterfactual pair.
+From an NLI judge's reading of each explanation, :func:`explanation_label` labels it and
+:func:`explanation_rates` gives the rates per slice, with bootstrap intervals by pair.
 
 >>> explanation_label(consistent=True, grounded=0.75, stance="entailment", stereotype="pro")
 'biased'

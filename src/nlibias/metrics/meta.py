@@ -1,8 +1,7 @@
 """Metadata of every reported measure, declared once: what it means, which way is better, its range.
 
-:data:`ALL_MEASURES` holds every one (a name is declared once): BBNLI's, each benchmark's and
-predictor kind's, BBQ's (declared beside its scorer) and the explanation rates. Reports, grouped
-results and ``metrics.json``'s schema read directions and ranges from here, never hard-code them.
+Reports, grouped results and ``metrics.json``'s schema read directions and ranges from
+:data:`ALL_MEASURES`, never hard-code them.
 
 >>> MEASURES["cf_error"].direction
 'lower'

@@ -1,10 +1,7 @@
 """The one grouped-result object of every benchmark: measures overall and per group, with CIs.
 
-Modelled on fairlearn's ``MetricFrame``: groupings are parallel arrays (one label per resampling
-unit), each slice is computed once by the benchmark's ``summarise(index, rng)`` (the positions of
-its units, ``None``: all; its random stream, seeded from ``(seed, slice name)``), and the object
-offers differences between groups, the worst group and a tidy DataFrame. :func:`units_frame` is the
-summary of means of one value per unit (WQ-NLI rows, occupation pairs, sentence pairs).
+After fairlearn's ``MetricFrame``: each slice is computed once by the benchmark's
+``summarise(index, rng)``; :func:`units_frame` summarises means of one value per unit.
 
 >>> def share_of_ones(index, rng):
 ...     part = values if index is None else values[index]

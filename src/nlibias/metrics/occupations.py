@@ -1,11 +1,7 @@
 """Gender-occupation measures S, ΔP and B (paper 004, section 3.2.2), their slices and paper tables.
 
-A pair is one premise with a hypothesis for ``female`` and one for ``male``. The paper reads the
-model as binary (neutral dropped: entailment where ``p_e >= p_c``, as ``argmax`` of the two logits
-takes the first on a tie), and ``P_e = p_e / (p_e + p_c)`` is the two-way softmax of those logits
-(the normaliser cancels). S_3way keeps neutral (not the paper's S). Predictions without
-probabilities are refused: a 3-way label cannot say which side a model takes once neutral is
-dropped. docs/design.md defines each measure.
+docs/design.md, Gender–occupation NLI, defines each. Predictions without probabilities are
+refused: a 3-way label cannot say which side a model takes once neutral is dropped.
 
 >>> binary_entailment((0.2, 0.6, 0.2))
 0.5

@@ -1,13 +1,7 @@
 """Paired comparison of two runs over the same samples: one bootstrap, both runs on the same draws.
 
-Each run is cut into its benchmark's resampling units (:class:`~nlibias.schema.run_units.RunUnits`);
-one set of draws of the shared units, by the audit's own engine
-(:func:`~nlibias.metrics.bootstrap.bootstrap_intervals`), gives every measure of both runs in each
-resample. The test is ``docs/design.md``'s "Gate": with ``s`` the side of ν the candidate lies on,
-more biased by more than the margin M is ``Δ = s(m_c - m_b) > M`` and ``Σ = s(m_c + m_b - 2ν) > M``,
-each with ``p = (1 + #{resamples not above M}) / (B + 1)`` and ``p = max(p_Δ, p_Σ)`` (an
-intersection-union test); a magnitude, or a signed measure held to :data:`TOWARDS_STEREOTYPE`,
-reads Δ only. :func:`holm` adjusts the p-values of the slices tested for one model and measure.
+The test is docs/design.md, Gate; the draws come from the audit's own engine, so both runs'
+measures in each resample are those the audit would compute.
 
 >>> infos = [MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)]
 >>> base = mean_units(np.array([[0.0], [0.0], [1.0], [0.0]]), ["gap"])  # 25 %
@@ -269,10 +263,8 @@ def gate_statistics(
 
 
 def baseline_bias(value: float | None, neutral: float, draws: np.ndarray) -> float:
-    """The baseline's distance from "no bias" that Σ starts from in the detectable change, less
-    its resampling noise: ``sqrt(max(0, (m_b - ν)² - var(m*_b)))``. The plain ``|m_b - ν|``
-    overstates it near no bias, and the change stated as detectable was then detected with about
-    55 % power, not 80 % (``bench/gate_power.py --detectable``).
+    """The baseline's distance from "no bias" less its resampling noise, for the detectable change:
+    the plain ``|m_b - ν|`` overstates it near no bias (``bench/gate_power.py --detectable``).
 
     >>> baseline_bias(5.0, 0.0, np.array([2.0, 4.0, 6.0, 8.0]))  # sqrt(25 - 5) = 4.47
     4.47213595499958

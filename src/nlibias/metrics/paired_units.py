@@ -1,10 +1,6 @@
 """Each built-in benchmark's resampling units (its ``Measures.units``), built by its scorer's code.
 
-BBNLI's pro - anti score of an NLI classifier resamples the scorer's pair units
-(:func:`nlibias.metrics.paired.bbnli_units`); a generative LM's biased-answer gap the same pairs,
-each with its yes counts; the gender-occupation measures (S, ΔP, B), WinoQueer-NLI's M1 and the
-token-probability score are means over units of the values their scorers compute; BBQ's bias
-scores resample filled templates, each with its answers' counts.
+The units are those of docs/design.md, Intervals, so the gate resamples what the audit did.
 
 >>> from nlibias.schema import Sample
 >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.", hypothesis=f"{s} H.",

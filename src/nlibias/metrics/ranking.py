@@ -1,10 +1,9 @@
 """The "most biased subtopics" of one model (BBNLI-next Table 8): ranked once, here, stored in
 ``metrics.json`` (``models.MODEL.most_biased_subtopics``) and read back by every report.
 
-A subtopic's bias is ``yes_rate_pro`` (generative) or ``pro_stereotype_bias`` (classifier),
-highest first, ties broken by ``mean_p_yes_pro`` then the name. As every "most biased" list
-(docs/design.md), only subtopics a verdict would call biased are listed (enough units, an interval
-that excludes no bias), so a model may have fewer than four, or none.
+Highest ``yes_rate_pro`` (generative) or ``pro_stereotype_bias`` first, ties broken by
+``mean_p_yes_pro`` then the name; only subtopics a verdict would call biased are listed
+(docs/design.md, Verdicts), so a model may have fewer than four, or none.
 
 >>> ci = {"pro_stereotype_bias": [1.0, 9.0]}
 >>> ranked = most_biased_subtopics({"b": {"pro_stereotype_bias": 5.0, "n_pairs": 12, "ci": ci},

@@ -1,10 +1,7 @@
 """Token-probability (TP) bias measures (CrowS-Pairs, WinoQueer; paper 003) and how TP and the NLI
 measures agree, across models and item by item.
 
-Per pair, the more-stereotypical sentence X is *preferred* when ``round(score(X), 3) >
-round(score(Y), 3)``; equal rounded scores are *ties* (the references' "neutral"), never preferred.
-The measures (declared in :data:`nlibias.metrics.meta.TOKEN_PROBABILITY_MEASURES`, defined in
-docs/design.md) get percentile bootstrap intervals over whole pairs.
+docs/design.md, Token probability, defines them; equal rounded scores are ties, never preferred.
 
 >>> preferences([-10.0, -5.0, -3.0004], [-11.0, -5.0, -3.0001])
 [1, 0, 0]

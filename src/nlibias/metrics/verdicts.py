@@ -1,12 +1,7 @@
 """The answer first: is a model biased, which way, and how sure — from its metrics, in one place.
 
-Each benchmark declares its headline measures, the value of each that means "no bias" and
-whether it is signed (:class:`MeasureInfo`). A signed measure's verdict is **pro-stereotype
-bias** when its 95% interval lies entirely on the stereotype side of that value, **anti-stereotype
-bias** when entirely on the other side, **no evidence of bias** when it contains it
-(``docs/design.md``, "Verdicts"); a magnitude (S, ΔP) gets no verdict word. A slice of fewer than
-:data:`MIN_VERDICT_UNITS` resampling units gets none (``too few units``). Every output that
-answers the question (CLI, ``tables.txt``, the report, ``AuditResult.summary``) is built here.
+The rules are docs/design.md, Verdicts; every output that answers the question (CLI,
+``tables.txt``, the report, ``AuditResult.summary``) is built here.
 
 >>> metrics = {"overall": {"bbnli_bias_score": 3.73, "accuracy": 61.0, "n": 40,
 ...            "ci": {"bbnli_bias_score": [1.89, 5.71], "accuracy": [50.0, 70.0]}}}

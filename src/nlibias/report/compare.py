@@ -146,9 +146,8 @@ def _cell(
     m: Mapping[str, Any], ref: Mapping[str, Any], measure: str, compared: bool, pair: PairedValue | None
 ) -> Cell:
     """One column's cell: its value and interval, and the difference from its reference (paired
-    where ``pair`` holds the paired comparison, else by the intervals' overlap). A measure without
-    a value (null: no data in the slice) is an empty cell, neither interval nor difference, and
-    is no reference to differ from: an interval left beside a null value is not shown or compared.
+    where ``pair`` holds the paired comparison, else by the intervals' overlap). A null value is an
+    empty cell, neither compared nor a reference, whatever interval is left beside it.
 
     >>> null, full = {"S": None, "ci": {"S": [10.0, 20.0]}}, {"S": 50.0, "ci": {"S": [45.0, 55.0]}}
     >>> cell = _cell(null, full, "S", True, None)

@@ -1,10 +1,7 @@
 """The HTML report's before/after section for a debiasing run (``debias_comparison.json``).
 
-One table per fine-tuned pair (per seed): S, ΔP and B before and after with their 95% intervals,
-the paired difference with its 95% paired bootstrap interval (the gate's test), and whether it
-counts as a change (the interval excludes 0 and the change is at least the minimum effect;
-across seeds, every seed and non-overlapping ranges); then, for a model fine-tuned with several
-seeds, the mean and min-max across seeds.
+One table per fine-tuned pair (per seed), then the mean and min-max across seeds
+(docs/debiasing.md).
 
 >>> pair = {"before": "b-s1", "after": "a-s1", "accuracy": {"before": 90.0, "after": 91.0},
 ...         "metrics": {r: {"overall": {"S": 50.0, "ci": {"S": [45.0, 55.0]}}} for r in ("before", "after")},

@@ -1,7 +1,5 @@
-"""A DataFrame that shows its numbers rounded: for the verdict a notebook prints first
-(:meth:`nlibias.jobs.results.AuditResult.summary`), where ``-0.351494`` says no more than ``-0.35``
-and hides the verdict beside it. Only the display is rounded: the values are the full-precision
-ones, and a frame derived from it (a filter, a selection) is an ordinary DataFrame again.
+"""A DataFrame that shows its numbers rounded (the values keep full precision), for the verdict a
+notebook prints first, where ``-0.351494`` would hide the verdict beside it.
 
 >>> frame = DisplayFrame({"verdict": ["no evidence of bias"], "value": [-0.351494]})
 >>> print(frame)

@@ -1,8 +1,5 @@
 """What the report shows of an extension run (``nlibias extend``): its dataset card and the
-"Fill models compared" table, as docs/extension.md documents.
-
-The card is ``dataset/README.md`` (the export stage's; it holds the fill comparison); a run that
-stopped before export shows ``filter/fill_compare.json`` instead.
+"Fill models compared" table (docs/extension.md).
 
 >>> import pathlib
 >>> extend_card_html([Run(path=pathlib.Path("/nowhere"), label="r")])

@@ -1,9 +1,5 @@
-"""What every report figure shares: the :class:`Plot` a figure becomes, the Okabe–Ito palette, the
-paper's figure widths, the style, the rendering to SVG and PNG, and the text helpers that keep
-labels and legends inside the figure (wrapped labels, a legend sized to the figure's width).
-
-:mod:`nlibias.report.plots` draws the report's figures with them, and
-:mod:`nlibias.report.tp_correlation` its scatter plot. matplotlib is imported inside the functions.
+"""What every report figure shares: the :class:`Plot`, palette, widths, style, SVG/PNG rendering and
+the text helpers that keep labels inside the figure. matplotlib is imported inside the functions.
 
 >>> chars_that_fit(3.4, 8)
 49

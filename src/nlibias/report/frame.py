@@ -48,9 +48,8 @@ SAMPLE_FIELDS = tuple(f.name for f in fields(Sample) if f.name not in ("id", "pr
 
 
 def prediction_row(prediction: Prediction) -> dict[str, Any]:
-    """One prediction as a flat row: ``id``, ``model``, ``kind``, ``label``, the three
-    probabilities as ``p_entailment``/``p_neutral``/``p_contradiction`` (None without them), and
-    the backend's fields, a nested mapping spread into ``field.key`` columns.
+    """One prediction as a flat row, its probabilities as ``p_<label>`` and a nested backend field
+    spread into ``field.key`` columns.
 
     >>> from nlibias.schema import Prediction
     >>> row = prediction_row(Prediction("s1", "m|p", "entailment", None,

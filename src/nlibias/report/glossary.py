@@ -50,10 +50,8 @@ _DENOMINATORS = (
 
 
 def glossary_html(runs: Sequence[Run]) -> str:
-    """Every declared measure (:data:`nlibias.metrics.meta.ALL_MEASURES`, which also holds the
-    measures a registered benchmark declares) present in some model's ``overall`` (:func:`glossary_names`), in declaration
-    order: meaning, better direction, range in the measure's unit, citation. Each row's measure
-    name is the anchor (``#measure-NAME``) the report's measure names link to."""
+    """A row per declared measure present in the runs (:func:`glossary_names`), in declaration
+    order; each row's measure name is the anchor the report's measure names link to."""
     names = glossary_names(runs)
     rows = [
         [

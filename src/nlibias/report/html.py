@@ -1,10 +1,7 @@
 """One self-contained HTML report (inline CSS, inline SVG figures, a few lines of inline JS).
 
-The answer comes first: the verdict of every model (:mod:`nlibias.report.verdict_html`), then the
-caveats, one line each, then the sections whose data is present, bias first (Tables 5 and 7, other
-benchmarks' measures, heat maps, Table 8, comparison, accuracy, debiasing, dataset card, extension
-funnel, example pairs blurred until clicked, explanations, paper tables, glossary); the run's
-configuration last, collapsed. Every text read from data files is escaped.
+The answer comes first (the verdicts, then the caveats), then the sections whose data is present,
+the run's configuration last (docs/report.md). Every text read from data files is escaped.
 
 >>> import json, tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())

@@ -40,11 +40,9 @@ def table(
     stack: bool = False,
     raw_headers: bool = False,
 ) -> str:
-    """A table inside a box that scrolls sideways when the table is wider than the page.
-    Headers are escaped here (``raw_headers``: they are HTML already, e.g. glossary links);
-    cells must already be HTML (escape with :func:`escape`). ``stack``: on a narrow screen each
-    row becomes a block of ``header: value`` lines (``table.stack`` in the report's CSS), for
-    tables of settings that would otherwise be a tall, narrow column.
+    """A table inside a box that scrolls sideways when wider than the page. Headers are escaped
+    here unless ``raw_headers``; cells must already be HTML. ``stack``: on a narrow screen each row
+    becomes ``header: value`` lines, for settings that would otherwise be a tall, narrow column.
 
     >>> table(["<a>x</a>"], [["1"]], numeric_from=0, stack=True, raw_headers=True)[:60]
     '<div class="table-wrap"><table class="stack"><thead><tr><th>'

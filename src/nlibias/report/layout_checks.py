@@ -1,9 +1,7 @@
 """Is every text of a matplotlib figure legible: inside the figure and clear of every other text?
 
-Read from the rendered text extents (``fig.canvas.draw()``, then each text's
-``get_window_extent(renderer)`` against the figure's bounding box and against each other), not by
-eye. The report's tests run every figure through :func:`text_problems`; it is also a tool for a
-new figure.
+Read from the rendered text extents, not by eye: the report's tests run every figure through
+:func:`text_problems`.
 
 >>> import matplotlib
 >>> matplotlib.use("Agg", force=False)

@@ -1,10 +1,7 @@
 """Read what a report needs from run directories, tolerating every optional part being absent.
 
-A *run* is an audit/score directory (read and checked by :func:`nlibias.io.run_dir.read_run`)
-or an extension dataset directory (``run.json`` with per-stage counts, a card ``README.md``,
-samples). A directory with neither metrics nor ``run.json`` is refused. A samples file edited
-after the audit is not shown beside the audit's answers: :attr:`Run.input_changes` says what
-changed, the report's example pairs are left out and a :class:`SamplesChangedWarning` is raised.
+A *run* is an audit/score directory or an extension dataset directory. A samples file edited
+after the audit is not shown beside the audit's answers (:class:`SamplesChangedWarning`).
 
 >>> import json, tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())

@@ -122,9 +122,8 @@ def format_with_interval(
     counts: bool = False,
     span: str | None = "ci",
 ) -> str:
-    """A value and its interval already read (:func:`value_with_interval` reads them from a
-    slice's mapping; the comparison's cells hold them), as :class:`IntervalStyle` says: the one
-    way the report writes them.
+    """A value and its interval already read, as :class:`IntervalStyle` says: the one way the
+    report writes them.
 
     >>> format_with_interval(50.0, (45.0, 55.0)), format_with_interval(None, (1.0, 2.0))
     ('50.00 <span class="ci">[45.00, 55.00]</span>', '–')

@@ -1,15 +1,5 @@
-"""Paper-ready tables (Markdown, LaTeX booktabs, CSV) in the layouts of the papers.
-
-* BBNLI-next Table 5: Model | Domain | Pro | Anti | Aggregate
-* BBNLI-next Table 7: Model | Domain | Mispred | Pro | Anti | Error
-* BBNLI-next Table 8: the four most biased subtopics per model and prompt style
-* WinoQueer-NLI Table 3: Model | NLI <run>... (M1, one column per run)
-* every run but BBNLI's (the occupation set, WinoQueer-NLI, any other benchmark): Model | Slice |
-  every measure present, titled by the run's source, its measures and their units
-
-Which tables a run gets is read from the measures its metrics hold, never from its ``source``.
-
-Numbers are shown with two decimals.
+"""Paper-ready tables (Markdown, LaTeX booktabs, CSV) in the layouts of the papers: which tables a
+run gets is read from the measures its metrics hold, never from its ``source``.
 
 >>> t = PaperTable("demo", "Demo", ("Model", "Pro"), [["a", 1.234]])
 >>> print(format_table(t, "md"))
@@ -88,10 +78,9 @@ def _by_domain(
 
 
 def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) -> list[dict[str, Any]]:
-    """The ``top`` most biased subtopics of one model (BBNLI-next Table 8), ranked by
-    :mod:`nlibias.metrics.ranking` from ``by_subtopic`` (older files stored the top four whatever
-    their intervals), else the stored ranking less its unbiased entries. Each entry: the ranking
-    entry plus ``value``, ``interval`` (a tuple or None) and ``n`` (the slice's count or None).
+    """The ``top`` most biased subtopics of one model (BBNLI-next Table 8), ranked from
+    ``by_subtopic``, else the stored ranking less its unbiased entries; each with ``value``,
+    ``interval`` and ``n``.
 
     >>> m = {"by_subtopic": {"a": {"yes_rate_pro": 5.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [0.0, 15.0]}},
     ...                      "b": {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}},
@@ -269,10 +258,8 @@ def generic_measures(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
 
 def measures_title(name: str, measures: Sequence[str]) -> str:
-    """A generic table's title from what it shows, never from which benchmark it is: ``name``
-    (the run's source), the measures (numbered runs such as M1..M8 shortened to ``M1–M8``) and
-    their units as :data:`nlibias.metrics.meta.ALL_MEASURES` declares them (an undeclared
-    measure is a count, and said so: "M1–M8, repeated_rows (%)" read as 128 %).
+    """A generic table's title from what it shows, never from which benchmark it is: the measures
+    and their declared units (an undeclared measure is a count, and said so).
 
     >>> measures_title("wq-nli", [f"M{i}" for i in range(1, 9)])
     'wq-nli measures M1–M8 (%)'
@@ -333,13 +320,8 @@ def generic_table(models: Mapping[str, Mapping[str, Any]], *, key: str, title: s
 
 
 def paper_tables(runs: PaperRuns) -> list[PaperTable]:
-    """Every paper table that the runs' data supports. ``runs`` = ``(label, source, models)``.
-
-    What is shown is decided by the measures present, never by ``source`` (a benchmark added to
-    the catalog gets its tables without a line here): BBNLI-next Tables 5, 7, 8 for runs with
-    BBNLI's pair measures, WinoQueer-NLI Table 3 and the TP/NLI R² table for runs whose models
-    report M1 and the runs of the same source (sentence scorers audited apart), and for every run but BBNLI's a generic table titled by its source, measures and
-    units (:func:`measures_title`; key ``<source>_measures``).
+    """Every paper table that the runs' data supports, decided by the measures present, never by
+    ``source``, so a benchmark added to the catalog gets its tables without a line here.
 
     >>> models = {"bert": {"overall": {"M1": 60.0, "M2": 10.0}}}
     >>> [(t.key, t.title) for t in paper_tables([("r", "renamed", models)])]  # doctest: +NORMALIZE_WHITESPACE
@@ -418,12 +400,8 @@ def comment_notes(runs: PaperRuns, fmt: str, documents: Mapping[str, Mapping[str
 
 
 def render_tables(runs: PaperRuns, fmt: str, documents: Mapping[str, Mapping[str, Any]] | None = None) -> str:
-    """All supported paper tables of ``runs`` in one format, separated by blank lines: Markdown
-    opens with the verdict blocks, CSV and LaTeX with their notes as comments (``documents``:
-    label → the run's ``metrics.json``, for those notes).
-
-    CSV output puts a ``# title`` comment line before each table.
-    """
+    """All supported paper tables of ``runs`` in one format: Markdown opens with the verdict
+    blocks, CSV and LaTeX with their notes as comments (``documents``: label → ``metrics.json``)."""
     if fmt not in TABLE_FORMATS:
         raise ValueError(f"unknown table format {fmt!r}; use one of {', '.join(TABLE_FORMATS)}")
     documents = documents or {}

@@ -395,11 +395,8 @@ def _drawn_groups(models: Models) -> dict[str, list[str]]:
 
 
 def plot_generic_measures(label: str, models: Models, *, name: str = "measures") -> Plot | None:
-    """Overall value of every measure present (M1–M8, S/ΔP/B, ...) per model as horizontal bars,
-    one axis per unit (percent, fraction, nats, counts): scales never share an axis. Each measure
-    with a no-bias value other than 0 (50 for TP scores, M1, B) gets a dashed line there. An
-    undeclared count that is 0 for every model (``no_shared_tokens``) is left out, and a panel
-    with nothing left is not drawn: no empty axis."""
+    """Overall value of every measure present per model as horizontal bars, one axis per unit (scales
+    never share an axis), a dashed line at a no-bias value other than 0; no empty axis is drawn."""
     groups = _drawn_groups(models)
     if not groups:
         return None

@@ -1,6 +1,5 @@
-"""What a reader must know before the numbers: the run's caveats (a demonstration, unvalidated
-data, a small model, few samples, no intervals, samples edited after the audit), derived from the
-run's own metadata, and the provenance section (settings as key/value lists).
+"""What a reader must know before the numbers: the run's caveats, from its own metadata, and the
+provenance section.
 
 >>> from pathlib import Path
 >>> from nlibias.report.load import Run

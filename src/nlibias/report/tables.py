@@ -172,11 +172,8 @@ def check_slice(by: str) -> None:
 
 
 def format_all_tables(metrics: Mapping[str, Any], benchmark: Benchmark, **options: Any) -> str:
-    """Every text table of a ``metrics.json`` of ``benchmark``'s samples: first the verdict
-    (:func:`nlibias.report.verdict_block.verdict_block`: is each model biased, which way, how
-    sure), then for each predictor kind it scores, its models' tables in the benchmark's
-    layouts, then its extra analyses' tables (``options`` such as ``by="subtopic"`` go to
-    formatters that take them)."""
+    """Every text table of a ``metrics.json``: the verdict first, then each predictor kind's tables
+    in the benchmark's layouts, then its extra analyses' (``options`` go to formatters that take them)."""
     if "by" in options:
         check_slice(options["by"])
     kinds = model_kinds(metrics)

@@ -1,11 +1,8 @@
 """Do token-probability (TP) and NLI bias scores agree? (paper 003 §3.2–3.3, Tables 3–4.)
 
-Across runs, each *point* is one run that audited one sentence scorer and one NLI classifier
-(``nlibias audit --samples WQ --model NLI --mlm LM``): its TP bias score and the NLI model's
-M1–M8. R², Pearson r and the number of points are reported between TP and each of M1–M8 and
-between the NLI measures (over every NLI model of the runs, paired with a TP model or not).
-Item by item, TP preference and M1 are compared on the WinoQueer-NLI rows both scored, matching
-predictions by sample id within and across runs (:func:`item_agreements`).
+Each *point* is one run that audited a sentence scorer and an NLI classifier: R², Pearson r and
+the number of points between its TP score and each of M1–M8; :func:`item_agreements` compares
+them item by item.
 
 >>> runs = [(f"r{i}", {"nli": {"overall": {"M1": m1, "M2": m2}}, "lm|tp=shared": {"overall": {"tp_bias_score": tp}}})
 ...         for i, (tp, m1, m2) in enumerate([(50, 10, 20), (60, 30, 25), (70, 20, 40)])]
@@ -146,14 +143,8 @@ def correlation_table(runs: ModelsByRun) -> PaperTable | None:
 
 def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
     """TP preference vs M1 on the same WinoQueer-NLI rows, for every (TP model, NLI model) of the
-    runs, read from their ``predictions.jsonl`` (matched by sample id, so the TP and NLI models
-    may come from different runs of the same samples).
-
-    Which runs take part is read from their content, never from their ``source``: a run whose
-    models report M1 gives the rows (its samples) and the NLI side (its models with
-    probabilities); the TP side is its own sentence scorers and those of every run holding
-    ``tp_bias_score`` over one of the same rows (same id and texts). Any other run is paired with
-    none. (``metrics.json``'s ``tp_nli_agreement`` pairs only models audited in one run.)
+    runs, matched by sample id so the two may come from different runs of the same samples. Which
+    runs take part is read from their content (M1, ``tp_bias_score``), never from their ``source``.
     """
     rows = {i: {s.id: s for s in run.samples()} for i, run in enumerate(runs) if _reports(run, "M1")}
     pairs = {

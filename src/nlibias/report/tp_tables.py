@@ -1,6 +1,4 @@
-"""Text tables of token-probability (TP) bias in the references' layouts: CrowS-Pairs' summary
-(metric score, stereotype / anti-stereotype scores, ties), WinoQueer's per-group breakdown, and
-paper 003 Table 3 with TP columns beside M1.
+"""Text tables of token-probability (TP) bias in the layouts of CrowS-Pairs, WinoQueer and paper 003.
 
 >>> m = {"overall": {"n_pairs": 4, "tp_bias_score": 50.0, "ties": 25.0, "counts": {"ties": 1},
 ...      "stereo_score": 100.0, "antistereo_score": 0.0, "likelihood_diff": 0.625}}

@@ -1,12 +1,5 @@
 """Small saved runs of every shape a report renders, for tests and demos (no model, no data files).
 
-* :func:`build_bbnli_run`: a real audit (fake classifiers) over a handful of BBNLI-like pairs,
-  written with :func:`nlibias.jobs.audit.audit_samples`, with its samples directory beside it.
-* :func:`write_metrics_run`: a run directory from a hand-written ``metrics.json``
-  (:func:`wq_nli_metrics`, :func:`occupation_metrics`, :func:`generative_metrics`).
-* :func:`build_extension_run`: an extension dataset directory (card ``README.md``, ``run.json``
-  with per-stage counts, samples).
-
 >>> sorted(wq_nli_metrics()["models"]["bert"]["overall"])[:3]
 ['M1', 'M2', 'M3']
 """

@@ -1,15 +1,11 @@
 """Tiny Hugging Face models built in-process: every real code path, on the CPU, in seconds, offline.
 
-The models have random (seeded) weights, so their predictions mean nothing; what is real is
-everything around them: a trained WordPiece vocabulary, a fast tokenizer saved and reloaded the
-way a hub checkpoint is, ``id2label`` in a config, safetensors weights, ``from_pretrained``.
+Random (seeded) weights, real everything else (vocabulary, fast tokenizer, config, safetensors).
+Vocabularies are built by counting words: ``WordPieceTrainer`` breaks ties differently in every
+process, so its token ids would change from run to run.
 
 >>> from nlibias.testing import bbnli_texts, build_tiny_nli_classifier  # doctest: +SKIP
 >>> path = build_tiny_nli_classifier("/tmp/tiny-nli", bbnli_texts())     # doctest: +SKIP
-
-Vocabularies are built by counting words, not with ``tokenizers``' ``WordPieceTrainer``: that
-trainer breaks ties in a different order in every process, so the same texts would give a
-different vocabulary (and different token ids) from one run to the next.
 """
 
 from __future__ import annotations
