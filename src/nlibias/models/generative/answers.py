@@ -1,12 +1,8 @@
 """Read a yes/no (or yes/no/maybe) answer out of the text a generative LM wrote.
 
-Models do not answer in one format: "Yes.", "**No**", "Answer: yes", "YES The hypothesis...",
-"The hypothesis is false.", "Based on the paragraph, no, ...". The parser recognises these forms
-and refuses to guess otherwise: an answer it cannot read is ``None`` (counted as unparsed in every
-table), never a default label.
-
-The rules, in order, on the text without emphasis, quotes and leading labels (``Answer:``, ``The
-answer is``, ``Based on the paragraph,``); the first that decides wins:
+Models answer in many formats; an answer the rules below cannot read is ``None`` (unparsed),
+never a default label (docs/design.md, "Generative LMs on BBNLI"). The rules, in order, on the
+text without emphasis, quotes and leading labels (``Answer:``); the first that decides wins:
 
 1. **leading word**: the text starts with an answer word (or ``true``/``correct``/``entailed`` for
    yes, ``false``/``incorrect``/``not entailed`` for no); joined to another answer word or

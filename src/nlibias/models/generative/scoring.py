@@ -2,12 +2,9 @@
 the mask, logits at the last position only), or staged batches whose shared prefixes are computed
 once (:mod:`nlibias.models.generative.prefix_sharing`).
 
-A stage's segments run left-padded with their parents' key/value cache (copied row by row), the
-parent's mask followed by the segment's, positions continuing from the parent's real length: each
-prompt sees exactly its own tokens at their own positions, as in the plain pass, and its last
-token ends the last stage (the model's head runs once). Only models whose cache layers attend to
-the full context and whose attention takes an arbitrary mask run in stages
-(:func:`supports_staged_forward`).
+A stage continues its parents' key/value cache, mask and positions, so each prompt sees exactly
+its own tokens at their own positions, as in the plain pass (:func:`supports_staged_forward`
+says which models can).
 
 >>> left_pad_lists([[5, 6], [7]], pad_id=0)
 ([[5, 6], [0, 7]], [[1, 1], [0, 1]])

@@ -1,12 +1,8 @@
 """Causal-LM fill: a generative LM proposes the whole words of a ``<mask>`` (docs/design.md, "Fill").
 
-A causal LM cannot see the mask's right context, so the fill takes two steps, batched over a
-chunk's texts: (1) the left context is continued by a small beam (``beam`` word-starting tokens,
-then up to ``depth - 1`` continuing pieces), a partial word that looks whole becoming a candidate
-scored ``log P(tokens | left) + log P(word boundary)``; (2) the candidates are filtered as the
-masked-LM fill filters its ranking (plus stop words), and the best ``pool`` (default
-``2 x top_k``) re-ranked by the log-probability of the whole completed sentence. A candidate's
-``log_prob`` is that sentence's, its ``vocab_rank`` its rank among the left-context candidates.
+A causal LM cannot see the mask's right context, so the fill takes two steps: (1) a small beam
+continues the left context into whole-word candidates; (2) the best ``pool`` of them (default
+``2 x top_k``) are re-ranked by the log-probability of the whole completed sentence.
 """
 
 from __future__ import annotations
@@ -155,11 +151,8 @@ def stopwords_hash(words: Collection[str]) -> str:
 
 
 class BeamRerankFiller(ABC):
-    """What every causal fill shares, whatever computes its scores: the beam settings of the spec,
-    the stop words, the identity, and the fill in chunks (:meth:`left_candidates`, then
-    :func:`rerank_by_sentence` with :meth:`sentence_log_probs`); in process
-    (:class:`CausalLMFiller`) or over HTTP (:class:`~nlibias.models.mlm.server_fill.ServerCausalFiller`).
-    """
+    """What every causal fill shares, in process (:class:`CausalLMFiller`) or over HTTP
+    (:class:`~nlibias.models.mlm.server_fill.ServerCausalFiller`): settings, identity, the fill."""
 
     fill_kind = "causal"
     device: str
