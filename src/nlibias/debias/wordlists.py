@@ -1,8 +1,6 @@
 """Gender-swap word lists: WinoBias's (the default, vendored with its MIT licence: Zhao et al.,
-NAACL 2018), paper 004's 19-entry map, a user's. "her" maps to :data:`HER_RULE` and "his" to
-:data:`HIS_RULE` (:mod:`.swap` reads them in context). WinoBias is loaded with
-:data:`WINOBIAS_TYPOS` and :data:`WINOBIAS_CORRECTIONS` applied and :data:`WINOBIAS_DROPPED` and the
-38 occupations left out (the augmentation keeps the occupation).
+NAACL 2018), paper 004's 19-entry map, a user's. "her" and "his" are read in context (:mod:`.swap`);
+the 38 occupations are left out (the augmentation keeps the occupation).
 
 >>> swaps = winobias_list()
 >>> swaps.mapping["actress"], swaps.mapping["her"] == HER_RULE, "tailor" in swaps.mapping
