@@ -71,9 +71,7 @@ class ModelSet:
         causal: str | ModelRef | Sequence[str | ModelRef] = (),
         tp_variants: str | Sequence[str] = ("shared",),
     ) -> ModelSet:
-        """The set from one name or several per field (a bare string is one name), each checked,
-        a local path that names nothing refused, and the prompt styles read (refused with no
-        generative LM). A set given as ``models`` is checked again.
+        """The set from one name or several per field, each checked and the prompt styles read.
 
         >>> ModelSet.of(["fake:a", 3])
         Traceback (most recent call last):
