@@ -175,8 +175,7 @@ _OBJECTS: dict[str, tuple[type, str]] = {
 
 def _names(value: Any, parameter: str) -> tuple[Any, ...]:
     """A tuple of names from one or several (a bare string is one name, not its letters), each
-    checked; a model's name is read into a :class:`ModelRef`. Objects (predictors, prompt styles)
-    only where :data:`_OBJECTS` allows them."""
+    checked; objects only where :data:`_OBJECTS` allows them."""
     kind, called = _OBJECTS.get(parameter, (str, ""))
     if isinstance(value, (str, ModelRef, kind)):
         value = [value]

@@ -232,9 +232,8 @@ class _Loaded:
 
 
 class CausalLMFiller(BeamRerankFiller):
-    """Fills ``<mask>`` with a causal LM (module docs): ``spec`` names the model (``smollm2``, a
-    ``.gguf`` path, a directory, a hub name), optionally with ``?beam=16&depth=3&pool=10``;
-    ``stopwords`` are never proposed; ``forward_passes`` counts the model calls.
+    """Fills ``<mask>`` with a causal LM in process (module docs); ``spec`` may end in
+    ``?beam=16&depth=3&pool=10``; ``forward_passes`` counts the model calls.
     """
 
     def __init__(

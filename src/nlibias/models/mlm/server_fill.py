@@ -56,9 +56,8 @@ def parse_server_spec(spec: str) -> tuple[str, str, dict[str, str]]:
 
 
 class ServerCausalFiller(BeamRerankFiller):
-    """Fills ``<mask>`` with a causal LM behind an OpenAI-compatible server (module docstring):
-    ``spec`` is ``openai:URL#MODEL``, optionally with ``?beam=16&depth=3&pool=10&top_logprobs=20``;
-    ``requests`` counts the completions asked for."""
+    """Fills ``<mask>`` with a causal LM behind an OpenAI-compatible server (``openai:URL#MODEL``,
+    optionally ``?beam=16&depth=3&pool=10&top_logprobs=20``)."""
 
     def __init__(
         self,

@@ -141,9 +141,8 @@ class HFNLIClassifier:
         return identity
 
     def identity(self) -> Mapping[str, Any]:
-        """Everything that determines the outputs (model, pinned revision, dtype, truncation, label
-        order, ``quantize`` with its kernels' engine, ``compile``); batch size, device and threads
-        change how fast, not what.
+        """Everything that determines the outputs; batch size, device and threads change how fast,
+        not what.
 
         >>> clf.identity()["revision"]  # doctest: +SKIP
         'sha256:9f2c...'
