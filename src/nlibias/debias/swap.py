@@ -41,8 +41,7 @@ CERTAIN_OBJECT = frozenset(
 )
 """Words after "her" that only an object allows: a possessive never precedes a determiner, a
 personal pronoun or another possessive ("gave her a book", "told her they left", "lent her his
-car"). With the end of the sentence and
-punctuation, the cases the ``lm`` choice leaves to the rule."""
+car"). With the end of the sentence and punctuation, the cases the ``lm`` choice leaves to the rule."""
 
 OBJECT_PARTICLES = frozenset(
     """down away alone apart together outside inside indoors outdoors overnight downstairs
