@@ -121,8 +121,7 @@ def winobias_list() -> SwapList:
     mapping: dict[str, str] = {}
     one_way = _pairs_file(_resource_text("generalized_swaps.txt"), "winobias/generalized_swaps.txt")
     two_way = _pairs_file(_resource_text("extra_gendered_words.txt"), "winobias/extra_gendered_words.txt")
-    # corrected before the two-way pairs are reversed: reversing first kept the misspelt words as
-    # keys ("godess" -> "god") and never swapped "goddess" back
+    # corrected before the two-way pairs are reversed, so no misspelt word ("godess") becomes a key
     entries = [_corrected(a, b) for a, b, _ in one_way]
     for word, counterpart in (_corrected(a, b) for a, b, _ in two_way):
         entries += [(word, counterpart), (counterpart, word)]
