@@ -1,8 +1,7 @@
-"""Causal-LM fill: a generative LM proposes the whole words of a ``<mask>`` (docs/design.md, "Fill").
-
-A causal LM cannot see the mask's right context, so the fill takes two steps: (1) a small beam
-continues the left context into whole-word candidates; (2) the best ``pool`` of them (default
-``2 x top_k``) are re-ranked by the log-probability of the whole completed sentence.
+"""Causal-LM fill: a generative LM proposes the whole words of a ``<mask>`` (docs/extension.md,
+"Fill with a causal LM"). It cannot see the mask's right context, so the fill takes two steps: (1)
+a small beam continues the left context into whole-word candidates; (2) the best ``pool`` of them
+(default ``2 x top_k``) are re-ranked by the log-probability of the whole completed sentence.
 """
 
 from __future__ import annotations
