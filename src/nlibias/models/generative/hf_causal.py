@@ -1,10 +1,9 @@
 """Hugging Face causal LMs answering yes/no prompts: scored (one forward pass) or generated (greedy).
 
-**Scored**: each answer word's probability sums its single-token spellings at the answer
-position, renormalised among the answer words (``answer_mass``: their share of the whole
-distribution). A model without a chat template reads the prompt followed by ``"\\nAnswer:"``.
-Reading a GGUF file is slow (about 30 s for SmolLM2 on 2 cores), so the first load saves the
-dequantised weights under ``$NLIBIAS_MODEL_CACHE`` for later loads (bit-identical logits).
+The two modes: docs/generative.md, "Two ways to answer". A model without a chat template reads
+the prompt followed by ``"\\nAnswer:"``. Reading a GGUF file is slow (about 30 s for SmolLM2 on 2
+cores), so the first load saves the dequantised weights under ``$NLIBIAS_MODEL_CACHE`` for later
+loads (bit-identical logits).
 """
 
 from __future__ import annotations

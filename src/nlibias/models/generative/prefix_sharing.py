@@ -1,9 +1,7 @@
 """Shared prompt prefixes: which tokens to compute once, planned on plain lists (no torch).
 
-Prompts from one template share most of their tokens, and a causal LM's key/value cache of a
-prefix does not depend on what follows, so a batch runs in stages (:class:`Stage`): the shared
-root, each group's prefix, then each prompt's suffix (:mod:`nlibias.models.generative.scoring`
-runs them).
+Why and how a batch runs in stages (:class:`Stage`; :mod:`nlibias.models.generative.scoring` runs
+them): docs/generative.md, "Shared prompt prefixes".
 
 >>> seqs = [[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 7, 8], [1, 2, 9, 9, 9, 9]]
 >>> [(g.members, g.prefix_length) for g in group_by_prefix(seqs, min_prefix=2, min_fraction=0.5)]

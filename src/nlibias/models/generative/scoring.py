@@ -1,10 +1,7 @@
 """Forward passes behind scored answers of causal LMs: plain left-padded batches (position ids from
 the mask, logits at the last position only), or staged batches whose shared prefixes are computed
-once (:mod:`nlibias.models.generative.prefix_sharing`).
-
-A stage continues its parents' key/value cache, mask and positions, so each prompt sees exactly
-its own tokens at their own positions, as in the plain pass (:func:`supports_staged_forward`
-says which models can).
+once (docs/generative.md, "Shared prompt prefixes"; :func:`supports_staged_forward` says which
+models can).
 
 >>> left_pad_lists([[5, 6], [7]], pad_id=0)
 ([[5, 6], [0, 7]], [[1, 1], [0, 1]])
