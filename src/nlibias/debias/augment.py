@@ -1,9 +1,8 @@
 """Gender-swap augmentation of an NLI training set (paper 004 §4), streamed.
 
-``OUT/train.jsonl`` holds every labelled original row, then the swapped copy of each selected row
-(``source_row`` links it). A copy is dropped when it changes nothing or repeats an original
-gendered row or an earlier copy; memory holds only an 8-byte hash per gendered row (4.4 MB for
-SNLI). ``OUT/augment_summary.json`` records the counts, word list, rules and top swaps.
+``OUT/train.jsonl`` holds every labelled original row, then the swapped copy of each selected row;
+a copy that changes nothing or repeats a row is dropped (an 8-byte hash per gendered row: 4.4 MB
+for SNLI).
 
 >>> import tempfile, pathlib, json
 >>> root = pathlib.Path(tempfile.mkdtemp())
@@ -131,14 +130,12 @@ def augment_gender_swap(
     her_model: HerModel = None,
     progress: bool = True,
 ) -> AugmentSummary:
-    """Gender-swap augmentation of an NLI training set into ``out_dir`` (module notes); as
-    ``nlibias augment gender-swap``. Returns the summary also written as ``augment_summary.json``.
+    """Gender-swap augmentation of an NLI training set into ``out_dir``, as ``nlibias augment gender-swap``;
+    returns the summary also written as ``augment_summary.json``.
 
-    ``select``: ``occupation`` (premises naming one of the 38 occupations, by the ``match`` rule) or
-    ``all``. ``word_list``: ``winobias``, ``paper`` or a ``word<TAB>counterpart`` file; ``names``:
-    ``name<TAB>name`` pairs, swapped where capitalised. ``her='lm'``: ``her_model`` (a name or a
-    :class:`HerResolver`; default :data:`DEFAULT_HER_MODEL`) reads each "her" the rule has no cue for.
-    ``train`` may be a :class:`TrainingSet` already checked (taken as it is).
+    ``select``: ``occupation`` (premises naming one of the 38 occupations) or ``all``. ``word_list``:
+    ``winobias``, ``paper`` or a ``word<TAB>counterpart`` file. ``her='lm'``: ``her_model`` reads
+    each "her" the rule has no cue for.
 
     >>> # nlibias.augment("snli_train.jsonl", "runs/aug")["swapped_rows_written"]
     """

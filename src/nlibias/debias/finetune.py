@@ -1,9 +1,7 @@
 """Fine-tune a Hugging Face sequence classifier on an NLI training set (paper 004 §3.2.1: AdamW,
 weight decay 0.01, 3 epochs, learning rate 2e-5, 1e-5 for RoBERTa; bf16 on a GPU that has it).
-``OUT/`` is a model directory ``nlibias audit --model OUT`` takes. Everything is checked before
-any work (:mod:`.finetune_checks`); a killed run resumes from its newest complete checkpoint
-(:mod:`.checkpoints`); a finished ``OUT`` is reused for the same inputs and refused for others
-unless ``force``; ``OUT/finetune.json`` records it (:mod:`.finetune_record`).
+A killed run resumes from its newest complete checkpoint; a finished ``OUT`` is reused for the
+same inputs and refused for others unless ``force``.
 
 >>> finetune("bert-base-uncased", "runs/aug", "runs/bert-aug", eval_path="mnli_dev.jsonl")  # doctest: +SKIP
 """
@@ -313,11 +311,8 @@ def finetune(
     progress: bool = True,
     callbacks: Sequence[Any] = (),
 ) -> FinetuneRecord:
-    """Fine-tune ``model`` (hub name or directory) on an NLI training set into ``out_dir`` (module
-    notes); as ``nlibias finetune``. Returns the record also written as ``out_dir/finetune.json``.
-
-    ``train``/``eval_path``: what ``nlibias augment`` reads, or a :class:`TrainingSet` already
-    checked; the options are :class:`TrainingOptions`'; ``callbacks``: extra ``TrainerCallback``s.
+    """Fine-tune ``model`` on an NLI training set into ``out_dir``, as ``nlibias finetune``; returns
+    the record also written as ``out_dir/finetune.json``.
 
     >>> # nlibias.finetune("bert-base-uncased", "runs/aug", "runs/bert-aug")["eval_accuracy"]
     """

@@ -1,9 +1,7 @@
 """Read each uncertain "her" of a gender swap with a language model: "him" or "his"?
 
-Where the swap rule has no cue, the plan holds both readings; :class:`HerResolver` writes the
-whole swapped sentence under each, scores them by total log-probability (the sentence scorers of
-:mod:`nlibias.models.tp`, ``whole`` variant) and keeps the higher (a tie keeps the rule's). Up to
-:data:`MAX_JOINT` open "her"s per text are scored jointly; all texts go to the scorer in one call.
+Where the swap rule has no cue, :class:`HerResolver` scores the whole swapped sentence under each
+reading (total log-probability) and keeps the higher (a tie keeps the rule's).
 
 >>> from nlibias.debias.swap import Swapper
 >>> from nlibias.debias.wordlists import winobias_list
@@ -52,10 +50,7 @@ def candidate_picks(plan: SwapPlan) -> list[tuple[int, ...]]:
 
 
 class HerResolver:
-    """A sentence scorer (:class:`nlibias.models.tp.base.SentenceScorer`) reading open "her"s.
-
-    ``spec`` names the model for the record; :meth:`load` builds the scorer from a name.
-    """
+    """A sentence scorer reading open "her"s; :meth:`load` builds one from a model name."""
 
     def __init__(self, scorer: Any, *, spec: str) -> None:
         self.scorer = scorer

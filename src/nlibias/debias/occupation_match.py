@@ -1,7 +1,6 @@
-"""Which of the 38 occupations a premise mentions: ``words`` (default: singular and plural as
-whole words, any case, "construction worker" split by spaces or a hyphen) or ``paper`` (paper
-004's ``is_word_present``: space-split tokens equal to the occupation or it + "s"; it misses
-"nurse." and two-word occupations, and is here to reproduce the paper's selection).
+"""Which of the 38 occupations a premise mentions: ``words`` (whole words, singular and plural) or
+``paper`` (paper 004's ``is_word_present``, to reproduce its selection); docs/debiasing.md,
+"Selection".
 
 >>> occupations_in("Two nurses, a CEO and a construction-worker.")
 ['nurse', 'CEO', 'construction worker']

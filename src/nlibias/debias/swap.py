@@ -1,12 +1,6 @@
-"""Swap gendered words in a sentence (rules tested in ``tests/test_debias_swap.py``):
-
-* whole words only ("men" not in "women"; "man's" → "woman's"), any case, the case kept;
-* one left-to-right pass, so a swapped-in word is never swapped back ("he saw her" → "she saw him");
-* "her" is an object ("him") at a sentence's end, before punctuation, a function word or an -ly
-  adverb, else a possessive ("his"); "his" becomes "hers" by the same test, else "her";
-* names (optional) only where capitalised;
-* text enters through the text door (NFC, format characters removed); words of any script, compared
-  on their fold (full-width "ｈｅｒ" is "her", answered in full width); "İ" is a capital "i".
+"""Swap gendered words in a sentence: whole words, the case kept, in one left-to-right pass (a
+swapped-in word is never swapped back), "her" read as "him" or "his" in context. The rules, each
+tested in ``tests/test_debias_swap.py``: docs/debiasing.md, "Swap rules".
 
 >>> from nlibias.debias.wordlists import winobias_list
 >>> swapper = Swapper(winobias_list())
@@ -41,8 +35,7 @@ CERTAIN_OBJECT = frozenset(
 )
 """Words after "her" that only an object allows: a possessive never precedes a determiner, a
 personal pronoun or another possessive ("gave her a book", "told her they left", "lent her his
-car"). With the end of the sentence and
-punctuation, the cases the ``lm`` choice leaves to the rule."""
+car"). With the end of the sentence and punctuation, the cases the ``lm`` choice leaves to the rule."""
 
 OBJECT_PARTICLES = frozenset(
     """down away alone apart together outside inside indoors outdoors overnight downstairs

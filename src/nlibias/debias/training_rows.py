@@ -262,9 +262,8 @@ def _digest_of(kind: str, location: Path | str) -> str | None:
 
 @dataclass(frozen=True)
 class TrainingSet:
-    """A training (or evaluation) set named once: what was given, its kind and SHA-256, so no step
-    finds or hashes it again. ``rows``/``labelled``: counts of a full read (None before one, -1 for a
-    hub name, which is not read ahead).
+    """A training (or evaluation) set named once, with its kind and SHA-256, so no step finds or
+    hashes it again (``rows``: None before a full read, -1 for a hub name, not read ahead).
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"

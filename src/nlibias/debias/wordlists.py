@@ -1,8 +1,6 @@
 """Gender-swap word lists: WinoBias's (the default, vendored with its MIT licence: Zhao et al.,
-NAACL 2018), paper 004's 19-entry map, a user's. "her" maps to :data:`HER_RULE` and "his" to
-:data:`HIS_RULE` (:mod:`.swap` reads them in context). WinoBias is loaded with
-:data:`WINOBIAS_TYPOS` and :data:`WINOBIAS_CORRECTIONS` applied and :data:`WINOBIAS_DROPPED` and the
-38 occupations left out (the augmentation keeps the occupation).
+NAACL 2018), paper 004's 19-entry map, a user's. "her" and "his" are read in context (:mod:`.swap`);
+the 38 occupations are left out (the augmentation keeps the occupation).
 
 >>> swaps = winobias_list()
 >>> swaps.mapping["actress"], swaps.mapping["her"] == HER_RULE, "tailor" in swaps.mapping
@@ -123,8 +121,7 @@ def winobias_list() -> SwapList:
     mapping: dict[str, str] = {}
     one_way = _pairs_file(_resource_text("generalized_swaps.txt"), "winobias/generalized_swaps.txt")
     two_way = _pairs_file(_resource_text("extra_gendered_words.txt"), "winobias/extra_gendered_words.txt")
-    # corrected before the two-way pairs are reversed: reversing first kept the misspelt words as
-    # keys ("godess" -> "god") and never swapped "goddess" back
+    # corrected before the two-way pairs are reversed, so no misspelt word ("godess") becomes a key
     entries = [_corrected(a, b) for a, b, _ in one_way]
     for word, counterpart in (_corrected(a, b) for a, b, _ in two_way):
         entries += [(word, counterpart), (counterpart, word)]

@@ -299,8 +299,7 @@ def closing_section() -> list[str]:
 
 def model_rows(info: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The fill model, each filter model and each compared fill with its identity (what the
-    prediction cache keys on: backend, weights hash, prompt hash, settings), as the fill and filter
-    stages recorded them.
+    prediction cache keys on), as the fill and filter stages recorded them.
 
     >>> rows = model_rows({"fill": {"fill_model": {"name": "smollm2", "kind": "causal",
     ...     "identity": {"backend": "causal-fill", "lm": {"weights": "ab12"}}}}, "filter": {}})

@@ -1,8 +1,6 @@
 """Counterfactual expansion: every surviving sample gets its group-swapped twin, re-rendered from
-its filled masked template with the groups exchanged (never by string substitution: "men" is
-inside "women"). A twin that survived itself is paired, not duplicated; a pair shares a
-``pair_key`` (members ``<pair_key>:pro``/``:anti``); a pair judged with one stereotype twice is
-dropped and counted.
+its template (never by string substitution: "men" is inside "women"); a pair shares a
+``pair_key``, and a pair judged with one stereotype twice is dropped and counted.
 
 >>> # result = expand_counterfactuals(accepted, subtopics, candidates=all_candidates, judgements=j)
 """

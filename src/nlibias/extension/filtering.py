@@ -1,7 +1,5 @@
-"""Adversarial filtering: keep the candidates the filter ensemble finds hard. Every candidate's
-gold label is ``neutral``, so any other prediction is a misprediction; the policy
-(:mod:`.filter_policy`) decides; every model's label and probabilities are recorded on every
-candidate. Held-out models are never consulted.
+"""Adversarial filtering: keep the candidates the filter ensemble finds hard (a gold ``neutral``
+mispredicted, as :mod:`.filter_policy` counts), docs/design.md, "Data flow".
 
 >>> parse_policy("at_least:2").keeps(mispredicting=2, models=3)
 True

@@ -1,7 +1,6 @@
 """What each stage of ``nlibias extend`` depends on: its settings (flat dotted keys, with the model
 files' hashes and the resolved dtype) and its input files. Every setting of a stage's section is
-in, except those that change only speed (:data:`SPEED_ONLY`), so a new option can never let two
-runs mix silently.
+in except :data:`SPEED_ONLY`, so a new option can never let two runs mix silently.
 
 >>> model_files("fake:x", None) is None
 True

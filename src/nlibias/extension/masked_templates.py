@@ -1,8 +1,7 @@
 """Masked hypothesis templates: a BBNLI bias-hypothesis template with exactly one ``<mask>``, by
 one of three strategies (BBNLI-next, Table 1): ``mask_word`` (a word becomes the mask),
-``replace_placeholder`` (``{{WORD2}}`` → ``<mask>``) or ``add_beside`` (``{{WORD2}} and <mask>``).
-Fills equal to the replaced word are skipped. Templates come from a curated JSONL file (one ships
-with nlibias) or are derived from a subtopic.
+``replace_placeholder`` (``{{WORD2}}`` → ``<mask>``) or ``add_beside`` (``{{WORD2}} and <mask>``),
+from a curated JSONL file (one ships with nlibias) or derived from a subtopic.
 
 >>> classify_derivation("{{GROUP2}} are less {{WORD2}} for jobs.", "{{GROUP2}} are less <mask> for jobs.")
 ('replace_placeholder', '{{WORD2}}')

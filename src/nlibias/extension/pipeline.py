@@ -1,12 +1,8 @@
 """The ``nlibias extend`` pipeline: masks → masked → fill → filter → validate → counterfactual → export.
 
-Each stage reads named files of the run directory and writes its own, as a stage of
-:mod:`nlibias.io.stages` whose inputs are its settings (:mod:`.fingerprint`) and input files. A
-finished stage whose record matches is skipped, so a killed run resumes where it stopped (the
-prediction cache spares the model calls already made); a rerun with other settings is refused
-before anything is written, unless ``force`` or ``from_stage``. A stage that runs removes the later
-stages' records and outputs, so the directory never mixes two runs. ``run.json`` records per-stage
-status, counts and durations.
+A finished stage whose record (:mod:`.fingerprint`) matches is skipped, so a killed run resumes
+where it stopped; a rerun with other settings is refused unless ``force`` or ``from_stage``. A
+stage that runs removes the later stages' outputs, so the directory never mixes two runs.
 
 >>> # result = run_pipeline(load_config("configs/bbnli-next.yaml"), until="filter")
 """

@@ -1,7 +1,5 @@
-"""Human validation hand-off: ``validation/queue.csv`` (one row per unique generated hypothesis,
-with what a judge needs) is copied to ``validation/judgements.csv`` and judged (``valid`` /
-``invalid`` / ``incoherent``, ``pro`` / ``anti`` for valid ones). Unjudged rows (``dropped`` where
-``validate resolve`` found disagreement) lose their samples, counted; valid hypotheses survive.
+"""Human validation hand-off: ``validation/queue.csv`` (one row per unique generated hypothesis)
+judged in ``validation/judgements.csv``; valid hypotheses survive, unjudged ones are counted.
 
 >>> # path = write_validation_queue(run_dir, kept); judgements = read_judgements(run_dir / "validation/judgements.csv", read_queue(path))
 """

@@ -1,10 +1,5 @@
-"""Model contracts. Implementations live in the subpackages; tests use :mod:`.fake`.
-
-An NLI classifier turns (premise, hypothesis) pairs into probabilities over
-``(entailment, neutral, contradiction)``. It yields results batch by batch so that the caller can
-commit each batch to the prediction cache as soon as it is computed (a killed run then loses at
-most one batch).
-"""
+"""Model contracts: an NLI classifier yields probabilities batch by batch, so the caller commits
+each to the prediction cache at once (a killed run loses at most one batch)."""
 
 from __future__ import annotations
 
@@ -36,12 +31,7 @@ class BatchResult:
 
 @runtime_checkable
 class NLIClassifier(Protocol):
-    """A 3-way NLI model.
-
-    ``name`` is the key the model's results are reported under. ``identity()`` returns everything
-    that determines the outputs (backend, model id, revision or file hash, settings that change
-    outputs); the prediction cache keys on it, so two models never share entries.
-    """
+    """A 3-way NLI model; ``identity()`` is everything that determines its outputs (the cache key)."""
 
     name: str
 

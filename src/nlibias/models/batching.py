@@ -92,12 +92,8 @@ def plan_batches(
     max_tokens: int = 8192,
     max_batch_size: int = 128,
 ) -> list[np.ndarray]:
-    """Group item indices into batches of similar length.
-
-    Items are sorted by decreasing length (so the first batch, the most memory-hungry one, fails
-    early if it does not fit) and cut so that ``batch_size * longest_item <= max_tokens`` and
-    ``batch_size <= max_batch_size``. An item longer than ``max_tokens`` gets a batch of its own.
-    Returns index arrays into ``lengths``; concatenated, they are a permutation of ``range(n)``.
+    """Index batches of similar length, longest first (the most memory-hungry batch fails early),
+    each within ``batch_size * longest_item <= max_tokens`` (a longer item alone).
 
     >>> [b.tolist() for b in plan_batches([3, 10, 4, 9], max_tokens=20)]
     [[1, 3], [2, 0]]

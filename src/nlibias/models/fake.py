@@ -14,11 +14,8 @@ from nlibias.schema import LABEL_INDEX
 
 
 class FakeNLIClassifier:
-    """Probabilities derived from a hash of the pair text, or from fixed rules.
-
-    ``rules`` maps a lowercase substring of the hypothesis to a label; the first matching rule
-    gives that label probability 0.9. Without a match, probabilities come from a hash of the pair,
-    so the same pair always gets the same answer.
+    """Probabilities from a hash of the pair (the same pair, the same answer), or 0.9 for the label
+    of the first ``rules`` substring the lowercased hypothesis holds.
 
     >>> fake = FakeNLIClassifier(rules={"always": "entailment"})
     >>> batch = next(fake.predict_batches([("P.", "It is always so.")]))

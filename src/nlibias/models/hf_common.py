@@ -1,8 +1,7 @@
 """What every Hugging Face backend shares: device and dtype choice, pinned revisions, loading.
 
-A model's *revision* (commit hash, or ``sha256:`` of a local directory's files) is part of its
-identity, so a changed local model never reuses cache entries. A local path never touches the
-network.
+A model's revision (commit hash, or ``sha256:`` of a local directory's files) is part of its
+identity, so a changed local model never reuses cache entries.
 
 >>> choose_device("cpu"), dtype_name(choose_dtype("cpu", None))
 ('cpu', 'float32')

@@ -91,8 +91,7 @@ def check_hub_model(repo_id: str, revision: str | None, what: str, kwargs: dict[
 def hub_file(repo_id: str, filename: str, revision: str | None = None) -> str | None:
     """The local path of ``filename`` of the hub model ``repo_id``: cached, else downloaded; None
     (the network not asked) for a name that is no hub model (the embedded ``smollm2``, a ``.gguf``
-    path), offline, when the hub cannot be reached or has no such model. For what only identifies
-    a model: loading it says why it fails.
+    path), offline, when the hub cannot be reached or has no such model.
 
     >>> hub_file("smollm2", "config.json") is None   # the embedded SmolLM2: never the hub
     True

@@ -31,9 +31,8 @@ def bars_wanted(progress: bool = True) -> bool:
 
 @contextmanager
 def quiet_loading() -> Iterator[None]:
-    """Inside, loading draws none of the libraries' bars ("Loading weights", downloads) into a log
-    or beside a notebook's one bar, on every route (the command line, a job, Python); a terminal
-    keeps them. The switches are restored on leaving."""
+    """Inside, loading draws none of the libraries' bars into a log or beside a notebook's one bar
+    (a terminal keeps them); the switches are restored on leaving."""
     if bars_wanted() and not in_notebook():
         yield
         return

@@ -1,11 +1,8 @@
 """A small, strict registry of NLI classifier backends, addressed by ``KIND:NAME`` specs.
 
-``ynie/roberta-large-...`` or ``./my-model`` (no known prefix) → Hugging Face classifier;
-``hf:NAME`` the same, explicitly; ``fake:NAME`` → the deterministic fake (dry runs, tests);
-``prompt:MODEL`` → a causal LM asked for the three labels with a prompt
-(:mod:`nlibias.models.nli.prompted`; ``prompt:smollm2?prompt=FILE`` replaces the prompt).
-Third-party backends register under the entry-point group ``nlibias.nli_backends`` with a
-``"package.module:Class"`` target; nothing is imported until a spec asks for it.
+A bare name or ``hf:NAME``: Hugging Face; ``fake:NAME``: the deterministic fake; ``prompt:MODEL``:
+a prompted causal LM. Third-party backends register under the entry-point group
+``nlibias.nli_backends``; nothing is imported until a spec asks for it.
 """
 
 from __future__ import annotations

@@ -28,11 +28,9 @@ if TYPE_CHECKING:
 def build_predictors(
     models: ModelSet | Sequence[ModelSpec], *, options: ModelOptions = DEFAULT_MODEL_OPTIONS
 ) -> list[Predictor]:
-    """One predictor per NLI classifier of ``models`` (a :class:`ModelSet`, or the classifiers'
-    specs alone), per (generative LM, prompt style) and per (sentence scorer, variant), run as
-    ``options`` say; an option no model given reads is refused first. ``devices`` shards each
-    classifier over worker processes, ``ray_address`` runs it on Ray actors (the results and
-    cache entries of one process). Call :func:`close_predictors` when done.
+    """One predictor per NLI classifier, per (generative LM, prompt style) and per (sentence
+    scorer, variant) of ``models``; an option no model given reads is refused first. Call
+    :func:`close_predictors` when done.
 
     >>> build_predictors(["roberta-large-mnli"], options=ModelOptions(devices=("cpu",), device="cpu"))
     Traceback (most recent call last):

@@ -2,13 +2,9 @@
 multiple-choice prompt style (``{options}`` in its template), answered through the one cached
 prediction loop.
 
-``scored``: the log-probability of each option's text as the model's reply
-(:mod:`nlibias.models.generative.option_scoring`: the prompt computed once, its cache shared by
-the options); the choice is the highest total log-probability or, ``option_score`` per-byte, the
-highest per byte of the option's text (the cached scores serve both). ``generated``: the greedy reply, read as an option by the benchmark's rule
-(:func:`nlibias.benchmarks.bbq.read_answer`; unmatched: ``choice`` null, counted). Rows are of
-the ``generative`` kind with ``choice`` (the option index), ``answer_text`` and, scored, each
-option's ``option_logprobs`` and ``option_tokens``.
+``scored``: the option with the highest log-probability as the model's reply (total or per byte,
+:mod:`nlibias.models.generative.option_scoring`); ``generated``: the greedy reply, read as an
+option by :func:`nlibias.benchmarks.bbq.read_answer` (unmatched: ``choice`` null, counted).
 """
 
 from __future__ import annotations

@@ -184,9 +184,8 @@ class GenerativePredictor:
 
 
 def is_answer_record(value: Any) -> bool:
-    """True for a cached answer record that can be used as is: ``answer``, ``text``, ``rule`` and
-    ``method`` strings or null, ``probs`` (if any) a probability row that makes the answer the most
-    probable word, ``answer_mass`` in [0, 1].
+    """True for a cached answer record that can be used as is (well typed, and ``probs`` making the
+    answer the most probable word).
 
     >>> is_answer_record({"answer": "yes", "probs": {"yes": 0.75, "no": 0.25}})
     True

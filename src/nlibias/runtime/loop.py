@@ -79,11 +79,9 @@ def cached_outputs(
     bar: Any = None,
     unit: str = "pair",
 ) -> CachedOutputs:
-    """The one prediction loop of every predictor kind: look the distinct ``inputs`` up in the
-    cache in bulk, send only the missing ones to ``compute``, and commit each computed batch to
-    the cache before the next starts (a killed run loses at most one batch). ``identity``: what
-    determines the outputs (the cache keys on it with the input texts); a stored value ``valid``
-    or ``from_json`` refuses is recomputed (``rejected``); ``bar``: a bar to advance instead.
+    """The one prediction loop of every predictor kind: the distinct ``inputs`` looked up in the
+    cache in bulk, the missing ones computed and each batch committed before the next (a killed
+    run loses at most one batch); a stored value ``valid`` or ``from_json`` refuses is recomputed.
     >>> run = cached_outputs("double", [("a",), ("b",)], {"m": 1},
     ...     lambda todo: [ComputedBatch(range(len(todo)), [t[0] * 2 for t in todo])], None,
     ...     to_json=str, from_json=str, progress=False)

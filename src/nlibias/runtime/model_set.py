@@ -71,9 +71,7 @@ class ModelSet:
         causal: str | ModelRef | Sequence[str | ModelRef] = (),
         tp_variants: str | Sequence[str] = ("shared",),
     ) -> ModelSet:
-        """The set from one name or several per field (a bare string is one name), each checked,
-        a local path that names nothing refused, and the prompt styles read (refused with no
-        generative LM). A set given as ``models`` is checked again.
+        """The set from one name or several per field, each checked and the prompt styles read.
 
         >>> ModelSet.of(["fake:a", 3])
         Traceback (most recent call last):
@@ -177,8 +175,7 @@ _OBJECTS: dict[str, tuple[type, str]] = {
 
 def _names(value: Any, parameter: str) -> tuple[Any, ...]:
     """A tuple of names from one or several (a bare string is one name, not its letters), each
-    checked; a model's name is read into a :class:`ModelRef`. Objects (predictors, prompt styles)
-    only where :data:`_OBJECTS` allows them."""
+    checked; objects only where :data:`_OBJECTS` allows them."""
     kind, called = _OBJECTS.get(parameter, (str, ""))
     if isinstance(value, (str, ModelRef, kind)):
         value = [value]

@@ -1,10 +1,8 @@
 """Progress bars: one per command, with a total and an ETA, and only where someone watches.
 
-A job opens one :class:`CommandBar` over all its work and gives each part (a model's pass) a
-:meth:`CommandBar.slot`, which the predictors' own bars (:func:`progress_bar`) advance. Bars are
-drawn on a terminal or in a notebook (plain text without ipywidgets; the libraries' own bars
-silenced there: one bar per audit); a log gets a line about every :data:`LOG_INTERVAL` seconds
-instead (:class:`ProgressLines`), so a long command is never silent for a minute.
+A job's :class:`CommandBar` gives each part of its work a :meth:`CommandBar.slot`, which the
+predictors' bars (:func:`progress_bar`) advance; a log gets a line every :data:`LOG_INTERVAL`
+seconds instead (:class:`ProgressLines`), so a long command is never silent for a minute.
 
 >>> with CommandBar(20, "audit", "sample", enabled=False) as bar:
 ...     with bar.slot(10, "model a"):
@@ -70,10 +68,8 @@ _silenced: dict[str, str | None] = {}
 
 
 def silence_library_bars() -> None:
-    """Turn off the Hugging Face libraries' own bars (loading, downloads, ``datasets``' maps) for
-    runs whose stderr is a log. The Hub reads its variable once, at import, and then refuses to
-    turn its bars back on: imported here first, it keeps the user's setting, and the switch turns
-    them off in a way :func:`restore_library_bars` undoes."""
+    """Turn off the Hugging Face libraries' own bars for runs whose stderr is a log, in a way
+    :func:`restore_library_bars` undoes (the Hub reads its variable once, at import)."""
     _settle_tqdm_auto()  # the Hub imports tqdm.auto
     with contextlib.suppress(ImportError):  # not installed: no Hub bars to silence
         from huggingface_hub.utils import are_progress_bars_disabled  # noqa: F401  (its module reads it)

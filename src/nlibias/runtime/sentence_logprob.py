@@ -1,8 +1,5 @@
-"""Language models scoring sentence pairs (token-probability bias) as audit predictors: a
-:class:`SentenceLogprobPredictor` scores the distinct sentence pairs the samples stand for
-(:attr:`nlibias.benchmarks.base.BenchmarkSamples.sentence_pairs`) through the cached prediction
-loop and returns per sample the two scores in ``extra`` (``score_more``, ``score_less``,
-``tokens_more``, ``tokens_less``), or ``no_pair``.
+"""Language models scoring sentence pairs (token-probability bias, docs/design.md, "Token
+probability") as audit predictors, each distinct pair scored once through the prediction cache.
 
 >>> from nlibias.schema.model_keys import tp_model_key
 >>> tp_model_key("bert-base-uncased", "shared")

@@ -70,13 +70,9 @@ def fleiss_kappa(ratings: Sequence[Sequence[str]], labels: Sequence[str] | None 
 
 
 def per_label_agreement(ratings: Sequence[Sequence[str]], labels: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Per label: how often raters used it, specific agreement and Fleiss' per-category kappa.
-
-    Specific agreement of label j = ``Σ_i n_ij (n_ij − 1) / Σ_i n_ij (m − 1)``: of the rater
-    pairs in which one rater chose j, the fraction in which the other did too (for two raters,
-    ``2·both / (uses by rater 1 + uses by rater 2)``). Per-category kappa (Fleiss 1971) =
-    ``1 − Σ_i n_ij (m − n_ij) / (N m (m − 1) p_j (1 − p_j))``.
-    """
+    """Per label: how often raters used it, specific agreement and Fleiss' per-category kappa
+    (docs/validation.md, "Agreement"): ``Σ_i n_ij (n_ij − 1) / Σ_i n_ij (m − 1)`` and
+    ``1 − Σ_i n_ij (m − n_ij) / (N m (m − 1) p_j (1 − p_j))`` (Fleiss 1971)."""
     out: dict[str, dict[str, Any]] = {}
     if not ratings:
         return {label: {"ratings": 0, "specific_agreement": None, "kappa": None} for label in labels}

@@ -1,13 +1,6 @@
 """The local annotation web app (FastAPI; ``pip install 'nlibias[validate]'``): one page served by
-fixed routes (no request path reaches the file system) and a JSON API (``GET /api/config``,
-``GET /api/items?annotator=NAME``, ``POST /api/answer``). One queue holds an extension run's
-hypotheses (rounds ``category``, ``stereotype``) and an audit run's explained answers (round
-``explanation``); every item carries its ``kind``.
-
-Safety: with a token (required off loopback) every request carries it (header, bearer, cookie, or
-``?token=`` on a GET), else 401; on loopback without one, a non-loopback ``Host`` is refused (403:
-DNS rebinding); a POST from another origin is refused (403); bodies over 64 kB get 413; 422s never
-repeat the input (:mod:`.http_guards`); a strict Content-Security-Policy, ``textContent`` only.
+fixed routes and a JSON API, for an extension run's hypotheses and an audit run's explained
+answers. What it refuses and why: docs/validation.md, "Safety".
 
 >>> # app = create_app("runs/next", AppSettings(annotator="ana")); uvicorn.run(app, port=8765)
 """

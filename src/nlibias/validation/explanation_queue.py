@@ -1,11 +1,9 @@
 """The explanations round of human validation: a stratified, seeded sample of an audit run's
 explained answers, queued in the annotation app.
 
-:func:`draw_explanation_queue` writes ``RUN/validation/explanations_queue.json``: the items with
-every judge's label, and the SHA-256 of the ``explanations.jsonl`` they came from; each answer is
-stored with that fingerprint, so answers on an older ``explain`` are told apart. Strata are the
-stratifying judge's label × subtopic, each shuffled with ``seed`` and taken one per stratum in
-turn, so every label and subtopic is in the queue once ``size`` reaches the number of strata.
+Each answer is stored with the SHA-256 of the ``explanations.jsonl`` it judged, so answers on an
+older ``explain`` are told apart. Strata (judge label × subtopic) are taken one each in turn, so
+every label and subtopic is in the queue once ``size`` reaches the number of strata.
 
 >>> # queue = draw_explanation_queue("runs/G", size=200, seed=0)
 """

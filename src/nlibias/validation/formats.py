@@ -1,8 +1,6 @@
 """Export the queue with its judgements, and import judgements made elsewhere: ``csv`` (one row
-per hypothesis and annotator; an unjudged hypothesis has one row with no annotator; rows may name
-the hypothesis by id or by subtopic + text), ``label-studio`` (tasks; :func:`label_studio_config`
-is the matching interface) and ``argilla`` (2.x record dicts). Imports refuse, naming the line or
-record, a hypothesis not in the queue, an unknown label, an annotator judging one hypothesis twice.
+per hypothesis and annotator), ``label-studio`` (tasks; :func:`label_studio_config` is the
+interface) and ``argilla`` (2.x record dicts); a bad import is refused naming its line or record.
 
 >>> # text = export_judgements(queue, store.current(), store.suggestions(), fmt="csv")
 """

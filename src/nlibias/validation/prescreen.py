@@ -1,8 +1,7 @@
 """Model-assisted pre-screen: suggestions shown to annotators as hints (never preselected),
-stored and measured against the final labels. An NLI judge compares the generated hypothesis with
-the original template rendered with the same words, both ways: entailment keeps the stance
-(``valid``, same stereotype), contradiction flips it (``valid``, the other), else ``invalid``. A
-generative LM judge is asked whether the sentence states a stereotype (yes → ``valid``).
+stored and measured against the final labels. An NLI judge compares the hypothesis with the
+original template's rendering (entailment: same stance, contradiction: flipped); a generative LM
+judge is asked whether the sentence states a stereotype.
 
 >>> original_rendering({"masked_hypothesis": "women are <mask> at it.", "masked_template": "{{G}} are <mask> at it.",
 ...                     "bbnli_template": "{{G}} are {{W1}} at it.", "words": {"W1": "bad"}})

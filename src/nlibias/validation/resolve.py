@@ -1,7 +1,6 @@
-"""Final labels from several annotators' answers: ``drop`` (the paper's: any disagreement drops
-the hypothesis), ``majority`` (a tie drops it) or ``adjudicator:NAME`` (NAME wins where NAME
-answered; disagreements wait for NAME). Fewer than ``min_annotators`` answers: pending. Dropped
-and pending hypotheses get an empty judgement and the reason in ``note``.
+"""Final labels from several annotators' answers by a rule (``drop``, the paper's; ``majority``;
+``adjudicator:NAME``: docs/validation.md, "Final labels"); a dropped or pending hypothesis gets an
+empty judgement and the reason in ``note``.
 
 >>> parse_rule("adjudicator:eve")
 Rule(kind='adjudicator', adjudicator='eve')

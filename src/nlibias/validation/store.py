@@ -1,7 +1,6 @@
 """Every human judgement and model suggestion, in ``RUN/validation/annotations.sqlite`` (WAL): an
-append-only log, one row per answer (annotator, round, time); the current answer is the latest
-row. Each answer commits on its own and each call opens its own connection, so threads, processes
-and killed servers lose nothing.
+append-only log whose latest row per answer is the current one; each answer commits on its own
+connection, so threads, processes and killed servers lose nothing.
 
 >>> import tempfile, pathlib
 >>> store = AnnotationStore(pathlib.Path(tempfile.mkdtemp()) / "a.sqlite")

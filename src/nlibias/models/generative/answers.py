@@ -1,25 +1,8 @@
 """Read a yes/no (or yes/no/maybe) answer out of the text a generative LM wrote.
 
-Models do not answer in one format: "Yes.", "**No**", "Answer: yes", "YES The hypothesis...",
-"The hypothesis is false.", "Based on the paragraph, no, ...". The parser recognises these forms
-and refuses to guess otherwise: an answer it cannot read is ``None`` (counted as unparsed in every
-table), never a default label.
-
-The rules, in order, on the text without emphasis, quotes and leading labels (``Answer:``, ``The
-answer is``, ``Based on the paragraph,``); the first that decides wins:
-
-1. **leading word**: the text starts with an answer word (or ``true``/``correct``/``entailed`` for
-   yes, ``false``/``incorrect``/``not entailed`` for no); joined to another answer word or
-   followed by "?" it is ambiguous; "no" as a determiner ("No idea.") is no answer.
-2. **hedge**: the first sentence hedges ("I cannot determine", "Not necessarily", ...): unparsed
-   for binary prompts, ``maybe`` for 3-way ones.
-3. **labelled answer**: "answer: yes" / "the answer is no" anywhere.
-4. **statement**: the first sentence states the verdict ("the hypothesis is (not) true /
-   entailed", "the paragraph (does not) entail(s)"); disagreeing, negated, doubted or asking: unparsed.
-5. **standalone word**: an answer word set off as its own clause in the first sentence (two
-   different ones: unparsed).
-
-An answer word outside the prompt's answer set is unparsed, never mapped to the nearest one.
+Models answer in many formats; an answer the rules (leading word, hedge, labelled answer,
+statement, standalone word: docs/generative.md, "Two ways to answer") cannot read is ``None``
+(unparsed), never a default label or the nearest allowed word.
 
 >>> parse_answer("**Yes**. The paragraph says so.").answer
 'yes'

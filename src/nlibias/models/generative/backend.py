@@ -132,8 +132,7 @@ HTTP_OPTIONS = frozenset(
 def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: Any) -> GenerativeBackend:
     """A backend from a spec string: ``smollm2`` · ``hf:NAME_OR_PATH`` or a bare name
     (``NAME@REV``) · ``gguf:PATH`` · ``openai:URL#MODEL`` (chat) · ``openai-completions:URL#MODEL``
-    · ``fake:NAME``. ``options`` (None: the default) go to the backend; an option of the other kind
-    of backend is refused, saying which backends take it.
+    · ``fake:NAME``; an option of another kind of backend is refused.
     """
     options = {key: value for key, value in options.items() if value is not None}
     ref = spec if isinstance(spec, ModelRef) else ModelRef.unread(spec)

@@ -1,7 +1,5 @@
-"""Generation settings shared by the library, the command line and the Inspect tasks.
-
-Imports nothing (nor does :mod:`nlibias.models.generative`'s ``__init__``), so the command line can
-take its option defaults from here without loading torch.
+"""Generation settings shared by the library, the command line and the Inspect tasks; this module
+imports nothing, so the command line takes its option defaults from here without loading torch.
 
 >>> DEFAULT_MAX_NEW_TOKENS
 64

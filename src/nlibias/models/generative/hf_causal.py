@@ -1,16 +1,9 @@
 """Hugging Face causal LMs answering yes/no prompts: scored (one forward pass) or generated (greedy).
 
-Models load by hub name, local directory or GGUF file (dequantised by transformers). **Scored**:
-each answer word's probability is the sum over its single-token spellings at the answer position,
-renormalised among the answer words (``answer_mass``: their share of the whole distribution);
-batches are left-padded with position ids from the mask, so padding changes no logit, and prompt
-prefixes shared within a batch are computed once (``share_prefixes``). **Generated**: greedy
-decoding, parsed by :func:`nlibias.models.generative.answers.parse_answer`. A model without a
-chat template reads the prompt followed by ``"\\nAnswer:"``.
-
-Reading a GGUF file is slow (about 30 s for SmolLM2 on 2 cores), so the first load saves the
-dequantised weights under ``$NLIBIAS_MODEL_CACHE`` (default: the user cache's ``gguf-converted``)
-and later loads take under a second, with bit-identical logits.
+The two modes: docs/generative.md, "Two ways to answer". A model without a chat template reads
+the prompt followed by ``"\\nAnswer:"``. Reading a GGUF file is slow (about 30 s for SmolLM2 on 2
+cores), so the first load saves the dequantised weights under ``$NLIBIAS_MODEL_CACHE`` for later
+loads (bit-identical logits).
 """
 
 from __future__ import annotations

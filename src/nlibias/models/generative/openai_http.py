@@ -1,12 +1,8 @@
 """OpenAI-compatible HTTP servers (vLLM, llama.cpp's server, TGI, Ollama, ...) as generative backends.
 
-``api="chat"`` (``/v1/chat/completions``: the server applies the chat template) or
-``"completions"`` (the prompt followed by ``"\\nAnswer:"``). Scored answers ask for one token's
-``top_logprobs`` and sum the answer words' spellings among them (renormalised; none listed:
-unparsed); a server without log-probabilities gets generated answers (greedy, parsed) instead.
-The client (:mod:`~nlibias.models.generative.http_client`) retries with backoff and keeps at most
-``concurrency`` requests in flight; the API key (``$OPENAI_API_KEY`` by default) is never part of
-the cache identity or of any output file.
+Scored answers sum the answer words' spellings among one token's ``top_logprobs`` (none listed:
+unparsed); a server without log-probabilities gets generated answers instead. The API key
+(``$OPENAI_API_KEY`` by default) is never part of the cache identity or of any output file.
 
 >>> lm = OpenAICompatibleLM("http://127.0.0.1:8080/v1", "my-model")
 >>> lm.name, lm.identity()["api"]
@@ -62,11 +58,7 @@ def _answer_word(token: str, answers: Sequence[str]) -> str | None:
 
 @dataclass
 class OpenAICompatibleLM:
-    """A model behind an OpenAI-compatible server (see the module docstring).
-
-    ``concurrency`` requests run at once (each answer is cached as soon as it arrives);
-    ``top_logprobs`` alternatives are requested for scored answers (most servers allow 20).
-    """
+    """A model behind an OpenAI-compatible server, ``concurrency`` requests at once (module docs)."""
 
     base_url: str
     model: str
@@ -244,12 +236,8 @@ class OpenAICompatibleLM:
         mode: GenerativeMode = "scored",
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     ) -> Iterator[AnswerBatch]:
-        """Answers as they arrive, at most ``concurrency`` requests in flight.
-
-        Each yielded batch holds the answers finished since the previous one. When a request
-        fails for good, the answers finished before are yielded first, then :class:`ServerError`
-        is raised (the caller has cached them, so a rerun resumes).
-        """
+        """Answers as they arrive; a request that fails for good raises :class:`ServerError` after
+        the answers finished before it are yielded (cached, so a rerun resumes)."""
         if not prompts:
             return
         self.check_served_model()

@@ -2,14 +2,9 @@
 after the prompt (the model's reply), the prompt computed once and its key/value cache shared by
 the options.
 
-The prompts of a batch of questions (chat template applied) run once, left-padded; each prompt's
-cache is copied once per option and every option's tokens run in one batch after them,
-right-padded. An option's score is the sum of its tokens' log-probabilities; the choice compares
-the sums or, :data:`OptionScore` ``per-byte``, the sums divided by the options' UTF-8 lengths.
-Bytes rather than tokens: the same division for every model (a tokenizer-free length, as
-lm-eval's ``acc_bytes``; its ``acc_norm`` divides by characters, the same on ASCII options).
-Where the tokenizer merges the prompt's last token with an option's first, the shared part is
-the tokens common to every option's full text.
+An option's score is the sum of its tokens' log-probabilities; :data:`OptionScore` ``per-byte``
+divides it by the option's UTF-8 length, a tokenizer-free length that is the same for every model
+(as lm-eval's ``acc_bytes``).
 
 >>> from nlibias.models.generative.backend import FakeGenerativeBackend
 >>> batch = next(option_batches(FakeGenerativeBackend(), ["Who?"], [("A", "B b", "C")]))

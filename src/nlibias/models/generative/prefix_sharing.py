@@ -1,10 +1,7 @@
 """Shared prompt prefixes: which tokens to compute once, planned on plain lists (no torch).
 
-Prompts from one template share most of their tokens (the chat template's opening, the
-instruction, in BBNLI a premise asked with many hypotheses), and a causal LM's key/value cache of
-a prefix does not depend on what follows, so a batch runs in *stages* (:class:`Stage`): the root
-every prompt shares, each group's prefix (:func:`group_by_prefix`), then each prompt's own suffix,
-each with its parent's cache. This module plans them; :mod:`nlibias.models.generative.scoring` runs them.
+Why and how a batch runs in stages (:class:`Stage`; :mod:`nlibias.models.generative.scoring` runs
+them): docs/generative.md, "Shared prompt prefixes".
 
 >>> seqs = [[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 7, 8], [1, 2, 9, 9, 9, 9]]
 >>> [(g.members, g.prefix_length) for g in group_by_prefix(seqs, min_prefix=2, min_fraction=0.5)]

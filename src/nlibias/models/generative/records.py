@@ -1,7 +1,6 @@
 """What a generative backend returns: one :class:`AnswerRecord` per prompt (what the prediction
-cache stores), delivered in :class:`AnswerBatch` es. The backends (:mod:`hf_causal`,
-:mod:`openai_http`) and the forward passes behind scored answers (:mod:`scoring`) import these
-records from here, and :mod:`backend` builds the backends, so none of them imports another back.
+cache stores), delivered in :class:`AnswerBatch` es; kept apart from the backends so that none of
+them imports another back.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """Forward passes behind scored answers of causal LMs: plain left-padded batches (position ids from
 the mask, logits at the last position only), or staged batches whose shared prefixes are computed
-once (:mod:`nlibias.models.generative.prefix_sharing`).
-
-A stage's segments run left-padded with their parents' key/value cache (copied row by row), the
-parent's mask followed by the segment's, positions continuing from the parent's real length: each
-prompt sees exactly its own tokens at their own positions, as in the plain pass, and its last
-token ends the last stage (the model's head runs once). Only models whose cache layers attend to
-the full context and whose attention takes an arbitrary mask run in stages
-(:func:`supports_staged_forward`).
+once (docs/generative.md, "Shared prompt prefixes"; :func:`supports_staged_forward` says which
+models can).
 
 >>> left_pad_lists([[5, 6], [7]], pad_id=0)
 ([[5, 6], [0, 7]], [[1, 1], [0, 1]])

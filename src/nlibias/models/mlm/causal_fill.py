@@ -1,12 +1,7 @@
-"""Causal-LM fill: a generative LM proposes the whole words of a ``<mask>`` (docs/design.md, "Fill").
-
-A causal LM cannot see the mask's right context, so the fill takes two steps, batched over a
-chunk's texts: (1) the left context is continued by a small beam (``beam`` word-starting tokens,
-then up to ``depth - 1`` continuing pieces), a partial word that looks whole becoming a candidate
-scored ``log P(tokens | left) + log P(word boundary)``; (2) the candidates are filtered as the
-masked-LM fill filters its ranking (plus stop words), and the best ``pool`` (default
-``2 x top_k``) re-ranked by the log-probability of the whole completed sentence. A candidate's
-``log_prob`` is that sentence's, its ``vocab_rank`` its rank among the left-context candidates.
+"""Causal-LM fill: a generative LM proposes the whole words of a ``<mask>`` (docs/extension.md,
+"Fill with a causal LM"). It cannot see the mask's right context, so the fill takes two steps: (1)
+a small beam continues the left context into whole-word candidates; (2) the best ``pool`` of them
+(default ``2 x top_k``) are re-ranked by the log-probability of the whole completed sentence.
 """
 
 from __future__ import annotations
@@ -155,11 +150,8 @@ def stopwords_hash(words: Collection[str]) -> str:
 
 
 class BeamRerankFiller(ABC):
-    """What every causal fill shares, whatever computes its scores: the beam settings of the spec,
-    the stop words, the identity, and the fill in chunks (:meth:`left_candidates`, then
-    :func:`rerank_by_sentence` with :meth:`sentence_log_probs`); in process
-    (:class:`CausalLMFiller`) or over HTTP (:class:`~nlibias.models.mlm.server_fill.ServerCausalFiller`).
-    """
+    """What every causal fill shares, in process (:class:`CausalLMFiller`) or over HTTP
+    (:class:`~nlibias.models.mlm.server_fill.ServerCausalFiller`): settings, identity, the fill."""
 
     fill_kind = "causal"
     device: str
@@ -239,9 +231,8 @@ class _Loaded:
 
 
 class CausalLMFiller(BeamRerankFiller):
-    """Fills ``<mask>`` with a causal LM (module docs): ``spec`` names the model (``smollm2``, a
-    ``.gguf`` path, a directory, a hub name), optionally with ``?beam=16&depth=3&pool=10``;
-    ``stopwords`` are never proposed; ``forward_passes`` counts the model calls.
+    """Fills ``<mask>`` with a causal LM in process (module docs); ``spec`` may end in
+    ``?beam=16&depth=3&pool=10``; ``forward_passes`` counts the model calls.
     """
 
     def __init__(

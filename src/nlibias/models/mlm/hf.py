@@ -166,9 +166,8 @@ def check_mask_head_loaded(
 def load_masked_lm(
     name_or_path: str, *, revision: str | None, device: str, dtype: Any, parameter: str
 ) -> tuple[Any, Any, Any]:
-    """A masked LM's tokenizer, weights (in ``dtype``, else the checkpoint's own, on ``device``, in
-    eval mode) and dtype; refused (naming ``parameter``) when the tokenizer has no mask token or
-    the checkpoint no trained masked-LM head (its outputs would be noise)."""
+    """A masked LM's tokenizer, weights (eval mode) and dtype; refused when the tokenizer has no mask
+    token or the checkpoint no trained masked-LM head (its outputs would be noise)."""
     from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
 
     config = load_pretrained(AutoConfig.from_pretrained, name_or_path, revision=revision, what="masked LM")

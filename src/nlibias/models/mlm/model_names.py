@@ -1,10 +1,6 @@
-"""Model names given by a user, checked before anything loads, and errors named after the
-parameter that named the model.
-
-A name that can only be a local path (``/``, ``./``, ``../``, ``~``, a backslash, more than one
-``/``, a ``.gguf`` file) and does not exist is refused here, instead of being sent to the hub,
-whose answer says nothing about a mistyped path; :func:`loading_as` renames a loader's generic
-parameter to the one the user gave the name under.
+"""Model names given by a user, checked before anything loads: a name that can only be a local
+path and does not exist is refused here (the hub's answer says nothing about a mistyped path),
+and errors are named after the parameter that named the model.
 
 >>> model_path("causal:./models/x?beam=4"), model_path("bert-base-cased"), model_path("mlm:~/m@v1")
 ('./models/x', None, '~/m')

@@ -1,12 +1,9 @@
 """Causal-LM fill from an OpenAI-compatible server that returns log-probabilities (vLLM, ...): the
 two steps of :mod:`nlibias.models.mlm.causal_fill`, asked over ``/v1/completions``.
 
-The beam grows from the left context's top alternatives (``top_logprobs``), one request per partial
-word; a partial word's boundary probability is 1 minus that of the continuing pieces among the top
-alternatives (a server shows only those). The sentences are re-ranked by their prompt
-log-probabilities (``echo``; :meth:`nlibias.models.tp.server.ServerScorer.sentence_log_probs`
-refuses a server whose echoed values are shifted by one token). Identical prompts of a step are
-sent once. The identity holds the server URL, the model name and the settings, not the weights.
+The beam grows from the left context's ``top_logprobs`` (a server shows only those, so a word's
+boundary probability is 1 minus its continuing pieces'); sentences are re-ranked by their echoed
+prompt log-probabilities. The identity holds the URL, model name and settings, not the weights.
 
 >>> filler = ServerCausalFiller("openai:http://127.0.0.1:8080/v1#m?beam=4&depth=2", stopwords={"the"})
 >>> filler.identity()["server"]["model"], filler.beam, filler.top_logprobs
@@ -59,9 +56,8 @@ def parse_server_spec(spec: str) -> tuple[str, str, dict[str, str]]:
 
 
 class ServerCausalFiller(BeamRerankFiller):
-    """Fills ``<mask>`` with a causal LM behind an OpenAI-compatible server (module docstring):
-    ``spec`` is ``openai:URL#MODEL``, optionally with ``?beam=16&depth=3&pool=10&top_logprobs=20``;
-    ``requests`` counts the completions asked for."""
+    """Fills ``<mask>`` with a causal LM behind an OpenAI-compatible server (``openai:URL#MODEL``,
+    optionally ``?beam=16&depth=3&pool=10&top_logprobs=20``)."""
 
     def __init__(
         self,

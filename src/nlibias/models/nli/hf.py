@@ -46,12 +46,9 @@ ENCODE_CHUNK = 4096
 
 
 class HFNLIClassifier:
-    """A 3-way NLI classifier loaded with ``AutoModelForSequenceClassification`` (a hub id at
-    ``revision``, or a local directory). ``label_map`` (a mapping, or the ``--label-map`` text)
-    overrides the model's ``id2label``; unmappable labels are refused at load time. Pairs over
-    ``max_length`` tokens are truncated. ``quantize="int8"`` (CPU) and ``compile`` change the
-    outputs slightly, so they enter :meth:`identity` (docs/benchmarks.md, "Optional speed flags").
-    """
+    """A 3-way NLI classifier (``AutoModelForSequenceClassification``). ``label_map`` overrides
+    the model's ``id2label``; ``quantize`` and ``compile`` change the outputs slightly, so they
+    enter :meth:`identity` (docs/benchmarks.md, "Optional speed flags")."""
 
     def __init__(
         self,
@@ -144,9 +141,8 @@ class HFNLIClassifier:
         return identity
 
     def identity(self) -> Mapping[str, Any]:
-        """Everything that determines the outputs (model, pinned revision, dtype, truncation, label
-        order, ``quantize`` with its kernels' engine, ``compile``); batch size, device and threads
-        change how fast, not what.
+        """Everything that determines the outputs; batch size, device and threads change how fast,
+        not what.
 
         >>> clf.identity()["revision"]  # doctest: +SKIP
         'sha256:9f2c...'

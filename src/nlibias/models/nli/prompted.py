@@ -1,9 +1,7 @@
 """A causal LM asked for the three NLI labels with a prompt: an NLI classifier like any other.
 
-The spec is ``prompt:MODEL``, optionally ``prompt:MODEL?prompt=FILE`` (a template with
-``{premise}`` and ``{hypothesis}``; default ``nli_prompt.txt`` beside this module), asked as the
-scored yes/no audit asks. ``yes`` / ``maybe`` / ``no`` (each the sum over its single-token
-spellings at the next-token position) are renormalised among themselves into entailment /
+``prompt:MODEL`` or ``prompt:MODEL?prompt=FILE`` (default ``nli_prompt.txt`` beside this module),
+scored as the yes/no audit scores: ``yes`` / ``maybe`` / ``no`` renormalised into entailment /
 neutral / contradiction. The identity holds the LM's and the prompt file's SHA-256.
 
 >>> PROMPT_LABELS

@@ -1,9 +1,7 @@
 """Run an NLI classifier on a Ray cluster through Ray Data, as one :class:`NLIClassifier`.
 
-The driver sorts the pairs by length, cuts them into blocks and hands them to an actor pool
-(``map_batches``); finished blocks stream back as :class:`~nlibias.models.base.BatchResult`
-objects, so the driver (which alone touches the cache) commits each as it arrives. ``import ray``
-happens inside functions: without Ray, construction says ``pip install "nlibias[ray]"``.
+Blocks of pairs go to an actor pool (``map_batches``) and stream back, so the driver, which alone
+touches the cache, commits each as it arrives. Ray is optional: ``pip install "nlibias[ray]"``.
 """
 
 from __future__ import annotations
@@ -150,12 +148,9 @@ class _RayWorker:
 
 
 class RayNLIClassifier:
-    """An NLI classifier whose batches run on ``num_workers`` Ray actors. ``address=None`` joins
-    this process's Ray instance or starts a local one (shut down by :meth:`close`); an address
-    joins a cluster. ``device`` defaults to ``cuda`` when ``num_gpus`` > 0; ``batch_size``: the
-    most pairs per block. One Ray task reads the identity at construction (a bad model path fails
-    here; cache keys match a single process's); results match up to float32 rounding.
-    """
+    """An NLI classifier whose batches run on ``num_workers`` Ray actors (``address=None``: a local
+    Ray, shut down by :meth:`close`). A bad model path fails at construction; cache keys match a
+    single process's and results match up to float32 rounding."""
 
     @declared
     def __init__(

@@ -214,12 +214,9 @@ class _Pool:
 
 
 class ShardedNLIClassifier:
-    """Run one classifier per device in worker processes, as one :class:`NLIClassifier` with the
-    wrapped classifier's identity. ``spec`` and ``options`` go to ``create_classifier`` (each
-    worker gets one of ``devices``, which may repeat); workers start at construction (a bad model
-    path fails here) and stop on :meth:`close`, an error or a closed generator. ``factory``
-    replaces ``create_classifier`` (tests inject failures); mixed devices whose identities differ
-    are refused.
+    """One classifier per device (``devices`` may repeat) in worker processes, as one
+    :class:`NLIClassifier` with the wrapped identity; workers start at construction (a bad model
+    path fails here) and stop on :meth:`close`. Devices whose identities differ are refused.
 
     >>> clf = ShardedNLIClassifier("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli",
     ...                            ["cuda:0", "cuda:1"])  # doctest: +SKIP

@@ -1,7 +1,6 @@
 """The sentence-scorer contract and the token alignment every scorer shares (docs/design.md,
-"Token probability"): under ``shared`` only the tokens the two sentences share count (the
-``equal`` spans of :class:`difflib.SequenceMatcher`, as the reference code), under ``whole`` every
-token; special tokens never. A pair sharing no token scores 0.0 twice (a tie, its token count 0 kept).
+"Token probability"); special tokens never count, and a pair sharing no token scores 0.0 twice (a
+tie, its token count 0 kept).
 
 >>> shared_positions([101, 7, 8, 9, 102], [101, 7, 5, 9, 102])
 ([0, 1, 3, 4], [0, 1, 3, 4])

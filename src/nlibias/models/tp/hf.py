@@ -1,8 +1,8 @@
 """In-process Hugging Face sentence scorers, as the CrowS-Pairs / WinoQueer reference code defines
-them, computed the fast way: masked-LM pseudo-log-likelihood with every masked copy of a chunk
-batched by tokens and the LM head run only at each copy's mask (:class:`HFMaskedScorer`), and
-causal-LM log-likelihood in one right-padded forward pass per sentence (:class:`HFCausalScorer`).
-Uncased tokenizers get lowercased sentences, as the reference does.
+them (docs/design.md, "Token probability"), computed the fast way: the masked copies of a chunk
+batched by tokens with the LM head run only at each mask (:class:`HFMaskedScorer`), one forward
+pass per sentence for a causal LM (:class:`HFCausalScorer`). Uncased tokenizers get lowercased
+sentences, as the reference does.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Sentence scores from an OpenAI-compatible server that returns prompt log-probabilities
 (``/v1/completions`` with ``echo: true`` and ``logprobs``, as vLLM does), one request a sentence.
 
-The first token has no log-probability and is never scored (the in-process scorer's BOS); shared
-tokens are aligned on the token strings. A server whose echoed log-probabilities are shifted by one
-token (llama-cpp-python 0.3.36: every sum would be wrong) is refused (:func:`check_prompt_alignment`).
+The first token is never scored (the in-process scorer's BOS). A server whose echoed
+log-probabilities are shifted by one token is refused (:func:`check_prompt_alignment`).
 
 >>> scorer = ServerScorer("http://127.0.0.1:8080/v1", "m")
 >>> scorer.identity()["backend"], scorer.kind
