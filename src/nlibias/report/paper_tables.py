@@ -200,7 +200,8 @@ def table8(models: Mapping[str, Mapping[str, Any]], *, top: int = TOP_SUBTOPICS)
         tuple(headers),
         rows,
         group_column=True,
-        notes=table8_notes({"models": models}),
+        # a verdict needs the model's overall measures: entries without them have none to contrast
+        notes=table8_notes({"models": {k: v for k, v in models.items() if "overall" in v}}),
     )
 
 
