@@ -9,13 +9,12 @@ where it points, so the reader names the YAML line and key).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import yaml
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -26,6 +25,16 @@ from pydantic import (
 )
 
 from nlibias.errors import ConfigError, SourceError
+from nlibias.extension.config_rules import (
+    LOADING,
+    Inapplicable,
+    ModelName,
+    RunDir,
+    fill_loads_weights,
+    in_their_words,
+    not_loaded,
+    refuse_set,
+)
 from nlibias.extension.filter_policy import parse_policy
 from nlibias.models.batching import check_batch_limits
 from nlibias.models.generative.sources import gguf_file_problem, is_gguf_name
@@ -50,67 +59,6 @@ PAPER_FILTER_MODELS = (
 PAPER_HOLDOUT_MODELS = ("ynie/albert-xxlarge-v2-snli_mnli_fever_anli_R1_R2_R3-nli",)
 MODEL_OPTIONS = ("revision", "label_map", "quantize", "compile")
 """The options of one filter model that load it (every one but ``name``)."""
-LOADING = "models that load their weights here"
-
-
-def _not_blank(message: str) -> AfterValidator:
-    """Refuse a blank string: ``""`` loads (writes into) the current directory."""
-
-    def check(value: str) -> str:
-        if not value.strip():
-            raise ValueError(message)
-        return value
-
-    return AfterValidator(check)
-
-
-ModelName = Annotated[str, _not_blank("the model name is empty; name a model (a hub id or a local path)")]
-RunDir = Annotated[str, _not_blank("the path is empty; name the run directory")]
-
-
-def _in_their_words(check: Callable[..., None], **values: Any) -> None:
-    """A backend's own check of a value, as the ``ValueError`` pydantic names with file, line and key."""
-    try:
-        check(**values)
-    except ConfigError as error:
-        raise ValueError(str(error)) from None
-
-
-class Inapplicable(ValueError):
-    """An option nothing reads: ``at``, its key under the refusing model (for the YAML line);
-    ``models``, the keys of the models that leave it nothing to apply to (for overrides)."""
-
-    def __init__(self, error: ConfigError, at: tuple[str | int, ...], models: tuple[str, ...] = ()) -> None:
-        super().__init__(str(error))
-        self.at, self.models = at, models
-
-
-def fill_loads_weights(spec: str) -> bool:
-    """Whether a fill model takes ``mlm.device``, ``mlm.dtype`` and ``mlm.revision``: neither the
-    fake nor a server (``openai:URL#MODEL``, also behind ``causal:``/``gguf:``)."""
-    kind, rest = split_kind(spec)
-    served = kind in ("causal", "gguf") and ModelRef.unread(rest).is_server
-    return ModelRef.unread(spec).loads_weights_here and not served
-
-
-def _not_loaded(spec: str) -> str:
-    return f"{spec!r} (a fake)" if ModelRef.unread(spec).is_fake else f"{spec!r} (behind a server)"
-
-
-def _refuse_set(
-    section: BaseModel,
-    options: Sequence[str],
-    text: tuple[str, str],
-    at: tuple[str, ...],
-    models: tuple[str, ...],
-) -> None:
-    """Refuse the first of ``options`` set in ``section`` (``text``: what it applies to, and what is
-    given; ``at``: the section's key; ``models``: the keys naming the models it does not apply to)."""
-    for option in options:
-        value = getattr(section, option)
-        if value is not None and not (option == "dtype" and str(value).lower() == "auto"):
-            refusal = option_applies_to_nothing(option, text[0], value=value, given=text[1])
-            raise Inapplicable(refusal, (*at, option), models)
 
 
 class _Strict(BaseModel):
@@ -133,7 +81,7 @@ class FilterModelConfig(_Strict):
 
     @model_validator(mode="after")
     def _check_speed(self) -> FilterModelConfig:
-        _in_their_words(check_speed_values, quantize=self.quantize, compile=self.compile)
+        in_their_words(check_speed_values, quantize=self.quantize, compile=self.compile)
         return self
 
     @property
@@ -203,7 +151,7 @@ class DeviceConfig(_Strict):
     @classmethod
     def _backend_limit(cls, value: Any, info: ValidationInfo) -> Any:
         check = check_speed_values if info.field_name == "threads" else check_batch_limits
-        _in_their_words(check, **{str(info.field_name): value})
+        in_their_words(check, **{str(info.field_name): value})
         return value
 
 
@@ -238,7 +186,7 @@ class FilterConfig(DeviceConfig):
     def _check(self) -> FilterConfig:
         if not self.models:
             raise ValueError("filter.models: at least one filter model is needed")
-        _in_their_words(lambda: parse_policy(self.policy).check(len(self.models)))
+        in_their_words(lambda: parse_policy(self.policy).check(len(self.models)))
         held = {m.key for m in self.holdout} | {m.model for m in self.holdout}
         both = [m.key for m in self.models if m.key in held or m.model in held]
         if both:
@@ -258,7 +206,7 @@ class FilterConfig(DeviceConfig):
         if all(ModelRef.unread(spec.model).is_fake for spec in self.models):  # a server is no classifier kind
             applies_to = f"filter {LOADING} (a Hugging Face model, prompt:MODEL)"
             given = f"none of filter.models does: {', '.join(f'{m.model!r} (a fake)' for m in self.models)}"
-            _refuse_set(self, ("device", "dtype"), (applies_to, given), at=(), models=("filter.models",))
+            refuse_set(self, ("device", "dtype"), (applies_to, given), at=(), models=("filter.models",))
         return self
 
     @property
@@ -297,10 +245,10 @@ class ExtendConfig(_Strict):
         and ``filter.compare_fills``, built with the ``mlm`` settings) loads weights here."""
         fills = [self.mlm.model, *self.filter.compare_fills]
         if not any(fill_loads_weights(spec) for spec in fills):
-            given = f"none of those given does: {', '.join(_not_loaded(spec) for spec in fills)}"
+            given = f"none of those given does: {', '.join(not_loaded(spec) for spec in fills)}"
             text = (f"fill {LOADING} (a masked or causal LM: mlm.model, filter.compare_fills)", given)
             models = ("mlm.model", "filter.compare_fills")
-            _refuse_set(self.mlm, ("device", "dtype", "revision"), text, at=("mlm",), models=models)
+            refuse_set(self.mlm, ("device", "dtype", "revision"), text, at=("mlm",), models=models)
         return self
 
 
@@ -488,7 +436,7 @@ def _place_device(data: dict[str, Any], device: Any) -> None:
     mlm["device"] = device if any(fill_loads_weights(spec) for spec in fills) else None
     filters["device"] = None if all(ModelRef.unread(str(name)).is_fake for name in models) else device
     if mlm["device"] is None and filters["device"] is None:
-        given = f"none of those given does: {', '.join(_not_loaded(name) for name in [*fills, *models])}"
+        given = f"none of those given does: {', '.join(not_loaded(name) for name in [*fills, *models])}"
         applies_to = f"fill and filter {LOADING} (a masked or causal LM, an NLI classifier)"
         raise option_applies_to_nothing("device", applies_to, value=device, given=given)
 

@@ -31,6 +31,7 @@ from nlibias.errors import SourceError
 from nlibias.io.atomic import atomic_path, write_jsonl
 from nlibias.io.fingerprint import file_stamp, sha256_file
 from nlibias.io.jsonl import dumps_finite, iter_jsonl
+from nlibias.io.string_pool import StringPool
 from nlibias.schema import LABELS, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.declared import source_error
@@ -107,45 +108,6 @@ def write_samples(run_dir: str | Path, samples: Sequence[Sample]) -> dict[str, P
 _REQUIRED_TEXT = ("id", "domain", "subtopic", "premise", "hypothesis")
 _OPTIONAL_TEXT = ("pair_key", "group", "counterfactual_group")
 _STEREOTYPES = (None, "pro", "anti")
-
-
-class _StringPool:
-    """One shared object per distinct string value (like ``sys.intern``, freed with the samples):
-    samples repeat most of their text, and sharing it holds a WQ-NLI sample in about a third of
-    the memory (docs/benchmarks.md). Ids are unique and stay out of the pool."""
-
-    def __init__(self, provenance_keys: Collection[str] | None = None, *, share: bool = True) -> None:
-        self._strings: dict[str, str] = {}
-        self._share = share
-        self._keys = None if provenance_keys is None else frozenset(provenance_keys)
-
-    def value(self, value: Any) -> Any:
-        """``value`` with every string in it (dict keys, list items, nested) shared."""
-        if type(value) is str:
-            return self._strings.setdefault(value, value)
-        if type(value) is dict:
-            share = self._strings.setdefault
-            # Strings and numbers inline: a call per value made reading WQ-NLI 60% slower.
-            return {
-                share(k, k): share(v, v)
-                if type(v) is str
-                else (self.value(v) if type(v) in (dict, list) else v)
-                for k, v in value.items()
-            }
-        if type(value) is list:
-            return [self.value(v) for v in value]
-        return value
-
-    def sample(self, fields: Mapping[str, Any], provenance: dict[str, Any]) -> Sample:
-        """The sample of checked ``fields`` (every core field), its text shared when the pool shares."""
-        if self._keys is not None:
-            provenance = {k: v for k, v in provenance.items() if k in self._keys}
-        text = {name: fields[name] for name in _SHARED_FIELDS}
-        if self._share:
-            share = self._strings.setdefault  # inline, not a call to self.value per field (slower)
-            text = {name: share(v, v) if type(v) is str else v for name, v in text.items()}
-            provenance = self.value(provenance)
-        return Sample(id=fields["id"], pair_key=fields["pair_key"], **text, provenance=provenance)
 
 
 def _quick_fields(raw: dict[str, Any]) -> dict[str, Any] | None:
@@ -225,11 +187,9 @@ def read_sample_columns(
     benchmark: Benchmark | None = None,
     benchmark_of: Callable[[str], Benchmark] | None = None,
 ) -> ReadColumns:
-    """Every sample of a run directory or samples file, checked (:func:`iter_samples`, unique ids)
-    and kept as :class:`~nlibias.schema.columns.SampleColumns` with ``provenance_keys`` (None:
-    all), in one pass over the file's bytes (hashed as they are read). ``benchmark_of``: find the
-    benchmark from the first sample's ``source`` (its provenance keys are kept). A file that
-    changes while it is read is refused.
+    """Every sample of a run directory or samples file, checked, as columns with ``provenance_keys``
+    (None: all), in one pass over the bytes (hashed as read; a file changed meanwhile is refused).
+    ``benchmark_of``: the benchmark found from the first sample's ``source``.
 
     >>> import tempfile
     >>> from nlibias.schema import Sample
@@ -292,7 +252,7 @@ def iter_samples(
     path = resolve_samples_path(path)
     records = _parquet_records(path) if path.suffix == ".parquet" else _json_records(path, digest)
     records = _through_the_door(path, records)
-    shared = _StringPool(provenance_keys, share=share_strings)
+    shared = StringPool(_SHARED_FIELDS, provenance_keys, share=share_strings)
     rules = rules or SampleRules(path)
     for line, raw in records:
         fields, provenance = _record(path, line, raw)

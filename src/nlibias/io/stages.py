@@ -28,7 +28,6 @@ from nlibias.errors import ConfigError, NlibiasError
 from nlibias.io.atomic import write_json
 from nlibias.io.fingerprint import flat_keys, sha256_file
 from nlibias.models.generative.sources import is_gguf_name, local_source
-from nlibias.models.hf_common import hash_local_model, is_local_model
 from nlibias.models.hub_reach import hub_file
 from nlibias.schema.model_ref import ModelRef
 
@@ -86,6 +85,9 @@ def model_identity(model: str, revision: str | None = None) -> dict[str, Any]:
     >>> model_identity("fake:a")
     {'name': 'fake:a', 'kind': 'hub', 'revision': None, 'files_sha256': None}
     """
+    # deferred: hf_common pulls numpy, and the CLI's --help reaches this module
+    from nlibias.models.hf_common import hash_local_model, is_local_model
+
     ref = ModelRef.unread(model)
     local = model if is_local_model(model) else None
     after_kind = ref.name if ref.kind.isidentifier() and not ref.is_fake else ""
