@@ -59,7 +59,7 @@ def render_card(info: Mapping[str, Any]) -> str:
         *intro_section(info, header["pretty_name"]),
         *models_section(model_rows(info)),
         *generation_tables(info),
-        *fill_comparison_section(info["fill_comparison"]),
+        *fill_comparison_section(info.get("fill_comparison", {})),
         *outcome_tables(info),
         *closing_section(),
     ]
@@ -397,7 +397,7 @@ def fill_comparison_section(comparison: Mapping[str, Any]) -> list[str]:
     >>> fill_comparison_section({"rows": [{"fill_model": "m", "kind": "masked"}]})
     []
     """
-    rows = comparison["rows"]
+    rows = comparison.get("rows", [])
     if len(rows) < 2:
         return []
     judge = comparison.get("judge")
