@@ -90,7 +90,7 @@ MATCH_APPLIES = AppliesTo(
     "selecting rows by occupation",
     lambda settings: settings.get("select", "occupation") == "occupation",
     "",
-    fix="leave match out, or give 'occupation' as select",
+    fix="leave {{match}} out, or give 'occupation' as {{select}}",
     names=("select",),
 )
 Match = Annotated[MatchRule, MATCH_APPLIES]

@@ -115,7 +115,7 @@ HER_MODEL_APPLIES = AppliesTo(
     "nothing: only her='lm' reads \"her\" with a language model",
     lambda settings: settings.get("her") == "lm",
     "",
-    fix="pass her='lm' too, or leave her_model out",
+    fix="pass her='lm' too, or leave {{her_model}} out",
     names=("her",),
 )
 HerModel = Annotated[str | HerResolver | None, HER_MODEL_APPLIES]

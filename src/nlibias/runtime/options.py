@@ -40,7 +40,7 @@ SCORED_APPLIES = AppliesTo(
     "scored answers",
     lambda settings: settings.get("mode", "scored") == "scored",
     "generated answers are read from their text",
-    fix="leave {name} out, or give 'scored' as mode",
+    fix="leave {{{name}}} out, or give 'scored' as {{mode}}",
     names=("mode",),
 )
 """How scored options are compared means nothing to generated answers."""

@@ -222,7 +222,7 @@ def draw_explanation_queue(
     by = judge if judge is not None else (judges[0] if judges else "")
     if by not in judges:
         raise ConfigError(
-            f"judge {judge!r} did not label this run's explanations; use one of {', '.join(judges)}",
+            f"{{judge}} {judge!r} did not label this run's explanations; use one of {', '.join(judges)}",
             parameter="judge",
         )
     if not items:
