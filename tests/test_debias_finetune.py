@@ -102,6 +102,20 @@ def kill_at(step: int) -> Any:
     return KillAt()
 
 
+def test_a_killed_run_leaves_no_progress_line_printing(toy: dict[str, Path], tmp_path: Path) -> None:
+    """Into a log (pytest's stderr is no terminal) the steps are a line thread; a training that
+    raised never reaches on_train_end, and its thread went on printing into later commands."""
+    import threading
+
+    options = {**FAST, "progress": True, "max_steps": 4}
+    with pytest.raises(Kill):
+        finetune(str(toy["base"]), toy["train"], tmp_path / "k", callbacks=[kill_at(2)], **options)
+    printing = [t for t in threading.enumerate() if t.name == "nlibias-progress-lines"]
+    for thread in printing:
+        thread.join(timeout=5)  # a stopped thread ends at once; a running one never does
+    assert not [t for t in printing if t.is_alive()]
+
+
 def test_a_killed_run_resumes_from_its_checkpoint(toy: dict[str, Path], tmp_path: Path) -> None:
     import torch
     from transformers import AutoModelForSequenceClassification

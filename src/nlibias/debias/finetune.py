@@ -201,6 +201,9 @@ def _progress_lines() -> Any:
                 self.lines.moved_to(state.global_step)
 
         def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.stop()
+
+        def stop(self) -> None:
             if self.lines is not None:
                 self.lines.close()
 
@@ -402,17 +405,22 @@ def _train(
     )
     trainer.remove_callback(PrinterCallback)  # it prints log dicts on stdout when the bar is off
     trainer.remove_callback(ProgressCallback)  # its log lines go to stdout too: a quiet bar instead
+    step_lines = _progress_lines() if progress and not bars_wanted(progress) else None
     if bars_wanted(progress):
         restore_library_bars()  # asked for: an earlier job's silencing would hide this bar too
         trainer.add_callback(_quiet_progress())
-    elif progress:
-        trainer.add_callback(_progress_lines())
-    if finished is None:
-        result = trainer.train(resume_from_checkpoint=resume_from)
-    else:
-        from transformers.trainer_utils import TrainOutput
+    elif step_lines is not None:
+        trainer.add_callback(step_lines)
+    try:
+        if finished is None:
+            result = trainer.train(resume_from_checkpoint=resume_from)
+        else:
+            from transformers.trainer_utils import TrainOutput
 
-        result = TrainOutput(global_step=finished, training_loss=float("nan"), metrics={})
+            result = TrainOutput(global_step=finished, training_loss=float("nan"), metrics={})
+    finally:  # a training that raised never reaches on_train_end: its line thread would print on
+        if step_lines is not None:
+            step_lines.stop()
     trainer.save_model(str(out))
     tokenizer.save_pretrained(str(out))
     accuracy = None
