@@ -382,7 +382,12 @@ def describe(hint: Any) -> str:
 
 
 def _constrained(base: str, metadata: Sequence[Any]) -> str:
-    """``base`` with the bounds and finiteness its ``Annotated`` metadata declare, in words."""
+    """``base`` with the bounds and finiteness its ``Annotated`` metadata declare, in words (no
+    second article before a base that has one).
+
+    >>> _constrained("int", []), _constrained("one of 'a', 'b'", []), _constrained("a list of str", [])
+    ('an int', "one of 'a', 'b'", 'a list of str')
+    """
     bounds: dict[str, Any] = {}
     finite = False
     for item in metadata:
@@ -391,8 +396,11 @@ def _constrained(base: str, metadata: Sequence[Any]) -> str:
                 if hasattr(entry, key):
                     bounds[key] = getattr(entry, key)
             finite = finite or entry == _FINITE
-    article = "an" if base[:1] in "aeiou" else "a"
-    words = f"{article} {'finite ' if finite else ''}{base}"
+    if base.startswith(("a ", "an ", "one of ")):
+        words = base
+    else:
+        article = "an" if base[:1] in "aeiou" else "a"
+        words = f"{article} {'finite ' if finite else ''}{base}"
     if "ge" in bounds and "le" in bounds:
         return f"{words} from {bounds['ge']} to {bounds['le']}"
     parts = []
