@@ -649,7 +649,7 @@ def test_a_local_model_behind_a_kind_prefix_is_identified_by_its_files(tiny_nli_
 def test_compare_fill_on_the_command_line_reaches_the_filter_stage(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import nlibias.extension.pipeline as pipeline
+    import nlibias.jobs.extend as extend_job
     from nlibias.cli.main import app
     from nlibias.extension.pipeline import PipelineResult
 
@@ -659,7 +659,7 @@ def test_compare_fill_on_the_command_line_reaches_the_filter_stage(
         seen.append(config)
         return PipelineResult(status="stopped", run_dir=tmp_path, stages=[], message="")
 
-    monkeypatch.setattr(pipeline, "run_pipeline", capture)
+    monkeypatch.setattr(extend_job, "run_pipeline", capture)  # where the job looks it up
     gguf = tmp_path / "other.gguf"  # a local path must exist (checked with the settings)
     gguf.write_bytes(b"GGUF" + (3).to_bytes(4, "little") + bytes(16))  # a whole GGUF header
     args = ["extend", "--out", str(tmp_path), "--fill-model", "smollm2", "--compare-fill", "masked:bert-base-cased",
