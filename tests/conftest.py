@@ -10,6 +10,7 @@ Add new shared fixtures below, one section per topic.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -246,3 +247,17 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     rules.write_text("bootstrap: 300\nslices: [overall, domain]\n")
     return {"base": base, "copy": root / "copy", "cand": root / "cand", "other": root / "otherrun",
             "rules": rules, "root": root, "changed_id": Path(changed["id"])}  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _no_progress_line_left_printing() -> Iterator[None]:
+    """A command's progress-line thread ends with its command: one left running (a bar never
+    closed) prints a line every 30 s into whatever runs next, as a killed fine-tune's once did."""
+    yield
+    left = [t for t in threading.enumerate() if t.name == "nlibias-progress-lines"]
+    for thread in left:
+        thread.join(timeout=1)  # a closed one ends at once
+    running = [t for t in left if t.is_alive()]
+    for thread in running:  # stop it, so that the next test is not blamed for it too
+        thread._target.__self__.close()  # type: ignore[attr-defined]
+    assert not running, "a progress-line thread outlived its command (a bar was never closed)"

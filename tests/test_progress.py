@@ -63,7 +63,13 @@ def test_the_bar_is_closed_when_a_model_fails(tmp_path: Path, monkeypatch: pytes
     from nlibias.runtime.progress import CommandBar
 
     closed: list[str] = []
-    monkeypatch.setattr(CommandBar, "close", lambda bar: closed.append(bar.desc))
+    close = CommandBar.close
+
+    def recorded_close(bar: CommandBar) -> None:
+        closed.append(bar.desc)
+        close(bar)  # still closed: its line thread would print into later tests' output
+
+    monkeypatch.setattr(CommandBar, "close", recorded_close)
 
     class Failing(FakeNLIClassifier):
         def predict_batches(self, pairs: object) -> Iterator[BatchResult]:
