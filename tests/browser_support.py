@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,3 +34,19 @@ def chromium_path() -> str:
     if not Path(path).exists():
         pytest.skip("chromium is not installed (apt-get install -y chromium)")
     return path
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless Chromium driven by Playwright, closed on leaving; a skip that says what to install
+    when Chromium or Playwright is missing."""
+    executable = chromium_path()
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install playwright)"
+    )
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
