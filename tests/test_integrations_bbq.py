@@ -6,6 +6,7 @@ back into the options a scored or generated audit chooses. The export's output g
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -248,3 +249,23 @@ def test_inspect_s_bbq_task_reads_answers_as_bbq_options(bbq_run: Path, tmp_path
     # s_DIS: example 1 (neg) names the target, biased; example 3 (nonneg) the target too, not biased:
     # 100 x (2 x 1/2 - 1) = 0
     assert overall["bbq_s_dis"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("metadata", "said"),
+    [
+        ({"nlibias_prompt": "race", "nlibias_options": 5, "nlibias_option_words": []}, "metadata.nlibias_options"),
+        ({"nlibias_prompt": "race", "nlibias_options": ["a", "b"]}, "metadata.nlibias_option_words: Field required"),
+        ({"nlibias_prompt": "race", "nlibias_options": ["a", "b"], "nlibias_option_words": ["a"]}, "1 option words for 2"),
+    ],
+)  # fmt: skip
+def test_an_inspect_sample_with_damaged_option_metadata_is_refused_naming_it(
+    metadata: dict, said: str
+) -> None:
+    """A tampered log's options were an internal error (TypeError, KeyError); the exported task's
+    metadata is declared, and refused as the lm-eval documents are, naming the log and the sample."""
+    from nlibias.errors import SourceError
+    from nlibias.io.tool_logs import _inspect_option_row
+
+    with pytest.raises(SourceError, match=rf"log\.eval: field samples\[x\]\..*{re.escape(said)}"):
+        _inspect_option_row(Path("log.eval"), "x", "inspect:m", metadata, "a")

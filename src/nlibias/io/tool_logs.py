@@ -40,6 +40,7 @@ from nlibias.models.generative.answers import parse_answer
 from nlibias.models.generative.defaults import OptionScore
 from nlibias.models.generative.option_scoring import choose_option
 from nlibias.models.generative.prompts import BINARY_LABELS, THREE_WAY_LABELS
+from nlibias.schema.declared import source_error
 from nlibias.schema.model_keys import model_key
 from nlibias.schema.prediction_rows import ANSWER_SETS, RowRefused, check_loglikelihood, check_row
 
@@ -258,9 +259,7 @@ def _option_row(
     try:
         checked = _OptionDoc.model_validate(doc)
     except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        field = ".".join(["doc", *(str(part) for part in first["loc"])])
-        raise SourceError(path, field, first["msg"], line=line) from None
+        raise source_error(error, path, line=line, within="doc") from None
     n = checked.options
     lls = _loglikelihoods(path, line, raw.get("filtered_resps"), len(checked.choices))
     base = lls[n] if len(lls) > n else 0.0  # the moved whitespace alone
@@ -367,7 +366,7 @@ def _inspect_rows_at(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
         check_inspect_sample(path, sample)
         text = sample.output.completion if sample.output is not None else ""
         if "nlibias_options" in metadata:
-            yield (None, f"samples[{sample_id}]"), _inspect_option_row(sample_id, model, metadata, text)
+            yield (None, f"samples[{sample_id}]"), _inspect_option_row(path, sample_id, model, metadata, text)
             continue
         answers = tuple(str(metadata.get("nlibias_answers", "yes/no")).split("/"))
         parsed = parse_answer(text, answers)
@@ -392,10 +391,34 @@ def _inspect_rows_at(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
     check_inspect_count(path, header, len(seen))
 
 
-def _inspect_option_row(sample_id: str, model: str, metadata: dict[str, Any], text: str) -> dict[str, Any]:
+class _OptionMetadata(BaseModel):
+    """What an exported multiple-choice task (BBQ) records of each sample: its options and the
+    words each is also read by."""
+
+    model_config = ConfigDict(extra="ignore")
+    nlibias_prompt: str
+    nlibias_options: Annotated[list[str], Field(min_length=2)]
+    nlibias_option_words: list[str]
+
+    @model_validator(mode="after")
+    def _a_word_per_option(self) -> _OptionMetadata:
+        if len(self.nlibias_option_words) != len(self.nlibias_options):
+            raise ValueError(
+                f"{len(self.nlibias_option_words)} option words for {len(self.nlibias_options)} options"
+            )
+        return self
+
+
+def _inspect_option_row(
+    path: Path, sample_id: str, model: str, metadata: dict[str, Any], text: str
+) -> dict[str, Any]:
     """A multiple-choice sample's completion read as one of its options (BBQ's rule; unmatched:
     ``choice`` null, counted)."""
-    choice = read_answer(text, metadata["nlibias_options"], metadata["nlibias_option_words"])
+    try:
+        checked = _OptionMetadata.model_validate(metadata)
+    except ValidationError as error:
+        raise source_error(error, path, within=f"samples[{sample_id}].metadata") from None
+    choice = read_answer(text, checked.nlibias_options, checked.nlibias_option_words)
     row: dict[str, Any] = {"id": sample_id, "label": None, "kind": "generative", "mode": "generated"}
     row |= {
         "model": model_key(model, str(metadata["nlibias_prompt"]), "generated"),

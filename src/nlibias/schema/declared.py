@@ -277,10 +277,15 @@ def source_error(
     known_keys: Callable[[Sequence[Any]], Sequence[str]] | None = None,
     whole: str | None = None,
     fix: str | None = None,
+    within: str | None = None,
 ) -> SourceError:
     """:func:`problems` as a SourceError naming ``path`` and the line (a JSONL row's ``line``, or
-    each problem's line in the YAML ``text``): the first problem, the others on lines below it."""
-    first, *others = problems(error, text=text, known_keys=known_keys, whole=whole)
+    each problem's line in the YAML ``text``): the first problem, the others on lines below it.
+    ``within``: where in the file the validated part sits (``doc``: fields read ``doc.FIELD``)."""
+    found = problems(error, text=text, known_keys=known_keys, whole=whole)
+    if within is not None:
+        found = [p._replace(field=f"{within}.{p.field}" if p.field else within) for p in found]
+    first, *others = found
     more = "".join(f"\n{SourceError(path, p.field, p.reason, line=p.line or line)}" for p in others)
     return SourceError(path, first.field, first.reason + more, line=first.line or line, fix=first.fix or fix)
 
