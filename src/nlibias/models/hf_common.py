@@ -1,7 +1,5 @@
-"""What every Hugging Face backend shares: device and dtype choice, pinned revisions, loading.
-
-A model's revision (commit hash, or ``sha256:`` of a local directory's files) is part of its
-identity, so a changed local model never reuses cache entries.
+"""What every Hugging Face backend shares: device and dtype choice, pinned revisions (a commit,
+or ``sha256:`` of a local model's files: part of its identity), loading.
 
 >>> choose_device("cpu"), dtype_name(choose_dtype("cpu", None))
 ('cpu', 'float32')
@@ -29,8 +27,7 @@ T = TypeVar("T")
 
 #: Files of a local model directory that can change its outputs (README, logs: not hashed).
 MODEL_FILE_SUFFIXES = (".json", ".safetensors", ".bin", ".txt", ".model", ".gguf", ".py", ".tiktoken")
-#: How a training run went, not what the model computes: identical weights trained twice share an
-#: identity.
+#: How a training run went, not what the model computes (not hashed).
 TRAINING_RECORDS: frozenset[str] = frozenset({"finetune.json", "training_args.bin", "trainer_state.json"})
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -80,23 +77,22 @@ def choose_device(device: str | None = None) -> str:
             return choose_device(forced)
         return "cuda" if torch.cuda.is_available() else "cpu"
     kind = device.split(":")[0]
-    missing = {
-        "cuda": "sees no CUDA GPU (install a CUDA build of torch, or",
-        "mps": "reports MPS unavailable (",
-    }
-    if (kind == "cuda" and not torch.cuda.is_available()) or (
-        kind == "mps" and not torch.backends.mps.is_available()
-    ):
-        raise ConfigError(
-            f"{{device}} {device!r} was asked for but torch {missing[kind]} pass device='cpu')",
-            parameter="device",
-        )
+    problem = None
+    if kind == "cuda" and not torch.cuda.is_available():
+        problem = "sees no CUDA GPU (install a CUDA build of torch, or"
+    elif kind == "mps" and not torch.backends.mps.is_available():
+        problem = "reports MPS unavailable ("
     try:
         torch.device(device)
     except (RuntimeError, TypeError):
-        raise ConfigError(
-            f"unknown device {device!r} (use cpu, cuda, cuda:N or mps)", parameter="device"
-        ) from None
+        problem = problem or "unknown"
+    if problem is not None:
+        message = (
+            f"unknown device {device!r} (use cpu, cuda, cuda:N or mps)"
+            if problem == "unknown"
+            else f"{{device}} {device!r} was asked for but torch {problem} pass device='cpu')"
+        )
+        raise ConfigError(message, parameter="device")
     return device
 
 
@@ -302,9 +298,15 @@ def set_torch_threads(threads: int | None) -> None:
 
 
 def check_speed_values(
-    *, quantize: str | None = None, compile: bool = False, threads: int | None = None
+    *,
+    quantize: str | None = None,
+    compile: bool = False,
+    threads: int | None = None,
+    device: str | None = None,
+    dtype: torch.dtype | None = None,
 ) -> None:
-    """Refuse bad ``quantize``/``compile``/``threads`` values, before anything loads.
+    """Refuse bad ``quantize``/``compile``/``threads`` values, and (given ``device`` and
+    ``dtype``) a ``quantize`` the other settings cannot work with, before anything loads.
 
     >>> check_speed_values(quantize="int4")
     Traceback (most recent call last):
@@ -312,17 +314,36 @@ def check_speed_values(
     nlibias.errors.ConfigError: quantize is 'int4'; give int8, or leave it unset
     """
     check_batch_limits(threads=threads)
+    kind = (device or "cpu").split(":")[0]
+    problem, parameter = None, "compile" if compile else "quantize"
     if quantize is not None and quantize not in QUANTIZE_MODES:
-        raise ConfigError(
-            f"{{quantize}} is {quantize!r}; give {' or '.join(QUANTIZE_MODES)}, or leave it unset",
-            parameter="quantize",
+        problem = f"{{quantize}} is {quantize!r}; give {' or '.join(QUANTIZE_MODES)}, or leave it unset"
+        parameter = "quantize"
+    elif not isinstance(compile, bool):
+        problem = f"{{compile}} is {compile!r}; pass True or False"
+    elif quantize is None or device is None:
+        pass
+    elif compile:  # dynamo cannot trace the int8 Linear's packed weights (measured: a graph break each)
+        problem = (
+            f"quantize={quantize!r} and compile cannot be combined (torch.compile cannot trace the int8 "
+            "Linear layers: one graph break per layer, long compilation, no gain); choose one"
         )
-    if not isinstance(compile, bool):
-        raise ConfigError(f"{{compile}} is {compile!r}; pass True or False", parameter="compile")
+    elif kind != "cpu":
+        problem = (
+            f"quantize={quantize!r} runs on CPU only (torch's dynamic int8 kernels have no {kind.upper()} "
+            "version; on a GPU, bf16 is the fast setting): use device cpu, or drop quantize"
+        )
+    elif dtype is not None and dtype_name(dtype) != "float32":
+        problem = (
+            f"quantize={quantize!r} quantizes float32 weights; dtype {dtype_name(dtype)} was asked for "
+            "(drop dtype, or drop quantize)"
+        )
+    if problem is not None:
+        raise ConfigError(problem, parameter=parameter)
 
 
 def check_speed_options(device: str, dtype: torch.dtype, quantize: str | None, compile: bool) -> None:
-    """Refuse a ``quantize`` that cannot work with the other settings, before any weights are read.
+    """:func:`check_speed_values` with the device and dtype, before any weights are read.
 
     >>> import torch
     >>> check_speed_options("cuda", torch.bfloat16, "int8", False)
@@ -330,23 +351,7 @@ def check_speed_options(device: str, dtype: torch.dtype, quantize: str | None, c
     ...
     nlibias.errors.ConfigError: quantize='int8' runs on CPU only (torch's dynamic int8 kernels have no CUDA version; on a GPU, bf16 is the fast setting): use device cpu, or drop quantize
     """
-    import torch
-
-    check_speed_values(quantize=quantize, compile=compile)
-    kind = device.split(":")[0]
-    # compile: dynamo cannot trace the int8 Linear's packed weights (measured: a graph break each)
-    problem = (
-        None if quantize is None
-        else "and compile cannot be combined (torch.compile cannot trace the int8 Linear layers: one graph "
-        "break per layer, long compilation, no gain); choose one" if compile
-        else f"runs on CPU only (torch's dynamic int8 kernels have no {kind.upper()} version; on a GPU, bf16 "
-        "is the fast setting): use device cpu, or drop quantize" if kind != "cpu"
-        else f"quantizes float32 weights; dtype {dtype_name(dtype)} was asked for (drop dtype, or drop "
-        "quantize)" if dtype != torch.float32
-        else None
-    )  # fmt: skip
-    if problem is not None:
-        raise ConfigError(f"quantize={quantize!r} {problem}", parameter="compile" if compile else "quantize")
+    check_speed_values(quantize=quantize, compile=compile, device=device, dtype=dtype)
 
 
 def quantize_int8_dynamic(model: Any) -> Any:

@@ -1,14 +1,6 @@
-"""Hugging Face masked LMs as mask fillers (``AutoModelForMaskedLM``; BERT, RoBERTa, ALBERT, ...).
-
-Only the hidden state at the mask goes through the LM head (``batch × vocabulary`` logits, not
-``batch × length × vocabulary``; the full logits, with a warning, where no head is found).
-Candidates are whole words: pieces, special tokens, punctuation and excluded words are skipped.
-
->>> filler = HFMaskedLMFiller("bert-large-cased-whole-word-masking")          # doctest: +SKIP
->>> batch = next(filler.fill_batches(["Women are less <mask> for jobs."], top_k=5, exclude=[()]))  # doctest: +SKIP
->>> [c.word for c in batch.candidates[0]]                                      # doctest: +SKIP
-['suited', 'qualified', 'suitable', 'eligible', 'competitive']
-"""
+"""Hugging Face masked LMs as mask fillers: the LM head runs at the mask only (the full logits,
+with a warning, where no head is found); candidates are whole words (no pieces, special tokens,
+punctuation or excluded words)."""
 
 from __future__ import annotations
 
@@ -35,7 +27,6 @@ from nlibias.models.hf_common import (
 from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate
 
 DEFAULT_MLM = "bert-large-cased-whole-word-masking"
-#: Bumped when a change of this module changes outputs, so old cache entries are not reused.
 BACKEND_VERSION = 1
 Scheme = Literal["wordpiece", "bpe", "sentencepiece"]
 _MARKERS: dict[Scheme, str] = {"wordpiece": "##", "bpe": "Ġ", "sentencepiece": "▁"}
@@ -97,9 +88,8 @@ def whole_word_table(
 
 
 def find_mask_head(model: Any) -> tuple[Any, Any] | None:
-    """``(base encoder, LM head)`` of a masked-LM model, or ``None``: its ``cls``, ``lm_head`` or
-    ``predictions`` module, accepted only when it holds the output embeddings (so the head on a
-    hidden state gives the full model's logits there)."""
+    """``(base encoder, LM head)`` of a masked LM, or ``None``: its ``cls``, ``lm_head`` or
+    ``predictions`` module holding the output embeddings."""
     encoder = getattr(model, getattr(model, "base_model_prefix", ""), None)
     output_embeddings = model.get_output_embeddings()
     if encoder is None or output_embeddings is None:
@@ -142,9 +132,8 @@ def rank_whole_words(
 def check_mask_head_loaded(
     model: Any, loading: Mapping[str, Any], name: str, parameter: str = "fill_model"
 ) -> None:
-    """Refuse a checkpoint whose masked-LM head was not in its weights (``loading``: the load
-    report of ``from_pretrained``): transformers gives it a random head (an NLI classifier loaded
-    as a masked LM), whose fills mean nothing.
+    """Refuse a checkpoint without masked-LM head weights (``loading``: ``from_pretrained``'s load
+    report), which transformers would fill with a random head.
     >>> class M: base_model_prefix = "bert"
     >>> check_mask_head_loaded(M(), {"missing_keys": []}, "m")
     >>> check_mask_head_loaded(M(), {"missing_keys": ["cls.predictions.bias"]}, "nli")
@@ -166,8 +155,8 @@ def check_mask_head_loaded(
 def load_masked_lm(
     name_or_path: str, *, revision: str | None, device: str, dtype: Any, parameter: str
 ) -> tuple[Any, Any, Any]:
-    """A masked LM's tokenizer, weights (eval mode) and dtype; refused when the tokenizer has no mask
-    token or the checkpoint no trained masked-LM head (its outputs would be noise)."""
+    """A masked LM's tokenizer, weights (eval mode) and dtype; refused without a mask token or a
+    trained masked-LM head."""
     from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
 
     config = load_pretrained(AutoConfig.from_pretrained, name_or_path, revision=revision, what="masked LM")
@@ -190,9 +179,7 @@ def load_masked_lm(
 
 
 class HFMaskedLMFiller:
-    """A masked LM (:data:`DEFAULT_MLM`, a hub id or a local directory) filling one ``<mask>`` per
-    text; ``head_mode`` says whether the head runs at the mask only or on every position.
-    """
+    """A masked LM filling one ``<mask>`` per text; ``head_mode``: ``mask-only`` or ``full-logits``."""
 
     def __init__(
         self,
@@ -233,8 +220,7 @@ class HFMaskedLMFiller:
         self.texts_computed = 0
 
     def _mask_head(self) -> Any:
-        """The LM head, run on the masked positions only; None (with a warning: every position's
-        logits are computed, slower) when the model has none that can be found."""
+        """The LM head, or None with a warning (every position's logits computed, slower)."""
         head = find_mask_head(self.model)
         if head is None:
             warnings.warn(
@@ -245,19 +231,16 @@ class HFMaskedLMFiller:
         return head
 
     def _word_table(self) -> tuple[str, Any]:
-        """The tokenizer's sub-word scheme and, per vocabulary id, the whole word it stands for
-        (:func:`whole_word_table`): what turns the head's scores into whole-word fills."""
+        """The tokenizer's sub-word scheme and :func:`whole_word_table`."""
         vocab_size = int(self.model.get_output_embeddings().weight.shape[0])
         tokens = self.tokenizer.convert_ids_to_tokens(list(range(min(vocab_size, len(self.tokenizer)))))
         scheme = detect_scheme(tokens)
-        # word-piece tokens read as they are; other schemes' tokens are decoded (byte-level, spaces)
         decode = None if scheme == "wordpiece" else (lambda t: self.tokenizer.convert_tokens_to_string([t]))
         return scheme, whole_word_table(
             tokens, set(self.tokenizer.all_special_ids), scheme=scheme, decode=decode
         )
 
     def _model_identity(self) -> dict[str, Any]:
-        """What decides the fills (a local model by its folder name, so a cache survives a move)."""
         return {
             "backend": "hf-mlm",
             "backend_version": BACKEND_VERSION,
@@ -268,7 +251,6 @@ class HFMaskedLMFiller:
         }
 
     def identity(self) -> Mapping[str, Any]:
-        """Backend, model, pinned revision, dtype and max length (batch size and device are left out)."""
         return dict(self._identity)
 
     def describe(self) -> dict[str, Any]:

@@ -1,6 +1,5 @@
-"""Model names given by a user, checked before anything loads: a name that can only be a local
-path and does not exist is refused here (the hub's answer says nothing about a mistyped path),
-and errors are named after the parameter that named the model.
+"""Model names checked before anything loads: one that can only be a local path and does not
+exist is refused, naming the parameter that named it.
 
 >>> model_path("causal:./models/x?beam=4"), model_path("bert-base-cased"), model_path("mlm:~/m@v1")
 ('./models/x', None, '~/m')
@@ -21,7 +20,7 @@ from pathlib import Path
 from nlibias.errors import ConfigError
 from nlibias.schema.model_ref import ModelRef, without_options
 
-#: Kinds a model name may carry (fill models, HER models; ``hf:`` a Hugging Face model, explicitly).
+#: Kinds a model name may carry.
 KINDS = ("causal", "gguf", "masked", "mlm", "hf")
 #: The parameters the loaders name (each its own): renamed to the one the user gave.
 LOADER_PARAMETERS = frozenset({"name_or_path", "mlm", "causal", "generative", "model", "models", "spec"})
@@ -44,8 +43,7 @@ def model_path(spec: str) -> str | None:
 
 
 def missing_path(spec: str) -> str | None:
-    """Why a model name that can only be a local path names nothing (``None``: it names
-    something, or may be a hub id).
+    """Why a model name that can only be a local path names nothing (``None``: no problem).
 
     >>> missing_path("./no/such/model")
     'the local path ./no/such/model does not exist (no such file or directory; check the path, or name a hub model as org/name)'
@@ -76,13 +74,7 @@ def check_model_path(spec: str, *, parameter: str) -> None:
 @contextlib.contextmanager
 def loading_as(parameter: str, spec: str) -> Iterator[None]:
     """Load a model the user named under ``parameter``: its path checked first, a loader's error
-    renamed after ``parameter``.
-
-    >>> with loading_as("her_model", "x"):  # doctest: +ELLIPSIS
-    ...     raise ConfigError("cannot load 'x'", parameter="causal")
-    Traceback (most recent call last):
-    nlibias.errors.ConfigError: cannot load 'x'
-    """
+    renamed after ``parameter``."""
     check_model_path(spec, parameter=parameter)
     try:
         yield

@@ -1,11 +1,5 @@
-"""Hugging Face sequence-classification NLI models (the ynie checkpoints, roberta-large-mnli, ...).
-
-Pairs are tokenized once, unpadded; batches are planned by length, each padded to its own longest
-pair; softmax in float32, columns put in (entailment, neutral, contradiction) order by ``id2label``.
-
->>> clf = HFNLIClassifier("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli")  # doctest: +SKIP
->>> from nlibias.runtime.classifier import predict_pairs                                       # doctest: +SKIP
->>> predict_pairs(clf, [("A man sleeps.", "A person rests.")]).probs               # doctest: +SKIP
+"""Hugging Face sequence-classification NLI models: pairs tokenized once, unpadded, batched by
+length; softmax in float32, columns in (entailment, neutral, contradiction) order by ``id2label``.
 """
 
 from __future__ import annotations
@@ -81,7 +75,6 @@ class HFNLIClassifier:
         self.max_tokens = max_tokens
         self.max_batch_size = max_batch_size
 
-        # Labels and the checkpoint's own dtype are read from the config, before the weights.
         config = _load_config(self.model_name_or_path, revision)
         self.dtype = choose_dtype(self.device, dtype, config)
         check_speed_options(self.device, self.dtype, quantize, compile)
@@ -89,8 +82,7 @@ class HFNLIClassifier:
         self.label_order: list[int] = resolve_label_order(
             config.id2label, override, model_name=self.model_name_or_path
         )
-        # Pin the revision once (commit hash, or file hash of a local directory) and load the
-        # tokenizer and weights from that commit, so the identity names exactly what was loaded.
+        # pinned once, so the identity names exactly what was loaded
         self.revision: str = resolve_revision(
             SimpleNamespace(config=config), self.model_name_or_path, revision
         )
@@ -101,14 +93,12 @@ class HFNLIClassifier:
             assert quantize in QUANTIZE_MODES  # checked above
             self.model = quantize_int8_dynamic(self.model)
         if compile:
-            # One graph with symbolic batch and width (dynamic=True): padding widths to a multiple
-            # of 8 was measured to bring nothing (docs/benchmarks.md, "Optional speed flags").
             self.model = compile_model(self.model)
 
         tokenizer_limit = int(min(self.tokenizer.model_max_length, _UNSET_MAX_LENGTH))
         self.max_length = min(max_length, tokenizer_limit)
         self.last_truncated: np.ndarray = np.zeros(0, dtype=bool)
-        """Which pairs of the last :meth:`encode` call were longer than ``max_length`` (truncated)."""
+        """Which pairs of the last :meth:`encode` call were truncated to ``max_length``."""
         self._with_token_types = "token_type_ids" in self.tokenizer.model_input_names
         self._pad_values = _pad_values(self.tokenizer, config)
         self._column_order = torch.tensor(self.label_order, device=self.device)
@@ -118,7 +108,6 @@ class HFNLIClassifier:
         self.pairs_computed = 0
 
     def _make_identity(self) -> dict[str, Any]:
-        """What :meth:`identity` returns, built once the model is loaded."""
         identity: dict[str, Any] = {
             "backend": "hf-nli",
             "backend_version": BACKEND_VERSION,
@@ -129,7 +118,6 @@ class HFNLIClassifier:
             "truncation": "only_second,longest_first",
             "label_order": list(self.label_order),
         }
-        # Only when set, so the default identity (and every cache entry keyed on it) is unchanged.
         if self.quantize is not None:
             import torch
 
@@ -141,17 +129,11 @@ class HFNLIClassifier:
         return identity
 
     def identity(self) -> Mapping[str, Any]:
-        """Everything that determines the outputs; batch size, device and threads change how fast,
-        not what.
-
-        >>> clf.identity()["revision"]  # doctest: +SKIP
-        'sha256:9f2c...'
-        """
+        """Everything that determines the outputs (batch size, device, threads: only how fast)."""
         return dict(self._identity)
 
     def describe(self) -> dict[str, Any]:
-        """What to record beside the results: model, revision, device, dtype; and threads,
-        quantize, compile when set."""
+        """What to record beside the results (threads, quantize, compile only when set)."""
         described: dict[str, Any] = {
             "backend": "hf-nli",
             "model": self.model_name_or_path,
@@ -169,10 +151,8 @@ class HFNLIClassifier:
         return described
 
     def encode(self, pairs: Sequence[Pair]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
-        """Tokenize every pair once, unpadded: flat token arrays per input name, offsets, lengths.
-        Pairs over ``max_length`` are truncated hypothesis first (``only_second``, else
-        ``longest_first``); :data:`ENCODE_CHUNK` pairs per tokenizer call bound its memory.
-        """
+        """Tokenize every pair once, unpadded: flat token arrays per input name, offsets, lengths;
+        a long pair is truncated hypothesis first (``only_second``, else ``longest_first``)."""
         chunks = [
             self._encode_chunk(pairs[start : start + ENCODE_CHUNK])
             for start in range(0, len(pairs), ENCODE_CHUNK)
@@ -210,9 +190,8 @@ class HFNLIClassifier:
         return flat, lengths, truncated
 
     def _encode_untruncated(self, pairs: Sequence[Pair], options: dict[str, Any]) -> dict[str, list[Any]]:
-        """Token ids (and token type ids) of each pair, untruncated; a fast tokenizer's Rust backend
-        is called directly (``tokenizer(...)`` adds a one-thread conversion loop: 16-18% of an audit).
-        """
+        """Token (type) ids of each pair, untruncated; a fast tokenizer's Rust backend is called
+        directly (``tokenizer(...)`` adds a one-thread conversion loop: 16-18% of an audit)."""
         backend = getattr(self.tokenizer, "backend_tokenizer", None)
         if backend is None:
             premises = [premise for premise, _ in pairs]
@@ -265,12 +244,7 @@ class HFNLIClassifier:
         return inputs
 
     def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[BatchResult]:
-        """Probabilities in LABELS order, batch by batch (longest batch first).
-
-        >>> batch = next(clf.predict_batches([("A man sleeps.", "A man rests.")]))  # doctest: +SKIP
-        >>> batch.probs.sum(axis=1)                                                 # doctest: +SKIP
-        array([1.])
-        """
+        """Probabilities in LABELS order, batch by batch (longest batch first)."""
         import torch
 
         if not pairs:
@@ -293,14 +267,12 @@ class HFNLIClassifier:
 
 
 def _load_config(name_or_path: str, revision: str | None) -> Any:
-    """The model's config (its labels are checked before the weights are read)."""
     from transformers import AutoConfig
 
     return load_pretrained(AutoConfig.from_pretrained, name_or_path, revision=revision, what="model config")
 
 
 def _load_tokenizer(name_or_path: str, revision: str | None) -> Any:
-    """The fast tokenizer at ``revision``."""
     from transformers import AutoTokenizer
 
     return load_pretrained(
@@ -309,7 +281,6 @@ def _load_tokenizer(name_or_path: str, revision: str | None) -> Any:
 
 
 def _load_model(name_or_path: str, revision: str | None, config: Any, dtype: Any, device: str) -> Any:
-    """The sequence-classification weights at ``revision`` in ``dtype``, on ``device``, in eval mode."""
     from transformers import AutoModelForSequenceClassification
 
     model = load_pretrained(

@@ -1,8 +1,6 @@
-"""A causal LM asked for the three NLI labels with a prompt: an NLI classifier like any other.
-
-``prompt:MODEL`` or ``prompt:MODEL?prompt=FILE`` (default ``nli_prompt.txt`` beside this module),
-scored as the yes/no audit scores: ``yes`` / ``maybe`` / ``no`` renormalised into entailment /
-neutral / contradiction. The identity holds the LM's and the prompt file's SHA-256.
+"""``prompt:MODEL[?prompt=FILE]``: a causal LM asked for the three NLI labels with a prompt, scored
+``yes`` / ``maybe`` / ``no`` as entailment / neutral / contradiction; the identity holds the prompt
+file's SHA-256.
 
 >>> PROMPT_LABELS
 {'yes': 'entailment', 'maybe': 'neutral', 'no': 'contradiction'}
@@ -59,8 +57,7 @@ def load_nli_prompt(path: str | Path | None = None) -> tuple[str, str, Path]:
 
 
 class PromptedNLIClassifier:
-    """A prompted causal LM as a 3-way NLI classifier (see the module docstring); implements
-    :class:`~nlibias.models.base.NLIClassifier`. The LM loads on first use."""
+    """A prompted causal LM as a 3-way NLI classifier; the LM loads on first use."""
 
     def __init__(
         self,

@@ -1,8 +1,5 @@
-"""Run an NLI classifier on a Ray cluster through Ray Data, as one :class:`NLIClassifier`.
-
-Blocks of pairs go to an actor pool (``map_batches``) and stream back, so the driver, which alone
-touches the cache, commits each as it arrives. Ray is optional: ``pip install "nlibias[ray]"``.
-"""
+"""An NLI classifier on Ray Data actors (``pip install "nlibias[ray]"``): blocks of pairs stream
+back to the driver, which alone touches the cache."""
 
 from __future__ import annotations
 
@@ -27,8 +24,7 @@ from nlibias.models.nli.sharded import (
 )
 from nlibias.schema.declared import NonNegativeFloat, PositiveInt, declared
 
-#: Pairs per Ray block (one actor call): large enough to fill a few model batches, small enough
-#: that results stream back often and idle actors can take over the tail.
+#: Pairs per Ray block (one actor call).
 DEFAULT_BATCH_SIZE = 512
 _QUIET_CONTEXT = {
     "enable_progress_bars": False,
@@ -52,8 +48,7 @@ def import_ray() -> Any:
 
 
 def _set_threads(device: str, num_cpus: float, options: Mapping[str, Any]) -> None:
-    # Ray exports OMP_NUM_THREADS to its workers; torch, if the backend loaded it, follows suit
-    # (unless the backend was given its own `threads`).
+    # torch follows Ray's OMP_NUM_THREADS unless the backend was given its own `threads`
     if device == "cpu" and "torch" in sys.modules and not options.get("threads"):
         sys.modules["torch"].set_num_threads(max(1, int(num_cpus)))
 
@@ -61,23 +56,20 @@ def _set_threads(device: str, num_cpus: float, options: Mapping[str, Any]) -> No
 def _probe(
     spec: str, device: str, options: Mapping[str, Any], factory: ClassifierFactory | None, num_cpus: float
 ) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """Runs as a Ray task with the actors' resources: the classifier's name, identity, description."""
+    """A Ray task with the actors' resources: the classifier's name, identity, description."""
     _, report = build_worker_classifier(spec, device, options, factory)
     _set_threads(device, num_cpus, options)
     return report
 
 
 def _length_sorted_blocks(pairs: Sequence[Pair], batch_size: int, num_workers: int) -> list[Any]:
-    """``pairs`` longest first, cut into Arrow tables (``index``, ``premise``, ``hypothesis``) of at
-    most ``batch_size`` rows."""
+    """``pairs`` longest first in Arrow tables of at most ``batch_size`` rows, two per actor at least
+    (idle actors take whole blocks: the pool balances itself)."""
     import pyarrow as pa
 
     lengths = np.fromiter((len(p) + len(h) for p, h in pairs), dtype=np.int64, count=len(pairs))
     order = np.argsort(-lengths, kind="stable")
-    # At least two blocks per actor when there are pairs enough, so no actor sits idle.
     block_size = min(batch_size, max(1, math.ceil(len(pairs) / (2 * num_workers))))
-    # One Arrow table per block: Ray Data hands whole blocks to idle actors, so the pool
-    # balances itself, and similar lengths share a block (little padding).
     return [
         pa.table(
             {
@@ -125,10 +117,9 @@ class _RayWorker:
                 padded += batch.padded_tokens
                 truncated += batch.truncated
         except Exception as failure:
-            # Returned as data, not raised: Ray would keep only its own wrapper's message.
+            # returned as data: Ray would keep only its own wrapper's message
             error, remote_traceback = f"{type(failure).__name__}: {failure}", traceback.format_exc()
-        # Token counts are per block; they ride on its first row so that any re-chunking of the
-        # output still sums to the right totals.
+        # counts ride on the block's first row, so any re-chunking still sums right
         real_tokens = np.zeros(len(pairs), dtype=np.int64)
         padded_tokens = np.zeros(len(pairs), dtype=np.int64)
         truncated_pairs = np.zeros(len(pairs), dtype=np.int64)
@@ -148,9 +139,8 @@ class _RayWorker:
 
 
 class RayNLIClassifier:
-    """An NLI classifier whose batches run on ``num_workers`` Ray actors (``address=None``: a local
-    Ray, shut down by :meth:`close`). A bad model path fails at construction; cache keys match a
-    single process's and results match up to float32 rounding."""
+    """An NLI classifier on ``num_workers`` Ray actors (``address=None``: a local Ray, shut down by
+    :meth:`close`); cache keys match one process's, results up to float32 rounding."""
 
     @declared
     def __init__(
@@ -198,7 +188,6 @@ class RayNLIClassifier:
             raise self._worker_error(error) from None
 
     def identity(self) -> Mapping[str, Any]:
-        """The wrapped classifier's identity (where it runs is not part of it)."""
         return dict(self._identity)
 
     def describe(self) -> dict[str, Any]:
@@ -207,14 +196,12 @@ class RayNLIClassifier:
         return described
 
     def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[BatchResult]:
-        """Blocks of ``pairs`` through the actor pool; yields each finished block (indices are
-        positions in ``pairs``), in completion order."""
+        """Each finished block of ``pairs``, in completion order."""
         if not pairs:
             return
         ray = import_ray()
         tables = _length_sorted_blocks(pairs, self.batch_size, self.num_workers)
-        # Ray Data logs each execution at INFO and warns that its progress bars are off
-        # (predict_pairs shows its own); keep the terminal for nlibias' output while this runs.
+        # Ray Data's INFO logs and progress-bar warnings would crowd nlibias' own bar
         data_logger = logging.getLogger("ray.data")
         saved_level = data_logger.level
         data_logger.setLevel(logging.ERROR)
@@ -231,12 +218,11 @@ class RayNLIClassifier:
         finally:
             close = getattr(blocks, "close", None)
             if callable(close):
-                close()  # stops the streaming execution (and its actors) when the caller stops early
+                close()  # the caller stopped early: stop the execution and its actors
             data_logger.setLevel(saved_level)
 
     def _stream(self, ray: Any, tables: list[Any]) -> Iterator[dict[str, np.ndarray]]:
-        """The finished blocks of ``tables`` as the actor pool returns them (Ray Data's quiet
-        settings are on while the execution is planned, and restored after)."""
+        """The finished blocks of ``tables`` as the actor pool returns them."""
         context = ray.data.DataContext.get_current()
         saved = {key: getattr(context, key) for key in _QUIET_CONTEXT}
         for key, value in _QUIET_CONTEXT.items():
@@ -264,7 +250,6 @@ class RayNLIClassifier:
                 setattr(context, key, value)
 
     def _block_result(self, block: Mapping[str, np.ndarray]) -> BatchResult:
-        """One finished block as a :class:`BatchResult`, or the worker's error raised."""
         if len(block["error"]) and block["error"][0]:
             raise WorkerError(
                 f"{self._where()} failed: {block['error'][0]}",
@@ -305,8 +290,7 @@ _EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrup
 
 
 def summarize_ray_error(error: BaseException) -> str:
-    """``"Type: message"`` of the user exception inside a Ray error (Ray wraps it, sometimes
-    keeping it only as traceback text).
+    """``"Type: message"`` of the user exception inside a Ray error (perhaps only its traceback).
 
     >>> summarize_ray_error(RuntimeError("boom"))
     'RuntimeError: boom'

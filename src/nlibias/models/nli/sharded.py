@@ -1,8 +1,5 @@
-"""Shard an NLI classifier across the devices of one machine: one ``spawn``ed worker process per
-device, each building its own copy and running ``predict_batches`` on its shard. The parent deals
-the pairs so shards hold about the same tokens and yields the workers' batches as they arrive,
-mapped back to the caller's positions; results and cache entries are those of one process.
-"""
+"""Shard an NLI classifier over the devices of one machine, one ``spawn``ed worker per device;
+results and cache entries are those of one process."""
 
 from __future__ import annotations
 
@@ -27,14 +24,11 @@ from nlibias.models.batching import plan_batches
 from nlibias.models.registry import create_classifier
 from nlibias.schema.declared import Allowed, Name, declared
 
-#: How long the parent waits on the result queue before checking that every worker is alive.
-_POLL_SECONDS = 0.5
-#: How long a worker may take to stop after being asked, before it is terminated.
+_POLL_SECONDS = 0.5  # between checks that every worker is alive
 _STOP_SECONDS = 5.0
 
 ClassifierFactory = Callable[..., NLIClassifier]
-"""``factory(spec, device=..., **options)`` → a classifier; must be picklable (a module-level
-function), since it is sent to the spawned workers."""
+"""``factory(spec, device=..., **options)`` → a classifier; picklable (sent to the workers)."""
 
 
 class WorkerError(NlibiasError):
@@ -71,8 +65,8 @@ def deal_by_length(pairs: Sequence[Pair], n_shards: int) -> list[np.ndarray]:
 def build_worker_classifier(
     spec: str, device: str, options: Mapping[str, Any], factory: ClassifierFactory | None
 ) -> Any:
-    """The classifier a worker runs: built by ``factory`` (tests inject failures) or by
-    :func:`~nlibias.models.registry.create_classifier`; its name, identity and description."""
+    """The classifier a worker runs (``factory``'s, else the registry's), and its name, identity
+    and description."""
     classifier = (factory or create_classifier)(spec, device=device, **options)
     describe = getattr(classifier, "describe", None)
     return classifier, (
@@ -98,14 +92,12 @@ def _worker_main(
     results: Any,
 ) -> None:
     """A worker: build the classifier, report its identity, then run the shards it is sent."""
-    # Ctrl-C reaches the whole process group; the parent alone decides when workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
 
     def parent_alive() -> bool:
         return parent is None or parent.is_alive()
 
-    # Read by torch when (if) the backend imports it; the fake backend never does.
     os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(threads)
     try:
         classifier, report = build_worker_classifier(spec, device, options, factory)
@@ -147,8 +139,7 @@ def _worker_main(
 
 
 def _plan(classifier: Any, pairs: Sequence[Pair]) -> tuple[list[np.ndarray], list[int]] | None:
-    """The batches ``classifier`` would cut ``pairs`` into and their padded tokens (its own
-    ``plan_batches``, or a Hugging Face classifier's token lengths and caps), else ``None``."""
+    """The batches ``classifier`` would cut ``pairs`` into and their padded tokens, else ``None``."""
     planner = getattr(classifier, "plan_batches", None)
     if callable(planner):
         batches = [np.asarray(batch, dtype=np.int64) for batch in planner(pairs)]
@@ -164,9 +155,8 @@ def _plan(classifier: Any, pairs: Sequence[Pair]) -> tuple[list[np.ndarray], lis
 
 
 def deal_batches(batches: Sequence[np.ndarray], weights: Sequence[int], n_shards: int) -> list[np.ndarray]:
-    """Whole batches to shards, each to the shard with the fewest tokens so far; a shard made of
-    whole batches in input order is cut into exactly those batches again, so results are
-    bit-identical to a single process's.
+    """Whole batches to shards, each to the one with the fewest tokens so far (a shard of whole
+    batches is cut into the same batches again: results bit-identical to one process's).
 
     >>> [s.tolist() for s in deal_batches([np.array([3, 0]), np.array([1]), np.array([2])], [8, 5, 4], 2)]
     [[0, 3], [1, 2]]
@@ -181,8 +171,7 @@ def deal_batches(batches: Sequence[np.ndarray], weights: Sequence[int], n_shards
 
 
 class _Pool:
-    """The worker processes and their queues (kept apart from the classifier so that a
-    ``weakref.finalize`` can stop them without holding the classifier alive)."""
+    """The worker processes and their queues (apart, so a finalizer holds no classifier alive)."""
 
     def __init__(self) -> None:
         self.processes: list[Any] = []
@@ -190,8 +179,7 @@ class _Pool:
         self.results: Any = None
 
     def stop(self, *, abort: bool = False) -> None:
-        """Ask idle workers to stop; ``abort`` terminates them at once (a busy worker reads no
-        messages until its shard is done, and holds nothing worth saving: the parent commits)."""
+        """Ask idle workers to stop; ``abort`` terminates them at once (the parent commits)."""
         if not abort:
             for jobs in self.jobs:
                 with contextlib.suppress(OSError, ValueError):  # queue already closed
@@ -207,20 +195,15 @@ class _Pool:
                 process.join()
         for q in [*self.jobs, self.results]:
             if q is not None:
-                # Items a dead worker never read must not keep the parent from exiting.
-                q.cancel_join_thread()
+                q.cancel_join_thread()  # unread items must not keep the parent from exiting
                 q.close()
         self.processes, self.jobs, self.results = [], [], None
 
 
 class ShardedNLIClassifier:
     """One classifier per device (``devices`` may repeat) in worker processes, as one
-    :class:`NLIClassifier` with the wrapped identity; workers start at construction (a bad model
-    path fails here) and stop on :meth:`close`. Devices whose identities differ are refused.
-
-    >>> clf = ShardedNLIClassifier("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli",
-    ...                            ["cuda:0", "cuda:1"])  # doctest: +SKIP
-    """
+    :class:`NLIClassifier`; workers start at construction and stop on :meth:`close`. Devices whose
+    identities differ are refused."""
 
     @declared
     def __init__(
@@ -254,10 +237,8 @@ class ShardedNLIClassifier:
         self.name = spec
         self._start()
 
-    # --- the NLIClassifier contract ---------------------------------------------------------
-
     def identity(self) -> Mapping[str, Any]:
-        """The wrapped classifier's identity (devices change where, not what, is computed)."""
+        """The wrapped classifier's identity."""
         return dict(self._identity)
 
     def describe(self) -> dict[str, Any]:
@@ -268,8 +249,7 @@ class ShardedNLIClassifier:
         return described
 
     def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[BatchResult]:
-        """Deal ``pairs`` to the workers and yield their batches as they arrive (indices are
-        positions in ``pairs``). Closing the generator early stops the workers."""
+        """The workers' batches as they arrive; closing the generator early stops the workers."""
         if not pairs:
             return
         if not self._pool.processes:
@@ -307,8 +287,7 @@ class ShardedNLIClassifier:
                 self._pool.stop(abort=True)
 
     def _shards(self, pairs: Sequence[Pair], job: int) -> list[np.ndarray]:
-        """Split by the wrapped classifier's own batch plan (asked of worker 0) when it has one,
-        else by character length."""
+        """Split by the classifier's own batch plan (asked of worker 0), else by length."""
         n = len(self.devices)
         if n == 1:
             return [np.arange(len(pairs), dtype=np.int64)]
@@ -321,8 +300,6 @@ class ShardedNLIClassifier:
             return deal_by_length(pairs, n)
         batches, weights = message[3]
         return deal_batches(batches, weights, n)
-
-    # --- lifecycle -----------------------------------------------------------------------------
 
     def close(self) -> None:
         """Stop the workers (idempotent); a later ``predict_batches`` starts them again."""
@@ -343,7 +320,6 @@ class ShardedNLIClassifier:
         context = multiprocessing.get_context("spawn")
         pool = self._pool
         pool.results = context.Queue()
-        # A `threads` option the backend takes itself wins over the even split of the cores.
         threads = self.options.get("threads") or cpu_threads_per_worker(len(self.devices))
         try:
             for rank, device in enumerate(self.devices):
@@ -384,8 +360,7 @@ class ShardedNLIClassifier:
                 )
 
     def _next_message(self, expecting: set[int], timeout: float | None = None) -> tuple[Any, ...]:
-        """The next message from a worker; raises :class:`WorkerError` for a worker's error or
-        for a worker in ``expecting`` that died without one."""
+        """The next message from a worker; :class:`WorkerError` for an error or a dead worker."""
         deadline = None if timeout is None else time.monotonic() + timeout
         pool = self._pool
         while True:

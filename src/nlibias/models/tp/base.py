@@ -1,6 +1,5 @@
 """The sentence-scorer contract and the token alignment every scorer shares (docs/design.md,
-"Token probability"); special tokens never count, and a pair sharing no token scores 0.0 twice (a
-tie, its token count 0 kept).
+"Token probability").
 
 >>> shared_positions([101, 7, 8, 9, 102], [101, 7, 5, 9, 102])
 ([0, 1, 3, 4], [0, 1, 3, 4])
@@ -68,8 +67,7 @@ class PairScoreBatch:
 
 @runtime_checkable
 class SentenceScorer(Protocol):
-    """Scores sentence pairs; ``identity()`` is everything that determines the scores, ``kind``
-    is ``mlm``, ``causal`` or ``server``."""
+    """Scores sentence pairs; ``kind``: ``mlm``, ``causal`` or ``server``."""
 
     name: str
     kind: str

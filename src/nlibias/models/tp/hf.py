@@ -1,8 +1,6 @@
-"""In-process Hugging Face sentence scorers, as the CrowS-Pairs / WinoQueer reference code defines
-them (docs/design.md, "Token probability"), computed the fast way: the masked copies of a chunk
-batched by tokens with the LM head run only at each mask (:class:`HFMaskedScorer`), one forward
-pass per sentence for a causal LM (:class:`HFCausalScorer`). Uncased tokenizers get lowercased
-sentences, as the reference does.
+"""In-process Hugging Face sentence scorers as the CrowS-Pairs / WinoQueer reference defines them
+(docs/design.md, "Token probability"): masked copies batched by tokens, the LM head at each mask
+only (:class:`HFMaskedScorer`); one pass per sentence for a causal LM (:class:`HFCausalScorer`).
 """
 
 from __future__ import annotations
@@ -26,13 +24,12 @@ from nlibias.models.hf_common import (
 from nlibias.models.mlm.hf import find_mask_head, load_masked_lm
 from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, shared_positions
 
-#: Bumped when a change of this module changes scores, so old cache entries are not reused.
 BACKEND_VERSION = 1
 PAIRS_PER_CHUNK = 64
 """Pairs whose copies are batched together (and committed to the cache together)."""
 CPU_BATCH_TOKENS = 256
-"""A batch's token budget on CPU when none is given: the bar moves at least every 2 s, at no cost
-in throughput (``bench/bar_cadence.py``); accelerators keep their larger budgets."""
+"""A batch's token budget on CPU when none is given: the bar moves every 2 s at no cost in
+throughput (``bench/bar_cadence.py``)."""
 MEMO_SENTENCES = 200_000
 """Sentences whose token log-probabilities a scorer keeps for reuse (cleared beyond it)."""
 
@@ -81,9 +78,8 @@ class _Scorer:
         raise NotImplementedError
 
     def _sentence_log_probs(self, jobs: list[tuple[list[int], list[int]]]) -> tuple[list[float], int, int]:
-        """Each job's sum over its positions (in position order, as the reference adds them).
-        Token log-probabilities already computed for the same token ids (the other variant, the
-        same sentence in another pair) are reused, not recomputed."""
+        """Each job's sum over its positions (in position order, as the reference adds them);
+        token log-probabilities already computed for the same token ids are reused."""
         memo = self._memo
         if len(memo) > MEMO_SENTENCES:
             memo.clear()
