@@ -1,5 +1,4 @@
-"""Model contracts: an NLI classifier yields probabilities batch by batch, so the caller commits
-each to the prediction cache at once (a killed run loses at most one batch)."""
+"""The NLI classifier contract: probabilities batch by batch, each cached at once."""
 
 from __future__ import annotations
 
@@ -31,7 +30,7 @@ class BatchResult:
 
 @runtime_checkable
 class NLIClassifier(Protocol):
-    """A 3-way NLI model; ``identity()`` is everything that determines its outputs (the cache key)."""
+    """A 3-way NLI model; ``identity()`` determines its outputs (the cache key)."""
 
     name: str
 

@@ -1,6 +1,5 @@
-"""The one batching helper: sort by length, cap batches by tokens, restore order afterwards; and
-the progress hooks a long batch reports through.
-"""
+"""The one batching helper (sort by length, cap batches by tokens) and the progress hooks a long
+batch reports through."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ _fraction_done: ContextVar[Callable[[float], None] | None] = ContextVar("nlibias
 
 @contextmanager
 def items_progress(hook: Callable[[float], None]) -> Iterator[None]:
-    """While a backend computes a batch, ``hook(k)`` hears of ``k`` more items done (fractions
-    allowed), so a bar moves inside long batches.
+    """While a backend computes a batch, ``hook(k)`` hears of ``k`` more items done.
 
     >>> heard = []
     >>> with items_progress(heard.append), unit_progress(10):
@@ -47,7 +45,7 @@ def unit_progress(items: int) -> Iterator[None]:
 
 
 def report_fraction(fraction: float) -> None:
-    """Tell the listening progress bar, if any, that ``fraction`` more of the current unit is done."""
+    """Tell the listening bar, if any, that ``fraction`` more of the current unit is done."""
     hook = _fraction_done.get()
     if hook is not None:
         hook(fraction)
@@ -69,8 +67,7 @@ def check_batch_limits(
     max_length: int | None = None,
     threads: int | None = None,
 ) -> None:
-    """Refuse a batch limit (or torch's thread count) that is not a positive integer, before a
-    model loads; ``None`` (the backend's own value) passes.
+    """Refuse a batch limit (or torch's thread count) that is not a positive integer; ``None`` passes.
 
     >>> check_batch_limits(max_tokens=8192, max_batch_size=128, max_length=None)
     >>> check_batch_limits(max_tokens=8192, max_batch_size=0)
@@ -92,8 +89,8 @@ def plan_batches(
     max_tokens: int = 8192,
     max_batch_size: int = 128,
 ) -> list[np.ndarray]:
-    """Index batches of similar length, longest first (the most memory-hungry batch fails early),
-    each within ``batch_size * longest_item <= max_tokens`` (a longer item alone).
+    """Index batches of similar length, longest first (the most memory-hungry fails early), each
+    within ``batch_size * longest_item <= max_tokens`` (a longer item alone).
 
     >>> [b.tolist() for b in plan_batches([3, 10, 4, 9], max_tokens=20)]
     [[1, 3], [2, 0]]

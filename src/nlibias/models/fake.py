@@ -36,7 +36,7 @@ class FakeNLIClassifier:
         self.seed = seed
         self.batch_size = batch_size
         self.calls: list[int] = []
-        """Sizes of the batches computed so far (tests check that cached pairs are not recomputed)."""
+        """Sizes of the batches computed so far."""
 
     def identity(self) -> Mapping[str, Any]:
         return {"backend": "fake", "model": self.name, "rules": self.rules, "seed": self.seed}

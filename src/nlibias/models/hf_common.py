@@ -222,29 +222,23 @@ def load_pretrained(
     **kwargs: Any,
 ) -> T:
     """``loader(name_or_path, ...)`` (e.g. ``AutoTokenizer.from_pretrained``): a local path with
-    ``local_files_only``, a hub id at ``revision``; a failure is a ConfigError saying what to do.
-
-    >>> from transformers import AutoConfig                                   # doctest: +SKIP
-    >>> config = load_pretrained(AutoConfig.from_pretrained, "/models/nli")   # doctest: +SKIP
-    """
+    ``local_files_only``, a hub id at ``revision``; a failure is a ConfigError saying what to do."""
     local = is_local_model(name_or_path)
+    source = str(Path(name_or_path).expanduser()) if local else str(name_or_path)
+    refusal = (
+        f"{name_or_path} is a local path; revision applies to hub models only (a local model is "
+        "identified by the hash of its files)"
+        if local and revision is not None
+        else f"cannot load the {what} {source!r}: no such file or directory (a local model is a "
+        "directory written by save_pretrained; a hub id looks like ORG/NAME)"
+        if not local and model_path(source) is not None  # no hub id: the hub's refusal says nothing
+        else None
+    )
+    if refusal is not None:
+        raise ConfigError(refusal, parameter="revision" if local else "name_or_path")
     if local:
-        if revision is not None:
-            raise ConfigError(
-                f"{name_or_path} is a local path; revision applies to hub models only "
-                "(a local model is identified by the hash of its files)",
-                parameter="revision",
-            )
-        source: str = str(Path(name_or_path).expanduser())
         kwargs["local_files_only"] = True
     else:
-        source = str(name_or_path)
-        if model_path(source) is not None:  # no hub id: the hub's own refusal would say nothing useful
-            raise ConfigError(
-                f"cannot load the {what} {source!r}: no such file or directory (a local model is a "
-                "directory written by save_pretrained; a hub id looks like ORG/NAME)",
-                parameter="name_or_path",
-            )
         if revision is not None:
             kwargs["revision"] = revision
         check_hub_model(source, revision, what, kwargs)  # unreachable and not cached: refused at once

@@ -1,6 +1,5 @@
-"""Fail fast when the Hugging Face hub cannot be reached and a model is not in the local cache
-(the libraries would retry for about half a minute): one short TCP connect to ``HF_ENDPOINT``
-(skipped behind a proxy) tells; a cached model then loads without asking the hub.
+"""Fail fast when the Hugging Face hub cannot be reached (one short TCP connect to ``HF_ENDPOINT``,
+skipped behind a proxy) and a model is not cached; a cached model loads without asking the hub.
 
 >>> hub_address("https://huggingface.co"), hub_address("http://127.0.0.1:9/")
 (('huggingface.co', 443), ('127.0.0.1', 9))
@@ -18,7 +17,6 @@ from nlibias.errors import ConfigError
 from nlibias.models.generative.sources import is_gguf_name
 
 PROBE_SECONDS = 3.0
-"""How long the connect to the hub may take before it counts as unreachable."""
 _PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 
 
@@ -30,8 +28,7 @@ def hub_address(endpoint: str) -> tuple[str, int]:
 
 @lru_cache(maxsize=8)
 def hub_reachable(endpoint: str, timeout: float = PROBE_SECONDS) -> bool:
-    """Whether a TCP connection to ``endpoint`` opens within ``timeout`` seconds (once per process
-    and endpoint)."""
+    """Whether a TCP connection to ``endpoint`` opens within ``timeout`` seconds (asked once)."""
     host, port = hub_address(endpoint)
     try:
         with socket.create_connection((host, port), timeout=timeout):
@@ -46,8 +43,7 @@ def behind_proxy() -> bool:
 
 
 def cached_hub_file(repo_id: str, filename: str, revision: str | None = None) -> str | None:
-    """The path of ``filename`` of ``repo_id`` in the Hugging Face cache, else None (also for an
-    id the hub library refuses)."""
+    """The path of ``filename`` of ``repo_id`` in the Hugging Face cache, else None."""
     from huggingface_hub import try_to_load_from_cache  # deferred: it imports httpx
 
     try:
@@ -67,9 +63,8 @@ def _is_cached(repo_id: str, revision: str | None) -> bool:
 
 
 def check_hub_model(repo_id: str, revision: str | None, what: str, kwargs: dict[str, Any]) -> None:
-    """Before loading the hub model ``repo_id``: refuse it at once when the hub cannot be reached
-    and it is not cached; when cached, set ``local_files_only`` in ``kwargs``. Nothing happens
-    offline (``HF_HUB_OFFLINE=1``) or behind a proxy."""
+    """Refuse the hub model ``repo_id`` at once when the hub cannot be reached and it is not cached;
+    when cached, set ``local_files_only`` in ``kwargs``. Nothing offline or behind a proxy."""
     from huggingface_hub import constants
 
     if constants.HF_HUB_OFFLINE or kwargs.get("local_files_only") or behind_proxy():
@@ -89,9 +84,8 @@ def check_hub_model(repo_id: str, revision: str | None, what: str, kwargs: dict[
 
 
 def hub_file(repo_id: str, filename: str, revision: str | None = None) -> str | None:
-    """The local path of ``filename`` of the hub model ``repo_id``: cached, else downloaded; None
-    (the network not asked) for a name that is no hub model (the embedded ``smollm2``, a ``.gguf``
-    path), offline, when the hub cannot be reached or has no such model.
+    """The local path of ``filename`` of the hub model ``repo_id`` (cached, else downloaded); None
+    for an embedded or GGUF name (never the hub), offline, or when the hub cannot give it.
 
     >>> hub_file("smollm2", "config.json") is None   # the embedded SmolLM2: never the hub
     True

@@ -1,6 +1,4 @@
-"""Whether bars are drawn (a terminal, or a notebook) and the libraries' own loading bars kept out
-of a log: what the loaders, the progress bars and the command line share. Imports nothing heavy
-(the command line's start reads it)."""
+"""Whether bars are drawn, and the libraries' loading bars kept out of a log (nothing heavy here)."""
 
 from __future__ import annotations
 
@@ -10,7 +8,7 @@ from contextlib import contextmanager
 
 
 def in_notebook() -> bool:
-    """Whether this runs in a Jupyter kernel (its IPython shell, not merely ipykernel imported)."""
+    """Whether this runs in a Jupyter kernel's IPython shell."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
@@ -31,8 +29,7 @@ def bars_wanted(progress: bool = True) -> bool:
 
 @contextmanager
 def quiet_loading() -> Iterator[None]:
-    """Inside, loading draws none of the libraries' bars into a log or beside a notebook's one bar
-    (a terminal keeps them); the switches are restored on leaving."""
+    """Inside, loading draws no library bars into a log or a notebook (a terminal keeps them)."""
     if bars_wanted() and not in_notebook():
         yield
         return

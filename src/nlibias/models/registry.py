@@ -1,9 +1,5 @@
-"""A small, strict registry of NLI classifier backends, addressed by ``KIND:NAME`` specs.
-
-A bare name or ``hf:NAME``: Hugging Face; ``fake:NAME``: the deterministic fake; ``prompt:MODEL``:
-a prompted causal LM. Third-party backends register under the entry-point group
-``nlibias.nli_backends``; nothing is imported until a spec asks for it.
-"""
+"""NLI classifier backends by ``KIND:NAME`` (a bare name: Hugging Face); third-party ones register
+under the entry-point group ``nlibias.nli_backends``, imported only when a spec asks for them."""
 
 from __future__ import annotations
 
@@ -55,7 +51,7 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 
 def classifier_kind_problem(spec: str) -> str | None:
-    """Why no classifier backend reads ``spec``'s kind (``None``: one does), before anything loads.
+    """Why no classifier backend reads ``spec``'s kind (``None``: one does).
 
     >>> classifier_kind_problem("openai:http://h/v1#m")
     "unknown backend kind 'openai' in 'openai:http://h/v1#m'. Known: fake, hf, prompt"
@@ -70,7 +66,6 @@ def classifier_kind_problem(spec: str) -> str | None:
 
 
 def _target(kind: str) -> Any:
-    """The backend class of a kind :func:`split_spec` knows (built in, else an entry point)."""
     target = _BACKENDS.get(kind)
     if target is None:
         return next(point for point in entry_points(group=ENTRY_POINT_GROUP) if point.name == kind).load()
@@ -79,8 +74,7 @@ def _target(kind: str) -> Any:
 
 
 def create_classifier(spec: str | ModelRef, **options: Any) -> NLIClassifier:
-    """The classifier a spec or :class:`~nlibias.schema.model_ref.ModelRef` names; ``options`` go
-    to the backend (the fake takes none).
+    """The classifier a spec or :class:`ModelRef` names; ``options`` go to the backend.
 
     >>> create_classifier(ModelRef.parse("fake:demo")).name
     'demo'

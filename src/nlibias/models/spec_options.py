@@ -1,5 +1,4 @@
-"""Integer options written into a model spec after ``?`` (``NAME?beam=8``), so that every option
-that changes outputs is part of the spec string and of every fingerprint built from it."""
+"""Integer options of a model spec after ``?`` (``NAME?beam=8``): part of its fingerprint."""
 
 from __future__ import annotations
 

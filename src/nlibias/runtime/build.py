@@ -28,16 +28,15 @@ if TYPE_CHECKING:
 def build_predictors(
     models: ModelSet | Sequence[ModelSpec], *, options: ModelOptions = DEFAULT_MODEL_OPTIONS
 ) -> list[Predictor]:
-    """One predictor per NLI classifier, per (generative LM, prompt style) and per (sentence
-    scorer, variant) of ``models``; an option no model given reads is refused first. Call
-    :func:`close_predictors` when done.
+    """One predictor per NLI classifier, (generative LM, prompt style) and (sentence scorer,
+    variant); an option no model reads is refused first. Call :func:`close_predictors` when done.
 
     >>> build_predictors(["roberta-large-mnli"], options=ModelOptions(devices=("cpu",), device="cpu"))
     Traceback (most recent call last):
     ...
     nlibias.errors.ConfigError: device and devices exclude each other: devices lists every device to use
     """
-    models = ModelSet.of(models)  # its names, model paths and prompt files were checked when it was made
+    models = ModelSet.of(models)
     placed = [d.strip() for d in options.devices if d.strip()]
     _check_placement(options.device, placed, options.ray_address)  # options that exclude each other first
     _check_options(models, options)  # every option is checked before a model loads
@@ -64,8 +63,7 @@ def build_predictors(
 
 
 def _check_options(models: ModelSet, options: ModelOptions) -> None:
-    """Refuse every option no model given reads (it would be ignored without a word); the values
-    themselves were checked when the options were made, the names when the set was."""
+    """Refuse every option no model given reads (it would be ignored without a word)."""
     _check_loading_applies(models, options)
     if options.label_map is not None:  # a map no classifier reads
         check_label_map_applies(
@@ -119,8 +117,7 @@ def _check_options(models: ModelSet, options: ModelOptions) -> None:
 
 
 def _check_loading_applies(models: ModelSet, options: ModelOptions) -> None:
-    """Refuse a dtype or a device when no model given loads its weights here
-    (:meth:`ModelSet.loading_weights_here`); a dtype of ``auto`` names no choice.
+    """Refuse a dtype (but ``auto``) or a device when no model given loads its weights here.
 
     >>> _check_loading_applies(ModelSet.of(["fake:a", "roberta-large-mnli"]), ModelOptions(dtype="float32"))
     >>> _check_loading_applies(ModelSet.of(["fake:a"], ["openai:http://h/v1#m"]), ModelOptions(dtype="float32"))
@@ -148,7 +145,7 @@ def _check_loading_applies(models: ModelSet, options: ModelOptions) -> None:
 
 
 def _why_not_loaded(model: ModelRef | Predictor) -> str:
-    """``model`` named with why it loads no weights here (:func:`_check_loading_applies`)."""
+    """``model`` named with why it loads no weights here."""
     if isinstance(model, Predictor):
         return f"{model.name!r} (a predictor object, used as it is)"
     if model.is_server:
@@ -163,9 +160,8 @@ def check_label_map_applies(
     objects: int = 0,
     named_in: str = "models",
 ) -> None:
-    """Refuse a label map no classifier reads: none among ``models`` (``objects``: classifiers given
-    as objects), or one without output ids to map (a fake, a prompted LM); ``named_in``: the
-    parameter that names the classifiers.
+    """Refuse a label map no classifier among ``models`` reads (``objects``: classifiers given as
+    objects; ``named_in``: the parameter naming them).
 
     >>> check_label_map_applies([ModelRef.unread("ynie/roberta-large-snli_mnli_fever_anli_R1_R2_R3-nli")])
     >>> check_label_map_applies([ModelRef.unread("fake:m")])
@@ -215,11 +211,10 @@ _EXCLUSIVE_PLACEMENTS: dict[tuple[str, str], tuple[str, str]] = {
         "{device} does not apply with ray_address: Ray places each worker (ray_gpus_per_worker)",
     ),
 }
-"""Placements that exclude each other: the parameter at fault and why."""
 
 
 def _check_placement(device: str | None, devices: Sequence[str], ray_address: str | None) -> None:
-    """Refuse placements that exclude each other (:data:`_EXCLUSIVE_PLACEMENTS`)."""
+    """Refuse placements that exclude each other."""
     given = {name for name, value in (("device", device), ("ray_address", ray_address)) if value is not None}
     given |= {"devices"} if devices else set()
     for pair, (parameter, why) in _EXCLUSIVE_PLACEMENTS.items():

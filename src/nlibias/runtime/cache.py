@@ -1,8 +1,5 @@
-"""Prediction cache: an embedded SQLite file keyed by everything that determines a model output.
-
-Each batch is committed as soon as it is computed (WAL mode), so a killed process loses at most
-the batch in flight; look-ups are batched, never one query per sample.
-"""
+"""Prediction cache: an SQLite file (WAL) keyed by everything that determines a model output; each
+batch committed as computed, look-ups batched."""
 
 from __future__ import annotations
 
@@ -24,7 +21,7 @@ _LOOKUP_CHUNK = 500  # SQLite's default limit on bound variables is 999 on old b
 
 
 def default_cache_path() -> Path:
-    """``$NLIBIAS_CACHE`` if set (``~`` expanded), else ``predictions.sqlite`` in the user cache directory."""
+    """``$NLIBIAS_CACHE``, else ``predictions.sqlite`` in the user cache directory."""
     return env_path("NLIBIAS_CACHE") or Path(user_cache_dir("nlibias")) / "predictions.sqlite"
 
 
@@ -37,10 +34,8 @@ def identity_fingerprint(identity: Mapping[str, Any]) -> str:
 def cache_key(fingerprint: str, *inputs: str) -> str:
     """Key of one model output: the identity fingerprint plus the exact input texts.
 
-    >>> cache_key("abc", "P.", "H.") == cache_key("abc", "P.", "H.")
-    True
-    >>> cache_key("abc", "P.", "H.") == cache_key("abd", "P.", "H.")
-    False
+    >>> cache_key("abc", "P.", "H.") == cache_key("abc", "P.", "H."), cache_key("abc", "P.") == cache_key("abd", "P.")
+    (True, False)
     """
     digest = hashlib.sha256(fingerprint.encode())
     for text in inputs:
@@ -50,8 +45,7 @@ def cache_key(fingerprint: str, *inputs: str) -> str:
 
 
 class PredictionCache:
-    """Key → JSON value store on SQLite; a value that cannot be decoded, or that the reader's
-    ``check`` refuses, is never returned (:meth:`get_checked` counts it as rejected).
+    """Key → JSON value store; a value that does not decode or pass ``check`` is never returned.
 
     >>> import tempfile, pathlib
     >>> cache = PredictionCache(pathlib.Path(tempfile.mkdtemp()) / "c.sqlite")
@@ -92,7 +86,7 @@ class PredictionCache:
             ) from exc
 
     def register_identity(self, fingerprint: str, identity: Mapping[str, Any]) -> None:
-        """Record which backend identity a fingerprint stands for (for humans inspecting the file)."""
+        """Record which backend identity a fingerprint stands for (for humans)."""
         with self._guard():
             self._conn.execute(
                 "INSERT OR IGNORE INTO identities VALUES (?, ?)",
@@ -107,8 +101,7 @@ class PredictionCache:
     def get_checked(
         self, keys: Sequence[str], check: Callable[[Any], bool] | None = None
     ) -> tuple[dict[str, Any], int]:
-        """The values under ``keys`` that decode and pass ``check``, and how many stored values were
-        rejected (damaged, moved, or unkeyed: recomputed, never used)."""
+        """The values under ``keys`` that decode and pass ``check``, and how many were rejected."""
         found: dict[str, Any] = {}
         rejected = 0
         unique = list(dict.fromkeys(keys))
@@ -157,8 +150,7 @@ class UnkeyedValue(ValueError):
 
 
 def encode_value(value: Any, key: str = "") -> str:
-    """A value as the cache stores it under ``key``: its JSON, ``#K`` and a CRC-32 of the key and
-    that JSON, so a flipped bit or a value moved to another key is found on reading.
+    """A value as stored under ``key``: its JSON, ``#K`` and a CRC-32 of the key and that JSON.
 
     >>> encode_value([0.5, 0.5, 0.0], "k1")
     '[0.5, 0.5, 0.0]#Kbf7c52a5'
@@ -180,9 +172,8 @@ def _checksum(key: str, text: str) -> int:
 
 
 def decode_value(stored: str, key: str = "") -> Any:
-    """The value of :func:`encode_value`'s text stored under ``key``; ``ValueError`` when the
-    checksum or the JSON is damaged (or the value was moved from another key), :class:`UnkeyedValue`
-    when it has no checksum of its key: either is a miss, recomputed."""
+    """The value of :func:`encode_value`'s text under ``key``; ``ValueError`` (a miss) when damaged,
+    moved or unkeyed."""
     text, mark, checksum = stored.rpartition("#K")
     if not mark or len(checksum) != 8 or not all(c in "0123456789abcdefABCDEF" for c in checksum):
         raise UnkeyedValue(

@@ -1,10 +1,6 @@
-"""A generative LM asked multiple-choice questions (BBQ): each sample's options, listed by a
-multiple-choice prompt style (``{options}`` in its template), answered through the one cached
-prediction loop.
-
-``scored``: the option with the highest log-probability as the model's reply (total or per byte,
-:mod:`nlibias.models.generative.option_scoring`); ``generated``: the greedy reply, read as an
-option by :func:`nlibias.benchmarks.bbq.read_answer` (unmatched: ``choice`` null, counted).
+"""A generative LM asked multiple-choice questions (BBQ) through the cached prediction loop:
+``scored``, the option with the highest log-probability (total or per byte); ``generated``, the
+greedy reply read as an option (:func:`nlibias.benchmarks.bbq.read_answer`; unmatched: ``None``).
 """
 
 from __future__ import annotations
@@ -28,8 +24,7 @@ if TYPE_CHECKING:
 
 
 def sample_options(samples: BenchmarkSamples) -> tuple[list[list[str]], list[list[str]]]:
-    """Each sample's options and their words (the answer reading's fallback), from provenance
-    ``answers`` and ``answer_words``; samples without them are refused."""
+    """Each sample's options and their words (provenance ``answers``, ``answer_words``)."""
     provenance = samples.columns.provenance
     if "answers" not in provenance:
         raise ConfigError(

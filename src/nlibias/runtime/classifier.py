@@ -1,6 +1,5 @@
-"""An NLI classifier as an audit predictor: each distinct (premise, hypothesis) is sent to it once,
-``chunk_pairs`` pairs at a time, through the prediction cache (:func:`predict_pairs`); its rows
-are made on demand (:class:`~nlibias.schema.outputs.ProbabilityRows`: no object per row).
+"""An NLI classifier as an audit predictor: each distinct pair computed once, ``chunk_pairs`` at a
+time, through the prediction cache; rows made on demand (no object per row).
 
 >>> from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
 >>> from nlibias.models.fake import FakeNLIClassifier
@@ -77,8 +76,7 @@ def predict_pairs(
     progress: bool = True,
     bar: Any = None,
 ) -> PairProbabilities:
-    """Probabilities for ``pairs`` through :func:`cached_outputs` (distinct pairs computed once);
-    ``bar``: a bar to advance instead of one of its own (a caller predicting chunk by chunk).
+    """Probabilities for ``pairs`` (distinct pairs computed once); ``bar``: a bar to advance.
 
     >>> from nlibias.models.fake import FakeNLIClassifier
     >>> run = predict_pairs(FakeNLIClassifier(), [("P", "H"), ("P", "H")], progress=False)
@@ -132,8 +130,7 @@ def predict_pairs(
 
 
 DEFAULT_CHUNK_PAIRS = 8192
-"""Distinct pairs per classifier call (batches are length-sorted within a chunk, whose texts and
-tokens are what the pass holds in memory)."""
+"""Distinct pairs per classifier call (what a pass holds in memory)."""
 _COUNTS = (
     "unique_pairs",
     "cached_pairs",
@@ -177,8 +174,7 @@ class DistinctPairs:
 
 
 class ClassifierPredictor:
-    """Adapts an :class:`~nlibias.models.base.NLIClassifier` to the audit's predictor contract
-    (kind ``classifier``)."""
+    """An :class:`~nlibias.models.base.NLIClassifier` as a predictor (kind ``classifier``)."""
 
     kind = "classifier"
 
@@ -189,7 +185,7 @@ class ClassifierPredictor:
         self.chunk_pairs = chunk_pairs
 
     def close(self) -> None:
-        """Stop the classifier's workers, when it has any (sharded and Ray classifiers)."""
+        """Stop the classifier's workers, if any."""
         close = getattr(self.classifier, "close", None)
         if callable(close):
             close()

@@ -1,7 +1,5 @@
-"""The predictor contract: anything the audit runs over a benchmark's samples, and what it returns.
-
-The audit never asks what class a predictor is: a predictor says its ``kind``, and the benchmark
-says which measures apply to that kind (:attr:`nlibias.benchmarks.base.Benchmark.measures`).
+"""The predictor contract: a predictor says its ``kind``, and the benchmark which measures apply to
+it (:attr:`nlibias.benchmarks.base.Benchmark.measures`).
 
 >>> import numpy as np
 >>> from nlibias.schema.outputs import ModelOutputs
@@ -64,9 +62,8 @@ class PredictorRun:
 
 @runtime_checkable
 class Predictor(Protocol):
-    """Anything the audit can run over a benchmark's samples: ``name`` is its model key in
-    ``metrics.json``, ``kind`` says which measures its outputs get, ``describe()`` its provenance;
-    ``predict`` goes through the cache when one is given (a killed run resumes)."""
+    """Anything the audit can run over a benchmark's samples: ``name`` is its model key,
+    ``describe()`` its provenance; ``predict`` goes through the cache when one is given."""
 
     name: str
     kind: str

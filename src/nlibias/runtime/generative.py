@@ -1,5 +1,4 @@
-"""Generative LMs as audit predictors: one :class:`GenerativePredictor` per (backend, prompt style,
-answer mode), asking the backend through the cached prediction loop and turning answer words into
+"""Generative LMs as audit predictors, one per (backend, prompt style, mode): answer words become
 labels (yes / maybe / no = entailment / neutral / contradiction; unparsed = ``None``).
 
 >>> from nlibias.models.generative.prompts import PROMPT_STYLES
@@ -70,7 +69,7 @@ class GenerativePredictor:
         self.kind: str = "generative"
 
     def answer_identity(self) -> dict[str, Any]:
-        """Backend identity plus the settings that change answers (the cache fingerprint's input)."""
+        """Backend identity plus the settings that change answers."""
         identity: dict[str, Any] = {
             "backend": dict(self.backend.identity()),
             "mode": self.mode,
@@ -81,7 +80,6 @@ class GenerativePredictor:
         return identity
 
     def describe(self) -> Mapping[str, Any]:
-        # the dtype the weights were loaded in ("auto" in the identity: the checkpoint's own)
         loaded_dtype = getattr(self.backend, "loaded_dtype", None)
         return {
             "kind": "generative",
@@ -103,8 +101,7 @@ class GenerativePredictor:
     def predict(
         self, samples: BenchmarkSamples, cache: PredictionCache | None, *, progress: bool = True
     ) -> PredictorRun:
-        """Answer every sample through the cache; a multiple-choice style picks one of each
-        sample's options (:mod:`nlibias.runtime.choices`)."""
+        """Answer every sample through the cache (a multiple-choice style: :mod:`.choices`)."""
         if self.prompt.choices:
             return predict_choices(self, samples, cache, progress=progress)
         started = time.perf_counter()
@@ -148,8 +145,7 @@ class GenerativePredictor:
         return PredictorRun.of_predictions(predictions, self.kind, stats)
 
     def _read_again(self, record: AnswerRecord) -> AnswerRecord:
-        """A generated answer as this nlibias's parser reads its text (a cached one may have been
-        read by an older parser)."""
+        """A generated answer as this parser reads its text (a cached one: perhaps an older's)."""
         if record.method != "generated" or record.text is None:
             return record
         parsed = parse_answer(record.text, self.prompt.answers)
@@ -184,8 +180,7 @@ class GenerativePredictor:
 
 
 def is_answer_record(value: Any) -> bool:
-    """True for a cached answer record that can be used as is (well typed, and ``probs`` making the
-    answer the most probable word).
+    """True for a usable cached answer record (well typed, the answer the most probable word).
 
     >>> is_answer_record({"answer": "yes", "probs": {"yes": 0.75, "no": 0.25}})
     True
@@ -230,8 +225,7 @@ def build_generative_predictors(
     name: str | None = None,
     **backend_options: Any,
 ) -> list[GenerativePredictor]:
-    """One predictor per prompt style (already read), sharing one backend (loaded once, lazily);
-    ``cache`` is used when ``predict`` is called without one.
+    """One predictor per prompt style, sharing one backend (loaded once, lazily).
 
     >>> from nlibias.models.generative.prompts import PROMPT_STYLES
     >>> [p.name for p in build_generative_predictors("fake:m", [PROMPT_STYLES["true"]], mode="generated")]

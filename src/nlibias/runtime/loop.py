@@ -42,8 +42,7 @@ class CachedOutputs:
     truncated: int = 0
 
     def stats(self, seconds: float) -> dict[str, Any]:
-        """What ``metrics.json`` records of a predictor's run over these outputs (``seconds``: its
-        wall time), before the predictor adds its own fields."""
+        """What ``metrics.json`` records of the run (``seconds``: its wall time)."""
         counts = (len(self.outputs), self.cached, self.computed, self.real_tokens, self.padded_tokens)
         return run_stats(*counts, self.rejected, seconds)
 
@@ -79,9 +78,8 @@ def cached_outputs(
     bar: Any = None,
     unit: str = "pair",
 ) -> CachedOutputs:
-    """The one prediction loop of every predictor kind: the distinct ``inputs`` looked up in the
-    cache in bulk, the missing ones computed and each batch committed before the next (a killed
-    run loses at most one batch); a stored value ``valid`` or ``from_json`` refuses is recomputed.
+    """The distinct ``inputs`` looked up in the cache in bulk, the missing computed and each batch
+    committed before the next; a stored value ``valid`` or ``from_json`` refuses is recomputed.
     >>> run = cached_outputs("double", [("a",), ("b",)], {"m": 1},
     ...     lambda todo: [ComputedBatch(range(len(todo)), [t[0] * 2 for t in todo])], None,
     ...     to_json=str, from_json=str, progress=False)
@@ -89,7 +87,6 @@ def cached_outputs(
     (['aa', 'bb'], 2)
     """
     fingerprint = identity_fingerprint(identity)
-    # keys only for a cache: hashing every input for nothing costs time and scatters small strings
     keys = [cache_key(fingerprint, *item) for item in inputs] if cache is not None else []
     outputs: list[Any] = [None] * len(inputs)
 
@@ -137,8 +134,7 @@ def cached_outputs(
 
 
 class _PartialTicks:
-    """Moves ``bar`` in whole items while a backend reports parts of a long batch
-    (:func:`nlibias.models.batching.items_progress`), and by the rest when the batch ends."""
+    """Moves ``bar`` in whole items while a backend reports parts of a long batch."""
 
     def __init__(self, bar: Any) -> None:
         self.bar = bar

@@ -1,5 +1,4 @@
-"""``ModelSet``: the models one audit asks for (NLI classifiers, generative LMs with their prompt
-styles, sentence scorers), read and checked once where the audit starts, before any model loads.
+"""The models one audit asks for, read and checked once before any model loads.
 
 >>> models = ModelSet.of(["fake:a"], generative="fake:g", prompts=["true"], causal="openai:http://h/v1#m")
 >>> models.kinds(), [style.name for style in models.prompts]
@@ -27,8 +26,7 @@ from nlibias.schema.model_ref import ModelRef, Role
 from nlibias.schema.predictor_kinds import PredictorKind
 
 ModelSpec = str | ModelRef | Predictor
-"""A model's name or path (as written, or read: a :class:`ModelRef`), or an object that keeps the
-predictor contract."""
+"""A model's name or path (or its :class:`ModelRef`), or a predictor object."""
 
 SPEC_KINDS: dict[str, PredictorKind] = {
     "models": "classifier",
@@ -36,13 +34,11 @@ SPEC_KINDS: dict[str, PredictorKind] = {
     "mlm": "sentence-logprob",
     "causal": "sentence-logprob",
 }
-"""The predictor kind of the models named in each field of :class:`ModelSet`."""
 
 
 @dataclass(frozen=True)
 class ModelSet:
-    """The models of one audit, by how they are asked; build it with :meth:`of`, which reads every
-    name once into a :class:`ModelRef` (its ``?options`` left for the backend)."""
+    """The models of one audit, by how they are asked; build it with :meth:`of`."""
 
     models: tuple[ModelRef | Predictor, ...] = ()
     """NLI classifiers: references, or predictor objects used as they are."""
@@ -57,8 +53,7 @@ class ModelSet:
     tp_variants: tuple[str, ...] = ("shared",)
     """The sentence scorers' variants: ``shared`` tokens, ``whole`` sentences."""
     prompts_named: bool = False
-    """Whether the prompt styles were named (else a benchmark may replace the defaults:
-    :meth:`with_default_prompts`)."""
+    """Whether the prompt styles were named (else :meth:`with_default_prompts` may replace them)."""
 
     @classmethod
     def of(
@@ -122,11 +117,10 @@ class ModelSet:
         """
         if not names or not self.generative or self.prompts_named:
             return self
-        # named now (by the benchmark): a set checked again (of) keeps them
         return replace(self, prompts=tuple(resolve_prompt_styles(list(names))), prompts_named=True)
 
     def kinds(self) -> list[tuple[str, str]]:
-        """The (field, predictor kind) pairs asked for, each once (a predictor object: its own kind)."""
+        """The (field, predictor kind) pairs asked for, each once."""
         kinds: dict[tuple[str, str], None] = {}
         for field in SPEC_KINDS:
             for spec in getattr(self, field):
@@ -143,7 +137,7 @@ class ModelSet:
         return [ref for ref in (*self.generative, *self.causal) if ref.is_server]
 
     def loading_weights_here(self) -> list[ModelRef]:
-        """The models given that load their weights in this process (not fakes, servers or objects)."""
+        """The models given that load their weights in this process."""
         refs = (*self.classifier_refs, *self.generative, *self.causal)
         return [ref for ref in refs if ref.loads_weights_here] + list(self.mlm)
 
@@ -170,12 +164,10 @@ _OBJECTS: dict[str, tuple[type, str]] = {
     "models": (Predictor, "predictors"),
     "prompts": (PromptStyle, "prompt styles"),
 }
-"""The fields that take objects beside names: the objects' type, and what they are called."""
 
 
 def _names(value: Any, parameter: str) -> tuple[Any, ...]:
-    """A tuple of names from one or several (a bare string is one name, not its letters), each
-    checked; objects only where :data:`_OBJECTS` allows them."""
+    """A tuple of checked names from one or several (objects only where :data:`_OBJECTS` allows)."""
     kind, called = _OBJECTS.get(parameter, (str, ""))
     if isinstance(value, (str, ModelRef, kind)):
         value = [value]

@@ -1,8 +1,5 @@
-"""Progress bars: one per command, with a total and an ETA, and only where someone watches.
-
-A job's :class:`CommandBar` gives each part of its work a :meth:`CommandBar.slot`, which the
-predictors' bars (:func:`progress_bar`) advance; a log gets a line every :data:`LOG_INTERVAL`
-seconds instead (:class:`ProgressLines`), so a long command is never silent for a minute.
+"""Progress: one bar per command, whose :meth:`CommandBar.slot` the predictors' bars advance; a log
+gets a line every :data:`LOG_INTERVAL` seconds instead (:class:`ProgressLines`).
 
 >>> with CommandBar(20, "audit", "sample", enabled=False) as bar:
 ...     with bar.slot(10, "model a"):
@@ -40,8 +37,7 @@ LOG_INTERVAL = 30.0
 
 
 def _settle_tqdm_auto() -> None:
-    """In a notebook without ipywidgets, import ``tqdm.auto`` once with its warning off (else a
-    library importing it first shows a red TqdmWarning box)."""
+    """In a notebook, import ``tqdm.auto`` once with its TqdmWarning off."""
     if in_notebook() and "tqdm.autonotebook" not in sys.modules:
         from tqdm.std import TqdmWarning
 
@@ -64,12 +60,10 @@ def _tqdm_class() -> Any:
 
 _ENV_SWITCHES = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
 _silenced: dict[str, str | None] = {}
-"""What :func:`silence_library_bars` changed (each variable's value before)."""
 
 
 def silence_library_bars() -> None:
-    """Turn off the Hugging Face libraries' own bars for runs whose stderr is a log, in a way
-    :func:`restore_library_bars` undoes (the Hub reads its variable once, at import)."""
+    """Turn off the Hugging Face libraries' own bars (:func:`restore_library_bars` undoes it)."""
     _settle_tqdm_auto()  # the Hub imports tqdm.auto
     with contextlib.suppress(ImportError):  # not installed: no Hub bars to silence
         from huggingface_hub.utils import are_progress_bars_disabled  # noqa: F401  (its module reads it)
@@ -80,8 +74,7 @@ def silence_library_bars() -> None:
 
 
 def restore_library_bars() -> None:
-    """Undo :func:`silence_library_bars` (a later job in the process draws bars); nothing when it
-    did not run."""
+    """Undo :func:`silence_library_bars`, if it ran."""
     if not _silenced:
         return
     for name, before in _silenced.items():
@@ -109,8 +102,7 @@ def _switch_loaded_libraries(*, on: bool) -> None:
 
 
 def prepare_progress(progress: bool) -> bool:
-    """What a job calls first: whether it draws bars; when it does not (or in a notebook, beside
-    its one bar), the libraries' bars are silenced, else an earlier job's silencing is undone."""
+    """Whether a job draws bars; the libraries' are silenced where it does not, or in a notebook."""
     wanted = bars_wanted(progress)
     if wanted and not in_notebook():
         restore_library_bars()
@@ -134,8 +126,8 @@ def _duration(seconds: float) -> str:
 
 
 class ProgressLines:
-    """A command's progress for a log: a line about every ``interval`` seconds (stage, done/total,
-    the rate since the first units, the time left), also while nothing moves (a daemon thread).
+    """A command's progress for a log: a line about every ``interval`` seconds, also while
+    nothing moves (a daemon thread).
 
     >>> now = [0.0]
     >>> lines = ProgressLines(100, "audit", "sample", clock=lambda: now[0], thread=False)
@@ -182,7 +174,7 @@ class ProgressLines:
         return f"{head}{share}, {rate:.1f} {self.unit}s/s{left}"
 
     def moved_to(self, done: float) -> None:
-        """``done`` units are done now (the first move is remembered for the rate); a line when due."""
+        """``done`` units are done now; a line when due."""
         if self._first_move is None and done > 0:
             self._first_move = (self._clock(), done)
         self.n = done
@@ -202,8 +194,8 @@ class ProgressLines:
 
 
 class CommandBar:
-    """The one bar of a command (a ``tqdm`` bar where bars are wanted, else :class:`ProgressLines`):
-    parts of the work advance their :meth:`slot` of it; closed on leaving its block.
+    """The one bar of a command (``tqdm``, else :class:`ProgressLines`): parts of the work advance
+    their :meth:`slot` of it.
 
     >>> with CommandBar(4, "audit", "sample", enabled=False) as bar:
     ...     with bar.slot(2, "m"):
@@ -246,19 +238,15 @@ class CommandBar:
         """tqdm's name for :meth:`advance` (a command bar standing in for a part's bar)."""
         self.advance(n)
 
-    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
-        """Accepted for tqdm's sake; lines show no part's details."""
-
     def stage(self, name: str) -> None:
-        """Name what the command does now (a model's pass, its scoring) on the bar and its lines."""
+        """Name what the command does now on the bar and its lines."""
         self._bar.set_description(f"{self.desc} {name}", refresh=False)
         if self.lines is not None:
             self.lines.stage = f"{self.desc} {name}"
 
     @contextmanager
     def slot(self, size: float, name: str = "") -> Iterator[CommandBar]:
-        """The next ``size`` units of the bar (a model's pass), which the parts' bars advance; on
-        leaving, the bar stands at the slot's end whatever its part reported."""
+        """The next ``size`` units of the bar; on leaving, the bar stands at the slot's end."""
         start = self.n
         self._slot = (start, size)
         if name:
@@ -297,9 +285,6 @@ class _SlotView:
         self.n += int(n)
         self._command.advance(n * self._scale)
 
-    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
-        """Accepted for tqdm's sake; the command's bar shows no part's details."""
-
     def close(self) -> None:
         """Nothing to close: the command's bar stays."""
 
@@ -318,8 +303,8 @@ def progress_bar(
     enabled: bool = True,
     leave: bool = True,
 ) -> Any:
-    """A bar for ``total`` items: a share of the open command bar's slot, else progress lines in a
-    log, else a ``tqdm`` bar of its own."""
+    """A bar for ``total`` items: a share of the open command bar's slot, else lines in a log, else
+    a ``tqdm`` bar."""
     command = _current.get()
     if command is not None and command._slot is not None:
         return _SlotView(command, total)

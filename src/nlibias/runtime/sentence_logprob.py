@@ -1,10 +1,5 @@
-"""Language models scoring sentence pairs (token-probability bias, docs/design.md, "Token
-probability") as audit predictors, each distinct pair scored once through the prediction cache.
-
->>> from nlibias.schema.model_keys import tp_model_key
->>> tp_model_key("bert-base-uncased", "shared")
-'bert-base-uncased|tp=shared'
-"""
+"""Language models scoring sentence pairs (docs/design.md, "Token probability") as audit
+predictors, each distinct pair scored once through the prediction cache."""
 
 from __future__ import annotations
 
@@ -93,8 +88,7 @@ def build_sentence_predictors(
     concurrency: int | None = None,
 ) -> list[SentenceLogprobPredictor]:
     """One predictor per (model, variant): ``mlm`` masked LMs, ``causal`` causal LMs or servers
-    (``openai:URL#MODEL``: prompt log-probabilities with ``echo``); ``dtype``: the local models'
-    weights, recorded with their scores and keying their cache.
+    (``openai:URL#MODEL``: prompt log-probabilities with ``echo``).
 
     >>> [p.name for p in build_sentence_predictors(causal=[ModelRef.unread("openai:http://h/v1#m")])]
     ['m|tp=shared']

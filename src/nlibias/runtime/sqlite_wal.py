@@ -1,6 +1,5 @@
-"""Switching a SQLite database to write-ahead logging when other processes may be opening it:
-``PRAGMA journal_mode=WAL`` fails at once with "database is locked" (no busy handler) while
-another connection holds a lock, so the switch is retried with backoff.
+"""SQLite in write-ahead logging, the switch retried while another connection holds a lock (it
+fails at once with "database is locked": no busy handler).
 
 >>> import tempfile, pathlib
 >>> db = sqlite3.connect(pathlib.Path(tempfile.mkdtemp()) / "x.sqlite")
@@ -39,8 +38,7 @@ def enable_wal(db: sqlite3.Connection, *, timeout_s: float = 30.0) -> None:
 def database_fault(
     path: str | Path, error: sqlite3.Error, what: str, *, elsewhere: str, damaged_fix: str | None = None
 ) -> NlibiasError:
-    """The nlibias error for an SQLite error on ``path`` (``what`` names it): a damaged file is to
-    be moved aside, an unwritable one moved elsewhere (``elsewhere`` says how).
+    """The nlibias error for an SQLite error on ``path``: damaged (move it aside) or unwritable.
 
     >>> str(database_fault("c.sqlite", sqlite3.DatabaseError("file is not a database"), "the prediction cache",
     ...                    elsewhere="set NLIBIAS_CACHE"))[:60]

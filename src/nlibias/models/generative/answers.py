@@ -1,8 +1,5 @@
-"""Read a yes/no (or yes/no/maybe) answer out of the text a generative LM wrote.
-
-Models answer in many formats; an answer the rules (leading word, hedge, labelled answer,
-statement, standalone word: docs/generative.md, "Two ways to answer") cannot read is ``None``
-(unparsed), never a default label or the nearest allowed word.
+"""Read a yes/no (or yes/no/maybe) answer out of generated text by the rules of docs/generative.md
+("Two ways to answer"); what they cannot read is ``None``, never a default label.
 
 >>> parse_answer("**Yes**. The paragraph says so.").answer
 'yes'
@@ -45,8 +42,7 @@ _PREFIXES = (
         re.I,
     ),
 )
-# case-insensitive, so that the explanation splitter reads case-kept text with the same rules
-# (the parser lowercases first, where it changes nothing)
+# case-insensitive: the explanation splitter reads case-kept text with the same rules
 _ANSWER_WORD = r"(?:yes|no|maybe|not\s+entailed|entailed|true|false|correct|incorrect)"
 # a closing quote may follow ("'Yes', ..."), a contraction ("no's") or a hyphenated word ("no-one") not
 _WORD_END = r"(?![\w-]|'\w)"
@@ -127,8 +123,7 @@ class ParsedAnswer:
 
 
 def normalise_text(text: str) -> str:
-    """``text`` without Markdown marks, typographic quotes and repeated spaces, case kept; a
-    character that means something in prose stays.
+    """``text`` without Markdown marks, typographic quotes and repeated spaces, case kept.
 
     >>> normalise_text("  **Yes**,   it’s   true ")
     "Yes, it's true"
@@ -154,8 +149,7 @@ def clean_answer_text(text: str) -> str:
 
 
 def text_after_leading_answer(text: str) -> str | None:
-    """The text after a leading answer word (labels such as ``Answer:`` skipped), case kept; None
-    when the text does not open with one (the explanation of a generated answer).
+    """The text after a leading answer word (``Answer:`` skipped), case kept; None without one.
 
     >>> text_after_leading_answer("Answer: Yes. The premise says so.")
     'The premise says so.'

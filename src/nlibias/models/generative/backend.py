@@ -30,11 +30,8 @@ __all__ = ["AnswerBatch", "AnswerRecord", "FakeGenerativeBackend", "GenerativeBa
 
 @runtime_checkable
 class GenerativeBackend(Protocol):
-    """Something that answers user prompts with yes/no (/maybe): ``identity()`` (computed without
-    loading) determines the answers; ``answer_batches`` yields them as computed, to be cached at
-    once; ``scored_uses_generation``: a scored answer may fall back to generated text, so
-    ``max_new_tokens`` is part of the cache key.
-    """
+    """Answers user prompts with yes/no (/maybe); ``scored_uses_generation``: a scored answer may
+    fall back to generated text (``max_new_tokens`` keys the cache)."""
 
     name: str
     scored_uses_generation: bool
@@ -53,8 +50,7 @@ class GenerativeBackend(Protocol):
 
 @dataclass
 class FakeGenerativeBackend:
-    """A deterministic stand-in for tests: answers from a hash of the prompt (generated ones from
-    a few real-world texts, one unparseable); ``calls`` counts prompts answered.
+    """A deterministic stand-in: answers from a hash of the prompt; ``calls`` counts them.
     >>> next(FakeGenerativeBackend().answer_batches(["q"], answers=("yes", "no"))).records[0].method
     'scored'
     """
@@ -130,10 +126,8 @@ HTTP_OPTIONS = frozenset(
 
 
 def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: Any) -> GenerativeBackend:
-    """A backend from a spec string: ``smollm2`` · ``hf:NAME_OR_PATH`` or a bare name
-    (``NAME@REV``) · ``gguf:PATH`` · ``openai:URL#MODEL`` (chat) · ``openai-completions:URL#MODEL``
-    · ``fake:NAME``; an option of another kind of backend is refused.
-    """
+    """A backend from a spec: ``smollm2``, ``hf:NAME_OR_PATH`` or a bare name (``NAME@REV``),
+    ``gguf:PATH``, ``openai[-completions]:URL#MODEL``, ``fake:NAME``."""
     options = {key: value for key, value in options.items() if value is not None}
     ref = spec if isinstance(spec, ModelRef) else ModelRef.unread(spec)
     spec = str(ref)

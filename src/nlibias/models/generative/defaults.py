@@ -1,18 +1,15 @@
-"""Generation settings shared by the library, the command line and the Inspect tasks; this module
-imports nothing, so the command line takes its option defaults from here without loading torch.
-
->>> DEFAULT_MAX_NEW_TOKENS
-64
-"""
+"""Generation settings shared by the library, the command line and the Inspect tasks (no imports,
+so the command line reads its defaults without loading torch)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
+PLAIN_ANSWER_CUE = "\nAnswer:"
+"""Appended to the prompt of a model without a chat template, so the next token is the answer."""
+
 DEFAULT_MAX_NEW_TOKENS = 64
-"""Token limit of generated answers (``mode="generated"``), the one default of the library, the
-command line and the Inspect tasks."""
+"""Token limit of generated answers (``mode="generated"``)."""
 
 OptionScore = Literal["total", "per-byte"]
-"""How a multiple-choice question's scored options are compared: total log-probability, or per
-byte of the option's text (:mod:`nlibias.models.generative.option_scoring`)."""
+"""How scored options are compared: total log-probability, or per byte of the option's text."""

@@ -1,25 +1,26 @@
-"""Hugging Face causal LMs answering yes/no prompts: scored (one forward pass) or generated (greedy).
-
-The two modes: docs/generative.md, "Two ways to answer". A model without a chat template reads
-the prompt followed by ``"\\nAnswer:"``. Reading a GGUF file is slow (about 30 s for SmolLM2 on 2
-cores), so the first load saves the dequantised weights under ``$NLIBIAS_MODEL_CACHE`` for later
-loads (bit-identical logits).
-"""
+"""Hugging Face causal LMs answering yes/no prompts, scored (one forward pass) or generated
+(greedy). A GGUF file's dequantised weights are saved under ``$NLIBIAS_MODEL_CACHE`` on the first
+load (reading GGUF is slow; the logits are bit-identical)."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
+import secrets
+import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from platformdirs import user_cache_dir
 
 from nlibias.errors import ConfigError
 from nlibias.models.batching import plan_batches
 from nlibias.models.generative.answers import parse_answer
+from nlibias.models.generative.defaults import PLAIN_ANSWER_CUE
 from nlibias.models.generative.prefix_sharing import (
     PrefixBatch,
     group_by_prefix,
@@ -41,30 +42,18 @@ from nlibias.models.library_bars import quiet_loading
 from nlibias.schema.predictor_kinds import GenerativeMode
 from nlibias.textio.env_paths import env_path
 
-PLAIN_ANSWER_CUE = "\nAnswer:"
-"""Appended to the prompt of a model without a chat template, so the next token is the answer."""
-
 MIN_PREFIX_SAVING = 0.2
 """Scored prompts run in stages (shared prefixes once) only when that saves at least this share
 of the padded tokens of plain batches."""
 
 
 def converted_models_dir() -> Path:
-    """Where dequantised copies of GGUF models are kept: ``$NLIBIAS_MODEL_CACHE``, else
-    ``gguf-converted`` in the user cache directory."""
-    from platformdirs import user_cache_dir
-
+    """Where dequantised copies of GGUF models are kept."""
     return env_path("NLIBIAS_MODEL_CACHE") or Path(user_cache_dir("nlibias")) / "gguf-converted"
 
 
 class HFCausalLM:
-    """A Hugging Face causal LM that answers yes/no prompts (module docs), loaded on first use (a
-    run whose answers are all cached never loads it).
-
-    >>> lm = HFCausalLM(CausalLMSource.smollm2(), name="smollm2")   # doctest: +SKIP
-    >>> next(lm.answer_batches(["Is 2 even?"], answers=("yes", "no"))).records[0].answer   # doctest: +SKIP
-    'yes'
-    """
+    """A Hugging Face causal LM that answers yes/no prompts, loaded on first use."""
 
     scored_uses_generation = False
 
@@ -91,13 +80,10 @@ class HFCausalLM:
         self.max_batch_size = max_batch_size
         self.use_chat_template = use_chat_template
         self.share_prefixes = share_prefixes
-        """Scored answers compute prompt prefixes shared by several prompts once (same answers)."""
         self.min_shared_prefix = min_shared_prefix
         self._model: Any = None
         self._tokenizer: Any = None
         self._identity: dict[str, Any] | None = None
-
-    # -- identity and loading -----------------------------------------------------------------
 
     def identity(self) -> Mapping[str, Any]:
         if self._identity is None:
@@ -118,7 +104,7 @@ class HFCausalLM:
 
     @property
     def loaded_dtype(self) -> str | None:
-        """The dtype the weights were loaded in (``"bfloat16"`` ...), None before :meth:`load`."""
+        """The dtype the weights were loaded in, None before :meth:`load`."""
         return None if self._model is None else str(self._model.dtype).removeprefix("torch.")
 
     def load(self) -> tuple[Any, Any]:
@@ -140,12 +126,12 @@ class HFCausalLM:
             kwargs["gguf_file"] = self.source.gguf_file
         what = f"causal LM (gguf_file={self.source.gguf_file})" if "gguf_file" in kwargs else "causal LM"
 
-        def read(loader: Any, **extra: Any) -> Any:  # offline-friendly, failures said (load_pretrained)
+        def read(loader: Any, **extra: Any) -> Any:
             return load_pretrained(
                 loader, location, revision=self.source.revision, what=what, **kwargs, **extra
             )
 
-        with quiet_loading(), _gguf_bar_follows_transformers():  # the GGUF bar follows the quiet switch
+        with quiet_loading(), _gguf_bar_follows_transformers():
             tokenizer = read(AutoTokenizer.from_pretrained)
             # a GGUF file's own dtype is float32 (dequantised), read from the file or its converted copy
             config = None if self.source.gguf_file is not None else read(AutoConfig.from_pretrained)
@@ -166,15 +152,13 @@ class HFCausalLM:
         return model, tokenizer
 
     def _converted_dir(self) -> Path | None:
-        """Where this GGUF model's dequantised copy lives (``None``: not a GGUF source, or disabled)."""
+        """Where this GGUF model's dequantised copy lives (``None``: none)."""
         if self.source.gguf_file is None or not self.convert_cache:
             return None
         weights = quick_file_hash(Path(self.source.name_or_path) / self.source.gguf_file)
         return (
             converted_models_dir() / f"{Path(self.source.gguf_file).stem}-{weights}-{self._dtype or 'auto'}"
         )
-
-    # -- prompts and answer tokens ------------------------------------------------------------
 
     @property
     def chat(self) -> bool:
@@ -208,14 +192,8 @@ class HFCausalLM:
         return {word: tuple(sorted(token for _, token in pairs)) for word, pairs in spellings.items()}
 
     def answer_spellings(self, answers: Sequence[str]) -> dict[str, tuple[tuple[str, int], ...]]:
-        """``(text, token id)`` of each distinct single-token id among ``word``, ``Word``,
-        ``WORD``, with and without a leading space; an id two answer words share counts for
-        neither, and a word left with none is refused (score it with mode='generated').
-
-        >>> lm = HFCausalLM(CausalLMSource.smollm2())                  # doctest: +SKIP
-        >>> [text for text, _ in lm.answer_spellings(["yes", "no"])["yes"]]   # doctest: +SKIP
-        ['yes', ' yes', 'Yes', ' Yes', 'YES', ' YES']
-        """
+        """``(text, token id)`` of each single-token spelling of each word (``word``, ``Word``,
+        ``WORD``, with and without a leading space; ids two words share count for neither)."""
         _, tokenizer = self.load()
         special = set(getattr(tokenizer, "all_special_ids", []) or [])
         found: dict[str, dict[int, str]] = {}
@@ -238,8 +216,6 @@ class HFCausalLM:
                 )
         return {word: tuple((text, token) for token, text in ids.items()) for word, ids in found.items()}
 
-    # -- answering -----------------------------------------------------------------------------
-
     def answer_batches(
         self,
         prompts: Sequence[str],
@@ -248,7 +224,6 @@ class HFCausalLM:
         mode: GenerativeMode = "scored",
         max_new_tokens: int = 64,
     ) -> Iterator[AnswerBatch]:
-        """Answer each user prompt; yields one :class:`AnswerBatch` per model batch."""
         if not prompts:
             return
         sequences = self.encode_prompts(prompts)
@@ -291,8 +266,7 @@ class HFCausalLM:
             yield AnswerBatch(indices=batch, records=records, real_tokens=real, padded_tokens=padded)
 
     def prefix_plan(self, sequences: Sequence[Sequence[int]]) -> list[PrefixBatch] | None:
-        """Staged batches computing shared prompt prefixes once, or ``None`` when plain batches
-        cost nearly as much (``MIN_PREFIX_SAVING``) or the model cannot run stages."""
+        """Staged batches computing shared prefixes once, or ``None`` where they save too little."""
         model, _ = self.load()
         if not sequences or min(len(s) for s in sequences) < 2 or not supports_staged_forward(model):
             return None
@@ -356,8 +330,7 @@ class HFCausalLM:
 
 @contextmanager
 def _gguf_bar_follows_transformers() -> Iterator[None]:
-    """transformers' GGUF conversion draws a tqdm bar that ignores transformers' switch for bars
-    (:func:`~nlibias.models.hf_common.quiet_loading` turns it off): off here while the switch is."""
+    """transformers' GGUF conversion bar, off while transformers' switch for bars is."""
     from transformers import modeling_gguf_pytorch_utils as gguf_utils
     from transformers.utils import logging as transformers_logging
 
@@ -374,16 +347,11 @@ def _gguf_bar_follows_transformers() -> Iterator[None]:
 
 def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
     """Save a GGUF-loaded model as plain safetensors (atomically; failures only cost speed)."""
-    import copy
-    import secrets
-    import shutil
-
     from safetensors.torch import save_model
 
     staging: Path | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        # mkdir() gives the umask's mode (mkdtemp's 0o700 would hide the model from other users)
         staging = target.parent / f".converting-{os.getpid()}-{secrets.token_hex(6)}"
         staging.mkdir()
         config = copy.deepcopy(model.config)

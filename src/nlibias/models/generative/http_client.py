@@ -1,5 +1,4 @@
-"""A JSON client for one HTTP server, on httpx: keep-alive connections, proxies from the
-environment, a timeout per socket operation, retries with jittered exponential backoff
+"""A JSON client on httpx: keep-alive, proxies from the environment, jittered exponential retries
 (``Retry-After`` as seconds or an HTTP date) on connection errors, timeouts, 408, 429 and 5xx.
 
 >>> JSONClient("http://127.0.0.1:8080/v1").base_url
@@ -27,8 +26,7 @@ DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
 
 class ServerError(NlibiasError):
-    """The server refused a request, or stayed unreachable after every retry (finished answers
-    are cached: rerunning resumes after them)."""
+    """The server refused a request, or stayed unreachable after every retry."""
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
@@ -37,9 +35,8 @@ class ServerError(NlibiasError):
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """When and how long to wait before asking again: ``min(backoff_max, backoff * 2**k)`` before
-    retry ``k``, jittered by [0.5, 1]; a ``Retry-After`` (seconds or an HTTP date) replaces it,
-    capped at ``backoff_max``.
+    """``min(backoff_max, backoff * 2**k)`` before retry ``k``, jittered by [0.5, 1]; a
+    ``Retry-After`` replaces it, capped at ``backoff_max``.
 
     >>> RetryPolicy(backoff=1.0, backoff_max=5.0).delay(3, jitter=1.0)
     5.0
@@ -60,8 +57,7 @@ class RetryPolicy:
 
 
 def _retry_after_seconds(value: str) -> float | None:
-    """Seconds a ``Retry-After`` value asks to wait (0 for a date already passed); None when it is
-    neither a non-negative number of seconds nor an HTTP date."""
+    """Seconds a ``Retry-After`` value asks to wait (0 for a past date); None when unreadable."""
     try:
         seconds = float(value)
     except ValueError:
@@ -75,8 +71,7 @@ def _retryable(status: int) -> bool:
 
 
 class JSONClient:
-    """POST JSON to one server with retries, pooled keep-alive connections and a per-operation
-    timeout; thread-safe (one connection pool). ``sleep`` is injectable for tests."""
+    """POST JSON to one server with retries; thread-safe. ``sleep`` is injectable for tests."""
 
     def __init__(
         self,
@@ -100,9 +95,7 @@ class JSONClient:
         self.retry = retry or RetryPolicy()
         self.api_key_env = api_key_env
         self._sleep = sleep
-        # trust_env: proxies (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY) and CA bundles
-        # (SSL_CERT_FILE) come from the environment, as for the hub check and other tools.
-        # No pool limit: the callers bound their own concurrency, as one connection per thread did.
+        # trust_env: proxies and CA bundles from the environment; no pool limit (callers bound it)
         self._client = httpx.Client(
             timeout=timeout,
             trust_env=True,
@@ -126,8 +119,7 @@ class JSONClient:
         return self._client.request(method, self.base_url + path, content=body, headers=self._headers())
 
     def get_once(self, path: str) -> dict[str, Any] | None:
-        """The decoded JSON object a GET of ``path`` answers, or None on any failure (one attempt,
-        no retry: for what a server may not offer, such as its list of models)."""
+        """The JSON object a GET of ``path`` answers, or None on any failure (one attempt)."""
         try:
             response = self._send(path, None)
             decoded = json.loads(response.content) if response.is_success else None
@@ -195,8 +187,7 @@ def _explain(url: str, status: int, message: str, api_key_env: str | None) -> st
 
 
 def server_address(ref: ModelRef, parameter: str) -> tuple[str, str]:
-    """``(base URL, model)`` of a server's reference, refused (naming ``parameter``) unless it reads
-    ``openai:http://HOST:PORT/v1#MODEL``: the one rule of every server role."""
+    """``(base URL, model)`` of ``openai:http://HOST:PORT/v1#MODEL``, else refused."""
     if ref.server is None:
         raise ConfigError(
             f"cannot read {str(ref)!r}: write openai:http://HOST:PORT/v1#MODEL (the model name after '#')",

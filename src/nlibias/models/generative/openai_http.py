@@ -1,8 +1,5 @@
-"""OpenAI-compatible HTTP servers (vLLM, llama.cpp's server, TGI, Ollama, ...) as generative backends.
-
-Scored answers sum the answer words' spellings among one token's ``top_logprobs`` (none listed:
-unparsed); a server without log-probabilities gets generated answers instead. The API key
-(``$OPENAI_API_KEY`` by default) is never part of the cache identity or of any output file.
+"""OpenAI-compatible servers as generative backends: scored answers sum the answer words among one
+token's ``top_logprobs`` (a server without them: generated answers); the API key is never recorded.
 
 >>> lm = OpenAICompatibleLM("http://127.0.0.1:8080/v1", "my-model")
 >>> lm.name, lm.identity()["api"]
@@ -17,27 +14,24 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from nlibias.errors import ConfigError
 from nlibias.models.generative.answers import parse_answer
-from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
+from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS, PLAIN_ANSWER_CUE
 from nlibias.models.generative.http_client import DEFAULT_API_KEY_ENV, JSONClient, RetryPolicy, ServerError
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
+from nlibias.schema.declared import Allowed, PositiveInt, declared
 from nlibias.schema.predictor_kinds import GenerativeMode
 
-PLAIN_ANSWER_CUE = "\nAnswer:"
 _TOKEN_JUNK = " \t\n\r\"'.,:;!?*()[]{}<>-_`▁Ġ"
 
 
 class ServedModelWarning(UserWarning):
-    """The server lists its models and the one asked for is not among them
-    (:meth:`OpenAICompatibleLM.check_served_model`)."""
+    """The server lists its models and the one asked for is not among them."""
 
 
 def completion_top_logprobs(response: Any) -> Mapping[str, Any] | None:
-    """The first generated token's top alternatives (token → log-probability, as the server wrote
-    them) of a ``/v1/completions`` answer asked with ``logprobs``; ``None`` when it has none.
+    """The first generated token's top alternatives in a ``/v1/completions`` answer, or ``None``.
 
     >>> completion_top_logprobs({"choices": [{"logprobs": {"top_logprobs": [{" a": -0.1, " b": -2.5}]}}]})
     {' a': -0.1, ' b': -2.5}
@@ -56,9 +50,16 @@ def _answer_word(token: str, answers: Sequence[str]) -> str | None:
     return word if word in answers else None
 
 
+@declared
+def _check_settings(
+    api: Literal["chat", "completions"], concurrency: Annotated[PositiveInt, Allowed("at least 1")]
+) -> None:
+    """The settings a server backend is refused for (their hints say the rule)."""
+
+
 @dataclass
 class OpenAICompatibleLM:
-    """A model behind an OpenAI-compatible server, ``concurrency`` requests at once (module docs)."""
+    """A model behind an OpenAI-compatible server, ``concurrency`` requests at once."""
 
     base_url: str
     model: str
@@ -76,16 +77,10 @@ class OpenAICompatibleLM:
     scored_uses_generation: bool = True
     logprobs_supported: bool | None = field(default=None, init=False)
     """Learned from the first scored answer: ``False`` once the server returned none."""
-    """The models the server lists (``GET /models``); None when it lists none or was not asked."""
     _models_asked: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.api not in ("chat", "completions"):
-            raise ConfigError(f"api must be 'chat' or 'completions', got {self.api!r}", parameter="api")
-        if self.concurrency < 1:
-            raise ConfigError(
-                f"{{concurrency}} must be at least 1, got {self.concurrency}", parameter="concurrency"
-            )
+        _check_settings(self.api, self.concurrency)
         self.name = self.name or self.model
         self.client = JSONClient(
             self.base_url,
@@ -105,9 +100,8 @@ class OpenAICompatibleLM:
         }
 
     def check_served_model(self) -> None:
-        """Warn (:class:`ServedModelWarning`, once) when the server lists its models and ``model`` is
-        not among them: llama.cpp's server answers with its one model whatever name is sent, so a
-        wrong name would label another model's answers.
+        """Warn once when the server lists its models without ``model`` (llama.cpp's server answers
+        with its one model whatever the name).
         >>> lm = OpenAICompatibleLM("http://127.0.0.1:9/v1", "m", max_retries=0)
         >>> lm.check_served_model(); lm.served_models is None  # nothing listens there: not checked
         True
@@ -135,8 +129,6 @@ class OpenAICompatibleLM:
                 stacklevel=2,
             )
 
-    # -- one request -----------------------------------------------------------------------------
-
     def _payload(self, prompt: str, *, max_tokens: int, logprobs: bool) -> tuple[str, dict[str, Any]]:
         payload: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "temperature": 0.0}
         if self.api == "chat":
@@ -159,7 +151,6 @@ class OpenAICompatibleLM:
         return str(choice.get("text") or "")
 
     def _top_tokens(self, response: Mapping[str, Any]) -> list[tuple[str, float]] | None:
-        """``(token, logprob)`` alternatives of the first generated token, or ``None`` if absent."""
         choice = (response.get("choices") or [{}])[0]
         logprobs = choice.get("logprobs")
         content = logprobs.get("content") if isinstance(logprobs, dict) else None
@@ -221,12 +212,10 @@ class OpenAICompatibleLM:
         mode: GenerativeMode = "scored",
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     ) -> AnswerRecord:
-        """One prompt's answer (blocking); the mode was checked where the predictor was made."""
+        """One prompt's answer (blocking)."""
         if mode == "scored":
             return self._scored(prompt, answers, max_new_tokens)
         return self._generated(prompt, answers, max_new_tokens)
-
-    # -- many requests ---------------------------------------------------------------------------
 
     def answer_batches(
         self,
@@ -236,8 +225,7 @@ class OpenAICompatibleLM:
         mode: GenerativeMode = "scored",
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     ) -> Iterator[AnswerBatch]:
-        """Answers as they arrive; a request that fails for good raises :class:`ServerError` after
-        the answers finished before it are yielded (cached, so a rerun resumes)."""
+        """Answers as they arrive; a request that fails for good raises after those finished."""
         if not prompts:
             return
         self.check_served_model()

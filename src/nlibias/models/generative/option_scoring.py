@@ -1,10 +1,5 @@
-"""Multiple-choice questions scored by a causal LM: the log-probability of each option's text
-after the prompt (the model's reply), the prompt computed once and its key/value cache shared by
-the options.
-
-An option's score is the sum of its tokens' log-probabilities; :data:`OptionScore` ``per-byte``
-divides it by the option's UTF-8 length, a tokenizer-free length that is the same for every model
-(as lm-eval's ``acc_bytes``).
+"""Multiple-choice questions scored by a causal LM: each option's summed log-probability after the
+prompt (computed once, its cache shared), or ``per-byte`` (as lm-eval's ``acc_bytes``).
 
 >>> from nlibias.models.generative.backend import FakeGenerativeBackend
 >>> batch = next(option_batches(FakeGenerativeBackend(), ["Who?"], [("A", "B b", "C")]))
@@ -25,7 +20,7 @@ from nlibias.models.generative.backend import FakeGenerativeBackend
 from nlibias.models.generative.defaults import OptionScore
 from nlibias.models.generative.hf_causal import HFCausalLM
 from nlibias.models.generative.prefix_sharing import common_prefix_length
-from nlibias.models.generative.scoring import cache_keyword, left_padded_tensors
+from nlibias.models.generative.scoring import cache_keyword, left_padded_tensors, right_padded_tensors
 
 
 def choose_option(logprobs: Sequence[float], options: Sequence[str], score: OptionScore = "total") -> int:
@@ -69,16 +64,14 @@ class OptionBatch:
     scores: list[OptionScores]
     real_tokens: int = 0
     padded_tokens: int = 0
-    """Tokens run through the model with padding: the prompts' left-padded batch and the
-    options' right-padded one."""
+    """Tokens run through the model with padding (prompts and options)."""
 
 
 def option_batches(
     backend: Any, prompts: Sequence[str], options: Sequence[Sequence[str]]
 ) -> Iterator[OptionBatch]:
-    """Score each question's options (``prompts[i]``: its user message, ``options[i]``: its
-    options), questions of similar prompt lengths batched; a backend that cannot score texts (a
-    server) is refused."""
+    """Score each question's options, questions of similar prompt lengths batched; a server is
+    refused."""
     if isinstance(backend, FakeGenerativeBackend):
         for i, (prompt, opts) in enumerate(zip(prompts, options, strict=True)):
             backend.calls += 1
@@ -112,8 +105,7 @@ def option_batches(
 def _split(
     backend: Any, tokenizer: Any, prompt: str, options: Sequence[str]
 ) -> tuple[list[int], list[list[int]]]:
-    """A question's shared tokens (the formatted prompt, less any token an option's text merges
-    with) and each option's own tokens (at least one)."""
+    """A question's shared tokens and each option's own tokens (at least one)."""
     prefix_text = backend.format_prompt(prompt)
     encoded = tokenizer(
         [prefix_text, *(prefix_text + option for option in options)], add_special_tokens=not backend.chat
@@ -126,9 +118,8 @@ def _split(
 def _tail_logprobs(
     model: Any, prefixes: list[list[int]], tails: list[list[list[int]]], pad_id: int, device: str
 ) -> list[list[float]]:
-    """Each tail's summed log-probability after its question's prefix: the prefixes run once as
-    one left-padded batch (only their last position's logits computed), each prefix's cache is
-    copied to its tails, and all tails run as one right-padded batch after them."""
+    """Each tail's summed log-probability after its question's prefix: the prefixes run once, each
+    prefix's cache copied to its tails, which run as one right-padded batch."""
     import torch
 
     keyword = cache_keyword(model)
@@ -145,11 +136,7 @@ def _tail_logprobs(
         cache = out[keyword]
         rows = torch.tensor(parents, dtype=torch.long, device=device)
         cache.reorder_cache(rows)  # one copy of its question's prefix per tail
-        tail_ids = torch.full((len(flat), width), pad_id, dtype=torch.long, device=device)
-        tail_mask = torch.zeros((len(flat), width), dtype=torch.long, device=device)
-        for row, tail in enumerate(flat):
-            tail_ids[row, : len(tail)] = torch.tensor(tail, device=device)
-            tail_mask[row, : len(tail)] = 1
+        tail_ids, tail_mask = right_padded_tensors(flat, pad_id, device)
         full_mask = torch.cat([mask.index_select(0, rows), tail_mask], dim=-1)
         tail_positions = mask.sum(-1).index_select(0, rows)[:, None] + torch.arange(width, device=device)
         logits = model(
@@ -165,7 +152,6 @@ def _tail_logprobs(
 
 
 def _fake_scores(backend: Any, prompt: str, options: Sequence[str]) -> OptionScores:
-    """A deterministic stand-in: each option's score from a hash of the prompt and the option."""
 
     def score(option: str) -> float:
         digest = hashlib.sha256(f"{backend.seed}\x00{prompt}\x00{option}".encode()).digest()

@@ -1,7 +1,4 @@
-"""Shared prompt prefixes: which tokens to compute once, planned on plain lists (no torch).
-
-Why and how a batch runs in stages (:class:`Stage`; :mod:`nlibias.models.generative.scoring` runs
-them): docs/generative.md, "Shared prompt prefixes".
+"""Shared prompt prefixes (docs/generative.md): which tokens to compute once, planned on lists.
 
 >>> seqs = [[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 7, 8], [1, 2, 9, 9, 9, 9]]
 >>> [(g.members, g.prefix_length) for g in group_by_prefix(seqs, min_prefix=2, min_fraction=0.5)]
@@ -59,10 +56,8 @@ def group_by_prefix(
     min_prefix: int = 16,
     min_fraction: float = 0.5,
 ) -> list[PrefixGroup]:
-    """Group token sequences whose longest common prefix is worth sharing: sorted, a neighbour
-    joins the group while the group's common prefix (every member keeping a token of its own) is
-    at least ``min_prefix`` tokens and ``min_fraction`` of its longest member (so prompts sharing
-    only the template's opening stay apart). A group of one has the prefix ``len - 1``.
+    """Group sorted token sequences while their common prefix (each member keeping a token) is at
+    least ``min_prefix`` tokens and ``min_fraction`` of the longest; a group of one: ``len - 1``.
 
     >>> seqs = [[5, 6, 7, 8], [5, 6, 7, 9, 9], [5, 6, 7, 8], [1, 2]]
     >>> [(g.members, g.prefix_length) for g in group_by_prefix(seqs, min_prefix=3)]
@@ -98,17 +93,14 @@ def group_by_prefix(
 
 @dataclass(frozen=True)
 class Stage:
-    """One forward pass of a shared-prefix batch: a token segment per node, node ``k`` continuing
-    node ``parents[k]`` of the previous stage (whose cache it gets); segments may be empty only in
-    a middle stage.
-    """
+    """One forward pass of a staged batch: node ``k`` continues node ``parents[k]`` of the
+    previous stage (whose cache it gets)."""
 
     segments: tuple[tuple[int, ...], ...]
     parents: tuple[int, ...] | None = None
 
     @property
     def width(self) -> int:
-        """Padded length of this stage's input."""
         return max(len(s) for s in self.segments)
 
 
@@ -131,7 +123,7 @@ class PrefixBatch:
 
     @property
     def prompt_tokens(self) -> int:
-        """Tokens of the prompts themselves (what a batch without sharing computes, unpadded)."""
+        """Tokens of the prompts themselves (unshared, unpadded)."""
         total = np.zeros(len(self.stages[0].segments), dtype=np.int64)
         for stage in self.stages:
             before = total if stage.parents is None else total[list(stage.parents)]
@@ -140,12 +132,8 @@ class PrefixBatch:
 
 
 def split_points(longest: Sequence[int], prefix_lengths: Sequence[int], *, root: int) -> list[int]:
-    """Where each group of a batch hands over from its shared prefix to its suffixes: the suffix
-    stage is padded to ``W = max(longest_g - prefix_g)`` anyway, so a group splits at
-    ``max(root, longest_g - W)`` (at least 1 in a first stage), shortening the prefix stage for
-    free; widening the suffixes further never pays.
-    A group of 2 prompts (longest 12 tokens, 10 shared) and 2 prompts alone (20 and 9 tokens),
-    root 4: ``W = 2``, the lone prompts split 2 tokens before their end.
+    """Where each group hands over from its prefix to its suffixes: the suffix stage is padded to
+    ``W = max(longest_g - prefix_g)`` anyway, so a group splits at ``max(root, longest_g - W)``.
 
     >>> split_points([12, 20, 9], [10, 19, 8], root=4)
     [10, 18, 7]
@@ -200,10 +188,9 @@ def plan_prefix_batches(
     max_batch_size: int = 32,
     min_root: int = 4,
 ) -> list[PrefixBatch]:
-    """Pack prefix groups into batches (longest prefix first, groups of one last; at most
-    ``max_batch_size`` prompts and ``max_tokens`` in ``prompts * longest prompt``) and lay out each
-    batch's stages; a group too big for one batch is split (each part recomputes its prefix), and
-    the prefix common to a batch becomes a root stage when it is at least ``min_root`` tokens.
+    """Pack prefix groups into batches (longest prefix first, groups of one last, within
+    ``max_batch_size`` and ``max_tokens``) and lay out their stages; a batch's common prefix of at
+    least ``min_root`` tokens becomes a root stage.
 
     >>> seqs = [[7, 7, 1, 1, 1, 2], [7, 7, 1, 1, 1, 3], [7, 7, 1, 1, 1, 4]]
     >>> plan = plan_prefix_batches(seqs, group_by_prefix(seqs, min_prefix=2), max_tokens=12, max_batch_size=8)
@@ -213,9 +200,7 @@ def plan_prefix_batches(
     if max_tokens < 1 or max_batch_size < 1:
         raise ValueError("max_tokens and max_batch_size must be positive")
     parts: list[PrefixGroup] = []
-    # Groups of one after the others: their "prefix" is all but the last token, so beside real
-    # groups (short suffixes) they would widen every stage; among themselves they pad like plain
-    # length-sorted batches and still share the batch's root.
+    # groups of one last: beside real groups (short suffixes) they would widen every stage
     for group in sorted(groups, key=lambda g: (g.size == 1, -g.prefix_length, g.members)):
         longest = max(len(sequences[i]) for i in group.members)
         size = max(1, min(max_batch_size, max_tokens // max(longest, 1)))

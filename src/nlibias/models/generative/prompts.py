@@ -1,9 +1,6 @@
-"""Prompt styles for auditing generative LMs with yes/no questions (BBNLI-next paper, section 5).
-
-A style is a user-message template with ``{premise}`` and ``{hypothesis}`` and the answer words
-asked for: ``yes``/``no`` (yes = entailment, no read as neutral) or ``yes``/``no``/``maybe`` (3-way).
-The paper's two (Appendix A.7.1) are built in verbatim: ``true`` and ``entailed``. Users add styles
-in a YAML/JSON file or a ``.txt`` template, checked on load (``{{``/``}}`` for literal braces).
+"""Prompt styles for yes/no questions to generative LMs: a template with ``{premise}`` and
+``{hypothesis}`` and the answers ``yes``/``no`` or ``yes``/``no``/``maybe``; the paper's two are
+built in (``true``, ``entailed``), users add theirs in a YAML/JSON file or a ``.txt`` template.
 
 >>> PROMPT_STYLES["true"].render("It rained.", "The ground is wet.").splitlines()[1:3]
 ['It rained.', 'Hypothesis: The ground is wet.']
@@ -46,8 +43,7 @@ PROMPT_2_ENTAILED = (
 BINARY_ANSWERS: tuple[str, ...] = ("yes", "no")
 THREE_WAY_ANSWERS: tuple[str, ...] = ("yes", "no", "maybe")
 
-#: How each answer word is read as an NLI label. Binary: a "no" only says "not entailed", which the
-#: paper's pair measures read as neutral. 3-way: "no" is a contradiction, "maybe" is neutral.
+#: Answer word → NLI label (binary: "no" only says "not entailed", read as neutral).
 BINARY_LABELS: dict[str, Label] = {"yes": "entailment", "no": "neutral"}
 THREE_WAY_LABELS: dict[str, Label] = {"yes": "entailment", "no": "contradiction", "maybe": "neutral"}
 
@@ -56,8 +52,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def template_problem(template: str, *, options: bool = False) -> str | None:
-    """Why ``template`` is not a valid prompt template, or ``None`` (``options``: an ``{options}``
-    placeholder is allowed: a multiple-choice style).
+    """Why ``template`` is not a valid prompt template, or ``None`` (``options``: ``{options}``
+    allowed).
 
     >>> template_problem("{premise} / {hypothesis}") is None
     True
@@ -107,7 +103,7 @@ class PromptStyle:
     """``builtin`` or the file the style was read from."""
 
     def __post_init__(self) -> None:
-        """A style made in code is held to a prompt file's rules.
+        """Held to a prompt file's rules.
 
         >>> PromptStyle("short", "Is {premise} true?")
         Traceback (most recent call last):
@@ -132,13 +128,11 @@ class PromptStyle:
 
     @property
     def choices(self) -> bool:
-        """Whether it asks a multiple-choice question (its template lists ``{options}``): the
-        model picks one of each sample's options instead of answering yes or no."""
+        """Whether it asks a multiple-choice question (its template lists ``{options}``)."""
         return any(name == "options" for _, name, _, _ in string.Formatter().parse(self.template))
 
     @property
     def labels(self) -> dict[str, Label]:
-        """Answer word → NLI label for this style's answer set."""
         return dict(THREE_WAY_LABELS if self.three_way else BINARY_LABELS)
 
     def label_of(self, answer: str | None) -> Label | None:
@@ -146,8 +140,7 @@ class PromptStyle:
         return None if answer is None else self.labels[answer]
 
     def render(self, premise: str, hypothesis: str, options: Sequence[str] = ()) -> str:
-        """The user message for one sample (premise, hypothesis and a multiple-choice style's
-        options, as ``(a) ... (b) ... (c) ...``, inserted verbatim).
+        """The user message for one sample (options as ``(a) ... (b) ...``).
 
         >>> CHOICE_STYLES["race"].render("C.", "Who?", ["X", "Y", "Unknown"])
         'Who?\\n(a) X (b) Y (c) Unknown\\nC.'
@@ -162,14 +155,12 @@ PROMPT_STYLES: dict[str, PromptStyle] = {
     "true": PromptStyle("true", PROMPT_1_TRUE),
     "entailed": PromptStyle("entailed", PROMPT_2_ENTAILED),
 }
-"""The built-in styles, by name."""
 
 CHOICE_STYLES: dict[str, PromptStyle] = {
     "race": PromptStyle("race", "{hypothesis}\n{options}\n{premise}"),
     "arc": PromptStyle("arc", "{premise} {hypothesis}\n{options}"),
 }
-"""The built-in multiple-choice styles: the BBQ paper's RACE format (question, the options,
-context) and ARC format (context and question, then the options), as its README gives them."""
+"""The BBQ paper's RACE and ARC multiple-choice formats."""
 
 
 def _normalise_answers(raw: Any) -> tuple[str, ...] | None:
@@ -206,8 +197,8 @@ def _entry_lines(text: str) -> list[int]:
 
 
 def load_prompt_file(path: str | Path) -> list[PromptStyle]:
-    """Read prompt styles from a YAML/JSON file (``prompts: [{name, template, answers}]``, answers
-    default ``[yes, no]``) or a ``.txt`` template; a problem is a SourceError naming file, line, field.
+    """Prompt styles from a YAML/JSON file (``prompts: [{name, template, answers}]``) or a ``.txt``
+    template; a problem is a SourceError naming file, line, field.
 
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "mine.txt"
@@ -306,8 +297,7 @@ def _style_from_entry(path: Path, line: int | None, index: int, entry: Any, take
 def resolve_prompt_styles(
     specs: Sequence[str | PromptStyle],
 ) -> list[PromptStyle]:
-    """Prompt styles from built-in names (``true``, ``entailed``), prompt files (every style each
-    defines), or styles already read; no specs: both paper styles; duplicate names are refused.
+    """Prompt styles from built-in names, prompt files or styles (none: the paper's two).
     >>> [s.name for s in resolve_prompt_styles(["true", "entailed"])]
     ['true', 'entailed']
     """

@@ -1,7 +1,4 @@
-"""What a generative backend returns: one :class:`AnswerRecord` per prompt (what the prediction
-cache stores), delivered in :class:`AnswerBatch` es; kept apart from the backends so that none of
-them imports another back.
-"""
+"""What a generative backend returns: an :class:`AnswerRecord` per prompt, in batches."""
 
 from __future__ import annotations
 
@@ -27,7 +24,7 @@ class AnswerRecord:
     text: str | None = None
     """The generated text (generated answers only)."""
     rule: str = "scored"
-    """How the answer was read: ``scored`` or the parser rule (:mod:`nlibias.models.generative.answers`)."""
+    """How the answer was read: ``scored`` or the parser rule."""
     method: str = "scored"
     """``scored`` (answer-word probabilities) or ``generated`` (parsed text)."""
     answer_mass: float | None = None

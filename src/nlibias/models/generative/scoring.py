@@ -1,7 +1,5 @@
-"""Forward passes behind scored answers of causal LMs: plain left-padded batches (position ids from
-the mask, logits at the last position only), or staged batches whose shared prefixes are computed
-once (docs/generative.md, "Shared prompt prefixes"; :func:`supports_staged_forward` says which
-models can).
+"""Forward passes behind scored answers of causal LMs: plain left-padded batches, or staged ones
+whose shared prefixes are computed once (docs/generative.md, "Shared prompt prefixes").
 
 >>> left_pad_lists([[5, 6], [7]], pad_id=0)
 ([[5, 6], [0, 7]], [[1, 1], [0, 1]])
@@ -39,6 +37,21 @@ def left_padded_tensors(segments: Sequence[Sequence[int]], pad_id: int, device: 
     )
 
 
+def right_padded_tensors(
+    segments: Sequence[Sequence[int]], pad_id: int, device: str = "cpu"
+) -> tuple[Any, Any]:
+    """Right-pad token lists to the longest: ``(ids, mask)`` long tensors on ``device``."""
+    import torch
+
+    width = max((len(s) for s in segments), default=0)
+    ids = [[int(t) for t in s] + [pad_id] * (width - len(s)) for s in segments]
+    mask = [[1] * len(s) + [0] * (width - len(s)) for s in segments]
+    return (
+        torch.tensor(ids, dtype=torch.long, device=device),
+        torch.tensor(mask, dtype=torch.long, device=device),
+    )
+
+
 def plain_last_logits(model: Any, sequences: Sequence[Sequence[int]], pad_id: int, device: str) -> Any:
     """Next-token logits after each sequence, one left-padded forward pass: ``[rows, vocab]``."""
     input_ids, mask = left_padded_tensors(sequences, pad_id, device)
@@ -49,17 +62,14 @@ def plain_last_logits(model: Any, sequences: Sequence[Sequence[int]], pad_id: in
 
 
 def cache_keyword(model: Any) -> str:
-    """The name under which ``model``'s forward pass takes and returns its key/value cache:
-    ``cache`` from transformers 5.24 on (``past_key_values`` is deprecated there, with a
-    FutureWarning, and removed in 5.40), ``past_key_values`` before."""
+    """``cache`` from transformers 5.24 on, ``past_key_values`` before."""
     import inspect
 
     return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 
 def staged_last_logits(model: Any, stages: Sequence[Stage], pad_id: int, device: str) -> Any:
-    """Next-token logits after each node of the last stage, the stages run one after the other
-    on a shared key/value cache (see the module docstring): ``[last-stage nodes, vocab]``."""
+    """Next-token logits after each node of the last stage, the stages run on one cache."""
     import torch
 
     keyword = cache_keyword(model)
@@ -110,7 +120,7 @@ def supports_staged_forward(model: Any) -> bool:
 def answer_records(
     logits: Any, token_ids: dict[str, tuple[int, ...]], answers: tuple[str, ...]
 ) -> list[AnswerRecord]:
-    """Scored answer records from next-token logits ``[rows, vocab]`` (see :mod:`hf_causal`)."""
+    """Scored answer records from next-token logits ``[rows, vocab]``."""
     import torch
 
     logprobs = torch.log_softmax(logits.float(), dim=-1)

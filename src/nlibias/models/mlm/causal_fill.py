@@ -1,8 +1,5 @@
-"""Causal-LM fill: a generative LM proposes the whole words of a ``<mask>`` (docs/extension.md,
-"Fill with a causal LM"). It cannot see the mask's right context, so the fill takes two steps: (1)
-a small beam continues the left context into whole-word candidates; (2) the best ``pool`` of them
-(default ``2 x top_k``) are re-ranked by the log-probability of the whole completed sentence.
-"""
+"""Causal-LM fill (docs/extension.md): a small beam continues the left context into whole-word
+candidates, the best ``pool`` of which are re-ranked by the whole sentence's log-probability."""
 
 from __future__ import annotations
 
@@ -16,7 +13,7 @@ import numpy as np
 
 from nlibias.models.batching import check_batch_limits, plan_batches
 from nlibias.models.generative.hf_causal import HFCausalLM, local_source
-from nlibias.models.generative.scoring import plain_last_logits
+from nlibias.models.generative.scoring import plain_last_logits, right_padded_tensors
 from nlibias.models.hf_common import set_torch_threads
 from nlibias.models.mlm.fill_spec import split_fill_spec as split_fill_spec  # its callers' import
 from nlibias.models.mlm.hf import detect_scheme, is_whole_word, rank_whole_words, whole_word_table
@@ -25,11 +22,9 @@ from nlibias.models.spec_options import int_option
 from nlibias.schema.model_ref import ModelRef
 
 BACKEND_VERSION = 2
-"""2: the identity no longer holds the BOS text (the weights hash covers the tokenizer)."""
 DEFAULT_BEAM = 16
 DEFAULT_DEPTH = 3
 POOL_PER_WORD = 2
-"""Without a ``pool`` option, ``2 x top_k`` candidates are re-ranked by the whole sentence."""
 FILL_OPTIONS = frozenset({"beam", "depth", "pool"})
 _PIECE_PUNCTUATION = frozenset("'’-")
 
@@ -61,8 +56,7 @@ class PieceTables:
 
 
 def piece_tables(tokenizer: Any, vocab_size: int) -> PieceTables:
-    """Word-start and word-continuation tables of a tokenizer over ``vocab_size`` ids (ids past the
-    tokenizer's vocabulary are neither)."""
+    """Word-start and word-continuation tables of a tokenizer over ``vocab_size`` ids."""
     known = min(vocab_size, len(tokenizer))
     tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(list(range(known)))]
     special = set(tokenizer.all_special_ids)
@@ -107,7 +101,6 @@ class MaskedText:
         return f"{self.left}{self.sep}{word}{self.right}"
 
     def context(self) -> MaskedText:
-        """The left context alone (texts that share it are continued once)."""
         return MaskedText(self.left, self.sep, "")
 
 
@@ -123,8 +116,7 @@ B = TypeVar("B")
 
 
 def best_beams(grown: Sequence[B], width: int, *, tie: Callable[[B], Any]) -> list[B]:
-    """The ``width`` best-scoring beams of each left context (ties broken by ``tie``), contexts
-    in their first order: one beam step.
+    """The ``width`` best beams of each left context (ties broken by ``tie``): one beam step.
 
     >>> best_beams([_Beam(0, (1,), "a", -1.0), _Beam(0, (2,), "b", -0.5), _Beam(1, (3,), "c", -2.0)], 1,
     ...            tie=lambda b: b.tokens)
@@ -150,8 +142,7 @@ def stopwords_hash(words: Collection[str]) -> str:
 
 
 class BeamRerankFiller(ABC):
-    """What every causal fill shares, in process (:class:`CausalLMFiller`) or over HTTP
-    (:class:`~nlibias.models.mlm.server_fill.ServerCausalFiller`): settings, identity, the fill."""
+    """What every causal fill shares (in process or over HTTP): settings, identity, the fill."""
 
     fill_kind = "causal"
     device: str
@@ -170,8 +161,6 @@ class BeamRerankFiller(ABC):
         self._identity: dict[str, Any] = {}
 
     def _fill_identity(self, scorer: Mapping[str, Any], **settings: Any) -> dict[str, Any]:
-        """The identity of a fill: ``scorer`` (the backend, its version and what scores), the beam
-        settings, the implementation's own ``settings``, then the stop words' hash."""
         return {
             **scorer,
             "beam": self.beam,
@@ -202,8 +191,7 @@ class BeamRerankFiller(ABC):
     def fill_batches(
         self, texts: Sequence[str], *, top_k: int, exclude: Sequence[Collection[str]]
     ) -> Iterator[FillBatch]:
-        """Up to ``top_k`` whole-word candidates per text, in chunks of texts (each chunk's left
-        contexts continued together, its sentences re-ranked together)."""
+        """Up to ``top_k`` whole-word candidates per text, a chunk of texts at a time."""
         for start in range(0, len(texts), self.texts_per_chunk):
             stop = min(start + self.texts_per_chunk, len(texts))
             split = [MaskedText.split(t) for t in texts[start:stop]]
@@ -231,9 +219,7 @@ class _Loaded:
 
 
 class CausalLMFiller(BeamRerankFiller):
-    """Fills ``<mask>`` with a causal LM in process (module docs); ``spec`` may end in
-    ``?beam=16&depth=3&pool=10``; ``forward_passes`` counts the model calls.
-    """
+    """Fills ``<mask>`` with a causal LM in process (``spec[?beam=16&depth=3&pool=10]``)."""
 
     def __init__(
         self,
@@ -258,14 +244,13 @@ class CausalLMFiller(BeamRerankFiller):
         self.device = self._lm.device
         self.forward_passes = 0
         self._loaded: _Loaded | None = None
-        # the identity needs no loaded model (the weights hash covers the tokenizer, so its BOS
-        # text too): a rerun whose fills are all cached never loads the LM
+        # no loaded model needed: a rerun whose fills are all cached never loads the LM
         self._identity = self._fill_identity(
             {"backend": "causal-fill", "backend_version": BACKEND_VERSION, "lm": dict(self._lm.identity())}
         )
 
     def _model(self) -> _Loaded:
-        """The LM, its tokenizer and piece tables, loaded on the first fill that is not cached."""
+        """The LM, its tokenizer and piece tables, loaded once."""
         if self._loaded is None:
             model, tokenizer = self._lm.load()
             vocab = int(model.get_output_embeddings().weight.shape[0])
@@ -280,22 +265,20 @@ class CausalLMFiller(BeamRerankFiller):
         return self._loaded
 
     def load(self) -> tuple[Any, Any]:
-        """``(model, tokenizer)``, loaded now if they were not (benchmarks and tests read them)."""
+        """``(model, tokenizer)``, loaded now if they were not."""
         loaded = self._model()
         return loaded.model, loaded.tokenizer
 
     def encode(self, text: str) -> list[int]:
-        """Token ids of ``text`` after the BOS text (as the sentence scorers of the TP audit do)."""
+        """Token ids of ``text`` after the BOS text."""
         loaded = self._model()
         return list(loaded.tokenizer(loaded.bos + text, add_special_tokens=False)["input_ids"])
-
-    # -- step 1: candidates from the left context ------------------------------------------------
 
     def _steps(
         self, sequences: Sequence[Sequence[int]], allowed: Sequence[np.ndarray]
     ) -> list[tuple[float, list[int], list[float]]]:
         """For each sequence: log P(the next token ends a word), and the ``beam`` best next tokens
-        among ``allowed`` with their log-probabilities."""
+        among ``allowed``."""
         import torch
 
         loaded = self._model()
@@ -321,12 +304,11 @@ class CausalLMFiller(BeamRerankFiller):
         return out
 
     def left_candidates(self, contexts: Sequence[MaskedText]) -> list[dict[str, float]]:
-        """For each left context: candidate word → left score (see the module docstring)."""
+        """For each left context: candidate word → left score."""
         tables = self._model().tables
         starts, pieces = tables.starts, tables.pieces
         prefixes = [self.encode(c.left) for c in contexts]
-        # after a space (or in a WordPiece vocabulary) a word starts with a word-start token;
-        # at the very start of the text (BPE, SentencePiece) with a token without the marker
+        # a word starts with a word-start token after a space (or in a WordPiece vocabulary)
         spaced = [bool(c.sep) or tables.scheme == "wordpiece" for c in contexts]
         found: list[dict[str, float]] = [{} for _ in contexts]
         beams = [_Beam(i, (), "", 0.0) for i in range(len(contexts))]
@@ -354,8 +336,6 @@ class CausalLMFiller(BeamRerankFiller):
                 break
         return found
 
-    # -- step 2: re-ranking by the whole sentence -------------------------------------------------
-
     def sentence_log_probs(self, sentences: Sequence[str]) -> list[float]:
         """log P of each sentence: every token after the BOS text, given all tokens before it."""
         import torch
@@ -365,13 +345,7 @@ class CausalLMFiller(BeamRerankFiller):
         lengths = np.array([len(e) for e in encoded])
         scores = [0.0] * len(sentences)
         for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
-            width = int(lengths[batch].max())
-            ids = torch.full((len(batch), width), loaded.pad_id, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for row, i in enumerate(batch):
-                ids[row, : lengths[i]] = torch.tensor(encoded[i], dtype=torch.long)
-                mask[row, : lengths[i]] = 1
-            ids, mask = ids.to(self.device), mask.to(self.device)
+            ids, mask = right_padded_tensors([encoded[i] for i in batch], loaded.pad_id, self.device)
             with torch.inference_mode():
                 logits = loaded.model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
                 picked = logits.gather(2, ids[:, 1:, None]).squeeze(-1) - torch.logsumexp(logits, dim=-1)
@@ -391,9 +365,8 @@ def rerank_by_sentence(
     top_k: int,
     score: Callable[[Sequence[str]], list[float]],
 ) -> list[tuple[FillCandidate, ...]]:
-    """Step 2 of every causal fill: each text's left-context candidates (``found``: word → left
-    score) filtered like the masked-LM fill, the best ``pool`` put into the sentence, re-ranked by
-    ``score`` (each whole sentence's log-probability) and the first ``top_k`` kept.
+    """Step 2 of every causal fill: each text's best ``pool`` candidates (``found``: word → left
+    score) re-ranked by ``score`` (the whole sentence's log-probability), the first ``top_k`` kept.
     >>> split = [MaskedText.split("A <mask> b.")]
     >>> rows = rerank_by_sentence(split, [{"x": -1.0, "y": -2.0, "z": -3.0}], [{"z"}], pool=2, top_k=1,
     ...                           score=lambda sentences: [-5.0 if "x" in s else -4.0 for s in sentences])

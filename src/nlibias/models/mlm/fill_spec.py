@@ -1,6 +1,5 @@
-"""Which filler a fill spec names: a causal LM (:mod:`nlibias.models.mlm.causal_fill`, or a served
-one: :mod:`nlibias.models.mlm.server_fill`), a masked LM (:mod:`nlibias.models.mlm.hf`) or the
-dry-run fake, from its prefix, its name, or the model's own ``config.json`` when it is on disk.
+"""Which filler a fill spec names (causal LM, masked LM or the fake), from its prefix, its name,
+or the model's ``config.json`` on disk.
 
 >>> split_fill_spec("causal:smollm2?beam=8")
 ('causal', 'smollm2?beam=8')
@@ -25,15 +24,12 @@ FillKind = Literal["causal", "masked", "fake"]
 
 
 def split_fill_spec(spec: str) -> tuple[FillKind, str]:
-    """Which kind of fill a spec names, and the spec without its kind prefix: ``causal:``,
-    ``masked:``/``mlm:`` or ``fake`` say it; ``smollm2``, ``.gguf`` files and ``openai:URL#MODEL``
-    are causal; a directory or cached hub model is causal when its ``config.json`` says so; else a
-    masked LM (the paper's default).
-    """
+    """Which kind of fill a spec names, and the spec without its kind prefix; no prefix:
+    ``smollm2``, ``.gguf`` and causal ``config.json``'s are causal, else a masked LM."""
     kind, rest = split_kind(spec)
     if kind in ("causal", "gguf"):
         return "causal", rest
-    if kind in SERVER_KINDS:  # served (openai:URL#MODEL): nlibias.models.mlm.server_fill
+    if kind in SERVER_KINDS:
         return "causal", spec
     if kind in ("masked", "mlm"):
         return "masked", rest
@@ -48,14 +44,12 @@ def split_fill_spec(spec: str) -> tuple[FillKind, str]:
     return "masked", spec
 
 
-#: The kinds a fill model may be written with (a bare name is a hub id or a path): a model
-#: name's kinds, the fake and a server.
+#: The kinds a fill model may be written with.
 FILL_KINDS = (*KINDS, "fake", *SERVER_KINDS)
 
 
 def pinned_in_name(target: str) -> bool:
-    """Whether a causal fill's name (kind prefix stripped) pins its revision (``NAME@REV``): that
-    revision is the one loaded, never ``mlm.revision``.
+    """Whether a causal fill's name pins its revision (``NAME@REV``).
 
     >>> pinned_in_name("org/lm@v1?beam=4"), pinned_in_name("smollm2?beam=4")
     (True, False)
@@ -64,7 +58,7 @@ def pinned_in_name(target: str) -> bool:
 
 
 def fill_kind_problem(spec: str) -> str | None:
-    """Why no filler reads ``spec``'s kind (``None``: one does), said before anything loads.
+    """Why no filler reads ``spec``'s kind (``None``: one does).
 
     >>> fill_kind_problem("prompt:smollm2")
     "unknown fill model kind 'prompt' in 'prompt:smollm2' (a prompted LM is a filter model). Known: causal, gguf, masked, mlm, hf, fake, openai, openai-completions"
@@ -79,8 +73,7 @@ def fill_kind_problem(spec: str) -> str | None:
 
 
 def _read_config(name: str) -> dict[str, Any] | None:
-    """A model's ``config.json`` from its directory or the local Hugging Face cache (never the
-    network: a spec is routed before anything downloads), or None."""
+    """A model's ``config.json`` from its directory or the local Hugging Face cache, or None."""
     path = Path(name).expanduser() / "config.json"
     if not path.is_file():
         try:
@@ -100,7 +93,7 @@ def _read_config(name: str) -> dict[str, Any] | None:
 
 
 def _is_causal_config(config: Mapping[str, Any]) -> bool:
-    """Whether a model's ``config.json`` describes a causal (decoder) LM.
+    """Whether a ``config.json`` describes a causal (decoder) LM.
 
     >>> _is_causal_config({"architectures": ["LlamaForCausalLM"]}), _is_causal_config({"architectures": ["BertForMaskedLM"]})
     (True, False)

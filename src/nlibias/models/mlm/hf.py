@@ -13,6 +13,7 @@ import numpy as np
 
 from nlibias.errors import ConfigError
 from nlibias.models.batching import check_batch_limits, plan_batches
+from nlibias.models.generative.scoring import right_padded_tensors
 from nlibias.models.hf_common import (
     choose_device,
     choose_dtype,
@@ -282,14 +283,8 @@ class HFMaskedLMFiller:
     def _mask_log_probs(self, ids: Sequence[Sequence[int]], positions: np.ndarray) -> Any:
         import torch
 
-        width = max(len(row) for row in ids)
-        pad_id = self.tokenizer.pad_token_id or 0
-        input_ids = torch.full((len(ids), width), pad_id, dtype=torch.long)
-        attention = torch.zeros((len(ids), width), dtype=torch.long)
-        for row, tokens in enumerate(ids):
-            input_ids[row, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
-            attention[row, : len(tokens)] = 1
-        inputs = {"input_ids": input_ids.to(self.device), "attention_mask": attention.to(self.device)}
+        input_ids, attention = right_padded_tensors(ids, self.tokenizer.pad_token_id or 0, self.device)
+        inputs = {"input_ids": input_ids, "attention_mask": attention}
         rows = torch.arange(len(ids), device=self.device)
         where = torch.as_tensor(positions, device=self.device)
         with torch.inference_mode():

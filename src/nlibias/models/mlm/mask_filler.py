@@ -1,5 +1,4 @@
-"""Mask-filler contract: a masked LM proposes whole words for the one ``<mask>`` of each text,
-batch by batch (each committed to the cache at once), skipping each text's excluded words.
+"""Mask-filler contract: whole words for the one ``<mask>`` of each text, batch by batch.
 
 >>> filler = FakeMaskFiller(words=("able", "keen", "fit"))
 >>> batch = next(filler.fill_batches(["They are <mask>."], top_k=2, exclude=[{"keen"}]))
@@ -25,9 +24,8 @@ MASK = "<mask>"
 
 
 def check_fill_answer(word: Any, log_prob: Any, *, source: str, field: str) -> float:
-    """The one rule of a fill answer, whatever backend gave it: a non-empty word and a finite
-    log-probability at most 0 (not text, not a bool), returned as a float; else a SourceError
-    naming ``source`` and ``field``.
+    """A fill answer's one rule: a non-empty word and a finite log-probability at most 0, as a
+    float; else a SourceError naming ``source`` and ``field``.
 
     >>> check_fill_answer(" kind", -0.5, source="http://h/v1", field="logprobs.top_logprobs")
     -0.5
@@ -53,9 +51,8 @@ def check_fill_answer(word: Any, log_prob: Any, *, source: str, field: str) -> f
 
 
 def check_fill_batch(batch: FillBatch, *, source: str, texts: int) -> None:
-    """Every candidate of ``batch`` passes :func:`check_fill_answer`; its ranks are 1, 2, ...
-    (its vocabulary ranks positive) and its indices within the ``texts`` asked (one tuple of
-    candidates per index)."""
+    """Every candidate of ``batch`` passes :func:`check_fill_answer`, ranked 1, 2, ..., its
+    indices within the ``texts`` asked."""
     if len(batch.candidates) != len(batch.indices) or any(not 0 <= int(i) < texts for i in batch.indices):
         raise SourceError(source, "indices", "the fill batch's indices do not match the texts asked")
     for row in batch.candidates:
@@ -101,8 +98,7 @@ class FillBatch:
 
 @runtime_checkable
 class MaskFiller(Protocol):
-    """A masked LM that fills ``<mask>``; ``identity()`` holds everything that determines the
-    outputs (the fill cache keys on it with ``top_k``, the block-list and the text)."""
+    """A masked LM that fills ``<mask>``; ``identity()`` determines the outputs."""
 
     name: str
 
@@ -114,8 +110,7 @@ class MaskFiller(Protocol):
 
 
 class FakeMaskFiller:
-    """Deterministic fills from a fixed word list, ranked by a hash of (text, word); ``exclude``
-    is honoured, ``calls`` records the batch sizes computed."""
+    """Deterministic fills from a word list, ranked by a hash of (text, word); ``calls``: batch sizes."""
 
     def __init__(
         self,

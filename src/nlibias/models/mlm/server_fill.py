@@ -1,9 +1,6 @@
-"""Causal-LM fill from an OpenAI-compatible server that returns log-probabilities (vLLM, ...): the
-two steps of :mod:`nlibias.models.mlm.causal_fill`, asked over ``/v1/completions``.
-
-The beam grows from the left context's ``top_logprobs`` (a server shows only those, so a word's
-boundary probability is 1 minus its continuing pieces'); sentences are re-ranked by their echoed
-prompt log-probabilities. The identity holds the URL, model name and settings, not the weights.
+"""Causal-LM fill from an OpenAI-compatible server (vLLM, ...) over ``/v1/completions``: the beam
+grows from ``top_logprobs`` (a word's boundary probability: 1 minus its continuing pieces'), the
+sentences are re-ranked by their echoed prompt log-probabilities.
 
 >>> filler = ServerCausalFiller("openai:http://127.0.0.1:8080/v1#m?beam=4&depth=2", stopwords={"the"})
 >>> filler.identity()["server"]["model"], filler.beam, filler.top_logprobs
@@ -29,7 +26,7 @@ from nlibias.models.mlm.causal_fill import (
 from nlibias.models.mlm.hf import is_whole_word
 from nlibias.models.mlm.mask_filler import check_fill_answer
 from nlibias.models.spec_options import int_option
-from nlibias.models.tp.server import ServerScorer, prompt_logprobs
+from nlibias.models.tp.server import ServerScorer
 from nlibias.schema.model_ref import ModelRef
 
 BACKEND_VERSION = 1
@@ -56,8 +53,7 @@ def parse_server_spec(spec: str) -> tuple[str, str, dict[str, str]]:
 
 
 class ServerCausalFiller(BeamRerankFiller):
-    """Fills ``<mask>`` with a causal LM behind an OpenAI-compatible server (``openai:URL#MODEL``,
-    optionally ``?beam=16&depth=3&pool=10&top_logprobs=20``)."""
+    """Fills ``<mask>`` with a causal LM behind ``openai:URL#MODEL[?beam=16&depth=3&pool=10&top_logprobs=20]``."""
 
     def __init__(
         self,
@@ -108,9 +104,7 @@ class ServerCausalFiller(BeamRerankFiller):
         }
 
     def sentence_log_probs(self, texts: Sequence[str]) -> list[float]:
-        """log P of each whole text (every prompt token after the first), as
-        :meth:`~nlibias.models.tp.server.ServerScorer.sentence_log_probs` computes it, each
-        token's answer checked by :func:`~nlibias.models.mlm.mask_filler.check_fill_answer`."""
+        """log P of each whole text (every token after the first), each token's answer checked."""
         if not texts:
             return []
         self.scorer.check_alignment()
@@ -118,11 +112,7 @@ class ServerCausalFiller(BeamRerankFiller):
             return list(pool.map(self._sentence_log_prob, texts))
 
     def _sentence_log_prob(self, text: str) -> float:
-        payload = {
-            "model": self.scorer.model, "prompt": text, "max_tokens": 1, "temperature": 0.0,
-            "echo": True, "logprobs": 1,
-        }  # fmt: skip
-        tokens, values = prompt_logprobs(self.scorer.client.post("/completions", payload), text)
+        tokens, values = self.scorer.echo_tokens(text)
         where = f"{self.scorer.client.base_url}/completions"
         return float(
             sum(
@@ -139,8 +129,8 @@ class ServerCausalFiller(BeamRerankFiller):
         return [answers[p] for p in prompts]
 
     def left_candidates(self, contexts: Sequence[MaskedText]) -> list[dict[str, float]]:
-        """For each left context: candidate word → left score (see the module docstring)."""
-        self.scorer.check_alignment()  # before the beam's requests, not after them
+        """For each left context: candidate word → left score."""
+        self.scorer.check_alignment()
         found: list[dict[str, float]] = [{} for _ in contexts]
         beams = [_Beam(i, "", 0.0) for i in range(len(contexts))]
         for depth in range(self.depth + 1):
@@ -169,8 +159,8 @@ class ServerCausalFiller(BeamRerankFiller):
     def _growth(
         top: Mapping[str, float], pieces: Mapping[str, float], depth: int, context: MaskedText
     ) -> dict[str, float]:
-        """The text each acceptable next token adds to a partial word, with its log-probability:
-        first a word-starting token (after a space: `` word``), then word pieces."""
+        """The text each acceptable next token adds to a partial word: first a word-starting token
+        (after a space: `` word``), then word pieces."""
         if depth > 0 or not context.sep:
             return dict(pieces)
         return {t[1:]: v for t, v in top.items() if t.startswith(" ") and is_whole_word(t[1:])}

@@ -61,9 +61,10 @@ class HFNLIClassifier:
         threads: int | None = None,
     ) -> None:
         import torch
+        from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
         check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size, max_length=max_length)
-        self.model_name_or_path = str(model_name_or_path)
+        self.model_name_or_path = path = str(model_name_or_path)
         self.name = name or self.model_name_or_path
         self.device = choose_device(device)
         if isinstance(dtype, str):
@@ -75,7 +76,7 @@ class HFNLIClassifier:
         self.max_tokens = max_tokens
         self.max_batch_size = max_batch_size
 
-        config = _load_config(self.model_name_or_path, revision)
+        config = load_pretrained(AutoConfig.from_pretrained, path, revision=revision, what="model config")
         self.dtype = choose_dtype(self.device, dtype, config)
         check_speed_options(self.device, self.dtype, quantize, compile)
         override = parse_label_map(label_map) if isinstance(label_map, str) else label_map
@@ -87,8 +88,18 @@ class HFNLIClassifier:
             SimpleNamespace(config=config), self.model_name_or_path, revision
         )
         pinned = self.revision if is_commit_hash(self.revision) else revision
-        self.tokenizer: Any = _load_tokenizer(self.model_name_or_path, pinned)
-        self.model: Any = _load_model(self.model_name_or_path, pinned, config, self.dtype, self.device)
+        self.tokenizer: Any = load_pretrained(
+            AutoTokenizer.from_pretrained, path, revision=pinned, what="tokenizer", use_fast=True
+        )
+        self.model: Any = load_pretrained(
+            AutoModelForSequenceClassification.from_pretrained,
+            path,
+            revision=pinned,
+            what="model",
+            config=config,
+            **dtype_kwargs(self.dtype),
+        )
+        self.model.to(self.device).eval()
         if quantize is not None:
             assert quantize in QUANTIZE_MODES  # checked above
             self.model = quantize_int8_dynamic(self.model)
@@ -264,36 +275,6 @@ class HFNLIClassifier:
                 padded_tokens=int(lengths[batch].max()) * len(batch),
                 truncated=int(self.last_truncated[batch].sum()),
             )
-
-
-def _load_config(name_or_path: str, revision: str | None) -> Any:
-    from transformers import AutoConfig
-
-    return load_pretrained(AutoConfig.from_pretrained, name_or_path, revision=revision, what="model config")
-
-
-def _load_tokenizer(name_or_path: str, revision: str | None) -> Any:
-    from transformers import AutoTokenizer
-
-    return load_pretrained(
-        AutoTokenizer.from_pretrained, name_or_path, revision=revision, what="tokenizer", use_fast=True
-    )
-
-
-def _load_model(name_or_path: str, revision: str | None, config: Any, dtype: Any, device: str) -> Any:
-    from transformers import AutoModelForSequenceClassification
-
-    model = load_pretrained(
-        AutoModelForSequenceClassification.from_pretrained,
-        name_or_path,
-        revision=revision,
-        what="model",
-        config=config,
-        **dtype_kwargs(dtype),
-    )
-    model.to(device)
-    model.eval()
-    return model
 
 
 def _pad_values(tokenizer: Any, config: Any) -> dict[str, int]:

@@ -1,5 +1,5 @@
-"""Map a model's own label ids (``config.id2label``) to entailment / neutral / contradiction; an
-unmappable model is refused when loaded, showing its labels and the ``label_map`` to pass.
+"""Map a model's label ids (``config.id2label``) to entailment / neutral / contradiction; an
+unmappable model is refused, showing its labels and the ``label_map`` to pass.
 
 >>> resolve_label_order({0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"})  # roberta-large-mnli
 [2, 1, 0]
@@ -15,8 +15,7 @@ from collections.abc import Callable, Mapping
 from nlibias.errors import ConfigError, LabelMappingError
 from nlibias.schema import LABELS
 
-#: Spellings accepted for each canonical label, after lower-casing and dropping everything
-#: but letters (so ``Entailment``, ``ENTAILMENT``, ``entail`` and ``entails`` all match).
+#: Spellings of each label, lower-cased, letters only.
 LABEL_SYNONYMS: dict[str, str] = {
     **dict.fromkeys(["entailment", "entail", "entails", "entailed"], "entailment"),
     "neutral": "neutral",
@@ -49,8 +48,7 @@ def example_label_map(ids: list[int] | None = None) -> str:
 
 
 def parse_label_map(text: str) -> dict[int, str]:
-    """Parse ``"0=entailment,1=neutral,2=contradiction"`` (label names normalised like a model's),
-    each label named exactly once with distinct integer ids.
+    """Parse ``"0=entailment,1=neutral,2=contradiction"``, each label once, ids distinct.
 
     >>> parse_label_map("2=ENTAILMENT, 1=neutral, 0=contradiction")
     {2: 'entailment', 1: 'neutral', 0: 'contradiction'}
@@ -101,10 +99,8 @@ def resolve_label_order(
     *,
     model_name: str = "the model",
 ) -> list[int]:
-    """For each label of :data:`~nlibias.schema.LABELS`, the model output column that holds it
-    (``probs = softmax(logits)[:, order]``); ``override`` replaces the model's own names. A model
-    without three outputs, or whose names cannot be mapped one to one, is refused
-    (:class:`~nlibias.errors.LabelMappingError`, with a ``label_map`` to pass).
+    """For each of :data:`~nlibias.schema.LABELS`, the output column holding it; ``override``
+    replaces the model's own names. An unmappable model is refused (LabelMappingError).
 
     >>> resolve_label_order({0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"},
     ...                     override={0: "contradiction", 1: "entailment", 2: "neutral"})
@@ -163,5 +159,4 @@ def resolve_label_order(
 
 
 KINDS_WITHOUT_LABEL_IDS = frozenset({"fake", "prompt"})
-"""Classifier kinds whose outputs are not ids a label map could name (the fake; a prompted
-causal LM scores label words)."""
+"""Classifier kinds whose outputs are not ids a label map could name."""

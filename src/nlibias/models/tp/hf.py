@@ -14,6 +14,7 @@ import numpy as np
 from nlibias.errors import ConfigError
 from nlibias.models.batching import check_batch_limits, plan_batches, report_fraction, unit_progress
 from nlibias.models.generative.hf_causal import HFCausalLM
+from nlibias.models.generative.scoring import right_padded_tensors
 from nlibias.models.generative.sources import local_source
 from nlibias.models.hf_common import (
     choose_device,
@@ -201,14 +202,11 @@ class HFMaskedScorer(_Scorer):
         real = padded = 0
         for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
             width = int(lengths[batch].max())
-            ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-            attention = torch.zeros((len(batch), width), dtype=torch.long)
-            targets = torch.empty(len(batch), dtype=torch.long)
-            for row, copy in enumerate(batch):
-                tokens = jobs[int(owner[copy])][0]
-                ids[row, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
-                attention[row, : len(tokens)] = 1
-                targets[row] = tokens[int(where[copy])]
+            texts = [jobs[int(owner[copy])][0] for copy in batch]
+            ids, attention = right_padded_tensors(texts, pad_id)
+            targets = torch.tensor(
+                [t[int(where[c])] for t, c in zip(texts, batch, strict=True)], dtype=torch.long
+            )
             positions = torch.as_tensor(where[batch])
             rows = torch.arange(len(batch))
             ids[rows, positions] = mask_id
@@ -303,12 +301,7 @@ class HFCausalScorer(_Scorer):
         real = padded = 0
         for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
             width = int(lengths[batch].max())
-            ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-            attention = torch.zeros((len(batch), width), dtype=torch.long)
-            for row, j in enumerate(batch):
-                tokens = jobs[int(j)][0]
-                ids[row, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
-                attention[row, : len(tokens)] = 1
+            ids, attention = right_padded_tensors([jobs[int(j)][0] for j in batch], pad_id)
             with torch.inference_mode():
                 logits = self.model(
                     input_ids=ids.to(self.device), attention_mask=attention.to(self.device)

@@ -1,8 +1,6 @@
-"""Sentence scores from an OpenAI-compatible server that returns prompt log-probabilities
-(``/v1/completions`` with ``echo: true`` and ``logprobs``, as vLLM does), one request a sentence.
-
-The first token is never scored (the in-process scorer's BOS). A server whose echoed
-log-probabilities are shifted by one token is refused (:func:`check_prompt_alignment`).
+"""Sentence scores from an OpenAI-compatible server's echoed prompt log-probabilities
+(``/v1/completions`` with ``echo`` and ``logprobs``, as vLLM), one request a sentence; the first
+token is never scored, and a server whose log-probabilities are shifted by one token is refused.
 
 >>> scorer = ServerScorer("http://127.0.0.1:8080/v1", "m")
 >>> scorer.identity()["backend"], scorer.kind
@@ -50,10 +48,9 @@ ALIGNMENT_PROBE = "One, two, three, four, five, six"
 
 
 def check_prompt_alignment(echoed: Mapping[str, Any], plain: Mapping[str, Any], url: str) -> None:
-    """Refuse a server whose echoed prompt log-probabilities are shifted by one position: at the
-    prompt's last token, an aligned server reports the distribution that predicts that token, not
-    the one that follows the prompt (``plain``'s generated token's ``top_logprobs``); without
-    ``top_logprobs`` nothing can be told, and nothing is refused.
+    """Refuse a server whose echoed prompt log-probabilities are shifted by one position (at the
+    prompt's last token it reports ``plain``'s next-token distribution); without ``top_logprobs``
+    nothing is refused.
 
     >>> def answer(top):  # a three-token prompt, echoed
     ...     return {"choices": [{"logprobs": {"tokens": ["One", ",", " six"], "text_offset": [0, 3, 4],
@@ -126,7 +123,8 @@ class ServerScorer:
         check_prompt_alignment(echoed, self.client.post("/completions", probe), self.client.base_url)
         self._alignment_checked = True
 
-    def _tokens(self, text: str) -> tuple[list[str], list[float | None]]:
+    def echo_tokens(self, text: str) -> tuple[list[str], list[float | None]]:
+        """The tokens of ``text`` and their echoed log-probabilities."""
         payload = {
             "model": self.model, "prompt": text, "max_tokens": 1, "temperature": 0.0,
             "echo": True, "logprobs": 1,
@@ -134,16 +132,12 @@ class ServerScorer:
         return prompt_logprobs(self.client.post("/completions", payload), text)
 
     def sentence_log_probs(self, texts: Sequence[str]) -> list[float]:
-        """log P of each whole text (every prompt token after the first), ``concurrency``
-        requests at a time; the server's alignment is checked before the first.
-
-        >>> # ServerScorer(url, "m").sentence_log_probs(["Men are kind.", "Women are kind."])
-        """
+        """log P of each whole text (every token after the first), ``concurrency`` at a time."""
         if not texts:
             return []
         self.check_alignment()
         with ThreadPoolExecutor(self.concurrency) as pool:
-            answers = list(pool.map(self._tokens, texts))
+            answers = list(pool.map(self.echo_tokens, texts))
         return [float(sum(v for v in values[1:] if v is not None)) for _, values in answers]
 
     def score_pair_batches(
@@ -155,7 +149,7 @@ class ServerScorer:
         with ThreadPoolExecutor(self.concurrency) as pool:
             for start in range(0, len(pairs), PAIRS_PER_CHUNK):
                 chunk = pairs[start : start + PAIRS_PER_CHUNK]
-                answers = list(pool.map(self._tokens, [text for pair in chunk for text in pair]))
+                answers = list(pool.map(self.echo_tokens, [text for pair in chunk for text in pair]))
                 scores = [_pair_score(answers[2 * k], answers[2 * k + 1], variant) for k in range(len(chunk))]
                 yield PairScoreBatch(list(range(start, start + len(chunk))), scores)
 
