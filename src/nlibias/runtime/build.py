@@ -124,10 +124,6 @@ def _check_loading_applies(models: ModelSet, options: ModelOptions) -> None:
     Traceback (most recent call last):
     ...
     nlibias.schema.applies.InapplicableOption: dtype 'float32' applies to models that load their weights here (NLI classifiers such as a Hugging Face model or prompt:MODEL, local generative LMs and sentence scorers), and none of those given does: 'fake:a' (a fake), 'openai:http://h/v1#m' (behind a server, which loads its own weights); leave dtype out
-    >>> _check_loading_applies(ModelSet.of(["fake:a"]), ModelOptions(device="cuda"))
-    Traceback (most recent call last):
-    ...
-    nlibias.schema.applies.InapplicableOption: device 'cuda' applies to models that load their weights here (...), and none of those given does: 'fake:a' (a fake); leave device out
     """
     if models.loading_weights_here():
         return

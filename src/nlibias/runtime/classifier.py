@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -55,17 +55,9 @@ class PairProbabilities:
 
     def stats(self) -> dict[str, Any]:
         """What ``metrics.json`` records of the run (``run.models.MODEL.stats``)."""
-        counts = (
-            self.unique_pairs,
-            self.cached_pairs,
-            self.computed_pairs,
-            self.real_tokens,
-            self.padded_tokens,
-        )
-        return {
-            **run_stats(*counts, self.cache_rejected, self.seconds),
-            "truncated_pairs": self.truncated_pairs,
-        }
+        counts = (self.unique_pairs, self.cached_pairs, self.computed_pairs, self.real_tokens)
+        stats = run_stats(*counts, self.padded_tokens, self.cache_rejected, self.seconds)
+        return {**stats, "truncated_pairs": self.truncated_pairs}
 
 
 def predict_pairs(
@@ -131,15 +123,7 @@ def predict_pairs(
 
 DEFAULT_CHUNK_PAIRS = 8192
 """Distinct pairs per classifier call (what a pass holds in memory)."""
-_COUNTS = (
-    "unique_pairs",
-    "cached_pairs",
-    "computed_pairs",
-    "real_tokens",
-    "padded_tokens",
-    "cache_rejected",
-    "truncated_pairs",
-)
+_COUNTS = tuple(f.name for f in fields(PairProbabilities) if f.name not in ("probs", "seconds"))
 
 
 @dataclass(frozen=True, eq=False)

@@ -33,21 +33,7 @@ if TYPE_CHECKING:
 
 
 class GenerativePredictor:
-    """The :class:`~nlibias.models.base.Predictor` of one (backend, prompt style, mode).
-
-    >>> from nlibias.models.generative.backend import FakeGenerativeBackend
-    >>> from nlibias.models.generative.prompts import PROMPT_STYLES
-    >>> from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
-    >>> from nlibias.schema import Sample
-    >>> from nlibias.schema.columns import SampleColumns
-    >>> sample = Sample(id="a", source="bbnli", domain="gender", subtopic="t", premise="P.",
-    ...                 hypothesis="H.", gold="neutral", stereotype="pro", pair_key="k")
-    >>> samples = BenchmarkSamples(Benchmark("toy", "", ("bbnli",)), SampleColumns.from_samples([sample]))
-    >>> run = GenerativePredictor(FakeGenerativeBackend(), PROMPT_STYLES["true"]).predict(
-    ...     samples, None, progress=False)
-    >>> run.predictions[0].label in ("entailment", "neutral")
-    True
-    """
+    """The predictor of one (backend, prompt style, mode)."""
 
     def __init__(
         self,

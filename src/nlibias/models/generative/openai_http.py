@@ -12,7 +12,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -238,39 +238,26 @@ class OpenAICompatibleLM:
             start = 1
         else:
             start = 0
-        todo = iter(range(start, len(prompts)))
-        pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="nlibias-http")
-        pending: dict[Future[AnswerRecord], int] = {}
         failure: BaseException | None = None
-        try:
-
-            def refill() -> None:
-                while failure is None and len(pending) < self.concurrency:
-                    index = next(todo, None)
-                    if index is None:
-                        return
-                    future = pool.submit(
-                        self.answer, prompts[index], answers=answers, mode=mode, max_new_tokens=max_new_tokens
-                    )
-                    pending[future] = index
-
-            refill()
-            while pending:
-                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                indices, records = [], []
-                for future in done:
-                    index = pending.pop(future)
-                    error = future.exception()
-                    if error is not None:
-                        failure = failure or error
+        with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="nlibias-http") as pool:
+            asked = {
+                pool.submit(
+                    self.answer, prompts[i], answers=answers, mode=mode, max_new_tokens=max_new_tokens
+                ): i
+                for i in range(start, len(prompts))
+            }
+            try:
+                for future in as_completed(asked):
+                    if future.cancelled():
                         continue
-                    indices.append(index)
-                    records.append(future.result())
-                if failure is None:
-                    refill()
-                if records:
-                    yield AnswerBatch(indices=indices, records=records)
-            if failure is not None:
-                raise failure
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+                    if future.exception() is None:
+                        yield AnswerBatch(indices=[asked[future]], records=[future.result()])
+                    elif failure is None:  # the prompts not yet sent are dropped; those in flight finish
+                        failure = future.exception()
+                        for other in asked:
+                            other.cancel()
+            finally:
+                for other in asked:
+                    other.cancel()
+        if failure is not None:
+            raise failure

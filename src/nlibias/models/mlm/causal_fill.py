@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, ValidationError
 
+from nlibias.errors import ConfigError
 from nlibias.models.batching import check_batch_limits, plan_batches
 from nlibias.models.generative.hf_causal import HFCausalLM, local_source
 from nlibias.models.generative.scoring import plain_last_logits, right_padded_tensors
@@ -18,15 +20,48 @@ from nlibias.models.hf_common import set_torch_threads
 from nlibias.models.mlm.fill_spec import split_fill_spec as split_fill_spec  # its callers' import
 from nlibias.models.mlm.hf import detect_scheme, is_whole_word, rank_whole_words, whole_word_table
 from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate
-from nlibias.models.spec_options import int_option
+from nlibias.schema.declared import PositiveInt
 from nlibias.schema.model_ref import ModelRef
 
 BACKEND_VERSION = 2
 DEFAULT_BEAM = 16
 DEFAULT_DEPTH = 3
+DEFAULT_TOP_LOGPROBS = 20
 POOL_PER_WORD = 2
 FILL_OPTIONS = frozenset({"beam", "depth", "pool"})
 _PIECE_PUNCTUATION = frozenset("'’-")
+
+
+class FillOptions(BaseModel):
+    """The options of a causal fill's spec after ``?`` (``NAME?beam=8``): part of its fingerprint."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    beam: PositiveInt = DEFAULT_BEAM
+    depth: PositiveInt = DEFAULT_DEPTH
+    pool: PositiveInt | None = None
+    """Candidates re-ranked by the whole sentence (default ``2 x top_k``)."""
+    top_logprobs: PositiveInt = DEFAULT_TOP_LOGPROBS
+    """Next tokens a server lists (a served fill only)."""
+
+
+def read_fill_options(options: Mapping[str, str]) -> FillOptions:
+    """The fill options of a spec, each value refused by its declared rule.
+
+    >>> read_fill_options({"beam": "8"}).beam, read_fill_options({}).depth
+    (8, 3)
+    >>> read_fill_options({"beam": "0"})
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: option beam='0': Input should be greater than or equal to 1
+    """
+    try:
+        return FillOptions.model_validate(dict(options))
+    except ValidationError as error:
+        problem = error.errors()[0]
+        key = str(problem["loc"][0])
+        raise ConfigError(
+            f"option {key}={options[key]!r}: {problem['msg']}", parameter="fill_model"
+        ) from None
 
 
 def is_word_piece(text: str) -> bool:
@@ -150,11 +185,8 @@ class BeamRerankFiller(ABC):
     def __init__(
         self, options: Mapping[str, str], *, name: str, stopwords: Collection[str], texts_per_chunk: int
     ) -> None:
-        self.beam = int_option(options, "beam", DEFAULT_BEAM, parameter="fill_model")
-        self.depth = int_option(options, "depth", DEFAULT_DEPTH, parameter="fill_model")
-        self.pool: int | None = (
-            int_option(options, "pool", 0, parameter="fill_model") if "pool" in options else None
-        )
+        self.options = read_fill_options(options)
+        self.beam, self.depth, self.pool = self.options.beam, self.options.depth, self.options.pool
         self.name = name
         self.stopwords = frozenset(w.lower() for w in stopwords)
         self.texts_per_chunk = texts_per_chunk

@@ -25,12 +25,10 @@ from nlibias.models.mlm.causal_fill import (
 )
 from nlibias.models.mlm.hf import is_whole_word
 from nlibias.models.mlm.mask_filler import check_fill_answer
-from nlibias.models.spec_options import int_option
 from nlibias.models.tp.server import ServerScorer
 from nlibias.schema.model_ref import ModelRef
 
 BACKEND_VERSION = 1
-DEFAULT_TOP_LOGPROBS = 20
 SERVER_FILL_OPTIONS = FILL_OPTIONS | {"top_logprobs"}
 TEXTS_PER_CHUNK = 32
 
@@ -67,7 +65,7 @@ class ServerCausalFiller(BeamRerankFiller):
     ) -> None:
         url, model, options = parse_server_spec(spec)
         super().__init__(options, name=name or spec, stopwords=stopwords, texts_per_chunk=TEXTS_PER_CHUNK)
-        self.top_logprobs = int_option(options, "top_logprobs", DEFAULT_TOP_LOGPROBS, parameter="fill_model")
+        self.top_logprobs = self.options.top_logprobs
         self.scorer = ServerScorer(
             url, model, concurrency=concurrency, timeout=timeout, max_retries=max_retries
         )
