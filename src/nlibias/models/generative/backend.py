@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -111,18 +111,13 @@ class FakeGenerativeBackend:
 LOCAL_OPTIONS = frozenset(
     {"device", "dtype", "max_batch_tokens", "max_batch_size", "use_chat_template", "convert_cache"}
 )
-HTTP_OPTIONS = frozenset(
-    {
-        "concurrency",
-        "timeout",
-        "max_retries",
-        "backoff",
-        "backoff_max",
-        "api_key_env",
-        "top_logprobs",
-        "sleep",
-    }
-)
+HTTP_OPTIONS = frozenset(f.name for f in fields(OpenAICompatibleLM) if f.init) - {
+    "base_url",
+    "model",
+    "api",
+    "name",
+    "scored_uses_generation",
+}
 
 
 def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: Any) -> GenerativeBackend:

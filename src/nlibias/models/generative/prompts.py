@@ -294,15 +294,14 @@ def _style_from_entry(path: Path, line: int | None, index: int, entry: Any, take
     return PromptStyle(name, template, answers, str(path))
 
 
-def resolve_prompt_styles(
-    specs: Sequence[str | PromptStyle],
-) -> list[PromptStyle]:
+def resolve_prompt_styles(specs: Sequence[str | PromptStyle]) -> list[PromptStyle]:
     """Prompt styles from built-in names, prompt files or styles (none: the paper's two).
     >>> [s.name for s in resolve_prompt_styles(["true", "entailed"])]
     ['true', 'entailed']
     """
     known = PROMPT_STYLES | CHOICE_STYLES
     styles: list[PromptStyle] = []
+    unknown = None
     for spec in specs or ["true", "entailed"]:
         if isinstance(spec, PromptStyle):
             styles.append(spec)
@@ -311,16 +310,16 @@ def resolve_prompt_styles(
         elif Path(spec).is_file():
             styles.extend(load_prompt_file(spec))
         else:
-            raise ConfigError(
-                f"unknown prompt style {spec!r}: use {', '.join(sorted(known))} or the path of a "
-                "prompt file (.yaml/.json with 'prompts:', or .txt with one template)",
-                parameter="prompts",
-            )
-    seen: set[str] = set()
-    for style in styles:
-        if style.name in seen:
-            raise ConfigError(
-                f"prompt style {style.name!r} given twice; each style runs once", parameter="prompts"
-            )
-        seen.add(style.name)
+            unknown = spec
+            break
+    names = [style.name for style in styles]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if unknown is not None or twice is not None:
+        raise ConfigError(
+            f"unknown prompt style {unknown!r}: use {', '.join(sorted(known))} or the path of a prompt file "
+            "(.yaml/.json with 'prompts:', or .txt with one template)"
+            if unknown is not None
+            else f"prompt style {twice!r} given twice; each style runs once",
+            parameter="prompts",
+        )
     return styles

@@ -12,8 +12,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from nlibias.errors import ConfigError
-from nlibias.schema.predictor_kinds import TP_VARIANTS
+from nlibias.schema.declared import declared
+from nlibias.schema.predictor_kinds import TPVariant
 
 
 def shared_positions(a: Sequence[Any], b: Sequence[Any]) -> tuple[list[int], list[int]]:
@@ -29,12 +29,14 @@ def shared_positions(a: Sequence[Any], b: Sequence[Any]) -> tuple[list[int], lis
     return left, right
 
 
-def check_variant(variant: str) -> str:
-    if variant not in TP_VARIANTS:
-        raise ConfigError(
-            f"variant is {variant!r}; pass one of {', '.join(TP_VARIANTS)}", parameter="tp_variants"
-        )
-    return variant
+@declared
+def check_variant(tp_variants: TPVariant) -> str:
+    """A token-probability variant, refused unless known (named after the option that gives it).
+
+    >>> check_variant("whole")
+    'whole'
+    """
+    return tp_variants
 
 
 @dataclass(frozen=True)
