@@ -29,13 +29,17 @@ def shared_positions(a: Sequence[Any], b: Sequence[Any]) -> tuple[list[int], lis
     return left, right
 
 
-@declared
-def check_variant(tp_variants: TPVariant) -> str:
-    """A token-probability variant, refused unless known (named after the option that gives it).
+def check_variant(variant: Any) -> TPVariant:
+    """``variant`` (whatever a caller holds) held to :data:`TPVariant`, refused naming ``tp_variants``.
 
     >>> check_variant("whole")
     'whole'
     """
+    return _declared_variant(variant)
+
+
+@declared
+def _declared_variant(tp_variants: TPVariant) -> TPVariant:
     return tp_variants
 
 
