@@ -1,8 +1,6 @@
 """Shared prompt prefixes (docs/generative.md): which tokens to compute once, planned on lists.
 
 >>> seqs = [[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 7, 8], [1, 2, 9, 9, 9, 9]]
->>> [(g.members, g.prefix_length) for g in group_by_prefix(seqs, min_prefix=2, min_fraction=0.5)]
-[((0, 1), 5), ((2,), 5)]
 >>> groups = group_by_prefix(seqs, min_prefix=2, min_fraction=0.5)
 >>> batch = plan_prefix_batches(seqs, groups, max_tokens=64, max_batch_size=8, min_root=2)[0]
 >>> [[list(s) for s in stage.segments] for stage in batch.stages]
@@ -34,11 +32,7 @@ def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
 
 @dataclass(frozen=True)
 class PrefixGroup:
-    """Prompts that share their first ``prefix_length`` tokens.
-
-    >>> PrefixGroup(members=(3, 0), prefix_length=40).size
-    2
-    """
+    """Prompts that share their first ``prefix_length`` tokens."""
 
     members: tuple[int, ...]
     """Indices of the prompts (into the sequences grouped), in sorted-token order."""
@@ -135,8 +129,6 @@ def split_points(longest: Sequence[int], prefix_lengths: Sequence[int], *, root:
     """Where each group hands over from its prefix to its suffixes: the suffix stage is padded to
     ``W = max(longest_g - prefix_g)`` anyway, so a group splits at ``max(root, longest_g - W)``.
 
-    >>> split_points([12, 20, 9], [10, 19, 8], root=4)
-    [10, 18, 7]
     >>> split_points([12, 15], [11, 8], root=4)  # W = 7: the first group gives up 6 shared tokens
     [5, 8]
     """

@@ -13,6 +13,7 @@ import time
 import traceback
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Annotated, Any
 
 import numpy as np
@@ -118,18 +119,8 @@ def _worker_main(
                 continue
             _, job, pairs = message
             for batch in classifier.predict_batches(pairs):
-                results.put(
-                    (
-                        "batch",
-                        rank,
-                        job,
-                        batch.indices,
-                        batch.probs,
-                        batch.real_tokens,
-                        batch.padded_tokens,
-                        batch.truncated,
-                    )
-                )
+                fields = (batch.indices, batch.probs, batch.real_tokens, batch.padded_tokens, batch.truncated)
+                results.put(("batch", rank, job, BatchResult(*fields)))
                 if not parent_alive():
                     return
             results.put(("done", rank, job))
@@ -269,16 +260,9 @@ class ShardedNLIClassifier:
                 message = self._next_message(running)
                 kind, rank = message[0], message[1]
                 if kind == "batch":
-                    _, _, batch_job, local, probs, real, padded, truncated = message
-                    if batch_job != job:
-                        continue
-                    yield BatchResult(
-                        indices=shards[rank][np.asarray(local, dtype=np.int64)],
-                        probs=probs,
-                        real_tokens=real,
-                        padded_tokens=padded,
-                        truncated=truncated,
-                    )
+                    _, _, batch_job, batch = message
+                    if batch_job == job:
+                        yield replace(batch, indices=shards[rank][np.asarray(batch.indices, dtype=np.int64)])
                 elif kind == "done" and message[2] == job:
                     running.discard(rank)
             finished = True
