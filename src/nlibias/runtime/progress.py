@@ -1,16 +1,5 @@
 """Progress: one bar per command, whose :meth:`CommandBar.slot` the predictors' bars advance; a log
-gets a line every :data:`LOG_INTERVAL` seconds instead (:class:`ProgressLines`).
-
->>> with CommandBar(20, "audit", "sample", enabled=False) as bar:
-...     with bar.slot(10, "model a"):
-...         with progress_bar(4, enabled=False) as part:   # 4 pairs stand for the slot's 10 samples
-...             part.update(2)
-...         first = bar.n
-...     with bar.slot(10, "model b"):
-...         pass
->>> first, bar.n
-(5.0, 20.0)
-"""
+gets a line every :data:`LOG_INTERVAL` seconds instead (:class:`ProgressLines`)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
 """SQLite in write-ahead logging, the switch retried while another connection holds a lock (it
-fails at once with "database is locked": no busy handler).
-
->>> import tempfile, pathlib
->>> db = sqlite3.connect(pathlib.Path(tempfile.mkdtemp()) / "x.sqlite")
->>> enable_wal(db)
->>> db.execute("PRAGMA journal_mode").fetchone()[0]
-'wal'
-"""
+fails at once with "database is locked": no busy handler)."""
 
 from __future__ import annotations
 

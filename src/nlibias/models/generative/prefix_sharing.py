@@ -56,8 +56,6 @@ def group_by_prefix(
     >>> seqs = [[5, 6, 7, 8], [5, 6, 7, 9, 9], [5, 6, 7, 8], [1, 2]]
     >>> [(g.members, g.prefix_length) for g in group_by_prefix(seqs, min_prefix=3)]
     [((3,), 1), ((0, 2, 1), 3)]
-    >>> [(g.members, g.prefix_length) for g in group_by_prefix(seqs, min_prefix=4)]
-    [((3,), 1), ((0,), 3), ((2,), 3), ((1,), 4)]
     """
     if min_prefix < 0 or not 0.0 <= min_fraction <= 1.0:
         raise ValueError("min_prefix must be >= 0 and min_fraction within [0, 1]")

@@ -1,11 +1,6 @@
 """Prompt styles for yes/no questions to generative LMs: a template with ``{premise}`` and
 ``{hypothesis}`` and the answers ``yes``/``no`` or ``yes``/``no``/``maybe``; the paper's two are
 built in (``true``, ``entailed``), users add theirs in a YAML/JSON file or a ``.txt`` template.
-
->>> PROMPT_STYLES["true"].render("It rained.", "The ground is wet.").splitlines()[1:3]
-['It rained.', 'Hypothesis: The ground is wet.']
->>> PROMPT_STYLES["entailed"].label_of("no")
-'neutral'
 """
 
 from __future__ import annotations

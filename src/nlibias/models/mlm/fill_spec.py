@@ -1,8 +1,6 @@
 """Which filler a fill spec names (causal LM, masked LM or the fake), from its prefix, its name,
 or the model's ``config.json`` on disk.
 
->>> split_fill_spec("causal:smollm2?beam=8")
-('causal', 'smollm2?beam=8')
 >>> split_fill_spec("fake:x")[0], split_fill_spec("masked:./bert")
 ('fake', ('masked', './bert'))
 >>> split_fill_spec("openai:http://127.0.0.1:8080/v1#m")

@@ -3,8 +3,6 @@ unmappable model is refused, showing its labels and the ``label_map`` to pass.
 
 >>> resolve_label_order({0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"})  # roberta-large-mnli
 [2, 1, 0]
->>> resolve_label_order({0: "entailment", 1: "neutral", 2: "contradiction"})  # ynie models
-[0, 1, 2]
 """
 
 from __future__ import annotations
