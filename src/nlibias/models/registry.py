@@ -7,7 +7,7 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Any
 
-from nlibias.errors import ConfigError, did_you_mean
+from nlibias.errors import ConfigError, PluginError, did_you_mean
 from nlibias.models.base import NLIClassifier
 from nlibias.schema.model_ref import ModelRef, split_kind
 
@@ -85,5 +85,8 @@ def create_classifier(spec: str | ModelRef, **options: Any) -> NLIClassifier:
         return cls(name or "fake-nli")
     classifier = cls(name, **{k: v for k, v in options.items() if v is not None})
     if not isinstance(classifier, NLIClassifier):
-        raise ConfigError(f"backend {kind!r} does not implement the NLIClassifier contract")
+        raise PluginError(
+            f"NLI backend {kind!r} ({type(classifier).__name__})",
+            "its object does not keep the NLIClassifier contract (name, identity(), predict_batches())",
+        )
     return classifier
