@@ -12,6 +12,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from nlibias.models.generative.prompts import BINARY_ANSWERS
+from nlibias.models.generative.records import AnswerRecord
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
 # Markdown marks, not the characters themselves: emphasis and code marks unless inside a word or
@@ -114,6 +115,14 @@ class ParsedAnswer:
     """The rule that decided (``leading-word``, ``hedge``, ``labelled``, ``statement``,
     ``standalone``) or why nothing was read (``empty``, ``ambiguous``, ``hedge``,
     ``not-an-allowed-answer``, ``no-answer``)."""
+
+
+def generated_record(text: str, answers: tuple[str, ...], tokens: int | None = None) -> AnswerRecord:
+    """The record of a generated answer: ``text`` as :func:`parse_answer` reads it."""
+    parsed = parse_answer(text, answers)
+    return AnswerRecord(
+        parsed.answer, text=text, rule=parsed.rule, method="generated", generated_tokens=tokens
+    )
 
 
 def normalise_text(text: str) -> str:

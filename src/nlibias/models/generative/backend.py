@@ -15,7 +15,7 @@ import numpy as np
 
 from nlibias.errors import ConfigError
 from nlibias.models.generative import hf_causal
-from nlibias.models.generative.answers import parse_answer
+from nlibias.models.generative.answers import generated_record
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.models.generative.http_client import server_address
 from nlibias.models.generative.openai_http import OpenAICompatibleLM
@@ -100,11 +100,7 @@ class FakeGenerativeBackend:
                         )
                     )
                 else:
-                    text = self.TEXTS[value % len(self.TEXTS)]
-                    parsed = parse_answer(text, answers)
-                    records.append(
-                        AnswerRecord(parsed.answer, text=text, rule=parsed.rule, method="generated")
-                    )
+                    records.append(generated_record(self.TEXTS[value % len(self.TEXTS)], answers))
             yield AnswerBatch(indices=list(chunk), records=records)
 
 

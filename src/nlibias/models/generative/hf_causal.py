@@ -19,14 +19,14 @@ from platformdirs import user_cache_dir
 
 from nlibias.errors import ConfigError
 from nlibias.models.batching import plan_batches
-from nlibias.models.generative.answers import parse_answer
+from nlibias.models.generative.answers import generated_record
 from nlibias.models.generative.defaults import PLAIN_ANSWER_CUE
 from nlibias.models.generative.prefix_sharing import (
     PrefixBatch,
     group_by_prefix,
     plan_prefix_batches,
 )
-from nlibias.models.generative.records import AnswerBatch, AnswerRecord
+from nlibias.models.generative.records import AnswerBatch
 from nlibias.models.generative.scoring import (
     answer_records,
     left_padded_tensors,
@@ -310,21 +310,9 @@ class HFCausalLM:
                     pad_token_id=int(tokenizer.pad_token_id),
                     eos_token_id=eos,
                 )
-            new_tokens = output[:, input_ids.shape[1] :].cpu().tolist()
-            records = []
-            for row in new_tokens:
-                kept = _until_eos(row, eos)
-                text = tokenizer.decode(kept, skip_special_tokens=True).strip()
-                parsed = parse_answer(text, answers)
-                records.append(
-                    AnswerRecord(
-                        answer=parsed.answer,
-                        text=text,
-                        rule=parsed.rule,
-                        method="generated",
-                        generated_tokens=len(kept),
-                    )
-                )
+            kept = [_until_eos(row, eos) for row in output[:, input_ids.shape[1] :].cpu().tolist()]
+            texts = tokenizer.batch_decode(kept, skip_special_tokens=True)
+            records = [generated_record(t.strip(), answers, len(k)) for t, k in zip(texts, kept, strict=True)]
             yield AnswerBatch(indices=batch, records=records, real_tokens=real, padded_tokens=padded)
 
 

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from nlibias.models.generative.answers import parse_answer
+from nlibias.models.generative.answers import generated_record
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS, PLAIN_ANSWER_CUE
 from nlibias.models.generative.http_client import DEFAULT_API_KEY_ENV, JSONClient, RetryPolicy, ServerError
 from nlibias.models.generative.records import AnswerBatch, AnswerRecord
@@ -192,16 +192,10 @@ class OpenAICompatibleLM:
     def _generated(self, prompt: str, answers: tuple[str, ...], max_new_tokens: int) -> AnswerRecord:
         path, payload = self._payload(prompt, max_tokens=max_new_tokens, logprobs=False)
         response = self.client.post(path, payload)
-        text = self._text(response).strip()
-        parsed = parse_answer(text, answers)
         usage = response.get("usage") or {}
         tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
-        return AnswerRecord(
-            parsed.answer,
-            text=text,
-            rule=parsed.rule,
-            method="generated",
-            generated_tokens=tokens if isinstance(tokens, int) else None,
+        return generated_record(
+            self._text(response).strip(), answers, tokens if isinstance(tokens, int) else None
         )
 
     def answer(

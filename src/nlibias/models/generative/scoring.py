@@ -131,15 +131,11 @@ def answer_records(
     probs = torch.softmax(word_logprobs, dim=-1)
     probs_np = probs.cpu().numpy().astype(np.float64)
     mass_np = mass.cpu().numpy()
-    records = []
-    for row in range(probs_np.shape[0]):
-        records.append(
-            AnswerRecord(
-                answer=answers[int(np.argmax(probs_np[row]))],
-                probs={w: float(probs_np[row, k]) for k, w in enumerate(answers)},
-                rule="scored",
-                method="scored",
-                answer_mass=float(mass_np[row]),
-            )
+    return [
+        AnswerRecord(
+            answers[int(np.argmax(row))],
+            probs={w: float(row[k]) for k, w in enumerate(answers)},
+            answer_mass=float(total),
         )
-    return records
+        for row, total in zip(probs_np, mass_np, strict=True)
+    ]

@@ -154,12 +154,8 @@ class HFNLIClassifier:
         }
         if self.threads is not None:
             described["torch_threads"] = self.threads
-        if self.quantize is not None:
-            described["quantize"] = self._identity["quantize"]
-            described["quantized_engine"] = self._identity["quantized_engine"]
-        if self.compile:
-            described["compile"] = True
-        return described
+        speed = ("quantize", "quantized_engine", "compile")
+        return described | {key: self._identity[key] for key in speed if key in self._identity}
 
     def encode(self, pairs: Sequence[Pair]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
         """Tokenize every pair once, unpadded: flat token arrays per input name, offsets, lengths;

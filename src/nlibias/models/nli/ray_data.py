@@ -120,19 +120,17 @@ class _RayWorker:
             # returned as data: Ray would keep only its own wrapper's message
             error, remote_traceback = f"{type(failure).__name__}: {failure}", traceback.format_exc()
         # counts ride on the block's first row, so any re-chunking still sums right
-        real_tokens = np.zeros(len(pairs), dtype=np.int64)
-        padded_tokens = np.zeros(len(pairs), dtype=np.int64)
-        truncated_pairs = np.zeros(len(pairs), dtype=np.int64)
+        counts = np.zeros((3, len(pairs)), dtype=np.int64)
         if len(pairs):
-            real_tokens[0], padded_tokens[0], truncated_pairs[0] = real, padded, truncated
+            counts[:, 0] = real, padded, truncated
         return {
             "index": block["index"],
             "p_entailment": probs[:, 0],
             "p_neutral": probs[:, 1],
             "p_contradiction": probs[:, 2],
-            "real_tokens": real_tokens,
-            "padded_tokens": padded_tokens,
-            "truncated": truncated_pairs,
+            "real_tokens": counts[0],
+            "padded_tokens": counts[1],
+            "truncated": counts[2],
             "error": np.full(len(pairs), error, dtype=object),
             "traceback": np.full(len(pairs), remote_traceback, dtype=object),
         }

@@ -29,6 +29,17 @@ def shared_positions(a: Sequence[Any], b: Sequence[Any]) -> tuple[list[int], lis
     return left, right
 
 
+def scored_positions(
+    a: Sequence[Any], b: Sequence[Any], keep_a: Sequence[bool], keep_b: Sequence[bool], variant: str
+) -> tuple[list[int], list[int]]:
+    """The positions of ``a`` and ``b`` whose log-probabilities are summed (``keep``: scored at all)."""
+    if variant == "shared":
+        left, right = shared_positions(a, b)
+    else:
+        left, right = list(range(len(a))), list(range(len(b)))
+    return [p for p in left if keep_a[p]], [p for p in right if keep_b[p]]
+
+
 def check_variant(variant: Any) -> TPVariant:
     """``variant`` (whatever a caller holds) held to :data:`TPVariant`, refused naming ``tp_variants``.
 

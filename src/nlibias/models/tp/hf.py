@@ -23,7 +23,7 @@ from nlibias.models.hf_common import (
     resolve_revision,
 )
 from nlibias.models.mlm.hf import find_mask_head, load_masked_lm
-from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, shared_positions
+from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, scored_positions
 
 BACKEND_VERSION = 1
 PAIRS_PER_CHUNK = 64
@@ -33,17 +33,6 @@ CPU_BATCH_TOKENS = 256
 throughput (``bench/bar_cadence.py``)."""
 MEMO_SENTENCES = 200_000
 """Sentences whose token log-probabilities a scorer keeps for reuse (cleared beyond it)."""
-
-
-def _scored_positions(
-    a: Sequence[int], b: Sequence[int], keep_a: Sequence[bool], keep_b: Sequence[bool], variant: str
-) -> tuple[list[int], list[int]]:
-    """The positions of ``a`` and ``b`` whose log-probabilities are summed (``keep``: not special)."""
-    if variant == "shared":
-        left, right = shared_positions(a, b)
-    else:
-        left, right = list(range(len(a))), list(range(len(b)))
-    return [p for p in left if keep_a[p]], [p for p in right if keep_b[p]]
 
 
 def _pair_chunks(lengths: np.ndarray, size: int) -> list[np.ndarray]:
@@ -114,7 +103,7 @@ class _Scorer:
             jobs: list[tuple[list[int], list[int]]] = []
             for i in chunk:
                 (a, keep_a), (b, keep_b) = encoded[int(i)]
-                left, right = _scored_positions(a, b, keep_a, keep_b, variant)
+                left, right = scored_positions(a, b, keep_a, keep_b, variant)
                 jobs += [(a, left), (b, right)]
             with unit_progress(len(chunk)):
                 sums, real, padded = self._sentence_log_probs(jobs)

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from nlibias.models.generative.http_client import JSONClient, RetryPolicy, ServerError
-from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, shared_positions
+from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, scored_positions
 
 PAIRS_PER_CHUNK = 32
 
@@ -158,12 +158,8 @@ def _pair_score(
     a: tuple[list[str], list[float | None]], b: tuple[list[str], list[float | None]], variant: str
 ) -> PairScore:
     (tokens_a, lp_a), (tokens_b, lp_b) = a, b
-    if variant == "shared":
-        left, right = shared_positions(tokens_a, tokens_b)
-    else:
-        left, right = list(range(len(tokens_a))), list(range(len(tokens_b)))
-    left = [p for p in left if p > 0 and lp_a[p] is not None]
-    right = [p for p in right if p > 0 and lp_b[p] is not None]
+    keep_a, keep_b = ([p > 0 and v is not None for p, v in enumerate(lp)] for lp in (lp_a, lp_b))
+    left, right = scored_positions(tokens_a, tokens_b, keep_a, keep_b, variant)
     return PairScore(
         float(sum(lp_a[p] or 0.0 for p in left)),
         float(sum(lp_b[p] or 0.0 for p in right)),
