@@ -1,6 +1,5 @@
-"""The report's glossary: every declared measure present in a run, with its meaning, better
-direction, range and citation; each row is the anchor (``#measure-NAME``) that the report's measure
-names link to (:func:`nlibias.report.verdict_html.measure_link`).
+"""The report's glossary: each declared measure present, with its meaning, direction, range and
+citation, anchored at ``#measure-NAME``.
 
 >>> from pathlib import Path
 >>> from nlibias.report.load import Run
@@ -24,8 +23,7 @@ from nlibias.schema.measure_info import MeasureInfo
 
 
 def glossary_names(runs: Sequence[Run]) -> set[str]:
-    """The measures the glossary lists: every declared measure present in some model's ``overall``
-    of ``metrics.json``, or of a current ``explanations.json`` (per model and judge)."""
+    """The declared measures in some model's ``overall`` or in a current ``explanations.json``."""
     present = {
         k
         for r in runs
@@ -50,8 +48,7 @@ _DENOMINATORS = (
 
 
 def glossary_html(runs: Sequence[Run]) -> str:
-    """A row per declared measure present in the runs (:func:`glossary_names`), in declaration
-    order; each row's measure name is the anchor the report's measure names link to."""
+    """A row per measure of :func:`glossary_names`, in declaration order."""
     names = glossary_names(runs)
     rows = [
         [

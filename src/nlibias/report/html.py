@@ -1,7 +1,5 @@
-"""One self-contained HTML report (inline CSS, inline SVG figures, a few lines of inline JS).
-
-The answer comes first (the verdicts, then the caveats), then the sections whose data is present,
-the run's configuration last (docs/report.md). Every text read from data files is escaped.
+"""One self-contained HTML report: verdicts and caveats first, then the sections with data, the
+run's configuration last (docs/report.md); every text from data files is escaped.
 
 >>> import json, tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -33,10 +31,16 @@ from nlibias.report.extend_sections import extend_card_html
 from nlibias.report.figure_kit import Plot
 from nlibias.report.glossary import glossary_html, glossary_names
 from nlibias.report.html_parts import escape as _e
-from nlibias.report.html_parts import model_key
+from nlibias.report.html_parts import model_key, sensitive
 from nlibias.report.html_parts import table as _table
 from nlibias.report.load import Run
-from nlibias.report.metric_readers import format_with_interval, is_number, slice_groups, value_with_interval
+from nlibias.report.metric_readers import (
+    format_with_interval,
+    is_number,
+    slice_groups,
+    slice_kinds,
+    value_with_interval,
+)
 from nlibias.report.paper_tables import (
     MEASURE_TITLES,
     TABLE8_NOTE,
@@ -63,13 +67,12 @@ class Report:
     html: str
     plots: list[Plot] = field(default_factory=list)
     sections: list[str] = field(default_factory=list)
-    """Ids of the sections that were rendered (the others had no data)."""
+    """Ids of the sections rendered (the others had no data)."""
     caveats: list[Caveat] = field(default_factory=list)
-    """What the box above every section says (:func:`nlibias.report.run_notes.run_caveats`)."""
 
 
 def _num(value: Any) -> str:
-    """A measure with two decimals, a count (an int) as an integer.
+    """A measure with two decimals, a count as an integer.
 
     >>> _num(2.0), _num(0), _num(None)
     ('2.00', '0', '–')
@@ -80,8 +83,7 @@ def _num(value: Any) -> str:
 
 
 def _split_total(m: Mapping[str, Any]) -> str:
-    """Pro + Anti + Error, which add up to the misprediction rate; "–" when any is missing (a
-    slice without pairs has none of them).
+    """Pro + Anti + Error (the misprediction rate); "–" when any is missing.
 
     >>> _split_total({"cf_pro": 1.5, "cf_anti": 0.5, "cf_error": 2.0}), _split_total({"cf_pro": None})
     ('4.00', '–')
@@ -95,7 +97,7 @@ def _svg_data(plot: Plot) -> str:
 
 
 def _figure_html(plot: Plot | None) -> str:
-    """A figure at a readable size; a phone (below 700 px) gets its narrow variant, screen-wide."""
+    """A figure at a readable size, with its narrow variant for a phone."""
     if plot is None:
         return ""
     image = (
@@ -216,8 +218,7 @@ def _heatmap(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
 
 
 def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
-    """Table 8: per model, the most biased subtopics whose 95% interval excludes no bias
-    (:func:`~nlibias.report.paper_tables.biased_subtopics`), with their counts as integers."""
+    """Table 8: per model, the most biased subtopics whose 95% interval excludes no bias."""
     parts = []
     for run in runs:
         rows = []
@@ -226,20 +227,10 @@ def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
                 m = metrics.get("by_subtopic", {}).get(entry["subtopic"], {})
                 measure = str(entry["measure"])
                 extra = " ".join(f"{k}={_num(m.get(k))}" for k in ("yes_rate_anti", "n_unparsed") if k in m)
-                link, value = (
-                    measure_link(measure, glossary=glossary),
-                    value_with_interval(m, measure, counts=True),
-                )
-                cells = [
-                    model_key(model),
-                    str(rank),
-                    _e(entry["subtopic"]),
-                    link,
-                    value,
-                    _num(entry["n"]),
-                    _e(extra),
-                ]
-                rows.append(cells)
+                link = measure_link(measure, glossary=glossary)
+                value = value_with_interval(m, measure, counts=True)
+                cells = [model_key(model), str(rank), _e(entry["subtopic"]), link, value, _num(entry["n"])]
+                rows.append([*cells, _e(extra)])
         if rows:
             parts.append(
                 f"<h3>{_e(run.label)}</h3>"
@@ -277,7 +268,7 @@ def _other_measures(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
             [model_key(model), _e(name), _e(_or_blank(slice_size(m)))]  # n, n_rows or n_pairs: its units
             + [value_with_interval(m, k, counts=True) for k in measures]
             for model, metrics in run.models.items()
-            for name, m in slice_groups(metrics, kinds=[k for k in _kinds(metrics) if k != "subtopic"])
+            for name, m in slice_groups(metrics, kinds=[k for k in slice_kinds(metrics) if k != "subtopic"])
         ]
         parts.append(_table(["model", "slice", "n", *headers], rows, numeric_from=2))
     return "".join(parts)
@@ -285,14 +276,6 @@ def _other_measures(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
 
 def _or_blank(value: int | None) -> int | str:
     return "" if value is None else value
-
-
-def _kinds(metrics: Mapping[str, Any]) -> list[str]:
-    return [
-        k.removeprefix("by_")
-        for k, v in metrics.items()
-        if k.startswith("by_") and isinstance(v, Mapping) and v
-    ]
 
 
 def _comparison(comparison: Comparison, glossary: set[str]) -> str:
@@ -344,10 +327,10 @@ def _examples(runs: Sequence[Run], per_category: int) -> str:
                 f'<div class="example"><b>{_e(pair.model)}</b> · {_e(CATEGORY_TITLES[pair.category])} · '
                 f'<span class="muted">{_e(pair.domain)} / {_e(pair.subtopic)}</span>'
                 f"<p><b>Premise:</b> {_e(pair.premise)}</p>"
-                f'<p><b>Pro-stereotype hypothesis:</b> <span class="sensitive" tabindex="0" title="click to show">'
-                f'{_e(pair.pro_hypothesis)}</span> → <span class="label">{_e(pair.pro_label or "no answer")}</span></p>'
-                f'<p><b>Anti-stereotype hypothesis:</b> <span class="sensitive" tabindex="0" title="click to show">'
-                f'{_e(pair.anti_hypothesis)}</span> → <span class="label">{_e(pair.anti_label or "no answer")}</span></p></div>'
+                f"<p><b>Pro-stereotype hypothesis:</b> {sensitive(pair.pro_hypothesis)} → "
+                f'<span class="label">{_e(pair.pro_label or "no answer")}</span></p>'
+                f"<p><b>Anti-stereotype hypothesis:</b> {sensitive(pair.anti_hypothesis)} → "
+                f'<span class="label">{_e(pair.anti_label or "no answer")}</span></p></div>'
             )
     if not parts:
         return ""

@@ -97,9 +97,7 @@ class IntervalStyle(TypedDict, total=False):
 
 
 def value_with_interval(m: Mapping[str, Any], measure: str, **style: Unpack[IntervalStyle]) -> str:
-    """``measure``'s value in ``m`` followed by its 95% interval (read by :func:`interval`),
-    written by :func:`format_with_interval` in ``style``: ``–`` for a missing or non-numeric
-    value, the value alone where the interval is missing or malformed.
+    """``measure``'s value in ``m`` and its 95% interval, by :func:`format_with_interval`.
 
     >>> m = {"S": 2.0, "n": 40, "ci": {"S": [-1.0, 3.0], "n": None}}
     >>> value_with_interval(m, "S")
@@ -122,8 +120,7 @@ def format_with_interval(
     counts: bool = False,
     span: str | None = "ci",
 ) -> str:
-    """A value and its interval already read, as :class:`IntervalStyle` says: the one way the
-    report writes them.
+    """A value and its interval as :class:`IntervalStyle` says (``–`` without a value).
 
     >>> format_with_interval(50.0, (45.0, 55.0)), format_with_interval(None, (1.0, 2.0))
     ('50.00 <span class="ci">[45.00, 55.00]</span>', '–')
@@ -140,8 +137,7 @@ def format_with_interval(
 
 
 def measure_n(slice_metrics: Mapping[str, Any], measure: str) -> int | None:
-    """How many items a slice's ``measure`` is computed over: the answered pro-stereotype
-    hypotheses for ``yes_rate_pro``, the slice's ``n`` otherwise (None when not recorded).
+    """How many items a slice's ``measure`` is over (``n_pro_answered`` for ``yes_rate_pro``, else ``n``).
 
     >>> measure_n({"n": 40, "n_pro_answered": 19}, "yes_rate_pro"), measure_n({"n": 40}, "cf_pro")
     (19, 40)

@@ -20,6 +20,32 @@ def _name(key: str) -> tuple[str, str]:
     return parts if parts is not None else (key, "")
 
 
+_TP_HEADER = [
+    "Model",
+    "variant",
+    "pairs",
+    "TP score",
+    "ties",
+    "tie %",
+    "stereo",
+    "antistereo",
+    "likelihood_diff",
+]
+
+
+def slice_table(
+    models: Mapping[str, Mapping[str, Any]], slicing: str, measure: str, count: str, *, title: str, sort: bool
+) -> str:
+    """``measure`` per slice of ``slicing`` (rows) and model (columns), with the slice's ``count``."""
+    names = list(dict.fromkeys(n for m in models.values() for n in m.get(slicing, {})))
+    rows = []
+    for name in sorted(names) if sort else names:
+        found = [m.get(slicing, {}).get(name) for m in models.values()]
+        n = next((part.get(count) for part in found if part is not None), None)
+        rows.append([name, *(None if part is None else part.get(measure) for part in found), n])
+    return render_table(["Group", *models, count.removeprefix("n_")], rows, title=title)
+
+
 def format_tp_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "domain") -> str:
     """The TP summary per model (CrowS-Pairs ``metric.py`` layout) and the score per group."""
     rows = []
@@ -32,17 +58,7 @@ def format_tp_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "doma
         )  # fmt: skip
     parts = [
         render_table(
-            [
-                "Model",
-                "variant",
-                "pairs",
-                "TP score",
-                "ties",
-                "tie %",
-                "stereo",
-                "antistereo",
-                "likelihood_diff",
-            ],
+            _TP_HEADER,
             rows,
             title="Token-probability bias, % of pairs where the more-stereotypical sentence is preferred "
             "(ideal 50; ties count in the pairs, never as preferred; CrowS-Pairs / WinoQueer metric)",
@@ -51,24 +67,8 @@ def format_tp_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "doma
     slicing = next((s for s in (f"by_{by}", "by_group", "by_domain", "by_identity_group") if any(
         s in m for m in models.values())), None)  # fmt: skip
     if slicing is not None:
-        names: list[str] = []
-        for metrics in models.values():
-            names += [n for n in metrics.get(slicing, {}) if n not in names]
-        body = []
-        for name in sorted(names):
-            cells: list[Any] = [name]
-            for metrics in models.values():
-                part = metrics.get(slicing, {}).get(name)
-                cells.append(None if part is None else part.get("tp_bias_score"))
-            n = next(
-                (m[slicing][name].get("n_pairs") for m in models.values() if name in m.get(slicing, {})), None
-            )
-            body.append([*cells, n])
-        parts.append(
-            render_table(
-                ["Group", *models, "pairs"], body, title=f"TP bias score {slicing.replace('_', ' ')} (%)"
-            )
-        )
+        title = f"TP bias score {slicing.replace('_', ' ')} (%)"
+        parts.append(slice_table(models, slicing, "tp_bias_score", "n_pairs", title=title, sort=True))
     notes = [
         f"{key}: {m['overall']['no_shared_tokens']} pairs have no shared scoreable token on a side (scored 0: ties)"
         for key, m in models.items() if m["overall"].get("no_shared_tokens")
