@@ -143,20 +143,14 @@ def judge_answers(
     return JudgedAnswers(rows, run.stats())
 
 
+_JUDGED = ("grounded", "stance", "stance_probs", "consistent", "label")
+
+
 def _row(item: GeneratedAnswer, judge: str, sentences: list[dict[str, Any]]) -> dict[str, Any]:
     """The row of an answer before its label (nulls stay without an explanation)."""
     row = asdict(item)
-    row.pop("sentences")
-    row |= {
-        "sentences": sentences,
-        "grounded": None,
-        "stance": None,
-        "stance_probs": None,
-        "consistent": None,
-        "label": None,
-        "judge": judge,
-    }
-    return row
+    del row["sentences"]
+    return row | {"sentences": sentences} | dict.fromkeys(_JUDGED) | {"judge": judge}
 
 
 def _label(

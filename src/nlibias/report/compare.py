@@ -18,7 +18,14 @@ from nlibias.metrics.meta import ALL_MEASURES, MEASURES
 from nlibias.metrics.paired import OVERALL, compare_units, holm_family_size, refuse_undecidable
 from nlibias.metrics.paired_units import model_outputs
 from nlibias.metrics.verdicts import headline_infos
-from nlibias.report.metric_readers import interval, is_number, numeric_measures, slice_groups, slice_kinds
+from nlibias.report.metric_readers import (
+    interval,
+    is_number,
+    numeric_measures,
+    overall_of,
+    slice_groups,
+    slice_kinds,
+)
 from nlibias.report.paper_table_format import csv_text
 from nlibias.schema.columns import SampleColumns
 
@@ -96,28 +103,16 @@ def compare(
     ]
     several_runs = len(items) > 1
     names = [f"{label} · {model}" if several_runs else model for label, model, _, _ in columns]
-    references: list[int] = []
-    for _, model, _, _ in columns:
-        reference = 0
-        if several_runs:
-            for j, (other_label, other_model, _, _) in enumerate(columns):
-                if other_model == model and other_label == items[0][1]:
-                    reference = j
-                    break
-        references.append(reference)
+    in_first: dict[str, int] = {}
+    for j, (label, model, _, _) in enumerate(columns):
+        if label == items[0][1]:
+            in_first.setdefault(model, j)
+    references = [in_first.get(model, 0) if several_runs else 0 for _, model, _, _ in columns]
     if measures is None:
-        found: list[str] = []
-        for _, _, metrics, _ in columns:
-            overall = metrics.get("overall")
-            if isinstance(overall, Mapping):
-                found += [m for m in numeric_measures(overall) if m not in found]
+        found = list(dict.fromkeys(m for c in columns for m in numeric_measures(overall_of(c[2]))))
         measures = [m for m in MEASURES if m in found] + [m for m in found if m not in MEASURES]
-    slice_names: list[str] = []
-    by_column: list[dict[str, Mapping[str, Any]]] = []
-    for _, _, metrics, _ in columns:
-        groups = dict(_comparison_slices(metrics))
-        by_column.append(groups)
-        slice_names += [s for s in groups if s not in slice_names]
+    by_column = [dict(_comparison_slices(metrics)) for _, _, metrics, _ in columns]
+    slice_names = list(dict.fromkeys(s for groups in by_column for s in groups))
     paired = paired_columns([(model, metrics, run) for _, model, metrics, run in columns], references)
     rows: list[ComparisonRow] = []
     for slice_name in slice_names:

@@ -11,26 +11,21 @@ citation, anchored at ``#measure-NAME``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.report.explanation_sections import explanation_measures
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table as _table
 from nlibias.report.load import Run
+from nlibias.report.metric_readers import overall_of
 from nlibias.report.verdict_html import measure_anchor
 from nlibias.schema.measure_info import MeasureInfo
 
 
 def glossary_names(runs: Sequence[Run]) -> set[str]:
     """The declared measures in some model's ``overall`` or in a current ``explanations.json``."""
-    present = {
-        k
-        for r in runs
-        for m in r.models.values()
-        if isinstance(m.get("overall"), Mapping)
-        for k in m["overall"]
-    }
+    present = {k for r in runs for m in r.models.values() for k in overall_of(m)}
     present |= explanation_measures(runs)
     return {name for name in ALL_MEASURES if name in present}
 

@@ -33,6 +33,12 @@ def is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def overall_of(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A model's ``overall``, ``{}`` without one."""
+    overall = metrics.get("overall")
+    return overall if isinstance(overall, Mapping) else {}
+
+
 def numeric_measures(m: Mapping[str, Any], *, skip: frozenset[str] = GENERIC_SKIP) -> list[str]:
     """Keys of ``m`` holding a number that is a measure (not a count such as ``n`` or ``n_pairs``)."""
     return [k for k, v in m.items() if is_number(v) and k not in skip and not k.startswith("n_")]

@@ -22,13 +22,14 @@ from nlibias.report.metric_readers import (
     measure_n,
     model_parts,
     numeric_measures,
+    overall_of,
     slice_groups,
 )
 from nlibias.report.paper_table_format import TABLE_FORMATS as TABLE_FORMATS
 from nlibias.report.paper_table_format import PaperTable as PaperTable
 from nlibias.report.paper_table_format import format_table as format_table
 from nlibias.report.tables import TABLE5_MEASURES, TABLE7_MEASURES
-from nlibias.report.tp_correlation import correlation_table, overall_of
+from nlibias.report.tp_correlation import correlation_table
 from nlibias.report.verdict_block import verdict_block, verdict_notes
 
 PaperRuns = Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]]
@@ -239,12 +240,10 @@ def generic_measures(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
     >>> generic_measures({"a": {"overall": {"n": 3, "S": 1.0}}, "b": {"overall": {"B": 2.0, "S": 0.5}}})
     ['S', 'B']
     """
-    measures: list[str] = []
-    for metrics in models.values():
-        overall = metrics.get("overall")
-        if isinstance(overall, Mapping):
-            measures += [m for m in numeric_measures(overall, skip=GENERIC_SKIP) if m not in measures]
-    return measures
+    found = (
+        m for metrics in models.values() for m in numeric_measures(overall_of(metrics), skip=GENERIC_SKIP)
+    )
+    return list(dict.fromkeys(found))
 
 
 def measures_title(name: str, measures: Sequence[str]) -> str:
@@ -350,7 +349,7 @@ def _relabel(table: PaperTable, suffix: str, label: str) -> PaperTable:
 
 def has_measure(models: Mapping[str, Mapping[str, Any]], measure: str) -> bool:
     """Whether some model's ``overall`` holds ``measure``."""
-    return any(isinstance(m.get("overall"), Mapping) and measure in m["overall"] for m in models.values())
+    return any(measure in overall_of(m) for m in models.values())
 
 
 def _is_bbnli(models: Mapping[str, Mapping[str, Any]]) -> bool:

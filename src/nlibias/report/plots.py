@@ -31,7 +31,7 @@ from nlibias.report.figure_kit import (
 # looked up at call time, so that a test can wrap plots._render
 from nlibias.report.figure_kit import render as _render
 from nlibias.report.load import FunnelStage
-from nlibias.report.metric_readers import is_number, measure_n, numeric_measures, slice_groups
+from nlibias.report.metric_readers import is_number, measure_n, numeric_measures, overall_of, slice_groups
 
 
 def _domains(series: Sequence[Mapping[str, Any]], measure: str) -> list[str]:
@@ -334,17 +334,12 @@ def measures_by_unit(models: Models) -> dict[str, list[str]]:
     {'%': ['M1', 'ties'], 'fraction': ['mean_answer_mass'], 'count': ['x']}
     """
     groups: dict[str, list[str]] = {}
-    for metrics in models.values():
-        overall = metrics.get("overall")
-        if not isinstance(overall, Mapping):
-            continue
-        for measure in numeric_measures(overall):
-            if measure in MEASURES:
-                continue
+    for measure in dict.fromkeys(
+        m for metrics in models.values() for m in numeric_measures(overall_of(metrics))
+    ):
+        if measure not in MEASURES:
             info = ALL_MEASURES.get(measure)
-            unit = info.unit if info is not None else "count"
-            if measure not in groups.setdefault(unit, []):
-                groups[unit].append(measure)
+            groups.setdefault(info.unit if info is not None else "count", []).append(measure)
     order = list(UNIT_AXES)
     return dict(sorted(groups.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from nlibias.report.html_parts import escape, key_values, model_key, table
 from nlibias.report.load import Run, read_json
+from nlibias.report.metric_readers import overall_of
 from nlibias.report.verdict_block import magnitude_notes, sample_notes, tie_notes
 
 #: Fewer bias-audit samples than this gets a caveat (wide intervals).
@@ -167,12 +168,7 @@ def run_caveats(run: Run) -> list[Caveat]:
     if isinstance(boot, Mapping) and boot.get("resamples") == 0:
         caveats.append(Caveat("no-intervals", "No confidence intervals (bootstrap resamples 0)."))
     degenerate = max(
-        (
-            int(m["overall"].get("degenerate_pairs") or 0)
-            for m in run.models.values()
-            if isinstance(m.get("overall"), Mapping)
-        ),
-        default=0,
+        (int(overall_of(m).get("degenerate_pairs") or 0) for m in run.models.values()), default=0
     )
     if degenerate:
         text = f"{degenerate} degenerate pairs (pro and anti texts identical, as in the BBNLI source) are"

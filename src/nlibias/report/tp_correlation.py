@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from nlibias.metrics.token_probability import r_and_r2, wq_nli_item_agreement
 from nlibias.metrics.wq_nli import M_KEYS
 from nlibias.report.figure_kit import OKABE_ITO, ModelsByRun, Plot, new_figure, render
-from nlibias.report.metric_readers import is_number
+from nlibias.report.metric_readers import is_number, overall_of
 from nlibias.report.paper_table_format import PaperTable
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
@@ -25,11 +25,6 @@ from nlibias.schema.outputs import ModelOutputs
 
 if TYPE_CHECKING:
     from nlibias.report.load import Run
-
-
-def overall_of(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
-    overall = metrics.get("overall")
-    return overall if isinstance(overall, Mapping) else {}
 
 
 def _measure(overall: Mapping[str, Any], key: str) -> float | None:

@@ -8,7 +8,7 @@ lm    | shared  |     4 |    50.00 |    1 | 25.00 | 100.00 |       0.00 |       
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from nlibias.schema.model_keys import split_tp_key
@@ -76,20 +76,12 @@ def format_tp_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "doma
     return "\n\n".join(parts + notes)
 
 
-def format_tp_nli_table(
-    nli: Mapping[str, Mapping[str, Any]],
-    tp: Mapping[str, Mapping[str, Any]],
-    *,
-    keys: Sequence[str] = ("M1",),
-) -> str:
+def format_tp_nli_table(nli: Mapping[str, Mapping[str, Any]], tp: Mapping[str, Mapping[str, Any]]) -> str:
     """Paper 003 Table 3: each model's TP bias score beside its NLI score (M1), per run."""
     rows: list[list[Any]] = [
         [k, "TP", m["overall"].get("tp_bias_score"), m["overall"].get("n_pairs")] for k, m in tp.items()
     ]
-    for key, metrics in nli.items():
-        rows.append(
-            [key, "NLI", *(metrics["overall"].get(k) for k in keys[:1]), metrics["overall"].get("n_rows")]
-        )
+    rows += [[k, "NLI", m["overall"].get("M1"), m["overall"].get("n_rows")] for k, m in nli.items()]
     return render_table(
         ["Model", "task", "score", "items"],
         rows,
