@@ -12,7 +12,7 @@ True
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,10 +109,18 @@ def _figure_html(plot: Plot | None) -> str:
     return f"<figure>{image}<figcaption>{_e(plot.caption)}</figcaption></figure>"
 
 
-def _shown(plot: Plot | None, out: list[Plot]) -> str:
-    """The figure's HTML (``""`` without one), kept in ``out`` to be saved beside the report."""
-    out += [plot] if plot is not None else []
-    return _figure_html(plot)
+class _Figures(list[Plot]):
+    """The figures drawn for a report (none when ``on`` is false), to be saved beside it."""
+
+    def __init__(self, on: bool) -> None:
+        super().__init__()
+        self.on = on
+
+    def show(self, draw: Callable[..., Plot | None], *args: Any, **kwargs: Any) -> str:
+        """The HTML of the figure ``draw(*args, **kwargs)`` returns (``""`` without one), kept."""
+        plot = draw(*args, **kwargs) if self.on else None
+        self += [plot] if plot is not None else []
+        return _figure_html(plot)
 
 
 def _paper_table_html(table: PaperTable) -> str:
@@ -134,15 +142,14 @@ def _card(runs: Sequence[Run]) -> str:
     return "".join(parts)
 
 
-def _funnel(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
+def _funnel(runs: Sequence[Run], figs: _Figures) -> str:
     parts = []
     for i, run in enumerate(runs):
         stages = run.dataset_funnel()
         if not stages:
             continue
         parts.append(f"<h3>{_e(run.label)}</h3>")
-        if plots:
-            parts.append(_shown(figures.plot_funnel(stages, name=f"funnel_{i}"), out))
+        parts.append(figs.show(figures.plot_funnel, stages, name=f"funnel_{i}"))
         first = stages[0].count or 1
         parts.append(
             _table(
@@ -165,13 +172,11 @@ def _domain_rows(models: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str
 _ACCURACIES = ("accuracy", "test_accuracy")
 
 
-def _accuracy(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
+def _accuracy(runs: Sequence[Run], figs: _Figures) -> str:
     with_accuracy = [r for r in runs if has_measure(r.models, "accuracy")]
     if not with_accuracy:
         return ""
-    parts = []
-    if plots:
-        parts.append(_shown(figures.plot_accuracy([(r.label, r.models) for r in with_accuracy]), out))
+    parts = [figs.show(figures.plot_accuracy, [(r.label, r.models) for r in with_accuracy])]
     rows = [
         [_e(run.label), _e(model), _e(name), *(value_with_interval(m, k, counts=True) for k in _ACCURACIES)]
         for run in with_accuracy
@@ -188,7 +193,7 @@ _BBNLI_SECTIONS = {
 """Table 7 (the error split) and Table 5 (pro / anti): the figure, its name, measures and columns."""
 
 
-def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[Plot]) -> str:
+def _bbnli_section(runs: Sequence[Run], kind: str, figs: _Figures) -> str:
     plot, name, measures, columns = _BBNLI_SECTIONS[kind]
     total = ["Pro+Anti+Error"] if kind == "split" else []
     parts = []
@@ -196,8 +201,7 @@ def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[Plot])
         if not has_measure(run.models, measures[1]):  # cf_pro, or pro_stereotype_bias
             continue
         parts.append(f"<h3>{_e(run.label)}</h3>")
-        if plots:
-            parts.append(_shown(plot(run.label, run.models, name=f"{name}_{i}"), out))
+        parts.append(figs.show(plot, run.label, run.models, name=f"{name}_{i}"))
         rows = [
             [model_key(model), _e(slice_name), *(value_with_interval(m, k, counts=True) for k in measures)]
             + ([_split_total(m)] if kind == "split" else [])
@@ -207,12 +211,10 @@ def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[Plot])
     return "".join(parts)
 
 
-def _heatmap(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
-    if not plots:
-        return ""
+def _heatmap(runs: Sequence[Run], figs: _Figures) -> str:
     parts = []
     for i, run in enumerate(runs):
-        plot = _shown(figures.plot_subtopic_heatmap(run.label, run.models, name=f"subtopic_heatmap_{i}"), out)
+        plot = figs.show(figures.plot_subtopic_heatmap, run.label, run.models, name=f"subtopic_heatmap_{i}")
         parts.append(f"<h3>{_e(run.label)}</h3>{plot}" if plot else "")
     return "".join(parts)
 
@@ -246,19 +248,15 @@ def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
     )
 
 
-def _other_measures(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
+def _other_measures(runs: Sequence[Run], figs: _Figures) -> str:
     parts = []
     for i, run in enumerate(runs):
         groups = figures.measures_by_unit(run.models)
         if not groups:
             continue
         parts.append(f'<h3>{_e(run.label)} <span class="muted">({_e(run.source)})</span></h3>')
-        if plots:
-            for plot in (
-                figures.plot_generic_measures(run.label, run.models, name=f"measures_{i}"),
-                plot_bbq_heatmap(run.label, run.models, name=f"bbq_heatmap_{i}"),
-            ):
-                parts.append(_shown(plot, out))
+        parts.append(figs.show(figures.plot_generic_measures, run.label, run.models, name=f"measures_{i}"))
+        parts.append(figs.show(plot_bbq_heatmap, run.label, run.models, name=f"bbq_heatmap_{i}"))
         measures = [m for group in groups.values() for m in group]
         unit_of = {m: unit for unit, group in groups.items() for m in group}
         headers = [
@@ -341,16 +339,14 @@ def _examples(runs: Sequence[Run], per_category: int) -> str:
     )
 
 
-def _tp_vs_nli(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
+def _tp_vs_nli(runs: Sequence[Run], figs: _Figures) -> str:
     """Scatter of TP bias score vs M1 across models, the R² table and item-level agreement."""
     models = [(r.label, r.models) for r in runs]
     table = correlation_table(models)
     agreement = agreement_table(item_agreements(runs))
     if table is None and agreement is None:
         return ""
-    parts = []
-    if plots and table is not None:
-        parts.append(_shown(plot_tp_vs_nli(models), out))
+    parts = [figs.show(plot_tp_vs_nli, models) if table is not None else ""]
     parts += [_paper_table_html(t) for t in (table, agreement) if t is not None]
     return "".join(parts)
 
@@ -377,27 +373,27 @@ def render_report(
     examples_per_category: int = 2,
 ) -> Report:
     """Render the report of ``runs``; ``compare_runs`` defaults to True for several runs or models."""
-    figs: list[Plot] = []
+    figs = _Figures(plots)
     if compare_runs is None:
         compare_runs = len(runs) > 1 or any(len(r.models) > 1 for r in runs)
     comparison = compare(runs) if compare_runs else None
     glossary = glossary_names(runs)
     sections: list[tuple[str, str, str]] = [
-        ("pro-anti", "Pro vs anti-stereotype bias (Table 5)", _bbnli_section(runs, "pro_anti", plots, figs)),
+        ("pro-anti", "Pro vs anti-stereotype bias (Table 5)", _bbnli_section(runs, "pro_anti", figs)),
         (
             "error-split",
             "Pro / anti / group-insensitive error (Table 7)",
-            _bbnli_section(runs, "split", plots, figs),
+            _bbnli_section(runs, "split", figs),
         ),
-        ("measures", "Benchmark measures", _other_measures(runs, plots, figs)),
-        ("heatmap", "Per-subtopic heat map", _heatmap(runs, plots, figs)),
+        ("measures", "Benchmark measures", _other_measures(runs, figs)),
+        ("heatmap", "Per-subtopic heat map", _heatmap(runs, figs)),
         ("most-biased", "Most biased subtopics (Table 8)", _most_biased(runs, glossary)),
         ("comparison", "Comparison", _comparison(comparison, glossary) if comparison is not None else ""),
-        ("accuracy", "Accuracy", _accuracy(runs, plots, figs)),
+        ("accuracy", "Accuracy", _accuracy(runs, figs)),
         ("debias", "Before / after debiasing", debias_section(runs)),
         ("card", "Dataset card", _card(runs) + extend_card_html(runs)),
-        ("funnel", "Extension funnel", _funnel(runs, plots, figs)),
-        ("tp-nli", "Token probability vs NLI", _tp_vs_nli(runs, plots, figs)),
+        ("funnel", "Extension funnel", _funnel(runs, figs)),
+        ("tp-nli", "Token probability vs NLI", _tp_vs_nli(runs, figs)),
         ("examples", "Example pairs", _examples(runs, examples_per_category)),
         ("explanations", "Generated explanations (A.7)", explanations_html(runs, glossary=glossary)),
         ("paper-tables", "Paper tables", _paper_tables(runs)),
@@ -430,7 +426,7 @@ def render_report(
     )
     rendered = ([("verdict", "", "")] if verdict else []) + shown
     rendered += [("provenance", "", "")] if provenance else []
-    return Report(html=document, plots=figs, sections=[sid for sid, _, _ in rendered], caveats=caveats)
+    return Report(html=document, plots=list(figs), sections=[sid for sid, _, _ in rendered], caveats=caveats)
 
 
 def write_report(

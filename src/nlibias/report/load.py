@@ -168,19 +168,13 @@ def funnel_stages(run_json: Mapping[str, Any]) -> list[FunnelStage]:
     """
     for key in ("stages", "funnel", "stage_counts", "counts"):
         raw = run_json.get(key)
-        stages: list[FunnelStage] = []
-        if isinstance(raw, Mapping):
-            for name, value in raw.items():
-                count = _stage_count(value)
-                if count is not None:
-                    stages.append(FunnelStage(str(name), count))
-        elif isinstance(raw, Sequence) and not isinstance(raw, str):
-            for i, item in enumerate(raw):
-                if isinstance(item, Mapping):
-                    name = item.get("name", item.get("stage", f"stage {i + 1}"))
-                    count = _stage_count(item)
-                    if count is not None:
-                        stages.append(FunnelStage(str(name), count))
+        named: list[tuple[Any, Any]] = list(raw.items()) if isinstance(raw, Mapping) else []
+        if isinstance(raw, Sequence) and not isinstance(raw, str):
+            items = [(i, item) for i, item in enumerate(raw, start=1) if isinstance(item, Mapping)]
+            named = [(item.get("name", item.get("stage", f"stage {i}")), item) for i, item in items]
+        stages = [
+            FunnelStage(str(name), n) for name, value in named if (n := _stage_count(value)) is not None
+        ]
         if stages:
             return stages
     return []

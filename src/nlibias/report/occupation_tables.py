@@ -71,10 +71,7 @@ def _dominant_gender_table(models: Mapping[str, Mapping[str, Any]]) -> str:
 
 def _occupation_table(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Figure 1 as numbers: ΔP per occupation and model; a footnote where labels differ."""
-    occupations: dict[str, str] = {}
-    for metrics in models.values():
-        for name in metrics.get("by_occupation", {}):
-            occupations.setdefault(name, "")
+    occupations = dict.fromkeys(n for m in models.values() for n in m.get("by_occupation", {}))
     listed = {o.name: o.dominant_gender for o in load_occupations()}
     dominant = dict(listed)
     for metrics in models.values():  # the samples' labels (an evaluation set's file) win
@@ -108,10 +105,7 @@ def _occupation_table(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
 def _eval_sets(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The evaluation sets of ``by_eval_set``: in-distribution first, OOD last."""
-    names: dict[str, None] = {}
-    for metrics in models.values():
-        for name in metrics.get("by_eval_set", {}):
-            names.setdefault(name, None)
+    names = dict.fromkeys(n for m in models.values() for n in m.get("by_eval_set", {}))
     first = ("snli", "mnli")
     return sorted(
         names,

@@ -1,11 +1,4 @@
-"""Paper-ready tables in the papers' layouts, chosen by the measures present, never by ``source``.
-
->>> t = PaperTable("demo", "Demo", ("Model", "Pro"), [["a", 1.234]])
->>> print(format_table(t, "md"))
-| Model | Pro |
-|---|---:|
-| a | 1.23 |
-"""
+"""Paper-ready tables in the papers' layouts, chosen by the measures present, never by ``source``."""
 
 from __future__ import annotations
 
@@ -167,9 +160,8 @@ def table8(models: Mapping[str, Mapping[str, Any]], *, top: int = TOP_SUBTOPICS)
             prompts.append(prompt)
     if not grouped:
         return None
-    prompts.sort(
-        key=lambda p: (p not in PROMPT_TITLES, list(PROMPT_TITLES).index(p) if p in PROMPT_TITLES else 0, p)
-    )
+    known = list(PROMPT_TITLES)
+    prompts.sort(key=lambda p: (known.index(p) if p in known else len(known), p))
     headers: list[str] = ["LM"]
     for prompt in prompts:
         title = PROMPT_TITLES.get(prompt, f"Prompt: {prompt}" if prompt else "Subtopic")

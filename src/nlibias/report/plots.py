@@ -36,12 +36,13 @@ from nlibias.report.metric_readers import is_number, measure_n, numeric_measures
 
 def _domains(series: Sequence[Mapping[str, Any]], measure: str) -> list[str]:
     """The slices (``all`` and each domain) where any of ``series`` has ``measure``, in order."""
-    names: list[str] = []
-    for metrics in series:
-        for name, m in slice_groups(metrics, kinds=["domain"]):
-            if name not in names and is_number(m.get(measure)):
-                names.append(name)
-    return names
+    found = (
+        n
+        for metrics in series
+        for n, m in slice_groups(metrics, kinds=["domain"])
+        if is_number(m.get(measure))
+    )
+    return list(dict.fromkeys(found))
 
 
 _PanelRows = list[tuple[int, Mapping[str, Any]]]
@@ -244,30 +245,21 @@ class _Heat:
 def plot_subtopic_heatmap(label: str, models: Models, *, name: str = "subtopic_heatmap") -> Plot | None:
     """Per-subtopic heat map of the ranking measure, each cell with its value and n; a phone
     variant in ``Plot.narrow``."""
-    subtopics: list[str] = []
-    measure: str | None = None
-    for metrics in models.values():
-        group = metrics.get("by_subtopic")
-        if isinstance(group, Mapping):
-            subtopics += [str(s) for s in group if str(s) not in subtopics]
-            for m in group.values():
-                if isinstance(m, Mapping) and measure is None:
-                    measure = ranking_measure(m)
+    groups = [g for m in models.values() if isinstance(g := m.get("by_subtopic"), Mapping)]
+    subtopics = sorted({str(s) for g in groups for s in g})
+    found = (r for g in groups for m in g.values() if isinstance(m, Mapping) and (r := ranking_measure(m)))
+    measure = next(found, None)
     if not subtopics or measure is None:
         return None
-    subtopics.sort()
     names = list(models)
-    grid: list[list[float]] = []
-    counts: list[list[int | None]] = []
-    for subtopic in subtopics:
-        row, row_n = [], []
-        for model in names:
-            m = models[model].get("by_subtopic", {}).get(subtopic, {})
-            value = m.get(measure) if isinstance(m, Mapping) else None
-            row.append(float(value) if is_number(value) else float("nan"))
-            row_n.append(measure_n(m, measure) if isinstance(m, Mapping) else None)
-        grid.append(row)
-        counts.append(row_n)
+
+    def cell(model: str, subtopic: str) -> Mapping[str, Any]:
+        m = models[model].get("by_subtopic", {}).get(subtopic, {})
+        return m if isinstance(m, Mapping) else {}
+
+    cells = [[cell(model, s) for model in names] for s in subtopics]
+    grid = [[float(m[measure]) if is_number(m.get(measure)) else float("nan") for m in row] for row in cells]
+    counts = [[measure_n(m, measure) for m in row] for row in cells]
     heat = _Heat(subtopics, names, grid, counts, measure)
     vmin, vmax, _ = heatmap_scale(measure)
     caption = (

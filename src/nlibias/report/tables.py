@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
+
+from annotated_types import Predicate
 
 from nlibias.benchmarks.base import Benchmark
-from nlibias.errors import ConfigError
 from nlibias.report.tp_tables import format_tp_nli_table
 from nlibias.report.verdict_block import verdict_block
+from nlibias.schema.declared import Allowed, declared
 from nlibias.schema.model_keys import split_model_key
 from nlibias.textio.tables import render_table
 
@@ -148,15 +150,14 @@ def model_kinds(metrics: Mapping[str, Any]) -> dict[str, str]:
 SLICES = ("domain", "subtopic")
 
 
-def check_slice(by: str) -> None:
+@declared
+def check_slice(by: Annotated[str, Predicate(SLICES.__contains__), Allowed("domain or subtopic")]) -> None:
     """Refuse a ``by`` the tables do not slice by.
 
     >>> check_slice("foo")
     Traceback (most recent call last):
-    nlibias.errors.ConfigError: by is 'foo'; pass domain or subtopic
+    nlibias.errors.ConfigError: by must be domain or subtopic; got str 'foo'
     """
-    if by not in SLICES:
-        raise ConfigError(f"{{by}} is {by!r}; pass {' or '.join(SLICES)}", parameter="by")
 
 
 def format_all_tables(metrics: Mapping[str, Any], benchmark: Benchmark, **options: Any) -> str:

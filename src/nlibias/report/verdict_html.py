@@ -72,13 +72,11 @@ def verdict_table(verdicts: Sequence[ModelVerdict], *, glossary: Collection[str]
     """A row per model (a card on a phone): verdict, headline measures, accuracy, most biased slices."""
     columns = headline_columns(verdicts)
     with_accuracy = any(v.accuracy is not None for v in verdicts)
+    accuracy = ["accuracy"] if with_accuracy else []
     heads = ["model", "verdict", *(_header(info, glossary) for info in columns.values())]
-    labels = ["model", "verdict", *(column_title(info) for info in columns.values())]  # a phone's card lines
-    if with_accuracy:
-        heads.append(measure_link("accuracy", glossary=glossary))
-        labels.append("accuracy")
-    heads.append("most biased slices")
-    labels.append("most biased slices")
+    heads += [*(measure_link(a, glossary=glossary) for a in accuracy), "most biased slices"]
+    labels = ["model", "verdict", *(column_title(info) for info in columns.values()), *accuracy]
+    labels.append("most biased slices")  # a phone's card lines
     rows = []
     for verdict in verdicts:
         by_name = {r.measure: r for r in verdict.headline}
@@ -86,9 +84,7 @@ def verdict_table(verdicts: Sequence[ModelVerdict], *, glossary: Collection[str]
             model_key(verdict.model),
             f'<span class="verdict {_verdict_class(verdict.verdict)}">{escape(verdict.verdict)}</span>',
         ]
-        for name in columns:
-            reading = by_name.get(name)
-            cells.append(escape(reading.formatted()) if reading is not None else "–")
+        cells += [escape(by_name[name].formatted()) if name in by_name else "–" for name in columns]
         if with_accuracy:
             cells.append(escape(verdict.accuracy.formatted()) if verdict.accuracy is not None else "–")
         shown = verdict.biased_slices[:SLICES_SHOWN]
