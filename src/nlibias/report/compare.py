@@ -19,6 +19,7 @@ from nlibias.metrics.paired import OVERALL, compare_units, holm_family_size, ref
 from nlibias.metrics.paired_units import model_outputs
 from nlibias.metrics.verdicts import headline_infos
 from nlibias.report.metric_readers import (
+    format_with_interval,
     interval,
     is_number,
     numeric_measures,
@@ -292,7 +293,7 @@ def format_comparison(comparison: Comparison, fmt: str = "md") -> str:
             return "–" if fmt == "md" else ""
         text = f"{cell.value:.2f}"
         if cell.paired and cell.delta is not None and cell.delta_ci is not None:
-            text += f" (Δ {cell.delta:+.2f} [{cell.delta_ci[0]:.2f}, {cell.delta_ci[1]:.2f}])"
+            text += f" (Δ {format_with_interval(cell.delta, cell.delta_ci, signed=True, span=None)})"
         return text + ("*" if cell.differs else "") + ("!" if cell.flagged else "")
 
     body = [[row.slice, row.measure, *(cell_text(c) for c in row.cells)] for row in comparison.rows]

@@ -285,7 +285,8 @@ def _comparison(comparison: Comparison, glossary: set[str]) -> str:
         for i, cell in enumerate(row.cells):
             text = format_with_interval(cell.value, cell.ci)
             if cell.paired and cell.delta is not None and cell.delta_ci is not None:
-                text += f' <span class="ci">Δ {cell.delta:+.2f} [{cell.delta_ci[0]:.2f}, {cell.delta_ci[1]:.2f}]</span>'
+                delta = format_with_interval(cell.delta, cell.delta_ci, signed=True, span=None)
+                text += f' <span class="ci">Δ {delta}</span>'
             if cell.differs:
                 mark = "better" if cell.better else "worse" if cell.better is False else ""
                 ref = comparison.columns[comparison.references[i]]

@@ -33,6 +33,11 @@ def is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def number(value: Any) -> float | None:
+    """``value`` as a float, None where it is not a number."""
+    return float(value) if is_number(value) else None
+
+
 def overall_of(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
     """A model's ``overall``, ``{}`` without one."""
     overall = metrics.get("overall")

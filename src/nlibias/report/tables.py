@@ -9,18 +9,12 @@ from typing import Annotated, Any
 from annotated_types import Predicate
 
 from nlibias.benchmarks.base import Benchmark
+from nlibias.report.metric_readers import slice_groups
 from nlibias.report.tp_tables import format_tp_nli_table
 from nlibias.report.verdict_block import verdict_block
 from nlibias.schema.declared import Allowed, declared
 from nlibias.schema.model_keys import split_model_key
 from nlibias.textio.tables import render_table
-
-
-def _slices(metrics: Mapping[str, Any], by: str) -> list[tuple[str, Mapping[str, Any]]]:
-    found: list[tuple[str, Mapping[str, Any]]] = [("all", metrics["overall"])]
-    found.extend(sorted(metrics.get(f"by_{by}", {}).items()))
-    return found
-
 
 TABLE5_MEASURES = ("pro_stereotype_bias", "anti_stereotype_bias", "bbnli_bias_score")
 TABLE7_MEASURES = ("misprediction_rate", "cf_pro", "cf_anti", "cf_error")
@@ -33,7 +27,7 @@ def format_bbnli_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "d
     accuracy: list[list[Any]] = []
     notes: list[str] = []
     for model, metrics in models.items():
-        for name, m in _slices(metrics, by):
+        for name, m in slice_groups(metrics, kinds=[by]):
             table5.append([model, name, *(m[k] for k in ("n", *TABLE5_MEASURES))])
             table7.append([model, name, *(m[k] for k in ("n_pairs", *TABLE7_MEASURES))])
             tests = (m.get("n_test"), m.get("test_accuracy"), m.get("n_unanswered", 0))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from nlibias.metrics.token_probability import r_and_r2, wq_nli_item_agreement
 from nlibias.metrics.wq_nli import M_KEYS
 from nlibias.report.figure_kit import OKABE_ITO, ModelsByRun, Plot, new_figure, render
-from nlibias.report.metric_readers import is_number, overall_of
+from nlibias.report.metric_readers import is_number, number, overall_of
 from nlibias.report.paper_table_format import PaperTable
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
@@ -27,16 +27,12 @@ if TYPE_CHECKING:
     from nlibias.report.load import Run
 
 
-def _measure(overall: Mapping[str, Any], key: str) -> float | None:
-    """A measure of ``overall`` as a number, None where absent or null."""
-    value = overall.get(key)
-    return float(value) if is_number(value) else None
-
-
 def _paired_models(models: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, float], dict[str, Any]]:
     """A run's sentence scorers with a TP score and its models reporting M1."""
     tp = {
-        k: score for k, m in models.items() if (score := _measure(overall_of(m), "tp_bias_score")) is not None
+        k: score
+        for k, m in models.items()
+        if (score := number(overall_of(m).get("tp_bias_score"))) is not None
     }
     return tp, {k: overall_of(m) for k, m in models.items() if "M1" in overall_of(m)}
 
@@ -57,7 +53,7 @@ def correlation_points(runs: ModelsByRun) -> list[dict[str, Any]]:
         if len(tp) != 1 or len(nli) != 1:
             continue
         (tp_key, tp_score), (nli_key, overall) = next(iter(tp.items())), next(iter(nli.items()))
-        measures = {k: _measure(overall, k) for k in M_KEYS}
+        measures = {k: number(overall.get(k)) for k in M_KEYS}
         identity = (tp_key, nli_key, tp_score, *measures.values())
         if identity in seen:
             continue

@@ -23,6 +23,7 @@ from nlibias.metrics.verdicts import (
     headline_infos,
     run_verdicts,
 )
+from nlibias.report.metric_readers import number
 from nlibias.schema.declared import is_int
 from nlibias.schema.measure_info import MeasureInfo
 from nlibias.textio.tables import markdown_table, render_table
@@ -149,7 +150,7 @@ def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
         pairs, share = overall.get("n_pairs"), overall.get("ties")
         if is_int(ties) and ties > 0 and is_int(pairs) and isinstance(share, int | float):
             no_preference = TP_NEUTRAL * (100.0 - share) / 100.0
-            paper = format_value(_number(overall.get("tp_bias_score")), None)
+            paper = format_value(number(overall.get("tp_bias_score")), None)
             found.append(
                 f"{model} {ties:,} of {pairs:,} pairs ({share:.1f}%; no preference scores {no_preference:.2f}"
                 f"), the paper’s score {paper}"
@@ -184,10 +185,6 @@ def _overalls(metrics: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, An
         overall = report.get("overall") if isinstance(report, Mapping) else None
         if isinstance(overall, Mapping):
             yield model, overall
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def readability_notes(metrics: Mapping[str, Any]) -> list[str]:
