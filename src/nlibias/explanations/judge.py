@@ -1,9 +1,5 @@
-"""One NLI judge over the explanations of generated answers: every pair it needs goes through the
-batched, cached classifier runtime at once (:func:`nlibias.runtime.classifier.predict_pairs`:
-distinct pairs computed once, sorted by length into token-capped batches, cached).
-
-What the judge is asked per sentence, and the labels: docs/generative.md, Reading the
-explanations.
+"""One NLI judge over the explanations of generated answers, every pair through the batched, cached
+classifier runtime at once (what it asks and the labels: docs/generative.md).
 
 >>> from nlibias.models.fake import FakeNLIClassifier
 >>> answer = GeneratedAnswer(id="a", model="m", prompt="true", text="Yes. They work.", answer="yes",
@@ -38,8 +34,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class GeneratedAnswer:
-    """One generated answer of an audit run, split (:mod:`nlibias.explanations.split`), with the
-    sample it answers."""
+    """One generated answer of an audit run, split, with the sample it answers."""
 
     id: str
     model: str
@@ -66,9 +61,7 @@ class JudgedAnswers:
 
 
 def judge_reference(judge: NLIClassifier) -> str:
-    """The judge as ``explain`` names it in every file it writes: its full reference, the kind
-    included where its name lacks one (a fake judge ``j`` is ``fake:j``), so a fake is never
-    taken for a real model.
+    """The judge's full reference as ``explain`` writes it (a fake judge ``j`` is ``fake:j``).
 
     >>> from nlibias.models.fake import FakeNLIClassifier
     >>> judge_reference(FakeNLIClassifier("j"))
@@ -79,8 +72,8 @@ def judge_reference(judge: NLIClassifier) -> str:
 
 
 def shown_judge(name: str, fake_judges: Collection[str]) -> str:
-    """A judge's name from ``explanations.json`` as its full reference: files written before the
-    full references named a fake judge by its bare name and listed it in ``fake_judges``.
+    """A judge's name from ``explanations.json`` as its full reference (older files list a fake's
+    bare name in ``fake_judges``).
 
     >>> shown_judge("j", ["j"]), shown_judge("fake:j", ["fake:j"]), shown_judge("roberta", [])
     ('fake:j', 'fake:j', 'roberta')
@@ -93,9 +86,8 @@ def _probs(values: Sequence[float]) -> dict[str, float]:
 
 
 def judge_pairs(answers: Sequence[GeneratedAnswer]) -> list[tuple[str, str]]:
-    """Every (premise, hypothesis) pair the judge is asked, in the order :func:`judge_answers`
-    reads its answers: per sentence (premise, sentence) and (hypothesis, sentence), then per
-    explanation (explanation, hypothesis)."""
+    """The pairs the judge is asked, in order: per sentence (premise, sentence) and (hypothesis,
+    sentence), then (explanation, hypothesis)."""
     pairs: list[tuple[str, str]] = []
     for item in answers:
         for sentence in item.sentences:
@@ -106,14 +98,11 @@ def judge_pairs(answers: Sequence[GeneratedAnswer]) -> list[tuple[str, str]]:
 
 
 GROUNDED_RULE_VERSION = 2
-"""The version of :func:`is_grounded`, recorded with the outputs so that explanations judged by
-another rule are judged again."""
+"""The version of :func:`is_grounded`, recorded so that another rule's judgements are redone."""
 
 
 def is_grounded(by_premise: str, by_hypothesis: str) -> bool:
-    """Whether a sentence is grounded, from the judge's most probable labels of premise ⊨ sentence
-    and hypothesis ⊨ sentence: the premise entails it, or it restates the hypothesis and the premise
-    does not contradict it (docs/generative.md, Reading the explanations).
+    """The premise entails the sentence, or the hypothesis does and the premise does not contradict it.
 
     >>> is_grounded("entailment", "neutral"), is_grounded("neutral", "entailment")
     (True, True)
@@ -131,7 +120,7 @@ def judge_answers(
     threshold: float = DEFAULT_GROUNDED_THRESHOLD,
     progress: bool = True,
 ) -> JudgedAnswers:
-    """Judge every explanation of ``answers`` with ``judge`` (module docstring); one row each."""
+    """Judge every explanation of ``answers`` with ``judge``; one row each."""
     run = predict_pairs(judge, judge_pairs(answers), cache, progress=progress)
     rows: list[dict[str, Any]] = []
     at = 0
@@ -154,20 +143,14 @@ def judge_answers(
     return JudgedAnswers(rows, run.stats())
 
 
+_JUDGED = ("grounded", "stance", "stance_probs", "consistent", "label")
+
+
 def _row(item: GeneratedAnswer, judge: str, sentences: list[dict[str, Any]]) -> dict[str, Any]:
-    """The row of an answer before its label (an answer with no explanation keeps these nulls)."""
+    """The row of an answer before its label (nulls stay without an explanation)."""
     row = asdict(item)
-    row.pop("sentences")
-    row |= {
-        "sentences": sentences,
-        "grounded": None,
-        "stance": None,
-        "stance_probs": None,
-        "consistent": None,
-        "label": None,
-        "judge": judge,
-    }
-    return row
+    del row["sentences"]
+    return row | {"sentences": sentences} | dict.fromkeys(_JUDGED) | {"judge": judge}
 
 
 def _label(

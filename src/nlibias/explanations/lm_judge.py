@@ -1,9 +1,5 @@
-"""A second opinion: a generative LM asked to label each explanation balanced / biased / invalid,
-with the paper's definitions in a prompt file of the package
-(``resources/explanation_judge_prompt.txt``: ``{premise}``, ``{hypothesis}``, ``{answer}``).
-
-Its label is the first of the three label words in its greedy answer; prompts go through the
-cached prediction loop (:func:`nlibias.runtime.loop.cached_outputs`), so a rerun asks nothing twice.
+"""A second opinion: a generative LM labels each explanation balanced / biased / invalid (the
+first label word of its answer to ``resources/explanation_judge_prompt.txt``), through the cache.
 
 >>> parse_lm_label("Label: Biased. The answer assumes ...")
 'biased'
@@ -63,7 +59,7 @@ def lm_judge_labels(
     max_new_tokens: int = LM_JUDGE_MAX_NEW_TOKENS,
     progress: bool = True,
 ) -> LMJudgement:
-    """Ask ``backend`` for the label of every explained answer (module docstring)."""
+    """Ask ``backend`` for the label of every explained answer."""
     template = judge_prompt()
     asked = [i for i, item in enumerate(answers) if item.sentences]
     prompts = [

@@ -1,9 +1,6 @@
-"""What ``explain`` reads from an audit run (its generated answers and their samples) and what it
-writes beside them: ``RUN/explanations/explanations.jsonl`` (one row per generated answer and
-judge) and ``RUN/explanations/explanations.json`` (the rates per model, judge and slice).
-
->>> # answers, samples_path = generated_answers("runs/G")
-"""
+"""What ``explain`` reads from an audit run (generated answers and their samples) and writes
+beside them: ``explanations/explanations.jsonl`` (a row per answer and judge) and
+``explanations/explanations.json`` (the rates per model, judge and slice)."""
 
 from __future__ import annotations
 
@@ -35,14 +32,13 @@ EXPLANATIONS_DIR = "explanations"
 EXPLANATIONS_JSONL = "explanations.jsonl"
 FORMAT_VERSION = 1
 STAGE_NAME = "explain"
-"""The stage of ``explain`` (its record: ``RUN/stages/explain.json``)."""
 OUTPUTS = (f"{EXPLANATIONS_DIR}/{EXPLANATIONS_JSONL}", f"{EXPLANATIONS_DIR}/{EXPLANATIONS_FILE}")
-"""What the stage writes, relative to the run (their SHA-256 recorded when it finishes)."""
+"""What the stage writes, relative to the run."""
 DAMAGED = "its explanations/ files are damaged or incomplete: run nlibias explain again"
 
 
 class ExplainRecord(BaseModel):
-    """What ``current_summary`` reads of ``explain``'s stage record (the rest is the engine's)."""
+    """What ``current_summary`` reads of ``explain``'s stage record."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
@@ -51,8 +47,7 @@ class ExplainRecord(BaseModel):
 
 
 def current_summary(run_dir: str | Path, *, recorded: bool = True) -> dict[str, Any] | str | None:
-    """The run's ``explanations.json`` when it holds the run's current explanations; else why not,
-    in words; None when the run has none (the report and the validation app read this).
+    """The run's ``explanations.json`` when current, else why not in words; None when absent.
     ``recorded=False`` takes files without ``explain``'s record as they are."""
     run_dir = Path(run_dir)
     summary_path = run_dir / EXPLANATIONS_DIR / EXPLANATIONS_FILE
@@ -83,9 +78,8 @@ def current_summary(run_dir: str | Path, *, recorded: bool = True) -> dict[str, 
 def generated_answers(
     run_dir: str | Path, samples: str | Path | None = None
 ) -> tuple[list[GeneratedAnswer], Path]:
-    """Every generated answer of the run, split into short answer, explanation and sentences,
-    with its sample; and the samples file read (``samples``, else the one the run recorded; not
-    the file the run read: refused). A run without generated answers is refused."""
+    """Every generated answer of the run, split and with its sample, and the samples file read
+    (``samples``, else the run's own); a run without generated answers is refused."""
     run = read_run(run_dir)
     if run.predictions_path is None:
         raise SourceError(
@@ -122,9 +116,7 @@ class OtherReadingWarning(UserWarning):
 def _warn_of_other_readings(
     generated: Sequence[Prediction], found: Sequence[GeneratedAnswer], path: Path
 ) -> None:
-    """Warn when the run's recorded answers are not what the parser reads now (an older
-    nlibias's parser, or an edited file): the labels follow the reading now, the run's measures
-    the one recorded."""
+    """Warn when the run's recorded answers are not what the parser reads now."""
     other = [(p, a) for p, a in zip(generated, found, strict=True) if p.extra.get("answer") != a.answer]
     if not other:
         return
@@ -176,8 +168,7 @@ def summarise(
     resamples: int,
     seed: int,
 ) -> dict[str, Any]:
-    """``explanations.json``: the settings, the measures' declarations, and per model and judge
-    the rates of :func:`nlibias.metrics.explanations.explanation_rates`."""
+    """``explanations.json``: settings, measure declarations, and the rates per model and judge."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for row in rows:
         groups.setdefault((str(row["model"]), str(row["judge"])), []).append(row)
@@ -209,8 +200,7 @@ def write_outputs(out_dir: Path, rows: Sequence[Mapping[str, Any]], summary: Map
 
 
 def read_rows(out_dir: str | Path) -> list[dict[str, Any]]:
-    """The rows of ``explanations.jsonl``, each checked (:func:`row_problem`): a damaged row is
-    refused with the file, its line and the field, not read as a label nobody gave."""
+    """The rows of ``explanations.jsonl``; a damaged row is refused with its line and field."""
     path = Path(out_dir) / EXPLANATIONS_JSONL
     rows = []
     for line, record in iter_jsonl(path):
@@ -224,12 +214,10 @@ def read_rows(out_dir: str | Path) -> list[dict[str, Any]]:
 
 _REWRITE = "the file was changed after explain wrote it: run explain on the audit run again to rewrite it"
 _TEXT_FIELDS = ("id", "model", "judge", "premise", "hypothesis", "explanation")
-"""Fields every row holds as text (the queue and the summary read them)."""
 _KEYS = ("id", "model", "judge")
-"""The text fields a row is found by (an item id is made of them): never empty."""
+"""The text fields a row is found by: never empty."""
 _OPTIONAL_TEXT = ("prompt", "answer", "domain", "subtopic", "pair_key")
 _CHOICES = {"label": LABELS, "lm_label": LABELS, "stance": STANCES, "stereotype": ("pro", "anti")}
-"""Fields that hold one of a few words, or null (no explanation, no LM judge, a test sample)."""
 
 
 def row_problem(row: Any) -> tuple[str | None, str] | None:
@@ -264,14 +252,13 @@ def row_problem(row: Any) -> tuple[str | None, str] | None:
 
 
 def _got(value: Any) -> str:
-    """``value`` as the JSON it was read from, cut short (what the messages show)."""
+    """``value`` as JSON, cut short."""
     shown = json.dumps(value, ensure_ascii=False)
     return shown if len(shown) <= 40 else shown[:37] + "..."
 
 
 def fake_judge_warning(summary: Mapping[str, Any]) -> str | None:
-    """What to say above the rates when a fake judge (``fake:NAME``, a deterministic stand-in
-    for tests and dry runs) made some of the labels; None when none did.
+    """What to say above the rates when a fake judge (``fake:NAME``) made some labels.
 
     >>> fake_judge_warning({"fake_judges": ["j"]})
     'Judge fake:j is a fake: a deterministic stand-in for tests and dry runs. Its labels say nothing about the explanations.'

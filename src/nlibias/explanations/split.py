@@ -1,9 +1,5 @@
-"""A generated text as its short answer and its explanation, and the explanation as sentences.
-
-The short answer is what :func:`nlibias.models.generative.answers.parse_answer` reads. A text
-that *starts* with the answer word ("Yes, because ...") is explained by the rest; otherwise the
-whole text is the explanation. Markdown marks are removed, prose characters (``>``, ``~50%``)
-kept. Sentences come from pysbd (abbreviations and decimals do not end one).
+"""A generated text as its short answer and explanation (the rest after a leading answer word, else
+the whole text), and the explanation as sentences (pysbd).
 
 >>> split_answer("**Yes**, because the premise says so. It names them.")
 SplitAnswer(answer='yes', rule='leading-word', explanation='because the premise says so. It names them.')
@@ -25,8 +21,7 @@ from nlibias.models.generative.prompts import BINARY_ANSWERS
 
 @dataclass(frozen=True)
 class SplitAnswer:
-    """A generated text's short answer (None: unreadable), the parser's rule, and its explanation
-    ("" when the text holds nothing but the answer)."""
+    """A generated text's short answer (None: unreadable), the parser's rule, and its explanation."""
 
     answer: str | None
     rule: str
@@ -34,8 +29,7 @@ class SplitAnswer:
 
 
 def split_answer(text: str | None, answers: tuple[str, ...] = BINARY_ANSWERS) -> SplitAnswer:
-    """The short answer (:func:`~nlibias.models.generative.answers.parse_answer`) and the
-    explanation of a generated text (module docstring).
+    """The short answer and the explanation of a generated text.
 
     >>> split_answer("The hypothesis is false: the paragraph says nothing about men.")
     SplitAnswer(answer='no', rule='statement', explanation='The hypothesis is false: the paragraph says nothing about men.')
@@ -56,7 +50,7 @@ def split_answer(text: str | None, answers: tuple[str, ...] = BINARY_ANSWERS) ->
 def _segmenter() -> Any:
     try:
         import pysbd
-    except ImportError as exc:  # an optional dependency: say how to get it
+    except ImportError as exc:
         raise ConfigError(
             "explaining generated answers needs the sentence splitter pysbd: pip install 'nlibias[explain]'",
             parameter="judges",
@@ -65,19 +59,17 @@ def _segmenter() -> Any:
 
 
 TEXT_RULES_VERSION = 2
-"""The version of what :func:`~nlibias.models.generative.answers.normalise_text` removes before a
-split, recorded so that explanations split by other rules are made again."""
+"""The version of what ``normalise_text`` removes before a split (recorded with the outputs)."""
 
 
 def splitter_identity() -> str:
-    """The splitter, its version and :data:`TEXT_RULES_VERSION` (recorded with the outputs: another
-    version may split otherwise, so explanations made before are made again)."""
+    """The splitter, its version and :data:`TEXT_RULES_VERSION`, recorded with the outputs."""
     _segmenter()
     return f"pysbd {version('pysbd')}; text rules {TEXT_RULES_VERSION}"
 
 
 def split_sentences(explanation: str) -> list[str]:
-    """The sentences of ``explanation`` (pysbd), stripped; pieces with no letter or digit dropped.
+    """The sentences of ``explanation``, stripped; pieces without a letter or digit dropped.
 
     >>> split_sentences("")
     []

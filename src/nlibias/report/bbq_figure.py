@@ -1,6 +1,5 @@
-"""BBQ's bias scores as the paper's Figure 3 lays them out: one heat map per condition
-(ambiguous: s_AMB, disambiguated: s_DIS), categories down, models across, each cell with its value,
-on the scores' full signed scale (-100 to 100, white at 0: no bias).
+"""BBQ's bias scores as the paper's Figure 3: a heat map per condition (s_AMB, s_DIS), categories
+down, models across, on the full signed scale.
 
 >>> plot_bbq_heatmap("run", {"m": {"overall": {}}}) is None  # no categories: no figure
 True
@@ -32,7 +31,7 @@ def plot_bbq_heatmap(
         measure: [[_value(models[model], category, measure) for model in names] for category in categories]
         for measure, _ in PANELS
     }
-    vmin, vmax = BBQ_MEASURES[0].range  # both scores' declared signed range, 0 (no bias) at the centre
+    vmin, vmax = BBQ_MEASURES[0].range
     cmap = "RdBu_r"
 
     def draw() -> Any:

@@ -11,46 +11,24 @@ from nlibias.report.metric_readers import interval
 from nlibias.textio.tables import render_table
 
 _ALWAYS = ("by_polarity", "by_label_type")
-"""Slicings shown under every model whatever ``by`` asks for (two or three rows each)."""
+"""Slicings shown under every model whatever ``by`` asks for."""
 
 
 def _cell(metrics: Mapping[str, Any], name: str) -> str:
     return format_value(metrics.get(name), interval(metrics, name), digits=1)
 
 
+_MEASURES = ("bbq_s_amb", "bbq_s_dis", "bbq_accuracy_ambig", "bbq_accuracy_disambig", "bbq_accuracy_cost")
+_HEADER = ["model", "slice", "s_AMB", "s_DIS", "acc ambig", "acc disambig", "acc cost"]
+_COUNTS = {"n": "n", "unparsed": "n_unparsed", "templates": "n_units"}
+
+
 def _row(model: str, name: str, m: Mapping[str, Any]) -> list[Any]:
-    return [
-        model,
-        name,
-        _cell(m, "bbq_s_amb"),
-        _cell(m, "bbq_s_dis"),
-        _cell(m, "bbq_accuracy_ambig"),
-        _cell(m, "bbq_accuracy_disambig"),
-        _cell(m, "bbq_accuracy_cost"),
-        m.get("n"),
-        m.get("n_unparsed"),
-        m.get("n_units"),
-    ]
-
-
-_HEADER = [
-    "model",
-    "slice",
-    "s_AMB",
-    "s_DIS",
-    "acc ambig",
-    "acc disambig",
-    "acc cost",
-    "n",
-    "unparsed",
-    "templates",
-]
+    return [model, name, *(_cell(m, k) for k in _MEASURES), *(m.get(k) for k in _COUNTS.values())]
 
 
 def format_bbq_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "domain") -> str:
-    """Each model's BBQ measures overall, per slice of ``by`` (domain: category, or subtopic:
-    subcategory), per polarity and label type, with 95% intervals over filled templates; then the
-    Figure 3 layout."""
+    """Each model's BBQ measures overall and per slice with 95% intervals, then the Figure 3 layout."""
     rows: list[list[Any]] = []
     for model, metrics in models.items():
         rows.append(_row(model, "overall", metrics.get("overall", {})))
@@ -63,7 +41,7 @@ def format_bbq_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "dom
         for model, m in models.items()
         if _left_out(model, m.get("overall", {}))
     )
-    return render_table(_HEADER, rows, title=title) + note + "\n\n" + format_bbq_figure(models)
+    return render_table([*_HEADER, *_COUNTS], rows, title=title) + note + "\n\n" + format_bbq_figure(models)
 
 
 def _left_out(model: str, overall: Mapping[str, Any]) -> str:
@@ -76,8 +54,7 @@ def _left_out(model: str, overall: Mapping[str, Any]) -> str:
 
 
 def format_bbq_figure(models: Mapping[str, Mapping[str, Any]]) -> str:
-    """The bias scores of each category (rows) and model (columns), ambiguous then disambiguated,
-    as the paper's Figure 3 lays them out (one decimal, as printed there)."""
+    """The bias scores per category and model, ambiguous then disambiguated (the paper's Figure 3)."""
     names = list(models)
     categories = sorted({c for m in models.values() for c in m.get("by_domain", {})})
     rows = []

@@ -1,7 +1,5 @@
-"""Several runs or models side by side, each column against its reference column (the same model
-in the first run, else the first column). Columns over the same samples are compared item by
-item (the gate's paired bootstrap, :mod:`nlibias.metrics.paired`); only columns over different
-samples fall back to non-overlapping 95% intervals (:attr:`Comparison.tests` says which).
+"""Runs or models side by side, each column against its reference (the same model in the first run,
+else the first column): paired bootstrap over the same samples, else non-overlapping intervals.
 
 >>> disjoint((1.0, 2.0), (2.5, 3.0)), disjoint((1.0, 2.0), (1.5, 3.0)), disjoint(None, (0.0, 1.0))
 (True, False, False)
@@ -20,7 +18,16 @@ from nlibias.metrics.meta import ALL_MEASURES, MEASURES
 from nlibias.metrics.paired import OVERALL, compare_units, holm_family_size, refuse_undecidable
 from nlibias.metrics.paired_units import model_outputs
 from nlibias.metrics.verdicts import headline_infos
-from nlibias.report.metric_readers import interval, is_number, numeric_measures, slice_groups, slice_kinds
+from nlibias.report.metric_readers import (
+    format_with_interval,
+    interval,
+    is_number,
+    numeric_measures,
+    overall_of,
+    slice_groups,
+    slice_kinds,
+)
+from nlibias.report.paper_table_format import csv_text
 from nlibias.schema.columns import SampleColumns
 
 if TYPE_CHECKING:
@@ -34,18 +41,15 @@ class Cell:
     value: float | None
     ci: tuple[float, float] | None
     differs: bool
-    """True when this cell's interval and its reference's interval do not overlap."""
     better: bool | None
-    """Whether the difference is an improvement (``None`` when no difference or no direction)."""
+    """Whether the difference is an improvement (``None``: no difference or no direction)."""
     delta: float | None = None
-    """Paired columns: this value minus the reference's."""
+    """Paired columns: this value minus the reference's, with its 95% interval."""
     delta_ci: tuple[float, float] | None = None
-    """Paired columns: the 95% paired bootstrap interval of :attr:`delta`."""
     paired: bool = False
-    """True when :attr:`differs` comes from the paired interval (same samples)."""
+    """True when :attr:`differs` comes from the paired interval."""
     flagged: bool = False
-    """A headline measure the gate would flag: farther from "no bias" than the reference (adjusted
-    one-sided p < 0.05)."""
+    """A headline measure the gate would flag (farther from no bias than the reference)."""
 
 
 @dataclass(frozen=True)
@@ -62,8 +66,7 @@ class Comparison:
     """Index of each column's reference column (itself for a reference)."""
     rows: list[ComparisonRow]
     tests: list[str] = field(default_factory=list)
-    """Per column: ``reference``, ``paired`` (same samples as its reference: paired bootstrap) or
-    ``overlap`` (different samples, or no predictions to pair: non-overlapping intervals)."""
+    """Per column: ``reference``, ``paired`` or ``overlap``."""
 
     @property
     def n_differences(self) -> int:
@@ -87,10 +90,8 @@ def compare(
     *,
     measures: Sequence[str] | None = None,
 ) -> Comparison:
-    """Side-by-side values of every measure, overall and per domain (or the first non-subtopic slicing).
-
-    ``runs``: loaded runs (:class:`~nlibias.report.load.Run`: columns over the same samples are
-    paired) or ``(label, models)`` pairs (metrics only: intervals compared).
+    """Every measure side by side, overall and per first non-subtopic slicing; ``runs``: loaded runs
+    (paired where possible) or ``(label, models)`` pairs (intervals compared).
 
     >>> m = lambda v, lo, hi: {"overall": {"accuracy": v, "ci": {"accuracy": [lo, hi]}}}
     >>> c = compare([("r1", {"a": m(50.0, 45.0, 55.0)}), ("r2", {"a": m(70.0, 65.0, 75.0)})])
@@ -103,28 +104,16 @@ def compare(
     ]
     several_runs = len(items) > 1
     names = [f"{label} · {model}" if several_runs else model for label, model, _, _ in columns]
-    references: list[int] = []
-    for _, model, _, _ in columns:
-        reference = 0
-        if several_runs:
-            for j, (other_label, other_model, _, _) in enumerate(columns):
-                if other_model == model and other_label == items[0][1]:
-                    reference = j
-                    break
-        references.append(reference)
+    in_first: dict[str, int] = {}
+    for j, (label, model, _, _) in enumerate(columns):
+        if label == items[0][1]:
+            in_first.setdefault(model, j)
+    references = [in_first.get(model, 0) if several_runs else 0 for _, model, _, _ in columns]
     if measures is None:
-        found: list[str] = []
-        for _, _, metrics, _ in columns:
-            overall = metrics.get("overall")
-            if isinstance(overall, Mapping):
-                found += [m for m in numeric_measures(overall) if m not in found]
+        found = list(dict.fromkeys(m for c in columns for m in numeric_measures(overall_of(c[2]))))
         measures = [m for m in MEASURES if m in found] + [m for m in found if m not in MEASURES]
-    slice_names: list[str] = []
-    by_column: list[dict[str, Mapping[str, Any]]] = []
-    for _, _, metrics, _ in columns:
-        groups = dict(_comparison_slices(metrics))
-        by_column.append(groups)
-        slice_names += [s for s in groups if s not in slice_names]
+    by_column = [dict(_comparison_slices(metrics)) for _, _, metrics, _ in columns]
+    slice_names = list(dict.fromkeys(s for groups in by_column for s in groups))
     paired = paired_columns([(model, metrics, run) for _, model, metrics, run in columns], references)
     rows: list[ComparisonRow] = []
     for slice_name in slice_names:
@@ -145,9 +134,7 @@ def compare(
 def _cell(
     m: Mapping[str, Any], ref: Mapping[str, Any], measure: str, compared: bool, pair: PairedValue | None
 ) -> Cell:
-    """One column's cell: its value and interval, and the difference from its reference (paired
-    where ``pair`` holds the paired comparison, else by the intervals' overlap). A null value is an
-    empty cell, neither compared nor a reference, whatever interval is left beside it.
+    """One column's cell and its difference from the reference (a null value: an empty cell).
 
     >>> null, full = {"S": None, "ci": {"S": [10.0, 20.0]}}, {"S": 50.0, "ci": {"S": [45.0, 55.0]}}
     >>> cell = _cell(null, full, "S", True, None)
@@ -182,7 +169,6 @@ class PairedValue:
 
 
 PAIRED_RESAMPLES = 1000
-"""Resamples of the paired bootstrap behind a comparison (seed 0, as the gate's default)."""
 
 _Outputs = tuple["SampleColumns", dict[str, "ModelOutputs"]]
 
@@ -206,8 +192,7 @@ def _run_outputs(run: Run, cache: dict[int, _Outputs | None]) -> _Outputs | None
 
 
 def aligned_positions(a: SampleColumns, b: SampleColumns) -> np.ndarray | None:
-    """Where each of ``b``'s samples sits in ``a`` (``a.take`` of it is in ``b``'s order) when both
-    hold the same samples (the same ids with the same texts) in any order; None when they do not.
+    """Where each of ``b``'s samples sits in ``a`` when both hold the same samples, else None.
 
     >>> from nlibias.schema import Sample
     >>> from nlibias.schema.columns import SampleColumns
@@ -234,8 +219,8 @@ def aligned_positions(a: SampleColumns, b: SampleColumns) -> np.ndarray | None:
 def paired_columns(
     columns: Sequence[tuple[str, Mapping[str, Any], Run | None]], references: Sequence[int]
 ) -> dict[int, dict[tuple[str, str], PairedValue]]:
-    """``{column: {(slice, measure): PairedValue}}`` for each column over the same samples as its
-    reference (``columns``: ``(model, metrics, run)``; a column without a run is not paired)."""
+    """``{column: {(slice, measure): PairedValue}}`` for each ``(model, metrics, run)`` column over
+    the same samples as its reference."""
     cache: dict[int, _Outputs | None] = {}
     found: dict[int, dict[tuple[str, str], PairedValue]] = {}
     for i, ref in enumerate(references):
@@ -249,7 +234,7 @@ def paired_columns(
         kind = theirs[1][ref_model].kind
         if ref_run.benchmark is None or mine[1][model].kind != kind or kind not in ref_run.benchmark.measures:
             continue
-        order = aligned_positions(mine[0], theirs[0])  # the same samples in another order pair up too
+        order = aligned_positions(mine[0], theirs[0])
         if order is None:
             continue
         values = _paired_values(
@@ -273,8 +258,7 @@ def _paired_values(
     models: tuple[str, str],
     metrics: tuple[Mapping[str, Any], Mapping[str, Any]],
 ) -> dict[tuple[str, str], PairedValue]:
-    """Every measure the benchmark's units resample, paired; empty where they cannot be (a model
-    whose units are refused, or too many slices for the resamples to decide)."""
+    """Every measure the benchmark's units resample, paired; empty where they cannot be."""
     heads = [
         i.name
         for i in headline_infos(metrics[1]["overall"], measures.infos)
@@ -301,9 +285,7 @@ def _paired_values(
 
 
 def format_comparison(comparison: Comparison, fmt: str = "md") -> str:
-    """The comparison as a Markdown (``md``) or CSV (``csv``) table: a paired cell shows its
-    difference and paired 95% interval, ``*`` where that excludes 0, ``!`` where the gate would
-    flag it; another cell has ``*`` where its interval does not overlap its reference's."""
+    """The comparison as an ``md`` or ``csv`` table: ``*`` marks a difference, ``!`` a gate flag."""
     headers = ["Slice", "Measure", *comparison.columns]
 
     def cell_text(cell: Cell) -> str:
@@ -311,19 +293,12 @@ def format_comparison(comparison: Comparison, fmt: str = "md") -> str:
             return "–" if fmt == "md" else ""
         text = f"{cell.value:.2f}"
         if cell.paired and cell.delta is not None and cell.delta_ci is not None:
-            text += f" (Δ {cell.delta:+.2f} [{cell.delta_ci[0]:.2f}, {cell.delta_ci[1]:.2f}])"
+            text += f" (Δ {format_with_interval(cell.delta, cell.delta_ci, signed=True, span=None)})"
         return text + ("*" if cell.differs else "") + ("!" if cell.flagged else "")
 
     body = [[row.slice, row.measure, *(cell_text(c) for c in row.cells)] for row in comparison.rows]
     if fmt == "csv":
-        import csv
-        import io
-
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(headers)
-        writer.writerows(body)
-        return buffer.getvalue().rstrip("\n")
+        return csv_text(headers, body)
     lines = [
         "| " + " | ".join(headers) + " |",
         "|---|---|" + "---:|" * len(comparison.columns),

@@ -1,7 +1,5 @@
-"""The HTML report's before/after section for a debiasing run (``debias_comparison.json``).
-
-One table per fine-tuned pair (per seed), then the mean and min-max across seeds
-(docs/debiasing.md).
+"""The HTML report's before/after section for a debiasing run (``debias_comparison.json``): a table
+per fine-tuned pair, then the mean and min-max across seeds.
 
 >>> pair = {"before": "b-s1", "after": "a-s1", "accuracy": {"before": 90.0, "after": 91.0},
 ...         "metrics": {r: {"overall": {"S": 50.0, "ci": {"S": [45.0, 55.0]}}} for r in ("before", "after")},
@@ -12,15 +10,12 @@ True
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nlibias.report.html_parts import escape, table
+from nlibias.report.load import Run, read_json
 from nlibias.report.metric_readers import value_with_interval
-
-if TYPE_CHECKING:
-    from nlibias.report.load import Run
 
 COMPARISON_JSON = "debias_comparison.json"
 _MEASURES = (("S", "S (higher is better)"), ("delta_p", "ΔP (lower is better)"), ("B", "B (closer to 50)"))
@@ -97,12 +92,10 @@ def debias_section(runs: Sequence[Run]) -> str:
     """The before/after section of every run that holds a ``debias_comparison.json``."""
     parts = []
     for run in runs:
-        path = run.path / COMPARISON_JSON
-        if not path.is_file():
-            continue
+        comparison = read_json(run.path / COMPARISON_JSON)
         try:
-            body = debias_section_html(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, LookupError, TypeError):  # damaged or not ours: not shown
+            body = debias_section_html(comparison) if comparison else ""
+        except (ValueError, LookupError, TypeError):  # damaged or not ours: not shown
             continue
         if body:
             parts.append((f"<h3>{escape(run.label)}</h3>" if len(runs) > 1 else "") + body)

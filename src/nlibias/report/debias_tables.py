@@ -1,5 +1,4 @@
-"""Before/after debiasing tables in paper 004's layouts: Table 5 (before), Table 7 (after), the
-differences with their 95% paired bootstrap intervals, and Table 6's male/female split of each.
+"""Before/after debiasing text tables in paper 004's layouts (Tables 5, 7, the change, Table 6).
 
 >>> pair = {"before": "b", "after": "a", "accuracy": {"before": 90.0, "after": None},
 ...         "metrics": {r: {"overall": {"S": 50.0, "delta_p": 40.0, "B": 70.0},
@@ -24,7 +23,7 @@ _MEASURES = (("S", "S (up)"), ("delta_p", "dP (down)"), ("B", "B (50 = none)"))
 
 
 def short_name(model: str) -> str:
-    """A model key as a table shows it: a directory by its last component.
+    """A model key as a table shows it (a directory by its last component).
 
     >>> short_name("/tmp/runs/bert-aug"), short_name("bert-base-uncased")
     ('bert-aug', 'bert-base-uncased')
@@ -37,7 +36,7 @@ def _number(value: Any) -> str:
 
 
 def _base_name(model: str) -> str:
-    """A seed's model as its group shows it: without the ``-s<seed>`` suffix.
+    """A seed's model without its ``-s<seed>`` suffix.
 
     >>> _base_name("/runs/models/bert-base-s42")
     'bert-base'
@@ -125,7 +124,7 @@ def _change_table(comparison: Mapping[str, Any]) -> str:
 
 
 def _min_effect(comparison: Mapping[str, Any]) -> float:
-    """The smallest change marked (1 point for a comparison written before it was recorded)."""
+    """The smallest change marked (1 point where not recorded)."""
     value = comparison.get("min_effect")
     return float(value) if isinstance(value, int | float) else 1.0
 
@@ -143,9 +142,8 @@ def _difference(before: float | None, after: float | None) -> str:
 
 
 def format_debias_tables(comparison: Mapping[str, Any]) -> str:
-    """The comparison (:func:`nlibias.jobs.debias_compare.compare_debiasing`) as text tables: one
-    row per fine-tuned model (per seed), and for models fine-tuned with several seeds the mean and
-    min–max spread across seeds."""
+    """A debiasing comparison as text tables: a row per fine-tuned model (per seed), and the mean
+    and min–max across seeds."""
     pairs = comparison["pairs"]
     parts = [_role_table(comparison, "before"), _role_table(comparison, "after"), _change_table(comparison)]
     rows = []

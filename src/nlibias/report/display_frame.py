@@ -1,5 +1,4 @@
-"""A DataFrame that shows its numbers rounded (the values keep full precision), for the verdict a
-notebook prints first, where ``-0.351494`` would hide the verdict beside it.
+"""A DataFrame shown with rounded numbers (the values keep full precision), for a notebook's verdict.
 
 >>> frame = DisplayFrame({"verdict": ["no evidence of bias"], "value": [-0.351494]})
 >>> print(frame)
@@ -16,12 +15,10 @@ from typing import Any
 import pandas as pd
 
 DISPLAY_DECIMALS = 2
-"""Decimals shown: the tables' own (``-0.35 [-3.65, 2.99]``)."""
 
 
 class DisplayFrame(pd.DataFrame):
-    """A :class:`pandas.DataFrame` printed (text and notebook HTML) with
-    :data:`DISPLAY_DECIMALS` decimals."""
+    """A :class:`pandas.DataFrame` printed with :data:`DISPLAY_DECIMALS` decimals."""
 
     @property
     def _constructor(self) -> Any:

@@ -1,8 +1,5 @@
-"""Example pairs behind the findings: premise, both hypotheses and both predictions.
-
-Pairs are classified with the BBNLI-next Table 6 rules (pro hypothesis label / anti hypothesis
-label): N/N correct; N/C, E/N, E/C pro-stereotype bias; N/E, C/N, C/E anti-stereotype bias;
-E/E, C/C group-insensitive error.
+"""Example pairs behind the findings, classified by BBNLI-next Table 6's rules (pro label / anti
+label): N/N correct; N/C, E/N, E/C pro; N/E, C/N, C/E anti; E/E, C/C group-insensitive error.
 
 >>> pair_category("entailment", "neutral"), pair_category("contradiction", "contradiction")
 ('pro', 'error')
@@ -21,23 +18,22 @@ CATEGORY_TITLES = {
     "anti": "anti-stereotype bias",
     "error": "group-insensitive error",
 }
-_PRO = {("neutral", "contradiction"), ("entailment", "neutral"), ("entailment", "contradiction")}
-_ANTI = {("neutral", "entailment"), ("contradiction", "neutral"), ("contradiction", "entailment")}
-_ERROR = {("entailment", "entailment"), ("contradiction", "contradiction")}
+_PAIR_CATEGORY = {
+    **dict.fromkeys(
+        [("neutral", "contradiction"), ("entailment", "neutral"), ("entailment", "contradiction")], "pro"
+    ),
+    **dict.fromkeys(
+        [("neutral", "entailment"), ("contradiction", "neutral"), ("contradiction", "entailment")], "anti"
+    ),
+    **dict.fromkeys([("entailment", "entailment"), ("contradiction", "contradiction")], "error"),
+}
 
 
 def pair_category(pro_label: str | None, anti_label: str | None) -> str:
     """``correct``, ``pro``, ``anti``, ``error`` or ``unanswered`` for one counterfactual pair."""
     if pro_label is None or anti_label is None:
         return "unanswered"
-    key = (pro_label, anti_label)
-    if key in _PRO:
-        return "pro"
-    if key in _ANTI:
-        return "anti"
-    if key in _ERROR:
-        return "error"
-    return "correct"
+    return _PAIR_CATEGORY.get((pro_label, anti_label), "correct")
 
 
 @dataclass(frozen=True)
@@ -60,11 +56,8 @@ def example_pairs(
     per_category: int = 2,
     prefer_subtopics: dict[str, list[str]] | None = None,
 ) -> list[ExamplePair]:
-    """Up to ``per_category`` example pairs per model and category (pro, anti, error).
-
-    Pairs from a model's ``prefer_subtopics`` (its most biased subtopics) come first; the rest
-    follow in sample order, so the choice is deterministic.
-    """
+    """Up to ``per_category`` example pairs per model and category (pro, anti, error), those of a
+    model's ``prefer_subtopics`` first, then in sample order."""
     by_key: dict[str, dict[str, Sample]] = {}
     for sample in samples:
         if sample.pair_key and sample.stereotype in ("pro", "anti"):
@@ -90,19 +83,8 @@ def example_pairs(
             if category not in counts or counts[category] >= per_category:
                 continue
             counts[category] += 1
-            found.append(
-                ExamplePair(
-                    model,
-                    category,
-                    pro.domain,
-                    pro.subtopic,
-                    pro.premise,
-                    pro.hypothesis,
-                    anti.hypothesis,
-                    pro_label,
-                    anti_label,
-                )
-            )
+            texts = (pro.domain, pro.subtopic, pro.premise, pro.hypothesis, anti.hypothesis)
+            found.append(ExamplePair(model, category, *texts, pro_label, anti_label))
             if all(c >= per_category for c in counts.values()):
                 break
     order = {category: i for i, category in enumerate(CATEGORIES)}

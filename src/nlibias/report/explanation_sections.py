@@ -1,7 +1,5 @@
-"""The report's section on generated explanations (``nlibias explain``), as paper 002's appendix
-A.7 shows them: the rates per model and judge with 95% intervals, per subtopic, the flip rate,
-the LM judge's agreement and one example per label (texts blurred). Stale explanations (made
-from other predictions than the run holds now) are a note instead of numbers.
+"""The report's section on generated explanations, as paper 002's appendix A.7: rates per model and
+judge and per subtopic, the LM judge's agreement, an example per label; stale ones are a note.
 
 >>> explanations_html([])
 ''
@@ -17,7 +15,7 @@ from nlibias.errors import SourceError
 from nlibias.explanations.judge import shown_judge
 from nlibias.explanations.run_files import DAMAGED, current_summary, fake_judge_warning, read_rows
 from nlibias.report.html_parts import escape as _e
-from nlibias.report.html_parts import table
+from nlibias.report.html_parts import sensitive, table
 from nlibias.report.metric_readers import value_with_interval
 from nlibias.report.verdict_html import measure_link
 
@@ -47,15 +45,14 @@ def _read(run_dir: Path) -> tuple[Mapping[str, Any], list[dict[str, Any]]] | str
     found = current_summary(run_dir)
     if not isinstance(found, Mapping):
         return found
-    try:  # the rows checked as every reader checks them: a damaged one is a note, not a crash
+    try:
         return found, read_rows(run_dir / "explanations")
     except (OSError, SourceError):
         return DAMAGED
 
 
 def explanation_measures(runs: Sequence[Run]) -> set[str]:
-    """The measures the runs' current ``explanations.json`` files hold in some model and judge's
-    ``overall`` (what the section shows, so what the glossary explains).
+    """The measures in some ``overall`` of the runs' current ``explanations.json`` files.
 
     >>> explanation_measures([])
     set()
@@ -76,10 +73,14 @@ def explanation_measures(runs: Sequence[Run]) -> set[str]:
 def _headers(
     plain: Sequence[str], measures: Sequence[tuple[str, str]], glossary: Collection[str]
 ) -> list[str]:
-    """Column headers as HTML: ``plain`` ones escaped, each measure's title linked to its glossary entry."""
+    """Column headers as HTML: ``plain`` ones escaped, measure titles linked to the glossary."""
     return [_e(title) for title in plain] + [
         measure_link(name, title, glossary=glossary) for name, title in measures
     ]
+
+
+def _rates(m: Mapping[str, Any], measures: Sequence[tuple[str, str]]) -> list[str]:
+    return [value_with_interval(m, name, decimals=1, span="muted") for name, _ in measures]
 
 
 def _rates_table(summary: Mapping[str, Any], glossary: Collection[str]) -> str:
@@ -88,9 +89,7 @@ def _rates_table(summary: Mapping[str, Any], glossary: Collection[str]) -> str:
         for judge, slices in judges.items():
             overall = slices["overall"]
             cells = [_e(model), _e(judge), str(overall.get("n", 0)), str(overall.get("n_unexplained", 0))]
-            rows.append(
-                cells + [value_with_interval(overall, name, decimals=1, span="muted") for name, _ in _RATES]
-            )
+            rows.append(cells + _rates(overall, _RATES))
     headers = _headers(["model", "judge", "explained", "unexplained"], _RATES, glossary)
     return table(headers, rows, numeric_from=2, raw_headers=True)
 
@@ -101,13 +100,7 @@ def _subtopic_table(summary: Mapping[str, Any], glossary: Collection[str]) -> st
         for judge, slices in judges.items():
             for subtopic, found in slices.get("by_subtopic", {}).items():
                 cells = [_e(model), _e(judge), _e(subtopic), str(found.get("n", 0))]
-                rows.append(
-                    cells
-                    + [
-                        value_with_interval(found, name, decimals=1, span="muted")
-                        for name, _ in _SUBTOPIC_RATES
-                    ]
-                )
+                rows.append(cells + _rates(found, _SUBTOPIC_RATES))
     if not rows:
         return ""
     more = len(rows) - _MAX_SUBTOPIC_ROWS
@@ -136,18 +129,14 @@ def _examples(rows: Sequence[Mapping[str, Any]]) -> str:
     """One example per label and model (the first judge's rows)."""
     if not rows:
         return ""
-    first_judge = rows[0]["judge"]
+    first: dict[tuple[str, Any], Mapping[str, Any]] = {}
+    for r in rows:
+        if r["judge"] == rows[0]["judge"]:
+            first.setdefault((str(r["model"]), r["label"]), r)
     parts = []
     for model in dict.fromkeys(str(r["model"]) for r in rows):
         for label in _LABEL_ORDER:
-            found = next(
-                (
-                    r
-                    for r in rows
-                    if r["model"] == model and r["judge"] == first_judge and r["label"] == label
-                ),
-                None,
-            )
+            found = first.get((model, label))
             if found is None:
                 continue
             stance = f"stance {found['stance']}, grounded {found['grounded']:.2f}"
@@ -156,17 +145,14 @@ def _examples(rows: Sequence[Mapping[str, Any]]) -> str:
                 f'<span class="muted">({_e(stance)}; {_e(found.get("stereotype") or "test")} sample, '
                 f"{_e(found.get('subtopic'))})</span>"
                 f"<p><b>Premise:</b> {_e(found.get('premise', ''))}</p>"
-                f'<p><b>Hypothesis:</b> <span class="sensitive" tabindex="0" title="click to show">'
-                f"{_e(found.get('hypothesis', ''))}</span></p>"
-                f'<p><b>Generated:</b> <span class="sensitive" tabindex="0" title="click to show">'
-                f"{_e(found.get('text', ''))}</span></p></div>"
+                f"<p><b>Hypothesis:</b> {sensitive(found.get('hypothesis', ''))}</p>"
+                f"<p><b>Generated:</b> {sensitive(found.get('text', ''))}</p></div>"
             )
     return "<h4>One example per label</h4>" + "".join(parts) if parts else ""
 
 
 def explanations_html(runs: Sequence[Run], *, glossary: Collection[str] = ()) -> str:
-    """The section's body over the runs that hold ``explanations/``; ``""`` when none does.
-    Measure names in the tables link to their glossary entry when ``glossary`` lists them."""
+    """The section's body over the runs that hold ``explanations/``; ``""`` when none does."""
     parts = []
     for run in runs:
         found = _read(run.path)

@@ -1,5 +1,4 @@
-"""What the report shows of an extension run (``nlibias extend``): its dataset card and the
-"Fill models compared" table (docs/extension.md).
+"""What the report shows of an extension run: its dataset card and "Fill models compared" table.
 
 >>> import pathlib
 >>> extend_card_html([Run(path=pathlib.Path("/nowhere"), label="r")])
@@ -8,12 +7,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nlibias.report.html_parts import escape, table
-from nlibias.report.load import Run
+from nlibias.report.load import Run, read_json
 
 DATASET_DIR = "dataset"
 CARD_FILE = "README.md"
@@ -37,11 +35,8 @@ def extend_dataset_card(run: Run) -> str | None:
 
 def fill_comparison(run: Run) -> Mapping[str, Any] | None:
     """``filter/fill_compare.json`` of an extension run that compared two fills or more."""
-    try:
-        data = json.loads((run.path / FILL_COMPARE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    rows = data.get("rows") if isinstance(data, dict) else None
+    data = read_json(run.path / FILL_COMPARE)
+    rows = data.get("rows")
     return (
         data if isinstance(rows, list) and len(rows) >= 2 and all(isinstance(r, dict) for r in rows) else None
     )
@@ -73,14 +68,13 @@ def fill_comparison_html(comparison: Mapping[str, Any]) -> str:
 
 
 def extend_card_html(runs: Sequence[Run]) -> str:
-    """For each extension run whose card the report does not show yet: its dataset card, or
-    (no card yet) its "Fill models compared" table; ``""`` when there is none."""
+    """Each extension run's dataset card not shown yet, else its "Fill models compared" table."""
     parts = []
     for run in runs:
         if not is_extend_run(run) or run.card_text() is not None:
             continue
         card = extend_dataset_card(run)
-        if card is not None:  # the card holds the fill comparison when the run made one
+        if card is not None:  # it holds the fill comparison
             summary = f"{escape(run.label)}: dataset card ({escape(DATASET_DIR + '/' + CARD_FILE)})"
             parts.append(f"<details open><summary>{summary}</summary><pre>{escape(card)}</pre></details>")
             continue

@@ -1,5 +1,4 @@
-"""What every report figure shares: the :class:`Plot`, palette, widths, style, SVG/PNG rendering and
-the text helpers that keep labels inside the figure. matplotlib is imported inside the functions.
+"""What every report figure shares: :class:`Plot`, palette, widths, style, rendering, label helpers.
 
 >>> chars_that_fit(3.4, 8)
 49
@@ -16,12 +15,12 @@ from typing import Any
 
 from nlibias.report.metric_readers import interval, is_number
 
-#: Okabe & Ito (2008) colour-blind-safe palette (black last).
 Models = Mapping[str, Mapping[str, Any]]
 """A run's metrics per model (``metrics.json``'s ``models``)."""
 ModelsByRun = Sequence[tuple[str, Models]]
-"""Each run's label with its metrics per model, as the report's figures and tables take them."""
+"""Each run's label with its metrics per model."""
 
+#: Okabe & Ito (2008) colour-blind-safe palette (black last).
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
 COLUMN_WIDTH_IN = 3.4
 WIDE_WIDTH_IN = 7.0
@@ -37,21 +36,18 @@ class Plot:
     svg: str
     png: bytes
     width_in: float = COLUMN_WIDTH_IN
-    """Width of the figure in inches (the HTML shows it at a readable size from this)."""
     narrow: Plot | None = None
-    """The figure drawn for a phone's width, where it has one (the HTML shows it below 700 px)."""
+    """The figure drawn for a phone's width, where it has one."""
 
 
 def new_figure(width: float, height: float) -> Any:
-    """A matplotlib figure of ``width`` x ``height`` inches, 150 dpi, laid out by constrained layout
-    (Agg: nothing opens a window)."""
+    """A matplotlib (Agg) figure of ``width`` x ``height`` inches, 150 dpi, constrained layout."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), dpi=150, layout="constrained")
-    return fig
+    return Figure(figsize=(width, height), dpi=150, layout="constrained")
 
 
 def report_style() -> Any:
@@ -71,8 +67,7 @@ def report_style() -> Any:
 
 
 def render(name: str, caption: str, draw: Callable[[], Any]) -> Plot:
-    """The :class:`Plot` of the figure ``draw()`` returns, drawn in :func:`report_style`; the SVG
-    carries no date and a fixed hash salt, so the same data gives the same bytes."""
+    """The :class:`Plot` of the figure ``draw()`` returns; the same data gives the same SVG bytes."""
     import matplotlib
 
     with matplotlib.rc_context(report_style()):
@@ -88,8 +83,7 @@ def render(name: str, caption: str, draw: Callable[[], Any]) -> Plot:
 
 
 def error_extent(m: Mapping[str, Any], measure: str) -> tuple[float, float]:
-    """How far ``measure``'s interval reaches below and above its value in the slice ``m``
-    (0, 0 where it has none).
+    """How far ``measure``'s interval reaches below and above its value (0, 0 without one).
 
     >>> error_extent({"S": 50.0, "ci": {"S": [40.0, 55.0]}}, "S")
     (10.0, 5.0)
@@ -102,15 +96,14 @@ def error_extent(m: Mapping[str, Any], measure: str) -> tuple[float, float]:
 
 
 def error_bars(errors: Sequence[tuple[float, float]]) -> list[list[float]] | None:
-    """Error bars for matplotlib, or None when no bar has an interval (no stray caps drawn)."""
+    """Error bars for matplotlib, or None when no bar has an interval."""
     if not any(down or up for down, up in errors):
         return None
     return [[e[0] for e in errors], [e[1] for e in errors]]
 
 
 def wrap_label(text: str, width: int) -> str:
-    """``text`` in lines of at most ``width`` characters, broken after ``| / _ - = ,`` or a space
-    where it can be (model keys have no spaces), inside a word only where it must.
+    """``text`` in lines of at most ``width`` characters, broken after ``| / _ - = ,`` or a space.
 
     >>> print(wrap_label("smollm2|prompt=entailed|scored", 16))
     smollm2|prompt=
@@ -141,22 +134,19 @@ def wrap_label(text: str, width: int) -> str:
 
 
 def chars_that_fit(width_in: float, fontsize: float) -> int:
-    """How many characters of ``fontsize`` points fit in ``width_in`` inches (0.62 em a character,
-    wide enough for the widest common letters of DejaVu Sans on average)."""
+    """How many characters of ``fontsize`` points fit in ``width_in`` inches (0.62 em each)."""
     return int(width_in * 72 / (fontsize * 0.62))
 
 
 def agg_canvas(fig: Any) -> Any:
-    """The figure's Agg canvas (one made for it if it has another), to measure drawn text."""
+    """The figure's Agg canvas, to measure drawn text."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     return fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
 
 
 def legend_below(fig: Any, handles: Sequence[Any], labels: Sequence[str], *, max_cols: int = 4) -> None:
-    """A legend below the axes with as many columns as fit the figure's width (measured after
-    drawing), labels wrapped so that one column always fits; the figure grows by the legend's
-    height, so the axes keep theirs."""
+    """A legend below the axes in as many columns as fit; the figure grows by its height."""
     canvas = agg_canvas(fig)
     wrapped = [wrap_label(label, chars_that_fit(fig.get_figwidth() - 0.5, 7)) for label in labels]
     for ncols in range(min(max_cols, len(wrapped)), 0, -1):

@@ -1,6 +1,5 @@
-"""``metrics.json`` as a tidy table (compare Fairlearn's ``MetricFrame.by_group``): one row per
-(model, slicing, slice, measure) with its value, 95% interval and count; and the predictions as a
-per-sample table joined with the samples' fields (:func:`samples_frame`).
+"""``metrics.json`` as a tidy table, a row per (model, slicing, slice, measure), and the predictions
+joined with their samples (:func:`samples_frame`).
 
 >>> metrics = {"models": {"m": {"overall": {"accuracy": 50.0, "n": 4, "ci": {"accuracy": [10.0, 90.0]}},
 ...                              "by_domain": {"race": {"accuracy": 25.0, "n": 2, "ci": {}}}}}}
@@ -36,20 +35,17 @@ def metric_rows(metrics: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def metrics_frame(metrics: Mapping[str, Any]) -> pd.DataFrame:
-    """Every measure of every model and slice of a ``metrics.json`` as a tidy pandas DataFrame
-    with the columns :data:`COLUMNS`."""
+    """:func:`metric_rows` as a pandas DataFrame with the columns :data:`COLUMNS`."""
     import pandas as pd
 
     return pd.DataFrame(list(metric_rows(metrics)), columns=list(COLUMNS))
 
 
 SAMPLE_FIELDS = tuple(f.name for f in fields(Sample) if f.name not in ("id", "provenance"))
-"""The sample fields a per-sample frame carries beside each prediction."""
 
 
 def prediction_row(prediction: Prediction) -> dict[str, Any]:
-    """One prediction as a flat row, its probabilities as ``p_<label>`` and a nested backend field
-    spread into ``field.key`` columns.
+    """One prediction as a flat row: probabilities as ``p_<label>``, nested fields as ``field.key``.
 
     >>> from nlibias.schema import Prediction
     >>> row = prediction_row(Prediction("s1", "m|p", "entailment", None,
@@ -76,9 +72,8 @@ def prediction_row(prediction: Prediction) -> dict[str, Any]:
 
 
 def samples_frame(predictions: Iterable[Prediction], samples: Iterable[Sample]) -> pd.DataFrame:
-    """One row per prediction (a sample and a model) with its probabilities and answers as
-    columns (:func:`prediction_row`), joined with the sample's fields (:data:`SAMPLE_FIELDS`).
-    A prediction whose sample is not in ``samples`` is refused (the frame would have holes)."""
+    """A :func:`prediction_row` per prediction joined with its sample's fields (a prediction
+    without its sample is refused)."""
     import pandas as pd
 
     by_id = {s.id: s for s in samples}

@@ -1,5 +1,5 @@
-"""Text tables of the generative measures: answers and bias per model key (cf. paper 000 Table 7),
-the most biased subtopics per prompt style (Table 8 layout), prompt-style sensitivity."""
+"""Text tables of the generative measures: answers and bias per model key, the most biased subtopics
+per prompt style, prompt-style sensitivity."""
 
 from __future__ import annotations
 
@@ -22,16 +22,11 @@ _OVERALL_COLUMNS = {
     "cf_anti": "cf_anti", "cf_error": "cf_error", "p(yes):pro": "mean_p_yes_pro",
     "p(yes):anti": "mean_p_yes_anti",
 }  # fmt: skip
-"""The overall table's measure columns: header → measure."""
 _OVERALL_HEADER = ["model", "prompt", "mode", "answered", "unparsed", *_OVERALL_COLUMNS]
 
 
 def format_generative_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
-    """Text tables for the generative model keys of ``models`` (others are ignored):
-    overall answers and bias per key (cf. paper Table 7), the four most biased subtopics per model
-    and prompt style (Table 8 layout), and prompt-style sensitivity. Unparsed answers appear in
-    every table.
-    """
+    """Text tables for the generative model keys of ``models`` (others are ignored)."""
     groups = group_keys(models)
     if not groups:
         return ""
@@ -89,9 +84,7 @@ def _overall_table(models: Mapping[str, Mapping[str, Any]], groups: _Groups) -> 
 
 
 def _ranking_table(models: Mapping[str, Mapping[str, Any]], keys: Mapping[str, str]) -> str:
-    """The most biased subtopics of one model and mode, a column group per prompt style (Table 8):
-    only subtopics whose interval excludes no bias (:func:`~nlibias.report.paper_tables.biased_subtopics`),
-    each with its interval and its count of answered pro-stereotype hypotheses."""
+    """The most biased subtopics of one model and mode, a column group per prompt style (Table 8)."""
     header, columns = ["rank"], []
     for prompt, key in keys.items():
         header += [

@@ -1,6 +1,5 @@
-"""The report's glossary: every declared measure present in a run, with its meaning, better
-direction, range and citation; each row is the anchor (``#measure-NAME``) that the report's measure
-names link to (:func:`nlibias.report.verdict_html.measure_link`).
+"""The report's glossary: each declared measure present, with its meaning, direction, range and
+citation, anchored at ``#measure-NAME``.
 
 >>> from pathlib import Path
 >>> from nlibias.report.load import Run
@@ -12,27 +11,21 @@ names link to (:func:`nlibias.report.verdict_html.measure_link`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.report.explanation_sections import explanation_measures
 from nlibias.report.html_parts import escape as _e
 from nlibias.report.html_parts import table as _table
 from nlibias.report.load import Run
+from nlibias.report.metric_readers import overall_of
 from nlibias.report.verdict_html import measure_anchor
 from nlibias.schema.measure_info import MeasureInfo
 
 
 def glossary_names(runs: Sequence[Run]) -> set[str]:
-    """The measures the glossary lists: every declared measure present in some model's ``overall``
-    of ``metrics.json``, or of a current ``explanations.json`` (per model and judge)."""
-    present = {
-        k
-        for r in runs
-        for m in r.models.values()
-        if isinstance(m.get("overall"), Mapping)
-        for k in m["overall"]
-    }
+    """The declared measures in some model's ``overall`` or in a current ``explanations.json``."""
+    present = {k for r in runs for m in r.models.values() for k in overall_of(m)}
     present |= explanation_measures(runs)
     return {name for name in ALL_MEASURES if name in present}
 
@@ -50,8 +43,7 @@ _DENOMINATORS = (
 
 
 def glossary_html(runs: Sequence[Run]) -> str:
-    """A row per declared measure present in the runs (:func:`glossary_names`), in declaration
-    order; each row's measure name is the anchor the report's measure names link to."""
+    """A row per measure of :func:`glossary_names`, in declaration order."""
     names = glossary_names(runs)
     rows = [
         [

@@ -1,7 +1,5 @@
-"""One self-contained HTML report (inline CSS, inline SVG figures, a few lines of inline JS).
-
-The answer comes first (the verdicts, then the caveats), then the sections whose data is present,
-the run's configuration last (docs/report.md). Every text read from data files is escaped.
+"""One self-contained HTML report: verdicts and caveats first, then the sections with data, the
+run's configuration last (docs/report.md); every text from data files is escaped.
 
 >>> import json, tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -14,7 +12,7 @@ True
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,10 +31,16 @@ from nlibias.report.extend_sections import extend_card_html
 from nlibias.report.figure_kit import Plot
 from nlibias.report.glossary import glossary_html, glossary_names
 from nlibias.report.html_parts import escape as _e
-from nlibias.report.html_parts import model_key
+from nlibias.report.html_parts import model_key, sensitive
 from nlibias.report.html_parts import table as _table
 from nlibias.report.load import Run
-from nlibias.report.metric_readers import format_with_interval, is_number, slice_groups, value_with_interval
+from nlibias.report.metric_readers import (
+    format_with_interval,
+    is_number,
+    slice_groups,
+    slice_kinds,
+    value_with_interval,
+)
 from nlibias.report.paper_tables import (
     MEASURE_TITLES,
     TABLE8_NOTE,
@@ -63,13 +67,12 @@ class Report:
     html: str
     plots: list[Plot] = field(default_factory=list)
     sections: list[str] = field(default_factory=list)
-    """Ids of the sections that were rendered (the others had no data)."""
+    """Ids of the sections rendered (the others had no data)."""
     caveats: list[Caveat] = field(default_factory=list)
-    """What the box above every section says (:func:`nlibias.report.run_notes.run_caveats`)."""
 
 
 def _num(value: Any) -> str:
-    """A measure with two decimals, a count (an int) as an integer.
+    """A measure with two decimals, a count as an integer.
 
     >>> _num(2.0), _num(0), _num(None)
     ('2.00', '0', '–')
@@ -80,8 +83,7 @@ def _num(value: Any) -> str:
 
 
 def _split_total(m: Mapping[str, Any]) -> str:
-    """Pro + Anti + Error, which add up to the misprediction rate; "–" when any is missing (a
-    slice without pairs has none of them).
+    """Pro + Anti + Error (the misprediction rate); "–" when any is missing.
 
     >>> _split_total({"cf_pro": 1.5, "cf_anti": 0.5, "cf_error": 2.0}), _split_total({"cf_pro": None})
     ('4.00', '–')
@@ -95,7 +97,7 @@ def _svg_data(plot: Plot) -> str:
 
 
 def _figure_html(plot: Plot | None) -> str:
-    """A figure at a readable size; a phone (below 700 px) gets its narrow variant, screen-wide."""
+    """A figure at a readable size, with its narrow variant for a phone."""
     if plot is None:
         return ""
     image = (
@@ -107,10 +109,18 @@ def _figure_html(plot: Plot | None) -> str:
     return f"<figure>{image}<figcaption>{_e(plot.caption)}</figcaption></figure>"
 
 
-def _shown(plot: Plot | None, out: list[Plot]) -> str:
-    """The figure's HTML (``""`` without one), kept in ``out`` to be saved beside the report."""
-    out += [plot] if plot is not None else []
-    return _figure_html(plot)
+class _Figures(list[Plot]):
+    """The figures drawn for a report (none when ``on`` is false), to be saved beside it."""
+
+    def __init__(self, on: bool) -> None:
+        super().__init__()
+        self.on = on
+
+    def show(self, draw: Callable[..., Plot | None], *args: Any, **kwargs: Any) -> str:
+        """The HTML of the figure ``draw(*args, **kwargs)`` returns (``""`` without one), kept."""
+        plot = draw(*args, **kwargs) if self.on else None
+        self += [plot] if plot is not None else []
+        return _figure_html(plot)
 
 
 def _paper_table_html(table: PaperTable) -> str:
@@ -132,15 +142,14 @@ def _card(runs: Sequence[Run]) -> str:
     return "".join(parts)
 
 
-def _funnel(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
+def _funnel(runs: Sequence[Run], figs: _Figures) -> str:
     parts = []
     for i, run in enumerate(runs):
         stages = run.dataset_funnel()
         if not stages:
             continue
         parts.append(f"<h3>{_e(run.label)}</h3>")
-        if plots:
-            parts.append(_shown(figures.plot_funnel(stages, name=f"funnel_{i}"), out))
+        parts.append(figs.show(figures.plot_funnel, stages, name=f"funnel_{i}"))
         first = stages[0].count or 1
         parts.append(
             _table(
@@ -163,13 +172,11 @@ def _domain_rows(models: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str
 _ACCURACIES = ("accuracy", "test_accuracy")
 
 
-def _accuracy(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
+def _accuracy(runs: Sequence[Run], figs: _Figures) -> str:
     with_accuracy = [r for r in runs if has_measure(r.models, "accuracy")]
     if not with_accuracy:
         return ""
-    parts = []
-    if plots:
-        parts.append(_shown(figures.plot_accuracy([(r.label, r.models) for r in with_accuracy]), out))
+    parts = [figs.show(figures.plot_accuracy, [(r.label, r.models) for r in with_accuracy])]
     rows = [
         [_e(run.label), _e(model), _e(name), *(value_with_interval(m, k, counts=True) for k in _ACCURACIES)]
         for run in with_accuracy
@@ -186,7 +193,7 @@ _BBNLI_SECTIONS = {
 """Table 7 (the error split) and Table 5 (pro / anti): the figure, its name, measures and columns."""
 
 
-def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[Plot]) -> str:
+def _bbnli_section(runs: Sequence[Run], kind: str, figs: _Figures) -> str:
     plot, name, measures, columns = _BBNLI_SECTIONS[kind]
     total = ["Pro+Anti+Error"] if kind == "split" else []
     parts = []
@@ -194,8 +201,7 @@ def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[Plot])
         if not has_measure(run.models, measures[1]):  # cf_pro, or pro_stereotype_bias
             continue
         parts.append(f"<h3>{_e(run.label)}</h3>")
-        if plots:
-            parts.append(_shown(plot(run.label, run.models, name=f"{name}_{i}"), out))
+        parts.append(figs.show(plot, run.label, run.models, name=f"{name}_{i}"))
         rows = [
             [model_key(model), _e(slice_name), *(value_with_interval(m, k, counts=True) for k in measures)]
             + ([_split_total(m)] if kind == "split" else [])
@@ -205,19 +211,16 @@ def _bbnli_section(runs: Sequence[Run], kind: str, plots: bool, out: list[Plot])
     return "".join(parts)
 
 
-def _heatmap(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
-    if not plots:
-        return ""
+def _heatmap(runs: Sequence[Run], figs: _Figures) -> str:
     parts = []
     for i, run in enumerate(runs):
-        plot = _shown(figures.plot_subtopic_heatmap(run.label, run.models, name=f"subtopic_heatmap_{i}"), out)
+        plot = figs.show(figures.plot_subtopic_heatmap, run.label, run.models, name=f"subtopic_heatmap_{i}")
         parts.append(f"<h3>{_e(run.label)}</h3>{plot}" if plot else "")
     return "".join(parts)
 
 
 def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
-    """Table 8: per model, the most biased subtopics whose 95% interval excludes no bias
-    (:func:`~nlibias.report.paper_tables.biased_subtopics`), with their counts as integers."""
+    """Table 8: per model, the most biased subtopics whose 95% interval excludes no bias."""
     parts = []
     for run in runs:
         rows = []
@@ -226,20 +229,10 @@ def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
                 m = metrics.get("by_subtopic", {}).get(entry["subtopic"], {})
                 measure = str(entry["measure"])
                 extra = " ".join(f"{k}={_num(m.get(k))}" for k in ("yes_rate_anti", "n_unparsed") if k in m)
-                link, value = (
-                    measure_link(measure, glossary=glossary),
-                    value_with_interval(m, measure, counts=True),
-                )
-                cells = [
-                    model_key(model),
-                    str(rank),
-                    _e(entry["subtopic"]),
-                    link,
-                    value,
-                    _num(entry["n"]),
-                    _e(extra),
-                ]
-                rows.append(cells)
+                link = measure_link(measure, glossary=glossary)
+                value = value_with_interval(m, measure, counts=True)
+                cells = [model_key(model), str(rank), _e(entry["subtopic"]), link, value, _num(entry["n"])]
+                rows.append([*cells, _e(extra)])
         if rows:
             parts.append(
                 f"<h3>{_e(run.label)}</h3>"
@@ -255,19 +248,15 @@ def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
     )
 
 
-def _other_measures(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
+def _other_measures(runs: Sequence[Run], figs: _Figures) -> str:
     parts = []
     for i, run in enumerate(runs):
         groups = figures.measures_by_unit(run.models)
         if not groups:
             continue
         parts.append(f'<h3>{_e(run.label)} <span class="muted">({_e(run.source)})</span></h3>')
-        if plots:
-            for plot in (
-                figures.plot_generic_measures(run.label, run.models, name=f"measures_{i}"),
-                plot_bbq_heatmap(run.label, run.models, name=f"bbq_heatmap_{i}"),
-            ):
-                parts.append(_shown(plot, out))
+        parts.append(figs.show(figures.plot_generic_measures, run.label, run.models, name=f"measures_{i}"))
+        parts.append(figs.show(plot_bbq_heatmap, run.label, run.models, name=f"bbq_heatmap_{i}"))
         measures = [m for group in groups.values() for m in group]
         unit_of = {m: unit for unit, group in groups.items() for m in group}
         headers = [
@@ -277,7 +266,7 @@ def _other_measures(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
             [model_key(model), _e(name), _e(_or_blank(slice_size(m)))]  # n, n_rows or n_pairs: its units
             + [value_with_interval(m, k, counts=True) for k in measures]
             for model, metrics in run.models.items()
-            for name, m in slice_groups(metrics, kinds=[k for k in _kinds(metrics) if k != "subtopic"])
+            for name, m in slice_groups(metrics, kinds=[k for k in slice_kinds(metrics) if k != "subtopic"])
         ]
         parts.append(_table(["model", "slice", "n", *headers], rows, numeric_from=2))
     return "".join(parts)
@@ -285,14 +274,6 @@ def _other_measures(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
 
 def _or_blank(value: int | None) -> int | str:
     return "" if value is None else value
-
-
-def _kinds(metrics: Mapping[str, Any]) -> list[str]:
-    return [
-        k.removeprefix("by_")
-        for k, v in metrics.items()
-        if k.startswith("by_") and isinstance(v, Mapping) and v
-    ]
 
 
 def _comparison(comparison: Comparison, glossary: set[str]) -> str:
@@ -304,7 +285,8 @@ def _comparison(comparison: Comparison, glossary: set[str]) -> str:
         for i, cell in enumerate(row.cells):
             text = format_with_interval(cell.value, cell.ci)
             if cell.paired and cell.delta is not None and cell.delta_ci is not None:
-                text += f' <span class="ci">Δ {cell.delta:+.2f} [{cell.delta_ci[0]:.2f}, {cell.delta_ci[1]:.2f}]</span>'
+                delta = format_with_interval(cell.delta, cell.delta_ci, signed=True, span=None)
+                text += f' <span class="ci">Δ {delta}</span>'
             if cell.differs:
                 mark = "better" if cell.better else "worse" if cell.better is False else ""
                 ref = comparison.columns[comparison.references[i]]
@@ -344,10 +326,10 @@ def _examples(runs: Sequence[Run], per_category: int) -> str:
                 f'<div class="example"><b>{_e(pair.model)}</b> · {_e(CATEGORY_TITLES[pair.category])} · '
                 f'<span class="muted">{_e(pair.domain)} / {_e(pair.subtopic)}</span>'
                 f"<p><b>Premise:</b> {_e(pair.premise)}</p>"
-                f'<p><b>Pro-stereotype hypothesis:</b> <span class="sensitive" tabindex="0" title="click to show">'
-                f'{_e(pair.pro_hypothesis)}</span> → <span class="label">{_e(pair.pro_label or "no answer")}</span></p>'
-                f'<p><b>Anti-stereotype hypothesis:</b> <span class="sensitive" tabindex="0" title="click to show">'
-                f'{_e(pair.anti_hypothesis)}</span> → <span class="label">{_e(pair.anti_label or "no answer")}</span></p></div>'
+                f"<p><b>Pro-stereotype hypothesis:</b> {sensitive(pair.pro_hypothesis)} → "
+                f'<span class="label">{_e(pair.pro_label or "no answer")}</span></p>'
+                f"<p><b>Anti-stereotype hypothesis:</b> {sensitive(pair.anti_hypothesis)} → "
+                f'<span class="label">{_e(pair.anti_label or "no answer")}</span></p></div>'
             )
     if not parts:
         return ""
@@ -358,16 +340,14 @@ def _examples(runs: Sequence[Run], per_category: int) -> str:
     )
 
 
-def _tp_vs_nli(runs: Sequence[Run], plots: bool, out: list[Plot]) -> str:
+def _tp_vs_nli(runs: Sequence[Run], figs: _Figures) -> str:
     """Scatter of TP bias score vs M1 across models, the R² table and item-level agreement."""
     models = [(r.label, r.models) for r in runs]
     table = correlation_table(models)
     agreement = agreement_table(item_agreements(runs))
     if table is None and agreement is None:
         return ""
-    parts = []
-    if plots and table is not None:
-        parts.append(_shown(plot_tp_vs_nli(models), out))
+    parts = [figs.show(plot_tp_vs_nli, models) if table is not None else ""]
     parts += [_paper_table_html(t) for t in (table, agreement) if t is not None]
     return "".join(parts)
 
@@ -394,27 +374,27 @@ def render_report(
     examples_per_category: int = 2,
 ) -> Report:
     """Render the report of ``runs``; ``compare_runs`` defaults to True for several runs or models."""
-    figs: list[Plot] = []
+    figs = _Figures(plots)
     if compare_runs is None:
         compare_runs = len(runs) > 1 or any(len(r.models) > 1 for r in runs)
     comparison = compare(runs) if compare_runs else None
     glossary = glossary_names(runs)
     sections: list[tuple[str, str, str]] = [
-        ("pro-anti", "Pro vs anti-stereotype bias (Table 5)", _bbnli_section(runs, "pro_anti", plots, figs)),
+        ("pro-anti", "Pro vs anti-stereotype bias (Table 5)", _bbnli_section(runs, "pro_anti", figs)),
         (
             "error-split",
             "Pro / anti / group-insensitive error (Table 7)",
-            _bbnli_section(runs, "split", plots, figs),
+            _bbnli_section(runs, "split", figs),
         ),
-        ("measures", "Benchmark measures", _other_measures(runs, plots, figs)),
-        ("heatmap", "Per-subtopic heat map", _heatmap(runs, plots, figs)),
+        ("measures", "Benchmark measures", _other_measures(runs, figs)),
+        ("heatmap", "Per-subtopic heat map", _heatmap(runs, figs)),
         ("most-biased", "Most biased subtopics (Table 8)", _most_biased(runs, glossary)),
         ("comparison", "Comparison", _comparison(comparison, glossary) if comparison is not None else ""),
-        ("accuracy", "Accuracy", _accuracy(runs, plots, figs)),
+        ("accuracy", "Accuracy", _accuracy(runs, figs)),
         ("debias", "Before / after debiasing", debias_section(runs)),
         ("card", "Dataset card", _card(runs) + extend_card_html(runs)),
-        ("funnel", "Extension funnel", _funnel(runs, plots, figs)),
-        ("tp-nli", "Token probability vs NLI", _tp_vs_nli(runs, plots, figs)),
+        ("funnel", "Extension funnel", _funnel(runs, figs)),
+        ("tp-nli", "Token probability vs NLI", _tp_vs_nli(runs, figs)),
         ("examples", "Example pairs", _examples(runs, examples_per_category)),
         ("explanations", "Generated explanations (A.7)", explanations_html(runs, glossary=glossary)),
         ("paper-tables", "Paper tables", _paper_tables(runs)),
@@ -447,7 +427,7 @@ def render_report(
     )
     rendered = ([("verdict", "", "")] if verdict else []) + shown
     rendered += [("provenance", "", "")] if provenance else []
-    return Report(html=document, plots=figs, sections=[sid for sid, _, _ in rendered], caveats=caveats)
+    return Report(html=document, plots=list(figs), sections=[sid for sid, _, _ in rendered], caveats=caveats)
 
 
 def write_report(

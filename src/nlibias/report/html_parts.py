@@ -1,5 +1,4 @@
-"""Small HTML builders the report's sections share: escaping, tables in a scrolling box,
-key/value lists.
+"""HTML builders the report's sections share: escaping, tables, key/value lists.
 
 >>> table(["a"], [["<b>"]], numeric_from=9)
 '<div class="table-wrap"><table><thead><tr><th>a</th></tr></thead><tbody><tr><td><b></td></tr></tbody></table></div>'
@@ -20,10 +19,13 @@ def escape(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def sensitive(text: Any) -> str:
+    """``text``, escaped, blurred until clicked."""
+    return f'<span class="sensitive" tabindex="0" title="click to show">{escape(text)}</span>'
+
+
 def model_key(key: Any) -> str:
-    """A model's key for a table cell, escaped: it may break after a separator (``|``, ``/``,
-    ``:``, ``=``, ``-``, ``_``, ``,``) and nowhere else, so ``org/candidate`` never reads
-    ``candidat`` / ``e`` (``.model-key`` in the report's CSS keeps words whole).
+    """A model's key for a table cell, escaped, breakable only after a separator.
 
     >>> model_key("org/m|prompt=true")
     '<span class="model-key">org/<wbr>m|<wbr>prompt=<wbr>true</span>'
@@ -40,9 +42,8 @@ def table(
     stack: bool = False,
     raw_headers: bool = False,
 ) -> str:
-    """A table inside a box that scrolls sideways when wider than the page. Headers are escaped
-    here unless ``raw_headers``; cells must already be HTML. ``stack``: on a narrow screen each row
-    becomes ``header: value`` lines, for settings that would otherwise be a tall, narrow column.
+    """A table in a sideways-scrolling box; cells are HTML, headers escaped unless ``raw_headers``.
+    ``stack``: on a narrow screen each row becomes ``header: value`` lines.
 
     >>> table(["<a>x</a>"], [["1"]], numeric_from=0, stack=True, raw_headers=True)[:60]
     '<div class="table-wrap"><table class="stack"><thead><tr><th>'
@@ -66,8 +67,7 @@ def table(
 
 
 def key_values(values: Mapping[str, Any], *, skip: Iterable[str] = ()) -> str:
-    """A mapping as a definition list (nested mappings nested, lists joined by commas);
-    ``""`` when nothing is left after ``skip`` and empty values."""
+    """A mapping as a (nested) definition list, without ``skip`` and empty values."""
     left_out = set(skip)
     items = []
     for key, value in values.items():

@@ -1,7 +1,4 @@
-"""Is every text of a matplotlib figure legible: inside the figure and clear of every other text?
-
-Read from the rendered text extents, not by eye: the report's tests run every figure through
-:func:`text_problems`.
+"""Is every text of a matplotlib figure inside it and clear of every other text (from rendered extents)?
 
 >>> import matplotlib
 >>> matplotlib.use("Agg", force=False)
@@ -25,11 +22,10 @@ TOLERANCE_PX = 1.0
 
 
 def drawn_texts(fig: Any) -> list[Any]:
-    """The figure's texts that are drawn and not empty: tick labels outside the axis' view (made
-    by matplotlib but not drawn) are left out."""
+    """The figure's texts that are drawn and not empty."""
     from matplotlib.text import Text
 
-    agg_canvas(fig).draw()  # a bare Figure drawn with Agg, as the report saves it
+    agg_canvas(fig).draw()
     undrawn: set[int] = set()
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
@@ -42,25 +38,20 @@ def drawn_texts(fig: Any) -> list[Any]:
                 for label in (tick.label1, tick.label2):
                     if not tick.get_visible() or not label.get_visible():
                         undrawn.add(id(label))
-    texts = []
-    for artist in fig.findobj(Text):
-        if id(artist) in undrawn or not artist.get_visible() or not artist.get_text().strip():
-            continue
-        if not _shown(artist):
-            continue
-        texts.append(artist)
-    return texts
+    return [
+        text
+        for text in fig.findobj(Text)
+        if id(text) not in undrawn and text.get_visible() and text.get_text().strip() and _in_shown_axes(text)
+    ]
 
 
-def _shown(artist: Any) -> bool:
-    """False when the text's axes are hidden."""
-    axes = getattr(artist, "axes", None)
+def _in_shown_axes(text: Any) -> bool:
+    axes = getattr(text, "axes", None)
     return axes is None or bool(axes.get_visible())
 
 
 def text_problems(fig: Any) -> list[str]:
-    """Every text cut by the figure's edge and every pair of texts that overlap, in words
-    (``[]``: all legible)."""
+    """Every text cut by the figure's edge and every overlapping pair, in words."""
     texts = drawn_texts(fig)
     renderer = fig.canvas.get_renderer()
     figure_box = fig.bbox

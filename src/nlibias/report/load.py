@@ -1,7 +1,4 @@
-"""Read what a report needs from run directories, tolerating every optional part being absent.
-
-A *run* is an audit/score directory or an extension dataset directory. A samples file edited
-after the audit is not shown beside the audit's answers (:class:`SamplesChangedWarning`).
+"""Read what a report needs from an audit/score or extension run directory; every part optional.
 
 >>> import json, tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -14,7 +11,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -42,7 +39,7 @@ class FunnelStage:
 
 @dataclass
 class Run:
-    """Everything a report can show about one run directory (loaded lazily where costly)."""
+    """Everything a report can show about one run directory (loaded lazily)."""
 
     path: Path
     label: str
@@ -51,11 +48,10 @@ class Run:
     run_json: Mapping[str, Any] = field(default_factory=dict)
     card: str | None = None
     input_changes: list[str] = field(default_factory=list)
-    """Inputs of the run (its samples file) edited since the run was written, in words; the
-    report then shows no sample texts (they would sit beside answers to other texts)."""
+    """Inputs edited since the run, in words; the report then shows no sample texts."""
     record: RunDirectory | None = field(default=None, repr=False)
     benchmark: Benchmark | None = None
-    """The benchmark of its samples, set by the job that loads it: its units pair the comparisons."""
+    """The benchmark of its samples (set by the loading job): its units pair comparisons."""
     _samples: list[Sample] | None = field(default=None, repr=False)
     _predictions: list[Prediction] | None = field(default=None, repr=False)
 
@@ -72,63 +68,63 @@ class Run:
         return self.metrics.get("run", {})
 
     def samples_path(self) -> Path | None:
-        """The samples the run was scored on (:meth:`nlibias.io.run_dir.RunSamples.locate`)."""
+        """The samples the run was scored on."""
         return self._located().found
 
     def _located(self) -> RunSamples:
         return self.record.samples if self.record else RunSamples.locate(self.path, self.metrics, None)
 
     def samples(self) -> list[Sample]:
-        """The run's samples, or ``[]`` when the samples file is gone, unreadable or not the one
-        the run read."""
+        """The run's samples; ``[]`` when gone, unreadable or not the ones the run read."""
         if self._samples is None:
             path = self.samples_path()
-            self._samples = []
-            if path is not None and not self.input_changes:
-                try:
-                    self._samples = read_samples(self._located().check(path))
-                except (OSError, ValueError, NlibiasError):
-                    self._samples = []
+            if path is None or self.input_changes:
+                return []
+            self._samples = _or_empty(lambda: read_samples(self._located().check(path)))
         return self._samples
 
     def predictions(self) -> list[Prediction]:
-        """The run's predictions, or ``[]`` when ``predictions.jsonl`` is absent or unreadable."""
+        """The run's predictions; ``[]`` when ``predictions.jsonl`` is absent or unreadable."""
         if self._predictions is None:
-            self._predictions = []
             path = self.path / "predictions.jsonl"
-            if path.exists():
-                try:
-                    self._predictions = read_predictions(path)
-                except (OSError, ValueError, NlibiasError):
-                    self._predictions = []
+            self._predictions = _or_empty(lambda: read_predictions(path)) if path.exists() else []
         return self._predictions
 
     def funnel(self) -> list[FunnelStage]:
         """Per-stage counts of an extension run (``run.json``), in order; ``[]`` when absent."""
         return funnel_stages(self.run_json)
 
-    def _dataset_folder(self) -> Path | None:
+    def dataset_folder(self) -> Path | None:
+        """The folder of the run's samples."""
         samples = self.samples_path()
         return None if samples is None else samples if samples.is_dir() else samples.parent
 
     def card_text(self) -> str | None:
         """The dataset card of the run itself or of the dataset it was audited on."""
-        folder = self._dataset_folder()
+        folder = self.dataset_folder()
         return self.card if self.card is not None or folder is None else _read_card(folder)
 
     def dataset_funnel(self) -> list[FunnelStage]:
         """Funnel of this run, or of the extension dataset the run was audited on."""
-        folder = self._dataset_folder()
+        folder = self.dataset_folder()
         if self.funnel() or folder is None or folder.resolve() == self.path.resolve():
             return self.funnel()
-        return funnel_stages(_read_json(folder / RUN_JSON))
+        return funnel_stages(read_json(folder / RUN_JSON))
 
 
 class SamplesChangedWarning(UserWarning):
     """The samples file of a run was edited after the run: its texts are not the ones audited."""
 
 
-def _read_json(path: Path) -> Mapping[str, Any]:
+def _or_empty(read: Callable[[], list[Any]]) -> list[Any]:
+    try:
+        return read()
+    except (OSError, ValueError, NlibiasError):
+        return []
+
+
+def read_json(path: Path) -> Mapping[str, Any]:
+    """A JSON object file, ``{}`` when absent, unreadable or not an object."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):  # RecursionError: nested too deep
@@ -172,29 +168,21 @@ def funnel_stages(run_json: Mapping[str, Any]) -> list[FunnelStage]:
     """
     for key in ("stages", "funnel", "stage_counts", "counts"):
         raw = run_json.get(key)
-        stages: list[FunnelStage] = []
-        if isinstance(raw, Mapping):
-            for name, value in raw.items():
-                count = _stage_count(value)
-                if count is not None:
-                    stages.append(FunnelStage(str(name), count))
-        elif isinstance(raw, Sequence) and not isinstance(raw, str):
-            for i, item in enumerate(raw):
-                if isinstance(item, Mapping):
-                    name = item.get("name", item.get("stage", f"stage {i + 1}"))
-                    count = _stage_count(item)
-                    if count is not None:
-                        stages.append(FunnelStage(str(name), count))
+        named: list[tuple[Any, Any]] = list(raw.items()) if isinstance(raw, Mapping) else []
+        if isinstance(raw, Sequence) and not isinstance(raw, str):
+            items = [(i, item) for i, item in enumerate(raw, start=1) if isinstance(item, Mapping)]
+            named = [(item.get("name", item.get("stage", f"stage {i}")), item) for i, item in items]
+        stages = [
+            FunnelStage(str(name), n) for name, value in named if (n := _stage_count(value)) is not None
+        ]
         if stages:
             return stages
     return []
 
 
 def load_run(path: str | Path, *, label: str | None = None) -> Run:
-    """Load a run directory (or a ``metrics.json`` file) for reporting: an audit or scoring
-    run read and checked by :func:`nlibias.io.run_dir.read_run`, or an extension run.
-    Raises :class:`SourceError` when the path holds neither ``metrics.json`` nor ``run.json``.
-    """
+    """Load an audit/scoring run (through :func:`~nlibias.io.run_dir.read_run`) or an extension run
+    for reporting; :class:`SourceError` when the path holds neither ``metrics.json`` nor ``run.json``."""
     path = Path(path)
     path = path.parent if path.is_file() else path
     record = read_run(path) if (path / METRICS_FILE).is_file() else None
@@ -205,7 +193,7 @@ def load_run(path: str | Path, *, label: str | None = None) -> Run:
             SamplesChangedWarning,
             stacklevel=2,
         )
-    run_json = _read_json(path / RUN_JSON)
+    run_json = read_json(path / RUN_JSON)
     if record is None and not run_json and (path.parent / RUN_JSON).is_file() and _read_card(path):
         return load_run(path.parent, label=label)  # RUN/dataset: the extension run it belongs to
     if record is None and not run_json:

@@ -33,6 +33,17 @@ def is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def number(value: Any) -> float | None:
+    """``value`` as a float, None where it is not a number."""
+    return float(value) if is_number(value) else None
+
+
+def overall_of(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A model's ``overall``, ``{}`` without one."""
+    overall = metrics.get("overall")
+    return overall if isinstance(overall, Mapping) else {}
+
+
 def numeric_measures(m: Mapping[str, Any], *, skip: frozenset[str] = GENERIC_SKIP) -> list[str]:
     """Keys of ``m`` holding a number that is a measure (not a count such as ``n`` or ``n_pairs``)."""
     return [k for k, v in m.items() if is_number(v) and k not in skip and not k.startswith("n_")]
@@ -97,9 +108,7 @@ class IntervalStyle(TypedDict, total=False):
 
 
 def value_with_interval(m: Mapping[str, Any], measure: str, **style: Unpack[IntervalStyle]) -> str:
-    """``measure``'s value in ``m`` followed by its 95% interval (read by :func:`interval`),
-    written by :func:`format_with_interval` in ``style``: ``–`` for a missing or non-numeric
-    value, the value alone where the interval is missing or malformed.
+    """``measure``'s value in ``m`` and its 95% interval, by :func:`format_with_interval`.
 
     >>> m = {"S": 2.0, "n": 40, "ci": {"S": [-1.0, 3.0], "n": None}}
     >>> value_with_interval(m, "S")
@@ -122,8 +131,7 @@ def format_with_interval(
     counts: bool = False,
     span: str | None = "ci",
 ) -> str:
-    """A value and its interval already read, as :class:`IntervalStyle` says: the one way the
-    report writes them.
+    """A value and its interval as :class:`IntervalStyle` says (``–`` without a value).
 
     >>> format_with_interval(50.0, (45.0, 55.0)), format_with_interval(None, (1.0, 2.0))
     ('50.00 <span class="ci">[45.00, 55.00]</span>', '–')
@@ -140,8 +148,7 @@ def format_with_interval(
 
 
 def measure_n(slice_metrics: Mapping[str, Any], measure: str) -> int | None:
-    """How many items a slice's ``measure`` is computed over: the answered pro-stereotype
-    hypotheses for ``yes_rate_pro``, the slice's ``n`` otherwise (None when not recorded).
+    """How many items a slice's ``measure`` is over (``n_pro_answered`` for ``yes_rate_pro``, else ``n``).
 
     >>> measure_n({"n": 40, "n_pro_answered": 19}, "yes_rate_pro"), measure_n({"n": 40}, "cf_pro")
     (19, 40)

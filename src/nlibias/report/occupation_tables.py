@@ -11,10 +11,7 @@ from nlibias.textio.tables import render_table as text_table
 
 
 def format_occupations_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
-    """Text tables in the paper's layouts: Table 5 (S, ΔP, B per model; S is the paper's binary
-    S, S 3-way the variant with neutral kept), the same per evaluation set (the paper's I and O
-    columns) where the samples hold several, Table 6 (ΔP and B for male- and female-dominated
-    occupations), and ΔP per occupation (its Figure 1, as numbers)."""
+    """Paper 004's Table 5 (overall and per evaluation set), Table 6 and Figure 1 as text tables."""
     parts = [_overall_table(models)]
     old = [model for model, m in models.items() if "S" in m["overall"] and "S_3way" not in m["overall"]]
     if old:
@@ -73,12 +70,8 @@ def _dominant_gender_table(models: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def _occupation_table(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Figure 1 as numbers: ΔP per occupation and model, occupations by dominant gender; and a
-    footnote where the samples' labels differ from occupations.json."""
-    occupations: dict[str, str] = {}
-    for metrics in models.values():
-        for name in metrics.get("by_occupation", {}):
-            occupations.setdefault(name, "")
+    """Figure 1 as numbers: ΔP per occupation and model; a footnote where labels differ."""
+    occupations = dict.fromkeys(n for m in models.values() for n in m.get("by_occupation", {}))
     listed = {o.name: o.dominant_gender for o in load_occupations()}
     dominant = dict(listed)
     for metrics in models.values():  # the samples' labels (an evaluation set's file) win
@@ -111,12 +104,8 @@ def _occupation_table(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
 
 def _eval_sets(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The evaluation sets in the models' ``by_eval_set`` slices: the paper's in-distribution
-    sets (I) first, then the others, OOD (O) last."""
-    names: dict[str, None] = {}
-    for metrics in models.values():
-        for name in metrics.get("by_eval_set", {}):
-            names.setdefault(name, None)
+    """The evaluation sets of ``by_eval_set``: in-distribution first, OOD last."""
+    names = dict.fromkeys(n for m in models.values() for n in m.get("by_eval_set", {}))
     first = ("snli", "mnli")
     return sorted(
         names,
@@ -125,9 +114,7 @@ def _eval_sets(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
 
 def format_occupations_expansion(summary: Mapping[str, Any]) -> str:
-    """What ``nlibias expand occupations`` prints: premises and pairs per occupation; for paper
-    004's evaluation sets, each set's rows, the header rows skipped, the labels that differ from
-    occupations.json and the templates a set without hypotheses got."""
+    """What ``nlibias expand occupations`` prints, with each of paper 004's evaluation sets."""
     if "eval_sets" not in summary:
         return templated(summary)
     lines = []

@@ -1,6 +1,4 @@
-"""One paper-ready table and its three renderings: Markdown, LaTeX booktabs, CSV (numbers with
-two decimals, a missing value as a dash). The layouts of the papers are built in
-:mod:`nlibias.report.paper_tables` and :mod:`nlibias.report.tp_correlation`.
+"""One paper-ready table and its renderings: Markdown, LaTeX booktabs, CSV.
 
 >>> t = PaperTable("demo", "Demo", ("Model", "Pro"), [["a", 1.234]])
 >>> print(format_table(t, "md"))
@@ -13,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +30,7 @@ class PaperTable:
     headers: tuple[str, ...]
     rows: list[list[Any]]
     group_column: bool = False
-    """True when column 0 names a group (a model) shown only on its first row, as in the papers."""
+    """Column 0 names a group, shown only on its first row."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -99,12 +98,12 @@ def _latex(table: PaperTable) -> str:
     return "\n".join(lines)
 
 
-def _csv(table: PaperTable) -> str:
+def csv_text(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """``headers`` and ``rows`` as CSV text."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(table.headers)
-    for row in table.rows:
-        writer.writerow([format_cell(v, missing="") for v in row])
+    writer.writerow(headers)
+    writer.writerows(rows)
     return buffer.getvalue().rstrip("\n")
 
 
@@ -115,5 +114,5 @@ def format_table(table: PaperTable, fmt: str) -> str:
     if fmt == "latex":
         return _latex(table)
     if fmt == "csv":
-        return _csv(table)
+        return csv_text(table.headers, [[format_cell(v, missing="") for v in row] for row in table.rows])
     raise ValueError(f"unknown table format {fmt!r}; use one of {', '.join(TABLE_FORMATS)}")

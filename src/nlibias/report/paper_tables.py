@@ -1,12 +1,4 @@
-"""Paper-ready tables (Markdown, LaTeX booktabs, CSV) in the layouts of the papers: which tables a
-run gets is read from the measures its metrics hold, never from its ``source``.
-
->>> t = PaperTable("demo", "Demo", ("Model", "Pro"), [["a", 1.234]])
->>> print(format_table(t, "md"))
-| Model | Pro |
-|---|---:|
-| a | 1.23 |
-"""
+"""Paper-ready tables in the papers' layouts, chosen by the measures present, never by ``source``."""
 
 from __future__ import annotations
 
@@ -23,13 +15,14 @@ from nlibias.report.metric_readers import (
     measure_n,
     model_parts,
     numeric_measures,
+    overall_of,
     slice_groups,
 )
 from nlibias.report.paper_table_format import TABLE_FORMATS as TABLE_FORMATS
 from nlibias.report.paper_table_format import PaperTable as PaperTable
 from nlibias.report.paper_table_format import format_table as format_table
 from nlibias.report.tables import TABLE5_MEASURES, TABLE7_MEASURES
-from nlibias.report.tp_correlation import correlation_table, overall_of
+from nlibias.report.tp_correlation import correlation_table
 from nlibias.report.verdict_block import verdict_block, verdict_notes
 
 PaperRuns = Sequence[tuple[str, str, Mapping[str, Mapping[str, Any]]]]
@@ -42,11 +35,10 @@ TABLE8_NOTE = (
     "here may lean anti-stereotype in the verdict. Only subtopics whose 95% interval excludes 0 and that "
     f"hold at least {MIN_VERDICT_UNITS} units are listed, the highest first."
 )
-"""What every rendering of Table 8 says under it (HTML, text, Markdown, LaTeX and CSV)."""
 
 
 def table5(models: Mapping[str, Mapping[str, Any]]) -> PaperTable:
-    """BBNLI-next Table 5: pro / anti stereotype bias and the aggregate score per model and domain."""
+    """BBNLI-next Table 5: pro / anti bias and the aggregate score per model and domain."""
     title = "Pro-/Anti-stereotype bias scores and Aggregate bias score across models and bias domains (%)."
     return _by_domain(models, "table5", title, ("Pro", "Anti", "Aggregate"), TABLE5_MEASURES)
 
@@ -78,9 +70,7 @@ def _by_domain(
 
 
 def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) -> list[dict[str, Any]]:
-    """The ``top`` most biased subtopics of one model (BBNLI-next Table 8), ranked from
-    ``by_subtopic``, else the stored ranking less its unbiased entries; each with ``value``,
-    ``interval`` and ``n``.
+    """The ``top`` most biased subtopics of one model (Table 8) with ``value``, ``interval``, ``n``.
 
     >>> m = {"by_subtopic": {"a": {"yes_rate_pro": 5.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [0.0, 15.0]}},
     ...                      "b": {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}},
@@ -117,8 +107,7 @@ def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) ->
 def most_biased_subtopics(
     metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS
 ) -> list[tuple[str, float, str]]:
-    """``(subtopic, value, measure)`` of :func:`biased_subtopics` (ranked by ``yes_rate_pro`` for
-    generative LMs, ``pro_stereotype_bias`` for classifiers).
+    """``(subtopic, value, measure)`` of :func:`biased_subtopics`.
 
     >>> most_biased_subtopics({"by_subtopic": {"a": {"pro_stereotype_bias": 1.0},
     ...                                        "b": {"pro_stereotype_bias": 5.0}}}, top=1)
@@ -128,10 +117,7 @@ def most_biased_subtopics(
 
 
 def measures_sentence(documents: Sequence[Mapping[str, Any]]) -> str:
-    """One sentence that names the measure the verdict reads and the one Table 8 ranks subtopics
-    by, shown under both, so that "no evidence of bias" beside a listed subtopic whose interval
-    lies above 0 does not read as a contradiction; ``""`` when Table 8 lists nothing or ranks by
-    the verdict's own measures.
+    """A sentence naming the measures the verdict reads and Table 8 ranks by, where they differ.
 
     >>> slice_ = {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}}
     >>> metrics = {"models": {"m": {"overall": {"yes_rate_gap": 1.0, "ci": {"yes_rate_gap": [-2.0, 4.0]}},
@@ -174,9 +160,8 @@ def table8(models: Mapping[str, Mapping[str, Any]], *, top: int = TOP_SUBTOPICS)
             prompts.append(prompt)
     if not grouped:
         return None
-    prompts.sort(
-        key=lambda p: (p not in PROMPT_TITLES, list(PROMPT_TITLES).index(p) if p in PROMPT_TITLES else 0, p)
-    )
+    known = list(PROMPT_TITLES)
+    prompts.sort(key=lambda p: (known.index(p) if p in known else len(known), p))
     headers: list[str] = ["LM"]
     for prompt in prompts:
         title = PROMPT_TITLES.get(prompt, f"Prompt: {prompt}" if prompt else "Subtopic")
@@ -200,20 +185,17 @@ def table8(models: Mapping[str, Mapping[str, Any]], *, top: int = TOP_SUBTOPICS)
         tuple(headers),
         rows,
         group_column=True,
-        # a verdict needs the model's overall measures: entries without them have none to contrast
         notes=table8_notes({"models": {k: v for k, v in models.items() if "overall" in v}}),
     )
 
 
 def table8_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """What Table 8 says under it: how it ranks, and the measures the verdict and Table 8 read
-    (:func:`measures_sentence`) where they differ."""
+    """What Table 8 says under it."""
     return [TABLE8_NOTE] + [sentence for sentence in [measures_sentence([metrics])] if sentence]
 
 
 def wq_table3(runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]) -> PaperTable | None:
-    """WinoQueer-NLI Table 3 layout: Model | TP <run> ... | NLI <run> ... with the TP bias score of
-    sentence scorers and M1 of NLI classifiers (one column pair per run)."""
+    """WinoQueer-NLI Table 3: Model | TP <run> | NLI <run> (TP bias score, M1) per run."""
     labels = [label for label, _ in runs]
     model_names: list[str] = []
     for _, models in runs:
@@ -250,17 +232,14 @@ def generic_measures(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
     >>> generic_measures({"a": {"overall": {"n": 3, "S": 1.0}}, "b": {"overall": {"B": 2.0, "S": 0.5}}})
     ['S', 'B']
     """
-    measures: list[str] = []
-    for metrics in models.values():
-        overall = metrics.get("overall")
-        if isinstance(overall, Mapping):
-            measures += [m for m in numeric_measures(overall, skip=GENERIC_SKIP) if m not in measures]
-    return measures
+    found = (
+        m for metrics in models.values() for m in numeric_measures(overall_of(metrics), skip=GENERIC_SKIP)
+    )
+    return list(dict.fromkeys(found))
 
 
 def measures_title(name: str, measures: Sequence[str]) -> str:
-    """A generic table's title from what it shows, never from which benchmark it is: the measures
-    and their declared units (an undeclared measure is a count, and said so).
+    """A generic table's title from its measures and their declared units.
 
     >>> measures_title("wq-nli", [f"M{i}" for i in range(1, 9)])
     'wq-nli measures M1–M8 (%)'
@@ -280,7 +259,7 @@ _NUMBERED = re.compile(r"(.*?)(\d+)")
 
 
 def _name_list(names: Sequence[str]) -> str:
-    """``names`` joined by commas, three or more consecutive numbered names as one range.
+    """``names`` joined by commas, three or more consecutive numbered ones as a range.
 
     >>> _name_list(["M1", "M2", "M3", "M5", "M6", "S"])
     'M1–M3, M5, M6, S'
@@ -321,8 +300,7 @@ def generic_table(models: Mapping[str, Mapping[str, Any]], *, key: str, title: s
 
 
 def paper_tables(runs: PaperRuns) -> list[PaperTable]:
-    """Every paper table that the runs' data supports, decided by the measures present, never by
-    ``source``, so a benchmark added to the catalog gets its tables without a line here.
+    """Every paper table the runs' measures support.
 
     >>> models = {"bert": {"overall": {"M1": 60.0, "M2": 10.0}}}
     >>> [(t.key, t.title) for t in paper_tables([("r", "renamed", models)])]  # doctest: +NORMALIZE_WHITESPACE
@@ -336,8 +314,7 @@ def paper_tables(runs: PaperRuns) -> list[PaperTable]:
         for table in (table5(models), table7(models), table8(models)):
             if table is not None and table.rows:
                 tables.append(_relabel(table, suffix, label if len(runs) > 1 else ""))
-    # WinoQueer-NLI's tables: the runs reporting M1 and every run of the same sample source (its
-    # sentence scorers may have been audited in a run directory of their own)
+    # WinoQueer-NLI: the runs reporting M1 and every run of their sources (the sentence scorers')
     wq_sources = {source for _label, source, models in runs if has_measure(models, "M1")}
     wq = [(label, models) for label, source, models in runs if source in wq_sources]
     if wq:
@@ -364,7 +341,7 @@ def _relabel(table: PaperTable, suffix: str, label: str) -> PaperTable:
 
 def has_measure(models: Mapping[str, Mapping[str, Any]], measure: str) -> bool:
     """Whether some model's ``overall`` holds ``measure``."""
-    return any(isinstance(m.get("overall"), Mapping) and measure in m["overall"] for m in models.values())
+    return any(measure in overall_of(m) for m in models.values())
 
 
 def _is_bbnli(models: Mapping[str, Mapping[str, Any]]) -> bool:
@@ -372,9 +349,7 @@ def _is_bbnli(models: Mapping[str, Mapping[str, Any]]) -> bool:
 
 
 def verdict_blocks(runs: PaperRuns, documents: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The Markdown verdict block of each run, titled by the run's label when there are several;
-    ``documents`` (label → the run's ``metrics.json``) gives the notes under its title (a subset,
-    unscored samples, TP ties), as the audit prints them."""
+    """The Markdown verdict block of each run (``documents``: label → its ``metrics.json``)."""
     blocks = []
     for label, _source, models in runs:
         block = verdict_block({**documents.get(label, {}), "models": models}, fmt="md")
@@ -386,7 +361,7 @@ def verdict_blocks(runs: PaperRuns, documents: Mapping[str, Mapping[str, Any]]) 
 
 
 def comment_notes(runs: PaperRuns, fmt: str, documents: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """For CSV (``#``) and LaTeX (``%``), which hold no verdict block: its notes as comment lines.
+    """The verdict notes as CSV (``#``) or LaTeX (``%``) comment lines.
 
     >>> comment_notes([("r", "bbnli", {})], "csv", {"r": {"subset": {"samples": 4, "of": 9, "limit": 2, "seed": 0}}})
     ['# r: A subset: 4 of 9 samples (limit 2, seed 0; every subtopic, pairs whole): its values are not the full set’s.']
@@ -401,8 +376,7 @@ def comment_notes(runs: PaperRuns, fmt: str, documents: Mapping[str, Mapping[str
 
 
 def render_tables(runs: PaperRuns, fmt: str, documents: Mapping[str, Mapping[str, Any]] | None = None) -> str:
-    """All supported paper tables of ``runs`` in one format: Markdown opens with the verdict
-    blocks, CSV and LaTeX with their notes as comments (``documents``: label → ``metrics.json``)."""
+    """All paper tables of ``runs`` in one format, after the verdict blocks (or their notes)."""
     if fmt not in TABLE_FORMATS:
         raise ValueError(f"unknown table format {fmt!r}; use one of {', '.join(TABLE_FORMATS)}")
     documents = documents or {}

@@ -1,5 +1,4 @@
-"""Figures of a report (matplotlib, Agg), sized for a paper column with 8 pt text: each function
-returns a :class:`Plot` or ``None`` when its data is absent (shared kit: :mod:`figure_kit`).
+"""Report figures (matplotlib, Agg) for a paper column: each returns a :class:`Plot`, or ``None`` without data.
 
 >>> plot_funnel([]) is None
 True
@@ -29,30 +28,29 @@ from nlibias.report.figure_kit import (
     wrap_label,
 )
 
-# every figure here is drawn through this one module-level name, looked up at call time, so a
-# test can wrap plots._render to keep each drawn figure
+# looked up at call time, so that a test can wrap plots._render
 from nlibias.report.figure_kit import render as _render
 from nlibias.report.load import FunnelStage
-from nlibias.report.metric_readers import is_number, measure_n, numeric_measures, slice_groups
+from nlibias.report.metric_readers import is_number, measure_n, numeric_measures, overall_of, slice_groups
 
 
 def _domains(series: Sequence[Mapping[str, Any]], measure: str) -> list[str]:
     """The slices (``all`` and each domain) where any of ``series`` has ``measure``, in order."""
-    names: list[str] = []
-    for metrics in series:
-        for name, m in slice_groups(metrics, kinds=["domain"]):
-            if name not in names and is_number(m.get(measure)):
-                names.append(name)
-    return names
+    found = (
+        n
+        for metrics in series
+        for n, m in slice_groups(metrics, kinds=["domain"])
+        if is_number(m.get(measure))
+    )
+    return list(dict.fromkeys(found))
 
 
 _PanelRows = list[tuple[int, Mapping[str, Any]]]
-"""One model's bars: ``(position on the x axis, slice)`` pairs, as :func:`_domain_rows` gives them."""
+"""One model's bars: ``(position on the x axis, slice)`` pairs."""
 
 
 def _domain_rows(metrics: Mapping[str, Any], domains: Sequence[str], measures: Sequence[str]) -> _PanelRows:
-    """``(position, slice)`` for each of ``domains`` where ``metrics`` has every one of ``measures``:
-    the bars one model draws, at their places on the shared x axis.
+    """``(position, slice)`` for each of ``domains`` where ``metrics`` has all ``measures``.
 
     >>> _domain_rows({"overall": {"cf_pro": 1.0}, "by_domain": {"race": {"cf_pro": None}}},
     ...              ["all", "race"], ["cf_pro"])
@@ -122,14 +120,12 @@ def _small_multiples(models: Models, measures: Sequence[str]) -> tuple[list[str]
 
 
 def _percent_axis(ax: Any) -> None:
-    """A percent axis from 0, at least 0 to 5: all-zero bars read as 0 %, not as a flat line on
-    an axis from -0.04 to 0.04 (the panels share it)."""
+    """A percent axis from 0 to at least 5, so that all-zero bars read as 0 %."""
     ax.set_ylim(0.0, max(ax.get_ylim()[1], 5.0))
 
 
 def _panel_grid(names: Sequence[str], domains: Sequence[str]) -> Any:
-    """One axis per model (its name, wrapped, as the title), sharing the y axis: model names and
-    slice labels never compete for the space under one axis."""
+    """One axis per model, titled by its name, sharing the y axis."""
     panel = max(1.7, 0.45 * len(domains) + 0.7)
     cols = max(1, min(len(names), int(WIDE_WIDTH_IN // panel)))
     rows = -(-len(names) // cols)
@@ -158,9 +154,8 @@ def _panel_plot(
     ylabel: str,
     legend: Sequence[str],
 ) -> Plot | None:
-    """One panel per model that has every one of ``measures`` in some domain slice, on a shared
-    percent axis: ``draw_panel(ax, rows)`` draws a model's bars and returns their legend handles.
-    ``None`` when no model has the measures."""
+    """One panel per model having ``measures``, on a shared percent axis; ``draw_panel(ax, rows)``
+    draws a model's bars and returns their legend handles."""
     names, domains = _small_multiples(models, measures)
     if not names:
         return None
@@ -179,8 +174,7 @@ def _panel_plot(
 
 
 def plot_error_split(label: str, models: Models, *, name: str = "error_split") -> Plot | None:
-    """Pro / anti / group-insensitive error stacked per domain, one panel per model (sums to
-    Mispred, Table 7)."""
+    """Pro / anti / group-insensitive error stacked per domain, a panel per model (Table 7)."""
     parts = ("cf_pro", "cf_anti", "cf_error")
 
     def stack(ax: Any, rows: _PanelRows) -> list[Any]:
@@ -215,10 +209,8 @@ def plot_pro_anti(label: str, models: Models, *, name: str = "pro_anti") -> Plot
 
 
 def heatmap_scale(measure: str) -> tuple[float, float, str]:
-    """The heat map's colour scale for ``measure``: ``(vmin, vmax, colour map)``, fixed by the
-    range :mod:`nlibias.metrics.meta` declares (never by the data: one yes in 20 must not look
-    saturated). A signed measure with its no-bias value inside the range gets a scale centred on
-    that value and a diverging map; an open range (``0 or more``) ends at 100.
+    """``(vmin, vmax, colour map)`` from the measure's declared range, not the data; a signed
+    measure gets a diverging map centred on its no-bias value, an open range ends at 100.
 
     >>> heatmap_scale("yes_rate_pro"), heatmap_scale("bbnli_bias_score")
     ((0.0, 100.0, 'cividis'), (-100.0, 100.0, 'RdBu_r'))
@@ -233,11 +225,9 @@ def heatmap_scale(measure: str) -> tuple[float, float, str]:
 
 
 HEATMAP_LABEL_PT = 9.0
-"""The heat map's cell and axis labels, in points: readable where the figure is shown at its own
-size (4.5 pt cells read as about 5 pt in a browser)."""
+"""The heat map's cell and axis labels, in points."""
 PHONE_MODELS_PER_ROW = 2
-"""Models side by side in the heat map drawn for a phone (the report shows it below 700 px, as
-wide as the screen): more would shrink its 9 pt labels below legibility at 390 px."""
+"""Models side by side in the heat map drawn for a phone (shown below 700 px)."""
 _PHONE_SUBTOPIC_CHARS = 14
 
 
@@ -253,33 +243,23 @@ class _Heat:
 
 
 def plot_subtopic_heatmap(label: str, models: Models, *, name: str = "subtopic_heatmap") -> Plot | None:
-    """Per-subtopic heat map of the bias measure (yes on pro for generative, pro bias otherwise),
-    on the measure's declared scale (:func:`heatmap_scale`), each cell with its value and n; with
-    a variant for phones (:data:`PHONE_MODELS_PER_ROW` models a row, in ``Plot.narrow``)."""
-    subtopics: list[str] = []
-    measure: str | None = None
-    for metrics in models.values():
-        group = metrics.get("by_subtopic")
-        if isinstance(group, Mapping):
-            subtopics += [str(s) for s in group if str(s) not in subtopics]
-            for m in group.values():
-                if isinstance(m, Mapping) and measure is None:
-                    measure = ranking_measure(m)
+    """Per-subtopic heat map of the ranking measure, each cell with its value and n; a phone
+    variant in ``Plot.narrow``."""
+    groups = [g for m in models.values() if isinstance(g := m.get("by_subtopic"), Mapping)]
+    subtopics = sorted({str(s) for g in groups for s in g})
+    found = (r for g in groups for m in g.values() if isinstance(m, Mapping) and (r := ranking_measure(m)))
+    measure = next(found, None)
     if not subtopics or measure is None:
         return None
-    subtopics.sort()
     names = list(models)
-    grid: list[list[float]] = []
-    counts: list[list[int | None]] = []
-    for subtopic in subtopics:
-        row, row_n = [], []
-        for model in names:
-            m = models[model].get("by_subtopic", {}).get(subtopic, {})
-            value = m.get(measure) if isinstance(m, Mapping) else None
-            row.append(float(value) if is_number(value) else float("nan"))
-            row_n.append(measure_n(m, measure) if isinstance(m, Mapping) else None)
-        grid.append(row)
-        counts.append(row_n)
+
+    def cell(model: str, subtopic: str) -> Mapping[str, Any]:
+        m = models[model].get("by_subtopic", {}).get(subtopic, {})
+        return m if isinstance(m, Mapping) else {}
+
+    cells = [[cell(model, s) for model in names] for s in subtopics]
+    grid = [[float(m[measure]) if is_number(m.get(measure)) else float("nan") for m in row] for row in cells]
+    counts = [[measure_n(m, measure) for m in row] for row in cells]
     heat = _Heat(subtopics, names, grid, counts, measure)
     vmin, vmax, _ = heatmap_scale(measure)
     caption = (
@@ -292,9 +272,7 @@ def plot_subtopic_heatmap(label: str, models: Models, *, name: str = "subtopic_h
 
 
 def _heatmap_figure(heat: _Heat, *, phone: bool) -> Any:
-    """The heat map, every model side by side; for a ``phone``, a column's width with its
-    subtopics wrapped and :data:`PHONE_MODELS_PER_ROW` models a panel, the panels one below the
-    other under one colour bar."""
+    """The heat map, every model side by side; for a ``phone``, panels of a few models stacked."""
     import numpy as np
 
     size = HEATMAP_LABEL_PT
@@ -337,37 +315,29 @@ def _heatmap_figure(heat: _Heat, *, phone: bool) -> Any:
     return fig
 
 
-#: How each unit of :mod:`nlibias.metrics.meta` is named on a measures axis (``count``: a
-#: number no measure declares, such as ``no_shared_tokens``).
+#: Axis label per declared unit (``count``: an undeclared number).
 UNIT_AXES = {"%": "percent", "fraction": "fraction (0 to 1)", "nats": "nats", "count": "count"}
 
 
 def measures_by_unit(models: Models) -> dict[str, list[str]]:
-    """Every measure of the models' ``overall`` outside BBNLI's own (M1–M8, S/ΔP/B, yes rates, ...),
-    grouped by the unit :mod:`nlibias.metrics.meta` declares (``count`` for undeclared numbers).
+    """The models' overall measures outside BBNLI's own, grouped by declared unit.
 
     >>> measures_by_unit({"m": {"overall": {"M1": 50.0, "mean_answer_mass": 0.5, "ties": 3.0, "x": 4}}})
     {'%': ['M1', 'ties'], 'fraction': ['mean_answer_mass'], 'count': ['x']}
     """
     groups: dict[str, list[str]] = {}
-    for metrics in models.values():
-        overall = metrics.get("overall")
-        if not isinstance(overall, Mapping):
-            continue
-        for measure in numeric_measures(overall):
-            if measure in MEASURES:
-                continue
+    for measure in dict.fromkeys(
+        m for metrics in models.values() for m in numeric_measures(overall_of(metrics))
+    ):
+        if measure not in MEASURES:
             info = ALL_MEASURES.get(measure)
-            unit = info.unit if info is not None else "count"
-            if measure not in groups.setdefault(unit, []):
-                groups[unit].append(measure)
+            groups.setdefault(info.unit if info is not None else "count", []).append(measure)
     order = list(UNIT_AXES)
     return dict(sorted(groups.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
 
 
 def no_bias_line(measure: str) -> float | None:
-    """Where the measures figure draws a measure's no-bias line: its declared neutral value (or
-    target), when it is not 0 (the axis already has a line at 0).
+    """A measure's declared neutral value (or target) unless 0, where the axis has its line.
 
     >>> no_bias_line("tp_bias_score"), no_bias_line("M1"), no_bias_line("p_yes_gap")
     (50.0, 50.0, None)
@@ -380,8 +350,7 @@ def no_bias_line(measure: str) -> float | None:
 
 
 def _drawn_groups(models: Models) -> dict[str, list[str]]:
-    """:func:`measures_by_unit` without the undeclared counts that are 0 (or absent) for every
-    model, and without the units left with no measure."""
+    """:func:`measures_by_unit` without all-zero undeclared counts and empty units."""
 
     def nonzero(measure: str) -> bool:
         values = [m.get("overall", {}).get(measure) for m in models.values()]
@@ -395,8 +364,7 @@ def _drawn_groups(models: Models) -> dict[str, list[str]]:
 
 
 def plot_generic_measures(label: str, models: Models, *, name: str = "measures") -> Plot | None:
-    """Overall value of every measure present per model as horizontal bars, one axis per unit (scales
-    never share an axis), a dashed line at a no-bias value other than 0; no empty axis is drawn."""
+    """Every overall measure per model as horizontal bars, one axis per unit, dashed no-bias lines."""
     groups = _drawn_groups(models)
     if not groups:
         return None

@@ -1,5 +1,4 @@
-"""What a reader must know before the numbers: the run's caveats, from its own metadata, and the
-provenance section.
+"""The run's caveats (from its own metadata), shown before the numbers, and its provenance.
 
 >>> from pathlib import Path
 >>> from nlibias.report.load import Run
@@ -20,10 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlibias.report.html_parts import escape, key_values, model_key, table
-from nlibias.report.load import Run
+from nlibias.report.load import Run, read_json
+from nlibias.report.metric_readers import overall_of
 from nlibias.report.verdict_block import magnitude_notes, sample_notes, tie_notes
 
-#: Fewer bias-audit samples than this gets a caveat: the 95% intervals are then several points wide.
+#: Fewer bias-audit samples than this gets a caveat (wide intervals).
 FEW_SAMPLES = 1000
 #: A model whose id names fewer parameters than this gets a caveat.
 SMALL_MODEL_PARAMETERS = 1e9
@@ -32,9 +32,7 @@ _SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([MB])(?![A-Za-z])", re.IGN
 
 @dataclass(frozen=True)
 class Caveat:
-    """One thing to read before the numbers: ``kind`` (``demo``, ``unvalidated``, ``small-model``,
-    ``few-samples``, ``subset-or-unscored``, ``tp-ties``, ``magnitudes``, ``no-intervals``, ``degenerate-pairs``,
-    ``samples-changed``, ``reduced-precision``, ``published-premises``) and its text."""
+    """One thing to read before the numbers: its ``kind`` (``demo``, ``small-model``, ...) and text."""
 
     kind: str
     text: str
@@ -72,8 +70,7 @@ def _names(description: Any) -> list[str]:
 
 
 def _model_sizes(run: Run) -> dict[str, float]:
-    """Each described model's id, and the smallest parameter count any of its names states
-    (``smollm2`` is described with ``gguf_file: SmolLM2-135M-Instruct.Q4_1.gguf``)."""
+    """Each described model's id and the smallest parameter count any of its names states."""
     described = run.run_info.get("models")
     sizes: dict[str, float] = {}
     for desc in described.values() if isinstance(described, Mapping) else []:
@@ -92,8 +89,7 @@ REDUCED_PRECISION = ("bfloat16", "float16")
 
 
 def _reduced_precision(run: Run) -> dict[str, str]:
-    """Each described model that ran in a :data:`REDUCED_PRECISION` dtype (its ``dtype``, or a
-    nested one such as a generative backend's ``identity.backend.dtype``), and that dtype."""
+    """Each described model that ran in a :data:`REDUCED_PRECISION` dtype (possibly nested), and it."""
     described = run.run_info.get("models")
     found: dict[str, str] = {}
 
@@ -111,8 +107,7 @@ def _reduced_precision(run: Run) -> dict[str, str]:
 
 
 def _unvalidated(run: Run) -> int:
-    """How many of the run's samples carry an ``unvalidated`` validation mark (extension data
-    built without human judgements); -1 when only the dataset card says so."""
+    """How many samples are marked ``unvalidated``; -1 when only the dataset card says so."""
     count = 0
     for sample in run.samples():
         validation = sample.provenance.get("validation") if sample.provenance else None
@@ -173,12 +168,7 @@ def run_caveats(run: Run) -> list[Caveat]:
     if isinstance(boot, Mapping) and boot.get("resamples") == 0:
         caveats.append(Caveat("no-intervals", "No confidence intervals (bootstrap resamples 0)."))
     degenerate = max(
-        (
-            int(m["overall"].get("degenerate_pairs") or 0)
-            for m in run.models.values()
-            if isinstance(m.get("overall"), Mapping)
-        ),
-        default=0,
+        (int(overall_of(m).get("degenerate_pairs") or 0) for m in run.models.values()), default=0
     )
     if degenerate:
         text = f"{degenerate} degenerate pairs (pro and anti texts identical, as in the BBNLI source) are"
@@ -187,21 +177,14 @@ def run_caveats(run: Run) -> list[Caveat]:
 
 
 EXPANSION_SUMMARY = "expansion.json"
-"""The expansion's summary beside the samples (written by ``nlibias expand``, jobs/expand.py)."""
+"""The summary ``nlibias expand`` writes beside the samples."""
 
 
 def _published_premise_notes(run: Run) -> list[str]:
-    """One note per evaluation set whose published premises a premises file would refuse (a
-    gendered word, no or another occupation named: paper 004's workbooks have such rows, read as
-    the authors published them), from the expansion summary beside the run's samples."""
-    import json
-
-    path = run.samples_path()
-    summary = None if path is None else (path if path.is_dir() else path.parent) / EXPANSION_SUMMARY
-    try:
-        sets = json.loads(summary.read_text(encoding="utf-8")).get("eval_sets") if summary else None
-    except (OSError, ValueError, AttributeError):
-        return []
+    """One note per evaluation set whose published premises a premises file would refuse, from
+    the expansion summary beside the run's samples."""
+    folder = run.dataset_folder()
+    sets = read_json(folder / EXPANSION_SUMMARY).get("eval_sets") if folder is not None else None
     notes = []
     for record in sets if isinstance(sets, list) else []:
         caveats = record.get("premise_caveats") if isinstance(record, Mapping) else None
@@ -216,7 +199,7 @@ def _published_premise_notes(run: Run) -> list[str]:
 
 
 def _with_code(text: str) -> str:
-    """Escaped text with the backtick-quoted commands of the command line's texts as ``<code>``.
+    """Escaped text with backtick-quoted commands as ``<code>``.
 
     >>> _with_code("Audit with `nlibias audit` <now>")
     'Audit with <code>nlibias audit</code> &lt;now&gt;'
@@ -228,7 +211,7 @@ def _with_code(text: str) -> str:
 
 
 def caveat_line(text: str) -> tuple[str, str]:
-    """A caveat's first clause (up to its first ``: `` or ``. ``) as its one line, and the rest.
+    """A caveat's first clause (up to ``: `` or ``. ``) as its one line, and the rest.
 
     >>> caveat_line("Only 480 samples were audited: read every value with its 95% interval.")
     ('Only 480 samples were audited.', 'Read every value with its 95% interval.')
@@ -243,16 +226,13 @@ def caveat_line(text: str) -> tuple[str, str]:
     return text[:cut].rstrip(".") + ".", rest[:1].upper() + rest[1:]
 
 
-#: Caveats another one already says: the demo's disclaimer says its model is small (it says
-#: little about larger models) and that its sample of pairs gives wide intervals.
+#: Caveats another one already says (the demo's disclaimer).
 _SAID_BY = {"small-model": "demo", "few-samples": "demo"}
 
 
 def merged_caveats(runs: Sequence[Run]) -> list[tuple[list[str], Caveat, list[Caveat]]]:
-    """The caveats of ``runs`` with duplicates merged: the same text in several runs is one
-    caveat naming those runs, and a caveat that another of its run says already (the demo's
-    disclaimer covers the small-model and few-samples caveats) goes under that one.
-    Each entry: the runs' labels, the caveat and the caveats folded into it."""
+    """The caveats of ``runs``, one per text naming its runs, a caveat another says already folded
+    under it: ``(labels, caveat, folded caveats)``."""
     merged: list[tuple[list[str], Caveat, list[Caveat]]] = []
     by_text: dict[str, int] = {}
     for run in runs:
@@ -273,8 +253,7 @@ def merged_caveats(runs: Sequence[Run]) -> list[tuple[list[str], Caveat, list[Ca
 
 
 def caveats_html(runs: Sequence[Run]) -> tuple[str, list[Caveat]]:
-    """The caveats box (``""``: none) and the caveats in it, duplicates merged
-    (:func:`merged_caveats`): one line each, the rest of each under it in a ``<details>``."""
+    """The caveats box (``""``: none), one line each with the rest in a ``<details>``, and its caveats."""
     merged = merged_caveats(runs)
     if not merged:
         return "", []
@@ -328,8 +307,7 @@ def _nested(desc: Mapping[str, Any], *keys: str) -> str:
 
 
 def provenance_html(runs: Sequence[Run]) -> str:
-    """Each run's facts, and each model's backend, id, revision, settings and loop statistics
-    (settings and statistics as key/value lists, never a raw dict)."""
+    """Each run's facts, and each model's backend, id, revision, settings and statistics."""
     parts: list[str] = []
     for run in runs:
         parts.append(f'<h3>{escape(run.label)} <span class="muted">({escape(run.path)})</span></h3>')

@@ -4,48 +4,34 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
+
+from annotated_types import Predicate
 
 from nlibias.benchmarks.base import Benchmark
-from nlibias.errors import ConfigError
+from nlibias.report.metric_readers import slice_groups
 from nlibias.report.tp_tables import format_tp_nli_table
 from nlibias.report.verdict_block import verdict_block
+from nlibias.schema.declared import Allowed, declared
 from nlibias.schema.model_keys import split_model_key
 from nlibias.textio.tables import render_table
-
-
-def _slices(metrics: Mapping[str, Any], by: str) -> list[tuple[str, Mapping[str, Any]]]:
-    found: list[tuple[str, Mapping[str, Any]]] = [("all", metrics["overall"])]
-    found.extend(sorted(metrics.get(f"by_{by}", {}).items()))
-    return found
-
 
 TABLE5_MEASURES = ("pro_stereotype_bias", "anti_stereotype_bias", "bbnli_bias_score")
 TABLE7_MEASURES = ("misprediction_rate", "cf_pro", "cf_anti", "cf_error")
 
 
 def format_bbnli_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "domain") -> str:
-    """BBNLI-next paper Table 5 (pro / anti / aggregate) and Table 7 (disaggregate counterfactual
-    measures) with one row per model × slice, plus accuracy and the counts behind the numbers."""
+    """BBNLI-next Tables 5 and 7 and accuracy, a row per model and slice, with their counts."""
     table5: list[list[Any]] = []
     table7: list[list[Any]] = []
     accuracy: list[list[Any]] = []
     notes: list[str] = []
     for model, metrics in models.items():
-        for name, m in _slices(metrics, by):
+        for name, m in slice_groups(metrics, kinds=[by]):
             table5.append([model, name, *(m[k] for k in ("n", *TABLE5_MEASURES))])
             table7.append([model, name, *(m[k] for k in ("n_pairs", *TABLE7_MEASURES))])
-            accuracy.append(
-                [
-                    model,
-                    name,
-                    m["n"],
-                    m["accuracy"],
-                    m.get("n_test"),
-                    m.get("test_accuracy"),
-                    m.get("n_unanswered", 0),
-                ]
-            )
+            tests = (m.get("n_test"), m.get("test_accuracy"), m.get("n_unanswered", 0))
+            accuracy.append([model, name, m["n"], m["accuracy"], *tests])
         overall = metrics["overall"]
         if overall.get("degenerate_pairs"):
             notes.append(
@@ -147,8 +133,7 @@ def format_occupations_expansion(summary: Mapping[str, Any]) -> str:
 
 
 def model_kinds(metrics: Mapping[str, Any]) -> dict[str, str]:
-    """Each model's predictor kind: recorded in ``metrics.json`` (``predictor_kinds``); files
-    written before it was recorded fall back to the form of the model key."""
+    """Each model's predictor kind (``predictor_kinds``, else from the form of its key)."""
     recorded = metrics.get("predictor_kinds", {})
     return {
         model: recorded.get(model) or ("generative" if split_model_key(model) else "classifier")
@@ -157,23 +142,20 @@ def model_kinds(metrics: Mapping[str, Any]) -> dict[str, str]:
 
 
 SLICES = ("domain", "subtopic")
-"""What the printed tables can be sliced by (``by``)."""
 
 
-def check_slice(by: str) -> None:
-    """Refuse a ``by`` the tables do not slice by (rather than ignoring it).
+@declared
+def check_slice(by: Annotated[str, Predicate(SLICES.__contains__), Allowed("domain or subtopic")]) -> None:
+    """Refuse a ``by`` the tables do not slice by.
 
     >>> check_slice("foo")
     Traceback (most recent call last):
-    nlibias.errors.ConfigError: by is 'foo'; pass domain or subtopic
+    nlibias.errors.ConfigError: by must be domain or subtopic; got str 'foo'
     """
-    if by not in SLICES:
-        raise ConfigError(f"{{by}} is {by!r}; pass {' or '.join(SLICES)}", parameter="by")
 
 
 def format_all_tables(metrics: Mapping[str, Any], benchmark: Benchmark, **options: Any) -> str:
-    """Every text table of a ``metrics.json``: the verdict first, then each predictor kind's tables
-    in the benchmark's layouts, then its extra analyses' (``options`` go to formatters that take them)."""
+    """Every text table of a ``metrics.json``: the verdict, each predictor kind's tables, the extras'."""
     if "by" in options:
         check_slice(options["by"])
     kinds = model_kinds(metrics)
@@ -189,8 +171,7 @@ def format_all_tables(metrics: Mapping[str, Any], benchmark: Benchmark, **option
 
 
 def format_tp_nli(metrics: Mapping[str, Any]) -> str:
-    """Where a WinoQueer-NLI run holds both NLI classifiers and sentence scorers: paper 003
-    Table 3 (TP beside M1) and the item-level agreement of TP preference and M1."""
+    """Paper 003 Table 3 and the item-level agreement, where a run holds NLI and TP models."""
     kinds = model_kinds(metrics)
     tp = {k: v for k, v in metrics["models"].items() if kinds[k] == "sentence-logprob"}
     nli = {k: v for k, v in metrics["models"].items() if kinds[k] == "classifier"}
@@ -209,4 +190,3 @@ _AGREEMENT_COLUMNS = {
     "TP model": "tp_model", "NLI model": "nli_model", "items": "n", "agree %": "agreement", "both": "both",
     "TP only": "tp_only", "M1 only": "m1_only", "neither": "neither", "kappa": "kappa",
 }  # fmt: skip
-"""The item-level agreement table's columns: header → field of ``tp_nli_agreement``."""

@@ -1,8 +1,5 @@
-"""Do token-probability (TP) and NLI bias scores agree? (paper 003 §3.2–3.3, Tables 3–4.)
-
-Each *point* is one run that audited a sentence scorer and an NLI classifier: R², Pearson r and
-the number of points between its TP score and each of M1–M8; :func:`item_agreements` compares
-them item by item.
+"""Do token-probability (TP) and NLI bias scores agree? (paper 003, Tables 3–4): R², r and n over
+runs of one sentence scorer and one NLI classifier, and item by item (:func:`item_agreements`).
 
 >>> runs = [(f"r{i}", {"nli": {"overall": {"M1": m1, "M2": m2}}, "lm|tp=shared": {"overall": {"tp_bias_score": tp}}})
 ...         for i, (tp, m1, m2) in enumerate([(50, 10, 20), (60, 30, 25), (70, 20, 40)])]
@@ -20,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from nlibias.metrics.token_probability import r_and_r2, wq_nli_item_agreement
 from nlibias.metrics.wq_nli import M_KEYS
 from nlibias.report.figure_kit import OKABE_ITO, ModelsByRun, Plot, new_figure, render
-from nlibias.report.metric_readers import is_number
+from nlibias.report.metric_readers import is_number, number, overall_of
 from nlibias.report.paper_table_format import PaperTable
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
@@ -30,31 +27,19 @@ if TYPE_CHECKING:
     from nlibias.report.load import Run
 
 
-def overall_of(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
-    overall = metrics.get("overall")
-    return overall if isinstance(overall, Mapping) else {}
-
-
-def _measure(overall: Mapping[str, Any], key: str) -> float | None:
-    """A measure of ``overall`` as a number, None where it is absent or null (no data)."""
-    value = overall.get(key)
-    return float(value) if is_number(value) else None
-
-
 def _paired_models(models: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, float], dict[str, Any]]:
     """A run's sentence scorers with a TP score and its models reporting M1."""
     tp = {
-        k: score for k, m in models.items() if (score := _measure(overall_of(m), "tp_bias_score")) is not None
+        k: score
+        for k, m in models.items()
+        if (score := number(overall_of(m).get("tp_bias_score"))) is not None
     }
     return tp, {k: overall_of(m) for k, m in models.items() if "M1" in overall_of(m)}
 
 
 def correlation_points(runs: ModelsByRun) -> list[dict[str, Any]]:
-    """One point per run holding one TP model and one NLI model: ``{"label", "TP", "M1", ...,
-    "M8"}`` (an M-measure None where it is null); a TP model whose score is null is none. A run
-    with several of either is no point (:func:`runs_not_paired`): which TP model belongs to which
-    NLI model is not known, and every crossing of them has r = 0 whatever the models did. The
-    same point in several runs (same keys and values) counts once.
+    """``{"label", "TP", "M1", ..., "M8"}`` per run of exactly one TP and one NLI model (which
+    belong together is otherwise unknown); the same point in several runs counts once.
 
     >>> runs = [("r", {"nli": {"overall": {"M1": 40.0, "M2": None}},
     ...                "a|tp=shared": {"overall": {"tp_bias_score": 55.0}},
@@ -68,7 +53,7 @@ def correlation_points(runs: ModelsByRun) -> list[dict[str, Any]]:
         if len(tp) != 1 or len(nli) != 1:
             continue
         (tp_key, tp_score), (nli_key, overall) = next(iter(tp.items())), next(iter(nli.items()))
-        measures = {k: _measure(overall, k) for k in M_KEYS}
+        measures = {k: number(overall.get(k)) for k in M_KEYS}
         identity = (tp_key, nli_key, tp_score, *measures.values())
         if identity in seen:
             continue
@@ -94,9 +79,8 @@ def runs_not_paired(runs: ModelsByRun) -> list[str]:
 
 
 def correlation_rows(runs: ModelsByRun) -> list[dict[str, Any]]:
-    """R², r and n for TP vs each of M1–M8 (over :func:`correlation_points`) and for every pair of
-    NLI measures (over every NLI model of the runs, one that reports the same values under the
-    same key in several runs counted once), in that order."""
+    """R², r and n for TP vs each of M1–M8 (over :func:`correlation_points`), then for every pair
+    of NLI measures over the distinct NLI models."""
     points = correlation_points(runs)
     rows = []
     for key in M_KEYS:
@@ -119,8 +103,7 @@ def correlation_rows(runs: ModelsByRun) -> list[dict[str, Any]]:
 
 
 def correlation_table(runs: ModelsByRun) -> PaperTable | None:
-    """Paper 003 Table 4 layout (metric pair, R²) with r and n, TP pairs first; None without
-    both a TP and an NLI score in some run. The caption names the runs that gave no point."""
+    """Paper 003 Table 4 (metric pair, R², r, n); the caption names the runs that gave no point."""
     left_out = runs_not_paired(runs)
     if not correlation_points(runs) and not left_out:
         return None
@@ -142,10 +125,8 @@ def correlation_table(runs: ModelsByRun) -> PaperTable | None:
 
 
 def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
-    """TP preference vs M1 on the same WinoQueer-NLI rows, for every (TP model, NLI model) of the
-    runs, matched by sample id so the two may come from different runs of the same samples. Which
-    runs take part is read from their content (M1, ``tp_bias_score``), never from their ``source``.
-    """
+    """TP preference vs M1 on the same rows for every (TP model, NLI model) of the runs, matched
+    by sample id (possibly across runs); runs take part by their measures, not their ``source``."""
     rows = {i: {s.id: s for s in run.samples()} for i, run in enumerate(runs) if _reports(run, "M1")}
     pairs = {
         (i, j)
@@ -185,9 +166,8 @@ def _reports(run: Run, measure: str) -> bool:
 def item_agreement_of_rows(
     samples: Sequence[Sample], tp: Sequence[Prediction], nli: Sequence[Prediction]
 ) -> dict[str, Any]:
-    """:func:`~nlibias.metrics.token_probability.wq_nli_item_agreement` over the rows of two runs'
-    ``predictions.jsonl`` (matched to ``samples`` by sample id; a sample without a row has no
-    output)."""
+    """:func:`~nlibias.metrics.token_probability.wq_nli_item_agreement` of predictions matched
+    to ``samples`` by id."""
     by_id = [{p.sample_id: p for p in rows} for rows in (tp, nli)]
     aligned = [[rows.get(s.id) for s in samples] for rows in by_id]
     return wq_nli_item_agreement(
@@ -214,8 +194,7 @@ def agreement_table(agreements: Sequence[Mapping[str, Any]]) -> PaperTable | Non
 
 
 def plot_tp_vs_nli(runs: ModelsByRun, *, measure: str = "M1", name: str = "tp_vs_nli") -> Plot | None:
-    """Scatter of TP bias score (x) against an NLI measure (y), one point per (TP, NLI) model pair,
-    with the least-squares line and its R² in the caption."""
+    """Scatter of TP bias score against an NLI measure per model pair, with its least-squares line."""
     points = [p for p in correlation_points(runs) if p.get(measure) is not None]
     if not points:
         return None

@@ -8,7 +8,7 @@ lm    | shared  |     4 |    50.00 |    1 | 25.00 | 100.00 |       0.00 |       
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from nlibias.schema.model_keys import split_tp_key
@@ -18,6 +18,32 @@ from nlibias.textio.tables import render_table
 def _name(key: str) -> tuple[str, str]:
     parts = split_tp_key(key)
     return parts if parts is not None else (key, "")
+
+
+_TP_HEADER = [
+    "Model",
+    "variant",
+    "pairs",
+    "TP score",
+    "ties",
+    "tie %",
+    "stereo",
+    "antistereo",
+    "likelihood_diff",
+]
+
+
+def slice_table(
+    models: Mapping[str, Mapping[str, Any]], slicing: str, measure: str, count: str, *, title: str, sort: bool
+) -> str:
+    """``measure`` per slice of ``slicing`` (rows) and model (columns), with the slice's ``count``."""
+    names = list(dict.fromkeys(n for m in models.values() for n in m.get(slicing, {})))
+    rows = []
+    for name in sorted(names) if sort else names:
+        found = [m.get(slicing, {}).get(name) for m in models.values()]
+        n = next((part.get(count) for part in found if part is not None), None)
+        rows.append([name, *(None if part is None else part.get(measure) for part in found), n])
+    return render_table(["Group", *models, count.removeprefix("n_")], rows, title=title)
 
 
 def format_tp_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "domain") -> str:
@@ -32,17 +58,7 @@ def format_tp_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "doma
         )  # fmt: skip
     parts = [
         render_table(
-            [
-                "Model",
-                "variant",
-                "pairs",
-                "TP score",
-                "ties",
-                "tie %",
-                "stereo",
-                "antistereo",
-                "likelihood_diff",
-            ],
+            _TP_HEADER,
             rows,
             title="Token-probability bias, % of pairs where the more-stereotypical sentence is preferred "
             "(ideal 50; ties count in the pairs, never as preferred; CrowS-Pairs / WinoQueer metric)",
@@ -51,24 +67,8 @@ def format_tp_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "doma
     slicing = next((s for s in (f"by_{by}", "by_group", "by_domain", "by_identity_group") if any(
         s in m for m in models.values())), None)  # fmt: skip
     if slicing is not None:
-        names: list[str] = []
-        for metrics in models.values():
-            names += [n for n in metrics.get(slicing, {}) if n not in names]
-        body = []
-        for name in sorted(names):
-            cells: list[Any] = [name]
-            for metrics in models.values():
-                part = metrics.get(slicing, {}).get(name)
-                cells.append(None if part is None else part.get("tp_bias_score"))
-            n = next(
-                (m[slicing][name].get("n_pairs") for m in models.values() if name in m.get(slicing, {})), None
-            )
-            body.append([*cells, n])
-        parts.append(
-            render_table(
-                ["Group", *models, "pairs"], body, title=f"TP bias score {slicing.replace('_', ' ')} (%)"
-            )
-        )
+        title = f"TP bias score {slicing.replace('_', ' ')} (%)"
+        parts.append(slice_table(models, slicing, "tp_bias_score", "n_pairs", title=title, sort=True))
     notes = [
         f"{key}: {m['overall']['no_shared_tokens']} pairs have no shared scoreable token on a side (scored 0: ties)"
         for key, m in models.items() if m["overall"].get("no_shared_tokens")
@@ -76,20 +76,12 @@ def format_tp_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "doma
     return "\n\n".join(parts + notes)
 
 
-def format_tp_nli_table(
-    nli: Mapping[str, Mapping[str, Any]],
-    tp: Mapping[str, Mapping[str, Any]],
-    *,
-    keys: Sequence[str] = ("M1",),
-) -> str:
+def format_tp_nli_table(nli: Mapping[str, Mapping[str, Any]], tp: Mapping[str, Mapping[str, Any]]) -> str:
     """Paper 003 Table 3: each model's TP bias score beside its NLI score (M1), per run."""
     rows: list[list[Any]] = [
         [k, "TP", m["overall"].get("tp_bias_score"), m["overall"].get("n_pairs")] for k, m in tp.items()
     ]
-    for key, metrics in nli.items():
-        rows.append(
-            [key, "NLI", *(metrics["overall"].get(k) for k in keys[:1]), metrics["overall"].get("n_rows")]
-        )
+    rows += [[k, "NLI", m["overall"].get("M1"), m["overall"].get("n_rows")] for k, m in nli.items()]
     return render_table(
         ["Model", "task", "score", "items"],
         rows,

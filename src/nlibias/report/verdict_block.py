@@ -1,6 +1,5 @@
-"""The verdict block as text, Markdown or an HTML table: what ``audit``, ``score``, ``tables.txt``
-and ``report --format md`` print first, and what a notebook shows for an
-:class:`~nlibias.AuditResult` (built from :func:`nlibias.metrics.verdicts.run_verdicts`).
+"""The verdict block as text, Markdown or HTML: what ``audit``, ``score``, ``tables.txt`` and
+``report --format md`` print first, and a notebook shows.
 
 >>> metrics = {"models": {"m": {"overall": {"tp_bias_score": 52.78, "n_pairs": 1508,
 ...            "ci": {"tp_bias_score": [46.83, 58.73]}}}}}
@@ -24,6 +23,7 @@ from nlibias.metrics.verdicts import (
     headline_infos,
     run_verdicts,
 )
+from nlibias.report.metric_readers import number
 from nlibias.schema.declared import is_int
 from nlibias.schema.measure_info import MeasureInfo
 from nlibias.textio.tables import markdown_table, render_table
@@ -34,14 +34,13 @@ TITLE = (
 )
 TP_NEUTRAL: float = TOKEN_PROBABILITY_MEASURES["tp_bias_score"].neutral or 0.0  # declared: 50
 TIE_CAVEAT_SHARE = 5.0
-"""Percent of TP pairs tied above which the tie note warns (DESIGN, "TP score and ties")."""
+"""Percent of TP pairs tied above which the tie note warns."""
 READ_SHARE_NOTE = 90.0
 """Percent of answers read below which the verdict says how many it read."""
 
 
 def verdict_rows(verdicts: Sequence[ModelVerdict]) -> tuple[list[str], list[list[str]]]:
-    """The verdict table's header and rows: model, verdict, each headline measure (with its
-    no-bias value in the header) and accuracy where a model has one."""
+    """The verdict table's header and rows: model, verdict, headline measures, accuracy."""
     columns = {name: column_title(info) for name, info in headline_columns(verdicts).items()}
     with_accuracy = any(v.accuracy is not None for v in verdicts)
     header = ["model", "verdict", *columns.values()] + (["accuracy"] if with_accuracy else [])
@@ -83,8 +82,7 @@ def slice_lines(verdicts: Sequence[ModelVerdict]) -> list[str]:
 
 
 def subset_of(metrics: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """A ``metrics.json``'s ``subset`` (a ``limit`` run: ``samples`` of ``of``, ``limit``, ``seed``),
-    or None for a run over the whole samples file.
+    """A ``metrics.json``'s ``subset`` (a ``limit`` run), or None for the whole samples file.
 
     >>> subset_of({"subset": {"samples": 32, "of": 3134}})["of"], subset_of({}) is None
     (3134, True)
@@ -96,8 +94,7 @@ def subset_of(metrics: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def scored_of(metrics: Mapping[str, Any]) -> tuple[int, int] | None:
-    """``(samples scored, samples given)`` of a scoring that found no prediction for some samples,
-    else None.
+    """``(samples scored, samples given)`` where some samples had no prediction, else None.
 
     >>> scored_of({"run": {"samples_scored": 150, "samples_given": 3134}}), scored_of({"run": {}})
     ((150, 3134), None)
@@ -110,8 +107,7 @@ def scored_of(metrics: Mapping[str, Any]) -> tuple[int, int] | None:
 
 
 def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """What the verdict's samples are where they are not the whole samples file (a ``limit``
-    subset, samples without a prediction): each moves every number.
+    """What the verdict's samples are where not the whole file (a subset, unscored samples).
 
     >>> sample_notes({"subset": {"limit": 20, "seed": 0, "samples": 32, "of": 3134}})
     ['A subset: 32 of 3,134 samples (limit 20, seed 0; every subtopic, pairs whole): its values are not the full set’s.']
@@ -138,9 +134,8 @@ def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """One note naming each model whose TP pairs tie, with the paper's score beside the ties-split
-    one the verdict reads: the paper's keeps ties in the denominator, so ``t`` % ties pull a model
-    without preference to ``50 x (100 - t) / 100``. A warning above :data:`TIE_CAVEAT_SHARE` %.
+    """A note naming each model whose TP pairs tie, with the paper's score (ties in the
+    denominator) beside the ties-split one the verdict reads.
 
     >>> tie_notes({"models": {"m": {"overall": {"tp_bias_score": 30.0, "tp_tie_split_score": 45.0,
     ...            "n_pairs": 40, "ties": 30.0, "counts": {"ties": 12}}}}})
@@ -155,7 +150,7 @@ def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
         pairs, share = overall.get("n_pairs"), overall.get("ties")
         if is_int(ties) and ties > 0 and is_int(pairs) and isinstance(share, int | float):
             no_preference = TP_NEUTRAL * (100.0 - share) / 100.0
-            paper = format_value(_number(overall.get("tp_bias_score")), None)
+            paper = format_value(number(overall.get("tp_bias_score")), None)
             found.append(
                 f"{model} {ties:,} of {pairs:,} pairs ({share:.1f}%; no preference scores {no_preference:.2f}"
                 f"), the paper’s score {paper}"
@@ -184,7 +179,7 @@ def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def _overalls(metrics: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """Each model of a ``metrics.json`` with its ``overall`` (models without one left out)."""
+    """Each model of a ``metrics.json`` that has an ``overall``, with it."""
     models = metrics.get("models")
     for model, report in models.items() if isinstance(models, Mapping) else ():
         overall = report.get("overall") if isinstance(report, Mapping) else None
@@ -192,13 +187,8 @@ def _overalls(metrics: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, An
             yield model, overall
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def readability_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """One note per model that read fewer than :data:`READ_SHARE_NOTE` % of its answers: the
-    verdict reads those only, which may not stand for the rest.
+    """A note per model that read fewer than :data:`READ_SHARE_NOTE` % of its answers.
 
     >>> readability_notes({"models": {"m": {"overall": {"n_unparsed": 360, "unparsed_rate": 90.0}}}})
     ['m: 40 of 400 answers read (10.0%); the verdict reads those only.']
@@ -216,8 +206,7 @@ def readability_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def magnitude_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """One note when a verdict shows magnitude measures: they have no direction and get no verdict
-    word, so "no evidence of bias" can stand beside a large delta P.
+    """A note when the verdict shows magnitude measures, which have no direction.
 
     >>> magnitude_notes({"models": {"m": {"overall": {"S": 60.0, "delta_p": 20.0, "B": 50.5}}}})
     ['S (same prediction) and delta P have no direction: they measure how much predictions depend on the group (no bias: S (same prediction) 100, delta P 0), not toward which stereotype; the verdict word reads B (stereotype preferred) only.']
@@ -248,8 +237,7 @@ def verdict_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
-    """The verdict of every model of a ``metrics.json`` as a table (``fmt``: ``text`` or ``md``),
-    then the most biased slices; ``""`` when no model reports a headline measure."""
+    """The verdicts of a ``metrics.json`` as a ``text`` or ``md`` table and the most biased slices."""
     verdicts = [v for v in run_verdicts(metrics) if v.headline]
     if not verdicts:
         return ""
@@ -267,7 +255,7 @@ def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
 
 
 def verdict_table_html(metrics: Mapping[str, Any]) -> str:
-    """The report's verdict table of a ``metrics.json`` (no glossary links), for a notebook.
+    """The report's verdict table of a ``metrics.json``, for a notebook.
 
     >>> metrics = {"models": {"m": {"overall": {"M1": 53.2, "ci": {"M1": [51.45, 55.5]}}}}}
     >>> "pro-stereotype bias" in verdict_table_html(metrics)

@@ -1,6 +1,5 @@
-"""The report's first section: per model, is it biased, which way and how sure — one row per model
-(a card on a phone), built from :func:`nlibias.metrics.verdicts.run_verdicts` (the same verdicts
-the command line and ``tables.txt`` print), and the links from measure names to the glossary.
+"""The report's first section, a row per model from :func:`~nlibias.metrics.verdicts.run_verdicts`,
+and the links from measure names to the glossary.
 
 >>> metrics = {"models": {"m": {"overall": {"bbnli_bias_score": 3.73, "n": 40,
 ...            "ci": {"bbnli_bias_score": [1.89, 5.71]}}}}}
@@ -21,7 +20,7 @@ from nlibias.report.html_parts import escape, model_key
 from nlibias.report.paper_tables import measures_sentence
 from nlibias.report.verdict_block import column_title, headline_columns
 
-#: How many of the most biased slices each model's row shows (the verdict lists up to five).
+#: How many of the most biased slices each model's row shows.
 SLICES_SHOWN = 3
 
 INTRO = (
@@ -43,8 +42,7 @@ def measure_anchor(name: str) -> str:
 
 
 def measure_link(name: str, text: str | None = None, *, glossary: Collection[str]) -> str:
-    """``text`` (default: the measure's name), escaped, linked to the measure's glossary entry
-    when the glossary has one (``glossary``: the names it lists); plain text otherwise."""
+    """``text`` (default: ``name``), escaped, linked to the glossary entry when ``glossary`` has one."""
     shown = escape(name if text is None else text)
     if name not in glossary:
         return shown
@@ -71,18 +69,14 @@ def _header(info: Any, glossary: Collection[str]) -> str:
 
 
 def verdict_table(verdicts: Sequence[ModelVerdict], *, glossary: Collection[str]) -> str:
-    """One row per model: model, verdict, each headline measure ``value [lo, hi]``, accuracy
-    where there is one, and the most biased slices (those whose interval excludes no bias).
-    On a narrow screen each row becomes a card (``table.verdict`` in the report's CSS)."""
+    """A row per model (a card on a phone): verdict, headline measures, accuracy, most biased slices."""
     columns = headline_columns(verdicts)
     with_accuracy = any(v.accuracy is not None for v in verdicts)
+    accuracy = ["accuracy"] if with_accuracy else []
     heads = ["model", "verdict", *(_header(info, glossary) for info in columns.values())]
-    labels = ["model", "verdict", *(column_title(info) for info in columns.values())]  # a phone's card lines
-    if with_accuracy:
-        heads.append(measure_link("accuracy", glossary=glossary))
-        labels.append("accuracy")
-    heads.append("most biased slices")
-    labels.append("most biased slices")
+    heads += [*(measure_link(a, glossary=glossary) for a in accuracy), "most biased slices"]
+    labels = ["model", "verdict", *(column_title(info) for info in columns.values()), *accuracy]
+    labels.append("most biased slices")  # a phone's card lines
     rows = []
     for verdict in verdicts:
         by_name = {r.measure: r for r in verdict.headline}
@@ -90,13 +84,11 @@ def verdict_table(verdicts: Sequence[ModelVerdict], *, glossary: Collection[str]
             model_key(verdict.model),
             f'<span class="verdict {_verdict_class(verdict.verdict)}">{escape(verdict.verdict)}</span>',
         ]
-        for name in columns:
-            reading = by_name.get(name)
-            cells.append(escape(reading.formatted()) if reading is not None else "–")
+        cells += [escape(by_name[name].formatted()) if name in by_name else "–" for name in columns]
         if with_accuracy:
             cells.append(escape(verdict.accuracy.formatted()) if verdict.accuracy is not None else "–")
         shown = verdict.biased_slices[:SLICES_SHOWN]
-        more = verdict.biased_slice_count - len(shown)  # all of them, not those left after the cut
+        more = verdict.biased_slice_count - len(shown)
         slices = "".join(_slice_text(s) for s in shown)
         cells.append(
             f'<ul class="slices">{slices}</ul>'
@@ -120,8 +112,7 @@ def verdict_table(verdicts: Sequence[ModelVerdict], *, glossary: Collection[str]
 
 
 def verdict_section(runs: Sequence[tuple[str, Mapping[str, Any]]], *, glossary: Collection[str]) -> str:
-    """The verdict of every model of every run (``runs``: label and ``metrics.json``), a table per
-    run, under one line that says how to read it; ``""`` when no model has a headline measure."""
+    """A verdict table per run (label, ``metrics.json``) under how to read it; ``""`` without one."""
     parts = []
     for label, metrics in runs:
         verdicts = [v for v in run_verdicts(metrics) if v.headline]

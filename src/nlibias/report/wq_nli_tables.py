@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from nlibias.metrics.wq_nli import M_KEYS, metric_r2
+from nlibias.report.tp_tables import slice_table
 from nlibias.textio.tables import render_table as text_table
 
 
 def format_wq_nli_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
-    """Text tables in the paper's layouts: scores per model (Table 3 style, all eight metrics),
-    M1 per identity group and per predicate category, and R² between metrics (Table 4)."""
+    """Scores per model (Table 3), M1 per identity group and predicate category, R² (Table 4)."""
     parts = []
     rows = []
     for model, metrics in models.items():
@@ -28,18 +28,7 @@ def format_wq_nli_tables(models: Mapping[str, Mapping[str, Any]]) -> str:
         ("by_identity_group", "M1 by identity group (%)"),
         ("by_predicate_category", "M1 by predicate category (%)"),
     ):
-        names: list[str] = []
-        for metrics in models.values():
-            names += [n for n in metrics.get(by, {}) if n not in names]
-        table_rows = []
-        for name in names:
-            cells: list[Any] = [name]
-            for metrics in models.values():
-                part = metrics.get(by, {}).get(name)
-                cells.append(None if part is None else part.get("M1"))
-            n_rows = next((m[by][name].get("n_rows") for m in models.values() if name in m.get(by, {})), None)
-            table_rows.append([*cells, n_rows])
-        parts.append(text_table(["Group", *models, "rows"], table_rows, title=title))
+        parts.append(slice_table(models, by, "M1", "n_rows", title=title, sort=False))
     if len(models) >= 3:
         pairs = metric_r2(models)
         parts.append(

@@ -1,9 +1,5 @@
-"""An obviously-correct causal-LM fill (:mod:`nlibias.models.mlm.causal_fill`), one sequence per
-forward pass, no batching, no padding, no cache: the tests' reference and the benchmark's naive loop.
-
-Written from the fill's definition, not from its code: word-start and word-piece tokens are found
-by decoding each token id alone (a leading space starts a word), the beam is a sorted list.
-"""
+"""An obviously-correct causal-LM fill written from the definition of
+:mod:`nlibias.models.mlm.causal_fill`, one sequence per forward pass: the tests' reference."""
 
 from __future__ import annotations
 
@@ -16,9 +12,7 @@ from nlibias.models.mlm.hf import is_whole_word
 def reference_fill(
     model: Any, tok: Any, text: str, exclude: set[str], *, top_k: int, beam: int, depth: int, pool: int
 ) -> tuple[list[tuple[str, int, float, int]], int]:
-    """The fill's definition, one sequence per forward pass, no batching or padding:
-    ``[(word, rank, sentence log-prob, left rank)]`` and the longest candidate's token count.
-    ``exclude``: the words to skip (original word, block-list and stop words together)."""
+    """``[(word, rank, sentence log-prob, left rank)]`` and the longest candidate's token count."""
     import torch
 
     before, after = text.split("<mask>")

@@ -11,10 +11,7 @@ from collections.abc import Callable
 
 
 def traced_peak(job: Callable[[], object]) -> int:
-    """Peak bytes of Python objects and numpy arrays allocated while ``job()`` runs
-    (``tracemalloc``): what the job holds, without the allocator's retention and without native
-    buffers that numpy does not allocate (a model's, a tokenizer's). Run the job once before to
-    leave imports and first-call caches out."""
+    """Peak bytes of Python objects and numpy arrays allocated while ``job()`` runs (tracemalloc)."""
     tracemalloc.start()
     try:
         job()

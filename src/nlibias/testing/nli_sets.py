@@ -36,9 +36,7 @@ _HYPOTHESES = (
 
 
 def snli_shaped_rows(n: int, *, seed: int = 0) -> Iterator[dict[str, str]]:
-    """``n`` rows shaped like SNLI's JSONL (``sentence1``, ``sentence2``, ``gold_label``): short
-    sentences, about half with a gendered word, some naming an occupation, 1 in 100 without a
-    gold label (``-``), as SNLI has."""
+    """``n`` rows shaped like SNLI's JSONL, 1 in 100 without a gold label (``-``)."""
     rng = random.Random(seed)
     for _ in range(n):
         subject, action = rng.choice(_SUBJECTS), rng.choice(_ACTIONS)
@@ -64,10 +62,8 @@ _VERBS = ("sings", "runs", "reads", "waits", "smiles", "works", "sleeps", "walks
 
 
 def learnable_nli_rows(n: int, *, seed: int = 0) -> list[dict[str, str]]:
-    """A toy NLI set a tiny model learns in a few steps: the label is marked by a cue in the
-    hypothesis (``not`` → contradiction, ``because`` → neutral, neither → entailment), rows cycle
-    entailment, neutral, contradiction. Premises name an occupation; hypotheses speak of "The
-    <occupation>", "He" or "She" (something for a gender swap to change)."""
+    """A toy NLI set a tiny model learns in a few steps: ``not`` → contradiction, ``because`` →
+    neutral, else entailment; hypotheses say "The <occupation>", "He" or "She"."""
     rng = random.Random(seed)
     rows = []
     for i in range(n):

@@ -1,9 +1,4 @@
-"""The object audit and scoring: the tests' and benchmarks' independent reference.
-
-Samples and predictions held as objects, each model scored by its benchmark's object scorer
-(:data:`OBJECT_SCORERS`). Tests check the library's one columnar path against it; ``bench/`` times
-it as the naive way. Not part of the library's run path.
-"""
+"""The audit and scoring over objects: the tests' independent reference and ``bench/``'s naive way."""
 
 from __future__ import annotations
 
@@ -38,12 +33,10 @@ OBJECT_SCORERS: dict[tuple[str, str], ObjectScorer] = {
     ("bbnli", "generative"): score_generative,
     ("wq-nli", "classifier"): score_wq_nli,
     ("wq-nli", "generative"): score_wq_nli,
-    ("wq-nli", "sentence-logprob"): score_token_probability,
     ("occupations", "classifier"): score_occupations,
     ("occupations", "generative"): score_occupations,
 }
-"""Each built-in benchmark's measures over objects, by predictor kind (sentence-pair benchmarks:
-the token-probability measures)."""
+"""Each built-in benchmark's measures over objects, by predictor kind (sentence scorers: TP)."""
 
 
 def _object_scorer(benchmark: str, kind: str) -> ObjectScorer:
@@ -83,8 +76,8 @@ def audit_objects(
     samples_path: str | Path | None = None,
     **options: Any,
 ) -> AuditResult:
-    """Predict every sample with every predictor, score the objects, write ``out_dir`` (options:
-    ``out_dir``, ``cache``, ``bootstrap``, ``seed``, ``progress``, as the library's audit)."""
+    """Predict every sample with every predictor, score the objects, write ``out_dir`` (options as
+    the library's audit)."""
     out_dir, cache = options["out_dir"], options["cache"]
     bootstrap, seed = options.get("bootstrap", 1000), options.get("seed", 0)
     progress = options.get("progress", False)
@@ -136,9 +129,7 @@ def audit_sample_list(
     samples_dir: str | Path | None = None,
     **options: Any,
 ) -> AuditResult:
-    """The library's audit (:func:`~nlibias.jobs.audit.audit_samples`: ``out_dir``, ``cache``,
-    ``bootstrap``, ...) of sample objects, written first to ``samples_dir`` (default: a new
-    temporary directory), for tests that build their samples in memory."""
+    """The library's audit of sample objects, written first to ``samples_dir`` (default: temporary)."""
     directory = Path(samples_dir or tempfile.mkdtemp(prefix="nlibias-test-"))
     if not (directory / "samples.jsonl").exists():
         write_samples(directory, samples)

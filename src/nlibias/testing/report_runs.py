@@ -22,8 +22,8 @@ HOSTILE_PREMISE = 'The <script>alert("x")</script> neighbours & friends said <b>
 
 
 def bbnli_like_samples(premises: int = 3) -> list[Sample]:
-    """``premises`` pairs per subtopic (12 by default) over two domains and four subtopics, and a
-    test sample per subtopic; one premise is hostile."""
+    """``premises`` pairs per subtopic over two domains and four subtopics, and a test sample per
+    subtopic; one premise is hostile."""
     plan = [
         ("gender", "man_is_to_programmer", "men", "women", "are good at coding"),
         ("gender", "woman_is_to_homemaker", "women", "men", "belong at home"),
@@ -68,12 +68,8 @@ def bbnli_like_samples(premises: int = 3) -> list[Sample]:
 
 
 def build_bbnli_run(root: str | Path, *, name: str = "audit", bootstrap: int = 50, premises: int = 3) -> Path:
-    """Expand-like samples in ``root/samples`` and an audit of two fake classifiers in ``root/name``
-    (``premises`` pairs per subtopic: 10 or more give subtopics enough units for a verdict).
-
-    Model ``rules`` answers by lowercase substring rules (entailment for "men are good" and
-    "black people sell", contradiction for "asian men"); model ``hash`` answers pseudo-randomly.
-    """
+    """Expand-like samples in ``root/samples`` and an audit in ``root/name`` of two fake classifiers:
+    ``rules`` (substring rules) and ``hash`` (pseudo-random); 10 ``premises`` or more give verdicts."""
     root = Path(root)
     samples = bbnli_like_samples(premises)
     samples_dir = root / "samples"

@@ -1,8 +1,5 @@
-"""A tiny causal LM (Llama layout) built in-process, with a word-level tokenizer and a chat template.
-
-Random (seeded) weights: its answers mean nothing, but tokenization, the chat template, left
-padding, batching, one-pass answer scoring, greedy generation and caching all run for real, on
-the CPU, in well under a second per call, offline.
+"""A tiny causal LM built in-process (random seeded weights), with a word-level tokenizer and a chat
+template: every real code path runs, on the CPU, offline.
 
 >>> path = build_tiny_causal_lm("/tmp/tiny-causal", ["Men are rational."])   # doctest: +SKIP
 """
@@ -23,7 +20,7 @@ CAUSAL_SPECIAL_TOKENS: tuple[str, ...] = ("<pad>", "<unk>", "<|user|>", "<|assis
 #: Words every tiny causal vocabulary holds, so answers can be scored and generated.
 ANSWER_WORDS: tuple[str, ...] = ("yes", "no", "maybe", "Yes", "No", "Maybe", "Answer", ":", ".", ",")
 
-#: A minimal chat template in the usual Jinja form (one turn per message, then the assistant cue).
+#: A minimal Jinja chat template.
 TINY_CHAT_TEMPLATE = (
     "{% for message in messages %}<|user|> {{ message['content'] }} <|end|> {% endfor %}"
     "{% if add_generation_prompt %}<|assistant|>{% endif %}"
@@ -45,10 +42,8 @@ def _vocab(texts: Iterable[str], vocab_size: int) -> dict[str, int]:
 def train_tiny_causal_tokenizer(
     texts: Iterable[str], vocab_size: int = 1024, *, chat_template: bool = True
 ) -> Any:
-    """A word-level fast tokenizer (words and punctuation; unknown words → ``<unk>``).
-
-    Deterministic: the vocabulary is the special tokens, the answer words, then the most
-    frequent words of ``texts`` (ties alphabetical). Decoding joins tokens with spaces.
+    """A deterministic word-level fast tokenizer: specials, answer words, then ``texts``' most
+    frequent words.
 
     >>> tok = train_tiny_causal_tokenizer(["Women are rational."])
     >>> tok.convert_ids_to_tokens(tok("Women are rational.")["input_ids"])
@@ -85,12 +80,8 @@ def build_tiny_causal_lm(
     chat_template: bool = True,
     arch: Literal["llama", "gpt2"] = "llama",
 ) -> Path:
-    """Save a tiny causal LM (2 layers, hidden 32, 2 heads) and its tokenizer.
-
-    ``arch="llama"`` (rotary positions) or ``"gpt2"`` (learnt absolute positions: the layout in
-    which left padding without correct position ids changes the outputs). Same texts and seed,
-    same files. ``chat_template=False`` saves a tokenizer without one (to exercise the
-    plain-prompt path). The caller's torch RNG state is left untouched.
+    """Save a tiny causal LM (2 layers, hidden 32) and its tokenizer; ``arch="gpt2"`` has absolute
+    positions (where left padding needs position ids). The caller's torch RNG is left untouched.
 
     >>> path = build_tiny_causal_lm("/tmp/tiny-causal", ["Men are rational."])   # doctest: +SKIP
     """

@@ -1,8 +1,4 @@
-"""Tiny Hugging Face models built in-process: every real code path, on the CPU, in seconds, offline.
-
-Random (seeded) weights, real everything else (vocabulary, fast tokenizer, config, safetensors).
-Vocabularies are built by counting words: ``WordPieceTrainer`` breaks ties differently in every
-process, so its token ids would change from run to run.
+"""Tiny Hugging Face models built in-process (random seeded weights, real everything else).
 
 >>> from nlibias.testing import bbnli_texts, build_tiny_nli_classifier  # doctest: +SKIP
 >>> path = build_tiny_nli_classifier("/tmp/tiny-nli", bbnli_texts())     # doctest: +SKIP
@@ -29,24 +25,21 @@ SPECIAL_TOKENS: tuple[str, ...] = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 #: The label order of the ynie NLI checkpoints, the default of the tiny classifiers.
 DEFAULT_ID2LABEL: dict[int, str] = {0: "entailment", 1: "neutral", 2: "contradiction"}
 
-#: Size of the tiny transformers (BERT layout): small enough to build and run in milliseconds.
+#: Size of the tiny transformers (BERT layout).
 TINY_LAYERS = 2
 TINY_HIDDEN = 32
 TINY_HEADS = 2
 TINY_INTERMEDIATE = 64
 TINY_MAX_LENGTH = 512
-#: Weight init std of the tiny classifiers. BERT's 0.02 gives every input nearly the same
-#: probabilities; 0.5 makes them vary with the input (all three labels get predicted on BBNLI).
+#: Weight init std of the tiny classifiers: large, so that probabilities vary with the input.
 TINY_CLASSIFIER_INIT_STD = 0.5
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
 
 def bbnli_texts(data_dir: str | Path | None = None) -> list[str]:
-    """Sentences of the BBNLI source files (``data_dir``, its ``bbnli/`` or default
-    ``$NLIBIAS_DATA_DIR``), to train a tiny vocabulary on: each template rendered once per word
-    of its longest placeholder list (cycling; ``GROUP1``/``GROUP2`` too, unknown ones empty),
-    files sorted and duplicates dropped.
+    """Sentences of the BBNLI source files (default ``$NLIBIAS_DATA_DIR``) to train a vocabulary
+    on: each template rendered once per word of its longest placeholder list.
 
     >>> texts = bbnli_texts()                    # doctest: +SKIP
     >>> any("{{" in text for text in texts)      # doctest: +SKIP
@@ -109,13 +102,8 @@ def _word_counts(texts: Iterable[str]) -> Counter[str]:
 
 
 def _wordpiece_vocab(texts: Iterable[str], vocab_size: int) -> dict[str, int]:
-    """Specials, every character (alone and as ``##`` continuation), frequent words, then suffixes.
-
-    Every word seen can be spelled with the characters, so ``[UNK]`` appears only for characters
-    absent from ``texts``. About one eighth of the room left after the characters goes to
-    ``##`` suffixes (2-4 characters) of the words that did not make it, so rare words split into
-    realistic pieces. Ties are broken alphabetically: the vocabulary is a function of the texts.
-    """
+    """Specials, every character (alone and as ``##`` continuation), frequent words, then ``##``
+    suffixes of the rest (an eighth of the room); ties alphabetical, so deterministic."""
     counts = _word_counts(texts)
     chars = sorted({char for word in counts for char in word})
     vocab: dict[str, None] = dict.fromkeys([*SPECIAL_TOKENS, *chars, *(f"##{c}" for c in chars)])
@@ -141,12 +129,8 @@ def train_tiny_tokenizer(
     model_max_length: int = TINY_MAX_LENGTH,
     token_type_ids: bool = True,
 ) -> PreTrainedTokenizerBase:
-    """A cased BERT-style WordPiece fast tokenizer whose vocabulary comes from ``texts``.
-
-    Special tokens ``[PAD] [UNK] [CLS] [SEP] [MASK]`` (ids 0-4); pairs are encoded
-    ``[CLS] A [SEP] B [SEP]`` with token type ids 0/1 (BERT), or, with ``token_type_ids=False``,
-    ``[CLS] A [SEP] [SEP] B [SEP]`` and no token type ids (RoBERTa layout). The vocabulary holds
-    at most ``vocab_size`` entries unless the characters alone need more.
+    """A cased BERT-style WordPiece fast tokenizer whose vocabulary comes from ``texts``
+    (``token_type_ids=False``: RoBERTa's pair layout).
 
     >>> tok = train_tiny_tokenizer(["Men are rational.", "Women are rational."])
     >>> tok.convert_ids_to_tokens(tok("Men are", "rational.")["input_ids"])
@@ -199,11 +183,8 @@ def build_tiny_nli_classifier(
     vocab_size: int = 1024,
     init_std: float = TINY_CLASSIFIER_INIT_STD,
 ) -> Path:
-    """Save a tiny sequence-classification checkpoint (weights, config, tokenizer) to ``out_dir``:
-    random weights drawn from ``seed`` (the caller's torch RNG untouched; same texts and seed,
-    same files). ``id2label``: another order (or ``LABEL_0`` ...) exercises label mapping;
-    ``arch="roberta"``: no token type ids, positions offset by the padding id. ``init_std``: large
-    so probabilities vary with the input; a model to fine-tune trains better from BERT's 0.02.
+    """Save a tiny sequence-classification checkpoint to ``out_dir``, random weights from ``seed``
+    (the caller's torch RNG untouched); a model to fine-tune trains better with ``init_std=0.02``.
 
     >>> path = build_tiny_nli_classifier("/tmp/tiny-nli", ["Men are rational."])  # doctest: +SKIP
     """
