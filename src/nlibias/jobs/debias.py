@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any, cast
+
+from annotated_types import MinLen, Predicate
 
 from nlibias.debias.augment import SUMMARY_FILE, TRAIN_FILE, augment_gender_swap, check_selection
 from nlibias.debias.finetune import (
@@ -39,7 +41,17 @@ from nlibias.io.stages import DONE, Stage, begin_stage, canonical, check_stages,
 from nlibias.jobs.audit import audit_settings, run_audit
 from nlibias.jobs.debias_compare import COMPARISON_JSON, MIN_EFFECT, DebiasComparison, compare_debiasing
 from nlibias.jobs.expand import SUMMARY_JSON, expand_samples
-from nlibias.schema.declared import NonNegativeFloat, PositiveInt, Resamples, Seed, declared, one_or_many
+from nlibias.schema.declared import (
+    Allowed,
+    Name,
+    NonNegativeFloat,
+    PathArg,
+    PositiveInt,
+    Resamples,
+    Seed,
+    declared,
+    one_or_many,
+)
 from nlibias.version import __version__
 
 
@@ -84,8 +96,6 @@ def _file(path: str | Path | None) -> dict[str, Any] | None:
 
 
 def _check_common(models: Sequence[str], augment: dict[str, Any]) -> list[str]:
-    if not models:
-        raise ConfigError("no model given: pass one or more models to fine-tune", parameter="models")
     names = [model_dir_name(m) for m in models]
     if len(set(names)) != len(names):
         raise ConfigError(f"{{models}} with the same folder name: {', '.join(names)}", parameter="models")
@@ -161,15 +171,12 @@ def _record_intact(target: Path) -> bool:
 def _finetune_options(options: Mapping[str, Any] | None) -> TrainingOptions:
     """``finetune_options`` as the options of every fine-tune (each gets its own seed)."""
     chosen = dict(options or {})
-    if "seed" in chosen:
-        raise ConfigError(
-            "give the seed as seed (and seeds), not in finetune_options", parameter="finetune_options"
-        )
     known = [field.name for field in fields(TrainingOptions) if field.name != "seed"]
     unknown = sorted(set(chosen) - set(known))
     if unknown:
+        seed = "; give the seed as seed (and seeds), not in finetune_options" if "seed" in unknown else ""
         raise ConfigError(
-            f"finetune_options has unknown keys {', '.join(unknown)}; known: {', '.join(known)}",
+            f"finetune_options has unknown keys {', '.join(unknown)}; known: {', '.join(known)}{seed}",
             parameter="finetune_options",
         )
     return TrainingOptions(**chosen)
@@ -238,14 +245,20 @@ def _stored_comparison(
     return cast(DebiasComparison, stored) if same and "seed_groups" in stored else None
 
 
+Models = Name | Annotated[Sequence[Name], MinLen(1), Allowed("a non-empty list of models to fine-tune")]
+ExistingFile = Annotated[
+    PathArg, Predicate(lambda path: Path(path).expanduser().is_file()), Allowed("an existing file")
+]
+
+
 @declared
 def run_debias(
-    models: str | Sequence[str],
+    models: Models,
     train: str | Path,
     out_dir: str | Path,
     *,
     eval_path: str | Path | None = None,
-    premises: str | Path | None = None,
+    premises: ExistingFile | None = None,
     augment_options: Mapping[str, Any] | None = None,
     finetune_options: Mapping[str, Any] | None = None,
     audit_options: Mapping[str, Any] | None = None,
@@ -280,7 +293,7 @@ def run_debias(
     )
     options = _finetune_options(finetune_options)
     augment = _augment_split(augment, options.split, train)
-    train_set, eval_set = _check_inputs(models, train, eval_path, premises, augment, options, seed, seeds)
+    train_set, eval_set = _check_inputs(models, train, eval_path, augment, options, seed, seeds)
     augment_stage = _augment_stage(out, train_set, augment)
     tunes = _tunes(
         out, models, names, [seed + i for i in range(seeds)], augment_stage, train_set, eval_set, options
@@ -309,7 +322,6 @@ def _check_inputs(
     models: Sequence[str],
     train: str | Path,
     eval_path: str | Path | None,
-    premises: str | Path | None,
     augment: dict[str, Any],
     options: TrainingOptions,
     seed: int,
@@ -322,8 +334,6 @@ def _check_inputs(
     swap_list_named(augment.get("word_list", "winobias"))
     for model in models:
         check_base_model(model)
-    if premises is not None and not Path(premises).expanduser().is_file():
-        raise ConfigError(f"{{premises}} file {premises} does not exist", parameter="premises")
     # a split of a set without splits (a file) is refused before any stage is recorded
     check_splits(train, options.split, eval_path, options.eval_split)
     train_set = check_training_set(train, options.split, "train")

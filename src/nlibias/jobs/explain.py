@@ -1,9 +1,5 @@
-"""``nlibias explain``: label the explanations of an audit's generated answers with NLI judges
-(:mod:`nlibias.explanations`; the rates of :mod:`nlibias.metrics.explanations`).
-
-One stage of :mod:`nlibias.io.stages`: a rerun with the same inputs (recorded in
-``RUN/stages/explain.json``) reuses the outputs.
-"""
+"""``nlibias explain``: label the explanations of an audit's generated answers with NLI judges;
+one stage (:mod:`nlibias.io.stages`): a rerun with the same inputs reuses the outputs."""
 
 from __future__ import annotations
 
@@ -56,8 +52,7 @@ class ExplainResult:
     reused: bool
     """True when the outputs of an earlier run with the same inputs were kept."""
     redone: tuple[str, ...] = ()
-    """Why the outputs of an earlier run with the same inputs were not reused: each one damaged or
-    replaced since it was written (then recomputed)."""
+    """Why an earlier run's outputs were recomputed (each damaged or replaced since)."""
     stats: Mapping[str, Any] = field(default_factory=dict, repr=False)
     """Per judge: the classifier runtime's counts (pairs, cached, computed); empty when reused."""
 
@@ -83,16 +78,11 @@ def run_explain(
     progress: bool = True,
     **model_options: Any,
 ) -> ExplainResult:
-    """Label every generated answer of the audit run ``run_dir`` with each NLI judge in
-    ``judges`` (specs as for an audit's models: Hugging Face names, ``prompt:MODEL``,
-    ``fake:NAME``; or :class:`~nlibias.models.base.NLIClassifier` objects) and write
-    ``run_dir/explanations/`` (module docstring). ``threshold``: the grounded share below which
-    an explanation is invalid (default 0.5). ``samples``: the samples file the audit answered
-    (default: the one the run records). ``lm_judge``: a generative LM (a spec as for an audit's
-    generative models, or a backend object) asked for each explanation's label as a second
-    opinion (:mod:`nlibias.explanations.lm_judge`); its labels go in the rows (``lm_label``) and
-    its agreement with each NLI judge (Cohen's kappa) in the summary. ``model_options``
-    (``device``, ``dtype``, ``max_tokens``, ...) go to the judges as to an audit's classifiers."""
+    """Label every generated answer of ``run_dir`` with each NLI judge (model specs or
+    :class:`~nlibias.models.base.NLIClassifier` objects) into ``run_dir/explanations/``.
+    ``threshold``: the grounded share below which an explanation is invalid (default 0.5);
+    ``lm_judge``: a generative LM asked for each label as a second opinion (``lm_label``, and its
+    Cohen's kappa with each judge); ``model_options`` go to the judges as to an audit's models."""
     threshold = DEFAULT_GROUNDED_THRESHOLD if threshold is None else threshold
     if lm_judge is None and lm_judge_max_new_tokens != LM_JUDGE_MAX_NEW_TOKENS:  # it would be ignored
         raise option_applies_to_nothing(
@@ -153,8 +143,6 @@ def _finished_summary(stage: Stage) -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class _Work:
-    """What the stage computes from."""
-
     answers: Sequence[GeneratedAnswer]
     judges: Sequence[NLIClassifier]
     lm_judge: GenerativeBackend | None
@@ -202,8 +190,8 @@ def _explain(work: _Work, cache: CacheOption, redone: tuple[str, ...]) -> Explai
 
 
 def lm_agreement(rows: Sequence[Mapping[str, Any]], lm_labels: Sequence[str | None]) -> dict[str, Any]:
-    """Per model and NLI judge: Cohen's kappa and percent agreement between the NLI judge's labels
-    and the LM judge's, over the answers both labelled, and how often the LM gave each label.
+    """Per model and NLI judge: Cohen's kappa and percent agreement with the LM judge over the
+    answers both labelled, and how often the LM gave each label.
 
     >>> rows = [{"model": "m", "judge": "j", "label": a, "lm_label": b}
     ...         for a, b in [("biased", "biased"), ("balanced", "balanced"), ("invalid", "balanced")]]
@@ -275,10 +263,8 @@ def _judges(
     *,
     lm_loads_here: bool = False,
 ) -> tuple[list[NLIClassifier], list[Any]]:
-    """The judges as classifiers (names built as an audit builds its classifiers, their options
-    checked as an audit's are, also when every judge is an object), and the predictors to close
-    afterwards. A dtype or device that only the LM judge reads (``lm_loads_here``; no judge loads
-    weights here) is not refused for them."""
+    """The judges as classifiers (names built as an audit's classifiers) and the predictors to
+    close; a dtype or device only the LM judge reads (``lm_loads_here``) is not refused."""
     given = _given_judges(judges)
     specs = ModelSet.of([judge for judge in given if isinstance(judge, str)])
     if options.label_map is not None and not specs.models:  # judges given as objects only

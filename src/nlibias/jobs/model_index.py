@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import yaml
+from annotated_types import Predicate
 
 from nlibias.catalog.registry import benchmark_for_source, load_plugins
 from nlibias.errors import ConfigError, DataError, NlibiasError, SourceError
@@ -27,6 +28,7 @@ from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.verdicts import headline_infos
 from nlibias.report.metric_readers import interval, is_number
 from nlibias.report.verdict_block import scored_of, subset_of
+from nlibias.schema.declared import Allowed, PathArg, declared
 from nlibias.schema.model_keys import split_model_key
 from nlibias.textio.text_files import decode_utf8
 from nlibias.textio.yaml_unique import load_yaml
@@ -147,8 +149,16 @@ def _read(path: str | Path) -> RunDirectory:
     return read_run(path)
 
 
+def _hub_name(name: str) -> bool:
+    return bool(name.strip()) and name == name.strip() and "\n" not in name
+
+
+HubName = Annotated[str, Predicate(_hub_name), Allowed("the model's name on the Hub (e.g. my-org/my-nli)")]
+
+
+@declared
 def model_index(
-    run: str | Path, *, model: str | None = None, name: str | None = None
+    run: PathArg, *, model: str | None = None, name: HubName | None = None
 ) -> list[dict[str, Any]]:
     """The ``model-index`` list of a run: one entry per model (``model``: only that one), as
     :func:`huggingface_hub.repocard_data.eval_results_to_model_index` writes it, each named by
@@ -156,35 +166,35 @@ def model_index(
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
     read = _read(run)
-    keys = _keys(read, model)
-    if name is not None:
-        _check_name(name)
-        keys = [_one_model(read.path, keys)]
+    found = _results(read, _keys(read, model, one=name is not None))
     entries: list[dict[str, Any]] = []
-    for key in keys:
-        results = _eval_results(read, key)
-        if results:
-            entries += eval_results_to_model_index(name or _model_name(read, key), results)
-    if not entries:
-        raise DataError(f"{read.path}: no model reports a headline measure or accuracy", field="models")
+    for key, results in found.items():
+        entries += eval_results_to_model_index(name or _model_name(read, key), results)
     return entries
 
 
-def _keys(run: RunDirectory, model: str | None) -> list[str]:
+def _keys(run: RunDirectory, model: str | None, *, one: bool = False) -> list[str]:
+    """The run's model keys, or ``model`` alone; ``one``: refused unless that leaves one."""
     keys = list(run.metrics["models"])
-    if model is None:
-        return keys
-    if model not in keys:
-        raise ConfigError(f"{{model}} {model!r} is not in {run.path} ({', '.join(keys)})", parameter="model")
-    return [model]
+    chosen = keys if model is None else [key for key in keys if key == model]
+    if (chosen or model is None) and not (one and len(chosen) != 1):
+        return chosen
+    reason = (
+        f"{{model}} {model!r} is not in {run.path} ({', '.join(keys)})"
+        if model is not None
+        else f"{run.path} holds models {', '.join(keys)}; a model card describes one (the Hub reads one "
+        "model name per model-index and gives it every result): pass model"
+    )
+    raise ConfigError(reason, parameter="model")
 
 
-def _check_name(name: str) -> None:
-    if not name.strip() or name != name.strip() or "\n" in name:
-        raise ConfigError(
-            f"{{name}} {name!r} is not a model name; pass the model's name on the Hub (e.g. my-org/my-nli)",
-            parameter="name",
-        )
+def _results(run: RunDirectory, keys: Sequence[str]) -> dict[str, list[EvalResult]]:
+    """Each model's results (:func:`_eval_results`), refused when none has any."""
+    found = {key: results for key in keys if (results := _eval_results(run, key))}
+    if not found:
+        models = ", ".join(map(repr, keys))
+        raise DataError(f"{run.path}: model {models} reports no headline measure or accuracy", field="models")
+    return found
 
 
 def model_index_yaml(run: str | Path, *, model: str | None = None, name: str | None = None) -> str:
@@ -193,19 +203,8 @@ def model_index_yaml(run: str | Path, *, model: str | None = None, name: str | N
     model name per card, so with several every result was read as the last model's."""
     entries = model_index(run, model=model, name=name)
     if len(entries) > 1:
-        read = _read(run)
-        _one_model(read.path, _keys(read, model))  # refuses, naming the models
+        _keys(_read(run), model, one=True)  # refuses, naming the models
     return yaml.safe_dump({"model-index": entries}, sort_keys=False, allow_unicode=True)
-
-
-def _one_model(path: Path, keys: list[str]) -> str:
-    if len(keys) != 1:
-        raise ConfigError(
-            f"{path} holds models {', '.join(keys)}; a model card describes one (the Hub reads one model "
-            "name per model-index and gives it every result): pass model",
-            parameter="model",
-        )
-    return keys[0]
 
 
 def read_card(path: Path) -> tuple[str, dict[str, Any]]:
@@ -282,23 +281,18 @@ def _card(path: Path, text: str, metadata: Mapping[str, Any]) -> Any:
     return loaded
 
 
-def update_card(
-    run: str | Path, card: str | Path, *, model: str | None = None, name: str | None = None
-) -> str:
+@declared
+def update_card(run: PathArg, card: PathArg, *, model: str | None = None, name: HubName | None = None) -> str:
     """Write the run's ``model-index`` of one model into the metadata block of the card at
     ``card``, keeping its other metadata, text and other datasets' results; the model named
     ``name``, else as the card names it, else as the run recorded. Updated under a lock
     (:func:`~nlibias.io.atomic.locked_update`); returns the model's name."""
     read = _read(run)
-    key = _one_model(read.path, _keys(read, model))
-    if name is not None:
-        _check_name(name)
+    [key] = _keys(read, model, one=True)
     card_path = Path(card)
     if not card_path.is_file():
         raise SourceError(card_path, None, "no model card here", fix="pass an existing README.md")
-    results = _eval_results(read, key)
-    if not results:
-        raise DataError(f"{read.path}: model {key!r} reports no headline measure or accuracy", model=key)
+    results = _results(read, [key])[key]
     with locked_update(card_path) as target:
         loaded = _card(card_path, *read_card(target))
         data = loaded.data

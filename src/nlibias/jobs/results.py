@@ -277,18 +277,11 @@ def run_info(samples_path: str | Path | None) -> dict[str, Any]:
 
 
 def check_predictors(predictors: Sequence[Predictor]) -> None:
-    """Refuse no model and model keys given twice (their results would overwrite each other)."""
-    fields = ("generative", "mlm", "causal")  # beside models: every field that names a model
-    if not predictors:
-        raise ConfigError(
-            "no model given: name one in {models}, {generative}, {mlm} or {causal}",
-            parameter="models",
-            names=fields,
-        )
+    """Refuse no model, a name that is not a string and model keys given twice (their results would
+    overwrite each other)."""
     names = [p.name for p in predictors]
+    unnamed = [name for name in names if not isinstance(name, str)]
     duplicates = sorted({n for n in names if names.count(n) > 1})
-    if not duplicates:
-        return
     # two different models under one key (smollm2 in process and openai:URL#smollm2): "name each
     # model once" would blame the user for what the keys do
     different = [
@@ -296,20 +289,24 @@ def check_predictors(predictors: Sequence[Predictor]) -> None:
         for n in duplicates
         if len({repr(sorted(p.describe().items())) for p in predictors if p.name == n}) > 1
     ]
-    if different:
-        raise ConfigError(
+    if not predictors:
+        reason = "no model given: name one in {models}, {generative}, {mlm} or {causal}"
+    elif unnamed:
+        reason = f"{{models}}: a predictor's name is {unnamed[0]!r}, not a string"
+    elif different:
+        reason = (
             f"two different models share the key {', '.join(different)}: a key is the model's name without "
             "its backend, so give one of them another name (a server's model is named after '#', as the "
-            "server knows it: serve it under an alias)",
-            parameter="models",
-            names=fields,
+            "server knows it: serve it under an alias)"
         )
-    raise ConfigError(
-        f"model key(s) given twice: {', '.join(duplicates)}; name each model once in {{models}}, "
-        "{generative}, {mlm} and {causal}",
-        parameter="models",
-        names=fields,
-    )
+    elif duplicates:
+        reason = (
+            f"model key(s) given twice: {', '.join(duplicates)}; name each model once in {{models}}, "
+            "{generative}, {mlm} and {causal}"
+        )
+    else:
+        return
+    raise ConfigError(reason, parameter="models", names=("generative", "mlm", "causal"))
 
 
 def run_section(

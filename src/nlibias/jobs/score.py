@@ -15,14 +15,15 @@ as an audit of the same predictions would be (:func:`nlibias.jobs.audit.audit_sa
 from __future__ import annotations
 
 import glob
-import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
 from os import PathLike
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
+from annotated_types import MinLen
 
 from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
 from nlibias.catalog.registry import benchmarks, read_benchmark_samples
@@ -47,18 +48,18 @@ from nlibias.jobs.results import (
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import IdPositions, SampleColumns
-from nlibias.schema.declared import DrawSeed, Name, Resamples, declared, is_int, one_or_many
+from nlibias.schema.declared import Allowed, DrawSeed, Name, PathArg, Resamples, declared, one_or_many
 from nlibias.schema.outputs import ModelOutputs
 
-PredictionsInput = str | Path | Sequence[str | Path]
+PredictionsInput = (
+    PathArg | Annotated[Sequence[PathArg], MinLen(1), Allowed("a non-empty list of predictions files")]
+)
 
 
 def expand_predictions(predictions: PredictionsInput) -> list[Path]:
     """The predictions files named: each path as given, or the files a glob pattern matches
     (sorted; a pattern is expanded only when no file has its literal name), each file once."""
     given: list[str | Path] = one_or_many(predictions)
-    if not given:
-        raise ConfigError("no predictions file given", parameter="predictions")
     paths: list[Path] = []
     for item in given:
         text = str(item)
@@ -280,37 +281,22 @@ def _rows_as_records(
     return rows
 
 
-_SCORE_FIELDS = ("score_more", "score_less")
-_TOKEN_FIELDS = ("tokens_more", "tokens_less")
+_SCORES = ("score_more", "score_less", "tokens_more", "tokens_less")
 
 
 def _check_sentence_scores(path: Path, line: int, prediction: Prediction) -> None:
-    """Refuse a sentence scorer's row its measures cannot read (``no_pair: true`` rows carry none)."""
+    """Refuse a sentence scorer's row without its scores (``no_pair: true`` rows carry none); the
+    values were checked as the row was read (:mod:`nlibias.schema.prediction_rows`)."""
     fix = (
         "a sentence-logprob row carries score_more, score_less, tokens_more and tokens_less, or "
         "no_pair: true; audit the samples again to write the model's rows, its scores read from the cache"
     )
-
-    def fail(field: str, reason: str) -> SourceError:
-        return SourceError(path, field, reason, line=line, fix=fix)
-
     if prediction.kind != "sentence-logprob":
-        raise fail("kind", f"a {prediction.kind} row among model {prediction.model!r}'s sentence scores")
-    extra = prediction.extra
-    if extra.get("no_pair") is True and not any(f in extra for f in (*_SCORE_FIELDS, *_TOKEN_FIELDS)):
-        return
-    for field in _SCORE_FIELDS:
-        value = extra.get(field)
-        if field not in extra:
-            raise fail(field, "missing")
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise fail(field, f"{value!r} is not a finite number (a log-likelihood)")
-    for field in _TOKEN_FIELDS:
-        value = extra.get(field)
-        if field not in extra:
-            raise fail(field, "missing")
-        if not is_int(value) or value < 0:
-            raise fail(field, f"{value!r} is not a number of tokens (a whole number, 0 or more)")
+        reason = f"a {prediction.kind} row among model {prediction.model!r}'s sentence scores"
+        raise SourceError(path, "kind", reason, line=line, fix=fix)
+    missing = [field for field in _SCORES if field not in prediction.extra]
+    if missing and not (prediction.extra.get("no_pair") is True and len(missing) == len(_SCORES)):
+        raise SourceError(path, missing[0], "missing", line=line, fix=fix)
 
 
 def _score_arrays(

@@ -1,10 +1,9 @@
-"""Human validation of an ``extend`` run's queue as functions: ``nlibias validate status``,
-``resolve``, ``export`` and ``import`` (``nlibias.validation_status`` and so on)."""
+"""``nlibias validate status``, ``resolve``, ``export`` and ``import`` as functions."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,14 +46,7 @@ class ImportResult:
 
     def to_dict(self) -> dict[str, Any]:
         """What ``nlibias validate import --json`` prints."""
-        return {
-            "file": str(self.file),
-            "answers": self.answers,
-            "rows": self.rows,
-            "annotators": list(self.annotators),
-            "unjudged_hypotheses": self.unjudged_hypotheses,
-            "queue": self.queue,
-        }
+        return {**asdict(self), "file": str(self.file), "annotators": list(self.annotators)}
 
 
 @declared
