@@ -1,8 +1,5 @@
-"""``nlibias debias``: paper 004's whole experiment in one call, each step skipped when done.
-
-The steps and the ``OUT/`` layout: docs/debiasing.md. A rerun skips the steps whose recorded
-inputs match (:mod:`nlibias.io.stages`) and refuses, or with ``force`` redoes, the others.
-"""
+"""``nlibias debias``: paper 004's whole experiment in one call (steps and layout:
+docs/debiasing.md); a rerun skips the steps whose recorded inputs match (:mod:`nlibias.io.stages`)."""
 
 from __future__ import annotations
 
@@ -70,8 +67,7 @@ _STEP_FOLDERS = ("augmented", "models", "occupations", "audit", "stages")
 
 @dataclass(frozen=True)
 class DebiasResult:
-    """What :func:`run_debias` (``nlibias.debias_models``) compared, and which steps it ran and
-    which it reused."""
+    """What :func:`run_debias` compared, and which steps it ran and which it reused."""
 
     comparison: DebiasComparison
     ran: list[str]
@@ -95,13 +91,14 @@ def _file(path: str | Path | None) -> dict[str, Any] | None:
     return {"path": str(where), "sha256": hashlib.sha256(where.read_bytes()).hexdigest()}
 
 
-def _check_common(models: Sequence[str], augment: dict[str, Any]) -> list[str]:
-    names = [model_dir_name(m) for m in models]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{{models}} with the same folder name: {', '.join(names)}", parameter="models")
+def _check_augment(augment: dict[str, Any]) -> None:
     check_selection(augment.get("select", "occupation"), augment.get("match", "words"))
     check_her(augment.get("her", "rule"), augment.get("her_model"))
-    return names
+
+
+def _own_folders(models: Sequence[str]) -> bool:
+    """Whether each model has its own folder name under ``OUT/models``."""
+    return len({model_dir_name(m) for m in models}) == len(models)
 
 
 def _augment_split(augment: dict[str, Any], split: str, train: str | Path) -> dict[str, Any]:
@@ -221,8 +218,7 @@ def _later_stages(
 
 
 def _complete_run(directory: Path) -> bool:
-    """Whether the run directory's manifest says its last write finished (a kill before the final
-    manifest leaves the first one, ``complete: false``)."""
+    """Whether the run directory's manifest says its last write finished."""
     try:
         manifest = read_manifest(directory)
     except NlibiasError:  # damaged: not finished
@@ -233,8 +229,7 @@ def _complete_run(directory: Path) -> bool:
 def _stored_comparison(
     path: Path, pairs: list[list[str]], bootstrap: int, min_effect: float = MIN_EFFECT
 ) -> DebiasComparison | None:
-    """The comparison a finished run wrote, if it still is that one (same pairs, resamples and
-    minimum effect)."""
+    """The comparison a finished run wrote, if it has the same pairs, resamples and minimum effect."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
@@ -245,7 +240,15 @@ def _stored_comparison(
     return cast(DebiasComparison, stored) if same and "seed_groups" in stored else None
 
 
-Models = Name | Annotated[Sequence[Name], MinLen(1), Allowed("a non-empty list of models to fine-tune")]
+Models = (
+    Name
+    | Annotated[
+        Sequence[Name],
+        MinLen(1),
+        Predicate(_own_folders),
+        Allowed("a non-empty list of models of distinct folder names"),
+    ]
+)
 ExistingFile = Annotated[
     PathArg, Predicate(lambda path: Path(path).expanduser().is_file()), Allowed("an existing file")
 ]
@@ -269,13 +272,10 @@ def run_debias(
     progress: bool = True,
     min_effect: NonNegativeFloat | None = None,
 ) -> DebiasResult:
-    """Paper 004's debiasing experiment: augment ``train`` (``augment_options``: those of
-    ``nlibias.augment``), fine-tune each of ``models`` on the original and on the augmented set
-    (``finetune_options``: those of ``nlibias.finetune``; ``seeds`` times: seeds ``seed``,
-    ``seed + 1``, ...), audit them on the occupation samples (``premises``: your premise file;
-    default: the shipped one) and compare before with after (``min_effect``: default
-    :data:`~nlibias.jobs.debias_compare.MIN_EFFECT`); as ``nlibias debias``. A rerun in
-    ``out_dir`` resumes; ``force``: redo the steps whose recorded inputs differ (else refused).
+    """``nlibias debias``: augment ``train`` (``augment_options``: ``nlibias.augment``'s), fine-tune
+    each model on the original and the augmented set (``finetune_options``: ``nlibias.finetune``'s;
+    seeds ``seed`` to ``seed + seeds - 1``), audit them on the occupation samples (``premises``)
+    and compare before with after. A rerun resumes; ``force`` redoes steps whose inputs differ.
 
     >>> # nlibias.debias_models("bert-base-uncased", "snli_train.jsonl", "runs/debias").comparison"""
     models = one_or_many(models)
@@ -286,7 +286,8 @@ def run_debias(
     refuse_overwrites(
         {"out_dir": [out / step for step in _STEP_FOLDERS]}, {**read, "augment_options": augment.get("names")}
     )
-    names = _check_common(models, augment)
+    _check_augment(augment)
+    names = [model_dir_name(m) for m in models]
     # checked now, not hours later at the audit step
     audit_own, audit_run, audit_model_options = audit_settings(
         audit_options or {}, bootstrap=bootstrap, progress=progress
@@ -328,7 +329,7 @@ def _check_inputs(
     seeds: int,
 ) -> tuple[TrainingSet, TrainingSet | None]:
     """Every option, model path and input file checked before any step runs; the training and
-    evaluation sets read once here (every row checked) and hashed, for every step."""
+    evaluation sets read (and hashed) once, for every step."""
     for first_or_last in {seed, seed + seeds - 1}:  # every option checked before any file is read
         finetune_settings(models[0], replace(options, seed=first_or_last))
     swap_list_named(augment.get("word_list", "winobias"))
@@ -342,8 +343,7 @@ def _check_inputs(
 
 
 class _Steps:
-    """Which stages run: each stage's status from :func:`check_stages`, and the names of those
-    begun, in order (a stage done with the same inputs is skipped)."""
+    """Which stages run (from :func:`check_stages`), and the names of those begun, in order."""
 
     def __init__(self, out: Path, statuses: dict[str, str]) -> None:
         self.out, self.statuses = out, statuses
@@ -367,8 +367,7 @@ def _fine_tune_all(
     options: TrainingOptions,
     progress: bool,
 ) -> None:
-    """Run the fine-tunes not done yet; the augmented set (written by the augment step) is checked
-    once, when the first fine-tune on it starts."""
+    """Run the fine-tunes not done yet (the augmented set read once, by the first that needs it)."""
     augmented_set: TrainingSet | None = None
     for tune in tunes:
         if not steps.start(tune.stage):
@@ -385,8 +384,8 @@ def _fine_tune_all(
 def _compare(
     steps: _Steps, audit: Stage, comparison: Stage, bootstrap: int, min_effect: float
 ) -> DebiasComparison:
-    """The before/after comparison: the one a finished run wrote when it still answers these
-    pairs and options, else computed again from the audit (and the stage counted as run)."""
+    """The comparison a finished run wrote when it still answers these pairs and options, else
+    computed again from the audit (the stage counted as run)."""
     pairs = comparison.inputs["pairs"]
     result = (
         None

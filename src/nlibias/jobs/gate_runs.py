@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.catalog.registry import load_plugins, read_benchmark_samples
+from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError
-from nlibias.io.run_dir import read_run
+from nlibias.jobs.results import read_checked_run
 from nlibias.metrics.paired_units import model_outputs
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.outputs import ModelOutputs
@@ -38,8 +38,7 @@ def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
     """A run (:func:`nlibias.io.run_dir.read_run`), the samples it scored (``samples``, else the
     file it recorded; refused when its bytes are not those the run read) and each model's
     outputs on them."""
-    load_plugins()  # a plug-in benchmark's measures are declared: their ranges are checked
-    run = read_run(run_dir)
+    run = read_checked_run(run_dir)
     path = run.samples.check(run.samples.file(samples))
     columns = read_benchmark_samples(path).columns
     kept, outputs = model_outputs(columns, run.predictions(), run.kinds)
