@@ -8,10 +8,11 @@ BBNLI pairs with both paper prompts; a demonstration, not a verdict (:data:`DISC
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nlibias.benchmarks.bbnli import expand_bbnli
 from nlibias.benchmarks.bbnli_source import BBNLI_DATA
@@ -20,6 +21,8 @@ from nlibias.catalog.registry import with_benchmarks
 from nlibias.io.run_dir import OUTPUT_FILES
 from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, write_samples
 from nlibias.jobs.audit import run_audit
+from nlibias.jobs.explain import run_explain
+from nlibias.jobs.results import AuditResult
 from nlibias.jobs.subset import MIN_PAIRS_PER_SUBTOPIC, sample_pairs_stratified
 from nlibias.report.html import write_report
 from nlibias.report.load import load_runs
@@ -27,9 +30,6 @@ from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions, RunOptions
 from nlibias.schema import Sample
 from nlibias.schema.declared import PositiveInt, Resamples, Seed, declared
-
-if TYPE_CHECKING:
-    from nlibias.jobs.results import AuditResult
 
 __all__ = [  # the sampler lives in nlibias.jobs.subset (audit --limit shares it); importable here as before
     "DEFAULT_SAMPLE_PAIRS",
@@ -125,8 +125,6 @@ def run_demo(
         note=DISCLAIMER,
     )
     if judge is not None:
-        from nlibias.jobs.explain import run_explain
-
         run_explain(out, [judge], cache=cache_path or True, bootstrap=bootstrap, seed=seed, progress=progress)
     report_path = write_demo_report(out)
     return _demo_summary(out, samples, pairs_available, result, report_path, started)
@@ -180,8 +178,6 @@ def _demo_summary(
 
 def write_demo_report(run_dir: Path) -> Path:
     """``report.html`` in the run directory, with figures when matplotlib is installed."""
-    import importlib.util
-
     target = run_dir / "report.html"
     write_report(
         with_benchmarks(load_runs([run_dir])),

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from nlibias.errors import ConfigError
 from nlibias.explanations.judge import GROUNDED_RULE_VERSION, GeneratedAnswer, judge_answers, judge_reference
@@ -30,7 +30,7 @@ from nlibias.metrics.explanations import DEFAULT_GROUNDED_THRESHOLD, LABELS
 from nlibias.runtime.build import build_predictors, check_label_map_applies, close_predictors
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import CacheOption, ModelOptions, open_cache
-from nlibias.schema.applies import option_applies_to_nothing
+from nlibias.schema.applies import AppliesTo
 from nlibias.schema.declared import DrawSeed, Name, PathArg, PositiveInt, Resamples, Share, declared
 from nlibias.schema.measure_info import EXPLANATIONS_FILE
 from nlibias.schema.model_ref import ModelRef
@@ -61,6 +61,15 @@ class ExplainResult:
         return read_rows(self.out_dir)
 
 
+LM_JUDGE_APPLIES = AppliesTo(
+    "the LM judge's answers",
+    lambda settings: settings.get("lm_judge") is not None,
+    "",
+    fix="name one in {{lm_judge}}, or leave {{{name}}} out",
+    names=("lm_judge",),
+)
+
+
 @declared(
     lazy={"NLIClassifier": "nlibias.models.base", "GenerativeBackend": "nlibias.models.generative.backend"}
 )
@@ -71,7 +80,7 @@ def run_explain(
     threshold: Share | None = None,
     samples: PathArg | None = None,
     lm_judge: Name | GenerativeBackend | None = None,
-    lm_judge_max_new_tokens: PositiveInt = LM_JUDGE_MAX_NEW_TOKENS,
+    lm_judge_max_new_tokens: Annotated[PositiveInt, LM_JUDGE_APPLIES] = LM_JUDGE_MAX_NEW_TOKENS,
     cache: CacheOption = True,
     bootstrap: Resamples = 1000,
     seed: DrawSeed = 0,
@@ -84,11 +93,6 @@ def run_explain(
     ``lm_judge``: a generative LM asked for each label as a second opinion (``lm_label``, and its
     Cohen's kappa with each judge); ``model_options`` go to the judges as to an audit's models."""
     threshold = DEFAULT_GROUNDED_THRESHOLD if threshold is None else threshold
-    if lm_judge is None and lm_judge_max_new_tokens != LM_JUDGE_MAX_NEW_TOKENS:  # it would be ignored
-        raise option_applies_to_nothing(
-            "lm_judge_max_new_tokens", "the LM judge's answers", value=lm_judge_max_new_tokens,
-            fix="name one in {lm_judge}, or leave {lm_judge_max_new_tokens} out", names=("lm_judge",),
-        )  # fmt: skip
     run_dir = Path(run_dir)
     own = list(inspect.signature(run_explain).parameters)[:-1]  # named in a "did you mean", never split off
     options = ModelOptions.split(model_options, caller="explain", also=own)[1]  # before any file is read

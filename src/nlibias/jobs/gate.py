@@ -1,14 +1,6 @@
-"""The bias gate: did a candidate model get more biased than the one shipped (``nlibias gate``)?
-
-Two runs over the same samples (:mod:`nlibias.jobs.gate_runs`) are compared model by model with
-a paired bootstrap and Holm-adjusted p per headline measure and slice; the test and what is
-refused before deciding are in docs/gates.md, The test.
-
->>> import nlibias
->>> result = nlibias.gate("runs/candidate", "runs/shipped")  # doctest: +SKIP
->>> result.passed, result.reason  # doctest: +SKIP
-(False, 'm: bbnli_bias_score overall is more biased than the baseline: ...')
-"""
+"""The bias gate (``nlibias gate``): is a candidate model more biased than the one shipped? Two
+runs over the same samples are compared model by model with a paired bootstrap and Holm-adjusted
+p per headline measure and slice (docs/gates.md, The test)."""
 
 from __future__ import annotations
 
@@ -154,8 +146,7 @@ def _infos(declared: Sequence[MeasureInfo], *runs: Mapping[str, Any]) -> list[Me
 
 
 def _slices(units: RunUnits, rules: GateRules, info: MeasureInfo) -> list[str]:
-    """The slicings tested for ``info`` (a grouping the units lack: refused when named, skipped
-    when it is the default's ``domain``)."""
+    """The slicings tested for ``info`` (one the units lack: refused unless the default's)."""
     wanted = rules.slices_of(info.name)
     usable = [s for s in wanted if s == OVERALL or s in units.groups]
     missing = [s for s in wanted if s not in usable]
@@ -309,8 +300,7 @@ def _check_visible(checks: Sequence[GateCheck], rules: GateRules) -> None:
 def _testable_units(
     benchmark: Benchmark, run: RunData, model: str | None, measures: Sequence[str], role: str
 ) -> RunUnits:
-    """The model's resampling units, from its benchmark's measures for its kind; refused with
-    fewer than MIN_VERDICT_UNITS units holding a read answer (a pass would say nothing)."""
+    """The model's resampling units, refused with fewer than MIN_VERDICT_UNITS read answers."""
     assert model is not None  # every candidate model has a baseline model (match_models)
     units = benchmark.measures_for(run.kind_of(model)).resampling_units(
         run.columns, run.outputs[model], model=model, measures=measures
@@ -359,12 +349,9 @@ def gate(
     samples: str | Path | None = None,
 ) -> GateResult:
     """Decide whether the candidate run's models are more biased than the baseline run's.
-
-    ``rules``: a :class:`~nlibias.jobs.gate_rules.GateRules` or a rules file (default: margin 0,
-    overall and domains, 95 %, 1,000 resamples, seed 0); ``margin`` overrides every margin it sets.
-    ``pairs``: ``{candidate model: baseline model}`` for models whose keys differ. ``samples``:
-    the samples file, where a run's recorded one has moved. Without ``baseline`` only the rules'
-    absolute limits apply.
+    ``rules``: :class:`~nlibias.jobs.gate_rules.GateRules` or a rules file; ``margin`` overrides
+    every margin; ``pairs``: ``{candidate model: baseline model}`` for keys that differ;
+    ``samples``: where a run's samples moved. Without ``baseline`` only absolute limits apply.
 
     >>> result = gate("runs/candidate", "runs/shipped", margin=1.0)  # doctest: +SKIP
     >>> result.passed, result.to_frame()[["measure", "slice", "verdict"]]  # doctest: +SKIP

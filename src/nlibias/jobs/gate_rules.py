@@ -1,7 +1,4 @@
-"""The rules of a bias gate (``nlibias gate --rules gate.yaml``): margins, absolute limits, slices.
-
-Every key is checked (unknown ones refused with the line); the format and the ``worse``
-directions are in docs/gates.md, Rules.
+"""The rules of a bias gate (``nlibias gate --rules gate.yaml``; docs/gates.md, Rules).
 
 >>> rules = parse_rules("margin: 0.5\\nmeasures:\\n  bbnli_bias_score: {max_abs: 5}\\n", "gate.yaml")
 >>> rules.margin_of("bbnli_bias_score"), rules.max_abs_of("bbnli_bias_score"), rules.max_abs_of("M1")

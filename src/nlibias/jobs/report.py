@@ -1,8 +1,5 @@
-"""``nlibias report`` as a function: an HTML report, paper-layout tables, or the before/after
-debiasing tables of one occupation audit (:func:`make_report`).
-
-Warnings raised while the runs are read (a run written before manifests, samples changed since the
-audit) are Python warnings; the command line prints them as ``warning:`` lines.
+"""``nlibias report`` as a function (:func:`make_report`): an HTML report, paper-layout tables,
+or the before/after debiasing tables of one occupation audit.
 
 >>> parse_pairs(["bert=bert-debiased", ("a", "b")])
 [('bert', 'bert-debiased'), ('a', 'b')]
@@ -25,6 +22,7 @@ from nlibias.jobs.debias_compare import COMPARISON_JSON, DebiasComparison, compa
 from nlibias.report.compare import compare as compare_runs
 from nlibias.report.compare import format_comparison
 from nlibias.report.debias_tables import format_debias_tables
+from nlibias.report.html import ASSETS_DIR_SUFFIX, write_report
 from nlibias.report.load import Run, load_runs
 from nlibias.report.paper_tables import TABLE_FORMATS, format_table, render_tables
 from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements
@@ -124,14 +122,10 @@ def make_report(
     pairs: Sequence[str | tuple[str, str]] = (),
     min_effect: Annotated[NonNegativeFloat | None, DEBIAS_TABLES] = None,
 ) -> ReportResult:
-    """The report of ``runs`` (run directories of audit, score or extend); as ``nlibias report``.
-    By default the HTML report (``out``, default ``<first run>/report.html``); with ``fmt`` (``md``,
-    ``latex``, ``csv``) the paper tables as ``text``, written to ``out`` when given; with
-    ``compare`` side by side; with ``debias`` (or ``pairs`` of ``BEFORE=AFTER`` model keys) the
-    before/after tables of one occupation audit as text, saved as its ``debias_comparison.json``
-    and written to ``out`` when given (``min_effect``: the smallest change marked). An option the
-    chosen report does not read is refused (:func:`_check_options_apply`). This is
-    ``nlibias.make_report`` (``nlibias.report`` is the package).
+    """``nlibias report``: the HTML report of ``runs`` (``out``, default ``<first run>/report.html``);
+    with ``fmt`` the paper tables as ``text``; with ``compare`` side by side; with ``debias`` (or
+    ``pairs`` of ``BEFORE=AFTER`` model keys) the before/after tables of one occupation audit,
+    saved as its ``debias_comparison.json``. Tables are written to ``out`` when given.
 
     >>> # print(nlibias.make_report("runs/audit", fmt="md").text)
     >>> make_report("runs/audit", debias=True, fmt="md")
@@ -170,8 +164,7 @@ def _refuse_overwrites(runs: Sequence[str | Path], out: str | Path | None, *, de
 
 
 def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None:
-    """Refuse a run named twice (its directory however spelled, or its ``metrics.json``) and
-    ``compare`` with one run: a run compared with itself shows only zeros ("no change")."""
+    """Refuse a run named twice (however spelled) and ``compare`` with one run (only zeros)."""
     if compare and len(runs) < 2:
         raise option_applies_to_nothing(
             "compare", "two or more runs side by side", given=f"runs names one ({runs[0]})",
@@ -190,8 +183,8 @@ def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None
 
 
 def _check_options_apply(*, debias: bool, fmt: str | None, compare: bool, plots: bool) -> None:
-    """Refuse an option that the report asked for would ignore without a word: the before/after
-    tables (``debias``) are text of one run, without figures; only the HTML report has figures.
+    """Refuse an option the report asked for would ignore (the before/after tables compare one
+    run's models, as text; only the HTML report has figures).
 
     >>> _check_options_apply(debias=False, fmt="md", compare=True, plots=True)
     >>> _check_options_apply(debias=False, fmt="md", compare=False, plots=False)
@@ -240,8 +233,6 @@ def _tables_report(loaded: Sequence[Run], fmt: str, compare: bool, out: str | Pa
 
 
 def _html_report(loaded: Sequence[Run], out: str | Path | None, compare: bool, plots: bool) -> ReportResult:
-    from nlibias.report.html import ASSETS_DIR_SUFFIX, write_report
-
     if plots:
         try:
             import matplotlib  # noqa: F401

@@ -38,6 +38,7 @@ from nlibias.io.predictions import (
 from nlibias.io.results import MetricsDocument
 from nlibias.io.run_manifest import check_run_file
 from nlibias.io.temporary import temporary_folder
+from nlibias.io.tool_logs import native_predictions
 from nlibias.jobs.results import (
     AuditResult,
     finish_run,
@@ -92,8 +93,6 @@ def run_score(
     given ``out_dir`` write the run directory. ``predictions``: JSONL with ``id``, ``label`` (and
     ``model``, ``probs``), an lm-eval or Inspect log (:mod:`nlibias.io.tool_logs`), a glob, or
     several. ``answer_column``: the files hold answer strings there (BBQ's published results)."""
-    from nlibias.io.tool_logs import native_predictions
-
     paths = expand_predictions(predictions)
     refuse_run_overwrites(out_dir, samples=samples, predictions=paths)
     checked = read_benchmark_samples(samples)
@@ -107,19 +106,14 @@ def run_score(
                 for i, path in enumerate(paths)
             ]
         converted = any(n != p for n, p in zip(natives, paths, strict=True))
-        if len(paths) == 1:
-            result = score_files(
-                checked, natives[0], out_dir=out_dir, bootstrap=bootstrap, seed=seed,
-                predictions_name=paths[0] if converted else None,
-            )  # fmt: skip
-        else:
+        source, name = natives[0], str(paths[0]) if converted else None
+        if len(paths) > 1:
             tmp = stack.enter_context(temporary_folder("nlibias-combined-"))
-            combined = _combine(checked.columns.ids, paths, natives, tmp / PREDICTIONS_JSONL)
-            result = score_files(
-                checked, combined, out_dir=out_dir, bootstrap=bootstrap, seed=seed,
-                predictions_name=os.pathsep.join(str(p) for p in paths),
-            )  # fmt: skip
-            converted = True
+            source = _combine(checked.columns.ids, paths, natives, tmp / PREDICTIONS_JSONL)
+            name, converted = os.pathsep.join(str(p) for p in paths), True
+        result = score_files(
+            checked, source, out_dir=out_dir, bootstrap=bootstrap, seed=seed, predictions_name=name
+        )
         # a converted or combined file lives in a temporary directory: hold its rows first
         return result.materialised() if converted else result
 
