@@ -1,9 +1,5 @@
-"""The audit: models over a benchmark's samples → predictions, measures and a run directory.
-
-Every audit (command line, demo, Python API) runs :func:`run_audit`: the samples read once and
-checked, a kind of model the benchmark cannot score refused before any model loads, then
-:func:`audit_samples`: each predictor answers through the prediction cache, the benchmark's
-measures score it, and the run directory is written as a unit.
+"""The audit (command line, demo, Python API): models over a benchmark's samples → predictions,
+measures and a run directory (:func:`run_audit`, then :func:`audit_samples`).
 
 >>> import tempfile
 >>> from nlibias.jobs.expand import expand_to_dir
@@ -59,16 +55,14 @@ from nlibias.schema.model_keys import check_classifier_key
 from nlibias.schema.outputs import ChainedRows, ModelOutputs
 from nlibias.schema.prediction_rows import check_predictor_run
 
-RUN_KEYWORDS = ("out_dir", "extra", "note")
-""":func:`run_audit`'s keywords beside its models and options: where and what it writes."""
+RUN_KEYWORDS = ("out_dir", "extra", "note")  # run_audit's own keywords beside models and options
 
 
 def audit_settings(
     settings: Mapping[str, Any], **run_defaults: Any
 ) -> tuple[dict[str, Any], RunOptions, ModelOptions]:
-    """Keywords of an audit split into :func:`run_audit`'s own (:data:`RUN_KEYWORDS`), the
-    :class:`RunOptions` (``run_defaults`` beneath them) and the :class:`ModelOptions`, refusing
-    (before the samples are read) a keyword that is none of them, naming the closest one.
+    """Keywords of an audit split into :func:`run_audit`'s own, the :class:`RunOptions`
+    (``run_defaults`` beneath them) and the :class:`ModelOptions`; an unknown one refused.
 
     >>> audit_settings({"device": "cpu", "cache": False, "note": "n"})
     ({'note': 'n'}, RunOptions(cache=False, ...), ModelOptions(mode='scored', ..., device='cpu', ...))
@@ -94,13 +88,9 @@ def run_audit(
     extra: Mapping[str, Any] | None = None,
     note: str | None = None,
 ) -> AuditResult:
-    """Run ``models`` (a :class:`~nlibias.runtime.model_set.ModelSet`, or names or predictors of
-    NLI classifiers) over ``samples`` (a run directory, a samples file, what :func:`nlibias.expand`
-    returned, or Sample objects), score them with the benchmark's measures and, given ``out_dir``,
-    write the run directory there. ``options``: how the models run; ``run``: cache, bootstrap,
-    seed, ``limit`` (a stratified subset, written into ``out_dir`` as its samples and recorded
-    under ``subset``), progress. ``extra`` goes into ``metrics.json``; ``note`` under the tables.
-    """
+    """Run ``models`` over ``samples`` (a run directory, a samples file, or Sample objects), score
+    them and, given ``out_dir``, write the run directory. ``run.limit``: a stratified subset,
+    written as the run's samples. ``extra`` goes into ``metrics.json``; ``note`` under the tables."""
     for name, value, kind in (("options", options, ModelOptions), ("run", run, RunOptions)):
         if not isinstance(value, kind):  # checked before any file is read or model loaded
             raise ConfigError(
@@ -108,7 +98,6 @@ def run_audit(
                 parameter=name,
             )
     models = ModelSet.of(models)
-    # bars only on a terminal (lines in a log); else the libraries' bars are off too
     prepare_progress(run.progress)
     refuse_run_overwrites(out_dir, samples=samples)
     if run.limit is not None and out_dir is not None:  # the subset is written as the run's samples
@@ -160,10 +149,6 @@ def audit_samples(
     """
     check_predictors(predictors)
     for predictor in predictors:  # a predictor object's name is its key, checked as a spec's is
-        if not isinstance(predictor.name, str):
-            raise ConfigError(
-                f"{{models}}: a predictor's name is {predictor.name!r}, not a string", parameter="models"
-            )
         if predictor.kind == "classifier" or not predictor.name:
             check_classifier_key(predictor.name, "models")
     check_bootstrap(bootstrap, seed)
@@ -212,9 +197,7 @@ def _limited(
     seed: int,
     out_dir: str | Path | None,
 ) -> tuple[BenchmarkSamples, dict[str, Any]]:
-    """The stratified subset of ``checked`` (``limit``), written into ``out_dir`` when there is one,
-    and what ``metrics.json`` records of it."""
-    # from a file: every field, as the subset's samples file will hold them
+    """The stratified subset of ``checked``, written into ``out_dir`` when given, and its record."""
     everything = read_samples(Path(given)) if isinstance(given, str | PathLike) else list(given)
     if limit >= len(everything):  # a "subset" of all would be announced as not the full set's
         raise option_applies_to_nothing(

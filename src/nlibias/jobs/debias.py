@@ -1,8 +1,5 @@
-"""``nlibias debias``: paper 004's whole experiment in one call, each step skipped when done.
-
-The steps and the ``OUT/`` layout: docs/debiasing.md. A rerun skips the steps whose recorded
-inputs match (:mod:`nlibias.io.stages`) and refuses, or with ``force`` redoes, the others.
-"""
+"""``nlibias debias``: paper 004's whole experiment in one call (steps and layout:
+docs/debiasing.md); a rerun skips the steps whose recorded inputs match (:mod:`nlibias.io.stages`)."""
 
 from __future__ import annotations
 
@@ -12,7 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any, cast
+
+from annotated_types import MinLen, Predicate
 
 from nlibias.debias.augment import SUMMARY_FILE, TRAIN_FILE, augment_gender_swap, check_selection
 from nlibias.debias.finetune import (
@@ -39,7 +38,17 @@ from nlibias.io.stages import DONE, Stage, begin_stage, canonical, check_stages,
 from nlibias.jobs.audit import audit_settings, run_audit
 from nlibias.jobs.debias_compare import COMPARISON_JSON, MIN_EFFECT, DebiasComparison, compare_debiasing
 from nlibias.jobs.expand import SUMMARY_JSON, expand_samples
-from nlibias.schema.declared import NonNegativeFloat, PositiveInt, Resamples, Seed, declared, one_or_many
+from nlibias.schema.declared import (
+    Allowed,
+    Name,
+    NonNegativeFloat,
+    PathArg,
+    PositiveInt,
+    Resamples,
+    Seed,
+    declared,
+    one_or_many,
+)
 from nlibias.version import __version__
 
 
@@ -58,8 +67,7 @@ _STEP_FOLDERS = ("augmented", "models", "occupations", "audit", "stages")
 
 @dataclass(frozen=True)
 class DebiasResult:
-    """What :func:`run_debias` (``nlibias.debias_models``) compared, and which steps it ran and
-    which it reused."""
+    """What :func:`run_debias` compared, and which steps it ran and which it reused."""
 
     comparison: DebiasComparison
     ran: list[str]
@@ -83,15 +91,14 @@ def _file(path: str | Path | None) -> dict[str, Any] | None:
     return {"path": str(where), "sha256": hashlib.sha256(where.read_bytes()).hexdigest()}
 
 
-def _check_common(models: Sequence[str], augment: dict[str, Any]) -> list[str]:
-    if not models:
-        raise ConfigError("no model given: pass one or more models to fine-tune", parameter="models")
-    names = [model_dir_name(m) for m in models]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{{models}} with the same folder name: {', '.join(names)}", parameter="models")
+def _check_augment(augment: dict[str, Any]) -> None:
     check_selection(augment.get("select", "occupation"), augment.get("match", "words"))
     check_her(augment.get("her", "rule"), augment.get("her_model"))
-    return names
+
+
+def _own_folders(models: Sequence[str]) -> bool:
+    """Whether each model has its own folder name under ``OUT/models``."""
+    return len({model_dir_name(m) for m in models}) == len(models)
 
 
 def _augment_split(augment: dict[str, Any], split: str, train: str | Path) -> dict[str, Any]:
@@ -161,15 +168,12 @@ def _record_intact(target: Path) -> bool:
 def _finetune_options(options: Mapping[str, Any] | None) -> TrainingOptions:
     """``finetune_options`` as the options of every fine-tune (each gets its own seed)."""
     chosen = dict(options or {})
-    if "seed" in chosen:
-        raise ConfigError(
-            "give the seed as seed (and seeds), not in finetune_options", parameter="finetune_options"
-        )
     known = [field.name for field in fields(TrainingOptions) if field.name != "seed"]
     unknown = sorted(set(chosen) - set(known))
     if unknown:
+        seed = "; give the seed as seed (and seeds), not in finetune_options" if "seed" in unknown else ""
         raise ConfigError(
-            f"finetune_options has unknown keys {', '.join(unknown)}; known: {', '.join(known)}",
+            f"finetune_options has unknown keys {', '.join(unknown)}; known: {', '.join(known)}{seed}",
             parameter="finetune_options",
         )
     return TrainingOptions(**chosen)
@@ -214,8 +218,7 @@ def _later_stages(
 
 
 def _complete_run(directory: Path) -> bool:
-    """Whether the run directory's manifest says its last write finished (a kill before the final
-    manifest leaves the first one, ``complete: false``)."""
+    """Whether the run directory's manifest says its last write finished."""
     try:
         manifest = read_manifest(directory)
     except NlibiasError:  # damaged: not finished
@@ -226,8 +229,7 @@ def _complete_run(directory: Path) -> bool:
 def _stored_comparison(
     path: Path, pairs: list[list[str]], bootstrap: int, min_effect: float = MIN_EFFECT
 ) -> DebiasComparison | None:
-    """The comparison a finished run wrote, if it still is that one (same pairs, resamples and
-    minimum effect)."""
+    """The comparison a finished run wrote, if it has the same pairs, resamples and minimum effect."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
@@ -238,14 +240,28 @@ def _stored_comparison(
     return cast(DebiasComparison, stored) if same and "seed_groups" in stored else None
 
 
+Models = (
+    Name
+    | Annotated[
+        Sequence[Name],
+        MinLen(1),
+        Predicate(_own_folders),
+        Allowed("a non-empty list of models of distinct folder names"),
+    ]
+)
+ExistingFile = Annotated[
+    PathArg, Predicate(lambda path: Path(path).expanduser().is_file()), Allowed("an existing file")
+]
+
+
 @declared
 def run_debias(
-    models: str | Sequence[str],
+    models: Models,
     train: str | Path,
     out_dir: str | Path,
     *,
     eval_path: str | Path | None = None,
-    premises: str | Path | None = None,
+    premises: ExistingFile | None = None,
     augment_options: Mapping[str, Any] | None = None,
     finetune_options: Mapping[str, Any] | None = None,
     audit_options: Mapping[str, Any] | None = None,
@@ -256,13 +272,10 @@ def run_debias(
     progress: bool = True,
     min_effect: NonNegativeFloat | None = None,
 ) -> DebiasResult:
-    """Paper 004's debiasing experiment: augment ``train`` (``augment_options``: those of
-    ``nlibias.augment``), fine-tune each of ``models`` on the original and on the augmented set
-    (``finetune_options``: those of ``nlibias.finetune``; ``seeds`` times: seeds ``seed``,
-    ``seed + 1``, ...), audit them on the occupation samples (``premises``: your premise file;
-    default: the shipped one) and compare before with after (``min_effect``: default
-    :data:`~nlibias.jobs.debias_compare.MIN_EFFECT`); as ``nlibias debias``. A rerun in
-    ``out_dir`` resumes; ``force``: redo the steps whose recorded inputs differ (else refused).
+    """``nlibias debias``: augment ``train`` (``augment_options``: ``nlibias.augment``'s), fine-tune
+    each model on the original and the augmented set (``finetune_options``: ``nlibias.finetune``'s;
+    seeds ``seed`` to ``seed + seeds - 1``), audit them on the occupation samples (``premises``)
+    and compare before with after. A rerun resumes; ``force`` redoes steps whose inputs differ.
 
     >>> # nlibias.debias_models("bert-base-uncased", "snli_train.jsonl", "runs/debias").comparison"""
     models = one_or_many(models)
@@ -273,14 +286,15 @@ def run_debias(
     refuse_overwrites(
         {"out_dir": [out / step for step in _STEP_FOLDERS]}, {**read, "augment_options": augment.get("names")}
     )
-    names = _check_common(models, augment)
+    _check_augment(augment)
+    names = [model_dir_name(m) for m in models]
     # checked now, not hours later at the audit step
     audit_own, audit_run, audit_model_options = audit_settings(
         audit_options or {}, bootstrap=bootstrap, progress=progress
     )
     options = _finetune_options(finetune_options)
     augment = _augment_split(augment, options.split, train)
-    train_set, eval_set = _check_inputs(models, train, eval_path, premises, augment, options, seed, seeds)
+    train_set, eval_set = _check_inputs(models, train, eval_path, augment, options, seed, seeds)
     augment_stage = _augment_stage(out, train_set, augment)
     tunes = _tunes(
         out, models, names, [seed + i for i in range(seeds)], augment_stage, train_set, eval_set, options
@@ -309,21 +323,18 @@ def _check_inputs(
     models: Sequence[str],
     train: str | Path,
     eval_path: str | Path | None,
-    premises: str | Path | None,
     augment: dict[str, Any],
     options: TrainingOptions,
     seed: int,
     seeds: int,
 ) -> tuple[TrainingSet, TrainingSet | None]:
     """Every option, model path and input file checked before any step runs; the training and
-    evaluation sets read once here (every row checked) and hashed, for every step."""
+    evaluation sets read (and hashed) once, for every step."""
     for first_or_last in {seed, seed + seeds - 1}:  # every option checked before any file is read
         finetune_settings(models[0], replace(options, seed=first_or_last))
     swap_list_named(augment.get("word_list", "winobias"))
     for model in models:
         check_base_model(model)
-    if premises is not None and not Path(premises).expanduser().is_file():
-        raise ConfigError(f"{{premises}} file {premises} does not exist", parameter="premises")
     # a split of a set without splits (a file) is refused before any stage is recorded
     check_splits(train, options.split, eval_path, options.eval_split)
     train_set = check_training_set(train, options.split, "train")
@@ -332,8 +343,7 @@ def _check_inputs(
 
 
 class _Steps:
-    """Which stages run: each stage's status from :func:`check_stages`, and the names of those
-    begun, in order (a stage done with the same inputs is skipped)."""
+    """Which stages run (from :func:`check_stages`), and the names of those begun, in order."""
 
     def __init__(self, out: Path, statuses: dict[str, str]) -> None:
         self.out, self.statuses = out, statuses
@@ -357,8 +367,7 @@ def _fine_tune_all(
     options: TrainingOptions,
     progress: bool,
 ) -> None:
-    """Run the fine-tunes not done yet; the augmented set (written by the augment step) is checked
-    once, when the first fine-tune on it starts."""
+    """Run the fine-tunes not done yet (the augmented set read once, by the first that needs it)."""
     augmented_set: TrainingSet | None = None
     for tune in tunes:
         if not steps.start(tune.stage):
@@ -375,8 +384,8 @@ def _fine_tune_all(
 def _compare(
     steps: _Steps, audit: Stage, comparison: Stage, bootstrap: int, min_effect: float
 ) -> DebiasComparison:
-    """The before/after comparison: the one a finished run wrote when it still answers these
-    pairs and options, else computed again from the audit (and the stage counted as run)."""
+    """The comparison a finished run wrote when it still answers these pairs and options, else
+    computed again from the audit (the stage counted as run)."""
     pairs = comparison.inputs["pairs"]
     result = (
         None

@@ -1,9 +1,6 @@
-"""Before/after debiasing: S, ΔP, B and accuracy of a baseline and its debiased model, and their
-differences with paired bootstrap intervals (paper 004 Tables 5-7), from one occupation audit run.
-
-The differences resample the models' per-pair values together (the gate's paired bootstrap);
-pairs, seed groups and when a change is marked: docs/debiasing.md.
-"""
+"""Before/after debiasing (paper 004 Tables 5-7): S, ΔP, B and accuracy of a baseline and its
+debiased model from one occupation audit run, their differences with the gate's paired bootstrap
+intervals; pairs, seed groups and when a change is marked: docs/debiasing.md."""
 
 from __future__ import annotations
 
@@ -138,17 +135,15 @@ def compare_debiasing(
     run, metrics = read.path, read.metrics
     models = list(metrics["models"])
     chosen = list(pairs) if pairs else find_pairs(models, run)
-    if not chosen:
-        raise ConfigError(
-            "no before/after pair: pass pairs (before, after), or audit model directories written by "
-            "`nlibias finetune`, one trained on an `nlibias augment` output",
-            parameter="pairs",
+    missing = [m for pair in chosen for m in pair if m not in models]
+    if missing or not chosen:
+        reason = (
+            f"model {missing[0]!r} is not in {run / METRICS_FILE} ({', '.join(models)})"
+            if missing
+            else "no before/after pair: pass pairs (before, after), or audit model directories written by "
+            "`nlibias finetune`, one trained on an `nlibias augment` output"
         )
-    for model in (m for pair in chosen for m in pair):
-        if model not in metrics["models"]:
-            raise ConfigError(
-                f"model {model!r} is not in {run / METRICS_FILE} ({', '.join(models)})", parameter="pairs"
-            )
+        raise ConfigError(reason, parameter="pairs")
     samples_path = read.samples.check(read.samples.file(samples))
     columns = read_benchmark_samples(samples_path).columns
     ids = IdPositions(columns.ids)

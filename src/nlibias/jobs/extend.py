@@ -25,10 +25,8 @@ if TYPE_CHECKING:
 
 
 class ExtendSettings(TypedDict, total=False):
-    """The settings :func:`extend` and :func:`extend_config` put on top of the configuration: the
-    command line's options under their parameter names. An unset one (left out, ``None``, an empty
-    list, ``False``) leaves the configuration's value; a name or a list of names is one string or
-    several."""
+    """The command line's options, put on top of the configuration by :func:`extend`; an unset one
+    (left out, ``None``, an empty list, ``False``) leaves the configuration's value."""
 
     out_dir: str | Path | None
     """The run directory (config ``run_dir``; default ``runs/next``)."""
@@ -69,9 +67,8 @@ class ExtendSettings(TypedDict, total=False):
 def extend_config(
     config: ExtendConfig | str | Path | None = None, **settings: Unpack[ExtendSettings]
 ) -> ExtendConfig:
-    """``config`` (an :class:`ExtendConfig`, a YAML file, or None for the defaults) with the given
-    settings (:class:`ExtendSettings`) on top, checked again; ``templates="none"`` turns the
-    curated templates off."""
+    """``config`` (an :class:`ExtendConfig`, a YAML file, or None: the defaults) with ``settings`` on
+    top, checked again; ``templates="none"`` turns the curated templates off."""
     if config is None:
         config = ExtendConfig()
     elif not isinstance(config, ExtendConfig):
@@ -91,8 +88,7 @@ def extend_config(
 
 
 def _override_value(setting: str, value: Any) -> Any:
-    """A setting's value as the configuration takes it: ``None`` (unset) leaves the configuration's
-    value; names become a list (none: unset), paths text, ``unvalidated=False`` unset.
+    """A setting's value as the configuration takes it (``None``: unset; names a list, paths text).
 
     >>> _override_value("classifiers", "fake:a"), _override_value("holdout", ()), _override_value("derive", False)
     (['fake:a'], None, False)
@@ -115,13 +111,10 @@ def extend(
     on_stage: Callable[[StageReport], None] | None = None,
     **settings: Unpack[ExtendSettings],
 ) -> PipelineResult:
-    """Extend BBNLI the BBNLI-next way (masks → masked → fill → filter → validate →
-    counterfactual → export) into ``out_dir``; as ``nlibias extend``. ``config``: an
-    ``ExtendConfig``, a YAML file or None (the defaults); the settings (:class:`ExtendSettings`:
-    ``out_dir``, ``fill_model``, ``classifiers``, ``holdout``, ...) go on top of it
-    (:func:`extend_config`). A rerun resumes; the result's ``status`` is ``complete``, ``stopped``
-    (``until``) or ``awaiting_judgements``. ``on_stage`` is called with each stage's report as the
-    stage finishes.
+    """``nlibias extend``: extend BBNLI the BBNLI-next way (masks → masked → fill → filter →
+    validate → counterfactual → export) with :func:`extend_config`'s configuration; a rerun
+    resumes. ``status``: ``complete``, ``stopped`` (``until``) or ``awaiting_judgements``;
+    ``on_stage`` is called with each stage's report.
 
     >>> # nlibias.extend(out_dir="runs/next", fill_model="fake", classifiers=["fake:a"],
     >>> #                unvalidated=True).status"""

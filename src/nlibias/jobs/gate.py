@@ -1,14 +1,6 @@
-"""The bias gate: did a candidate model get more biased than the one shipped (``nlibias gate``)?
-
-Two runs over the same samples (:mod:`nlibias.jobs.gate_runs`) are compared model by model with
-a paired bootstrap and Holm-adjusted p per headline measure and slice; the test and what is
-refused before deciding are in docs/gates.md, The test.
-
->>> import nlibias
->>> result = nlibias.gate("runs/candidate", "runs/shipped")  # doctest: +SKIP
->>> result.passed, result.reason  # doctest: +SKIP
-(False, 'm: bbnli_bias_score overall is more biased than the baseline: ...')
-"""
+"""The bias gate (``nlibias gate``): is a candidate model more biased than the one shipped? Two
+runs over the same samples are compared model by model with a paired bootstrap and Holm-adjusted
+p per headline measure and slice (docs/gates.md, The test)."""
 
 from __future__ import annotations
 
@@ -24,13 +16,13 @@ from pydantic import ValidationError
 from nlibias.benchmarks.base import Benchmark
 from nlibias.catalog.registry import benchmark_for_source
 from nlibias.errors import ConfigError, DataError
-from nlibias.jobs.gate_models import match_models
 from nlibias.jobs.gate_rules import (
     DEFAULT_SLICES,
+    GATE,
     OVERALL,
     GateRules,
+    Points,
     load_rules,
-    measure_rule_problem,
     refuse_superseded_rules,
 )
 from nlibias.jobs.gate_runs import (
@@ -39,6 +31,7 @@ from nlibias.jobs.gate_runs import (
     check_different_runs,
     check_same_kind,
     load_gate_run,
+    match_models,
 )
 from nlibias.metrics.paired import (
     AWAY_FROM_NEUTRAL,
@@ -50,7 +43,7 @@ from nlibias.metrics.paired import (
 )
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, format_value, headline_infos
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import problems
+from nlibias.schema.declared import declared, problems
 from nlibias.schema.measure_info import MeasureInfo
 from nlibias.schema.run_units import RunUnits
 
@@ -153,8 +146,7 @@ def _infos(declared: Sequence[MeasureInfo], *runs: Mapping[str, Any]) -> list[Me
 
 
 def _slices(units: RunUnits, rules: GateRules, info: MeasureInfo) -> list[str]:
-    """The slicings tested for ``info`` (a grouping the units lack: refused when named, skipped
-    when it is the default's ``domain``)."""
+    """The slicings tested for ``info`` (one the units lack: refused unless the default's)."""
     wanted = rules.slices_of(info.name)
     usable = [s for s in wanted if s == OVERALL or s in units.groups]
     missing = [s for s in wanted if s not in usable]
@@ -190,12 +182,8 @@ def _checks(
         if not c.tested:  # undefined, or too few units (one rule for verdicts and gates): not tested
             undefined = _undefined(c, base_model)
             if undefined and c.slicing == OVERALL:  # nothing of the model's measure to test: not a pass
-                raise DataError(
-                    f"candidate model {cand_model!r} is not testable on {info.name}: its value (or the "
-                    "baseline's) is undefined over all samples (no answer read on one side of its pairs)",
-                    model=cand_model,
-                    fix="check the model's answers (nlibias report) and audit it again",
-                )
+                why = f" on {info.name}: its value (or the baseline's) is undefined over all samples (no answer read"
+                raise _untestable("candidate", cand_model, why + " on one side of its pairs)")
             detail = (
                 "undefined on this slice (no answer read on one side): not tested"
                 if undefined
@@ -312,68 +300,58 @@ def _check_visible(checks: Sequence[GateCheck], rules: GateRules) -> None:
 def _testable_units(
     benchmark: Benchmark, run: RunData, model: str | None, measures: Sequence[str], role: str
 ) -> RunUnits:
-    """The model's resampling units, from its benchmark's measures for its kind; refused with
-    fewer than MIN_VERDICT_UNITS units holding a read answer (a pass would say nothing)."""
+    """The model's resampling units, refused with fewer than MIN_VERDICT_UNITS read answers."""
     assert model is not None  # every candidate model has a baseline model (match_models)
     units = benchmark.measures_for(run.kind_of(model)).resampling_units(
         run.columns, run.outputs[model], model=model, measures=measures
     )
     readable = units.readable()
     if readable < MIN_VERDICT_UNITS:
-        raise DataError(
-            f"{role} model {model!r} is not testable: {readable} of {len(units)} units hold an answer that "
-            f"was read (fewer than {MIN_VERDICT_UNITS})",
-            model=model,
-            fix="check the model's answers (nlibias report) and audit it again",
-        )
+        why = f": {readable} of {len(units)} units hold an answer that was read (fewer than {MIN_VERDICT_UNITS})"
+        raise _untestable(role, model, why)
     return units
 
 
+def _untestable(role: str, model: str, why: str) -> DataError:
+    """The refusal of a model the gate cannot test (a pass would say nothing of it)."""
+    return DataError(
+        f"{role} model {model!r} is not testable{why}",
+        model=model,
+        fix="check the model's answers (nlibias report) and audit it again",
+    )
+
+
 def _rules(rules: GateRules | str | Path | None, margin: float | None) -> GateRules:
-    if rules is None:
-        found = GateRules()
-    elif isinstance(rules, GateRules):
-        problem = measure_rule_problem(rules)  # what a rules file is refused for, on the object too
-        if problem is not None:
-            raise ConfigError(f"rules {'.'.join(problem[0])}: {problem[1]}", parameter="rules")
-        try:  # validated again: model_copy(update=...) and model_construct skip the declared bounds
-            found = GateRules.model_validate(rules.model_dump())
+    """The rules checked (an object again: ``model_copy(update=...)`` skips the declared bounds);
+    ``margin`` replaces every margin, a measure's own too."""
+    if isinstance(rules, GateRules):
+        try:
+            found = GateRules.model_validate(rules.model_dump(), context=GATE)
         except ValidationError as exc:
             first = problems(exc)[0]
             raise ConfigError(f"rules {first.field}: {first.reason}", parameter="rules") from None
     else:
-        found = load_rules(rules)
-    if margin is not None:
-        # every margin of the rules, a measure's own too: the one given is the one tested
-        settings = found.model_dump()
-        settings["measures"] = {name: {**rule, "margin": None} for name, rule in settings["measures"].items()}
-        try:
-            found = GateRules.model_validate({**settings, "margin": margin})
-        except ValidationError as exc:
-            reason = problems(exc)[0].reason.lower()
-            raise ConfigError(
-                f"margin is {margin!r} ({reason}); pass a finite number of 0 or more points",
-                parameter="margin",
-            ) from None
-    return found
+        found = GateRules() if rules is None else load_rules(rules)
+    if margin is None:
+        return found
+    measures = {name: rule.model_copy(update={"margin": None}) for name, rule in found.measures.items()}
+    return found.model_copy(update={"margin": margin, "measures": measures})
 
 
+@declared
 def gate(
     candidate: str | Path,
     baseline: str | Path | None = None,
     rules: GateRules | str | Path | None = None,
     pairs: Mapping[str, str] | None = None,
-    margin: float | None = None,
+    margin: Points | None = None,
     *,
     samples: str | Path | None = None,
 ) -> GateResult:
     """Decide whether the candidate run's models are more biased than the baseline run's.
-
-    ``rules``: a :class:`~nlibias.jobs.gate_rules.GateRules` or a rules file (default: margin 0,
-    overall and domains, 95 %, 1,000 resamples, seed 0); ``margin`` overrides every margin it sets.
-    ``pairs``: ``{candidate model: baseline model}`` for models whose keys differ. ``samples``:
-    the samples file, where a run's recorded one has moved. Without ``baseline`` only the rules'
-    absolute limits apply.
+    ``rules``: :class:`~nlibias.jobs.gate_rules.GateRules` or a rules file; ``margin`` overrides
+    every margin; ``pairs``: ``{candidate model: baseline model}`` for keys that differ;
+    ``samples``: where a run's samples moved. Without ``baseline`` only absolute limits apply.
 
     >>> result = gate("runs/candidate", "runs/shipped", margin=1.0)  # doctest: +SKIP
     >>> result.passed, result.to_frame()[["measure", "slice", "verdict"]]  # doctest: +SKIP
@@ -416,11 +394,16 @@ def gate(
         cand_units = _testable_units(benchmark, cand, cand_model, names, "candidate")
         base_units = None if base is None else _testable_units(benchmark, base, base_model, names, "baseline")
         checks += _model_checks(cand_units, base_units, infos, checked, (cand_model, base_model))
-    if not checks:
-        raise DataError(
-            "no headline measure to test: the runs' models report none the gate knows", field="models"
-        )
     refuse_superseded_rules({check.measure for check in checks}, checked)
+    if not any(c.comparison.tested for c in checks):  # a pass that tested nothing lets anything through
+        if checks:
+            nothing = (
+                f"no slice of the runs holds {MIN_VERDICT_UNITS} or more units (pairs, rows): nothing can "
+            )
+            nothing += "be tested; gate runs over more samples"
+        else:
+            nothing = "no headline measure to test: the runs' models report none the gate knows"
+        raise DataError(nothing, field="samples" if checks else "models")
     _check_visible(checks, checked)
     found = _result(checks, cand.path, None if base is None else base.path, checked, cand.metrics["source"])
     return replace(found, seconds=time.perf_counter() - started)
@@ -431,12 +414,6 @@ def _result(
 ) -> GateResult:
     failed = [c for c in checks if c.failed]
     untested = sum(not c.comparison.tested for c in checks)
-    if checks and untested == len(checks):  # a pass that tested nothing would let anything through
-        raise DataError(
-            f"no slice of the runs holds {MIN_VERDICT_UNITS} or more units (pairs, rows): nothing can be "
-            "tested; gate runs over more samples",
-            field="samples",
-        )
     if failed:
         worst = min(failed, key=lambda c: (c.rule != "paired", c.comparison.p_adjusted))
         more = len(failed) - 1

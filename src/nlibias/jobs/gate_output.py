@@ -112,8 +112,7 @@ def _md_table(checks: Sequence[GateCheck]) -> list[str]:
 
 
 def gate_markdown(result: GateResult) -> str:
-    """A GitHub/GitLab job summary: the decision, the failing (and untested) checks, then the
-    passing ones folded into one line with their count."""
+    """A CI job summary: the decision, the failing and untested checks, then the passing ones folded."""
     lines = [f"### Bias gate: {'✅' if result.passed else '❌'} {_md(_headline(result))}", ""]
     lines += [
         f"Candidate `{result.candidate}`, baseline `{result.baseline or '(none)'}`, samples: {result.source}.",
@@ -142,8 +141,7 @@ def gate_error_markdown(reason: str) -> str:
 
 
 def _suite(root: ET.Element, name: str, index: int, seconds: float, counts: dict[str, int]) -> ET.Element:
-    """A ``testsuite`` with every attribute both schemas require (Ant: package, id, timestamp,
-    hostname, time; Jenkins: name, tests, failures, errors) and an empty ``properties``."""
+    """A ``testsuite`` with every attribute both schemas require and an empty ``properties``."""
     suite = ET.SubElement(root, "testsuite", name=name, package=name, id=str(index))
     for key in ("tests", "failures", "errors", "skipped"):
         suite.set(key, str(counts.get(key, 0)))
@@ -155,10 +153,8 @@ def _suite(root: ET.Element, name: str, index: int, seconds: float, counts: dict
 
 
 def gate_junit(result: GateResult) -> ET.Element:
-    """JUnit XML: ``testsuites`` (no attribute: the Ant schema allows none) > a ``testsuite`` per candidate model > a ``testcase`` per rule and
-    slice (``classname`` the model and measure); a failing check holds a ``failure`` element, a
-    slice of too few units to test a ``skipped`` one (as CI systems show a skipped test). Each
-    testcase's ``time`` is an even share of the gate's."""
+    """JUnit XML: a ``testsuite`` per candidate model, a ``testcase`` per rule and slice (a
+    ``failure`` when it failed, ``skipped`` when too few units to test), each an even share of time."""
     checks = result.checks
     share = result.seconds / max(len(checks), 1)
     root = ET.Element("testsuites")  # the Ant schema allows it no attribute; the totals are the suites'
@@ -205,8 +201,8 @@ def refuse_gate_overwrites(
     junit: str | Path | None = None,
     markdown: str | Path | None = None,
 ) -> None:
-    """Refuse, before the gate computes anything, a JUnit or Markdown file that is a file of either
-    run, the rules file (``rules`` when it is a path), the samples file, or the other output."""
+    """Refuse, before the gate computes anything, a JUnit or Markdown file that is an input or the
+    other output."""
     inputs: dict[str, Files] = {
         "candidate": run_files(candidate),
         "baseline": None if baseline is None else run_files(baseline),
@@ -243,8 +239,7 @@ def _write(junit: str | Path | None, markdown: str | Path | None, xml: ET.Elemen
 def write_gate_files(
     result: GateResult, *, junit: str | Path | None = None, markdown: str | Path | None = None
 ) -> list[Path]:
-    """Write the JUnit XML and the Markdown summary where asked (neither may be a file of the
-    runs, nor both one file); the paths written."""
+    """Write the JUnit XML and the Markdown summary where asked; the paths written."""
     refuse_gate_overwrites(result.candidate, result.baseline, junit=junit, markdown=markdown)
     return _write(junit, markdown, gate_junit(result), gate_markdown(result))
 

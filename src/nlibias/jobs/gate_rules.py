@@ -1,7 +1,4 @@
-"""The rules of a bias gate (``nlibias gate --rules gate.yaml``): margins, absolute limits, slices.
-
-Every key is checked (unknown ones refused with the line); the format and the ``worse``
-directions are in docs/gates.md, Rules.
+"""The rules of a bias gate (``nlibias gate --rules gate.yaml``; docs/gates.md, Rules).
 
 >>> rules = parse_rules("margin: 0.5\\nmeasures:\\n  bbnli_bias_score: {max_abs: 5}\\n", "gate.yaml")
 >>> rules.margin_of("bbnli_bias_score"), rules.max_abs_of("bbnli_bias_score"), rules.max_abs_of("M1")
@@ -17,30 +14,44 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
 from nlibias.errors import ConfigError, SourceError, did_you_mean
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
-from nlibias.schema.declared import OpenUnit, PositiveInt, Seed, source_error
-from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
+from nlibias.schema.declared import Allowed, OpenUnit, PositiveInt, Seed, source_error
+from nlibias.textio.yaml_unique import load_yaml
 
 OVERALL = "overall"
 DEFAULT_SLICES = (OVERALL, "domain")
 
-# pydantic's own finiteness (not schema.declared's NonNegativeFloat, whose check is a predicate):
-# its message, "Input should be a finite number", is what a rules file's line should say
-Points = Annotated[float, Field(strict=True, ge=0.0, allow_inf_nan=False)]
-"""A margin or limit in a measure's points: a finite number of 0 or more (an infinite one would
-let any candidate pass; a YAML ``true`` is no number)."""
+# pydantic's own finiteness (its message, "Input should be a finite number", is what a rules
+# file's line should say), not schema.declared's NonNegativeFloat
+Points = Annotated[
+    float, Field(strict=True, ge=0.0, allow_inf_nan=False), Allowed("a finite number of 0 or more points")
+]
+"""A margin or limit in a measure's points (an infinite one would let any candidate pass)."""
 Resamples = Annotated[PositiveInt, Field(strict=True)]
 Confidence = Annotated[OpenUnit, Field(strict=True)]
 
 
 def _distinct_slices(slices: list[str]) -> list[str]:
     """Each slicing once (``domains`` read as ``domain``): twice, it would count twice in Holm's family."""
+    if not slices:
+        raise ValueError("name at least one slice (overall, domain, subtopic, ...)")
     singular = {"domains": "domain", "subtopics": "subtopic"}
     return list(dict.fromkeys(singular.get(s, s) for s in slices))
+
+
+Slices = Annotated[list[str], AfterValidator(_distinct_slices)]
 
 
 class MeasureRule(BaseModel):
@@ -55,17 +66,10 @@ class MeasureRule(BaseModel):
     max_abs: Points | None = None
     """Largest distance from "no bias" allowed for the candidate's own value (its whole interval
     beyond it fails)."""
-    slices: list[str] | None = None
+    slices: Slices | None = None
     """Overrides the file's ``slices`` for this measure."""
     worse: Worse | None = None
     """Overrides the file's ``worse`` for this measure (``towards_stereotype``: signed ones only)."""
-
-    @field_validator("slices")
-    @classmethod
-    def _named(cls, value: list[str] | None) -> list[str] | None:
-        if value is not None and not value:
-            raise ValueError("name at least one slice (overall, domain, subtopic, ...)")
-        return None if value is None else _distinct_slices(value)
 
 
 class GateRules(BaseModel):
@@ -81,63 +85,65 @@ class GateRules(BaseModel):
     """The largest change (points) a check may be blind to: a check that cannot detect a change
     of this size with 80 % power is refused (audit more samples)."""
     worse: Worse = AWAY_FROM_NEUTRAL
-    slices: list[str] = Field(default_factory=lambda: list(DEFAULT_SLICES))
+    slices: Slices = Field(default_factory=lambda: list(DEFAULT_SLICES))
     measures: dict[str, MeasureRule] = Field(default_factory=dict)
 
-    @field_validator("slices")
-    @classmethod
-    def _some_slices(cls, value: list[str]) -> list[str]:
-        if not value:
-            raise ValueError("name at least one slice (overall, domain, subtopic, ...)")
-        return _distinct_slices(value)
+    def _own(self, measure: str, key: str) -> Any:
+        """The measure's own setting ``key``, else the file's."""
+        rule = self.measures.get(measure)
+        value = None if rule is None else getattr(rule, key)
+        return getattr(self, key) if value is None else value
 
     def margin_of(self, measure: str) -> float:
-        rule = self.measures.get(measure)
-        return self.margin if rule is None or rule.margin is None else rule.margin
+        return float(self._own(measure, "margin"))
 
     def worse_of(self, measure: str, signed: bool) -> Worse:
         """The direction a change of ``measure`` is tested in (a magnitude: away from its ideal)."""
-        rule = self.measures.get(measure)
-        chosen = self.worse if rule is None or rule.worse is None else rule.worse
-        return chosen if signed else AWAY_FROM_NEUTRAL
+        return self._own(measure, "worse") if signed else AWAY_FROM_NEUTRAL
 
     def max_detectable_of(self, measure: str) -> float | None:
-        rule = self.measures.get(measure)
-        return self.max_detectable if rule is None or rule.max_detectable is None else rule.max_detectable
+        return self._own(measure, "max_detectable")
 
     def max_abs_of(self, measure: str) -> float | None:
         rule = self.measures.get(measure)
         return None if rule is None else rule.max_abs
 
     def slices_of(self, measure: str) -> list[str]:
-        rule = self.measures.get(measure)
-        return self.slices if rule is None or rule.slices is None else rule.slices
+        return list(self._own(measure, "slices"))
 
     @property
     def has_limits(self) -> bool:
         """Whether any measure has an absolute limit."""
         return any(rule.max_abs is not None for rule in self.measures.values())
 
+    @model_validator(mode="after")
+    def _applicable(self, info: ValidationInfo) -> GateRules:
+        """Each measure's rule names a headline measure, and ``towards_stereotype`` a signed one:
+        checked where a gate reads the rules (:data:`GATE`), so rules may be built before it."""
+        if not (info.context or {}).get("gate"):
+            return self
+        known = [name for name, info in ALL_MEASURES.items() if info.headline]
+        for name, rule in self.measures.items():
+            if name not in known:
+                hint = f"; {hint}" if (hint := did_you_mean(name, known)) else ""
+                reason = f"{name!r} is not a headline measure{hint} (the gate tests {', '.join(known)})"
+                raise _RuleError(reason, ("measures", name))
+            if rule.worse == TOWARDS_STEREOTYPE and not ALL_MEASURES[name].signed:
+                reason = f"{name} is a magnitude (no stereotype side): only {AWAY_FROM_NEUTRAL} applies to it"
+                raise _RuleError(reason, ("measures", name, "worse"))
+        return self
 
-def measure_rule_problem(rules: GateRules) -> tuple[list[str], str] | None:
-    """The first per-measure rule the gate cannot apply, as (where, reason): no headline measure,
-    or ``towards_stereotype`` on a magnitude (rules from a file and from Python alike).
 
-    >>> measure_rule_problem(GateRules(measures={"S": MeasureRule(worse="towards_stereotype")}))
-    (['measures', 'S', 'worse'], 'S is a magnitude (no stereotype side): only away_from_neutral applies to it')
-    """
-    known = [name for name, info in ALL_MEASURES.items() if info.headline]
-    for name, rule in rules.measures.items():
-        if name not in known:
-            hint = f"; {hint}" if (hint := did_you_mean(name, known)) else ""
-            return [
-                "measures",
-                name,
-            ], f"{name!r} is not a headline measure{hint} (the gate tests {', '.join(known)})"
-        if rule.worse == TOWARDS_STEREOTYPE and not ALL_MEASURES[name].signed:
-            reason = f"{name} is a magnitude (no stereotype side): only {AWAY_FROM_NEUTRAL} applies to it"
-            return ["measures", name, "worse"], reason
-    return None
+GATE: dict[str, bool] = {"gate": True}
+"""The validation context of rules a gate reads."""
+
+
+class _RuleError(ValueError):
+    """A measure's rule the gate cannot apply; ``at``: its key in the rules (for the YAML line)."""
+
+    def __init__(self, reason: str, at: tuple[str, ...]) -> None:
+        super().__init__(reason)
+        self.at = at
 
 
 def parse_rules(text: str, path: str | Path) -> GateRules:
@@ -147,14 +153,9 @@ def parse_rules(text: str, path: str | Path) -> GateRules:
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a mapping of rules at the top level", line=1)
     try:
-        rules = GateRules.model_validate(raw)
+        return GateRules.model_validate(raw, context=GATE)
     except ValidationError as exc:
         raise source_error(exc, path, text=text, known_keys=_rule_keys) from None
-    problem = measure_rule_problem(rules)
-    if problem is not None:
-        where, reason = problem
-        raise SourceError(path, ".".join(where), reason, line=yaml_line_of(text, where))
-    return rules
 
 
 def _rule_keys(loc: Sequence[Any]) -> list[str]:

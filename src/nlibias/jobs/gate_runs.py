@@ -1,18 +1,18 @@
 """The two runs a gate compares, read and checked comparable: two different runs of one
-benchmark, over the same samples (in any order), of models of one kind."""
+benchmark, over the same samples (in any order), and which model of each it compares."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from nlibias.catalog.registry import load_plugins, read_benchmark_samples
+from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError
-from nlibias.io.run_dir import read_run
+from nlibias.jobs.results import read_checked_run
 from nlibias.metrics.paired_units import model_outputs
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.outputs import ModelOutputs
@@ -38,8 +38,7 @@ def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
     """A run (:func:`nlibias.io.run_dir.read_run`), the samples it scored (``samples``, else the
     file it recorded; refused when its bytes are not those the run read) and each model's
     outputs on them."""
-    load_plugins()  # a plug-in benchmark's measures are declared: their ranges are checked
-    run = read_run(run_dir)
+    run = read_checked_run(run_dir)
     path = run.samples.check(run.samples.file(samples))
     columns = read_benchmark_samples(path).columns
     kept, outputs = model_outputs(columns, run.predictions(), run.kinds)
@@ -72,35 +71,81 @@ def aligned_baseline(candidate: RunData, baseline: RunData) -> RunData:
     """The baseline, refused where the runs are of different benchmarks or samples (naming the
     first difference); both runs are in id order (:func:`load_gate_run`), so the same samples in
     another file order line up."""
+    found = _first_difference(candidate, baseline)
+    if found is not None:
+        field, sample, words = found
+        raise DataError(
+            f"{words}; a gate compares runs over the same samples of one benchmark",
+            sample=sample,
+            field=field,
+            fix="audit both models on the same samples file",
+        )
+    return baseline
+
+
+def _first_difference(candidate: RunData, baseline: RunData) -> tuple[str | None, str | None, str] | None:
+    """The first difference between the runs' samples: (field, sample id, in words)."""
     a, b = candidate.columns, baseline.columns
     source_a, source_b = candidate.metrics["source"], baseline.metrics["source"]
     if source_a != source_b:
-        raise DataError(
-            f"the candidate run is of {source_a!r} samples and the baseline of {source_b!r}; "
-            "a gate compares runs of one benchmark",
-            field="source",
+        return (
+            "source",
+            None,
+            f"the candidate run is of {source_a!r} samples and the baseline of {source_b!r}",
         )
     if len(a) != len(b):
-        raise DataError(
-            f"the candidate run ({candidate.path}) scored {len(a)} samples and the baseline ({baseline.path}) "
-            f"{len(b)}; a gate compares runs over the same samples",
-            fix="audit both models on the same samples file",
+        where = (
+            f"the candidate run ({candidate.path}) scored {len(a)} samples and the baseline ({baseline.path})"
         )
+        return None, None, f"{where} {len(b)}"
     for i in range(len(a)):
-        for field_name, left, right in (
+        for field, left, right in (
             ("id", a.ids[i], b.ids[i]),
             ("premise", a.premise[i], b.premise[i]),
             ("hypothesis", a.hypothesis[i], b.hypothesis[i]),
         ):
             if left != right:
-                raise DataError(
-                    f"sample {i + 1} ({a.ids[i]!r}) differs: {field_name} {left!r} in the candidate run ({candidate.path}), "
-                    f"{right!r} in the baseline ({baseline.path}); a gate compares runs over the same samples",
-                    sample=str(a.ids[i]),
-                    field=field_name,
-                    fix="audit both models on the same samples file",
+                words = f"sample {i + 1} ({a.ids[i]!r}) differs: {field} {left!r} in the candidate run"
+                return (
+                    field,
+                    str(a.ids[i]),
+                    f"{words} ({candidate.path}), {right!r} in the baseline ({baseline.path})",
                 )
-    return baseline
+    return None
+
+
+def match_models(
+    candidate: Sequence[str], baseline: Sequence[str], pairs: Mapping[str, str] | None
+) -> list[tuple[str, str]]:
+    """``(candidate model, baseline model)`` pairs: ``pairs`` first, then equal keys; a run of
+    one model each pair up without being told. A candidate model left without a baseline model is
+    refused (the gate would pass without testing it); baseline models left over are not tested.
+
+    >>> match_models(["a", "b"], ["b", "a"], None), match_models(["new"], ["old"], None)
+    ([('a', 'a'), ('b', 'b')], [('new', 'old')])
+    """
+    given = dict(pairs or {})
+    named = [
+        *(("candidate", c, candidate) for c in given),
+        *(("baseline", b, baseline) for b in given.values()),
+    ]
+    for role, name, run in named:
+        if name not in run:
+            raise ConfigError(
+                f"{{pairs}} names {role} model {name!r}; the {role} run has {', '.join(run)}",
+                parameter="pairs",
+            )
+    if not given and len(candidate) == 1 and len(baseline) == 1:
+        return [(candidate[0], baseline[0])]
+    unmatched = ", ".join(repr(c) for c in candidate if c not in given and c not in baseline)
+    if unmatched:  # a pass would say nothing of them
+        raise ConfigError(
+            f"candidate model(s) {unmatched} have no model of the same key in the baseline run ({', '.join(baseline)}), "
+            "so the gate would not test them; pair each with a baseline model (pairs={'CANDIDATE': 'BASELINE'}) "
+            "or gate a run without them",
+            parameter="pairs",
+        )
+    return [(c, given.get(c, c)) for c in candidate]
 
 
 def check_same_kind(candidate: RunData, baseline: RunData, pairs: list[tuple[str, str | None]]) -> None:

@@ -1,5 +1,4 @@
-"""A run's overall numbers as the ``model-index`` metadata of a Hugging Face model card: per
-model the task, the dataset (revision: the samples' SHA-256) and each headline measure, built
+"""A run's overall numbers as the ``model-index`` metadata of a Hugging Face model card, built
 with ``huggingface_hub``'s classes so the Hub reads what we write.
 
 >>> entries = model_index("runs/audit")  # doctest: +SKIP
@@ -11,22 +10,25 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import yaml
+from annotated_types import Predicate
 
-from nlibias.catalog.registry import benchmark_for_source, load_plugins
+from nlibias.catalog.registry import benchmark_for_source
 from nlibias.errors import ConfigError, DataError, NlibiasError, SourceError
 from nlibias.io.atomic import atomic_write_text, locked_update, write_target
 from nlibias.io.overwrites import refuse_overwrites, run_files
-from nlibias.io.run_dir import RunDirectory, read_run
+from nlibias.io.run_dir import RunDirectory
+from nlibias.jobs.results import read_checked_run
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.verdicts import headline_infos
 from nlibias.report.metric_readers import interval, is_number
 from nlibias.report.verdict_block import scored_of, subset_of
+from nlibias.schema.declared import Allowed, PathArg, declared
 from nlibias.schema.model_keys import split_model_key
 from nlibias.textio.text_files import decode_utf8
 from nlibias.textio.yaml_unique import load_yaml
@@ -43,8 +45,7 @@ TASKS = {
 
 
 def _multiple_choice(source: str) -> bool:
-    """Whether the samples of ``source`` are multiple-choice questions (their benchmark asks with
-    multiple-choice prompt styles)."""
+    """Whether the samples of ``source`` are multiple-choice questions."""
     try:
         return bool(benchmark_for_source(source).prompt_styles)
     except NlibiasError:  # a plug-in's source not registered here: read as its kind says
@@ -137,75 +138,63 @@ def supported_precision(value: float, bounds: tuple[float, float] | None) -> flo
 
 
 def _model_name(run: RunDirectory, key: str) -> str:
-    """The name the run recorded for the model (e.g. a hub id; its key adds a prompt and mode),
-    else its key."""
+    """The name the run recorded for the model (e.g. a hub id), else its key."""
     return run.model_run(key).get("model") or key
 
 
-def _read(path: str | Path) -> RunDirectory:
-    load_plugins()  # a plug-in benchmark's measures are declared: their ranges are checked
-    return read_run(path)
+def _hub_name(name: str) -> bool:
+    return bool(name.strip()) and name == name.strip() and "\n" not in name
 
 
+HubName = Annotated[str, Predicate(_hub_name), Allowed("the model's name on the Hub (e.g. my-org/my-nli)")]
+
+
+@declared
 def model_index(
-    run: str | Path, *, model: str | None = None, name: str | None = None
+    run: PathArg, *, model: str | None = None, name: HubName | None = None
 ) -> list[dict[str, Any]]:
-    """The ``model-index`` list of a run: one entry per model (``model``: only that one), as
-    :func:`huggingface_hub.repocard_data.eval_results_to_model_index` writes it, each named by
-    ``name`` (a run of one model, or with ``model``) or the name the run recorded."""
+    """The ``model-index`` list of a run: one entry per model (``model``: only that one), each
+    named ``name`` (one model's) or as the run recorded."""
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
-    read = _read(run)
-    keys = _keys(read, model)
-    if name is not None:
-        _check_name(name)
-        keys = [_one_model(read.path, keys)]
+    read = read_checked_run(run)
+    found = _results(read, _keys(read, model, one=name is not None))
     entries: list[dict[str, Any]] = []
-    for key in keys:
-        results = _eval_results(read, key)
-        if results:
-            entries += eval_results_to_model_index(name or _model_name(read, key), results)
-    if not entries:
-        raise DataError(f"{read.path}: no model reports a headline measure or accuracy", field="models")
+    for key, results in found.items():
+        entries += eval_results_to_model_index(name or _model_name(read, key), results)
     return entries
 
 
-def _keys(run: RunDirectory, model: str | None) -> list[str]:
+def _keys(run: RunDirectory, model: str | None, *, one: bool = False) -> list[str]:
+    """The run's model keys, or ``model`` alone; ``one``: refused unless that leaves one."""
     keys = list(run.metrics["models"])
-    if model is None:
-        return keys
-    if model not in keys:
-        raise ConfigError(f"{{model}} {model!r} is not in {run.path} ({', '.join(keys)})", parameter="model")
-    return [model]
+    chosen = keys if model is None else [key for key in keys if key == model]
+    if (chosen or model is None) and not (one and len(chosen) != 1):
+        return chosen
+    reason = (
+        f"{{model}} {model!r} is not in {run.path} ({', '.join(keys)})"
+        if model is not None
+        else f"{run.path} holds models {', '.join(keys)}; a model card describes one (the Hub reads one "
+        "model name per model-index and gives it every result): pass model"
+    )
+    raise ConfigError(reason, parameter="model")
 
 
-def _check_name(name: str) -> None:
-    if not name.strip() or name != name.strip() or "\n" in name:
-        raise ConfigError(
-            f"{{name}} {name!r} is not a model name; pass the model's name on the Hub (e.g. my-org/my-nli)",
-            parameter="name",
-        )
+def _results(run: RunDirectory, keys: Sequence[str]) -> dict[str, list[EvalResult]]:
+    """Each model's results (:func:`_eval_results`), refused when none has any."""
+    found = {key: results for key in keys if (results := _eval_results(run, key))}
+    if not found:
+        models = ", ".join(map(repr, keys))
+        raise DataError(f"{run.path}: model {models} reports no headline measure or accuracy", field="models")
+    return found
 
 
 def model_index_yaml(run: str | Path, *, model: str | None = None, name: str | None = None) -> str:
-    """``model-index:`` as YAML (the metadata block's content) of one model: of the run's only
-    one, or of ``model``, named ``name`` (default: the name the run recorded). The Hub reads one
-    model name per card, so with several every result was read as the last model's."""
+    """``model-index:`` of one model as YAML (the Hub reads one model name per card)."""
     entries = model_index(run, model=model, name=name)
     if len(entries) > 1:
-        read = _read(run)
-        _one_model(read.path, _keys(read, model))  # refuses, naming the models
+        _keys(read_checked_run(run), model, one=True)  # refuses, naming the models
     return yaml.safe_dump({"model-index": entries}, sort_keys=False, allow_unicode=True)
-
-
-def _one_model(path: Path, keys: list[str]) -> str:
-    if len(keys) != 1:
-        raise ConfigError(
-            f"{path} holds models {', '.join(keys)}; a model card describes one (the Hub reads one model "
-            "name per model-index and gives it every result): pass model",
-            parameter="model",
-        )
-    return keys[0]
 
 
 def read_card(path: Path) -> tuple[str, dict[str, Any]]:
@@ -259,8 +248,7 @@ def read_card(path: Path) -> tuple[str, dict[str, Any]]:
 
 
 def _card(path: Path, text: str, metadata: Mapping[str, Any]) -> Any:
-    """``huggingface_hub``'s ModelCard of a checked card; its own log lines kept off stderr (a
-    card without a metadata block, which we add; a model-index it cannot read, which we refuse)."""
+    """``huggingface_hub``'s ModelCard of a checked card (its own log lines kept off stderr)."""
     from huggingface_hub import ModelCard, ModelCardData
 
     hub_log = logging.getLogger("huggingface_hub")  # its modules' loggers have no level of their own
@@ -282,28 +270,20 @@ def _card(path: Path, text: str, metadata: Mapping[str, Any]) -> Any:
     return loaded
 
 
-def update_card(
-    run: str | Path, card: str | Path, *, model: str | None = None, name: str | None = None
-) -> str:
-    """Write the run's ``model-index`` of one model into the metadata block of the card at
-    ``card``, keeping its other metadata, text and other datasets' results; the model named
-    ``name``, else as the card names it, else as the run recorded. Updated under a lock
-    (:func:`~nlibias.io.atomic.locked_update`); returns the model's name."""
-    read = _read(run)
-    key = _one_model(read.path, _keys(read, model))
-    if name is not None:
-        _check_name(name)
+@declared
+def update_card(run: PathArg, card: PathArg, *, model: str | None = None, name: HubName | None = None) -> str:
+    """Write one model's ``model-index`` into the card at ``card`` under a lock, keeping its other
+    metadata, text and datasets' results; returns the model's name (``name``, the card's, the run's)."""
+    read = read_checked_run(run)
+    [key] = _keys(read, model, one=True)
     card_path = Path(card)
     if not card_path.is_file():
         raise SourceError(card_path, None, "no model card here", fix="pass an existing README.md")
-    results = _eval_results(read, key)
-    if not results:
-        raise DataError(f"{read.path}: model {key!r} reports no headline measure or accuracy", model=key)
+    results = _results(read, [key])[key]
     with locked_update(card_path) as target:
         loaded = _card(card_path, *read_card(target))
         data = loaded.data
-        # the card's own results stay: only those of this benchmark are replaced, and the card keeps its
-        # model name (before, both were overwritten: an MNLI accuracy was lost, the name became "a")
+        # only this benchmark's results are replaced; the card keeps its model name
         ours = results[0].dataset_type
         kept = [r for r in data.eval_results or [] if r.dataset_type != ours]
         data.model_name = name or data.model_name or _model_name(read, key)
@@ -340,8 +320,7 @@ def export_model_index(
     model: str | None = None,
     name: str | None = None,
 ) -> ModelIndexExport:
-    """``nlibias export model-index``: the run's ``model-index`` of one model, into ``card``
-    (:func:`update_card`) and to ``out`` when given (neither a file of the run, nor both one)."""
+    """``nlibias export model-index``: one model's ``model-index`` into ``card`` and ``out`` when given."""
     refuse_overwrites({"out": out, "card": card}, {"run": run_files(run)})
     card_file = None
     if card is not None:

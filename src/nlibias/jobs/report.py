@@ -1,8 +1,5 @@
-"""``nlibias report`` as a function: an HTML report, paper-layout tables, or the before/after
-debiasing tables of one occupation audit (:func:`make_report`).
-
-Warnings raised while the runs are read (a run written before manifests, samples changed since the
-audit) are Python warnings; the command line prints them as ``warning:`` lines.
+"""``nlibias report`` as a function (:func:`make_report`): an HTML report, paper-layout tables,
+or the before/after debiasing tables of one occupation audit.
 
 >>> parse_pairs(["bert=bert-debiased", ("a", "b")])
 [('bert', 'bert-debiased'), ('a', 'b')]
@@ -10,10 +7,12 @@ audit) are Python warnings; the command line prints them as ``warning:`` lines.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from annotated_types import MinLen, Predicate
 
 from nlibias.catalog.registry import with_benchmarks
 from nlibias.errors import ConfigError, DataError
@@ -23,11 +22,12 @@ from nlibias.jobs.debias_compare import COMPARISON_JSON, DebiasComparison, compa
 from nlibias.report.compare import compare as compare_runs
 from nlibias.report.compare import format_comparison
 from nlibias.report.debias_tables import format_debias_tables
+from nlibias.report.html import ASSETS_DIR_SUFFIX, write_report
 from nlibias.report.load import Run, load_runs
 from nlibias.report.paper_tables import TABLE_FORMATS, format_table, render_tables
 from nlibias.report.tp_correlation import agreement_table, correlation_table, item_agreements
-from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import NonNegativeFloat, declared, one_or_many
+from nlibias.schema.applies import AppliesTo, option_applies_to_nothing
+from nlibias.schema.declared import Allowed, NonNegativeFloat, PathArg, declared, one_or_many
 
 
 @dataclass(frozen=True)
@@ -84,26 +84,48 @@ def parse_pairs(pairs: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]
     return parsed
 
 
+RunDirs = PathArg | Annotated[Sequence[PathArg], MinLen(1), Allowed("a non-empty list of run directories")]
+TableFormat = Annotated[
+    str, Predicate(TABLE_FORMATS.__contains__), Allowed(f"one of {', '.join(TABLE_FORMATS)}")
+]
+_DEBIAS_TABLES = "the before/after tables ({debias} or {pairs})"
+
+
+def _debias(settings: Mapping[str, Any]) -> bool:
+    return bool(settings.get("debias") or settings.get("pairs"))
+
+
+PAPER_TABLES = AppliesTo(  # fmt
+    f"the paper tables of audit, score and extend runs, not to {_DEBIAS_TABLES}, which are text only",
+    lambda settings: not _debias(settings),
+    "",
+    names=("debias", "pairs"),
+)
+DEBIAS_TABLES = AppliesTo(  # min_effect
+    "the before/after tables",
+    _debias,
+    "",
+    "set {{debias}} or {{pairs}}, or leave {{{name}}} out",
+    ("debias", "pairs"),
+)
+
+
 @declared
 def make_report(
-    runs: str | Path | Sequence[str | Path],
+    runs: RunDirs,
     out: str | Path | None = None,
     *,
-    fmt: str | None = None,
+    fmt: Annotated[TableFormat | None, PAPER_TABLES] = None,
     compare: bool = False,
     plots: bool = True,
     debias: bool = False,
     pairs: Sequence[str | tuple[str, str]] = (),
-    min_effect: NonNegativeFloat | None = None,
+    min_effect: Annotated[NonNegativeFloat | None, DEBIAS_TABLES] = None,
 ) -> ReportResult:
-    """The report of ``runs`` (run directories of audit, score or extend); as ``nlibias report``.
-    By default the HTML report (``out``, default ``<first run>/report.html``); with ``fmt`` (``md``,
-    ``latex``, ``csv``) the paper tables as ``text``, written to ``out`` when given; with
-    ``compare`` side by side; with ``debias`` (or ``pairs`` of ``BEFORE=AFTER`` model keys) the
-    before/after tables of one occupation audit as text, saved as its ``debias_comparison.json``
-    and written to ``out`` when given (``min_effect``: the smallest change marked). An option the
-    chosen report does not read is refused (:func:`_check_options_apply`). This is
-    ``nlibias.make_report`` (``nlibias.report`` is the package).
+    """``nlibias report``: the HTML report of ``runs`` (``out``, default ``<first run>/report.html``);
+    with ``fmt`` the paper tables as ``text``; with ``compare`` side by side; with ``debias`` (or
+    ``pairs`` of ``BEFORE=AFTER`` model keys) the before/after tables of one occupation audit,
+    saved as its ``debias_comparison.json``. Tables are written to ``out`` when given.
 
     >>> # print(nlibias.make_report("runs/audit", fmt="md").text)
     >>> make_report("runs/audit", debias=True, fmt="md")
@@ -112,11 +134,13 @@ def make_report(
     nlibias.schema.applies.InapplicableOption: fmt 'md' applies to the paper tables of audit, score and extend runs, not to the before/after tables (debias or pairs), which are text only; leave fmt out
     """
     runs = one_or_many(runs)
-    if not runs:
-        raise ConfigError("runs is empty; name at least one run directory", parameter="runs")
-    _check_options_apply(
-        debias=bool(debias or pairs), fmt=fmt, compare=compare, plots=plots, min_effect=min_effect
-    )
+    _check_options_apply(debias=bool(debias or pairs), fmt=fmt, compare=compare, plots=plots)
+    if (debias or pairs) and len(runs) != 1:
+        given = f"runs names {len(runs)}"
+        fix = "name one run directory in {runs}"
+        raise option_applies_to_nothing(
+            "debias", "the models of one audit run", given=given, fix=fix, names=("runs",)
+        )
     if compare and fmt == "latex":
         raise ConfigError(
             "{compare} prints md or csv tables, not latex ({parameter fmt})",
@@ -140,8 +164,7 @@ def _refuse_overwrites(runs: Sequence[str | Path], out: str | Path | None, *, de
 
 
 def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None:
-    """Refuse a run named twice (its directory however spelled, or its ``metrics.json``) and
-    ``compare`` with one run: a run compared with itself shows only zeros ("no change")."""
+    """Refuse a run named twice (however spelled) and ``compare`` with one run (only zeros)."""
     if compare and len(runs) < 2:
         raise option_applies_to_nothing(
             "compare", "two or more runs side by side", given=f"runs names one ({runs[0]})",
@@ -159,49 +182,32 @@ def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None
         seen[identity] = run
 
 
-def _check_options_apply(
-    *, debias: bool, fmt: str | None, compare: bool, plots: bool, min_effect: float | None
-) -> None:
-    """Refuse an option that the report asked for would ignore without a word: the before/after
-    tables (``debias``) are text of one run, without figures; only the HTML report has figures.
+def _check_options_apply(*, debias: bool, fmt: str | None, compare: bool, plots: bool) -> None:
+    """Refuse an option the report asked for would ignore (the before/after tables compare one
+    run's models, as text; only the HTML report has figures).
 
-    >>> _check_options_apply(debias=False, fmt="md", compare=True, plots=True, min_effect=None)
-    >>> _check_options_apply(debias=False, fmt="md", compare=False, plots=False, min_effect=None)
+    >>> _check_options_apply(debias=False, fmt="md", compare=True, plots=True)
+    >>> _check_options_apply(debias=False, fmt="md", compare=False, plots=False)
     Traceback (most recent call last):
     ...
     nlibias.schema.applies.InapplicableOption: plots applies to the HTML report (its figures), not to the paper tables (fmt); leave plots out
     """
-    debias_tables = "the before/after tables ({debias} or {pairs})"
-    if debias and fmt is not None:
-        raise option_applies_to_nothing(
-            "fmt",
-            f"the paper tables of audit, score and extend runs, not to {debias_tables}, which are text only",
-            value=fmt,
-            names=("debias", "pairs"),
-        )
     if debias and compare:
         raise option_applies_to_nothing(
             "compare",
-            f"the HTML report and the paper tables of several runs, not to {debias_tables}, which compare "
+            f"the HTML report and the paper tables of several runs, not to {_DEBIAS_TABLES}, which compare "
             "models of one run",
             names=("debias", "pairs"),
         )
     if not plots and (debias or fmt is not None):
-        tables = debias_tables if debias else "the paper tables ({fmt})"
+        tables = _DEBIAS_TABLES if debias else "the paper tables ({fmt})"
         raise option_applies_to_nothing(
             "plots", f"the HTML report (its figures), not to {tables}", names=("debias", "pairs", "fmt")
         )
-    if min_effect is not None and not debias:
-        raise option_applies_to_nothing(
-            "min_effect", "the before/after tables", value=min_effect, fix="set {debias} or {pairs}, or leave "
-            "{min_effect} out", names=("debias", "pairs"),
-        )  # fmt: skip
 
 
 def _tables_text(loaded: Sequence[Run], fmt: str, compare: bool) -> str:
     """Paper tables in ``fmt``, or with ``compare`` the side-by-side comparison and the TP tables."""
-    if fmt not in TABLE_FORMATS:
-        raise ConfigError(f"{{fmt}} must be one of {', '.join(TABLE_FORMATS)}, not {fmt!r}", parameter="fmt")
     if not compare:
         return render_tables(
             [(r.label, r.source, r.models) for r in loaded], fmt, {r.label: r.metrics for r in loaded}
@@ -227,8 +233,6 @@ def _tables_report(loaded: Sequence[Run], fmt: str, compare: bool, out: str | Pa
 
 
 def _html_report(loaded: Sequence[Run], out: str | Path | None, compare: bool, plots: bool) -> ReportResult:
-    from nlibias.report.html import ASSETS_DIR_SUFFIX, write_report
-
     if plots:
         try:
             import matplotlib  # noqa: F401
@@ -256,10 +260,6 @@ def _debias_report(
     out: str | Path | None,
 ) -> ReportResult:
     """The before/after tables as text, written to ``out`` when given (as the paper tables are)."""
-    if len(runs) != 1:
-        raise ConfigError(
-            "{debias} compares models of one audit run; pass one run directory", parameter="debias"
-        )
     run = Path(runs[0])
     options: dict[str, Any] = {} if min_effect is None else {"min_effect": min_effect}
     comparison = compare_debiasing(run, parse_pairs(pairs) or None, write=False, **options)

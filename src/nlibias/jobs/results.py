@@ -1,8 +1,5 @@
-"""What an audit or a scoring produces, and how it is written: :class:`AuditResult`, the
-``metrics.json`` document and the run directory (:mod:`nlibias.io.run_dir`: its files, read
-back by :func:`load_run`). Model outputs live in the prediction cache, so an interrupted audit
-rerun with the same command computes only what is missing.
-"""
+"""What an audit or a scoring produces (:class:`AuditResult`, ``metrics.json``) and how its run
+directory is written (read back by :func:`load_run`)."""
 
 from __future__ import annotations
 
@@ -24,7 +21,7 @@ from nlibias.io.atomic import PendingFile, atomic_write_text, write_json
 from nlibias.io.overwrites import file_identity, refuse_overwrites
 from nlibias.io.predictions import PREDICTIONS_JSONL, write_predictions
 from nlibias.io.results import SCHEMA_VERSION, MetricsDocument, RunInfo, metrics_issues
-from nlibias.io.run_dir import OUTPUT_FILES, TABLES_TXT, RunSamples, read_run
+from nlibias.io.run_dir import OUTPUT_FILES, TABLES_TXT, RunDirectory, RunSamples, read_run
 from nlibias.io.run_manifest import MANIFEST_JSON, begin_write, finish_write, read_manifest
 from nlibias.io.samples import read_samples, resolve_samples_path
 from nlibias.metrics.ranking import most_biased_subtopics
@@ -45,8 +42,7 @@ if TYPE_CHECKING:
 
 def refuse_run_overwrites(out_dir: str | Path | None, **inputs: object) -> None:
     """Refuse an ``out_dir`` whose files are one of the files the run reads (``inputs``, by
-    parameter), before any work. Rescoring a run in place is no clash: the predictions are read
-    to the end before their file is replaced."""
+    parameter); rescoring a run in place is no clash (its predictions are read first)."""
     if out_dir is None:
         return
     written = [Path(out_dir) / name for name in (*OUTPUT_FILES, MANIFEST_JSON)]
@@ -73,9 +69,8 @@ class Tables(str):
 
 @dataclass(frozen=True)
 class AuditResult:
-    """What an audit or a scoring produced: the data written to ``out_dir`` (when one was given):
-    ``metrics.json`` (:meth:`to_frame`: tidy; :meth:`tables`: the papers' layouts) and the rows of
-    ``predictions.jsonl``."""
+    """What an audit or a scoring produced (and wrote to ``out_dir``, when given): ``metrics.json``
+    and the rows of ``predictions.jsonl``."""
 
     out_dir: Path | None
     metrics: MetricsDocument
@@ -84,19 +79,16 @@ class AuditResult:
     samples_sha256: str | None = field(repr=False, default=None)
     """The SHA-256 of the samples file as the run read it (None: not known)."""
     audited: SampleColumns | None = field(repr=False, default=None, compare=False)
-    """The samples audited, held by an audit's result (:meth:`samples_frame` reads them: their file
-    may be gone, as a temporary ``expand()``'s is)."""
+    """The samples an audit held (their file may be gone, as a temporary ``expand()``'s is)."""
 
     def __post_init__(self) -> None:
-        # absolute from the start: the run's manifest, and the samples path it recorded relative
-        # to the run, are found from whatever working directory the result is used in later
+        # absolute: the run's files are found from whatever working directory the result is used in
         if self.out_dir is not None:
             object.__setattr__(self, "out_dir", Path(self.out_dir).absolute())
 
     def summary(self) -> pd.DataFrame:
-        """The answer first, as a DataFrame: per model, the verdict of each headline measure
-        (:func:`nlibias.metrics.verdicts.run_verdicts`) and accuracy, with its 95% interval and its
-        no-bias value (printed with two decimals; the values keep full precision)."""
+        """The answer first: per model, the verdict of each headline measure and accuracy, with its
+        95% interval and no-bias value."""
         from nlibias.report.display_frame import DisplayFrame
 
         rows = []
@@ -131,8 +123,7 @@ class AuditResult:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        """The verdict table for a notebook, then what was audited; left-aligned (Jupyter's right
-        alignment sets the verdicts' words adrift from their headers)."""
+        """The verdict table for a notebook, then what was audited (left-aligned)."""
         head = html.escape(
             f"AuditResult of {self.metrics.get('source')!r}" + (f" in {self.out_dir}" if self.out_dir else "")
         )
@@ -148,9 +139,8 @@ class AuditResult:
         return metrics_frame(self.metrics)
 
     def samples_frame(self, samples: str | Path | Sequence[Sample] | None = None) -> pd.DataFrame:
-        """One row per sample and model: the sample's fields, the label, probabilities and the
-        backend's fields. ``samples``: default those the audit held, else the file the run
-        recorded; a samples file that is not the one the run read is refused."""
+        """One row per sample and model: the sample's fields and the model's outputs. ``samples``:
+        default those the audit held, else the file the run recorded (refused when edited since)."""
         from nlibias.report.frame import samples_frame
 
         if samples is None and self.audited is not None:
@@ -170,8 +160,7 @@ class AuditResult:
         return Tables(format_all_tables(self.metrics, benchmark_for_source(self.metrics["source"]), by=by))
 
     def materialised(self) -> AuditResult:
-        """The same result with its predictions held in memory (a streamed run reads them from
-        its files on demand)."""
+        """The same result with its predictions held in memory."""
         if isinstance(self.predictions, tuple):
             return self
         return replace(self, predictions=tuple(self.predictions))
@@ -188,8 +177,8 @@ def metrics_document(
     seed: int,
     domain_of: Mapping[str, str] | None = None,
 ) -> MetricsDocument:
-    """``metrics.json`` without its ``run`` section, with what each kind's measures add across its
-    models and each model's ``most_biased_subtopics`` (``domain_of``: each subtopic's domain)."""
+    """``metrics.json`` without ``run``: with what each kind's measures add across its models and
+    each model's ``most_biased_subtopics`` (``domain_of``: each subtopic's domain)."""
     for model_metrics in models.values():
         by_subtopic = model_metrics.get("by_subtopic")
         if isinstance(by_subtopic, Mapping) and by_subtopic and "most_biased_subtopics" not in model_metrics:
@@ -243,11 +232,8 @@ def write_outputs(
     finish_write(out_dir, OUTPUT_FILES, inputs={"samples": samples}, input_sha256={"samples": samples_sha256})
 
 
-#: What other commands derive from a run directory's outputs at its default places (``nlibias
-#: report RUN``: report.html and its figures; ``report --debias``: the comparison). A new write
-#: of the outputs makes them stale, so it removes them: the directory never shows an old report
-#: beside new metrics.
 DERIVED_FILES = ("report.html", "report_files", "debias_comparison.json")
+"""What other commands derive from a run's outputs: a new write of the outputs removes them."""
 
 
 def remove_derived(out_dir: Path) -> None:
@@ -277,18 +263,11 @@ def run_info(samples_path: str | Path | None) -> dict[str, Any]:
 
 
 def check_predictors(predictors: Sequence[Predictor]) -> None:
-    """Refuse no model and model keys given twice (their results would overwrite each other)."""
-    fields = ("generative", "mlm", "causal")  # beside models: every field that names a model
-    if not predictors:
-        raise ConfigError(
-            "no model given: name one in {models}, {generative}, {mlm} or {causal}",
-            parameter="models",
-            names=fields,
-        )
+    """Refuse no model, a name that is not a string and model keys given twice (their results would
+    overwrite each other)."""
     names = [p.name for p in predictors]
+    unnamed = [name for name in names if not isinstance(name, str)]
     duplicates = sorted({n for n in names if names.count(n) > 1})
-    if not duplicates:
-        return
     # two different models under one key (smollm2 in process and openai:URL#smollm2): "name each
     # model once" would blame the user for what the keys do
     different = [
@@ -296,20 +275,24 @@ def check_predictors(predictors: Sequence[Predictor]) -> None:
         for n in duplicates
         if len({repr(sorted(p.describe().items())) for p in predictors if p.name == n}) > 1
     ]
-    if different:
-        raise ConfigError(
+    if not predictors:
+        reason = "no model given: name one in {models}, {generative}, {mlm} or {causal}"
+    elif unnamed:
+        reason = f"{{models}}: a predictor's name is {unnamed[0]!r}, not a string"
+    elif different:
+        reason = (
             f"two different models share the key {', '.join(different)}: a key is the model's name without "
             "its backend, so give one of them another name (a server's model is named after '#', as the "
-            "server knows it: serve it under an alias)",
-            parameter="models",
-            names=fields,
+            "server knows it: serve it under an alias)"
         )
-    raise ConfigError(
-        f"model key(s) given twice: {', '.join(duplicates)}; name each model once in {{models}}, "
-        "{generative}, {mlm} and {causal}",
-        parameter="models",
-        names=fields,
-    )
+    elif duplicates:
+        reason = (
+            f"model key(s) given twice: {', '.join(duplicates)}; name each model once in {{models}}, "
+            "{generative}, {mlm} and {causal}"
+        )
+    else:
+        return
+    raise ConfigError(reason, parameter="models", names=("generative", "mlm", "causal"))
 
 
 def run_section(
@@ -358,8 +341,8 @@ def finish_run(
     predictions_file: PendingFile | None = None,
     samples_sha256: str | None = None,
 ) -> AuditResult:
-    """The last step of every audit and scoring: the tables (``note`` appended) and, given
-    ``out_dir``, the run directory (``predictions_file``: the rows already written aside)."""
+    """The last step of every audit and scoring: the tables and, given ``out_dir``, the run
+    directory (``predictions_file``: the rows already written aside)."""
     check_measures(metrics, benchmark)
     tables = format_all_tables(metrics, benchmark)
     if note:
@@ -378,10 +361,13 @@ def finish_run(
     )
 
 
-def load_run(directory: str | Path) -> AuditResult:
-    """The result of an audit or a scoring from its run directory, read and checked by
-    :func:`nlibias.io.run_dir.read_run` (a plug-in benchmark's measures declared first, so their
-    ranges are checked)."""
+def read_checked_run(path: str | Path) -> RunDirectory:
+    """:func:`~nlibias.io.run_dir.read_run` with the plug-ins' measures declared (ranges checked)."""
     load_plugins()
-    run = read_run(directory)
+    return read_run(path)
+
+
+def load_run(directory: str | Path) -> AuditResult:
+    """The result of an audit or a scoring from its run directory (:func:`read_checked_run`)."""
+    run = read_checked_run(directory)
     return AuditResult(run.path, run.metrics, run.tables, tuple(run.predictions()))

@@ -15,14 +15,15 @@ as an audit of the same predictions would be (:func:`nlibias.jobs.audit.audit_sa
 from __future__ import annotations
 
 import glob
-import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
 from os import PathLike
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
+from annotated_types import MinLen
 
 from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
 from nlibias.catalog.registry import benchmarks, read_benchmark_samples
@@ -37,6 +38,7 @@ from nlibias.io.predictions import (
 from nlibias.io.results import MetricsDocument
 from nlibias.io.run_manifest import check_run_file
 from nlibias.io.temporary import temporary_folder
+from nlibias.io.tool_logs import native_predictions
 from nlibias.jobs.results import (
     AuditResult,
     finish_run,
@@ -47,18 +49,18 @@ from nlibias.jobs.results import (
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import IdPositions, SampleColumns
-from nlibias.schema.declared import DrawSeed, Name, Resamples, declared, is_int, one_or_many
+from nlibias.schema.declared import Allowed, DrawSeed, Name, PathArg, Resamples, declared, one_or_many
 from nlibias.schema.outputs import ModelOutputs
 
-PredictionsInput = str | Path | Sequence[str | Path]
+PredictionsInput = (
+    PathArg | Annotated[Sequence[PathArg], MinLen(1), Allowed("a non-empty list of predictions files")]
+)
 
 
 def expand_predictions(predictions: PredictionsInput) -> list[Path]:
     """The predictions files named: each path as given, or the files a glob pattern matches
     (sorted; a pattern is expanded only when no file has its literal name), each file once."""
     given: list[str | Path] = one_or_many(predictions)
-    if not given:
-        raise ConfigError("no predictions file given", parameter="predictions")
     paths: list[Path] = []
     for item in given:
         text = str(item)
@@ -91,8 +93,6 @@ def run_score(
     given ``out_dir`` write the run directory. ``predictions``: JSONL with ``id``, ``label`` (and
     ``model``, ``probs``), an lm-eval or Inspect log (:mod:`nlibias.io.tool_logs`), a glob, or
     several. ``answer_column``: the files hold answer strings there (BBQ's published results)."""
-    from nlibias.io.tool_logs import native_predictions
-
     paths = expand_predictions(predictions)
     refuse_run_overwrites(out_dir, samples=samples, predictions=paths)
     checked = read_benchmark_samples(samples)
@@ -106,19 +106,14 @@ def run_score(
                 for i, path in enumerate(paths)
             ]
         converted = any(n != p for n, p in zip(natives, paths, strict=True))
-        if len(paths) == 1:
-            result = score_files(
-                checked, natives[0], out_dir=out_dir, bootstrap=bootstrap, seed=seed,
-                predictions_name=paths[0] if converted else None,
-            )  # fmt: skip
-        else:
+        source, name = natives[0], str(paths[0]) if converted else None
+        if len(paths) > 1:
             tmp = stack.enter_context(temporary_folder("nlibias-combined-"))
-            combined = _combine(checked.columns.ids, paths, natives, tmp / PREDICTIONS_JSONL)
-            result = score_files(
-                checked, combined, out_dir=out_dir, bootstrap=bootstrap, seed=seed,
-                predictions_name=os.pathsep.join(str(p) for p in paths),
-            )  # fmt: skip
-            converted = True
+            source = _combine(checked.columns.ids, paths, natives, tmp / PREDICTIONS_JSONL)
+            name, converted = os.pathsep.join(str(p) for p in paths), True
+        result = score_files(
+            checked, source, out_dir=out_dir, bootstrap=bootstrap, seed=seed, predictions_name=name
+        )
         # a converted or combined file lives in a temporary directory: hold its rows first
         return result.materialised() if converted else result
 
@@ -280,37 +275,22 @@ def _rows_as_records(
     return rows
 
 
-_SCORE_FIELDS = ("score_more", "score_less")
-_TOKEN_FIELDS = ("tokens_more", "tokens_less")
+_SCORES = ("score_more", "score_less", "tokens_more", "tokens_less")
 
 
 def _check_sentence_scores(path: Path, line: int, prediction: Prediction) -> None:
-    """Refuse a sentence scorer's row its measures cannot read (``no_pair: true`` rows carry none)."""
+    """Refuse a sentence scorer's row without its scores (``no_pair: true`` rows carry none); the
+    values were checked as the row was read (:mod:`nlibias.schema.prediction_rows`)."""
     fix = (
         "a sentence-logprob row carries score_more, score_less, tokens_more and tokens_less, or "
         "no_pair: true; audit the samples again to write the model's rows, its scores read from the cache"
     )
-
-    def fail(field: str, reason: str) -> SourceError:
-        return SourceError(path, field, reason, line=line, fix=fix)
-
     if prediction.kind != "sentence-logprob":
-        raise fail("kind", f"a {prediction.kind} row among model {prediction.model!r}'s sentence scores")
-    extra = prediction.extra
-    if extra.get("no_pair") is True and not any(f in extra for f in (*_SCORE_FIELDS, *_TOKEN_FIELDS)):
-        return
-    for field in _SCORE_FIELDS:
-        value = extra.get(field)
-        if field not in extra:
-            raise fail(field, "missing")
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise fail(field, f"{value!r} is not a finite number (a log-likelihood)")
-    for field in _TOKEN_FIELDS:
-        value = extra.get(field)
-        if field not in extra:
-            raise fail(field, "missing")
-        if not is_int(value) or value < 0:
-            raise fail(field, f"{value!r} is not a number of tokens (a whole number, 0 or more)")
+        reason = f"a {prediction.kind} row among model {prediction.model!r}'s sentence scores"
+        raise SourceError(path, "kind", reason, line=line, fix=fix)
+    missing = [field for field in _SCORES if field not in prediction.extra]
+    if missing and not (prediction.extra.get("no_pair") is True and len(missing) == len(_SCORES)):
+        raise SourceError(path, missing[0], "missing", line=line, fix=fix)
 
 
 def _score_arrays(

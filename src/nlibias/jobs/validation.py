@@ -1,10 +1,9 @@
-"""Human validation of an ``extend`` run's queue as functions: ``nlibias validate status``,
-``resolve``, ``export`` and ``import`` (``nlibias.validation_status`` and so on)."""
+"""``nlibias validate status``, ``resolve``, ``export`` and ``import`` as functions."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +11,15 @@ from nlibias.extension.validation_handoff import RESOLUTION_JSON
 from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.overwrites import refuse_overwrites, run_files
-from nlibias.schema.declared import declared, one_or_many
+from nlibias.schema.declared import PositiveInt, declared, one_or_many
 from nlibias.validation.explanation_queue import hypotheses_queue
-from nlibias.validation.formats import export_judgements, read_import, store_imported
+from nlibias.validation.formats import (
+    ExportFormat,
+    ImportFormat,
+    export_judgements,
+    read_import,
+    store_imported,
+)
 from nlibias.validation.resolve import parse_rule, resolution_summary, write_judgements
 from nlibias.validation.resolve import resolve as resolve_labels
 from nlibias.validation.status import unjudged_count, validation_status
@@ -47,14 +52,7 @@ class ImportResult:
 
     def to_dict(self) -> dict[str, Any]:
         """What ``nlibias validate import --json`` prints."""
-        return {
-            "file": str(self.file),
-            "answers": self.answers,
-            "rows": self.rows,
-            "annotators": list(self.annotators),
-            "unjudged_hypotheses": self.unjudged_hypotheses,
-            "queue": self.queue,
-        }
+        return {**asdict(self), "file": str(self.file), "annotators": list(self.annotators)}
 
 
 @declared
@@ -62,7 +60,7 @@ def status(
     run_dir: str | Path,
     *,
     rule: str = "drop",
-    min_annotators: int = 1,
+    min_annotators: PositiveInt = 1,
     exclude: str | Sequence[str] = (),
 ) -> dict[str, Any]:
     """How far the human validation of an ``extend`` run is: progress per annotator, agreement
@@ -80,7 +78,7 @@ def status(
 
 
 @declared
-def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: int = 1) -> dict[str, Any]:
+def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: PositiveInt = 1) -> dict[str, Any]:
     """Write the final labels of an ``extend`` run's queue to ``validation/judgements.csv`` (then
     ``extend(..., from_stage="validate")``); as ``nlibias validate resolve``. Returns the counts by
     status, category and stereotype, the rule and the file.
@@ -113,7 +111,7 @@ def _write_resolution_record(run_dir: str | Path, judgements: Path, rule: Any, m
 
 
 @declared
-def export(run_dir: str | Path, *, fmt: str = "csv", out: str | Path | None = None) -> ExportResult:
+def export(run_dir: str | Path, *, fmt: ExportFormat = "csv", out: str | Path | None = None) -> ExportResult:
     """An ``extend`` run's queue with every annotator's current answers (and model suggestions) as
     ``fmt`` (``csv``, ``label-studio``, ``argilla``), written to ``out`` when given; as
     ``nlibias validate export``.
@@ -131,7 +129,7 @@ def export(run_dir: str | Path, *, fmt: str = "csv", out: str | Path | None = No
 
 @declared
 def import_judgements(
-    run_dir: str | Path, file: str | Path, *, fmt: str = "auto", annotator: str | None = None
+    run_dir: str | Path, file: str | Path, *, fmt: ImportFormat = "auto", annotator: str | None = None
 ) -> ImportResult:
     """Add judgements made elsewhere (``file``: CSV, Label Studio JSON export or Argilla records;
     ``fmt`` ``auto`` tells them apart) to an ``extend`` run's annotation database; ``annotator``
