@@ -1,9 +1,5 @@
-"""The BBNLI scorer: samples + one model's predictions → that model's ``metrics.json`` entry.
-
-The measures run over columns (:func:`score_bbnli_columns`, what an audit calls); :func:`score_bbnli`
-makes the columns of sample and prediction objects first. Intervals are percentile bootstraps by
-whole counterfactual pair, bias and test units drawn separately within each slice, each slice's
-stream seeded from ``(seed, slice name)`` (docs/design.md).
+"""The BBNLI scorer: samples + one model's predictions → that model's ``metrics.json`` entry
+(intervals by whole pair, bias and test units drawn apart; docs/design.md).
 
 >>> report = compute_bbnli_report(
 ...     ["entailment", "neutral"], gold=["neutral"] * 2, stereotype=["pro", "anti"],
@@ -40,8 +36,7 @@ from nlibias.schema.columns import SampleColumns
 def unit_intervals(
     units: SliceUnits, *, resamples: int, rng: np.random.Generator, confidence: float = 0.95
 ) -> dict[str, list[float] | None]:
-    """Percentile interval ``[lo, hi]`` of every percent measure over resampled units (bias units
-    and test units drawn separately); ``None`` when never defined.
+    """Percentile interval of every percent measure over resampled units (None: undefined).
 
     >>> units = slice_units(encode_samples(["entailment"] * 4, gold=["neutral"] * 4,
     ...     stereotype=["pro", "anti"] * 2, pair_key=["a", "a", "b", "b"]))
@@ -67,8 +62,7 @@ def bbnli_frame(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> MetricFrame:
-    """BBNLI measures overall and for every value of every grouping (``groups``: a grouping's
-    name → one value per sample), each slice with its ``"ci"``.
+    """BBNLI measures overall and per group (``groups``: one value per sample), with ``"ci"``.
 
     >>> frame = bbnli_frame(encode_samples(["entailment", "neutral", "contradiction", "contradiction"],
     ...     gold=["neutral"] * 4, stereotype=["pro", "anti"] * 2, pair_key=["a", "a", "b", "b"]),
@@ -105,8 +99,7 @@ def compute_bbnli_report(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """Every BBNLI measure overall, per domain and per subtopic (``{"overall": M, "by_domain":
-    {...}, "by_subtopic": {...}}``), with bootstrap intervals (``bootstrap=0``: none)."""
+    """Every BBNLI measure overall, by domain and by subtopic, with intervals (``bootstrap=0``: none)."""
     encoded = encode_samples(
         predicted,
         gold=gold,
@@ -155,11 +148,7 @@ def score_bbnli_columns(
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """BBNLI measures overall, by domain and by subtopic from columns and label codes.
-
-    ``predicted`` holds one code per sample (0 entailment, 1 neutral, 2 contradiction, -1 no
-    answer); ``gold`` overrides the samples' gold codes. The output is
-    :func:`compute_bbnli_report`'s.
+    """:func:`compute_bbnli_report` from columns and a label code per sample (-1: no answer).
 
     >>> from nlibias.schema import Sample
     >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.",
@@ -209,10 +198,8 @@ def score_bbnli_probabilities(
     seed: int = 0,
     labels: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """A classifier's BBNLI measures from its ``(samples x 3)`` probabilities: the predicted
-    label is the most probable one, as :class:`nlibias.runtime.classifier.ClassifierPredictor` reports it.
-    ``labels`` (a code per sample, -1: no answer), as a predictions file gives them, are used
-    instead when given (the BBNLI measures read labels only; ``probs`` may then be NaN)."""
+    """A classifier's BBNLI measures from its most probable labels, or from ``labels`` when given
+    (a code per sample, -1: no answer; ``probs`` may then be NaN)."""
     if labels is not None:
         return score_bbnli_columns(columns, labels, bootstrap=bootstrap, seed=seed)
     if len(probs) and np.isnan(probs).any():

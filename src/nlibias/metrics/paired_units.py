@@ -1,6 +1,4 @@
-"""Each built-in benchmark's resampling units (its ``Measures.units``), built by its scorer's code.
-
-The units are those of docs/design.md, Intervals, so the gate resamples what the audit did.
+"""Each built-in benchmark's resampling units (its ``Measures.units``), as its scorer builds them.
 
 >>> from nlibias.schema import Sample
 >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.", hypothesis=f"{s} H.",
@@ -104,8 +102,7 @@ def _first_labels(columns: SampleColumns, first: np.ndarray | None) -> dict[str,
 def model_outputs(
     columns: SampleColumns, predictions: Iterable[Prediction], kinds: Mapping[str, Any]
 ) -> tuple[np.ndarray, dict[str, ModelOutputs]]:
-    """Each model's outputs on the samples some model answered: ``(positions, {model: outputs})``
-    (``kinds``: each model's predictor kind, default ``classifier``).
+    """``(positions, {model: outputs})`` on the samples some model answered (``kinds``: default classifier).
 
     >>> from nlibias.schema import Prediction, Sample
     >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.", hypothesis=f"{s} H.",

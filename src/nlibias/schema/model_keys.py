@@ -1,6 +1,5 @@
-"""Model keys, the one parser of them: the name each predictor's results are reported under. A
-classifier's key is its name, a generative LM's ``MODEL|prompt=STYLE|MODE``, a sentence scorer's
-``MODEL|tp=VARIANT``. Keys name results; the recorded predictor kind decides the measures.
+"""Model keys, the names results are reported under: a classifier's name, a generative LM's
+``MODEL|prompt=STYLE|MODE``, a sentence scorer's ``MODEL|tp=VARIANT``.
 
 >>> model_key("smollm2", "true", "scored")
 'smollm2|prompt=true|scored'
@@ -13,6 +12,8 @@ True
 """
 
 from __future__ import annotations
+
+from typing import NoReturn
 
 from nlibias.errors import ConfigError
 from nlibias.schema.model_ref import split_kind
@@ -50,8 +51,7 @@ def split_model_key(key: str) -> tuple[str, str, str] | None:
 
 
 def model_parts(key: str) -> tuple[str, str]:
-    """``(key without its prompt, prompt style)`` for grouping a report's rows; the style is ''
-    for a key that is not a generative one."""
+    """``(key without its prompt, prompt style)``; the style is '' for a non-generative key."""
     parts = split_model_key(key)
     if parts is None:
         return key, ""
@@ -73,12 +73,12 @@ def check_model_spec(spec: str, parameter: str, *, classifier: bool = False) -> 
     """
     prefix, name = split_kind(spec)
     if not spec.strip():
-        raise ConfigError(f"{{{parameter}}}: {spec!r} names no model", parameter=parameter)
+        _refuse(f"{spec!r} names no model", parameter)
     if prefix.isidentifier() and not name.strip():
-        raise ConfigError(
-            f"{{{parameter}}}: {spec!r} names no model after {prefix + ':'!r} (a model's name is the key its "
-            "results are reported under)",
-            parameter=parameter,
+        _refuse(
+            f"{spec!r} names no model after {prefix + ':'!r} (a model's name is the key its results are "
+            "reported under)",
+            parameter,
         )
     if classifier:
         check_classifier_key(spec, parameter)
@@ -88,14 +88,15 @@ def check_classifier_key(key: str, parameter: str) -> None:
     """Refuse an empty NLI classifier name, or one in another kind's key syntax: its results would
     be reported as another kind of model's."""
     if not key:
-        raise ConfigError(
-            f"{{{parameter}}}: a model's name is empty (it is the key its results are reported under)",
-            parameter=parameter,
-        )
+        _refuse("a model's name is empty (it is the key its results are reported under)", parameter)
     if split_model_key(key) is not None or split_tp_key(key) is not None:
         what = "a generative LM's key" if split_model_key(key) is not None else "a sentence scorer's key"
-        raise ConfigError(
-            f"{{{parameter}}}: {key!r} is written as {what} (MODEL|prompt=STYLE|MODE, MODEL|tp=VARIANT), but it is an NLI "
+        _refuse(
+            f"{key!r} is written as {what} (MODEL|prompt=STYLE|MODE, MODEL|tp=VARIANT), but it is an NLI "
             "classifier: its results would be reported as another kind of model's",
-            parameter=parameter,
+            parameter,
         )
+
+
+def _refuse(problem: str, parameter: str) -> NoReturn:
+    raise ConfigError(f"{{{parameter}}}: {problem}", parameter=parameter)
