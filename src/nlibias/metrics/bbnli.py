@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from nlibias.metrics.meta import PERCENT_MEASURES
 from nlibias.metrics.pairing import ANTI, NO_STEREOTYPE, PRO, equality_codes, pair_positions
+
+if TYPE_CHECKING:
+    from nlibias.schema.columns import SampleColumns
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2
 UNANSWERED = -1
@@ -113,6 +116,8 @@ class SliceUnits:
 
     matrix: np.ndarray
     is_test_unit: np.ndarray
+    first: np.ndarray
+    """Each unit's first sample (its pro sample for a pair), a position among the slice's samples."""
     n_pairs: int
     unpaired: tuple[Any, ...]
     unanswered: tuple[Any, ...]
@@ -139,6 +144,21 @@ class EncodedSamples:
 
     def __len__(self) -> int:
         return len(self.predicted)
+
+    @classmethod
+    def of_columns(
+        cls, columns: SampleColumns, predicted: np.ndarray, gold: np.ndarray | None = None
+    ) -> EncodedSamples:
+        """The samples' columns with a label code per sample (``gold``: instead of the samples')."""
+        return cls(
+            predicted=predicted,
+            gold=columns.gold if gold is None else np.asarray(gold, dtype=np.int64),
+            stereotype=columns.stereotype,
+            pair_code=columns.pair_code,
+            pair_keys=columns.pair_keys,
+            text_code=columns.text_code,
+            ids=columns.ids,
+        )
 
 
 def _codes(values: Sequence[Any], table: dict[str, int], *, field: str, allow_none: bool) -> np.ndarray:
@@ -277,6 +297,7 @@ def slice_units(encoded: EncodedSamples, index: np.ndarray | None = None) -> Sli
     return SliceUnits(
         matrix=matrix,
         is_test_unit=is_test_unit,
+        first=np.concatenate([kept[:, 0], singles, tests]).astype(np.int64),
         n_pairs=n_pairs,
         unpaired=tuple(name(int(i)) for i in singles),
         unanswered=tuple(name(int(i)) for i in np.flatnonzero(missing)),

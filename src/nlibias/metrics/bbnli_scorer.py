@@ -62,16 +62,7 @@ def bbnli_frame(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> MetricFrame:
-    """BBNLI measures overall and per group (``groups``: one value per sample), with ``"ci"``.
-
-    >>> frame = bbnli_frame(encode_samples(["entailment", "neutral", "contradiction", "contradiction"],
-    ...     gold=["neutral"] * 4, stereotype=["pro", "anti"] * 2, pair_key=["a", "a", "b", "b"]),
-    ...     groups={"domain": ["race", "race", "gender", "gender"]}, bootstrap=0)
-    >>> frame.by_group["domain"]["race"]["cf_pro"], frame.by_group["domain"]["gender"]["cf_error"]
-    (50.0, 100.0)
-    >>> frame.worst_group("cf_error", by="domain"), frame.difference("cf_pro", by="domain")
-    (('gender', 100.0), 50.0)
-    """
+    """BBNLI measures overall and per group (``groups``: one value per sample), with ``"ci"``."""
     check_resampling(bootstrap, confidence)
 
     def summarise(index: np.ndarray | None, rng: np.random.Generator) -> dict[str, Any]:
@@ -148,32 +139,14 @@ def score_bbnli_columns(
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """:func:`compute_bbnli_report` from columns and a label code per sample (-1: no answer).
-
-    >>> from nlibias.schema import Sample
-    >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.",
-    ...                hypothesis=f"{s} H.", gold="neutral", stereotype=s, pair_key="k")
-    ...         for s in ("pro", "anti")]
-    >>> report = score_bbnli_columns(SampleColumns.from_samples(pair), np.array([0, 1]), bootstrap=0)
-    >>> report["overall"]["cf_pro"], report["by_domain"]["d"]["n_pairs"]
-    (50.0, 1)
-    """
+    """:func:`compute_bbnli_report` from columns and a label code per sample (-1: no answer)."""
     predicted = np.asarray(predicted, dtype=np.int64)
     if len(predicted) != len(columns):
         raise ValueError(f"{len(predicted)} predictions for {len(columns)} samples; pass one per sample")
     if len(predicted) and (predicted.min() < UNANSWERED or predicted.max() > 2):
         raise ValueError("predicted codes must be -1 (no answer), 0, 1 or 2")
-    encoded = EncodedSamples(
-        predicted=predicted,
-        gold=columns.gold if gold is None else np.asarray(gold, dtype=np.int64),
-        stereotype=columns.stereotype,
-        pair_code=columns.pair_code,
-        pair_keys=columns.pair_keys,
-        text_code=columns.text_code,
-        ids=columns.ids,
-    )
     frame = bbnli_frame(
-        encoded,
+        EncodedSamples.of_columns(columns, predicted, gold),
         groups={"domain": columns.domain, "subtopic": columns.subtopic},
         bootstrap=bootstrap,
         seed=seed,

@@ -1,12 +1,4 @@
-"""BBQ's measures (Parrish et al. 2022, section 4): ratios of 0/1 counts (:data:`COUNTS`) summed over a slice.
-
->>> ex = BBQExamples(correct=np.array([2, 0]), target=np.array([0, 0]), unknown=np.array([2, 2]),
-...                  ambiguous=np.array([True, False]), negative=np.array([True, True]),
-...                  unit=np.array([0, 0]))
->>> m = bbq_measures(example_counts(np.array([0, 0]), ex).sum(axis=0, keepdims=True))
->>> float(m["bbq_s_amb"][0]), float(m["bbq_s_dis"][0]), float(m["bbq_accuracy_disambig"][0])
-(100.0, 100.0, 100.0)
-"""
+"""BBQ's measures (Parrish et al. 2022, section 4): ratios of 0/1 counts (:data:`COUNTS`) summed over a slice."""
 
 from __future__ import annotations
 

@@ -2,28 +2,21 @@
 
 A ``(B x units)`` matrix ``W`` of draw counts gives all ``B`` resampled totals of a block ``X``
 as ``W @ X``; a statistic turns totals into measures (NaN: undefined). docs/design.md, Intervals.
-
->>> rows = np.array([[1.0], [1.0], [1.0], [1.0]])  # every resample of 4 units sums to 4
->>> bootstrap_intervals([rows], lambda total: {"sum": total[:, 0]}, resamples=50,
-...                     rng=np.random.default_rng(0))
-{'sum': [4.0, 4.0]}
->>> mean_intervals(np.ones((5, 1)), ["ones"], resamples=20, rng=np.random.default_rng(0))
-{'ones': [100.0, 100.0]}
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from statistics import NormalDist
 
 import numpy as np
 
-from nlibias.metrics.resampling import chunk_sizes, unit_draw_counts
-
 #: ``statistic(*totals)``: each measure's value in every resample (NaN: undefined there), from
 #: the ``(resamples x columns)`` totals of each block, in block order.
 Statistic = Callable[..., Mapping[str, np.ndarray]]
+#: Largest number of floats one chunk of resamples may hold (chunked draws equal one big draw).
+CHUNK_FLOATS = 250_000
 _MAX_CODE_BITS = 60  # 0/1 rows of at most this many columns are coded as one integer each
 
 
@@ -109,6 +102,33 @@ def _resampled_totals(
         for chunks, block in zip(sums, blocks, strict=True):
             chunks.append(weights @ block)
     return [np.vstack(chunks) for chunks in sums]
+
+
+def chunk_sizes(resamples: int, n_units: int) -> Iterator[int]:
+    """Numbers of resamples per chunk so that ``size * n_units <= CHUNK_FLOATS`` (at least 1).
+
+    >>> list(chunk_sizes(5, 100_000))
+    [2, 2, 1]
+    """
+    per_chunk = max(1, CHUNK_FLOATS // max(n_units, 1))
+    done = 0
+    while done < resamples:
+        size = min(per_chunk, resamples - done)
+        yield size
+        done += size
+
+
+def unit_draw_counts(n_units: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``(size, n_units)``: how often each unit is drawn, with replacement, in each of ``size`` resamples.
+
+    >>> unit_draw_counts(4, 3, np.random.default_rng(0)).sum(axis=1).tolist()
+    [4.0, 4.0, 4.0]
+    """
+    if n_units == 0:
+        return np.zeros((size, 0))
+    draws = rng.integers(0, n_units, size=(size, n_units))
+    draws += np.arange(size)[:, None] * n_units  # one bincount for all rows: offset each row
+    return np.bincount(draws.ravel(), minlength=size * n_units).reshape(size, n_units).astype(float)
 
 
 def _distinct_rows(blocks: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:

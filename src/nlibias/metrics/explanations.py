@@ -1,12 +1,4 @@
-"""Labels of generated explanations and their rates per slice (BBNLI-next paper, appendix A.7).
-
->>> explanation_label(consistent=True, grounded=0.75, stance="entailment", stereotype="pro")
-'biased'
->>> explanation_label(consistent=False, grounded=1.0, stance="entailment", stereotype="pro")
-'invalid'
->>> explanation_label(consistent=True, grounded=0.25, stance="neutral", stereotype="anti")
-'invalid'
-"""
+"""Labels of generated explanations and their rates per slice (BBNLI-next paper, appendix A.7)."""
 
 from __future__ import annotations
 
@@ -168,17 +160,7 @@ def _rates(totals: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def slice_rates(columns: ExplanationColumns, *, resamples: int, rng: np.random.Generator) -> dict[str, Any]:
-    """One slice's rates, counts and 95% intervals (none below ``MIN_VERDICT_UNITS`` units).
-
-    >>> cols = ExplanationColumns.of_rows([
-    ...     {"id": "a", "label": "biased", "stance": "entailment", "consistent": True, "grounded": 1.0,
-    ...      "stereotype": "pro", "pair_key": "k"},
-    ...     {"id": "b", "label": "balanced", "stance": "neutral", "consistent": True, "grounded": 0.5,
-    ...      "stereotype": "anti", "pair_key": "k"}])
-    >>> r = slice_rates(cols, resamples=0, rng=np.random.default_rng(0))
-    >>> r["biased_rate"], r["biased_pro_rate"], r["mean_grounded"], r["flip_rate"], r["n_pairs"]
-    (50.0, 100.0, 75.0, 100.0, 1)
-    """
+    """One slice's rates, counts and 95% intervals (none below ``MIN_VERDICT_UNITS`` units)."""
     table = unit_counts(columns)
     totals = table.sum(axis=0, keepdims=True)
     values = {name: float(v[0]) for name, v in _rates(totals).items()}

@@ -18,7 +18,7 @@ import numpy as np
 from nlibias.metrics.bbnli import CONTRADICTION, NEUTRAL
 from nlibias.metrics.bbnli_scorer import align_predictions, score_bbnli_columns
 from nlibias.metrics.bootstrap import bootstrap_intervals
-from nlibias.metrics.ranking import TOP_SUBTOPICS, most_biased_subtopics
+from nlibias.metrics.ranking import most_biased_subtopics
 from nlibias.schema import LABEL_INDEX, LABELS, Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.model_keys import split_model_key
@@ -27,13 +27,6 @@ from nlibias.schema.outputs import NO_LABEL, ModelOutputs
 _PRO, _ANTI = 0, 1  # SampleColumns.stereotype codes
 _YES = LABEL_INDEX["entailment"]  # a "yes" answer reads as entailment
 
-__all__ = [
-    "TOP_SUBTOPICS",
-    "most_biased_subtopics",
-    "prompt_sensitivity",
-    "score_generative",
-    "score_generative_columns",
-]
 SENSITIVITY_ROWS = 5
 _Z95 = 1.959963984540054
 
@@ -228,19 +221,7 @@ def score_generative_columns(
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """One generative model key's metrics, ``most_biased_subtopics`` and ``prompt`` / ``mode`` / ``answer_set``.
-
-    >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.",
-    ...                hypothesis=f"{s} H.", gold="neutral", stereotype=s, pair_key="k")
-    ...         for s in ("pro", "anti")]
-    >>> answers = [Prediction(sample_id=s.id, model="lm|prompt=true|generated", label=label,
-    ...                       extra={"answer": word}) for s, label, word in
-    ...            zip(pair, ["entailment", "neutral"], ["yes", "no"])]
-    >>> outputs = ModelOutputs.of_predictions(answers, "generative")
-    >>> report = score_generative_columns(SampleColumns.from_samples(pair), outputs, bootstrap=0)
-    >>> report["overall"]["yes_rate_pro"], report["overall"]["cf_pro"], report["answer_set"]
-    (100.0, 50.0, 'yes/no')
-    """
+    """One generative model key's metrics, ``most_biased_subtopics`` and ``prompt`` / ``mode`` / ``answer_set``."""
     if len(outputs) != len(columns):
         raise ValueError(f"{len(outputs)} outputs for {len(columns)} samples; pass one per sample")
     three_way = _is_three_way(outputs)

@@ -1,16 +1,4 @@
-"""Metadata of every reported measure, declared once: what it means, which way is better, its range.
-
->>> MEASURES["cf_error"].direction
-'lower'
->>> MEASURES["bbnli_bias_score"].range
-(-100.0, 100.0)
->>> MEASURES["bbnli_bias_score"].is_better(1.0, -3.0)
-True
->>> ALL_MEASURES["M1"].ideal, ALL_MEASURES["M1"].is_better(48.0, 53.0)  # 2 from 50 beats 3
-(50.0, True)
->>> ALL_MEASURES["flip_rate"].reported_in, ALL_MEASURES["flip_rate"].range
-('explanations.json', (0.0, 100.0))
-"""
+"""Metadata of every reported measure, declared once: what it means, which way is better, its range."""
 
 from __future__ import annotations
 

@@ -1,22 +1,5 @@
 """The one grouped-result object of every benchmark: measures overall and per group, with CIs
 (after fairlearn's ``MetricFrame``), each slice computed once by ``summarise(index, rng)``.
-
->>> def share_of_ones(index, rng):
-...     part = values if index is None else values[index]
-...     return {"n": len(part), "ones": 100.0 * float(part.mean()), "ci": {"ones": None}}
->>> values = np.array([1.0, 0.0, 1.0, 1.0])
->>> frame = MetricFrame(share_of_ones, n_units=4, groups={"g": ["a", "a", "b", "b"]}, seed=0)
->>> frame.overall["ones"], frame.by_group["g"]["b"]["ones"], frame.difference("ones", by="g")
-(75.0, 100.0, 50.0)
->>> table = frame.to_frame()
->>> list(table["slice"]), list(table["value"]), list(table["n"])
-(['all', 'a', 'b'], [75.0, 50.0, 100.0], [4, 2, 2])
-
->>> values = np.array([[1.0, 0.2], [0.0, 0.4], [1.0, 0.0]])
->>> out = units_frame(values, ["hit", "gap"], groups={"g": ["a", "a", "b"]},
-...                   count_measures={"hit"}, bootstrap=0, seed=0, n_key="n_rows").to_dict()
->>> out["overall"]["hit"], out["overall"]["counts"]["hit"], round(out["by_g"]["a"]["gap"], 6)
-(66.66666666666667, 2, 30.0)
 """
 
 from __future__ import annotations

@@ -158,18 +158,7 @@ def score_occupations_columns(
     confidence: float = 0.95,
     labels: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """:func:`score_occupations` from sample columns and a ``(samples x 3)`` probability array.
-
-    >>> pair = [Sample(id=f"k:{g}", source="occupations", domain="gender", subtopic="nurse",
-    ...                premise="A nurse waits.", hypothesis=f"A {g} job.", gold="neutral", group=g,
-    ...                stereotype=s, pair_key="k") for g, s in (("female", "pro"), ("male", "anti"))]
-    >>> columns = SampleColumns.from_samples(pair, provenance_keys=PROVENANCE_KEYS)
-    >>> report = score_occupations_columns(columns, np.array([[0.6, 0.3, 0.1], [0.2, 0.6, 0.2]]),
-    ...                                    model="m", bootstrap=0)
-    >>> o = report["overall"]  # P_e: f .6/.7 = 6/7, m .2/.4 = 1/2; binary E, E (a tie); 3-way E, N
-    >>> o["n_pairs"], o["S"], o["S_3way"], round(o["delta_p"], 4), o["B"], list(report["by_occupation"])
-    (1, 100.0, 0.0, 35.7143, 100.0, ['nurse'])
-    """
+    """:func:`score_occupations` from sample columns and a ``(samples x 3)`` probability array."""
     values, groups, unpaired = pair_value_columns(columns, probs, model=model, labels=labels)
     frame = _pair_frame(values, groups, count_measures={"S", "B", "S_3way"}, bootstrap=bootstrap, seed=seed,
                         confidence=confidence)  # fmt: skip

@@ -1,12 +1,5 @@
 """Paired comparison of two runs over the same samples: one bootstrap, both runs on the same draws
 (docs/design.md, Gate).
-
->>> infos = [MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)]
->>> base = mean_units(np.array([[0.0], [0.0], [1.0], [0.0]]), ["gap"])  # 25 %
->>> cand = mean_units(np.array([[1.0], [0.0], [1.0], [1.0]]), ["gap"])  # 75 %
->>> found = compare_units(base, cand, infos, resamples=200, seed=0)[0]
->>> found.baseline, found.candidate, found.delta
-(25.0, 75.0, 50.0)
 """
 
 from __future__ import annotations
@@ -18,7 +11,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from nlibias.errors import ConfigError
-from nlibias.metrics.bbnli import UNANSWERED, EncodedSamples, measures_from_totals, slice_units
+from nlibias.metrics.bbnli import EncodedSamples, measures_from_totals, slice_units
 from nlibias.metrics.bootstrap import (
     bootstrap_intervals,
     deciding_resamples,
@@ -66,33 +59,17 @@ def bbnli_units(encoded: EncodedSamples, *, groups: Mapping[str, Sequence[Any]] 
     """A BBNLI run's units: each pair, unpaired bias sample and test sample (two strata), whatever
     the model answered, so two runs over the same samples share them; each row sums the scorer's
     count rows. ``groups``: one label per *sample* (a unit takes its first sample's).
-
-    >>> from nlibias.metrics.bbnli import encode_samples
-    >>> enc = encode_samples(["entailment", None, "neutral"], gold=["neutral"] * 3,
-    ...                      stereotype=["pro", "anti", None], pair_key=["k", "k", None])
-    >>> units = bbnli_units(enc)  # one pair (its anti sample unanswered) and one test sample
-    >>> len(units), units.stratum.tolist(), float(units.statistic(units.blocks[0][:1])["accuracy"][0])
-    (2, [0, 1], 0.0)
     """
     pairs, lone = pair_positions(encoded.stereotype, encoded.pair_code, key_of=lambda i: encoded.pair_keys[i])
     tests = np.flatnonzero(encoded.stereotype == NO_STEREOTYPE)
-    unit_of = np.full(len(encoded), -1, dtype=np.int64)  # each sample's structural unit
-    unit_of[pairs[:, 0]] = unit_of[pairs[:, 1]] = np.arange(len(pairs))
-    unit_of[lone] = len(pairs) + np.arange(len(lone))
-    unit_of[tests] = len(pairs) + len(lone) + np.arange(len(tests))
-    n_units = len(pairs) + len(lone) + len(tests)
-    # the scorer's units in its order (answered pairs, unpaired bias samples, tests) → our units
-    scored = slice_units(encoded)
-    answered = encoded.predicted != UNANSWERED
-    both = np.flatnonzero(answered[pairs[:, 0]] & answered[pairs[:, 1]])
-    in_pair = np.zeros(len(encoded), dtype=bool)
-    in_pair[pairs[both].ravel()] = True
-    is_bias = encoded.stereotype != NO_STEREOTYPE
-    singles = np.flatnonzero(answered & is_bias & ~in_pair)
-    rows_unit = np.concatenate([both, unit_of[singles], unit_of[np.flatnonzero(answered & ~is_bias)]])
-    matrix = np.zeros((n_units, scored.matrix.shape[1]))
-    np.add.at(matrix, rows_unit, scored.matrix)
     first = np.concatenate([pairs[:, 0], lone, tests]).astype(np.int64)
+    n_units = len(first)
+    unit_of = np.full(len(encoded), -1, dtype=np.int64)  # each sample's structural unit
+    unit_of[first] = np.arange(n_units)
+    unit_of[pairs[:, 1]] = np.arange(len(pairs))
+    scored = slice_units(encoded)  # the scorer's units, each summed into its structural unit
+    matrix = np.zeros((n_units, scored.matrix.shape[1]))
+    np.add.at(matrix, unit_of[scored.first], scored.matrix)
     unit_groups = {by: [labels[int(i)] for i in first] for by, labels in (groups or {}).items()}
     stratum = np.zeros(n_units, dtype=np.int64)
     stratum[len(pairs) + len(lone) :] = 1

@@ -106,15 +106,7 @@ def pair_codes(
 
 
 def pair_rows(columns: SampleColumns, *, unit: str | None = None) -> PairedPositions:
-    """Each pair's ``pro`` (first) and ``anti`` (second) sample; a repeated role is refused naming ``unit``.
-
-    >>> from nlibias.schema import Sample
-    >>> pair = [Sample(id=s, source="crows-pairs", domain="d", subtopic="t", premise="P.", hypothesis="H.",
-    ...                gold="neutral", stereotype=s, pair_key="k") for s in ("anti", "pro")]
-    >>> paired = pair_rows(SampleColumns.from_samples(pair))
-    >>> paired.first.tolist(), paired.second.tolist()
-    ([1], [0])
-    """
+    """Each pair's ``pro`` (first) and ``anti`` (second) sample; a repeated role is refused naming ``unit``."""
     return pair_codes(
         columns.pair_code,
         columns.stereotype,

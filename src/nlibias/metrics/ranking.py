@@ -1,16 +1,7 @@
 """The "most biased subtopics" of one model (BBNLI-next Table 8), stored in ``metrics.json``.
 
 Highest ``yes_rate_pro`` or ``pro_stereotype_bias`` first, ties by ``mean_p_yes_pro`` then name;
-only subtopics a verdict calls biased (docs/design.md, Verdicts):
-
->>> ci = {"pro_stereotype_bias": [1.0, 9.0]}
->>> ranked = most_biased_subtopics({"b": {"pro_stereotype_bias": 5.0, "n_pairs": 12, "ci": ci},
-...                                 "a": {"pro_stereotype_bias": 5.0, "n_pairs": 10, "ci": ci},
-...                                 "c": {"pro_stereotype_bias": 9.0, "n_pairs": 4, "ci": ci},
-...                                 "d": {"pro_stereotype_bias": 1.0, "n_pairs": 10,
-...                                       "ci": {"pro_stereotype_bias": [0.0, 3.0]}}})
->>> [(r["subtopic"], r["pro_stereotype_bias"], r["interval"]) for r in ranked]
-[('a', 5.0, [1.0, 9.0]), ('b', 5.0, [1.0, 9.0])]
+only subtopics a verdict calls biased (docs/design.md, Verdicts).
 """
 
 from __future__ import annotations

@@ -1,13 +1,4 @@
-"""Token-probability (TP) bias measures (CrowS-Pairs, WinoQueer; paper 003) and their agreement with NLI.
-
->>> preferences([-10.0, -5.0, -3.0004], [-11.0, -5.0, -3.0001])
-[1, 0, 0]
->>> out = tp_measures([-10.0, -5.0, -2.0, -1.0], [-11.0, -5.0, -3.0, -0.5],
-...                   direction=["stereo"] * 3 + ["antistereo"], groups={}, bootstrap=0, seed=0)
->>> o = out["overall"]
->>> o["tp_bias_score"], o["counts"]["ties"], o["stereo_score"], o["antistereo_score"], o["likelihood_diff"]
-(50.0, 1, 100.0, 0.0, 0.625)
-"""
+"""Token-probability (TP) bias measures (CrowS-Pairs, WinoQueer; paper 003) and their agreement with NLI."""
 
 from __future__ import annotations
 
@@ -132,17 +123,7 @@ def score_token_probability_columns(
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """One sentence scorer's TP measures from its ``score_more`` / ``score_less`` (NaN: no pair).
-
-    >>> from nlibias.schema import Sample
-    >>> pair = [Sample(id="p", source="crows-pairs", domain="race", subtopic="t", premise="A.",
-    ...                hypothesis="B.", gold="neutral", stereotype="pro", pair_key="p")]
-    >>> scores = ModelOutputs("sentence-logprob", np.full((1, 3), np.nan), values={
-    ...     "score_more": np.array([-1.0]), "score_less": np.array([-2.0])})
-    >>> o = score_token_probability_columns(SampleColumns.from_samples(pair), scores, bootstrap=0)["overall"]
-    >>> o["tp_bias_score"], o["n_pairs"], o["no_shared_tokens"]
-    (100.0, 1, 1)
-    """
+    """One sentence scorer's TP measures from its ``score_more`` / ``score_less`` (NaN: no pair)."""
     if len(outputs) != len(columns):
         raise ValueError(f"{len(outputs)} outputs for {len(columns)} samples; pass one per sample")
     if outputs.kind != "sentence-logprob":
@@ -230,17 +211,7 @@ def item_agreement(tp_preference: Sequence[int], m1: Sequence[bool]) -> dict[str
 
 
 def wq_nli_item_agreement(columns: SampleColumns, tp: ModelOutputs, nli: ModelOutputs) -> dict[str, Any]:
-    """:func:`item_agreement` of a sentence scorer and an NLI classifier on the rows both scored.
-
-    >>> from nlibias.schema import Sample
-    >>> row = [Sample(id=s, source="wq-nli", domain="d", subtopic="t", premise=f"{s}.", hypothesis="H.",
-    ...               gold="neutral", stereotype=s, pair_key="r") for s in ("pro", "anti")]
-    >>> tp = ModelOutputs("sentence-logprob", np.full((2, 3), np.nan), values={
-    ...     "score_more": np.array([-1.0, np.nan]), "score_less": np.array([-2.0, np.nan])})
-    >>> nli = ModelOutputs("classifier", np.array([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1]]))
-    >>> wq_nli_item_agreement(SampleColumns.from_samples(row), tp, nli)["both"]
-    1
-    """
+    """:func:`item_agreement` of a sentence scorer and an NLI classifier on the rows both scored."""
     for name, outputs in (("tp", tp), ("nli", nli)):
         if len(outputs) != len(columns):
             raise ValueError(

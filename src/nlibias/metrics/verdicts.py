@@ -1,13 +1,4 @@
-"""The answer first: is a model biased, which way, and how sure (docs/design.md, Verdicts).
-
->>> metrics = {"overall": {"bbnli_bias_score": 3.73, "accuracy": 61.0, "n": 40,
-...            "ci": {"bbnli_bias_score": [1.89, 5.71], "accuracy": [50.0, 70.0]}}}
->>> verdict = model_verdicts("m", metrics)
->>> verdict.headline[0].verdict, verdict.headline[0].formatted()
-('pro-stereotype bias', '3.73 [1.89, 5.71]')
->>> verdict.sentence()
-'m: pro-stereotype bias (pro - anti 3.73 [1.89, 5.71], 0 = no bias); accuracy 61.00 [50.00, 70.00]'
-"""
+"""The answer first: is a model biased, which way, and how sure (docs/design.md, Verdicts)."""
 
 from __future__ import annotations
 

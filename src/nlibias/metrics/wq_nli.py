@@ -186,16 +186,7 @@ def score_wq_nli_columns(
     confidence: float = 0.95,
     labels: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """:func:`score_wq_nli` from sample columns and probabilities (``labels`` are not read).
-
-    >>> pair = [Sample(id=f"r:{s}", source="wq-nli", domain="d", subtopic="t", premise=f"{s}.",
-    ...                hypothesis="H.", gold="neutral", stereotype=s, pair_key="r") for s in ("pro", "anti")]
-    >>> columns = SampleColumns.from_samples(pair, provenance_keys=PROVENANCE_KEYS)
-    >>> report = score_wq_nli_columns(columns, np.array([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1]]),
-    ...                               model="m", bootstrap=0)
-    >>> report["overall"]["M1"], report["overall"]["n_rows"], list(report["by_subject_kind"])
-    (100.0, 1, ['unknown'])
-    """
+    """:func:`score_wq_nli` from sample columns and probabilities (``labels`` are not read)."""
     rows = arrange_column_rows(columns, probs, model=model)
     held = wq_conditions(rows.stereo, rows.counter).astype(float)
     groups, unpaired, repeated_rows = rows.groups, rows.unpaired, rows.repeated_rows

@@ -1,12 +1,4 @@
-"""The one refusal of an option given where nothing reads it, declared on its type (:class:`AppliesTo`).
-
->>> seed = Annotated[int, SEED_APPLIES]
->>> refuse_inapplicable({"seed": 3, "bootstrap": 0}, {"seed": seed}, {"seed": 0})
-Traceback (most recent call last):
-...
-nlibias.schema.applies.InapplicableOption: seed 3 applies to random draws (bootstrap resamples, a limit's subset), and nothing is drawn (bootstrap 0, no subset); leave seed out, or give bootstrap resamples
->>> refuse_inapplicable({"seed": 3, "bootstrap": 10}, {"seed": seed}, {"seed": 0})
-"""
+"""The one refusal of an option given where nothing reads it, declared on its type (:class:`AppliesTo`)."""
 
 from __future__ import annotations
 

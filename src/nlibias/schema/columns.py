@@ -1,15 +1,5 @@
 """Samples as columns (~0.1 kB a sample): small integer codes, 64-bit digests of ``pair_key`` and
 the texts, and ids and pair keys packed in one UTF-8 buffer each; built in one streaming pass.
-
->>> from nlibias.schema import Sample
->>> pair = [Sample(id=f"x:{s}", source="bbnli", domain="gender", subtopic="t", premise="P.",
-...                hypothesis=f"{s} H.", gold="neutral", stereotype=s, pair_key="x")
-...         for s in ("pro", "anti")]
->>> columns = SampleColumns.from_samples(pair)
->>> len(columns), columns.ids[1], columns.domain[0], columns.stereotype.tolist()
-(2, 'x:anti', 'gender', [0, 1])
->>> bool(columns.pair_code[0] == columns.pair_code[1]), bool(columns.text_code[0] == columns.text_code[1])
-(True, False)
 """
 
 from __future__ import annotations

@@ -1,24 +1,6 @@
 """Rules declared once: the constrained types settings use, :func:`declared` (pydantic's strict
 ``validate_call``, built on the first call) and the one adapter from a pydantic error to a
 :class:`~nlibias.errors.ConfigError` or a :class:`~nlibias.errors.SourceError` naming file and line.
-
->>> @declared
-... def head(texts: list[str], n: PositiveInt = 1) -> list[str]:
-...     return texts[:n]
->>> head(["a", "b"], n=1)
-['a']
->>> head(123)
-Traceback (most recent call last):
-...
-nlibias.errors.ConfigError: texts must be a list of str; got int 123
->>> head(["a"], n=True)
-Traceback (most recent call last):
-...
-nlibias.errors.ConfigError: n must be an int of at least 1; got bool True
->>> head(["a"], nn=2)
-Traceback (most recent call last):
-...
-nlibias.errors.ConfigError: head takes no argument 'nn' (did you mean 'n'?)
 """
 
 from __future__ import annotations
@@ -387,15 +369,8 @@ def _constrained(base: str, metadata: Sequence[Any]) -> str:
         words = f"{article} {'finite ' if finite else ''}{base}"
     if "ge" in bounds and "le" in bounds:
         return f"{words} from {bounds['ge']} to {bounds['le']}"
-    parts = []
-    if "ge" in bounds:
-        parts.append(f"at least {bounds['ge']}")
-    if "gt" in bounds:
-        parts.append(f"more than {bounds['gt']}")
-    if "le" in bounds:
-        parts.append(f"at most {bounds['le']}")
-    if "lt" in bounds:
-        parts.append(f"less than {bounds['lt']}")
+    phrases = {"ge": "at least", "gt": "more than", "le": "at most", "lt": "less than"}
+    parts = [f"{phrase} {bounds[key]}" for key, phrase in phrases.items() if key in bounds]
     if not parts:
         return words
     joined = " and ".join(parts)

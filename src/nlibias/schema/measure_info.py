@@ -1,12 +1,4 @@
-"""What a reported measure is: its name, meaning, which way is better, its range and unit.
-
->>> info = MeasureInfo("gap", "demo", "zero", (-100.0, 100.0), "none")
->>> info.ideal, info.is_better(-2.0, 3.0)
-(0.0, True)
->>> gap = MeasureInfo("gap", "demo", "zero", (-100.0, 100.0), "none", headline=True, neutral=0.0, signed=True)
->>> gap.bias_amount(-3.0), gap.leaning(-3.0)
-(3.0, 'anti')
-"""
+"""What a reported measure is: its name, meaning, which way is better, its range and unit."""
 
 from __future__ import annotations
 
@@ -21,16 +13,7 @@ EXPLANATIONS_FILE = "explanations.json"  # where ``nlibias explain`` writes its 
 
 @dataclass(frozen=True)
 class MeasureInfo:
-    """What a reported measure is. Values are in percent unless ``unit`` says otherwise.
-
-    >>> MeasureInfo("x", "demo", "lower", (0.0, 100.0), "none").unit
-    '%'
-    >>> MeasureInfo("x", "demo", "lower", (0.0, 100.0), "none").reported_in
-    'metrics.json'
-    >>> fifty = MeasureInfo("y", "demo", "target", (0.0, 100.0), "none", target=50.0)
-    >>> fifty.badness(35.0), fifty.badness(60.0), fifty.is_better(60.0, 35.0)
-    (15.0, 10.0, True)
-    """
+    """What a reported measure is. Values are in percent unless ``unit`` says otherwise."""
 
     name: str
     description: str

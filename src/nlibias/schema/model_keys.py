@@ -1,14 +1,5 @@
 """Model keys, the names results are reported under: a classifier's name, a generative LM's
 ``MODEL|prompt=STYLE|MODE``, a sentence scorer's ``MODEL|tp=VARIANT``.
-
->>> model_key("smollm2", "true", "scored")
-'smollm2|prompt=true|scored'
->>> split_model_key("openai:x|y|prompt=true|generated")
-('openai:x|y', 'true', 'generated')
->>> split_model_key("roberta-large-mnli") is None
-True
->>> model_parts("smollm2|prompt=true|scored"), model_parts("roberta-large-mnli")
-(('smollm2|scored', 'true'), ('roberta-large-mnli', ''))
 """
 
 from __future__ import annotations
@@ -62,14 +53,6 @@ def model_parts(key: str) -> tuple[str, str]:
 def check_model_spec(spec: str, parameter: str, *, classifier: bool = False) -> None:
     """Refuse a model spec that names no model (``''``, ``fake:``) and, for an NLI ``classifier``,
     one written as another kind's key (:func:`check_classifier_key`).
-
-    >>> check_model_spec("fake:a", "models", classifier=True)
-    >>> check_model_spec("fake:", "models")
-    Traceback (most recent call last):
-    nlibias.errors.ConfigError: models: 'fake:' names no model after 'fake:' (a model's name is the key its results are reported under)
-    >>> check_model_spec("fake:m|prompt=true|scored", "models", classifier=True)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    nlibias.errors.ConfigError: models: 'fake:m|prompt=true|scored' is written as a generative LM's key ...
     """
     prefix, name = split_kind(spec)
     if not spec.strip():

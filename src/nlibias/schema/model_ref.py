@@ -6,14 +6,6 @@ Grammar (every part but ``NAME`` optional)::
     KIND    = two or more characters before the first ":", no "/", not starting with "."
     NAME    = a hub id, a path (``@REV`` pins a revision), or URL#MODEL
     OPTION  = key=value   (each key once)
-
->>> ref = ModelRef.parse("causal:smollm2?beam=8")
->>> ref.kind, ref.name, dict(ref.options), str(ref)
-('causal', 'smollm2', {'beam': '8'}, 'causal:smollm2?beam=8')
->>> ModelRef.parse("openai:http://h:8000/v1#org/m").server
-('http://h:8000/v1', 'org/m')
->>> ModelRef.parse("./models/x:y").kind, ModelRef.parse("org/name").kind
-('', '')
 """
 
 from __future__ import annotations

@@ -1,14 +1,5 @@
 """One model's outputs on a benchmark's samples, as columns: what every measure reads (the rows'
 numbers and words by name, a mapping flattened with a dot: ``answer_probs.yes``).
-
->>> from nlibias.schema import Prediction
->>> rows = [Prediction("a", "lm", "entailment", extra={"answer": "yes", "answer_probs": {"yes": 0.9, "no": 0.1}}),
-...         Prediction("b", "lm", None, extra={"answer": "hmm"})]
->>> outputs = ModelOutputs.of_predictions(rows, "generative")
->>> outputs.labels.tolist(), outputs.values["answer_probs.yes"].tolist()[0], outputs.strings["answer"]
-([0, -1], 0.9, ('yes', 'hmm'))
->>> bool(np.isnan(outputs.values["answer_probs.yes"][1])), outputs.has("answer_probs.maybe")
-(True, False)
 """
 
 from __future__ import annotations

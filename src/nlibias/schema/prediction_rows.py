@@ -1,12 +1,5 @@
 """Prediction rows: one pydantic record per predictor kind holding every rule of its rows, whatever
 route brings them; a route calls :func:`check_row` and turns :class:`RowRefused` into its own error.
-
->>> check_row({"id": "a", "label": "neutral", "probs": {"entailment": 0.2, "neutral": 0.7, "contradiction": 0.1}})
->>> try:
-...     check_row({"id": "a", "label": "entailment", "answer": "banana"})
-... except RowRefused as refused:
-...     print(refused.field, "-", refused.reason)
-answer - 'banana' is not an answer word of yes/no/maybe
 """
 
 from __future__ import annotations
