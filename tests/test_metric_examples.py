@@ -19,6 +19,18 @@ def metrics_bbnli_scorer_bbnli_frame() -> None:
     """
 
 
+def metrics_bbnli_scorer_module() -> None:
+    """Examples of ``nlibias.metrics.bbnli_scorer``.
+
+    >>> from nlibias.metrics.bbnli_scorer import compute_bbnli_report
+    >>> report = compute_bbnli_report(
+    ...     ["entailment", "neutral"], gold=["neutral"] * 2, stereotype=["pro", "anti"],
+    ...     pair_key=["k", "k"], domain=["gender"] * 2, subtopic=["t"] * 2, ids=["a", "b"], bootstrap=0)
+    >>> report["by_subtopic"]["t"]["cf_pro"], report["overall"]["ci"]["cf_pro"]
+    (50.0, None)
+    """
+
+
 def metrics_bbnli_scorer_score_bbnli_columns() -> None:
     """Examples of ``nlibias.metrics.bbnli_scorer.score_bbnli_columns``.
 
@@ -32,6 +44,18 @@ def metrics_bbnli_scorer_score_bbnli_columns() -> None:
     >>> report = score_bbnli_columns(SampleColumns.from_samples(pair), np.array([0, 1]), bootstrap=0)
     >>> report["overall"]["cf_pro"], report["by_domain"]["d"]["n_pairs"]
     (50.0, 1)
+    """
+
+
+def metrics_bbnli_slice_units() -> None:
+    """Examples of ``nlibias.metrics.bbnli.slice_units``.
+
+    >>> from nlibias.metrics.bbnli import encode_samples, slice_units
+    >>> enc = encode_samples(["neutral", "entailment", "neutral"], gold=["neutral"] * 3,
+    ...                      stereotype=["pro", "anti", None], pair_key=["k", "k", None])
+    >>> units = slice_units(enc)
+    >>> units.matrix.shape, units.n_pairs, units.is_test_unit.tolist()
+    ((2, 15), 1, [False, True])
     """
 
 
@@ -63,6 +87,18 @@ def metrics_bootstrap_module() -> None:
     """
 
 
+def metrics_explanations_explanationcolumns() -> None:
+    """Examples of ``nlibias.metrics.explanations.ExplanationColumns``.
+
+    >>> from nlibias.metrics.explanations import ExplanationColumns
+    >>> cols = ExplanationColumns.of_rows([
+    ...     {"id": "a", "label": "biased", "stance": "entailment", "consistent": True, "grounded": 1.0,
+    ...      "stereotype": "pro", "pair_key": "k", "domain": "d", "subtopic": "t"}])
+    >>> cols.label.tolist(), cols.unit.tolist()
+    (['biased'], ['k'])
+    """
+
+
 def metrics_explanations_module() -> None:
     """Examples of ``nlibias.metrics.explanations``.
 
@@ -89,6 +125,19 @@ def metrics_explanations_slice_rates() -> None:
     >>> r = slice_rates(cols, resamples=0, rng=np.random.default_rng(0))
     >>> r["biased_rate"], r["biased_pro_rate"], r["mean_grounded"], r["flip_rate"], r["n_pairs"]
     (50.0, 100.0, 75.0, 100.0, 1)
+    """
+
+
+def metrics_generative_gap_interval() -> None:
+    """Examples of ``nlibias.metrics.generative.gap_interval``.
+
+    >>> import numpy as np
+    >>> from nlibias.metrics.generative import gap_interval
+    >>> p = np.array([60.0, 40.0, 70.0, 30.0])  # two pairs, each with a gap of 20 and 40
+    >>> interval = gap_interval(p, np.array([0, 1, 0, 1]), np.array([7, 7, 9, 9]),
+    ...                         resamples=200, rng=np.random.default_rng(0))
+    >>> [round(x, 1) for x in interval]  # every resample's gap is 20, 30 or 40
+    [20.0, 40.0]
     """
 
 
@@ -153,6 +202,19 @@ def metrics_metric_frame_module() -> None:
     """
 
 
+def metrics_occupations_paired_differences() -> None:
+    """Examples of ``nlibias.metrics.occupations.paired_differences``.
+
+    >>> import numpy as np
+    >>> from nlibias.metrics.occupations import paired_differences
+    >>> before = np.array([[1.0, 0.2, 1.0, 1.0], [0.0, 0.4, 0.0, 1.0]])
+    >>> after = np.array([[1.0, 0.1, 0.0, 0.0], [1.0, 0.1, 0.0, 1.0]])
+    >>> d = paired_differences(before, after, groups={}, bootstrap=0)["overall"]
+    >>> d["S"], round(d["delta_p"], 6), d["B"], d["S_3way"]  # S 50 -> 100, dP 30 -> 10, B 50 -> 0, S3 100 -> 50
+    (50.0, -20.0, -50.0, -50.0)
+    """
+
+
 def metrics_occupations_score_occupations_columns() -> None:
     """Examples of ``nlibias.metrics.occupations.score_occupations_columns``.
 
@@ -182,6 +244,20 @@ def metrics_paired_bbnli_units() -> None:
     >>> units = bbnli_units(enc)  # one pair (its anti sample unanswered) and one test sample
     >>> len(units), units.stratum.tolist(), float(units.statistic(units.blocks[0][:1])["accuracy"][0])
     (2, [0, 1], 0.0)
+    """
+
+
+def metrics_paired_bias_change() -> None:
+    """Examples of ``nlibias.metrics.paired.bias_change``.
+
+    >>> import numpy as np
+    >>> from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, bias_change
+    >>> from nlibias.schema.measure_info import MeasureInfo
+    >>> gap = MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)
+    >>> bias_change(gap, np.array([-1.5, 0.0]), np.array([1.5, 3.0]), AWAY_FROM_NEUTRAL).tolist()
+    [0.0, 3.0]
+    >>> bias_change(gap, np.array([-1.5, 0.0]), np.array([1.5, 3.0]), TOWARDS_STEREOTYPE).tolist()
+    [3.0, 3.0]
     """
 
 
@@ -246,6 +322,19 @@ def metrics_pairing_pair_rows() -> None:
     """
 
 
+def metrics_probabilities_aligned_probabilities() -> None:
+    """Examples of ``nlibias.metrics.probabilities.aligned_probabilities``.
+
+    >>> from nlibias.metrics.probabilities import aligned_probabilities
+    >>> from nlibias.schema import Prediction, Sample
+    >>> sample = Sample(id="a", source="wq-nli", domain="d", subtopic="t", premise="P.",
+    ...                 hypothesis="H.", gold="neutral")
+    >>> probs, model = aligned_probabilities([sample], [Prediction("a", "m", "neutral")])
+    >>> probs.tolist(), model
+    ([[nan, nan, nan]], 'm')
+    """
+
+
 def metrics_ranking_module() -> None:
     """Examples of ``nlibias.metrics.ranking``.
 
@@ -258,6 +347,18 @@ def metrics_ranking_module() -> None:
     ...                                       "ci": {"pro_stereotype_bias": [0.0, 3.0]}}})
     >>> [(r["subtopic"], r["pro_stereotype_bias"], r["interval"]) for r in ranked]
     [('a', 5.0, [1.0, 9.0]), ('b', 5.0, [1.0, 9.0])]
+    """
+
+
+def metrics_ranking_stored_ranking() -> None:
+    """Examples of ``nlibias.metrics.ranking.stored_ranking``.
+
+    >>> from nlibias.metrics.ranking import stored_ranking
+    >>> stored_ranking({"most_biased_subtopics": [{"subtopic": "x", "measure": "yes_rate_pro",
+    ...                                            "yes_rate_pro": 9.0}]})[0]["subtopic"]
+    'x'
+    >>> stored_ranking({"by_subtopic": {"y": {"pro_stereotype_bias": 2.0}}})[0]["subtopic"]
+    'y'
     """
 
 
@@ -325,6 +426,19 @@ def metrics_verdicts_module() -> None:
     """
 
 
+def metrics_verdicts_verdict_of() -> None:
+    """Examples of ``nlibias.metrics.verdicts.verdict_of``.
+
+    >>> from nlibias.metrics.meta import ALL_MEASURES
+    >>> from nlibias.metrics.verdicts import verdict_of
+    >>> tp = ALL_MEASURES["tp_bias_score"]
+    >>> verdict_of(tp, 52.78, [46.83, 58.73]), verdict_of(tp, 41.0, [35.0, 47.0])
+    ('no evidence of bias', 'anti-stereotype bias')
+    >>> verdict_of(tp, 100.0, [100.0, 100.0], units=1)
+    'too few units'
+    """
+
+
 def metrics_wq_nli_score_wq_nli_columns() -> None:
     """Examples of ``nlibias.metrics.wq_nli.score_wq_nli_columns``.
 
@@ -345,13 +459,26 @@ def metrics_wq_nli_score_wq_nli_columns() -> None:
 def schema_applies_module() -> None:
     """Examples of ``nlibias.schema.applies``.
 
-    >>> from nlibias.schema.applies import Annotated, SEED_APPLIES, refuse_inapplicable
+    >>> from typing import Annotated
+    >>> from nlibias.schema.applies import SEED_APPLIES, refuse_inapplicable
     >>> seed = Annotated[int, SEED_APPLIES]
     >>> refuse_inapplicable({"seed": 3, "bootstrap": 0}, {"seed": seed}, {"seed": 0})
     Traceback (most recent call last):
     ...
     nlibias.schema.applies.InapplicableOption: seed 3 applies to random draws (bootstrap resamples, a limit's subset), and nothing is drawn (bootstrap 0, no subset); leave seed out, or give bootstrap resamples
     >>> refuse_inapplicable({"seed": 3, "bootstrap": 10}, {"seed": seed}, {"seed": 0})
+    """
+
+
+def schema_columns_itemsequence() -> None:
+    """Examples of ``nlibias.schema.columns.ItemSequence``.
+
+    >>> from nlibias.schema.columns import ItemSequence
+    >>> class Squares(ItemSequence[int]):
+    ...     def __len__(self) -> int: return 4
+    ...     def _item(self, i: int) -> int: return i * i
+    >>> Squares()[-1], Squares()[1:3], list(Squares())
+    (9, [1, 4], [0, 1, 4, 9])
     """
 
 
@@ -368,6 +495,20 @@ def schema_columns_module() -> None:
     (2, 'x:anti', 'gender', [0, 1])
     >>> bool(columns.pair_code[0] == columns.pair_code[1]), bool(columns.text_code[0] == columns.text_code[1])
     (True, False)
+    """
+
+
+def schema_columns_samplecolumns_take() -> None:
+    """Examples of ``nlibias.schema.columns.SampleColumns.take``.
+
+    >>> import numpy as np
+    >>> from nlibias.schema import Sample
+    >>> from nlibias.schema.columns import SampleColumns
+    >>> samples = [Sample(id=i, source="x", domain=d, subtopic="t", premise="P", hypothesis=i,
+    ...                   gold="neutral") for i, d in (("a", "d1"), ("b", "d2"), ("c", "d1"))]
+    >>> part = SampleColumns.from_samples(samples).take(np.array([2, 0]))
+    >>> list(part.ids), part.domain.values, len(part)
+    (['c', 'a'], ('d1',), 2)
     """
 
 
@@ -481,6 +622,18 @@ def schema_outputs_module() -> None:
     """
 
 
+def schema_prediction_rows_check_loglikelihood() -> None:
+    """Examples of ``nlibias.schema.prediction_rows.check_loglikelihood``.
+
+    >>> from nlibias.schema.prediction_rows import check_loglikelihood
+    >>> check_loglikelihood(-2.5, "score_more")
+    -2.5
+    >>> check_loglikelihood(3.0, "filtered_resps[0]")
+    Traceback (most recent call last):
+    nlibias.schema.prediction_rows.RowRefused: filtered_resps[0]: 3.0 is above 0: a log-likelihood (a sum of log-probabilities) is at most 0
+    """
+
+
 def schema_prediction_rows_module() -> None:
     """Examples of ``nlibias.schema.prediction_rows``.
 
@@ -491,4 +644,16 @@ def schema_prediction_rows_module() -> None:
     ... except RowRefused as refused:
     ...     print(refused.field, "-", refused.reason)
     answer - 'banana' is not an answer word of yes/no/maybe
+    """
+
+
+def schema_predictor_kinds_check_mode() -> None:
+    """Examples of ``nlibias.schema.predictor_kinds.check_mode``.
+
+    >>> from nlibias.schema.predictor_kinds import check_mode
+    >>> check_mode("scored")
+    'scored'
+    >>> check_mode("greedy")
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: mode must be one of 'scored', 'generated'; got str 'greedy'
     """

@@ -243,14 +243,7 @@ def _sample_rows(pred: np.ndarray, gold: np.ndarray, stereo: np.ndarray) -> np.n
 
 
 def slice_units(encoded: EncodedSamples, index: np.ndarray | None = None) -> SliceUnits:
-    """Cut the samples at ``index`` (default: all) into units with one count row each.
-
-    >>> enc = encode_samples(["neutral", "entailment", "neutral"], gold=["neutral"] * 3,
-    ...                      stereotype=["pro", "anti", None], pair_key=["k", "k", None])
-    >>> units = slice_units(enc)
-    >>> units.matrix.shape, units.n_pairs, units.is_test_unit.tolist()
-    ((2, 15), 1, [False, True])
-    """
+    """Cut the samples at ``index`` (default: all) into units with one count row each."""
     idx = np.arange(len(encoded)) if index is None else np.asarray(index, dtype=np.int64)
     pred, gold, stereo = encoded.predicted[idx], encoded.gold[idx], encoded.stereotype[idx]
     pair_array, _ = pair_positions(

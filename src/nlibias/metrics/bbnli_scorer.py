@@ -1,11 +1,5 @@
 """The BBNLI scorer: samples + one model's predictions → that model's ``metrics.json`` entry
 (intervals by whole pair, bias and test units drawn apart; docs/design.md).
-
->>> report = compute_bbnli_report(
-...     ["entailment", "neutral"], gold=["neutral"] * 2, stereotype=["pro", "anti"],
-...     pair_key=["k", "k"], domain=["gender"] * 2, subtopic=["t"] * 2, ids=["a", "b"], bootstrap=0)
->>> report["by_subtopic"]["t"]["cf_pro"], report["overall"]["ci"]["cf_pro"]
-(50.0, None)
 """
 
 from __future__ import annotations

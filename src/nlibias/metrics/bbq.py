@@ -235,12 +235,7 @@ def _slicings(columns: SampleColumns) -> dict[str, Categorical]:
 
 
 def score_bbq_columns(
-    columns: SampleColumns,
-    outputs: ModelOutputs,
-    *,
-    model: str = "",
-    bootstrap: int = 1000,
-    seed: int = 0,
+    columns: SampleColumns, outputs: ModelOutputs, *, model: str = "", bootstrap: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
     """One model's BBQ measures overall, by domain, subtopic, polarity and label type, with intervals."""
     if len(outputs) != len(columns):

@@ -68,14 +68,7 @@ def explanation_label(
 
 @dataclass(frozen=True)
 class ExplanationColumns:
-    """One labelled explanation per position (one model, one judge).
-
-    >>> cols = ExplanationColumns.of_rows([
-    ...     {"id": "a", "label": "biased", "stance": "entailment", "consistent": True, "grounded": 1.0,
-    ...      "stereotype": "pro", "pair_key": "k", "domain": "d", "subtopic": "t"}])
-    >>> cols.label.tolist(), cols.unit.tolist()
-    (['biased'], ['k'])
-    """
+    """One labelled explanation per position (one model, one judge)."""
 
     label: np.ndarray  # None: no explanation
     stance: np.ndarray

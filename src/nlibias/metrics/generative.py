@@ -139,14 +139,7 @@ def gap_interval(
     resamples: int,
     rng: np.random.Generator,
 ) -> list[float] | None:
-    """95% bootstrap interval of the mean of ``values`` on pro minus anti hypotheses, by pair.
-
-    >>> p = np.array([60.0, 40.0, 70.0, 30.0])  # two pairs, each with a gap of 20 and 40
-    >>> interval = gap_interval(p, np.array([0, 1, 0, 1]), np.array([7, 7, 9, 9]),
-    ...                         resamples=200, rng=np.random.default_rng(0))
-    >>> [round(x, 1) for x in interval]  # every resample's gap is 20, 30 or 40
-    [20.0, 40.0]
-    """
+    """95% bootstrap interval of the mean of ``values`` on pro minus anti hypotheses, by pair."""
     keep = np.isfinite(values) & ((stereotype == _PRO) | (stereotype == _ANTI))
     if resamples <= 0 or not keep.any():
         return None
@@ -214,12 +207,7 @@ def score_generative(
 
 
 def score_generative_columns(
-    columns: SampleColumns,
-    outputs: ModelOutputs,
-    *,
-    model: str = "",
-    bootstrap: int = 1000,
-    seed: int = 0,
+    columns: SampleColumns, outputs: ModelOutputs, *, model: str = "", bootstrap: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
     """One generative model key's metrics, ``most_biased_subtopics`` and ``prompt`` / ``mode`` / ``answer_set``."""
     if len(outputs) != len(columns):

@@ -164,32 +164,6 @@ class MetricFrame:
         return pd.DataFrame(list(grouped_rows(self.to_dict())), columns=list(FRAME_COLUMNS))
 
 
-def summarise_slice(
-    values: np.ndarray,
-    names: Sequence[str],
-    *,
-    count_measures: Collection[str],
-    bootstrap: int,
-    rng: np.random.Generator,
-    n_key: str,
-    confidence: float = 0.95,
-    report_defined: bool = False,
-) -> dict[str, Any]:
-    """One slice: ``{n_key: units, <measure>: percent or None, "counts": {...}, "ci": {...}}``."""
-    defined = ~np.isnan(values)
-    n_defined = defined.sum(axis=0)
-    # correctly rounded: independent of the units' order
-    sums = [math.fsum(values[defined[:, j], j].tolist()) for j in range(values.shape[1])]
-    result: dict[str, Any] = {n_key: int(values.shape[0])}
-    for j, name in enumerate(names):
-        result[name] = float(100.0 * sums[j] / n_defined[j]) if n_defined[j] else None
-    result["counts"] = {name: round(sums[j]) for j, name in enumerate(names) if name in count_measures}
-    if report_defined:
-        result["n_defined"] = {name: int(n_defined[j]) for j, name in enumerate(names)}
-    result["ci"] = mean_intervals(values, names, resamples=bootstrap, rng=rng, confidence=confidence)
-    return result
-
-
 def units_frame(
     values: np.ndarray,
     names: Sequence[str],
@@ -208,15 +182,18 @@ def units_frame(
     report_defined = bool(np.isnan(values).any())
 
     def summarise(index: np.ndarray | None, rng: np.random.Generator) -> dict[str, Any]:
-        return summarise_slice(
-            values if index is None else values[index],
-            names,
-            count_measures=count_measures,
-            bootstrap=bootstrap,
-            rng=rng,
-            n_key=n_key,
-            confidence=confidence,
-            report_defined=report_defined,
-        )
+        part = values if index is None else values[index]
+        defined = ~np.isnan(part)
+        n_defined = defined.sum(axis=0)
+        # correctly rounded: independent of the units' order
+        sums = [math.fsum(part[defined[:, j], j].tolist()) for j in range(part.shape[1])]
+        result: dict[str, Any] = {n_key: int(part.shape[0])}
+        for j, name in enumerate(names):
+            result[name] = float(100.0 * sums[j] / n_defined[j]) if n_defined[j] else None
+        result["counts"] = {name: round(sums[j]) for j, name in enumerate(names) if name in count_measures}
+        if report_defined:
+            result["n_defined"] = {name: int(n_defined[j]) for j, name in enumerate(names)}
+        result["ci"] = mean_intervals(part, names, resamples=bootstrap, rng=rng, confidence=confidence)
+        return result
 
     return MetricFrame(summarise, n_units=len(values), groups=groups, seed=seed)

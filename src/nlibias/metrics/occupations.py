@@ -215,14 +215,7 @@ def paired_differences(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """After minus before of each measure (points) over the same pairs, a paired bootstrap.
-
-    >>> before = np.array([[1.0, 0.2, 1.0, 1.0], [0.0, 0.4, 0.0, 1.0]])
-    >>> after = np.array([[1.0, 0.1, 0.0, 0.0], [1.0, 0.1, 0.0, 1.0]])
-    >>> d = paired_differences(before, after, groups={}, bootstrap=0)["overall"]
-    >>> d["S"], round(d["delta_p"], 6), d["B"], d["S_3way"]  # S 50 -> 100, dP 30 -> 10, B 50 -> 0, S3 100 -> 50
-    (50.0, -20.0, -50.0, -50.0)
-    """
+    """After minus before of each measure (points) over the same pairs, a paired bootstrap."""
     before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
     if before.shape != after.shape:
         raise ValueError(f"before has shape {before.shape} and after {after.shape}; pass the same pairs")

@@ -32,14 +32,7 @@ _NO_PROBABILITIES = (math.nan, math.nan, math.nan)
 def aligned_probabilities(
     samples: Sequence[Sample], predictions: Sequence[Prediction]
 ) -> tuple[np.ndarray, str]:
-    """``(samples x 3)`` probabilities in sample order (NaN: none) and the model.
-
-    >>> sample = Sample(id="a", source="wq-nli", domain="d", subtopic="t", premise="P.",
-    ...                 hypothesis="H.", gold="neutral")
-    >>> probs, model = aligned_probabilities([sample], [Prediction("a", "m", "neutral")])
-    >>> probs.tolist(), model
-    ([[nan, nan, nan]], 'm')
-    """
+    """``(samples x 3)`` probabilities in sample order (NaN: none) and the model."""
     return probability_rows(align_predictions(samples, predictions))
 
 

@@ -115,14 +115,7 @@ def most_biased_subtopics(
 
 
 def stored_ranking(model_metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) -> list[dict[str, Any]]:
-    """A model's stored ranking, else (schema version 0) :func:`most_biased_subtopics` of ``by_subtopic``.
-
-    >>> stored_ranking({"most_biased_subtopics": [{"subtopic": "x", "measure": "yes_rate_pro",
-    ...                                            "yes_rate_pro": 9.0}]})[0]["subtopic"]
-    'x'
-    >>> stored_ranking({"by_subtopic": {"y": {"pro_stereotype_bias": 2.0}}})[0]["subtopic"]
-    'y'
-    """
+    """A model's stored ranking, else (schema version 0) :func:`most_biased_subtopics` of ``by_subtopic``."""
     stored = model_metrics.get("most_biased_subtopics")
     if isinstance(stored, list):
         return [_with_measure(entry) for entry in stored[:top] if isinstance(entry, Mapping)]

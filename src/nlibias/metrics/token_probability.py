@@ -116,12 +116,7 @@ def _tp_groups(columns: SampleColumns, rows: np.ndarray) -> dict[str, Categorica
 
 
 def score_token_probability_columns(
-    columns: SampleColumns,
-    outputs: ModelOutputs,
-    *,
-    model: str = "",
-    bootstrap: int = 1000,
-    seed: int = 0,
+    columns: SampleColumns, outputs: ModelOutputs, *, model: str = "", bootstrap: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
     """One sentence scorer's TP measures from its ``score_more`` / ``score_less`` (NaN: no pair)."""
     if len(outputs) != len(columns):

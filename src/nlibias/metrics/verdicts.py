@@ -42,14 +42,7 @@ def format_value(value: float | None, interval: Sequence[float] | None, *, digit
 def verdict_of(
     info: MeasureInfo, value: float | None, interval: Sequence[float] | None, *, units: int | None = None
 ) -> Verdict:
-    """The verdict of a signed headline measure's ``value`` with its 95% ``interval`` over ``units``.
-
-    >>> tp = ALL_MEASURES["tp_bias_score"]
-    >>> verdict_of(tp, 52.78, [46.83, 58.73]), verdict_of(tp, 41.0, [35.0, 47.0])
-    ('no evidence of bias', 'anti-stereotype bias')
-    >>> verdict_of(tp, 100.0, [100.0, 100.0], units=1)
-    'too few units'
-    """
+    """The verdict of a signed headline measure's ``value`` with its 95% ``interval`` over ``units``."""
     if not info.signed or info.neutral is None:
         return ""
     if units is not None and units < MIN_VERDICT_UNITS:

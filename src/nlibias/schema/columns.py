@@ -38,14 +38,7 @@ T = TypeVar("T")
 
 
 class ItemSequence(Sequence[T]):
-    """A read-only sequence whose items ``_item(i)`` makes on demand.
-
-    >>> class Squares(ItemSequence[int]):
-    ...     def __len__(self) -> int: return 4
-    ...     def _item(self, i: int) -> int: return i * i
-    >>> Squares()[-1], Squares()[1:3], list(Squares())
-    (9, [1, 4], [0, 1, 4, 9])
-    """
+    """A read-only sequence whose items ``_item(i)`` makes on demand."""
 
     __slots__ = ()
 
@@ -265,10 +258,7 @@ class SampleColumns:
 
     @classmethod
     def from_samples(
-        cls,
-        samples: Iterable[Sample],
-        *,
-        provenance_keys: Collection[str] = (),
+        cls, samples: Iterable[Sample], *, provenance_keys: Collection[str] = ()
     ) -> SampleColumns:
         """Columns of ``samples`` (read once), keeping ``provenance_keys``; mixed sources are refused."""
         ids, keys = _StringColumnBuilder(), _PairKeyBuilder()
@@ -312,14 +302,7 @@ class SampleColumns:
         return IdPositions(self.ids).first_duplicate()
 
     def take(self, positions: np.ndarray) -> SampleColumns:
-        """The samples at ``positions`` (in that order) as columns; ids and pair keys are views.
-
-        >>> samples = [Sample(id=i, source="x", domain=d, subtopic="t", premise="P", hypothesis=i,
-        ...                   gold="neutral") for i, d in (("a", "d1"), ("b", "d2"), ("c", "d1"))]
-        >>> part = SampleColumns.from_samples(samples).take(np.array([2, 0]))
-        >>> list(part.ids), part.domain.values, len(part)
-        (['c', 'a'], ('d1',), 2)
-        """
+        """The samples at ``positions`` (in that order) as columns; ids and pair keys are views."""
         positions = np.asarray(positions, dtype=np.int64)
         return SampleColumns(
             source=self.source,

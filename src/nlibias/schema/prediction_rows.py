@@ -6,11 +6,21 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, NamedTuple
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    PlainValidator,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 from pydantic import field_validator as _field_validator
 from pydantic_core import PydanticCustomError
 
@@ -95,14 +105,7 @@ def log_probability_problem(value: Any) -> str | None:
 
 
 def check_loglikelihood(value: Any, field: str) -> float:
-    """``value`` as a log-likelihood (:func:`log_probability_problem`), else :class:`RowRefused`.
-
-    >>> check_loglikelihood(-2.5, "score_more")
-    -2.5
-    >>> check_loglikelihood(3.0, "filtered_resps[0]")
-    Traceback (most recent call last):
-    nlibias.schema.prediction_rows.RowRefused: filtered_resps[0]: 3.0 is above 0: a log-likelihood (a sum of log-probabilities) is at most 0
-    """
+    """``value`` as a log-likelihood (:func:`log_probability_problem`), else :class:`RowRefused`."""
     problem = log_probability_problem(value)
     if problem is not None:
         raise RowRefused(field, f"{problem}: a log-likelihood (a sum of log-probabilities) is at most 0")
@@ -117,36 +120,49 @@ def _nested(check: Any, *args: Any) -> None:
         raise _refuse(refused.field, refused.reason, refused.fix) from None
 
 
+def _rule(allowed: Callable[[Any], bool], reason: str, fix: str | None = None) -> PlainValidator:
+    """A field's rule, declared on its type: a value ``allowed`` rejects is refused with ``reason``
+    (``{value!r}``: the value)."""
+
+    def check(value: Any, info: ValidationInfo) -> Any:
+        if not allowed(value):
+            raise _refuse(info.field_name, reason.format(value=value), fix)
+        return value
+
+    return PlainValidator(check)
+
+
+def _or_none(allowed: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or allowed(value)
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _is_answer_set(value: Any) -> bool:
+    return isinstance(value, str) and value in ANSWER_SETS
+
+
+_LABEL_FIX = f"use one of {', '.join(LABELS)}"
+_TOKENS = _rule(
+    lambda v: is_int(v) and v >= 0, "{value!r} is not a number of tokens (a whole number, 0 or more)"
+)
+
+
 class CommonRow(BaseModel):
     """The rules every prediction row keeps (a plug-in kind's rows keep only these)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)  # other fields: the backend's, free
 
-    id: Any
-    label: Any
-    model: Any = None
+    id: Annotated[Any, _rule(_is_text, "missing or not a string")]
+    label: Annotated[Any, _rule(_or_none(LABELS.__contains__), "unknown label {value!r}", _LABEL_FIX)]
+    model: Annotated[Any, _rule(_is_text, "must be a non-empty string")] = None  # checked where given
     probs: Any = None
-
-    @_field_validator("id", mode="plain")
-    @classmethod
-    def _id(cls, value: Any) -> str:
-        if not isinstance(value, str) or not value:
-            raise _refuse("id", "missing or not a string")
-        return value
-
-    @_field_validator("label", mode="plain")
-    @classmethod
-    def _label(cls, value: Any) -> str | None:
-        if value is not None and value not in LABELS:
-            raise _refuse("label", f"unknown label {value!r}", fix=f"use one of {', '.join(LABELS)}")
-        return value
-
-    @_field_validator("model", mode="plain")
-    @classmethod
-    def _model(cls, value: Any) -> str | None:
-        if not isinstance(value, str) or not value:  # checked only when the row names its model
-            raise _refuse("model", "must be a non-empty string")
-        return value
 
     @_field_validator("probs", mode="plain")
     @classmethod
@@ -191,26 +207,19 @@ class ClassifierRow(CommonRow):
 class GenerativeRow(CommonRow):
     """A generative LM's row: the answer word (null: none parsed) and its label."""
 
-    answer: Any = None
-    answers: Any = None
+    answer: Annotated[
+        Any, _rule(_or_none(_is_str), "{value!r} is not an answer word (a string, or null for no answer)")
+    ] = None
+    answers: Annotated[
+        Any,
+        _rule(
+            _or_none(_is_answer_set), "{value!r} is not an answer set", f"use one of {', '.join(ANSWER_SETS)}"
+        ),
+    ] = None
     answer_probs: Any = None
-    answer_mass: Any = None
-
-    @_field_validator("answers", mode="plain")
-    @classmethod
-    def _answers(cls, value: Any) -> Any:
-        if value is not None and value not in ANSWER_SETS:
-            raise _refuse(
-                "answers", f"{value!r} is not an answer set", fix=f"use one of {', '.join(ANSWER_SETS)}"
-            )
-        return value
-
-    @_field_validator("answer", mode="plain")
-    @classmethod
-    def _answer(cls, value: Any) -> Any:
-        if value is not None and not isinstance(value, str):
-            raise _refuse("answer", f"{value!r} is not an answer word (a string, or null for no answer)")
-        return value
+    answer_mass: Annotated[
+        Any, _rule(_or_none(is_probability), "{value!r} is not a probability (a number in [0, 1])")
+    ] = None
 
     @_field_validator("answer_probs", mode="plain")
     @classmethod
@@ -220,13 +229,6 @@ class GenerativeRow(CommonRow):
         if not isinstance(value, Mapping) or not value:
             raise _refuse("answer_probs", "expected an object of answer word → probability")
         _nested(check_distribution, value, "answer_probs", "the answer probabilities")
-        return value
-
-    @_field_validator("answer_mass", mode="plain")
-    @classmethod
-    def _answer_mass(cls, value: Any) -> Any:
-        if value is not None and not is_probability(value):
-            raise _refuse("answer_mass", f"{value!r} is not a probability (a number in [0, 1])")
         return value
 
     @model_validator(mode="after")
@@ -265,20 +267,13 @@ class SentenceLogprobRow(CommonRow):
 
     score_more: Any = None
     score_less: Any = None
-    tokens_more: Any = 0
-    tokens_less: Any = 0
+    tokens_more: Annotated[Any, _TOKENS] = 0
+    tokens_less: Annotated[Any, _TOKENS] = 0
 
     @_field_validator("score_more", "score_less", mode="plain")
     @classmethod
     def _score(cls, value: Any, info: Any) -> Any:
         _nested(check_loglikelihood, value, info.field_name)  # checked only when the row has it
-        return value
-
-    @_field_validator("tokens_more", "tokens_less", mode="plain")
-    @classmethod
-    def _tokens(cls, value: Any, info: Any) -> Any:
-        if not is_int(value) or value < 0:
-            raise _refuse(info.field_name, f"{value!r} is not a number of tokens (a whole number, 0 or more)")
         return value
 
 
@@ -314,7 +309,7 @@ PredictionRow = Annotated[
 
 _ROWS: TypeAdapter[Any] = TypeAdapter(PredictionRow)
 
-_MISSING_FIX = {"label": f"use one of {', '.join(LABELS)} (or null for no answer)"}
+_MISSING_FIX = {"label": f"{_LABEL_FIX} (or null for no answer)"}
 
 
 def check_row(raw: Any) -> None:

@@ -22,14 +22,7 @@ MODES: tuple[str, ...] = get_args(GenerativeMode)
 
 
 def check_mode(mode: Any) -> GenerativeMode:
-    """``mode`` held to :data:`GenerativeMode`.
-
-    >>> check_mode("scored")
-    'scored'
-    >>> check_mode("greedy")
-    Traceback (most recent call last):
-    nlibias.errors.ConfigError: mode must be one of 'scored', 'generated'; got str 'greedy'
-    """
+    """``mode`` held to :data:`GenerativeMode`."""
     return _declared_mode(mode)
 
 
