@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from nlibias.metrics.bootstrap import ratio
 from nlibias.metrics.meta import PERCENT_MEASURES
 from nlibias.metrics.pairing import ANTI, NO_STEREOTYPE, PRO, equality_codes, pair_positions
 
@@ -313,8 +314,7 @@ def measures_from_totals(totals: np.ndarray) -> dict[str, np.ndarray]:
         return t[..., _COL[name]]
 
     def percent(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(denominator > 0, 100.0 * numerator / denominator, np.nan)
+        return ratio(100.0 * numerator, denominator)
 
     n, correct, paired = col("n"), col("n_correct"), col("n_paired")
     n_e, n_c = col("n_e_S") + col("n_e_A"), col("n_c_S") + col("n_c_A")

@@ -176,6 +176,16 @@ def mean_intervals(
     )
 
 
+def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """``numerator / denominator`` elementwise, NaN where the denominator is not positive.
+
+    >>> ratio(np.array([1.0, 1.0]), np.array([4.0, 0.0])).tolist()
+    [0.25, nan]
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator > 0, numerator / denominator, np.nan)
+
+
 def percent_means(names: Sequence[str]) -> Statistic:
     """The statistic of columns' percent means from ``(sums, defined counts)`` blocks (NaN: no unit).
 
@@ -185,8 +195,7 @@ def percent_means(names: Sequence[str]) -> Statistic:
     names = list(names)
 
     def means(sums: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            found = np.where(counts > 0, 100.0 * sums / counts, np.nan)
+        found = ratio(100.0 * sums, counts)
         return {name: found[:, j] for j, name in enumerate(names)}
 
     return means

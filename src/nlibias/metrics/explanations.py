@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.metrics.bootstrap import bootstrap_intervals
+from nlibias.metrics.bootstrap import bootstrap_intervals, ratio
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS
 
 DEFAULT_GROUNDED_THRESHOLD = 0.5  # a less grounded explanation is invalid
@@ -135,10 +135,7 @@ def _rates(totals: np.ndarray) -> dict[str, np.ndarray]:
     """Each measure from ``(resamples x columns)`` totals (NaN where its denominator is 0)."""
 
     def share(part: str, whole: str) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(
-                totals[:, _AT[whole]] > 0, 100.0 * totals[:, _AT[part]] / totals[:, _AT[whole]], np.nan
-            )
+        return ratio(100.0 * totals[:, _AT[part]], totals[:, _AT[whole]])
 
     return {
         "balanced_rate": share("balanced", "n"),

@@ -17,7 +17,7 @@ import numpy as np
 
 from nlibias.metrics.bbnli import CONTRADICTION, NEUTRAL
 from nlibias.metrics.bbnli_scorer import align_predictions, score_bbnli_columns
-from nlibias.metrics.bootstrap import bootstrap_intervals
+from nlibias.metrics.bootstrap import bootstrap_intervals, ratio
 from nlibias.metrics.ranking import most_biased_subtopics
 from nlibias.schema import LABEL_INDEX, LABELS, Prediction, Sample
 from nlibias.schema.columns import SampleColumns
@@ -170,10 +170,7 @@ def gap_rows(
 
 def gap_of_totals(totals: np.ndarray) -> dict[str, np.ndarray]:
     """The gap of each row of :func:`gap_rows`' totals (NaN where a side has no value)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pro_mean = np.where(totals[:, 1] > 0, totals[:, 0] / totals[:, 1], np.nan)
-        anti_mean = np.where(totals[:, 3] > 0, totals[:, 2] / totals[:, 3], np.nan)
-    return {"gap": pro_mean - anti_mean}
+    return {"gap": ratio(totals[:, 0], totals[:, 1]) - ratio(totals[:, 2], totals[:, 3])}
 
 
 def _is_three_way(outputs: ModelOutputs) -> bool:

@@ -160,10 +160,7 @@ def argument_error(
     if at is None or kind == "unexpected_positional_argument":
         return ConfigError(f"{function}: {problem['msg']}", parameter=None)
     name = str(at)
-    hint = hints.get(name)
-    keywords = _keyword_hints(signature, hints)
-    if name in keywords:
-        hint = keywords[name]
+    hint = _keyword_hints(signature, hints).get(name, hints.get(name))
     value = _given(name, signature, args, kwargs)
     return ConfigError(
         f"{{{name}}} must be {describe(hint)}; got {type(value).__name__} {_shown(value)}", parameter=name
