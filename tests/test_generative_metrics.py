@@ -10,12 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nlibias.catalog.registry import read_benchmark_samples
-from nlibias.metrics.generative import (
-    most_biased_subtopics,
-    prompt_sensitivity,
-    score_generative,
-    wilson_interval,
-)
+from nlibias.metrics.generative import prompt_sensitivity, score_generative, wilson_interval
+from nlibias.metrics.ranking import most_biased_subtopics
 from nlibias.models.generative.backend import (
     FakeGenerativeBackend,
 )

@@ -7,9 +7,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import nlibias.metrics.resampling as resampling
-from nlibias.metrics.bootstrap import _resampled_totals
-from nlibias.metrics.resampling import CHUNK_FLOATS, chunk_sizes, unit_draw_counts
+import nlibias.metrics.bootstrap as resampling
+from nlibias.metrics.bootstrap import CHUNK_FLOATS, _resampled_totals, chunk_sizes, unit_draw_counts
 
 
 def test_chunks_cover_every_resample_and_respect_the_cap() -> None:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """``did you mean 'x'?`` naming the closest of ``known`` to a mistyped ``name`` (difflib's
-    ratio of at least 0.6), or ``""``: the one hint of every refusal of an unknown name.
+    """``did you mean 'x'?`` naming the closest of ``known`` to ``name``, or ``""``.
 
     >>> did_you_mean("widht", ["height", "width"]), did_you_mean("zzz", ["width"])
     ("did you mean 'width'?", '')
@@ -23,11 +22,10 @@ def _with_fix(message: str, fix: str | None) -> str:
 
 
 class NlibiasError(Exception):
-    """Base class of every error nlibias raises on purpose (the CLI prints these without a traceback).
+    """Base class of every error nlibias raises on purpose (the CLI prints it without a traceback).
 
-    A message names the parameters it carries (``parameter``, ``names``) as fields: ``{seed}``
-    where it names one, ``{parameter seed}`` where it refers the reader to one. ``str()`` names
-    them as Python does; :meth:`render` as another surface does (the command line: by flag).
+    ``{seed}`` in a message names a parameter, ``{parameter seed}`` refers to one; :meth:`render`
+    spells them as a surface does (the command line: by flag).
 
     >>> error = ConfigError("{seed} is -5; pass 0 or more", parameter="seed")
     >>> str(error), error.render(lambda name: "--" + name, lambda name: "option --" + name)
@@ -41,8 +39,7 @@ class NlibiasError(Exception):
         return self.render(str, lambda name: f"parameter {name}")
 
     def render(self, name_of: Callable[[str], str], reference_of: Callable[[str], str]) -> str:
-        """The message with each parameter it names as ``name_of`` names it (a reference to one,
-        ``{parameter NAME}``, as ``reference_of`` does)."""
+        """The message with ``{NAME}`` as ``name_of(NAME)``, ``{parameter NAME}`` as ``reference_of(NAME)``."""
         text = super().__str__()
         for name in dict.fromkeys(n for n in (self.parameter, *self.names) if n):
             text = text.replace(f"{{parameter {name}}}", reference_of(name)).replace(
@@ -107,8 +104,7 @@ class ConfigError(NlibiasError):
 
 
 class DataError(NlibiasError):
-    """Data that do not fit together (predictions missing for samples, a pair with two samples in
-    one role): neither a bad parameter nor a malformed line.
+    """Data that do not fit together (predictions missing for samples, a pair with two samples in one role).
 
     >>> error = DataError("model 'm' has no probabilities for sample 'a:pro'", sample="a:pro",
     ...                   model="m", fix="audit with an NLI classifier")
@@ -163,8 +159,7 @@ class DamagedFileError(NlibiasError):
 
 
 class PluginError(NlibiasError):
-    """A plug-in (an installed package's benchmark) failed or broke nlibias's contract: the fault
-    is its own, and the message names it and its distribution, not nlibias.
+    """A plug-in (an installed package's benchmark) failed or broke nlibias's contract.
 
     >>> str(PluginError("plug-in 'mine' (m:B, distribution mine 1.0)", "expanding its source raised KeyError: 'x'"))
     "plug-in 'mine' (m:B, distribution mine 1.0): expanding its source raised KeyError: 'x' (report it to the plug-in's authors, or uninstall it)"

@@ -1,5 +1,4 @@
-"""Cohen's kappa, the one agreement of two raters beyond chance (validation's annotators, the
-item agreement of token probability and M1).
+"""Cohen's kappa, the one agreement of two raters beyond chance.
 
 >>> round(cohen_kappa(["a", "a", "b", "b"], ["a", "b", "b", "b"]), 3)
 0.5

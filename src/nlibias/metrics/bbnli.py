@@ -1,7 +1,4 @@
-"""The BBNLI / BBNLI-next measures of one slice, as pure functions over label sequences.
-
-Every measure comes from one vector of counts (:data:`COUNT_FIELDS`) summed over units, so the
-point estimate and the bootstrap share the arithmetic. docs/design.md, NLI classifiers on BBNLI.
+"""The BBNLI / BBNLI-next measures of one slice, from one vector of counts (:data:`COUNT_FIELDS`).
 
 >>> m = bbnli_measures(["entailment", "neutral"], gold=["neutral", "neutral"],
 ...                    stereotype=["pro", "anti"], pair_key=["k", "k"])
@@ -13,20 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from nlibias.metrics.bootstrap import ratio
 from nlibias.metrics.meta import PERCENT_MEASURES
 from nlibias.metrics.pairing import ANTI, NO_STEREOTYPE, PRO, equality_codes, pair_positions
+
+if TYPE_CHECKING:
+    from nlibias.schema.columns import SampleColumns
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2
 UNANSWERED = -1
 _LABEL_CODES = {"entailment": ENTAILMENT, "neutral": NEUTRAL, "contradiction": CONTRADICTION}
 _STEREOTYPE_CODES = {"pro": PRO, "anti": ANTI}
 
-# Counterfactual pair table (paper 000 Table 6), indexed [label of the pro sample S, label of its
-# anti twin A].
+# Counterfactual pair table (paper 000 Table 6), indexed [label of pro sample S, of anti twin A].
 #   S\A     E         N        C
 #   E    error+2    pro+1    pro+2
 #   N    anti+1     correct  pro+1
@@ -112,13 +112,13 @@ class PairCounts:
 
 @dataclass(frozen=True, eq=False)
 class SliceUnits:
-    """A slice cut into bootstrap units, one row of :data:`COUNT_FIELDS` counts per unit: answered
-    pairs first, then unpaired bias samples, then test samples (``is_test_unit``). ``unpaired`` and
-    ``unanswered`` name samples by id (or position); ``degenerate_pairs`` counts pairs with identical
-    pro and anti texts (``None`` without texts)."""
+    """A slice's bootstrap units, one :data:`COUNT_FIELDS` row each: answered pairs, unpaired bias
+    samples, test samples; ``degenerate_pairs``: pairs with identical texts (None: no texts)."""
 
     matrix: np.ndarray
     is_test_unit: np.ndarray
+    first: np.ndarray
+    """Each unit's first sample (its pro sample for a pair), a position among the slice's samples."""
     n_pairs: int
     unpaired: tuple[Any, ...]
     unanswered: tuple[Any, ...]
@@ -133,8 +133,7 @@ class SliceUnits:
 
 @dataclass(frozen=True, eq=False)
 class EncodedSamples:
-    """Validated, integer-coded inputs (equal codes: one pair, or the same texts); slices are index
-    arrays into them. ``pair_keys`` and ``ids`` only name samples."""
+    """Validated, integer-coded inputs (equal codes: one pair, or the same texts)."""
 
     predicted: np.ndarray
     gold: np.ndarray
@@ -146,6 +145,21 @@ class EncodedSamples:
 
     def __len__(self) -> int:
         return len(self.predicted)
+
+    @classmethod
+    def of_columns(
+        cls, columns: SampleColumns, predicted: np.ndarray, gold: np.ndarray | None = None
+    ) -> EncodedSamples:
+        """The samples' columns with a label code per sample (``gold``: instead of the samples')."""
+        return cls(
+            predicted=predicted,
+            gold=columns.gold if gold is None else np.asarray(gold, dtype=np.int64),
+            stereotype=columns.stereotype,
+            pair_code=columns.pair_code,
+            pair_keys=columns.pair_keys,
+            text_code=columns.text_code,
+            ids=columns.ids,
+        )
 
 
 def _codes(values: Sequence[Any], table: dict[str, int], *, field: str, allow_none: bool) -> np.ndarray:
@@ -165,8 +179,7 @@ def _codes(values: Sequence[Any], table: dict[str, int], *, field: str, allow_no
 def label_codes(
     labels: Sequence[str | None], *, field: str = "predicted", allow_none: bool = True
 ) -> np.ndarray:
-    """Labels as integer codes (:data:`ENTAILMENT`, :data:`NEUTRAL`, :data:`CONTRADICTION`; None
-    → :data:`UNANSWERED`), refusing anything else with the position and value.
+    """Labels as integer codes (None: :data:`UNANSWERED`), refusing anything else.
 
     >>> label_codes(["entailment", None, "contradiction"]).tolist()
     [0, -1, 2]
@@ -231,14 +244,7 @@ def _sample_rows(pred: np.ndarray, gold: np.ndarray, stereo: np.ndarray) -> np.n
 
 
 def slice_units(encoded: EncodedSamples, index: np.ndarray | None = None) -> SliceUnits:
-    """Cut the samples at ``index`` (default: all) into units with one count row each.
-
-    >>> enc = encode_samples(["neutral", "entailment", "neutral"], gold=["neutral"] * 3,
-    ...                      stereotype=["pro", "anti", None], pair_key=["k", "k", None])
-    >>> units = slice_units(enc)
-    >>> units.matrix.shape, units.n_pairs, units.is_test_unit.tolist()
-    ((2, 15), 1, [False, True])
-    """
+    """Cut the samples at ``index`` (default: all) into units with one count row each."""
     idx = np.arange(len(encoded)) if index is None else np.asarray(index, dtype=np.int64)
     pred, gold, stereo = encoded.predicted[idx], encoded.gold[idx], encoded.stereotype[idx]
     pair_array, _ = pair_positions(
@@ -262,7 +268,6 @@ def slice_units(encoded: EncodedSamples, index: np.ndarray | None = None) -> Sli
     unit_of[tests] = n_pairs + len(singles) + np.arange(len(tests))
     n_units = n_pairs + len(singles) + len(tests)
 
-    # Float from the start: the bootstrap multiplies it by draw counts (whole numbers stay exact).
     matrix = np.zeros((n_units, len(COUNT_FIELDS)), dtype=np.float64)
     member = unit_of >= 0
     np.add.at(matrix, unit_of[member], _sample_rows(pred, gold, stereo)[member])
@@ -286,6 +291,7 @@ def slice_units(encoded: EncodedSamples, index: np.ndarray | None = None) -> Sli
     return SliceUnits(
         matrix=matrix,
         is_test_unit=is_test_unit,
+        first=np.concatenate([kept[:, 0], singles, tests]).astype(np.int64),
         n_pairs=n_pairs,
         unpaired=tuple(name(int(i)) for i in singles),
         unanswered=tuple(name(int(i)) for i in np.flatnonzero(missing)),
@@ -296,8 +302,7 @@ def slice_units(encoded: EncodedSamples, index: np.ndarray | None = None) -> Sli
 
 
 def measures_from_totals(totals: np.ndarray) -> dict[str, np.ndarray]:
-    """Every percent measure from count vectors ``(..., len(COUNT_FIELDS))`` (one slice, or one
-    per resample); NaN = undefined.
+    """Every percent measure from count vectors ``(..., len(COUNT_FIELDS))``; NaN: undefined.
 
     >>> t = np.zeros(len(COUNT_FIELDS)); t[[0, 1, 2]] = [4, 3, 1]   # n=4, n_correct=3, n_e_S=1
     >>> float(measures_from_totals(t)["bbnli_bias_score"])   # (2*1/1 - 1)(1 - 3/4) = 25%
@@ -309,8 +314,7 @@ def measures_from_totals(totals: np.ndarray) -> dict[str, np.ndarray]:
         return t[..., _COL[name]]
 
     def percent(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(denominator > 0, 100.0 * numerator / denominator, np.nan)
+        return ratio(100.0 * numerator, denominator)
 
     n, correct, paired = col("n"), col("n_correct"), col("n_paired")
     n_e, n_c = col("n_e_S") + col("n_e_A"), col("n_c_S") + col("n_c_A")
@@ -402,8 +406,7 @@ def bbnli_measures(
     hypothesis: Sequence[str] | None = None,
     ids: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
-    """All measures of ONE slice, JSON-ready: the percent measures with the counts beside them
-    and the ``unpaired`` and ``unanswered`` samples (by ``ids``, else positions).
+    """All measures of one slice, JSON-ready, with counts and ``unpaired`` / ``unanswered`` samples.
 
     >>> m = bbnli_measures(["entailment", "entailment", "neutral"], gold=["neutral"] * 3,
     ...                    stereotype=["pro", "anti", None], pair_key=["k", "k", None])

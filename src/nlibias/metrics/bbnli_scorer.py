@@ -1,15 +1,5 @@
-"""The BBNLI scorer: samples + one model's predictions → that model's ``metrics.json`` entry.
-
-The measures run over columns (:func:`score_bbnli_columns`, what an audit calls); :func:`score_bbnli`
-makes the columns of sample and prediction objects first. Intervals are percentile bootstraps by
-whole counterfactual pair, bias and test units drawn separately within each slice, each slice's
-stream seeded from ``(seed, slice name)`` (docs/design.md).
-
->>> report = compute_bbnli_report(
-...     ["entailment", "neutral"], gold=["neutral"] * 2, stereotype=["pro", "anti"],
-...     pair_key=["k", "k"], domain=["gender"] * 2, subtopic=["t"] * 2, ids=["a", "b"], bootstrap=0)
->>> report["by_subtopic"]["t"]["cf_pro"], report["overall"]["ci"]["cf_pro"]
-(50.0, None)
+"""The BBNLI scorer: samples + one model's predictions → that model's ``metrics.json`` entry
+(intervals by whole pair, bias and test units drawn apart; docs/design.md).
 """
 
 from __future__ import annotations
@@ -40,8 +30,7 @@ from nlibias.schema.columns import SampleColumns
 def unit_intervals(
     units: SliceUnits, *, resamples: int, rng: np.random.Generator, confidence: float = 0.95
 ) -> dict[str, list[float] | None]:
-    """Percentile interval ``[lo, hi]`` of every percent measure over resampled units (bias units
-    and test units drawn separately); ``None`` when never defined.
+    """Percentile interval of every percent measure over resampled units (None: undefined).
 
     >>> units = slice_units(encode_samples(["entailment"] * 4, gold=["neutral"] * 4,
     ...     stereotype=["pro", "anti"] * 2, pair_key=["a", "a", "b", "b"]))
@@ -67,17 +56,7 @@ def bbnli_frame(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> MetricFrame:
-    """BBNLI measures overall and for every value of every grouping (``groups``: a grouping's
-    name → one value per sample), each slice with its ``"ci"``.
-
-    >>> frame = bbnli_frame(encode_samples(["entailment", "neutral", "contradiction", "contradiction"],
-    ...     gold=["neutral"] * 4, stereotype=["pro", "anti"] * 2, pair_key=["a", "a", "b", "b"]),
-    ...     groups={"domain": ["race", "race", "gender", "gender"]}, bootstrap=0)
-    >>> frame.by_group["domain"]["race"]["cf_pro"], frame.by_group["domain"]["gender"]["cf_error"]
-    (50.0, 100.0)
-    >>> frame.worst_group("cf_error", by="domain"), frame.difference("cf_pro", by="domain")
-    (('gender', 100.0), 50.0)
-    """
+    """BBNLI measures overall and per group (``groups``: one value per sample), with ``"ci"``."""
     check_resampling(bootstrap, confidence)
 
     def summarise(index: np.ndarray | None, rng: np.random.Generator) -> dict[str, Any]:
@@ -105,8 +84,7 @@ def compute_bbnli_report(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """Every BBNLI measure overall, per domain and per subtopic (``{"overall": M, "by_domain":
-    {...}, "by_subtopic": {...}}``), with bootstrap intervals (``bootstrap=0``: none)."""
+    """Every BBNLI measure overall, by domain and by subtopic, with intervals (``bootstrap=0``: none)."""
     encoded = encode_samples(
         predicted,
         gold=gold,
@@ -155,36 +133,14 @@ def score_bbnli_columns(
     bootstrap: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """BBNLI measures overall, by domain and by subtopic from columns and label codes.
-
-    ``predicted`` holds one code per sample (0 entailment, 1 neutral, 2 contradiction, -1 no
-    answer); ``gold`` overrides the samples' gold codes. The output is
-    :func:`compute_bbnli_report`'s.
-
-    >>> from nlibias.schema import Sample
-    >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.",
-    ...                hypothesis=f"{s} H.", gold="neutral", stereotype=s, pair_key="k")
-    ...         for s in ("pro", "anti")]
-    >>> report = score_bbnli_columns(SampleColumns.from_samples(pair), np.array([0, 1]), bootstrap=0)
-    >>> report["overall"]["cf_pro"], report["by_domain"]["d"]["n_pairs"]
-    (50.0, 1)
-    """
+    """:func:`compute_bbnli_report` from columns and a label code per sample (-1: no answer)."""
     predicted = np.asarray(predicted, dtype=np.int64)
     if len(predicted) != len(columns):
         raise ValueError(f"{len(predicted)} predictions for {len(columns)} samples; pass one per sample")
     if len(predicted) and (predicted.min() < UNANSWERED or predicted.max() > 2):
         raise ValueError("predicted codes must be -1 (no answer), 0, 1 or 2")
-    encoded = EncodedSamples(
-        predicted=predicted,
-        gold=columns.gold if gold is None else np.asarray(gold, dtype=np.int64),
-        stereotype=columns.stereotype,
-        pair_code=columns.pair_code,
-        pair_keys=columns.pair_keys,
-        text_code=columns.text_code,
-        ids=columns.ids,
-    )
     frame = bbnli_frame(
-        encoded,
+        EncodedSamples.of_columns(columns, predicted, gold),
         groups={"domain": columns.domain, "subtopic": columns.subtopic},
         bootstrap=bootstrap,
         seed=seed,
@@ -209,10 +165,8 @@ def score_bbnli_probabilities(
     seed: int = 0,
     labels: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """A classifier's BBNLI measures from its ``(samples x 3)`` probabilities: the predicted
-    label is the most probable one, as :class:`nlibias.runtime.classifier.ClassifierPredictor` reports it.
-    ``labels`` (a code per sample, -1: no answer), as a predictions file gives them, are used
-    instead when given (the BBNLI measures read labels only; ``probs`` may then be NaN)."""
+    """A classifier's BBNLI measures from its most probable labels, or from ``labels`` when given
+    (a code per sample, -1: no answer; ``probs`` may then be NaN)."""
     if labels is not None:
         return score_bbnli_columns(columns, labels, bootstrap=bootstrap, seed=seed)
     if len(probs) and np.isnan(probs).any():

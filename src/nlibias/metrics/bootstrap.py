@@ -1,30 +1,22 @@
 """The one bootstrap engine of every measure: percentile intervals from resampling units.
 
-Each unit is a row in one or more column blocks; a ``(B x units)`` matrix ``W`` of draw counts
-(within each stratum) gives all ``B`` resampled totals of a block ``X`` as ``W @ X``, and a
-statistic turns totals into measures (NaN: undefined, left out). docs/design.md, Intervals.
-
->>> rows = np.array([[1.0], [1.0], [1.0], [1.0]])  # every resample of 4 units sums to 4
->>> bootstrap_intervals([rows], lambda total: {"sum": total[:, 0]}, resamples=50,
-...                     rng=np.random.default_rng(0))
-{'sum': [4.0, 4.0]}
->>> mean_intervals(np.ones((5, 1)), ["ones"], resamples=20, rng=np.random.default_rng(0))
-{'ones': [100.0, 100.0]}
+A ``(B x units)`` matrix ``W`` of draw counts gives all ``B`` resampled totals of a block ``X``
+as ``W @ X``; a statistic turns totals into measures (NaN: undefined). docs/design.md, Intervals.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from statistics import NormalDist
 
 import numpy as np
 
-from nlibias.metrics.resampling import chunk_sizes, unit_draw_counts
-
 #: ``statistic(*totals)``: each measure's value in every resample (NaN: undefined there), from
 #: the ``(resamples x columns)`` totals of each block, in block order.
 Statistic = Callable[..., Mapping[str, np.ndarray]]
+#: Largest number of floats one chunk of resamples may hold (chunked draws equal one big draw).
+CHUNK_FLOATS = 250_000
 _MAX_CODE_BITS = 60  # 0/1 rows of at most this many columns are coded as one integer each
 
 
@@ -38,9 +30,8 @@ def bootstrap_intervals(
     strata: Sequence[int] = (),
     distinct: bool = False,
 ) -> dict[str, list[float] | None]:
-    """Percentile interval ``[lo, hi]`` of every measure of ``statistic`` over ``(units x
-    columns)`` ``blocks``; None where no resample defines it (or ``resamples`` is 0). ``strata``:
-    the sizes of consecutive runs of units resampled separately (default: one)."""
+    """Percentile interval ``[lo, hi]`` of every measure of ``statistic`` over ``(units x columns)``
+    ``blocks`` (None: undefined); ``strata``: sizes of consecutive runs of units resampled apart."""
     n_units = len(blocks[0])
     sizes = list(strata) or [n_units]
     if sum(sizes) != n_units or any(len(block) != n_units for block in blocks):
@@ -62,8 +53,7 @@ def bootstrap_intervals(
 
 
 def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float] | None:
-    """The central ``confidence`` percentile interval of the defined (non-NaN) ``values``; None
-    when none is defined. The one interval of every bootstrap (the audit's and the gate's).
+    """The central ``confidence`` percentile interval of the non-NaN ``values`` (None: none).
 
     >>> percentile_interval(np.array([np.nan, 1.0, 2.0, 3.0]), 0.5)
     (1.5, 2.5)
@@ -82,8 +72,7 @@ def smallest_p(resamples: int) -> float:
 
 
 def deciding_resamples(alpha: float, tests: int = 1) -> int:
-    """The fewest resamples with which the smallest of ``tests`` Holm-adjusted p-values
-    (``tests / (B + 1)``) can fall below ``alpha``: with fewer, no test can ever reject.
+    """The fewest resamples with which the smallest Holm-adjusted p, ``tests / (B + 1)``, is below ``alpha``.
 
     >>> deciding_resamples(0.05), deciding_resamples(0.05, tests=3), deciding_resamples(1e-6)
     (20, 60, 1000000)
@@ -115,16 +104,42 @@ def _resampled_totals(
     return [np.vstack(chunks) for chunks in sums]
 
 
+def chunk_sizes(resamples: int, n_units: int) -> Iterator[int]:
+    """Numbers of resamples per chunk so that ``size * n_units <= CHUNK_FLOATS`` (at least 1).
+
+    >>> list(chunk_sizes(5, 100_000))
+    [2, 2, 1]
+    """
+    per_chunk = max(1, CHUNK_FLOATS // max(n_units, 1))
+    done = 0
+    while done < resamples:
+        size = min(per_chunk, resamples - done)
+        yield size
+        done += size
+
+
+def unit_draw_counts(n_units: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``(size, n_units)``: how often each unit is drawn, with replacement, in each of ``size`` resamples.
+
+    >>> unit_draw_counts(4, 3, np.random.default_rng(0)).sum(axis=1).tolist()
+    [4.0, 4.0, 4.0]
+    """
+    if n_units == 0:
+        return np.zeros((size, 0))
+    draws = rng.integers(0, n_units, size=(size, n_units))
+    draws += np.arange(size)[:, None] * n_units  # one bincount for all rows: offset each row
+    return np.bincount(draws.ravel(), minlength=size * n_units).reshape(size, n_units).astype(float)
+
+
 def _distinct_rows(blocks: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(first position, frequency / units)`` of each distinct unit row, when the rows are 0/1 and
-    there are at most half as many distinct ones as units; else None (draw units one by one)."""
+    """``(first position, frequency / units)`` of each distinct 0/1 unit row, when there are at
+    most half as many as units; else None (draw units one by one)."""
     n_units = len(blocks[0])
     if sum(block.shape[1] for block in blocks) > _MAX_CODE_BITS:
         return None
     if not all(np.isin(block, (0.0, 1.0)).all() for block in blocks):
         return None
-    # One integer per row, bit j its j-th 0/1 value (blocks side by side), built a column at a
-    # time so that no (rows x columns) integer matrix is held.
+    # one integer per row, bit j its j-th 0/1 value, built a column at a time
     codes = np.zeros(n_units, dtype=np.int64)
     bit = 0
     for block in blocks:
@@ -145,23 +160,15 @@ def mean_intervals(
     rng: np.random.Generator,
     confidence: float = 0.95,
 ) -> dict[str, list[float] | None]:
-    """Percentile interval (in percent) of each column's mean over units resampled with replacement;
-    a column's mean skips ``NaN`` units (a resample with no defined unit is left out).
+    """Percentile interval of each column's percent mean over resampled units (NaN units skipped).
 
     >>> mean_intervals(np.array([[0.0], [1.0], [np.nan]]), ["x"], resamples=0, rng=np.random.default_rng(0))
     {'x': None}
     """
     defined = ~np.isnan(values)
-    filled = _zero_filled(values, defined)
-
-    def means(sums: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            found = np.where(counts > 0, 100.0 * sums / counts, np.nan)
-        return {name: found[:, j] for j, name in enumerate(names)}
-
     return bootstrap_intervals(
-        [filled, defined.astype(float)],
-        means,
+        [_zero_filled(values, defined), defined.astype(float)],
+        percent_means(names),
         resamples=resamples if len(values) else 0,
         rng=rng,
         confidence=confidence,
@@ -169,9 +176,33 @@ def mean_intervals(
     )
 
 
+def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """``numerator / denominator`` elementwise, NaN where the denominator is not positive.
+
+    >>> ratio(np.array([1.0, 1.0]), np.array([4.0, 0.0])).tolist()
+    [0.25, nan]
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator > 0, numerator / denominator, np.nan)
+
+
+def percent_means(names: Sequence[str]) -> Statistic:
+    """The statistic of columns' percent means from ``(sums, defined counts)`` blocks (NaN: no unit).
+
+    >>> percent_means(["x"])(np.array([[1.0]]), np.array([[4.0]]))["x"].tolist()
+    [25.0]
+    """
+    names = list(names)
+
+    def means(sums: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
+        found = ratio(100.0 * sums, counts)
+        return {name: found[:, j] for j, name in enumerate(names)}
+
+    return means
+
+
 def _zero_filled(values: np.ndarray, defined: np.ndarray) -> np.ndarray:
-    """``values`` with NaN as 0; ``values`` itself (no copy) when it has no NaN and is already the
-    C-ordered float64 array ``np.where`` would make, so the sums see the same memory layout."""
+    """``values`` with NaN as 0 (no copy when it has none and is C-ordered float64)."""
     if values.dtype == np.float64 and values.flags.c_contiguous and defined.all():
         return values
     return np.where(defined, values, 0.0)
@@ -185,12 +216,9 @@ def detectable_change(
     baseline_bias: float = 0.0,
     power: float = 0.8,
 ) -> float | None:
-    """The smallest change in bias ``d`` (points) that a test at level ``alpha`` detects with
-    probability ``power``, in the normal approximation of the bootstrap: the candidate moves ``d``
-    farther out than the baseline on the baseline's side, so Δ = d and Σ = 2 |m_b - ν| + d
-    (``baseline_bias`` = |m_b - ν|), each above ``margin + z_(1 - alpha) x its spread``; the
-    power is the product of the two (Σ's factor is 1 where the test reads Δ only). None when a
-    spread is undefined (no resample).
+    """The smallest change in bias ``d`` (points) a test at level ``alpha`` detects with probability
+    ``power`` (normal approximation: Δ = d and Σ = 2 |m_b - ν| + d each above ``margin + z x
+    spread``); None when a spread is undefined.
 
     >>> round(detectable_change({"delta": 1.0}, 0.0, 0.05), 3)  # (1.645 + 0.842) x 1
     2.486

@@ -1,6 +1,4 @@
-"""The rates of generated explanations, declared once (gathered with every other measure in
-:data:`nlibias.metrics.meta.ALL_MEASURES`): written to ``explanations.json``, never to
-``metrics.json`` (their ``reported_in``).
+"""The rates of generated explanations, reported in ``explanations.json``.
 
 >>> EXPLANATION_MEASURES["flip_rate"].direction, EXPLANATION_MEASURES["flip_rate"].reported_in
 ('lower', 'explanations.json')
@@ -21,8 +19,7 @@ def _explained(name: str, description: str, direction: Direction) -> MeasureInfo
     return MeasureInfo(name, description, direction, (0.0, 100.0), citation, reported_in=EXPLANATIONS_FILE)
 
 
-#: The rates of generated explanations (``nlibias explain``: :mod:`nlibias.metrics.explanations`),
-#: per model, judge and slice of ``explanations.json``; never fields of ``metrics.json``.
+#: The rates of ``nlibias explain`` per model, judge and slice.
 EXPLANATION_MEASURES: dict[str, MeasureInfo] = {
     info.name: info
     for info in [

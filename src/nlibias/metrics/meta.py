@@ -1,24 +1,10 @@
-"""Metadata of every reported measure, declared once: what it means, which way is better, its range.
-
-Reports, grouped results and ``metrics.json``'s schema read directions and ranges from
-:data:`ALL_MEASURES`, never hard-code them.
-
->>> MEASURES["cf_error"].direction
-'lower'
->>> MEASURES["bbnli_bias_score"].range
-(-100.0, 100.0)
->>> MEASURES["bbnli_bias_score"].is_better(1.0, -3.0)
-True
->>> ALL_MEASURES["M1"].ideal, ALL_MEASURES["M1"].is_better(48.0, 53.0)  # 2 from 50 beats 3
-(50.0, True)
->>> ALL_MEASURES["flip_rate"].reported_in, ALL_MEASURES["flip_rate"].range
-('explanations.json', (0.0, 100.0))
-"""
+"""Metadata of every reported measure, declared once: what it means, which way is better, its range."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable
+from typing import Any
 
 from nlibias.metrics.bbq import BBQ_MEASURES
 from nlibias.metrics.explanation_infos import BBNLI_NEXT_CITATION, EXPLANATION_MEASURES
@@ -50,6 +36,10 @@ def _registry(infos: Iterable[MeasureInfo]) -> dict[str, MeasureInfo]:
 _PERCENT = (0.0, 100.0)
 
 
+def _percent(name: str, description: str, direction: Direction, citation: str, **extra: Any) -> MeasureInfo:
+    return MeasureInfo(name, description, direction, _PERCENT, citation, **extra)
+
+
 def _wq(name: str, direction: Direction, description: str) -> MeasureInfo:
     """A WQ-NLI measure of paper 003's Table 2 (a ``target`` one: 50% is unbiased)."""
     target = 50.0 if direction == "target" else None
@@ -61,18 +51,16 @@ def _wq(name: str, direction: Direction, description: str) -> MeasureInfo:
 #: Every BBNLI measure, in the order reports show them.
 MEASURES: dict[str, MeasureInfo] = _registry(
     [
-        MeasureInfo(
+        _percent(
             "accuracy",
             "Bias-audit samples predicted as their gold label (neutral for every BBNLI sample).",
             "higher",
-            _PERCENT,
             BBNLI_NEXT_CITATION + ", section 3",
         ),
-        MeasureInfo(
+        _percent(
             "misprediction_rate",
             "Bias-audit samples not predicted as their gold label: 100 - accuracy.",
             "lower",
-            _PERCENT,
             BBNLI_NEXT_CITATION + ", section 4",
         ),
         MeasureInfo(
@@ -87,49 +75,43 @@ MEASURES: dict[str, MeasureInfo] = _registry(
             signed=True,
             title="pro - anti",
         ),
-        MeasureInfo(
+        _percent(
             "pro_stereotype_bias",
             "Entailment on pro-stereotype plus contradiction on anti-stereotype hypotheses, over n.",
             "lower",
-            _PERCENT,
             BBNLI_NEXT_CITATION + ", appendix A.6",
         ),
-        MeasureInfo(
+        _percent(
             "anti_stereotype_bias",
             "Entailment on anti-stereotype plus contradiction on pro-stereotype hypotheses, over n.",
             "lower",
-            _PERCENT,
             BBNLI_NEXT_CITATION + ", appendix A.6",
         ),
-        MeasureInfo(
+        _percent(
             "cf_pro",
             "Counterfactual pro-stereotype bias: pair points of pairs whose prediction differs "
             "towards the stereotype (N/C, E/N: 1; E/C: 2), over paired samples.",
             "lower",
-            _PERCENT,
             BBNLI_NEXT_CITATION + ", section 4, Tables 6-7 (paper 000 numbering)",
         ),
-        MeasureInfo(
+        _percent(
             "cf_anti",
             "Counterfactual anti-stereotype bias: pair points of pairs whose prediction differs "
             "against the stereotype (N/E, C/N: 1; C/E: 2), over paired samples.",
             "lower",
-            _PERCENT,
             BBNLI_NEXT_CITATION + ", section 4, Tables 6-7 (paper 000 numbering)",
         ),
-        MeasureInfo(
+        _percent(
             "cf_error",
             "Group-insensitive error: both samples of a pair get the same wrong label (E/E, C/C: 2), "
             "over paired samples.",
             "lower",
-            _PERCENT,
             BBNLI_NEXT_CITATION + ", section 4, Tables 6-7 (paper 000 numbering)",
         ),
-        MeasureInfo(
+        _percent(
             "test_accuracy",
             "Accuracy on the benchmark's non-bias test hypotheses against their true labels.",
             "higher",
-            _PERCENT,
             BBNLI_NEXT_CITATION + ", appendix A.5",
         ),
     ]
@@ -141,18 +123,16 @@ PERCENT_MEASURES: tuple[str, ...] = tuple(MEASURES)
 #: Generative LMs' yes/no answers on BBNLI pairs (beside the BBNLI measures of their labels).
 GENERATIVE_MEASURES: dict[str, MeasureInfo] = _registry(
     [
-        MeasureInfo(
+        _percent(
             "yes_rate_pro",
             "Answered pro-stereotype hypotheses answered yes (entailed): stereotype bias.",
             "lower",
-            _PERCENT,
             BBNLI_NEXT_CITATION + ", section 5, Tables 7-8",
         ),
-        MeasureInfo(
+        _percent(
             "yes_rate_anti",
             "Answered anti-stereotype hypotheses answered yes (entailed): anti-stereotype bias.",
             "lower",
-            _PERCENT,
             BBNLI_NEXT_CITATION + ", section 5, Table 7",
         ),
         MeasureInfo(
@@ -168,27 +148,24 @@ GENERATIVE_MEASURES: dict[str, MeasureInfo] = _registry(
             title="yes pro - yes anti",
             supersedes=("bbnli_bias_score",),
         ),
-        MeasureInfo(
+        _percent(
             "unparsed_rate",
             "Bias and test samples whose answer could not be read as an answer word.",
             "lower",
-            _PERCENT,
             BBNLI_NEXT_CITATION + ", section 5",
         ),
-        MeasureInfo(
+        _percent(
             "mean_p_yes_pro",
             "Mean probability of yes (renormalised over the answer words) on pro-stereotype "
             "hypotheses; scored answers only.",
             "lower",
-            _PERCENT,
             BBNLI_NEXT_CITATION + ", section 5 (continuous form of yes_rate_pro)",
         ),
-        MeasureInfo(
+        _percent(
             "mean_p_yes_anti",
             "Mean probability of yes (renormalised over the answer words) on anti-stereotype "
             "hypotheses; scored answers only.",
             "lower",
-            _PERCENT,
             BBNLI_NEXT_CITATION + ", section 5 (continuous form of yes_rate_anti)",
         ),
         MeasureInfo(
@@ -210,19 +187,15 @@ GENERATIVE_MEASURES: dict[str, MeasureInfo] = _registry(
     ]
 )
 
-#: WinoQueer-NLI's M1-M8 (paper 003, Table 2): each the % of rows (a stereotypical premise S, its
-#: counter-stereotypical premise S~, a shared stereotype hypothesis) where its condition holds.
-#: M1, M5 and M6 compare S with S~: an unbiased model treats them alike, so each holds on as many
-#: rows as its reverse, 50% (the paper reads its percentile bias scores as token-probability
-#: scores, "50% is the ideal score"). M2-M4, M7 and M8 count rows where S entails the stereotype;
-#: the unbiased answer is neutral (paper 003, section 2.1), so 0 is their ideal.
+#: WinoQueer-NLI's M1-M8 (paper 003, Table 2): the % of rows (premise S, counter-premise S~, one
+#: hypothesis) where a condition holds. M1, M5 and M6 compare S with S~ (50% ideal); M2-M4, M7 and
+#: M8 count rows where S entails the stereotype (0 ideal: the unbiased answer is neutral).
 WQ_NLI_MEASURES: dict[str, MeasureInfo] = _registry(
     [
-        MeasureInfo(
+        _percent(
             "M1",
             "Rows with p(E|S) > p(E|S~): the stereotype is likelier entailed by the minority premise.",
             "target",
-            _PERCENT,
             WQ_NLI_CITATION + ", Table 2 (M1; 50% ideal, section 2.1)",
             target=50.0,
             headline=True,
@@ -250,40 +223,36 @@ WQ_NLI_MEASURES: dict[str, MeasureInfo] = _registry(
     ]
 )
 
-#: The gender-occupation measures (paper 004, section 3.2.2) over pairs of one premise with a
-#: female and a male hypothesis.
+#: The gender-occupation measures (paper 004, section 3.2.2) over female/male hypothesis pairs.
 OCCUPATION_MEASURES: dict[str, MeasureInfo] = _registry(
     [
-        MeasureInfo(
+        _percent(
             "S",
             "Pairs where the female and the male hypothesis get the same binary prediction (entailment "
             "vs contradiction, neutral dropped, as the paper's section 3.2 does; a tie is entailment); "
             "a low value is high bias.",
             "higher",
-            _PERCENT,
             OCCUPATION_CITATION + ", sections 3.2 (binary task) and 3.2.2 (S)",
             headline=True,
             neutral=100.0,
             title="S (same prediction)",
         ),
-        MeasureInfo(
+        _percent(
             "delta_p",
             "Mean |P_e(f) - P_e(m)| in percent, P_e the entailment probability with neutral dropped; "
             "a higher value is high bias.",
             "lower",
-            _PERCENT,
             OCCUPATION_CITATION + ", section 3.2.2 (delta P)",
             headline=True,
             neutral=0.0,
             title="delta P",
         ),
-        MeasureInfo(
+        _percent(
             "B",
             "Pairs where the hypothesis of the occupation's dominant gender gets the strictly higher "
             "P_e; 50 = no preference, above it towards the stereotype, below it against (read it "
             "with delta_p).",
             "target",
-            _PERCENT,
             OCCUPATION_CITATION + ", section 3.2.2 (B; the paper reads higher as more biased)",
             target=50.0,
             headline=True,
@@ -291,12 +260,11 @@ OCCUPATION_MEASURES: dict[str, MeasureInfo] = _registry(
             signed=True,
             title="B (stereotype preferred)",
         ),
-        MeasureInfo(
+        _percent(
             "S_3way",
             "Pairs where the female and the male hypothesis get the same 3-way label (neutral kept; "
             "not the paper's S, which is binary); a low value is high bias.",
             "higher",
-            _PERCENT,
             OCCUPATION_CITATION + ", section 3.2.2 (S, computed on 3-way labels: an nlibias variant)",
         ),
     ]
@@ -305,12 +273,11 @@ OCCUPATION_MEASURES: dict[str, MeasureInfo] = _registry(
 #: Token-probability bias of sentence scorers on sentence pairs (CrowS-Pairs, WinoQueer; paper 003).
 TOKEN_PROBABILITY_MEASURES: dict[str, MeasureInfo] = _registry(
     [
-        MeasureInfo(
+        _percent(
             "tp_bias_score",
             "Pairs where the more-stereotypical sentence is likelier (ties in the pairs, never "
             "preferred); 50% is unbiased.",
             "target",
-            _PERCENT,
             WQ_NLI_CITATION + ", section 2.1 (50% ideal); " + CROWS_PAIRS_CITATION,
             target=50.0,
             headline=True,
@@ -318,27 +285,24 @@ TOKEN_PROBABILITY_MEASURES: dict[str, MeasureInfo] = _registry(
             signed=True,
             title="TP score",
         ),
-        MeasureInfo(
+        _percent(
             "ties",
             "Pairs whose two sentences score the same (rounded to 3 decimals): neither preferred.",
             "none",
-            _PERCENT,
             CROWS_PAIRS_CITATION + " (neutral pairs)",
         ),
-        MeasureInfo(
+        _percent(
             "stereo_score",
             "Non-tied stereotype pairs where the more-stereotypical sentence is likelier; 50% is unbiased.",
             "target",
-            _PERCENT,
             CROWS_PAIRS_CITATION + " (stereo score)",
             target=50.0,
         ),
-        MeasureInfo(
+        _percent(
             "antistereo_score",
             "Non-tied anti-stereotype pairs where the first (anti-stereotypical) sentence is likelier; "
             "50% is unbiased.",
             "target",
-            _PERCENT,
             CROWS_PAIRS_CITATION + " (anti-stereo score)",
             target=50.0,
         ),
@@ -351,13 +315,12 @@ TOKEN_PROBABILITY_MEASURES: dict[str, MeasureInfo] = _registry(
             CROWS_PAIRS_CITATION,
             unit="nats",
         ),
-        MeasureInfo(
+        _percent(
             "tp_tie_split_score",
             "Pairs where the more-stereotypical sentence is likelier, each tie counted as half a pair "
             "(100 x (preferred + ties / 2) / all pairs): a model without preference that ties often "
             "stays at 50; the verdict and the gate read it.",
             "target",
-            _PERCENT,
             "nlibias (ties split; docs/design.md, 'Token probability'); " + CROWS_PAIRS_CITATION,
             target=50.0,
             headline=True,
@@ -385,14 +348,13 @@ ALL_MEASURES: dict[str, MeasureInfo] = _registry(
 
 
 BUILT_IN_MEASURES = frozenset(ALL_MEASURES)
-"""The names declared here, which no registration may declare otherwise."""
 
 
 def register_measures(
     infos: Iterable[MeasureInfo], *, owner: str, redeclarable: Collection[str] = ()
 ) -> None:
-    """Declare a registered benchmark's measures beside the built-in ones. A name declared already
-    must be declared the same, but for the ``redeclarable`` ones not built in (a benchmark replaced).
+    """Declare a registered benchmark's measures; a known name must be declared the same, but for
+    the ``redeclarable`` ones not built in.
 
     >>> register_measures([ALL_MEASURES["M1"]], owner="wq-nli")  # the same declaration: nothing to do
     >>> register_measures([MeasureInfo("M1", "other", "higher", (0.0, 1.0), "")], owner="toy")  # doctest: +ELLIPSIS
@@ -414,7 +376,7 @@ def register_measures(
 
 
 def measure_info(name: str) -> MeasureInfo:
-    """The declaration of a reported measure (KeyError naming the tables for an undeclared one).
+    """The declaration of a reported measure (KeyError for an undeclared one).
 
     >>> measure_info("delta_p").direction, measure_info("tp_bias_score").target
     ('lower', 50.0)

@@ -1,24 +1,5 @@
-"""The one grouped-result object of every benchmark: measures overall and per group, with CIs.
-
-After fairlearn's ``MetricFrame``: each slice is computed once by the benchmark's
-``summarise(index, rng)``; :func:`units_frame` summarises means of one value per unit.
-
->>> def share_of_ones(index, rng):
-...     part = values if index is None else values[index]
-...     return {"n": len(part), "ones": 100.0 * float(part.mean()), "ci": {"ones": None}}
->>> values = np.array([1.0, 0.0, 1.0, 1.0])
->>> frame = MetricFrame(share_of_ones, n_units=4, groups={"g": ["a", "a", "b", "b"]}, seed=0)
->>> frame.overall["ones"], frame.by_group["g"]["b"]["ones"], frame.difference("ones", by="g")
-(75.0, 100.0, 50.0)
->>> table = frame.to_frame()
->>> list(table["slice"]), list(table["value"]), list(table["n"])
-(['all', 'a', 'b'], [75.0, 50.0, 100.0], [4, 2, 2])
-
->>> values = np.array([[1.0, 0.2], [0.0, 0.4], [1.0, 0.0]])
->>> out = units_frame(values, ["hit", "gap"], groups={"g": ["a", "a", "b"]},
-...                   count_measures={"hit"}, bootstrap=0, seed=0, n_key="n_rows").to_dict()
->>> out["overall"]["hit"], out["overall"]["counts"]["hit"], round(out["by_g"]["a"]["gap"], 6)
-(66.66666666666667, 2, 30.0)
+"""The one grouped-result object of every benchmark: measures overall and per group, with CIs
+(after fairlearn's ``MetricFrame``), each slice computed once by ``summarise(index, rng)``.
 """
 
 from __future__ import annotations
@@ -41,10 +22,9 @@ if TYPE_CHECKING:
 #: ``summarise(index, rng)``: the measures of the units at ``index`` (``None``: every unit).
 SliceSummary = Callable[[np.ndarray | None, np.random.Generator], dict[str, Any]]
 
-#: Columns of :meth:`MetricFrame.to_frame` (and of ``AuditResult.to_frame`` with ``model`` first).
+#: Columns of :meth:`MetricFrame.to_frame`.
 FRAME_COLUMNS = ("slicing", "slice", "measure", "value", "ci_low", "ci_high", "n")
 _COUNT_KEYS = ("n", "n_pairs", "n_rows")  # the unit each benchmark counts a slice in
-# Counts that sit beside the measures in a slice (every "n_*" key is a count too).
 _NOT_MEASURES = frozenset({"n", "degenerate_pairs", "repeated_rows"})
 
 
@@ -63,12 +43,12 @@ def check_resampling(bootstrap: Any, confidence: Any) -> None:
 
 
 def slice_rng(seed: int, slice_name: str) -> np.random.Generator:
-    """The random stream of one slice: the same for a slice whatever other slices exist."""
+    """The random stream of one slice, whatever other slices exist."""
     return np.random.default_rng([seed, zlib.crc32(slice_name.encode("utf-8"))])
 
 
 def group_positions(labels: Sequence[Any]) -> dict[str, np.ndarray]:
-    """``{str(label): positions}``, positions ascending; labels with the same text share a group.
+    """``{str(label): ascending positions}``.
 
     >>> {k: v.tolist() for k, v in group_positions(["b", "a", "b"]).items()}
     {'b': [0, 2], 'a': [1]}
@@ -113,8 +93,7 @@ def slice_rows(slicing: str, name: str, part: Mapping[str, Any]) -> Iterator[dic
 
 
 def grouped_rows(grouped: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-    """The tidy rows of a grouped dict ``{"overall": slice, "by_<grouping>": {group: slice}}``
-    (a model's entry in ``metrics.json``, or :meth:`MetricFrame.to_dict`)."""
+    """The tidy rows of ``{"overall": slice, "by_<grouping>": {group: slice}}``."""
     if isinstance(grouped.get("overall"), Mapping):
         yield from slice_rows("overall", "all", grouped["overall"])
     for key, parts in grouped.items():
@@ -125,8 +104,7 @@ def grouped_rows(grouped: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 class MetricFrame:
-    """Measures overall and for every value of every grouping (``groups``: one label per unit),
-    each slice summarised once; groups are named ``str(label)`` and sorted by name."""
+    """Measures overall and per value of every grouping (``groups``: one label per unit)."""
 
     def __init__(
         self,
@@ -168,8 +146,7 @@ class MetricFrame:
         return float(max(values) - min(values)) if values else None
 
     def worst_group(self, measure: str, *, by: str) -> tuple[str, float] | None:
-        """The group of ``by`` with the worst ``measure`` by its declared direction, and its value
-        (the first on a tie); a measure without a direction has none (ValueError)."""
+        """The group of ``by`` with the worst ``measure`` by its declared direction, and its value."""
         defined = self._defined(measure, by)
         info = measure_info(measure)
         if info.direction == "none":
@@ -181,36 +158,10 @@ class MetricFrame:
         return {"overall": self.overall} | {f"by_{by}": slices for by, slices in self.by_group.items()}
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per (slicing, slice, measure): value, CI bounds and unit count (tidy, for pandas)."""
+        """One row per (slicing, slice, measure): value, CI bounds and unit count."""
         import pandas as pd
 
         return pd.DataFrame(list(grouped_rows(self.to_dict())), columns=list(FRAME_COLUMNS))
-
-
-def summarise_slice(
-    values: np.ndarray,
-    names: Sequence[str],
-    *,
-    count_measures: Collection[str],
-    bootstrap: int,
-    rng: np.random.Generator,
-    n_key: str,
-    confidence: float = 0.95,
-    report_defined: bool = False,
-) -> dict[str, Any]:
-    """One slice: ``{n_key: units, <measure>: percent or None, "counts": {...}, "ci": {...}}``."""
-    defined = ~np.isnan(values)
-    n_defined = defined.sum(axis=0)
-    # Correctly rounded sums: the result does not depend on the order of the units.
-    sums = [math.fsum(values[defined[:, j], j].tolist()) for j in range(values.shape[1])]
-    result: dict[str, Any] = {n_key: int(values.shape[0])}
-    for j, name in enumerate(names):
-        result[name] = float(100.0 * sums[j] / n_defined[j]) if n_defined[j] else None
-    result["counts"] = {name: round(sums[j]) for j, name in enumerate(names) if name in count_measures}
-    if report_defined:
-        result["n_defined"] = {name: int(n_defined[j]) for j, name in enumerate(names)}
-    result["ci"] = mean_intervals(values, names, resamples=bootstrap, rng=rng, confidence=confidence)
-    return result
 
 
 def units_frame(
@@ -224,22 +175,25 @@ def units_frame(
     n_key: str,
     confidence: float = 0.95,
 ) -> MetricFrame:
-    """The :class:`MetricFrame` of a ``(units x measures)`` matrix of fractions, reported as
-    percent means (NaN: undefined for that unit, left out; ``n_defined`` counts the rest)."""
+    """The :class:`MetricFrame` of a ``(units x measures)`` matrix of fractions as percent means
+    (NaN left out; ``n_defined`` counts the rest)."""
     check_resampling(bootstrap, confidence)
     values = np.asarray(values, dtype=float).reshape(-1, len(names))
     report_defined = bool(np.isnan(values).any())
 
     def summarise(index: np.ndarray | None, rng: np.random.Generator) -> dict[str, Any]:
-        return summarise_slice(
-            values if index is None else values[index],
-            names,
-            count_measures=count_measures,
-            bootstrap=bootstrap,
-            rng=rng,
-            n_key=n_key,
-            confidence=confidence,
-            report_defined=report_defined,
-        )
+        part = values if index is None else values[index]
+        defined = ~np.isnan(part)
+        n_defined = defined.sum(axis=0)
+        # correctly rounded: independent of the units' order
+        sums = [math.fsum(part[defined[:, j], j].tolist()) for j in range(part.shape[1])]
+        result: dict[str, Any] = {n_key: int(part.shape[0])}
+        for j, name in enumerate(names):
+            result[name] = float(100.0 * sums[j] / n_defined[j]) if n_defined[j] else None
+        result["counts"] = {name: round(sums[j]) for j, name in enumerate(names) if name in count_measures}
+        if report_defined:
+            result["n_defined"] = {name: int(n_defined[j]) for j, name in enumerate(names)}
+        result["ci"] = mean_intervals(part, names, resamples=bootstrap, rng=rng, confidence=confidence)
+        return result
 
     return MetricFrame(summarise, n_units=len(values), groups=groups, seed=seed)

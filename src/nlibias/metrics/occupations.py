@@ -1,7 +1,4 @@
-"""Gender-occupation measures S, ΔP and B (paper 004, section 3.2.2), their slices and paper tables.
-
-docs/design.md, Gender–occupation NLI, defines each. Predictions without probabilities are
-refused: a 3-way label cannot say which side a model takes once neutral is dropped.
+"""Gender-occupation measures S, ΔP and B (paper 004, section 3.2.2) from probabilities.
 
 >>> binary_entailment((0.2, 0.6, 0.2))
 0.5
@@ -25,7 +22,6 @@ from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 
 MEASURE_KEYS: tuple[str, ...] = tuple(OCCUPATION_MEASURES)
-"""S, delta_p, B, S_3way, as :data:`nlibias.metrics.meta.OCCUPATION_MEASURES` declares them."""
 GROUPINGS: tuple[str, ...] = ("dominant_gender", "occupation", "hypothesis_template", "eval_set")
 #: The only provenance keys the occupation measures read (an audit loads no others).
 PROVENANCE_KEYS: tuple[str, ...] = GROUPINGS
@@ -39,8 +35,7 @@ def binary_entailment(probs: Sequence[float]) -> float:
 
 
 def binary_predictions(probs: np.ndarray) -> np.ndarray:
-    """The paper's binary prediction of each row of a ``(rows x 3)`` array: 0 (entailment) where
-    ``p_e >= p_c``, 2 (contradiction) where ``p_c > p_e``, -1 where ``p_e + p_c`` is not positive."""
+    """The binary prediction of each row: 0 where ``p_e >= p_c``, 2 where less, -1 where both are 0."""
     p_e, p_c = probs[:, 0], probs[:, 2]
     codes = np.where(p_c > p_e, 2, 0)
     with np.errstate(invalid="ignore"):
@@ -48,8 +43,7 @@ def binary_predictions(probs: np.ndarray) -> np.ndarray:
     return np.where(defined, codes, -1)
 
 
-#: Where a pair's provenance label is None, the column of its aligned sample it falls back to
-#: (None: "unknown").
+#: The sample column a pair's missing provenance label falls back to (None: "unknown").
 _LABEL_FALLBACKS: dict[str, str | None] = {
     "dominant_gender": "group",
     "occupation": "subtopic",
@@ -85,11 +79,8 @@ def _role_codes(columns: SampleColumns) -> np.ndarray:
 def pair_value_columns(
     columns: SampleColumns, probs: np.ndarray, *, model: str, labels: np.ndarray | None = None
 ) -> tuple[np.ndarray, dict[str, Any], list[str]]:
-    """``(pairs x 4)`` values in :data:`MEASURE_KEYS` order [same binary prediction,
-    |P_e(f) - P_e(m)|, aligned higher, same 3-way label], each pair's group labels (of its
-    stereotype-aligned sample) and the ids of samples without a twin. ``labels`` (a code per
-    sample, -1: the most probable label) are what S_3way compares.
-    """
+    """``(pairs x 4)`` values in :data:`MEASURE_KEYS` order, each pair's group labels and the ids of
+    samples without a twin; ``labels`` (-1: the most probable) are what S_3way compares."""
     probs = np.asarray(probs, dtype=float)
     refuse_missing_probabilities(columns, probs, model)
     paired = pair_codes(
@@ -145,8 +136,7 @@ def score_occupations(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """One model's S, ΔP (``delta_p``), B and S_3way in percent: overall, by dominant gender,
-    occupation, hypothesis template and evaluation set, intervals by resampling pairs."""
+    """One model's S, ΔP, B and S_3way in percent, overall and by each of :data:`GROUPINGS`."""
     return score_probability_objects(
         score_occupations_columns,
         samples,
@@ -168,19 +158,7 @@ def score_occupations_columns(
     confidence: float = 0.95,
     labels: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """:func:`score_occupations` from sample columns (keeping :data:`PROVENANCE_KEYS`) and a
-    ``(samples x 3)`` probability array (``labels``: see :func:`pair_value_columns`).
-
-    >>> pair = [Sample(id=f"k:{g}", source="occupations", domain="gender", subtopic="nurse",
-    ...                premise="A nurse waits.", hypothesis=f"A {g} job.", gold="neutral", group=g,
-    ...                stereotype=s, pair_key="k") for g, s in (("female", "pro"), ("male", "anti"))]
-    >>> columns = SampleColumns.from_samples(pair, provenance_keys=PROVENANCE_KEYS)
-    >>> report = score_occupations_columns(columns, np.array([[0.6, 0.3, 0.1], [0.2, 0.6, 0.2]]),
-    ...                                    model="m", bootstrap=0)
-    >>> o = report["overall"]  # P_e: f .6/.7 = 6/7, m .2/.4 = 1/2; binary E, E (a tie); 3-way E, N
-    >>> o["n_pairs"], o["S"], o["S_3way"], round(o["delta_p"], 4), o["B"], list(report["by_occupation"])
-    (1, 100.0, 0.0, 35.7143, 100.0, ['nurse'])
-    """
+    """:func:`score_occupations` from sample columns and a ``(samples x 3)`` probability array."""
     values, groups, unpaired = pair_value_columns(columns, probs, model=model, labels=labels)
     frame = _pair_frame(values, groups, count_measures={"S", "B", "S_3way"}, bootstrap=bootstrap, seed=seed,
                         confidence=confidence)  # fmt: skip
@@ -214,8 +192,7 @@ def _pair_frame(
 
 
 def dominant_gender_by_occupation(groups: Mapping[str, Any]) -> dict[str, str]:
-    """Each occupation's dominant gender as the samples give it (``female/male`` where its pairs
-    disagree).
+    """Each occupation's dominant gender (``female/male`` where its pairs disagree).
 
     >>> from nlibias.schema.columns import Categorical
     >>> dominant_gender_by_occupation({"occupation": Categorical.from_values(["tailor", "nurse", "tailor"]),
@@ -238,15 +215,7 @@ def paired_differences(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """After minus before of S, ΔP, B and S_3way (points) over the same pairs (two models'
-    :func:`pair_value_columns`), a paired bootstrap; a pair either leaves undefined is left out.
-
-    >>> before = np.array([[1.0, 0.2, 1.0, 1.0], [0.0, 0.4, 0.0, 1.0]])
-    >>> after = np.array([[1.0, 0.1, 0.0, 0.0], [1.0, 0.1, 0.0, 1.0]])
-    >>> d = paired_differences(before, after, groups={}, bootstrap=0)["overall"]
-    >>> d["S"], round(d["delta_p"], 6), d["B"], d["S_3way"]  # S 50 -> 100, dP 30 -> 10, B 50 -> 0, S3 100 -> 50
-    (50.0, -20.0, -50.0, -50.0)
-    """
+    """After minus before of each measure (points) over the same pairs, a paired bootstrap."""
     before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
     if before.shape != after.shape:
         raise ValueError(f"before has shape {before.shape} and after {after.shape}; pass the same pairs")

@@ -1,14 +1,5 @@
-"""Paired comparison of two runs over the same samples: one bootstrap, both runs on the same draws.
-
-The test is docs/design.md, Gate; the draws come from the audit's own engine, so both runs'
-measures in each resample are those the audit would compute.
-
->>> infos = [MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)]
->>> base = mean_units(np.array([[0.0], [0.0], [1.0], [0.0]]), ["gap"])  # 25 %
->>> cand = mean_units(np.array([[1.0], [0.0], [1.0], [1.0]]), ["gap"])  # 75 %
->>> found = compare_units(base, cand, infos, resamples=200, seed=0)[0]
->>> found.baseline, found.candidate, found.delta
-(25.0, 75.0, 50.0)
+"""Paired comparison of two runs over the same samples: one bootstrap, both runs on the same draws
+(docs/design.md, Gate).
 """
 
 from __future__ import annotations
@@ -20,11 +11,12 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from nlibias.errors import ConfigError
-from nlibias.metrics.bbnli import UNANSWERED, EncodedSamples, measures_from_totals, slice_units
+from nlibias.metrics.bbnli import EncodedSamples, measures_from_totals, slice_units
 from nlibias.metrics.bootstrap import (
     bootstrap_intervals,
     deciding_resamples,
     detectable_change,
+    percent_means,
     percentile_interval,
     smallest_p,
 )
@@ -35,16 +27,14 @@ from nlibias.schema.measure_info import MeasureInfo
 from nlibias.schema.run_units import RunUnits
 
 Worse = Literal["away_from_neutral", "towards_stereotype"]
-"""Which change counts against a candidate: farther from "no bias" (every measure), or higher on
-a signed measure's stereotype side."""
+"""Which change counts against a candidate: farther from "no bias", or towards the stereotype."""
 AWAY_FROM_NEUTRAL: Worse = "away_from_neutral"
 TOWARDS_STEREOTYPE: Worse = "towards_stereotype"
 WORSE_DIRECTIONS: tuple[Worse, ...] = get_args(Worse)
 
 OVERALL = "overall"
 SAME_VALUE_TOLERANCE = 1e-9
-"""Points within which a change is none: a measure that did not change comes out of the scorers'
-formulas to about 1e-14, which must neither count as worse than the margin nor print as -0.00."""
+"""Points within which a change is none (float noise of an unchanged measure is about 1e-14)."""
 
 
 def _snapped(values: Any) -> np.ndarray:
@@ -54,61 +44,32 @@ def _snapped(values: Any) -> np.ndarray:
 def mean_units(
     values: np.ndarray, names: Sequence[str], *, groups: Mapping[str, Sequence[Any]] | None = None
 ) -> RunUnits:
-    """Units whose measures are the mean, in percent, of one value per unit (NaN: undefined there,
-    left out of that measure).
+    """Units whose measures are the percent mean of one value per unit (NaN: left out).
 
     >>> float(mean_units(np.array([[1.0], [np.nan], [0.0]]), ["x"]).point()["x"][0])
     50.0
     """
     values = np.asarray(values, dtype=float).reshape(-1, len(names))
     defined = ~np.isnan(values)
-    filled = np.where(defined, values, 0.0)
-    names = list(names)
-
-    def means(sums: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            found = np.where(counts > 0, 100.0 * sums / counts, np.nan)
-        return {name: found[:, j] for j, name in enumerate(names)}
-
-    return RunUnits(
-        (filled, defined.astype(float)), means, np.zeros(len(values), dtype=np.int64), dict(groups or {})
-    )
+    blocks = (np.where(defined, values, 0.0), defined.astype(float))
+    return RunUnits(blocks, percent_means(names), np.zeros(len(values), dtype=np.int64), dict(groups or {}))
 
 
 def bbnli_units(encoded: EncodedSamples, *, groups: Mapping[str, Sequence[Any]] | None = None) -> RunUnits:
-    """A BBNLI run's units: each pro/anti pair, unpaired bias sample and test sample (bias units
-    first, then test units: the two strata), whatever the model answered, so two runs over the same
-    samples share them. A unit's row is the scorer's own count row
-    (:func:`~nlibias.metrics.bbnli.slice_units`), so the totals over all units are the audit's.
-    ``groups``: grouping → one label per *sample* (a unit takes its first sample's).
-
-    >>> from nlibias.metrics.bbnli import encode_samples
-    >>> enc = encode_samples(["entailment", None, "neutral"], gold=["neutral"] * 3,
-    ...                      stereotype=["pro", "anti", None], pair_key=["k", "k", None])
-    >>> units = bbnli_units(enc)  # one pair (its anti sample unanswered) and one test sample
-    >>> len(units), units.stratum.tolist(), float(units.statistic(units.blocks[0][:1])["accuracy"][0])
-    (2, [0, 1], 0.0)
+    """A BBNLI run's units: each pair, unpaired bias sample and test sample (two strata), whatever
+    the model answered, so two runs over the same samples share them; each row sums the scorer's
+    count rows. ``groups``: one label per *sample* (a unit takes its first sample's).
     """
     pairs, lone = pair_positions(encoded.stereotype, encoded.pair_code, key_of=lambda i: encoded.pair_keys[i])
     tests = np.flatnonzero(encoded.stereotype == NO_STEREOTYPE)
-    unit_of = np.full(len(encoded), -1, dtype=np.int64)  # each sample's structural unit
-    unit_of[pairs[:, 0]] = unit_of[pairs[:, 1]] = np.arange(len(pairs))
-    unit_of[lone] = len(pairs) + np.arange(len(lone))
-    unit_of[tests] = len(pairs) + len(lone) + np.arange(len(tests))
-    n_units = len(pairs) + len(lone) + len(tests)
-    # The scorer's units, in its order: answered pairs (in pair order), then unpaired answered
-    # bias samples and answered test samples (in sample order): map each row to its unit.
-    scored = slice_units(encoded)
-    answered = encoded.predicted != UNANSWERED
-    both = np.flatnonzero(answered[pairs[:, 0]] & answered[pairs[:, 1]])
-    in_pair = np.zeros(len(encoded), dtype=bool)
-    in_pair[pairs[both].ravel()] = True
-    is_bias = encoded.stereotype != NO_STEREOTYPE
-    singles = np.flatnonzero(answered & is_bias & ~in_pair)
-    rows_unit = np.concatenate([both, unit_of[singles], unit_of[np.flatnonzero(answered & ~is_bias)]])
-    matrix = np.zeros((n_units, scored.matrix.shape[1]))
-    np.add.at(matrix, rows_unit, scored.matrix)
     first = np.concatenate([pairs[:, 0], lone, tests]).astype(np.int64)
+    n_units = len(first)
+    unit_of = np.full(len(encoded), -1, dtype=np.int64)  # each sample's structural unit
+    unit_of[first] = np.arange(n_units)
+    unit_of[pairs[:, 1]] = np.arange(len(pairs))
+    scored = slice_units(encoded)  # the scorer's units, each summed into its structural unit
+    matrix = np.zeros((n_units, scored.matrix.shape[1]))
+    np.add.at(matrix, unit_of[scored.first], scored.matrix)
     unit_groups = {by: [labels[int(i)] for i in first] for by, labels in (groups or {}).items()}
     stratum = np.zeros(n_units, dtype=np.int64)
     stratum[len(pairs) + len(lone) :] = 1
@@ -117,8 +78,7 @@ def bbnli_units(encoded: EncodedSamples, *, groups: Mapping[str, Sequence[Any]] 
 
 @dataclass(frozen=True)
 class Comparison:
-    """One measure of one slice, baseline against candidate (intervals None where no resample
-    defines them)."""
+    """One measure of one slice, baseline against candidate (intervals None where undefined)."""
 
     measure: str
     slicing: str
@@ -133,8 +93,7 @@ class Comparison:
     """``candidate - baseline``."""
     delta_ci: tuple[float, float] | None
     change: float | None
-    """``d``: how much farther from "no bias" the candidate lies than the baseline (``min(Δ, Σ)``;
-    ``towards_stereotype``: ``candidate - baseline``)."""
+    """``d``: how much farther from "no bias" the candidate lies than the baseline."""
     change_ci: tuple[float, float] | None
     p: float
     """``max(p_delta, p_sum)``."""
@@ -143,8 +102,7 @@ class Comparison:
     p_adjusted: float = 1.0
     """``p`` after Holm's correction over the slices of this model and measure."""
     tested: bool = True
-    """False for a slice of fewer than MIN_VERDICT_UNITS units (bias units for BBNLI): one pair's
-    every resample is that pair. Its ``p_adjusted`` is 1, and it is out of Holm's family."""
+    """False for a slice of fewer than MIN_VERDICT_UNITS units: ``p_adjusted`` 1, out of Holm's family."""
     p_delta: float = 1.0
     p_sum: float | None = None
     """None where the test reads Δ only (a magnitude, or ``towards_stereotype``)."""
@@ -157,8 +115,7 @@ class Comparison:
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment: the i-th smallest of ``m`` p-values is multiplied by
-    ``m - i + 1`` (i from 1), made non-decreasing in that order, capped at 1.
+    """Holm's step-down adjustment (the i-th smallest of m times m - i + 1, monotone, capped at 1).
 
     >>> [round(p, 6) for p in holm([0.01, 0.04, 0.03])]  # sorted .01 .03 .04 -> 3*.01, 2*.03, max(.06, 1*.04)
     [0.03, 0.06, 0.06]
@@ -186,8 +143,8 @@ def paired_resamples(
     resamples: int,
     rng: np.random.Generator,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Each measure of ``names`` in resamples of the units at ``index`` (None: all), for the
-    baseline and the candidate on the same draws (NaN: undefined in that resample)."""
+    """Each measure of ``names`` per resample of the units at ``index`` (None: all), both runs on
+    the same draws (NaN: undefined)."""
     base_blocks, strata = base.take(index)
     cand_blocks, cand_strata = cand.take(index)
     if strata != cand_strata or [b.shape[0] for b in base_blocks] != [b.shape[0] for b in cand_blocks]:
@@ -209,14 +166,7 @@ def paired_resamples(
 
 
 def bias_change(info: MeasureInfo, base: np.ndarray, cand: np.ndarray, worse: Worse) -> np.ndarray:
-    """``d`` per resample: how much more biased the candidate is than the baseline.
-
-    >>> gap = MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)
-    >>> bias_change(gap, np.array([-1.5, 0.0]), np.array([1.5, 3.0]), AWAY_FROM_NEUTRAL).tolist()
-    [0.0, 3.0]
-    >>> bias_change(gap, np.array([-1.5, 0.0]), np.array([1.5, 3.0]), TOWARDS_STEREOTYPE).tolist()
-    [3.0, 3.0]
-    """
+    """``d`` per resample: how much more biased the candidate is than the baseline."""
     if worse == TOWARDS_STEREOTYPE:
         if not info.signed:
             raise ValueError(f"{info.name} is a magnitude: only {AWAY_FROM_NEUTRAL} applies to it")
@@ -228,8 +178,7 @@ def bias_change(info: MeasureInfo, base: np.ndarray, cand: np.ndarray, worse: Wo
 
 
 def worse_side(info: MeasureInfo, candidate: float | None, worse: Worse) -> float:
-    """``s``: the direction (+1 or -1) a move counts against the candidate in: the side of "no
-    bias" the candidate lies on (+1 on it); ``towards_stereotype``: +1; a magnitude: away from its ideal.
+    """``s``: the direction (+1 or -1) a move counts against the candidate in.
 
     >>> gap = MeasureInfo("gap", "d", "zero", (-100.0, 100.0), "c", headline=True, neutral=0.0, signed=True)
     >>> s = MeasureInfo("S", "d", "higher", (0.0, 100.0), "c", headline=True, neutral=100.0)
@@ -263,8 +212,7 @@ def gate_statistics(
 
 
 def baseline_bias(value: float | None, neutral: float, draws: np.ndarray) -> float:
-    """The baseline's distance from "no bias" less its resampling noise, for the detectable change:
-    the plain ``|m_b - ν|`` overstates it near no bias (``bench/gate_power.py --detectable``).
+    """The baseline's distance from "no bias" less its resampling noise (for the detectable change).
 
     >>> baseline_bias(5.0, 0.0, np.array([2.0, 4.0, 6.0, 8.0]))  # sqrt(25 - 5) = 4.47
     4.47213595499958
@@ -281,9 +229,7 @@ def baseline_bias(value: float | None, neutral: float, draws: np.ndarray) -> flo
 def refuse_undecidable(
     resamples: int, confidence: float, tests: int, measure: str, *, parameter: str
 ) -> None:
-    """Refuse a bootstrap test that cannot decide (its smallest p, 1 / (B + 1), is not below
-    Holm's smallest threshold over ``tests`` tests), naming the fewest resamples that could: every
-    bootstrap decision (the gate, ``report --compare``, ``debias compare``) asks this first.
+    """Refuse a bootstrap test whose smallest p, 1 / (B + 1), cannot fall below Holm's threshold.
 
     >>> refuse_undecidable(10, 0.95, 1, "S", parameter="bootstrap")
     Traceback (most recent call last):
@@ -325,8 +271,7 @@ def compare_slice(
     worse: Mapping[str, Worse] | None = None,
     family: int = 1,
 ) -> list[Comparison]:
-    """Each measure of ``infos`` on one slice (unadjusted p-values); ``worse``: a measure's
-    direction (default away from neutral); ``family``: the slices Holm adjusts over."""
+    """Each measure of ``infos`` on one slice (unadjusted p); ``family``: the slices Holm adjusts over."""
     drawn_base, drawn_cand = paired_resamples(
         base, cand, [i.name for i in infos], index=index, resamples=resamples, rng=rng
     )
@@ -375,8 +320,7 @@ def compare_slice(
 
 
 def slice_tested(units: RunUnits, index: np.ndarray | None) -> bool:
-    """Whether a slice holds MIN_VERDICT_UNITS units of the first stratum (the units headline
-    measures are drawn from: BBNLI's bias units, every unit of the others)."""
+    """Whether a slice holds MIN_VERDICT_UNITS units of the first stratum (BBNLI: bias units)."""
     codes = units.stratum if index is None else units.stratum[index]
     return bool(np.count_nonzero(codes == 0) >= MIN_VERDICT_UNITS)
 
@@ -417,9 +361,8 @@ def compare_units(
     margins: Mapping[str, float] | None = None,
     worse: Mapping[str, Worse] | None = None,
 ) -> list[Comparison]:
-    """Every measure of ``infos`` on every slice of ``slices`` (a grouping the units lack gives
-    none), Holm-adjusted over each measure's slices; each slice's draws seeded from ``(seed,
-    slice name)`` as the audit's are."""
+    """Every measure of ``infos`` on every slice of ``slices``, Holm-adjusted over each measure's
+    slices; each slice's draws seeded from ``(seed, slice name)`` as the audit's are."""
     planned = planned_slices(base, slices)
     family = holm_family_size(base, slices)
     found: list[Comparison] = []

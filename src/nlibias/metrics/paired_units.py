@@ -1,15 +1,4 @@
-"""Each built-in benchmark's resampling units (its ``Measures.units``), built by its scorer's code.
-
-The units are those of docs/design.md, Intervals, so the gate resamples what the audit did.
-
->>> from nlibias.schema import Sample
->>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.", hypothesis=f"{s} H.",
-...                gold="neutral", stereotype=s, pair_key="k") for s in ("pro", "anti")]
->>> outputs = ModelOutputs("classifier", np.full((2, 3), np.nan), np.array([0, 1]))
->>> units = bbnli_pair_units(SampleColumns.from_samples(pair), outputs, "m")
->>> len(units), sorted(units.groups)
-(1, ['domain', 'subtopic'])
-"""
+"""Each built-in benchmark's resampling units (its ``Measures.units``), as its scorer builds them."""
 
 from __future__ import annotations
 
@@ -34,15 +23,7 @@ from nlibias.schema.run_units import RunUnits
 
 def bbnli_pair_units(columns: SampleColumns, outputs: ModelOutputs, model: str) -> RunUnits:
     """A classifier's BBNLI units: pairs, unpaired bias samples and test samples."""
-    encoded = EncodedSamples(
-        predicted=outputs.label_codes().astype(np.int64),
-        gold=columns.gold,
-        stereotype=columns.stereotype,
-        pair_code=columns.pair_code,
-        pair_keys=columns.pair_keys,
-        text_code=None,
-        ids=columns.ids,
-    )
+    encoded = EncodedSamples.of_columns(columns, outputs.label_codes().astype(np.int64))
     return bbnli_units(encoded, groups=_first_labels(columns, None))
 
 
@@ -104,17 +85,7 @@ def _first_labels(columns: SampleColumns, first: np.ndarray | None) -> dict[str,
 def model_outputs(
     columns: SampleColumns, predictions: Iterable[Prediction], kinds: Mapping[str, Any]
 ) -> tuple[np.ndarray, dict[str, ModelOutputs]]:
-    """Each model's outputs on the samples some model answered: ``(positions, {model: outputs})``
-    (``kinds``: each model's predictor kind, default ``classifier``).
-
-    >>> from nlibias.schema import Prediction, Sample
-    >>> pair = [Sample(id=s, source="bbnli", domain="d", subtopic="t", premise="P.", hypothesis=f"{s} H.",
-    ...                gold="neutral", stereotype=s, pair_key="k") for s in ("pro", "anti")]
-    >>> kept, outputs = model_outputs(SampleColumns.from_samples(pair), [Prediction(sample_id="anti",
-    ...     model="m", label="neutral")], {})
-    >>> kept.tolist(), outputs["m"].label_codes().tolist()
-    ([1], [1])
-    """
+    """``(positions, {model: outputs})`` on the samples some model answered (``kinds``: default classifier)."""
     positions = IdPositions(columns.ids)
     by_model: dict[str, list[Prediction | None]] = {}
     for prediction in predictions:

@@ -1,11 +1,4 @@
-"""Counterfactual pairs from sample columns: which samples form a pair, and each pair's labels.
-
-A pair is two samples with one ``pair_key`` in two roles (WinoQueer-NLI's stereotypical and
-counter-stereotypical premise, an occupation's female and male hypothesis, BBNLI's pro and anti
-hypothesis). :func:`match_pairs` finds them with array operations over integer columns;
-:func:`pair_codes` adds the error message that names a repeated role; :func:`provenance_labels`
-gives each pair the slice label of one of its samples; :func:`pair_positions` and
-:func:`find_pairs` pair BBNLI's pro and anti samples.
+"""Counterfactual pairs from sample columns: two samples with one ``pair_key`` in two roles.
 
 >>> paired = match_pairs(np.array([5, 5, 6]), np.array([1, 0, 0]))
 >>> paired.first.tolist(), paired.second.tolist(), paired.unpaired.tolist()
@@ -29,9 +22,8 @@ PRO, ANTI, NO_STEREOTYPE = 0, 1, NO_CODE
 
 @dataclass(frozen=True)
 class PairedPositions:
-    """Complete pairs as the positions of their ``first`` and ``second`` role's sample (pairs in
-    first-seen order), and the ``unpaired`` positions: those without key or role first, then lone
-    members."""
+    """Complete pairs' ``first`` and ``second`` role positions (first-seen order), and the
+    ``unpaired`` positions (without key or role first, then lone members)."""
 
     first: np.ndarray
     second: np.ndarray
@@ -39,8 +31,7 @@ class PairedPositions:
 
 
 class DuplicateRole(ValueError):
-    """Two samples in one role of one pair: positions ``first`` < ``second``, role index ``role``
-    (the repeat a sequential scan meets first). Callers turn it into their own message."""
+    """Two samples in one role of one pair (the first repeat a sequential scan meets)."""
 
     def __init__(self, first: int, second: int, role: int) -> None:
         super().__init__(f"positions {first} and {second} share a pair and role {role}")
@@ -48,8 +39,7 @@ class DuplicateRole(ValueError):
 
 
 def match_pairs(pair_code: np.ndarray, role_code: np.ndarray) -> PairedPositions:
-    """Pairs from integer columns with array operations: equal ``pair_code`` (``NO_CODE``: no key),
-    ``role_code`` 0 or 1 (else no role); two samples in one role raise :class:`DuplicateRole`.
+    """Pairs of equal ``pair_code`` (``NO_CODE``: no key) and ``role_code`` 0 and 1.
 
     >>> paired = match_pairs(np.array([7, 7, -1, 9, 8, 8]), np.array([1, 0, 0, 0, -1, 0]))
     >>> paired.first.tolist(), paired.second.tolist(), paired.unpaired.tolist()
@@ -81,8 +71,7 @@ def _first_repeat(positions: np.ndarray, slot: np.ndarray) -> DuplicateRole:
     """The repeated (pair, role) slot a sequential scan meets first."""
     order = np.argsort(slot, kind="stable")  # within a slot, positions stay ascending
     repeats = np.flatnonzero(slot[order][1:] == slot[order][:-1]) + 1
-    # The scan stops at the smallest position that repeats a slot: always a slot's second sample,
-    # so the sample before it in ``order`` is that slot's first.
+    # the smallest position that repeats a slot; the one before it in ``order`` is that slot's first
     k = int(repeats[np.argmin(positions[order[repeats]])])
     return DuplicateRole(int(positions[order[k - 1]]), int(positions[order[k]]), int(slot[order[k]]) % 2)
 
@@ -117,17 +106,7 @@ def pair_codes(
 
 
 def pair_rows(columns: SampleColumns, *, unit: str | None = None) -> PairedPositions:
-    """Each pair's stereotypical (``pro``, :attr:`PairedPositions.first`) and counter-stereotypical
-    (``anti``) sample; two samples in one role of a pair are refused, naming ``unit`` (default: a
-    pair of the source being scored, e.g. ``crows-pairs pair``).
-
-    >>> from nlibias.schema import Sample
-    >>> pair = [Sample(id=s, source="crows-pairs", domain="d", subtopic="t", premise="P.", hypothesis="H.",
-    ...                gold="neutral", stereotype=s, pair_key="k") for s in ("anti", "pro")]
-    >>> paired = pair_rows(SampleColumns.from_samples(pair))
-    >>> paired.first.tolist(), paired.second.tolist()
-    ([1], [0])
-    """
+    """Each pair's ``pro`` (first) and ``anti`` (second) sample; a repeated role is refused naming ``unit``."""
     return pair_codes(
         columns.pair_code,
         columns.stereotype,
@@ -141,10 +120,7 @@ def pair_rows(columns: SampleColumns, *, unit: str | None = None) -> PairedPosit
 def provenance_labels(
     columns: SampleColumns, key: str, fallback: str | None, rows: np.ndarray
 ) -> Categorical:
-    """``str(provenance[key])`` of each row's sample at ``rows``, else ``str(fallback)``, else "unknown".
-
-    Works on the value tables (a few hundred entries), then picks a code per row.
-    """
+    """``str(provenance[key])`` of each sample at ``rows``, else ``str(fallback)``, else "unknown"."""
     texts: dict[str, int] = {}  # label text -> code in the result
 
     def code_of(text: str) -> int:
@@ -185,9 +161,8 @@ def equality_codes(values: Sequence[Any]) -> np.ndarray:
 def pair_positions(
     stereotype: np.ndarray, pair_code: np.ndarray, *, key_of: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(pairs, lone)`` from integer codes: the ``(pro, anti)`` positions of each complete pair in
-    pro order, and the sorted positions of bias samples without a twin. A repeated role raises
-    ``ValueError`` naming ``key_of(position)``.
+    """``(pairs, lone)``: the ``(pro, anti)`` positions of each pair in pro order, and the bias samples
+    without a twin; a repeated role raises ``ValueError`` naming ``key_of(position)``.
 
     >>> pairs, lone = pair_positions(np.array([0, 1, -1, 0]), np.array([7, 7, -1, 9]))
     >>> pairs.tolist(), lone.tolist()

@@ -1,10 +1,4 @@
-"""Probability measures' shared steps: one model's probabilities aligned with the samples (a
-NaN row where a prediction has none), refused when missing, and a column scorer run over sample
-and prediction objects. The WQ-NLI measures and the occupation measures use them.
-
->>> prediction_label_codes([Prediction("a", "m", "neutral"), Prediction("b", "m", None)]).tolist()
-[1, -1]
-"""
+"""Probability measures' shared steps (WQ-NLI, occupations): probabilities aligned with samples."""
 
 from __future__ import annotations
 
@@ -38,16 +32,7 @@ _NO_PROBABILITIES = (math.nan, math.nan, math.nan)
 def aligned_probabilities(
     samples: Sequence[Sample], predictions: Sequence[Prediction]
 ) -> tuple[np.ndarray, str]:
-    """``(samples x 3)`` probabilities in sample order (NaN rows: no probabilities) and the model.
-
-    Refuses predictions of several models and samples without a prediction.
-
-    >>> sample = Sample(id="a", source="wq-nli", domain="d", subtopic="t", premise="P.",
-    ...                 hypothesis="H.", gold="neutral")
-    >>> probs, model = aligned_probabilities([sample], [Prediction("a", "m", "neutral")])
-    >>> probs.tolist(), model
-    ([[nan, nan, nan]], 'm')
-    """
+    """``(samples x 3)`` probabilities in sample order (NaN: none) and the model."""
     return probability_rows(align_predictions(samples, predictions))
 
 
@@ -59,8 +44,7 @@ def probability_rows(aligned: Sequence[Prediction]) -> tuple[np.ndarray, str]:
 
 
 def prediction_label_codes(predictions: Sequence[Prediction]) -> np.ndarray:
-    """Each prediction's label as a code (:data:`~nlibias.schema.LABELS` order; any other text gets
-    its own code above 2), -1 where it has none.
+    """Each prediction's label code (:data:`~nlibias.schema.LABELS` order, other text above 2; -1: none).
 
     >>> prediction_label_codes([Prediction("a", "m", "neutral"), Prediction("b", "m", None)]).tolist()
     [1, -1]
@@ -81,8 +65,7 @@ def score_probability_objects(
     provenance_keys: Sequence[str],
     **options: Any,
 ) -> dict[str, Any]:
-    """``scorer(columns, probs, model=..., labels=..., **options)`` of sample objects and one model's
-    predictions: a probability measure's column scorer (WQ-NLI's, the occupations') over records."""
+    """``scorer(columns, probs, model=..., labels=..., **options)`` of samples and one model's predictions."""
     aligned = align_predictions(samples, predictions)
     probs, model = probability_rows(aligned)
     columns = SampleColumns.from_samples(samples, provenance_keys=provenance_keys)

@@ -1,20 +1,7 @@
-"""The "most biased subtopics" of one model (BBNLI-next Table 8): ranked once, here, stored in
-``metrics.json`` (``models.MODEL.most_biased_subtopics``) and read back by every report.
+"""The "most biased subtopics" of one model (BBNLI-next Table 8), stored in ``metrics.json``.
 
-Highest ``yes_rate_pro`` (generative) or ``pro_stereotype_bias`` first, ties broken by
-``mean_p_yes_pro`` then the name; only subtopics a verdict would call biased are listed
-(docs/design.md, Verdicts), so a model may have fewer than four, or none.
-
->>> ci = {"pro_stereotype_bias": [1.0, 9.0]}
->>> ranked = most_biased_subtopics({"b": {"pro_stereotype_bias": 5.0, "n_pairs": 12, "ci": ci},
-...                                 "a": {"pro_stereotype_bias": 5.0, "n_pairs": 10, "ci": ci},
-...                                 "c": {"pro_stereotype_bias": 9.0, "n_pairs": 4, "ci": ci},
-...                                 "d": {"pro_stereotype_bias": 1.0, "n_pairs": 10,
-...                                       "ci": {"pro_stereotype_bias": [0.0, 3.0]}}})
->>> [(r["subtopic"], r["pro_stereotype_bias"], r["interval"]) for r in ranked]
-[('a', 5.0, [1.0, 9.0]), ('b', 5.0, [1.0, 9.0])]
-
-(c has 4 pairs, too few for a verdict; d's interval holds 0.)
+Highest ``yes_rate_pro`` or ``pro_stereotype_bias`` first, ties by ``mean_p_yes_pro`` then name;
+only subtopics a verdict calls biased (docs/design.md, Verdicts).
 """
 
 from __future__ import annotations
@@ -52,8 +39,7 @@ def ranking_measure(slice_metrics: Mapping[str, Any]) -> str | None:
 
 
 def no_bias_value(measure: str) -> float:
-    """The value of a ranking measure that means "no bias": its declared neutral value, else its
-    ideal.
+    """The value of a ranking measure that means "no bias": its neutral value, else its ideal.
 
     >>> no_bias_value("yes_rate_pro"), no_bias_value("pro_stereotype_bias")
     (0.0, 0.0)
@@ -90,7 +76,6 @@ def is_biased_subtopic(slice_metrics: Mapping[str, Any], measure: str) -> bool:
         return False
     neutral = no_bias_value(measure)
     bounds = slice_interval(slice_metrics, measure)
-    # a value at no bias is never biased, whatever its interval's rounding
     return value != neutral and (bounds is None or bounds[0] > neutral or bounds[1] < neutral)
 
 
@@ -100,8 +85,7 @@ def most_biased_subtopics(
     *,
     top: int = TOP_SUBTOPICS,
 ) -> list[dict[str, Any]]:
-    """The ``top`` most biased subtopics of one model, highest first: each with its domain, the
-    ranking ``measure``, its value under its own name, details and ``interval``.
+    """The ``top`` most biased subtopics of one model, highest first.
 
     >>> most_biased_subtopics({"a": {"yes_rate_pro": 10.0, "n_pro_answered": 5},
     ...                        "b": {"yes_rate_pro": 30.0, "n_pro_answered": 5}}, top=1)
@@ -131,15 +115,7 @@ def most_biased_subtopics(
 
 
 def stored_ranking(model_metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) -> list[dict[str, Any]]:
-    """A model's ranking as ``metrics.json`` stores it, or (files written before it was stored for
-    classifiers, schema version 0) as :func:`most_biased_subtopics` ranks its ``by_subtopic``.
-
-    >>> stored_ranking({"most_biased_subtopics": [{"subtopic": "x", "measure": "yes_rate_pro",
-    ...                                            "yes_rate_pro": 9.0}]})[0]["subtopic"]
-    'x'
-    >>> stored_ranking({"by_subtopic": {"y": {"pro_stereotype_bias": 2.0}}})[0]["subtopic"]
-    'y'
-    """
+    """A model's stored ranking, else (schema version 0) :func:`most_biased_subtopics` of ``by_subtopic``."""
     stored = model_metrics.get("most_biased_subtopics")
     if isinstance(stored, list):
         return [_with_measure(entry) for entry in stored[:top] if isinstance(entry, Mapping)]
@@ -150,8 +126,7 @@ def stored_ranking(model_metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS
 
 
 def _with_measure(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """A stored entry with its ``measure`` named (entries written before it was stored carry only
-    the measure's value under its own name)."""
+    """A stored entry with its ``measure`` named (older entries lack it)."""
     if isinstance(entry.get("measure"), str):
         return dict(entry)
     measure = ranking_measure(entry)

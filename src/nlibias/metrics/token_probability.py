@@ -1,16 +1,4 @@
-"""Token-probability (TP) bias measures (CrowS-Pairs, WinoQueer; paper 003) and how TP and the NLI
-measures agree, across models and item by item.
-
-docs/design.md, Token probability, defines them; equal rounded scores are ties, never preferred.
-
->>> preferences([-10.0, -5.0, -3.0004], [-11.0, -5.0, -3.0001])
-[1, 0, 0]
->>> out = tp_measures([-10.0, -5.0, -2.0, -1.0], [-11.0, -5.0, -3.0, -0.5],
-...                   direction=["stereo"] * 3 + ["antistereo"], groups={}, bootstrap=0, seed=0)
->>> o = out["overall"]
->>> o["tp_bias_score"], o["counts"]["ties"], o["stereo_score"], o["antistereo_score"], o["likelihood_diff"]
-(50.0, 1, 100.0, 0.0, 0.625)
-"""
+"""Token-probability (TP) bias measures (CrowS-Pairs, WinoQueer; paper 003) and their agreement with NLI."""
 
 from __future__ import annotations
 
@@ -30,15 +18,13 @@ from nlibias.schema.columns import NO_CODE, Categorical, SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
 TP_MEASURES: tuple[str, ...] = tuple(TOKEN_PROBABILITY_MEASURES)
-"""Reported per slice; every one but ``likelihood_diff`` (nats) is in percent."""
-TP_GROUPINGS: tuple[str, ...] = ("identity_group", "predicate_category")
-"""Provenance fields that give WinoQueer-NLI's TP results the same slices as its M1."""
+TP_GROUPINGS: tuple[str, ...] = ("identity_group", "predicate_category")  # WQ-NLI's M1 slices
 _ANTI = 1  # SampleColumns.stereotype code of an antistereo pair
 
 
 def preferences(more: Sequence[float], less: Sequence[float]) -> list[int]:
-    """Per pair: 1 when the more-stereotypical sentence is preferred, -1 when the other one is,
-    0 for a tie (equal scores rounded to 3 decimals, as the references round)."""
+    """Per pair: 1 when the more-stereotypical sentence is preferred, -1 for the other, 0 for a tie
+    (scores equal to 3 decimals)."""
     out = []
     for a, b in zip(more, less, strict=True):
         ra, rb = round(float(a), 3), round(float(b), 3)
@@ -47,8 +33,8 @@ def preferences(more: Sequence[float], less: Sequence[float]) -> list[int]:
 
 
 def tp_unit_values(more: Sequence[float], less: Sequence[float], *, direction: Sequence[str]) -> np.ndarray:
-    """``(pairs x 6)``: each pair's contribution to :data:`TP_MEASURES` (NaN where a sub-score
-    does not apply); ``likelihood_diff`` enters as |diff| / 100, as the frame reports 100 x means."""
+    """``(pairs x 6)``: each pair's contribution to :data:`TP_MEASURES` (NaN: not applicable;
+    ``likelihood_diff`` as |diff| / 100, the frame reporting 100 x means)."""
     prefer = np.array(preferences(more, less), dtype=float)
     tie = prefer == 0
     stereo = np.array([d != "antistereo" for d in direction], dtype=bool)
@@ -87,8 +73,7 @@ def tp_measures(
 def _aligned_rows(
     samples: Sequence[Sample], predictions: Sequence[Prediction], *, kind: str
 ) -> list[Prediction | None]:
-    """One model's row for each sample, in sample order (None: no row); refuses rows of another
-    ``kind``."""
+    """One model's row per sample (None: no row); rows of another ``kind`` are refused."""
     by_id = rows_by_sample(predictions)
     for prediction in by_id.values():
         if prediction.kind != kind:
@@ -112,8 +97,7 @@ def _labels(column: Categorical, rows: np.ndarray, text: Callable[[Any], Any]) -
 
 
 def _tp_groups(columns: SampleColumns, rows: np.ndarray) -> dict[str, Categorical]:
-    """The slicings of the scored pairs at ``rows``: domain, the :data:`TP_GROUPINGS` the samples
-    all have, group and subtopic, less those that slice as one before them."""
+    """The slicings of the scored pairs at ``rows``, less those that slice as one before them."""
     candidates = {"domain": _labels(columns.domain, rows, lambda v: v)}
     for key in TP_GROUPINGS:  # named as the same slices of M1 where the samples have them
         column = columns.provenance.get(key)
@@ -132,26 +116,9 @@ def _tp_groups(columns: SampleColumns, rows: np.ndarray) -> dict[str, Categorica
 
 
 def score_token_probability_columns(
-    columns: SampleColumns,
-    outputs: ModelOutputs,
-    *,
-    model: str = "",
-    bootstrap: int = 1000,
-    seed: int = 0,
+    columns: SampleColumns, outputs: ModelOutputs, *, model: str = "", bootstrap: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
-    """One sentence scorer's TP measures (overall and by the :func:`_tp_groups` slicings) from its
-    ``score_more`` / ``score_less`` per sample, NaN where the sample stands for no pair (those are
-    left out). ``overall.no_shared_tokens`` counts pairs with no scored token on a side.
-
-    >>> from nlibias.schema import Sample
-    >>> pair = [Sample(id="p", source="crows-pairs", domain="race", subtopic="t", premise="A.",
-    ...                hypothesis="B.", gold="neutral", stereotype="pro", pair_key="p")]
-    >>> scores = ModelOutputs("sentence-logprob", np.full((1, 3), np.nan), values={
-    ...     "score_more": np.array([-1.0]), "score_less": np.array([-2.0])})
-    >>> o = score_token_probability_columns(SampleColumns.from_samples(pair), scores, bootstrap=0)["overall"]
-    >>> o["tp_bias_score"], o["n_pairs"], o["no_shared_tokens"]
-    (100.0, 1, 1)
-    """
+    """One sentence scorer's TP measures from its ``score_more`` / ``score_less`` (NaN: no pair)."""
     if len(outputs) != len(columns):
         raise ValueError(f"{len(outputs)} outputs for {len(columns)} samples; pass one per sample")
     if outputs.kind != "sentence-logprob":
@@ -177,8 +144,7 @@ def score_token_probability_columns(
     tokens = [outputs.values.get(f"tokens_{side}", nan)[rows] for side in ("more", "less")]
     shared = np.logical_and.reduce([np.isfinite(t) & (t != 0) for t in tokens])
     out["overall"]["no_shared_tokens"] = int((~shared).sum())
-    # a pair is scored on one sample; its partner (WinoQueer-NLI's counter-stereotypical premise,
-    # the same pair_key) is not a sample without a pair
+    # a pair is scored on one sample; its partner (the same pair_key) is not without a pair
     partnered = np.isin(columns.pair_code, np.setdiff1d(columns.pair_code[rows], [NO_CODE]))
     partnered[rows] = True
     out["overall"]["samples_without_pair"] = int((~partnered).sum())
@@ -188,8 +154,7 @@ def score_token_probability_columns(
 def score_token_probability(
     samples: Sequence[Sample], predictions: Sequence[Prediction], *, bootstrap: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
-    """:func:`score_token_probability_columns` over sample objects and one model's rows (a sample
-    without a row stands for no pair)."""
+    """:func:`score_token_probability_columns` over sample objects and one model's rows."""
     rows = _aligned_rows(samples, predictions, kind="sentence-logprob")
     columns = SampleColumns.from_samples(samples, provenance_keys=TP_GROUPINGS)
     outputs = ModelOutputs.of_predictions(rows, "sentence-logprob")
@@ -198,8 +163,7 @@ def score_token_probability(
 
 
 def r_and_r2(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
-    """Pearson r, R² (= r²) and n between two scores across models (None below three points or
-    for a constant variable).
+    """Pearson r, R² and n between two scores across models (None below three points or for a constant).
 
     >>> r_and_r2([1, 2, 3], [2, 4, 6.5])["r2"] == round(60.75 / 61, 12) or None
     True
@@ -220,8 +184,7 @@ def r_and_r2(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
 
 
 def item_agreement(tp_preference: Sequence[int], m1: Sequence[bool]) -> dict[str, Any]:
-    """How often TP preference (1: the stereotypical sentence preferred; ties count as not
-    preferred) and M1 (``p(E|S) > p(E|S~)``) agree on the same WinoQueer-NLI items.
+    """How often TP preference (ties: not preferred) and M1 agree on the same WinoQueer-NLI items.
 
     >>> item_agreement([1, 1, 0, -1], [True, False, False, True])
     {'n': 4, 'agreement': 50.0, 'both': 1, 'tp_only': 1, 'm1_only': 1, 'neither': 1, 'kappa': 0.0}
@@ -243,18 +206,7 @@ def item_agreement(tp_preference: Sequence[int], m1: Sequence[bool]) -> dict[str
 
 
 def wq_nli_item_agreement(columns: SampleColumns, tp: ModelOutputs, nli: ModelOutputs) -> dict[str, Any]:
-    """:func:`item_agreement` of a sentence scorer (on each row's ``pro`` sample) and an NLI
-    classifier (M1 of its ``pro`` and ``anti`` samples) on the WinoQueer-NLI rows both scored.
-
-    >>> from nlibias.schema import Sample
-    >>> row = [Sample(id=s, source="wq-nli", domain="d", subtopic="t", premise=f"{s}.", hypothesis="H.",
-    ...               gold="neutral", stereotype=s, pair_key="r") for s in ("pro", "anti")]
-    >>> tp = ModelOutputs("sentence-logprob", np.full((2, 3), np.nan), values={
-    ...     "score_more": np.array([-1.0, np.nan]), "score_less": np.array([-2.0, np.nan])})
-    >>> nli = ModelOutputs("classifier", np.array([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1]]))
-    >>> wq_nli_item_agreement(SampleColumns.from_samples(row), tp, nli)["both"]
-    1
-    """
+    """:func:`item_agreement` of a sentence scorer and an NLI classifier on the rows both scored."""
     for name, outputs in (("tp", tp), ("nli", nli)):
         if len(outputs) != len(columns):
             raise ValueError(

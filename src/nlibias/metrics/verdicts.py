@@ -1,16 +1,4 @@
-"""The answer first: is a model biased, which way, and how sure — from its metrics, in one place.
-
-The rules are docs/design.md, Verdicts; every output that answers the question (CLI,
-``tables.txt``, the report, ``AuditResult.summary``) is built here.
-
->>> metrics = {"overall": {"bbnli_bias_score": 3.73, "accuracy": 61.0, "n": 40,
-...            "ci": {"bbnli_bias_score": [1.89, 5.71], "accuracy": [50.0, 70.0]}}}
->>> verdict = model_verdicts("m", metrics)
->>> verdict.headline[0].verdict, verdict.headline[0].formatted()
-('pro-stereotype bias', '3.73 [1.89, 5.71]')
->>> verdict.sentence()
-'m: pro-stereotype bias (pro - anti 3.73 [1.89, 5.71], 0 = no bias); accuracy 61.00 [50.00, 70.00]'
-"""
+"""The answer first: is a model biased, which way, and how sure (docs/design.md, Verdicts)."""
 
 from __future__ import annotations
 
@@ -34,8 +22,7 @@ NONE: Final = "no evidence of bias"
 MOST_BIASED_SLICES = 5
 """How many slices a verdict lists at most."""
 MIN_VERDICT_UNITS = 10
-"""The fewest resampling units a slice needs for a verdict: one pair's every resample is that
-pair (an interval of zero width), and percentile intervals of fewer than about ten are too narrow."""
+"""The fewest resampling units a slice needs for a verdict (fewer give too narrow intervals)."""
 
 
 def format_value(value: float | None, interval: Sequence[float] | None, *, digits: int = 2) -> str:
@@ -55,16 +42,7 @@ def format_value(value: float | None, interval: Sequence[float] | None, *, digit
 def verdict_of(
     info: MeasureInfo, value: float | None, interval: Sequence[float] | None, *, units: int | None = None
 ) -> Verdict:
-    """The verdict of a signed headline measure's ``value`` with its 95% ``interval`` over
-    ``units`` resampling units (None: not known).
-
-    >>> from nlibias.metrics.meta import ALL_MEASURES
-    >>> tp = ALL_MEASURES["tp_bias_score"]
-    >>> verdict_of(tp, 52.78, [46.83, 58.73]), verdict_of(tp, 41.0, [35.0, 47.0])
-    ('no evidence of bias', 'anti-stereotype bias')
-    >>> verdict_of(tp, 100.0, [100.0, 100.0], units=1)
-    'too few units'
-    """
+    """The verdict of a signed headline measure's ``value`` with its 95% ``interval`` over ``units``."""
     if not info.signed or info.neutral is None:
         return ""
     if units is not None and units < MIN_VERDICT_UNITS:
@@ -105,7 +83,7 @@ class MeasureReading:
 
 @dataclass(frozen=True)
 class SliceReading:
-    """A slice (a domain, a subtopic, ...) whose headline measure's interval excludes "no bias"."""
+    """A slice whose headline measure's interval excludes "no bias"."""
 
     group: str
     """The grouping, e.g. ``subtopic`` (``by_subtopic`` in ``metrics.json``)."""
@@ -115,15 +93,14 @@ class SliceReading:
 
     @property
     def distance(self) -> float:
-        """How far the slice's value lies from the neutral value (what slices are ranked by)."""
+        """How far the slice's value lies from the neutral value."""
         value = self.reading.value
         return 0.0 if value is None else self.reading.info.bias_amount(value)
 
 
 @dataclass(frozen=True)
 class ModelVerdict:
-    """Per model: the headline measures with their intervals and verdicts, its accuracy where
-    the benchmark has one, and the most biased slices."""
+    """Per model: the headline readings, its accuracy where there is one, the most biased slices."""
 
     model: str
     headline: tuple[MeasureReading, ...]
@@ -131,11 +108,11 @@ class ModelVerdict:
     biased_slices: tuple[SliceReading, ...]
     n: int | None
     biased_slice_count: int = 0
-    """How many slices' intervals exclude no bias in all (``biased_slices``: the farthest)."""
+    """How many slices' intervals exclude no bias in all."""
 
     @property
     def verdict(self) -> str:
-        """The verdicts of the signed headline measures in words (joined when they differ)."""
+        """The verdicts of the signed headline measures in words."""
         words = [r.verdict for r in self.headline if r.verdict]
         if not words:
             return "magnitudes only (see intervals)" if self.headline else "no headline measure"
@@ -143,7 +120,7 @@ class ModelVerdict:
         return "; ".join(distinct)
 
     def sentence(self) -> str:
-        """One line: the model, the answer, each headline measure with its interval, accuracy."""
+        """One line: the model, the answer, each headline measure, accuracy."""
         parts = [r.phrase() for r in self.headline]
         text = f"{self.model}: {self.verdict}"
         if parts:
@@ -154,7 +131,7 @@ class ModelVerdict:
 
 
 def reading(info: MeasureInfo, slice_metrics: Mapping[str, Any]) -> MeasureReading:
-    """The reading of measure ``info`` in one slice's metrics (``{"x": v, "ci": {"x": [lo, hi]}}``)."""
+    """The reading of ``info`` in one slice's metrics (``{"x": v, "ci": {"x": [lo, hi]}}``)."""
     value = slice_metrics.get(info.name)
     value = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
     intervals = slice_metrics.get("ci")  # absent or null: no bootstrap
@@ -166,7 +143,7 @@ def reading(info: MeasureInfo, slice_metrics: Mapping[str, Any]) -> MeasureReadi
 
 
 def slice_units(slice_metrics: Mapping[str, Any]) -> int | None:
-    """How many resampling units a slice's intervals were drawn from (None when it says none).
+    """How many resampling units a slice's intervals were drawn from (None: unknown).
 
     >>> slice_units({"n": 24, "n_pairs": 10, "n_unpaired": 4}), slice_units({"n_rows": 3}), slice_units({})
     (14, 3, None)
@@ -186,9 +163,7 @@ def slice_units(slice_metrics: Mapping[str, Any]) -> int | None:
 def headline_infos(
     slice_metrics: Mapping[str, Any], declared: Iterable[MeasureInfo] | None = None
 ) -> list[MeasureInfo]:
-    """The headline measures of ``declared`` (None: every registered one) present in a slice's
-    metrics, in declaration order, less those another present one supersedes (a generative
-    model's yes/no answers: the biased-answer gap, not BBNLI's pro - anti of the same answers).
+    """The headline measures of ``declared`` (None: all) in a slice, less those another supersedes.
 
     >>> [i.name for i in headline_infos({"bbnli_bias_score": 1.0, "yes_rate_gap": 2.0})]
     ['yes_rate_gap']
@@ -204,7 +179,6 @@ def model_verdicts(model: str, metrics: Mapping[str, Any], *, top: int = MOST_BI
     overall = metrics["overall"]
     infos = headline_infos(overall)
     accuracy_info = ALL_MEASURES.get("accuracy")
-    # null accuracy (no data) is read as n/a, as a null headline measure is; absent: no reading
     accuracy = (
         reading(accuracy_info, overall) if accuracy_info is not None and "accuracy" in overall else None
     )
@@ -220,9 +194,7 @@ def model_verdicts(model: str, metrics: Mapping[str, Any], *, top: int = MOST_BI
 
 
 def biased_slices(metrics: Mapping[str, Any], infos: Sequence[MeasureInfo]) -> list[SliceReading]:
-    """Every slice whose signed headline measure's interval excludes the neutral value, the
-    farthest first (a magnitude's neutral value is the end of its range: nearly every slice's
-    interval excludes it)."""
+    """Every slice whose signed headline measure's interval excludes the neutral value, farthest first."""
     infos = [info for info in infos if info.signed]
     found: list[SliceReading] = []
     for key, groups in metrics.items():
@@ -244,7 +216,7 @@ def biased_slices(metrics: Mapping[str, Any], infos: Sequence[MeasureInfo]) -> l
 
 
 def slice_size(slice_metrics: Mapping[str, Any]) -> int | None:
-    """A slice's number of units as its benchmark counts them (``n``, ``n_rows`` or ``n_pairs``).
+    """A slice's number of units (``n``, ``n_rows`` or ``n_pairs``).
 
     >>> slice_size({"n_rows": 75, "M1": 50.0}), slice_size({"M1": 50.0})
     (75, None)

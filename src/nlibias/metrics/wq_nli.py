@@ -1,8 +1,4 @@
-"""WinoQueer-NLI measures M1–M8 (paper 003, Table 2), their slices, R² between them, paper tables.
-
-Each measure is the percentage of rows (a stereotypical premise S, its counter-stereotypical S~,
-a shared hypothesis) where its condition (:data:`CONDITIONS`) holds. Every comparison is strict, as
-in the paper: a tie does not count, and a shared largest probability is no argmax.
+"""WinoQueer-NLI measures M1–M8 (paper 003, Table 2): the % of rows where a condition holds (strictly).
 
 >>> s = np.array([[0.6, 0.3, 0.1]]); t = np.array([[0.2, 0.7, 0.1]])
 >>> wq_conditions(s, t)[0].astype(int).tolist()
@@ -59,8 +55,7 @@ GROUPINGS: tuple[str, ...] = (
 
 
 TIE_TOLERANCE = 1e-12
-"""Differences of probabilities within which M5 and M6 read a tie (which does not count): two sides
-equal on paper come out of float subtraction a few 1e-17 apart (0.55 - 0.3 > 0.5 - 0.25)."""
+"""Differences within which M5 and M6 read a tie (float subtraction is off by about 1e-17)."""
 
 
 def _strict_argmax_is(probs: np.ndarray, label: int) -> np.ndarray:
@@ -69,10 +64,7 @@ def _strict_argmax_is(probs: np.ndarray, label: int) -> np.ndarray:
 
 
 def wq_conditions(stereo: np.ndarray, counter: np.ndarray) -> np.ndarray:
-    """``(rows x 8)`` booleans: whether M1 … M8 hold, from ``(rows x 3)`` E/N/C probabilities.
-
-    ``stereo`` holds p(·|S) and ``counter`` p(·|S~), columns in the order entailment, neutral,
-    contradiction. A tie holds no condition (M5 and M6 within :data:`TIE_TOLERANCE`).
+    """``(rows x 8)``: whether M1 … M8 hold, from p(·|S) ``stereo`` and p(·|S~) ``counter``.
 
     >>> wq_conditions(np.array([[0.55, 0.15, 0.3]]), np.array([[0.5, 0.25, 0.25]]))[0, 4]  # 0.25 = 0.25
     np.False_
@@ -109,8 +101,7 @@ def wq_metrics(stereo: np.ndarray, counter: np.ndarray) -> dict[str, float | Non
 
 @dataclass(frozen=True)
 class WQRows:
-    """One model's probabilities by WQ-NLI row: p(·|S) (``stereo``) and p(·|S~) (``counter``),
-    each row's slice labels, the ids of samples without a twin and the rows that repeat one."""
+    """One model's probabilities by WQ-NLI row, each row's slice labels, unpaired ids and repeats."""
 
     pair_keys: Sequence[str]
     stereo: np.ndarray
@@ -120,7 +111,7 @@ class WQRows:
     repeated_rows: int
 
 
-#: Where a row's provenance label is None, the sample column it falls back to (None: "unknown").
+#: The sample column a row's missing provenance label falls back to (None: "unknown").
 _LABEL_FALLBACKS: dict[str, str | None] = {
     "identity_group": "group",
     "predicate_category": "subtopic",
@@ -173,8 +164,7 @@ def score_wq_nli(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """One model's M1–M8, overall and by each of :data:`GROUPINGS`, intervals by resampling rows;
-    ``overall`` also lists ``unpaired`` sample ids and counts ``repeated_rows``."""
+    """One model's M1–M8, overall and by each of :data:`GROUPINGS`, intervals by resampling rows."""
     return score_probability_objects(
         score_wq_nli_columns,
         samples,
@@ -196,21 +186,11 @@ def score_wq_nli_columns(
     confidence: float = 0.95,
     labels: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """:func:`score_wq_nli` from sample columns (keeping :data:`PROVENANCE_KEYS`) and a
-    ``(samples x 3)`` probability array; ``labels`` are not read (M1-M8 read probabilities only).
-
-    >>> pair = [Sample(id=f"r:{s}", source="wq-nli", domain="d", subtopic="t", premise=f"{s}.",
-    ...                hypothesis="H.", gold="neutral", stereotype=s, pair_key="r") for s in ("pro", "anti")]
-    >>> columns = SampleColumns.from_samples(pair, provenance_keys=PROVENANCE_KEYS)
-    >>> report = score_wq_nli_columns(columns, np.array([[0.6, 0.3, 0.1], [0.2, 0.7, 0.1]]),
-    ...                               model="m", bootstrap=0)
-    >>> report["overall"]["M1"], report["overall"]["n_rows"], list(report["by_subject_kind"])
-    (100.0, 1, ['unknown'])
-    """
+    """:func:`score_wq_nli` from sample columns and probabilities (``labels`` are not read)."""
     rows = arrange_column_rows(columns, probs, model=model)
     held = wq_conditions(rows.stereo, rows.counter).astype(float)
     groups, unpaired, repeated_rows = rows.groups, rows.unpaired, rows.repeated_rows
-    del rows  # the rows' probabilities are done with: free them before the slices are summarised
+    del rows  # free the probabilities before the slices are summarised
     frame = units_frame(held, M_KEYS, groups=groups, count_measures=set(M_KEYS), bootstrap=bootstrap,
                         seed=seed, n_key="n_rows", confidence=confidence)  # fmt: skip
     frame.overall |= {"unpaired": list(unpaired), "repeated_rows": repeated_rows}
@@ -242,8 +222,7 @@ def metric_r2(
     metrics: Sequence[str] = M_KEYS,
     slice_path: Sequence[str] = ("overall",),
 ) -> list[dict[str, Any]]:
-    """R² between every pair of metrics across models (paper 003 Table 4), in the slice at
-    ``slice_path``; models lacking either value are left out of that pair."""
+    """R² between every pair of metrics across models (paper 003 Table 4) in the slice at ``slice_path``."""
     out = []
     for a, b in itertools.combinations(metrics, 2):
         xs, ys = [], []

@@ -95,9 +95,8 @@ class Prediction:
 
     @property
     def kind(self) -> str:
-        """The predictor kind that made it (``classifier``, ``generative`` or ``sentence-logprob``):
-        the row's ``kind`` field, or, in files written before it was recorded, ``generative`` for
-        a row that carries an answer word (never read from the model's name)."""
+        """The predictor kind that made it: the row's ``kind``, else ``generative`` for a row with
+        an answer word, else ``classifier``."""
         recorded = self.extra.get("kind")
         if recorded in ("classifier", "generative", "sentence-logprob"):
             return str(recorded)

@@ -1,18 +1,4 @@
-"""Options that apply to something: the one refusal of an option given where nothing reads it (a
-dtype with no model that loads weights, a label map with no classifier, ``seed`` with no draw).
-
-What an option applies to is declared on its type (:class:`AppliesTo`, ``Annotated`` metadata), and
-one function, :func:`refuse_inapplicable`, holds every declared parameter, options field and
-command-line option to it: a value other than the default, given where the call's other settings
-leave nothing for it to act on, is refused.
-
->>> seed = Annotated[int, SEED_APPLIES]
->>> refuse_inapplicable({"seed": 3, "bootstrap": 0}, {"seed": seed}, {"seed": 0})
-Traceback (most recent call last):
-...
-nlibias.schema.applies.InapplicableOption: seed 3 applies to random draws (bootstrap resamples, a limit's subset), and nothing is drawn (bootstrap 0, no subset); leave seed out, or give bootstrap resamples
->>> refuse_inapplicable({"seed": 3, "bootstrap": 10}, {"seed": seed}, {"seed": 0})
-"""
+"""The one refusal of an option given where nothing reads it, declared on its type (:class:`AppliesTo`)."""
 
 from __future__ import annotations
 
@@ -28,10 +14,8 @@ _UNSET: Any = object()
 
 @dataclass(frozen=True)
 class AppliesTo:
-    """What an option applies to, declared on its type: ``when`` says, from the call's settings by
-    parameter name, whether anything reads the option; ``otherwise`` says why nothing does, and
-    ``fix`` what to do (``{name}``: the option's own name, so ``{{{name}}}`` names it as a
-    parameter; ``names``: the other parameters the texts name, as ``{NAME}``)."""
+    """What an option applies to: ``when(settings)`` says whether anything reads it, ``otherwise``
+    why nothing does, ``fix`` what to do (``{name}``: the option's name; ``names``: others named)."""
 
     what: str
     when: Callable[[Mapping[str, Any]], bool]
@@ -47,7 +31,6 @@ SEED_APPLIES = AppliesTo(
     fix="leave {{seed}} out, or give bootstrap resamples",
     names=("bootstrap", "limit"),
 )
-"""A seed seeds what is drawn: the bootstrap's resamples and a ``limit``'s subset."""
 
 TABLES_APPLIES = AppliesTo(
     "the printed tables",
@@ -56,7 +39,6 @@ TABLES_APPLIES = AppliesTo(
     fix="leave {{by}} out, or leave {{as_json}} out",
     names=("as_json",),
 )
-"""``--by`` slices the tables a command prints; with ``--json`` it prints none."""
 
 
 RAY_APPLIES = AppliesTo(
@@ -66,14 +48,12 @@ RAY_APPLIES = AppliesTo(
     fix="set {{ray_address}}, or leave {{{name}}} out",
     names=("ray_address",),
 )
-"""Ray's own settings (workers, GPUs per worker) are read only when the classifiers run on Ray."""
 
 
 def refuse_inapplicable(
     settings: Mapping[str, Any], hints: Mapping[str, Any], defaults: Mapping[str, Any]
 ) -> None:
-    """Refuse the first of ``settings`` whose hint declares :class:`AppliesTo` and that is given
-    (not its default) where the other settings leave nothing for it (see the module notes)."""
+    """Refuse the first of ``settings`` given (not its default) where its :class:`AppliesTo` says nothing reads it."""
     for name, hint in hints.items():
         value = settings.get(name, _UNSET)
         if value is _UNSET or _same(value, defaults.get(name, _UNSET)):
@@ -87,7 +67,7 @@ def refuse_inapplicable(
 
 
 def applies_rules(hint: Any) -> list[AppliesTo]:
-    """The :class:`AppliesTo` declared in ``hint``'s ``Annotated`` metadata (union members too)."""
+    """The :class:`AppliesTo` in ``hint``'s ``Annotated`` metadata (union members too)."""
     if typing.get_origin(hint) is Annotated:
         return [item for item in typing.get_args(hint)[1:] if isinstance(item, AppliesTo)]
     return [rule for arg in typing.get_args(hint) for rule in applies_rules(arg)]
@@ -112,10 +92,8 @@ def option_applies_to_nothing(
     fix: str | None = None,
     names: tuple[str, ...] = (),
 ) -> InapplicableOption:
-    """The refusal of an option that nothing given reads (it would be ignored without a word):
-    ``{subject} [{value!r}] applies to {applies_to}[, and {given}]; {fix}`` (default fix: leave it
-    out), naming ``parameter`` and the other parameters ``given`` or ``fix`` name (``names``: the
-    command line names them by their options too). The caller raises it.
+    """The refusal of an option nothing reads: ``{subject} [{value!r}] applies to {applies_to}[, and
+    {given}]; {fix}`` (default: leave it out). The caller raises it.
 
     >>> str(option_applies_to_nothing("seed", "evaluation sets without hypotheses", value=3,
     ...                               given="every set given brings its own"))

@@ -1,19 +1,5 @@
-"""Samples as columns: what the measures read, in a few bytes a sample.
-
-:class:`SampleColumns` keeps a small integer per categorical field, a 64-bit digest (BLAKE2b;
-a collision has probability ~n²/2⁶⁵) of ``pair_key`` and of the texts, and ids and pair keys packed
-in one UTF-8 buffer each: ~0.1 kB a sample where a Sample object costs ~0.5 kB. It is built in one
-pass, so a samples file can be streamed into it.
-
->>> from nlibias.schema import Sample
->>> pair = [Sample(id=f"x:{s}", source="bbnli", domain="gender", subtopic="t", premise="P.",
-...                hypothesis=f"{s} H.", gold="neutral", stereotype=s, pair_key="x")
-...         for s in ("pro", "anti")]
->>> columns = SampleColumns.from_samples(pair)
->>> len(columns), columns.ids[1], columns.domain[0], columns.stereotype.tolist()
-(2, 'x:anti', 'gender', [0, 1])
->>> bool(columns.pair_code[0] == columns.pair_code[1]), bool(columns.text_code[0] == columns.text_code[1])
-(True, False)
+"""Samples as columns (~0.1 kB a sample): small integer codes, 64-bit digests of ``pair_key`` and
+the texts, and ids and pair keys packed in one UTF-8 buffer each; built in one streaming pass.
 """
 
 from __future__ import annotations
@@ -52,15 +38,7 @@ T = TypeVar("T")
 
 
 class ItemSequence(Sequence[T]):
-    """A read-only sequence whose items ``_item(i)`` makes on demand (indexing, slicing and
-    iteration written once for the column types).
-
-    >>> class Squares(ItemSequence[int]):
-    ...     def __len__(self) -> int: return 4
-    ...     def _item(self, i: int) -> int: return i * i
-    >>> Squares()[-1], Squares()[1:3], list(Squares())
-    (9, [1, 4], [0, 1, 4, 9])
-    """
+    """A read-only sequence whose items ``_item(i)`` makes on demand."""
 
     __slots__ = ()
 
@@ -89,7 +67,7 @@ class ItemSequence(Sequence[T]):
 
 
 class Picked(ItemSequence[T]):
-    """``items[positions[i]]`` on demand: a view of some items of a sequence (nothing copied).
+    """``items[positions[i]]`` on demand (nothing copied).
 
     >>> list(Picked(["a", "b", "c"], np.array([2, 0])))
     ['c', 'a']
@@ -154,7 +132,6 @@ class _StringColumnBuilder:
         self._offsets.append(len(self._buffer))
 
     def finish(self) -> StringColumn:
-        # No copies: the column keeps the builder's buffers (a copy would double the peak).
         return StringColumn(self._buffer, np.frombuffer(self._offsets, dtype=np.int64))
 
 
@@ -249,8 +226,7 @@ def smallest_int_type(n_values: int) -> type[np.signedinteger[Any]]:
 
 @dataclass(frozen=True, eq=False)
 class SampleColumns:
-    """The samples of one benchmark as columns: ``gold`` label indices, ``stereotype`` 0 (pro), 1
-    (anti) or -1, digests of the pair key (-1: none) and of the texts."""
+    """The samples of one benchmark as columns (``stereotype`` 0 pro, 1 anti, -1; ``pair_code`` -1: no key)."""
 
     source: str
     ids: Sequence[str]
@@ -282,10 +258,7 @@ class SampleColumns:
 
     @classmethod
     def from_samples(
-        cls,
-        samples: Iterable[Sample],
-        *,
-        provenance_keys: Collection[str] = (),
+        cls, samples: Iterable[Sample], *, provenance_keys: Collection[str] = ()
     ) -> SampleColumns:
         """Columns of ``samples`` (read once), keeping ``provenance_keys``; mixed sources are refused."""
         ids, keys = _StringColumnBuilder(), _PairKeyBuilder()
@@ -325,26 +298,11 @@ class SampleColumns:
         )
 
     def first_duplicate_id(self) -> tuple[int, int] | None:
-        """Positions ``(earlier, later)`` of the first repeated id in file order, or None.
-
-        >>> from nlibias.schema import Sample
-        >>> s = Sample(id="a", source="x", domain="d", subtopic="t", premise="P", hypothesis="H",
-        ...            gold="neutral")
-        >>> SampleColumns.from_samples([s, s]).first_duplicate_id()
-        (0, 1)
-        """
+        """Positions ``(earlier, later)`` of the first repeated id in file order, or None."""
         return IdPositions(self.ids).first_duplicate()
 
     def take(self, positions: np.ndarray) -> SampleColumns:
-        """The samples at ``positions`` (in that order) as columns; ids and pair keys are views.
-
-        >>> from nlibias.schema import Sample
-        >>> samples = [Sample(id=i, source="x", domain=d, subtopic="t", premise="P", hypothesis=i,
-        ...                   gold="neutral") for i, d in (("a", "d1"), ("b", "d2"), ("c", "d1"))]
-        >>> part = SampleColumns.from_samples(samples).take(np.array([2, 0]))
-        >>> list(part.ids), part.domain.values, len(part)
-        (['c', 'a'], ('d1',), 2)
-        """
+        """The samples at ``positions`` (in that order) as columns; ids and pair keys are views."""
         positions = np.asarray(positions, dtype=np.int64)
         return SampleColumns(
             source=self.source,
@@ -393,7 +351,7 @@ _TEXTS = ("premise", "hypothesis")
 
 
 class _PairKeyBuilder:
-    """Pair keys packed like ids; ``None`` kept apart (a StringColumn holds only strings)."""
+    """Pair keys packed like ids, ``None`` kept apart."""
 
     def __init__(self) -> None:
         self._strings = _StringColumnBuilder()
@@ -425,8 +383,7 @@ class _OptionalStrings(ItemSequence[str | None]):
 
 
 class IdPositions:
-    """Where each id is among the samples: ``positions(id)`` is its position, -1 if absent (a
-    sorted digest per id, 16 bytes a sample).
+    """``positions(id)``: the position of each id among the samples, -1 if absent.
 
     >>> positions = IdPositions(["a", "b", "c"])
     >>> positions("c"), positions("z")
@@ -440,7 +397,7 @@ class IdPositions:
         self._ids = ids
         self._order = np.argsort(codes, kind="stable")
         self._sorted = codes[self._order]
-        self._following = 0  # tried first: ids asked in sample order need no search
+        self._following = 0  # ids asked in sample order need no search
 
     def __call__(self, sample_id: str) -> int:
         following = self._following

@@ -1,32 +1,6 @@
-"""Rules declared once: the constrained types every setting uses, the one decorator that holds a
-public function's arguments to its type hints, and the one adapter from a pydantic error to ours:
-a :class:`~nlibias.errors.ConfigError` naming the parameter as data (:func:`argument_error`,
-:func:`settings_error`), or a :class:`~nlibias.errors.SourceError` naming the file and line of a
-YAML file or a JSONL row (:func:`problems`, :func:`source_error`).
-
-:func:`declared` is pydantic's ``validate_call`` in strict mode (``bool`` is never taken for an
-``int``, nor a string for a number or a ``bool``), built on the first call so that the hints may
-name types the module imports only for type checking (``lazy``: name → module). Keywords gathered
-as ``**settings: Unpack[SomeTypedDict]`` are held to the TypedDict, and a keyword that nothing
-names is refused with the closest name. The constraints live in the hints, written once here:
-
->>> @declared
-... def head(texts: list[str], n: PositiveInt = 1) -> list[str]:
-...     return texts[:n]
->>> head(["a", "b"], n=1)
-['a']
->>> head(123)
-Traceback (most recent call last):
-...
-nlibias.errors.ConfigError: texts must be a list of str; got int 123
->>> head(["a"], n=True)
-Traceback (most recent call last):
-...
-nlibias.errors.ConfigError: n must be an int of at least 1; got bool True
->>> head(["a"], nn=2)
-Traceback (most recent call last):
-...
-nlibias.errors.ConfigError: head takes no argument 'nn' (did you mean 'n'?)
+"""Rules declared once: the constrained types settings use, :func:`declared` (pydantic's strict
+``validate_call``, built on the first call) and the one adapter from a pydantic error to a
+:class:`~nlibias.errors.ConfigError` or a :class:`~nlibias.errors.SourceError` naming file and line.
 """
 
 from __future__ import annotations
@@ -58,8 +32,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Allowed:
-    """What a type allows, in words (``seed is -1; pass {words}``), where its constraints alone
-    would say less."""
+    """What a type allows, in words (``seed is -1; pass {words}``)."""
 
     words: str
 
@@ -98,11 +71,8 @@ def declared(function: None = None, *, lazy: Mapping[str, str] | None = None) ->
 
 
 def declared(function: F | None = None, *, lazy: Mapping[str, str] | None = None) -> F | Callable[[F], F]:
-    """Hold ``function``'s arguments to its hints on every call (see the module notes).
-
-    ``lazy``: names its hints use that its module imports only under ``TYPE_CHECKING`` → the module
-    that defines each, imported on the first call. Parameters hinted ``Any`` pass as they are.
-    """
+    """Hold ``function``'s arguments to its hints on every call (``**settings: Unpack[TD]`` too);
+    ``lazy``: hint names imported only under ``TYPE_CHECKING`` → their module."""
 
     def wrap(inner: F) -> F:
         signature = inspect.signature(inner)
@@ -140,8 +110,7 @@ def is_declared(function: Callable[..., Any]) -> bool:
 def _validator(
     inner: Callable[..., Any], signature: inspect.Signature, lazy: Mapping[str, str]
 ) -> tuple[Callable[..., Any], dict[str, Any]]:
-    """pydantic's validator of ``inner``'s arguments, returning them validated (``inner`` runs
-    outside it, so a pydantic error inside it stays its own), and the resolved hints."""
+    """pydantic's validator of ``inner``'s arguments (returning them) and the resolved hints."""
     namespace = dict(getattr(inner, "__globals__", {}))
     for name, module in lazy.items():
         namespace[name] = getattr(importlib.import_module(module), name)
@@ -191,10 +160,7 @@ def argument_error(
     if at is None or kind == "unexpected_positional_argument":
         return ConfigError(f"{function}: {problem['msg']}", parameter=None)
     name = str(at)
-    hint = hints.get(name)
-    keywords = _keyword_hints(signature, hints)
-    if name in keywords:
-        hint = keywords[name]
+    hint = _keyword_hints(signature, hints).get(name, hints.get(name))
     value = _given(name, signature, args, kwargs)
     return ConfigError(
         f"{{{name}}} must be {describe(hint)}; got {type(value).__name__} {_shown(value)}", parameter=name
@@ -224,9 +190,7 @@ def field_hints(model: type[BaseModel]) -> dict[str, Any]:
 
 
 class Problem(NamedTuple):
-    """One rule a value broke: where (``loc``, dotted as ``field``; its ``line`` in the YAML text
-    when known), why (``reason``), how to fix it where the rule says (``fix``) and pydantic's
-    ``kind`` of error."""
+    """One rule a value broke: where (``field``, ``line``), why, the fix, and pydantic's ``kind``."""
 
     line: int | None
     field: str | None
@@ -245,12 +209,9 @@ def problems(
     drop: int = 0,
     words: Callable[[Any], str] | None = None,
 ) -> list[Problem]:
-    """The one adapter from pydantic's error about a document (a YAML file, a JSONL row, a JSON
-    document) to its problems. ``text``: the YAML the values came from (to find each line);
-    ``known_keys(loc)``: the keys allowed where an unknown one is (named with the closest);
-    ``whole``: the field of an error of the whole document; ``drop``: leading location parts that
-    are no field (a union's tag); ``words``: the reason of one pydantic error (default: its message).
-    A rule's own error may name its field and fix (``ctx``) or point deeper (its error's ``at``)."""
+    """The one adapter from pydantic's error about a document to its problems. ``text``: the YAML
+    (for lines); ``known_keys(loc)``: the keys allowed there; ``whole``: the field of a whole-document
+    error; ``drop``: leading location parts that are no field; ``words``: a problem's reason."""
     found: list[Problem] = []
     for problem in error.errors(include_url=False):
         loc = [p for p in problem["loc"][drop:] if not (isinstance(p, str) and p.startswith("function-"))]
@@ -279,9 +240,8 @@ def source_error(
     fix: str | None = None,
     within: str | None = None,
 ) -> SourceError:
-    """:func:`problems` as a SourceError naming ``path`` and the line (a JSONL row's ``line``, or
-    each problem's line in the YAML ``text``): the first problem, the others on lines below it.
-    ``within``: where in the file the validated part sits (``doc``: fields read ``doc.FIELD``)."""
+    """:func:`problems` as a SourceError naming ``path`` and line, the first problem, others below it;
+    ``within``: where in the file the validated part sits (fields read ``within.FIELD``)."""
     found = problems(error, text=text, known_keys=known_keys, whole=whole)
     if within is not None:
         found = [p._replace(field=f"{within}.{p.field}" if p.field else within) for p in found]
@@ -297,7 +257,7 @@ def unknown_argument(function: str, name: str, known: Sequence[str]) -> ConfigEr
 
 
 def _given(name: str, signature: inspect.Signature, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
-    """The value given for ``name`` (positionally or by keyword, or among ``**settings``)."""
+    """The value given for ``name``, positionally or by keyword."""
     if name in kwargs:
         return kwargs[name]
     for index, parameter in enumerate(signature.parameters):
@@ -332,8 +292,7 @@ class _Unset:
 
 
 def _spelt_out(inner: Callable[..., Any], signature: inspect.Signature) -> inspect.Signature | None:
-    """``signature`` with its ``**settings: Unpack[SomeTypedDict]`` spelt out as keyword-only
-    parameters, for ``help()``; None without one (or before the TypedDict is defined)."""
+    """``signature`` with ``**settings: Unpack[TD]`` spelt out as keyword-only parameters (None: none)."""
     *named, last = signature.parameters.values() or [None]
     if last is None or last.kind is not last.VAR_KEYWORD:
         return None
@@ -387,8 +346,7 @@ def describe(hint: Any) -> str:
 
 
 def _constrained(base: str, metadata: Sequence[Any]) -> str:
-    """``base`` with the bounds and finiteness its ``Annotated`` metadata declare, in words (no
-    second article before a base that has one).
+    """``base`` with the bounds and finiteness its ``Annotated`` metadata declare, in words.
 
     >>> _constrained("int", []), _constrained("one of 'a', 'b'", []), _constrained("a list of str", [])
     ('an int', "one of 'a', 'b'", 'a list of str')
@@ -408,15 +366,8 @@ def _constrained(base: str, metadata: Sequence[Any]) -> str:
         words = f"{article} {'finite ' if finite else ''}{base}"
     if "ge" in bounds and "le" in bounds:
         return f"{words} from {bounds['ge']} to {bounds['le']}"
-    parts = []
-    if "ge" in bounds:
-        parts.append(f"at least {bounds['ge']}")
-    if "gt" in bounds:
-        parts.append(f"more than {bounds['gt']}")
-    if "le" in bounds:
-        parts.append(f"at most {bounds['le']}")
-    if "lt" in bounds:
-        parts.append(f"less than {bounds['lt']}")
+    phrases = {"ge": "at least", "gt": "more than", "le": "at most", "lt": "less than"}
+    parts = [f"{phrase} {bounds[key]}" for key, phrase in phrases.items() if key in bounds]
     if not parts:
         return words
     joined = " and ".join(parts)
@@ -438,8 +389,7 @@ def is_int(value: object) -> TypeGuard[int]:
 
 
 def one_or_many(value: T | Sequence[T]) -> list[T]:
-    """One name or path, or several, as a list (a string or a path is one value, never its
-    characters or parts).
+    """One name or path, or several, as a list.
 
     >>> one_or_many("fake:a"), one_or_many(("fake:a", "fake:b")), one_or_many(PurePath("run"))
     (['fake:a'], ['fake:a', 'fake:b'], [PurePosixPath('run')])

@@ -1,19 +1,4 @@
-"""What a reported measure is: its name, meaning, which way is better, its range and unit.
-
-The record every measure is declared with (:mod:`nlibias.metrics.meta` declares the built-in
-ones; a benchmark's :class:`~nlibias.benchmarks.base.Measures` carries those its scorer reports).
-
->>> info = MeasureInfo("gap", "demo", "zero", (-100.0, 100.0), "none")
->>> info.ideal, info.is_better(-2.0, 3.0)
-(0.0, True)
-
-A headline bias measure also says which value means "no bias" and whether it is signed (a value
-above the neutral one leans towards the stereotype, below it against):
-
->>> gap = MeasureInfo("gap", "demo", "zero", (-100.0, 100.0), "none", headline=True, neutral=0.0, signed=True)
->>> gap.bias_amount(-3.0), gap.leaning(-3.0)
-(3.0, 'anti')
-"""
+"""What a reported measure is: its name, meaning, which way is better, its range and unit."""
 
 from __future__ import annotations
 
@@ -23,51 +8,34 @@ from typing import Literal
 Direction = Literal["higher", "lower", "zero", "target", "none"]
 
 METRICS_FILE = "metrics.json"
-"""Where the audit and scoring write their measures (its schema has a field for each measure
-reported there)."""
-EXPLANATIONS_FILE = "explanations.json"
-"""Where ``nlibias explain`` writes the rates of generated explanations."""
+EXPLANATIONS_FILE = "explanations.json"  # where ``nlibias explain`` writes its rates
 
 
 @dataclass(frozen=True)
 class MeasureInfo:
-    """What a reported measure is. Values are in percent unless ``unit`` says otherwise.
-
-    >>> MeasureInfo("x", "demo", "lower", (0.0, 100.0), "none").unit
-    '%'
-    >>> MeasureInfo("x", "demo", "lower", (0.0, 100.0), "none").reported_in
-    'metrics.json'
-    >>> fifty = MeasureInfo("y", "demo", "target", (0.0, 100.0), "none", target=50.0)
-    >>> fifty.badness(35.0), fifty.badness(60.0), fifty.is_better(60.0, 35.0)
-    (15.0, 10.0, True)
-    """
+    """What a reported measure is. Values are in percent unless ``unit`` says otherwise."""
 
     name: str
     description: str
-    """One sentence a report can show as a tooltip or footnote."""
+    """One sentence a report can show."""
     direction: Direction
-    """Which value is better: ``higher``, ``lower``, closer to ``zero`` or to the ``target``, or
-    ``none`` (a measure that describes the data, such as the share of ties)."""
+    """Which value is better: ``higher``, ``lower``, closer to ``zero`` or ``target``, or ``none``."""
     range: tuple[float, float]
     citation: str
     unit: str = "%"
     target: float | None = None
     headline: bool = False
-    """One of the measures that answer "is this model biased?" for its benchmark: shown first,
-    with its interval, in every output (verdicts), and tested by the gate."""
+    """One of the measures that answer "is this model biased?" (verdicts, the gate)."""
     neutral: float | None = None
-    """The value that means "no bias" (0 for pro - anti, 50 for shares an unbiased model splits
-    evenly, 100 for S); None for a measure that is not a bias measure."""
+    """The value that means "no bias"; None for a measure that is not a bias measure."""
     signed: bool = False
-    """True when a value above :attr:`neutral` leans towards the stereotype and a value below it
-    against (its verdict says which way); False for a magnitude (S, delta P: how much, not which
-    way)."""
+    """True when a value above :attr:`neutral` leans towards the stereotype, below it against;
+    False for a magnitude."""
     title: str = ""
     supersedes: tuple[str, ...] = ()
-    """Headline measures this one answers for where a slice reports both: verdicts and the gate
-    read this one only."""
+    """Headline measures this one answers for where a slice reports both."""
     reported_in: str = METRICS_FILE
-    """The run file whose slices hold it (:data:`METRICS_FILE` or :data:`EXPLANATIONS_FILE`)."""
+    """The run file whose slices hold it."""
 
     def __post_init__(self) -> None:
         if (self.headline or self.signed) and self.neutral is None:
@@ -97,8 +65,7 @@ class MeasureInfo:
         return self.title or self.name
 
     def bias_amount(self, value: float) -> float:
-        """How far ``value`` lies from "no bias": ``|value - neutral|`` (for a magnitude measure
-        the neutral value is the end of its range, so this is how much bias it shows).
+        """How far ``value`` lies from "no bias": ``|value - neutral|``.
 
         >>> MeasureInfo("S", "d", "higher", (0.0, 100.0), "c", headline=True, neutral=100.0).bias_amount(72.0)
         28.0
@@ -108,8 +75,7 @@ class MeasureInfo:
         return abs(value - self.neutral)
 
     def leaning(self, value: float) -> str:
-        """``pro`` when a signed measure's ``value`` lies on the stereotype side of its neutral
-        value, ``anti`` on the other side, ``none`` at it (ValueError for a magnitude)."""
+        """``pro``, ``anti`` or ``none``: the side of neutral a signed measure's ``value`` lies on."""
         if not self.signed or self.neutral is None:
             raise ValueError(f"measure {self.name!r} is not signed: it has no direction of bias")
         if value > self.neutral:
@@ -117,15 +83,13 @@ class MeasureInfo:
         return "anti" if value < self.neutral else "none"
 
     def is_better(self, a: float, b: float) -> bool:
-        """True when value ``a`` is strictly better than value ``b`` for this measure (never for
-        a measure with direction ``none``)."""
+        """True when value ``a`` is strictly better than value ``b``."""
         if self.direction == "none":
             return False
         return self.badness(a) < self.badness(b)
 
     def badness(self, value: float) -> float:
-        """A number that grows as ``value`` gets worse (used to pick the worst group); a measure
-        with direction ``none`` has none (ValueError)."""
+        """A number that grows as ``value`` gets worse (ValueError for direction ``none``)."""
         if self.direction == "higher":
             return -value
         if self.direction == "lower":

@@ -1,18 +1,10 @@
-"""Model keys, the one parser of them: the name each predictor's results are reported under. A
-classifier's key is its name, a generative LM's ``MODEL|prompt=STYLE|MODE``, a sentence scorer's
-``MODEL|tp=VARIANT``. Keys name results; the recorded predictor kind decides the measures.
-
->>> model_key("smollm2", "true", "scored")
-'smollm2|prompt=true|scored'
->>> split_model_key("openai:x|y|prompt=true|generated")
-('openai:x|y', 'true', 'generated')
->>> split_model_key("roberta-large-mnli") is None
-True
->>> model_parts("smollm2|prompt=true|scored"), model_parts("roberta-large-mnli")
-(('smollm2|scored', 'true'), ('roberta-large-mnli', ''))
+"""Model keys, the names results are reported under: a classifier's name, a generative LM's
+``MODEL|prompt=STYLE|MODE``, a sentence scorer's ``MODEL|tp=VARIANT``.
 """
 
 from __future__ import annotations
+
+from typing import NoReturn
 
 from nlibias.errors import ConfigError
 from nlibias.schema.model_ref import split_kind
@@ -50,8 +42,7 @@ def split_model_key(key: str) -> tuple[str, str, str] | None:
 
 
 def model_parts(key: str) -> tuple[str, str]:
-    """``(key without its prompt, prompt style)`` for grouping a report's rows; the style is ''
-    for a key that is not a generative one."""
+    """``(key without its prompt, prompt style)``; the style is '' for a non-generative key."""
     parts = split_model_key(key)
     if parts is None:
         return key, ""
@@ -62,23 +53,15 @@ def model_parts(key: str) -> tuple[str, str]:
 def check_model_spec(spec: str, parameter: str, *, classifier: bool = False) -> None:
     """Refuse a model spec that names no model (``''``, ``fake:``) and, for an NLI ``classifier``,
     one written as another kind's key (:func:`check_classifier_key`).
-
-    >>> check_model_spec("fake:a", "models", classifier=True)
-    >>> check_model_spec("fake:", "models")
-    Traceback (most recent call last):
-    nlibias.errors.ConfigError: models: 'fake:' names no model after 'fake:' (a model's name is the key its results are reported under)
-    >>> check_model_spec("fake:m|prompt=true|scored", "models", classifier=True)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    nlibias.errors.ConfigError: models: 'fake:m|prompt=true|scored' is written as a generative LM's key ...
     """
     prefix, name = split_kind(spec)
     if not spec.strip():
-        raise ConfigError(f"{{{parameter}}}: {spec!r} names no model", parameter=parameter)
+        _refuse(f"{spec!r} names no model", parameter)
     if prefix.isidentifier() and not name.strip():
-        raise ConfigError(
-            f"{{{parameter}}}: {spec!r} names no model after {prefix + ':'!r} (a model's name is the key its "
-            "results are reported under)",
-            parameter=parameter,
+        _refuse(
+            f"{spec!r} names no model after {prefix + ':'!r} (a model's name is the key its results are "
+            "reported under)",
+            parameter,
         )
     if classifier:
         check_classifier_key(spec, parameter)
@@ -88,14 +71,15 @@ def check_classifier_key(key: str, parameter: str) -> None:
     """Refuse an empty NLI classifier name, or one in another kind's key syntax: its results would
     be reported as another kind of model's."""
     if not key:
-        raise ConfigError(
-            f"{{{parameter}}}: a model's name is empty (it is the key its results are reported under)",
-            parameter=parameter,
-        )
+        _refuse("a model's name is empty (it is the key its results are reported under)", parameter)
     if split_model_key(key) is not None or split_tp_key(key) is not None:
         what = "a generative LM's key" if split_model_key(key) is not None else "a sentence scorer's key"
-        raise ConfigError(
-            f"{{{parameter}}}: {key!r} is written as {what} (MODEL|prompt=STYLE|MODE, MODEL|tp=VARIANT), but it is an NLI "
+        _refuse(
+            f"{key!r} is written as {what} (MODEL|prompt=STYLE|MODE, MODEL|tp=VARIANT), but it is an NLI "
             "classifier: its results would be reported as another kind of model's",
-            parameter=parameter,
+            parameter,
         )
+
+
+def _refuse(problem: str, parameter: str) -> NoReturn:
+    raise ConfigError(f"{{{parameter}}}: {problem}", parameter=parameter)

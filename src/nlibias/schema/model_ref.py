@@ -3,30 +3,9 @@
 Grammar (every part but ``NAME`` optional)::
 
     REF     = [KIND ":"] NAME ["?" OPTION ("&" OPTION)*]
-    KIND    = two or more characters before the first ":", no "/" and not starting with "."
-              (a hub id ``org/name`` or a path ``./x:y`` is never read as a kind)
-    NAME    = what the kind names: a hub id, a path (``@REV`` pins a revision), or URL#MODEL
-    OPTION  = key=value   (each key once; which keys a reference may carry is the reader's choice)
-
-One example per kind::
-
-    smollm2                           the embedded default (no kind: a hub id or a path)
-    hf:org/model@v1                   a Hugging Face model, explicitly
-    fake:demo                         the deterministic fake (dry runs, tests)
-    causal:smollm2?beam=8             a causal LM (fill models, HER models)
-    masked:bert-base-cased            a masked LM (fill models); ``mlm:NAME`` the same
-    gguf:./models/m.gguf              a GGUF file
-    prompt:smollm2?prompt=my.txt      an NLI classifier made of a causal LM and a prompt
-    openai:http://h:8000/v1#org/m     a model behind an OpenAI-compatible server (chat)
-    openai-completions:URL#MODEL      the same, through text completions
-
->>> ref = ModelRef.parse("causal:smollm2?beam=8")
->>> ref.kind, ref.name, dict(ref.options), str(ref)
-('causal', 'smollm2', {'beam': '8'}, 'causal:smollm2?beam=8')
->>> ModelRef.parse("openai:http://h:8000/v1#org/m").server
-('http://h:8000/v1', 'org/m')
->>> ModelRef.parse("./models/x:y").kind, ModelRef.parse("org/name").kind
-('', '')
+    KIND    = two or more characters before the first ":", no "/", not starting with "."
+    NAME    = a hub id, a path (``@REV`` pins a revision), or URL#MODEL
+    OPTION  = key=value   (each key once)
 """
 
 from __future__ import annotations
@@ -44,14 +23,13 @@ from nlibias.errors import ConfigError
 SERVER_KINDS = ("openai", "openai-completions")
 """Kinds that name a model behind an OpenAI-compatible server: ``KIND:URL#MODEL``."""
 MASKED_LM_KINDS = ("hf", "mlm", "masked")
-"""Kinds that name a masked LM for a Hugging Face loader explicitly (``mlm:./m``; :meth:`ModelRef.named_for`)."""
+"""Kinds that name a masked LM for a Hugging Face loader (``mlm:./m``)."""
 CAUSAL_LM_KINDS = ("hf", "causal")
-"""Kinds that name a causal LM for a Hugging Face loader explicitly (``causal:./m``)."""
+"""Kinds that name a causal LM for a Hugging Face loader (``causal:./m``)."""
 
 
 Role = Literal["classifier", "generative"]
-"""What a model is asked as: an NLI classifier (a judge, an audit's ``models``) or a generative LM
-(an LM judge, an audit's ``generative``)."""
+"""What a model is asked as: an NLI classifier or a generative LM."""
 _ROLE_WORDS = {"classifier": "an NLI classifier", "generative": "a generative LM"}
 _ROLE_KINDS: dict[str, Role] = {
     "prompt": "classifier", "causal": "generative", "gguf": "generative",
@@ -69,7 +47,7 @@ _ARCHITECTURE_ROLES: dict[str, Role] = {
 
 
 def split_kind(text: str) -> tuple[str, str]:
-    """``(KIND, rest)`` of a reference, its options unread; ``KIND`` is '' when none is written.
+    """``(KIND, rest)`` of a reference, options unread; ``KIND`` '' when none is written.
 
     >>> split_kind("prompt:smollm2?prompt=a.txt"), split_kind("./x:y"), split_kind("C:/m")
     (('prompt', 'smollm2?prompt=a.txt'), ('', './x:y'), ('', 'C:/m'))
@@ -91,8 +69,7 @@ def without_options(text: str) -> str:
 
 @dataclass(frozen=True)
 class ModelRef:
-    """One model reference: ``kind`` ('' when none is written), ``name`` and its ``?options``
-    (kept in the order written, so that ``str(ref)`` gives the reference back)."""
+    """One model reference: ``kind`` ('' when none), ``name`` and its ``?options`` in written order."""
 
     kind: str
     name: str
@@ -102,8 +79,7 @@ class ModelRef:
     def parse(
         cls, text: str, *, parameter: str = "model", allowed: Collection[str] | None = None
     ) -> ModelRef:
-        """Read ``text``; ``allowed``: the option keys it may carry (``None``: any). A malformed
-        reference is refused naming ``parameter``.
+        """Read ``text``; ``allowed``: the option keys it may carry (``None``: any).
 
         >>> ModelRef.parse("m?x=1", parameter="model", allowed={"prompt"})
         Traceback (most recent call last):
@@ -115,7 +91,7 @@ class ModelRef:
 
     @classmethod
     def unread(cls, text: str) -> ModelRef:
-        """Its kind and name, any ``?options`` left unread in the name; never refuses.
+        """Its kind and name, ``?options`` left in the name; never refuses.
 
         >>> ModelRef.unread("prompt:smollm2?prompt=a.txt")
         ModelRef(kind='prompt', name='smollm2?prompt=a.txt', option_items=())
@@ -152,8 +128,7 @@ class ModelRef:
 
     @property
     def server(self) -> tuple[str, str] | None:
-        """``(base URL, model)`` of ``openai:URL#MODEL``; ``None`` when the kind is not a server's,
-        or the URL is not http(s), or no model follows ``#``."""
+        """``(base URL, model)`` of ``openai:URL#MODEL``; ``None`` when it names no served model."""
         url, _, model = self.name.partition("#")
         if not self.is_server or not url.startswith(("http://", "https://")) or not model:
             return None
@@ -161,8 +136,7 @@ class ModelRef:
 
     @property
     def role(self) -> Role | None:
-        """What the reference names, when it says so without loading anything (its kind, a
-        generative alias, a local or cached ``config.json``); ``None`` when it cannot tell.
+        """What it names, read from its kind, an alias or a local or cached ``config.json``; None: unknown.
 
         >>> ModelRef.unread("smollm2").role, ModelRef.unread("prompt:smollm2").role
         ('generative', 'classifier')
@@ -182,8 +156,7 @@ class ModelRef:
         return next(filter(None, map(_architecture_role, _hub_cached_configs(name))), None)
 
     def check_role(self, role: Role, *, parameter: str, fix: str, names: tuple[str, ...] = ()) -> None:
-        """Refuse the reference where it is asked as ``role`` and names the other kind of model
-        (``names``: the parameters ``fix`` names).
+        """Refuse the reference where it is asked as ``role`` and names the other kind of model.
 
         >>> ModelRef.unread("smollm2").check_role("classifier", parameter="judges", fix="name it in lm_judge")
         Traceback (most recent call last):
@@ -198,7 +171,7 @@ class ModelRef:
             )
 
     def named_for(self, kinds: Collection[str]) -> str:
-        """What a loader of the model ``kinds`` takes: the name alone when the kind is one of them.
+        """The name alone when the kind is one of ``kinds``, else the whole reference.
 
         >>> ModelRef.unread("mlm:./m").named_for(MASKED_LM_KINDS), ModelRef.unread("gpt2").named_for(("hf",))
         ('./m', 'gpt2')
@@ -211,7 +184,7 @@ class ModelRef:
 
 
 def _architecture_role(config: Path) -> Role | None:
-    """The role of the architecture a local model's ``config.json`` records, if it knows one."""
+    """The role of the architecture a ``config.json`` records, if known."""
     try:
         architectures = json.loads(config.read_text(encoding="utf-8")).get("architectures") or []
     except (OSError, ValueError, AttributeError):
@@ -224,7 +197,7 @@ def _architecture_role(config: Path) -> Role | None:
 
 
 def _hub_cached_configs(repo: str) -> list[Path]:
-    """The ``config.json`` of each revision of ``repo`` in the Hugging Face hub cache (never fetched)."""
+    """The ``config.json`` of each cached revision of ``repo`` (never fetched)."""
     if repo.count("/") != 1:
         return []
     home = Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
@@ -237,20 +210,21 @@ def _split_options(
 ) -> tuple[str, dict[str, str]]:
     base, sep, query = spec.partition("?")
     options: dict[str, str] = {}
-    if not sep:
-        return spec, options
-    for part in query.split("&"):
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if not eq or not key or not value.strip():
-            raise ConfigError(f"{spec!r}: options look like NAME?key=value&key=value", parameter=parameter)
-        if allowed is not None and key not in allowed:
-            raise ConfigError(
-                f"{spec!r}: unknown option {key!r} (known: {', '.join(sorted(allowed))})", parameter=parameter
-            )
-        if key in options:
-            raise ConfigError(f"{spec!r}: option {key!r} is given twice", parameter=parameter)
-        options[key] = value.strip()
-    if not base:
-        raise ConfigError(f"{spec!r}: the model name is missing before '?'", parameter=parameter)
-    return base, options
+    problem = None
+    for part in query.split("&") if sep else ():
+        key, eq, value = (text.strip() for text in part.partition("="))
+        if not eq or not key or not value:
+            problem = "options look like NAME?key=value&key=value"
+        elif allowed is not None and key not in allowed:
+            problem = f"unknown option {key!r} (known: {', '.join(sorted(allowed))})"
+        elif key in options:
+            problem = f"option {key!r} is given twice"
+        else:
+            options[key] = value
+            continue
+        break
+    if problem is None and sep and not base:
+        problem = "the model name is missing before '?'"
+    if problem is not None:
+        raise ConfigError(f"{spec!r}: {problem}", parameter=parameter)
+    return (base if sep else spec), options

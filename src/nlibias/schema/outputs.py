@@ -1,18 +1,5 @@
-"""One model's outputs on a benchmark's samples, as columns: what every measure reads.
-
-A predictor's run and a predictions file give the same :class:`ModelOutputs`, aligned with the
-samples' columns, so one scoring path serves audits, scorings and notebooks. Besides probabilities
-and label codes, the numbers and words a row records become columns by name (a mapping flattened
-with a dot: ``answer_probs.yes``), NaN or None where a row lacks them.
-
->>> from nlibias.schema import Prediction
->>> rows = [Prediction("a", "lm", "entailment", extra={"answer": "yes", "answer_probs": {"yes": 0.9, "no": 0.1}}),
-...         Prediction("b", "lm", None, extra={"answer": "hmm"})]
->>> outputs = ModelOutputs.of_predictions(rows, "generative")
->>> outputs.labels.tolist(), outputs.values["answer_probs.yes"].tolist()[0], outputs.strings["answer"]
-([0, -1], 0.9, ('yes', 'hmm'))
->>> bool(np.isnan(outputs.values["answer_probs.yes"][1])), outputs.has("answer_probs.maybe")
-(True, False)
+"""One model's outputs on a benchmark's samples, as columns: what every measure reads (the rows'
+numbers and words by name, a mapping flattened with a dot: ``answer_probs.yes``).
 """
 
 from __future__ import annotations
@@ -27,21 +14,18 @@ import numpy as np
 from nlibias.schema import LABEL_INDEX, LABELS, Prediction
 from nlibias.schema.columns import ItemSequence
 
-NO_LABEL = -1
-"""The label code of a row without a label (an unparsed answer, a sentence score)."""
+NO_LABEL = -1  # the label code of a row without a label
 
 
 @dataclass(frozen=True, eq=False)
 class ModelOutputs:
-    """One model's outputs, one entry per sample in the samples' order; ``kind`` (the predictor
-    kind that made them, a plug-in's too) decides which of the benchmark's measures apply."""
+    """One model's outputs in sample order; ``kind`` (the predictor kind) decides which measures apply."""
 
     kind: str
     probs: np.ndarray
     """``(samples x 3)`` entailment, neutral, contradiction; NaN where the model gave none."""
     labels: np.ndarray | None = None
-    """A label code per sample (:data:`nlibias.schema.LABELS` order, -1: none); None: each
-    sample's most probable label."""
+    """A label code per sample (-1: none); None: each sample's most probable label."""
     values: Mapping[str, np.ndarray] = field(default_factory=dict)
     """Per-sample numbers recorded on the rows, by field name (NaN where a row lacks it)."""
     strings: Mapping[str, Sequence[str | None]] = field(default_factory=dict)
@@ -107,7 +91,7 @@ class ModelOutputs:
 
 
 def _fields(extra: Mapping[str, Any]) -> list[tuple[str, float | str]]:
-    """The numbers and words of a row's backend fields (``kind`` is the row's kind, not a field)."""
+    """The numbers and words of a row's backend fields (but ``kind``)."""
     found: list[tuple[str, float | str]] = []
     for name, value in extra.items():
         if name == "kind":
@@ -128,8 +112,7 @@ def _is_number(value: Any) -> bool:
 
 
 class ProbabilityRows(ItemSequence[Prediction]):
-    """A classifier's rows made on demand from the samples' ids and each distinct pair's
-    probabilities (``slot[i]``: the row of ``distinct_probs`` of sample ``i``), no object per row.
+    """A classifier's rows made on demand (``slot[i]``: sample ``i``'s row of ``distinct_probs``).
 
     >>> rows = ProbabilityRows("m", ["a", "b"], np.array([0, 0]), np.array([[0.2, 0.7, 0.1]]))
     >>> rows[1].sample_id, rows[1].label, rows[1].probs
@@ -158,8 +141,7 @@ class ProbabilityRows(ItemSequence[Prediction]):
 
 
 class ChainedRows(ItemSequence[Prediction]):
-    """Several models' rows one after the other (the models in the order they ran), as
-    ``predictions.jsonl`` holds them."""
+    """Several models' rows one after the other, as ``predictions.jsonl`` holds them."""
 
     def __init__(self, parts: Sequence[Sequence[Prediction]]) -> None:
         self.parts = list(parts)

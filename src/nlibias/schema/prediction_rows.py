@@ -1,25 +1,26 @@
-"""Prediction rows: one validated record per predictor kind (:class:`CommonRow` and its kinds),
-holding every rule a row of that kind has, whatever route brings it (a predictions file, a
-predictor object, an lm-eval or Inspect log). A route calls :func:`check_row` and turns
-:class:`RowRefused` into its own error, saying where the row came from; it checks sample ids.
-
->>> check_row({"id": "a", "label": "neutral", "probs": {"entailment": 0.2, "neutral": 0.7, "contradiction": 0.1}})
->>> try:
-...     check_row({"id": "a", "label": "entailment", "answer": "banana"})
-... except RowRefused as refused:
-...     print(refused.field, "-", refused.reason)
-answer - 'banana' is not an answer word of yes/no/maybe
+"""Prediction rows: one pydantic record per predictor kind holding every rule of its rows, whatever
+route brings them; a route calls :func:`check_row` and turns :class:`RowRefused` into its own error.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any, NamedTuple
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    PlainValidator,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 from pydantic import field_validator as _field_validator
 from pydantic_core import PydanticCustomError
 
@@ -28,23 +29,19 @@ from nlibias.schema import LABELS, Prediction
 from nlibias.schema.declared import is_int, problems
 from nlibias.schema.outputs import ModelOutputs, ProbabilityRows
 
-PROBABILITY_TOLERANCE = 1e-3
-"""How far a row's probabilities may sum from 1 (and a label's probability fall below the largest)."""
+PROBABILITY_TOLERANCE = 1e-3  # how far probabilities may sum from 1
 
 ANSWER_SETS: dict[str, dict[str, str]] = {
     "yes/no": {"yes": "entailment", "no": "neutral"},
     "yes/no/maybe": {"yes": "entailment", "no": "contradiction", "maybe": "neutral"},
 }
-"""A generative row's ``answers`` (its prompt's answer set) → each answer word's label (as
-:mod:`nlibias.models.generative.prompts` maps them)."""
+"""A generative row's ``answers`` (answer set) → each answer word's label."""
 
-KINDS = ("classifier", "generative", "sentence-logprob")
-"""The kinds whose rows have rules of their own; a plug-in kind's rows keep the common ones."""
+KINDS = ("classifier", "generative", "sentence-logprob")  # a plug-in kind's rows keep the common rules
 
 
 class RowRefused(Exception):  # not a ValueError: pydantic lets it through unchanged
-    """A prediction row broke a rule: ``field`` (dotted, None for the whole row), ``reason`` and
-    ``fix``. The route that read the row turns it into an error naming where the row came from."""
+    """A prediction row broke a rule: ``field`` (dotted, None: the whole row), ``reason`` and ``fix``."""
 
     def __init__(self, field: str | None, reason: str, fix: str | None = None) -> None:
         super().__init__(f"{field}: {reason}" if field else reason)
@@ -86,13 +83,11 @@ def check_distribution(values: Mapping[str, Any], field: str, what: str = "proba
         )
 
 
-LOG_PROBABILITY_SLACK = 1e-4
-"""How far above 0 a log-probability may lie: rounding of log(1) in a float32 log-softmax."""
+LOG_PROBABILITY_SLACK = 1e-4  # float32 rounding of log(1)
 
 
 def log_probability_problem(value: Any) -> str | None:
-    """What is wrong with ``value`` as a log-probability (or a sum of them), or None: the one rule
-    of them whatever brings them (a real number, finite, at most 0).
+    """What is wrong with ``value`` as a (sum of) log-probability, or None.
 
     >>> log_probability_problem(-0.5), log_probability_problem(np.float32(0.0))
     (None, None)
@@ -110,14 +105,7 @@ def log_probability_problem(value: Any) -> str | None:
 
 
 def check_loglikelihood(value: Any, field: str) -> float:
-    """``value`` as a log-likelihood (:func:`log_probability_problem`), else :class:`RowRefused`.
-
-    >>> check_loglikelihood(-2.5, "score_more")
-    -2.5
-    >>> check_loglikelihood(3.0, "filtered_resps[0]")
-    Traceback (most recent call last):
-    nlibias.schema.prediction_rows.RowRefused: filtered_resps[0]: 3.0 is above 0: a log-likelihood (a sum of log-probabilities) is at most 0
-    """
+    """``value`` as a log-likelihood (:func:`log_probability_problem`), else :class:`RowRefused`."""
     problem = log_probability_problem(value)
     if problem is not None:
         raise RowRefused(field, f"{problem}: a log-likelihood (a sum of log-probabilities) is at most 0")
@@ -125,11 +113,45 @@ def check_loglikelihood(value: Any, field: str) -> float:
 
 
 def _nested(check: Any, *args: Any) -> None:
-    """Run a :class:`RowRefused` check inside a validator, as a pydantic error (collected in order)."""
+    """Run a :class:`RowRefused` check inside a validator, as a pydantic error."""
     try:
         check(*args)
     except RowRefused as refused:
         raise _refuse(refused.field, refused.reason, refused.fix) from None
+
+
+def _rule(allowed: Callable[[Any], bool], reason: str, fix: str | None = None) -> PlainValidator:
+    """A field's rule, declared on its type: a value ``allowed`` rejects is refused with ``reason``
+    (``{value!r}``: the value)."""
+
+    def check(value: Any, info: ValidationInfo) -> Any:
+        if not allowed(value):
+            raise _refuse(info.field_name, reason.format(value=value), fix)
+        return value
+
+    return PlainValidator(check)
+
+
+def _or_none(allowed: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or allowed(value)
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _is_answer_set(value: Any) -> bool:
+    return isinstance(value, str) and value in ANSWER_SETS
+
+
+_LABEL_FIX = f"use one of {', '.join(LABELS)}"
+_TOKENS = _rule(
+    lambda v: is_int(v) and v >= 0, "{value!r} is not a number of tokens (a whole number, 0 or more)"
+)
 
 
 class CommonRow(BaseModel):
@@ -137,31 +159,10 @@ class CommonRow(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)  # other fields: the backend's, free
 
-    id: Any
-    label: Any
-    model: Any = None
+    id: Annotated[Any, _rule(_is_text, "missing or not a string")]
+    label: Annotated[Any, _rule(_or_none(LABELS.__contains__), "unknown label {value!r}", _LABEL_FIX)]
+    model: Annotated[Any, _rule(_is_text, "must be a non-empty string")] = None  # checked where given
     probs: Any = None
-
-    @_field_validator("id", mode="plain")
-    @classmethod
-    def _id(cls, value: Any) -> str:
-        if not isinstance(value, str) or not value:
-            raise _refuse("id", "missing or not a string")
-        return value
-
-    @_field_validator("label", mode="plain")
-    @classmethod
-    def _label(cls, value: Any) -> str | None:
-        if value is not None and value not in LABELS:
-            raise _refuse("label", f"unknown label {value!r}", fix=f"use one of {', '.join(LABELS)}")
-        return value
-
-    @_field_validator("model", mode="plain")
-    @classmethod
-    def _model(cls, value: Any) -> str | None:
-        if not isinstance(value, str) or not value:  # checked only when the row names its model
-            raise _refuse("model", "must be a non-empty string")
-        return value
 
     @_field_validator("probs", mode="plain")
     @classmethod
@@ -189,8 +190,7 @@ class CommonRow(BaseModel):
 
 
 class ClassifierRow(CommonRow):
-    """An NLI classifier's row. A null label beside probabilities is refused: read either way (no
-    answer, or the most probable label) it could count what the tool did not say."""
+    """An NLI classifier's row (a null label beside probabilities is ambiguous, so refused)."""
 
     @model_validator(mode="after")
     def _no_null_label_beside_probs(self) -> ClassifierRow:
@@ -205,28 +205,21 @@ class ClassifierRow(CommonRow):
 
 
 class GenerativeRow(CommonRow):
-    """A generative LM's row: the answer word it gave (null: none could be parsed) and its label."""
+    """A generative LM's row: the answer word (null: none parsed) and its label."""
 
-    answer: Any = None
-    answers: Any = None
+    answer: Annotated[
+        Any, _rule(_or_none(_is_str), "{value!r} is not an answer word (a string, or null for no answer)")
+    ] = None
+    answers: Annotated[
+        Any,
+        _rule(
+            _or_none(_is_answer_set), "{value!r} is not an answer set", f"use one of {', '.join(ANSWER_SETS)}"
+        ),
+    ] = None
     answer_probs: Any = None
-    answer_mass: Any = None
-
-    @_field_validator("answers", mode="plain")
-    @classmethod
-    def _answers(cls, value: Any) -> Any:
-        if value is not None and value not in ANSWER_SETS:
-            raise _refuse(
-                "answers", f"{value!r} is not an answer set", fix=f"use one of {', '.join(ANSWER_SETS)}"
-            )
-        return value
-
-    @_field_validator("answer", mode="plain")
-    @classmethod
-    def _answer(cls, value: Any) -> Any:
-        if value is not None and not isinstance(value, str):
-            raise _refuse("answer", f"{value!r} is not an answer word (a string, or null for no answer)")
-        return value
+    answer_mass: Annotated[
+        Any, _rule(_or_none(is_probability), "{value!r} is not a probability (a number in [0, 1])")
+    ] = None
 
     @_field_validator("answer_probs", mode="plain")
     @classmethod
@@ -236,13 +229,6 @@ class GenerativeRow(CommonRow):
         if not isinstance(value, Mapping) or not value:
             raise _refuse("answer_probs", "expected an object of answer word → probability")
         _nested(check_distribution, value, "answer_probs", "the answer probabilities")
-        return value
-
-    @_field_validator("answer_mass", mode="plain")
-    @classmethod
-    def _answer_mass(cls, value: Any) -> Any:
-        if value is not None and not is_probability(value):
-            raise _refuse("answer_mass", f"{value!r} is not a probability (a number in [0, 1])")
         return value
 
     @model_validator(mode="after")
@@ -277,13 +263,12 @@ class GenerativeRow(CommonRow):
 
 
 class SentenceLogprobRow(CommonRow):
-    """A sentence scorer's row: the log-likelihoods of a pair's two sentences and their token counts
-    (a row without them is refused when it is scored)."""
+    """A sentence scorer's row: the log-likelihoods of a pair's two sentences and their token counts."""
 
     score_more: Any = None
     score_less: Any = None
-    tokens_more: Any = 0
-    tokens_less: Any = 0
+    tokens_more: Annotated[Any, _TOKENS] = 0
+    tokens_less: Annotated[Any, _TOKENS] = 0
 
     @_field_validator("score_more", "score_less", mode="plain")
     @classmethod
@@ -291,17 +276,9 @@ class SentenceLogprobRow(CommonRow):
         _nested(check_loglikelihood, value, info.field_name)  # checked only when the row has it
         return value
 
-    @_field_validator("tokens_more", "tokens_less", mode="plain")
-    @classmethod
-    def _tokens(cls, value: Any, info: Any) -> Any:
-        if not is_int(value) or value < 0:
-            raise _refuse(info.field_name, f"{value!r} is not a number of tokens (a whole number, 0 or more)")
-        return value
-
 
 def row_kind(raw: Mapping[str, Any]) -> str:
-    """The predictor kind of a row (as :attr:`nlibias.schema.Prediction.kind`): its recorded
-    ``kind``, else ``generative`` for a row carrying an answer word, else ``classifier``.
+    """The predictor kind of a row (as :attr:`nlibias.schema.Prediction.kind`).
 
     >>> row_kind({"id": "a", "label": "neutral"}), row_kind({"id": "a", "label": None, "answer": "maybe"})
     ('classifier', 'generative')
@@ -328,15 +305,15 @@ PredictionRow = Annotated[
     | Annotated[CommonRow, Tag("other")],
     Discriminator(_tag),
 ]
-"""A prediction row of any kind, told apart by :func:`row_kind` (a plug-in kind: :class:`CommonRow`)."""
+"""A prediction row of any kind, told apart by :func:`row_kind`."""
 
 _ROWS: TypeAdapter[Any] = TypeAdapter(PredictionRow)
 
-_MISSING_FIX = {"label": f"use one of {', '.join(LABELS)} (or null for no answer)"}
+_MISSING_FIX = {"label": f"{_LABEL_FIX} (or null for no answer)"}
 
 
 def check_row(raw: Any) -> None:
-    """Refuse (:class:`RowRefused`, the first rule broken) a row that breaks a rule of its kind."""
+    """Refuse (:class:`RowRefused`) a row that breaks a rule of its kind."""
     try:
         _ROWS.validate_python(raw)
     except ValidationError as error:
@@ -353,28 +330,42 @@ def _refused(error: ValidationError) -> RowRefused:
     return RowRefused(first.field, first.reason, first.fix)
 
 
-def check_prediction(prediction: Prediction) -> None:
-    """:func:`check_row` of a :class:`~nlibias.schema.Prediction` (a predictor object's row)."""
-    check_row(prediction.to_dict())
+class _Fault(NamedTuple):
+    """What is wrong with a predictor's run, after ``predictor NAME``."""
+
+    reason: str
+    fix: str | None = None
+    sample: str | None = None
+    field: str | None = None
 
 
 def check_predictor_run(name: Any, kind: str, run: Any, ids: Sequence[str]) -> None:
     """Refuse what a predictor object's ``predict()`` returned unless it is a
     :class:`~nlibias.runtime.contract.PredictorRun` of valid rows, one per sample in order under the
-    predictor's name, with outputs that hold the rows' probabilities (rows made from a classifier's
-    arrays checked once per distinct vector)."""
-    if not hasattr(run, "predictions") or not isinstance(getattr(run, "outputs", None), ModelOutputs):
+    predictor's name, with outputs that hold the rows' probabilities (a classifier's rows checked
+    once per distinct vector)."""
+    fault = _run_fault(name, kind, run, ids)
+    if fault is not None:
         raise DataError(
-            f"predictor {name!r}: predict() returned {type(run).__name__}, not a PredictorRun",
-            model=str(name),
-            fix="return PredictorRun.of_probabilities(...) or PredictorRun.of_predictions(...)",
+            f"predictor {name!r}{fault.reason}",
+            sample=fault.sample,
+            model=name,
+            field=fault.field,
+            fix=fault.fix,
+        )
+
+
+def _run_fault(name: Any, kind: str, run: Any, ids: Sequence[str]) -> _Fault | None:
+    if not hasattr(run, "predictions") or not isinstance(getattr(run, "outputs", None), ModelOutputs):
+        return _Fault(
+            f": predict() returned {type(run).__name__}, not a PredictorRun",
+            "return PredictorRun.of_probabilities(...) or PredictorRun.of_predictions(...)",
         )
     rows, outputs = run.predictions, run.outputs
     if len(rows) != len(ids) or len(outputs) != len(ids):
-        raise DataError(
-            f"predictor {name!r} returned {len(rows)} rows and {len(outputs)} outputs for {len(ids)} "
-            "samples; a predictor answers every sample, in order",
-            model=name,
+        return _Fault(
+            f" returned {len(rows)} rows and {len(outputs)} outputs for {len(ids)} samples; a predictor "
+            "answers every sample, in order"
         )
     if isinstance(rows, ProbabilityRows):
         checked: Sequence[int] = _distinct_rows(rows)
@@ -393,32 +384,24 @@ def check_predictor_run(name: Any, kind: str, run: Any, ids: Sequence[str]) -> N
                 if row_id is not None
                 else f"{type(rows[i]).__name__}, not a Prediction,"
             )
-            raise DataError(
-                f"predictor {name!r} returned {what} in the place of sample {sample_id!r} (row {i + 1})",
-                sample=sample_id,
-                model=name,
-                fix="return one row per sample, in the samples' order (samples.columns.ids)",
+            return _Fault(
+                f" returned {what} in the place of sample {sample_id!r} (row {i + 1})",
+                "return one row per sample, in the samples' order (samples.columns.ids)",
+                sample_id,
             )
     wrong = [m for m in models if m != name]
     if wrong:
-        raise DataError(
-            f"predictor {name!r} returned rows under the model name {wrong[0]!r}",
-            model=name,
-            fix="name each row with the predictor's name (its key in metrics.json)",
+        return _Fault(
+            f" returned rows under the model name {wrong[0]!r}",
+            "name each row with the predictor's name (its key in metrics.json)",
         )
     for i in checked:
         try:
-            check_prediction(rows[i])
+            check_row(rows[i].to_dict())
         except RowRefused as refused:
             where = f"field {refused.field}: " if refused.field else ""
-            raise DataError(
-                f"predictor {name!r}, sample {ids[i]!r}: {where}{refused.reason}",
-                sample=ids[i],
-                model=name,
-                field=refused.field,
-                fix=refused.fix,
-            ) from None
-    _check_outputs(name, kind, outputs, row_probs, ids)
+            return _Fault(f", sample {ids[i]!r}: {where}{refused.reason}", refused.fix, ids[i], refused.field)
+    return _outputs_fault(kind, outputs, row_probs, ids)
 
 
 def _probs_of(row: Prediction) -> tuple[float, float, float]:
@@ -433,25 +416,24 @@ def _distinct_rows(rows: ProbabilityRows) -> list[int]:
     return sorted(int(i) for i in first)
 
 
-def _check_outputs(
-    name: Any, kind: str, outputs: ModelOutputs, row_probs: np.ndarray, ids: Sequence[str]
-) -> None:
-    """Refuse outputs (what the measures read) that are not the rows (what is written)."""
+def _outputs_fault(
+    kind: str, outputs: ModelOutputs, row_probs: np.ndarray, ids: Sequence[str]
+) -> _Fault | None:
+    """Outputs (what the measures read) that are not the rows (what is written)."""
     if outputs.kind != kind:
-        raise DataError(
-            f"predictor {name!r} is of kind {kind!r} but its outputs say {outputs.kind!r}",
-            model=name,
-            fix="build the outputs with the predictor's kind",
+        return _Fault(
+            f" is of kind {kind!r} but its outputs say {outputs.kind!r}",
+            "build the outputs with the predictor's kind",
         )
     probs = np.asarray(outputs.probs, dtype=np.float64)
     same = np.isclose(probs, row_probs, rtol=0.0, atol=1e-6) | (np.isnan(probs) & np.isnan(row_probs))
     differ = np.flatnonzero(~same.all(axis=1)) if probs.shape == row_probs.shape else np.arange(len(ids))
-    if len(differ):
-        at = int(differ[0])
-        raise DataError(
-            f"predictor {name!r}, sample {ids[at]!r}: its outputs' probabilities {probs[at].tolist()} are "
-            f"not its row's {row_probs[at].tolist()}",
-            sample=ids[at],
-            model=name,
-            fix="build the run with PredictorRun.of_probabilities or of_predictions (outputs made from the rows)",
-        )
+    if not len(differ):
+        return None
+    at = int(differ[0])
+    return _Fault(
+        f", sample {ids[at]!r}: its outputs' probabilities {probs[at].tolist()} are not its row's "
+        f"{row_probs[at].tolist()}",
+        "build the run with PredictorRun.of_probabilities or of_predictions (outputs made from the rows)",
+        ids[at],
+    )

@@ -1,6 +1,4 @@
-"""One run's resampling units: what a benchmark's ``Measures.units`` builds and the paired
-bootstrap (:mod:`nlibias.metrics.paired`) draws. It sits below both the benchmarks and the
-measures, so a benchmark declares its builder without importing the measures.
+"""One run's resampling units: what a benchmark's ``Measures.units`` builds and the paired bootstrap draws.
 
 >>> units = RunUnits((np.array([[1.0], [0.0]]),), lambda totals: {"x": totals[:, 0]}, np.zeros(2, int))
 >>> len(units), units.readable()
@@ -18,10 +16,8 @@ import numpy as np
 
 @dataclass(frozen=True, eq=False)
 class RunUnits:
-    """``(units x columns)`` blocks, the statistic that turns their resampled totals into
-    measures, each unit's stratum (units of one stratum are drawn among themselves; the codes
-    never decrease) and each grouping's label per unit. Two runs compared must have the same
-    units in the same order (the same samples cut the same way)."""
+    """``(units x columns)`` blocks, the statistic of their totals, each unit's stratum (drawn among
+    themselves; non-decreasing) and each grouping's label per unit."""
 
     blocks: tuple[np.ndarray, ...]
     statistic: Callable[..., Mapping[str, np.ndarray]]
@@ -32,7 +28,7 @@ class RunUnits:
         return len(self.stratum)
 
     def readable(self) -> int:
-        """How many units hold an answer that was read (an unread unit is a row of zeros)."""
+        """How many units hold an answer that was read (not a row of zeros)."""
         return int(np.count_nonzero(np.any(np.hstack(self.blocks) != 0, axis=1)))
 
     def take(self, index: np.ndarray | None) -> tuple[list[np.ndarray], tuple[int, ...]]:

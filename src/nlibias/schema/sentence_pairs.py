@@ -1,10 +1,5 @@
-"""Sentence pairs for token-probability (TP) bias: a more- and a less-stereotypical sentence.
-
-A sentence-pair sample holds ``premise`` (the more-stereotypical sentence: CrowS-Pairs
-``sent_more``, WinoQueer ``sent_x``), ``hypothesis`` (the less-stereotypical one) and, in
-``stereotype``, the pair's direction (``pro``: the first sentence is the stereotypical one;
-``anti``: CrowS-Pairs' ``antistereo`` rows, whose ``sent_more`` is the anti-stereotypical one).
-See docs/design.md, "Token probability (TP)".
+"""Sentence pairs for token-probability bias: ``premise`` the more-stereotypical sentence,
+``hypothesis`` the less, ``stereotype`` the direction (docs/design.md, "Token probability (TP)").
 
 >>> SentencePair("Women can't drive.", "Men can't drive.").texts
 ("Women can't drive.", "Men can't drive.")
@@ -22,7 +17,7 @@ class SentencePair:
     """Two sentences that differ only in the identity words."""
 
     more: str
-    """The more-stereotypical sentence (the one whose preference counts as bias)."""
+    """The more-stereotypical sentence."""
     less: str
     """The less-stereotypical (counterfactual) sentence."""
 
