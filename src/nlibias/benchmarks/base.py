@@ -1,11 +1,6 @@
-"""The benchmark contract: one object per benchmark (compare HELM's ``Scenario``).
-
-A :class:`Benchmark` is the only extension point: its expansion, the sample sources it covers
-and, per predictor kind it scores (``classifier``, ``generative``, ``sentence-logprob`` or its
-own), the :class:`Measures` that apply: the scorer, the tables, the declared measures and the
-resampling units the gate and paired comparisons draw. Everything is a plain callable: the
-built-in benchmarks are assembled in :mod:`nlibias.catalog`, above the measures and the reports.
-The job resolves a samples file's benchmark once and passes it down (:class:`BenchmarkSamples`).
+"""The benchmark contract, the only extension point (compare HELM's ``Scenario``): a
+:class:`Benchmark`'s expansion, sample sources and, per predictor kind it scores, its
+:class:`Measures`. The built-in ones are assembled in :mod:`nlibias.catalog`.
 
 >>> def score(columns, outputs, *, model="", bootstrap=0, seed=0):
 ...     return {"overall": {"n": len(columns)}}
@@ -143,16 +138,14 @@ class Benchmark:
     """Free-form facts for listings (licence, paper, counts)."""
 
     def __post_init__(self) -> None:
-        if not self.sources:
-            raise ConfigError(
-                f"benchmark {self.name!r}: sources must name at least one sample source", parameter="sources"
-            )
         wrong = [kind for kind, m in self.measures.items() if not isinstance(m, Measures)]
-        if wrong:
-            raise ConfigError(
-                f"benchmark {self.name!r}: the measures of kind {wrong[0]!r} must be a Measures(score=, tables=)",
-                parameter="measures",
+        if not self.sources or wrong:
+            parameter, reason = (
+                ("sources", "sources must name at least one sample source")
+                if not self.sources
+                else ("measures", f"the measures of kind {wrong[0]!r} must be a Measures(score=, tables=)")
             )
+            raise ConfigError(f"benchmark {self.name!r}: {reason}", parameter=parameter)
 
     def measure_infos(self) -> tuple[MeasureInfo, ...]:
         """Every measure its scorers report, each once, in the order of its kinds."""
@@ -168,8 +161,7 @@ class Benchmark:
 
     def measures_for(self, kind: str) -> Measures:
         """The measures of ``kind``'s outputs (:meth:`refusal` says why there are none)."""
-        if kind not in self.measures:
-            raise ConfigError(self.refusal(kind, given="outputs of"), parameter="kind")
+        self.check_kinds([("kind", kind)], given="outputs of")
         return self.measures[kind]
 
     def check_kinds(
@@ -223,17 +215,17 @@ class Benchmark:
 
     def expand_source(self, source: str | Path | None = None, **options: Any) -> Expansion:
         """Expand ``source`` (default: the benchmark's file in the data dir) into samples."""
-        if self.expand is None:
-            raise ConfigError(
-                f"benchmark {self.name!r} has no expansion: its samples are written by another stage",
-                parameter="benchmark",
-            )
         unknown = sorted(set(options) - set(self.expand_options))
-        if unknown:
+        if self.expand is None or unknown:
             takes = ", ".join(self.expand_options) or "none"
+            reason = (
+                "has no expansion: its samples are written by another stage"
+                if self.expand is None
+                else f"takes no option(s) {', '.join(unknown)} (it takes: {takes})"
+            )
             raise ConfigError(
-                f"benchmark {self.name!r} takes no option(s) {', '.join(unknown)} (it takes: {takes})",
-                parameter=unknown[0],
+                f"benchmark {self.name!r} {reason}",
+                parameter="benchmark" if self.expand is None else unknown[0],
             )
         return self.expand(source, **options)
 
