@@ -1,10 +1,8 @@
-"""The gender-occupation NLI challenge set (paper 004, section 3): neutral premises, gendered hypotheses.
-
-Each premise names one of 38 occupations and no gendered word; its ``female`` and ``male``
-renderings of each Table 3 hypothesis share a pair key, the one naming the occupation's dominant
-gender being ``pro``. Premises come from ``{occupation}`` templates expanded over every
-occupation, or from a user's literal premises, balanced across occupations as in the paper's
-Table 2 (measures: docs/design.md, "Gender–occupation NLI").
+"""The gender-occupation NLI challenge set (paper 004, section 3): each premise names one of 38
+occupations and no gendered word; its ``female`` and ``male`` renderings of each Table 3
+hypothesis form a pair, ``pro`` naming the occupation's dominant gender. Premises come from
+``{occupation}`` templates, a user's premises balanced across occupations (Table 2), or the
+paper's evaluation sets (:mod:`~nlibias.benchmarks.occupation_eval_sets`).
 
 >>> premise = render_template("A {occupation} is waiting.", occupation_named("accountant"))
 >>> premise
@@ -23,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-# The occupation list lives in its own module; its names stay importable from here.
+from nlibias.benchmarks.occupation_eval_sets import TemplateChoice, eval_set_sources, expand_eval_sets
 from nlibias.benchmarks.occupation_list import GENDERS as GENDERS
 from nlibias.benchmarks.occupation_list import HYPOTHESIS_TEMPLATES as HYPOTHESIS_TEMPLATES
 from nlibias.benchmarks.occupation_list import Occupation as Occupation
@@ -57,11 +55,11 @@ class Premise:
     origin: str
     """``template`` (a slot filled), ``file`` (a user's literal premise) or ``substituted`` (balancing)."""
     line: int | None = None
-    """Line of the user's premises file (``None`` for shipped templates)."""
+    """Its line in the premises file or the shipped templates."""
     template: str | None = None
     """The template or original premise it was rendered from."""
     source_occupation: str | None = None
-    """For a substituted premise: the occupation of the original premise."""
+    """A substituted premise's original occupation."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +91,7 @@ class PremiseFileError(NlibiasError):
 
 @dataclass(frozen=True)
 class OccupationsExpansion:
-    """The challenge set's samples, its premises and the notes a user should read."""
+    """The challenge set's samples, premises and warnings."""
 
     samples: tuple[Sample, ...]
     premises: tuple[Premise, ...]
@@ -180,10 +178,8 @@ def substitute_occupation(text: str, target: Occupation) -> str:
 
 
 def read_premise_lines(path: str | Path) -> list[tuple[int, str]]:
-    """``(line number, text)`` of every premise in a one-per-line file (blank and ``#`` lines skipped).
-
-    Every rejected line is reported together in one :class:`PremiseFileError`.
-    """
+    """``(line, text)`` of each premise of a one-per-line file (blank and ``#`` lines skipped); the
+    rejected lines are reported together in one :class:`PremiseFileError`."""
     return [(row.origin.line or 0, row.premise) for row in read_premise_rows(path)]
 
 
@@ -225,11 +221,8 @@ def default_premise_templates() -> list[tuple[int, str]]:
 def build_premises(
     lines: Sequence[tuple[int, str]], *, balance: bool = True, prefix: str = "l"
 ) -> list[Premise]:
-    """Premises from checked lines: slots filled for every occupation, literal premises balanced.
-
-    Balancing fills each occupation up to the most frequent one with other occupations' premises
-    (file order) with the occupation substituted, never repeating a premise.
-    """
+    """Premises from checked lines: slots filled for every occupation, literal premises balanced
+    (each occupation filled up to the most frequent with others' premises, substituted, no repeat)."""
     occupations = load_occupations()
     premises: list[Premise] = []
     literal: list[tuple[int, str, Occupation]] = []
@@ -284,8 +277,7 @@ def _balance(literal: Sequence[tuple[int, str, Occupation]], prefix: str) -> lis
 
 def premise_samples(premise: Premise, *, eval_set: str = "templates") -> list[Sample]:
     """The female and male sample of every hypothesis template for one premise (pairs adjacent);
-    ``eval_set`` names the set in the provenance (``templates``: the shipped ones; ``premises``: a
-    user's file)."""
+    ``eval_set``: ``templates`` (shipped) or ``premises`` (a user's file)."""
     occupation = occupation_named(premise.occupation)
     samples = []
     for number, template in enumerate(HYPOTHESIS_TEMPLATES, start=1):
@@ -326,24 +318,19 @@ def expand_occupations(
     premises: str | Path | None = None,
     *,
     balance: bool | None = None,
-    hypothesis_templates: str | None = None,
+    hypothesis_templates: TemplateChoice | None = None,
     seed: int | None = None,
     strict: bool | None = None,
 ) -> Any:
-    """The challenge set from the shipped templates, from a user's premises file, or paper 004's
-    evaluation sets (:mod:`nlibias.benchmarks.occupation_eval_sets`: ``snli-eval``, ``mnli-eval``,
-    ``ood-eval``, an ``.xlsx`` workbook, or several joined by commas).
-
-    ``balance`` (default on) applies to premises files; ``hypothesis_templates`` (``one`` or
-    ``all``) and ``seed`` (default 0) to evaluation sets without hypotheses (OOD); ``strict`` to
-    evaluation sets: refuse, rather than warn about, a premise that breaks the challenge set's rules.
+    """The challenge set from the shipped templates, a premises file or evaluation sets
+    (``snli-eval``, ``mnli-eval``, ``ood-eval``, ``.xlsx`` workbooks, joined by commas).
+    ``balance`` (default on): premises files; ``hypothesis_templates`` and ``seed`` (default 0):
+    sets without hypotheses; ``strict``: evaluation sets refuse a premise caveat, not warn.
 
     >>> expansion = expand_occupations()
     >>> len(expansion.premises), len(expansion.samples)  # 30 templates x 38 occupations; x 3 x 2
     (1140, 6840)
     """
-    from nlibias.benchmarks.occupation_eval_sets import eval_set_sources
-
     sets = None if premises is None else eval_set_sources(premises)
     if sets is not None:
         if balance is not None:
@@ -352,8 +339,6 @@ def expand_occupations(
                 "premises files",
                 given="evaluation sets are read as the authors wrote them",
             )
-        from nlibias.benchmarks.occupation_eval_sets import expand_eval_sets
-
         return expand_eval_sets(
             sets, hypothesis_templates=hypothesis_templates, seed=seed, strict=bool(strict)
         )
