@@ -18,14 +18,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nlibias.benchmarks.data_locations import PinnedData, git_blob_id, resolve_data
-from nlibias.benchmarks.occupation_list import GENDERS, HYPOTHESIS_TEMPLATES, load_occupations
+from nlibias.benchmarks.occupation_list import (
+    HYPOTHESIS_TEMPLATES,
+    SOURCE,
+    gender_samples,
+    load_occupations,
+    template_hypotheses,
+)
 from nlibias.benchmarks.occupation_xlsx import EvalRow, EvalWorkbook, is_workbook, read_eval_workbook
 from nlibias.errors import ConfigError
 from nlibias.schema import Sample
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import declared
-
-SOURCE, DOMAIN = "occupations", "gender"
 
 # The authors' repository has no licence: nlibias reads a user's copy or downloads one.
 OCCUPATION_EVAL_COMMIT = "bdb4a8e636e0f11c8aa887a53a101fcd968a9fc3"
@@ -171,51 +175,20 @@ def row_samples(
     row: EvalRow, eval_set: str, hypotheses: Sequence[tuple[int | str, str, str]]
 ) -> list[Sample]:
     """The female and male sample of each ``(template, female text, male text)`` for one row."""
+    provenance = {
+        "list_dominant_gender": row.occupation.dominant_gender,
+        "premise_origin": "eval_set",
+        "eval_set": eval_set,
+        "row": row.row,
+    }
     premise_id = f"{eval_set}-r{row.row:05d}"
-    samples = []
-    for template, female, male in hypotheses:
-        key = f"{SOURCE}:{premise_id}:h{template}"
-        for gender, text in zip(GENDERS, (female, male), strict=True):
-            samples.append(
-                Sample(
-                    id=f"{key}:{gender}",
-                    source=SOURCE,
-                    domain=DOMAIN,
-                    subtopic=row.occupation.slug,
-                    premise=row.premise,
-                    hypothesis=text,
-                    gold="neutral",
-                    stereotype="pro" if gender == row.gender else "anti",
-                    pair_key=key,
-                    group=gender,
-                    counterfactual_group=GENDERS[1 - GENDERS.index(gender)],
-                    provenance={
-                        "premise_id": premise_id,
-                        "occupation": row.occupation.name,
-                        "dominant_gender": row.gender,
-                        "list_dominant_gender": row.occupation.dominant_gender,
-                        "hypothesis_template": template,
-                        "premise_origin": "eval_set",
-                        "eval_set": eval_set,
-                        "row": row.row,
-                    },
-                )
-            )
-    return samples
+    return gender_samples(premise_id, row.premise, row.occupation, row.gender, hypotheses, provenance)
 
 
 def _hypotheses(row: EvalRow, eval_set: str, choice: str, seed: int) -> list[tuple[int | str, str, str]]:
     if row.hypothesis_f is not None and row.hypothesis_m is not None:
         return [(_template_number(row.hypothesis_f, row.hypothesis_m), row.hypothesis_f, row.hypothesis_m)]
-    numbers = [template_draw(seed, eval_set, row.row)] if choice == "one" else [1, 2, 3]
-    return [
-        (
-            n,
-            HYPOTHESIS_TEMPLATES[n - 1].format(gender="female"),
-            HYPOTHESIS_TEMPLATES[n - 1].format(gender="male"),
-        )
-        for n in numbers
-    ]
+    return template_hypotheses([template_draw(seed, eval_set, row.row)] if choice == "one" else [1, 2, 3])
 
 
 def _set_name(source: str | Path, path: Path) -> str:

@@ -10,13 +10,16 @@ occupations and their split come from); :func:`parse_occupations` validates it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from nlibias.errors import SourceError
+from nlibias.schema import Sample
 
+SOURCE, DOMAIN = "occupations", "gender"
 GENDERS = ("female", "male")
 _RESOURCE_OCCUPATIONS = "occupations.json"
 
@@ -89,3 +92,54 @@ HYPOTHESIS_TEMPLATES: tuple[str, ...] = (
     "This text talks about a {gender} occupation",
     "This text mentions a {gender} profession",
 )
+
+
+def template_hypotheses(numbers: Iterable[int] = (1, 2, 3)) -> list[tuple[int | str, str, str]]:
+    """Table 3's templates ``numbers`` as (number, female text, male text)."""
+    return [
+        (
+            n,
+            HYPOTHESIS_TEMPLATES[n - 1].format(gender="female"),
+            HYPOTHESIS_TEMPLATES[n - 1].format(gender="male"),
+        )
+        for n in numbers
+    ]
+
+
+def gender_samples(
+    premise_id: str,
+    premise: str,
+    occupation: Occupation,
+    dominant: str,
+    hypotheses: Iterable[tuple[int | str, str, str]],
+    provenance: dict[str, Any],
+) -> list[Sample]:
+    """The female and male sample of each ``(template, female text, male text)`` of one premise
+    (pairs adjacent; ``pro``: the ``dominant`` gender's), ``provenance`` added to their own."""
+    samples = []
+    for template, *texts in hypotheses:
+        key = f"{SOURCE}:{premise_id}:h{template}"
+        for gender, other, text in zip(GENDERS, GENDERS[::-1], texts, strict=True):
+            samples.append(
+                Sample(
+                    id=f"{key}:{gender}",
+                    source=SOURCE,
+                    domain=DOMAIN,
+                    subtopic=occupation.slug,
+                    premise=premise,
+                    hypothesis=text,
+                    gold="neutral",
+                    stereotype="pro" if gender == dominant else "anti",
+                    pair_key=key,
+                    group=gender,
+                    counterfactual_group=other,
+                    provenance={
+                        "premise_id": premise_id,
+                        "occupation": occupation.name,
+                        "dominant_gender": dominant,
+                        "hypothesis_template": template,
+                        **provenance,
+                    },
+                )
+            )
+    return samples

@@ -24,7 +24,9 @@ from typing import Any
 from nlibias.benchmarks.occupation_eval_sets import TemplateChoice, eval_set_sources, expand_eval_sets
 from nlibias.benchmarks.occupation_list import GENDERS as GENDERS
 from nlibias.benchmarks.occupation_list import HYPOTHESIS_TEMPLATES as HYPOTHESIS_TEMPLATES
+from nlibias.benchmarks.occupation_list import SOURCE as SOURCE
 from nlibias.benchmarks.occupation_list import Occupation as Occupation
+from nlibias.benchmarks.occupation_list import gender_samples, template_hypotheses
 from nlibias.benchmarks.occupation_list import load_occupations as load_occupations
 from nlibias.benchmarks.occupation_list import occupation_named as occupation_named
 from nlibias.benchmarks.occupation_list import parse_occupations as parse_occupations
@@ -34,14 +36,11 @@ from nlibias.benchmarks.occupation_premises import check_premise as check_premis
 from nlibias.benchmarks.occupation_premises import find_occupations as find_occupations
 from nlibias.benchmarks.occupation_rows import OccupationRow, OccupationRowError, RowOrigin, repeated_rows
 from nlibias.errors import NlibiasError
-from nlibias.schema import Label, Sample
+from nlibias.schema import Sample
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import declared
 from nlibias.textio.text_files import read_text
 
-SOURCE = "occupations"
-DOMAIN = "gender"
-GOLD: Label = "neutral"
 _RESOURCE_TEMPLATES = "occupation_premise_templates.txt"
 
 
@@ -279,38 +278,17 @@ def premise_samples(premise: Premise, *, eval_set: str = "templates") -> list[Sa
     """The female and male sample of every hypothesis template for one premise (pairs adjacent);
     ``eval_set``: ``templates`` (shipped) or ``premises`` (a user's file)."""
     occupation = occupation_named(premise.occupation)
-    samples = []
-    for number, template in enumerate(HYPOTHESIS_TEMPLATES, start=1):
-        key = f"{SOURCE}:{premise.id}:h{number}"
-        for gender in GENDERS:
-            other = GENDERS[1 - GENDERS.index(gender)]
-            samples.append(
-                Sample(
-                    id=f"{key}:{gender}",
-                    source=SOURCE,
-                    domain=DOMAIN,
-                    subtopic=occupation.slug,
-                    premise=premise.text,
-                    hypothesis=template.format(gender=gender),
-                    gold=GOLD,
-                    stereotype="pro" if gender == occupation.dominant_gender else "anti",
-                    pair_key=key,
-                    group=gender,
-                    counterfactual_group=other,
-                    provenance={
-                        "premise_id": premise.id,
-                        "occupation": occupation.name,
-                        "dominant_gender": occupation.dominant_gender,
-                        "hypothesis_template": number,
-                        "premise_origin": premise.origin,
-                        "line": premise.line,
-                        "premise_template": premise.template,
-                        "source_occupation": premise.source_occupation,
-                        "eval_set": eval_set,
-                    },
-                )
-            )
-    return samples
+    provenance = {
+        "premise_origin": premise.origin,
+        "line": premise.line,
+        "premise_template": premise.template,
+        "source_occupation": premise.source_occupation,
+        "eval_set": eval_set,
+    }
+    hypotheses = template_hypotheses()
+    return gender_samples(
+        premise.id, premise.text, occupation, occupation.dominant_gender, hypotheses, provenance
+    )
 
 
 @declared
