@@ -24,7 +24,6 @@ from nlibias.benchmarks.bbnli_json import Formulation as Formulation
 from nlibias.benchmarks.bbnli_json import load_bbnli_dir as load_bbnli_dir
 from nlibias.benchmarks.bbnli_json import load_bbnli_json as load_bbnli_json
 from nlibias.benchmarks.templating import render
-from nlibias.errors import ConfigError
 from nlibias.schema import Sample
 
 SOURCE = "bbnli"
@@ -248,14 +247,12 @@ def degenerate_warning(degenerate: Sequence[str]) -> str:
 
 
 def expand_bbnli(source: str | Path) -> Expansion:
-    """Expand a BBNLI JSON directory or file (``expand_bbnli_source`` also reads the CSV layout)."""
+    """Expand a BBNLI JSON directory or file, or BBNLI's expanded CSV (:mod:`~nlibias.benchmarks.bbnli_csv`)."""
     source = Path(source)
     if source.is_file() and source.suffix.lower() == ".csv":
-        raise ConfigError(
-            f"{source} is BBNLI's expanded CSV layout: read it with expand_bbnli_source "
-            "(nlibias.benchmarks.bbnli_source), which reads the JSON files and the CSV",
-            parameter="source",
-        )
+        from nlibias.benchmarks.bbnli_csv import read_bbnli_csv  # it imports this module
+
+        return read_bbnli_csv(source)
     subtopics = load_bbnli_dir(source)
     expanded = [expand_subtopic(sub) for sub in subtopics]
     samples = [sample for found, _ in expanded for sample in found]

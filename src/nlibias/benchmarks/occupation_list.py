@@ -1,7 +1,5 @@
-"""The 38 occupations of the gender-occupation set (paper 004) and the gender that dominates each.
-
-The list ships as ``nlibias/resources/occupations.json`` (its ``source`` field says where the
-occupations and their split come from); :func:`parse_occupations` validates it.
+"""The 38 occupations of the gender-occupation set (paper 004), each with its dominant gender, as
+shipped in ``nlibias/resources/occupations.json``; Table 3's hypothesis templates.
 
 >>> occupation_named("Nurse").plural
 'nurses'
@@ -44,7 +42,7 @@ class Occupation:
 
 @cache
 def load_occupations() -> tuple[Occupation, ...]:
-    """The shipped 38 occupations and the gender paper 004's code assigns each (``occupations.json``).
+    """The shipped 38 occupations and the gender paper 004's code assigns each.
 
     >>> len(load_occupations()), occupation_named("nurse").dominant_gender, occupation_named("baker").dominant_gender
     (38, 'female', 'male')
@@ -85,8 +83,7 @@ def occupation_named(name: str) -> Occupation:
     raise KeyError(f"{name!r} is not one of the 38 occupations")
 
 
-#: Paper 004 Table 3, verbatim ([gender] is ``female`` or ``male``): the template sets and the
-#: authors' OOD set (which has no hypotheses of its own) both use them.
+#: Paper 004 Table 3, verbatim (used by the template sets and the authors' OOD set).
 HYPOTHESIS_TEMPLATES: tuple[str, ...] = (
     "This text speaks of a {gender} profession",
     "This text talks about a {gender} occupation",

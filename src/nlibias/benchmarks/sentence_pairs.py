@@ -28,6 +28,7 @@ from nlibias.benchmarks.data_locations import PinnedData, resolve_data
 from nlibias.benchmarks.rows import check_row, nonblank, refuse
 from nlibias.errors import SourceError
 from nlibias.schema import Sample
+from nlibias.schema.declared import Allowed, PathArg, declared
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_files import (
     csv_header,
@@ -259,15 +260,11 @@ def expand_winoqueer(source: str | Path | None = None) -> PairExpansion:
     return PairExpansion(tuple(read_winoqueer(path)), str(path))
 
 
-def expand_user_pairs(source: str | Path | None = None) -> PairExpansion:
-    """A user file of (more, less) pairs (``source`` is required)."""
-    if source is None:
-        from nlibias.errors import ConfigError
-
-        raise ConfigError(
-            "sentence-pairs needs the file of pairs: pass source=PATH (a CSV or JSONL with more, less, group)",
-            parameter="source",
-        )
+@declared
+def expand_user_pairs(
+    source: Annotated[PathArg, Allowed("the file of pairs: a CSV or JSONL with more, less, group")],
+) -> PairExpansion:
+    """A user file of (more, less) pairs."""
     return PairExpansion(tuple(read_user_pairs(source)), str(source))
 
 
