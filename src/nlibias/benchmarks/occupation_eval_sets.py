@@ -22,7 +22,7 @@ from nlibias.benchmarks.occupation_list import (
     HYPOTHESIS_TEMPLATES,
     SOURCE,
     gender_samples,
-    load_occupations,
+    occupation_counts,
     template_hypotheses,
 )
 from nlibias.benchmarks.occupation_xlsx import EvalRow, EvalWorkbook, is_workbook, read_eval_workbook
@@ -73,36 +73,15 @@ class EvalSetExpansion:
 
     def summary(self) -> dict[str, Any]:
         """What ``nlibias expand occupations --source snli-eval`` reports, JSON-serialisable."""
-        pairs = Counter((s.provenance or {}).get("occupation") for s in self.samples if s.stereotype == "pro")
-        premises = Counter(
-            occupation
-            for occupation, _ in {
-                ((s.provenance or {}).get("occupation"), (s.provenance or {}).get("premise_id"))
-                for s in self.samples
-            }
-        )
-        labels = {
-            (s.provenance or {}).get("occupation"): (s.provenance or {}).get("dominant_gender")
-            for s in self.samples
-        }
+        by_occupation = occupation_counts(self.samples)
         return {
             "source": SOURCE,
             "premises_from": self.origin,
             "eval_sets": list(self.sets),
-            "premises": sum(premises.values()),
+            "premises": sum(row["premises"] for row in by_occupation),
             "pairs": len(self.samples) // 2,
             "samples": len(self.samples),
-            "by_occupation": [
-                {
-                    "occupation": o.name,
-                    "dominant_gender": labels[o.name],
-                    "premises": premises[o.name],
-                    "pairs": pairs[o.name],
-                    "samples": 2 * pairs[o.name],
-                }
-                for o in load_occupations()
-                if pairs[o.name]
-            ],
+            "by_occupation": by_occupation,
             "warnings": list(self.warnings),
         }
 

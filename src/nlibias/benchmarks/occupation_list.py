@@ -8,6 +8,7 @@ shipped in ``nlibias/resources/occupations.json``; Table 3's hypothesis template
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -140,3 +141,27 @@ def gender_samples(
                 )
             )
     return samples
+
+
+def occupation_counts(samples: Iterable[Sample]) -> list[dict[str, Any]]:
+    """One row per occupation with samples: its dominant gender (the samples' label), premises,
+    pairs and samples."""
+    pairs: Counter[str] = Counter()
+    premises: dict[str, set[str]] = {}
+    labels: dict[str, str] = {}
+    for sample in samples:
+        name = sample.provenance["occupation"]
+        premises.setdefault(name, set()).add(sample.provenance["premise_id"])
+        labels[name] = sample.provenance["dominant_gender"]
+        pairs[name] += sample.stereotype == "pro"
+    return [
+        {
+            "occupation": o.name,
+            "dominant_gender": labels[o.name],
+            "premises": len(premises[o.name]),
+            "pairs": pairs[o.name],
+            "samples": 2 * pairs[o.name],
+        }
+        for o in load_occupations()
+        if pairs[o.name]
+    ]

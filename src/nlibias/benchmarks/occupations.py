@@ -26,7 +26,7 @@ from nlibias.benchmarks.occupation_list import GENDERS as GENDERS
 from nlibias.benchmarks.occupation_list import HYPOTHESIS_TEMPLATES as HYPOTHESIS_TEMPLATES
 from nlibias.benchmarks.occupation_list import SOURCE as SOURCE
 from nlibias.benchmarks.occupation_list import Occupation as Occupation
-from nlibias.benchmarks.occupation_list import gender_samples, template_hypotheses
+from nlibias.benchmarks.occupation_list import gender_samples, occupation_counts, template_hypotheses
 from nlibias.benchmarks.occupation_list import load_occupations as load_occupations
 from nlibias.benchmarks.occupation_list import occupation_named as occupation_named
 from nlibias.benchmarks.occupation_list import parse_occupations as parse_occupations
@@ -97,22 +97,6 @@ class OccupationsExpansion:
     source: str
     warnings: tuple[str, ...] = field(default=())
 
-    def counts_by_occupation(self) -> list[dict[str, Any]]:
-        """One row per occupation: dominant gender, premises, pairs, samples."""
-        by_name = {o.name: o for o in load_occupations()}
-        premises = Counter(p.occupation for p in self.premises)
-        return [
-            {
-                "occupation": name,
-                "dominant_gender": by_name[name].dominant_gender,
-                "premises": premises[name],
-                "pairs": premises[name] * len(HYPOTHESIS_TEMPLATES),
-                "samples": premises[name] * len(HYPOTHESIS_TEMPLATES) * len(GENDERS),
-            }
-            for name in by_name
-            if premises[name]
-        ]
-
     def summary(self) -> dict[str, Any]:
         """Everything ``nlibias expand occupations`` reports, JSON-serialisable."""
         origins = Counter(p.origin for p in self.premises)
@@ -124,7 +108,7 @@ class OccupationsExpansion:
             "pairs": len(self.samples) // 2,
             "samples": len(self.samples),
             "hypothesis_templates": list(HYPOTHESIS_TEMPLATES),
-            "by_occupation": self.counts_by_occupation(),
+            "by_occupation": occupation_counts(self.samples),
             "warnings": list(self.warnings),
         }
 
