@@ -158,10 +158,9 @@ def to_sample(path: Path, line: int, row: BBQRow, proper_names: frozenset[str]) 
     where = f"example_id {row.example_id} ({row.category})"
     unknown = _unknown_answer(row)
     if unknown is None:
-        raise SourceError(
-            path, "answer_info", f"{where} has no single 'unknown' answer (its groups: "
-            f"{', '.join(row.info(k)[1] for k in range(3))})", line=line,
-        )  # fmt: skip
+        groups = ", ".join(row.info(k)[1] for k in range(3))
+        reason = f"{where} has no single 'unknown' answer (its groups: {groups})"
+        raise SourceError(path, "answer_info", reason, line=line)
     target = bias_target(row)
     if target is None:
         raise SourceError(
@@ -327,17 +326,20 @@ def answer_rows(path: Path, column: str, columns: SampleColumns) -> Iterator[dic
         sample_id = f"{row.category}:{row.example_id}"
         at = position_of(sample_id)
         if at < 0:
+            where = f"example_id {row.example_id} of category {row.category!r}"
             raise SourceError(
-                path, "example_id", f"example_id {row.example_id} of category {row.category!r} is not among "
-                f"the samples (categories {', '.join(held)})", line=line,
+                path,
+                "example_id",
+                f"{where} is not among the samples (categories {', '.join(held)})",
+                line=line,
                 fix="score the answers against the samples they were made for (nlibias expand bbq)",
-            )  # fmt: skip
+            )
         if column not in raw:
             others = sorted(set(raw) - set(BBQRow.model_fields))
-            raise SourceError(
-                path, column, f"no answer column {column!r} on this line (its other columns: "
-                f"{', '.join(others) or 'none'})", line=line,
-            )  # fmt: skip
+            reason = (
+                f"no answer column {column!r} on this line (its other columns: {', '.join(others) or 'none'})"
+            )
+            raise SourceError(path, column, reason, line=line)
         answer = raw[column]
         if not isinstance(answer, str):
             raise SourceError(path, column, f"{answer!r} is not an answer string", line=line)
@@ -348,10 +350,13 @@ def answer_rows(path: Path, column: str, columns: SampleColumns) -> Iterator[dic
             options,
         ):
             raise SourceError(
-                path, None, f"example_id {row.example_id} ({row.category}) differs from sample {sample_id!r} "
-                "in its context, question or answers: the answer is for another example", line=line,
+                path,
+                None,
+                f"example_id {row.example_id} ({row.category}) differs from sample {sample_id!r} "
+                "in its context, question or answers: the answer is for another example",
+                line=line,
                 fix="score the answers against the BBQ version they were made for",
-            )  # fmt: skip
+            )
         changed = [row.info(k)[0] for k in range(3)] != words or bias_target(row) != provenance["target"][at]
         choice = None if changed else read_answer(answer, options, words)
         record: dict[str, Any] = {"id": sample_id, "model": column, "label": None, "kind": "generative"}

@@ -40,9 +40,15 @@ def inspect_samples(samples: list[Sample], style: PromptStyle) -> MemoryDataset:
     """nlibias samples as Inspect samples (id, prompt, gold answer word or correct option, metadata)."""
     rows = []
     for sample in samples:
-        metadata: dict[str, Any] = {"nlibias_prompt": style.name, "source": sample.source, "domain": sample.domain,
-                                    "subtopic": sample.subtopic, "stereotype": sample.stereotype,
-                                    "pair_key": sample.pair_key, "gold": sample.gold}  # fmt: skip
+        metadata: dict[str, Any] = {
+            "nlibias_prompt": style.name,
+            "source": sample.source,
+            "domain": sample.domain,
+            "subtopic": sample.subtopic,
+            "stereotype": sample.stereotype,
+            "pair_key": sample.pair_key,
+            "gold": sample.gold,
+        }
         if style.choices:
             options = list(sample.provenance["answers"])
             text, target = (

@@ -108,10 +108,18 @@ def export_lm_eval(
     atomic_write_text(written[4], _readme(name, backend.chat, command))
     write_json(
         out / "nlibias_export.json",
-        {"task": name, "prompt": {"name": style.name, "template": style.template, "answers": list(style.answers)},
-         "model": backend.name, "chat_template": backend.chat, "spellings": spellings, "option_score": option_score,
-         "documents": len(documents), "samples": str(samples), "command": command},
-    )  # fmt: skip
+        {
+            "task": name,
+            "prompt": {"name": style.name, "template": style.template, "answers": list(style.answers)},
+            "model": backend.name,
+            "chat_template": backend.chat,
+            "spellings": spellings,
+            "option_score": option_score,
+            "documents": len(documents),
+            "samples": str(samples),
+            "command": command,
+        },
+    )
     return LmEvalExport(out, name, len(documents), backend.chat, spellings, command)
 
 
@@ -220,8 +228,8 @@ def _documents(
 
 
 def _lm_eval_argv(out: Path, name: str, model_args: str) -> list[str]:
-    return ["lm_eval", "--include_path", str(out), "--tasks", name, "--model", "hf", "--model_args", model_args,
-            "--batch_size", "8", "--log_samples"]  # fmt: skip
+    flags = ["--model", "hf", "--model_args", model_args, "--batch_size", "8", "--log_samples"]
+    return ["lm_eval", "--include_path", str(out), "--tasks", name, *flags]
 
 
 def _write_script(path: Path, name: str, pretrained: str, extra_model_args: str) -> None:
@@ -243,11 +251,18 @@ def choice_task(name: str, data_path: Path, metadata: dict[str, Any]) -> dict[st
     """An lm-eval ``multiple_choice`` task over a JSONL file of documents (``query``, ``choices``
     without a delimiter, ``target`` index)."""
     return {
-        "task": name, "dataset_path": "json", "dataset_kwargs": {"data_files": {"test": str(data_path)}},
-        "test_split": "test", "output_type": "multiple_choice", "doc_to_text": "query", "doc_to_choice": "choices",
-        "doc_to_target": "target", "target_delimiter": "",
-        "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}], "metadata": metadata,
-    }  # fmt: skip
+        "task": name,
+        "dataset_path": "json",
+        "dataset_kwargs": {"data_files": {"test": str(data_path)}},
+        "test_split": "test",
+        "output_type": "multiple_choice",
+        "doc_to_text": "query",
+        "doc_to_choice": "choices",
+        "doc_to_target": "target",
+        "target_delimiter": "",
+        "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
+        "metadata": metadata,
+    }
 
 
 def _write_yaml(
