@@ -175,8 +175,7 @@ def read_premise_rows(path: str | Path) -> list[OccupationRow]:
         raise PremiseFileError(
             path, [PremiseProblem(0, "", f"cannot read the file ({exc.strerror})")]
         ) from exc
-    lines = [(i, raw.strip()) for i, raw in enumerate(text.splitlines(), start=1)]
-    lines = [(i, t) for i, t in lines if t and not t.startswith("#")]
+    lines = _numbered_lines(text)
     rows: list[OccupationRow] = []
     problems: list[PremiseProblem] = []
     for number, line in lines:
@@ -193,12 +192,15 @@ def read_premise_rows(path: str | Path) -> list[OccupationRow]:
 
 def default_premise_templates() -> list[tuple[int, str]]:
     """The shipped premise templates as ``(line number, template)``."""
-    text = (resources.files("nlibias") / "resources" / _RESOURCE_TEMPLATES).read_text("utf-8")
-    return [
-        (i, t.strip())
-        for i, t in enumerate(text.splitlines(), start=1)
-        if t.strip() and not t.startswith("#")
-    ]
+    return _numbered_lines(
+        (resources.files("nlibias") / "resources" / _RESOURCE_TEMPLATES).read_text("utf-8")
+    )
+
+
+def _numbered_lines(text: str) -> list[tuple[int, str]]:
+    """``(line number, text)`` of each line that is not blank or a ``#`` comment, stripped."""
+    lines = [(i, line.strip()) for i, line in enumerate(text.splitlines(), start=1)]
+    return [(i, line) for i, line in lines if line and not line.startswith("#")]
 
 
 def build_premises(
