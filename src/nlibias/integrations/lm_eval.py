@@ -166,14 +166,8 @@ def _split(
     ctx, prompt, *wholes = (list(ids) for ids in encoded["input_ids"])
     for k, (tail, whole) in enumerate(zip(tails, wholes, strict=True)):
         own = whole[len(prompt) :]
-        wanted = own if expect is None else expect[k]
-        if (
-            not tail
-            or not own
-            or own != wanted
-            or whole[: len(prompt)] != prompt
-            or prompt[: len(ctx)] != ctx
-        ):
+        kept = whole[: len(prompt)] == prompt and prompt[: len(ctx)] == ctx
+        if not (tail and own and kept and own == (own if expect is None else expect[k])):
             raise ConfigError(
                 f"{tail!r} does not tokenize as {'its one token' if expect else 'its own tokens'} after the prompt "
                 f"of {backend.name} ({text[:60]!r}...), so lm-eval would not score what nlibias scores",
@@ -215,9 +209,8 @@ def _documents(
             doc["choices"] += [moved] if alone else []
         else:
             gold = [w for w in style.answers if style.labels[w] == sample.gold]
-            target = (
-                gold[0] if gold else ("no" if "no" in words else words[0])
-            )  # binary: contradiction is "no"
+            # binary: contradiction is "no"
+            target = gold[0] if gold else ("no" if "no" in words else words[0])
             doc |= {
                 "choice_answers": words,
                 "target": words.index(target),
