@@ -129,40 +129,22 @@ _Sentence = Annotated[_Stripped, nonblank("empty or missing sentence", "give bot
 
 class _CrowsRow(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    stereo_antistereo: Annotated[Literal["stereo", "antistereo"], BeforeValidator(str.strip)]
-    sent_more: _Sentence
-    sent_less: _Sentence
-    bias_type: _Stripped
-
-    def pair(self, index: str, provenance: dict[str, Any]) -> Sample:
-        return pair_sample(
-            CROWS_PAIRS,
-            index,
-            self.sent_more,
-            self.sent_less,
-            group=self.bias_type,
-            direction=self.stereo_antistereo,
-            provenance=provenance,
-        )
+    direction: Annotated[Literal["stereo", "antistereo"], BeforeValidator(str.strip)] = Field(
+        alias="stereo_antistereo"
+    )
+    more: _Sentence = Field(alias="sent_more")
+    less: _Sentence = Field(alias="sent_less")
+    group: _Stripped = Field(alias="bias_type")
+    counterfactual: None = None
 
 
 class _WinoQueerRow(BaseModel):
     model_config = ConfigDict(extra="ignore")
     group: _Stripped = Field(alias="Gender_ID_x")
     counterfactual: _Stripped = Field(alias="Gender_ID_y")
-    sent_x: _Sentence
-    sent_y: _Sentence
-
-    def pair(self, index: str, provenance: dict[str, Any]) -> Sample:
-        return pair_sample(
-            WINOQUEER,
-            index,
-            self.sent_x,
-            self.sent_y,
-            group=self.group,
-            counterfactual=self.counterfactual,
-            provenance=provenance,
-        )
+    more: _Sentence = Field(alias="sent_x")
+    less: _Sentence = Field(alias="sent_y")
+    direction: Literal["stereo"] = "stereo"
 
 
 class _UserPair(BaseModel):
@@ -183,28 +165,39 @@ class _UserPair(BaseModel):
 
 
 def _read_benchmark_pairs(
-    path: Path, columns: tuple[str, ...], model: type[_CrowsRow | _WinoQueerRow]
+    source: str, path: Path, columns: tuple[str, ...], model: type[_CrowsRow | _WinoQueerRow]
 ) -> list[Sample]:
     """The pairs of a benchmark's CSV, each row checked by ``model``."""
     samples: list[Sample] = []
     for line, record in read_csv_with_columns(path, columns):
         index = (record.get("") or str(len(samples))).strip()
-        samples.append(check_row(model, path, line, record).pair(index, {"row": index, "line": line}))
+        row = check_row(model, path, line, record)
+        samples.append(
+            pair_sample(
+                source,
+                index,
+                row.more,
+                row.less,
+                group=row.group,
+                direction=row.direction,
+                counterfactual=row.counterfactual,
+                provenance={"row": index, "line": line},
+            )
+        )
     return samples
 
 
 def read_crows_pairs(path: str | Path) -> list[Sample]:
     """CrowS-Pairs' ``crows_pairs_anonymized.csv``: 1,508 pairs, ``bias_type`` groups, directions."""
     columns = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
-    return _read_benchmark_pairs(Path(path), columns, _CrowsRow)
+    return _read_benchmark_pairs(CROWS_PAIRS, Path(path), columns, _CrowsRow)
 
 
 def read_winoqueer(path: str | Path) -> list[Sample]:
     """WinoQueer's ``winoqueer_final.csv``: ``sent_x`` names the LGBTQ+ identity (more
     stereotypical), ``sent_y`` the counterfactual."""
-    return _read_benchmark_pairs(
-        Path(path), ("Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y"), _WinoQueerRow
-    )
+    columns = ("Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y")
+    return _read_benchmark_pairs(WINOQUEER, Path(path), columns, _WinoQueerRow)
 
 
 def read_pair_rows(handle: IO[str], name: str | Path) -> list[Sample]:
