@@ -1,11 +1,6 @@
-"""The benchmark contract: one object per benchmark (compare HELM's ``Scenario``).
-
-A :class:`Benchmark` is the only extension point: its expansion, the sample sources it covers
-and, per predictor kind it scores (``classifier``, ``generative``, ``sentence-logprob`` or its
-own), the :class:`Measures` that apply: the scorer, the tables, the declared measures and the
-resampling units the gate and paired comparisons draw. Everything is a plain callable: the
-built-in benchmarks are assembled in :mod:`nlibias.catalog`, above the measures and the reports.
-The job resolves a samples file's benchmark once and passes it down (:class:`BenchmarkSamples`).
+"""The benchmark contract, the only extension point (compare HELM's ``Scenario``): a
+:class:`Benchmark`'s expansion, sample sources and, per predictor kind it scores, its
+:class:`Measures`. The built-in ones are assembled in :mod:`nlibias.catalog`.
 
 >>> def score(columns, outputs, *, model="", bootstrap=0, seed=0):
 ...     return {"overall": {"n": len(columns)}}
@@ -43,22 +38,18 @@ class Expansion(Protocol):
 
 
 Expander = Callable[..., Expansion]
-"""``expand(source: str | Path | None, **options) -> Expansion``; ``source`` None: the data dir."""
+"""``expand(source: str | Path | None, **options)``; ``source`` None: the data dir."""
 ColumnScorer = Callable[..., dict[str, Any]]
-"""``score(columns: SampleColumns, outputs: ModelOutputs, *, model: str, bootstrap: int, seed: int)``:
-one model's metrics, ``{"overall": M, "by_domain": {...}, ...}``."""
+"""``score(columns, outputs, *, model, bootstrap, seed)``: one model's metrics (``{"overall": M, ...}``)."""
 TablesFormatter = Callable[..., str]
-"""``tables(models, **options) -> str`` where ``models`` maps model key → that model's metrics
-(options such as ``by="subtopic"`` reach the formatters that take them)."""
+"""``tables(models, **options)``: the text tables of model key → that model's metrics."""
 AnswerRows = Callable[[Path, str, SampleColumns], Iterable[dict[str, Any]]]
-"""``answer_rows(path, column, columns)``: a file of answer strings (in ``column``) as native
-prediction rows for these samples, each line checked (the file and line named)."""
+"""``answer_rows(path, column, columns)``: a file's answer strings as checked prediction rows."""
 SentencePairs = Callable[[SampleColumns], list[SentencePair | None]]
-"""The sentence pair each sample stands for (None: scored through another sample of its item,
-or no pair could be recovered)."""
+"""The sentence pair each sample stands for (None: none, or scored through another sample)."""
 UnitsBuilder = Callable[[SampleColumns, ModelOutputs, str], RunUnits]
-"""``units(columns, outputs, model)``: one model's resampling units, whose statistic gives the
-headline measures from resampled totals (what the gate and paired comparisons draw)."""
+"""``units(columns, outputs, model)``: one model's resampling units (what the gate and paired
+comparisons draw)."""
 
 
 @dataclass(frozen=True)
@@ -68,14 +59,11 @@ class Measures:
     score: ColumnScorer
     tables: TablesFormatter
     across: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
-    """``across(models)``: what the models of this kind add to ``metrics.json`` together (e.g.
-    generative LMs' prompt sensitivity); None: nothing."""
+    """``across(models)``: what this kind's models add to ``metrics.json`` together."""
     infos: tuple[MeasureInfo, ...] = ()
-    """The measures reported on this kind's outputs (``score``'s, and a later stage's such as the
-    explanation rates), declared once: registering the benchmark registers them for the metrics'
-    schema, the reports and the verdicts (its headline measures)."""
+    """The measures reported on this kind's outputs, declared once (schema, reports, verdicts)."""
     units: UnitsBuilder | None = None
-    """The resampling units of one model's outputs; None: its runs cannot be gated or paired."""
+    """None: its runs cannot be gated or paired."""
 
     def resampling_units(
         self, columns: SampleColumns, outputs: ModelOutputs, *, model: str, measures: Iterable[str]
@@ -95,14 +83,13 @@ class Measures:
 
 @dataclass(frozen=True)
 class Extra:
-    """An analysis of several models together, written as ``metrics.json[name]`` when it has a
-    result (e.g. WinoQueer-NLI's agreement of sentence scores and NLI classifiers)."""
+    """An analysis of several models together, written as ``metrics.json[name]`` when not empty."""
 
     name: str
     compute: Callable[[SampleColumns, Mapping[str, ModelOutputs]], Any]
-    """``compute(columns, outputs_by_model)``: the result, or an empty value (nothing written)."""
+    """``compute(columns, outputs_by_model)``."""
     tables: Callable[[Mapping[str, Any]], str] | None = None
-    """``tables(metrics)``: its text table from the whole ``metrics.json`` ('' for none)."""
+    """``tables(metrics)``: its text table from the whole ``metrics.json``."""
 
 
 @dataclass(frozen=True)
@@ -116,11 +103,10 @@ class Benchmark:
     sources: tuple[str, ...]
     """The ``Sample.source`` values whose samples get this benchmark's measures."""
     measures: Mapping[str, Measures] = field(default_factory=dict)
-    """The measures of each predictor kind it scores, in the order its tables are shown."""
+    """The measures of each predictor kind it scores, in table order."""
     expand: Expander | None = None
-    """Source → samples; None for sample sets written by another stage (``nlibias extend``)."""
+    """None: its samples are written by another stage (``nlibias extend``)."""
     expand_options: tuple[str, ...] = ()
-    """Keyword options ``expand`` takes besides ``source``."""
     summary_table: Callable[[Mapping[str, Any]], str] | None = None
     provenance_keys: Collection[str] | None = ()
     """Provenance keys the measures read; None: all."""
@@ -129,30 +115,27 @@ class Benchmark:
     shared_premises: tuple[str, ...] = ()
     """Sources whose pair members must share their premise text."""
     sentence_pairs: SentencePairs | None = None
-    """The sentence pair each sample stands for (token-probability measures); None: none."""
     extras: tuple[Extra, ...] = ()
     prompt_styles: tuple[str, ...] = ()
-    """The multiple-choice prompt styles for its samples (empty: yes/no NLI prompts)."""
+    """Its multiple-choice prompt styles (empty: yes/no NLI prompts)."""
     answer_rows: AnswerRows | None = None
-    """How a file of answer strings is read (``nlibias score --answer-column``); None: not at all."""
+    """How ``nlibias score --answer-column`` reads a file of answer strings; None: it cannot."""
     resampling_unit: str = "pair"
     """What its bootstrap resamples (``metrics.json``'s ``bootstrap.unit``)."""
     pinned_data: tuple[PinnedData, ...] = ()
     citation: str = ""
     data: Mapping[str, Any] = field(default_factory=dict)
-    """Free-form facts for listings (licence, paper, counts)."""
+    """Free-form facts for listings."""
 
     def __post_init__(self) -> None:
-        if not self.sources:
-            raise ConfigError(
-                f"benchmark {self.name!r}: sources must name at least one sample source", parameter="sources"
-            )
         wrong = [kind for kind, m in self.measures.items() if not isinstance(m, Measures)]
-        if wrong:
-            raise ConfigError(
-                f"benchmark {self.name!r}: the measures of kind {wrong[0]!r} must be a Measures(score=, tables=)",
-                parameter="measures",
+        if not self.sources or wrong:
+            parameter, reason = (
+                ("sources", "sources must name at least one sample source")
+                if not self.sources
+                else ("measures", f"the measures of kind {wrong[0]!r} must be a Measures(score=, tables=)")
             )
+            raise ConfigError(f"benchmark {self.name!r}: {reason}", parameter=parameter)
 
     def measure_infos(self) -> tuple[MeasureInfo, ...]:
         """Every measure its scorers report, each once, in the order of its kinds."""
@@ -168,8 +151,7 @@ class Benchmark:
 
     def measures_for(self, kind: str) -> Measures:
         """The measures of ``kind``'s outputs (:meth:`refusal` says why there are none)."""
-        if kind not in self.measures:
-            raise ConfigError(self.refusal(kind, given="outputs of"), parameter="kind")
+        self.check_kinds([("kind", kind)], given="outputs of")
         return self.measures[kind]
 
     def check_kinds(
@@ -179,8 +161,7 @@ class Benchmark:
         others: Sequence[Benchmark] = (),
         given: str = "{parameter}= takes",
     ) -> None:
-        """Refuse predictor kinds it cannot score: ``kinds`` are (parameter, kind) pairs;
-        ``others``: the benchmarks to name that score them."""
+        """Refuse the (parameter, kind) pairs it cannot score, naming ``others`` that do."""
         for parameter, kind in kinds:
             if kind not in self.measures:
                 reason = self.refusal(kind, given=given.format(parameter=parameter), others=others)
@@ -202,8 +183,8 @@ class Benchmark:
                 )
 
     def refusal(self, kind: str, *, given: str, others: Sequence[Benchmark] = ()) -> str:
-        """Why outputs of ``kind`` cannot be scored on these samples and what to use instead
-        (``given``: how they were asked for, e.g. ``"models= takes"``)."""
+        """Why outputs of ``kind`` cannot be scored and what to use instead (``given``: how they
+        were asked for, e.g. ``"models= takes"``)."""
         scored = ", ".join(b.name for b in others if kind in b.measures) or "no registered"
         if kind == "sentence-logprob":
             instead = (
@@ -223,17 +204,17 @@ class Benchmark:
 
     def expand_source(self, source: str | Path | None = None, **options: Any) -> Expansion:
         """Expand ``source`` (default: the benchmark's file in the data dir) into samples."""
-        if self.expand is None:
-            raise ConfigError(
-                f"benchmark {self.name!r} has no expansion: its samples are written by another stage",
-                parameter="benchmark",
-            )
         unknown = sorted(set(options) - set(self.expand_options))
-        if unknown:
+        if self.expand is None or unknown:
             takes = ", ".join(self.expand_options) or "none"
+            reason = (
+                "has no expansion: its samples are written by another stage"
+                if self.expand is None
+                else f"takes no option(s) {', '.join(unknown)} (it takes: {takes})"
+            )
             raise ConfigError(
-                f"benchmark {self.name!r} takes no option(s) {', '.join(unknown)} (it takes: {takes})",
-                parameter=unknown[0],
+                f"benchmark {self.name!r} {reason}",
+                parameter="benchmark" if self.expand is None else unknown[0],
             )
         return self.expand(source, **options)
 
@@ -251,8 +232,7 @@ _KIND_NAMES: dict[str, str] = {
 
 @dataclass(frozen=True, eq=False)
 class BenchmarkSamples:
-    """A checked samples file, its benchmark and its samples as columns: what the job reads once
-    and passes to every predictor and measure (``sha256``: of the bytes read, for the manifest)."""
+    """A checked samples file, its benchmark and its columns, read once by the job and passed down."""
 
     benchmark: Benchmark
     columns: SampleColumns
@@ -268,7 +248,7 @@ class BenchmarkSamples:
 
     @cached_property
     def sentence_pairs(self) -> list[SentencePair | None]:
-        """The sentence pair each sample stands for (token-probability bias), from its benchmark."""
+        """The sentence pair each sample stands for, from its benchmark."""
         if self.benchmark.sentence_pairs is None:
             raise ConfigError(
                 f"the {self.benchmark.name} samples hold no sentence pairs, so language-model sentence "
@@ -278,5 +258,5 @@ class BenchmarkSamples:
         return self.benchmark.sentence_pairs(self.columns)
 
     def records(self) -> list[Sample]:
-        """The samples as objects (for predictors whose prompts are built from whole records)."""
+        """The samples as objects."""
         return self.columns.records()

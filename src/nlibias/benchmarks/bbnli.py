@@ -1,10 +1,6 @@
-"""BBNLI: expand the subtopic JSON files into samples (BBNLI's own expanded CSV is read by
-:mod:`nlibias.benchmarks.bbnli_csv`, the JSON files by :mod:`nlibias.benchmarks.bbnli_json`).
-
-The expansion matches the reference ``json2csv.py`` of github.com/feyzaakyurek/bbnli, so counts
-compare with the paper's (docs/design.md, "Data flow"); duplicates are dropped as NLI samples:
-bias samples are unique by (formulation, premise, hypothesis), test samples by (premise,
-hypothesis, true label) within a subtopic.
+"""BBNLI's subtopic JSON files expanded into samples as the reference ``json2csv.py`` does, so
+counts compare with the paper's; repeated NLI samples are dropped (bias ones by formulation,
+premise and hypothesis, test ones by premise, hypothesis and label, within a subtopic).
 
 >>> from nlibias.benchmarks.bbnli_source import BBNLI_DATA
 >>> from nlibias.benchmarks.data_locations import resolve_data
@@ -28,7 +24,6 @@ from nlibias.benchmarks.bbnli_json import Formulation as Formulation
 from nlibias.benchmarks.bbnli_json import load_bbnli_dir as load_bbnli_dir
 from nlibias.benchmarks.bbnli_json import load_bbnli_json as load_bbnli_json
 from nlibias.benchmarks.templating import render
-from nlibias.errors import ConfigError
 from nlibias.schema import Sample
 
 SOURCE = "bbnli"
@@ -40,14 +35,13 @@ class Expansion:
 
     samples: tuple[Sample, ...]
     degenerate_pairs: tuple[str, ...] = ()
-    """Pair keys whose pro and anti samples have identical premise and hypothesis."""
+    """Pair keys whose pro and anti samples have identical texts."""
     unpaired: tuple[str, ...] = ()
     """Ids of bias samples with no group-swapped twin."""
     warnings: tuple[str, ...] = ()
     sources: tuple[str, ...] = field(default=())
     origin: str | None = None
-    """The path the samples were expanded from, as the user resolved it (the expansion summary's
-    ``source``)."""
+    """The path expanded (the summary's ``source``)."""
 
     @property
     def bias_samples(self) -> list[Sample]:
@@ -76,41 +70,26 @@ class Expansion:
         }
 
     def counts_by_subtopic(self) -> list[dict[str, Any]]:
-        """One row per subtopic: domain, bias samples, pairs, degenerate pairs, test samples."""
-        rows: dict[str, dict[str, Any]] = {}
-        degenerate = set(self.degenerate_pairs)
-        unpaired = set(self.unpaired)
+        """One row per subtopic: domain, bias samples, pairs, degenerate pairs, unpaired, test samples."""
+        by_subtopic: dict[str, list[Sample]] = {}
         for sample in self.samples:
-            row = rows.setdefault(
-                sample.subtopic,
+            by_subtopic.setdefault(sample.subtopic, []).append(sample)
+        rows = []
+        for subtopic, members in by_subtopic.items():
+            bias = [s for s in members if s.is_bias_sample]
+            paired = {s.pair_key for s in bias if s.pair_key is not None and s.id not in self.unpaired}
+            rows.append(
                 {
-                    "domain": sample.domain,
-                    "subtopic": sample.subtopic,
-                    "bias": 0,
-                    "pairs": set(),
-                    "degenerate_pairs": set(),
-                    "unpaired": 0,
-                    "test": 0,
-                },
+                    "domain": members[0].domain,
+                    "subtopic": subtopic,
+                    "bias": len(bias),
+                    "pairs": len(paired),
+                    "degenerate_pairs": len(paired & set(self.degenerate_pairs)),
+                    "unpaired": sum(s.id in self.unpaired for s in bias),
+                    "test": len(members) - len(bias),
+                }
             )
-            if not sample.is_bias_sample:
-                row["test"] += 1
-                continue
-            row["bias"] += 1
-            if sample.id in unpaired:
-                row["unpaired"] += 1
-            elif sample.pair_key is not None:
-                row["pairs"].add(sample.pair_key)
-                if sample.pair_key in degenerate:
-                    row["degenerate_pairs"].add(sample.pair_key)
-        return [
-            {**row, "pairs": len(row["pairs"]), "degenerate_pairs": len(row["degenerate_pairs"])}
-            for row in rows.values()
-        ]
-
-
-# ---------------------------------------------------------------------------------------------
-# Expansion
+        return rows
 
 
 def pair_key(subtopic: str, premise_index: int, combination_index: int, template_index: int) -> str:
@@ -127,9 +106,7 @@ class _Rendering:
     values: dict[Formulation, dict[str, str]]
     """Placeholder values by formulation (anti swaps the groups)."""
     premises: dict[Formulation, str]
-    """The premise rendered under each formulation."""
     provenance: dict[str, Any]
-    """What every sample of this premise and combination records."""
 
     def sample(
         self,
@@ -139,8 +116,8 @@ class _Rendering:
         sample_id: str,
         pair_key: str | None,
     ) -> Sample:
-        """The sample of ``template`` rendered as ``hypothesis`` under ``formulation``: a bias sample
-        (stereotype: the formulation) when it has a ``pair_key``, a test sample when not."""
+        """``template`` rendered as ``hypothesis`` under ``formulation``: a bias sample when it has a
+        ``pair_key``, else a test sample."""
         values = self.values[formulation]
         provenance = {
             **self.provenance,
@@ -199,9 +176,7 @@ def _bias_pairs(
     for template in sub.bias_hypotheses:
         texts = {f: render(template.text, rendering.values[f]) for f in FORMULATIONS}
         keys = {f: (f, premises[f], texts[f]) for f in FORMULATIONS}
-        if keys["pro"] in seen:
-            # The same words render the same texts in both formulations, so the anti twin
-            # is a repeat too: the pair was already emitted.
+        if keys["pro"] in seen:  # then its anti twin is a repeat too
             continue
         seen.update(keys.values())
         key = pair_key(sub.subtopic, rendering.premise_index, rendering.combination_index, template.index)
@@ -242,8 +217,7 @@ def expand_subtopic(sub: BBNLISubtopic) -> tuple[list[Sample], list[str]]:
 
 
 def domain_folder_warnings(subtopics: Sequence[BBNLISubtopic], root: Path) -> tuple[str, ...]:
-    """A warning when a subtopic file's ``domain`` differs from the folder it sits in (BBNLI's
-    layout is ``<domain>/<subtopic>.json``): the file's ``domain`` is used, the folder ignored.
+    """A warning when a subtopic file's ``domain`` differs from its folder (the file's is used).
 
     >>> sub = BBNLISubtopic("d/race/x.json", "x", "x", "gender", (), (), (), {}, "a", "b")
     >>> domain_folder_warnings([sub], Path("d"))[0][:57]
@@ -273,22 +247,16 @@ def degenerate_warning(degenerate: Sequence[str]) -> str:
 
 
 def expand_bbnli(source: str | Path) -> Expansion:
-    """Expand a BBNLI JSON directory (or one file). BBNLI's expanded CSV layout is read by
-    :func:`nlibias.benchmarks.bbnli_source.expand_bbnli_source`, which takes either."""
+    """Expand a BBNLI JSON directory or file, or BBNLI's expanded CSV (:mod:`~nlibias.benchmarks.bbnli_csv`)."""
     source = Path(source)
     if source.is_file() and source.suffix.lower() == ".csv":
-        raise ConfigError(
-            f"{source} is BBNLI's expanded CSV layout: read it with expand_bbnli_source "
-            "(nlibias.benchmarks.bbnli_source), which reads the JSON files and the CSV",
-            parameter="source",
-        )
-    samples: list[Sample] = []
-    degenerate: list[str] = []
+        from nlibias.benchmarks.bbnli_csv import read_bbnli_csv  # it imports this module
+
+        return read_bbnli_csv(source)
     subtopics = load_bbnli_dir(source)
-    for sub in subtopics:
-        sub_samples, sub_degenerate = expand_subtopic(sub)
-        samples.extend(sub_samples)
-        degenerate.extend(sub_degenerate)
+    expanded = [expand_subtopic(sub) for sub in subtopics]
+    samples = [sample for found, _ in expanded for sample in found]
+    degenerate = [key for _, keys in expanded for key in keys]
     warnings: tuple[str, ...] = (degenerate_warning(degenerate),) if degenerate else ()
     warnings += domain_folder_warnings(subtopics, source)
     return Expansion(

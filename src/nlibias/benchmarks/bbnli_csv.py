@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 
 from nlibias.benchmarks.bbnli import SOURCE, Expansion, degenerate_warning
-from nlibias.benchmarks.bbnli_json import DEFAULT_ANSWER_CHOICES, FORMULATIONS, subtopic_id
+from nlibias.benchmarks.bbnli_json import DEFAULT_ANSWER_CHOICES, Formulation, subtopic_id
+from nlibias.benchmarks.rows import Text, check_row, refuse
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample, Stereotype
 from nlibias.textio.text_files import read_csv_with_columns
@@ -34,101 +36,83 @@ CSV_COLUMNS = (
     "reference",
 )
 _LABELS = tuple(c.lower() for c in DEFAULT_ANSWER_CHOICES)
-_HYPOTHESIS_TYPES: dict[str, Stereotype | None] = {
+_STEREOTYPES: dict[str, Stereotype | None] = {
     "test": None,
     "stereotypical": "pro",
     "anti-stereotypical": "anti",
 }
 
 
-def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
-    rows = 0
-    fix = f"BBNLI's CSV layout has the columns {','.join(CSV_COLUMNS)}"
-    for line, row in read_csv_with_columns(path, CSV_COLUMNS, fix=fix):
-        rows += 1
-        yield line, row
-    if not rows:
-        raise SourceError(path, None, "no data rows (only a header)", fix="point at BBNLI's expanded CSV")
+def _label(value: str) -> str:
+    """``true_label`` 0, 1 or 2 as its label (-1 would index from the end)."""
+    index = int(value) if value.strip().lstrip("+-").isdigit() else -1
+    if not 0 <= index < len(_LABELS):
+        raise refuse(
+            f"{value!r} is not 0, 1 or 2", "labels follow answer_choices [Contradiction, Neutral, Entailment]"
+        )
+    return _LABELS[index]
 
 
-@dataclass(frozen=True)
-class _Row:
-    """One validated CSV row."""
+class CsvRow(BaseModel):
+    """One CSV row, checked: known hypothesis type and formulation, a label, no empty text, bias
+    hypotheses neutral."""
 
-    line: int
-    fields: dict[str, str]
-    kind: str
-    """``hypothesis_type``: test, stereotypical or anti-stereotypical."""
-    formulation: str
-    gold: Label
-    subtopic: str
-    premise_id: str
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    hypothesis_type: Annotated[
+        Literal["test", "stereotypical", "anti-stereotypical"], BeforeValidator(str.strip)
+    ]
+    type: Annotated[Formulation, BeforeValidator(str.strip)]
+    true_label: Annotated[Label, BeforeValidator(_label)]
+    premise: Text
+    hypothesis: Text
+    name: Text
+    domain: Text
+    id: Annotated[str, BeforeValidator(str.strip)]
+    question: str
+    bias_label: str
+    reference: str
+
+    @model_validator(mode="after")
+    def _bias_neutral(self) -> CsvRow:
+        if self.stereotype is not None and self.true_label != "neutral":
+            raise refuse(
+                f"a {self.hypothesis_type} hypothesis has gold {self.true_label}; BBNLI's bias hypotheses are neutral (1)",
+                "set true_label to 1, or mark the row as a test hypothesis",
+                "true_label",
+            )
+        return self
 
     @property
     def stereotype(self) -> Stereotype | None:
-        return _HYPOTHESIS_TYPES[self.kind]
+        return _STEREOTYPES[self.hypothesis_type]
+
+    @property
+    def subtopic(self) -> str:
+        return subtopic_id(self.name)
 
     def sample(self, sample_id: str, provenance: dict[str, Any], pair_key: str | None = None) -> Sample:
         return Sample(
             id=sample_id,
             source=SOURCE,
-            domain=self.fields["domain"],
+            domain=self.domain,
             subtopic=self.subtopic,
-            premise=self.fields["premise"],
-            hypothesis=self.fields["hypothesis"],
-            gold=self.gold,
+            premise=self.premise,
+            hypothesis=self.hypothesis,
+            gold=self.true_label,
             stereotype=self.stereotype,
             pair_key=pair_key,
             provenance=provenance,
         )
 
 
-def _gold(path: Path, line: int, row: dict[str, str]) -> Label:
-    """The row's ``true_label`` (0, 1 or 2) as a label."""
-    try:
-        label_id = int(row["true_label"])
-        if not 0 <= label_id < len(_LABELS):  # -1 would index from the end
-            raise IndexError(label_id)
-        gold: Label = _LABELS[label_id]  # type: ignore[assignment]
-    except (ValueError, IndexError):
-        raise SourceError(
-            path,
-            "true_label",
-            f"{row['true_label']!r} is not 0, 1 or 2",
-            line=line,
-            fix="labels follow answer_choices [Contradiction, Neutral, Entailment]",
-        ) from None
-    return gold
-
-
-def _check_row(path: Path, line: int, row: dict[str, str]) -> _Row:
-    """The row validated: known hypothesis type and formulation, a label, no empty text, bias
-    hypotheses neutral."""
-    kind = row["hypothesis_type"].strip()
-    if kind not in _HYPOTHESIS_TYPES:
-        raise SourceError(
-            path,
-            "hypothesis_type",
-            f"unknown value {kind!r}",
-            line=line,
-            fix="use test, stereotypical or anti-stereotypical",
-        )
-    formulation = row["type"].strip()
-    if formulation not in FORMULATIONS:
-        raise SourceError(path, "type", f"unknown value {formulation!r}", line=line, fix="use pro or anti")
-    gold = _gold(path, line, row)
-    for column in ("premise", "hypothesis", "name", "domain"):
-        if not row[column].strip():
-            raise SourceError(path, column, "empty value", line=line)
-    if _HYPOTHESIS_TYPES[kind] is not None and gold != "neutral":
-        raise SourceError(
-            path,
-            "true_label",
-            f"a {kind} hypothesis has gold {gold}; BBNLI's bias hypotheses are neutral (1)",
-            line=line,
-            fix="set true_label to 1, or mark the row as a test hypothesis",
-        )
-    return _Row(line, row, kind, formulation, gold, subtopic_id(row["name"]), row["id"].strip())
+def _csv_rows(path: Path) -> Iterator[tuple[int, CsvRow]]:
+    fix = f"BBNLI's CSV layout has the columns {','.join(CSV_COLUMNS)}"
+    rows = 0
+    for line, raw in read_csv_with_columns(path, CSV_COLUMNS, fix=fix):
+        rows += 1
+        yield line, check_row(CsvRow, path, line, raw)
+    if not rows:
+        raise SourceError(path, None, "no data rows (only a header)", fix="point at BBNLI's expanded CSV")
 
 
 class _Blocks:
@@ -141,17 +125,17 @@ class _Blocks:
         self._last_type: dict[tuple[str, str], str] = {}
         self._position: Counter[tuple[str, str, int, str]] = Counter()
 
-    def block(self, row: _Row) -> int:
+    def block(self, row: CsvRow) -> int:
         """The row's block (call once per row, in file order)."""
-        group_key = (row.subtopic, row.premise_id)
-        if row.formulation == "pro" and self._last_type.get(group_key) == "anti":
+        group_key = (row.subtopic, row.id)
+        if row.type == "pro" and self._last_type.get(group_key) == "anti":
             self._block_of[group_key] = self._block_of.get(group_key, 0) + 1
-        self._last_type[group_key] = row.formulation
+        self._last_type[group_key] = row.type
         return self._block_of.setdefault(group_key, 0)
 
-    def next_position(self, row: _Row, block: int, stereotype: str) -> int:
+    def next_position(self, row: CsvRow, block: int, stereotype: str) -> int:
         """The row's rank among its block's rows of the same stereotype."""
-        key = (row.subtopic, row.premise_id, block, stereotype)
+        key = (row.subtopic, row.id, block, stereotype)
         self._position[key] += 1
         return self._position[key] - 1
 
@@ -180,29 +164,20 @@ def read_bbnli_csv(path: str | Path) -> Expansion:
     pending: dict[str, list[Sample]] = {}
     seen: set[tuple[str, ...]] = set()
     blocks = _Blocks()
-    for line, fields in _csv_rows(path):
-        row = _check_row(path, line, fields)
+    for line, row in _csv_rows(path):
         block = blocks.block(row)
         provenance = {
-            "premise_index": row.premise_id,
+            "premise_index": row.id,
             "block": block,
             "csv_line": line,
-            "formulation": row.formulation,
-            "question": fields["question"] or None,
-            "reference": fields["reference"] or None,
+            "formulation": row.type,
+            "question": row.question or None,
+            "reference": row.reference or None,
             "file": str(path),
         }
         stereotype = row.stereotype
-        if stereotype is None:
-            dedup_key: tuple[str, ...] = (
-                "test",
-                row.subtopic,
-                fields["premise"],
-                fields["hypothesis"],
-                row.gold,
-            )
-        else:
-            dedup_key = ("bias", row.subtopic, row.formulation, fields["premise"], fields["hypothesis"])
+        texts = (row.subtopic, row.premise, row.hypothesis)
+        dedup_key = ("test", *texts, row.true_label) if stereotype is None else ("bias", row.type, *texts)
         if dedup_key in seen:
             continue
         seen.add(dedup_key)
@@ -210,8 +185,8 @@ def read_bbnli_csv(path: str | Path) -> Expansion:
             samples.append(row.sample(f"{SOURCE}:{row.subtopic}:test:csv{line}", provenance))
             continue
         k = blocks.next_position(row, block, stereotype)
-        key = f"{SOURCE}:{row.subtopic}:p{row.premise_id}:b{block:03d}:h{k}"
-        sample = row.sample(f"{key}:{stereotype}", {**provenance, "bias_label": fields["bias_label"]}, key)
+        key = f"{SOURCE}:{row.subtopic}:p{row.id}:b{block:03d}:h{k}"
+        sample = row.sample(f"{key}:{stereotype}", {**provenance, "bias_label": row.bias_label}, key)
         samples.append(sample)
         pending.setdefault(key, []).append(sample)
 

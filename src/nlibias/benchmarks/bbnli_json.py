@@ -1,8 +1,6 @@
-"""BBNLI's subtopic JSON files: the parsed records and the reader that validates them.
-
-A subtopic file holds premise and hypothesis templates with ``{{NAME}}`` placeholders, the
-``data`` word lists that fill them and the two groups ``GROUP1``/``GROUP2``; errors name the
-file, line and field.
+"""BBNLI's subtopic JSON files (premise and hypothesis templates with ``{{NAME}}`` placeholders,
+the ``data`` word lists that fill them, groups ``GROUP1``/``GROUP2``), read and checked; a refusal
+names the file, line and field.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ from nlibias.benchmarks.templating import GROUP_SLOTS, placeholders
 from nlibias.errors import SourceError
 from nlibias.schema import Label
 from nlibias.schema.declared import is_int
-from nlibias.textio.json_text import unique_keys_json
+from nlibias.textio.json_text import parse_json, unique_keys_json
 from nlibias.textio.text_files import check_json_text, read_text
 
 DEFAULT_ANSWER_CHOICES = ("Contradiction", "Neutral", "Entailment")
@@ -61,7 +59,7 @@ class BBNLITemplate:
 
 @dataclass(frozen=True)
 class BBNLISubtopic:
-    """A parsed, validated BBNLI subtopic file."""
+    """A checked BBNLI subtopic file."""
 
     path: str
     subtopic: str
@@ -87,31 +85,21 @@ class BBNLISubtopic:
         return {**words, "GROUP1": first, "GROUP2": second}
 
 
-# ---------------------------------------------------------------------------------------------
-# Reading and validating one file
-
-
 def _line_of(text: str, key: str) -> int | None:
-    """Line number of the first occurrence of ``"key"`` in a JSON text (for error messages)."""
+    """The line of the first ``"key":`` in a JSON text."""
     match = re.search(r'"' + re.escape(key) + r'"\s*:', text)
     return text.count("\n", 0, match.start()) + 1 if match else None
 
 
-def _is_string_list(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
-
-
 def _parse_object(path: Path, text: str) -> dict[str, Any]:
-    """The file's JSON object; a syntax error or another top-level value is refused."""
+    """The file's JSON object (a syntax error, a key twice or another value refused)."""
     try:
-        raw = check_json_text(path, text, unique_keys_json(path, text))  # a key twice is refused
+        raw = check_json_text(path, text, unique_keys_json(path, text))
     except json.JSONDecodeError as exc:
         raise SourceError(
             path, None, f"invalid JSON: {exc.msg}", line=exc.lineno, fix="fix the syntax at that position"
         ) from exc
     except (RecursionError, ValueError):  # nested too deep, a number past the digit limit
-        from nlibias.textio.json_text import parse_json
-
         parse_json(path, text, allow_nan=True)  # raises a SourceError saying which, with the line
         raise
     if not isinstance(raw, dict):
@@ -135,53 +123,43 @@ class _SubtopicFile:
     def fail(self, key: str, reason: str, fix: str | None = None) -> SourceError:
         return SourceError(self.path, key, reason, line=_line_of(self.text, key), fix=fix)
 
-    def string_list(self, key: str) -> tuple[str, ...]:
-        value = self.raw[key]
-        if not _is_string_list(value):
-            raise self.fail(key, "expected a non-empty list of strings")
+    def string_list(self, key: str, value: Any = None, where: str = "") -> tuple[str, ...]:
+        value = self.raw[key] if value is None else value
+        if not (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
+            raise self.fail(key, f"{where}expected a non-empty list of strings")
         return tuple(value)
 
     def groups(self) -> tuple[str, str]:
         """``GROUP1[0]`` and ``GROUP2[0]``, which must differ."""
         group1, group2 = self.string_list("GROUP1")[0], self.string_list("GROUP2")[0]
         if group1 == group2:
-            raise self.fail(
-                "GROUP2",
-                f"GROUP1 and GROUP2 are both {group1!r}: no pro/anti pair can be formed",
-                fix="name two different groups",
-            )
+            reason = f"GROUP1 and GROUP2 are both {group1!r}: no pro/anti pair can be formed"
+            raise self.fail("GROUP2", reason, fix="name two different groups")
         return group1, group2
 
-    def check_strings(self, *keys: str) -> None:
-        for key in keys:
-            if not isinstance(self.raw[key], str) or not self.raw[key].strip():
-                raise self.fail(key, "expected a non-empty string")
+    def text_of(self, key: str) -> str:
+        if not isinstance(self.raw[key], str) or not self.raw[key].strip():
+            raise self.fail(key, "expected a non-empty string")
+        return str(self.raw[key])
 
     def words(self) -> dict[str, tuple[str, ...]]:
         """The ``data`` word lists by placeholder name, in file order."""
         data = self.raw["data"]
         if not isinstance(data, dict):
             raise self.fail("data", "expected an object mapping each placeholder to its list of words")
-        words: dict[str, tuple[str, ...]] = {}
-        for key, value in data.items():
-            if not _is_string_list(value):
-                raise self.fail(key, f"data.{key}: expected a non-empty list of strings")
-            if key in GROUP_SLOTS:
-                raise self.fail(key, f"data.{key}: {key} is set by GROUP1/GROUP2, not by a word list")
-            words[key] = tuple(value)
+        words = {key: self.string_list(key, value, f"data.{key}: ") for key, value in data.items()}
+        slot = next((key for key in words if key in GROUP_SLOTS), None)
+        if slot is not None:
+            raise self.fail(slot, f"data.{slot}: {slot} is set by GROUP1/GROUP2, not by a word list")
         return words
-
-    @property
-    def answer_choices(self) -> Any:
-        return self.raw.get("answer_choices", list(DEFAULT_ANSWER_CHOICES))
 
     def labels(self) -> list[Label]:
         """``answer_choices`` (default: BBNLI's), lower-cased: a permutation of the three NLI labels."""
-        choices = self.answer_choices
+        choices = self.raw.get("answer_choices", list(DEFAULT_ANSWER_CHOICES))
         normalized = [c.lower() for c in choices] if isinstance(choices, list) else []
         if sorted(normalized) != ["contradiction", "entailment", "neutral"]:
             raise self.fail("answer_choices", f"expected the three NLI labels, got {choices!r}")
-        return [c for c in normalized]
+        return normalized
 
     def questions(self, key: str, count: int) -> list[str | None]:
         value = self.raw.get(key)
@@ -211,9 +189,9 @@ class _TemplateChecks:
 
     def label(self, key: str, index: int, value: Any) -> Label:
         if not is_int(value) or not 0 <= value < 3:
+            choices = self.file.raw.get("answer_choices", list(DEFAULT_ANSWER_CHOICES))
             raise self.file.fail(
-                key,
-                f"{key}[{index}]: label {value!r} is not an index into answer_choices {self.file.answer_choices}",
+                key, f"{key}[{index}]: label {value!r} is not an index into answer_choices {choices}"
             )
         return self.labels[value]
 
@@ -245,13 +223,13 @@ class _TemplateChecks:
 
 
 def load_bbnli_json(path: str | Path) -> BBNLISubtopic:
-    """Parse and validate one BBNLI subtopic file; errors name the file, line, field and reason."""
+    """Read and check one BBNLI subtopic file."""
     path = Path(path)
     text = read_text(path)
     file = _SubtopicFile(path, text, _parse_object(path, text))
     premises = file.string_list("premise")
     group1, group2 = file.groups()
-    file.check_strings("name", "domain")
+    name, domain = file.text_of("name"), file.text_of("domain")
     words = file.words()
     checks = _TemplateChecks(file, frozenset(words) | frozenset(GROUP_SLOTS), file.labels())
     for i, premise in enumerate(premises):
@@ -261,9 +239,9 @@ def load_bbnli_json(path: str | Path) -> BBNLISubtopic:
     references = file.raw.get("reference", [])
     return BBNLISubtopic(
         path=str(path),
-        subtopic=subtopic_id(file.raw["name"]),
-        name=file.raw["name"],
-        domain=file.raw["domain"].strip(),
+        subtopic=subtopic_id(name),
+        name=name,
+        domain=domain.strip(),
         premises=premises,
         test_hypotheses=tests,
         bias_hypotheses=bias,

@@ -1,7 +1,5 @@
-"""BBNLI from either of its layouts: the JSON directory (:mod:`nlibias.benchmarks.bbnli`) or the
-expanded CSV of BBNLI's own ``json2csv.py`` (:mod:`nlibias.benchmarks.bbnli_csv`); the
-benchmark's :attr:`~nlibias.benchmarks.base.Benchmark.expand`. BBNLI's upstream files, pinned
-and checked on download, are :data:`BBNLI_DATA` (the registered benchmark's ``pinned_data``).
+"""BBNLI's pinned upstream files (:data:`BBNLI_DATA`) and the benchmark's expansion of either of
+its layouts, the JSON directory or the expanded CSV of its ``json2csv.py``.
 
 >>> len(BBNLI_DATA.files), BBNLI_DATA.paths()[0]
 (16, 'bbnli/gender/man_is_to_breadwinner.json')
@@ -9,16 +7,14 @@ and checked on download, are :data:`BBNLI_DATA` (the registered benchmark's ``pi
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from nlibias.benchmarks.bbnli import Expansion, expand_bbnli
-from nlibias.benchmarks.bbnli_csv import read_bbnli_csv
 from nlibias.benchmarks.data_locations import PinnedData, resolve_data
 
 BBNLI_COMMIT = "9f55895637b92a7e8ae29c07f9a769499e8287fe"
 
-# Upstream location of each file of the layout, and its SHA-256. The sums are those of the copy
-# the project is tested against (the pinned release); a download that differs is refused.
 _BBNLI_URL = f"https://raw.githubusercontent.com/feyzaakyurek/bbnli/{BBNLI_COMMIT}/data/nli/"
 BBNLI_DATA = PinnedData(
     name="bbnli",
@@ -50,12 +46,6 @@ BBNLI_DATA = PinnedData(
 
 
 def expand_bbnli_source(source: str | Path | None = None) -> Expansion:
-    """BBNLI's JSON directory (:func:`expand_bbnli`) or expanded CSV (:func:`read_bbnli_csv`) at ``source``, by default BBNLI in the data dir (the benchmark's
-    :attr:`~nlibias.benchmarks.base.Benchmark.expand`); the summary names the resolved source."""
-    from dataclasses import replace
-
+    """:func:`expand_bbnli` of ``source`` (default: BBNLI in the data dir), its summary naming it."""
     path = resolve_data(BBNLI_DATA, source)
-    expansion = (
-        read_bbnli_csv(path) if path.is_file() and path.suffix.lower() == ".csv" else expand_bbnli(path)
-    )
-    return replace(expansion, origin=str(path))
+    return replace(expand_bbnli(path), origin=str(path))

@@ -1,9 +1,6 @@
-"""BBQ (Parrish et al. 2022): the category JSONL files into samples, and the rule that reads an
-answer string as one of an example's three options (docs/bbq.md).
-
-A sample keeps an example's context as its premise and its question as its hypothesis; what the
-measures read (options, bias target, condition, polarity, filled template) is in its provenance
-(:data:`PROVENANCE`; docs/design.md, "BBQ"). ``gold`` is ``neutral``: BBQ has no NLI label.
+"""BBQ (Parrish et al. 2022): the category JSONL files into samples (context as premise, question
+as hypothesis, gold ``neutral``, what the measures read in :data:`PROVENANCE`), and the rule that
+reads an answer string as one of an example's three options (docs/bbq.md, docs/design.md "BBQ").
 """
 
 from __future__ import annotations
@@ -80,8 +77,7 @@ class _Metadata(BaseModel):
 
 
 class BBQRow(BaseModel):
-    """The fields of one upstream line that the samples keep (others, such as a results file's
-    answer columns, are ignored)."""
+    """The fields of one upstream line the samples keep (others are ignored)."""
 
     model_config = ConfigDict(extra="ignore")
     example_id: Annotated[int, Field(ge=0, strict=True)]
@@ -108,8 +104,7 @@ class BBQRow(BaseModel):
 
 def read_bbq_rows(path: Path) -> Iterator[tuple[int, dict[str, Any], BBQRow]]:
     """Each line of an upstream BBQ JSONL file (data or results) as (line, raw object, checked
-    fields); a line that is not a BBQ example, an example id repeated in the file (refused with
-    both lines) and a file without examples are refused with the file, line and field."""
+    row); a line that is no BBQ example, a repeated example id or a file without one is refused."""
     seen: dict[tuple[str, int], int] = {}
     for line, text in enumerate(stream_lines(path), start=1):
         if not text.strip():
@@ -137,16 +132,19 @@ def read_bbq_rows(path: Path) -> Iterator[tuple[int, dict[str, Any], BBQRow]]:
         raise SourceError(path, None, "no BBQ examples in the file")
 
 
-def bias_target(row: BBQRow) -> int | None:
-    """The answer the example's stereotype targets (docs/design.md, "BBQ"), or None when not
-    exactly one does."""
+def _targets(row: BBQRow) -> list[int]:
     groups = {g.casefold() for g in row.additional_metadata.stereotyped_groups}
-    found = [
+    return [
         k
         for k in range(3)
         if row.info(k)[1] != UNKNOWN_GROUP
         and (row.info(k)[1].casefold() in groups or row.info(k)[0].casefold() in groups)
     ]
+
+
+def bias_target(row: BBQRow) -> int | None:
+    """The answer the example's stereotype targets (docs/design.md, "BBQ"), unless not exactly one."""
+    found = _targets(row)
     return found[0] if len(found) == 1 else None
 
 
@@ -156,22 +154,20 @@ def _unknown_answer(row: BBQRow) -> int | None:
 
 
 def to_sample(path: Path, line: int, row: BBQRow, proper_names: frozenset[str]) -> Sample:
-    """The sample of one checked BBQ example (refused, naming the file, line and example, when it
-    has no single unknown option or bias target)."""
+    """The sample of one checked example (refused without a single unknown option or bias target)."""
     where = f"example_id {row.example_id} ({row.category})"
     unknown = _unknown_answer(row)
     if unknown is None:
-        raise SourceError(
-            path, "answer_info", f"{where} has no single 'unknown' answer (its groups: "
-            f"{', '.join(row.info(k)[1] for k in range(3))})", line=line,
-        )  # fmt: skip
+        groups = ", ".join(row.info(k)[1] for k in range(3))
+        reason = f"{where} has no single 'unknown' answer (its groups: {groups})"
+        raise SourceError(path, "answer_info", reason, line=line)
     target = bias_target(row)
     if target is None:
         raise SourceError(
             path,
             "additional_metadata.stereotyped_groups",
             f"{where}: the stereotyped groups {row.additional_metadata.stereotyped_groups} match "
-            f"{'none' if not _matches(row) else 'two'} of its answers' groups "
+            f"{'two' if _targets(row) else 'none'} of its answers' groups "
             f"({', '.join(row.info(k)[1] for k in range(3))}); the bias target must be exactly one answer",
             line=line,
             fix="correct the example's answer_info or stereotyped_groups, or remove it",
@@ -204,14 +200,9 @@ def to_sample(path: Path, line: int, row: BBQRow, proper_names: frozenset[str]) 
     )
 
 
-def _matches(row: BBQRow) -> bool:
-    groups = {g.casefold() for g in row.additional_metadata.stereotyped_groups}
-    return any(row.info(k)[1].casefold() in groups or row.info(k)[0].casefold() in groups for k in range(3))
-
-
 def proper_names(folder: Path) -> frozenset[str]:
-    """The first names of BBQ's proper-name vocabulary (an example naming its people by one is a
-    ``name`` example, else ``label``); empty when the file is absent."""
+    """The first names of BBQ's proper-name vocabulary (empty when absent): an example naming its
+    people by one is a ``name`` example, else ``label``."""
     path = folder / NAMES_FILE
     if not path.is_file():
         return frozenset()
@@ -220,7 +211,7 @@ def proper_names(folder: Path) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class BBQExpansion:
-    """The samples of the BBQ category files found, with what a user must know about them."""
+    """The samples of the BBQ category files found."""
 
     samples: tuple[Sample, ...]
     files: tuple[str, ...]
@@ -262,7 +253,7 @@ def expand_bbq(source: str | Path | None = None) -> BBQExpansion:
             raise SourceError(
                 path, None, "no BBQ category file (CATEGORY.jsonl) found", fix=f"put them in {path}/data"
             )
-    if source is not None:  # a copy elsewhere: each file under a pinned file's name is verified as it
+    if source is not None:  # a copy elsewhere: files under a pinned file's name are verified
         remedy = "restore the pinned file, or rename yours to read it as your own data"
         verify_files(BBQ_DATA, _pinned_copies(files, root), remedy=remedy)
     names = proper_names(root)
@@ -277,8 +268,7 @@ def expand_bbq(source: str | Path | None = None) -> BBQExpansion:
 
 
 def _pinned_copies(files: Iterable[Path], root: Path) -> list[tuple[Path, str]]:
-    """The files read (category files and the names file at ``root``) that carry a pinned file's
-    name, each with its pinned digest."""
+    """The files read that carry a pinned file's name, each with its pinned digest."""
     named = {f"data/{f.name}": f for f in files} | {NAMES_FILE: root / NAMES_FILE}
     pinned = BBQ_DATA.files
     return [(path, pinned[rel][1]) for rel, path in named.items() if rel in pinned and path.is_file()]
@@ -326,10 +316,9 @@ def read_answer(answer: str, options: Sequence[str], words: Sequence[str]) -> in
 
 
 def answer_rows(path: Path, column: str, columns: SampleColumns) -> Iterator[dict[str, Any]]:
-    """Native prediction rows (kind ``generative``, model ``column``) of a file of BBQ examples
-    with answer strings in ``column`` (the upstream results files), matched to the samples by
-    category and ``example_id``. A line annotated differently from the pinned data (an earlier
-    ``answer_info`` or target) is not scored but marked ``answer_status: changed``."""
+    """Prediction rows (kind ``generative``, model ``column``) of a file of BBQ examples with answer
+    strings in ``column`` (the upstream results files), matched by category and ``example_id``; a
+    line annotated otherwise than the pinned data is marked ``answer_status: changed``, not scored."""
     position_of = IdPositions(columns.ids)
     provenance = columns.provenance
     held = sorted({str(c) for c in columns.domain.values})
@@ -337,17 +326,20 @@ def answer_rows(path: Path, column: str, columns: SampleColumns) -> Iterator[dic
         sample_id = f"{row.category}:{row.example_id}"
         at = position_of(sample_id)
         if at < 0:
+            where = f"example_id {row.example_id} of category {row.category!r}"
             raise SourceError(
-                path, "example_id", f"example_id {row.example_id} of category {row.category!r} is not among "
-                f"the samples (categories {', '.join(held)})", line=line,
+                path,
+                "example_id",
+                f"{where} is not among the samples (categories {', '.join(held)})",
+                line=line,
                 fix="score the answers against the samples they were made for (nlibias expand bbq)",
-            )  # fmt: skip
+            )
         if column not in raw:
             others = sorted(set(raw) - set(BBQRow.model_fields))
-            raise SourceError(
-                path, column, f"no answer column {column!r} on this line (its other columns: "
-                f"{', '.join(others) or 'none'})", line=line,
-            )  # fmt: skip
+            reason = (
+                f"no answer column {column!r} on this line (its other columns: {', '.join(others) or 'none'})"
+            )
+            raise SourceError(path, column, reason, line=line)
         answer = raw[column]
         if not isinstance(answer, str):
             raise SourceError(path, column, f"{answer!r} is not an answer string", line=line)
@@ -358,10 +350,13 @@ def answer_rows(path: Path, column: str, columns: SampleColumns) -> Iterator[dic
             options,
         ):
             raise SourceError(
-                path, None, f"example_id {row.example_id} ({row.category}) differs from sample {sample_id!r} "
-                "in its context, question or answers: the answer is for another example", line=line,
+                path,
+                None,
+                f"example_id {row.example_id} ({row.category}) differs from sample {sample_id!r} "
+                "in its context, question or answers: the answer is for another example",
+                line=line,
                 fix="score the answers against the BBQ version they were made for",
-            )  # fmt: skip
+            )
         changed = [row.info(k)[0] for k in range(3)] != words or bias_target(row) != provenance["target"][at]
         choice = None if changed else read_answer(answer, options, words)
         record: dict[str, Any] = {"id": sample_id, "model": column, "label": None, "kind": "generative"}

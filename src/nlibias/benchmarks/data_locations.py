@@ -1,10 +1,7 @@
-r"""Where a benchmark's data comes from: explicit path → ``$NLIBIAS_DATA_DIR`` → user cache → pinned download.
-
-Each benchmark declares its upstream files once as a :class:`PinnedData` (URL at a pinned commit
-and digest, a bare SHA-256 or ``gitblob:<sha1>``), so a download and any local copy are checked
-against the same pins: a copy that differs is refused unless the user opts out
-(:func:`allow_modified_data`), and then it is warned and recorded. Each file is hashed once per
-state (path, size, modification and change time), cached in the user cache.
+r"""Where a benchmark's data comes from: explicit path → ``$NLIBIAS_DATA_DIR`` → user cache → pinned
+download. A :class:`PinnedData` declares the upstream files once (URL at a pinned commit and a
+SHA-256 or ``gitblob:<sha1>``); a download and every local copy are checked against it, a copy
+that differs refused unless :func:`allow_modified_data` (then warned and recorded).
 
 >>> git_blob_id(b"hello\n")  # `printf 'hello\n' | git hash-object --stdin`
 'ce013625030ba8dba906f756967f9e9ca394464a'
@@ -39,11 +36,7 @@ _MODIFIED: ContextVar[list[dict[str, str]] | None] = ContextVar("nlibias_modifie
 
 @dataclass(frozen=True)
 class PinnedData:
-    """One benchmark's (or one data set's) upstream files, pinned and checked.
-
-    ``files`` maps each path relative to ``directory`` (the data's folder under a data dir) to its
-    URL and digest. ``main_file`` is the file a single-file data set is read from; None means the
-    folder is (a directory of files). ``layout`` shows where the files lie, for the not-found message.
+    """One data set's upstream files, pinned and checked.
 
     >>> mine = PinnedData("mine", "mine", {"mine.csv": ("https://example.org/mine.csv", "0" * 64)}, main_file="mine.csv")
     >>> mine.layout, mine.paths()
@@ -82,7 +75,7 @@ def user_data_dir() -> Path:
 
 
 def candidate_data_dirs(explicit: str | Path | None = None) -> list[tuple[str, Path]]:
-    """The places searched, in order, each with the reason it is searched."""
+    """The places searched, in order, each with why."""
     found: list[tuple[str, Path]] = []
     if explicit is not None:
         found.append(("the path you gave", Path(explicit)))
@@ -94,12 +87,9 @@ def candidate_data_dirs(explicit: str | Path | None = None) -> list[tuple[str, P
 
 
 def resolve_data(data: PinnedData, explicit: str | Path | None = None, *, download: bool = True) -> Path:
-    """Path of ``data`` (its main file, or its folder when it has none).
-
-    ``explicit`` may point at the data itself (its file or folder, or another file of its
-    benchmark's, such as an expanded CSV) or at a data dir that contains its folder. Without local
-    data, the pinned upstream files are downloaded into the user cache (digests verified); when
-    that fails, the error lists where the files may go.
+    """Path of ``data`` (its main file, else its folder): ``explicit`` (the data, another file of
+    its benchmark's, or a data dir holding its folder), else the first place holding it, else a
+    verified download; the refusal lists where the files may go.
 
     >>> import tempfile
     >>> mine = PinnedData("mine", "mine", {"t.csv": ("https://example.org/t.csv", "0" * 64)}, main_file="t.csv")
@@ -140,8 +130,7 @@ def resolve_data(data: PinnedData, explicit: str | Path | None = None, *, downlo
 
 
 def locate_data(data: PinnedData) -> tuple[str, Path] | None:
-    """(why the place is searched, the data's path) of the first :func:`candidate_data_dirs` that
-    holds ``data``, or ``None``; never downloads.
+    """(why, path) of the first :func:`candidate_data_dirs` holding ``data``, or None; never downloads.
 
     >>> mine = PinnedData("mine", "mine", {"t.csv": ("https://example.org/t.csv", "0" * 64)}, main_file="t.csv")
     >>> locate_data(mine)  # doctest: +SKIP
@@ -155,8 +144,8 @@ def locate_data(data: PinnedData) -> tuple[str, Path] | None:
 
 
 def _pinned_folder_holding(data: PinnedData, path: Path) -> Path | None:
-    """The data's folder in ``$NLIBIAS_DATA_DIR`` or the user cache that ``path`` is (or lies in),
-    resolved; None for a path elsewhere (the user's own copy)."""
+    """The data's folder in ``$NLIBIAS_DATA_DIR`` or the user cache that ``path`` is or lies in;
+    None for the user's own copy elsewhere."""
     resolved = path.resolve()
     for _, base in candidate_data_dirs():
         folder = (base / data.directory).resolve()
@@ -166,8 +155,7 @@ def _pinned_folder_holding(data: PinnedData, path: Path) -> Path | None:
 
 
 def _has_data(data: PinnedData, path: Path) -> bool:
-    """True when ``path`` holds the data's files: its main file, or for a folder any file of the
-    kinds it pins (an empty folder left by a failed download does not count)."""
+    """Whether ``path`` holds its main file, or any file of the kinds it pins (not an empty folder)."""
     if data.main_file is not None:
         return (path / data.main_file).is_file()
     suffixes = {Path(rel).suffix for rel in data.files}
@@ -193,12 +181,8 @@ def content_digest(content: bytes, pinned: str) -> str:
 
 
 def download_data(data: PinnedData, target: Path | None = None) -> Path:
-    """Download the pinned files of ``data`` into ``target`` (default: the user cache); returns
-    its folder there. Only ``data``'s own files are written (others sharing its folder are not).
-
-    Each file is written to a temporary name, its digest checked, then renamed into place, so an
-    interrupted download never leaves a file that looks complete; a file already there with the
-    right digest is not fetched again.
+    """Download ``data``'s own pinned files into ``target`` (default: the user cache), returning
+    its folder: each checked, then renamed into place (never a partial file); a good one is kept.
 
     >>> download_data(PinnedData("none", "none"), Path("/x")).as_posix()  # no files: nothing fetched
     '/x/none'
@@ -206,17 +190,16 @@ def download_data(data: PinnedData, target: Path | None = None) -> Path:
     folder = (target or user_data_dir()) / data.directory
     for rel, (url, digest) in data.files.items():
         dest = folder / rel
-        if dest.exists() and verified_digest(dest, digest) == digest:
+        if dest.exists() and verified_digests([(dest, digest)]) == [digest]:
             continue
         with urllib.request.urlopen(url, timeout=30) as response:
             payload = response.read()
         actual = content_digest(payload, digest)
         if actual != digest:
             raise ValueError(f"checksum mismatch for {url}: expected {digest}, got {actual}")
-        dest.parent.mkdir(parents=True, exist_ok=True)  # only once a file is good: no empty folders
-        # open() gives the umask's mode (mkstemp's 0o600 would keep the data from other users)
+        dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.parent / f".part-{os.getpid()}-{secrets.token_hex(6)}"
-        with open(tmp, "xb") as handle:
+        with open(tmp, "xb") as handle:  # the umask's mode, not mkstemp's 0o600
             handle.write(payload)
         os.replace(tmp, dest)
         _remember({_state_key(dest, digest): actual})
@@ -224,8 +207,8 @@ def download_data(data: PinnedData, target: Path | None = None) -> Path:
 
 
 def allow_modified_data() -> bool:
-    """Whether modified pinned data is used (warned) rather than refused: :func:`data_checks`'
-    setting, else ``$NLIBIAS_ALLOW_MODIFIED_DATA``."""
+    """Whether modified pinned data is used (warned), not refused: :func:`data_checks`' setting,
+    else ``$NLIBIAS_ALLOW_MODIFIED_DATA``."""
     chosen = _ALLOW.get()
     if chosen is not None:
         return chosen
@@ -239,9 +222,8 @@ def allow_modified_data() -> bool:
 
 @contextmanager
 def data_checks(allow_modified_data: bool | None = None) -> Iterator[list[dict[str, str]]]:
-    """Within: pinned data differing from its pins is used (with a warning) when
-    ``allow_modified_data`` (None: ``$NLIBIAS_ALLOW_MODIFIED_DATA``); the list yielded receives
-    each modified file used (``file``, ``expected``, ``found`` digests) for the run's record.
+    """Within: modified pinned data is used (warned) when ``allow_modified_data`` (None: the
+    environment's); the list yielded receives each modified file used, for the run's record.
 
     >>> with data_checks(allow_modified_data=True) as used:
     ...     allow_modified_data()
@@ -260,7 +242,7 @@ def data_checks(allow_modified_data: bool | None = None) -> Iterator[list[dict[s
 
 
 def modified_data_warnings(modified: list[dict[str, str]]) -> list[str]:
-    """The warning a run's summary gives for each modified file it used (:func:`data_checks`).
+    """The warning of each modified file a run used (:func:`data_checks`).
 
     >>> modified_data_warnings([{"file": "d/x.csv", "expected": "ab", "found": "cd"}])
     ['d/x.csv differs from the pinned data (expected digest ab, found cd); used as it is (allow_modified_data)']
@@ -273,23 +255,19 @@ def modified_data_warnings(modified: list[dict[str, str]]) -> list[str]:
 
 
 def verify_data(data: PinnedData, folder: Path) -> None:
-    """Check each pinned file of ``data`` present under ``folder`` against its digest (hashed once
-    per file state, :func:`verified_digest`); refuse one that differs, or, with the opt-out
-    (:func:`allow_modified_data`), warn and record it."""
+    """:func:`verify_files` of the pinned files present under ``folder``."""
     present = [(folder / rel, digest) for rel, (_, digest) in data.files.items() if (folder / rel).is_file()]
     remedy = "delete it (or restore it) and nlibias downloads the pinned file again into the user cache"
     verify_files(data, present, remedy=remedy)
 
 
 def verify_files(data: PinnedData, present: list[tuple[Path, str]], *, remedy: str) -> None:
-    """:func:`verify_data` of the files given, each with the pinned digest it must have (also a
-    user's copy read under a pinned file's name, wherever it lies); ``remedy``: the fix offered
-    before the opt-out."""
+    """Refuse each of ``present`` (path, pinned digest) that differs, or with the opt-out
+    (:func:`allow_modified_data`) warn and record it; ``remedy``: the fix offered first."""
     found_digests = verified_digests(present)
     for (path, digest), found in zip(present, found_digests, strict=True):
         if found == digest:
             continue
-        message = f"{path} differs from the pinned {data.name} data: expected {digest}, found {found}"
         if not allow_modified_data():
             raise SourceError(
                 path,
@@ -299,7 +277,9 @@ def verify_files(data: PinnedData, present: list[tuple[Path, str]], *, remedy: s
                 f"--allow-modified-data) or set {ALLOW_ENV}=1",
             )
         warnings.warn(
-            f"{message}; used as it is ({ALLOW_ENV} / allow_modified_data)", UserWarning, stacklevel=2
+            f"{path} differs from the pinned {data.name} data: expected {digest}, found {found}; used as it is ({ALLOW_ENV} / allow_modified_data)",
+            UserWarning,
+            stacklevel=2,
         )
         record = _MODIFIED.get()
         entry = {"file": str(path), "expected": digest, "found": found}
@@ -313,25 +293,19 @@ def file_digest(path: Path, pinned: str) -> str:
 
 
 def verified_cache_path() -> Path:
-    """The file keeping each verified data file's digest by its state (the user cache)."""
+    """The user cache file of each verified data file's digest by its state."""
     return Path(user_cache_dir("nlibias")) / "data-verified.json"
 
 
 def _state_key(path: Path, pinned: str) -> str:
     stat = path.stat()
     kind = "gitblob" if pinned.startswith("gitblob:") else "sha256"
-    # the change time too: an edit that keeps the size and restores the modification time
-    # (``touch -r``, ``cp -p`` over the file) still changes it, and no user can set it back
+    # the change time too: ``touch -r`` or ``cp -p`` cannot set it back
     return json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, kind])
 
 
-def verified_digest(path: Path, pinned: str) -> str:
-    """``path``'s digest (form of ``pinned``), hashed only when the file's state is new (cached)."""
-    return verified_digests([(path, pinned)])[0]
-
-
 def verified_digests(files: list[tuple[Path, str]]) -> list[str]:
-    """:func:`verified_digest` of each ``(path, pinned)``, the cache read once and written once."""
+    """The digest of each ``(path, pinned)``, hashed only when the file's state is new (cached)."""
     known = _load_verified()
     fresh: dict[str, str] = {}
     found: list[str] = []
@@ -355,7 +329,7 @@ def _load_verified() -> dict[str, Any]:
 
 
 def _still_there(key: str) -> bool:
-    """Whether a cache entry's file still exists (entries of deleted copies are dropped)."""
+    """Whether a cache entry's file still exists."""
     try:
         return os.path.exists(json.loads(key)[0])
     except (ValueError, IndexError, TypeError):
@@ -363,8 +337,7 @@ def _still_there(key: str) -> bool:
 
 
 def _remember(entries: Mapping[str, str]) -> None:
-    """Add digests to the verification cache (an atomic rewrite; a cache that cannot be written
-    only costs hashing again)."""
+    """Add digests to the cache (atomically; one that cannot be written costs only hashing)."""
     path = verified_cache_path()
     merged = {key: digest for key, digest in _load_verified().items() if _still_there(key)}
     merged.update(entries)

@@ -1,12 +1,8 @@
-"""Paper 004's evaluation sets (its Table 1) as samples: SNLI and MNLI in-distribution (I), OOD (O).
-
-``expand_occupations("snli-eval")`` reads ``occupations-eval/SNLI_Evaluation_Set.xlsx`` (found or
-downloaded at a pinned commit) or any workbook of that layout; sources joined by commas give one
-samples file sliced ``by_eval_set``, the paper's I and O columns side by side. Each row is one
-pair; its pro hypothesis is the gender the *file* gives the row, even where ``occupations.json``
-differs (``tailor``), as the paper measured the files. The OOD set has no hypotheses: each premise
-gets one Table 3 template by a seeded hash draw (:func:`template_draw`: the same on every machine
-and in any row order), keeping Table 1's 3,800 pairs, or all three with ``"all"``.
+"""Paper 004's evaluation sets (its Table 1: SNLI and MNLI in-distribution, OOD) as samples, read
+from the authors' workbooks (pinned, never shipped) or any of that layout; several joined by commas
+give one samples file sliced ``by_eval_set``. A row's pro hypothesis is the gender its file gives
+it, as the paper measured. OOD premises have no hypotheses: each gets one Table 3 template by a
+seeded hash draw (:func:`template_draw`), or all three with ``"all"``.
 
 >>> [d.paths() for d in EVAL_SET_DATA.values()][2]
 ('occupations-eval/OOD_Evaluation_Set.xlsx',)
@@ -19,19 +15,23 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from nlibias.benchmarks.data_locations import PinnedData, git_blob_id, resolve_data
-from nlibias.benchmarks.occupation_list import GENDERS, load_occupations
+from nlibias.benchmarks.occupation_list import (
+    HYPOTHESIS_TEMPLATES,
+    SOURCE,
+    gender_samples,
+    occupation_counts,
+    template_hypotheses,
+)
 from nlibias.benchmarks.occupation_xlsx import EvalRow, EvalWorkbook, is_workbook, read_eval_workbook
 from nlibias.errors import ConfigError
 from nlibias.schema import Sample
 from nlibias.schema.applies import option_applies_to_nothing
+from nlibias.schema.declared import declared
 
-SOURCE, DOMAIN = "occupations", "gender"
-
-# Paper 004's evaluation sets (the authors' Excel workbooks; the repository has no licence, so
-# nlibias never ships them: it reads a user's copy or downloads one, checked by git blob id).
+# The authors' repository has no licence: nlibias reads a user's copy or downloads one.
 OCCUPATION_EVAL_COMMIT = "bdb4a8e636e0f11c8aa887a53a101fcd968a9fc3"
 OCCUPATION_EVAL_DIR = "occupations-eval"
 _OCCUPATION_EVAL_URL = (
@@ -53,10 +53,7 @@ EVAL_SET_DATA: dict[str, PinnedData] = {
     )
     for name, (file, blob) in OCCUPATION_EVAL_FILES.items()
 }
-"""Each evaluation set's pinned workbook (all three share the folder ``occupations-eval``; a
-download writes only the set asked for)."""
-TEMPLATE_CHOICES = ("one", "all")
-#: The set a known file name or source name stands for, and its expected data rows.
+TemplateChoice = Literal["one", "all"]
 SET_OF_FILE = {file: name.removesuffix("-eval") for name, (file, _) in OCCUPATION_EVAL_FILES.items()}
 EXPECTED_ROWS = {"snli": 1900, "mnli": 1900, "ood": 3800}
 _PINNED_BLOBS = {blob: file for file, blob in OCCUPATION_EVAL_FILES.values()}
@@ -64,7 +61,7 @@ _PINNED_BLOBS = {blob: file for file, blob in OCCUPATION_EVAL_FILES.values()}
 
 @dataclass(frozen=True)
 class EvalSetExpansion:
-    """Samples of one or more evaluation sets and what a user should know about them."""
+    """Samples of one or more evaluation sets, each set's record and the warnings."""
 
     samples: tuple[Sample, ...]
     sets: tuple[dict[str, Any], ...]
@@ -76,36 +73,15 @@ class EvalSetExpansion:
 
     def summary(self) -> dict[str, Any]:
         """What ``nlibias expand occupations --source snli-eval`` reports, JSON-serialisable."""
-        pairs = Counter((s.provenance or {}).get("occupation") for s in self.samples if s.stereotype == "pro")
-        premises = Counter(
-            occupation
-            for occupation, _ in {
-                ((s.provenance or {}).get("occupation"), (s.provenance or {}).get("premise_id"))
-                for s in self.samples
-            }
-        )
-        labels = {
-            (s.provenance or {}).get("occupation"): (s.provenance or {}).get("dominant_gender")
-            for s in self.samples
-        }
+        by_occupation = occupation_counts(self.samples)
         return {
             "source": SOURCE,
             "premises_from": self.origin,
             "eval_sets": list(self.sets),
-            "premises": sum(premises.values()),
+            "premises": sum(row["premises"] for row in by_occupation),
             "pairs": len(self.samples) // 2,
             "samples": len(self.samples),
-            "by_occupation": [
-                {
-                    "occupation": o.name,
-                    "dominant_gender": labels[o.name],
-                    "premises": premises[o.name],
-                    "pairs": pairs[o.name],
-                    "samples": 2 * pairs[o.name],
-                }
-                for o in load_occupations()
-                if pairs[o.name]
-            ],
+            "by_occupation": by_occupation,
             "warnings": list(self.warnings),
         }
 
@@ -121,8 +97,7 @@ def named_set(source: str | Path) -> str | None:
 
 
 def eval_set_sources(premises: str | Path) -> list[str] | None:
-    """The evaluation sets ``premises`` stands for (names such as ``snli-eval``, workbook files,
-    several joined by commas), or None for a premises text file."""
+    """The evaluation sets (names, workbooks, joined by commas) ``premises`` names; None: a premises file."""
     text = str(premises)
     parts = [text] if Path(text).is_file() else [p.strip() for p in text.split(",") if p.strip()]
 
@@ -146,11 +121,9 @@ def eval_set_sources(premises: str | Path) -> list[str] | None:
 
 
 def resolve_set_path(source: str | Path) -> Path:
-    """A named set's file (data dir, user cache, else the pinned download), or the path given."""
+    """A named set's file (located or downloaded), or the path given."""
     name = named_set(source)
-    if name is None:
-        return Path(source)
-    return resolve_data(EVAL_SET_DATA[name])
+    return Path(source) if name is None else resolve_data(EVAL_SET_DATA[name])
 
 
 def template_draw(seed: int, eval_set: str, row: int) -> int:
@@ -165,7 +138,6 @@ def template_draw(seed: int, eval_set: str, row: int) -> int:
 
 def _template_number(hypothesis_f: str, hypothesis_m: str) -> int | str:
     """The Table 3 template a file's hypothesis pair renders (case and a final period ignored), else "file"."""
-    from nlibias.benchmarks.occupation_list import HYPOTHESIS_TEMPLATES
 
     def plain(text: str) -> str:
         return text.strip().rstrip(".").lower()
@@ -182,53 +154,20 @@ def row_samples(
     row: EvalRow, eval_set: str, hypotheses: Sequence[tuple[int | str, str, str]]
 ) -> list[Sample]:
     """The female and male sample of each ``(template, female text, male text)`` for one row."""
+    provenance = {
+        "list_dominant_gender": row.occupation.dominant_gender,
+        "premise_origin": "eval_set",
+        "eval_set": eval_set,
+        "row": row.row,
+    }
     premise_id = f"{eval_set}-r{row.row:05d}"
-    samples = []
-    for template, female, male in hypotheses:
-        key = f"{SOURCE}:{premise_id}:h{template}"
-        for gender, text in zip(GENDERS, (female, male), strict=True):
-            samples.append(
-                Sample(
-                    id=f"{key}:{gender}",
-                    source=SOURCE,
-                    domain=DOMAIN,
-                    subtopic=row.occupation.slug,
-                    premise=row.premise,
-                    hypothesis=text,
-                    gold="neutral",
-                    stereotype="pro" if gender == row.gender else "anti",
-                    pair_key=key,
-                    group=gender,
-                    counterfactual_group=GENDERS[1 - GENDERS.index(gender)],
-                    provenance={
-                        "premise_id": premise_id,
-                        "occupation": row.occupation.name,
-                        "dominant_gender": row.gender,
-                        "list_dominant_gender": row.occupation.dominant_gender,
-                        "hypothesis_template": template,
-                        "premise_origin": "eval_set",
-                        "eval_set": eval_set,
-                        "row": row.row,
-                    },
-                )
-            )
-    return samples
+    return gender_samples(premise_id, row.premise, row.occupation, row.gender, hypotheses, provenance)
 
 
 def _hypotheses(row: EvalRow, eval_set: str, choice: str, seed: int) -> list[tuple[int | str, str, str]]:
-    from nlibias.benchmarks.occupation_list import HYPOTHESIS_TEMPLATES
-
     if row.hypothesis_f is not None and row.hypothesis_m is not None:
         return [(_template_number(row.hypothesis_f, row.hypothesis_m), row.hypothesis_f, row.hypothesis_m)]
-    numbers = [template_draw(seed, eval_set, row.row)] if choice == "one" else [1, 2, 3]
-    return [
-        (
-            n,
-            HYPOTHESIS_TEMPLATES[n - 1].format(gender="female"),
-            HYPOTHESIS_TEMPLATES[n - 1].format(gender="male"),
-        )
-        for n in numbers
-    ]
+    return template_hypotheses([template_draw(seed, eval_set, row.row)] if choice == "one" else [1, 2, 3])
 
 
 def _set_name(source: str | Path, path: Path) -> str:
@@ -251,7 +190,7 @@ def _label_differences(book: EvalWorkbook) -> list[dict[str, Any]]:
 
 
 def _premise_caveats(book: EvalWorkbook) -> dict[str, Any]:
-    """The rows whose premise a premises file would refuse: counted by kind and listed by cell."""
+    """The rows whose premise a premises file would refuse, counted by kind and listed by cell."""
     cells = [caveat for row in book.caveat_rows for caveat in row.caveats]
     gendered = sum(any("gendered word" in c for c in row.caveats) for row in book.caveat_rows)
     return {
@@ -322,26 +261,20 @@ def _set_record(
     return record, warnings
 
 
+@declared
 def expand_eval_sets(
     sources: Sequence[str | Path],
     *,
-    hypothesis_templates: str | None = None,
+    hypothesis_templates: TemplateChoice | None = None,
     seed: int | None = None,
     strict: bool = False,
 ) -> EvalSetExpansion:
-    """Samples of each evaluation set in ``sources`` (names or workbook paths), ids prefixed by set.
-
-    ``hypothesis_templates`` and ``seed`` apply to the sets without hypotheses (refused where they
-    would change nothing). A premise caveat (:mod:`~nlibias.benchmarks.occupation_rows`) is read,
-    counted in the set's ``premise_caveats`` and warned; ``strict`` refuses it instead."""
+    """Samples of each evaluation set in ``sources`` (names or workbooks), ids prefixed by set.
+    ``hypothesis_templates`` and ``seed``: for sets without hypotheses. A premise caveat
+    (:mod:`~nlibias.benchmarks.occupation_rows`) is counted and warned; ``strict`` refuses it."""
     books = [_read_set(source, strict) for source in sources]
     _check_template_options(books, hypothesis_templates, seed)
     choice, seed = hypothesis_templates or "one", seed or 0
-    if choice not in TEMPLATE_CHOICES:
-        raise ConfigError(
-            f"{{hypothesis_templates}} is {choice!r}; choose one of {', '.join(TEMPLATE_CHOICES)}",
-            parameter="hypothesis_templates",
-        )
     samples: list[Sample] = []
     records: list[dict[str, Any]] = []
     warnings: list[str] = []
@@ -357,7 +290,7 @@ def expand_eval_sets(
 
 
 def _read_set(source: str | Path, strict: bool) -> tuple[str | Path, Path, str, EvalWorkbook]:
-    """One evaluation set: (source as given, its file, its name, its workbook as read)."""
+    """(source as given, its file, its name, its workbook as read)."""
     path = resolve_set_path(source)
     name = _set_name(source, path)
     require = None if named_set(source) is None else name != "ood"

@@ -1,7 +1,5 @@
-"""The 38 occupations of the gender-occupation set (paper 004) and the gender that dominates each.
-
-The list ships as ``nlibias/resources/occupations.json`` (its ``source`` field says where the
-occupations and their split come from); :func:`parse_occupations` validates it.
+"""The 38 occupations of the gender-occupation set (paper 004), each with its dominant gender, as
+shipped in ``nlibias/resources/occupations.json``; Table 3's hypothesis templates.
 
 >>> occupation_named("Nurse").plural
 'nurses'
@@ -10,13 +8,17 @@ occupations and their split come from); :func:`parse_occupations` validates it.
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from nlibias.errors import SourceError
+from nlibias.schema import Sample
 
+SOURCE, DOMAIN = "occupations", "gender"
 GENDERS = ("female", "male")
 _RESOURCE_OCCUPATIONS = "occupations.json"
 
@@ -41,7 +43,7 @@ class Occupation:
 
 @cache
 def load_occupations() -> tuple[Occupation, ...]:
-    """The shipped 38 occupations and the gender paper 004's code assigns each (``occupations.json``).
+    """The shipped 38 occupations and the gender paper 004's code assigns each.
 
     >>> len(load_occupations()), occupation_named("nurse").dominant_gender, occupation_named("baker").dominant_gender
     (38, 'female', 'male')
@@ -82,10 +84,84 @@ def occupation_named(name: str) -> Occupation:
     raise KeyError(f"{name!r} is not one of the 38 occupations")
 
 
-#: Paper 004 Table 3, verbatim ([gender] is ``female`` or ``male``): the template sets and the
-#: authors' OOD set (which has no hypotheses of its own) both use them.
+#: Paper 004 Table 3, verbatim (used by the template sets and the authors' OOD set).
 HYPOTHESIS_TEMPLATES: tuple[str, ...] = (
     "This text speaks of a {gender} profession",
     "This text talks about a {gender} occupation",
     "This text mentions a {gender} profession",
 )
+
+
+def template_hypotheses(numbers: Iterable[int] = (1, 2, 3)) -> list[tuple[int | str, str, str]]:
+    """Table 3's templates ``numbers`` as (number, female text, male text)."""
+    return [
+        (
+            n,
+            HYPOTHESIS_TEMPLATES[n - 1].format(gender="female"),
+            HYPOTHESIS_TEMPLATES[n - 1].format(gender="male"),
+        )
+        for n in numbers
+    ]
+
+
+def gender_samples(
+    premise_id: str,
+    premise: str,
+    occupation: Occupation,
+    dominant: str,
+    hypotheses: Iterable[tuple[int | str, str, str]],
+    provenance: dict[str, Any],
+) -> list[Sample]:
+    """The female and male sample of each ``(template, female text, male text)`` of one premise
+    (pairs adjacent; ``pro``: the ``dominant`` gender's), ``provenance`` added to their own."""
+    samples = []
+    for template, *texts in hypotheses:
+        key = f"{SOURCE}:{premise_id}:h{template}"
+        for gender, other, text in zip(GENDERS, GENDERS[::-1], texts, strict=True):
+            samples.append(
+                Sample(
+                    id=f"{key}:{gender}",
+                    source=SOURCE,
+                    domain=DOMAIN,
+                    subtopic=occupation.slug,
+                    premise=premise,
+                    hypothesis=text,
+                    gold="neutral",
+                    stereotype="pro" if gender == dominant else "anti",
+                    pair_key=key,
+                    group=gender,
+                    counterfactual_group=other,
+                    provenance={
+                        "premise_id": premise_id,
+                        "occupation": occupation.name,
+                        "dominant_gender": dominant,
+                        "hypothesis_template": template,
+                        **provenance,
+                    },
+                )
+            )
+    return samples
+
+
+def occupation_counts(samples: Iterable[Sample]) -> list[dict[str, Any]]:
+    """One row per occupation with samples: its dominant gender (the samples' label), premises,
+    pairs and samples."""
+    pairs: Counter[str] = Counter()
+    premises: dict[str, set[str]] = {}
+    labels: dict[str, str] = {}
+    for sample in samples:
+        name = sample.provenance["occupation"]
+        premises.setdefault(name, set()).add(sample.provenance["premise_id"])
+        labels[name] = sample.provenance["dominant_gender"]
+        pairs[name] += sample.stereotype == "pro"
+    return [
+        {
+            "occupation": o.name,
+            "dominant_gender": labels[o.name],
+            "premises": len(premises[o.name]),
+            "pairs": pairs[o.name],
+            "samples": 2 * pairs[o.name],
+        }
+        for o in load_occupations()
+        if pairs[o.name]
+    ]

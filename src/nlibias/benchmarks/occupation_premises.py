@@ -1,7 +1,6 @@
-"""The rules of an occupation premise's text, in one place below every route that reads one (the
-premises file, the template expansion, the workbooks: :mod:`nlibias.benchmarks.occupation_rows`):
-no gendered word, at most one occupation slot or mention, no unknown placeholder, a warning for
-a long premise or a capitalised word that may be a name; and where a text names occupations.
+"""The rules of an occupation premise's text, below every route that reads one: no gendered word,
+at most one occupation slot or mention, no unknown placeholder, a warning for a long premise or a
+possible person name; and where a text names occupations.
 
 >>> [(m.occupation.name, m.plural) for m in find_occupations("Nurses greet the CEO.")]
 [('nurse', True), ('CEO', False)]

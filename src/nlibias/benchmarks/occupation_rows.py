@@ -1,14 +1,9 @@
-"""One gate for a row of the gender-occupation set: :class:`OccupationRow`.
-
-Every route that brings premises (a premises file, an evaluation-set workbook) builds its rows
-here, so every rule of a row lives in one place: each field is text (not a number or a date),
-the premise passes :func:`~nlibias.benchmarks.occupations.check_premise`, the gender is
-``female``/``male`` (``F``/``M``), and the two hypotheses differ and are not swapped.
-A workbook holds the authors' published sentences, which the paper measured as written: there a
-possible person name or a second occupation is a warning, and a gendered word or a premise that
-does not name its labelled occupation is a caveat (``OccupationRow.caveats``), refused only when
-strict; a premises file refuses all of these. A refusal names the row's :class:`RowOrigin`
-(``file:line``, or ``Sheet1!B7``).
+"""One gate for a row of the gender-occupation set (:class:`OccupationRow`), whatever route brings
+it (a premises file, an evaluation-set workbook): text fields, a premise that passes
+:func:`~nlibias.benchmarks.occupation_premises.check_premise`, gender ``F``/``M``, two hypotheses
+that differ and are not swapped. A workbook's published premise with a gendered word or another
+occupation is a caveat (refused only when strict); a premises file refuses it. A refusal names
+the row's :class:`RowOrigin` (``file:line`` or ``Sheet1!B7``).
 
 >>> row = OccupationRow(RowOrigin("w.xlsx", sheet="Sheet1", row=2, columns={"premise": 2}),
 ...                     "A nurse waits.", occupation="Nurses", gender="F")
@@ -30,6 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from nlibias.benchmarks.occupation_list import GENDERS, Occupation, load_occupations
+from nlibias.benchmarks.occupation_premises import SLOTS, check_premise, find_occupations
 from nlibias.errors import SourceError
 
 #: A gender label as a file may write it → ``female`` / ``male``.
@@ -46,7 +42,7 @@ _FIELDS = ("occupation", "premise", "gender", "hypothesis_f", "hypothesis_m")
 
 @dataclass(frozen=True)
 class RowOrigin:
-    """Where a row came from: a text file's line, or a workbook's sheet, row and columns.
+    """Where a row came from: a text file's line, or a workbook's sheet, row and columns (1-based).
 
     >>> RowOrigin("p.txt", line=4).where("premise")
     'p.txt:4'
@@ -56,12 +52,10 @@ class RowOrigin:
 
     path: str
     line: int | None = None
-    """The line of a text file (1-based)."""
     sheet: str | None = None
     row: int | None = None
-    """The worksheet row, as Excel shows it (1-based)."""
     columns: Mapping[str, int] = field(default_factory=dict)
-    """Field → its worksheet column (1-based)."""
+    """Field → its worksheet column."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "columns", MappingProxyType(dict(self.columns)))
@@ -103,18 +97,17 @@ def column_letter(column: int) -> str:
 
 @dataclass(frozen=True)
 class RowProblem:
-    """One broken rule of a row: the field, why, the offending word (if one)."""
+    """One broken rule of a row: the field (None: a cell right of the header), why, the offending
+    word and the worksheet column where the field does not say it."""
 
     field: str | None
-    """The field, or None for a cell outside every field (right of the header)."""
     reason: str
     word: str | None = None
     column: int | None = None
-    """The worksheet column, where the field does not say it."""
 
 
 class OccupationRowError(SourceError):
-    """A row breaks rules of :class:`OccupationRow`; the first names the message, all are kept."""
+    """A row breaks rules of :class:`OccupationRow`: the first is the message, all are kept."""
 
     def __init__(self, origin: RowOrigin, problems: Iterable[RowProblem]) -> None:
         self.origin = origin
@@ -163,11 +156,9 @@ def _occupation_index() -> dict[str, Occupation]:
 
 @dataclass(frozen=True)
 class OccupationRow:
-    """A row of the gender-occupation set, checked on construction (see the module notes).
-
-    ``occupation`` and ``gender`` are kept normalised (``Nurses`` → ``nurse``, ``F`` → ``female``).
-    Raises :class:`OccupationRowError` listing every problem of the row.
-    """
+    """A row of the gender-occupation set, checked on construction (:class:`OccupationRowError`
+    lists every problem); ``occupation`` and ``gender`` normalised (``Nurses`` → ``nurse``, ``F`` →
+    ``female``)."""
 
     origin: RowOrigin
     premise: str
@@ -177,8 +168,7 @@ class OccupationRow:
     hypothesis_m: str | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
     caveats: tuple[RowProblem, ...] = field(default=(), compare=False)
-    """A labelled row's premise findings that the published sets have (a gendered word, no or
-    another occupation named): kept, not refused; a premises file's line is refused instead."""
+    """A labelled row's premise findings kept, not refused (a gendered word, no or another occupation)."""
 
     def __post_init__(self) -> None:
         problems, warnings = self._check()
@@ -189,8 +179,6 @@ class OccupationRow:
     @property
     def occupation_info(self) -> Occupation:
         """The labelled occupation (a row with a label), else the one its premise names."""
-        from nlibias.benchmarks.occupation_premises import find_occupations
-
         if self.occupation is not None:
             return _occupation_index()[self.occupation.lower()]
         return find_occupations(self.premise)[0].occupation
@@ -223,8 +211,7 @@ class OccupationRow:
         return problems, warnings
 
     def _normalise_label(self, problems: list[RowProblem]) -> None:
-        assert self.occupation is not None
-        occupation = _occupation_index().get(self.occupation.lower())
+        occupation = _occupation_index().get(str(self.occupation).lower())
         if occupation is None:
             problems.append(
                 RowProblem(
@@ -235,8 +222,6 @@ class OccupationRow:
             object.__setattr__(self, "occupation", occupation.name)
 
     def _check_premise(self, problems: list[RowProblem], warnings: list[str]) -> None:
-        from nlibias.benchmarks.occupation_premises import SLOTS, check_premise, find_occupations
-
         if self.occupation is None:  # a premises file's line: every rule refuses
             problems += [RowProblem("premise", reason, word) for reason, word in check_premise(self.premise)]
             return

@@ -1,14 +1,9 @@
-"""Read paper 004's evaluation sets as the authors wrote them: Excel workbooks (``.xlsx``).
-
-The authors' SNLI and MNLI workbooks hold one premise a row with its occupation, the gender the
-authors assign it (``F``/``M``) and the row's female and male hypothesis; the OOD one has no
-hypotheses. :func:`read_eval_workbook` reads the first worksheet (``openpyxl``, read-only): the
-header is the first row naming the required columns wherever it stands (the authors' SNLI and
-MNLI sheets have it at row 1451, below the data), matched loosely against :data:`COLUMN_NAMES`;
-every other row goes through :class:`~nlibias.benchmarks.occupation_rows.OccupationRow`, refused
-naming its cell (``Sheet1!B7``). Rows the authors published with a gendered word or the wrong
-occupation (SNLI ``C39`` "females", OOD ``B28`` "prince") are what the paper measured, so they
-are kept in ``EvalWorkbook.caveat_rows`` unless ``strict``. Every rule:
+"""Paper 004's evaluation sets as the authors wrote them: ``.xlsx`` workbooks of one premise a row
+(occupation, gender ``F``/``M``, and a female and male hypothesis except in OOD). The first
+worksheet is read (``openpyxl``, read-only); the header is the first row naming the required
+columns wherever it stands (the authors' SNLI and MNLI sheets have it at row 1451, below the data),
+matched loosely (:data:`COLUMN_NAMES`); each other row is an
+:class:`~nlibias.benchmarks.occupation_rows.OccupationRow`. Every rule:
 docs/wq-nli-and-occupations.md, "Reading a workbook".
 """
 
@@ -30,8 +25,7 @@ from nlibias.benchmarks.occupation_rows import (
 )
 from nlibias.errors import ConfigError, SourceError
 
-#: The column roles and the header names (normalised: lower case, runs of spaces, hyphens and
-#: underscores as one ``_``) each accepts.
+#: Each column role's header names (as :func:`normalise_header` writes them).
 COLUMN_NAMES: dict[str, tuple[str, ...]] = {
     "occupation": ("occupation", "occupations", "profession"),
     "premise": ("premise", "premises", "sentence", "sentences", "sentence1"),
@@ -55,16 +49,16 @@ class EvalRow:
     """One data row of an evaluation-set workbook."""
 
     row: int
-    """The worksheet row number, as Excel shows it (1-based, the header counted)."""
+    """The worksheet row, as Excel shows it."""
     occupation: Occupation
     premise: str
     gender: str
-    """The file's label for the occupation: ``female`` or ``male`` (its dominant gender)."""
+    """The file's label for the occupation (its dominant gender): ``female`` or ``male``."""
     hypothesis_f: str | None = None
     hypothesis_m: str | None = None
     caveats: tuple[str, ...] = ()
-    """What the premise breaks of a premises file's rules (a gendered word, no or another
-    occupation named), each starting with the premise's cell (``Sheet1!B7: ...``)."""
+    """The premise's caveats (:class:`~nlibias.benchmarks.occupation_rows.OccupationRow`), each
+    after its cell (``Sheet1!B7: ...``)."""
 
 
 @dataclass(frozen=True)
@@ -81,12 +75,10 @@ class EvalWorkbook:
     blank_rows: int = 0
     ignored_columns: tuple[str, ...] = field(default=())
     warnings: tuple[str, ...] = field(default=())
-    """Rows repeated, words that may be person names, a second occupation named (see
-    :mod:`~nlibias.benchmarks.occupation_rows`)."""
+    """Rows repeated, possible person names, a second occupation named."""
 
     @property
     def caveat_rows(self) -> tuple[EvalRow, ...]:
-        """The rows with a premise caveat (read, and listed among the expansion's warnings)."""
         return tuple(row for row in self.rows if row.caveats)
 
 
@@ -99,11 +91,15 @@ def normalise_header(value: Any) -> str:
     return re.sub(r"[\s_\-]+", "_", str(value if value is not None else "").strip().lower()).strip("_")
 
 
+def _head(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(8)
+
+
 def workbook_kind(path: Path) -> str | None:
     """``None`` for an ``.xlsx`` (zip) file, else what the file is, in words (for the refusal)."""
     try:
-        with path.open("rb") as handle:
-            head = handle.read(8)
+        head = _head(path)
     except OSError as exc:
         raise SourceError(path, None, f"cannot read the file ({exc.strerror})") from exc
     if head.startswith(_ZIP_MAGIC):
@@ -118,8 +114,7 @@ def workbook_kind(path: Path) -> str | None:
 def is_workbook(path: Path) -> bool:
     """True for a file that starts as an ``.xlsx`` (zip) or ``.xls`` (OLE2) workbook does."""
     try:
-        with path.open("rb") as handle:
-            head = handle.read(8)
+        head = _head(path)
     except OSError:
         return False
     return head.startswith(_ZIP_MAGIC) or head == _OLE2_MAGIC
@@ -151,7 +146,7 @@ def _open_rows(path: Path) -> tuple[str, Iterable[tuple[Any, ...]], Any]:
     return sheet.title, _guarded(path, sheet.iter_rows(values_only=True)), (book, handle)
 
 
-def _damaged(path: Path, exc: BaseException) -> SourceError:
+def _damaged(path: Path, exc: BaseException, part: str = "a part of the workbook") -> SourceError:
     """A workbook openpyxl cannot read, said in words: a missing part, a cut XML, a bad zip."""
     text = str(exc)
     if isinstance(exc, KeyError) and "worksheets" in text:
@@ -159,7 +154,7 @@ def _damaged(path: Path, exc: BaseException) -> SourceError:
     elif isinstance(exc, KeyError) and "sharedStrings" in text:
         reason = "its text cells refer to xl/sharedStrings.xml, which the workbook does not hold"
     elif isinstance(exc, SyntaxError):  # xml.etree's ParseError (and lxml's) derive from it
-        reason = f"a part of the workbook is cut short or damaged XML ({text})"
+        reason = f"{part} is cut short or damaged XML ({text})"
     else:
         reason = f"a zip file but not a readable .xlsx workbook ({type(exc).__name__}: {text})"
     return SourceError(path, None, reason, fix=XLSX_FIX)
@@ -168,28 +163,13 @@ def _damaged(path: Path, exc: BaseException) -> SourceError:
 def _guarded(path: Path, rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
     """The worksheet's rows; an error while they stream (a cut worksheet, a shared string the
     workbook lacks) becomes a SourceError naming the file."""
-    iterator = iter(rows)
-    while True:
-        try:
-            row = next(iterator)
-        except StopIteration:
-            return
-        except IndexError as exc:  # a shared-string index past the (missing) table
-            raise SourceError(
-                path,
-                None,
-                "a text cell refers to the shared strings (xl/sharedStrings.xml), which the workbook "
-                "does not hold: it is damaged",
-                fix=XLSX_FIX,
-            ) from exc
-        except Exception as exc:  # a cut worksheet (ParseError), a bad zip member
-            error = _damaged(path, exc)
-            if isinstance(exc, SyntaxError):
-                error = SourceError(
-                    path, None, f"the worksheet is cut short or damaged XML ({exc})", fix=XLSX_FIX
-                )
-            raise error from exc
-        yield row
+    try:
+        yield from rows
+    except IndexError as exc:  # a shared-string index past the (missing) table
+        reason = "a text cell refers to the shared strings (xl/sharedStrings.xml), which the workbook does not hold: it is damaged"
+        raise SourceError(path, None, reason, fix=XLSX_FIX) from exc
+    except Exception as exc:  # a cut worksheet (ParseError), a bad zip member
+        raise _damaged(path, exc, "the worksheet") from exc
 
 
 def _formula_at(path: Path, row: int, column: int) -> str | None:
@@ -251,9 +231,8 @@ def _cell_text(value: Any) -> str:
 def read_eval_workbook(
     path: str | Path, *, require_hypotheses: bool | None = None, strict: bool = False
 ) -> EvalWorkbook:
-    """Read an evaluation-set workbook (see the module notes). ``require_hypotheses``: True refuses a
-    file without hypothesis columns, False one with them, None takes what the file has. ``strict``
-    refuses a row with a premise caveat rather than listing it."""
+    """Read an evaluation-set workbook. ``require_hypotheses``: True refuses a file without
+    hypothesis columns, False one with them, None takes either; ``strict`` refuses a premise caveat."""
     path = Path(path)
     sheet, rows, (book, handle) = _open_rows(path)
     try:
@@ -276,9 +255,7 @@ def _read_rows(
     nonblank = [(n, v) for n, v in numbered if any(_cell_text(c) for c in v)]
     if not nonblank:
         raise SourceError(path, None, f"worksheet {sheet!r} is empty: no header row", fix=XLSX_FIX)
-    # The authors' SNLI and MNLI sheets were written as two frames one below the other: their only
-    # header stands at row 1451, under 1,450 data rows. So the header is the first row that names
-    # the columns, wherever it is, and it applies to the rows above it as to those below.
+    # the header applies to the rows above it (the authors' SNLI and MNLI sheets) as to those below
     header_number, header = next(((n, v) for n, v in nonblank if _is_header(v)), nonblank[0])
     columns, ignored = _match_columns(path, header, header_number)  # refuses a sheet without one
     has_hypotheses = HYPOTHESES[0] in columns
@@ -332,8 +309,7 @@ def _read_rows(
 def _row(
     path: Path, sheet: str, number: int, cells: dict[str, Any], columns: dict[str, int]
 ) -> OccupationRow:
-    """The row as an :class:`OccupationRow` (every rule checked there); an empty cell that holds a
-    formula without a cached value is named as such."""
+    """The row as an :class:`OccupationRow`; an empty cell holding an uncomputed formula is named."""
     origin = RowOrigin(str(path), sheet=sheet, row=number, columns={r: i + 1 for r, i in columns.items()})
     for role, value in cells.items():
         if _cell_text(value):

@@ -1,10 +1,8 @@
-"""The gender-occupation NLI challenge set (paper 004, section 3): neutral premises, gendered hypotheses.
-
-Each premise names one of 38 occupations and no gendered word; its ``female`` and ``male``
-renderings of each Table 3 hypothesis share a pair key, the one naming the occupation's dominant
-gender being ``pro``. Premises come from ``{occupation}`` templates expanded over every
-occupation, or from a user's literal premises, balanced across occupations as in the paper's
-Table 2 (measures: docs/design.md, "Gender–occupation NLI").
+"""The gender-occupation NLI challenge set (paper 004, section 3): each premise names one of 38
+occupations and no gendered word; its ``female`` and ``male`` renderings of each Table 3
+hypothesis form a pair, ``pro`` naming the occupation's dominant gender. Premises come from
+``{occupation}`` templates, a user's premises balanced across occupations (Table 2), or the
+paper's evaluation sets (:mod:`~nlibias.benchmarks.occupation_eval_sets`).
 
 >>> premise = render_template("A {occupation} is waiting.", occupation_named("accountant"))
 >>> premise
@@ -23,10 +21,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-# The occupation list lives in its own module; its names stay importable from here.
+from nlibias.benchmarks.occupation_eval_sets import TemplateChoice, eval_set_sources, expand_eval_sets
 from nlibias.benchmarks.occupation_list import GENDERS as GENDERS
 from nlibias.benchmarks.occupation_list import HYPOTHESIS_TEMPLATES as HYPOTHESIS_TEMPLATES
+from nlibias.benchmarks.occupation_list import SOURCE as SOURCE
 from nlibias.benchmarks.occupation_list import Occupation as Occupation
+from nlibias.benchmarks.occupation_list import gender_samples, occupation_counts, template_hypotheses
 from nlibias.benchmarks.occupation_list import load_occupations as load_occupations
 from nlibias.benchmarks.occupation_list import occupation_named as occupation_named
 from nlibias.benchmarks.occupation_list import parse_occupations as parse_occupations
@@ -36,14 +36,11 @@ from nlibias.benchmarks.occupation_premises import check_premise as check_premis
 from nlibias.benchmarks.occupation_premises import find_occupations as find_occupations
 from nlibias.benchmarks.occupation_rows import OccupationRow, OccupationRowError, RowOrigin, repeated_rows
 from nlibias.errors import NlibiasError
-from nlibias.schema import Label, Sample
+from nlibias.schema import Sample
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import declared
 from nlibias.textio.text_files import read_text
 
-SOURCE = "occupations"
-DOMAIN = "gender"
-GOLD: Label = "neutral"
 _RESOURCE_TEMPLATES = "occupation_premise_templates.txt"
 
 
@@ -57,11 +54,11 @@ class Premise:
     origin: str
     """``template`` (a slot filled), ``file`` (a user's literal premise) or ``substituted`` (balancing)."""
     line: int | None = None
-    """Line of the user's premises file (``None`` for shipped templates)."""
+    """Its line in the premises file or the shipped templates."""
     template: str | None = None
     """The template or original premise it was rendered from."""
     source_occupation: str | None = None
-    """For a substituted premise: the occupation of the original premise."""
+    """A substituted premise's original occupation."""
 
 
 @dataclass(frozen=True)
@@ -93,28 +90,12 @@ class PremiseFileError(NlibiasError):
 
 @dataclass(frozen=True)
 class OccupationsExpansion:
-    """The challenge set's samples, its premises and the notes a user should read."""
+    """The challenge set's samples, premises and warnings."""
 
     samples: tuple[Sample, ...]
     premises: tuple[Premise, ...]
     source: str
     warnings: tuple[str, ...] = field(default=())
-
-    def counts_by_occupation(self) -> list[dict[str, Any]]:
-        """One row per occupation: dominant gender, premises, pairs, samples."""
-        by_name = {o.name: o for o in load_occupations()}
-        premises = Counter(p.occupation for p in self.premises)
-        return [
-            {
-                "occupation": name,
-                "dominant_gender": by_name[name].dominant_gender,
-                "premises": premises[name],
-                "pairs": premises[name] * len(HYPOTHESIS_TEMPLATES),
-                "samples": premises[name] * len(HYPOTHESIS_TEMPLATES) * len(GENDERS),
-            }
-            for name in by_name
-            if premises[name]
-        ]
 
     def summary(self) -> dict[str, Any]:
         """Everything ``nlibias expand occupations`` reports, JSON-serialisable."""
@@ -127,7 +108,7 @@ class OccupationsExpansion:
             "pairs": len(self.samples) // 2,
             "samples": len(self.samples),
             "hypothesis_templates": list(HYPOTHESIS_TEMPLATES),
-            "by_occupation": self.counts_by_occupation(),
+            "by_occupation": occupation_counts(self.samples),
             "warnings": list(self.warnings),
         }
 
@@ -180,10 +161,8 @@ def substitute_occupation(text: str, target: Occupation) -> str:
 
 
 def read_premise_lines(path: str | Path) -> list[tuple[int, str]]:
-    """``(line number, text)`` of every premise in a one-per-line file (blank and ``#`` lines skipped).
-
-    Every rejected line is reported together in one :class:`PremiseFileError`.
-    """
+    """``(line, text)`` of each premise of a one-per-line file (blank and ``#`` lines skipped); the
+    rejected lines are reported together in one :class:`PremiseFileError`."""
     return [(row.origin.line or 0, row.premise) for row in read_premise_rows(path)]
 
 
@@ -196,8 +175,7 @@ def read_premise_rows(path: str | Path) -> list[OccupationRow]:
         raise PremiseFileError(
             path, [PremiseProblem(0, "", f"cannot read the file ({exc.strerror})")]
         ) from exc
-    lines = [(i, raw.strip()) for i, raw in enumerate(text.splitlines(), start=1)]
-    lines = [(i, t) for i, t in lines if t and not t.startswith("#")]
+    lines = _numbered_lines(text)
     rows: list[OccupationRow] = []
     problems: list[PremiseProblem] = []
     for number, line in lines:
@@ -214,22 +192,22 @@ def read_premise_rows(path: str | Path) -> list[OccupationRow]:
 
 def default_premise_templates() -> list[tuple[int, str]]:
     """The shipped premise templates as ``(line number, template)``."""
-    text = (resources.files("nlibias") / "resources" / _RESOURCE_TEMPLATES).read_text("utf-8")
-    return [
-        (i, t.strip())
-        for i, t in enumerate(text.splitlines(), start=1)
-        if t.strip() and not t.startswith("#")
-    ]
+    return _numbered_lines(
+        (resources.files("nlibias") / "resources" / _RESOURCE_TEMPLATES).read_text("utf-8")
+    )
+
+
+def _numbered_lines(text: str) -> list[tuple[int, str]]:
+    """``(line number, text)`` of each line that is not blank or a ``#`` comment, stripped."""
+    lines = [(i, line.strip()) for i, line in enumerate(text.splitlines(), start=1)]
+    return [(i, line) for i, line in lines if line and not line.startswith("#")]
 
 
 def build_premises(
     lines: Sequence[tuple[int, str]], *, balance: bool = True, prefix: str = "l"
 ) -> list[Premise]:
-    """Premises from checked lines: slots filled for every occupation, literal premises balanced.
-
-    Balancing fills each occupation up to the most frequent one with other occupations' premises
-    (file order) with the occupation substituted, never repeating a premise.
-    """
+    """Premises from checked lines: slots filled for every occupation, literal premises balanced
+    (each occupation filled up to the most frequent with others' premises, substituted, no repeat)."""
     occupations = load_occupations()
     premises: list[Premise] = []
     literal: list[tuple[int, str, Occupation]] = []
@@ -284,41 +262,19 @@ def _balance(literal: Sequence[tuple[int, str, Occupation]], prefix: str) -> lis
 
 def premise_samples(premise: Premise, *, eval_set: str = "templates") -> list[Sample]:
     """The female and male sample of every hypothesis template for one premise (pairs adjacent);
-    ``eval_set`` names the set in the provenance (``templates``: the shipped ones; ``premises``: a
-    user's file)."""
+    ``eval_set``: ``templates`` (shipped) or ``premises`` (a user's file)."""
     occupation = occupation_named(premise.occupation)
-    samples = []
-    for number, template in enumerate(HYPOTHESIS_TEMPLATES, start=1):
-        key = f"{SOURCE}:{premise.id}:h{number}"
-        for gender in GENDERS:
-            other = GENDERS[1 - GENDERS.index(gender)]
-            samples.append(
-                Sample(
-                    id=f"{key}:{gender}",
-                    source=SOURCE,
-                    domain=DOMAIN,
-                    subtopic=occupation.slug,
-                    premise=premise.text,
-                    hypothesis=template.format(gender=gender),
-                    gold=GOLD,
-                    stereotype="pro" if gender == occupation.dominant_gender else "anti",
-                    pair_key=key,
-                    group=gender,
-                    counterfactual_group=other,
-                    provenance={
-                        "premise_id": premise.id,
-                        "occupation": occupation.name,
-                        "dominant_gender": occupation.dominant_gender,
-                        "hypothesis_template": number,
-                        "premise_origin": premise.origin,
-                        "line": premise.line,
-                        "premise_template": premise.template,
-                        "source_occupation": premise.source_occupation,
-                        "eval_set": eval_set,
-                    },
-                )
-            )
-    return samples
+    provenance = {
+        "premise_origin": premise.origin,
+        "line": premise.line,
+        "premise_template": premise.template,
+        "source_occupation": premise.source_occupation,
+        "eval_set": eval_set,
+    }
+    hypotheses = template_hypotheses()
+    return gender_samples(
+        premise.id, premise.text, occupation, occupation.dominant_gender, hypotheses, provenance
+    )
 
 
 @declared
@@ -326,24 +282,19 @@ def expand_occupations(
     premises: str | Path | None = None,
     *,
     balance: bool | None = None,
-    hypothesis_templates: str | None = None,
+    hypothesis_templates: TemplateChoice | None = None,
     seed: int | None = None,
     strict: bool | None = None,
 ) -> Any:
-    """The challenge set from the shipped templates, from a user's premises file, or paper 004's
-    evaluation sets (:mod:`nlibias.benchmarks.occupation_eval_sets`: ``snli-eval``, ``mnli-eval``,
-    ``ood-eval``, an ``.xlsx`` workbook, or several joined by commas).
-
-    ``balance`` (default on) applies to premises files; ``hypothesis_templates`` (``one`` or
-    ``all``) and ``seed`` (default 0) to evaluation sets without hypotheses (OOD); ``strict`` to
-    evaluation sets: refuse, rather than warn about, a premise that breaks the challenge set's rules.
+    """The challenge set from the shipped templates, a premises file or evaluation sets
+    (``snli-eval``, ``mnli-eval``, ``ood-eval``, ``.xlsx`` workbooks, joined by commas).
+    ``balance`` (default on): premises files; ``hypothesis_templates`` and ``seed`` (default 0):
+    sets without hypotheses; ``strict``: evaluation sets refuse a premise caveat, not warn.
 
     >>> expansion = expand_occupations()
     >>> len(expansion.premises), len(expansion.samples)  # 30 templates x 38 occupations; x 3 x 2
     (1140, 6840)
     """
-    from nlibias.benchmarks.occupation_eval_sets import eval_set_sources
-
     sets = None if premises is None else eval_set_sources(premises)
     if sets is not None:
         if balance is not None:
@@ -352,8 +303,6 @@ def expand_occupations(
                 "premises files",
                 given="evaluation sets are read as the authors wrote them",
             )
-        from nlibias.benchmarks.occupation_eval_sets import expand_eval_sets
-
         return expand_eval_sets(
             sets, hypothesis_templates=hypothesis_templates, seed=seed, strict=bool(strict)
         )

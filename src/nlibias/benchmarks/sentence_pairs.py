@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import io
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
 from nlibias.benchmarks.data_locations import PinnedData, resolve_data
+from nlibias.benchmarks.rows import check_row, nonblank, refuse
 from nlibias.errors import SourceError
 from nlibias.schema import Sample
+from nlibias.schema.declared import Allowed, PathArg, declared
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_files import (
     csv_header,
@@ -120,35 +123,65 @@ def pair_sample(
     )
 
 
-def _text(path: Path, line: int, record: dict[str, Any], name: str) -> str:
-    value = record.get(name)
-    if not isinstance(value, str) or not value.strip():
-        raise SourceError(path, name, "empty or missing sentence", line=line, fix="give both sentences")
-    return value.strip()
+_Stripped = Annotated[str, StringConstraints(strip_whitespace=True)]
+_Sentence = Annotated[_Stripped, nonblank("empty or missing sentence", "give both sentences")]
+
+
+class _CrowsRow(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    direction: Annotated[Literal["stereo", "antistereo"], BeforeValidator(str.strip)] = Field(
+        alias="stereo_antistereo"
+    )
+    more: _Sentence = Field(alias="sent_more")
+    less: _Sentence = Field(alias="sent_less")
+    group: _Stripped = Field(alias="bias_type")
+    counterfactual: None = None
+
+
+class _WinoQueerRow(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    group: _Stripped = Field(alias="Gender_ID_x")
+    counterfactual: _Stripped = Field(alias="Gender_ID_y")
+    more: _Sentence = Field(alias="sent_x")
+    less: _Sentence = Field(alias="sent_y")
+    direction: Literal["stereo"] = "stereo"
+
+
+class _UserPair(BaseModel):
+    model_config = ConfigDict(extra="ignore", validate_default=True)
+    group: _Stripped | None = None
+    more: _Sentence = ""
+    less: _Sentence = ""
+
+    @model_validator(mode="after")
+    def _differ(self) -> _UserPair:
+        if self.more == self.less:
+            raise refuse(
+                f"the two sentences are the same ({self.more!r}): the pair can only tie",
+                "write the less-stereotypical sentence with the other group, or remove the row",
+                "less",
+            )
+        return self
 
 
 def _read_benchmark_pairs(
-    source: str,
-    path: Path,
-    columns: tuple[str, ...],
-    sentences: tuple[str, str],
-    fields: Callable[[int, dict[str, str]], dict[str, Any]],
+    source: str, path: Path, columns: tuple[str, ...], model: type[_CrowsRow | _WinoQueerRow]
 ) -> list[Sample]:
-    """The pairs of a benchmark's CSV: ``sentences`` names the more- and less-stereotypical
-    columns, ``fields(line, row)`` reads (or refuses) the other :func:`pair_sample` fields."""
-    more, less = sentences
+    """The pairs of a benchmark's CSV, each row checked by ``model``."""
     samples: list[Sample] = []
     for line, record in read_csv_with_columns(path, columns):
-        named = fields(line, record)
         index = (record.get("") or str(len(samples))).strip()
+        row = check_row(model, path, line, record)
         samples.append(
             pair_sample(
                 source,
                 index,
-                _text(path, line, record, more),
-                _text(path, line, record, less),
+                row.more,
+                row.less,
+                group=row.group,
+                direction=row.direction,
+                counterfactual=row.counterfactual,
                 provenance={"row": index, "line": line},
-                **named,
             )
         )
     return samples
@@ -156,29 +189,15 @@ def _read_benchmark_pairs(
 
 def read_crows_pairs(path: str | Path) -> list[Sample]:
     """CrowS-Pairs' ``crows_pairs_anonymized.csv``: 1,508 pairs, ``bias_type`` groups, directions."""
-    path = Path(path)
-
-    def fields(line: int, record: dict[str, str]) -> dict[str, Any]:
-        direction = record["stereo_antistereo"].strip()
-        if direction not in DIRECTIONS:
-            raise SourceError(path, "stereo_antistereo", f"unknown direction {direction!r}", line=line,
-                fix="use stereo or antistereo",
-            )  # fmt: skip
-        return {"group": record["bias_type"].strip(), "direction": direction}
-
     columns = ("sent_more", "sent_less", "stereo_antistereo", "bias_type")
-    return _read_benchmark_pairs(CROWS_PAIRS, path, columns, ("sent_more", "sent_less"), fields)
+    return _read_benchmark_pairs(CROWS_PAIRS, Path(path), columns, _CrowsRow)
 
 
 def read_winoqueer(path: str | Path) -> list[Sample]:
-    """WinoQueer's ``winoqueer_final.csv`` (``,Gender_ID_x,Gender_ID_y,sent_x,sent_y``): ``sent_x``
-    names the LGBTQ+ identity (more stereotypical), ``sent_y`` the counterfactual."""
-
-    def fields(line: int, record: dict[str, str]) -> dict[str, Any]:
-        return {"group": record["Gender_ID_x"].strip(), "counterfactual": record["Gender_ID_y"].strip()}
-
+    """WinoQueer's ``winoqueer_final.csv``: ``sent_x`` names the LGBTQ+ identity (more
+    stereotypical), ``sent_y`` the counterfactual."""
     columns = ("Gender_ID_x", "Gender_ID_y", "sent_x", "sent_y")
-    return _read_benchmark_pairs(WINOQUEER, Path(path), columns, ("sent_x", "sent_y"), fields)
+    return _read_benchmark_pairs(WINOQUEER, Path(path), columns, _WinoQueerRow)
 
 
 def read_pair_rows(handle: IO[str], name: str | Path) -> list[Sample]:
@@ -186,24 +205,16 @@ def read_pair_rows(handle: IO[str], name: str | Path) -> list[Sample]:
     path = Path(name)
     text = handle.read().removeprefix("\ufeff")
     require_csv_columns(path, csv_header(path, text), ("more", "less"), fix="columns: more,less[,group]")
-    samples: list[Sample] = []
-    for line, record in read_csv_records(path, text):
-        samples.append(_user_pair(path, line, record, len(samples) + 1))
-    return samples
+    return [
+        _user_pair(path, line, record, index)
+        for index, (line, record) in enumerate(read_csv_records(path, text), 1)
+    ]
 
 
 def _user_pair(path: Path, line: int, record: dict[str, Any], index: int) -> Sample:
-    group = record.get("group")
-    if group is not None and not isinstance(group, str):
-        raise SourceError(path, "group", f"group must be text, got {group!r}", line=line)
-    more, less = _text(path, line, record, "more"), _text(path, line, record, "less")
-    if more == less:
-        raise SourceError(
-            path, "less", f"the two sentences are the same ({more!r}): the pair can only tie", line=line,
-            fix="write the less-stereotypical sentence with the other group, or remove the row",
-        )  # fmt: skip
+    pair = check_row(_UserPair, path, line, record)
     return pair_sample(
-        USER_PAIRS, index, more, less, group=(group or "").strip() or None, provenance={"line": line}
+        USER_PAIRS, index, pair.more, pair.less, group=pair.group or None, provenance={"line": line}
     )
 
 
@@ -242,15 +253,11 @@ def expand_winoqueer(source: str | Path | None = None) -> PairExpansion:
     return PairExpansion(tuple(read_winoqueer(path)), str(path))
 
 
-def expand_user_pairs(source: str | Path | None = None) -> PairExpansion:
-    """A user file of (more, less) pairs (``source`` is required)."""
-    if source is None:
-        from nlibias.errors import ConfigError
-
-        raise ConfigError(
-            "sentence-pairs needs the file of pairs: pass source=PATH (a CSV or JSONL with more, less, group)",
-            parameter="source",
-        )
+@declared
+def expand_user_pairs(
+    source: Annotated[PathArg, Allowed("the file of pairs: a CSV or JSONL with more, less, group")],
+) -> PairExpansion:
+    """A user file of (more, less) pairs."""
     return PairExpansion(tuple(read_user_pairs(source)), str(source))
 
 
@@ -279,9 +286,14 @@ def expand_bbnli_pairs(source: str | Path | None = None) -> PairExpansion:
             continue
         seen.add(key)
         sample = pair_sample(
-            BBNLI_TP, len(samples) + 1, pro.hypothesis, anti.hypothesis, group=pro.domain,
-            counterfactual=anti.group, provenance={"subtopic": pro.subtopic, "bbnli_pair_key": pro.pair_key},
-        )  # fmt: skip
+            BBNLI_TP,
+            len(samples) + 1,
+            pro.hypothesis,
+            anti.hypothesis,
+            group=pro.domain,
+            counterfactual=anti.group,
+            provenance={"subtopic": pro.subtopic, "bbnli_pair_key": pro.pair_key},
+        )
         samples.append(Sample(**{**sample.to_dict(), "subtopic": pro.subtopic}))
     notes = (f"{identical} pairs with identical pro and anti hypotheses left out",) if identical else ()
     return PairExpansion(tuple(samples), str(expansion.origin), notes)

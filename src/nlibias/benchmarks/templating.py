@@ -1,8 +1,5 @@
-"""Rendering of BBNLI-style ``{{NAME}}`` templates, the way the reference's Jinja call does.
-
-Only the subset BBNLI uses is supported: ``{{NAME}}`` substitutions (spaces inside the braces
-allowed). An undefined name renders as an empty string, as Jinja does; callers that must not
-allow that check :func:`placeholders` first.
+"""BBNLI's ``{{NAME}}`` templates rendered as the reference's Jinja call does (only the
+substitutions BBNLI uses); an undefined name renders empty, as in Jinja.
 """
 
 from __future__ import annotations

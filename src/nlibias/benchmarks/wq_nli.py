@@ -1,19 +1,13 @@
-"""WinoQueer-NLI (Felkner, Lim & May): CSV triples → paired NLI samples with identity and predicate.
-
-Each row of ``winoqueer_nli.csv`` (``stereo_premise, counter_premise, hypothesis``), e.g.
-``James is queer. / James is heterosexual. / James is a danger to children.``, gives its subject,
-identity group (the paper's nine), counterfactual identity, predicate (in its "Some people" form,
-as the paper counts its 173) and predicate category (paper Table 6,
-:mod:`nlibias.benchmarks.wq_predicates`). Every row becomes a ``pro``/``anti`` pair with gold
-``neutral``; repeated rows are kept, each with its own pair key, as the paper's scores count them
-(docs/design.md, "WinoQueer-NLI").
+"""WinoQueer-NLI (Felkner, Lim & May): each CSV row (``stereo_premise, counter_premise,
+hypothesis``) becomes a ``pro``/``anti`` pair with gold ``neutral``, its subject, identity group,
+counterfactual, predicate ("Some people" form) and category (:mod:`nlibias.benchmarks.wq_predicates`)
+derived from its sentences. Repeated rows are kept, each with its own pair key, as the paper's
+scores count them (docs/design.md, "WinoQueer-NLI").
 
 >>> canonical_predicate("is a danger to children")
 'are a danger to children'
->>> WQ_NLI_DATA.layout  # where the pinned CSV lies under a data dir
+>>> WQ_NLI_DATA.layout
 'wq-nli/winoqueer_nli.csv'
->>> canonical_predicate("He is a groomer"[3:])
-'are groomers'
 """
 
 from __future__ import annotations
@@ -21,22 +15,19 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from nlibias.benchmarks.data_locations import PinnedData, resolve_data
-from nlibias.benchmarks.wq_predicates import (
-    CATEGORY_FILE,
-    canonical_predicate,
-    load_predicate_categories,
-)
-from nlibias.benchmarks.wq_predicates import (  # offered here too, beside the rows they categorise
-    PREDICATE_CATEGORIES as PREDICATE_CATEGORIES,
-)
+from nlibias.benchmarks.rows import check_row, nonblank
+from nlibias.benchmarks.wq_predicates import CATEGORY_FILE, canonical_predicate, load_predicate_categories
+from nlibias.benchmarks.wq_predicates import PREDICATE_CATEGORIES as PREDICATE_CATEGORIES
 from nlibias.errors import SourceError
-from nlibias.schema import Label, Sample
+from nlibias.schema import Label, Sample, Stereotype
 from nlibias.textio.text_files import read_csv_with_columns
 
 SOURCE = "wq-nli"
@@ -54,7 +45,6 @@ WQ_NLI_DATA = PinnedData(
     },
     main_file="winoqueer_nli.csv",
 )
-"""The WinoQueer-NLI CSV at the pinned commit and its SHA-256 (the registered benchmark's ``pinned_data``)."""
 COLUMNS = ("stereo_premise", "counter_premise", "hypothesis")
 GOLD: Label = "neutral"
 
@@ -96,33 +86,48 @@ PLURAL_SUBJECT = "Some people"
 _PREMISE = re.compile(r"^(?P<subject>.+?) (?:is|are) (?P<identity>.+?)\.?$")
 
 
+_Cell = Annotated[
+    str,
+    BeforeValidator(str.strip),
+    nonblank("empty cell", "every row needs a stereotyped premise, its counterfactual and a hypothesis"),
+]
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    stereo_premise: _Cell
+    counter_premise: _Cell
+    hypothesis: _Cell
+
+
 @dataclass(frozen=True)
 class WQTriple:
-    """One row of the WQ-NLI CSV with what could be derived from its sentences."""
+    """One row of the WQ-NLI CSV and what its sentences give (``None``/``unparsed`` where they do
+    not fit the templates)."""
 
     row: int
-    """1-based data row (the header is not counted); the pair key is built from it."""
+    """1-based data row (the pair key's number)."""
     line: int
-    """Line of the CSV file where the row ends (for error messages)."""
+    """The CSV line where the row ends."""
     stereo_premise: str
     counter_premise: str
     hypothesis: str
     subject: str | None
-    """``James``, ``She``, ``Some people``, ...; ``None`` when the sentences do not fit the templates."""
+    """``James``, ``She``, ``Some people``, ..."""
     subject_kind: str
     """``name``, ``pronoun``, ``some_people`` or ``unparsed``."""
     identity: str | None
-    """The identity as written in the stereotypical premise, e.g. ``a lesbian``."""
+    """As written in the stereotypical premise, e.g. ``a lesbian``."""
     identity_group: str
-    """The paper's subgroup (``LGBTQ``, ``Lesbian``, ...); the written identity when unknown."""
+    """The paper's subgroup (``LGBTQ``, ``Lesbian``, ...), else the written identity."""
     counterfactual: str
-    """``Straight``, ``Heterosexual``, ``Cisgender``, ``Cis`` (the written one when unknown)."""
+    """``Straight``, ``Heterosexual``, ``Cisgender``, ``Cis`` (else as written)."""
     predicate: str | None
-    """Attested-harm predicate in its "Some people" form, e.g. ``are groomers``."""
+    """In its "Some people" form, e.g. ``are groomers``."""
     predicate_category: str
     """One of :data:`PREDICATE_CATEGORIES`, or ``uncategorised``."""
     repeat_of: int | None = None
-    """Row this row repeats word for word (``None`` for a first occurrence)."""
+    """The earlier row this one repeats word for word."""
 
     @property
     def domain(self) -> str:
@@ -135,7 +140,7 @@ class WQTriple:
 
 @dataclass(frozen=True)
 class WQNLIExpansion:
-    """The samples of a WQ-NLI file, its parsed triples and what a user must know about them."""
+    """The samples of a WQ-NLI file, its parsed triples and its warnings."""
 
     samples: tuple[Sample, ...]
     triples: tuple[WQTriple, ...]
@@ -229,29 +234,23 @@ def parse_triple(
     """
     first, second = _PREMISE.match(stereo.strip()), _PREMISE.match(counter.strip())
     subject = first["subject"] if first else None
-    parsed = (
-        first is not None
-        and second is not None
-        and second["subject"] == subject
-        and hypothesis.startswith(f"{subject} ")
-    )
-    if not parsed or first is None or second is None or subject is None:
+    if (
+        first is None
+        or second is None
+        or second["subject"] != subject
+        or not hypothesis.startswith(f"{subject} ")
+    ):
         unparsed = (None, UNPARSED, None, UNPARSED, UNPARSED, None, UNCATEGORISED)
         return WQTriple(row, line, stereo, counter, hypothesis, *unparsed)
     identity, counterfactual = first["identity"], second["identity"]
     form = hypothesis[len(subject) + 1 :]
-    if memo is None:
-        predicate = canonical_predicate(form, categories)
-    else:
-        if form not in memo:
-            memo[form] = canonical_predicate(form, categories)
-        predicate = memo[form]
-    if subject == PLURAL_SUBJECT:
-        kind = "some_people"
-    elif subject.lower() in PRONOUNS:
-        kind = "pronoun"
-    else:
-        kind = "name"
+    memo = {} if memo is None else memo
+    if form not in memo:
+        memo[form] = canonical_predicate(form, categories)
+    predicate = memo[form]
+    kind = (
+        "some_people" if subject == PLURAL_SUBJECT else "pronoun" if subject.lower() in PRONOUNS else "name"
+    )
     return WQTriple(
         row=row,
         line=line,
@@ -276,28 +275,15 @@ def read_wq_nli(path: str | Path) -> list[WQTriple]:
     triples: list[WQTriple] = []
     first_row: dict[tuple[str, str, str], int] = {}
     for row, (line, record) in enumerate(read_csv_with_columns(path, COLUMNS), start=1):
-        texts = [record[c].strip() for c in COLUMNS]
-        for column, value in zip(COLUMNS, texts, strict=True):
-            if not value:
-                raise SourceError(
-                    path, column, "empty cell", line=line,
-                    fix="every row needs a stereotyped premise, its counterfactual and a hypothesis",
-                )  # fmt: skip
-        stereo, counter, hypothesis = texts
+        cells = check_row(_Row, path, line, record)
+        stereo, counter, hypothesis = cells.stereo_premise, cells.counter_premise, cells.hypothesis
         triple = parse_triple(row, line, stereo, counter, hypothesis, categories=categories, memo=memo)
         key = (stereo, counter, hypothesis)
-        if key in first_row:
-            triple = _with_repeat(triple, first_row[key])
-        else:
-            first_row[key] = row
-        triples.append(triple)
+        first = first_row.setdefault(key, row)
+        triples.append(triple if first == row else replace(triple, repeat_of=first))
     if not triples:
         raise SourceError(path, None, "no data rows (only a header)", fix="point at winoqueer_nli.csv")
     return triples
-
-
-def _with_repeat(triple: WQTriple, earlier: int) -> WQTriple:
-    return replace(triple, repeat_of=earlier)
 
 
 @cache
@@ -307,36 +293,33 @@ def _slug(text: str) -> str:
 
 def triple_samples(triple: WQTriple) -> tuple[Sample, Sample]:
     """The stereotypical-premise (``pro``) and counter-stereotypical-premise (``anti``) samples."""
-    key = pair_key(triple.row)
-    provenance = {
-        "row": triple.row,
-        "line": triple.line,
-        "subject": triple.subject,
-        "subject_kind": triple.subject_kind,
-        "identity": triple.identity,
-        "identity_group": triple.identity_group,
-        "counterfactual": triple.counterfactual,
-        "predicate": triple.predicate,
-        "predicate_category": triple.predicate_category,
-        "repeat_of": triple.repeat_of,
-    }
-    domain, subtopic = triple.domain, _slug(triple.predicate_category)
-    group, counterfactual = triple.identity_group, triple.counterfactual
-    pro = Sample(
-        f"{key}:pro", SOURCE, domain, subtopic, triple.stereo_premise, triple.hypothesis, GOLD,
-        "pro", key, group, counterfactual, provenance | {"premise_role": "stereotypical"},
-    )  # fmt: skip
-    anti = Sample(
-        f"{key}:anti", SOURCE, domain, subtopic, triple.counter_premise, triple.hypothesis, GOLD,
-        "anti", key, counterfactual, group, provenance | {"premise_role": "counter-stereotypical"},
-    )  # fmt: skip
+    key = triple.pair_key
+    provenance = {k: v for k, v in asdict(triple).items() if k not in COLUMNS}
+    subtopic, group, other = _slug(triple.predicate_category), triple.identity_group, triple.counterfactual
+
+    def sample(side: Stereotype, premise: str, group: str, other: str, role: str) -> Sample:
+        return Sample(
+            f"{key}:{side}",
+            SOURCE,
+            triple.domain,
+            subtopic,
+            premise,
+            triple.hypothesis,
+            GOLD,
+            side,
+            key,
+            group,
+            other,
+            provenance | {"premise_role": role},
+        )
+
+    pro = sample("pro", triple.stereo_premise, group, other, "stereotypical")
+    anti = sample("anti", triple.counter_premise, other, group, "counter-stereotypical")
     return pro, anti
 
 
 def expand_wq_nli(source: str | Path | None = None) -> WQNLIExpansion:
-    """Read the WQ-NLI CSV and expand every row into a pro/anti sample pair.
-
-    ``source``: the CSV, a data directory, or ``None`` (:mod:`~nlibias.benchmarks.data_locations`).
+    """Every row of the WQ-NLI CSV at ``source`` (the file, a data dir; None: located) as a pair.
 
     >>> import os
     >>> expansion = expand_wq_nli(os.environ["NLIBIAS_DATA_DIR"])  # doctest: +SKIP

@@ -1,8 +1,5 @@
-"""WinoQueer-NLI's predicates and their categories: paper 003 Table 6's 18 categories, the shipped
-mapping from each attested-harm predicate (in its "Some people" form) to its category, and the
-reading of a predicate written for a singular subject (``He is a groomer``) as that form (verb
-agreement, noun number, apostrophe style). :mod:`nlibias.benchmarks.wq_nli` reads its rows with
-them.
+"""WinoQueer-NLI's predicates: paper 003 Table 6's 18 categories, the shipped predicate → category
+mapping ("Some people" form), and the reading of a singular-subject predicate as that form.
 
 >>> canonical_predicate("is a danger to children")
 'are a danger to children'
@@ -121,10 +118,8 @@ def _predicate_candidates(form: str) -> Iterable[str]:
 
 
 def canonical_predicate(form: str, known: Mapping[str, str] | None = None) -> str | None:
-    """The known predicate a surface form stands for (``None`` when no reading is known).
-
-    ``form`` is the hypothesis without its subject and final period (``lacks moral fiber``).
-    Verb agreement, then noun number, then apostrophe style are tried in turn.
+    """The known predicate a surface form (the hypothesis without subject and period) stands for,
+    trying verb agreement, noun number, then apostrophe style; None when no reading is known.
 
     >>> canonical_predicate("lacks moral fiber")
     'lack moral fiber'

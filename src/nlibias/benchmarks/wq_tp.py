@@ -1,11 +1,6 @@
-"""The WinoQueer sentence pair behind each WinoQueer-NLI row, for token-probability (TP) bias on
-exactly the NLI items.
-
-A WQ-NLI row (stereotypical premise, counter-stereotypical premise, shared hypothesis) was built
-from a WinoQueer pair: the premises hold the identity (``<SUBJECT> is/are <IDENTITY>.``), the
-hypothesis the predicate (``<SUBJECT> <PREDICATE>.``). The pair is joined back as
-``<SUBJECT> is/are <IDENTITY> and <PREDICATE>``, dropping the predicate's own leading ``is``/``are``
-when it repeats the premise's (WinoQueer's template ``<NAME> is <IDENTITY> and <PREDICATE>``).
+"""The WinoQueer sentence pair behind a WinoQueer-NLI row, for token-probability bias on exactly
+the NLI items: ``<SUBJECT> is <IDENTITY>.`` premises and a ``<SUBJECT> <PREDICATE>.`` hypothesis
+joined back as WinoQueer's ``<SUBJECT> is <IDENTITY> and <PREDICATE>`` (a repeated copula dropped).
 
 >>> recover_pair("Jaz is nonbinary.", "Jaz is cis.", "Jaz is sensitive.")
 SentencePair(more='Jaz is nonbinary and sensitive', less='Jaz is cis and sensitive')
@@ -25,8 +20,7 @@ _PREMISE = re.compile(r"^(?P<subject>.+?) (?P<copula>is|are) (?P<identity>.+?)\.
 
 
 def recover_pair(stereo_premise: str, counter_premise: str, hypothesis: str) -> SentencePair | None:
-    """The WinoQueer pair of one WQ-NLI row, or None when its sentences do not fit the templates
-    (different subjects or copulas, or a hypothesis that does not start with the subject)."""
+    """The WinoQueer pair of one WQ-NLI row, or None when its sentences do not fit the templates."""
     stereo = _PREMISE.match(stereo_premise.strip())
     counter = _PREMISE.match(counter_premise.strip())
     if stereo is None or counter is None:

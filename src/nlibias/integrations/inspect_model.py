@@ -41,11 +41,14 @@ class NlibiasModelAPI(ModelAPI):
 
         users = [m for m in input if isinstance(m, ChatMessageUser)]
         refused = (
-            "they take no tools" if tools
+            "they take no tools"
+            if tools
             else f"temperature is {config.temperature}; they decode greedily (temperature 0)"
             if config.temperature not in (None, 0, 0.0)
-            else f"got {len(input)} messages" if len(users) != 1 or len(input) != 1 else None
-        )  # fmt: skip
+            else f"got {len(input)} messages"
+            if len(users) != 1 or len(input) != 1
+            else None
+        )
         if refused:
             raise ConfigError(
                 f"nlibias models answer one user message, greedily: {refused}", parameter="model"
@@ -58,8 +61,7 @@ class NlibiasModelAPI(ModelAPI):
         return ModelOutput.from_content(model=self.model_name, content=text)
 
     def _answer(self, prompt: str, max_tokens: int) -> str:
-        batch = next(
-            iter(self.backend.answer_batches([prompt], answers=("yes", "no"), mode="generated",
-                                             max_new_tokens=max_tokens))
-        )  # fmt: skip
-        return batch.records[0].text or ""
+        batches = self.backend.answer_batches(
+            [prompt], answers=("yes", "no"), mode="generated", max_new_tokens=max_tokens
+        )
+        return next(iter(batches)).records[0].text or ""

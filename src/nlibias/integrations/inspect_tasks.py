@@ -1,11 +1,7 @@
-"""Inspect AI tasks, registered through Inspect's ``inspect_ai`` entry point (``pyproject.toml``):
-``nlibias/bbnli`` and ``nlibias/bbq`` (expanded from the data dir, or ``-T samples=DIR``) and
-``nlibias/samples`` (any samples), answered greedily and read by nlibias' own reading
-(:func:`nlibias_answer`); docs/integrations.md, Inspect AI. Inspect reads ``-T`` values as
-YAML: ``-T prompt=true`` arrives as ``True``.
-
->>> prompt_name(True), prompt_name("entailed")
-('true', 'entailed')
+"""Inspect AI tasks, registered through Inspect's ``inspect_ai`` entry point: ``nlibias/bbnli`` and
+``nlibias/bbq`` (expanded from the data dir, or ``-T samples=DIR``) and ``nlibias/samples`` (any
+samples), answered greedily and read as nlibias reads answers (:func:`nlibias_answer`);
+docs/integrations.md, Inspect AI.
 """
 
 from __future__ import annotations
@@ -40,25 +36,19 @@ def nlibias_model() -> type[ModelAPI]:
     return NlibiasModelAPI
 
 
-def prompt_name(prompt: Any) -> str:
-    """The prompt style a ``-T prompt=...`` value names (YAML turns ``true`` into ``True``)."""
-    if prompt is True:
-        return "true"
-    if not isinstance(prompt, str) or not prompt:
-        raise ConfigError(
-            f"{{prompt}} is {prompt!r}; use true, entailed or a prompt file", parameter="prompt"
-        )
-    return prompt
-
-
 def inspect_samples(samples: list[Sample], style: PromptStyle) -> MemoryDataset:
-    """nlibias samples as Inspect samples (id, user message, the gold answer word or correct
-    option, metadata)."""
+    """nlibias samples as Inspect samples (id, prompt, gold answer word or correct option, metadata)."""
     rows = []
     for sample in samples:
-        metadata: dict[str, Any] = {"nlibias_prompt": style.name, "source": sample.source, "domain": sample.domain,
-                                    "subtopic": sample.subtopic, "stereotype": sample.stereotype,
-                                    "pair_key": sample.pair_key, "gold": sample.gold}  # fmt: skip
+        metadata: dict[str, Any] = {
+            "nlibias_prompt": style.name,
+            "source": sample.source,
+            "domain": sample.domain,
+            "subtopic": sample.subtopic,
+            "stereotype": sample.stereotype,
+            "pair_key": sample.pair_key,
+            "gold": sample.gold,
+        }
         if style.choices:
             options = list(sample.provenance["answers"])
             text, target = (
@@ -99,10 +89,7 @@ def nlibias_answer() -> Any:
 
 def _task(samples: list[Sample], prompt: Any, max_tokens: int) -> Task:
     benchmark = benchmark_for_source(samples[0].source) if samples else get_benchmark("bbnli")
-    style = one_style(
-        prompt_name(prompt) if prompt is not None else (benchmark.prompt_styles or ("true",))[0]
-    )
-    benchmark.check_prompt_styles([style])
+    style = one_style(prompt, benchmark)
     return Task(
         dataset=inspect_samples(samples, style),
         solver=generate(),

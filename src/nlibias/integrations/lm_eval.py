@@ -1,9 +1,7 @@
-"""Export samples as an lm-evaluation-harness task (``nlibias export lm-eval``) that asks a model
-what a scored nlibias audit asks it, so that ``nlibias score`` reads lm-eval's log back into the
-same answers (docs/integrations.md says how and why).
-
-The documents hold the final text (chat template applied); the whitespace lm-eval moves into
-every continuation, and how the reader cancels it: docs/integrations.md, lm-evaluation-harness.
+"""Export samples as an lm-evaluation-harness task (``nlibias export lm-eval``) asking a model what
+a scored nlibias audit asks it, so that ``nlibias score`` reads lm-eval's log back into the same
+answers. The documents hold the final text (chat template applied); the whitespace lm-eval moves
+into every continuation, and how it is cancelled: docs/integrations.md, lm-evaluation-harness.
 
 >>> task_name("bbnli", "true")
 'nlibias_bbnli_true'
@@ -15,7 +13,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nlibias.catalog.registry import benchmark_for_source, read_checked_samples
 from nlibias.errors import ConfigError
@@ -24,15 +22,17 @@ from nlibias.io.atomic import atomic_write_text, write_json, write_jsonl
 from nlibias.io.overwrites import refuse_overwrites
 from nlibias.io.samples import resolve_samples_path
 from nlibias.models.generative.defaults import OptionScore
+from nlibias.models.generative.prompts import resolve_prompt_styles
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.declared import declared
 
-RUN_SCRIPT = "run_lm_eval.sh"
-"""The lm_eval command line of the export, extra flags appended (``--output_path DIR`` ...)."""
+if TYPE_CHECKING:
+    from nlibias.benchmarks.base import Benchmark
 
+RUN_SCRIPT = "run_lm_eval.sh"
+"""The lm_eval command line of the export (append ``--output_path DIR`` ...)."""
 PRETRAINED_ENV = "NLIBIAS_LM_EVAL_PRETRAINED"
 """Read by ``run_lm_eval.sh``: the model directory lm_eval loads (default: the exported one)."""
-
 METRICS_MODULE = "nlibias_metrics"
 """The task's ``process_results`` module, written beside its YAML (:data:`_METRICS_SOURCE`)."""
 
@@ -52,10 +52,9 @@ class LmEvalExport:
     n_docs: int
     chat_template: bool
     spellings: dict[str, list[str]]
-    """Answer word → the choice texts (without the moved whitespace) that stand for it; empty for
-    multiple-choice samples, whose choices are their options."""
+    """Answer word → the choice texts that stand for it (empty for multiple-choice samples)."""
     command: str
-    """The ``lm_eval`` command line (``run_lm_eval.sh``; add ``--output_path DIR``)."""
+    """The ``lm_eval`` command line (``run_lm_eval.sh``)."""
 
 
 @declared
@@ -71,19 +70,14 @@ def export_lm_eval(
     option_score: OptionScore = "total",
     **model_options: Any,
 ) -> LmEvalExport:
-    """Write an lm-evaluation-harness task into ``out_dir`` that asks ``model`` (a local causal LM,
-    loaded on ``device`` for its tokenizer and chat template) what a scored nlibias audit asks it
-    about ``samples`` (a run directory or samples file); as ``nlibias export lm-eval``.
-
-    ``prompt``: one prompt style (default ``true``, or the benchmark's first multiple-choice style:
-    BBQ's ``race``); ``option_score``: how a multiple-choice question's options are compared (as
-    the audit's option); ``model_path``: ``pretrained=`` of the command (default: the model's
-    directory, or a GGUF model's dequantised copy). An output file that is one the export reads
-    is refused before anything is computed."""
-    rows = read_checked_samples(samples)  # before the model loads (an empty file is refused)
+    """Write into ``out_dir`` an lm-evaluation-harness task asking ``model`` (a local causal LM,
+    loaded on ``device`` for its tokenizer and chat template) what a scored audit asks it about
+    ``samples`` (a run directory or samples file); as ``nlibias export lm-eval``. ``prompt``: one
+    style (default: the benchmark's first); ``option_score``: as the audit's; ``model_path``: the
+    command's ``pretrained=`` (default: the model's directory or a GGUF model's dequantised copy)."""
+    rows = read_checked_samples(samples)  # before the model loads
     benchmark = benchmark_for_source(rows[0].source)
-    style = one_style(prompt or (benchmark.prompt_styles or ("true",))[0])
-    benchmark.check_prompt_styles([style])
+    style = one_style(prompt, benchmark)
     if option_score != "total" and not style.choices:
         raise option_applies_to_nothing("option_score", "multiple-choice prompt styles", value=option_score)
     name = task or task_name(rows[0].source, style.name)
@@ -114,22 +108,41 @@ def export_lm_eval(
     atomic_write_text(written[4], _readme(name, backend.chat, command))
     write_json(
         out / "nlibias_export.json",
-        {"task": name, "prompt": {"name": style.name, "template": style.template, "answers": list(style.answers)},
-         "model": backend.name, "chat_template": backend.chat, "spellings": spellings, "option_score": option_score,
-         "documents": len(documents), "samples": str(samples), "command": command},
-    )  # fmt: skip
+        {
+            "task": name,
+            "prompt": {"name": style.name, "template": style.template, "answers": list(style.answers)},
+            "model": backend.name,
+            "chat_template": backend.chat,
+            "spellings": spellings,
+            "option_score": option_score,
+            "documents": len(documents),
+            "samples": str(samples),
+            "command": command,
+        },
+    )
     return LmEvalExport(out, name, len(documents), backend.chat, spellings, command)
 
 
-def one_style(prompt: str) -> Any:
-    """The one prompt style ``prompt`` names (a built-in name or a prompt file of one style)."""
-    from nlibias.models.generative.prompts import resolve_prompt_styles
+def one_style(prompt: Any, benchmark: Benchmark) -> Any:
+    """The one prompt style ``prompt`` names (a built-in name or a prompt file of one style; None:
+    the benchmark's first; Inspect's ``-T prompt=true`` arrives as True), fit for ``benchmark``.
 
-    styles = resolve_prompt_styles([prompt])
-    if len(styles) != 1:
-        raise ConfigError(
-            f"{{prompt}} {prompt!r} names {len(styles)} prompt styles; give one", parameter="prompt"
+    >>> from nlibias.catalog.registry import get_benchmark
+    >>> one_style(True, get_benchmark("bbnli")).name
+    'true'
+    """
+    name = (
+        (benchmark.prompt_styles or ("true",))[0] if prompt is None else "true" if prompt is True else prompt
+    )
+    styles = resolve_prompt_styles([name]) if isinstance(name, str) and name else None
+    if styles is None or len(styles) != 1:
+        given = (
+            "use true, entailed or a prompt file"
+            if styles is None
+            else f"it names {len(styles)} prompt styles; give one"
         )
+        raise ConfigError(f"{{prompt}} is {prompt!r}; {given}", parameter="prompt")
+    benchmark.check_prompt_styles(styles)
     return styles[0]
 
 
@@ -146,21 +159,15 @@ def _split(
 ) -> tuple[str, str, bool]:
     """A prompt's context (without the trailing whitespace lm-eval would move), that whitespace,
     and whether it has tokens of its own; refused unless prompt + each tail tokenizes as the
-    prompt's tokens, then the tail's own (``expect``: these), as nlibias scores it (trap 1)."""
+    prompt's tokens, then the tail's own (``expect``: these), as nlibias scores it."""
     full = backend.format_prompt(text)
     context = full.rstrip()
     encoded = tokenizer([context, full, *(full + t for t in tails)], add_special_tokens=not backend.chat)
     ctx, prompt, *wholes = (list(ids) for ids in encoded["input_ids"])
     for k, (tail, whole) in enumerate(zip(tails, wholes, strict=True)):
         own = whole[len(prompt) :]
-        wanted = own if expect is None else expect[k]
-        if (
-            not tail
-            or not own
-            or own != wanted
-            or whole[: len(prompt)] != prompt
-            or prompt[: len(ctx)] != ctx
-        ):
+        kept = whole[: len(prompt)] == prompt and prompt[: len(ctx)] == ctx
+        if not (tail and own and kept and own == (own if expect is None else expect[k])):
             raise ConfigError(
                 f"{tail!r} does not tokenize as {'its one token' if expect else 'its own tokens'} after the prompt "
                 f"of {backend.name} ({text[:60]!r}...), so lm-eval would not score what nlibias scores",
@@ -172,9 +179,8 @@ def _split(
 def _documents(
     backend: Any, rows: Sequence[Any], style: Any, option_score: str, spellings: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """One document per sample: a multiple-choice sample's options as choices, then the moved
-    whitespace alone where it has tokens of its own (its log-likelihood is in each option's); a
-    yes/no sample's answer words' single-token spellings (``choice_answers``: their words)."""
+    """One document per sample: a multiple-choice sample's options, then the moved whitespace alone
+    where it has tokens of its own; a yes/no sample's answer words' single-token spellings."""
     _, tokenizer = backend.load()
     spelled = [(word, text, token) for word, pairs in spellings.items() for text, token in pairs]
     words = [word for word, _, _ in spelled]
@@ -203,9 +209,8 @@ def _documents(
             doc["choices"] += [moved] if alone else []
         else:
             gold = [w for w in style.answers if style.labels[w] == sample.gold]
-            target = (
-                gold[0] if gold else ("no" if "no" in words else words[0])
-            )  # binary: contradiction is "no"
+            # binary: contradiction is "no"
+            target = gold[0] if gold else ("no" if "no" in words else words[0])
             doc |= {
                 "choice_answers": words,
                 "target": words.index(target),
@@ -216,12 +221,12 @@ def _documents(
 
 
 def _lm_eval_argv(out: Path, name: str, model_args: str) -> list[str]:
-    return ["lm_eval", "--include_path", str(out), "--tasks", name, "--model", "hf", "--model_args", model_args,
-            "--batch_size", "8", "--log_samples"]  # fmt: skip
+    flags = ["--model", "hf", "--model_args", model_args, "--batch_size", "8", "--log_samples"]
+    return ["lm_eval", "--include_path", str(out), "--tasks", name, *flags]
 
 
 def _write_script(path: Path, name: str, pretrained: str, extra_model_args: str) -> None:
-    """``run_lm_eval.sh``: the command, loading :data:`PRETRAINED_ENV`'s directory when it is set."""
+    """``run_lm_eval.sh``: the command, loading :data:`PRETRAINED_ENV`'s directory when set."""
     argv = [shlex.quote(a) for a in _lm_eval_argv(path.parent, name, "MODEL_ARGS")]
     argv[argv.index("MODEL_ARGS")] = f'"pretrained=${{PRETRAINED}}{extra_model_args}"'
     atomic_write_text(
@@ -236,14 +241,21 @@ def _write_script(path: Path, name: str, pretrained: str, extra_model_args: str)
 
 
 def choice_task(name: str, data_path: Path, metadata: dict[str, Any]) -> dict[str, Any]:
-    """An lm-eval ``multiple_choice`` task over a JSONL file of documents with ``query`` (the exact
-    prompt text), ``choices`` (continuations, no delimiter) and ``target`` (an index)."""
+    """An lm-eval ``multiple_choice`` task over a JSONL file of documents (``query``, ``choices``
+    without a delimiter, ``target`` index)."""
     return {
-        "task": name, "dataset_path": "json", "dataset_kwargs": {"data_files": {"test": str(data_path)}},
-        "test_split": "test", "output_type": "multiple_choice", "doc_to_text": "query", "doc_to_choice": "choices",
-        "doc_to_target": "target", "target_delimiter": "",
-        "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}], "metadata": metadata,
-    }  # fmt: skip
+        "task": name,
+        "dataset_path": "json",
+        "dataset_kwargs": {"data_files": {"test": str(data_path)}},
+        "test_split": "test",
+        "output_type": "multiple_choice",
+        "doc_to_text": "query",
+        "doc_to_choice": "choices",
+        "doc_to_target": "target",
+        "target_delimiter": "",
+        "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
+        "metadata": metadata,
+    }
 
 
 def _write_yaml(
@@ -285,14 +297,9 @@ def _readme(name: str, chat: bool, command: str) -> str:
     )
 
 
-_METRICS_SOURCE = '''"""lm-eval metrics of a task written by `nlibias export lm-eval` (its YAML's process_results).
-
-Yes/no documents: choice_answers names the answer word each choice (a single-token spelling)
-stands for; a word's log-likelihood is the log-sum-exp of its spellings and the answer is the
-most likely word (the first on a tie), so acc is 1 when that word is the target's (lm-eval's own
-acc would compare one spelling). Multiple-choice documents: the choice after the options is the
-moved whitespace alone, subtracted from each option's log-likelihood; the option is the highest,
-in total or per byte of its text (option_score), as nlibias chooses.
+_METRICS_SOURCE = '''"""lm-eval metrics of a task written by `nlibias export lm-eval`: acc is 1 when the answer
+nlibias reads is the target (a yes/no word's spellings summed; an option's score less the moved
+whitespace alone, in total or per byte).
 """
 
 import math

@@ -1,9 +1,6 @@
-"""What the other tools need offline: a token count for Inspect that needs no download, and the
-local directory of an nlibias model spec (docs/integrations.md, "Offline").
-
-Inspect's token count needs tiktoken's ``o200k_base``, which tiktoken downloads on first use;
-:func:`use_offline_token_count` replaces it as :data:`TOKEN_COUNT_ENV` says. ``python -m
-nlibias.integrations.offline [SPEC]`` prints :func:`local_model_dir`.
+"""What the other tools need offline: Inspect's token count without tiktoken's download
+(:func:`use_offline_token_count`, as :data:`TOKEN_COUNT_ENV` says), and the local directory of an
+nlibias model spec (``python -m nlibias.integrations.offline [SPEC]``); docs/integrations.md.
 
 >>> estimate_tokens(""), estimate_tokens("Is the hypothesis true?")
 (1, 8)
@@ -30,9 +27,8 @@ _encoding: Any = None  # None: not tried yet; False: tiktoken's encoding could n
 
 
 def estimate_tokens(text: str) -> int:
-    """A tokenizer-free token count: one token per 3 characters, rounded up (at least 1). BPE
-    vocabularies average about 4 characters a token on English text, so this overcounts, as
-    Inspect prefers (it adds 10% to tiktoken's count for the same reason)."""
+    """One token per 3 characters, rounded up (at least 1): BPE averages about 4 on English text,
+    so this overcounts, as Inspect prefers."""
     return max(1, math.ceil(len(text) / 3))
 
 
@@ -68,8 +64,8 @@ def token_count_mode(mode: str | None = None) -> str:
 
 
 def use_offline_token_count(mode: str | None = None) -> str:
-    """Make Inspect's token estimate work offline, as ``mode`` (default: the environment's
-    :data:`TOKEN_COUNT_ENV`, else ``auto``) says; returns the mode in effect. Idempotent."""
+    """Make Inspect's token count work offline as ``mode`` says (:func:`token_count_mode`);
+    returns the mode in effect. Idempotent."""
     chosen = token_count_mode(mode)
     from inspect_ai.model import _model, _tokens
 
@@ -82,8 +78,8 @@ def use_offline_token_count(mode: str | None = None) -> str:
 
 
 def local_causal_lm(spec: str, **options: Any) -> Any:
-    """The backend of a local causal LM spec (``smollm2``, ``hf:PATH``, a directory), built with
-    ``options`` (``device``, ``dtype``); a server or another kind of model is refused."""
+    """The backend of a local causal LM spec (``smollm2``, ``hf:PATH``, a directory) built with
+    ``options``; a server or another kind of model is refused."""
     from nlibias.models.generative.backend import build_backend
     from nlibias.models.generative.hf_causal import HFCausalLM
     from nlibias.schema.model_ref import ModelRef
@@ -106,8 +102,8 @@ def local_model_dir(spec: str = "smollm2", **options: Any) -> Path:
 
 
 def model_dir(backend: Any) -> str:
-    """Where a local causal LM loads from: a GGUF model's dequantised copy in nlibias' cache
-    (written now if missing: ``$NLIBIAS_MODEL_CACHE`` moves it), else its own name or directory."""
+    """Where a local causal LM loads from: a GGUF model's dequantised copy (written if missing),
+    else its own name or directory."""
     converted = backend._converted_dir()
     if converted is None:
         return str(backend.source.name_or_path)

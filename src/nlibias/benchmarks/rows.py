@@ -1,0 +1,55 @@
+"""What the benchmark readers' row models share: non-blank text, a rule's refusal with its fix,
+and the one route from a row model's error to a SourceError naming the file, line and field.
+
+>>> from pydantic import BaseModel
+>>> class Pair(BaseModel):
+...     more: Text
+>>> check_row(Pair, "p.csv", 3, {"more": " "})
+Traceback (most recent call last):
+...
+nlibias.errors.SourceError: p.csv:3: field more: empty value
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ValidationError
+from pydantic_core import PydanticCustomError
+
+from nlibias.schema.declared import source_error
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def refuse(reason: str, fix: str | None = None, field: str | None = None) -> PydanticCustomError:
+    """A row rule's error: its reason, the fix and (where not the field validated) the field."""
+    context: dict[str, Any] = {"reason": reason, "fix": fix}
+    return PydanticCustomError("nlibias_row", "{reason}", context | ({"field": field} if field else {}))
+
+
+def nonblank(reason: str = "empty value", fix: str | None = None) -> AfterValidator:
+    """Refuse a text that is empty or only white space (kept as written otherwise)."""
+
+    def check(value: str) -> str:
+        if not value.strip():
+            raise refuse(reason, fix)
+        return value
+
+    return AfterValidator(check)
+
+
+Text = Annotated[str, nonblank()]
+"""A cell or field that is not blank."""
+
+
+def check_row(
+    model: type[M], path: str | Path, line: int | None, raw: Mapping[str, Any], *, fix: str | None = None
+) -> M:
+    """``raw`` validated as ``model``, or a SourceError naming the file, ``line`` and field."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as error:
+        raise source_error(error, path, line=line, fix=fix) from None
