@@ -35,7 +35,7 @@ from nlibias.extension.config_rules import (
     not_loaded,
     refuse_set,
 )
-from nlibias.extension.filter_policy import parse_policy
+from nlibias.extension.filter_policy import ensemble_refusal, parse_policy
 from nlibias.models.batching import check_batch_limits
 from nlibias.models.generative.sources import gguf_file_problem, is_gguf_name
 from nlibias.models.hf_common import check_speed_values
@@ -184,16 +184,11 @@ class FilterConfig(DeviceConfig):
 
     @model_validator(mode="after")
     def _check(self) -> FilterConfig:
-        if not self.models:
-            raise ValueError("filter.models: at least one filter model is needed")
-        in_their_words(lambda: parse_policy(self.policy).check(len(self.models)))
         held = {m.key for m in self.holdout} | {m.model for m in self.holdout}
-        both = [m.key for m in self.models if m.key in held or m.model in held]
-        if both:
-            raise ValueError(f"{both[0]!r} is both a filter model and a held-out model")
-        keys = [m.key for m in self.models]
-        if len(set(keys)) != len(keys):
-            raise ValueError("filter.models: a model is listed twice (give each a distinct name:)")
+        keys, models = [m.key for m in self.models], [m.model for m in self.models]
+        refusal = ensemble_refusal(keys, in_their_words(parse_policy, value=self.policy), held, models)
+        if refusal is not None:
+            raise ValueError(str(refusal))
         return self
 
     @model_validator(mode="after")

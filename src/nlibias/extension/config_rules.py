@@ -5,7 +5,7 @@ check in pydantic's words, and the refusal of an option no model here would read
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel
 
@@ -14,6 +14,7 @@ from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef, split_kind
 
 LOADING = "models that load their weights here"
+T = TypeVar("T")
 
 
 def _not_blank(message: str) -> AfterValidator:
@@ -31,10 +32,10 @@ ModelName = Annotated[str, _not_blank("the model name is empty; name a model (a 
 RunDir = Annotated[str, _not_blank("the path is empty; name the run directory")]
 
 
-def in_their_words(check: Callable[..., None], **values: Any) -> None:
+def in_their_words(check: Callable[..., T], **values: Any) -> T:
     """A backend's own check of a value, as the ``ValueError`` pydantic names with file, line and key."""
     try:
-        check(**values)
+        return check(**values)
     except ConfigError as error:
         raise ValueError(str(error)) from None
 

@@ -131,6 +131,27 @@ def read_queue(path: str | Path) -> list[QueueRow]:
     return rows
 
 
+class QueueIndex:
+    """The queue's rows by id and by (subtopic, text): what every judgements reader looks rows up in."""
+
+    def __init__(self, rows: Sequence[QueueRow]) -> None:
+        self.by_id = {row.hypothesis_id: row for row in rows}
+        self.by_text = {(row.subtopic, row.hypothesis): row.hypothesis_id for row in rows}
+
+    def find(self, hid: str, subtopic: str, hypothesis: str) -> str | tuple[str, str]:
+        """The id of the row a judgement names (by id, else by subtopic and text), or the
+        ``(field, reason)`` of why it names none."""
+        if not hid:
+            found = self.by_text.get((subtopic, hypothesis))
+            unknown = f"unknown hypothesis {hypothesis!r} in {subtopic!r}: not in the validation queue"
+            return ("hypothesis", unknown) if found is None else found
+        if hid not in self.by_id:
+            return "hypothesis_id", f"unknown hypothesis {hid!r}: not in the validation queue"
+        if hypothesis and hypothesis != self.by_id[hid].hypothesis:
+            return "hypothesis", f"does not match the queue's text for {hid}"
+        return hid
+
+
 def require_judgement_columns(path: Path, fieldnames: Sequence[str] | None, *, expected: str) -> None:
     """The header of a judgements CSV, checked: a ``judgement`` column and rows identified by
     ``hypothesis_id`` or by ``subtopic`` + ``hypothesis``; ``expected`` lists the columns in the fix."""
@@ -187,29 +208,23 @@ def read_judgements(path: str | Path, queue: Sequence[QueueRow] | str | Path) ->
     """Judgements by hypothesis id, validated against the queue (rows name it by id or subtopic +
     text; errors name the line; empty judgements skipped)."""
     path = Path(path)
-    rows = read_queue(queue) if isinstance(queue, str | Path) else list(queue)
-    by_id = {row.hypothesis_id: row for row in rows}
-    by_text = {(row.subtopic, row.hypothesis): row.hypothesis_id for row in rows}
+    index = QueueIndex(read_queue(queue) if isinstance(queue, str | Path) else list(queue))
     if not path.exists():
-        raise SourceError(
-            path,
-            None,
-            "file does not exist",
-            fix="copy validation/queue.csv here and fill judgement/stereotype",
-        )
+        fix = "copy validation/queue.csv here and fill judgement/stereotype"
+        raise SourceError(path, None, "file does not exist", fix=fix)
     judgements: dict[str, Judgement] = {}
     text = read_text(path)
     require_judgement_columns(path, csv_header(path, text), expected="hypothesis_id, judgement, stereotype")
     for line, row in read_csv_records(path, text):
-        found = _parse_judgement(path, line, row, by_id, by_text)
+        found = _parse_judgement(path, line, row, index)
         if found is None:
             continue
         if found.hypothesis_id in judgements:
-            first = judgements[found.hypothesis_id].line
+            hid, first = found.hypothesis_id, judgements[found.hypothesis_id].line
             raise SourceError(
                 path,
                 "hypothesis_id",
-                f"duplicate judgement of {found.hypothesis_id} ({by_id[found.hypothesis_id].hypothesis!r}); first on line {first}",
+                f"duplicate judgement of {hid} ({index.by_id[hid].hypothesis!r}); first on line {first}",
                 line=line,
                 fix="keep one row per hypothesis",
             )
@@ -261,11 +276,7 @@ def resolution_record(judgements: str | Path) -> dict[str, Any] | None:
 
 
 def _parse_judgement(
-    path: Path,
-    line: int,
-    row: Mapping[str, str | None],
-    by_id: Mapping[str, QueueRow],
-    by_text: Mapping[tuple[str, str], str],
+    path: Path, line: int, row: Mapping[str, str | None], index: QueueIndex
 ) -> Judgement | None:
     def value(name: str) -> str:
         return (row.get(name) or "").strip()
@@ -273,32 +284,16 @@ def _parse_judgement(
     label = value("judgement").lower()
     if not label:
         return None
-    key = value("hypothesis_id")
-    if key:
-        if key not in by_id:
-            raise SourceError(
-                path, "hypothesis_id", f"unknown hypothesis {key!r}: not in the validation queue", line=line
-            )
-        text = value("hypothesis")
-        if text and text != by_id[key].hypothesis:
-            raise SourceError(path, "hypothesis", f"does not match the queue's text for {key}", line=line)
-    else:
-        found = by_text.get((value("subtopic"), value("hypothesis")))
-        if found is None:
-            raise SourceError(
-                path,
-                "hypothesis",
-                f"unknown hypothesis {value('hypothesis')!r} in {value('subtopic')!r}: not in the validation queue",
-                line=line,
-            )
-        key = found
+    key = index.find(value("hypothesis_id"), value("subtopic"), value("hypothesis"))
+    if isinstance(key, tuple):
+        raise SourceError(path, *key, line=line)
     stereotype = value("stereotype").lower()
     problem = judgement_problem(label, stereotype)
     if problem is not None:
         field, reason, fix = problem
         raise SourceError(path, field, reason, line=line, fix=fix)
     return Judgement(
-        hypothesis_id=key,
+        hypothesis_id=str(key),
         judgement=_CATEGORY[label],
         stereotype=_STEREOTYPES.get(stereotype) if label == "valid" else None,
         line=line,

@@ -20,6 +20,7 @@ from annotated_types import Predicate
 from nlibias.errors import SourceError
 from nlibias.extension.validation_handoff import (
     QUEUE_COLUMNS,
+    QueueIndex,
     QueueRow,
     judgement_problem,
     require_judgement_columns,
@@ -241,8 +242,7 @@ class _Checker:
 
     def __init__(self, path: Path, queue: Sequence[QueueRow], default_annotator: str | None) -> None:
         self.path = path
-        self.by_id = {row.hypothesis_id: row for row in queue}
-        self.by_text = {(row.subtopic, row.hypothesis): row.hypothesis_id for row in queue}
+        self.index = QueueIndex(queue)
         self.default_annotator = default_annotator
         self.seen: dict[tuple[str, str], str] = {}
         self.answers: list[ImportedAnswer] = []
@@ -253,21 +253,9 @@ class _Checker:
         return SourceError(self.path, f"{where}: {field}", reason, fix=fix)
 
     def resolve_id(self, where: str, hid: str, subtopic: str = "", hypothesis: str = "") -> str:
-        if hid:
-            if hid not in self.by_id:
-                raise self.fail(
-                    where, "hypothesis_id", f"unknown hypothesis {hid!r}: not in the validation queue"
-                )
-            if hypothesis and hypothesis != self.by_id[hid].hypothesis:
-                raise self.fail(where, "hypothesis", f"does not match the queue's text for {hid}")
-            return hid
-        found = self.by_text.get((subtopic, hypothesis))
-        if found is None:
-            raise self.fail(
-                where,
-                "hypothesis",
-                f"unknown hypothesis {hypothesis!r} in {subtopic!r}: not in the validation queue",
-            )
+        found = self.index.find(hid, subtopic, hypothesis)
+        if isinstance(found, tuple):
+            raise self.fail(where, *found)
         return found
 
     def add(self, where: str, hid: str, annotator: str, category: str, stereotype: str) -> None:

@@ -15,10 +15,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from nlibias.errors import ConfigError
 from nlibias.extension.validation_handoff import JUDGEMENTS_CSV, QUEUE_COLUMNS, QueueRow
 from nlibias.io.atomic import atomic_path
-from nlibias.validation.store import CurrentAnswer, check_annotator
+from nlibias.validation.store import CurrentAnswer, check_annotator, check_choice
 
 RULES = ("drop", "majority", "adjudicator:NAME")
 EXTRA_COLUMNS = ("annotators", "resolution")
@@ -34,11 +33,9 @@ class Rule:
 def parse_rule(text: str) -> Rule:
     """``drop`` | ``majority`` | ``adjudicator:NAME``."""
     kind, _, name = text.partition(":")
-    if kind in ("drop", "majority") and not name:
-        return Rule(kind)
     if kind == "adjudicator" and name:
         return Rule("adjudicator", check_annotator(name))
-    raise ConfigError(f"unknown resolution rule {text!r}: use {', '.join(RULES)}", parameter="rule")
+    return Rule(check_choice(text, RULES, "resolution rule", parameter="rule"))  # adjudicator:NAME: above
 
 
 @dataclass(frozen=True)
@@ -78,63 +75,35 @@ def resolve_item(
 ) -> ResolvedLabel:
     """The final label of one hypothesis under ``rule`` (see module doc)."""
     categories = {who: a.category for who, a in answers.items() if a.category is not None}
+
+    def label(
+        status: str, reason: str, judgement: str | None = None, stereotype: str | None = None
+    ) -> ResolvedLabel:
+        return ResolvedLabel(hypothesis_id, judgement, stereotype, status, reason, len(categories))
+
+    waiting = "; waiting for the adjudicator" if rule.kind == "adjudicator" else ""
+    on_conflict = "pending" if rule.kind == "adjudicator" else "dropped"
     if rule.kind == "adjudicator" and rule.adjudicator in categories:
         final = answers[rule.adjudicator]
         if final.category == "valid" and final.stereotype is None:
-            return ResolvedLabel(
-                hypothesis_id, None, None, "pending", "adjudicator gave no pro/anti", len(categories)
-            )
-        return ResolvedLabel(
-            hypothesis_id,
-            final.category,
-            final.stereotype,
-            "resolved",
-            f"adjudicator {rule.adjudicator}",
-            len(categories),
-        )
+            return label("pending", "adjudicator gave no pro/anti")
+        return label("resolved", f"adjudicator {rule.adjudicator}", final.category, final.stereotype)
     if len(categories) < max(1, min_annotators):
-        return ResolvedLabel(
-            hypothesis_id,
-            None,
-            None,
-            "pending",
-            f"{len(categories)} of {min_annotators} annotators",
-            len(categories),
-        )
+        return label("pending", f"{len(categories)} of {min_annotators} annotators")
     majority = rule.kind == "majority"
     category, why = _unanimous_or_majority(categories, majority=majority)
-    status_on_conflict = "pending" if rule.kind == "adjudicator" else "dropped"
     if category is None:
-        reason = f"category {why}" + ("; waiting for the adjudicator" if rule.kind == "adjudicator" else "")
-        return ResolvedLabel(hypothesis_id, None, None, status_on_conflict, reason, len(categories))
+        return label(on_conflict, f"category {why}{waiting}")
     if category != "valid":
-        return ResolvedLabel(hypothesis_id, category, None, "resolved", why, len(categories))
-    voters = [who for who, c in categories.items() if c == "valid"]
-    stereotypes = {who: answers[who].stereotype for who in voters}
+        return label("resolved", why, category)
+    stereotypes = {who: answers[who].stereotype for who, c in categories.items() if c == "valid"}
     missing = [who for who, s in stereotypes.items() if s is None]
     if missing:
-        return ResolvedLabel(
-            hypothesis_id,
-            None,
-            None,
-            "pending",
-            f"no pro/anti yet from {', '.join(missing)}",
-            len(categories),
-        )
+        return label("pending", f"no pro/anti yet from {', '.join(missing)}")
     stereotype, why_s = _unanimous_or_majority({w: str(s) for w, s in stereotypes.items()}, majority=majority)
     if stereotype is None:
-        reason = f"stereotype {why_s}" + (
-            "; waiting for the adjudicator" if rule.kind == "adjudicator" else ""
-        )
-        return ResolvedLabel(hypothesis_id, None, None, status_on_conflict, reason, len(categories))
-    return ResolvedLabel(
-        hypothesis_id,
-        "valid",
-        stereotype,
-        "resolved",
-        "; ".join(x for x in (why, why_s) if x),
-        len(categories),
-    )
+        return label(on_conflict, f"stereotype {why_s}{waiting}")
+    return label("resolved", "; ".join(x for x in (why, why_s) if x), "valid", stereotype)
 
 
 def resolve(
