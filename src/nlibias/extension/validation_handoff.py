@@ -106,12 +106,17 @@ def build_queue(kept: Sequence[Sample]) -> list[QueueRow]:
 
 def write_validation_queue(run_dir: str | Path, kept: Sequence[Sample]) -> Path:
     """Write ``validation/queue.csv`` under ``run_dir`` (atomically); returns its path."""
-    path = Path(run_dir) / QUEUE_CSV
-    rows = build_queue(kept)
+    return write_queue(Path(run_dir) / QUEUE_CSV, build_queue(kept))
+
+
+def write_queue(path: Path, rows: Sequence[QueueRow], extra: Sequence[Mapping[str, Any]] = ()) -> Path:
+    """Queue rows as a CSV file (atomically), each with its ``extra`` columns when given."""
     with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=QUEUE_COLUMNS)
+        columns = [*QUEUE_COLUMNS, *(extra[0] if extra else ())]
+        writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
-        writer.writerows(asdict(row) for row in rows)
+        for row, more in zip(rows, extra or [{}] * len(rows), strict=True):
+            writer.writerow({**asdict(row), **more})
     return path
 
 

@@ -8,19 +8,17 @@ Rule(kind='adjudicator', adjudicator='eve')
 
 from __future__ import annotations
 
-import csv
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from nlibias.extension.validation_handoff import JUDGEMENTS_CSV, QUEUE_COLUMNS, QueueRow
-from nlibias.io.atomic import atomic_path
+from nlibias.extension.validation_handoff import JUDGEMENTS_CSV, QueueRow, write_queue
+from nlibias.validation.agreement import majority_label
 from nlibias.validation.store import CurrentAnswer, check_annotator, check_choice
 
 RULES = ("drop", "majority", "adjudicator:NAME")
-EXTRA_COLUMNS = ("annotators", "resolution")
 
 
 @dataclass(frozen=True)
@@ -50,20 +48,13 @@ class ResolvedLabel:
     """How many annotators answered the category round."""
 
 
-def _listing(answers: Mapping[str, str | None]) -> str:
-    return ", ".join(f"{who}={label or '-'}" for who, label in sorted(answers.items()))
-
-
 def _unanimous_or_majority(labels: Mapping[str, str], *, majority: bool) -> tuple[str | None, str]:
-    counts = Counter(labels.values())
-    if len(counts) == 1:
-        return next(iter(counts)), ""
-    if majority:
-        label, top = counts.most_common(1)[0]
-        if top * 2 > len(labels):
-            return label, f"majority ({_listing(dict(labels))})"
-        return None, f"no majority ({_listing(dict(labels))})"
-    return None, f"disagreement ({_listing(dict(labels))})"
+    if len(set(labels.values())) == 1:
+        return next(iter(labels.values())), ""
+    listing = ", ".join(f"{who}={label or '-'}" for who, label in sorted(labels.items()))
+    if majority and (label := majority_label(list(labels.values()))) is not None:
+        return label, f"majority ({listing})"
+    return None, f"{'no majority' if majority else 'disagreement'} ({listing})"
 
 
 def resolve_item(
@@ -137,20 +128,11 @@ def write_judgements(
 ) -> Path:
     """Write ``RUN/validation/judgements.csv`` (the queue's columns, judgement/stereotype filled,
     the reason in ``note``) atomically; ``read_judgements`` accepts it. Returns its path."""
-    path = Path(run_dir) / JUDGEMENTS_CSV
     by_id = {r.hypothesis_id: r for r in resolved}
-    with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=[*QUEUE_COLUMNS, *EXTRA_COLUMNS])
-        writer.writeheader()
-        for row in queue:
-            label = by_id.get(row.hypothesis_id)
-            record = asdict(row)
-            record.update(
-                judgement=(label.judgement or "") if label else "",
-                stereotype=(label.stereotype or "") if label else "",
-                note=label.reason if label else "",
-                annotators=label.annotators if label else 0,
-                resolution=label.status if label else "pending",
-            )
-            writer.writerow(record)
-    return path
+    rows, extra = [], []
+    for row in queue:
+        label = by_id.get(row.hypothesis_id) or ResolvedLabel(row.hypothesis_id, None, None, "pending", "", 0)
+        judged, stereotype = label.judgement or "", label.stereotype or ""
+        rows.append(replace(row, judgement=judged, stereotype=stereotype, note=label.reason))
+        extra.append({"annotators": label.annotators, "resolution": label.status})
+    return write_queue(Path(run_dir) / JUDGEMENTS_CSV, rows, extra)

@@ -1,17 +1,13 @@
 """A small hand-made validation queue (``validation/queue.csv`` and ``filter/kept.jsonl``) for
-tests, demos and docs.
-
->>> # rows = write_sample_queue(tmp_path / "run")
-"""
+tests, demos and docs."""
 
 from __future__ import annotations
 
-import csv
-import json
-from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
-from nlibias.extension.validation_handoff import QUEUE_COLUMNS, QUEUE_CSV, QueueRow, hypothesis_id
+from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, hypothesis_id, write_queue
+from nlibias.io.atomic import write_jsonl
 
 _PREMISE_JOBS = "In 2020, about a fifth of the software developers in the country were women."
 _PREMISE_HOME = "A survey asked parents who mostly takes care of the children at home."
@@ -90,7 +86,7 @@ def write_sample_queue(run_dir: str | Path) -> list[QueueRow]:
     """Write the sample queue (and its kept samples) under ``run_dir``; returns the queue rows."""
     run_dir = Path(run_dir)
     rows: list[QueueRow] = []
-    kept: list[dict[str, object]] = []
+    kept: list[dict[str, Any]] = []
     for subtopic, domain, formulation, masked, m_template, b_template, fill, words, premise in _ITEMS:
         hypothesis = masked.replace("<mask>", fill)
         rows.append(
@@ -121,13 +117,6 @@ def write_sample_queue(run_dir: str | Path) -> list[QueueRow]:
                 },
             }
         )
-    (run_dir / "validation").mkdir(parents=True, exist_ok=True)
-    (run_dir / "filter").mkdir(parents=True, exist_ok=True)
-    with (run_dir / QUEUE_CSV).open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=QUEUE_COLUMNS)
-        writer.writeheader()
-        writer.writerows(asdict(row) for row in rows)
-    with (run_dir / "filter/kept.jsonl").open("w", encoding="utf-8") as handle:
-        for record in kept:
-            handle.write(json.dumps(record) + "\n")
+    write_queue(run_dir / QUEUE_CSV, rows)
+    write_jsonl(run_dir / "filter/kept.jsonl", kept)
     return rows
