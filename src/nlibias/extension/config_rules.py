@@ -1,6 +1,5 @@
 """Rules the extend configuration's models share: names that must not be blank, a backend's own
-check in pydantic's words, and the refusal of an option no model here would read (an
-:class:`Inapplicable` that carries where it points, so the reader names the YAML line and key)."""
+check in pydantic's words, and the refusal of an option no model here would read."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ T = TypeVar("T")
 
 
 def _not_blank(message: str) -> AfterValidator:
-    """Refuse a blank string: ``""`` loads (writes into) the current directory."""
+    """Refuse a blank string (``""`` loads from, or writes into, the current directory)."""
 
     def check(value: str) -> str:
         if not value.strip():
@@ -51,7 +50,7 @@ class Inapplicable(ValueError):
 
 def fill_loads_weights(spec: str) -> bool:
     """Whether a fill model takes ``mlm.device``, ``mlm.dtype`` and ``mlm.revision``: neither the
-    fake nor a server (``openai:URL#MODEL``, also behind ``causal:``/``gguf:``)."""
+    fake nor a server (also behind ``causal:``/``gguf:``)."""
     kind, rest = split_kind(spec)
     served = kind in ("causal", "gguf") and ModelRef.unread(rest).is_server
     return ModelRef.unread(spec).loads_weights_here and not served

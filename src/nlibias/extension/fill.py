@@ -14,6 +14,7 @@ from nlibias.extension.masked_templates import load_stopwords
 from nlibias.models.mlm.causal_fill import CausalLMFiller, split_fill_spec
 from nlibias.models.mlm.fill_spec import pinned_in_name
 from nlibias.models.mlm.mask_filler import MASK, FakeMaskFiller, FillCandidate, MaskFiller, check_fill_batch
+from nlibias.models.mlm.server_fill import ServerCausalFiller
 from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint
 from nlibias.runtime.progress import progress_bar
 from nlibias.schema import Sample
@@ -204,8 +205,6 @@ def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
     if kind != "causal":
         return None
     if ModelRef.unread(target).is_server:
-        from nlibias.models.mlm.server_fill import ServerCausalFiller
-
         return ServerCausalFiller(target, stopwords=load_stopwords(settings.stopwords), name=settings.model)
     if settings.revision and not pinned_in_name(target):
         ref = ModelRef.parse(target, parameter="fill_model")

@@ -206,9 +206,6 @@ class Pipeline:
         record = record_path(self.run_dir, stage)
         return Stage(stage, self.run_dir / OUTPUTS[stage][0], record, inputs, recorded=True)
 
-    def fingerprint(self, stage: str) -> str:
-        return self.stage(stage).fingerprint
-
     def finished(self, stage: str) -> dict[str, Any] | None:
         """The stage's record when it matches this run's inputs and its outputs are intact, else None."""
         status, _ = stage_status(self.run_dir, self.stage(stage))
@@ -241,6 +238,26 @@ class Pipeline:
             names=("force", "from_stage"),
         )
 
+    def _finished_before(self, from_stage: str, until: str | None) -> dict[str, dict[str, Any]]:
+        """The records of the stages before ``from_stage``, which must all have finished (and
+        ``from_stage`` must not come after ``until``)."""
+        first = STAGES.index(from_stage)
+        if until and first > STAGES.index(until):
+            problem = f" comes after until {until}"
+        else:
+            found: dict[str, dict[str, Any]] = {}
+            for stage in STAGES[:first]:
+                record = self.finished(stage)
+                if record is None:
+                    problem = f": the earlier stage {stage!r} has not finished or its inputs changed"
+                    break
+                found[stage] = record
+            else:
+                return found
+        raise ConfigError(
+            f"{{from_stage}} {from_stage}{problem}; run without {{from_stage}}", parameter="from_stage"
+        )
+
     def _invalidate_after(self, stage: str) -> None:
         """Before ``stage`` runs: its marker and every later stage's marker and outputs go."""
         for later in STAGES[STAGES.index(stage) :]:
@@ -257,11 +274,8 @@ class Pipeline:
                 _one_of(value, STAGES, "stage", name)
         first_forced = STAGES.index(from_stage) if from_stage else len(STAGES)
         last = STAGES.index(until) if until else len(STAGES) - 1
-        if first_forced <= len(STAGES) - 1 and first_forced > last:
-            raise ConfigError(
-                f"{{from_stage}} {from_stage} comes after until {until}", parameter="from_stage"
-            )
         self._refuse_other_settings(first_forced, force)
+        finished = self._finished_before(from_stage, until) if from_stage else {}
         self.run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.run_dir / "config.yaml", dump_config(self.config))
         reports: list[StageReport] = []
@@ -269,19 +283,13 @@ class Pipeline:
         started = datetime.now(UTC).isoformat(timespec="seconds")
         self._write_run_json(reports, "running", started)
         try:
-            for index, stage in enumerate(STAGES[: last + 1]):
-                marker = None if index >= first_forced else self.finished(stage)
+            for stage in STAGES[: last + 1]:
+                marker = finished.get(stage) if from_stage else self.finished(stage)
                 if marker is not None:
                     report = StageReport(
                         stage, "skipped", float(marker.get("seconds", 0.0)), marker.get("counts", {})
                     )
                 else:
-                    if from_stage is not None and index < first_forced:
-                        raise ConfigError(
-                            f"{{from_stage}} {from_stage}: the earlier stage {stage!r} has not finished or its inputs "
-                            "changed; run without {from_stage}",
-                            parameter="from_stage",
-                        )
                     report = self._run_stage(stage)
                 reports.append(report)
                 if self.on_stage is not None:

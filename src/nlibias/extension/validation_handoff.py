@@ -1,8 +1,5 @@
 """Human validation hand-off: ``validation/queue.csv`` (one row per unique generated hypothesis)
-judged in ``validation/judgements.csv``; valid hypotheses survive, unjudged ones are counted.
-
->>> # path = write_validation_queue(run_dir, kept); judgements = read_judgements(run_dir / "validation/judgements.csv", read_queue(path))
-"""
+judged in ``validation/judgements.csv``; valid hypotheses survive, unjudged ones are counted."""
 
 from __future__ import annotations
 
@@ -86,17 +83,18 @@ def build_queue(kept: Sequence[Sample]) -> list[QueueRow]:
     rows: list[QueueRow] = []
     for (subtopic, hypothesis), members in sorted(groups.items()):
         first = members[0]
-        stereotypes = Counter(str(m.stereotype) for m in members)
+        made: dict[str, Any] = {
+            key: str(first.provenance.get(key, ""))
+            for key in ("masked_template", "bbnli_template", "fill_word")
+        }
         rows.append(
             QueueRow(
-                hypothesis_id=hypothesis_id(subtopic, hypothesis),
-                subtopic=subtopic,
-                domain=first.domain,
-                hypothesis=hypothesis,
-                suggested_stereotype=stereotypes.most_common(1)[0][0],
-                masked_template=str(first.provenance.get("masked_template", "")),
-                bbnli_template=str(first.provenance.get("bbnli_template", "")),
-                fill_word=str(first.provenance.get("fill_word", "")),
+                hypothesis_id(subtopic, hypothesis),
+                subtopic,
+                first.domain,
+                hypothesis,
+                Counter(str(m.stereotype) for m in members).most_common(1)[0][0],
+                **made,
                 example_premise=first.premise,
                 samples=len(members),
             )

@@ -86,19 +86,17 @@ class AnswerBody(BaseModel):
 
 
 def _answer_json(answer: CurrentAnswer | None) -> dict[str, Any]:
-    if answer is None:
-        return {"category": None, "stereotype": None}
-    return {"category": answer.category, "stereotype": answer.stereotype}
+    return {"category": answer and answer.category, "stereotype": answer and answer.stereotype}
 
 
-def _hint_json(suggestion: Suggestion) -> dict[str, Any]:
-    return {
-        "judge": suggestion.judge,
-        "category": suggestion.category,
-        "stereotype": suggestion.stereotype,
-        "score": suggestion.score,
-        "reason": str(suggestion.details.get("reason", "")),
+def _hint_json(hint: Suggestion) -> dict[str, Any]:
+    shown = {
+        "judge": hint.judge,
+        "category": hint.category,
+        "stereotype": hint.stereotype,
+        "score": hint.score,
     }
+    return {**shown, "reason": str(hint.details.get("reason", ""))}
 
 
 def _item_json(row: QueueRow, position: int) -> dict[str, Any]:
@@ -107,18 +105,9 @@ def _item_json(row: QueueRow, position: int) -> dict[str, Any]:
 
 def _explanation_json(item: ExplanationItem, position: int) -> dict[str, Any]:
     """An explained answer as the page shows it (never the judges' labels)."""
-    return {
-        "kind": "explanation",
-        "position": position,
-        "hypothesis_id": item.item_id,
-        "subtopic": item.subtopic,
-        "domain": item.domain,
-        "model": item.model,
-        "premise": item.premise,
-        "hypothesis": item.hypothesis,
-        "short_answer": item.answer,
-        "explanation": item.explanation,
-    }
+    shown = {name: getattr(item, name) for name in ("subtopic", "domain", "model", "premise", "hypothesis")}
+    ids = {"kind": "explanation", "position": position, "hypothesis_id": item.item_id}
+    return {**ids, **shown, "short_answer": item.answer, "explanation": item.explanation}
 
 
 def _progress(
