@@ -269,9 +269,10 @@ class Pipeline:
     def run(
         self, *, from_stage: str | None = None, until: str | None = None, force: bool = False
     ) -> PipelineResult:
-        for name, value in (("from_stage", from_stage), ("until", until)):
-            if value is not None:
-                _one_of(value, STAGES, "stage", name)
+        if from_stage is not None:
+            from_stage = _one_of(from_stage, STAGES, "stage", "from_stage")
+        if until is not None:
+            until = _one_of(until, STAGES, "stage", "until")
         first_forced = STAGES.index(from_stage) if from_stage else len(STAGES)
         last = STAGES.index(until) if until else len(STAGES) - 1
         self._refuse_other_settings(first_forced, force)

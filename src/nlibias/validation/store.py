@@ -284,12 +284,6 @@ class AnnotationStore:
             )
         return out
 
-    def annotators(self) -> list[str]:
-        with self._connect() as db:
-            return [
-                row[0] for row in db.execute("SELECT DISTINCT annotator FROM judgements ORDER BY annotator")
-            ]
-
     # -- suggestions ----------------------------------------------------------------------------
 
     def put_suggestions(self, suggestions: Iterable[Suggestion]) -> int:
