@@ -67,16 +67,10 @@ def prescreen_agreement(
         if label is None:
             continue
         for suggestion in items:
-            entry = out.setdefault(
-                suggestion.judge,
-                {
-                    "compared": 0,
-                    "category_agree": 0,
-                    "stereotype_compared": 0,
-                    "stereotype_agree": 0,
-                    "confusion": Counter(),
-                },
+            counts = dict.fromkeys(
+                ("compared", "category_agree", "stereotype_compared", "stereotype_agree"), 0
             )
+            entry = out.setdefault(suggestion.judge, {**counts, "confusion": Counter()})
             if suggestion.category is not None:
                 entry["compared"] += 1
                 entry["category_agree"] += int(suggestion.category == label.judgement)
@@ -86,14 +80,9 @@ def prescreen_agreement(
                 entry["stereotype_agree"] += int(suggestion.stereotype == label.stereotype)
     for entry in out.values():
         entry["confusion"] = dict(sorted(entry["confusion"].items()))
-        entry["category_percent"] = (
-            100.0 * entry["category_agree"] / entry["compared"] if entry["compared"] else None
-        )
-        entry["stereotype_percent"] = (
-            100.0 * entry["stereotype_agree"] / entry["stereotype_compared"]
-            if entry["stereotype_compared"]
-            else None
-        )
+        for name, compared in (("category", "compared"), ("stereotype", "stereotype_compared")):
+            agreed = entry[f"{name}_agree"]
+            entry[f"{name}_percent"] = 100.0 * agreed / entry[compared] if entry[compared] else None
     return dict(sorted(out.items()))
 
 
