@@ -139,8 +139,23 @@ def card_header(info: Mapping[str, Any]) -> dict[str, Any]:
     return header
 
 
+def _section(title: str, *blocks: str) -> list[str]:
+    """A Markdown section: its heading, then each block followed by a blank line.
+
+    >>> _section("T", "a")
+    ['## T', '', 'a', '']
+    """
+    return [f"## {title}", "", *(line for block in blocks for line in (block, ""))]
+
+
+def _counts_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    return markdown_table(["Domain", "Subtopic", "Count"], domain_subtopic_rows(rows))
+
+
 def intro_section(info: Mapping[str, Any], title: str) -> list[str]:
     """Title, what the dataset is, its files and how to load them, the configuration."""
+    files = [[name, rows] for name, rows in info["files"]["rows"].items()]
+    settings = [[k, _short(v)] for k, v in published_config(info["config"]).items()]
     return [
         f"# {title}",
         "",
@@ -150,51 +165,37 @@ def intro_section(info: Mapping[str, Any], title: str) -> list[str]:
         "has its group-swapped twin. The gold label of every sample is `neutral`; a model that predicts "
         "entailment or contradiction reveals bias (pro- or anti-stereotype) or brittleness.",
         "",
-        "## Files",
-        "",
-        markdown_table(["file", "rows"], [[name, rows] for name, rows in info["files"]["rows"].items()]),
-        "",
-        'Load with `datasets.load_dataset("<this folder>")` (Parquet, via the `configs` header), or '
-        '`load_dataset("parquet" | "json" | "csv", data_files="data/train.<ext>")`; '
-        "`nlibias audit --samples <this folder>` reads `samples.jsonl`.",
-        "",
-        "## Configuration",
-        "",
-        markdown_table(
-            ["setting", "value"], [[k, _short(v)] for k, v in published_config(info["config"]).items()]
+        *_section(
+            "Files",
+            markdown_table(["file", "rows"], files),
+            'Load with `datasets.load_dataset("<this folder>")` (Parquet, via the `configs` header), or '
+            '`load_dataset("parquet" | "json" | "csv", data_files="data/train.<ext>")`; '
+            "`nlibias audit --samples <this folder>` reads `samples.jsonl`.",
         ),
-        "",
+        *_section("Configuration", markdown_table(["setting", "value"], settings)),
     ]
 
 
 def generation_tables(info: Mapping[str, Any]) -> list[str]:
     """Masked templates and samples (paper Tables 9, 10), the fill, and the filter (Table 11)."""
     tables, fill = info["tables"], info["fill"]
+    mispredicted = [[r["model"], r["domain"], r["count"]] for r in tables["mispredicted"]]
     return [
-        "## Masked templates per subtopic (paper Table 9)",
-        "",
-        markdown_table(["Domain", "Subtopic", "Count"], domain_subtopic_rows(tables["templates"])),
-        "",
-        "## Masked samples per subtopic (paper Table 10)",
-        "",
-        markdown_table(["Domain", "Subtopic", "Count"], domain_subtopic_rows(tables["masked"])),
-        "",
-        f"Fill ({_fill_kind(info)}): {fill['unique_masked_hypotheses']} unique masked hypotheses, "
-        f"top-{info['config']['top_k']} whole words each → {fill['candidates']} candidate samples "
-        f"({fill['duplicates_dropped']} duplicates dropped, {fill['short_lists']} short lists).",
-        "",
-        "## Candidates mispredicted by each filter model (paper Table 11)",
-        "",
-        markdown_table(
-            ["Model", "Domain", "Count"],
-            [[r["model"], r["domain"], r["count"]] for r in tables["mispredicted"]],
+        *_section("Masked templates per subtopic (paper Table 9)", _counts_table(tables["templates"])),
+        *_section(
+            "Masked samples per subtopic (paper Table 10)",
+            _counts_table(tables["masked"]),
+            f"Fill ({_fill_kind(info)}): {fill['unique_masked_hypotheses']} unique masked hypotheses, "
+            f"top-{info['config']['top_k']} whole words each → {fill['candidates']} candidate samples "
+            f"({fill['duplicates_dropped']} duplicates dropped, {fill['short_lists']} short lists).",
         ),
-        "",
-        f"Policy `{info['config']['policy']}` kept {info['filter']['kept']} of "
-        f"{info['filter']['candidates']} candidates. Candidates each policy would keep:",
-        "",
-        markdown_table(["policy", "kept"], [[k, v] for k, v in tables["policy_counts"].items()]),
-        "",
+        *_section(
+            "Candidates mispredicted by each filter model (paper Table 11)",
+            markdown_table(["Model", "Domain", "Count"], mispredicted),
+            f"Policy `{info['config']['policy']}` kept {info['filter']['kept']} of "
+            f"{info['filter']['candidates']} candidates. Candidates each policy would keep:",
+            markdown_table(["policy", "kept"], [[k, v] for k, v in tables["policy_counts"].items()]),
+        ),
     ]
 
 
@@ -249,51 +250,44 @@ def resolution_note(record: Mapping[str, Any] | None) -> list[str]:
 
 def outcome_tables(info: Mapping[str, Any]) -> list[str]:
     """Validation (paper Table 3), counterfactual expansion, final samples (Tables 4 and 12)."""
-    tables = info["tables"]
+    tables, validation = info["tables"], info["validation"]
+    judged = [[name, v["hypotheses"], v["samples"]] for name, v in validation["categories"].items()]
+    by_domain = [[r["domain"], r["count"]] for r in tables["final_by_domain"]]
     return [
-        "## Validation of generated hypotheses (paper Table 3)",
-        "",
-        markdown_table(
-            ["Category", "Hypotheses", "Samples"],
-            [[name, v["hypotheses"], v["samples"]] for name, v in info["validation"]["categories"].items()],
+        *_section(
+            "Validation of generated hypotheses (paper Table 3)",
+            markdown_table(["Category", "Hypotheses", "Samples"], judged),
         ),
-        "",
-        *left_out_note(info["validation"]["categories"]),
-        *resolution_note(info["validation"].get("resolution")),
-        "## Counterfactual expansion",
-        "",
-        markdown_table(["", "count"], [[k, v] for k, v in info["counterfactual"].items()]),
-        "",
-        "## Final samples per domain (paper Table 4)",
-        "",
-        markdown_table(["Domain", "Count"], [[r["domain"], r["count"]] for r in tables["final_by_domain"]]),
-        "",
-        "## Final samples per subtopic (paper Table 12)",
-        "",
-        markdown_table(["Domain", "Subtopic", "Count"], domain_subtopic_rows(tables["final_by_subtopic"])),
-        "",
+        *left_out_note(validation["categories"]),
+        *resolution_note(validation.get("resolution")),
+        *_section(
+            "Counterfactual expansion",
+            markdown_table(["", "count"], [[k, v] for k, v in info["counterfactual"].items()]),
+        ),
+        *_section("Final samples per domain (paper Table 4)", markdown_table(["Domain", "Count"], by_domain)),
+        *_section("Final samples per subtopic (paper Table 12)", _counts_table(tables["final_by_subtopic"])),
     ]
 
 
 def closing_section() -> list[str]:
     """The columns of the data files and the limitations."""
     return [
-        "## Columns",
-        "",
-        "`id`, `pair_key` (shared by a sample and its twin), `stereotype` (`pro`/`anti`), `group` / "
-        "`counterfactual_group`, `added_as_twin` (the twin was added by counterfactual expansion, not "
-        "selected by the filter), `template_id`, `masked_template`, `bbnli_template`, `fill_word`, "
-        "`fill_rank` and `lm_score` (natural log: a masked LM's probability at the mask, a causal LM's "
-        "of the whole filled sentence; empty for a twin that was never a candidate), `filter_labels` "
-        "(JSON: each filter model's label), `mispredicted_by`, `validation`, `provenance` (JSON: "
-        "everything else).",
-        "",
-        "## Limitations",
-        "",
-        "Built from the BBNLI templates (MIT licence); the hypotheses are stereotypes on purpose. A held-out "
-        "model never filtered the data, so its accuracy here is a transfer test; the filter models' accuracy "
-        "is low by construction.",
-        "",
+        *_section(
+            "Columns",
+            "`id`, `pair_key` (shared by a sample and its twin), `stereotype` (`pro`/`anti`), `group` / "
+            "`counterfactual_group`, `added_as_twin` (the twin was added by counterfactual expansion, not "
+            "selected by the filter), `template_id`, `masked_template`, `bbnli_template`, `fill_word`, "
+            "`fill_rank` and `lm_score` (natural log: a masked LM's probability at the mask, a causal LM's "
+            "of the whole filled sentence; empty for a twin that was never a candidate), `filter_labels` "
+            "(JSON: each filter model's label), `mispredicted_by`, `validation`, `provenance` (JSON: "
+            "everything else).",
+        ),
+        *_section(
+            "Limitations",
+            "Built from the BBNLI templates (MIT licence); the hypotheses are stereotypes on purpose. A held-out "
+            "model never filtered the data, so its accuracy here is a transfer test; the filter models' accuracy "
+            "is low by construction.",
+        ),
     ]
 
 
@@ -315,31 +309,21 @@ def model_rows(info: Mapping[str, Any]) -> list[dict[str, Any]]:
     for name, stats in info.get("filter", {}).get("model_stats", {}).items():
         if "identity" in stats:
             identity = stats["identity"]
-            rows.append(
-                {"role": "filter", "model": name, "kind": identity.get("backend", "?"), "identity": identity}
-            )
-    compared = info.get("fill_comparison", {}).get("rows", [])
-    for row in compared[1:]:  # the first row is the run's own fill; runs before 2026-11 recorded no identity
+            kind = identity.get("backend", "?")
+            rows.append({"role": "filter", "model": name, "kind": kind, "identity": identity})
+    for row in info.get("fill_comparison", {}).get("rows", [])[1:]:  # the first is the run's own fill
         if "identity" in row:
-            rows.append(
-                {
-                    "role": "compared fill",
-                    "model": row["fill_model"],
-                    "kind": row["kind"],
-                    "identity": row["identity"],
-                }
-            )
+            model, kind = row["fill_model"], row["kind"]
+            rows.append({"role": "compared fill", "model": model, "kind": kind, "identity": row["identity"]})
     return rows
 
 
 def flat_identity(identity: Mapping[str, Any], prefix: str = "") -> str:
     """``key=value`` pairs of a nested identity, nested keys dotted."""
-    parts: list[str] = []
-    for key, value in identity.items():
-        if isinstance(value, Mapping):
-            parts.append(flat_identity(value, f"{prefix}{key}."))
-        else:
-            parts.append(f"{prefix}{key}={value}")
+    parts = (
+        flat_identity(value, f"{prefix}{key}.") if isinstance(value, Mapping) else f"{prefix}{key}={value}"
+        for key, value in identity.items()
+    )
     return ", ".join(p for p in parts if p)
 
 
@@ -351,48 +335,25 @@ def models_section(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         ["role", "model", "kind", "identity"],
         [[r["role"], r["model"], r["kind"], flat_identity(r["identity"])] for r in rows],
     )
-    return [
-        "## Models",
-        "",
-        table,
-        "",
-        "Held-out models are named in the configuration and never loaded.",
-        "",
-    ]
+    return _section("Models", table, "Held-out models are named in the configuration and never loaded.")
 
 
 def fill_comparison_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """Fill models compared on the same masked templates (rows of
     :func:`nlibias.extension.fill_compare.compare_fills`), as a Markdown table."""
-    headers = [
-        "fill model",
-        "kind",
-        "candidates",
-        "variants per template",
-        "distinct words",
-        "meaning changed (proxy)",
-        "kept by filter",
+    headers = ["fill model", "kind", "candidates", "variants per template", "distinct words"]
+    headers += ["meaning changed (proxy)", "kept by filter"]
+    keys = ("fill_model", "kind", "candidates", "variants_per_template", "distinct_words")
+    shown = [
+        [*(r[k] for k in keys), _percent(r.get("meaning_changed")), _percent(r.get("keep_rate"))]
+        for r in rows
     ]
-    return markdown_table(
-        headers,
-        [
-            [
-                r["fill_model"],
-                r["kind"],
-                r["candidates"],
-                r["variants_per_template"],
-                r["distinct_words"],
-                _percent(r.get("meaning_changed")),
-                _percent(r.get("keep_rate")),
-            ]
-            for r in rows
-        ],
-    )
+    return markdown_table(headers, shown)
 
 
 def fill_comparison_section(comparison: Mapping[str, Any]) -> list[str]:
-    """The card's fill comparison (``filter/fill_compare.json``): shown whenever the run compared
-    its fill with another one on the same masked samples; empty otherwise.
+    """The card's fill comparison (``filter/fill_compare.json``), when the run compared its fill
+    with another one on the same masked samples.
 
     >>> fill_comparison_section({"rows": [{"fill_model": "m", "kind": "masked"}]})
     []
@@ -402,22 +363,18 @@ def fill_comparison_section(comparison: Mapping[str, Any]) -> list[str]:
         return []
     judge = comparison.get("judge")
     filters = ", ".join(comparison.get("filters") or []) or "-"
-    return [
-        "## Fill models compared",
-        "",
+    return _section(
+        "Fill models compared",
         f"The same {comparison.get('masked_samples', '?')} masked samples filled by each model "
         f"(top-{comparison.get('top_k', '?')}); only the run's own fill (`{rows[0]['fill_model']}`) "
         "made the dataset.",
-        "",
         fill_comparison_table(rows),
-        "",
         "Variants per template: distinct fill words per masked template, averaged. Meaning changed "
         f"(a proxy): the share of variants that the judge `{judge or '-'}`, reading the original BBNLI "
         "hypothesis as the premise, does not find entailed; it is only as good as the judge and says "
         f"nothing about whether a variant is still a stereotype. Kept by filter: filter `{filters}`, "
         "policy of the run.",
-        "",
-    ]
+    )
 
 
 def _percent(value: Any) -> str:
@@ -427,14 +384,11 @@ def _percent(value: Any) -> str:
 def _fill_kind(info: Mapping[str, Any]) -> str:
     fill = info.get("fill", {}).get("fill_model", {})
     kinds = {"causal": "causal LM: left-context beam, re-ranked by the whole sentence", "masked": "masked LM"}
-    return f"{fill.get('name', info['config'].get('mlm'))}, " + kinds.get(
-        fill.get("kind", "masked"), fill.get("kind", "")
-    )
+    kind = fill.get("kind", "masked")
+    return f"{fill.get('name', info['config'].get('mlm'))}, " + kinds.get(kind, kind)
 
 
 def _short(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(str(v) for v in value) if value else "-"
-    if value is None or value == "":
-        return "-"
-    return str(value)
+    return "-" if value is None or value == "" else str(value)

@@ -1,6 +1,5 @@
 """The configuration of an ``nlibias extend`` run: a YAML file validated by pydantic (unknown keys
-refused), and the refusal of settings no model would read (raised as a ``ValueError`` that carries
-where it points, so the reader names the YAML line and key).
+and settings no model would read refused, naming the YAML line and key).
 
 >>> config = ExtendConfig.model_validate({"filter": {"models": ["a", "b"], "holdout": ["c"]}})
 >>> config.filter.policy, config.mlm.top_k, [m.model for m in config.filter.models]
@@ -35,7 +34,7 @@ from nlibias.extension.config_rules import (
     not_loaded,
     refuse_set,
 )
-from nlibias.extension.filter_policy import parse_policy
+from nlibias.extension.filter_policy import ensemble_refusal, parse_policy
 from nlibias.models.batching import check_batch_limits
 from nlibias.models.generative.sources import gguf_file_problem, is_gguf_name
 from nlibias.models.hf_common import check_speed_values
@@ -57,12 +56,11 @@ PAPER_FILTER_MODELS = (
     "ynie/bart-large-snli_mnli_fever_anli_R1_R2_R3-nli",
 )
 PAPER_HOLDOUT_MODELS = ("ynie/albert-xxlarge-v2-snli_mnli_fever_anli_R1_R2_R3-nli",)
-MODEL_OPTIONS = ("revision", "label_map", "quantize", "compile")
-"""The options of one filter model that load it (every one but ``name``)."""
+MODEL_OPTIONS = ("revision", "label_map", "quantize", "compile")  # how a filter model is loaded
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)  # strict: `top_k: true` is not 1
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class FilterModelConfig(_Strict):
@@ -89,9 +87,8 @@ class FilterModelConfig(_Strict):
         return self.name or self.model
 
     def refusal(self, held_out: bool) -> tuple[str, ConfigError] | None:
-        """The first loading option that nothing reads, and its refusal: any of a held-out model
-        (never loaded) or a fake's; a prompted LM's label map, quantize and compile (it scores
-        label words: no output ids, no classification head)."""
+        """The first loading option that nothing reads, and its refusal: any of a held-out model's
+        or a fake's; a prompted LM's label map, quantize and compile (it scores label words)."""
         ref, model = ModelRef.unread(self.model), self.model
         options = (
             MODEL_OPTIONS if held_out or ref.is_fake else MODEL_OPTIONS[1:] if ref.kind == "prompt" else ()
@@ -105,7 +102,7 @@ class FilterModelConfig(_Strict):
                 fix = f"leave {{{option}}} out{pin if option == 'revision' else ''}"
                 held = f"models the pipeline loads, and the held-out {model!r} never is (the card names it)"
                 return option, option_applies_to_nothing(option, held, fix=fix)
-            if option == "label_map":  # the audit's rule and words
+            if option == "label_map":
                 try:
                     check_label_map_applies([ref], fix="leave {label_map} out")
                 except ConfigError as refusal:
@@ -162,8 +159,7 @@ class MLMConfig(DeviceConfig):
     block_list: list[str] = []
     """Words never used as fills (compared lower-cased)."""
     stopwords: str | None = None
-    """Stop-word file of a causal fill (default: the one shipped with nlibias; part of the fill
-    stage's fingerprint); a masked-LM fill ignores it."""
+    """Stop-word file of a causal fill (default: the one shipped with nlibias)."""
 
 
 class FilterConfig(DeviceConfig):
@@ -177,33 +173,28 @@ class FilterConfig(DeviceConfig):
     policy: str | int | dict[str, int] = "any"
     """``any`` (paper), ``all``, ``at_least:K`` (or ``{at_least: K}``)."""
     compare_fills: list[str] = []
-    """Other fill models compared with ``mlm.model`` on the same masked samples (cached; they never
-    feed the dataset): ``filter/fill_compare.json``, which the card shows."""
+    """Other fill models compared with ``mlm.model`` on the same masked samples (never feeding the
+    dataset): ``filter/fill_compare.json``, which the card shows."""
 
     _normalise = field_validator("models", "holdout", mode="before")(classmethod(lambda cls, v: _specs(v)))
 
     @model_validator(mode="after")
     def _check(self) -> FilterConfig:
-        if not self.models:
-            raise ValueError("filter.models: at least one filter model is needed")
-        in_their_words(lambda: parse_policy(self.policy).check(len(self.models)))
         held = {m.key for m in self.holdout} | {m.model for m in self.holdout}
-        both = [m.key for m in self.models if m.key in held or m.model in held]
-        if both:
-            raise ValueError(f"{both[0]!r} is both a filter model and a held-out model")
-        keys = [m.key for m in self.models]
-        if len(set(keys)) != len(keys):
-            raise ValueError("filter.models: a model is listed twice (give each a distinct name:)")
+        keys, models = [m.key for m in self.models], [m.model for m in self.models]
+        refusal = ensemble_refusal(keys, in_their_words(parse_policy, value=self.policy), held, models)
+        if refusal is not None:
+            raise ValueError(str(refusal))
         return self
 
     @model_validator(mode="after")
     def _check_applies(self) -> FilterConfig:
-        """Refuse what nothing reads (each model's loading options; ``device``, ``dtype`` with fakes only)."""
+        """Refuse what nothing reads (loading options; ``device``, ``dtype`` with fakes only)."""
         for key, specs in (("models", self.models), ("holdout", self.holdout)):
             for index, spec in enumerate(specs):
                 if (refused := spec.refusal(held_out=key == "holdout")) is not None:
                     raise Inapplicable(refused[1], at=(key, index, refused[0]))
-        if all(ModelRef.unread(spec.model).is_fake for spec in self.models):  # a server is no classifier kind
+        if all(ModelRef.unread(spec.model).is_fake for spec in self.models):
             applies_to = f"filter {LOADING} (a Hugging Face model, prompt:MODEL)"
             given = f"none of filter.models does: {', '.join(f'{m.model!r} (a fake)' for m in self.models)}"
             refuse_set(self, ("device", "dtype"), (applies_to, given), at=(), models=("filter.models",))
@@ -241,8 +232,7 @@ class ExtendConfig(_Strict):
 
     @model_validator(mode="after")
     def _check_fill_applies(self) -> ExtendConfig:
-        """Refuse ``mlm.device``, ``mlm.dtype`` and ``mlm.revision`` when no fill model (``mlm.model``
-        and ``filter.compare_fills``, built with the ``mlm`` settings) loads weights here."""
+        """Refuse ``mlm.device``, ``mlm.dtype`` and ``mlm.revision`` when no fill model loads weights here."""
         fills = [self.mlm.model, *self.filter.compare_fills]
         if not any(fill_loads_weights(spec) for spec in fills):
             given = f"none of those given does: {', '.join(not_loaded(spec) for spec in fills)}"
@@ -253,7 +243,7 @@ class ExtendConfig(_Strict):
 
 
 def _gguf_problem(spec: str) -> str | None:
-    """Why a ``.gguf`` model path is no GGUF file (a text file, a cut-short one), before any stage."""
+    """Why a ``.gguf`` model path is no GGUF file (a text file, a cut-short one)."""
     target = without_options(split_kind(spec)[1])
     if not target.lower().endswith(".gguf") or not Path(target).expanduser().is_file():
         return None
@@ -287,8 +277,7 @@ def _known_keys(loc: Sequence[Any]) -> list[str]:
 
 
 def load_config(path: str | Path) -> ExtendConfig:
-    """Read and validate a YAML run configuration: a :class:`~nlibias.errors.SourceError` names the
-    file, line and key of the first problem, and every problem in its message."""
+    """Read and validate a YAML run configuration (a SourceError names the file, line and key)."""
     path = Path(path)
     if not path.exists():
         raise SourceError(path, None, "configuration file does not exist")
@@ -308,8 +297,8 @@ def load_config(path: str | Path) -> ExtendConfig:
 
 
 def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
-    """``(dotted key, reason)`` of a setting that names a model path that does not exist, repeats
-    another setting or applies to nothing (the checks that span sections); ``None`` when none does.
+    """``(dotted key, reason)`` of a setting that names a missing model path, repeats another
+    setting or applies to nothing (the checks that span sections); ``None`` when none does.
 
     >>> settings_problem(ExtendConfig.model_validate({"filter": {"compare_fills": ["fake"]}, "mlm": {"model": "fake"}}))
     ('filter.compare_fills', "'fake' is the fill model itself; compare the fill model with another one")
@@ -318,11 +307,11 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
     named += [("filter.compare_fills", spec) for spec in config.filter.compare_fills]
     named += [("filter.models", spec.model) for spec in config.filter.models]
     for key, spec in [*named, *(("filter.holdout", held.model) for held in config.filter.holdout)]:
-        try:  # the options' syntax, before any stage runs (the export reads them, a fake too)
+        try:  # the options' syntax, before any stage runs
             ModelRef.parse(spec, parameter=key)
         except ConfigError as exc:
             return key, str(exc)
-    for key, spec in named:  # an unknown kind is refused here, not when its stage loads it, hours in
+    for key, spec in named:  # an unknown kind: refused now, not hours in
         kind_problem = classifier_kind_problem if key == "filter.models" else fill_kind_problem
         problem = kind_problem(spec)
         if problem is not None:
@@ -341,11 +330,11 @@ def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
             "check the path, or leave the judgements file out"
         )
     fills = [config.mlm.model, *config.filter.compare_fills]
-    kinds = [split_fill_spec(f) for f in fills]  # each reads a config.json where it names no kind
+    kinds = [split_fill_spec(f) for f in fills]
     kind, target = kinds[0]
     pinned = kind == "causal" and not ModelRef.unread(target).is_server and pinned_in_name(target)
     if config.mlm.revision and pinned:
-        return "mlm.revision", (  # the name's revision is loaded; the card would print this one
+        return "mlm.revision", (
             f"the fill model {config.mlm.model!r} is pinned in its name (@REV), which is the revision "
             f"it loads; give the revision once: remove mlm.revision ({config.mlm.revision!r}) or the @REV"
         )
@@ -370,7 +359,7 @@ def with_overrides(config: ExtendConfig, overrides: Mapping[str, Any]) -> Extend
     5
     """
     data = config.model_dump()
-    keys = SETTING_KEYS["device"]  # one setting places both stages: those whose models read it
+    keys = SETTING_KEYS["device"]  # one setting places both stages
     device = overrides.get(keys[0]) if all(overrides.get(k) == overrides.get(keys[0]) for k in keys) else None
     for dotted, value in overrides.items():
         if value is None or (device is not None and dotted in keys):
@@ -388,9 +377,7 @@ def with_overrides(config: ExtendConfig, overrides: Mapping[str, Any]) -> Extend
         raise _override_error(exc, overrides) from None
     problem = settings_problem(checked)
     if problem is not None:
-        key, reason = problem
-        # stop words (a revision) set in the file apply to nothing once the fill model given is not
-        # causal (is pinned in its name)
+        key, reason = problem  # the file's stop words (revision) vs the fill model given
         parameter = (
             "fill_model" if key in ("mlm.stopwords", "mlm.revision") else _OVERRIDE_PARAMETERS.get(key, key)
         )
@@ -417,21 +404,19 @@ SETTING_KEYS: dict[str, tuple[str, ...]] = {
     "cache": ("cache",),
     "device": ("mlm.device", "filter.device"),
 }
-"""Each setting of :func:`nlibias.extend` (the command line's option of the same name) → the
-configuration keys it overrides."""
+"""Each setting of :func:`nlibias.extend` (and option of ``nlibias extend``) → the keys it overrides."""
 
 _OVERRIDE_PARAMETERS = {key: setting for setting, keys in SETTING_KEYS.items() for key in keys}
 
 
 def _place_device(data: dict[str, Any], device: Any) -> None:
-    """Put ``device`` on the stages whose models load weights here (the others would ignore it),
-    refusing it when no model does."""
+    """Put ``device`` on the stages whose models load weights here, refusing it when none does."""
     mlm, filters = data["mlm"], data["filter"]
     specs, compared = _specs(filters["models"]), filters["compare_fills"]
     models = [s.get("model") if isinstance(s, dict) else s for s in specs] if isinstance(specs, list) else []
     fills: list[Any] = [mlm["model"], *(compared if isinstance(compared, list) else [compared])]
     if not models or not all(isinstance(name, str) for name in [*fills, *models]):
-        mlm["device"] = filters["device"] = device  # validating the names says what is wrong
+        mlm["device"] = filters["device"] = device  # the names' validation says what is wrong
         return
     mlm["device"] = device if any(fill_loads_weights(spec) for spec in fills) else None
     filters["device"] = None if all(ModelRef.unread(str(name)).is_fake for name in models) else device
@@ -442,12 +427,12 @@ def _place_device(data: dict[str, Any], device: Any) -> None:
 
 
 def _override_error(exc: ValidationError, overrides: Mapping[str, Any]) -> ConfigError:
-    """The error of an override that does not validate, naming the parameter it came from (the
-    key itself, ``mlm.top_k``, means nothing to a caller who passed ``top_k``)."""
+    """The error of an override that does not validate, naming the parameter it came from (``top_k``,
+    not ``mlm.top_k``)."""
     _, field, reason, *_ = problems(exc, known_keys=_known_keys, whole="config")[0]
     given = [key for key, value in overrides.items() if value is not None]
     field = field or ""
-    # The override at the field, or under the section whose own check failed (named in its reason).
+    # the override at the field, or under the section whose check failed (named in its reason)
     under = [key for key in given if key == field or key.startswith(field + ".")]
     named = [key for key in under if key.rsplit(".", 1)[-1].rstrip("s") in reason]
     key = next(iter(named or under), None)

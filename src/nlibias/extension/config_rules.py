@@ -1,11 +1,10 @@
 """Rules the extend configuration's models share: names that must not be blank, a backend's own
-check in pydantic's words, and the refusal of an option no model here would read (an
-:class:`Inapplicable` that carries where it points, so the reader names the YAML line and key)."""
+check in pydantic's words, and the refusal of an option no model here would read."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel
 
@@ -14,10 +13,11 @@ from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef, split_kind
 
 LOADING = "models that load their weights here"
+T = TypeVar("T")
 
 
 def _not_blank(message: str) -> AfterValidator:
-    """Refuse a blank string: ``""`` loads (writes into) the current directory."""
+    """Refuse a blank string (``""`` loads from, or writes into, the current directory)."""
 
     def check(value: str) -> str:
         if not value.strip():
@@ -31,10 +31,10 @@ ModelName = Annotated[str, _not_blank("the model name is empty; name a model (a 
 RunDir = Annotated[str, _not_blank("the path is empty; name the run directory")]
 
 
-def in_their_words(check: Callable[..., None], **values: Any) -> None:
+def in_their_words(check: Callable[..., T], **values: Any) -> T:
     """A backend's own check of a value, as the ``ValueError`` pydantic names with file, line and key."""
     try:
-        check(**values)
+        return check(**values)
     except ConfigError as error:
         raise ValueError(str(error)) from None
 
@@ -50,7 +50,7 @@ class Inapplicable(ValueError):
 
 def fill_loads_weights(spec: str) -> bool:
     """Whether a fill model takes ``mlm.device``, ``mlm.dtype`` and ``mlm.revision``: neither the
-    fake nor a server (``openai:URL#MODEL``, also behind ``causal:``/``gguf:``)."""
+    fake nor a server (also behind ``causal:``/``gguf:``)."""
     kind, rest = split_kind(spec)
     served = kind in ("causal", "gguf") and ModelRef.unread(rest).is_server
     return ModelRef.unread(spec).loads_weights_here and not served

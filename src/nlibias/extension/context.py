@@ -1,10 +1,5 @@
-"""What the stages of ``nlibias extend`` and their fingerprints need from the run: a Protocol
-(:class:`~.pipeline.Pipeline` implements it), so neither imports the pipeline that imports them.
-
->>> from nlibias.models.mlm.mask_filler import FakeMaskFiller
->>> Factories(filler=lambda s: FakeMaskFiller(s.model), classifier=print).filler.__name__
-'<lambda>'
-"""
+"""What the stages of ``nlibias extend`` and their fingerprints need from the run: a Protocol that
+:class:`~.pipeline.Pipeline` implements, so neither imports the pipeline that imports them."""
 
 from __future__ import annotations
 
@@ -29,43 +24,25 @@ class Factories:
 
 
 class StageContext(Protocol):
-    """One extension run as its stages see it: configuration, run directory, inputs, models."""
+    """One extension run as its stages see it (``all_subtopics``: every subtopic of the source;
+    ``subtopics``: those the run extends; ``templates_path``: None for derived templates only)."""
+
+    config: ExtendConfig
+    run_dir: Path
+    factories: Factories
+    progress: bool
 
     @property
-    def config(self) -> ExtendConfig: ...
+    def all_subtopics(self) -> list[BBNLISubtopic]: ...
 
     @property
-    def run_dir(self) -> Path: ...
-
-    @property
-    def factories(self) -> Factories: ...
-
-    @property
-    def progress(self) -> bool:
-        """Whether the long stages show progress bars."""
-        ...
-
-    @property
-    def all_subtopics(self) -> list[BBNLISubtopic]:
-        """Every subtopic of the source (the masked templates may name any of them)."""
-        ...
-
-    @property
-    def subtopics(self) -> list[BBNLISubtopic]:
-        """The subtopics this run extends."""
-        ...
+    def subtopics(self) -> list[BBNLISubtopic]: ...
 
     @property
     def cache(self) -> PredictionCache: ...
 
-    def templates_path(self) -> Path | None:
-        """The curated masked-template file (``None``: derived templates only)."""
-        ...
+    def templates_path(self) -> Path | None: ...
 
-    def judgements_path(self) -> Path:
-        """Where the human judgements are read from."""
-        ...
+    def judgements_path(self) -> Path: ...
 
-    def card_config(self) -> dict[str, Any]:
-        """The configuration recorded in the dataset card's header."""
-        ...
+    def card_config(self) -> dict[str, Any]: ...

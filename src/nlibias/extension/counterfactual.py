@@ -1,9 +1,6 @@
 """Counterfactual expansion: every surviving sample gets its group-swapped twin, re-rendered from
-its template (never by string substitution: "men" is inside "women"); a pair shares a
-``pair_key``, and a pair judged with one stereotype twice is dropped and counted.
-
->>> # result = expand_counterfactuals(accepted, subtopics, candidates=all_candidates, judgements=j)
-"""
+its template (never by string substitution: "men" is inside "women"); a pair shares a ``pair_key``,
+and a pair judged with one stereotype twice is dropped and counted."""
 
 from __future__ import annotations
 
@@ -32,7 +29,6 @@ _COUNTS = (
     "conflicting_pairs_dropped",
     "degenerate_dropped",
 )
-"""The counters of the expansion's stats, in the order they are written."""
 _CANDIDATE_ONLY = ("kept", "mispredicted_by", "filter", "validation", "fill_rank", "lm_score", "vocab_rank")
 
 
@@ -57,7 +53,7 @@ def render_filled(sample: Sample, subtopic: BBNLISubtopic, formulation: Formulat
 @dataclass(frozen=True)
 class CounterfactualResult:
     samples: list[Sample]
-    """Paired samples: each pair's two members next to each other."""
+    """Each pair's two members next to each other."""
     stats: dict[str, Any]
 
 
@@ -102,8 +98,7 @@ def expand_counterfactuals(
 
 
 def _twin_text(sample: Sample, subtopic: BBNLISubtopic) -> str:
-    """The sample's hypothesis with the groups exchanged; refused when re-rendering its filled
-    template does not give back its own hypothesis."""
+    """The sample's hypothesis with the groups exchanged (refused when its template does not give it)."""
     formulation: Formulation = sample.provenance["formulation"]
     if render_filled(sample, subtopic, formulation) != sample.hypothesis:
         raise NlibiasError(
@@ -114,7 +109,6 @@ def _twin_text(sample: Sample, subtopic: BBNLISubtopic) -> str:
 
 
 def _count_twin(stats: dict[str, Any], twin: Sample) -> None:
-    """Count an added twin: whether it was itself a candidate, mispredicted, judged not valid."""
     stats["twins_added"] += 1
     if twin.provenance.get("filter") is not None:
         stats["twins_were_candidates"] += 1
@@ -125,8 +119,7 @@ def _count_twin(stats: dict[str, Any], twin: Sample) -> None:
 
 
 def _paired(member: Sample, key: str, *, added: bool) -> Sample:
-    """A pair member under its pair's key (``<key>:pro`` or ``<key>:anti``), recording the
-    candidate it came from and whether it was added as a twin."""
+    """A pair member under its pair's key (``<key>:pro`` or ``<key>:anti``)."""
     stereotype = member.stereotype or "pro"
     candidate_id = member.provenance.get("candidate_id_of_twin") if added else member.id
     return replace(

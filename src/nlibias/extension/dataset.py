@@ -1,9 +1,5 @@
 """Dataset export: ``README.md`` (the card), ``samples.jsonl``/``samples.parquet`` (Sample
-records, audit input) and ``data/train.{parquet,jsonl,csv}`` (flat columns, for
-``datasets.load_dataset``).
-
->>> # files = export_dataset(run_dir / "dataset", samples, info)
-"""
+records, audit input) and ``data/train.{parquet,jsonl,csv}`` (flat columns, for ``datasets.load_dataset``)."""
 
 from __future__ import annotations
 
@@ -49,40 +45,22 @@ FLAT_COLUMNS: dict[str, str] = {
     "filter_labels": "string",
     "provenance": "string",
 }
+_SAMPLE_COLUMNS = tuple(FLAT_COLUMNS)[: tuple(FLAT_COLUMNS).index("added_as_twin")]
 
 
 def flat_record(sample: Sample) -> dict[str, Any]:
-    """One row of the flat data files (nested provenance as JSON text)."""
+    """One row of the flat data files: the sample's fields, then its provenance's (nested as JSON text)."""
     p = sample.provenance
-    filter_record = p.get("filter") or {}
-    validation = p.get("validation") or {}
-    return {
-        "id": sample.id,
-        "source": sample.source,
-        "domain": sample.domain,
-        "subtopic": sample.subtopic,
-        "premise": sample.premise,
-        "hypothesis": sample.hypothesis,
-        "gold": sample.gold,
-        "stereotype": sample.stereotype,
-        "pair_key": sample.pair_key,
-        "group": sample.group,
-        "counterfactual_group": sample.counterfactual_group,
-        "added_as_twin": bool(p.get("added_as_twin", False)),
-        "template_id": p.get("template_id"),
-        "template_index": p.get("template_index"),
-        "masked_template": p.get("masked_template"),
-        "bbnli_template": p.get("bbnli_template"),
-        "fill_word": p.get("fill_word"),
-        "fill_rank": p.get("fill_rank"),
-        "lm_score": p.get("lm_score"),
-        "premise_index": p.get("premise_index"),
-        "combination_index": p.get("combination_index"),
-        "validation": validation.get("judgement") or p.get("twin_judgement"),
-        "mispredicted_by": p.get("mispredicted_by"),
-        "filter_labels": json.dumps({m: r["label"] for m, r in filter_record.items()}, ensure_ascii=False),
-        "provenance": json.dumps(dict(p), ensure_ascii=False),
-    }
+    record = {name: getattr(sample, name) for name in _SAMPLE_COLUMNS}
+    record |= {name: p.get(name) for name in FLAT_COLUMNS if name not in record}
+    labels = {model: r["label"] for model, r in (p.get("filter") or {}).items()}
+    record.update(
+        added_as_twin=bool(p.get("added_as_twin", False)),
+        validation=(p.get("validation") or {}).get("judgement") or p.get("twin_judgement"),
+        filter_labels=json.dumps(labels, ensure_ascii=False),
+        provenance=json.dumps(dict(p), ensure_ascii=False),
+    )
+    return record
 
 
 def write_data_files(out_dir: str | Path, samples: Sequence[Sample]) -> dict[str, Path]:
@@ -155,7 +133,6 @@ def check_pairs(samples: Sequence[Sample]) -> None:
 def export_dataset(out_dir: str | Path, samples: Sequence[Sample], info: Mapping[str, Any]) -> dict[str, Any]:
     """Write every file of the dataset directory, then the card from the files read back; returns
     ``info`` (config and earlier stages' statistics) with row counts and Tables 4 and 12 added."""
-
     check_pairs(samples)
     out_dir = Path(out_dir)
     write_samples(out_dir, samples)

@@ -1,10 +1,5 @@
-"""Fill stage: each unique masked hypothesis → top-k whole words → candidate samples. Requests are
-deduplicated and looked up in the prediction cache in bulk; each computed batch is committed, so a
-killed run recomputes nothing finished.
-
->>> from nlibias.models.mlm.mask_filler import FakeMaskFiller
->>> # run = fill_masked_samples(masked, FakeMaskFiller(), cache, top_k=20)
-"""
+"""Fill stage: each unique masked hypothesis → top-k whole words → candidate samples, through the
+prediction cache (each computed batch committed, so a killed run recomputes nothing finished)."""
 
 from __future__ import annotations
 
@@ -19,6 +14,7 @@ from nlibias.extension.masked_templates import load_stopwords
 from nlibias.models.mlm.causal_fill import CausalLMFiller, split_fill_spec
 from nlibias.models.mlm.fill_spec import pinned_in_name
 from nlibias.models.mlm.mask_filler import MASK, FakeMaskFiller, FillCandidate, MaskFiller, check_fill_batch
+from nlibias.models.mlm.server_fill import ServerCausalFiller
 from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint
 from nlibias.runtime.progress import progress_bar
 from nlibias.schema import Sample
@@ -35,12 +31,12 @@ class FillRun:
     cached_requests: int
     computed_requests: int
     short_requests: int
-    """Requests that got fewer than ``top_k`` words (the vocabulary ran out of acceptable words)."""
+    """Requests that got fewer than ``top_k`` acceptable words."""
     duplicates_dropped: int
     """Candidates whose (subtopic, premise, hypothesis) an earlier candidate already had."""
     seconds: float
     fill_model: Mapping[str, Any] = field(default_factory=dict)
-    """The filler's name, kind and identity (what the cache keys on), for the card."""
+    """The filler's name, kind and identity (what the cache keys on)."""
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -98,7 +94,7 @@ def fill_requests(
             todo_texts = [texts[i] for i in missing]
             todo_skips = [skips[i] for i in missing]
             for batch in filler.fill_batches(todo_texts, top_k=top_k, exclude=todo_skips):
-                check_fill_batch(batch, source=filler.name, texts=len(todo_texts))  # every backend's answers
+                check_fill_batch(batch, source=filler.name, texts=len(todo_texts))
                 targets = [missing[int(j)] for j in batch.indices]
                 for target, candidates in zip(targets, batch.candidates, strict=True):
                     results[target] = candidates
@@ -199,21 +195,16 @@ def fill_masked_samples(
 
 def describe_filler(filler: MaskFiller) -> dict[str, Any]:
     """``{"name", "kind", "identity"}`` of a filler (kind: ``causal``, ``masked`` or ``fake``)."""
-
-    # causal fillers say so (fill_kind); the others are masked LMs, or the dry-run fake
     kind = getattr(filler, "fill_kind", None) or ("fake" if isinstance(filler, FakeMaskFiller) else "masked")
     return {"name": filler.name, "kind": kind, "identity": dict(filler.identity())}
 
 
 def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
-    """The causal-LM filler the fill model names (:func:`~nlibias.models.mlm.causal_fill.split_fill_spec`)
-    with ``settings.stopwords``; ``None`` for a masked LM or the fake."""
+    """The causal-LM filler the fill model names, with ``settings.stopwords``; ``None`` for another."""
     kind, target = split_fill_spec(settings.model)
     if kind != "causal":
         return None
     if ModelRef.unread(target).is_server:
-        from nlibias.models.mlm.server_fill import ServerCausalFiller
-
         return ServerCausalFiller(target, stopwords=load_stopwords(settings.stopwords), name=settings.model)
     if settings.revision and not pinned_in_name(target):
         ref = ModelRef.parse(target, parameter="fill_model")

@@ -1,9 +1,6 @@
 """Fill models compared on the same masked samples: variants proposed, their variety, how many the
 filter keeps, and how often a variant changes the meaning of its BBNLI hypothesis (a proxy: a judge
-NLI model does not find the variant entailed by the original; only as good as the judge).
-
->>> # rows = compare_fills(masked, {"mlm": filler_a, "causal": filler_b}, subtopics, judge, filters, cache)
-"""
+NLI model does not find the variant entailed by the original)."""
 
 from __future__ import annotations
 
@@ -87,7 +84,7 @@ def compare_fills(
         row: dict[str, Any] = {
             "fill_model": label,
             "kind": described["kind"],
-            "identity": described["identity"],  # which weights, for the card (as the run's own fill)
+            "identity": described["identity"],
             **fill_statistics(run.candidates),
             "short_lists": run.short_requests,
             "fill_seconds": round(run.seconds, 2),

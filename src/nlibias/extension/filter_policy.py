@@ -1,5 +1,5 @@
 """When the adversarial filter keeps a candidate: ``any`` filter model mispredicts it (the
-paper's rule), ``all`` do, or ``at_least:k`` do.
+paper's rule), ``all`` do, or ``at_least:k`` do; and which ensembles may filter at all.
 
 >>> parse_policy("at_least:2").keeps(mispredicting=2, models=3)
 True
@@ -8,7 +8,8 @@ True
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -41,13 +42,6 @@ class FilterPolicy:
     def describe(self) -> str:
         return f"at_least:{self.k}" if self.kind == "at_least" else self.kind
 
-    def check(self, models: int) -> None:
-        if self.kind == "at_least" and not 1 <= self.k <= models:
-            raise ConfigError(
-                f"{{policy}} at_least:{self.k} needs between 1 and {models} (the number of filter models)",
-                parameter="policy",
-            )
-
 
 def parse_policy(value: str | int | Mapping[str, Any] | FilterPolicy) -> FilterPolicy:
     """``any`` | ``all`` | ``at_least:K`` (also ``at-least-K``, an int K, or ``{"at_least": K}``).
@@ -72,3 +66,33 @@ def parse_policy(value: str | int | Mapping[str, Any] | FilterPolicy) -> FilterP
     raise ConfigError(
         f"unknown filter policy {value!r} (use any, all or at_least:K, e.g. at_least:2)", parameter="policy"
     )
+
+
+def ensemble_refusal(
+    keys: Sequence[str], policy: FilterPolicy, holdout: Collection[str] = (), models: Sequence[str] = ()
+) -> ConfigError | None:
+    """Why the filter models ``keys`` (their ``models``, when named otherwise) cannot filter under
+    ``policy``: none, one listed twice, one also held out, or more needed than there are.
+
+    >>> str(ensemble_refusal(["a", "a"], FilterPolicy("any")))
+    "filter model 'a' is listed twice (give each a distinct name:)"
+    """
+    twice = [key for key, count in Counter(keys).items() if count > 1]
+    held = [key for key in (*keys, *models) if key in holdout]
+    if not keys:
+        return ConfigError("adversarial filtering needs at least one filter model", parameter="classifiers")
+    if twice:
+        return ConfigError(
+            f"filter model {twice[0]!r} is listed twice (give each a distinct name:)", parameter="classifiers"
+        )
+    if held:
+        return ConfigError(
+            f"{held[0]!r} is both a filter model and a held-out model; held-out models never filter",
+            parameter="holdout",
+        )
+    if policy.kind == "at_least" and not 1 <= policy.k <= len(keys):
+        return ConfigError(
+            f"{{policy}} at_least:{policy.k} needs between 1 and {len(keys)} (the number of filter models)",
+            parameter="policy",
+        )
+    return None

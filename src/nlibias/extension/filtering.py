@@ -1,9 +1,5 @@
 """Adversarial filtering: keep the candidates the filter ensemble finds hard (a gold ``neutral``
-mispredicted, as :mod:`.filter_policy` counts), docs/design.md, "Data flow".
-
->>> parse_policy("at_least:2").keeps(mispredicting=2, models=3)
-True
-"""
+mispredicted, as :mod:`.filter_policy` counts), docs/design.md, "Data flow"."""
 
 from __future__ import annotations
 
@@ -15,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from nlibias.errors import ConfigError
 from nlibias.extension.config import FilterConfig, FilterModelConfig
 from nlibias.extension.filter_policy import FilterPolicy as FilterPolicy
+from nlibias.extension.filter_policy import ensemble_refusal
 from nlibias.extension.filter_policy import parse_policy as parse_policy
 from nlibias.models.base import NLIClassifier
 from nlibias.models.registry import create_classifier, split_spec
@@ -48,22 +44,13 @@ def filter_candidates(
     progress: bool = True,
 ) -> FilterRun:
     """Classify every candidate with each filter model and keep those the policy accepts (provenance
-    gains ``filter``, ``mispredicted_by`` and ``kept``); a held-out model is refused."""
+    gains ``filter``, ``mispredicted_by`` and ``kept``)."""
     started = time.perf_counter()
     rule = parse_policy(policy)
-    if not classifiers:
-        raise ConfigError("adversarial filtering needs at least one filter model", parameter="classifiers")
     names = [c.name for c in classifiers]
-    duplicated = [n for n, count in Counter(names).items() if count > 1]
-    if duplicated:
-        raise ConfigError(f"filter model {duplicated[0]!r} is listed twice", parameter="classifiers")
-    leaked = [n for n in names if n in set(holdout)]
-    if leaked:
-        raise ConfigError(
-            f"{leaked[0]!r} is both a filter model and a held-out model; held-out models never filter",
-            parameter="holdout",
-        )
-    rule.check(len(classifiers))
+    refusal = ensemble_refusal(names, rule, holdout=set(holdout))
+    if refusal is not None:
+        raise refusal
     pairs = [(c.premise, c.hypothesis) for c in candidates]
     labels: dict[str, list[str]] = {}
     probs: dict[str, np.ndarray] = {}
@@ -141,8 +128,7 @@ def policy_counts(candidates: Sequence[Sample], models: int) -> dict[str, int]:
 
 
 def filter_classifier(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier:
-    """The classifier of a filter model, built as an audit's are, with the filter's device settings
-    and the model's own."""
+    """A filter model's classifier, built as an audit's are, with the filter's and its own settings."""
     kind, _ = split_spec(spec.model)
     options: dict[str, Any] = {
         "name": spec.key,

@@ -1,6 +1,6 @@
 """What each stage of ``nlibias extend`` depends on: its settings (flat dotted keys, with the model
-files' hashes and the resolved dtype) and its input files. Every setting of a stage's section is
-in except :data:`SPEED_ONLY`, so a new option can never let two runs mix silently.
+files' hashes and the resolved dtype) and its input files. Every setting of a stage's section is in
+but :data:`SPEED_ONLY`, so a new option can never let two runs mix silently.
 
 >>> model_files("fake:x", None) is None
 True
@@ -37,7 +37,7 @@ def _is_fake(model: str) -> bool:
 
 def model_files(model: str, revision: str | None) -> str | None:
     """A model's identity as one string: a local directory's file hash, ``commit:<sha>`` for a hub id
-    (None when unresolved, and for a fake); options after ``?`` are not part of the name."""
+    (None when unresolved, and for a fake)."""
     identity = model_identity(without_options(model), revision)
     if identity["files_sha256"] is not None:
         return str(identity["files_sha256"])
@@ -46,15 +46,13 @@ def model_files(model: str, revision: str | None) -> str | None:
 
 def resolved_dtype(device: str | None, dtype: str | None, models: list[str]) -> str | None:
     """The dtype the models' weights will have: ``dtype`` when given, else each checkpoint's own
-    (float32 for GGUF or when none is recorded; ``"auto"`` when its config cannot be found). Fakes
-    have none.
+    (float32 for GGUF; ``"auto"`` when its config cannot be found); fakes have none.
 
     >>> resolved_dtype(None, "bf16", ["x"]), resolved_dtype(None, None, ["fake:a"])
     ('bfloat16', None)
     """
     if all(_is_fake(m) for m in models):
         return dtype
-
     chosen = dtype_choice(dtype)
     if chosen is not None:
         return chosen
@@ -63,17 +61,15 @@ def resolved_dtype(device: str | None, dtype: str | None, models: list[str]) -> 
 
 
 def _checkpoint_dtype(model: str) -> str:
-    """The dtype ``model``'s configuration records (hf_common.checkpoint_dtype), read from a local
-    directory or the Hugging Face cache without a download; ``"auto"`` when it is at neither."""
+    """The dtype ``model``'s configuration records, read from a local directory or the Hugging Face
+    cache; ``"auto"`` when it is at neither."""
     model = without_options(model)  # "causal:./m?beam=8" names the directory ./m
     ref = ModelRef.unread(model)
     name = ref.name if ref.kind.isidentifier() and not Path(model).exists() else model
-
     if is_gguf_name(name):
         return "float32"  # a GGUF file (the embedded SmolLM2 is one) is dequantised on loading
     config: Path | None = Path(name).expanduser() / "config.json"
-    if config is None or not config.is_file():
-        # as the model identity beside it reads a hub model: the cache, else one download
+    if config is None or not config.is_file():  # a hub model: the cache, else one download
         cached = hub_file(name, "config.json")
         config = Path(cached) if cached is not None else None
     if config is None:
@@ -108,8 +104,7 @@ def _masks(p: StageContext) -> dict[str, Any]:
 
 
 def fill_stopwords_hash(mlm: MLMConfig) -> str | None:
-    """The content hash of the stop words a causal fill skips (``None`` for another fill, which
-    reads none): a rerun with another list must not reuse the fills made with this one."""
+    """The content hash of the stop words a causal fill skips (``None`` for another fill)."""
     if split_fill_spec(mlm.model)[0] != "causal":
         return None
     return stopwords_hash(load_stopwords(mlm.stopwords))
@@ -158,10 +153,9 @@ def stage_settings(p: StageContext, stage: str) -> dict[str, Any]:
 
 
 def judgements_input(p: StageContext) -> dict[str, str | None]:
-    """The judgements file as an input: a changed file reruns the stages that read it. Its
-    content only, not its path, so one file named relatively or absolutely is one input."""
+    """The judgements file's content (not its path) and its resolution record, as inputs."""
     path = p.judgements_path()
-    record = resolution_record(path)  # who judged and how far they agreed: on the card
+    record = resolution_record(path)
     return {
         "judgements.sha256": sha256_file(path) if path.exists() else None,
         "resolution": None if record is None else fingerprint(record),

@@ -1,9 +1,6 @@
-"""Masked samples: masked templates expanded against the BBNLI premises and word lists exactly as
+"""Masked samples: masked templates expanded against the BBNLI premises and word lists as
 :func:`nlibias.benchmarks.bbnli.expand_subtopic` does, the ``<mask>`` kept, with the words a fill
-must not repeat.
-
->>> # masked = expand_masked_templates(templates, subtopics); masked_counts(masked, subtopics)
-"""
+must not repeat."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""Masked hypothesis templates: a BBNLI bias-hypothesis template with exactly one ``<mask>``, by
-one of three strategies (BBNLI-next, Table 1): ``mask_word`` (a word becomes the mask),
-``replace_placeholder`` (``{{WORD2}}`` → ``<mask>``) or ``add_beside`` (``{{WORD2}} and <mask>``),
-from a curated JSONL file (one ships with nlibias) or derived from a subtopic.
+"""Masked hypothesis templates: a BBNLI bias-hypothesis template with one ``<mask>`` by one of three
+strategies (BBNLI-next, Table 1): ``mask_word``, ``replace_placeholder`` (``{{WORD2}}`` → ``<mask>``)
+or ``add_beside`` (``{{WORD2}} and <mask>``); curated in a JSONL file or derived from a subtopic.
 
 >>> classify_derivation("{{GROUP2}} are less {{WORD2}} for jobs.", "{{GROUP2}} are less <mask> for jobs.")
 ('replace_placeholder', '{{WORD2}}')
@@ -64,13 +63,8 @@ class MaskedTemplate:
 
     def file_line(self) -> str:
         """The template as a line of a masked-template file (what :func:`load_masked_templates` reads)."""
-        record = {
-            "subtopic": self.subtopic,
-            "template": self.template_index,
-            "masked": self.text,
-            "strategy": self.strategy,
-        }
-        return json.dumps(record, ensure_ascii=False)
+        record = {"subtopic": self.subtopic, "template": self.template_index, "masked": self.text}
+        return json.dumps({**record, "strategy": self.strategy}, ensure_ascii=False)
 
 
 def template_id(subtopic: str, template_index: int, text: str) -> str:
@@ -103,10 +97,6 @@ def load_stopwords(path: str | Path | None = None) -> frozenset[str]:
         for line in text.splitlines()
         if line.strip() and not line.lstrip().startswith("#")
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# Checking a masked template against its source template
 
 
 def _is_boundary(text: str, index: int) -> bool:
@@ -198,7 +188,7 @@ def load_masked_templates(
     """Read and validate a masked-template JSONL file (default: the shipped one); errors name the
     file, line and reason."""
     path = Path(path) if path is not None else default_templates_path()
-    by_id = _subtopic_map(subtopics)
+    by_id = dict(subtopics) if isinstance(subtopics, Mapping) else {s.subtopic: s for s in subtopics}
     if not path.exists():
         raise SourceError(path, None, "file does not exist")
     templates: list[MaskedTemplate] = []
@@ -231,33 +221,11 @@ def load_masked_templates(
         if key in seen:
             raise fail("masked", f"duplicate of line {seen[key]}")
         seen[key] = number
-        templates.append(
-            MaskedTemplate(
-                id=template_id(record.subtopic, record.template, record.masked),
-                subtopic=record.subtopic,
-                template_index=record.template,
-                text=record.masked,
-                strategy=strategy,
-                original=original,
-                origin="curated",
-                source=f"{path.name}:{number}",
-            )
-        )
+        where = f"{path.name}:{number}"
+        templates.append(_made(record.subtopic, record.template, record.masked, (strategy, original), where))
     if not templates:
         raise SourceError(path, None, "no masked templates in the file")
     return templates
-
-
-def _subtopic_map(
-    subtopics: Mapping[str, BBNLISubtopic] | Sequence[BBNLISubtopic],
-) -> dict[str, BBNLISubtopic]:
-    if isinstance(subtopics, Mapping):
-        return dict(subtopics)
-    return {s.subtopic: s for s in subtopics}
-
-
-# ---------------------------------------------------------------------------------------------
-# Automatic derivation
 
 
 def derive_masked_templates(
@@ -270,7 +238,6 @@ def derive_masked_templates(
     """Masked templates derived from every bias hypothesis of ``subtopic`` that names a group (never
     masking stop words, short or capitalised words, group names or GROUP placeholders)."""
     stop = frozenset(w.lower() for w in (stopwords if stopwords is not None else load_stopwords()))
-    # the groups' own words ("White Christians ...") are never masked: they say who the sentence is about
     stop |= {w.lower() for group in (subtopic.group1, subtopic.group2) for w in group.split()}
     wanted = set(strategies)
     found: dict[str, MaskedTemplate] = {}
@@ -292,22 +259,16 @@ def derive_masked_templates(
             elif "mask_word" in wanted and _maskable(token, start, text, stop, min_word_length):
                 candidates.append(text[:start] + MASK + text[end:])
         for masked in candidates:
-            strategy, original = check_masked_template(subtopic, template.index, masked)
-            tid = template_id(subtopic.subtopic, template.index, masked)
-            found.setdefault(
-                tid,
-                MaskedTemplate(
-                    id=tid,
-                    subtopic=subtopic.subtopic,
-                    template_index=template.index,
-                    text=masked,
-                    strategy=strategy,
-                    original=original,
-                    origin="derived",
-                    source="derived",
-                ),
-            )
+            derived = check_masked_template(subtopic, template.index, masked)
+            made = _made(subtopic.subtopic, template.index, masked, derived, "derived")
+            found.setdefault(made.id, made)
     return list(found.values())
+
+
+def _made(subtopic: str, index: int, text: str, derived: tuple[Strategy, str], source: str) -> MaskedTemplate:
+    """A checked masked template (``source``: ``file:line``, or ``derived``), with its id."""
+    origin: Origin = "derived" if source == "derived" else "curated"
+    return MaskedTemplate(template_id(subtopic, index, text), subtopic, index, text, *derived, origin, source)
 
 
 def _maskable(word: str, start: int, text: str, stop: Collection[str], min_length: int) -> bool:
@@ -332,15 +293,9 @@ def template_counts(
     templates: Sequence[MaskedTemplate], subtopics: Sequence[BBNLISubtopic]
 ) -> list[dict[str, Any]]:
     """One row per subtopic (paper Table 9), zeros included: counts per strategy and origin."""
+    zeros = dict.fromkeys(("count", *STRATEGIES, "curated", "derived"), 0)
     rows: dict[str, dict[str, Any]] = {
-        s.subtopic: {
-            "domain": s.domain,
-            "subtopic": s.subtopic,
-            "count": 0,
-            **dict.fromkeys(STRATEGIES, 0),
-            "curated": 0,
-            "derived": 0,
-        }
+        s.subtopic: {"domain": s.domain, "subtopic": s.subtopic, **zeros}
         for s in sorted(subtopics, key=lambda s: (s.domain, s.subtopic.lower()))
     }
     for template in templates:

@@ -1,11 +1,7 @@
 """The ``nlibias extend`` pipeline: masks → masked → fill → filter → validate → counterfactual → export.
-
-A finished stage whose record (:mod:`.fingerprint`) matches is skipped, so a killed run resumes
-where it stopped; a rerun with other settings is refused unless ``force`` or ``from_stage``. A
-stage that runs removes the later stages' outputs, so the directory never mixes two runs.
-
->>> # result = run_pipeline(load_config("configs/bbnli-next.yaml"), until="filter")
-"""
+A finished stage whose record (:mod:`.fingerprint`) matches is skipped, so a killed run resumes; a
+rerun with other settings is refused unless ``force`` or ``from_stage``; a stage that runs removes
+the later stages' outputs, so the directory never mixes two runs."""
 
 from __future__ import annotations
 
@@ -24,6 +20,7 @@ from nlibias.errors import ConfigError, SourceError, did_you_mean
 from nlibias.extension import stages
 from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig, dump_config
 from nlibias.extension.context import Factories
+from nlibias.extension.dataset import DATA_FILES
 from nlibias.extension.fill import causal_filler_for, masked_target
 from nlibias.extension.filtering import filter_classifier
 from nlibias.extension.fingerprint import judgements_input, sha256_file, stage_settings
@@ -49,7 +46,6 @@ from nlibias.schema.model_ref import ModelRef
 
 STAGES: tuple[str, ...] = ("masks", "masked", "fill", "filter", "validate", "counterfactual", "export")
 PIPELINE_VERSION = 2
-"""2: markers record settings and inputs; a rerun with other settings is refused."""
 
 OUTPUTS: dict[str, tuple[str, ...]] = {
     "masks": ("masks/templates.jsonl", "masks/counts.json"),
@@ -63,13 +59,8 @@ OUTPUTS: dict[str, tuple[str, ...]] = {
     ),
     "validate": ("validation/queue.csv", "validation/accepted.jsonl", "validation/summary.json"),
     "counterfactual": ("counterfactual/samples.jsonl", "counterfactual/stats.json"),
-    "export": (
-        "dataset/README.md",
-        "dataset/samples.jsonl",
-        "dataset/samples.parquet",
-        "dataset/data/train.parquet",
-        "dataset/data/train.jsonl",
-        "dataset/data/train.csv",
+    "export": tuple(
+        f"dataset/{rel}" for rel in ("README.md", "samples.jsonl", "samples.parquet", *DATA_FILES.values())
     ),
 }
 INPUTS: dict[str, tuple[str, ...]] = {
@@ -93,10 +84,10 @@ INPUTS: dict[str, tuple[str, ...]] = {
 
 
 def default_filler(settings: MLMConfig) -> MaskFiller:
-    """An :class:`~nlibias.models.mlm.hf.HFMaskedLMFiller`; ``fake`` / ``fake:NAME`` gives a dry-run fake."""
+    """The fill model: a masked LM, a causal one (docs/extension.md) or, for ``fake:NAME``, a fake."""
     if ModelRef.unread(settings.model).is_fake:
         return FakeMaskFiller(settings.model)
-    causal = causal_filler_for(settings)  # causal:NAME, smollm2, a causal LM (docs/extension.md)
+    causal = causal_filler_for(settings)
     if causal is not None:
         return causal
     return HFMaskedLMFiller(
@@ -124,9 +115,9 @@ DEFAULT_FACTORIES = Factories(filler=default_filler, classifier=default_classifi
 class StageReport:
     name: str
     status: str
-    """``ran``, ``skipped`` (finished before, inputs unchanged) or ``waiting`` (needs judgements)."""
+    """``ran``, ``skipped`` (finished before, inputs unchanged) or ``waiting`` (for judgements)."""
     seconds: float
-    """Duration of the run that produced the outputs (for a skipped stage: of the earlier run)."""
+    """Duration of the run that produced the outputs (a skipped stage's: the earlier run's)."""
     counts: Mapping[str, Any] = field(default_factory=dict)
     message: str = ""
 
@@ -135,8 +126,8 @@ class StageReport:
 class PipelineResult:
     run_dir: Path
     status: str
-    """``complete``, ``stopped`` (``--until``) or ``awaiting_judgements``; ``run.json`` also says
-    ``running`` while a run goes on (or after it was killed) and ``failed`` after an error."""
+    """``complete``, ``stopped`` (``--until``) or ``awaiting_judgements`` (``run.json`` also says
+    ``running`` or ``failed``)."""
     stages: list[StageReport]
     message: str = ""
 
@@ -152,16 +143,11 @@ class Pipeline:
         progress: bool = True,
         on_stage: Callable[[StageReport], None] | None = None,
     ) -> None:
-        self.config = config
-        self.run_dir = Path(config.run_dir)
-        self.factories = factories
-        self.progress = progress
-        self.on_stage = on_stage
+        self.config, self.run_dir, self.factories = config, Path(config.run_dir), factories
+        self.progress, self.on_stage = progress, on_stage
         self._subtopics: list[BBNLISubtopic] | None = None
         self._cache: PredictionCache | None = None
         self._settings_memo: dict[str, dict[str, Any]] = {}
-
-    # -- inputs ---------------------------------------------------------------------------------
 
     @property
     def all_subtopics(self) -> list[BBNLISubtopic]:
@@ -173,18 +159,9 @@ class Pipeline:
     def subtopics(self) -> list[BBNLISubtopic]:
         """The selected subtopics (all when the config names none); unknown names are refused."""
         by_id = {s.subtopic: s for s in self.all_subtopics}
-        lowered = {k.lower(): k for k in by_id}
-        chosen: list[BBNLISubtopic] = []
-        for name in self.config.subtopics:
-            key = name if name in by_id else lowered.get(name.lower())
-            if key is None:
-                hint = did_you_mean(name, by_id)
-                hint = f" ({hint})" if hint else ""
-                raise ConfigError(
-                    f"unknown subtopic {name!r}{hint}; known: {', '.join(sorted(by_id))}",
-                    parameter="subtopics",
-                )
-            chosen.append(by_id[key])
+        chosen = [
+            by_id[_one_of(name, sorted(by_id), "subtopic", "subtopics")] for name in self.config.subtopics
+        ]
         return chosen or list(self.all_subtopics)
 
     def templates_path(self) -> Path | None:
@@ -210,7 +187,7 @@ class Pipeline:
         return self._settings_memo[stage]
 
     def inputs(self, stage: str) -> dict[str, Any]:
-        """The hashes of the files a stage reads (earlier stages' outputs, the judgements)."""
+        """The hashes of the files a stage reads."""
         inputs: dict[str, Any] = {}
         for rel in INPUTS[stage]:
             path = self.run_dir / rel
@@ -226,11 +203,8 @@ class Pipeline:
     def stage(self, stage: str) -> Stage:
         """The stage as :mod:`nlibias.io.stages` sees it: done when its record says it finished."""
         inputs = {"version": PIPELINE_VERSION, "settings": self.settings(stage), "files": self.inputs(stage)}
-        record = record_path(self.run_dir, stage)  # the stage's files: OUTPUTS; its record says it finished
+        record = record_path(self.run_dir, stage)
         return Stage(stage, self.run_dir / OUTPUTS[stage][0], record, inputs, recorded=True)
-
-    def fingerprint(self, stage: str) -> str:
-        return self.stage(stage).fingerprint
 
     def finished(self, stage: str) -> dict[str, Any] | None:
         """The stage's record when it matches this run's inputs and its outputs are intact, else None."""
@@ -238,8 +212,8 @@ class Pipeline:
         return read_record(self.run_dir, stage) if status == DONE else None
 
     def conflicts(self, *, rerun_from: int, force: bool = False) -> list[tuple[str, list[str]]]:
-        """``(stage, changes)`` of each finished stage whose recorded settings differ from this
-        run's; stages from index ``rerun_from`` on (and all, with ``force``) rerun, so none of theirs."""
+        """``(stage, changes)`` of each finished stage before ``rerun_from`` (none with ``force``)
+        whose recorded settings differ from this run's."""
         found = []
         for index, stage in enumerate(STAGES):
             record = None if force or index >= rerun_from else read_record(self.run_dir, stage)
@@ -264,32 +238,45 @@ class Pipeline:
             names=("force", "from_stage"),
         )
 
+    def _finished_before(self, from_stage: str, until: str | None) -> dict[str, dict[str, Any]]:
+        """The records of the stages before ``from_stage``, which must all have finished (and
+        ``from_stage`` must not come after ``until``)."""
+        first = STAGES.index(from_stage)
+        if until and first > STAGES.index(until):
+            problem = f" comes after until {until}"
+        else:
+            found: dict[str, dict[str, Any]] = {}
+            for stage in STAGES[:first]:
+                record = self.finished(stage)
+                if record is None:
+                    problem = f": the earlier stage {stage!r} has not finished or its inputs changed"
+                    break
+                found[stage] = record
+            else:
+                return found
+        raise ConfigError(
+            f"{{from_stage}} {from_stage}{problem}; run without {{from_stage}}", parameter="from_stage"
+        )
+
     def _invalidate_after(self, stage: str) -> None:
-        """Before ``stage`` runs: its marker and every later stage's marker and outputs go, so the
-        directory never shows a later stage as done on outputs of another run."""
+        """Before ``stage`` runs: its marker and every later stage's marker and outputs go."""
         for later in STAGES[STAGES.index(stage) :]:
             remove_record(self.run_dir, later)
             if later != stage:
                 for rel in OUTPUTS[later]:
                     (self.run_dir / rel).unlink(missing_ok=True)
 
-    # -- running --------------------------------------------------------------------------------
-
     def run(
         self, *, from_stage: str | None = None, until: str | None = None, force: bool = False
     ) -> PipelineResult:
-        for name, value in (("from_stage", from_stage), ("until", until)):
-            if value is not None and value not in STAGES:
-                raise ConfigError(
-                    f"{{{name}}} {value!r}: unknown stage (stages: {', '.join(STAGES)})", parameter=name
-                )
+        if from_stage is not None:
+            from_stage = _one_of(from_stage, STAGES, "stage", "from_stage")
+        if until is not None:
+            until = _one_of(until, STAGES, "stage", "until")
         first_forced = STAGES.index(from_stage) if from_stage else len(STAGES)
         last = STAGES.index(until) if until else len(STAGES) - 1
-        if first_forced <= len(STAGES) - 1 and first_forced > last:
-            raise ConfigError(
-                f"{{from_stage}} {from_stage} comes after until {until}", parameter="from_stage"
-            )
         self._refuse_other_settings(first_forced, force)
+        finished = self._finished_before(from_stage, until) if from_stage else {}
         self.run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.run_dir / "config.yaml", dump_config(self.config))
         reports: list[StageReport] = []
@@ -297,19 +284,13 @@ class Pipeline:
         started = datetime.now(UTC).isoformat(timespec="seconds")
         self._write_run_json(reports, "running", started)
         try:
-            for index, stage in enumerate(STAGES[: last + 1]):
-                marker = None if index >= first_forced else self.finished(stage)
+            for stage in STAGES[: last + 1]:
+                marker = finished.get(stage) if from_stage else self.finished(stage)
                 if marker is not None:
                     report = StageReport(
                         stage, "skipped", float(marker.get("seconds", 0.0)), marker.get("counts", {})
                     )
                 else:
-                    if from_stage is not None and index < first_forced:
-                        raise ConfigError(
-                            f"{{from_stage}} {from_stage}: the earlier stage {stage!r} has not finished or its inputs "
-                            "changed; run without {from_stage}",
-                            parameter="from_stage",
-                        )
                     report = self._run_stage(stage)
                 reports.append(report)
                 if self.on_stage is not None:
@@ -328,7 +309,7 @@ class Pipeline:
         return PipelineResult(self.run_dir, status, reports, message)
 
     def _run_stage(self, stage: str) -> StageReport:
-        self._invalidate_after(stage)  # a stage's record is written when it finishes
+        self._invalidate_after(stage)
         began = time.perf_counter()
         handler: Callable[[Pipeline], dict[str, Any] | str] = getattr(stages, f"run_{stage}")
         outcome = handler(self)
@@ -377,6 +358,22 @@ class Pipeline:
         }
 
 
+def _one_of(name: str, known: Sequence[str], what: str, parameter: str) -> str:
+    """The one of ``known`` that ``name`` is (case aside), else a ConfigError with the closest.
+
+    >>> _one_of("Fill", STAGES, "stage", "until")
+    'fill'
+    """
+    found = name if name in known else {k.lower(): k for k in known}.get(name.lower())
+    if found is None:
+        hint = did_you_mean(name, known)
+        hint = f" ({hint})" if hint else ""
+        raise ConfigError(
+            f"{{{parameter}}} {name!r}: unknown {what}{hint}; known: {', '.join(known)}", parameter=parameter
+        )
+    return found
+
+
 def run_pipeline(
     config: ExtendConfig,
     *,
@@ -387,7 +384,7 @@ def run_pipeline(
     on_stage: Callable[[StageReport], None] | None = None,
     force: bool = False,
 ) -> PipelineResult:
-    """Run (or resume) the extension pipeline described by ``config`` (module notes)."""
+    """Run (or resume) the extension pipeline described by ``config``."""
     return Pipeline(config, factories=factories, progress=progress, on_stage=on_stage).run(
         from_stage=from_stage, until=until, force=force
     )

@@ -23,8 +23,8 @@ _PATH_PREFIXES = ("/", "./", "../", "~")
 
 
 def _local(written: str, *, bare_word: bool) -> Path | None:
-    """The local file or folder ``written`` names, or None (a path-like name counts even when gone;
-    otherwise it must exist and, unless ``bare_word``, hold a ``/``)."""
+    """The local file or folder ``written`` names, or None (a path-like name even when gone; another
+    one when it exists and, unless ``bare_word``, holds a ``/``)."""
     path = Path(written).expanduser()
     if written.startswith(_PATH_PREFIXES):
         return path
@@ -32,8 +32,7 @@ def _local(written: str, *, bare_word: bool) -> Path | None:
 
 
 def _path_forms(written: str) -> set[str]:
-    """How records write a local path: as given, normalised (``./m`` → ``m``), ``~`` expanded,
-    resolved; a form without ``/`` is left out (a bare word is renamed nowhere but in its spec)."""
+    """How records write a local path (as given, normalised, ``~`` expanded, resolved), each with a ``/``."""
     path = Path(written).expanduser()
     return {form for form in (written, str(Path(written)), str(path), str(path.resolve())) if "/" in form}
 
@@ -55,13 +54,12 @@ class _Places:
 
 
 def local_model_names(specs: Iterable[str]) -> dict[str, str]:
-    """``{written: published name}`` for each reference in ``specs`` naming a local path (also in an
-    option), each path as ``<local>/FOLDER`` (``<local-2>/`` for a second with the same name), and
-    the path's own forms; hub models, servers and fakes are left out."""
+    """``{written: published name}`` for each of ``specs`` naming a local path (also in an option)
+    and for the path's own forms: ``<local>/FOLDER`` (``<local-2>/`` for a second with that name)."""
     names: dict[str, str] = {}
     places = _Places()
     for spec in sorted(set(specs)):
-        ref = ModelRef.parse(spec, parameter="model")  # a run's models were read by the same parser
+        ref = ModelRef.parse(spec, parameter="model")
         if ref.is_fake or ref.is_server or not ref.name:
             continue
         items = list(ref.option_items)

@@ -1,14 +1,12 @@
-"""The seven stages of the extension pipeline, each a function of the run (:class:`~.context.StageContext`):
-it reads its predecessor's files, writes its own and returns its counts (``run_validate``: a
-message when judgements are missing).
-"""
+"""The seven stages of the extension pipeline, each a function of the run (:class:`~.context.StageContext`)
+that reads its predecessor's files, writes its own and returns its counts (or a message to wait)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.context import StageContext
@@ -43,37 +41,31 @@ from nlibias.models.base import NLIClassifier
 from nlibias.models.mlm.model_names import loading_as
 from nlibias.schema import Sample
 
+T = TypeVar("T")
+
 
 def write_records(path: Path, records: Sequence[Any]) -> None:
     """Records with a ``to_dict()`` (samples, masked samples, templates) as JSONL, atomically."""
     write_jsonl(path, [r.to_dict() for r in records])
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
+def read_records(path: Path, make: Callable[[dict[str, Any]], T]) -> list[T]:
+    """The records of a stage file this pipeline wrote, each through ``make`` (checked for shape only)."""
     records = []
     for line, value in iter_jsonl(path):
-        if not isinstance(value, dict):
-            raise SourceError(
-                path, None, "expected a JSON object", line=line, fix=_RERUN, names=("from_stage",)
-            )
-        records.append(value)
+        try:
+            if not isinstance(value, dict):
+                raise TypeError("expected a JSON object")
+            records.append(make(value))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            reason = f"not a record of this stage ({exc})"
+            fix = "the run directory was edited or damaged: rerun from that stage ({parameter from_stage})"
+            raise SourceError(path, None, reason, line=line, fix=fix, names=("from_stage",)) from None
     return records
 
 
-_RERUN = "the run directory was edited or damaged: rerun from that stage ({parameter from_stage})"
-
-
 def read_sample_records(path: Path) -> list[Sample]:
-    """Samples of an internal stage file (written by this pipeline; checked only for shape)."""
-    samples = []
-    for line, value in iter_jsonl(path):
-        try:
-            samples.append(Sample.from_dict(value))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise SourceError(
-                path, None, f"not a sample record ({exc})", line=line, fix=_RERUN, names=("from_stage",)
-            ) from None
-    return samples
+    return read_records(path, Sample.from_dict)
 
 
 def run_masks(p: StageContext) -> dict[str, Any]:
@@ -104,7 +96,7 @@ def run_masks(p: StageContext) -> dict[str, Any]:
 
 
 def run_masked(p: StageContext) -> dict[str, Any]:
-    templates = [MaskedTemplate.from_dict(r) for r in read_records(p.run_dir / "masks/templates.jsonl")]
+    templates = read_records(p.run_dir / "masks/templates.jsonl", MaskedTemplate.from_dict)
     masked = expand_masked_templates(templates, p.subtopics)
     write_records(p.run_dir / "masked/samples.jsonl", masked)
     rows = masked_counts(masked, p.subtopics)
@@ -113,7 +105,7 @@ def run_masked(p: StageContext) -> dict[str, Any]:
 
 
 def run_fill(p: StageContext) -> dict[str, Any]:
-    masked = [MaskedSample.from_dict(r) for r in read_records(p.run_dir / "masked/samples.jsonl")]
+    masked = read_records(p.run_dir / "masked/samples.jsonl", MaskedSample.from_dict)
     with loading_as("fill_model", p.config.mlm.model):
         filler = p.factories.filler(p.config.mlm)
     run = fill_masked_samples(
@@ -168,7 +160,7 @@ def compare_run_fills(p: StageContext, classifiers: Sequence[NLIClassifier]) -> 
     others = p.config.filter.compare_fills
     if not others:
         return {"rows": []}
-    masked = [MaskedSample.from_dict(r) for r in read_records(p.run_dir / "masked/samples.jsonl")]
+    masked = read_records(p.run_dir / "masked/samples.jsonl", MaskedSample.from_dict)
     mlm = p.config.mlm
     fillers = {mlm.model: p.factories.filler(mlm)}
     for spec in others:

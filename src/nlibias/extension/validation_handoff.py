@@ -1,8 +1,5 @@
 """Human validation hand-off: ``validation/queue.csv`` (one row per unique generated hypothesis)
-judged in ``validation/judgements.csv``; valid hypotheses survive, unjudged ones are counted.
-
->>> # path = write_validation_queue(run_dir, kept); judgements = read_judgements(run_dir / "validation/judgements.csv", read_queue(path))
-"""
+judged in ``validation/judgements.csv``; valid hypotheses survive, unjudged ones are counted."""
 
 from __future__ import annotations
 
@@ -86,17 +83,18 @@ def build_queue(kept: Sequence[Sample]) -> list[QueueRow]:
     rows: list[QueueRow] = []
     for (subtopic, hypothesis), members in sorted(groups.items()):
         first = members[0]
-        stereotypes = Counter(str(m.stereotype) for m in members)
+        made: dict[str, Any] = {
+            key: str(first.provenance.get(key, ""))
+            for key in ("masked_template", "bbnli_template", "fill_word")
+        }
         rows.append(
             QueueRow(
-                hypothesis_id=hypothesis_id(subtopic, hypothesis),
-                subtopic=subtopic,
-                domain=first.domain,
-                hypothesis=hypothesis,
-                suggested_stereotype=stereotypes.most_common(1)[0][0],
-                masked_template=str(first.provenance.get("masked_template", "")),
-                bbnli_template=str(first.provenance.get("bbnli_template", "")),
-                fill_word=str(first.provenance.get("fill_word", "")),
+                hypothesis_id(subtopic, hypothesis),
+                subtopic,
+                first.domain,
+                hypothesis,
+                Counter(str(m.stereotype) for m in members).most_common(1)[0][0],
+                **made,
                 example_premise=first.premise,
                 samples=len(members),
             )
@@ -106,12 +104,17 @@ def build_queue(kept: Sequence[Sample]) -> list[QueueRow]:
 
 def write_validation_queue(run_dir: str | Path, kept: Sequence[Sample]) -> Path:
     """Write ``validation/queue.csv`` under ``run_dir`` (atomically); returns its path."""
-    path = Path(run_dir) / QUEUE_CSV
-    rows = build_queue(kept)
+    return write_queue(Path(run_dir) / QUEUE_CSV, build_queue(kept))
+
+
+def write_queue(path: Path, rows: Sequence[QueueRow], extra: Sequence[Mapping[str, Any]] = ()) -> Path:
+    """Queue rows as a CSV file (atomically), each with its ``extra`` columns when given."""
     with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=QUEUE_COLUMNS)
+        columns = [*QUEUE_COLUMNS, *(extra[0] if extra else ())]
+        writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
-        writer.writerows(asdict(row) for row in rows)
+        for row, more in zip(rows, extra or [{}] * len(rows), strict=True):
+            writer.writerow({**asdict(row), **more})
     return path
 
 
@@ -129,6 +132,27 @@ def read_queue(path: str | Path) -> list[QueueRow]:
         fields = {name: row[name] for name in QUEUE_COLUMNS}
         rows.append(QueueRow(**{**fields, "samples": int(count)}))  # type: ignore[arg-type]
     return rows
+
+
+class QueueIndex:
+    """The queue's rows by id and by (subtopic, text): what every judgements reader looks rows up in."""
+
+    def __init__(self, rows: Sequence[QueueRow]) -> None:
+        self.by_id = {row.hypothesis_id: row for row in rows}
+        self.by_text = {(row.subtopic, row.hypothesis): row.hypothesis_id for row in rows}
+
+    def find(self, hid: str, subtopic: str, hypothesis: str) -> str | tuple[str, str]:
+        """The id of the row a judgement names (by id, else by subtopic and text), or the
+        ``(field, reason)`` of why it names none."""
+        if not hid:
+            found = self.by_text.get((subtopic, hypothesis))
+            unknown = f"unknown hypothesis {hypothesis!r} in {subtopic!r}: not in the validation queue"
+            return ("hypothesis", unknown) if found is None else found
+        if hid not in self.by_id:
+            return "hypothesis_id", f"unknown hypothesis {hid!r}: not in the validation queue"
+        if hypothesis and hypothesis != self.by_id[hid].hypothesis:
+            return "hypothesis", f"does not match the queue's text for {hid}"
+        return hid
 
 
 def require_judgement_columns(path: Path, fieldnames: Sequence[str] | None, *, expected: str) -> None:
@@ -187,29 +211,23 @@ def read_judgements(path: str | Path, queue: Sequence[QueueRow] | str | Path) ->
     """Judgements by hypothesis id, validated against the queue (rows name it by id or subtopic +
     text; errors name the line; empty judgements skipped)."""
     path = Path(path)
-    rows = read_queue(queue) if isinstance(queue, str | Path) else list(queue)
-    by_id = {row.hypothesis_id: row for row in rows}
-    by_text = {(row.subtopic, row.hypothesis): row.hypothesis_id for row in rows}
+    index = QueueIndex(read_queue(queue) if isinstance(queue, str | Path) else list(queue))
     if not path.exists():
-        raise SourceError(
-            path,
-            None,
-            "file does not exist",
-            fix="copy validation/queue.csv here and fill judgement/stereotype",
-        )
+        fix = "copy validation/queue.csv here and fill judgement/stereotype"
+        raise SourceError(path, None, "file does not exist", fix=fix)
     judgements: dict[str, Judgement] = {}
     text = read_text(path)
     require_judgement_columns(path, csv_header(path, text), expected="hypothesis_id, judgement, stereotype")
     for line, row in read_csv_records(path, text):
-        found = _parse_judgement(path, line, row, by_id, by_text)
+        found = _parse_judgement(path, line, row, index)
         if found is None:
             continue
         if found.hypothesis_id in judgements:
-            first = judgements[found.hypothesis_id].line
+            hid, first = found.hypothesis_id, judgements[found.hypothesis_id].line
             raise SourceError(
                 path,
                 "hypothesis_id",
-                f"duplicate judgement of {found.hypothesis_id} ({by_id[found.hypothesis_id].hypothesis!r}); first on line {first}",
+                f"duplicate judgement of {hid} ({index.by_id[hid].hypothesis!r}); first on line {first}",
                 line=line,
                 fix="keep one row per hypothesis",
             )
@@ -261,11 +279,7 @@ def resolution_record(judgements: str | Path) -> dict[str, Any] | None:
 
 
 def _parse_judgement(
-    path: Path,
-    line: int,
-    row: Mapping[str, str | None],
-    by_id: Mapping[str, QueueRow],
-    by_text: Mapping[tuple[str, str], str],
+    path: Path, line: int, row: Mapping[str, str | None], index: QueueIndex
 ) -> Judgement | None:
     def value(name: str) -> str:
         return (row.get(name) or "").strip()
@@ -273,32 +287,16 @@ def _parse_judgement(
     label = value("judgement").lower()
     if not label:
         return None
-    key = value("hypothesis_id")
-    if key:
-        if key not in by_id:
-            raise SourceError(
-                path, "hypothesis_id", f"unknown hypothesis {key!r}: not in the validation queue", line=line
-            )
-        text = value("hypothesis")
-        if text and text != by_id[key].hypothesis:
-            raise SourceError(path, "hypothesis", f"does not match the queue's text for {key}", line=line)
-    else:
-        found = by_text.get((value("subtopic"), value("hypothesis")))
-        if found is None:
-            raise SourceError(
-                path,
-                "hypothesis",
-                f"unknown hypothesis {value('hypothesis')!r} in {value('subtopic')!r}: not in the validation queue",
-                line=line,
-            )
-        key = found
+    key = index.find(value("hypothesis_id"), value("subtopic"), value("hypothesis"))
+    if isinstance(key, tuple):
+        raise SourceError(path, *key, line=line)
     stereotype = value("stereotype").lower()
     problem = judgement_problem(label, stereotype)
     if problem is not None:
         field, reason, fix = problem
         raise SourceError(path, field, reason, line=line, fix=fix)
     return Judgement(
-        hypothesis_id=key,
+        hypothesis_id=str(key),
         judgement=_CATEGORY[label],
         stereotype=_STEREOTYPES.get(stereotype) if label == "valid" else None,
         line=line,

@@ -1,9 +1,6 @@
-"""Human validation: annotation store, agreement, resolution, formats, model pre-screen and a
-local annotation web app. Answers go to ``RUN/validation/annotations.sqlite``; ``resolve`` writes
-``RUN/validation/judgements.csv``, which ``nlibias extend`` reads.
-
->>> # store = AnnotationStore.for_run("runs/next"); store.record("h1", "ana", "category", "valid")
-"""
+"""Human validation: annotation store, agreement, resolution, formats, model pre-screen and a local
+annotation web app. Answers go to ``RUN/validation/annotations.sqlite``; ``resolve`` writes
+``RUN/validation/judgements.csv``, which ``nlibias extend`` reads."""
 
 from __future__ import annotations
 

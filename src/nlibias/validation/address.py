@@ -32,8 +32,7 @@ def host_name(header: str) -> str:
 
 
 def check_bind(host: str, token: str | None) -> str | None:
-    """The token to use when serving on ``host``: a loopback host may go without one; any
-    other host gets ``token`` or a freshly generated one.
+    """The token to use when serving on ``host``: ``token``, or for a host other than loopback a new one.
 
     >>> check_bind("127.0.0.1", None) is None
     True
@@ -50,8 +49,8 @@ def check_bind(host: str, token: str | None) -> str | None:
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host``:``port`` (0: any free port), bound before the URL is printed so
-    that it names the real port; an unresolvable host or a port in use is refused.
+    """A listening socket on ``host``:``port`` (0: any free port); an unresolvable host or a port
+    in use is refused.
 
     >>> sock = bind_socket("127.0.0.1", 0); sock.getsockname()[1] > 0
     True

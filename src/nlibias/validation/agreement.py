@@ -70,9 +70,8 @@ def fleiss_kappa(ratings: Sequence[Sequence[str]], labels: Sequence[str] | None 
 
 
 def per_label_agreement(ratings: Sequence[Sequence[str]], labels: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Per label: how often raters used it, specific agreement and Fleiss' per-category kappa
-    (docs/validation.md, "Agreement"): ``Σ_i n_ij (n_ij − 1) / Σ_i n_ij (m − 1)`` and
-    ``1 − Σ_i n_ij (m − n_ij) / (N m (m − 1) p_j (1 − p_j))`` (Fleiss 1971)."""
+    """Per label: how often raters used it, specific agreement ``Σ_i n_ij (n_ij − 1) / Σ_i n_ij (m − 1)``
+    and Fleiss' (1971) per-category kappa ``1 − Σ_i n_ij (m − n_ij) / (N m (m − 1) p_j (1 − p_j))``."""
     out: dict[str, dict[str, Any]] = {}
     if not ratings:
         return {label: {"ratings": 0, "specific_agreement": None, "kappa": None} for label in labels}
@@ -99,9 +98,9 @@ class AgreementReport:
     round: str
     annotators: list[str]
     items: int
-    """Items every one of ``annotators`` answered (the items kappa is computed on)."""
+    """Items every one of ``annotators`` answered (kappa's items)."""
     percent: float | None
-    """Percent of those items on which all annotators agree (0-100)."""
+    """Percent of those items on which all annotators agree."""
     kappa: float | None
     kappa_kind: str | None
     """``cohen`` (two annotators), ``fleiss`` (more), None (fewer than two)."""
@@ -138,30 +137,25 @@ def agreement_report(
     complete = {item: [by[a] for a in who] for item, by in answers.items() if all(a in by for a in who)}
     ratings = list(complete.values())
     kappa, kind = _kappa(ratings, labels)
-    by_subtopic: dict[str, dict[str, Any]] = {}
-    if subtopic_of is not None:
-        grouped: dict[str, list[list[str]]] = {}
-        for item, values in complete.items():
+    grouped: dict[str, list[list[str]]] = {}
+    for item, values in complete.items():
+        if subtopic_of is not None:
             grouped.setdefault(subtopic_of.get(item, "?"), []).append(values)
-        for name, group in sorted(grouped.items()):
-            sub_kappa, _ = _kappa(group, labels)
-            by_subtopic[name] = {
-                "items": len(group),
-                "percent": _pct(percent_agreement(group)),
-                "kappa": sub_kappa,
-            }
+    by_subtopic = {
+        name: {
+            "items": len(group),
+            "percent": _pct(percent_agreement(group)),
+            "kappa": _kappa(group, labels)[0],
+        }
+        for name, group in sorted(grouped.items())
+    }
     pairwise = []
     for a, b in combinations(who, 2):
         shared = [(by[a], by[b]) for by in answers.values() if a in by and b in by]
+        kappa_ab = cohen_kappa([p[0] for p in shared], [p[1] for p in shared]) if shared else None
+        percent = _pct(percent_agreement([list(p) for p in shared]))
         pairwise.append(
-            {
-                "annotators": [a, b],
-                "items": len(shared),
-                "percent": _pct(percent_agreement([list(p) for p in shared])),
-                "cohen_kappa": cohen_kappa([p[0] for p in shared], [p[1] for p in shared])
-                if shared
-                else None,
-            }
+            {"annotators": [a, b], "items": len(shared), "percent": percent, "cohen_kappa": kappa_ab}
         )
     return AgreementReport(
         round=round_name,

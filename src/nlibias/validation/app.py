@@ -1,22 +1,19 @@
-"""The local annotation web app (FastAPI; ``pip install 'nlibias[validate]'``): one page served by
-fixed routes and a JSON API, for an extension run's hypotheses and an audit run's explained
-answers. What it refuses and why: docs/validation.md, "Safety".
-
->>> # app = create_app("runs/next", AppSettings(annotator="ana")); uvicorn.run(app, port=8765)
+"""The local annotation web app (FastAPI; ``pip install 'nlibias[validate]'``): one page and a JSON
+API for an extension run's hypotheses and an audit run's explained answers (docs/validation.md, "Safety").
 """
 
 import hmac
-import math
 import socket
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nlibias.errors import ConfigError
 from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, read_queue
+from nlibias.schema.declared import NonNegativeFloat, settings_error
 from nlibias.validation.address import host_name, is_loopback
 from nlibias.validation.explanation_queue import (
     ExplanationItem,
@@ -54,29 +51,28 @@ _CSP = (
 )
 
 
-@dataclass(frozen=True)
-class AppSettings:
+class AppSettings(BaseModel):
     """How the app behaves (``nlibias validate serve`` options)."""
 
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     annotator: str | None = None
     """Fix the annotator (else the page asks for a name)."""
     token: str | None = None
     """Required on every request when set."""
     blur: bool = True
     """Blur the hypothesis and templates until revealed (offensive content)."""
-    break_minutes: float = 40.0
+    break_minutes: NonNegativeFloat = 40.0
     """Remind the annotator to take a break after this many minutes (0: never)."""
     show_hints: bool = True
     """Show model pre-screen suggestions as hints."""
     loopback_only: bool = True
     """Refuse requests whose Host header is not a loopback name (set False when sharing)."""
 
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.break_minutes) and self.break_minutes >= 0):
-            raise ConfigError(
-                f"{{break_minutes}} is {self.break_minutes}; pass 0 (no reminders) or a positive number of minutes",
-                parameter="break_minutes",
-            )
+    def __init__(self, **settings: Any) -> None:
+        try:
+            super().__init__(**settings)
+        except ValidationError as error:
+            raise settings_error(error, AppSettings, settings) from None
 
 
 class AnswerBody(BaseModel):
@@ -90,19 +86,17 @@ class AnswerBody(BaseModel):
 
 
 def _answer_json(answer: CurrentAnswer | None) -> dict[str, Any]:
-    if answer is None:
-        return {"category": None, "stereotype": None}
-    return {"category": answer.category, "stereotype": answer.stereotype}
+    return {"category": answer and answer.category, "stereotype": answer and answer.stereotype}
 
 
-def _hint_json(suggestion: Suggestion) -> dict[str, Any]:
-    return {
-        "judge": suggestion.judge,
-        "category": suggestion.category,
-        "stereotype": suggestion.stereotype,
-        "score": suggestion.score,
-        "reason": str(suggestion.details.get("reason", "")),
+def _hint_json(hint: Suggestion) -> dict[str, Any]:
+    shown = {
+        "judge": hint.judge,
+        "category": hint.category,
+        "stereotype": hint.stereotype,
+        "score": hint.score,
     }
+    return {**shown, "reason": str(hint.details.get("reason", ""))}
 
 
 def _item_json(row: QueueRow, position: int) -> dict[str, Any]:
@@ -110,25 +104,16 @@ def _item_json(row: QueueRow, position: int) -> dict[str, Any]:
 
 
 def _explanation_json(item: ExplanationItem, position: int) -> dict[str, Any]:
-    """An explained answer as the page shows it (never the judges' labels: the humans check them)."""
-    return {
-        "kind": "explanation",
-        "position": position,
-        "hypothesis_id": item.item_id,
-        "subtopic": item.subtopic,
-        "domain": item.domain,
-        "model": item.model,
-        "premise": item.premise,
-        "hypothesis": item.hypothesis,
-        "short_answer": item.answer,
-        "explanation": item.explanation,
-    }
+    """An explained answer as the page shows it (never the judges' labels)."""
+    shown = {name: getattr(item, name) for name in ("subtopic", "domain", "model", "premise", "hypothesis")}
+    ids = {"kind": "explanation", "position": position, "hypothesis_id": item.item_id}
+    return {**ids, **shown, "short_answer": item.answer, "explanation": item.explanation}
 
 
 def _progress(
     queue_ids: set[str], answers: dict[str, CurrentAnswer], explained_ids: set[str], labels: dict[str, str]
 ) -> dict[str, int]:
-    """Items of both kinds: queued, judged, complete (a hypothesis needs both rounds when valid)."""
+    """Items of both kinds: queued, judged, complete."""
     judged = [a for hid, a in answers.items() if hid in queue_ids and a.category is not None]
     explained = sum(1 for item in labels if item in explained_ids)
     return {
@@ -143,7 +128,6 @@ def _static_text(name: str) -> str:
 
 
 def _web_packages() -> tuple[Any, Any]:
-    """FastAPI's application class and uvicorn, or one clear error naming the extra to install."""
     try:
         import uvicorn
         from fastapi import FastAPI
@@ -160,7 +144,6 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
     settings = settings or AppSettings()
     run_dir = Path(run_dir)
     explained = read_explanation_queue(run_dir) if has_explanation_queue(run_dir) else None
-    # the hypotheses queue is read when there is one, or when there is nothing else (its refusal)
     hypotheses = (run_dir / QUEUE_CSV).exists() or explained is None
     queue = read_queue(run_dir / QUEUE_CSV) if hypotheses else []
     store = AnnotationStore.for_run(run_dir)
@@ -173,8 +156,7 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
 
 
 def _refusal(request: Any, settings: AppSettings) -> tuple[int, str] | None:
-    """The status and detail that refuse ``request`` for its ``Host`` (not a loopback name, on a
-    loopback server without a token) or its ``Origin``; None when neither does."""
+    """The status and detail that refuse ``request`` for its ``Host`` or its ``Origin``."""
     if (
         settings.loopback_only
         and not settings.token
@@ -189,7 +171,7 @@ def _refusal(request: Any, settings: AppSettings) -> tuple[int, str] | None:
 
 def _token_proof(request: Any, token: str) -> Literal["sent", "query"] | None:
     """How ``request`` carries ``token``: ``"sent"`` (header, bearer or cookie), ``"query"``
-    (``?token=`` on a safe method: the page then sets the cookie), None when it does not."""
+    (``?token=``, which only opens pages: the page then sets the cookie) or None."""
     auth = request.headers.get("authorization", "")
     offered = [
         request.headers.get(TOKEN_HEADER, ""),
@@ -198,7 +180,6 @@ def _token_proof(request: Any, token: str) -> Literal["sent", "query"] | None:
     ]
     if any(o and hmac.compare_digest(o, token) for o in offered):
         return "sent"
-    # ?token= only opens pages (the link the CLI prints), never authorises a change
     from_query = request.query_params.get("token", "") if request.method in SAFE_METHODS else ""
     if from_query and hmac.compare_digest(from_query, token):
         return "query"
@@ -206,8 +187,7 @@ def _token_proof(request: Any, token: str) -> Literal["sent", "query"] | None:
 
 
 def _add_guards(app: Any, settings: AppSettings) -> None:
-    """The checks every request passes (host, origin, token), the security headers of every
-    response, the 422 handler and the body limit."""
+    """Host, origin and token checks, security headers, the 422 handler and the body limit."""
     from fastapi import Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
@@ -241,7 +221,7 @@ def _add_guards(app: Any, settings: AppSettings) -> None:
 
 
 def _add_static_routes(app: Any, static: dict[str, tuple[str, str]]) -> None:
-    """The page's fixed routes (no request path reaches the file system) and an empty favicon."""
+    """The page's fixed routes (no request path reaches the file system)."""
     from fastapi.responses import Response
 
     def static_route(route: str) -> None:
@@ -261,8 +241,7 @@ def _add_static_routes(app: Any, static: dict[str, tuple[str, str]]) -> None:
 
 
 def _annotator_or_fail(name: str | None, settings: AppSettings) -> str:
-    """The annotator a request names (else the server's), 400 when missing or not allowed, 403
-    when the server is for another annotator."""
+    """The annotator a request names (else the server's): 400 when not allowed, 403 when not this server's."""
     from fastapi import HTTPException
 
     name = name or settings.annotator
@@ -274,7 +253,6 @@ def _annotator_or_fail(name: str | None, settings: AppSettings) -> str:
 
 
 def _answers_of(store: AnnotationStore, who: str) -> dict[str, CurrentAnswer]:
-    """``who``'s current answer per hypothesis id."""
     return {hid: by[who] for hid, by in store.current(annotator=who).items() if who in by}
 
 
@@ -303,7 +281,7 @@ class _Queue:
 
 
 def _explanation_labels(store: AnnotationStore, queue: _Queue, who: str) -> dict[str, str]:
-    """``who``'s current explanations-round label per item, on this queue's explanations."""
+    """``who``'s current explanations-round label per item of this queue."""
     if queue.explained is None:
         return {}
     current = store.current_explanations(fingerprint=queue.explained.fingerprint, annotator=who)
@@ -384,8 +362,7 @@ def serve(
     port: int = 8765,
     sock: socket.socket | None = None,
 ) -> None:
-    """Run the app with uvicorn until interrupted (the CLI prints the URL first), on ``sock``
-    when given (see :func:`bind_socket`), else on ``host``:``port``."""
+    """Run the app with uvicorn until interrupted, on ``sock`` when given, else on ``host``:``port``."""
     uvicorn = _web_packages()[1]
     app = create_app(run_dir, settings)
     if sock is None:

@@ -1,12 +1,6 @@
-"""The explanations round of human validation: a stratified, seeded sample of an audit run's
-explained answers, queued in the annotation app.
-
-Each answer is stored with the SHA-256 of the ``explanations.jsonl`` it judged, so answers on an
-older ``explain`` are told apart. Strata (judge label × subtopic) are taken one each in turn, so
-every label and subtopic is in the queue once ``size`` reaches the number of strata.
-
->>> # queue = draw_explanation_queue("runs/G", size=200, seed=0)
-"""
+"""The explanations round of human validation: a seeded sample of an audit run's explained answers,
+stratified by judge label × subtopic (one per stratum in turn), queued in the annotation app; each
+answer is stored with the SHA-256 of the ``explanations.jsonl`` it judged."""
 
 from __future__ import annotations
 
@@ -111,8 +105,7 @@ def explanations_fingerprint(run_dir: str | Path) -> str:
 
 
 def hypotheses_queue(run_dir: str | Path) -> list[QueueRow]:
-    """An extension run's hypotheses queue (``validation/queue.csv``); an explained audit run has
-    none, and the refusal says what its validation is instead."""
+    """An extension run's hypotheses queue (``validation/queue.csv``); refused for an explained audit run."""
     path = Path(run_dir) / QUEUE_CSV
     if not path.exists() and has_explanation_queue(run_dir):
         raise SourceError(
@@ -134,8 +127,8 @@ def hypotheses_queue(run_dir: str | Path) -> list[QueueRow]:
 
 
 def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[str], str | None]:
-    """Every explained answer of the run (item id → item, judges' labels gathered from its rows),
-    the NLI judges in the order ``explain`` ran them, and the LM judge's name."""
+    """Every explained answer of the run (by item id), the NLI judges in the order ``explain`` ran
+    them, and the LM judge's name."""
     out_dir = run_dir / EXPLANATIONS_DIR
     summary_path = out_dir / EXPLANATIONS_FILE
     if not summary_path.is_file():
@@ -144,7 +137,7 @@ def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[
         )
     items: dict[str, ExplanationItem] = {}
     judges: list[str] = []
-    rows = read_rows(out_dir)  # a damaged row is named by its line and field first
+    rows = read_rows(out_dir)
     if not rows:
         raise SourceError(
             out_dir / EXPLANATIONS_JSONL,
@@ -152,7 +145,6 @@ def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[
             "no rows (explain wrote one per generated answer and judge)",
             fix="run explain on the audit run again",
         )
-    # explanations the report calls stale are not queued (hand-written ones, without a record, are)
     summary = current_summary(run_dir, recorded=False)
     if not isinstance(summary, dict):
         raise SourceError(summary_path, None, f"not current: {summary}", fix="run `nlibias explain` again")
@@ -160,26 +152,23 @@ def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[
         judge = str(row["judge"])
         if judge not in judges:
             judges.append(judge)
-        if row.get("label") is None:  # no explanation: nothing for a human to judge
+        if row.get("label") is None:  # no explanation to judge
             continue
         key = item_id(str(row["model"]), row.get("prompt"), str(row["id"]))
-        item = items.get(key) or ExplanationItem(
-            item_id=key,
-            id=str(row["id"]),
-            model=str(row["model"]),
-            prompt=row.get("prompt"),
-            premise=str(row["premise"]),
-            hypothesis=str(row["hypothesis"]),
-            answer=row.get("answer"),
-            explanation=str(row["explanation"]),
-            subtopic=str(row.get("subtopic") or "?"),
-            domain=str(row.get("domain") or ""),
-            stereotype=row.get("stereotype"),
-            lm_label=row.get("lm_label"),
-        )
-        item.labels[judge] = row["label"]
-        items[key] = item
-    lm_judge = summary.get("lm_judge") if isinstance(summary, dict) else None
+        if key not in items:
+            texts: dict[str, Any] = {
+                name: str(row[name]) for name in ("id", "model", "premise", "hypothesis", "explanation")
+            }
+            kept: dict[str, Any] = {
+                name: row.get(name) for name in ("prompt", "answer", "stereotype", "lm_label")
+            }
+            where: dict[str, Any] = {
+                "subtopic": str(row.get("subtopic") or "?"),
+                "domain": str(row.get("domain") or ""),
+            }
+            items[key] = ExplanationItem(item_id=key, **texts, **kept, **where)
+        items[key].labels[judge] = row["label"]
+    lm_judge = summary.get("lm_judge")
     return items, judges, None if lm_judge is None else str(lm_judge)
 
 
@@ -247,13 +236,12 @@ def draw_explanation_queue(
 
 
 def _warn_left_out(run_dir: Path, queue: ExplanationQueue) -> None:
-    """Warn when the queue being replaced holds answered items the new one leaves out: their
-    answers stay stored but no longer count, which a redraw with another size or seed does quietly."""
+    """Warn when the queue being replaced holds answered items the new one leaves out."""
     if not has_explanation_queue(run_dir) or not (run_dir / ANNOTATIONS_DB).is_file():
         return
     try:
         earlier = read_explanation_queue(run_dir)
-    except SourceError:  # a damaged queue: drawing a new one is the fix, nothing to keep
+    except SourceError:  # a damaged queue: nothing to keep
         return
     answered = set(AnnotationStore.for_run(run_dir).current_explanations(fingerprint=earlier.fingerprint))
     left_out = answered & {it.item_id for it in earlier.items} - {it.item_id for it in queue.items}
@@ -289,17 +277,10 @@ def read_explanation_queue(run_dir: str | Path) -> ExplanationQueue:
         )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        fields: dict[str, Any] = {name: data[name] for name in ("fingerprint", "lm_judge", "stratified_by")}
+        counts: dict[str, Any] = {name: int(data[name]) for name in ("size", "seed", "available")}
         items = tuple(ExplanationItem(**item) for item in data["items"])
-        return ExplanationQueue(
-            fingerprint=str(data["fingerprint"]),
-            judges=tuple(data["judges"]),
-            lm_judge=data["lm_judge"],
-            stratified_by=str(data["stratified_by"]),
-            size=int(data["size"]),
-            seed=int(data["seed"]),
-            available=int(data["available"]),
-            items=items,
-        )
+        return ExplanationQueue(**fields, **counts, judges=tuple(data["judges"]), items=items)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SourceError(
             path,

@@ -1,9 +1,6 @@
 """Export the queue with its judgements, and import judgements made elsewhere: ``csv`` (one row
 per hypothesis and annotator), ``label-studio`` (tasks; :func:`label_studio_config` is the
-interface) and ``argilla`` (2.x record dicts); a bad import is refused naming its line or record.
-
->>> # text = export_judgements(queue, store.current(), store.suggestions(), fmt="csv")
-"""
+interface) and ``argilla`` (2.x record dicts); a bad import is refused naming its line or record."""
 
 from __future__ import annotations
 
@@ -20,6 +17,7 @@ from annotated_types import Predicate
 from nlibias.errors import SourceError
 from nlibias.extension.validation_handoff import (
     QUEUE_COLUMNS,
+    QueueIndex,
     QueueRow,
     judgement_problem,
     require_judgement_columns,
@@ -62,9 +60,6 @@ class ImportedAnswer:
     """``line N`` (CSV) or ``record N`` (JSON), for messages."""
 
 
-# -- export ------------------------------------------------------------------------------------
-
-
 @declared
 def export_judgements(
     queue: Sequence[QueueRow],
@@ -86,19 +81,11 @@ def _export_csv(queue: Sequence[QueueRow], current: Mapping[str, Mapping[str, Cu
     writer.writeheader()
     for row in queue:
         answers = current.get(row.hypothesis_id, {})
-        base = row.data()
         if not answers:
-            writer.writerow({**base, "annotator": "", "judgement": "", "stereotype": "", "updated_at": ""})
+            writer.writerow(row.data())  # the answer columns empty
         for who, answer in sorted(answers.items()):
-            writer.writerow(
-                {
-                    **base,
-                    "annotator": who,
-                    "judgement": answer.category or "",
-                    "stereotype": answer.stereotype or "",
-                    "updated_at": answer.updated_at,
-                }
-            )
+            judged = {"judgement": answer.category or "", "stereotype": answer.stereotype or ""}
+            writer.writerow({**row.data(), "annotator": who, **judged, "updated_at": answer.updated_at})
     return out.getvalue()
 
 
@@ -180,6 +167,10 @@ def label_studio_config() -> str:
     )
 
 
+_ARGILLA_FIELDS = ("hypothesis", "bbnli_template", "masked_template", "example_premise")
+_ARGILLA_METADATA = ("subtopic", "domain", "fill_word", "suggested_stereotype", "samples")
+
+
 def _argilla_records(
     queue: Sequence[QueueRow],
     current: Mapping[str, Mapping[str, CurrentAnswer]],
@@ -198,27 +189,13 @@ def _argilla_records(
         records.append(
             {
                 "id": row.hypothesis_id,
-                "fields": {
-                    "hypothesis": row.hypothesis,
-                    "bbnli_template": row.bbnli_template,
-                    "masked_template": row.masked_template,
-                    "example_premise": row.example_premise,
-                },
-                "metadata": {
-                    "subtopic": row.subtopic,
-                    "domain": row.domain,
-                    "fill_word": row.fill_word,
-                    "suggested_stereotype": row.suggested_stereotype,
-                    "samples": row.samples,
-                },
+                "fields": {name: getattr(row, name) for name in _ARGILLA_FIELDS},
+                "metadata": {name: getattr(row, name) for name in _ARGILLA_METADATA},
                 "responses": {k: v for k, v in responses.items() if v},
                 "suggestions": suggested,
             }
         )
     return records
-
-
-# -- import ------------------------------------------------------------------------------------
 
 
 def detect_format(path: Path) -> str:
@@ -241,8 +218,7 @@ class _Checker:
 
     def __init__(self, path: Path, queue: Sequence[QueueRow], default_annotator: str | None) -> None:
         self.path = path
-        self.by_id = {row.hypothesis_id: row for row in queue}
-        self.by_text = {(row.subtopic, row.hypothesis): row.hypothesis_id for row in queue}
+        self.index = QueueIndex(queue)
         self.default_annotator = default_annotator
         self.seen: dict[tuple[str, str], str] = {}
         self.answers: list[ImportedAnswer] = []
@@ -252,22 +228,10 @@ class _Checker:
             return SourceError(self.path, field, reason, line=int(where[5:]), fix=fix)
         return SourceError(self.path, f"{where}: {field}", reason, fix=fix)
 
-    def resolve_id(self, where: str, hid: str, subtopic: str = "", hypothesis: str = "") -> str:
-        if hid:
-            if hid not in self.by_id:
-                raise self.fail(
-                    where, "hypothesis_id", f"unknown hypothesis {hid!r}: not in the validation queue"
-                )
-            if hypothesis and hypothesis != self.by_id[hid].hypothesis:
-                raise self.fail(where, "hypothesis", f"does not match the queue's text for {hid}")
-            return hid
-        found = self.by_text.get((subtopic, hypothesis))
-        if found is None:
-            raise self.fail(
-                where,
-                "hypothesis",
-                f"unknown hypothesis {hypothesis!r} in {subtopic!r}: not in the validation queue",
-            )
+    def resolve_id(self, where: str, hid: Any, subtopic: Any, hypothesis: Any) -> str:
+        found = self.index.find(*(str(value or "") for value in (hid, subtopic, hypothesis)))
+        if isinstance(found, tuple):
+            raise self.fail(where, *found)
         return found
 
     def add(self, where: str, hid: str, annotator: str, category: str, stereotype: str) -> None:
@@ -381,12 +345,7 @@ def _ls_annotator(annotation: Mapping[str, Any]) -> str:
 
 def _read_label_studio(where: str, task: Mapping[str, Any], checker: _Checker) -> None:
     data = _typed(checker, where, "data", task.get("data"), dict, {})
-    hid = checker.resolve_id(
-        where,
-        str(data.get("hypothesis_id") or ""),
-        str(data.get("subtopic") or ""),
-        str(data.get("hypothesis") or ""),
-    )
+    hid = checker.resolve_id(where, data.get("hypothesis_id"), data.get("subtopic"), data.get("hypothesis"))
     for annotation in _objects(checker, where, "annotations", task.get("annotations")):
         if annotation.get("was_cancelled"):
             continue
@@ -404,12 +363,7 @@ def _read_label_studio(where: str, task: Mapping[str, Any], checker: _Checker) -
 def _read_argilla(where: str, record: Mapping[str, Any], checker: _Checker) -> None:
     fields = _typed(checker, where, "fields", record.get("fields"), dict, {})
     metadata = _typed(checker, where, "metadata", record.get("metadata"), dict, {})
-    hid = checker.resolve_id(
-        where,
-        str(record.get("id") or ""),
-        str(metadata.get("subtopic") or ""),
-        str(fields.get("hypothesis") or ""),
-    )
+    hid = checker.resolve_id(where, record.get("id"), metadata.get("subtopic"), fields.get("hypothesis"))
     responses = _typed(checker, where, "responses", record.get("responses"), dict, {})
     stereotypes = {
         str(r.get("user_id")): str(r.get("value") or "")

@@ -12,10 +12,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMappi
 from typing import Any
 from urllib.parse import urlsplit
 
-MAX_BODY_BYTES = 64 * 1024
-"""Largest request body the app reads (an answer is about 150 bytes)."""
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-"""Methods that change nothing: no Origin check, and the only ones where ``?token=`` counts."""
+MAX_BODY_BYTES = 64 * 1024  # an answer is about 150 bytes
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})  # no Origin check; the only ones ``?token=`` opens
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -25,8 +23,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class BodyLimit:
-    """ASGI middleware: refuse a body over ``limit`` bytes with 413, reading at most ``limit`` bytes
-    (a ``Content-Length`` over it before reading; a chunked body as soon as it passes it)."""
+    """ASGI middleware: refuse a body over ``limit`` bytes with 413, reading at most ``limit`` bytes."""
 
     def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
         self.app = app
@@ -71,8 +68,7 @@ class BodyLimit:
 
 
 def same_origin(url: str, host: str) -> bool:
-    """Whether ``url`` (an ``Origin`` or ``Referer`` value) names the host and port the request
-    was sent to (its ``Host`` header). ``null`` and unparsable values are foreign.
+    """Whether ``url`` (an ``Origin`` or ``Referer``) names the request's ``Host``; ``null`` is foreign.
 
     >>> same_origin("http://127.0.0.1:8765/?token=x", "127.0.0.1:8765")
     True
@@ -109,8 +105,7 @@ def foreign_origin(method: str, headers: Mapping[str, str]) -> str | None:
 
 
 def error_details(errors: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Validation errors without the input they were about (no ``input``, ``ctx`` or ``url``):
-    where and what, never what was sent.
+    """Validation errors without the input they were about: where and what, never what was sent.
 
     >>> error_details([{"type": "missing", "loc": ("body", "label"), "msg": "Field required", "input": {"x": 1}}])
     [{'type': 'missing', 'loc': ['body', 'label'], 'msg': 'Field required'}]
@@ -127,7 +122,6 @@ def _loc(error: Mapping[str, Any]) -> list[str | int]:
 
 
 def _msg(error: Mapping[str, Any]) -> str:
-    # pydantic's messages name allowed values, not the input; cut them all the same
     return str(error.get("msg", ""))[:200]
 
 

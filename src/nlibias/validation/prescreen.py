@@ -1,7 +1,6 @@
-"""Model-assisted pre-screen: suggestions shown to annotators as hints (never preselected),
-stored and measured against the final labels. An NLI judge compares the hypothesis with the
-original template's rendering (entailment: same stance, contradiction: flipped); a generative LM
-judge is asked whether the sentence states a stereotype.
+"""Model-assisted pre-screen: hints for the annotators (never preselected), measured against the
+final labels. An NLI judge compares the hypothesis with the original template's rendering
+(entailment: same stance, contradiction: flipped); an LM judge is asked if it states a stereotype.
 
 >>> original_rendering({"masked_hypothesis": "women are <mask> at it.", "masked_template": "{{G}} are <mask> at it.",
 ...                     "bbnli_template": "{{G}} are {{W1}} at it.", "words": {"W1": "bad"}})
@@ -37,14 +36,13 @@ _FLIP = {"pro": "anti", "anti": "pro"}
 
 
 def _common_prefix(first: str, second: str) -> int:
-    """Length of the common prefix of two strings (character by character)."""
     unequal = (i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b)
     return next(unequal, min(len(first), len(second)))
 
 
 def original_rendering(provenance: Mapping[str, Any]) -> str | None:
-    """The original BBNLI hypothesis rendered like the generated one, or None when the masked and
-    original templates cannot be aligned (the differing part holds a group placeholder)."""
+    """The original BBNLI hypothesis rendered like the generated one, or None when the templates
+    cannot be aligned (the differing part holds a group placeholder)."""
     masked_text = str(provenance.get("masked_hypothesis") or "")
     masked_template = str(provenance.get("masked_template") or "")
     original_template = str(provenance.get("bbnli_template") or "")

@@ -8,20 +8,17 @@ Rule(kind='adjudicator', adjudicator='eve')
 
 from __future__ import annotations
 
-import csv
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from nlibias.errors import ConfigError
-from nlibias.extension.validation_handoff import JUDGEMENTS_CSV, QUEUE_COLUMNS, QueueRow
-from nlibias.io.atomic import atomic_path
-from nlibias.validation.store import CurrentAnswer, check_annotator
+from nlibias.extension.validation_handoff import JUDGEMENTS_CSV, QueueRow, write_queue
+from nlibias.validation.agreement import majority_label
+from nlibias.validation.store import CurrentAnswer, check_annotator, check_choice
 
 RULES = ("drop", "majority", "adjudicator:NAME")
-EXTRA_COLUMNS = ("annotators", "resolution")
 
 
 @dataclass(frozen=True)
@@ -34,11 +31,9 @@ class Rule:
 def parse_rule(text: str) -> Rule:
     """``drop`` | ``majority`` | ``adjudicator:NAME``."""
     kind, _, name = text.partition(":")
-    if kind in ("drop", "majority") and not name:
-        return Rule(kind)
     if kind == "adjudicator" and name:
         return Rule("adjudicator", check_annotator(name))
-    raise ConfigError(f"unknown resolution rule {text!r}: use {', '.join(RULES)}", parameter="rule")
+    return Rule(check_choice(text, RULES, "resolution rule", parameter="rule"))  # adjudicator:NAME: above
 
 
 @dataclass(frozen=True)
@@ -53,20 +48,13 @@ class ResolvedLabel:
     """How many annotators answered the category round."""
 
 
-def _listing(answers: Mapping[str, str | None]) -> str:
-    return ", ".join(f"{who}={label or '-'}" for who, label in sorted(answers.items()))
-
-
 def _unanimous_or_majority(labels: Mapping[str, str], *, majority: bool) -> tuple[str | None, str]:
-    counts = Counter(labels.values())
-    if len(counts) == 1:
-        return next(iter(counts)), ""
-    if majority:
-        label, top = counts.most_common(1)[0]
-        if top * 2 > len(labels):
-            return label, f"majority ({_listing(dict(labels))})"
-        return None, f"no majority ({_listing(dict(labels))})"
-    return None, f"disagreement ({_listing(dict(labels))})"
+    if len(set(labels.values())) == 1:
+        return next(iter(labels.values())), ""
+    listing = ", ".join(f"{who}={label or '-'}" for who, label in sorted(labels.items()))
+    if majority and (label := majority_label(list(labels.values()))) is not None:
+        return label, f"majority ({listing})"
+    return None, f"{'no majority' if majority else 'disagreement'} ({listing})"
 
 
 def resolve_item(
@@ -78,63 +66,35 @@ def resolve_item(
 ) -> ResolvedLabel:
     """The final label of one hypothesis under ``rule`` (see module doc)."""
     categories = {who: a.category for who, a in answers.items() if a.category is not None}
+
+    def label(
+        status: str, reason: str, judgement: str | None = None, stereotype: str | None = None
+    ) -> ResolvedLabel:
+        return ResolvedLabel(hypothesis_id, judgement, stereotype, status, reason, len(categories))
+
+    waiting = "; waiting for the adjudicator" if rule.kind == "adjudicator" else ""
+    on_conflict = "pending" if rule.kind == "adjudicator" else "dropped"
     if rule.kind == "adjudicator" and rule.adjudicator in categories:
         final = answers[rule.adjudicator]
         if final.category == "valid" and final.stereotype is None:
-            return ResolvedLabel(
-                hypothesis_id, None, None, "pending", "adjudicator gave no pro/anti", len(categories)
-            )
-        return ResolvedLabel(
-            hypothesis_id,
-            final.category,
-            final.stereotype,
-            "resolved",
-            f"adjudicator {rule.adjudicator}",
-            len(categories),
-        )
+            return label("pending", "adjudicator gave no pro/anti")
+        return label("resolved", f"adjudicator {rule.adjudicator}", final.category, final.stereotype)
     if len(categories) < max(1, min_annotators):
-        return ResolvedLabel(
-            hypothesis_id,
-            None,
-            None,
-            "pending",
-            f"{len(categories)} of {min_annotators} annotators",
-            len(categories),
-        )
+        return label("pending", f"{len(categories)} of {min_annotators} annotators")
     majority = rule.kind == "majority"
     category, why = _unanimous_or_majority(categories, majority=majority)
-    status_on_conflict = "pending" if rule.kind == "adjudicator" else "dropped"
     if category is None:
-        reason = f"category {why}" + ("; waiting for the adjudicator" if rule.kind == "adjudicator" else "")
-        return ResolvedLabel(hypothesis_id, None, None, status_on_conflict, reason, len(categories))
+        return label(on_conflict, f"category {why}{waiting}")
     if category != "valid":
-        return ResolvedLabel(hypothesis_id, category, None, "resolved", why, len(categories))
-    voters = [who for who, c in categories.items() if c == "valid"]
-    stereotypes = {who: answers[who].stereotype for who in voters}
+        return label("resolved", why, category)
+    stereotypes = {who: answers[who].stereotype for who, c in categories.items() if c == "valid"}
     missing = [who for who, s in stereotypes.items() if s is None]
     if missing:
-        return ResolvedLabel(
-            hypothesis_id,
-            None,
-            None,
-            "pending",
-            f"no pro/anti yet from {', '.join(missing)}",
-            len(categories),
-        )
+        return label("pending", f"no pro/anti yet from {', '.join(missing)}")
     stereotype, why_s = _unanimous_or_majority({w: str(s) for w, s in stereotypes.items()}, majority=majority)
     if stereotype is None:
-        reason = f"stereotype {why_s}" + (
-            "; waiting for the adjudicator" if rule.kind == "adjudicator" else ""
-        )
-        return ResolvedLabel(hypothesis_id, None, None, status_on_conflict, reason, len(categories))
-    return ResolvedLabel(
-        hypothesis_id,
-        "valid",
-        stereotype,
-        "resolved",
-        "; ".join(x for x in (why, why_s) if x),
-        len(categories),
-    )
+        return label(on_conflict, f"stereotype {why_s}{waiting}")
+    return label("resolved", "; ".join(x for x in (why, why_s) if x), "valid", stereotype)
 
 
 def resolve(
@@ -168,20 +128,11 @@ def write_judgements(
 ) -> Path:
     """Write ``RUN/validation/judgements.csv`` (the queue's columns, judgement/stereotype filled,
     the reason in ``note``) atomically; ``read_judgements`` accepts it. Returns its path."""
-    path = Path(run_dir) / JUDGEMENTS_CSV
     by_id = {r.hypothesis_id: r for r in resolved}
-    with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=[*QUEUE_COLUMNS, *EXTRA_COLUMNS])
-        writer.writeheader()
-        for row in queue:
-            label = by_id.get(row.hypothesis_id)
-            record = asdict(row)
-            record.update(
-                judgement=(label.judgement or "") if label else "",
-                stereotype=(label.stereotype or "") if label else "",
-                note=label.reason if label else "",
-                annotators=label.annotators if label else 0,
-                resolution=label.status if label else "pending",
-            )
-            writer.writerow(record)
-    return path
+    rows, extra = [], []
+    for row in queue:
+        label = by_id.get(row.hypothesis_id) or ResolvedLabel(row.hypothesis_id, None, None, "pending", "", 0)
+        judged, stereotype = label.judgement or "", label.stereotype or ""
+        rows.append(replace(row, judgement=judged, stereotype=stereotype, note=label.reason))
+        extra.append({"annotators": label.annotators, "resolution": label.status})
+    return write_queue(Path(run_dir) / JUDGEMENTS_CSV, rows, extra)

@@ -1,88 +1,56 @@
 """A small hand-made validation queue (``validation/queue.csv`` and ``filter/kept.jsonl``) for
-tests, demos and docs.
-
->>> # rows = write_sample_queue(tmp_path / "run")
-"""
+tests, demos and docs."""
 
 from __future__ import annotations
 
-import csv
-import json
-from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
-from nlibias.extension.validation_handoff import QUEUE_COLUMNS, QUEUE_CSV, QueueRow, hypothesis_id
+from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, hypothesis_id, write_queue
+from nlibias.io.atomic import write_jsonl
 
-_PREMISE_JOBS = "In 2020, about a fifth of the software developers in the country were women."
-_PREMISE_HOME = "A survey asked parents who mostly takes care of the children at home."
-# (subtopic, domain, formulation, masked hypothesis, masked template, BBNLI template, fill word, words, premise)
-_ITEMS = [
+_PREMISES = {
+    "man_is_to_programmer": "In 2020, about a fifth of the software developers in the country were women.",
+    "woman_is_to_homemaker": "A survey asked parents who mostly takes care of the children at home.",
+}
+Templates = tuple[str, str, dict[str, str]]
+"""A masked template, its BBNLI template and the words of its other placeholders."""
+_LESS: Templates = (
+    "{{GROUP2}} are less <mask> for jobs in {{MJOB}}.",
+    "{{GROUP2}} are less {{WORD2}} for jobs in {{MJOB}}.",
+    {"WORD2": "talented", "MJOB": "software engineering"},
+)
+_POORLY: Templates = (
+    "{{GROUP2}} are <mask> poorly compared to {{GROUP1}} for {{MJOB}}.",
+    "{{GROUP2}} are equipped poorly compared to {{GROUP1}} for {{MJOB}}.",
+    {"MJOB": "computer programming"},
+)
+_RAISE: Templates = (
+    "{{GROUP2}} should <mask> the children at home.",
+    "{{GROUP2}} should raise the children at home.",
+    {},
+)
+_STAY: Templates = ("{{GROUP2}} should stay at home and <mask>.", "{{GROUP2}} should stay at home.", {})
+# (subtopic, formulation, masked hypothesis, templates, fill word); every one of the gender domain
+_ITEMS: list[tuple[str, str, str, Templates, str]] = [
     (
         "man_is_to_programmer",
-        "gender",
         "pro",
         "Women are less <mask> for jobs in software engineering.",
-        "{{GROUP2}} are less <mask> for jobs in {{MJOB}}.",
-        "{{GROUP2}} are less {{WORD2}} for jobs in {{MJOB}}.",
+        _LESS,
         "suited",
-        {"WORD2": "talented", "MJOB": "software engineering"},
-        _PREMISE_JOBS,
     ),
+    ("man_is_to_programmer", "anti", "Men are less <mask> for jobs in software engineering.", _LESS, "paid"),
     (
         "man_is_to_programmer",
-        "gender",
-        "anti",
-        "Men are less <mask> for jobs in software engineering.",
-        "{{GROUP2}} are less <mask> for jobs in {{MJOB}}.",
-        "{{GROUP2}} are less {{WORD2}} for jobs in {{MJOB}}.",
-        "paid",
-        {"WORD2": "talented", "MJOB": "software engineering"},
-        _PREMISE_JOBS,
-    ),
-    (
-        "man_is_to_programmer",
-        "gender",
         "pro",
         "Women are <mask> poorly compared to men for computer programming.",
-        "{{GROUP2}} are <mask> poorly compared to {{GROUP1}} for {{MJOB}}.",
-        "{{GROUP2}} are equipped poorly compared to {{GROUP1}} for {{MJOB}}.",
+        _POORLY,
         "prepared",
-        {"MJOB": "computer programming"},
-        _PREMISE_JOBS,
     ),
-    (
-        "woman_is_to_homemaker",
-        "gender",
-        "pro",
-        "Women should <mask> the children at home.",
-        "{{GROUP2}} should <mask> the children at home.",
-        "{{GROUP2}} should raise the children at home.",
-        "raise",
-        {},
-        _PREMISE_HOME,
-    ),
-    (
-        "woman_is_to_homemaker",
-        "gender",
-        "anti",
-        "Men should <mask> the children at home.",
-        "{{GROUP2}} should <mask> the children at home.",
-        "{{GROUP2}} should raise the children at home.",
-        "bring",
-        {},
-        _PREMISE_HOME,
-    ),
-    (
-        "woman_is_to_homemaker",
-        "gender",
-        "pro",
-        "Women should stay at home and <mask>.",
-        "{{GROUP2}} should stay at home and <mask>.",
-        "{{GROUP2}} should stay at home.",
-        "the",
-        {},
-        _PREMISE_HOME,
-    ),
+    ("woman_is_to_homemaker", "pro", "Women should <mask> the children at home.", _RAISE, "raise"),
+    ("woman_is_to_homemaker", "anti", "Men should <mask> the children at home.", _RAISE, "bring"),
+    ("woman_is_to_homemaker", "pro", "Women should stay at home and <mask>.", _STAY, "the"),
 ]
 
 
@@ -90,9 +58,9 @@ def write_sample_queue(run_dir: str | Path) -> list[QueueRow]:
     """Write the sample queue (and its kept samples) under ``run_dir``; returns the queue rows."""
     run_dir = Path(run_dir)
     rows: list[QueueRow] = []
-    kept: list[dict[str, object]] = []
-    for subtopic, domain, formulation, masked, m_template, b_template, fill, words, premise in _ITEMS:
-        hypothesis = masked.replace("<mask>", fill)
+    kept: list[dict[str, Any]] = []
+    for subtopic, formulation, masked, (m_template, b_template, words), fill in _ITEMS:
+        hypothesis, domain, premise = masked.replace("<mask>", fill), "gender", _PREMISES[subtopic]
         rows.append(
             QueueRow(
                 hypothesis_id=hypothesis_id(subtopic, hypothesis),
@@ -121,13 +89,6 @@ def write_sample_queue(run_dir: str | Path) -> list[QueueRow]:
                 },
             }
         )
-    (run_dir / "validation").mkdir(parents=True, exist_ok=True)
-    (run_dir / "filter").mkdir(parents=True, exist_ok=True)
-    with (run_dir / QUEUE_CSV).open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=QUEUE_COLUMNS)
-        writer.writeheader()
-        writer.writerows(asdict(row) for row in rows)
-    with (run_dir / "filter/kept.jsonl").open("w", encoding="utf-8") as handle:
-        for record in kept:
-            handle.write(json.dumps(record) + "\n")
+    write_queue(run_dir / QUEUE_CSV, rows)
+    write_jsonl(run_dir / "filter/kept.jsonl", kept)
     return rows

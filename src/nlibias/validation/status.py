@@ -1,7 +1,4 @@
-"""What ``nlibias validate status`` reports: progress, agreement, resolution preview, pre-screen quality.
-
->>> # report = validation_status("runs/next", rule=parse_rule("drop"))
-"""
+"""What ``nlibias validate status`` reports: progress, agreement, resolution preview, pre-screen quality."""
 
 from __future__ import annotations
 
@@ -70,16 +67,10 @@ def prescreen_agreement(
         if label is None:
             continue
         for suggestion in items:
-            entry = out.setdefault(
-                suggestion.judge,
-                {
-                    "compared": 0,
-                    "category_agree": 0,
-                    "stereotype_compared": 0,
-                    "stereotype_agree": 0,
-                    "confusion": Counter(),
-                },
+            counts = dict.fromkeys(
+                ("compared", "category_agree", "stereotype_compared", "stereotype_agree"), 0
             )
+            entry = out.setdefault(suggestion.judge, {**counts, "confusion": Counter()})
             if suggestion.category is not None:
                 entry["compared"] += 1
                 entry["category_agree"] += int(suggestion.category == label.judgement)
@@ -89,14 +80,9 @@ def prescreen_agreement(
                 entry["stereotype_agree"] += int(suggestion.stereotype == label.stereotype)
     for entry in out.values():
         entry["confusion"] = dict(sorted(entry["confusion"].items()))
-        entry["category_percent"] = (
-            100.0 * entry["category_agree"] / entry["compared"] if entry["compared"] else None
-        )
-        entry["stereotype_percent"] = (
-            100.0 * entry["stereotype_agree"] / entry["stereotype_compared"]
-            if entry["stereotype_compared"]
-            else None
-        )
+        for name, compared in (("category", "compared"), ("stereotype", "stereotype_compared")):
+            agreed = entry[f"{name}_agree"]
+            entry[f"{name}_percent"] = 100.0 * agreed / entry[compared] if entry[compared] else None
     return dict(sorted(out.items()))
 
 
@@ -160,24 +146,16 @@ def _hypotheses_status(
                 stereotype.setdefault(hid, {})[who] = answer.stereotype
     annotators = sorted({w for by in category.values() for w in by})
     rounds = {
-        "category": asdict(
+        name: asdict(
             agreement_report(
-                category,
-                round_name="category",
-                labels=ROUND_LABELS["category"],
+                answers,
+                round_name=name,
+                labels=ROUND_LABELS[name],
                 subtopic_of=subtopic_of,
                 annotators=annotators,
             )
-        ),
-        "stereotype": asdict(
-            agreement_report(
-                stereotype,
-                round_name="stereotype",
-                labels=ROUND_LABELS["stereotype"],
-                subtopic_of=subtopic_of,
-                annotators=annotators,
-            )
-        ),
+        )
+        for name, answers in (("category", category), ("stereotype", stereotype))
     }
     resolved = resolve(queue, current, rule, min_annotators=min_annotators)
     return {
@@ -186,8 +164,7 @@ def _hypotheses_status(
         "unjudged": unjudged_count(queue, current),
         "progress": progress(queue, current),
         "agreement": rounds,
-        # said beside the numbers: an adjudicator answers the disagreements, not a sample, so its
-        # answers would bias the agreement; leaving it out silently made the numbers move with the rule
+        # an adjudicator answers the disagreements, not a sample: left out of agreement, and said so
         "left_out_of_agreement": {
             who: "the adjudicator" if who == rule.adjudicator else "excluded" for who in sorted(excluded)
         },
@@ -199,8 +176,7 @@ def _hypotheses_status(
 
 def explanations_status(run_dir: str | Path, *, exclude_from_agreement: Sequence[str] = ()) -> dict[str, Any]:
     """The explanations round: progress per annotator, human agreement, and each judge's agreement
-    with the humans' majority label (ties left out), on answers given on this queue's explanations;
-    ``stale``: the run's ``explanations.jsonl`` changed since the queue was drawn."""
+    with the humans' majority label (ties left out); ``stale``: the explanations changed since the draw."""
     queue = read_explanation_queue(run_dir)
     current_fp = explanations_fingerprint(run_dir)
     store = AnnotationStore.for_run(run_dir)
@@ -223,13 +199,16 @@ def explanations_status(run_dir: str | Path, *, exclude_from_agreement: Sequence
         annotators=annotators,
     )
     reference = {item: label for item, by in human.items() if (label := majority_label(list(by.values())))}
-    judges: dict[str, Any] = {}
-    for judge in queue.judges:
-        labels = {item.item_id: item.labels.get(judge) for item in queue.items}
-        judges[judge] = {"kind": "nli", **judge_agreement(labels, reference, EXPLANATION_LABELS)}
+    judged = {judge: {it.item_id: it.labels.get(judge) for it in queue.items} for judge in queue.judges}
     if queue.lm_judge is not None:
-        labels = {item.item_id: item.lm_label for item in queue.items}
-        judges[queue.lm_judge] = {"kind": "lm", **judge_agreement(labels, reference, EXPLANATION_LABELS)}
+        judged[queue.lm_judge] = {item.item_id: item.lm_label for item in queue.items}
+    judges = {
+        judge: {
+            "kind": "lm" if judge == queue.lm_judge else "nli",
+            **judge_agreement(labels, reference, EXPLANATION_LABELS),
+        }
+        for judge, labels in judged.items()
+    }
     every = store.current_explanations()
     return {
         "queue": len(queue.items),

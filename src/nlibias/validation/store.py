@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -69,6 +69,10 @@ CREATE TABLE IF NOT EXISTS explanation_judgements (
 );
 CREATE INDEX IF NOT EXISTS explanation_current ON explanation_judgements (item_id, annotator, id);
 """
+_COLUMNS = {
+    "judgements": ("id", "hypothesis_id", "annotator", "round", "label", "created_at", "source"),
+    "explanation_judgements": ("id", "item_id", "annotator", "label", "fingerprint", "created_at", "source"),
+}
 
 
 def now_iso() -> str:
@@ -90,13 +94,20 @@ def check_annotator(name: str) -> str:
     return name
 
 
+def check_choice(value: str, allowed: Sequence[str], what: str, *, parameter: str) -> str:
+    """``value`` when it is one of ``allowed``, else a ConfigError naming ``what`` and the choices.
+
+    >>> check_choice("pro", ROUND_LABELS["stereotype"], "stereotype label", parameter="label")
+    'pro'
+    """
+    if value not in allowed:
+        raise ConfigError(f"unknown {what} {value!r}: use {', '.join(allowed)}", parameter=parameter)
+    return value
+
+
 def check_label(round_: str, label: str) -> None:
-    if round_ not in ROUND_LABELS:
-        raise ConfigError(f"unknown round {round_!r}: use {' or '.join(ROUNDS)}", parameter="round_")
-    if label not in ROUND_LABELS[round_]:
-        raise ConfigError(
-            f"unknown {round_} label {label!r}: use {', '.join(ROUND_LABELS[round_])}", parameter="label"
-        )
+    check_choice(round_, ROUNDS, "round", parameter="round_")
+    check_choice(label, ROUND_LABELS[round_], f"{round_} label", parameter="label")
 
 
 @dataclass(frozen=True)
@@ -207,6 +218,27 @@ class AnnotationStore:
             "move it aside and re-import an export (`nlibias validate import`)",
         )
 
+    def _insert(self, table: str, rows: Sequence[tuple[Any, ...]]) -> list[int]:
+        """Append ``rows`` (the columns after ``id``) to ``table`` in one transaction; their ids."""
+        columns = _COLUMNS[table][1:]
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                ids = [int(db.execute(sql, row).lastrowid or 0) for row in rows]
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return ids
+
+    def _rows(self, table: str, annotator: str | None) -> list[tuple[Any, ...]]:
+        """Every row of ``table`` (oldest first), optionally of one annotator."""
+        query = f"SELECT {', '.join(_COLUMNS[table])} FROM {table}"
+        where = "" if annotator is None else " WHERE annotator = ?"
+        with self._connect() as db:
+            return list(db.execute(query + where + " ORDER BY id", [] if annotator is None else [annotator]))
+
     # -- judgements -----------------------------------------------------------------------------
 
     def record(
@@ -231,74 +263,26 @@ class AnnotationStore:
             check_annotator(annotator)
             check_label(round_, label)
         stamp = at or now_iso()
-        stored: list[JudgementRecord] = []
-        with self._connect() as db:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                for hid, annotator, round_, label in rows:
-                    cursor = db.execute(
-                        "INSERT INTO judgements (hypothesis_id, annotator, round, label, created_at, source) "
-                        "VALUES (?, ?, ?, ?, ?, ?)",
-                        (hid, annotator, round_, label, stamp, source),
-                    )
-                    stored.append(
-                        JudgementRecord(
-                            int(cursor.lastrowid or 0), hid, annotator, round_, label, stamp, source
-                        )
-                    )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-        return stored
+        ids = self._insert("judgements", [(*row, stamp, source) for row in rows])
+        return [JudgementRecord(i, *row, stamp, source) for i, row in zip(ids, rows, strict=True)]
 
-    def history(
-        self, *, annotator: str | None = None, hypothesis_id: str | None = None
-    ) -> list[JudgementRecord]:
-        """Every answer ever given (oldest first), optionally for one annotator / hypothesis."""
-        query = "SELECT id, hypothesis_id, annotator, round, label, created_at, source FROM judgements"
-        clauses, params = [], []
-        if annotator is not None:
-            clauses.append("annotator = ?")
-            params.append(annotator)
-        if hypothesis_id is not None:
-            clauses.append("hypothesis_id = ?")
-            params.append(hypothesis_id)
-        if clauses:
-            query += " WHERE " + " AND ".join(clauses)
-        with self._connect() as db:
-            return [JudgementRecord(*row) for row in db.execute(query + " ORDER BY id", params)]
+    def history(self, *, annotator: str | None = None) -> list[JudgementRecord]:
+        """Every answer ever given (oldest first), optionally of one annotator."""
+        return [JudgementRecord(*row) for row in self._rows("judgements", annotator)]
 
     def current(self, *, annotator: str | None = None) -> dict[str, dict[str, CurrentAnswer]]:
         """Latest answers: hypothesis id → annotator → :class:`CurrentAnswer`."""
-        query = (
-            "SELECT j.hypothesis_id, j.annotator, j.round, j.label, j.created_at FROM judgements j "
-            "JOIN (SELECT MAX(id) AS id FROM judgements GROUP BY hypothesis_id, annotator, round) m "
-            "ON j.id = m.id"
-        )
-        params: list[str] = []
-        if annotator is not None:
-            query += " WHERE j.annotator = ?"
-            params.append(annotator)
         latest: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}
-        with self._connect() as db:
-            for hid, who, round_, label, stamp in db.execute(query, params):
-                latest.setdefault((hid, who), {})[round_] = (label, stamp)
+        for row in self.history(annotator=annotator):  # oldest first: the last one stays
+            latest.setdefault((row.hypothesis_id, row.annotator), {})[row.round] = (row.label, row.created_at)
         out: dict[str, dict[str, CurrentAnswer]] = {}
         for (hid, who), rounds in sorted(latest.items()):
-            category = rounds.get("category")
-            stereotype = rounds.get("stereotype")
+            category, stereotype = rounds.get("category"), rounds.get("stereotype")
             updated = max(stamp for _, stamp in rounds.values())
             out.setdefault(hid, {})[who] = CurrentAnswer(
                 hid, who, category[0] if category else None, stereotype[0] if stereotype else None, updated
             )
         return out
-
-    def annotators(self) -> list[str]:
-        with self._connect() as db:
-            return [
-                row[0] for row in db.execute("SELECT DISTINCT annotator FROM judgements ORDER BY annotator")
-            ]
 
     # -- suggestions ----------------------------------------------------------------------------
 
@@ -355,40 +339,19 @@ class AnnotationStore:
         'biased'
         """
         check_annotator(annotator)
-        if label not in EXPLANATION_LABELS:
-            raise ConfigError(
-                f"unknown explanation label {label!r}: use {', '.join(EXPLANATION_LABELS)}", parameter="label"
-            )
-        if not fingerprint:
-            raise ConfigError(
-                "fingerprint is empty; pass the queue's explanations fingerprint", parameter="fingerprint"
-            )
-        stamp = at or now_iso()
-        with self._connect() as db:
-            cursor = db.execute(
-                "INSERT INTO explanation_judgements (item_id, annotator, label, fingerprint, created_at, source) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (item_id, annotator, label, fingerprint, stamp, source),
-            )
-            return ExplanationJudgement(
-                int(cursor.lastrowid or 0), item_id, annotator, label, fingerprint, stamp, source
-            )
+        check_choice(label, EXPLANATION_LABELS, "explanation label", parameter="label")
+        row = (item_id, annotator, label, fingerprint, at or now_iso(), source)
+        return ExplanationJudgement(self._insert("explanation_judgements", [row])[0], *row)
 
     def explanation_history(self, *, annotator: str | None = None) -> list[ExplanationJudgement]:
         """Every explanations-round answer ever given (oldest first), optionally of one annotator."""
-        query = "SELECT id, item_id, annotator, label, fingerprint, created_at, source FROM explanation_judgements"
-        params = [] if annotator is None else [annotator]
-        if annotator is not None:
-            query += " WHERE annotator = ?"
-        with self._connect() as db:
-            return [ExplanationJudgement(*row) for row in db.execute(query + " ORDER BY id", params)]
+        return [ExplanationJudgement(*row) for row in self._rows("explanation_judgements", annotator)]
 
     def current_explanations(
         self, *, fingerprint: str | None = None, annotator: str | None = None
     ) -> dict[str, dict[str, ExplanationJudgement]]:
-        """Latest explanations-round answers: item id → annotator → answer. With ``fingerprint``,
-        only answers given on a queue of those explanations count (an answer given before
-        ``explain`` was rerun with other results is left out, not mixed in)."""
+        """Latest explanations-round answers: item id → annotator → answer; with ``fingerprint``,
+        only those given on a queue of those explanations."""
         latest: dict[str, dict[str, ExplanationJudgement]] = {}
         for row in self.explanation_history(annotator=annotator):
             if fingerprint is None or row.fingerprint == fingerprint:
