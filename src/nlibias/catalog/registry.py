@@ -26,13 +26,7 @@ from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
 from nlibias.catalog import bbnli, bbq, occupations, sentence_pairs, wq_nli
 from nlibias.catalog.plugins import PluginOrigin, PluginWarning, attributed, duplicate_names, load_failure
 from nlibias.errors import ConfigError, DataError, SourceError, did_you_mean
-from nlibias.io.samples import (
-    peek_source,
-    read_sample_columns,
-    read_samples,
-    resolve_samples_path,
-    write_samples,
-)
+from nlibias.io.samples import read_sample_columns, read_samples, resolve_samples_path, write_samples
 from nlibias.metrics.meta import register_measures
 from nlibias.report.load import Run
 from nlibias.schema import Sample
@@ -52,8 +46,21 @@ BUILTIN: tuple[Benchmark, ...] = (
     bbq.BENCHMARK,
 )
 
+
+class _BySource(dict[str, Benchmark]):
+    """The benchmarks by sample source, handed to the samples readers: a source not registered
+    loads the plug-ins, then is refused naming the sources known (a DataError on ``source``)."""
+
+    def __missing__(self, source: str) -> Benchmark:
+        fix = "Set the samples' `source` field to one of them, or register a benchmark for it."
+        found = _find(self, source, "for sample source", fix)
+        if isinstance(found, str):
+            raise DataError(found, field="source")
+        return found
+
+
 _BY_NAME: dict[str, Benchmark] = {}
-_BY_SOURCE: dict[str, Benchmark] = {}
+_BY_SOURCE = _BySource()
 _entry_points_loaded = False
 
 
@@ -191,11 +198,7 @@ def get_benchmark(name: str) -> Benchmark:
 
 def benchmark_for_source(source: str) -> Benchmark:
     """The benchmark whose measures apply to samples with this ``source``."""
-    fix = "Set the samples' `source` field to one of them, or register a benchmark for it."
-    found = _find(_BY_SOURCE, source, "for sample source", fix)
-    if isinstance(found, str):
-        raise DataError(found, field="source")
-    return found
+    return _BY_SOURCE[source]
 
 
 def benchmark_of(samples: Sequence[Sample]) -> Benchmark:
@@ -227,10 +230,9 @@ def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> B
     if not isinstance(samples, str | PathLike):
         return _read_objects(samples)
     given = Path(samples)  # as given (a run directory stays one): what the run records
-    resolved = resolve_samples_path(given)
-    read = read_sample_columns(resolved, benchmark_of=lambda source: _benchmark_named(resolved, source))
-    benchmark = read.benchmark
-    assert benchmark is not None  # found from the first sample, or the read was refused
+    read = read_sample_columns(given, benchmarks=_BY_SOURCE)
+    benchmark, resolved = read.benchmark, read.path
+    assert benchmark is not None and resolved is not None  # found from the first sample, or refused
     if not benchmark.measures:
         raise SourceError(
             resolved,
@@ -254,27 +256,12 @@ def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> B
 def read_checked_samples(path: str | PathLike[str]) -> list[Sample]:
     """The samples of a run directory or samples file as objects, under their benchmark's sample
     rules (neutral gold, pair twins) as an audit reads them: for what hands the samples to another
-    tool (an lm-eval or Inspect task), so bad samples stop before that tool runs, not when its
-    log is scored."""
+    tool (an lm-eval or Inspect task), so bad samples stop before that tool runs."""
     resolved = resolve_samples_path(Path(path))
-    benchmark = _benchmark_of_file(resolved)
-    return read_samples(resolved, benchmark=benchmark)
-
-
-def _benchmark_of_file(resolved: Path) -> Benchmark:
-    """The benchmark of a samples file, found from its first sample's ``source``."""
-    source = peek_source(resolved)
-    if source is None:
+    samples = read_samples(resolved, benchmarks=_BY_SOURCE)
+    if not samples:
         raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
-    return _benchmark_named(resolved, source)
-
-
-def _benchmark_named(resolved: Path, source: str) -> Benchmark:
-    """The benchmark of the samples ``source`` of a samples file, refused naming the file."""
-    try:
-        return benchmark_for_source(source or "")
-    except DataError as error:
-        raise SourceError(resolved, error.field, error.reason, fix=error.fix) from None
+    return samples
 
 
 def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
