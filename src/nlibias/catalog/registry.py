@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,7 @@ from nlibias.io.samples import read_sample_columns, read_samples, resolve_sample
 from nlibias.metrics.meta import register_measures
 from nlibias.report.load import Run
 from nlibias.schema import Sample
+from nlibias.schema.columns import SampleColumns
 from nlibias.schema.declared import declared
 from nlibias.schema.outputs import ModelOutputs
 
@@ -47,20 +48,37 @@ BUILTIN: tuple[Benchmark, ...] = (
 )
 
 
-class _BySource(dict[str, Benchmark]):
-    """The benchmarks by sample source, handed to the samples readers: a source not registered
-    loads the plug-ins, then is refused naming the sources known (a DataError on ``source``)."""
+class _Table(dict[str, Benchmark]):
+    """Benchmarks by name or by sample source (handed to the samples readers): a key not there
+    loads the plug-ins, then is refused naming the keys known and the closest."""
 
-    def __missing__(self, source: str) -> Benchmark:
-        fix = "Set the samples' `source` field to one of them, or register a benchmark for it."
-        found = _find(self, source, "for sample source", fix)
+    def __init__(self, kind: str, fix: str, refusal: Callable[[str], Exception]) -> None:
+        super().__init__()
+        self.kind, self.fix, self.refusal = kind, fix, refusal
+
+    def __missing__(self, key: str) -> Benchmark:
+        found = _find(self, key, self.kind, self.fix)
         if isinstance(found, str):
-            raise DataError(found, field="source")
+            raise self.refusal(found)
         return found
 
+    def copy(self) -> _Table:
+        """A table of the same kind holding the same benchmarks (a test's own registry)."""
+        table = _Table(self.kind, self.fix, self.refusal)
+        table.update(self)
+        return table
 
-_BY_NAME: dict[str, Benchmark] = {}
-_BY_SOURCE = _BySource()
+
+_BY_NAME = _Table(
+    "named",
+    "Register it with register_benchmark().",
+    lambda reason: ConfigError(reason, parameter="benchmark"),
+)
+_BY_SOURCE = _Table(
+    "for sample source",
+    "Set the samples' `source` field to one of them, or register a benchmark for it.",
+    lambda reason: DataError(reason, field="source"),
+)
 _entry_points_loaded = False
 
 
@@ -68,34 +86,30 @@ _entry_points_loaded = False
 def register_benchmark(benchmark: Benchmark, *, replace: bool = False) -> None:
     """Add ``benchmark`` (a name or sample source taken already is refused unless ``replace``)
     and declare its measures; its name must be a word (``nlibias expand NAME``)."""
-    if not benchmark.name.strip() or benchmark.name != benchmark.name.strip():
-        raise ConfigError(
-            f"benchmark name {benchmark.name!r} is empty or has spaces around it; name the benchmark",
-            parameter="benchmark",
+    name, replaced = benchmark.name, _BY_NAME.get(benchmark.name)
+    taken = [s for s in benchmark.sources if s in _BY_SOURCE and not replace]
+    problem = None
+    if not name.strip() or name != name.strip():
+        problem = f"benchmark name {name!r} is empty or has spaces around it; name the benchmark"
+    elif replaced is not None and not replace:
+        problem = f"a benchmark named {name!r} is already registered (pass replace=True)"
+    elif taken:
+        problem = (
+            f"benchmark {name!r}: sample source(s) {', '.join(taken)} already belong to "
+            f"{_BY_SOURCE[taken[0]].name!r} (pass replace=True)"
         )
-    if not replace:
-        if benchmark.name in _BY_NAME:
-            raise ConfigError(
-                f"a benchmark named {benchmark.name!r} is already registered (pass replace=True)",
-                parameter="benchmark",
+    else:  # its measures declared before anything of it is registered; those only the replaced
+        # benchmark declared may be declared anew (a notebook's rerun)
+        redeclarable = set() if replaced is None else {i.name for i in replaced.measure_infos()}
+        redeclarable -= {i.name for b in _BY_NAME.values() if b is not replaced for i in b.measure_infos()}
+        try:
+            register_measures(
+                benchmark.measure_infos(), owner=f"benchmark {name!r}", redeclarable=redeclarable
             )
-        taken = [s for s in benchmark.sources if s in _BY_SOURCE]
-        if taken:
-            raise ConfigError(
-                f"benchmark {benchmark.name!r}: sample source(s) {', '.join(taken)} already belong to "
-                f"{_BY_SOURCE[taken[0]].name!r} (pass replace=True)",
-                parameter="benchmark",
-            )
-    replaced = _BY_NAME.get(benchmark.name)
-    # the measures only the replaced benchmark declared may be declared anew (a notebook's rerun)
-    redeclarable = set() if replaced is None else {i.name for i in replaced.measure_infos()}
-    redeclarable -= {i.name for b in _BY_NAME.values() if b is not replaced for i in b.measure_infos()}
-    try:  # its measures' declarations, before anything of it is registered
-        register_measures(
-            benchmark.measure_infos(), owner=f"benchmark {benchmark.name!r}", redeclarable=redeclarable
-        )
-    except ValueError as error:
-        raise ConfigError(str(error), parameter="benchmark") from None
+        except ValueError as error:
+            problem = str(error)
+    if problem is not None:
+        raise ConfigError(problem, parameter="benchmark")
     _BY_NAME[benchmark.name] = benchmark
     for source in benchmark.sources:
         _BY_SOURCE[source] = benchmark
@@ -190,10 +204,7 @@ def _find(table: dict[str, Benchmark], key: str, kind: str, fix: str) -> Benchma
 
 def get_benchmark(name: str) -> Benchmark:
     """The benchmark registered as ``name``."""
-    found = _find(_BY_NAME, name, "named", "Register it with register_benchmark().")
-    if isinstance(found, str):
-        raise ConfigError(found, parameter="benchmark")
-    return found
+    return _BY_NAME[name]
 
 
 def benchmark_for_source(source: str) -> Benchmark:
@@ -203,14 +214,7 @@ def benchmark_for_source(source: str) -> Benchmark:
 
 def benchmark_of(samples: Sequence[Sample]) -> Benchmark:
     """The benchmark of a list of sample objects (mixing benchmarks is refused: their measures differ)."""
-    sources = sorted({s.source for s in samples})
-    if len(sources) != 1:
-        raise DataError(
-            f"the samples mix sources {', '.join(sources) or '(none)'}; audit each benchmark separately "
-            f"(one samples directory per benchmark)",
-            field="source",
-        )
-    return benchmark_for_source(sources[0])
+    return _BY_SOURCE[SampleColumns.from_samples(samples).source]
 
 
 def with_benchmarks(runs: Sequence[Run]) -> list[Run]:

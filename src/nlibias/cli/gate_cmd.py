@@ -21,16 +21,16 @@ def _pairs(values: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for value in values:
         cand, sep, base = value.partition("=")
+        problem = None
         if not sep or not cand or not base:
-            raise ConfigError(
-                f"{{pairs}}: {value!r} is not CANDIDATE_MODEL=BASELINE_MODEL", parameter="pairs"
+            problem = f"{value!r} is not CANDIDATE_MODEL=BASELINE_MODEL"
+        elif cand in found:  # the later pair would silently replace the earlier one
+            problem = (
+                f"candidate model {cand!r} is paired twice ({cand}={found[cand]} and {value}); "
+                "pair each candidate model once"
             )
-        if cand in found:  # the later pair would silently replace the earlier one
-            raise ConfigError(
-                f"{{pairs}}: candidate model {cand!r} is paired twice ({cand}={found[cand]} and {value}); pair each "
-                "candidate model once",
-                parameter="pairs",
-            )
+        if problem is not None:
+            raise ConfigError(f"{{pairs}}: {problem}", parameter="pairs")
         found[cand] = base
     return found
 
