@@ -65,7 +65,7 @@ _KNOWN_KEYS = frozenset((*_CORE_FIELDS, "provenance"))
 _SHARED_FIELDS = tuple(f for f in _CORE_FIELDS if f not in ("id", "pair_key"))
 """Fields whose values repeat across samples (ids and pair keys are unique or nearly so)."""
 _REQUIRED_TEXT = ("id", "domain", "subtopic", "premise", "hypothesis")
-_OPTIONAL_TEXT = ("pair_key", "group", "counterfactual_group")
+_TEXT_FIELDS = (*_REQUIRED_TEXT, "pair_key", "group", "counterfactual_group")
 _STEREOTYPES = (None, "pro", "anti")
 _TEXTS = ("premise", "hypothesis")
 
@@ -113,17 +113,20 @@ def _record(path: Path, line: int, raw: Any) -> tuple[dict[str, Any], dict[str, 
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a JSON object", line=line)
     get = raw.get
-    if (
-        all(type(get(name)) is str for name in _REQUIRED_TEXT)
-        and get("gold") in LABELS
-        and "stereotype" in raw
-        and get("stereotype") in _STEREOTYPES
-        and all(get(name) is None or type(get(name)) is str for name in _OPTIONAL_TEXT)
+    quick = (
+        get("gold") in LABELS
+        and get("stereotype", 0) in _STEREOTYPES  # given (null allowed)
+        and "pair_key" in raw  # given (null allowed)
         and type(get("source", "custom")) is str
         and type(get("provenance", {})) is dict
-        and "pair_key" in raw  # required (null allowed)
         and set(raw) <= _KNOWN_KEYS  # extra keys go to provenance through the model
-    ):
+    )
+    for name in _TEXT_FIELDS if quick else ():
+        value = get(name)
+        if type(value) is not str and (value is not None or name in _REQUIRED_TEXT):
+            quick = False
+            break
+    if quick:
         fields = {name: get(name) for name in _CORE_FIELDS}
         fields["source"] = get("source", "custom")
         return fields, get("provenance", {})
