@@ -17,6 +17,7 @@ hints (:func:`nlibias.schema.declared.declared`): a wrong type is a ConfigError 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -148,8 +149,6 @@ def __getattr__(name: str) -> Any:
     module, attribute = _PUBLIC_FUNCTIONS.get(name) or (_PUBLIC_TYPES.get(name), name)
     if module is None:
         raise AttributeError(f"module 'nlibias' has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(module), attribute)
 
 

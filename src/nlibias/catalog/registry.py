@@ -27,6 +27,7 @@ from nlibias.catalog import bbnli, bbq, occupations, sentence_pairs, wq_nli
 from nlibias.catalog.plugins import PluginOrigin, PluginWarning, attributed, duplicate_names, load_failure
 from nlibias.errors import ConfigError, DataError, SourceError, did_you_mean
 from nlibias.io.samples import read_sample_columns, read_samples, resolve_samples_path, write_samples
+from nlibias.io.temporary import temporary_folder
 from nlibias.metrics.meta import register_measures
 from nlibias.report.load import Run
 from nlibias.schema import Sample
@@ -276,8 +277,6 @@ def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
             "{samples} must be what expand() returned, a run directory or samples file, or Sample objects",
             parameter="samples",
         )
-    from nlibias.io.temporary import temporary_folder
-
     with temporary_folder("nlibias-samples-") as directory:
         write_samples(directory, records)
         read = read_benchmark_samples(directory)
