@@ -63,7 +63,7 @@ def parse_json(
         value = (_DECODER if constant is not None else _NAN_DECODER).decode(decoded)
     except (ValueError, RecursionError, _NotANumber):
         decoded, value = _parse_slowly(path, text, line, constant)  # says why, with the line
-    if "\\u" in decoded:
+    if "\\u" in decoded and _SURROGATE_ESCAPE.search(decoded):
         check_json_text(path, decoded, value, line=line)
     for name in texts if type(value) is dict else ():
         field = value.get(name)
