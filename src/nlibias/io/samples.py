@@ -271,8 +271,13 @@ def _shared(value: Any, share: Any) -> Any:
     """``value`` with every string in it (dict keys, list items, nested) one shared object."""
     if type(value) is str:
         return share(value, value)
-    if type(value) is dict:
-        return {share(k, k): share(v, v) if type(v) is str else _shared(v, share) for k, v in value.items()}
+    if type(value) is dict:  # strings and numbers inline: a call per value is slow
+        return {
+            share(k, k): share(v, v)
+            if type(v) is str
+            else (_shared(v, share) if type(v) in (dict, list) else v)
+            for k, v in value.items()
+        }
     if type(value) is list:
         return [_shared(v, share) for v in value]
     return value
