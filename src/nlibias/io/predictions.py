@@ -1,8 +1,6 @@
-"""Predictions files: JSONL with ``id``, ``label``, optional ``model`` and optional ``probs``.
-
-A row's rules are its kind's record (:mod:`nlibias.schema.prediction_rows`); this reader adds
-what only it can check (known sample ids, one row per sample and model), naming file and line.
-"""
+"""Predictions files: JSONL with ``id``, ``label``, optional ``model`` and ``probs``; a row's rules
+are its kind's (:mod:`nlibias.schema.prediction_rows`), the reader adds known ids, one row per
+sample and model."""
 
 from __future__ import annotations
 
