@@ -121,10 +121,8 @@ for _builtin in BUILTIN:
 
 
 def load_plugins() -> None:
-    """Register the benchmarks of the entry-point group ``nlibias.benchmarks`` (once, on the
-    first lookup that misses). Each is kept apart (:mod:`nlibias.catalog.plugins`); one that fails
-    to load, or whose name or sources are taken, is not registered: a
-    :class:`~nlibias.catalog.plugins.PluginWarning` names it once and a lookup says why."""
+    """Register the entry-point group's benchmarks, once (on the first lookup that misses); one
+    that fails to load or clashes is not registered: a PluginWarning names it, a lookup says why."""
     global _entry_points_loaded
     if _entry_points_loaded:
         return
@@ -228,9 +226,8 @@ def with_benchmarks(runs: Sequence[Run]) -> list[Run]:
 
 
 def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> BenchmarkSamples:
-    """The benchmark and samples of a run directory or samples file (or of sample objects), read
-    once and checked: every line validated, the benchmark found from the samples' ``source``, and
-    the samples scored once with placeholder outputs, so what would stop the scoring stops the
+    """The benchmark and samples of a run directory or samples file (or sample objects), read once
+    and checked, then scored once on placeholder outputs: what would stop the scoring stops the
     audit before any model runs."""
     if not isinstance(samples, str | PathLike):
         return _read_objects(samples)

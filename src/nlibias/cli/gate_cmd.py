@@ -1,8 +1,5 @@
-"""``nlibias gate``: fail a CI job when a candidate model got more biased than the baseline (docs/gates.md).
-
-Exit codes: 0 the gate passed, 1 it failed, 2 bad input (the usual error boundary,
-:mod:`nlibias.cli.faults`).
-"""
+"""``nlibias gate``: fail a CI job when a candidate model got more biased than the baseline
+(docs/gates.md). Exit codes: 0 passed, 1 failed, 2 bad input (:mod:`nlibias.cli.faults`)."""
 
 from __future__ import annotations
 
