@@ -286,7 +286,7 @@ def _lm_eval_doc(path: Path, line: int, raw: Any) -> dict[str, Any]:
             fix="export the task with `nlibias export lm-eval` and run lm_eval with --log_samples",
         )
     answers, choices = doc["answers"], doc["choice_answers"]
-    if answers not in ANSWER_SETS:
+    if not isinstance(answers, str) or answers not in ANSWER_SETS:  # a list: no key of a dict
         raise SourceError(
             path, "doc.answers", f"{answers!r} is not an answer set ({', '.join(ANSWER_SETS)})", line=line
         )
