@@ -157,8 +157,8 @@ def test_a_broken_plug_in_does_not_hide_the_plug_ins_after_it(monkeypatch: pytes
     entries = [Entry("broken", ModuleNotFoundError("No module named 'pkg'")), Entry("good-plugin", good)]
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: entries)
     monkeypatch.setattr(registry, "_entry_points_loaded", False)
-    monkeypatch.setattr(registry, "_BY_NAME", dict(registry._BY_NAME))
-    monkeypatch.setattr(registry, "_BY_SOURCE", dict(registry._BY_SOURCE))
+    monkeypatch.setattr(registry, "_BY_NAME", registry._BY_NAME.copy())
+    monkeypatch.setattr(registry, "_BY_SOURCE", registry._BY_SOURCE.copy())
     monkeypatch.setattr(registry, "_PLUGIN_ERRORS", {})
     # issue #48: a plug-in that fails to load is a warning naming it (it stopped every command)
     with pytest.warns(registry.PluginWarning, match=r"'broken'.*No module named 'pkg'"):

@@ -53,7 +53,7 @@ def plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
 
     monkeypatch.setattr(registry, "_entry_points_loaded", False)
     for table in ("_BY_NAME", "_BY_SOURCE", "_PLUGINS", "_PLUGIN_ERRORS"):
-        monkeypatch.setattr(registry, table, dict(getattr(registry, table)))
+        monkeypatch.setattr(registry, table, getattr(registry, table).copy())
     yield install
 
 

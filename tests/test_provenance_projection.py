@@ -68,8 +68,8 @@ def test_scores_of_trimmed_samples_equal_scores_of_full_samples(source: str, tmp
 def test_bbnli_audits_hold_no_provenance_and_undeclared_keys_keep_all(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(scoring, "_BY_NAME", dict(scoring._BY_NAME))
-    monkeypatch.setattr(scoring, "_BY_SOURCE", dict(scoring._BY_SOURCE))
+    monkeypatch.setattr(scoring, "_BY_NAME", scoring._BY_NAME.copy())
+    monkeypatch.setattr(scoring, "_BY_SOURCE", scoring._BY_SOURCE.copy())
     register_benchmark(
         Benchmark("my-bench", "keeps all", ("my-bench",), BBNLI.measures, provenance_keys=None)
     )
@@ -87,8 +87,8 @@ def test_a_registered_scorer_can_declare_its_provenance_keys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # leave no registration behind
-    monkeypatch.setattr(scoring, "_BY_NAME", dict(scoring._BY_NAME))
-    monkeypatch.setattr(scoring, "_BY_SOURCE", dict(scoring._BY_SOURCE))
+    monkeypatch.setattr(scoring, "_BY_NAME", scoring._BY_NAME.copy())
+    monkeypatch.setattr(scoring, "_BY_SOURCE", scoring._BY_SOURCE.copy())
     register_benchmark(
         Benchmark(
             name="declared-bench",

@@ -20,8 +20,8 @@ def toy_registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     from nlibias.catalog import registry  # the registry's tables: leave no registration behind
     from nlibias.metrics.meta import ALL_MEASURES
 
-    monkeypatch.setattr(registry, "_BY_NAME", dict(registry._BY_NAME))
-    monkeypatch.setattr(registry, "_BY_SOURCE", dict(registry._BY_SOURCE))
+    monkeypatch.setattr(registry, "_BY_NAME", registry._BY_NAME.copy())
+    monkeypatch.setattr(registry, "_BY_SOURCE", registry._BY_SOURCE.copy())
     declared = dict(ALL_MEASURES)
     nlibias.register_benchmark(BENCHMARK)
     yield

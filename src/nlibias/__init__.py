@@ -11,13 +11,13 @@ The Python API is the command line's, function for function (both call :mod:`nli
 >>> frame.query("slicing == 'overall' and measure == 'S'")["value"].round(2).tolist()
 [49.91]
 
-The package imports nothing heavy at import time; torch, transformers and pandas are imported by
-the functions that need them. Every public function checks its arguments against its type hints
-(:func:`nlibias.schema.declared.declared`): a wrong type is a ConfigError naming the argument.
+Nothing heavy is imported at import time. Every public function holds its arguments to its type
+hints (:func:`nlibias.schema.declared.declared`): a wrong type is a ConfigError naming the argument.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -96,11 +96,8 @@ _PUBLIC_FUNCTIONS = {
     "doctor": ("nlibias.jobs.doctor", "environment_report"),
     "demo": ("nlibias.jobs.demo", "demo"),
 }
-"""The functions of the data-set and model commands: each is the very function its command calls
-(its module, its name there), imported when first used and looked up on every use, never copied.
-The public names say what a function does at the package root (``nlibias.debias``,
-``nlibias.report`` and ``nlibias.validation`` are packages, hence ``debias_models``,
-``make_report`` and ``validation_*``)."""
+"""The very functions the data-set and model commands call (module, name there), imported when
+first used (``debias_models``, ``make_report``, ``validation_*``: those names are packages)."""
 
 __all__ = [
     "AuditResult",
@@ -152,8 +149,6 @@ def __getattr__(name: str) -> Any:
     module, attribute = _PUBLIC_FUNCTIONS.get(name) or (_PUBLIC_TYPES.get(name), name)
     if module is None:
         raise AttributeError(f"module 'nlibias' has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(module), attribute)
 
 
@@ -200,11 +195,10 @@ def audit(
     limit: PositiveInt | None = None,
     **model_options: Any,
 ) -> AuditResult:
-    """Audit NLI classifiers (``models``: hub names, local directories, ``fake:NAME``, or your
-    own model as an object keeping the :class:`Predictor` contract) and
-    generative LMs (``generative``: ``smollm2``, ``hf:NAME``, ``gguf:PATH``,
-    ``openai:URL#MODEL``, asked with each of ``prompts``: ``true``, ``entailed``, prompt files or
-    :class:`~nlibias.models.generative.prompts.PromptStyle` objects)
+    """Audit NLI classifiers (``models``: hub names, local directories, ``fake:NAME``, or objects
+    keeping the :class:`Predictor` contract) and generative LMs (``generative``: ``smollm2``,
+    ``hf:NAME``, ``gguf:PATH``, ``openai:URL#MODEL``, asked with each of ``prompts``: ``true``,
+    ``entailed``, prompt files or :class:`~nlibias.models.generative.prompts.PromptStyle` objects)
     on ``samples``; as ``nlibias audit``. ``mlm=`` / ``causal=`` add language models scoring the
     samples' sentence pairs (token-probability bias; ``tp_variants=["shared", "whole"]``).
     ``cache``: True (the user prediction cache), False, or a file. ``limit``: audit a stratified

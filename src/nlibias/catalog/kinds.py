@@ -1,7 +1,6 @@
-"""The measures every built-in benchmark shares for a predictor kind: a benchmark's own
-probability measures over a classifier's outputs (or a scoring's labels), BBNLI's pair measures
-plus answer rates for generative LMs' yes/no answers, and the token-probability measures of
-language models' sentence scores.
+"""The measures built-in benchmarks share per predictor kind: their probability measures over a
+classifier's outputs, BBNLI's pair measures and answer rates for generative LMs, and the
+token-probability measures of sentence scores.
 
 >>> from nlibias.metrics.bbnli_scorer import score_bbnli_probabilities
 >>> from nlibias.report.tables import format_bbnli_tables
@@ -42,9 +41,8 @@ def nli_measures(
     units: UnitsBuilder | None = None,
 ) -> Measures:
     """Measures from a benchmark's probability scorer (``score(columns, probs, *, labels=None,
-    model, bootstrap, seed)``): the outputs' probabilities, and their label codes where the
-    outputs carry them (answers read as labels, or a predictions file's labels); ``infos``: the
-    measures it reports; ``units``: their resampling units."""
+    model, bootstrap, seed)``; ``labels``: where the outputs carry label codes), the ``infos`` it
+    reports and their resampling ``units``."""
     score = partial(_probability_measures, score_probabilities)
     update_wrapper(score, score_probabilities)  # named as the scorer it applies
     return Measures(score=score, tables=tables, infos=tuple(infos), units=units)

@@ -1,8 +1,6 @@
-"""Plug-in benchmarks (the entry-point group ``nlibias.benchmarks``) kept apart from nlibias and
-from each other: each is named by its :class:`PluginOrigin` (entry point and distribution); an
-exception or a wrong value from a callable it brings becomes a :class:`~nlibias.errors.PluginError`
-naming it (:func:`attributed`), never an internal error; the samples it writes carry its own
-sources; one that fails to load or clashes with another is not registered, with one warning.
+"""Plug-in benchmarks (entry-point group ``nlibias.benchmarks``) kept apart: a fault of one is a
+:class:`~nlibias.errors.PluginError` naming its :class:`PluginOrigin` (:func:`attributed`), its
+samples keep to its sources, and one that fails to load or clashes is not registered (one warning).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,16 +26,12 @@ from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
 from nlibias.catalog import bbnli, bbq, occupations, sentence_pairs, wq_nli
 from nlibias.catalog.plugins import PluginOrigin, PluginWarning, attributed, duplicate_names, load_failure
 from nlibias.errors import ConfigError, DataError, SourceError, did_you_mean
-from nlibias.io.samples import (
-    peek_source,
-    read_sample_columns,
-    read_samples,
-    resolve_samples_path,
-    write_samples,
-)
+from nlibias.io.samples import read_sample_columns, read_samples, resolve_samples_path, write_samples
+from nlibias.io.temporary import temporary_folder
 from nlibias.metrics.meta import register_measures
 from nlibias.report.load import Run
 from nlibias.schema import Sample
+from nlibias.schema.columns import SampleColumns
 from nlibias.schema.declared import declared
 from nlibias.schema.outputs import ModelOutputs
 
@@ -52,8 +48,38 @@ BUILTIN: tuple[Benchmark, ...] = (
     bbq.BENCHMARK,
 )
 
-_BY_NAME: dict[str, Benchmark] = {}
-_BY_SOURCE: dict[str, Benchmark] = {}
+
+class _Table(dict[str, Benchmark]):
+    """Benchmarks by name or by sample source (handed to the samples readers): a key not there
+    loads the plug-ins, then is refused naming the keys known and the closest."""
+
+    def __init__(self, kind: str, fix: str, refusal: Callable[[str], Exception]) -> None:
+        super().__init__()
+        self.kind, self.fix, self.refusal = kind, fix, refusal
+
+    def __missing__(self, key: str) -> Benchmark:
+        found = _find(self, key, self.kind, self.fix)
+        if isinstance(found, str):
+            raise self.refusal(found)
+        return found
+
+    def copy(self) -> _Table:
+        """A table of the same kind holding the same benchmarks (a test's own registry)."""
+        table = _Table(self.kind, self.fix, self.refusal)
+        table.update(self)
+        return table
+
+
+_BY_NAME = _Table(
+    "named",
+    "Register it with register_benchmark().",
+    lambda reason: ConfigError(reason, parameter="benchmark"),
+)
+_BY_SOURCE = _Table(
+    "for sample source",
+    "Set the samples' `source` field to one of them, or register a benchmark for it.",
+    lambda reason: DataError(reason, field="source"),
+)
 _entry_points_loaded = False
 
 
@@ -61,34 +87,30 @@ _entry_points_loaded = False
 def register_benchmark(benchmark: Benchmark, *, replace: bool = False) -> None:
     """Add ``benchmark`` (a name or sample source taken already is refused unless ``replace``)
     and declare its measures; its name must be a word (``nlibias expand NAME``)."""
-    if not benchmark.name.strip() or benchmark.name != benchmark.name.strip():
-        raise ConfigError(
-            f"benchmark name {benchmark.name!r} is empty or has spaces around it; name the benchmark",
-            parameter="benchmark",
+    name, replaced = benchmark.name, _BY_NAME.get(benchmark.name)
+    taken = [s for s in benchmark.sources if s in _BY_SOURCE and not replace]
+    problem = None
+    if not name.strip() or name != name.strip():
+        problem = f"benchmark name {name!r} is empty or has spaces around it; name the benchmark"
+    elif replaced is not None and not replace:
+        problem = f"a benchmark named {name!r} is already registered (pass replace=True)"
+    elif taken:
+        problem = (
+            f"benchmark {name!r}: sample source(s) {', '.join(taken)} already belong to "
+            f"{_BY_SOURCE[taken[0]].name!r} (pass replace=True)"
         )
-    if not replace:
-        if benchmark.name in _BY_NAME:
-            raise ConfigError(
-                f"a benchmark named {benchmark.name!r} is already registered (pass replace=True)",
-                parameter="benchmark",
+    else:  # its measures declared before anything of it is registered; those only the replaced
+        # benchmark declared may be declared anew (a notebook's rerun)
+        redeclarable = set() if replaced is None else {i.name for i in replaced.measure_infos()}
+        redeclarable -= {i.name for b in _BY_NAME.values() if b is not replaced for i in b.measure_infos()}
+        try:
+            register_measures(
+                benchmark.measure_infos(), owner=f"benchmark {name!r}", redeclarable=redeclarable
             )
-        taken = [s for s in benchmark.sources if s in _BY_SOURCE]
-        if taken:
-            raise ConfigError(
-                f"benchmark {benchmark.name!r}: sample source(s) {', '.join(taken)} already belong to "
-                f"{_BY_SOURCE[taken[0]].name!r} (pass replace=True)",
-                parameter="benchmark",
-            )
-    replaced = _BY_NAME.get(benchmark.name)
-    # the measures only the replaced benchmark declared may be declared anew (a notebook's rerun)
-    redeclarable = set() if replaced is None else {i.name for i in replaced.measure_infos()}
-    redeclarable -= {i.name for b in _BY_NAME.values() if b is not replaced for i in b.measure_infos()}
-    try:  # its measures' declarations, before anything of it is registered
-        register_measures(
-            benchmark.measure_infos(), owner=f"benchmark {benchmark.name!r}", redeclarable=redeclarable
-        )
-    except ValueError as error:
-        raise ConfigError(str(error), parameter="benchmark") from None
+        except ValueError as error:
+            problem = str(error)
+    if problem is not None:
+        raise ConfigError(problem, parameter="benchmark")
     _BY_NAME[benchmark.name] = benchmark
     for source in benchmark.sources:
         _BY_SOURCE[source] = benchmark
@@ -99,10 +121,8 @@ for _builtin in BUILTIN:
 
 
 def load_plugins() -> None:
-    """Register the benchmarks of the entry-point group ``nlibias.benchmarks`` (once, on the
-    first lookup that misses). Each is kept apart (:mod:`nlibias.catalog.plugins`); one that fails
-    to load, or whose name or sources are taken, is not registered: a
-    :class:`~nlibias.catalog.plugins.PluginWarning` names it once and a lookup says why."""
+    """Register the entry-point group's benchmarks, once (on the first lookup that misses); one
+    that fails to load or clashes is not registered: a PluginWarning names it, a lookup says why."""
     global _entry_points_loaded
     if _entry_points_loaded:
         return
@@ -183,31 +203,17 @@ def _find(table: dict[str, Benchmark], key: str, kind: str, fix: str) -> Benchma
 
 def get_benchmark(name: str) -> Benchmark:
     """The benchmark registered as ``name``."""
-    found = _find(_BY_NAME, name, "named", "Register it with register_benchmark().")
-    if isinstance(found, str):
-        raise ConfigError(found, parameter="benchmark")
-    return found
+    return _BY_NAME[name]
 
 
 def benchmark_for_source(source: str) -> Benchmark:
     """The benchmark whose measures apply to samples with this ``source``."""
-    fix = "Set the samples' `source` field to one of them, or register a benchmark for it."
-    found = _find(_BY_SOURCE, source, "for sample source", fix)
-    if isinstance(found, str):
-        raise DataError(found, field="source")
-    return found
+    return _BY_SOURCE[source]
 
 
 def benchmark_of(samples: Sequence[Sample]) -> Benchmark:
     """The benchmark of a list of sample objects (mixing benchmarks is refused: their measures differ)."""
-    sources = sorted({s.source for s in samples})
-    if len(sources) != 1:
-        raise DataError(
-            f"the samples mix sources {', '.join(sources) or '(none)'}; audit each benchmark separately "
-            f"(one samples directory per benchmark)",
-            field="source",
-        )
-    return benchmark_for_source(sources[0])
+    return _BY_SOURCE[SampleColumns.from_samples(samples).source]
 
 
 def with_benchmarks(runs: Sequence[Run]) -> list[Run]:
@@ -220,17 +226,15 @@ def with_benchmarks(runs: Sequence[Run]) -> list[Run]:
 
 
 def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> BenchmarkSamples:
-    """The benchmark and samples of a run directory or samples file (or of sample objects), read
-    once and checked: every line validated, the benchmark found from the samples' ``source``, and
-    the samples scored once with placeholder outputs, so what would stop the scoring stops the
+    """The benchmark and samples of a run directory or samples file (or sample objects), read once
+    and checked, then scored once on placeholder outputs: what would stop the scoring stops the
     audit before any model runs."""
     if not isinstance(samples, str | PathLike):
         return _read_objects(samples)
     given = Path(samples)  # as given (a run directory stays one): what the run records
-    resolved = resolve_samples_path(given)
-    read = read_sample_columns(resolved, benchmark_of=lambda source: _benchmark_named(resolved, source))
-    benchmark = read.benchmark
-    assert benchmark is not None  # found from the first sample, or the read was refused
+    read = read_sample_columns(given, benchmarks=_BY_SOURCE)
+    benchmark, resolved = read.benchmark, read.path
+    assert benchmark is not None and resolved is not None  # found from the first sample, or refused
     if not benchmark.measures:
         raise SourceError(
             resolved,
@@ -254,27 +258,12 @@ def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> B
 def read_checked_samples(path: str | PathLike[str]) -> list[Sample]:
     """The samples of a run directory or samples file as objects, under their benchmark's sample
     rules (neutral gold, pair twins) as an audit reads them: for what hands the samples to another
-    tool (an lm-eval or Inspect task), so bad samples stop before that tool runs, not when its
-    log is scored."""
+    tool (an lm-eval or Inspect task), so bad samples stop before that tool runs."""
     resolved = resolve_samples_path(Path(path))
-    benchmark = _benchmark_of_file(resolved)
-    return read_samples(resolved, benchmark=benchmark)
-
-
-def _benchmark_of_file(resolved: Path) -> Benchmark:
-    """The benchmark of a samples file, found from its first sample's ``source``."""
-    source = peek_source(resolved)
-    if source is None:
+    samples = read_samples(resolved, benchmarks=_BY_SOURCE)
+    if not samples:
         raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
-    return _benchmark_named(resolved, source)
-
-
-def _benchmark_named(resolved: Path, source: str) -> Benchmark:
-    """The benchmark of the samples ``source`` of a samples file, refused naming the file."""
-    try:
-        return benchmark_for_source(source or "")
-    except DataError as error:
-        raise SourceError(resolved, error.field, error.reason, fix=error.fix) from None
+    return samples
 
 
 def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
@@ -285,8 +274,6 @@ def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
             "{samples} must be what expand() returned, a run directory or samples file, or Sample objects",
             parameter="samples",
         )
-    from nlibias.io.temporary import temporary_folder
-
     with temporary_folder("nlibias-samples-") as directory:
         write_samples(directory, records)
         read = read_benchmark_samples(directory)

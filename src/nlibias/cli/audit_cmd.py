@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -36,6 +35,7 @@ from nlibias.cli.options import (
     Revision,
     Samples,
     Threads,
+    cache_setting,
     refuse_inapplicable_options,
     show_progress,
 )
@@ -89,18 +89,6 @@ _ANSWER_COLUMN_OPT = typer.Option(
     help="The files hold answer strings in this column (BBQ: the upstream results files, e.g. "
     "unifiedqa-t5-11b_pred_race), read as the sample's options; the column names the model.",
 )
-
-
-def _cache_setting(cache: Path | None, no_cache: bool) -> Path | bool:
-    """``run_audit``'s ``cache``: False, a file, or True (the user cache); refuses both flags at once."""
-    if no_cache and cache is not None:  # one of the two would be ignored without a word
-        from nlibias.errors import ConfigError
-
-        raise ConfigError(
-            f"{{no_cache}} and cache={str(cache)!r} contradict each other; give one of them",
-            parameter="no_cache",
-        )
-    return False if no_cache else (cache or True)
 
 
 def _print_model_stats(result: AuditResult, as_json: bool) -> None:
@@ -182,7 +170,7 @@ def audit_command(
         ray_gpus_per_worker=ray_gpus_per_worker, concurrency=concurrency,
     )  # fmt: skip
     run = RunOptions.of(
-        cache=_cache_setting(cache, no_cache), bootstrap=bootstrap, seed=seed,
+        cache=cache_setting(cache, no_cache), bootstrap=bootstrap, seed=seed,
         progress=show_progress(quiet, as_json), limit=limit,
     )  # fmt: skip
     models = ModelSet.of(model, generative, prompt, mlm=mlm, causal=causal, tp_variants=tp_variant)

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 import typer
 
 from nlibias.cli.app import app, echo_json
-from nlibias.cli.audit_cmd import _cache_setting
 from nlibias.cli.options import (
     AuditedSamples,
     Bootstrap,
@@ -23,6 +22,7 @@ from nlibias.cli.options import (
     NliJudges,
     NoCache,
     Quiet,
+    cache_setting,
     show_progress,
 )
 from nlibias.textio.tables import render_table
@@ -73,7 +73,7 @@ def explain_command(
     if dtype is not None:
         options["dtype"] = dtype
     result = run_explain(
-        run, judge, threshold=threshold, samples=samples, cache=_cache_setting(cache, no_cache),
+        run, judge, threshold=threshold, samples=samples, cache=cache_setting(cache, no_cache),
         lm_judge=lm_judge, lm_judge_max_new_tokens=lm_judge_max_new_tokens,
         bootstrap=bootstrap, seed=seed, progress=show_progress(quiet, as_json), **options,
     )  # fmt: skip

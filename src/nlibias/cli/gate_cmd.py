@@ -1,8 +1,5 @@
-"""``nlibias gate``: fail a CI job when a candidate model got more biased than the baseline (docs/gates.md).
-
-Exit codes: 0 the gate passed, 1 it failed, 2 bad input (the usual error boundary,
-:mod:`nlibias.cli.faults`).
-"""
+"""``nlibias gate``: fail a CI job when a candidate model got more biased than the baseline
+(docs/gates.md). Exit codes: 0 passed, 1 failed, 2 bad input (:mod:`nlibias.cli.faults`)."""
 
 from __future__ import annotations
 
@@ -21,16 +18,16 @@ def _pairs(values: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for value in values:
         cand, sep, base = value.partition("=")
+        problem = None
         if not sep or not cand or not base:
-            raise ConfigError(
-                f"{{pairs}}: {value!r} is not CANDIDATE_MODEL=BASELINE_MODEL", parameter="pairs"
+            problem = f"{value!r} is not CANDIDATE_MODEL=BASELINE_MODEL"
+        elif cand in found:  # the later pair would silently replace the earlier one
+            problem = (
+                f"candidate model {cand!r} is paired twice ({cand}={found[cand]} and {value}); "
+                "pair each candidate model once"
             )
-        if cand in found:  # the later pair would silently replace the earlier one
-            raise ConfigError(
-                f"{{pairs}}: candidate model {cand!r} is paired twice ({cand}={found[cand]} and {value}); pair each "
-                "candidate model once",
-                parameter="pairs",
-            )
+        if problem is not None:
+            raise ConfigError(f"{{pairs}}: {problem}", parameter="pairs")
         found[cand] = base
     return found
 

@@ -1,10 +1,9 @@
-"""Entry point of the ``nlibias`` command. Each command lives in its own module and registers itself."""
+"""Entry point of the ``nlibias`` command: importing a command module registers its commands."""
 
 from __future__ import annotations
 
 import sys
 
-# Importing a command module registers its commands on the app (one line per module).
 import nlibias.cli.audit_cmd
 import nlibias.cli.augment_cmd
 import nlibias.cli.debias_cmd

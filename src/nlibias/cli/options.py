@@ -24,6 +24,7 @@ from typing import Annotated, Any
 
 import typer
 
+from nlibias.errors import ConfigError
 from nlibias.runtime.options import ModelOptions, RunOptions
 from nlibias.schema.applies import SEED_APPLIES, TABLES_APPLIES, refuse_inapplicable
 
@@ -176,6 +177,17 @@ BbnliSource = Annotated[
     Path | None, typer.Option("--source", help="BBNLI JSON directory (default: the resolved data dir).")
 ]
 Subtopics = Annotated[list[str], typer.Option("--subtopic", help="Only these subtopics (repeatable).")]
+
+
+def cache_setting(cache: Path | None, no_cache: bool) -> Path | bool:
+    """The library's ``cache`` of ``--cache`` and ``--no-cache``: False, a file, or True (the user
+    cache); both at once are refused (one would be ignored without a word)."""
+    if no_cache and cache is not None:
+        raise ConfigError(
+            f"{{no_cache}} and cache={str(cache)!r} contradict each other; give one of them",
+            parameter="no_cache",
+        )
+    return False if no_cache else (cache or True)
 
 
 def show_progress(quiet: bool = False, as_json: bool = False) -> bool:

@@ -1,8 +1,5 @@
-"""The fine-tuning and augmentation flags ``finetune``, ``augment`` and ``debias`` share, each
-defined once (annotated Typer options, as :mod:`nlibias.cli.options`). The training flags' help is
-the documentation of :class:`~nlibias.debias.finetune_record.TrainingOptions`; a command gives
-each its default in its signature, the library's (paper 004's):
-``epochs: Epochs = TRAINING_DEFAULTS.epochs``."""
+"""The flags ``finetune``, ``augment`` and ``debias`` share, defined once (as :mod:`nlibias.cli.options`;
+training help: the :class:`~nlibias.debias.finetune_record.TrainingOptions` field's documentation)."""
 
 from __future__ import annotations
 

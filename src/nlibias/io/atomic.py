@@ -1,8 +1,6 @@
-"""Atomic file writes: a temporary file in the same folder, synced, renamed over the target (its
-folder synced after), so a reader sees the old file or the whole new one, also after a power cut.
-A replaced file keeps its mode; a symlink is kept and the file it names written.
-
-Fault injection (tests only): ``NLIBIAS_FAULT_AT=N`` (or a label, ``"before finetune.json"``)
+"""Atomic file writes: a synced temporary file renamed over the target (its folder synced after):
+a reader sees the old file or the whole new one, also after a power cut. A replaced file keeps its
+mode; a symlink is kept. Tests: ``NLIBIAS_FAULT_AT=N`` (or a label, ``"before finetune.json"``)
 SIGKILLs the process at the N-th rename point; ``NLIBIAS_FAULT_LOG=FILE`` lists the points.
 """
 

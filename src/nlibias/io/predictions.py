@@ -1,8 +1,6 @@
-"""Predictions files: JSONL with ``id``, ``label``, optional ``model`` and optional ``probs``.
-
-A row's rules are its kind's record (:mod:`nlibias.schema.prediction_rows`); this reader adds
-what only it can check (known sample ids, one row per sample and model), naming file and line.
-"""
+"""Predictions files: JSONL with ``id``, ``label``, optional ``model`` and ``probs``; a row's rules
+are its kind's (:mod:`nlibias.schema.prediction_rows`), the reader adds known ids, one row per
+sample and model."""
 
 from __future__ import annotations
 
@@ -97,12 +95,7 @@ _quote: Callable[[str], str] = json.encoder.encode_basestring
 """JSON string of a str as ``json.dumps(..., ensure_ascii=False)`` writes it (the C encoder)."""
 
 
-def _parse_line(path: Path, line: int, raw: Any, default_model: str, models: dict[str, str]) -> Prediction:
-    _check_row(path, line, raw, default_model)
-    return _row_prediction(raw, default_model, models)
-
-
-def _check_row(path: Path, line: int, raw: Any, default_model: str) -> None:
+def _check_row(path: Path, line: int, raw: Any) -> None:
     """Refuse a row that breaks a rule of its kind (:mod:`nlibias.schema.prediction_rows`, where
     every rule lives), naming the file, line and field."""
     try:
@@ -112,11 +105,8 @@ def _check_row(path: Path, line: int, raw: Any, default_model: str) -> None:
 
 
 def _row_prediction(raw: dict[str, Any], default_model: str, models: dict[str, str]) -> Prediction:
-    """The prediction of a checked row (:func:`_check_row`)."""
-    model = raw.get("model", default_model)
-    label = raw["label"]
-    probs = raw.get("probs")
-    # One string object per model and label across the file (json makes one per line).
+    """The prediction of a checked row: one string object per model and label across the file."""
+    model, label, probs = raw.get("model", default_model), raw["label"], raw.get("probs")
     return Prediction(
         sample_id=raw["id"],
         model=models.setdefault(model, model),
@@ -173,7 +163,8 @@ def read_predictions(
     predictions: list[Prediction] = []
     models: dict[str, str] = {}
     for line_number, raw in iter_jsonl(path):
-        prediction = _parse_line(path, line_number, raw, default, models)
+        _check_row(path, line_number, raw)
+        prediction = _row_prediction(raw, default, models)
         if known_ids is not None and prediction.sample_id not in known_ids:
             raise _unknown_id(path, prediction.sample_id, line_number)
         key = (prediction.sample_id, prediction.model)
@@ -254,7 +245,7 @@ def read_prediction_arrays(
     stamp = file_stamp(path)  # taken first: a change while the file is read is caught too
     copy = None if copy_to is None else _RowCopy(copy_to, default)
     for line_number, offset, raw in iter_jsonl_offsets(path):
-        _check_row(path, line_number, raw, default)  # the row is read from ``raw`` directly below
+        _check_row(path, line_number, raw)  # the row is read from ``raw`` directly below
         sample_id, model, label, probs = raw["id"], raw.get("model", default), raw["label"], raw.get("probs")
         position = position_of(sample_id)
         if position < 0:

@@ -154,10 +154,8 @@ class RunDirectory(BaseModel):
 
 
 def read_run(path: str | Path) -> RunDirectory:
-    """The run directory at ``path`` (or the one of a ``metrics.json``): ``metrics.json`` checked
-    against its schema, every file against ``manifest.json``, the numbers against each other
-    (:func:`~nlibias.io.results.check_consistent`), the samples file located, the inputs changed
-    since the run listed."""
+    """The run directory at ``path`` (or of a ``metrics.json``), checked: the schema, the manifest,
+    the numbers against each other; its samples file located, its inputs changed since listed."""
     path = Path(path)
     directory = path.parent if path.is_file() else path
     metrics_path = directory / METRICS_FILE

@@ -1,11 +1,11 @@
 """Samples files: ``samples.jsonl`` (one sample per line) and ``samples.parquet`` in a run directory.
 
-Read in one pass (JSON → the text door for the texts → a validated record → its sample rules →
-:class:`~nlibias.schema.Sample`), every error naming the file, line and field. The rules beyond
-the fields' types refuse what would change results silently: a key field (id, source, slice
-names, pair key) empty or padded with spaces, a blank text, a bias sample of a ``neutral_gold``
-source that is not neutral, the two samples of a pair disagreeing on what they share, a second
-sample with one id.
+Read in one pass: the bytes → JSON with its texts through the text door
+(:func:`~nlibias.textio.json_text.parse_json`) → a validated record → the sample rules →
+:class:`~nlibias.schema.Sample`, every error naming the file, line and field. The rules refuse
+what would change results silently: a key field empty or padded with spaces, a blank text, a
+bias sample of a ``neutral_gold`` source that is not neutral, a pair's two samples disagreeing
+on what they share, a second sample with one id.
 
 >>> padded = {"id": "a", "source": "x", "domain": " d", "subtopic": "t", "premise": "P",
 ...           "hypothesis": "H", "gold": "neutral", "stereotype": None, "pair_key": None}
@@ -19,19 +19,18 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from nlibias.errors import SourceError
+from nlibias.errors import DataError, SourceError
 from nlibias.io.atomic import atomic_path, write_jsonl
-from nlibias.io.fingerprint import file_stamp, sha256_file
+from nlibias.io.fingerprint import sha256_file
 from nlibias.io.jsonl import dumps_finite, iter_jsonl
-from nlibias.io.string_pool import StringPool
 from nlibias.schema import LABELS, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.declared import source_error
@@ -39,11 +38,9 @@ from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text
 
 __all__ = [
-    "SAMPLES_JSONL", "SAMPLES_PARQUET", "ReadColumns", "SampleRecord", "SampleRules", "check_unique_ids",
-    "duplicate_id_error",
-    "is_blank_text",
-    "iter_samples", "parquet_batches", "peek_source", "read_sample_columns", "read_samples",
-    "resolve_samples_path", "write_samples",
+    "SAMPLES_JSONL", "SAMPLES_PARQUET", "ReadColumns", "SampleRecord", "SampleRules", "is_blank_text",
+    "iter_samples", "peek_source", "read_sample_columns", "read_samples", "resolve_samples_path",
+    "write_samples",
 ]  # fmt: skip
 
 if TYPE_CHECKING:
@@ -65,8 +62,12 @@ _CORE_FIELDS = (
     "counterfactual_group",
 )
 _KNOWN_KEYS = frozenset((*_CORE_FIELDS, "provenance"))
-# Fields whose values repeat across samples (ids and pair keys are unique or nearly so).
 _SHARED_FIELDS = tuple(f for f in _CORE_FIELDS if f not in ("id", "pair_key"))
+"""Fields whose values repeat across samples (ids and pair keys are unique or nearly so)."""
+_REQUIRED_TEXT = ("id", "domain", "subtopic", "premise", "hypothesis")
+_TEXT_FIELDS = (*_REQUIRED_TEXT, "pair_key", "group", "counterfactual_group")
+_STEREOTYPES = (None, "pro", "anti")
+_TEXTS = ("premise", "hypothesis")
 
 
 class SampleRecord(BaseModel):
@@ -105,50 +106,37 @@ def write_samples(run_dir: str | Path, samples: Sequence[Sample]) -> dict[str, P
     return {"jsonl": jsonl, "parquet": parquet}
 
 
-_REQUIRED_TEXT = ("id", "domain", "subtopic", "premise", "hypothesis")
-_OPTIONAL_TEXT = ("pair_key", "group", "counterfactual_group")
-_STEREOTYPES = (None, "pro", "anti")
-
-
-def _quick_fields(raw: dict[str, Any]) -> dict[str, Any] | None:
-    """The core fields of a well-formed record without pydantic (several times faster on the files
-    nlibias writes), or None for anything unusual: :class:`SampleRecord` then explains it or
-    gives the same fields."""
-    get = raw.get
-    for name in _REQUIRED_TEXT:
-        if type(get(name)) is not str:
-            return None
-    if get("gold") not in LABELS or "stereotype" not in raw or get("stereotype") not in _STEREOTYPES:
-        return None
-    for name in _OPTIONAL_TEXT:
-        value = get(name)
-        if value is not None and type(value) is not str:
-            return None
-    if type(get("source", "custom")) is not str or type(get("provenance", {})) is not dict:
-        return None
-    if "pair_key" not in raw or not set(raw) <= _KNOWN_KEYS:
-        return None  # pair_key is required (null allowed); extra keys go to provenance via the validator
-    fields = {name: get(name) for name in _CORE_FIELDS}
-    fields["source"] = get("source", "custom")
-    return fields
-
-
 def _record(path: Path, line: int, raw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The validated core fields and the provenance of one record."""
+    """The validated core fields and the provenance of one record. A well-formed record is taken
+    as it is (several times faster than pydantic on the files nlibias writes); anything unusual
+    goes through :class:`SampleRecord`, which explains it or gives the same fields."""
     if not isinstance(raw, dict):
         raise SourceError(path, None, "expected a JSON object", line=line)
-    fields = _quick_fields(raw)
-    if fields is not None:
-        return fields, raw.get("provenance", {})
+    get = raw.get
+    quick = (
+        get("gold") in LABELS
+        and get("stereotype", 0) in _STEREOTYPES  # given (null allowed)
+        and "pair_key" in raw  # given (null allowed)
+        and type(get("source", "custom")) is str
+        and type(get("provenance", {})) is dict
+        and set(raw) <= _KNOWN_KEYS  # extra keys go to provenance through the model
+    )
+    for name in _TEXT_FIELDS if quick else ():
+        value = get(name)
+        if type(value) is not str and (value is not None or name in _REQUIRED_TEXT):
+            quick = False
+            break
+    if quick:
+        fields = {name: get(name) for name in _CORE_FIELDS}
+        fields["source"] = get("source", "custom")
+        return fields, get("provenance", {})
     try:
         record = SampleRecord.model_validate(raw)
     except ValidationError as exc:
         fix = "samples need id, domain, subtopic, premise, hypothesis, gold, stereotype, pair_key"
         raise source_error(exc, path, line=line, fix=fix) from None
-    return {name: getattr(record, name) for name in _CORE_FIELDS}, {
-        **record.provenance,
-        **(record.model_extra or {}),
-    }
+    provenance = {**record.provenance, **(record.model_extra or {})}
+    return {name: getattr(record, name) for name in _CORE_FIELDS}, provenance
 
 
 def resolve_samples_path(path: str | Path) -> Path:
@@ -178,6 +166,8 @@ class ReadColumns:
     """The SHA-256 of the file's bytes (it did not change while it was read)."""
     benchmark: Benchmark | None = None
     """The benchmark whose rules the samples were read under."""
+    path: Path | None = None
+    """The samples file read (a run directory's resolved)."""
 
 
 def read_sample_columns(
@@ -185,29 +175,29 @@ def read_sample_columns(
     *,
     provenance_keys: Collection[str] | None = (),
     benchmark: Benchmark | None = None,
-    benchmark_of: Callable[[str], Benchmark] | None = None,
+    benchmarks: Mapping[str, Benchmark] | None = None,
 ) -> ReadColumns:
     """Every sample of a run directory or samples file, checked, as columns with ``provenance_keys``
     (None: all), in one pass over the bytes (hashed as read; a file changed meanwhile is refused).
-    ``benchmark_of``: the benchmark found from the first sample's ``source``.
+    ``benchmarks``: the benchmarks by sample source; the first sample's finds the rules and the
+    provenance keys.
 
     >>> import tempfile
-    >>> from nlibias.schema import Sample
     >>> s = Sample(id="a", source="x", domain="d", subtopic="t", premise="P", hypothesis="H", gold="neutral")
     >>> read = read_sample_columns(write_samples(tempfile.mkdtemp(), [s])["jsonl"])
     >>> list(read.columns.ids), read.columns.premise[0], len(read.sha256)
     (['a'], 'P', 64)
     """
     resolved = resolve_samples_path(path)
-    stamp = file_stamp(resolved)  # taken first: a change while the file is read is caught too
+    before = resolved.stat()  # taken first: a change while the file is read is caught too
     digest = hashlib.sha256()
-    rules = SampleRules(resolved, benchmark, benchmark_of=benchmark_of)
+    rules = SampleRules(resolved, benchmark, benchmarks)
     passing = iter_samples(resolved, provenance_keys=None, share_strings=False, rules=rules, digest=digest)
     first = next(passing, None)
     if first is None:
         raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
-    if benchmark_of is not None and rules.benchmark is not None:
-        provenance_keys = rules.benchmark.provenance()
+    if benchmarks is not None:
+        provenance_keys = rules.provenance_keys
     if provenance_keys is None:  # keep every key any sample has: gather them while reading
         samples = [first, *passing]
         keys: Collection[str] = sorted({k for s in samples for k in s.provenance})
@@ -217,23 +207,32 @@ def read_sample_columns(
     duplicate = columns.first_duplicate_id()
     if duplicate is not None:
         earlier, later = duplicate
-        raise duplicate_id_error(resolved, columns.ids[later], earlier=earlier, later=later)
-    if file_stamp(resolved) != stamp:
+        raise _duplicate_id(resolved, columns.ids[later], earlier=earlier, later=later)
+    after = resolved.stat()
+    if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
         raise SourceError(resolved, None, "the file changed while it was being read", fix="read it again")
     sha256 = sha256_file(resolved) if resolved.suffix == ".parquet" else digest.hexdigest()
-    return ReadColumns(columns, sha256, rules.benchmark)
+    return ReadColumns(columns, sha256, rules.benchmark, resolved)
 
 
 def read_samples(
-    path: str | Path, *, provenance_keys: Collection[str] | None = None, benchmark: Benchmark | None = None
+    path: str | Path,
+    *,
+    provenance_keys: Collection[str] | None = None,
+    benchmark: Benchmark | None = None,
+    benchmarks: Mapping[str, Benchmark] | None = None,
 ) -> list[Sample]:
     """Samples from a run directory, a JSONL file or a Parquet file; ids must be unique, and the
-    samples follow ``benchmark``'s sample rules (:func:`iter_samples`). ``provenance_keys`` keeps
-    only those provenance keys (None: all)."""
+    samples follow ``benchmark``'s sample rules (or those of the benchmark ``benchmarks`` holds for
+    the first sample's source). ``provenance_keys`` keeps only those provenance keys (None: all)."""
     resolved = resolve_samples_path(path)
-    rules = SampleRules(resolved, benchmark)
+    rules = SampleRules(resolved, benchmark, benchmarks)
     samples = list(iter_samples(resolved, provenance_keys=provenance_keys, rules=rules))
-    check_unique_ids(resolved, samples)
+    seen: dict[str, int] = {}
+    for position, sample in enumerate(samples):
+        earlier = seen.setdefault(sample.id, position)
+        if earlier != position:
+            raise _duplicate_id(resolved, sample.id, earlier=earlier, later=position)
     return samples
 
 
@@ -246,51 +245,81 @@ def iter_samples(
     digest: Any = None,
 ) -> Iterator[Sample]:
     """The samples of :func:`read_samples` one at a time (ids not checked for uniqueness): a pass
-    over a big run holds one sample. ``share_strings=False``: no table of the texts seen (for a
-    caller that keeps no sample). ``rules``: a benchmark's (default: those of every samples
-    file). ``digest``: a ``hashlib`` object fed a JSONL file's bytes."""
+    over a big run holds one sample. ``share_strings``: one object per distinct string (samples
+    repeat most of their text; a WQ-NLI sample then takes about a third of the memory);
+    ``rules``: a benchmark's (default: those of every samples file); ``digest``: a ``hashlib``
+    object fed a JSONL file's bytes."""
     path = resolve_samples_path(path)
     records = _parquet_records(path) if path.suffix == ".parquet" else _json_records(path, digest)
-    records = _through_the_door(path, records)
-    shared = StringPool(_SHARED_FIELDS, provenance_keys, share=share_strings)
     rules = rules or SampleRules(path)
+    keep = None if provenance_keys is None else frozenset(provenance_keys)
+    strings: dict[str, str] = {}
+    share = strings.setdefault
     for line, raw in records:
         fields, provenance = _record(path, line, raw)
         rules.check(line, fields, provenance)
-        yield shared.sample(fields, provenance)
+        if keep is not None:
+            provenance = {k: v for k, v in provenance.items() if k in keep}
+        text = {name: fields[name] for name in _SHARED_FIELDS}
+        if share_strings:  # inline, not a call per field (reading WQ-NLI took 60% longer)
+            text = {name: share(v, v) if type(v) is str else v for name, v in text.items()}
+            provenance = _shared(provenance, share)
+        yield Sample(id=fields["id"], pair_key=fields["pair_key"], **text, provenance=provenance)
 
 
-def _through_the_door(path: Path, records: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
-    """The records with their premises and hypotheses through the text door, which names the line."""
-    for line, raw in records:
-        for name in ("premise", "hypothesis") if isinstance(raw, dict) else ():
-            value = raw.get(name)
-            if type(value) is str and not value.isascii():
-                raw[name] = enter_text(value, f"{path}:{line} ({name})", stacklevel=4)
-        yield line, raw
+def _shared(value: Any, share: Any) -> Any:
+    """``value`` with every string in it (dict keys, list items, nested) one shared object."""
+    if type(value) is str:
+        return share(value, value)
+    if type(value) is dict:  # strings and numbers inline: a call per value is slow
+        return {
+            share(k, k): share(v, v)
+            if type(v) is str
+            else (_shared(v, share) if type(v) in (dict, list) else v)
+            for k, v in value.items()
+        }
+    if type(value) is list:
+        return [_shared(v, share) for v in value]
+    return value
 
 
 def _json_records(path: Path, digest: Any) -> Iterator[tuple[int, Any]]:
-    """``(line, JSON value)`` of each non-blank line, every byte fed to ``digest``."""
+    """``(line, JSON value)`` of each non-blank line, its texts through the door, every byte fed
+    to ``digest``."""
     with path.open("rb") as handle:
         for number, line in enumerate(handle, start=1):
             if digest is not None:
                 digest.update(line)
             if line.strip():
-                yield number, parse_json(path, line, line=number)
+                yield number, parse_json(path, line, line=number, texts=_TEXTS)
 
 
 def _parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(row, record)`` of a Parquet samples file, its provenance column read as JSON."""
+    """``(row, record)`` of a Parquet samples file, its provenance column read as JSON and its
+    texts through the door."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     line = 0
-    for batch in parquet_batches(path):
-        for row in batch.to_pylist():
-            line += 1
-            provenance = row.get("provenance")
-            if not isinstance(provenance, str | None):
-                raise SourceError(path, "provenance", "not a JSON object", line=line)
-            row["provenance"] = parse_json(path, provenance or "{}", line=line)
-            yield line, row
+    try:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
+            for row in batch.to_pylist():
+                line += 1
+                provenance = row.get("provenance")
+                if not isinstance(provenance, str | None):
+                    raise SourceError(path, "provenance", "not a JSON object", line=line)
+                row["provenance"] = parse_json(path, provenance or "{}", line=line)
+                for name in _TEXTS:
+                    if type(row.get(name)) is str and not row[name].isascii():
+                        row[name] = enter_text(row[name], f"{path}:{line} ({name})", stacklevel=4)
+                yield line, row
+    except (pa.ArrowException, OSError, ValueError, KeyError) as exc:
+        raise SourceError(
+            path,
+            None,
+            f"not a readable Parquet samples file ({type(exc).__name__}: {exc})",
+            fix="write it again with `nlibias expand`, or pass the samples.jsonl file",
+        ) from None
 
 
 def is_blank_text(text: str) -> bool:
@@ -308,53 +337,54 @@ def is_blank_text(text: str) -> bool:
 _KEY_FIELDS = ("id", "source", "domain", "subtopic", "pair_key", "group", "counterfactual_group")
 """Fields that name a slice, a pair or a sample: ``" gender"`` would be a slice of its own."""
 _TWIN_FIELDS = ("domain", "subtopic", "premise", "premise_index", "combination_index", "premise_template")
-"""What the two samples of a pair share: their slice, and their premise (its text where the
-source keeps it, otherwise the premise and word combination it was rendered from)."""
+"""What a pair's two samples share: their slice, and their premise (its text where the source
+keeps it, otherwise the premise and word combination it was rendered from)."""
 
 
+@dataclass
 class SampleRules:
-    """The rules of one samples file's samples: ``benchmark``'s (or, with ``benchmark_of``, those of
-    the benchmark the first sample's ``source`` names) and those of every samples file. A pair's
-    first sample waits here until its twin is read (they are usually next to each other)."""
+    """The rules of one samples file's samples: ``benchmark``'s (or those of the benchmark that
+    ``benchmarks`` holds for the first sample's ``source``) and those of every samples file. A
+    pair's first sample waits here until its twin is read (usually the next line)."""
 
-    def __init__(
-        self,
-        path: Path,
-        benchmark: Benchmark | None = None,
-        *,
-        benchmark_of: Callable[[str], Benchmark] | None = None,
-    ) -> None:
-        self._path, self._benchmark_of = path, benchmark_of
-        self._waiting: dict[str, tuple[int, tuple[Any, ...]]] = {}
-        self._use(benchmark)
-
-    def _use(self, benchmark: Benchmark | None) -> None:
-        self.benchmark = benchmark
-        self._neutral_gold = frozenset(benchmark.neutral_gold) if benchmark is not None else frozenset()
-        self._shared_premises = frozenset(benchmark.shared_premises) if benchmark is not None else frozenset()
+    path: Path
+    benchmark: Benchmark | None = None
+    benchmarks: Mapping[str, Benchmark] | None = None
+    provenance_keys: frozenset[str] | None = None
+    """The provenance keys the measures of the benchmark found in ``benchmarks`` read (None: all)."""
+    _waiting: dict[str, tuple[int, tuple[Any, ...]]] = field(default_factory=dict)
 
     def check(self, line: int, fields: Mapping[str, Any], provenance: Any) -> None:
         """Refuse a sample that breaks a rule, naming the file, line and field."""
-        if self._benchmark_of is not None:  # the first sample: its benchmark's rules hold for all
-            self._use(self._benchmark_of(fields["source"]))
-            self._benchmark_of = None
         for name in _KEY_FIELDS:
             value = fields[name]
             if value is not None and (not value or value.strip() is not value):
                 self._key_field(line, name, value)
-        for name in ("premise", "hypothesis"):
+        for name in _TEXTS:
             if is_blank_text(fields[name]):
                 raise SourceError(
-                    self._path,
+                    self.path,
                     name,
                     "empty text (nothing visible: only spaces or zero-width characters)",
                     line=line,
                     fix="remove the sample or write its text",
                 )
         stereotype, gold, source = fields["stereotype"], fields["gold"], fields["source"]
-        if stereotype is not None and gold != "neutral" and source in self._neutral_gold:
+        if self.benchmarks is not None:  # the first sample: its benchmark's rules hold for all
+            try:
+                self.benchmark = self.benchmarks[source]
+            except DataError as error:
+                raise SourceError(self.path, error.field, error.reason, fix=error.fix) from None
+            self.benchmarks, self.provenance_keys = None, self.benchmark.provenance()
+        benchmark = self.benchmark
+        if (
+            stereotype is not None
+            and gold != "neutral"
+            and benchmark is not None
+            and source in benchmark.neutral_gold
+        ):
             raise SourceError(
-                self._path,
+                self.path,
                 "gold",
                 f"a {source} bias sample (stereotype {stereotype}) has gold {gold}; "
                 "its bias samples are neutral",
@@ -365,7 +395,8 @@ class SampleRules:
         if key is None or stereotype is None:  # a test sample is no member of a pair
             return
         given = provenance if isinstance(provenance, dict) else {}
-        premise = fields["premise"] if source in self._shared_premises else None
+        shares_premises = benchmark is not None and source in benchmark.shared_premises
+        premise = fields["premise"] if shares_premises else None
         shared = (fields["domain"], fields["subtopic"], premise, *(given.get(k) for k in _TWIN_FIELDS[3:]))
         first = self._waiting.pop(key, None)
         if first is None:
@@ -374,7 +405,7 @@ class SampleRules:
         for name, a, b in zip(_TWIN_FIELDS, first[1], shared, strict=True):
             if a != b:  # the first three are the samples' own fields, the rest provenance keys
                 raise SourceError(
-                    self._path,
+                    self.path,
                     name if name in _TWIN_FIELDS[:3] else f"provenance.{name}",
                     f"the two samples of pair {key!r} differ in {name}: {a!r} on line {first[0]}, "
                     f"{b!r} on line {line}; a counterfactual pair differs only in its group",
@@ -389,9 +420,9 @@ class SampleRules:
             if name in ("pair_key", "group", "counterfactual_group"):
                 fix = "use null where there is none"
             reason = "empty sample id" if name == "id" else "empty text"
-            raise SourceError(self._path, name, reason, line=line, fix=fix)
+            raise SourceError(self.path, name, reason, line=line, fix=fix)
         raise SourceError(
-            self._path,
+            self.path,
             name,
             f"{value!r} has spaces around it (it would be a {name} of its own, apart from {value.strip()!r})",
             line=line,
@@ -399,19 +430,9 @@ class SampleRules:
         )
 
 
-def check_unique_ids(path: Path, samples: Iterable[Sample]) -> None:
-    """Refuse a second sample with an id already read (:func:`duplicate_id_error`)."""
-    seen: dict[str, int] = {}
-    for position, sample in enumerate(samples):
-        earlier = seen.setdefault(sample.id, position)
-        if earlier != position:
-            raise duplicate_id_error(path, sample.id, earlier=earlier, later=position)
-
-
-def duplicate_id_error(path: Path, sample_id: str, *, earlier: int, later: int) -> SourceError:
+def _duplicate_id(path: Path, sample_id: str, *, earlier: int, later: int) -> SourceError:
     """The error for a sample id at positions ``earlier`` and ``later`` (0-based) of a samples file,
-    naming the lines both are on (blank lines make a JSONL line differ from a position; a Parquet
-    file's rows, or a file that cannot be read again, are numbered from 1)."""
+    naming both lines (a JSONL file's blank lines make a line differ from a position)."""
     lines = {earlier: earlier + 1, later: later + 1}
     if path.suffix != ".parquet":
         try:
@@ -429,22 +450,6 @@ def duplicate_id_error(path: Path, sample_id: str, *, earlier: int, later: int) 
         line=lines[later],
         fix="every sample needs its own id",
     )
-
-
-def parquet_batches(path: Path, columns: list[str] | None = None) -> Iterator[Any]:
-    """The record batches of a Parquet file; a damaged file or a missing column is refused naming it."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        yield from pq.ParquetFile(path).iter_batches(batch_size=4096, columns=columns)
-    except (pa.ArrowException, OSError, ValueError, KeyError) as exc:
-        raise SourceError(
-            path,
-            None,
-            f"not a readable Parquet samples file ({type(exc).__name__}: {exc})",
-            fix="write it again with `nlibias expand`, or pass the samples.jsonl file",
-        ) from None
 
 
 def peek_source(path: str | Path) -> str | None:

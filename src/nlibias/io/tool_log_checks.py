@@ -1,8 +1,6 @@
-"""Checks that another tool's run finished and covered its task before its log is scored (a
-failed or cut-short run scored as a real one would be silently wrong): an empty file or one that
-cannot be what its name says; an Inspect log that did not succeed, a sample that errored, fewer
-samples than completed; an lm-eval samples file without its ``results_*.json`` or not holding
-exactly the documents lm-eval evaluated (all of the task's, unless ``--limit``).
+"""Checks that another tool's run finished and covered its task before its log is scored: an
+Inspect log that succeeded, no errored sample, every completed sample; an lm-eval samples file
+beside its ``results_*.json``, holding exactly the documents evaluated (all, unless ``--limit``).
 
 >>> lm_eval_results_path("out/m/samples_nlibias_bbnli_true_2026-01-01T00-00-00.123.jsonl").name
 'results_2026-01-01T00-00-00.123.json'

@@ -1,11 +1,8 @@
-"""Other tools' logs read as nlibias predictions, so ``nlibias score`` scores them with our measures.
-
-:func:`predictions_format` tells the format by content: an lm-evaluation-harness ``--log_samples``
-file of a task ``nlibias export lm-eval`` wrote (each document's per-choice log-likelihoods read as
-a **scored** answer: an answer word's log-probability is the log-sum-exp over its spellings,
-renormalised among the words), an Inspect AI log of an ``nlibias/...`` task (each completion a
-**generated** answer, parsed as our own), or nlibias' own JSONL. :func:`native_predictions`
-converts a log, checked first (:mod:`nlibias.io.tool_log_checks`), into the usual reader's format.
+"""Other tools' logs read as nlibias predictions for ``nlibias score``, the format told by content:
+an lm-eval ``--log_samples`` file of an exported task (per-choice log-likelihoods as a **scored**
+answer: a word's log-probability is the log-sum-exp over its spellings, renormalised among the
+words), an Inspect log of an ``nlibias/...`` task (each completion a **generated** answer), or
+nlibias' own JSONL. :func:`native_predictions` converts a checked log to the native format.
 
 >>> word_probabilities([-1.0, -2.0, -1.5], ["yes", "yes", "no"], ("yes", "no"))["no"]  # doctest: +ELLIPSIS
 0.3071...
@@ -89,12 +86,9 @@ def _looks_like_inspect_json(path: Path) -> bool:
 
 @contextmanager
 def native_predictions(path: str | Path) -> Iterator[Path]:
-    """``path`` itself for nlibias' own format; for an lm-eval or Inspect log, a converted
-    predictions file (removed on leaving). An empty file, a file that cannot be what its name
-    says, and the log of a run that failed or did not cover its task are refused
-    (:mod:`nlibias.io.tool_log_checks`); so is a row that breaks a rule of its kind
-    (:mod:`nlibias.schema.prediction_rows`). An error raised while the converted file is read
-    (an unknown sample id, a duplicate row) names the log and the row's place in it, not the copy."""
+    """``path`` itself in nlibias' own format, else a converted predictions file (removed on
+    leaving) of a checked log (:mod:`nlibias.io.tool_log_checks`; rows: their kind's rules). An
+    error raised while the copy is read names the log and the row's place in it."""
     path = Path(path)
     check_input_file(path)
     kind = predictions_format(path)
@@ -292,7 +286,7 @@ def _lm_eval_doc(path: Path, line: int, raw: Any) -> dict[str, Any]:
             fix="export the task with `nlibias export lm-eval` and run lm_eval with --log_samples",
         )
     answers, choices = doc["answers"], doc["choice_answers"]
-    if answers not in ANSWER_SETS:
+    if not isinstance(answers, str) or answers not in ANSWER_SETS:  # a list: no key of a dict
         raise SourceError(
             path, "doc.answers", f"{answers!r} is not an answer set ({', '.join(ANSWER_SETS)})", line=line
         )

@@ -1,10 +1,7 @@
-"""The one checked way to parse JSON from a user file: every failure is a
-:class:`~nlibias.errors.SourceError` with the file and line, never an internal error.
-
-Python's ``json`` accepts what no JSON file should hold and fails on what it cannot read with
-errors that name nothing: ``NaN`` / ``Infinity`` (not JSON; a number that would poison every mean),
-nesting deep enough to exhaust the recursion limit (``RecursionError``), an integer longer than
-the interpreter's digit limit (``ValueError``), a lone ``\\ud800`` escape (not a character).
+"""The one checked way to parse JSON from a user file, and the door a record's texts pass through:
+every failure is a :class:`~nlibias.errors.SourceError` naming the file and line. Refused:
+``NaN`` / ``Infinity`` (not JSON), nesting deep enough to exhaust the recursion limit, an integer
+past the interpreter's digit limit, a lone ``\\ud800`` escape (not a character).
 
 >>> parse_json("x.jsonl", '{"id": "a", "p": NaN}', line=3)
 Traceback (most recent call last):
@@ -20,13 +17,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from nlibias.errors import SourceError
-from nlibias.textio.text_files import check_json_text
+from nlibias.textio.text_door import enter_text
 
 _KEY_BEFORE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*$')
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 class _NotANumber(Exception):
@@ -43,24 +42,38 @@ _NAN_DECODER = json.JSONDecoder()
 
 
 def parse_json(
-    path: str | Path, text: str | bytes, *, line: int | None = None, allow_nan: bool = False
+    path: str | Path,
+    text: str | bytes,
+    *,
+    line: int | None = None,
+    allow_nan: bool = False,
+    texts: Collection[str] = (),
 ) -> Any:
-    """The JSON value in ``text`` (read from ``path``, starting on ``line``), every failure of the
-    module notes refused with the file and line (``allow_nan``: a reader that checks ``NaN`` per
-    field sees it); a byte-order mark is dropped."""
+    """The JSON value in ``text`` (read from ``path``, starting on ``line``; a byte-order mark
+    dropped), refused as the module says (``allow_nan``: the caller checks ``NaN`` per field). The
+    ``texts`` fields of an object go through the text door
+    (:func:`~nlibias.textio.text_door.enter_text`), its warning naming the line.
+
+    >>> parse_json("s.jsonl", '{"premise": "Zoe\\u0308"}', line=2, texts=("premise",))
+    {'premise': 'Zoë'}
+    """
     constant = None if allow_nan else _refuse_constant
     try:  # the usual case first: valid UTF-8 and JSON, parsed once by a decoder made once
         decoded = text.decode("utf-8") if isinstance(text, bytes) else text
         value = (_DECODER if constant is not None else _NAN_DECODER).decode(decoded)
     except (ValueError, RecursionError, _NotANumber):
-        return _parse_slowly(path, text, line, constant)  # says why, with the line
-    if "\\u" in decoded:
+        decoded, value = _parse_slowly(path, text, line, constant)  # says why, with the line
+    if "\\u" in decoded and _SURROGATE_ESCAPE.search(decoded):
         check_json_text(path, decoded, value, line=line)
+    for name in texts if type(value) is dict else ():
+        field = value.get(name)
+        if type(field) is str and not field.isascii():
+            value[name] = enter_text(field, f"{path}:{line or 1} ({name})", stacklevel=3)
     return value
 
 
-def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constant: Any) -> Any:
-    """:func:`parse_json` of a text json could not parse as it is: each failure said with its line."""
+def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constant: Any) -> tuple[str, Any]:
+    """The text and value of a text the fast path could not parse: each failure said with its line."""
     if isinstance(text, bytes):
         data = text.removeprefix(b"\xef\xbb\xbf")
         try:
@@ -73,10 +86,9 @@ def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constan
     text = text.removeprefix("\ufeff")
     first = line or 1
     try:
-        value = json.loads(text, parse_constant=constant)
+        return text, json.loads(text, parse_constant=constant)
     except json.JSONDecodeError as exc:
-        # an error at the end of the text (a truncated line) is on the last line with text,
-        # not the line after its final newline
+        # an error at the end of a truncated text is on its last line with text
         at = min(exc.pos, len(text.rstrip()))
         line_start = text.rfind("\n", 0, at) + 1
         reason = f"invalid JSON: {exc.msg} (column {at - line_start + 1})"
@@ -101,8 +113,43 @@ def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constan
             line=first + _line_of_long_number(text),
             fix="write the number with fewer digits (or as a string)",
         ) from None
-    if "\\u" in text:
-        check_json_text(path, text, value, line=line)
+
+
+def check_json_text(path: str | Path, text: str, value: Any, *, line: int | None = None) -> Any:
+    r"""``value`` (parsed from the JSON ``text`` of ``path``, starting on ``line``) unless a
+    ``\ud800``-``\udfff`` escape in it is not half of a surrogate pair (not text: it would fail
+    when written).
+
+    >>> lone = '{"a":\n "\\ud800"}'
+    >>> check_json_text("x.json", lone, json.loads(lone))
+    Traceback (most recent call last):
+    nlibias.errors.SourceError: x.json:2: a \ud800-\udfff escape that is not half of a surrogate pair is not a character (remove it or write the character itself)
+    """
+    if not _SURROGATE_ESCAPE.search(text):
+        return value
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        where = line
+        for match in _SURROGATE_ESCAPE.finditer(text):
+            high = match.group()[2].lower() in "89ab"
+            after = text[match.end() : match.end() + 6]
+            before = text[max(0, match.start() - 6) : match.start()]
+            paired = (
+                _SURROGATE_ESCAPE.fullmatch(after) and after[2].lower() in "cdef"
+                if high
+                else _SURROGATE_ESCAPE.fullmatch(before) and before[2].lower() in "89ab"
+            )
+            if not paired:
+                where = (line or 1) + text.count("\n", 0, match.start())
+                break
+        raise SourceError(
+            path,
+            None,
+            "a \\ud800-\\udfff escape that is not half of a surrogate pair is not a character",
+            line=where,
+            fix="remove it or write the character itself",
+        ) from None
     return value
 
 

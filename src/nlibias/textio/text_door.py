@@ -1,23 +1,17 @@
-"""The one door text enters nlibias through: sample texts, training rows, word lists and names.
+"""The one door text enters nlibias through: NFC, a leading byte-order mark dropped, and every
+format character (Unicode Cf: zero-width spaces, joiners, soft hyphens, bidi controls) removed
+with a warning naming where ("h\u200ber" is not "her" to a program). Compatibility forms
+("ｈｅｒ", "x²") are kept (NFKC would change the text); word matching reads them through :func:`fold`.
 
-:func:`enter_text` returns a text in NFC (canonically equivalent spellings become one), a
-leading byte-order mark dropped and every format character (Unicode category Cf: zero-width
-spaces and joiners, soft hyphens, bidirectional controls) removed with a warning naming where:
-they are invisible, yet "h\\u200ber" is not "her" to a program. Compatibility forms (full-width
-"ｈｅｒ", "x²") are kept, as NFKC would change what a text says; word matching reads them through
-:func:`fold`, one letter at a time so that positions stay.
-
->>> enter_text("\\ufeffHe\\u0301le\\u0300ne", "names.tsv:1")
+>>> enter_text("\ufeffHe\u0301le\u0300ne", "names.tsv:1")
 'Hélène'
 >>> import warnings
 >>> with warnings.catch_warnings(record=True) as caught:
 ...     warnings.simplefilter("always")
-...     enter_text("h\\u200ber", "train.jsonl:5 (premise)")
+...     enter_text("h\u200ber", "train.jsonl:5 (premise)")
 'her'
 >>> str(caught[0].message)
 'train.jsonl:5 (premise): removed 1 invisible format character (U+200B ZERO WIDTH SPACE) from the text'
->>> fold("ＨＥＲ ｂｏｏｋ")
-'HER book'
 """
 
 from __future__ import annotations
@@ -35,12 +29,8 @@ class FormatCharactersWarning(UserWarning):
 
 
 def enter_text(text: str, where: str, *, lines: bool = False, stacklevel: int = 2) -> str:
-    """``text`` through the door (see the module notes), a :class:`FormatCharactersWarning` naming
-    ``where`` (``lines``: ``text`` is the whole file ``where``, and the line is named too).
-
-    >>> enter_text("A man naps.", "premise")
-    'A man naps.'
-    """
+    """``text`` through the door, the warning naming ``where`` (``lines``: ``text`` is the whole
+    file ``where``, and the warning names the line too)."""
     if text.isascii():  # ASCII is NFC and holds no format character: the usual case, in C
         return text
     if text.startswith(BOM):

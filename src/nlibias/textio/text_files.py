@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from nlibias.errors import SourceError
+from nlibias.textio.json_text import check_json_text as check_json_text  # its old home
 
 CSV_FIELD_LIMIT = 128 * 1024
 """Largest CSV field read (128 KiB, Python's default): a larger one is refused with its line."""
@@ -61,51 +60,6 @@ def decode_utf8(path: str | Path, data: bytes, *, line: int = 1) -> str:
 def read_text(path: str | Path) -> str:
     """The text of ``path`` decoded as UTF-8 (see :func:`decode_utf8`)."""
     return decode_utf8(path, Path(path).read_bytes())
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
-def check_json_text(path: str | Path, text: str, value: Any, *, line: int | None = None) -> Any:
-    r"""``value`` (parsed from the JSON ``text`` of ``path``, starting on ``line``) unless a
-    ``\ud800``-``\udfff`` escape in it is not half of a surrogate pair: refused with its line, as
-    such a string is not text and would fail later, when written.
-
-    >>> import json
-    >>> pair = '{"a":\n "\\ud83d\\ude00"}'
-    >>> check_json_text("x.json", pair, json.loads(pair))
-    {'a': '😀'}
-    >>> lone = '{"a":\n "\\ud800"}'
-    >>> check_json_text("x.json", lone, json.loads(lone))
-    Traceback (most recent call last):
-    nlibias.errors.SourceError: x.json:2: a \ud800-\udfff escape that is not half of a surrogate pair is not a character (remove it or write the character itself)
-    """
-    if not _SURROGATE_ESCAPE.search(text):
-        return value
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        where = line
-        for match in _SURROGATE_ESCAPE.finditer(text):
-            high = match.group()[2].lower() in "89ab"
-            after = text[match.end() : match.end() + 6]
-            before = text[max(0, match.start() - 6) : match.start()]
-            paired = (
-                _SURROGATE_ESCAPE.fullmatch(after) and after[2].lower() in "cdef"
-                if high
-                else _SURROGATE_ESCAPE.fullmatch(before) and before[2].lower() in "89ab"
-            )
-            if not paired:
-                where = (line or 1) + text.count("\n", 0, match.start())
-                break
-        raise SourceError(
-            path,
-            None,
-            "a \\ud800-\\udfff escape that is not half of a surrogate pair is not a character",
-            line=where,
-            fix="remove it or write the character itself",
-        ) from None
-    return value
 
 
 def read_csv_records(path: str | Path, text: str | None = None) -> Iterator[tuple[int, dict[str, str]]]:
