@@ -14,7 +14,7 @@ import os
 import shutil
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from nlibias.debias.finetune_checks import (
     check_options,
     check_splits,
     check_training_set,
+    refuse_unlabelled,
     warn_one_label,
 )
 from nlibias.debias.finetune_record import (
@@ -42,6 +43,7 @@ from nlibias.io.atomic import write_json
 from nlibias.io.overwrites import refuse_overwrites
 from nlibias.io.stages import canonical, changes, fingerprint, model_identity
 from nlibias.models.hf_common import load_pretrained
+from nlibias.models.mlm.model_names import loading_as
 from nlibias.models.nli.labels import canonical_label
 from nlibias.runtime.progress import ProgressLines, bars_wanted, restore_library_bars
 from nlibias.schema.declared import declared
@@ -78,32 +80,23 @@ def _labelled(source: str, split: str, digest: str | None) -> Iterator[dict[str,
 
 
 def _tokenized(
-    source: str | Path,
-    split: str,
-    tokenizer: Any,
-    settings: FinetuneSettings,
-    label_ids: dict[str, int],
-    cache_dir: Path,
-    digest: str | None,
+    data: dict[str, Any], split: str, tokenizer: Any, max_length: int, label_ids: dict[str, int], cache: Path
 ) -> Any:
-    """The labelled rows as a tokenized ``datasets.Dataset`` (Arrow files under ``cache_dir``),
-    labels as the model's own ids."""
+    """The labelled rows of ``data`` (its recorded ``path`` and ``sha256``) as a tokenized
+    ``datasets.Dataset`` cached under ``cache``, labels as the model's own ids."""
     import datasets
 
     features = {name: datasets.Value("string") for name in ("premise", "hypothesis", "label")}
     dataset = datasets.Dataset.from_generator(
         _labelled,
-        gen_kwargs={"source": str(source), "split": split, "digest": digest or str(source)},
-        cache_dir=str(cache_dir),
+        gen_kwargs={"source": data["path"], "split": split, "digest": data["sha256"] or data["path"]},
+        cache_dir=str(cache),
         features=datasets.Features(features),
     )
-    if len(dataset) == 0:
-        raise ConfigError(f"{source} has no labelled rows", parameter="train")
+    refuse_unlabelled(data["path"], "train", len(dataset))
 
     def encode(batch: dict[str, list[Any]]) -> Any:
-        encoded = tokenizer(
-            batch["premise"], batch["hypothesis"], truncation=True, max_length=settings.max_length
-        )
+        encoded = tokenizer(batch["premise"], batch["hypothesis"], truncation=True, max_length=max_length)
         encoded["labels"] = [label_ids[name] for name in batch["label"]]
         return encoded
 
@@ -115,7 +108,7 @@ def _load_model(model: str) -> tuple[Any, Any, dict[str, int]]:
     else a new head) and the head's id of each label."""
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-    try:
+    with loading_as("model", model):
         tokenizer = load_pretrained(AutoTokenizer.from_pretrained, model, what="tokenizer")
         config = load_pretrained(AutoConfig.from_pretrained, model, what="model config")
         own = {int(k): canonical_label(str(v)) for k, v in (getattr(config, "id2label", None) or {}).items()}
@@ -128,14 +121,12 @@ def _load_model(model: str) -> tuple[Any, Any, dict[str, int]]:
                 AutoModelForSequenceClassification.from_pretrained, model, num_labels=3,
                 id2label=ID2LABEL, label2id=label_ids, ignore_mismatched_sizes=True,
             )  # fmt: skip
-    except ConfigError as error:  # the loader names its own parameter; here it is ``model``
-        raise ConfigError(str(error), parameter="model") from error.__cause__
     if tokenizer.pad_token is None:  # GPT-style tokenizers: pad with end-of-text
         tokenizer.pad_token = tokenizer.eos_token
         classifier.config.pad_token_id = tokenizer.pad_token_id
-    # what the first training forward pass sets (integer labels, 3 classes): set here, a resume
-    # with no step left to train saves the same config.json as a run never stopped
+    # set as the first training step would: a resume with no step left saves the same config.json
     classifier.config.problem_type = "single_label_classification"
+    return tokenizer, classifier, label_ids
     return tokenizer, classifier, label_ids
 
 
@@ -217,21 +208,27 @@ def _plan(out: Path, inputs: dict[str, Any], force: bool) -> tuple[str | None, l
     plan_path = checkpoints / "plan.json"
     resume, discarded = usable_checkpoint(checkpoints)
     if plan_path.is_file() and resume is not None:  # a plan without checkpoints (a failed start) is replaced
-        recorded = json.loads(plan_path.read_text(encoding="utf-8"))
-        recorded_inputs = recorded.get("inputs") if "inputs" in recorded else None
-        if canonical(recorded_inputs) != canonical(inputs):
-            if not force:
-                raise ConfigError(
-                    f"{out} holds checkpoints of a run with other inputs ({plan_path}): "
-                    + "; ".join(changes(recorded_inputs, inputs))
-                    + ". Use another {out_dir}, or set {force} to start over",
-                    parameter="out_dir",
-                    names=("force",),
-                )
+        recorded = json.loads(plan_path.read_text(encoding="utf-8")).get("inputs")
+        if canonical(recorded) != canonical(inputs):
+            _refuse_other_inputs(
+                out, f"checkpoints of a run with other inputs ({plan_path})", recorded, inputs, force
+            )
             _remove(checkpoints)
             resume = None
     write_json(plan_path, {"inputs": inputs, "fingerprint": fingerprint(inputs)})
     return (None if resume is None else str(resume)), discarded
+
+
+def _refuse_other_inputs(out: Path, held: str, recorded: Any, inputs: dict[str, Any], force: bool) -> None:
+    """Unless ``force``, refuse an ``out`` that holds the work of other inputs, naming each change."""
+    if not force:
+        raise ConfigError(
+            f"{out} holds {held}: "
+            + "; ".join(changes(recorded, inputs))
+            + ". Use another {out_dir}, or set {force} to start over",
+            parameter="out_dir",
+            names=("force",),
+        )
 
 
 def _remove(folder: Path) -> None:
@@ -259,14 +256,7 @@ def _existing(out: Path, inputs: dict[str, Any], force: bool) -> FinetuneRecord 
         return None
     if record.get("fingerprint") == fingerprint(inputs):
         return record
-    if not force:
-        raise ConfigError(
-            f"{out} holds a model fine-tuned with other inputs: "
-            + "; ".join(changes(record.get("inputs"), inputs))
-            + ". Use another {out_dir}, or set {force} to train again there",
-            parameter="out_dir",
-            names=("force",),
-        )
+    _refuse_other_inputs(out, "a model fine-tuned with other inputs", record.get("inputs"), inputs, force)
     path.unlink()
     _remove(out / CHECKPOINTS)
     return None
@@ -314,8 +304,8 @@ def finetune(
     progress: bool = True,
     callbacks: Sequence[Any] = (),
 ) -> FinetuneRecord:
-    """Fine-tune ``model`` on an NLI training set into ``out_dir``, as ``nlibias finetune``; returns
-    the record also written as ``out_dir/finetune.json``.
+    """Fine-tune ``model`` on an NLI training set into ``out_dir``, as ``nlibias finetune``; the
+    options are :class:`TrainingOptions`'. Returns the record also written as ``out_dir/finetune.json``.
 
     >>> # nlibias.finetune("bert-base-uncased", "runs/aug", "runs/bert-aug")["eval_accuracy"]
     """
@@ -330,7 +320,7 @@ def finetune(
         max_steps=max_steps,
         save_steps=save_steps,
         seed=seed,
-        lr_scheduler=lr_scheduler,
+        lr_scheduler=lr_scheduler,  # type: ignore[arg-type]  # held to its Literal by check_options
         warmup_steps=warmup_steps,
         warmup_ratio=warmup_ratio,
         split=split,
@@ -357,13 +347,11 @@ def finetune_settings(model: str, options: TrainingOptions) -> FinetuneSettings:
     """The settings of a fine-tune, every option checked (:func:`check_options`) before any work."""
     import torch
 
-    chosen = asdict(options)
-    rate = chosen.pop("learning_rate")
-    if rate is None:
-        rate = default_learning_rate(model)
-    check_options(learning_rate=rate, **{k: v for k, v in chosen.items() if k not in ("split", "eval_split")})
+    rate = default_learning_rate(model) if options.learning_rate is None else options.learning_rate
+    chosen = asdict(replace(options, learning_rate=rate))
+    check_options(**chosen)
     bf16 = bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-    return FinetuneSettings(model=model, learning_rate=float(rate), bf16=bf16, **chosen)
+    return FinetuneSettings(**{**chosen, "learning_rate": float(rate)}, model=model, bf16=bf16)
 
 
 def _train(
@@ -382,18 +370,17 @@ def _train(
     finished = final_step(resume_from)
     if finished is not None:  # killed after the last checkpoint: its weights are the trained model
         classifier = type(classifier).from_pretrained(resume_from)
-    # a fast tokenizer saves the truncation of its last call (in every checkpoint and in OUT):
-    # make that call first, so what is saved is the same whether this run tokenized the data or
-    # found it in the cache (a resume)
+    # a fast tokenizer saves the truncation of its last call: make that call first, so a resume
+    # (data from the cache) saves what a whole run saves
     tokenizer(["premise"], ["hypothesis"], truncation=True, max_length=settings.max_length)
     data_dir = out / CHECKPOINTS / "data"
-    train, eval_path = inputs["train"]["path"], (inputs["eval"] or {}).get("path")
-    hashes = {"train": inputs["train"]["sha256"], "eval": (inputs["eval"] or {}).get("sha256")}
-    train_set = _tokenized(train, settings.split, tokenizer, settings, label_ids, data_dir, hashes["train"])
+    train_set = _tokenized(
+        inputs["train"], settings.split, tokenizer, settings.max_length, label_ids, data_dir
+    )
     eval_set = None
-    if eval_path is not None:
+    if inputs["eval"] is not None:
         eval_set = _tokenized(
-            eval_path, settings.eval_split, tokenizer, settings, label_ids, data_dir, hashes["eval"]
+            inputs["eval"], settings.eval_split, tokenizer, settings.max_length, label_ids, data_dir
         )
     trainer = Trainer(
         model=classifier,
@@ -423,13 +410,9 @@ def _train(
             step_lines.stop()
     trainer.save_model(str(out))
     tokenizer.save_pretrained(str(out))
-    accuracy = None
-    if eval_set is not None:
-        accuracy = _accuracy(trainer, eval_set)
-    return write_record(
-        out, settings, inputs, len(train_set), None if eval_set is None else len(eval_set), accuracy, result,
-        resume_from, discarded,
-    )  # fmt: skip
+    accuracy = None if eval_set is None else _accuracy(trainer, eval_set)
+    rows = (len(train_set), None if eval_set is None else len(eval_set))
+    return write_record(out, settings, inputs, rows, accuracy, result, resume_from, discarded)
 
 
 def _accuracy(trainer: Any, eval_set: Any) -> float:
