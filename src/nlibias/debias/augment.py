@@ -1,8 +1,7 @@
 """Gender-swap augmentation of an NLI training set (paper 004 §4), streamed.
 
 ``OUT/train.jsonl`` holds every labelled original row, then the swapped copy of each selected row;
-a copy that changes nothing or repeats a row is dropped (an 8-byte hash per gendered row: 4.4 MB
-for SNLI).
+a copy that changes nothing or repeats a row is dropped.
 
 >>> import tempfile, pathlib, json
 >>> root = pathlib.Path(tempfile.mkdtemp())
@@ -25,7 +24,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, TypedDict, get_type_hints
 
 from annotated_types import Predicate
 
@@ -63,9 +62,9 @@ class AugmentSummary(TypedDict):
     her: str
     """``rule`` or ``lm``: who read the "her"s the rule has no cue for."""
     her_model: dict[str, Any] | None
-    """The language model's identity (name, weights, scorer) under ``her="lm"``."""
+    """The language model's identity under ``her="lm"``."""
     her_open_texts: int
-    """Distinct texts of selected rows the language model read (0 under ``rule``)."""
+    """Distinct texts of selected rows the language model read."""
     her_lm_differs: int
     """Of those, texts where its reading differs from the rule's."""
     rows_read: int
@@ -81,7 +80,12 @@ class AugmentSummary(TypedDict):
     out: str
 
 
+_COUNTS = [name for name, kind in get_type_hints(AugmentSummary).items() if kind is int]
+"""The fields of :class:`AugmentSummary` that count (each an ``int``)."""
+
+
 def _key(premise: str, hypothesis: str, label: str) -> int:
+    """An 8-byte hash of a row (4.4 MB for SNLI's gendered rows)."""
     text = "\x1f".join((premise, hypothesis, label)).encode("utf-8")
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
 
@@ -108,8 +112,7 @@ def check_selection(select: Selection = "occupation", match: Match = "words") ->
 
 
 def _her_resolver(her: str, her_model: str | HerResolver | None) -> HerResolver | None:
-    """The language model that reads each "her" the swap rule has no cue for (``her='lm'``), or
-    None for the rule alone."""
+    """The language model that reads the "her"s the rule has no cue for (``her='lm'``), or None."""
     if her != "lm":
         return None
     given = her_model if her_model is not None else DEFAULT_HER_MODEL
@@ -130,15 +133,11 @@ def augment_gender_swap(
     her_model: HerModel = None,
     progress: bool = True,
 ) -> AugmentSummary:
-    """Gender-swap augmentation of an NLI training set into ``out_dir``, as ``nlibias augment gender-swap``;
-    returns the summary also written as ``augment_summary.json``.
-
-    ``select``: ``occupation`` (premises naming one of the 38 occupations) or ``all``. ``word_list``:
-    ``winobias``, ``paper`` or a ``word<TAB>counterpart`` file. ``her='lm'``: ``her_model`` reads
-    each "her" the rule has no cue for.
-
-    >>> # nlibias.augment("snli_train.jsonl", "runs/aug")["swapped_rows_written"]
-    """
+    """Gender-swap augmentation of an NLI training set into ``out_dir``, as ``nlibias augment
+    gender-swap``; returns the summary also written as ``augment_summary.json``. ``select``:
+    ``occupation`` (premises naming one of the 38 occupations) or ``all``; ``word_list``:
+    ``winobias``, ``paper`` or a ``word<TAB>counterpart`` file; ``her='lm'``: ``her_model`` reads
+    each "her" the rule has no cue for."""
     check_split_applies(train, split)  # a file has no splits: read whole, whatever the split
     swaps = swap_list_named(word_list)
     if names is not None:
@@ -157,7 +156,6 @@ def augment_gender_swap(
     swap_counts: Counter[str] = Counter()
     by_occupation: Counter[str] = Counter()
     out.mkdir(parents=True, exist_ok=True)
-    # named as atomic writes name theirs, so a rerun after a kill removes the one left behind
     fd, spill_path = temporary_file(out / "swapped")
     swap = _swap_with(swapper, resolved)
     try:
@@ -214,8 +212,6 @@ def _write_originals(
     returns the hashes of the originals that may hold a gendered word."""
     counts, by_occupation, swap_counts = counters
     gendered_keys = array("Q")
-    # leave=False and a with block: the bar is cleared when the pass ends or fails, so an error is
-    # printed on a line of its own, not after the bar
     with progress_bar(None, unit="row", desc="augment", enabled=progress, leave=False) as bar:
         for row in train.iter_rows(split):
             bar.update(1)
@@ -228,7 +224,6 @@ def _write_originals(
             swapped = _swap_row(row, swap, select, match, counts, by_occupation, swap_counts)
             if swapped is not None:
                 spill.write(json_line(swapped))
-            # any original that may hold a listed word (a superset is harmless: a memory cost)
             if swapped is not None or swapper.may_hold(row.premise) or swapper.may_hold(row.hypothesis):
                 gendered_keys.append(_key(row.premise, row.hypothesis, row.label))
     return gendered_keys
@@ -265,7 +260,7 @@ def _read_open_her(
 
 def _check_out(kind: str, location: Path | str, out: Path) -> None:
     """Refuse an ``out`` that is the directory holding the training set (or inside a ``datasets``
-    directory): writing ``train.jsonl`` there would replace the input or mix with it."""
+    directory)."""
     if kind == "hub":
         return
     source = Path(location).resolve()
@@ -303,16 +298,7 @@ def _summary(
         names=None if names is None else str(names),
         her=options["her"],
         her_model=None if resolver is None else dict(resolver.identity()),
-        her_open_texts=counts["her_open_texts"],
-        her_lm_differs=counts["her_lm_differs"],
-        rows_read=counts["rows_read"],
-        rows_without_label=counts["rows_without_label"],
-        original_rows_written=counts["original_rows_written"],
-        rows_selected=counts["rows_selected"],
-        rows_swapped=counts["rows_swapped"],
-        swapped_rows_written=counts["swapped_rows_written"],
-        swapped_duplicates_dropped=counts["swapped_duplicates_dropped"],
-        words_changed=counts["words_changed"],
+        **{name: counts[name] for name in _COUNTS},  # type: ignore[typeddict-item]
         top_swaps=swap_counts.most_common(20),
         selected_by_occupation=dict(sorted(by_occupation.items(), key=lambda kv: (-kv[1], kv[0]))),
         out=str(out / TRAIN_FILE),

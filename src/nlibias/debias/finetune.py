@@ -8,13 +8,12 @@ same inputs and refused for others unless ``force``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,7 @@ from nlibias.debias.finetune_record import (
     read_record,
     write_record,
 )
-from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows
+from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows, require_packages
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.atomic import write_json
 from nlibias.io.overwrites import refuse_overwrites
@@ -50,17 +49,6 @@ from nlibias.schema.declared import declared
 
 CHECKPOINTS = "checkpoints"
 ID2LABEL = dict(enumerate(LABELS))
-
-
-def _require_training_packages() -> None:
-    """One clear error when an optional package of fine-tuning is missing."""
-    missing = [
-        p for p in ("torch", "transformers", "datasets", "accelerate") if importlib.util.find_spec(p) is None
-    ]
-    if missing:
-        raise ConfigError(
-            f"fine-tuning needs {', '.join(missing)}: pip install 'nlibias[train]' (and torch for your machine)"
-        )
 
 
 def default_learning_rate(model: str) -> float:
@@ -304,29 +292,17 @@ def finetune(
     progress: bool = True,
     callbacks: Sequence[Any] = (),
 ) -> FinetuneRecord:
-    """Fine-tune ``model`` on an NLI training set into ``out_dir``, as ``nlibias finetune``; the
-    options are :class:`TrainingOptions`'. Returns the record also written as ``out_dir/finetune.json``.
+    """Fine-tune ``model`` on an NLI training set into ``out_dir``, as ``nlibias finetune`` (the
+    options: :class:`TrainingOptions`); returns the record also written as ``out_dir/finetune.json``.
 
     >>> # nlibias.finetune("bert-base-uncased", "runs/aug", "runs/bert-aug")["eval_accuracy"]
     """
+    arguments = locals()
     read = {"model": model, "train": train, "eval_path": eval_path}
     where = {name: data.location if isinstance(data, TrainingSet) else data for name, data in read.items()}
     refuse_overwrites({"out_dir": out_dir}, where)  # a folder: every file in it may be replaced
-    chosen = TrainingOptions(
-        learning_rate=learning_rate,
-        epochs=epochs,
-        batch_size=batch_size,
-        max_length=max_length,
-        max_steps=max_steps,
-        save_steps=save_steps,
-        seed=seed,
-        lr_scheduler=lr_scheduler,  # type: ignore[arg-type]  # held to its Literal by check_options
-        warmup_steps=warmup_steps,
-        warmup_ratio=warmup_ratio,
-        split=split,
-        eval_split=eval_split,
-    )
-    _require_training_packages()
+    chosen = TrainingOptions(**{field.name: arguments[field.name] for field in fields(TrainingOptions)})
+    require_packages("fine-tuning", ["torch", "transformers", "datasets", "accelerate"])
     settings = finetune_settings(model, chosen)
     check_base_model(model)
     check_splits(train, chosen.split, eval_path, chosen.eval_split)  # before any row is read
