@@ -140,66 +140,57 @@ def iter_training_rows(source: str | Path, *, split: str = "train") -> Iterator[
 
 def _rows_of(kind: str, location: Path | str, split: str) -> Iterator[TrainingRow]:
     """:func:`iter_training_rows` of a source whose kind is already known."""
-    readers = {"jsonl": _iter_jsonl, "csv": _iter_csv, "tsv": _iter_tsv, "parquet": _iter_parquet}
-    rows = readers[kind](Path(location)) if kind in readers else _iter_datasets(kind, location, split)
-    empty = True
-    for row in rows:
-        empty = False
-        yield row
-    if empty:
+    readers = {
+        "jsonl": _jsonl_records,
+        "csv": read_csv_records,
+        "tsv": _tsv_records,
+        "parquet": _parquet_records,
+    }
+    records = readers[kind](Path(location)) if kind in readers else _datasets_records(kind, location, split)
+    row = -1
+    for row, (line, record) in enumerate(records):
+        yield _row(record, row, str(location), line)
+    if row < 0:
         where = f" (split {split!r})" if kind in ("datasets", "hub") else ""
         raise SourceError(
             location, None, f"no rows{where}", fix="check that this is the training set you meant"
         )
 
 
-def _iter_jsonl(path: Path) -> Iterator[TrainingRow]:
-    row = 0
+def _jsonl_records(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line, record)`` of each line that is not blank."""
     with path.open("rb") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if line_number == 1:
+        for number, line in enumerate(handle, start=1):
+            if number == 1:
                 line = line.removeprefix(_BOM)
-            if not line.strip():
-                continue
-            record = parse_json(path, line.rstrip(b"\r\n"), line=line_number)  # too deep, huge numbers: named
-            yield _row(record, row, str(path), line_number)
-            row += 1
+            if line.strip():
+                yield number, parse_json(path, line.rstrip(b"\r\n"), line=number)
 
 
-def _iter_csv(path: Path) -> Iterator[TrainingRow]:
-    for row, (line, record) in enumerate(read_csv_records(path)):
-        yield _row(record, row, str(path), line)
-
-
-def _iter_tsv(path: Path) -> Iterator[TrainingRow]:
+def _tsv_records(path: Path) -> Iterator[tuple[int, Any]]:
     """TSV as SNLI and MNLI ship it: one row per line, split on tabs, no quoting (a quote is text)."""
     header: list[str] | None = None
-    row = 0
-    for line_number, line in enumerate(stream_lines(path), start=1):
-        line = line.rstrip("\r\n")
+    for number, line in enumerate(stream_lines(path), start=1):
+        fields = line.rstrip("\r\n").split("\t")
         if not line.strip():
             continue
-        fields = line.split("\t")
         if header is None:
             header = fields
             continue
-        check_row_width(path, line_number, fields, header, separators="tabs")
-        yield _row(dict(zip(header, fields, strict=True)), row, str(path), line_number)
-        row += 1
+        check_row_width(path, number, fields, header, separators="tabs")
+        yield number, dict(zip(header, fields, strict=True))
 
 
-def _iter_parquet(path: Path) -> Iterator[TrainingRow]:
+def _parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(row, record)``: Parquet has no lines, the 1-based row stands in."""
     import pyarrow.parquet as pq
 
     try:
         parquet = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
         raise SourceError(path, None, f"not a Parquet file: {exc}") from exc
-    row = 0
-    for batch in parquet.iter_batches(batch_size=8192):
-        for record in batch.to_pylist():
-            yield _row(record, row, str(path), row + 1)  # no lines: the 1-based row stands in
-            row += 1
+    batches = parquet.iter_batches(batch_size=8192)
+    yield from enumerate((record for batch in batches for record in batch.to_pylist()), start=1)
 
 
 def require_packages(what: str, packages: Sequence[str], parameter: str | None = None) -> None:
@@ -212,7 +203,7 @@ def require_packages(what: str, packages: Sequence[str], parameter: str | None =
         )
 
 
-def _iter_datasets(kind: str, location: Path | str, split: str) -> Iterator[TrainingRow]:
+def _datasets_records(kind: str, location: Path | str, split: str) -> Iterator[tuple[int, Any]]:
     require_packages("reading a `datasets` set", ["datasets"], parameter="train")
     import datasets
 
@@ -230,8 +221,7 @@ def _iter_datasets(kind: str, location: Path | str, split: str) -> Iterator[Trai
             raise DataNotFoundError(
                 f"cannot load the hub dataset {location!r} (split {split!r}): {exc}"
             ) from exc
-    for row, record in enumerate(loaded):
-        yield _row(record, row, str(location), row + 1)
+    yield from enumerate(loaded, start=1)
 
 
 def _digest_of(kind: str, location: Path | str) -> str | None:
