@@ -15,7 +15,7 @@ from nlibias.errors import FileAccessError
 from nlibias.io.temporary import DISK_FULL
 
 PREFIX = "checkpoint-"
-_DISCARDED = "incomplete-"
+_DISCARDED = ".removing-"
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 _STATES = ("optimizer.pt", "scheduler.pt")
 
@@ -72,12 +72,19 @@ def usable_checkpoint(checkpoints: Path) -> tuple[Path | None, list[str]]:
     )
     removed = []
     for folder in [p for p in found if not is_complete(p)]:
-        doomed = folder.with_name(f"{_DISCARDED}{folder.name}-{os.getpid()}")
-        folder.rename(doomed)  # atomic: from here no reader takes it for a checkpoint
-        shutil.rmtree(doomed, ignore_errors=True)
+        remove_folder(folder)
         removed.append(folder.name)
     complete = [p for p in found if p.name not in removed]
     return (complete[-1] if complete else None), removed
+
+
+def remove_folder(folder: Path) -> None:
+    """Delete ``folder`` as a unit: renamed first (atomic), so a kill mid-way leaves no half of it
+    where a reader would look."""
+    if folder.exists():
+        doomed = folder.with_name(f"{_DISCARDED}{folder.name}-{os.getpid()}")
+        folder.rename(doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
 
 
 def final_step(checkpoint: str | Path | None) -> int | None:

@@ -9,15 +9,13 @@ same inputs and refused for others unless ``force``.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
-from nlibias.debias.checkpoints import disk_full_named, final_step, usable_checkpoint
+from nlibias.debias.checkpoints import disk_full_named, final_step, remove_folder, usable_checkpoint
 from nlibias.debias.finetune_checks import (
     check_base_model,
     check_max_length,
@@ -201,7 +199,7 @@ def _plan(out: Path, inputs: dict[str, Any], force: bool) -> tuple[str | None, l
             _refuse_other_inputs(
                 out, f"checkpoints of a run with other inputs ({plan_path})", recorded, inputs, force
             )
-            _remove(checkpoints)
+            remove_folder(checkpoints)
             resume = None
     write_json(plan_path, {"inputs": inputs, "fingerprint": fingerprint(inputs)})
     return (None if resume is None else str(resume)), discarded
@@ -217,14 +215,6 @@ def _refuse_other_inputs(out: Path, held: str, recorded: Any, inputs: dict[str, 
             parameter="out_dir",
             names=("force",),
         )
-
-
-def _remove(folder: Path) -> None:
-    """Delete ``folder`` as a unit: renamed first, so a kill mid-way leaves no half folder."""
-    if folder.exists():
-        doomed = folder.with_name(f".removing-{folder.name}-{os.getpid()}")
-        folder.rename(doomed)
-        shutil.rmtree(doomed, ignore_errors=True)
 
 
 def _existing(out: Path, inputs: dict[str, Any], force: bool) -> FinetuneRecord | None:
@@ -246,7 +236,7 @@ def _existing(out: Path, inputs: dict[str, Any], force: bool) -> FinetuneRecord 
         return record
     _refuse_other_inputs(out, "a model fine-tuned with other inputs", record.get("inputs"), inputs, force)
     path.unlink()
-    _remove(out / CHECKPOINTS)
+    remove_folder(out / CHECKPOINTS)
     return None
 
 

@@ -1,11 +1,5 @@
 """Checks a fine-tune runs before any work (its options, the model path, every row of the data),
-so a bad value stops it in seconds naming the parameter, file and line.
-
->>> check_options(learning_rate=float("inf"))
-Traceback (most recent call last):
-...
-nlibias.errors.ConfigError: learning_rate must be a finite float more than 0 or None; got float inf
-"""
+so a bad value stops it in seconds naming the parameter, file and line."""
 
 from __future__ import annotations
 
@@ -29,15 +23,12 @@ def _check_options(**options: Any) -> None:
     the Trainer would ignore without a word: ``epochs`` beside ``max_steps`` (which overrides it),
     ``warmup_steps`` beside ``warmup_ratio`` (which wins), a warm-up with the ``constant`` schedule.
 
-    >>> check_options(max_steps=5, warmup_steps=10)  # epochs at its default: max_steps alone
+    >>> check_options(learning_rate=float("inf"))
+    Traceback (most recent call last):
+    nlibias.errors.ConfigError: learning_rate must be a finite float more than 0 or None; got float inf
     >>> check_options(max_steps=5, epochs=7.0)
     Traceback (most recent call last):
-    ...
     nlibias.schema.applies.InapplicableOption: epochs 7.0 applies to runs without max_steps, and this run stops after 5 steps (max_steps), whatever the epochs; leave epochs or max_steps out
-    >>> check_options(lr_scheduler="constant", warmup_ratio=0.1)
-    Traceback (most recent call last):
-    ...
-    nlibias.schema.applies.InapplicableOption: warmup_ratio 0.1 applies to learning-rate schedules with a warm-up (linear, cosine, constant_with_warmup, polynomial), and the schedule 'constant' (lr_scheduler) has none; pick constant_with_warmup for lr_scheduler, or leave warmup_ratio out
     """
     epochs, max_steps, scheduler = options["epochs"], options["max_steps"], options["lr_scheduler"]
     if max_steps != TRAINING_DEFAULTS.max_steps and epochs != TRAINING_DEFAULTS.epochs:
@@ -76,40 +67,27 @@ check_options = declared(_check_options)
 """:func:`_check_options` with the fields of :class:`TrainingOptions` as its keywords."""
 
 
-def _read_whole(source: str | Path | TrainingSet) -> str | None:
-    """Why no split of ``source`` can be chosen (a file, a saved set without splits), or None."""
+def check_split_applies(
+    source: str | Path | TrainingSet, split: str, *, parameter: str = "split", default: str = "train"
+) -> None:
+    """Refuse a ``split`` other than its ``default`` for a source without splits (a file, a saved
+    `datasets` set without splits), which is read whole."""
+    if split == default or (isinstance(source, TrainingSet) and source.split == split):
+        return
     kind, location = (
         (source.kind, source.location) if isinstance(source, TrainingSet) else source_kind(source)
     )
     if kind == "hub" or (kind == "datasets" and (Path(location) / "dataset_dict.json").is_file()):
-        return None
-    if kind == "datasets":
-        return f"{location} is a saved `datasets` set without splits"
-    return f"{location} is a {kind.upper()} file, read whole"
-
-
-def check_split_applies(
-    source: str | Path | TrainingSet, split: str, *, parameter: str = "split", default: str = "train"
-) -> None:
-    """Refuse a ``split`` other than its ``default`` for a source without splits (read whole).
-
-    >>> check_split_applies("nyu-mll/glue:mnli", "validation_matched")
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"
-    >>> _ = path.write_text("")
-    >>> check_split_applies(path, "validation")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    nlibias.schema.applies.InapplicableOption: split 'validation' applies to Hugging Face datasets (a hub name, a saved `datasets` directory with splits), and .../train.jsonl is a JSONL file, read whole; leave split out
-    """
-    if split == default or (isinstance(source, TrainingSet) and source.split == split):
         return
-    whole = _read_whole(source)
-    if whole is not None:
-        raise option_applies_to_nothing(
-            parameter, "Hugging Face datasets (a hub name, a saved `datasets` directory with splits)",
-            value=split, given=whole,
-        )  # fmt: skip
+    whole = (
+        "a saved `datasets` set without splits"
+        if kind == "datasets"
+        else f"a {kind.upper()} file, read whole"
+    )
+    raise option_applies_to_nothing(
+        parameter, "Hugging Face datasets (a hub name, a saved `datasets` directory with splits)",
+        value=split, given=f"{location} is {whole}",
+    )  # fmt: skip
 
 
 def check_splits(
@@ -150,33 +128,28 @@ def check_base_model(model: str) -> None:
         )
 
 
-def position_limit(config: Any, tokenizer: Any) -> int | None:
-    """How many tokens the model reads (RoBERTa-style positions less the padding offset; the
-    tokenizer's limit when smaller), or None."""
-    positions = getattr(config, "max_position_embeddings", None)
-    if not isinstance(positions, int) or positions < 1:
-        return None
-    if getattr(config, "model_type", "") in ("roberta", "xlm-roberta", "camembert", "longformer"):
-        positions -= int(getattr(config, "pad_token_id", 1) or 1) + 1
-    tokenizer_max = getattr(tokenizer, "model_max_length", None)
-    if isinstance(tokenizer_max, int) and 0 < tokenizer_max < positions:
-        return tokenizer_max
-    return positions
-
-
 def check_max_length(max_length: int, config: Any, tokenizer: Any, model: str) -> None:
-    """Refuse a ``max_length`` the model cannot read (an index error deep inside it otherwise).
+    """Refuse a ``max_length`` the model cannot read (an index error deep inside it otherwise): its
+    positions (RoBERTa's less the padding offset), or the tokenizer's limit when smaller.
 
     >>> class C: max_position_embeddings, model_type = 512, "bert"
     >>> check_max_length(100000, C(), None, "m")
     Traceback (most recent call last):
     nlibias.errors.ConfigError: max_length is 100000, but the model m reads at most 512 tokens (max_position_embeddings 512); pass max_length 512 or less
     """
-    limit = position_limit(config, tokenizer)
-    if limit is not None and max_length > limit:
+    positions = getattr(config, "max_position_embeddings", None)
+    if not isinstance(positions, int) or positions < 1:
+        return
+    limit = positions
+    if getattr(config, "model_type", "") in ("roberta", "xlm-roberta", "camembert", "longformer"):
+        limit = positions - int(getattr(config, "pad_token_id", 1) or 1) - 1
+    tokenizer_max = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tokenizer_max, int) and 0 < tokenizer_max < limit:
+        limit = tokenizer_max
+    if max_length > limit:
         raise ConfigError(
             f"{{max_length}} is {max_length}, but the model {model} reads at most {limit} tokens "
-            f"(max_position_embeddings {config.max_position_embeddings}); pass {{max_length}} {limit} or less",
+            f"(max_position_embeddings {positions}); pass {{max_length}} {limit} or less",
             parameter="max_length",
         )
 
@@ -222,16 +195,7 @@ def check_data(source: str | Path, split: str, parameter: str) -> DataCheck:
 
 def check_training_set(source: str | Path | TrainingSet, split: str, parameter: str) -> TrainingSet:
     """Read every row of ``source`` once and return it counted and hashed, the one value every
-    later step takes (a set already checked for ``split`` is returned as it is).
-
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"
-    >>> _ = path.write_text('{"premise": "A man naps.", "hypothesis": "He sleeps.", "label": "-"}\\n')
-    >>> check_training_set(path, "train", "train")
-    Traceback (most recent call last):
-    ...
-    nlibias.errors.ConfigError: train ... has 1 rows and none with a gold label: nothing to train or evaluate on
-    """
+    later step takes (a set already checked for ``split`` is returned as it is)."""
     if isinstance(source, TrainingSet):
         if source.split == split and source.rows is not None:
             return source

@@ -244,17 +244,7 @@ def _digest_of(kind: str, location: Path | str) -> str | None:
 @dataclass(frozen=True)
 class TrainingSet:
     """A training (or evaluation) set named once, with its kind and SHA-256, so no step finds or
-    hashes it again (``rows``: None before a full read, -1 for a hub name, not read ahead).
-
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"
-    >>> _ = path.write_text('{"premise": "A man naps.", "hypothesis": "He sleeps.", "label": "e"}\\n')
-    >>> data = describe_training_set(path)
-    >>> data.kind, data.record()["path"] == str(path), len(data.record()["sha256"])
-    ('jsonl', True, 64)
-    >>> [row.label for row in data.iter_rows()]
-    ['entailment']
-    """
+    hashes it again (``rows``: None before a full read, -1 for a hub name, not read ahead)."""
 
     given: str | Path
     """The source as the caller wrote it."""
