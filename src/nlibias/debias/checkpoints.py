@@ -89,11 +89,7 @@ def remove_folder(folder: Path) -> None:
 
 def final_step(checkpoint: str | Path | None) -> int | None:
     """The step of a checkpoint saved at the end of training (``max_steps`` reached: it is the
-    finished model), else None.
-
-    >>> final_step(None) is None
-    True
-    """
+    finished model), else None."""
     if checkpoint is None:
         return None
     try:

@@ -1,10 +1,7 @@
 """Fine-tune a Hugging Face sequence classifier on an NLI training set (paper 004 §3.2.1: AdamW,
 weight decay 0.01, 3 epochs, learning rate 2e-5, 1e-5 for RoBERTa; bf16 on a GPU that has it).
 A killed run resumes from its newest complete checkpoint; a finished ``OUT`` is reused for the
-same inputs and refused for others unless ``force``.
-
->>> finetune("bert-base-uncased", "runs/aug", "runs/bert-aug", eval_path="mnli_dev.jsonl")  # doctest: +SKIP
-"""
+same inputs and refused for others unless ``force``."""
 
 from __future__ import annotations
 
@@ -283,10 +280,7 @@ def finetune(
     callbacks: Sequence[Any] = (),
 ) -> FinetuneRecord:
     """Fine-tune ``model`` on an NLI training set into ``out_dir``, as ``nlibias finetune`` (the
-    options: :class:`TrainingOptions`); returns the record also written as ``out_dir/finetune.json``.
-
-    >>> # nlibias.finetune("bert-base-uncased", "runs/aug", "runs/bert-aug")["eval_accuracy"]
-    """
+    options: :class:`TrainingOptions`); returns the record also written as ``out_dir/finetune.json``."""
     arguments = locals()
     read = {"model": model, "train": train, "eval_path": eval_path}
     where = {name: data.location if isinstance(data, TrainingSet) else data for name, data in read.items()}

@@ -157,12 +157,10 @@ def _shaped(matched: str, counterpart: str) -> str:
 
 def _partner(text: str, word: str, start: int, end: int) -> tuple[str | None, int]:
     """The other word of a coordinated pair ("his/her", "him or her") and where the clause goes on past it."""
-    match = _PARTNER.match(text, end)
-    if match and match.group(1).lower() in _PAIRED and match.group(1).lower() != word:
-        return match.group(1).lower(), match.end()
-    match = _PARTNER_BEFORE.search(text, 0, start)
-    if match and match.group(1).lower() in _PAIRED and match.group(1).lower() != word:
-        return match.group(1).lower(), end
+    after, before = _PARTNER.match(text, end), _PARTNER_BEFORE.search(text, 0, start)
+    for match, goes_on in ((after, after.end() if after else end), (before, end)):
+        if match and match.group(1).lower() in _PAIRED - {word}:
+            return match.group(1).lower(), goes_on
     return None, end
 
 

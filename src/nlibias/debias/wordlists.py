@@ -72,10 +72,7 @@ class SwapList:
 
 
 def _occupation_words() -> frozenset[str]:
-    words: set[str] = set()
-    for occupation in load_occupations():
-        words |= {occupation.name.lower(), occupation.plural.lower()}
-    return frozenset(words)
+    return frozenset(word.lower() for o in load_occupations() for word in (o.name, o.plural))
 
 
 def _pairs_file(text: str, path: str) -> list[tuple[str, str, int]]:
@@ -93,9 +90,11 @@ def _pairs_file(text: str, path: str) -> list[tuple[str, str, int]]:
     return pairs
 
 
-def _resource_text(name: str) -> str:
+def _winobias_pairs(name: str) -> list[tuple[str, str]]:
+    """The corrected pairs of a vendored WinoBias file."""
     text = (resources.files("nlibias") / "resources" / "winobias" / name).read_text("utf-8")
-    return enter_text(text, f"winobias/{name}", lines=True)
+    pairs = _pairs_file(enter_text(text, f"winobias/{name}", lines=True), f"winobias/{name}")
+    return [_corrected(word, counterpart) for word, counterpart, _ in pairs]
 
 
 def _corrected(word: str, counterpart: str) -> tuple[str, str]:
@@ -113,10 +112,8 @@ def winobias_list() -> SwapList:
     both directions for words not yet mapped (the first entry of a word wins), corrected."""
     occupations = _occupation_words()
     mapping: dict[str, str] = {}
-    one_way = _pairs_file(_resource_text("generalized_swaps.txt"), "winobias/generalized_swaps.txt")
-    two_way = _pairs_file(_resource_text("extra_gendered_words.txt"), "winobias/extra_gendered_words.txt")
-    entries = [_corrected(a, b) for a, b, _ in one_way]
-    for word, counterpart in (_corrected(a, b) for a, b, _ in two_way):
+    entries = _winobias_pairs("generalized_swaps.txt")
+    for word, counterpart in _winobias_pairs("extra_gendered_words.txt"):
         entries += [(word, counterpart), (counterpart, word)]
     for word, counterpart in entries:
         if word in WINOBIAS_DROPPED or word in occupations or counterpart in occupations:
