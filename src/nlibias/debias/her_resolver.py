@@ -18,6 +18,7 @@ from annotated_types import Predicate
 
 from nlibias.debias.swap import SwapPlan
 from nlibias.models.mlm.model_names import loading_as
+from nlibias.models.tp.hf import HFCausalScorer, HFMaskedScorer
 from nlibias.schema.applies import AppliesTo
 from nlibias.schema.declared import Allowed, declared
 from nlibias.schema.model_ref import CAUSAL_LM_KINDS, ModelRef
@@ -60,11 +61,7 @@ class HerResolver:
         with loading_as("her_model", spec):
             ref = ModelRef.unread(spec)
             if ref.kind in ("mlm", "masked"):
-                from nlibias.models.tp.hf import HFMaskedScorer
-
                 return cls(HFMaskedScorer(ref.name, device=device), spec=spec)
-            from nlibias.models.tp.hf import HFCausalScorer
-
             return cls(HFCausalScorer(ref.named_for(CAUSAL_LM_KINDS), device=device), spec=spec)
 
     def identity(self) -> Mapping[str, Any]:
