@@ -146,22 +146,18 @@ def _training_arguments(settings: FinetuneSettings, out: Path, progress: bool) -
     )
 
 
-def _quiet_progress() -> Any:
-    """The Trainer's progress bar (on stderr) without its ``{'loss': ...}`` and
-    ``{'train_runtime': ...}`` lines, which it writes on stdout."""
-    from transformers.trainer_callback import ProgressCallback
+def _progress(progress: bool) -> Any:
+    """What shows the fine-tune's progress: on a terminal the Trainer's bar, without the
+    ``{'loss': ...}`` lines it writes on stdout; in a log, the steps as a line about every 30 s
+    (:class:`~nlibias.runtime.progress.ProgressLines`); else None."""
+    from transformers.trainer_callback import ProgressCallback, TrainerCallback
 
     class QuietProgress(ProgressCallback):
         def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
             return None
 
-    return QuietProgress()
-
-
-def _progress_lines() -> Any:
-    """For a log (stderr no terminal): the fine-tune's steps as a line about every 30 s
-    (:class:`~nlibias.runtime.progress.ProgressLines`), where the Trainer's bar is off."""
-    from transformers.trainer_callback import TrainerCallback
+        def stop(self) -> None:
+            return None
 
     class StepLines(TrainerCallback):
         lines: ProgressLines | None = None
@@ -181,7 +177,10 @@ def _progress_lines() -> Any:
             if self.lines is not None:
                 self.lines.close()
 
-    return StepLines()
+    if bars_wanted(progress):
+        restore_library_bars()  # asked for: an earlier job's silencing would hide this bar too
+        return QuietProgress()
+    return StepLines() if progress else None
 
 
 def _plan(out: Path, inputs: dict[str, Any], force: bool) -> tuple[str | None, list[str]]:
@@ -352,12 +351,9 @@ def _train(
     )
     trainer.remove_callback(PrinterCallback)  # it prints log dicts on stdout when the bar is off
     trainer.remove_callback(ProgressCallback)  # its log lines go to stdout too: a quiet bar instead
-    step_lines = _progress_lines() if progress and not bars_wanted(progress) else None
-    if bars_wanted(progress):
-        restore_library_bars()  # asked for: an earlier job's silencing would hide this bar too
-        trainer.add_callback(_quiet_progress())
-    elif step_lines is not None:
-        trainer.add_callback(step_lines)
+    shown = _progress(progress)
+    if shown is not None:
+        trainer.add_callback(shown)
     try:
         if finished is None:
             result = trainer.train(resume_from_checkpoint=resume_from)
@@ -366,8 +362,8 @@ def _train(
 
             result = TrainOutput(global_step=finished, training_loss=float("nan"), metrics={})
     finally:  # a training that raised never reaches on_train_end: its line thread would print on
-        if step_lines is not None:
-            step_lines.stop()
+        if shown is not None:
+            shown.stop()
     trainer.save_model(str(out))
     tokenizer.save_pretrained(str(out))
     accuracy = None if eval_set is None else _accuracy(trainer, eval_set)
