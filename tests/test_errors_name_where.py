@@ -25,7 +25,7 @@ PACKAGE = Path(nlibias.__file__).parent
 # (module, enclosing function) -> why the ConfigError there names no parameter: no parameter
 # exists to name. Keep it short; a new entry needs a reason no parameter, file or data fits.
 NO_PARAMETER = {
-    ("debias/finetune.py", "_require_training_packages"): "optional packages fine-tuning needs are missing",
+    ("debias/training_rows.py", "require_packages"): "optional packages fine-tuning needs are missing",
     ("validation/app.py", "_web_packages"): "the validation app's optional packages are missing",
     ("jobs/results.py", "check_measures"): "a benchmark's scorer breaks its own measure declarations",
     ("models/registry.py", "create_classifier"): "a plug-in backend breaks the NLIClassifier contract",

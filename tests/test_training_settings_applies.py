@@ -71,6 +71,7 @@ FINETUNE_CASES = [
     ({"max_steps": 5, "epochs": 7.0}, "epochs", ["epochs 7.0", "max_steps"]),
     ({"lr_scheduler": "constant", "warmup_steps": 10}, "warmup_steps", ["warmup_steps 10", "'constant'"]),
     ({"lr_scheduler": "constant", "warmup_ratio": 0.1}, "warmup_ratio", ["warmup_ratio 0.1", "'constant'"]),
+    ({"warmup_steps": 10, "warmup_ratio": 0.1}, "warmup_steps", ["warmup_steps 10", "warmup_ratio is 0.1"]),
     ({"split": "validation"}, "split", ["split 'validation'", "JSONL file"]),
     ({"eval_split": "test"}, "eval_split", ["eval_split 'test'", "eval_path"]),
 ]

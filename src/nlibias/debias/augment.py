@@ -1,8 +1,7 @@
 """Gender-swap augmentation of an NLI training set (paper 004 §4), streamed.
 
 ``OUT/train.jsonl`` holds every labelled original row, then the swapped copy of each selected row;
-a copy that changes nothing or repeats a row is dropped (an 8-byte hash per gendered row: 4.4 MB
-for SNLI).
+a copy that changes nothing or repeats a row is dropped.
 
 >>> import tempfile, pathlib, json
 >>> root = pathlib.Path(tempfile.mkdtemp())
@@ -23,9 +22,9 @@ import json
 import os
 from array import array
 from collections import Counter
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, TypedDict, get_type_hints
 
 from annotated_types import Predicate
 
@@ -34,7 +33,7 @@ from nlibias.debias.her_resolver import DEFAULT_HER_MODEL, HerChoice, HerModel, 
 from nlibias.debias.occupation_match import MatchRule, occupations_in
 from nlibias.debias.swap import Swapper, SwapPlan
 from nlibias.debias.training_rows import TrainingRow, TrainingSet, describe_training_set
-from nlibias.debias.wordlists import SwapList, read_pairs, swap_list_named
+from nlibias.debias.wordlists import read_pairs, swap_list_named
 from nlibias.errors import ConfigError, SourceError
 from nlibias.io.atomic import PendingFile, json_line, temporary_file, write_json
 from nlibias.runtime.progress import progress_bar
@@ -63,9 +62,9 @@ class AugmentSummary(TypedDict):
     her: str
     """``rule`` or ``lm``: who read the "her"s the rule has no cue for."""
     her_model: dict[str, Any] | None
-    """The language model's identity (name, weights, scorer) under ``her="lm"``."""
+    """The language model's identity under ``her="lm"``."""
     her_open_texts: int
-    """Distinct texts of selected rows the language model read (0 under ``rule``)."""
+    """Distinct texts of selected rows the language model read."""
     her_lm_differs: int
     """Of those, texts where its reading differs from the rule's."""
     rows_read: int
@@ -81,7 +80,12 @@ class AugmentSummary(TypedDict):
     out: str
 
 
+_COUNTS = [name for name, kind in get_type_hints(AugmentSummary).items() if kind is int]
+"""The fields of :class:`AugmentSummary` that count (each an ``int``)."""
+
+
 def _key(premise: str, hypothesis: str, label: str) -> int:
+    """An 8-byte hash of a row (4.4 MB for SNLI's gendered rows)."""
     text = "\x1f".join((premise, hypothesis, label)).encode("utf-8")
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
 
@@ -107,15 +111,6 @@ def check_selection(select: Selection = "occupation", match: Match = "words") ->
     """
 
 
-def _her_resolver(her: str, her_model: str | HerResolver | None) -> HerResolver | None:
-    """The language model that reads each "her" the swap rule has no cue for (``her='lm'``), or
-    None for the rule alone."""
-    if her != "lm":
-        return None
-    given = her_model if her_model is not None else DEFAULT_HER_MODEL
-    return given if isinstance(given, HerResolver) else HerResolver.load(given)
-
-
 @declared
 def augment_gender_swap(
     train: str | Path | TrainingSet,
@@ -130,142 +125,65 @@ def augment_gender_swap(
     her_model: HerModel = None,
     progress: bool = True,
 ) -> AugmentSummary:
-    """Gender-swap augmentation of an NLI training set into ``out_dir``, as ``nlibias augment gender-swap``;
-    returns the summary also written as ``augment_summary.json``.
-
-    ``select``: ``occupation`` (premises naming one of the 38 occupations) or ``all``. ``word_list``:
-    ``winobias``, ``paper`` or a ``word<TAB>counterpart`` file. ``her='lm'``: ``her_model`` reads
-    each "her" the rule has no cue for.
-
-    >>> # nlibias.augment("snli_train.jsonl", "runs/aug")["swapped_rows_written"]
-    """
+    """Gender-swap augmentation of an NLI training set into ``out_dir``, as ``nlibias augment
+    gender-swap``; returns the summary also written as ``augment_summary.json``. ``select``:
+    ``occupation`` (premises naming one of the 38 occupations) or ``all``; ``word_list``:
+    ``winobias``, ``paper`` or a ``word<TAB>counterpart`` file; ``her='lm'``: ``her_model`` reads
+    each "her" the rule has no cue for."""
     check_split_applies(train, split)  # a file has no splits: read whole, whatever the split
     swaps = swap_list_named(word_list)
     if names is not None:
         swaps = swaps.with_names(read_pairs(names, both_ways=True))
-    swapper = Swapper(swaps)
     data = train if isinstance(train, TrainingSet) else describe_training_set(train, split)
     out = Path(out_dir)
     _check_out(data.kind, data.location, out)
-    counts: Counter[str] = Counter()
-    resolver = _her_resolver(her, her_model)
-    resolved = (
-        {}
-        if resolver is None
-        else _read_open_her(data, split, swapper, select, match, resolver, counts, progress)
-    )
-    swap_counts: Counter[str] = Counter()
-    by_occupation: Counter[str] = Counter()
+    run = _Augmentation(data, split, Swapper(swaps), select, match, progress)
+    resolver = None
+    if her == "lm":
+        given = her_model if her_model is not None else DEFAULT_HER_MODEL
+        resolver = given if isinstance(given, HerResolver) else HerResolver.load(given)
+        run.read_open_her(resolver)
     out.mkdir(parents=True, exist_ok=True)
-    # named as atomic writes name theirs, so a rerun after a kill removes the one left behind
     fd, spill_path = temporary_file(out / "swapped")
-    swap = _swap_with(swapper, resolved)
     try:
         with PendingFile(out / TRAIN_FILE) as pending, os.fdopen(fd, "w", encoding="utf-8") as spill:
-            keys = _write_originals(
-                data, split, swapper, swap, select, match, pending, spill,
-                (counts, by_occupation, swap_counts), progress,
-            )  # fmt: skip
-            if not counts["original_rows_written"]:
-                read = counts["rows_read"]
+            keys = run.write_originals(pending, spill)
+            if not run.counts["original_rows_written"]:
+                read = run.counts["rows_read"]
                 raise SourceError(
                     data.location, None, f"no rows with a gold label ({read} row{'s' * (read != 1)} read, none labelled)",
                     fix="label the rows entailment/neutral/contradiction",
                 )  # fmt: skip
             spill.close()
-            _append_swapped(spill_path, pending, keys, counts)
+            _append_swapped(spill_path, pending, keys, run.counts)
             pending.commit()
     finally:
         spill_path.unlink(missing_ok=True)
-    options = {"select": select, "match": match, "split": split, "names": names, "her": her}
-    summary = _summary(data, options, swaps, counts, swap_counts, by_occupation, resolver, out)
+    summary = AugmentSummary(
+        source=str(data.given),
+        source_kind=data.kind,
+        source_sha256=data.sha256,
+        split=split,
+        select=select,
+        match=match if select == "occupation" else "none",
+        word_list=swaps.name,
+        word_list_note=swaps.note,
+        word_list_sha256=swaps.digest(),
+        names=None if names is None else str(names),
+        her=her,
+        her_model=None if resolver is None else dict(resolver.identity()),
+        **{name: run.counts[name] for name in _COUNTS},  # type: ignore[typeddict-item]
+        top_swaps=run.swap_counts.most_common(20),
+        selected_by_occupation=dict(sorted(run.by_occupation.items(), key=lambda kv: (-kv[1], kv[0]))),
+        out=str(out / TRAIN_FILE),
+    )
     write_json(out / SUMMARY_FILE, summary)
     return summary
 
 
-SwapFunction = Callable[[str], tuple[str, list[tuple[str, str]]]]
-
-
-def _swap_with(swapper: Swapper, resolved: dict[str, tuple[str, list[tuple[str, str]]]]) -> SwapFunction:
-    """The swap of one text: the language model's reading where it read the text, else the rule's."""
-    if not resolved:
-        return swapper.swap
-
-    def swap(text: str) -> tuple[str, list[tuple[str, str]]]:
-        done = resolved.get(text)
-        return done if done is not None else swapper.swap(text)
-
-    return swap
-
-
-def _write_originals(
-    train: TrainingSet,
-    split: str,
-    swapper: Swapper,
-    swap: SwapFunction,
-    select: str,
-    match: str,
-    pending: PendingFile,
-    spill: Any,
-    counters: tuple[Counter[str], Counter[str], Counter[str]],
-    progress: bool,
-) -> array[int]:
-    """The pass over the training set: originals to ``pending``, swapped copies to ``spill``;
-    returns the hashes of the originals that may hold a gendered word."""
-    counts, by_occupation, swap_counts = counters
-    gendered_keys = array("Q")
-    # leave=False and a with block: the bar is cleared when the pass ends or fails, so an error is
-    # printed on a line of its own, not after the bar
-    with progress_bar(None, unit="row", desc="augment", enabled=progress, leave=False) as bar:
-        for row in train.iter_rows(split):
-            bar.update(1)
-            counts["rows_read"] += 1
-            if row.label is None:
-                counts["rows_without_label"] += 1
-                continue
-            pending.handle.write(json_line(_record(row, row.premise, row.hypothesis, False)).encode("utf-8"))
-            counts["original_rows_written"] += 1
-            swapped = _swap_row(row, swap, select, match, counts, by_occupation, swap_counts)
-            if swapped is not None:
-                spill.write(json_line(swapped))
-            # any original that may hold a listed word (a superset is harmless: a memory cost)
-            if swapped is not None or swapper.may_hold(row.premise) or swapper.may_hold(row.hypothesis):
-                gendered_keys.append(_key(row.premise, row.hypothesis, row.label))
-    return gendered_keys
-
-
-def _read_open_her(
-    train: TrainingSet,
-    split: str,
-    swapper: Swapper,
-    select: str,
-    match: str,
-    resolver: HerResolver,
-    counts: Counter[str],
-    progress: bool,
-) -> dict[str, tuple[str, list[tuple[str, str]]]]:
-    """A first pass: every distinct text of a selected, labelled row with a "her" the rule has no
-    cue for, read by the language model in one batched call; text → (swapped text, changes)."""
-    plans: dict[str, SwapPlan] = {}
-    with progress_bar(None, unit="row", desc="augment: finding her", enabled=progress, leave=False) as bar:
-        for row in train.iter_rows(split):
-            bar.update(1)
-            if row.label is None or _selection(row, select, match) is None:
-                continue
-            for text in (row.premise, row.hypothesis):
-                if text not in plans:
-                    plan = swapper.plan(text)
-                    if plan is not None and plan.open:
-                        plans[text] = plan
-    picks = resolver.choose(list(plans.values()))
-    counts["her_open_texts"] = len(plans)
-    counts["her_lm_differs"] = sum(any(p) for p in picks)
-    return {text: plan.render(p) for (text, plan), p in zip(plans.items(), picks, strict=True)}
-
-
 def _check_out(kind: str, location: Path | str, out: Path) -> None:
     """Refuse an ``out`` that is the directory holding the training set (or inside a ``datasets``
-    directory): writing ``train.jsonl`` there would replace the input or mix with it."""
+    directory)."""
     if kind == "hub":
         return
     source = Path(location).resolve()
@@ -279,46 +197,6 @@ def _check_out(kind: str, location: Path | str, out: Path) -> None:
         )
 
 
-def _summary(
-    train: TrainingSet,
-    options: dict[str, Any],
-    swaps: SwapList,
-    counts: Counter[str],
-    swap_counts: Counter[str],
-    by_occupation: Counter[str],
-    resolver: HerResolver | None,
-    out: Path,
-) -> AugmentSummary:
-    names = options["names"]
-    return AugmentSummary(
-        source=str(train.given),
-        source_kind=train.kind,
-        source_sha256=train.sha256,
-        split=options["split"],
-        select=options["select"],
-        match=options["match"] if options["select"] == "occupation" else "none",
-        word_list=swaps.name,
-        word_list_note=swaps.note,
-        word_list_sha256=swaps.digest(),
-        names=None if names is None else str(names),
-        her=options["her"],
-        her_model=None if resolver is None else dict(resolver.identity()),
-        her_open_texts=counts["her_open_texts"],
-        her_lm_differs=counts["her_lm_differs"],
-        rows_read=counts["rows_read"],
-        rows_without_label=counts["rows_without_label"],
-        original_rows_written=counts["original_rows_written"],
-        rows_selected=counts["rows_selected"],
-        rows_swapped=counts["rows_swapped"],
-        swapped_rows_written=counts["swapped_rows_written"],
-        swapped_duplicates_dropped=counts["swapped_duplicates_dropped"],
-        words_changed=counts["words_changed"],
-        top_swaps=swap_counts.most_common(20),
-        selected_by_occupation=dict(sorted(by_occupation.items(), key=lambda kv: (-kv[1], kv[0]))),
-        out=str(out / TRAIN_FILE),
-    )
-
-
 def _record(row: TrainingRow, premise: str, hypothesis: str, swapped: bool) -> dict[str, object]:
     return {
         "premise": premise,
@@ -329,37 +207,95 @@ def _record(row: TrainingRow, premise: str, hypothesis: str, swapped: bool) -> d
     }
 
 
-def _selection(row: TrainingRow, select: str, match: str) -> list[str] | None:
-    """The occupations that select ``row`` (``[]`` under ``all``), or None when it is not selected."""
-    if select != "occupation":
-        return []
-    return occupations_in(row.premise, rule=match) or None
+@dataclass
+class _Augmentation:
+    """The passes of one augmentation over its training set, and what they count."""
 
+    data: TrainingSet
+    split: str
+    swapper: Swapper
+    select: str
+    match: str
+    progress: bool
+    resolved: dict[str, tuple[str, list[tuple[str, str]]]] = field(default_factory=dict)
+    """Text → (swapped text, changes) where the language model read the text's "her"s."""
+    counts: Counter[str] = field(default_factory=Counter)
+    swap_counts: Counter[str] = field(default_factory=Counter)
+    by_occupation: Counter[str] = field(default_factory=Counter)
 
-def _swap_row(
-    row: TrainingRow,
-    swap: SwapFunction,
-    select: str,
-    match: str,
-    counts: Counter[str],
-    by_occupation: Counter[str],
-    swap_counts: Counter[str],
-) -> dict[str, object] | None:
-    """The swapped record of a selected row that changes, else None (counts updated)."""
-    found = _selection(row, select, match)
-    if found is None:
-        return None
-    by_occupation.update(found)
-    counts["rows_selected"] += 1
-    premise, premise_changes = swap(row.premise)
-    hypothesis, hypothesis_changes = swap(row.hypothesis)
-    changes = premise_changes + hypothesis_changes
-    if not changes:
-        return None
-    counts["rows_swapped"] += 1
-    counts["words_changed"] += len(changes)
-    swap_counts.update(f"{a}->{b}" for a, b in changes)
-    return _record(row, premise, hypothesis, True)
+    def selection(self, row: TrainingRow) -> list[str] | None:
+        """The occupations that select ``row`` (``[]`` under ``all``), or None when it is not selected."""
+        if self.select != "occupation":
+            return []
+        return occupations_in(row.premise, rule=self.match) or None
+
+    def read_open_her(self, resolver: HerResolver) -> None:
+        """A first pass: every distinct text of a selected, labelled row with a "her" the rule has
+        no cue for, read by the language model in one batched call."""
+        plans: dict[str, SwapPlan] = {}
+        desc = "augment: finding her"
+        with progress_bar(None, unit="row", desc=desc, enabled=self.progress, leave=False) as bar:
+            for row in self.data.iter_rows(self.split):
+                bar.update(1)
+                if row.label is None or self.selection(row) is None:
+                    continue
+                for text in (row.premise, row.hypothesis):
+                    if text not in plans:
+                        plan = self.swapper.plan(text)
+                        if plan is not None and plan.open:
+                            plans[text] = plan
+        picks = resolver.choose(list(plans.values()))
+        self.counts["her_open_texts"] = len(plans)
+        self.counts["her_lm_differs"] = sum(any(p) for p in picks)
+        self.resolved = {text: plan.render(p) for (text, plan), p in zip(plans.items(), picks, strict=True)}
+
+    def swap(self, text: str) -> tuple[str, list[tuple[str, str]]]:
+        """The language model's reading where it read the text, else the rule's."""
+        done = self.resolved.get(text)
+        return done if done is not None else self.swapper.swap(text)
+
+    def write_originals(self, pending: PendingFile, spill: Any) -> array[int]:
+        """The main pass: originals to ``pending``, swapped copies to ``spill``; returns the hashes
+        of the originals that may hold a gendered word."""
+        gendered_keys = array("Q")
+        with progress_bar(None, unit="row", desc="augment", enabled=self.progress, leave=False) as bar:
+            for row in self.data.iter_rows(self.split):
+                bar.update(1)
+                self.counts["rows_read"] += 1
+                if row.label is None:
+                    self.counts["rows_without_label"] += 1
+                    continue
+                pending.handle.write(
+                    json_line(_record(row, row.premise, row.hypothesis, False)).encode("utf-8")
+                )
+                self.counts["original_rows_written"] += 1
+                swapped = self.swap_row(row)
+                if swapped is not None:
+                    spill.write(json_line(swapped))
+                if (
+                    swapped is not None
+                    or self.swapper.may_hold(row.premise)
+                    or self.swapper.may_hold(row.hypothesis)
+                ):
+                    gendered_keys.append(_key(row.premise, row.hypothesis, row.label))
+        return gendered_keys
+
+    def swap_row(self, row: TrainingRow) -> dict[str, object] | None:
+        """The swapped record of a selected row that changes, else None."""
+        found = self.selection(row)
+        if found is None:
+            return None
+        self.by_occupation.update(found)
+        self.counts["rows_selected"] += 1
+        premise, premise_changes = self.swap(row.premise)
+        hypothesis, hypothesis_changes = self.swap(row.hypothesis)
+        changes = premise_changes + hypothesis_changes
+        if not changes:
+            return None
+        self.counts["rows_swapped"] += 1
+        self.counts["words_changed"] += len(changes)
+        self.swap_counts.update(f"{a}->{b}" for a, b in changes)
+        return _record(row, premise, hypothesis, True)
 
 
 def _append_swapped(spill_path: Path, pending: PendingFile, keys: array[int], counts: Counter[str]) -> None:

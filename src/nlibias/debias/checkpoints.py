@@ -1,7 +1,5 @@
-"""The Trainer's checkpoints, as a resume may trust them: :func:`usable_checkpoint` moves every
-incomplete ``checkpoint-*`` folder out of the way (a kill mid-save leaves one the Trainer trips
-over) and returns the newest complete one: its ``trainer_state.json`` names its step, its weights
-read, its optimizer and scheduler states are not empty.
+"""The Trainer's checkpoints, as a resume may trust them: :func:`usable_checkpoint` removes every
+incomplete ``checkpoint-*`` folder (a kill mid-save leaves one) and returns the newest complete one.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from nlibias.errors import FileAccessError
 from nlibias.io.temporary import DISK_FULL
 
 PREFIX = "checkpoint-"
-_DISCARDED = "incomplete-"
+_DISCARDED = ".removing-"
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 _STATES = ("optimizer.pt", "scheduler.pt")
 
@@ -48,7 +46,8 @@ def _weights_read(path: Path) -> bool:
 
 
 def is_complete(folder: Path) -> bool:
-    """Whether ``folder`` holds a whole checkpoint (see the module's description)."""
+    """Whether ``folder`` holds a whole checkpoint: its ``trainer_state.json`` names its step, its
+    weights read, its optimizer and scheduler states are not empty."""
     try:
         state = json.loads((folder / "trainer_state.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -73,21 +72,24 @@ def usable_checkpoint(checkpoints: Path) -> tuple[Path | None, list[str]]:
     )
     removed = []
     for folder in [p for p in found if not is_complete(p)]:
-        doomed = folder.with_name(f"{_DISCARDED}{folder.name}-{os.getpid()}")
-        folder.rename(doomed)  # atomic: from here no reader takes it for a checkpoint
-        shutil.rmtree(doomed, ignore_errors=True)
+        remove_folder(folder)
         removed.append(folder.name)
     complete = [p for p in found if p.name not in removed]
     return (complete[-1] if complete else None), removed
 
 
-def final_step(checkpoint: str | Path | None) -> int | None:
-    """The step of a checkpoint saved at the end of training (``max_steps`` reached), else None:
-    resuming from it would train one step more; it is the finished model.
+def remove_folder(folder: Path) -> None:
+    """Delete ``folder`` as a unit: renamed first (atomic), so a kill mid-way leaves no half of it
+    where a reader would look."""
+    if folder.exists():
+        doomed = folder.with_name(f"{_DISCARDED}{folder.name}-{os.getpid()}")
+        folder.rename(doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
 
-    >>> final_step(None) is None
-    True
-    """
+
+def final_step(checkpoint: str | Path | None) -> int | None:
+    """The step of a checkpoint saved at the end of training (``max_steps`` reached: it is the
+    finished model), else None."""
     if checkpoint is None:
         return None
     try:
@@ -100,9 +102,7 @@ def final_step(checkpoint: str | Path | None) -> int | None:
     return None
 
 
-#: Error numbers of a device that has no room left (a full disk, a quota).
-#: What torch's and safetensors' own errors say when a file write fails (torch's stream writer
-#: raises a RuntimeError, safetensors its SafetensorError, neither an OSError).
+# what torch's RuntimeError and safetensors' SafetensorError (no OSError) say when a write fails
 _WRITE_FAILED = (
     "file write failed",
     "PytorchStreamWriter failed",
@@ -115,8 +115,8 @@ _WRITE_FAILED = (
 
 @contextlib.contextmanager
 def disk_full_named(folder: Path) -> Iterator[None]:
-    """A full device while writing into ``folder`` ends in a :class:`~nlibias.errors.FileAccessError`
-    naming it ("no space left on the device"), not torch's internal error.
+    """A full device while writing into ``folder`` is a :class:`~nlibias.errors.FileAccessError`
+    naming it, not torch's internal error.
 
     >>> import errno, pathlib
     >>> with disk_full_named(pathlib.Path("/runs/m")):  # doctest: +ELLIPSIS

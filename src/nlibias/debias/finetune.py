@@ -1,30 +1,25 @@
 """Fine-tune a Hugging Face sequence classifier on an NLI training set (paper 004 §3.2.1: AdamW,
 weight decay 0.01, 3 epochs, learning rate 2e-5, 1e-5 for RoBERTa; bf16 on a GPU that has it).
 A killed run resumes from its newest complete checkpoint; a finished ``OUT`` is reused for the
-same inputs and refused for others unless ``force``.
-
->>> finetune("bert-base-uncased", "runs/aug", "runs/bert-aug", eval_path="mnli_dev.jsonl")  # doctest: +SKIP
-"""
+same inputs and refused for others unless ``force``."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import shutil
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
-from nlibias.debias.checkpoints import disk_full_named, final_step, usable_checkpoint
+from nlibias.debias.checkpoints import disk_full_named, final_step, remove_folder, usable_checkpoint
 from nlibias.debias.finetune_checks import (
     check_base_model,
     check_max_length,
     check_options,
     check_splits,
     check_training_set,
+    refuse_unlabelled,
     warn_one_label,
 )
 from nlibias.debias.finetune_record import (
@@ -36,29 +31,19 @@ from nlibias.debias.finetune_record import (
     read_record,
     write_record,
 )
-from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows
+from nlibias.debias.training_rows import LABELS, TrainingSet, iter_training_rows, require_packages
 from nlibias.errors import ConfigError, DataError
 from nlibias.io.atomic import write_json
 from nlibias.io.overwrites import refuse_overwrites
 from nlibias.io.stages import canonical, changes, fingerprint, model_identity
 from nlibias.models.hf_common import load_pretrained
+from nlibias.models.mlm.model_names import loading_as
 from nlibias.models.nli.labels import canonical_label
 from nlibias.runtime.progress import ProgressLines, bars_wanted, restore_library_bars
 from nlibias.schema.declared import declared
 
 CHECKPOINTS = "checkpoints"
 ID2LABEL = dict(enumerate(LABELS))
-
-
-def _require_training_packages() -> None:
-    """One clear error when an optional package of fine-tuning is missing."""
-    missing = [
-        p for p in ("torch", "transformers", "datasets", "accelerate") if importlib.util.find_spec(p) is None
-    ]
-    if missing:
-        raise ConfigError(
-            f"fine-tuning needs {', '.join(missing)}: pip install 'nlibias[train]' (and torch for your machine)"
-        )
 
 
 def default_learning_rate(model: str) -> float:
@@ -78,32 +63,23 @@ def _labelled(source: str, split: str, digest: str | None) -> Iterator[dict[str,
 
 
 def _tokenized(
-    source: str | Path,
-    split: str,
-    tokenizer: Any,
-    settings: FinetuneSettings,
-    label_ids: dict[str, int],
-    cache_dir: Path,
-    digest: str | None,
+    data: dict[str, Any], split: str, tokenizer: Any, max_length: int, label_ids: dict[str, int], cache: Path
 ) -> Any:
-    """The labelled rows as a tokenized ``datasets.Dataset`` (Arrow files under ``cache_dir``),
-    labels as the model's own ids."""
+    """The labelled rows of ``data`` (its recorded ``path`` and ``sha256``) as a tokenized
+    ``datasets.Dataset`` cached under ``cache``, labels as the model's own ids."""
     import datasets
 
     features = {name: datasets.Value("string") for name in ("premise", "hypothesis", "label")}
     dataset = datasets.Dataset.from_generator(
         _labelled,
-        gen_kwargs={"source": str(source), "split": split, "digest": digest or str(source)},
-        cache_dir=str(cache_dir),
+        gen_kwargs={"source": data["path"], "split": split, "digest": data["sha256"] or data["path"]},
+        cache_dir=str(cache),
         features=datasets.Features(features),
     )
-    if len(dataset) == 0:
-        raise ConfigError(f"{source} has no labelled rows", parameter="train")
+    refuse_unlabelled(data["path"], "train", len(dataset))
 
     def encode(batch: dict[str, list[Any]]) -> Any:
-        encoded = tokenizer(
-            batch["premise"], batch["hypothesis"], truncation=True, max_length=settings.max_length
-        )
+        encoded = tokenizer(batch["premise"], batch["hypothesis"], truncation=True, max_length=max_length)
         encoded["labels"] = [label_ids[name] for name in batch["label"]]
         return encoded
 
@@ -115,7 +91,7 @@ def _load_model(model: str) -> tuple[Any, Any, dict[str, int]]:
     else a new head) and the head's id of each label."""
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-    try:
+    with loading_as("model", model):
         tokenizer = load_pretrained(AutoTokenizer.from_pretrained, model, what="tokenizer")
         config = load_pretrained(AutoConfig.from_pretrained, model, what="model config")
         own = {int(k): canonical_label(str(v)) for k, v in (getattr(config, "id2label", None) or {}).items()}
@@ -128,14 +104,12 @@ def _load_model(model: str) -> tuple[Any, Any, dict[str, int]]:
                 AutoModelForSequenceClassification.from_pretrained, model, num_labels=3,
                 id2label=ID2LABEL, label2id=label_ids, ignore_mismatched_sizes=True,
             )  # fmt: skip
-    except ConfigError as error:  # the loader names its own parameter; here it is ``model``
-        raise ConfigError(str(error), parameter="model") from error.__cause__
     if tokenizer.pad_token is None:  # GPT-style tokenizers: pad with end-of-text
         tokenizer.pad_token = tokenizer.eos_token
         classifier.config.pad_token_id = tokenizer.pad_token_id
-    # what the first training forward pass sets (integer labels, 3 classes): set here, a resume
-    # with no step left to train saves the same config.json as a run never stopped
+    # set as the first training step would: a resume with no step left saves the same config.json
     classifier.config.problem_type = "single_label_classification"
+    return tokenizer, classifier, label_ids
     return tokenizer, classifier, label_ids
 
 
@@ -172,22 +146,18 @@ def _training_arguments(settings: FinetuneSettings, out: Path, progress: bool) -
     )
 
 
-def _quiet_progress() -> Any:
-    """The Trainer's progress bar (on stderr) without its ``{'loss': ...}`` and
-    ``{'train_runtime': ...}`` lines, which it writes on stdout."""
-    from transformers.trainer_callback import ProgressCallback
+def _progress(progress: bool) -> Any:
+    """What shows the fine-tune's progress: on a terminal the Trainer's bar, without the
+    ``{'loss': ...}`` lines it writes on stdout; in a log, the steps as a line about every 30 s
+    (:class:`~nlibias.runtime.progress.ProgressLines`); else None."""
+    from transformers.trainer_callback import ProgressCallback, TrainerCallback
 
     class QuietProgress(ProgressCallback):
         def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
             return None
 
-    return QuietProgress()
-
-
-def _progress_lines() -> Any:
-    """For a log (stderr no terminal): the fine-tune's steps as a line about every 30 s
-    (:class:`~nlibias.runtime.progress.ProgressLines`), where the Trainer's bar is off."""
-    from transformers.trainer_callback import TrainerCallback
+        def stop(self) -> None:
+            return None
 
     class StepLines(TrainerCallback):
         lines: ProgressLines | None = None
@@ -207,7 +177,10 @@ def _progress_lines() -> Any:
             if self.lines is not None:
                 self.lines.close()
 
-    return StepLines()
+    if bars_wanted(progress):
+        restore_library_bars()  # asked for: an earlier job's silencing would hide this bar too
+        return QuietProgress()
+    return StepLines() if progress else None
 
 
 def _plan(out: Path, inputs: dict[str, Any], force: bool) -> tuple[str | None, list[str]]:
@@ -217,29 +190,27 @@ def _plan(out: Path, inputs: dict[str, Any], force: bool) -> tuple[str | None, l
     plan_path = checkpoints / "plan.json"
     resume, discarded = usable_checkpoint(checkpoints)
     if plan_path.is_file() and resume is not None:  # a plan without checkpoints (a failed start) is replaced
-        recorded = json.loads(plan_path.read_text(encoding="utf-8"))
-        recorded_inputs = recorded.get("inputs") if "inputs" in recorded else None
-        if canonical(recorded_inputs) != canonical(inputs):
-            if not force:
-                raise ConfigError(
-                    f"{out} holds checkpoints of a run with other inputs ({plan_path}): "
-                    + "; ".join(changes(recorded_inputs, inputs))
-                    + ". Use another {out_dir}, or set {force} to start over",
-                    parameter="out_dir",
-                    names=("force",),
-                )
-            _remove(checkpoints)
+        recorded = json.loads(plan_path.read_text(encoding="utf-8")).get("inputs")
+        if canonical(recorded) != canonical(inputs):
+            _refuse_other_inputs(
+                out, f"checkpoints of a run with other inputs ({plan_path})", recorded, inputs, force
+            )
+            remove_folder(checkpoints)
             resume = None
     write_json(plan_path, {"inputs": inputs, "fingerprint": fingerprint(inputs)})
     return (None if resume is None else str(resume)), discarded
 
 
-def _remove(folder: Path) -> None:
-    """Delete ``folder`` as a unit: renamed first, so a kill mid-way leaves no half folder."""
-    if folder.exists():
-        doomed = folder.with_name(f".removing-{folder.name}-{os.getpid()}")
-        folder.rename(doomed)
-        shutil.rmtree(doomed, ignore_errors=True)
+def _refuse_other_inputs(out: Path, held: str, recorded: Any, inputs: dict[str, Any], force: bool) -> None:
+    """Unless ``force``, refuse an ``out`` that holds the work of other inputs, naming each change."""
+    if not force:
+        raise ConfigError(
+            f"{out} holds {held}: "
+            + "; ".join(changes(recorded, inputs))
+            + ". Use another {out_dir}, or set {force} to start over",
+            parameter="out_dir",
+            names=("force",),
+        )
 
 
 def _existing(out: Path, inputs: dict[str, Any], force: bool) -> FinetuneRecord | None:
@@ -259,16 +230,9 @@ def _existing(out: Path, inputs: dict[str, Any], force: bool) -> FinetuneRecord 
         return None
     if record.get("fingerprint") == fingerprint(inputs):
         return record
-    if not force:
-        raise ConfigError(
-            f"{out} holds a model fine-tuned with other inputs: "
-            + "; ".join(changes(record.get("inputs"), inputs))
-            + ". Use another {out_dir}, or set {force} to train again there",
-            parameter="out_dir",
-            names=("force",),
-        )
+    _refuse_other_inputs(out, "a model fine-tuned with other inputs", record.get("inputs"), inputs, force)
     path.unlink()
-    _remove(out / CHECKPOINTS)
+    remove_folder(out / CHECKPOINTS)
     return None
 
 
@@ -314,29 +278,14 @@ def finetune(
     progress: bool = True,
     callbacks: Sequence[Any] = (),
 ) -> FinetuneRecord:
-    """Fine-tune ``model`` on an NLI training set into ``out_dir``, as ``nlibias finetune``; returns
-    the record also written as ``out_dir/finetune.json``.
-
-    >>> # nlibias.finetune("bert-base-uncased", "runs/aug", "runs/bert-aug")["eval_accuracy"]
-    """
+    """Fine-tune ``model`` on an NLI training set into ``out_dir``, as ``nlibias finetune`` (the
+    options: :class:`TrainingOptions`); returns the record also written as ``out_dir/finetune.json``."""
+    arguments = locals()
     read = {"model": model, "train": train, "eval_path": eval_path}
     where = {name: data.location if isinstance(data, TrainingSet) else data for name, data in read.items()}
     refuse_overwrites({"out_dir": out_dir}, where)  # a folder: every file in it may be replaced
-    chosen = TrainingOptions(
-        learning_rate=learning_rate,
-        epochs=epochs,
-        batch_size=batch_size,
-        max_length=max_length,
-        max_steps=max_steps,
-        save_steps=save_steps,
-        seed=seed,
-        lr_scheduler=lr_scheduler,
-        warmup_steps=warmup_steps,
-        warmup_ratio=warmup_ratio,
-        split=split,
-        eval_split=eval_split,
-    )
-    _require_training_packages()
+    chosen = TrainingOptions(**{field.name: arguments[field.name] for field in fields(TrainingOptions)})
+    require_packages("fine-tuning", ["torch", "transformers", "datasets", "accelerate"])
     settings = finetune_settings(model, chosen)
     check_base_model(model)
     check_splits(train, chosen.split, eval_path, chosen.eval_split)  # before any row is read
@@ -357,13 +306,11 @@ def finetune_settings(model: str, options: TrainingOptions) -> FinetuneSettings:
     """The settings of a fine-tune, every option checked (:func:`check_options`) before any work."""
     import torch
 
-    chosen = asdict(options)
-    rate = chosen.pop("learning_rate")
-    if rate is None:
-        rate = default_learning_rate(model)
-    check_options(learning_rate=rate, **{k: v for k, v in chosen.items() if k not in ("split", "eval_split")})
+    rate = default_learning_rate(model) if options.learning_rate is None else options.learning_rate
+    chosen = asdict(replace(options, learning_rate=rate))
+    check_options(**chosen)
     bf16 = bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-    return FinetuneSettings(model=model, learning_rate=float(rate), bf16=bf16, **chosen)
+    return FinetuneSettings(**{**chosen, "learning_rate": float(rate)}, model=model, bf16=bf16)
 
 
 def _train(
@@ -382,18 +329,17 @@ def _train(
     finished = final_step(resume_from)
     if finished is not None:  # killed after the last checkpoint: its weights are the trained model
         classifier = type(classifier).from_pretrained(resume_from)
-    # a fast tokenizer saves the truncation of its last call (in every checkpoint and in OUT):
-    # make that call first, so what is saved is the same whether this run tokenized the data or
-    # found it in the cache (a resume)
+    # a fast tokenizer saves the truncation of its last call: make that call first, so a resume
+    # (data from the cache) saves what a whole run saves
     tokenizer(["premise"], ["hypothesis"], truncation=True, max_length=settings.max_length)
     data_dir = out / CHECKPOINTS / "data"
-    train, eval_path = inputs["train"]["path"], (inputs["eval"] or {}).get("path")
-    hashes = {"train": inputs["train"]["sha256"], "eval": (inputs["eval"] or {}).get("sha256")}
-    train_set = _tokenized(train, settings.split, tokenizer, settings, label_ids, data_dir, hashes["train"])
+    train_set = _tokenized(
+        inputs["train"], settings.split, tokenizer, settings.max_length, label_ids, data_dir
+    )
     eval_set = None
-    if eval_path is not None:
+    if inputs["eval"] is not None:
         eval_set = _tokenized(
-            eval_path, settings.eval_split, tokenizer, settings, label_ids, data_dir, hashes["eval"]
+            inputs["eval"], settings.eval_split, tokenizer, settings.max_length, label_ids, data_dir
         )
     trainer = Trainer(
         model=classifier,
@@ -405,12 +351,9 @@ def _train(
     )
     trainer.remove_callback(PrinterCallback)  # it prints log dicts on stdout when the bar is off
     trainer.remove_callback(ProgressCallback)  # its log lines go to stdout too: a quiet bar instead
-    step_lines = _progress_lines() if progress and not bars_wanted(progress) else None
-    if bars_wanted(progress):
-        restore_library_bars()  # asked for: an earlier job's silencing would hide this bar too
-        trainer.add_callback(_quiet_progress())
-    elif step_lines is not None:
-        trainer.add_callback(step_lines)
+    shown = _progress(progress)
+    if shown is not None:
+        trainer.add_callback(shown)
     try:
         if finished is None:
             result = trainer.train(resume_from_checkpoint=resume_from)
@@ -419,17 +362,13 @@ def _train(
 
             result = TrainOutput(global_step=finished, training_loss=float("nan"), metrics={})
     finally:  # a training that raised never reaches on_train_end: its line thread would print on
-        if step_lines is not None:
-            step_lines.stop()
+        if shown is not None:
+            shown.stop()
     trainer.save_model(str(out))
     tokenizer.save_pretrained(str(out))
-    accuracy = None
-    if eval_set is not None:
-        accuracy = _accuracy(trainer, eval_set)
-    return write_record(
-        out, settings, inputs, len(train_set), None if eval_set is None else len(eval_set), accuracy, result,
-        resume_from, discarded,
-    )  # fmt: skip
+    accuracy = None if eval_set is None else _accuracy(trainer, eval_set)
+    rows = (len(train_set), None if eval_set is None else len(eval_set))
+    return write_record(out, settings, inputs, rows, accuracy, result, resume_from, discarded)
 
 
 def _accuracy(trainer: Any, eval_set: Any) -> float:

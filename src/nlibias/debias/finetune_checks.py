@@ -1,136 +1,93 @@
 """Checks a fine-tune runs before any work (its options, the model path, every row of the data),
-so a bad value stops it in seconds naming the parameter, file and line.
-
->>> check_options(learning_rate=2e-5, epochs=3.0, batch_size=32, max_length=128, max_steps=-1,
-...               save_steps=500, seed=42, warmup_steps=0, warmup_ratio=0.0, lr_scheduler="linear")
->>> check_options(learning_rate=float("inf"), epochs=3.0, batch_size=32, max_length=128,
-...               max_steps=-1, save_steps=500, seed=42, warmup_steps=0, warmup_ratio=0.0,
-...               lr_scheduler="linear")
-Traceback (most recent call last):
-...
-nlibias.errors.ConfigError: learning_rate must be a finite float more than 0; got float inf
-"""
+so a bad value stops it in seconds naming the parameter, file and line."""
 
 from __future__ import annotations
 
+import inspect
+import typing
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Any
 
-from annotated_types import Ge, Lt, Predicate
-
-from nlibias.debias.finetune_record import TRAINING_DEFAULTS
+from nlibias.debias.finetune_record import LR_SCHEDULERS, TRAINING_DEFAULTS, TrainingOptions
 from nlibias.debias.training_rows import TrainingSet, describe_training_set, iter_training_rows, source_kind
 from nlibias.errors import ConfigError
 from nlibias.models.mlm.model_names import check_model_path
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import Allowed, NonNegativeInt, PositiveFloat, PositiveInt, declared
-
-LRScheduler = Literal["linear", "cosine", "constant", "constant_with_warmup", "polynomial"]
-LR_SCHEDULERS: tuple[str, ...] = get_args(LRScheduler)
-"""Learning-rate schedules offered (the Hugging Face Trainer's names; linear is its default)."""
-NO_WARMUP_SCHEDULERS = ("constant",)
-"""The schedules of :data:`LR_SCHEDULERS` that take no warm-up (``transformers.get_scheduler``
-builds ``constant`` without reading the warm-up steps)."""
+from nlibias.schema.declared import declared
 
 
-MaxSteps = Annotated[int, Predicate(lambda steps: steps == -1 or steps >= 1),
-                     Allowed("-1 (run all epochs) or a whole number of at least 1")]  # fmt: skip
-TrainingSeed = Annotated[int, Ge(0), Lt(2**32), Allowed("a whole number from 0 to 2**32 - 1")]
-"""The seeds the Hugging Face Trainer takes (numpy's legacy seeding: below 2**32)."""
+def _check_options(**options: Any) -> None:
+    """Hold each option to the type :class:`TrainingOptions` declares for it, and refuse an option
+    the Trainer would ignore without a word: ``epochs`` beside ``max_steps`` (which overrides it),
+    ``warmup_steps`` beside ``warmup_ratio`` (which wins), a warm-up with the ``constant`` schedule.
 
-
-@declared
-def check_options(
-    *,
-    learning_rate: PositiveFloat,
-    epochs: PositiveFloat,
-    batch_size: PositiveInt,
-    max_length: PositiveInt,
-    max_steps: MaxSteps,
-    save_steps: PositiveInt,
-    seed: TrainingSeed,
-    warmup_steps: NonNegativeInt,
-    warmup_ratio: Annotated[float, Ge(0), Lt(1)],
-    lr_scheduler: LRScheduler,
-) -> None:
-    """Refuse a value that would fail later or train nothing, naming its parameter: each value
-    by its declared type, and the combinations here."""
-    if warmup_steps and warmup_ratio:
-        raise ConfigError("give {warmup_steps} or warmup_ratio, not both", parameter="warmup_steps")
-    _check_applies(epochs, max_steps, lr_scheduler, warmup_steps, warmup_ratio)
-
-
-def _check_applies(
-    epochs: float, max_steps: int, lr_scheduler: str, warmup_steps: int, warmup_ratio: float
-) -> None:
-    """Refuse an option the Trainer would ignore without a word: ``epochs`` beside ``max_steps``
-    (which overrides it) and a warm-up with a schedule that has none.
-
-    >>> _check_applies(3.0, 5, "linear", 10, 0.0)  # epochs at its default: max_steps alone
-    >>> _check_applies(7.0, 5, "linear", 0, 0.0)
+    >>> check_options(learning_rate=float("inf"))
     Traceback (most recent call last):
-    ...
+    nlibias.errors.ConfigError: learning_rate must be a finite float more than 0 or None; got float inf
+    >>> check_options(max_steps=5, epochs=7.0)
+    Traceback (most recent call last):
     nlibias.schema.applies.InapplicableOption: epochs 7.0 applies to runs without max_steps, and this run stops after 5 steps (max_steps), whatever the epochs; leave epochs or max_steps out
-    >>> _check_applies(3.0, -1, "constant", 0, 0.1)
-    Traceback (most recent call last):
-    ...
-    nlibias.schema.applies.InapplicableOption: warmup_ratio 0.1 applies to learning-rate schedules with a warm-up (linear, cosine, constant_with_warmup, polynomial), and the schedule 'constant' (lr_scheduler) has none; pick constant_with_warmup for lr_scheduler, or leave warmup_ratio out
     """
+    epochs, max_steps, scheduler = options["epochs"], options["max_steps"], options["lr_scheduler"]
     if max_steps != TRAINING_DEFAULTS.max_steps and epochs != TRAINING_DEFAULTS.epochs:
         raise option_applies_to_nothing(
             "epochs", "runs without {max_steps}", value=epochs,
             given=f"this run stops after {max_steps} steps ({{max_steps}}), whatever the epochs",
             fix="leave {epochs} or {max_steps} out", names=("max_steps",),
         )  # fmt: skip
-    if lr_scheduler in NO_WARMUP_SCHEDULERS:
-        for name, value in (("warmup_steps", warmup_steps), ("warmup_ratio", warmup_ratio)):
-            if value:
-                with_warmup = [s for s in LR_SCHEDULERS if s not in NO_WARMUP_SCHEDULERS]
-                raise option_applies_to_nothing(
-                    name, f"learning-rate schedules with a warm-up ({', '.join(with_warmup)})", value=value,
-                    given=f"the schedule {lr_scheduler!r} ({{lr_scheduler}}) has none",
-                    fix=f"pick constant_with_warmup for {{lr_scheduler}}, or leave {name} out",
-                    names=("lr_scheduler",),
-                )  # fmt: skip
+    if options["warmup_steps"] and options["warmup_ratio"]:
+        raise option_applies_to_nothing(
+            "warmup_steps", "runs without {warmup_ratio}", value=options["warmup_steps"],
+            given=f"{{warmup_ratio}} is {options['warmup_ratio']}",
+            fix="give {warmup_steps} or {warmup_ratio}, not both", names=("warmup_ratio",),
+        )  # fmt: skip
+    for name in ("warmup_steps", "warmup_ratio"):
+        if scheduler == "constant" and options[name]:
+            with_warmup = ", ".join(s for s in LR_SCHEDULERS if s != "constant")
+            raise option_applies_to_nothing(
+                name, f"learning-rate schedules with a warm-up ({with_warmup})", value=options[name],
+                given=f"the schedule {scheduler!r} ({{lr_scheduler}}) has none",
+                fix=f"pick constant_with_warmup for {{lr_scheduler}}, or leave {name} out",
+                names=("lr_scheduler",),
+            )  # fmt: skip
 
 
-def _read_whole(source: str | Path | TrainingSet) -> str | None:
-    """Why no split of ``source`` can be chosen (a file, a saved set without splits), or None."""
-    kind, location = (
-        (source.kind, source.location) if isinstance(source, TrainingSet) else source_kind(source)
-    )
-    if kind == "hub" or (kind == "datasets" and (Path(location) / "dataset_dict.json").is_file()):
-        return None
-    if kind == "datasets":
-        return f"{location} is a saved `datasets` set without splits"
-    return f"{location} is a {kind.upper()} file, read whole"
+_HINTS = typing.get_type_hints(TrainingOptions, include_extras=True)
+_check_options.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        inspect.Parameter(
+            f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=_HINTS[f.name]
+        )
+        for f in fields(TrainingOptions)
+    ]
+)
+check_options = declared(_check_options)
+""":func:`_check_options` with the fields of :class:`TrainingOptions` as its keywords."""
 
 
 def check_split_applies(
     source: str | Path | TrainingSet, split: str, *, parameter: str = "split", default: str = "train"
 ) -> None:
-    """Refuse a ``split`` other than its ``default`` for a source without splits (read whole).
-
-    >>> check_split_applies("nyu-mll/glue:mnli", "validation_matched")
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"
-    >>> _ = path.write_text("")
-    >>> check_split_applies(path, "train")
-    >>> check_split_applies(path, "validation")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    nlibias.schema.applies.InapplicableOption: split 'validation' applies to Hugging Face datasets (a hub name, a saved `datasets` directory with splits), and .../train.jsonl is a JSONL file, read whole; leave split out
-    """
+    """Refuse a ``split`` other than its ``default`` for a source without splits (a file, a saved
+    `datasets` set without splits), which is read whole."""
     if split == default or (isinstance(source, TrainingSet) and source.split == split):
         return
-    whole = _read_whole(source)
-    if whole is not None:
-        raise option_applies_to_nothing(
-            parameter, "Hugging Face datasets (a hub name, a saved `datasets` directory with splits)",
-            value=split, given=whole,
-        )  # fmt: skip
+    kind, location = (
+        (source.kind, source.location) if isinstance(source, TrainingSet) else source_kind(source)
+    )
+    if kind == "hub" or (kind == "datasets" and (Path(location) / "dataset_dict.json").is_file()):
+        return
+    whole = (
+        "a saved `datasets` set without splits"
+        if kind == "datasets"
+        else f"a {kind.upper()} file, read whole"
+    )
+    raise option_applies_to_nothing(
+        parameter, "Hugging Face datasets (a hub name, a saved `datasets` directory with splits)",
+        value=split, given=f"{location} is {whole}",
+    )  # fmt: skip
 
 
 def check_splits(
@@ -139,8 +96,8 @@ def check_splits(
     eval_path: str | Path | TrainingSet | None,
     eval_split: str,
 ) -> None:
-    """:func:`check_split_applies` of the training and evaluation sets' splits, and an
-    ``eval_split`` with no evaluation set refused: before any row is read."""
+    """:func:`check_split_applies` of both sets' splits; an ``eval_split`` without an evaluation
+    set refused."""
     check_split_applies(train, split, parameter="split", default=TRAINING_DEFAULTS.split)
     if eval_path is not None:
         check_split_applies(
@@ -154,53 +111,45 @@ def check_splits(
 
 
 def check_base_model(model: str) -> None:
-    """The model to fine-tune: a missing local path is refused (not sent to the hub); an existing
-    path must be a model directory.
+    """Refuse a blank model, a missing local path (not sent to the hub) and a path that is not a
+    model directory.
 
     >>> check_base_model("./no/such/model")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     nlibias.errors.ConfigError: model './no/such/model': the local path ./no/such/model does not exist ...
     """
-    if not model.strip():
-        raise ConfigError("{model} is empty: give a hub name or a model directory", parameter="model")
     check_model_path(model, parameter="model")
     path = Path(model).expanduser()
-    if path.exists() and not (path.is_dir() and (path / "config.json").is_file()):
+    if not model.strip() or (path.exists() and not (path.is_dir() and (path / "config.json").is_file())):
         raise ConfigError(
-            f"{model} is not a model directory (no config.json): give one written by save_pretrained "
-            "(or by `nlibias finetune`)",
+            f"{{model}} {model!r} is neither a hub name nor a model directory (no config.json): give "
+            "a hub name or a directory written by save_pretrained (or by `nlibias finetune`)",
             parameter="model",
         )
 
 
-def position_limit(config: Any, tokenizer: Any) -> int | None:
-    """How many tokens the model reads (RoBERTa-style positions less the padding offset; the
-    tokenizer's limit when smaller), or None."""
-    positions = getattr(config, "max_position_embeddings", None)
-    if not isinstance(positions, int) or positions < 1:
-        return None
-    if getattr(config, "model_type", "") in ("roberta", "xlm-roberta", "camembert", "longformer"):
-        positions -= int(getattr(config, "pad_token_id", 1) or 1) + 1
-    tokenizer_max = getattr(tokenizer, "model_max_length", None)
-    if isinstance(tokenizer_max, int) and 0 < tokenizer_max < positions:
-        return tokenizer_max
-    return positions
-
-
 def check_max_length(max_length: int, config: Any, tokenizer: Any, model: str) -> None:
-    """Refuse a ``max_length`` the model cannot read (an index error deep inside it otherwise).
+    """Refuse a ``max_length`` the model cannot read (an index error deep inside it otherwise): its
+    positions (RoBERTa's less the padding offset), or the tokenizer's limit when smaller.
 
     >>> class C: max_position_embeddings, model_type = 512, "bert"
-    >>> check_max_length(128, C(), None, "m")
     >>> check_max_length(100000, C(), None, "m")
     Traceback (most recent call last):
     nlibias.errors.ConfigError: max_length is 100000, but the model m reads at most 512 tokens (max_position_embeddings 512); pass max_length 512 or less
     """
-    limit = position_limit(config, tokenizer)
-    if limit is not None and max_length > limit:
+    positions = getattr(config, "max_position_embeddings", None)
+    if not isinstance(positions, int) or positions < 1:
+        return
+    limit = positions
+    if getattr(config, "model_type", "") in ("roberta", "xlm-roberta", "camembert", "longformer"):
+        limit = positions - int(getattr(config, "pad_token_id", 1) or 1) - 1
+    tokenizer_max = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tokenizer_max, int) and 0 < tokenizer_max < limit:
+        limit = tokenizer_max
+    if max_length > limit:
         raise ConfigError(
             f"{{max_length}} is {max_length}, but the model {model} reads at most {limit} tokens "
-            f"(max_position_embeddings {config.max_position_embeddings}); pass {{max_length}} {limit} or less",
+            f"(max_position_embeddings {positions}); pass {{max_length}} {limit} or less",
             parameter="max_length",
         )
 
@@ -215,6 +164,19 @@ class DataCheck:
     """The gold labels the rows hold (sorted; empty for a hub name, which is not read ahead)."""
 
 
+def refuse_unlabelled(source: str | Path, parameter: str, labelled: int, rows: int | None = None) -> None:
+    """Refuse a set with no labelled row (``rows``: how many it has, when counted)."""
+    if labelled == 0:
+        what = (
+            "is empty"
+            if rows == 0
+            else f"has {'' if rows is None else f'{rows} rows and '}none with a gold label"
+        )
+        raise ConfigError(
+            f"{{{parameter}}} {source} {what}: nothing to train or evaluate on", parameter=parameter
+        )
+
+
 def check_data(source: str | Path, split: str, parameter: str) -> DataCheck:
     """Read every row of ``source`` (a bad row raises its file, line and field); refuse a set
     with no labelled row. A hub name is not read here (it streams from the network)."""
@@ -227,26 +189,13 @@ def check_data(source: str | Path, split: str, parameter: str) -> DataCheck:
         if row.label is not None:
             labelled += 1
             labels.add(row.label)
-    if labelled == 0:
-        what = "is empty" if rows == 0 else f"has {rows} rows and none with a gold label"
-        raise ConfigError(
-            f"{{{parameter}}} {source} {what}: nothing to train or evaluate on", parameter=parameter
-        )
+    refuse_unlabelled(source, parameter, labelled, rows)
     return DataCheck(rows=rows, labelled=labelled, labels=tuple(sorted(labels)))
 
 
 def check_training_set(source: str | Path | TrainingSet, split: str, parameter: str) -> TrainingSet:
     """Read every row of ``source`` once and return it counted and hashed, the one value every
-    later step takes (a set already checked for ``split`` is returned as it is).
-
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"
-    >>> _ = path.write_text('{"premise": "A man naps.", "hypothesis": "He sleeps.", "label": "-"}\\n')
-    >>> check_training_set(path, "train", "train")
-    Traceback (most recent call last):
-    ...
-    nlibias.errors.ConfigError: train ... has 1 rows and none with a gold label: nothing to train or evaluate on
-    """
+    later step takes (a set already checked for ``split`` is returned as it is)."""
     if isinstance(source, TrainingSet):
         if source.split == split and source.rows is not None:
             return source
@@ -261,8 +210,8 @@ class OneLabelWarning(UserWarning):
 
 
 def warn_one_label(train: TrainingSet) -> None:
-    """Warn when every labelled row of the training set has one gold label: the classifier
-    learns to answer it whatever the pair says (a filter that kept one class, a wrong column)."""
+    """Warn when every labelled row has one gold label: the classifier learns to answer it
+    whatever the pair says (a filter that kept one class, a wrong column)."""
     if len(train.labels) == 1:
         warnings.warn(
             f"every one of the {train.labelled:,} labelled rows of {train.path} is {train.labels[0]!r}: "

@@ -7,13 +7,24 @@ import json
 import platform
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, ClassVar, TypedDict, cast
+from typing import Annotated, Any, ClassVar, Literal, TypedDict, cast, get_args
+
+from annotated_types import Ge, Lt, Predicate
 
 from nlibias.io.atomic import write_json
 from nlibias.io.stages import fingerprint
+from nlibias.schema.declared import Allowed, NonNegativeInt, PositiveFloat, PositiveInt
 from nlibias.version import __version__
 
 RECORD_FILE = "finetune.json"
+
+LRScheduler = Literal["linear", "cosine", "constant", "constant_with_warmup", "polynomial"]
+LR_SCHEDULERS: tuple[str, ...] = get_args(LRScheduler)
+"""The Hugging Face Trainer's learning-rate schedules; ``constant`` alone reads no warm-up."""
+MaxSteps = Annotated[int, Predicate(lambda steps: steps == -1 or steps >= 1),
+                     Allowed("-1 (run all epochs) or a whole number of at least 1")]  # fmt: skip
+TrainingSeed = Annotated[int, Ge(0), Lt(2**32), Allowed("a whole number from 0 to 2**32 - 1")]
+"""The seeds the Trainer takes (numpy's legacy seeding: below 2**32)."""
 
 
 class DamagedRecordWarning(UserWarning):
@@ -22,37 +33,35 @@ class DamagedRecordWarning(UserWarning):
 
 @dataclass(frozen=True)
 class TrainingOptions:
-    """The options of a fine-tune, with paper 004's defaults (``finetune_options`` of
-    ``nlibias.debias_models`` may set all but ``seed``; ``nlibias.finetune`` spells them out).
+    """The options of a fine-tune with paper 004's defaults, each field's rule declared on its
+    type (:func:`~nlibias.debias.finetune_checks.check_options` holds a value to it) and its
+    docstring the flag's help (``nlibias.cli.options.documented``).
 
     >>> TrainingOptions(epochs=1.0).batch_size
     32
     """
 
-    # pydantic reads each field's docstring as its description (no pydantic import here: a
-    # ConfigDict is a plain dict); the command line shows it as the flag's help
-    # (nlibias.cli.options.documented), so the two say one thing, written once.
     __pydantic_config__: ClassVar[dict[str, bool]] = {"use_attribute_docstrings": True}
 
-    learning_rate: float | None = None
+    learning_rate: PositiveFloat | None = None
     """Default: 1e-5 for RoBERTa, 2e-5 otherwise (paper 004)."""
-    epochs: float = 3.0
+    epochs: PositiveFloat = 3.0
     """Passes over the training set."""
-    batch_size: int = 32
+    batch_size: PositiveInt = 32
     """Training pairs per step."""
-    max_length: int = 128
+    max_length: PositiveInt = 128
     """Tokens per premise-hypothesis pair (longer pairs are truncated)."""
-    max_steps: int = -1
+    max_steps: MaxSteps = -1
     """Stop each fine-tune after N optimiser steps, in place of epochs (-1: all epochs)."""
-    save_steps: int = 500
+    save_steps: PositiveInt = 500
     """Checkpoint every N steps (a killed run resumes from the last)."""
-    seed: int = 42
+    seed: TrainingSeed = 42
     """The seed of the Trainer (data order, new head's weights)."""
-    lr_scheduler: str = "linear"
+    lr_scheduler: LRScheduler = "linear"
     """linear, cosine, constant (no warm-up), constant_with_warmup or polynomial."""
-    warmup_steps: int = 0
+    warmup_steps: NonNegativeInt = 0
     """Steps of linear warm-up."""
-    warmup_ratio: float = 0.0
+    warmup_ratio: Annotated[float, Ge(0), Lt(1)] = 0.0
     """Warm-up as a fraction of all steps (instead of warmup_steps)."""
     split: str = "train"
     """Split of a `datasets` training set or hub dataset (a file has none)."""
@@ -67,10 +76,10 @@ TRAINING_DEFAULTS = TrainingOptions()
 @dataclass(frozen=True, kw_only=True)
 class FinetuneSettings(TrainingOptions):
     """Everything that decides the trained weights (recorded; a resume must match it): the
-    options, with the learning rate chosen for the model, and the fixed optimiser settings."""
+    options, the learning rate chosen for the model, and the fixed optimiser settings."""
 
     model: str
-    learning_rate: float  # chosen for the model: never None here
+    learning_rate: float
     bf16: bool = False
     weight_decay: float = 0.01
     adam_beta1: float = 0.9
@@ -78,13 +87,11 @@ class FinetuneSettings(TrainingOptions):
 
 
 class FinetuneRecord(TypedDict):
-    """``finetune.json``: how a model directory was trained (paths absolute, so a reader finds
-    the data and the model from any working directory)."""
+    """``finetune.json``: how a model directory was trained (paths absolute)."""
 
     settings: dict[str, Any]
     base_model: dict[str, Any]
-    """``name`` (absolute path or hub id), ``kind`` (local/hub), ``revision`` (hub commit),
-    ``files_sha256`` (local: hash of config, weights and tokenizer files)."""
+    """``name``, ``kind`` (local/hub), ``revision`` (hub commit), ``files_sha256`` (local files)."""
     train: str
     train_sha256: str | None
     train_rows: int
@@ -109,13 +116,13 @@ def write_record(
     out: Path,
     settings: FinetuneSettings,
     inputs: dict[str, Any],
-    train_rows: int,
-    eval_rows: int | None,
+    rows: tuple[int, int | None],
     accuracy: float | None,
     result: Any,
     resume_from: str | None,
     discarded: list[str],
 ) -> FinetuneRecord:
+    """Write ``out/finetune.json`` (``rows``: of the training and evaluation sets)."""
     import torch
     import transformers
 
@@ -126,10 +133,10 @@ def write_record(
         base_model=inputs["base_model"],
         train=inputs["train"]["path"],
         train_sha256=inputs["train"]["sha256"],
-        train_rows=train_rows,
+        train_rows=rows[0],
         eval=eval_data.get("path"),
         eval_sha256=eval_data.get("sha256"),
-        eval_rows=eval_rows,
+        eval_rows=rows[1],
         eval_accuracy=accuracy,
         steps=int(result.global_step),
         resumed_from=None if resume_from is None else Path(resume_from).name,
@@ -173,13 +180,11 @@ def read_record(out: Path) -> tuple[FinetuneRecord | None, str | None]:
     when damaged (then the fine-tune is not finished)."""
     path = out / RECORD_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        record = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None, None
     except (OSError, UnicodeDecodeError) as error:
         return None, f"cannot be read ({error})"
-    try:
-        record = json.loads(text)
     except json.JSONDecodeError as error:
         return None, f"is not valid JSON, cut short? ({error})"
     if not isinstance(record, dict) or not isinstance(record.get("fingerprint"), str):

@@ -1,7 +1,5 @@
-"""Read each uncertain "her" of a gender swap with a language model: "him" or "his"?
-
-Where the swap rule has no cue, :class:`HerResolver` scores the whole swapped sentence under each
-reading (total log-probability) and keeps the higher (a tie keeps the rule's).
+"""Read each "her" the swap rule has no cue for with a language model: :class:`HerResolver` scores
+the swapped sentence under each reading ("him", "his") and keeps the likelier (a tie: the rule's).
 
 >>> from nlibias.debias.swap import Swapper
 >>> from nlibias.debias.wordlists import winobias_list
@@ -20,13 +18,13 @@ from annotated_types import Predicate
 
 from nlibias.debias.swap import SwapPlan
 from nlibias.models.mlm.model_names import loading_as
+from nlibias.models.tp.hf import HFCausalScorer, HFMaskedScorer
 from nlibias.schema.applies import AppliesTo
 from nlibias.schema.declared import Allowed, declared
 from nlibias.schema.model_ref import CAUSAL_LM_KINDS, ModelRef
 
 HER_CHOICES = ("rule", "lm")
 HerChoice = Annotated[str, Predicate(HER_CHOICES.__contains__), Allowed(f"one of {str(HER_CHOICES)[1:-1]}")]
-"""``rule``: the swap rule alone (fast, the default); ``lm``: a language model reads each open "her"."""
 DEFAULT_HER_MODEL = "smollm2"
 MAX_JOINT = 4
 """Open "her"s of one text scored jointly (2**4 = 16 candidates at most); beyond, one at a time."""
@@ -60,18 +58,14 @@ class HerResolver:
     def load(cls, spec: str = DEFAULT_HER_MODEL, *, device: str | None = None) -> HerResolver:
         """``smollm2`` (embedded), a causal LM (a ``.gguf`` path, a directory, a hub name;
         ``causal:NAME`` also) or a masked LM as ``mlm:NAME`` (pseudo-log-likelihood)."""
-        with loading_as("her_model", spec):  # errors name her_model, not the scorer's own parameter
+        with loading_as("her_model", spec):
             ref = ModelRef.unread(spec)
             if ref.kind in ("mlm", "masked"):
-                from nlibias.models.tp.hf import HFMaskedScorer
-
                 return cls(HFMaskedScorer(ref.name, device=device), spec=spec)
-            from nlibias.models.tp.hf import HFCausalScorer
-
             return cls(HFCausalScorer(ref.named_for(CAUSAL_LM_KINDS), device=device), spec=spec)
 
     def identity(self) -> Mapping[str, Any]:
-        """What determines the choices: the name given, the scorer kind and its identity."""
+        """What determines the choices: the name, the scorer kind and its identity."""
         return {"spec": self.spec, "scorer": self.scorer.kind, **self.scorer.identity(), "variant": "whole"}
 
     def choose(self, plans: Sequence[SwapPlan]) -> list[tuple[int, ...]]:

@@ -1,6 +1,5 @@
-"""Swap gendered words in a sentence: whole words, the case kept, in one left-to-right pass (a
-swapped-in word is never swapped back), "her" read as "him" or "his" in context. The rules, each
-tested in ``tests/test_debias_swap.py``: docs/debiasing.md, "Swap rules".
+"""Swap gendered words in a sentence: whole words, the case kept, in one left-to-right pass, "her"
+read as "him" or "his" in context (docs/debiasing.md, "Swap rules").
 
 >>> from nlibias.debias.wordlists import winobias_list
 >>> swapper = Swapper(winobias_list())
@@ -28,21 +27,18 @@ FUNCTION_WORDS = frozenset(
     how what where why who whom which whose not again too very just now here there still
     today tonight yesterday tomorrow something anything nothing everything someone anyone""".split()  # noqa: SIM905 (a word list reads better as text)
 )
-"""Words after "her"/"his" that mark it as standing alone (object "him" / pronoun "hers")."""
+"""Words after "her"/"his" that mark it as standing alone (object "him", pronoun "hers")."""
 
 CERTAIN_OBJECT = frozenset(
     "a an the this these those he she it they we you i him them me us his my your its our their".split()  # noqa: SIM905
 )
-"""Words after "her" that only an object allows: a possessive never precedes a determiner, a
-personal pronoun or another possessive ("gave her a book", "told her they left", "lent her his
-car"). With the end of the sentence and punctuation, the cases the ``lm`` choice leaves to the rule."""
+"""Words after "her" that only an object allows ("gave her a book", "lent her his car")."""
 
 OBJECT_PARTICLES = frozenset(
     """down away alone apart together outside inside indoors outdoors overnight downstairs
     upstairs twice""".split()  # noqa: SIM905
 )
-"""Adverbs and particles (not in -ly) after "her" that mark an object: "let her down", "left her
-alone", "kept her indoors"."""
+"""Adverbs and particles after "her" that mark an object: "let her down", "left her alone"."""
 
 PERCEPTION_CAUSATIVE = frozenset(
     """let lets letting make makes made making have has had having help helps helped helping
@@ -57,8 +53,8 @@ BARE_VERBS = frozenset(
     be do get take give see look think try feel read write drive fly swim jump enter arrive die
     buy sell finish start stop learn understand explain change decide choose""".split()  # noqa: SIM905
 )
-"""Bare verbs after a :data:`PERCEPTION_CAUSATIVE` verb and "her": "made her wait" (words that are
-as often a noun after a possessive are left out: "drink", "answer", "close")."""
+"""Bare verbs after a :data:`PERCEPTION_CAUSATIVE` verb and "her": "made her wait" (not words as
+often nouns: "drink", "answer")."""
 
 RESULTATIVE = frozenset(
     """make makes made making keep keeps kept keeping find finds found finding leave leaves left
@@ -73,7 +69,7 @@ PREDICATE_ADJECTIVES = frozenset(
     anxious afraid scared upset jealous curious sleepy quiet wet dry free lucky guilty innocent
     responsible sure ready weak strong late furious miserable unhappy""".split()  # noqa: SIM905
 )
-"""Adjectives after a :data:`RESULTATIVE` verb and "her" (and before the end of the clause)."""
+"""Adjectives after a :data:`RESULTATIVE` verb and "her", ending the clause."""
 
 ELECTIVE = frozenset(
     """elect elects elected appoint appoints appointed name names named crown crowns crowned
@@ -104,10 +100,8 @@ _COMPOUND = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
 _SENTENCE_START = re.compile(r"""(?:^|[.!?]["')\]]?\s+)["'(\[]?$""")
 _NEUTRAL_HE = re.compile(r"(?:\(s\)|s/)$", re.IGNORECASE)
 _WORD = re.compile(r"(?<![^\W_])[^\W\d_]+(?:['\u2019][^\W\d_]+)?(?![^\W_])")
-"""A word: letters not touching another letter or digit, an apostrophe and letters may follow."""
 _LETTERS = re.compile(r"[^\W\d_]+")
-_APOSTROPHE = "\u2019"
-"""The typographic apostrophe, read as "'" ("ma’am" is "ma'am")."""
+_APOSTROPHE = "\u2019"  # read as "'" ("ma’am" is "ma'am")
 
 
 def keep_case(matched: str, counterpart: str) -> str:
@@ -133,13 +127,13 @@ DOTTED_CAPITAL_I = "\u0130"
 
 
 def _match_key(word: str) -> str:
-    """A list word as texts are looked up: :func:`_key` with the dotted capital's lower case
-    ("i" + U+0307, as ``"İsmail".lower()`` gives it) read as "i", as texts are (:func:`_matchable`)."""
+    """A list word as texts are looked up: the dotted capital ("İ", lower case "i" + U+0307) read
+    as "i", as :func:`_matchable` reads texts."""
     return _key(word.replace(DOTTED_CAPITAL_I, "I")).replace("i\u0307", "i")
 
 
 def _matchable(folded: str) -> str:
-    """A folded text as its words are looked up: the dotted capital "İ" read as "I" (same length)."""
+    """A folded text as its words are looked up: "İ" read as "I" (same length)."""
     return folded.replace(DOTTED_CAPITAL_I, "I") if DOTTED_CAPITAL_I in folded else folded
 
 
@@ -154,8 +148,7 @@ def _touches_mark(text: str, start: int, end: int) -> bool:
 
 
 def _shaped(matched: str, counterpart: str) -> str:
-    """``counterpart`` in the case of ``matched`` (see :func:`keep_case`), full width where
-    ``matched`` is."""
+    """``counterpart`` in the case of ``matched``, full width where ``matched`` is."""
     cased = keep_case(fold(matched), counterpart)
     if not cased.isascii():  # "i" + U+0307 upper-cased is "I" + U+0307: NFC makes it "İ" again
         cased = unicodedata.normalize("NFC", cased)
@@ -164,24 +157,21 @@ def _shaped(matched: str, counterpart: str) -> str:
 
 def _partner(text: str, word: str, start: int, end: int) -> tuple[str | None, int]:
     """The other word of a coordinated pair ("his/her", "him or her") and where the clause goes on past it."""
-    match = _PARTNER.match(text, end)
-    if match and match.group(1).lower() in _PAIRED and match.group(1).lower() != word:
-        return match.group(1).lower(), match.end()
-    match = _PARTNER_BEFORE.search(text, 0, start)
-    if match and match.group(1).lower() in _PAIRED and match.group(1).lower() != word:
-        return match.group(1).lower(), end
+    after, before = _PARTNER.match(text, end), _PARTNER_BEFORE.search(text, 0, start)
+    for match, goes_on in ((after, after.end() if after else end), (before, end)):
+        if match and match.group(1).lower() in _PAIRED - {word}:
+            return match.group(1).lower(), goes_on
     return None, end
 
 
 CERTAIN, CUE, DEFAULT = "certain", "cue", "default"
-"""How :func:`reading` decided: grammar leaves one reading; a cue (a function word, a particle,
-an -ly adverb, a verb and the word after "her"); no cue at all (a noun is assumed next)."""
+"""How :func:`reading` decided: grammar leaves one reading; a cue (a function word, a particle, an
+-ly adverb, a verb and the word after "her"); no cue (a noun is assumed next)."""
 
 
 def reading(text: str, start: int, end: int) -> tuple[bool, str]:
     """``(stands_alone, how)`` for the "her" or "his" at ``text[start:end]``: whether it stands
-    alone (an object "him", a pronoun "hers") rather than before its noun, and how that was
-    decided (:data:`CERTAIN`, :data:`CUE` or :data:`DEFAULT`).
+    alone (an object "him", a pronoun "hers") rather than before its noun, and how that was decided.
 
     >>> reading("gave her a book", 5, 8), reading("made her happy.", 5, 8), reading("took her car", 5, 8)
     ((True, 'certain'), (True, 'cue'), (False, 'default'))
@@ -234,22 +224,10 @@ def stands_alone_at(text: str, end: int) -> bool:
     return following is None or following.lower() in FUNCTION_WORDS
 
 
-def stands_alone(text: str, end: int) -> bool:
-    """Whether the "her"/"his" ending at ``end`` stands alone (see :func:`reading`).
-
-    >>> stands_alone("gave her a book", 8), stands_alone("her book", 3), stands_alone("at her.", 6)
-    (True, False, True)
-    """
-    start = end
-    while start > 0 and text[start - 1].isalpha():
-        start -= 1
-    return reading(text, start, end)[0]
-
-
 @dataclass(frozen=True)
 class SwapPlan:
-    """The swaps of one text before any choice: each swapped word's span and its counterparts
-    (cased); a "her" the rule is not certain of has two, the rule's reading first."""
+    """The swaps of one text before any choice: each word's span and its cased counterparts (an
+    uncertain "her" has two, the rule's reading first)."""
 
     text: str
     spans: tuple[tuple[int, int], ...]
@@ -284,8 +262,7 @@ class SwapPlan:
 
 
 class Swapper:
-    """A compiled word list; :meth:`swap` rewrites one sentence. Entries and words are compared by
-    :func:`~nlibias.textio.text_door.word_key`; "man's" is looked up as "man", "mr." matches "Mr"."""
+    """A compiled word list; :meth:`swap` rewrites one sentence ("man's" is looked up as "man")."""
 
     def __init__(self, swaps: SwapList) -> None:
         self.swaps = swaps
@@ -308,8 +285,7 @@ class Swapper:
         return self.plan(text, open_her=()) is not None
 
     def _lookup(self, match: re.Match[str]) -> tuple[str, str, int] | None:
-        """``(word, counterpart or rule, end of the word)`` for a listed word (lower case, of the
-        folded text), else None."""
+        """``(word, counterpart or rule, end of the word)`` for a listed word, else None."""
         token = match.group(0)
         word = token.lower().replace(_APOSTROPHE, "'")
         end = match.end()  # from the token: lower case may be longer ("İ" is "i" + U+0307)
@@ -331,8 +307,8 @@ class Swapper:
         return (text, []) if plan is None else plan.render()
 
     def plan(self, text: str, *, open_her: Collection[str] = (DEFAULT,)) -> SwapPlan | None:
-        """Every listed word of ``text`` with its counterparts (None when there is none); a "her" decided
-        in one of the ways ``open_her`` names gets both."""
+        """Every listed word of ``text`` with its counterparts, or None; a "her" decided in a way
+        ``open_her`` names gets both readings."""
         text = enter_text(text, "text", stacklevel=3)
         folded = _matchable(fold(text))  # same length: a position in it is a position in text
         if not self.may_hold(folded):
@@ -369,8 +345,7 @@ class Swapper:
 
     @staticmethod
     def _kept(text: str, start: int, word: str) -> bool:
-        """Words left as they are: "he" of "(s)he" and "s/he"; "man" of a :data:`FIXED_COMPOUNDS`
-        compound ("man-made")."""
+        """Words left as they are: "he" of "(s)he" and "s/he", "man" of "man-made"."""
         lower = word.lower()
         if lower == "he" and _NEUTRAL_HE.search(text, 0, start):
             return True

@@ -1,7 +1,6 @@
-"""Read an NLI training set row by row (JSONL, CSV/TSV, Parquet, a ``datasets`` directory or hub
-name), streamed. Columns by name (``premise``/``sentence1``, ``hypothesis``/``sentence2``,
-``label``/``gold_label``); labels as names, initials or 0/1/2; rows without a gold label skipped
-and counted; texts through the text door.
+"""Read an NLI training set row by row, streamed: JSONL, CSV/TSV, Parquet, a ``datasets``
+directory or a hub name; columns ``premise``/``sentence1``, ``hypothesis``/``sentence2``,
+``label``/``gold_label``; labels as names, initials or 0/1/2.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"
@@ -13,7 +12,8 @@ and counted; texts through the text door.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+import importlib.util
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,7 @@ class TrainingRow:
     """One premise/hypothesis pair of a training set."""
 
     row: int
-    """0-based position in the source (every record counts, skipped ones too)."""
+    """0-based position in the source (skipped records count too)."""
     premise: str
     hypothesis: str
     label: str | None
@@ -103,8 +103,7 @@ def _row(record: Any, row: int, path: str, line: int | None) -> TrainingRow:
 
 def source_kind(source: str | Path) -> tuple[str, Path | str]:
     """``(kind, location)``: a file kind (``jsonl``, ``csv``, ``tsv``, ``parquet``), ``datasets``
-    (a saved directory), or ``hub``; a directory with ``train.jsonl`` (an ``augment`` output) is
-    that file.
+    (a saved directory) or ``hub``; a directory with ``train.jsonl`` (``augment``'s) is that file.
 
     >>> source_kind("snli")
     ('hub', 'snli')
@@ -141,86 +140,73 @@ def iter_training_rows(source: str | Path, *, split: str = "train") -> Iterator[
 
 def _rows_of(kind: str, location: Path | str, split: str) -> Iterator[TrainingRow]:
     """:func:`iter_training_rows` of a source whose kind is already known."""
-    if kind == "jsonl":
-        rows = _iter_jsonl(Path(location))
-    elif kind == "csv":
-        rows = _iter_csv(Path(location))
-    elif kind == "tsv":
-        rows = _iter_tsv(Path(location))
-    elif kind == "parquet":
-        rows = _iter_parquet(Path(location))
-    else:
-        rows = _iter_datasets(kind, location, split)
-    empty = True
-    for row in rows:
-        empty = False
-        yield row
-    if empty:
+    readers = {
+        "jsonl": _jsonl_records,
+        "csv": read_csv_records,
+        "tsv": _tsv_records,
+        "parquet": _parquet_records,
+    }
+    records = readers[kind](Path(location)) if kind in readers else _datasets_records(kind, location, split)
+    row = -1
+    for row, (line, record) in enumerate(records):
+        yield _row(record, row, str(location), line)
+    if row < 0:
         where = f" (split {split!r})" if kind in ("datasets", "hub") else ""
         raise SourceError(
             location, None, f"no rows{where}", fix="check that this is the training set you meant"
         )
 
 
-def _iter_jsonl(path: Path) -> Iterator[TrainingRow]:
-    row = 0
+def _jsonl_records(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line, record)`` of each line that is not blank."""
     with path.open("rb") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if line_number == 1:
+        for number, line in enumerate(handle, start=1):
+            if number == 1:
                 line = line.removeprefix(_BOM)
-            if not line.strip():
-                continue
-            record = parse_json(path, line.rstrip(b"\r\n"), line=line_number)  # too deep, huge numbers: named
-            yield _row(record, row, str(path), line_number)
-            row += 1
+            if line.strip():
+                yield number, parse_json(path, line.rstrip(b"\r\n"), line=number)
 
 
-def _iter_csv(path: Path) -> Iterator[TrainingRow]:
-    """CSV rows streamed through textio's strict reader (errors name their line)."""
-    for row, (line, record) in enumerate(read_csv_records(path)):
-        yield _row(record, row, str(path), line)
-
-
-def _iter_tsv(path: Path) -> Iterator[TrainingRow]:
-    """TSV as SNLI and MNLI ship it: one row per line, fields split on tabs, no quoting (a quote is
-    text: '"Hi," she said' keeps its quotes); every line must have the header's number of fields."""
+def _tsv_records(path: Path) -> Iterator[tuple[int, Any]]:
+    """TSV as SNLI and MNLI ship it: one row per line, split on tabs, no quoting (a quote is text)."""
     header: list[str] | None = None
-    row = 0
-    for line_number, line in enumerate(stream_lines(path), start=1):
-        line = line.rstrip("\r\n")
+    for number, line in enumerate(stream_lines(path), start=1):
+        fields = line.rstrip("\r\n").split("\t")
         if not line.strip():
             continue
-        fields = line.split("\t")
         if header is None:
             header = fields
             continue
-        check_row_width(path, line_number, fields, header, separators="tabs")
-        yield _row(dict(zip(header, fields, strict=True)), row, str(path), line_number)
-        row += 1
+        check_row_width(path, number, fields, header, separators="tabs")
+        yield number, dict(zip(header, fields, strict=True))
 
 
-def _iter_parquet(path: Path) -> Iterator[TrainingRow]:
+def _parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(row, record)``: Parquet has no lines, the 1-based row stands in."""
     import pyarrow.parquet as pq
 
     try:
         parquet = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
         raise SourceError(path, None, f"not a Parquet file: {exc}") from exc
-    row = 0
-    for batch in parquet.iter_batches(batch_size=8192):
-        for record in batch.to_pylist():
-            # Parquet has no lines: the row number (1-based) stands in for one
-            yield _row(record, row, str(path), row + 1)
-            row += 1
+    batches = parquet.iter_batches(batch_size=8192)
+    yield from enumerate((record for batch in batches for record in batch.to_pylist()), start=1)
 
 
-def _iter_datasets(kind: str, location: Path | str, split: str) -> Iterator[TrainingRow]:
-    try:
-        import datasets
-    except ImportError as exc:
+def require_packages(what: str, packages: Sequence[str], parameter: str | None = None) -> None:
+    """One clear error when an optional package ``what`` needs (the ``train`` extra) is missing."""
+    missing = [p for p in packages if importlib.util.find_spec(p) is None]
+    if missing:
+        torch = " (and torch for your machine)" if "torch" in packages else ""
         raise ConfigError(
-            "reading a `datasets` set needs the datasets package (pip install datasets)", parameter="train"
-        ) from exc
+            f"{what} needs {', '.join(missing)}: pip install 'nlibias[train]'{torch}", parameter=parameter
+        )
+
+
+def _datasets_records(kind: str, location: Path | str, split: str) -> Iterator[tuple[int, Any]]:
+    require_packages("reading a `datasets` set", ["datasets"], parameter="train")
+    import datasets
+
     if kind == "datasets":
         loaded: Any = datasets.load_from_disk(str(location))
         if isinstance(loaded, datasets.DatasetDict):
@@ -235,17 +221,12 @@ def _iter_datasets(kind: str, location: Path | str, split: str) -> Iterator[Trai
             raise DataNotFoundError(
                 f"cannot load the hub dataset {location!r} (split {split!r}): {exc}"
             ) from exc
-    for row, record in enumerate(loaded):
-        yield _row(record, row, str(location), row + 1)
-
-
-def source_digest(source: str | Path) -> str | None:
-    """SHA-256 of a training file (of every file of a ``datasets`` directory, by name); None for a
-    hub name (its name and split are recorded instead)."""
-    return _digest_of(*source_kind(source))
+    yield from enumerate(loaded, start=1)
 
 
 def _digest_of(kind: str, location: Path | str) -> str | None:
+    """SHA-256 of a training file (of every file of a ``datasets`` directory, by name); None for a
+    hub name."""
     if kind == "hub":
         return None
     path = Path(location)
@@ -263,20 +244,10 @@ def _digest_of(kind: str, location: Path | str) -> str | None:
 @dataclass(frozen=True)
 class TrainingSet:
     """A training (or evaluation) set named once, with its kind and SHA-256, so no step finds or
-    hashes it again (``rows``: None before a full read, -1 for a hub name, not read ahead).
-
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"
-    >>> _ = path.write_text('{"premise": "A man naps.", "hypothesis": "He sleeps.", "label": "e"}\\n')
-    >>> data = describe_training_set(path)
-    >>> data.kind, data.record() == {"path": str(path), "sha256": source_digest(path)}
-    ('jsonl', True)
-    >>> [row.label for row in data.iter_rows()]
-    ['entailment']
-    """
+    hashes it again (``rows``: None before a full read, -1 for a hub name, not read ahead)."""
 
     given: str | Path
-    """The source as the caller wrote it (``augment_summary.json`` records it so)."""
+    """The source as the caller wrote it."""
     kind: str
     location: Path | str
     sha256: str | None

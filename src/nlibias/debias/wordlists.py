@@ -1,6 +1,5 @@
-"""Gender-swap word lists: WinoBias's (the default, vendored with its MIT licence: Zhao et al.,
-NAACL 2018), paper 004's 19-entry map, a user's. "her" and "his" are read in context (:mod:`.swap`);
-the 38 occupations are left out (the augmentation keeps the occupation).
+"""Gender-swap word lists: WinoBias's (the default, vendored, MIT licence), paper 004's 19-entry
+map, a user's; the 38 occupations are left out (the augmentation keeps the occupation).
 
 >>> swaps = winobias_list()
 >>> swaps.mapping["actress"], swaps.mapping["her"] == HER_RULE, "tailor" in swaps.mapping
@@ -23,27 +22,22 @@ from nlibias.errors import SourceError
 from nlibias.textio.text_door import BOM, enter_text
 from nlibias.textio.text_files import decode_utf8
 
-HER_RULE = "<her>"
-"""Marker target of "her": "his" or "him" by the word after it (see :mod:`nlibias.debias.swap`)."""
-HIS_RULE = "<his>"
-"""Marker target of "his": "her" or "hers" by the word after it."""
+HER_RULE, HIS_RULE = "<her>", "<his>"
+"""Targets of "her" ("his" or "him") and "his" ("her" or "hers"), read in context (:mod:`.swap`)."""
 
 WINOBIAS_TYPOS: dict[str, str] = {"mentleman": "gentleman"}
 """Misspelt source words of ``generalized_swaps.txt``, read as the word meant."""
-
 WINOBIAS_CORRECTIONS: dict[str, str] = {
     "chairwomen": "chairmen",  # the source maps the plural to the singular "chairman"
     "barons": "baronesses",  # the source writes "barnoesses"
     "god": "goddess",  # the source writes "godess"
     "gods": "goddesses",
 }
-"""Source word → corrected counterpart (the source's counterpart is wrong or misspelt)."""
-
+"""Source word → corrected counterpart."""
 WINOBIAS_DROPPED = frozenset({"miss"})
-"""Words left out of the WinoBias list: "miss" → "sir" breaks the verb ("miss the bus")."""
+"""Left out: "miss" → "sir" breaks the verb ("miss the bus")."""
 
-# paper 004's Augmentation_Dataset_Creation.ipynb (shanyas10/Evaluating-gender-bias@44053d1),
-# `gender_map`, in its order: one-way, "her" always becomes "his", "lady" becomes "man".
+# paper 004's `gender_map` (shanyas10/Evaluating-gender-bias@44053d1), in its order
 _PAPER_MAP: tuple[tuple[str, str], ...] = (
     ("her", "his"), ("him", "her"), ("his", "her"), ("he", "she"), ("she", "he"),
     ("girl", "boy"), ("boy", "girl"), ("man", "woman"), ("woman", "man"), ("men", "women"),
@@ -62,7 +56,7 @@ class SwapList:
     names: frozenset[str] = field(default_factory=frozenset)
     """Keys that are first names: swapped only where the text capitalises them."""
     note: str = ""
-    """Where the list comes from, written into the augmentation summary."""
+    """Where the list comes from (for the augmentation summary)."""
 
     def with_names(self, names: dict[str, str]) -> SwapList:
         """This list plus name swaps (a name already in the list keeps the list's entry)."""
@@ -72,20 +66,17 @@ class SwapList:
         return SwapList(self.name, mapping, self.names | frozenset(added), self.note)
 
     def digest(self) -> str:
-        """SHA-256 of the mapping and names, recorded so a run names the exact list it used."""
+        """SHA-256 of the mapping and names: the exact list a run used."""
         text = json.dumps([sorted(self.mapping.items()), sorted(self.names)], ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _occupation_words() -> frozenset[str]:
-    words: set[str] = set()
-    for occupation in load_occupations():
-        words |= {occupation.name.lower(), occupation.plural.lower()}
-    return frozenset(words)
+    return frozenset(word.lower() for o in load_occupations() for word in (o.name, o.plural))
 
 
 def _pairs_file(text: str, path: str) -> list[tuple[str, str, int]]:
-    """``(word, counterpart, line)`` of a ``word<TAB>counterpart`` file (spaces around trimmed)."""
+    """``(word, counterpart, line)`` of a ``word<TAB>counterpart`` file."""
     pairs = []
     for line_number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -99,9 +90,11 @@ def _pairs_file(text: str, path: str) -> list[tuple[str, str, int]]:
     return pairs
 
 
-def _resource_text(name: str) -> str:
+def _winobias_pairs(name: str) -> list[tuple[str, str]]:
+    """The corrected pairs of a vendored WinoBias file."""
     text = (resources.files("nlibias") / "resources" / "winobias" / name).read_text("utf-8")
-    return enter_text(text, f"winobias/{name}", lines=True)
+    pairs = _pairs_file(enter_text(text, f"winobias/{name}", lines=True), f"winobias/{name}")
+    return [_corrected(word, counterpart) for word, counterpart, _ in pairs]
 
 
 def _corrected(word: str, counterpart: str) -> tuple[str, str]:
@@ -119,11 +112,8 @@ def winobias_list() -> SwapList:
     both directions for words not yet mapped (the first entry of a word wins), corrected."""
     occupations = _occupation_words()
     mapping: dict[str, str] = {}
-    one_way = _pairs_file(_resource_text("generalized_swaps.txt"), "winobias/generalized_swaps.txt")
-    two_way = _pairs_file(_resource_text("extra_gendered_words.txt"), "winobias/extra_gendered_words.txt")
-    # corrected before the two-way pairs are reversed, so no misspelt word ("godess") becomes a key
-    entries = [_corrected(a, b) for a, b, _ in one_way]
-    for word, counterpart in (_corrected(a, b) for a, b, _ in two_way):
+    entries = _winobias_pairs("generalized_swaps.txt")
+    for word, counterpart in _winobias_pairs("extra_gendered_words.txt"):
         entries += [(word, counterpart), (counterpart, word)]
     for word, counterpart in entries:
         if word in WINOBIAS_DROPPED or word in occupations or counterpart in occupations:
@@ -150,7 +140,7 @@ def paper_map() -> SwapList:
 def read_pairs(path: str | Path, *, both_ways: bool) -> dict[str, str]:
     """A user's ``word<TAB>counterpart`` file through the text door; ``both_ways`` adds each reverse
     unless that word has its own entry. A word listed twice, an entry with a zero-width character
-    inside, or no pair at all is refused naming the line."""
+    inside, or no pair at all is refused."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -158,7 +148,7 @@ def read_pairs(path: str | Path, *, both_ways: bool) -> dict[str, str]:
         raise SourceError(path, None, f"cannot read the word list: {exc.strerror or exc}") from exc
     decoded = decode_utf8(path, data)
     _refuse_zero_width(path, decoded.removeprefix(BOM))
-    text = enter_text(decoded, str(path), lines=True, stacklevel=3)  # a leading BOM dropped, NFC
+    text = enter_text(decoded, str(path), lines=True, stacklevel=3)
     mapping: dict[str, str] = {}
     lines: dict[str, int] = {}
     for word, counterpart, line_number in _pairs_file(text, str(path)):
@@ -176,8 +166,7 @@ def read_pairs(path: str | Path, *, both_ways: bool) -> dict[str, str]:
     return mapping
 
 
-ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff")
-"""Zero-width space, non-joiner, joiner, word joiner and no-break space (the byte-order mark)."""
+ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff")  # space, (non-)joiners, BOM
 
 
 def _inner_zero_width(entry: str) -> str | None:
