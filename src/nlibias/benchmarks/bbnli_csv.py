@@ -1,8 +1,5 @@
-"""BBNLI's own expanded CSV layout (the output of its ``json2csv.py``), read as a source.
-
-Columns: ``domain,name,id,type,unique_id,premise,hypothesis_type,hypothesis,question,true_label,
-bias_label,reference`` (an index column in front is ignored). Labels follow BBNLI's
-``answer_choices`` order ``[Contradiction, Neutral, Entailment]``.
+"""BBNLI's own expanded CSV (the output of its ``json2csv.py``): :data:`CSV_COLUMNS` (an index
+column in front is ignored), labels in ``answer_choices`` order ``[Contradiction, Neutral, Entailment]``.
 """
 
 from __future__ import annotations
@@ -154,11 +151,8 @@ def _pairs_report(pending: dict[str, list[Sample]]) -> tuple[list[str], list[str
 
 
 def read_bbnli_csv(path: str | Path) -> Expansion:
-    """Read BBNLI's expanded CSV (the output of its ``json2csv.py``).
-
-    Pairs are rebuilt from the file's row order (:class:`_Blocks`); rows with no counterpart are
-    loaded and reported as unpaired.
-    """
+    """Read BBNLI's expanded CSV, its pairs rebuilt from the row order (:class:`_Blocks`); rows with
+    no counterpart are kept and reported as unpaired."""
     path = Path(path)
     samples: list[Sample] = []
     pending: dict[str, list[Sample]] = {}

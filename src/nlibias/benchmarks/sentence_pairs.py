@@ -24,6 +24,7 @@ from typing import IO, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
+from nlibias.benchmarks.bbnli_source import expand_bbnli_source
 from nlibias.benchmarks.data_locations import PinnedData, resolve_data
 from nlibias.benchmarks.rows import check_row, nonblank, refuse
 from nlibias.errors import SourceError
@@ -264,8 +265,6 @@ def expand_user_pairs(
 def expand_bbnli_pairs(source: str | Path | None = None) -> PairExpansion:
     """BBNLI's pro (more) vs anti (less) hypotheses as sentence pairs: each hypothesis pair once,
     as TP reads no premise; identical hypotheses are left out, as they can only tie."""
-    from nlibias.benchmarks.bbnli_source import expand_bbnli_source
-
     expansion = expand_bbnli_source(source)
     by_key: dict[str, dict[str, Sample]] = {}
     for sample in expansion.samples:

@@ -11,6 +11,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageUser, GenerateConfig, ModelAPI, ModelOutput
 
 from nlibias.errors import ConfigError
+from nlibias.models.generative.backend import build_backend
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 
 
@@ -26,8 +27,6 @@ class NlibiasModelAPI(ModelAPI):
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
-        from nlibias.models.generative.backend import build_backend
-
         self.backend = build_backend(model_name, **model_args)
         self._lock: Any = None
 

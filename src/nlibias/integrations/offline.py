@@ -15,7 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, NlibiasError
+from nlibias.models.generative.backend import build_backend
+from nlibias.models.generative.hf_causal import HFCausalLM
+from nlibias.schema.model_ref import ModelRef
 
 TOKEN_COUNT_ENV = "NLIBIAS_INSPECT_TOKEN_COUNT"
 """``auto`` (default), ``estimate`` or ``tiktoken``: how Inspect counts tokens once nlibias' tasks load."""
@@ -80,10 +83,6 @@ def use_offline_token_count(mode: str | None = None) -> str:
 def local_causal_lm(spec: str, **options: Any) -> Any:
     """The backend of a local causal LM spec (``smollm2``, ``hf:PATH``, a directory) built with
     ``options``; a server or another kind of model is refused."""
-    from nlibias.models.generative.backend import build_backend
-    from nlibias.models.generative.hf_causal import HFCausalLM
-    from nlibias.schema.model_ref import ModelRef
-
     # a server is refused as not a local causal LM, not for an option it does not take
     backend = None if ModelRef.unread(spec).is_server else build_backend(spec, **options)
     if not isinstance(backend, HFCausalLM):
@@ -118,8 +117,6 @@ def model_dir(backend: Any) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m nlibias.integrations.offline [SPEC]``: print the model's local directory."""
-    from nlibias.errors import NlibiasError
-
     args = sys.argv[1:] if argv is None else argv
     try:
         print(local_model_dir(args[0] if args else "smollm2", device="cpu"))
