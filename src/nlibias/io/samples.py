@@ -1,15 +1,15 @@
 """Samples files: ``samples.jsonl`` (one sample per line) and ``samples.parquet`` in a run directory.
 
 Read in one pass: the bytes → JSON with its texts through the text door
-(:func:`~nlibias.textio.json_text.parse_json`) → a validated record → the sample rules →
-:class:`~nlibias.schema.Sample`, every error naming the file, line and field. The rules refuse
-what would change results silently: a key field empty or padded with spaces, a blank text, a
-bias sample of a ``neutral_gold`` source that is not neutral, a pair's two samples disagreeing
-on what they share, a second sample with one id.
+(:func:`~nlibias.textio.json_text.parse_json`) → a record checked by :meth:`SampleRules.check`
+(:class:`SampleRecord`'s field rules, then the file's) → :class:`~nlibias.schema.Sample`, every
+error naming the file, line and field. Refused is what would change results silently: a key
+field empty or padded with spaces, a blank text, a bias sample of a ``neutral_gold`` source that
+is not neutral, a pair's two samples disagreeing on what they share, a second sample with one id.
 
 >>> padded = {"id": "a", "source": "x", "domain": " d", "subtopic": "t", "premise": "P",
 ...           "hypothesis": "H", "gold": "neutral", "stereotype": None, "pair_key": None}
->>> SampleRules(Path("s.jsonl")).check(3, padded, {})
+>>> SampleRules(Path("s.jsonl")).check(3, padded)
 Traceback (most recent call last):
 ...
 nlibias.errors.SourceError: s.jsonl:3: field domain: ' d' has spaces around it (it would be a domain of its own, apart from 'd') (remove the spaces)
@@ -25,7 +25,8 @@ from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from nlibias.errors import DataError, SourceError
 from nlibias.io.atomic import atomic_path, write_jsonl
@@ -68,6 +69,8 @@ _REQUIRED_TEXT = ("id", "domain", "subtopic", "premise", "hypothesis")
 _TEXT_FIELDS = (*_REQUIRED_TEXT, "pair_key", "group", "counterfactual_group")
 _STEREOTYPES = (None, "pro", "anti")
 _TEXTS = ("premise", "hypothesis")
+_KEY_FIELDS = ("id", "source", "domain", "subtopic", "pair_key", "group", "counterfactual_group")
+"""Fields that name a slice, a pair or a sample."""
 
 
 class SampleRecord(BaseModel):
@@ -88,6 +91,35 @@ class SampleRecord(BaseModel):
     counterfactual_group: str | None = None
     provenance: dict[str, Any] = {}
 
+    @field_validator(*_KEY_FIELDS)
+    @classmethod
+    def _key_field(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """An empty key field or one with spaces around it (``" gender"`` would be a slice of its own)."""
+        name = info.field_name or ""
+        if value is None or (value and value.strip() == value):
+            return value
+        if value.strip():
+            reason = f"{value!r} has spaces around it (it would be a {name} of its own, apart from {value.strip()!r})"
+            raise _refusal(name, reason, "remove the spaces")
+        fix = {"id": "give every sample its own id"}.get(name, f"write the sample's {name}")
+        if name in ("pair_key", "group", "counterfactual_group"):
+            fix = "use null where there is none"
+        raise _refusal(name, "empty sample id" if name == "id" else "empty text", fix)
+
+    @field_validator(*_TEXTS)
+    @classmethod
+    def _visible(cls, value: str, info: ValidationInfo) -> str:
+        """A text with nothing visible in it."""
+        if is_blank_text(value):
+            reason = "empty text (nothing visible: only spaces or zero-width characters)"
+            raise _refusal(info.field_name, reason, "remove the sample or write its text")
+        return value
+
+
+def _refusal(field: str | None, reason: str, fix: str) -> PydanticCustomError:
+    """A sample rule's error, naming its field and fix (read by ``source_error``)."""
+    return PydanticCustomError("nlibias_sample", "{reason}", {"field": field, "reason": reason, "fix": fix})
+
 
 def write_samples(run_dir: str | Path, samples: Sequence[Sample]) -> dict[str, Path]:
     """Write ``samples.jsonl`` and ``samples.parquet`` into ``run_dir``; returns their paths."""
@@ -104,39 +136,6 @@ def write_samples(run_dir: str | Path, samples: Sequence[Sample]) -> dict[str, P
     with atomic_path(parquet) as tmp:
         pq.write_table(table, tmp)
     return {"jsonl": jsonl, "parquet": parquet}
-
-
-def _record(path: Path, line: int, raw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The validated core fields and the provenance of one record. A well-formed record is taken
-    as it is (several times faster than pydantic on the files nlibias writes); anything unusual
-    goes through :class:`SampleRecord`, which explains it or gives the same fields."""
-    if not isinstance(raw, dict):
-        raise SourceError(path, None, "expected a JSON object", line=line)
-    get = raw.get
-    quick = (
-        get("gold") in LABELS
-        and get("stereotype", 0) in _STEREOTYPES  # given (null allowed)
-        and "pair_key" in raw  # given (null allowed)
-        and type(get("source", "custom")) is str
-        and type(get("provenance", {})) is dict
-        and set(raw) <= _KNOWN_KEYS  # extra keys go to provenance through the model
-    )
-    for name in _TEXT_FIELDS if quick else ():
-        value = get(name)
-        if type(value) is not str and (value is not None or name in _REQUIRED_TEXT):
-            quick = False
-            break
-    if quick:
-        fields = {name: get(name) for name in _CORE_FIELDS}
-        fields["source"] = get("source", "custom")
-        return fields, get("provenance", {})
-    try:
-        record = SampleRecord.model_validate(raw)
-    except ValidationError as exc:
-        fix = "samples need id, domain, subtopic, premise, hypothesis, gold, stereotype, pair_key"
-        raise source_error(exc, path, line=line, fix=fix) from None
-    provenance = {**record.provenance, **(record.model_extra or {})}
-    return {name: getattr(record, name) for name in _CORE_FIELDS}, provenance
 
 
 def resolve_samples_path(path: str | Path) -> Path:
@@ -188,7 +187,9 @@ def read_sample_columns(
     >>> list(read.columns.ids), read.columns.premise[0], len(read.sha256)
     (['a'], 'P', 64)
     """
-    resolved = resolve_samples_path(path)
+    resolved = Path(path)
+    if not resolved.is_file():  # a run directory's samples file, or the refusal saying what is missing
+        resolved = resolve_samples_path(resolved)
     before = resolved.stat()  # taken first: a change while the file is read is caught too
     digest = hashlib.sha256()
     rules = SampleRules(resolved, benchmark, benchmarks)
@@ -196,8 +197,8 @@ def read_sample_columns(
     first = next(passing, None)
     if first is None:
         raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
-    if benchmarks is not None:
-        provenance_keys = rules.provenance_keys
+    if benchmarks is not None and rules.benchmark is not None:  # the first sample's benchmark's
+        provenance_keys = rules.benchmark.provenance_keys
     if provenance_keys is None:  # keep every key any sample has: gather them while reading
         samples = [first, *passing]
         keys: Collection[str] = sorted({k for s in samples for k in s.provenance})
@@ -249,22 +250,29 @@ def iter_samples(
     repeat most of their text; a WQ-NLI sample then takes about a third of the memory);
     ``rules``: a benchmark's (default: those of every samples file); ``digest``: a ``hashlib``
     object fed a JSONL file's bytes."""
-    path = resolve_samples_path(path)
-    records = _parquet_records(path) if path.suffix == ".parquet" else _json_records(path, digest)
+    path = Path(path)
+    if not path.is_file():  # a run directory's samples file, or the refusal saying what is missing
+        path = resolve_samples_path(path)
     rules = rules or SampleRules(path)
     keep = None if provenance_keys is None else frozenset(provenance_keys)
     strings: dict[str, str] = {}
     share = strings.setdefault
-    for line, raw in records:
-        fields, provenance = _record(path, line, raw)
-        rules.check(line, fields, provenance)
-        if keep is not None:
-            provenance = {k: v for k, v in provenance.items() if k in keep}
-        text = {name: fields[name] for name in _SHARED_FIELDS}
-        if share_strings:  # inline, not a call per field (reading WQ-NLI took 60% longer)
-            text = {name: share(v, v) if type(v) is str else v for name, v in text.items()}
-            provenance = _shared(provenance, share)
-        yield Sample(id=fields["id"], pair_key=fields["pair_key"], **text, provenance=provenance)
+    with path.open("rb") as handle:
+        for line, raw in _parquet_records(path) if path.suffix == ".parquet" else enumerate(handle, 1):
+            if type(raw) is bytes:  # a JSONL line: hashed, parsed unless blank, texts through the door
+                if digest is not None:
+                    digest.update(raw)
+                if not raw.strip():
+                    continue
+                raw = parse_json(path, raw, line=line, texts=_TEXTS)
+            fields, provenance = rules.check(line, raw)
+            if keep is not None:
+                provenance = {k: v for k, v in provenance.items() if k in keep}
+            text = {name: fields[name] for name in _SHARED_FIELDS}
+            if share_strings:  # inline, not a call per field (reading WQ-NLI took 60% longer)
+                text = {name: share(v, v) if type(v) is str else v for name, v in text.items()}
+                provenance = _shared(provenance, share)
+            yield Sample(id=fields["id"], pair_key=fields["pair_key"], **text, provenance=provenance)
 
 
 def _shared(value: Any, share: Any) -> Any:
@@ -281,17 +289,6 @@ def _shared(value: Any, share: Any) -> Any:
     if type(value) is list:
         return [_shared(v, share) for v in value]
     return value
-
-
-def _json_records(path: Path, digest: Any) -> Iterator[tuple[int, Any]]:
-    """``(line, JSON value)`` of each non-blank line, its texts through the door, every byte fed
-    to ``digest``."""
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if digest is not None:
-                digest.update(line)
-            if line.strip():
-                yield number, parse_json(path, line, line=number, texts=_TEXTS)
 
 
 def _parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
@@ -334,8 +331,6 @@ def is_blank_text(text: str) -> bool:
     return all(unicodedata.category(c)[0] in "ZC" for c in text)
 
 
-_KEY_FIELDS = ("id", "source", "domain", "subtopic", "pair_key", "group", "counterfactual_group")
-"""Fields that name a slice, a pair or a sample: ``" gender"`` would be a slice of its own."""
 _TWIN_FIELDS = ("domain", "subtopic", "premise", "premise_index", "combination_index", "premise_template")
 """What a pair's two samples share: their slice, and their premise (its text where the source
 keeps it, otherwise the premise and word combination it was rendered from)."""
@@ -343,46 +338,63 @@ keeps it, otherwise the premise and word combination it was rendered from)."""
 
 @dataclass
 class SampleRules:
-    """The rules of one samples file's samples: ``benchmark``'s (or those of the benchmark that
-    ``benchmarks`` holds for the first sample's ``source``) and those of every samples file. A
-    pair's first sample waits here until its twin is read (usually the next line)."""
+    """The rules of one samples file's samples: those of every samples file (a record's fields)
+    and ``benchmark``'s (or those of the benchmark that ``benchmarks`` holds for the first sample's
+    ``source``). A pair's first sample waits here until its twin is read (usually the next line)."""
 
     path: Path
     benchmark: Benchmark | None = None
     benchmarks: Mapping[str, Benchmark] | None = None
-    provenance_keys: frozenset[str] | None = None
-    """The provenance keys the measures of the benchmark found in ``benchmarks`` read (None: all)."""
     _waiting: dict[str, tuple[int, tuple[Any, ...]]] = field(default_factory=dict)
 
-    def check(self, line: int, fields: Mapping[str, Any], provenance: Any) -> None:
-        """Refuse a sample that breaks a rule, naming the file, line and field."""
-        for name in _KEY_FIELDS:
-            value = fields[name]
-            if value is not None and (not value or value.strip() is not value):
-                self._key_field(line, name, value)
-        for name in _TEXTS:
-            if is_blank_text(fields[name]):
-                raise SourceError(
-                    self.path,
-                    name,
-                    "empty text (nothing visible: only spaces or zero-width characters)",
-                    line=line,
-                    fix="remove the sample or write its text",
-                )
+    def check(self, line: int, raw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The fields and provenance of one record, or the refusal naming the file, line and field
+        of the rule it breaks. A well-formed record is taken as it is (several times faster than
+        pydantic on the files nlibias writes); any other goes through :class:`SampleRecord`."""
+        if not isinstance(raw, dict):
+            raise SourceError(self.path, None, "expected a JSON object", line=line)
+        get = raw.get
+        source: Any = get("source", "custom")
+        quick = (
+            get("gold") in LABELS
+            and get("stereotype", 0) in _STEREOTYPES  # given (null allowed)
+            and "pair_key" in raw  # given (null allowed)
+            and type(source) is str
+            and source != ""
+            and source.strip() is source
+            and type(get("provenance", {})) is dict
+            and set(raw) <= _KNOWN_KEYS  # extra keys go to provenance through the model
+        )
+        for name in _TEXT_FIELDS if quick else ():  # the model's field rules, inline
+            value = get(name)
+            if type(value) is not str:
+                quick = value is None and name not in _REQUIRED_TEXT
+            elif name in _TEXTS:  # nothing visible (is_blank_text, its usual case inline)
+                quick = bool(value.strip()) if value.isprintable() else not is_blank_text(value)
+            else:  # a key field: not empty, no spaces around it
+                quick = value != "" and value.strip() is value
+            if not quick:
+                break
+        if quick:
+            fields = {name: get(name) for name in _CORE_FIELDS}
+            fields["source"], provenance = source, get("provenance", {})
+        else:
+            try:
+                record = SampleRecord.model_validate(raw)
+            except ValidationError as exc:
+                fix = "samples need id, domain, subtopic, premise, hypothesis, gold, stereotype, pair_key"
+                raise source_error(exc, self.path, line=line, fix=fix) from None
+            fields = {name: getattr(record, name) for name in _CORE_FIELDS}
+            provenance = {**record.provenance, **(record.model_extra or {})}
         stereotype, gold, source = fields["stereotype"], fields["gold"], fields["source"]
         if self.benchmarks is not None:  # the first sample: its benchmark's rules hold for all
             try:
                 self.benchmark = self.benchmarks[source]
             except DataError as error:
                 raise SourceError(self.path, error.field, error.reason, fix=error.fix) from None
-            self.benchmarks, self.provenance_keys = None, self.benchmark.provenance()
+            self.benchmarks = None
         benchmark = self.benchmark
-        if (
-            stereotype is not None
-            and gold != "neutral"
-            and benchmark is not None
-            and source in benchmark.neutral_gold
-        ):
+        if stereotype is not None and gold != "neutral" and benchmark and source in benchmark.neutral_gold:
             raise SourceError(
                 self.path,
                 "gold",
@@ -393,15 +405,13 @@ class SampleRules:
             )
         key = fields["pair_key"]
         if key is None or stereotype is None:  # a test sample is no member of a pair
-            return
-        given = provenance if isinstance(provenance, dict) else {}
-        shares_premises = benchmark is not None and source in benchmark.shared_premises
-        premise = fields["premise"] if shares_premises else None
-        shared = (fields["domain"], fields["subtopic"], premise, *(given.get(k) for k in _TWIN_FIELDS[3:]))
+            return fields, provenance
+        premise = fields["premise"] if benchmark and source in benchmark.shared_premises else None
+        shared = (fields["domain"], fields["subtopic"], premise, *map(provenance.get, _TWIN_FIELDS[3:]))
         first = self._waiting.pop(key, None)
         if first is None:
             self._waiting[key] = (line, shared)
-            return
+            return fields, provenance
         for name, a, b in zip(_TWIN_FIELDS, first[1], shared, strict=True):
             if a != b:  # the first three are the samples' own fields, the rest provenance keys
                 raise SourceError(
@@ -412,22 +422,7 @@ class SampleRules:
                     line=line,
                     fix="give the two samples the same value, or different pair_keys if they are not a pair",
                 )
-
-    def _key_field(self, line: int, name: str, value: str) -> None:
-        """Refuse an empty key field or one with spaces around it."""
-        if not value.strip():
-            fix = {"id": "give every sample its own id"}.get(name, f"write the sample's {name}")
-            if name in ("pair_key", "group", "counterfactual_group"):
-                fix = "use null where there is none"
-            reason = "empty sample id" if name == "id" else "empty text"
-            raise SourceError(self.path, name, reason, line=line, fix=fix)
-        raise SourceError(
-            self.path,
-            name,
-            f"{value!r} has spaces around it (it would be a {name} of its own, apart from {value.strip()!r})",
-            line=line,
-            fix="remove the spaces",
-        )
+        return fields, provenance
 
 
 def _duplicate_id(path: Path, sample_id: str, *, earlier: int, later: int) -> SourceError:
