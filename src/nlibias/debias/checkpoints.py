@@ -10,6 +10,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from nlibias.errors import FileAccessError
 from nlibias.io.temporary import DISK_FULL
@@ -45,14 +46,20 @@ def _weights_read(path: Path) -> bool:
     return path.stat().st_size >= 8 + header_size + max(ends, default=0)
 
 
-def is_complete(folder: Path) -> bool:
-    """Whether ``folder`` holds a whole checkpoint: its ``trainer_state.json`` names its step, its
-    weights read, its optimizer and scheduler states are not empty."""
+def _trainer_state(folder: Path) -> dict[str, Any]:
+    """The folder's ``trainer_state.json``, or {} when it is missing or unreadable."""
     try:
         state = json.loads((folder / "trainer_state.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    if not isinstance(state, dict) or state.get("global_step") != step_of(folder):
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def is_complete(folder: Path) -> bool:
+    """Whether ``folder`` holds a whole checkpoint: its ``trainer_state.json`` names its step, its
+    weights read, its optimizer and scheduler states are not empty."""
+    state = _trainer_state(folder)
+    if not state or state.get("global_step") != step_of(folder):
         return False
     weights = [folder / name for name in _WEIGHTS if (folder / name).is_file()]
     if not weights or not all(_weights_read(w) for w in weights):
@@ -90,12 +97,7 @@ def remove_folder(folder: Path) -> None:
 def final_step(checkpoint: str | Path | None) -> int | None:
     """The step of a checkpoint saved at the end of training (``max_steps`` reached: it is the
     finished model), else None."""
-    if checkpoint is None:
-        return None
-    try:
-        state = json.loads((Path(checkpoint) / "trainer_state.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    state = {} if checkpoint is None else _trainer_state(Path(checkpoint))
     step, last = state.get("global_step"), state.get("max_steps")
     if isinstance(step, int) and isinstance(last, int) and 0 < last <= step:
         return step

@@ -9,6 +9,7 @@ import json
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, fields, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -332,15 +333,12 @@ def _train(
     # a fast tokenizer saves the truncation of its last call: make that call first, so a resume
     # (data from the cache) saves what a whole run saves
     tokenizer(["premise"], ["hypothesis"], truncation=True, max_length=settings.max_length)
-    data_dir = out / CHECKPOINTS / "data"
-    train_set = _tokenized(
-        inputs["train"], settings.split, tokenizer, settings.max_length, label_ids, data_dir
+    cache = out / CHECKPOINTS / "data"
+    tokenize = partial(
+        _tokenized, tokenizer=tokenizer, max_length=settings.max_length, label_ids=label_ids, cache=cache
     )
-    eval_set = None
-    if inputs["eval"] is not None:
-        eval_set = _tokenized(
-            inputs["eval"], settings.eval_split, tokenizer, settings.max_length, label_ids, data_dir
-        )
+    train_set = tokenize(inputs["train"], settings.split)
+    eval_set = None if inputs["eval"] is None else tokenize(inputs["eval"], settings.eval_split)
     trainer = Trainer(
         model=classifier,
         args=_training_arguments(settings, out, progress),

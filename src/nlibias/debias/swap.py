@@ -255,8 +255,6 @@ class SwapPlan:
             changes.append((word, fold(target).lower()))
             pieces += [self.text[last:start], target]
             last = end
-        if not changes:
-            return self.text, changes
         pieces.append(self.text[last:])
         return "".join(pieces), changes
 
@@ -273,9 +271,7 @@ class Swapper:
 
     def may_hold(self, text: str) -> bool:
         """A fast test that is True whenever ``text`` holds a listed word (and sometimes not)."""
-        lower = _matchable(fold(text)).lower()
-        if _APOSTROPHE in lower:
-            lower = lower.replace(_APOSTROPHE, "'")
+        lower = _matchable(fold(text)).lower().replace(_APOSTROPHE, "'")
         return not self._plain.isdisjoint(_LETTERS.findall(lower)) or any(
             k in lower for k in self._apostrophe_keys
         )
