@@ -48,6 +48,7 @@ from nlibias.jobs.results import (
 )
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
 from nlibias.schema import Prediction, Sample
+from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.columns import IdPositions, SampleColumns
 from nlibias.schema.declared import Allowed, DrawSeed, Name, PathArg, Resamples, declared, one_or_many
 from nlibias.schema.outputs import ModelOutputs
@@ -122,11 +123,8 @@ def _answer_file(samples: BenchmarkSamples, path: Path, column: str, target: Pat
     """The answer strings of ``path`` (in ``column``) as a native predictions file at ``target``."""
     read = samples.benchmark.answer_rows
     if read is None:
-        raise ConfigError(
-            f"{samples.benchmark.name} predictions are not answer strings: score its predictions files "
-            "without an answer column",
-            parameter="answer_column",
-        )
+        given = f"{samples.benchmark.name} predictions are not"
+        raise option_applies_to_nothing("answer_column", "answer strings", value=column, given=given)
     write_jsonl(target, read(path, column, samples.columns))
     return target
 
