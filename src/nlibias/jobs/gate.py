@@ -396,14 +396,11 @@ def gate(
         checks += _model_checks(cand_units, base_units, infos, checked, (cand_model, base_model))
     refuse_superseded_rules({check.measure for check in checks}, checked)
     if not any(c.comparison.tested for c in checks):  # a pass that tested nothing lets anything through
-        if checks:
-            nothing = (
-                f"no slice of the runs holds {MIN_VERDICT_UNITS} or more units (pairs, rows): nothing can "
-            )
-            nothing += "be tested; gate runs over more samples"
-        else:
-            nothing = "no headline measure to test: the runs' models report none the gate knows"
-        raise DataError(nothing, field="samples" if checks else "models")
+        few = f"no slice of the runs holds {MIN_VERDICT_UNITS} or more units (pairs, rows): nothing can be tested"
+        none = "no headline measure to test: the runs' models report none the gate knows"
+        raise DataError(
+            f"{few}; gate runs over more samples" if checks else none, field="samples" if checks else "models"
+        )
     _check_visible(checks, checked)
     found = _result(checks, cand.path, None if base is None else base.path, checked, cand.metrics["source"])
     return replace(found, seconds=time.perf_counter() - started)
