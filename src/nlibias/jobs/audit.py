@@ -88,8 +88,7 @@ def run_audit(
     note: str | None = None,
 ) -> AuditResult:
     """Run ``models`` over ``samples`` (a run directory, a samples file, or Sample objects), score
-    them and, given ``out_dir``, write the run directory. ``run.limit``: a stratified subset,
-    written as the run's samples. ``extra`` goes into ``metrics.json``; ``note`` under the tables."""
+    them and write ``out_dir`` when given (``extra`` into ``metrics.json``, ``note`` under the tables)."""
     for name, value, kind in (("options", options, ModelOptions), ("run", run, RunOptions)):
         if not isinstance(value, kind):  # checked before any file is read or model loaded
             raise ConfigError(

@@ -35,9 +35,8 @@ class RunData:
 
 
 def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
-    """A run (:func:`nlibias.io.run_dir.read_run`), the samples it scored (``samples``, else the
-    file it recorded; refused when its bytes are not those the run read) and each model's
-    outputs on them."""
+    """A run, the samples it scored (``samples``, else its recorded file; refused when edited since)
+    and each model's outputs on them."""
     run = read_checked_run(run_dir)
     path = run.samples.check(run.samples.file(samples))
     columns = read_benchmark_samples(path).columns
@@ -68,9 +67,8 @@ def check_different_runs(candidate: str | Path, baseline: str | Path) -> None:
 
 
 def aligned_baseline(candidate: RunData, baseline: RunData) -> RunData:
-    """The baseline, refused where the runs are of different benchmarks or samples (naming the
-    first difference); both runs are in id order (:func:`load_gate_run`), so the same samples in
-    another file order line up."""
+    """The baseline, refused where the runs' benchmarks or samples differ (both are in id order, so
+    the same samples in another file order line up)."""
     found = _first_difference(candidate, baseline)
     if found is not None:
         field, sample, words = found

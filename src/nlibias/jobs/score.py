@@ -90,10 +90,8 @@ def run_score(
     seed: DrawSeed = 0,
     answer_column: Name | None = None,
 ) -> AuditResult:
-    """Score ``predictions`` by the measures of the samples' benchmark, as an audit would, and
-    given ``out_dir`` write the run directory. ``predictions``: JSONL with ``id``, ``label`` (and
-    ``model``, ``probs``), an lm-eval or Inspect log (:mod:`nlibias.io.tool_logs`), a glob, or
-    several. ``answer_column``: the files hold answer strings there (BBQ's published results)."""
+    """Score ``predictions`` (JSONL, an lm-eval or Inspect log, a glob, or several) as an audit would,
+    writing ``out_dir`` when given; ``answer_column``: the files hold answer strings there (BBQ)."""
     paths = expand_predictions(predictions)
     refuse_run_overwrites(out_dir, samples=samples, predictions=paths)
     checked = read_benchmark_samples(samples)
