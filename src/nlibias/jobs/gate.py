@@ -28,8 +28,8 @@ from nlibias.jobs.gate_rules import (
 from nlibias.jobs.gate_runs import (
     RunData,
     aligned_baseline,
+    check_asked_alike,
     check_different_runs,
-    check_same_kind,
     load_gate_run,
     match_models,
 )
@@ -382,7 +382,7 @@ def gate(
     matched: list[tuple[str, str | None]] = [(m, None) for m in models]
     if base is not None:
         matched = list(match_models(list(models), list(base.metrics["models"]), pairs))
-        check_same_kind(cand, base, matched)
+        check_asked_alike(cand, base, matched)
     checks: list[GateCheck] = []
     for cand_model, base_model in matched:
         measures = benchmark.measures_for(cand.kind_of(cand_model))

@@ -14,6 +14,7 @@ from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError
 from nlibias.jobs.results import read_checked_run
 from nlibias.metrics.paired_units import model_outputs
+from nlibias.schema import Prediction
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
@@ -28,10 +29,24 @@ class RunData:
     columns: SampleColumns
     outputs: Mapping[str, ModelOutputs]
     kinds: Mapping[str, str]
+    asked: Mapping[str, Mapping[str, str]]
+    """How each model was asked, as its rows record it (:data:`ASKED`)."""
 
     def kind_of(self, model: str) -> str:
         """The model's predictor kind (``classifier`` where the run records none)."""
         return self.kinds.get(model, "classifier")
+
+
+ASKED = ("prompt", "mode", "option_score")
+"""What a generative model's rows record of how it was asked: a model asked another way (a
+per-byte option choice against a total one) measures something else under the same key."""
+
+
+def _how_asked(rows: Sequence[Prediction]) -> dict[str, dict[str, str]]:
+    asked: dict[str, dict[str, str]] = {}
+    for row in rows:
+        asked.setdefault(row.model, {}).update({k: str(row.extra[k]) for k in ASKED if k in row.extra})
+    return asked
 
 
 def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
@@ -40,9 +55,10 @@ def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
     run = read_checked_run(run_dir)
     path = run.samples.check(run.samples.file(samples))
     columns = read_benchmark_samples(path).columns
-    kept, outputs = model_outputs(columns, run.predictions(), run.kinds)
+    rows = run.predictions()
+    kept, outputs = model_outputs(columns, rows, run.kinds)
     scored = columns if len(kept) == len(columns) else columns.take(kept)
-    return _in_id_order(RunData(run.path, run.metrics, scored, outputs, run.kinds))
+    return _in_id_order(RunData(run.path, run.metrics, scored, outputs, run.kinds, _how_asked(rows)))
 
 
 def _in_id_order(run: RunData) -> RunData:
@@ -146,17 +162,29 @@ def match_models(
     return [(c, given.get(c, c)) for c in candidate]
 
 
-def check_same_kind(candidate: RunData, baseline: RunData, pairs: list[tuple[str, str | None]]) -> None:
+def check_asked_alike(candidate: RunData, baseline: RunData, pairs: list[tuple[str, str | None]]) -> None:
     """Refuse a candidate model compared with a baseline model of another predictor kind (a
-    classifier's probabilities against a generative model's answers measure different things)."""
+    classifier's probabilities against a generative model's answers) or asked another way (prompt
+    style, mode, option_score): their measures are of different things."""
     for cand_model, base_model in pairs:
         if base_model is None:
             continue
-        kinds = candidate.kind_of(cand_model), baseline.kind_of(base_model)
-        if kinds[0] != kinds[1]:
-            raise DataError(
-                f"candidate model {cand_model!r} is a {kinds[0]} model and baseline model {base_model!r} a "
-                f"{kinds[1]} one: their measures are of different things; gate models of one kind",
-                model=cand_model,
-                fix="pair models of one kind (pairs), or audit the candidate the way the baseline was audited",
-            )
+        cand = {"kind": candidate.kind_of(cand_model), **candidate.asked.get(cand_model, {})}
+        base = {"kind": baseline.kind_of(base_model), **baseline.asked.get(base_model, {})}
+        differ = [s for s in ("kind", *ASKED) if s in cand and s in base and cand[s] != base[s]]
+        if not differ:
+            continue
+        setting = differ[0]
+        a, b = cand[setting], base[setting]
+        baseline_model = f"baseline model {base_model!r} ({baseline.path})"
+        if setting == "kind":
+            words, fix = f"is a {a} model and {baseline_model} a {b} one", "gate models of one kind"
+        else:
+            words, fix = f"has {setting} {a!r} and {baseline_model} {b!r}", f"gate models of one {setting}"
+        raise DataError(
+            f"candidate model {cand_model!r} ({candidate.path}) {words}: their measures are of different "
+            f"things; {fix}",
+            model=cand_model,
+            field=setting,
+            fix=f"pair models of one {setting} (pairs), or audit the candidate the way the baseline was audited",
+        )
