@@ -289,3 +289,13 @@ def test_the_gate_refuses_runs_whose_options_were_scored_differently(bbq_run: Pa
         app, ["gate", str(tmp_path / "per-byte"), "--baseline", str(tmp_path / "total")]
     )
     assert shown.exit_code == 2 and "'total'" in shown.output, shown.output
+    # a run asked with another prompt style pairs up by itself (one model each) and is refused too
+    arc = tmp_path / "arc"
+    nlibias.audit(
+        bbq_run, generative="fake:g", prompts="arc", cache=False, bootstrap=0, progress=False, out_dir=arc
+    )
+    with pytest.raises(
+        DataError, match=r"has prompt 'arc' and baseline model 'g\|prompt=race\|scored'"
+    ) as caught:
+        nlibias.gate(arc, baseline=tmp_path / "total")
+    assert caught.value.field == "prompt"
