@@ -143,20 +143,21 @@ def match_models(
         *(("candidate", c, candidate) for c in given),
         *(("baseline", b, baseline) for b in given.values()),
     ]
-    for role, name, run in named:
-        if name not in run:
-            raise ConfigError(
-                f"{{pairs}} names {role} model {name!r}; the {role} run has {', '.join(run)}",
-                parameter="pairs",
-            )
-    if not given and len(candidate) == 1 and len(baseline) == 1:
+    wrong = [
+        f"{{pairs}} names {role} model {name!r}; the {role} run has {', '.join(run)}"
+        for role, name, run in named
+        if name not in run
+    ]
+    if not wrong and not given and len(candidate) == 1 and len(baseline) == 1:
         return [(candidate[0], baseline[0])]
     unmatched = ", ".join(repr(c) for c in candidate if c not in given and c not in baseline)
-    if unmatched:  # a pass would say nothing of them
+    if wrong or unmatched:  # a pass would say nothing of the unmatched
         raise ConfigError(
-            f"candidate model(s) {unmatched} have no model of the same key in the baseline run ({', '.join(baseline)}), "
-            "so the gate would not test them; pair each with a baseline model (pairs={'CANDIDATE': 'BASELINE'}) "
-            "or gate a run without them",
+            wrong[0]
+            if wrong
+            else f"candidate model(s) {unmatched} have no model of the same key in the baseline run "
+            f"({', '.join(baseline)}), so the gate would not test them; pair each with a baseline model "
+            "(pairs={'CANDIDATE': 'BASELINE'}) or gate a run without them",
             parameter="pairs",
         )
     return [(c, given.get(c, c)) for c in candidate]
