@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import nlibias
-from nlibias.errors import ConfigError
+from nlibias.errors import ConfigError, DataError
 from nlibias.models.generative.hf_causal import HFCausalLM
 from nlibias.models.generative.option_scoring import option_batches
 from nlibias.models.generative.prompts import CHOICE_STYLES, PROMPT_STYLES
@@ -261,3 +261,41 @@ def test_a_limit_keeps_each_filled_template_whole() -> None:
     # 300 samples at 11,956 / 1,548 = 7.72 a template: round(300 / 7.72) = round(38.8) = 39 templates
     assert len(kept) == 39 and 250 <= len(picked) <= 350
     assert {s.subtopic for s in picked} == {s.subtopic for s in samples}  # every subcategory
+
+
+def test_the_gate_refuses_runs_whose_options_were_scored_differently(bbq_run: Path, tmp_path: Path) -> None:
+    # both report under "g|prompt=race|scored": a per-byte candidate against a total baseline
+    # would compare two different choices of answer as one model's
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+
+    for how in ("total", "per-byte"):
+        nlibias.audit(
+            bbq_run,
+            generative="fake:g",
+            prompts="race",
+            option_score=how,
+            cache=False,
+            bootstrap=0,
+            progress=False,
+            out_dir=tmp_path / how,
+        )
+    with pytest.raises(DataError, match="option_score 'per-byte' and baseline model") as caught:
+        nlibias.gate(tmp_path / "per-byte", baseline=tmp_path / "total")
+    assert caught.value.field == "option_score" and caught.value.model == "g|prompt=race|scored"
+    assert str(tmp_path / "per-byte") in str(caught.value) and str(tmp_path / "total") in str(caught.value)
+    shown = CliRunner().invoke(
+        app, ["gate", str(tmp_path / "per-byte"), "--baseline", str(tmp_path / "total")]
+    )
+    assert shown.exit_code == 2 and "'total'" in shown.output, shown.output
+    # a run asked with another prompt style pairs up by itself (one model each) and is refused too
+    arc = tmp_path / "arc"
+    nlibias.audit(
+        bbq_run, generative="fake:g", prompts="arc", cache=False, bootstrap=0, progress=False, out_dir=arc
+    )
+    with pytest.raises(
+        DataError, match=r"has prompt 'arc' and baseline model 'g\|prompt=race\|scored'"
+    ) as caught:
+        nlibias.gate(arc, baseline=tmp_path / "total")
+    assert caught.value.field == "prompt"

@@ -19,7 +19,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from nlibias.benchmarks.base import BenchmarkSamples
 from nlibias.catalog.registry import check_kinds, read_benchmark_samples
@@ -33,7 +33,6 @@ from nlibias.jobs.results import (
     metrics_document,
     refuse_run_overwrites,
     run_section,
-    with_extra,
 )
 from nlibias.jobs.subset import has_pairs, stratified_subset
 from nlibias.runtime.build import build_predictors, close_predictors
@@ -89,8 +88,7 @@ def run_audit(
     note: str | None = None,
 ) -> AuditResult:
     """Run ``models`` over ``samples`` (a run directory, a samples file, or Sample objects), score
-    them and, given ``out_dir``, write the run directory. ``run.limit``: a stratified subset,
-    written as the run's samples. ``extra`` goes into ``metrics.json``; ``note`` under the tables."""
+    them and write ``out_dir`` when given (``extra`` into ``metrics.json``, ``note`` under the tables)."""
     for name, value, kind in (("options", options, ModelOptions), ("run", run, RunOptions)):
         if not isinstance(value, kind):  # checked before any file is read or model loaded
             raise ConfigError(
@@ -183,8 +181,9 @@ def audit_samples(
         if found:
             metrics[analysis.name] = found  # type: ignore[literal-required]
     metrics["run"] = run_section(samples.path, runs, cache)
+    cast(dict[str, Any], metrics).update(extra or {})  # an audit's own additions (the demo's)
     result = finish_run(
-        out_dir, ChainedRows(rows), with_extra(metrics, extra), benchmark, note=note,
+        out_dir, ChainedRows(rows), metrics, benchmark, note=note,
         samples_sha256=samples.sha256,
     )  # fmt: skip
     return replace(result, audited=columns)  # samples_frame() needs no file (expand()'s may be gone)

@@ -96,9 +96,8 @@ def _pair_key(record: dict[str, Any]) -> str:
 
 
 def find_pairs(models: Sequence[str], run: str | Path = ".") -> list[tuple[str, str]]:
-    """``(before, after)`` pairs among fine-tuned model directories: an "after" was trained on an
-    ``nlibias augment`` output, its "before" on another set from the same base model with the
-    same settings (the seed included)."""
+    """``(before, after)`` pairs among fine-tuned models: an "after" trained on an ``nlibias augment``
+    output, its "before" on another set from the same base model and settings (seed included)."""
     records = {m: _finetune_record(m, run) for m in models}
     trained = {m: r for m, r in records.items() if r is not None}
 

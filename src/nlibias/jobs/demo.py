@@ -18,6 +18,7 @@ from nlibias.benchmarks.bbnli import expand_bbnli
 from nlibias.benchmarks.bbnli_source import BBNLI_DATA
 from nlibias.benchmarks.data_locations import resolve_data
 from nlibias.catalog.registry import with_benchmarks
+from nlibias.errors import ConfigError
 from nlibias.io.run_dir import OUTPUT_FILES
 from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, write_samples
 from nlibias.jobs.audit import run_audit
@@ -86,12 +87,11 @@ def demo(
     )
 
 
-@declared
 def run_demo(
     out_dir: str | Path = "runs/demo",
     *,
     full: bool = False,
-    sample_pairs: PositiveInt = DEFAULT_SAMPLE_PAIRS,
+    sample_pairs: int = DEFAULT_SAMPLE_PAIRS,
     seed: int = 0,
     model: str = "smollm2",
     prompts: Sequence[str] = DEMO_PROMPTS,
@@ -104,6 +104,11 @@ def run_demo(
 ) -> dict[str, Any]:
     """:func:`demo` with the model, prompts and data directory open (tests, benchmarks); ``judge``
     labels the explanations of generated answers before the report is written."""
+    if not full and sample_pairs < 1:
+        raise ConfigError(
+            f"{{sample_pairs}} is {sample_pairs}; the demo audits at least one pair (or full=True for all)",
+            parameter="sample_pairs",
+        )
     started = time.perf_counter()
     out = Path(out_dir)
     samples, pairs_available = _write_demo_samples(out, full, sample_pairs, seed, data_dir)

@@ -28,8 +28,8 @@ from nlibias.jobs.gate_rules import (
 from nlibias.jobs.gate_runs import (
     RunData,
     aligned_baseline,
+    check_asked_alike,
     check_different_runs,
-    check_same_kind,
     load_gate_run,
     match_models,
 )
@@ -382,7 +382,7 @@ def gate(
     matched: list[tuple[str, str | None]] = [(m, None) for m in models]
     if base is not None:
         matched = list(match_models(list(models), list(base.metrics["models"]), pairs))
-        check_same_kind(cand, base, matched)
+        check_asked_alike(cand, base, matched)
     checks: list[GateCheck] = []
     for cand_model, base_model in matched:
         measures = benchmark.measures_for(cand.kind_of(cand_model))
@@ -396,14 +396,11 @@ def gate(
         checks += _model_checks(cand_units, base_units, infos, checked, (cand_model, base_model))
     refuse_superseded_rules({check.measure for check in checks}, checked)
     if not any(c.comparison.tested for c in checks):  # a pass that tested nothing lets anything through
-        if checks:
-            nothing = (
-                f"no slice of the runs holds {MIN_VERDICT_UNITS} or more units (pairs, rows): nothing can "
-            )
-            nothing += "be tested; gate runs over more samples"
-        else:
-            nothing = "no headline measure to test: the runs' models report none the gate knows"
-        raise DataError(nothing, field="samples" if checks else "models")
+        few = f"no slice of the runs holds {MIN_VERDICT_UNITS} or more units (pairs, rows): nothing can be tested"
+        none = "no headline measure to test: the runs' models report none the gate knows"
+        raise DataError(
+            f"{few}; gate runs over more samples" if checks else none, field="samples" if checks else "models"
+        )
     _check_visible(checks, checked)
     found = _result(checks, cand.path, None if base is None else base.path, checked, cand.metrics["source"])
     return replace(found, seconds=time.perf_counter() - started)

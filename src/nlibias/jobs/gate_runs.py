@@ -14,6 +14,7 @@ from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError
 from nlibias.jobs.results import read_checked_run
 from nlibias.metrics.paired_units import model_outputs
+from nlibias.schema import Prediction
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
@@ -28,22 +29,36 @@ class RunData:
     columns: SampleColumns
     outputs: Mapping[str, ModelOutputs]
     kinds: Mapping[str, str]
+    asked: Mapping[str, Mapping[str, str]]
+    """How each model was asked, as its rows record it (:data:`ASKED`)."""
 
     def kind_of(self, model: str) -> str:
         """The model's predictor kind (``classifier`` where the run records none)."""
         return self.kinds.get(model, "classifier")
 
 
+ASKED = ("prompt", "mode", "option_score")
+"""What a generative model's rows record of how it was asked: a model asked another way (a
+per-byte option choice against a total one) measures something else under the same key."""
+
+
+def _how_asked(rows: Sequence[Prediction]) -> dict[str, dict[str, str]]:
+    asked: dict[str, dict[str, str]] = {}
+    for row in rows:
+        asked.setdefault(row.model, {}).update({k: str(row.extra[k]) for k in ASKED if k in row.extra})
+    return asked
+
+
 def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
-    """A run (:func:`nlibias.io.run_dir.read_run`), the samples it scored (``samples``, else the
-    file it recorded; refused when its bytes are not those the run read) and each model's
-    outputs on them."""
+    """A run, the samples it scored (``samples``, else its recorded file; refused when edited since)
+    and each model's outputs on them."""
     run = read_checked_run(run_dir)
     path = run.samples.check(run.samples.file(samples))
     columns = read_benchmark_samples(path).columns
-    kept, outputs = model_outputs(columns, run.predictions(), run.kinds)
+    rows = run.predictions()
+    kept, outputs = model_outputs(columns, rows, run.kinds)
     scored = columns if len(kept) == len(columns) else columns.take(kept)
-    return _in_id_order(RunData(run.path, run.metrics, scored, outputs, run.kinds))
+    return _in_id_order(RunData(run.path, run.metrics, scored, outputs, run.kinds, _how_asked(rows)))
 
 
 def _in_id_order(run: RunData) -> RunData:
@@ -68,9 +83,8 @@ def check_different_runs(candidate: str | Path, baseline: str | Path) -> None:
 
 
 def aligned_baseline(candidate: RunData, baseline: RunData) -> RunData:
-    """The baseline, refused where the runs are of different benchmarks or samples (naming the
-    first difference); both runs are in id order (:func:`load_gate_run`), so the same samples in
-    another file order line up."""
+    """The baseline, refused where the runs' benchmarks or samples differ (both are in id order, so
+    the same samples in another file order line up)."""
     found = _first_difference(candidate, baseline)
     if found is not None:
         field, sample, words = found
@@ -129,36 +143,49 @@ def match_models(
         *(("candidate", c, candidate) for c in given),
         *(("baseline", b, baseline) for b in given.values()),
     ]
-    for role, name, run in named:
-        if name not in run:
-            raise ConfigError(
-                f"{{pairs}} names {role} model {name!r}; the {role} run has {', '.join(run)}",
-                parameter="pairs",
-            )
-    if not given and len(candidate) == 1 and len(baseline) == 1:
+    wrong = [
+        f"{{pairs}} names {role} model {name!r}; the {role} run has {', '.join(run)}"
+        for role, name, run in named
+        if name not in run
+    ]
+    if not wrong and not given and len(candidate) == 1 and len(baseline) == 1:
         return [(candidate[0], baseline[0])]
     unmatched = ", ".join(repr(c) for c in candidate if c not in given and c not in baseline)
-    if unmatched:  # a pass would say nothing of them
+    if wrong or unmatched:  # a pass would say nothing of the unmatched
         raise ConfigError(
-            f"candidate model(s) {unmatched} have no model of the same key in the baseline run ({', '.join(baseline)}), "
-            "so the gate would not test them; pair each with a baseline model (pairs={'CANDIDATE': 'BASELINE'}) "
-            "or gate a run without them",
+            wrong[0]
+            if wrong
+            else f"candidate model(s) {unmatched} have no model of the same key in the baseline run "
+            f"({', '.join(baseline)}), so the gate would not test them; pair each with a baseline model "
+            "(pairs={'CANDIDATE': 'BASELINE'}) or gate a run without them",
             parameter="pairs",
         )
     return [(c, given.get(c, c)) for c in candidate]
 
 
-def check_same_kind(candidate: RunData, baseline: RunData, pairs: list[tuple[str, str | None]]) -> None:
+def check_asked_alike(candidate: RunData, baseline: RunData, pairs: list[tuple[str, str | None]]) -> None:
     """Refuse a candidate model compared with a baseline model of another predictor kind (a
-    classifier's probabilities against a generative model's answers measure different things)."""
+    classifier's probabilities against a generative model's answers) or asked another way (prompt
+    style, mode, option_score): their measures are of different things."""
     for cand_model, base_model in pairs:
         if base_model is None:
             continue
-        kinds = candidate.kind_of(cand_model), baseline.kind_of(base_model)
-        if kinds[0] != kinds[1]:
-            raise DataError(
-                f"candidate model {cand_model!r} is a {kinds[0]} model and baseline model {base_model!r} a "
-                f"{kinds[1]} one: their measures are of different things; gate models of one kind",
-                model=cand_model,
-                fix="pair models of one kind (pairs), or audit the candidate the way the baseline was audited",
-            )
+        cand = {"kind": candidate.kind_of(cand_model), **candidate.asked.get(cand_model, {})}
+        base = {"kind": baseline.kind_of(base_model), **baseline.asked.get(base_model, {})}
+        differ = [s for s in ("kind", *ASKED) if s in cand and s in base and cand[s] != base[s]]
+        if not differ:
+            continue
+        setting = differ[0]
+        a, b = cand[setting], base[setting]
+        baseline_model = f"baseline model {base_model!r} ({baseline.path})"
+        if setting == "kind":
+            words, fix = f"is a {a} model and {baseline_model} a {b} one", "gate models of one kind"
+        else:
+            words, fix = f"has {setting} {a!r} and {baseline_model} {b!r}", f"gate models of one {setting}"
+        raise DataError(
+            f"candidate model {cand_model!r} ({candidate.path}) {words}: their measures are of different "
+            f"things; {fix}",
+            model=cand_model,
+            field=setting,
+            fix=f"pair models of one {setting} (pairs), or audit the candidate the way the baseline was audited",
+        )

@@ -203,12 +203,6 @@ def metrics_document(
     return metrics
 
 
-def with_extra(metrics: MetricsDocument, extra: Mapping[str, Any] | None) -> MetricsDocument:
-    """``metrics`` with the keys of ``extra`` merged in (an audit's own additions, e.g. ``demo``)."""
-    cast(dict[str, Any], metrics).update(extra or {})
-    return metrics
-
-
 def write_outputs(
     out_dir: Path,
     predictions: Iterable[Prediction] | PendingFile,
@@ -299,25 +293,16 @@ def run_section(
     samples_path: str | Path | None, model_runs: dict[str, Any], cache: PredictionCache | None
 ) -> RunInfo:
     """``metrics.json``'s ``run``: versions, machine, each model's description and stats, cache."""
-    section = {
-        **run_info(samples_path),
-        "models": model_runs,
-        "cache": str(cache.path) if cache is not None else None,
-    }
-    return cast(RunInfo, section)
+    cache_path = str(cache.path) if cache is not None else None
+    return cast(RunInfo, {**run_info(samples_path), "models": model_runs, "cache": cache_path})
 
 
 def score_run_section(
     samples_path: str | Path | None, predictions_path: str | Path | None, *, scored: int, given: int
 ) -> RunInfo:
     """``metrics.json``'s ``run`` for a scoring of existing predictions."""
-    section = {
-        **run_info(samples_path),
-        "predictions": str(predictions_path) if predictions_path else None,
-        "samples_scored": scored,
-        "samples_given": given,
-    }
-    return cast(RunInfo, section)
+    read = {"predictions": str(predictions_path) if predictions_path else None}
+    return cast(RunInfo, {**run_info(samples_path), **read, "samples_scored": scored, "samples_given": given})
 
 
 def check_measures(metrics: MetricsDocument, benchmark: Benchmark) -> None:

@@ -48,6 +48,7 @@ from nlibias.jobs.results import (
 )
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
 from nlibias.schema import Prediction, Sample
+from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.columns import IdPositions, SampleColumns
 from nlibias.schema.declared import Allowed, DrawSeed, Name, PathArg, Resamples, declared, one_or_many
 from nlibias.schema.outputs import ModelOutputs
@@ -89,10 +90,8 @@ def run_score(
     seed: DrawSeed = 0,
     answer_column: Name | None = None,
 ) -> AuditResult:
-    """Score ``predictions`` by the measures of the samples' benchmark, as an audit would, and
-    given ``out_dir`` write the run directory. ``predictions``: JSONL with ``id``, ``label`` (and
-    ``model``, ``probs``), an lm-eval or Inspect log (:mod:`nlibias.io.tool_logs`), a glob, or
-    several. ``answer_column``: the files hold answer strings there (BBQ's published results)."""
+    """Score ``predictions`` (JSONL, an lm-eval or Inspect log, a glob, or several) as an audit would,
+    writing ``out_dir`` when given; ``answer_column``: the files hold answer strings there (BBQ)."""
     paths = expand_predictions(predictions)
     refuse_run_overwrites(out_dir, samples=samples, predictions=paths)
     checked = read_benchmark_samples(samples)
@@ -122,11 +121,8 @@ def _answer_file(samples: BenchmarkSamples, path: Path, column: str, target: Pat
     """The answer strings of ``path`` (in ``column``) as a native predictions file at ``target``."""
     read = samples.benchmark.answer_rows
     if read is None:
-        raise ConfigError(
-            f"{samples.benchmark.name} predictions are not answer strings: score its predictions files "
-            "without an answer column",
-            parameter="answer_column",
-        )
+        given = f"{samples.benchmark.name} predictions are not"
+        raise option_applies_to_nothing("answer_column", "answer strings", value=column, given=given)
     write_jsonl(target, read(path, column, samples.columns))
     return target
 
