@@ -289,13 +289,12 @@ def test_the_gate_refuses_runs_whose_options_were_scored_differently(bbq_run: Pa
         app, ["gate", str(tmp_path / "per-byte"), "--baseline", str(tmp_path / "total")]
     )
     assert shown.exit_code == 2 and "'total'" in shown.output, shown.output
-    # a run asked with another prompt style pairs up by itself (one model each) and is refused too
+    # a run asked with another prompt style pairs up by itself (one model each): the key shows the
+    # difference, so the gate compares them (a deliberate prompt change is a change to gate)
     arc = tmp_path / "arc"
     nlibias.audit(
         bbq_run, generative="fake:g", prompts="arc", cache=False, bootstrap=0, progress=False, out_dir=arc
     )
-    with pytest.raises(
-        DataError, match=r"has prompt 'arc' and baseline model 'g\|prompt=race\|scored'"
-    ) as caught:
+    with pytest.raises(DataError) as caught:  # these tiny runs are refused, but not for their prompt
         nlibias.gate(arc, baseline=tmp_path / "total")
-    assert caught.value.field == "prompt"
+    assert caught.value.field != "prompt" and "has prompt" not in str(caught.value)

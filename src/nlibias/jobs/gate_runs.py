@@ -37,9 +37,10 @@ class RunData:
         return self.kinds.get(model, "classifier")
 
 
-ASKED = ("prompt", "mode", "option_score")
-"""What a generative model's rows record of how it was asked: a model asked another way (a
-per-byte option choice against a total one) measures something else under the same key."""
+ASKED = ("option_score",)
+"""How a generative model was asked that its key does not show: a per-byte option choice against a
+total one measures something else under the same key. (The prompt style and the mode are in the
+key, so a pair that differs in them is a visible, deliberate comparison and is gated.)"""
 
 
 def _how_asked(rows: Sequence[Prediction]) -> dict[str, dict[str, str]]:
@@ -165,8 +166,8 @@ def match_models(
 
 def check_asked_alike(candidate: RunData, baseline: RunData, pairs: list[tuple[str, str | None]]) -> None:
     """Refuse a candidate model compared with a baseline model of another predictor kind (a
-    classifier's probabilities against a generative model's answers) or asked another way (prompt
-    style, mode, option_score): their measures are of different things."""
+    classifier's probabilities against a generative model's answers) or asked another way that its
+    key hides (:data:`ASKED`): their measures are of different things."""
     for cand_model, base_model in pairs:
         if base_model is None:
             continue
