@@ -62,7 +62,9 @@ def _bbnli_generative(d: Path, base: Base) -> list[str]:
 def _expand_bbq_cases() -> list[Case]:
     found: list[Case] = []
 
-    def bbq(name: str, damage: Callable[[list[dict[str, Any]]], list[dict[str, Any]] | bytes]) -> None:
+    def bbq(
+        name: str, damage: Callable[[list[dict[str, Any]]], list[dict[str, Any]] | bytes], known: str = ""
+    ) -> None:
         def build(d: Path, base: Base) -> tuple[list[str], str]:
             damaged = damage(_bbq_rows())
             path = d / "src" / "ages.jsonl"
@@ -73,7 +75,7 @@ def _expand_bbq_cases() -> list[Case]:
                 _write_jsonl(path, damaged)
             return ["expand", "bbq", "--source", str(d / "src"), "--out", str(d / "out")], f"{path}:2"
 
-        found.append(Case(f"bbq-jsonl/{name}", build))
+        found.append(Case(f"bbq-jsonl/{name}", build, known=known))
 
     def second(
         edit: Callable[[dict[str, Any]], None],
@@ -99,6 +101,26 @@ def _expand_bbq_cases() -> list[Case]:
     bbq("condition-unknown", second(lambda r: r.update(context_condition="vague")))
     bbq("example-id-repeated", second(lambda r: r.update(example_id=0)))
     bbq("not-json-line", lambda rows: (json.dumps(rows[0]) + "\n{not json\n").encode())
+
+    def ambiguous_answered_by_a_person(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        rows[0], rows[1] = rows[1], rows[0]  # line 2: an ambiguous context (its answer: unknown)
+        assert rows[1]["context_condition"] == "ambig"
+        rows[1]["label"] = 0
+        return rows
+
+    # every example of the pinned files keeps these rules (checked on all 11956): refusing them
+    # refuses no upstream example
+    bbq("label-a-person-in-an-ambiguous-context", ambiguous_answered_by_a_person,
+        known="an ambiguous example labelled with a person, not its unknown answer, is expanded as it "
+        "is (its accuracy then counts the stereotyped answer as correct)")  # fmt: skip
+    bbq("two-answers-one-text", second(lambda r: r.update(ans1=r["ans0"])),
+        known="an example whose ans0 and ans1 are the same text is expanded: its options cannot be told "
+        "apart (nor an answer string read as one of them)")  # fmt: skip
+    bbq(
+        "answer-blank",
+        second(lambda r: r.update(ans1="  ")),
+        known="a whitespace-only answer passes the min_length=1 rule that refuses an empty one",
+    )
 
     def pinned_name_edited(d: Path, base: Base) -> tuple[list[str], str]:
         rows = _bbq_rows()
