@@ -337,6 +337,8 @@ def _answer_column_cases() -> list[Case]:
     answers("empty-file", lambda rows: b"")
     answers("blank-lines", lambda rows: b"\n\n")
     answers("not-json-line", lambda rows: (json.dumps(rows[0]) + "\n{not json\n").encode())
+    answers("csv-content", lambda rows: b"example_id,category,uqa\n0,Age,The grandfather\n")
+    answers("json-array-content", lambda rows: json.dumps(rows).encode())
     answers("example-repeated", lambda rows: [*rows, rows[0]])
     answers(
         "example-id-a-string", lambda rows: [{**row, "example_id": str(row["example_id"])} for row in rows]
@@ -444,6 +446,7 @@ def _plugin_gate_cases() -> list[Case]:
         named: Callable[[Path], str],
         python: bool = False,
         gated_with: Callable[[], object | None] | None = None,
+        rules: str = "",
         known: str = "",
     ) -> None:
         """Two audits of the plug-in's samples (the baseline's and the candidate's plug-in), then
@@ -465,7 +468,11 @@ def _plugin_gate_cases() -> list[Case]:
             _install(saved, (gated_with or candidate or baseline)())
             if python:
                 return lambda: nlibias.gate(d / "cand", d / "base"), named(d)
-            return ["gate", str(d / "cand"), "--baseline", str(d / "base")], named(d)
+            args = ["gate", str(d / "cand"), "--baseline", str(d / "base")]
+            if rules:
+                (d / "gate.yaml").write_text(rules, encoding="utf-8")
+                args += ["--rules", str(d / "gate.yaml")]
+            return args, named(d)
 
         found.append(Case(f"plugin-gate/{name}", build, context=_plugin_registry, known=known))
 
@@ -503,6 +510,14 @@ def _plugin_gate_cases() -> list[Case]:
         known="the refusal names neither the candidate run that lacks lean_gap nor the measure: "
         "'no headline measure to test: the runs' models report none the gate knows'",
     )
+    lean_rules = "measures:\n  lean_gap: {max_abs: 5}\n"
+    gate("rules-measure-misspelt", the_plugin, rules="measures:\n  lean_gapp: {max_abs: 5}\n",
+         named=lambda d: f"{d / 'gate.yaml'}:2")  # fmt: skip
+    gate("rules-slicing-unknown", the_plugin, rules="slices: [region]\n", named=lambda d: "--rules")
+    gate("rules-measure-the-runs-lack", no_headline, rules=lean_rules, named=lambda d: "lean_gap",
+         known="the rules test lean_gap, which neither run reports: the refusal names neither the measure "
+         "nor the rules ('no headline measure to test: the runs' models report none the gate knows')")  # fmt: skip
+    gate("rules-units-missing", no_units, rules=lean_rules, named=lambda d: "Measures.units")
     return found
 
 
