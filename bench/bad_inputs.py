@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from bad_input_cases import cases
 from bad_input_corpus import run_corpus
 
 
@@ -37,16 +38,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         outcomes = run_corpus(Path(work), data_dir, only=args.only)
     counts = Counter(o.verdict for o in outcomes)
+    known = {case.name for case in cases() if getattr(case, "known", "")}  # strict xfails in the tests
     print(f"nlibias from {Path(nlibias.__file__).parent}")
     for outcome in outcomes:
         if args.show == "all" or outcome.verdict not in ("clear", "warned"):
             print(
                 f"  {outcome.verdict:<9} {outcome.case:<48} exit {outcome.exit_code}: {outcome.message[:150]}"
+                + ("  [known defect]" if outcome.case in known else "")
             )
     print(
         f"inputs tried {len(outcomes)}: clear errors {counts['clear']}, warned {counts['warned']}, "
         f"unclear errors {counts['unclear']}, internal errors {counts['internal']}, "
-        f"tracebacks {counts['traceback']}, silent acceptances {counts['silent']}"
+        f"tracebacks {counts['traceback']}, silent acceptances {counts['silent']} "
+        f"(known defects, strict xfails in the tests: {sum(o.case in known for o in outcomes)})"
     )
 
 

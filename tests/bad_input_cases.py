@@ -26,6 +26,7 @@ from bad_input_cases_probe import (
     probe_samples_cases,
     probe_tp_cases,
 )
+from bad_input_cases_routes import routes_cases
 from bad_input_cases_rows import cases as rows_cases
 from bad_input_cases_state import cache_cases, options_cases, validation_cases
 from bad_input_cases_text import text_cases
@@ -430,4 +431,5 @@ def cases() -> list[Case]:
         *data_cases(),  # issue #48: real data, older holes (tests/bad_input_cases_data.py)
         *declared_cases(),
         *io_cases(),  # the I/O layer's guards (issue #48)
+        *routes_cases(),  # the newest routes: BBQ, --option-score, --answer-column, plug-in gates (issue #48)
     ]

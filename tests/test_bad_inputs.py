@@ -12,7 +12,12 @@ from bad_input_cases import cases
 from bad_input_corpus import Base, Case, Outcome, build_base, judge
 
 CASES = cases()
-PARAMS = [pytest.param(case, id=case.name) for case in CASES]
+PARAMS = [
+    pytest.param(
+        case, id=case.name, marks=[pytest.mark.xfail(strict=True, reason=case.known)] if case.known else []
+    )
+    for case in CASES
+]
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +45,11 @@ def test_the_corpus_covers_every_reader() -> None:
         "cache",
         "options",
         "output",
+        "bbq-jsonl",
+        "export-lm-eval",
+        "option-score",
+        "answer-column",
+        "plugin-gate",
     }
     assert len(CASES) >= 140 and len({case.name for case in CASES}) == len(CASES)
 
