@@ -110,17 +110,9 @@ def _expand_bbq_cases() -> list[Case]:
 
     # every example of the pinned files keeps these rules (checked on all 11956): refusing them
     # refuses no upstream example
-    bbq("label-a-person-in-an-ambiguous-context", ambiguous_answered_by_a_person,
-        known="an ambiguous example labelled with a person, not its unknown answer, is expanded as it "
-        "is (its accuracy then counts the stereotyped answer as correct)")  # fmt: skip
-    bbq("two-answers-one-text", second(lambda r: r.update(ans1=r["ans0"])),
-        known="an example whose ans0 and ans1 are the same text is expanded: its options cannot be told "
-        "apart (nor an answer string read as one of them)")  # fmt: skip
-    bbq(
-        "answer-blank",
-        second(lambda r: r.update(ans1="  ")),
-        known="a whitespace-only answer passes the min_length=1 rule that refuses an empty one",
-    )
+    bbq("label-a-person-in-an-ambiguous-context", ambiguous_answered_by_a_person)
+    bbq("two-answers-one-text", second(lambda r: r.update(ans1=r["ans0"])))
+    bbq("answer-blank", second(lambda r: r.update(ans1="  ")))
 
     def pinned_name_edited(d: Path, base: Base) -> tuple[list[str], str]:
         rows = _bbq_rows()
@@ -172,20 +164,17 @@ def _export_cases() -> list[Case]:
     export("task-named-the-samples-file", lambda run, d: (["--out", str(run), "--task", "samples"],
                                                           str(run / "samples.jsonl")))  # fmt: skip
 
-    def task(name: str, value: str, known: str) -> None:
+    def task(name: str, value: str) -> None:
         def build(d: Path, base: Base) -> tuple[list[str], str]:
             run = _bbq_run(d)
             args = ["export", "lm-eval", "--samples", str(run), "--out", str(d / "t" / "u"), "--task", value]
             return [*args, "--quiet"], "--task"
 
-        found.append(Case(f"export-lm-eval/{name}", build, known=known))
+        found.append(Case(f"export-lm-eval/{name}", build))
 
-    task("task-escaping-out", "../escape", "the task name is a path: its YAML and data are written to "
-         "--out/../escape.yaml, outside --out (a task name is not checked)")  # fmt: skip
-    task("task-with-a-slash", "a/b", "the task name is a path: its YAML and data are written into a "
-         "folder a/ under --out, and lm-eval is told --tasks a/b")  # fmt: skip
-    task("task-blank", "", "a blank --task is taken as no --task (the default name), where other names "
-         "(--answer-column) refuse a blank")  # fmt: skip
+    task("task-escaping-out", "../escape")  # a path, not a name: its files would land outside --out
+    task("task-with-a-slash", "a/b")
+    task("task-blank", "")
 
     def python_task(d: Path, base: Base) -> tuple[Callable[[], object], str]:
         import nlibias
@@ -193,8 +182,7 @@ def _export_cases() -> list[Case]:
         run = _bbq_run(d)
         return lambda: nlibias.export_lm_eval(run, d / "t" / "u", task="../escape"), "task"
 
-    found.append(Case("export-lm-eval/python-task-escaping-out", python_task,
-                      known="as export-lm-eval/task-escaping-out, through nlibias.export_lm_eval"))  # fmt: skip
+    found.append(Case("export-lm-eval/python-task-escaping-out", python_task))
     return found
 
 

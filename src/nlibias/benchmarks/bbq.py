@@ -153,6 +153,27 @@ def _unknown_answer(row: BBQRow) -> int | None:
     return found[0] if len(found) == 1 else None
 
 
+def _answer_problem(row: BBQRow, unknown: int) -> tuple[str, str] | None:
+    """(field, reason) when the example's answers cannot be scored: a blank option, two options an
+    answer string cannot tell apart (as :func:`read_answer` compares them), or an ambiguous context
+    whose correct answer is not its unknown option (every upstream example keeps these rules)."""
+    texts = [_compared(answer) for answer in row.answers]
+    for k, text in enumerate(texts):
+        if not text:
+            return f"ans{k}", f"ans{k} is blank"
+        if text in texts[:k]:
+            return (
+                f"ans{k}",
+                f"ans{k} {row.answers[k]!r} is ans{texts.index(text)} again: the options cannot be told apart",
+            )
+    if row.context_condition == "ambig" and row.label != unknown:
+        return (
+            "label",
+            f"an ambiguous context's correct answer is its unknown option (ans{unknown}), not ans{row.label}",
+        )
+    return None
+
+
 def to_sample(path: Path, line: int, row: BBQRow, proper_names: frozenset[str]) -> Sample:
     """The sample of one checked example (refused without a single unknown option or bias target)."""
     where = f"example_id {row.example_id} ({row.category})"
@@ -161,6 +182,11 @@ def to_sample(path: Path, line: int, row: BBQRow, proper_names: frozenset[str]) 
         groups = ", ".join(row.info(k)[1] for k in range(3))
         reason = f"{where} has no single 'unknown' answer (its groups: {groups})"
         raise SourceError(path, "answer_info", reason, line=line)
+    problem = _answer_problem(row, unknown)
+    if problem is not None:
+        raise SourceError(
+            path, problem[0], f"{where}: {problem[1]}", line=line, fix="correct the example or remove it"
+        )
     target = bias_target(row)
     if target is None:
         raise SourceError(

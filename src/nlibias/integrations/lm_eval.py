@@ -9,11 +9,14 @@ into every continuation, and how it is cancelled: docs/integrations.md, lm-evalu
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from annotated_types import Predicate
 
 from nlibias.catalog.registry import benchmark_for_source, read_checked_samples
 from nlibias.errors import ConfigError
@@ -24,7 +27,7 @@ from nlibias.io.samples import resolve_samples_path
 from nlibias.models.generative.defaults import OptionScore
 from nlibias.models.generative.prompts import resolve_prompt_styles
 from nlibias.schema.applies import option_applies_to_nothing
-from nlibias.schema.declared import declared
+from nlibias.schema.declared import Allowed, declared
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import Benchmark
@@ -57,6 +60,14 @@ class LmEvalExport:
     """The ``lm_eval`` command line (``run_lm_eval.sh``)."""
 
 
+TaskName = Annotated[
+    str,
+    Predicate(re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*").fullmatch),
+    Allowed("a task name of letters, digits, _ and - (it names the task's files under --out)"),
+]
+"""A task name: it becomes file names under ``out_dir`` and lm-eval's ``--tasks``, so no path."""
+
+
 @declared
 def export_lm_eval(
     samples: str | Path,
@@ -64,7 +75,7 @@ def export_lm_eval(
     *,
     prompt: str | None = None,
     model: str = "smollm2",
-    task: str | None = None,
+    task: TaskName | None = None,
     device: str = "cpu",
     model_path: str | None = None,
     option_score: OptionScore = "total",
