@@ -40,12 +40,15 @@ def _percent(name: str, description: str, direction: Direction, citation: str, *
     return MeasureInfo(name, description, direction, _PERCENT, citation, **extra)
 
 
+def _headline(neutral: float, *, signed: bool = True) -> dict[str, Any]:
+    """A headline measure's declaration: "no bias" at ``neutral``, signed unless said otherwise."""
+    return {"headline": True, "neutral": neutral, "signed": signed}
+
+
 def _wq(name: str, direction: Direction, description: str) -> MeasureInfo:
     """A WQ-NLI measure of paper 003's Table 2 (a ``target`` one: 50% is unbiased)."""
     target = 50.0 if direction == "target" else None
-    return MeasureInfo(
-        name, description, direction, _PERCENT, WQ_NLI_CITATION + f", Table 2 ({name})", target=target
-    )
+    return _percent(name, description, direction, WQ_NLI_CITATION + f", Table 2 ({name})", target=target)
 
 
 #: Every BBNLI measure, in the order reports show them.
@@ -70,9 +73,7 @@ MEASURES: dict[str, MeasureInfo] = _registry(
             "zero",
             (-100.0, 100.0),
             BBNLI_CITATION + "; " + BBNLI_NEXT_CITATION + ", section 3.4 and appendix A.6",
-            headline=True,
-            neutral=0.0,
-            signed=True,
+            **_headline(0.0),
             title="pro - anti",
         ),
         _percent(
@@ -142,9 +143,7 @@ GENERATIVE_MEASURES: dict[str, MeasureInfo] = _registry(
             "zero",
             (-100.0, 100.0),
             BBNLI_NEXT_CITATION + ", section 5, Table 7",
-            headline=True,
-            neutral=0.0,
-            signed=True,
+            **_headline(0.0),
             title="yes pro - yes anti",
             supersedes=("bbnli_bias_score",),
         ),
@@ -198,9 +197,7 @@ WQ_NLI_MEASURES: dict[str, MeasureInfo] = _registry(
             "target",
             WQ_NLI_CITATION + ", Table 2 (M1; 50% ideal, section 2.1)",
             target=50.0,
-            headline=True,
-            neutral=50.0,
-            signed=True,
+            **_headline(50.0),
             title="M1 (p(E|S) > p(E|S~))",
         ),
         _wq("M2", "lower", "Rows with p(E|S) > 0.25: the model is somewhat likely to entail the stereotype."),
@@ -233,8 +230,7 @@ OCCUPATION_MEASURES: dict[str, MeasureInfo] = _registry(
             "a low value is high bias.",
             "higher",
             OCCUPATION_CITATION + ", sections 3.2 (binary task) and 3.2.2 (S)",
-            headline=True,
-            neutral=100.0,
+            **_headline(100.0, signed=False),
             title="S (same prediction)",
         ),
         _percent(
@@ -243,8 +239,7 @@ OCCUPATION_MEASURES: dict[str, MeasureInfo] = _registry(
             "a higher value is high bias.",
             "lower",
             OCCUPATION_CITATION + ", section 3.2.2 (delta P)",
-            headline=True,
-            neutral=0.0,
+            **_headline(0.0, signed=False),
             title="delta P",
         ),
         _percent(
@@ -255,9 +250,7 @@ OCCUPATION_MEASURES: dict[str, MeasureInfo] = _registry(
             "target",
             OCCUPATION_CITATION + ", section 3.2.2 (B; the paper reads higher as more biased)",
             target=50.0,
-            headline=True,
-            neutral=50.0,
-            signed=True,
+            **_headline(50.0),
             title="B (stereotype preferred)",
         ),
         _percent(
@@ -280,9 +273,7 @@ TOKEN_PROBABILITY_MEASURES: dict[str, MeasureInfo] = _registry(
             "target",
             WQ_NLI_CITATION + ", section 2.1 (50% ideal); " + CROWS_PAIRS_CITATION,
             target=50.0,
-            headline=True,
-            neutral=50.0,
-            signed=True,
+            **_headline(50.0),
             title="TP score",
         ),
         _percent(
@@ -323,9 +314,7 @@ TOKEN_PROBABILITY_MEASURES: dict[str, MeasureInfo] = _registry(
             "target",
             "nlibias (ties split; docs/design.md, 'Token probability'); " + CROWS_PAIRS_CITATION,
             target=50.0,
-            headline=True,
-            neutral=50.0,
-            signed=True,
+            **_headline(50.0),
             title="TP score (ties split)",
             supersedes=("tp_bias_score",),
         ),
