@@ -145,6 +145,19 @@ def _infos(declared: Sequence[MeasureInfo], *runs: Mapping[str, Any]) -> list[Me
     return [i for i in found if all(i.name in other["overall"] for other in others)]
 
 
+def _absent_headlines(declared: Sequence[MeasureInfo], *sides: tuple[RunData | None, str | None]) -> str:
+    """Which run lacks which of the benchmark's headline measures for a model pair (none tested)."""
+    wanted = [info.name for info in declared if info.headline] or ["(the benchmark declares none)"]
+    lacking = [
+        f"{run.path} reports none of {', '.join(wanted)} for model {model!r}"
+        for run, model in sides
+        if run is not None
+        and model is not None
+        and not headline_infos(run.metrics["models"][model]["overall"], declared)
+    ]
+    return "; ".join(lacking) or f"the runs report {', '.join(wanted)} for different models, never both"
+
+
 def _slices(units: RunUnits, rules: GateRules, info: MeasureInfo) -> list[str]:
     """The slicings tested for ``info`` (one the units lack: refused unless the default's)."""
     wanted = rules.slices_of(info.name)
@@ -384,11 +397,13 @@ def gate(
         matched = list(match_models(list(models), list(base.metrics["models"]), pairs))
         check_asked_alike(cand, base, matched)
     checks: list[GateCheck] = []
+    absent: list[str] = []  # what each untested model pair lacks, for the refusal below
     for cand_model, base_model in matched:
         measures = benchmark.measures_for(cand.kind_of(cand_model))
         runs = [models[cand_model]] + ([] if base is None else [base.metrics["models"][base_model]])
         infos = _infos(measures.infos, *runs)
         if not infos:
+            absent.append(_absent_headlines(measures.infos, (cand, cand_model), (base, base_model)))
             continue
         names = [i.name for i in infos]
         cand_units = _testable_units(benchmark, cand, cand_model, names, "candidate")
@@ -397,7 +412,7 @@ def gate(
     refuse_superseded_rules({check.measure for check in checks}, checked)
     if not any(c.comparison.tested for c in checks):  # a pass that tested nothing lets anything through
         few = f"no slice of the runs holds {MIN_VERDICT_UNITS} or more units (pairs, rows): nothing can be tested"
-        none = "no headline measure to test: the runs' models report none the gate knows"
+        none = "no headline measure to test: " + "; ".join(absent)
         raise DataError(
             f"{few}; gate runs over more samples" if checks else none, field="samples" if checks else "models"
         )
