@@ -162,9 +162,8 @@ def argument_error(
     name = str(at)
     hint = _keyword_hints(signature, hints).get(name, hints.get(name))
     value = _given(name, signature, args, kwargs)
-    return ConfigError(
-        f"{{{name}}} must be {describe(hint)}; got {type(value).__name__} {_shown(value)}", parameter=name
-    )
+    got = "none was given" if value is None else f"got {type(value).__name__} {_shown(value)}"
+    return ConfigError(f"{{{name}}} must be {describe(hint)}; {got}", parameter=name)
 
 
 def settings_error(error: ValidationError, model: type[BaseModel], given: Mapping[str, Any]) -> ConfigError:
