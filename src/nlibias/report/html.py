@@ -146,12 +146,8 @@ def _funnel(runs: Sequence[Run], figs: _Figures) -> str:
         parts.append(f"<h3>{_e(run.label)}</h3>")
         parts.append(figs.show(figures.plot_funnel, stages, name=f"funnel_{i}"))
         first = stages[0].count or 1
-        parts.append(
-            _table(
-                ["stage", "count", "% of first"],
-                [[_e(s.name), f"{s.count:,}", f"{100 * s.count / first:.1f}"] for s in stages],
-            )
-        )
+        rows = [[_e(s.name), f"{s.count:,}", f"{100 * s.count / first:.1f}"] for s in stages]
+        parts.append(_table(["stage", "count", "% of first"], rows))
     return "".join(parts)
 
 
