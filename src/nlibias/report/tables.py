@@ -10,7 +10,6 @@ from annotated_types import Predicate
 
 from nlibias.benchmarks.base import Benchmark
 from nlibias.report.metric_readers import slice_groups
-from nlibias.report.tp_correlation import AGREEMENT_FIELDS
 from nlibias.report.tp_tables import format_tp_nli_table
 from nlibias.report.verdict_block import verdict_block
 from nlibias.schema.declared import Allowed, declared
@@ -180,19 +179,12 @@ def format_tp_nli(metrics: Mapping[str, Any]) -> str:
     agreement = metrics.get("tp_nli_agreement") or []
     if agreement:
         title = "Item-level agreement: TP prefers the stereotypical sentence vs M1 holds, same WQ-NLI rows"
-        rows = [[a[key] for key in AGREEMENT_FIELDS] for a in agreement]
-        parts.append(render_table(_AGREEMENT_HEADER, rows, title=title))
+        rows = [[a[key] for key in _AGREEMENT_COLUMNS.values()] for a in agreement]
+        parts.append(render_table(list(_AGREEMENT_COLUMNS), rows, title=title))
     return "\n\n".join(parts)
 
 
-_AGREEMENT_HEADER = [
-    "TP model",
-    "NLI model",
-    "items",
-    "agree %",
-    "both",
-    "TP only",
-    "M1 only",
-    "neither",
-    "kappa",
-]
+_AGREEMENT_COLUMNS = {
+    "TP model": "tp_model", "NLI model": "nli_model", "items": "n", "agree %": "agreement", "both": "both",
+    "TP only": "tp_only", "M1 only": "m1_only", "neither": "neither", "kappa": "kappa",
+}  # fmt: skip

@@ -177,28 +177,19 @@ def item_agreement_of_rows(
     )
 
 
-AGREEMENT_FIELDS = (
-    "tp_model",
-    "nli_model",
-    "n",
-    "agreement",
-    "both",
-    "tp_only",
-    "m1_only",
-    "neither",
-    "kappa",
-)
-"""The item-level agreement's fields, in the order of its tables' columns."""
-
-
 def agreement_table(agreements: Sequence[Mapping[str, Any]]) -> PaperTable | None:
     if not agreements:
         return None
+    rows = [
+        [a["tp_model"], a["nli_model"], a["n"], a["agreement"], a["both"], a["tp_only"], a["m1_only"],
+         a["neither"], a["kappa"]]
+        for a in agreements
+    ]  # fmt: skip
     return PaperTable(
         "tp_m1_items",
         "Item-level agreement of TP preference and M1 on the same WinoQueer-NLI rows (%; counts of rows)",
         ("TP model", "NLI model", "rows", "agree %", "both", "TP only", "M1 only", "neither", "kappa"),
-        [[a[key] for key in AGREEMENT_FIELDS] for a in agreements],
+        rows,
     )
 
 
