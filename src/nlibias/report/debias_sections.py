@@ -36,15 +36,8 @@ def _pair_table(comparison: Mapping[str, Any], pair: Mapping[str, Any]) -> str:
     for key, label in _MEASURES:
         changed = _changed(comparison, pair, key)
         mark = "–" if changed is None else "changed" if changed else "no change"
-        rows.append(
-            [
-                escape(label),
-                value_with_interval(before, key),
-                value_with_interval(after, key),
-                value_with_interval(difference, key, signed=True),
-                mark,
-            ]
-        )
+        values = [value_with_interval(m, key) for m in (before, after)]
+        rows.append([escape(label), *values, value_with_interval(difference, key, signed=True), mark])
     acc = [pair["accuracy"].get("before"), pair["accuracy"].get("after")]
     if any(isinstance(a, int | float) for a in acc):
         rows.append(

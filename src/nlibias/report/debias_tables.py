@@ -56,22 +56,14 @@ def _multi_seed(comparison: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def _role_table(comparison: Mapping[str, Any], role: str) -> str:
     title, table = ("Before debiasing", "Table 5") if role == "before" else ("After debiasing", "Table 7")
-    rows = [
-        [
-            short_name(p[role]),
-            _number(p["accuracy"][role]),
-            *(_number(p["metrics"][role]["overall"].get(k)) for k, _ in _MEASURES),
-        ]
-        for p in comparison["pairs"]
-    ]
+    rows = []
+    for p in comparison["pairs"]:
+        values = [p["accuracy"][role], *(p["metrics"][role]["overall"].get(k) for k, _ in _MEASURES)]
+        rows.append([short_name(p[role]), *(_number(v) for v in values)])
     for group in _multi_seed(comparison):
-        rows.append(
-            [
-                f"{_base_name(group[role][0])}: mean (min–max) of {len(group[role])} seeds",
-                _spread_cell(group["accuracy"][role]),
-                *(_spread_cell(group["measures"][k][role]) for k, _ in _MEASURES),
-            ]
-        )
+        name = f"{_base_name(group[role][0])}: mean (min–max) of {len(group[role])} seeds"
+        spreads = [group["accuracy"][role], *(group["measures"][k][role] for k, _ in _MEASURES)]
+        rows.append([name, *(_spread_cell(s) for s in spreads)])
     return render_table(
         ["Model", "Acc (up)", *(label for _, label in _MEASURES)],
         rows,
@@ -90,29 +82,19 @@ def _change_table(comparison: Mapping[str, Any]) -> str:
     rows = []
     for p in comparison["pairs"]:
         marks = changed.get((p["before"], p["after"]))
-        rows.append(
-            [
-                f"{short_name(p['after'])} - {short_name(p['before'])}",
-                _difference(p["accuracy"].get("before"), p["accuracy"].get("after")),
-                *(
-                    value_with_interval(
-                        p["difference"]["overall"], k, signed=True, signed_interval=True, span=None
-                    )
-                    + (" *" if marks and marks[k]["changed"] else "")
-                    for k, _ in _MEASURES
-                ),
-            ]
-        )
+        cells = [
+            _change(p["difference"]["overall"], k) + (" *" if marks and marks[k]["changed"] else "")
+            for k, _ in _MEASURES
+        ]
+        name = f"{short_name(p['after'])} - {short_name(p['before'])}"
+        rows.append([name, _difference(p["accuracy"].get("before"), p["accuracy"].get("after")), *cells])
     for group in _multi_seed(comparison):
-        measures = group["measures"]
-        rows.append(
-            [
-                f"{_base_name(group['after'][0])} - {_base_name(group['before'][0])}: "
-                f"mean [min, max] of {len(group['before'])} seeds",
-                _difference(group["accuracy"]["before"].get("mean"), group["accuracy"]["after"].get("mean")),
-                *(_spread_change(measures[k]) for k, _ in _MEASURES),
-            ]
+        name = f"{_base_name(group['after'][0])} - {_base_name(group['before'][0])}: "
+        name += f"mean [min, max] of {len(group['before'])} seeds"
+        accuracy = _difference(
+            group["accuracy"]["before"].get("mean"), group["accuracy"]["after"].get("mean")
         )
+        rows.append([name, accuracy, *(_spread_change(group["measures"][k]) for k, _ in _MEASURES)])
     return render_table(
         ["After - before", "Acc", *(f"{label.split()[0]} [95% CI]" for _, label in _MEASURES)],
         rows,
@@ -127,6 +109,11 @@ def _min_effect(comparison: Mapping[str, Any]) -> float:
     """The smallest change marked (1 point where not recorded)."""
     value = comparison.get("min_effect")
     return float(value) if isinstance(value, int | float) else 1.0
+
+
+def _change(m: Mapping[str, Any], key: str) -> str:
+    """A change and its interval, both signed, as plain text."""
+    return value_with_interval(m, key, signed=True, signed_interval=True, span=None)
 
 
 def _spread_change(measure: Mapping[str, Any]) -> str:
@@ -168,8 +155,5 @@ def _gender_cells(part: Mapping[str, Any], number: Any) -> list[str]:
     for key in ("delta_p", "B"):
         for gender in ("male", "female"):
             slice_ = part.get("by_dominant_gender", {}).get(gender, {})
-            if number:
-                cells.append(number(slice_.get(key)))
-            else:
-                cells.append(value_with_interval(slice_, key, signed=True, signed_interval=True, span=None))
+            cells.append(number(slice_.get(key)) if number else _change(slice_, key))
     return cells

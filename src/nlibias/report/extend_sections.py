@@ -54,8 +54,7 @@ def fill_comparison_html(comparison: Mapping[str, Any]) -> str:
     rows = [
         [
             *(escape(r.get(k, "")) for k in texts),
-            _percent(r.get("meaning_changed")),
-            _percent(r.get("keep_rate")),
+            *(_percent(r.get(k)) for k in ("meaning_changed", "keep_rate")),
         ]
         for r in comparison["rows"]
     ]

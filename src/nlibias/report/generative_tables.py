@@ -56,14 +56,8 @@ def _unparsed(metrics: Mapping[str, Any]) -> Any:
 
 def _overall_row(model: str, prompt: str, mode: str, o: Mapping[str, Any]) -> list[str]:
     answered = (o.get("n_pro_answered") or 0) + (o.get("n_anti_answered") or 0)
-    return [
-        model,
-        prompt,
-        mode,
-        str(answered),
-        str(o.get("n_unparsed", 0)),
-        *(_fmt(o.get(name)) for name in _OVERALL_COLUMNS.values()),
-    ]
+    counts = [str(answered), str(o.get("n_unparsed", 0))]
+    return [model, prompt, mode, *counts, *(_fmt(o.get(name)) for name in _OVERALL_COLUMNS.values())]
 
 
 def _overall_table(models: Mapping[str, Mapping[str, Any]], groups: _Groups) -> list[str]:
@@ -87,12 +81,8 @@ def _ranking_table(models: Mapping[str, Mapping[str, Any]], keys: Mapping[str, s
     """The most biased subtopics of one model and mode, a column group per prompt style (Table 8)."""
     header, columns = ["rank"], []
     for prompt, key in keys.items():
-        header += [
-            f"prompt={prompt} (unparsed {_unparsed(models[key])})",
-            "yes:pro [95% CI]",
-            "p(yes):pro",
-            "n",
-        ]
+        title = f"prompt={prompt} (unparsed {_unparsed(models[key])})"
+        header += [title, "yes:pro [95% CI]", "p(yes):pro", "n"]
         columns.append(biased_subtopics(models[key]))
     rows = []
     for rank in range(max((len(c) for c in columns), default=0)):

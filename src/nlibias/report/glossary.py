@@ -46,13 +46,8 @@ def glossary_html(runs: Sequence[Run]) -> str:
     """A row per measure of :func:`glossary_names`, in declaration order."""
     names = glossary_names(runs)
     rows = [
-        [
-            f'<dfn id="{measure_anchor(info.name)}">{_e(info.name)}</dfn>',
-            _e(info.description),
-            _e(better_words(info)),
-            _e(range_words(info)),
-            _e(info.citation),
-        ]
+        [f'<dfn id="{measure_anchor(info.name)}">{_e(info.name)}</dfn>']
+        + [_e(text) for text in (info.description, better_words(info), range_words(info), info.citation)]
         for info in ALL_MEASURES.values()
         if info.name in names
     ]

@@ -132,14 +132,9 @@ def _paper_table_html(table: PaperTable) -> str:
 
 
 def _card(runs: Sequence[Run]) -> str:
-    parts = []
-    for run in runs:
-        card = run.card_text()
-        if card:
-            parts.append(
-                f"<details open><summary>{_e(run.label)}: dataset card</summary><pre>{_e(card)}</pre></details>"
-            )
-    return "".join(parts)
+    cards = [(run.label, run.card_text()) for run in runs]
+    summary = "<details open><summary>{}: dataset card</summary><pre>{}</pre></details>"
+    return "".join(summary.format(_e(label), _e(card)) for label, card in cards if card)
 
 
 def _funnel(runs: Sequence[Run], figs: _Figures) -> str:
@@ -151,12 +146,8 @@ def _funnel(runs: Sequence[Run], figs: _Figures) -> str:
         parts.append(f"<h3>{_e(run.label)}</h3>")
         parts.append(figs.show(figures.plot_funnel, stages, name=f"funnel_{i}"))
         first = stages[0].count or 1
-        parts.append(
-            _table(
-                ["stage", "count", "% of first"],
-                [[_e(s.name), f"{s.count:,}", f"{100 * s.count / first:.1f}"] for s in stages],
-            )
-        )
+        rows = [[_e(s.name), f"{s.count:,}", f"{100 * s.count / first:.1f}"] for s in stages]
+        parts.append(_table(["stage", "count", "% of first"], rows))
     return "".join(parts)
 
 

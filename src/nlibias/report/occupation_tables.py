@@ -78,20 +78,13 @@ def _occupation_table(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
         dominant.update(metrics["overall"].get("dominant_gender_by_occupation", {}))
     differ = sorted(n for n in occupations if n in listed and dominant.get(n) != listed[n])
     ordered = sorted(occupations, key=lambda n: (dominant.get(n, "~"), n))
-    parts = [
-        text_table(
-            ["Occupation", "dominant", *[f"dP {m}" for m in models]],
-            [
-                [
-                    n,
-                    dominant.get(n, "?") + ("*" if n in differ else ""),
-                    *[_part(m, "by_occupation", n, "delta_p") for m in models.values()],
-                ]
-                for n in ordered
-            ],
-            title="dP per occupation, % (paper 004 Figure 1 as numbers)",
-        )
+    rows = [
+        [n, dominant.get(n, "?") + ("*" if n in differ else "")]
+        + [_part(m, "by_occupation", n, "delta_p") for m in models.values()]
+        for n in ordered
     ]
+    title = "dP per occupation, % (paper 004 Figure 1 as numbers)"
+    parts = [text_table(["Occupation", "dominant", *[f"dP {m}" for m in models]], rows, title=title)]
     if differ:
         parts.append(
             "* the samples label "

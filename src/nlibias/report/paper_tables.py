@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from nlibias.metrics import ranking
@@ -308,12 +309,11 @@ def paper_tables(runs: PaperRuns) -> list[PaperTable]:
      ('renamed_measures', 'renamed measures M1, M2 (%)')]
     """
     tables: list[PaperTable] = []
-    bbnli = [(label, models) for label, source, models in runs if _is_bbnli(models)]
-    for label, models in bbnli:
-        suffix = f" [{label}]" if len(runs) > 1 else ""
-        for table in (table5(models), table7(models), table8(models)):
-            if table is not None and table.rows:
-                tables.append(_relabel(table, suffix, label if len(runs) > 1 else ""))
+    several = len(runs) > 1
+    for label, _source, models in runs:
+        if _is_bbnli(models):
+            found = [t for t in (table5(models), table7(models), table8(models)) if t is not None and t.rows]
+            tables += [_relabel(t, label, f"{t.title} [{label}]") if several else t for t in found]
     # WinoQueer-NLI: the runs reporting M1 and every run of their sources (the sentence scorers')
     wq_sources = {source for _label, source, models in runs if has_measure(models, "M1")}
     wq = [(label, models) for label, source, models in runs if source in wq_sources]
@@ -324,19 +324,17 @@ def paper_tables(runs: PaperRuns) -> list[PaperTable]:
     for label, source, models in runs:
         if _is_bbnli(models):
             continue
-        suffix = f" [{label}]" if len(runs) > 1 else ""
-        title = measures_title(source, generic_measures(models))
-        table = generic_table(models, key=f"{source}_measures", title=title + suffix)
+        title = measures_title(source, generic_measures(models)) + (f" [{label}]" if several else "")
+        table = generic_table(models, key=f"{source}_measures", title=title)
         if table is not None:
-            tables.append(_relabel(table, "", label if len(runs) > 1 else ""))
+            tables.append(_relabel(table, label, title) if several else table)
     return tables
 
 
-def _relabel(table: PaperTable, suffix: str, label: str) -> PaperTable:
-    if not suffix and not label:
-        return table
+def _relabel(table: PaperTable, label: str, title: str) -> PaperTable:
+    """``table`` keyed by its run's ``label`` too, and retitled."""
     key = f"{table.key}_{''.join(ch if ch.isalnum() else '_' for ch in label)}" if label else table.key
-    return PaperTable(key, table.title + suffix, table.headers, table.rows, table.group_column, table.notes)
+    return replace(table, key=key, title=title)
 
 
 def has_measure(models: Mapping[str, Mapping[str, Any]], measure: str) -> bool:
@@ -353,10 +351,8 @@ def verdict_blocks(runs: PaperRuns, documents: Mapping[str, Mapping[str, Any]]) 
     blocks = []
     for label, _source, models in runs:
         block = verdict_block({**documents.get(label, {}), "models": models}, fmt="md")
-        if block and len(runs) > 1:
-            block = f"**{label}**\n\n" + block
         if block:
-            blocks.append(block)
+            blocks.append(f"**{label}**\n\n{block}" if len(runs) > 1 else block)
     return blocks
 
 

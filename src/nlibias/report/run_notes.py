@@ -320,16 +320,11 @@ def provenance_html(runs: Sequence[Run]) -> str:
         for key, desc in described.items():
             desc = desc if isinstance(desc, Mapping) else {}
             stats = desc.get("stats")
-            model_rows.append(
-                [
-                    model_key(key),
-                    escape(desc.get("backend") or _nested(desc, "identity", "backend")),
-                    escape(desc.get("model", "")),
-                    escape(desc.get("revision") or "–"),
-                    key_values(desc, skip=("stats", "model", "revision", "backend")),
-                    key_values(stats) if isinstance(stats, Mapping) else "",
-                ]
-            )
+            backend = desc.get("backend") or _nested(desc, "identity", "backend")
+            names = [escape(v) for v in (backend, desc.get("model", ""), desc.get("revision") or "–")]
+            settings = key_values(desc, skip=("stats", "model", "revision", "backend"))
+            stats_html = key_values(stats) if isinstance(stats, Mapping) else ""
+            model_rows.append([model_key(key), *names, settings, stats_html])
         headers = ["model key", "backend", "model", "revision", "settings", "stats"]
         parts.append(table(headers, model_rows, numeric_from=99, stack=True))
     return "".join(parts)

@@ -121,15 +121,13 @@ def format_occupations_expansion(summary: Mapping[str, Any]) -> str:
     rows = [
         [o["occupation"], o["dominant_gender"], o["premises"], o["pairs"]] for o in summary["by_occupation"]
     ]
-    return "\n".join(
-        [
-            f"{summary['premises']} premises x {len(summary['hypothesis_templates'])} hypothesis templates "
-            f"-> {summary['pairs']} female/male pairs, {summary['samples']} samples "
-            f"(premises from {summary['premises_from']})",
-            render_table(["Occupation", "dominant", "premises", "pairs"], rows),
-            f"wrote {summary['files']['jsonl']} and {summary['files']['parquet']}",
-        ]
+    head = (
+        f"{summary['premises']} premises x {len(summary['hypothesis_templates'])} hypothesis templates "
+        f"-> {summary['pairs']} female/male pairs, {summary['samples']} samples "
+        f"(premises from {summary['premises_from']})"
     )
+    table = render_table(["Occupation", "dominant", "premises", "pairs"], rows)
+    return f"{head}\n{table}\nwrote {summary['files']['jsonl']} and {summary['files']['parquet']}"
 
 
 def model_kinds(metrics: Mapping[str, Any]) -> dict[str, str]:

@@ -245,13 +245,10 @@ def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
     if fmt == "md":
         table = markdown_table(header, rows)
         lines = [f"**{TITLE}**", "", *(f"*{note}*" for note in verdict_notes(metrics)), "", table]
-        extra = slice_lines(verdicts)
-        for line in extra:
+        for line in slice_lines(verdicts):
             lines += [f"- {line.strip()}"] if line.startswith("  ") else ["", line, ""]
         return "\n".join(lines)
-    lines = [TITLE, *verdict_notes(metrics), render_table(header, rows)]
-    lines += slice_lines(verdicts)
-    return "\n".join(lines)
+    return "\n".join([TITLE, *verdict_notes(metrics), render_table(header, rows), *slice_lines(verdicts)])
 
 
 def verdict_table_html(metrics: Mapping[str, Any]) -> str:
