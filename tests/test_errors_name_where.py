@@ -28,7 +28,6 @@ NO_PARAMETER = {
     ("debias/finetune.py", "_require_training_packages"): "optional packages fine-tuning needs are missing",
     ("validation/app.py", "_web_packages"): "the validation app's optional packages are missing",
     ("jobs/results.py", "check_measures"): "a benchmark's scorer breaks its own measure declarations",
-    ("models/registry.py", "create_classifier"): "a plug-in backend breaks the NLIClassifier contract",
 }
 
 # (module, enclosing function) -> why a message there may hold a ``--flag``: it is not nlibias's.
