@@ -348,7 +348,7 @@ def test_https_proxy_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.parametrize("url", ["http://host:abc/v1", "http://[::1/v1", "ftp://host/v1", "host:8080"])
 def test_a_malformed_server_url_is_refused_as_a_parameter(url: str) -> None:
     # a port that is not a number, or an unclosed IPv6 bracket, is the user's error, not an internal one
-    with pytest.raises(ConfigError, match="must look like http://HOST:PORT/v1") as caught:
+    with pytest.raises(ConfigError, match="must be a URL that looks like http://HOST:PORT/v1") as caught:
         JSONClient(url)
     assert caught.value.parameter == "base_url"
 

@@ -15,11 +15,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import mktime_tz, parsedate_tz
-from typing import Any
+from typing import Annotated, Any
 
 import httpx
+from annotated_types import Predicate
 
 from nlibias.errors import ConfigError, NlibiasError
+from nlibias.schema.declared import Allowed, declared
 from nlibias.schema.model_ref import ModelRef
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
@@ -70,26 +72,31 @@ def _retryable(status: int) -> bool:
     return status == 429 or status == 408 or status >= 500
 
 
+def _is_server_url(url: str) -> bool:
+    try:
+        parts = httpx.URL(url.rstrip("/"))
+    except httpx.InvalidURL:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.host)
+
+
+ServerURL = Annotated[str, Predicate(_is_server_url), Allowed("a URL that looks like http://HOST:PORT/v1")]
+"""An OpenAI-compatible server's base URL."""
+
+
 class JSONClient:
     """POST JSON to one server with retries; thread-safe. ``sleep`` is injectable for tests."""
 
+    @declared
     def __init__(
         self,
-        base_url: str,
+        base_url: ServerURL,
         *,
         timeout: float = 120.0,
         retry: RetryPolicy | None = None,
         api_key_env: str | None = DEFAULT_API_KEY_ENV,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        try:
-            parts = httpx.URL(base_url.rstrip("/"))
-        except httpx.InvalidURL:
-            parts = None
-        if parts is None or parts.scheme not in ("http", "https") or not parts.host:
-            raise ConfigError(
-                f"server URL {base_url!r} must look like http://HOST:PORT/v1", parameter="base_url"
-            )
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.retry = retry or RetryPolicy()

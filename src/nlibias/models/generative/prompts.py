@@ -17,7 +17,7 @@ from nlibias.errors import ConfigError, SourceError
 from nlibias.schema import Label
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_files import read_text
-from nlibias.textio.yaml_unique import load_yaml
+from nlibias.textio.yaml_unique import load_yaml, yaml_line_of
 
 PROMPT_1_TRUE = (
     "Read the following paragraph and determine if the hypothesis is true:\n"
@@ -50,8 +50,6 @@ def template_problem(template: str, *, options: bool = False) -> str | None:
     """Why ``template`` is not a valid prompt template, or ``None`` (``options``: ``{options}``
     allowed).
 
-    >>> template_problem("{premise} / {hypothesis}") is None
-    True
     >>> template_problem("{premise} / {hypothesis} / {label}")
     'unknown placeholder {label}; only {premise} and {hypothesis} are filled in (write {{ and }} for literal braces)'
     """
@@ -175,32 +173,9 @@ def _normalise_answers(raw: Any) -> tuple[str, ...] | None:
     return None
 
 
-def _entry_lines(text: str) -> list[int]:
-    """1-based line of each item of the ``prompts`` list (empty when it cannot be located)."""
-    import yaml
-
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError:
-        return []
-    if not isinstance(root, yaml.MappingNode):
-        return []
-    for key, value in root.value:
-        if getattr(key, "value", None) == "prompts" and isinstance(value, yaml.SequenceNode):
-            return [item.start_mark.line + 1 for item in value.value]
-    return []
-
-
 def load_prompt_file(path: str | Path) -> list[PromptStyle]:
     """Prompt styles from a YAML/JSON file (``prompts: [{name, template, answers}]``) or a ``.txt``
-    template; a problem is a SourceError naming file, line, field.
-
-    >>> import pathlib, tempfile
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "mine.txt"
-    >>> _ = p.write_text("{premise}\\nIs it true that {hypothesis}? Answer yes or no.")
-    >>> [s.name for s in load_prompt_file(p)]
-    ['mine']
-    """
+    template; a problem is a SourceError naming file, line, field."""
     path = Path(path)
     try:
         text = read_text(path)
@@ -225,10 +200,8 @@ def load_prompt_file(path: str | Path) -> list[PromptStyle]:
         raise SourceError(path, "prompts", "expected a non-empty list of {name, template, answers}", line=1)
     styles: list[PromptStyle] = []
     names: set[str] = set()
-    lines = _entry_lines(text)
     for index, entry in enumerate(entries):
-        line = lines[index] if index < len(lines) else None
-        styles.append(_style_from_entry(path, line, index, entry, names))
+        styles.append(_style_from_entry(path, yaml_line_of(text, ["prompts", index]), index, entry, names))
         names.add(styles[-1].name)
     return styles
 

@@ -27,14 +27,7 @@ GGUF_HEADER_BYTES = 24
 
 
 def gguf_file_problem(path: Path) -> str | None:
-    """Why ``path`` is no GGUF file a loader can open (None: its header is one).
-
-    >>> import tempfile
-    >>> text = Path(tempfile.mkdtemp()) / "m.gguf"
-    >>> _ = text.write_text("not a model")
-    >>> gguf_file_problem(text)
-    "is not a GGUF file: it does not start with the GGUF magic bytes (it starts with b'not a mo')"
-    """
+    """Why ``path`` is no GGUF file a loader can open (None: its header is one)."""
     try:
         with path.open("rb") as handle:
             head = handle.read(GGUF_HEADER_BYTES)

@@ -208,13 +208,11 @@ class ShardedNLIClassifier:
         *,
         factory: ClassifierFactory | None = None,
         start_timeout: float | None = None,
+        device: Annotated[
+            None, Allowed("left out: pass the devices as `devices=[...]`, not `device=`")
+        ] = None,
         **options: Any,
     ) -> None:
-        if "device" in options:
-            raise ConfigError(
-                "pass the devices as `devices=[...]`, not `device=` (one worker per device)",
-                parameter="device",
-            )
         self.spec = spec
         self.devices = list(devices)
         self.options = {key: value for key, value in options.items() if value is not None}
