@@ -302,3 +302,23 @@ def test_the_same_answers_over_a_reordered_samples_file_give_the_same_p_values(
     as_shuffled = nlibias.gate(reordered, runs["base"], rules=runs["rules"])
     assert [c.comparison.p for c in as_shuffled.checks] == [c.comparison.p for c in as_audited.checks]
     assert len({c.comparison.p for c in as_audited.checks}) > 1  # p-values that could differ
+
+
+def test_a_command_line_typer_refuses_still_writes_both_ci_files(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    xml, md = tmp_path / "gate.xml", tmp_path / "gate.md"
+    args = ["gate", str(runs["cand"]), "--baseline", str(runs["base"]), "--margin", "lots"]
+    result = runner.invoke(app, [*args, f"--junit={xml}", "--markdown", str(md)])
+    assert result.exit_code == 2, result.output
+    _valid(xml)
+    from lxml import etree
+
+    (error,) = etree.parse(str(xml)).iter("error")
+    assert "--margin" in (error.get("message") or "")
+    assert "NOT DECIDED" in md.read_text() and "--margin" in md.read_text()
+    # a file named by a refused command line is still never written over an input
+    metrics = runs["cand"] / "metrics.json"
+    before = metrics.read_bytes()
+    result = runner.invoke(app, [*args, "--junit", str(metrics)])
+    assert result.exit_code == 2 and metrics.read_bytes() == before

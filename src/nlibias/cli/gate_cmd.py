@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
+import typer.exceptions
+from typer.core import TyperCommand
 
 from nlibias.cli.app import app, echo_json
 from nlibias.cli.options import AuditedSamples, Json, Quiet
@@ -32,7 +35,60 @@ def _pairs(values: list[str]) -> dict[str, str]:
     return found
 
 
-@app.command("gate")
+def _values(args: list[str], *flags: str) -> dict[str, str]:
+    """The last value given to each of ``flags`` (``--flag VALUE`` or ``--flag=VALUE``) in ``args``."""
+    found: dict[str, str] = {}
+    for i, arg in enumerate(args):
+        flag, sep, value = arg.partition("=")
+        if flag in flags and (sep or i + 1 < len(args)):
+            found[flag] = value if sep else args[i + 1]
+    return found
+
+
+class _GateCommand(TyperCommand):
+    """A command line Typer refuses (a bad number, a missing argument) still leaves the CI files
+    saying why nothing was decided, as every other exit 2 does (docs/gates.md)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        given = list(args)  # the parser consumes the list it is given
+        try:
+            return super().parse_args(ctx, args)
+        except typer.exceptions.TyperException as error:
+            _write_refusal_files(given, error)
+            raise
+
+
+def _write_refusal_files(args: list[str], error: typer.exceptions.TyperException) -> None:
+    from nlibias.jobs.gate_output import refuse_gate_overwrites, write_gate_error_files
+
+    given = _values(args, "--junit", "--markdown", "--baseline", "--rules", "--samples")
+    if "--junit" not in given and "--markdown" not in given:
+        return
+    # the candidate is the first argument that is not an option or an option's value
+    values = set(given.values())
+    candidate = next((a for a in args if not a.startswith("-") and a not in values), None)
+    try:  # never write over an input, even for a command line that did not parse
+        if candidate is not None:
+            refuse_gate_overwrites(
+                candidate,
+                given.get("--baseline"),
+                rules=given.get("--rules"),
+                samples=given.get("--samples"),
+                junit=given.get("--junit"),
+                markdown=given.get("--markdown"),
+            )
+        message = getattr(error, "format_message", lambda: str(error))()
+        write_gate_error_files(
+            f"the command line was refused: {message}",
+            type(error).__name__,
+            junit=given.get("--junit"),
+            markdown=given.get("--markdown"),
+        )
+    except NlibiasError:
+        pass  # Typer's own message is the one to show; a file we may not write is left alone
+
+
+@app.command("gate", cls=_GateCommand)
 def gate_command(
     candidate: Path = typer.Argument(
         ..., help="Run directory of the candidate model(s) (nlibias audit / score)."
