@@ -6,66 +6,18 @@ samples keep to its sources, and one that fails to load or clashes is not regist
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from nlibias.benchmarks.base import Benchmark, Extra, Measures
 from nlibias.errors import NlibiasError, PluginError
 from nlibias.schema import Sample
+from nlibias.schema.plugin_origin import PluginOrigin
 from nlibias.schema.run_units import RunUnits
 
 
 class PluginWarning(UserWarning):
     """A plug-in benchmark is installed but not registered (it failed to load, or clashes)."""
-
-
-@dataclass(frozen=True)
-class PluginOrigin:
-    """An entry point of the ``nlibias.benchmarks`` group and the distribution declaring it."""
-
-    name: str
-    value: str
-    distribution: str | None = None
-    """``name version`` of the installed package (None when the entry point does not say)."""
-
-    @classmethod
-    def of(cls, entry: Any) -> PluginOrigin:
-        dist = getattr(entry, "dist", None)
-        metadata = getattr(dist, "metadata", None)
-        name = (
-            metadata["Name"] if metadata is not None and "Name" in metadata else getattr(dist, "name", None)
-        )
-        version = getattr(dist, "version", None)
-        distribution = None if name is None else f"{name} {version}" if version else str(name)
-        return cls(str(entry.name), str(getattr(entry, "value", "")), distribution)
-
-    def describe(self) -> str:
-        """``plug-in 'mine' (mine.bench:BENCHMARK, distribution nlibias-mine 1.0)``."""
-        where = self.value + (f", distribution {self.distribution}" if self.distribution else "")
-        return f"plug-in {self.name!r} ({where})"
-
-
-def duplicate_names(entries: Iterable[Any]) -> dict[str, str]:
-    """Entry-point name → why none of the entry points sharing it is loaded (two plug-ins of one
-    name would shadow each other, whichever was found first winning silently)."""
-    by_name: dict[str, list[PluginOrigin]] = {}
-    for entry in entries:
-        by_name.setdefault(str(entry.name), []).append(PluginOrigin.of(entry))
-    return {
-        name: f"two plug-ins are named {name!r}: "
-        + " and ".join(o.describe() for o in origins)
-        + "; neither is loaded: uninstall one of them"
-        for name, origins in by_name.items()
-        if len(origins) > 1
-    }
-
-
-def load_failure(origin: PluginOrigin, error: BaseException) -> str:
-    """Why a plug-in is not registered, naming it and its distribution."""
-    return f"entry point {origin.name!r} ({origin.value}) failed to load: {error}" + (
-        f" (distribution {origin.distribution})" if origin.distribution else ""
-    )
 
 
 def attributed(benchmark: Any, origin: PluginOrigin) -> Benchmark:

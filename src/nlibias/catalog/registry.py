@@ -24,7 +24,7 @@ import numpy as np
 
 from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
 from nlibias.catalog import bbnli, bbq, occupations, sentence_pairs, wq_nli
-from nlibias.catalog.plugins import PluginOrigin, PluginWarning, attributed, duplicate_names, load_failure
+from nlibias.catalog.plugins import PluginWarning, attributed
 from nlibias.errors import ConfigError, DataError, SourceError, did_you_mean
 from nlibias.io.samples import read_sample_columns, read_samples, resolve_samples_path, write_samples
 from nlibias.io.temporary import temporary_folder
@@ -34,6 +34,7 @@ from nlibias.schema import Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.declared import declared
 from nlibias.schema.outputs import ModelOutputs
+from nlibias.schema.plugin_origin import PluginOrigin, duplicate_names, load_failure
 
 if TYPE_CHECKING:
     from nlibias.runtime.model_set import ModelSet

@@ -1,5 +1,6 @@
 """NLI classifier backends by ``KIND:NAME`` (a bare name: Hugging Face); third-party ones register
-under the entry-point group ``nlibias.nli_backends``, imported only when a spec asks for them."""
+under the entry-point group ``nlibias.nli_backends``, imported only when a spec asks for them, so a
+broken one stops only the commands that name it, with a :class:`PluginError` naming it."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Any
 
-from nlibias.errors import ConfigError, PluginError, did_you_mean
+from nlibias.errors import ConfigError, NlibiasError, PluginError, did_you_mean
 from nlibias.models.base import NLIClassifier
 from nlibias.schema.model_ref import ModelRef, split_kind
+from nlibias.schema.plugin_origin import PluginOrigin, duplicate_names, load_failure
 
 ENTRY_POINT_GROUP = "nlibias.nli_backends"
 _BACKENDS: dict[str, str] = {
@@ -65,12 +67,21 @@ def classifier_kind_problem(spec: str) -> str | None:
     return None
 
 
-def _target(kind: str) -> Any:
+def _target(kind: str) -> tuple[Any, PluginOrigin | None]:
+    """The backend class of ``kind`` and, for a plug-in, who installed it."""
     target = _BACKENDS.get(kind)
     if target is None:
-        return next(point for point in entry_points(group=ENTRY_POINT_GROUP) if point.name == kind).load()
+        points = [point for point in entry_points(group=ENTRY_POINT_GROUP) if point.name == kind]
+        origin = PluginOrigin.of(points[0])
+        clash = duplicate_names(points).get(kind)
+        if clash is not None:  # whichever was found first would win silently
+            raise PluginError(f"NLI backend {kind!r}", clash)
+        try:
+            return points[0].load(), origin
+        except Exception as error:
+            raise PluginError(origin.describe(), load_failure(origin, error)) from error
     module_name, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
+    return getattr(importlib.import_module(module_name), attribute), None
 
 
 def create_classifier(spec: str | ModelRef, **options: Any) -> NLIClassifier:
@@ -80,13 +91,21 @@ def create_classifier(spec: str | ModelRef, **options: Any) -> NLIClassifier:
     'demo'
     """
     kind, name = split_spec(str(spec))
-    cls = _target(kind)
+    cls, origin = _target(kind)
     if kind == "fake":
         return cls(name or "fake-nli")
-    classifier = cls(name, **{k: v for k, v in options.items() if v is not None})
+    plugin = f"NLI backend {kind!r}" if origin is None else origin.describe()
+    try:
+        classifier = cls(name, **{k: v for k, v in options.items() if v is not None})
+    except NlibiasError:  # said on purpose, naming what is wrong
+        raise
+    except Exception as error:
+        if origin is None:  # ours: the boundary's fault handling applies
+            raise
+        raise PluginError(plugin, f"creating {name!r} raised {type(error).__name__}: {error}") from error
     if not isinstance(classifier, NLIClassifier):
         raise PluginError(
-            f"NLI backend {kind!r} ({type(classifier).__name__})",
+            f"{plugin} ({type(classifier).__name__})",
             "its object does not keep the NLIClassifier contract (name, identity(), predict_batches())",
         )
     return classifier
