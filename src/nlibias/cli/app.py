@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
@@ -149,6 +150,14 @@ def _global_options(
 def echo_json(data: Any) -> None:
     """Print data as JSON (for every command's ``--json`` flag)."""
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def echo_text_or_path(text: str, written: Path | None) -> None:
+    """``text`` on stdout, or ``wrote PATH`` where it was written to a file."""
+    if written is None:
+        typer.echo(text, nl=False)
+    else:
+        typer.echo(f"wrote {written}")
 
 
 def warn(message: str) -> None:

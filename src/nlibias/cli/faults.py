@@ -30,11 +30,9 @@ _FLAGS = {
     "eval_path": "--eval",
     "pairs": "--pair",
     "prompts": "--prompt",
-    "generative": "--generative",
     "from_stage": "--from",
     "run_dir": "--out",
     "ray_address": "--ray",
-    "ray_gpus_per_worker": "--ray-gpus-per-worker",
     "classifiers": "--filter-model",
     "holdout": "--holdout-model",
     "subtopics": "--subtopic",
@@ -50,40 +48,14 @@ _FLAGS = {
 # Library parameters a command takes as an argument, not an option.
 _ARGUMENTS = {"benchmark": "NAME", "runs": "RUNS", "candidate": "CANDIDATE", "run": "RUN"}
 
-# Library parameters no command takes (Python API, plug-ins, backends' own settings): their
-# messages name the value already, so the command line adds no option.
 _NOT_OPTIONS = frozenset(
-    {
-        "api",
-        "api_key_env",  # an HTTP backend's option in Python; the command line reads $OPENAI_API_KEY
-        "arch",
-        "augment_options",
-        "base_url",
-        "chunk_pairs",
-        "expand",
-        "finetune_options",
-        "fingerprint",
-        "kind",
-        "label",
-        "max_batch_size",
-        "measures",
-        "name_or_path",
-        "num_cpus",
-        "options",
-        "overrides",
-        "predictors",
-        "round_",
-        "sentence_pairs",
-        "sources",
-        "spec",
-        "summary_table",
-        "tables",
-        "target",
-        "use_chat_template",
-        "NLIBIAS_ALLOW_MODIFIED_DATA",  # an environment variable, named as such
-        "vocab_size",
-    }
+    """api api_key_env arch augment_options base_url chunk_pairs expand finetune_options fingerprint
+    kind label max_batch_size measures name_or_path num_cpus options overrides predictors round_
+    sentence_pairs sources spec summary_table tables target use_chat_template vocab_size
+    NLIBIAS_ALLOW_MODIFIED_DATA""".split()  # noqa: SIM905 (a list of names reads better as text)
 )
+"""Library parameters no command takes (Python API, plug-ins, backends' own settings; api_key_env:
+the command line reads $OPENAI_API_KEY; an environment variable): their messages name the value."""
 
 _OS_REASONS = {
     errno.EACCES: (
