@@ -14,6 +14,8 @@ import typer
 from nlibias.cli import options
 from nlibias.cli.app import PLAIN_HELP, app, echo_json, warn
 from nlibias.errors import ConfigError
+from nlibias.io.atomic import atomic_write_text
+from nlibias.textio.tables import render_table
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.bbnli import BBNLISubtopic
@@ -205,8 +207,6 @@ def _subtopics(source: Path | None, names: Sequence[str]) -> tuple[list[BBNLISub
 
 def _count_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
     """Paper Table 9 layout: domain, subtopic, counts; a Total row per domain and an ``all`` row."""
-    from nlibias.textio.tables import render_table
-
     table: list[list[Any]] = []
     for domain in sorted({r["domain"] for r in rows}):
         members = [r for r in rows if r["domain"] == domain]
@@ -285,8 +285,7 @@ def masks_derive(
     """Derive masked templates automatically (mask a word, replace a placeholder, add 'and <mask>');
     without --out, the template file's lines go to stdout (with --json, one document of counts and templates)."""
     from nlibias.extension.masked_templates import derive_masked_templates, load_stopwords
-    from nlibias.io.atomic import atomic_write_text
-    from nlibias.io.overwrites import refuse_overwrites
+    from nlibias.io.overwrites import refuse_overwrites  # it reads manifests: numpy
 
     refuse_overwrites({"out": out}, {"stopwords": stopwords})
     _, chosen = _subtopics(source, subtopic)

@@ -3,6 +3,7 @@ run's queue (an extension run's hypotheses; an explained audit run's explanation
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -376,8 +377,6 @@ def explanations_command(
     as_json: options.Json = False,
 ) -> None:
     """Queue a stratified sample of explained answers (by label and subtopic) for the annotation app."""
-    import warnings
-
     from nlibias.validation.explanation_queue import EXPLANATIONS_QUEUE, draw_explanation_queue
 
     with warnings.catch_warnings(record=True) as caught:
