@@ -145,8 +145,7 @@ def _print_explanations_status(entry: dict[str, Any]) -> None:
         f"\nexplanations round: {entry['queue']} of {entry['available']} explained answers queued "
         f"(stratified by {entry['stratified_by']}'s label and subtopic, seed {entry['seed']})"
     )
-    if entry["unjudged"]:
-        warn(f"{entry['unjudged']} of {entry['queue']} queued explanations have no judgement from anyone yet")
+    _warn_unjudged(entry["unjudged"], entry["queue"], "explanations")
     for who, row in entry["progress"].items():
         labels = ", ".join(f"{k} {v}" for k, v in row["labels"].items())
         typer.echo(
@@ -173,6 +172,11 @@ def _print_explanations_status(entry: dict[str, Any]) -> None:
         )
 
 
+def _warn_unjudged(unjudged: int, queue: int, what: str) -> None:
+    if unjudged:
+        warn(f"{unjudged} of {queue} queued {what} have no judgement from anyone yet")
+
+
 def _annotators(count: int) -> str:
     """``1 annotator``, ``3 annotators``."""
     return f"{count} annotator" + ("" if count == 1 else "s")
@@ -187,8 +191,7 @@ def _print_hypotheses_status(report: dict[str, Any]) -> None:
             else ""
         )
     )
-    if report.get("unjudged"):
-        warn(f"{report['unjudged']} of {report['queue']} queued hypotheses have no judgement from anyone yet")
+    _warn_unjudged(report.get("unjudged", 0), report["queue"], "hypotheses")
     typer.echo("\nprogress")
     for who, entry in report["progress"].items() or {}:
         cats = ", ".join(f"{k} {v}" for k, v in sorted(entry["categories"].items()))
@@ -322,10 +325,7 @@ def import_command(
     from nlibias.jobs.validation import import_judgements
 
     result = import_judgements(run_dir, file, fmt=fmt, annotator=annotator)
-    if result.unjudged_hypotheses:
-        warn(
-            f"{result.unjudged_hypotheses} of {result.queue} queued hypotheses have no judgement from anyone yet"
-        )
+    _warn_unjudged(result.unjudged_hypotheses, result.queue, "hypotheses")
     if as_json:
         echo_json(result.to_dict())
     else:
