@@ -54,8 +54,8 @@ _NOT_OPTIONS = frozenset(
     sentence_pairs sources spec summary_table tables target use_chat_template vocab_size
     NLIBIAS_ALLOW_MODIFIED_DATA""".split()  # noqa: SIM905 (a list of names reads better as text)
 )
-"""Library parameters no command takes (Python API, plug-ins, backends' own settings; api_key_env:
-the command line reads $OPENAI_API_KEY; an environment variable): their messages name the value."""
+"""Library parameters no command takes (the Python API's, plug-ins', backends' own; for api_key_env
+the command line reads $OPENAI_API_KEY), and an environment variable: messages name their value."""
 
 _OS_REASONS = {
     errno.EACCES: (
