@@ -72,17 +72,16 @@ def _all_commands(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, A
 
 
 def test_a_shared_flag_is_one_definition() -> None:
-    """A flag that cli/options.py or cli/training_options.py defines has that help in every command
+    """A flag that cli/options.py defines has that help in every command
     (where one flag means two things, each meaning is listed in _OWN_MEANING)."""
-    from nlibias.cli import options, training_options
+    from nlibias.cli import options
 
     helps: dict[str, set[str]] = {}
-    for module in (options, training_options):
-        for alias in vars(module).values():
-            info = getattr(alias, "__metadata__", [None])[0]
-            if isinstance(info, typer.models.OptionInfo):
-                flag = str(info.default).split("/")[0]  # Annotated style: the first declaration
-                helps.setdefault(flag, set()).add(str(info.help))
+    for alias in vars(options).values():
+        info = getattr(alias, "__metadata__", [None])[0]
+        if isinstance(info, typer.models.OptionInfo):
+            flag = str(info.default).split("/")[0]  # Annotated style: the first declaration
+            helps.setdefault(flag, set()).add(str(info.help))
     offenders = [
         f"{path} {param.opts[0]}"
         for path, command in _all_commands(typer.main.get_command(app))

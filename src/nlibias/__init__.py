@@ -57,47 +57,37 @@ if TYPE_CHECKING:
     from nlibias.schema.run_units import RunUnits
     from nlibias.validation.prescreen import run_prescreen as validation_prescreen
 
-_PUBLIC_TYPES = {
+_LAZY = {
+    **dict.fromkeys(("Benchmark", "BenchmarkSamples", "Extra", "Measures"), "nlibias.benchmarks.base"),
+    **dict.fromkeys(("Sample", "Prediction"), "nlibias.schema"),
+    **dict.fromkeys(("ModelOptions", "RunOptions"), "nlibias.runtime.options"),
+    **dict.fromkeys(("Predictor", "PredictorRun"), "nlibias.runtime.contract"),
     "AuditResult": "nlibias.jobs.results",
     "GateResult": "nlibias.jobs.gate",
     "Samples": "nlibias.jobs.expand",
-    "Sample": "nlibias.schema",
-    "Prediction": "nlibias.schema",
-    "Benchmark": "nlibias.benchmarks.base",
-    "BenchmarkSamples": "nlibias.benchmarks.base",
-    "Measures": "nlibias.benchmarks.base",
-    "Extra": "nlibias.benchmarks.base",
     "MeasureInfo": "nlibias.schema.measure_info",
-    "ModelOptions": "nlibias.runtime.options",
     "ModelSet": "nlibias.runtime.model_set",
-    "RunOptions": "nlibias.runtime.options",
     "SampleColumns": "nlibias.schema.columns",
     "ModelOutputs": "nlibias.schema.outputs",
     "RunUnits": "nlibias.schema.run_units",
     "register_benchmark": "nlibias.catalog.registry",
-    "Predictor": "nlibias.runtime.contract",
-    "PredictorRun": "nlibias.runtime.contract",
     "NLIClassifier": "nlibias.models.base",
+    "extend": "nlibias.jobs.extend",
+    "augment": "nlibias.debias.augment:augment_gender_swap",
+    "finetune": "nlibias.debias.finetune",
+    "debias_models": "nlibias.jobs.debias:run_debias",
+    "make_report": "nlibias.jobs.report",
+    "validation_status": "nlibias.jobs.validation:status",
+    "validation_resolve": "nlibias.jobs.validation:resolve",
+    "validation_export": "nlibias.jobs.validation:export",
+    "validation_import": "nlibias.jobs.validation:import_judgements",
+    "validation_prescreen": "nlibias.validation.prescreen:run_prescreen",
+    "export_lm_eval": "nlibias.integrations.lm_eval",
+    "doctor": "nlibias.jobs.doctor:environment_report",
+    "demo": "nlibias.jobs.demo",
 }
-"""The public types, imported when first used (the package itself imports nothing heavy)."""
-
-_PUBLIC_FUNCTIONS = {
-    "extend": ("nlibias.jobs.extend", "extend"),
-    "augment": ("nlibias.debias.augment", "augment_gender_swap"),
-    "finetune": ("nlibias.debias.finetune", "finetune"),
-    "debias_models": ("nlibias.jobs.debias", "run_debias"),
-    "make_report": ("nlibias.jobs.report", "make_report"),
-    "validation_status": ("nlibias.jobs.validation", "status"),
-    "validation_resolve": ("nlibias.jobs.validation", "resolve"),
-    "validation_export": ("nlibias.jobs.validation", "export"),
-    "validation_import": ("nlibias.jobs.validation", "import_judgements"),
-    "validation_prescreen": ("nlibias.validation.prescreen", "run_prescreen"),
-    "export_lm_eval": ("nlibias.integrations.lm_eval", "export_lm_eval"),
-    "doctor": ("nlibias.jobs.doctor", "environment_report"),
-    "demo": ("nlibias.jobs.demo", "demo"),
-}
-"""The very functions the data-set and model commands call (module, name there), imported when
-first used (``debias_models``, ``make_report``, ``validation_*``: those names are packages)."""
+"""The public types, and the very functions the commands call, imported when first used
+(``module:attribute``; the attribute is the name where none is given)."""
 
 __all__ = [
     "AuditResult",
@@ -146,10 +136,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module, attribute = _PUBLIC_FUNCTIONS.get(name) or (_PUBLIC_TYPES.get(name), name)
-    if module is None:
+    if name not in _LAZY:
         raise AttributeError(f"module 'nlibias' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), attribute)
+    module, _, attribute = _LAZY[name].partition(":")
+    return getattr(importlib.import_module(module), attribute or name)
 
 
 def __dir__() -> list[str]:

@@ -22,7 +22,8 @@ def _with_fix(message: str, fix: str | None) -> str:
 
 
 class NlibiasError(Exception):
-    """Base class of every error nlibias raises on purpose (the CLI prints it without a traceback).
+    """Base class of every error nlibias raises on purpose (the CLI prints it without a traceback);
+    ``parameter`` is the one at fault, ``names`` others the message names.
 
     ``{seed}`` in a message names a parameter, ``{parameter seed}`` refers to one; :meth:`render`
     spells them as a surface does (the command line: by flag).
@@ -32,8 +33,12 @@ class NlibiasError(Exception):
     ('seed is -5; pass 0 or more', '--seed is -5; pass 0 or more')
     """
 
-    parameter: str | None = None
-    names: tuple[str, ...] = ()
+    def __init__(
+        self, message: str = "", *, parameter: str | None = None, names: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+        self.names = names
 
     def __str__(self) -> str:
         return self.render(str, lambda name: f"parameter {name}")
@@ -53,12 +58,38 @@ class NlibiasError(Exception):
         return f"{{{name}}}" in text or f"{{parameter {name}}}" in text
 
 
-class SourceError(NlibiasError):
+class _PathError(NlibiasError):
+    """An error about one file or directory: ``path[:line]: [field F: ]reason (fix)``."""
+
+    def __init__(
+        self,
+        path: str | Path | None,
+        reason: str,
+        *,
+        field: str | None = None,
+        line: int | None = None,
+        fix: str | None = None,
+        parameter: str | None = None,
+        names: tuple[str, ...] = (),
+    ) -> None:
+        self.path = None if path is None else str(path)
+        self.field = field
+        self.reason = reason
+        self.line = line
+        self.fix = fix
+        where = "" if self.path is None else f"{self.path}: " if line is None else f"{self.path}:{line}: "
+        named = f"field {field}: " if field else ""
+        super().__init__(_with_fix(f"{where}{named}{reason}", fix), parameter=parameter, names=names)
+
+
+class SourceError(_PathError):
     """A benchmark or user file is malformed.
 
     >>> str(SourceError("bad.json", "premise", "expected a list of strings", line=3))
     'bad.json:3: field premise: expected a list of strings'
     """
+
+    path: str
 
     def __init__(
         self,
@@ -68,17 +99,10 @@ class SourceError(NlibiasError):
         *,
         line: int | None = None,
         fix: str | None = None,
+        parameter: str | None = None,
         names: tuple[str, ...] = (),
     ) -> None:
-        self.path = str(path)
-        self.names = names
-        self.field = field
-        self.reason = reason
-        self.line = line
-        self.fix = fix
-        where = self.path if line is None else f"{self.path}:{line}"
-        named = f"field {field}: " if field else ""
-        super().__init__(_with_fix(f"{where}: {named}{reason}", fix))
+        super().__init__(path, reason, field=field, line=line, fix=fix, parameter=parameter, names=names)
 
 
 class DataNotFoundError(NlibiasError):
@@ -96,11 +120,6 @@ class ConfigError(NlibiasError):
     >>> str(error), error.parameter, error.names
     ('bootstrap is -1; pass 0 or more', 'bootstrap', ())
     """
-
-    def __init__(self, message: str, *, parameter: str | None = None, names: tuple[str, ...] = ()) -> None:
-        super().__init__(message)
-        self.parameter = parameter
-        self.names = names
 
 
 class DataError(NlibiasError):
@@ -129,33 +148,20 @@ class DataError(NlibiasError):
         super().__init__(_with_fix(reason, fix))
 
 
-class FileAccessError(NlibiasError):
+class FileAccessError(_PathError):
     """A file or directory cannot be read or written (permissions, a full disk, a missing folder).
 
     >>> str(FileAccessError("/ro/out", "permission denied", fix="choose a writable directory"))
     '/ro/out: permission denied (choose a writable directory)'
     """
 
-    def __init__(self, path: str | Path | None, reason: str, *, fix: str | None = None) -> None:
-        self.path = None if path is None else str(path)
-        self.reason = reason
-        self.fix = fix
-        message = reason if self.path is None else f"{self.path}: {reason}"
-        super().__init__(_with_fix(message, fix))
 
-
-class DamagedFileError(NlibiasError):
+class DamagedFileError(_PathError):
     """A file nlibias keeps (the prediction cache, an annotation database, a parquet file) is damaged.
 
-    >>> str(DamagedFileError("c.sqlite", "the cache file is damaged", fix="move it aside"))
+    >>> str(DamagedFileError("c.sqlite", "the cache file is damaged", fix="move it aside", parameter="cache"))
     'c.sqlite: the cache file is damaged (move it aside)'
     """
-
-    def __init__(self, path: str | Path, reason: str, *, fix: str | None = None) -> None:
-        self.path = str(path)
-        self.reason = reason
-        self.fix = fix
-        super().__init__(_with_fix(f"{self.path}: {reason}", fix))
 
 
 class PluginError(NlibiasError):

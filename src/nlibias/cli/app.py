@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
 import typer.exceptions
 from typer.core import TyperGroup
 
+from nlibias.cli import faults
 from nlibias.errors import NlibiasError
+from nlibias.runtime.progress import bars_wanted, silence_library_bars
 from nlibias.textio.text_door import FormatCharactersWarning
+from nlibias.version import __version__
 
 DEBUG_KEY = "nlibias.debug"
 
@@ -28,8 +33,6 @@ class GuardedGroup(TyperGroup):
         return command
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
-        from nlibias.cli import faults
-
         try:
             with _text_door_warnings():
                 return super().invoke(ctx)
@@ -63,8 +66,6 @@ TEXT_WARNINGS_SHOWN = 10
 def _text_door_warnings() -> Iterator[None]:
     """nlibias's warnings as ``warning: ...`` (the text door's first :data:`TEXT_WARNINGS_SHOWN`, then
     how many more); other libraries' as before."""
-    import warnings
-
     previous = warnings.showwarning
     count = 0
 
@@ -122,8 +123,6 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from nlibias.version import __version__
-
         typer.echo(f"nlibias {__version__}")
         raise typer.Exit()
 
@@ -140,8 +139,6 @@ def _global_options(
 ) -> None:
     """Audit social bias in NLI models and LLMs; extend bias benchmarks the BBNLI-next way."""
     ctx.meta[DEBUG_KEY] = debug
-    from nlibias.runtime.progress import bars_wanted, silence_library_bars
-
     if not bars_wanted():  # stderr is a log: no "Loading weights" or download bars in it
         silence_library_bars()
 
@@ -149,6 +146,14 @@ def _global_options(
 def echo_json(data: Any) -> None:
     """Print data as JSON (for every command's ``--json`` flag)."""
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def echo_text_or_path(text: str, written: Path | None) -> None:
+    """``text`` on stdout, or ``wrote PATH`` where it was written to a file."""
+    if written is None:
+        typer.echo(text, nl=False)
+    else:
+        typer.echo(f"wrote {written}")
 
 
 def warn(message: str) -> None:

@@ -6,39 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from nlibias.cli import options
 from nlibias.cli.app import app, echo_json, warn
-from nlibias.cli.options import (
-    Bootstrap,
-    By,
-    Cache,
-    Compile,
-    Concurrency,
-    Device,
-    Devices,
-    DrawSeed,
-    Dtype,
-    Json,
-    LabelMap,
-    Limit,
-    MaxNewTokens,
-    MaxTokens,
-    Mode,
-    NoCache,
-    OptionalOutDir,
-    OptionScore,
-    Out,
-    Quantize,
-    Quiet,
-    Ray,
-    RayGpusPerWorker,
-    RayWorkers,
-    Revision,
-    Samples,
-    Threads,
-    cache_setting,
-    refuse_inapplicable_options,
-    show_progress,
-)
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 
 if TYPE_CHECKING:
@@ -121,79 +90,79 @@ def _print_model_stats(result: AuditResult, as_json: bool) -> None:
 
 @app.command("audit")
 def audit_command(
-    samples: Samples,
-    out: Out,
+    samples: options.Samples,
+    out: options.Out,
     model: Annotated[list[str], _MODEL_OPT] = [],  # noqa: B006 (Typer reads the default, never mutates it)
     generative: Annotated[list[str], _GENERATIVE_OPT] = [],  # noqa: B006
     prompt: Annotated[list[str], _PROMPT_OPT] = [],  # noqa: B006
     mlm: Annotated[list[str], _MLM_OPT] = [],  # noqa: B006
     causal: Annotated[list[str], _CAUSAL_OPT] = [],  # noqa: B006
     tp_variant: Annotated[list[str], _TP_VARIANT_OPT] = ["shared"],  # noqa: B006
-    mode: Mode = "scored",
-    max_new_tokens: MaxNewTokens = DEFAULT_MAX_NEW_TOKENS,
-    option_score: OptionScore = "total",
-    concurrency: Concurrency = None,
-    label_map: LabelMap = None,
-    revision: Revision = None,
-    device: Device = None,
-    dtype: Dtype = None,
-    max_tokens: MaxTokens = 8192,
-    quantize: Quantize = None,
-    compile_model: Compile = False,
-    threads: Threads = None,
-    devices: Devices = None,
-    ray: Ray = None,
-    ray_workers: RayWorkers = 2,
-    ray_gpus_per_worker: RayGpusPerWorker = 0.0,
-    cache: Cache = None,
-    no_cache: NoCache = False,
-    bootstrap: Bootstrap = 1000,
-    seed: DrawSeed = 0,
-    by: By = "domain",
-    limit: Limit = None,
-    as_json: Json = False,
-    quiet: Quiet = False,
+    mode: options.Mode = "scored",
+    max_new_tokens: options.MaxNewTokens = DEFAULT_MAX_NEW_TOKENS,
+    option_score: options.OptionScore = "total",
+    concurrency: options.Concurrency = None,
+    label_map: options.LabelMap = None,
+    revision: options.Revision = None,
+    device: options.Device = None,
+    dtype: options.Dtype = None,
+    max_tokens: options.MaxTokens = 8192,
+    quantize: options.Quantize = None,
+    compile_model: options.Compile = False,
+    threads: options.Threads = None,
+    devices: options.Devices = None,
+    ray: options.Ray = None,
+    ray_workers: options.RayWorkers = 2,
+    ray_gpus_per_worker: options.RayGpusPerWorker = 0.0,
+    cache: options.Cache = None,
+    no_cache: options.NoCache = False,
+    bootstrap: options.Bootstrap = 1000,
+    seed: options.DrawSeed = 0,
+    by: options.By = "domain",
+    limit: options.Limit = None,
+    as_json: options.Json = False,
+    quiet: options.Quiet = False,
 ) -> None:
     """Run NLI classifiers, generative LMs and/or sentence-scoring LMs over the samples and report
     the bias measures: predictions.jsonl, metrics.json and tables.txt go into --out."""
-    refuse_inapplicable_options(audit_command, locals())
+    given = locals()
+    options.refuse_inapplicable_options(audit_command, given)
     from nlibias.jobs.audit import run_audit
     from nlibias.report.tables import check_slice
     from nlibias.runtime.model_set import ModelSet
     from nlibias.runtime.options import ModelOptions, RunOptions
 
     check_slice(by)  # before the models run
-    options = ModelOptions.of(
-        mode=mode, max_new_tokens=max_new_tokens, option_score=option_score, label_map=label_map, revision=revision, device=device,
-        dtype=dtype, max_tokens=max_tokens, quantize=quantize, compile=compile_model, threads=threads,
-        devices=tuple(devices.split(",")) if devices else (), ray_address=ray, ray_workers=ray_workers,
-        ray_gpus_per_worker=ray_gpus_per_worker, concurrency=concurrency,
-    )  # fmt: skip
-    run = RunOptions.of(
-        cache=cache_setting(cache, no_cache), bootstrap=bootstrap, seed=seed,
-        progress=show_progress(quiet, as_json), limit=limit,
-    )  # fmt: skip
+    given |= {
+        "compile": compile_model,
+        "ray_address": ray,
+        "devices": tuple(devices.split(",")) if devices else (),
+        "cache": options.cache_setting(cache, no_cache),
+        "progress": options.show_progress(quiet, as_json),
+    }
+    model_options = ModelOptions.of(**{field: given[field] for field in ModelOptions.model_fields})
+    run = RunOptions.of(**{field: given[field] for field in RunOptions.model_fields})
     models = ModelSet.of(model, generative, prompt, mlm=mlm, causal=causal, tp_variants=tp_variant)
-    result = run_audit(samples, models, options=options, run=run, out_dir=out)
+    result = run_audit(samples, models, options=model_options, run=run, out_dir=out)
     _print_model_stats(result, as_json or quiet)
     _print_result(result, as_json, by)
 
 
 @app.command("score")
 def score_command(
-    samples: Samples,
+    samples: options.Samples,
     predictions: Annotated[list[str], _PREDICTIONS_OPT],
     answer_column: Annotated[str | None, _ANSWER_COLUMN_OPT] = None,
-    out: OptionalOutDir = None,
-    bootstrap: Bootstrap = 1000,
-    seed: DrawSeed = 0,
-    by: By = "domain",
-    as_json: Json = False,
-    quiet: Quiet = False,
+    out: options.OptionalOutDir = None,
+    bootstrap: options.Bootstrap = 1000,
+    seed: options.DrawSeed = 0,
+    by: options.By = "domain",
+    as_json: options.Json = False,
+    quiet: options.Quiet = False,
 ) -> None:
     """Score predictions files (from nlibias or any other tool) with the benchmark's measures
     (--out: a run directory for metrics.json and a copy of the predictions)."""
-    refuse_inapplicable_options(score_command, locals())
+    options.refuse_inapplicable_options(score_command, locals())
     from nlibias.jobs.score import run_score
     from nlibias.report.tables import check_slice
 

@@ -7,9 +7,8 @@ from typing import Annotated
 
 import typer
 
-from nlibias.cli.app import PLAIN_HELP, app, echo_json
-from nlibias.cli.options import Json, Out, Quiet, show_progress
-from nlibias.cli.training_options import Her, HerModel, Match, Select, Split, Train, WordList
+from nlibias.cli import options
+from nlibias.cli.app import PLAIN_HELP, app
 
 augment_app = typer.Typer(
     help="Augment an NLI training set for debiasing.",
@@ -26,27 +25,21 @@ Names = Annotated[
 
 @augment_app.command("gender-swap")
 def gender_swap_command(
-    train: Train,
-    out: Out,
-    select: Select = "occupation",
-    match: Match = "words",
-    word_list: WordList = "winobias",
+    train: options.Train,
+    out_dir: options.Out,
+    select: options.Select = "occupation",
+    match: options.Match = "words",
+    word_list: options.WordList = "winobias",
     names: Names = None,
-    split: Split = "train",
-    her: Her = "rule",
-    her_model: HerModel = None,
-    quiet: Quiet = False,
-    as_json: Json = False,
+    split: options.Split = "train",
+    her: options.Her = "rule",
+    her_model: options.HerModel = None,
+    quiet: options.Quiet = False,
+    as_json: options.Json = False,
 ) -> None:
     """Append gender-swapped copies of the selected rows to a training set (--out: train.jsonl and
     augment_summary.json); print the summary."""
+    given = locals()
     from nlibias.debias.augment import augment_gender_swap, format_summary
 
-    summary = augment_gender_swap(
-        train, out, select=select, match=match, word_list=word_list, names=names, split=split, her=her,
-        her_model=her_model, progress=show_progress(quiet, as_json),
-    )  # fmt: skip
-    if as_json:
-        echo_json(summary)
-    else:
-        typer.echo(format_summary(summary))
+    options.run_and_print(augment_gender_swap, given, format_summary)

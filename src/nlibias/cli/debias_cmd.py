@@ -7,27 +7,8 @@ from typing import Annotated
 
 import typer
 
+from nlibias.cli import options
 from nlibias.cli.app import app, echo_json
-from nlibias.cli.options import Bootstrap, Device, Force, Json, NoCache, Out, Quiet, Seed, show_progress
-from nlibias.cli.training_options import (
-    BatchSize,
-    Epochs,
-    Eval,
-    Her,
-    HerModel,
-    LearningRate,
-    LrScheduler,
-    Match,
-    MaxLength,
-    MaxSteps,
-    Models,
-    SaveSteps,
-    Select,
-    Train,
-    WarmupRatio,
-    WarmupSteps,
-    WordList,
-)
 from nlibias.debias.finetune_record import TRAINING_DEFAULTS
 
 Premises = Annotated[
@@ -52,57 +33,58 @@ def _augment_options(
     select: str, match: str, word_list: str, her: str, her_model: str | None
 ) -> dict[str, object]:
     """``run_debias``'s ``augment_options``; ``her`` only when it is not the default."""
-    options: dict[str, object] = {"select": select, "match": match, "word_list": word_list}
+    chosen: dict[str, object] = {"select": select, "match": match, "word_list": word_list}
     if her != "rule" or her_model is not None:  # the default stays out of the recorded options
-        options["her"] = her
+        chosen["her"] = her
     if her_model is not None:
-        options["her_model"] = her_model
-    return options
+        chosen["her_model"] = her_model
+    return chosen
 
 
 def _audit_options(device: str | None, no_cache: bool) -> dict[str, object]:
     """``run_debias``'s ``audit_options``: only what was given."""
-    options: dict[str, object] = {"device": device} if device else {}
+    chosen: dict[str, object] = {"device": device} if device else {}
     if no_cache:
-        options["cache"] = False
-    return options
+        chosen["cache"] = False
+    return chosen
 
 
 @app.command("debias")
 def debias_command(
-    model: Models,
-    train: Train,
-    out: Out,
-    eval_path: Eval = None,
+    model: options.Models,
+    train: options.Train,
+    out: options.Out,
+    eval_path: options.Eval = None,
     premises: Premises = None,
-    select: Select = "occupation",
-    match: Match = "words",
-    word_list: WordList = "winobias",
-    her: Her = "rule",
-    her_model: HerModel = None,
-    epochs: Epochs = TRAINING_DEFAULTS.epochs,
-    batch_size: BatchSize = TRAINING_DEFAULTS.batch_size,
-    learning_rate: LearningRate = TRAINING_DEFAULTS.learning_rate,
-    max_steps: MaxSteps = TRAINING_DEFAULTS.max_steps,
-    max_length: MaxLength = TRAINING_DEFAULTS.max_length,
-    save_steps: SaveSteps = TRAINING_DEFAULTS.save_steps,
-    lr_scheduler: LrScheduler = TRAINING_DEFAULTS.lr_scheduler,
-    warmup_steps: WarmupSteps = TRAINING_DEFAULTS.warmup_steps,
-    warmup_ratio: WarmupRatio = TRAINING_DEFAULTS.warmup_ratio,
-    seed: Seed = TRAINING_DEFAULTS.seed,
+    select: options.Select = "occupation",
+    match: options.Match = "words",
+    word_list: options.WordList = "winobias",
+    her: options.Her = "rule",
+    her_model: options.HerModel = None,
+    epochs: options.Epochs = TRAINING_DEFAULTS.epochs,
+    batch_size: options.BatchSize = TRAINING_DEFAULTS.batch_size,
+    learning_rate: options.LearningRate = TRAINING_DEFAULTS.learning_rate,
+    max_steps: options.MaxSteps = TRAINING_DEFAULTS.max_steps,
+    max_length: options.MaxLength = TRAINING_DEFAULTS.max_length,
+    save_steps: options.SaveSteps = TRAINING_DEFAULTS.save_steps,
+    lr_scheduler: options.LrScheduler = TRAINING_DEFAULTS.lr_scheduler,
+    warmup_steps: options.WarmupSteps = TRAINING_DEFAULTS.warmup_steps,
+    warmup_ratio: options.WarmupRatio = TRAINING_DEFAULTS.warmup_ratio,
+    seed: options.Seed = TRAINING_DEFAULTS.seed,
     seeds: Seeds = 1,
-    force: Force = False,
-    device: Device = None,
-    no_cache: NoCache = False,
-    bootstrap: Bootstrap = 1000,
+    force: options.Force = False,
+    device: options.Device = None,
+    no_cache: options.NoCache = False,
+    bootstrap: options.Bootstrap = 1000,
     min_effect: MinEffect = 1.0,
-    quiet: Quiet = False,
-    as_json: Json = False,
+    quiet: options.Quiet = False,
+    as_json: options.Json = False,
 ) -> None:
     """Run paper 004's debiasing experiment: augment → fine-tune (original, augmented) → audit → compare.
 
     --out holds every step's output (rerun to resume); --seed is the seed of the first fine-tune of
     each model; --device and --no-cache apply to the audit."""
+    given = locals()
     from nlibias.jobs.debias import run_debias
     from nlibias.jobs.debias_compare import COMPARISON_JSON
     from nlibias.report.debias_tables import format_debias_tables
@@ -115,18 +97,16 @@ def debias_command(
         premises=premises,
         augment_options=_augment_options(select, match, word_list, her, her_model),
         finetune_options={
-            "epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate, "max_steps": max_steps,
-            "max_length": max_length, "save_steps": save_steps, "lr_scheduler": lr_scheduler,
-            "warmup_steps": warmup_steps, "warmup_ratio": warmup_ratio,
+            name: given[name] for name in vars(TRAINING_DEFAULTS) if name in given and name != "seed"
         },
         audit_options=_audit_options(device, no_cache),
         bootstrap=bootstrap,
         seed=seed,
         seeds=seeds,
         force=force,
-        progress=show_progress(quiet, as_json),
+        progress=options.show_progress(quiet, as_json),
         min_effect=min_effect,
-    )  # fmt: skip
+    )
     if as_json:
         echo_json({"comparison": result.comparison, "ran": result.ran, "reused": result.reused})
         return

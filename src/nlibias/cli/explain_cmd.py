@@ -8,23 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
+from nlibias.cli import options
 from nlibias.cli.app import app, echo_json
-from nlibias.cli.options import (
-    AuditedSamples,
-    Bootstrap,
-    Cache,
-    Device,
-    DrawSeed,
-    Dtype,
-    Json,
-    LmJudge,
-    MaxTokens,
-    NliJudges,
-    NoCache,
-    Quiet,
-    cache_setting,
-    show_progress,
-)
 from nlibias.textio.tables import render_table
 
 _SHOWN = ("balanced_rate", "biased_pro_rate", "biased_anti_rate", "invalid_rate", "inconsistent_rate",
@@ -36,27 +21,27 @@ def explain_command(
     run: Annotated[
         Path, typer.Argument(help="Run directory of `nlibias audit --generative ... --mode generated`.")
     ],
-    judge: NliJudges,
+    judge: options.NliJudges,
     threshold: Annotated[
         float,
         typer.Option(
             "--threshold", help="Grounded share below which an explanation is invalid (docs/generative.md)."
         ),
     ] = 0.5,
-    samples: AuditedSamples = None,
-    lm_judge: LmJudge = None,
+    samples: options.AuditedSamples = None,
+    lm_judge: options.LmJudge = None,
     lm_judge_max_new_tokens: Annotated[
         int, typer.Option("--lm-judge-max-new-tokens", help="Token limit of the LM judge's answer.")
     ] = 8,
-    device: Device = None,
-    dtype: Dtype = None,
-    max_tokens: MaxTokens = 8192,
-    cache: Cache = None,
-    no_cache: NoCache = False,
-    bootstrap: Bootstrap = 1000,
-    seed: DrawSeed = 0,
-    quiet: Quiet = False,
-    as_json: Json = False,
+    device: options.Device = None,
+    dtype: options.Dtype = None,
+    max_tokens: options.MaxTokens = 8192,
+    cache: options.Cache = None,
+    no_cache: options.NoCache = False,
+    bootstrap: options.Bootstrap = 1000,
+    seed: options.DrawSeed = 0,
+    quiet: options.Quiet = False,
+    as_json: options.Json = False,
 ) -> None:
     """Label each generated explanation balanced / biased / invalid with NLI judges; write
     RUN/explanations/explanations.jsonl and explanations.json (rates with 95% intervals).
@@ -67,15 +52,11 @@ def explain_command(
     from nlibias.explanations.run_files import fake_judge_warning
     from nlibias.jobs.explain import run_explain
 
-    options: dict[str, Any] = {"max_tokens": max_tokens}
-    if device is not None:
-        options["device"] = device
-    if dtype is not None:
-        options["dtype"] = dtype
+    placing = {name: value for name, value in (("device", device), ("dtype", dtype)) if value is not None}
     result = run_explain(
-        run, judge, threshold=threshold, samples=samples, cache=cache_setting(cache, no_cache),
-        lm_judge=lm_judge, lm_judge_max_new_tokens=lm_judge_max_new_tokens,
-        bootstrap=bootstrap, seed=seed, progress=show_progress(quiet, as_json), **options,
+        run, judge, threshold=threshold, samples=samples, cache=options.cache_setting(cache, no_cache),
+        lm_judge=lm_judge, lm_judge_max_new_tokens=lm_judge_max_new_tokens, max_tokens=max_tokens,
+        bootstrap=bootstrap, seed=seed, progress=options.show_progress(quiet, as_json), **placing,
     )  # fmt: skip
     if as_json:
         echo_json(result.summary)

@@ -11,21 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from nlibias.cli import options
 from nlibias.cli.app import PLAIN_HELP, app, echo_json, warn
-from nlibias.cli.options import (
-    BbnliSource,
-    Cache,
-    Device,
-    Force,
-    Json,
-    OptionalOut,
-    OptionalOutDir,
-    Progress,
-    Quiet,
-    Subtopics,
-    show_progress,
-)
 from nlibias.errors import ConfigError
+from nlibias.io.atomic import atomic_write_text
+from nlibias.textio.tables import render_table
 
 if TYPE_CHECKING:
     from nlibias.benchmarks.bbnli import BBNLISubtopic
@@ -153,27 +143,27 @@ def _print_outcome(result: PipelineResult, as_json: bool) -> None:
 @app.command("extend")
 def extend_command(
     config_file: Path | None = _CONFIG_OPT,
-    out: OptionalOutDir = None,
-    source: BbnliSource = None,
+    out: options.OptionalOutDir = None,
+    source: options.BbnliSource = None,
     mlm: str | None = _FILL_MODEL_OPT,
     compare_fill: list[str] = _COMPARE_FILL_OPT,
     top_k: int | None = _TOP_K_OPT,
     filter_model: list[str] = _FILTER_MODEL_OPT,
     holdout_model: list[str] = _HOLDOUT_MODEL_OPT,
     policy: str | None = _POLICY_OPT,
-    subtopic: Subtopics = [],  # noqa: B006 (Typer copies it)
+    subtopic: options.Subtopics = [],  # noqa: B006 (Typer copies it)
     unvalidated: bool = _UNVALIDATED_OPT,
     judgements: Path | None = _JUDGEMENTS_OPT,
     templates: str | None = _TEMPLATES_OPT,
     derive: bool | None = _DERIVE_OPT,
     until: str | None = _UNTIL_OPT,
     from_stage: str | None = _FROM_OPT,
-    force: Force = False,
-    cache: Cache = None,
-    device: Device = None,
-    progress: Progress = True,
-    quiet: Quiet = False,
-    as_json: Json = False,
+    force: options.Force = False,
+    cache: options.Cache = None,
+    device: options.Device = None,
+    progress: options.Progress = True,
+    quiet: options.Quiet = False,
+    as_json: options.Json = False,
 ) -> None:
     """Extend BBNLI the BBNLI-next way: masks → masked → fill → filter → validate → counterfactual → export.
 
@@ -190,7 +180,7 @@ def extend_command(
         compare_fill=compare_fill, holdout=holdout_model, policy=policy, subtopics=subtopic,
         unvalidated=unvalidated, judgements=judgements, templates=templates, derive=derive, cache=cache,
         device=device, from_stage=from_stage, until=until, force=force,
-        progress=progress and show_progress(quiet, as_json),
+        progress=progress and options.show_progress(quiet, as_json),
         on_stage=functools.partial(_show_stage, as_json=as_json or quiet),
     )  # fmt: skip
     _print_outcome(result, as_json)
@@ -217,8 +207,6 @@ def _subtopics(source: Path | None, names: Sequence[str]) -> tuple[list[BBNLISub
 
 def _count_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
     """Paper Table 9 layout: domain, subtopic, counts; a Total row per domain and an ``all`` row."""
-    from nlibias.textio.tables import render_table
-
     table: list[list[Any]] = []
     for domain in sorted({r["domain"] for r in rows}):
         members = [r for r in rows if r["domain"] == domain]
@@ -254,15 +242,15 @@ def masks_list(
         None, "--templates", help="Masked-template file (default: the curated one)."
     ),
     derive: bool = typer.Option(False, "--derive", help="Add the templates derived automatically."),
-    source: BbnliSource = None,
-    subtopic: Subtopics = [],  # noqa: B006 (Typer copies it)
+    source: options.BbnliSource = None,
+    subtopic: options.Subtopics = [],  # noqa: B006 (Typer copies it)
     show: bool = typer.Option(
         False,
         "--show",
         help="Print the templates themselves, not only counts (with --json: under 'templates').",
     ),
-    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
-    as_json: Json = False,
+    quiet: options.Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: options.Json = False,
 ) -> None:
     """Masked templates per subtopic (paper Table 9 layout), by strategy and origin."""
     from nlibias.extension.masked_templates import (
@@ -285,20 +273,19 @@ def masks_list(
 
 @masks_app.command("derive")
 def masks_derive(
-    out: OptionalOut = None,
-    source: BbnliSource = None,
+    out: options.OptionalOut = None,
+    source: options.BbnliSource = None,
     stopwords: Path | None = typer.Option(
         None, "--stopwords", help="Stop-word file (default: the shipped one)."
     ),
-    subtopic: Subtopics = [],  # noqa: B006 (Typer copies it)
-    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
-    as_json: Json = False,
+    subtopic: options.Subtopics = [],  # noqa: B006 (Typer copies it)
+    quiet: options.Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: options.Json = False,
 ) -> None:
     """Derive masked templates automatically (mask a word, replace a placeholder, add 'and <mask>');
     without --out, the template file's lines go to stdout (with --json, one document of counts and templates)."""
     from nlibias.extension.masked_templates import derive_masked_templates, load_stopwords
-    from nlibias.io.atomic import atomic_write_text
-    from nlibias.io.overwrites import refuse_overwrites
+    from nlibias.io.overwrites import refuse_overwrites  # it reads manifests: numpy
 
     refuse_overwrites({"out": out}, {"stopwords": stopwords})
     _, chosen = _subtopics(source, subtopic)
@@ -320,9 +307,9 @@ def masks_derive(
 @masks_app.command("validate")
 def masks_validate(
     path: Path = typer.Argument(..., help="Masked-template JSONL file to check."),
-    source: BbnliSource = None,
-    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
-    as_json: Json = False,
+    source: options.BbnliSource = None,
+    quiet: options.Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: options.Json = False,
 ) -> None:
     """Check a masked-template file (one <mask>, known placeholders and subtopic, derivation); print counts."""
     from nlibias.extension.masked_templates import load_masked_templates

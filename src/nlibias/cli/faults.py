@@ -30,11 +30,9 @@ _FLAGS = {
     "eval_path": "--eval",
     "pairs": "--pair",
     "prompts": "--prompt",
-    "generative": "--generative",
     "from_stage": "--from",
     "run_dir": "--out",
     "ray_address": "--ray",
-    "ray_gpus_per_worker": "--ray-gpus-per-worker",
     "classifiers": "--filter-model",
     "holdout": "--holdout-model",
     "subtopics": "--subtopic",
@@ -50,40 +48,14 @@ _FLAGS = {
 # Library parameters a command takes as an argument, not an option.
 _ARGUMENTS = {"benchmark": "NAME", "runs": "RUNS", "candidate": "CANDIDATE", "run": "RUN"}
 
-# Library parameters no command takes (Python API, plug-ins, backends' own settings): their
-# messages name the value already, so the command line adds no option.
 _NOT_OPTIONS = frozenset(
-    {
-        "api",
-        "api_key_env",  # an HTTP backend's option in Python; the command line reads $OPENAI_API_KEY
-        "arch",
-        "augment_options",
-        "base_url",
-        "chunk_pairs",
-        "expand",
-        "finetune_options",
-        "fingerprint",
-        "kind",
-        "label",
-        "max_batch_size",
-        "measures",
-        "name_or_path",
-        "num_cpus",
-        "options",
-        "overrides",
-        "predictors",
-        "round_",
-        "sentence_pairs",
-        "sources",
-        "spec",
-        "summary_table",
-        "tables",
-        "target",
-        "use_chat_template",
-        "NLIBIAS_ALLOW_MODIFIED_DATA",  # an environment variable, named as such
-        "vocab_size",
-    }
+    """api api_key_env arch augment_options base_url chunk_pairs expand finetune_options fingerprint
+    kind label max_batch_size measures name_or_path num_cpus options overrides predictors round_
+    sentence_pairs sources spec summary_table tables target use_chat_template vocab_size
+    NLIBIAS_ALLOW_MODIFIED_DATA""".split()  # noqa: SIM905 (a list of names reads better as text)
 )
+"""Library parameters no command takes (the Python API's, plug-ins', backends' own; for api_key_env
+the command line reads $OPENAI_API_KEY), and an environment variable: messages name their value."""
 
 _OS_REASONS = {
     errno.EACCES: (
@@ -116,7 +88,7 @@ def message_of(error: NlibiasError) -> str:
     (:class:`~nlibias.errors.NlibiasError`'s fields) by its option, never by its Python name; the
     parameter at fault, where the message does not name it, added by its option or argument.
 
-    >>> from nlibias.errors import ConfigError, SourceError
+    >>> from nlibias.errors import ConfigError, FileAccessError, SourceError
     >>> message_of(ConfigError("{seed} is -5; pass 0 or more", parameter="seed"))
     '--seed is -5; pass 0 or more'
     >>> message_of(ConfigError("unknown dtype 'x'", parameter="dtype"))  # not named in the text
@@ -130,32 +102,29 @@ def message_of(error: NlibiasError) -> str:
     'no model given: name one in --model or --generative'
     >>> message_of(SourceError("r/x.jsonl", None, "damaged", fix="rerun ({parameter from_stage})", names=("from_stage",)))
     'r/x.jsonl: damaged (rerun (option --from))'
+    >>> message_of(FileAccessError("/runs/m", "no space left", parameter="out_dir"))
+    '/runs/m: no space left (option --out)'
     """
     text = error.render(
-        lambda name: _flag_or_none(name) or name, lambda name: _on_command_line(name) or f"parameter {name}"
+        lambda name: _on_command_line(name) or name,
+        lambda name: _on_command_line(name, referred=True) or f"parameter {name}",
     )
     parameter = error.parameter
     if not parameter or error.mentions(parameter):
         return text
-    named = _on_command_line(parameter)
+    named = _on_command_line(parameter, referred=True)
     return f"{text} ({named})" if named else text
 
 
-def _flag_or_none(parameter: str) -> str | None:
-    """The option of a library parameter, None for one no command takes or an argument."""
-    if parameter in _NOT_OPTIONS or parameter in _ARGUMENTS:
-        return None
-    return flag_of(parameter)
-
-
-def _on_command_line(parameter: str) -> str | None:
-    """How the command line names a library parameter (``option --seed``, ``argument NAME``);
-    None for a parameter no command takes."""
+def _on_command_line(parameter: str, *, referred: bool = False) -> str | None:
+    """How the command line names a library parameter: by its flag (``--seed``), or referred to
+    (``option --seed``, ``argument NAME``); None for a parameter no command takes, and for an
+    argument's name."""
     if parameter in _NOT_OPTIONS:
         return None
     if parameter in _ARGUMENTS:
-        return f"argument {_ARGUMENTS[parameter]}"
-    return f"option {flag_of(parameter)}"
+        return f"argument {_ARGUMENTS[parameter]}" if referred else None
+    return f"option {flag_of(parameter)}" if referred else flag_of(parameter)
 
 
 def describe_fault(exc: BaseException) -> str | None:

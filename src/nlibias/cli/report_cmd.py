@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from nlibias.cli.app import app, echo_json, warn
+from nlibias.cli.app import app, echo_json, echo_text_or_path, warn
 from nlibias.cli.options import Json, Quiet
 
 if TYPE_CHECKING:
@@ -68,26 +68,15 @@ def report_command(
     if as_json:
         echo_json(result.to_dict())
     elif result.kind == "tables":
-        _print_tables(result)
+        echo_text_or_path(result.text, result.out)
     elif result.kind == "html":
         _print_html(result, quiet=quiet)
     else:
-        if result.tables_out is None:
-            typer.echo(result.text, nl=False)
-        else:
-            typer.echo(f"wrote {result.tables_out}")
+        echo_text_or_path(result.text, result.tables_out)
         if result.out is not None:
             typer.echo(f"wrote {result.out}")
         else:
             warn(f"kept {runs[0] / COMPARISON_JSON}: it holds pairs or accuracies this comparison lacks")
-
-
-def _print_tables(result: ReportResult) -> None:
-    """``--format``: the tables on stdout, or where they were written."""
-    if result.out is None:
-        typer.echo(result.text, nl=False)
-    else:
-        typer.echo(f"wrote {result.out}")
 
 
 def _print_html(result: ReportResult, *, quiet: bool) -> None:

@@ -3,23 +3,14 @@ run's queue (an extension run's hypotheses; an explained audit run's explanation
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from nlibias.cli.app import PLAIN_HELP, app, echo_json, warn
-from nlibias.cli.options import (
-    Cache,
-    Json,
-    LmJudge,
-    NliJudge,
-    OptionalOut,
-    Progress,
-    Quiet,
-    Seed,
-    show_progress,
-)
+from nlibias.cli import options
+from nlibias.cli.app import PLAIN_HELP, app, echo_json, echo_text_or_path, warn
 from nlibias.textio.tables import render_table
 
 validate_app = typer.Typer(
@@ -154,8 +145,7 @@ def _print_explanations_status(entry: dict[str, Any]) -> None:
         f"\nexplanations round: {entry['queue']} of {entry['available']} explained answers queued "
         f"(stratified by {entry['stratified_by']}'s label and subtopic, seed {entry['seed']})"
     )
-    if entry["unjudged"]:
-        warn(f"{entry['unjudged']} of {entry['queue']} queued explanations have no judgement from anyone yet")
+    _warn_unjudged(entry["unjudged"], entry["queue"], "explanations")
     for who, row in entry["progress"].items():
         labels = ", ".join(f"{k} {v}" for k, v in row["labels"].items())
         typer.echo(
@@ -182,6 +172,11 @@ def _print_explanations_status(entry: dict[str, Any]) -> None:
         )
 
 
+def _warn_unjudged(unjudged: int, queue: int, what: str) -> None:
+    if unjudged:
+        warn(f"{unjudged} of {queue} queued {what} have no judgement from anyone yet")
+
+
 def _annotators(count: int) -> str:
     """``1 annotator``, ``3 annotators``."""
     return f"{count} annotator" + ("" if count == 1 else "s")
@@ -196,8 +191,7 @@ def _print_hypotheses_status(report: dict[str, Any]) -> None:
             else ""
         )
     )
-    if report.get("unjudged"):
-        warn(f"{report['unjudged']} of {report['queue']} queued hypotheses have no judgement from anyone yet")
+    _warn_unjudged(report.get("unjudged", 0), report["queue"], "hypotheses")
     typer.echo("\nprogress")
     for who, entry in report["progress"].items() or {}:
         cats = ", ".join(f"{k} {v}" for k, v in sorted(entry["categories"].items()))
@@ -270,10 +264,10 @@ def status_command(
     exclude: list[str] = typer.Option(
         [], "--exclude", help="Annotator to leave out of the agreement (repeatable)."
     ),
-    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
-    as_json: Json = False,
+    quiet: options.Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: options.Json = False,
 ) -> None:
-    """Progress per annotator, agreement (percent, Cohen's/Fleiss' kappa) per round, label and subtopic."""
+    """options.Progress per annotator, agreement (percent, Cohen's/Fleiss' kappa) per round, label and subtopic."""
     from nlibias.jobs.validation import status
 
     report = status(run_dir, rule=rule, min_annotators=min_annotators, exclude=exclude)
@@ -288,8 +282,8 @@ def resolve_command(
     run_dir: Path = RUN_ARG,
     rule: Rule = "drop",
     min_annotators: MinAnnotators = 1,
-    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
-    as_json: Json = False,
+    quiet: options.Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: options.Json = False,
 ) -> None:
     """Write the final labels to RUN/validation/judgements.csv (then: nlibias extend --from validate)."""
     from nlibias.jobs.validation import resolve
@@ -309,16 +303,13 @@ def resolve_command(
 def export_command(
     run_dir: Path = RUN_ARG,
     fmt: JudgementsFormat = "csv",
-    out: OptionalOut = None,
+    out: options.OptionalOut = None,
 ) -> None:
     """Export the queue with every annotator's current answers (and model suggestions)."""
     from nlibias.jobs.validation import export
 
     result = export(run_dir, fmt=fmt, out=out)
-    if out is None:
-        typer.echo(result.text, nl=False)
-    else:
-        typer.echo(f"wrote {out}")
+    echo_text_or_path(result.text, out)
 
 
 @validate_app.command("import")
@@ -327,17 +318,14 @@ def import_command(
     file: Path = typer.Argument(..., help="Judgements: CSV, Label Studio JSON export or Argilla records."),
     fmt: JudgementsFormat = "auto",
     annotator: str | None = typer.Option(None, "--annotator", help="Annotator for rows that name none."),
-    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
-    as_json: Json = False,
+    quiet: options.Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: options.Json = False,
 ) -> None:
     """Add judgements made elsewhere to the run's annotation database (refuses unknown or duplicate rows)."""
     from nlibias.jobs.validation import import_judgements
 
     result = import_judgements(run_dir, file, fmt=fmt, annotator=annotator)
-    if result.unjudged_hypotheses:
-        warn(
-            f"{result.unjudged_hypotheses} of {result.queue} queued hypotheses have no judgement from anyone yet"
-        )
+    _warn_unjudged(result.unjudged_hypotheses, result.queue, "hypotheses")
     if as_json:
         echo_json(result.to_dict())
     else:
@@ -348,20 +336,20 @@ def import_command(
 @validate_app.command("prescreen")
 def prescreen_command(
     run_dir: Path = RUN_ARG,
-    judge: NliJudge = None,
-    lm_judge: LmJudge = None,
+    judge: options.NliJudge = None,
+    lm_judge: options.LmJudge = None,
     threshold: float = typer.Option(
         0.5, "--threshold", min=0.0, max=1.0, help="Probability for an entailment/contradiction suggestion."
     ),
-    cache: Cache = None,
-    progress: Progress = True,
-    quiet: Quiet = False,
-    as_json: Json = False,
+    cache: options.Cache = None,
+    progress: options.Progress = True,
+    quiet: options.Quiet = False,
+    as_json: options.Json = False,
 ) -> None:
     """Store model suggestions, shown as hints in the app and measured by `status`."""
     from nlibias.validation.prescreen import run_prescreen
 
-    shown = progress and show_progress(quiet, as_json)
+    shown = progress and options.show_progress(quiet, as_json)
     report = run_prescreen(
         run_dir, judge=judge, lm_judge=lm_judge, cache=cache, threshold=threshold, progress=shown
     )
@@ -381,16 +369,14 @@ def explanations_command(
         ..., help="Audit run directory after `nlibias explain` (RUN/explanations/)."
     ),
     size: int = typer.Option(200, "--size", min=1, help="Explained answers to queue (all when fewer)."),
-    seed: Seed = 0,
+    seed: options.Seed = 0,
     judge: str | None = typer.Option(
         None, "--judge", help="NLI judge whose label stratifies the draw (default: the first)."
     ),
-    quiet: Quiet = False,  # nothing to hide: taken as every printing command takes it
-    as_json: Json = False,
+    quiet: options.Quiet = False,  # nothing to hide: taken as every printing command takes it
+    as_json: options.Json = False,
 ) -> None:
     """Queue a stratified sample of explained answers (by label and subtopic) for the annotation app."""
-    import warnings
-
     from nlibias.validation.explanation_queue import EXPLANATIONS_QUEUE, draw_explanation_queue
 
     with warnings.catch_warnings(record=True) as caught:

@@ -126,19 +126,22 @@ def disk_full_named(folder: Path) -> Iterator[None]:
     Traceback (most recent call last):
     nlibias.errors.FileAccessError: /runs/m: no space left on the device ...
     """
-    fix = "free some space on that device or choose another out_dir, then rerun: training resumes"
     try:
         yield
-    except OSError as error:
-        if error.errno not in DISK_FULL:
+    except Exception as error:  # an OSError; torch's RuntimeError, safetensors' SafetensorError
+        if isinstance(error, OSError):
+            if error.errno not in DISK_FULL:
+                raise
+            where = error.filename if error.filename is not None else folder
+            reason = f"{DISK_FULL[error.errno]} while writing into {folder}"
+        elif any(text in str(error) for text in _WRITE_FAILED):
+            where = folder
+            reason = f"no space left on the device: a file write failed ({str(error).strip()[:200]})"
+        else:
             raise
-        where = error.filename if error.filename is not None else folder
         raise FileAccessError(
-            where, f"{DISK_FULL[error.errno]} while writing into {folder}", fix=fix
-        ) from error
-    except Exception as error:  # torch's RuntimeError, safetensors' SafetensorError
-        if not any(text in str(error) for text in _WRITE_FAILED):
-            raise
-        raise FileAccessError(
-            folder, f"no space left on the device: a file write failed ({str(error).strip()[:200]})", fix=fix
+            where,
+            reason,
+            fix="free some space on that device or choose another {out_dir}, then rerun: training resumes",
+            parameter="out_dir",
         ) from error

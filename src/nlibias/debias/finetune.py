@@ -111,7 +111,6 @@ def _load_model(model: str) -> tuple[Any, Any, dict[str, int]]:
     # set as the first training step would: a resume with no step left saves the same config.json
     classifier.config.problem_type = "single_label_classification"
     return tokenizer, classifier, label_ids
-    return tokenizer, classifier, label_ids
 
 
 def _training_arguments(settings: FinetuneSettings, out: Path, progress: bool) -> Any:
