@@ -15,10 +15,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from nlibias.errors import ConfigError
 from nlibias.models.batching import check_batch_limits, plan_batches
 from nlibias.models.generative.hf_causal import HFCausalLM, local_source
-from nlibias.models.generative.scoring import plain_last_logits, right_padded_tensors
+from nlibias.models.generative.scoring import next_token_log_probs, plain_last_logits, right_padded_tensors
 from nlibias.models.hf_common import set_torch_threads
 from nlibias.models.mlm.fill_spec import split_fill_spec as split_fill_spec  # its callers' import
-from nlibias.models.mlm.hf import detect_scheme, is_whole_word, rank_whole_words, whole_word_table
+from nlibias.models.mlm.hf import is_whole_word, rank_whole_words, vocabulary_words
 from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate
 from nlibias.schema.declared import PositiveInt
 from nlibias.schema.model_ref import ModelRef
@@ -92,12 +92,8 @@ class PieceTables:
 
 def piece_tables(tokenizer: Any, vocab_size: int) -> PieceTables:
     """Word-start and word-continuation tables of a tokenizer over ``vocab_size`` ids."""
-    known = min(vocab_size, len(tokenizer))
-    tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(list(range(known)))]
+    tokens, scheme, starts = vocabulary_words(tokenizer, vocab_size)
     special = set(tokenizer.all_special_ids)
-    scheme = detect_scheme(tokens)
-    decode = None if scheme == "wordpiece" else (lambda t: tokenizer.convert_tokens_to_string([t]))
-    starts = whole_word_table(tokens, special, scheme=scheme, decode=decode)
     pieces: list[str | None] = []
     for token_id, token in enumerate(tokens):
         text: str | None = None
@@ -107,7 +103,7 @@ def piece_tables(tokenizer: Any, vocab_size: int) -> PieceTables:
             elif not token.startswith("Ġ" if scheme == "bpe" else "▁"):
                 text = tokenizer.convert_tokens_to_string([token])
         pieces.append(text if text is not None and is_word_piece(text) else None)
-    pad = [None] * (vocab_size - known)
+    pad = [None] * (vocab_size - len(tokens))
     return PieceTables([*starts, *pad], [*pieces, *pad], scheme)
 
 
@@ -379,8 +375,7 @@ class CausalLMFiller(BeamRerankFiller):
         for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
             ids, mask = right_padded_tensors([encoded[i] for i in batch], loaded.pad_id, self.device)
             with torch.inference_mode():
-                logits = loaded.model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
-                picked = logits.gather(2, ids[:, 1:, None]).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+                picked = next_token_log_probs(loaded.model, ids, mask)
                 total = (picked.double() * mask[:, 1:]).sum(-1).cpu().tolist()  # float64 sum: exact to 1e-6
             self.forward_passes += 1
             for row, i in enumerate(batch):

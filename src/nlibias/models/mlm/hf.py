@@ -12,18 +12,16 @@ from typing import Any, Literal
 import numpy as np
 
 from nlibias.errors import ConfigError
-from nlibias.models.batching import check_batch_limits, plan_batches
+from nlibias.models.batching import plan_batches
 from nlibias.models.generative.scoring import right_padded_tensors
 from nlibias.models.hf_common import (
-    choose_device,
+    HFBackend,
     choose_dtype,
-    dtype_choice,
     dtype_kwargs,
     dtype_name,
     load_pretrained,
     model_id,
     resolve_revision,
-    set_torch_threads,
 )
 from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate
 
@@ -88,6 +86,15 @@ def whole_word_table(
     return table
 
 
+def vocabulary_words(tokenizer: Any, size: int) -> tuple[list[str], Scheme, list[str | None]]:
+    """The tokens of ids below ``size`` (and ``len(tokenizer)``), their scheme and :func:`whole_word_table`."""
+    tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(list(range(min(size, len(tokenizer)))))]
+    scheme = detect_scheme(tokens)
+    decode = None if scheme == "wordpiece" else (lambda t: tokenizer.convert_tokens_to_string([t]))
+    special = set(tokenizer.all_special_ids)
+    return tokens, scheme, whole_word_table(tokens, special, scheme=scheme, decode=decode)
+
+
 def find_mask_head(model: Any) -> tuple[Any, Any] | None:
     """``(base encoder, LM head)`` of a masked LM, or ``None``: its ``cls``, ``lm_head`` or
     ``predictions`` module holding the output embeddings."""
@@ -100,6 +107,16 @@ def find_mask_head(model: Any) -> tuple[Any, Any] | None:
         if head is not None and callable(head) and any(m is output_embeddings for m in head.modules()):
             return encoder, head
     return None
+
+
+def logits_at(
+    model: Any, head: tuple[Any, Any] | None, inputs: Mapping[str, Any], rows: Any, where: Any
+) -> Any:
+    """A masked LM's logits at ``(rows, where)``: its :func:`find_mask_head` there only, if found."""
+    if head is None:
+        return model(**inputs).logits[rows, where]
+    encoder, lm_head = head
+    return lm_head(encoder(**inputs)[0][rows, where])
 
 
 def rank_whole_words(
@@ -179,7 +196,7 @@ def load_masked_lm(
     return tokenizer, model, torch_dtype
 
 
-class HFMaskedLMFiller:
+class HFMaskedLMFiller(HFBackend):
     """A masked LM filling one ``<mask>`` per text; ``head_mode``: ``mask-only`` or ``full-logits``."""
 
     def __init__(
@@ -195,64 +212,33 @@ class HFMaskedLMFiller:
         name: str | None = None,
         threads: int | None = None,
     ) -> None:
-        check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size, max_length=max_length)
-        self.model_name_or_path = str(model_name_or_path)
-        self.name = name or self.model_name_or_path
-        self.device = choose_device(device)
-        if isinstance(dtype, str):
-            dtype_choice(dtype)  # a misspelt dtype is named before anything is read
-        set_torch_threads(threads)
-        self.max_tokens = max_tokens
-        self.max_batch_size = max_batch_size
+        self._settle(model_name_or_path, name, device, dtype, threads, max_tokens, max_batch_size, max_length)
+        path = self.model_name_or_path
         self.tokenizer, self.model, self.dtype = load_masked_lm(
-            self.model_name_or_path,
-            revision=revision,
-            device=self.device,
-            dtype=dtype,
-            parameter="fill_model",
+            path, revision=revision, device=self.device, dtype=dtype, parameter="fill_model"
         )
-        self.revision: str = resolve_revision(self.model, self.model_name_or_path, revision)
+        self.revision: str = resolve_revision(self.model, path, revision)
         self.max_length = min(max_length, int(min(self.tokenizer.model_max_length, 10**6)))
-        self._head = self._mask_head()
-        self.head_mode = "mask-only" if self._head is not None else "full-logits"
-        self.scheme, self.word_of = self._word_table()
-        self._identity: dict[str, Any] = self._model_identity()
-        self.batches_computed = 0
-        self.texts_computed = 0
-
-    def _mask_head(self) -> Any:
-        """The LM head, or None with a warning (every position's logits computed, slower)."""
-        head = find_mask_head(self.model)
-        if head is None:
+        self._head = find_mask_head(self.model)
+        if self._head is None:  # every position's logits computed: slower
             warnings.warn(
-                f"{self.model_name_or_path}: LM head not found (no cls/lm_head/predictions module holding the "
+                f"{path}: LM head not found (no cls/lm_head/predictions module holding the "
                 "output embeddings); computing full logits at every position, which is slower",
-                stacklevel=3,  # the caller that built this filler
+                stacklevel=2,  # the caller that built this filler
             )
-        return head
-
-    def _word_table(self) -> tuple[str, Any]:
-        """The tokenizer's sub-word scheme and :func:`whole_word_table`."""
+        self.head_mode = "mask-only" if self._head is not None else "full-logits"
         vocab_size = int(self.model.get_output_embeddings().weight.shape[0])
-        tokens = self.tokenizer.convert_ids_to_tokens(list(range(min(vocab_size, len(self.tokenizer)))))
-        scheme = detect_scheme(tokens)
-        decode = None if scheme == "wordpiece" else (lambda t: self.tokenizer.convert_tokens_to_string([t]))
-        return scheme, whole_word_table(
-            tokens, set(self.tokenizer.all_special_ids), scheme=scheme, decode=decode
-        )
-
-    def _model_identity(self) -> dict[str, Any]:
-        return {
+        _, self.scheme, self.word_of = vocabulary_words(self.tokenizer, vocab_size)
+        self._identity = {
             "backend": "hf-mlm",
             "backend_version": BACKEND_VERSION,
-            "model": model_id(self.model_name_or_path),
+            "model": model_id(path),
             "revision": self.revision,
             "dtype": dtype_name(self.dtype),
             "max_length": self.max_length,
         }
-
-    def identity(self) -> Mapping[str, Any]:
-        return dict(self._identity)
+        self.batches_computed = 0
+        self.texts_computed = 0
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -288,13 +274,7 @@ class HFMaskedLMFiller:
         rows = torch.arange(len(ids), device=self.device)
         where = torch.as_tensor(positions, device=self.device)
         with torch.inference_mode():
-            if self._head is not None:
-                encoder, head = self._head
-                hidden = encoder(**inputs)[0]
-                logits = head(hidden[rows, where])
-            else:
-                logits = self.model(**inputs).logits[rows, where]
-            return torch.log_softmax(logits.float(), dim=-1)
+            return torch.log_softmax(logits_at(self.model, self._head, inputs, rows, where).float(), dim=-1)
 
     def fill_batches(
         self, texts: Sequence[str], *, top_k: int, exclude: Sequence[Collection[str]]
