@@ -173,12 +173,8 @@ def _error_message(data: bytes) -> str:
         decoded = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError):
         return data[:300].decode("utf-8", "replace").strip() or "(empty body)"
-    if isinstance(decoded, dict):
-        error = decoded.get("error", decoded)
-        if isinstance(error, dict):
-            return str(error.get("message") or error)[:300]
-        return str(error)[:300]
-    return str(decoded)[:300]
+    error = decoded.get("error", decoded) if isinstance(decoded, dict) else decoded
+    return str((error.get("message") or error) if isinstance(error, dict) else error)[:300]
 
 
 def _explain(url: str, status: int, message: str, api_key_env: str | None) -> str:

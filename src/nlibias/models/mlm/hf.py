@@ -1,6 +1,5 @@
-"""Hugging Face masked LMs as mask fillers: the LM head runs at the mask only (the full logits,
-with a warning, where no head is found); candidates are whole words (no pieces, special tokens,
-punctuation or excluded words)."""
+"""Hugging Face masked LMs as mask fillers: the LM head runs at the mask only (else the full
+logits, with a warning); candidates are whole words."""
 
 from __future__ import annotations
 
@@ -23,13 +22,13 @@ from nlibias.models.hf_common import (
     model_id,
     resolve_revision,
 )
-from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate
+from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate, rank_whole_words
 
 DEFAULT_MLM = "bert-large-cased-whole-word-masking"
 BACKEND_VERSION = 1
 Scheme = Literal["wordpiece", "bpe", "sentencepiece"]
 _MARKERS: dict[Scheme, str] = {"wordpiece": "##", "bpe": "Ġ", "sentencepiece": "▁"}
-_WORD_PUNCTUATION = frozenset("'’-")
+WORD_PUNCTUATION = frozenset("'’-")
 
 
 def detect_scheme(tokens: Sequence[str]) -> Scheme:
@@ -53,7 +52,7 @@ def is_whole_word(word: str) -> bool:
         bool(word)
         and word[0].isalnum()
         and any(c.isalpha() for c in word)
-        and all(c.isalnum() or c in _WORD_PUNCTUATION for c in word)
+        and all(c.isalnum() or c in WORD_PUNCTUATION for c in word)
     )
 
 
@@ -117,34 +116,6 @@ def logits_at(
         return model(**inputs).logits[rows, where]
     encoder, lm_head = head
     return lm_head(encoder(**inputs)[0][rows, where])
-
-
-def rank_whole_words(
-    log_probs: np.ndarray,
-    order: np.ndarray,
-    word_of: Sequence[str | None],
-    *,
-    top_k: int,
-    exclude: Collection[str],
-) -> list[FillCandidate]:
-    """Walk ``order`` (token ids by decreasing score) and keep the first ``top_k`` whole words,
-    skipping ``exclude`` (lower-cased) and repeats.
-    >>> lp = np.log(np.array([0.1, 0.5, 0.4]))
-    >>> [c.word for c in rank_whole_words(lp, np.array([1, 2, 0]), ["a", None, "b"], top_k=2, exclude={"B"})]
-    ['a']
-    """
-    skip = {w.lower() for w in exclude}
-    kept: list[FillCandidate] = []
-    seen: set[str] = set()
-    for position, token_id in enumerate(order, start=1):
-        word = word_of[int(token_id)] if int(token_id) < len(word_of) else None
-        if word is None or word.lower() in skip or word in seen:
-            continue
-        seen.add(word)
-        kept.append(FillCandidate(word, len(kept) + 1, float(log_probs[int(token_id)]), position))
-        if len(kept) == top_k:
-            break
-    return kept
 
 
 def check_mask_head_loaded(
@@ -238,7 +209,6 @@ class HFMaskedLMFiller(HFBackend):
             "max_length": self.max_length,
         }
         self.batches_computed = 0
-        self.texts_computed = 0
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -302,7 +272,6 @@ class HFMaskedLMFiller(HFBackend):
                     depth = min(vocab, depth * 8)
                 rows.append(tuple(kept))
             self.batches_computed += 1
-            self.texts_computed += len(batch)
             yield FillBatch(
                 indices=batch,
                 candidates=rows,

@@ -1,6 +1,5 @@
-"""Hugging Face sequence-classification NLI models: pairs tokenized once, unpadded, batched by
-length; softmax in float32, columns in (entailment, neutral, contradiction) order by ``id2label``.
-"""
+"""Hugging Face sequence-classification NLI models: pairs tokenized once, batched by length;
+softmax in float32, columns in (entailment, neutral, contradiction) order by ``id2label``."""
 
 from __future__ import annotations
 

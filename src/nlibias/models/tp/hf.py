@@ -1,7 +1,5 @@
 """In-process Hugging Face sentence scorers as the CrowS-Pairs / WinoQueer reference defines them
-(docs/design.md, "Token probability"): masked copies batched by tokens, the LM head at each mask
-only (:class:`HFMaskedScorer`); one pass per sentence for a causal LM (:class:`HFCausalScorer`).
-"""
+(docs/design.md, "Token probability"): a masked LM's masked copies, or a causal LM's one pass."""
 
 from __future__ import annotations
 

@@ -131,15 +131,6 @@ class ServerScorer:
         }  # fmt: skip
         return prompt_logprobs(self.client.post("/completions", payload), text)
 
-    def sentence_log_probs(self, texts: Sequence[str]) -> list[float]:
-        """log P of each whole text (every token after the first), ``concurrency`` at a time."""
-        if not texts:
-            return []
-        self.check_alignment()
-        with ThreadPoolExecutor(self.concurrency) as pool:
-            answers = list(pool.map(self.echo_tokens, texts))
-        return [float(sum(v for v in values[1:] if v is not None)) for _, values in answers]
-
     def score_pair_batches(
         self, pairs: Sequence[tuple[str, str]], *, variant: str
     ) -> Iterator[PairScoreBatch]:
