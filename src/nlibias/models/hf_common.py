@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -183,14 +184,8 @@ def local_model_files(path: str | Path) -> list[Path]:
     root = Path(path).expanduser()
     if root.is_file():
         return [root]
-    return sorted(
-        (
-            p
-            for p in root.iterdir()
-            if p.is_file() and p.suffix in MODEL_FILE_SUFFIXES and p.name not in TRAINING_RECORDS
-        ),
-        key=lambda p: p.name,
-    )
+    found = [p for p in root.iterdir() if p.is_file() and p.suffix in MODEL_FILE_SUFFIXES]
+    return sorted((p for p in found if p.name not in TRAINING_RECORDS), key=lambda p: p.name)
 
 
 def hash_local_model(path: str | Path) -> str:
@@ -222,14 +217,9 @@ def resolve_revision(model: Any, name_or_path: str | Path, revision: str | None 
     commit = getattr(getattr(model, "config", None), "_commit_hash", None)
     if isinstance(commit, str) and is_commit_hash(commit):
         return commit
-    commit = _cached_commit(str(name_or_path), revision)
-    return commit if commit is not None else (revision or "main")
-
-
-def _cached_commit(repo_id: str, revision: str | None) -> str | None:
-    found = cached_hub_file(repo_id, "config.json", revision)
+    found = cached_hub_file(str(name_or_path), "config.json", revision)  # in a folder named by the commit
     snapshot = Path(found).parent.name if found is not None else None
-    return snapshot if is_commit_hash(snapshot) else None
+    return snapshot if snapshot is not None and is_commit_hash(snapshot) else revision or "main"
 
 
 def dtype_kwargs(dtype: torch.dtype) -> dict[str, Any]:
@@ -359,8 +349,6 @@ def check_speed_values(
 def quantize_int8_dynamic(model: Any) -> Any:
     """The model with every ``nn.Linear`` int8 dynamic-quantized (outputs change slightly: measure
     label agreement first). torch's deprecation warnings of ``torch.ao`` are silenced."""
-    import warnings
-
     import torch
 
     with warnings.catch_warnings():

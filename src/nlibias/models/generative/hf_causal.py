@@ -42,6 +42,10 @@ MIN_PREFIX_SAVING = 0.2
 of the padded tokens of plain batches."""
 
 
+#: Greedy decoding, whatever sampling settings the checkpoint ships.
+_GREEDY: dict[str, Any] = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+
+
 def converted_models_dir() -> Path:
     """Where dequantised copies of GGUF models are kept."""
     return env_path("NLIBIAS_MODEL_CACHE") or Path(user_cache_dir("nlibias")) / "gguf-converted"
@@ -259,35 +263,23 @@ class HFCausalLM:
         return staged if staged_cost <= (1 - MIN_PREFIX_SAVING) * plain_cost else None
 
     def _generated(
-        self,
-        sequences: list[list[int]],
-        lengths: np.ndarray,
-        answers: tuple[str, ...],
-        max_new_tokens: int,
+        self, sequences: list[list[int]], lengths: np.ndarray, answers: tuple[str, ...], max_new_tokens: int
     ) -> Iterator[AnswerBatch]:
         import torch
 
         model, tokenizer = self.load()
         eos = _eos_ids(model, tokenizer)
+        pad_id = int(tokenizer.pad_token_id)
         batches = plan_batches(
             lengths + max_new_tokens, max_tokens=self.max_batch_tokens, max_batch_size=self.max_batch_size
         )
         for batch in batches:
             rows = [sequences[i] for i in batch]
-            input_ids, mask = left_padded_tensors(rows, int(tokenizer.pad_token_id), self.device)
+            input_ids, mask = left_padded_tensors(rows, pad_id, self.device)
             real, padded = sum(len(r) for r in rows), max(len(r) for r in rows) * len(rows)
             with torch.inference_mode():
-                output = model.generate(
-                    input_ids=input_ids,
-                    attention_mask=mask,
-                    max_new_tokens=max_new_tokens,
-                    do_sample=False,
-                    temperature=None,
-                    top_p=None,
-                    top_k=None,
-                    pad_token_id=int(tokenizer.pad_token_id),
-                    eos_token_id=eos,
-                )
+                limits = {"max_new_tokens": max_new_tokens, "eos_token_id": eos, "pad_token_id": pad_id}
+                output = model.generate(input_ids=input_ids, attention_mask=mask, **limits, **_GREEDY)
             kept = [_until_eos(row, eos) for row in output[:, input_ids.shape[1] :].cpu().tolist()]
             texts = tokenizer.batch_decode(kept, skip_special_tokens=True)
             records = [generated_record(t.strip(), answers, len(k)) for t, k in zip(texts, kept, strict=True)]

@@ -7,6 +7,7 @@ whose shared prefixes are computed once (docs/generative.md, "Shared prompt pref
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -73,8 +74,6 @@ def next_token_log_probs(model: Any, ids: Any, mask: Any) -> Any:
 
 def cache_keyword(model: Any) -> str:
     """``cache`` from transformers 5.24 on, ``past_key_values`` before."""
-    import inspect
-
     return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 

@@ -86,7 +86,7 @@ def whole_word_table(
 
 
 def vocabulary_words(tokenizer: Any, size: int) -> tuple[list[str], Scheme, list[str | None]]:
-    """The tokens of ids below ``size`` (and ``len(tokenizer)``), their scheme and :func:`whole_word_table`."""
+    """Tokens of the ids below ``size`` (those the tokenizer has), their scheme, :func:`whole_word_table`."""
     tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(list(range(min(size, len(tokenizer)))))]
     scheme = detect_scheme(tokens)
     decode = None if scheme == "wordpiece" else (lambda t: tokenizer.convert_tokens_to_string([t]))

@@ -80,11 +80,7 @@ class ServerCausalFiller(BeamRerankFiller):
 
     def next_tokens(self, prompt: str) -> dict[str, float]:
         """The server's top next tokens after ``prompt`` with their log-probabilities."""
-        payload = {
-            "model": self.scorer.model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0,
-            "logprobs": self.top_logprobs,
-        }  # fmt: skip
-        raw = completion_top_logprobs(self.scorer.client.post("/completions", payload))
+        raw = completion_top_logprobs(self.scorer.complete(prompt, logprobs=self.top_logprobs))
         if raw is None:
             raise ServerError(
                 f"{self.scorer.client.base_url}: the completion has no top log-probabilities "

@@ -3,6 +3,7 @@ softmax in float32, columns in (entailment, neutral, contradiction) order by ``i
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -186,18 +187,13 @@ class HFNLIClassifier(HFBackend):
         return encoded
 
     def _truncate(self, premise: str, hypothesis: str, options: dict[str, Any]) -> dict[str, Any]:
+        tokenize = functools.partial(
+            self.tokenizer, premise, hypothesis, max_length=self.max_length, **options
+        )
         try:
-            return dict(
-                self.tokenizer(
-                    premise, hypothesis, truncation="only_second", max_length=self.max_length, **options
-                )
-            )
+            return dict(tokenize(truncation="only_second"))
         except Exception:  # the premise alone is longer than max_length: the tokenizer refuses
-            return dict(
-                self.tokenizer(
-                    premise, hypothesis, truncation="longest_first", max_length=self.max_length, **options
-                )
-            )
+            return dict(tokenize(truncation="longest_first"))
 
     def _pad(
         self, flat: Mapping[str, np.ndarray], offsets: np.ndarray, lengths: np.ndarray, batch: np.ndarray

@@ -221,16 +221,10 @@ class RayNLIClassifier(WorkerClassifier):
         for key, value in _QUIET_CONTEXT.items():
             setattr(context, key, value)
         try:
+            args = (self.spec, self.device, self.options, self.factory, self.num_cpus, self._identity)
             dataset = ray.data.from_arrow(tables).map_batches(
                 _RayWorker,
-                fn_constructor_args=(
-                    self.spec,
-                    self.device,
-                    self.options,
-                    self.factory,
-                    self.num_cpus,
-                    self._identity,
-                ),
+                fn_constructor_args=args,
                 batch_size=None,  # one call per block
                 batch_format="numpy",
                 compute=ray.data.ActorPoolStrategy(size=self.num_workers),
@@ -245,8 +239,7 @@ class RayNLIClassifier(WorkerClassifier):
     def _block_result(self, block: Mapping[str, np.ndarray]) -> BatchResult:
         if len(block["error"]) and block["error"][0]:
             raise WorkerError(
-                f"{self._where()} failed: {block['error'][0]}",
-                remote_traceback=str(block["traceback"][0]),
+                f"{self._where()} failed: {block['error'][0]}", remote_traceback=str(block["traceback"][0])
             )
         return BatchResult(
             np.asarray(block["index"], dtype=np.int64),

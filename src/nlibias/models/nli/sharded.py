@@ -336,23 +336,20 @@ class ShardedNLIClassifier(WorkerClassifier):
                     _, rank, name, identity, described = message
                     reports[rank] = (name, identity, described)
                     waiting.discard(rank)
-            self._check_identities(reports)
+            first = reports[0][1]
+            for rank, (_, identity, _) in sorted(reports.items()):
+                if identity != first:
+                    differ = identity_differences(first, identity)
+                    raise ConfigError(
+                        f"the workers on {self.devices[0]!r} and {self.devices[rank]!r} would compute "
+                        f"different results (identity differs in {', '.join(differ)}); "
+                        "use devices of one kind, or pin the setting (e.g. dtype='bfloat16')",
+                        parameter="devices",
+                    )
         except BaseException:
             self._pool.stop(abort=True)
             raise
         self.name, self._identity, self._describe = reports[0]
-
-    def _check_identities(self, reports: Mapping[int, tuple[str, dict[str, Any], dict[str, Any]]]) -> None:
-        _, first, _ = reports[0]
-        for rank, (_, identity, _) in sorted(reports.items()):
-            if identity != first:
-                differ = identity_differences(first, identity)
-                raise ConfigError(
-                    f"the workers on {self.devices[0]!r} and {self.devices[rank]!r} would compute "
-                    f"different results (identity differs in {', '.join(differ)}); "
-                    "use devices of one kind, or pin the setting (e.g. dtype='bfloat16')",
-                    parameter="devices",
-                )
 
     def _next_message(self, expecting: set[int], timeout: float | None = None) -> tuple[Any, ...]:
         """The next message from a worker; :class:`WorkerError` for an error or a dead worker."""

@@ -29,12 +29,6 @@ MEMO_SENTENCES = 200_000
 """Sentences whose token log-probabilities a scorer keeps for reuse (cleared beyond it)."""
 
 
-def _pair_chunks(lengths: np.ndarray, size: int) -> list[np.ndarray]:
-    """Pair indices by decreasing length, cut into chunks (similar lengths batch together)."""
-    order = np.argsort(-lengths, kind="stable")
-    return [order[i : i + size] for i in range(0, len(order), size)]
-
-
 Unit = tuple[int, list[int], int | None]
 """One row of a forward pass: its job, the job's token ids, the masked position (None: causal)."""
 
@@ -112,7 +106,8 @@ class _Scorer(Identified):
             return
         encoded = [(self._encode(more), self._encode(less)) for more, less in pairs]
         lengths = np.array([len(a[0]) + len(b[0]) for a, b in encoded], dtype=np.int64)
-        for chunk in _pair_chunks(lengths, PAIRS_PER_CHUNK):
+        order = np.argsort(-lengths, kind="stable")  # chunks of similar lengths batch well
+        for chunk in (order[i : i + PAIRS_PER_CHUNK] for i in range(0, len(order), PAIRS_PER_CHUNK)):
             jobs: list[tuple[list[int], list[int]]] = []
             for i in chunk:
                 (a, keep_a), (b, keep_b) = encoded[int(i)]
