@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from nlibias.cli.main import app
 from nlibias.errors import ConfigError
-from nlibias.models.hf_common import check_speed_options, check_speed_values, set_torch_threads
-from nlibias.models.nli import hf as hf_nli
+from nlibias.models import hf_common
+from nlibias.models.hf_common import check_speed_values, set_torch_threads
 from nlibias.models.nli.hf import HFNLIClassifier
 from nlibias.runtime.build import build_predictors
 from nlibias.runtime.cache import PredictionCache, identity_fingerprint
@@ -116,7 +116,7 @@ def test_compile_matches_eager(
 def test_quantize_on_a_gpu_is_refused_before_loading(
     tiny_nli_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(hf_nli, "choose_device", lambda device: "cuda:0")  # no GPU needed
+    monkeypatch.setattr(hf_common, "choose_device", lambda device: "cuda:0")  # no GPU needed
     with pytest.raises(ConfigError, match=r"quantize='int8' runs on CPU only .*CUDA"):
         HFNLIClassifier(tiny_nli_dir, dtype="float32", quantize="int8")
 
@@ -157,11 +157,11 @@ def test_checks_without_a_model() -> None:
     import torch
 
     check_speed_values(quantize="int8", compile=True, threads=3)  # valid: no error
-    check_speed_options("cpu", torch.float32, "int8", False)
-    check_speed_options("cpu:0", torch.float32, "int8", False)
-    check_speed_options("cpu", torch.float32, None, True)
+    check_speed_values(device="cpu", dtype=torch.float32, quantize="int8", compile=False)
+    check_speed_values(device="cpu:0", dtype=torch.float32, quantize="int8", compile=False)
+    check_speed_values(device="cpu", dtype=torch.float32, quantize=None, compile=True)
     with pytest.raises(ConfigError, match="runs on CPU only"):
-        check_speed_options("mps", torch.float32, "int8", False)
+        check_speed_values(device="mps", dtype=torch.float32, quantize="int8", compile=False)
     with pytest.raises(ConfigError, match="threads is True; give a positive number of threads"):
         set_torch_threads(True)  # type: ignore[arg-type]  # a bool is not a thread count
 

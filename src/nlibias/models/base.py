@@ -37,3 +37,12 @@ class NLIClassifier(Protocol):
     def identity(self) -> Mapping[str, Any]: ...
 
     def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[BatchResult]: ...
+
+
+class Identified:
+    """A backend whose outputs ``_identity`` determines (the cache key)."""
+
+    _identity: dict[str, Any]
+
+    def identity(self) -> Mapping[str, Any]:
+        return dict(self._identity)

@@ -84,10 +84,7 @@ def check_batch_limits(
 
 
 def plan_batches(
-    lengths: Sequence[int] | np.ndarray,
-    *,
-    max_tokens: int = 8192,
-    max_batch_size: int = 128,
+    lengths: Sequence[int] | np.ndarray, *, max_tokens: int = 8192, max_batch_size: int = 128
 ) -> list[np.ndarray]:
     """Index batches of similar length, longest first (the most memory-hungry fails early), each
     within ``batch_size * longest_item <= max_tokens`` (a longer item alone).

@@ -10,11 +10,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from nlibias.errors import ConfigError, DamagedFileError, SourceError
+from nlibias.models.base import Identified
 from nlibias.models.batching import check_batch_limits
 from nlibias.models.hub_reach import cached_hub_file, check_hub_model
 from nlibias.models.library_bars import quiet_loading
@@ -40,6 +42,35 @@ _DTYPE_NAMES: dict[str, str] = {
     **dict.fromkeys(("float64", "double"), "float64"),  # reference checks against a float64 loop
 }
 _CHECKPOINT_DTYPES = frozenset(_DTYPE_NAMES.values())
+
+
+class HFBackend(Identified):
+    """What the in-process Hugging Face backends share: their settings checked before loading."""
+
+    max_tokens: int
+    max_batch_size: int
+
+    def _settle(
+        self,
+        model_name_or_path: str | Path,
+        name: str | None,
+        device: str | None,
+        dtype: Any,
+        threads: int | None,
+        max_tokens: int | None,
+        max_batch_size: int,
+        max_length: int | None = None,
+    ) -> None:
+        check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size, max_length=max_length)
+        self.model_name_or_path = str(model_name_or_path)
+        self.name = name or self.model_name_or_path
+        self.device = choose_device(device)
+        if isinstance(dtype, str):
+            dtype_choice(dtype)  # a misspelt dtype is named before anything is read
+        set_torch_threads(threads)
+        if max_tokens is not None:  # else the backend's default, by device
+            self.max_tokens = max_tokens
+        self.max_batch_size = max_batch_size
 
 
 def is_local_model(name_or_path: str | Path) -> bool:
@@ -153,14 +184,8 @@ def local_model_files(path: str | Path) -> list[Path]:
     root = Path(path).expanduser()
     if root.is_file():
         return [root]
-    return sorted(
-        (
-            p
-            for p in root.iterdir()
-            if p.is_file() and p.suffix in MODEL_FILE_SUFFIXES and p.name not in TRAINING_RECORDS
-        ),
-        key=lambda p: p.name,
-    )
+    found = [p for p in root.iterdir() if p.is_file() and p.suffix in MODEL_FILE_SUFFIXES]
+    return sorted((p for p in found if p.name not in TRAINING_RECORDS), key=lambda p: p.name)
 
 
 def hash_local_model(path: str | Path) -> str:
@@ -192,14 +217,9 @@ def resolve_revision(model: Any, name_or_path: str | Path, revision: str | None 
     commit = getattr(getattr(model, "config", None), "_commit_hash", None)
     if isinstance(commit, str) and is_commit_hash(commit):
         return commit
-    commit = _cached_commit(str(name_or_path), revision)
-    return commit if commit is not None else (revision or "main")
-
-
-def _cached_commit(repo_id: str, revision: str | None) -> str | None:
-    found = cached_hub_file(repo_id, "config.json", revision)
+    found = cached_hub_file(str(name_or_path), "config.json", revision)  # in a folder named by the commit
     snapshot = Path(found).parent.name if found is not None else None
-    return snapshot if is_commit_hash(snapshot) else None
+    return snapshot if snapshot is not None and is_commit_hash(snapshot) else revision or "main"
 
 
 def dtype_kwargs(dtype: torch.dtype) -> dict[str, Any]:
@@ -265,6 +285,12 @@ def load_pretrained(
         ) from err
 
 
+def load_weights(auto_class: Any, path: str, device: str, dtype: torch.dtype, **kwargs: Any) -> Any:
+    """``auto_class.from_pretrained`` (:func:`load_pretrained`) in ``dtype``, on ``device``, in eval mode."""
+    model = load_pretrained(auto_class.from_pretrained, path, **kwargs, **dtype_kwargs(dtype))
+    return model.to(device).eval()
+
+
 # --- optional speed settings: threads, int8 dynamic quantization, torch.compile -----------------
 
 #: ``quantize`` values accepted by the backends that offer it.
@@ -290,9 +316,7 @@ def check_speed_values(
     dtype: torch.dtype | None = None,
 ) -> None:
     """Refuse bad ``quantize``/``compile``/``threads`` values, and (given ``device`` and
-    ``dtype``) a ``quantize`` the other settings cannot work with, before anything loads.
-
-    """
+    ``dtype``) a ``quantize`` the other settings cannot work with, before anything loads."""
     check_batch_limits(threads=threads)
     kind = (device or "cpu").split(":")[0]
     problem, parameter = None, "compile" if compile else "quantize"
@@ -322,16 +346,9 @@ def check_speed_values(
         raise ConfigError(problem, parameter=parameter)
 
 
-def check_speed_options(device: str, dtype: torch.dtype, quantize: str | None, compile: bool) -> None:
-    """:func:`check_speed_values` with the device and dtype, before any weights are read."""
-    check_speed_values(quantize=quantize, compile=compile, device=device, dtype=dtype)
-
-
 def quantize_int8_dynamic(model: Any) -> Any:
     """The model with every ``nn.Linear`` int8 dynamic-quantized (outputs change slightly: measure
     label agreement first). torch's deprecation warnings of ``torch.ao`` are silenced."""
-    import warnings
-
     import torch
 
     with warnings.catch_warnings():

@@ -71,9 +71,6 @@ class FakeGenerativeBackend:
     def identity(self) -> Mapping[str, Any]:
         return {"backend": "fake-generative", "name": self.name, "seed": self.seed}
 
-    def _hash(self, prompt: str) -> int:
-        return int.from_bytes(hashlib.sha256(f"{self.seed}\x00{prompt}".encode()).digest()[:8], "big")
-
     def answer_batches(
         self,
         prompts: Sequence[str],
@@ -86,7 +83,8 @@ class FakeGenerativeBackend:
             chunk = range(start, min(start + self.batch_size, len(prompts)))
             records = []
             for i in chunk:
-                value = self._hash(prompts[i])
+                digest = hashlib.sha256(f"{self.seed}\x00{prompts[i]}".encode()).digest()
+                value = int.from_bytes(digest[:8], "big")
                 self.calls += 1
                 if mode == "scored":
                     raw = np.array([(value >> (8 * k)) % 251 + 1 for k in range(len(answers))], dtype=float)

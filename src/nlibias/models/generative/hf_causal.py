@@ -21,16 +21,11 @@ from nlibias.errors import ConfigError
 from nlibias.models.batching import plan_batches
 from nlibias.models.generative.answers import generated_record
 from nlibias.models.generative.defaults import PLAIN_ANSWER_CUE
-from nlibias.models.generative.prefix_sharing import (
-    PrefixBatch,
-    group_by_prefix,
-    plan_prefix_batches,
-)
+from nlibias.models.generative.prefix_sharing import PrefixBatch, Stage, group_by_prefix, plan_prefix_batches
 from nlibias.models.generative.records import AnswerBatch
 from nlibias.models.generative.scoring import (
     answer_records,
     left_padded_tensors,
-    plain_last_logits,
     staged_last_logits,
     supports_staged_forward,
 )
@@ -45,6 +40,10 @@ from nlibias.textio.env_paths import env_path
 MIN_PREFIX_SAVING = 0.2
 """Scored prompts run in stages (shared prefixes once) only when that saves at least this share
 of the padded tokens of plain batches."""
+
+
+#: Greedy decoding, whatever sampling settings the checkpoint ships.
+_GREEDY: dict[str, Any] = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
 
 
 def converted_models_dir() -> Path:
@@ -136,15 +135,10 @@ class HFCausalLM:
             # a GGUF file's own dtype is float32 (dequantised), read from the file or its converted copy
             config = None if self.source.gguf_file is not None else read(AutoConfig.from_pretrained)
             dtype = choose_dtype(self.device, self._dtype, config)
-            model = read(
-                AutoModelForCausalLM.from_pretrained,
-                **({"config": config} if config is not None else {}),
-                **dtype_kwargs(dtype),
-            )
+            model = read(AutoModelForCausalLM.from_pretrained, config=config, **dtype_kwargs(dtype))
         if converted is not None and "gguf_file" in kwargs:
             _save_converted(model, tokenizer, converted)
-        model.to(self.device)
-        model.eval()
+        model.to(self.device).eval()
         tokenizer.padding_side = "left"
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
@@ -241,29 +235,17 @@ class HFCausalLM:
         model, tokenizer = self.load()
         pad_id = int(tokenizer.pad_token_id)
         token_ids = self.answer_token_ids(answers)
-        shared = self.prefix_plan(sequences) if self.share_prefixes else None
-        if shared is not None:
-            for staged in shared:
-                with torch.inference_mode():
-                    logits = staged_last_logits(model, staged.stages, pad_id, self.device)
-                    records = answer_records(logits, token_ids, answers)
-                yield AnswerBatch(
-                    indices=staged.indices,
-                    records=records,
-                    real_tokens=staged.real_tokens,
-                    padded_tokens=staged.padded_tokens,
-                )
-            return
-        batches = plan_batches(lengths, max_tokens=self.max_batch_tokens, max_batch_size=self.max_batch_size)
-        for batch in batches:
-            rows = [sequences[i] for i in batch]
+        planned = self.prefix_plan(sequences) if self.share_prefixes else None
+        if planned is None:  # plain batches: each one stage
+            batches = plan_batches(
+                lengths, max_tokens=self.max_batch_tokens, max_batch_size=self.max_batch_size
+            )
+            planned = [PrefixBatch(b, (Stage(tuple(tuple(sequences[i]) for i in b)),)) for b in batches]
+        for batch in planned:
             with torch.inference_mode():
-                records = answer_records(
-                    plain_last_logits(model, rows, pad_id, self.device), token_ids, answers
-                )
-            real = sum(len(r) for r in rows)
-            padded = max(len(r) for r in rows) * len(rows)
-            yield AnswerBatch(indices=batch, records=records, real_tokens=real, padded_tokens=padded)
+                logits = staged_last_logits(model, batch.stages, pad_id, self.device)
+                records = answer_records(logits, token_ids, answers)
+            yield AnswerBatch(batch.indices, records, batch.real_tokens, batch.padded_tokens)
 
     def prefix_plan(self, sequences: Sequence[Sequence[int]]) -> list[PrefixBatch] | None:
         """Staged batches computing shared prefixes once, or ``None`` where they save too little."""
@@ -281,35 +263,23 @@ class HFCausalLM:
         return staged if staged_cost <= (1 - MIN_PREFIX_SAVING) * plain_cost else None
 
     def _generated(
-        self,
-        sequences: list[list[int]],
-        lengths: np.ndarray,
-        answers: tuple[str, ...],
-        max_new_tokens: int,
+        self, sequences: list[list[int]], lengths: np.ndarray, answers: tuple[str, ...], max_new_tokens: int
     ) -> Iterator[AnswerBatch]:
         import torch
 
         model, tokenizer = self.load()
         eos = _eos_ids(model, tokenizer)
+        pad_id = int(tokenizer.pad_token_id)
         batches = plan_batches(
             lengths + max_new_tokens, max_tokens=self.max_batch_tokens, max_batch_size=self.max_batch_size
         )
         for batch in batches:
             rows = [sequences[i] for i in batch]
-            input_ids, mask = left_padded_tensors(rows, int(tokenizer.pad_token_id), self.device)
+            input_ids, mask = left_padded_tensors(rows, pad_id, self.device)
             real, padded = sum(len(r) for r in rows), max(len(r) for r in rows) * len(rows)
             with torch.inference_mode():
-                output = model.generate(
-                    input_ids=input_ids,
-                    attention_mask=mask,
-                    max_new_tokens=max_new_tokens,
-                    do_sample=False,
-                    temperature=None,
-                    top_p=None,
-                    top_k=None,
-                    pad_token_id=int(tokenizer.pad_token_id),
-                    eos_token_id=eos,
-                )
+                limits = {"max_new_tokens": max_new_tokens, "eos_token_id": eos, "pad_token_id": pad_id}
+                output = model.generate(input_ids=input_ids, attention_mask=mask, **limits, **_GREEDY)
             kept = [_until_eos(row, eos) for row in output[:, input_ids.shape[1] :].cpu().tolist()]
             texts = tokenizer.batch_decode(kept, skip_special_tokens=True)
             records = [generated_record(t.strip(), answers, len(k)) for t, k in zip(texts, kept, strict=True)]

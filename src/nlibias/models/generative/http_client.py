@@ -68,10 +68,6 @@ def _retry_after_seconds(value: str) -> float | None:
     return seconds if 0 <= seconds < float("inf") else None
 
 
-def _retryable(status: int) -> bool:
-    return status == 429 or status == 408 or status >= 500
-
-
 def _is_server_url(url: str) -> bool:
     try:
         parts = httpx.URL(url.rstrip("/"))
@@ -156,7 +152,7 @@ class JSONClient:
                         raise ServerError(f"{url} answered {type(decoded).__name__}, not an object")
                     return decoded
                 message = _error_message(response.content)
-                if not _retryable(status):
+                if status not in (408, 429) and status < 500:  # else transient: retried
                     raise ServerError(_explain(url, status, message, self.api_key_env), status=status)
                 last = f"HTTP {status}: {message}"
                 retry_after = response.headers.get("Retry-After")
@@ -173,12 +169,8 @@ def _error_message(data: bytes) -> str:
         decoded = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError):
         return data[:300].decode("utf-8", "replace").strip() or "(empty body)"
-    if isinstance(decoded, dict):
-        error = decoded.get("error", decoded)
-        if isinstance(error, dict):
-            return str(error.get("message") or error)[:300]
-        return str(error)[:300]
-    return str(decoded)[:300]
+    error = decoded.get("error", decoded) if isinstance(decoded, dict) else decoded
+    return str((error.get("message") or error) if isinstance(error, dict) else error)[:300]
 
 
 def _explain(url: str, status: int, message: str, api_key_env: str | None) -> str:

@@ -164,18 +164,16 @@ class OpenAICompatibleLM:
         if self.logprobs_supported is False:
             return self._generated(prompt, answers, max_new_tokens)
         path, payload = self._payload(prompt, max_tokens=1, logprobs=True)
+        response: dict[str, Any] = {}
         try:
             response = self.client.post(path, payload)
         except ServerError as exc:
-            if exc.status in (400, 422):  # the server rejects logprob requests
-                self.logprobs_supported = False
-                return self._generated(prompt, answers, max_new_tokens)
-            raise
+            if exc.status not in (400, 422):  # else the server rejects logprob requests
+                raise
         top = self._top_tokens(response)
+        self.logprobs_supported = top is not None
         if top is None:
-            self.logprobs_supported = False
             return self._generated(prompt, answers, max_new_tokens)
-        self.logprobs_supported = True
         mass = dict.fromkeys(answers, 0.0)
         for token, logprob in top:
             word = _answer_word(token, answers)
@@ -223,15 +221,11 @@ class OpenAICompatibleLM:
         if not prompts:
             return
         self.check_served_model()
-        if mode == "scored" and self.logprobs_supported is None and len(prompts) > 1:
-            # learn whether the server offers log-probabilities before fanning out
-            yield AnswerBatch(
-                indices=[0],
-                records=[self.answer(prompts[0], answers=answers, mode=mode, max_new_tokens=max_new_tokens)],
-            )
-            start = 1
-        else:
-            start = 0
+        # a first scored answer learns whether the server offers log-probabilities before fanning out
+        start = int(mode == "scored" and self.logprobs_supported is None and len(prompts) > 1)
+        if start:
+            first = self.answer(prompts[0], answers=answers, mode=mode, max_new_tokens=max_new_tokens)
+            yield AnswerBatch(indices=[0], records=[first])
         failure: BaseException | None = None
         with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="nlibias-http") as pool:
             asked = {

@@ -45,10 +45,7 @@ class PrefixGroup:
 
 
 def group_by_prefix(
-    sequences: Sequence[Sequence[int]],
-    *,
-    min_prefix: int = 16,
-    min_fraction: float = 0.5,
+    sequences: Sequence[Sequence[int]], *, min_prefix: int = 16, min_fraction: float = 0.5
 ) -> list[PrefixGroup]:
     """Group sorted token sequences while their common prefix (each member keeping a token) is at
     least ``min_prefix`` tokens and ``min_fraction`` of the longest; a group of one: ``len - 1``.

@@ -1,7 +1,5 @@
-"""Prompt styles for yes/no questions to generative LMs: a template with ``{premise}`` and
-``{hypothesis}`` and the answers ``yes``/``no`` or ``yes``/``no``/``maybe``; the paper's two are
-built in (``true``, ``entailed``), users add theirs in a YAML/JSON file or a ``.txt`` template.
-"""
+"""Prompt styles for yes/no questions to generative LMs: the paper's two built in, users' own
+from a YAML/JSON file or a ``.txt`` template."""
 
 from __future__ import annotations
 
@@ -224,42 +222,39 @@ def _style_from_entry(path: Path, line: int | None, index: int, entry: Any, take
         raise SourceError(
             path, field, "expected a mapping with name, template and optional answers", line=line
         )
-    unknown = sorted(set(entry) - {"name", "template", "answers"})
-    name = entry.get("name")
-    if unknown:
-        raise SourceError(
-            path,
-            f"{field}.{unknown[0]}",
-            "unknown key",
-            line=line,
-            fix="allowed keys: name, template, answers",
-        )
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise SourceError(
-            path,
-            f"{field}.name",
-            f"{name!r} is not a valid name",
-            line=line,
-            fix="use letters, digits, '_', '.', '-' (it becomes part of the model key)",
-        )
-    if name in taken:
-        raise SourceError(path, f"{field}.name", f"duplicate prompt name {name!r}", line=line)
-    template = entry.get("template")
-    if not isinstance(template, str):
-        raise SourceError(path, f"{field}.template", "template must be a string", line=line)
-    problem = template_problem(template, options=True)
-    if problem:
-        raise SourceError(path, f"{field}.template", problem, line=line)
+    name, template = entry.get("name"), entry.get("template")
     answers = _normalise_answers(entry.get("answers"))
-    if answers is None:
-        raise SourceError(
-            path,
-            f"{field}.answers",
-            f"{entry.get('answers')!r} is not an answer set",
-            line=line,
-            fix="use [yes, no] or [yes, no, maybe]",
-        )
-    return PromptStyle(name, template, answers, str(path))
+    unknown = sorted(set(entry) - {"name", "template", "answers"})
+    valid_name = isinstance(name, str) and _NAME.match(name) is not None
+    checks = [  # (the field, its problem or None, the fix), the first problem refused
+        (
+            unknown[0] if unknown else "",
+            "unknown key" if unknown else None,
+            "allowed keys: name, template, answers",
+        ),
+        (
+            "name",
+            None if valid_name else f"{name!r} is not a valid name",
+            "use letters, digits, '_', '.', '-' (it becomes part of the model key)",
+        ),
+        ("name", f"duplicate prompt name {name!r}" if valid_name and name in taken else None, None),
+        (
+            "template",
+            template_problem(template, options=True)
+            if isinstance(template, str)
+            else "template must be a string",
+            None,
+        ),
+        (
+            "answers",
+            None if answers is not None else f"{entry.get('answers')!r} is not an answer set",
+            "use [yes, no] or [yes, no, maybe]",
+        ),
+    ]
+    for key, problem, fix in checks:
+        if problem:
+            raise SourceError(path, f"{field}.{key}", problem, line=line, fix=fix)
+    return PromptStyle(str(name), str(template), answers or BINARY_ANSWERS, str(path))
 
 
 def resolve_prompt_styles(specs: Sequence[str | PromptStyle]) -> list[PromptStyle]:

@@ -7,6 +7,7 @@ whose shared prefixes are computed once (docs/generative.md, "Shared prompt pref
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,10 +62,18 @@ def plain_last_logits(model: Any, sequences: Sequence[Sequence[int]], pad_id: in
     ]
 
 
+def next_token_log_probs(model: Any, ids: Any, mask: Any) -> Any:
+    """log P(token t | tokens before t), t >= 1, of right-padded ``ids``: ``[rows, width - 1]``
+    (float32, or float64 for a float64 model)."""
+    import torch
+
+    logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1]
+    logits = logits if logits.dtype == torch.float64 else logits.float()
+    return logits.gather(2, ids[:, 1:, None]).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+
+
 def cache_keyword(model: Any) -> str:
     """``cache`` from transformers 5.24 on, ``past_key_values`` before."""
-    import inspect
-
     return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
 

@@ -15,21 +15,17 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from nlibias.errors import ConfigError
 from nlibias.models.batching import check_batch_limits, plan_batches
 from nlibias.models.generative.hf_causal import HFCausalLM, local_source
-from nlibias.models.generative.scoring import plain_last_logits, right_padded_tensors
+from nlibias.models.generative.scoring import next_token_log_probs, plain_last_logits, right_padded_tensors
 from nlibias.models.hf_common import set_torch_threads
 from nlibias.models.mlm.fill_spec import split_fill_spec as split_fill_spec  # its callers' import
-from nlibias.models.mlm.hf import detect_scheme, is_whole_word, rank_whole_words, whole_word_table
-from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate
+from nlibias.models.mlm.hf import WORD_PUNCTUATION, is_whole_word, vocabulary_words
+from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate, rank_whole_words
 from nlibias.schema.declared import PositiveInt
 from nlibias.schema.model_ref import ModelRef
 
 BACKEND_VERSION = 2
-DEFAULT_BEAM = 16
-DEFAULT_DEPTH = 3
-DEFAULT_TOP_LOGPROBS = 20
 POOL_PER_WORD = 2
 FILL_OPTIONS = frozenset({"beam", "depth", "pool"})
-_PIECE_PUNCTUATION = frozenset("'’-")
 
 
 class FillOptions(BaseModel):
@@ -37,11 +33,11 @@ class FillOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    beam: PositiveInt = DEFAULT_BEAM
-    depth: PositiveInt = DEFAULT_DEPTH
+    beam: PositiveInt = 16
+    depth: PositiveInt = 3
     pool: PositiveInt | None = None
     """Candidates re-ranked by the whole sentence (default ``2 x top_k``)."""
-    top_logprobs: PositiveInt = DEFAULT_TOP_LOGPROBS
+    top_logprobs: PositiveInt = 20
     """Next tokens a server lists (a served fill only)."""
 
 
@@ -70,7 +66,7 @@ def is_word_piece(text: str) -> bool:
     >>> is_word_piece("itive"), is_word_piece(" x"), is_word_piece(""), is_word_piece(".")
     (True, False, False, False)
     """
-    return bool(text) and all(c.isalnum() or c in _PIECE_PUNCTUATION for c in text)
+    return bool(text) and all(c.isalnum() or c in WORD_PUNCTUATION for c in text)
 
 
 @dataclass(frozen=True)
@@ -92,12 +88,8 @@ class PieceTables:
 
 def piece_tables(tokenizer: Any, vocab_size: int) -> PieceTables:
     """Word-start and word-continuation tables of a tokenizer over ``vocab_size`` ids."""
-    known = min(vocab_size, len(tokenizer))
-    tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(list(range(known)))]
+    tokens, scheme, starts = vocabulary_words(tokenizer, vocab_size)
     special = set(tokenizer.all_special_ids)
-    scheme = detect_scheme(tokens)
-    decode = None if scheme == "wordpiece" else (lambda t: tokenizer.convert_tokens_to_string([t]))
-    starts = whole_word_table(tokens, special, scheme=scheme, decode=decode)
     pieces: list[str | None] = []
     for token_id, token in enumerate(tokens):
         text: str | None = None
@@ -107,7 +99,7 @@ def piece_tables(tokenizer: Any, vocab_size: int) -> PieceTables:
             elif not token.startswith("Ġ" if scheme == "bpe" else "▁"):
                 text = tokenizer.convert_tokens_to_string([token])
         pieces.append(text if text is not None and is_word_piece(text) else None)
-    pad = [None] * (vocab_size - known)
+    pad = [None] * (vocab_size - len(tokens))
     return PieceTables([*starts, *pad], [*pieces, *pad], scheme)
 
 
@@ -140,11 +132,14 @@ class MaskedText:
 
 
 @dataclass
-class _Beam:
+class Beam:
     context: int
-    tokens: tuple[int, ...]
+    tokens: tuple[Any, ...]
     text: str
     score: float
+
+
+Step = tuple[float | None, list[tuple[Any, str, float]]]
 
 
 B = TypeVar("B")
@@ -153,9 +148,9 @@ B = TypeVar("B")
 def best_beams(grown: Sequence[B], width: int, *, tie: Callable[[B], Any]) -> list[B]:
     """The ``width`` best beams of each left context (ties broken by ``tie``): one beam step.
 
-    >>> best_beams([_Beam(0, (1,), "a", -1.0), _Beam(0, (2,), "b", -0.5), _Beam(1, (3,), "c", -2.0)], 1,
+    >>> best_beams([Beam(0, (1,), "a", -1.0), Beam(0, (2,), "b", -0.5), Beam(1, (3,), "c", -2.0)], 1,
     ...            tie=lambda b: b.tokens)
-    [_Beam(context=0, tokens=(2,), text='b', score=-0.5), _Beam(context=1, tokens=(3,), text='c', score=-2.0)]
+    [Beam(context=0, tokens=(2,), text='b', score=-0.5), Beam(context=1, tokens=(3,), text='c', score=-2.0)]
     """
     by_context: dict[Any, list[B]] = {}
     for beam in grown:
@@ -212,9 +207,34 @@ class BeamRerankFiller(ABC):
         """How many candidates are re-ranked by the whole sentence (at least ``top_k``)."""
         return max(self.pool or POOL_PER_WORD * top_k, top_k)
 
+    #: How beams of equal score are ordered (by their tokens, or a server's by their text).
+    tie: Callable[[Beam], Any] = staticmethod(lambda beam: beam.tokens)
+
     @abstractmethod
+    def _stepper(self, contexts: Sequence[MaskedText]) -> Callable[[list[Beam], int], list[Step]]:
+        """One beam step at a depth: per beam, log P(its word ends there) (None: unknown), and
+        the ``(token, text, log P)`` that may continue it."""
+
     def left_candidates(self, contexts: Sequence[MaskedText]) -> list[dict[str, float]]:
         """For each left context: candidate word → left score (step 1)."""
+        step = self._stepper(contexts)
+        found: list[dict[str, float]] = [{} for _ in contexts]
+        beams = [Beam(i, (), "", 0.0) for i in range(len(contexts))]
+        for depth in range(self.depth + 1):
+            grown: list[Beam] = []
+            for beam, (boundary, growth) in zip(beams, step(beams, depth), strict=True):
+                if depth > 0 and boundary is not None and is_whole_word(beam.text):
+                    score, words = beam.score + boundary, found[beam.context]
+                    words[beam.text] = max(words.get(beam.text, score), score)
+                if depth < self.depth:
+                    grown += [
+                        Beam(beam.context, (*beam.tokens, token), beam.text + text, beam.score + value)
+                        for token, text, value in growth
+                    ]
+            beams = best_beams(grown, self.beam, tie=self.tie)
+            if not beams:
+                break
+        return found
 
     @abstractmethod
     def sentence_log_probs(self, sentences: Sequence[str]) -> list[float]:
@@ -335,38 +355,26 @@ class CausalLMFiller(BeamRerankFiller):
                 out[int(i)] = (float(ends[row]), [t for t, _ in kept], [v for _, v in kept])
         return out
 
-    def left_candidates(self, contexts: Sequence[MaskedText]) -> list[dict[str, float]]:
-        """For each left context: candidate word → left score."""
+    def _stepper(self, contexts: Sequence[MaskedText]) -> Callable[[list[Beam], int], list[Step]]:
         tables = self._model().tables
-        starts, pieces = tables.starts, tables.pieces
         prefixes = [self.encode(c.left) for c in contexts]
         # a word starts with a word-start token after a space (or in a WordPiece vocabulary)
         spaced = [bool(c.sep) or tables.scheme == "wordpiece" for c in contexts]
-        found: list[dict[str, float]] = [{} for _ in contexts]
-        beams = [_Beam(i, (), "", 0.0) for i in range(len(contexts))]
-        for depth in range(self.depth + 1):
-            allowed = [starts if depth == 0 and spaced[b.context] else pieces for b in beams]
+
+        def step(beams: list[Beam], depth: int) -> list[Step]:
+            starting = [depth == 0 and spaced[b.context] for b in beams]
+            allowed = [tables.starts if start else tables.pieces for start in starting]
             steps = self._steps([prefixes[b.context] + list(b.tokens) for b in beams], allowed)
-            grown: list[_Beam] = []
-            for beam, (boundary, ids, values) in zip(beams, steps, strict=True):
-                if depth > 0 and is_whole_word(beam.text):
-                    score = beam.score + boundary
-                    best = found[beam.context].get(beam.text)
-                    found[beam.context][beam.text] = score if best is None else max(best, score)
-                if depth < self.depth:
-                    texts = tables.start_text if depth == 0 and spaced[beam.context] else tables.piece_text
-                    for token, value in zip(ids, values, strict=True):
-                        piece = texts[token]
-                        if piece is not None:
-                            grown.append(
-                                _Beam(
-                                    beam.context, (*beam.tokens, token), beam.text + piece, beam.score + value
-                                )
-                            )
-            beams = best_beams(grown, self.beam, tie=lambda b: b.tokens)
-            if not beams:
-                break
-        return found
+            return [
+                (boundary, [(t, text, v) for t, v in zip(ids, values, strict=True) if (text := texts[t])])
+                for (boundary, ids, values), texts in zip(
+                    steps,
+                    [tables.start_text if start else tables.piece_text for start in starting],
+                    strict=True,
+                )
+            ]
+
+        return step
 
     def sentence_log_probs(self, sentences: Sequence[str]) -> list[float]:
         """log P of each sentence: every token after the BOS text, given all tokens before it."""
@@ -379,8 +387,7 @@ class CausalLMFiller(BeamRerankFiller):
         for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
             ids, mask = right_padded_tensors([encoded[i] for i in batch], loaded.pad_id, self.device)
             with torch.inference_mode():
-                logits = loaded.model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
-                picked = logits.gather(2, ids[:, 1:, None]).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+                picked = next_token_log_probs(loaded.model, ids, mask)
                 total = (picked.double() * mask[:, 1:]).sum(-1).cpu().tolist()  # float64 sum: exact to 1e-6
             self.forward_passes += 1
             for row, i in enumerate(batch):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nlibias.models.generative.sources import is_gguf_name
+from nlibias.models.hub_reach import cached_hub_file
 from nlibias.models.mlm.model_names import KINDS
 from nlibias.schema.model_ref import SERVER_KINDS, ModelRef, split_kind, without_options
 
@@ -74,13 +75,8 @@ def _read_config(name: str) -> dict[str, Any] | None:
     """A model's ``config.json`` from its directory or the local Hugging Face cache, or None."""
     path = Path(name).expanduser() / "config.json"
     if not path.is_file():
-        try:
-            from huggingface_hub import try_to_load_from_cache
-
-            found = try_to_load_from_cache(name.partition("@")[0], "config.json")
-        except Exception:  # not a hub id, or no hub client: decided as a masked LM
-            return None
-        if not isinstance(found, str):
+        found = cached_hub_file(name.partition("@")[0], "config.json")
+        if found is None:  # not a hub id, or not cached: decided as a masked LM
             return None
         path = Path(found)
     try:

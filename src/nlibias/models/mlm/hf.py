@@ -1,6 +1,5 @@
-"""Hugging Face masked LMs as mask fillers: the LM head runs at the mask only (the full logits,
-with a warning, where no head is found); candidates are whole words (no pieces, special tokens,
-punctuation or excluded words)."""
+"""Hugging Face masked LMs as mask fillers: the LM head runs at the mask only (else the full
+logits, with a warning); candidates are whole words."""
 
 from __future__ import annotations
 
@@ -12,26 +11,24 @@ from typing import Any, Literal
 import numpy as np
 
 from nlibias.errors import ConfigError
-from nlibias.models.batching import check_batch_limits, plan_batches
+from nlibias.models.batching import plan_batches
 from nlibias.models.generative.scoring import right_padded_tensors
 from nlibias.models.hf_common import (
-    choose_device,
+    HFBackend,
     choose_dtype,
-    dtype_choice,
     dtype_kwargs,
     dtype_name,
     load_pretrained,
     model_id,
     resolve_revision,
-    set_torch_threads,
 )
-from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate
+from nlibias.models.mlm.mask_filler import MASK, FillBatch, FillCandidate, rank_whole_words
 
 DEFAULT_MLM = "bert-large-cased-whole-word-masking"
 BACKEND_VERSION = 1
 Scheme = Literal["wordpiece", "bpe", "sentencepiece"]
 _MARKERS: dict[Scheme, str] = {"wordpiece": "##", "bpe": "Ġ", "sentencepiece": "▁"}
-_WORD_PUNCTUATION = frozenset("'’-")
+WORD_PUNCTUATION = frozenset("'’-")
 
 
 def detect_scheme(tokens: Sequence[str]) -> Scheme:
@@ -55,7 +52,7 @@ def is_whole_word(word: str) -> bool:
         bool(word)
         and word[0].isalnum()
         and any(c.isalpha() for c in word)
-        and all(c.isalnum() or c in _WORD_PUNCTUATION for c in word)
+        and all(c.isalnum() or c in WORD_PUNCTUATION for c in word)
     )
 
 
@@ -88,6 +85,15 @@ def whole_word_table(
     return table
 
 
+def vocabulary_words(tokenizer: Any, size: int) -> tuple[list[str], Scheme, list[str | None]]:
+    """Tokens of the ids below ``size`` (those the tokenizer has), their scheme, :func:`whole_word_table`."""
+    tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(list(range(min(size, len(tokenizer)))))]
+    scheme = detect_scheme(tokens)
+    decode = None if scheme == "wordpiece" else (lambda t: tokenizer.convert_tokens_to_string([t]))
+    special = set(tokenizer.all_special_ids)
+    return tokens, scheme, whole_word_table(tokens, special, scheme=scheme, decode=decode)
+
+
 def find_mask_head(model: Any) -> tuple[Any, Any] | None:
     """``(base encoder, LM head)`` of a masked LM, or ``None``: its ``cls``, ``lm_head`` or
     ``predictions`` module holding the output embeddings."""
@@ -102,32 +108,14 @@ def find_mask_head(model: Any) -> tuple[Any, Any] | None:
     return None
 
 
-def rank_whole_words(
-    log_probs: np.ndarray,
-    order: np.ndarray,
-    word_of: Sequence[str | None],
-    *,
-    top_k: int,
-    exclude: Collection[str],
-) -> list[FillCandidate]:
-    """Walk ``order`` (token ids by decreasing score) and keep the first ``top_k`` whole words,
-    skipping ``exclude`` (lower-cased) and repeats.
-    >>> lp = np.log(np.array([0.1, 0.5, 0.4]))
-    >>> [c.word for c in rank_whole_words(lp, np.array([1, 2, 0]), ["a", None, "b"], top_k=2, exclude={"B"})]
-    ['a']
-    """
-    skip = {w.lower() for w in exclude}
-    kept: list[FillCandidate] = []
-    seen: set[str] = set()
-    for position, token_id in enumerate(order, start=1):
-        word = word_of[int(token_id)] if int(token_id) < len(word_of) else None
-        if word is None or word.lower() in skip or word in seen:
-            continue
-        seen.add(word)
-        kept.append(FillCandidate(word, len(kept) + 1, float(log_probs[int(token_id)]), position))
-        if len(kept) == top_k:
-            break
-    return kept
+def logits_at(
+    model: Any, head: tuple[Any, Any] | None, inputs: Mapping[str, Any], rows: Any, where: Any
+) -> Any:
+    """A masked LM's logits at ``(rows, where)``: its :func:`find_mask_head` there only, if found."""
+    if head is None:
+        return model(**inputs).logits[rows, where]
+    encoder, lm_head = head
+    return lm_head(encoder(**inputs)[0][rows, where])
 
 
 def check_mask_head_loaded(
@@ -179,7 +167,7 @@ def load_masked_lm(
     return tokenizer, model, torch_dtype
 
 
-class HFMaskedLMFiller:
+class HFMaskedLMFiller(HFBackend):
     """A masked LM filling one ``<mask>`` per text; ``head_mode``: ``mask-only`` or ``full-logits``."""
 
     def __init__(
@@ -195,64 +183,32 @@ class HFMaskedLMFiller:
         name: str | None = None,
         threads: int | None = None,
     ) -> None:
-        check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size, max_length=max_length)
-        self.model_name_or_path = str(model_name_or_path)
-        self.name = name or self.model_name_or_path
-        self.device = choose_device(device)
-        if isinstance(dtype, str):
-            dtype_choice(dtype)  # a misspelt dtype is named before anything is read
-        set_torch_threads(threads)
-        self.max_tokens = max_tokens
-        self.max_batch_size = max_batch_size
+        self._settle(model_name_or_path, name, device, dtype, threads, max_tokens, max_batch_size, max_length)
+        path = self.model_name_or_path
         self.tokenizer, self.model, self.dtype = load_masked_lm(
-            self.model_name_or_path,
-            revision=revision,
-            device=self.device,
-            dtype=dtype,
-            parameter="fill_model",
+            path, revision=revision, device=self.device, dtype=dtype, parameter="fill_model"
         )
-        self.revision: str = resolve_revision(self.model, self.model_name_or_path, revision)
+        self.revision: str = resolve_revision(self.model, path, revision)
         self.max_length = min(max_length, int(min(self.tokenizer.model_max_length, 10**6)))
-        self._head = self._mask_head()
-        self.head_mode = "mask-only" if self._head is not None else "full-logits"
-        self.scheme, self.word_of = self._word_table()
-        self._identity: dict[str, Any] = self._model_identity()
-        self.batches_computed = 0
-        self.texts_computed = 0
-
-    def _mask_head(self) -> Any:
-        """The LM head, or None with a warning (every position's logits computed, slower)."""
-        head = find_mask_head(self.model)
-        if head is None:
+        self._head = find_mask_head(self.model)
+        if self._head is None:  # every position's logits computed: slower
             warnings.warn(
-                f"{self.model_name_or_path}: LM head not found (no cls/lm_head/predictions module holding the "
+                f"{path}: LM head not found (no cls/lm_head/predictions module holding the "
                 "output embeddings); computing full logits at every position, which is slower",
-                stacklevel=3,  # the caller that built this filler
+                stacklevel=2,  # the caller that built this filler
             )
-        return head
-
-    def _word_table(self) -> tuple[str, Any]:
-        """The tokenizer's sub-word scheme and :func:`whole_word_table`."""
+        self.head_mode = "mask-only" if self._head is not None else "full-logits"
         vocab_size = int(self.model.get_output_embeddings().weight.shape[0])
-        tokens = self.tokenizer.convert_ids_to_tokens(list(range(min(vocab_size, len(self.tokenizer)))))
-        scheme = detect_scheme(tokens)
-        decode = None if scheme == "wordpiece" else (lambda t: self.tokenizer.convert_tokens_to_string([t]))
-        return scheme, whole_word_table(
-            tokens, set(self.tokenizer.all_special_ids), scheme=scheme, decode=decode
-        )
-
-    def _model_identity(self) -> dict[str, Any]:
-        return {
+        _, self.scheme, self.word_of = vocabulary_words(self.tokenizer, vocab_size)
+        self._identity = {
             "backend": "hf-mlm",
             "backend_version": BACKEND_VERSION,
-            "model": model_id(self.model_name_or_path),
+            "model": model_id(path),
             "revision": self.revision,
             "dtype": dtype_name(self.dtype),
             "max_length": self.max_length,
         }
-
-    def identity(self) -> Mapping[str, Any]:
-        return dict(self._identity)
+        self.batches_computed = 0
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -288,13 +244,7 @@ class HFMaskedLMFiller:
         rows = torch.arange(len(ids), device=self.device)
         where = torch.as_tensor(positions, device=self.device)
         with torch.inference_mode():
-            if self._head is not None:
-                encoder, head = self._head
-                hidden = encoder(**inputs)[0]
-                logits = head(hidden[rows, where])
-            else:
-                logits = self.model(**inputs).logits[rows, where]
-            return torch.log_softmax(logits.float(), dim=-1)
+            return torch.log_softmax(logits_at(self.model, self._head, inputs, rows, where).float(), dim=-1)
 
     def fill_batches(
         self, texts: Sequence[str], *, top_k: int, exclude: Sequence[Collection[str]]
@@ -322,7 +272,6 @@ class HFMaskedLMFiller:
                     depth = min(vocab, depth * 8)
                 rows.append(tuple(kept))
             self.batches_computed += 1
-            self.texts_computed += len(batch)
             yield FillBatch(
                 indices=batch,
                 candidates=rows,

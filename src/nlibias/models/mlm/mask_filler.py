@@ -96,6 +96,34 @@ class FillBatch:
     padded_tokens: int = 0
 
 
+def rank_whole_words(
+    log_probs: np.ndarray,
+    order: np.ndarray,
+    word_of: Sequence[str | None],
+    *,
+    top_k: int,
+    exclude: Collection[str],
+) -> list[FillCandidate]:
+    """Walk ``order`` (token ids by decreasing score) and keep the first ``top_k`` whole words,
+    skipping ``exclude`` (lower-cased) and repeats.
+    >>> lp = np.log(np.array([0.1, 0.5, 0.4]))
+    >>> [c.word for c in rank_whole_words(lp, np.array([1, 2, 0]), ["a", None, "b"], top_k=2, exclude={"B"})]
+    ['a']
+    """
+    skip = {w.lower() for w in exclude}
+    kept: list[FillCandidate] = []
+    seen: set[str] = set()
+    for position, token_id in enumerate(order, start=1):
+        word = word_of[int(token_id)] if int(token_id) < len(word_of) else None
+        if word is None or word.lower() in skip or word in seen:
+            continue
+        seen.add(word)
+        kept.append(FillCandidate(word, len(kept) + 1, float(log_probs[int(token_id)]), position))
+        if len(kept) == top_k:
+            break
+    return kept
+
+
 @runtime_checkable
 class MaskFiller(Protocol):
     """A masked LM that fills ``<mask>``; ``identity()`` determines the outputs."""
@@ -146,14 +174,11 @@ class FakeMaskFiller:
             self.calls.append(len(batch))
             rows: list[tuple[FillCandidate, ...]] = []
             for i in batch:
-                skip = {w.lower() for w in exclude[int(i)]}
-                kept: list[FillCandidate] = []
-                for vocab_rank, (word, log_prob) in enumerate(self._ranked(texts[int(i)]), start=1):
-                    if word.lower() in skip:
-                        continue
-                    kept.append(FillCandidate(word, len(kept) + 1, log_prob, vocab_rank))
-                    if len(kept) == top_k:
-                        break
+                words, log_probs = zip(*self._ranked(texts[int(i)]), strict=True)
+                order = np.arange(len(words))
+                kept = rank_whole_words(
+                    np.array(log_probs), order, words, top_k=top_k, exclude=exclude[int(i)]
+                )
                 rows.append(tuple(kept))
             real = int(sum(lengths[int(i)] for i in batch))
             yield FillBatch(indices=batch, candidates=rows, real_tokens=real, padded_tokens=real)

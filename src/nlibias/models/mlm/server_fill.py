@@ -10,17 +10,17 @@ sentences are re-ranked by their echoed prompt log-probabilities.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 from nlibias.models.generative.http_client import ServerError, server_address
 from nlibias.models.generative.openai_http import completion_top_logprobs
 from nlibias.models.mlm.causal_fill import (
     FILL_OPTIONS,
+    Beam,
     BeamRerankFiller,
     MaskedText,
-    best_beams,
+    Step,
     is_word_piece,
 )
 from nlibias.models.mlm.hf import is_whole_word
@@ -31,13 +31,6 @@ from nlibias.schema.model_ref import ModelRef
 BACKEND_VERSION = 1
 SERVER_FILL_OPTIONS = FILL_OPTIONS | {"top_logprobs"}
 TEXTS_PER_CHUNK = 32
-
-
-@dataclass(frozen=True)
-class _Beam:
-    context: int
-    text: str
-    score: float
 
 
 def parse_server_spec(spec: str) -> tuple[str, str, dict[str, str]]:
@@ -52,6 +45,8 @@ def parse_server_spec(spec: str) -> tuple[str, str, dict[str, str]]:
 
 class ServerCausalFiller(BeamRerankFiller):
     """Fills ``<mask>`` with a causal LM behind ``openai:URL#MODEL[?beam=16&depth=3&pool=10&top_logprobs=20]``."""
+
+    tie = staticmethod(lambda beam: beam.text)
 
     def __init__(
         self,
@@ -85,11 +80,7 @@ class ServerCausalFiller(BeamRerankFiller):
 
     def next_tokens(self, prompt: str) -> dict[str, float]:
         """The server's top next tokens after ``prompt`` with their log-probabilities."""
-        payload = {
-            "model": self.scorer.model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0,
-            "logprobs": self.top_logprobs,
-        }  # fmt: skip
-        raw = completion_top_logprobs(self.scorer.client.post("/completions", payload))
+        raw = completion_top_logprobs(self.scorer.complete(prompt, logprobs=self.top_logprobs))
         if raw is None:
             raise ServerError(
                 f"{self.scorer.client.base_url}: the completion has no top log-probabilities "
@@ -126,39 +117,27 @@ class ServerCausalFiller(BeamRerankFiller):
             answers = dict(zip(unique, pool.map(self.next_tokens, unique), strict=True))
         return [answers[p] for p in prompts]
 
-    def left_candidates(self, contexts: Sequence[MaskedText]) -> list[dict[str, float]]:
-        """For each left context: candidate word → left score."""
+    def _stepper(self, contexts: Sequence[MaskedText]) -> Callable[[list[Beam], int], list[Step]]:
         self.scorer.check_alignment()
-        found: list[dict[str, float]] = [{} for _ in contexts]
-        beams = [_Beam(i, "", 0.0) for i in range(len(contexts))]
-        for depth in range(self.depth + 1):
+
+        def step(beams: list[Beam], depth: int) -> list[Step]:
             prompts = [
                 contexts[b.context].left + (contexts[b.context].sep + b.text if depth else "") for b in beams
             ]
-            grown: list[_Beam] = []
-            for beam, top in zip(beams, self._ask(prompts), strict=True):
-                pieces = {t: v for t, v in top.items() if is_word_piece(t)}
-                if depth > 0 and is_whole_word(beam.text):
-                    continuing = sum(math.exp(v) for v in pieces.values())
-                    if continuing < 1.0:
-                        score = beam.score + math.log1p(-continuing)
-                        found[beam.context][beam.text] = max(found[beam.context].get(beam.text, score), score)
-                if depth < self.depth:
-                    grown += [
-                        _Beam(beam.context, beam.text + word, beam.score + value)
-                        for word, value in self._growth(top, pieces, depth, contexts[beam.context]).items()
-                    ]
-            beams = best_beams(grown, self.beam, tie=lambda b: b.text)
-            if not beams:
-                break
-        return found
+            tops = self._ask(prompts)
+            return [self._step(top, depth, contexts[b.context]) for b, top in zip(beams, tops, strict=True)]
+
+        return step
 
     @staticmethod
-    def _growth(
-        top: Mapping[str, float], pieces: Mapping[str, float], depth: int, context: MaskedText
-    ) -> dict[str, float]:
-        """The text each acceptable next token adds to a partial word: first a word-starting token
-        (after a space: `` word``), then word pieces."""
+    def _step(top: Mapping[str, float], depth: int, context: MaskedText) -> Step:
+        """A word's boundary (1 minus its continuing pieces' probability), and what may continue it:
+        first a word-starting token (after a space: `` word``), then word pieces."""
+        pieces = {t: v for t, v in top.items() if is_word_piece(t)}
+        continuing = sum(math.exp(v) for v in pieces.values())
+        boundary = math.log1p(-continuing) if continuing < 1.0 else None
         if depth > 0 or not context.sep:
-            return dict(pieces)
-        return {t[1:]: v for t, v in top.items() if t.startswith(" ") and is_whole_word(t[1:])}
+            return boundary, [(t, t, v) for t, v in pieces.items()]
+        return boundary, [
+            (t[1:], t[1:], v) for t, v in top.items() if t.startswith(" ") and is_whole_word(t[1:])
+        ]

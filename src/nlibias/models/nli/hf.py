@@ -1,9 +1,9 @@
-"""Hugging Face sequence-classification NLI models: pairs tokenized once, unpadded, batched by
-length; softmax in float32, columns in (entailment, neutral, contradiction) order by ``id2label``.
-"""
+"""Hugging Face sequence-classification NLI models: pairs tokenized once, batched by length;
+softmax in float32, columns in (entailment, neutral, contradiction) order by ``id2label``."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -13,22 +13,19 @@ from typing import Any
 import numpy as np
 
 from nlibias.models.base import BatchResult, Pair
-from nlibias.models.batching import check_batch_limits, plan_batches
+from nlibias.models.batching import plan_batches
 from nlibias.models.hf_common import (
-    QUANTIZE_MODES,
-    check_speed_options,
-    choose_device,
+    HFBackend,
+    check_speed_values,
     choose_dtype,
     compile_model,
-    dtype_choice,
-    dtype_kwargs,
     dtype_name,
     is_commit_hash,
     load_pretrained,
+    load_weights,
     model_id,
     quantize_int8_dynamic,
     resolve_revision,
-    set_torch_threads,
 )
 from nlibias.models.nli.labels import parse_label_map, resolve_label_order
 
@@ -39,7 +36,7 @@ _UNSET_MAX_LENGTH = 10**6  # tokenizers without a known limit report ~1e30 as mo
 ENCODE_CHUNK = 4096
 
 
-class HFNLIClassifier:
+class HFNLIClassifier(HFBackend):
     """A 3-way NLI classifier (``AutoModelForSequenceClassification``). ``label_map`` overrides
     the model's ``id2label``; ``quantize`` and ``compile`` change the outputs slightly, so they
     enter :meth:`identity` (docs/benchmarks.md, "Optional speed flags")."""
@@ -63,85 +60,58 @@ class HFNLIClassifier:
         import torch
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-        check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size, max_length=max_length)
-        self.model_name_or_path = path = str(model_name_or_path)
-        self.name = name or self.model_name_or_path
-        self.device = choose_device(device)
-        if isinstance(dtype, str):
-            dtype_choice(dtype)  # a misspelt dtype is named before anything is read
-        set_torch_threads(threads)
-        self.threads = threads
-        self.quantize = quantize
-        self.compile = compile
-        self.max_tokens = max_tokens
-        self.max_batch_size = max_batch_size
+        self._settle(model_name_or_path, name, device, dtype, threads, max_tokens, max_batch_size, max_length)
+        path = self.model_name_or_path
+        self.threads, self.quantize, self.compile = threads, quantize, compile
 
         config = load_pretrained(AutoConfig.from_pretrained, path, revision=revision, what="model config")
         self.dtype = choose_dtype(self.device, dtype, config)
-        check_speed_options(self.device, self.dtype, quantize, compile)
+        check_speed_values(quantize=quantize, compile=compile, device=self.device, dtype=self.dtype)
         override = parse_label_map(label_map) if isinstance(label_map, str) else label_map
-        self.label_order: list[int] = resolve_label_order(
-            config.id2label, override, model_name=self.model_name_or_path
-        )
+        self.label_order: list[int] = resolve_label_order(config.id2label, override, model_name=path)
         # pinned once, so the identity names exactly what was loaded
-        self.revision: str = resolve_revision(
-            SimpleNamespace(config=config), self.model_name_or_path, revision
-        )
+        self.revision: str = resolve_revision(SimpleNamespace(config=config), path, revision)
         pinned = self.revision if is_commit_hash(self.revision) else revision
         self.tokenizer: Any = load_pretrained(
             AutoTokenizer.from_pretrained, path, revision=pinned, what="tokenizer", use_fast=True
         )
-        self.model: Any = load_pretrained(
-            AutoModelForSequenceClassification.from_pretrained,
-            path,
-            revision=pinned,
-            what="model",
-            config=config,
-            **dtype_kwargs(self.dtype),
+        self.model: Any = load_weights(
+            AutoModelForSequenceClassification, path, self.device, self.dtype, revision=pinned, config=config
         )
-        self.model.to(self.device).eval()
         if quantize is not None:
-            assert quantize in QUANTIZE_MODES  # checked above
             self.model = quantize_int8_dynamic(self.model)
         if compile:
             self.model = compile_model(self.model)
-
-        tokenizer_limit = int(min(self.tokenizer.model_max_length, _UNSET_MAX_LENGTH))
-        self.max_length = min(max_length, tokenizer_limit)
+        self.max_length = min(max_length, int(min(self.tokenizer.model_max_length, _UNSET_MAX_LENGTH)))
         self.last_truncated: np.ndarray = np.zeros(0, dtype=bool)
         """Which pairs of the last :meth:`encode` call were truncated to ``max_length``."""
         self._with_token_types = "token_type_ids" in self.tokenizer.model_input_names
-        self._pad_values = _pad_values(self.tokenizer, config)
+        pad_id = self.tokenizer.pad_token_id
+        pad_id = getattr(config, "pad_token_id", None) if pad_id is None else pad_id
+        self._pad_values = {  # the tokenizer's pad token, else the config's, else 0
+            "input_ids": int(pad_id) if pad_id is not None else 0,
+            "token_type_ids": int(getattr(self.tokenizer, "pad_token_type_id", 0) or 0),
+        }
         self._column_order = torch.tensor(self.label_order, device=self.device)
-        self._identity: dict[str, Any] = self._make_identity()
-        self.batches_computed = 0
-        """Forward passes run so far (tests check that cached pairs are not recomputed)."""
-        self.pairs_computed = 0
-
-    def _make_identity(self) -> dict[str, Any]:
-        identity: dict[str, Any] = {
+        self._identity: dict[str, Any] = {
             "backend": "hf-nli",
             "backend_version": BACKEND_VERSION,
-            "model": model_id(self.model_name_or_path),
+            "model": model_id(path),
             "revision": self.revision,
             "dtype": dtype_name(self.dtype),
             "max_length": self.max_length,
             "truncation": "only_second,longest_first",
             "label_order": list(self.label_order),
         }
-        if self.quantize is not None:
-            import torch
-
-            identity["quantize"] = f"{self.quantize}-dynamic-linear"
+        if quantize is not None:
+            self._identity["quantize"] = f"{quantize}-dynamic-linear"
             # x86/fbgemm and Arm/qnnpack kernels round differently: their outputs are not shared.
-            identity["quantized_engine"] = str(torch.backends.quantized.engine)
-        if self.compile:
-            identity["compile"] = True
-        return identity
-
-    def identity(self) -> Mapping[str, Any]:
-        """Everything that determines the outputs (batch size, device, threads: only how fast)."""
-        return dict(self._identity)
+            self._identity["quantized_engine"] = str(torch.backends.quantized.engine)
+        if compile:
+            self._identity["compile"] = True
+        self.batches_computed = 0
+        """Forward passes run so far (tests check that cached pairs are not recomputed)."""
+        self.pairs_computed = 0
 
     def describe(self) -> dict[str, Any]:
         """What to record beside the results (threads, quantize, compile only when set)."""
@@ -217,18 +187,13 @@ class HFNLIClassifier:
         return encoded
 
     def _truncate(self, premise: str, hypothesis: str, options: dict[str, Any]) -> dict[str, Any]:
+        tokenize = functools.partial(
+            self.tokenizer, premise, hypothesis, max_length=self.max_length, **options
+        )
         try:
-            return dict(
-                self.tokenizer(
-                    premise, hypothesis, truncation="only_second", max_length=self.max_length, **options
-                )
-            )
+            return dict(tokenize(truncation="only_second"))
         except Exception:  # the premise alone is longer than max_length: the tokenizer refuses
-            return dict(
-                self.tokenizer(
-                    premise, hypothesis, truncation="longest_first", max_length=self.max_length, **options
-                )
-            )
+            return dict(tokenize(truncation="longest_first"))
 
     def _pad(
         self, flat: Mapping[str, np.ndarray], offsets: np.ndarray, lengths: np.ndarray, batch: np.ndarray
@@ -271,14 +236,3 @@ class HFNLIClassifier:
                 padded_tokens=int(lengths[batch].max()) * len(batch),
                 truncated=int(self.last_truncated[batch].sum()),
             )
-
-
-def _pad_values(tokenizer: Any, config: Any) -> dict[str, int]:
-    """The padding value per input name: the tokenizer's pad token (else the config's, else 0)."""
-    pad_id = tokenizer.pad_token_id
-    if pad_id is None:
-        pad_id = getattr(config, "pad_token_id", None)
-    return {
-        "input_ids": int(pad_id) if pad_id is not None else 0,
-        "token_type_ids": int(getattr(tokenizer, "pad_token_type_id", 0) or 0),
-    }

@@ -138,14 +138,9 @@ def resolve_label_order(
             )
         _check_complete(mapping, what=f"{model_name}: the label map", fix=fix)
     else:
-        mapping = {}
-        unknown = []
-        for i in ids:
-            label = canonical_label(model_labels[i])
-            if label is None:
-                unknown.append(repr(model_labels[i]))
-            else:
-                mapping[i] = label
+        found = {i: canonical_label(model_labels[i]) for i in ids}
+        mapping = {i: label for i, label in found.items() if label is not None}
+        unknown = [repr(model_labels[i]) for i in ids if i not in mapping]
         if unknown:
             raise LabelMappingError(
                 f"cannot map the labels of {model_name} {{{shown}}} to entailment/neutral/contradiction "

@@ -22,7 +22,6 @@ from nlibias.models.batching import check_batch_limits
 from nlibias.models.generative.hf_causal import HFCausalLM, local_source
 from nlibias.models.generative.prompts import template_problem
 from nlibias.models.hf_common import set_torch_threads
-from nlibias.schema import LABELS
 from nlibias.schema.applies import option_applies_to_nothing
 from nlibias.schema.model_ref import ModelRef
 from nlibias.textio.text_files import read_text
@@ -30,20 +29,14 @@ from nlibias.textio.text_files import read_text
 BACKEND_VERSION = 1
 PROMPT_LABELS: dict[str, str] = {"yes": "entailment", "maybe": "neutral", "no": "contradiction"}
 LABEL_WORDS: tuple[str, ...] = tuple(PROMPT_LABELS)
-_COLUMNS = [
-    LABEL_WORDS.index(next(w for w, label in PROMPT_LABELS.items() if label == name)) for name in LABELS
-]
-"""For each of ``LABELS`` (entailment, neutral, contradiction), its label word's position."""
-
-
-def default_prompt_path() -> Path:
-    return Path(str(resources.files("nlibias") / "models" / "nli" / "prompts" / "nli_prompt.txt"))
+"""The label words in ``LABELS`` order (entailment, neutral, contradiction)."""
 
 
 def load_nli_prompt(path: str | Path | None = None) -> tuple[str, str, Path]:
     """``(template, sha256 of the file, path)``; a template without ``{premise}`` and
     ``{hypothesis}`` (or with other placeholders) is refused, naming the file."""
-    file = Path(path).expanduser() if path is not None else default_prompt_path()
+    default = resources.files("nlibias") / "models" / "nli" / "prompts" / "nli_prompt.txt"
+    file = Path(str(default if path is None else path)).expanduser()
     if not file.is_file():
         raise SourceError(
             file, None, "prompt file does not exist", fix="pass a text file with {premise} and {hypothesis}"
@@ -129,10 +122,8 @@ class PromptedNLIClassifier:
     def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[BatchResult]:
         """(entailment, neutral, contradiction) probabilities, batch by batch."""
         for batch in self.lm.answer_batches(self.prompts(pairs), answers=LABEL_WORDS, mode="scored"):
-            probs = np.array(
-                [[float((r.probs or {})[LABEL_WORDS[c]]) for c in _COLUMNS] for r in batch.records],
-                dtype=np.float64,
-            ).reshape(len(batch.records), 3)
+            rows = [[float((r.probs or {})[word]) for word in LABEL_WORDS] for r in batch.records]
+            probs = np.array(rows, dtype=np.float64).reshape(len(rows), 3)
             yield BatchResult(
                 indices=np.asarray(batch.indices, dtype=np.int64),
                 probs=probs,

@@ -18,14 +18,19 @@ from nlibias.errors import ConfigError, DataError
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.nli.sharded import (
     ClassifierFactory,
+    WorkerClassifier,
     WorkerError,
     build_worker_classifier,
     identity_differences,
+    longest_first,
 )
+from nlibias.schema import LABELS
 from nlibias.schema.declared import NonNegativeFloat, PositiveInt, declared
 
 #: Pairs per Ray block (one actor call).
 DEFAULT_BATCH_SIZE = 512
+#: The token counts a block returns, in :class:`BatchResult` order (summed on its first row).
+_COUNTS = ("real_tokens", "padded_tokens", "truncated")
 _QUIET_CONTEXT = {
     "enable_progress_bars": False,
     "print_on_execution_start": False,
@@ -67,8 +72,7 @@ def _length_sorted_blocks(pairs: Sequence[Pair], batch_size: int, num_workers: i
     (idle actors take whole blocks: the pool balances itself)."""
     import pyarrow as pa
 
-    lengths = np.fromiter((len(p) + len(h) for p, h in pairs), dtype=np.int64, count=len(pairs))
-    order = np.argsort(-lengths, kind="stable")
+    order = longest_first(pairs)
     block_size = min(batch_size, max(1, math.ceil(len(pairs) / (2 * num_workers))))
     return [
         pa.table(
@@ -125,18 +129,14 @@ class _RayWorker:
             counts[:, 0] = real, padded, truncated
         return {
             "index": block["index"],
-            "p_entailment": probs[:, 0],
-            "p_neutral": probs[:, 1],
-            "p_contradiction": probs[:, 2],
-            "real_tokens": counts[0],
-            "padded_tokens": counts[1],
-            "truncated": counts[2],
+            **{f"p_{label}": probs[:, i] for i, label in enumerate(LABELS)},
+            **dict(zip(_COUNTS, counts, strict=True)),
             "error": np.full(len(pairs), error, dtype=object),
             "traceback": np.full(len(pairs), remote_traceback, dtype=object),
         }
 
 
-class RayNLIClassifier:
+class RayNLIClassifier(WorkerClassifier):
     """An NLI classifier on ``num_workers`` Ray actors (``address=None``: a local Ray, shut down by
     :meth:`close`); cache keys match one process's, results up to float32 rounding."""
 
@@ -185,13 +185,8 @@ class RayNLIClassifier:
             self.close()
             raise self._worker_error(error) from None
 
-    def identity(self) -> Mapping[str, Any]:
-        return dict(self._identity)
-
     def describe(self) -> dict[str, Any]:
-        described = dict(self._describe or self._identity)
-        described.update(ray_workers=self.num_workers, ray_address=self.address or "local")
-        return described
+        return self._described(ray_workers=self.num_workers, ray_address=self.address or "local")
 
     def predict_batches(self, pairs: Sequence[Pair]) -> Iterator[BatchResult]:
         """Each finished block of ``pairs``, in completion order."""
@@ -226,16 +221,10 @@ class RayNLIClassifier:
         for key, value in _QUIET_CONTEXT.items():
             setattr(context, key, value)
         try:
+            args = (self.spec, self.device, self.options, self.factory, self.num_cpus, self._identity)
             dataset = ray.data.from_arrow(tables).map_batches(
                 _RayWorker,
-                fn_constructor_args=(
-                    self.spec,
-                    self.device,
-                    self.options,
-                    self.factory,
-                    self.num_cpus,
-                    self._identity,
-                ),
+                fn_constructor_args=args,
                 batch_size=None,  # one call per block
                 batch_format="numpy",
                 compute=ray.data.ActorPoolStrategy(size=self.num_workers),
@@ -250,15 +239,12 @@ class RayNLIClassifier:
     def _block_result(self, block: Mapping[str, np.ndarray]) -> BatchResult:
         if len(block["error"]) and block["error"][0]:
             raise WorkerError(
-                f"{self._where()} failed: {block['error'][0]}",
-                remote_traceback=str(block["traceback"][0]),
+                f"{self._where()} failed: {block['error'][0]}", remote_traceback=str(block["traceback"][0])
             )
         return BatchResult(
-            indices=np.asarray(block["index"], dtype=np.int64),
-            probs=np.stack([block["p_entailment"], block["p_neutral"], block["p_contradiction"]], axis=1),
-            real_tokens=int(block["real_tokens"].sum()),
-            padded_tokens=int(block["padded_tokens"].sum()),
-            truncated=int(block["truncated"].sum()),
+            np.asarray(block["index"], dtype=np.int64),
+            np.stack([block[f"p_{label}"] for label in LABELS], axis=1),
+            *(int(block[name].sum()) for name in _COUNTS),
         )
 
     def close(self) -> None:
@@ -268,12 +254,6 @@ class RayNLIClassifier:
 
             ray.shutdown()
             self._started_ray = False
-
-    def __enter__(self) -> RayNLIClassifier:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def _where(self) -> str:
         return f"Ray NLI worker (device {self.device!r}, {self.address or 'local Ray'}, {self.spec})"

@@ -14,13 +14,13 @@ import traceback
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 import numpy as np
 from annotated_types import MinLen
 
 from nlibias.errors import ConfigError, NlibiasError
-from nlibias.models.base import BatchResult, NLIClassifier, Pair
+from nlibias.models.base import BatchResult, Identified, NLIClassifier, Pair
 from nlibias.models.batching import plan_batches
 from nlibias.models.registry import create_classifier
 from nlibias.schema.declared import Allowed, Name, declared
@@ -58,9 +58,14 @@ def deal_by_length(pairs: Sequence[Pair], n_shards: int) -> list[np.ndarray]:
     >>> [s.tolist() for s in deal_by_length([("a", "b"), ("aaaa", "b"), ("aa", "b")], 2)]
     [[1, 0], [2]]
     """
-    lengths = np.fromiter((len(p) + len(h) for p, h in pairs), dtype=np.int64, count=len(pairs))
-    order = np.argsort(-lengths, kind="stable")
+    order = longest_first(pairs)
     return [order[k::n_shards] for k in range(n_shards)]
+
+
+def longest_first(pairs: Sequence[Pair]) -> np.ndarray:
+    """Positions of ``pairs`` by decreasing length in characters (stable)."""
+    lengths = np.fromiter((len(p) + len(h) for p, h in pairs), dtype=np.int64, count=len(pairs))
+    return np.argsort(-lengths, kind="stable")
 
 
 def build_worker_classifier(
@@ -161,6 +166,25 @@ def deal_batches(batches: Sequence[np.ndarray], weights: Sequence[int], n_shards
     return [np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64) for parts in chosen]
 
 
+class WorkerClassifier(Identified):
+    """What the sharded and Ray classifiers share: the wrapped classifier's identity and
+    description (``_describe``), and :meth:`close` on leaving a ``with`` block."""
+
+    _describe: dict[str, Any]
+
+    def _described(self, **extra: Any) -> dict[str, Any]:
+        return {**(self._describe or self._identity), **extra}
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
 class _Pool:
     """The worker processes and their queues (apart, so a finalizer holds no classifier alive)."""
 
@@ -191,7 +215,7 @@ class _Pool:
         self.processes, self.jobs, self.results = [], [], None
 
 
-class ShardedNLIClassifier:
+class ShardedNLIClassifier(WorkerClassifier):
     """One classifier per device (``devices`` may repeat) in worker processes, as one
     :class:`NLIClassifier`; workers start at construction and stop on :meth:`close`. Devices whose
     identities differ are refused."""
@@ -226,14 +250,9 @@ class ShardedNLIClassifier:
         self.name = spec
         self._start()
 
-    def identity(self) -> Mapping[str, Any]:
-        """The wrapped classifier's identity."""
-        return dict(self._identity)
-
     def describe(self) -> dict[str, Any]:
         """The wrapped classifier's description, with the device list in place of its device."""
-        described = dict(self._describe or self._identity)
-        described["devices"] = list(self.devices)
+        described = self._described(devices=list(self.devices))
         described.pop("device", None)
         return described
 
@@ -287,12 +306,6 @@ class ShardedNLIClassifier:
         """Stop the workers (idempotent); a later ``predict_batches`` starts them again."""
         self._pool.stop()
 
-    def __enter__(self) -> ShardedNLIClassifier:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     @property
     def worker_pids(self) -> list[int]:
         """Process ids of the running workers (empty when stopped)."""
@@ -323,23 +336,20 @@ class ShardedNLIClassifier:
                     _, rank, name, identity, described = message
                     reports[rank] = (name, identity, described)
                     waiting.discard(rank)
-            self._check_identities(reports)
+            first = reports[0][1]
+            for rank, (_, identity, _) in sorted(reports.items()):
+                if identity != first:
+                    differ = identity_differences(first, identity)
+                    raise ConfigError(
+                        f"the workers on {self.devices[0]!r} and {self.devices[rank]!r} would compute "
+                        f"different results (identity differs in {', '.join(differ)}); "
+                        "use devices of one kind, or pin the setting (e.g. dtype='bfloat16')",
+                        parameter="devices",
+                    )
         except BaseException:
             self._pool.stop(abort=True)
             raise
         self.name, self._identity, self._describe = reports[0]
-
-    def _check_identities(self, reports: Mapping[int, tuple[str, dict[str, Any], dict[str, Any]]]) -> None:
-        _, first, _ = reports[0]
-        for rank, (_, identity, _) in sorted(reports.items()):
-            if identity != first:
-                differ = identity_differences(first, identity)
-                raise ConfigError(
-                    f"the workers on {self.devices[0]!r} and {self.devices[rank]!r} would compute "
-                    f"different results (identity differs in {', '.join(differ)}); "
-                    "use devices of one kind, or pin the setting (e.g. dtype='bfloat16')",
-                    parameter="devices",
-                )
 
     def _next_message(self, expecting: set[int], timeout: float | None = None) -> tuple[Any, ...]:
         """The next message from a worker; :class:`WorkerError` for an error or a dead worker."""

@@ -1,7 +1,5 @@
 """In-process Hugging Face sentence scorers as the CrowS-Pairs / WinoQueer reference defines them
-(docs/design.md, "Token probability"): masked copies batched by tokens, the LM head at each mask
-only (:class:`HFMaskedScorer`); one pass per sentence for a causal LM (:class:`HFCausalScorer`).
-"""
+(docs/design.md, "Token probability"): a masked LM's masked copies, or a causal LM's one pass."""
 
 from __future__ import annotations
 
@@ -12,17 +10,13 @@ from typing import Any
 import numpy as np
 
 from nlibias.errors import ConfigError
+from nlibias.models.base import Identified
 from nlibias.models.batching import check_batch_limits, plan_batches, report_fraction, unit_progress
 from nlibias.models.generative.hf_causal import HFCausalLM
-from nlibias.models.generative.scoring import right_padded_tensors
+from nlibias.models.generative.scoring import next_token_log_probs, right_padded_tensors
 from nlibias.models.generative.sources import local_source
-from nlibias.models.hf_common import (
-    choose_device,
-    dtype_name,
-    model_id,
-    resolve_revision,
-)
-from nlibias.models.mlm.hf import find_mask_head, load_masked_lm
+from nlibias.models.hf_common import HFBackend, dtype_name, model_id, resolve_revision
+from nlibias.models.mlm.hf import find_mask_head, load_masked_lm, logits_at
 from nlibias.models.tp.base import PairScore, PairScoreBatch, check_variant, scored_positions
 
 BACKEND_VERSION = 1
@@ -35,37 +29,50 @@ MEMO_SENTENCES = 200_000
 """Sentences whose token log-probabilities a scorer keeps for reuse (cleared beyond it)."""
 
 
-def _pair_chunks(lengths: np.ndarray, size: int) -> list[np.ndarray]:
-    """Pair indices by decreasing length, cut into chunks (similar lengths batch together)."""
-    order = np.argsort(-lengths, kind="stable")
-    return [order[i : i + size] for i in range(0, len(order), size)]
+Unit = tuple[int, list[int], int | None]
+"""One row of a forward pass: its job, the job's token ids, the masked position (None: causal)."""
 
 
-class _Scorer:
+class _Scorer(Identified):
     """What both HF scorers share: encoding, positions, chunking, totals."""
 
     kind = "hf"
     name: str
+    device: str
     uncased: bool
-    _identity: dict[str, Any]
+    max_tokens: int
+    max_batch_size: int
     _memo: dict[tuple[int, ...], dict[int, float]]
-
-    def identity(self) -> Mapping[str, Any]:
-        return dict(self._identity)
 
     def describe(self) -> Mapping[str, Any]:
         return {**self._identity, "device": self.device, "uncased": self.uncased}
 
-    device: str
-
     def _encode(self, text: str) -> tuple[list[int], list[bool]]:
+        raise NotImplementedError
+
+    def _units(self, jobs: list[tuple[list[int], list[int]]]) -> list[Unit]:
+        raise NotImplementedError
+
+    def _unit_log_probs(self, units: list[Unit]) -> list[dict[int, float]]:
+        """Each unit's token log-probabilities by position (one forward pass)."""
         raise NotImplementedError
 
     def _token_log_probs(
         self, jobs: list[tuple[list[int], list[int]]]
     ) -> tuple[list[dict[int, float]], int, int]:
         """Each job's log-probability at (at least) each of its positions; tokens counted."""
-        raise NotImplementedError
+        units = self._units(jobs)
+        found: list[dict[int, float]] = [{} for _ in jobs]
+        lengths = np.array([len(ids) for _, ids, _ in units], dtype=np.int64)
+        real = padded = 0
+        for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
+            chosen = [units[int(i)] for i in batch]
+            for (job, _, _), values in zip(chosen, self._unit_log_probs(chosen), strict=True):
+                found[job].update(values)
+            real += int(lengths[batch].sum())
+            padded += int(lengths[batch].max()) * len(batch)
+            report_fraction(len(batch) / len(units))  # a bar moves inside a long chunk
+        return found, real, padded
 
     def _sentence_log_probs(self, jobs: list[tuple[list[int], list[int]]]) -> tuple[list[float], int, int]:
         """Each job's sum over its positions (in position order, as the reference adds them);
@@ -99,7 +106,8 @@ class _Scorer:
             return
         encoded = [(self._encode(more), self._encode(less)) for more, less in pairs]
         lengths = np.array([len(a[0]) + len(b[0]) for a, b in encoded], dtype=np.int64)
-        for chunk in _pair_chunks(lengths, PAIRS_PER_CHUNK):
+        order = np.argsort(-lengths, kind="stable")  # chunks of similar lengths batch well
+        for chunk in (order[i : i + PAIRS_PER_CHUNK] for i in range(0, len(order), PAIRS_PER_CHUNK)):
             jobs: list[tuple[list[int], list[int]]] = []
             for i in chunk:
                 (a, keep_a), (b, keep_b) = encoded[int(i)]
@@ -129,7 +137,7 @@ def _lowercases(tokenizer: Any) -> bool:
     return bool(getattr(tokenizer, "do_lower_case", False) or tokenizer.init_kwargs.get("do_lower_case"))
 
 
-class HFMaskedScorer(_Scorer):
+class HFMaskedScorer(HFBackend, _Scorer):
     """Pseudo-log-likelihood of a Hugging Face masked LM; ``max_tokens`` caps a batch's tokens
     (default 8,192, or :data:`CPU_BATCH_TOKENS` on CPU)."""
 
@@ -146,14 +154,11 @@ class HFMaskedScorer(_Scorer):
         max_batch_size: int = 256,
         name: str | None = None,
     ) -> None:
-        check_batch_limits(max_tokens=max_tokens, max_batch_size=max_batch_size)
-        self.model_name_or_path = str(model_name_or_path)
-        self.name = name or self.model_name_or_path
-        self.device = choose_device(device)
+        self._settle(model_name_or_path, name, device, dtype, None, max_tokens, max_batch_size)
         self.tokenizer, self.model, self.dtype = load_masked_lm(
             self.model_name_or_path, revision=revision, device=self.device, dtype=dtype, parameter="mlm"
         )
-        self.max_tokens, self.max_batch_size = _budget(max_tokens, self.device, 8192), max_batch_size
+        self.max_tokens = _budget(max_tokens, self.device, 8192)
         self.uncased = _lowercases(self.tokenizer)
         self._memo = {}
         self._head = find_mask_head(self.model)
@@ -174,58 +179,27 @@ class HFMaskedScorer(_Scorer):
         )  # fmt: skip
         return list(encoded["input_ids"]), [not m for m in encoded["special_tokens_mask"]]
 
-    def _token_log_probs(
-        self, jobs: list[tuple[list[int], list[int]]]
-    ) -> tuple[list[dict[int, float]], int, int]:
-        """log P(token | the rest) at each job's positions, one masked copy per position."""
+    def _units(self, jobs: list[tuple[list[int], list[int]]]) -> list[Unit]:
+        return [(j, ids, p) for j, (ids, positions) in enumerate(jobs) for p in positions]
+
+    def _unit_log_probs(self, units: list[Unit]) -> list[dict[int, float]]:
+        """log P(token | the rest) at each unit's position, that token masked."""
         import torch
 
-        owner = np.array([j for j, (_, positions) in enumerate(jobs) for _ in positions], dtype=np.int64)
-        where = np.array([p for _, positions in jobs for p in positions], dtype=np.int64)
-        found: list[dict[int, float]] = [{} for _ in jobs]
-        if not len(owner):
-            return found, 0, 0
-        lengths = np.array([len(jobs[j][0]) for j in owner], dtype=np.int64)
-        pad_id = self.tokenizer.pad_token_id or 0
-        mask_id = self.tokenizer.mask_token_id
-        real = padded = 0
-        for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
-            width = int(lengths[batch].max())
-            texts = [jobs[int(owner[copy])][0] for copy in batch]
-            ids, attention = right_padded_tensors(texts, pad_id)
-            targets = torch.tensor(
-                [t[int(where[c])] for t, c in zip(texts, batch, strict=True)], dtype=torch.long
-            )
-            positions = torch.as_tensor(where[batch])
-            rows = torch.arange(len(batch))
-            ids[rows, positions] = mask_id
-            log_probs = self._masked_log_probs(ids, attention, rows, positions, targets)
-            for copy, value in zip(batch.tolist(), log_probs.tolist(), strict=True):
-                found[int(owner[copy])][int(where[copy])] = value
-            real += int(lengths[batch].sum())
-            padded += width * len(batch)
-            report_fraction(len(batch) / len(owner))  # a bar moves inside a long chunk
-        return found, real, padded
-
-    def _masked_log_probs(
-        self, ids: Any, attention: Any, rows: Any, positions: Any, targets: Any
-    ) -> np.ndarray:
-        import torch
-
+        texts = [ids for _, ids, _ in units]
+        where = [int(p or 0) for _, _, p in units]
+        ids, attention = right_padded_tensors(texts, self.tokenizer.pad_token_id or 0)
+        targets = torch.tensor([t[p] for t, p in zip(texts, where, strict=True)], device=self.device)
+        positions = torch.tensor(where)
+        rows = torch.arange(len(units))
+        ids[rows, positions] = self.tokenizer.mask_token_id
         inputs = {"input_ids": ids.to(self.device), "attention_mask": attention.to(self.device)}
         rows, positions = rows.to(self.device), positions.to(self.device)
         with torch.inference_mode():
-            if self._head is not None:
-                encoder, head = self._head
-                logits = head(encoder(**inputs)[0][rows, positions])
-            else:
-                logits = self.model(**inputs).logits[rows, positions]
+            logits = logits_at(self.model, self._head, inputs, rows, positions)
             log_probs = torch.log_softmax(logits if logits.dtype == torch.float64 else logits.float(), dim=-1)
-            return (
-                log_probs[torch.arange(len(targets), device=self.device), targets.to(self.device)]
-                .cpu()
-                .numpy()
-            )
+            values = log_probs[rows, targets].cpu().tolist()
+        return [{p: value} for p, value in zip(where, values, strict=True)]
 
 
 class HFCausalScorer(_Scorer):
@@ -278,32 +252,17 @@ class HFCausalScorer(_Scorer):
         )["input_ids"]  # fmt: skip
         return list(ids), [i > 0 for i in range(len(ids))]  # the first token (BOS) is never scored
 
-    def _token_log_probs(
-        self, jobs: list[tuple[list[int], list[int]]]
-    ) -> tuple[list[dict[int, float]], int, int]:
+    def _units(self, jobs: list[tuple[list[int], list[int]]]) -> list[Unit]:
+        return [(j, ids, None) for j, (ids, _) in enumerate(jobs)]
+
+    def _unit_log_probs(self, units: list[Unit]) -> list[dict[int, float]]:
         """log P(token_t | tokens before t) at every position t >= 1: one pass per sentence."""
         import torch
 
-        lengths = np.array([len(ids) for ids, _ in jobs], dtype=np.int64)
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        found: list[dict[int, float]] = [{} for _ in jobs]
-        real = padded = 0
-        for batch in plan_batches(lengths, max_tokens=self.max_tokens, max_batch_size=self.max_batch_size):
-            width = int(lengths[batch].max())
-            ids, attention = right_padded_tensors([jobs[int(j)][0] for j in batch], pad_id)
-            with torch.inference_mode():
-                logits = self.model(
-                    input_ids=ids.to(self.device), attention_mask=attention.to(self.device)
-                ).logits
-                logits = logits if logits.dtype == torch.float64 else logits.float()
-                # position t-1 predicts token t: log P = logit of the token - logsumexp of the row
-                head = logits[:, :-1]
-                picked = head.gather(2, ids[:, 1:].to(self.device).unsqueeze(-1)).squeeze(-1)
-                token_lp = (picked - torch.logsumexp(head, dim=-1)).cpu().tolist()
-            for row, j in enumerate(batch):
-                n = len(jobs[int(j)][0])
-                found[int(j)] = {t: token_lp[row][t - 1] for t in range(1, n)}
-            real += int(lengths[batch].sum())
-            padded += width * len(batch)
-            report_fraction(len(batch) / len(jobs))  # a bar moves inside a long chunk
-        return found, real, padded
+        ids, attention = right_padded_tensors([ids for _, ids, _ in units], pad_id, str(self.device))
+        with torch.inference_mode():
+            token_lp = next_token_log_probs(self.model, ids, attention).cpu().tolist()
+        return [
+            {t: token_lp[row][t - 1] for t in range(1, len(ids))} for row, (_, ids, _) in enumerate(units)
+        ]

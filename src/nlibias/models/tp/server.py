@@ -112,33 +112,18 @@ class ServerScorer:
         """:func:`check_prompt_alignment` on this server, once (two requests)."""
         if self._alignment_checked:
             return
-        probe = {
-            "model": self.model,
-            "prompt": ALIGNMENT_PROBE,
-            "max_tokens": 1,
-            "temperature": 0.0,
-            "logprobs": 5,
-        }
-        echoed = self.client.post("/completions", {**probe, "echo": True})
-        check_prompt_alignment(echoed, self.client.post("/completions", probe), self.client.base_url)
+        echoed = self.complete(ALIGNMENT_PROBE, logprobs=5, echo=True)
+        check_prompt_alignment(echoed, self.complete(ALIGNMENT_PROBE, logprobs=5), self.client.base_url)
         self._alignment_checked = True
+
+    def complete(self, prompt: str, **options: Any) -> dict[str, Any]:
+        """One greedy token after ``prompt`` from ``/completions`` (``options``: logprobs, echo)."""
+        payload = {"model": self.model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0, **options}
+        return self.client.post("/completions", payload)
 
     def echo_tokens(self, text: str) -> tuple[list[str], list[float | None]]:
         """The tokens of ``text`` and their echoed log-probabilities."""
-        payload = {
-            "model": self.model, "prompt": text, "max_tokens": 1, "temperature": 0.0,
-            "echo": True, "logprobs": 1,
-        }  # fmt: skip
-        return prompt_logprobs(self.client.post("/completions", payload), text)
-
-    def sentence_log_probs(self, texts: Sequence[str]) -> list[float]:
-        """log P of each whole text (every token after the first), ``concurrency`` at a time."""
-        if not texts:
-            return []
-        self.check_alignment()
-        with ThreadPoolExecutor(self.concurrency) as pool:
-            answers = list(pool.map(self.echo_tokens, texts))
-        return [float(sum(v for v in values[1:] if v is not None)) for _, values in answers]
+        return prompt_logprobs(self.complete(text, echo=True, logprobs=1), text)
 
     def score_pair_batches(
         self, pairs: Sequence[tuple[str, str]], *, variant: str
