@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nlibias.errors import NlibiasError
+from nlibias.errors import DataError, NlibiasError
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
 from nlibias.metrics.paired import OVERALL, compare_units, holm_family_size, refuse_undecidable
 from nlibias.metrics.paired_units import model_outputs
@@ -109,6 +109,7 @@ def compare(
         if label == items[0][1]:
             in_first.setdefault(model, j)
     references = [in_first.get(model, 0) if several_runs else 0 for _, model, _, _ in columns]
+    _refuse_scored_differently([(model, run) for _, model, _, run in columns], references)
     if measures is None:
         found = list(dict.fromkeys(m for c in columns for m in numeric_measures(overall_of(c[2]))))
         measures = [m for m in MEASURES if m in found] + [m for m in found if m not in MEASURES]
@@ -129,6 +130,31 @@ def compare(
         "reference" if r == i else "paired" if i in paired else "overlap" for i, r in enumerate(references)
     ]
     return Comparison(columns=names, references=references, rows=rows, tests=tests)
+
+
+def _refuse_scored_differently(columns: Sequence[tuple[str, Run | None]], references: Sequence[int]) -> None:
+    """Refuse one model key compared across runs whose answers were chosen differently
+    (``option_score``, which the key hides; a prompt or mode shows in the key)."""
+    for (model, run), ref in zip(columns, references, strict=True):
+        ref_model, ref_run = columns[ref]
+        if (
+            run is None
+            or ref_run is None
+            or run.record is None
+            or ref_run.record is None
+            or model != ref_model
+        ):
+            continue
+        mine, theirs = (dict(r.model_run(model)).get("option_score") for r in (run.record, ref_run.record))
+        if mine is not None and theirs is not None and mine != theirs:
+            raise DataError(
+                f"model {model!r} has option_score {theirs!r} in run {ref_run.path} and {mine!r} in run "
+                f"{run.path}: its answers were chosen differently under "
+                "one key, so side by side they would measure different things",
+                model=model,
+                field="option_score",
+                fix="compare runs audited with one option_score (audit the one again with the other's)",
+            )
 
 
 def _cell(

@@ -110,7 +110,8 @@ def _figure_html(plot: Plot | None) -> str:
 
 
 class _Figures(list[Plot]):
-    """The figures drawn for a report (none when ``on`` is false), to be saved beside it."""
+    """The figures drawn for a report (none when ``on`` is false), each phone variant after its
+    figure, to be saved beside it."""
 
     def __init__(self, on: bool) -> None:
         super().__init__()
@@ -119,7 +120,7 @@ class _Figures(list[Plot]):
     def show(self, draw: Callable[..., Plot | None], *args: Any, **kwargs: Any) -> str:
         """The HTML of the figure ``draw(*args, **kwargs)`` returns (``""`` without one), kept."""
         plot = draw(*args, **kwargs) if self.on else None
-        self += [plot] if plot is not None else []
+        self += [] if plot is None else [plot] if plot.narrow is None else [plot, plot.narrow]
         return _figure_html(plot)
 
 
