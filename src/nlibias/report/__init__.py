@@ -1,9 +1,4 @@
-"""Reports over run directories: one self-contained HTML file, paper-layout tables, comparisons.
-
->>> from nlibias.report import TABLE_FORMATS
->>> TABLE_FORMATS
-('md', 'latex', 'csv')
-"""
+"""Reports over run directories: one self-contained HTML file, paper-layout tables, comparisons."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
 """BBQ's bias scores as the paper's Figure 3: a heat map per condition (s_AMB, s_DIS), categories
-down, models across, on the full signed scale.
-
->>> plot_bbq_heatmap("run", {"m": {"overall": {}}}) is None  # no categories: no figure
-True
-"""
+down, models across, on the full signed scale."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
 """Runs or models side by side, each column against its reference (the same model in the first run,
-else the first column): paired bootstrap over the same samples, else non-overlapping intervals.
-
->>> disjoint((1.0, 2.0), (2.5, 3.0)), disjoint((1.0, 2.0), (1.5, 3.0)), disjoint(None, (0.0, 1.0))
-(True, False, False)
-"""
+else the first column): paired bootstrap over the same samples, else non-overlapping intervals."""
 
 from __future__ import annotations
 
@@ -91,13 +87,7 @@ def compare(
     measures: Sequence[str] | None = None,
 ) -> Comparison:
     """Every measure side by side, overall and per first non-subtopic slicing; ``runs``: loaded runs
-    (paired where possible) or ``(label, models)`` pairs (intervals compared).
-
-    >>> m = lambda v, lo, hi: {"overall": {"accuracy": v, "ci": {"accuracy": [lo, hi]}}}
-    >>> c = compare([("r1", {"a": m(50.0, 45.0, 55.0)}), ("r2", {"a": m(70.0, 65.0, 75.0)})])
-    >>> c.columns, c.rows[0].cells[1].differs, c.rows[0].cells[1].better, c.tests
-    (['r1 · a', 'r2 · a'], True, True, ['reference', 'overlap'])
-    """
+    (paired where possible) or ``(label, models)`` pairs (intervals compared)."""
     items = [(r, r.label, r.models) if not isinstance(r, tuple) else (None, r[0], r[1]) for r in runs]
     columns = [
         (label, model, metrics, run) for run, label, models in items for model, metrics in models.items()
@@ -160,13 +150,7 @@ def _refuse_scored_differently(columns: Sequence[tuple[str, Run | None]], refere
 def _cell(
     m: Mapping[str, Any], ref: Mapping[str, Any], measure: str, compared: bool, pair: PairedValue | None
 ) -> Cell:
-    """One column's cell and its difference from the reference (a null value: an empty cell).
-
-    >>> null, full = {"S": None, "ci": {"S": [10.0, 20.0]}}, {"S": 50.0, "ci": {"S": [45.0, 55.0]}}
-    >>> cell = _cell(null, full, "S", True, None)
-    >>> cell.value, cell.ci, cell.differs, _cell(full, null, "S", True, None).differs
-    (None, None, False, False)
-    """
+    """One column's cell and its difference from the reference (a null value: an empty cell)."""
     value, ref_value = m.get(measure), ref.get(measure)
     if not is_number(value):
         return Cell(None, None, False, None)
@@ -218,17 +202,7 @@ def _run_outputs(run: Run, cache: dict[int, _Outputs | None]) -> _Outputs | None
 
 
 def aligned_positions(a: SampleColumns, b: SampleColumns) -> np.ndarray | None:
-    """Where each of ``b``'s samples sits in ``a`` when both hold the same samples, else None.
-
-    >>> from nlibias.schema import Sample
-    >>> from nlibias.schema.columns import SampleColumns
-    >>> rows = [Sample(id=i, source="s", domain="d", subtopic="t", premise="P", hypothesis=h, gold="neutral")
-    ...         for i, h in (("a", "x"), ("b", "y"))]
-    >>> aligned_positions(SampleColumns.from_samples(rows), SampleColumns.from_samples(rows[::-1]))
-    array([1, 0])
-    >>> aligned_positions(SampleColumns.from_samples(rows), SampleColumns.from_samples(rows[:1])) is None
-    True
-    """
+    """Where each of ``b``'s samples sits in ``a`` when both hold the same samples, else None."""
     if a is b:
         return np.arange(len(a))
     if len(a) != len(b):

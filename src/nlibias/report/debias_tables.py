@@ -1,14 +1,4 @@
-"""Before/after debiasing text tables in paper 004's layouts (Tables 5, 7, the change, Table 6).
-
->>> pair = {"before": "b", "after": "a", "accuracy": {"before": 90.0, "after": None},
-...         "metrics": {r: {"overall": {"S": 50.0, "delta_p": 40.0, "B": 70.0},
-...                         "by_dominant_gender": {}} for r in ("before", "after")},
-...         "difference": {"overall": {"S": 0.0, "delta_p": 0.0, "B": 0.0,
-...                                    "ci": {"S": [-1.0, 1.0], "delta_p": None, "B": None}},
-...                        "by_dominant_gender": {}}}
->>> print(format_debias_tables({"pairs": [pair]}).splitlines()[0])
-Before debiasing, % (paper 004 Table 5 layout)
-"""
+"""Before/after debiasing text tables in paper 004's layouts (Tables 5, 7, the change, Table 6)."""
 
 from __future__ import annotations
 

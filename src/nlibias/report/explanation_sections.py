@@ -1,9 +1,5 @@
 """The report's section on generated explanations, as paper 002's appendix A.7: rates per model and
-judge and per subtopic, the LM judge's agreement, an example per label; stale ones are a note.
-
->>> explanations_html([])
-''
-"""
+judge and per subtopic, the LM judge's agreement, an example per label; stale ones are a note."""
 
 from __future__ import annotations
 

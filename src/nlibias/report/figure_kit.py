@@ -103,14 +103,7 @@ def error_bars(errors: Sequence[tuple[float, float]]) -> list[list[float]] | Non
 
 
 def wrap_label(text: str, width: int) -> str:
-    """``text`` in lines of at most ``width`` characters, broken after ``| / _ - = ,`` or a space.
-
-    >>> print(wrap_label("smollm2|prompt=entailed|scored", 16))
-    smollm2|prompt=
-    entailed|scored
-    >>> wrap_label("abcdefghij", 4)
-    'abcd\\nefgh\\nij'
-    """
+    """``text`` in lines of at most ``width`` characters, broken after ``| / _ - = ,`` or a space."""
     width = max(width, 4)
     if len(text) <= width:
         return text

@@ -1,13 +1,5 @@
 """One self-contained HTML report: verdicts and caveats first, then the sections with data, the
-run's configuration last (docs/report.md); every text from data files is escaped.
-
->>> import json, tempfile, pathlib
->>> d = pathlib.Path(tempfile.mkdtemp())
->>> _ = (d / "metrics.json").write_text(json.dumps({"source": "bbnli", "models": {"m": {"overall": {}}}}))
->>> from nlibias.report.load import load_run
->>> "<!DOCTYPE html>" in render_report([load_run(d)], plots=False).html
-True
-"""
+run's configuration last (docs/report.md); every text from data files is escaped."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""Read what a report needs from an audit/score or extension run directory; every part optional.
-
->>> import json, tempfile, pathlib
->>> d = pathlib.Path(tempfile.mkdtemp())
->>> _ = (d / "metrics.json").write_text(json.dumps({"source": "bbnli", "models": {"m": {"overall": {}}}}))
->>> load_run(d).source
-'bbnli'
-"""
+"""Read what a report needs from an audit/score or extension run directory; every part optional."""
 
 from __future__ import annotations
 
@@ -157,15 +150,7 @@ def _stage_count(value: Any) -> int | None:
 
 def funnel_stages(run_json: Mapping[str, Any]) -> list[FunnelStage]:
     """Stage counts from ``run.json`` in any of the shapes ``{"stages": [{"name", "count"}]}``,
-    ``{"stages": {name: count}}``, ``{"counts": {...}}`` or ``{"funnel": ...}``.
-
-    >>> funnel_stages({"stages": [{"name": "masked", "count": 10}, {"name": "kept", "n_out": 4}]})
-    [FunnelStage(name='masked', count=10), FunnelStage(name='kept', count=4)]
-    >>> funnel_stages({"stages": {"a": 3, "b": {"kept": 2}}})
-    [FunnelStage(name='a', count=3), FunnelStage(name='b', count=2)]
-    >>> funnel_stages({})
-    []
-    """
+    ``{"stages": {name: count}}``, ``{"counts": {...}}`` or ``{"funnel": ...}``."""
     for key in ("stages", "funnel", "stage_counts", "counts"):
         raw = run_json.get(key)
         named: list[tuple[Any, Any]] = list(raw.items()) if isinstance(raw, Mapping) else []

@@ -1,12 +1,4 @@
-"""Small readers over one model's metrics dict, shared by tables, plots and the HTML report.
-
->>> model_parts("smollm2|prompt=true|scored")
-('smollm2|scored', 'true')
->>> model_parts("roberta-large-mnli")
-('roberta-large-mnli', '')
->>> numeric_measures({"n": 4, "M1": 50.0, "ci": {}, "flag": True})
-['M1']
-"""
+"""Small readers over one model's metrics dict, shared by tables, plots and the HTML report."""
 
 from __future__ import annotations
 
@@ -108,16 +100,7 @@ class IntervalStyle(TypedDict, total=False):
 
 
 def value_with_interval(m: Mapping[str, Any], measure: str, **style: Unpack[IntervalStyle]) -> str:
-    """``measure``'s value in ``m`` and its 95% interval, by :func:`format_with_interval`.
-
-    >>> m = {"S": 2.0, "n": 40, "ci": {"S": [-1.0, 3.0], "n": None}}
-    >>> value_with_interval(m, "S")
-    '2.00 <span class="ci">[-1.00, 3.00]</span>'
-    >>> value_with_interval(m, "S", signed=True, signed_interval=True, span=None)
-    '+2.00 [-1.00, +3.00]'
-    >>> value_with_interval(m, "n", counts=True), value_with_interval(m, "B")
-    ('40', '–')
-    """
+    """``measure``'s value in ``m`` and its 95% interval, by :func:`format_with_interval`."""
     return format_with_interval(m.get(measure), interval(m, measure), **style)
 
 

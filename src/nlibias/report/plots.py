@@ -50,12 +50,7 @@ _PanelRows = list[tuple[int, Mapping[str, Any]]]
 
 
 def _domain_rows(metrics: Mapping[str, Any], domains: Sequence[str], measures: Sequence[str]) -> _PanelRows:
-    """``(position, slice)`` for each of ``domains`` where ``metrics`` has all ``measures``.
-
-    >>> _domain_rows({"overall": {"cf_pro": 1.0}, "by_domain": {"race": {"cf_pro": None}}},
-    ...              ["all", "race"], ["cf_pro"])
-    [(0, {'cf_pro': 1.0})]
-    """
+    """``(position, slice)`` for each of ``domains`` where ``metrics`` has all ``measures``."""
     by_name = dict(slice_groups(metrics, kinds=["domain"]))
     return [
         (j, by_name[d])
@@ -210,11 +205,7 @@ def plot_pro_anti(label: str, models: Models, *, name: str = "pro_anti") -> Plot
 
 def heatmap_scale(measure: str) -> tuple[float, float, str]:
     """``(vmin, vmax, colour map)`` from the measure's declared range, not the data; a signed
-    measure gets a diverging map centred on its no-bias value, an open range ends at 100.
-
-    >>> heatmap_scale("yes_rate_pro"), heatmap_scale("bbnli_bias_score")
-    ((0.0, 100.0, 'cividis'), (-100.0, 100.0, 'RdBu_r'))
-    """
+    measure gets a diverging map centred on its no-bias value, an open range ends at 100."""
     info = ALL_MEASURES.get(measure)
     low, high = info.range if info is not None else (0.0, 100.0)
     high = 100.0 if high == float("inf") else high

@@ -1,15 +1,4 @@
-"""The run's caveats (from its own metadata), shown before the numbers, and its provenance.
-
->>> from pathlib import Path
->>> from nlibias.report.load import Run
->>> run = Run(path=Path("demo"), label="demo", metrics={"source": "bbnli", "n_samples": 480,
-...     "models": {"m": {"overall": {}}}, "demo": {"disclaimer": "A demonstration, not a verdict."},
-...     "run": {"models": {"m": {"model": "smollm2", "identity": {"gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf"}}}}})
->>> [c.kind for c in run_caveats(run)]
-['demo', 'small-model', 'few-samples']
->>> run_caveats(run)[1].text[:64]
-'smollm2 (SmolLM2-135M-Instruct.Q4_1.gguf) is a small model (135M'
-"""
+"""The run's caveats (from its own metadata), shown before the numbers, and its provenance."""
 
 from __future__ import annotations
 
@@ -40,13 +29,7 @@ class Caveat:
 
 
 def parameters_named(model_id: str) -> float | None:
-    """The parameter count a model id states (``SmolLM2-135M`` → 1.35e8), or None.
-
-    >>> parameters_named("HuggingFaceTB/SmolLM2-135M-Instruct"), parameters_named("Llama-3.1-8B")
-    (135000000.0, 8000000000.0)
-    >>> parameters_named("roberta-large-mnli") is None
-    True
-    """
+    """The parameter count a model id states (``SmolLM2-135M`` → 1.35e8), or None."""
     found = _SIZE.findall(model_id)
     if not found:
         return None
@@ -211,13 +194,7 @@ def _with_code(text: str) -> str:
 
 
 def caveat_line(text: str) -> tuple[str, str]:
-    """A caveat's first clause (up to ``: `` or ``. ``) as its one line, and the rest.
-
-    >>> caveat_line("Only 480 samples were audited: read every value with its 95% interval.")
-    ('Only 480 samples were audited.', 'Read every value with its 95% interval.')
-    >>> caveat_line("No confidence intervals (bootstrap resamples 0).")
-    ('No confidence intervals (bootstrap resamples 0).', '')
-    """
+    """A caveat's first clause (up to ``: `` or ``. ``) as its one line, and the rest."""
     cuts = [i for i in (text.find(": "), text.find(". ")) if i > 0]
     if not cuts:
         return text, ""

@@ -1,12 +1,5 @@
 """Do token-probability (TP) and NLI bias scores agree? (paper 003, Tables 3–4): R², r and n over
-runs of one sentence scorer and one NLI classifier, and item by item (:func:`item_agreements`).
-
->>> runs = [(f"r{i}", {"nli": {"overall": {"M1": m1, "M2": m2}}, "lm|tp=shared": {"overall": {"tp_bias_score": tp}}})
-...         for i, (tp, m1, m2) in enumerate([(50, 10, 20), (60, 30, 25), (70, 20, 40)])]
->>> rows = correlation_rows(runs)
->>> rows[0]["pair"], rows[0]["n"], round(rows[0]["r2"], 4)   # r = 10/20 = 0.5
-('TP vs. M1', 3, 0.25)
-"""
+runs of one sentence scorer and one NLI classifier, and item by item (:func:`item_agreements`)."""
 
 from __future__ import annotations
 
@@ -39,14 +32,7 @@ def _paired_models(models: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, f
 
 def correlation_points(runs: ModelsByRun) -> list[dict[str, Any]]:
     """``{"label", "TP", "M1", ..., "M8"}`` per run of exactly one TP and one NLI model (which
-    belong together is otherwise unknown); the same point in several runs counts once.
-
-    >>> runs = [("r", {"nli": {"overall": {"M1": 40.0, "M2": None}},
-    ...                "a|tp=shared": {"overall": {"tp_bias_score": 55.0}},
-    ...                "b|tp=shared": {"overall": {"tp_bias_score": None}}})]
-    >>> [(p["TP"], p["M1"], p["M2"]) for p in correlation_points(runs + runs)]
-    [(55.0, 40.0, None)]
-    """
+    belong together is otherwise unknown); the same point in several runs counts once."""
     points, seen = [], set()
     for label, models in runs:
         tp, nli = _paired_models(models)
@@ -64,12 +50,7 @@ def correlation_points(runs: ModelsByRun) -> list[dict[str, Any]]:
 
 
 def runs_not_paired(runs: ModelsByRun) -> list[str]:
-    """The runs holding TP and NLI models that give no point: several of either kind.
-
-    >>> runs_not_paired([("r", {"n1": {"overall": {"M1": 1.0}}, "n2": {"overall": {"M1": 2.0}},
-    ...                         "t": {"overall": {"tp_bias_score": 50.0}}})])
-    ['r']
-    """
+    """The runs holding TP and NLI models that give no point: several of either kind."""
     found = []
     for label, models in runs:
         tp, nli = _paired_models(models)

@@ -1,10 +1,4 @@
-"""Text tables of token-probability (TP) bias in the layouts of CrowS-Pairs, WinoQueer and paper 003.
-
->>> m = {"overall": {"n_pairs": 4, "tp_bias_score": 50.0, "ties": 25.0, "counts": {"ties": 1},
-...      "stereo_score": 100.0, "antistereo_score": 0.0, "likelihood_diff": 0.625}}
->>> print(format_tp_tables({"lm|tp=shared": m}).splitlines()[3])
-lm    | shared  |     4 |    50.00 |    1 | 25.00 | 100.00 |       0.00 |            0.62
-"""
+"""Text tables of token-probability (TP) bias in the layouts of CrowS-Pairs, WinoQueer and paper 003."""
 
 from __future__ import annotations
 

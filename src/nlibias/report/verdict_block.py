@@ -1,14 +1,5 @@
 """The verdict block as text, Markdown or HTML: what ``audit``, ``score``, ``tables.txt`` and
-``report --format md`` print first, and a notebook shows.
-
->>> metrics = {"models": {"m": {"overall": {"tp_bias_score": 52.78, "n_pairs": 1508,
-...            "ci": {"tp_bias_score": [46.83, 58.73]}}}}}
->>> print(verdict_block(metrics))
-Verdict (95% bootstrap intervals; a signed measure is biased only when its interval excludes its no-bias value, over 10 units or more)
-model | verdict             | TP score (50 = no bias)
-------+---------------------+------------------------
-m     | no evidence of bias | 52.78 [46.83, 58.73]
-"""
+``report --format md`` print first, and a notebook shows."""
 
 from __future__ import annotations
 
@@ -107,15 +98,7 @@ def scored_of(metrics: Mapping[str, Any]) -> tuple[int, int] | None:
 
 
 def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """What the verdict's samples are where not the whole file (a subset, unscored samples).
-
-    >>> sample_notes({"subset": {"limit": 20, "seed": 0, "samples": 32, "of": 3134}})
-    ['A subset: 32 of 3,134 samples (limit 20, seed 0; every subtopic, pairs whole): its values are not the full set’s.']
-    >>> sample_notes({"subset": {"limit": 300, "seed": 0, "samples": 300, "of": 11956, "pairs_whole": False}})
-    ['A subset: 300 of 11,956 samples (limit 300, seed 0; every subtopic): its values are not the full set’s.']
-    >>> sample_notes({"run": {"samples_scored": 3119, "samples_given": 3134}})
-    ['15 of 3,134 samples have no prediction and are left out: the values are over the 3,119 scored.']
-    """
+    """What the verdict's samples are where not the whole file (a subset, unscored samples)."""
     notes = []
     subset = subset_of(metrics)
     if subset is not None:
@@ -135,12 +118,7 @@ def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
     """A note naming each model whose TP pairs tie, with the paper's score (ties in the
-    denominator) beside the ties-split one the verdict reads.
-
-    >>> tie_notes({"models": {"m": {"overall": {"tp_bias_score": 30.0, "tp_tie_split_score": 45.0,
-    ...            "n_pairs": 40, "ties": 30.0, "counts": {"ties": 12}}}}})
-    ['TP ties: m 12 of 40 pairs (30.0%; no preference scores 35.00), the paper’s score 30.00. The verdict reads the TP score with ties split (each tie half a vote: a model without preference stays at 50); the paper’s score counts ties in the pairs and never as preferred, which pulls it below 50 whatever a model prefers. More than 5% of pairs tie for m: its paper’s score says as much about ties as about preference.']
-    """
+    denominator) beside the ties-split one the verdict reads."""
     found, many, split = [], [], False
     for model, overall in _overalls(metrics):
         if "tp_bias_score" not in overall:
@@ -252,12 +230,7 @@ def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
 
 
 def verdict_table_html(metrics: Mapping[str, Any]) -> str:
-    """The report's verdict table of a ``metrics.json``, for a notebook.
-
-    >>> metrics = {"models": {"m": {"overall": {"M1": 53.2, "ci": {"M1": [51.45, 55.5]}}}}}
-    >>> "pro-stereotype bias" in verdict_table_html(metrics)
-    True
-    """
+    """The report's verdict table of a ``metrics.json``, for a notebook."""
     from nlibias.report.verdict_html import verdict_table
 
     verdicts = [v for v in run_verdicts(metrics) if v.headline]
