@@ -1,11 +1,5 @@
 """A second opinion: a generative LM labels each explanation balanced / biased / invalid (the
-first label word of its answer to ``resources/explanation_judge_prompt.txt``), through the cache.
-
->>> parse_lm_label("Label: Biased. The answer assumes ...")
-'biased'
->>> parse_lm_label("I think it is neither.") is None
-True
-"""
+first label word of its answer to ``resources/explanation_judge_prompt.txt``), through the cache."""
 
 from __future__ import annotations
 

@@ -221,14 +221,7 @@ _CHOICES = {"label": LABELS, "lm_label": LABELS, "stance": STANCES, "stereotype"
 
 
 def row_problem(row: Any) -> tuple[str | None, str] | None:
-    """Why ``row`` is not a row ``explain`` writes, as (field, reason); None when it is one.
-
-    >>> row_problem({"id": "a", "model": "m", "judge": "j", "premise": "p", "hypothesis": "h",
-    ...              "explanation": "e", "label": "great"})
-    ('label', '"great" is not one of balanced, biased, invalid (or null)')
-    >>> row_problem([1, 2])
-    (None, 'expected a JSON object, got [1, 2]')
-    """
+    """Why ``row`` is not a row ``explain`` writes, as (field, reason); None when it is one."""
     if not isinstance(row, dict):
         return None, f"expected a JSON object, got {_got(row)}"
     for field in _TEXT_FIELDS:

@@ -43,12 +43,7 @@ def train_tiny_causal_tokenizer(
     texts: Iterable[str], vocab_size: int = 1024, *, chat_template: bool = True
 ) -> Any:
     """A deterministic word-level fast tokenizer: specials, answer words, then ``texts``' most
-    frequent words.
-
-    >>> tok = train_tiny_causal_tokenizer(["Women are rational."])
-    >>> tok.convert_ids_to_tokens(tok("Women are rational.")["input_ids"])
-    ['Women', 'are', 'rational', '.']
-    """
+    frequent words."""
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 

@@ -130,12 +130,7 @@ def train_tiny_tokenizer(
     token_type_ids: bool = True,
 ) -> PreTrainedTokenizerBase:
     """A cased BERT-style WordPiece fast tokenizer whose vocabulary comes from ``texts``
-    (``token_type_ids=False``: RoBERTa's pair layout).
-
-    >>> tok = train_tiny_tokenizer(["Men are rational.", "Women are rational."])
-    >>> tok.convert_ids_to_tokens(tok("Men are", "rational.")["input_ids"])
-    ['[CLS]', 'Men', 'are', '[SEP]', 'rational', '.', '[SEP]']
-    """
+    (``token_type_ids=False``: RoBERTa's pair layout)."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
     if vocab_size < len(SPECIAL_TOKENS) + 1:
