@@ -10,9 +10,11 @@ from nlibias.explanations.judge import (
     shown_judge,
 )
 from nlibias.explanations.lm_judge import parse_lm_label
-from nlibias.explanations.run_files import row_problem
+from nlibias.explanations.run_files import fake_judge_warning, row_problem
 from nlibias.explanations.split import split_answer, split_sentences
+from nlibias.testing.memory import traced_peak
 from nlibias.testing.nli_sets import learnable_nli_rows, snli_shaped_rows
+from nlibias.testing.report_runs import wq_nli_metrics
 from nlibias.testing.tiny_causal import train_tiny_causal_tokenizer
 from nlibias.testing.tiny_models import train_tiny_tokenizer
 
@@ -136,3 +138,22 @@ def test_tiny_models_train_tiny_tokenizer() -> None:
         ".",
         "[SEP]",
     ]
+
+
+def test_run_files_fake_judge_warning() -> None:
+    assert (
+        fake_judge_warning({"fake_judges": ["j"]})
+        == "Judge fake:j is a fake: a deterministic stand-in for tests and dry runs. Its labels say nothing about the explanations."
+    )
+
+
+def test_split_split_sentences() -> None:
+    assert split_sentences("") == []
+
+
+def test_memory_module() -> None:
+    assert traced_peak(lambda: bytearray(10**6)) >= 10**6
+
+
+def test_report_runs_module() -> None:
+    assert sorted(wq_nli_metrics()["models"]["bert"]["overall"])[:3] == ["M1", "M2", "M3"]

@@ -9,37 +9,56 @@ import pytest
 
 from nlibias.errors import ConfigError
 from nlibias.report import TABLE_FORMATS
+from nlibias.report.assets import REPORT_CSS, REPORT_JS
 from nlibias.report.bbq_figure import plot_bbq_heatmap
 from nlibias.report.compare import _cell, aligned_positions, compare, disjoint
 from nlibias.report.debias_sections import debias_section_html
-from nlibias.report.debias_tables import format_debias_tables
+from nlibias.report.debias_tables import _base_name, format_debias_tables, short_name
 from nlibias.report.display_frame import DisplayFrame
 from nlibias.report.examples import pair_category
-from nlibias.report.explanation_sections import explanations_html
+from nlibias.report.explanation_sections import explanation_measures, explanations_html
 from nlibias.report.extend_sections import extend_card_html
-from nlibias.report.figure_kit import wrap_label
+from nlibias.report.figure_kit import chars_that_fit, error_extent, wrap_label
 from nlibias.report.frame import metric_rows, prediction_row
-from nlibias.report.glossary import ALL_MEASURES, glossary_html, glossary_names, range_words
-from nlibias.report.html import render_report
-from nlibias.report.html_parts import key_values, table
+from nlibias.report.glossary import ALL_MEASURES, better_words, glossary_html, glossary_names, range_words
+from nlibias.report.html import _num, _split_total, render_report
+from nlibias.report.html_parts import key_values, model_key, table
 from nlibias.report.layout_checks import text_problems
 from nlibias.report.load import Run, funnel_stages, load_run
-from nlibias.report.metric_readers import numeric_measures, value_with_interval
+from nlibias.report.metric_readers import (
+    format_with_interval,
+    measure_n,
+    numeric_measures,
+    slice_groups,
+    value_with_interval,
+)
 from nlibias.report.paper_table_format import PaperTable, format_table
 from nlibias.report.paper_tables import (
+    _name_list,
     biased_subtopics,
+    comment_notes,
+    generic_measures,
     measures_sentence,
     measures_title,
     most_biased_subtopics,
     paper_tables,
 )
-from nlibias.report.plots import _domain_rows, heatmap_scale
-from nlibias.report.run_notes import caveat_line, parameters_named, run_caveats
+from nlibias.report.plots import _domain_rows, heatmap_scale, measures_by_unit, no_bias_line, plot_funnel
+from nlibias.report.run_notes import _with_code, caveat_line, parameters_named, run_caveats
 from nlibias.report.tables import check_slice
 from nlibias.report.tp_correlation import correlation_points, correlation_rows, runs_not_paired
 from nlibias.report.tp_tables import format_tp_tables
-from nlibias.report.verdict_block import sample_notes, tie_notes, verdict_block, verdict_table_html
-from nlibias.report.verdict_html import measure_link, verdict_section
+from nlibias.report.verdict_block import (
+    magnitude_notes,
+    readability_notes,
+    sample_notes,
+    scored_of,
+    subset_of,
+    tie_notes,
+    verdict_block,
+    verdict_table_html,
+)
+from nlibias.report.verdict_html import measure_anchor, measure_link, verdict_section
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.model_keys import model_parts
 
@@ -556,3 +575,140 @@ def test_verdict_html_module() -> None:
     section = verdict_section([("run", metrics)], glossary={"bbnli_bias_score"})
     assert "pro-stereotype bias" in section and 'href="#measure-bbnli_bias_score"' in section
     assert measure_link("cf_pro", glossary=set()) == "cf_pro"
+
+
+def test_assets_module() -> None:
+    assert "filter:blur" in REPORT_CSS and "revealed" in REPORT_JS
+
+
+def test_debias_tables_short_name() -> None:
+    assert (short_name("/tmp/runs/bert-aug"), short_name("bert-base-uncased")) == (
+        "bert-aug",
+        "bert-base-uncased",
+    )
+
+
+def test_debias_tables_base_name() -> None:
+    assert _base_name("/runs/models/bert-base-s42") == "bert-base"
+
+
+def test_explanation_sections_explanation_measures() -> None:
+    assert explanation_measures([]) == set()
+
+
+def test_figure_kit_module() -> None:
+    assert chars_that_fit(3.4, 8) == 49
+
+
+def test_figure_kit_error_extent() -> None:
+    assert error_extent({"S": 50.0, "ci": {"S": [40.0, 55.0]}}, "S") == (10.0, 5.0)
+
+
+def test_glossary_better_words() -> None:
+    assert (
+        better_words(ALL_MEASURES["M1"]),
+        better_words(ALL_MEASURES["bbnli_bias_score"]),
+        better_words(ALL_MEASURES["ties"]),
+    ) == ("closer to 50", "closer to 0", "neither")
+
+
+def test_html_num() -> None:
+    assert (_num(2.0), _num(0), _num(None)) == ("2.00", "0", "–")
+
+
+def test_html_split_total() -> None:
+    assert (
+        _split_total({"cf_pro": 1.5, "cf_anti": 0.5, "cf_error": 2.0}),
+        _split_total({"cf_pro": None}),
+    ) == ("4.00", "–")
+
+
+def test_html_parts_model_key() -> None:
+    assert model_key("org/m|prompt=true") == '<span class="model-key">org/<wbr>m|<wbr>prompt=<wbr>true</span>'
+
+
+def test_metric_readers_slice_groups() -> None:
+    assert [n for n, _ in slice_groups({"overall": {}, "by_g": {"b": {}, "a": {}}})] == ["all", "a", "b"]
+
+
+def test_metric_readers_format_with_interval() -> None:
+    assert (format_with_interval(50.0, (45.0, 55.0)), format_with_interval(None, (1.0, 2.0))) == (
+        '50.00 <span class="ci">[45.00, 55.00]</span>',
+        "–",
+    )
+
+
+def test_metric_readers_measure_n() -> None:
+    assert (measure_n({"n": 40, "n_pro_answered": 19}, "yes_rate_pro"), measure_n({"n": 40}, "cf_pro")) == (
+        19,
+        40,
+    )
+
+
+def test_paper_tables_generic_measures() -> None:
+    assert generic_measures(
+        {"a": {"overall": {"n": 3, "S": 1.0}}, "b": {"overall": {"B": 2.0, "S": 0.5}}}
+    ) == ["S", "B"]
+
+
+def test_paper_tables_name_list() -> None:
+    assert _name_list(["M1", "M2", "M3", "M5", "M6", "S"]) == "M1–M3, M5, M6, S"
+
+
+def test_paper_tables_comment_notes() -> None:
+    assert comment_notes(
+        [("r", "bbnli", {})], "csv", {"r": {"subset": {"samples": 4, "of": 9, "limit": 2, "seed": 0}}}
+    ) == [
+        "# r: A subset: 4 of 9 samples (limit 2, seed 0; every subtopic, pairs whole): its values are not the full set’s."
+    ]
+
+
+def test_plots_module() -> None:
+    assert plot_funnel([]) is None
+
+
+def test_plots_measures_by_unit() -> None:
+    assert measures_by_unit(
+        {"m": {"overall": {"M1": 50.0, "mean_answer_mass": 0.5, "ties": 3.0, "x": 4}}}
+    ) == {"%": ["M1", "ties"], "fraction": ["mean_answer_mass"], "count": ["x"]}
+
+
+def test_plots_no_bias_line() -> None:
+    assert (no_bias_line("tp_bias_score"), no_bias_line("M1"), no_bias_line("p_yes_gap")) == (
+        50.0,
+        50.0,
+        None,
+    )
+
+
+def test_run_notes_with_code() -> None:
+    assert (
+        _with_code("Audit with `nlibias audit` <now>") == "Audit with <code>nlibias audit</code> &lt;now&gt;"
+    )
+
+
+def test_verdict_block_subset_of() -> None:
+    assert (subset_of({"subset": {"samples": 32, "of": 3134}})["of"], subset_of({}) is None) == (3134, True)
+
+
+def test_verdict_block_scored_of() -> None:
+    assert (scored_of({"run": {"samples_scored": 150, "samples_given": 3134}}), scored_of({"run": {}})) == (
+        (150, 3134),
+        None,
+    )
+
+
+def test_verdict_block_readability_notes() -> None:
+    assert readability_notes({"models": {"m": {"overall": {"n_unparsed": 360, "unparsed_rate": 90.0}}}}) == [
+        "m: 40 of 400 answers read (10.0%); the verdict reads those only."
+    ]
+
+
+def test_verdict_block_magnitude_notes() -> None:
+    assert magnitude_notes({"models": {"m": {"overall": {"S": 60.0, "delta_p": 20.0, "B": 50.5}}}}) == [
+        "S (same prediction) and delta P have no direction: they measure how much predictions depend on the group (no bias: S (same prediction) 100, delta P 0), not toward which stereotype; the verdict word reads B (stereotype preferred) only."
+    ]
+
+
+def test_verdict_html_measure_anchor() -> None:
+    assert measure_anchor("M1") == "measure-M1"

@@ -251,11 +251,7 @@ def _got(value: Any) -> str:
 
 
 def fake_judge_warning(summary: Mapping[str, Any]) -> str | None:
-    """What to say above the rates when a fake judge (``fake:NAME``) made some labels.
-
-    >>> fake_judge_warning({"fake_judges": ["j"]})
-    'Judge fake:j is a fake: a deterministic stand-in for tests and dry runs. Its labels say nothing about the explanations.'
-    """
+    """What to say above the rates when a fake judge (``fake:NAME``) made some labels."""
     listed = summary.get("fake_judges") or ()
     fakes = [shown_judge(name, listed) for name in listed]
     if not fakes:

@@ -57,11 +57,7 @@ def splitter_identity() -> str:
 
 
 def split_sentences(explanation: str) -> list[str]:
-    """The sentences of ``explanation``, stripped; pieces without a letter or digit dropped.
-
-    >>> split_sentences("")
-    []
-    """
+    """The sentences of ``explanation``, stripped; pieces without a letter or digit dropped."""
     if not explanation.strip():
         return []
     pieces = (piece.strip() for piece in _segmenter().segment(explanation))

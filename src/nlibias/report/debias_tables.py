@@ -13,11 +13,7 @@ _MEASURES = (("S", "S (up)"), ("delta_p", "dP (down)"), ("B", "B (50 = none)"))
 
 
 def short_name(model: str) -> str:
-    """A model key as a table shows it (a directory by its last component).
-
-    >>> short_name("/tmp/runs/bert-aug"), short_name("bert-base-uncased")
-    ('bert-aug', 'bert-base-uncased')
-    """
+    """A model key as a table shows it (a directory by its last component)."""
     return model.rstrip("/").rsplit("/", 1)[-1] if model.startswith(("/", ".", "~")) else model
 
 
@@ -26,11 +22,7 @@ def _number(value: Any) -> str:
 
 
 def _base_name(model: str) -> str:
-    """A seed's model without its ``-s<seed>`` suffix.
-
-    >>> _base_name("/runs/models/bert-base-s42")
-    'bert-base'
-    """
+    """A seed's model without its ``-s<seed>`` suffix."""
     return re.sub(r"-s\d+$", "", short_name(model))
 
 

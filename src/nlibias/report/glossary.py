@@ -51,11 +51,7 @@ def glossary_html(runs: Sequence[Run]) -> str:
 
 
 def better_words(info: MeasureInfo) -> str:
-    """Which values are better, in words.
-
-    >>> better_words(ALL_MEASURES["M1"]), better_words(ALL_MEASURES["bbnli_bias_score"]), better_words(ALL_MEASURES["ties"])
-    ('closer to 50', 'closer to 0', 'neither')
-    """
+    """Which values are better, in words."""
     if info.direction == "target" and info.target is not None:
         return f"closer to {info.target:g}"
     return {"zero": "closer to 0", "none": "neither"}.get(info.direction, info.direction)

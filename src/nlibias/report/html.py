@@ -64,22 +64,14 @@ class Report:
 
 
 def _num(value: Any) -> str:
-    """A measure with two decimals, a count as an integer.
-
-    >>> _num(2.0), _num(0), _num(None)
-    ('2.00', '0', '–')
-    """
+    """A measure with two decimals, a count as an integer."""
     if isinstance(value, int) and is_number(value):
         return str(value)
     return f"{value:.2f}" if is_number(value) else "–"
 
 
 def _split_total(m: Mapping[str, Any]) -> str:
-    """Pro + Anti + Error (the misprediction rate); "–" when any is missing.
-
-    >>> _split_total({"cf_pro": 1.5, "cf_anti": 0.5, "cf_error": 2.0}), _split_total({"cf_pro": None})
-    ('4.00', '–')
-    """
+    """Pro + Anti + Error (the misprediction rate); "–" when any is missing."""
     parts = [m.get(k) for k in ("cf_pro", "cf_anti", "cf_error")]
     return _num(sum(float(p) for p in parts if is_number(p))) if all(is_number(p) for p in parts) else "–"
 

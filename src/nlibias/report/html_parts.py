@@ -19,11 +19,7 @@ def sensitive(text: Any) -> str:
 
 
 def model_key(key: Any) -> str:
-    """A model's key for a table cell, escaped, breakable only after a separator.
-
-    >>> model_key("org/m|prompt=true")
-    '<span class="model-key">org/<wbr>m|<wbr>prompt=<wbr>true</span>'
-    """
+    """A model's key for a table cell, escaped, breakable only after a separator."""
     breakable = re.sub(r"([|/:=_,-])", r"\1<wbr>", escape(key))
     return f'<span class="model-key">{breakable}</span>'
 

@@ -53,11 +53,7 @@ def slice_kinds(metrics: Mapping[str, Any]) -> list[str]:
 def slice_groups(
     metrics: Mapping[str, Any], *, kinds: list[str] | None = None
 ) -> list[tuple[str, Mapping[str, Any]]]:
-    """``[("all", overall), (slice name, M), ...]`` over every (or the given) ``by_*`` slicing.
-
-    >>> [n for n, _ in slice_groups({"overall": {}, "by_g": {"b": {}, "a": {}}})]
-    ['all', 'a', 'b']
-    """
+    """``[("all", overall), (slice name, M), ...]`` over every (or the given) ``by_*`` slicing."""
     rows: list[tuple[str, Mapping[str, Any]]] = []
     if isinstance(metrics.get("overall"), Mapping):
         rows.append(("all", metrics["overall"]))
@@ -114,11 +110,7 @@ def format_with_interval(
     counts: bool = False,
     span: str | None = "ci",
 ) -> str:
-    """A value and its interval as :class:`IntervalStyle` says (``–`` without a value).
-
-    >>> format_with_interval(50.0, (45.0, 55.0)), format_with_interval(None, (1.0, 2.0))
-    ('50.00 <span class="ci">[45.00, 55.00]</span>', '–')
-    """
+    """A value and its interval as :class:`IntervalStyle` says (``–`` without a value)."""
     if not is_number(value):
         return "–"
     sign = "+" if signed else ""
@@ -131,10 +123,6 @@ def format_with_interval(
 
 
 def measure_n(slice_metrics: Mapping[str, Any], measure: str) -> int | None:
-    """How many items a slice's ``measure`` is over (``n_pro_answered`` for ``yes_rate_pro``, else ``n``).
-
-    >>> measure_n({"n": 40, "n_pro_answered": 19}, "yes_rate_pro"), measure_n({"n": 40}, "cf_pro")
-    (19, 40)
-    """
+    """How many items a slice's ``measure`` is over (``n_pro_answered`` for ``yes_rate_pro``, else ``n``)."""
     value = slice_metrics.get("n_pro_answered" if measure == "yes_rate_pro" else "n")
     return int(value) if is_number(value) else None

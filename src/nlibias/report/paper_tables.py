@@ -209,11 +209,7 @@ def wq_table3(runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]) -> Pa
 
 
 def generic_measures(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Every numeric measure in the models' ``overall``, in order of appearance.
-
-    >>> generic_measures({"a": {"overall": {"n": 3, "S": 1.0}}, "b": {"overall": {"B": 2.0, "S": 0.5}}})
-    ['S', 'B']
-    """
+    """Every numeric measure in the models' ``overall``, in order of appearance."""
     found = (
         m for metrics in models.values() for m in numeric_measures(overall_of(metrics), skip=GENERIC_SKIP)
     )
@@ -233,11 +229,7 @@ _NUMBERED = re.compile(r"(.*?)(\d+)")
 
 
 def _name_list(names: Sequence[str]) -> str:
-    """``names`` joined by commas, three or more consecutive numbered ones as a range.
-
-    >>> _name_list(["M1", "M2", "M3", "M5", "M6", "S"])
-    'M1–M3, M5, M6, S'
-    """
+    """``names`` joined by commas, three or more consecutive numbered ones as a range."""
     parts: list[str] = []
     run: list[str] = []
 
@@ -324,11 +316,7 @@ def verdict_blocks(runs: PaperRuns, documents: Mapping[str, Mapping[str, Any]]) 
 
 
 def comment_notes(runs: PaperRuns, fmt: str, documents: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The verdict notes as CSV (``#``) or LaTeX (``%``) comment lines.
-
-    >>> comment_notes([("r", "bbnli", {})], "csv", {"r": {"subset": {"samples": 4, "of": 9, "limit": 2, "seed": 0}}})
-    ['# r: A subset: 4 of 9 samples (limit 2, seed 0; every subtopic, pairs whole): its values are not the full set’s.']
-    """
+    """The verdict notes as CSV (``#``) or LaTeX (``%``) comment lines."""
     mark = "#" if fmt == "csv" else "%"
     lines = [
         f"{mark} {label}: {note}"

@@ -1,8 +1,4 @@
-"""Report figures (matplotlib, Agg) for a paper column: each returns a :class:`Plot`, or ``None`` without data.
-
->>> plot_funnel([]) is None
-True
-"""
+"""Report figures (matplotlib, Agg) for a paper column: each returns a :class:`Plot`, or ``None`` without data."""
 
 from __future__ import annotations
 
@@ -311,11 +307,7 @@ UNIT_AXES = {"%": "percent", "fraction": "fraction (0 to 1)", "nats": "nats", "c
 
 
 def measures_by_unit(models: Models) -> dict[str, list[str]]:
-    """The models' overall measures outside BBNLI's own, grouped by declared unit.
-
-    >>> measures_by_unit({"m": {"overall": {"M1": 50.0, "mean_answer_mass": 0.5, "ties": 3.0, "x": 4}}})
-    {'%': ['M1', 'ties'], 'fraction': ['mean_answer_mass'], 'count': ['x']}
-    """
+    """The models' overall measures outside BBNLI's own, grouped by declared unit."""
     groups: dict[str, list[str]] = {}
     for measure in dict.fromkeys(
         m for metrics in models.values() for m in numeric_measures(overall_of(metrics))
@@ -328,11 +320,7 @@ def measures_by_unit(models: Models) -> dict[str, list[str]]:
 
 
 def no_bias_line(measure: str) -> float | None:
-    """A measure's declared neutral value (or target) unless 0, where the axis has its line.
-
-    >>> no_bias_line("tp_bias_score"), no_bias_line("M1"), no_bias_line("p_yes_gap")
-    (50.0, 50.0, None)
-    """
+    """A measure's declared neutral value (or target) unless 0, where the axis has its line."""
     info = ALL_MEASURES.get(measure)
     if info is None:
         return None

@@ -182,11 +182,7 @@ def _published_premise_notes(run: Run) -> list[str]:
 
 
 def _with_code(text: str) -> str:
-    """Escaped text with backtick-quoted commands as ``<code>``.
-
-    >>> _with_code("Audit with `nlibias audit` <now>")
-    'Audit with <code>nlibias audit</code> &lt;now&gt;'
-    """
+    """Escaped text with backtick-quoted commands as ``<code>``."""
     parts = escape(text).split("`")
     if len(parts) % 2 == 0:  # an unpaired backtick: leave the text as it is
         return escape(text)

@@ -73,11 +73,7 @@ def slice_lines(verdicts: Sequence[ModelVerdict]) -> list[str]:
 
 
 def subset_of(metrics: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """A ``metrics.json``'s ``subset`` (a ``limit`` run), or None for the whole samples file.
-
-    >>> subset_of({"subset": {"samples": 32, "of": 3134}})["of"], subset_of({}) is None
-    (3134, True)
-    """
+    """A ``metrics.json``'s ``subset`` (a ``limit`` run), or None for the whole samples file."""
     subset = metrics.get("subset")
     if isinstance(subset, Mapping) and is_int(subset.get("samples")) and is_int(subset.get("of")):
         return subset
@@ -85,11 +81,7 @@ def subset_of(metrics: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def scored_of(metrics: Mapping[str, Any]) -> tuple[int, int] | None:
-    """``(samples scored, samples given)`` where some samples had no prediction, else None.
-
-    >>> scored_of({"run": {"samples_scored": 150, "samples_given": 3134}}), scored_of({"run": {}})
-    ((150, 3134), None)
-    """
+    """``(samples scored, samples given)`` where some samples had no prediction, else None."""
     run = metrics.get("run")
     scored, given = (
         (run.get("samples_scored"), run.get("samples_given")) if isinstance(run, Mapping) else (None, None)
@@ -166,11 +158,7 @@ def _overalls(metrics: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, An
 
 
 def readability_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """A note per model that read fewer than :data:`READ_SHARE_NOTE` % of its answers.
-
-    >>> readability_notes({"models": {"m": {"overall": {"n_unparsed": 360, "unparsed_rate": 90.0}}}})
-    ['m: 40 of 400 answers read (10.0%); the verdict reads those only.']
-    """
+    """A note per model that read fewer than :data:`READ_SHARE_NOTE` % of its answers."""
     notes = []
     for model, overall in _overalls(metrics):
         unread, rate = overall.get("n_unparsed"), overall.get("unparsed_rate")
@@ -184,11 +172,7 @@ def readability_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def magnitude_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """A note when the verdict shows magnitude measures, which have no direction.
-
-    >>> magnitude_notes({"models": {"m": {"overall": {"S": 60.0, "delta_p": 20.0, "B": 50.5}}}})
-    ['S (same prediction) and delta P have no direction: they measure how much predictions depend on the group (no bias: S (same prediction) 100, delta P 0), not toward which stereotype; the verdict word reads B (stereotype preferred) only.']
-    """
+    """A note when the verdict shows magnitude measures, which have no direction."""
     magnitudes: dict[str, MeasureInfo] = {}
     signed: dict[str, MeasureInfo] = {}
     for _, overall in _overalls(metrics):

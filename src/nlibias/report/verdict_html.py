@@ -24,11 +24,7 @@ INTRO = (
 
 
 def measure_anchor(name: str) -> str:
-    """The id of a measure's glossary entry.
-
-    >>> measure_anchor("M1")
-    'measure-M1'
-    """
+    """The id of a measure's glossary entry."""
     return f"measure-{name}"
 
 

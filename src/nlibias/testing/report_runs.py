@@ -1,8 +1,4 @@
-"""Small saved runs of every shape a report renders, for tests and demos (no model, no data files).
-
->>> sorted(wq_nli_metrics()["models"]["bert"]["overall"])[:3]
-['M1', 'M2', 'M3']
-"""
+"""Small saved runs of every shape a report renders, for tests and demos (no model, no data files)."""
 
 from __future__ import annotations
 
