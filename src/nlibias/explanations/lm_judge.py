@@ -24,11 +24,6 @@ LM_JUDGE_MAX_NEW_TOKENS = 8
 _LABEL_WORD = re.compile(r"\b(balanced|biased|invalid)\b", re.IGNORECASE)
 
 
-def judge_prompt() -> str:
-    """The prompt template of the LM judge (the package's file)."""
-    return resources.files("nlibias.resources").joinpath(PROMPT_FILE).read_text(encoding="utf-8")
-
-
 def parse_lm_label(text: str | None) -> str | None:
     """The first label word in the LM's text, lowercased; None when it names none."""
     found = _LABEL_WORD.search(text or "")
@@ -54,7 +49,7 @@ def lm_judge_labels(
     progress: bool = True,
 ) -> LMJudgement:
     """Ask ``backend`` for the label of every explained answer."""
-    template = judge_prompt()
+    template = resources.files("nlibias.resources").joinpath(PROMPT_FILE).read_text(encoding="utf-8")
     asked = [i for i, item in enumerate(answers) if item.sentences]
     prompts = [
         template.format(premise=answers[i].premise, hypothesis=answers[i].hypothesis, answer=answers[i].text)

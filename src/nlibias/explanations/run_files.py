@@ -162,11 +162,7 @@ def _answer(prediction: Prediction, sample: Sample) -> GeneratedAnswer:
 
 
 def summarise(
-    rows: Sequence[Mapping[str, Any]],
-    *,
-    settings: Mapping[str, Any],
-    resamples: int,
-    seed: int,
+    rows: Sequence[Mapping[str, Any]], *, settings: Mapping[str, Any], resamples: int, seed: int
 ) -> dict[str, Any]:
     """``explanations.json``: settings, measure declarations, and the rates per model and judge."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}

@@ -76,11 +76,6 @@ def disjoint(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bo
     return a[1] < b[0] or b[1] < a[0]
 
 
-def _comparison_slices(metrics: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    kinds = [k for k in slice_kinds(metrics) if k != "subtopic"][:1]
-    return slice_groups(metrics, kinds=kinds)
-
-
 def compare(
     runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]] | Run],
     *,
@@ -103,7 +98,7 @@ def compare(
     if measures is None:
         found = list(dict.fromkeys(m for c in columns for m in numeric_measures(overall_of(c[2]))))
         measures = [m for m in MEASURES if m in found] + [m for m in found if m not in MEASURES]
-    by_column = [dict(_comparison_slices(metrics)) for _, _, metrics, _ in columns]
+    by_column = [dict(slice_groups(m, kinds=_first_slicing(m))) for _, _, m, _ in columns]
     slice_names = list(dict.fromkeys(s for groups in by_column for s in groups))
     paired = paired_columns([(model, metrics, run) for _, model, metrics, run in columns], references)
     rows: list[ComparisonRow] = []
@@ -145,6 +140,11 @@ def _refuse_scored_differently(columns: Sequence[tuple[str, Run | None]], refere
                 field="option_score",
                 fix="compare runs audited with one option_score (audit the one again with the other's)",
             )
+
+
+def _first_slicing(metrics: Mapping[str, Any]) -> list[str]:
+    """The slicing compared besides ``overall``: the first but subtopic."""
+    return [k for k in slice_kinds(metrics) if k != "subtopic"][:1]
 
 
 def _cell(
@@ -266,7 +266,7 @@ def _paired_values(
     ]
     if not heads:
         return {}
-    slices = (OVERALL, *[k for k in slice_kinds(metrics[1]) if k != "subtopic"][:1])
+    slices = (OVERALL, *_first_slicing(metrics[1]))
     try:
         base_units = measures.resampling_units(columns, base, model=models[0], measures=heads)
         cand_units = measures.resampling_units(columns, cand, model=models[1], measures=heads)

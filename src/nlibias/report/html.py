@@ -231,7 +231,7 @@ def _other_measures(i: int, run: Run, figs: _Figures) -> str:
     unit_of = {m: unit for unit, group in groups.items() for m in group}
     headers = [MEASURE_TITLES.get(m, m) + ("" if unit_of[m] == "%" else f" ({unit_of[m]})") for m in measures]
     rows = [
-        [model_key(model), _e(name), _e(_or_blank(slice_size(m)))]  # n, n_rows or n_pairs: its units
+        [model_key(model), _e(name), _e("" if (n := slice_size(m)) is None else n)]  # n, n_rows or n_pairs
         + [value_with_interval(m, k, counts=True) for k in measures]
         for model, metrics in run.models.items()
         for name, m in slice_groups(metrics, kinds=[k for k in slice_kinds(metrics) if k != "subtopic"])
@@ -241,10 +241,6 @@ def _other_measures(i: int, run: Run, figs: _Figures) -> str:
         + figs.show(plot_bbq_heatmap, run.label, run.models, name=f"bbq_heatmap_{i}")
         + _table(["model", "slice", "n", *headers], rows, numeric_from=2)
     )
-
-
-def _or_blank(value: int | None) -> int | str:
-    return "" if value is None else value
 
 
 def _comparison(comparison: Comparison, glossary: set[str]) -> str:

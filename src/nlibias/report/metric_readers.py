@@ -5,17 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypedDict, TypeGuard, Unpack
 
-from nlibias.schema.model_keys import model_parts
-
-__all__ = [
-    "GENERIC_SKIP",
-    "format_with_interval",
-    "is_number",
-    "measure_n",
-    "model_parts",
-    "numeric_measures",
-    "value_with_interval",
-]
+from nlibias.schema.model_keys import model_parts as model_parts
 
 #: Count-like keys left out of generic measure tables (shown elsewhere as counts).
 GENERIC_SKIP = frozenset({"n", "degenerate_pairs"})

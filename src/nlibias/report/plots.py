@@ -110,11 +110,6 @@ def _small_multiples(models: Models, measures: Sequence[str]) -> tuple[list[str]
     return names, _domains([models[n] for n in names], measures[0])
 
 
-def _percent_axis(ax: Any) -> None:
-    """A percent axis from 0 to at least 5, so that all-zero bars read as 0 %."""
-    ax.set_ylim(0.0, max(ax.get_ylim()[1], 5.0))
-
-
 def _panel_grid(names: Sequence[str], domains: Sequence[str]) -> Any:
     """One axis per model, titled by its name, sharing the y axis."""
     panel = max(1.7, 0.45 * len(domains) + 0.7)
@@ -157,7 +152,7 @@ def _panel_plot(
         for ax, model in zip(axes, names, strict=False):
             handles = draw_panel(ax, _domain_rows(models[model], domains, measures))
         axes[0].set_ylabel(ylabel)
-        _percent_axis(axes[0])
+        axes[0].set_ylim(0.0, max(axes[0].get_ylim()[1], 5.0))  # at least 5: all-zero bars read as 0 %
         legend_below(fig, handles, legend, max_cols=len(legend))
         return fig
 

@@ -8,12 +8,6 @@ from typing import Any
 from nlibias.schema.model_keys import split_tp_key
 from nlibias.textio.tables import render_table
 
-
-def _name(key: str) -> tuple[str, str]:
-    parts = split_tp_key(key)
-    return parts if parts is not None else (key, "")
-
-
 _TP_HEADER = [
     "Model",
     "variant",
@@ -45,7 +39,7 @@ def format_tp_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "doma
     rows = []
     for key, metrics in models.items():
         o = metrics["overall"]
-        model, variant = _name(key)
+        model, variant = split_tp_key(key) or (key, "")
         rows.append(
             [model, variant, o.get("n_pairs"), o.get("tp_bias_score"), o.get("counts", {}).get("ties"),
              o.get("ties"), o.get("stereo_score"), o.get("antistereo_score"), o.get("likelihood_diff")]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nlibias.errors import ConfigError, DataNotFoundError
+from nlibias.schema.declared import declared
 from nlibias.textio.env_paths import env_path
 
 if TYPE_CHECKING:
@@ -168,6 +169,7 @@ def train_tiny_tokenizer(
     )
 
 
+@declared
 def build_tiny_nli_classifier(
     out_dir: str | Path,
     texts: Iterable[str],
@@ -199,7 +201,7 @@ def build_tiny_nli_classifier(
 
             config: Any = BertConfig(max_position_embeddings=TINY_MAX_LENGTH, **common)
             model: Any = BertForSequenceClassification(config)
-        elif arch == "roberta":
+        else:
             from transformers import RobertaConfig, RobertaForSequenceClassification
 
             config = RobertaConfig(
@@ -210,8 +212,6 @@ def build_tiny_nli_classifier(
                 **common,
             )
             model = RobertaForSequenceClassification(config)
-        else:
-            raise ConfigError(f"arch must be 'bert' or 'roberta', got {arch!r}", parameter="arch")
     return save_model(model, tokenizer, out_dir)
 
 
