@@ -2,6 +2,4 @@
 
 from __future__ import annotations
 
-from nlibias.report.paper_tables import TABLE_FORMATS
-
-__all__ = ["TABLE_FORMATS"]
+from nlibias.report.paper_tables import TABLE_FORMATS as TABLE_FORMATS

@@ -41,14 +41,14 @@ def parameters_named(model_id: str) -> float | None:
 _NAMING_KEYS = ("model", "model_id", "gguf_file", "repo", "name_or_path", "path")
 
 
-def _names(description: Any) -> list[str]:
+def _values(description: Any, keys: Sequence[str]) -> list[str]:
+    """The text values of ``keys`` in a model's description, nested ones too, in order."""
     found: list[str] = []
-    if isinstance(description, Mapping):
-        for key, value in description.items():
-            if key in _NAMING_KEYS and isinstance(value, str):
-                found.append(value)
-            elif isinstance(value, Mapping):
-                found += _names(value)
+    for key, value in description.items() if isinstance(description, Mapping) else ():
+        if key in keys and isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, Mapping):
+            found += _values(value, keys)
     return found
 
 
@@ -57,7 +57,7 @@ def _model_sizes(run: Run) -> dict[str, float]:
     described = run.run_info.get("models")
     sizes: dict[str, float] = {}
     for desc in described.values() if isinstance(described, Mapping) else []:
-        named = [(n, parameters_named(n)) for n in _names(desc)]
+        named = [(n, parameters_named(n)) for n in _values(desc, _NAMING_KEYS)]
         counts = [(size, n) for n, size in named if size is not None]
         if counts:
             size, name = min(counts)
@@ -75,15 +75,8 @@ def _reduced_precision(run: Run) -> dict[str, str]:
     """Each described model that ran in a :data:`REDUCED_PRECISION` dtype (possibly nested), and it."""
     described = run.run_info.get("models")
     found: dict[str, str] = {}
-
-    def dtypes(value: Any) -> list[str]:
-        if not isinstance(value, Mapping):
-            return []
-        own = [str(value["dtype"])] if str(value.get("dtype")) in REDUCED_PRECISION else []
-        return own + [d for v in value.values() for d in dtypes(v)]
-
     for key, desc in described.items() if isinstance(described, Mapping) else []:
-        reduced = dtypes(desc)
+        reduced = [d for d in _values(desc, ("dtype",)) if d in REDUCED_PRECISION]
         if reduced:
             found[str(desc.get("model") or key)] = reduced[0]
     return found
