@@ -29,6 +29,7 @@ from nlibias.report.html_parts import table as _table
 from nlibias.report.load import Run
 from nlibias.report.metric_readers import (
     format_with_interval,
+    has_measure,
     is_number,
     slice_groups,
     slice_kinds,
@@ -40,7 +41,6 @@ from nlibias.report.paper_tables import (
     PaperTable,
     biased_subtopics,
     format_table,
-    has_measure,
     measures_sentence,
     most_biased_subtopics,
     paper_tables,

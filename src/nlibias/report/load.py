@@ -11,7 +11,6 @@ from typing import Any, cast
 
 from nlibias.benchmarks.base import Benchmark
 from nlibias.errors import NlibiasError, SourceError
-from nlibias.io.predictions import read_predictions
 from nlibias.io.results import MetricsDocument, RunInfo
 from nlibias.io.run_dir import RunDirectory, RunSamples, read_run
 from nlibias.io.samples import read_samples
@@ -79,8 +78,7 @@ class Run:
     def predictions(self) -> list[Prediction]:
         """The run's predictions; ``[]`` when ``predictions.jsonl`` is absent or unreadable."""
         if self._predictions is None:
-            path = self.path / "predictions.jsonl"
-            self._predictions = _or_empty(lambda: read_predictions(path)) if path.exists() else []
+            self._predictions = _or_empty(self.record.predictions) if self.record else []
         return self._predictions
 
     def funnel(self) -> list[FunnelStage]:

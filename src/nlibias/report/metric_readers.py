@@ -26,6 +26,11 @@ def overall_of(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
     return overall if isinstance(overall, Mapping) else {}
 
 
+def has_measure(models: Mapping[str, Mapping[str, Any]], measure: str) -> bool:
+    """Whether some model's ``overall`` holds ``measure``."""
+    return any(measure in overall_of(m) for m in models.values())
+
+
 def numeric_measures(m: Mapping[str, Any], *, skip: frozenset[str] = GENERIC_SKIP) -> list[str]:
     """Keys of ``m`` holding a number that is a measure (not a count such as ``n`` or ``n_pairs``)."""
     return [k for k, v in m.items() if is_number(v) and k not in skip and not k.startswith("n_")]

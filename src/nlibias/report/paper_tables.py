@@ -13,6 +13,7 @@ from nlibias.metrics.ranking import TOP_SUBTOPICS, is_biased_subtopic, stored_ra
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, run_verdicts
 from nlibias.report.metric_readers import (
     GENERIC_SKIP,
+    has_measure,
     measure_n,
     model_parts,
     numeric_measures,
@@ -294,11 +295,6 @@ def _relabel(table: PaperTable, label: str, title: str) -> PaperTable:
     """``table`` keyed by its run's ``label`` too, and retitled."""
     key = f"{table.key}_{''.join(ch if ch.isalnum() else '_' for ch in label)}" if label else table.key
     return replace(table, key=key, title=title)
-
-
-def has_measure(models: Mapping[str, Mapping[str, Any]], measure: str) -> bool:
-    """Whether some model's ``overall`` holds ``measure``."""
-    return any(measure in overall_of(m) for m in models.values())
 
 
 def _is_bbnli(models: Mapping[str, Mapping[str, Any]]) -> bool:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from nlibias.metrics.token_probability import r_and_r2, wq_nli_item_agreement
 from nlibias.metrics.wq_nli import M_KEYS
 from nlibias.report.figure_kit import OKABE_ITO, ModelsByRun, Plot, new_figure, render
-from nlibias.report.metric_readers import is_number, number, overall_of
+from nlibias.report.metric_readers import has_measure, is_number, number, overall_of
 from nlibias.report.paper_table_format import PaperTable
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
@@ -108,13 +108,16 @@ def correlation_table(runs: ModelsByRun) -> PaperTable | None:
 def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
     """TP preference vs M1 on the same rows for every (TP model, NLI model) of the runs, matched
     by sample id (possibly across runs); runs take part by their measures, not their ``source``."""
-    rows = {i: {s.id: s for s in run.samples()} for i, run in enumerate(runs) if _reports(run, "M1")}
+    rows = {
+        i: {s.id: s for s in run.samples()} for i, run in enumerate(runs) if has_measure(run.models, "M1")
+    }
     pairs = {
         (i, j)
         for i, own in rows.items()
         if own
         for j, run in enumerate(runs)
-        if i == j or (_reports(run, "tp_bias_score") and any(own.get(s.id) == s for s in run.samples()))
+        if i == j
+        or (has_measure(run.models, "tp_bias_score") and any(own.get(s.id) == s for s in run.samples()))
     }
     shown = sorted({k for pair in pairs for k in pair})
     prefix = {k: f"{runs[k].label} · " if len(shown) > 1 else "" for k in shown}
@@ -138,10 +141,6 @@ def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
         if (i, j) in pairs
         for n, nli_rows in nli[i].items()
     ]
-
-
-def _reports(run: Run, measure: str) -> bool:
-    return any(measure in overall_of(metrics) for metrics in run.models.values())
 
 
 def item_agreement_of_rows(
