@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
 from nlibias.metrics.ranking import ranking_measure
 from nlibias.report.figure_kit import (
@@ -255,8 +257,6 @@ def plot_subtopic_heatmap(label: str, models: Models, *, name: str = "subtopic_h
 
 def _heatmap_figure(heat: _Heat, *, phone: bool) -> Any:
     """The heat map, every model side by side; for a ``phone``, panels of a few models stacked."""
-    import numpy as np
-
     size = HEATMAP_LABEL_PT
     vmin, vmax, cmap = heatmap_scale(heat.measure)
     per_row = PHONE_MODELS_PER_ROW if phone else len(heat.names)

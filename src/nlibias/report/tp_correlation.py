@@ -7,6 +7,8 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from nlibias.metrics.token_probability import r_and_r2, wq_nli_item_agreement
 from nlibias.metrics.wq_nli import M_KEYS
 from nlibias.report.figure_kit import OKABE_ITO, ModelsByRun, Plot, new_figure, render
@@ -181,8 +183,6 @@ def plot_tp_vs_nli(runs: ModelsByRun, *, measure: str = "M1", name: str = "tp_vs
     fit = r_and_r2([p["TP"] for p in points], [p[measure] for p in points])
 
     def draw() -> Any:
-        import numpy as np
-
         fig = new_figure(3.4, 3.0)
         ax = fig.add_subplot()
         xs = np.array([p["TP"] for p in points], dtype=float)
