@@ -81,10 +81,6 @@ class Run:
             self._predictions = _or_empty(self.record.predictions) if self.record else []
         return self._predictions
 
-    def funnel(self) -> list[FunnelStage]:
-        """Per-stage counts of an extension run (``run.json``), in order; ``[]`` when absent."""
-        return funnel_stages(self.run_json)
-
     def dataset_folder(self) -> Path | None:
         """The folder of the run's samples."""
         samples = self.samples_path()
@@ -96,10 +92,11 @@ class Run:
         return self.card if self.card is not None or folder is None else _read_card(folder)
 
     def dataset_funnel(self) -> list[FunnelStage]:
-        """Funnel of this run, or of the extension dataset the run was audited on."""
-        folder = self.dataset_folder()
-        if self.funnel() or folder is None or folder.resolve() == self.path.resolve():
-            return self.funnel()
+        """Per-stage counts (``run.json``) of this extension run, or of the extension dataset the run
+        was audited on; ``[]`` without one."""
+        own, folder = funnel_stages(self.run_json), self.dataset_folder()
+        if own or folder is None or folder.resolve() == self.path.resolve():
+            return own
         return funnel_stages(read_json(folder / RUN_JSON))
 
 
