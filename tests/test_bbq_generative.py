@@ -298,3 +298,26 @@ def test_the_gate_refuses_runs_whose_options_were_scored_differently(bbq_run: Pa
     with pytest.raises(DataError) as caught:  # these tiny runs are refused, but not for their prompt
         nlibias.gate(arc, baseline=tmp_path / "total")
     assert caught.value.field != "prompt" and "has prompt" not in str(caught.value)
+
+
+def test_report_compare_refuses_runs_whose_options_were_scored_differently(
+    bbq_run: Path, tmp_path: Path
+) -> None:
+    # as the gate: one key, "g|prompt=race|scored", over two ways of choosing the answer
+    from typer.testing import CliRunner
+
+    from nlibias.cli.main import app
+
+    for how, prompt in (("total", "race"), ("per-byte", "race"), ("total", "arc")):
+        nlibias.audit(bbq_run, generative="fake:g", prompts=prompt, option_score=how, cache=False, bootstrap=0,
+                      progress=False, out_dir=tmp_path / f"{how}-{prompt}")  # fmt: skip
+    runs = [tmp_path / "per-byte-race", tmp_path / "total-race"]
+    with pytest.raises(DataError, match="option_score 'per-byte' in run") as caught:
+        nlibias.make_report(runs, compare=True, fmt="md")
+    assert caught.value.field == "option_score" and caught.value.model == "g|prompt=race|scored"
+    assert all(str(run) in str(caught.value) for run in runs)
+    shown = CliRunner().invoke(app, ["report", *map(str, runs), "--compare", "--format", "md"])
+    assert shown.exit_code == 2 and "'total'" in shown.output, shown.output
+    # another prompt style shows in the key: side by side as before
+    done = nlibias.make_report([tmp_path / "total-arc", tmp_path / "total-race"], compare=True, fmt="md")
+    assert "g|prompt=arc|scored" in done.text and "g|prompt=race|scored" in done.text

@@ -196,6 +196,14 @@ def test_pair_categories_follow_table6() -> None:
 # --- HTML -----------------------------------------------------------------------------------
 
 
+def test_the_phone_heat_map_is_written_beside_the_other_figures(rendered: tuple[Path, Any]) -> None:
+    out, report = rendered
+    files = {p.name for p in (out.parent / "report_files").iterdir()}
+    assert {"subtopic_heatmap_0_phone.svg", "subtopic_heatmap_0_phone.png"} <= files
+    names = [plot.name for plot in report.plots]
+    assert names.index("subtopic_heatmap_0_phone") == names.index("subtopic_heatmap_0") + 1
+
+
 def test_bbnli_report_renders_every_bbnli_section(rendered: tuple[Path, Any], tmp_path: Path) -> None:
     out, report = rendered
     # The answer first, then bias before accuracy; the run's provenance last (#39).

@@ -1,16 +1,5 @@
 """One NLI judge over the explanations of generated answers, every pair through the batched, cached
-classifier runtime at once (what it asks and the labels: docs/generative.md).
-
->>> from nlibias.models.fake import FakeNLIClassifier
->>> answer = GeneratedAnswer(id="a", model="m", prompt="true", text="Yes. They work.", answer="yes",
-...     answer_rule="leading-word", explanation="They work.", sentences=("They work.",),
-...     premise="They work.", hypothesis="They are rich.", stereotype="pro", pair_key="k",
-...     domain="d", subtopic="t")
->>> judge = FakeNLIClassifier("j", rules={"work": "entailment", "rich": "neutral"})
->>> row = judge_answers([answer], judge, None, progress=False).rows[0]
->>> row["grounded"], row["stance"], row["consistent"], row["label"]
-(1.0, 'neutral', True, 'balanced')
-"""
+classifier runtime at once (what it asks and the labels: docs/generative.md)."""
 
 from __future__ import annotations
 
@@ -61,23 +50,14 @@ class JudgedAnswers:
 
 
 def judge_reference(judge: NLIClassifier) -> str:
-    """The judge's full reference as ``explain`` writes it (a fake judge ``j`` is ``fake:j``).
-
-    >>> from nlibias.models.fake import FakeNLIClassifier
-    >>> judge_reference(FakeNLIClassifier("j"))
-    'fake:j'
-    """
+    """The judge's full reference as ``explain`` writes it (a fake judge ``j`` is ``fake:j``)."""
     fake = dict(judge.identity()).get("backend") == "fake"
     return shown_judge(judge.name, [judge.name] if fake else [])
 
 
 def shown_judge(name: str, fake_judges: Collection[str]) -> str:
     """A judge's name from ``explanations.json`` as its full reference (older files list a fake's
-    bare name in ``fake_judges``).
-
-    >>> shown_judge("j", ["j"]), shown_judge("fake:j", ["fake:j"]), shown_judge("roberta", [])
-    ('fake:j', 'fake:j', 'roberta')
-    """
+    bare name in ``fake_judges``)."""
     return f"fake:{name}" if name in fake_judges and not name.startswith("fake:") else name
 
 
@@ -102,13 +82,7 @@ GROUNDED_RULE_VERSION = 2
 
 
 def is_grounded(by_premise: str, by_hypothesis: str) -> bool:
-    """The premise entails the sentence, or the hypothesis does and the premise does not contradict it.
-
-    >>> is_grounded("entailment", "neutral"), is_grounded("neutral", "entailment")
-    (True, True)
-    >>> is_grounded("contradiction", "entailment"), is_grounded("neutral", "neutral")
-    (False, False)
-    """
+    """The premise entails the sentence, or the hypothesis does and the premise does not contradict it."""
     return by_premise == "entailment" or (by_premise != "contradiction" and by_hypothesis == "entailment")
 
 

@@ -1,11 +1,5 @@
 """A second opinion: a generative LM labels each explanation balanced / biased / invalid (the
-first label word of its answer to ``resources/explanation_judge_prompt.txt``), through the cache.
-
->>> parse_lm_label("Label: Biased. The answer assumes ...")
-'biased'
->>> parse_lm_label("I think it is neither.") is None
-True
-"""
+first label word of its answer to ``resources/explanation_judge_prompt.txt``), through the cache."""
 
 from __future__ import annotations
 
@@ -28,11 +22,6 @@ if TYPE_CHECKING:
 PROMPT_FILE = "explanation_judge_prompt.txt"
 LM_JUDGE_MAX_NEW_TOKENS = 8
 _LABEL_WORD = re.compile(r"\b(balanced|biased|invalid)\b", re.IGNORECASE)
-
-
-def judge_prompt() -> str:
-    """The prompt template of the LM judge (the package's file)."""
-    return resources.files("nlibias.resources").joinpath(PROMPT_FILE).read_text(encoding="utf-8")
 
 
 def parse_lm_label(text: str | None) -> str | None:
@@ -60,7 +49,7 @@ def lm_judge_labels(
     progress: bool = True,
 ) -> LMJudgement:
     """Ask ``backend`` for the label of every explained answer."""
-    template = judge_prompt()
+    template = resources.files("nlibias.resources").joinpath(PROMPT_FILE).read_text(encoding="utf-8")
     asked = [i for i, item in enumerate(answers) if item.sentences]
     prompts = [
         template.format(premise=answers[i].premise, hypothesis=answers[i].hypothesis, answer=answers[i].text)

@@ -162,11 +162,7 @@ def _answer(prediction: Prediction, sample: Sample) -> GeneratedAnswer:
 
 
 def summarise(
-    rows: Sequence[Mapping[str, Any]],
-    *,
-    settings: Mapping[str, Any],
-    resamples: int,
-    seed: int,
+    rows: Sequence[Mapping[str, Any]], *, settings: Mapping[str, Any], resamples: int, seed: int
 ) -> dict[str, Any]:
     """``explanations.json``: settings, measure declarations, and the rates per model and judge."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
@@ -221,14 +217,7 @@ _CHOICES = {"label": LABELS, "lm_label": LABELS, "stance": STANCES, "stereotype"
 
 
 def row_problem(row: Any) -> tuple[str | None, str] | None:
-    """Why ``row`` is not a row ``explain`` writes, as (field, reason); None when it is one.
-
-    >>> row_problem({"id": "a", "model": "m", "judge": "j", "premise": "p", "hypothesis": "h",
-    ...              "explanation": "e", "label": "great"})
-    ('label', '"great" is not one of balanced, biased, invalid (or null)')
-    >>> row_problem([1, 2])
-    (None, 'expected a JSON object, got [1, 2]')
-    """
+    """Why ``row`` is not a row ``explain`` writes, as (field, reason); None when it is one."""
     if not isinstance(row, dict):
         return None, f"expected a JSON object, got {_got(row)}"
     for field in _TEXT_FIELDS:
@@ -258,11 +247,7 @@ def _got(value: Any) -> str:
 
 
 def fake_judge_warning(summary: Mapping[str, Any]) -> str | None:
-    """What to say above the rates when a fake judge (``fake:NAME``) made some labels.
-
-    >>> fake_judge_warning({"fake_judges": ["j"]})
-    'Judge fake:j is a fake: a deterministic stand-in for tests and dry runs. Its labels say nothing about the explanations.'
-    """
+    """What to say above the rates when a fake judge (``fake:NAME``) made some labels."""
     listed = summary.get("fake_judges") or ()
     fakes = [shown_judge(name, listed) for name in listed]
     if not fakes:

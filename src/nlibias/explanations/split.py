@@ -1,11 +1,5 @@
 """A generated text as its short answer and explanation (the rest after a leading answer word, else
-the whole text), and the explanation as sentences (pysbd).
-
->>> split_answer("**Yes**, because the premise says so. It names them.")
-SplitAnswer(answer='yes', rule='leading-word', explanation='because the premise says so. It names them.')
->>> split_sentences("Mr. Smith earns 3.5 dollars. He works!")
-['Mr. Smith earns 3.5 dollars.', 'He works!']
-"""
+the whole text), and the explanation as sentences (pysbd)."""
 
 from __future__ import annotations
 
@@ -29,13 +23,7 @@ class SplitAnswer:
 
 
 def split_answer(text: str | None, answers: tuple[str, ...] = BINARY_ANSWERS) -> SplitAnswer:
-    """The short answer and the explanation of a generated text.
-
-    >>> split_answer("The hypothesis is false: the paragraph says nothing about men.")
-    SplitAnswer(answer='no', rule='statement', explanation='The hypothesis is false: the paragraph says nothing about men.')
-    >>> split_answer("No.").explanation
-    ''
-    """
+    """The short answer and the explanation of a generated text."""
     parsed = parse_answer(text, answers)
     if text is None:
         return SplitAnswer(parsed.answer, parsed.rule, "")
@@ -69,11 +57,7 @@ def splitter_identity() -> str:
 
 
 def split_sentences(explanation: str) -> list[str]:
-    """The sentences of ``explanation``, stripped; pieces without a letter or digit dropped.
-
-    >>> split_sentences("")
-    []
-    """
+    """The sentences of ``explanation``, stripped; pieces without a letter or digit dropped."""
     if not explanation.strip():
         return []
     pieces = (piece.strip() for piece in _segmenter().segment(explanation))

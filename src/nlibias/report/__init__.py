@@ -1,12 +1,5 @@
-"""Reports over run directories: one self-contained HTML file, paper-layout tables, comparisons.
-
->>> from nlibias.report import TABLE_FORMATS
->>> TABLE_FORMATS
-('md', 'latex', 'csv')
-"""
+"""Reports over run directories: one self-contained HTML file, paper-layout tables, comparisons."""
 
 from __future__ import annotations
 
-from nlibias.report.paper_tables import TABLE_FORMATS
-
-__all__ = ["TABLE_FORMATS"]
+from nlibias.report.paper_tables import TABLE_FORMATS as TABLE_FORMATS

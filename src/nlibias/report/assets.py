@@ -1,8 +1,4 @@
-"""Inline CSS and JavaScript of the HTML report (no external resources).
-
->>> "filter:blur" in REPORT_CSS and "revealed" in REPORT_JS
-True
-"""
+"""Inline CSS and JavaScript of the HTML report (no external resources)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,12 @@
 """BBQ's bias scores as the paper's Figure 3: a heat map per condition (s_AMB, s_DIS), categories
-down, models across, on the full signed scale.
-
->>> plot_bbq_heatmap("run", {"m": {"overall": {}}}) is None  # no categories: no figure
-True
-"""
+down, models across, on the full signed scale."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+import numpy as np
 
 from nlibias.metrics.bbq import BBQ_MEASURES
 from nlibias.report.figure_kit import WIDE_WIDTH_IN, Plot, chars_that_fit, new_figure, render, wrap_label
@@ -35,8 +33,6 @@ def plot_bbq_heatmap(
     cmap = "RdBu_r"
 
     def draw() -> Any:
-        import numpy as np
-
         left = 0.3 + max(len(c) for c in categories) * 6 * 0.62 / 72
         width = max(WIDE_WIDTH_IN * 0.6, left + 1.2 + 2 * 0.7 * len(names))
         fig = new_figure(width, 1.0 + 0.24 * len(categories))

@@ -1,9 +1,5 @@
 """Runs or models side by side, each column against its reference (the same model in the first run,
-else the first column): paired bootstrap over the same samples, else non-overlapping intervals.
-
->>> disjoint((1.0, 2.0), (2.5, 3.0)), disjoint((1.0, 2.0), (1.5, 3.0)), disjoint(None, (0.0, 1.0))
-(True, False, False)
-"""
+else the first column): paired bootstrap over the same samples, else non-overlapping intervals."""
 
 from __future__ import annotations
 
@@ -13,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nlibias.errors import NlibiasError
+from nlibias.errors import DataError, NlibiasError
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
 from nlibias.metrics.paired import OVERALL, compare_units, holm_family_size, refuse_undecidable
 from nlibias.metrics.paired_units import model_outputs
@@ -80,24 +76,13 @@ def disjoint(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bo
     return a[1] < b[0] or b[1] < a[0]
 
 
-def _comparison_slices(metrics: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    kinds = [k for k in slice_kinds(metrics) if k != "subtopic"][:1]
-    return slice_groups(metrics, kinds=kinds)
-
-
 def compare(
     runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]] | Run],
     *,
     measures: Sequence[str] | None = None,
 ) -> Comparison:
     """Every measure side by side, overall and per first non-subtopic slicing; ``runs``: loaded runs
-    (paired where possible) or ``(label, models)`` pairs (intervals compared).
-
-    >>> m = lambda v, lo, hi: {"overall": {"accuracy": v, "ci": {"accuracy": [lo, hi]}}}
-    >>> c = compare([("r1", {"a": m(50.0, 45.0, 55.0)}), ("r2", {"a": m(70.0, 65.0, 75.0)})])
-    >>> c.columns, c.rows[0].cells[1].differs, c.rows[0].cells[1].better, c.tests
-    (['r1 · a', 'r2 · a'], True, True, ['reference', 'overlap'])
-    """
+    (paired where possible) or ``(label, models)`` pairs (intervals compared)."""
     items = [(r, r.label, r.models) if not isinstance(r, tuple) else (None, r[0], r[1]) for r in runs]
     columns = [
         (label, model, metrics, run) for run, label, models in items for model, metrics in models.items()
@@ -109,10 +94,11 @@ def compare(
         if label == items[0][1]:
             in_first.setdefault(model, j)
     references = [in_first.get(model, 0) if several_runs else 0 for _, model, _, _ in columns]
+    _refuse_scored_differently([(model, run) for _, model, _, run in columns], references)
     if measures is None:
         found = list(dict.fromkeys(m for c in columns for m in numeric_measures(overall_of(c[2]))))
         measures = [m for m in MEASURES if m in found] + [m for m in found if m not in MEASURES]
-    by_column = [dict(_comparison_slices(metrics)) for _, _, metrics, _ in columns]
+    by_column = [dict(slice_groups(m, kinds=_first_slicing(m))) for _, _, m, _ in columns]
     slice_names = list(dict.fromkeys(s for groups in by_column for s in groups))
     paired = paired_columns([(model, metrics, run) for _, model, metrics, run in columns], references)
     rows: list[ComparisonRow] = []
@@ -131,16 +117,40 @@ def compare(
     return Comparison(columns=names, references=references, rows=rows, tests=tests)
 
 
+def _refuse_scored_differently(columns: Sequence[tuple[str, Run | None]], references: Sequence[int]) -> None:
+    """Refuse one model key compared across runs whose answers were chosen differently
+    (``option_score``, which the key hides; a prompt or mode shows in the key)."""
+    for (model, run), ref in zip(columns, references, strict=True):
+        ref_model, ref_run = columns[ref]
+        if (
+            run is None
+            or ref_run is None
+            or run.record is None
+            or ref_run.record is None
+            or model != ref_model
+        ):
+            continue
+        mine, theirs = (dict(r.model_run(model)).get("option_score") for r in (run.record, ref_run.record))
+        if mine is not None and theirs is not None and mine != theirs:
+            raise DataError(
+                f"model {model!r} has option_score {theirs!r} in run {ref_run.path} and {mine!r} in run "
+                f"{run.path}: its answers were chosen differently under "
+                "one key, so side by side they would measure different things",
+                model=model,
+                field="option_score",
+                fix="compare runs audited with one option_score (audit the one again with the other's)",
+            )
+
+
+def _first_slicing(metrics: Mapping[str, Any]) -> list[str]:
+    """The slicing compared besides ``overall``: the first but subtopic."""
+    return [k for k in slice_kinds(metrics) if k != "subtopic"][:1]
+
+
 def _cell(
     m: Mapping[str, Any], ref: Mapping[str, Any], measure: str, compared: bool, pair: PairedValue | None
 ) -> Cell:
-    """One column's cell and its difference from the reference (a null value: an empty cell).
-
-    >>> null, full = {"S": None, "ci": {"S": [10.0, 20.0]}}, {"S": 50.0, "ci": {"S": [45.0, 55.0]}}
-    >>> cell = _cell(null, full, "S", True, None)
-    >>> cell.value, cell.ci, cell.differs, _cell(full, null, "S", True, None).differs
-    (None, None, False, False)
-    """
+    """One column's cell and its difference from the reference (a null value: an empty cell)."""
     value, ref_value = m.get(measure), ref.get(measure)
     if not is_number(value):
         return Cell(None, None, False, None)
@@ -192,17 +202,7 @@ def _run_outputs(run: Run, cache: dict[int, _Outputs | None]) -> _Outputs | None
 
 
 def aligned_positions(a: SampleColumns, b: SampleColumns) -> np.ndarray | None:
-    """Where each of ``b``'s samples sits in ``a`` when both hold the same samples, else None.
-
-    >>> from nlibias.schema import Sample
-    >>> from nlibias.schema.columns import SampleColumns
-    >>> rows = [Sample(id=i, source="s", domain="d", subtopic="t", premise="P", hypothesis=h, gold="neutral")
-    ...         for i, h in (("a", "x"), ("b", "y"))]
-    >>> aligned_positions(SampleColumns.from_samples(rows), SampleColumns.from_samples(rows[::-1]))
-    array([1, 0])
-    >>> aligned_positions(SampleColumns.from_samples(rows), SampleColumns.from_samples(rows[:1])) is None
-    True
-    """
+    """Where each of ``b``'s samples sits in ``a`` when both hold the same samples, else None."""
     if a is b:
         return np.arange(len(a))
     if len(a) != len(b):
@@ -266,7 +266,7 @@ def _paired_values(
     ]
     if not heads:
         return {}
-    slices = (OVERALL, *[k for k in slice_kinds(metrics[1]) if k != "subtopic"][:1])
+    slices = (OVERALL, *_first_slicing(metrics[1]))
     try:
         base_units = measures.resampling_units(columns, base, model=models[0], measures=heads)
         cand_units = measures.resampling_units(columns, cand, model=models[1], measures=heads)

@@ -1,12 +1,5 @@
 """The HTML report's before/after section for a debiasing run (``debias_comparison.json``): a table
-per fine-tuned pair, then the mean and min-max across seeds.
-
->>> pair = {"before": "b-s1", "after": "a-s1", "accuracy": {"before": 90.0, "after": 91.0},
-...         "metrics": {r: {"overall": {"S": 50.0, "ci": {"S": [45.0, 55.0]}}} for r in ("before", "after")},
-...         "difference": {"overall": {"S": 0.0, "ci": {"S": [-1.0, 1.0]}}}}
->>> '+0.00 <span class="ci">[-1.00, 1.00]</span>' in debias_section_html({"pairs": [pair], "min_effect": 1.0})
-True
-"""
+per fine-tuned pair, then the mean and min-max across seeds."""
 
 from __future__ import annotations
 

@@ -1,14 +1,4 @@
-"""Before/after debiasing text tables in paper 004's layouts (Tables 5, 7, the change, Table 6).
-
->>> pair = {"before": "b", "after": "a", "accuracy": {"before": 90.0, "after": None},
-...         "metrics": {r: {"overall": {"S": 50.0, "delta_p": 40.0, "B": 70.0},
-...                         "by_dominant_gender": {}} for r in ("before", "after")},
-...         "difference": {"overall": {"S": 0.0, "delta_p": 0.0, "B": 0.0,
-...                                    "ci": {"S": [-1.0, 1.0], "delta_p": None, "B": None}},
-...                        "by_dominant_gender": {}}}
->>> print(format_debias_tables({"pairs": [pair]}).splitlines()[0])
-Before debiasing, % (paper 004 Table 5 layout)
-"""
+"""Before/after debiasing text tables in paper 004's layouts (Tables 5, 7, the change, Table 6)."""
 
 from __future__ import annotations
 
@@ -23,11 +13,7 @@ _MEASURES = (("S", "S (up)"), ("delta_p", "dP (down)"), ("B", "B (50 = none)"))
 
 
 def short_name(model: str) -> str:
-    """A model key as a table shows it (a directory by its last component).
-
-    >>> short_name("/tmp/runs/bert-aug"), short_name("bert-base-uncased")
-    ('bert-aug', 'bert-base-uncased')
-    """
+    """A model key as a table shows it (a directory by its last component)."""
     return model.rstrip("/").rsplit("/", 1)[-1] if model.startswith(("/", ".", "~")) else model
 
 
@@ -36,11 +22,7 @@ def _number(value: Any) -> str:
 
 
 def _base_name(model: str) -> str:
-    """A seed's model without its ``-s<seed>`` suffix.
-
-    >>> _base_name("/runs/models/bert-base-s42")
-    'bert-base'
-    """
+    """A seed's model without its ``-s<seed>`` suffix."""
     return re.sub(r"-s\d+$", "", short_name(model))
 
 

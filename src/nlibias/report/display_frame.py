@@ -1,12 +1,4 @@
-"""A DataFrame shown with rounded numbers (the values keep full precision), for a notebook's verdict.
-
->>> frame = DisplayFrame({"verdict": ["no evidence of bias"], "value": [-0.351494]})
->>> print(frame)
-               verdict  value
-0  no evidence of bias  -0.35
->>> float(frame["value"].iloc[0])
--0.351494
-"""
+"""A DataFrame shown with rounded numbers (the values keep full precision), for a notebook's verdict."""
 
 from __future__ import annotations
 

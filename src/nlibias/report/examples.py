@@ -1,9 +1,5 @@
 """Example pairs behind the findings, classified by BBNLI-next Table 6's rules (pro label / anti
-label): N/N correct; N/C, E/N, E/C pro; N/E, C/N, C/E anti; E/E, C/C group-insensitive error.
-
->>> pair_category("entailment", "neutral"), pair_category("contradiction", "contradiction")
-('pro', 'error')
-"""
+label): N/N correct; N/C, E/N, E/C pro; N/E, C/N, C/E anti; E/E, C/C group-insensitive error."""
 
 from __future__ import annotations
 

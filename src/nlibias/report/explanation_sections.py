@@ -1,9 +1,5 @@
 """The report's section on generated explanations, as paper 002's appendix A.7: rates per model and
-judge and per subtopic, the LM judge's agreement, an example per label; stale ones are a note.
-
->>> explanations_html([])
-''
-"""
+judge and per subtopic, the LM judge's agreement, an example per label; stale ones are a note."""
 
 from __future__ import annotations
 
@@ -52,11 +48,7 @@ def _read(run_dir: Path) -> tuple[Mapping[str, Any], list[dict[str, Any]]] | str
 
 
 def explanation_measures(runs: Sequence[Run]) -> set[str]:
-    """The measures in some ``overall`` of the runs' current ``explanations.json`` files.
-
-    >>> explanation_measures([])
-    set()
-    """
+    """The measures in some ``overall`` of the runs' current ``explanations.json`` files."""
     present: set[str] = set()
     for run in runs:
         summary = current_summary(run.path)
@@ -153,33 +145,33 @@ def _examples(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def explanations_html(runs: Sequence[Run], *, glossary: Collection[str] = ()) -> str:
     """The section's body over the runs that hold ``explanations/``; ``""`` when none does."""
-    parts = []
-    for run in runs:
-        found = _read(run.path)
-        if found is None:
-            continue
-        parts.append(f"<h3>{_e(run.label)}</h3>")
-        if isinstance(found, str):
-            parts.append(f'<p class="warn">{_e(found)}</p>')
-            continue
-        summary, rows = found
-        fakes = set(summary.get("fake_judges") or ())
-        judges = ", ".join(shown_judge(j, fakes) for j in summary.get("judges", []))
-        warning = fake_judge_warning(summary)
-        if warning is not None:
-            parts.append(f'<p class="warn">{_e(warning)}</p>')
-        parts.append(
-            f'<p class="muted">Labels by NLI judge(s) {_e(judges)}; invalid below a grounded share of '
-            f"{summary.get('threshold')}; rates in percent of the explained bias-sample answers, 95% "
-            "intervals over counterfactual pairs. The labels are only as good as the judge: read the "
-            "examples before the rates (docs/generative.md).</p>"
-            '<p class="warn">Hypotheses and generated texts may state offensive stereotypes; they are '
-            "blurred: click one to show it.</p>"
-        )
-        parts += [
-            _rates_table(summary, glossary),
-            _agreement(summary),
-            _subtopic_table(summary, glossary),
-            _examples(rows),
-        ]
-    return "".join(parts)
+    return "".join(
+        f"<h3>{_e(run.label)}</h3>{_run_section(found, glossary)}"
+        for run in runs
+        if (found := _read(run.path)) is not None
+    )
+
+
+def _run_section(
+    found: tuple[Mapping[str, Any], list[dict[str, Any]]] | str, glossary: Collection[str]
+) -> str:
+    """One run's part: its rates, agreement and examples, or the note why they are not shown."""
+    if isinstance(found, str):
+        return f'<p class="warn">{_e(found)}</p>'
+    summary, rows = found
+    fakes = set(summary.get("fake_judges") or ())
+    judges = ", ".join(shown_judge(j, fakes) for j in summary.get("judges", []))
+    warning = fake_judge_warning(summary)
+    return (
+        (f'<p class="warn">{_e(warning)}</p>' if warning is not None else "")
+        + f'<p class="muted">Labels by NLI judge(s) {_e(judges)}; invalid below a grounded share of '
+        f"{summary.get('threshold')}; rates in percent of the explained bias-sample answers, 95% "
+        "intervals over counterfactual pairs. The labels are only as good as the judge: read the "
+        "examples before the rates (docs/generative.md).</p>"
+        '<p class="warn">Hypotheses and generated texts may state offensive stereotypes; they are '
+        "blurred: click one to show it.</p>"
+        + _rates_table(summary, glossary)
+        + _agreement(summary)
+        + _subtopic_table(summary, glossary)
+        + _examples(rows)
+    )

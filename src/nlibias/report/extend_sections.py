@@ -1,9 +1,4 @@
-"""What the report shows of an extension run: its dataset card and "Fill models compared" table.
-
->>> import pathlib
->>> extend_card_html([Run(path=pathlib.Path("/nowhere"), label="r")])
-''
-"""
+"""What the report shows of an extension run: its dataset card and "Fill models compared" table."""
 
 from __future__ import annotations
 

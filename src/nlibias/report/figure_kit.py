@@ -1,8 +1,4 @@
-"""What every report figure shares: :class:`Plot`, palette, widths, style, rendering, label helpers.
-
->>> chars_that_fit(3.4, 8)
-49
-"""
+"""What every report figure shares: :class:`Plot`, palette, widths, style, rendering, label helpers."""
 
 from __future__ import annotations
 
@@ -83,11 +79,7 @@ def render(name: str, caption: str, draw: Callable[[], Any]) -> Plot:
 
 
 def error_extent(m: Mapping[str, Any], measure: str) -> tuple[float, float]:
-    """How far ``measure``'s interval reaches below and above its value (0, 0 without one).
-
-    >>> error_extent({"S": 50.0, "ci": {"S": [40.0, 55.0]}}, "S")
-    (10.0, 5.0)
-    """
+    """How far ``measure``'s interval reaches below and above its value (0, 0 without one)."""
     value = m.get(measure)
     bounds = interval(m, measure)
     if bounds is None or not is_number(value):
@@ -103,14 +95,7 @@ def error_bars(errors: Sequence[tuple[float, float]]) -> list[list[float]] | Non
 
 
 def wrap_label(text: str, width: int) -> str:
-    """``text`` in lines of at most ``width`` characters, broken after ``| / _ - = ,`` or a space.
-
-    >>> print(wrap_label("smollm2|prompt=entailed|scored", 16))
-    smollm2|prompt=
-    entailed|scored
-    >>> wrap_label("abcdefghij", 4)
-    'abcd\\nefgh\\nij'
-    """
+    """``text`` in lines of at most ``width`` characters, broken after ``| / _ - = ,`` or a space."""
     width = max(width, 4)
     if len(text) <= width:
         return text

@@ -1,13 +1,5 @@
 """``metrics.json`` as a tidy table, a row per (model, slicing, slice, measure), and the predictions
-joined with their samples (:func:`samples_frame`).
-
->>> metrics = {"models": {"m": {"overall": {"accuracy": 50.0, "n": 4, "ci": {"accuracy": [10.0, 90.0]}},
-...                              "by_domain": {"race": {"accuracy": 25.0, "n": 2, "ci": {}}}}}}
->>> for row in metric_rows(metrics):
-...     print(row)
-{'model': 'm', 'slicing': 'overall', 'slice': 'all', 'measure': 'accuracy', 'value': 50.0, 'ci_low': 10.0, 'ci_high': 90.0, 'n': 4}
-{'model': 'm', 'slicing': 'domain', 'slice': 'race', 'measure': 'accuracy', 'value': 25.0, 'ci_low': None, 'ci_high': None, 'n': 2}
-"""
+joined with their samples (:func:`samples_frame`)."""
 
 from __future__ import annotations
 
@@ -45,14 +37,7 @@ SAMPLE_FIELDS = tuple(f.name for f in fields(Sample) if f.name not in ("id", "pr
 
 
 def prediction_row(prediction: Prediction) -> dict[str, Any]:
-    """One prediction as a flat row: probabilities as ``p_<label>``, nested fields as ``field.key``.
-
-    >>> from nlibias.schema import Prediction
-    >>> row = prediction_row(Prediction("s1", "m|p", "entailment", None,
-    ...                                 {"kind": "generative", "answer": "yes", "answer_probs": {"yes": 0.9, "no": 0.1}}))
-    >>> row["p_entailment"], row["answer"], row["answer_probs.yes"]
-    (None, 'yes', 0.9)
-    """
+    """One prediction as a flat row: probabilities as ``p_<label>``, nested fields as ``field.key``."""
     probs = prediction.probs if prediction.probs is not None else (None, None, None)
     row: dict[str, Any] = {
         "id": prediction.sample_id,

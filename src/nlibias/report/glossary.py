@@ -1,12 +1,5 @@
 """The report's glossary: each declared measure present, with its meaning, direction, range and
-citation, anchored at ``#measure-NAME``.
-
->>> from pathlib import Path
->>> from nlibias.report.load import Run
->>> run = Run(path=Path("r"), label="r", metrics={"source": "x", "models": {"m": {"overall": {"M1": 50.0}}}})
->>> sorted(glossary_names([run])), 'id="measure-M1"' in glossary_html([run])
-(['M1'], True)
-"""
+citation, anchored at ``#measure-NAME``."""
 
 from __future__ import annotations
 
@@ -58,24 +51,14 @@ def glossary_html(runs: Sequence[Run]) -> str:
 
 
 def better_words(info: MeasureInfo) -> str:
-    """Which values are better, in words.
-
-    >>> better_words(ALL_MEASURES["M1"]), better_words(ALL_MEASURES["bbnli_bias_score"]), better_words(ALL_MEASURES["ties"])
-    ('closer to 50', 'closer to 0', 'neither')
-    """
+    """Which values are better, in words."""
     if info.direction == "target" and info.target is not None:
         return f"closer to {info.target:g}"
     return {"zero": "closer to 0", "none": "neither"}.get(info.direction, info.direction)
 
 
 def range_words(info: MeasureInfo) -> str:
-    """The range with its unit.
-
-    >>> range_words(ALL_MEASURES["accuracy"]), range_words(ALL_MEASURES["mean_answer_mass"])
-    ('0 to 100 %', '0 to 1 fraction')
-    >>> range_words(ALL_MEASURES["likelihood_diff"])
-    '0 or more nats'
-    """
+    """The range with its unit."""
     low, high = info.range
     span = f"{low:g} or more" if math.isinf(high) else f"{low:g} to {high:g}"
     return f"{span} {info.unit}"

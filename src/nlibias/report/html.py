@@ -1,19 +1,12 @@
 """One self-contained HTML report: verdicts and caveats first, then the sections with data, the
-run's configuration last (docs/report.md); every text from data files is escaped.
-
->>> import json, tempfile, pathlib
->>> d = pathlib.Path(tempfile.mkdtemp())
->>> _ = (d / "metrics.json").write_text(json.dumps({"source": "bbnli", "models": {"m": {"overall": {}}}}))
->>> from nlibias.report.load import load_run
->>> "<!DOCTYPE html>" in render_report([load_run(d)], plots=False).html
-True
-"""
+run's configuration last (docs/report.md); every text from data files is escaped."""
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +29,7 @@ from nlibias.report.html_parts import table as _table
 from nlibias.report.load import Run
 from nlibias.report.metric_readers import (
     format_with_interval,
+    has_measure,
     is_number,
     slice_groups,
     slice_kinds,
@@ -47,7 +41,6 @@ from nlibias.report.paper_tables import (
     PaperTable,
     biased_subtopics,
     format_table,
-    has_measure,
     measures_sentence,
     most_biased_subtopics,
     paper_tables,
@@ -72,22 +65,14 @@ class Report:
 
 
 def _num(value: Any) -> str:
-    """A measure with two decimals, a count as an integer.
-
-    >>> _num(2.0), _num(0), _num(None)
-    ('2.00', '0', '–')
-    """
+    """A measure with two decimals, a count as an integer."""
     if isinstance(value, int) and is_number(value):
         return str(value)
     return f"{value:.2f}" if is_number(value) else "–"
 
 
 def _split_total(m: Mapping[str, Any]) -> str:
-    """Pro + Anti + Error (the misprediction rate); "–" when any is missing.
-
-    >>> _split_total({"cf_pro": 1.5, "cf_anti": 0.5, "cf_error": 2.0}), _split_total({"cf_pro": None})
-    ('4.00', '–')
-    """
+    """Pro + Anti + Error (the misprediction rate); "–" when any is missing."""
     parts = [m.get(k) for k in ("cf_pro", "cf_anti", "cf_error")]
     return _num(sum(float(p) for p in parts if is_number(p))) if all(is_number(p) for p in parts) else "–"
 
@@ -110,7 +95,8 @@ def _figure_html(plot: Plot | None) -> str:
 
 
 class _Figures(list[Plot]):
-    """The figures drawn for a report (none when ``on`` is false), to be saved beside it."""
+    """The figures drawn for a report (none when ``on`` is false), each phone variant after its
+    figure, to be saved beside it."""
 
     def __init__(self, on: bool) -> None:
         super().__init__()
@@ -119,7 +105,7 @@ class _Figures(list[Plot]):
     def show(self, draw: Callable[..., Plot | None], *args: Any, **kwargs: Any) -> str:
         """The HTML of the figure ``draw(*args, **kwargs)`` returns (``""`` without one), kept."""
         plot = draw(*args, **kwargs) if self.on else None
-        self += [plot] if plot is not None else []
+        self += [] if plot is None else [plot] if plot.narrow is None else [plot, plot.narrow]
         return _figure_html(plot)
 
 
@@ -137,18 +123,25 @@ def _card(runs: Sequence[Run]) -> str:
     return "".join(summary.format(_e(label), _e(card)) for label, card in cards if card)
 
 
-def _funnel(runs: Sequence[Run], figs: _Figures) -> str:
-    parts = []
-    for i, run in enumerate(runs):
-        stages = run.dataset_funnel()
-        if not stages:
-            continue
-        parts.append(f"<h3>{_e(run.label)}</h3>")
-        parts.append(figs.show(figures.plot_funnel, stages, name=f"funnel_{i}"))
-        first = stages[0].count or 1
-        rows = [[_e(s.name), f"{s.count:,}", f"{100 * s.count / first:.1f}"] for s in stages]
-        parts.append(_table(["stage", "count", "% of first"], rows))
-    return "".join(parts)
+def _by_run(runs: Sequence[Run], body: Callable[[int, Run], str], *, source: bool = False) -> str:
+    """Each run's non-empty ``body(i, run)`` under its label (and its ``source``)."""
+    return "".join(
+        f"<h3>{_e(run.label)}"
+        + (f' <span class="muted">({_e(run.source)})</span>' if source else "")
+        + f"</h3>{text}"
+        for i, run in enumerate(runs)
+        if (text := body(i, run))
+    )
+
+
+def _funnel(i: int, run: Run, figs: _Figures) -> str:
+    stages = run.dataset_funnel()
+    if not stages:
+        return ""
+    first = stages[0].count or 1
+    rows = [[_e(s.name), f"{s.count:,}", f"{100 * s.count / first:.1f}"] for s in stages]
+    figure = figs.show(figures.plot_funnel, stages, name=f"funnel_{i}")
+    return figure + _table(["stage", "count", "% of first"], rows)
 
 
 def _domain_rows(models: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, Mapping[str, Any]]]:
@@ -184,36 +177,28 @@ _BBNLI_SECTIONS = {
 """Table 7 (the error split) and Table 5 (pro / anti): the figure, its name, measures and columns."""
 
 
-def _bbnli_section(runs: Sequence[Run], kind: str, figs: _Figures) -> str:
+def _bbnli_section(kind: str, i: int, run: Run, figs: _Figures) -> str:
     plot, name, measures, columns = _BBNLI_SECTIONS[kind]
+    if not has_measure(run.models, measures[1]):  # cf_pro, or pro_stereotype_bias
+        return ""
     total = ["Pro+Anti+Error"] if kind == "split" else []
-    parts = []
-    for i, run in enumerate(runs):
-        if not has_measure(run.models, measures[1]):  # cf_pro, or pro_stereotype_bias
-            continue
-        parts.append(f"<h3>{_e(run.label)}</h3>")
-        parts.append(figs.show(plot, run.label, run.models, name=f"{name}_{i}"))
-        rows = [
-            [model_key(model), _e(slice_name), *(value_with_interval(m, k, counts=True) for k in measures)]
-            + ([_split_total(m)] if kind == "split" else [])
-            for model, slice_name, m in _domain_rows(run.models)
-        ]
-        parts.append(_table(["model", "domain", *columns, *total], rows, numeric_from=2))
-    return "".join(parts)
+    rows = [
+        [model_key(model), _e(slice_name), *(value_with_interval(m, k, counts=True) for k in measures)]
+        + ([_split_total(m)] if kind == "split" else [])
+        for model, slice_name, m in _domain_rows(run.models)
+    ]
+    figure = figs.show(plot, run.label, run.models, name=f"{name}_{i}")
+    return figure + _table(["model", "domain", *columns, *total], rows, numeric_from=2)
 
 
-def _heatmap(runs: Sequence[Run], figs: _Figures) -> str:
-    parts = []
-    for i, run in enumerate(runs):
-        plot = figs.show(figures.plot_subtopic_heatmap, run.label, run.models, name=f"subtopic_heatmap_{i}")
-        parts.append(f"<h3>{_e(run.label)}</h3>{plot}" if plot else "")
-    return "".join(parts)
+def _heatmap(i: int, run: Run, figs: _Figures) -> str:
+    return figs.show(figures.plot_subtopic_heatmap, run.label, run.models, name=f"subtopic_heatmap_{i}")
 
 
 def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
     """Table 8: per model, the most biased subtopics whose 95% interval excludes no bias."""
-    parts = []
-    for run in runs:
+
+    def run_table(_: int, run: Run) -> str:
         rows = []
         for model, metrics in run.models.items():
             for rank, entry in enumerate(biased_subtopics(metrics), start=1):
@@ -224,47 +209,38 @@ def _most_biased(runs: Sequence[Run], glossary: set[str]) -> str:
                 value = value_with_interval(m, measure, counts=True)
                 cells = [model_key(model), str(rank), _e(entry["subtopic"]), link, value, _num(entry["n"])]
                 rows.append([*cells, _e(extra)])
-        if rows:
-            parts.append(
-                f"<h3>{_e(run.label)}</h3>"
-                + _table(["model", "rank", "subtopic", "measure", "%", "n", "also"], rows, numeric_from=4)
-            )
-    if not parts:
+        headers = ["model", "rank", "subtopic", "measure", "%", "n", "also"]
+        return _table(headers, rows, numeric_from=4) if rows else ""
+
+    tables = _by_run(runs, run_table)
+    if not tables:
         return ""
     both = measures_sentence([r.metrics for r in runs])
     return (
         (f'<p class="how">{_e(both)}</p>' if both else "")
         + f'<p class="muted">{_e(TABLE8_NOTE)} n counts the items the measure is computed over.</p>'
-        + "".join(parts)
+        + tables
     )
 
 
-def _other_measures(runs: Sequence[Run], figs: _Figures) -> str:
-    parts = []
-    for i, run in enumerate(runs):
-        groups = figures.measures_by_unit(run.models)
-        if not groups:
-            continue
-        parts.append(f'<h3>{_e(run.label)} <span class="muted">({_e(run.source)})</span></h3>')
-        parts.append(figs.show(figures.plot_generic_measures, run.label, run.models, name=f"measures_{i}"))
-        parts.append(figs.show(plot_bbq_heatmap, run.label, run.models, name=f"bbq_heatmap_{i}"))
-        measures = [m for group in groups.values() for m in group]
-        unit_of = {m: unit for unit, group in groups.items() for m in group}
-        headers = [
-            MEASURE_TITLES.get(m, m) + ("" if unit_of[m] == "%" else f" ({unit_of[m]})") for m in measures
-        ]
-        rows = [
-            [model_key(model), _e(name), _e(_or_blank(slice_size(m)))]  # n, n_rows or n_pairs: its units
-            + [value_with_interval(m, k, counts=True) for k in measures]
-            for model, metrics in run.models.items()
-            for name, m in slice_groups(metrics, kinds=[k for k in slice_kinds(metrics) if k != "subtopic"])
-        ]
-        parts.append(_table(["model", "slice", "n", *headers], rows, numeric_from=2))
-    return "".join(parts)
-
-
-def _or_blank(value: int | None) -> int | str:
-    return "" if value is None else value
+def _other_measures(i: int, run: Run, figs: _Figures) -> str:
+    groups = figures.measures_by_unit(run.models)
+    if not groups:
+        return ""
+    measures = [m for group in groups.values() for m in group]
+    unit_of = {m: unit for unit, group in groups.items() for m in group}
+    headers = [MEASURE_TITLES.get(m, m) + ("" if unit_of[m] == "%" else f" ({unit_of[m]})") for m in measures]
+    rows = [
+        [model_key(model), _e(name), _e("" if (n := slice_size(m)) is None else n)]  # n, n_rows or n_pairs
+        + [value_with_interval(m, k, counts=True) for k in measures]
+        for model, metrics in run.models.items()
+        for name, m in slice_groups(metrics, kinds=[k for k in slice_kinds(metrics) if k != "subtopic"])
+    ]
+    return (
+        figs.show(figures.plot_generic_measures, run.label, run.models, name=f"measures_{i}")
+        + figs.show(plot_bbq_heatmap, run.label, run.models, name=f"bbq_heatmap_{i}")
+        + _table(["model", "slice", "n", *headers], rows, numeric_from=2)
+    )
 
 
 def _comparison(comparison: Comparison, glossary: set[str]) -> str:
@@ -300,34 +276,29 @@ def _comparison(comparison: Comparison, glossary: set[str]) -> str:
 
 
 def _examples(runs: Sequence[Run], per_category: int) -> str:
-    parts = []
-    for run in runs:
+    def run_pairs(_: int, run: Run) -> str:
         samples, predictions = run.samples(), run.predictions()
         if not samples or not predictions:
-            continue
-        prefer = {
-            model: [s for s, _, _ in most_biased_subtopics(metrics)] for model, metrics in run.models.items()
-        }
+            return ""
+        prefer = {model: [s for s, _, _ in most_biased_subtopics(m)] for model, m in run.models.items()}
         pairs = example_pairs(samples, predictions, per_category=per_category, prefer_subtopics=prefer)
-        if not pairs:
-            continue
-        parts.append(f"<h3>{_e(run.label)}</h3>")
-        for pair in pairs:
-            parts.append(
-                f'<div class="example"><b>{_e(pair.model)}</b> · {_e(CATEGORY_TITLES[pair.category])} · '
-                f'<span class="muted">{_e(pair.domain)} / {_e(pair.subtopic)}</span>'
-                f"<p><b>Premise:</b> {_e(pair.premise)}</p>"
-                f"<p><b>Pro-stereotype hypothesis:</b> {sensitive(pair.pro_hypothesis)} → "
-                f'<span class="label">{_e(pair.pro_label or "no answer")}</span></p>'
-                f"<p><b>Anti-stereotype hypothesis:</b> {sensitive(pair.anti_hypothesis)} → "
-                f'<span class="label">{_e(pair.anti_label or "no answer")}</span></p></div>'
-            )
-    if not parts:
+        return "".join(
+            f'<div class="example"><b>{_e(pair.model)}</b> · {_e(CATEGORY_TITLES[pair.category])} · '
+            f'<span class="muted">{_e(pair.domain)} / {_e(pair.subtopic)}</span>'
+            f"<p><b>Premise:</b> {_e(pair.premise)}</p>"
+            f"<p><b>Pro-stereotype hypothesis:</b> {sensitive(pair.pro_hypothesis)} → "
+            f'<span class="label">{_e(pair.pro_label or "no answer")}</span></p>'
+            f"<p><b>Anti-stereotype hypothesis:</b> {sensitive(pair.anti_hypothesis)} → "
+            f'<span class="label">{_e(pair.anti_label or "no answer")}</span></p></div>'
+            for pair in pairs
+        )
+
+    shown = _by_run(runs, run_pairs)
+    if not shown:
         return ""
     return (
         '<p class="warn">The hypotheses state social stereotypes and may be offensive. They are blurred: '
-        'click one to show it, or <button id="reveal-all" type="button">show all</button>.</p>'
-        + "".join(parts)
+        'click one to show it, or <button id="reveal-all" type="button">show all</button>.</p>' + shown
     )
 
 
@@ -370,21 +341,25 @@ def render_report(
         compare_runs = len(runs) > 1 or any(len(r.models) > 1 for r in runs)
     comparison = compare(runs) if compare_runs else None
     glossary = glossary_names(runs)
+
+    def by_run(section: Callable[[int, Run, _Figures], str], source: bool = False) -> str:
+        return _by_run(runs, lambda i, run: section(i, run, figs), source=source)
+
     sections: list[tuple[str, str, str]] = [
-        ("pro-anti", "Pro vs anti-stereotype bias (Table 5)", _bbnli_section(runs, "pro_anti", figs)),
+        ("pro-anti", "Pro vs anti-stereotype bias (Table 5)", by_run(partial(_bbnli_section, "pro_anti"))),
         (
             "error-split",
             "Pro / anti / group-insensitive error (Table 7)",
-            _bbnli_section(runs, "split", figs),
+            by_run(partial(_bbnli_section, "split")),
         ),
-        ("measures", "Benchmark measures", _other_measures(runs, figs)),
-        ("heatmap", "Per-subtopic heat map", _heatmap(runs, figs)),
+        ("measures", "Benchmark measures", by_run(_other_measures, source=True)),
+        ("heatmap", "Per-subtopic heat map", by_run(_heatmap)),
         ("most-biased", "Most biased subtopics (Table 8)", _most_biased(runs, glossary)),
         ("comparison", "Comparison", _comparison(comparison, glossary) if comparison is not None else ""),
         ("accuracy", "Accuracy", _accuracy(runs, figs)),
         ("debias", "Before / after debiasing", debias_section(runs)),
         ("card", "Dataset card", _card(runs) + extend_card_html(runs)),
-        ("funnel", "Extension funnel", _funnel(runs, figs)),
+        ("funnel", "Extension funnel", by_run(_funnel)),
         ("tp-nli", "Token probability vs NLI", _tp_vs_nli(runs, figs)),
         ("examples", "Example pairs", _examples(runs, examples_per_category)),
         ("explanations", "Generated explanations (A.7)", explanations_html(runs, glossary=glossary)),

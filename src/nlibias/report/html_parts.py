@@ -1,10 +1,4 @@
-"""HTML builders the report's sections share: escaping, tables, key/value lists.
-
->>> table(["a"], [["<b>"]], numeric_from=9)
-'<div class="table-wrap"><table><thead><tr><th>a</th></tr></thead><tbody><tr><td><b></td></tr></tbody></table></div>'
->>> key_values({"seed": 0, "prompt": {"style": "true"}})
-'<dl class="kv"><dt>seed</dt><dd>0</dd><dt>prompt</dt><dd><dl class="kv"><dt>style</dt><dd>true</dd></dl></dd></dl>'
-"""
+"""HTML builders the report's sections share: escaping, tables, key/value lists."""
 
 from __future__ import annotations
 
@@ -25,11 +19,7 @@ def sensitive(text: Any) -> str:
 
 
 def model_key(key: Any) -> str:
-    """A model's key for a table cell, escaped, breakable only after a separator.
-
-    >>> model_key("org/m|prompt=true")
-    '<span class="model-key">org/<wbr>m|<wbr>prompt=<wbr>true</span>'
-    """
+    """A model's key for a table cell, escaped, breakable only after a separator."""
     breakable = re.sub(r"([|/:=_,-])", r"\1<wbr>", escape(key))
     return f'<span class="model-key">{breakable}</span>'
 
@@ -43,11 +33,7 @@ def table(
     raw_headers: bool = False,
 ) -> str:
     """A table in a sideways-scrolling box; cells are HTML, headers escaped unless ``raw_headers``.
-    ``stack``: on a narrow screen each row becomes ``header: value`` lines.
-
-    >>> table(["<a>x</a>"], [["1"]], numeric_from=0, stack=True, raw_headers=True)[:60]
-    '<div class="table-wrap"><table class="stack"><thead><tr><th>'
-    """
+    ``stack``: on a narrow screen each row becomes ``header: value`` lines."""
     shown = list(headers) if raw_headers else [escape(h) for h in headers]
     labels = [escape(re.sub(r"<[^>]+>", "", h)) for h in shown]
     head = "".join(f"<th>{h}</th>" for h in shown)

@@ -1,15 +1,4 @@
-"""Is every text of a matplotlib figure inside it and clear of every other text (from rendered extents)?
-
->>> import matplotlib
->>> matplotlib.use("Agg", force=False)
->>> from matplotlib.figure import Figure
->>> fig = Figure(figsize=(1.5, 1), dpi=100)
->>> ax = fig.add_subplot()
->>> _ = ax.set_xticks([0, 0.3], ["a long tick label", "another long one"])
->>> problems = text_problems(fig)
->>> any("overlaps" in p for p in problems), any("outside the figure" in p for p in problems)
-(True, True)
-"""
+"""Is every text of a matplotlib figure inside it and clear of every other text (from rendered extents)?"""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""Read what a report needs from an audit/score or extension run directory; every part optional.
-
->>> import json, tempfile, pathlib
->>> d = pathlib.Path(tempfile.mkdtemp())
->>> _ = (d / "metrics.json").write_text(json.dumps({"source": "bbnli", "models": {"m": {"overall": {}}}}))
->>> load_run(d).source
-'bbnli'
-"""
+"""Read what a report needs from an audit/score or extension run directory; every part optional."""
 
 from __future__ import annotations
 
@@ -18,7 +11,6 @@ from typing import Any, cast
 
 from nlibias.benchmarks.base import Benchmark
 from nlibias.errors import NlibiasError, SourceError
-from nlibias.io.predictions import read_predictions
 from nlibias.io.results import MetricsDocument, RunInfo
 from nlibias.io.run_dir import RunDirectory, RunSamples, read_run
 from nlibias.io.samples import read_samples
@@ -86,13 +78,8 @@ class Run:
     def predictions(self) -> list[Prediction]:
         """The run's predictions; ``[]`` when ``predictions.jsonl`` is absent or unreadable."""
         if self._predictions is None:
-            path = self.path / "predictions.jsonl"
-            self._predictions = _or_empty(lambda: read_predictions(path)) if path.exists() else []
+            self._predictions = _or_empty(self.record.predictions) if self.record else []
         return self._predictions
-
-    def funnel(self) -> list[FunnelStage]:
-        """Per-stage counts of an extension run (``run.json``), in order; ``[]`` when absent."""
-        return funnel_stages(self.run_json)
 
     def dataset_folder(self) -> Path | None:
         """The folder of the run's samples."""
@@ -105,10 +92,11 @@ class Run:
         return self.card if self.card is not None or folder is None else _read_card(folder)
 
     def dataset_funnel(self) -> list[FunnelStage]:
-        """Funnel of this run, or of the extension dataset the run was audited on."""
-        folder = self.dataset_folder()
-        if self.funnel() or folder is None or folder.resolve() == self.path.resolve():
-            return self.funnel()
+        """Per-stage counts (``run.json``) of this extension run, or of the extension dataset the run
+        was audited on; ``[]`` without one."""
+        own, folder = funnel_stages(self.run_json), self.dataset_folder()
+        if own or folder is None or folder.resolve() == self.path.resolve():
+            return own
         return funnel_stages(read_json(folder / RUN_JSON))
 
 
@@ -157,15 +145,7 @@ def _stage_count(value: Any) -> int | None:
 
 def funnel_stages(run_json: Mapping[str, Any]) -> list[FunnelStage]:
     """Stage counts from ``run.json`` in any of the shapes ``{"stages": [{"name", "count"}]}``,
-    ``{"stages": {name: count}}``, ``{"counts": {...}}`` or ``{"funnel": ...}``.
-
-    >>> funnel_stages({"stages": [{"name": "masked", "count": 10}, {"name": "kept", "n_out": 4}]})
-    [FunnelStage(name='masked', count=10), FunnelStage(name='kept', count=4)]
-    >>> funnel_stages({"stages": {"a": 3, "b": {"kept": 2}}})
-    [FunnelStage(name='a', count=3), FunnelStage(name='b', count=2)]
-    >>> funnel_stages({})
-    []
-    """
+    ``{"stages": {name: count}}``, ``{"counts": {...}}`` or ``{"funnel": ...}``."""
     for key in ("stages", "funnel", "stage_counts", "counts"):
         raw = run_json.get(key)
         named: list[tuple[Any, Any]] = list(raw.items()) if isinstance(raw, Mapping) else []

@@ -1,29 +1,11 @@
-"""Small readers over one model's metrics dict, shared by tables, plots and the HTML report.
-
->>> model_parts("smollm2|prompt=true|scored")
-('smollm2|scored', 'true')
->>> model_parts("roberta-large-mnli")
-('roberta-large-mnli', '')
->>> numeric_measures({"n": 4, "M1": 50.0, "ci": {}, "flag": True})
-['M1']
-"""
+"""Small readers over one model's metrics dict, shared by tables, plots and the HTML report."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, TypedDict, TypeGuard, Unpack
 
-from nlibias.schema.model_keys import model_parts
-
-__all__ = [
-    "GENERIC_SKIP",
-    "format_with_interval",
-    "is_number",
-    "measure_n",
-    "model_parts",
-    "numeric_measures",
-    "value_with_interval",
-]
+from nlibias.schema.model_keys import model_parts as model_parts
 
 #: Count-like keys left out of generic measure tables (shown elsewhere as counts).
 GENERIC_SKIP = frozenset({"n", "degenerate_pairs"})
@@ -44,6 +26,11 @@ def overall_of(metrics: Mapping[str, Any]) -> Mapping[str, Any]:
     return overall if isinstance(overall, Mapping) else {}
 
 
+def has_measure(models: Mapping[str, Mapping[str, Any]], measure: str) -> bool:
+    """Whether some model's ``overall`` holds ``measure``."""
+    return any(measure in overall_of(m) for m in models.values())
+
+
 def numeric_measures(m: Mapping[str, Any], *, skip: frozenset[str] = GENERIC_SKIP) -> list[str]:
     """Keys of ``m`` holding a number that is a measure (not a count such as ``n`` or ``n_pairs``)."""
     return [k for k, v in m.items() if is_number(v) and k not in skip and not k.startswith("n_")]
@@ -61,11 +48,7 @@ def slice_kinds(metrics: Mapping[str, Any]) -> list[str]:
 def slice_groups(
     metrics: Mapping[str, Any], *, kinds: list[str] | None = None
 ) -> list[tuple[str, Mapping[str, Any]]]:
-    """``[("all", overall), (slice name, M), ...]`` over every (or the given) ``by_*`` slicing.
-
-    >>> [n for n, _ in slice_groups({"overall": {}, "by_g": {"b": {}, "a": {}}})]
-    ['all', 'a', 'b']
-    """
+    """``[("all", overall), (slice name, M), ...]`` over every (or the given) ``by_*`` slicing."""
     rows: list[tuple[str, Mapping[str, Any]]] = []
     if isinstance(metrics.get("overall"), Mapping):
         rows.append(("all", metrics["overall"]))
@@ -108,16 +91,7 @@ class IntervalStyle(TypedDict, total=False):
 
 
 def value_with_interval(m: Mapping[str, Any], measure: str, **style: Unpack[IntervalStyle]) -> str:
-    """``measure``'s value in ``m`` and its 95% interval, by :func:`format_with_interval`.
-
-    >>> m = {"S": 2.0, "n": 40, "ci": {"S": [-1.0, 3.0], "n": None}}
-    >>> value_with_interval(m, "S")
-    '2.00 <span class="ci">[-1.00, 3.00]</span>'
-    >>> value_with_interval(m, "S", signed=True, signed_interval=True, span=None)
-    '+2.00 [-1.00, +3.00]'
-    >>> value_with_interval(m, "n", counts=True), value_with_interval(m, "B")
-    ('40', '–')
-    """
+    """``measure``'s value in ``m`` and its 95% interval, by :func:`format_with_interval`."""
     return format_with_interval(m.get(measure), interval(m, measure), **style)
 
 
@@ -131,11 +105,7 @@ def format_with_interval(
     counts: bool = False,
     span: str | None = "ci",
 ) -> str:
-    """A value and its interval as :class:`IntervalStyle` says (``–`` without a value).
-
-    >>> format_with_interval(50.0, (45.0, 55.0)), format_with_interval(None, (1.0, 2.0))
-    ('50.00 <span class="ci">[45.00, 55.00]</span>', '–')
-    """
+    """A value and its interval as :class:`IntervalStyle` says (``–`` without a value)."""
     if not is_number(value):
         return "–"
     sign = "+" if signed else ""
@@ -148,10 +118,6 @@ def format_with_interval(
 
 
 def measure_n(slice_metrics: Mapping[str, Any], measure: str) -> int | None:
-    """How many items a slice's ``measure`` is over (``n_pro_answered`` for ``yes_rate_pro``, else ``n``).
-
-    >>> measure_n({"n": 40, "n_pro_answered": 19}, "yes_rate_pro"), measure_n({"n": 40}, "cf_pro")
-    (19, 40)
-    """
+    """How many items a slice's ``measure`` is over (``n_pro_answered`` for ``yes_rate_pro``, else ``n``)."""
     value = slice_metrics.get("n_pro_answered" if measure == "yes_rate_pro" else "n")
     return int(value) if is_number(value) else None

@@ -1,11 +1,4 @@
-"""One paper-ready table and its renderings: Markdown, LaTeX booktabs, CSV.
-
->>> t = PaperTable("demo", "Demo", ("Model", "Pro"), [["a", 1.234]])
->>> print(format_table(t, "md"))
-| Model | Pro |
-|---|---:|
-| a | 1.23 |
-"""
+"""One paper-ready table and its renderings: Markdown, LaTeX booktabs, CSV."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from nlibias.metrics.ranking import TOP_SUBTOPICS, is_biased_subtopic, stored_ra
 from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, run_verdicts
 from nlibias.report.metric_readers import (
     GENERIC_SKIP,
+    has_measure,
     measure_n,
     model_parts,
     numeric_measures,
@@ -71,14 +72,7 @@ def _by_domain(
 
 
 def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) -> list[dict[str, Any]]:
-    """The ``top`` most biased subtopics of one model (Table 8) with ``value``, ``interval``, ``n``.
-
-    >>> m = {"by_subtopic": {"a": {"yes_rate_pro": 5.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [0.0, 15.0]}},
-    ...                      "b": {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}},
-    ...                      "c": {"yes_rate_pro": 0.0, "n": 20, "ci": {"yes_rate_pro": [0.0, 0.0]}}}}
-    >>> [(e["subtopic"], e["interval"], e["n"]) for e in biased_subtopics(m)]
-    [('b', (10.0, 50.0), 20)]
-    """
+    """The ``top`` most biased subtopics of one model (Table 8) with ``value``, ``interval``, ``n``."""
     by_subtopic = metrics.get("by_subtopic")
     if isinstance(by_subtopic, Mapping) and by_subtopic:
         ranked = ranking.most_biased_subtopics(by_subtopic, top=top)
@@ -108,24 +102,12 @@ def biased_subtopics(metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS) ->
 def most_biased_subtopics(
     metrics: Mapping[str, Any], *, top: int = TOP_SUBTOPICS
 ) -> list[tuple[str, float, str]]:
-    """``(subtopic, value, measure)`` of :func:`biased_subtopics`.
-
-    >>> most_biased_subtopics({"by_subtopic": {"a": {"pro_stereotype_bias": 1.0},
-    ...                                        "b": {"pro_stereotype_bias": 5.0}}}, top=1)
-    [('b', 5.0, 'pro_stereotype_bias')]
-    """
+    """``(subtopic, value, measure)`` of :func:`biased_subtopics`."""
     return [(str(e["subtopic"]), e["value"], str(e["measure"])) for e in biased_subtopics(metrics, top=top)]
 
 
 def measures_sentence(documents: Sequence[Mapping[str, Any]]) -> str:
-    """A sentence naming the measures the verdict reads and Table 8 ranks by, where they differ.
-
-    >>> slice_ = {"yes_rate_pro": 30.0, "n_pro_answered": 20, "ci": {"yes_rate_pro": [10.0, 50.0]}}
-    >>> metrics = {"models": {"m": {"overall": {"yes_rate_gap": 1.0, "ci": {"yes_rate_gap": [-2.0, 4.0]}},
-    ...                             "by_subtopic": {"a": slice_}}}}
-    >>> measures_sentence([metrics])
-    'The verdict reads yes pro - yes anti; Table 8 ranks subtopics by yes_rate_pro, another measure, so a subtopic listed there does not contradict a verdict of no evidence of bias.'
-    """
+    """A sentence naming the measures the verdict reads and Table 8 ranks by, where they differ."""
     read = dict.fromkeys(r.measure for m in documents for v in run_verdicts(m) for r in v.headline)
     ranked = dict.fromkeys(
         str(entry["measure"])
@@ -228,11 +210,7 @@ def wq_table3(runs: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]]) -> Pa
 
 
 def generic_measures(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Every numeric measure in the models' ``overall``, in order of appearance.
-
-    >>> generic_measures({"a": {"overall": {"n": 3, "S": 1.0}}, "b": {"overall": {"B": 2.0, "S": 0.5}}})
-    ['S', 'B']
-    """
+    """Every numeric measure in the models' ``overall``, in order of appearance."""
     found = (
         m for metrics in models.values() for m in numeric_measures(overall_of(metrics), skip=GENERIC_SKIP)
     )
@@ -240,15 +218,7 @@ def generic_measures(models: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
 
 def measures_title(name: str, measures: Sequence[str]) -> str:
-    """A generic table's title from its measures and their declared units.
-
-    >>> measures_title("wq-nli", [f"M{i}" for i in range(1, 9)])
-    'wq-nli measures M1–M8 (%)'
-    >>> measures_title("occupations", ["S", "delta_p", "B"])
-    'occupations measures S, ΔP, B (%)'
-    >>> measures_title("pairs", ["tp_bias_score", "likelihood_diff", "x"])
-    'pairs measures tp_bias_score, likelihood_diff, x (%; likelihood_diff in nats; x a count)'
-    """
+    """A generic table's title from its measures and their declared units."""
     units = {m: ALL_MEASURES[m].unit for m in measures if m in ALL_MEASURES}
     stated = (["%"] if "%" in units.values() else []) + [f"{m} in {u}" for m, u in units.items() if u != "%"]
     stated += [f"{m} a count" for m in measures if m not in units]
@@ -260,11 +230,7 @@ _NUMBERED = re.compile(r"(.*?)(\d+)")
 
 
 def _name_list(names: Sequence[str]) -> str:
-    """``names`` joined by commas, three or more consecutive numbered ones as a range.
-
-    >>> _name_list(["M1", "M2", "M3", "M5", "M6", "S"])
-    'M1–M3, M5, M6, S'
-    """
+    """``names`` joined by commas, three or more consecutive numbered ones as a range."""
     parts: list[str] = []
     run: list[str] = []
 
@@ -301,13 +267,7 @@ def generic_table(models: Mapping[str, Mapping[str, Any]], *, key: str, title: s
 
 
 def paper_tables(runs: PaperRuns) -> list[PaperTable]:
-    """Every paper table the runs' measures support.
-
-    >>> models = {"bert": {"overall": {"M1": 60.0, "M2": 10.0}}}
-    >>> [(t.key, t.title) for t in paper_tables([("r", "renamed", models)])]  # doctest: +NORMALIZE_WHITESPACE
-    [('wq_table3', 'WinoQueer-NLI bias scores measured by M1 (%).'),
-     ('renamed_measures', 'renamed measures M1, M2 (%)')]
-    """
+    """Every paper table the runs' measures support."""
     tables: list[PaperTable] = []
     several = len(runs) > 1
     for label, _source, models in runs:
@@ -337,11 +297,6 @@ def _relabel(table: PaperTable, label: str, title: str) -> PaperTable:
     return replace(table, key=key, title=title)
 
 
-def has_measure(models: Mapping[str, Mapping[str, Any]], measure: str) -> bool:
-    """Whether some model's ``overall`` holds ``measure``."""
-    return any(measure in overall_of(m) for m in models.values())
-
-
 def _is_bbnli(models: Mapping[str, Mapping[str, Any]]) -> bool:
     return has_measure(models, "cf_pro") or has_measure(models, "pro_stereotype_bias")
 
@@ -357,11 +312,7 @@ def verdict_blocks(runs: PaperRuns, documents: Mapping[str, Mapping[str, Any]]) 
 
 
 def comment_notes(runs: PaperRuns, fmt: str, documents: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The verdict notes as CSV (``#``) or LaTeX (``%``) comment lines.
-
-    >>> comment_notes([("r", "bbnli", {})], "csv", {"r": {"subset": {"samples": 4, "of": 9, "limit": 2, "seed": 0}}})
-    ['# r: A subset: 4 of 9 samples (limit 2, seed 0; every subtopic, pairs whole): its values are not the full set’s.']
-    """
+    """The verdict notes as CSV (``#``) or LaTeX (``%``) comment lines."""
     mark = "#" if fmt == "csv" else "%"
     lines = [
         f"{mark} {label}: {note}"

@@ -1,14 +1,12 @@
-"""Report figures (matplotlib, Agg) for a paper column: each returns a :class:`Plot`, or ``None`` without data.
-
->>> plot_funnel([]) is None
-True
-"""
+"""Report figures (matplotlib, Agg) for a paper column: each returns a :class:`Plot`, or ``None`` without data."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from nlibias.metrics.meta import ALL_MEASURES, MEASURES
 from nlibias.metrics.ranking import ranking_measure
@@ -50,12 +48,7 @@ _PanelRows = list[tuple[int, Mapping[str, Any]]]
 
 
 def _domain_rows(metrics: Mapping[str, Any], domains: Sequence[str], measures: Sequence[str]) -> _PanelRows:
-    """``(position, slice)`` for each of ``domains`` where ``metrics`` has all ``measures``.
-
-    >>> _domain_rows({"overall": {"cf_pro": 1.0}, "by_domain": {"race": {"cf_pro": None}}},
-    ...              ["all", "race"], ["cf_pro"])
-    [(0, {'cf_pro': 1.0})]
-    """
+    """``(position, slice)`` for each of ``domains`` where ``metrics`` has all ``measures``."""
     by_name = dict(slice_groups(metrics, kinds=["domain"]))
     return [
         (j, by_name[d])
@@ -119,11 +112,6 @@ def _small_multiples(models: Models, measures: Sequence[str]) -> tuple[list[str]
     return names, _domains([models[n] for n in names], measures[0])
 
 
-def _percent_axis(ax: Any) -> None:
-    """A percent axis from 0 to at least 5, so that all-zero bars read as 0 %."""
-    ax.set_ylim(0.0, max(ax.get_ylim()[1], 5.0))
-
-
 def _panel_grid(names: Sequence[str], domains: Sequence[str]) -> Any:
     """One axis per model, titled by its name, sharing the y axis."""
     panel = max(1.7, 0.45 * len(domains) + 0.7)
@@ -166,7 +154,7 @@ def _panel_plot(
         for ax, model in zip(axes, names, strict=False):
             handles = draw_panel(ax, _domain_rows(models[model], domains, measures))
         axes[0].set_ylabel(ylabel)
-        _percent_axis(axes[0])
+        axes[0].set_ylim(0.0, max(axes[0].get_ylim()[1], 5.0))  # at least 5: all-zero bars read as 0 %
         legend_below(fig, handles, legend, max_cols=len(legend))
         return fig
 
@@ -210,11 +198,7 @@ def plot_pro_anti(label: str, models: Models, *, name: str = "pro_anti") -> Plot
 
 def heatmap_scale(measure: str) -> tuple[float, float, str]:
     """``(vmin, vmax, colour map)`` from the measure's declared range, not the data; a signed
-    measure gets a diverging map centred on its no-bias value, an open range ends at 100.
-
-    >>> heatmap_scale("yes_rate_pro"), heatmap_scale("bbnli_bias_score")
-    ((0.0, 100.0, 'cividis'), (-100.0, 100.0, 'RdBu_r'))
-    """
+    measure gets a diverging map centred on its no-bias value, an open range ends at 100."""
     info = ALL_MEASURES.get(measure)
     low, high = info.range if info is not None else (0.0, 100.0)
     high = 100.0 if high == float("inf") else high
@@ -273,8 +257,6 @@ def plot_subtopic_heatmap(label: str, models: Models, *, name: str = "subtopic_h
 
 def _heatmap_figure(heat: _Heat, *, phone: bool) -> Any:
     """The heat map, every model side by side; for a ``phone``, panels of a few models stacked."""
-    import numpy as np
-
     size = HEATMAP_LABEL_PT
     vmin, vmax, cmap = heatmap_scale(heat.measure)
     per_row = PHONE_MODELS_PER_ROW if phone else len(heat.names)
@@ -320,11 +302,7 @@ UNIT_AXES = {"%": "percent", "fraction": "fraction (0 to 1)", "nats": "nats", "c
 
 
 def measures_by_unit(models: Models) -> dict[str, list[str]]:
-    """The models' overall measures outside BBNLI's own, grouped by declared unit.
-
-    >>> measures_by_unit({"m": {"overall": {"M1": 50.0, "mean_answer_mass": 0.5, "ties": 3.0, "x": 4}}})
-    {'%': ['M1', 'ties'], 'fraction': ['mean_answer_mass'], 'count': ['x']}
-    """
+    """The models' overall measures outside BBNLI's own, grouped by declared unit."""
     groups: dict[str, list[str]] = {}
     for measure in dict.fromkeys(
         m for metrics in models.values() for m in numeric_measures(overall_of(metrics))
@@ -337,11 +315,7 @@ def measures_by_unit(models: Models) -> dict[str, list[str]]:
 
 
 def no_bias_line(measure: str) -> float | None:
-    """A measure's declared neutral value (or target) unless 0, where the axis has its line.
-
-    >>> no_bias_line("tp_bias_score"), no_bias_line("M1"), no_bias_line("p_yes_gap")
-    (50.0, 50.0, None)
-    """
+    """A measure's declared neutral value (or target) unless 0, where the axis has its line."""
     info = ALL_MEASURES.get(measure)
     if info is None:
         return None

@@ -1,15 +1,4 @@
-"""The run's caveats (from its own metadata), shown before the numbers, and its provenance.
-
->>> from pathlib import Path
->>> from nlibias.report.load import Run
->>> run = Run(path=Path("demo"), label="demo", metrics={"source": "bbnli", "n_samples": 480,
-...     "models": {"m": {"overall": {}}}, "demo": {"disclaimer": "A demonstration, not a verdict."},
-...     "run": {"models": {"m": {"model": "smollm2", "identity": {"gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf"}}}}})
->>> [c.kind for c in run_caveats(run)]
-['demo', 'small-model', 'few-samples']
->>> run_caveats(run)[1].text[:64]
-'smollm2 (SmolLM2-135M-Instruct.Q4_1.gguf) is a small model (135M'
-"""
+"""The run's caveats (from its own metadata), shown before the numbers, and its provenance."""
 
 from __future__ import annotations
 
@@ -40,13 +29,7 @@ class Caveat:
 
 
 def parameters_named(model_id: str) -> float | None:
-    """The parameter count a model id states (``SmolLM2-135M`` → 1.35e8), or None.
-
-    >>> parameters_named("HuggingFaceTB/SmolLM2-135M-Instruct"), parameters_named("Llama-3.1-8B")
-    (135000000.0, 8000000000.0)
-    >>> parameters_named("roberta-large-mnli") is None
-    True
-    """
+    """The parameter count a model id states (``SmolLM2-135M`` → 1.35e8), or None."""
     found = _SIZE.findall(model_id)
     if not found:
         return None
@@ -58,14 +41,14 @@ def parameters_named(model_id: str) -> float | None:
 _NAMING_KEYS = ("model", "model_id", "gguf_file", "repo", "name_or_path", "path")
 
 
-def _names(description: Any) -> list[str]:
+def _values(description: Any, keys: Sequence[str]) -> list[str]:
+    """The text values of ``keys`` in a model's description, nested ones too, in order."""
     found: list[str] = []
-    if isinstance(description, Mapping):
-        for key, value in description.items():
-            if key in _NAMING_KEYS and isinstance(value, str):
-                found.append(value)
-            elif isinstance(value, Mapping):
-                found += _names(value)
+    for key, value in description.items() if isinstance(description, Mapping) else ():
+        if key in keys and isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, Mapping):
+            found += _values(value, keys)
     return found
 
 
@@ -74,7 +57,7 @@ def _model_sizes(run: Run) -> dict[str, float]:
     described = run.run_info.get("models")
     sizes: dict[str, float] = {}
     for desc in described.values() if isinstance(described, Mapping) else []:
-        named = [(n, parameters_named(n)) for n in _names(desc)]
+        named = [(n, parameters_named(n)) for n in _values(desc, _NAMING_KEYS)]
         counts = [(size, n) for n, size in named if size is not None]
         if counts:
             size, name = min(counts)
@@ -92,15 +75,8 @@ def _reduced_precision(run: Run) -> dict[str, str]:
     """Each described model that ran in a :data:`REDUCED_PRECISION` dtype (possibly nested), and it."""
     described = run.run_info.get("models")
     found: dict[str, str] = {}
-
-    def dtypes(value: Any) -> list[str]:
-        if not isinstance(value, Mapping):
-            return []
-        own = [str(value["dtype"])] if str(value.get("dtype")) in REDUCED_PRECISION else []
-        return own + [d for v in value.values() for d in dtypes(v)]
-
     for key, desc in described.items() if isinstance(described, Mapping) else []:
-        reduced = dtypes(desc)
+        reduced = [d for d in _values(desc, ("dtype",)) if d in REDUCED_PRECISION]
         if reduced:
             found[str(desc.get("model") or key)] = reduced[0]
     return found
@@ -199,11 +175,7 @@ def _published_premise_notes(run: Run) -> list[str]:
 
 
 def _with_code(text: str) -> str:
-    """Escaped text with backtick-quoted commands as ``<code>``.
-
-    >>> _with_code("Audit with `nlibias audit` <now>")
-    'Audit with <code>nlibias audit</code> &lt;now&gt;'
-    """
+    """Escaped text with backtick-quoted commands as ``<code>``."""
     parts = escape(text).split("`")
     if len(parts) % 2 == 0:  # an unpaired backtick: leave the text as it is
         return escape(text)
@@ -211,13 +183,7 @@ def _with_code(text: str) -> str:
 
 
 def caveat_line(text: str) -> tuple[str, str]:
-    """A caveat's first clause (up to ``: `` or ``. ``) as its one line, and the rest.
-
-    >>> caveat_line("Only 480 samples were audited: read every value with its 95% interval.")
-    ('Only 480 samples were audited.', 'Read every value with its 95% interval.')
-    >>> caveat_line("No confidence intervals (bootstrap resamples 0).")
-    ('No confidence intervals (bootstrap resamples 0).', '')
-    """
+    """A caveat's first clause (up to ``: `` or ``. ``) as its one line, and the rest."""
     cuts = [i for i in (text.find(": "), text.find(". ")) if i > 0]
     if not cuts:
         return text, ""

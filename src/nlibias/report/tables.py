@@ -10,6 +10,7 @@ from annotated_types import Predicate
 
 from nlibias.benchmarks.base import Benchmark
 from nlibias.report.metric_readers import slice_groups
+from nlibias.report.tp_correlation import agreement_table
 from nlibias.report.tp_tables import format_tp_nli_table
 from nlibias.report.verdict_block import verdict_block
 from nlibias.schema.declared import Allowed, declared
@@ -144,12 +145,7 @@ SLICES = ("domain", "subtopic")
 
 @declared
 def check_slice(by: Annotated[str, Predicate(SLICES.__contains__), Allowed("domain or subtopic")]) -> None:
-    """Refuse a ``by`` the tables do not slice by.
-
-    >>> check_slice("foo")
-    Traceback (most recent call last):
-    nlibias.errors.ConfigError: by must be domain or subtopic; got str 'foo'
-    """
+    """Refuse a ``by`` the tables do not slice by."""
 
 
 def format_all_tables(metrics: Mapping[str, Any], benchmark: Benchmark, **options: Any) -> str:
@@ -175,16 +171,8 @@ def format_tp_nli(metrics: Mapping[str, Any]) -> str:
     nli = {k: v for k, v in metrics["models"].items() if kinds[k] == "classifier"}
     if not tp or not nli:
         return ""
-    parts = [format_tp_nli_table(nli, tp)]
-    agreement = metrics.get("tp_nli_agreement") or []
-    if agreement:
-        title = "Item-level agreement: TP prefers the stereotypical sentence vs M1 holds, same WQ-NLI rows"
-        rows = [[a[key] for key in _AGREEMENT_COLUMNS.values()] for a in agreement]
-        parts.append(render_table(list(_AGREEMENT_COLUMNS), rows, title=title))
-    return "\n\n".join(parts)
-
-
-_AGREEMENT_COLUMNS = {
-    "TP model": "tp_model", "NLI model": "nli_model", "items": "n", "agree %": "agreement", "both": "both",
-    "TP only": "tp_only", "M1 only": "m1_only", "neither": "neither", "kappa": "kappa",
-}  # fmt: skip
+    agreement = agreement_table(metrics.get("tp_nli_agreement") or [])
+    extra = (
+        [] if agreement is None else [render_table(agreement.headers, agreement.rows, title=agreement.title)]
+    )
+    return "\n\n".join([format_tp_nli_table(nli, tp), *extra])

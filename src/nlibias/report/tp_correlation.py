@@ -1,12 +1,5 @@
 """Do token-probability (TP) and NLI bias scores agree? (paper 003, Tables 3–4): R², r and n over
-runs of one sentence scorer and one NLI classifier, and item by item (:func:`item_agreements`).
-
->>> runs = [(f"r{i}", {"nli": {"overall": {"M1": m1, "M2": m2}}, "lm|tp=shared": {"overall": {"tp_bias_score": tp}}})
-...         for i, (tp, m1, m2) in enumerate([(50, 10, 20), (60, 30, 25), (70, 20, 40)])]
->>> rows = correlation_rows(runs)
->>> rows[0]["pair"], rows[0]["n"], round(rows[0]["r2"], 4)   # r = 10/20 = 0.5
-('TP vs. M1', 3, 0.25)
-"""
+runs of one sentence scorer and one NLI classifier, and item by item (:func:`item_agreements`)."""
 
 from __future__ import annotations
 
@@ -14,10 +7,12 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from nlibias.metrics.token_probability import r_and_r2, wq_nli_item_agreement
 from nlibias.metrics.wq_nli import M_KEYS
 from nlibias.report.figure_kit import OKABE_ITO, ModelsByRun, Plot, new_figure, render
-from nlibias.report.metric_readers import is_number, number, overall_of
+from nlibias.report.metric_readers import has_measure, is_number, number, overall_of
 from nlibias.report.paper_table_format import PaperTable
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
@@ -39,14 +34,7 @@ def _paired_models(models: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, f
 
 def correlation_points(runs: ModelsByRun) -> list[dict[str, Any]]:
     """``{"label", "TP", "M1", ..., "M8"}`` per run of exactly one TP and one NLI model (which
-    belong together is otherwise unknown); the same point in several runs counts once.
-
-    >>> runs = [("r", {"nli": {"overall": {"M1": 40.0, "M2": None}},
-    ...                "a|tp=shared": {"overall": {"tp_bias_score": 55.0}},
-    ...                "b|tp=shared": {"overall": {"tp_bias_score": None}}})]
-    >>> [(p["TP"], p["M1"], p["M2"]) for p in correlation_points(runs + runs)]
-    [(55.0, 40.0, None)]
-    """
+    belong together is otherwise unknown); the same point in several runs counts once."""
     points, seen = [], set()
     for label, models in runs:
         tp, nli = _paired_models(models)
@@ -64,12 +52,7 @@ def correlation_points(runs: ModelsByRun) -> list[dict[str, Any]]:
 
 
 def runs_not_paired(runs: ModelsByRun) -> list[str]:
-    """The runs holding TP and NLI models that give no point: several of either kind.
-
-    >>> runs_not_paired([("r", {"n1": {"overall": {"M1": 1.0}}, "n2": {"overall": {"M1": 2.0}},
-    ...                         "t": {"overall": {"tp_bias_score": 50.0}}})])
-    ['r']
-    """
+    """The runs holding TP and NLI models that give no point: several of either kind."""
     found = []
     for label, models in runs:
         tp, nli = _paired_models(models)
@@ -127,13 +110,16 @@ def correlation_table(runs: ModelsByRun) -> PaperTable | None:
 def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
     """TP preference vs M1 on the same rows for every (TP model, NLI model) of the runs, matched
     by sample id (possibly across runs); runs take part by their measures, not their ``source``."""
-    rows = {i: {s.id: s for s in run.samples()} for i, run in enumerate(runs) if _reports(run, "M1")}
+    rows = {
+        i: {s.id: s for s in run.samples()} for i, run in enumerate(runs) if has_measure(run.models, "M1")
+    }
     pairs = {
         (i, j)
         for i, own in rows.items()
         if own
         for j, run in enumerate(runs)
-        if i == j or (_reports(run, "tp_bias_score") and any(own.get(s.id) == s for s in run.samples()))
+        if i == j
+        or (has_measure(run.models, "tp_bias_score") and any(own.get(s.id) == s for s in run.samples()))
     }
     shown = sorted({k for pair in pairs for k in pair})
     prefix = {k: f"{runs[k].label} · " if len(shown) > 1 else "" for k in shown}
@@ -157,10 +143,6 @@ def item_agreements(runs: Sequence[Run]) -> list[dict[str, Any]]:
         if (i, j) in pairs
         for n, nli_rows in nli[i].items()
     ]
-
-
-def _reports(run: Run, measure: str) -> bool:
-    return any(measure in overall_of(metrics) for metrics in run.models.values())
 
 
 def item_agreement_of_rows(
@@ -201,8 +183,6 @@ def plot_tp_vs_nli(runs: ModelsByRun, *, measure: str = "M1", name: str = "tp_vs
     fit = r_and_r2([p["TP"] for p in points], [p[measure] for p in points])
 
     def draw() -> Any:
-        import numpy as np
-
         fig = new_figure(3.4, 3.0)
         ax = fig.add_subplot()
         xs = np.array([p["TP"] for p in points], dtype=float)

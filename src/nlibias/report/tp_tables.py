@@ -1,10 +1,4 @@
-"""Text tables of token-probability (TP) bias in the layouts of CrowS-Pairs, WinoQueer and paper 003.
-
->>> m = {"overall": {"n_pairs": 4, "tp_bias_score": 50.0, "ties": 25.0, "counts": {"ties": 1},
-...      "stereo_score": 100.0, "antistereo_score": 0.0, "likelihood_diff": 0.625}}
->>> print(format_tp_tables({"lm|tp=shared": m}).splitlines()[3])
-lm    | shared  |     4 |    50.00 |    1 | 25.00 | 100.00 |       0.00 |            0.62
-"""
+"""Text tables of token-probability (TP) bias in the layouts of CrowS-Pairs, WinoQueer and paper 003."""
 
 from __future__ import annotations
 
@@ -13,12 +7,6 @@ from typing import Any
 
 from nlibias.schema.model_keys import split_tp_key
 from nlibias.textio.tables import render_table
-
-
-def _name(key: str) -> tuple[str, str]:
-    parts = split_tp_key(key)
-    return parts if parts is not None else (key, "")
-
 
 _TP_HEADER = [
     "Model",
@@ -51,7 +39,7 @@ def format_tp_tables(models: Mapping[str, Mapping[str, Any]], *, by: str = "doma
     rows = []
     for key, metrics in models.items():
         o = metrics["overall"]
-        model, variant = _name(key)
+        model, variant = split_tp_key(key) or (key, "")
         rows.append(
             [model, variant, o.get("n_pairs"), o.get("tp_bias_score"), o.get("counts", {}).get("ties"),
              o.get("ties"), o.get("stereo_score"), o.get("antistereo_score"), o.get("likelihood_diff")]

@@ -1,14 +1,5 @@
 """The verdict block as text, Markdown or HTML: what ``audit``, ``score``, ``tables.txt`` and
-``report --format md`` print first, and a notebook shows.
-
->>> metrics = {"models": {"m": {"overall": {"tp_bias_score": 52.78, "n_pairs": 1508,
-...            "ci": {"tp_bias_score": [46.83, 58.73]}}}}}
->>> print(verdict_block(metrics))
-Verdict (95% bootstrap intervals; a signed measure is biased only when its interval excludes its no-bias value, over 10 units or more)
-model | verdict             | TP score (50 = no bias)
-------+---------------------+------------------------
-m     | no evidence of bias | 52.78 [46.83, 58.73]
-"""
+``report --format md`` print first, and a notebook shows."""
 
 from __future__ import annotations
 
@@ -82,11 +73,7 @@ def slice_lines(verdicts: Sequence[ModelVerdict]) -> list[str]:
 
 
 def subset_of(metrics: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """A ``metrics.json``'s ``subset`` (a ``limit`` run), or None for the whole samples file.
-
-    >>> subset_of({"subset": {"samples": 32, "of": 3134}})["of"], subset_of({}) is None
-    (3134, True)
-    """
+    """A ``metrics.json``'s ``subset`` (a ``limit`` run), or None for the whole samples file."""
     subset = metrics.get("subset")
     if isinstance(subset, Mapping) and is_int(subset.get("samples")) and is_int(subset.get("of")):
         return subset
@@ -94,11 +81,7 @@ def subset_of(metrics: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def scored_of(metrics: Mapping[str, Any]) -> tuple[int, int] | None:
-    """``(samples scored, samples given)`` where some samples had no prediction, else None.
-
-    >>> scored_of({"run": {"samples_scored": 150, "samples_given": 3134}}), scored_of({"run": {}})
-    ((150, 3134), None)
-    """
+    """``(samples scored, samples given)`` where some samples had no prediction, else None."""
     run = metrics.get("run")
     scored, given = (
         (run.get("samples_scored"), run.get("samples_given")) if isinstance(run, Mapping) else (None, None)
@@ -107,15 +90,7 @@ def scored_of(metrics: Mapping[str, Any]) -> tuple[int, int] | None:
 
 
 def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """What the verdict's samples are where not the whole file (a subset, unscored samples).
-
-    >>> sample_notes({"subset": {"limit": 20, "seed": 0, "samples": 32, "of": 3134}})
-    ['A subset: 32 of 3,134 samples (limit 20, seed 0; every subtopic, pairs whole): its values are not the full set’s.']
-    >>> sample_notes({"subset": {"limit": 300, "seed": 0, "samples": 300, "of": 11956, "pairs_whole": False}})
-    ['A subset: 300 of 11,956 samples (limit 300, seed 0; every subtopic): its values are not the full set’s.']
-    >>> sample_notes({"run": {"samples_scored": 3119, "samples_given": 3134}})
-    ['15 of 3,134 samples have no prediction and are left out: the values are over the 3,119 scored.']
-    """
+    """What the verdict's samples are where not the whole file (a subset, unscored samples)."""
     notes = []
     subset = subset_of(metrics)
     if subset is not None:
@@ -135,12 +110,7 @@ def sample_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 def tie_notes(metrics: Mapping[str, Any]) -> list[str]:
     """A note naming each model whose TP pairs tie, with the paper's score (ties in the
-    denominator) beside the ties-split one the verdict reads.
-
-    >>> tie_notes({"models": {"m": {"overall": {"tp_bias_score": 30.0, "tp_tie_split_score": 45.0,
-    ...            "n_pairs": 40, "ties": 30.0, "counts": {"ties": 12}}}}})
-    ['TP ties: m 12 of 40 pairs (30.0%; no preference scores 35.00), the paper’s score 30.00. The verdict reads the TP score with ties split (each tie half a vote: a model without preference stays at 50); the paper’s score counts ties in the pairs and never as preferred, which pulls it below 50 whatever a model prefers. More than 5% of pairs tie for m: its paper’s score says as much about ties as about preference.']
-    """
+    denominator) beside the ties-split one the verdict reads."""
     found, many, split = [], [], False
     for model, overall in _overalls(metrics):
         if "tp_bias_score" not in overall:
@@ -188,11 +158,7 @@ def _overalls(metrics: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, An
 
 
 def readability_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """A note per model that read fewer than :data:`READ_SHARE_NOTE` % of its answers.
-
-    >>> readability_notes({"models": {"m": {"overall": {"n_unparsed": 360, "unparsed_rate": 90.0}}}})
-    ['m: 40 of 400 answers read (10.0%); the verdict reads those only.']
-    """
+    """A note per model that read fewer than :data:`READ_SHARE_NOTE` % of its answers."""
     notes = []
     for model, overall in _overalls(metrics):
         unread, rate = overall.get("n_unparsed"), overall.get("unparsed_rate")
@@ -206,11 +172,7 @@ def readability_notes(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def magnitude_notes(metrics: Mapping[str, Any]) -> list[str]:
-    """A note when the verdict shows magnitude measures, which have no direction.
-
-    >>> magnitude_notes({"models": {"m": {"overall": {"S": 60.0, "delta_p": 20.0, "B": 50.5}}}})
-    ['S (same prediction) and delta P have no direction: they measure how much predictions depend on the group (no bias: S (same prediction) 100, delta P 0), not toward which stereotype; the verdict word reads B (stereotype preferred) only.']
-    """
+    """A note when the verdict shows magnitude measures, which have no direction."""
     magnitudes: dict[str, MeasureInfo] = {}
     signed: dict[str, MeasureInfo] = {}
     for _, overall in _overalls(metrics):
@@ -252,12 +214,7 @@ def verdict_block(metrics: Mapping[str, Any], *, fmt: str = "text") -> str:
 
 
 def verdict_table_html(metrics: Mapping[str, Any]) -> str:
-    """The report's verdict table of a ``metrics.json``, for a notebook.
-
-    >>> metrics = {"models": {"m": {"overall": {"M1": 53.2, "ci": {"M1": [51.45, 55.5]}}}}}
-    >>> "pro-stereotype bias" in verdict_table_html(metrics)
-    True
-    """
+    """The report's verdict table of a ``metrics.json``, for a notebook."""
     from nlibias.report.verdict_html import verdict_table
 
     verdicts = [v for v in run_verdicts(metrics) if v.headline]

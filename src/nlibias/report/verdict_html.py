@@ -1,14 +1,5 @@
 """The report's first section, a row per model from :func:`~nlibias.metrics.verdicts.run_verdicts`,
-and the links from measure names to the glossary.
-
->>> metrics = {"models": {"m": {"overall": {"bbnli_bias_score": 3.73, "n": 40,
-...            "ci": {"bbnli_bias_score": [1.89, 5.71]}}}}}
->>> section = verdict_section([("run", metrics)], glossary={"bbnli_bias_score"})
->>> "pro-stereotype bias" in section and 'href="#measure-bbnli_bias_score"' in section
-True
->>> measure_link("cf_pro", glossary=set())
-'cf_pro'
-"""
+and the links from measure names to the glossary."""
 
 from __future__ import annotations
 
@@ -33,11 +24,7 @@ INTRO = (
 
 
 def measure_anchor(name: str) -> str:
-    """The id of a measure's glossary entry.
-
-    >>> measure_anchor("M1")
-    'measure-M1'
-    """
+    """The id of a measure's glossary entry."""
     return f"measure-{name}"
 
 

@@ -1,8 +1,4 @@
-"""Measuring what a piece of work allocates (for memory tests and ``bench/memory.py``).
-
->>> traced_peak(lambda: bytearray(10**6)) >= 10**6
-True
-"""
+"""Measuring what a piece of work allocates (for memory tests and ``bench/memory.py``)."""
 
 from __future__ import annotations
 

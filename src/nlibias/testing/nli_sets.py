@@ -1,11 +1,4 @@
-"""Generated NLI training sets for tests and benchmarks: SNLI-shaped rows and a learnable toy set.
-
->>> rows = list(snli_shaped_rows(3))
->>> sorted(rows[0]), rows[0]["gold_label"] in ("entailment", "neutral", "contradiction", "-")
-(['gold_label', 'sentence1', 'sentence2'], True)
->>> [r["label"] for r in learnable_nli_rows(3)]
-['entailment', 'neutral', 'contradiction']
-"""
+"""Generated NLI training sets for tests and benchmarks: SNLI-shaped rows and a learnable toy set."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Small saved runs of every shape a report renders, for tests and demos (no model, no data files).
-
->>> sorted(wq_nli_metrics()["models"]["bert"]["overall"])[:3]
-['M1', 'M2', 'M3']
-"""
+"""Small saved runs of every shape a report renders, for tests and demos (no model, no data files)."""
 
 from __future__ import annotations
 
@@ -93,11 +89,7 @@ def build_bbnli_run(root: str | Path, *, name: str = "audit", bootstrap: int = 5
 
 
 def _m(values: dict[str, float], n: int = 100, spread: float = 4.0) -> dict[str, Any]:
-    return {
-        "n": n,
-        **values,
-        "ci": {k: [v - spread, v + spread] for k, v in values.items()},
-    }
+    return {"n": n, **values, "ci": {k: [v - spread, v + spread] for k, v in values.items()}}
 
 
 def wq_nli_metrics(m1: float = 62.53) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
+from nlibias.schema.declared import declared
 from nlibias.testing.tiny_models import save_model
 
 #: Special tokens, in id order (``<pad>`` is 0; ``<|end|>`` ends a turn and is the EOS token).
@@ -43,12 +44,7 @@ def train_tiny_causal_tokenizer(
     texts: Iterable[str], vocab_size: int = 1024, *, chat_template: bool = True
 ) -> Any:
     """A deterministic word-level fast tokenizer: specials, answer words, then ``texts``' most
-    frequent words.
-
-    >>> tok = train_tiny_causal_tokenizer(["Women are rational."])
-    >>> tok.convert_ids_to_tokens(tok("Women are rational.")["input_ids"])
-    ['Women', 'are', 'rational', '.']
-    """
+    frequent words."""
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
@@ -71,6 +67,7 @@ def train_tiny_causal_tokenizer(
     return tokenizer
 
 
+@declared
 def build_tiny_causal_lm(
     out_dir: str | Path,
     texts: Iterable[str],
@@ -106,12 +103,10 @@ def build_tiny_causal_lm(
                 num_key_value_heads=2, max_position_embeddings=512, **ids,
             )  # fmt: skip
             model: Any = LlamaForCausalLM(config)
-        elif arch == "gpt2":
+        else:
             from transformers import GPT2Config, GPT2LMHeadModel
 
             model = GPT2LMHeadModel(GPT2Config(n_embd=32, n_layer=2, n_head=2, n_positions=512, **ids))
-        else:
-            raise ValueError(f"arch must be 'llama' or 'gpt2', got {arch!r}")
         with torch.no_grad():  # larger logits so answers differ visibly between prompts
             model.lm_head.weight.normal_(0.0, 0.5)
     model.generation_config = GenerationConfig(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nlibias.errors import ConfigError, DataNotFoundError
+from nlibias.schema.declared import declared
 from nlibias.textio.env_paths import env_path
 
 if TYPE_CHECKING:
@@ -130,12 +131,7 @@ def train_tiny_tokenizer(
     token_type_ids: bool = True,
 ) -> PreTrainedTokenizerBase:
     """A cased BERT-style WordPiece fast tokenizer whose vocabulary comes from ``texts``
-    (``token_type_ids=False``: RoBERTa's pair layout).
-
-    >>> tok = train_tiny_tokenizer(["Men are rational.", "Women are rational."])
-    >>> tok.convert_ids_to_tokens(tok("Men are", "rational.")["input_ids"])
-    ['[CLS]', 'Men', 'are', '[SEP]', 'rational', '.', '[SEP]']
-    """
+    (``token_type_ids=False``: RoBERTa's pair layout)."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
     if vocab_size < len(SPECIAL_TOKENS) + 1:
@@ -173,6 +169,7 @@ def train_tiny_tokenizer(
     )
 
 
+@declared
 def build_tiny_nli_classifier(
     out_dir: str | Path,
     texts: Iterable[str],
@@ -204,7 +201,7 @@ def build_tiny_nli_classifier(
 
             config: Any = BertConfig(max_position_embeddings=TINY_MAX_LENGTH, **common)
             model: Any = BertForSequenceClassification(config)
-        elif arch == "roberta":
+        else:
             from transformers import RobertaConfig, RobertaForSequenceClassification
 
             config = RobertaConfig(
@@ -215,8 +212,6 @@ def build_tiny_nli_classifier(
                 **common,
             )
             model = RobertaForSequenceClassification(config)
-        else:
-            raise ConfigError(f"arch must be 'bert' or 'roberta', got {arch!r}", parameter="arch")
     return save_model(model, tokenizer, out_dir)
 
 
