@@ -91,19 +91,8 @@ def _file(path: str | Path | None) -> dict[str, Any] | None:
     return {"path": str(where), "sha256": hashlib.sha256(where.read_bytes()).hexdigest()}
 
 
-def _check_augment(augment: dict[str, Any]) -> None:
-    check_selection(augment.get("select", "occupation"), augment.get("match", "words"))
-    check_her(augment.get("her", "rule"), augment.get("her_model"))
-
-
-def _own_folders(models: Sequence[str]) -> bool:
-    """Whether each model has its own folder name under ``OUT/models``."""
-    return len({model_dir_name(m) for m in models}) == len(models)
-
-
 def _augment_split(augment: dict[str, Any], split: str, train: str | Path) -> dict[str, Any]:
-    """The augment options reading the fine-tunes' ``split``: both models learn from the same rows,
-    so another augment split is refused (the default split stays out of the recorded options).
+    """The augment options reading the fine-tunes' ``split`` (both models learn from the same rows).
 
     >>> _augment_split({"select": "all"}, "validation", "nyu-mll/glue:mnli")
     {'select': 'all', 'split': 'validation'}
@@ -112,8 +101,8 @@ def _augment_split(augment: dict[str, Any], split: str, train: str | Path) -> di
     nlibias.errors.ConfigError: augment_options' split 'train' differs from finetune_options' split 'validation': the original model would learn from other rows than the augmented one; give the split once, in finetune_options
     """
     given = augment.get("split", split)
-    if given != split:  # the same split is checked with the fine-tunes' (_check_inputs)
-        check_split_applies(train, given)  # a split of a file is refused as such first: it has no splits
+    if given != split:
+        check_split_applies(train, given)  # a file has no splits: refused as such first
         raise ConfigError(
             f"augment_options' split {given!r} differs from finetune_options' split {split!r}: the original "
             "model would learn from other rows than the augmented one; give the split once, in finetune_options",
@@ -154,8 +143,7 @@ def _tunes(
                 if data == "aug":  # the augmented file is written later: its stage stands for it
                     inputs["train"] = {"augment_stage": augment.fingerprint}
                 reads = ("augment",) if data == "aug" else ()
-                # finished when its record reads: a record cut short by a power cut is redone
-                intact = partial(_record_intact, target)
+                intact = partial(_record_intact, target)  # a record cut short (a power cut): redone
                 stage = Stage(f"models/{target.name}", target, target / RECORD_FILE, inputs, reads, intact)
                 tunes.append(_Tune(model, seed, data, target, stage))
     return tunes
@@ -187,12 +175,8 @@ def _later_stages(
     bootstrap: int,
 ) -> tuple[Stage, Stage, Stage]:
     """The occupations, audit and comparison stages (the last two read the fine-tunes')."""
-    occupations = Stage(
-        "occupations",
-        out / "occupations",
-        out / "occupations" / SUMMARY_JSON,  # written after the samples: the stage's last file
-        {"premises": _file(premises), "nlibias": __version__},
-    )
+    inputs = {"premises": _file(premises), "nlibias": __version__}
+    occupations = Stage("occupations", out / "occupations", out / "occupations" / SUMMARY_JSON, inputs)
     audit = Stage(
         "audit",
         out / "audit",
@@ -207,12 +191,9 @@ def _later_stages(
         complete=lambda: _complete_run(out / "audit"),
     )
     pairs = [[str(b.target), str(a.target)] for b, a in zip(tunes[::2], tunes[1::2], strict=True)]
+    compared: dict[str, Any] = {"audit": audit.fingerprint, "pairs": pairs, "bootstrap": bootstrap}
     comparison = Stage(
-        "comparison",
-        out / "audit" / COMPARISON_JSON,
-        out / "audit" / COMPARISON_JSON,
-        {"audit": audit.fingerprint, "pairs": pairs, "bootstrap": bootstrap},
-        reads=("audit",),
+        "comparison", out / "audit" / COMPARISON_JSON, out / "audit" / COMPARISON_JSON, compared, ("audit",)
     )
     return occupations, audit, comparison
 
@@ -229,7 +210,7 @@ def _complete_run(directory: Path) -> bool:
 def _stored_comparison(
     path: Path, pairs: list[list[str]], bootstrap: int, min_effect: float = MIN_EFFECT
 ) -> DebiasComparison | None:
-    """The comparison a finished run wrote, if it has the same pairs, resamples and minimum effect."""
+    """The comparison a finished run wrote, if of the same pairs, resamples and minimum effect."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
@@ -245,7 +226,7 @@ Models = (
     | Annotated[
         Sequence[Name],
         MinLen(1),
-        Predicate(_own_folders),
+        Predicate(lambda models: len({model_dir_name(m) for m in models}) == len(models)),
         Allowed("a non-empty list of models of distinct folder names"),
     ]
 )
@@ -286,7 +267,8 @@ def run_debias(
     refuse_overwrites(
         {"out_dir": [out / step for step in _STEP_FOLDERS]}, {**read, "augment_options": augment.get("names")}
     )
-    _check_augment(augment)
+    check_selection(augment.get("select", "occupation"), augment.get("match", "words"))
+    check_her(augment.get("her", "rule"), augment.get("her_model"))
     names = [model_dir_name(m) for m in models]
     # checked now, not hours later at the audit step
     audit_own, audit_run, audit_model_options = audit_settings(
@@ -330,12 +312,11 @@ def _check_inputs(
 ) -> tuple[TrainingSet, TrainingSet | None]:
     """Every option, model path and input file checked before any step runs; the training and
     evaluation sets read (and hashed) once, for every step."""
-    for first_or_last in {seed, seed + seeds - 1}:  # every option checked before any file is read
+    for first_or_last in {seed, seed + seeds - 1}:
         finetune_settings(models[0], replace(options, seed=first_or_last))
     swap_list_named(augment.get("word_list", "winobias"))
     for model in models:
         check_base_model(model)
-    # a split of a set without splits (a file) is refused before any stage is recorded
     check_splits(train, options.split, eval_path, options.eval_split)
     train_set = check_training_set(train, options.split, "train")
     eval_set = None if eval_path is None else check_training_set(eval_path, options.eval_split, "eval_path")
@@ -384,8 +365,7 @@ def _fine_tune_all(
 def _compare(
     steps: _Steps, audit: Stage, comparison: Stage, bootstrap: int, min_effect: float
 ) -> DebiasComparison:
-    """The comparison a finished run wrote when it still answers these pairs and options, else
-    computed again from the audit (the stage counted as run)."""
+    """The comparison a finished run wrote for these pairs and options, else computed again."""
     pairs = comparison.inputs["pairs"]
     result = (
         None

@@ -33,6 +33,7 @@ from nlibias.runtime.contract import Predictor
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.measure_info import METRICS_FILE
+from nlibias.schema.outputs import ModelOutputs
 from nlibias.schema.predictor_kinds import PredictorKind
 from nlibias.version import __version__
 
@@ -91,22 +92,19 @@ class AuditResult:
         95% interval and no-bias value."""
         from nlibias.report.display_frame import DisplayFrame
 
-        rows = []
-        for verdict in run_verdicts(self.metrics):
-            readings = [*verdict.headline, *([verdict.accuracy] if verdict.accuracy is not None else [])]
-            for reading in readings:
-                rows.append(
-                    {
-                        "verdict": reading.verdict,
-                        "model": verdict.model,
-                        "measure": reading.measure,
-                        "title": reading.info.display_name,
-                        "value": reading.value,
-                        "ci_low": None if reading.interval is None else reading.interval[0],
-                        "ci_high": None if reading.interval is None else reading.interval[1],
-                        "no_bias": reading.info.neutral,
-                    }
-                )
+        rows = [
+            (
+                r.verdict,
+                v.model,
+                r.measure,
+                r.info.display_name,
+                r.value,
+                *(r.interval or (None, None)),
+                r.info.neutral,
+            )
+            for v in run_verdicts(self.metrics)
+            for r in [*v.headline, *([v.accuracy] if v.accuracy is not None else [])]
+        ]
         columns = ["verdict", "model", "measure", "title", "value", "ci_low", "ci_high", "no_bias"]
         return DisplayFrame(rows, columns=columns)
 
@@ -203,6 +201,35 @@ def metrics_document(
     return metrics
 
 
+def scored_metrics(
+    benchmark: Benchmark,
+    columns: SampleColumns,
+    models: dict[str, Any],
+    kinds: Mapping[str, str],
+    outputs: Mapping[str, ModelOutputs],
+    *,
+    bootstrap: int,
+    seed: int,
+) -> MetricsDocument:
+    """:func:`metrics_document` of the scored ``columns`` with the benchmark's analyses of each
+    model's ``outputs`` (held only when the benchmark has such analyses): audits' and scorings'."""
+    n, domain_of = len(columns), columns.domain_of_subtopic()
+    metrics = metrics_document(
+        columns.source,
+        benchmark,
+        models,
+        kinds,
+        n_samples=n,
+        bootstrap=bootstrap,
+        seed=seed,
+        domain_of=domain_of,
+    )
+    for analysis in benchmark.extras:
+        if found := analysis.compute(columns, outputs):
+            cast(dict[str, Any], metrics)[analysis.name] = found
+    return metrics
+
+
 def write_outputs(
     out_dir: Path,
     predictions: Iterable[Prediction] | PendingFile,
@@ -211,8 +238,7 @@ def write_outputs(
     *,
     samples_sha256: str | None = None,
 ) -> None:
-    """The run directory's files, changed as a unit (:mod:`nlibias.io.run_manifest`);
-    ``predictions`` may be a :class:`~nlibias.io.atomic.PendingFile` already holding the rows."""
+    """The run directory's files, changed as a unit (:mod:`nlibias.io.run_manifest`)."""
     pending = predictions if isinstance(predictions, PendingFile) else None
     begin_write(out_dir, OUTPUT_FILES, keep=[pending.temporary_path] if pending is not None else [])
     remove_derived(out_dir)
@@ -239,8 +265,8 @@ def remove_derived(out_dir: Path) -> None:
             path.unlink(missing_ok=True)
 
 
-def run_info(samples_path: str | Path | None) -> dict[str, Any]:
-    """Versions and machine facts recorded with every result."""
+def _run_info(samples_path: str | Path | None, **fields: Any) -> RunInfo:
+    """``metrics.json``'s ``run``: versions, machine facts and the samples file, then ``fields``."""
     info: dict[str, Any] = {
         "nlibias": __version__,
         "python": platform.python_version(),
@@ -253,7 +279,22 @@ def run_info(samples_path: str | Path | None) -> dict[str, Any]:
             info[package] = version(package)
         except PackageNotFoundError:  # not installed: nothing to record
             continue
-    return info
+    return cast(RunInfo, info | fields)
+
+
+def run_section(
+    samples_path: str | Path | None, model_runs: dict[str, Any], cache: PredictionCache | None
+) -> RunInfo:
+    """An audit's ``run``: each model's description and stats, and the cache."""
+    return _run_info(samples_path, models=model_runs, cache=str(cache.path) if cache is not None else None)
+
+
+def score_run_section(
+    samples_path: str | Path | None, predictions_path: str | Path | None, *, scored: int, given: int
+) -> RunInfo:
+    """A scoring's ``run``: the predictions file and how many samples it scored of those given."""
+    read = str(predictions_path) if predictions_path else None
+    return _run_info(samples_path, predictions=read, samples_scored=scored, samples_given=given)
 
 
 def check_predictors(predictors: Sequence[Predictor]) -> None:
@@ -262,8 +303,7 @@ def check_predictors(predictors: Sequence[Predictor]) -> None:
     names = [p.name for p in predictors]
     unnamed = [name for name in names if not isinstance(name, str)]
     duplicates = sorted({n for n in names if names.count(n) > 1})
-    # two different models under one key (smollm2 in process and openai:URL#smollm2): "name each
-    # model once" would blame the user for what the keys do
+    # two different models under one key (smollm2 in process and openai:URL#smollm2)
     different = [
         n
         for n in duplicates
@@ -289,33 +329,6 @@ def check_predictors(predictors: Sequence[Predictor]) -> None:
     raise ConfigError(reason, parameter="models", names=("generative", "mlm", "causal"))
 
 
-def run_section(
-    samples_path: str | Path | None, model_runs: dict[str, Any], cache: PredictionCache | None
-) -> RunInfo:
-    """``metrics.json``'s ``run``: versions, machine, each model's description and stats, cache."""
-    cache_path = str(cache.path) if cache is not None else None
-    return cast(RunInfo, {**run_info(samples_path), "models": model_runs, "cache": cache_path})
-
-
-def score_run_section(
-    samples_path: str | Path | None, predictions_path: str | Path | None, *, scored: int, given: int
-) -> RunInfo:
-    """``metrics.json``'s ``run`` for a scoring of existing predictions."""
-    read = {"predictions": str(predictions_path) if predictions_path else None}
-    return cast(RunInfo, {**run_info(samples_path), **read, "samples_scored": scored, "samples_given": given})
-
-
-def check_measures(metrics: MetricsDocument, benchmark: Benchmark) -> None:
-    """Refuse a measure outside its declared range (a scorer's fault), before anything is written."""
-    problems = metrics_issues(metrics)
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ConfigError(
-            f"the measures of benchmark {benchmark.name!r} gave {problems[0]}{more}: outside what the "
-            "measure declares (its MeasureInfo range); nothing was written. Fix the scorer or the declaration"
-        )
-
-
 def finish_run(
     out_dir: str | Path | None,
     predictions: Sequence[Prediction],
@@ -327,8 +340,15 @@ def finish_run(
     samples_sha256: str | None = None,
 ) -> AuditResult:
     """The last step of every audit and scoring: the tables and, given ``out_dir``, the run
-    directory (``predictions_file``: the rows already written aside)."""
-    check_measures(metrics, benchmark)
+    directory (``predictions_file``: the rows already written aside). A measure outside its
+    declared range (a scorer's fault) is refused before anything is written."""
+    problems = metrics_issues(metrics)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ConfigError(
+            f"the measures of benchmark {benchmark.name!r} gave {problems[0]}{more}: outside what the "
+            "measure declares (its MeasureInfo range); nothing was written. Fix the scorer or the declaration"
+        )
     tables = format_all_tables(metrics, benchmark)
     if note:
         tables = f"{tables}\n\nNote: {note}"
