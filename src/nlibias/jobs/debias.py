@@ -79,7 +79,6 @@ class _Tune:
     model: str
     seed: int
     data: str  # "base" or "aug"
-    target: Path
     stage: Stage
 
 
@@ -111,42 +110,61 @@ def _augment_split(augment: dict[str, Any], split: str, train: str | Path) -> di
     return augment if split == "train" else {**augment, "split": split}
 
 
-def _augment_stage(out: Path, train: TrainingSet, options: dict[str, Any]) -> Stage:
-    word_list = swap_list_named(options.get("word_list", "winobias"))
-    inputs = {
-        "train": train.record(),
-        "options": canonical(options),
-        "word_list_sha256": word_list.digest(),
-        "names": _file(options.get("names")),
-    }
-    return Stage("augment", out / "augmented", out / "augmented" / SUMMARY_FILE, inputs)
-
-
-def _tunes(
+def _stages(
     out: Path,
     models: Sequence[str],
-    names: list[str],
     seeds: list[int],
-    augment: Stage,
     train: TrainingSet,
     eval_set: TrainingSet | None,
     options: TrainingOptions,
-) -> list[_Tune]:
+    augment_options: dict[str, Any],
+    premises: str | Path | None,
+    audit_options: dict[str, Any] | None,
+    bootstrap: int,
+) -> tuple[Stage, list[_Tune], Stage, Stage, Stage]:
+    """The augment stage, the fine-tunes (base and augmented, per model and seed), the later stages."""
+    augment_inputs = {
+        "train": train.record(),
+        "options": canonical(augment_options),
+        "word_list_sha256": swap_list_named(augment_options.get("word_list", "winobias")).digest(),
+        "names": _file(augment_options.get("names")),
+    }
+    augment = Stage("augment", out / "augmented", out / "augmented" / SUMMARY_FILE, augment_inputs)
     tunes = []
-    for model, name in zip(models, names, strict=True):
+    for model in models:
         identity = model_identity(model)
         for seed in seeds:
             settings = finetune_settings(model, replace(options, seed=seed))
             for data in ("base", "aug"):
-                target = out / "models" / f"{name}-{data}-s{seed}"
+                target = out / "models" / f"{model_dir_name(model)}-{data}-s{seed}"
                 inputs = finetune_inputs(settings, train, eval_set, base_model=identity)
                 if data == "aug":  # the augmented file is written later: its stage stands for it
                     inputs["train"] = {"augment_stage": augment.fingerprint}
                 reads = ("augment",) if data == "aug" else ()
                 intact = partial(_record_intact, target)  # a record cut short (a power cut): redone
                 stage = Stage(f"models/{target.name}", target, target / RECORD_FILE, inputs, reads, intact)
-                tunes.append(_Tune(model, seed, data, target, stage))
-    return tunes
+                tunes.append(_Tune(model, seed, data, stage))
+    inputs = {"premises": _file(premises), "nlibias": __version__}
+    occupations = Stage("occupations", out / "occupations", out / "occupations" / SUMMARY_JSON, inputs)
+    audit = Stage(
+        "audit",
+        out / "audit",
+        out / "audit" / "manifest.json",
+        {
+            "samples": occupations.fingerprint,
+            "models": {str(t.stage.output): t.stage.fingerprint for t in tunes},
+            "options": canonical(audit_options or {}),
+            "bootstrap": bootstrap,
+        },
+        reads=("occupations", *(t.stage.name for t in tunes)),
+        complete=lambda: _complete_run(out / "audit"),
+    )
+    pairs = [[str(b.stage.output), str(a.stage.output)] for b, a in zip(tunes[::2], tunes[1::2], strict=True)]
+    compared: dict[str, Any] = {"audit": audit.fingerprint, "pairs": pairs, "bootstrap": bootstrap}
+    comparison = Stage(
+        "comparison", out / "audit" / COMPARISON_JSON, out / "audit" / COMPARISON_JSON, compared, ("audit",)
+    )
+    return augment, tunes, occupations, audit, comparison
 
 
 def _record_intact(target: Path) -> bool:
@@ -165,37 +183,6 @@ def _finetune_options(options: Mapping[str, Any] | None) -> TrainingOptions:
             parameter="finetune_options",
         )
     return TrainingOptions(**chosen)
-
-
-def _later_stages(
-    out: Path,
-    premises: str | Path | None,
-    tunes: list[_Tune],
-    audit_options: dict[str, Any] | None,
-    bootstrap: int,
-) -> tuple[Stage, Stage, Stage]:
-    """The occupations, audit and comparison stages (the last two read the fine-tunes')."""
-    inputs = {"premises": _file(premises), "nlibias": __version__}
-    occupations = Stage("occupations", out / "occupations", out / "occupations" / SUMMARY_JSON, inputs)
-    audit = Stage(
-        "audit",
-        out / "audit",
-        out / "audit" / "manifest.json",
-        {
-            "samples": occupations.fingerprint,
-            "models": {str(t.target): t.stage.fingerprint for t in tunes},
-            "options": canonical(audit_options or {}),
-            "bootstrap": bootstrap,
-        },
-        reads=("occupations", *(t.stage.name for t in tunes)),
-        complete=lambda: _complete_run(out / "audit"),
-    )
-    pairs = [[str(b.target), str(a.target)] for b, a in zip(tunes[::2], tunes[1::2], strict=True)]
-    compared: dict[str, Any] = {"audit": audit.fingerprint, "pairs": pairs, "bootstrap": bootstrap}
-    comparison = Stage(
-        "comparison", out / "audit" / COMPARISON_JSON, out / "audit" / COMPARISON_JSON, compared, ("audit",)
-    )
-    return occupations, audit, comparison
 
 
 def _complete_run(directory: Path) -> bool:
@@ -269,7 +256,6 @@ def run_debias(
     )
     check_selection(augment.get("select", "occupation"), augment.get("match", "words"))
     check_her(augment.get("her", "rule"), augment.get("her_model"))
-    names = [model_dir_name(m) for m in models]
     # checked now, not hours later at the audit step
     audit_own, audit_run, audit_model_options = audit_settings(
         audit_options or {}, bootstrap=bootstrap, progress=progress
@@ -277,11 +263,10 @@ def run_debias(
     options = _finetune_options(finetune_options)
     augment = _augment_split(augment, options.split, train)
     train_set, eval_set = _check_inputs(models, train, eval_path, augment, options, seed, seeds)
-    augment_stage = _augment_stage(out, train_set, augment)
-    tunes = _tunes(
-        out, models, names, [seed + i for i in range(seeds)], augment_stage, train_set, eval_set, options
+    every_seed = [seed + i for i in range(seeds)]
+    augment_stage, tunes, occupations, audit, comparison = _stages(
+        out, models, every_seed, train_set, eval_set, options, augment, premises, audit_options, bootstrap
     )
-    occupations, audit, comparison = _later_stages(out, premises, tunes, audit_options, bootstrap)
     stages = [augment_stage, *(t.stage for t in tunes), occupations, audit, comparison]
     steps = _Steps(out, check_stages(out, stages, force))
     if steps.start(augment_stage):
@@ -292,7 +277,7 @@ def run_debias(
     if steps.start(occupations):
         expand_samples("occupations", premises, out_dir=occupations.output)
     if steps.start(audit):
-        audited = [str(t.target) for t in tunes]
+        audited = [str(t.stage.output) for t in tunes]
         run_audit(
             occupations.output, audited, options=audit_model_options, run=audit_run, out_dir=audit.output,
             **audit_own,
@@ -359,7 +344,7 @@ def _fine_tune_all(
                 augmented_set = check_training_set(augmented, options.split, "train")
             data = augmented_set
         chosen = asdict(replace(options, seed=tune.seed))
-        finetune(tune.model, data, tune.target, eval_path=eval_set, progress=progress, **chosen)
+        finetune(tune.model, data, tune.stage.output, eval_path=eval_set, progress=progress, **chosen)
 
 
 def _compare(

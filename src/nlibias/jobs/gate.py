@@ -325,8 +325,7 @@ def _untestable(role: str, model: str, why: str) -> DataError:
 
 
 def _rules(rules: GateRules | str | Path | None, margin: float | None) -> GateRules:
-    """The rules checked (an object again: ``model_copy`` skips the bounds); ``margin`` replaces
-    every margin, a measure's own too."""
+    """The rules checked (an object again); ``margin`` replaces every margin, a measure's own too."""
     if isinstance(rules, GateRules):
         try:
             found = GateRules.model_validate(rules.model_dump(), context=GATE)

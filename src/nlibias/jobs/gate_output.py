@@ -195,8 +195,7 @@ def refuse_gate_overwrites(
     junit: str | Path | None = None,
     markdown: str | Path | None = None,
 ) -> None:
-    """Refuse, before the gate computes anything, a JUnit or Markdown file that is an input or the
-    other output."""
+    """Refuse a JUnit or Markdown file that is an input or the other output (before the gate runs)."""
     inputs: dict[str, Files] = {
         "candidate": run_files(candidate),
         "baseline": None if baseline is None else run_files(baseline),

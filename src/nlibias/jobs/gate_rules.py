@@ -64,8 +64,7 @@ class MeasureRule(BaseModel):
     max_detectable: Points | None = None
     """Overrides the file's ``max_detectable`` for this measure."""
     max_abs: Points | None = None
-    """Largest distance from "no bias" allowed for the candidate's own value (its whole interval
-    beyond it fails)."""
+    """Largest distance from "no bias" for the candidate's own value (its whole interval beyond fails)."""
     slices: Slices | None = None
     """Overrides the file's ``slices`` for this measure."""
     worse: Worse | None = None
@@ -82,8 +81,7 @@ class GateRules(BaseModel):
     seed: Annotated[Seed, Field(strict=True)] = 0
     margin: Points = 0.0
     max_detectable: Points | None = None
-    """The largest change (points) a check may be blind to: a check that cannot detect a change
-    of this size with 80 % power is refused (audit more samples)."""
+    """The largest change (points) a check may miss: one that cannot detect it with 80 % power is refused."""
     worse: Worse = AWAY_FROM_NEUTRAL
     slices: Slices = Field(default_factory=lambda: list(DEFAULT_SLICES))
     measures: dict[str, MeasureRule] = Field(default_factory=dict)
@@ -171,8 +169,7 @@ def load_rules(path: str | Path) -> GateRules:
 
 
 def refuse_superseded_rules(tested: set[str], rules: GateRules) -> None:
-    """Refuse a rule on a measure the gate tests another in place of (the TP score, superseded by
-    its tie-split score): it would apply to nothing."""
+    """Refuse a rule on a measure the gate tests another in place of (it would apply to nothing)."""
     for name in rules.measures:
         if name in tested:
             continue

@@ -20,8 +20,7 @@ from nlibias.schema.outputs import ModelOutputs
 
 @dataclass(frozen=True, eq=False)
 class RunData:
-    """One run as a gate reads it: its metrics, the samples some model answered (as columns) and
-    each model's outputs on them."""
+    """One run as a gate reads it: metrics, the samples answered (as columns), each model's outputs."""
 
     path: Path
     metrics: Mapping[str, Any]
@@ -37,9 +36,8 @@ class RunData:
 
 
 ASKED = ("option_score",)
-"""How a generative model was asked that its key does not show: a per-byte option choice against a
-total one measures something else under the same key. (The prompt style and the mode are in the
-key, so a pair that differs in them is a visible, deliberate comparison and is gated.)"""
+"""How a generative model was asked that its key does not show (a per-byte option choice measures
+something else than a total one; the prompt style and the mode are in the key)."""
 
 
 def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
@@ -58,8 +56,7 @@ def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
 
 
 def _in_id_order(run: RunData) -> RunData:
-    """The run's samples sorted by id: the bootstrap draws follow the units' order, so a samples
-    file in another order would give other p-values for the same answers."""
+    """The run's samples sorted by id (the bootstrap draws follow the units' order)."""
     ids = list(run.columns.ids)
     order = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
     if np.array_equal(order, np.arange(len(ids))):
@@ -79,8 +76,7 @@ def check_different_runs(candidate: str | Path, baseline: str | Path) -> None:
 
 
 def aligned_baseline(candidate: RunData, baseline: RunData) -> RunData:
-    """The baseline, refused where the runs' benchmarks or samples differ (both are in id order, so
-    the same samples in another file order line up)."""
+    """The baseline, refused where the runs' benchmarks or samples (both in id order) differ."""
     a, b = candidate.columns, baseline.columns
     source_a, source_b = candidate.metrics["source"], baseline.metrics["source"]
     sample = field = None
@@ -155,9 +151,8 @@ def match_models(
 
 
 def check_asked_alike(candidate: RunData, baseline: RunData, pairs: list[tuple[str, str | None]]) -> None:
-    """Refuse a candidate model compared with a baseline model of another predictor kind (a
-    classifier's probabilities against a generative model's answers) or asked another way that its
-    key hides (:data:`ASKED`): their measures are of different things."""
+    """Refuse a candidate model compared with a baseline model of another predictor kind or asked
+    another way that its key hides (:data:`ASKED`): their measures are of different things."""
     for cand_model, base_model in pairs:
         if base_model is None:
             continue

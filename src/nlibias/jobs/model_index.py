@@ -189,6 +189,14 @@ def _results(run: RunDirectory, keys: Sequence[str]) -> dict[str, list[EvalResul
     return found
 
 
+def model_index_yaml(run: str | Path, *, model: str | None = None, name: str | None = None) -> str:
+    """``model-index:`` of one model as YAML (the Hub reads one model name per card)."""
+    entries = model_index(run, model=model, name=name)
+    if len(entries) > 1:
+        _keys(read_checked_run(run), model, one=True)  # refuses, naming the models
+    return yaml.safe_dump({"model-index": entries}, sort_keys=False, allow_unicode=True)
+
+
 def read_card(path: Path) -> tuple[str, dict[str, Any]]:
     """A model card's text and its front matter's metadata (``{}`` without one), refused with the
     line where the Hub would not read what we write (a byte-order mark, front matter never
@@ -262,6 +270,28 @@ def _card(path: Path, text: str, metadata: Mapping[str, Any]) -> Any:
     return loaded
 
 
+@declared
+def update_card(run: PathArg, card: PathArg, *, model: str | None = None, name: HubName | None = None) -> str:
+    """Write one model's ``model-index`` into the card at ``card`` under a lock, keeping its other
+    metadata, text and datasets' results; returns the model's name (``name``, the card's, the run's)."""
+    read = read_checked_run(run)
+    [key] = _keys(read, model, one=True)
+    card_path = Path(card)
+    if not card_path.is_file():
+        raise SourceError(card_path, None, "no model card here", fix="pass an existing README.md")
+    results = _results(read, [key])[key]
+    with locked_update(card_path) as target:
+        loaded = _card(card_path, *read_card(target))
+        data = loaded.data
+        # only this benchmark's results are replaced; the card keeps its model name
+        ours = results[0].dataset_type
+        kept = [r for r in data.eval_results or [] if r.dataset_type != ours]
+        data.model_name = name or data.model_name or _model_name(read, key)
+        data.eval_results = kept + results
+        atomic_write_text(target, str(loaded))
+    return str(data.model_name)
+
+
 @dataclass(frozen=True)
 class ModelIndexExport:
     """What :func:`export_model_index` made and wrote."""
@@ -277,48 +307,28 @@ class ModelIndexExport:
 
     def to_dict(self) -> dict[str, Any]:
         """What ``nlibias export model-index --json`` prints."""
-        paths = {"out": self.out, "card": self.card, "card_file": self.card_file}
-        return {
-            "model_index": self.model_index,
-            **{k: None if v is None else str(v) for k, v in paths.items()},
-        }
+        paths = {name: None if value is None else str(value) for name, value in
+                 (("out", self.out), ("card", self.card), ("card_file", self.card_file))}  # fmt: skip
+        return {"model_index": self.model_index, **paths}
 
 
-@declared
 def export_model_index(
-    run: PathArg,
+    run: str | Path,
     *,
-    out: PathArg | None = None,
-    card: PathArg | None = None,
+    out: str | Path | None = None,
+    card: str | Path | None = None,
     model: str | None = None,
-    name: HubName | None = None,
+    name: str | None = None,
 ) -> ModelIndexExport:
-    """``nlibias export model-index``: one model's ``model-index`` as YAML, written to ``out`` and
-    into the card at ``card`` when given (under a lock, keeping its other metadata, text and other
-    benchmarks' results); named ``name``, else the card's, else as the run recorded."""
+    """``nlibias export model-index``: one model's ``model-index`` into ``card`` and ``out`` when given."""
     refuse_overwrites({"out": out, "card": card}, {"run": run_files(run)})
-    read = read_checked_run(run)
-    [key] = _keys(read, model, one=True)
-    card_path = None if card is None else Path(card)
-    if card_path is not None and not card_path.is_file():
-        raise SourceError(card_path, None, "no model card here", fix="pass an existing README.md")
-    results = _results(read, [key])[key]
-    if card_path is not None:
-        with locked_update(card_path) as target:
-            loaded = _card(card_path, *read_card(target))
-            data = loaded.data
-            ours = results[0].dataset_type  # only this benchmark's results are replaced
-            kept = [r for r in data.eval_results or [] if r.dataset_type != ours]
-            data.model_name = name = str(name or data.model_name or _model_name(read, key))
-            data.eval_results = kept + results
-            atomic_write_text(target, str(loaded))
-    from huggingface_hub.repocard_data import eval_results_to_model_index
-
-    entries = eval_results_to_model_index(name or _model_name(read, key), results)
-    text = yaml.safe_dump({"model-index": entries}, sort_keys=False, allow_unicode=True)
+    card_file = None
+    if card is not None:
+        name = update_card(run, card, model=model, name=name)
+        card_file = write_target(card)
+    text = model_index_yaml(run, model=model, name=name)
     if out is not None:
         atomic_write_text(out, text)
-    card_file = None if card is None else write_target(card)
-    return ModelIndexExport(
-        yaml.safe_load(text)["model-index"], text, None if out is None else Path(out), card_path, card_file
-    )
+    entries = yaml.safe_load(text)["model-index"]
+    return ModelIndexExport(entries, text, None if out is None else Path(out), None if card is None else Path(card),
+                            card_file)  # fmt: skip

@@ -53,13 +53,13 @@ class ReportResult:
 
     def to_dict(self) -> dict[str, Any]:
         """What ``nlibias report --json`` prints."""
-        out = None if self.out is None else str(self.out)
+        out, tables_out, figures = (
+            None if p is None else str(p) for p in (self.out, self.tables_out, self.figures)
+        )
         if self.kind == "debias":
-            tables_out = None if self.tables_out is None else str(self.tables_out)
             return {"comparison": self.comparison, "out": out, "tables_out": tables_out}
         if self.kind == "tables":
             return {"format": self.fmt, "out": out, "text": self.text}
-        figures = None if self.figures is None else str(self.figures)
         return {
             "out": out,
             "sections": list(self.sections),

@@ -130,8 +130,7 @@ class AuditResult:
         return f'<div class="nlibias-result">{left}{table}<p>{head}</p></div>'
 
     def to_frame(self) -> pd.DataFrame:
-        """Every measure as a tidy DataFrame: model, slicing, slice, measure, value, ci_low,
-        ci_high, n (one row per model, slice and measure)."""
+        """Every measure as a tidy DataFrame (one row per model, slice and measure)."""
         from nlibias.report.frame import metrics_frame
 
         return metrics_frame(self.metrics)
@@ -241,7 +240,11 @@ def write_outputs(
     """The run directory's files, changed as a unit (:mod:`nlibias.io.run_manifest`)."""
     pending = predictions if isinstance(predictions, PendingFile) else None
     begin_write(out_dir, OUTPUT_FILES, keep=[pending.temporary_path] if pending is not None else [])
-    remove_derived(out_dir)
+    for derived in (out_dir / name for name in DERIVED_FILES):
+        if derived.is_dir():
+            shutil.rmtree(derived)
+        else:
+            derived.unlink(missing_ok=True)
     if pending is not None:
         pending.commit()
     else:
@@ -254,15 +257,6 @@ def write_outputs(
 
 DERIVED_FILES = ("report.html", "report_files", "debias_comparison.json")
 """What other commands derive from a run's outputs: a new write of the outputs removes them."""
-
-
-def remove_derived(out_dir: Path) -> None:
-    for name in DERIVED_FILES:
-        path = out_dir / name
-        if path.is_dir():
-            shutil.rmtree(path)
-        else:
-            path.unlink(missing_ok=True)
 
 
 def _run_info(samples_path: str | Path | None, **fields: Any) -> RunInfo:
@@ -298,8 +292,7 @@ def score_run_section(
 
 
 def check_predictors(predictors: Sequence[Predictor]) -> None:
-    """Refuse no model, a name that is not a string and model keys given twice (their results would
-    overwrite each other)."""
+    """Refuse no model, a name that is not a string and model keys given twice."""
     names = [p.name for p in predictors]
     unnamed = [name for name in names if not isinstance(name, str)]
     duplicates = sorted({n for n in names if names.count(n) > 1})

@@ -208,11 +208,9 @@ def score_files(
         records = _rows_as_records(predictions_path, arrays, id_positions)
         del id_positions  # not needed while scoring (which is where the peak is)
         metrics = _score_arrays(benchmark, columns, arrays, records, bootstrap=bootstrap, seed=seed)
+        name = predictions_name or predictions_path
         metrics["run"] = score_run_section(
-            samples.path,
-            predictions_name or predictions_path,
-            scored=metrics["n_samples"],
-            given=len(columns),
+            samples.path, name, scored=metrics["n_samples"], given=len(columns)
         )
         return finish_run(
             out_dir, arrays.rows, metrics, benchmark, predictions_file=copy, samples_sha256=samples.sha256
@@ -226,8 +224,7 @@ def _predictions_file(path: str | Path) -> Path:
 
 
 def _check_kinds(path: str | Path, arrays: PredictionArrays, benchmark: Benchmark) -> None:
-    """Refuse a model whose kind of rows the samples' benchmark cannot score (NLI rows on
-    sentence pairs, sentence scores on NLI samples), naming its first line."""
+    """Refuse a model whose kind of rows the samples' benchmark cannot score, naming its first line."""
     for model, kind in arrays.kinds.items():
         if kind not in benchmark.measures:
             reason = benchmark.refusal(
@@ -241,8 +238,7 @@ def _check_kinds(path: str | Path, arrays: PredictionArrays, benchmark: Benchmar
 def _rows_as_records(
     path: str | Path, arrays: PredictionArrays, id_positions: IdPositions
 ) -> dict[str, list[Prediction | None]]:
-    """The rows of each model not of :data:`ARRAY_KINDS`, one per sample position (None: no row),
-    each checked by its kind's :data:`ROW_CHECKS`."""
+    """Each model's rows (not of :data:`ARRAY_KINDS`) by sample position, checked (:data:`ROW_CHECKS`)."""
     wanted = {m for m, kind in arrays.kinds.items() if kind not in ARRAY_KINDS}
     if not wanted:
         return {}
