@@ -262,7 +262,15 @@ def run_debias(
     )
     options = _finetune_options(finetune_options)
     augment = _augment_split(augment, options.split, train)
-    train_set, eval_set = _check_inputs(models, train, eval_path, augment, options, seed, seeds)
+    # every option, model and input file checked before any step runs; the sets read (and hashed) once
+    for first_or_last in {seed, seed + seeds - 1}:
+        finetune_settings(models[0], replace(options, seed=first_or_last))
+    swap_list_named(augment.get("word_list", "winobias"))
+    for model in models:
+        check_base_model(model)
+    check_splits(train, options.split, eval_path, options.eval_split)
+    train_set = check_training_set(train, options.split, "train")
+    eval_set = None if eval_path is None else check_training_set(eval_path, options.eval_split, "eval_path")
     every_seed = [seed + i for i in range(seeds)]
     augment_stage, tunes, occupations, audit, comparison = _stages(
         out, models, every_seed, train_set, eval_set, options, augment, premises, audit_options, bootstrap
@@ -284,28 +292,6 @@ def run_debias(
         )  # fmt: skip
     result = _compare(steps, audit, comparison, bootstrap, MIN_EFFECT if min_effect is None else min_effect)
     return DebiasResult(result, steps.ran, [s.name for s in stages if s.name not in steps.ran])
-
-
-def _check_inputs(
-    models: Sequence[str],
-    train: str | Path,
-    eval_path: str | Path | None,
-    augment: dict[str, Any],
-    options: TrainingOptions,
-    seed: int,
-    seeds: int,
-) -> tuple[TrainingSet, TrainingSet | None]:
-    """Every option, model path and input file checked before any step runs; the training and
-    evaluation sets read (and hashed) once, for every step."""
-    for first_or_last in {seed, seed + seeds - 1}:
-        finetune_settings(models[0], replace(options, seed=first_or_last))
-    swap_list_named(augment.get("word_list", "winobias"))
-    for model in models:
-        check_base_model(model)
-    check_splits(train, options.split, eval_path, options.eval_split)
-    train_set = check_training_set(train, options.split, "train")
-    eval_set = None if eval_path is None else check_training_set(eval_path, options.eval_split, "eval_path")
-    return train_set, eval_set
 
 
 class _Steps:

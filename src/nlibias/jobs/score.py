@@ -127,8 +127,7 @@ def _answer_file(samples: BenchmarkSamples, path: Path, column: str, target: Pat
 def _combine(ids: Sequence[str], paths: Sequence[Path], natives: Sequence[Path], target: Path) -> Path:
     """The rows of every file in one predictions file, refusing a sample one model answers twice."""
     id_positions = IdPositions(ids)
-    owner: dict[str, np.ndarray] = {}  # model → index of the file answering each sample (-1: none)
-    line_of: dict[str, np.ndarray] = {}
+    seen: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # model → each sample's file (-1: none) and line
     with PendingFile(target) as pending:
         for index, (path, native) in enumerate(zip(paths, natives, strict=True)):
             check_run_file(_predictions_file(native))
@@ -141,12 +140,11 @@ def _combine(ids: Sequence[str], paths: Sequence[Path], natives: Sequence[Path],
             )
             for model, rows in arrays.models.items():
                 answered = rows.line > 0
-                files = owner.setdefault(model, np.full(len(ids), -1, dtype=np.int32))
-                lines = line_of.setdefault(model, np.zeros(len(ids), dtype=np.int64))
+                empty = (np.full(len(ids), -1, dtype=np.int32), np.zeros(len(ids), dtype=np.int64))
+                files, lines = seen.setdefault(model, empty)
                 both = np.flatnonzero(answered & (files >= 0))
                 if len(both):
-                    at = int(both[0])
-                    earlier = int(files[at])
+                    at, earlier = int(both[0]), int(files[both[0]])
                     first = paths[earlier]
                     where = f" (line {int(lines[at])})" if natives[earlier] == first else ""
                     raise SourceError(
