@@ -200,13 +200,11 @@ def save_comparison(run_dir: str | Path, comparison: DebiasComparison) -> bool:
 
 
 def _loses_information(old: dict[str, Any], new: DebiasComparison) -> bool:
-    fresh = {(p["before"], p["after"]): p for p in new["pairs"]}
+    fresh = {(p["before"], p["after"]): p["accuracy"] for p in new["pairs"]}
     for pair in old.get("pairs") or []:
         match = fresh.get((pair.get("before"), pair.get("after")))
-        if match is None:
-            return True
         known = pair.get("accuracy", {})
-        if any(known.get(role) is not None and match["accuracy"].get(role) is None for role in known):
+        if match is None or any(known.get(role) is not None and match.get(role) is None for role in known):
             return True
     return False
 

@@ -159,13 +159,10 @@ def _device() -> DeviceInfo:
         torch.cuda.get_device_name(i)
         for i in range(torch.cuda.device_count() if torch.cuda.is_available() else 0)
     ]
-    return {
-        "default": choose_device(None),
-        "cuda": cuda,
-        "mps": bool(torch.backends.mps.is_available()),
-        "torch_threads": torch.get_num_threads(),
-        "note": None,
-    }
+    mps = bool(torch.backends.mps.is_available())
+    return DeviceInfo(
+        default=choose_device(None), cuda=cuda, mps=mps, torch_threads=torch.get_num_threads(), note=None
+    )
 
 
 def _caches() -> list[CacheInfo]:
@@ -184,13 +181,9 @@ def _caches() -> list[CacheInfo]:
 
 
 def _cache(name: str, path: Path, variable: str | None, *, files: list[Path] | None = None) -> CacheInfo:
-    return {
-        "name": name,
-        "path": str(path),
-        "exists": path.exists(),
-        "bytes": sum(_size(p) for p in files) if files is not None else _size(path),
-        "set_by": variable if variable and os.environ.get(variable) else None,
-    }
+    size = sum(_size(p) for p in files) if files is not None else _size(path)
+    set_by = variable if variable and os.environ.get(variable) else None
+    return CacheInfo(name=name, path=str(path), exists=path.exists(), bytes=size, set_by=set_by)
 
 
 def _size(path: Path) -> int:

@@ -168,13 +168,8 @@ def _explain(work: _Work, cache: CacheOption, redone: tuple[str, ...]) -> Explai
     with ExitStack() as stack:
         opened = open_cache(cache, stack)
         for judge in work.judges:
-            judged = judge_answers(
-                work.answers,
-                judge,
-                opened,
-                threshold=float(work.settings["threshold"]),
-                progress=work.progress,
-            )
+            threshold = float(work.settings["threshold"])
+            judged = judge_answers(work.answers, judge, opened, threshold=threshold, progress=work.progress)
             rows += judged.rows
             stats[judge_reference(judge)] = dict(judged.stats)
         if work.lm_judge is not None:
@@ -242,14 +237,9 @@ def _given_judges(judges: str | NLIClassifier | Sequence[str | NLIClassifier]) -
         raise ConfigError(
             "{judges} is empty; name at least one NLI judge (e.g. 'fake:j')", parameter="judges"
         )
-    for judge in given:
-        if isinstance(judge, str):
-            ModelRef.unread(judge).check_role(
-                "classifier",
-                parameter="judges",
-                fix="a generative LM judges in {lm_judge}",
-                names=("lm_judge",),
-            )
+    fix = "a generative LM judges in {lm_judge}"
+    for name in [judge for judge in given if isinstance(judge, str)]:
+        ModelRef.unread(name).check_role("classifier", parameter="judges", fix=fix, names=("lm_judge",))
     return given
 
 

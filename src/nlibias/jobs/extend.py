@@ -113,11 +113,7 @@ def extend(
 
     >>> # nlibias.extend(out_dir="runs/next", fill_model="fake", classifiers=["fake:a"],
     >>> #                unvalidated=True).status"""
+    chosen = extend_config(config, **settings)
     return run_pipeline(
-        extend_config(config, **settings),
-        from_stage=from_stage,
-        until=until,
-        progress=progress,
-        on_stage=on_stage,
-        force=force,
+        chosen, from_stage=from_stage, until=until, progress=progress, on_stage=on_stage, force=force
     )

@@ -212,16 +212,9 @@ def scored_metrics(
 ) -> MetricsDocument:
     """:func:`metrics_document` of the scored ``columns`` with the benchmark's analyses of each
     model's ``outputs`` (held only when the benchmark has such analyses): audits' and scorings'."""
-    n, domain_of = len(columns), columns.domain_of_subtopic()
+    source, n, domain_of = columns.source, len(columns), columns.domain_of_subtopic()
     metrics = metrics_document(
-        columns.source,
-        benchmark,
-        models,
-        kinds,
-        n_samples=n,
-        bootstrap=bootstrap,
-        seed=seed,
-        domain_of=domain_of,
+        source, benchmark, models, kinds, n_samples=n, bootstrap=bootstrap, seed=seed, domain_of=domain_of
     )
     for analysis in benchmark.extras:
         if found := analysis.compute(columns, outputs):
@@ -350,13 +343,7 @@ def finish_run(
         write_outputs(
             out_path, predictions_file or predictions, metrics, tables, samples_sha256=samples_sha256
         )
-    return AuditResult(
-        out_dir=out_path,
-        metrics=metrics,
-        tables_text=tables,
-        predictions=predictions,
-        samples_sha256=samples_sha256,
-    )
+    return AuditResult(out_path, metrics, tables, predictions, samples_sha256=samples_sha256)
 
 
 def read_checked_run(path: str | Path) -> RunDirectory:
