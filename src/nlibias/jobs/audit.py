@@ -1,5 +1,4 @@
-"""The audit (command line, demo, Python API): models over a benchmark's samples → predictions,
-measures and a run directory (:func:`run_audit`, then :func:`audit_samples`).
+"""The audit: models over a benchmark's samples → predictions, measures and a run directory.
 
 >>> import tempfile
 >>> from nlibias.jobs.expand import expand_to_dir
@@ -30,9 +29,9 @@ from nlibias.jobs.results import (
     AuditResult,
     check_predictors,
     finish_run,
-    metrics_document,
     refuse_run_overwrites,
     run_section,
+    scored_metrics,
 )
 from nlibias.jobs.subset import has_pairs, stratified_subset
 from nlibias.runtime.build import build_predictors, close_predictors
@@ -60,8 +59,8 @@ RUN_KEYWORDS = ("out_dir", "extra", "note")  # run_audit's own keywords beside m
 def audit_settings(
     settings: Mapping[str, Any], **run_defaults: Any
 ) -> tuple[dict[str, Any], RunOptions, ModelOptions]:
-    """Keywords of an audit split into :func:`run_audit`'s own, the :class:`RunOptions`
-    (``run_defaults`` beneath them) and the :class:`ModelOptions`; an unknown one refused.
+    """An audit's keywords as :func:`run_audit`'s own, :class:`RunOptions` (over ``run_defaults``)
+    and :class:`ModelOptions`; an unknown one refused.
 
     >>> audit_settings({"device": "cpu", "cache": False, "note": "n"})
     ({'note': 'n'}, RunOptions(cache=False, ...), ModelOptions(mode='scored', ..., device='cpu', ...))
@@ -132,7 +131,6 @@ def audit_samples(
 ) -> AuditResult:
     """Predict, score and write the run directory of ``samples``: the one audit path.
 
-    >>> import tempfile
     >>> from nlibias.catalog.registry import read_benchmark_samples
     >>> from nlibias.models.fake import FakeNLIClassifier
     >>> from nlibias.runtime.classifier import ClassifierPredictor
@@ -154,7 +152,6 @@ def audit_samples(
     benchmark.check_kinds([("predictors", p.kind) for p in predictors])  # run_audit checked it before loading
     rows, models, kinds, runs = [], {}, {}, {}
     outputs: dict[str, ModelOutputs] = {}  # kept only for the benchmark's analyses across models
-    # one bar for the audit: each model's pass over the samples is a slot of it (no restart at 0)
     with CommandBar(len(columns) * len(predictors), "audit", "sample", progress) as bar:
         for predictor in predictors:
             started = time.perf_counter()
@@ -172,20 +169,12 @@ def audit_samples(
             runs[predictor.name] = {**predictor.describe(), "stats": {**run.stats, "wall_seconds": wall}}
             if benchmark.extras:
                 outputs[predictor.name] = run.outputs
-    metrics = metrics_document(
-        columns.source, benchmark, models, kinds, n_samples=len(columns), bootstrap=bootstrap, seed=seed,
-        domain_of=columns.domain_of_subtopic(),
-    )  # fmt: skip
-    for analysis in benchmark.extras:
-        found = analysis.compute(columns, outputs)
-        if found:
-            metrics[analysis.name] = found  # type: ignore[literal-required]
+    metrics = scored_metrics(benchmark, columns, models, kinds, outputs, bootstrap=bootstrap, seed=seed)
     metrics["run"] = run_section(samples.path, runs, cache)
     cast(dict[str, Any], metrics).update(extra or {})  # an audit's own additions (the demo's)
     result = finish_run(
-        out_dir, ChainedRows(rows), metrics, benchmark, note=note,
-        samples_sha256=samples.sha256,
-    )  # fmt: skip
+        out_dir, ChainedRows(rows), metrics, benchmark, note=note, samples_sha256=samples.sha256
+    )
     return replace(result, audited=columns)  # samples_frame() needs no file (expand()'s may be gone)
 
 

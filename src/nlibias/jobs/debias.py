@@ -79,7 +79,6 @@ class _Tune:
     model: str
     seed: int
     data: str  # "base" or "aug"
-    target: Path
     stage: Stage
 
 
@@ -91,19 +90,8 @@ def _file(path: str | Path | None) -> dict[str, Any] | None:
     return {"path": str(where), "sha256": hashlib.sha256(where.read_bytes()).hexdigest()}
 
 
-def _check_augment(augment: dict[str, Any]) -> None:
-    check_selection(augment.get("select", "occupation"), augment.get("match", "words"))
-    check_her(augment.get("her", "rule"), augment.get("her_model"))
-
-
-def _own_folders(models: Sequence[str]) -> bool:
-    """Whether each model has its own folder name under ``OUT/models``."""
-    return len({model_dir_name(m) for m in models}) == len(models)
-
-
 def _augment_split(augment: dict[str, Any], split: str, train: str | Path) -> dict[str, Any]:
-    """The augment options reading the fine-tunes' ``split``: both models learn from the same rows,
-    so another augment split is refused (the default split stays out of the recorded options).
+    """The augment options reading the fine-tunes' ``split`` (both models learn from the same rows).
 
     >>> _augment_split({"select": "all"}, "validation", "nyu-mll/glue:mnli")
     {'select': 'all', 'split': 'validation'}
@@ -112,8 +100,8 @@ def _augment_split(augment: dict[str, Any], split: str, train: str | Path) -> di
     nlibias.errors.ConfigError: augment_options' split 'train' differs from finetune_options' split 'validation': the original model would learn from other rows than the augmented one; give the split once, in finetune_options
     """
     given = augment.get("split", split)
-    if given != split:  # the same split is checked with the fine-tunes' (_check_inputs)
-        check_split_applies(train, given)  # a split of a file is refused as such first: it has no splits
+    if given != split:
+        check_split_applies(train, given)  # a file has no splits: refused as such first
         raise ConfigError(
             f"augment_options' split {given!r} differs from finetune_options' split {split!r}: the original "
             "model would learn from other rows than the augmented one; give the split once, in finetune_options",
@@ -122,43 +110,61 @@ def _augment_split(augment: dict[str, Any], split: str, train: str | Path) -> di
     return augment if split == "train" else {**augment, "split": split}
 
 
-def _augment_stage(out: Path, train: TrainingSet, options: dict[str, Any]) -> Stage:
-    word_list = swap_list_named(options.get("word_list", "winobias"))
-    inputs = {
-        "train": train.record(),
-        "options": canonical(options),
-        "word_list_sha256": word_list.digest(),
-        "names": _file(options.get("names")),
-    }
-    return Stage("augment", out / "augmented", out / "augmented" / SUMMARY_FILE, inputs)
-
-
-def _tunes(
+def _stages(
     out: Path,
     models: Sequence[str],
-    names: list[str],
     seeds: list[int],
-    augment: Stage,
     train: TrainingSet,
     eval_set: TrainingSet | None,
     options: TrainingOptions,
-) -> list[_Tune]:
+    augment_options: dict[str, Any],
+    premises: str | Path | None,
+    audit_options: dict[str, Any] | None,
+    bootstrap: int,
+) -> tuple[Stage, list[_Tune], Stage, Stage, Stage]:
+    """The augment stage, the fine-tunes (base and augmented, per model and seed), the later stages."""
+    augment_inputs = {
+        "train": train.record(),
+        "options": canonical(augment_options),
+        "word_list_sha256": swap_list_named(augment_options.get("word_list", "winobias")).digest(),
+        "names": _file(augment_options.get("names")),
+    }
+    augment = Stage("augment", out / "augmented", out / "augmented" / SUMMARY_FILE, augment_inputs)
     tunes = []
-    for model, name in zip(models, names, strict=True):
+    for model in models:
         identity = model_identity(model)
         for seed in seeds:
             settings = finetune_settings(model, replace(options, seed=seed))
             for data in ("base", "aug"):
-                target = out / "models" / f"{name}-{data}-s{seed}"
+                target = out / "models" / f"{model_dir_name(model)}-{data}-s{seed}"
                 inputs = finetune_inputs(settings, train, eval_set, base_model=identity)
                 if data == "aug":  # the augmented file is written later: its stage stands for it
                     inputs["train"] = {"augment_stage": augment.fingerprint}
                 reads = ("augment",) if data == "aug" else ()
-                # finished when its record reads: a record cut short by a power cut is redone
-                intact = partial(_record_intact, target)
+                intact = partial(_record_intact, target)  # a record cut short (a power cut): redone
                 stage = Stage(f"models/{target.name}", target, target / RECORD_FILE, inputs, reads, intact)
-                tunes.append(_Tune(model, seed, data, target, stage))
-    return tunes
+                tunes.append(_Tune(model, seed, data, stage))
+    inputs = {"premises": _file(premises), "nlibias": __version__}
+    occupations = Stage("occupations", out / "occupations", out / "occupations" / SUMMARY_JSON, inputs)
+    audit = Stage(
+        "audit",
+        out / "audit",
+        out / "audit" / "manifest.json",
+        {
+            "samples": occupations.fingerprint,
+            "models": {str(t.stage.output): t.stage.fingerprint for t in tunes},
+            "options": canonical(audit_options or {}),
+            "bootstrap": bootstrap,
+        },
+        reads=("occupations", *(t.stage.name for t in tunes)),
+        complete=lambda: _complete_run(out / "audit"),
+    )
+    pairs = [[str(b.stage.output), str(a.stage.output)] for b, a in zip(tunes[::2], tunes[1::2], strict=True)]
+    compared: dict[str, Any] = {"audit": audit.fingerprint, "pairs": pairs, "bootstrap": bootstrap}
+    comparison = Stage(
+        "comparison", out / "audit" / COMPARISON_JSON, out / "audit" / COMPARISON_JSON, compared, ("audit",)
+    )
+    return augment, tunes, occupations, audit, comparison
 
 
 def _record_intact(target: Path) -> bool:
@@ -179,44 +185,6 @@ def _finetune_options(options: Mapping[str, Any] | None) -> TrainingOptions:
     return TrainingOptions(**chosen)
 
 
-def _later_stages(
-    out: Path,
-    premises: str | Path | None,
-    tunes: list[_Tune],
-    audit_options: dict[str, Any] | None,
-    bootstrap: int,
-) -> tuple[Stage, Stage, Stage]:
-    """The occupations, audit and comparison stages (the last two read the fine-tunes')."""
-    occupations = Stage(
-        "occupations",
-        out / "occupations",
-        out / "occupations" / SUMMARY_JSON,  # written after the samples: the stage's last file
-        {"premises": _file(premises), "nlibias": __version__},
-    )
-    audit = Stage(
-        "audit",
-        out / "audit",
-        out / "audit" / "manifest.json",
-        {
-            "samples": occupations.fingerprint,
-            "models": {str(t.target): t.stage.fingerprint for t in tunes},
-            "options": canonical(audit_options or {}),
-            "bootstrap": bootstrap,
-        },
-        reads=("occupations", *(t.stage.name for t in tunes)),
-        complete=lambda: _complete_run(out / "audit"),
-    )
-    pairs = [[str(b.target), str(a.target)] for b, a in zip(tunes[::2], tunes[1::2], strict=True)]
-    comparison = Stage(
-        "comparison",
-        out / "audit" / COMPARISON_JSON,
-        out / "audit" / COMPARISON_JSON,
-        {"audit": audit.fingerprint, "pairs": pairs, "bootstrap": bootstrap},
-        reads=("audit",),
-    )
-    return occupations, audit, comparison
-
-
 def _complete_run(directory: Path) -> bool:
     """Whether the run directory's manifest says its last write finished."""
     try:
@@ -229,7 +197,7 @@ def _complete_run(directory: Path) -> bool:
 def _stored_comparison(
     path: Path, pairs: list[list[str]], bootstrap: int, min_effect: float = MIN_EFFECT
 ) -> DebiasComparison | None:
-    """The comparison a finished run wrote, if it has the same pairs, resamples and minimum effect."""
+    """The comparison a finished run wrote, if of the same pairs, resamples and minimum effect."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
@@ -245,7 +213,7 @@ Models = (
     | Annotated[
         Sequence[Name],
         MinLen(1),
-        Predicate(_own_folders),
+        Predicate(lambda models: len({model_dir_name(m) for m in models}) == len(models)),
         Allowed("a non-empty list of models of distinct folder names"),
     ]
 )
@@ -286,20 +254,27 @@ def run_debias(
     refuse_overwrites(
         {"out_dir": [out / step for step in _STEP_FOLDERS]}, {**read, "augment_options": augment.get("names")}
     )
-    _check_augment(augment)
-    names = [model_dir_name(m) for m in models]
+    check_selection(augment.get("select", "occupation"), augment.get("match", "words"))
+    check_her(augment.get("her", "rule"), augment.get("her_model"))
     # checked now, not hours later at the audit step
     audit_own, audit_run, audit_model_options = audit_settings(
         audit_options or {}, bootstrap=bootstrap, progress=progress
     )
     options = _finetune_options(finetune_options)
     augment = _augment_split(augment, options.split, train)
-    train_set, eval_set = _check_inputs(models, train, eval_path, augment, options, seed, seeds)
-    augment_stage = _augment_stage(out, train_set, augment)
-    tunes = _tunes(
-        out, models, names, [seed + i for i in range(seeds)], augment_stage, train_set, eval_set, options
+    # every option, model and input file checked before any step runs; the sets read (and hashed) once
+    for first_or_last in {seed, seed + seeds - 1}:
+        finetune_settings(models[0], replace(options, seed=first_or_last))
+    swap_list_named(augment.get("word_list", "winobias"))
+    for model in models:
+        check_base_model(model)
+    check_splits(train, options.split, eval_path, options.eval_split)
+    train_set = check_training_set(train, options.split, "train")
+    eval_set = None if eval_path is None else check_training_set(eval_path, options.eval_split, "eval_path")
+    every_seed = [seed + i for i in range(seeds)]
+    augment_stage, tunes, occupations, audit, comparison = _stages(
+        out, models, every_seed, train_set, eval_set, options, augment, premises, audit_options, bootstrap
     )
-    occupations, audit, comparison = _later_stages(out, premises, tunes, audit_options, bootstrap)
     stages = [augment_stage, *(t.stage for t in tunes), occupations, audit, comparison]
     steps = _Steps(out, check_stages(out, stages, force))
     if steps.start(augment_stage):
@@ -310,36 +285,13 @@ def run_debias(
     if steps.start(occupations):
         expand_samples("occupations", premises, out_dir=occupations.output)
     if steps.start(audit):
-        audited = [str(t.target) for t in tunes]
+        audited = [str(t.stage.output) for t in tunes]
         run_audit(
             occupations.output, audited, options=audit_model_options, run=audit_run, out_dir=audit.output,
             **audit_own,
         )  # fmt: skip
     result = _compare(steps, audit, comparison, bootstrap, MIN_EFFECT if min_effect is None else min_effect)
     return DebiasResult(result, steps.ran, [s.name for s in stages if s.name not in steps.ran])
-
-
-def _check_inputs(
-    models: Sequence[str],
-    train: str | Path,
-    eval_path: str | Path | None,
-    augment: dict[str, Any],
-    options: TrainingOptions,
-    seed: int,
-    seeds: int,
-) -> tuple[TrainingSet, TrainingSet | None]:
-    """Every option, model path and input file checked before any step runs; the training and
-    evaluation sets read (and hashed) once, for every step."""
-    for first_or_last in {seed, seed + seeds - 1}:  # every option checked before any file is read
-        finetune_settings(models[0], replace(options, seed=first_or_last))
-    swap_list_named(augment.get("word_list", "winobias"))
-    for model in models:
-        check_base_model(model)
-    # a split of a set without splits (a file) is refused before any stage is recorded
-    check_splits(train, options.split, eval_path, options.eval_split)
-    train_set = check_training_set(train, options.split, "train")
-    eval_set = None if eval_path is None else check_training_set(eval_path, options.eval_split, "eval_path")
-    return train_set, eval_set
 
 
 class _Steps:
@@ -378,14 +330,13 @@ def _fine_tune_all(
                 augmented_set = check_training_set(augmented, options.split, "train")
             data = augmented_set
         chosen = asdict(replace(options, seed=tune.seed))
-        finetune(tune.model, data, tune.target, eval_path=eval_set, progress=progress, **chosen)
+        finetune(tune.model, data, tune.stage.output, eval_path=eval_set, progress=progress, **chosen)
 
 
 def _compare(
     steps: _Steps, audit: Stage, comparison: Stage, bootstrap: int, min_effect: float
 ) -> DebiasComparison:
-    """The comparison a finished run wrote when it still answers these pairs and options, else
-    computed again from the audit (the stage counted as run)."""
+    """The comparison a finished run wrote for these pairs and options, else computed again."""
     pairs = comparison.inputs["pairs"]
     result = (
         None

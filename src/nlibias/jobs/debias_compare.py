@@ -69,8 +69,7 @@ def model_directory(model: str, run: str | Path) -> Path | None:
 
 
 def _finetune_record(model: str, run: str | Path = ".") -> dict[str, Any] | None:
-    """``finetune.json`` of ``model`` with its ``train``/``eval`` paths made absolute (an older
-    record's relative paths are read against the directory the model was found from)."""
+    """``finetune.json`` of ``model`` with its relative ``train``/``eval`` paths made absolute."""
     directory = model_directory(model, run)
     if directory is None:
         return None
@@ -98,8 +97,7 @@ def _pair_key(record: dict[str, Any]) -> str:
 def find_pairs(models: Sequence[str], run: str | Path = ".") -> list[tuple[str, str]]:
     """``(before, after)`` pairs among fine-tuned models: an "after" trained on an ``nlibias augment``
     output, its "before" on another set from the same base model and settings (seed included)."""
-    records = {m: _finetune_record(m, run) for m in models}
-    trained = {m: r for m, r in records.items() if r is not None}
+    trained = {m: r for m in models if (r := _finetune_record(m, run)) is not None}
 
     def augmented(record: dict[str, Any]) -> bool:
         train = Path(str(record.get("train", "")))
@@ -158,30 +156,29 @@ def compare_debiasing(
             raise SourceError(run / PREDICTIONS_JSONL, None, f"{model} has no prediction for some samples")
         values[model], groups, _ = pair_value_columns(columns, rows.probs, model=model, labels=rows.label)
     slices = ("overall", "by_dominant_gender")
+    records = {model: _finetune_record(model, run) for model in values}
     result = DebiasComparison(
         run=str(run.absolute()), samples=str(samples_path), bootstrap=bootstrap, seed=seed,
         min_effect=float(min_effect), pairs=[], seed_groups=[],
     )  # fmt: skip
     for before, after in chosen:
+        by = {"dominant_gender": groups["dominant_gender"]}
         difference = paired_differences(
-            values[before], values[after], groups={"dominant_gender": groups["dominant_gender"]},
-            bootstrap=bootstrap, seed=seed,
-        )  # fmt: skip
-        result["pairs"].append(
-            ModelPair(
-                before=before,
-                after=after,
-                accuracy={
-                    role: _accuracy(model, run) for role, model in (("before", before), ("after", after))
-                },
-                metrics={
-                    role: {s: cast(Mapping, metrics["models"][model]).get(s) for s in slices}
-                    for role, model in (("before", before), ("after", after))
-                },
-                difference={s: difference[s] for s in slices},
-            )
+            values[before], values[after], groups=by, bootstrap=bootstrap, seed=seed
         )
-    result["seed_groups"] = seed_groups(result, _groups(chosen, run), min_effect=min_effect)
+        roles = {"before": before, "after": after}
+        pair = ModelPair(
+            before=before,
+            after=after,
+            accuracy={role: _accuracy(records[model]) for role, model in roles.items()},
+            metrics={
+                role: {s: cast(Mapping, metrics["models"][m]).get(s) for s in slices}
+                for role, m in roles.items()
+            },
+            difference={s: difference[s] for s in slices},
+        )
+        result["pairs"].append(pair)
+    result["seed_groups"] = seed_groups(result, _groups(chosen, records), min_effect=min_effect)
     if write:
         save_comparison(run, result)
     return result
@@ -203,32 +200,26 @@ def save_comparison(run_dir: str | Path, comparison: DebiasComparison) -> bool:
 
 
 def _loses_information(old: dict[str, Any], new: DebiasComparison) -> bool:
-    fresh = {(p["before"], p["after"]): p for p in new["pairs"]}
+    fresh = {(p["before"], p["after"]): p["accuracy"] for p in new["pairs"]}
     for pair in old.get("pairs") or []:
         match = fresh.get((pair.get("before"), pair.get("after")))
-        if match is None:
-            return True
         known = pair.get("accuracy", {})
-        if any(known.get(role) is not None and match["accuracy"].get(role) is None for role in known):
+        if match is None or any(known.get(role) is not None and match.get(role) is None for role in known):
             return True
     return False
 
 
-def _groups(pairs: Sequence[tuple[str, str]], run: str | Path) -> list[list[int]]:
+def _groups(
+    pairs: Sequence[tuple[str, str]], records: Mapping[str, dict[str, Any] | None]
+) -> list[list[int]]:
     """Indices of ``pairs`` that differ only in their seed (pairs without records stay alone)."""
     groups: dict[str, list[int]] = {}
-    for index, (before, after) in enumerate(pairs):
-        records = [_finetune_record(m, run) for m in (before, after)]
-        if any(r is None for r in records):
-            groups[f"#{index}"] = [index]
-            continue
-        key = json.dumps(
-            [
-                {**(r or {}).get("settings", {}), "seed": None} for r in records
-            ] + [(r or {}).get("train_sha256") for r in records],
-            sort_keys=True, default=str,
-        )  # fmt: skip
-        groups.setdefault(key, []).append(index)
+    for index, pair in enumerate(pairs):
+        found = [records[m] or {} for m in pair]
+        settings = [{**r.get("settings", {}), "seed": None} for r in found]
+        key = json.dumps([*settings, *(r.get("train_sha256") for r in found)], sort_keys=True, default=str)
+        alone = any(records[m] is None for m in pair)
+        groups.setdefault(f"#{index}" if alone else key, []).append(index)
     return list(groups.values())
 
 
@@ -272,8 +263,8 @@ def _changed(
 def seed_groups(
     comparison: DebiasComparison, groups: list[list[int]], *, min_effect: float = MIN_EFFECT
 ) -> list[dict[str, Any]]:
-    """Per group of pairs that differ only in the seed: each measure's per-seed values before and
-    after, their mean and min-max, the differences, and whether it changed (:func:`_changed`)."""
+    """Per group of pairs differing only in the seed: each measure's per-seed values before and
+    after, their mean and min-max, the differences and whether it changed (:func:`_changed`)."""
     run = comparison["run"]
     out = []
     for indices in groups:
@@ -330,7 +321,6 @@ def paired_differences(
     return out
 
 
-def _accuracy(model: str, run: str | Path) -> float | None:
-    record = _finetune_record(model, run)
+def _accuracy(record: Mapping[str, Any] | None) -> float | None:
     accuracy = None if record is None else record.get("eval_accuracy")
     return None if accuracy is None else 100.0 * float(accuracy)

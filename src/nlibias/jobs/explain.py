@@ -54,7 +54,7 @@ class ExplainResult:
     redone: tuple[str, ...] = ()
     """Why an earlier run's outputs were recomputed (each damaged or replaced since)."""
     stats: Mapping[str, Any] = field(default_factory=dict, repr=False)
-    """Per judge: the classifier runtime's counts (pairs, cached, computed); empty when reused."""
+    """Per judge: the runtime's counts (pairs, cached, computed); empty when reused."""
 
     def rows(self) -> list[dict[str, Any]]:
         """The rows of ``explanations.jsonl``."""
@@ -96,7 +96,11 @@ def run_explain(
     run_dir = Path(run_dir)
     own = list(inspect.signature(run_explain).parameters)[:-1]  # named in a "did you mean", never split off
     options = ModelOptions.split(model_options, caller="explain", also=own)[1]  # before any file is read
-    lm_ref = _lm_ref(lm_judge)
+    lm_ref = ModelRef.unread(lm_judge) if isinstance(lm_judge, str) else lm_judge  # an empty name refused
+    if isinstance(lm_ref, ModelRef):
+        lm_ref.check_role(
+            "generative", parameter="lm_judge", fix="NLI classifiers judge in {judges}", names=("judges",)
+        )
     _given_judges(judges)
     answers, samples_path = generated_answers(run_dir, samples)
     lm_loads_here = isinstance(lm_ref, ModelRef) and lm_ref.loads_weights_here
@@ -139,10 +143,9 @@ def _finished_summary(stage: Stage) -> dict[str, Any] | None:
     """The finished stage's ``explanations.json``; None when it or the rows cannot be read."""
     try:
         summary = json.loads(stage.finished.read_text(encoding="utf-8"))
-        rows_ok = (stage.output / "explanations.jsonl").is_file()
     except (OSError, ValueError):
         return None
-    return summary if isinstance(summary, dict) and rows_ok else None
+    return summary if isinstance(summary, dict) and (stage.output / "explanations.jsonl").is_file() else None
 
 
 @dataclass(frozen=True)
@@ -165,13 +168,8 @@ def _explain(work: _Work, cache: CacheOption, redone: tuple[str, ...]) -> Explai
     with ExitStack() as stack:
         opened = open_cache(cache, stack)
         for judge in work.judges:
-            judged = judge_answers(
-                work.answers,
-                judge,
-                opened,
-                threshold=float(work.settings["threshold"]),
-                progress=work.progress,
-            )
+            threshold = float(work.settings["threshold"])
+            judged = judge_answers(work.answers, judge, opened, threshold=threshold, progress=work.progress)
             rows += judged.rows
             stats[judge_reference(judge)] = dict(judged.stats)
         if work.lm_judge is not None:
@@ -220,17 +218,6 @@ def lm_agreement(rows: Sequence[Mapping[str, Any]], lm_labels: Sequence[str | No
     return out
 
 
-def _lm_ref(lm_judge: str | GenerativeBackend | None) -> ModelRef | GenerativeBackend | None:
-    """The LM judge's name read once (a backend object is kept as it is), an empty one refused."""
-    if not isinstance(lm_judge, str):
-        return lm_judge
-    ref = ModelRef.unread(lm_judge)
-    ref.check_role(
-        "generative", parameter="lm_judge", fix="NLI classifiers judge in {judges}", names=("judges",)
-    )
-    return ref
-
-
 def _lm_backend(
     lm_judge: ModelRef | GenerativeBackend | None, options: ModelOptions
 ) -> GenerativeBackend | None:
@@ -250,14 +237,9 @@ def _given_judges(judges: str | NLIClassifier | Sequence[str | NLIClassifier]) -
         raise ConfigError(
             "{judges} is empty; name at least one NLI judge (e.g. 'fake:j')", parameter="judges"
         )
-    for judge in given:
-        if isinstance(judge, str):
-            ModelRef.unread(judge).check_role(
-                "classifier",
-                parameter="judges",
-                fix="a generative LM judges in {lm_judge}",
-                names=("lm_judge",),
-            )
+    fix = "a generative LM judges in {lm_judge}"
+    for name in [judge for judge in given if isinstance(judge, str)]:
+        ModelRef.unread(name).check_role("classifier", parameter="judges", fix=fix, names=("lm_judge",))
     return given
 
 
@@ -267,8 +249,8 @@ def _judges(
     *,
     lm_loads_here: bool = False,
 ) -> tuple[list[NLIClassifier], list[Any]]:
-    """The judges as classifiers (names built as an audit's classifiers) and the predictors to
-    close; a dtype or device only the LM judge reads (``lm_loads_here``) is not refused."""
+    """The judges as classifiers and the predictors to close; a dtype or device only the LM judge
+    reads (``lm_loads_here``) is not refused."""
     given = _given_judges(judges)
     specs = ModelSet.of([judge for judge in given if isinstance(judge, str)])
     if options.label_map is not None and not specs.models:  # judges given as objects only

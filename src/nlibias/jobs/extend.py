@@ -11,17 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from typing_extensions import TypedDict, Unpack
 
 from nlibias.extension.config import SETTING_KEYS, ExtendConfig, load_config, with_overrides
-from nlibias.extension.pipeline import run_pipeline
+from nlibias.extension.pipeline import PipelineResult, StageReport, run_pipeline
 from nlibias.schema.declared import declared, one_or_many
-
-if TYPE_CHECKING:
-    from nlibias.extension.config import ExtendConfig
-    from nlibias.extension.pipeline import PipelineResult, StageReport
 
 
 class ExtendSettings(TypedDict, total=False):
@@ -63,7 +59,7 @@ class ExtendSettings(TypedDict, total=False):
     """Where the fill and filter models run (``mlm.device`` and ``filter.device``): cpu, cuda, ..."""
 
 
-@declared(lazy={"ExtendConfig": "nlibias.extension.config"})
+@declared
 def extend_config(
     config: ExtendConfig | str | Path | None = None, **settings: Unpack[ExtendSettings]
 ) -> ExtendConfig:
@@ -73,7 +69,6 @@ def extend_config(
         config = ExtendConfig()
     elif not isinstance(config, ExtendConfig):
         config = load_config(config)
-
     overrides: dict[str, Any] = {}
     for setting, keys in SETTING_KEYS.items():  # each setting on the configuration keys it overrides
         value = _override_value(setting, settings.get(setting))
@@ -100,7 +95,7 @@ def _override_value(setting: str, value: Any) -> Any:
     return str(value) if isinstance(value, PurePath) else value
 
 
-@declared(lazy={"ExtendConfig": "nlibias.extension.config", "StageReport": "nlibias.extension.pipeline"})
+@declared
 def extend(
     config: ExtendConfig | str | Path | None = None,
     *,
@@ -118,11 +113,7 @@ def extend(
 
     >>> # nlibias.extend(out_dir="runs/next", fill_model="fake", classifiers=["fake:a"],
     >>> #                unvalidated=True).status"""
+    chosen = extend_config(config, **settings)
     return run_pipeline(
-        extend_config(config, **settings),
-        from_stage=from_stage,
-        until=until,
-        progress=progress,
-        on_stage=on_stage,
-        force=force,
+        chosen, from_stage=from_stage, until=until, progress=progress, on_stage=on_stage, force=force
     )

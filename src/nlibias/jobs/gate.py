@@ -138,13 +138,6 @@ class GateResult:
         return pd.DataFrame(rows, columns=list(rows[0]) if rows else ["model", "measure", "verdict"])
 
 
-def _infos(declared: Sequence[MeasureInfo], *runs: Mapping[str, Any]) -> list[MeasureInfo]:
-    """The headline measures of ``declared`` (the benchmark's, for the model's kind) every run reports."""
-    first, *others = runs
-    found = headline_infos(first["overall"], declared)
-    return [i for i in found if all(i.name in other["overall"] for other in others)]
-
-
 def _absent_headlines(declared: Sequence[MeasureInfo], *sides: tuple[RunData | None, str | None]) -> str:
     """Which run lacks which of the benchmark's headline measures for a model pair (none tested)."""
     wanted = [info.name for info in declared if info.headline] or ["(the benchmark declares none)"]
@@ -207,10 +200,13 @@ def _checks(
             continue
         if base_model is not None:
             failed = p_below(c.p_adjusted, alpha)
+            p_words = f"p_delta {c.p_delta:.4f}"
+            if c.p_sum is not None:
+                p_words = f"p = max({p_words}, p_sum {c.p_sum:.4f})"
             detail = (
                 f"{where}: {format_value(c.candidate, c.candidate_ci)} against {format_value(c.baseline, c.baseline_ci)}, "
                 f"delta {format_value(c.delta, c.delta_ci)}, {_CHANGE_WORDS[c.worse]} {format_value(c.change, c.change_ci)} "
-                f"(margin {c.margin:g}), {_p_words(c)}, adjusted p {p_text(c.p_adjusted, alpha)} "
+                f"(margin {c.margin:g}), {p_words}, adjusted p {p_text(c.p_adjusted, alpha)} "
                 + ("<" if failed else ">=")
                 + f" {alpha:g}"
                 + ("" if c.detectable is None else f"; detects a change of {c.detectable:.2f} with 80% power")
@@ -243,12 +239,6 @@ def p_text(p: float, alpha: float) -> str:
         if at or not math.isclose(float(text), alpha, rel_tol=1e-9, abs_tol=1e-15):
             return text.rstrip("0") if digits > 4 else text
     return repr(p)
-
-
-def _p_words(c: Comparison) -> str:
-    if c.p_sum is None:
-        return f"p_delta {c.p_delta:.4f}"
-    return f"p = max(p_delta {c.p_delta:.4f}, p_sum {c.p_sum:.4f})"
 
 
 def p_below(p: float, alpha: float) -> bool:
@@ -335,8 +325,7 @@ def _untestable(role: str, model: str, why: str) -> DataError:
 
 
 def _rules(rules: GateRules | str | Path | None, margin: float | None) -> GateRules:
-    """The rules checked (an object again: ``model_copy(update=...)`` skips the declared bounds);
-    ``margin`` replaces every margin, a measure's own too."""
+    """The rules checked (an object again); ``margin`` replaces every margin, a measure's own too."""
     if isinstance(rules, GateRules):
         try:
             found = GateRules.model_validate(rules.model_dump(), context=GATE)
@@ -400,8 +389,12 @@ def gate(
     absent: list[str] = []  # what each untested model pair lacks, for the refusal below
     for cand_model, base_model in matched:
         measures = benchmark.measures_for(cand.kind_of(cand_model))
-        runs = [models[cand_model]] + ([] if base is None else [base.metrics["models"][base_model]])
-        infos = _infos(measures.infos, *runs)
+        others = [] if base is None else [base.metrics["models"][base_model]["overall"]]
+        infos = [
+            i
+            for i in headline_infos(models[cand_model]["overall"], measures.infos)
+            if all(i.name in other for other in others)
+        ]
         if not infos:
             absent.append(_absent_headlines(measures.infos, (cand, cand_model), (base, base_model)))
             continue

@@ -64,10 +64,6 @@ def _cells(check: GateCheck) -> list[str]:
     ]
 
 
-def _headline(result: GateResult) -> str:
-    return f"{'PASS' if result.passed else 'FAIL'}: {result.reason}"
-
-
 def _test_note(result: GateResult) -> str:
     rules = result.rules
     if result.baseline is None:
@@ -90,7 +86,10 @@ def _test_note(result: GateResult) -> str:
 
 def gate_text(result: GateResult) -> str:
     """``PASS``/``FAIL`` with the reason, then the table of checks."""
-    lines = [_headline(result), f"candidate {result.candidate}; baseline {result.baseline or '(none)'}"]
+    lines = [
+        f"{'PASS' if result.passed else 'FAIL'}: {result.reason}",
+        f"candidate {result.candidate}; baseline {result.baseline or '(none)'}",
+    ]
     if result.checks:
         lines += ["", render_table(HEADERS, [_cells(c) for c in result.checks])]
     lines += ["", _test_note(result)]
@@ -113,7 +112,8 @@ def _md_table(checks: Sequence[GateCheck]) -> list[str]:
 
 def gate_markdown(result: GateResult) -> str:
     """A CI job summary: the decision, the failing and untested checks, then the passing ones folded."""
-    lines = [f"### Bias gate: {'✅' if result.passed else '❌'} {_md(_headline(result))}", ""]
+    headline = f"{'✅ PASS' if result.passed else '❌ FAIL'}: {_md(result.reason)}"
+    lines = [f"### Bias gate: {headline}", ""]
     lines += [
         f"Candidate `{result.candidate}`, baseline `{result.baseline or '(none)'}`, samples: {result.source}.",
         "",
@@ -141,7 +141,7 @@ def gate_error_markdown(reason: str) -> str:
 
 
 def _suite(root: ET.Element, name: str, index: int, seconds: float, counts: dict[str, int]) -> ET.Element:
-    """A ``testsuite`` with every attribute both schemas require and an empty ``properties``."""
+    """A ``testsuite`` with every attribute both schemas require and an empty ``properties`` first."""
     suite = ET.SubElement(root, "testsuite", name=name, package=name, id=str(index))
     for key in ("tests", "failures", "errors", "skipped"):
         suite.set(key, str(counts.get(key, 0)))
@@ -165,7 +165,7 @@ def gate_junit(result: GateResult) -> ET.Element:
         counts = {"tests": len(mine), "failures": sum(c.failed for c in mine)}
         counts["skipped"] = sum(not c.comparison.tested for c in mine)
         suite = _suite(root, f"nlibias gate: {model}", index, share * len(mine), counts)
-        properties = suite.find("properties")
+        properties = suite[0]
         for check in mine:
             name = f"{check.rule} {check.comparison.slice_name}"
             case = ET.SubElement(suite, "testcase", name=name, classname=f"{model}.{check.measure}")
@@ -175,17 +175,11 @@ def gate_junit(result: GateResult) -> ET.Element:
             elif check.failed:
                 failure = ET.SubElement(case, "failure", message=check.detail, type=check.rule)
                 failure.text = check.detail
-            c = check.comparison
-            if check.rule == "paired" and c.tested and properties is not None:
-                for key, value in (("detectable", c.detectable), ("p_delta", c.p_delta), ("p_sum", c.p_sum),
-                                   ("p_adjusted", c.p_adjusted)):  # fmt: skip
-                    if value is not None:
-                        ET.SubElement(
-                            properties,
-                            "property",
-                            name=f"{check.measure} {name}: {key}",
-                            value=f"{value:.6g}",
-                        )
+            if check.rule == "paired" and check.comparison.tested:
+                for key in ("detectable", "p_delta", "p_sum", "p_adjusted"):
+                    if (value := getattr(check.comparison, key)) is not None:
+                        about = f"{check.measure} {name}: {key}"
+                        ET.SubElement(properties, "property", name=about, value=f"{value:.6g}")
         ET.SubElement(suite, "system-out").text = "\n".join(c.detail for c in mine)
         ET.SubElement(suite, "system-err")
     ET.indent(root)
@@ -201,8 +195,7 @@ def refuse_gate_overwrites(
     junit: str | Path | None = None,
     markdown: str | Path | None = None,
 ) -> None:
-    """Refuse, before the gate computes anything, a JUnit or Markdown file that is an input or the
-    other output."""
+    """Refuse a JUnit or Markdown file that is an input or the other output (before the gate runs)."""
     inputs: dict[str, Files] = {
         "candidate": run_files(candidate),
         "baseline": None if baseline is None else run_files(baseline),

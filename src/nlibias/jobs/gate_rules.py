@@ -28,13 +28,13 @@ from nlibias.errors import ConfigError, SourceError, did_you_mean
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.metrics.paired import AWAY_FROM_NEUTRAL, TOWARDS_STEREOTYPE, Worse
 from nlibias.schema.declared import Allowed, OpenUnit, PositiveInt, Seed, source_error
+from nlibias.textio.text_files import decode_utf8
 from nlibias.textio.yaml_unique import load_yaml
 
 OVERALL = "overall"
 DEFAULT_SLICES = (OVERALL, "domain")
 
-# pydantic's own finiteness (its message, "Input should be a finite number", is what a rules
-# file's line should say), not schema.declared's NonNegativeFloat
+# pydantic's own finiteness message ("Input should be a finite number") on a rules file's line
 Points = Annotated[
     float, Field(strict=True, ge=0.0, allow_inf_nan=False), Allowed("a finite number of 0 or more points")
 ]
@@ -44,7 +44,7 @@ Confidence = Annotated[OpenUnit, Field(strict=True)]
 
 
 def _distinct_slices(slices: list[str]) -> list[str]:
-    """Each slicing once (``domains`` read as ``domain``): twice, it would count twice in Holm's family."""
+    """Each slicing once (``domains`` read as ``domain``), as counted in Holm's family."""
     if not slices:
         raise ValueError("name at least one slice (overall, domain, subtopic, ...)")
     singular = {"domains": "domain", "subtopics": "subtopic"}
@@ -64,8 +64,7 @@ class MeasureRule(BaseModel):
     max_detectable: Points | None = None
     """Overrides the file's ``max_detectable`` for this measure."""
     max_abs: Points | None = None
-    """Largest distance from "no bias" allowed for the candidate's own value (its whole interval
-    beyond it fails)."""
+    """Largest distance from "no bias" for the candidate's own value (its whole interval beyond fails)."""
     slices: Slices | None = None
     """Overrides the file's ``slices`` for this measure."""
     worse: Worse | None = None
@@ -82,8 +81,7 @@ class GateRules(BaseModel):
     seed: Annotated[Seed, Field(strict=True)] = 0
     margin: Points = 0.0
     max_detectable: Points | None = None
-    """The largest change (points) a check may be blind to: a check that cannot detect a change
-    of this size with 80 % power is refused (audit more samples)."""
+    """The largest change (points) a check may miss: one that cannot detect it with 80 % power is refused."""
     worse: Worse = AWAY_FROM_NEUTRAL
     slices: Slices = Field(default_factory=lambda: list(DEFAULT_SLICES))
     measures: dict[str, MeasureRule] = Field(default_factory=dict)
@@ -118,8 +116,8 @@ class GateRules(BaseModel):
 
     @model_validator(mode="after")
     def _applicable(self, info: ValidationInfo) -> GateRules:
-        """Each measure's rule names a headline measure, and ``towards_stereotype`` a signed one:
-        checked where a gate reads the rules (:data:`GATE`), so rules may be built before it."""
+        """Each measure's rule names a headline measure, and ``towards_stereotype`` a signed one
+        (checked where a gate reads the rules: :data:`GATE`)."""
         if not (info.context or {}).get("gate"):
             return self
         known = [name for name, info in ALL_MEASURES.items() if info.headline]
@@ -167,16 +165,11 @@ def load_rules(path: str | Path) -> GateRules:
     path = Path(path)
     if not path.is_file():
         raise SourceError(path, None, "rules file does not exist")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise SourceError(path, None, f"not UTF-8 text ({error.reason})") from None
-    return parse_rules(text, path)
+    return parse_rules(decode_utf8(path, path.read_bytes()), path)
 
 
 def refuse_superseded_rules(tested: set[str], rules: GateRules) -> None:
-    """Refuse a rule on a measure the gate tests another in place of (the TP score, superseded by
-    its tie-split score): it would apply to nothing."""
+    """Refuse a rule on a measure the gate tests another in place of (it would apply to nothing)."""
     for name in rules.measures:
         if name in tested:
             continue

@@ -14,15 +14,13 @@ from nlibias.catalog.registry import read_benchmark_samples
 from nlibias.errors import ConfigError, DataError
 from nlibias.jobs.results import read_checked_run
 from nlibias.metrics.paired_units import model_outputs
-from nlibias.schema import Prediction
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
 
 @dataclass(frozen=True, eq=False)
 class RunData:
-    """One run as a gate reads it: its metrics, the samples some model answered (as columns) and
-    each model's outputs on them."""
+    """One run as a gate reads it: metrics, the samples answered (as columns), each model's outputs."""
 
     path: Path
     metrics: Mapping[str, Any]
@@ -38,16 +36,8 @@ class RunData:
 
 
 ASKED = ("option_score",)
-"""How a generative model was asked that its key does not show: a per-byte option choice against a
-total one measures something else under the same key. (The prompt style and the mode are in the
-key, so a pair that differs in them is a visible, deliberate comparison and is gated.)"""
-
-
-def _how_asked(rows: Sequence[Prediction]) -> dict[str, dict[str, str]]:
-    asked: dict[str, dict[str, str]] = {}
-    for row in rows:
-        asked.setdefault(row.model, {}).update({k: str(row.extra[k]) for k in ASKED if k in row.extra})
-    return asked
+"""How a generative model was asked that its key does not show (a per-byte option choice measures
+something else than a total one; the prompt style and the mode are in the key)."""
 
 
 def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
@@ -59,12 +49,14 @@ def load_gate_run(run_dir: str | Path, samples: str | Path | None) -> RunData:
     rows = run.predictions()
     kept, outputs = model_outputs(columns, rows, run.kinds)
     scored = columns if len(kept) == len(columns) else columns.take(kept)
-    return _in_id_order(RunData(run.path, run.metrics, scored, outputs, run.kinds, _how_asked(rows)))
+    asked: dict[str, dict[str, str]] = {}
+    for row in rows:
+        asked.setdefault(row.model, {}).update({k: str(row.extra[k]) for k in ASKED if k in row.extra})
+    return _in_id_order(RunData(run.path, run.metrics, scored, outputs, run.kinds, asked))
 
 
 def _in_id_order(run: RunData) -> RunData:
-    """The run's samples sorted by id: the bootstrap draws follow the units' order, so a samples
-    file in another order would give other p-values for the same answers."""
+    """The run's samples sorted by id (the bootstrap draws follow the units' order)."""
     ids = list(run.columns.ids)
     order = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)
     if np.array_equal(order, np.arange(len(ids))):
@@ -84,49 +76,43 @@ def check_different_runs(candidate: str | Path, baseline: str | Path) -> None:
 
 
 def aligned_baseline(candidate: RunData, baseline: RunData) -> RunData:
-    """The baseline, refused where the runs' benchmarks or samples differ (both are in id order, so
-    the same samples in another file order line up)."""
-    found = _first_difference(candidate, baseline)
-    if found is not None:
-        field, sample, words = found
-        raise DataError(
-            f"{words}; a gate compares runs over the same samples of one benchmark",
-            sample=sample,
-            field=field,
-            fix="audit both models on the same samples file",
-        )
-    return baseline
-
-
-def _first_difference(candidate: RunData, baseline: RunData) -> tuple[str | None, str | None, str] | None:
-    """The first difference between the runs' samples: (field, sample id, in words)."""
+    """The baseline, refused where the runs' benchmarks or samples (both in id order) differ."""
     a, b = candidate.columns, baseline.columns
     source_a, source_b = candidate.metrics["source"], baseline.metrics["source"]
+    sample = field = None
     if source_a != source_b:
-        return (
+        field, words = (
             "source",
-            None,
             f"the candidate run is of {source_a!r} samples and the baseline of {source_b!r}",
         )
-    if len(a) != len(b):
-        where = (
-            f"the candidate run ({candidate.path}) scored {len(a)} samples and the baseline ({baseline.path})"
+    elif len(a) != len(b):
+        words = f"the candidate run ({candidate.path}) scored {len(a)} samples and the baseline ({baseline.path}) {len(b)}"
+    else:
+        differ = (
+            (i, name, left, right)
+            for i in range(len(a))
+            for name, left, right in (
+                ("id", a.ids[i], b.ids[i]),
+                ("premise", a.premise[i], b.premise[i]),
+                ("hypothesis", a.hypothesis[i], b.hypothesis[i]),
+            )
+            if left != right
         )
-        return None, None, f"{where} {len(b)}"
-    for i in range(len(a)):
-        for field, left, right in (
-            ("id", a.ids[i], b.ids[i]),
-            ("premise", a.premise[i], b.premise[i]),
-            ("hypothesis", a.hypothesis[i], b.hypothesis[i]),
-        ):
-            if left != right:
-                words = f"sample {i + 1} ({a.ids[i]!r}) differs: {field} {left!r} in the candidate run"
-                return (
-                    field,
-                    str(a.ids[i]),
-                    f"{words} ({candidate.path}), {right!r} in the baseline ({baseline.path})",
-                )
-    return None
+        first = next(differ, None)
+        if first is None:
+            return baseline
+        i, field, left, right = first
+        sample = str(a.ids[i])
+        words = (
+            f"sample {i + 1} ({a.ids[i]!r}) differs: {field} {left!r} in the candidate run ({candidate.path}), "
+            f"{right!r} in the baseline ({baseline.path})"
+        )
+    raise DataError(
+        f"{words}; a gate compares runs over the same samples of one benchmark",
+        sample=sample,
+        field=field,
+        fix="audit both models on the same samples file",
+    )
 
 
 def match_models(
@@ -165,9 +151,8 @@ def match_models(
 
 
 def check_asked_alike(candidate: RunData, baseline: RunData, pairs: list[tuple[str, str | None]]) -> None:
-    """Refuse a candidate model compared with a baseline model of another predictor kind (a
-    classifier's probabilities against a generative model's answers) or asked another way that its
-    key hides (:data:`ASKED`): their measures are of different things."""
+    """Refuse a candidate model compared with a baseline model of another predictor kind or asked
+    another way that its key hides (:data:`ASKED`): their measures are of different things."""
     for cand_model, base_model in pairs:
         if base_model is None:
             continue

@@ -121,8 +121,7 @@ def _eval_results(run: RunDirectory, key: str) -> list[EvalResult]:
 
 
 def supported_precision(value: float, bounds: tuple[float, float] | None) -> float:
-    """``value`` rounded to two significant digits of its interval's half-width (the digits
-    after those are noise); as it is without a usable interval (no resamples were drawn).
+    """``value`` rounded to two significant digits of its interval's half-width (the rest is noise).
 
     >>> supported_precision(-3.3391915641476255, (-6.553163444639718, 0.13620386643233687))
     -3.3
@@ -199,8 +198,7 @@ def model_index_yaml(run: str | Path, *, model: str | None = None, name: str | N
 
 def read_card(path: Path) -> tuple[str, dict[str, Any]]:
     """A model card's text and its front matter's metadata (``{}`` without one), refused with the
-    line where the Hub would not read what we write (a byte-order mark, front matter never
-    closed, metadata that is not YAML or not a mapping).
+    line where the Hub would not read what we write.
 
     >>> import tempfile, pathlib
     >>> card = pathlib.Path(tempfile.mkdtemp()) / "README.md"

@@ -53,13 +53,13 @@ class ReportResult:
 
     def to_dict(self) -> dict[str, Any]:
         """What ``nlibias report --json`` prints."""
-        out = None if self.out is None else str(self.out)
+        out, tables_out, figures = (
+            None if p is None else str(p) for p in (self.out, self.tables_out, self.figures)
+        )
         if self.kind == "debias":
-            tables_out = None if self.tables_out is None else str(self.tables_out)
             return {"comparison": self.comparison, "out": out, "tables_out": tables_out}
         if self.kind == "tables":
             return {"format": self.fmt, "out": out, "text": self.text}
-        figures = None if self.figures is None else str(self.figures)
         return {
             "out": out,
             "sections": list(self.sections),
@@ -148,19 +148,14 @@ def make_report(
             names=("fmt",),
         )
     _refuse_same_run_twice(runs, compare=compare)
-    _refuse_overwrites(runs, out, debias=bool(debias or pairs))
+    saved = [Path(run) / COMPARISON_JSON for run in runs] if debias or pairs else []  # the comparison saved
+    refuse_overwrites({"out": out, "debias": saved}, {"runs": [f for run in runs for f in run_files(run)]})
     if debias or pairs:
         return _debias_report(runs, pairs, min_effect, out)
     loaded = with_benchmarks(load_runs(list(runs)))
     if fmt is not None:
         return _tables_report(loaded, fmt, compare, out)
     return _html_report(loaded, out, compare, plots)
-
-
-def _refuse_overwrites(runs: Sequence[str | Path], out: str | Path | None, *, debias: bool) -> None:
-    """Refuse an ``out`` that is a file of a run (or, with ``debias``, the comparison saved in it)."""
-    saved = [Path(run) / COMPARISON_JSON for run in runs] if debias else []
-    refuse_overwrites({"out": out, "debias": saved}, {"runs": [f for run in runs for f in run_files(run)]})
 
 
 def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None:
@@ -183,8 +178,7 @@ def _refuse_same_run_twice(runs: Sequence[str | Path], *, compare: bool) -> None
 
 
 def _check_options_apply(*, debias: bool, fmt: str | None, compare: bool, plots: bool) -> None:
-    """Refuse an option the report asked for would ignore (the before/after tables compare one
-    run's models, as text; only the HTML report has figures).
+    """Refuse an option the report asked for would ignore.
 
     >>> _check_options_apply(debias=False, fmt="md", compare=True, plots=True)
     >>> _check_options_apply(debias=False, fmt="md", compare=False, plots=False)
@@ -206,30 +200,22 @@ def _check_options_apply(*, debias: bool, fmt: str | None, compare: bool, plots:
         )
 
 
-def _tables_text(loaded: Sequence[Run], fmt: str, compare: bool) -> str:
+def _tables_report(loaded: Sequence[Run], fmt: str, compare: bool, out: str | Path | None) -> ReportResult:
     """Paper tables in ``fmt``, or with ``compare`` the side-by-side comparison and the TP tables."""
     if not compare:
-        return render_tables(
-            [(r.label, r.source, r.models) for r in loaded], fmt, {r.label: r.metrics for r in loaded}
-        )
-    text = format_comparison(compare_runs(list(loaded)), fmt) + "\n"
-    for table in (
-        correlation_table([(r.label, r.models) for r in loaded]),
-        agreement_table(item_agreements(list(loaded))),
-    ):
-        if table is not None:
-            text += f"\n{table.title}\n\n{format_table(table, fmt)}\n"
-    return text
-
-
-def _tables_report(loaded: Sequence[Run], fmt: str, compare: bool, out: str | Path | None) -> ReportResult:
-    text = _tables_text(loaded, fmt, compare)
+        runs = [(r.label, r.source, r.models) for r in loaded]
+        text = render_tables(runs, fmt, {r.label: r.metrics for r in loaded})
+    else:
+        text = format_comparison(compare_runs(list(loaded)), fmt) + "\n"
+        correlations = correlation_table([(r.label, r.models) for r in loaded])
+        for table in (correlations, agreement_table(item_agreements(list(loaded)))):
+            if table is not None:
+                text += f"\n{table.title}\n\n{format_table(table, fmt)}\n"
     if not text.strip():
         raise DataError("no table can be built from these runs (no metrics with known measures)")
-    out = None if out is None else Path(out)
     if out is not None:
         atomic_write_text(out, text)  # its folder made as needed
-    return ReportResult("tables", out, text=text, fmt=fmt)
+    return ReportResult("tables", None if out is None else Path(out), text=text, fmt=fmt)
 
 
 def _html_report(loaded: Sequence[Run], out: str | Path | None, compare: bool, plots: bool) -> ReportResult:
@@ -259,19 +245,14 @@ def _debias_report(
     min_effect: float | None,
     out: str | Path | None,
 ) -> ReportResult:
-    """The before/after tables as text, written to ``out`` when given (as the paper tables are)."""
+    """The before/after tables as text, written to ``out`` when given."""
     run = Path(runs[0])
     options: dict[str, Any] = {} if min_effect is None else {"min_effect": min_effect}
     comparison = compare_debiasing(run, parse_pairs(pairs) or None, write=False, **options)
     saved = save_comparison(run, comparison)
     text = format_debias_tables(comparison)
+    if out is not None:
+        atomic_write_text(out, text)
+    written = run / COMPARISON_JSON if saved else None
     tables_out = None if out is None else Path(out)
-    if tables_out is not None:
-        atomic_write_text(tables_out, text)  # its folder made as needed
-    return ReportResult(
-        "debias",
-        run / COMPARISON_JSON if saved else None,
-        text=text,
-        tables_out=tables_out,
-        comparison=comparison,
-    )
+    return ReportResult("debias", written, text=text, tables_out=tables_out, comparison=comparison)

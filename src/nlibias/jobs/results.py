@@ -33,6 +33,7 @@ from nlibias.runtime.contract import Predictor
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 from nlibias.schema.measure_info import METRICS_FILE
+from nlibias.schema.outputs import ModelOutputs
 from nlibias.schema.predictor_kinds import PredictorKind
 from nlibias.version import __version__
 
@@ -91,22 +92,19 @@ class AuditResult:
         95% interval and no-bias value."""
         from nlibias.report.display_frame import DisplayFrame
 
-        rows = []
-        for verdict in run_verdicts(self.metrics):
-            readings = [*verdict.headline, *([verdict.accuracy] if verdict.accuracy is not None else [])]
-            for reading in readings:
-                rows.append(
-                    {
-                        "verdict": reading.verdict,
-                        "model": verdict.model,
-                        "measure": reading.measure,
-                        "title": reading.info.display_name,
-                        "value": reading.value,
-                        "ci_low": None if reading.interval is None else reading.interval[0],
-                        "ci_high": None if reading.interval is None else reading.interval[1],
-                        "no_bias": reading.info.neutral,
-                    }
-                )
+        rows = [
+            (
+                r.verdict,
+                v.model,
+                r.measure,
+                r.info.display_name,
+                r.value,
+                *(r.interval or (None, None)),
+                r.info.neutral,
+            )
+            for v in run_verdicts(self.metrics)
+            for r in [*v.headline, *([v.accuracy] if v.accuracy is not None else [])]
+        ]
         columns = ["verdict", "model", "measure", "title", "value", "ci_low", "ci_high", "no_bias"]
         return DisplayFrame(rows, columns=columns)
 
@@ -132,8 +130,7 @@ class AuditResult:
         return f'<div class="nlibias-result">{left}{table}<p>{head}</p></div>'
 
     def to_frame(self) -> pd.DataFrame:
-        """Every measure as a tidy DataFrame: model, slicing, slice, measure, value, ci_low,
-        ci_high, n (one row per model, slice and measure)."""
+        """Every measure as a tidy DataFrame (one row per model, slice and measure)."""
         from nlibias.report.frame import metrics_frame
 
         return metrics_frame(self.metrics)
@@ -203,6 +200,28 @@ def metrics_document(
     return metrics
 
 
+def scored_metrics(
+    benchmark: Benchmark,
+    columns: SampleColumns,
+    models: dict[str, Any],
+    kinds: Mapping[str, str],
+    outputs: Mapping[str, ModelOutputs],
+    *,
+    bootstrap: int,
+    seed: int,
+) -> MetricsDocument:
+    """:func:`metrics_document` of the scored ``columns`` with the benchmark's analyses of each
+    model's ``outputs`` (held only when the benchmark has such analyses): audits' and scorings'."""
+    source, n, domain_of = columns.source, len(columns), columns.domain_of_subtopic()
+    metrics = metrics_document(
+        source, benchmark, models, kinds, n_samples=n, bootstrap=bootstrap, seed=seed, domain_of=domain_of
+    )
+    for analysis in benchmark.extras:
+        if found := analysis.compute(columns, outputs):
+            cast(dict[str, Any], metrics)[analysis.name] = found
+    return metrics
+
+
 def write_outputs(
     out_dir: Path,
     predictions: Iterable[Prediction] | PendingFile,
@@ -211,11 +230,14 @@ def write_outputs(
     *,
     samples_sha256: str | None = None,
 ) -> None:
-    """The run directory's files, changed as a unit (:mod:`nlibias.io.run_manifest`);
-    ``predictions`` may be a :class:`~nlibias.io.atomic.PendingFile` already holding the rows."""
+    """The run directory's files, changed as a unit (:mod:`nlibias.io.run_manifest`)."""
     pending = predictions if isinstance(predictions, PendingFile) else None
     begin_write(out_dir, OUTPUT_FILES, keep=[pending.temporary_path] if pending is not None else [])
-    remove_derived(out_dir)
+    for derived in (out_dir / name for name in DERIVED_FILES):
+        if derived.is_dir():
+            shutil.rmtree(derived)
+        else:
+            derived.unlink(missing_ok=True)
     if pending is not None:
         pending.commit()
     else:
@@ -230,17 +252,8 @@ DERIVED_FILES = ("report.html", "report_files", "debias_comparison.json")
 """What other commands derive from a run's outputs: a new write of the outputs removes them."""
 
 
-def remove_derived(out_dir: Path) -> None:
-    for name in DERIVED_FILES:
-        path = out_dir / name
-        if path.is_dir():
-            shutil.rmtree(path)
-        else:
-            path.unlink(missing_ok=True)
-
-
-def run_info(samples_path: str | Path | None) -> dict[str, Any]:
-    """Versions and machine facts recorded with every result."""
+def _run_info(samples_path: str | Path | None, **fields: Any) -> RunInfo:
+    """``metrics.json``'s ``run``: versions, machine facts and the samples file, then ``fields``."""
     info: dict[str, Any] = {
         "nlibias": __version__,
         "python": platform.python_version(),
@@ -253,17 +266,30 @@ def run_info(samples_path: str | Path | None) -> dict[str, Any]:
             info[package] = version(package)
         except PackageNotFoundError:  # not installed: nothing to record
             continue
-    return info
+    return cast(RunInfo, info | fields)
+
+
+def run_section(
+    samples_path: str | Path | None, model_runs: dict[str, Any], cache: PredictionCache | None
+) -> RunInfo:
+    """An audit's ``run``: each model's description and stats, and the cache."""
+    return _run_info(samples_path, models=model_runs, cache=str(cache.path) if cache is not None else None)
+
+
+def score_run_section(
+    samples_path: str | Path | None, predictions_path: str | Path | None, *, scored: int, given: int
+) -> RunInfo:
+    """A scoring's ``run``: the predictions file and how many samples it scored of those given."""
+    read = str(predictions_path) if predictions_path else None
+    return _run_info(samples_path, predictions=read, samples_scored=scored, samples_given=given)
 
 
 def check_predictors(predictors: Sequence[Predictor]) -> None:
-    """Refuse no model, a name that is not a string and model keys given twice (their results would
-    overwrite each other)."""
+    """Refuse no model, a name that is not a string and model keys given twice."""
     names = [p.name for p in predictors]
     unnamed = [name for name in names if not isinstance(name, str)]
     duplicates = sorted({n for n in names if names.count(n) > 1})
-    # two different models under one key (smollm2 in process and openai:URL#smollm2): "name each
-    # model once" would blame the user for what the keys do
+    # two different models under one key (smollm2 in process and openai:URL#smollm2)
     different = [
         n
         for n in duplicates
@@ -289,33 +315,6 @@ def check_predictors(predictors: Sequence[Predictor]) -> None:
     raise ConfigError(reason, parameter="models", names=("generative", "mlm", "causal"))
 
 
-def run_section(
-    samples_path: str | Path | None, model_runs: dict[str, Any], cache: PredictionCache | None
-) -> RunInfo:
-    """``metrics.json``'s ``run``: versions, machine, each model's description and stats, cache."""
-    cache_path = str(cache.path) if cache is not None else None
-    return cast(RunInfo, {**run_info(samples_path), "models": model_runs, "cache": cache_path})
-
-
-def score_run_section(
-    samples_path: str | Path | None, predictions_path: str | Path | None, *, scored: int, given: int
-) -> RunInfo:
-    """``metrics.json``'s ``run`` for a scoring of existing predictions."""
-    read = {"predictions": str(predictions_path) if predictions_path else None}
-    return cast(RunInfo, {**run_info(samples_path), **read, "samples_scored": scored, "samples_given": given})
-
-
-def check_measures(metrics: MetricsDocument, benchmark: Benchmark) -> None:
-    """Refuse a measure outside its declared range (a scorer's fault), before anything is written."""
-    problems = metrics_issues(metrics)
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ConfigError(
-            f"the measures of benchmark {benchmark.name!r} gave {problems[0]}{more}: outside what the "
-            "measure declares (its MeasureInfo range); nothing was written. Fix the scorer or the declaration"
-        )
-
-
 def finish_run(
     out_dir: str | Path | None,
     predictions: Sequence[Prediction],
@@ -327,8 +326,15 @@ def finish_run(
     samples_sha256: str | None = None,
 ) -> AuditResult:
     """The last step of every audit and scoring: the tables and, given ``out_dir``, the run
-    directory (``predictions_file``: the rows already written aside)."""
-    check_measures(metrics, benchmark)
+    directory (``predictions_file``: the rows already written aside). A measure outside its
+    declared range (a scorer's fault) is refused before anything is written."""
+    problems = metrics_issues(metrics)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ConfigError(
+            f"the measures of benchmark {benchmark.name!r} gave {problems[0]}{more}: outside what the "
+            "measure declares (its MeasureInfo range); nothing was written. Fix the scorer or the declaration"
+        )
     tables = format_all_tables(metrics, benchmark)
     if note:
         tables = f"{tables}\n\nNote: {note}"
@@ -337,13 +343,7 @@ def finish_run(
         write_outputs(
             out_path, predictions_file or predictions, metrics, tables, samples_sha256=samples_sha256
         )
-    return AuditResult(
-        out_dir=out_path,
-        metrics=metrics,
-        tables_text=tables,
-        predictions=predictions,
-        samples_sha256=samples_sha256,
-    )
+    return AuditResult(out_path, metrics, tables, predictions, samples_sha256=samples_sha256)
 
 
 def read_checked_run(path: str | Path) -> RunDirectory:

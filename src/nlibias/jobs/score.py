@@ -1,8 +1,5 @@
-"""Score a predictions file without holding its rows or its samples (``nlibias score``).
-
-Any predictions file (nlibias' own, another tool's JSONL, an lm-eval or Inspect log) is read in
-one pass into per-model arrays aligned with the samples, and scored by the benchmark's measures
-as an audit of the same predictions would be (:func:`nlibias.jobs.audit.audit_samples`).
+"""``nlibias score``: any predictions file (nlibias' own, another tool's JSONL, an lm-eval or
+Inspect log) read in one pass into per-model arrays aligned with the samples, scored as an audit is.
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -42,9 +39,9 @@ from nlibias.io.tool_logs import native_predictions
 from nlibias.jobs.results import (
     AuditResult,
     finish_run,
-    metrics_document,
     refuse_run_overwrites,
     score_run_section,
+    scored_metrics,
 )
 from nlibias.metrics.bbnli_scorer import missing_predictions_error
 from nlibias.schema import Prediction, Sample
@@ -128,11 +125,9 @@ def _answer_file(samples: BenchmarkSamples, path: Path, column: str, target: Pat
 
 
 def _combine(ids: Sequence[str], paths: Sequence[Path], natives: Sequence[Path], target: Path) -> Path:
-    """The rows of every file in one predictions file (each file checked as it is read, its
-    model filled in), refusing a sample that one model answers in two files."""
+    """The rows of every file in one predictions file, refusing a sample one model answers twice."""
     id_positions = IdPositions(ids)
-    owner: dict[str, np.ndarray] = {}  # model → index of the file answering each sample (-1: none)
-    line_of: dict[str, np.ndarray] = {}
+    seen: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # model → each sample's file (-1: none) and line
     with PendingFile(target) as pending:
         for index, (path, native) in enumerate(zip(paths, natives, strict=True)):
             check_run_file(_predictions_file(native))
@@ -140,17 +135,16 @@ def _combine(ids: Sequence[str], paths: Sequence[Path], natives: Sequence[Path],
                 native,
                 position_of=id_positions,
                 n_samples=len(ids),
-                default_model=_default_model(path) if native == path else None,
+                default_model=_predictions_file(path).stem if native == path else None,
                 copy_to=pending,
             )
             for model, rows in arrays.models.items():
                 answered = rows.line > 0
-                files = owner.setdefault(model, np.full(len(ids), -1, dtype=np.int32))
-                lines = line_of.setdefault(model, np.zeros(len(ids), dtype=np.int64))
+                empty = (np.full(len(ids), -1, dtype=np.int32), np.zeros(len(ids), dtype=np.int64))
+                files, lines = seen.setdefault(model, empty)
                 both = np.flatnonzero(answered & (files >= 0))
                 if len(both):
-                    at = int(both[0])
-                    earlier = int(files[at])
+                    at, earlier = int(both[0]), int(files[both[0]])
                     first = paths[earlier]
                     where = f" (line {int(lines[at])})" if natives[earlier] == first else ""
                     raise SourceError(
@@ -168,14 +162,8 @@ def _combine(ids: Sequence[str], paths: Sequence[Path], natives: Sequence[Path],
     return target
 
 
-def _default_model(path: Path) -> str:
-    """The model of a native row without one, as a lone file is read (its file's stem)."""
-    return (path / PREDICTIONS_JSONL if path.is_dir() else path).stem
-
-
 ARRAY_KINDS = frozenset({"classifier"})
-"""Kinds whose rows hold a label and probabilities only: read as arrays, never as records (every
-other kind's rows are read as records, for the numbers and words its measures read)."""
+"""Kinds whose rows hold a label and probabilities only: read as arrays, never as records."""
 
 
 def score_files(
@@ -187,10 +175,9 @@ def score_files(
     seed: int = 0,
     predictions_name: str | Path | None = None,
 ) -> AuditResult:
-    """Score the predictions file at ``predictions_path`` (a file or run directory) against
-    ``samples`` and write ``out_dir``: only the samples some model predicted, each model
-    answering all of them. ``predictions_name``: the file ``metrics.json`` records (the original
-    log when ``predictions_path`` is its conversion).
+    """Score ``predictions_path`` (a file or run directory) on the samples some model predicted
+    (each model answering all of them) and write ``out_dir``; ``predictions_name``: the file
+    ``metrics.json`` records (the original log when ``predictions_path`` is its conversion).
 
     >>> import tempfile, pathlib
     >>> from nlibias.io.samples import write_samples
@@ -209,8 +196,7 @@ def score_files(
     check_run_file(_predictions_file(predictions_path))  # a run directory's: the one its manifest lists
     benchmark, columns = samples.benchmark, samples.columns
     id_positions = IdPositions(columns.ids)
-    # predictions.jsonl is written in the same pass that reads the file, and replaces the run
-    # directory's only once everything is scored (an error or a fallback discards it on leaving)
+    # copied in the same pass that reads it; it replaces the run's only once everything is scored
     copying = nullcontext() if out_dir is None else PendingFile(Path(out_dir) / PREDICTIONS_JSONL)
     with copying as copy:
         arrays = read_prediction_arrays(
@@ -220,11 +206,9 @@ def score_files(
         records = _rows_as_records(predictions_path, arrays, id_positions)
         del id_positions  # not needed while scoring (which is where the peak is)
         metrics = _score_arrays(benchmark, columns, arrays, records, bootstrap=bootstrap, seed=seed)
+        name = predictions_name or predictions_path
         metrics["run"] = score_run_section(
-            samples.path,
-            predictions_name or predictions_path,
-            scored=metrics["n_samples"],
-            given=len(columns),
+            samples.path, name, scored=metrics["n_samples"], given=len(columns)
         )
         return finish_run(
             out_dir, arrays.rows, metrics, benchmark, predictions_file=copy, samples_sha256=samples.sha256
@@ -238,8 +222,7 @@ def _predictions_file(path: str | Path) -> Path:
 
 
 def _check_kinds(path: str | Path, arrays: PredictionArrays, benchmark: Benchmark) -> None:
-    """Refuse a model whose kind of rows the samples' benchmark cannot score (NLI rows on
-    sentence pairs, sentence scores on NLI samples), naming its first line."""
+    """Refuse a model whose kind of rows the samples' benchmark cannot score, naming its first line."""
     for model, kind in arrays.kinds.items():
         if kind not in benchmark.measures:
             reason = benchmark.refusal(
@@ -253,8 +236,7 @@ def _check_kinds(path: str | Path, arrays: PredictionArrays, benchmark: Benchmar
 def _rows_as_records(
     path: str | Path, arrays: PredictionArrays, id_positions: IdPositions
 ) -> dict[str, list[Prediction | None]]:
-    """The rows of each model whose measures read more than labels and probabilities, one per
-    sample position (None: no row), each checked by its kind's :data:`ROW_CHECKS`."""
+    """Each model's rows (not of :data:`ARRAY_KINDS`) by sample position, checked (:data:`ROW_CHECKS`)."""
     wanted = {m for m, kind in arrays.kinds.items() if kind not in ARRAY_KINDS}
     if not wanted:
         return {}
@@ -275,8 +257,7 @@ _SCORES = ("score_more", "score_less", "tokens_more", "tokens_less")
 
 
 def _check_sentence_scores(path: Path, line: int, prediction: Prediction) -> None:
-    """Refuse a sentence scorer's row without its scores (``no_pair: true`` rows carry none); the
-    values were checked as the row was read (:mod:`nlibias.schema.prediction_rows`)."""
+    """Refuse a sentence scorer's row without its scores (``no_pair: true`` rows carry none)."""
     fix = (
         "a sentence-logprob row carries score_more, score_less, tokens_more and tokens_less, or "
         "no_pair: true; audit the samples again to write the model's rows, its scores read from the cache"
@@ -323,15 +304,7 @@ def _score_arrays(
         )
         if benchmark.extras:
             outputs[model] = model_outputs
-    metrics = metrics_document(
-        scored.source, benchmark, models, arrays.kinds, n_samples=len(scored), bootstrap=bootstrap,
-        seed=seed, domain_of=scored.domain_of_subtopic(),
-    )  # fmt: skip
-    for analysis in benchmark.extras:
-        found = analysis.compute(scored, outputs)
-        if found:
-            metrics[analysis.name] = found  # type: ignore[literal-required]
-    return metrics
+    return scored_metrics(benchmark, scored, models, arrays.kinds, outputs, bootstrap=bootstrap, seed=seed)
 
 
 ROW_CHECKS: dict[str, Callable[[Path, int, Prediction], None]] = {"sentence-logprob": _check_sentence_scores}

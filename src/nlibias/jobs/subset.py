@@ -36,14 +36,10 @@ def _allocate(sizes: Mapping[str, int], budget: int, floor: int) -> dict[str, in
         shares = {topic: left * room[topic] / total_room for topic in sizes} if total_room else {}
         for topic, share in shares.items():
             quota[topic] += int(share)
-        remaining = budget - sum(quota.values())
+        remaining = max(0, budget - sum(quota.values()))
         order = sorted(shares, key=lambda t: (-(shares[t] - int(shares[t])), t))
-        for topic in order:
-            if remaining <= 0:
-                break
-            if quota[topic] < sizes[topic]:
-                quota[topic] += 1
-                remaining -= 1
+        for topic in [t for t in order if quota[t] < sizes[t]][:remaining]:
+            quota[topic] += 1
     return quota
 
 
@@ -137,7 +133,6 @@ def stratified_subset(samples: Sequence[Sample], limit: PositiveInt, *, seed: Se
 
 
 def _unit(sample: Sample) -> tuple[str, str]:
-    """What a sample outside a pair is drawn with: its benchmark's resampling unit where its
-    provenance names one (BBQ's filled template: its examples stay together), else itself."""
+    """What a sample outside a pair is drawn with: its resampling unit (BBQ's template), else itself."""
     unit = sample.provenance.get("unit")
     return ("unit", str(unit)) if unit is not None else ("id", sample.id)

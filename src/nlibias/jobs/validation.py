@@ -89,25 +89,18 @@ def resolve(run_dir: str | Path, *, rule: str = "drop", min_annotators: Positive
     current = AnnotationStore.for_run(run_dir).current()
     resolved = resolve_labels(queue, current, parsed, min_annotators=min_annotators)
     path = write_judgements(run_dir, queue, resolved)
-    _write_resolution_record(run_dir, path, parsed, min_annotators)
-    return {**resolution_summary(resolved), "rule": rule, "judgements": str(path)}
-
-
-def _write_resolution_record(run_dir: str | Path, judgements: Path, rule: Any, min_annotators: int) -> None:
-    """Beside the judgements: the rule, who judged and how far they agreed, per round, for the
-    dataset card (:data:`nlibias.extension.validation_handoff.RESOLUTION_JSON`)."""
-    report = validation_status(run_dir, rule=rule, min_annotators=min_annotators)
+    # beside the judgements, for the dataset card: the rule, who judged and how far they agreed
+    report = validation_status(run_dir, rule=parsed, min_annotators=min_annotators)
     keep = ("annotators", "items", "percent", "kappa", "kappa_kind")
-    write_json(
-        Path(run_dir) / RESOLUTION_JSON,
-        {
-            "judgements_sha256": sha256_file(judgements),
-            "rule": report["rule"],
-            "min_annotators": min_annotators,
-            "agreement": {name: {k: rnd.get(k) for k in keep} for name, rnd in report["agreement"].items()},
-            "left_out_of_agreement": report["left_out_of_agreement"],
-        },
-    )
+    record = {
+        "judgements_sha256": sha256_file(path),
+        "rule": report["rule"],
+        "min_annotators": min_annotators,
+        "agreement": {name: {k: rnd.get(k) for k in keep} for name, rnd in report["agreement"].items()},
+        "left_out_of_agreement": report["left_out_of_agreement"],
+    }
+    write_json(Path(run_dir) / RESOLUTION_JSON, record)
+    return {**resolution_summary(resolved), "rule": rule, "judgements": str(path)}
 
 
 @declared
@@ -122,9 +115,8 @@ def export(run_dir: str | Path, *, fmt: ExportFormat = "csv", out: str | Path | 
     queue = hypotheses_queue(run_dir)
     text = export_judgements(queue, store.current(), store.suggestions(), fmt=fmt)
     if out is not None:
-        out = Path(out)
         atomic_write_text(out, text)
-    return ExportResult(fmt, text, out)
+    return ExportResult(fmt, text, None if out is None else Path(out))
 
 
 @declared
