@@ -12,14 +12,13 @@ from nlibias.metrics.agreement import cohen_kappa
 from nlibias.metrics.bbnli_scorer import rows_by_sample
 from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
 from nlibias.metrics.metric_frame import units_frame
-from nlibias.metrics.pairing import pair_rows
+from nlibias.metrics.pairing import ANTI, pair_rows
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import NO_CODE, Categorical, SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
 TP_MEASURES: tuple[str, ...] = tuple(TOKEN_PROBABILITY_MEASURES)
 TP_GROUPINGS: tuple[str, ...] = ("identity_group", "predicate_category")  # WQ-NLI's M1 slices
-_ANTI = 1  # SampleColumns.stereotype code of an antistereo pair
 
 
 def preferences(more: Sequence[float], less: Sequence[float]) -> list[int]:
@@ -132,7 +131,7 @@ def score_token_probability_columns(
             model=model or None,
             field="score_more",
         )
-    direction = np.where(columns.stereotype[rows] == _ANTI, "antistereo", "stereo").tolist()
+    direction = np.where(columns.stereotype[rows] == ANTI, "antistereo", "stereo").tolist()
     out = tp_measures(
         more[rows].tolist(),
         less[rows].tolist(),
