@@ -11,7 +11,8 @@ from nlibias.errors import DataError
 from nlibias.metrics.bootstrap import bootstrap_intervals, ratio
 from nlibias.metrics.meta import BBQ_CITATION as BBQ_CITATION
 from nlibias.metrics.meta import BBQ_MEASURES as BBQ_MEASURES
-from nlibias.schema.columns import Categorical, SampleColumns
+from nlibias.metrics.metric_frame import MetricFrame
+from nlibias.schema.columns import SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
 COUNTS: tuple[str, ...] = (
@@ -164,23 +165,8 @@ def slice_metrics(
     return out
 
 
-def _mask(n: int, rows: np.ndarray) -> np.ndarray:
-    mask = np.zeros(n, dtype=bool)
-    mask[rows] = True
-    return mask
-
-
 def _number(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
-
-
-def _slicings(columns: SampleColumns) -> dict[str, Categorical]:
-    provenance = columns.provenance
-    found = {"by_domain": columns.domain, "by_subtopic": columns.subtopic}
-    for key, name in (("by_polarity", "polarity"), ("by_label_type", "label_type")):
-        if name in provenance:
-            found[key] = provenance[name]
-    return found
 
 
 def score_bbq_columns(
@@ -196,13 +182,15 @@ def score_bbq_columns(
     status = outputs.strings.get("answer_status") or (None,) * len(columns)
     changed = np.asarray([s == "changed" for s in status], dtype=bool)
 
-    def measure(mask: np.ndarray) -> dict[str, Any]:
-        units, left_out = examples.unit[mask], changed[mask]
-        return slice_metrics(counts[mask], units, unread[mask], left_out, bootstrap=bootstrap, seed=seed)
+    def summarise(index: np.ndarray | None, rng: np.random.Generator) -> dict[str, Any]:
+        at = slice(None) if index is None else index  # every slice draws from ``seed`` itself
+        return slice_metrics(
+            counts[at], examples.unit[at], unread[at], changed[at], bootstrap=bootstrap, seed=seed
+        )
 
-    out: dict[str, Any] = {"overall": measure(np.ones(len(columns), dtype=bool))}
-    for key, column in _slicings(columns).items():
-        members = column.members()
-        if len(members) > 1 or key == "by_domain":
-            out[key] = {str(value): measure(_mask(len(columns), rows)) for value, rows in members.items()}
-    return out
+    optional = {"subtopic": columns.subtopic}
+    optional |= {
+        key: columns.provenance[key] for key in ("polarity", "label_type") if key in columns.provenance
+    }
+    slicings = {"domain": columns.domain} | {k: c for k, c in optional.items() if len(c.members()) > 1}
+    return MetricFrame(summarise, n_units=len(columns), groups=slicings, seed=seed).to_dict()
