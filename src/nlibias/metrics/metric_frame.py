@@ -13,6 +13,7 @@ import numpy as np
 
 from nlibias.metrics.bootstrap import mean_intervals
 from nlibias.metrics.meta import measure_info
+from nlibias.metrics.verdicts import is_number
 from nlibias.schema.columns import Categorical
 from nlibias.schema.declared import is_int
 
@@ -65,12 +66,7 @@ def group_positions(labels: Sequence[Any]) -> dict[str, np.ndarray]:
 
 def is_measure_value(key: str, value: Any) -> bool:
     """True for a slice entry that is a measure's value (a number that is not a count)."""
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and key not in _NOT_MEASURES
-        and not key.startswith("n_")
-    )
+    return is_number(value) and key not in _NOT_MEASURES and not key.startswith("n_")
 
 
 def slice_rows(slicing: str, name: str, part: Mapping[str, Any]) -> Iterator[dict[str, Any]]:

@@ -29,9 +29,7 @@ PROVENANCE_KEYS: tuple[str, ...] = GROUPINGS
 
 def binary_entailment(probs: Sequence[float]) -> float:
     """``P_e``: entailment probability with neutral dropped, ``p_e / (p_e + p_c)`` (NaN if both 0)."""
-    p_e, p_c = float(probs[0]), float(probs[2])
-    total = p_e + p_c
-    return p_e / total if total > 0.0 else float("nan")
+    return float(binary_entailments(np.asarray([probs], dtype=float))[0])
 
 
 def binary_predictions(probs: np.ndarray) -> np.ndarray:
