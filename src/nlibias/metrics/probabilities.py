@@ -62,13 +62,16 @@ def refuse_missing_probabilities(columns: SampleColumns, probs: np.ndarray, mode
         raise ValueError(f"probs has shape {probs.shape}; pass one row of 3 probabilities per sample")
     without = np.flatnonzero(np.isnan(probs).all(axis=1))
     if len(without):
-        first = columns.ids[int(without[0])]
-        raise DataError(
-            f"model {model!r} gave no probabilities for {len(without)} of {len(columns)} samples "
-            f"(first: {first!r}); the WQ-NLI measures M1-M8 and the occupation measures S, ΔP and B "
-            f"are computed from p(entailment), p(neutral), p(contradiction). Audit with an NLI "
-            f"classifier backend (or a predictions file with probabilities), not with labels only",
-            sample=first,
-            model=model,
-            field="probs",
-        )
+        raise _no_probabilities_error(model, len(without), len(columns), columns.ids[int(without[0])])
+
+
+def _no_probabilities_error(model: str, n_without: int, n_samples: int, first_id: str) -> DataError:
+    return DataError(
+        f"model {model!r} gave no probabilities for {n_without} of {n_samples} samples "
+        f"(first: {first_id!r}); the WQ-NLI measures M1-M8 and the occupation measures S, ΔP and B "
+        f"are computed from p(entailment), p(neutral), p(contradiction). Audit with an NLI "
+        f"classifier backend (or a predictions file with probabilities), not with labels only",
+        sample=first_id,
+        model=model,
+        field="probs",
+    )

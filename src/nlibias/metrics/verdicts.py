@@ -116,8 +116,7 @@ class ModelVerdict:
         words = [r.verdict for r in self.headline if r.verdict]
         if not words:
             return "magnitudes only (see intervals)" if self.headline else "no headline measure"
-        distinct = list(dict.fromkeys(words))
-        return "; ".join(distinct)
+        return "; ".join(dict.fromkeys(words))
 
     def sentence(self) -> str:
         """One line: the model, the answer, each headline measure, accuracy."""
@@ -223,12 +222,8 @@ def biased_slices(metrics: Mapping[str, Any], infos: Sequence[MeasureInfo]) -> l
             for info in infos:
                 read = reading(info, slice_metrics)
                 if read.verdict in (PRO, ANTI):  # its interval excludes no bias, over enough units
-                    n = slice_size(slice_metrics)
-                    found.append(
-                        SliceReading(
-                            key.removeprefix("by_"), str(name), read, n if isinstance(n, int) else None
-                        )
-                    )
+                    group = key.removeprefix("by_")
+                    found.append(SliceReading(group, str(name), read, slice_size(slice_metrics)))
     return sorted(found, key=lambda s: (-s.distance, s.group, s.name, s.reading.measure))
 
 
