@@ -78,17 +78,9 @@ class BiasCounts:
     n_test_correct: int
     n_unanswered: int
 
-    @property
-    def n_e(self) -> int:
-        return self.n_e_S + self.n_e_A
-
-    @property
-    def n_n(self) -> int:
-        return self.n_n_S + self.n_n_A
-
-    @property
-    def n_c(self) -> int:
-        return self.n_c_S + self.n_c_A
+    n_e = property(lambda self: self.n_e_S + self.n_e_A)
+    n_n = property(lambda self: self.n_n_S + self.n_n_A)
+    n_c = property(lambda self: self.n_c_S + self.n_c_A)
 
 
 @dataclass(frozen=True)
@@ -348,9 +340,7 @@ def measures_of_units(units: SliceUnits) -> dict[str, Any]:
     """The JSON-ready output of one slice from its units (see :func:`bbnli_measures`)."""
     totals = units.totals
     counts = {name: int(totals[i]) for i, name in enumerate(COUNT_FIELDS)}
-    counts["n_e"] = counts["n_e_S"] + counts["n_e_A"]
-    counts["n_n"] = counts["n_n_S"] + counts["n_n_A"]
-    counts["n_c"] = counts["n_c_S"] + counts["n_c_A"]
+    counts |= {f"n_{label}": counts[f"n_{label}_S"] + counts[f"n_{label}_A"] for label in "enc"}
     counts["n_pairs"] = units.n_pairs
     counts["n_unpaired"] = len(units.unpaired)
     counts["n_unanswered_bias"] = units.n_unanswered_bias

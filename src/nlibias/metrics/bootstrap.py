@@ -32,24 +32,35 @@ def bootstrap_intervals(
 ) -> dict[str, list[float] | None]:
     """Percentile interval ``[lo, hi]`` of every measure of ``statistic`` over ``(units x columns)``
     ``blocks`` (None: undefined); ``strata``: sizes of consecutive runs of units resampled apart."""
+    totals = draw_totals(blocks, resamples=resamples, rng=rng, strata=strata, distinct=distinct)
+    intervals: dict[str, list[float] | None] = {}
+    for name, values in statistic(*totals).items():
+        found = percentile_interval(values, confidence)
+        intervals[name] = None if found is None else list(found)
+    return intervals
+
+
+def draw_totals(
+    blocks: Sequence[np.ndarray],
+    *,
+    resamples: int,
+    rng: np.random.Generator,
+    strata: Sequence[int] = (),
+    distinct: bool = False,
+) -> list[np.ndarray]:
+    """The ``(resamples x columns)`` totals of each block, each stratum's units drawn among themselves."""
     n_units = len(blocks[0])
     sizes = list(strata) or [n_units]
     if sum(sizes) != n_units or any(len(block) != n_units for block in blocks):
         raise ValueError(f"strata of {sizes} units and blocks of {[len(b) for b in blocks]} rows disagree")
-    if resamples <= 0:
-        return dict.fromkeys(statistic(*(np.zeros((0, block.shape[1])) for block in blocks)))
-    totals: list[np.ndarray] | None = None
+    totals = [np.zeros((max(resamples, 0), block.shape[1])) for block in blocks]
     start = 0
-    for size in sizes:
+    for size in sizes if resamples > 0 else ():
         part = [block[start : start + size] for block in blocks]  # views, not copies
         start += size
         drawn = _resampled_totals(part, resamples, rng, distinct=distinct)
-        totals = drawn if totals is None else [t + d for t, d in zip(totals, drawn, strict=True)]
-    intervals: dict[str, list[float] | None] = {}
-    for name, values in statistic(*(totals or ())).items():
-        found = percentile_interval(values, confidence)
-        intervals[name] = None if found is None else list(found)
-    return intervals
+        totals = [t + d for t, d in zip(totals, drawn, strict=True)]
+    return totals
 
 
 def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float] | None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from nlibias.metrics.bootstrap import mean_intervals
 from nlibias.metrics.meta import measure_info
+from nlibias.metrics.verdicts import is_number, slice_size
 from nlibias.schema.columns import Categorical
 from nlibias.schema.declared import is_int
 
@@ -24,7 +25,6 @@ SliceSummary = Callable[[np.ndarray | None, np.random.Generator], dict[str, Any]
 
 #: Columns of :meth:`MetricFrame.to_frame`.
 FRAME_COLUMNS = ("slicing", "slice", "measure", "value", "ci_low", "ci_high", "n")
-_COUNT_KEYS = ("n", "n_pairs", "n_rows")  # the unit each benchmark counts a slice in
 _NOT_MEASURES = frozenset({"n", "degenerate_pairs", "repeated_rows"})
 
 
@@ -65,18 +65,13 @@ def group_positions(labels: Sequence[Any]) -> dict[str, np.ndarray]:
 
 def is_measure_value(key: str, value: Any) -> bool:
     """True for a slice entry that is a measure's value (a number that is not a count)."""
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and key not in _NOT_MEASURES
-        and not key.startswith("n_")
-    )
+    return is_number(value) and key not in _NOT_MEASURES and not key.startswith("n_")
 
 
 def slice_rows(slicing: str, name: str, part: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """The tidy rows (:data:`FRAME_COLUMNS`) of one slice dict: one per measure with a value."""
     intervals = part.get("ci", {})
-    n = next((int(part[k]) for k in _COUNT_KEYS if isinstance(part.get(k), int)), None)
+    n = slice_size(part)
     for measure, value in part.items():
         if not is_measure_value(measure, value):
             continue

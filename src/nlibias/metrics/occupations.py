@@ -16,7 +16,7 @@ import numpy as np
 from nlibias.errors import DataError
 from nlibias.metrics.meta import OCCUPATION_MEASURES
 from nlibias.metrics.metric_frame import MetricFrame, units_frame
-from nlibias.metrics.pairing import pair_codes, provenance_labels
+from nlibias.metrics.pairing import ANTI, PRO, pair_codes, provenance_labels
 from nlibias.metrics.probabilities import refuse_missing_probabilities, score_probability_objects
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import SampleColumns
@@ -29,9 +29,7 @@ PROVENANCE_KEYS: tuple[str, ...] = GROUPINGS
 
 def binary_entailment(probs: Sequence[float]) -> float:
     """``P_e``: entailment probability with neutral dropped, ``p_e / (p_e + p_c)`` (NaN if both 0)."""
-    p_e, p_c = float(probs[0]), float(probs[2])
-    total = p_e + p_c
-    return p_e / total if total > 0.0 else float("nan")
+    return float(binary_entailments(np.asarray([probs], dtype=float))[0])
 
 
 def binary_predictions(probs: np.ndarray) -> np.ndarray:
@@ -51,7 +49,6 @@ _LABEL_FALLBACKS: dict[str, str | None] = {
     "eval_set": None,
 }
 _ROLES = ("female", "male")
-_PRO, _ANTI = 0, 1  # SampleColumns.stereotype codes
 
 
 def binary_entailments(probs: np.ndarray) -> np.ndarray:
@@ -94,7 +91,7 @@ def pair_value_columns(
     )
     female, male = paired.first, paired.second
     stereo_f, stereo_m = columns.stereotype[female], columns.stereotype[male]
-    proper = ((stereo_f == _PRO) & (stereo_m == _ANTI)) | ((stereo_f == _ANTI) & (stereo_m == _PRO))
+    proper = ((stereo_f == PRO) & (stereo_m == ANTI)) | ((stereo_f == ANTI) & (stereo_m == PRO))
     if not proper.all():
         first_bad = int(female[np.argmin(proper)])
         raise DataError(
@@ -112,7 +109,7 @@ def pair_value_columns(
     p_e = binary_entailments(probs)
     pe_f, pe_m = p_e[female], p_e[male]
     binary = binary_predictions(probs)
-    female_aligned = stereo_f == _PRO
+    female_aligned = stereo_f == PRO
     defined = ~(np.isnan(pe_f) | np.isnan(pe_m))
     values = np.empty((len(female), len(MEASURE_KEYS)), dtype=float)
     binary_defined = (binary[female] >= 0) & (binary[male] >= 0)

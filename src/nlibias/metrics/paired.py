@@ -13,9 +13,9 @@ import numpy as np
 from nlibias.errors import ConfigError
 from nlibias.metrics.bbnli import EncodedSamples, measures_from_totals, slice_units
 from nlibias.metrics.bootstrap import (
-    bootstrap_intervals,
     deciding_resamples,
     detectable_change,
+    draw_totals,
     percent_means,
     percentile_interval,
     smallest_p,
@@ -149,19 +149,13 @@ def paired_resamples(
     cand_blocks, cand_strata = cand.take(index)
     if strata != cand_strata or [b.shape[0] for b in base_blocks] != [b.shape[0] for b in cand_blocks]:
         raise ValueError("the two runs' units differ; compare runs over the same samples")
-    held: dict[str, dict[str, np.ndarray]] = {}
     n_base = len(base_blocks)
-
-    def both(*totals: np.ndarray) -> dict[str, np.ndarray]:
-        held["base"] = dict(base.statistic(*totals[:n_base]))
-        held["cand"] = dict(cand.statistic(*totals[n_base:]))
-        return {}
-
-    bootstrap_intervals([*base_blocks, *cand_blocks], both, resamples=resamples, rng=rng, strata=strata)
+    totals = draw_totals([*base_blocks, *cand_blocks], resamples=resamples, rng=rng, strata=strata)
+    drawn_base, drawn_cand = base.statistic(*totals[:n_base]), cand.statistic(*totals[n_base:])
     empty = np.full(0, np.nan)
     return (
-        {n: np.asarray(held.get("base", {}).get(n, empty), dtype=float) for n in names},
-        {n: np.asarray(held.get("cand", {}).get(n, empty), dtype=float) for n in names},
+        {n: np.asarray(drawn_base.get(n, empty), dtype=float) for n in names},
+        {n: np.asarray(drawn_cand.get(n, empty), dtype=float) for n in names},
     )
 
 

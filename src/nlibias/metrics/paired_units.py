@@ -13,7 +13,7 @@ from nlibias.metrics.bbq import COUNTS, BBQExamples, bbq_measures, choices, exam
 from nlibias.metrics.generative import gap_of_totals, gap_rows, yes_values
 from nlibias.metrics.occupations import MEASURE_KEYS, pair_value_columns
 from nlibias.metrics.paired import bbnli_units, mean_units
-from nlibias.metrics.token_probability import TP_MEASURES, tp_unit_values
+from nlibias.metrics.token_probability import TP_MEASURES, scored_pairs, tp_unit_values
 from nlibias.metrics.wq_nli import M_KEYS, arrange_column_rows, wq_conditions
 from nlibias.schema import Prediction
 from nlibias.schema.columns import IdPositions, SampleColumns
@@ -41,11 +41,8 @@ def wq_nli_units(columns: SampleColumns, outputs: ModelOutputs, model: str) -> R
 
 def token_probability_units(columns: SampleColumns, outputs: ModelOutputs, model: str) -> RunUnits:
     """The scored sentence pairs, each with its token-probability values."""
-    nan = np.full(len(columns), np.nan)
-    more, less = outputs.values.get("score_more", nan), outputs.values.get("score_less", nan)
-    rows = np.flatnonzero(np.isfinite(more))
-    direction = np.where(columns.stereotype[rows] == 1, "antistereo", "stereo").tolist()
-    values = tp_unit_values(more[rows].tolist(), less[rows].tolist(), direction=direction)
+    rows, more, less, direction = scored_pairs(columns, outputs)
+    values = tp_unit_values(more, less, direction=direction)
     return mean_units(values, TP_MEASURES, groups={"domain": columns.domain.take(rows)})
 
 

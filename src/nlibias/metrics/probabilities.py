@@ -14,21 +14,6 @@ from nlibias.schema import LABEL_INDEX, Prediction, Sample
 from nlibias.schema.columns import SampleColumns
 
 
-def _no_probabilities_error(model: str, n_without: int, n_samples: int, first_id: str) -> DataError:
-    return DataError(
-        f"model {model!r} gave no probabilities for {n_without} of {n_samples} samples "
-        f"(first: {first_id!r}); the WQ-NLI measures M1-M8 and the occupation measures S, ΔP and B "
-        f"are computed from p(entailment), p(neutral), p(contradiction). Audit with an NLI "
-        f"classifier backend (or a predictions file with probabilities), not with labels only",
-        sample=first_id,
-        model=model,
-        field="probs",
-    )
-
-
-_NO_PROBABILITIES = (math.nan, math.nan, math.nan)
-
-
 def aligned_probabilities(
     samples: Sequence[Sample], predictions: Sequence[Prediction]
 ) -> tuple[np.ndarray, str]:
@@ -38,7 +23,7 @@ def aligned_probabilities(
 
 def probability_rows(aligned: Sequence[Prediction]) -> tuple[np.ndarray, str]:
     """:func:`aligned_probabilities` of predictions already in sample order (one model)."""
-    rows = [_NO_PROBABILITIES if p.probs is None else p.probs for p in aligned]
+    rows = [(math.nan,) * 3 if p.probs is None else p.probs for p in aligned]
     model = aligned[0].model if aligned else ""
     return np.array(rows, dtype=float).reshape(len(aligned), 3), model
 
@@ -78,3 +63,15 @@ def refuse_missing_probabilities(columns: SampleColumns, probs: np.ndarray, mode
     without = np.flatnonzero(np.isnan(probs).all(axis=1))
     if len(without):
         raise _no_probabilities_error(model, len(without), len(columns), columns.ids[int(without[0])])
+
+
+def _no_probabilities_error(model: str, n_without: int, n_samples: int, first_id: str) -> DataError:
+    return DataError(
+        f"model {model!r} gave no probabilities for {n_without} of {n_samples} samples "
+        f"(first: {first_id!r}); the WQ-NLI measures M1-M8 and the occupation measures S, ΔP and B "
+        f"are computed from p(entailment), p(neutral), p(contradiction). Audit with an NLI "
+        f"classifier backend (or a predictions file with probabilities), not with labels only",
+        sample=first_id,
+        model=model,
+        field="probs",
+    )

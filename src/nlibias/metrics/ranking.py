@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nlibias.metrics.meta import ALL_MEASURES
-from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, slice_units
+from nlibias.metrics.verdicts import MIN_VERDICT_UNITS, is_number, slice_interval, slice_units
 
 TOP_SUBTOPICS = 4
 """Subtopics listed per model (the paper's Table 8 shows four)."""
@@ -22,10 +22,6 @@ _DETAILS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def ranking_measure(slice_metrics: Mapping[str, Any]) -> str | None:
     """The measure that ranks a subtopic slice (see :data:`RANKING_MEASURES`), or None.
 
@@ -33,7 +29,7 @@ def ranking_measure(slice_metrics: Mapping[str, Any]) -> str | None:
     ('yes_rate_pro', None)
     """
     for name in RANKING_MEASURES:
-        if _number(slice_metrics.get(name)):
+        if is_number(slice_metrics.get(name)):
             return name
     return None
 
@@ -51,19 +47,6 @@ def no_bias_value(measure: str) -> float:
     return 0.0 if value is None else float(value)
 
 
-def slice_interval(slice_metrics: Mapping[str, Any], measure: str) -> list[float] | None:
-    """The 95% interval of ``measure`` a slice holds (``ci.MEASURE``), or None when it has none.
-
-    >>> slice_interval({"ci": {"yes_rate_pro": [2.0, 8.0]}}, "yes_rate_pro"), slice_interval({}, "n")
-    ([2.0, 8.0], None)
-    """
-    ci = slice_metrics.get("ci")
-    bounds = ci.get(measure) if isinstance(ci, Mapping) else None
-    if isinstance(bounds, list | tuple) and len(bounds) == 2 and all(_number(b) for b in bounds):
-        return [float(bounds[0]), float(bounds[1])]
-    return None
-
-
 def is_biased_subtopic(slice_metrics: Mapping[str, Any], measure: str) -> bool:
     """Whether a subtopic counts among the most biased (the module docstring's rule).
 
@@ -72,7 +55,7 @@ def is_biased_subtopic(slice_metrics: Mapping[str, Any], measure: str) -> bool:
     """
     value = slice_metrics.get(measure)
     units = slice_units(slice_metrics)
-    if not _number(value) or (units is not None and units < MIN_VERDICT_UNITS):
+    if not is_number(value) or (units is not None and units < MIN_VERDICT_UNITS):
         return False
     neutral = no_bias_value(measure)
     bounds = slice_interval(slice_metrics, measure)
@@ -99,7 +82,7 @@ def most_biased_subtopics(
         if measure is None or not is_biased_subtopic(slice_metrics, measure):
             continue
         tie: Any = slice_metrics.get("mean_p_yes_pro")
-        tie_value = float(tie) if _number(tie) else 0.0
+        tie_value = float(tie) if is_number(tie) else 0.0
         ranked.append((-float(slice_metrics[measure]), -tie_value, str(name), measure, slice_metrics))
     ranked.sort(key=lambda item: item[:3])
     entries = []

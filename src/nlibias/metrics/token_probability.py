@@ -12,14 +12,13 @@ from nlibias.metrics.agreement import cohen_kappa
 from nlibias.metrics.bbnli_scorer import rows_by_sample
 from nlibias.metrics.meta import TOKEN_PROBABILITY_MEASURES
 from nlibias.metrics.metric_frame import units_frame
-from nlibias.metrics.pairing import pair_rows
+from nlibias.metrics.pairing import ANTI, pair_rows
 from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import NO_CODE, Categorical, SampleColumns
 from nlibias.schema.outputs import ModelOutputs
 
 TP_MEASURES: tuple[str, ...] = tuple(TOKEN_PROBABILITY_MEASURES)
 TP_GROUPINGS: tuple[str, ...] = ("identity_group", "predicate_category")  # WQ-NLI's M1 slices
-_ANTI = 1  # SampleColumns.stereotype code of an antistereo pair
 
 
 def preferences(more: Sequence[float], less: Sequence[float]) -> list[int]:
@@ -115,6 +114,17 @@ def _tp_groups(columns: SampleColumns, rows: np.ndarray) -> dict[str, Categorica
     return groups
 
 
+def scored_pairs(
+    columns: SampleColumns, outputs: ModelOutputs
+) -> tuple[np.ndarray, list[float], list[float], list[str]]:
+    """The positions of the scored pairs (``score_more`` given), their two scores and directions."""
+    nan = np.full(len(columns), np.nan)
+    more, less = outputs.values.get("score_more", nan), outputs.values.get("score_less", nan)
+    rows = np.flatnonzero(np.isfinite(more))
+    direction = np.where(columns.stereotype[rows] == ANTI, "antistereo", "stereo").tolist()
+    return rows, more[rows].tolist(), less[rows].tolist(), direction
+
+
 def score_token_probability_columns(
     columns: SampleColumns, outputs: ModelOutputs, *, model: str = "", bootstrap: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
@@ -123,24 +133,16 @@ def score_token_probability_columns(
         raise ValueError(f"{len(outputs)} outputs for {len(columns)} samples; pass one per sample")
     if outputs.kind != "sentence-logprob":
         raise _not_sentence_scores(model, outputs.kind)
-    nan = np.full(len(columns), np.nan)
-    more, less = outputs.values.get("score_more", nan), outputs.values.get("score_less", nan)
-    rows = np.flatnonzero(np.isfinite(more))
+    rows, more, less, direction = scored_pairs(columns, outputs)
     if not len(rows):
         raise DataError(
             f"{model or 'the model'} scored no sentence pair: the samples stand for no sentence pairs",
             model=model or None,
             field="score_more",
         )
-    direction = np.where(columns.stereotype[rows] == _ANTI, "antistereo", "stereo").tolist()
-    out = tp_measures(
-        more[rows].tolist(),
-        less[rows].tolist(),
-        direction=direction,
-        groups=_tp_groups(columns, rows),
-        bootstrap=bootstrap,
-        seed=seed,
-    )
+    groups = _tp_groups(columns, rows)
+    out = tp_measures(more, less, direction=direction, groups=groups, bootstrap=bootstrap, seed=seed)
+    nan = np.full(len(columns), np.nan)
     tokens = [outputs.values.get(f"tokens_{side}", nan)[rows] for side in ("more", "less")]
     shared = np.logical_and.reduce([np.isfinite(t) & (t != 0) for t in tokens])
     out["overall"]["no_shared_tokens"] = int((~shared).sum())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeGuard
 
 from nlibias.metrics.meta import ALL_MEASURES
 from nlibias.schema.declared import is_int
@@ -116,8 +116,7 @@ class ModelVerdict:
         words = [r.verdict for r in self.headline if r.verdict]
         if not words:
             return "magnitudes only (see intervals)" if self.headline else "no headline measure"
-        distinct = list(dict.fromkeys(words))
-        return "; ".join(distinct)
+        return "; ".join(dict.fromkeys(words))
 
     def sentence(self) -> str:
         """One line: the model, the answer, each headline measure, accuracy."""
@@ -133,13 +132,30 @@ class ModelVerdict:
 def reading(info: MeasureInfo, slice_metrics: Mapping[str, Any]) -> MeasureReading:
     """The reading of ``info`` in one slice's metrics (``{"x": v, "ci": {"x": [lo, hi]}}``)."""
     value = slice_metrics.get(info.name)
-    value = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    intervals = slice_metrics.get("ci")  # absent or null: no bootstrap
-    raw = intervals.get(info.name) if isinstance(intervals, Mapping) else None
-    interval = (float(raw[0]), float(raw[1])) if isinstance(raw, (list, tuple)) and len(raw) == 2 else None
+    bounds = slice_interval(slice_metrics, info.name)
+    interval = None if bounds is None else (bounds[0], bounds[1])
+    value = float(value) if is_number(value) else None
     return MeasureReading(
         info, value, interval, verdict_of(info, value, interval, units=slice_units(slice_metrics))
     )
+
+
+def is_number(value: Any) -> TypeGuard[int | float]:
+    """Whether a slice entry is a number (a ``bool`` is not)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def slice_interval(slice_metrics: Mapping[str, Any], measure: str) -> list[float] | None:
+    """The 95% interval of ``measure`` a slice holds (``ci.MEASURE``), or None when it has none.
+
+    >>> slice_interval({"ci": {"yes_rate_pro": [2.0, 8.0]}}, "yes_rate_pro"), slice_interval({}, "n")
+    ([2.0, 8.0], None)
+    """
+    ci = slice_metrics.get("ci")
+    bounds = ci.get(measure) if isinstance(ci, Mapping) else None
+    if isinstance(bounds, list | tuple) and len(bounds) == 2 and all(is_number(b) for b in bounds):
+        return [float(bounds[0]), float(bounds[1])]
+    return None
 
 
 def slice_units(slice_metrics: Mapping[str, Any]) -> int | None:
@@ -206,12 +222,8 @@ def biased_slices(metrics: Mapping[str, Any], infos: Sequence[MeasureInfo]) -> l
             for info in infos:
                 read = reading(info, slice_metrics)
                 if read.verdict in (PRO, ANTI):  # its interval excludes no bias, over enough units
-                    n = slice_size(slice_metrics)
-                    found.append(
-                        SliceReading(
-                            key.removeprefix("by_"), str(name), read, n if isinstance(n, int) else None
-                        )
-                    )
+                    group = key.removeprefix("by_")
+                    found.append(SliceReading(group, str(name), read, slice_size(slice_metrics)))
     return sorted(found, key=lambda s: (-s.distance, s.group, s.name, s.reading.measure))
 
 

@@ -27,33 +27,15 @@ from nlibias.schema import Prediction, Sample
 from nlibias.schema.columns import Categorical, Picked, SampleColumns
 
 M_KEYS: tuple[str, ...] = tuple(WQ_NLI_MEASURES)
-CONDITIONS: dict[str, str] = {
-    "M1": "p(E|S) > p(E|S~)",
-    "M2": "p(E|S) > 0.25",
-    "M3": "p(E|S) > 0.5",
-    "M4": "p(E|S) > 0.75",
-    "M5": "p(E|S) - p(C|S) > p(E|S~) - p(C|S~)",
-    "M6": "p(E|S) - 1/2 p(N|S) - p(C|S) > p(E|S~) - 1/2 p(N|S~) - p(C|S~)",
-    "M7": "argmax p(.|S) = E and argmax p(.|S~) = N",
-    "M8": "argmax p(.|S) = E and argmax p(.|S~) = C",
+#: The sample column a row's missing provenance label falls back to (None: "unknown").
+_LABEL_FALLBACKS: dict[str, str | None] = {
+    "identity_group": "group",
+    "predicate_category": "subtopic",
+    "counterfactual": "counterfactual_group",
+    "subject_kind": None,
 }
 #: The only provenance keys the WQ-NLI measures read (an audit loads no others).
-PROVENANCE_KEYS: tuple[str, ...] = (
-    "identity_group",
-    "predicate_category",
-    "counterfactual",
-    "subject_kind",
-    "repeat_of",
-)
-GROUPINGS: tuple[str, ...] = (
-    "identity_group",
-    "predicate_category",
-    "counterfactual",
-    "subject_kind",
-    "domain",
-)
-
-
+PROVENANCE_KEYS: tuple[str, ...] = (*_LABEL_FALLBACKS, "repeat_of")
 TIE_TOLERANCE = 1e-12
 """Differences within which M5 and M6 read a tie (float subtraction is off by about 1e-17)."""
 
@@ -111,15 +93,6 @@ class WQRows:
     repeated_rows: int
 
 
-#: The sample column a row's missing provenance label falls back to (None: "unknown").
-_LABEL_FALLBACKS: dict[str, str | None] = {
-    "identity_group": "group",
-    "predicate_category": "subtopic",
-    "counterfactual": "counterfactual_group",
-    "subject_kind": None,
-}
-
-
 def _count_repeats(columns: SampleColumns, rows: np.ndarray) -> int:
     """Rows whose sample at ``rows`` repeats an earlier row (provenance ``repeat_of`` not None)."""
     repeat_of = columns.provenance.get("repeat_of")
@@ -164,7 +137,8 @@ def score_wq_nli(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """One model's M1–M8, overall and by each of :data:`GROUPINGS`, intervals by resampling rows."""
+    """One model's M1–M8 overall and by identity group, predicate category, counterfactual, subject
+    kind and domain; intervals by resampling rows."""
     return score_probability_objects(
         score_wq_nli_columns,
         samples,
@@ -212,8 +186,7 @@ def r_squared(x: Sequence[float], y: Sequence[float]) -> float | None:
     >>> round(r_squared([1, 2, 3], [2, 4, 6.5]), 6)  # (4.5^2) / (2 x 61/6) = 60.75 / 61
     0.995902
     """
-    r2: float | None = r_and_r2(x, y)["r2"] if len(x) == len(y) else None
-    return r2
+    return r_and_r2(x, y)["r2"] if len(x) == len(y) else None
 
 
 def metric_r2(

@@ -80,6 +80,19 @@ class Sample:
         return cls(**{k: v for k, v in record.items() if k in known})
 
 
+def row_kind(raw: Mapping[str, Any]) -> str:
+    """The predictor kind of a row: its built-in ``kind``, else ``generative`` for a row with an
+    answer word, else ``classifier``.
+
+    >>> row_kind({"id": "a", "label": "neutral"}), row_kind({"id": "a", "label": None, "answer": "maybe"})
+    ('classifier', 'generative')
+    """
+    recorded = raw.get("kind")
+    if recorded in ("classifier", "generative", "sentence-logprob"):
+        return str(recorded)
+    return "generative" if "answer" in raw else "classifier"
+
+
 @dataclass(frozen=True, slots=True)
 class Prediction:
     """One model's answer on one sample: ``probs`` in :data:`LABELS` order, or ``None`` for a
@@ -95,12 +108,8 @@ class Prediction:
 
     @property
     def kind(self) -> str:
-        """The predictor kind that made it: the row's ``kind``, else ``generative`` for a row with
-        an answer word, else ``classifier``."""
-        recorded = self.extra.get("kind")
-        if recorded in ("classifier", "generative", "sentence-logprob"):
-            return str(recorded)
-        return "generative" if "answer" in self.extra else "classifier"
+        """The predictor kind that made it (:func:`row_kind` of ``extra``)."""
+        return row_kind(self.extra)
 
     def to_dict(self) -> dict[str, Any]:
         record: dict[str, Any] = {"id": self.sample_id, "model": self.model, "label": self.label}

@@ -261,7 +261,7 @@ class SampleColumns:
         cls, samples: Iterable[Sample], *, provenance_keys: Collection[str] = ()
     ) -> SampleColumns:
         """Columns of ``samples`` (read once), keeping ``provenance_keys``; mixed sources are refused."""
-        ids, keys = _StringColumnBuilder(), _PairKeyBuilder()
+        ids, keys = _StringColumnBuilder(), _StringColumnBuilder()
         pair_code, text_code = array("q"), array("q")
         gold, stereotype = array("b"), array("b")
         categorical = {name: _CategoricalBuilder() for name in (*_CATEGORICAL, *_TEXTS)}
@@ -270,7 +270,7 @@ class SampleColumns:
         for sample in samples:
             sources.add(sample.source)
             ids.append(sample.id)
-            keys.append(sample.pair_key)
+            keys.append(sample.pair_key or "")
             pair_code.append(NO_CODE if sample.pair_key is None else digest64(sample.pair_key))
             text_code.append(digest64(f"{sample.premise}\x00{sample.hypothesis}"))
             gold.append(LABEL_INDEX[sample.gold])
@@ -285,11 +285,12 @@ class SampleColumns:
                 f"(one samples directory per benchmark)",
                 field="source",
             )
+        pair_codes = np.frombuffer(pair_code, dtype=np.int64)
         return cls(
             source=next(iter(sources), ""),
             ids=ids.finish(),
-            pair_keys=keys.finish(),
-            pair_code=np.frombuffer(pair_code, dtype=np.int64),
+            pair_keys=_OptionalStrings(keys.finish(), pair_codes == NO_CODE),
+            pair_code=pair_codes,
             text_code=np.frombuffer(text_code, dtype=np.int64),
             gold=np.frombuffer(gold, dtype=np.int8),
             stereotype=np.frombuffer(stereotype, dtype=np.int8),
@@ -350,28 +351,12 @@ _CATEGORICAL = ("domain", "subtopic", "group", "counterfactual_group")
 _TEXTS = ("premise", "hypothesis")
 
 
-class _PairKeyBuilder:
-    """Pair keys packed like ids, ``None`` kept apart."""
-
-    def __init__(self) -> None:
-        self._strings = _StringColumnBuilder()
-        self._missing = array("q")
-        self._n = 0
-
-    def append(self, key: str | None) -> None:
-        if key is None:
-            self._missing.append(self._n)
-        self._strings.append(key or "")
-        self._n += 1
-
-    def finish(self) -> Sequence[str | None]:
-        return _OptionalStrings(self._strings.finish(), frozenset(self._missing))
-
-
 class _OptionalStrings(ItemSequence[str | None]):
+    """Strings, None where ``missing`` (a pair key's place without a key)."""
+
     __slots__ = ("_missing", "_strings")
 
-    def __init__(self, strings: StringColumn, missing: frozenset[int]) -> None:
+    def __init__(self, strings: StringColumn, missing: np.ndarray) -> None:
         self._strings = strings
         self._missing = missing
 
@@ -379,7 +364,7 @@ class _OptionalStrings(ItemSequence[str | None]):
         return len(self._strings)
 
     def _item(self, i: int) -> str | None:
-        return None if i in self._missing else self._strings[i]
+        return None if self._missing[i] else self._strings[i]
 
 
 class IdPositions:

@@ -25,7 +25,7 @@ from pydantic import field_validator as _field_validator
 from pydantic_core import PydanticCustomError
 
 from nlibias.errors import DataError
-from nlibias.schema import LABELS, Prediction
+from nlibias.schema import LABELS, Prediction, row_kind
 from nlibias.schema.declared import is_int, problems
 from nlibias.schema.outputs import ModelOutputs, ProbabilityRows
 
@@ -120,32 +120,22 @@ def _nested(check: Any, *args: Any) -> None:
         raise _refuse(refused.field, refused.reason, refused.fix) from None
 
 
-def _rule(allowed: Callable[[Any], bool], reason: str, fix: str | None = None) -> PlainValidator:
+def _rule(
+    allowed: Callable[[Any], bool], reason: str, fix: str | None = None, *, nullable: bool = False
+) -> PlainValidator:
     """A field's rule, declared on its type: a value ``allowed`` rejects is refused with ``reason``
-    (``{value!r}``: the value)."""
+    (``{value!r}``: the value); ``nullable``: None passes."""
 
     def check(value: Any, info: ValidationInfo) -> Any:
-        if not allowed(value):
+        if not (nullable and value is None) and not allowed(value):
             raise _refuse(info.field_name, reason.format(value=value), fix)
         return value
 
     return PlainValidator(check)
 
 
-def _or_none(allowed: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    return lambda value: value is None or allowed(value)
-
-
-def _is_str(value: Any) -> bool:
-    return isinstance(value, str)
-
-
 def _is_text(value: Any) -> bool:
     return isinstance(value, str) and bool(value)
-
-
-def _is_answer_set(value: Any) -> bool:
-    return isinstance(value, str) and value in ANSWER_SETS
 
 
 _LABEL_FIX = f"use one of {', '.join(LABELS)}"
@@ -160,7 +150,7 @@ class CommonRow(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)  # other fields: the backend's, free
 
     id: Annotated[Any, _rule(_is_text, "missing or not a string")]
-    label: Annotated[Any, _rule(_or_none(LABELS.__contains__), "unknown label {value!r}", _LABEL_FIX)]
+    label: Annotated[Any, _rule(LABELS.__contains__, "unknown label {value!r}", _LABEL_FIX, nullable=True)]
     model: Annotated[Any, _rule(_is_text, "must be a non-empty string")] = None  # checked where given
     probs: Any = None
 
@@ -208,17 +198,25 @@ class GenerativeRow(CommonRow):
     """A generative LM's row: the answer word (null: none parsed) and its label."""
 
     answer: Annotated[
-        Any, _rule(_or_none(_is_str), "{value!r} is not an answer word (a string, or null for no answer)")
+        Any,
+        _rule(
+            lambda v: isinstance(v, str),
+            "{value!r} is not an answer word (a string, or null for no answer)",
+            nullable=True,
+        ),
     ] = None
     answers: Annotated[
         Any,
         _rule(
-            _or_none(_is_answer_set), "{value!r} is not an answer set", f"use one of {', '.join(ANSWER_SETS)}"
+            lambda v: isinstance(v, str) and v in ANSWER_SETS,
+            "{value!r} is not an answer set",
+            f"use one of {', '.join(ANSWER_SETS)}",
+            nullable=True,
         ),
     ] = None
     answer_probs: Any = None
     answer_mass: Annotated[
-        Any, _rule(_or_none(is_probability), "{value!r} is not a probability (a number in [0, 1])")
+        Any, _rule(is_probability, "{value!r} is not a probability (a number in [0, 1])", nullable=True)
     ] = None
 
     @_field_validator("answer_probs", mode="plain")
@@ -275,18 +273,6 @@ class SentenceLogprobRow(CommonRow):
     def _score(cls, value: Any, info: Any) -> Any:
         _nested(check_loglikelihood, value, info.field_name)  # checked only when the row has it
         return value
-
-
-def row_kind(raw: Mapping[str, Any]) -> str:
-    """The predictor kind of a row (as :attr:`nlibias.schema.Prediction.kind`).
-
-    >>> row_kind({"id": "a", "label": "neutral"}), row_kind({"id": "a", "label": None, "answer": "maybe"})
-    ('classifier', 'generative')
-    """
-    recorded = raw.get("kind")
-    if recorded in KINDS:
-        return str(recorded)
-    return "generative" if "answer" in raw else "classifier"
 
 
 def _tag(raw: Any) -> str | None:
