@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig, load_config
-from nlibias.extension.context import Factories
 from nlibias.extension.pipeline import STAGES, run_pipeline
+from nlibias.extension.stages import Factories
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.models.mlm.mask_filler import FakeMaskFiller
@@ -380,7 +380,7 @@ from pathlib import Path
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.models.mlm.mask_filler import FakeMaskFiller
 from nlibias.extension.config import ExtendConfig
-from nlibias.extension.context import Factories
+from nlibias.extension.stages import Factories
 from nlibias.extension.pipeline import run_pipeline
 
 class Slow(FakeNLIClassifier):

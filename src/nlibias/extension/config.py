@@ -29,12 +29,13 @@ from nlibias.extension.config_rules import (
     Inapplicable,
     ModelName,
     RunDir,
+    ensemble_refusal,
     fill_loads_weights,
     in_their_words,
     not_loaded,
+    parse_policy,
     refuse_set,
 )
-from nlibias.extension.filter_policy import ensemble_refusal, parse_policy
 from nlibias.models.batching import check_batch_limits
 from nlibias.models.generative.sources import gguf_file_problem, is_gguf_name
 from nlibias.models.hf_common import check_speed_values

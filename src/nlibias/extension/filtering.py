@@ -1,5 +1,5 @@
 """Adversarial filtering: keep the candidates the filter ensemble finds hard (a gold ``neutral``
-mispredicted, as :mod:`.filter_policy` counts), docs/design.md, "Data flow"."""
+mispredicted, as :class:`~.config_rules.FilterPolicy` counts), docs/design.md, "Data flow"."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from nlibias.extension.config import FilterConfig, FilterModelConfig
-from nlibias.extension.filter_policy import FilterPolicy as FilterPolicy
-from nlibias.extension.filter_policy import ensemble_refusal
-from nlibias.extension.filter_policy import parse_policy as parse_policy
+from nlibias.extension.config_rules import FilterPolicy as FilterPolicy
+from nlibias.extension.config_rules import ensemble_refusal
+from nlibias.extension.config_rules import parse_policy as parse_policy
 from nlibias.models.base import NLIClassifier
 from nlibias.models.registry import create_classifier, split_spec
 from nlibias.runtime.cache import PredictionCache

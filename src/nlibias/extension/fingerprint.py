@@ -9,13 +9,13 @@ True
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from nlibias.extension.config import MLMConfig
-from nlibias.extension.context import StageContext
 from nlibias.extension.masked_templates import default_stopwords_path, load_stopwords
+from nlibias.extension.stages import StageContext
 from nlibias.extension.validation_handoff import resolution_record
 from nlibias.io.fingerprint import sha256_file
 from nlibias.io.stages import fingerprint, model_identity
@@ -29,10 +29,6 @@ __all__ = ["judgements_input", "model_files", "sha256_file", "stage_settings"]
 
 #: Device settings that change how fast a model stage runs, never what it writes.
 SPEED_ONLY = frozenset({"device", "threads", "max_tokens", "max_batch_size"})
-
-
-def _is_fake(model: str) -> bool:
-    return ModelRef.unread(model).is_fake
 
 
 def model_files(model: str, revision: str | None) -> str | None:
@@ -51,18 +47,17 @@ def resolved_dtype(device: str | None, dtype: str | None, models: list[str]) -> 
     >>> resolved_dtype(None, "bf16", ["x"]), resolved_dtype(None, None, ["fake:a"])
     ('bfloat16', None)
     """
-    if all(_is_fake(m) for m in models):
+    if all(ModelRef.unread(m).is_fake for m in models):
         return dtype
     chosen = dtype_choice(dtype)
     if chosen is not None:
         return chosen
-    found = [_checkpoint_dtype(m) for m in models if not _is_fake(m)]
+    found = [_checkpoint_dtype(m) for m in models if not ModelRef.unread(m).is_fake]
     return ",".join(dict.fromkeys(found))
 
 
 def _checkpoint_dtype(model: str) -> str:
-    """The dtype ``model``'s configuration records, read from a local directory or the Hugging Face
-    cache; ``"auto"`` when it is at neither."""
+    """The dtype ``model``'s config records (local directory or hub cache); ``"auto"`` when at neither."""
     model = without_options(model)  # "causal:./m?beam=8" names the directory ./m
     ref = ModelRef.unread(model)
     name = ref.name if ref.kind.isidentifier() and not Path(model).exists() else model
@@ -133,23 +128,24 @@ def _filter(p: StageContext) -> dict[str, Any]:
     }
 
 
+_SETTINGS: dict[str, Callable[[StageContext], dict[str, Any]]] = {
+    "masks": _masks,
+    "masked": _source,
+    "fill": _fill,
+    "filter": _filter,
+    "validate": lambda p: {"validation.unvalidated": p.config.validation.unvalidated},
+    "counterfactual": _source,
+    # everything the card records, and its title
+    "export": lambda p: {
+        **{f"card.{k}": v for k, v in p.card_config().items()},
+        "pretty_name": p.config.pretty_name,
+    },
+}
+
+
 def stage_settings(p: StageContext, stage: str) -> dict[str, Any]:
     """What, besides its input files, determines a stage's outputs (flat dotted keys)."""
-    if stage == "masks":
-        return _masks(p)
-    if stage in ("masked", "counterfactual"):
-        return _source(p)
-    if stage == "fill":
-        return _fill(p)
-    if stage == "filter":
-        return _filter(p)
-    if stage == "validate":
-        return {"validation.unvalidated": p.config.validation.unvalidated}
-    # export: everything the card records, and its title
-    return {
-        **{f"card.{key}": value for key, value in p.card_config().items()},
-        "pretty_name": p.config.pretty_name,
-    }
+    return _SETTINGS[stage](p)
 
 
 def judgements_input(p: StageContext) -> dict[str, str | None]:

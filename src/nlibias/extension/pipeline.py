@@ -19,12 +19,12 @@ from nlibias.benchmarks.data_locations import resolve_data
 from nlibias.errors import ConfigError, SourceError, did_you_mean
 from nlibias.extension import stages
 from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig, dump_config
-from nlibias.extension.context import Factories
 from nlibias.extension.dataset import DATA_FILES
 from nlibias.extension.fill import causal_filler_for, masked_target
 from nlibias.extension.filtering import filter_classifier
 from nlibias.extension.fingerprint import judgements_input, sha256_file, stage_settings
 from nlibias.extension.masked_templates import default_templates_path
+from nlibias.extension.stages import Factories
 from nlibias.extension.validation_handoff import JUDGEMENTS_CSV
 from nlibias.io.atomic import atomic_write_text, write_json
 from nlibias.io.stages import (

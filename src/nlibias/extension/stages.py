@@ -1,17 +1,18 @@
-"""The seven stages of the extension pipeline, each a function of the run (:class:`~.context.StageContext`)
+"""The seven stages of the extension pipeline, each a function of the run (:class:`StageContext`)
 that reads its predecessor's files, writes its own and returns its counts (or a message to wait)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
+from nlibias.benchmarks.bbnli import BBNLISubtopic
 from nlibias.errors import ConfigError, SourceError
-from nlibias.extension.context import StageContext
+from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig
 from nlibias.extension.counterfactual import expand_counterfactuals
-from nlibias.extension.dataset import export_dataset
+from nlibias.extension.dataset import export_dataset, local_model_names, renamed
 from nlibias.extension.fill import fill_masked_samples
 from nlibias.extension.fill_compare import compare_fills
 from nlibias.extension.filtering import filter_candidates, misprediction_table, policy_counts
@@ -24,7 +25,6 @@ from nlibias.extension.masked_templates import (
     load_stopwords,
     template_counts,
 )
-from nlibias.extension.published_names import local_model_names, renamed
 from nlibias.extension.validation_handoff import (
     QUEUE_CSV,
     Judgement,
@@ -38,10 +38,45 @@ from nlibias.extension.validation_handoff import (
 from nlibias.io.atomic import write_json, write_jsonl
 from nlibias.io.jsonl import iter_jsonl, read_json_file
 from nlibias.models.base import NLIClassifier
+from nlibias.models.mlm.mask_filler import MaskFiller
 from nlibias.models.mlm.model_names import loading_as
+from nlibias.runtime.cache import PredictionCache
 from nlibias.schema import Sample
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Factories:
+    """How the pipeline builds its models (tests pass fakes)."""
+
+    filler: Callable[[MLMConfig], MaskFiller]
+    classifier: Callable[[FilterModelConfig, FilterConfig], NLIClassifier]
+
+
+class StageContext(Protocol):
+    """One run as its stages and fingerprints see it (:class:`~.pipeline.Pipeline` implements it);
+    ``subtopics``: those the run extends, ``templates_path``: None for derived templates only."""
+
+    config: ExtendConfig
+    run_dir: Path
+    factories: Factories
+    progress: bool
+
+    @property
+    def all_subtopics(self) -> list[BBNLISubtopic]: ...
+
+    @property
+    def subtopics(self) -> list[BBNLISubtopic]: ...
+
+    @property
+    def cache(self) -> PredictionCache: ...
+
+    def templates_path(self) -> Path | None: ...
+
+    def judgements_path(self) -> Path: ...
+
+    def card_config(self) -> dict[str, Any]: ...
 
 
 def write_records(path: Path, records: Sequence[Any]) -> None:
@@ -62,10 +97,6 @@ def read_records(path: Path, make: Callable[[dict[str, Any]], T]) -> list[T]:
             fix = "the run directory was edited or damaged: rerun from that stage ({parameter from_stage})"
             raise SourceError(path, None, reason, line=line, fix=fix, names=("from_stage",)) from None
     return records
-
-
-def read_sample_records(path: Path) -> list[Sample]:
-    return read_records(path, Sample.from_dict)
 
 
 def run_masks(p: StageContext) -> dict[str, Any]:
@@ -123,7 +154,7 @@ def run_fill(p: StageContext) -> dict[str, Any]:
 
 
 def run_filter(p: StageContext) -> dict[str, Any]:
-    candidates = read_sample_records(p.run_dir / "fill/candidates.jsonl")
+    candidates = read_records(p.run_dir / "fill/candidates.jsonl", Sample.from_dict)
     settings = p.config.filter
     classifiers = []
     for spec in settings.models:
@@ -196,7 +227,7 @@ def load_judgements(p: StageContext) -> dict[str, Judgement] | None:
 
 
 def run_validate(p: StageContext) -> dict[str, Any] | str:
-    kept = read_sample_records(p.run_dir / "filter/kept.jsonl")
+    kept = read_records(p.run_dir / "filter/kept.jsonl", Sample.from_dict)
     queue = write_validation_queue(p.run_dir, kept)
     judgements = load_judgements(p)
     if judgements is None and not p.config.validation.unvalidated:
@@ -226,8 +257,8 @@ def run_validate(p: StageContext) -> dict[str, Any] | str:
 
 
 def run_counterfactual(p: StageContext) -> dict[str, Any]:
-    accepted = read_sample_records(p.run_dir / "validation/accepted.jsonl")
-    candidates = read_sample_records(p.run_dir / "filter/candidates.jsonl")
+    accepted = read_records(p.run_dir / "validation/accepted.jsonl", Sample.from_dict)
+    candidates = read_records(p.run_dir / "filter/candidates.jsonl", Sample.from_dict)
     validated = read_json_file(p.run_dir / "validation/summary.json").get("status") == "validated"
     result = expand_counterfactuals(
         accepted,
@@ -244,7 +275,7 @@ def run_export(p: StageContext) -> dict[str, Any]:
     def load(rel: str) -> Any:
         return read_json_file(p.run_dir / rel)
 
-    samples = read_sample_records(p.run_dir / "counterfactual/samples.jsonl")
+    samples = read_records(p.run_dir / "counterfactual/samples.jsonl", Sample.from_dict)
     filter_summary = load("filter/summary.json")
     info = {
         "pretty_name": p.config.pretty_name,

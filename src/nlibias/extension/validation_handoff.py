@@ -6,10 +6,10 @@ from __future__ import annotations
 import csv
 import hashlib
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from nlibias.errors import SourceError
 from nlibias.io.atomic import atomic_path
@@ -25,8 +25,6 @@ RESOLUTION_JSON = "validation/resolution.json"
 their agreement per round, and the SHA-256 of the judgements file it wrote."""
 Category = Literal["valid", "invalid", "incoherent"]
 CATEGORIES: tuple[Category, ...] = ("valid", "invalid", "incoherent")
-_CATEGORY: dict[str, Category] = {c: c for c in CATEGORIES}
-_STEREOTYPES: dict[str, Stereotype] = {"pro": "pro", "anti": "anti"}
 
 
 @dataclass(frozen=True)
@@ -189,7 +187,7 @@ def judgement_problem(
     """
     if category not in CATEGORIES:
         return "judgement", f"unknown judgement {category!r}", "use valid, invalid or incoherent"
-    if stereotype not in ("", *_STEREOTYPES):
+    if stereotype not in ("", "pro", "anti"):
         return "stereotype", f"unknown stereotype {stereotype!r}", "use pro or anti"
     if stereotype and category != "valid":
         article = "an" if category[0] in "aeiou" else "a"
@@ -207,6 +205,26 @@ def judgement_problem(
     return None
 
 
+def judged_rows(
+    path: Path, index: QueueIndex, *, expected: str
+) -> Iterator[tuple[int, str, Callable[[str], str]]]:
+    """``(line, hypothesis id, value of a column)`` of each judged row of a judgements CSV, its header
+    checked (``expected``: the columns the fix lists) and its row found in the queue's ``index``."""
+    text = read_text(path)
+    require_judgement_columns(path, csv_header(path, text), expected=expected)
+    for line, row in read_csv_records(path, text):
+
+        def value(name: str, row: Mapping[str, str | None] = row) -> str:
+            return (row.get(name) or "").strip()
+
+        if not value("judgement"):
+            continue
+        key = index.find(value("hypothesis_id"), value("subtopic"), value("hypothesis"))
+        if isinstance(key, tuple):
+            raise SourceError(path, *key, line=line)
+        yield line, key, value
+
+
 def read_judgements(path: str | Path, queue: Sequence[QueueRow] | str | Path) -> dict[str, Judgement]:
     """Judgements by hypothesis id, validated against the queue (rows name it by id or subtopic +
     text; errors name the line; empty judgements skipped)."""
@@ -216,22 +234,21 @@ def read_judgements(path: str | Path, queue: Sequence[QueueRow] | str | Path) ->
         fix = "copy validation/queue.csv here and fill judgement/stereotype"
         raise SourceError(path, None, "file does not exist", fix=fix)
     judgements: dict[str, Judgement] = {}
-    text = read_text(path)
-    require_judgement_columns(path, csv_header(path, text), expected="hypothesis_id, judgement, stereotype")
-    for line, row in read_csv_records(path, text):
-        found = _parse_judgement(path, line, row, index)
-        if found is None:
-            continue
-        if found.hypothesis_id in judgements:
-            hid, first = found.hypothesis_id, judgements[found.hypothesis_id].line
+    for line, hid, value in judged_rows(path, index, expected="hypothesis_id, judgement, stereotype"):
+        label, stereotype = value("judgement").lower(), value("stereotype").lower()
+        problem = judgement_problem(label, stereotype)
+        if problem is not None:
+            raise SourceError(path, problem[0], problem[1], line=line, fix=problem[2])
+        if hid in judgements:
             raise SourceError(
                 path,
                 "hypothesis_id",
-                f"duplicate judgement of {hid} ({index.by_id[hid].hypothesis!r}); first on line {first}",
+                f"duplicate judgement of {hid} ({index.by_id[hid].hypothesis!r}); first on line {judgements[hid].line}",
                 line=line,
                 fix="keep one row per hypothesis",
             )
-        judgements[found.hypothesis_id] = found
+        judged = cast(Stereotype, stereotype) if label == "valid" else None
+        judgements[hid] = Judgement(hid, cast(Category, label), judged, line, value("note"))
     return judgements
 
 
@@ -276,32 +293,6 @@ def resolution_record(judgements: str | Path) -> dict[str, Any] | None:
             fix="run nlibias validate resolve again, or delete the file",
         )
     return record
-
-
-def _parse_judgement(
-    path: Path, line: int, row: Mapping[str, str | None], index: QueueIndex
-) -> Judgement | None:
-    def value(name: str) -> str:
-        return (row.get(name) or "").strip()
-
-    label = value("judgement").lower()
-    if not label:
-        return None
-    key = index.find(value("hypothesis_id"), value("subtopic"), value("hypothesis"))
-    if isinstance(key, tuple):
-        raise SourceError(path, *key, line=line)
-    stereotype = value("stereotype").lower()
-    problem = judgement_problem(label, stereotype)
-    if problem is not None:
-        field, reason, fix = problem
-        raise SourceError(path, field, reason, line=line, fix=fix)
-    return Judgement(
-        hypothesis_id=str(key),
-        judgement=_CATEGORY[label],
-        stereotype=_STEREOTYPES.get(stereotype) if label == "valid" else None,
-        line=line,
-        note=value("note"),
-    )
 
 
 @dataclass(frozen=True)

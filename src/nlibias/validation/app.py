@@ -14,19 +14,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from nlibias.errors import ConfigError
 from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, read_queue
 from nlibias.schema.declared import NonNegativeFloat, settings_error
-from nlibias.validation.address import host_name, is_loopback
-from nlibias.validation.explanation_queue import (
-    ExplanationItem,
-    ExplanationQueue,
-    has_explanation_queue,
-    read_explanation_queue,
-)
-from nlibias.validation.http_guards import (
+from nlibias.validation.address import (
     MAX_BODY_BYTES,
     SAFE_METHODS,
     BodyLimit,
     error_details,
     foreign_origin,
+    host_name,
+    is_loopback,
+)
+from nlibias.validation.explanation_queue import (
+    ExplanationItem,
+    ExplanationQueue,
+    has_explanation_queue,
+    read_explanation_queue,
 )
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,

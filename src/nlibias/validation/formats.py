@@ -19,12 +19,11 @@ from nlibias.extension.validation_handoff import (
     QUEUE_COLUMNS,
     QueueIndex,
     QueueRow,
+    judged_rows,
     judgement_problem,
-    require_judgement_columns,
 )
 from nlibias.io.jsonl import read_json_file
 from nlibias.schema.declared import Allowed, declared
-from nlibias.textio.text_files import csv_header, read_csv_records, read_text
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,
     AnnotationStore,
@@ -292,20 +291,9 @@ def read_import(
 
 
 def _read_csv(path: Path, checker: _Checker) -> None:
-    text = read_text(path)
-    require_judgement_columns(
-        path, csv_header(path, text), expected="hypothesis_id, annotator, judgement, stereotype"
-    )
-    for line, row in read_csv_records(path, text):
-        where = f"line {line}"
-
-        def value(name: str, row: Mapping[str, str] = row) -> str:
-            return (row.get(name) or "").strip()
-
-        if not value("judgement"):
-            continue
-        hid = checker.resolve_id(where, value("hypothesis_id"), value("subtopic"), value("hypothesis"))
-        checker.add(where, hid, value("annotator"), value("judgement"), value("stereotype"))
+    expected = "hypothesis_id, annotator, judgement, stereotype"
+    for line, hid, value in judged_rows(path, checker.index, expected=expected):
+        checker.add(f"line {line}", hid, value("annotator"), value("judgement"), value("stereotype"))
 
 
 def _typed(checker: _Checker, where: str, field: str, value: Any, kind: type, default: Any) -> Any:
