@@ -152,6 +152,10 @@ class DeviceConfig(_Strict):
         in_their_words(check, **{str(info.field_name): value})
         return value
 
+    def loading(self) -> dict[str, Any]:
+        """How the stage's models load and batch (keyword arguments of a backend)."""
+        return self.model_dump(include={"device", "dtype", "threads", "max_tokens", "max_batch_size"})
+
 
 class MLMConfig(DeviceConfig):
     model: ModelName = DEFAULT_MLM

@@ -187,15 +187,9 @@ def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
     if settings.revision and not pinned_in_name(target):
         ref = ModelRef.parse(target, parameter="fill_model")
         target = str(ModelRef(ref.kind, f"{ref.name}@{settings.revision}", ref.option_items))
+    loading = {**settings.loading(), "max_tokens": min(settings.max_tokens, 2048)}
     return CausalLMFiller(
-        target,
-        stopwords=load_stopwords(settings.stopwords),
-        device=settings.device,
-        dtype=settings.dtype,
-        max_tokens=min(settings.max_tokens, 2048),
-        max_batch_size=settings.max_batch_size,
-        threads=settings.threads,
-        name=settings.model,
+        target, stopwords=load_stopwords(settings.stopwords), name=settings.model, **loading
     )
 
 

@@ -129,18 +129,10 @@ def policy_counts(candidates: Sequence[Sample], models: int) -> dict[str, int]:
 
 def filter_classifier(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier:
     """A filter model's classifier, built as an audit's are, with the filter's and its own settings."""
-    kind, _ = split_spec(spec.model)
-    options: dict[str, Any] = {
-        "name": spec.key,
-        "revision": spec.revision,
-        "device": settings.device,
-        "dtype": settings.dtype,
-        "max_tokens": settings.max_tokens,
-        "threads": settings.threads,
-        "label_map": spec.label_map,
-        "quantize": spec.quantize,
-        "compile": spec.compile or None,
-    }
-    if kind == "hf":  # other backends keep their own batch cap (a prompted LM's is smaller)
-        options["max_batch_size"] = settings.max_batch_size
-    return create_classifier(spec.model, **options)
+    options = settings.loading()
+    if (
+        split_spec(spec.model)[0] != "hf"
+    ):  # other backends keep their own batch cap (a prompted LM's is smaller)
+        del options["max_batch_size"]
+    own = spec.model_dump(include={"revision", "label_map", "quantize"})
+    return create_classifier(spec.model, name=spec.key, compile=spec.compile or None, **own, **options)

@@ -90,15 +90,7 @@ def default_filler(settings: MLMConfig) -> MaskFiller:
     causal = causal_filler_for(settings)
     if causal is not None:
         return causal
-    return HFMaskedLMFiller(
-        masked_target(settings.model),
-        revision=settings.revision,
-        device=settings.device,
-        dtype=settings.dtype,
-        max_tokens=settings.max_tokens,
-        max_batch_size=settings.max_batch_size,
-        threads=settings.threads,
-    )
+    return HFMaskedLMFiller(masked_target(settings.model), revision=settings.revision, **settings.loading())
 
 
 def default_classifier(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier:

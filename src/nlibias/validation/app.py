@@ -91,23 +91,14 @@ def _answer_json(answer: CurrentAnswer | None) -> dict[str, Any]:
 
 
 def _hint_json(hint: Suggestion) -> dict[str, Any]:
-    shown = {
-        "judge": hint.judge,
-        "category": hint.category,
-        "stereotype": hint.stereotype,
-        "score": hint.score,
-    }
+    shown = {name: getattr(hint, name) for name in ("judge", "category", "stereotype", "score")}
     return {**shown, "reason": str(hint.details.get("reason", ""))}
 
 
-def _item_json(row: QueueRow, position: int) -> dict[str, Any]:
-    return {"kind": "hypothesis", "position": position, **row.data()}
-
-
-def _explanation_json(item: ExplanationItem, position: int) -> dict[str, Any]:
+def _explanation_json(item: ExplanationItem) -> dict[str, Any]:
     """An explained answer as the page shows it (never the judges' labels)."""
     shown = {name: getattr(item, name) for name in ("subtopic", "domain", "model", "premise", "hypothesis")}
-    ids = {"kind": "explanation", "position": position, "hypothesis_id": item.item_id}
+    ids = {"kind": "explanation", "hypothesis_id": item.item_id}
     return {**ids, **shown, "short_answer": item.answer, "explanation": item.explanation}
 
 
@@ -273,12 +264,9 @@ class _Queue:
         return set() if self.explained is None else {item.item_id for item in self.explained.items}
 
     def items(self) -> list[dict[str, Any]]:
-        shown = [_item_json(row, at) for at, row in enumerate(self.hypotheses)]
-        if self.explained is not None:
-            shown += [
-                _explanation_json(item, len(shown) + at) for at, item in enumerate(self.explained.items)
-            ]
-        return shown
+        shown = [{"kind": "hypothesis", **row.data()} for row in self.hypotheses]
+        shown += [_explanation_json(item) for item in (self.explained.items if self.explained else ())]
+        return [{**item, "position": at} for at, item in enumerate(shown)]
 
 
 def _explanation_labels(store: AnnotationStore, queue: _Queue, who: str) -> dict[str, str]:

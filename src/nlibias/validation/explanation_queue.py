@@ -136,7 +136,6 @@ def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[
             summary_path, None, "missing (explain did not finish)", fix="run `nlibias explain` again"
         )
     items: dict[str, ExplanationItem] = {}
-    judges: list[str] = []
     rows = read_rows(out_dir)
     if not rows:
         raise SourceError(
@@ -149,25 +148,20 @@ def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[
     if not isinstance(summary, dict):
         raise SourceError(summary_path, None, f"not current: {summary}", fix="run `nlibias explain` again")
     for row in rows:
-        judge = str(row["judge"])
-        if judge not in judges:
-            judges.append(judge)
         if row.get("label") is None:  # no explanation to judge
             continue
         key = item_id(str(row["model"]), row.get("prompt"), str(row["id"]))
         if key not in items:
             texts: dict[str, Any] = {
-                name: str(row[name]) for name in ("id", "model", "premise", "hypothesis", "explanation")
+                n: str(row[n]) for n in ("id", "model", "premise", "hypothesis", "explanation")
             }
+            texts |= {"subtopic": str(row.get("subtopic") or "?"), "domain": str(row.get("domain") or "")}
             kept: dict[str, Any] = {
                 name: row.get(name) for name in ("prompt", "answer", "stereotype", "lm_label")
             }
-            where: dict[str, Any] = {
-                "subtopic": str(row.get("subtopic") or "?"),
-                "domain": str(row.get("domain") or ""),
-            }
-            items[key] = ExplanationItem(item_id=key, **texts, **kept, **where)
-        items[key].labels[judge] = row["label"]
+            items[key] = ExplanationItem(item_id=key, **texts, **kept)
+        items[key].labels[str(row["judge"])] = row["label"]
+    judges = list(dict.fromkeys(str(row["judge"]) for row in rows))
     lm_judge = summary.get("lm_judge")
     return items, judges, None if lm_judge is None else str(lm_judge)
 
