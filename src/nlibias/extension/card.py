@@ -79,15 +79,7 @@ def published_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def source_record(source: str | None, subtopics: Sequence[str]) -> dict[str, Any] | None:
     """The BBNLI source without its local path: the pinned release (when every file used matches it)
-    and one SHA-256 over the files' sorted ``path<TAB>sha256`` lines.
-
-    >>> import tempfile, pathlib
-    >>> root = pathlib.Path(tempfile.mkdtemp()); (root / "gender").mkdir()
-    >>> _ = (root / "gender" / "mine.json").write_text("{}")
-    >>> record = source_record(str(root), ["mine"])
-    >>> record["release"], record["files"], len(record["sha256"])
-    (None, 1, 64)
-    """
+    and one SHA-256 over the files' sorted ``path<TAB>sha256`` lines."""
     if source is None:
         return None
     root = Path(source)
@@ -206,13 +198,7 @@ _KAPPAS = {"cohen": "Cohen's", "fleiss": "Fleiss'"}
 
 
 def resolution_note(record: Mapping[str, Any] | None) -> list[str]:
-    """The rule, annotators and agreement per round that ``nlibias validate resolve`` recorded.
-
-    >>> print(resolution_note({"rule": "drop", "left_out_of_agreement": {}, "agreement": {
-    ...     "category": {"annotators": ["ana", "ben"], "items": 6, "percent": 83.33, "kappa": 0.714,
-    ...                  "kappa_kind": "cohen"}}})[0])
-    Resolved by `nlibias validate resolve` with the rule `drop`. Agreement of ana, ben: valid / invalid / incoherent 83.3 % (Cohen's kappa 0.714) over the 6 hypotheses all of them answered.
-    """
+    """The rule, annotators and agreement per round that ``nlibias validate resolve`` recorded."""
     if not isinstance(record, Mapping):
         return []
     line = f"Resolved by `nlibias validate resolve` with the rule `{record.get('rule')}`."
@@ -279,13 +265,7 @@ def closing_section() -> list[str]:
 
 
 def model_rows(info: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The fill, filter and compared fill models with the identity the prediction cache keys on.
-
-    >>> rows = model_rows({"fill": {"fill_model": {"name": "smollm2", "kind": "causal",
-    ...     "identity": {"backend": "causal-fill", "lm": {"weights": "ab12"}}}}, "filter": {}})
-    >>> rows[0]["role"], flat_identity(rows[0]["identity"])
-    ('fill', 'backend=causal-fill, lm.weights=ab12')
-    """
+    """The fill, filter and compared fill models with the identity the prediction cache keys on."""
     fill = info.get("fill", {}).get("fill_model")
     found = [("fill", fill["name"], fill["kind"], fill["identity"])] if fill else []
     for name, stats in info.get("filter", {}).get("model_stats", {}).items():

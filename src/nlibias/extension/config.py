@@ -257,11 +257,7 @@ def _gguf_problem(spec: str) -> str | None:
 
 
 def _is_gguf(kind: str, spec: str, target: str) -> bool:
-    """A causal fill read from a GGUF file: the embedded SmolLM2 or a ``.gguf`` path (``gguf:`` too).
-
-    >>> _is_gguf("causal", "smollm2", "smollm2"), _is_gguf("causal", "causal:org/lm", "org/lm")
-    (True, False)
-    """
+    """A causal fill read from a GGUF file: the embedded SmolLM2 or a ``.gguf`` path (``gguf:`` too)."""
     return kind == "causal" and (split_kind(spec)[0] == "gguf" or is_gguf_name(without_options(target)))
 
 
@@ -303,11 +299,7 @@ def load_config(path: str | Path) -> ExtendConfig:
 
 def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
     """``(dotted key, reason)`` of a setting that names a missing model path, repeats another
-    setting or applies to nothing (the checks that span sections); ``None`` when none does.
-
-    >>> settings_problem(ExtendConfig.model_validate({"filter": {"compare_fills": ["fake"]}, "mlm": {"model": "fake"}}))
-    ('filter.compare_fills', "'fake' is the fill model itself; compare the fill model with another one")
-    """
+    setting or applies to nothing (the checks that span sections); ``None`` when none does."""
     named = [("mlm.model", config.mlm.model)]
     named += [("filter.compare_fills", spec) for spec in config.filter.compare_fills]
     named += [("filter.models", spec.model) for spec in config.filter.models]

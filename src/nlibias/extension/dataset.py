@@ -1,15 +1,6 @@
 """Dataset export: ``README.md`` (the card), ``samples.jsonl``/``samples.parquet`` (Sample
 records, audit input) and ``data/train.{parquet,jsonl,csv}`` (flat columns, for ``datasets.load_dataset``).
-A local model path is published by its folder under ``<local>/`` (the paths stay in ``run.json``).
-
->>> import tempfile, pathlib
->>> folder = pathlib.Path(tempfile.mkdtemp()) / "lm"; folder.mkdir()
->>> names = local_model_names([f"causal:{folder}?beam=8", "smollm2", "fake:a"])
->>> names[f"causal:{folder}?beam=8"], names[str(folder)]
-('causal:<local>/lm?beam=8', '<local>/lm')
->>> renamed({f"causal:{folder}?beam=8": {"model": f"causal:{folder}?beam=8"}}, names)
-{'causal:<local>/lm?beam=8': {'model': 'causal:<local>/lm?beam=8'}}
-"""
+A local model path is published by its folder under ``<local>/`` (the paths stay in ``run.json``)."""
 
 from __future__ import annotations
 
@@ -17,6 +8,7 @@ import csv
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -30,19 +22,10 @@ from nlibias.schema import Sample
 from nlibias.schema.model_ref import ModelRef
 
 DATA_FILES = {"parquet": "data/train.parquet", "jsonl": "data/train.jsonl", "csv": "data/train.csv"}
+_SAMPLE_COLUMNS = tuple(f.name for f in fields(Sample) if f.name != "provenance")
 #: Column name → pyarrow type name of the flat data files.
 FLAT_COLUMNS: dict[str, str] = {
-    "id": "string",
-    "source": "string",
-    "domain": "string",
-    "subtopic": "string",
-    "premise": "string",
-    "hypothesis": "string",
-    "gold": "string",
-    "stereotype": "string",
-    "pair_key": "string",
-    "group": "string",
-    "counterfactual_group": "string",
+    **dict.fromkeys(_SAMPLE_COLUMNS, "string"),
     "added_as_twin": "bool_",
     "template_id": "string",
     "template_index": "int64",
@@ -58,7 +41,6 @@ FLAT_COLUMNS: dict[str, str] = {
     "filter_labels": "string",
     "provenance": "string",
 }
-_SAMPLE_COLUMNS = tuple(FLAT_COLUMNS)[: tuple(FLAT_COLUMNS).index("added_as_twin")]
 
 
 class _Label(BaseModel):

@@ -90,6 +90,9 @@ def fill_requests(
     return [tuple(r) for r in run.outputs], run.computed
 
 
+_CARRIED = ("template_id", "template_index", "formulation", "premise_index", "combination_index")
+
+
 def candidate_sample(masked: MaskedSample, candidate: FillCandidate) -> Sample:
     """The candidate sample of one fill word: premise unchanged, the mask replaced by the word."""
     return Sample(
@@ -106,11 +109,7 @@ def candidate_sample(masked: MaskedSample, candidate: FillCandidate) -> Sample:
         counterfactual_group=masked.counterfactual_group,
         provenance={
             "masked_id": masked.id,
-            "template_id": masked.template_id,
-            "template_index": masked.template_index,
-            "formulation": masked.formulation,
-            "premise_index": masked.premise_index,
-            "combination_index": masked.combination_index,
+            **{name: getattr(masked, name) for name in _CARRIED},
             "words": dict(masked.words),
             "masked_hypothesis": masked.hypothesis,
             "masked_template": masked.masked_template,

@@ -203,22 +203,16 @@ class Pipeline:
         status, _ = stage_status(self.run_dir, self.stage(stage))
         return read_record(self.run_dir, stage) if status == DONE else None
 
-    def conflicts(self, *, rerun_from: int, force: bool = False) -> list[tuple[str, list[str]]]:
-        """``(stage, changes)`` of each finished stage before ``rerun_from`` (none with ``force``)
-        whose recorded settings differ from this run's."""
+    def _refuse_other_settings(self, rerun_from: int) -> None:
+        """Refuse to go on over a finished stage before ``rerun_from`` whose recorded settings differ."""
         found = []
-        for index, stage in enumerate(STAGES):
-            record = None if force or index >= rerun_from else read_record(self.run_dir, stage)
+        for stage in STAGES[:rerun_from]:
+            record = read_record(self.run_dir, stage)
             inputs = record.get("inputs") if record is not None and "finished_at" in record else None
             if not isinstance(inputs, dict) or not isinstance(inputs.get("settings"), dict):
                 continue  # not finished, or written before markers recorded settings: it reruns
-            changed = changes(inputs["settings"], self.settings(stage))
-            if changed:
+            if changed := changes(inputs["settings"], self.settings(stage)):
                 found.append((stage, changed))
-        return found
-
-    def _refuse_other_settings(self, rerun_from: int, force: bool) -> None:
-        found = self.conflicts(rerun_from=rerun_from, force=force)
         if not found:
             return
         described = "; ".join(f"stage {stage}: {', '.join(lines)}" for stage, lines in found)
@@ -267,7 +261,8 @@ class Pipeline:
             until = _one_of(until, STAGES, "stage", "until")
         first_forced = STAGES.index(from_stage) if from_stage else len(STAGES)
         last = STAGES.index(until) if until else len(STAGES) - 1
-        self._refuse_other_settings(first_forced, force)
+        if not force:
+            self._refuse_other_settings(first_forced)
         finished = self._finished_before(from_stage, until) if from_stage else {}
         self.run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.run_dir / "config.yaml", dump_config(self.config))
@@ -351,11 +346,7 @@ class Pipeline:
 
 
 def _one_of(name: str, known: Sequence[str], what: str, parameter: str) -> str:
-    """The one of ``known`` that ``name`` is (case aside), else a ConfigError with the closest.
-
-    >>> _one_of("Fill", STAGES, "stage", "until")
-    'fill'
-    """
+    """The one of ``known`` that ``name`` is (case aside), else a ConfigError with the closest."""
     found = name if name in known else {k.lower(): k for k in known}.get(name.lower())
     if found is None:
         hint = did_you_mean(name, known)

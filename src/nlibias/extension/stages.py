@@ -3,6 +3,7 @@ that reads its predecessor's files, writes its own and returns its counts (or a 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -119,11 +120,8 @@ def run_masks(p: StageContext) -> dict[str, Any]:
     write_json(
         p.run_dir / "masks/counts.json", {"subtopics": rows, "templates_file": str(path) if path else None}
     )
-    return {
-        "templates": len(templates),
-        "curated": sum(1 for t in templates if t.origin == "curated"),
-        "derived": sum(1 for t in templates if t.origin == "derived"),
-    }
+    origins = Counter(t.origin for t in templates)
+    return {"templates": len(templates), "curated": origins["curated"], "derived": origins["derived"]}
 
 
 def run_masked(p: StageContext) -> dict[str, Any]:
@@ -294,14 +292,8 @@ def run_export(p: StageContext) -> dict[str, Any]:
     }
     # a model given as a local path is published by its folder's name (the path stays in run.json)
     config = p.config
-    filter_models = (*config.filter.models, *config.filter.holdout)
-    names = local_model_names(
-        [
-            config.mlm.model,
-            *config.filter.compare_fills,
-            *(m.model for m in filter_models),  # a key is the model or a name given to it
-        ]
-    )
+    models = (*config.filter.models, *config.filter.holdout)  # a key is the model or a name given to it
+    names = local_model_names([config.mlm.model, *config.filter.compare_fills, *(m.model for m in models)])
     if names:
         samples = [replace(s, provenance=renamed(s.provenance, names)) for s in samples]
         info = renamed(info, names)

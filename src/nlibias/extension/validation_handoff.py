@@ -166,13 +166,8 @@ def require_judgement_columns(path: Path, fieldnames: Sequence[str] | None, *, e
     if "judgement" not in columns:
         raise SourceError(path, "judgement", "missing column", line=1, fix=f"columns: {expected}")
     if "hypothesis_id" not in columns and not {"subtopic", "hypothesis"} <= columns:
-        raise SourceError(
-            path,
-            "hypothesis_id",
-            "missing column",
-            line=1,
-            fix="identify rows by hypothesis_id or by subtopic + hypothesis",
-        )
+        fix = "identify rows by hypothesis_id or by subtopic + hypothesis"
+        raise SourceError(path, "hypothesis_id", "missing column", line=1, fix=fix)
 
 
 def judgement_problem(
@@ -240,13 +235,8 @@ def read_judgements(path: str | Path, queue: Sequence[QueueRow] | str | Path) ->
         if problem is not None:
             raise SourceError(path, problem[0], problem[1], line=line, fix=problem[2])
         if hid in judgements:
-            raise SourceError(
-                path,
-                "hypothesis_id",
-                f"duplicate judgement of {hid} ({index.by_id[hid].hypothesis!r}); first on line {judgements[hid].line}",
-                line=line,
-                fix="keep one row per hypothesis",
-            )
+            twice = f"duplicate judgement of {hid} ({index.by_id[hid].hypothesis!r}); first on line {judgements[hid].line}"
+            raise SourceError(path, "hypothesis_id", twice, line=line, fix="keep one row per hypothesis")
         judged = cast(Stereotype, stereotype) if label == "valid" else None
         judgements[hid] = Judgement(hid, cast(Category, label), judged, line, value("note"))
     return judgements
@@ -254,15 +244,7 @@ def read_judgements(path: str | Path, queue: Sequence[QueueRow] | str | Path) ->
 
 def disagreed_hypotheses(path: str | Path) -> frozenset[str]:
     """The ids of a judgements file's rows ``validate resolve`` marked ``dropped`` (empty without a
-    ``resolution`` column).
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     f = Path(d) / "judgements.csv"
-    ...     _ = f.write_text("hypothesis_id,judgement,resolution\\nh1,,dropped\\nh2,,pending\\nh3,valid,resolved\\n")
-    ...     sorted(disagreed_hypotheses(f))
-    ['h1']
-    """
+    ``resolution`` column)."""
     path = Path(path)
     return frozenset(
         (row.get("hypothesis_id") or "").strip()
@@ -272,11 +254,7 @@ def disagreed_hypotheses(path: str | Path) -> frozenset[str]:
 
 
 def resolution_record(judgements: str | Path) -> dict[str, Any] | None:
-    """The record ``validate resolve`` wrote beside ``judgements``, when its SHA-256 still matches.
-
-    >>> resolution_record("no/such/judgements.csv") is None
-    True
-    """
+    """The record ``validate resolve`` wrote beside ``judgements``, when its SHA-256 still matches."""
     path = Path(judgements)
     record_path = path.parent / Path(RESOLUTION_JSON).name
     if not path.is_file() or not record_path.is_file():
@@ -286,12 +264,9 @@ def resolution_record(judgements: str | Path) -> dict[str, Any] | None:
         return None  # describes another judgements file (edited or replaced since)
     rounds = record.get("agreement")
     if not isinstance(rounds, dict) or not all(isinstance(r, dict) for r in rounds.values()):
-        raise SourceError(
-            record_path,
-            "agreement",
-            "expected an object of rounds, each an object (as nlibias validate resolve writes it)",
-            fix="run nlibias validate resolve again, or delete the file",
-        )
+        reason = "expected an object of rounds, each an object (as nlibias validate resolve writes it)"
+        fix = "run nlibias validate resolve again, or delete the file"
+        raise SourceError(record_path, "agreement", reason, fix=fix)
     return record
 
 

@@ -9,6 +9,7 @@ import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -98,11 +99,7 @@ def _judged(
 
 
 def _questions(category: str | None, stereotype: str | None) -> list[tuple[str, str]]:
-    """``(question, value)`` of the judgement and the stereotype, each when given.
-
-    >>> _questions("valid", "pro"), _questions("invalid", None)
-    ([('judgement', 'valid'), ('stereotype', 'pro')], [('judgement', 'invalid')])
-    """
+    """``(question, value)`` of the judgement and the stereotype, each when given."""
     return [
         (question, value)
         for question, value in (("judgement", category), ("stereotype", stereotype))
@@ -149,21 +146,7 @@ def _label_studio_tasks(
 
 def label_studio_config() -> str:
     """The Label Studio labeling interface that matches the ``label-studio`` export."""
-    return (
-        "<View>\n"
-        '  <Header value="$subtopic"/>\n'
-        '  <Text name="hypothesis" value="$hypothesis"/>\n'
-        '  <Text name="template" value="$bbnli_template"/>\n'
-        '  <Text name="premise" value="$example_premise"/>\n'
-        '  <Choices name="judgement" toName="hypothesis" choice="single" required="true">\n'
-        '    <Choice value="valid"/><Choice value="invalid"/><Choice value="incoherent"/>\n'
-        "  </Choices>\n"
-        '  <Choices name="stereotype" toName="hypothesis" choice="single"\n'
-        '           visibleWhen="choice-selected" whenTagName="judgement" whenChoiceValue="valid">\n'
-        '    <Choice value="pro"/><Choice value="anti"/>\n'
-        "  </Choices>\n"
-        "</View>\n"
-    )
+    return (files("nlibias.validation") / "static" / "label_studio.xml").read_text(encoding="utf-8")
 
 
 _ARGILLA_FIELDS = ("hypothesis", "bbnli_template", "masked_template", "example_premise")
@@ -204,12 +187,8 @@ def detect_format(path: Path) -> str:
     data = read_json_file(path)
     if isinstance(data, list) and data and isinstance(data[0], dict):
         return "label-studio" if "data" in data[0] else "argilla"
-    raise SourceError(
-        path,
-        None,
-        "cannot tell the format: expected a JSON list of tasks or records",
-        fix="name the format: label-studio, argilla or csv",
-    )
+    reason = "cannot tell the format: expected a JSON list of tasks or records"
+    raise SourceError(path, None, reason, fix="name the format: label-studio, argilla or csv")
 
 
 class _Checker:
@@ -240,24 +219,16 @@ class _Checker:
                 where, "annotator", "no annotator", fix="add an annotator column or name a default annotator"
             )
         if not ANNOTATOR_PATTERN.fullmatch(annotator):
-            raise self.fail(
-                where,
-                "annotator",
-                f"annotator name {annotator!r} is not allowed",
-                fix="letters, digits, _.@-",
-            )
+            reason = f"annotator name {annotator!r} is not allowed"
+            raise self.fail(where, "annotator", reason, fix="letters, digits, _.@-")
         category, stereotype = category.lower(), stereotype.lower()
         problem = judgement_problem(category, stereotype, need_stereotype=False)  # the one rule
         if problem is not None:
             raise self.fail(where, *problem)
         key = (hid, annotator)
         if key in self.seen:
-            raise self.fail(
-                where,
-                "hypothesis_id",
-                f"duplicate: {annotator} already judged {hid} ({self.seen[key]})",
-                fix="keep one row per hypothesis and annotator",
-            )
+            twice = f"duplicate: {annotator} already judged {hid} ({self.seen[key]})"
+            raise self.fail(where, "hypothesis_id", twice, fix="keep one row per hypothesis and annotator")
         self.seen[key] = where
         self.answers.append(ImportedAnswer(hid, annotator, category, stereotype or None, where))
 

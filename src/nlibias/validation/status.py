@@ -87,12 +87,7 @@ def prescreen_agreement(
 
 
 def unjudged_count(queue: Sequence[QueueRow], current: Mapping[str, Mapping[str, Any]]) -> int:
-    """Queued hypotheses that no annotator has given a category yet.
-
-    >>> from types import SimpleNamespace as N
-    >>> unjudged_count([N(hypothesis_id="a"), N(hypothesis_id="b")], {"a": {"ana": N(category="valid")}})
-    1
-    """
+    """Queued hypotheses that no annotator has given a category yet."""
     return sum(
         1
         for row in queue

@@ -1,13 +1,6 @@
 """Every human judgement and model suggestion, in ``RUN/validation/annotations.sqlite`` (WAL): an
 append-only log whose latest row per answer is the current one; each answer commits on its own
-connection, so threads, processes and killed servers lose nothing.
-
->>> import tempfile, pathlib
->>> store = AnnotationStore(pathlib.Path(tempfile.mkdtemp()) / "a.sqlite")
->>> _ = store.record("h1", "ana", "category", "valid")
->>> store.current()["h1"]["ana"].category
-'valid'
-"""
+connection, so threads, processes and killed servers lose nothing."""
 
 from __future__ import annotations
 
@@ -96,11 +89,7 @@ def check_annotator(name: str) -> str:
 
 
 def check_choice(value: str, allowed: Sequence[str], what: str, *, parameter: str) -> str:
-    """``value`` when it is one of ``allowed``, else a ConfigError naming ``what`` and the choices.
-
-    >>> check_choice("pro", ROUND_LABELS["stereotype"], "stereotype label", parameter="label")
-    'pro'
-    """
+    """``value`` when it is one of ``allowed``, else a ConfigError naming ``what`` and the choices."""
     if value not in allowed:
         raise ConfigError(f"unknown {what} {value!r}: use {', '.join(allowed)}", parameter=parameter)
     return value
@@ -316,13 +305,7 @@ class AnnotationStore:
         source: str = "app",
         at: str | None = None,
     ) -> ExplanationJudgement:
-        """Append and commit one explanations-round answer given on the explanations ``fingerprint``.
-
-        >>> import tempfile, pathlib
-        >>> store = AnnotationStore(pathlib.Path(tempfile.mkdtemp()) / "a.sqlite")
-        >>> store.record_explanation("e1", "ana", "biased", fingerprint="f0").label
-        'biased'
-        """
+        """Append and commit one explanations-round answer given on the explanations ``fingerprint``."""
         check_annotator(annotator)
         check_choice(label, EXPLANATION_LABELS, "explanation label", parameter="label")
         row = (item_id, annotator, label, fingerprint, at or now_iso(), source)
