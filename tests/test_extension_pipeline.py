@@ -175,7 +175,7 @@ def test_a_changed_stop_word_list_of_a_causal_fill_is_refused_and_force_redoes_t
     forced = run_pipeline(config, factories=Spy().factories, progress=False, force=True)
     assert statuses(forced)["fill"] == "ran" and statuses(forced)["masked"] == "skipped"
     # a masked-LM fill reads no stop words: its fingerprint holds none
-    from nlibias.extension.fingerprint import fill_stopwords_hash
+    from nlibias.extension.stages import fill_stopwords_hash
 
     assert fill_stopwords_hash(small_config(tmp_path).mlm) is None
 
@@ -638,7 +638,7 @@ def test_extend_warns_how_many_hypotheses_are_left_unjudged(tmp_path: Path) -> N
 
 
 def test_a_local_model_behind_a_kind_prefix_is_identified_by_its_files(tiny_nli_dir: Path) -> None:
-    from nlibias.extension.fingerprint import model_files
+    from nlibias.extension.stages import model_files
     from nlibias.models.hf_common import hash_local_model
 
     files = hash_local_model(tiny_nli_dir)

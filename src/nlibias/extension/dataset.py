@@ -57,7 +57,7 @@ class _Provenance(BaseModel):
     filter: dict[str, _Label] | None = None
     validation: _Judged | None = None
     twin_judgement: str | None = None
-    added_as_twin: bool = False
+    added_as_twin: bool | None = False
 
 
 def flat_record(sample: Sample) -> dict[str, Any]:
@@ -69,7 +69,7 @@ def flat_record(sample: Sample) -> dict[str, Any]:
     labels = {model: r.label for model, r in known.filter.items()} if known.filter else {}
     judged = known.validation.judgement if known.validation else None
     record.update(
-        added_as_twin=known.added_as_twin,
+        added_as_twin=bool(known.added_as_twin),
         validation=judged or known.twin_judgement,
         filter_labels=json.dumps(labels, ensure_ascii=False),
         provenance=json.dumps(dict(p), ensure_ascii=False),

@@ -79,15 +79,8 @@ def filter_candidates(
         }
         wrong = sum(1 for name in names if labels[name][i] != "neutral")
         keep = rule.keeps(wrong, len(names))
-        sample = replace(
-            candidate,
-            provenance={
-                **dict(candidate.provenance),
-                "filter": record,
-                "mispredicted_by": wrong,
-                "kept": keep,
-            },
-        )
+        provenance = {**dict(candidate.provenance), "filter": record, "mispredicted_by": wrong, "kept": keep}
+        sample = replace(candidate, provenance=provenance)
         annotated.append(sample)
         if keep:
             kept.append(sample)

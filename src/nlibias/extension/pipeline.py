@@ -1,5 +1,5 @@
 """The ``nlibias extend`` pipeline: masks → masked → fill → filter → validate → counterfactual → export.
-A finished stage whose record (:mod:`.fingerprint`) matches is skipped, so a killed run resumes; a
+A finished stage whose record (:func:`.stages.stage_settings`) matches is skipped, so a killed run resumes; a
 rerun with other settings is refused unless ``force`` or ``from_stage``; a stage that runs removes
 the later stages' outputs, so the directory never mixes two runs."""
 
@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +23,11 @@ from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConf
 from nlibias.extension.dataset import DATA_FILES
 from nlibias.extension.fill import causal_filler_for, masked_target
 from nlibias.extension.filtering import filter_classifier
-from nlibias.extension.fingerprint import judgements_input, sha256_file, stage_settings
 from nlibias.extension.masked_templates import default_templates_path
-from nlibias.extension.stages import Factories
+from nlibias.extension.stages import Factories, judgements_input, stage_settings
 from nlibias.extension.validation_handoff import JUDGEMENTS_CSV
 from nlibias.io.atomic import atomic_write_text, write_json
+from nlibias.io.fingerprint import sha256_file
 from nlibias.io.stages import (
     DONE,
     Stage,
@@ -137,15 +138,12 @@ class Pipeline:
     ) -> None:
         self.config, self.run_dir, self.factories = config, Path(config.run_dir), factories
         self.progress, self.on_stage = progress, on_stage
-        self._subtopics: list[BBNLISubtopic] | None = None
         self._cache: PredictionCache | None = None
         self._settings_memo: dict[str, dict[str, Any]] = {}
 
-    @property
+    @cached_property
     def all_subtopics(self) -> list[BBNLISubtopic]:
-        if self._subtopics is None:
-            self._subtopics = load_bbnli_dir(resolve_data(BBNLI_DATA, self.config.source))
-        return self._subtopics
+        return load_bbnli_dir(resolve_data(BBNLI_DATA, self.config.source))
 
     @property
     def subtopics(self) -> list[BBNLISubtopic]:
@@ -173,7 +171,7 @@ class Pipeline:
         return self._cache
 
     def settings(self, stage: str) -> dict[str, Any]:
-        """What, besides its input files, determines a stage's outputs (:mod:`.fingerprint`)."""
+        """What, besides its input files, determines a stage's outputs (:func:`.stages.stage_settings`)."""
         if stage not in self._settings_memo:
             self._settings_memo[stage] = stage_settings(self, stage)
         return self._settings_memo[stage]
@@ -184,9 +182,8 @@ class Pipeline:
         for rel in INPUTS[stage]:
             path = self.run_dir / rel
             if not path.exists():
-                raise SourceError(
-                    path, None, f"missing: stage {stage} needs the outputs of the earlier stages"
-                )
+                reason = f"missing: stage {stage} needs the outputs of the earlier stages"
+                raise SourceError(path, None, reason)
             inputs[rel] = sha256_file(path)
         if stage in ("validate", "counterfactual"):
             inputs.update(judgements_input(self))

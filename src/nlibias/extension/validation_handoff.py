@@ -159,9 +159,8 @@ def require_judgement_columns(path: Path, fieldnames: Sequence[str] | None, *, e
     named = list(fieldnames or [])
     twice = sorted({c for c in named if named.count(c) > 1})
     if twice:  # a row would keep the last of the two values, silently
-        raise SourceError(
-            path, twice[0], f"column {twice[0]!r} appears twice in the header", line=1, fix="keep one of them"
-        )
+        reason = f"column {twice[0]!r} appears twice in the header"
+        raise SourceError(path, twice[0], reason, line=1, fix="keep one of them")
     columns = set(named)
     if "judgement" not in columns:
         raise SourceError(path, "judgement", "missing column", line=1, fix=f"columns: {expected}")
@@ -298,13 +297,8 @@ def apply_judgements(
         hypotheses[category][hid] += 1
         if category in ("valid", "unvalidated"):
             validation = {"judgement": category, "hypothesis_id": hid, "stereotype": stereotype}
-            accepted.append(
-                replace(
-                    sample,
-                    stereotype=stereotype,
-                    provenance={**dict(sample.provenance), "validation": validation},
-                )
-            )
+            provenance = {**dict(sample.provenance), "validation": validation}
+            accepted.append(replace(sample, stereotype=stereotype, provenance=provenance))
     summary = {
         "status": "unvalidated" if judgements is None else "validated",
         "categories": {

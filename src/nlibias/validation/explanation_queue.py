@@ -94,9 +94,8 @@ def explanations_fingerprint(run_dir: str | Path) -> str:
     """SHA-256 of ``RUN/explanations/explanations.jsonl`` (refused, saying how, when there is none)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
-        raise SourceError(
-            run_dir, None, "no such run directory", fix="pass the run directory of an explained audit"
-        )
+        fix = "pass the run directory of an explained audit"
+        raise SourceError(run_dir, None, "no such run directory", fix=fix)
     path = run_dir / EXPLANATIONS_DIR / EXPLANATIONS_JSONL
     if not path.is_file():
         fix = "label the audit run's generated explanations first: `nlibias explain RUN` with an NLI judge"
@@ -130,9 +129,8 @@ def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[
     out_dir = run_dir / EXPLANATIONS_DIR
     summary_path = out_dir / EXPLANATIONS_FILE
     if not summary_path.is_file():
-        raise SourceError(
-            summary_path, None, "missing (explain did not finish)", fix="run `nlibias explain` again"
-        )
+        fix = "run `nlibias explain` again"
+        raise SourceError(summary_path, None, "missing (explain did not finish)", fix=fix)
     items: dict[str, ExplanationItem] = {}
     rows = read_rows(out_dir)
     if not rows:
@@ -244,9 +242,8 @@ def read_explanation_queue(run_dir: str | Path) -> ExplanationQueue:
     """The queue :func:`draw_explanation_queue` wrote (refused, naming the file, when it is not one)."""
     path = Path(run_dir) / EXPLANATIONS_QUEUE
     if not path.is_file():
-        raise SourceError(
-            path, None, "file does not exist", fix="draw one with `nlibias validate explanations RUN`"
-        )
+        fix = "draw one with `nlibias validate explanations RUN`"
+        raise SourceError(path, None, "file does not exist", fix=fix)
     try:
         return _QUEUE.validate_json(path.read_bytes())
     except (OSError, ValueError) as exc:

@@ -215,9 +215,8 @@ class _Checker:
     def add(self, where: str, hid: str, annotator: str, category: str, stereotype: str) -> None:
         annotator = annotator or (self.default_annotator or "")
         if not annotator:
-            raise self.fail(
-                where, "annotator", "no annotator", fix="add an annotator column or name a default annotator"
-            )
+            fix = "add an annotator column or name a default annotator"
+            raise self.fail(where, "annotator", "no annotator", fix=fix)
         if not ANNOTATOR_PATTERN.fullmatch(annotator):
             reason = f"annotator name {annotator!r} is not allowed"
             raise self.fail(where, "annotator", reason, fix="letters, digits, _.@-")
@@ -310,13 +309,8 @@ def _read_label_studio(where: str, task: Mapping[str, Any], checker: _Checker) -
             continue
         category = _first_choice(annotation.get("result"), "judgement")
         if category:
-            checker.add(
-                where,
-                hid,
-                _ls_annotator(annotation),
-                category,
-                _first_choice(annotation.get("result"), "stereotype"),
-            )
+            stereotype = _first_choice(annotation.get("result"), "stereotype")
+            checker.add(where, hid, _ls_annotator(annotation), category, stereotype)
 
 
 def _read_argilla(where: str, record: Mapping[str, Any], checker: _Checker) -> None:
