@@ -133,9 +133,8 @@ def parse_policy(value: str | int | Mapping[str, Any] | FilterPolicy) -> FilterP
     match = _AT_LEAST.match(text)
     if match and int(match.group(1)) >= 1:
         return FilterPolicy("at_least", int(match.group(1)))
-    raise ConfigError(
-        f"unknown filter policy {value!r} (use any, all or at_least:K, e.g. at_least:2)", parameter="policy"
-    )
+    reason = f"unknown filter policy {value!r} (use any, all or at_least:K, e.g. at_least:2)"
+    raise ConfigError(reason, parameter="policy")
 
 
 def ensemble_refusal(

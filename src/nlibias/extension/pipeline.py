@@ -237,9 +237,8 @@ class Pipeline:
                 found[stage] = record
             else:
                 return found
-        raise ConfigError(
-            f"{{from_stage}} {from_stage}{problem}; run without {{from_stage}}", parameter="from_stage"
-        )
+        reason = f"{{from_stage}} {from_stage}{problem}; run without {{from_stage}}"
+        raise ConfigError(reason, parameter="from_stage")
 
     def _invalidate_after(self, stage: str) -> None:
         """Before ``stage`` runs: its marker and every later stage's marker and outputs go."""
@@ -348,9 +347,8 @@ def _one_of(name: str, known: Sequence[str], what: str, parameter: str) -> str:
     if found is None:
         hint = did_you_mean(name, known)
         hint = f" ({hint})" if hint else ""
-        raise ConfigError(
-            f"{{{parameter}}} {name!r}: unknown {what}{hint}; known: {', '.join(known)}", parameter=parameter
-        )
+        reason = f"{{{parameter}}} {name!r}: unknown {what}{hint}; known: {', '.join(known)}"
+        raise ConfigError(reason, parameter=parameter)
     return found
 
 

@@ -40,9 +40,8 @@ def host_name(header: str) -> str:
 def check_bind(host: str, token: str | None) -> str | None:
     """The token to use when serving on ``host``: ``token``, or for a host other than loopback a new one."""
     if token is not None and len(token) < 16:
-        raise ConfigError(
-            "{token} must be at least 16 characters (or omit it to get a generated one)", parameter="token"
-        )
+        reason = "{token} must be at least 16 characters (or omit it to get a generated one)"
+        raise ConfigError(reason, parameter="token")
     if is_loopback(host):
         return token
     return token or secrets.token_urlsafe(24)

@@ -192,10 +192,8 @@ def draw_explanation_queue(
     items, judges, lm_judge = _explained_answers(run_dir)
     by = judge if judge is not None else (judges[0] if judges else "")
     if by not in judges:
-        raise ConfigError(
-            f"{{judge}} {judge!r} did not label this run's explanations; use one of {', '.join(judges)}",
-            parameter="judge",
-        )
+        reason = f"{{judge}} {judge!r} did not label this run's explanations; use one of {', '.join(judges)}"
+        raise ConfigError(reason, parameter="judge")
     if not items:
         fix = "audit with a prompt that asks for an explanation, then explain that run"
         path = run_dir / EXPLANATIONS_DIR / EXPLANATIONS_JSONL

@@ -187,9 +187,8 @@ def run_prescreen(
     """Store model suggestions (an NLI ``judge`` and/or an LM ``lm_judge``) for an ``extend`` run's
     queue; as ``nlibias validate prescreen``. Returns the counts per judge."""
     if not judge and not lm_judge:
-        raise ConfigError(
-            "name a judge: an NLI model (judge) and/or a generative LM (lm_judge)", parameter="judge"
-        )
+        reason = "name a judge: an NLI model (judge) and/or a generative LM (lm_judge)"
+        raise ConfigError(reason, parameter="judge")
     if judge:  # each in its role, before the queue is read
         fix = "a generative LM suggests in {lm_judge}"
         ModelRef.unread(judge).check_role("classifier", parameter="judge", fix=fix, names=("lm_judge",))

@@ -138,16 +138,9 @@ def _hypotheses_status(
             if answer.stereotype is not None:
                 stereotype.setdefault(hid, {})[who] = answer.stereotype
     annotators = sorted({w for by in category.values() for w in by})
+    shared: dict[str, Any] = {"subtopic_of": subtopic_of, "annotators": annotators}
     rounds = {
-        name: asdict(
-            agreement_report(
-                answers,
-                round_name=name,
-                labels=ROUND_LABELS[name],
-                subtopic_of=subtopic_of,
-                annotators=annotators,
-            )
-        )
+        name: asdict(agreement_report(answers, round_name=name, labels=ROUND_LABELS[name], **shared))
         for name, answers in (("category", category), ("stereotype", stereotype))
     }
     resolved = resolve(queue, current, rule, min_annotators=min_annotators)
