@@ -211,7 +211,7 @@ def test_extend_stop_for_judgements_names_the_annotation_app() -> None:
 
 
 def test_validate_status_prints_tables_and_json(tmp_path: Path) -> None:
-    from nlibias.validation.sample_queue import write_sample_queue
+    from sample_queue import write_sample_queue
 
     run_dir = tmp_path / "run"
     queue = write_sample_queue(run_dir)

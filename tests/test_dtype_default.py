@@ -168,7 +168,7 @@ def test_a_generative_bf16_checkpoint_under_auto_gets_the_caveat(
 def test_extend_fingerprints_the_checkpoints_own_dtype_under_auto(tmp_path: Path) -> None:
     """Before: under auto the fingerprint recorded the device's dtype (float32 on any device once
     auto meant the checkpoint's), even for a bf16 checkpoint; now each checkpoint's own."""
-    from nlibias.extension.fingerprint import resolved_dtype
+    from nlibias.extension.stages import resolved_dtype
 
     for name, config in (("bf16", {"dtype": "bfloat16"}), ("plain", {})):
         (tmp_path / name).mkdir()

@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig, load_config
-from nlibias.extension.context import Factories
 from nlibias.extension.pipeline import STAGES, run_pipeline
+from nlibias.extension.stages import Factories
 from nlibias.models.base import BatchResult, Pair
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.models.mlm.mask_filler import FakeMaskFiller
@@ -175,7 +175,7 @@ def test_a_changed_stop_word_list_of_a_causal_fill_is_refused_and_force_redoes_t
     forced = run_pipeline(config, factories=Spy().factories, progress=False, force=True)
     assert statuses(forced)["fill"] == "ran" and statuses(forced)["masked"] == "skipped"
     # a masked-LM fill reads no stop words: its fingerprint holds none
-    from nlibias.extension.fingerprint import fill_stopwords_hash
+    from nlibias.extension.stages import fill_stopwords_hash
 
     assert fill_stopwords_hash(small_config(tmp_path).mlm) is None
 
@@ -380,7 +380,7 @@ from pathlib import Path
 from nlibias.models.fake import FakeNLIClassifier
 from nlibias.models.mlm.mask_filler import FakeMaskFiller
 from nlibias.extension.config import ExtendConfig
-from nlibias.extension.context import Factories
+from nlibias.extension.stages import Factories
 from nlibias.extension.pipeline import run_pipeline
 
 class Slow(FakeNLIClassifier):
@@ -638,7 +638,7 @@ def test_extend_warns_how_many_hypotheses_are_left_unjudged(tmp_path: Path) -> N
 
 
 def test_a_local_model_behind_a_kind_prefix_is_identified_by_its_files(tiny_nli_dir: Path) -> None:
-    from nlibias.extension.fingerprint import model_files
+    from nlibias.extension.stages import model_files
     from nlibias.models.hf_common import hash_local_model
 
     files = hash_local_model(tiny_nli_dir)

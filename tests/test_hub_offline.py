@@ -104,7 +104,7 @@ def test_the_embedded_model_names_never_reach_the_hub(monkeypatch, tmp_path: Pat
     prompt:smollm2` asked the hub for smollm2/config.json (minutes of retries offline)."""
     from types import SimpleNamespace
 
-    from nlibias.extension.fingerprint import model_files, resolved_dtype, stage_settings
+    from nlibias.extension.stages import model_files, resolved_dtype, stage_settings
     from nlibias.io.stages import model_identity
     from nlibias.jobs.extend import extend_config
     from nlibias.models.generative.sources import local_source
@@ -131,7 +131,7 @@ def test_hub_lookups_honour_hf_hub_offline_and_an_unreachable_hub(monkeypatch, t
     connect (the probe) and no download's retries; either way no commit and no dtype."""
     from huggingface_hub import constants
 
-    from nlibias.extension.fingerprint import resolved_dtype
+    from nlibias.extension.stages import resolved_dtype
     from nlibias.io.stages import model_identity
     from nlibias.models import hub_reach
 

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nlibias.cli.main import app
-from nlibias.extension.published_names import local_model_names, renamed
+from nlibias.extension.dataset import local_model_names, renamed
 
 
 def test_two_folders_of_one_name_get_two_names_and_nothing_else_is_renamed(tmp_path: Path) -> None:

@@ -22,8 +22,8 @@ import pytest
 from nlibias.extension.validation_handoff import read_queue
 from nlibias.validation.address import check_bind
 from nlibias.validation.app import AppSettings, create_app
-from nlibias.validation.sample_queue import write_sample_queue
 from nlibias.validation.store import AnnotationStore
+from sample_queue import write_sample_queue
 
 pytest.importorskip("fastapi", reason="the app needs fastapi (pip install -e .[validate])")
 uvicorn = pytest.importorskip("uvicorn", reason="the app needs uvicorn (pip install -e .[validate])")

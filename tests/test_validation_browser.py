@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from nlibias.validation.app import AppSettings
-from nlibias.validation.sample_queue import write_sample_queue
 from nlibias.validation.store import AnnotationStore, Suggestion
+from sample_queue import write_sample_queue
 
 pytest.importorskip("fastapi", reason="the app needs fastapi (pip install -e .[validate])")
 pytest.importorskip("uvicorn", reason="the app needs uvicorn (pip install -e .[validate])")

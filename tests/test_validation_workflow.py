@@ -15,9 +15,9 @@ from nlibias.models.fake import FakeNLIClassifier
 from nlibias.validation.formats import export_judgements, read_import, store_imported
 from nlibias.validation.prescreen import nli_suggestions, original_rendering, originals_from_kept
 from nlibias.validation.resolve import parse_rule, resolve, write_judgements
-from nlibias.validation.sample_queue import write_sample_queue
 from nlibias.validation.status import validation_status
 from nlibias.validation.store import AnnotationStore
+from sample_queue import write_sample_queue
 
 
 @pytest.fixture

@@ -1,7 +1,5 @@
 """The dataset card (``README.md``): a YAML header (``configs:`` for ``datasets.load_dataset``,
-``nlibias_run:``: how the dataset was made), whether humans validated the hypotheses, then the
-paper's tables (9, 10, 11, 3, 4, 12; Tables 4 and 12 counted from the written files).
-"""
+``nlibias_run:``), whether humans validated the hypotheses, then the paper's tables (9-12, 3, 4)."""
 
 from __future__ import annotations
 
@@ -67,8 +65,7 @@ def render_card(info: Mapping[str, Any]) -> str:
 
 
 def published_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The run's configuration as a published card records it: no local path (the source by its
-    release and digest, :func:`source_record`; the templates by their hash).
+    """The configuration as the card records it: no local path (the source by :func:`source_record`).
 
     >>> published_config({"source": None, "templates_file": "/home/me/t.yaml", "templates_sha256": "ab"})
     {'source': None, 'templates_sha256': 'ab'}
@@ -81,17 +78,8 @@ def published_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def source_record(source: str | None, subtopics: Sequence[str]) -> dict[str, Any] | None:
-    """The BBNLI source of a run without its local path: the release its files are pinned to (when
-    every file used matches its pinned SHA-256) and one digest over the files used (SHA-256 of
-    their sorted ``path<TAB>sha256`` lines).
-
-    >>> import tempfile, pathlib
-    >>> root = pathlib.Path(tempfile.mkdtemp()); (root / "gender").mkdir()
-    >>> _ = (root / "gender" / "mine.json").write_text("{}")
-    >>> record = source_record(str(root), ["mine"])
-    >>> record["release"], record["files"], len(record["sha256"])
-    (None, 1, 64)
-    """
+    """The BBNLI source without its local path: the pinned release (when every file used matches it)
+    and one SHA-256 over the files' sorted ``path<TAB>sha256`` lines."""
     if source is None:
         return None
     root = Path(source)
@@ -140,11 +128,7 @@ def card_header(info: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _section(title: str, *blocks: str) -> list[str]:
-    """A Markdown section: its heading, then each block followed by a blank line.
-
-    >>> _section("T", "a")
-    ['## T', '', 'a', '']
-    """
+    """A Markdown section: its heading, then each block followed by a blank line."""
     return [f"## {title}", "", *(line for block in blocks for line in (block, ""))]
 
 
@@ -200,11 +184,7 @@ def generation_tables(info: Mapping[str, Any]) -> list[str]:
 
 
 def left_out_note(categories: Mapping[str, Any]) -> list[str]:
-    """What the validation table's ``dropped`` and ``unjudged`` rows mean, where it has them.
-
-    >>> left_out_note({"valid": {}, "dropped": {}})
-    ['*dropped*: the annotators disagreed and the resolution rule kept no label. Their samples are not in the dataset.', '']
-    """
+    """What the validation table's ``dropped`` and ``unjudged`` rows mean, where it has them."""
     meanings = {
         "dropped": "*dropped*: the annotators disagreed and the resolution rule kept no label.",
         "unjudged": "*unjudged*: no judgement was given.",
@@ -218,14 +198,7 @@ _KAPPAS = {"cohen": "Cohen's", "fleiss": "Fleiss'"}
 
 
 def resolution_note(record: Mapping[str, Any] | None) -> list[str]:
-    """How the judgements were made, where ``nlibias validate resolve`` recorded it: the rule, the
-    annotators and their agreement per round (the paper reports them beside its Table 3).
-
-    >>> print(resolution_note({"rule": "drop", "left_out_of_agreement": {}, "agreement": {
-    ...     "category": {"annotators": ["ana", "ben"], "items": 6, "percent": 83.33, "kappa": 0.714,
-    ...                  "kappa_kind": "cohen"}}})[0])
-    Resolved by `nlibias validate resolve` with the rule `drop`. Agreement of ana, ben: valid / invalid / incoherent 83.3 % (Cohen's kappa 0.714) over the 6 hypotheses all of them answered.
-    """
+    """The rule, annotators and agreement per round that ``nlibias validate resolve`` recorded."""
     if not isinstance(record, Mapping):
         return []
     line = f"Resolved by `nlibias validate resolve` with the rule `{record.get('rule')}`."
@@ -292,30 +265,16 @@ def closing_section() -> list[str]:
 
 
 def model_rows(info: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The fill model, each filter model and each compared fill with its identity (what the
-    prediction cache keys on), as the fill and filter stages recorded them.
-
-    >>> rows = model_rows({"fill": {"fill_model": {"name": "smollm2", "kind": "causal",
-    ...     "identity": {"backend": "causal-fill", "lm": {"weights": "ab12"}}}}, "filter": {}})
-    >>> rows[0]["role"], flat_identity(rows[0]["identity"])
-    ('fill', 'backend=causal-fill, lm.weights=ab12')
-    """
-    rows: list[dict[str, Any]] = []
+    """The fill, filter and compared fill models with the identity the prediction cache keys on."""
     fill = info.get("fill", {}).get("fill_model")
-    if fill:
-        rows.append(
-            {"role": "fill", "model": fill["name"], "kind": fill["kind"], "identity": fill["identity"]}
-        )
+    found = [("fill", fill["name"], fill["kind"], fill["identity"])] if fill else []
     for name, stats in info.get("filter", {}).get("model_stats", {}).items():
         if "identity" in stats:
-            identity = stats["identity"]
-            kind = identity.get("backend", "?")
-            rows.append({"role": "filter", "model": name, "kind": kind, "identity": identity})
+            found.append(("filter", name, stats["identity"].get("backend", "?"), stats["identity"]))
     for row in info.get("fill_comparison", {}).get("rows", [])[1:]:  # the first is the run's own fill
         if "identity" in row:
-            model, kind = row["fill_model"], row["kind"]
-            rows.append({"role": "compared fill", "model": model, "kind": kind, "identity": row["identity"]})
-    return rows
+            found.append(("compared fill", row["fill_model"], row["kind"], row["identity"]))
+    return [dict(zip(("role", "model", "kind", "identity"), entry, strict=True)) for entry in found]
 
 
 def flat_identity(identity: Mapping[str, Any], prefix: str = "") -> str:
@@ -339,8 +298,7 @@ def models_section(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def fill_comparison_table(rows: Sequence[Mapping[str, Any]]) -> str:
-    """Fill models compared on the same masked templates (rows of
-    :func:`nlibias.extension.fill_compare.compare_fills`), as a Markdown table."""
+    """Rows of :func:`nlibias.extension.fill_compare.compare_fills` as a Markdown table."""
     headers = ["fill model", "kind", "candidates", "variants per template", "distinct words"]
     headers += ["meaning changed (proxy)", "kept by filter"]
     keys = ("fill_model", "kind", "candidates", "variants_per_template", "distinct_words")
@@ -352,12 +310,7 @@ def fill_comparison_table(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def fill_comparison_section(comparison: Mapping[str, Any]) -> list[str]:
-    """The card's fill comparison (``filter/fill_compare.json``), when the run compared its fill
-    with another one on the same masked samples.
-
-    >>> fill_comparison_section({"rows": [{"fill_model": "m", "kind": "masked"}]})
-    []
-    """
+    """The card's fill comparison (``filter/fill_compare.json``), when the run compared two fills or more."""
     rows = comparison.get("rows", [])
     if len(rows) < 2:
         return []

@@ -29,12 +29,13 @@ from nlibias.extension.config_rules import (
     Inapplicable,
     ModelName,
     RunDir,
+    ensemble_refusal,
     fill_loads_weights,
     in_their_words,
     not_loaded,
+    parse_policy,
     refuse_set,
 )
-from nlibias.extension.filter_policy import ensemble_refusal, parse_policy
 from nlibias.models.batching import check_batch_limits
 from nlibias.models.generative.sources import gguf_file_problem, is_gguf_name
 from nlibias.models.hf_common import check_speed_values
@@ -151,6 +152,10 @@ class DeviceConfig(_Strict):
         in_their_words(check, **{str(info.field_name): value})
         return value
 
+    def loading(self) -> dict[str, Any]:
+        """How the stage's models load and batch (keyword arguments of a backend)."""
+        return self.model_dump(include={"device", "dtype", "threads", "max_tokens", "max_batch_size"})
+
 
 class MLMConfig(DeviceConfig):
     model: ModelName = DEFAULT_MLM
@@ -252,11 +257,7 @@ def _gguf_problem(spec: str) -> str | None:
 
 
 def _is_gguf(kind: str, spec: str, target: str) -> bool:
-    """A causal fill read from a GGUF file: the embedded SmolLM2 or a ``.gguf`` path (``gguf:`` too).
-
-    >>> _is_gguf("causal", "smollm2", "smollm2"), _is_gguf("causal", "causal:org/lm", "org/lm")
-    (True, False)
-    """
+    """A causal fill read from a GGUF file: the embedded SmolLM2 or a ``.gguf`` path (``gguf:`` too)."""
     return kind == "causal" and (split_kind(spec)[0] == "gguf" or is_gguf_name(without_options(target)))
 
 
@@ -298,11 +299,7 @@ def load_config(path: str | Path) -> ExtendConfig:
 
 def settings_problem(config: ExtendConfig) -> tuple[str, str] | None:
     """``(dotted key, reason)`` of a setting that names a missing model path, repeats another
-    setting or applies to nothing (the checks that span sections); ``None`` when none does.
-
-    >>> settings_problem(ExtendConfig.model_validate({"filter": {"compare_fills": ["fake"]}, "mlm": {"model": "fake"}}))
-    ('filter.compare_fills', "'fake' is the fill model itself; compare the fill model with another one")
-    """
+    setting or applies to nothing (the checks that span sections); ``None`` when none does."""
     named = [("mlm.model", config.mlm.model)]
     named += [("filter.compare_fills", spec) for spec in config.filter.compare_fills]
     named += [("filter.models", spec.model) for spec in config.filter.models]

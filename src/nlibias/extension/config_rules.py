@@ -1,10 +1,19 @@
-"""Rules the extend configuration's models share: names that must not be blank, a backend's own
-check in pydantic's words, and the refusal of an option no model here would read."""
+"""Rules the extend configuration shares: names that must not be blank, a backend's own check in
+pydantic's words, the refusal of an option no model here would read, and the filter policy (when
+the adversarial filter keeps a candidate: ``any`` filter model mispredicts it, the paper's rule,
+``all`` do, or ``at_least:k`` do) with the ensembles that may filter at all.
+
+>>> parse_policy("at_least:2").keeps(mispredicting=2, models=3)
+True
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Annotated, Any, TypeVar
+import re
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel
 
@@ -74,3 +83,85 @@ def refuse_set(
         if value is not None and not (option == "dtype" and str(value).lower() == "auto"):
             refusal = option_applies_to_nothing(option, text[0], value=value, given=text[1])
             raise Inapplicable(refusal, (*at, option), models)
+
+
+PolicyKind = Literal["any", "all", "at_least"]
+_AT_LEAST = re.compile(r"^at[_-]?least[:=_ -]?(\d+)$")
+
+
+@dataclass(frozen=True)
+class FilterPolicy:
+    """When a candidate is kept, from how many filter models mispredict it."""
+
+    kind: PolicyKind
+    k: int = 1
+    """For ``at_least``: the number of filter models that must mispredict."""
+
+    def keeps(self, mispredicting: int, models: int) -> bool:
+        """Whether a candidate that ``mispredicting`` of ``models`` filter models got wrong is kept.
+
+        >>> FilterPolicy("all").keeps(2, 3)
+        False
+        """
+        if self.kind == "any":
+            return mispredicting >= 1
+        if self.kind == "all":
+            return models > 0 and mispredicting == models
+        return mispredicting >= self.k
+
+    def describe(self) -> str:
+        return f"at_least:{self.k}" if self.kind == "at_least" else self.kind
+
+
+def parse_policy(value: str | int | Mapping[str, Any] | FilterPolicy) -> FilterPolicy:
+    """``any`` | ``all`` | ``at_least:K`` (also ``at-least-K``, an int K, or ``{"at_least": K}``).
+
+    >>> parse_policy("any").describe(), parse_policy({"at_least": 2}).describe(), parse_policy(3).k
+    ('any', 'at_least:2', 3)
+    """
+    if isinstance(value, FilterPolicy):
+        return value
+    if isinstance(value, Mapping):  # {at_least: K}
+        at_least = value.get("at_least") if set(value) == {"at_least"} else None
+        if isinstance(at_least, int) and not isinstance(at_least, bool) and at_least >= 1:
+            return FilterPolicy("at_least", at_least)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return FilterPolicy("at_least", value)
+    text = value.strip().lower() if isinstance(value, str) else ""
+    if text in ("any", "all"):
+        return FilterPolicy(text)  # type: ignore[arg-type]
+    match = _AT_LEAST.match(text)
+    if match and int(match.group(1)) >= 1:
+        return FilterPolicy("at_least", int(match.group(1)))
+    reason = f"unknown filter policy {value!r} (use any, all or at_least:K, e.g. at_least:2)"
+    raise ConfigError(reason, parameter="policy")
+
+
+def ensemble_refusal(
+    keys: Sequence[str], policy: FilterPolicy, holdout: Collection[str] = (), models: Sequence[str] = ()
+) -> ConfigError | None:
+    """Why the filter models ``keys`` (their ``models``, when named otherwise) cannot filter under
+    ``policy``: none, one listed twice, one also held out, or more needed than there are.
+
+    >>> str(ensemble_refusal(["a", "a"], FilterPolicy("any")))
+    "filter model 'a' is listed twice (give each a distinct name:)"
+    """
+    twice = [key for key, count in Counter(keys).items() if count > 1]
+    held = [key for key in (*keys, *models) if key in holdout]
+    if not keys:
+        return ConfigError("adversarial filtering needs at least one filter model", parameter="classifiers")
+    if twice:
+        return ConfigError(
+            f"filter model {twice[0]!r} is listed twice (give each a distinct name:)", parameter="classifiers"
+        )
+    if held:
+        return ConfigError(
+            f"{held[0]!r} is both a filter model and a held-out model; held-out models never filter",
+            parameter="holdout",
+        )
+    if policy.kind == "at_least" and not 1 <= policy.k <= len(keys):
+        return ConfigError(
+            f"{{policy}} at_least:{policy.k} needs between 1 and {len(keys)} (the number of filter models)",
+            parameter="policy",
+        )
+    return None

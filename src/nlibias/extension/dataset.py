@@ -1,35 +1,31 @@
 """Dataset export: ``README.md`` (the card), ``samples.jsonl``/``samples.parquet`` (Sample
-records, audit input) and ``data/train.{parquet,jsonl,csv}`` (flat columns, for ``datasets.load_dataset``)."""
+records, audit input) and ``data/train.{parquet,jsonl,csv}`` (flat columns, for ``datasets.load_dataset``).
+A local model path is published by its folder under ``<local>/`` (the paths stay in ``run.json``)."""
 
 from __future__ import annotations
 
 import csv
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from nlibias.errors import NlibiasError
 from nlibias.extension.card import render_card
 from nlibias.io.atomic import atomic_path, atomic_write_text, write_jsonl
 from nlibias.io.samples import write_samples
 from nlibias.schema import Sample
+from nlibias.schema.model_ref import ModelRef
 
 DATA_FILES = {"parquet": "data/train.parquet", "jsonl": "data/train.jsonl", "csv": "data/train.csv"}
+_SAMPLE_COLUMNS = tuple(f.name for f in fields(Sample) if f.name != "provenance")
 #: Column name → pyarrow type name of the flat data files.
 FLAT_COLUMNS: dict[str, str] = {
-    "id": "string",
-    "source": "string",
-    "domain": "string",
-    "subtopic": "string",
-    "premise": "string",
-    "hypothesis": "string",
-    "gold": "string",
-    "stereotype": "string",
-    "pair_key": "string",
-    "group": "string",
-    "counterfactual_group": "string",
+    **dict.fromkeys(_SAMPLE_COLUMNS, "string"),
     "added_as_twin": "bool_",
     "template_id": "string",
     "template_index": "int64",
@@ -45,7 +41,23 @@ FLAT_COLUMNS: dict[str, str] = {
     "filter_labels": "string",
     "provenance": "string",
 }
-_SAMPLE_COLUMNS = tuple(FLAT_COLUMNS)[: tuple(FLAT_COLUMNS).index("added_as_twin")]
+
+
+class _Label(BaseModel):
+    label: str
+
+
+class _Judged(BaseModel):
+    judgement: str | None = None
+
+
+class _Provenance(BaseModel):
+    """What the flat columns read of a provenance (a generated twin's ``filter`` and ``validation`` are null)."""
+
+    filter: dict[str, _Label] | None = None
+    validation: _Judged | None = None
+    twin_judgement: str | None = None
+    added_as_twin: bool | None = False
 
 
 def flat_record(sample: Sample) -> dict[str, Any]:
@@ -53,10 +65,12 @@ def flat_record(sample: Sample) -> dict[str, Any]:
     p = sample.provenance
     record = {name: getattr(sample, name) for name in _SAMPLE_COLUMNS}
     record |= {name: p.get(name) for name in FLAT_COLUMNS if name not in record}
-    labels = {model: r["label"] for model, r in (p.get("filter") or {}).items()}
+    known = _Provenance.model_validate(dict(p))
+    labels = {model: r.label for model, r in known.filter.items()} if known.filter else {}
+    judged = known.validation.judgement if known.validation else None
     record.update(
-        added_as_twin=bool(p.get("added_as_twin", False)),
-        validation=(p.get("validation") or {}).get("judgement") or p.get("twin_judgement"),
+        added_as_twin=bool(known.added_as_twin),
+        validation=judged or known.twin_judgement,
         filter_labels=json.dumps(labels, ensure_ascii=False),
         provenance=json.dumps(dict(p), ensure_ascii=False),
     )
@@ -148,3 +162,72 @@ def export_dataset(out_dir: str | Path, samples: Sequence[Sample], info: Mapping
     }
     atomic_write_text(out_dir / "README.md", render_card(completed))
     return completed
+
+
+_PATH_PREFIXES = ("/", "./", "../", "~")
+
+
+def _local(written: str, *, bare_word: bool) -> Path | None:
+    """The local file or folder ``written`` names, or None (a path-like name even when gone; another
+    one when it exists and, unless ``bare_word``, holds a ``/``)."""
+    path = Path(written).expanduser()
+    if written.startswith(_PATH_PREFIXES):
+        return path
+    return path if (bare_word or "/" in written) and path.exists() else None
+
+
+def _path_forms(written: str) -> set[str]:
+    """How records write a local path (as given, normalised, ``~`` expanded, resolved), each with a ``/``."""
+    path = Path(written).expanduser()
+    return {form for form in (written, str(Path(written)), str(path), str(path.resolve())) if "/" in form}
+
+
+class _Places:
+    """``<local>/FOLDER``, ``<local-2>/FOLDER``, ...: one place per resolved path."""
+
+    def __init__(self) -> None:
+        self.taken: dict[str, str] = {}  # place → the resolved path it stands for
+
+    def of(self, path: Path) -> str:
+        resolved = path.resolve()
+        number = 1
+        while True:
+            place = f"{'<local>' if number == 1 else f'<local-{number}>'}/{resolved.name}"
+            if self.taken.setdefault(place, str(resolved)) == str(resolved):
+                return place
+            number += 1
+
+
+def local_model_names(specs: Iterable[str]) -> dict[str, str]:
+    """``{written: published name}`` for each of ``specs`` naming a local path (also in an option)
+    and for the path's own forms: ``<local>/FOLDER`` (``<local-2>/`` for a second with that name)."""
+    names: dict[str, str] = {}
+    places = _Places()
+    for spec in sorted(set(specs)):
+        ref = ModelRef.parse(spec, parameter="model")
+        if ref.is_fake or ref.is_server or not ref.name:
+            continue
+        items = list(ref.option_items)
+        for index, (key, value) in enumerate(items):
+            if (path := _local(value, bare_word=False)) is not None:
+                items[index] = (key, places.of(path))
+                names.update(dict.fromkeys(_path_forms(value), items[index][1]))
+        name = ref.name
+        if (path := _local(ref.name, bare_word=True)) is not None:
+            name = places.of(path)
+            names.update(dict.fromkeys(_path_forms(ref.name), name))
+        published = ModelRef(ref.kind, name, tuple(items))
+        if published != ref:
+            names[spec] = str(published)
+    return names
+
+
+def renamed(value: Any, names: Mapping[str, str]) -> Any:
+    """``value`` with every string and key equal to a spec of ``names`` replaced by its published name."""
+    if isinstance(value, str):
+        return names.get(value, value)
+    if isinstance(value, Mapping):
+        return {names.get(k, k) if isinstance(k, str) else k: renamed(v, names) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(renamed(v, names) for v in value)
+    return value

@@ -4,7 +4,7 @@ prediction cache (each computed batch committed, so a killed run recomputes noth
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,8 +15,8 @@ from nlibias.models.mlm.causal_fill import CausalLMFiller, split_fill_spec
 from nlibias.models.mlm.fill_spec import pinned_in_name
 from nlibias.models.mlm.mask_filler import MASK, FakeMaskFiller, FillCandidate, MaskFiller, check_fill_batch
 from nlibias.models.mlm.server_fill import ServerCausalFiller
-from nlibias.runtime.cache import PredictionCache, cache_key, identity_fingerprint
-from nlibias.runtime.progress import progress_bar
+from nlibias.runtime.cache import PredictionCache
+from nlibias.runtime.loop import ComputedBatch, cached_outputs
 from nlibias.schema import Sample
 from nlibias.schema.model_ref import MASKED_LM_KINDS, ModelRef
 
@@ -52,17 +52,6 @@ class FillRun:
         }
 
 
-def fill_fingerprint(filler: MaskFiller, top_k: int, block_list: Sequence[str]) -> str:
-    """Cache fingerprint of a fill setting: filler identity + ``top_k`` + block-list."""
-    identity = {
-        **dict(filler.identity()),
-        "task": "mask-fill",
-        "top_k": top_k,
-        "block_list": sorted({w.lower() for w in block_list}),
-    }
-    return identity_fingerprint(identity)
-
-
 def fill_requests(
     texts: Sequence[str],
     excludes: Sequence[frozenset[str]],
@@ -73,43 +62,35 @@ def fill_requests(
     block_list: Sequence[str] = (),
     progress: bool = True,
 ) -> tuple[list[tuple[FillCandidate, ...]], int]:
-    """Candidates for each (text, excluded words) request, in order; also the number computed."""
-    fingerprint = fill_fingerprint(filler, top_k, block_list)
+    """Candidates for each (text, excluded words) request, in order (through the cache, keyed on the
+    filler's identity, ``top_k`` and the block list); also the number computed."""
     blocked = frozenset(w.lower() for w in block_list)
     skips = [frozenset(w.lower() for w in e) | blocked for e in excludes]
-    keys = [
-        cache_key(fingerprint, text, "\n".join(sorted(skip))) for text, skip in zip(texts, skips, strict=True)
-    ]
-    found = cache.get_many(keys) if cache is not None else {}
-    results: list[tuple[FillCandidate, ...] | None] = [
-        tuple(FillCandidate.from_list(c) for c in found[key]) if key in found else None for key in keys
-    ]
-    missing = [i for i, r in enumerate(results) if r is None]
-    if cache is not None and missing:
-        cache.register_identity(fingerprint, {**dict(filler.identity()), "task": "mask-fill", "top_k": top_k})
-    if missing:
-        with progress_bar(
-            len(missing), unit="text", desc=f"fill {filler.name}", enabled=progress, leave=False
-        ) as bar:
-            todo_texts = [texts[i] for i in missing]
-            todo_skips = [skips[i] for i in missing]
-            for batch in filler.fill_batches(todo_texts, top_k=top_k, exclude=todo_skips):
-                check_fill_batch(batch, source=filler.name, texts=len(todo_texts))
-                targets = [missing[int(j)] for j in batch.indices]
-                for target, candidates in zip(targets, batch.candidates, strict=True):
-                    results[target] = candidates
-                if cache is not None:
-                    cache.put_many(
-                        (
-                            (keys[t], [c.to_list() for c in cands])
-                            for t, cands in zip(targets, batch.candidates, strict=True)
-                        ),
-                        fingerprint=fingerprint,
-                    )
-                bar.update(len(targets))
-    if any(r is None for r in results):
-        raise RuntimeError(f"{filler.name}: the filler returned no candidates for some texts")
-    return [r for r in results if r is not None], len(missing)
+    inputs: list[tuple[str, ...]] = [(t, "\n".join(sorted(s))) for t, s in zip(texts, skips, strict=True)]
+    skip_of = dict(zip(inputs, skips, strict=True))
+    identity = {**dict(filler.identity()), "task": "mask-fill", "top_k": top_k, "block_list": sorted(blocked)}
+
+    def compute(todo: list[tuple[str, ...]]) -> Iterator[ComputedBatch]:
+        asked = [text for text, _ in todo]
+        for batch in filler.fill_batches(asked, top_k=top_k, exclude=[skip_of[item] for item in todo]):
+            check_fill_batch(batch, source=filler.name, texts=len(todo))
+            yield ComputedBatch(batch.indices, batch.candidates)
+
+    run = cached_outputs(
+        f"fill {filler.name}",
+        inputs,
+        identity,
+        compute,
+        cache,
+        to_json=lambda cands: [c.to_list() for c in cands],
+        from_json=lambda stored: tuple(FillCandidate.from_list(c) for c in stored),
+        progress=progress,
+        unit="text",
+    )
+    return [tuple(r) for r in run.outputs], run.computed
+
+
+_CARRIED = ("template_id", "template_index", "formulation", "premise_index", "combination_index")
 
 
 def candidate_sample(masked: MaskedSample, candidate: FillCandidate) -> Sample:
@@ -128,11 +109,7 @@ def candidate_sample(masked: MaskedSample, candidate: FillCandidate) -> Sample:
         counterfactual_group=masked.counterfactual_group,
         provenance={
             "masked_id": masked.id,
-            "template_id": masked.template_id,
-            "template_index": masked.template_index,
-            "formulation": masked.formulation,
-            "premise_index": masked.premise_index,
-            "combination_index": masked.combination_index,
+            **{name: getattr(masked, name) for name in _CARRIED},
             "words": dict(masked.words),
             "masked_hypothesis": masked.hypothesis,
             "masked_template": masked.masked_template,
@@ -209,15 +186,9 @@ def causal_filler_for(settings: MLMConfig) -> MaskFiller | None:
     if settings.revision and not pinned_in_name(target):
         ref = ModelRef.parse(target, parameter="fill_model")
         target = str(ModelRef(ref.kind, f"{ref.name}@{settings.revision}", ref.option_items))
+    loading = {**settings.loading(), "max_tokens": min(settings.max_tokens, 2048)}
     return CausalLMFiller(
-        target,
-        stopwords=load_stopwords(settings.stopwords),
-        device=settings.device,
-        dtype=settings.dtype,
-        max_tokens=min(settings.max_tokens, 2048),
-        max_batch_size=settings.max_batch_size,
-        threads=settings.threads,
-        name=settings.model,
+        target, stopwords=load_stopwords(settings.stopwords), name=settings.model, **loading
     )
 
 

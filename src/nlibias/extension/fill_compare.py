@@ -19,27 +19,14 @@ from nlibias.schema import LABELS, Sample
 
 
 def fill_statistics(candidates: Sequence[Sample]) -> dict[str, Any]:
-    """Candidates, distinct fill words per masked template (averaged over templates) and in all.
-
-    >>> from nlibias.schema import Sample
-    >>> s = [Sample(id=str(i), source="x", domain="d", subtopic="t", premise="P", hypothesis=w, gold="neutral",
-    ...      provenance={"template_id": t, "fill_word": w}) for i, (t, w) in enumerate([("a", "x"), ("a", "y"), ("b", "x")])]
-    >>> fill_statistics(s)
-    {'candidates': 3, 'templates': 2, 'variants_per_template': 1.5, 'distinct_words': 2}
-    """
-    per_template: dict[str, set[str]] = {}
-    for c in candidates:
-        per_template.setdefault(str(c.provenance["template_id"]), set()).add(
-            str(c.provenance["fill_word"]).lower()
-        )
-    words = set().union(*per_template.values()) if per_template else set()
+    """Candidates, distinct fill words per masked template (averaged over templates) and in all."""
+    pairs = {(str(c.provenance["template_id"]), str(c.provenance["fill_word"]).lower()) for c in candidates}
+    templates = {template for template, _ in pairs}
     return {
         "candidates": len(candidates),
-        "templates": len(per_template),
-        "variants_per_template": round(
-            sum(len(w) for w in per_template.values()) / max(1, len(per_template)), 2
-        ),
-        "distinct_words": len(words),
+        "templates": len(templates),
+        "variants_per_template": round(len(pairs) / max(1, len(templates)), 2),
+        "distinct_words": len({word for _, word in pairs}),
     }
 
 

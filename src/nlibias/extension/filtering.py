@@ -1,5 +1,5 @@
 """Adversarial filtering: keep the candidates the filter ensemble finds hard (a gold ``neutral``
-mispredicted, as :mod:`.filter_policy` counts), docs/design.md, "Data flow"."""
+mispredicted, as :class:`~.config_rules.FilterPolicy` counts), docs/design.md, "Data flow"."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from nlibias.extension.config import FilterConfig, FilterModelConfig
-from nlibias.extension.filter_policy import FilterPolicy as FilterPolicy
-from nlibias.extension.filter_policy import ensemble_refusal
-from nlibias.extension.filter_policy import parse_policy as parse_policy
+from nlibias.extension.config_rules import FilterPolicy as FilterPolicy
+from nlibias.extension.config_rules import ensemble_refusal
+from nlibias.extension.config_rules import parse_policy as parse_policy
 from nlibias.models.base import NLIClassifier
 from nlibias.models.registry import create_classifier, split_spec
 from nlibias.runtime.cache import PredictionCache
@@ -79,15 +79,8 @@ def filter_candidates(
         }
         wrong = sum(1 for name in names if labels[name][i] != "neutral")
         keep = rule.keeps(wrong, len(names))
-        sample = replace(
-            candidate,
-            provenance={
-                **dict(candidate.provenance),
-                "filter": record,
-                "mispredicted_by": wrong,
-                "kept": keep,
-            },
-        )
+        provenance = {**dict(candidate.provenance), "filter": record, "mispredicted_by": wrong, "kept": keep}
+        sample = replace(candidate, provenance=provenance)
         annotated.append(sample)
         if keep:
             kept.append(sample)
@@ -129,18 +122,10 @@ def policy_counts(candidates: Sequence[Sample], models: int) -> dict[str, int]:
 
 def filter_classifier(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier:
     """A filter model's classifier, built as an audit's are, with the filter's and its own settings."""
-    kind, _ = split_spec(spec.model)
-    options: dict[str, Any] = {
-        "name": spec.key,
-        "revision": spec.revision,
-        "device": settings.device,
-        "dtype": settings.dtype,
-        "max_tokens": settings.max_tokens,
-        "threads": settings.threads,
-        "label_map": spec.label_map,
-        "quantize": spec.quantize,
-        "compile": spec.compile or None,
-    }
-    if kind == "hf":  # other backends keep their own batch cap (a prompted LM's is smaller)
-        options["max_batch_size"] = settings.max_batch_size
-    return create_classifier(spec.model, **options)
+    options = settings.loading()
+    if (
+        split_spec(spec.model)[0] != "hf"
+    ):  # other backends keep their own batch cap (a prompted LM's is smaller)
+        del options["max_batch_size"]
+    own = spec.model_dump(include={"revision", "label_map", "quantize"})
+    return create_classifier(spec.model, name=spec.key, compile=spec.compile or None, **own, **options)

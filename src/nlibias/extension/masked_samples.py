@@ -44,10 +44,7 @@ class MaskedSample:
     """The word-list combination (without groups): re-rendering with it gives the twin."""
 
     def to_dict(self) -> dict[str, Any]:
-        record = asdict(self)
-        record["words"] = dict(self.words)
-        record["exclude"] = list(self.exclude)
-        return record
+        return {**asdict(self), "exclude": list(self.exclude)}
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> MaskedSample:

@@ -205,11 +205,8 @@ def load_masked_templates(
             raise source_error(exc, path, line=number, fix=fix) from None
         subtopic = by_id.get(record.subtopic)
         if subtopic is None:
-            raise fail(
-                "subtopic",
-                f"unknown subtopic {record.subtopic!r}",
-                f"known: {', '.join(sorted(by_id))}",
-            )
+            known = f"known: {', '.join(sorted(by_id))}"
+            raise fail("subtopic", f"unknown subtopic {record.subtopic!r}", known)
         try:
             strategy, original = check_masked_template(subtopic, record.template, record.masked)
         except ValueError as exc:

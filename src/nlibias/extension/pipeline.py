@@ -1,5 +1,5 @@
 """The ``nlibias extend`` pipeline: masks → masked → fill → filter → validate → counterfactual → export.
-A finished stage whose record (:mod:`.fingerprint`) matches is skipped, so a killed run resumes; a
+A finished stage whose record (:func:`.stages.stage_settings`) matches is skipped, so a killed run resumes; a
 rerun with other settings is refused unless ``force`` or ``from_stage``; a stage that runs removes
 the later stages' outputs, so the directory never mixes two runs."""
 
@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +20,14 @@ from nlibias.benchmarks.data_locations import resolve_data
 from nlibias.errors import ConfigError, SourceError, did_you_mean
 from nlibias.extension import stages
 from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig, dump_config
-from nlibias.extension.context import Factories
 from nlibias.extension.dataset import DATA_FILES
 from nlibias.extension.fill import causal_filler_for, masked_target
 from nlibias.extension.filtering import filter_classifier
-from nlibias.extension.fingerprint import judgements_input, sha256_file, stage_settings
 from nlibias.extension.masked_templates import default_templates_path
+from nlibias.extension.stages import Factories, judgements_input, stage_settings
 from nlibias.extension.validation_handoff import JUDGEMENTS_CSV
 from nlibias.io.atomic import atomic_write_text, write_json
+from nlibias.io.fingerprint import sha256_file
 from nlibias.io.stages import (
     DONE,
     Stage,
@@ -90,15 +91,7 @@ def default_filler(settings: MLMConfig) -> MaskFiller:
     causal = causal_filler_for(settings)
     if causal is not None:
         return causal
-    return HFMaskedLMFiller(
-        masked_target(settings.model),
-        revision=settings.revision,
-        device=settings.device,
-        dtype=settings.dtype,
-        max_tokens=settings.max_tokens,
-        max_batch_size=settings.max_batch_size,
-        threads=settings.threads,
-    )
+    return HFMaskedLMFiller(masked_target(settings.model), revision=settings.revision, **settings.loading())
 
 
 def default_classifier(spec: FilterModelConfig, settings: FilterConfig) -> NLIClassifier:
@@ -145,15 +138,12 @@ class Pipeline:
     ) -> None:
         self.config, self.run_dir, self.factories = config, Path(config.run_dir), factories
         self.progress, self.on_stage = progress, on_stage
-        self._subtopics: list[BBNLISubtopic] | None = None
         self._cache: PredictionCache | None = None
         self._settings_memo: dict[str, dict[str, Any]] = {}
 
-    @property
+    @cached_property
     def all_subtopics(self) -> list[BBNLISubtopic]:
-        if self._subtopics is None:
-            self._subtopics = load_bbnli_dir(resolve_data(BBNLI_DATA, self.config.source))
-        return self._subtopics
+        return load_bbnli_dir(resolve_data(BBNLI_DATA, self.config.source))
 
     @property
     def subtopics(self) -> list[BBNLISubtopic]:
@@ -181,7 +171,7 @@ class Pipeline:
         return self._cache
 
     def settings(self, stage: str) -> dict[str, Any]:
-        """What, besides its input files, determines a stage's outputs (:mod:`.fingerprint`)."""
+        """What, besides its input files, determines a stage's outputs (:func:`.stages.stage_settings`)."""
         if stage not in self._settings_memo:
             self._settings_memo[stage] = stage_settings(self, stage)
         return self._settings_memo[stage]
@@ -192,9 +182,8 @@ class Pipeline:
         for rel in INPUTS[stage]:
             path = self.run_dir / rel
             if not path.exists():
-                raise SourceError(
-                    path, None, f"missing: stage {stage} needs the outputs of the earlier stages"
-                )
+                reason = f"missing: stage {stage} needs the outputs of the earlier stages"
+                raise SourceError(path, None, reason)
             inputs[rel] = sha256_file(path)
         if stage in ("validate", "counterfactual"):
             inputs.update(judgements_input(self))
@@ -211,22 +200,16 @@ class Pipeline:
         status, _ = stage_status(self.run_dir, self.stage(stage))
         return read_record(self.run_dir, stage) if status == DONE else None
 
-    def conflicts(self, *, rerun_from: int, force: bool = False) -> list[tuple[str, list[str]]]:
-        """``(stage, changes)`` of each finished stage before ``rerun_from`` (none with ``force``)
-        whose recorded settings differ from this run's."""
+    def _refuse_other_settings(self, rerun_from: int) -> None:
+        """Refuse to go on over a finished stage before ``rerun_from`` whose recorded settings differ."""
         found = []
-        for index, stage in enumerate(STAGES):
-            record = None if force or index >= rerun_from else read_record(self.run_dir, stage)
+        for stage in STAGES[:rerun_from]:
+            record = read_record(self.run_dir, stage)
             inputs = record.get("inputs") if record is not None and "finished_at" in record else None
             if not isinstance(inputs, dict) or not isinstance(inputs.get("settings"), dict):
                 continue  # not finished, or written before markers recorded settings: it reruns
-            changed = changes(inputs["settings"], self.settings(stage))
-            if changed:
+            if changed := changes(inputs["settings"], self.settings(stage)):
                 found.append((stage, changed))
-        return found
-
-    def _refuse_other_settings(self, rerun_from: int, force: bool) -> None:
-        found = self.conflicts(rerun_from=rerun_from, force=force)
         if not found:
             return
         described = "; ".join(f"stage {stage}: {', '.join(lines)}" for stage, lines in found)
@@ -254,9 +237,8 @@ class Pipeline:
                 found[stage] = record
             else:
                 return found
-        raise ConfigError(
-            f"{{from_stage}} {from_stage}{problem}; run without {{from_stage}}", parameter="from_stage"
-        )
+        reason = f"{{from_stage}} {from_stage}{problem}; run without {{from_stage}}"
+        raise ConfigError(reason, parameter="from_stage")
 
     def _invalidate_after(self, stage: str) -> None:
         """Before ``stage`` runs: its marker and every later stage's marker and outputs go."""
@@ -275,7 +257,8 @@ class Pipeline:
             until = _one_of(until, STAGES, "stage", "until")
         first_forced = STAGES.index(from_stage) if from_stage else len(STAGES)
         last = STAGES.index(until) if until else len(STAGES) - 1
-        self._refuse_other_settings(first_forced, force)
+        if not force:
+            self._refuse_other_settings(first_forced)
         finished = self._finished_before(from_stage, until) if from_stage else {}
         self.run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.run_dir / "config.yaml", dump_config(self.config))
@@ -359,18 +342,13 @@ class Pipeline:
 
 
 def _one_of(name: str, known: Sequence[str], what: str, parameter: str) -> str:
-    """The one of ``known`` that ``name`` is (case aside), else a ConfigError with the closest.
-
-    >>> _one_of("Fill", STAGES, "stage", "until")
-    'fill'
-    """
+    """The one of ``known`` that ``name`` is (case aside), else a ConfigError with the closest."""
     found = name if name in known else {k.lower(): k for k in known}.get(name.lower())
     if found is None:
         hint = did_you_mean(name, known)
         hint = f" ({hint})" if hint else ""
-        raise ConfigError(
-            f"{{{parameter}}} {name!r}: unknown {what}{hint}; known: {', '.join(known)}", parameter=parameter
-        )
+        reason = f"{{{parameter}}} {name!r}: unknown {what}{hint}; known: {', '.join(known)}"
+        raise ConfigError(reason, parameter=parameter)
     return found
 
 

@@ -1,17 +1,27 @@
-"""The seven stages of the extension pipeline, each a function of the run (:class:`~.context.StageContext`)
-that reads its predecessor's files, writes its own and returns its counts (or a message to wait)."""
+"""The seven stages of the extension pipeline, each a function of the run (:class:`StageContext`)
+that reads its predecessor's files, writes its own and returns its counts (or a message to wait);
+and what each depends on (:func:`stage_settings`: flat dotted keys, with the model files' hashes and
+the resolved dtype). Every setting of a stage's section is in but :data:`SPEED_ONLY`, so a new
+option can never let two runs mix silently.
+
+>>> model_files("fake:x", None) is None
+True
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
+from nlibias.benchmarks.bbnli import BBNLISubtopic
 from nlibias.errors import ConfigError, SourceError
-from nlibias.extension.context import StageContext
+from nlibias.extension.config import ExtendConfig, FilterConfig, FilterModelConfig, MLMConfig
 from nlibias.extension.counterfactual import expand_counterfactuals
-from nlibias.extension.dataset import export_dataset
+from nlibias.extension.dataset import export_dataset, local_model_names, renamed
 from nlibias.extension.fill import fill_masked_samples
 from nlibias.extension.fill_compare import compare_fills
 from nlibias.extension.filtering import filter_candidates, misprediction_table, policy_counts
@@ -19,12 +29,12 @@ from nlibias.extension.masked_samples import MaskedSample, expand_masked_templat
 from nlibias.extension.masked_templates import (
     MaskedTemplate,
     combine_templates,
+    default_stopwords_path,
     derive_masked_templates,
     load_masked_templates,
     load_stopwords,
     template_counts,
 )
-from nlibias.extension.published_names import local_model_names, renamed
 from nlibias.extension.validation_handoff import (
     QUEUE_CSV,
     Judgement,
@@ -36,12 +46,54 @@ from nlibias.extension.validation_handoff import (
     write_validation_queue,
 )
 from nlibias.io.atomic import write_json, write_jsonl
+from nlibias.io.fingerprint import sha256_file
 from nlibias.io.jsonl import iter_jsonl, read_json_file
+from nlibias.io.stages import fingerprint, model_identity
 from nlibias.models.base import NLIClassifier
+from nlibias.models.generative.sources import is_gguf_name
+from nlibias.models.hf_common import checkpoint_dtype, dtype_choice
+from nlibias.models.hub_reach import hub_file
+from nlibias.models.mlm.causal_fill import split_fill_spec, stopwords_hash
+from nlibias.models.mlm.mask_filler import MaskFiller
 from nlibias.models.mlm.model_names import loading_as
+from nlibias.runtime.cache import PredictionCache
 from nlibias.schema import Sample
+from nlibias.schema.model_ref import ModelRef, without_options
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Factories:
+    """How the pipeline builds its models (tests pass fakes)."""
+
+    filler: Callable[[MLMConfig], MaskFiller]
+    classifier: Callable[[FilterModelConfig, FilterConfig], NLIClassifier]
+
+
+class StageContext(Protocol):
+    """One run as its stages and fingerprints see it (:class:`~.pipeline.Pipeline` implements it);
+    ``subtopics``: those the run extends, ``templates_path``: None for derived templates only."""
+
+    config: ExtendConfig
+    run_dir: Path
+    factories: Factories
+    progress: bool
+
+    @property
+    def all_subtopics(self) -> list[BBNLISubtopic]: ...
+
+    @property
+    def subtopics(self) -> list[BBNLISubtopic]: ...
+
+    @property
+    def cache(self) -> PredictionCache: ...
+
+    def templates_path(self) -> Path | None: ...
+
+    def judgements_path(self) -> Path: ...
+
+    def card_config(self) -> dict[str, Any]: ...
 
 
 def write_records(path: Path, records: Sequence[Any]) -> None:
@@ -64,10 +116,6 @@ def read_records(path: Path, make: Callable[[dict[str, Any]], T]) -> list[T]:
     return records
 
 
-def read_sample_records(path: Path) -> list[Sample]:
-    return read_records(path, Sample.from_dict)
-
-
 def run_masks(p: StageContext) -> dict[str, Any]:
     selected = {s.subtopic for s in p.subtopics}
     path = p.templates_path()
@@ -88,11 +136,8 @@ def run_masks(p: StageContext) -> dict[str, Any]:
     write_json(
         p.run_dir / "masks/counts.json", {"subtopics": rows, "templates_file": str(path) if path else None}
     )
-    return {
-        "templates": len(templates),
-        "curated": sum(1 for t in templates if t.origin == "curated"),
-        "derived": sum(1 for t in templates if t.origin == "derived"),
-    }
+    origins = Counter(t.origin for t in templates)
+    return {"templates": len(templates), "curated": origins["curated"], "derived": origins["derived"]}
 
 
 def run_masked(p: StageContext) -> dict[str, Any]:
@@ -106,36 +151,27 @@ def run_masked(p: StageContext) -> dict[str, Any]:
 
 def run_fill(p: StageContext) -> dict[str, Any]:
     masked = read_records(p.run_dir / "masked/samples.jsonl", MaskedSample.from_dict)
-    with loading_as("fill_model", p.config.mlm.model):
-        filler = p.factories.filler(p.config.mlm)
+    mlm = p.config.mlm
+    with loading_as("fill_model", mlm.model):
+        filler = p.factories.filler(mlm)
     run = fill_masked_samples(
-        masked,
-        filler,
-        p.cache,
-        top_k=p.config.mlm.top_k,
-        block_list=p.config.mlm.block_list,
-        progress=p.progress,
+        masked, filler, p.cache, top_k=mlm.top_k, block_list=mlm.block_list, progress=p.progress
     )
     write_records(p.run_dir / "fill/candidates.jsonl", run.candidates)
-    stats = {**run.stats(), "mlm": p.config.mlm.model, "top_k": p.config.mlm.top_k}
-    write_json(p.run_dir / "fill/stats.json", stats)
+    write_json(p.run_dir / "fill/stats.json", {**run.stats(), "mlm": mlm.model, "top_k": mlm.top_k})
     return run.stats()
 
 
 def run_filter(p: StageContext) -> dict[str, Any]:
-    candidates = read_sample_records(p.run_dir / "fill/candidates.jsonl")
+    candidates = read_records(p.run_dir / "fill/candidates.jsonl", Sample.from_dict)
     settings = p.config.filter
     classifiers = []
     for spec in settings.models:
         with loading_as("classifiers", spec.model):
             classifiers.append(p.factories.classifier(spec, settings))
+    holdout = [m.key for m in settings.holdout] + [m.model for m in settings.holdout]
     run = filter_candidates(
-        candidates,
-        classifiers,
-        p.cache,
-        policy=settings.policy,
-        holdout=[m.key for m in settings.holdout] + [m.model for m in settings.holdout],
-        progress=p.progress,
+        candidates, classifiers, p.cache, policy=settings.policy, holdout=holdout, progress=p.progress
     )
     write_records(p.run_dir / "filter/candidates.jsonl", run.candidates)
     write_records(p.run_dir / "filter/kept.jsonl", run.kept)
@@ -196,7 +232,7 @@ def load_judgements(p: StageContext) -> dict[str, Judgement] | None:
 
 
 def run_validate(p: StageContext) -> dict[str, Any] | str:
-    kept = read_sample_records(p.run_dir / "filter/kept.jsonl")
+    kept = read_records(p.run_dir / "filter/kept.jsonl", Sample.from_dict)
     queue = write_validation_queue(p.run_dir, kept)
     judgements = load_judgements(p)
     if judgements is None and not p.config.validation.unvalidated:
@@ -226,15 +262,12 @@ def run_validate(p: StageContext) -> dict[str, Any] | str:
 
 
 def run_counterfactual(p: StageContext) -> dict[str, Any]:
-    accepted = read_sample_records(p.run_dir / "validation/accepted.jsonl")
-    candidates = read_sample_records(p.run_dir / "filter/candidates.jsonl")
+    accepted = read_records(p.run_dir / "validation/accepted.jsonl", Sample.from_dict)
+    candidates = read_records(p.run_dir / "filter/candidates.jsonl", Sample.from_dict)
     validated = read_json_file(p.run_dir / "validation/summary.json").get("status") == "validated"
-    result = expand_counterfactuals(
-        accepted,
-        {s.subtopic: s for s in p.all_subtopics},
-        candidates=candidates,
-        judgements=load_judgements(p) if validated else None,
-    )
+    judgements = load_judgements(p) if validated else None
+    by_id = {s.subtopic: s for s in p.all_subtopics}
+    result = expand_counterfactuals(accepted, by_id, candidates=candidates, judgements=judgements)
     write_records(p.run_dir / "counterfactual/samples.jsonl", result.samples)
     write_json(p.run_dir / "counterfactual/stats.json", result.stats)
     return dict(result.stats)
@@ -244,7 +277,7 @@ def run_export(p: StageContext) -> dict[str, Any]:
     def load(rel: str) -> Any:
         return read_json_file(p.run_dir / rel)
 
-    samples = read_sample_records(p.run_dir / "counterfactual/samples.jsonl")
+    samples = read_records(p.run_dir / "counterfactual/samples.jsonl", Sample.from_dict)
     filter_summary = load("filter/summary.json")
     info = {
         "pretty_name": p.config.pretty_name,
@@ -263,14 +296,8 @@ def run_export(p: StageContext) -> dict[str, Any]:
     }
     # a model given as a local path is published by its folder's name (the path stays in run.json)
     config = p.config
-    filter_models = (*config.filter.models, *config.filter.holdout)
-    names = local_model_names(
-        [
-            config.mlm.model,
-            *config.filter.compare_fills,
-            *(m.model for m in filter_models),  # a key is the model or a name given to it
-        ]
-    )
+    models = (*config.filter.models, *config.filter.holdout)  # a key is the model or a name given to it
+    names = local_model_names([config.mlm.model, *config.filter.compare_fills, *(m.model for m in models)])
     if names:
         samples = [replace(s, provenance=renamed(s.provenance, names)) for s in samples]
         info = renamed(info, names)
@@ -279,4 +306,135 @@ def run_export(p: StageContext) -> dict[str, Any]:
         "samples": len(samples),
         "pairs": len({s.pair_key for s in samples}),
         "files": completed["files"]["rows"],
+    }
+
+
+#: Device settings that change how fast a model stage runs, never what it writes.
+SPEED_ONLY = frozenset({"device", "threads", "max_tokens", "max_batch_size"})
+
+
+def model_files(model: str, revision: str | None) -> str | None:
+    """A model's identity as one string: a local directory's file hash, ``commit:<sha>`` for a hub id
+    (None when unresolved, and for a fake)."""
+    identity = model_identity(without_options(model), revision)
+    if identity["files_sha256"] is not None:
+        return str(identity["files_sha256"])
+    return f"commit:{identity['revision']}" if identity["revision"] is not None else None
+
+
+def resolved_dtype(device: str | None, dtype: str | None, models: list[str]) -> str | None:
+    """The dtype the models' weights will have: ``dtype`` when given, else each checkpoint's own
+    (float32 for GGUF; ``"auto"`` when its config cannot be found); fakes have none.
+
+    >>> resolved_dtype(None, "bf16", ["x"]), resolved_dtype(None, None, ["fake:a"])
+    ('bfloat16', None)
+    """
+    if all(ModelRef.unread(m).is_fake for m in models):
+        return dtype
+    chosen = dtype_choice(dtype)
+    if chosen is not None:
+        return chosen
+    found = [_checkpoint_dtype(m) for m in models if not ModelRef.unread(m).is_fake]
+    return ",".join(dict.fromkeys(found))
+
+
+def _checkpoint_dtype(model: str) -> str:
+    """The dtype ``model``'s config records (local directory or hub cache); ``"auto"`` when at neither."""
+    model = without_options(model)  # "causal:./m?beam=8" names the directory ./m
+    ref = ModelRef.unread(model)
+    name = ref.name if ref.kind.isidentifier() and not Path(model).exists() else model
+    if is_gguf_name(name):
+        return "float32"  # a GGUF file (the embedded SmolLM2 is one) is dequantised on loading
+    config: Path | None = Path(name).expanduser() / "config.json"
+    if config is None or not config.is_file():  # a hub model: the cache, else one download
+        cached = hub_file(name, "config.json")
+        config = Path(cached) if cached is not None else None
+    if config is None:
+        return "auto"
+    try:
+        return checkpoint_dtype(json.loads(config.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return "auto"
+
+
+def _section(name: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    return {f"{name}.{key}": value for key, value in values.items() if key not in SPEED_ONLY}
+
+
+def _source(p: StageContext) -> dict[str, Any]:
+    return {
+        "subtopics": sorted(s.subtopic for s in p.subtopics),
+        "source": {Path(s.path).name: sha256_file(Path(s.path)) for s in p.subtopics},
+    }
+
+
+def _masks(p: StageContext) -> dict[str, Any]:
+    templates = p.config.templates
+    path = p.templates_path()
+    stopwords = Path(templates.stopwords) if templates.stopwords else default_stopwords_path()
+    return {
+        **_section("templates", templates.model_dump()),
+        "templates.sha256": sha256_file(path) if path is not None and path.exists() else None,
+        "templates.stopwords_sha256": sha256_file(stopwords) if templates.derive else None,
+        **_source(p),
+    }
+
+
+def fill_stopwords_hash(mlm: MLMConfig) -> str | None:
+    """The content hash of the stop words a causal fill skips (``None`` for another fill)."""
+    if split_fill_spec(mlm.model)[0] != "causal":
+        return None
+    return stopwords_hash(load_stopwords(mlm.stopwords))
+
+
+def _fill(p: StageContext) -> dict[str, Any]:
+    mlm = p.config.mlm
+    return {
+        **_section("mlm", mlm.model_dump()),
+        "mlm.stopwords_sha256": fill_stopwords_hash(mlm),
+        "mlm.block_list": sorted({w.lower() for w in mlm.block_list}),
+        "mlm.dtype": resolved_dtype(mlm.device, mlm.dtype, [mlm.model]),
+        "mlm.files": model_files(mlm.model, mlm.revision),
+    }
+
+
+def _filter(p: StageContext) -> dict[str, Any]:
+    settings = p.config.filter
+    dumped = settings.model_dump()
+    return {
+        **_section("filter", dumped),
+        "filter.models": [{**m, "files": model_files(m["model"], m["revision"])} for m in dumped["models"]],
+        "filter.compare_files": [model_files(m, p.config.mlm.revision) for m in settings.compare_fills],
+        "filter.policy": settings.policy_text,
+        "filter.dtype": resolved_dtype(settings.device, settings.dtype, [m.model for m in settings.models]),
+    }
+
+
+_SETTINGS: dict[str, Callable[[StageContext], dict[str, Any]]] = {
+    "masks": _masks,
+    "masked": _source,
+    "fill": _fill,
+    "filter": _filter,
+    "validate": lambda p: {"validation.unvalidated": p.config.validation.unvalidated},
+    "counterfactual": _source,
+    # everything the card records, and its title
+    "export": lambda p: {
+        **{f"card.{k}": v for k, v in p.card_config().items()},
+        "pretty_name": p.config.pretty_name,
+    },
+}
+
+
+def stage_settings(p: StageContext, stage: str) -> dict[str, Any]:
+    """What, besides its input files, determines a stage's outputs (flat dotted keys)."""
+    return _SETTINGS[stage](p)
+
+
+def judgements_input(p: StageContext) -> dict[str, str | None]:
+    """The judgements file's content (not its path) and its resolution record, as inputs."""
+    path = p.judgements_path()
+    record = resolution_record(path)
+    return {
+        "judgements.sha256": sha256_file(path) if path.exists() else None,
+        "resolution": None if record is None else fingerprint(record),
     }

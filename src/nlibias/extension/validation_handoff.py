@@ -6,10 +6,10 @@ from __future__ import annotations
 import csv
 import hashlib
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from nlibias.errors import SourceError
 from nlibias.io.atomic import atomic_path
@@ -25,8 +25,6 @@ RESOLUTION_JSON = "validation/resolution.json"
 their agreement per round, and the SHA-256 of the judgements file it wrote."""
 Category = Literal["valid", "invalid", "incoherent"]
 CATEGORIES: tuple[Category, ...] = ("valid", "invalid", "incoherent")
-_CATEGORY: dict[str, Category] = {c: c for c in CATEGORIES}
-_STEREOTYPES: dict[str, Stereotype] = {"pro": "pro", "anti": "anti"}
 
 
 @dataclass(frozen=True)
@@ -161,20 +159,14 @@ def require_judgement_columns(path: Path, fieldnames: Sequence[str] | None, *, e
     named = list(fieldnames or [])
     twice = sorted({c for c in named if named.count(c) > 1})
     if twice:  # a row would keep the last of the two values, silently
-        raise SourceError(
-            path, twice[0], f"column {twice[0]!r} appears twice in the header", line=1, fix="keep one of them"
-        )
+        reason = f"column {twice[0]!r} appears twice in the header"
+        raise SourceError(path, twice[0], reason, line=1, fix="keep one of them")
     columns = set(named)
     if "judgement" not in columns:
         raise SourceError(path, "judgement", "missing column", line=1, fix=f"columns: {expected}")
     if "hypothesis_id" not in columns and not {"subtopic", "hypothesis"} <= columns:
-        raise SourceError(
-            path,
-            "hypothesis_id",
-            "missing column",
-            line=1,
-            fix="identify rows by hypothesis_id or by subtopic + hypothesis",
-        )
+        fix = "identify rows by hypothesis_id or by subtopic + hypothesis"
+        raise SourceError(path, "hypothesis_id", "missing column", line=1, fix=fix)
 
 
 def judgement_problem(
@@ -189,7 +181,7 @@ def judgement_problem(
     """
     if category not in CATEGORIES:
         return "judgement", f"unknown judgement {category!r}", "use valid, invalid or incoherent"
-    if stereotype not in ("", *_STEREOTYPES):
+    if stereotype not in ("", "pro", "anti"):
         return "stereotype", f"unknown stereotype {stereotype!r}", "use pro or anti"
     if stereotype and category != "valid":
         article = "an" if category[0] in "aeiou" else "a"
@@ -207,6 +199,26 @@ def judgement_problem(
     return None
 
 
+def judged_rows(
+    path: Path, index: QueueIndex, *, expected: str
+) -> Iterator[tuple[int, str, Callable[[str], str]]]:
+    """``(line, hypothesis id, value of a column)`` of each judged row of a judgements CSV, its header
+    checked (``expected``: the columns the fix lists) and its row found in the queue's ``index``."""
+    text = read_text(path)
+    require_judgement_columns(path, csv_header(path, text), expected=expected)
+    for line, row in read_csv_records(path, text):
+
+        def value(name: str, row: Mapping[str, str | None] = row) -> str:
+            return (row.get(name) or "").strip()
+
+        if not value("judgement"):
+            continue
+        key = index.find(value("hypothesis_id"), value("subtopic"), value("hypothesis"))
+        if isinstance(key, tuple):
+            raise SourceError(path, *key, line=line)
+        yield line, key, value
+
+
 def read_judgements(path: str | Path, queue: Sequence[QueueRow] | str | Path) -> dict[str, Judgement]:
     """Judgements by hypothesis id, validated against the queue (rows name it by id or subtopic +
     text; errors name the line; empty judgements skipped)."""
@@ -216,36 +228,22 @@ def read_judgements(path: str | Path, queue: Sequence[QueueRow] | str | Path) ->
         fix = "copy validation/queue.csv here and fill judgement/stereotype"
         raise SourceError(path, None, "file does not exist", fix=fix)
     judgements: dict[str, Judgement] = {}
-    text = read_text(path)
-    require_judgement_columns(path, csv_header(path, text), expected="hypothesis_id, judgement, stereotype")
-    for line, row in read_csv_records(path, text):
-        found = _parse_judgement(path, line, row, index)
-        if found is None:
-            continue
-        if found.hypothesis_id in judgements:
-            hid, first = found.hypothesis_id, judgements[found.hypothesis_id].line
-            raise SourceError(
-                path,
-                "hypothesis_id",
-                f"duplicate judgement of {hid} ({index.by_id[hid].hypothesis!r}); first on line {first}",
-                line=line,
-                fix="keep one row per hypothesis",
-            )
-        judgements[found.hypothesis_id] = found
+    for line, hid, value in judged_rows(path, index, expected="hypothesis_id, judgement, stereotype"):
+        label, stereotype = value("judgement").lower(), value("stereotype").lower()
+        problem = judgement_problem(label, stereotype)
+        if problem is not None:
+            raise SourceError(path, problem[0], problem[1], line=line, fix=problem[2])
+        if hid in judgements:
+            twice = f"duplicate judgement of {hid} ({index.by_id[hid].hypothesis!r}); first on line {judgements[hid].line}"
+            raise SourceError(path, "hypothesis_id", twice, line=line, fix="keep one row per hypothesis")
+        judged = cast(Stereotype, stereotype) if label == "valid" else None
+        judgements[hid] = Judgement(hid, cast(Category, label), judged, line, value("note"))
     return judgements
 
 
 def disagreed_hypotheses(path: str | Path) -> frozenset[str]:
     """The ids of a judgements file's rows ``validate resolve`` marked ``dropped`` (empty without a
-    ``resolution`` column).
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     f = Path(d) / "judgements.csv"
-    ...     _ = f.write_text("hypothesis_id,judgement,resolution\\nh1,,dropped\\nh2,,pending\\nh3,valid,resolved\\n")
-    ...     sorted(disagreed_hypotheses(f))
-    ['h1']
-    """
+    ``resolution`` column)."""
     path = Path(path)
     return frozenset(
         (row.get("hypothesis_id") or "").strip()
@@ -255,11 +253,7 @@ def disagreed_hypotheses(path: str | Path) -> frozenset[str]:
 
 
 def resolution_record(judgements: str | Path) -> dict[str, Any] | None:
-    """The record ``validate resolve`` wrote beside ``judgements``, when its SHA-256 still matches.
-
-    >>> resolution_record("no/such/judgements.csv") is None
-    True
-    """
+    """The record ``validate resolve`` wrote beside ``judgements``, when its SHA-256 still matches."""
     path = Path(judgements)
     record_path = path.parent / Path(RESOLUTION_JSON).name
     if not path.is_file() or not record_path.is_file():
@@ -269,39 +263,10 @@ def resolution_record(judgements: str | Path) -> dict[str, Any] | None:
         return None  # describes another judgements file (edited or replaced since)
     rounds = record.get("agreement")
     if not isinstance(rounds, dict) or not all(isinstance(r, dict) for r in rounds.values()):
-        raise SourceError(
-            record_path,
-            "agreement",
-            "expected an object of rounds, each an object (as nlibias validate resolve writes it)",
-            fix="run nlibias validate resolve again, or delete the file",
-        )
+        reason = "expected an object of rounds, each an object (as nlibias validate resolve writes it)"
+        fix = "run nlibias validate resolve again, or delete the file"
+        raise SourceError(record_path, "agreement", reason, fix=fix)
     return record
-
-
-def _parse_judgement(
-    path: Path, line: int, row: Mapping[str, str | None], index: QueueIndex
-) -> Judgement | None:
-    def value(name: str) -> str:
-        return (row.get(name) or "").strip()
-
-    label = value("judgement").lower()
-    if not label:
-        return None
-    key = index.find(value("hypothesis_id"), value("subtopic"), value("hypothesis"))
-    if isinstance(key, tuple):
-        raise SourceError(path, *key, line=line)
-    stereotype = value("stereotype").lower()
-    problem = judgement_problem(label, stereotype)
-    if problem is not None:
-        field, reason, fix = problem
-        raise SourceError(path, field, reason, line=line, fix=fix)
-    return Judgement(
-        hypothesis_id=str(key),
-        judgement=_CATEGORY[label],
-        stereotype=_STEREOTYPES.get(stereotype) if label == "valid" else None,
-        line=line,
-        note=value("note"),
-    )
 
 
 @dataclass(frozen=True)
@@ -332,13 +297,8 @@ def apply_judgements(
         hypotheses[category][hid] += 1
         if category in ("valid", "unvalidated"):
             validation = {"judgement": category, "hypothesis_id": hid, "stereotype": stereotype}
-            accepted.append(
-                replace(
-                    sample,
-                    stereotype=stereotype,
-                    provenance={**dict(sample.provenance), "validation": validation},
-                )
-            )
+            provenance = {**dict(sample.provenance), "validation": validation}
+            accepted.append(replace(sample, stereotype=stereotype, provenance=provenance))
     summary = {
         "status": "unvalidated" if judgements is None else "validated",
         "categories": {

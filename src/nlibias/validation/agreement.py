@@ -27,13 +27,11 @@ def percent_agreement(ratings: Sequence[Sequence[str]]) -> float | None:
 
 def mean_pairwise_agreement(ratings: Sequence[Sequence[str]]) -> float | None:
     """Fleiss' P̄: per item, the fraction of rater pairs that agree, averaged over items."""
-    values = []
-    for item in ratings:
-        m = len(item)
-        if m < 2:
-            continue
-        counts = Counter(item)
-        values.append(sum(n * (n - 1) for n in counts.values()) / (m * (m - 1)))
+    values = [
+        sum(n * (n - 1) for n in Counter(item).values()) / (len(item) * (len(item) - 1))
+        for item in ratings
+        if len(item) >= 2
+    ]
     return sum(values) / len(values) if values else None
 
 
@@ -42,13 +40,8 @@ def _count_matrix(ratings: Sequence[Sequence[str]], labels: Sequence[str]) -> li
     if len(sizes) > 1:
         raise ValueError("Fleiss' kappa needs the same number of raters for every item")
     index = {label: j for j, label in enumerate(labels)}
-    matrix = []
-    for item in ratings:
-        row = [0] * len(labels)
-        for label in item:
-            row[index[label]] += 1
-        matrix.append(row)
-    return matrix
+    counts = [Counter(index[label] for label in item) for item in ratings]  # KeyError: a label not in labels
+    return [[row[j] for j in range(len(labels))] for row in counts]
 
 
 def fleiss_kappa(ratings: Sequence[Sequence[str]], labels: Sequence[str] | None = None) -> float | None:

@@ -5,6 +5,7 @@ API for an extension run's hypotheses and an audit run's explained answers (docs
 import hmac
 import socket
 from dataclasses import dataclass
+from functools import cached_property
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
@@ -14,19 +15,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from nlibias.errors import ConfigError
 from nlibias.extension.validation_handoff import QUEUE_CSV, QueueRow, read_queue
 from nlibias.schema.declared import NonNegativeFloat, settings_error
-from nlibias.validation.address import host_name, is_loopback
-from nlibias.validation.explanation_queue import (
-    ExplanationItem,
-    ExplanationQueue,
-    has_explanation_queue,
-    read_explanation_queue,
-)
-from nlibias.validation.http_guards import (
+from nlibias.validation.address import (
     MAX_BODY_BYTES,
     SAFE_METHODS,
     BodyLimit,
     error_details,
     foreign_origin,
+    host_name,
+    is_loopback,
+)
+from nlibias.validation.explanation_queue import (
+    ExplanationItem,
+    ExplanationQueue,
+    has_explanation_queue,
+    read_explanation_queue,
 )
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,
@@ -90,37 +92,15 @@ def _answer_json(answer: CurrentAnswer | None) -> dict[str, Any]:
 
 
 def _hint_json(hint: Suggestion) -> dict[str, Any]:
-    shown = {
-        "judge": hint.judge,
-        "category": hint.category,
-        "stereotype": hint.stereotype,
-        "score": hint.score,
-    }
+    shown = {name: getattr(hint, name) for name in ("judge", "category", "stereotype", "score")}
     return {**shown, "reason": str(hint.details.get("reason", ""))}
 
 
-def _item_json(row: QueueRow, position: int) -> dict[str, Any]:
-    return {"kind": "hypothesis", "position": position, **row.data()}
-
-
-def _explanation_json(item: ExplanationItem, position: int) -> dict[str, Any]:
+def _explanation_json(item: ExplanationItem) -> dict[str, Any]:
     """An explained answer as the page shows it (never the judges' labels)."""
     shown = {name: getattr(item, name) for name in ("subtopic", "domain", "model", "premise", "hypothesis")}
-    ids = {"kind": "explanation", "position": position, "hypothesis_id": item.item_id}
+    ids = {"kind": "explanation", "hypothesis_id": item.item_id}
     return {**ids, **shown, "short_answer": item.answer, "explanation": item.explanation}
-
-
-def _progress(
-    queue_ids: set[str], answers: dict[str, CurrentAnswer], explained_ids: set[str], labels: dict[str, str]
-) -> dict[str, int]:
-    """Items of both kinds: queued, judged, complete."""
-    judged = [a for hid, a in answers.items() if hid in queue_ids and a.category is not None]
-    explained = sum(1 for item in labels if item in explained_ids)
-    return {
-        "total": len(queue_ids) + len(explained_ids),
-        "judged": len(judged) + explained,
-        "complete": sum(1 for a in judged if a.complete) + explained,
-    }
 
 
 def _static_text(name: str) -> str:
@@ -151,7 +131,7 @@ def create_app(run_dir: str | Path, settings: AppSettings | None = None) -> Any:
     app = FastAPI(title="nlibias validation", docs_url=None, redoc_url=None, openapi_url=None)
     _add_guards(app, settings)
     _add_static_routes(app, static)
-    _add_api_routes(app, settings, _Queue(queue, explained), store)
+    _add_api_routes(app, settings, _Queue(queue, explained, store), store)
     return app
 
 
@@ -262,30 +242,37 @@ class _Queue:
 
     hypotheses: list[QueueRow]
     explained: ExplanationQueue | None
+    store: AnnotationStore
 
-    @property
+    @cached_property
     def hypothesis_ids(self) -> set[str]:
         return {row.hypothesis_id for row in self.hypotheses}
 
-    @property
+    @cached_property
     def explained_ids(self) -> set[str]:
         return set() if self.explained is None else {item.item_id for item in self.explained.items}
 
     def items(self) -> list[dict[str, Any]]:
-        shown = [_item_json(row, at) for at, row in enumerate(self.hypotheses)]
-        if self.explained is not None:
-            shown += [
-                _explanation_json(item, len(shown) + at) for at, item in enumerate(self.explained.items)
-            ]
-        return shown
+        shown = [{"kind": "hypothesis", **row.data()} for row in self.hypotheses]
+        shown += [_explanation_json(item) for item in (self.explained.items if self.explained else ())]
+        return [{**item, "position": at} for at, item in enumerate(shown)]
 
+    def labels(self, who: str) -> dict[str, str]:
+        """``who``'s current explanations-round label per item of this queue."""
+        if self.explained is None:
+            return {}
+        current = self.store.current_explanations(fingerprint=self.explained.fingerprint, annotator=who)
+        return {item: by[who].label for item, by in current.items() if who in by}
 
-def _explanation_labels(store: AnnotationStore, queue: _Queue, who: str) -> dict[str, str]:
-    """``who``'s current explanations-round label per item of this queue."""
-    if queue.explained is None:
-        return {}
-    current = store.current_explanations(fingerprint=queue.explained.fingerprint, annotator=who)
-    return {item: by[who].label for item, by in current.items() if who in by}
+    def progress(self, who: str, answers: dict[str, CurrentAnswer]) -> dict[str, int]:
+        """Items of both kinds: queued, judged, complete."""
+        judged = [a for hid, a in answers.items() if hid in self.hypothesis_ids and a.category is not None]
+        explained = sum(1 for item in self.labels(who) if item in self.explained_ids)
+        return {
+            "total": len(self.hypothesis_ids) + len(self.explained_ids),
+            "judged": len(judged) + explained,
+            "complete": sum(1 for a in judged if a.complete) + explained,
+        }
 
 
 def _add_api_routes(app: Any, settings: AppSettings, queue: _Queue, store: AnnotationStore) -> None:
@@ -293,9 +280,6 @@ def _add_api_routes(app: Any, settings: AppSettings, queue: _Queue, store: Annot
     from fastapi import HTTPException
 
     queue_ids, explained_ids = queue.hypothesis_ids, queue.explained_ids
-
-    def progress(who: str, answers: dict[str, CurrentAnswer]) -> dict[str, int]:
-        return _progress(queue_ids, answers, explained_ids, _explanation_labels(store, queue, who))
 
     @app.get("/api/config")
     def config() -> dict[str, Any]:
@@ -312,7 +296,7 @@ def _add_api_routes(app: Any, settings: AppSettings, queue: _Queue, store: Annot
     def items(annotator: str | None = None) -> dict[str, Any]:
         who = _annotator_or_fail(annotator, settings)
         answers = _answers_of(store, who)
-        labels = _explanation_labels(store, queue, who)
+        labels = queue.labels(who)
         hints = store.suggestions() if settings.show_hints else {}
         shown = []
         for item in queue.items():
@@ -322,7 +306,7 @@ def _add_api_routes(app: Any, settings: AppSettings, queue: _Queue, store: Annot
             else:
                 hinted = [_hint_json(s) for s in hints.get(hid, [])]
                 shown.append({**item, "answer": _answer_json(answers.get(hid)), "hints": hinted})
-        return {"annotator": who, "items": shown, "progress": progress(who, answers)}
+        return {"annotator": who, "items": shown, "progress": queue.progress(who, answers)}
 
     @app.post("/api/answer")
     def answer(body: AnswerBody) -> dict[str, Any]:
@@ -339,7 +323,8 @@ def _add_api_routes(app: Any, settings: AppSettings, queue: _Queue, store: Annot
                 raise HTTPException(409, "mark the hypothesis valid before choosing pro/anti")
         store.record(body.hypothesis_id, who, body.round, body.label)
         answers = _answers_of(store, who)
-        return {"answer": _answer_json(answers.get(body.hypothesis_id)), "progress": progress(who, answers)}
+        answered = _answer_json(answers.get(body.hypothesis_id))
+        return {"answer": answered, "progress": queue.progress(who, answers)}
 
     def _answer_explanation(body: AnswerBody, who: str) -> dict[str, Any]:
         if queue.explained is None or body.hypothesis_id not in explained_ids:
@@ -347,11 +332,8 @@ def _add_api_routes(app: Any, settings: AppSettings, queue: _Queue, store: Annot
         if body.label not in EXPLANATION_LABELS:
             raise HTTPException(422, f"{body.label!r} is not an explanation label")
         store.record_explanation(body.hypothesis_id, who, body.label, fingerprint=queue.explained.fingerprint)
-        labels = _explanation_labels(store, queue, who)
-        return {
-            "answer": {"label": labels.get(body.hypothesis_id)},
-            "progress": progress(who, _answers_of(store, who)),
-        }
+        answered = {"label": queue.labels(who).get(body.hypothesis_id)}
+        return {"answer": answered, "progress": queue.progress(who, _answers_of(store, who))}
 
 
 def serve(

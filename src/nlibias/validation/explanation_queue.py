@@ -5,14 +5,15 @@ answer is stored with the SHA-256 of the ``explanations.jsonl`` it judged."""
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import TypeAdapter
 
 from nlibias.errors import ConfigError, SourceError
 from nlibias.explanations.run_files import EXPLANATIONS_DIR, EXPLANATIONS_JSONL, current_summary, read_rows
@@ -82,6 +83,9 @@ class ExplanationQueue:
         return dict(sorted(counts.items()))
 
 
+_QUEUE = TypeAdapter(ExplanationQueue)
+
+
 class QueueWarning(UserWarning):
     """A queue was drawn, but not as asked: fewer answers than ``size``, or earlier answers left out."""
 
@@ -90,17 +94,12 @@ def explanations_fingerprint(run_dir: str | Path) -> str:
     """SHA-256 of ``RUN/explanations/explanations.jsonl`` (refused, saying how, when there is none)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
-        raise SourceError(
-            run_dir, None, "no such run directory", fix="pass the run directory of an explained audit"
-        )
+        fix = "pass the run directory of an explained audit"
+        raise SourceError(run_dir, None, "no such run directory", fix=fix)
     path = run_dir / EXPLANATIONS_DIR / EXPLANATIONS_JSONL
     if not path.is_file():
-        raise SourceError(
-            path,
-            None,
-            "no explanations here",
-            fix="label the audit run's generated explanations first: `nlibias explain RUN` with an NLI judge",
-        )
+        fix = "label the audit run's generated explanations first: `nlibias explain RUN` with an NLI judge"
+        raise SourceError(path, None, "no explanations here", fix=fix)
     return sha256_file(path)
 
 
@@ -117,12 +116,10 @@ def hypotheses_queue(run_dir: str | Path) -> list[QueueRow]:
             "`nlibias validate status RUN` measures them",
         )
     if not path.exists() and (Path(run_dir) / EXPLANATIONS_DIR / EXPLANATIONS_JSONL).is_file():
-        raise SourceError(
-            path,
-            None,
-            "file does not exist: this is an explained audit run, whose queue is drawn from its explanations",
-            fix="draw it first with `nlibias validate explanations RUN`",
+        reason = (
+            "file does not exist: this is an explained audit run, whose queue is drawn from its explanations"
         )
+        raise SourceError(path, None, reason, fix="draw it first with `nlibias validate explanations RUN`")
     return read_queue(path)
 
 
@@ -132,42 +129,33 @@ def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[
     out_dir = run_dir / EXPLANATIONS_DIR
     summary_path = out_dir / EXPLANATIONS_FILE
     if not summary_path.is_file():
-        raise SourceError(
-            summary_path, None, "missing (explain did not finish)", fix="run `nlibias explain` again"
-        )
+        fix = "run `nlibias explain` again"
+        raise SourceError(summary_path, None, "missing (explain did not finish)", fix=fix)
     items: dict[str, ExplanationItem] = {}
-    judges: list[str] = []
     rows = read_rows(out_dir)
     if not rows:
+        reason = "no rows (explain wrote one per generated answer and judge)"
         raise SourceError(
-            out_dir / EXPLANATIONS_JSONL,
-            None,
-            "no rows (explain wrote one per generated answer and judge)",
-            fix="run explain on the audit run again",
+            out_dir / EXPLANATIONS_JSONL, None, reason, fix="run explain on the audit run again"
         )
     summary = current_summary(run_dir, recorded=False)
     if not isinstance(summary, dict):
         raise SourceError(summary_path, None, f"not current: {summary}", fix="run `nlibias explain` again")
     for row in rows:
-        judge = str(row["judge"])
-        if judge not in judges:
-            judges.append(judge)
         if row.get("label") is None:  # no explanation to judge
             continue
         key = item_id(str(row["model"]), row.get("prompt"), str(row["id"]))
         if key not in items:
             texts: dict[str, Any] = {
-                name: str(row[name]) for name in ("id", "model", "premise", "hypothesis", "explanation")
+                n: str(row[n]) for n in ("id", "model", "premise", "hypothesis", "explanation")
             }
+            texts |= {"subtopic": str(row.get("subtopic") or "?"), "domain": str(row.get("domain") or "")}
             kept: dict[str, Any] = {
                 name: row.get(name) for name in ("prompt", "answer", "stereotype", "lm_label")
             }
-            where: dict[str, Any] = {
-                "subtopic": str(row.get("subtopic") or "?"),
-                "domain": str(row.get("domain") or ""),
-            }
-            items[key] = ExplanationItem(item_id=key, **texts, **kept, **where)
-        items[key].labels[judge] = row["label"]
+            items[key] = ExplanationItem(item_id=key, **texts, **kept)
+        items[key].labels[str(row["judge"])] = row["label"]
+    judges = list(dict.fromkeys(str(row["judge"]) for row in rows))
     lm_judge = summary.get("lm_judge")
     return items, judges, None if lm_judge is None else str(lm_judge)
 
@@ -175,13 +163,7 @@ def _explained_answers(run_dir: Path) -> tuple[dict[str, ExplanationItem], list[
 def stratified_sample(
     items: Sequence[ExplanationItem], strata_of: Mapping[str, str], size: int, seed: int
 ) -> list[ExplanationItem]:
-    """``size`` items taken one per stratum in turn (strata sorted, each shuffled with ``seed``).
-
-    >>> items = [ExplanationItem(str(k), "s", "m", None, "p", "h", "yes", "e", "t", "d", "pro") for k in range(5)]
-    >>> strata = {"0": "a", "1": "a", "2": "a", "3": "b", "4": "b"}
-    >>> [strata[it.item_id] for it in stratified_sample(items, strata, 3, 0)]
-    ['a', 'b', 'a']
-    """
+    """``size`` items taken one per stratum in turn (strata sorted, each shuffled with ``seed``)."""
     groups: dict[str, list[ExplanationItem]] = {}
     for item in sorted(items, key=lambda it: it.item_id):
         groups.setdefault(strata_of[item.item_id], []).append(item)
@@ -210,17 +192,12 @@ def draw_explanation_queue(
     items, judges, lm_judge = _explained_answers(run_dir)
     by = judge if judge is not None else (judges[0] if judges else "")
     if by not in judges:
-        raise ConfigError(
-            f"{{judge}} {judge!r} did not label this run's explanations; use one of {', '.join(judges)}",
-            parameter="judge",
-        )
+        reason = f"{{judge}} {judge!r} did not label this run's explanations; use one of {', '.join(judges)}"
+        raise ConfigError(reason, parameter="judge")
     if not items:
-        raise SourceError(
-            run_dir / EXPLANATIONS_DIR / EXPLANATIONS_JSONL,
-            None,
-            "no answer here has an explanation to judge",
-            fix="audit with a prompt that asks for an explanation, then explain that run",
-        )
+        fix = "audit with a prompt that asks for an explanation, then explain that run"
+        path = run_dir / EXPLANATIONS_DIR / EXPLANATIONS_JSONL
+        raise SourceError(path, None, "no answer here has an explanation to judge", fix=fix)
     strata = {key: f"{item.labels.get(by)}\x1f{item.subtopic}" for key, item in items.items()}
     chosen = stratified_sample(list(items.values()), strata, size, seed)
     queue = ExplanationQueue(fingerprint, tuple(judges), lm_judge, by, size, seed, len(items), tuple(chosen))
@@ -231,7 +208,7 @@ def draw_explanation_queue(
             stacklevel=2,
         )
     _warn_left_out(run_dir, queue)
-    write_json(run_dir / EXPLANATIONS_QUEUE, _queue_json(queue))
+    write_json(run_dir / EXPLANATIONS_QUEUE, {"format_version": QUEUE_FORMAT, **_QUEUE.dump_python(queue)})
     return queue
 
 
@@ -255,15 +232,6 @@ def _warn_left_out(run_dir: Path, queue: ExplanationQueue) -> None:
         )
 
 
-def _queue_json(queue: ExplanationQueue) -> dict[str, Any]:
-    return {
-        "format_version": QUEUE_FORMAT,
-        **{key: value for key, value in asdict(queue).items() if key != "items"},
-        "judges": list(queue.judges),
-        "items": [asdict(item) for item in queue.items],
-    }
-
-
 def has_explanation_queue(run_dir: str | Path) -> bool:
     return (Path(run_dir) / EXPLANATIONS_QUEUE).is_file()
 
@@ -272,19 +240,10 @@ def read_explanation_queue(run_dir: str | Path) -> ExplanationQueue:
     """The queue :func:`draw_explanation_queue` wrote (refused, naming the file, when it is not one)."""
     path = Path(run_dir) / EXPLANATIONS_QUEUE
     if not path.is_file():
-        raise SourceError(
-            path, None, "file does not exist", fix="draw one with `nlibias validate explanations RUN`"
-        )
+        fix = "draw one with `nlibias validate explanations RUN`"
+        raise SourceError(path, None, "file does not exist", fix=fix)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        fields: dict[str, Any] = {name: data[name] for name in ("fingerprint", "lm_judge", "stratified_by")}
-        counts: dict[str, Any] = {name: int(data[name]) for name in ("size", "seed", "available")}
-        items = tuple(ExplanationItem(**item) for item in data["items"])
-        return ExplanationQueue(**fields, **counts, judges=tuple(data["judges"]), items=items)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise SourceError(
-            path,
-            None,
-            f"not an explanations queue ({exc})",
-            fix="draw it again with `nlibias validate explanations RUN`",
-        ) from None
+        return _QUEUE.validate_json(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        fix = "draw it again with `nlibias validate explanations RUN`"
+        raise SourceError(path, None, f"not an explanations queue ({exc})", fix=fix) from None

@@ -9,6 +9,7 @@ import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,12 +20,11 @@ from nlibias.extension.validation_handoff import (
     QUEUE_COLUMNS,
     QueueIndex,
     QueueRow,
+    judged_rows,
     judgement_problem,
-    require_judgement_columns,
 )
 from nlibias.io.jsonl import read_json_file
 from nlibias.schema.declared import Allowed, declared
-from nlibias.textio.text_files import csv_header, read_csv_records, read_text
 from nlibias.validation.store import (
     ANNOTATOR_PATTERN,
     AnnotationStore,
@@ -99,11 +99,7 @@ def _judged(
 
 
 def _questions(category: str | None, stereotype: str | None) -> list[tuple[str, str]]:
-    """``(question, value)`` of the judgement and the stereotype, each when given.
-
-    >>> _questions("valid", "pro"), _questions("invalid", None)
-    ([('judgement', 'valid'), ('stereotype', 'pro')], [('judgement', 'invalid')])
-    """
+    """``(question, value)`` of the judgement and the stereotype, each when given."""
     return [
         (question, value)
         for question, value in (("judgement", category), ("stereotype", stereotype))
@@ -150,21 +146,7 @@ def _label_studio_tasks(
 
 def label_studio_config() -> str:
     """The Label Studio labeling interface that matches the ``label-studio`` export."""
-    return (
-        "<View>\n"
-        '  <Header value="$subtopic"/>\n'
-        '  <Text name="hypothesis" value="$hypothesis"/>\n'
-        '  <Text name="template" value="$bbnli_template"/>\n'
-        '  <Text name="premise" value="$example_premise"/>\n'
-        '  <Choices name="judgement" toName="hypothesis" choice="single" required="true">\n'
-        '    <Choice value="valid"/><Choice value="invalid"/><Choice value="incoherent"/>\n'
-        "  </Choices>\n"
-        '  <Choices name="stereotype" toName="hypothesis" choice="single"\n'
-        '           visibleWhen="choice-selected" whenTagName="judgement" whenChoiceValue="valid">\n'
-        '    <Choice value="pro"/><Choice value="anti"/>\n'
-        "  </Choices>\n"
-        "</View>\n"
-    )
+    return (files("nlibias.validation") / "static" / "label_studio.xml").read_text(encoding="utf-8")
 
 
 _ARGILLA_FIELDS = ("hypothesis", "bbnli_template", "masked_template", "example_premise")
@@ -205,12 +187,8 @@ def detect_format(path: Path) -> str:
     data = read_json_file(path)
     if isinstance(data, list) and data and isinstance(data[0], dict):
         return "label-studio" if "data" in data[0] else "argilla"
-    raise SourceError(
-        path,
-        None,
-        "cannot tell the format: expected a JSON list of tasks or records",
-        fix="name the format: label-studio, argilla or csv",
-    )
+    reason = "cannot tell the format: expected a JSON list of tasks or records"
+    raise SourceError(path, None, reason, fix="name the format: label-studio, argilla or csv")
 
 
 class _Checker:
@@ -237,28 +215,19 @@ class _Checker:
     def add(self, where: str, hid: str, annotator: str, category: str, stereotype: str) -> None:
         annotator = annotator or (self.default_annotator or "")
         if not annotator:
-            raise self.fail(
-                where, "annotator", "no annotator", fix="add an annotator column or name a default annotator"
-            )
+            fix = "add an annotator column or name a default annotator"
+            raise self.fail(where, "annotator", "no annotator", fix=fix)
         if not ANNOTATOR_PATTERN.fullmatch(annotator):
-            raise self.fail(
-                where,
-                "annotator",
-                f"annotator name {annotator!r} is not allowed",
-                fix="letters, digits, _.@-",
-            )
+            reason = f"annotator name {annotator!r} is not allowed"
+            raise self.fail(where, "annotator", reason, fix="letters, digits, _.@-")
         category, stereotype = category.lower(), stereotype.lower()
         problem = judgement_problem(category, stereotype, need_stereotype=False)  # the one rule
         if problem is not None:
             raise self.fail(where, *problem)
         key = (hid, annotator)
         if key in self.seen:
-            raise self.fail(
-                where,
-                "hypothesis_id",
-                f"duplicate: {annotator} already judged {hid} ({self.seen[key]})",
-                fix="keep one row per hypothesis and annotator",
-            )
+            twice = f"duplicate: {annotator} already judged {hid} ({self.seen[key]})"
+            raise self.fail(where, "hypothesis_id", twice, fix="keep one row per hypothesis and annotator")
         self.seen[key] = where
         self.answers.append(ImportedAnswer(hid, annotator, category, stereotype or None, where))
 
@@ -292,20 +261,9 @@ def read_import(
 
 
 def _read_csv(path: Path, checker: _Checker) -> None:
-    text = read_text(path)
-    require_judgement_columns(
-        path, csv_header(path, text), expected="hypothesis_id, annotator, judgement, stereotype"
-    )
-    for line, row in read_csv_records(path, text):
-        where = f"line {line}"
-
-        def value(name: str, row: Mapping[str, str] = row) -> str:
-            return (row.get(name) or "").strip()
-
-        if not value("judgement"):
-            continue
-        hid = checker.resolve_id(where, value("hypothesis_id"), value("subtopic"), value("hypothesis"))
-        checker.add(where, hid, value("annotator"), value("judgement"), value("stereotype"))
+    expected = "hypothesis_id, annotator, judgement, stereotype"
+    for line, hid, value in judged_rows(path, checker.index, expected=expected):
+        checker.add(f"line {line}", hid, value("annotator"), value("judgement"), value("stereotype"))
 
 
 def _typed(checker: _Checker, where: str, field: str, value: Any, kind: type, default: Any) -> Any:
@@ -351,13 +309,8 @@ def _read_label_studio(where: str, task: Mapping[str, Any], checker: _Checker) -
             continue
         category = _first_choice(annotation.get("result"), "judgement")
         if category:
-            checker.add(
-                where,
-                hid,
-                _ls_annotator(annotation),
-                category,
-                _first_choice(annotation.get("result"), "stereotype"),
-            )
+            stereotype = _first_choice(annotation.get("result"), "stereotype")
+            checker.add(where, hid, _ls_annotator(annotation), category, stereotype)
 
 
 def _read_argilla(where: str, record: Mapping[str, Any], checker: _Checker) -> None:

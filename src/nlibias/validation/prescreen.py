@@ -10,7 +10,7 @@ final labels. An NLI judge compares the hypothesis with the original template's 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,9 @@ from nlibias.extension.validation_handoff import QueueRow, hypothesis_id
 from nlibias.io.jsonl import iter_jsonl
 from nlibias.models.generative.backend import AnswerRecord, build_backend
 from nlibias.models.registry import create_classifier
-from nlibias.runtime.cache import PredictionCache, cache_key, default_cache_path, identity_fingerprint
+from nlibias.runtime.cache import PredictionCache, default_cache_path
 from nlibias.runtime.classifier import predict_pairs
+from nlibias.runtime.loop import ComputedBatch, cached_outputs
 from nlibias.schema.declared import Share, declared
 from nlibias.schema.model_ref import ModelRef
 from nlibias.validation.explanation_queue import hypotheses_queue
@@ -141,25 +142,26 @@ def lm_suggestions(
 ) -> list[Suggestion]:
     """Generative-LM suggestions: yes → valid, no → invalid, unreadable → no category."""
     answers = ("yes", "no")
-    fingerprint = identity_fingerprint(
-        {**dict(backend.identity()), "task": "validation-prescreen", "answers": answers}
+    identity = {**dict(backend.identity()), "task": "validation-prescreen", "answers": answers}
+
+    def compute(todo: list[tuple[str, ...]]) -> Iterator[ComputedBatch]:
+        for batch in backend.answer_batches([t[0] for t in todo], answers=answers, mode="scored"):
+            yield ComputedBatch(batch.indices, batch.records)
+
+    prompts = [(LM_PROMPT.format(hypothesis=row.hypothesis),) for row in queue]
+    run = cached_outputs(
+        judge,
+        prompts,
+        identity,
+        compute,
+        cache,
+        to_json=lambda record: record.to_json(),
+        from_json=AnswerRecord.from_json,
+        progress=False,
+        unit="text",
     )
-    prompts = [LM_PROMPT.format(hypothesis=row.hypothesis) for row in queue]
-    keys = [cache_key(fingerprint, prompt) for prompt in prompts]
-    found: dict[str, Any] = cache.get_many(keys) if cache is not None else {}
-    todo = [i for i, key in enumerate(keys) if key not in found]
-    if todo:
-        for batch in backend.answer_batches([prompts[i] for i in todo], answers=answers, mode="scored"):
-            computed = [
-                (keys[todo[j]], record.to_json())
-                for j, record in zip(batch.indices, batch.records, strict=True)
-            ]
-            found.update(computed)
-            if cache is not None:
-                cache.put_many(computed, fingerprint=fingerprint)
     out = []
-    for row, key in zip(queue, keys, strict=True):
-        record = AnswerRecord.from_json(found[key])
+    for row, record in zip(queue, run.outputs, strict=True):
         category = {"yes": "valid", "no": "invalid"}.get(record.answer or "")
         said = record.answer or ""
         score = float(record.probs[said]) if record.probs and said in record.probs else None
@@ -185,9 +187,8 @@ def run_prescreen(
     """Store model suggestions (an NLI ``judge`` and/or an LM ``lm_judge``) for an ``extend`` run's
     queue; as ``nlibias validate prescreen``. Returns the counts per judge."""
     if not judge and not lm_judge:
-        raise ConfigError(
-            "name a judge: an NLI model (judge) and/or a generative LM (lm_judge)", parameter="judge"
-        )
+        reason = "name a judge: an NLI model (judge) and/or a generative LM (lm_judge)"
+        raise ConfigError(reason, parameter="judge")
     if judge:  # each in its role, before the queue is read
         fix = "a generative LM suggests in {lm_judge}"
         ModelRef.unread(judge).check_role("classifier", parameter="judge", fix=fix, names=("lm_judge",))

@@ -27,6 +27,8 @@ from nlibias.validation.store import (
     Suggestion,
 )
 
+_JUDGE_COUNTS = ("compared", "category_agree", "stereotype_compared", "stereotype_agree")
+
 
 def progress(
     queue: Sequence[QueueRow], current: Mapping[str, Mapping[str, CurrentAnswer]]
@@ -67,10 +69,9 @@ def prescreen_agreement(
         if label is None:
             continue
         for suggestion in items:
-            counts = dict.fromkeys(
-                ("compared", "category_agree", "stereotype_compared", "stereotype_agree"), 0
+            entry = out.setdefault(
+                suggestion.judge, {**dict.fromkeys(_JUDGE_COUNTS, 0), "confusion": Counter()}
             )
-            entry = out.setdefault(suggestion.judge, {**counts, "confusion": Counter()})
             if suggestion.category is not None:
                 entry["compared"] += 1
                 entry["category_agree"] += int(suggestion.category == label.judgement)
@@ -87,17 +88,9 @@ def prescreen_agreement(
 
 
 def unjudged_count(queue: Sequence[QueueRow], current: Mapping[str, Mapping[str, Any]]) -> int:
-    """Queued hypotheses that no annotator has given a category yet.
-
-    >>> from types import SimpleNamespace as N
-    >>> unjudged_count([N(hypothesis_id="a"), N(hypothesis_id="b")], {"a": {"ana": N(category="valid")}})
-    1
-    """
-    return sum(
-        1
-        for row in queue
-        if not any(answer.category is not None for answer in current.get(row.hypothesis_id, {}).values())
-    )
+    """Queued hypotheses that no annotator has given a category yet."""
+    judged = {hid for hid, by in current.items() if any(a.category is not None for a in by.values())}
+    return sum(1 for row in queue if row.hypothesis_id not in judged)
 
 
 @declared
@@ -145,16 +138,9 @@ def _hypotheses_status(
             if answer.stereotype is not None:
                 stereotype.setdefault(hid, {})[who] = answer.stereotype
     annotators = sorted({w for by in category.values() for w in by})
+    shared: dict[str, Any] = {"subtopic_of": subtopic_of, "annotators": annotators}
     rounds = {
-        name: asdict(
-            agreement_report(
-                answers,
-                round_name=name,
-                labels=ROUND_LABELS[name],
-                subtopic_of=subtopic_of,
-                annotators=annotators,
-            )
-        )
+        name: asdict(agreement_report(answers, round_name=name, labels=ROUND_LABELS[name], **shared))
         for name, answers in (("category", category), ("stereotype", stereotype))
     }
     resolved = resolve(queue, current, rule, min_annotators=min_annotators)
@@ -189,14 +175,9 @@ def explanations_status(run_dir: str | Path, *, exclude_from_agreement: Sequence
         if item in ids
     }
     human = {item: by for item, by in human.items() if by}
-    annotators = sorted({who for by in human.values() for who in by})
     subtopic_of = {item.item_id: item.subtopic for item in queue.items}
     agreement = agreement_report(
-        human,
-        round_name=EXPLANATION_ROUND,
-        labels=EXPLANATION_LABELS,
-        subtopic_of=subtopic_of,
-        annotators=annotators,
+        human, round_name=EXPLANATION_ROUND, labels=EXPLANATION_LABELS, subtopic_of=subtopic_of
     )
     reference = {item: label for item, by in human.items() if (label := majority_label(list(by.values())))}
     judged = {judge: {it.item_id: it.labels.get(judge) for it in queue.items} for judge in queue.judges}

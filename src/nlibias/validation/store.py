@@ -1,13 +1,6 @@
 """Every human judgement and model suggestion, in ``RUN/validation/annotations.sqlite`` (WAL): an
 append-only log whose latest row per answer is the current one; each answer commits on its own
-connection, so threads, processes and killed servers lose nothing.
-
->>> import tempfile, pathlib
->>> store = AnnotationStore(pathlib.Path(tempfile.mkdtemp()) / "a.sqlite")
->>> _ = store.record("h1", "ana", "category", "valid")
->>> store.current()["h1"]["ana"].category
-'valid'
-"""
+connection, so threads, processes and killed servers lose nothing."""
 
 from __future__ import annotations
 
@@ -16,7 +9,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -72,6 +65,7 @@ CREATE INDEX IF NOT EXISTS explanation_current ON explanation_judgements (item_i
 _COLUMNS = {
     "judgements": ("id", "hypothesis_id", "annotator", "round", "label", "created_at", "source"),
     "explanation_judgements": ("id", "item_id", "annotator", "label", "fingerprint", "created_at", "source"),
+    "suggestions": ("hypothesis_id", "judge", "category", "stereotype", "score", "details", "created_at"),
 }
 
 
@@ -95,19 +89,10 @@ def check_annotator(name: str) -> str:
 
 
 def check_choice(value: str, allowed: Sequence[str], what: str, *, parameter: str) -> str:
-    """``value`` when it is one of ``allowed``, else a ConfigError naming ``what`` and the choices.
-
-    >>> check_choice("pro", ROUND_LABELS["stereotype"], "stereotype label", parameter="label")
-    'pro'
-    """
+    """``value`` when it is one of ``allowed``, else a ConfigError naming ``what`` and the choices."""
     if value not in allowed:
         raise ConfigError(f"unknown {what} {value!r}: use {', '.join(allowed)}", parameter=parameter)
     return value
-
-
-def check_label(round_: str, label: str) -> None:
-    check_choice(round_, ROUNDS, "round", parameter="round_")
-    check_choice(label, ROUND_LABELS[round_], f"{round_} label", parameter="label")
 
 
 @dataclass(frozen=True)
@@ -218,10 +203,10 @@ class AnnotationStore:
             "move it aside and re-import an export (`nlibias validate import`)",
         )
 
-    def _insert(self, table: str, rows: Sequence[tuple[Any, ...]]) -> list[int]:
-        """Append ``rows`` (the columns after ``id``) to ``table`` in one transaction; their ids."""
-        columns = _COLUMNS[table][1:]
-        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    def _insert(self, table: str, rows: Sequence[tuple[Any, ...]], verb: str = "INSERT") -> list[int]:
+        """Append ``rows`` (the columns after any ``id``) to ``table`` in one transaction; their ids."""
+        columns = _COLUMNS[table][1:] if _COLUMNS[table][0] == "id" else _COLUMNS[table]
+        sql = f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
         with self._connect() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -261,7 +246,8 @@ class AnnotationStore:
         rows = list(answers)
         for _, annotator, round_, label in rows:
             check_annotator(annotator)
-            check_label(round_, label)
+            check_choice(round_, ROUNDS, "round", parameter="round_")
+            check_choice(label, ROUND_LABELS[round_], f"{round_} label", parameter="label")
         stamp = at or now_iso()
         ids = self._insert("judgements", [(*row, stamp, source) for row in rows])
         return [JudgementRecord(i, *row, stamp, source) for i, row in zip(ids, rows, strict=True)]
@@ -290,22 +276,10 @@ class AnnotationStore:
         """Store (or replace) suggestions, keyed by (hypothesis, judge); returns how many."""
         stamp = now_iso()
         rows = [
-            (
-                s.hypothesis_id,
-                s.judge,
-                s.category,
-                s.stereotype,
-                s.score,
-                json.dumps(dict(s.details), sort_keys=True),
-                s.created_at or stamp,
-            )
+            (*astuple(s)[:5], json.dumps(dict(s.details), sort_keys=True), s.created_at or stamp)
             for s in suggestions
         ]
-        with self._connect() as db:
-            db.execute("BEGIN IMMEDIATE")
-            db.executemany("INSERT OR REPLACE INTO suggestions VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-            db.execute("COMMIT")
-        return len(rows)
+        return len(self._insert("suggestions", rows, verb="INSERT OR REPLACE"))
 
     def suggestions(self) -> dict[str, list[Suggestion]]:
         """hypothesis id → its suggestions (by judge name)."""
@@ -331,13 +305,7 @@ class AnnotationStore:
         source: str = "app",
         at: str | None = None,
     ) -> ExplanationJudgement:
-        """Append and commit one explanations-round answer given on the explanations ``fingerprint``.
-
-        >>> import tempfile, pathlib
-        >>> store = AnnotationStore(pathlib.Path(tempfile.mkdtemp()) / "a.sqlite")
-        >>> store.record_explanation("e1", "ana", "biased", fingerprint="f0").label
-        'biased'
-        """
+        """Append and commit one explanations-round answer given on the explanations ``fingerprint``."""
         check_annotator(annotator)
         check_choice(label, EXPLANATION_LABELS, "explanation label", parameter="label")
         row = (item_id, annotator, label, fingerprint, at or now_iso(), source)

@@ -1,5 +1,5 @@
 """A small hand-made validation queue (``validation/queue.csv`` and ``filter/kept.jsonl``) for
-tests, demos and docs."""
+tests."""
 
 from __future__ import annotations
 
