@@ -33,12 +33,6 @@ from nlibias.schema.declared import source_error
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text
 
-__all__ = [
-    "SAMPLES_JSONL", "SAMPLES_PARQUET", "ReadColumns", "SampleRecord", "SampleRules", "is_blank_text",
-    "iter_samples", "peek_source", "read_sample_columns", "read_samples", "resolve_samples_path",
-    "write_samples",
-]  # fmt: skip
-
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import Benchmark
 

@@ -59,9 +59,12 @@ def read_text(path: str | Path) -> str:
     return decode_utf8(path, Path(path).read_bytes())
 
 
-def read_csv_records(path: str | Path, text: str | None = None) -> Iterator[tuple[int, dict[str, str]]]:
+def read_csv_records(
+    path: str | Path, text: str | None = None, required: Iterable[str] = (), fix: str | None = None
+) -> Iterator[tuple[int, dict[str, str]]]:
     """``(line, row)`` for each data row of a CSV file with a header, each row checked; blank lines
-    skipped. ``text``: the file's text when already read (else it is streamed).
+    skipped. ``text``: the file's text when already read (else it is streamed); ``required``: the
+    columns the header must name.
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
@@ -69,7 +72,15 @@ def read_csv_records(path: str | Path, text: str | None = None) -> Iterator[tupl
     >>> list(read_csv_records(path))
     [(2, {'a': '1', 'b': 'two, three'}), (4, {'a': '4', 'b': '5'})]
     """
-    return _read_csv(path, text, ())
+    lines = io.StringIO(text, newline="") if text is not None else stream_lines(path)
+    reader = csv.reader(lines, strict=True)
+    header = _next_row(path, reader, 1)
+    require_csv_columns(path, header, required, fix=fix)
+    if header is None:
+        return
+    for line, row in _rest(path, reader):
+        check_row_width(path, line, row, header)
+        yield line, dict(zip(header, row, strict=True))
 
 
 def read_csv_with_columns(
@@ -83,7 +94,7 @@ def read_csv_with_columns(
     >>> list(read_csv_with_columns(path, ("a", "b")))
     [(2, {'a': '1', 'b': '2'})]
     """
-    return _read_csv(path, None, tuple(required), fix)
+    return read_csv_records(path, None, required, fix)
 
 
 def require_csv_columns(
@@ -137,20 +148,6 @@ def check_row_width(
 def csv_header(path: str | Path, text: str) -> list[str] | None:
     """The header row of a CSV text (``None`` for an empty file)."""
     return _next_row(path, csv.reader(io.StringIO(text, newline=""), strict=True), 1)
-
-
-def _read_csv(
-    path: str | Path, text: str | None, required: tuple[str, ...], fix: str | None = None
-) -> Iterator[tuple[int, dict[str, str]]]:
-    lines = io.StringIO(text, newline="") if text is not None else stream_lines(path)
-    reader = csv.reader(lines, strict=True)
-    header = _next_row(path, reader, 1)
-    require_csv_columns(path, header, required, fix=fix)
-    if header is None:
-        return
-    for line, row in _rest(path, reader):
-        check_row_width(path, line, row, header)
-        yield line, dict(zip(header, row, strict=True))
 
 
 def stream_lines(path: str | Path) -> Iterator[str]:
