@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
-from nlibias.catalog import bbnli, bbq, occupations, sentence_pairs, wq_nli
+from nlibias.catalog.builtin import BUILTIN
 from nlibias.catalog.plugins import PluginOrigin, PluginWarning, attributed, duplicate_names, load_failure
 from nlibias.errors import ConfigError, DataError, SourceError, did_you_mean
 from nlibias.io.samples import read_sample_columns, read_samples, resolve_samples_path, write_samples
@@ -35,14 +35,6 @@ if TYPE_CHECKING:
     from nlibias.runtime.model_set import ModelSet
 
 ENTRY_POINT_GROUP = "nlibias.benchmarks"
-
-BUILTIN: tuple[Benchmark, ...] = (
-    bbnli.BENCHMARK,
-    wq_nli.BENCHMARK,
-    occupations.BENCHMARK,
-    *sentence_pairs.BENCHMARKS,
-    bbq.BENCHMARK,
-)
 
 
 class _Table(dict[str, Benchmark]):
