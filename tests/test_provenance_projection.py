@@ -16,7 +16,7 @@ import nlibias.catalog.registry as scoring
 from nlibias.benchmarks.base import Benchmark
 from nlibias.benchmarks.bbnli_source import BBNLI_DATA
 from nlibias.benchmarks.data_locations import resolve_data
-from nlibias.catalog.bbnli import BENCHMARK as BBNLI
+from nlibias.catalog.builtin import BBNLI
 from nlibias.catalog.registry import get_benchmark, read_benchmark_samples, register_benchmark
 from nlibias.io.samples import read_samples, write_samples
 from nlibias.models.fake import FakeNLIClassifier

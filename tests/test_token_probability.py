@@ -15,8 +15,8 @@ from conftest import skip_without_smollm2
 from nlibias.benchmarks.data_locations import content_digest, git_blob_id
 from nlibias.benchmarks.sentence_pairs import read_crows_pairs, read_user_pairs, read_winoqueer
 from nlibias.benchmarks.wq_tp import recover_pair
+from nlibias.catalog.builtin import wq_nli_sentence_pairs
 from nlibias.catalog.registry import read_benchmark_samples
-from nlibias.catalog.wq_nli import wq_nli_sentence_pairs
 from nlibias.errors import ConfigError, DataError, SourceError
 from nlibias.metrics.token_probability import (
     item_agreement,

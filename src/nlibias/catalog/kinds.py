@@ -1,6 +1,4 @@
-"""The measures built-in benchmarks share per predictor kind: their probability measures over a
-classifier's outputs, BBNLI's pair measures and answer rates for generative LMs, and the
-token-probability measures of sentence scores.
+"""The measures built-in benchmarks share per predictor kind.
 
 >>> from nlibias.metrics.bbnli_scorer import score_bbnli_probabilities
 >>> from nlibias.report.tables import format_bbnli_tables
@@ -40,11 +38,10 @@ def nli_measures(
     infos: Iterable[MeasureInfo],
     units: UnitsBuilder | None = None,
 ) -> Measures:
-    """Measures from a benchmark's probability scorer (``score(columns, probs, *, labels=None,
-    model, bootstrap, seed)``; ``labels``: where the outputs carry label codes), the ``infos`` it
-    reports and their resampling ``units``."""
+    """Measures from a probability scorer (``score(columns, probs, *, labels=None, model,
+    bootstrap, seed)``), the ``infos`` it reports and their resampling ``units``."""
     score = partial(_probability_measures, score_probabilities)
-    update_wrapper(score, score_probabilities)  # named as the scorer it applies
+    update_wrapper(score, score_probabilities)
     return Measures(score=score, tables=tables, infos=tuple(infos), units=units)
 
 
@@ -57,13 +54,11 @@ def _probability_measures(
 
 
 def generative_across(models: Mapping[str, Any]) -> dict[str, Any]:
-    """What generative LMs add together: how their answers move with the prompt style."""
     return {"generative": {"prompt_sensitivity": prompt_sensitivity(models)}}
 
 
 def generative_measures(measures: Measures) -> Measures:
-    """``measures`` for generative LMs' answers: the same scorer and tables, and the prompt
-    sensitivity across the models asked with several prompt styles."""
+    """``measures`` for generative LMs' answers, with the prompt sensitivity across models."""
     return replace(measures, across=generative_across)
 
 
@@ -75,9 +70,8 @@ GENERATIVE_PAIR_MEASURES = generative_measures(
         units=generative_gap_units,
     )
 )
-"""Generative LMs' yes/no answers on pro/anti pairs: BBNLI's measures plus answer rates, and the
-rates ``nlibias explain`` computes over the generated answers' explanations (their
-``reported_in``: ``explanations.json``; the labels need the pro/anti pairs)."""
+"""Generative LMs' yes/no answers on pro/anti pairs: BBNLI's measures, answer rates and the
+explanation rates of ``nlibias explain``."""
 TOKEN_PROBABILITY = Measures(
     score=score_token_probability_columns,
     tables=format_tp_tables,

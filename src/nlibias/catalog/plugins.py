@@ -1,7 +1,5 @@
-"""Plug-in benchmarks (entry-point group ``nlibias.benchmarks``) kept apart: a fault of one is a
-:class:`~nlibias.errors.PluginError` naming its :class:`PluginOrigin` (:func:`attributed`), its
-samples keep to its sources, and one that fails to load or clashes is not registered (one warning).
-"""
+"""Plug-in benchmarks kept apart: a fault of one is a PluginError naming its :class:`PluginOrigin`,
+its samples keep to its sources, one that fails to load or clashes is not registered (a warning)."""
 
 from __future__ import annotations
 
@@ -21,8 +19,7 @@ class PluginWarning(UserWarning):
 
 
 def attributed(benchmark: Any, origin: PluginOrigin) -> Benchmark:
-    """The plug-in's benchmark with every callable it brings attributed to it (module notes); an
-    entry point naming anything but a :class:`Benchmark` is a :class:`PluginError`."""
+    """The plug-in's benchmark with every callable it brings attributed to it."""
     if not isinstance(benchmark, Benchmark):
         raise PluginError(
             origin.describe(),
@@ -37,10 +34,8 @@ def attributed(benchmark: Any, origin: PluginOrigin) -> Benchmark:
             m,
             score=guard(m.score, f"scoring {kind} outputs", _metrics),
             tables=guard(m.tables, f"the {kind} tables", _text),
-            across=None
-            if m.across is None
-            else guard(m.across, f"the {kind} across-model measures", _mapping),
-            units=None if m.units is None else guard(m.units, f"the {kind} resampling units", _units),
+            across=guard(m.across, f"the {kind} across-model measures", _mapping),
+            units=guard(m.units, f"the {kind} resampling units", _units),
         )
         for kind, m in benchmark.measures.items()
         if isinstance(m, Measures)
@@ -49,27 +44,22 @@ def attributed(benchmark: Any, origin: PluginOrigin) -> Benchmark:
         dataclasses.replace(
             e,
             compute=guard(e.compute, f"the extra {e.name!r}", None),
-            tables=None if e.tables is None else guard(e.tables, f"the extra {e.name!r}'s tables", _text),
+            tables=guard(e.tables, f"the extra {e.name!r}'s tables", _text),
         )
         for e in benchmark.extras
         if isinstance(e, Extra)
     )
-
-    def optional(fn: Callable[..., Any] | None, what: str, check: Check) -> Any:
-        return None if fn is None else guard(fn, what, check)
-
     return dataclasses.replace(
         benchmark,
         measures=measures,
         extras=extras,
-        expand=optional(benchmark.expand, "expanding its source", guard.expansion),
-        summary_table=optional(benchmark.summary_table, "its expansion summary", _text),
-        sentence_pairs=optional(benchmark.sentence_pairs, "its sentence pairs", _list),
+        expand=guard(benchmark.expand, "expanding its source", guard.expansion),
+        summary_table=guard(benchmark.summary_table, "its expansion summary", _text),
+        sentence_pairs=guard(benchmark.sentence_pairs, "its sentence pairs", _list),
     )
 
 
-Check = Callable[[Any], str | None]
-"""What is wrong with a callable's return value (None: nothing)."""
+Check = Callable[[Any], str | None]  # what is wrong with a callable's return value (None: nothing)
 
 
 def _metrics(value: Any) -> str | None:
@@ -78,20 +68,14 @@ def _metrics(value: Any) -> str | None:
     return None
 
 
-def _units(value: Any) -> str | None:
-    return None if isinstance(value, RunUnits) else f"returned {_kind(value)}, not RunUnits"
+def _returns(kind: type, what: str) -> Check:
+    return lambda value: None if isinstance(value, kind) else f"returned {_kind(value)}, not {what}"
 
 
-def _text(value: Any) -> str | None:
-    return None if isinstance(value, str) else f"returned {_kind(value)}, not text"
-
-
-def _mapping(value: Any) -> str | None:
-    return None if isinstance(value, Mapping) else f"returned {_kind(value)}, not a mapping"
-
-
-def _list(value: Any) -> str | None:
-    return None if isinstance(value, list) else f"returned {_kind(value)}, not a list"
+_units = _returns(RunUnits, "RunUnits")
+_text = _returns(str, "text")
+_mapping = _returns(Mapping, "a mapping")
+_list = _returns(list, "a list")
 
 
 def _kind(value: Any) -> str:
@@ -105,7 +89,10 @@ class _Guard:
     def __init__(self, origin: PluginOrigin, benchmark: Benchmark) -> None:
         self.origin, self.benchmark = origin, benchmark
 
-    def __call__(self, fn: Callable[..., Any], what: str, check: Check | None) -> Callable[..., Any]:
+    def __call__(self, fn: Callable[..., Any] | None, what: str, check: Check | None) -> Any:
+        """``fn`` guarded (None stays None)."""
+        if fn is None:
+            return None
         origin = self.origin
 
         def guarded(*args: Any, **kwargs: Any) -> Any:

@@ -1,9 +1,5 @@
-"""The benchmark registry: one :class:`~nlibias.benchmarks.base.Benchmark` per name, found by
-name (``nlibias expand NAME``) or by the ``source`` field of samples (which measures apply).
-
-A name or source registered twice is refused unless ``replace=True``. Third-party packages add
-benchmarks with :func:`register_benchmark` or the entry-point group ``nlibias.benchmarks`` (each
-entry names a ``Benchmark``), loaded on first lookup; the built-in ones are :data:`BUILTIN`.
+"""The benchmark registry, by name and by sample ``source``; plug-ins come through
+:func:`register_benchmark` or the entry-point group ``nlibias.benchmarks`` (loaded on first miss).
 
 >>> [b.name for b in benchmarks()][:3]
 ['bbnli', 'wq-nli', 'occupations']
@@ -23,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nlibias.benchmarks.base import Benchmark, BenchmarkSamples
-from nlibias.catalog import bbnli, bbq, occupations, sentence_pairs, wq_nli
+from nlibias.catalog.builtin import BUILTIN
 from nlibias.catalog.plugins import PluginWarning, attributed
 from nlibias.errors import ConfigError, DataError, SourceError, did_you_mean
 from nlibias.io.samples import read_sample_columns, read_samples, resolve_samples_path, write_samples
@@ -41,18 +37,9 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "nlibias.benchmarks"
 
-BUILTIN: tuple[Benchmark, ...] = (
-    bbnli.BENCHMARK,
-    wq_nli.BENCHMARK,
-    occupations.BENCHMARK,
-    *sentence_pairs.BENCHMARKS,
-    bbq.BENCHMARK,
-)
-
 
 class _Table(dict[str, Benchmark]):
-    """Benchmarks by name or by sample source (handed to the samples readers): a key not there
-    loads the plug-ins, then is refused naming the keys known and the closest."""
+    """Benchmarks by name or by sample source; a missing key loads the plug-ins, then is refused."""
 
     def __init__(self, kind: str, fix: str, refusal: Callable[[str], Exception]) -> None:
         super().__init__()
@@ -65,7 +52,6 @@ class _Table(dict[str, Benchmark]):
         return found
 
     def copy(self) -> _Table:
-        """A table of the same kind holding the same benchmarks (a test's own registry)."""
         table = _Table(self.kind, self.fix, self.refusal)
         table.update(self)
         return table
@@ -86,8 +72,7 @@ _entry_points_loaded = False
 
 @declared
 def register_benchmark(benchmark: Benchmark, *, replace: bool = False) -> None:
-    """Add ``benchmark`` (a name or sample source taken already is refused unless ``replace``)
-    and declare its measures; its name must be a word (``nlibias expand NAME``)."""
+    """Add ``benchmark`` (a name or source taken is refused unless ``replace``) and its measures."""
     name, replaced = benchmark.name, _BY_NAME.get(benchmark.name)
     taken = [s for s in benchmark.sources if s in _BY_SOURCE and not replace]
     problem = None
@@ -100,8 +85,7 @@ def register_benchmark(benchmark: Benchmark, *, replace: bool = False) -> None:
             f"benchmark {name!r}: sample source(s) {', '.join(taken)} already belong to "
             f"{_BY_SOURCE[taken[0]].name!r} (pass replace=True)"
         )
-    else:  # its measures declared before anything of it is registered; those only the replaced
-        # benchmark declared may be declared anew (a notebook's rerun)
+    else:  # those only the replaced benchmark declared may be declared anew
         redeclarable = set() if replaced is None else {i.name for i in replaced.measure_infos()}
         redeclarable -= {i.name for b in _BY_NAME.values() if b is not replaced for i in b.measure_infos()}
         try:
@@ -122,8 +106,7 @@ for _builtin in BUILTIN:
 
 
 def load_plugins() -> None:
-    """Register the entry-point group's benchmarks, once (on the first lookup that misses); one
-    that fails to load or clashes is not registered: a PluginWarning names it, a lookup says why."""
+    """Register the entry-point group's benchmarks, once; a broken or clashing one gets a warning."""
     global _entry_points_loaded
     if _entry_points_loaded:
         return
@@ -137,12 +120,12 @@ def load_plugins() -> None:
         try:
             loaded = entry.load()
             if isinstance(loaded, Benchmark) and _BY_NAME.get(loaded.name) is loaded:
-                continue  # registered already (its module calls register_benchmark when imported)
+                continue  # its module registered it when imported
             benchmark = attributed(loaded, origin)
             taken = _taken(benchmark)
             if taken is None:
                 register_benchmark(benchmark)
-        except Exception as error:  # a broken plug-in must not stop the others or the built-in ones
+        except Exception as error:  # a broken plug-in must not stop the others
             failures[entry.name] = load_failure(origin, error)
             continue
         if taken is not None:
@@ -155,7 +138,6 @@ def load_plugins() -> None:
 
 
 def _taken(benchmark: Benchmark) -> str | None:
-    """Whose the plug-in's name or one of its sample sources already is, or None."""
     if benchmark.name in _BY_NAME:
         owner, what = _BY_NAME[benchmark.name], f"its name {benchmark.name!r}"
     else:
@@ -172,15 +154,13 @@ def _taken(benchmark: Benchmark) -> str | None:
 
 
 def plugin_problems() -> str | None:
-    """Why installed plug-ins are not registered, joined (None: every one is), for the doctor."""
+    """Why installed plug-ins are not registered (None: every one is)."""
     load_plugins()
     return "; ".join(_PLUGIN_ERRORS.values()) or None
 
 
-_PLUGINS: dict[str, PluginOrigin] = {}
-"""Where each registered plug-in benchmark (by benchmark name) comes from."""
-_PLUGIN_ERRORS: dict[str, str] = {}
-"""Why each plug-in (by entry-point name) that is installed is not registered."""
+_PLUGINS: dict[str, PluginOrigin] = {}  # by benchmark name
+_PLUGIN_ERRORS: dict[str, str] = {}  # by entry-point name
 
 
 def benchmarks() -> list[Benchmark]:
@@ -190,7 +170,6 @@ def benchmarks() -> list[Benchmark]:
 
 
 def _find(table: dict[str, Benchmark], key: str, kind: str, fix: str) -> Benchmark | str:
-    """``table[key]`` (the plug-ins' entry points loaded first when it is not there), or why not."""
     if key not in table:
         load_plugins()
     if key in table:
@@ -198,27 +177,24 @@ def _find(table: dict[str, Benchmark], key: str, kind: str, fix: str) -> Benchma
     if key in _PLUGIN_ERRORS:
         return f"no benchmark {kind} {key!r}: its plug-in is installed but broken ({_PLUGIN_ERRORS[key]})"
     hint = did_you_mean(key, table)
-    hint = f" {hint[:1].upper()}{hint[1:]}" if hint else ""  # a sentence of its own here
+    hint = f" {hint[:1].upper()}{hint[1:]}" if hint else ""
     return f"no benchmark {kind} {key!r}.{hint} Known: {', '.join(table)}. {fix}"
 
 
 def get_benchmark(name: str) -> Benchmark:
-    """The benchmark registered as ``name``."""
     return _BY_NAME[name]
 
 
 def benchmark_for_source(source: str) -> Benchmark:
-    """The benchmark whose measures apply to samples with this ``source``."""
     return _BY_SOURCE[source]
 
 
 def benchmark_of(samples: Sequence[Sample]) -> Benchmark:
-    """The benchmark of a list of sample objects (mixing benchmarks is refused: their measures differ)."""
+    """The benchmark of a list of sample objects (mixing benchmarks is refused)."""
     return _BY_SOURCE[SampleColumns.from_samples(samples).source]
 
 
 def with_benchmarks(runs: Sequence[Run]) -> list[Run]:
-    """The runs, each with the benchmark of its samples' source (None where none is registered)."""
     found = [_find(_BY_SOURCE, run.source, "for sample source", "") for run in runs]
     return [
         dataclasses.replace(run, benchmark=benchmark if isinstance(benchmark, Benchmark) else None)
@@ -227,15 +203,14 @@ def with_benchmarks(runs: Sequence[Run]) -> list[Run]:
 
 
 def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> BenchmarkSamples:
-    """The benchmark and samples of a run directory or samples file (or sample objects), read once
-    and checked, then scored once on placeholder outputs: what would stop the scoring stops the
-    audit before any model runs."""
+    """The benchmark and samples of a run directory, samples file or sample objects, checked and
+    scored once on placeholder outputs, so what would stop the scoring stops before any model runs."""
     if not isinstance(samples, str | PathLike):
         return _read_objects(samples)
-    given = Path(samples)  # as given (a run directory stays one): what the run records
+    given = Path(samples)  # as given: what the run records
     read = read_sample_columns(given, benchmarks=_BY_SOURCE)
     benchmark, resolved = read.benchmark, read.path
-    assert benchmark is not None and resolved is not None  # found from the first sample, or refused
+    assert benchmark is not None and resolved is not None
     if not benchmark.measures:
         raise SourceError(
             resolved,
@@ -243,23 +218,22 @@ def read_benchmark_samples(samples: str | PathLike[str] | Sequence[Sample]) -> B
             f"benchmark {benchmark.name!r} registers no measures: its samples cannot be audited",
         )
     checked = BenchmarkSamples(benchmark, read.columns, given, read.sha256)
-    if "classifier" in benchmark.measures:  # a placeholder model: uniform probabilities
+    if "classifier" in benchmark.measures:  # uniform probabilities
         uniform = ModelOutputs("classifier", np.full((len(read.columns), 3), 1.0 / 3.0))
         try:
             benchmark.measures["classifier"].score(
                 read.columns, uniform, model="(input check)", bootstrap=0, seed=0
             )
-        except ValueError as error:  # the measures' own checks (they do not know the file)
+        except ValueError as error:
             raise SourceError(resolved, None, str(error)) from None
-        except DataError as error:  # samples that do not fit together: name the file they are in
+        except DataError as error:
             raise SourceError(resolved, error.field, error.reason, fix=error.fix) from error
     return checked
 
 
 def read_checked_samples(path: str | PathLike[str]) -> list[Sample]:
-    """The samples of a run directory or samples file as objects, under their benchmark's sample
-    rules (neutral gold, pair twins) as an audit reads them: for what hands the samples to another
-    tool (an lm-eval or Inspect task), so bad samples stop before that tool runs."""
+    """The samples of a run directory or samples file as objects, under their benchmark's rules
+    (for an lm-eval or Inspect task: bad samples stop before that tool runs)."""
     resolved = resolve_samples_path(Path(path))
     samples = read_samples(resolved, benchmarks=_BY_SOURCE)
     if not samples:
@@ -268,7 +242,7 @@ def read_checked_samples(path: str | PathLike[str]) -> list[Sample]:
 
 
 def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
-    """Sample objects, checked as the file of them would be (written, read back, removed)."""
+    """Sample objects, checked as the file of them would be."""
     records = list(samples)
     if not records or not all(isinstance(s, Sample) for s in records):
         raise ConfigError(
@@ -282,8 +256,7 @@ def _read_objects(samples: Sequence[Sample]) -> BenchmarkSamples:
 
 
 def check_kinds(benchmark: Benchmark, models: ModelSet) -> None:
-    """Refuse the kinds of model in ``models`` that ``benchmark`` cannot score (naming the
-    benchmarks that do), and prompt styles of the wrong sort for its samples.
+    """Refuse kinds of model ``benchmark`` cannot score, and prompt styles of the wrong sort.
 
     >>> from nlibias.runtime.model_set import ModelSet
     >>> check_kinds(get_benchmark("bbnli"), ModelSet.of(mlm="fake:m"))  # doctest: +ELLIPSIS
@@ -296,7 +269,6 @@ def check_kinds(benchmark: Benchmark, models: ModelSet) -> None:
 
 
 def describe_benchmarks() -> list[dict[str, Any]]:
-    """Name, description, sources, whether it expands and which predictor kinds it scores."""
     return [
         {
             "name": b.name,

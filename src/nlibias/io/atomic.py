@@ -1,7 +1,6 @@
-"""Atomic file writes: a synced temporary file renamed over the target (its folder synced after):
-a reader sees the old file or the whole new one, also after a power cut. A replaced file keeps its
-mode; a symlink is kept. Tests: ``NLIBIAS_FAULT_AT=N`` (or a label, ``"before finetune.json"``)
-SIGKILLs the process at the N-th rename point; ``NLIBIAS_FAULT_LOG=FILE`` lists the points.
+"""Atomic writes: a synced temporary file renamed over the target, its folder synced after; a
+replaced file keeps its mode, a symlink is kept. Tests: ``NLIBIAS_FAULT_AT=N`` (or a label such as
+``"before finetune.json"``) SIGKILLs at the N-th rename point; ``NLIBIAS_FAULT_LOG=FILE`` lists them.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from nlibias.errors import FileAccessError
@@ -27,7 +25,6 @@ _umask_lock = threading.Lock()
 
 
 def fault_point(label: str) -> None:
-    """A point where a fault-injection test may kill the process (see the module doc)."""
     at, log = os.environ.get("NLIBIAS_FAULT_AT"), os.environ.get("NLIBIAS_FAULT_LOG")
     if at is None and log is None:
         return
@@ -41,8 +38,7 @@ def fault_point(label: str) -> None:
 
 
 def current_umask() -> int:
-    """The process's umask, read without changing it where the system allows (Linux's
-    ``/proc/self/status``); elsewhere set and restored at once under a lock.
+    """The process's umask (from ``/proc/self/status``; elsewhere set and restored under a lock).
 
     >>> 0 <= current_umask() <= 0o777
     True
@@ -61,7 +57,7 @@ def current_umask() -> int:
 
 
 def file_mode() -> int:
-    """The mode ``open()`` gives a new file under the current umask (mkstemp's is always 0o600).
+    """The mode ``open()`` gives a new file under the umask (mkstemp's is 0o600).
 
     >>> file_mode() == 0o666 & ~current_umask()
     True
@@ -70,8 +66,8 @@ def file_mode() -> int:
 
 
 def temporary_file(path: Path) -> tuple[int, Path]:
-    """A new temporary file ``.NAME.PID.RANDOM.part`` next to ``path`` (descriptor, path) with the
-    umask's mode, after removing those that killed writers of ``path`` left."""
+    """A new ``.NAME.PID.RANDOM.part`` next to ``path`` with the umask's mode (those of dead
+    writers removed first)."""
     for part in path.parent.glob(f".{glob.escape(path.name)}.*.part"):
         pid = part.name[len(path.name) + 2 :].split(".", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
@@ -92,8 +88,7 @@ def _alive(pid: int) -> bool:
 
 
 def write_target(path: str | Path) -> Path:
-    """Where a write of ``path`` goes: the file a symlink points to (the link is kept, and the
-    file it names updated), else ``path``.
+    """Where a write of ``path`` goes: the file a symlink names (the link is kept), else ``path``.
 
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -125,8 +120,7 @@ def _sync_folder(path: Path) -> None:
 
 
 def _replace(tmp: Path, path: Path) -> None:
-    """Rename ``tmp`` over ``path``, keeping the replaced file's mode; synced before (never an
-    empty file after a power cut) and the folder after (the rename survives one)."""
+    """Rename synced ``tmp`` over ``path`` (keeping its mode), then sync the folder."""
     _sync_file(tmp)
     with suppress(FileNotFoundError):  # a new file keeps the umask's mode (temporary_file)
         os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
@@ -161,9 +155,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 @contextmanager
 def locked_update(path: str | Path) -> Iterator[Path]:
-    """Hold an exclusive lock on an existing file (the one a symlink names) while it is read and
-    replaced (yields the path to use), so two processes updating it take turns and lose nothing.
-    A file without its owner's write permission is refused.
+    """Hold an exclusive lock on an existing file (a symlink's target, yielded) while it is read
+    and replaced, so two updaters take turns; a read-only file is refused.
 
     >>> import tempfile, pathlib
     >>> card = pathlib.Path(tempfile.mkdtemp()) / "README.md"
@@ -201,9 +194,8 @@ def locked_update(path: str | Path) -> Iterator[Path]:
 
 
 class PendingFile:
-    """A file written under a temporary name next to ``path`` that replaces ``path`` only on
-    :meth:`commit`; leaving the ``with`` block without a commit (an error, a change of plan)
-    deletes it. For a file whose writing starts before the run knows it will succeed.
+    """A file written under a temporary name that replaces ``path`` only on :meth:`commit`;
+    leaving the ``with`` block without one deletes it.
 
     >>> import tempfile, pathlib
     >>> target = pathlib.Path(tempfile.mkdtemp()) / "rows.jsonl"
@@ -225,27 +217,20 @@ class PendingFile:
 
     @property
     def temporary_path(self) -> Path:
-        """Where the file is written until :meth:`commit`."""
         return self._tmp
 
     def commit(self) -> None:
-        """Close the file and rename it over :attr:`path`."""
         self.handle.close()
         _replace(self._tmp, self.path)
         self.committed = True
 
-    def discard(self) -> None:
-        if not self.committed:
-            self.handle.close()
-            self._tmp.unlink(missing_ok=True)
-
     def __enter__(self) -> PendingFile:
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.discard()
+    def __exit__(self, *exc: object) -> None:
+        if not self.committed:
+            self.handle.close()
+            self._tmp.unlink(missing_ok=True)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -259,7 +244,7 @@ def write_json(path: str | Path, data: Any) -> None:
 
 
 def json_line(record: Any) -> str:
-    """One JSON Lines record as every JSONL file of nlibias writes it (``NaN`` refused).
+    """One JSON Lines record as nlibias writes it (``NaN`` refused).
 
     >>> json_line({"id": "é", "p": 0.5})
     '{"id": "é", "p": 0.5}\\n'
@@ -271,7 +256,7 @@ def json_line(record: Any) -> str:
 
 
 def write_lines(path: str | Path, lines: Iterable[str]) -> None:
-    """Text lines (each ending in a newline), atomically; ``lines`` may be a generator."""
+    """Text lines (each ending in a newline), atomically."""
     with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as handle:
         handle.writelines(lines)
 

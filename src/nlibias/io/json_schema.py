@@ -1,10 +1,5 @@
-"""JSON documents typed with pydantic: their JSON Schema and their check, each problem named by its
-field path.
-
-A document is a ``typing_extensions.TypedDict`` configured with :data:`JSON_CONFIG`; pydantic
-gives its schema (:func:`json_schema`) and check (:func:`document_issues`). What strict mode does
-not say as JSON does is here: :class:`Range`, :data:`Integer` (``4.0`` is 4), :data:`Pair`, and
-every number finite.
+"""JSON documents as TypedDicts with :data:`JSON_CONFIG`: pydantic's schema (:func:`json_schema`)
+and check (:func:`document_issues`, by field path), plus :class:`Range`, :data:`Integer`, :data:`Pair`.
 
 >>> from pydantic import TypeAdapter, with_config
 >>> from typing_extensions import TypedDict
@@ -33,23 +28,17 @@ from pydantic_core import PydanticCustomError, core_schema
 from nlibias.schema.declared import problems
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-JSON_CONFIG = ConfigDict(strict=True, use_attribute_docstrings=True)
-"""A document type's pydantic config: no conversions (a string is no number, a bool no integer);
-fields the type does not declare are read and left out (a later version's fields)."""
-OPEN_CONFIG = ConfigDict(strict=True, use_attribute_docstrings=True, extra="allow")
-"""A type whose keys beyond its own are part of its contract (kept, and allowed by ``strict``)."""
+JSON_CONFIG = ConfigDict(strict=True, use_attribute_docstrings=True)  # undeclared fields left out
+OPEN_CONFIG = ConfigDict(strict=True, use_attribute_docstrings=True, extra="allow")  # ... kept
 FieldPath = tuple[str | int, ...]
-"""Keys and list positions from the document's root to a value."""
-Issue = tuple[str, str]
-"""A problem: the field path (:func:`field_path`) and the reason."""
+Issue = tuple[str, str]  # (field path, reason)
 _SIMPLE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
 class Range:
-    """The smallest and largest value a number may take (``None``: unbounded), for ``Annotated``:
-    checked with the message ``-5000.0 is outside [0, 100]`` and written as the schema's
-    ``minimum``/``maximum``. A value that is not finite is left to the finiteness rule."""
+    """A number's bounds (``None``: unbounded) for ``Annotated``: checked, and written as the
+    schema's ``minimum``/``maximum``."""
 
     low: float | None = None
     high: float | None = None
@@ -92,24 +81,19 @@ def _pair(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-Integer = Annotated[int, BeforeValidator(_whole)]
-"""An integer as JSON has it: ``4.0`` is 4 (``4.5``, ``"4"`` and ``true`` are not)."""
-Pair = Annotated[tuple[float, float], BeforeValidator(_pair)]
-"""Two numbers (an interval), a list of two in JSON."""
+Integer = Annotated[int, BeforeValidator(_whole)]  # 4.0 is 4 (4.5, "4" and true are not)
+Pair = Annotated[tuple[float, float], BeforeValidator(_pair)]  # an interval
 
 
 def json_schema(adapter: TypeAdapter[Any], *, title: str) -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of ``adapter``'s type, with ``title``."""
     return {"$schema": DRAFT, **adapter.json_schema(), "title": title}
 
 
 def document_issues(
     adapter: TypeAdapter[Any], value: Any, *, strict: bool = False, limit: int = 20
 ) -> list[Issue]:
-    """Every way ``value`` breaks ``adapter``'s type (up to ``limit``), each as ``(path, reason)``.
-
-    ``strict``: also refuse keys the types do not declare (except in :data:`OPEN_CONFIG` types).
-    """
+    """Every way ``value`` breaks ``adapter``'s type (up to ``limit``), as ``(path, reason)``;
+    ``strict``: also keys the types do not declare."""
     found: list[Issue] = []
     named: set[FieldPath] = set()
     validated: Any = None
@@ -140,7 +124,6 @@ _EXPECTED = {
 
 
 def _reason(error: Any) -> str:
-    """One pydantic error in words (its field path is said beside it)."""
     kind = error["type"]
     if kind == "missing":
         return "missing"
@@ -148,11 +131,10 @@ def _reason(error: Any) -> str:
         return f"expected {_EXPECTED[kind]}, got {_shown(error['input'])}"
     if kind == "literal_error":
         return f"{_shown(error['input'])} is not one of {error['ctx']['expected']}"
-    return str(error["msg"])  # this module's own errors (a range, a pair) are worded already
+    return str(error["msg"])
 
 
 def _not_finite(value: Any, path: FieldPath) -> Iterator[tuple[FieldPath, float]]:
-    """Each number in ``value`` that is NaN or infinite, with its path."""
     if isinstance(value, float):
         if not math.isfinite(value):
             yield path, value
@@ -165,7 +147,6 @@ def _not_finite(value: Any, path: FieldPath) -> Iterator[tuple[FieldPath, float]
 
 
 def _undeclared(given: Any, kept: Any, path: FieldPath) -> Iterator[FieldPath]:
-    """Keys of ``given`` that validation left out of ``kept`` (fields the types do not declare)."""
     if isinstance(given, dict) and isinstance(kept, dict):
         for key, item in given.items():
             if key not in kept:

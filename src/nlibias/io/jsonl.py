@@ -1,4 +1,4 @@
-"""Reading JSON Lines files with the line number of every record (for errors that name it).
+"""JSON Lines read with each record's line number.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.jsonl"
@@ -21,8 +21,7 @@ from nlibias.textio.text_files import read_text
 
 
 def read_json_file(path: str | Path, *, allow_nan: bool = False) -> Any:
-    """The JSON value of a whole file, read as UTF-8; a file that is not UTF-8 or not JSON (or holds
-    NaN, deep nesting, a huge integer) is refused with its line.
+    """The JSON value of a whole file, refused with its line when it is not UTF-8 JSON.
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.json"
@@ -35,8 +34,7 @@ def read_json_file(path: str | Path, *, allow_nan: bool = False) -> Any:
 
 
 def dumps_finite(value: Any, **options: Any) -> str:
-    """``json.dumps(value, allow_nan=False, **options)``; a NaN or infinite number is refused as a
-    :class:`~nlibias.errors.DataError` naming its field (Python's own error names nothing).
+    """``json.dumps(value, allow_nan=False, **options)``, a NaN refused naming its field.
 
     >>> dumps_finite({"id": "a", "probs": {"entailment": float("nan")}})
     Traceback (most recent call last):
@@ -57,7 +55,6 @@ def dumps_finite(value: Any, **options: Any) -> str:
 
 
 def _nonfinite_field(value: Any, prefix: str = "") -> tuple[str, float] | None:
-    """``(dotted field, value)`` of the first NaN or infinite number in ``value``."""
     if isinstance(value, float) and not math.isfinite(value):
         return prefix or "value", value
     items: Any = (
@@ -75,15 +72,13 @@ def _nonfinite_field(value: Any, prefix: str = "") -> tuple[str, float] | None:
 
 
 def iter_jsonl(path: str | Path, *, comments: bool = False) -> Iterator[tuple[int, Any]]:
-    """``(line number, parsed value)`` for each non-blank line (and, with ``comments``, each line
-    not starting with ``#``); a line that is not JSON raises :class:`SourceError` naming it."""
+    """``(line, value)`` of each non-blank line (``comments``: skipping ``#`` lines)."""
     for line_number, _, value in iter_jsonl_offsets(path, comments=comments):
         yield line_number, value
 
 
 def iter_jsonl_offsets(path: str | Path, *, comments: bool = False) -> Iterator[tuple[int, int, Any]]:
-    """:func:`iter_jsonl` with the byte offset where each record's line starts (to read one
-    record again later: :func:`read_jsonl_record`).
+    """:func:`iter_jsonl` with each line's byte offset (for :func:`read_jsonl_record`).
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.jsonl"
@@ -103,7 +98,6 @@ def iter_jsonl_offsets(path: str | Path, *, comments: bool = False) -> Iterator[
 
 
 def read_jsonl_record(path: str | Path, offset: int) -> Any:
-    """The JSON value on the line that starts at byte ``offset``."""
     path = Path(path)
     with path.open("rb") as handle:
         handle.seek(offset)

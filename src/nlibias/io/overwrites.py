@@ -1,10 +1,5 @@
-"""Outputs that would destroy a command's inputs, refused before anything is computed.
-
-A file a command writes must not be a file it reads (``gate --junit`` naming the candidate's
-``metrics.json``, ``finetune --out`` naming the model's own folder) nor another file it writes
-(``--junit`` and ``--markdown`` naming one file). A folder stands for the files in it. Paths are
-compared as the system sees them: an existing file by its device and inode (so a symlink, a hard
-link or another spelling of it is the same file), a file still to be written by its resolved path.
+"""Refuse, before anything is computed, an output that is a file the command reads or another
+output (a folder stands for its files; files compared by device and inode, else resolved path).
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -25,15 +20,13 @@ from nlibias.errors import ConfigError, SourceError
 from nlibias.io.run_manifest import read_manifest
 
 Files = str | Path | Iterable[str | Path] | None
-"""One parameter's files: a path, several, or None (the parameter was not given)."""
 
 _RUN_FILES = ("manifest.json", "metrics.json", "predictions.jsonl", "tables.txt")
 _RUN_FOLDERS = ("stages", "explanations", "validation")
 
 
 def file_identity(path: str | Path) -> tuple[object, ...]:
-    """What makes two paths one file: ``(device, inode)`` of an existing file (symlinks
-    followed), else its absolute path with every symlink resolved.
+    """``(device, inode)`` of an existing file, else its resolved path.
 
     >>> file_identity("/no/such/dir/../file")
     ('path', '/no/such/file')
@@ -46,19 +39,18 @@ def file_identity(path: str | Path) -> tuple[object, ...]:
 
 
 def run_files(run_dir: str | Path) -> list[Path]:
-    """The files a reader of the run directory (or of its ``metrics.json``) reads: its outputs and
-    manifest, the inputs the manifest records, its stages', explanations' and validation's files."""
+    """The files a reader of the run directory (or of its ``metrics.json``) reads."""
     run = Path(run_dir)
-    run = run.parent if run.is_file() else run  # a run named by its metrics.json
+    run = run.parent if run.is_file() else run
     found = [run / name for name in _RUN_FILES]
     try:
         manifest = read_manifest(run) if run.is_dir() else None
-    except SourceError:  # damaged: the command's own reader says how
+    except SourceError:  # the command's own reader says how
         manifest = None
     if manifest is not None:
         found += [run / name for name in manifest["files"]]
         for entry in manifest.get("inputs", {}).values():
-            found += [Path(entry["path"]), run / entry["path"]]  # a relative one: from here, or the run
+            found += [Path(entry["path"]), run / entry["path"]]
     for folder in _RUN_FOLDERS:
         if (run / folder).is_dir():
             found += [path for path in (run / folder).rglob("*") if path.is_file()]
@@ -66,7 +58,6 @@ def run_files(run_dir: str | Path) -> list[Path]:
 
 
 def _paths(files: Files) -> list[Path]:
-    """The files a parameter names: a folder as the files in it (a model, a run directory)."""
     if files is None:
         return []
     named = [Path(files)] if isinstance(files, str | Path) else [Path(path) for path in files]
@@ -74,13 +65,12 @@ def _paths(files: Files) -> list[Path]:
 
 
 def _as(path: Path, other: Path) -> str:
-    """The other spelling of one file, where it differs (a symlink, ``./`` or ``..``)."""
     return "" if path == other else f"as {other}, "
 
 
 def refuse_overwrites(outputs: Mapping[str, Files], inputs: Mapping[str, Files]) -> None:
     """Refuse an output that is a file of ``inputs`` or of another ``outputs`` parameter (keys:
-    parameter names); an output folder stands for every file in it now, so pass the files alone."""
+    parameter names)."""
     written: dict[tuple[object, ...], tuple[str, Path]] = {}
     read = {file_identity(path): (name, path) for name, files in inputs.items() for path in _paths(files)}
     for name, files in outputs.items():

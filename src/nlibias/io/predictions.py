@@ -20,38 +20,31 @@ from nlibias.io.fingerprint import file_stamp
 from nlibias.io.jsonl import iter_jsonl, iter_jsonl_offsets, read_jsonl_record
 from nlibias.schema import LABEL_INDEX, LABELS, Prediction
 from nlibias.schema.columns import ItemSequence
-from nlibias.schema.outputs import ChainedRows, ProbabilityRows
-from nlibias.schema.prediction_rows import PROBABILITY_TOLERANCE as PROBABILITY_TOLERANCE  # re-exported
+from nlibias.schema.outputs import NO_LABEL, ChainedRows, ProbabilityRows
 from nlibias.schema.prediction_rows import RowRefused, check_row, row_kind
 
 PREDICTIONS_JSONL = "predictions.jsonl"
-
-
-_LINES_BLOCK = 4096
-"""Samples whose ``predictions.jsonl`` lines are made from one conversion of their probabilities."""
+_LINES_BLOCK = 4096  # samples whose lines are made from one conversion of their probabilities
 
 
 def write_predictions(path: str | Path, predictions: Iterable[Prediction]) -> Path:
-    """``predictions.jsonl``: one line per row (a classifier's rows made straight from its arrays,
-    without a :class:`Prediction` and a dict per row: a third of the time of writing an audit)."""
+    """``predictions.jsonl``: one line per row (a classifier's straight from its arrays)."""
     path = Path(path)
     write_lines(path, prediction_lines(predictions))
     return path
 
 
 def prediction_lines(predictions: Iterable[Prediction]) -> Iterator[str]:
-    """The lines of ``predictions.jsonl`` for ``predictions``, in order."""
     parts = predictions.parts if isinstance(predictions, ChainedRows) else [predictions]
     for part in parts:
         if isinstance(part, ProbabilityRows):
             yield from probability_lines(part)
         else:
-            for prediction in part:  # one row in memory at a time
+            for prediction in part:
                 yield json_line(prediction.to_dict())
 
 
 def probability_lines(rows: ProbabilityRows) -> Iterator[str]:
-    """A classifier's lines, made a block of samples at a time from its arrays."""
     if not np.isfinite(rows.distinct_probs).all():
         raise ValueError(
             f"{rows.model} gave probabilities that are not finite numbers; they cannot be written"
@@ -66,9 +59,7 @@ def probability_lines(rows: ProbabilityRows) -> Iterator[str]:
 
 
 def probability_line(sample_id: str, quoted_model: str, label: str, probs: Sequence[float]) -> str:
-    """The ``predictions.jsonl`` line of a row with probabilities (``quoted_model``: the model's
-    JSON string, quotes included; ``probs``: finite Python floats), as :func:`write_predictions`
-    writes it.
+    """The line of a row with probabilities (``quoted_model``: the model as a JSON string).
 
     >>> prediction = Prediction('a"1', "m", "neutral", (0.25, 0.5, 0.25))
     >>> line = probability_line('a"1', json.dumps("m"), "neutral", [0.25, 0.5, 0.25])
@@ -91,13 +82,11 @@ def probability_line(sample_id: str, quoted_model: str, label: str, probs: Seque
 
 
 _finite = math.isfinite
-_quote: Callable[[str], str] = json.encoder.encode_basestring
-"""JSON string of a str as ``json.dumps(..., ensure_ascii=False)`` writes it (the C encoder)."""
+_quote: Callable[[str], str] = json.encoder.encode_basestring  # as json.dumps(ensure_ascii=False)
 
 
 def _check_row(path: Path, line: int, raw: Any) -> None:
-    """Refuse a row that breaks a rule of its kind (:mod:`nlibias.schema.prediction_rows`, where
-    every rule lives), naming the file, line and field."""
+    """Refuse a row that breaks a rule of its kind, naming the file, line and field."""
     try:
         check_row(raw)
     except RowRefused as refused:
@@ -105,7 +94,7 @@ def _check_row(path: Path, line: int, raw: Any) -> None:
 
 
 def _row_prediction(raw: dict[str, Any], default_model: str, models: dict[str, str]) -> Prediction:
-    """The prediction of a checked row: one string object per model and label across the file."""
+    """The prediction of a checked row (one string object per model name across the file)."""
     model, label, probs = raw.get("model", default_model), raw["label"], raw.get("probs")
     return Prediction(
         sample_id=raw["id"],
@@ -117,7 +106,6 @@ def _row_prediction(raw: dict[str, Any], default_model: str, models: dict[str, s
 
 
 def _vector(probs: Mapping[str, Any]) -> tuple[float, float, float]:
-    """A row's ``probs`` object as ``(p_entailment, p_neutral, p_contradiction)``."""
     return float(probs[LABELS[0]]), float(probs[LABELS[1]]), float(probs[LABELS[2]])
 
 
@@ -155,8 +143,8 @@ def _duplicate_row(path: Path, sample_id: str, model: str, first_line: int, line
 def read_predictions(
     path: str | Path, *, known_ids: Collection[str] | None = None, default_model: str | None = None
 ) -> list[Prediction]:
-    """Read and validate a predictions JSONL file (ids must be in ``known_ids``, one row per id and
-    model); rows without ``model`` get ``default_model`` (default: the file's stem)."""
+    """Read and check a predictions file (ids in ``known_ids``, one row per id and model); a row
+    without ``model`` gets ``default_model`` (default: the file's stem)."""
     path = _resolve(path)
     default = default_model or path.stem
     seen: dict[tuple[str, str], int] = {}
@@ -177,20 +165,14 @@ def read_predictions(
     return predictions
 
 
-NO_LABEL = -1
-"""The label code of a row whose ``label`` is null (an answer that could not be parsed)."""
-
-
 @dataclass(frozen=True, eq=False)
 class ModelRows:
-    """One model's rows of a predictions file, aligned with the samples (a few bytes a sample)."""
+    """One model's rows aligned with the samples: each row's file line (0: none), label code
+    (:data:`NO_LABEL`: none) and probabilities (NaN: none)."""
 
     line: np.ndarray
-    """``(samples,)`` int32: the file line of the sample's row, 0 where the model has none."""
     label: np.ndarray
-    """``(samples,)`` int8: the row's label code (:data:`~nlibias.schema.LABELS` order, :data:`NO_LABEL`)."""
     probs: np.ndarray
-    """``(samples x 3)`` float64: the row's probabilities, NaN where it gave none (or has no row)."""
 
     @classmethod
     def empty(cls, n_samples: int) -> ModelRows:
@@ -206,13 +188,12 @@ class ModelRows:
 
 @dataclass(frozen=True, eq=False)
 class PredictionArrays:
-    """A predictions file read into arrays: each model's rows (models in the order they first
-    appear) and the file itself as a :class:`PredictionsFile` (its rows, read again on demand)."""
+    """A predictions file read into arrays: each model's rows and kind, and the file's rows
+    (read again on demand)."""
 
     models: Mapping[str, ModelRows]
     rows: PredictionsFile
     kinds: Mapping[str, str]
-    """Each model's predictor kind, from its rows (:attr:`~nlibias.schema.Prediction.kind`)."""
 
 
 def read_prediction_arrays(
@@ -223,10 +204,8 @@ def read_prediction_arrays(
     default_model: str | None = None,
     copy_to: PendingFile | None = None,
 ) -> PredictionArrays:
-    """Read and validate a predictions file as :func:`read_predictions` does, keeping each row as
-    its model's arrays (``position_of(id)``: the sample's position, -1 for none) and its byte
-    offset. ``copy_to``: each row also written there as :func:`write_predictions` writes it, in
-    the same pass (the rows are then read back from the copy).
+    """:func:`read_predictions` into arrays (``position_of(id)``: the sample's position, -1 for
+    none), keeping each row's offset. ``copy_to``: each row also written there, in the same pass.
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "p.jsonl"
@@ -242,10 +221,10 @@ def read_prediction_arrays(
     models: dict[str, ModelRows] = {}
     kinds: dict[str, str] = {}
     offsets = array("q")
-    stamp = file_stamp(path)  # taken first: a change while the file is read is caught too
+    stamp = file_stamp(path)
     copy = None if copy_to is None else _RowCopy(copy_to, default)
     for line_number, offset, raw in iter_jsonl_offsets(path):
-        _check_row(path, line_number, raw)  # the row is read from ``raw`` directly below
+        _check_row(path, line_number, raw)
         sample_id, model, label, probs = raw["id"], raw.get("model", default), raw["label"], raw.get("probs")
         position = position_of(sample_id)
         if position < 0:
@@ -267,21 +246,18 @@ def read_prediction_arrays(
     row_offsets = np.frombuffer(offsets, dtype=np.int64)
     checked = PredictionsFile(path, row_offsets, default, stamp)
     checked.check_unchanged()
-    if copy is not None:  # read back from the copy (rescoring in place replaces this file)
+    if copy is not None:  # rescoring in place replaces this file
         checked = PredictionsFile(copy.path, row_offsets, default, None)
     return PredictionArrays(models=models, rows=checked, kinds=kinds)
 
 
 class _RowCopy:
-    """Checked rows written as :func:`write_predictions` writes them, with each row's offset."""
-
     def __init__(self, pending: PendingFile, default_model: str) -> None:
         self.path, self._write, self._default = pending.path, pending.handle.write, default_model
         self._names: dict[str, str] = {}
         self._offset = 0
 
     def write(self, raw: dict[str, Any]) -> int:
-        """Write a checked row; its offset in the copy."""
         record = raw if _written_as_is(raw) else _row_prediction(raw, self._default, self._names).to_dict()
         data = json_line(record).encode("utf-8")
         start = self._offset
@@ -294,9 +270,7 @@ _WRITTEN_PROBS = list(LABELS)
 
 
 def _written_as_is(raw: dict[str, Any]) -> bool:
-    """Whether a checked row is already what :func:`write_predictions` makes of it (fields in
-    its order, the model named, probabilities as floats in label order), as in files nlibias
-    wrote: then it is written without building a :class:`Prediction` first."""
+    """Whether a checked row is already as :func:`write_predictions` writes it."""
     keys = list(raw)
     if keys[:3] != _WRITTEN_ORDER:
         return False
@@ -312,8 +286,8 @@ def _written_as_is(raw: dict[str, Any]) -> bool:
 
 
 class PredictionsFile(ItemSequence[Prediction]):
-    """The rows of a checked predictions file, parsed again when asked for (8 bytes a row held):
-    iterating reads the file once; it refuses a file that changed since it was checked."""
+    """The rows of a checked predictions file, parsed again when asked for; a file changed since
+    it was checked is refused."""
 
     __slots__ = ("_default", "_offsets", "_path", "_stamp")
 
@@ -321,9 +295,7 @@ class PredictionsFile(ItemSequence[Prediction]):
         self, path: Path, offsets: np.ndarray, default_model: str, stamp: tuple[int, int] | None
     ) -> None:
         self._path, self._offsets, self._default = path, offsets, default_model
-        self._stamp = stamp
-        """The file's size and modification time when it was checked; None for a copy being
-        written (:func:`read_prediction_arrays`' ``copy_to``): stamped when first read."""
+        self._stamp = stamp  # None: a copy being written, stamped when first read
 
     def __len__(self) -> int:
         return len(self._offsets)
@@ -345,4 +317,4 @@ class PredictionsFile(ItemSequence[Prediction]):
         self.check_unchanged()
         names: dict[str, str] = {}
         for _, _, raw in iter_jsonl_offsets(self._path):
-            yield _row_prediction(raw, self._default, names)  # every row was checked
+            yield _row_prediction(raw, self._default, names)

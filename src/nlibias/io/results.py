@@ -1,9 +1,5 @@
-"""``metrics.json``, typed: the TypedDicts every writer fills and every reader reads, its JSON
-Schema (``nlibias schema metrics``, published as ``docs/metrics.schema.json``) and its reader.
-
-``schema_version`` 2 (this one), 1 and 0 load; a newer one is refused (docs/report.md, "Schema
-versions"). Every measure's number must be finite and inside the range its declaration gives
-(:data:`~nlibias.metrics.meta.ALL_MEASURES`: a registered benchmark's measures are checked too).
+"""``metrics.json`` typed (TypedDicts), its JSON Schema (``docs/metrics.schema.json``) and reader;
+versions 0-2 load, a newer one is refused; each measure must be finite and in its declared range.
 
 >>> schema = metrics_schema()
 >>> schema["$defs"]["SliceMetrics"]["properties"]["accuracy"]["anyOf"][0]
@@ -42,16 +38,14 @@ from nlibias.schema.declared import is_int
 from nlibias.schema.measure_info import METRICS_FILE, MeasureInfo
 from nlibias.textio.json_text import parse_json
 
-SCHEMA_VERSION = 2
-"""The version of ``metrics.json`` this nlibias writes (files without the field are version 0)."""
+SCHEMA_VERSION = 2  # files without the field are version 0
 
 Count = Annotated[Integer, Range(0, None)]
 Fraction = Annotated[float, Range(0.0, 1.0)]
 
 
 def declared(measure: str) -> Range:
-    """The range :mod:`nlibias.metrics.meta` declares for ``measure``, as the schema's bounds
-    (an infinite end is unbounded).
+    """The range declared for ``measure``, as the schema's bounds.
 
     >>> declared("bbnli_bias_score"), declared("likelihood_diff")
     (Range(low=-100.0, high=100.0), Range(low=0.0, high=None))
@@ -122,8 +116,6 @@ class SliceMetrics(TypedDict, total=False):
 
 
 class _WithMeasures:
-    """Marks :class:`SliceMetrics` in the types: pydantic reads it with the measure fields."""
-
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
         return handler.generate_schema(_slice_type(_measures_key()))
 
@@ -276,7 +268,7 @@ class MetricsDocument(TypedDict):
 
 
 def metrics_schema() -> dict[str, Any]:
-    """The JSON Schema of ``metrics.json`` (what ``nlibias schema metrics`` prints).
+    """The JSON Schema of ``metrics.json`` (``nlibias schema metrics``).
 
     >>> metrics_schema()["required"]
     ['source', 'models']
@@ -286,8 +278,7 @@ def metrics_schema() -> dict[str, Any]:
 
 
 def measure_fields() -> dict[str, Any]:
-    """A slice's measure fields, one per declared measure reported in ``metrics.json``: a number
-    in its declared range, or null where undefined in the slice; its meaning and unit described.
+    """A slice's measure fields: each declared measure, a number in its range or null.
 
     >>> measure_fields()["M1"]  # doctest: +ELLIPSIS
     typing.Annotated[typing.Optional[typing.Annotated[float, Range(low=0.0, high=100.0)]], FieldInfo(...)]
@@ -300,18 +291,16 @@ def measure_fields() -> dict[str, Any]:
 
 
 def _in_metrics() -> list[tuple[str, MeasureInfo]]:
-    """The declared measures ``metrics.json`` holds (not those of ``explanations.json``)."""
     return [(name, info) for name, info in sorted(ALL_MEASURES.items()) if info.reported_in == METRICS_FILE]
 
 
 def _measures_key() -> tuple[tuple[str, Any, str, str], ...]:
-    """What the schema takes from the declared measures (it changes when a benchmark registers)."""
+    """What the schema takes from the declared measures (changed by a registration)."""
     return tuple((name, info.range, info.description, info.unit) for name, info in _in_metrics())
 
 
 @functools.lru_cache(maxsize=8)
 def _slice_type(key: tuple[tuple[str, Any, str, str], ...]) -> Any:
-    """:class:`SliceMetrics` with one field per measure declared when ``key`` was taken."""
     fields = {**get_type_hints(SliceMetrics, include_extras=True), **measure_fields()}
     made: Any = TypedDict("SliceMetrics", fields, total=False)  # type: ignore[misc]
     made.__doc__ = SliceMetrics.__doc__
@@ -324,8 +313,8 @@ def _adapter(key: tuple[tuple[str, Any, str, str], ...]) -> TypeAdapter[MetricsD
 
 
 def metrics_issues(document: Any, *, strict: bool = False) -> list[str]:
-    """Every way ``document`` breaks the schema, each as ``field.path: reason`` (``[]``: valid).
-    ``strict``: also refuse fields the types do not declare (how the tests check the writers)."""
+    """Every way ``document`` breaks the schema, as ``field.path: reason``; ``strict``: also
+    fields the types do not declare."""
     return [f"{field}: {reason}" for field, reason in _issues(document, strict=strict)]
 
 
@@ -338,8 +327,7 @@ def _issues(document: Any, *, strict: bool = False) -> list[Issue]:
 
 
 def check_metrics(document: Any, *, path: str | Path) -> MetricsDocument:
-    """``document`` as a typed ``metrics.json``, or a :class:`SourceError` naming the file, the
-    first bad field and how many others are bad."""
+    """``document`` as a typed ``metrics.json``, or the first bad field (and a count of others)."""
     issues = _issues(document)
     if issues:
         field, reason = issues[0]
@@ -350,13 +338,11 @@ def check_metrics(document: Any, *, path: str | Path) -> MetricsDocument:
 
 
 _FIX = "this file was not written by nlibias as it is: rerun the audit or score"
-SUM_TOLERANCE = 0.01
-"""Points by which accuracy + misprediction rate may miss 100 (two-decimal rounding of both)."""
+SUM_TOLERANCE = 0.01  # points by which accuracy + misprediction rate may miss 100 (rounding)
 
 
 class _Keys(dict[str, Any]):
-    """A JSON object that remembers the keys it was given more than once (JSON readers keep the
-    last one silently)."""
+    """A JSON object that remembers the keys it was given more than once."""
 
     def __init__(self, pairs: list[tuple[str, Any]]) -> None:
         super().__init__(pairs)
@@ -376,7 +362,7 @@ def _repeated(value: Any, where: str = "") -> Iterator[tuple[str, int]]:
 
 def check_consistent(document: MetricsDocument, *, path: str | Path) -> None:
     """Refuse what the schema lets through: no models, an interval upside down, accuracy and
-    misprediction rate that do not sum to 100 (within :data:`SUM_TOLERANCE`).
+    misprediction rate that do not sum to 100.
 
     >>> check_consistent({"source": "bbnli", "models": {"m": {"overall": {"accuracy": 70.0,
     ...     "misprediction_rate": 20.0}}}}, path="run/metrics.json")  # doctest: +ELLIPSIS
@@ -387,7 +373,7 @@ def check_consistent(document: MetricsDocument, *, path: str | Path) -> None:
         raise SourceError(path, "models", "no models: the file holds no results to report", fix=_FIX)
     for model, metrics in document["models"].items():
         slices: dict[str, Mapping[str, Any]] = {f"models.{model}.overall": metrics["overall"]}
-        for key in ModelMetrics.__annotations__:  # the slicings the schema declares (and checked)
+        for key in ModelMetrics.__annotations__:
             if key.startswith("by_"):
                 slices |= {
                     f"models.{model}.{key}.{name}": m
@@ -407,9 +393,7 @@ def check_consistent(document: MetricsDocument, *, path: str | Path) -> None:
 
 
 def read_metrics(path: str | Path) -> MetricsDocument:
-    """Read and check a ``metrics.json``; errors name the file and what is wrong with it (empty,
-    not UTF-8, a byte-order mark, not JSON or truncated, a key given twice, an impossible value
-    with its field path).
+    """Read and check a ``metrics.json``, errors naming the file and what is wrong.
 
     >>> import tempfile, pathlib
     >>> bad = pathlib.Path(tempfile.mkdtemp()) / "metrics.json"

@@ -1,6 +1,4 @@
-"""One run directory, read and checked once (:func:`read_run`): what score, report, gate,
-explain, ``export model-index`` and ``load_run`` know of a run. A damaged or foreign file is
-refused here, naming the file, the field and the fix, so readers use the record's fields.
+"""One run directory read and checked once (:func:`read_run`), for every command that reads runs.
 
 >>> import json, tempfile, pathlib
 >>> from nlibias.io.run_manifest import finish_write
@@ -35,8 +33,7 @@ from nlibias.schema import Prediction
 from nlibias.schema.measure_info import METRICS_FILE
 
 TABLES_TXT = "tables.txt"
-OUTPUT_FILES = (PREDICTIONS_JSONL, METRICS_FILE, TABLES_TXT)
-"""What an audit or a scoring writes into its run directory (listed in ``manifest.json``)."""
+OUTPUT_FILES = (PREDICTIONS_JSONL, METRICS_FILE, TABLES_TXT)  # listed in manifest.json
 
 
 def _holds_samples(path: Path) -> bool:
@@ -44,8 +41,7 @@ def _holds_samples(path: Path) -> bool:
 
 
 class RunSamples(BaseModel):
-    """The samples file a run scored: as the run recorded it, where it is now (None: nowhere),
-    and its SHA-256 as the run read it (None: a run written before it was recorded)."""
+    """The samples file a run scored: as recorded, where it is now (None: nowhere), its SHA-256."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -63,9 +59,8 @@ class RunSamples(BaseModel):
         *,
         sha256: str | None = None,
     ) -> RunSamples:
-        """The one way to find a run's samples: the manifest's absolute path, then ``run.samples``
-        of ``metrics.json`` (relative: from the working directory, the run and each folder above
-        it), then the run directory itself when it holds samples (an extension dataset)."""
+        """A run's samples: the manifest's path, then ``run.samples`` of ``metrics.json`` (relative:
+        from the working directory, the run and each folder above it), then the run itself."""
         entry = manifest.get("inputs", {}).get("samples") if manifest else None
         recorded = metrics.get("run", {}).get("samples")
         candidates = [Path(entry["path"])] if entry else []
@@ -83,7 +78,7 @@ class RunSamples(BaseModel):
         )
 
     def file(self, given: str | Path | None = None) -> Path:
-        """``given`` when given, else the samples file found; refused when there is none."""
+        """``given`` when given, else the samples file found."""
         if given is not None:
             return Path(given)
         if self.found is not None:
@@ -123,12 +118,10 @@ class RunDirectory(BaseModel):
 
     path: Path
     metrics: SkipValidation[MetricsDocument]
-    """``metrics.json``, checked by :func:`~nlibias.io.results.read_metrics`."""
     manifest: SkipValidation[RunManifest | None]
-    """None: a run written before manifests (read with a warning)."""
     samples: RunSamples
     input_changes: tuple[str, ...] = ()
-    """Inputs (the samples file) edited since the run, in words."""
+    """Inputs edited since the run, in words."""
     tables: str = ""
     predictions_path: Path | None = None
 
@@ -149,13 +142,11 @@ class RunDirectory(BaseModel):
         return read_predictions(self.predictions_path) if self.predictions_path is not None else []
 
     def stage(self, name: str) -> dict[str, Any] | None:
-        """The record of stage ``name`` (``stages/NAME.json``), None when it never ran."""
         return read_record(self.path, name)
 
 
 def read_run(path: str | Path) -> RunDirectory:
-    """The run directory at ``path`` (or of a ``metrics.json``), checked: the schema, the manifest,
-    the numbers against each other; its samples file located, its inputs changed since listed."""
+    """The run directory at ``path`` (or of a ``metrics.json``), checked."""
     path = Path(path)
     directory = path.parent if path.is_file() else path
     metrics_path = directory / METRICS_FILE
@@ -168,7 +159,7 @@ def read_run(path: str | Path) -> RunDirectory:
         )
     metrics = read_metrics(metrics_path)  # an impossible value is named by its field first
     manifest = check_run_directory(directory, OUTPUT_FILES)
-    check_consistent(metrics, path=metrics_path)  # what the run wrote, yet contradicting itself
+    check_consistent(metrics, path=metrics_path)
     tables, predictions = directory / TABLES_TXT, directory / PREDICTIONS_JSONL
     return RunDirectory(
         path=directory,

@@ -1,7 +1,6 @@
-"""A run directory changes as a unit: ``manifest.json`` lists the size and SHA-256 of each output
-file (and of the samples file the run read), and readers refuse a directory whose files do not
-match it. A write goes :func:`begin_write`, each file renamed into place, then :func:`finish_write`
-(the manifest, renamed in last), so a reader never sees new predictions beside old metrics.
+"""A run directory changes as a unit: ``manifest.json`` lists each output file's size and SHA-256
+(and the samples read); a write goes :func:`begin_write`, the files, then :func:`finish_write`, and
+readers refuse a directory whose files do not match it.
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -71,7 +70,7 @@ class RunManifest(TypedDict):
 
 
 class LegacyRunWarning(UserWarning):
-    """A run directory written before nlibias wrote manifests: read without checking its files."""
+    """A run directory written before manifests, read without checking its files."""
 
 
 _warned: set[Path] = set()
@@ -83,7 +82,7 @@ def _adapter() -> TypeAdapter[RunManifest]:
 
 
 def manifest_schema() -> dict[str, Any]:
-    """The JSON Schema of ``manifest.json`` (``nlibias schema manifest``), pydantic's.
+    """The JSON Schema of ``manifest.json`` (``nlibias schema manifest``).
 
     >>> manifest_schema()["required"]
     ['manifest_version', 'complete', 'written', 'files']
@@ -92,27 +91,19 @@ def manifest_schema() -> dict[str, Any]:
 
 
 def file_entry(path: Path) -> ManifestEntry:
-    """Size and SHA-256 of a file."""
     return {"bytes": path.stat().st_size, "sha256": sha256_file(path)}
 
 
-def stale_parts(directory: Path, names: Iterable[str]) -> list[Path]:
-    """Temporary files (``.NAME.*.part``) that a killed write of ``names`` left in ``directory``."""
-    found: list[Path] = []
-    for name in [*names, MANIFEST_JSON]:
-        found += directory.glob(f".{name}.*.part")
-    return sorted(found)
-
-
 def begin_write(directory: str | Path, names: Collection[str], *, keep: Collection[Path] = ()) -> None:
-    """Remove stale ``.part`` files (except ``keep``, still being written) and mark the manifest
-    incomplete: before the first output file of a run is replaced."""
+    """Before a run's first output is replaced: remove the ``.part`` files killed writes left
+    (except ``keep``) and mark the manifest incomplete."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     kept = {Path(p).resolve() for p in keep}
-    for part in stale_parts(directory, names):
-        if part.resolve() not in kept:
-            part.unlink(missing_ok=True)
+    for name in [*names, MANIFEST_JSON]:
+        for part in directory.glob(f".{name}.*.part"):
+            if part.resolve() not in kept:
+                part.unlink(missing_ok=True)
     write_json(directory / MANIFEST_JSON, _manifest({}, complete=False))
 
 
@@ -123,10 +114,8 @@ def finish_write(
     inputs: Mapping[str, str | Path | None] | None = None,
     input_sha256: Mapping[str, str | None] | None = None,
 ) -> None:
-    """After every output file is in place: the complete manifest, renamed in last. ``inputs``:
-    files the run read, by role (``{"samples": path}``; a samples directory stands for its
-    samples file); ``input_sha256``: an input's checksum as the run read it (a file changed
-    since is recorded as it was read, so readers see the change)."""
+    """After every output file is in place: the complete manifest. ``inputs``: files the run read,
+    by role (``{"samples": path}``); ``input_sha256``: an input's checksum as the run read it."""
     directory = Path(directory)
     files = {name: file_entry(directory / name) for name in names if (directory / name).is_file()}
     manifest = _manifest(files, complete=True)
@@ -141,7 +130,6 @@ def finish_write(
 
 
 def _input_entry(path: str | Path) -> InputEntry | None:
-    """The file read for ``path`` (itself, or a samples directory's file) as recorded; None: gone."""
     try:
         found = resolve_samples_path(path)
     except SourceError:
@@ -150,9 +138,7 @@ def _input_entry(path: str | Path) -> InputEntry | None:
 
 
 def changed_inputs(directory: str | Path) -> list[str]:
-    """Each recorded input of the run (:func:`finish_write`) that is no longer as the run read it,
-    in words naming the file (``[]``: unchanged, or nothing recorded). A file that is gone is
-    not a change: readers that need it say so themselves.
+    """Each recorded input no longer as the run read it, in words (a file gone is no change).
 
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -187,7 +173,7 @@ def _manifest(files: dict[str, ManifestEntry], *, complete: bool) -> RunManifest
 
 
 def read_manifest(directory: str | Path) -> RunManifest | None:
-    """The directory's manifest, or None when it has none (a run written before manifests)."""
+    """The directory's manifest, or None when it has none."""
     path = Path(directory) / MANIFEST_JSON
     if not path.is_file():
         return None
@@ -232,10 +218,8 @@ def _complete_manifest(directory: Path) -> RunManifest | None:
 
 
 def check_run_directory(directory: str | Path, names: Iterable[str] = ()) -> RunManifest | None:
-    """Refuse a run directory whose files (every file its manifest lists, and ``names``, which a
-    run writes) are not those of one complete write. A directory without a manifest (written
-    before manifests) is accepted with one :class:`LegacyRunWarning`; returns the manifest, or
-    None then."""
+    """Refuse a run directory whose files (those its manifest lists, and ``names``) are not those
+    of one complete write; one without a manifest passes with a :class:`LegacyRunWarning` (None)."""
     directory = Path(directory)
     manifest = _complete_manifest(directory)
     if manifest is None:
@@ -246,13 +230,12 @@ def check_run_directory(directory: str | Path, names: Iterable[str] = ()) -> Run
         if name in files:
             _check_entry(directory, name, files[name])
         elif (directory / name).exists():
-            raise _mismatch(directory, name)  # a file the run did not write
+            raise _mismatch(directory, name)
     return manifest
 
 
 def check_run_file(path: str | Path) -> None:
-    """Refuse a file of a run directory (``score``'s predictions) that does not match its
-    directory's manifest; files outside a run directory pass."""
+    """Refuse a file of a run directory that does not match its manifest."""
     path = Path(path)
     if not path.is_file() or not (path.parent / MANIFEST_JSON).is_file():
         return
@@ -262,7 +245,6 @@ def check_run_file(path: str | Path) -> None:
 
 
 def warn_legacy(directory: Path) -> None:
-    """Warn once per directory that it is read without a manifest."""
     key = directory.resolve()
     if key in _warned:
         return

@@ -1,11 +1,6 @@
-"""Samples files: ``samples.jsonl`` (one sample per line) and ``samples.parquet`` in a run directory.
-
-Read in one pass: the bytes → JSON with its texts through the text door
-(:func:`~nlibias.textio.json_text.parse_json`) → a record checked by :meth:`SampleRules.check`
-(:class:`SampleRecord`'s field rules, then the file's) → :class:`~nlibias.schema.Sample`, every
-error naming the file, line and field. Refused is what would change results silently: a key
-field empty or padded with spaces, a blank text, a bias sample of a ``neutral_gold`` source that
-is not neutral, a pair's two samples disagreeing on what they share, a second sample with one id.
+"""Samples files (``samples.jsonl``, ``samples.parquet``), read in one pass and checked by
+:class:`SampleRules`; refused, naming file, line and field: an empty or padded key field, a blank
+text, a non-neutral bias sample of a ``neutral_gold`` source, pair twins that disagree, a repeated id.
 
 >>> padded = {"id": "a", "source": "x", "domain": " d", "subtopic": "t", "premise": "P",
 ...           "hypothesis": "H", "gold": "neutral", "stereotype": None, "pair_key": None}
@@ -38,12 +33,6 @@ from nlibias.schema.declared import source_error
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_door import enter_text
 
-__all__ = [
-    "SAMPLES_JSONL", "SAMPLES_PARQUET", "ReadColumns", "SampleRecord", "SampleRules", "is_blank_text",
-    "iter_samples", "peek_source", "read_sample_columns", "read_samples", "resolve_samples_path",
-    "write_samples",
-]  # fmt: skip
-
 if TYPE_CHECKING:
     from nlibias.benchmarks.base import Benchmark
 
@@ -63,14 +52,12 @@ _CORE_FIELDS = (
     "counterfactual_group",
 )
 _KNOWN_KEYS = frozenset((*_CORE_FIELDS, "provenance"))
-_SHARED_FIELDS = tuple(f for f in _CORE_FIELDS if f not in ("id", "pair_key"))
-"""Fields whose values repeat across samples (ids and pair keys are unique or nearly so)."""
+_SHARED_FIELDS = tuple(f for f in _CORE_FIELDS if f not in ("id", "pair_key"))  # values that repeat
 _REQUIRED_TEXT = ("id", "domain", "subtopic", "premise", "hypothesis")
 _TEXT_FIELDS = (*_REQUIRED_TEXT, "pair_key", "group", "counterfactual_group")
 _STEREOTYPES = (None, "pro", "anti")
 _TEXTS = ("premise", "hypothesis")
 _KEY_FIELDS = ("id", "source", "domain", "subtopic", "pair_key", "group", "counterfactual_group")
-"""Fields that name a slice, a pair or a sample."""
 
 
 class SampleRecord(BaseModel):
@@ -94,7 +81,6 @@ class SampleRecord(BaseModel):
     @field_validator(*_KEY_FIELDS)
     @classmethod
     def _key_field(cls, value: str | None, info: ValidationInfo) -> str | None:
-        """An empty key field or one with spaces around it (``" gender"`` would be a slice of its own)."""
         name = info.field_name or ""
         if value is None or (value and value.strip() == value):
             return value
@@ -109,7 +95,6 @@ class SampleRecord(BaseModel):
     @field_validator(*_TEXTS)
     @classmethod
     def _visible(cls, value: str, info: ValidationInfo) -> str:
-        """A text with nothing visible in it."""
         if is_blank_text(value):
             reason = "empty text (nothing visible: only spaces or zero-width characters)"
             raise _refusal(info.field_name, reason, "remove the sample or write its text")
@@ -117,12 +102,11 @@ class SampleRecord(BaseModel):
 
 
 def _refusal(field: str | None, reason: str, fix: str) -> PydanticCustomError:
-    """A sample rule's error, naming its field and fix (read by ``source_error``)."""
     return PydanticCustomError("nlibias_sample", "{reason}", {"field": field, "reason": reason, "fix": fix})
 
 
 def write_samples(run_dir: str | Path, samples: Sequence[Sample]) -> dict[str, Path]:
-    """Write ``samples.jsonl`` and ``samples.parquet`` into ``run_dir``; returns their paths."""
+    """Write ``samples.jsonl`` and ``samples.parquet`` into ``run_dir``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -139,7 +123,7 @@ def write_samples(run_dir: str | Path, samples: Sequence[Sample]) -> dict[str, P
 
 
 def resolve_samples_path(path: str | Path) -> Path:
-    """The samples file of a run directory (JSONL first), or ``path`` itself; errors say what is missing."""
+    """The samples file of a run directory (JSONL first), or ``path`` itself."""
     path = Path(path)
     if path.is_dir():
         for name in (SAMPLES_JSONL, SAMPLES_PARQUET):
@@ -158,15 +142,13 @@ def resolve_samples_path(path: str | Path) -> Path:
 
 @dataclass(frozen=True, eq=False)
 class ReadColumns:
-    """A samples file read once as columns, and the file as it was read."""
+    """A samples file read once as columns, its SHA-256, the benchmark whose rules it was read
+    under and the file itself."""
 
     columns: SampleColumns
     sha256: str
-    """The SHA-256 of the file's bytes (it did not change while it was read)."""
     benchmark: Benchmark | None = None
-    """The benchmark whose rules the samples were read under."""
     path: Path | None = None
-    """The samples file read (a run directory's resolved)."""
 
 
 def read_sample_columns(
@@ -177,9 +159,7 @@ def read_sample_columns(
     benchmarks: Mapping[str, Benchmark] | None = None,
 ) -> ReadColumns:
     """Every sample of a run directory or samples file, checked, as columns with ``provenance_keys``
-    (None: all), in one pass over the bytes (hashed as read; a file changed meanwhile is refused).
-    ``benchmarks``: the benchmarks by sample source; the first sample's finds the rules and the
-    provenance keys.
+    (None: all), hashed as read. ``benchmarks``: by sample source (the first sample's rules).
 
     >>> import tempfile
     >>> s = Sample(id="a", source="x", domain="d", subtopic="t", premise="P", hypothesis="H", gold="neutral")
@@ -188,18 +168,18 @@ def read_sample_columns(
     (['a'], 'P', 64)
     """
     resolved = Path(path)
-    if not resolved.is_file():  # a run directory's samples file, or the refusal saying what is missing
+    if not resolved.is_file():
         resolved = resolve_samples_path(resolved)
-    before = resolved.stat()  # taken first: a change while the file is read is caught too
+    before = resolved.stat()
     digest = hashlib.sha256()
     rules = SampleRules(resolved, benchmark, benchmarks)
     passing = iter_samples(resolved, provenance_keys=None, share_strings=False, rules=rules, digest=digest)
     first = next(passing, None)
     if first is None:
         raise SourceError(resolved, None, "no samples in the file", fix="run `nlibias expand ...` first")
-    if benchmarks is not None and rules.benchmark is not None:  # the first sample's benchmark's
+    if benchmarks is not None and rules.benchmark is not None:
         provenance_keys = rules.benchmark.provenance_keys
-    if provenance_keys is None:  # keep every key any sample has: gather them while reading
+    if provenance_keys is None:  # every key any sample has
         samples = [first, *passing]
         keys: Collection[str] = sorted({k for s in samples for k in s.provenance})
         columns = SampleColumns.from_samples(samples, provenance_keys=keys)
@@ -223,9 +203,9 @@ def read_samples(
     benchmark: Benchmark | None = None,
     benchmarks: Mapping[str, Benchmark] | None = None,
 ) -> list[Sample]:
-    """Samples from a run directory, a JSONL file or a Parquet file; ids must be unique, and the
-    samples follow ``benchmark``'s sample rules (or those of the benchmark ``benchmarks`` holds for
-    the first sample's source). ``provenance_keys`` keeps only those provenance keys (None: all)."""
+    """Samples of a run directory, JSONL or Parquet file, with unique ids, under ``benchmark``'s
+    rules (or those ``benchmarks`` holds for the first sample's source); ``provenance_keys``: those
+    kept (None: all)."""
     resolved = resolve_samples_path(path)
     rules = SampleRules(resolved, benchmark, benchmarks)
     samples = list(iter_samples(resolved, provenance_keys=provenance_keys, rules=rules))
@@ -245,13 +225,10 @@ def iter_samples(
     rules: SampleRules | None = None,
     digest: Any = None,
 ) -> Iterator[Sample]:
-    """The samples of :func:`read_samples` one at a time (ids not checked for uniqueness): a pass
-    over a big run holds one sample. ``share_strings``: one object per distinct string (samples
-    repeat most of their text; a WQ-NLI sample then takes about a third of the memory);
-    ``rules``: a benchmark's (default: those of every samples file); ``digest``: a ``hashlib``
-    object fed a JSONL file's bytes."""
+    """:func:`read_samples` one at a time (ids not checked). ``share_strings``: one object per
+    distinct string (a third of the memory on WQ-NLI); ``digest``: fed a JSONL file's bytes."""
     path = Path(path)
-    if not path.is_file():  # a run directory's samples file, or the refusal saying what is missing
+    if not path.is_file():
         path = resolve_samples_path(path)
     rules = rules or SampleRules(path)
     keep = None if provenance_keys is None else frozenset(provenance_keys)
@@ -259,7 +236,7 @@ def iter_samples(
     share = strings.setdefault
     with path.open("rb") as handle:
         for line, raw in _parquet_records(path) if path.suffix == ".parquet" else enumerate(handle, 1):
-            if type(raw) is bytes:  # a JSONL line: hashed, parsed unless blank, texts through the door
+            if type(raw) is bytes:  # a JSONL line
                 if digest is not None:
                     digest.update(raw)
                 if not raw.strip():
@@ -269,17 +246,17 @@ def iter_samples(
             if keep is not None:
                 provenance = {k: v for k, v in provenance.items() if k in keep}
             text = {name: fields[name] for name in _SHARED_FIELDS}
-            if share_strings:  # inline, not a call per field (reading WQ-NLI took 60% longer)
+            if share_strings:  # inline: a call per field is 60% slower
                 text = {name: share(v, v) if type(v) is str else v for name, v in text.items()}
                 provenance = _shared(provenance, share)
             yield Sample(id=fields["id"], pair_key=fields["pair_key"], **text, provenance=provenance)
 
 
 def _shared(value: Any, share: Any) -> Any:
-    """``value`` with every string in it (dict keys, list items, nested) one shared object."""
+    """``value`` with every string in it one shared object."""
     if type(value) is str:
         return share(value, value)
-    if type(value) is dict:  # strings and numbers inline: a call per value is slow
+    if type(value) is dict:
         return {
             share(k, k): share(v, v)
             if type(v) is str
@@ -292,8 +269,7 @@ def _shared(value: Any, share: Any) -> Any:
 
 
 def _parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(row, record)`` of a Parquet samples file, its provenance column read as JSON and its
-    texts through the door."""
+    """``(row, record)`` of a Parquet samples file (provenance parsed, texts through the door)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -320,27 +296,24 @@ def _parquet_records(path: Path) -> Iterator[tuple[int, Any]]:
 
 
 def is_blank_text(text: str) -> bool:
-    """Whether ``text`` is empty once whitespace and invisible characters (zero-width spaces,
-    joiners, byte-order marks: Unicode categories Z* and Cf, and controls) are taken out.
+    """Whether ``text`` holds only whitespace and invisible characters (categories Z* and C*).
 
     >>> is_blank_text("\u200b\u2060\ufeff \u00a0"), is_blank_text(" a\u200b")
     (True, False)
     """
-    if text.isprintable():  # the usual case, in C: no control, format or odd space character
+    if text.isprintable():  # the usual case, in C
         return not text.strip()
     return all(unicodedata.category(c)[0] in "ZC" for c in text)
 
 
 _TWIN_FIELDS = ("domain", "subtopic", "premise", "premise_index", "combination_index", "premise_template")
-"""What a pair's two samples share: their slice, and their premise (its text where the source
-keeps it, otherwise the premise and word combination it was rendered from)."""
+"""What a pair's two samples share: their slice and premise (its text, or what rendered it)."""
 
 
 @dataclass
 class SampleRules:
-    """The rules of one samples file's samples: those of every samples file (a record's fields)
-    and ``benchmark``'s (or those of the benchmark that ``benchmarks`` holds for the first sample's
-    ``source``). A pair's first sample waits here until its twin is read (usually the next line)."""
+    """The rules of one samples file: a record's fields, then ``benchmark``'s (or that of the first
+    sample's ``source`` in ``benchmarks``); a pair's first sample waits here for its twin."""
 
     path: Path
     benchmark: Benchmark | None = None
@@ -348,28 +321,28 @@ class SampleRules:
     _waiting: dict[str, tuple[int, tuple[Any, ...]]] = field(default_factory=dict)
 
     def check(self, line: int, raw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The fields and provenance of one record, or the refusal naming the file, line and field
-        of the rule it breaks. A well-formed record is taken as it is (several times faster than
-        pydantic on the files nlibias writes); any other goes through :class:`SampleRecord`."""
+        """The fields and provenance of one record, or the refusal naming file, line and field. A
+        well-formed record is taken as it is (several times faster); any other goes through
+        :class:`SampleRecord`."""
         if not isinstance(raw, dict):
             raise SourceError(self.path, None, "expected a JSON object", line=line)
         get = raw.get
         source: Any = get("source", "custom")
         quick = (
             get("gold") in LABELS
-            and get("stereotype", 0) in _STEREOTYPES  # given (null allowed)
-            and "pair_key" in raw  # given (null allowed)
+            and get("stereotype", 0) in _STEREOTYPES
+            and "pair_key" in raw
             and type(source) is str
             and source != ""
             and source.strip() is source
             and type(get("provenance", {})) is dict
-            and set(raw) <= _KNOWN_KEYS  # extra keys go to provenance through the model
+            and set(raw) <= _KNOWN_KEYS
         )
-        for name in _TEXT_FIELDS if quick else ():  # the model's field rules, inline
+        for name in _TEXT_FIELDS if quick else ():  # SampleRecord's field rules, inline
             value = get(name)
             if type(value) is not str:
                 quick = value is None and name not in _REQUIRED_TEXT
-            elif name in _TEXTS:  # nothing visible (is_blank_text, its usual case inline)
+            elif name in _TEXTS:  # is_blank_text, its usual case inline
                 quick = bool(value.strip()) if value.isprintable() else not is_blank_text(value)
             else:  # a key field: not empty, no spaces around it
                 quick = value != "" and value.strip() is value
@@ -387,7 +360,7 @@ class SampleRules:
             fields = {name: getattr(record, name) for name in _CORE_FIELDS}
             provenance = {**record.provenance, **(record.model_extra or {})}
         stereotype, gold, source = fields["stereotype"], fields["gold"], fields["source"]
-        if self.benchmarks is not None:  # the first sample: its benchmark's rules hold for all
+        if self.benchmarks is not None:  # the first sample's benchmark rules them all
             try:
                 self.benchmark = self.benchmarks[source]
             except DataError as error:
@@ -404,7 +377,7 @@ class SampleRules:
                 fix="set gold to neutral, or stereotype to null for a test sample",
             )
         key = fields["pair_key"]
-        if key is None or stereotype is None:  # a test sample is no member of a pair
+        if key is None or stereotype is None:
             return fields, provenance
         premise = fields["premise"] if benchmark and source in benchmark.shared_premises else None
         shared = (fields["domain"], fields["subtopic"], premise, *map(provenance.get, _TWIN_FIELDS[3:]))
@@ -413,7 +386,7 @@ class SampleRules:
             self._waiting[key] = (line, shared)
             return fields, provenance
         for name, a, b in zip(_TWIN_FIELDS, first[1], shared, strict=True):
-            if a != b:  # the first three are the samples' own fields, the rest provenance keys
+            if a != b:
                 raise SourceError(
                     self.path,
                     name if name in _TWIN_FIELDS[:3] else f"provenance.{name}",
@@ -426,8 +399,7 @@ class SampleRules:
 
 
 def _duplicate_id(path: Path, sample_id: str, *, earlier: int, later: int) -> SourceError:
-    """The error for a sample id at positions ``earlier`` and ``later`` (0-based) of a samples file,
-    naming both lines (a JSONL file's blank lines make a line differ from a position)."""
+    """The error for an id at 0-based positions ``earlier`` and ``later``, naming both lines."""
     lines = {earlier: earlier + 1, later: later + 1}
     if path.suffix != ".parquet":
         try:
@@ -448,8 +420,7 @@ def _duplicate_id(path: Path, sample_id: str, *, earlier: int, later: int) -> So
 
 
 def peek_source(path: str | Path) -> str | None:
-    """The ``source`` of the first sample in a run directory or samples file (``custom`` when the
-    record has none), or None when it cannot be read (:func:`read_samples` then says why)."""
+    """The ``source`` of the first sample (``custom`` when absent), or None when unreadable."""
     try:
         resolved = resolve_samples_path(path)
         if resolved.suffix == ".parquet":

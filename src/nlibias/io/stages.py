@@ -1,8 +1,6 @@
-"""The stage engine of ``extend``, ``debias`` and ``explain``: each step of a run directory records
-what it was computed from (``OUT/stages/<name>.json``: its inputs, their :func:`fingerprint`, the
-hashes of its outputs), so a rerun reuses it (``done``), runs it (``run``: not finished, or an
-output damaged since) or, with other inputs, refuses or (``force``) redoes it (``redo``, with
-:func:`changes` saying what differs); never mixing the results of two sets of inputs.
+"""The stage engine of ``extend``, ``debias`` and ``explain``: each step records its inputs, their
+:func:`fingerprint` and its outputs' hashes (``OUT/stages/<name>.json``), so a rerun reuses it
+(``done``), runs it (``run``) or, with other inputs, refuses or (``force``) redoes it (``redo``).
 
 >>> a = {"settings": {"learning_rate": 0.003, "seed": 42}, "train_sha256": "ab"}
 >>> b = {"settings": {"learning_rate": 0.001, "seed": 42}, "train_sha256": "ab"}
@@ -77,10 +75,8 @@ def changes(old: Mapping[str, Any] | None, new: Mapping[str, Any], limit: int = 
 
 
 def model_identity(model: str, revision: str | None = None) -> dict[str, Any]:
-    """What names a model's files exactly: a local directory (also as ``causal:PATH``) by its
-    absolute path and files' hash; a hub id by the commit its ``revision`` names (None when the
-    hub cannot tell: loading will say why); SmolLM2 and a GGUF file by the file's quick hash; a
-    ``fake`` model by its name.
+    """What names a model's files exactly: a local directory by its path and files' hash, a hub id
+    by its commit (None when the hub cannot tell), a GGUF file by its quick hash, a fake by name.
 
     >>> model_identity("fake:a")
     {'name': 'fake:a', 'kind': 'hub', 'revision': None, 'files_sha256': None}
@@ -99,15 +95,14 @@ def model_identity(model: str, revision: str | None = None) -> dict[str, Any]:
     if ref.is_fake:
         return {"name": model, "kind": "hub", "revision": None, "files_sha256": None}
     name = after_kind or model
-    if is_gguf_name(name):  # the embedded SmolLM2 or a GGUF file: its weights, never the hub
+    if is_gguf_name(name):
         return {"name": model, "kind": "local", "revision": None, "files_sha256": _gguf_weights(name)}
-    found = hub_file(name, "config.json", revision)  # None: offline and not cached, no such id
+    found = hub_file(name, "config.json", revision)
     commit = Path(found).parent.name if found is not None else None
     return {"name": model, "kind": "hub", "revision": commit, "files_sha256": None}
 
 
 def _gguf_weights(name: str) -> str | None:
-    """The quick hash of a GGUF model's file; None when it is not there (loading it says why)."""
     try:
         return str(local_source(name).fingerprint()["weights"])
     except NlibiasError:
@@ -124,13 +119,11 @@ class Stage:
     finished: Path
     inputs: dict[str, Any] = field(hash=False)
     reads: tuple[str, ...] = ()
-    """Names of the stages whose output (fingerprint) this one's inputs hold."""
+    """Names of the stages whose fingerprint this one's inputs hold."""
     complete: Callable[[], bool] | None = field(default=None, compare=False)
-    """Beside ``finished`` existing, what else says the stage finished (a run directory's
-    manifest exists from the start of its write: it must also say ``complete``)."""
+    """What else says the stage finished, beside ``finished`` existing."""
     recorded: bool = False
-    """Finished when its record says so (:func:`finish_stage`: the time and the hashes of its
-    outputs, all intact), not by ``finished`` existing."""
+    """Finished when its record says so (:func:`finish_stage`), not by ``finished`` existing."""
 
     def has_finished(self) -> bool:
         return self.finished.exists() and (self.complete is None or self.complete())
@@ -138,9 +131,6 @@ class Stage:
     @property
     def fingerprint(self) -> str:
         return fingerprint(self.inputs)
-
-    def record_path(self, out: Path) -> Path:
-        return record_path(out, self.name)
 
 
 def record_path(out: Path, name: str) -> Path:
@@ -155,14 +145,14 @@ def _legacy_path(out: Path, name: str) -> Path:
 def _load(path: Path) -> dict[str, Any] | None:
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):  # missing or damaged: runs again
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
     return record if isinstance(record, dict) else None
 
 
 def read_record(out: Path, name: str) -> dict[str, Any] | None:
-    """The stage's record; an older ``extend`` marker (``<name>.done.json``: settings, input
-    hashes and outputs at the top) is rewritten once as a finished record and removed."""
+    """The stage's record; an older ``extend`` marker (``<name>.done.json``) is rewritten once as
+    a finished record and removed."""
     legacy = _legacy_path(out, name)
     record = _load(record_path(out, name))
     if record is None and legacy.exists():
@@ -184,9 +174,8 @@ def remove_record(out: Path, name: str) -> None:
 
 
 def output_problems(out: Path, record: Mapping[str, Any]) -> list[str]:
-    """Each output the record lists (:func:`finish_stage`: path relative to ``out`` → SHA-256)
-    that is gone or no longer the file the stage wrote (cut mid-line, replaced by another run's),
-    in words; empty when all check out or the record lists none (an older nlibias).
+    """Each output the record lists (path relative to ``out`` → SHA-256) that is gone or changed,
+    in words.
 
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp())
@@ -208,8 +197,7 @@ def output_problems(out: Path, record: Mapping[str, Any]) -> list[str]:
 
 
 def _record_finished(out: Path, stage: Stage, record: dict[str, Any]) -> tuple[bool, list[str]]:
-    """Whether the stage finished, and which of its recorded outputs do not check out (then it
-    has not: it runs again, and the caller can say why)."""
+    """Whether the stage finished, and which of its recorded outputs do not check out."""
     problems = output_problems(out, record)
     if not stage.recorded:
         return stage.has_finished() and not problems, problems
@@ -224,8 +212,8 @@ def _has_output(stage: Stage) -> bool:
 
 
 def stage_status(out: Path, stage: Stage) -> tuple[str, list[str]]:
-    """``(DONE | RUN | REDO, what changed)``; REDO is a conflict (other inputs recorded); RUN
-    with the same inputs lists the outputs that did not check out (:func:`output_problems`)."""
+    """``(DONE | RUN | REDO, what changed)``: REDO when other inputs are recorded; RUN lists the
+    outputs that did not check out."""
     record = read_record(out, stage.name)
     if record is None:
         if _has_output(stage):
@@ -239,7 +227,7 @@ def stage_status(out: Path, stage: Stage) -> tuple[str, list[str]]:
 
 
 def check_stages(out: Path, stages: Sequence[Stage], force: bool) -> dict[str, str]:
-    """Every stage's status, before any work; conflicts are refused unless ``force``."""
+    """Every stage's status; conflicts are refused unless ``force``."""
     statuses, conflicts = {}, []
     for stage in stages:
         status, changed = stage_status(out, stage)
@@ -271,15 +259,13 @@ def _only_upstream(out: Path, stage: Stage, upstream: Sequence[Stage]) -> bool:
     if not isinstance(recorded, dict):
         return False
     fingerprints = {s.fingerprint for s in upstream}
-    # a changed input may be a list or a mapping (the audit's models, the comparison's pairs): it
-    # is no stage's fingerprint, and no set can hold it
     return all(
         isinstance(new, str) and new in fingerprints for _, _, new in _differences(recorded, stage.inputs)
     )
 
 
 def _remove(path: Path) -> None:
-    """Remove a stage's output as a unit: renamed first, so a kill leaves no half of it in place."""
+    """Remove a stage's output as a unit (renamed first)."""
     if not path.exists():
         return
     doomed = path.with_name(f".removing-{path.name}-{os.getpid()}")
@@ -295,15 +281,14 @@ def begin_stage(out: Path, stage: Stage, status: str) -> None:
     if status == REDO:
         _remove(stage.output)
     write_json(
-        stage.record_path(out),
+        record_path(out, stage.name),
         {"stage": stage.name, "inputs": stage.inputs, "fingerprint": stage.fingerprint},
     )
 
 
 def finish_stage(out: Path, stage: Stage, outputs: Sequence[str] = (), **details: Any) -> dict[str, Any]:
-    """After a stage ran: its record with the inputs (as they resolve now: a hub model the stage
-    downloaded names its commit), the hashes of its ``outputs`` (paths relative to ``out``), the
-    time and ``details`` (counts, seconds); it is what makes a ``recorded`` stage done."""
+    """After a stage ran: its record with the inputs, the hashes of its ``outputs`` (relative to
+    ``out``), ``details`` and the time."""
     record = {
         "stage": stage.name,
         "inputs": stage.inputs,
@@ -312,5 +297,5 @@ def finish_stage(out: Path, stage: Stage, outputs: Sequence[str] = (), **details
         **details,
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    write_json(stage.record_path(out), record)
+    write_json(record_path(out, stage.name), record)
     return record

@@ -1,6 +1,4 @@
-"""Checks that another tool's run finished and covered its task before its log is scored: an
-Inspect log that succeeded, no errored sample, every completed sample; an lm-eval samples file
-beside its ``results_*.json``, holding exactly the documents evaluated (all, unless ``--limit``).
+"""Checks that another tool's run finished and covered its task before its log is scored.
 
 >>> lm_eval_results_path("out/m/samples_nlibias_bbnli_true_2026-01-01T00-00-00.123.jsonl").name
 'results_2026-01-01T00-00-00.123.json'
@@ -17,9 +15,8 @@ from typing import Any
 from nlibias.errors import SourceError
 
 LM_EVAL_SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
-"""lm-eval's ``--log_samples`` file name: ``samples_<task>_<date id>.jsonl``."""
 
-_ZIP_MAGIC = b"PK\x03\x04"
+ZIP_MAGIC = b"PK\x03\x04"
 _LM_EVAL_FIX = (
     "rerun lm_eval with --log_samples and pass the samples_<task>_<time>.jsonl it writes, with the "
     "results_<time>.json beside it"
@@ -33,7 +30,7 @@ def check_input_file(path: Path) -> None:
     with path.open("rb") as handle:
         head = handle.read(1 << 16)
         blank = not head.strip()
-        while blank and (chunk := handle.read(1 << 20)):  # a long run of blank lines: read on
+        while blank and (chunk := handle.read(1 << 20)):
             blank = not chunk.strip()
     if blank:
         raise SourceError(
@@ -42,7 +39,7 @@ def check_input_file(path: Path) -> None:
             "the file is empty (no predictions)",
             fix="the tool that wrote it did not finish; rerun it, or pass the file it wrote its answers to",
         )
-    if path.suffix == ".eval" and not head.startswith(_ZIP_MAGIC):
+    if path.suffix == ".eval" and not head.startswith(ZIP_MAGIC):
         raise SourceError(
             path,
             None,
@@ -70,7 +67,7 @@ def _is_lm_eval_results(path: Path) -> bool:
 
 
 def read_inspect_header(path: Path) -> Any:
-    """The header of an Inspect log, refused unless its run finished (``status == "success"``)."""
+    """The header of an Inspect log, refused unless its run succeeded."""
     from inspect_ai.log import read_eval_log
 
     try:
@@ -102,7 +99,7 @@ def read_inspect_header(path: Path) -> Any:
 
 
 def check_inspect_sample(path: Path, sample: Any) -> None:
-    """Refuse a sample that ended in an error (a run allowed to go on past failed samples)."""
+    """Refuse a sample that ended in an error."""
     error = getattr(sample, "error", None)
     if error is not None:
         message = str(getattr(error, "message", error)).strip()
@@ -139,8 +136,7 @@ def lm_eval_results_path(path: str | Path) -> Path:
 
 
 def read_lm_eval_results(path: Path) -> tuple[str, dict[str, Any]]:
-    """The task name and the results document of a samples file, refused when lm-eval's results
-    file is not beside it or does not hold the task (the run did not finish it)."""
+    """The task name and results document of a samples file (refused when missing or without it)."""
     match = LM_EVAL_SAMPLES_NAME.match(path.name)
     if match is None:
         raise SourceError(
@@ -175,8 +171,8 @@ def read_lm_eval_results(path: Path) -> tuple[str, dict[str, Any]]:
 
 
 def check_lm_eval_coverage(path: Path, doc_ids: Iterable[Any]) -> None:
-    """Refuse a samples file that does not hold exactly the documents lm-eval evaluated, or that
-    covers only part of the task without a ``--limit`` (the results file says which)."""
+    """Refuse a samples file that does not hold exactly the documents lm-eval evaluated, or only
+    part of the task without a ``--limit``."""
     task, document = read_lm_eval_results(path)
     results_path = lm_eval_results_path(path)
     counts = (document.get("n-samples") or {}).get(task) or {}
@@ -213,7 +209,7 @@ def _few(values: list[int], shown: int = 5) -> str:
 
 
 def missing_doc_fields(doc: Any, required: Iterable[str]) -> list[str]:
-    """The required fields a logged document lacks (all of them when it is not an object).
+    """The required fields a logged document lacks.
 
     >>> missing_doc_fields({"id": "a", "prompt": "true"}, ("id", "choice_answers", "answers", "prompt"))
     ['choice_answers', 'answers']

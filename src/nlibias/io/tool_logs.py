@@ -1,8 +1,6 @@
-"""Other tools' logs read as nlibias predictions for ``nlibias score``, the format told by content:
-an lm-eval ``--log_samples`` file of an exported task (per-choice log-likelihoods as a **scored**
-answer: a word's log-probability is the log-sum-exp over its spellings, renormalised among the
-words), an Inspect log of an ``nlibias/...`` task (each completion a **generated** answer), or
-nlibias' own JSONL. :func:`native_predictions` converts a checked log to the native format.
+"""Other tools' logs read as predictions for ``nlibias score``, the format told by content: an
+lm-eval ``--log_samples`` file of an exported task (**scored** answers), an Inspect log of an
+``nlibias/...`` task (**generated** answers), or nlibias' own JSONL (:func:`native_predictions`).
 
 >>> word_probabilities([-1.0, -2.0, -1.5], ["yes", "yes", "no"], ("yes", "no"))["no"]  # doctest: +ELLIPSIS
 0.3071...
@@ -26,10 +24,12 @@ from nlibias.io.atomic import write_jsonl
 from nlibias.io.jsonl import iter_jsonl
 from nlibias.io.tool_log_checks import (
     LM_EVAL_SAMPLES_NAME,
+    ZIP_MAGIC,
     check_input_file,
     check_inspect_count,
     check_inspect_sample,
     check_lm_eval_coverage,
+    lm_eval_results_path,
     missing_doc_fields,
     read_inspect_header,
 )
@@ -42,9 +42,7 @@ from nlibias.schema.model_keys import model_key
 from nlibias.schema.prediction_rows import ANSWER_SETS, RowRefused, check_loglikelihood, check_row
 
 PredictionsFormat = Literal["nlibias", "lm-eval", "inspect"]
-_LM_EVAL_NAME = LM_EVAL_SAMPLES_NAME
 _DOC_FIELDS = ("id", "choice_answers", "answers", "prompt")
-_ZIP_MAGIC = b"PK\x03\x04"
 
 
 def predictions_format(path: str | Path) -> PredictionsFormat:
@@ -63,7 +61,7 @@ def predictions_format(path: str | Path) -> PredictionsFormat:
         head = handle.read(4)
         handle.seek(0)
         first_line = handle.readline(1 << 20)
-    if head == _ZIP_MAGIC:
+    if head == ZIP_MAGIC:
         return "inspect"
     try:
         first = json.loads(first_line) if first_line.strip() else None
@@ -86,9 +84,8 @@ def _looks_like_inspect_json(path: Path) -> bool:
 
 @contextmanager
 def native_predictions(path: str | Path) -> Iterator[Path]:
-    """``path`` itself in nlibias' own format, else a converted predictions file (removed on
-    leaving) of a checked log (:mod:`nlibias.io.tool_log_checks`; rows: their kind's rules). An
-    error raised while the copy is read names the log and the row's place in it."""
+    """``path`` itself in nlibias' own format, else a converted file (removed on leaving) of a
+    checked log; an error raised while the copy is read names the log and the row's place."""
     path = Path(path)
     check_input_file(path)
     kind = predictions_format(path)
@@ -110,12 +107,10 @@ def native_predictions(path: str | Path) -> Iterator[Path]:
             raise SourceError(path, field, error.reason, line=line, fix=error.fix) from None
 
 
-_Place = tuple[int | None, str | None]
-"""Where a converted row comes from in its log: the line (lm-eval) or the sample's field (Inspect)."""
+_Place = tuple[int | None, str | None]  # the row's line (lm-eval) or sample field (Inspect)
 
 
 def _checked(path: Path, place: _Place, row: dict[str, Any], places: list[_Place]) -> dict[str, Any]:
-    """``row`` once it keeps every rule of its kind, refused naming the log and the row's place."""
     try:
         check_row(row)
     except RowRefused as refused:
@@ -129,8 +124,7 @@ def _checked(path: Path, place: _Place, row: dict[str, Any], places: list[_Place
 def word_probabilities(
     loglikelihoods: Sequence[float], choice_answers: Sequence[str], answers: Sequence[str]
 ) -> dict[str, float]:
-    """Each answer word's probability from per-choice log-likelihoods: log-sum-exp over the
-    word's choices, then a softmax over the words (as a scored audit renormalises them)."""
+    """Each answer word's probability: log-sum-exp over its choices, then a softmax over words."""
     totals = []
     for word in answers:
         values = [ll for ll, w in zip(loglikelihoods, choice_answers, strict=True) if w == word]
@@ -142,24 +136,34 @@ def word_probabilities(
     return {word: w / norm for word, w in zip(answers, weights, strict=True)}
 
 
-def _labels(answers: Sequence[str]) -> dict[str, str]:
-    return dict(THREE_WAY_LABELS if "maybe" in answers else BINARY_LABELS)
-
-
-def _label_probs(probs: dict[str, float], labels: dict[str, str]) -> dict[str, float]:
-    by_label = {"entailment": 0.0, "neutral": 0.0, "contradiction": 0.0}
-    for word, p in probs.items():
-        by_label[labels[word]] += p
-    return by_label
+def _answer_row(
+    sample_id: str,
+    model: str,
+    prompt: Any,
+    mode: str,
+    answers: Sequence[str],
+    answer: str | None,
+    rule: str | None,
+    probs: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """A generative answer's row, its label (and label probabilities) read off the answer words."""
+    labels = dict(THREE_WAY_LABELS if "maybe" in answers else BINARY_LABELS)
+    row: dict[str, Any] = {"id": sample_id, "model": model_key(model, str(prompt), mode)}
+    row["label"] = None if answer is None else labels[answer]
+    if probs is not None:
+        row["probs"] = {"entailment": 0.0, "neutral": 0.0, "contradiction": 0.0}
+        for word, p in probs.items():
+            row["probs"][labels[word]] += p
+    row |= {"kind": "generative", "prompt": prompt, "mode": mode, "answer": answer, "answer_rule": rule}
+    return row | {"answer_method": mode, "answers": "/".join(answers)}
 
 
 def _lm_eval_model(path: Path) -> str:
     """``lm-eval:<model>`` from the run's results file beside the samples (else the task name)."""
-    match = _LM_EVAL_NAME.match(path.name)
+    match = LM_EVAL_SAMPLES_NAME.match(path.name)
     if match:
-        results = path.with_name(f"results_{match['time']}.json")
         try:
-            name = json.loads(results.read_text(encoding="utf-8")).get("model_name")
+            name = json.loads(lm_eval_results_path(path).read_text(encoding="utf-8")).get("model_name")
         except (OSError, ValueError, AttributeError):
             name = None
         if isinstance(name, str) and name:
@@ -175,8 +179,7 @@ def lm_eval_rows(path: str | Path) -> Iterator[dict[str, Any]]:
 
 
 def _lm_eval_rows_at(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
-    """Each row of an lm-eval log with its line; a document that is not one of an exported task,
-    log-likelihoods that are not log-likelihoods, and a log mixing prompt styles are refused."""
+    """Each row of an lm-eval log with its line; a log mixing prompt styles is refused."""
     model = _lm_eval_model(path)
     doc_ids = []
     first_prompt: tuple[str, int] | None = None
@@ -201,33 +204,15 @@ def _lm_eval_rows_at(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
         answers = tuple(str(doc["answers"]).split("/"))
         loglikelihoods = _loglikelihoods(path, line, raw.get("filtered_resps"), len(doc["choice_answers"]))
         probs = word_probabilities(loglikelihoods, doc["choice_answers"], answers)
-        labels = _labels(answers)
         answer = max(answers, key=lambda w: probs[w])  # the first word on a tie, as argmax does
-        yield (
-            (line, None),
-            {
-                "id": doc["id"],
-                "model": model_key(model, prompt, "scored"),
-                "label": labels[answer],
-                "probs": _label_probs(probs, labels),
-                "kind": "generative",
-                "prompt": doc["prompt"],
-                "mode": "scored",
-                "answer": answer,
-                "answer_rule": "scored",
-                "answer_method": "scored",
-                "answers": "/".join(answers),
-                "answer_probs": probs,
-                "tool": "lm-eval",
-                "tool_doc_id": raw.get("doc_id"),
-            },
-        )
+        row = _answer_row(doc["id"], model, doc["prompt"], "scored", answers, answer, "scored", probs)
+        yield (line, None), row | {"answer_probs": probs, "tool": "lm-eval", "tool_doc_id": raw.get("doc_id")}
     check_lm_eval_coverage(path, doc_ids)  # before the converted rows are used: see native_predictions
 
 
 class _OptionDoc(BaseModel):
     """A multiple-choice document of an exported task (BBQ): its options, then the whitespace
-    lm-eval moved into each (when there is any) as a choice of its own."""
+    lm-eval moved into each as a choice of its own (when there is any)."""
 
     model_config = ConfigDict(extra="ignore")
     id: str
@@ -248,8 +233,8 @@ class _OptionDoc(BaseModel):
 def _option_row(
     path: Path, line: int, raw: dict[str, Any], doc: dict[str, Any], model: str
 ) -> dict[str, Any]:
-    """The option a multiple-choice document's log-likelihoods choose, as a scored audit chooses it:
-    each option's less the moved whitespace's (the choice after the options)."""
+    """The option a multiple-choice document's log-likelihoods choose (each less the moved
+    whitespace's, the choice after the options)."""
     try:
         checked = _OptionDoc.model_validate(doc)
     except ValidationError as error:
@@ -269,9 +254,7 @@ def _option_row(
 
 
 def _lm_eval_doc(path: Path, line: int, raw: Any) -> dict[str, Any]:
-    """The document of a logged line, refused unless it is one of a task nlibias exported: a
-    multiple-choice one, or its answer set known and every choice one of its words, every word
-    among the choices."""
+    """The document of a logged line, refused unless it is one of a task nlibias exported."""
     doc = raw.get("doc") if isinstance(raw, dict) else None
     if isinstance(doc, dict) and "options" in doc:
         return doc
@@ -314,8 +297,7 @@ def _lm_eval_doc(path: Path, line: int, raw: Any) -> dict[str, Any]:
 
 
 def _loglikelihoods(path: Path, line: int, resps: Any, n_choices: int) -> list[float]:
-    """A logged document's per-choice log-likelihoods (``filtered_resps``), each one checked as a
-    log-likelihood (:func:`~nlibias.schema.prediction_rows.check_loglikelihood`)."""
+    """A logged document's per-choice log-likelihoods (``filtered_resps``), each checked."""
     if not isinstance(resps, list) or len(resps) != n_choices:
         raise SourceError(path, "filtered_resps", "expected one log-likelihood per choice", line=line)
     values = []
@@ -332,7 +314,6 @@ def _loglikelihoods(path: Path, line: int, resps: Any, n_choices: int) -> list[f
 
 
 def _inspect_rows_at(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
-    """Each row of an Inspect log with its place (the sample's field)."""
     try:
         from inspect_ai.log import read_eval_log_samples
     except ImportError:
@@ -364,30 +345,14 @@ def _inspect_rows_at(path: Path) -> Iterator[tuple[_Place, dict[str, Any]]]:
             continue
         answers = tuple(str(metadata.get("nlibias_answers", "yes/no")).split("/"))
         parsed = parse_answer(text, answers)
-        labels = _labels(answers)
-        yield (
-            (None, f"samples[{sample_id}]"),
-            {
-                "id": sample_id,
-                "model": model_key(model, str(metadata["nlibias_prompt"]), "generated"),
-                "label": None if parsed.answer is None else labels[parsed.answer],
-                "kind": "generative",
-                "prompt": metadata["nlibias_prompt"],
-                "mode": "generated",
-                "answer": parsed.answer,
-                "answer_rule": parsed.rule,
-                "answer_method": "generated",
-                "answers": "/".join(answers),
-                "text": text,
-                "tool": "inspect",
-            },
-        )
+        prompt = metadata["nlibias_prompt"]
+        row = _answer_row(sample_id, model, prompt, "generated", answers, parsed.answer, parsed.rule)
+        yield (None, f"samples[{sample_id}]"), row | {"text": text, "tool": "inspect"}
     check_inspect_count(path, header, len(seen))
 
 
 class _OptionMetadata(BaseModel):
-    """What an exported multiple-choice task (BBQ) records of each sample: its options and the
-    words each is also read by."""
+    """What an exported multiple-choice task (BBQ) records of a sample: options and their words."""
 
     model_config = ConfigDict(extra="ignore")
     nlibias_prompt: str
@@ -406,8 +371,7 @@ class _OptionMetadata(BaseModel):
 def _inspect_option_row(
     path: Path, sample_id: str, model: str, metadata: dict[str, Any], text: str
 ) -> dict[str, Any]:
-    """A multiple-choice sample's completion read as one of its options (BBQ's rule; unmatched:
-    ``choice`` null, counted)."""
+    """A multiple-choice completion read as one of its options (unmatched: ``choice`` null)."""
     try:
         checked = _OptionMetadata.model_validate(metadata)
     except ValidationError as error:

@@ -1,5 +1,4 @@
-"""Turn a :class:`~nlibias.runtime.model_set.ModelSet` into predictors: NLI classifiers, generative
-LMs asked with each prompt style, sentence scorers; a predictor object is used as it is."""
+"""Turn a :class:`~nlibias.runtime.model_set.ModelSet` into predictors."""
 
 from __future__ import annotations
 
@@ -28,8 +27,8 @@ if TYPE_CHECKING:
 def build_predictors(
     models: ModelSet | Sequence[ModelSpec], *, options: ModelOptions = DEFAULT_MODEL_OPTIONS
 ) -> list[Predictor]:
-    """One predictor per NLI classifier, (generative LM, prompt style) and (sentence scorer,
-    variant); an option no model reads is refused first. Call :func:`close_predictors` when done.
+    """One predictor per classifier, (generative LM, prompt style) and (sentence scorer, variant);
+    an option no model reads is refused first. Call :func:`close_predictors` when done.
 
     >>> build_predictors(["roberta-large-mnli"], options=ModelOptions(devices=("cpu",), device="cpu"))
     Traceback (most recent call last):
@@ -38,8 +37,8 @@ def build_predictors(
     """
     models = ModelSet.of(models)
     placed = [d.strip() for d in options.devices if d.strip()]
-    _check_placement(options.device, placed, options.ray_address)  # options that exclude each other first
-    _check_options(models, options)  # every option is checked before a model loads
+    _check_placement(options.device, placed, options.ray_address)
+    _check_options(models, options)
     set_torch_threads(options.threads)  # process-wide: the generative LMs run with it too
     loading: dict[str, Any] = dict(
         label_map=None if options.label_map is None else parse_label_map(options.label_map), revision=options.revision,
@@ -63,7 +62,7 @@ def build_predictors(
 
 
 def _check_options(models: ModelSet, options: ModelOptions) -> None:
-    """Refuse every option no model given reads (it would be ignored without a word)."""
+    """Refuse every option no model given reads."""
     _check_loading_applies(models, options)
     if options.label_map is not None:  # a map no classifier reads
         check_label_map_applies(
@@ -141,7 +140,6 @@ def _check_loading_applies(models: ModelSet, options: ModelOptions) -> None:
 
 
 def _why_not_loaded(model: ModelRef | Predictor) -> str:
-    """``model`` named with why it loads no weights here."""
     if isinstance(model, Predictor):
         return f"{model.name!r} (a predictor object, used as it is)"
     if model.is_server:
@@ -185,7 +183,6 @@ def check_label_map_applies(
 
 
 def _check_placement_applies(models: ModelSet, options: ModelOptions) -> None:
-    """Refuse a placement with no classifier named (devices and Ray place classifiers only)."""
     placement = "devices" if options.devices else "ray_address" if options.ray_address is not None else None
     if placement is not None and not models.classifier_refs:
         raise option_applies_to_nothing(
@@ -210,7 +207,6 @@ _EXCLUSIVE_PLACEMENTS: dict[tuple[str, str], tuple[str, str]] = {
 
 
 def _check_placement(device: str | None, devices: Sequence[str], ray_address: str | None) -> None:
-    """Refuse placements that exclude each other."""
     given = {name for name, value in (("device", device), ("ray_address", ray_address)) if value is not None}
     given |= {"devices"} if devices else set()
     for pair, (parameter, why) in _EXCLUSIVE_PLACEMENTS.items():
@@ -221,7 +217,6 @@ def _check_placement(device: str | None, devices: Sequence[str], ray_address: st
 def _classifier(
     ref: ModelRef, loading: dict[str, Any], devices: Sequence[str], options: ModelOptions
 ) -> Predictor:
-    """One NLI classifier as a predictor: in this process, sharded over ``devices``, or on Ray."""
     classifier: Any
     if devices:
         classifier = ShardedNLIClassifier(str(ref), devices, **loading)
@@ -241,10 +236,9 @@ def _classifier(
 def _generative(
     generative: Sequence[ModelRef], styles: Sequence[PromptStyle], options: ModelOptions
 ) -> list[Predictor]:
-    """One predictor per (generative model, prompt style)."""
     predictors: list[Predictor] = []
     for ref in generative:
-        local = not ref.is_server  # servers batch and place the model themselves
+        local = not ref.is_server
         predictors += build_generative_predictors(
             ref,
             styles,
@@ -260,7 +254,7 @@ def _generative(
 
 
 def close_predictors(predictors: Sequence[Predictor]) -> None:
-    """Stop what predictors hold open (worker processes, Ray actors); safe to call twice."""
+    """Stop what predictors hold open (worker processes, Ray actors)."""
     for predictor in predictors:
         close = getattr(predictor, "close", None)
         if callable(close):

@@ -1,5 +1,4 @@
-"""Prediction cache: an SQLite file (WAL) keyed by everything that determines a model output; each
-batch committed as computed, look-ups batched."""
+"""Prediction cache: an SQLite file (WAL) keyed by everything that determines a model output."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from platformdirs import user_cache_dir
 from nlibias.runtime.sqlite_wal import database_fault, enable_wal
 from nlibias.textio.env_paths import env_path
 
-_LOOKUP_CHUNK = 500  # SQLite's default limit on bound variables is 999 on old builds
+_LOOKUP_CHUNK = 500  # old SQLite builds bind at most 999 variables
 
 
 def default_cache_path() -> Path:
@@ -26,13 +25,12 @@ def default_cache_path() -> Path:
 
 
 def identity_fingerprint(identity: Mapping[str, Any]) -> str:
-    """A short, stable hash of a backend identity (sorted-key JSON)."""
     canonical = json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
 def cache_key(fingerprint: str, *inputs: str) -> str:
-    """Key of one model output: the identity fingerprint plus the exact input texts.
+    """Key of one model output: the identity fingerprint and the exact input texts.
 
     >>> cache_key("abc", "P.", "H.") == cache_key("abc", "P.", "H."), cache_key("abc", "P.") == cache_key("abd", "P.")
     (True, False)
@@ -58,8 +56,7 @@ class PredictionCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.unkeyed = 0
-        """Values read without a checksum of their key (recomputed, counted as rejected too)."""
+        self.unkeyed = 0  # values without a checksum of their key (also counted as rejected)
         with self._guard():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(self.path), timeout=60)
@@ -86,7 +83,6 @@ class PredictionCache:
             ) from exc
 
     def register_identity(self, fingerprint: str, identity: Mapping[str, Any]) -> None:
-        """Record which backend identity a fingerprint stands for (for humans)."""
         with self._guard():
             self._conn.execute(
                 "INSERT OR IGNORE INTO identities VALUES (?, ?)",
@@ -95,7 +91,6 @@ class PredictionCache:
             self._conn.commit()
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
-        """The decodable values stored under ``keys`` (see :meth:`get_checked`)."""
         return self.get_checked(keys)[0]
 
     def get_checked(
@@ -126,7 +121,6 @@ class PredictionCache:
         return found, rejected
 
     def put_many(self, items: Iterable[tuple[str, Any]], *, fingerprint: str = "") -> None:
-        """Write and commit in one transaction (the unit a crash can lose)."""
         rows = [(key, fingerprint, encode_value(value, key)) for key, value in items]
         with self._guard(), self._conn:
             self._conn.executemany("INSERT OR REPLACE INTO outputs VALUES (?, ?, ?)", rows)
@@ -146,7 +140,7 @@ class PredictionCache:
 
 
 class UnkeyedValue(ValueError):
-    """A stored value without a checksum of its key: it could belong to another key, so recomputed."""
+    """A stored value without a checksum of its key (it could be another key's)."""
 
 
 def encode_value(value: Any, key: str = "") -> str:
@@ -167,8 +161,7 @@ def _checksum(key: str, text: str) -> int:
 
 
 def decode_value(stored: str, key: str = "") -> Any:
-    """The value of :func:`encode_value`'s text under ``key``; ``ValueError`` (a miss) when damaged,
-    moved or unkeyed."""
+    """The value of :func:`encode_value`'s text under ``key``; ValueError when damaged or moved."""
     text, mark, checksum = stored.rpartition("#K")
     if not mark or len(checksum) != 8 or not all(c in "0123456789abcdefABCDEF" for c in checksum):
         raise UnkeyedValue(

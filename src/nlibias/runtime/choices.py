@@ -1,7 +1,5 @@
-"""A generative LM asked multiple-choice questions (BBQ) through the cached prediction loop:
-``scored``, the option with the highest log-probability (total or per byte); ``generated``, the
-greedy reply read as an option (:func:`nlibias.benchmarks.bbq.read_answer`; unmatched: ``None``).
-"""
+"""A generative LM asked multiple-choice questions (BBQ): ``scored``, the most probable option;
+``generated``, the reply read as an option (unmatched: ``None``)."""
 
 from __future__ import annotations
 
@@ -24,7 +22,6 @@ if TYPE_CHECKING:
 
 
 def sample_options(samples: BenchmarkSamples) -> tuple[list[list[str]], list[list[str]]]:
-    """Each sample's options and their words (provenance ``answers``, ``answer_words``)."""
     provenance = samples.columns.provenance
     if "answers" not in provenance:
         raise ConfigError(
@@ -44,7 +41,6 @@ def predict_choices(
     *,
     progress: bool = True,
 ) -> PredictorRun:
-    """Every sample's chosen option (cached answers reused, new ones committed per batch)."""
     started = time.perf_counter()
     options, words = sample_options(samples)
     texts = [predictor.prompt.render(p, h, o) for (p, h), o in zip(samples.texts(), options, strict=True)]

@@ -1,5 +1,4 @@
-"""An NLI classifier as an audit predictor: each distinct pair computed once, ``chunk_pairs`` at a
-time, through the prediction cache; rows made on demand (no object per row)."""
+"""An NLI classifier as an audit predictor: each distinct pair computed once, through the cache."""
 
 from __future__ import annotations
 
@@ -30,7 +29,7 @@ class PairProbabilities:
     """Probabilities for every input pair, in input order, and what it took to get them."""
 
     probs: np.ndarray
-    """Shape ``(len(pairs), 3)``: entailment, neutral, contradiction."""
+    """Shape ``(len(pairs), 3)``."""
     unique_pairs: int
     cached_pairs: int
     computed_pairs: int
@@ -38,12 +37,9 @@ class PairProbabilities:
     padded_tokens: int
     seconds: float
     cache_rejected: int = 0
-    """Cached values refused when read (not a probability row, undecodable) and recomputed."""
     truncated_pairs: int = 0
-    """Computed pairs longer than the model's maximum length, truncated to it."""
 
     def stats(self) -> dict[str, Any]:
-        """What ``metrics.json`` records of the run (``run.models.MODEL.stats``)."""
         counts = (self.unique_pairs, self.cached_pairs, self.computed_pairs, self.real_tokens)
         stats = run_stats(*counts, self.padded_tokens, self.cache_rejected, self.seconds)
         return {**stats, "truncated_pairs": self.truncated_pairs}
@@ -71,14 +67,14 @@ def predict_pairs(
     def compute(todo: list[tuple[str, ...]]) -> Iterator[ComputedBatch]:
         for batch in classifier.predict_batches([(p, h) for p, h in todo]):
             truncated = int(getattr(batch, "truncated", 0))
-            if not np.isfinite(batch.probs).all():  # a model with NaN weights: never cached, never scored
+            if not np.isfinite(batch.probs).all():
                 raise DataError(
                     f"{classifier.name} gives probabilities that are not numbers (NaN or infinity) for "
                     f"{int((~np.isfinite(batch.probs)).any(axis=1).sum())} of {len(batch.indices)} pairs",
                     model=classifier.name,
                     fix="its weights hold NaN or overflow (a fine-tune that diverged?): use another checkpoint",
                 )
-            # plain lists: row views would keep every batch's array alive until the chunk ends
+            # plain lists: row views would keep every batch's array alive
             rows = batch.probs.tolist()
             yield ComputedBatch(batch.indices, rows, batch.real_tokens, batch.padded_tokens, truncated)
 
@@ -110,8 +106,7 @@ def predict_pairs(
     )
 
 
-DEFAULT_CHUNK_PAIRS = 8192
-"""Distinct pairs per classifier call (what a pass holds in memory)."""
+DEFAULT_CHUNK_PAIRS = 8192  # distinct pairs per classifier call
 _COUNTS = tuple(f.name for f in fields(PairProbabilities) if f.name not in ("probs", "seconds"))
 
 
@@ -125,9 +120,9 @@ class DistinctPairs:
     """
 
     first_at: np.ndarray
-    """The position of each distinct pair's first sample, in first-occurrence order."""
+    """The position of each distinct pair's first sample, in order."""
     slot: np.ndarray
-    """``(samples,)``: the rank of its texts' first occurrence among all first occurrences."""
+    """``(samples,)``: each sample's distinct pair."""
 
     @classmethod
     def of(cls, columns: SampleColumns) -> DistinctPairs:
@@ -142,7 +137,6 @@ class DistinctPairs:
         return len(self.first_at)
 
     def spread(self, distinct_probs: np.ndarray) -> np.ndarray:
-        """Each sample's row of ``distinct_probs`` (rows in first-occurrence order)."""
         return distinct_probs[self.slot]
 
 
@@ -158,7 +152,6 @@ class ClassifierPredictor:
         self.chunk_pairs = chunk_pairs
 
     def close(self) -> None:
-        """Stop the classifier's workers, if any."""
         close = getattr(self.classifier, "close", None)
         if callable(close):
             close()

@@ -1,5 +1,4 @@
-"""The predictor contract: a predictor says its ``kind``, and the benchmark which measures apply to
-it (:attr:`nlibias.benchmarks.base.Benchmark.measures`).
+"""The predictor contract: a predictor says its ``kind``; the benchmark picks the measures.
 
 >>> import numpy as np
 >>> from nlibias.schema.outputs import ModelOutputs
@@ -34,24 +33,22 @@ class PredictorRun:
     """What a predictor returns for a benchmark's samples."""
 
     predictions: Sequence[Prediction]
-    """Its rows, one per sample in sample order (what ``predictions.jsonl`` holds)."""
+    """One row per sample, in sample order."""
     outputs: ModelOutputs
-    """The same outputs as columns: what the measures read."""
+    """The same outputs as columns (what the measures read)."""
     stats: Mapping[str, Any]
-    """Throughput and cache figures: unique_inputs, cached, computed, seconds, real/padded tokens..."""
 
     @classmethod
     def of_predictions(
         cls, predictions: Sequence[Prediction], kind: str, stats: Mapping[str, Any]
     ) -> PredictorRun:
-        """A run from its rows (their outputs read off them: :meth:`ModelOutputs.of_predictions`)."""
         return cls(predictions, ModelOutputs.of_predictions(predictions, kind), stats)
 
     @classmethod
     def of_probabilities(
         cls, model: str, ids: Sequence[str], probs: np.ndarray, stats: Mapping[str, Any] | None = None
     ) -> PredictorRun:
-        """A classifier's run from its ``(samples x 3)`` probabilities (rows labelled by the most probable)."""
+        """A classifier's run from its ``(samples x 3)`` probabilities."""
         best = probs.argmax(axis=1).tolist() if len(probs) else []
         rows = [
             Prediction(sample_id, model, LABELS[choice], (float(row[0]), float(row[1]), float(row[2])))
@@ -62,8 +59,7 @@ class PredictorRun:
 
 @runtime_checkable
 class Predictor(Protocol):
-    """Anything the audit can run over a benchmark's samples: ``name`` is its model key,
-    ``describe()`` its provenance; ``predict`` goes through the cache when one is given."""
+    """What the audit runs over a benchmark's samples (``name``: its model key)."""
 
     name: str
     kind: str

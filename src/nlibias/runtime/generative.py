@@ -1,5 +1,4 @@
-"""Generative LMs as audit predictors, one per (backend, prompt style, mode): answer words become
-labels (yes / maybe / no = entailment / neutral / contradiction; unparsed = ``None``).
+"""Generative LMs as audit predictors, one per (backend, prompt style, mode); answers as labels.
 
 >>> from nlibias.models.generative.prompts import PROMPT_STYLES
 >>> predictors = build_generative_predictors("fake:demo", list(PROMPT_STYLES.values()))
@@ -55,7 +54,6 @@ class GenerativePredictor:
         self.kind: str = "generative"
 
     def answer_identity(self) -> dict[str, Any]:
-        """Backend identity plus the settings that change answers."""
         identity: dict[str, Any] = {
             "backend": dict(self.backend.identity()),
             "mode": self.mode,
@@ -87,7 +85,6 @@ class GenerativePredictor:
     def predict(
         self, samples: BenchmarkSamples, cache: PredictionCache | None, *, progress: bool = True
     ) -> PredictorRun:
-        """Answer every sample through the cache (a multiple-choice style: :mod:`.choices`)."""
         if self.prompt.choices:
             return predict_choices(self, samples, cache, progress=progress)
         started = time.perf_counter()
@@ -131,7 +128,7 @@ class GenerativePredictor:
         return PredictorRun.of_predictions(predictions, self.kind, stats)
 
     def _read_again(self, record: AnswerRecord) -> AnswerRecord:
-        """A generated answer as this parser reads its text (a cached one: perhaps an older's)."""
+        """A generated answer as this parser reads its text."""
         if record.method != "generated" or record.text is None:
             return record
         parsed = parse_answer(record.text, self.prompt.answers)
@@ -213,7 +210,7 @@ def build_generative_predictors(
     >>> [p.name for p in build_generative_predictors("fake:m", [PROMPT_STYLES["true"]], mode="generated")]
     ['m|prompt=true|generated']
     """
-    checked_mode = check_mode(mode)  # before the backend is built
+    checked_mode = check_mode(mode)
     backend = build_backend(spec, name=name, **backend_options)
     return [
         GenerativePredictor(

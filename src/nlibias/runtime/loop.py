@@ -16,21 +16,18 @@ from nlibias.runtime.progress import progress_bar
 
 @dataclass(frozen=True)
 class ComputedBatch:
-    """One batch of outputs a model computed, in the loop's terms."""
+    """One batch a model computed: its items' positions among the inputs, one output each."""
 
     indices: Sequence[int] | np.ndarray
-    """Positions of the batch's items in the list of inputs the model was given."""
     outputs: Sequence[Any] | np.ndarray
-    """One output per index (a probability row, an answer record, ...)."""
     real_tokens: int = 0
     padded_tokens: int = 0
     truncated: int = 0
-    """Inputs of the batch cut to the model's maximum length."""
 
 
 @dataclass(frozen=True)
 class CachedOutputs:
-    """Every distinct input's output, in input order, and how each was obtained."""
+    """Every distinct input's output, in input order, and how many were cached, computed, refused."""
 
     outputs: list[Any]
     cached: int
@@ -38,11 +35,9 @@ class CachedOutputs:
     real_tokens: int
     padded_tokens: int
     rejected: int = 0
-    """Cached values that ``valid`` or ``from_json`` refused (recomputed, never used)."""
     truncated: int = 0
 
     def stats(self, seconds: float) -> dict[str, Any]:
-        """What ``metrics.json`` records of the run (``seconds``: its wall time)."""
         counts = (len(self.outputs), self.cached, self.computed, self.real_tokens, self.padded_tokens)
         return run_stats(*counts, self.rejected, seconds)
 
@@ -50,7 +45,6 @@ class CachedOutputs:
 def run_stats(
     unique: int, cached: int, computed: int, real: int, padded: int, rejected: int, seconds: float
 ) -> dict[str, Any]:
-    """A predictor's throughput and cache figures, as ``metrics.json`` records them."""
     return {
         "unique_inputs": unique,
         "cached": cached,
@@ -78,8 +72,8 @@ def cached_outputs(
     bar: Any = None,
     unit: str = "pair",
 ) -> CachedOutputs:
-    """The distinct ``inputs`` looked up in the cache in bulk, the missing computed and each batch
-    committed before the next; a stored value ``valid`` or ``from_json`` refuses is recomputed.
+    """The distinct ``inputs`` looked up in the cache, the missing computed, each batch committed;
+    a stored value ``valid`` or ``from_json`` refuses is recomputed.
     >>> run = cached_outputs("double", [("a",), ("b",)], {"m": 1},
     ...     lambda todo: [ComputedBatch(range(len(todo)), [t[0] * 2 for t in todo])], None,
     ...     to_json=str, from_json=str, progress=False)

@@ -41,19 +41,15 @@ class ModelSet:
     """The models of one audit, by how they are asked; build it with :meth:`of`."""
 
     models: tuple[ModelRef | Predictor, ...] = ()
-    """NLI classifiers: references, or predictor objects used as they are."""
+    """NLI classifiers: references, or predictor objects."""
     generative: tuple[ModelRef, ...] = ()
-    """Generative LMs, asked yes/no questions."""
     prompts: tuple[PromptStyle, ...] = ()
-    """The generative LMs' prompt styles, read (none named: the paper's two)."""
+    """The generative LMs' prompt styles (none named: the paper's two)."""
     mlm: tuple[ModelRef, ...] = ()
-    """Masked LMs scoring sentence pairs."""
     causal: tuple[ModelRef, ...] = ()
     """Causal LMs (or servers) scoring sentence pairs."""
     tp_variants: tuple[str, ...] = ("shared",)
-    """The sentence scorers' variants: ``shared`` tokens, ``whole`` sentences."""
     prompts_named: bool = False
-    """Whether the prompt styles were named (else :meth:`with_default_prompts` may replace them)."""
 
     @classmethod
     def of(
@@ -66,7 +62,7 @@ class ModelSet:
         causal: str | ModelRef | Sequence[str | ModelRef] = (),
         tp_variants: str | Sequence[str] = ("shared",),
     ) -> ModelSet:
-        """The set from one name or several per field, each checked and the prompt styles read.
+        """The set from one name or several per field, each checked.
 
         >>> ModelSet.of(["fake:a", 3])
         Traceback (most recent call last):
@@ -75,7 +71,7 @@ class ModelSet:
         Traceback (most recent call last):
         nlibias.errors.ConfigError: mlm './no/such/dir': the local path ./no/such/dir does not exist ...
         """
-        if isinstance(models, ModelSet):  # checked again: one made directly holds prompts unread
+        if isinstance(models, ModelSet):  # one made directly holds prompts unread
             return cls.of(
                 models.models, models.generative, models.prompts if models.prompts_named else (),
                 mlm=models.mlm, causal=models.causal, tp_variants=models.tp_variants,
@@ -85,7 +81,7 @@ class ModelSet:
         }  # fmt: skip
         named = {name: _names(value, name) for name, value in given.items()}
         asked = _prompts_asked(prompts, bool(named["generative"]))
-        for variant in named["tp_variants"]:  # before any model loads, not when the scorers are built
+        for variant in named["tp_variants"]:
             check_variant(variant)
         if named["tp_variants"] != ("shared",) and not (named["mlm"] or named["causal"]):
             raise option_applies_to_nothing(
@@ -120,7 +116,6 @@ class ModelSet:
         return replace(self, prompts=tuple(resolve_prompt_styles(list(names))), prompts_named=True)
 
     def kinds(self) -> list[tuple[str, str]]:
-        """The (field, predictor kind) pairs asked for, each once."""
         kinds: dict[tuple[str, str], None] = {}
         for field in SPEC_KINDS:
             for spec in getattr(self, field):
@@ -129,25 +124,20 @@ class ModelSet:
 
     @property
     def classifier_refs(self) -> list[ModelRef]:
-        """The NLI classifiers given by name (not as objects)."""
         return [m for m in self.models if isinstance(m, ModelRef)]
 
     def servers(self) -> list[ModelRef]:
-        """The generative LMs and causal scorers behind an OpenAI-compatible server."""
         return [ref for ref in (*self.generative, *self.causal) if ref.is_server]
 
     def loading_weights_here(self) -> list[ModelRef]:
-        """The models given that load their weights in this process."""
         refs = (*self.classifier_refs, *self.generative, *self.causal)
         return [ref for ref in refs if ref.loads_weights_here] + list(self.mlm)
 
     def __bool__(self) -> bool:
-        """Whether any model is asked for."""
         return any(getattr(self, field) for field in SPEC_KINDS)
 
 
 def _prompts_asked(prompts: Any, generative: bool) -> tuple[str | PromptStyle, ...]:
-    """The prompt styles named or given, refused when no generative LM would be asked with them."""
     asked = _names(prompts, "prompts")
     if asked and not generative:
         raise option_applies_to_nothing(
@@ -167,11 +157,11 @@ _OBJECTS: dict[str, tuple[type, str]] = {
 
 
 def _names(value: Any, parameter: str) -> tuple[Any, ...]:
-    """A tuple of checked names from one or several (objects only where :data:`_OBJECTS` allows)."""
+    """A tuple of checked names (objects only where :data:`_OBJECTS` allows)."""
     kind, called = _OBJECTS.get(parameter, (str, ""))
     if isinstance(value, (str, ModelRef, kind)):
         value = [value]
-    model_field = parameter in SPEC_KINDS  # a ModelRef names a model, never a prompt style or variant
+    model_field = parameter in SPEC_KINDS
     names = tuple(str(n) if model_field and isinstance(n, ModelRef) else n for n in value)
     wrong = [n for n in names if not isinstance(n, (str, kind))]
     if wrong:

@@ -1,6 +1,5 @@
-"""How a job runs, in two frozen options objects built once where a job starts and handed on
-whole: :class:`ModelOptions` (how the models load and answer) and :class:`RunOptions` (the cache,
-bootstrap, seed, limit and progress around them).
+"""How a job runs: :class:`ModelOptions` (how models load and answer) and :class:`RunOptions`
+(cache, bootstrap, seed, limit, progress), built once where a job starts.
 
 >>> options = ModelOptions.of(device="cpu", max_new_tokens=16)
 >>> options.device, options.max_new_tokens, options.mode
@@ -36,38 +35,31 @@ from nlibias.schema.declared import (
 )
 from nlibias.schema.predictor_kinds import check_mode
 
-SCORED_APPLIES = AppliesTo(
+SCORED_APPLIES = AppliesTo(  # how scored options are compared means nothing to generated answers
     "scored answers",
     lambda settings: settings.get("mode", "scored") == "scored",
     "generated answers are read from their text",
     fix="leave {{{name}}} out, or give 'scored' as {{mode}}",
     names=("mode",),
 )
-"""How scored options are compared means nothing to generated answers."""
 
 CacheOption = bool | str | Path | PredictionCache | None
-"""``True``: the user prediction cache; a path: that SQLite file; a cache object; ``False``/``None``:
-no cache."""
 
 
 class _Options(BaseModel):
-    """What both options objects share: made from keywords, with one refusal of an unknown name."""
+    """Options made from keywords, an unknown name refused; each field's docstring is its flag's help."""
 
-    # use_attribute_docstrings: each field's docstring is its description, which the command
-    # line shows as the flag's help (nlibias.cli.options.documented): written once, for both.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, use_attribute_docstrings=True)
 
     @classmethod
     def of(cls, **settings: Any) -> Self:
-        """The options from keywords; an unknown name or a bad value is a ConfigError naming it."""
         return cls.split(settings, caller=cls.__name__)[1]
 
     @classmethod
     def split(
         cls, settings: Mapping[str, Any], *, caller: str, also: Collection[str] = ()
     ) -> tuple[dict[str, Any], Self]:
-        """``settings`` cut into the ``caller``'s own keywords (``also``) and these options; a
-        keyword that is neither is refused, naming the closest.
+        """``settings`` cut into the ``caller``'s own keywords (``also``) and these options.
 
         >>> ModelOptions.split({"device": "cpu", "seed": 1}, caller="audit", also=["seed"])[0]
         {'seed': 1}
@@ -87,15 +79,14 @@ class _Options(BaseModel):
     def __init__(self, **settings: Any) -> None:
         try:
             super().__init__(**settings)
-        except ValidationError as error:  # the declared rules, said in the setting's name
+        except ValidationError as error:
             raise settings_error(error, type(self), settings) from None
         defaults = {name: field.default for name, field in type(self).model_fields.items()}
-        refuse_inapplicable(dict(self), field_hints(type(self)), defaults)  # what each declares it applies to
+        refuse_inapplicable(dict(self), field_hints(type(self)), defaults)
 
 
 class ModelOptions(_Options):
-    """How the models of a job are loaded, placed and asked; an option no model given takes is
-    refused by :func:`nlibias.runtime.build.build_predictors`, naming the models."""
+    """How the models of a job are loaded, placed and asked."""
 
     mode: str = "scored"
     """Generative answers: scored (yes or no by log-probability, one forward pass) or generated
@@ -146,13 +137,11 @@ class ModelOptions(_Options):
     @field_validator("mode", mode="before")
     @classmethod
     def _known_mode(cls, mode: Any) -> Any:
-        """Refused when the options are made, before any model is built or loaded."""
         return check_mode(mode)
 
     @field_validator("quantize", "compile", "threads", mode="before")
     @classmethod
     def _speed_value(cls, value: Any, info: ValidationInfo) -> Any:
-        """The classifiers' own check, made before the samples are read."""
         from nlibias.models.hf_common import check_speed_values
 
         check_speed_values(**{str(info.field_name): value})
@@ -160,11 +149,10 @@ class ModelOptions(_Options):
 
 
 DEFAULT_MODEL_OPTIONS = ModelOptions()
-"""Every setting at its default."""
 
 
 class RunOptions(_Options):
-    """How an audit runs around its models, each value checked before any file is read.
+    """How an audit runs around its models.
 
     >>> RunOptions(cache=False, bootstrap=0).bootstrap
     0
@@ -192,7 +180,7 @@ class RunOptions(_Options):
 
 @declared
 def check_bootstrap(bootstrap: Resamples, seed: Seed = 0) -> None:
-    """Refuse a bad number of resamples or seed (the parameters' declared types).
+    """Refuse a bad number of resamples or seed.
 
     >>> check_bootstrap(10, seed=-5)
     Traceback (most recent call last):
@@ -201,8 +189,7 @@ def check_bootstrap(bootstrap: Resamples, seed: Seed = 0) -> None:
 
 
 def open_cache(cache: CacheOption, stack: ExitStack) -> PredictionCache | None:
-    """The prediction cache a setting (declared :data:`CacheOption` where it is read) names, opened
-    in ``stack`` (a cache object is used as it is and left open); ``None`` for no cache.
+    """The prediction cache ``cache`` names, opened in ``stack`` (an object is used as it is).
 
     >>> with ExitStack() as stack:
     ...     open_cache(False, stack) is None
@@ -217,4 +204,3 @@ def open_cache(cache: CacheOption, stack: ExitStack) -> PredictionCache | None:
 
 
 DEFAULT_RUN_OPTIONS = RunOptions()
-"""Every run setting at its default."""

@@ -1,5 +1,4 @@
-"""Progress: one bar per command, whose :meth:`CommandBar.slot` the predictors' bars advance; a log
-gets a line every :data:`LOG_INTERVAL` seconds instead (:class:`ProgressLines`)."""
+"""Progress: one bar per command whose slots the parts advance; a log gets lines instead."""
 
 from __future__ import annotations
 
@@ -19,14 +18,11 @@ from nlibias.models.library_bars import bars_wanted, in_notebook
 
 _current: ContextVar[CommandBar | None] = ContextVar("nlibias_command_bar", default=None)
 
-MIN_INTERVAL = 0.5
-"""Seconds between redraws of a bar (tqdm's ``mininterval``)."""
-LOG_INTERVAL = 30.0
-"""Seconds between two progress lines where stderr is not a terminal."""
+MIN_INTERVAL = 0.5  # seconds between redraws of a bar
+LOG_INTERVAL = 30.0  # seconds between two progress lines where stderr is not a terminal
 
 
 def _settle_tqdm_auto() -> None:
-    """In a notebook, import ``tqdm.auto`` once with its TqdmWarning off."""
     if in_notebook() and "tqdm.autonotebook" not in sys.modules:
         from tqdm.std import TqdmWarning
 
@@ -36,7 +32,6 @@ def _settle_tqdm_auto() -> None:
 
 
 def _tqdm_class() -> Any:
-    """tqdm's widget bar in a notebook with ipywidgets; else its plain-text bar."""
     _settle_tqdm_auto()
     if in_notebook() and importlib.util.find_spec("ipywidgets") is not None:
         from tqdm.notebook import tqdm as notebook_tqdm
@@ -52,9 +47,9 @@ _silenced: dict[str, str | None] = {}
 
 
 def silence_library_bars() -> None:
-    """Turn off the Hugging Face libraries' own bars (:func:`restore_library_bars` undoes it)."""
+    """Turn off the Hugging Face libraries' own bars."""
     _settle_tqdm_auto()  # the Hub imports tqdm.auto
-    with contextlib.suppress(ImportError):  # not installed: no Hub bars to silence
+    with contextlib.suppress(ImportError):
         from huggingface_hub.utils import are_progress_bars_disabled  # noqa: F401  (its module reads it)
     for name in _ENV_SWITCHES:
         _silenced.setdefault(name, os.environ.get(name))
@@ -63,7 +58,6 @@ def silence_library_bars() -> None:
 
 
 def restore_library_bars() -> None:
-    """Undo :func:`silence_library_bars`, if it ran."""
     if not _silenced:
         return
     for name, before in _silenced.items():
@@ -91,7 +85,7 @@ def _switch_loaded_libraries(*, on: bool) -> None:
 
 
 def prepare_progress(progress: bool) -> bool:
-    """Whether a job draws bars; the libraries' are silenced where it does not, or in a notebook."""
+    """Whether a job draws bars (the libraries' silenced where it does not, or in a notebook)."""
     wanted = bars_wanted(progress)
     if wanted and not in_notebook():
         restore_library_bars()
@@ -115,8 +109,7 @@ def _duration(seconds: float) -> str:
 
 
 class ProgressLines:
-    """A command's progress for a log: a line about every ``interval`` seconds, also while
-    nothing moves (a daemon thread).
+    """A command's progress for a log: a line about every ``interval`` seconds (a daemon thread).
 
     >>> now = [0.0]
     >>> lines = ProgressLines(100, "audit", "sample", clock=lambda: now[0], thread=False)
@@ -149,28 +142,26 @@ class ProgressLines:
             self.tick()
 
     def line(self, done: float) -> str:
-        """The line for ``done`` units now."""
         elapsed = self._clock() - self._started
         head = f"{self.stage}: {int(done)}{f'/{int(self.total)}' if self.total else ''} {self.unit}s"
         if done <= 0 or elapsed <= 0:
             return f"{head}, {_duration(elapsed)} so far (loading or the first batch)"
         since, before = self._first_move or (self._started, 0.0)
         moving = self._clock() - since
-        # the rate since the first units came, once more came: a model's loading is no part of it
+        # the rate since the first units came: a model's loading is no part of it
         rate = (done - before) / moving if done > before and moving > 0 else done / elapsed
         share = f" ({100 * done / self.total:.0f}%)" if self.total else ""
         left = f", about {_duration((self.total - done) / rate)} left" if self.total > done else ""
         return f"{head}{share}, {rate:.1f} {self.unit}s/s{left}"
 
     def moved_to(self, done: float) -> None:
-        """``done`` units are done now; a line when due."""
         if self._first_move is None and done > 0:
             self._first_move = (self._clock(), done)
         self.n = done
         self.tick()
 
     def tick(self, stream: TextIO | None = None) -> bool:
-        """Print a line when the last one is ``interval`` seconds old; whether it printed."""
+        """Print a line when the last one is ``interval`` seconds old."""
         with self._lock:
             if self._stop.is_set() or self._clock() - self._last < self._interval:
                 return False
@@ -183,8 +174,7 @@ class ProgressLines:
 
 
 class CommandBar:
-    """The one bar of a command (``tqdm``, else :class:`ProgressLines`): parts of the work advance
-    their :meth:`slot` of it.
+    """The one bar of a command (``tqdm``, else :class:`ProgressLines`); parts advance their slot.
 
     >>> with CommandBar(4, "audit", "sample", enabled=False) as bar:
     ...     with bar.slot(2, "m"):
@@ -211,31 +201,29 @@ class CommandBar:
         self._slot: tuple[float, float] | None = None  # (start, size)
 
     def advance(self, amount: float) -> None:
-        """Move by ``amount`` of the command's units, never past the current slot's end."""
+        """Move by ``amount``, never past the current slot's end."""
         if self._slot is not None:
             start, size = self._slot
             amount = max(0.0, min(amount, start + size - self.n))
         if amount:
             self.n += amount
-            whole = int(round(self.n, 6))  # the bar counts whole samples; fractions wait for the rest
+            whole = int(round(self.n, 6))  # the bar counts whole samples
             if whole > self._bar.n:
                 self._bar.update(whole - self._bar.n)
             if self.lines is not None:
                 self.lines.moved_to(whole)
 
     def update(self, n: float = 1) -> None:
-        """tqdm's name for :meth:`advance` (a command bar standing in for a part's bar)."""
         self.advance(n)
 
     def stage(self, name: str) -> None:
-        """Name what the command does now on the bar and its lines."""
         self._bar.set_description(f"{self.desc} {name}", refresh=False)
         if self.lines is not None:
             self.lines.stage = f"{self.desc} {name}"
 
     @contextmanager
     def slot(self, size: float, name: str = "") -> Iterator[CommandBar]:
-        """The next ``size`` units of the bar; on leaving, the bar stands at the slot's end."""
+        """The next ``size`` units; on leaving, the bar stands at the slot's end."""
         start = self.n
         self._slot = (start, size)
         if name:
@@ -257,11 +245,11 @@ class CommandBar:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()  # also when a part fails: the error is printed below a finished bar line
+        self.close()
 
 
 class _SlotView:
-    """A part's bar of ``total`` of its own units, mapped onto the command bar's current slot."""
+    """A part's bar of ``total`` units, mapped onto the command bar's current slot."""
 
     def __init__(self, command: CommandBar, total: int | None) -> None:
         self._command = command
@@ -275,7 +263,7 @@ class _SlotView:
         self._command.advance(n * self._scale)
 
     def close(self) -> None:
-        """Nothing to close: the command's bar stays."""
+        pass
 
     def __enter__(self) -> _SlotView:
         return self
@@ -292,12 +280,11 @@ def progress_bar(
     enabled: bool = True,
     leave: bool = True,
 ) -> Any:
-    """A bar for ``total`` items: a share of the open command bar's slot, else lines in a log, else
-    a ``tqdm`` bar."""
+    """A bar for ``total`` items: a share of the command bar's slot, else lines in a log, else tqdm."""
     command = _current.get()
     if command is not None and command._slot is not None:
         return _SlotView(command, total)
-    if enabled and not bars_wanted(enabled):  # a log: progress lines instead of a bar
+    if enabled and not bars_wanted(enabled):  # a log
         return CommandBar(total or 0, desc or unit, unit, enabled)
     return _tqdm_class()(
         total=total,

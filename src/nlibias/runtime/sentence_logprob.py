@@ -1,5 +1,4 @@
-"""Language models scoring sentence pairs (docs/design.md, "Token probability") as audit
-predictors, each distinct pair scored once through the prediction cache."""
+"""Language models scoring sentence pairs as audit predictors, each distinct pair once."""
 
 from __future__ import annotations
 
@@ -26,7 +25,7 @@ KIND: PredictorKind = "sentence-logprob"
 
 
 class SentenceLogprobPredictor:
-    """One sentence scorer under one variant (``shared`` or ``whole``), as an audit predictor."""
+    """One sentence scorer under one variant (``shared`` or ``whole``)."""
 
     def __init__(self, scorer: SentenceScorer, variant: str = "shared") -> None:
         self.scorer = scorer
@@ -87,8 +86,7 @@ def build_sentence_predictors(
     revision: str | None = None,
     concurrency: int | None = None,
 ) -> list[SentenceLogprobPredictor]:
-    """One predictor per (model, variant): ``mlm`` masked LMs, ``causal`` causal LMs or servers
-    (``openai:URL#MODEL``: prompt log-probabilities with ``echo``).
+    """One predictor per (model, variant): ``mlm`` masked LMs, ``causal`` causal LMs or servers.
 
     >>> [p.name for p in build_sentence_predictors(causal=[ModelRef.unread("openai:http://h/v1#m")])]
     ['m|tp=shared']

@@ -1,5 +1,4 @@
-"""SQLite in write-ahead logging, the switch retried while another connection holds a lock (it
-fails at once with "database is locked": no busy handler)."""
+"""SQLite in write-ahead logging, the switch retried while another connection holds a lock."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ from nlibias.errors import DamagedFileError, FileAccessError, NlibiasError
 
 
 def enable_wal(db: sqlite3.Connection, *, timeout_s: float = 30.0) -> None:
-    """Put the database of ``db`` in WAL mode, waiting up to ``timeout_s`` for other connections."""
     deadline = time.monotonic() + timeout_s
     delay = 0.005
     while True:
@@ -31,7 +29,7 @@ def enable_wal(db: sqlite3.Connection, *, timeout_s: float = 30.0) -> None:
 def database_fault(
     path: str | Path, error: sqlite3.Error, what: str, *, elsewhere: str, damaged_fix: str | None = None
 ) -> NlibiasError:
-    """The nlibias error for an SQLite error on ``path``: damaged (move it aside) or unwritable.
+    """The nlibias error for an SQLite error on ``path``: damaged or unwritable.
 
     >>> str(database_fault("c.sqlite", sqlite3.DatabaseError("file is not a database"), "the prediction cache",
     ...                    elsewhere="set NLIBIAS_CACHE"))[:60]

@@ -1,2 +1,1 @@
-"""User text read the one way (UTF-8 with line-numbered errors, strict CSV and JSON, YAML without
-duplicate keys, the text door) and tables written as text or Markdown: the bottom layer."""
+"""Reading user text (UTF-8, CSV, JSON, YAML, the text door) and writing tables: the bottom layer."""

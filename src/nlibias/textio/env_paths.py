@@ -1,7 +1,4 @@
-"""Paths from environment variables, read the one way: ``~`` expanded, blank as unset.
-
-Every ``NLIBIAS_*`` path variable is read with :func:`env_path`, so ``NLIBIAS_CACHE='~/x'``
-means the home folder's ``x``, never a folder named ``~``.
+"""Paths from environment variables: ``~`` expanded, blank as unset.
 
 >>> import os
 >>> os.environ["NLIBIAS_EXAMPLE_DIR"] = "~/x"
@@ -20,7 +17,6 @@ from pathlib import Path
 
 
 def env_path(name: str) -> Path | None:
-    """The path in environment variable ``name`` (``~`` and ``~user`` expanded), None when unset or blank."""
     value = os.environ.get(name, "").strip()
     if not value:
         return None

@@ -1,7 +1,5 @@
-"""The one checked way to parse JSON from a user file, and the door a record's texts pass through:
-every failure is a :class:`~nlibias.errors.SourceError` naming the file and line. Refused:
-``NaN`` / ``Infinity`` (not JSON), nesting deep enough to exhaust the recursion limit, an integer
-past the interpreter's digit limit, a lone ``\\ud800`` escape (not a character).
+"""JSON from user files, every failure a SourceError naming file and line: ``NaN``/``Infinity``,
+deep nesting, a huge integer and a lone ``\\ud800`` escape are refused.
 
 >>> parse_json("x.jsonl", '{"id": "a", "p": NaN}', line=3)
 Traceback (most recent call last):
@@ -49,16 +47,14 @@ def parse_json(
     allow_nan: bool = False,
     texts: Collection[str] = (),
 ) -> Any:
-    """The JSON value in ``text`` (read from ``path``, starting on ``line``; a byte-order mark
-    dropped), refused as the module says (``allow_nan``: the caller checks ``NaN`` per field). The
-    ``texts`` fields of an object go through the text door
-    (:func:`~nlibias.textio.text_door.enter_text`), its warning naming the line.
+    """The JSON value in ``text`` (of ``path`` from ``line``; a byte-order mark dropped); the
+    ``texts`` fields of an object go through the text door.
 
     >>> parse_json("s.jsonl", '{"premise": "Zoe\\u0308"}', line=2, texts=("premise",))
     {'premise': 'Zoë'}
     """
     constant = None if allow_nan else _refuse_constant
-    try:  # the usual case first: valid UTF-8 and JSON, parsed once by a decoder made once
+    try:  # the usual case first
         decoded = text.decode("utf-8") if isinstance(text, bytes) else text
         value = (_DECODER if constant is not None else _NAN_DECODER).decode(decoded)
     except (ValueError, RecursionError, _NotANumber):
@@ -73,7 +69,6 @@ def parse_json(
 
 
 def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constant: Any) -> tuple[str, Any]:
-    """The text and value of a text the fast path could not parse: each failure said with its line."""
     if isinstance(text, bytes):
         data = text.removeprefix(b"\xef\xbb\xbf")
         try:
@@ -88,14 +83,13 @@ def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constan
     try:
         return text, json.loads(text, parse_constant=constant)
     except json.JSONDecodeError as exc:
-        # an error at the end of a truncated text is on its last line with text
         at = min(exc.pos, len(text.rstrip()))
         line_start = text.rfind("\n", 0, at) + 1
         reason = f"invalid JSON: {exc.msg} (column {at - line_start + 1})"
         raise SourceError(path, None, reason, line=first + text.count("\n", 0, at)) from None
     except _NotANumber as exc:
         raise _not_a_number(path, text, exc.name, first) from None
-    except RecursionError:  # Python's parser recurses once a level of arrays and objects
+    except RecursionError:
         raise SourceError(
             path,
             None,
@@ -116,9 +110,7 @@ def _parse_slowly(path: str | Path, text: str | bytes, line: int | None, constan
 
 
 def check_json_text(path: str | Path, text: str, value: Any, *, line: int | None = None) -> Any:
-    r"""``value`` (parsed from the JSON ``text`` of ``path``, starting on ``line``) unless a
-    ``\ud800``-``\udfff`` escape in it is not half of a surrogate pair (not text: it would fail
-    when written).
+    r"""``value`` (parsed from ``text``) unless a ``\ud800``-``\udfff`` escape in it is unpaired.
 
     >>> lone = '{"a":\n "\\ud800"}'
     >>> check_json_text("x.json", lone, json.loads(lone))
@@ -159,7 +151,6 @@ class _DuplicateKey(Exception):
 
 
 def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``object_pairs_hook`` that refuses a key given twice in one object (json keeps the last)."""
     found: dict[str, Any] = {}
     for key, value in pairs:
         if key in found:
@@ -169,8 +160,7 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def unique_keys_json(path: str | Path, text: str, *, first_line: int = 1) -> Any:
-    """``json.loads(text)`` refusing a key given twice in one object (json keeps the last
-    silently), at its second occurrence's line; other failures are the caller's to report.
+    """``json.loads(text)`` refusing a key given twice in one object, at its second line.
 
     >>> unique_keys_json("s.json", '{"premise": ["A."],\\n "premise": ["B."]}')
     Traceback (most recent call last):
@@ -191,7 +181,6 @@ def unique_keys_json(path: str | Path, text: str, *, first_line: int = 1) -> Any
 
 
 def _not_a_number(path: str | Path, text: str, name: str, first: int) -> SourceError:
-    """The error for a ``NaN`` / ``Infinity`` constant: the line and the key it is the value of."""
     match = re.search(r"(?<![\w\"])-?(NaN|Infinity)(?![\w\"])", text)
     start = match.start() if match else 0
     key = _KEY_BEFORE.search(text[max(0, start - 200) : start])

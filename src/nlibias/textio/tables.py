@@ -1,5 +1,4 @@
-"""The one table writer of nlibias, as aligned text (every command's tables) and as GitHub Markdown
-(dataset cards, paper tables): numbers with two decimals, right-aligned; text left-aligned.
+"""Tables as aligned text and as GitHub Markdown: numbers with two decimals, right-aligned.
 
 >>> print(render_table(["a", "b"], [["x", 1.5], ["yy", None]]))
 a  |    b
@@ -20,7 +19,6 @@ from typing import Any
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None = None) -> str:
-    """Aligned columns separated by ``|``, a rule under the headers, ``-`` for a missing value."""
     text_rows = [[format_cell(v, missing="-") for v in row] for row in rows]
     numeric = [numeric_column(rows, i) for i in range(len(headers))]
     widths = [max([len(h)] + [len(r[i]) for r in text_rows]) for i, h in enumerate(headers)]
@@ -40,7 +38,6 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, title
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A GitHub-flavoured Markdown table; ``|`` in a cell escaped, ``–`` for a missing value."""
 
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
@@ -52,7 +49,6 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str
 
 
 def format_cell(value: Any, *, missing: str = "–") -> str:
-    """A table cell's text: two decimals for a float, ``missing`` for None."""
     if value is None:
         return missing
     if isinstance(value, float):
@@ -61,6 +57,6 @@ def format_cell(value: Any, *, missing: str = "–") -> str:
 
 
 def numeric_column(rows: Sequence[Sequence[Any]], i: int) -> bool:
-    """Column ``i`` holds numbers (booleans are not), missing values and blanks aside."""
+    """Column ``i`` holds numbers (not booleans), missing values and blanks aside."""
     values = [row[i] for row in rows if row[i] is not None and row[i] != ""]
     return bool(values) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)

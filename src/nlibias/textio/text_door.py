@@ -1,7 +1,5 @@
-"""The one door text enters nlibias through: NFC, a leading byte-order mark dropped, and every
-format character (Unicode Cf: zero-width spaces, joiners, soft hyphens, bidi controls) removed
-with a warning naming where ("h\u200ber" is not "her" to a program). Compatibility forms
-("ｈｅｒ", "x²") are kept (NFKC would change the text); word matching reads them through :func:`fold`.
+"""The door text enters through: NFC, a leading byte-order mark dropped, format characters
+(Unicode Cf) removed with a warning; compatibility forms are kept (matching reads them via :func:`fold`).
 
 >>> enter_text("\ufeffHe\u0301le\u0300ne", "names.tsv:1")
 'Hélène'
@@ -25,17 +23,16 @@ BOM = "\ufeff"
 
 
 class FormatCharactersWarning(UserWarning):
-    """Invisible format characters (Unicode category Cf) were removed from a text entering nlibias."""
+    """Invisible format characters (Unicode Cf) were removed from a text."""
 
 
 def enter_text(text: str, where: str, *, lines: bool = False, stacklevel: int = 2) -> str:
-    """``text`` through the door, the warning naming ``where`` (``lines``: ``text`` is the whole
-    file ``where``, and the warning names the line too)."""
-    if text.isascii():  # ASCII is NFC and holds no format character: the usual case, in C
+    """``text`` through the door, the warning naming ``where`` (``lines``: and the line in it)."""
+    if text.isascii():
         return text
     if text.startswith(BOM):
         text = text[1:]
-    if not text.isprintable():  # a format character is not printable; most non-ASCII text is
+    if not text.isprintable():  # a format character is not printable
         text = _remove_format(text, where, lines, stacklevel + 1)
     if not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
@@ -43,7 +40,6 @@ def enter_text(text: str, where: str, *, lines: bool = False, stacklevel: int = 
 
 
 def _remove_format(text: str, where: str, lines: bool, stacklevel: int) -> str:
-    """``text`` without its Cf characters; one warning saying where and which."""
     category = unicodedata.category
     kept = [c for c in text if category(c) != "Cf"]
     if len(kept) == len(text):
@@ -72,8 +68,7 @@ def _fold_char(c: str) -> str:
 
 
 def fold(text: str) -> str:
-    """``text`` with each character that has a one-character NFKC form replaced by it, positions
-    kept: for matching words, never for output.
+    """Each character with a one-character NFKC form replaced by it (for matching, not output).
 
     >>> fold("ｓｈｅ ﬁne"), len(fold("ｓｈｅ ﬁne"))
     ('she ﬁne', 7)
@@ -92,8 +87,7 @@ def word_key(word: str) -> str:
     return fold(enter_text(word, "word")).lower()
 
 
-FULL_WIDTH_OFFSET = 0xFEE0
-"""Full-width forms U+FF01..U+FF5E are ASCII U+0021..U+007E shifted by this."""
+FULL_WIDTH_OFFSET = 0xFEE0  # U+FF01..U+FF5E are ASCII U+0021..U+007E shifted by this
 
 
 def is_full_width(word: str) -> bool:
@@ -107,7 +101,7 @@ def is_full_width(word: str) -> bool:
 
 
 def to_full_width(word: str) -> str:
-    """``word`` with its printable ASCII characters written as full-width forms.
+    """``word``'s printable ASCII as full-width forms.
 
     >>> to_full_width("She")
     'Ｓｈｅ'

@@ -1,7 +1,5 @@
-"""The one way nlibias reads a text file (CSV, TXT, YAML, JSON): UTF-8, an optional byte-order
-mark dropped, and an error that names the file, the line and the column of the first byte that
-is not UTF-8. CSV files are read strictly: a short or long row, an unterminated quote or a field
-over the size limit is refused with its line, never dropped or padded.
+"""Text files read one way: UTF-8 (a byte-order mark dropped; a bad byte named by line and column),
+CSV strictly (a short or long row, an open quote, an oversized field refused with its line).
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
@@ -24,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from nlibias.errors import SourceError
-from nlibias.textio.json_text import check_json_text as check_json_text  # its old home
+from nlibias.textio.json_text import check_json_text as check_json_text  # re-exported
 
 CSV_FIELD_LIMIT = 128 * 1024
 """Largest CSV field read (128 KiB, Python's default): a larger one is refused with its line."""
@@ -32,8 +30,7 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def decode_utf8(path: str | Path, data: bytes, *, line: int = 1) -> str:
-    """``data`` (the bytes of ``path``, starting on line ``line``) as text; a byte-order mark is
-    dropped.
+    """``data`` (the bytes of ``path`` from line ``line``) as text, a byte-order mark dropped.
 
     >>> decode_utf8("x.txt", "\\ufeffé".encode())
     'é'
@@ -62,10 +59,12 @@ def read_text(path: str | Path) -> str:
     return decode_utf8(path, Path(path).read_bytes())
 
 
-def read_csv_records(path: str | Path, text: str | None = None) -> Iterator[tuple[int, dict[str, str]]]:
-    """``(line number, row)`` for each data row of a CSV file with a header, every row checked
-    (width, closed quotes, :data:`CSV_FIELD_LIMIT`); blank lines skipped. ``text``: the file's text
-    when already read; without it the file is streamed, a record at a time.
+def read_csv_records(
+    path: str | Path, text: str | None = None, required: Iterable[str] = (), fix: str | None = None
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(line, row)`` for each data row of a CSV file with a header, each row checked; blank lines
+    skipped. ``text``: the file's text when already read (else it is streamed); ``required``: the
+    columns the header must name.
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv"
@@ -73,7 +72,15 @@ def read_csv_records(path: str | Path, text: str | None = None) -> Iterator[tupl
     >>> list(read_csv_records(path))
     [(2, {'a': '1', 'b': 'two, three'}), (4, {'a': '4', 'b': '5'})]
     """
-    return _read_csv(path, text, ())
+    lines = io.StringIO(text, newline="") if text is not None else stream_lines(path)
+    reader = csv.reader(lines, strict=True)
+    header = _next_row(path, reader, 1)
+    require_csv_columns(path, header, required, fix=fix)
+    if header is None:
+        return
+    for line, row in _rest(path, reader):
+        check_row_width(path, line, row, header)
+        yield line, dict(zip(header, row, strict=True))
 
 
 def read_csv_with_columns(
@@ -87,14 +94,13 @@ def read_csv_with_columns(
     >>> list(read_csv_with_columns(path, ("a", "b")))
     [(2, {'a': '1', 'b': '2'})]
     """
-    return _read_csv(path, None, tuple(required), fix)
+    return read_csv_records(path, None, required, fix)
 
 
 def require_csv_columns(
     path: str | Path, header: list[str] | None, required: Iterable[str], *, fix: str | None = None
 ) -> None:
-    """Refuse a CSV ``header`` (``None``: an empty file) without every ``required`` column,
-    naming each (the header shown as a list, so that a stray space is seen).
+    """Refuse a CSV ``header`` (``None``: an empty file) without every ``required`` column.
 
     >>> require_csv_columns("x.csv", ["a", " b"], ("a", "b", "c"))
     Traceback (most recent call last):
@@ -122,7 +128,7 @@ def check_row_width(
     *,
     separators: str = "commas and quotes",
 ) -> None:
-    """Refuse a row whose number of fields is not the header's: it is never padded or cut.
+    """Refuse a row whose number of fields is not the header's.
 
     >>> check_row_width("x.tsv", 3, ["1"], ["a", "b"], separators="tabs")
     Traceback (most recent call last):
@@ -144,24 +150,8 @@ def csv_header(path: str | Path, text: str) -> list[str] | None:
     return _next_row(path, csv.reader(io.StringIO(text, newline=""), strict=True), 1)
 
 
-def _read_csv(
-    path: str | Path, text: str | None, required: tuple[str, ...], fix: str | None = None
-) -> Iterator[tuple[int, dict[str, str]]]:
-    """The one CSV reader: ``text`` when given, else the file streamed."""
-    lines = io.StringIO(text, newline="") if text is not None else stream_lines(path)
-    reader = csv.reader(lines, strict=True)
-    header = _next_row(path, reader, 1)
-    require_csv_columns(path, header, required, fix=fix)
-    if header is None:
-        return
-    for line, row in _rest(path, reader):
-        check_row_width(path, line, row, header)
-        yield line, dict(zip(header, row, strict=True))
-
-
 def stream_lines(path: str | Path) -> Iterator[str]:
-    """The lines of a UTF-8 text file, read as needed (endings kept, a byte-order mark dropped); a
-    byte that is not UTF-8 is refused at its line and column.
+    """The lines of a UTF-8 text file, read as needed (endings kept, a byte-order mark dropped).
 
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.tsv"
@@ -174,13 +164,11 @@ def stream_lines(path: str | Path) -> Iterator[str]:
         try:
             yield from handle
         except UnicodeDecodeError:
-            # the decoder's offset counts from its last chunk: find the byte's line and column
             raise _first_bad_byte(path) from None
 
 
 def _first_bad_byte(path: str | Path) -> SourceError:
-    """:func:`decode_utf8`'s error for the first line of ``path`` that is not UTF-8 (a line decodes
-    on its own: no UTF-8 sequence holds a newline byte)."""
+    """:func:`decode_utf8`'s error for the first line of ``path`` that is not UTF-8."""
     with Path(path).open("rb") as handle:
         for number, line in enumerate(handle, start=1):
             try:

@@ -1,5 +1,4 @@
-"""YAML read safely and strictly: a key given twice in one mapping is refused with both lines
-(PyYAML's ``safe_load`` keeps the last one silently), and a syntax error names the line.
+"""YAML read safely: a key given twice in one mapping is refused with both lines.
 
 >>> load_yaml("a: 1\\nb: 2\\na: 3\\n", "config.yaml")
 Traceback (most recent call last):
@@ -21,7 +20,6 @@ from nlibias.errors import SourceError
 
 
 def load_yaml(text: str, path: str | Path) -> Any:
-    """The YAML document in ``text`` (read from ``path``, named in errors) as Python values."""
     import yaml
 
     class UniqueKeyLoader(yaml.SafeLoader):
@@ -33,9 +31,9 @@ def load_yaml(text: str, path: str | Path) -> Any:
                 where = (mark.line + 1, mark.column + 1)
                 try:
                     first = seen.setdefault(key, where)
-                except TypeError:  # an unhashable key: PyYAML's own error follows
+                except TypeError:  # unhashable: PyYAML's own error follows
                     continue
-                if first != where:  # the line and column: a flow mapping gives both keys on one line
+                if first != where:
                     at = f"line {first[0]}" + (f", column {first[1]}" if first[0] == where[0] else "")
                     raise SourceError(
                         path,
@@ -48,7 +46,7 @@ def load_yaml(text: str, path: str | Path) -> Any:
 
     try:
         return yaml.load(text, Loader=UniqueKeyLoader)
-    except RecursionError:  # PyYAML recurses once a level of nesting
+    except RecursionError:
         raise SourceError(
             path,
             None,
@@ -63,8 +61,7 @@ def load_yaml(text: str, path: str | Path) -> Any:
 
 
 def yaml_line_of(text: str, loc: Sequence[Any]) -> int | None:
-    r"""Line (1-based) of the YAML node at ``loc`` (a pydantic error's location), or of its deepest
-    existing parent; None when ``text`` does not parse: where a config or rules file's error is.
+    r"""Line of the YAML node at ``loc`` (or its deepest parent); None when ``text`` does not parse.
 
     >>> yaml_line_of("a:\n  b: 1\n  c: [1, 2]\n", ["a", "c", 1])
     3
