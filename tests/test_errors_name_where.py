@@ -27,7 +27,7 @@ PACKAGE = Path(nlibias.__file__).parent
 NO_PARAMETER = {
     ("debias/training_rows.py", "require_packages"): "optional packages fine-tuning needs are missing",
     ("validation/app.py", "_web_packages"): "the validation app's optional packages are missing",
-    ("jobs/results.py", "check_measures"): "a benchmark's scorer breaks its own measure declarations",
+    ("jobs/results.py", "finish_run"): "a benchmark's scorer breaks its own measure declarations",
 }
 
 # (module, enclosing function) -> why a message there may hold a ``--flag``: it is not nlibias's.
