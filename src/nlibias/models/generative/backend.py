@@ -89,13 +89,9 @@ class FakeGenerativeBackend:
                 if mode == "scored":
                     raw = np.array([(value >> (8 * k)) % 251 + 1 for k in range(len(answers))], dtype=float)
                     probs = raw / raw.sum()
-                    best = answers[int(np.argmax(probs))]
+                    by_word = {w: float(p) for w, p in zip(answers, probs, strict=True)}
                     records.append(
-                        AnswerRecord(
-                            best,
-                            probs={w: float(p) for w, p in zip(answers, probs, strict=True)},
-                            answer_mass=0.5,
-                        )
+                        AnswerRecord(answers[int(np.argmax(probs))], probs=by_word, answer_mass=0.5)
                     )
                 else:
                     records.append(generated_record(self.TEXTS[value % len(self.TEXTS)], answers))
