@@ -89,13 +89,9 @@ class FakeGenerativeBackend:
                 if mode == "scored":
                     raw = np.array([(value >> (8 * k)) % 251 + 1 for k in range(len(answers))], dtype=float)
                     probs = raw / raw.sum()
-                    best = answers[int(np.argmax(probs))]
+                    by_word = {w: float(p) for w, p in zip(answers, probs, strict=True)}
                     records.append(
-                        AnswerRecord(
-                            best,
-                            probs={w: float(p) for w, p in zip(answers, probs, strict=True)},
-                            answer_mass=0.5,
-                        )
+                        AnswerRecord(answers[int(np.argmax(probs))], probs=by_word, answer_mass=0.5)
                     )
                 else:
                     records.append(generated_record(self.TEXTS[value % len(self.TEXTS)], answers))
@@ -133,18 +129,17 @@ def build_backend(spec: str | ModelRef, *, name: str | None = None, **options: A
         url, model = server_address(ref, "spec")
         api: Literal["chat", "completions"] = "completions" if ref.kind == "openai-completions" else "chat"
         return OpenAICompatibleLM(url, model, api=api, name=name or "", **options)
-    if spec == SMOLLM2_NAME:
-        return hf_causal.HFCausalLM(hf_causal.CausalLMSource.smollm2(), name=name or "smollm2", **options)
-    if ref.kind == "gguf":
-        source = hf_causal.CausalLMSource.from_gguf(ref.name)
-        return hf_causal.HFCausalLM(source, name=name, **options)
-    target = ref.name if ref.kind == "hf" else spec
-    if not target:
+    target = ref.name if ref.kind in ("hf", "gguf") else spec
+    if not target and ref.kind != "gguf":
         raise ConfigError(
             "empty model spec; use smollm2, hf:NAME_OR_PATH, gguf:PATH or openai:URL#MODEL", parameter="spec"
         )
-    source = hf_causal.local_source(target)
+    source = (
+        hf_causal.CausalLMSource.from_gguf(target) if ref.kind == "gguf" else hf_causal.local_source(target)
+    )
     default_name = source.gguf_file or source.name_or_path.rstrip("/").split("/")[-1]
     if not source.gguf_file and "/" in target and not target.startswith(("/", ".", "~")):
         default_name = source.name_or_path  # hub names keep their organisation
-    return hf_causal.HFCausalLM(source, name=name or default_name, **options)
+    return hf_causal.HFCausalLM(
+        source, name=name or ("smollm2" if spec == SMOLLM2_NAME else default_name), **options
+    )

@@ -192,13 +192,12 @@ class HFCausalLM:
         special = set(getattr(tokenizer, "all_special_ids", []) or [])
         found: dict[str, dict[int, str]] = {}
         for word in answers:
-            ids: dict[int, str] = {}
+            found[word] = {}
             for variant in dict.fromkeys((word, word.capitalize(), word.upper())):
                 for spaced in (variant, " " + variant):
                     tokens = tokenizer.encode(spaced, add_special_tokens=False)
                     if len(tokens) == 1 and int(tokens[0]) not in special:
-                        ids.setdefault(int(tokens[0]), spaced)
-            found[word] = ids
+                        found[word].setdefault(int(tokens[0]), spaced)
         for word in answers:
             others = set().union(*(found[w] for w in answers if w != word))
             found[word] = {token: text for token, text in found[word].items() if token not in others}

@@ -164,11 +164,9 @@ def _normalise_answers(raw: Any) -> tuple[str, ...] | None:
     if not all(isinstance(a, str) for a in raw):
         return None
     words = {a.strip().lower() for a in raw}
-    if words == set(BINARY_ANSWERS) and len(raw) == 2:
-        return BINARY_ANSWERS
-    if words == set(THREE_WAY_ANSWERS) and len(raw) == 3:
-        return THREE_WAY_ANSWERS
-    return None
+    return next(
+        (a for a in (BINARY_ANSWERS, THREE_WAY_ANSWERS) if words == set(a) and len(raw) == len(a)), None
+    )
 
 
 def load_prompt_file(path: str | Path) -> list[PromptStyle]:

@@ -306,14 +306,9 @@ class CausalLMFiller(BeamRerankFiller):
         if self._loaded is None:
             model, tokenizer = self._lm.load()
             vocab = int(model.get_output_embeddings().weight.shape[0])
-            pad = tokenizer.pad_token_id
-            self._loaded = _Loaded(
-                model=model,
-                tokenizer=tokenizer,
-                bos=tokenizer.bos_token or tokenizer.eos_token or "",
-                tables=piece_tables(tokenizer, vocab),
-                pad_id=int(pad if pad is not None else 0),
-            )
+            pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0)
+            bos = tokenizer.bos_token or tokenizer.eos_token or ""
+            self._loaded = _Loaded(model, tokenizer, bos, piece_tables(tokenizer, vocab), pad_id)
         return self._loaded
 
     def load(self) -> tuple[Any, Any]:

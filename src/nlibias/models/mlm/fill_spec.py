@@ -35,12 +35,8 @@ def split_fill_spec(spec: str) -> tuple[FillKind, str]:
     if ModelRef.unread(spec).is_fake:
         return "fake", spec
     base = without_options(spec)
-    if is_gguf_name(base):
-        return "causal", spec
-    config = _read_config(base)
-    if config is not None and _is_causal_config(config):
-        return "causal", spec
-    return "masked", spec
+    causal = is_gguf_name(base) or _is_causal_config(_read_config(base) or {})
+    return ("causal" if causal else "masked"), spec
 
 
 #: The kinds a fill model may be written with.

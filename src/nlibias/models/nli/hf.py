@@ -171,8 +171,7 @@ class HFNLIClassifier(HFBackend):
         directly (``tokenizer(...)`` adds a one-thread conversion loop: 16-18% of an audit)."""
         backend = getattr(self.tokenizer, "backend_tokenizer", None)
         if backend is None:
-            premises = [premise for premise, _ in pairs]
-            hypotheses = [hypothesis for _, hypothesis in pairs]
+            premises, hypotheses = ([pair[k] for pair in pairs] for k in (0, 1))
             return dict(self.tokenizer(premises, hypotheses, truncation=False, **options))
         # A call with truncation (:meth:`_truncate`) leaves it set on the shared backend.
         if backend.truncation is not None:

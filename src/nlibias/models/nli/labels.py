@@ -82,12 +82,9 @@ def _check_complete(
     named = list(mapping.values())
     duplicated = sorted({label for label in named if named.count(label) > 1})
     missing = [label for label in LABELS if label not in named]
-    if duplicated or missing:
-        problems = []
-        if duplicated:
-            problems.append(f"names {', '.join(duplicated)} more than once")
-        if missing:
-            problems.append(f"does not name {', '.join(missing)}")
+    problems = [f"names {', '.join(duplicated)} more than once"] if duplicated else []
+    problems += [f"does not name {', '.join(missing)}"] if missing else []
+    if problems:
         raise error(f"{what} {' and '.join(problems)}; {fix}")
 
 

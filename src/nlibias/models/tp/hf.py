@@ -91,10 +91,7 @@ class _Scorer(Identified):
             found, real, padded = self._token_log_probs(todo)
             for (ids, _), values in zip(todo, found, strict=True):
                 memo[tuple(ids)].update(values)
-        sums = []
-        for ids, positions in jobs:
-            known = memo[tuple(ids)]
-            sums.append(float(sum(known[p] for p in sorted(positions))))
+        sums = [float(sum(memo[tuple(ids)][p] for p in sorted(positions))) for ids, positions in jobs]
         return sums, real, padded
 
     def score_pair_batches(

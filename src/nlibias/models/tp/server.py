@@ -37,8 +37,7 @@ def prompt_logprobs(response: Mapping[str, Any], prompt: str) -> tuple[list[str]
         ) from None
     offsets = logprobs.get("text_offset")
     if isinstance(offsets, list) and len(offsets) == len(tokens):
-        keep = sum(1 for offset in offsets if offset < len(prompt))
-        keep = max(keep, 1)
+        keep = max(sum(1 for offset in offsets if offset < len(prompt)), 1)
     else:
         keep = len(tokens) - 1  # the one generated token comes last
     return tokens[:keep], values[:keep]
