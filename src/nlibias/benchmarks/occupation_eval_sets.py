@@ -1,11 +1,6 @@
-"""Paper 004's evaluation sets (its Table 1: SNLI and MNLI in-distribution, OOD) as samples, read
-from the authors' workbooks (pinned, never shipped) or any of that layout; several joined by commas
-give one samples file sliced ``by_eval_set``. A row's pro hypothesis is the gender its file gives
-it, as the paper measured. OOD premises have no hypotheses: each gets one Table 3 template by a
-seeded hash draw (:func:`template_draw`), or all three with ``"all"``.
-
->>> [d.paths() for d in EVAL_SET_DATA.values()][2]
-('occupations-eval/OOD_Evaluation_Set.xlsx',)
+"""Paper 004's evaluation sets (Table 1: SNLI, MNLI, OOD) as samples, from the authors' workbooks
+(pinned, never shipped) or any of that layout, several joined by commas. A row's pro hypothesis is
+the gender its file gives; OOD premises get one Table 3 template by a seeded draw, or all three.
 """
 
 from __future__ import annotations
@@ -13,16 +8,14 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from nlibias.benchmarks.data_locations import PinnedData, git_blob_id, resolve_data
 from nlibias.benchmarks.occupation_list import (
     HYPOTHESIS_TEMPLATES,
-    SOURCE,
+    OccupationsExpansion,
     gender_samples,
-    occupation_counts,
     template_hypotheses,
 )
 from nlibias.benchmarks.occupation_xlsx import EvalRow, EvalWorkbook, is_workbook, read_eval_workbook
@@ -59,33 +52,6 @@ EXPECTED_ROWS = {"snli": 1900, "mnli": 1900, "ood": 3800}
 _PINNED_BLOBS = {blob: file for file, blob in OCCUPATION_EVAL_FILES.values()}
 
 
-@dataclass(frozen=True)
-class EvalSetExpansion:
-    """Samples of one or more evaluation sets, each set's record and the warnings."""
-
-    samples: tuple[Sample, ...]
-    sets: tuple[dict[str, Any], ...]
-    warnings: tuple[str, ...] = field(default=())
-
-    @property
-    def origin(self) -> str:
-        return ", ".join(s["file"] for s in self.sets)
-
-    def summary(self) -> dict[str, Any]:
-        """What ``nlibias expand occupations --source snli-eval`` reports, JSON-serialisable."""
-        by_occupation = occupation_counts(self.samples)
-        return {
-            "source": SOURCE,
-            "premises_from": self.origin,
-            "eval_sets": list(self.sets),
-            "premises": sum(row["premises"] for row in by_occupation),
-            "pairs": len(self.samples) // 2,
-            "samples": len(self.samples),
-            "by_occupation": by_occupation,
-            "warnings": list(self.warnings),
-        }
-
-
 def named_set(source: str | Path) -> str | None:
     """The evaluation set a source names (``snli-eval``, ``mnli-eval``, ``ood-eval``), else None.
 
@@ -118,12 +84,6 @@ def eval_set_sources(premises: str | Path) -> list[str] | None:
             parameter="premises",
         )
     return None
-
-
-def resolve_set_path(source: str | Path) -> Path:
-    """A named set's file (located or downloaded), or the path given."""
-    name = named_set(source)
-    return Path(source) if name is None else resolve_data(EVAL_SET_DATA[name])
 
 
 def template_draw(seed: int, eval_set: str, row: int) -> int:
@@ -168,13 +128,6 @@ def _hypotheses(row: EvalRow, eval_set: str, choice: str, seed: int) -> list[tup
     if row.hypothesis_f is not None and row.hypothesis_m is not None:
         return [(_template_number(row.hypothesis_f, row.hypothesis_m), row.hypothesis_f, row.hypothesis_m)]
     return template_hypotheses([template_draw(seed, eval_set, row.row)] if choice == "one" else [1, 2, 3])
-
-
-def _set_name(source: str | Path, path: Path) -> str:
-    name = named_set(source)
-    if name is not None:
-        return name.removesuffix("-eval")
-    return SET_OF_FILE.get(path.name, path.stem.lower().replace(" ", "_"))
 
 
 def _label_differences(book: EvalWorkbook) -> list[dict[str, Any]]:
@@ -268,12 +221,18 @@ def expand_eval_sets(
     hypothesis_templates: TemplateChoice | None = None,
     seed: int | None = None,
     strict: bool = False,
-) -> EvalSetExpansion:
+) -> OccupationsExpansion:
     """Samples of each evaluation set in ``sources`` (names or workbooks), ids prefixed by set.
     ``hypothesis_templates`` and ``seed``: for sets without hypotheses. A premise caveat
     (:mod:`~nlibias.benchmarks.occupation_rows`) is counted and warned; ``strict`` refuses it."""
     books = [_read_set(source, strict) for source in sources]
-    _check_template_options(books, hypothesis_templates, seed)
+    if all(book.has_hypotheses for *_, book in books):
+        given = "every set given brings its own hypotheses (" + ", ".join(n for _, _, n, _ in books) + ")"
+        for parameter, value in (("hypothesis_templates", hypothesis_templates), ("seed", seed)):
+            if value is not None:
+                raise option_applies_to_nothing(
+                    parameter, "evaluation sets without hypotheses (ood-eval)", value=value, given=given
+                )
     choice, seed = hypothesis_templates or "one", seed or 0
     samples: list[Sample] = []
     records: list[dict[str, Any]] = []
@@ -286,27 +245,17 @@ def expand_eval_sets(
         samples += own
         records.append(record)
         warnings += notes
-    return EvalSetExpansion(tuple(samples), tuple(records), tuple(warnings))
+    origin = ", ".join(r["file"] for r in records)
+    return OccupationsExpansion(tuple(samples), origin, sets=tuple(records), warnings=tuple(warnings))
 
 
 def _read_set(source: str | Path, strict: bool) -> tuple[str | Path, Path, str, EvalWorkbook]:
     """(source as given, its file, its name, its workbook as read)."""
-    path = resolve_set_path(source)
-    name = _set_name(source, path)
-    require = None if named_set(source) is None else name != "ood"
+    named = named_set(source)
+    if named is None:
+        path = Path(source)
+        name = SET_OF_FILE.get(path.name, path.stem.lower().replace(" ", "_"))
+    else:
+        path, name = resolve_data(EVAL_SET_DATA[named]), named.removesuffix("-eval")
+    require = None if named is None else name != "ood"
     return source, path, name, read_eval_workbook(path, require_hypotheses=require, strict=strict)
-
-
-def _check_template_options(
-    books: Sequence[tuple[str | Path, Path, str, EvalWorkbook]],
-    hypothesis_templates: str | None,
-    seed: int | None,
-) -> None:
-    """Refuse ``hypothesis_templates`` or ``seed`` where every set brings its own hypotheses."""
-    if all(book.has_hypotheses for *_, book in books):
-        given = "every set given brings its own hypotheses (" + ", ".join(n for _, _, n, _ in books) + ")"
-        for parameter, value in (("hypothesis_templates", hypothesis_templates), ("seed", seed)):
-            if value is not None:
-                raise option_applies_to_nothing(
-                    parameter, "evaluation sets without hypotheses (ood-eval)", value=value, given=given
-                )
