@@ -12,7 +12,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -114,11 +114,14 @@ def _parse_object(path: Path, text: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class _SubtopicFile:
-    """A subtopic file's text and JSON object, read field by field."""
+    """A subtopic file's text and JSON object, read field by field; templates are checked against
+    the placeholders with a value (``known``) and the ``labels``."""
 
     path: Path
     text: str
     raw: dict[str, Any]
+    known: frozenset[str] = frozenset()
+    labels: tuple[Label, ...] = ()
 
     def fail(self, key: str, reason: str, fix: str | None = None) -> SourceError:
         return SourceError(self.path, key, reason, line=_line_of(self.text, key), fix=fix)
@@ -153,13 +156,13 @@ class _SubtopicFile:
             raise self.fail(slot, f"data.{slot}: {slot} is set by GROUP1/GROUP2, not by a word list")
         return words
 
-    def labels(self) -> list[Label]:
+    def answer_labels(self) -> tuple[Label, ...]:
         """``answer_choices`` (default: BBNLI's), lower-cased: the three NLI labels in some order."""
         choices = self.raw.get("answer_choices", list(DEFAULT_ANSWER_CHOICES))
         normalized = [c.lower() for c in choices] if isinstance(choices, list) else []
         if sorted(normalized) != ["contradiction", "entailment", "neutral"]:
             raise self.fail("answer_choices", f"expected the three NLI labels, got {choices!r}")
-        return normalized
+        return tuple(normalized)
 
     def questions(self, key: str, count: int) -> list[str | None]:
         value = self.raw.get(key)
@@ -169,19 +172,10 @@ class _SubtopicFile:
             raise self.fail(key, f"expected {count} entries, one per hypothesis")
         return [q[0] if isinstance(q, list) and q and isinstance(q[0], str) else None for q in value]
 
-
-@dataclass(frozen=True)
-class _TemplateChecks:
-    """What a template entry is checked against: the placeholders with a value and the labels."""
-
-    file: _SubtopicFile
-    known: frozenset[str]
-    labels: list[Label]
-
     def placeholders(self, key: str, index: int, template: str) -> None:
         unknown = [p for p in placeholders(template) if p not in self.known]
         if unknown:
-            raise self.file.fail(
+            raise self.fail(
                 key,
                 f"{key}[{index}] uses placeholder {{{{{unknown[0]}}}}} with no word list in data",
                 fix=f"add data.{unknown[0]} or fix the placeholder name (known: {', '.join(sorted(self.known))})",
@@ -189,8 +183,8 @@ class _TemplateChecks:
 
     def label(self, key: str, index: int, value: Any) -> Label:
         if not is_int(value) or not 0 <= value < 3:
-            choices = self.file.raw.get("answer_choices", list(DEFAULT_ANSWER_CHOICES))
-            raise self.file.fail(
+            choices = self.raw.get("answer_choices", list(DEFAULT_ANSWER_CHOICES))
+            raise self.fail(
                 key, f"{key}[{index}]: label {value!r} is not an index into answer_choices {choices}"
             )
         return self.labels[value]
@@ -198,20 +192,20 @@ class _TemplateChecks:
     def templates(self, key: str, question_key: str, *, bias: bool) -> tuple[BBNLITemplate, ...]:
         """The ``[template, label]`` entries of ``key`` (bias: ``[template, label, bias_label]``, neutral)."""
         shape = "template, label, bias_label" if bias else "template, label"
-        entries = self.file.raw[key]
+        entries = self.raw[key]
         if not isinstance(entries, list) or (bias and not entries):
-            raise self.file.fail(key, f"expected {'a non-empty list' if bias else 'a list'} of [{shape}]")
-        questions = self.file.questions(question_key, len(entries))
+            raise self.fail(key, f"expected {'a non-empty list' if bias else 'a list'} of [{shape}]")
+        questions = self.questions(question_key, len(entries))
         templates: list[BBNLITemplate] = []
         for i, entry in enumerate(entries):
             if not (
                 isinstance(entry, list) and len(entry) >= (3 if bias else 2) and isinstance(entry[0], str)
             ):
-                raise self.file.fail(key, f"{key}[{i}]: expected [{shape}]")
+                raise self.fail(key, f"{key}[{i}]: expected [{shape}]")
             self.placeholders(key, i, entry[0])
             label = self.label(key, i, entry[1])
             if bias and label != "neutral":
-                raise self.file.fail(
+                raise self.fail(
                     key,
                     f"{key}[{i}]: gold label {label}; BBNLI's bias hypotheses are neutral",
                     fix="set its label to the index of Neutral in answer_choices, or move it to test_hypothesis",
@@ -230,7 +224,7 @@ def load_bbnli_json(path: str | Path) -> BBNLISubtopic:
     group1, group2 = file.groups()
     name, domain = file.text_of("name"), file.text_of("domain")
     words = file.words()
-    checks = _TemplateChecks(file, frozenset(words) | frozenset(GROUP_SLOTS), file.labels())
+    checks = replace(file, known=frozenset(words) | frozenset(GROUP_SLOTS), labels=file.answer_labels())
     for i, premise in enumerate(premises):
         checks.placeholders("premise", i, premise)
     tests = checks.templates("test_hypothesis", "test_question", bias=False)

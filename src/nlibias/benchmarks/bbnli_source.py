@@ -10,7 +10,6 @@ of either layout.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -142,41 +141,6 @@ class CsvRow(BaseModel):
         )
 
 
-def _csv_rows(path: Path) -> Iterator[tuple[int, CsvRow]]:
-    fix = f"BBNLI's CSV layout has the columns {','.join(CSV_COLUMNS)}"
-    rows = 0
-    for line, raw in read_csv_with_columns(path, CSV_COLUMNS, fix=fix):
-        rows += 1
-        yield line, check_row(CsvRow, path, line, raw)
-    if not rows:
-        raise SourceError(path, None, "no data rows (only a header)", fix="point at BBNLI's expanded CSV")
-
-
-class _Blocks:
-    """Word-combination blocks within each subtopic and premise: a pro row after an anti row
-    starts the next block; the k-th stereotypical row of a block pairs with its k-th
-    anti-stereotypical row."""
-
-    def __init__(self) -> None:
-        self._block_of: dict[tuple[str, str], int] = {}
-        self._last_type: dict[tuple[str, str], str] = {}
-        self._position: Counter[tuple[str, str, int, str]] = Counter()
-
-    def block(self, row: CsvRow) -> int:
-        """The row's block (call once per row, in file order)."""
-        group_key = (row.subtopic, row.id)
-        if row.type == "pro" and self._last_type.get(group_key) == "anti":
-            self._block_of[group_key] = self._block_of.get(group_key, 0) + 1
-        self._last_type[group_key] = row.type
-        return self._block_of.setdefault(group_key, 0)
-
-    def next_position(self, row: CsvRow, block: int, stereotype: str) -> int:
-        """The row's rank among its block's rows of the same stereotype."""
-        key = (row.subtopic, row.id, block, stereotype)
-        self._position[key] += 1
-        return self._position[key] - 1
-
-
 def _pairs_report(pending: dict[str, list[Sample]]) -> tuple[list[str], list[str]]:
     """Ids of the bias samples without a pro/anti counterpart, and the keys of degenerate pairs."""
     unpaired: list[str] = []
@@ -191,15 +155,27 @@ def _pairs_report(pending: dict[str, list[Sample]]) -> tuple[list[str], list[str
 
 
 def read_bbnli_csv(path: str | Path) -> Expansion:
-    """Read BBNLI's expanded CSV, its pairs rebuilt from the row order (:class:`_Blocks`); rows with
-    no counterpart are kept and reported as unpaired."""
+    """Read BBNLI's expanded CSV, its pairs rebuilt from the row order: within a subtopic and
+    premise, a pro row after an anti row starts the next word-combination block, and the k-th
+    stereotypical row of a block pairs with its k-th anti-stereotypical row. Rows with no
+    counterpart are kept and reported as unpaired."""
     path = Path(path)
     samples: list[Sample] = []
     pending: dict[str, list[Sample]] = {}
     seen: set[tuple[str, ...]] = set()
-    blocks = _Blocks()
-    for line, row in _csv_rows(path):
-        block = blocks.block(row)
+    block_of: dict[tuple[str, str], int] = {}
+    last_type: dict[tuple[str, str], str] = {}
+    position: Counter[tuple[str, str, int, str]] = Counter()
+    rows = 0
+    fix = f"BBNLI's CSV layout has the columns {','.join(CSV_COLUMNS)}"
+    for line, raw in read_csv_with_columns(path, CSV_COLUMNS, fix=fix):
+        rows += 1
+        row = check_row(CsvRow, path, line, raw)
+        group_key = (row.subtopic, row.id)
+        if row.type == "pro" and last_type.get(group_key) == "anti":
+            block_of[group_key] = block_of.get(group_key, 0) + 1
+        last_type[group_key] = row.type
+        block = block_of.setdefault(group_key, 0)
         provenance = {
             "premise_index": row.id,
             "block": block,
@@ -218,12 +194,14 @@ def read_bbnli_csv(path: str | Path) -> Expansion:
         if stereotype is None:
             samples.append(row.sample(f"{SOURCE}:{row.subtopic}:test:csv{line}", provenance))
             continue
-        k = blocks.next_position(row, block, stereotype)
-        key = f"{SOURCE}:{row.subtopic}:p{row.id}:b{block:03d}:h{k}"
+        rank = (row.subtopic, row.id, block, stereotype)
+        position[rank] += 1
+        key = f"{SOURCE}:{row.subtopic}:p{row.id}:b{block:03d}:h{position[rank] - 1}"
         sample = row.sample(f"{key}:{stereotype}", {**provenance, "bias_label": row.bias_label}, key)
         samples.append(sample)
         pending.setdefault(key, []).append(sample)
-
+    if not rows:
+        raise SourceError(path, None, "no data rows (only a header)", fix="point at BBNLI's expanded CSV")
     unpaired, degenerate = _pairs_report(pending)
     warnings: list[str] = []
     if degenerate:

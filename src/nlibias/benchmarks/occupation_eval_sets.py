@@ -130,32 +130,6 @@ def _hypotheses(row: EvalRow, eval_set: str, choice: str, seed: int) -> list[tup
     return template_hypotheses([template_draw(seed, eval_set, row.row)] if choice == "one" else [1, 2, 3])
 
 
-def _label_differences(book: EvalWorkbook) -> list[dict[str, Any]]:
-    differ: Counter[tuple[str, str, str]] = Counter(
-        (r.occupation.name, r.gender, r.occupation.dominant_gender)
-        for r in book.rows
-        if r.gender != r.occupation.dominant_gender
-    )
-    return [
-        {"occupation": o, "file": f, "occupations.json": listed, "rows": n}
-        for (o, f, listed), n in differ.items()
-    ]
-
-
-def _premise_caveats(book: EvalWorkbook) -> dict[str, Any]:
-    """The rows whose premise a premises file would refuse, counted by kind and listed by cell."""
-    cells = [caveat for row in book.caveat_rows for caveat in row.caveats]
-    gendered = sum(any("gendered word" in c for c in row.caveats) for row in book.caveat_rows)
-    return {
-        "rows": len(book.caveat_rows),
-        "gendered_word": gendered,
-        "occupation_not_named": sum(
-            any("gendered word" not in c for c in row.caveats) for row in book.caveat_rows
-        ),
-        "cells": cells,
-    }
-
-
 def _set_record(
     source: str | Path,
     path: Path,
@@ -169,6 +143,12 @@ def _set_record(
     templates = Counter(
         str((s.provenance or {}).get("hypothesis_template")) for s in samples if s.group == "female"
     )
+    differ = Counter(
+        (r.occupation.name, r.gender, r.occupation.dominant_gender)
+        for r in book.rows
+        if r.gender != r.occupation.dominant_gender
+    )
+    flagged = book.caveat_rows  # premises a premises file would refuse
     record: dict[str, Any] = {
         "eval_set": name,
         "file": str(path),
@@ -183,8 +163,18 @@ def _set_record(
         "blank_rows": book.blank_rows,
         "hypotheses": "file" if book.has_hypotheses else f"templates: {choice}",
         "pairs_by_template": dict(sorted(templates.items())),
-        "label_differences": _label_differences(book),
-        "premise_caveats": _premise_caveats(book),
+        "label_differences": [
+            {"occupation": o, "file": f, "occupations.json": listed, "rows": n}
+            for (o, f, listed), n in differ.items()
+        ],
+        "premise_caveats": {
+            "rows": len(flagged),
+            "gendered_word": sum(any("gendered word" in c for c in row.caveats) for row in flagged),
+            "occupation_not_named": sum(
+                any("gendered word" not in c for c in row.caveats) for row in flagged
+            ),
+            "cells": [caveat for row in flagged for caveat in row.caveats],
+        },
     }
     if not book.has_hypotheses and choice == "one":
         record["seed"] = seed  # the seed of the draw (all three templates need none)

@@ -119,7 +119,8 @@ class WQTriple:
 
     @property
     def pair_key(self) -> str:
-        return pair_key(self.row)
+        """``wq-nli:00017`` for row 17: unique even for repeated rows."""
+        return f"{SOURCE}:{self.row:05d}"
 
 
 @dataclass(frozen=True)
@@ -175,11 +176,6 @@ class WQNLIExpansion:
             "distinct_predicates": len({t.predicate for t in self.triples if t.predicate is not None}),
             "warnings": list(self.warnings),
         }
-
-
-def pair_key(row: int) -> str:
-    """Pair key of a WQ-NLI row (1-based data row, e.g. ``wq-nli:00017``): unique even for repeats."""
-    return f"{SOURCE}:{row:05d}"
 
 
 def _group_order(name: str) -> tuple[int, str]:

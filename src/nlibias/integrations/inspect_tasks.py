@@ -102,10 +102,8 @@ def inspect_samples(samples: list[Sample], style: PromptStyle) -> MemoryDataset:
         }
         if style.choices:
             options = list(sample.provenance["answers"])
-            text, target = (
-                style.render(sample.premise, sample.hypothesis, options),
-                options[sample.provenance["correct"]],
-            )
+            text = style.render(sample.premise, sample.hypothesis, options)
+            target = options[sample.provenance["correct"]]
             metadata |= {
                 "nlibias_options": options,
                 "nlibias_option_words": list(sample.provenance["answer_words"]),
