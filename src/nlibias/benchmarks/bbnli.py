@@ -27,15 +27,8 @@ SOURCE = "bbnli"
 DEFAULT_ANSWER_CHOICES = ("Contradiction", "Neutral", "Entailment")
 Formulation = Literal["pro", "anti"]
 FORMULATIONS: tuple[Formulation, Formulation] = ("pro", "anti")
-REQUIRED_KEYS = (
-    "premise",
-    "test_hypothesis",
-    "bias_hypothesis_stereotypical",
-    "data",
-    "GROUP1",
-    "GROUP2",
-    "name",
-    "domain",
+REQUIRED_KEYS = tuple(
+    "premise test_hypothesis bias_hypothesis_stereotypical data GROUP1 GROUP2 name domain".split()  # noqa: SIM905
 )
 
 

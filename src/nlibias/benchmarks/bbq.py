@@ -51,17 +51,8 @@ BBQ_DATA = PinnedData(
 """BBQ's 11 category files and its proper-name vocabulary at the pinned commit (git blob ids)."""
 
 CATEGORIES: tuple[str, ...] = tuple(_BLOB_IDS)
-PROVENANCE: tuple[str, ...] = (
-    "example_id",
-    "condition",
-    "polarity",
-    "label_type",
-    "answers",
-    "answer_words",
-    "correct",
-    "target",
-    "unknown",
-    "unit",
+PROVENANCE: tuple[str, ...] = tuple(
+    "example_id condition polarity label_type answers answer_words correct target unknown unit".split()  # noqa: SIM905
 )
 """The provenance keys BBQ's measures and answer reading use."""
 

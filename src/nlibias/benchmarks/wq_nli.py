@@ -19,7 +19,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict
 from nlibias.benchmarks.data_locations import PinnedData, resolve_data
 from nlibias.benchmarks.rows import check_row, nonblank
 from nlibias.benchmarks.wq_predicates import CATEGORY_FILE, canonical_predicate, load_predicate_categories
-from nlibias.benchmarks.wq_predicates import PREDICATE_CATEGORIES as PREDICATE_CATEGORIES
 from nlibias.benchmarks.wq_tp import PREMISE
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample, Stereotype
