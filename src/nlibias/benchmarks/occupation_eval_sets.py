@@ -53,11 +53,7 @@ _PINNED_BLOBS = {blob: file for file, blob in OCCUPATION_EVAL_FILES.values()}
 
 
 def named_set(source: str | Path) -> str | None:
-    """The evaluation set a source names (``snli-eval``, ``mnli-eval``, ``ood-eval``), else None.
-
-    >>> named_set("ood-eval"), named_set("premises.txt")
-    ('ood-eval', None)
-    """
+    """The evaluation set a source names (``snli-eval``, ``mnli-eval``, ``ood-eval``), else None."""
     text = str(source)
     return text if text in OCCUPATION_EVAL_FILES else None
 

@@ -45,22 +45,13 @@ class Occupation:
 
 @cache
 def load_occupations() -> tuple[Occupation, ...]:
-    """The shipped 38 occupations and the gender paper 004's code assigns each.
-
-    >>> len(load_occupations()), occupation_named("nurse").dominant_gender, occupation_named("baker").dominant_gender
-    (38, 'female', 'male')
-    """
+    """The shipped 38 occupations and the gender paper 004's code assigns each."""
     raw = json.loads((resources.files("nlibias") / "resources" / _RESOURCE_OCCUPATIONS).read_text("utf-8"))
     return parse_occupations(raw, f"nlibias/resources/{_RESOURCE_OCCUPATIONS}")
 
 
 def parse_occupations(raw: dict[str, Any], path: str) -> tuple[Occupation, ...]:
-    """Validate an ``occupations.json`` object: fields present, gender ``female``/``male``, no repeats.
-
-    >>> entry = {"occupation": "nurse", "plural": "nurses", "dominant_gender": "female", "basis": "x"}
-    >>> [o.name for o in parse_occupations({"occupations": [entry]}, "occupations.json")]
-    ['nurse']
-    """
+    """Validate an ``occupations.json`` object: fields present, gender ``female``/``male``, no repeats."""
     occupations: list[Occupation] = []
     seen: set[str] = set()
     for i, o in enumerate(raw.get("occupations") or [{}]):
