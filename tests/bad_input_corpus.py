@@ -210,7 +210,7 @@ def bbnli_csv_rows(label: str = "1", hypothesis: str = "Men work.") -> list[list
 
 
 def _bbnli_csv_header() -> list[str]:
-    from nlibias.benchmarks.bbnli_csv import CSV_COLUMNS
+    from nlibias.benchmarks.bbnli_source import CSV_COLUMNS
 
     return list(CSV_COLUMNS)
 

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from nlibias.benchmarks.bbnli import expand_bbnli, load_bbnli_json
-from nlibias.benchmarks.bbnli_csv import read_bbnli_csv
-from nlibias.benchmarks.bbnli_source import BBNLI_DATA
+from nlibias.benchmarks.bbnli_source import BBNLI_DATA, read_bbnli_csv
 from nlibias.benchmarks.data_locations import resolve_data
 from nlibias.errors import SourceError
 

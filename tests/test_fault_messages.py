@@ -231,7 +231,7 @@ def test_validate_serve_prints_the_bound_port_and_refuses_an_unknown_host(
 
 
 def test_a_bbnli_source_with_a_key_twice_is_refused(tmp_path: Path) -> None:
-    from nlibias.benchmarks.bbnli_json import load_bbnli_json
+    from nlibias.benchmarks.bbnli import load_bbnli_json
     from nlibias.errors import SourceError
 
     source = Path(__import__("os").environ["NLIBIAS_DATA_DIR"]) / "bbnli"

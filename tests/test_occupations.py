@@ -16,15 +16,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from nlibias.benchmarks.occupation_list import HYPOTHESIS_TEMPLATES, check_premise, parse_occupations
 from nlibias.benchmarks.occupations import (
-    HYPOTHESIS_TEMPLATES,
     PremiseFileError,
-    check_premise,
     default_premise_templates,
     expand_occupations,
     load_occupations,
     occupation_named,
-    parse_occupations,
     read_premise_lines,
     render_template,
     substitute_occupation,

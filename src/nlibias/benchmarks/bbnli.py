@@ -1,37 +1,271 @@
-"""BBNLI's subtopic JSON files expanded into samples as the reference ``json2csv.py`` does, so
-counts compare with the paper's; repeated NLI samples are dropped (bias ones by formulation,
-premise and hypothesis, test ones by premise, hypothesis and label, within a subtopic).
-
->>> from nlibias.benchmarks.bbnli_source import BBNLI_DATA
->>> from nlibias.benchmarks.data_locations import resolve_data
->>> expansion = expand_bbnli(resolve_data(BBNLI_DATA))  # doctest: +SKIP
->>> len(expansion.bias_samples), len(expansion.test_samples)   # doctest: +SKIP
-(2276, 858)
+"""BBNLI's subtopic JSON files (``{{NAME}}`` templates, the ``data`` word lists that fill them,
+groups ``GROUP1``/``GROUP2``), read and checked (a refusal names the file, line and field), and
+expanded into samples as the reference ``json2csv.py`` does, so counts compare with the paper's;
+repeated samples are dropped (bias ones by formulation, premise and hypothesis, test ones by
+premise, hypothesis and label, within a subtopic).
 """
 
 from __future__ import annotations
 
+import itertools
+import json
+import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from nlibias.benchmarks.bbnli_json import FORMULATIONS as FORMULATIONS
-from nlibias.benchmarks.bbnli_json import BBNLISubtopic as BBNLISubtopic
-from nlibias.benchmarks.bbnli_json import BBNLITemplate as BBNLITemplate
-from nlibias.benchmarks.bbnli_json import Formulation as Formulation
-from nlibias.benchmarks.bbnli_json import load_bbnli_dir as load_bbnli_dir
-from nlibias.benchmarks.bbnli_json import load_bbnli_json as load_bbnli_json
-from nlibias.benchmarks.templating import render
-from nlibias.schema import Sample
+from nlibias.benchmarks.templating import GROUP_SLOTS, placeholders, render
+from nlibias.errors import SourceError
+from nlibias.schema import Label, Sample
+from nlibias.schema.declared import is_int
+from nlibias.textio.json_text import parse_json, unique_keys_json
+from nlibias.textio.text_files import check_json_text, read_text
 
 SOURCE = "bbnli"
+DEFAULT_ANSWER_CHOICES = ("Contradiction", "Neutral", "Entailment")
+Formulation = Literal["pro", "anti"]
+FORMULATIONS: tuple[Formulation, Formulation] = ("pro", "anti")
+REQUIRED_KEYS = tuple(
+    "premise test_hypothesis bias_hypothesis_stereotypical data GROUP1 GROUP2 name domain".split()  # noqa: SIM905
+)
+
+
+def subtopic_id(name: str) -> str:
+    """The file's ``name`` with spaces as underscores and a final period dropped (``A_b``)."""
+    return name.strip().replace(" ", "_").rstrip(".")
+
+
+@dataclass(frozen=True)
+class BBNLITemplate:
+    """One hypothesis template of a subtopic file."""
+
+    index: int
+    text: str
+    label: Label
+    """The true label (``neutral`` for every bias hypothesis)."""
+    bias_label: Label | None
+    """For bias hypotheses, the label that would reveal the stereotype; ``None`` for test ones."""
+    question: str | None = None
+
+
+@dataclass(frozen=True)
+class BBNLISubtopic:
+    """A checked BBNLI subtopic file."""
+
+    path: str
+    subtopic: str
+    name: str
+    domain: str
+    premises: tuple[str, ...]
+    test_hypotheses: tuple[BBNLITemplate, ...]
+    bias_hypotheses: tuple[BBNLITemplate, ...]
+    words: Mapping[str, tuple[str, ...]]
+    """Placeholder name → its word list, in file order (the cross product's order)."""
+    group1: str
+    group2: str
+    references: tuple[str, ...] = ()
+
+    def combinations(self) -> list[dict[str, str]]:
+        """Every combination of the word lists, in the reference's order."""
+        keys = list(self.words)
+        return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*self.words.values())]
+
+    def values(self, words: Mapping[str, str], formulation: Formulation) -> dict[str, str]:
+        """Placeholder values for a word combination under a formulation (anti swaps the groups)."""
+        first, second = (self.group1, self.group2) if formulation == "pro" else (self.group2, self.group1)
+        return {**words, "GROUP1": first, "GROUP2": second}
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """The line of the first ``"key":`` in a JSON text."""
+    match = re.search(r'"' + re.escape(key) + r'"\s*:', text)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def _parse_object(path: Path, text: str) -> dict[str, Any]:
+    """The file's JSON object (a syntax error, a key twice or another value refused)."""
+    try:
+        raw = check_json_text(path, text, unique_keys_json(path, text))
+    except json.JSONDecodeError as exc:
+        raise SourceError(
+            path, None, f"invalid JSON: {exc.msg}", line=exc.lineno, fix="fix the syntax at that position"
+        ) from exc
+    except (RecursionError, ValueError):  # nested too deep, a number past the digit limit
+        parse_json(path, text, allow_nan=True)  # raises a SourceError saying which, with the line
+        raise
+    if not isinstance(raw, dict):
+        raise SourceError(path, None, "expected a JSON object with the BBNLI keys", line=1)
+    for key in REQUIRED_KEYS:
+        if key not in raw:
+            raise SourceError(
+                path, key, "missing key", fix=f"every BBNLI subtopic file needs: {', '.join(REQUIRED_KEYS)}"
+            )
+    return raw
+
+
+@dataclass(frozen=True)
+class _SubtopicFile:
+    """A subtopic file's text and JSON object, read field by field; templates are checked against
+    the placeholders with a value (``known``) and the ``labels``."""
+
+    path: Path
+    text: str
+    raw: dict[str, Any]
+    known: frozenset[str] = frozenset()
+    labels: tuple[Label, ...] = ()
+
+    def fail(self, key: str, reason: str, fix: str | None = None) -> SourceError:
+        return SourceError(self.path, key, reason, line=_line_of(self.text, key), fix=fix)
+
+    def string_list(self, key: str, value: Any = None, where: str = "") -> tuple[str, ...]:
+        value = self.raw[key] if value is None else value
+        if not (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
+            raise self.fail(key, f"{where}expected a non-empty list of strings")
+        return tuple(value)
+
+    def groups(self) -> tuple[str, str]:
+        """``GROUP1[0]`` and ``GROUP2[0]``, which must differ."""
+        group1, group2 = self.string_list("GROUP1")[0], self.string_list("GROUP2")[0]
+        if group1 == group2:
+            reason = f"GROUP1 and GROUP2 are both {group1!r}: no pro/anti pair can be formed"
+            raise self.fail("GROUP2", reason, fix="name two different groups")
+        return group1, group2
+
+    def text_of(self, key: str) -> str:
+        if not isinstance(self.raw[key], str) or not self.raw[key].strip():
+            raise self.fail(key, "expected a non-empty string")
+        return str(self.raw[key])
+
+    def words(self) -> dict[str, tuple[str, ...]]:
+        """The ``data`` word lists by placeholder name, in file order."""
+        data = self.raw["data"]
+        if not isinstance(data, dict):
+            raise self.fail("data", "expected an object mapping each placeholder to its list of words")
+        words = {key: self.string_list(key, value, f"data.{key}: ") for key, value in data.items()}
+        slot = next((key for key in words if key in GROUP_SLOTS), None)
+        if slot is not None:
+            raise self.fail(slot, f"data.{slot}: {slot} is set by GROUP1/GROUP2, not by a word list")
+        return words
+
+    def answer_labels(self) -> tuple[Label, ...]:
+        """``answer_choices`` (default: BBNLI's), lower-cased: the three NLI labels in some order."""
+        choices = self.raw.get("answer_choices", list(DEFAULT_ANSWER_CHOICES))
+        normalized = [c.lower() for c in choices] if isinstance(choices, list) else []
+        if sorted(normalized) != ["contradiction", "entailment", "neutral"]:
+            raise self.fail("answer_choices", f"expected the three NLI labels, got {choices!r}")
+        return tuple(normalized)
+
+    def questions(self, key: str, count: int) -> list[str | None]:
+        value = self.raw.get(key)
+        if value is None:
+            return [None] * count
+        if not isinstance(value, list) or len(value) != count:
+            raise self.fail(key, f"expected {count} entries, one per hypothesis")
+        return [q[0] if isinstance(q, list) and q and isinstance(q[0], str) else None for q in value]
+
+    def placeholders(self, key: str, index: int, template: str) -> None:
+        unknown = [p for p in placeholders(template) if p not in self.known]
+        if unknown:
+            raise self.fail(
+                key,
+                f"{key}[{index}] uses placeholder {{{{{unknown[0]}}}}} with no word list in data",
+                fix=f"add data.{unknown[0]} or fix the placeholder name (known: {', '.join(sorted(self.known))})",
+            )
+
+    def label(self, key: str, index: int, value: Any) -> Label:
+        if not is_int(value) or not 0 <= value < 3:
+            choices = self.raw.get("answer_choices", list(DEFAULT_ANSWER_CHOICES))
+            raise self.fail(
+                key, f"{key}[{index}]: label {value!r} is not an index into answer_choices {choices}"
+            )
+        return self.labels[value]
+
+    def templates(self, key: str, question_key: str, *, bias: bool) -> tuple[BBNLITemplate, ...]:
+        """The ``[template, label]`` entries of ``key`` (bias: ``[template, label, bias_label]``, neutral)."""
+        shape = "template, label, bias_label" if bias else "template, label"
+        entries = self.raw[key]
+        if not isinstance(entries, list) or (bias and not entries):
+            raise self.fail(key, f"expected {'a non-empty list' if bias else 'a list'} of [{shape}]")
+        questions = self.questions(question_key, len(entries))
+        templates: list[BBNLITemplate] = []
+        for i, entry in enumerate(entries):
+            if not (
+                isinstance(entry, list) and len(entry) >= (3 if bias else 2) and isinstance(entry[0], str)
+            ):
+                raise self.fail(key, f"{key}[{i}]: expected [{shape}]")
+            self.placeholders(key, i, entry[0])
+            label = self.label(key, i, entry[1])
+            if bias and label != "neutral":
+                raise self.fail(
+                    key,
+                    f"{key}[{i}]: gold label {label}; BBNLI's bias hypotheses are neutral",
+                    fix="set its label to the index of Neutral in answer_choices, or move it to test_hypothesis",
+                )
+            bias_label = self.label(key, i, entry[2]) if bias else None
+            templates.append(BBNLITemplate(i, entry[0], label, bias_label, questions[i]))
+        return tuple(templates)
+
+
+def load_bbnli_json(path: str | Path) -> BBNLISubtopic:
+    """Read and check one BBNLI subtopic file."""
+    path = Path(path)
+    text = read_text(path)
+    file = _SubtopicFile(path, text, _parse_object(path, text))
+    premises = file.string_list("premise")
+    group1, group2 = file.groups()
+    name, domain = file.text_of("name"), file.text_of("domain")
+    words = file.words()
+    checks = replace(file, known=frozenset(words) | frozenset(GROUP_SLOTS), labels=file.answer_labels())
+    for i, premise in enumerate(premises):
+        checks.placeholders("premise", i, premise)
+    tests = checks.templates("test_hypothesis", "test_question", bias=False)
+    bias = checks.templates("bias_hypothesis_stereotypical", "bias_question_stereotypical", bias=True)
+    references = file.raw.get("reference", [])
+    return BBNLISubtopic(
+        path=str(path),
+        subtopic=subtopic_id(name),
+        name=name,
+        domain=domain.strip(),
+        premises=premises,
+        test_hypotheses=tests,
+        bias_hypotheses=bias,
+        words=words,
+        group1=group1,
+        group2=group2,
+        references=tuple(str(r) for r in references) if isinstance(references, list) else (),
+    )
+
+
+def load_bbnli_dir(path: str | Path) -> list[BBNLISubtopic]:
+    """Every ``*.json`` subtopic file under ``path`` (recursively, sorted by path)."""
+    path = Path(path)
+    files = sorted(path.rglob("*.json")) if path.is_dir() else [path]
+    if not files:
+        raise SourceError(
+            path,
+            None,
+            "no BBNLI .json files found",
+            fix="pass as source a directory laid out as <domain>/<subtopic>.json, or a CSV",
+        )
+    subtopics = [load_bbnli_json(f) for f in files]
+    seen: dict[str, str] = {}
+    for sub in subtopics:
+        if sub.subtopic in seen:
+            raise SourceError(
+                sub.path,
+                "name",
+                f"subtopic {sub.subtopic!r} is also defined in {seen[sub.subtopic]}",
+                fix="give each subtopic file a distinct name",
+            )
+        seen[sub.subtopic] = sub.path
+    return subtopics
 
 
 @dataclass(frozen=True)
 class Expansion:
-    """Samples of a benchmark source with what a user must know about them."""
+    """BBNLI's samples with what a user must know about them."""
 
     samples: tuple[Sample, ...]
     degenerate_pairs: tuple[str, ...] = ()
@@ -56,8 +290,7 @@ class Expansion:
         return len({s.pair_key for s in self.samples if s.pair_key is not None and s.id not in self.unpaired})
 
     def summary(self) -> dict[str, Any]:
-        """Per-subtopic counts, totals, warnings, the degenerate pair keys and the unpaired ids
-        (``expansion.json``)."""
+        """Per-subtopic counts, totals, warnings, degenerate pair keys and unpaired ids."""
         rows = self.counts_by_subtopic()
         keys = ("bias", "pairs", "degenerate_pairs", "unpaired", "test")
         return {
@@ -92,17 +325,11 @@ class Expansion:
         return rows
 
 
-def pair_key(subtopic: str, premise_index: int, combination_index: int, template_index: int) -> str:
-    return f"{SOURCE}:{subtopic}:p{premise_index:02d}:c{combination_index:03d}:h{template_index}"
-
-
 @dataclass(frozen=True)
 class _Rendering:
     """One premise of a subtopic under one word combination, in both formulations."""
 
     sub: BBNLISubtopic
-    premise_index: int
-    combination_index: int
     values: dict[Formulation, dict[str, str]]
     """Placeholder values by formulation (anti swaps the groups)."""
     premises: dict[Formulation, str]
@@ -116,8 +343,7 @@ class _Rendering:
         sample_id: str,
         pair_key: str | None,
     ) -> Sample:
-        """``template`` rendered as ``hypothesis`` under ``formulation``: a bias sample when it has a
-        ``pair_key``, else a test sample."""
+        """``template`` rendered as ``hypothesis``: a bias sample with a ``pair_key``, else a test one."""
         values = self.values[formulation]
         provenance = {
             **self.provenance,
@@ -144,85 +370,51 @@ class _Rendering:
         )
 
 
-def _renderings(sub: BBNLISubtopic) -> Iterator[_Rendering]:
-    """Every premise under every word combination, in the reference's order."""
+def expand_subtopic(sub: BBNLISubtopic) -> tuple[list[Sample], list[str]]:
+    """Samples of one subtopic in the reference's order (bias pairs first, then test samples) and
+    its degenerate pair keys (pro and anti texts identical)."""
+    bias: list[Sample] = []
+    test: list[Sample] = []
+    seen: set[tuple[str, ...]] = set()
+    degenerate: list[str] = []
     for p_index, premise_template in enumerate(sub.premises):
         reference = sub.references[p_index] if p_index < len(sub.references) else None
         for c_index, words in enumerate(sub.combinations()):
             values = {f: sub.values(words, f) for f in FORMULATIONS}
-            yield _Rendering(
-                sub,
-                p_index,
-                c_index,
-                values,
-                premises={f: render(premise_template, values[f]) for f in FORMULATIONS},
-                provenance={
-                    "premise_index": p_index,
-                    "combination_index": c_index,
-                    "words": words,
-                    "premise_template": premise_template,
-                    "reference": reference,
-                    "file": sub.path,
-                },
-            )
-
-
-def _bias_pairs(
-    rendering: _Rendering, seen: set[tuple[str, str, str]], degenerate: list[str]
-) -> Iterator[Sample]:
-    """The pro and anti samples of each bias template not already emitted; a pair whose two texts
-    are identical is appended to ``degenerate``."""
-    sub, premises = rendering.sub, rendering.premises
-    for template in sub.bias_hypotheses:
-        texts = {f: render(template.text, rendering.values[f]) for f in FORMULATIONS}
-        keys = {f: (f, premises[f], texts[f]) for f in FORMULATIONS}
-        if keys["pro"] in seen:  # then its anti twin is a repeat too
-            continue
-        seen.update(keys.values())
-        key = pair_key(sub.subtopic, rendering.premise_index, rendering.combination_index, template.index)
-        if premises["pro"] == premises["anti"] and texts["pro"] == texts["anti"]:
-            degenerate.append(key)
-        for f in FORMULATIONS:
-            yield rendering.sample(f, template, texts[f], f"{key}:{f}", key)
-
-
-def _test_samples(rendering: _Rendering, seen: set[tuple[str, str, str]]) -> Iterator[Sample]:
-    """The samples of each test template under each formulation, unique by (premise, hypothesis,
-    true label)."""
-    prefix = (
-        f"{SOURCE}:{rendering.sub.subtopic}:test:"
-        f"p{rendering.premise_index:02d}:c{rendering.combination_index:03d}"
-    )
-    for template in rendering.sub.test_hypotheses:
-        for f in FORMULATIONS:
-            text = render(template.text, rendering.values[f])
-            test_key = (rendering.premises[f], text, template.label)
-            if test_key in seen:
-                continue
-            seen.add(test_key)
-            yield rendering.sample(f, template, text, f"{prefix}:t{template.index}:{f}", None)
-
-
-def expand_subtopic(sub: BBNLISubtopic) -> tuple[list[Sample], list[str]]:
-    """Samples of one subtopic (bias pairs first, then test samples) and its degenerate pair keys."""
-    bias_samples: list[Sample] = []
-    test_samples: list[Sample] = []
-    seen_bias: set[tuple[str, str, str]] = set()
-    seen_test: set[tuple[str, str, str]] = set()
-    degenerate: list[str] = []
-    for rendering in _renderings(sub):
-        bias_samples.extend(_bias_pairs(rendering, seen_bias, degenerate))
-        test_samples.extend(_test_samples(rendering, seen_test))
-    return bias_samples + test_samples, degenerate
+            premises = {f: render(premise_template, values[f]) for f in FORMULATIONS}
+            provenance = {
+                "premise_index": p_index,
+                "combination_index": c_index,
+                "words": words,
+                "premise_template": premise_template,
+                "reference": reference,
+                "file": sub.path,
+            }
+            one = _Rendering(sub, values, premises, provenance)
+            at = f"p{p_index:02d}:c{c_index:03d}"
+            for template in sub.bias_hypotheses:
+                texts = {f: render(template.text, values[f]) for f in FORMULATIONS}
+                keys = {f: ("bias", f, premises[f], texts[f]) for f in FORMULATIONS}
+                if keys["pro"] in seen:  # then its anti twin is a repeat too
+                    continue
+                seen.update(keys.values())
+                key = f"{SOURCE}:{sub.subtopic}:{at}:h{template.index}"
+                if premises["pro"] == premises["anti"] and texts["pro"] == texts["anti"]:
+                    degenerate.append(key)
+                bias += [one.sample(f, template, texts[f], f"{key}:{f}", key) for f in FORMULATIONS]
+            for template in sub.test_hypotheses:
+                for f in FORMULATIONS:
+                    text = render(template.text, values[f])
+                    if ("test", premises[f], text, template.label) in seen:
+                        continue
+                    seen.add(("test", premises[f], text, template.label))
+                    sample_id = f"{SOURCE}:{sub.subtopic}:test:{at}:t{template.index}:{f}"
+                    test.append(one.sample(f, template, text, sample_id, None))
+    return bias + test, degenerate
 
 
 def domain_folder_warnings(subtopics: Sequence[BBNLISubtopic], root: Path) -> tuple[str, ...]:
-    """A warning when a subtopic file's ``domain`` differs from its folder (the file's is used).
-
-    >>> sub = BBNLISubtopic("d/race/x.json", "x", "x", "gender", (), (), (), {}, "a", "b")
-    >>> domain_folder_warnings([sub], Path("d"))[0][:57]
-    '1 subtopic file(s) whose domain differs from their folder'
-    """
+    """A warning when a subtopic file's ``domain`` differs from its folder (the file's is used)."""
     mismatched = []
     for sub in subtopics:
         folder = Path(sub.path).parent
@@ -247,10 +439,10 @@ def degenerate_warning(degenerate: Sequence[str]) -> str:
 
 
 def expand_bbnli(source: str | Path) -> Expansion:
-    """Expand a BBNLI JSON directory or file, or BBNLI's expanded CSV (:mod:`~nlibias.benchmarks.bbnli_csv`)."""
+    """Expand a BBNLI JSON directory or file, or BBNLI's expanded CSV (:func:`~nlibias.benchmarks.bbnli_source.read_bbnli_csv`)."""
     source = Path(source)
     if source.is_file() and source.suffix.lower() == ".csv":
-        from nlibias.benchmarks.bbnli_csv import read_bbnli_csv  # it imports this module
+        from nlibias.benchmarks.bbnli_source import read_bbnli_csv  # it imports this module
 
         return read_bbnli_csv(source)
     subtopics = load_bbnli_dir(source)

@@ -1,5 +1,7 @@
-"""BBNLI's pinned upstream files (:data:`BBNLI_DATA`) and the benchmark's expansion of either of
-its layouts, the JSON directory or the expanded CSV of its ``json2csv.py``.
+"""BBNLI's pinned upstream files (:data:`BBNLI_DATA`), its expanded CSV (the output of its
+``json2csv.py``: :data:`CSV_COLUMNS`, an index column in front ignored, labels in
+``answer_choices`` order ``[Contradiction, Neutral, Entailment]``), and the benchmark's expansion
+of either layout.
 
 >>> len(BBNLI_DATA.files), BBNLI_DATA.paths()[0]
 (16, 'bbnli/gender/man_is_to_breadwinner.json')
@@ -7,11 +9,27 @@ its layouts, the JSON directory or the expanded CSV of its ``json2csv.py``.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
+from typing import Annotated, Any, Literal
 
-from nlibias.benchmarks.bbnli import Expansion, expand_bbnli
+from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
+
+from nlibias.benchmarks.bbnli import (
+    DEFAULT_ANSWER_CHOICES,
+    SOURCE,
+    Expansion,
+    Formulation,
+    degenerate_warning,
+    expand_bbnli,
+    subtopic_id,
+)
 from nlibias.benchmarks.data_locations import PinnedData, resolve_data
+from nlibias.benchmarks.rows import Text, check_row, refuse
+from nlibias.errors import SourceError
+from nlibias.schema import Label, Sample, Stereotype
+from nlibias.textio.text_files import read_csv_with_columns
 
 BBNLI_COMMIT = "9f55895637b92a7e8ae29c07f9a769499e8287fe"
 
@@ -49,3 +67,154 @@ def expand_bbnli_source(source: str | Path | None = None) -> Expansion:
     """:func:`expand_bbnli` of ``source`` (default: BBNLI in the data dir), its summary naming it."""
     path = resolve_data(BBNLI_DATA, source)
     return replace(expand_bbnli(path), origin=str(path))
+
+
+CSV_COLUMNS = tuple(
+    "domain name id type unique_id premise hypothesis_type hypothesis question true_label bias_label reference".split()  # noqa: SIM905
+)
+_LABELS = tuple(c.lower() for c in DEFAULT_ANSWER_CHOICES)
+_STEREOTYPES: dict[str, Stereotype | None] = {
+    "test": None,
+    "stereotypical": "pro",
+    "anti-stereotypical": "anti",
+}
+
+
+def _label(value: str) -> str:
+    """``true_label`` 0, 1 or 2 as its label (-1 would index from the end)."""
+    index = int(value) if value.strip().lstrip("+-").isdigit() else -1
+    if not 0 <= index < len(_LABELS):
+        raise refuse(
+            f"{value!r} is not 0, 1 or 2", "labels follow answer_choices [Contradiction, Neutral, Entailment]"
+        )
+    return _LABELS[index]
+
+
+class CsvRow(BaseModel):
+    """One CSV row: known hypothesis type and formulation, a label, no empty text, bias ones neutral."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    hypothesis_type: Annotated[
+        Literal["test", "stereotypical", "anti-stereotypical"], BeforeValidator(str.strip)
+    ]
+    type: Annotated[Formulation, BeforeValidator(str.strip)]
+    true_label: Annotated[Label, BeforeValidator(_label)]
+    premise: Text
+    hypothesis: Text
+    name: Text
+    domain: Text
+    id: Annotated[str, BeforeValidator(str.strip)]
+    question: str
+    bias_label: str
+    reference: str
+
+    @model_validator(mode="after")
+    def _bias_neutral(self) -> CsvRow:
+        if self.stereotype is not None and self.true_label != "neutral":
+            raise refuse(
+                f"a {self.hypothesis_type} hypothesis has gold {self.true_label}; BBNLI's bias hypotheses are neutral (1)",
+                "set true_label to 1, or mark the row as a test hypothesis",
+                "true_label",
+            )
+        return self
+
+    @property
+    def stereotype(self) -> Stereotype | None:
+        return _STEREOTYPES[self.hypothesis_type]
+
+    @property
+    def subtopic(self) -> str:
+        return subtopic_id(self.name)
+
+    def sample(self, sample_id: str, provenance: dict[str, Any], pair_key: str | None = None) -> Sample:
+        return Sample(
+            id=sample_id,
+            source=SOURCE,
+            domain=self.domain,
+            subtopic=self.subtopic,
+            premise=self.premise,
+            hypothesis=self.hypothesis,
+            gold=self.true_label,
+            stereotype=self.stereotype,
+            pair_key=pair_key,
+            provenance=provenance,
+        )
+
+
+def _pairs_report(pending: dict[str, list[Sample]]) -> tuple[list[str], list[str]]:
+    """Ids of the bias samples without a pro/anti counterpart, and the keys of degenerate pairs."""
+    unpaired: list[str] = []
+    degenerate: list[str] = []
+    for key, members in pending.items():
+        kinds = sorted(s.stereotype or "" for s in members)
+        if kinds != ["anti", "pro"]:
+            unpaired.extend(s.id for s in members)
+        elif members[0].premise == members[1].premise and members[0].hypothesis == members[1].hypothesis:
+            degenerate.append(key)
+    return unpaired, degenerate
+
+
+def read_bbnli_csv(path: str | Path) -> Expansion:
+    """Read BBNLI's expanded CSV, its pairs rebuilt from the row order: within a subtopic and
+    premise, a pro row after an anti row starts the next word-combination block, and the k-th
+    stereotypical row of a block pairs with its k-th anti-stereotypical row. Rows with no
+    counterpart are kept and reported as unpaired."""
+    path = Path(path)
+    samples: list[Sample] = []
+    pending: dict[str, list[Sample]] = {}
+    seen: set[tuple[str, ...]] = set()
+    block_of: dict[tuple[str, str], int] = {}
+    last_type: dict[tuple[str, str], str] = {}
+    position: Counter[tuple[str, str, int, str]] = Counter()
+    rows = 0
+    fix = f"BBNLI's CSV layout has the columns {','.join(CSV_COLUMNS)}"
+    for line, raw in read_csv_with_columns(path, CSV_COLUMNS, fix=fix):
+        rows += 1
+        row = check_row(CsvRow, path, line, raw)
+        group_key = (row.subtopic, row.id)
+        if row.type == "pro" and last_type.get(group_key) == "anti":
+            block_of[group_key] = block_of.get(group_key, 0) + 1
+        last_type[group_key] = row.type
+        block = block_of.setdefault(group_key, 0)
+        provenance = {
+            "premise_index": row.id,
+            "block": block,
+            "csv_line": line,
+            "formulation": row.type,
+            "question": row.question or None,
+            "reference": row.reference or None,
+            "file": str(path),
+        }
+        stereotype = row.stereotype
+        texts = (row.subtopic, row.premise, row.hypothesis)
+        dedup_key = ("test", *texts, row.true_label) if stereotype is None else ("bias", row.type, *texts)
+        if dedup_key in seen:
+            continue
+        seen.add(dedup_key)
+        if stereotype is None:
+            samples.append(row.sample(f"{SOURCE}:{row.subtopic}:test:csv{line}", provenance))
+            continue
+        rank = (row.subtopic, row.id, block, stereotype)
+        position[rank] += 1
+        key = f"{SOURCE}:{row.subtopic}:p{row.id}:b{block:03d}:h{position[rank] - 1}"
+        sample = row.sample(f"{key}:{stereotype}", {**provenance, "bias_label": row.bias_label}, key)
+        samples.append(sample)
+        pending.setdefault(key, []).append(sample)
+    if not rows:
+        raise SourceError(path, None, "no data rows (only a header)", fix="point at BBNLI's expanded CSV")
+    unpaired, degenerate = _pairs_report(pending)
+    warnings: list[str] = []
+    if degenerate:
+        warnings.append(degenerate_warning(degenerate))
+    if unpaired:
+        warnings.append(
+            f"{len(unpaired)} bias samples have no group-swapped twin in {path}; "
+            f"they are kept and reported as unpaired (pair measures skip them)"
+        )
+    return Expansion(
+        samples=tuple(samples),
+        degenerate_pairs=tuple(degenerate),
+        unpaired=tuple(unpaired),
+        warnings=tuple(warnings),
+        sources=(str(path),),
+    )

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from nlibias.benchmarks.data_locations import PinnedData, resolve_data, verify_files
+from nlibias.benchmarks.rows import check_row
 from nlibias.errors import SourceError
 from nlibias.schema import Sample
 from nlibias.schema.columns import IdPositions, SampleColumns
-from nlibias.schema.declared import source_error
 from nlibias.textio.json_text import parse_json
 from nlibias.textio.text_files import read_csv_records, stream_lines
 
@@ -51,17 +51,8 @@ BBQ_DATA = PinnedData(
 """BBQ's 11 category files and its proper-name vocabulary at the pinned commit (git blob ids)."""
 
 CATEGORIES: tuple[str, ...] = tuple(_BLOB_IDS)
-PROVENANCE: tuple[str, ...] = (
-    "example_id",
-    "condition",
-    "polarity",
-    "label_type",
-    "answers",
-    "answer_words",
-    "correct",
-    "target",
-    "unknown",
-    "unit",
+PROVENANCE: tuple[str, ...] = tuple(
+    "example_id condition polarity label_type answers answer_words correct target unknown unit".split()  # noqa: SIM905
 )
 """The provenance keys BBQ's measures and answer reading use."""
 
@@ -103,8 +94,8 @@ class BBQRow(BaseModel):
 
 
 def read_bbq_rows(path: Path) -> Iterator[tuple[int, dict[str, Any], BBQRow]]:
-    """Each line of an upstream BBQ JSONL file (data or results) as (line, raw object, checked
-    row); a line that is no BBQ example, a repeated example id or a file without one is refused."""
+    """Each line of a BBQ JSONL file (data or results) as (line, raw object, checked row); a line
+    that is no example, a repeated example id or a file without one is refused."""
     seen: dict[tuple[str, int], int] = {}
     for line, text in enumerate(stream_lines(path), start=1):
         if not text.strip():
@@ -112,10 +103,7 @@ def read_bbq_rows(path: Path) -> Iterator[tuple[int, dict[str, Any], BBQRow]]:
         raw = parse_json(path, text, line=line)
         if not isinstance(raw, dict):
             raise SourceError(path, None, "expected a JSON object (one BBQ example)", line=line)
-        try:
-            row = BBQRow.model_validate(raw)
-        except ValidationError as error:
-            raise source_error(error, path, line=line) from None
+        row = check_row(BBQRow, path, line, raw)
         if set(row.answer_info) != {"ans0", "ans1", "ans2"}:
             raise SourceError(path, "answer_info", "expected the entries ans0, ans1 and ans2", line=line)
         key = (row.category, row.example_id)
@@ -154,9 +142,8 @@ def _unknown_answer(row: BBQRow) -> int | None:
 
 
 def _answer_problem(row: BBQRow, unknown: int) -> tuple[str, str] | None:
-    """(field, reason) when the example's answers cannot be scored: a blank option, two options an
-    answer string cannot tell apart (as :func:`read_answer` compares them), or an ambiguous context
-    whose correct answer is not its unknown option (every upstream example keeps these rules)."""
+    """(field, reason) when the answers cannot be scored: a blank option, two options
+    :func:`read_answer` cannot tell apart, an ambiguous context not answered by its unknown option."""
     texts = [_compared(answer) for answer in row.answers]
     for k, text in enumerate(texts):
         if not text:
@@ -227,8 +214,7 @@ def to_sample(path: Path, line: int, row: BBQRow, proper_names: frozenset[str]) 
 
 
 def proper_names(folder: Path) -> frozenset[str]:
-    """The first names of BBQ's proper-name vocabulary (empty when absent): an example naming its
-    people by one is a ``name`` example, else ``label``."""
+    """The first names of BBQ's proper-name vocabulary (empty when absent): ``name`` examples."""
     path = folder / NAMES_FILE
     if not path.is_file():
         return frozenset()
@@ -266,7 +252,7 @@ class BBQExpansion:
 
 def expand_bbq(source: str | Path | None = None) -> BBQExpansion:
     """The samples of every BBQ category file at ``source`` (a folder holding ``data/``, the
-    ``data`` folder itself or one category file; default: BBQ in the data dir, verified)."""
+    ``data`` folder or one category file; default: BBQ in the data dir, verified)."""
     path = resolve_data(BBQ_DATA, source)
     if path.is_file():
         files = [path]
@@ -280,8 +266,12 @@ def expand_bbq(source: str | Path | None = None) -> BBQExpansion:
                 path, None, "no BBQ category file (CATEGORY.jsonl) found", fix=f"put them in {path}/data"
             )
     if source is not None:  # a copy elsewhere: files under a pinned file's name are verified
+        named = {f"data/{f.name}": f for f in files} | {NAMES_FILE: root / NAMES_FILE}
+        copies = [
+            (f, BBQ_DATA.files[rel][1]) for rel, f in named.items() if rel in BBQ_DATA.files and f.is_file()
+        ]
         remedy = "restore the pinned file, or rename yours to read it as your own data"
-        verify_files(BBQ_DATA, _pinned_copies(files, root), remedy=remedy)
+        verify_files(BBQ_DATA, copies, remedy=remedy)
     names = proper_names(root)
     samples = tuple(sample for file in files for sample in read_bbq_file(file, names))
     present = {f.stem for f in files}
@@ -293,28 +283,17 @@ def expand_bbq(source: str | Path | None = None) -> BBQExpansion:
     )
 
 
-def _pinned_copies(files: Iterable[Path], root: Path) -> list[tuple[Path, str]]:
-    """The files read that carry a pinned file's name, each with its pinned digest."""
-    named = {f"data/{f.name}": f for f in files} | {NAMES_FILE: root / NAMES_FILE}
-    pinned = BBQ_DATA.files
-    return [(path, pinned[rel][1]) for rel, path in named.items() if rel in pinned and path.is_file()]
-
-
 def read_bbq_file(path: Path, names: Iterable[str] = ()) -> Iterator[Sample]:
-    """The samples of one category file (each line checked by :func:`read_bbq_rows`)."""
+    """The samples of one category file."""
     known = frozenset(names)
     for line, _, row in read_bbq_rows(path):
         yield to_sample(path, line, row, known)
 
 
-_R_SPACE = " \t\r\n"
-"""What R's ``trimws`` removes (the upstream script compares trimmed texts)."""
-
-
 def _compared(text: str) -> str:
-    """A text as the upstream R script compares it: a final period removed (before trimming, as
-    ``gsub("\\.$", "", x)`` runs first), then trimmed and lower-cased."""
-    return text.removesuffix(".").strip(_R_SPACE).lower()
+    """A text as the upstream R script compares it: a final period removed (``gsub`` runs first),
+    then trimmed as R's ``trimws`` does and lower-cased."""
+    return text.removesuffix(".").strip(" \t\r\n").lower()
 
 
 def read_answer(answer: str, options: Sequence[str], words: Sequence[str]) -> int | None:
@@ -343,8 +322,8 @@ def read_answer(answer: str, options: Sequence[str], words: Sequence[str]) -> in
 
 def answer_rows(path: Path, column: str, columns: SampleColumns) -> Iterator[dict[str, Any]]:
     """Prediction rows (kind ``generative``, model ``column``) of a file of BBQ examples with answer
-    strings in ``column`` (the upstream results files), matched by category and ``example_id``; a
-    line annotated otherwise than the pinned data is marked ``answer_status: changed``, not scored."""
+    strings in ``column`` (upstream results files), matched by category and ``example_id``; a line
+    annotated otherwise than the pinned data is marked ``answer_status: changed``, not scored."""
     position_of = IdPositions(columns.ids)
     provenance = columns.provenance
     held = sorted({str(c) for c in columns.domain.values})

@@ -1,7 +1,6 @@
 r"""Where a benchmark's data comes from: explicit path → ``$NLIBIAS_DATA_DIR`` → user cache → pinned
-download. A :class:`PinnedData` declares the upstream files once (URL at a pinned commit and a
-SHA-256 or ``gitblob:<sha1>``); a download and every local copy are checked against it, a copy
-that differs refused unless :func:`allow_modified_data` (then warned and recorded).
+download, each copy checked against its :class:`PinnedData` digests (a changed one refused unless
+:func:`allow_modified_data`, then warned and recorded).
 
 >>> git_blob_id(b"hello\n")  # `printf 'hello\n' | git hash-object --stdin`
 'ce013625030ba8dba906f756967f9e9ca394464a'
@@ -89,16 +88,7 @@ def candidate_data_dirs(explicit: str | Path | None = None) -> list[tuple[str, P
 def resolve_data(data: PinnedData, explicit: str | Path | None = None, *, download: bool = True) -> Path:
     """Path of ``data`` (its main file, else its folder): ``explicit`` (the data, another file of
     its benchmark's, or a data dir holding its folder), else the first place holding it, else a
-    verified download; the refusal lists where the files may go.
-
-    >>> import tempfile
-    >>> mine = PinnedData("mine", "mine", {"t.csv": ("https://example.org/t.csv", "0" * 64)}, main_file="t.csv")
-    >>> base = Path(tempfile.mkdtemp())
-    >>> (base / "mine").mkdir()
-    >>> resolve_data(mine, base) == base / "mine" / "t.csv"
-    True
-    >>> import shutil; shutil.rmtree(base)
-    """
+    verified download; the refusal lists where the files may go."""
     if explicit is not None:
         path = Path(explicit)
         if not path.exists():
@@ -130,12 +120,7 @@ def resolve_data(data: PinnedData, explicit: str | Path | None = None, *, downlo
 
 
 def locate_data(data: PinnedData) -> tuple[str, Path] | None:
-    """(why, path) of the first :func:`candidate_data_dirs` holding ``data``, or None; never downloads.
-
-    >>> mine = PinnedData("mine", "mine", {"t.csv": ("https://example.org/t.csv", "0" * 64)}, main_file="t.csv")
-    >>> locate_data(mine)  # doctest: +SKIP
-    ('NLIBIAS_DATA_DIR', PosixPath('/work/shared/data/mine/t.csv'))
-    """
+    """(why, path) of the first :func:`candidate_data_dirs` holding ``data``, or None; never downloads."""
     for why, base in candidate_data_dirs():
         path = base / data.directory
         if _has_data(data, path):
@@ -144,8 +129,7 @@ def locate_data(data: PinnedData) -> tuple[str, Path] | None:
 
 
 def _pinned_folder_holding(data: PinnedData, path: Path) -> Path | None:
-    """The data's folder in ``$NLIBIAS_DATA_DIR`` or the user cache that ``path`` is or lies in;
-    None for the user's own copy elsewhere."""
+    """The data's folder in a data dir that ``path`` is or lies in; None: the user's own copy."""
     resolved = path.resolve()
     for _, base in candidate_data_dirs():
         folder = (base / data.directory).resolve()
@@ -155,7 +139,7 @@ def _pinned_folder_holding(data: PinnedData, path: Path) -> Path | None:
 
 
 def _has_data(data: PinnedData, path: Path) -> bool:
-    """Whether ``path`` holds its main file, or any file of the kinds it pins (not an empty folder)."""
+    """Whether ``path`` holds its main file, else any file of the kinds it pins."""
     if data.main_file is not None:
         return (path / data.main_file).is_file()
     suffixes = {Path(rel).suffix for rel in data.files}
@@ -181,12 +165,8 @@ def content_digest(content: bytes, pinned: str) -> str:
 
 
 def download_data(data: PinnedData, target: Path | None = None) -> Path:
-    """Download ``data``'s own pinned files into ``target`` (default: the user cache), returning
-    its folder: each checked, then renamed into place (never a partial file); a good one is kept.
-
-    >>> download_data(PinnedData("none", "none"), Path("/x")).as_posix()  # no files: nothing fetched
-    '/x/none'
-    """
+    """Download ``data``'s pinned files into ``target`` (default: the user cache), returning its
+    folder: each checked, then renamed into place (never a partial file); a good one is kept."""
     folder = (target or user_data_dir()) / data.directory
     for rel, (url, digest) in data.files.items():
         dest = folder / rel
@@ -207,8 +187,7 @@ def download_data(data: PinnedData, target: Path | None = None) -> Path:
 
 
 def allow_modified_data() -> bool:
-    """Whether modified pinned data is used (warned), not refused: :func:`data_checks`' setting,
-    else ``$NLIBIAS_ALLOW_MODIFIED_DATA``."""
+    """Whether modified pinned data is used (warned): :func:`data_checks`' setting, else :data:`ALLOW_ENV`."""
     chosen = _ALLOW.get()
     if chosen is not None:
         return chosen
@@ -223,14 +202,7 @@ def allow_modified_data() -> bool:
 @contextmanager
 def data_checks(allow_modified_data: bool | None = None) -> Iterator[list[dict[str, str]]]:
     """Within: modified pinned data is used (warned) when ``allow_modified_data`` (None: the
-    environment's); the list yielded receives each modified file used, for the run's record.
-
-    >>> with data_checks(allow_modified_data=True) as used:
-    ...     allow_modified_data()
-    True
-    >>> used
-    []
-    """
+    environment's); the list yielded receives each modified file used, for the run's record."""
     allow_token = _ALLOW.set(allow_modified_data)
     used: list[dict[str, str]] = []
     used_token = _MODIFIED.set(used)
@@ -242,11 +214,7 @@ def data_checks(allow_modified_data: bool | None = None) -> Iterator[list[dict[s
 
 
 def modified_data_warnings(modified: list[dict[str, str]]) -> list[str]:
-    """The warning of each modified file a run used (:func:`data_checks`).
-
-    >>> modified_data_warnings([{"file": "d/x.csv", "expected": "ab", "found": "cd"}])
-    ['d/x.csv differs from the pinned data (expected digest ab, found cd); used as it is (allow_modified_data)']
-    """
+    """The warning of each modified file a run used (:func:`data_checks`)."""
     return [
         f"{m['file']} differs from the pinned data (expected digest {m['expected']}, found {m['found']}); "
         "used as it is (allow_modified_data)"
@@ -257,13 +225,16 @@ def modified_data_warnings(modified: list[dict[str, str]]) -> list[str]:
 def verify_data(data: PinnedData, folder: Path) -> None:
     """:func:`verify_files` of the pinned files present under ``folder``."""
     present = [(folder / rel, digest) for rel, (_, digest) in data.files.items() if (folder / rel).is_file()]
-    remedy = "delete it (or restore it) and nlibias downloads the pinned file again into the user cache"
-    verify_files(data, present, remedy=remedy)
+    verify_files(
+        data,
+        present,
+        remedy="delete it (or restore it) and nlibias downloads the pinned file again into the user cache",
+    )
 
 
 def verify_files(data: PinnedData, present: list[tuple[Path, str]], *, remedy: str) -> None:
-    """Refuse each of ``present`` (path, pinned digest) that differs, or with the opt-out
-    (:func:`allow_modified_data`) warn and record it; ``remedy``: the fix offered first."""
+    """Refuse each (path, pinned digest) that differs, or (:func:`allow_modified_data`) warn and
+    record it; ``remedy``: the fix offered first."""
     found_digests = verified_digests(present)
     for (path, digest), found in zip(present, found_digests, strict=True):
         if found == digest:
@@ -293,7 +264,7 @@ def file_digest(path: Path, pinned: str) -> str:
 
 
 def verified_cache_path() -> Path:
-    """The user cache file of each verified data file's digest by its state."""
+    """The cache of each verified data file's digest by its state."""
     return Path(user_cache_dir("nlibias")) / "data-verified.json"
 
 
@@ -329,7 +300,6 @@ def _load_verified() -> dict[str, Any]:
 
 
 def _still_there(key: str) -> bool:
-    """Whether a cache entry's file still exists."""
     try:
         return os.path.exists(json.loads(key)[0])
     except (ValueError, IndexError, TypeError):
@@ -337,7 +307,7 @@ def _still_there(key: str) -> bool:
 
 
 def _remember(entries: Mapping[str, str]) -> None:
-    """Add digests to the cache (atomically; one that cannot be written costs only hashing)."""
+    """Add digests to the cache, atomically (one that cannot be written costs only hashing)."""
     path = verified_cache_path()
     merged = {key: digest for key, digest in _load_verified().items() if _still_there(key)}
     merged.update(entries)

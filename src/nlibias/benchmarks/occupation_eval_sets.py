@@ -1,11 +1,6 @@
-"""Paper 004's evaluation sets (its Table 1: SNLI and MNLI in-distribution, OOD) as samples, read
-from the authors' workbooks (pinned, never shipped) or any of that layout; several joined by commas
-give one samples file sliced ``by_eval_set``. A row's pro hypothesis is the gender its file gives
-it, as the paper measured. OOD premises have no hypotheses: each gets one Table 3 template by a
-seeded hash draw (:func:`template_draw`), or all three with ``"all"``.
-
->>> [d.paths() for d in EVAL_SET_DATA.values()][2]
-('occupations-eval/OOD_Evaluation_Set.xlsx',)
+"""Paper 004's evaluation sets (Table 1: SNLI, MNLI, OOD) as samples, from the authors' workbooks
+(pinned, never shipped) or any of that layout, several joined by commas. A row's pro hypothesis is
+the gender its file gives; OOD premises get one Table 3 template by a seeded draw, or all three.
 """
 
 from __future__ import annotations
@@ -13,16 +8,14 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from nlibias.benchmarks.data_locations import PinnedData, git_blob_id, resolve_data
 from nlibias.benchmarks.occupation_list import (
     HYPOTHESIS_TEMPLATES,
-    SOURCE,
+    OccupationsExpansion,
     gender_samples,
-    occupation_counts,
     template_hypotheses,
 )
 from nlibias.benchmarks.occupation_xlsx import EvalRow, EvalWorkbook, is_workbook, read_eval_workbook
@@ -59,39 +52,8 @@ EXPECTED_ROWS = {"snli": 1900, "mnli": 1900, "ood": 3800}
 _PINNED_BLOBS = {blob: file for file, blob in OCCUPATION_EVAL_FILES.values()}
 
 
-@dataclass(frozen=True)
-class EvalSetExpansion:
-    """Samples of one or more evaluation sets, each set's record and the warnings."""
-
-    samples: tuple[Sample, ...]
-    sets: tuple[dict[str, Any], ...]
-    warnings: tuple[str, ...] = field(default=())
-
-    @property
-    def origin(self) -> str:
-        return ", ".join(s["file"] for s in self.sets)
-
-    def summary(self) -> dict[str, Any]:
-        """What ``nlibias expand occupations --source snli-eval`` reports, JSON-serialisable."""
-        by_occupation = occupation_counts(self.samples)
-        return {
-            "source": SOURCE,
-            "premises_from": self.origin,
-            "eval_sets": list(self.sets),
-            "premises": sum(row["premises"] for row in by_occupation),
-            "pairs": len(self.samples) // 2,
-            "samples": len(self.samples),
-            "by_occupation": by_occupation,
-            "warnings": list(self.warnings),
-        }
-
-
 def named_set(source: str | Path) -> str | None:
-    """The evaluation set a source names (``snli-eval``, ``mnli-eval``, ``ood-eval``), else None.
-
-    >>> named_set("ood-eval"), named_set("premises.txt")
-    ('ood-eval', None)
-    """
+    """The evaluation set a source names (``snli-eval``, ``mnli-eval``, ``ood-eval``), else None."""
     text = str(source)
     return text if text in OCCUPATION_EVAL_FILES else None
 
@@ -118,12 +80,6 @@ def eval_set_sources(premises: str | Path) -> list[str] | None:
             parameter="premises",
         )
     return None
-
-
-def resolve_set_path(source: str | Path) -> Path:
-    """A named set's file (located or downloaded), or the path given."""
-    name = named_set(source)
-    return Path(source) if name is None else resolve_data(EVAL_SET_DATA[name])
 
 
 def template_draw(seed: int, eval_set: str, row: int) -> int:
@@ -170,39 +126,6 @@ def _hypotheses(row: EvalRow, eval_set: str, choice: str, seed: int) -> list[tup
     return template_hypotheses([template_draw(seed, eval_set, row.row)] if choice == "one" else [1, 2, 3])
 
 
-def _set_name(source: str | Path, path: Path) -> str:
-    name = named_set(source)
-    if name is not None:
-        return name.removesuffix("-eval")
-    return SET_OF_FILE.get(path.name, path.stem.lower().replace(" ", "_"))
-
-
-def _label_differences(book: EvalWorkbook) -> list[dict[str, Any]]:
-    differ: Counter[tuple[str, str, str]] = Counter(
-        (r.occupation.name, r.gender, r.occupation.dominant_gender)
-        for r in book.rows
-        if r.gender != r.occupation.dominant_gender
-    )
-    return [
-        {"occupation": o, "file": f, "occupations.json": listed, "rows": n}
-        for (o, f, listed), n in differ.items()
-    ]
-
-
-def _premise_caveats(book: EvalWorkbook) -> dict[str, Any]:
-    """The rows whose premise a premises file would refuse, counted by kind and listed by cell."""
-    cells = [caveat for row in book.caveat_rows for caveat in row.caveats]
-    gendered = sum(any("gendered word" in c for c in row.caveats) for row in book.caveat_rows)
-    return {
-        "rows": len(book.caveat_rows),
-        "gendered_word": gendered,
-        "occupation_not_named": sum(
-            any("gendered word" not in c for c in row.caveats) for row in book.caveat_rows
-        ),
-        "cells": cells,
-    }
-
-
 def _set_record(
     source: str | Path,
     path: Path,
@@ -216,6 +139,12 @@ def _set_record(
     templates = Counter(
         str((s.provenance or {}).get("hypothesis_template")) for s in samples if s.group == "female"
     )
+    differ = Counter(
+        (r.occupation.name, r.gender, r.occupation.dominant_gender)
+        for r in book.rows
+        if r.gender != r.occupation.dominant_gender
+    )
+    flagged = book.caveat_rows  # premises a premises file would refuse
     record: dict[str, Any] = {
         "eval_set": name,
         "file": str(path),
@@ -230,8 +159,18 @@ def _set_record(
         "blank_rows": book.blank_rows,
         "hypotheses": "file" if book.has_hypotheses else f"templates: {choice}",
         "pairs_by_template": dict(sorted(templates.items())),
-        "label_differences": _label_differences(book),
-        "premise_caveats": _premise_caveats(book),
+        "label_differences": [
+            {"occupation": o, "file": f, "occupations.json": listed, "rows": n}
+            for (o, f, listed), n in differ.items()
+        ],
+        "premise_caveats": {
+            "rows": len(flagged),
+            "gendered_word": sum(any("gendered word" in c for c in row.caveats) for row in flagged),
+            "occupation_not_named": sum(
+                any("gendered word" not in c for c in row.caveats) for row in flagged
+            ),
+            "cells": [caveat for row in flagged for caveat in row.caveats],
+        },
     }
     if not book.has_hypotheses and choice == "one":
         record["seed"] = seed  # the seed of the draw (all three templates need none)
@@ -268,12 +207,18 @@ def expand_eval_sets(
     hypothesis_templates: TemplateChoice | None = None,
     seed: int | None = None,
     strict: bool = False,
-) -> EvalSetExpansion:
+) -> OccupationsExpansion:
     """Samples of each evaluation set in ``sources`` (names or workbooks), ids prefixed by set.
     ``hypothesis_templates`` and ``seed``: for sets without hypotheses. A premise caveat
     (:mod:`~nlibias.benchmarks.occupation_rows`) is counted and warned; ``strict`` refuses it."""
     books = [_read_set(source, strict) for source in sources]
-    _check_template_options(books, hypothesis_templates, seed)
+    if all(book.has_hypotheses for *_, book in books):
+        given = "every set given brings its own hypotheses (" + ", ".join(n for _, _, n, _ in books) + ")"
+        for parameter, value in (("hypothesis_templates", hypothesis_templates), ("seed", seed)):
+            if value is not None:
+                raise option_applies_to_nothing(
+                    parameter, "evaluation sets without hypotheses (ood-eval)", value=value, given=given
+                )
     choice, seed = hypothesis_templates or "one", seed or 0
     samples: list[Sample] = []
     records: list[dict[str, Any]] = []
@@ -286,27 +231,17 @@ def expand_eval_sets(
         samples += own
         records.append(record)
         warnings += notes
-    return EvalSetExpansion(tuple(samples), tuple(records), tuple(warnings))
+    origin = ", ".join(r["file"] for r in records)
+    return OccupationsExpansion(tuple(samples), origin, sets=tuple(records), warnings=tuple(warnings))
 
 
 def _read_set(source: str | Path, strict: bool) -> tuple[str | Path, Path, str, EvalWorkbook]:
     """(source as given, its file, its name, its workbook as read)."""
-    path = resolve_set_path(source)
-    name = _set_name(source, path)
-    require = None if named_set(source) is None else name != "ood"
+    named = named_set(source)
+    if named is None:
+        path = Path(source)
+        name = SET_OF_FILE.get(path.name, path.stem.lower().replace(" ", "_"))
+    else:
+        path, name = resolve_data(EVAL_SET_DATA[named]), named.removesuffix("-eval")
+    require = None if named is None else name != "ood"
     return source, path, name, read_eval_workbook(path, require_hypotheses=require, strict=strict)
-
-
-def _check_template_options(
-    books: Sequence[tuple[str | Path, Path, str, EvalWorkbook]],
-    hypothesis_templates: str | None,
-    seed: int | None,
-) -> None:
-    """Refuse ``hypothesis_templates`` or ``seed`` where every set brings its own hypotheses."""
-    if all(book.has_hypotheses for *_, book in books):
-        given = "every set given brings its own hypotheses (" + ", ".join(n for _, _, n, _ in books) + ")"
-        for parameter, value in (("hypothesis_templates", hypothesis_templates), ("seed", seed)):
-            if value is not None:
-                raise option_applies_to_nothing(
-                    parameter, "evaluation sets without hypotheses (ood-eval)", value=value, given=given
-                )

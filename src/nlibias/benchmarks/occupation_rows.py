@@ -1,9 +1,7 @@
-"""One gate for a row of the gender-occupation set (:class:`OccupationRow`), whatever route brings
-it (a premises file, an evaluation-set workbook): text fields, a premise that passes
-:func:`~nlibias.benchmarks.occupation_premises.check_premise`, gender ``F``/``M``, two hypotheses
-that differ and are not swapped. A workbook's published premise with a gendered word or another
-occupation is a caveat (refused only when strict); a premises file refuses it. A refusal names
-the row's :class:`RowOrigin` (``file:line`` or ``Sheet1!B7``).
+"""One gate for a row of the gender-occupation set (:class:`OccupationRow`), from a premises file
+or a workbook: text fields, a premise passing
+:func:`~nlibias.benchmarks.occupation_list.check_premise` (a workbook's gendered word or other
+occupation only a caveat), gender ``F``/``M``, hypotheses that differ and are not swapped.
 
 >>> row = OccupationRow(RowOrigin("w.xlsx", sheet="Sheet1", row=2, columns={"premise": 2}),
 ...                     "A nurse waits.", occupation="Nurses", gender="F")
@@ -24,8 +22,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from nlibias.benchmarks.occupation_list import GENDERS, Occupation, load_occupations
-from nlibias.benchmarks.occupation_premises import SLOTS, check_premise, find_occupations
+from nlibias.benchmarks.occupation_list import (
+    SLOTS,
+    Occupation,
+    check_premise,
+    find_occupations,
+    load_occupations,
+)
 from nlibias.errors import SourceError
 
 #: A gender label as a file may write it → ``female`` / ``male``.
@@ -44,8 +47,6 @@ _FIELDS = ("occupation", "premise", "gender", "hypothesis_f", "hypothesis_m")
 class RowOrigin:
     """Where a row came from: a text file's line, or a workbook's sheet, row and columns (1-based).
 
-    >>> RowOrigin("p.txt", line=4).where("premise")
-    'p.txt:4'
     >>> RowOrigin("w.xlsx", sheet="Data", row=7, columns={"premise": 28}).where("premise")
     'w.xlsx: Data!AB7'
     """
@@ -83,11 +84,7 @@ class RowOrigin:
 
 
 def column_letter(column: int) -> str:
-    """A 1-based column number as Excel writes it.
-
-    >>> column_letter(1), column_letter(26), column_letter(28)
-    ('A', 'Z', 'AB')
-    """
+    """A 1-based column number as Excel writes it (28: ``AB``)."""
     letters = ""
     while column > 0:
         column, rest = divmod(column - 1, 26)
@@ -122,28 +119,23 @@ class OccupationRowError(SourceError):
         self.args = (f"{where}: {field_part}{first.reason}{more}",)
 
 
-def _kind(value: Any) -> str | None:
-    """What a cell value that is not text is, in words (None for text)."""
-    if isinstance(value, str):
-        return None
-    if isinstance(value, bool):
-        return f"a truth value ({value})"
-    if isinstance(value, (datetime.datetime, datetime.date, datetime.time, datetime.timedelta)):
-        return f"a date or time ({value}), not text"
-    if isinstance(value, (int, float)):
-        return f"a number ({value}), not text"
-    return f"a {type(value).__name__}, not text"
-
-
 def _text_problem(name: str, value: Any) -> RowProblem | None:
-    kind = _kind(value)
-    if kind is not None:
-        return RowProblem(name, f"the cell holds {kind}")
-    if not value.strip():
+    """Why a field's cell is not usable text (not text, empty, no word in it), or None."""
+    if isinstance(value, bool):
+        kind = f"a truth value ({value})"
+    elif isinstance(value, (datetime.datetime, datetime.date, datetime.time, datetime.timedelta)):
+        kind = f"a date or time ({value}), not text"
+    elif isinstance(value, (int, float)):
+        kind = f"a number ({value}), not text"
+    elif not isinstance(value, str):
+        kind = f"a {type(value).__name__}, not text"
+    elif not value.strip():
         return RowProblem(name, f"the {name} is empty")
-    if not re.search(r"[^\W\d_]", value):
+    elif not re.search(r"[^\W\d_]", value):
         return RowProblem(name, f"{value!r} is not a sentence (no word in it: a number or a date?)")
-    return None
+    else:
+        return None
+    return RowProblem(name, f"the cell holds {kind}")
 
 
 def _occupation_index() -> dict[str, Occupation]:
@@ -156,9 +148,8 @@ def _occupation_index() -> dict[str, Occupation]:
 
 @dataclass(frozen=True)
 class OccupationRow:
-    """A row of the gender-occupation set, checked on construction (:class:`OccupationRowError`
-    lists every problem); ``occupation`` and ``gender`` normalised (``Nurses`` → ``nurse``, ``F`` →
-    ``female``)."""
+    """A row, checked on construction (:class:`OccupationRowError` lists every problem);
+    ``occupation`` and ``gender`` normalised (``Nurses`` → ``nurse``, ``F`` → ``female``)."""
 
     origin: RowOrigin
     premise: str
@@ -286,12 +277,7 @@ def _hypothesis_problems(female: str | None, male: str | None) -> list[RowProble
 
 
 def repeated_rows(rows: Iterable[OccupationRow]) -> list[str]:
-    """A warning for every row that repeats an earlier one (same premise, label and hypotheses).
-
-    >>> a = OccupationRow(RowOrigin("p.txt", line=1), "The nurse waits.")
-    >>> repeated_rows([a, OccupationRow(RowOrigin("p.txt", line=3), "The  nurse waits.")])
-    ['p.txt:3 repeats line 1']
-    """
+    """A warning for every row that repeats an earlier one (same premise, label and hypotheses)."""
     seen: dict[tuple[Any, ...], OccupationRow] = {}
     warnings: list[str] = []
     for row in rows:
@@ -304,6 +290,3 @@ def repeated_rows(rows: Iterable[OccupationRow]) -> list[str]:
             )
             warnings.append(f"{where} repeats {unit} {first.origin.number}")
     return warnings
-
-
-__all__ = ["GENDERS", "OccupationRow", "OccupationRowError", "RowOrigin", "RowProblem", "repeated_rows"]

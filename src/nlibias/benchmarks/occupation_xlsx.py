@@ -1,10 +1,7 @@
-"""Paper 004's evaluation sets as the authors wrote them: ``.xlsx`` workbooks of one premise a row
-(occupation, gender ``F``/``M``, and a female and male hypothesis except in OOD). The first
-worksheet is read (``openpyxl``, read-only); the header is the first row naming the required
-columns wherever it stands (the authors' SNLI and MNLI sheets have it at row 1451, below the data),
-matched loosely (:data:`COLUMN_NAMES`); each other row is an
-:class:`~nlibias.benchmarks.occupation_rows.OccupationRow`. Every rule:
-docs/wq-nli-and-occupations.md, "Reading a workbook".
+"""Paper 004's evaluation-set workbooks (``.xlsx``, first worksheet): the header is the first row
+naming the required columns (:data:`COLUMN_NAMES`) wherever it stands (the authors' SNLI and MNLI
+sheets have it below the data); each other row is an :class:`~.occupation_rows.OccupationRow`.
+Every rule: docs/wq-nli-and-occupations.md, "Reading a workbook".
 """
 
 from __future__ import annotations
@@ -57,8 +54,7 @@ class EvalRow:
     hypothesis_f: str | None = None
     hypothesis_m: str | None = None
     caveats: tuple[str, ...] = ()
-    """The premise's caveats (:class:`~nlibias.benchmarks.occupation_rows.OccupationRow`), each
-    after its cell (``Sheet1!B7: ...``)."""
+    """The premise's caveats, each after its cell (``Sheet1!B7: ...``)."""
 
 
 @dataclass(frozen=True)
@@ -161,8 +157,7 @@ def _damaged(path: Path, exc: BaseException, part: str = "a part of the workbook
 
 
 def _guarded(path: Path, rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
-    """The worksheet's rows; an error while they stream (a cut worksheet, a shared string the
-    workbook lacks) becomes a SourceError naming the file."""
+    """The worksheet's rows; an error while they stream becomes a SourceError naming the file."""
     try:
         yield from rows
     except IndexError as exc:  # a shared-string index past the (missing) table
@@ -232,7 +227,7 @@ def read_eval_workbook(
     path: str | Path, *, require_hypotheses: bool | None = None, strict: bool = False
 ) -> EvalWorkbook:
     """Read an evaluation-set workbook. ``require_hypotheses``: True refuses a file without
-    hypothesis columns, False one with them, None takes either; ``strict`` refuses a premise caveat."""
+    hypothesis columns, False one with them; ``strict`` refuses a premise caveat."""
     path = Path(path)
     sheet, rows, (book, handle) = _open_rows(path)
     try:

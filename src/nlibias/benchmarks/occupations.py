@@ -1,8 +1,6 @@
-"""The gender-occupation NLI challenge set (paper 004, section 3): each premise names one of 38
-occupations and no gendered word; its ``female`` and ``male`` renderings of each Table 3
-hypothesis form a pair, ``pro`` naming the occupation's dominant gender. Premises come from
-``{occupation}`` templates, a user's premises balanced across occupations (Table 2), or the
-paper's evaluation sets (:mod:`~nlibias.benchmarks.occupation_eval_sets`).
+"""The gender-occupation NLI challenge set (paper 004): each premise names one of 38 occupations;
+its ``female`` and ``male`` rendering of each Table 3 hypothesis form a pair (``pro``: the
+occupation's dominant gender). Premises: shipped templates, a user's file, or evaluation sets.
 
 >>> premise = render_template("A {occupation} is waiting.", occupation_named("accountant"))
 >>> premise
@@ -16,24 +14,23 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from nlibias.benchmarks.occupation_eval_sets import TemplateChoice, eval_set_sources, expand_eval_sets
-from nlibias.benchmarks.occupation_list import GENDERS as GENDERS
-from nlibias.benchmarks.occupation_list import HYPOTHESIS_TEMPLATES as HYPOTHESIS_TEMPLATES
-from nlibias.benchmarks.occupation_list import SOURCE as SOURCE
-from nlibias.benchmarks.occupation_list import Occupation as Occupation
-from nlibias.benchmarks.occupation_list import gender_samples, occupation_counts, template_hypotheses
-from nlibias.benchmarks.occupation_list import load_occupations as load_occupations
-from nlibias.benchmarks.occupation_list import occupation_named as occupation_named
-from nlibias.benchmarks.occupation_list import parse_occupations as parse_occupations
-from nlibias.benchmarks.occupation_premises import MAX_WORDS as MAX_WORDS
-from nlibias.benchmarks.occupation_premises import SLOTS as SLOTS
-from nlibias.benchmarks.occupation_premises import check_premise as check_premise
-from nlibias.benchmarks.occupation_premises import find_occupations as find_occupations
+from nlibias.benchmarks.occupation_list import (
+    MAX_WORDS,
+    SLOTS,
+    Occupation,
+    OccupationsExpansion,
+    find_occupations,
+    gender_samples,
+    load_occupations,
+    occupation_named,
+    template_hypotheses,
+)
 from nlibias.benchmarks.occupation_rows import OccupationRow, OccupationRowError, RowOrigin, repeated_rows
 from nlibias.errors import NlibiasError
 from nlibias.schema import Sample
@@ -86,31 +83,6 @@ class PremiseFileError(NlibiasError):
             f"Each premise must name exactly one of the 38 occupations (or hold an {{occupation}} "
             f"slot) and contain no gendered word and no person name; fix or delete these lines."
         )
-
-
-@dataclass(frozen=True)
-class OccupationsExpansion:
-    """The challenge set's samples, premises and warnings."""
-
-    samples: tuple[Sample, ...]
-    premises: tuple[Premise, ...]
-    source: str
-    warnings: tuple[str, ...] = field(default=())
-
-    def summary(self) -> dict[str, Any]:
-        """Everything ``nlibias expand occupations`` reports, JSON-serialisable."""
-        origins = Counter(p.origin for p in self.premises)
-        return {
-            "source": SOURCE,
-            "premises_from": self.source,
-            "premises": len(self.premises),
-            "premises_by_origin": dict(sorted(origins.items())),
-            "pairs": len(self.samples) // 2,
-            "samples": len(self.samples),
-            "hypothesis_templates": list(HYPOTHESIS_TEMPLATES),
-            "by_occupation": occupation_counts(self.samples),
-            "warnings": list(self.warnings),
-        }
 
 
 def _article_for(word: str) -> str:
@@ -299,9 +271,7 @@ def expand_occupations(
     if sets is not None:
         if balance is not None:
             raise option_applies_to_nothing(
-                "balance",
-                "premises files",
-                given="evaluation sets are read as the authors wrote them",
+                "balance", "premises files", given="evaluation sets are read as the authors wrote them"
             )
         return expand_eval_sets(
             sets, hypothesis_templates=hypothesis_templates, seed=seed, strict=bool(strict)
@@ -348,4 +318,4 @@ def _expand_premises(premises: str | Path | None, *, balance: bool) -> Occupatio
         )
     eval_set = "templates" if premises is None else "premises"
     samples = [sample for premise in built for sample in premise_samples(premise, eval_set=eval_set)]
-    return OccupationsExpansion(tuple(samples), tuple(built), source, tuple(dict.fromkeys(warnings)))
+    return OccupationsExpansion(tuple(samples), source, tuple(built), warnings=tuple(dict.fromkeys(warnings)))

@@ -1,26 +1,15 @@
 """Sentence-pair benchmarks for token-probability (TP) bias: CrowS-Pairs, WinoQueer, BBNLI's
-pro/anti hypotheses and any user file of (more, less) pairs.
-
-Each pair becomes one sample (:func:`pair_sample`: premise = more-, hypothesis =
-less-stereotypical sentence) whose ``domain`` is its bias group, so the measures' per-domain
+pro/anti hypotheses and a user's (more, less) pairs. Each pair is one sample (premise: the more,
+hypothesis: the less stereotypical sentence) whose ``domain`` is its bias group, so per-domain
 slices are the references' per-group scores (docs/design.md, "Token probability (TP)").
-
->>> import io
->>> pairs = read_pair_rows(io.StringIO("more,less,group\\nA b.,C b.,g\\n"), "pairs.csv")
->>> [(s.premise, s.hypothesis, s.group) for s in pairs]
-[('A b.', 'C b.', 'g')]
-
->>> CROWS_PAIRS_DATA.layout, WINOQUEER_DATA.layout
-('crows-pairs/crows_pairs_anonymized.csv', 'winoqueer/winoqueer_final.csv')
 """
 
 from __future__ import annotations
 
-import io
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
@@ -201,17 +190,6 @@ def read_winoqueer(path: str | Path) -> list[Sample]:
     return _read_benchmark_pairs(WINOQUEER, Path(path), columns, _WinoQueerRow)
 
 
-def read_pair_rows(handle: IO[str], name: str | Path) -> list[Sample]:
-    """Pairs from a CSV stream with columns ``more``, ``less`` and optional ``group``."""
-    path = Path(name)
-    text = handle.read().removeprefix("\ufeff")
-    require_csv_columns(path, csv_header(path, text), ("more", "less"), fix="columns: more,less[,group]")
-    return [
-        _user_pair(path, line, record, index)
-        for index, (line, record) in enumerate(read_csv_records(path, text), 1)
-    ]
-
-
 def _user_pair(path: Path, line: int, record: dict[str, Any], index: int) -> Sample:
     pair = check_row(_UserPair, path, line, record)
     return pair_sample(
@@ -221,21 +199,32 @@ def _user_pair(path: Path, line: int, record: dict[str, Any], index: int) -> Sam
 
 def read_user_pairs(path: str | Path) -> list[Sample]:
     """A user file of sentence pairs: CSV (columns ``more``, ``less``, optional ``group``) or JSONL
-    (objects with the same keys). Errors name the file, line and field."""
+    (objects with the same keys).
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "pairs.csv"
+    >>> _ = path.write_text("more,less,group\\nA b.,C b.,g\\n", encoding="utf-8")
+    >>> [(s.premise, s.hypothesis, s.group) for s in read_user_pairs(path)]
+    [('A b.', 'C b.', 'g')]
+    """
     path = Path(path)
     if not path.is_file():
         raise SourceError(path, None, "no such file", fix="pass a .csv or .jsonl file of (more, less) pairs")
+    text = read_text(path)
     if path.suffix.lower() in (".jsonl", ".json"):
         samples: list[Sample] = []
-        for line, text in enumerate(read_text(path).split("\n"), start=1):
-            if not text.strip():
+        for line, row in enumerate(text.split("\n"), start=1):
+            if not row.strip():
                 continue
-            record = parse_json(path, text, line=line)
+            record = parse_json(path, row, line=line)
             if not isinstance(record, dict):
                 raise SourceError(path, None, "expected a JSON object with more and less", line=line)
             samples.append(_user_pair(path, line, record, len(samples) + 1))
     else:
-        samples = read_pair_rows(io.StringIO(read_text(path), newline=""), path)
+        text = text.removeprefix("\ufeff")
+        require_csv_columns(path, csv_header(path, text), ("more", "less"), fix="columns: more,less[,group]")
+        records = read_csv_records(path, text)
+        samples = [_user_pair(path, line, record, index) for index, (line, record) in enumerate(records, 1)]
     if not samples:
         raise SourceError(path, None, "no sentence pairs in the file")
     return samples

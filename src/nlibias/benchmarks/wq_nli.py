@@ -1,13 +1,7 @@
 """WinoQueer-NLI (Felkner, Lim & May): each CSV row (``stereo_premise, counter_premise,
-hypothesis``) becomes a ``pro``/``anti`` pair with gold ``neutral``, its subject, identity group,
-counterfactual, predicate ("Some people" form) and category (:mod:`nlibias.benchmarks.wq_predicates`)
-derived from its sentences. Repeated rows are kept, each with its own pair key, as the paper's
-scores count them (docs/design.md, "WinoQueer-NLI").
-
->>> canonical_predicate("is a danger to children")
-'are a danger to children'
->>> WQ_NLI_DATA.layout
-'wq-nli/winoqueer_nli.csv'
+hypothesis``) is a ``pro``/``anti`` pair with gold ``neutral``; subject, identity group,
+counterfactual, predicate and its category are read from its sentences. Repeated rows are kept,
+each with its own pair key, as the paper's scores count them (docs/design.md, "WinoQueer-NLI").
 """
 
 from __future__ import annotations
@@ -25,7 +19,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict
 from nlibias.benchmarks.data_locations import PinnedData, resolve_data
 from nlibias.benchmarks.rows import check_row, nonblank
 from nlibias.benchmarks.wq_predicates import CATEGORY_FILE, canonical_predicate, load_predicate_categories
-from nlibias.benchmarks.wq_predicates import PREDICATE_CATEGORIES as PREDICATE_CATEGORIES
+from nlibias.benchmarks.wq_tp import PREMISE
 from nlibias.errors import SourceError
 from nlibias.schema import Label, Sample, Stereotype
 from nlibias.textio.text_files import read_csv_with_columns
@@ -64,27 +58,16 @@ IDENTITY_GROUPS: dict[str, str] = {
     "asexual": "Asexual",
     "gay": "Gay",
 }
-#: Counterfactual identity as written → its name in reports (the paper's four counterfactuals).
-COUNTERFACTUALS: dict[str, str] = {
-    "straight": "Straight",
-    "heterosexual": "Heterosexual",
-    "cisgender": "Cisgender",
-    "cis": "Cis",
-}
-#: The sample domain is the axis the row contrasts, read from its counterfactual identity.
-DOMAIN_OF_COUNTERFACTUAL: dict[str, str] = {
-    "Straight": "sexual_orientation",
-    "Heterosexual": "sexual_orientation",
-    "Cisgender": "gender_identity",
-    "Cis": "gender_identity",
-}
+#: The paper's four counterfactuals, each with the domain (axis) its rows contrast.
+DOMAIN_OF_COUNTERFACTUAL: dict[str, str] = dict.fromkeys(
+    ("Straight", "Heterosexual"), "sexual_orientation"
+) | dict.fromkeys(("Cisgender", "Cis"), "gender_identity")
+#: Counterfactual identity as written → its name in reports.
+COUNTERFACTUALS: dict[str, str] = {name.lower(): name for name in DOMAIN_OF_COUNTERFACTUAL}
 UNCATEGORISED = "uncategorised"
 UNPARSED = "unparsed"
 PRONOUNS = frozenset({"he", "she", "they"})
 PLURAL_SUBJECT = "Some people"
-
-_PREMISE = re.compile(r"^(?P<subject>.+?) (?:is|are) (?P<identity>.+?)\.?$")
-
 
 _Cell = Annotated[
     str,
@@ -135,7 +118,8 @@ class WQTriple:
 
     @property
     def pair_key(self) -> str:
-        return pair_key(self.row)
+        """``wq-nli:00017`` for row 17: unique even for repeated rows."""
+        return f"{SOURCE}:{self.row:05d}"
 
 
 @dataclass(frozen=True)
@@ -160,16 +144,8 @@ class WQNLIExpansion:
         """One row per identity group: triples, samples, repeats and rows per counterfactual."""
         rows: dict[str, dict[str, Any]] = {}
         for t in self.triples:
-            row = rows.setdefault(
-                t.identity_group,
-                {
-                    "identity_group": t.identity_group,
-                    "rows": 0,
-                    "samples": 0,
-                    "repeats": 0,
-                    "counterfactuals": {},
-                },
-            )
+            empty = {"identity_group": t.identity_group, "rows": 0, "samples": 0, "repeats": 0}
+            row = rows.setdefault(t.identity_group, empty | {"counterfactuals": {}})
             row["rows"] += 1
             row["samples"] += 2
             row["repeats"] += t.repeat_of is not None
@@ -201,15 +177,6 @@ class WQNLIExpansion:
         }
 
 
-def pair_key(row: int) -> str:
-    """Pair key of a WQ-NLI row (1-based data row): unique even for repeated rows.
-
-    >>> pair_key(17)
-    'wq-nli:00017'
-    """
-    return f"{SOURCE}:{row:05d}"
-
-
 def _group_order(name: str) -> tuple[int, str]:
     order = list(dict.fromkeys(IDENTITY_GROUPS.values()))
     return (order.index(name), name) if name in order else (len(order), name)
@@ -232,7 +199,7 @@ def parse_triple(
     >>> (t.subject_kind, t.identity_group, t.counterfactual, t.predicate, t.predicate_category)
     ('name', 'Pansexual', 'Straight', 'lack moral fiber', 'moral')
     """
-    first, second = _PREMISE.match(stereo.strip()), _PREMISE.match(counter.strip())
+    first, second = PREMISE.match(stereo.strip()), PREMISE.match(counter.strip())
     subject = first["subject"] if first else None
     if (
         first is None
@@ -319,13 +286,7 @@ def triple_samples(triple: WQTriple) -> tuple[Sample, Sample]:
 
 
 def expand_wq_nli(source: str | Path | None = None) -> WQNLIExpansion:
-    """Every row of the WQ-NLI CSV at ``source`` (the file, a data dir; None: located) as a pair.
-
-    >>> import os
-    >>> expansion = expand_wq_nli(os.environ["NLIBIAS_DATA_DIR"])  # doctest: +SKIP
-    >>> len(expansion.triples), len(expansion.samples), len(expansion.repeats)  # doctest: +SKIP
-    (38144, 76288, 128)
-    """
+    """Every row of the WQ-NLI CSV at ``source`` (the file, a data dir; None: located) as a pair."""
     path = resolve_data(WQ_NLI_DATA, source)
     triples = read_wq_nli(path)
     samples = [sample for triple in triples for sample in triple_samples(triple)]

@@ -1,9 +1,5 @@
 """WinoQueer-NLI's predicates: paper 003 Table 6's 18 categories, the shipped predicate → category
-mapping ("Some people" form), and the reading of a singular-subject predicate as that form.
-
->>> canonical_predicate("is a danger to children")
-'are a danger to children'
-"""
+mapping ("Some people" form), and the reading of a singular-subject predicate as that form."""
 
 from __future__ import annotations
 
@@ -41,11 +37,7 @@ CATEGORY_FILE = "wq_nli_predicate_categories.csv"
 
 @cache
 def load_predicate_categories() -> dict[str, str]:
-    """The shipped mapping: predicate ("Some people" form, no final period) → category.
-
-    >>> load_predicate_categories()["are autistic"]
-    'mental illness'
-    """
+    """The shipped mapping: predicate ("Some people" form, no final period) → category."""
     text = (resources.files("nlibias") / "resources" / CATEGORY_FILE).read_text(encoding="utf-8")
     lines = [line for line in text.splitlines() if line and not line.startswith("#")]
     mapping: dict[str, str] = {}
@@ -121,8 +113,6 @@ def canonical_predicate(form: str, known: Mapping[str, str] | None = None) -> st
     """The known predicate a surface form (the hypothesis without subject and period) stands for,
     trying verb agreement, noun number, then apostrophe style; None when no reading is known.
 
-    >>> canonical_predicate("lacks moral fiber")
-    'lack moral fiber'
     >>> canonical_predicate("is not a real man")
     'are not real men'
     >>> canonical_predicate("is a purple elephant") is None

@@ -16,13 +16,13 @@ import re
 
 from nlibias.schema.sentence_pairs import SentencePair
 
-_PREMISE = re.compile(r"^(?P<subject>.+?) (?P<copula>is|are) (?P<identity>.+?)\.?$")
+PREMISE = re.compile(r"^(?P<subject>.+?) (?P<copula>is|are) (?P<identity>.+?)\.?$")
 
 
 def recover_pair(stereo_premise: str, counter_premise: str, hypothesis: str) -> SentencePair | None:
     """The WinoQueer pair of one WQ-NLI row, or None when its sentences do not fit the templates."""
-    stereo = _PREMISE.match(stereo_premise.strip())
-    counter = _PREMISE.match(counter_premise.strip())
+    stereo = PREMISE.match(stereo_premise.strip())
+    counter = PREMISE.match(counter_premise.strip())
     if stereo is None or counter is None:
         return None
     subject, copula = stereo["subject"], stereo["copula"]

@@ -1,7 +1,7 @@
-"""Inspect AI tasks, registered through Inspect's ``inspect_ai`` entry point: ``nlibias/bbnli`` and
-``nlibias/bbq`` (expanded from the data dir, or ``-T samples=DIR``) and ``nlibias/samples`` (any
-samples), answered greedily and read as nlibias reads answers (:func:`nlibias_answer`);
-docs/integrations.md, Inspect AI.
+"""Inspect AI tasks and model provider, registered through Inspect's ``inspect_ai`` entry point:
+``nlibias/bbnli`` and ``nlibias/bbq`` (expanded from the data dir, or ``-T samples=DIR``) and
+``nlibias/samples``, answered greedily and read as nlibias reads answers (:func:`nlibias_answer`);
+``--model nlibias/SPEC`` (:class:`NlibiasModelAPI`). docs/integrations.md, Inspect AI.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.dataset import Sample as InspectSample
-from inspect_ai.model import GenerateConfig, ModelAPI, modelapi
+from inspect_ai.model import ChatMessage, ChatMessageUser, GenerateConfig, ModelAPI, ModelOutput, modelapi
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState, generate
 
@@ -21,6 +21,7 @@ from nlibias.errors import ConfigError
 from nlibias.integrations.lm_eval import one_style
 from nlibias.integrations.offline import use_offline_token_count
 from nlibias.models.generative.answers import parse_answer
+from nlibias.models.generative.backend import build_backend
 from nlibias.models.generative.defaults import DEFAULT_MAX_NEW_TOKENS
 from nlibias.models.generative.prompts import PromptStyle
 from nlibias.schema import Sample
@@ -28,11 +29,61 @@ from nlibias.schema import Sample
 use_offline_token_count()  # Inspect's token estimate would download tiktoken's o200k_base
 
 
+class NlibiasModelAPI(ModelAPI):
+    """``--model nlibias/SPEC``: a local model answered by nlibias' generative backend, decoding
+    exactly as ``nlibias audit --generative SPEC --mode generated``."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)
+        self.backend = build_backend(model_name, **model_args)
+        self._lock: Any = None
+
+    def max_connections(self) -> int:
+        return 1  # one local model: one answer at a time
+
+    async def generate(
+        self, input: list[ChatMessage], tools: list[Any], tool_choice: Any, config: GenerateConfig
+    ) -> ModelOutput:
+        import anyio
+
+        users = [m for m in input if isinstance(m, ChatMessageUser)]
+        refused = (
+            "they take no tools"
+            if tools
+            else f"temperature is {config.temperature}; they decode greedily (temperature 0)"
+            if config.temperature not in (None, 0, 0.0)
+            else f"got {len(input)} messages"
+            if len(users) != 1 or len(input) != 1
+            else None
+        )
+        if refused:
+            raise ConfigError(
+                f"nlibias models answer one user message, greedily: {refused}", parameter="model"
+            )
+        max_tokens = config.max_tokens or DEFAULT_MAX_NEW_TOKENS
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            text = await anyio.to_thread.run_sync(self._answer, users[0].text, max_tokens)
+        return ModelOutput.from_content(model=self.model_name, content=text)
+
+    def _answer(self, prompt: str, max_tokens: int) -> str:
+        batches = self.backend.answer_batches(
+            [prompt], answers=("yes", "no"), mode="generated", max_new_tokens=max_tokens
+        )
+        return next(iter(batches)).records[0].text or ""
+
+
 @modelapi(name="nlibias")
 def nlibias_model() -> type[ModelAPI]:
-    """``--model nlibias/SPEC``: a local model answered by nlibias' generative backend."""
-    from nlibias.integrations.inspect_model import NlibiasModelAPI
-
+    """Registers :class:`NlibiasModelAPI` as Inspect's ``nlibias`` provider."""
     return NlibiasModelAPI
 
 
@@ -51,10 +102,8 @@ def inspect_samples(samples: list[Sample], style: PromptStyle) -> MemoryDataset:
         }
         if style.choices:
             options = list(sample.provenance["answers"])
-            text, target = (
-                style.render(sample.premise, sample.hypothesis, options),
-                options[sample.provenance["correct"]],
-            )
+            text = style.render(sample.premise, sample.hypothesis, options)
+            target = options[sample.provenance["correct"]]
             metadata |= {
                 "nlibias_options": options,
                 "nlibias_option_words": list(sample.provenance["answer_words"]),

@@ -1,7 +1,6 @@
 """Export samples as an lm-evaluation-harness task (``nlibias export lm-eval``) asking a model what
-a scored nlibias audit asks it, so that ``nlibias score`` reads lm-eval's log back into the same
-answers. The documents hold the final text (chat template applied); the whitespace lm-eval moves
-into every continuation, and how it is cancelled: docs/integrations.md, lm-evaluation-harness.
+a scored audit asks it, so that ``nlibias score`` reads lm-eval's log back into the same answers
+(the whitespace lm-eval moves, and how it is cancelled: docs/integrations.md).
 
 >>> task_name("bbnli", "true")
 'nlibias_bbnli_true'
@@ -81,11 +80,11 @@ def export_lm_eval(
     option_score: OptionScore = "total",
     **model_options: Any,
 ) -> LmEvalExport:
-    """Write into ``out_dir`` an lm-evaluation-harness task asking ``model`` (a local causal LM,
-    loaded on ``device`` for its tokenizer and chat template) what a scored audit asks it about
-    ``samples`` (a run directory or samples file); as ``nlibias export lm-eval``. ``prompt``: one
-    style (default: the benchmark's first); ``option_score``: as the audit's; ``model_path``: the
-    command's ``pretrained=`` (default: the model's directory or a GGUF model's dequantised copy)."""
+    """Write into ``out_dir`` an lm-eval task asking ``model`` (a local causal LM, loaded on
+    ``device`` for its tokenizer and chat template) what a scored audit asks about ``samples``
+    (``nlibias export lm-eval``).
+    ``prompt``: one style (default: the benchmark's first); ``model_path``: the command's
+    ``pretrained=`` (default: the model's directory or a GGUF model's dequantised copy)."""
     rows = read_checked_samples(samples)  # before the model loads
     benchmark = benchmark_for_source(rows[0].source)
     style = one_style(prompt, benchmark)
@@ -135,8 +134,8 @@ def export_lm_eval(
 
 
 def one_style(prompt: Any, benchmark: Benchmark) -> Any:
-    """The one prompt style ``prompt`` names (a built-in name or a prompt file of one style; None:
-    the benchmark's first; Inspect's ``-T prompt=true`` arrives as True), fit for ``benchmark``.
+    """The one prompt style ``prompt`` names (a name or a prompt file; None: the benchmark's first;
+    Inspect's ``-T prompt=true`` arrives as True), fit for ``benchmark``.
 
     >>> from nlibias.catalog.registry import get_benchmark
     >>> one_style(True, get_benchmark("bbnli")).name
@@ -168,9 +167,9 @@ def _files(given: str) -> list[Path]:
 def _split(
     tokenizer: Any, backend: Any, text: str, tails: Sequence[str], expect: Sequence[list[int]] | None
 ) -> tuple[str, str, bool]:
-    """A prompt's context (without the trailing whitespace lm-eval would move), that whitespace,
-    and whether it has tokens of its own; refused unless prompt + each tail tokenizes as the
-    prompt's tokens, then the tail's own (``expect``: these), as nlibias scores it."""
+    """A prompt's context (less the trailing whitespace lm-eval moves), that whitespace, and whether
+    it has tokens of its own; refused unless prompt + each tail tokenizes as the prompt's tokens,
+    then the tail's own (``expect``: these), as nlibias scores it."""
     full = backend.format_prompt(text)
     context = full.rstrip()
     encoded = tokenizer([context, full, *(full + t for t in tails)], add_special_tokens=not backend.chat)
