@@ -134,14 +134,9 @@ def score_occupations(
     confidence: float = 0.95,
 ) -> dict[str, Any]:
     """One model's S, ΔP, B and S_3way in percent, overall and by each of :data:`GROUPINGS`."""
+    options = {"bootstrap": bootstrap, "seed": seed, "confidence": confidence}
     return score_probability_objects(
-        score_occupations_columns,
-        samples,
-        predictions,
-        provenance_keys=PROVENANCE_KEYS,
-        bootstrap=bootstrap,
-        seed=seed,
-        confidence=confidence,
+        score_occupations_columns, samples, predictions, provenance_keys=PROVENANCE_KEYS, **options
     )
 
 

@@ -139,14 +139,9 @@ def score_wq_nli(
 ) -> dict[str, Any]:
     """One model's M1–M8 overall and by identity group, predicate category, counterfactual, subject
     kind and domain; intervals by resampling rows."""
+    options = {"bootstrap": bootstrap, "seed": seed, "confidence": confidence}
     return score_probability_objects(
-        score_wq_nli_columns,
-        samples,
-        predictions,
-        provenance_keys=PROVENANCE_KEYS,
-        bootstrap=bootstrap,
-        seed=seed,
-        confidence=confidence,
+        score_wq_nli_columns, samples, predictions, provenance_keys=PROVENANCE_KEYS, **options
     )
 
 
