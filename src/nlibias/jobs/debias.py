@@ -141,7 +141,8 @@ def _stages(
                 if data == "aug":  # the augmented file is written later: its stage stands for it
                     inputs["train"] = {"augment_stage": augment.fingerprint}
                 reads = ("augment",) if data == "aug" else ()
-                intact = partial(_record_intact, target)  # a record cut short (a power cut): redone
+                # finished when its record reads (one cut short by a power cut is redone)
+                intact = partial(lambda at: read_record(at)[0] is not None, target)
                 stage = Stage(f"models/{target.name}", target, target / RECORD_FILE, inputs, reads, intact)
                 tunes.append(_Tune(model, seed, data, stage))
     inputs = {"premises": _file(premises), "nlibias": __version__}
@@ -165,10 +166,6 @@ def _stages(
         "comparison", out / "audit" / COMPARISON_JSON, out / "audit" / COMPARISON_JSON, compared, ("audit",)
     )
     return augment, tunes, occupations, audit, comparison
-
-
-def _record_intact(target: Path) -> bool:
-    return read_record(target)[0] is not None
 
 
 def _finetune_options(options: Mapping[str, Any] | None) -> TrainingOptions:

@@ -161,11 +161,9 @@ def compare_debiasing(
         run=str(run.absolute()), samples=str(samples_path), bootstrap=bootstrap, seed=seed,
         min_effect=float(min_effect), pairs=[], seed_groups=[],
     )  # fmt: skip
+    by = {"dominant_gender": groups["dominant_gender"]}
     for before, after in chosen:
-        by = {"dominant_gender": groups["dominant_gender"]}
-        difference = paired_differences(
-            values[before], values[after], groups=by, bootstrap=bootstrap, seed=seed
-        )
+        found = paired_differences(values[before], values[after], groups=by, bootstrap=bootstrap, seed=seed)
         roles = {"before": before, "after": after}
         pair = ModelPair(
             before=before,
@@ -175,7 +173,7 @@ def compare_debiasing(
                 role: {s: cast(Mapping, metrics["models"][m]).get(s) for s in slices}
                 for role, m in roles.items()
             },
-            difference={s: difference[s] for s in slices},
+            difference={s: found[s] for s in slices},
         )
         result["pairs"].append(pair)
     result["seed_groups"] = seed_groups(result, _groups(chosen, records), min_effect=min_effect)

@@ -165,12 +165,12 @@ def check_asked_alike(candidate: RunData, baseline: RunData, pairs: list[tuple[s
         a, b = cand[setting], base[setting]
         baseline_model = f"baseline model {base_model!r} ({baseline.path})"
         if setting == "kind":
-            words, fix = f"is a {a} model and {baseline_model} a {b} one", "gate models of one kind"
+            words = f"is a {a} model and {baseline_model} a {b} one"
         else:
-            words, fix = f"has {setting} {a!r} and {baseline_model} {b!r}", f"gate models of one {setting}"
+            words = f"has {setting} {a!r} and {baseline_model} {b!r}"
         raise DataError(
             f"candidate model {cand_model!r} ({candidate.path}) {words}: their measures are of different "
-            f"things; {fix}",
+            f"things; gate models of one {setting}",
             model=cand_model,
             field=setting,
             fix=f"pair models of one {setting} (pairs), or audit the candidate the way the baseline was audited",

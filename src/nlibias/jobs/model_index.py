@@ -188,14 +188,6 @@ def _results(run: RunDirectory, keys: Sequence[str]) -> dict[str, list[EvalResul
     return found
 
 
-def model_index_yaml(run: str | Path, *, model: str | None = None, name: str | None = None) -> str:
-    """``model-index:`` of one model as YAML (the Hub reads one model name per card)."""
-    entries = model_index(run, model=model, name=name)
-    if len(entries) > 1:
-        _keys(read_checked_run(run), model, one=True)  # refuses, naming the models
-    return yaml.safe_dump({"model-index": entries}, sort_keys=False, allow_unicode=True)
-
-
 def read_card(path: Path) -> tuple[str, dict[str, Any]]:
     """A model card's text and its front matter's metadata (``{}`` without one), refused with the
     line where the Hub would not read what we write.
@@ -324,7 +316,10 @@ def export_model_index(
     if card is not None:
         name = update_card(run, card, model=model, name=name)
         card_file = write_target(card)
-    text = model_index_yaml(run, model=model, name=name)
+    found = model_index(run, model=model, name=name)
+    if len(found) > 1:  # the Hub reads one model name per card: refused, naming the models
+        _keys(read_checked_run(run), model, one=True)
+    text = yaml.safe_dump({"model-index": found}, sort_keys=False, allow_unicode=True)
     if out is not None:
         atomic_write_text(out, text)
     entries = yaml.safe_load(text)["model-index"]

@@ -230,13 +230,9 @@ def _html_report(loaded: Sequence[Run], out: str | Path | None, compare: bool, p
             ) from None
     target = Path(out) if out is not None else loaded[0].path / "report.html"
     report = write_report(list(loaded), target, compare_runs=True if compare else None, plots=plots)
-    return ReportResult(
-        "html",
-        target,
-        sections=tuple(report.sections),
-        caveats=tuple(dict.fromkeys(c.kind for c in report.caveats)),
-        figures=target.parent / (target.stem + ASSETS_DIR_SUFFIX) if report.plots else None,
-    )
+    caveats = tuple(dict.fromkeys(c.kind for c in report.caveats))
+    figures = target.parent / (target.stem + ASSETS_DIR_SUFFIX) if report.plots else None
+    return ReportResult("html", target, sections=tuple(report.sections), caveats=caveats, figures=figures)
 
 
 def _debias_report(

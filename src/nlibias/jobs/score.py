@@ -131,12 +131,9 @@ def _combine(ids: Sequence[str], paths: Sequence[Path], natives: Sequence[Path],
     with PendingFile(target) as pending:
         for index, (path, native) in enumerate(zip(paths, natives, strict=True)):
             check_run_file(_predictions_file(native))
+            default = _predictions_file(path).stem if native == path else None  # as a lone file is read
             arrays = read_prediction_arrays(
-                native,
-                position_of=id_positions,
-                n_samples=len(ids),
-                default_model=_predictions_file(path).stem if native == path else None,
-                copy_to=pending,
+                native, position_of=id_positions, n_samples=len(ids), default_model=default, copy_to=pending
             )
             for model, rows in arrays.models.items():
                 answered = rows.line > 0

@@ -134,11 +134,6 @@ def import_judgements(
     answers = read_import(file, queue, fmt=fmt, default_annotator=annotator)
     store = AnnotationStore.for_run(run_dir)
     rows = store_imported(store, answers, source=f"import:{file.name}")
-    return ImportResult(
-        file=file,
-        answers=len(answers),
-        rows=rows,
-        annotators=tuple(sorted({a.annotator for a in answers})),
-        unjudged_hypotheses=unjudged_count(queue, store.current()),
-        queue=len(queue),
-    )
+    annotators = tuple(sorted({a.annotator for a in answers}))
+    unjudged = unjudged_count(queue, store.current())
+    return ImportResult(file, len(answers), rows, annotators, unjudged_hypotheses=unjudged, queue=len(queue))
