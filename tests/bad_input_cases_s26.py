@@ -1,0 +1,653 @@
+"""A fresh set of bad inputs of issue #48's classes (session 26's acceptance check), part of the
+corpus of ``bad_input_cases``: numbers no decision can use, outputs that destroy inputs, the same
+thing twice, things not comparable compared, derived files that do not check out, options that
+apply to nothing, models in the wrong role and plug-ins, each through the command line, YAML (gate
+rules, extend configurations, model cards) and Python where the route exists. None repeats an
+example of the issue or an earlier case of the corpus."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import nlibias
+from bad_input_cases_declared import _model_dir
+from bad_input_cases_explain import _generated_run
+from bad_input_cases_routes import _TABLES, _install, _plugin_registry
+from bad_input_cases_validate_explanations import explained_run
+from bad_input_corpus import Base, Case, audit_args, score_args
+
+Build = Callable[[Path, Base], tuple[Any, str]]
+
+
+def _run_copy(d: Path, base: Base, name: str = "run") -> Path:
+    run = d / name
+    shutil.copytree(base.run, run)
+    return run
+
+
+def _gate(candidate: Path, baseline: Path | None, *extra: str) -> list[str]:
+    args = ["gate", str(candidate), "--quiet"]
+    return [*args, "--baseline", str(baseline), *extra] if baseline else [*args, *extra]
+
+
+def _rules(d: Path, text: str) -> Path:
+    path = d / "gate.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+BEYOND_RANGE = (
+    "a margin beyond the measure's whole range (pro - anti lies in [-100, 100], so no candidate can lie "
+    "more than 100 points farther from 0 than the baseline) is accepted and the gate passes: no check "
+    "can ever fail"
+)
+FEW_RESAMPLES = (
+    "1 or 2 resamples give a verdict ('pro-stereotype bias 8.33 [4.17, 4.17]': an interval that does not "
+    "hold its own estimate) where no 95% interval can be read"
+)
+PREDICTIONS_TWICE = "the same predictions file given twice is scored once, without a word"
+EXTEND_SEED = (
+    "seed: -4 is accepted and recorded in the run's card, although every other seed must be 0 or more "
+    "and the pipeline draws no random numbers (the seed applies to nothing)"
+)
+SUBTOPIC_TWICE = "a subtopic listed twice in the extend configuration is read once, without a word"
+RULE_APPLIES_TO_NOTHING = (
+    "a rule that applies to nothing in these runs is accepted and ignored; the gate passes"
+)
+FILL_A_CLASSIFIER = (
+    "an NLI classifier folder (RobertaForSequenceClassification) as mlm.model is accepted when the "
+    "configuration is read; only the fill stage would find it"
+)
+MASKED_LM_AS_CLASSIFIER = (
+    "a masked LM folder (BertForMaskedLM) given as --model is loaded, then refused as a '2-way entailment "
+    "model' naming no flag and no role"
+)
+
+
+def _extend_args(d: Path, text: str, *, mlm: bool = True) -> list[str]:
+    """``extend --until masks`` with this configuration (``--mlm fake`` unless ``mlm`` is False)."""
+    path = d / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    args = ["extend", "--config", str(path), "--out", str(d / "next"), "--until", "masks"]
+    return [*args, *(["--mlm", "fake"] if mlm else []), "--cache", str(d / "c.sqlite"), "--no-progress"]
+
+
+def _extend_yaml(
+    case: Callable[..., None], group: str, name: str, text: str, line: int | str, known: str = ""
+) -> None:
+    """A configuration refused naming ``config.yaml:LINE`` (LINE may go on with the field)."""
+    case(
+        f"s26-{group}/yaml-extend-{name}",
+        lambda d, base: (_extend_args(d, text), f"{d / 'config.yaml'}:{line}"),
+        known=known,
+    )
+
+
+def masked_lm_as_classifier(d: Path, base: Base) -> tuple[list[str], str]:
+    folder = d / "masked-lm"
+    folder.mkdir()
+    sizes = {"vocab_size": 100, "hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 1}
+    config = {"architectures": ["BertForMaskedLM"], "model_type": "bert", "intermediate_size": 8, **sizes}
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    args = audit_args(base.samples, d)
+    args[args.index("fake:m")] = str(folder)
+    return args, "--model"
+
+
+def _numbers_cases(case: Callable[..., None]) -> None:
+    """Numbers that make a decision impossible or meaningless."""
+
+    def rules(name: str, text: str, line: int) -> None:
+        def build(d: Path, base: Base) -> tuple[list[str], str]:
+            path = _rules(d, text)
+            return _gate(base.run, _run_copy(d, base), "--rules", str(path)), f"{path}:{line}"
+
+        case(f"s26-numbers/yaml-gate-{name}", build)
+
+    rules("margin-negative", "margin: -1\n", 1)
+    rules("confidence-one", "confidence: 1\n", 1)
+    rules("confidence-zero", "confidence: 0\n", 1)
+    rules("measure-margin-inf", "measures:\n  bbnli_bias_score:\n    margin: .inf\n", 3)
+    rules("measure-max-abs-nan", "measures:\n  bbnli_bias_score:\n    max_abs: .nan\n", 3)
+    rules("bootstrap-zero", "bootstrap: 0\n", 1)
+    rules("max-detectable-negative", "max_detectable: -2\n", 1)
+    rules("seed-a-word", "seed: seven\n", 1)
+    rules("bootstrap-fractional", "bootstrap: 1000.5\n", 1)
+    rules("extend-style-seed-negative", "seed: -3\n", 1)
+
+    def undecidable(name: str, text: str) -> None:
+        def build(d: Path, base: Base) -> tuple[list[str], str]:
+            path = _rules(d, text)
+            return _gate(base.run, _run_copy(d, base), "--rules", str(path)), "bootstrap"
+
+        case(f"s26-numbers/yaml-gate-{name}", build)
+
+    undecidable("bootstrap-50-over-three-slicings", "bootstrap: 50\nslices: [overall, domain, subtopic]\n")
+
+    def beyond_range(d: Path, base: Base) -> tuple[list[str], str]:
+        path = _rules(d, "measures:\n  bbnli_bias_score:\n    margin: 250\n")
+        return _gate(base.run, _run_copy(d, base), "--rules", str(path)), f"{path}:3"
+
+    case("s26-numbers/yaml-gate-measure-margin-beyond-any-score", beyond_range, known=BEYOND_RANGE)
+
+    def cli_gate(name: str, *extra: str) -> None:
+        case(
+            f"s26-numbers/cli-gate-{name}",
+            lambda d, base: (_gate(base.run, _run_copy(d, base), *extra), "--margin"),
+        )
+
+    cli_gate("margin-nan", "--margin", "nan")
+    cli_gate("margin-negative", "--margin", "-0.5")
+    case(
+        "s26-numbers/cli-gate-margin-beyond-any-score",
+        lambda d, base: (_gate(base.run, _run_copy(d, base), "--margin", "500"), "--margin"),
+        known=BEYOND_RANGE,
+    )
+
+    def py_gate(name: str, **options: Any) -> None:
+        def build(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+            baseline = _run_copy(d, base)
+            return lambda: nlibias.gate(base.run, baseline, **options), next(iter(options))
+
+        case(f"s26-numbers/python-gate-{name}", build)
+
+    py_gate("margin-nan", margin=math.nan)
+    py_gate("margin-bool", margin=True)
+    py_gate("margin-string", margin="1")
+
+    def gate_rules_object(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+        from nlibias.jobs.gate_rules import GateRules
+
+        baseline, rules = _run_copy(d, base), GateRules(bootstrap=30)  # two slices: 39 or more decide
+        return lambda: nlibias.gate(base.run, baseline, rules=rules), "bootstrap"
+
+    case("s26-numbers/python-gate-rules-bootstrap-too-few-to-decide", gate_rules_object)
+
+    def explain_threshold(d: Path, base: Base) -> tuple[list[str], str]:
+        run, _ = _generated_run(d, base)
+        return ["explain", str(run), "--judge", "fake:j", "--no-cache", "--threshold", "1.5"], "--threshold"
+
+    case("s26-numbers/cli-explain-threshold-above-one", explain_threshold)
+    case(
+        "s26-numbers/cli-audit-limit-zero",
+        lambda d, base: ([*audit_args(base.samples, d), "--limit", "0"], "--limit"),
+    )
+    case(
+        "s26-numbers/cli-score-one-resample",
+        lambda d, base: ([*score_args(base, base.predictions, d)[:-2], "--bootstrap", "1"], "--bootstrap"),
+        known=FEW_RESAMPLES,
+    )
+    case(
+        "s26-numbers/python-score-two-resamples",
+        lambda d, base: (lambda: nlibias.score(base.samples, base.predictions, bootstrap=2), "bootstrap"),
+        known=FEW_RESAMPLES,
+    )
+    case(
+        "s26-numbers/python-audit-bootstrap-string",
+        lambda d, base: (
+            lambda: nlibias.audit(base.samples, ["fake:m"], cache=False, progress=False, bootstrap="100"),
+            "bootstrap",
+        ),
+    )
+    case(
+        "s26-numbers/python-score-bootstrap-float",
+        lambda d, base: (lambda: nlibias.score(base.samples, base.predictions, bootstrap=10.0), "bootstrap"),
+    )
+    case(
+        "s26-numbers/python-prescreen-threshold-nan",
+        lambda d, base: (
+            lambda: nlibias.validation_prescreen(base.validation_run, judge="fake:j", threshold=math.nan),
+            "threshold",
+        ),
+    )
+
+    def extend_top_k(d: Path, base: Base) -> tuple[list[str], str]:
+        path = d / "config.yaml"
+        path.write_text("mlm:\n  top_k: -3\n", encoding="utf-8")
+        args = [
+            "extend",
+            "--config",
+            str(path),
+            "--out",
+            str(d / "next"),
+            "--mlm",
+            "fake",
+            "--until",
+            "masks",
+        ]
+        return [*args, "--cache", str(d / "c.sqlite"), "--no-progress"], f"{path}:2"
+
+    case("s26-numbers/yaml-extend-top-k-negative", extend_top_k)
+    _extend_yaml(case, "numbers", "seed-negative", "seed: -4\n", 1, known=EXTEND_SEED)
+    _extend_yaml(case, "numbers", "max-tokens-zero", "mlm:\n  max_tokens: 0\n", 2)
+
+
+def _outputs_cases(case: Callable[..., None]) -> None:
+    """Outputs that would destroy an input of the same command."""
+
+    def gate_baseline_predictions(d: Path, base: Base) -> tuple[list[str], str]:
+        baseline = _run_copy(d, base)
+        out = str(baseline / "predictions.jsonl")
+        return _gate(base.run, baseline, "--markdown", out), "--markdown"
+
+    def gate_samples(d: Path, base: Base) -> tuple[list[str], str]:
+        samples = d / "samples.jsonl"
+        shutil.copy(base.samples / "samples.jsonl", samples)
+        args = _gate(base.run, _run_copy(d, base), "--samples", str(samples), "--junit", str(samples))
+        return args, "--junit"
+
+    def gate_hardlink(d: Path, base: Base) -> tuple[list[str], str]:
+        candidate = _run_copy(d, base, "cand")
+        os.link(candidate / "metrics.json", d / "gate.md")
+        return _gate(candidate, _run_copy(d, base), "--markdown", str(d / "gate.md")), "--markdown"
+
+    def export_link(d: Path, base: Base) -> tuple[list[str], str]:
+        run = _run_copy(d, base)
+        (d / "index.yaml").symlink_to(run / "metrics.json")
+        return ["export", "model-index", str(run), "--out", str(d / "index.yaml")], "--out"
+
+    def validate_hardlink(d: Path, base: Base) -> tuple[list[str], str]:
+        run = d / "vrun"
+        shutil.copytree(base.validation_run, run)
+        os.link(run / "validation" / "queue.csv", d / "export.csv")
+        return ["validate", "export", str(run), "--out", str(d / "export.csv")], "--out"
+
+    def report_md_link(d: Path, base: Base) -> tuple[list[str], str]:
+        run = _run_copy(d, base)
+        (d / "tables.md").symlink_to(run / "manifest.json")
+        return ["report", str(run), "--format", "md", "--out", str(d / "tables.md")], "--out"
+
+    case("s26-outputs/cli-gate-markdown-is-the-baseline-s-predictions", gate_baseline_predictions)
+    case("s26-outputs/cli-gate-junit-is-the-samples-file", gate_samples)
+    case("s26-outputs/cli-gate-markdown-a-hard-link-to-the-candidate-s-metrics", gate_hardlink)
+    case("s26-outputs/cli-export-out-a-link-to-the-run-s-metrics", export_link)
+    case("s26-outputs/cli-validate-export-out-a-hard-link-to-the-queue", validate_hardlink)
+    case("s26-outputs/cli-report-out-a-link-to-the-run-s-manifest", report_md_link)
+
+    def py_report(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+        run = _run_copy(d, base)
+        return lambda: nlibias.make_report(run, out=run / "metrics.json", fmt="md"), "out"
+
+    def py_validation_export(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+        run = d / "vrun"
+        shutil.copytree(base.validation_run, run)
+        return lambda: nlibias.validation_export(run, out=run / "validation" / "queue.csv"), "out"
+
+    case("s26-outputs/python-report-out-is-the-run-s-metrics", py_report)
+    case("s26-outputs/python-validation-export-out-is-the-queue", py_validation_export)
+
+    def card(
+        name: str, body: bytes, line: int | str, *, folder_mode: int | None = None, link: bool = False
+    ) -> None:
+        def build(d: Path, base: Base) -> tuple[list[str], str]:
+            folder = d / "card"
+            folder.mkdir()
+            path = folder / "README.md"
+            if link:
+                path.symlink_to(folder / "gone.md")
+            elif body:
+                path.write_bytes(body)
+            else:
+                path.mkdir()
+            if folder_mode is not None:
+                folder.chmod(folder_mode)
+            named = f"{path}{line}" if isinstance(line, str) else f"{path}:{line}" if line else str(path)
+            return ["export", "model-index", str(base.run), "--card", str(path)], named
+
+        case(f"s26-outputs/card-{name}", build)
+
+    card("a-dangling-link", b"", 0, link=True)
+    card("is-a-folder", b"", 0)
+    card("metadata-key-twice", b"---\nlicense: mit\nlicense: apache-2.0\n---\n# m\n", 3)
+    card("model-index-a-number", b"---\nmodel-index: 5\n---\n# m\n", ": field model-index")
+    card(
+        "model-index-entry-a-string", b"---\nmodel-index:\n  - just a name\n---\n# m\n", ": field model-index"
+    )
+
+
+def _twice_cases(case: Callable[..., None]) -> None:
+    """The same thing twice."""
+
+    def gate_link(d: Path, base: Base) -> tuple[list[str], str]:
+        run = _run_copy(d, base)
+        (d / "link").symlink_to(run)
+        return _gate(run, d / "link"), "--baseline"
+
+    def py_gate_link(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+        run = _run_copy(d, base)
+        (d / "link").symlink_to(run)
+        return lambda: nlibias.gate(d / "link", run), "baseline"
+
+    case("s26-twice/cli-gate-baseline-a-link-to-the-candidate", gate_link)
+    case("s26-twice/python-gate-baseline-a-link-to-the-candidate", py_gate_link)
+
+    def rules(name: str, text: str, line: int) -> None:
+        def build(d: Path, base: Base) -> tuple[list[str], str]:
+            path = _rules(d, text)
+            return _gate(base.run, _run_copy(d, base), "--rules", str(path)), f"{path}:{line}"
+
+        case(f"s26-twice/yaml-gate-{name}", build)
+
+    rules("measure-twice", "measures:\n  bbnli_bias_score: {margin: 1}\n  bbnli_bias_score: {margin: 5}\n", 3)
+    rules("key-twice", "margin: 1\nmargin: 0\n", 2)
+    case(
+        "s26-twice/cli-audit-model-twice",
+        lambda d, base: ([*audit_args(base.samples, d), "--model", "fake:m"], "--model"),
+    )
+    case(
+        "s26-twice/python-audit-model-twice",
+        lambda d, base: (
+            lambda: nlibias.audit(
+                base.samples, ["fake:m", "fake:m"], cache=False, progress=False, bootstrap=0
+            ),
+            "models",
+        ),
+    )
+    case(
+        "s26-twice/python-score-predictions-twice",
+        lambda d, base: (
+            lambda: nlibias.score(base.samples, [base.predictions, base.predictions], bootstrap=0),
+            "predictions",
+        ),
+        known=PREDICTIONS_TWICE,
+    )
+    case(
+        "s26-twice/cli-score-predictions-twice",
+        lambda d, base: (
+            [*score_args(base, base.predictions, d), "--predictions", str(base.predictions)],
+            "--predictions",
+        ),
+        known=PREDICTIONS_TWICE,
+    )
+    twice = "subtopics: [man_is_to_breadwinner, man_is_to_breadwinner]\n"
+    _extend_yaml(case, "twice", "subtopics-twice", twice, 1, known=SUBTOPIC_TWICE)
+    twice = "filter:\n  models: [{model: fake:a}, {model: fake:a}]\n"
+    _extend_yaml(case, "twice", "filter-model-twice", twice, "1: field filter")
+    both = "filter:\n  models: [{model: fake:a}]\n  holdout: [{model: fake:a}]\n"
+    _extend_yaml(case, "twice", "holdout-also-a-filter-model", both, "1: field filter")
+
+    def explain_twice(d: Path, base: Base) -> tuple[list[str], str]:
+        run, _ = _generated_run(d, base)
+        return ["explain", str(run), "--judge", "fake:j", "--judge", "fake:j", "--no-cache"], "--judge"
+
+    case("s26-twice/cli-explain-judge-twice", explain_twice)
+
+    def prompt_twice(d: Path, base: Base) -> tuple[list[str], str]:
+        args = audit_args(base.samples, d)
+        args[args.index("--model") : args.index("--model") + 2] = ["--generative", "fake:g"]
+        return [*args, "--prompt", "true", "--prompt", "true"], "--prompt"
+
+    case("s26-twice/cli-audit-prompt-twice", prompt_twice)
+
+
+def _comparable_cases(case: Callable[..., None]) -> None:
+    """Things that are not comparable, compared; derived files that do not check out."""
+
+    def limited_baseline(d: Path, base: Base) -> tuple[list[str], str]:
+        args = audit_args(base.samples, d)
+        args[args.index("--out") + 1] = str(d / "small")
+        nlibias_args = [*args, "--limit", "20"]
+        from bad_input_corpus import invoke
+
+        code, text, _ = invoke(nlibias_args)
+        assert code == 0, text
+        return _gate(base.run, d / "small"), "sample"
+
+    def other_samples(d: Path, base: Base) -> tuple[list[str], str]:
+        samples = d / "other.jsonl"
+        lines = (base.samples / "samples.jsonl").read_text(encoding="utf-8").splitlines()
+        samples.write_text("\n".join(lines[: len(lines) // 2]) + "\n", encoding="utf-8")
+        return _gate(base.run, _run_copy(d, base), "--samples", str(samples)), "--samples"
+
+    def predictions_row_removed(d: Path, base: Base) -> tuple[list[str], str]:
+        candidate = _run_copy(d, base, "cand")
+        path = candidate / "predictions.jsonl"
+        path.write_text("".join(path.read_text(encoding="utf-8").splitlines(True)[1:]), encoding="utf-8")
+        return _gate(
+            candidate, _run_copy(d, base)
+        ), f"{candidate} is incomplete or mixed: file predictions.jsonl"
+
+    def predictions_cut(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+        candidate = _run_copy(d, base, "cand")
+        path = candidate / "predictions.jsonl"
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text[: len(text) - 40], encoding="utf-8")
+        baseline = _run_copy(d, base)
+        return lambda: nlibias.gate(
+            candidate, baseline
+        ), f"{candidate} is incomplete or mixed: file predictions.jsonl"
+
+    def metrics_edited(d: Path, base: Base) -> tuple[list[str], str]:
+        run = _run_copy(d, base)
+        path = run / "metrics.json"
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+        metrics["samples_sha256"] = "0" * 64 if "samples_sha256" in metrics else None
+        path.write_text(json.dumps(metrics), encoding="utf-8")
+        return [
+            "report",
+            str(run),
+            str(base.run),
+            "--compare",
+            "--format",
+            "md",
+        ], f"{run} is incomplete or mixed: file metrics.json"
+
+    def pair_unknown(d: Path, base: Base) -> tuple[list[str], str]:
+        baseline = _run_copy(d, base)
+        return _gate(base.run, baseline, "--pair", "m=x"), "--pair names baseline model 'x'"
+
+    case("s26-comparable/cli-gate-baseline-a-limited-subset", limited_baseline)
+    case("s26-comparable/cli-gate-samples-half-the-file", other_samples)
+    case("s26-comparable/cli-gate-candidate-predictions-row-removed", predictions_row_removed)
+    case("s26-comparable/python-gate-candidate-predictions-cut", predictions_cut)
+    case("s26-comparable/cli-report-compare-metrics-sample-hash-edited", metrics_edited)
+    case("s26-comparable/cli-gate-pair-names-a-model-the-baseline-lacks", pair_unknown)
+
+    def rules_other_benchmark(d: Path, base: Base) -> tuple[list[str], str]:
+        path = _rules(d, "measures:\n  tp_tie_split_score: {margin: 1}\n")
+        return _gate(base.run, _run_copy(d, base), "--rules", str(path)), "tp_tie_split_score"
+
+    case(
+        "s26-comparable/yaml-gate-measure-of-another-benchmark",
+        rules_other_benchmark,
+        known=RULE_APPLIES_TO_NOTHING,
+    )
+
+    def explanation_edited(d: Path, base: Base) -> tuple[list[str], str]:
+        run = explained_run(d, base)
+        rows = run / "explanations" / "explanations.jsonl"
+        lines = rows.read_text(encoding="utf-8").splitlines(True)
+        record = json.loads(lines[0])
+        for key, value in record.items():
+            if isinstance(value, float):
+                record[key] = 1.0 - value if 0 <= value <= 1 else value
+        lines[0] = json.dumps(record) + "\n"
+        rows.write_text("".join(lines), encoding="utf-8")
+        return ["explain", str(run), "--judge", "fake:j", "--no-cache", "--bootstrap", "0"], "recomput"
+
+    case("s26-comparable/cli-explain-a-row-edited-since", explanation_edited, expect="warn")
+
+
+def _nothing_cases(case: Callable[..., None]) -> None:
+    """Options that apply to nothing."""
+
+    def audit_extra(name: str, named: str, *extra: str) -> None:
+        case(
+            f"s26-nothing/cli-audit-{name}",
+            lambda d, base: ([*audit_args(base.samples, d), *extra], named),
+        )
+
+    audit_extra("prompt-without-generative", "--prompt", "--prompt", "true")
+    audit_extra("option-score-with-a-classifier", "--option-score", "--option-score", "per-byte")
+    audit_extra("max-new-tokens-with-a-classifier", "--max-new-tokens", "--max-new-tokens", "8")
+    audit_extra("tp-variant-without-a-scorer", "--tp-variant", "--tp-variant", "whole")
+    audit_extra("concurrency-without-an-endpoint", "--concurrency", "--concurrency", "4")
+    audit_extra("mode-with-a-classifier", "--mode", "--mode", "generated")
+    case(
+        "s26-nothing/cli-score-answer-column-on-bbnli",
+        lambda d, base: (
+            [*score_args(base, base.predictions, d), "--answer-column", "uqa"],
+            "--answer-column",
+        ),
+    )
+
+    def lm_tokens(d: Path, base: Base) -> tuple[list[str], str]:
+        run, _ = _generated_run(d, base)
+        args = ["explain", str(run), "--judge", "fake:j", "--no-cache", "--lm-judge-max-new-tokens", "5"]
+        return args, "--lm-judge-max-new-tokens"
+
+    case("s26-nothing/cli-explain-lm-judge-tokens-without-an-lm-judge", lm_tokens)
+    case(
+        "s26-nothing/cli-report-pair-without-debias",
+        lambda d, base: (["report", str(base.run), "--format", "md", "--pair", "fake:m=fake:m"], "--pair"),
+    )
+    case(
+        "s26-nothing/python-report-pairs-without-debias",
+        lambda d, base: (lambda: nlibias.make_report(base.run, fmt="md", pairs=["fake:m=fake:m"]), "pairs"),
+    )
+    case(
+        "s26-nothing/python-report-min-effect-without-debias",
+        lambda d, base: (lambda: nlibias.make_report(base.run, fmt="md", min_effect=2.0), "min_effect"),
+    )
+
+    def rules_without_baseline(name: str, text: str, line: int) -> None:
+        def build(d: Path, base: Base) -> tuple[list[str], str]:
+            path = _rules(d, text)
+            return _gate(base.run, None, "--rules", str(path)), f"{path}:{line}"
+
+        case(f"s26-nothing/yaml-gate-{name}-without-a-baseline", build, known=RULE_APPLIES_TO_NOTHING)
+
+    rules_without_baseline("margin", "margin: 2\nmeasures:\n  bbnli_bias_score: {max_abs: 50}\n", 1)
+    rules_without_baseline(
+        "worse", "worse: towards_stereotype\nmeasures:\n  bbnli_bias_score: {max_abs: 50}\n", 1
+    )
+
+    def explain_tokens(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+        run, _ = _generated_run(d, base)
+        return lambda: nlibias.explain(
+            run, "fake:j", cache=False, progress=False, lm_judge_max_new_tokens=5
+        ), ("lm_judge_max_new_tokens")
+
+    case("s26-nothing/python-explain-lm-judge-tokens-without-an-lm-judge", explain_tokens)
+    case(
+        "s26-nothing/python-audit-mode-with-a-classifier",
+        lambda d, base: (
+            lambda: nlibias.audit(
+                base.samples, ["fake:m"], cache=False, progress=False, bootstrap=0, mode="generated"
+            ),
+            "mode",
+        ),
+    )
+
+
+def _roles_cases(case: Callable[..., None]) -> None:
+    """A model in the wrong role (a local folder whose config.json names its architecture)."""
+
+    def audit_role(name: str, flag: str, architecture: str) -> None:
+        def build(d: Path, base: Base) -> tuple[list[str], str]:
+            args = audit_args(base.samples, d)
+            folder = str(_model_dir(d, architecture))
+            if flag == "--model":
+                args[args.index("fake:m")] = folder
+            else:
+                args += [flag, folder]
+            return args, flag
+
+        case(f"s26-roles/cli-audit-{name}", build)
+
+    audit_role("generative-a-classifier", "--generative", "RobertaForSequenceClassification")
+    case("s26-roles/cli-audit-model-a-masked-lm", masked_lm_as_classifier, known=MASKED_LM_AS_CLASSIFIER)
+    audit_role("causal-a-classifier", "--causal", "RobertaForSequenceClassification")
+    audit_role("mlm-a-causal-lm", "--mlm", "LlamaForCausalLM")
+
+    def mlm_yaml(d: Path, base: Base) -> tuple[list[str], str]:
+        folder = _model_dir(d, "RobertaForSequenceClassification")
+        return _extend_args(d, f"mlm:\n  model: {folder}\n", mlm=False), f"{d / 'config.yaml'}:2"
+
+    case("s26-roles/yaml-extend-mlm-a-classifier", mlm_yaml, known=FILL_A_CLASSIFIER)
+
+    def prescreen_judge(d: Path, base: Base) -> tuple[list[str], str]:
+        return [
+            "validate",
+            "prescreen",
+            str(base.validation_run),
+            "--judge",
+            "smollm2",
+            "--no-progress",
+        ], "--judge"
+
+    case("s26-roles/cli-prescreen-judge-a-generative-lm", prescreen_judge)
+
+    def py_generative(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+        folder = _model_dir(d, "RobertaForSequenceClassification")
+        return lambda: nlibias.audit(
+            base.samples, generative=[str(folder)], cache=False, progress=False
+        ), "generative"
+
+    def py_lm_judge(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+        folder = _model_dir(d, "RobertaForSequenceClassification")
+        return lambda: nlibias.validation_prescreen(base.validation_run, lm_judge=str(folder)), "lm_judge"
+
+    case("s26-roles/python-audit-generative-a-classifier", py_generative)
+    case("s26-roles/python-prescreen-lm-judge-a-classifier", py_lm_judge)
+
+
+def _plugin_cases(case: Callable[..., None]) -> None:
+    """Plug-ins registered in Python: a name taken, not a benchmark, a plug-in's own failure."""
+    from test_plugin_gate import LEAN_BENCHMARK, Leaning
+
+    def registered(name: str, benchmark: Callable[[], object], named: str) -> None:
+        def build(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+            return lambda: nlibias.register_benchmark(benchmark()), named  # type: ignore[arg-type]
+
+        case(f"s26-plugins/python-register-{name}", build, context=_plugin_registry)
+
+    registered("a-builtin-name", lambda: replace(LEAN_BENCHMARK, name="bbnli"), "bbnli")
+    registered("a-string", lambda: "lean", "benchmark")
+
+    def failing(name: str, changes: Callable[[], dict[str, Any]], named: str) -> None:
+        def build(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+            from nlibias.catalog import registry
+
+            saved = {table: getattr(registry, table).copy() for table in _TABLES}
+            measures = replace(LEAN_BENCHMARK.measures["classifier"], **changes())
+            _install(saved, replace(LEAN_BENCHMARK, measures={"classifier": measures}))
+            samples = nlibias.expand("lean", out_dir=d / "samples")
+            return lambda: nlibias.audit(
+                samples, models=[Leaning(0.8, 0.4)], cache=False, bootstrap=0, progress=False
+            ), named
+
+        case(f"s26-plugins/python-{name}", build, context=_plugin_registry)
+
+    def raises(*args: Any, **kwargs: Any) -> Any:
+        raise ZeroDivisionError("the plug-in's own bug")
+
+    failing("score-raises", lambda: {"score": raises}, "lean")
+    failing("score-returns-a-list", lambda: {"score": lambda *a, **k: [1, 2]}, "lean")
+
+
+def s26_cases() -> list[Case]:
+    """Every case of this module."""
+    found: list[Case] = []
+
+    def case(name: str, build: Build, expect: str = "error", **options: Any) -> None:
+        found.append(Case(name, build, expect, **options))
+
+    for group in (
+        _numbers_cases,
+        _outputs_cases,
+        _twice_cases,
+        _comparable_cases,
+        _nothing_cases,
+        _roles_cases,
+        _plugin_cases,
+    ):
+        group(case)
+    return found
