@@ -7,6 +7,7 @@ example of the issue or an earlier case of the corpus."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import math
 import os
@@ -61,6 +62,10 @@ SUBTOPIC_TWICE = "a subtopic listed twice in the extend configuration is read on
 RULE_APPLIES_TO_NOTHING = (
     "a rule that applies to nothing in these runs is accepted and ignored; the gate passes"
 )
+QUEUE_EDITED = (
+    "a queue row whose hypothesis was edited after the export keeps its id (a hash of the original text) "
+    "and is sent to annotators as it is: their judgements would be filed under the original hypothesis"
+)
 FILL_A_CLASSIFIER = (
     "an NLI classifier folder (RobertaForSequenceClassification) as mlm.model is accepted when the "
     "configuration is read; only the fill stage would find it"
@@ -99,6 +104,13 @@ def masked_lm_as_classifier(d: Path, base: Base) -> tuple[list[str], str]:
     args = audit_args(base.samples, d)
     args[args.index("fake:m")] = str(folder)
     return args, "--model"
+
+
+def _train(d: Path) -> Path:
+    path = d / "train.jsonl"
+    row = {"premise": "A nurse left.", "hypothesis": "A nurse.", "label": "entailment"}
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    return path
 
 
 def _numbers_cases(case: Callable[..., None]) -> None:
@@ -225,6 +237,30 @@ def _numbers_cases(case: Callable[..., None]) -> None:
         return [*args, "--cache", str(d / "c.sqlite"), "--no-progress"], f"{path}:2"
 
     case("s26-numbers/yaml-extend-top-k-negative", extend_top_k)
+    for option, value in (("epochs", math.nan), ("warmup_ratio", 1.0)):
+        case(
+            f"s26-numbers/python-finetune-{option}-{value}",
+            lambda d, base, option=option, value=value: (
+                lambda: nlibias.finetune("fake:m", _train(d), d / "ft", **{option: value}),
+                option,
+            ),
+        )
+    case(
+        "s26-numbers/python-audit-limit-bool",
+        lambda d, base: (
+            lambda: nlibias.audit(
+                base.samples, ["fake:m"], cache=False, progress=False, bootstrap=0, limit=True
+            ),
+            "limit",
+        ),
+    )
+    case(
+        "s26-numbers/python-validation-status-min-annotators-bool",
+        lambda d, base: (
+            lambda: nlibias.validation_status(base.validation_run, min_annotators=True),
+            "min_annotators",
+        ),
+    )
     _extend_yaml(case, "numbers", "seed-negative", "seed: -4\n", 1, known=EXTEND_SEED)
     _extend_yaml(case, "numbers", "max-tokens-zero", "mlm:\n  max_tokens: 0\n", 2)
 
@@ -474,6 +510,17 @@ def _comparable_cases(case: Callable[..., None]) -> None:
 
     case("s26-comparable/cli-explain-a-row-edited-since", explanation_edited, expect="warn")
 
+    def queue_edited(d: Path, base: Base) -> tuple[list[str], str]:
+        run = d / "vrun"
+        shutil.copytree(base.validation_run, run)
+        queue = run / "validation" / "queue.csv"
+        queue.write_text(
+            queue.read_text(encoding="utf-8").replace("Men cook.", "Men never cook."), encoding="utf-8"
+        )
+        return ["validate", "export", str(run), "--out", str(d / "sheet.csv")], f"{queue}:4"
+
+    case("s26-comparable/cli-validate-export-queue-hypothesis-edited", queue_edited, known=QUEUE_EDITED)
+
 
 def _nothing_cases(case: Callable[..., None]) -> None:
     """Options that apply to nothing."""
@@ -631,6 +678,52 @@ def _plugin_cases(case: Callable[..., None]) -> None:
 
     failing("score-raises", lambda: {"score": raises}, "lean")
     failing("score-returns-a-list", lambda: {"score": lambda *a, **k: [1, 2]}, "lean")
+
+    def installed(name: str, benchmark: Callable[[], object], command: Callable[[Path, Base], Any], named: str,
+                  expect: str = "error") -> None:  # fmt: skip
+        """``command`` run with only this plug-in installed (an exception: one that fails to load)."""
+
+        def build(d: Path, base: Base) -> tuple[Any, str]:
+            from nlibias.catalog import registry
+            from test_plugins_isolated import Entry
+
+            saved = {table: getattr(registry, table).copy() for table in _TABLES}
+            _install(saved, None)
+            entries = [Entry("lean", benchmark(), "nlibias-lean")]
+            importlib.metadata.entry_points = lambda group=None: list(entries)  # type: ignore[assignment]
+            return command(d, base), named
+
+        case(f"s26-plugins/{name}", build, expect, context=_plugin_registry)
+
+    def expand_cli(d: Path, base: Base) -> list[str]:
+        return ["expand", "lean", "--out", str(d / "samples")]
+
+    def expand_python(d: Path, base: Base) -> Callable[[], object]:
+        return lambda: nlibias.expand("lean", out_dir=d / "samples")
+
+    installed(
+        "cli-expand-raises", lambda: replace(LEAN_BENCHMARK, expand=raises), expand_cli, "plug-in 'lean'"
+    )
+    installed(
+        "python-expand-returns-none",
+        lambda: replace(LEAN_BENCHMARK, expand=lambda source=None: None),
+        expand_python,
+        "plug-in 'lean'",
+    )
+    installed(
+        "cli-benchmarks-beside-a-plug-in-that-fails-to-load",
+        lambda: ImportError("No module named 'nlibias_lean_helpers'"),
+        lambda d, base: ["benchmarks"],
+        "lean",
+        expect="warn",
+    )
+
+    def register_twice() -> None:
+        nlibias.register_benchmark(LEAN_BENCHMARK)
+        nlibias.register_benchmark(replace(LEAN_BENCHMARK, description="another"))
+
+    case("s26-plugins/python-register-one-name-twice", lambda d, base: (register_twice, "'lean'"),
+         context=_plugin_registry)  # fmt: skip
 
 
 def s26_cases() -> list[Case]:
