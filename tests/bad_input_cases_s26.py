@@ -45,9 +45,8 @@ def _rules(d: Path, text: str) -> Path:
 
 
 BEYOND_RANGE = (
-    "a margin beyond the measure's whole range (pro - anti lies in [-100, 100], so no candidate can lie "
-    "more than 100 points farther from 0 than the baseline) is accepted and the gate passes: no check "
-    "can ever fail"
+    "a margin or max_abs of 100 points or more on pro - anti (declared range [-100, 100], neutral 0) is "
+    "accepted and the gate passes, although no candidate can lie beyond it: no check can ever fail"
 )
 FEW_RESAMPLES = (
     "1 or 2 resamples give a verdict ('pro-stereotype bias 8.33 [4.17, 4.17]': an interval that does not "
@@ -148,6 +147,12 @@ def _numbers_cases(case: Callable[..., None]) -> None:
         return _gate(base.run, _run_copy(d, base), "--rules", str(path)), f"{path}:3"
 
     case("s26-numbers/yaml-gate-measure-margin-beyond-any-score", beyond_range, known=BEYOND_RANGE)
+
+    def limit_beyond_range(d: Path, base: Base) -> tuple[list[str], str]:
+        path = _rules(d, "measures:\n  bbnli_bias_score:\n    max_abs: 150\n")
+        return _gate(base.run, None, "--rules", str(path)), f"{path}:3"
+
+    case("s26-numbers/yaml-gate-max-abs-beyond-any-score", limit_beyond_range, known=BEYOND_RANGE)
 
     def cli_gate(name: str, *extra: str) -> None:
         case(
@@ -409,6 +414,15 @@ def _twice_cases(case: Callable[..., None]) -> None:
     both = "filter:\n  models: [{model: fake:a}]\n  holdout: [{model: fake:a}]\n"
     _extend_yaml(case, "twice", "holdout-also-a-filter-model", both, "1: field filter")
 
+    case(
+        "s26-twice/python-report-compare-one-run-twice",
+        lambda d, base: (lambda: nlibias.make_report([base.run, base.run], fmt="md", compare=True), "runs"),
+    )
+    case(
+        "s26-twice/python-report-compare-one-run",
+        lambda d, base: (lambda: nlibias.make_report([base.run], fmt="md", compare=True), "compare"),
+    )
+
     def explain_twice(d: Path, base: Base) -> tuple[list[str], str]:
         run, _ = _generated_run(d, base)
         return ["explain", str(run), "--judge", "fake:j", "--judge", "fake:j", "--no-cache"], "--judge"
@@ -564,6 +578,25 @@ def _nothing_cases(case: Callable[..., None]) -> None:
         lambda d, base: (lambda: nlibias.make_report(base.run, fmt="md", min_effect=2.0), "min_effect"),
     )
 
+    case(
+        "s26-nothing/python-audit-no-model",
+        lambda d, base: (lambda: nlibias.audit(base.samples, [], cache=False, progress=False), "models"),
+    )
+    case(
+        "s26-nothing/python-score-no-predictions",
+        lambda d, base: (lambda: nlibias.score(base.samples, [], bootstrap=0), "predictions"),
+    )
+
+    def no_judge(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+        run, _ = _generated_run(d, base)
+        return lambda: nlibias.explain(run, [], cache=False, progress=False), "judges"
+
+    case("s26-nothing/python-explain-no-judge", no_judge)
+    case(
+        "s26-nothing/python-model-index-a-model-the-run-lacks",
+        lambda d, base: (lambda: nlibias.model_index(base.run, model="fake:other"), "fake:other"),
+    )
+
     def rules_without_baseline(name: str, text: str, line: int) -> None:
         def build(d: Path, base: Base) -> tuple[list[str], str]:
             path = _rules(d, text)
@@ -679,8 +712,13 @@ def _plugin_cases(case: Callable[..., None]) -> None:
     failing("score-raises", lambda: {"score": raises}, "lean")
     failing("score-returns-a-list", lambda: {"score": lambda *a, **k: [1, 2]}, "lean")
 
-    def installed(name: str, benchmark: Callable[[], object], command: Callable[[Path, Base], Any], named: str,
-                  expect: str = "error") -> None:  # fmt: skip
+    def installed(
+        name: str,
+        benchmark: Callable[[], object],
+        command: Callable[[Path, Base], Any],
+        named: str,
+        expect: str = "error",
+    ) -> None:
         """``command`` run with only this plug-in installed (an exception: one that fails to load)."""
 
         def build(d: Path, base: Base) -> tuple[Any, str]:
@@ -722,8 +760,11 @@ def _plugin_cases(case: Callable[..., None]) -> None:
         nlibias.register_benchmark(LEAN_BENCHMARK)
         nlibias.register_benchmark(replace(LEAN_BENCHMARK, description="another"))
 
-    case("s26-plugins/python-register-one-name-twice", lambda d, base: (register_twice, "'lean'"),
-         context=_plugin_registry)  # fmt: skip
+    case(
+        "s26-plugins/python-register-one-name-twice",
+        lambda d, base: (register_twice, "'lean'"),
+        context=_plugin_registry,
+    )
 
 
 def s26_cases() -> list[Case]:
