@@ -22,7 +22,7 @@ from bad_input_cases_declared import _model_dir
 from bad_input_cases_explain import _generated_run
 from bad_input_cases_routes import _TABLES, _install, _plugin_registry
 from bad_input_cases_validate_explanations import explained_run
-from bad_input_corpus import Base, Case, audit_args, score_args
+from bad_input_corpus import QUEUE_ROWS, Base, Case, audit_args, score_args
 
 Build = Callable[[Path, Base], tuple[Any, str]]
 
@@ -64,6 +64,11 @@ RULE_APPLIES_TO_NOTHING = (
 QUEUE_EDITED = (
     "a queue row whose hypothesis was edited after the export keeps its id (a hash of the original text) "
     "and is sent to annotators as it is: their judgements would be filed under the original hypothesis"
+)
+JUDGEMENT_HEADER = "hypothesis_id,annotator,judgement,stereotype\n"
+ANNOTATOR_IGNORED = (
+    "--annotator (for rows that name none) is ignored when every row names its annotator: the judgements "
+    "are filed under 'ana', not the 'bob' asked for"
 )
 FILL_A_CLASSIFIER = (
     "an NLI classifier folder (RobertaForSequenceClassification) as mlm.model is accepted when the "
@@ -423,6 +428,16 @@ def _twice_cases(case: Callable[..., None]) -> None:
         lambda d, base: (lambda: nlibias.make_report([base.run], fmt="md", compare=True), "compare"),
     )
 
+    def annotator_zero_width(d: Path, base: Base) -> tuple[list[str], str]:
+        run = d / "vrun"
+        shutil.copytree(base.validation_run, run)
+        path = d / "judgements.csv"
+        rows = [f"{QUEUE_ROWS[0][0]},{name},valid,pro\n" for name in ("ana", "an\u200ba")]
+        path.write_text(JUDGEMENT_HEADER + "".join(rows), encoding="utf-8")
+        return ["validate", "import", str(run), str(path)], f"{path}:3"
+
+    case("s26-twice/cli-validate-import-one-annotator-spelt-with-a-zero-width-space", annotator_zero_width)
+
     def explain_twice(d: Path, base: Base) -> tuple[list[str], str]:
         run, _ = _generated_run(d, base)
         return ["explain", str(run), "--judge", "fake:j", "--judge", "fake:j", "--no-cache"], "--judge"
@@ -595,6 +610,30 @@ def _nothing_cases(case: Callable[..., None]) -> None:
     case(
         "s26-nothing/python-model-index-a-model-the-run-lacks",
         lambda d, base: (lambda: nlibias.model_index(base.run, model="fake:other"), "fake:other"),
+    )
+
+    def judged_by_ana(d: Path, base: Base) -> tuple[Path, Path]:
+        run = d / "vrun"
+        shutil.copytree(base.validation_run, run)
+        path = d / "judgements.csv"
+        path.write_text(f"{JUDGEMENT_HEADER}{QUEUE_ROWS[0][0]},ana,valid,pro\n", encoding="utf-8")
+        return run, path
+
+    def import_annotator(d: Path, base: Base) -> tuple[list[str], str]:
+        run, path = judged_by_ana(d, base)
+        return ["validate", "import", str(run), str(path), "--annotator", "bob"], "--annotator"
+
+    def py_import_annotator(d: Path, base: Base) -> tuple[Callable[[], object], str]:
+        run, path = judged_by_ana(d, base)
+        return lambda: nlibias.validation_import(run, path, annotator="bob"), "annotator"
+
+    case(
+        "s26-nothing/cli-validate-import-annotator-every-row-names", import_annotator, known=ANNOTATOR_IGNORED
+    )
+    case(
+        "s26-nothing/python-validation-import-annotator-every-row-names",
+        py_import_annotator,
+        known=ANNOTATOR_IGNORED,
     )
 
     def rules_without_baseline(name: str, text: str, line: int) -> None:
